@@ -1,0 +1,119 @@
+# pflref: build, test and demo entry points.
+#
+#   make demo            the seed 000 experiment (Output 14.7.1) end to end
+#   make check           every test (Check), the BLAS linkage check
+#   make coverage        line and branch coverage of ref/ (gcovr), gated
+#   make check-asan      the test suite under ASan + UBSan
+#   make check-valgrind  the test suite under valgrind memcheck
+#   make lint            cppcheck
+#   make clean
+#
+# Both `demo` and `check` first run ./deps.sh, which installs missing Debian
+# packages and does nothing when they are present.
+
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+SHELL   := /bin/bash
+CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
+WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
+WERROR  ?= -Werror
+OPT     ?= -O2 -g
+# -ffp-contract=off: no fused multiply-add, so every product is rounded as
+# written (ISO mode implies it; kept explicit).  Never -ffast-math.
+BASEFLAGS = $(CSTD) $(WARN) $(WERROR) -ffp-contract=off -Iinclude
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+# GSL on OpenBLAS.  Not `pkg-config --libs gsl` (it adds -lgslcblas), and
+# -lopenblas AFTER -lgsl: Debian's gcc links --as-needed, and the other
+# order silently drops OpenBLAS so GSL would run its reference CBLAS.
+LDLIBS  := -ljansson -lgsl -lopenblas -lm
+SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+B       := build
+
+SRC    := $(sort $(wildcard ref/*.c))
+CLI    := $(sort $(wildcard cli/*.c))
+TESTS  := $(sort $(wildcard tests/*.c))
+
+.SECONDARY:
+.DELETE_ON_ERROR:
+.PHONY: all deps demo check check-unit check-blas coverage check-asan \
+        check-valgrind lint clean
+
+all: $(B)/rel/pflref
+
+deps:
+	@./deps.sh
+
+# One object tree per flavour: rel, cov (coverage), asan.
+define FLAVOUR
+$(B)/$(1)/obj/%.o: %.c $(wildcard include/*.h include/pflref/*.h) $(wildcard tests/*.h) | $(B)/$(1)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(BASEFLAGS) $(2) -DPFLREF_CFLAGS='"$$(strip $(2))"' $$(CHECK_CFLAGS) -c $$< -o $$@
+$(B)/$(1)/libpflref.a: $$(SRC:%.c=$(B)/$(1)/obj/%.o)
+	@rm -f $$@
+	ar rcs $$@ $$^
+$(B)/$(1)/pflref: $$(CLI:%.c=$(B)/$(1)/obj/%.o) $(B)/$(1)/libpflref.a
+	$$(CC) $(2) $$^ -o $$@ $$(LDLIBS)
+$(B)/$(1)/tests/run: $$(TESTS:%.c=$(B)/$(1)/obj/%.o) $(B)/$(1)/libpflref.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $(2) $$^ -o $$@ $$(CHECK_LIBS) $$(LDLIBS)
+$(B)/$(1): ; @mkdir -p $$@
+endef
+$(eval $(call FLAVOUR,rel,$(OPT)))
+$(eval $(call FLAVOUR,cov,-O0 -g --coverage))
+$(eval $(call FLAVOUR,asan,-O1 -g $(SAN)))
+
+# The tests find the CLI and the repository through the environment.
+define RUN_TESTS
+PFLREF_CLI=$(abspath $(B)/$(1)/pflref) PFLREF_ROOT=$(CURDIR) $(2) ./$(B)/$(1)/tests/run
+endef
+
+demo: deps
+	@$(MAKE) -s --no-print-directory $(B)/rel/pflref
+	@./$(B)/rel/pflref run golden/seed000/fedavg-ft.json -o $(B)/demo-ft.json
+	@./$(B)/rel/pflref run golden/seed000/local.json -o $(B)/demo-local.json
+	@./$(B)/rel/pflref table --metric test_mse \
+	    global=$(B)/demo-ft.json:global local=$(B)/demo-local.json:local \
+	    personalized=$(B)/demo-ft.json:personalized
+
+check: deps
+	@$(MAKE) -s --no-print-directory check-unit check-blas
+
+check-unit: $(B)/rel/pflref $(B)/rel/tests/run
+	@$(call RUN_TESTS,rel,)
+
+# GSL must run on OpenBLAS: the binary links libopenblas directly, and the
+# dynamic linker binds GSL's cblas_dgemm to it (not to libgslcblas).
+check-blas: $(B)/rel/pflref
+	@readelf -d $(B)/rel/pflref | grep -q 'NEEDED.*libopenblas' \
+	  || { echo "check-blas: pflref does not link libopenblas"; exit 1; }
+	@LD_DEBUG=bindings ./$(B)/rel/pflref --version 2>&1 >/dev/null \
+	  | grep -E "libgsl[^ ]* to [^ ]*libopenblas[^ ]*: normal symbol .cblas_" >/dev/null \
+	  || { echo "check-blas: GSL's cblas calls do not bind to OpenBLAS"; exit 1; }
+	@echo "check-blas: GSL binds cblas_* to OpenBLAS"
+
+COV_LINE   ?= 90
+COV_BRANCH ?= 60
+coverage: deps
+	@$(MAKE) -s --no-print-directory $(B)/cov/pflref $(B)/cov/tests/run
+	@find $(B)/cov -name '*.gcda' -delete
+	@$(call RUN_TESTS,cov,)
+	gcovr -r . --filter 'ref/' --object-directory $(B)/cov -s \
+	  --exclude-unreachable-branches --exclude-throw-branches \
+	  --fail-under-line $(COV_LINE) --fail-under-branch $(COV_BRANCH)
+
+check-asan: deps
+	@$(MAKE) -s --no-print-directory $(B)/asan/pflref $(B)/asan/tests/run
+	@$(call RUN_TESTS,asan,CK_TIMEOUT_MULTIPLIER=4)
+
+check-valgrind: deps
+	@$(MAKE) -s --no-print-directory $(B)/rel/pflref $(B)/rel/tests/run
+	@$(call RUN_TESTS,rel,CK_FORK=no OPENBLAS_NUM_THREADS=1 PFLREF_SKIP_SLOW=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite)
+
+lint:
+	cppcheck --enable=warning,style,performance,portability --std=c11 \
+	  --error-exitcode=1 --quiet --inline-suppr -Iinclude ref/ cli/
+
+clean:
+	rm -rf $(B)

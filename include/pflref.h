@@ -1,0 +1,31 @@
+/* pflref.h: the public API of pflref, a double-precision reference
+ * implementation of personalized federated learning algorithms and the
+ * test oracle other implementations are validated against.
+ *
+ * Areas (one header each, all included here):
+ *   pflref/status.h     status codes and error records
+ *   pflref/model.h      models, losses, gradients, Hessian-vector products
+ *   pflref/problem.h    clients' data and the documented generators
+ *   pflref/sampler.h    sampling without replacement, random streams
+ *   pflref/schedule.h   client sets and minibatch index lists
+ *   pflref/metrics.h    client-aware summaries
+ *   pflref/trace.h      events and trajectories
+ *   pflref/algorithm.h  hyperparameters, switches, registry, run driver
+ *   pflref/io.h         JSON specs and results
+ */
+#ifndef PFLREF_H
+#define PFLREF_H
+
+#define PFLREF_VERSION "0.1.0"
+
+#include "pflref/status.h"
+#include "pflref/model.h"
+#include "pflref/problem.h"
+#include "pflref/sampler.h"
+#include "pflref/schedule.h"
+#include "pflref/metrics.h"
+#include "pflref/trace.h"
+#include "pflref/algorithm.h"
+#include "pflref/io.h"
+
+#endif

@@ -1,0 +1,205 @@
+/* pflref/algorithm.h: hyperparameters, variant switches, the algorithm
+ * registry and the run driver.
+ *
+ * Every algorithm has GSL's INITIALIZE / ITERATE / TEST shape: `init` builds
+ * the state from the problem, `round` advances it by exactly one
+ * communication round, the driver loops, and `finish` runs any phase after
+ * training (fine-tuning).  An algorithm file never reads or writes files,
+ * never prints, and never allocates inside its step loop.
+ */
+#ifndef PFLREF_ALGORITHM_H
+#define PFLREF_ALGORITHM_H
+
+#include <stddef.h>
+#include "status.h"
+#include "model.h"
+#include "problem.h"
+#include "schedule.h"
+#include "trace.h"
+#include "metrics.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Variant switches: value 0 is always the paper's reading. */
+typedef enum {
+    PFLREF_FEDAVG_WEIGHTS_SAMPLES = 0,      /* n_k / Σ_{S_t} n_j  (final paper) */
+    PFLREF_FEDAVG_WEIGHTS_UNIFORM = 1,      /* 1 / m                            */
+    PFLREF_FEDAVG_WEIGHTS_ALL_KEEP_OLD = 2  /* Σ_k (n_k/n), unsampled keep w_t  */
+} pflref_fedavg_weights;
+
+typedef enum {
+    PFLREF_FINETUNE_FULL = 0,      /* every parameter moves                  */
+    PFLREF_FINETUNE_PERSONAL = 1   /* only the split's personal blocks move  */
+} pflref_finetune_scope;
+
+/* All hyperparameters and switches of every algorithm.  Fields an algorithm
+ * does not use are ignored by it.  pflref_hyper_defaults fills the paper
+ * defaults; required fields start as NaN. */
+typedef struct {
+    double eta;        /* η: client step size                          */
+    double eta_ft;     /* η_ft: fine-tuning step size                  */
+    double mu_ft;      /* μ_ft: fine-tuning proximal weight toward w   */
+    int fedavg_weights;    /* pflref_fedavg_weights                    */
+    int finetune_scope;    /* pflref_finetune_scope                    */
+    pflref_split split;    /* shared (u) / personal (v_i) blocks       */
+} pflref_hyper;
+
+/* The registry of hyperparameters and switches (for spec parsing and
+ * `pflref list`). */
+typedef enum { PFLREF_PARAM_REAL = 0, PFLREF_PARAM_ENUM = 1 } pflref_param_type;
+
+typedef struct {
+    const char *name;         /* spec key: "eta", "fedavg.weights"          */
+    const char *algorithms;   /* space-separated names it applies to        */
+    const char *required_by;  /* space-separated names that need it, or ""  */
+    pflref_param_type type;
+    size_t offset;            /* offsetof(pflref_hyper, field)              */
+    double def;               /* REAL: default (NaN = none); ENUM: unused   */
+    double lo;                /* REAL: lower bound                          */
+    int lo_open;              /* REAL: 1 = lower bound excluded             */
+    const char *const *values;/* ENUM: NULL-terminated; values[0] = paper   */
+    const char *symbol;       /* the paper's symbol, e.g. "η"               */
+    const char *doc;          /* one line                                   */
+} pflref_param;
+
+const pflref_param *pflref_params(size_t *count);
+const pflref_param *pflref_param_find(const char *name);
+/* 1 when the space-separated list `names` contains `name`. */
+int pflref_name_in_list(const char *names, const char *name);
+
+void pflref_hyper_defaults(pflref_hyper *h);
+/* Set a REAL parameter (finite, within bounds) or an ENUM switch (by value
+ * name); `where` is the JSON path used in messages. */
+pflref_status pflref_hyper_set_real(pflref_hyper *h, const pflref_param *p,
+                                    double value, const char *where,
+                                    pflref_error *err);
+pflref_status pflref_hyper_set_enum(pflref_hyper *h, const pflref_param *p,
+                                    const char *value, const char *where,
+                                    pflref_error *err);
+double pflref_hyper_get_real(const pflref_hyper *h, const pflref_param *p);
+const char *pflref_hyper_get_enum(const pflref_hyper *h, const pflref_param *p);
+
+/* The run state shared by every algorithm. */
+typedef struct {
+    const pflref_problem *problem;
+    const pflref_hyper *hyper;
+    size_t P;                   /* parameters                               */
+    size_t N;                   /* clients                                  */
+    size_t t;                   /* rounds completed                         */
+    double *w0;                 /* P: the initial parameters                */
+    double *w;                  /* P: the global model, or NULL             */
+    double *v;                  /* N×P: personal models v_i, or NULL        */
+    unsigned char *mask;        /* P: 1 = personal parameter (the split)    */
+    double *scratch;            /* 4·P doubles for the algorithm            */
+    double *accum;              /* P doubles: aggregation accumulator       */
+    pflref_model_workspace *ws; /* batches up to the largest client         */
+} pflref_state;
+
+typedef enum {
+    PFLREF_SOURCE_GLOBAL = 0,   /* evaluate state.w on every client        */
+    PFLREF_SOURCE_PERSONAL = 1  /* evaluate state.v_i on client i          */
+} pflref_model_source;
+
+typedef struct {
+    const char *label;          /* "global", "local", "personalized"        */
+    pflref_model_source source;
+} pflref_eval_model;
+
+#define PFLREF_MAX_EVAL 3
+
+typedef struct {
+    const char *name;           /* "fedavg"                                 */
+    const char *title;          /* "FedAvg (McMahan et al., AISTATS 2017)"  */
+    int has_global;             /* the state keeps w                        */
+    int has_personal;           /* the state keeps v_i                      */
+    int needs_post;             /* finish uses schedule->post               */
+    size_t n_eval;
+    pflref_eval_model eval[PFLREF_MAX_EVAL];
+    /* Set algorithm-specific initial state (w, v are already w0 copies). */
+    pflref_status (*init)(pflref_state *s, pflref_error *err);
+    /* One communication round t = s->t over the participants of plan. */
+    pflref_status (*round)(pflref_state *s, const pflref_round_plan *plan,
+                           const pflref_trace *trace, pflref_error *err);
+    /* The phase after training, or NULL. */
+    pflref_status (*finish)(pflref_state *s, const pflref_schedule *schedule,
+                            const pflref_trace *trace, pflref_error *err);
+} pflref_algorithm;
+
+const pflref_algorithm *const *pflref_algorithms(size_t *count);
+const pflref_algorithm *pflref_algorithm_find(const char *name);
+
+/* What a run produces. */
+typedef struct {
+    const char *label;
+    pflref_eval *train;         /* N: evaluation on each client's train set */
+    pflref_eval *test;          /* N, or NULL when there is no test data    */
+    pflref_summary train_loss;
+    pflref_summary test_loss;   /* valid when test != NULL                  */
+    pflref_summary test_mse;    /* valid when test != NULL and linear       */
+    pflref_summary test_accuracy; /* valid when test != NULL and classifier */
+} pflref_eval_result;
+
+typedef struct {
+    size_t P, N, T;
+    double *w0;                 /* P                                        */
+    double *w;                  /* P, or NULL                               */
+    double *v;                  /* N×P, or NULL                             */
+    size_t n_eval;
+    pflref_eval_result eval[PFLREF_MAX_EVAL];
+} pflref_run_result;
+
+/* Run `alg` on `problem` for schedule->T rounds from w0 (P entries),
+ * emitting events to trace (may be NULL), then evaluate every model the
+ * algorithm reports.  *out is allocated here (free with
+ * pflref_run_result_free).  Errors: PFLREF_EINVAL (schedule or hyper does
+ * not fit), PFLREF_EDIVERGE (with round, client, step), PFLREF_ENOMEM. */
+pflref_status pflref_run(const pflref_problem *problem,
+                         const pflref_algorithm *alg, const pflref_hyper *hyper,
+                         const pflref_schedule *schedule, const double *w0,
+                         const pflref_trace *trace, pflref_run_result **out,
+                         pflref_error *err);
+void pflref_run_result_free(pflref_run_result *r);
+
+/* Shared pieces used by several algorithms (ref/local.c, ref/aggregate.c). */
+
+/* Local minibatch SGD with an optional proximal term, the one local solver:
+ *   for s = 1..batches->nsteps:
+ *     θ ← θ − η (∇f(θ; D_s) + μ (θ − ref))     on the entries with mask = 1
+ * (mask NULL: every entry; μ = 0 or ref NULL: no proximal term).  Emits a
+ * STEP event named `name` after every step and fails with PFLREF_EDIVERGE
+ * (round t, client i, step s) when θ stops being finite.
+ *   theta  [in,out] P;  g [work] P */
+typedef struct {
+    const pflref_model *model;
+    const pflref_data *data;
+    const pflref_batches *batches;
+    double eta;
+    double mu;
+    const double *ref;
+    const unsigned char *mask;
+    const char *phase;
+    const char *name;
+    const char *formula;
+    long round;
+    long client;
+} pflref_local_sgd;
+
+pflref_status pflref_local_sgd_run(const pflref_local_sgd *job, double *theta,
+                                   double *g, pflref_model_workspace *ws,
+                                   const pflref_trace *trace,
+                                   pflref_error *err);
+
+/* out := Σ_j c_j x_j for x_j = the P-vectors xs + j·P, j = 0..m−1, summed in
+ * j order (fixed order for bit reproducibility). */
+void pflref_weighted_sum(const double *xs, const double *c, size_t m,
+                         size_t P, double *out);
+
+/* 1 when every entry of x[0..n−1] is finite. */
+int pflref_all_finite(const double *x, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

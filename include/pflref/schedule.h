@@ -1,0 +1,121 @@
+/* pflref/schedule.h: which clients take part in each round and which
+ * samples form each local step's minibatch.
+ *
+ * Randomness is data: a schedule is either generated here from seeds or
+ * given in the spec, and it is always written to the result, so another
+ * implementation replays the same choices without reproducing pflref's RNG.
+ *
+ * Shapes.  A pflref_batches is one client's sequence of local steps; step s
+ * uses the samples idx[step_off[s] .. step_off[s+1]−1].  A round plan lists
+ * the round's participants in ascending id with one pflref_batches each.
+ * `post` holds one pflref_batches per client for the phase after training
+ * (fine-tuning), or is NULL.
+ *
+ * Generation (docs/sampling.md gives the draw order):
+ *   clients   m = N: all clients, nothing drawn; else the sampler with seed
+ *             client_seed + t for round t = 0, 1, …
+ *   batches   split_once: the samples 0..n−1 in index order cut into batches
+ *             of B (B = 0: one full batch), the ragged last batch kept; the
+ *             same split every epoch (McMahan et al., Alg. 1, "split P_k into
+ *             batches of size B" once).  reshuffle: every epoch first
+ *             permutes 0..n−1 with pflref_shuffle, seed batch_seed + e_global,
+ *             where e_global counts epochs over the whole schedule
+ *             (rounds ascending, participants ascending, epochs ascending,
+ *             then the post phase by client).
+ *   steps     local work is `epochs` full passes, or `steps` minibatch steps
+ *             taken cyclically through consecutive epochs (exactly one of
+ *             the two is nonzero).
+ */
+#ifndef PFLREF_SCHEDULE_H
+#define PFLREF_SCHEDULE_H
+
+#include <stddef.h>
+#include "status.h"
+#include "sampler.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    size_t nsteps;
+    size_t *step_off;  /* nsteps + 1 offsets into idx; step_off[0] = 0 */
+    size_t *idx;       /* step_off[nsteps] sample indices               */
+} pflref_batches;
+
+typedef struct {
+    size_t m;              /* participants                              */
+    size_t *clients;       /* m ids, strictly ascending                 */
+    size_t *drawn;         /* m ids in the order the sampler drew them  */
+    pflref_batches *batches; /* m: batches[j] belongs to clients[j]     */
+} pflref_round_plan;
+
+typedef struct {
+    size_t T;                  /* rounds                                */
+    size_t N;                  /* clients                               */
+    pflref_round_plan *rounds; /* T                                     */
+    pflref_batches *post;      /* N, or NULL when there is no post phase */
+} pflref_schedule;
+
+typedef enum {
+    PFLREF_BATCH_SPLIT_ONCE = 0,
+    PFLREF_BATCH_RESHUFFLE = 1
+} pflref_batch_order;
+
+const char *pflref_batch_order_name(pflref_batch_order order);
+
+/* Local work of one phase: `epochs` passes or `steps` steps (exactly one
+ * nonzero), batch size B (0 = full batch). */
+typedef struct {
+    size_t epochs;
+    size_t steps;
+    size_t B;
+} pflref_local_work;
+
+typedef struct {
+    size_t T;                      /* rounds ≥ 0                          */
+    size_t m;                      /* participants per round, 1 ≤ m ≤ N   */
+    pflref_sampler_kind sampler;
+    unsigned long client_seed;     /* 1 ≤ seed; seed + T − 1 ≤ 2³² − 1    */
+    pflref_batch_order order;
+    unsigned long batch_seed;      /* used by reshuffle only              */
+    pflref_local_work train;       /* each participant, each round        */
+    int has_post;                  /* generate the post phase             */
+    pflref_local_work post;        /* each client once, after training    */
+} pflref_schedule_config;
+
+/* Generate a schedule for N clients with n[i] samples each.
+ * *out is allocated here; free it with pflref_schedule_free. */
+pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
+                                       const size_t *n, size_t N,
+                                       pflref_schedule **out,
+                                       pflref_error *err);
+
+/* Allocate an empty schedule for T rounds and N clients (rounds zeroed;
+ * post allocated and zeroed when has_post).  Used by readers that fill a
+ * schedule from a spec.  Returns NULL when memory is short. */
+pflref_schedule *pflref_schedule_alloc(size_t T, size_t N, int has_post);
+
+/* Allocate the arrays of one pflref_batches for nsteps steps holding
+ * total indices (step_off zeroed).  Returns PFLREF_ENOMEM on failure. */
+pflref_status pflref_batches_alloc(pflref_batches *b, size_t nsteps,
+                                   size_t total, pflref_error *err);
+
+/* Allocate the arrays of a round plan for m participants. */
+pflref_status pflref_round_plan_alloc(pflref_round_plan *r, size_t m,
+                                      pflref_error *err);
+
+void pflref_schedule_free(pflref_schedule *s);
+
+/* Check a schedule against N clients with n[i] samples: ids in range and
+ * strictly ascending, drawn a permutation of clients, step offsets
+ * nondecreasing, every batch non-empty, every index < n[client].  Messages
+ * name the path, e.g. "schedule.rounds[3].clients[1]". */
+pflref_status pflref_schedule_validate(const pflref_schedule *s,
+                                       const size_t *n, size_t N,
+                                       pflref_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

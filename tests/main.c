@@ -1,0 +1,37 @@
+/* tests/main.c: the one test runner.  Runs every suite of tests/suites.h in
+ * one SRunner, so `make check` ends with Check's single summary line
+ * ("100%: Checks: N, Failures: 0, Errors: 0").
+ *
+ * Environment: CK_FORK, CK_VERBOSITY, CK_RUN_SUITE, CK_RUN_CASE as Check
+ * documents; PFLREF_CLI (path of the pflref binary) and PFLREF_ROOT (the
+ * repository) are set by the Makefile.
+ */
+#include <stdlib.h>
+#include "suites.h"
+
+typedef Suite *(*suite_fn)(void);
+
+int main(void)
+{
+    const suite_fn suites[] = {
+        status_suite,   model_suite,    problem_suite, sampler_suite,
+        schedule_suite, metrics_suite,  generate_suite, trace_suite,
+        params_suite,   fedavg_suite,   local_only_suite, finetune_suite,
+        io_suite,       cli_suite,      seed000_suite,
+    };
+    SRunner *sr = NULL;
+    for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
+        if (suites[i] == NULL)
+            continue;
+        if (sr == NULL)
+            sr = srunner_create(suites[i]());
+        else
+            srunner_add_suite(sr, suites[i]());
+    }
+    if (sr == NULL)
+        return EXIT_FAILURE;
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
