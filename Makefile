@@ -16,7 +16,8 @@ CC := gcc
 endif
 SHELL   := /bin/bash
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
-WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
+WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion \
+           -Wno-format-truncation
 WERROR  ?= -Werror
 OPT     ?= -O2 -g
 # -ffp-contract=off: no fused multiply-add, so every product is rounded as

@@ -12,6 +12,7 @@
  *   pflref/trace.h      events and trajectories
  *   pflref/algorithm.h  hyperparameters, switches, registry, run driver
  *   pflref/io.h         JSON specs and results
+ *   pflref/golden.h     golden vectors and their verification
  */
 #ifndef PFLREF_H
 #define PFLREF_H
@@ -27,5 +28,6 @@
 #include "pflref/trace.h"
 #include "pflref/algorithm.h"
 #include "pflref/io.h"
+#include "pflref/golden.h"
 
 #endif

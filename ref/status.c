@@ -36,10 +36,21 @@ pflref_status pflref_error_set(pflref_error *err, pflref_status status,
 pflref_status pflref_error_diverge(pflref_error *err, long round, long client,
                                    long step, const char *quantity)
 {
+    char at[96];
+    if (round < 0)
+        snprintf(at, sizeof at, "after the last round (post phase)");
+    else
+        snprintf(at, sizeof at, "at round %ld", round);
+    char who[96] = "";
+    if (client >= 0 && step >= 0)
+        snprintf(who, sizeof who, ", client %ld, local step %ld", client, step);
+    else if (client >= 0)
+        snprintf(who, sizeof who, ", client %ld", client);
+    else
+        snprintf(who, sizeof who, ", server aggregation");
     pflref_status st = pflref_error_set(
-        err, PFLREF_EDIVERGE, quantity,
-        "%s is not finite (NaN or Inf) at round %ld, client %ld, step %ld",
-        quantity, round, client, step);
+        err, PFLREF_EDIVERGE, quantity, "%s is not finite (NaN or Inf) %s%s",
+        quantity, at, who);
     if (err != NULL) {
         err->round = round;
         err->client = client;

@@ -191,10 +191,10 @@ pflref_status pflref_local_sgd_run(const pflref_local_sgd *job, double *theta,
                                    const pflref_trace *trace,
                                    pflref_error *err);
 
-/* out := Σ_j c_j x_j for x_j = the P-vectors xs + j·P, j = 0..m−1, summed in
- * j order (fixed order for bit reproducibility). */
-void pflref_weighted_sum(const double *xs, const double *c, size_t m,
-                         size_t P, double *out);
+/* acc := acc + c·x over P entries: one term of a server aggregation.
+ * Aggregations add their terms in ascending client id, so the sum has one
+ * order and the result is bit-reproducible. */
+void pflref_accumulate(double *acc, double c, const double *x, size_t P);
 
 /* 1 when every entry of x[0..n−1] is finite. */
 int pflref_all_finite(const double *x, size_t n);

@@ -78,6 +78,17 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
                                     const pflref_build_info *build,
                                     char **out, pflref_error *err);
 
+/* From a result's text, the per-client values of `metric` ("train_loss",
+ * "test_loss", "test_mse", "test_accuracy") for the model labelled `label`
+ * ("global", "local", "personalized", ...), and their summary.
+ * *values is allocated here (free() it), *N gets its length.  Errors name
+ * the missing label or metric. */
+pflref_status pflref_result_read_metric(const char *text, size_t len,
+                                        const char *label, const char *metric,
+                                        double **values, size_t *N,
+                                        pflref_summary *summary,
+                                        pflref_error *err);
+
 /* Read a whole file into a NUL-terminated buffer (*out, free() it). */
 pflref_status pflref_read_file(const char *path, char **out, size_t *len,
                                pflref_error *err);

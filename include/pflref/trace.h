@@ -59,6 +59,7 @@ typedef enum {
 } pflref_record_level;
 
 typedef struct {
+    pflref_event_kind kind;
     const char *phase;
     long round, client, step;
     const char *name;
@@ -79,6 +80,10 @@ void pflref_trajectory_init(pflref_trajectory *tj, pflref_record_level level);
 void pflref_trajectory_free(pflref_trajectory *tj);
 /* The emit function of a recorder; ctx is a pflref_trajectory *. */
 void pflref_trajectory_emit(void *ctx, const pflref_event *ev);
+
+/* The name of an event kind in results and golden files: "round_begin",
+ * "client_begin", "step", "client_end", "server", "note". */
+const char *pflref_event_kind_name(pflref_event_kind kind);
 
 /* A sink that forwards each event to two sinks (either may be NULL). */
 typedef struct {

@@ -1,0 +1,20 @@
+/* ref/internal.h: declarations shared between files of ref/ that are not
+ * part of the public API. */
+#ifndef PFLREF_INTERNAL_H
+#define PFLREF_INTERNAL_H
+
+#include "pflref/algorithm.h"
+
+/* The registered algorithms (one per file). */
+extern const pflref_algorithm pflref_fedavg;
+extern const pflref_algorithm pflref_local_only;
+extern const pflref_algorithm pflref_finetune;
+
+/* FedAvg's round, reused by algorithms that train their global model with
+ * FedAvg before a personalisation phase (finetune). */
+pflref_status pflref_fedavg_round(pflref_state *s,
+                                  const pflref_round_plan *plan,
+                                  const pflref_trace *trace,
+                                  pflref_error *err);
+
+#endif

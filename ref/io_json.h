@@ -1,0 +1,79 @@
+/* ref/io_json.h: strict JSON reading helpers with JSON paths (internal).
+ *
+ * Every helper takes the JSON path of the value it reads (`where`, e.g.
+ * "clients[3].X") and names it in the error it returns.  Numbers: jansson
+ * integers and reals are both accepted where a real is expected; sizes and
+ * seeds must be integer literals. */
+#ifndef PFLREF_IO_JSON_H
+#define PFLREF_IO_JSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include "pflref/status.h"
+
+/* out := "parent.key" ("key" when parent is empty). */
+void pflref_json_key_path(char *out, size_t size, const char *parent,
+                          const char *key);
+/* out := "parent[i]". */
+void pflref_json_index_path(char *out, size_t size, const char *parent,
+                            size_t i);
+
+/* A readable name for a JSON value's type ("object", "array", ...). */
+const char *pflref_json_type_name(const json_t *v);
+
+/* v must be an object whose keys are all in allowed (NULL-terminated).
+ * Unknown keys are reported in sorted order (deterministic). */
+pflref_status pflref_json_object(const json_t *v, const char *where,
+                                 const char *const *allowed,
+                                 pflref_error *err);
+
+/* Member `key` of object obj: *out = NULL when absent and !required. */
+pflref_status pflref_json_member(const json_t *obj, const char *where,
+                                 const char *key, int required,
+                                 json_t **out, pflref_error *err);
+
+pflref_status pflref_json_real(const json_t *v, const char *where,
+                               double *out, pflref_error *err);
+/* An integer literal in [lo, hi]. */
+pflref_status pflref_json_size(const json_t *v, const char *where, size_t lo,
+                               size_t hi, size_t *out, pflref_error *err);
+pflref_status pflref_json_string(const json_t *v, const char *where,
+                                 const char **out, pflref_error *err);
+pflref_status pflref_json_bool(const json_t *v, const char *where, int *out,
+                               pflref_error *err);
+/* An array; *len gets its length; len must be ≥ min_len. */
+pflref_status pflref_json_array(const json_t *v, const char *where,
+                                size_t min_len, size_t *len,
+                                pflref_error *err);
+/* An array of exactly n finite numbers into out[0..n−1] (n = 0: any
+ * length ≥ 1 is an error unless n matches; use pflref_json_array first). */
+pflref_status pflref_json_vector(const json_t *v, const char *where,
+                                 size_t n, double *out, pflref_error *err);
+/* rows × cols finite numbers, an array of rows arrays, into out (row-major). */
+pflref_status pflref_json_matrix(const json_t *v, const char *where,
+                                 size_t rows, size_t cols, double *out,
+                                 pflref_error *err);
+/* An array of n integers in [0, bound) into out. */
+pflref_status pflref_json_indices(const json_t *v, const char *where,
+                                  size_t n, size_t bound, size_t *out,
+                                  pflref_error *err);
+
+/* Optional members with defaults. */
+pflref_status pflref_json_opt_real(const json_t *obj, const char *where,
+                                   const char *key, double def, double *out,
+                                   pflref_error *err);
+pflref_status pflref_json_opt_size(const json_t *obj, const char *where,
+                                   const char *key, size_t lo, size_t hi,
+                                   size_t def, size_t *out, pflref_error *err);
+
+/* Parse text strictly (duplicate keys rejected); syntax errors give
+ * "line L, column C: …" and where = `what`. */
+pflref_status pflref_json_parse(const char *text, size_t len, const char *what,
+                                json_t **out, pflref_error *err);
+
+/* jansson values for writing: a real (NULL for a non-finite x, which the
+ * writers never pass) and arrays of doubles / indices. */
+json_t *pflref_json_new_vector(const double *x, size_t n);
+json_t *pflref_json_new_indices(const size_t *x, size_t n);
+
+#endif

@@ -1,0 +1,68 @@
+/* ref/local.c: the pieces several algorithms share: the local minibatch SGD
+ * solver (with an optional proximal term and an optional parameter mask),
+ * the accumulation step of every server aggregation, and the
+ * finiteness test behind divergence reports.
+ *
+ * Local SGD, one step s on batch D_s (mean loss over the batch):
+ *
+ *     θ ← θ − η (∇f(θ; D_s) + μ (θ − ref))        entries with mask = 1
+ *
+ * μ = 0 gives plain SGD (FedAvg's ClientUpdate, McMahan et al. 2017,
+ * Alg. 1); μ > 0 gives the proximal fine-tuning step (FedAvg-FT with μ_ft).
+ * Cost per step: one gradient (one pass over the batch) plus O(P).
+ */
+#include <math.h>
+#include <stddef.h>
+#include "pflref/algorithm.h"
+
+int pflref_all_finite(const double *x, size_t n)
+{
+    for (size_t j = 0; j < n; j++)
+        if (!isfinite(x[j]))
+            return 0;
+    return 1;
+}
+
+void pflref_accumulate(double *acc, double c, const double *x, size_t P)
+{
+    for (size_t p = 0; p < P; p++)
+        acc[p] += c * x[p];
+}
+
+pflref_status pflref_local_sgd_run(const pflref_local_sgd *job, double *theta,
+                                   double *g, pflref_model_workspace *ws,
+                                   const pflref_trace *trace,
+                                   pflref_error *err)
+{
+    const pflref_model *m = job->model;
+    const pflref_batches *b = job->batches;
+    const size_t P = m->P;
+    const int prox = job->mu != 0.0 && job->ref != NULL;
+
+    for (size_t s = 0; s < b->nsteps; s++) {
+        const size_t *idx = b->idx + b->step_off[s];
+        const size_t nb = b->step_off[s + 1] - b->step_off[s];
+        pflref_status st =
+            pflref_model_grad(m, theta, job->data, idx, nb, ws, g, NULL);
+        if (st != PFLREF_OK)
+            return pflref_error_set(err, st, "schedule",
+                                    "gradient failed at round %ld, client "
+                                    "%ld, step %zu (batch of %zu samples)",
+                                    job->round, job->client, s + 1, nb);
+        for (size_t p = 0; p < P; p++) {
+            if (job->mask != NULL && !job->mask[p])
+                continue;
+            double d = g[p];
+            if (prox)
+                d += job->mu * (theta[p] - job->ref[p]);
+            theta[p] -= job->eta * d;
+        }
+        if (!pflref_all_finite(theta, P))
+            return pflref_error_diverge(err, job->round, job->client,
+                                        (long)(s + 1), job->name);
+        pflref_trace_emit(trace, PFLREF_EV_STEP, job->phase, job->round,
+                          job->client, (long)(s + 1), job->name, theta, P,
+                          job->formula);
+    }
+    return PFLREF_OK;
+}

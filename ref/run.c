@@ -1,0 +1,284 @@
+/* ref/run.c: the algorithm registry and the run driver (GSL's
+ * INITIALIZE / ITERATE / TEST shape): allocate the state, `init`, one
+ * `round` per scheduled round, `finish`, then evaluate every model the
+ * algorithm reports on every client.
+ *
+ * The driver owns every allocation of a run, so algorithm files never
+ * allocate.  Evaluation: each reported model (global w, or client i's v_i)
+ * on client i's train set, and on its test set when the problem has one;
+ * per-client values are summarised by ref/metrics.c, weighted by the
+ * clients' sample counts.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+static const pflref_algorithm *const registry[] = {
+    &pflref_fedavg,
+    &pflref_local_only,
+    &pflref_finetune,
+};
+
+const pflref_algorithm *const *pflref_algorithms(size_t *count)
+{
+    *count = sizeof registry / sizeof registry[0];
+    return registry;
+}
+
+const pflref_algorithm *pflref_algorithm_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
+        if (strcmp(registry[i]->name, name) == 0)
+            return registry[i];
+    return NULL;
+}
+
+static void state_free(pflref_state *s)
+{
+    free(s->w0);
+    free(s->w);
+    free(s->v);
+    free(s->mask);
+    free(s->scratch);
+    free(s->accum);
+    pflref_model_workspace_free(s->ws);
+}
+
+/* calloc(a·b) doubles, NULL on overflow or failure. */
+static double *alloc_doubles(size_t a, size_t b)
+{
+    if (a == 0 || b == 0 || a > SIZE_MAX / b / sizeof(double))
+        return NULL;
+    return calloc(a * b, sizeof(double));
+}
+
+static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
+                                 const pflref_algorithm *alg,
+                                 const pflref_hyper *hyper, const double *w0,
+                                 pflref_error *err)
+{
+    const size_t P = pr->model.P, N = pr->N;
+    memset(s, 0, sizeof *s);
+    s->problem = pr;
+    s->hyper = hyper;
+    s->P = P;
+    s->N = N;
+    if (alg->has_personal && N > PFLREF_MAX_PARAMS / P)
+        return pflref_error_set(err, PFLREF_ENOMEM, "clients",
+                                "%zu clients × %zu parameters exceed the "
+                                "limit of %zu personal parameters",
+                                N, P, (size_t)PFLREF_MAX_PARAMS);
+    s->w0 = alloc_doubles(P, 1);
+    s->w = alg->has_global ? alloc_doubles(P, 1) : NULL;
+    s->v = alg->has_personal ? alloc_doubles(N, P) : NULL;
+    s->mask = calloc(P, 1);
+    s->scratch = alloc_doubles(P, 4);
+    s->accum = alloc_doubles(P, 1);
+    s->ws = pflref_model_workspace_alloc(&pr->model, pflref_problem_max_n(pr));
+    if (s->w0 == NULL || (alg->has_global && s->w == NULL) ||
+        (alg->has_personal && s->v == NULL) || s->mask == NULL ||
+        s->scratch == NULL || s->accum == NULL || s->ws == NULL) {
+        state_free(s);
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL,
+                                "out of memory allocating the run state "
+                                "(P = %zu, N = %zu)", P, N);
+    }
+    memcpy(s->w0, w0, P * sizeof *w0);
+    if (s->w != NULL)
+        memcpy(s->w, w0, P * sizeof *w0);
+    for (size_t i = 0; s->v != NULL && i < N; i++)
+        memcpy(s->v + i * P, w0, P * sizeof *w0);
+    pflref_split_mask(&pr->model, &hyper->split, s->mask);
+    return PFLREF_OK;
+}
+
+/* Every hyperparameter the algorithm requires is set (not NaN). */
+static pflref_status check_required(const pflref_algorithm *alg,
+                                    const pflref_hyper *hyper,
+                                    pflref_error *err)
+{
+    size_t count;
+    const pflref_param *params = pflref_params(&count);
+    for (size_t i = 0; i < count; i++) {
+        const pflref_param *p = &params[i];
+        if (p->type == PFLREF_PARAM_REAL &&
+            pflref_name_in_list(p->required_by, alg->name) &&
+            isnan(pflref_hyper_get_real(hyper, p))) {
+            char where[PFLREF_WHERE_MAX];
+            snprintf(where, sizeof where, "algorithm.hyperparameters.%s",
+                     p->name);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "%s needs hyperparameter %s (%s)",
+                                    alg->name, p->name, p->symbol);
+        }
+    }
+    return PFLREF_OK;
+}
+
+void pflref_run_result_free(pflref_run_result *r)
+{
+    if (r == NULL)
+        return;
+    free(r->w0);
+    free(r->w);
+    free(r->v);
+    for (size_t e = 0; e < r->n_eval; e++) {
+        free(r->eval[e].train);
+        free(r->eval[e].test);
+    }
+    free(r);
+}
+
+/* Summarise field `off` of evals[0..N−1] (a pflref_eval member). */
+static pflref_status summarize(const pflref_eval *evals, size_t N, size_t off,
+                               pflref_direction dir, double *a, double *wts,
+                               double *work, pflref_summary *out,
+                               pflref_error *err)
+{
+    for (size_t i = 0; i < N; i++) {
+        a[i] = *(const double *)(const void *)((const char *)&evals[i] + off);
+        wts[i] = (double)evals[i].n;
+    }
+    return pflref_metrics_summarize(a, wts, N, dir, work, out, err);
+}
+
+static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg,
+                              pflref_run_result *r, pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const size_t N = s->N, P = s->P;
+    const int has_test = pflref_problem_has_test(pr);
+    double *a = alloc_doubles(N, 3);
+    if (a == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    double *wts = a + N, *work = a + 2 * N;
+    pflref_status st = PFLREF_OK;
+
+    r->n_eval = alg->n_eval;
+    for (size_t e = 0; e < alg->n_eval && st == PFLREF_OK; e++) {
+        pflref_eval_result *er = &r->eval[e];
+        er->label = alg->eval[e].label;
+        er->train = calloc(N, sizeof *er->train);
+        er->test = has_test ? calloc(N, sizeof *er->test) : NULL;
+        if (er->train == NULL || (has_test && er->test == NULL)) {
+            st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+            break;
+        }
+        for (size_t i = 0; i < N && st == PFLREF_OK; i++) {
+            const double *theta = alg->eval[e].source == PFLREF_SOURCE_GLOBAL
+                                      ? s->w : s->v + i * P;
+            st = pflref_model_evaluate(&pr->model, theta, &pr->clients[i].train,
+                                       s->ws, &er->train[i]);
+            if (st == PFLREF_OK && has_test)
+                st = pflref_model_evaluate(&pr->model, theta,
+                                           &pr->clients[i].test, s->ws,
+                                           &er->test[i]);
+            if (st != PFLREF_OK)
+                st = pflref_error_set(err, st, NULL,
+                                      "evaluating %s on client %zu failed",
+                                      er->label, i);
+        }
+        if (st == PFLREF_OK)
+            st = summarize(er->train, N, offsetof(pflref_eval, loss),
+                           PFLREF_LOWER_IS_BETTER, a, wts, work,
+                           &er->train_loss, err);
+        if (st == PFLREF_OK && has_test) {
+            st = summarize(er->test, N, offsetof(pflref_eval, loss),
+                           PFLREF_LOWER_IS_BETTER, a, wts, work,
+                           &er->test_loss, err);
+            if (st == PFLREF_OK && pr->model.kind == PFLREF_MODEL_LINEAR)
+                st = summarize(er->test, N, offsetof(pflref_eval, mse),
+                               PFLREF_LOWER_IS_BETTER, a, wts, work,
+                               &er->test_mse, err);
+            if (st == PFLREF_OK && (pr->model.kind == PFLREF_MODEL_SOFTMAX ||
+                                    pr->model.kind == PFLREF_MODEL_MLP))
+                st = summarize(er->test, N, offsetof(pflref_eval, accuracy),
+                               PFLREF_HIGHER_IS_BETTER, a, wts, work,
+                               &er->test_accuracy, err);
+        }
+    }
+    free(a);
+    return st;
+}
+
+pflref_status pflref_run(const pflref_problem *problem,
+                         const pflref_algorithm *alg, const pflref_hyper *hyper,
+                         const pflref_schedule *schedule, const double *w0,
+                         const pflref_trace *trace, pflref_run_result **out,
+                         pflref_error *err)
+{
+    /* Test the input parameters. */
+    if (problem == NULL || alg == NULL || hyper == NULL || schedule == NULL ||
+        w0 == NULL || out == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, NULL,
+                                "pflref_run: a required argument is NULL");
+    *out = NULL;
+    if (schedule->N != problem->N)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule",
+                                "the schedule is for %zu clients, the "
+                                "problem has %zu", schedule->N, problem->N);
+    if (alg->needs_post && schedule->post == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
+                                "%s needs a post-training phase in the "
+                                "schedule", alg->name);
+    if (!pflref_all_finite(w0, problem->model.P))
+        return pflref_error_set(err, PFLREF_EINVAL, "init",
+                                "the initial parameters are not finite");
+    pflref_status st = check_required(alg, hyper, err);
+    if (st != PFLREF_OK)
+        return st;
+
+    size_t *n = malloc(problem->N * sizeof *n);
+    if (n == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < problem->N; i++)
+        n[i] = problem->clients[i].train.n;
+    st = pflref_schedule_validate(schedule, n, problem->N, err);
+    free(n);
+    if (st != PFLREF_OK)
+        return st;
+
+    /* Initialize. */
+    pflref_state s;
+    st = state_alloc(&s, problem, alg, hyper, w0, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (alg->init != NULL)
+        st = alg->init(&s, err);
+
+    /* Iterate: one communication round per scheduled round. */
+    for (size_t t = 0; st == PFLREF_OK && t < schedule->T; t++) {
+        st = alg->round(&s, &schedule->rounds[t], trace, err);
+        s.t++;
+    }
+    if (st == PFLREF_OK && alg->finish != NULL)
+        st = alg->finish(&s, schedule, trace, err);
+
+    /* Evaluate and hand over the final state. */
+    pflref_run_result *r = NULL;
+    if (st == PFLREF_OK) {
+        r = calloc(1, sizeof *r);
+        if (r == NULL)
+            st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    }
+    if (st == PFLREF_OK) {
+        r->P = s.P;
+        r->N = s.N;
+        r->T = schedule->T;
+        st = evaluate(&s, alg, r, err);
+    }
+    if (st == PFLREF_OK) {
+        r->w0 = s.w0;
+        r->w = s.w;
+        r->v = s.v;
+        s.w0 = s.w = s.v = NULL;
+        *out = r;
+    } else {
+        pflref_run_result_free(r);
+    }
+    state_free(&s);
+    return st;
+}

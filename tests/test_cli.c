@@ -1,0 +1,253 @@
+/* tests/test_cli.c: the pflref command line, run as a program: exit codes,
+ * messages naming the field, no partial output, byte-identical results,
+ * the trace, verify, table, list. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "suites.h"
+#include "testutil.h"
+
+static char *write_spec(const char *dir, const char *name, const char *text)
+{
+    char *path = malloc(512);
+    ck_assert_ptr_nonnull(path);
+    snprintf(path, 512, "%s/%s", dir, name);
+    ck_assert_int_eq(tu_write(path, text), 0);
+    return path;
+}
+
+static const char GOOD[] =
+    "{\"format\": \"pflref-spec/1\","
+    " \"model\": {\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\"},"
+    " \"problem\": {\"generator\": {\"kind\": \"tilt\", \"K\": 4, \"n_train\": 6,"
+    "   \"n_test\": 10, \"seed\": 3}},"
+    " \"init\": {\"kind\": \"uniform\", \"seed\": 9, \"scale\": 0.5},"
+    " \"algorithm\": {\"name\": \"finetune\", \"hyperparameters\": {\"eta\": 0.05, \"eta_ft\": 0.02}},"
+    " \"schedule\": {\"kind\": \"generate\", \"rounds\": 5, \"clients_per_round\": 2,"
+    "   \"batches\": \"reshuffle\", \"batch_seed\": 4, \"client_seed\": 11,"
+    "   \"local\": {\"epochs\": 2, \"batch_size\": 4}, \"post\": {\"steps\": 3, \"batch_size\": 2}},"
+    " \"output\": {\"trajectory\": \"step\"}}";
+
+/* A malformed spec: exit 2, the message names the field, no output file. */
+START_TEST(test_malformed_spec)
+{
+    char *dir = tu_tmpdir();
+    char *spec = write_spec(dir, "bad.json",
+        "{\"format\": \"pflref-spec/1\","
+        " \"model\": {\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\"},"
+        " \"problem\": {\"clients\": [{\"X\": [[1, 2], [3, \"x\"]], \"y\": [1, 2]}]},"
+        " \"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 0.1}},"
+        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"epochs\": 1}}}");
+    char args[1024], *err;
+    snprintf(args, sizeof args, "run %s -o %s/out.json", spec, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, &err), 2);
+    ck_assert_msg(strstr(err, "problem.clients[0].X[1][1]") != NULL, "%s", err);
+    snprintf(args, sizeof args, "%s/out.json", dir);
+    ck_assert_msg(!tu_exists(args), "an output file was written");
+    free(err);
+    unlink(spec);
+    free(spec);
+    rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* Two runs of one spec give byte-identical results, also with OpenBLAS
+ * allowed two threads (the reference pins it to one). */
+START_TEST(test_deterministic)
+{
+    char *dir = tu_tmpdir();
+    char *spec = write_spec(dir, "s.json", GOOD);
+    char args[1024];
+    snprintf(args, sizeof args, "run %s -o %s/a.json", spec, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(args, sizeof args, "run %s -o %s/b.json", spec, dir);
+    setenv("OPENBLAS_NUM_THREADS", "2", 1);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    unsetenv("OPENBLAS_NUM_THREADS");
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/a.json", dir);
+    snprintf(b, sizeof b, "%s/b.json", dir);
+    char *ta = tu_read(a), *tb = tu_read(b);
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_ptr_nonnull(tb);
+    ck_assert_msg(strcmp(ta, tb) == 0, "two runs differ");
+    ck_assert_ptr_nonnull(strstr(ta, "\"format\":\"pflref-result/1\""));
+    free(ta);
+    free(tb);
+    unlink(a);
+    unlink(b);
+    unlink(spec);
+    free(spec);
+    rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* --trace prints the worked example's steps; stdout gets the result. */
+START_TEST(test_trace)
+{
+    char *v = tu_repo_path("golden/fedavg/worked-samples.json");
+    /* run the vector's spec: extract it with the CLI-independent reader */
+    char *text = tu_read(v);
+    ck_assert_ptr_nonnull(text);
+    const char *at = strstr(text, "\"spec\": ");
+    ck_assert_ptr_nonnull(at);
+    char *dir = tu_tmpdir();
+    /* The spec object ends before "tolerance". */
+    const char *end = strstr(at, ",\n \"tolerance\"");
+    ck_assert_ptr_nonnull(end);
+    size_t n = (size_t)(end - (at + 8));
+    char *spec_text = malloc(n + 1);
+    memcpy(spec_text, at + 8, n);
+    spec_text[n] = '\0';
+    char *spec = write_spec(dir, "s.json", spec_text);
+    char args[1024], *out, *err;
+    snprintf(args, sizeof args, "run %s --trace", spec);
+    ck_assert_int_eq(tu_cli(args, &out, &err), 0);
+    ck_assert_msg(strstr(err, "step 1: w_local = [0.5]") != NULL, "%s", err);
+    ck_assert_msg(strstr(err, "step 2: w_local = [1.75]") != NULL, "%s", err);
+    ck_assert_msg(strstr(err, "server: w = [3.7]") != NULL, "%s", err);
+    ck_assert_msg(strstr(err, "server: w = [4.309375]") != NULL, "%s", err);
+    ck_assert_msg(strstr(out, "pflref-result/1") != NULL, "no result on stdout");
+    free(out);
+    free(err);
+    unlink(spec);
+    free(spec);
+    free(spec_text);
+    free(text);
+    free(v);
+    rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* A diverging run exits 3 and names round, client and step. */
+START_TEST(test_divergence_exit)
+{
+    char *dir = tu_tmpdir();
+    char *spec = write_spec(dir, "d.json",
+        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+        " \"problem\": {\"clients\": [{\"a\": [1e300], \"c\": [1e300]}]},"
+        " \"algorithm\": {\"name\": \"local\", \"hyperparameters\": {\"eta\": 1e300}},"
+        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"steps\": 2}}}");
+    char args[1024], *err;
+    snprintf(args, sizeof args, "run %s -o %s/o.json", spec, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, &err), 3);
+    ck_assert_msg(strstr(err, "round 0, client 0, local step 1") != NULL, "%s", err);
+    snprintf(args, sizeof args, "%s/o.json", dir);
+    ck_assert(!tu_exists(args));
+    free(err);
+    unlink(spec);
+    free(spec);
+    rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* verify: the golden folder passes; an empty folder is "nothing ran" (4);
+ * a corrupted vector fails (1) naming round, client and quantity, with the
+ * command that replays it. */
+START_TEST(test_verify)
+{
+    char *golden = tu_repo_path("golden");
+    char args[1024], *out;
+    snprintf(args, sizeof args, "verify %s", golden);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 0);
+    ck_assert_msg(strstr(out, "vectors reproduced, 0 failed") != NULL, "%s", out);
+    free(out);
+
+    char *dir = tu_tmpdir();
+    snprintf(args, sizeof args, "verify %s", dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 4);
+    free(out);
+
+    char *src = tu_repo_path("golden/fedavg/worked-samples.json");
+    char *text = tu_read(src);
+    /* The last occurrence of w_2 is the round-1 server record. */
+    char *at = NULL;
+    for (char *p = strstr(text, "4.309375"); p != NULL; p = strstr(p + 1, "4.309375"))
+        at = p;
+    ck_assert_ptr_nonnull(at);
+    at[0] = '5';
+    char *bad = write_spec(dir, "bad.json", text);
+    snprintf(args, sizeof args, "verify %s", dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
+    ck_assert_msg(strstr(out, "round 1") != NULL && strstr(out, "w (server") != NULL,
+                  "%s", out);
+    ck_assert_msg(strstr(out, "replay: pflref verify") != NULL, "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_write(bad, "{\"format\": \"pflref-golden/1\"}"), 0);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 2);
+    unlink(bad);
+    free(bad);
+    free(text);
+    free(src);
+    rmdir(dir);
+    free(dir);
+    free(golden);
+}
+END_TEST
+
+START_TEST(test_table_list_help)
+{
+    char *dir = tu_tmpdir();
+    char *spec = write_spec(dir, "s.json", GOOD);
+    char args[1024], *out, *err;
+    snprintf(args, sizeof args, "run %s -o %s/r.json", spec, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(args, sizeof args, "table g=%s/r.json:global p=%s/r.json:personalized",
+             dir, dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 0);
+    ck_assert_msg(strstr(out, "mean") && strstr(out, "worst"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "table g=%s/r.json:local", dir);
+    ck_assert_int_eq(tu_cli(args, NULL, &err), 2);
+    ck_assert_msg(strstr(err, "metrics.local") != NULL, "%s", err);
+    free(err);
+    ck_assert_int_eq(tu_cli("table nonsense", NULL, NULL), 2);
+    ck_assert_int_eq(tu_cli("table", NULL, NULL), 2);
+    ck_assert_int_eq(tu_cli("list", &out, NULL), 0);
+    ck_assert_msg(strstr(out, "fedavg.weights") && strstr(out, "finetune"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_cli("--version", &out, NULL), 0);
+    ck_assert_msg(strstr(out, "OpenBLAS") != NULL, "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_cli("--help", NULL, NULL), 0);
+    ck_assert_int_eq(tu_cli("", NULL, NULL), 2);
+    ck_assert_int_eq(tu_cli("frobnicate", NULL, NULL), 2);
+    ck_assert_int_eq(tu_cli("run", NULL, NULL), 2);
+    ck_assert_int_eq(tu_cli("run a.json b.json", NULL, NULL), 2);
+    ck_assert_int_eq(tu_cli("run a.json --fast", NULL, NULL), 2);
+    ck_assert_int_eq(tu_cli("run a.json -o", NULL, NULL), 2);
+    ck_assert_int_eq(tu_cli("run /nonexistent.json", NULL, &err), 2);
+    ck_assert_msg(strstr(err, "/nonexistent.json") != NULL, "%s", err);
+    free(err);
+    snprintf(args, sizeof args, "run %s -o /nonexistent-dir/r.json", spec);
+    ck_assert_int_eq(tu_cli(args, NULL, &err), 2);
+    free(err);
+    snprintf(args, sizeof args, "%s/r.json", dir);
+    unlink(args);
+    unlink(spec);
+    free(spec);
+    rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+Suite *cli_suite(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_malformed_spec);
+    tcase_add_test(tc, test_deterministic);
+    tcase_add_test(tc, test_trace);
+    tcase_add_test(tc, test_divergence_exit);
+    tcase_add_test(tc, test_verify);
+    tcase_add_test(tc, test_table_list_help);
+    suite_add_tcase(s, tc);
+    return s;
+}

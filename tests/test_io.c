@@ -1,0 +1,352 @@
+/* tests/test_io.c: spec reading and validation (ref/io_spec.c,
+ * ref/io_json.c), result writing (ref/io_result.c), files (ref/io_file.c).
+ * Every invalid spec below must fail with the stated status and name the
+ * JSON path of the offending value. */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "suites.h"
+#include "testutil.h"
+
+#define FMT "\"format\": \"pflref-spec/1\""
+#define MODEL "\"model\": {\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\"}"
+#define PROBLEM "\"problem\": {\"clients\": [{\"X\": [[1, 2], [3, 4]], \"y\": [1, 2]}," \
+                " {\"X\": [[0.5, 1]], \"y\": [3]}]}"
+#define ALG "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 0.1}}"
+#define SCHED "\"schedule\": {\"kind\": \"generate\", \"rounds\": 2, \"local\": {\"epochs\": 1}}"
+#define SPEC5(f, m, p, a, s) "{" f ", " m ", " p ", " a ", " s "}"
+#define SPEC(m, p, a, s) SPEC5(FMT, m, p, a, s)
+#define SPECX(x) "{" FMT ", " MODEL ", " PROBLEM ", " ALG ", " SCHED ", " x "}"
+
+typedef struct {
+    const char *text;
+    pflref_status status;
+    const char *where;
+} bad_case;
+
+static const bad_case BAD[] = {
+    /* syntax and envelope */
+    {"{\"format\": ", PFLREF_EINVAL, ""},
+    {"{\"format\": \"pflref-spec/1\", \"format\": \"pflref-spec/1\"}", PFLREF_EINVAL, ""},
+    {"[1, 2]", PFLREF_EINVAL, NULL},
+    {SPECX("\"extra\": 1"), PFLREF_EINVAL, "extra"},
+    {SPEC5("\"format\": \"pflref-spec/2\"", MODEL, PROBLEM, ALG, SCHED), PFLREF_EINVAL, "format"},
+    {SPEC5("\"format\": 1", MODEL, PROBLEM, ALG, SCHED), PFLREF_EINVAL, "format"},
+    {"{" FMT ", " PROBLEM ", " ALG ", " SCHED "}", PFLREF_EINVAL, "model"},
+    {SPECX("\"name\": 3"), PFLREF_EINVAL, "name"},
+    /* model */
+    {SPEC("\"model\": {\"kind\": \"tree\", \"d\": 2}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.kind"},
+    {SPEC("\"model\": {\"kind\": \"linear\", \"d\": 2}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.loss"},
+    {SPEC("\"model\": {\"kind\": \"linear\", \"d\": 2, \"loss\": \"hinge\"}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.loss"},
+    {SPEC("\"model\": {\"kind\": \"linear\", \"d\": 0, \"loss\": \"squared\"}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.d"},
+    {SPEC("\"model\": {\"kind\": \"linear\", \"d\": -3, \"loss\": \"squared\"}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.d"},
+    {SPEC("\"model\": {\"kind\": \"linear\", \"d\": 2.5, \"loss\": \"squared\"}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.d"},
+    {SPEC("\"model\": {\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\", \"k\": 3}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.k"},
+    {SPEC("\"model\": {\"kind\": \"softmax\", \"d\": 2, \"k\": 1}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.k"},
+    {SPEC("\"model\": {\"kind\": \"softmax\", \"d\": 2, \"k\": 3, \"h\": 4}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.h"},
+    {SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"k\": 3}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.h"},
+    {SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"k\": 3, \"h\": 4, \"bias\": false}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.bias"},
+    {SPEC("\"model\": {\"kind\": \"quadratic\", \"d\": 2, \"bias\": true}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.bias"},
+    {SPEC("\"model\": {\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\", \"bias\": 1}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.bias"},
+    {SPEC("\"model\": {\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\", \"width\": 1}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.width"},
+    {SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 100000, \"k\": 100000, \"h\": 100000}", PROBLEM, ALG, SCHED), PFLREF_ENOMEM, NULL},
+    /* problem */
+    {SPEC(MODEL, "\"problem\": {\"clients\": []}", ALG, SCHED), PFLREF_EINVAL, "problem.clients"},
+    {SPEC(MODEL, "\"problem\": {\"clients\": [{\"X\": [[1, 2], [3]], \"y\": [1, 2]}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].X[1]"},
+    {SPEC(MODEL, "\"problem\": {\"clients\": [{\"X\": [[1, 2]], \"y\": [\"a\"]}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].y[0]"},
+    {SPEC(MODEL, "\"problem\": {\"clients\": [{\"X\": [[1, 2]], \"y\": [1, 2]}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].y"},
+    {SPEC(MODEL, "\"problem\": {\"clients\": [{\"X\": [[1, 2]]}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].y"},
+    {SPEC(MODEL, "\"problem\": {\"clients\": [{\"X\": [], \"y\": []}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].X"},
+    {SPEC(MODEL, "\"problem\": {\"clients\": [{\"X\": [[1, 2]], \"y\": [1], \"X_test\": [[1, 2]]}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].y_test"},
+    {SPEC(MODEL, "\"problem\": {\"clients\": [{\"X\": [[1, 2]], \"y\": [1], \"z\": 1}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].z"},
+    {SPEC(MODEL, "\"problem\": {\"clients\": [{\"X\": [[1, 1e400]], \"y\": [1]}]}", ALG, SCHED), PFLREF_EINVAL, ""},
+    {SPEC(MODEL, "\"problem\": {\"clients\": [{\"X\": [[1, 2]], \"y\": [1], \"X_test\": [[1, 2]], \"y_test\": [1]},"
+                 " {\"X\": [[1, 2]], \"y\": [1]}]}", ALG, SCHED), PFLREF_EINVAL, "clients[1]"},
+    {SPEC(MODEL, "\"problem\": {\"file\": \"no/such/problem.json\"}", ALG, SCHED), PFLREF_EIO, "problem.file"},
+    {SPEC(MODEL, "\"problem\": {\"file\": \"x.json\", \"clients\": []}", ALG, SCHED), PFLREF_EINVAL, "problem"},
+    {SPEC(MODEL, "\"problem\": {}", ALG, SCHED), PFLREF_EINVAL, "problem"},
+    {SPEC(MODEL, "\"problem\": {\"generator\": {\"kind\": \"spiral\"}}", ALG, SCHED), PFLREF_EINVAL, "problem.generator.kind"},
+    {SPEC(MODEL, "\"problem\": {\"generator\": {\"kind\": \"tilt\", \"K\": 0}}", ALG, SCHED), PFLREF_EINVAL, "problem.generator.K"},
+    {SPEC(MODEL, "\"problem\": {\"generator\": {\"kind\": \"tilt\", \"alpha\": 1}}", ALG, SCHED), PFLREF_EINVAL, "problem.generator.alpha"},
+    {SPEC(MODEL, "\"problem\": {\"generator\": 7}", ALG, SCHED), PFLREF_EINVAL, "problem.generator"},
+    {SPEC("\"model\": {\"kind\": \"quadratic\", \"d\": 2}", "\"problem\": {\"clients\": [{\"a\": [1, 0], \"c\": [1, 2]}]}", ALG, SCHED), PFLREF_EINVAL, "clients[0].train.a[1]"},
+    {SPEC("\"model\": {\"kind\": \"quadratic\", \"d\": 2}", "\"problem\": {\"clients\": [{\"a\": [1, 2]}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].c"},
+    {SPEC("\"model\": {\"kind\": \"quadratic\", \"d\": 2}", "\"problem\": {\"clients\": [{\"a\": [1, 2], \"c\": [1, 2], \"n\": 0}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].n"},
+    {SPEC("\"model\": {\"kind\": \"softmax\", \"d\": 2, \"k\": 3}", "\"problem\": {\"clients\": [{\"X\": [[1, 2]], \"y\": [3]}]}", ALG, SCHED), PFLREF_EINVAL, "clients[0].train.y[0]"},
+    /* split */
+    {SPECX("\"split\": {\"personal\": [\"W9\"]}"), PFLREF_EINVAL, "split.personal[0]"},
+    {SPECX("\"split\": {\"personal\": \"b\"}"), PFLREF_EINVAL, "split.personal"},
+    {SPECX("\"split\": {\"shared\": []}"), PFLREF_EINVAL, "split.shared"},
+    /* algorithm */
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedprox\"}", SCHED), PFLREF_EINVAL, "algorithm.name"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {}", SCHED), PFLREF_EINVAL, "algorithm.name"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\", \"preset\": \"official\"}", SCHED), PFLREF_EINVAL, "algorithm.preset"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"lr\": 0.1}}", SCHED), PFLREF_EINVAL, "algorithm.hyperparameters.lr"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": -0.1}}", SCHED), PFLREF_EINVAL, "algorithm.hyperparameters.eta"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 0}}", SCHED), PFLREF_EINVAL, "algorithm.hyperparameters.eta"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": \"0.1\"}}", SCHED), PFLREF_EINVAL, "algorithm.hyperparameters.eta"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta_ft\": 0.1}}", SCHED), PFLREF_EINVAL, "algorithm.hyperparameters.eta_ft"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"fedavg.weights\": 1}}", SCHED), PFLREF_EINVAL, "algorithm.hyperparameters.fedavg.weights"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\", \"switches\": {\"fedavg.weights\": \"median\"}}", SCHED), PFLREF_EINVAL, "algorithm.switches.fedavg.weights"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\", \"switches\": {\"eta\": \"fast\"}}", SCHED), PFLREF_EINVAL, "algorithm.switches.eta"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\", \"switches\": {\"finetune.scope\": \"full\"}}", SCHED), PFLREF_EINVAL, "algorithm.switches.finetune.scope"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\", \"switches\": []}", SCHED), PFLREF_EINVAL, "algorithm.switches"},
+    /* init */
+    {SPECX("\"init\": {\"kind\": \"given\", \"w\": [1]}"), PFLREF_EINVAL, "init.w"},
+    {SPECX("\"init\": {\"kind\": \"given\"}"), PFLREF_EINVAL, "init.w"},
+    {SPECX("\"init\": {\"kind\": \"xavier\"}"), PFLREF_EINVAL, "init.kind"},
+    {SPECX("\"init\": {\"kind\": \"zeros\", \"seed\": 3}"), PFLREF_EINVAL, "init.seed"},
+    {SPECX("\"init\": {\"kind\": \"gaussian\", \"sd\": 0.1}"), PFLREF_EINVAL, "init.seed"},
+    {SPECX("\"init\": {\"kind\": \"gaussian\", \"seed\": 0, \"sd\": 0.1}"), PFLREF_EINVAL, "init.seed"},
+    {SPECX("\"init\": {\"kind\": \"uniform\", \"seed\": 2, \"scale\": -1}"), PFLREF_EINVAL, "init.scale"},
+    {SPECX("\"init\": {\"kind\": \"uniform\", \"seed\": 2, \"sd\": 1}"), PFLREF_EINVAL, "init.sd"},
+    /* schedule */
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"rounds\": 2}"), PFLREF_EINVAL, "schedule.kind"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"random\"}"), PFLREF_EINVAL, "schedule.kind"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": []"), PFLREF_EINVAL, "schedule"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": -1, \"local\": {\"epochs\": 1}}"), PFLREF_EINVAL, "schedule.rounds"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"clients_per_round\": 3, \"local\": {\"epochs\": 1}}"), PFLREF_EINVAL, "schedule.clients_per_round"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"clients_per_round\": 0, \"local\": {\"epochs\": 1}}"), PFLREF_EINVAL, "schedule.clients_per_round"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"epochs\": 1, \"steps\": 2}}"), PFLREF_EINVAL, "schedule.local"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {}}"), PFLREF_EINVAL, "schedule.local"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1}"), PFLREF_EINVAL, "schedule.local"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"epochs\": 1}, \"sampler\": \"torch\"}"), PFLREF_EINVAL, "schedule.sampler"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"epochs\": 1}, \"batches\": \"random\"}"), PFLREF_EINVAL, "schedule.batches"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"epochs\": 1}, \"client_seed\": 0}"), PFLREF_EINVAL, "schedule.client_seed"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"epochs\": 1}, \"post\": {\"steps\": 1}}"), PFLREF_EINVAL, "schedule.post"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"finetune\", \"hyperparameters\": {\"eta\": 0.1, \"eta_ft\": 0.1}}", SCHED), PFLREF_EINVAL, "schedule.post"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [2], \"batches\": [[[0]]]}]}"), PFLREF_EINVAL, "schedule.rounds[0].clients[0]"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"batches\": []}]}"), PFLREF_EINVAL, "schedule.rounds[0].batches"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"batches\": [[[]]]}]}"), PFLREF_EINVAL, "schedule.rounds[0].batches[0][0]"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"batches\": [[[-1]]]}]}"), PFLREF_EINVAL, "schedule.rounds[0].batches[0][0][0]"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"drawn\": [0, 1], \"batches\": [[[0]]]}]}"), PFLREF_EINVAL, "schedule.rounds[0].drawn"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"batches\": [[[0]]], \"weights\": [1]}]}"), PFLREF_EINVAL, "schedule.rounds[0].weights"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"given\", \"rounds\": [], \"post\": []}"), PFLREF_EINVAL, "schedule.post"},
+    /* output */
+    {SPECX("\"output\": {\"trajectory\": \"all\"}"), PFLREF_EINVAL, "output.trajectory"},
+    {SPECX("\"output\": {\"format\": \"csv\"}"), PFLREF_EINVAL, "output.format"},
+};
+
+START_TEST(test_bad_spec)
+{
+    const bad_case *c = &BAD[_i];
+    pflref_spec *spec = (pflref_spec *)1;
+    pflref_error err;
+    pflref_status st = tu_parse(c->text, &spec, &err);
+    ck_assert_msg(st == c->status, "case %d: status %d (%s: %s), expected %d\n%s",
+                  _i, st, err.where, err.message, c->status, c->text);
+    ck_assert_msg(spec == NULL, "case %d: a spec was returned on failure", _i);
+    ck_assert_msg(err.message[0] != '\0', "case %d: no message", _i);
+    if (c->where != NULL)
+        ck_assert_msg(strstr(err.where, c->where) != NULL &&
+                          (c->where[0] != '\0' ||
+                           strstr(err.message, "line") != NULL),
+                      "case %d: where = \"%s\" (%s), expected \"%s\"", _i,
+                      err.where, err.message, c->where);
+}
+END_TEST
+
+/* A given schedule whose sample index exceeds the client's data: found by
+ * the schedule validation with the round, client slot and step. */
+START_TEST(test_schedule_index_out_of_range)
+{
+    const char *text = SPEC(MODEL, PROBLEM, ALG,
+        "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1],"
+        " \"batches\": [[[0, 1]], [[0], [1]]]}]}");
+    pflref_spec *spec;
+    pflref_error err;
+    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_EINVAL);
+    ck_assert_msg(strstr(err.where, "schedule.rounds[0]") != NULL,
+                  "where = %s", err.where);
+    ck_assert_msg(strstr(err.message, "1") != NULL, "%s", err.message);
+}
+END_TEST
+
+/* A missing required hyperparameter is reported by the run driver. */
+START_TEST(test_missing_eta)
+{
+    const char *text = SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\"}", SCHED);
+    pflref_spec *spec;
+    pflref_error err;
+    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
+    pflref_run_result *res = NULL;
+    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                                spec->schedule, spec->w0, NULL, &res, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "algorithm.hyperparameters.eta");
+    pflref_spec_free(spec);
+}
+END_TEST
+
+/* Defaults: zeros init, all clients, gsl sampler, split-once batches,
+ * round-level trajectory; the result round-trips every double exactly. */
+START_TEST(test_defaults_and_roundtrip)
+{
+    const char *text = SPECX("\"init\": {\"kind\": \"gaussian\", \"seed\": 5, \"sd\": 0.3}");
+    pflref_spec *spec;
+    pflref_error err;
+    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
+    ck_assert_int_eq(spec->schedule_cfg.m, 2);
+    ck_assert_int_eq(spec->schedule_cfg.sampler, PFLREF_SAMPLER_GSL);
+    ck_assert_int_eq(spec->record, PFLREF_RECORD_ROUND);
+    ck_assert_int_eq(spec->hyper.fedavg_weights, PFLREF_FEDAVG_WEIGHTS_SAMPLES);
+    ck_assert_msg(spec->w0[0] != 0.0 && spec->w0[1] != 0.0, "w0 not drawn");
+    pflref_trajectory tj;
+    pflref_trajectory_init(&tj, spec->record);
+    pflref_trace tr = {pflref_trajectory_emit, &tj};
+    pflref_run_result *res;
+    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                                spec->schedule, spec->w0, &tr, &res, &err),
+                     PFLREF_OK);
+    pflref_build_info bi;
+    pflref_build_info_get(&bi);
+    char *json;
+    ck_assert_int_eq(pflref_result_to_json(spec, res, &tj, &bi, &json, &err),
+                     PFLREF_OK);
+    json_t *root = json_loads(json, 0, NULL);
+    ck_assert_ptr_nonnull(root);
+    json_t *w = json_object_get(json_object_get(root, "final"), "w");
+    json_t *w0 = json_object_get(root, "w0");
+    for (size_t p = 0; p < 2; p++) {
+        ck_assert_msg(json_real_value(json_array_get(w, p)) == res->w[p],
+                      "final w[%zu] does not round-trip", p);
+        ck_assert_msg(json_real_value(json_array_get(w0, p)) == spec->w0[p],
+                      "w0[%zu] does not round-trip", p);
+    }
+    /* The schedule is written in the replayable given form. */
+    json_t *sched = json_object_get(root, "schedule");
+    ck_assert_str_eq(json_string_value(json_object_get(sched, "kind")), "given");
+    ck_assert_int_eq(json_array_size(json_object_get(sched, "rounds")), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(root, "init"), "kind")), "gaussian");
+    /* round-level trajectory: 2 rounds × (2 client_end + 1 server) */
+    ck_assert_int_eq(json_array_size(json_object_get(root, "trajectory")), 6);
+    /* reading a metric back */
+    double *vals;
+    size_t N;
+    pflref_summary sum;
+    ck_assert_int_eq(pflref_result_read_metric(json, strlen(json), "global",
+                                               "train_loss", &vals, &N, &sum,
+                                               &err), PFLREF_OK);
+    ck_assert_int_eq(N, 2);
+    ck_assert_msg(vals[0] == res->eval[0].train[0].loss, "train_loss[0]");
+    ck_assert_msg(sum.mean == res->eval[0].train_loss.mean, "mean");
+    free(vals);
+    ck_assert_int_eq(pflref_result_read_metric(json, strlen(json), "local",
+                                               "train_loss", &vals, &N, &sum,
+                                               &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "metrics.local");
+    ck_assert_int_eq(pflref_result_read_metric(json, strlen(json), "global",
+                                               "test_mse", &vals, &N, &sum,
+                                               &err), PFLREF_EINVAL);
+    ck_assert_int_eq(pflref_result_read_metric("{}", 2, "global", "test_mse",
+                                               &vals, &N, &sum, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "format");
+    json_decref(root);
+    free(json);
+    pflref_run_result_free(res);
+    pflref_trajectory_free(&tj);
+    pflref_spec_free(spec);
+}
+END_TEST
+
+/* A problem file is read relative to the spec's folder. */
+START_TEST(test_problem_file)
+{
+    char *dir = tu_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/p.json", dir);
+    ck_assert_int_eq(tu_write(path, "{\"format\": \"pflref-problem/1\", "
+                                    "\"provenance\": {\"kind\": \"hand\"}, "
+                                    "\"clients\": [{\"X\": [[1, 2]], \"y\": [3]}]}"), 0);
+    char spath[512];
+    snprintf(spath, sizeof spath, "%s/s.json", dir);
+    ck_assert_int_eq(tu_write(spath, SPEC(MODEL, "\"problem\": {\"file\": \"p.json\"}", ALG, SCHED)), 0);
+    pflref_spec *spec;
+    pflref_error err;
+    ck_assert_int_eq(pflref_spec_read_file(spath, &spec, &err), PFLREF_OK);
+    ck_assert_int_eq(spec->problem->N, 1);
+    ck_assert_str_eq(spec->problem_source, "file:p.json");
+    pflref_spec_free(spec);
+    /* a malformed problem file names the file and the path inside it */
+    ck_assert_int_eq(tu_write(path, "{\"format\": \"pflref-problem/1\", "
+                                    "\"clients\": [{\"X\": [[1, 2]], \"y\": [null]}]}"), 0);
+    ck_assert_int_eq(pflref_spec_read_file(spath, &spec, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "p.json:clients[0].y[0]");
+    ck_assert_int_eq(tu_write(path, "{\"format\": \"pflref-spec/1\", \"clients\": []}"), 0);
+    ck_assert_int_eq(pflref_spec_read_file(spath, &spec, &err), PFLREF_EINVAL);
+    ck_assert_int_eq(tu_write(path, "{\"format\": \"pflref-problem/1\", "
+                                    "\"provenance\": 3, \"clients\": []}"), 0);
+    ck_assert_int_eq(pflref_spec_read_file(spath, &spec, &err), PFLREF_EINVAL);
+    ck_assert_int_eq(tu_write(path, "{\"clients\": "), 0);
+    ck_assert_int_eq(pflref_spec_read_file(spath, &spec, &err), PFLREF_EINVAL);
+    unlink(path);
+    unlink(spath);
+    ck_assert_int_eq(pflref_spec_read_file(spath, &spec, &err), PFLREF_EIO);
+    ck_assert_int_eq(pflref_spec_read_file(dir, &spec, &err), PFLREF_EIO);
+    rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* Atomic writing leaves nothing behind when the folder does not exist. */
+START_TEST(test_atomic_write)
+{
+    pflref_error err;
+    ck_assert_int_eq(pflref_write_file_atomic("/nonexistent-dir/x.json", "{}",
+                                              &err), PFLREF_EIO);
+    ck_assert_str_eq(err.where, "/nonexistent-dir/x.json");
+    char *dir = tu_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    ck_assert_int_eq(pflref_write_file_atomic(path, "{\"a\": 1}\n", &err),
+                     PFLREF_OK);
+    char *back = tu_read(path);
+    ck_assert_str_eq(back, "{\"a\": 1}\n");
+    free(back);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* The generators are reachable from a spec. */
+START_TEST(test_generators_from_spec)
+{
+    const char *tilt = SPEC("\"model\": {\"kind\": \"linear\", \"d\": 12, \"loss\": \"squared\"}",
+                            "\"problem\": {\"generator\": {\"kind\": \"tilt\", \"K\": 3, \"n_test\": 5}}",
+                            ALG, SCHED);
+    const char *dir = SPEC("\"model\": {\"kind\": \"softmax\", \"d\": 8, \"k\": 4}",
+                           "\"problem\": {\"generator\": {\"kind\": \"dirichlet\", \"K\": 4, \"n_min\": 5, \"n_max\": 9}}",
+                           ALG, SCHED);
+    pflref_spec *spec;
+    pflref_error err;
+    ck_assert_int_eq(tu_parse(tilt, &spec, &err), PFLREF_OK);
+    ck_assert_int_eq(spec->problem->N, 3);
+    ck_assert_str_eq(spec->problem_source, "generator:tilt");
+    pflref_spec_free(spec);
+    ck_assert_int_eq(tu_parse(dir, &spec, &err), PFLREF_OK);
+    ck_assert_int_eq(spec->problem->N, 4);
+    pflref_spec_free(spec);
+}
+END_TEST
+
+Suite *io_suite(void)
+{
+    Suite *s = suite_create("io");
+    TCase *tc = tcase_create("io");
+    tcase_add_loop_test(tc, test_bad_spec, 0, (int)(sizeof BAD / sizeof BAD[0]));
+    tcase_add_test(tc, test_schedule_index_out_of_range);
+    tcase_add_test(tc, test_missing_eta);
+    tcase_add_test(tc, test_defaults_and_roundtrip);
+    tcase_add_test(tc, test_problem_file);
+    tcase_add_test(tc, test_atomic_write);
+    tcase_add_test(tc, test_generators_from_spec);
+    suite_add_tcase(s, tc);
+    return s;
+}

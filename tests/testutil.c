@@ -1,0 +1,114 @@
+/* tests/testutil.c: helpers shared by the test files. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "testutil.h"
+
+char *tu_repo_path(const char *rel)
+{
+    const char *root = getenv("PFLREF_ROOT");
+    if (root == NULL)
+        root = ".";
+    size_t n = strlen(root) + strlen(rel) + 2;
+    char *p = malloc(n);
+    ck_assert_ptr_nonnull(p);
+    snprintf(p, n, "%s/%s", root, rel);
+    return p;
+}
+
+char *tu_read(const char *path)
+{
+    char *text = NULL;
+    size_t len;
+    if (pflref_read_file(path, &text, &len, NULL) != PFLREF_OK)
+        return NULL;
+    return text;
+}
+
+int tu_write(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL)
+        return -1;
+    int ok = fputs(text, f) >= 0;
+    return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+int tu_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+char *tu_tmpdir(void)
+{
+    char tmpl[] = "/tmp/pflref-test-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    ck_assert_msg(d != NULL, "mkdtemp failed");
+    char *out = malloc(sizeof tmpl);
+    ck_assert_ptr_nonnull(out);
+    memcpy(out, tmpl, sizeof tmpl);
+    return out;
+}
+
+int tu_cli(const char *args, char **out, char **errout)
+{
+    const char *cli = getenv("PFLREF_CLI");
+    ck_assert_msg(cli != NULL, "PFLREF_CLI is not set (run through make)");
+    char *dir = tu_tmpdir();
+    size_t n = strlen(cli) + strlen(args) + 2 * strlen(dir) + 64;
+    char *cmd = malloc(n);
+    ck_assert_ptr_nonnull(cmd);
+    snprintf(cmd, n, "%s %s >%s/out 2>%s/err", cli, args, dir, dir);
+    int rc = system(cmd);
+    ck_assert_msg(rc != -1 && WIFEXITED(rc), "could not run: %s", cmd);
+    char path[256];
+    snprintf(path, sizeof path, "%s/out", dir);
+    char *o = tu_read(path);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/err", dir);
+    char *e = tu_read(path);
+    unlink(path);
+    rmdir(dir);
+    if (out != NULL)
+        *out = o;
+    else
+        free(o);
+    if (errout != NULL)
+        *errout = e;
+    else
+        free(e);
+    free(cmd);
+    free(dir);
+    return WEXITSTATUS(rc);
+}
+
+pflref_status tu_parse(const char *text, pflref_spec **spec, pflref_error *err)
+{
+    pflref_error_clear(err);
+    char *root = tu_repo_path("");
+    pflref_status st = pflref_spec_parse(text, strlen(text), root, spec, err);
+    free(root);
+    return st;
+}
+
+void tu_golden(const char *rel, pflref_golden_report *rep)
+{
+    char *path = tu_repo_path(rel);
+    char *text = tu_read(path);
+    ck_assert_msg(text != NULL, "cannot read %s", path);
+    char *dir = tu_repo_path(rel);
+    char *slash = strrchr(dir, '/');
+    *slash = '\0';
+    pflref_error err;
+    pflref_error_clear(&err);
+    pflref_status st = pflref_golden_verify(text, strlen(text), dir, rep, &err);
+    ck_assert_msg(st == PFLREF_OK, "%s: %s: %s", rel, err.where, err.message);
+    free(text);
+    free(dir);
+    free(path);
+}

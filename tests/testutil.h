@@ -1,0 +1,35 @@
+/* tests/testutil.h: helpers shared by the test files. */
+#ifndef PFLREF_TESTUTIL_H
+#define PFLREF_TESTUTIL_H
+
+#include <stddef.h>
+#include "pflref.h"
+
+/* A path under the repository (PFLREF_ROOT), malloc'd. */
+char *tu_repo_path(const char *rel);
+
+/* Run the pflref CLI (PFLREF_CLI) with the given argument string (shell
+ * syntax) and return its exit status; *out and *errout (if non-NULL) get
+ * its standard output and error (malloc'd). */
+int tu_cli(const char *args, char **out, char **errout);
+
+/* A fresh temporary folder (malloc'd path). */
+char *tu_tmpdir(void);
+
+/* Write text to path; returns 0 on success. */
+int tu_write(const char *path, const char *text);
+
+/* Read a whole file (malloc'd) or NULL. */
+char *tu_read(const char *path);
+
+/* 1 when path exists. */
+int tu_exists(const char *path);
+
+/* Parse a spec from a string; returns the status and fills err. */
+pflref_status tu_parse(const char *text, pflref_spec **spec, pflref_error *err);
+
+/* Run a golden vector file (path relative to the repository) and return
+ * its report; fails the test on a malformed vector. */
+void tu_golden(const char *rel, pflref_golden_report *rep);
+
+#endif
