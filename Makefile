@@ -74,15 +74,18 @@ demo: deps
 	@$(MAKE) -s --no-print-directory $(B)/rel/pflref
 	@./$(B)/rel/pflref run golden/seed000/fedavg-ft.json -o $(B)/demo-ft.json
 	@./$(B)/rel/pflref run golden/seed000/local.json -o $(B)/demo-local.json
+	@echo "seed 000, Code 14.7.1 on the seed's own data (Output 14.7.1):"
 	@./$(B)/rel/pflref table --metric test_mse \
 	    global=$(B)/demo-ft.json:global local=$(B)/demo-local.json:local \
 	    personalized=$(B)/demo-ft.json:personalized
+	@./$(B)/rel/pflref verify golden | tail -n 1
 
 check: deps
 	@$(MAKE) -s --no-print-directory check-unit check-blas
 
 check-unit: $(B)/rel/pflref $(B)/rel/tests/run
 	@$(call RUN_TESTS,rel,)
+	@./$(B)/rel/pflref verify golden | tail -n 1
 
 # GSL must run on OpenBLAS: the binary links libopenblas directly, and the
 # dynamic linker binds GSL's cblas_dgemm to it (not to libgslcblas).
@@ -110,7 +113,7 @@ check-asan: deps
 
 check-valgrind: deps
 	@$(MAKE) -s --no-print-directory $(B)/rel/pflref $(B)/rel/tests/run
-	@$(call RUN_TESTS,rel,CK_FORK=no OPENBLAS_NUM_THREADS=1 PFLREF_SKIP_SLOW=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite)
+	@$(call RUN_TESTS,rel,CK_FORK=no OPENBLAS_NUM_THREADS=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite)
 
 lint:
 	cppcheck --enable=warning,style,performance,portability --std=c11 \

@@ -3,7 +3,8 @@
 # they are all present already.
 #
 #   ./deps.sh            core: compiler, GSL, OpenBLAS, Check, jansson, gcovr,
-#                        valgrind, clang + libFuzzer runtime, python3-numpy
+#                        valgrind, clang + libFuzzer runtime, python3-numpy,
+#                        python3-jsonschema (schema checks of the formats)
 #   ./deps.sh proofs     core + Frama-C, Why3, Z3, CVC4 (for `make proofs`)
 #
 # Only missing packages are installed; when everything is present the script
@@ -12,7 +13,8 @@
 set -eu
 
 CORE="make gcc pkg-config libgsl-dev libopenblas-dev check libsubunit-dev \
-libjansson-dev gcovr valgrind clang libclang-rt-14-dev llvm python3 python3-numpy"
+libjansson-dev gcovr valgrind clang libclang-rt-14-dev llvm python3 python3-numpy \
+python3-jsonschema"
 PROOFS="frama-c-base why3 z3 cvc4"
 
 want="$CORE"

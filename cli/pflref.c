@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <gsl/gsl_errno.h>
 #include "pflref.h"
 
 enum {
@@ -451,6 +452,8 @@ static int cmd_list(void)
 int main(int argc, char **argv)
 {
     pflref_blas_pin_threads();
+    /* GSL's default handler aborts; pflref checks every GSL status itself. */
+    gsl_set_error_handler_off();
     if (argc < 2)
         return usage_error("no command", NULL);
     const char *cmd = argv[1];

@@ -346,6 +346,11 @@ static pflref_status read_generator(const json_t *g, const pflref_model *m,
         char s[64];
         snprintf(s, sizeof s, "generator:%s", kind);
         *source = dup_string(s);
+    } else if (err != NULL && strncmp(err->where, "generator.", 10) == 0) {
+        /* The generators name their config fields "generator.<field>". */
+        char path[PFLREF_WHERE_MAX];
+        snprintf(path, sizeof path, "problem.%s", err->where);
+        snprintf(err->where, sizeof err->where, "%s", path);
     }
     return st;
 }

@@ -7,7 +7,9 @@
  * repository) are set by the Makefile.
  */
 #include <stdlib.h>
+#include <gsl/gsl_errno.h>
 #include "suites.h"
+#include "pflref.h"
 
 typedef Suite *(*suite_fn)(void);
 
@@ -19,6 +21,10 @@ int main(void)
         params_suite,   fedavg_suite,   local_only_suite, finetune_suite,
         io_suite,       cli_suite,      seed000_suite,
     };
+    /* As in the CLI: GSL reports through return codes, never aborts, and
+     * OpenBLAS runs on one thread. */
+    gsl_set_error_handler_off();
+    pflref_blas_pin_threads();
     SRunner *sr = NULL;
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
         if (suites[i] == NULL)

@@ -1,0 +1,171 @@
+/* ref/metrics.c: client-aware summaries of a per-client metric a_1..a_N.
+ *
+ * Source: the pFL evaluation practice of seed 003 ("Evaluation must be
+ * client-aware") and the definitions pinned in shared/spec
+ * notes-cfl-ifca-sampling-metrics.md §4.2 and §0; docs/metrics.md.
+ *
+ * Implements pflref/metrics.h:
+ *
+ *   mean               ā = (1/N) Σ_i a_i                  client order
+ *   sd                 √((1/N) Σ_i (a_i − ā)²)            ddof = 0 (numpy
+ *                      np.std; GSL gsl_stats_sd_with_fixed_mean, NOT
+ *                      gsl_stats_sd, which divides by N − 1)
+ *   worst, best        by direction: a loss is worst at its maximum, an
+ *                      accuracy at its minimum
+ *   p10, p90           type-7 quantile of the sorted values (numpy's
+ *                      default "linear", GSL's quantile_from_sorted_data)
+ *   worst_decile_mean  mean of the c = ⌈N/10⌉ = (N + 9)/10 worst clients
+ *   weighted_mean      Σ_i w_i a_i / Σ_i w_i                client order
+ *
+ * Symbols:  a_i ↔ a[i] (N)   w_i ↔ weights[i] (N)   ā ↔ mean
+ *           a_(j) ↔ work[j], the values sorted ascending (N)
+ *           c ↔ n_worst = (N + 9) / 10
+ *
+ * Deviations from the libraries the definitions name, and why:
+ *   a) the mean is a plain double accumulator in client order (GSL's
+ *      gsl_stats_mean keeps a long-double running mean, numpy sums
+ *      pairwise), so the result is fixed by the definition alone;
+ *   b) the quantile is written as a_(lo) + δ (a_(lo+1) − a_(lo)) as the
+ *      header defines it; GSL forms (1 − δ) a_(lo) + δ a_(lo+1), numpy yet
+ *      another lerp.  They agree to within a few ulps, not bit for bit
+ *      (notes §4.2), so golden comparisons of quantiles carry a tolerance.
+ *
+ * Determinism: every sum runs in client order (i = 0..N−1), except the
+ * worst-decile sum, which runs over the sorted values in ascending order.
+ * Sorting is qsort with a total order on the (finite) values; equal values
+ * are interchangeable, so the sorted array does not depend on qsort's
+ * stability.
+ * Cost: O(N log N) for the sort, O(N) otherwise; no allocation.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pflref/metrics.h"
+
+/* qsort order on finite doubles: ascending. */
+static int cmp_ascending(const void *x, const void *y)
+{
+    const double a = *(const double *)x;
+    const double b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* Outside its precondition (N ≥ 1, p ∈ [0, 1]) the quantile does not read
+ * out of bounds: N = 0 or a NaN p gives NaN, p < 0 the minimum, p > 1 the
+ * maximum. */
+double pflref_quantile_sorted(const double *sorted, size_t N, double p)
+{
+    /* Quick return if possible. */
+    if (N == 0 || isnan(p))
+        return NAN;
+    if (p <= 0.0)
+        return sorted[0];
+    if (p >= 1.0)
+        return sorted[N - 1];
+    /* h = p (N − 1), lo = ⌊h⌋, δ = h − lo */
+    const double h = p * (double)(N - 1);
+    size_t lo = (size_t)floor(h);
+    if (lo >= N - 1)
+        return sorted[N - 1];  /* p = 1 (or h rounded up to N − 1) */
+    const double delta = h - (double)lo;
+    /* q = a_(lo) + δ (a_(lo+1) − a_(lo)) */
+    return sorted[lo] + delta * (sorted[lo + 1] - sorted[lo]);
+}
+
+pflref_status pflref_metrics_summarize(const double *a, const double *weights,
+                                       size_t N, pflref_direction dir,
+                                       double *work, pflref_summary *out,
+                                       pflref_error *err)
+{
+    /* Test the input parameters. */
+    if (N == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "N",
+                                "N = 0: a summary needs at least one client");
+    if (a == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "a", "a is NULL");
+    if (work == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "work", "work is NULL");
+    if (out == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "out", "out is NULL");
+    if (dir != PFLREF_LOWER_IS_BETTER && dir != PFLREF_HIGHER_IS_BETTER)
+        return pflref_error_set(err, PFLREF_EINVAL, "dir",
+                                "dir = %d is neither lower- nor "
+                                "higher-is-better", (int)dir);
+    for (size_t i = 0; i < N; i++) {
+        if (!isfinite(a[i])) {
+            char where[48];
+            snprintf(where, sizeof where, "a[%zu]", i);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "a[%zu] = %g is not finite", i, a[i]);
+        }
+    }
+    double w_sum = 0.0;
+    if (weights != NULL) {
+        for (size_t i = 0; i < N; i++) {
+            if (!isfinite(weights[i]) || weights[i] < 0.0) {
+                char where[48];
+                snprintf(where, sizeof where, "weights[%zu]", i);
+                return pflref_error_set(err, PFLREF_EINVAL, where,
+                                        "weights[%zu] = %g is not a finite "
+                                        "nonnegative number", i, weights[i]);
+            }
+            w_sum += weights[i];
+        }
+        if (!(w_sum > 0.0) || !isfinite(w_sum))
+            return pflref_error_set(err, PFLREF_EINVAL, "weights",
+                                    "the weights sum to %g; the sum must be "
+                                    "positive and finite", w_sum);
+    }
+
+    /* ā = (1/N) Σ a_i, client order */
+    double sum = 0.0;
+    for (size_t i = 0; i < N; i++)
+        sum += a[i];
+    const double mean = sum / (double)N;
+
+    /* sd = √((1/N) Σ (a_i − ā)²), client order, ddof = 0 */
+    double ss = 0.0;
+    for (size_t i = 0; i < N; i++) {
+        const double dev = a[i] - mean;
+        ss += dev * dev;
+    }
+    const double sd = sqrt(ss / (double)N);
+
+    /* weighted mean Σ w_i a_i / Σ w_i, client order; NULL weights: ā */
+    double weighted_mean = mean;
+    if (weights != NULL) {
+        double wa = 0.0;
+        for (size_t i = 0; i < N; i++)
+            wa += weights[i] * a[i];
+        weighted_mean = wa / w_sum;
+    }
+
+    /* a_(0) ≤ … ≤ a_(N−1) in work */
+    memcpy(work, a, N * sizeof *work);
+    qsort(work, N, sizeof *work, cmp_ascending);
+
+    /* The c = ⌈N/10⌉ worst clients: the c smallest values of an accuracy
+     * (work[0..c−1]), the c largest of a loss (work[N−c..N−1]). */
+    const size_t n_worst = (N + 9) / 10;
+    const size_t first = dir == PFLREF_HIGHER_IS_BETTER ? 0 : N - n_worst;
+    double worst_sum = 0.0;
+    for (size_t j = first; j < first + n_worst; j++)
+        worst_sum += work[j];
+
+    out->N = N;
+    out->mean = mean;
+    out->sd = sd;
+    if (dir == PFLREF_HIGHER_IS_BETTER) {
+        out->worst = work[0];
+        out->best = work[N - 1];
+    } else {
+        out->worst = work[N - 1];
+        out->best = work[0];
+    }
+    out->p10 = pflref_quantile_sorted(work, N, 0.1);
+    out->p90 = pflref_quantile_sorted(work, N, 0.9);
+    out->worst_decile_mean = worst_sum / (double)n_worst;
+    out->weighted_mean = weighted_mean;
+    return PFLREF_OK;
+}

@@ -1,0 +1,1056 @@
+/* ref/model.c: the models of pflref, their mean batch losses, gradients and
+ * exact Hessian-vector products, evaluation, data validation and the split
+ * of the parameter vector into shared and personal blocks.
+ *
+ * References:
+ *   B. A. Pearlmutter, "Fast exact multiplication by the Hessian", Neural
+ *   Computation 6(1):147-160, 1994 (the R-operator R{·} = ∂/∂r (·)(w + r v)
+ *   at r = 0, used for every Hessian-vector product below).
+ *   spec README rule 3 (models); docs/models.md (the formulas, in full).
+ *
+ * Models (per-sample loss ℓ; the batch loss is the MEAN over the batch):
+ *
+ *   quadratic  f(w) = ½ Σ_j a_j (w_j − c_j)²                (data-free)
+ *   linear     ŷ = xᵀw + b;  squared ℓ = (ŷ − y)²,  half_squared ℓ = ½(ŷ − y)²
+ *   softmax    z = W x + b;  ℓ = logsumexp(z) − z_y
+ *   mlp        a = W1 x + b1, h = relu(a), z = W2 h + b2;  ℓ = logsumexp(z) − z_y
+ *
+ * Symbols (paper ↔ C ↔ shape), for a batch of nb samples:
+ *
+ *   X_b, y_b      Xb, yb      nb × d, nb    the batch rows, gathered
+ *   w, b          w           P             the parameter vector (layout in
+ *                                           pflref/model.h: PyTorch order)
+ *   v             v           P             the direction of an HVP
+ *   ŷ − y         Z (linear)  nb            residuals r
+ *   z, p          Z           nb × k        logits, then softmax(z), then
+ *                                           G = P − Y (Y one-hot labels)
+ *   R{z}, R{p}    RZ          nb × k        directional derivatives
+ *   a, h          A, H        nb × h        hidden pre-/post-activations
+ *   R{h}          RH          nb × h
+ *   δ, R{δ}       T           nb × h        back-propagated hidden signal
+ *
+ * Every product over samples or features goes through GSL BLAS (which runs
+ * on OpenBLAS): the formula stands in a comment beside each call.  Explicit
+ * sums (losses, bias gradients) run over the batch in batch order, so a
+ * reader can reproduce them term by term.
+ *
+ * Deviations from a textbook presentation, all deliberate:
+ *   a) the softmax is evaluated stably: with m = max_c z_c,
+ *      ℓ = log Σ_c exp(z_c − m) − (z_y − m) and p_c = exp(z_c − m) / Σ;
+ *   b) relu'(0) = 0 (PyTorch's convention) and relu'' = 0, so the mlp HVP is
+ *      the exact Hessian wherever no pre-activation is exactly 0;
+ *   c) labels are checked (integral, in [0, k)) while the batch is gathered,
+ *      so a bad label can never index outside a row, even without a prior
+ *      pflref_data_validate.
+ *
+ * Determinism: one fixed order for every explicit sum; BLAS results may
+ * differ in the last bits between OpenBLAS kernels or thread counts.
+ * Cost per call: loss and gradient O(nb·P); HVP about twice the gradient.
+ * Memory: every temporary lives in the workspace; compute functions never
+ * allocate and keep no static state.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+#include "pflref/model.h"
+
+struct pflref_model_workspace {
+    pflref_model_kind kind;   /* the model the workspace was sized for      */
+    size_t d, k, h;
+    size_t max_batch;         /* largest batch the buffers hold             */
+    double *Xb;               /* max_batch × d   gathered rows X_b          */
+    double *yb;               /* max_batch       targets or labels y_b      */
+    double *Z;                /* max_batch × k   ŷ / r, z / p / G           */
+    double *RZ;               /* max_batch × k   R{ŷ}, R{z} / R{p}          */
+    double *A;                /* max_batch × h   a = W1 x + b1              */
+    double *H;                /* max_batch × h   h = relu(a)                */
+    double *RH;               /* max_batch × h   R{a}, then R{h}            */
+    double *T;                /* max_batch × h   δ, then R{δ}               */
+    double *mem;              /* the one allocation behind the buffers      */
+};
+
+/* ------------------------------------------------------------------------
+ * Names
+ * ------------------------------------------------------------------------ */
+
+const char *pflref_model_kind_name(pflref_model_kind kind)
+{
+    switch (kind) {
+    case PFLREF_MODEL_QUADRATIC: return "quadratic";
+    case PFLREF_MODEL_LINEAR:    return "linear";
+    case PFLREF_MODEL_SOFTMAX:   return "softmax";
+    case PFLREF_MODEL_MLP:       return "mlp";
+    }
+    return NULL;
+}
+
+const char *pflref_loss_name(pflref_loss loss)
+{
+    switch (loss) {
+    case PFLREF_LOSS_SQUARED:       return "squared";
+    case PFLREF_LOSS_HALF_SQUARED:  return "half_squared";
+    case PFLREF_LOSS_CROSS_ENTROPY: return "cross_entropy";
+    case PFLREF_LOSS_QUADRATIC:     return "quadratic";
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Model description
+ * ------------------------------------------------------------------------ */
+
+/* *out := a·b; 0 when the product overflows size_t. */
+static int mul_ok(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return 0;
+    *out = a * b;
+    return 1;
+}
+
+/* *acc := *acc + a; 0 when the sum overflows size_t. */
+static int add_ok(size_t *acc, size_t a)
+{
+    if (a > SIZE_MAX - *acc)
+        return 0;
+    *acc += a;
+    return 1;
+}
+
+/* Append block `name` (rows × cols at the current end of m->blocks). */
+static void add_block(pflref_model *m, const char *name, size_t rows,
+                      size_t cols, int is_input, int is_head)
+{
+    pflref_block *b = &m->blocks[m->nblocks];
+    b->name = name;
+    b->offset = m->nblocks == 0 ? 0
+                                : m->blocks[m->nblocks - 1].offset +
+                                      m->blocks[m->nblocks - 1].size;
+    b->rows = rows;
+    b->cols = cols;
+    b->size = rows * cols;
+    b->is_input = is_input;
+    b->is_head = is_head;
+    m->nblocks++;
+}
+
+pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
+                                pflref_loss loss, size_t d, size_t k, size_t h,
+                                int bias, pflref_error *err)
+{
+    /* Test the input parameters. */
+    if (m == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "m", "m is NULL");
+    if (pflref_model_kind_name(kind) == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "kind",
+                                "unknown model kind %d", (int)kind);
+    const char *kname = pflref_model_kind_name(kind);
+    int loss_ok;
+    switch (kind) {
+    case PFLREF_MODEL_QUADRATIC:
+        loss_ok = loss == PFLREF_LOSS_QUADRATIC;
+        break;
+    case PFLREF_MODEL_LINEAR:
+        loss_ok = loss == PFLREF_LOSS_SQUARED ||
+                  loss == PFLREF_LOSS_HALF_SQUARED;
+        break;
+    default: /* softmax, mlp */
+        loss_ok = loss == PFLREF_LOSS_CROSS_ENTROPY;
+        break;
+    }
+    if (!loss_ok) {
+        const char *lname = pflref_loss_name(loss);
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "loss",
+            "loss %s does not fit model %s (quadratic: quadratic; linear: "
+            "squared or half_squared; softmax, mlp: cross_entropy)",
+            lname != NULL ? lname : "(unknown)", kname);
+    }
+    if (d < 1)
+        return pflref_error_set(err, PFLREF_EINVAL, "d",
+                                "d = 0: model %s needs d >= 1", kname);
+    const int classifier =
+        kind == PFLREF_MODEL_SOFTMAX || kind == PFLREF_MODEL_MLP;
+    if (classifier && k < 2)
+        return pflref_error_set(err, PFLREF_EINVAL, "k",
+                                "k = %zu: model %s needs k >= 2 classes", k,
+                                kname);
+    if (kind == PFLREF_MODEL_MLP && h < 1)
+        return pflref_error_set(err, PFLREF_EINVAL, "h",
+                                "h = 0: model mlp needs h >= 1 hidden units");
+    if (bias != 0 && bias != 1)
+        return pflref_error_set(err, PFLREF_EINVAL, "bias",
+                                "bias = %d: must be 0 or 1", bias);
+    if (kind == PFLREF_MODEL_MLP && bias != 1)
+        return pflref_error_set(err, PFLREF_EINVAL, "bias",
+                                "bias = 0: model mlp always has biases");
+    if (kind == PFLREF_MODEL_QUADRATIC && bias != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "bias",
+                                "bias = 1: model quadratic has no bias");
+
+    /* P, with every product and sum checked for overflow. */
+    if (!classifier)
+        k = 1;
+    if (kind != PFLREF_MODEL_MLP)
+        h = 0;
+    size_t P = 0, t;
+    int ok = 1;
+    switch (kind) {
+    case PFLREF_MODEL_QUADRATIC: /* w (d) */
+        P = d;
+        break;
+    case PFLREF_MODEL_LINEAR:    /* w (d), b (1) */
+        P = d;
+        ok = add_ok(&P, (size_t)bias);
+        break;
+    case PFLREF_MODEL_SOFTMAX:   /* W (k×d), b (k) */
+        ok = mul_ok(k, d, &P) && (bias == 0 || add_ok(&P, k));
+        break;
+    case PFLREF_MODEL_MLP:       /* W1 (h×d), b1 (h), W2 (k×h), b2 (k) */
+        ok = mul_ok(h, d, &P) && add_ok(&P, h) && mul_ok(k, h, &t) &&
+             add_ok(&P, t) && add_ok(&P, k);
+        break;
+    }
+    if (!ok)
+        return pflref_error_set(
+            err, PFLREF_ENOMEM, "P",
+            "model %s with d = %zu, k = %zu, h = %zu: the parameter count "
+            "overflows size_t (limit PFLREF_MAX_PARAMS = %zu)",
+            kname, d, k, h, PFLREF_MAX_PARAMS);
+    if (P > PFLREF_MAX_PARAMS)
+        return pflref_error_set(
+            err, PFLREF_ENOMEM, "P",
+            "model %s with d = %zu, k = %zu, h = %zu has P = %zu parameters, "
+            "more than PFLREF_MAX_PARAMS = %zu",
+            kname, d, k, h, P, PFLREF_MAX_PARAMS);
+
+    /* Fill the description and its blocks, in state_dict order. */
+    memset(m, 0, sizeof *m);
+    m->kind = kind;
+    m->loss = loss;
+    m->d = d;
+    m->k = k;
+    m->h = h;
+    m->bias = bias;
+    m->P = P;
+    switch (kind) {
+    case PFLREF_MODEL_QUADRATIC:
+        add_block(m, "w", d, 1, 1, 1);
+        break;
+    case PFLREF_MODEL_LINEAR:
+        add_block(m, "w", d, 1, 1, 1);
+        if (bias)
+            add_block(m, "b", 1, 1, 1, 1);
+        break;
+    case PFLREF_MODEL_SOFTMAX:
+        add_block(m, "W", k, d, 1, 1);
+        if (bias)
+            add_block(m, "b", k, 1, 1, 1);
+        break;
+    case PFLREF_MODEL_MLP:
+        add_block(m, "W1", h, d, 1, 0);
+        add_block(m, "b1", h, 1, 1, 0);
+        add_block(m, "W2", k, h, 0, 1);
+        add_block(m, "b2", k, 1, 0, 1);
+        break;
+    }
+    return PFLREF_OK;
+}
+
+int pflref_model_block_index(const pflref_model *m, const char *name)
+{
+    if (m == NULL || name == NULL)
+        return -1;
+    for (size_t b = 0; b < m->nblocks && b < PFLREF_MAX_BLOCKS; b++)
+        if (strcmp(m->blocks[b].name, name) == 0)
+            return (int)b;
+    return -1;
+}
+
+/* ------------------------------------------------------------------------
+ * Workspace
+ * ------------------------------------------------------------------------ */
+
+pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
+                                                     size_t max_batch)
+{
+    if (m == NULL || pflref_model_kind_name(m->kind) == NULL || m->d < 1)
+        return NULL;
+    pflref_model_workspace *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return NULL;
+    ws->kind = m->kind;
+    ws->d = m->d;
+    ws->k = m->k;
+    ws->h = m->h;
+    ws->max_batch = max_batch;
+    if (m->kind == PFLREF_MODEL_QUADRATIC) /* data-free: no buffers */
+        return ws;
+    if (max_batch < 1 || m->k < 1) {
+        free(ws);
+        return NULL;
+    }
+
+    /* Sizes: Xb nb·d, yb nb, Z and RZ nb·k, A, H, RH and T nb·h each. */
+    size_t nd, nk, nh, total = 0;
+    if (!mul_ok(max_batch, m->d, &nd) || !mul_ok(max_batch, m->k, &nk) ||
+        !mul_ok(max_batch, m->h, &nh) || !add_ok(&total, nd) ||
+        !add_ok(&total, max_batch) || !add_ok(&total, nk) ||
+        !add_ok(&total, nk) || !add_ok(&total, nh) || !add_ok(&total, nh) ||
+        !add_ok(&total, nh) || !add_ok(&total, nh) ||
+        total > SIZE_MAX / sizeof(double)) {
+        free(ws);
+        return NULL;
+    }
+    ws->mem = calloc(total, sizeof(double));
+    if (ws->mem == NULL) {
+        free(ws);
+        return NULL;
+    }
+    ws->Xb = ws->mem;
+    ws->yb = ws->Xb + nd;
+    ws->Z = ws->yb + max_batch;
+    ws->RZ = ws->Z + nk;
+    ws->A = ws->RZ + nk;
+    ws->H = ws->A + nh;
+    ws->RH = ws->H + nh;
+    ws->T = ws->RH + nh;
+    return ws;
+}
+
+void pflref_model_workspace_free(pflref_model_workspace *ws)
+{
+    if (ws == NULL)
+        return;
+    free(ws->mem);
+    free(ws);
+}
+
+/* ------------------------------------------------------------------------
+ * BLAS wrappers: GSL views on flat row-major arrays.
+ * ------------------------------------------------------------------------ */
+
+/* C := alpha op(A) op(B) + beta C, with A ar × ac, B br × bc, C cr × cc
+ * (the shapes of the stored arrays, before op). */
+static void gemm(CBLAS_TRANSPOSE_t tA, CBLAS_TRANSPOSE_t tB, double alpha,
+                 const double *A, size_t ar, size_t ac, const double *B,
+                 size_t br, size_t bc, double beta, double *C, size_t cr,
+                 size_t cc)
+{
+    gsl_matrix_const_view Av = gsl_matrix_const_view_array(A, ar, ac);
+    gsl_matrix_const_view Bv = gsl_matrix_const_view_array(B, br, bc);
+    gsl_matrix_view Cv = gsl_matrix_view_array(C, cr, cc);
+    gsl_blas_dgemm(tA, tB, alpha, &Av.matrix, &Bv.matrix, beta, &Cv.matrix);
+}
+
+/* y := alpha op(A) x + beta y, with A ar × ac. */
+static void gemv(CBLAS_TRANSPOSE_t tA, double alpha, const double *A,
+                 size_t ar, size_t ac, const double *x, double beta,
+                 double *y)
+{
+    gsl_matrix_const_view Av = gsl_matrix_const_view_array(A, ar, ac);
+    gsl_vector_const_view xv =
+        gsl_vector_const_view_array(x, tA == CblasNoTrans ? ac : ar);
+    gsl_vector_view yv =
+        gsl_vector_view_array(y, tA == CblasNoTrans ? ar : ac);
+    gsl_blas_dgemv(tA, alpha, &Av.matrix, &xv.vector, beta, &yv.vector);
+}
+
+/* out[q] := alpha Σ_{j=0}^{nb−1} M[j][q]  (M nb × c), summed in batch order. */
+static void colsum(const double *M, size_t nb, size_t c, double alpha,
+                   double *out)
+{
+    for (size_t q = 0; q < c; q++) {
+        double s = 0.0;
+        for (size_t j = 0; j < nb; j++)
+            s += M[j * c + q];
+        out[q] = alpha * s;
+    }
+}
+
+/* Every row of M (nb × c) := b, or 0 when b is NULL. */
+static void fill_rows(double *M, size_t nb, size_t c, const double *b)
+{
+    for (size_t j = 0; j < nb; j++)
+        for (size_t q = 0; q < c; q++)
+            M[j * c + q] = b != NULL ? b[q] : 0.0;
+}
+
+/* relu'(a) with relu'(0) = 0 (PyTorch). */
+static double relu_prime(double a)
+{
+    return a > 0.0 ? 1.0 : 0.0;
+}
+
+/* ------------------------------------------------------------------------
+ * Batches
+ * ------------------------------------------------------------------------ */
+
+static int ws_fits(const pflref_model *m, const pflref_model_workspace *ws)
+{
+    return ws->kind == m->kind && ws->d == m->d && ws->k == m->k &&
+           ws->h == m->h;
+}
+
+/* Test the arguments every compute function shares: m, w, D and ws are
+ * non-NULL, ws was sized for m, and D holds the arrays m reads. */
+static pflref_status check_args(const pflref_model *m, const double *w,
+                                const pflref_data *D,
+                                const pflref_model_workspace *ws)
+{
+    if (m == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "m", "m is NULL");
+    if (w == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "w", "w is NULL");
+    if (D == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "D", "D is NULL");
+    if (ws == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "ws", "ws is NULL");
+    if (!ws_fits(m, ws))
+        return pflref_error_set(NULL, PFLREF_EINVAL, "ws",
+                                "ws was sized for another model");
+    if (m->kind == PFLREF_MODEL_QUADRATIC) {
+        if (D->a == NULL || D->c == NULL)
+            return pflref_error_set(NULL, PFLREF_EINVAL, "D",
+                                    "quadratic data without a or c");
+        return PFLREF_OK;
+    }
+    if (D->X == NULL || D->y == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "D",
+                                "data without X or y");
+    return PFLREF_OK;
+}
+
+/* check_args, then settle the batch of loss, grad and hvp:
+ * *nb_out := nb (idx given) or D->n (idx NULL; nb must then be 0 or D->n),
+ * 1 ≤ *nb_out ≤ max_batch, every idx[j] < D->n.  The quadratic model has no
+ * batch: *nb_out := 0. */
+static pflref_status check_batch(const pflref_model *m, const double *w,
+                                 const pflref_data *D, const size_t *idx,
+                                 size_t nb, const pflref_model_workspace *ws,
+                                 size_t *nb_out)
+{
+    *nb_out = 0;
+    pflref_status st = check_args(m, w, D, ws);
+    if (st != PFLREF_OK || m->kind == PFLREF_MODEL_QUADRATIC)
+        return st;
+    if (idx == NULL) {
+        if (nb != 0 && nb != D->n)
+            return pflref_error_set(NULL, PFLREF_EINVAL, "nb",
+                                    "idx is NULL (whole data set of n = %zu) "
+                                    "but nb = %zu",
+                                    D->n, nb);
+        nb = D->n;
+    }
+    if (nb == 0)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "nb", "empty batch");
+    if (nb > ws->max_batch)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "nb",
+                                "nb = %zu exceeds the workspace's max_batch "
+                                "= %zu",
+                                nb, ws->max_batch);
+    if (idx != NULL)
+        for (size_t j = 0; j < nb; j++)
+            if (idx[j] >= D->n)
+                return pflref_error_set(NULL, PFLREF_EINVAL, "idx",
+                                        "idx[%zu] = %zu is not below n = %zu",
+                                        j, idx[j], D->n);
+    *nb_out = nb;
+    return PFLREF_OK;
+}
+
+/* Gather the batch into the workspace: row j of X_b := x_i and y_b[j] := y_i
+ * with i = idx[j], or i = first + j when idx is NULL.  Classifier labels must
+ * be integral and in [0, k). */
+static pflref_status gather(const pflref_model *m, const pflref_data *D,
+                            const size_t *idx, size_t first, size_t nb,
+                            pflref_model_workspace *ws)
+{
+    const size_t d = m->d;
+    const int classifier = m->kind != PFLREF_MODEL_LINEAR;
+    for (size_t j = 0; j < nb; j++) {
+        const size_t i = idx != NULL ? idx[j] : first + j;
+        memcpy(ws->Xb + j * d, D->X + i * d, d * sizeof(double));
+        const double y = D->y[i];
+        if (classifier && !(y >= 0.0 && y < (double)m->k && y == floor(y)))
+            return pflref_error_set(NULL, PFLREF_EINVAL, "D",
+                                    "label y[%zu] = %g is not an integer in "
+                                    "[0, %zu)",
+                                    i, y, m->k);
+        ws->yb[j] = y;
+    }
+    return PFLREF_OK;
+}
+
+/* Forward pass on the gathered batch.
+ *   linear   Z := X_b w + b                      (nb)
+ *   softmax  Z := X_b Wᵀ + 1 bᵀ                  (nb × k)
+ *   mlp      A := X_b W1ᵀ + 1 b1ᵀ,  H := relu(A),  Z := H W2ᵀ + 1 b2ᵀ */
+static void forward(const pflref_model *m, const double *w, size_t nb,
+                    pflref_model_workspace *ws)
+{
+    const size_t d = m->d, k = m->k, h = m->h;
+    switch (m->kind) {
+    case PFLREF_MODEL_LINEAR:
+        /* Z := X_b w */
+        gemv(CblasNoTrans, 1.0, ws->Xb, nb, d, w, 0.0, ws->Z);
+        if (m->bias)
+            for (size_t j = 0; j < nb; j++) /* ŷ_j := x_jᵀw + b */
+                ws->Z[j] += w[d];
+        break;
+    case PFLREF_MODEL_SOFTMAX: {
+        const double *W = w, *b = m->bias ? w + k * d : NULL;
+        fill_rows(ws->Z, nb, k, b);     /* Z := 1 bᵀ  (or 0)  */
+        /* Z := X_b Wᵀ + Z */
+        gemm(CblasNoTrans, CblasTrans, 1.0, ws->Xb, nb, d, W, k, d, 1.0,
+             ws->Z, nb, k);
+        break;
+    }
+    case PFLREF_MODEL_MLP: {
+        const double *W1 = w, *b1 = W1 + h * d, *W2 = b1 + h, *b2 = W2 + k * h;
+        fill_rows(ws->A, nb, h, b1);    /* A := 1 b1ᵀ */
+        /* A := X_b W1ᵀ + A */
+        gemm(CblasNoTrans, CblasTrans, 1.0, ws->Xb, nb, d, W1, h, d, 1.0,
+             ws->A, nb, h);
+        for (size_t q = 0; q < nb * h; q++) /* H := relu(A) */
+            ws->H[q] = ws->A[q] > 0.0 ? ws->A[q] : 0.0;
+        fill_rows(ws->Z, nb, k, b2);    /* Z := 1 b2ᵀ */
+        /* Z := H W2ᵀ + Z */
+        gemm(CblasNoTrans, CblasTrans, 1.0, ws->H, nb, h, W2, k, h, 1.0,
+             ws->Z, nb, k);
+        break;
+    }
+    case PFLREF_MODEL_QUADRATIC:
+        break;
+    }
+}
+
+/* Linear: Z := r = ŷ − y_b, and *sum += Σ_j ℓ_j in batch order, with
+ * ℓ_j = r_j² (squared) or ½ r_j² (half_squared).  *sq += Σ_j r_j² when sq
+ * is non-NULL (the mse numerator). */
+static void residual_terms(const pflref_model *m, size_t nb,
+                           pflref_model_workspace *ws, double *sum, double *sq)
+{
+    const double half = m->loss == PFLREF_LOSS_HALF_SQUARED ? 0.5 : 1.0;
+    for (size_t j = 0; j < nb; j++) {
+        const double r = ws->Z[j] - ws->yb[j];
+        ws->Z[j] = r;
+        *sum += half * (r * r);
+        if (sq != NULL)
+            *sq += r * r;
+    }
+}
+
+/* Classifiers: each row z of Z := softmax(z) = p, and *sum += ℓ_j in batch
+ * order, with ℓ = log Σ_c exp(z_c − m) − (z_y − m), m = max_c z_c. */
+static void softmax_terms(size_t nb, size_t k, pflref_model_workspace *ws,
+                          double *sum)
+{
+    for (size_t j = 0; j < nb; j++) {
+        double *z = ws->Z + j * k;
+        const size_t y = (size_t)ws->yb[j];
+        double zmax = z[0];
+        for (size_t c = 1; c < k; c++)
+            if (z[c] > zmax)
+                zmax = z[c];
+        const double zy = z[y] - zmax;
+        double S = 0.0;
+        for (size_t c = 0; c < k; c++) {
+            z[c] = exp(z[c] - zmax);
+            S += z[c];
+        }
+        *sum += log(S) - zy;
+        for (size_t c = 0; c < k; c++) /* p_c := exp(z_c − m) / S */
+            z[c] /= S;
+    }
+}
+
+/* Classifiers: Z := P − Y (Y the one-hot labels): the gradient of ℓ_j with
+ * respect to z_j. */
+static void subtract_onehot(size_t nb, size_t k, pflref_model_workspace *ws)
+{
+    for (size_t j = 0; j < nb; j++)
+        ws->Z[j * k + (size_t)ws->yb[j]] -= 1.0;
+}
+
+/* Classifiers: each row of RZ := R{p} = p ⊙ (R{z} − (pᵀ R{z}) 1), with p the
+ * matching row of Z (the softmax Jacobian (diag p − p pᵀ) applied to R{z}). */
+static void softmax_jvp(size_t nb, size_t k, pflref_model_workspace *ws)
+{
+    for (size_t j = 0; j < nb; j++) {
+        const double *p = ws->Z + j * k;
+        double *rz = ws->RZ + j * k;
+        double s = 0.0;
+        for (size_t c = 0; c < k; c++)
+            s += p[c] * rz[c];
+        for (size_t c = 0; c < k; c++)
+            rz[c] = p[c] * (rz[c] - s);
+    }
+}
+
+/* Quadratic: f(w) = ½ Σ_j a_j (w_j − c_j)². */
+static double quadratic_f(const pflref_model *m, const double *w,
+                          const pflref_data *D)
+{
+    double s = 0.0;
+    for (size_t j = 0; j < m->d; j++) {
+        const double e = w[j] - D->c[j];
+        s += D->a[j] * (e * e);
+    }
+    return 0.5 * s;
+}
+
+/* Forward pass plus the summed batch loss; leaves r (linear) or P
+ * (classifiers) in Z. */
+static pflref_status batch_forward(const pflref_model *m, const double *w,
+                                   const pflref_data *D, const size_t *idx,
+                                   size_t nb, pflref_model_workspace *ws,
+                                   double *sum)
+{
+    pflref_status st = gather(m, D, idx, 0, nb, ws);
+    if (st != PFLREF_OK)
+        return st;
+    forward(m, w, nb, ws);
+    *sum = 0.0;
+    if (m->kind == PFLREF_MODEL_LINEAR)
+        residual_terms(m, nb, ws, sum, NULL);
+    else
+        softmax_terms(nb, m->k, ws, sum);
+    return PFLREF_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Loss, gradient, Hessian-vector product
+ * ------------------------------------------------------------------------ */
+
+pflref_status pflref_model_loss(const pflref_model *m, const double *w,
+                                const pflref_data *D, const size_t *idx,
+                                size_t nb, pflref_model_workspace *ws,
+                                double *loss)
+{
+    size_t n_b;
+    pflref_status st = check_batch(m, w, D, idx, nb, ws, &n_b);
+    if (st != PFLREF_OK)
+        return st;
+    if (loss == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "loss", "loss is NULL");
+
+    if (m->kind == PFLREF_MODEL_QUADRATIC) {
+        *loss = quadratic_f(m, w, D);
+        return PFLREF_OK;
+    }
+    double sum;
+    st = batch_forward(m, w, D, idx, n_b, ws, &sum);
+    if (st != PFLREF_OK)
+        return st;
+    *loss = sum / (double)n_b; /* (1/nb) Σ_j ℓ_j */
+    return PFLREF_OK;
+}
+
+pflref_status pflref_model_grad(const pflref_model *m, const double *w,
+                                const pflref_data *D, const size_t *idx,
+                                size_t nb, pflref_model_workspace *ws,
+                                double *g, double *loss)
+{
+    size_t n_b;
+    pflref_status st = check_batch(m, w, D, idx, nb, ws, &n_b);
+    if (st != PFLREF_OK)
+        return st;
+    if (g == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "g", "g is NULL");
+    const size_t d = m->d, k = m->k, h = m->h;
+
+    if (m->kind == PFLREF_MODEL_QUADRATIC) {
+        for (size_t j = 0; j < d; j++) /* g_j := a_j (w_j − c_j) */
+            g[j] = D->a[j] * (w[j] - D->c[j]);
+        if (loss != NULL)
+            *loss = quadratic_f(m, w, D);
+        return PFLREF_OK;
+    }
+
+    double sum;
+    st = batch_forward(m, w, D, idx, n_b, ws, &sum);
+    if (st != PFLREF_OK)
+        return st;
+    const double inv = 1.0 / (double)n_b;
+
+    switch (m->kind) {
+    case PFLREF_MODEL_LINEAR: {
+        /* ∂ℓ/∂ŷ = s r with s = 2 (squared) or 1 (half_squared). */
+        const double alpha =
+            (m->loss == PFLREF_LOSS_SQUARED ? 2.0 : 1.0) * inv;
+        /* g_w := (s/nb) X_bᵀ r */
+        gemv(CblasTrans, alpha, ws->Xb, n_b, d, ws->Z, 0.0, g);
+        if (m->bias)                    /* g_b := (s/nb) Σ_j r_j */
+            colsum(ws->Z, n_b, 1, alpha, g + d);
+        break;
+    }
+    case PFLREF_MODEL_SOFTMAX:
+        subtract_onehot(n_b, k, ws);    /* G := P − Y */
+        /* g_W := (1/nb) Gᵀ X_b   (k × d) */
+        gemm(CblasTrans, CblasNoTrans, inv, ws->Z, n_b, k, ws->Xb, n_b, d,
+             0.0, g, k, d);
+        if (m->bias)                    /* g_b := (1/nb) Σ_j G_j */
+            colsum(ws->Z, n_b, k, inv, g + k * d);
+        break;
+    case PFLREF_MODEL_MLP: {
+        const double *W2 = w + h * d + h;
+        double *gW1 = g, *gb1 = gW1 + h * d, *gW2 = gb1 + h,
+               *gb2 = gW2 + k * h;
+        subtract_onehot(n_b, k, ws);    /* G := P − Y */
+        /* g_W2 := (1/nb) Gᵀ H   (k × h) */
+        gemm(CblasTrans, CblasNoTrans, inv, ws->Z, n_b, k, ws->H, n_b, h,
+             0.0, gW2, k, h);
+        colsum(ws->Z, n_b, k, inv, gb2); /* g_b2 := (1/nb) Σ_j G_j */
+        /* T := G W2   (nb × h) */
+        gemm(CblasNoTrans, CblasNoTrans, 1.0, ws->Z, n_b, k, W2, k, h, 0.0,
+             ws->T, n_b, h);
+        for (size_t q = 0; q < n_b * h; q++) /* δ := T ⊙ relu'(A) */
+            ws->T[q] *= relu_prime(ws->A[q]);
+        /* g_W1 := (1/nb) δᵀ X_b   (h × d) */
+        gemm(CblasTrans, CblasNoTrans, inv, ws->T, n_b, h, ws->Xb, n_b, d,
+             0.0, gW1, h, d);
+        colsum(ws->T, n_b, h, inv, gb1); /* g_b1 := (1/nb) Σ_j δ_j */
+        break;
+    }
+    case PFLREF_MODEL_QUADRATIC:
+        break;
+    }
+    if (loss != NULL)
+        *loss = sum / (double)n_b;      /* (1/nb) Σ_j ℓ_j */
+    return PFLREF_OK;
+}
+
+pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
+                               const pflref_data *D, const size_t *idx,
+                               size_t nb, const double *v,
+                               pflref_model_workspace *ws, double *Hv)
+{
+    size_t n_b;
+    pflref_status st = check_batch(m, w, D, idx, nb, ws, &n_b);
+    if (st != PFLREF_OK)
+        return st;
+    if (v == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "v", "v is NULL");
+    if (Hv == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "Hv", "Hv is NULL");
+    const size_t d = m->d, k = m->k, h = m->h;
+
+    if (m->kind == PFLREF_MODEL_QUADRATIC) {
+        for (size_t j = 0; j < d; j++) /* (H v)_j := a_j v_j */
+            Hv[j] = D->a[j] * v[j];
+        return PFLREF_OK;
+    }
+
+    const double inv = 1.0 / (double)n_b;
+    if (m->kind == PFLREF_MODEL_LINEAR) {
+        /* The Hessian (s/nb) X̃ᵀ X̃ (X̃ = [X_b 1]) does not depend on w. */
+        st = gather(m, D, idx, 0, n_b, ws);
+        if (st != PFLREF_OK)
+            return st;
+        const double alpha =
+            (m->loss == PFLREF_LOSS_SQUARED ? 2.0 : 1.0) * inv;
+        /* R{ŷ} := X_b v_w */
+        gemv(CblasNoTrans, 1.0, ws->Xb, n_b, d, v, 0.0, ws->RZ);
+        if (m->bias)
+            for (size_t j = 0; j < n_b; j++) /* R{ŷ}_j += v_b */
+                ws->RZ[j] += v[d];
+        /* (H v)_w := (s/nb) X_bᵀ R{ŷ} */
+        gemv(CblasTrans, alpha, ws->Xb, n_b, d, ws->RZ, 0.0, Hv);
+        if (m->bias)                    /* (H v)_b := (s/nb) Σ_j R{ŷ}_j */
+            colsum(ws->RZ, n_b, 1, alpha, Hv + d);
+        return PFLREF_OK;
+    }
+
+    double sum;
+    st = batch_forward(m, w, D, idx, n_b, ws, &sum); /* Z := P */
+    if (st != PFLREF_OK)
+        return st;
+
+    if (m->kind == PFLREF_MODEL_SOFTMAX) {
+        const double *VW = v, *vb = m->bias ? v + k * d : NULL;
+        fill_rows(ws->RZ, n_b, k, vb);  /* R{Z} := 1 v_bᵀ (or 0) */
+        /* R{Z} := X_b V_Wᵀ + R{Z} */
+        gemm(CblasNoTrans, CblasTrans, 1.0, ws->Xb, n_b, d, VW, k, d, 1.0,
+             ws->RZ, n_b, k);
+        softmax_jvp(n_b, k, ws);        /* R{P} := p ⊙ (R{z} − pᵀR{z}) */
+        /* (H v)_W := (1/nb) R{P}ᵀ X_b */
+        gemm(CblasTrans, CblasNoTrans, inv, ws->RZ, n_b, k, ws->Xb, n_b, d,
+             0.0, Hv, k, d);
+        if (m->bias)                    /* (H v)_b := (1/nb) Σ_j R{p}_j */
+            colsum(ws->RZ, n_b, k, inv, Hv + k * d);
+        return PFLREF_OK;
+    }
+
+    /* mlp: the R-operator applied to the forward and backward passes. */
+    const double *W2 = w + h * d + h;
+    const double *V1 = v, *vb1 = V1 + h * d, *V2 = vb1 + h, *vb2 = V2 + k * h;
+    double *HW1 = Hv, *Hb1 = HW1 + h * d, *HW2 = Hb1 + h, *Hb2 = HW2 + k * h;
+
+    fill_rows(ws->RH, n_b, h, vb1);     /* R{A} := 1 v_b1ᵀ */
+    /* R{A} := X_b V1ᵀ + R{A} */
+    gemm(CblasNoTrans, CblasTrans, 1.0, ws->Xb, n_b, d, V1, h, d, 1.0, ws->RH,
+         n_b, h);
+    for (size_t q = 0; q < n_b * h; q++) /* R{H} := relu'(A) ⊙ R{A} */
+        ws->RH[q] *= relu_prime(ws->A[q]);
+    fill_rows(ws->RZ, n_b, k, vb2);     /* R{Z} := 1 v_b2ᵀ */
+    /* R{Z} := R{H} W2ᵀ + R{Z} */
+    gemm(CblasNoTrans, CblasTrans, 1.0, ws->RH, n_b, h, W2, k, h, 1.0, ws->RZ,
+         n_b, k);
+    /* R{Z} := H V2ᵀ + R{Z} */
+    gemm(CblasNoTrans, CblasTrans, 1.0, ws->H, n_b, h, V2, k, h, 1.0, ws->RZ,
+         n_b, k);
+    softmax_jvp(n_b, k, ws);            /* R{G} = R{P} := p ⊙ (R{z} − pᵀR{z}) */
+    subtract_onehot(n_b, k, ws);        /* G := P − Y */
+
+    /* (H v)_W2 = R{Gᵀ H}/nb := (1/nb) R{G}ᵀ H + (1/nb) Gᵀ R{H} */
+    gemm(CblasTrans, CblasNoTrans, inv, ws->RZ, n_b, k, ws->H, n_b, h, 0.0,
+         HW2, k, h);
+    gemm(CblasTrans, CblasNoTrans, inv, ws->Z, n_b, k, ws->RH, n_b, h, 1.0,
+         HW2, k, h);
+    colsum(ws->RZ, n_b, k, inv, Hb2);   /* (H v)_b2 := (1/nb) Σ_j R{G}_j */
+    /* R{δ} = (R{G} W2 + G V2) ⊙ relu'(A)   (relu'' = 0):
+     * T := R{G} W2, then T := G V2 + T */
+    gemm(CblasNoTrans, CblasNoTrans, 1.0, ws->RZ, n_b, k, W2, k, h, 0.0,
+         ws->T, n_b, h);
+    gemm(CblasNoTrans, CblasNoTrans, 1.0, ws->Z, n_b, k, V2, k, h, 1.0,
+         ws->T, n_b, h);
+    for (size_t q = 0; q < n_b * h; q++)
+        ws->T[q] *= relu_prime(ws->A[q]);
+    /* (H v)_W1 := (1/nb) R{δ}ᵀ X_b */
+    gemm(CblasTrans, CblasNoTrans, inv, ws->T, n_b, h, ws->Xb, n_b, d, 0.0,
+         HW1, h, d);
+    colsum(ws->T, n_b, h, inv, Hb1);    /* (H v)_b1 := (1/nb) Σ_j R{δ}_j */
+    return PFLREF_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Evaluation
+ * ------------------------------------------------------------------------ */
+
+pflref_status pflref_model_evaluate(const pflref_model *m, const double *w,
+                                    const pflref_data *D,
+                                    pflref_model_workspace *ws,
+                                    pflref_eval *out)
+{
+    pflref_status st = check_args(m, w, D, ws);
+    if (st != PFLREF_OK)
+        return st;
+    if (out == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "out", "out is NULL");
+    if (m->kind != PFLREF_MODEL_QUADRATIC && D->n == 0)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "D",
+                                "nothing to evaluate: n = 0");
+
+    out->mse = NAN;
+    out->accuracy = NAN;
+    out->n = D->n;
+    if (m->kind == PFLREF_MODEL_QUADRATIC) {
+        out->loss = quadratic_f(m, w, D);
+        return PFLREF_OK;
+    }
+
+    /* Sums over all samples in index order, chunk after chunk. */
+    const size_t k = m->k;
+    double sum = 0.0, sq = 0.0;
+    size_t correct = 0;
+    for (size_t first = 0; first < D->n; first += ws->max_batch) {
+        const size_t nc = D->n - first < ws->max_batch ? D->n - first
+                                                        : ws->max_batch;
+        st = gather(m, D, NULL, first, nc, ws);
+        if (st != PFLREF_OK)
+            return st;
+        forward(m, w, nc, ws);
+        if (m->kind == PFLREF_MODEL_LINEAR) {
+            residual_terms(m, nc, ws, &sum, &sq);
+            continue;
+        }
+        for (size_t j = 0; j < nc; j++) { /* argmax z_j, lowest index on ties */
+            const double *z = ws->Z + j * k;
+            size_t best = 0;
+            for (size_t c = 1; c < k; c++)
+                if (z[c] > z[best])
+                    best = c;
+            correct += best == (size_t)ws->yb[j];
+        }
+        softmax_terms(nc, k, ws, &sum);
+    }
+    out->loss = sum / (double)D->n;              /* (1/n) Σ_j ℓ_j        */
+    if (m->kind == PFLREF_MODEL_LINEAR)
+        out->mse = sq / (double)D->n;            /* (1/n) Σ_j (ŷ_j − y_j)² */
+    else
+        out->accuracy = (double)correct / (double)D->n;
+    return PFLREF_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Validation
+ * ------------------------------------------------------------------------ */
+
+/* "<where>.<field>" (or "<field>" when where is empty) into buf. */
+static const char *path(char *buf, size_t len, const char *where,
+                        const char *field)
+{
+    snprintf(buf, len, "%s%s%s", where, where[0] != '\0' ? "." : "", field);
+    return buf;
+}
+
+pflref_status pflref_data_validate(const pflref_model *m, const pflref_data *D,
+                                   const char *where, pflref_error *err)
+{
+    char p[PFLREF_WHERE_MAX], f[64];
+    if (where == NULL)
+        where = "";
+    if (m == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "m", "m is NULL");
+    if (D == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                where[0] != '\0' ? where : "D", "no data");
+    if (D->n < 1)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                path(p, sizeof p, where, "n"),
+                                "n = 0: a data set needs at least one sample");
+    const size_t d = m->d;
+
+    if (m->kind == PFLREF_MODEL_QUADRATIC) {
+        if (D->a == NULL)
+            return pflref_error_set(err, PFLREF_EINVAL,
+                                    path(p, sizeof p, where, "a"),
+                                    "quadratic data without a (%zu entries)",
+                                    d);
+        if (D->c == NULL)
+            return pflref_error_set(err, PFLREF_EINVAL,
+                                    path(p, sizeof p, where, "c"),
+                                    "quadratic data without c (%zu entries)",
+                                    d);
+        for (size_t j = 0; j < d; j++) {
+            if (!(isfinite(D->a[j]) && D->a[j] > 0.0)) {
+                snprintf(f, sizeof f, "a[%zu]", j);
+                return pflref_error_set(err, PFLREF_EINVAL,
+                                        path(p, sizeof p, where, f),
+                                        "a_j = %g: the curvatures a_j must be "
+                                        "finite and > 0",
+                                        D->a[j]);
+            }
+            if (!isfinite(D->c[j])) {
+                snprintf(f, sizeof f, "c[%zu]", j);
+                return pflref_error_set(err, PFLREF_EINVAL,
+                                        path(p, sizeof p, where, f),
+                                        "c_j = %g is not finite", D->c[j]);
+            }
+        }
+        return PFLREF_OK;
+    }
+
+    size_t nd;
+    if (!mul_ok(D->n, d, &nd) || nd > PFLREF_MAX_DATA)
+        return pflref_error_set(err, PFLREF_ENOMEM,
+                                path(p, sizeof p, where, "X"),
+                                "n·d = %zu·%zu exceeds PFLREF_MAX_DATA = %zu",
+                                D->n, d, PFLREF_MAX_DATA);
+    if (D->X == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                path(p, sizeof p, where, "X"),
+                                "no features X (%zu × %zu)", D->n, d);
+    if (D->y == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                path(p, sizeof p, where, "y"),
+                                "no labels y (%zu)", D->n);
+    for (size_t i = 0; i < D->n; i++)
+        for (size_t j = 0; j < d; j++)
+            if (!isfinite(D->X[i * d + j])) {
+                snprintf(f, sizeof f, "X[%zu][%zu]", i, j);
+                return pflref_error_set(err, PFLREF_EINVAL,
+                                        path(p, sizeof p, where, f),
+                                        "feature %g is not finite",
+                                        D->X[i * d + j]);
+            }
+    const int classifier = m->kind != PFLREF_MODEL_LINEAR;
+    for (size_t i = 0; i < D->n; i++) {
+        const double y = D->y[i];
+        if (!isfinite(y)) {
+            snprintf(f, sizeof f, "y[%zu]", i);
+            return pflref_error_set(err, PFLREF_EINVAL,
+                                    path(p, sizeof p, where, f),
+                                    "label %g is not finite", y);
+        }
+        if (classifier && !(y >= 0.0 && y < (double)m->k && y == floor(y))) {
+            snprintf(f, sizeof f, "y[%zu]", i);
+            return pflref_error_set(err, PFLREF_EINVAL,
+                                    path(p, sizeof p, where, f),
+                                    "label %g is not an integer class in "
+                                    "[0, %zu)",
+                                    y, m->k);
+        }
+    }
+    return PFLREF_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Split
+ * ------------------------------------------------------------------------ */
+
+pflref_status pflref_split_from_names(const pflref_model *m,
+                                      const char *const *names, size_t count,
+                                      const char *where, pflref_split *out,
+                                      pflref_error *err)
+{
+    char p[PFLREF_WHERE_MAX];
+    if (where == NULL)
+        where = "split";
+    if (m == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "m", "m is NULL");
+    if (out == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "out", "out is NULL");
+    if (names == NULL && count > 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%zu names expected, names is NULL", count);
+    memset(out, 0, sizeof *out);
+    for (size_t j = 0; j < count; j++) {
+        const char *name = names[j];
+        const int input = name != NULL && strcmp(name, "input") == 0;
+        const int head = name != NULL && strcmp(name, "head") == 0;
+        const int b = pflref_model_block_index(m, name);
+        if (!input && !head && b < 0) {
+            char list[128] = "";
+            for (size_t q = 0; q < m->nblocks; q++) {
+                size_t len = strlen(list);
+                snprintf(list + len, sizeof list - len, "%s, ",
+                         m->blocks[q].name);
+            }
+            snprintf(p, sizeof p, "%s[%zu]", where, j);
+            return pflref_error_set(
+                err, PFLREF_EINVAL, p,
+                "unknown block or group \"%s\": model %s has blocks %sand "
+                "the groups input, head",
+                name != NULL ? name : "(null)",
+                pflref_model_kind_name(m->kind) != NULL
+                    ? pflref_model_kind_name(m->kind)
+                    : "(unknown)",
+                list);
+        }
+        for (size_t q = 0; q < m->nblocks; q++)
+            if ((input && m->blocks[q].is_input) ||
+                (head && m->blocks[q].is_head) || (int)q == b)
+                out->personal[q] = 1;
+    }
+    return PFLREF_OK;
+}
+
+void pflref_split_mask(const pflref_model *m, const pflref_split *split,
+                       unsigned char *mask)
+{
+    if (m == NULL || mask == NULL)
+        return;
+    memset(mask, 0, m->P);
+    if (split == NULL)
+        return;
+    for (size_t q = 0; q < m->nblocks; q++)
+        if (split->personal[q])
+            memset(mask + m->blocks[q].offset, 1, m->blocks[q].size);
+}

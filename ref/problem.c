@@ -1,0 +1,182 @@
+/* ref/problem.c: a federated problem (one model, N clients' train and test
+ * data): allocation, release and validation.
+ *
+ * The generators declared in pflref/problem.h live in ref/generate.c.
+ *
+ * Ownership: a pflref_problem owns its clients array and every X, y, a and
+ * c array of every client's train and test data; pflref_problem_free
+ * releases them all.  Test data is all-or-none: either every client has
+ * test.n ≥ 1 or every client has test.n = 0 (the quadratic model ignores
+ * test data).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include "pflref/problem.h"
+
+pflref_problem *pflref_problem_alloc(const pflref_model *m, size_t N)
+{
+    if (m == NULL)
+        return NULL;
+    pflref_problem *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return NULL;
+    p->model = *m;
+    p->N = N;
+    if (N == 0) /* an empty problem: pflref_problem_validate rejects it */
+        return p;
+    p->clients = calloc(N, sizeof *p->clients);
+    if (p->clients == NULL) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Free D's arrays and zero D. */
+static void data_free(pflref_data *D)
+{
+    free(D->X);
+    free(D->y);
+    free(D->a);
+    free(D->c);
+    D->X = D->y = D->a = D->c = NULL;
+    D->n = 0;
+}
+
+void pflref_problem_free(pflref_problem *p)
+{
+    if (p == NULL)
+        return;
+    if (p->clients != NULL)
+        for (size_t i = 0; i < p->N; i++) {
+            data_free(&p->clients[i].train);
+            data_free(&p->clients[i].test);
+        }
+    free(p->clients);
+    free(p);
+}
+
+pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
+                                size_t n, pflref_error *err)
+{
+    /* Test the input parameters. */
+    if (D == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "D", "D is NULL");
+    if (m == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "m", "m is NULL");
+    if (m->d < 1)
+        return pflref_error_set(err, PFLREF_EINVAL, "m",
+                                "the model is not initialised (d = 0)");
+    D->n = 0;
+    D->X = D->y = D->a = D->c = NULL;
+
+    if (m->kind == PFLREF_MODEL_QUADRATIC) {
+        /* a and c, d entries each; n is only an aggregation weight. */
+        if (m->d > PFLREF_MAX_DATA)
+            return pflref_error_set(err, PFLREF_ENOMEM, "d",
+                                    "d = %zu exceeds PFLREF_MAX_DATA = %zu",
+                                    m->d, PFLREF_MAX_DATA);
+        D->a = calloc(m->d, sizeof(double));
+        D->c = calloc(m->d, sizeof(double));
+        if (D->a == NULL || D->c == NULL) {
+            data_free(D);
+            return pflref_error_set(err, PFLREF_ENOMEM, NULL,
+                                    "out of memory for a and c (d = %zu)",
+                                    m->d);
+        }
+        D->n = n;
+        return PFLREF_OK;
+    }
+
+    /* Quick return: an empty data set (e.g. a client without test data). */
+    if (n == 0)
+        return PFLREF_OK;
+    if (n > SIZE_MAX / m->d)
+        return pflref_error_set(err, PFLREF_ENOMEM, "n",
+                                "n·d = %zu·%zu overflows size_t (limit "
+                                "PFLREF_MAX_DATA = %zu doubles)",
+                                n, m->d, PFLREF_MAX_DATA);
+    const size_t nd = n * m->d;
+    if (nd > PFLREF_MAX_DATA)
+        return pflref_error_set(err, PFLREF_ENOMEM, "n",
+                                "n·d = %zu·%zu = %zu doubles exceeds "
+                                "PFLREF_MAX_DATA = %zu",
+                                n, m->d, nd, PFLREF_MAX_DATA);
+    D->X = calloc(nd, sizeof(double));
+    D->y = calloc(n, sizeof(double));
+    if (D->X == NULL || D->y == NULL) {
+        data_free(D);
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL,
+                                "out of memory for X (%zu × %zu) and y",
+                                n, m->d);
+    }
+    D->n = n;
+    return PFLREF_OK;
+}
+
+pflref_status pflref_problem_validate(const pflref_problem *p,
+                                      pflref_error *err)
+{
+    char where[64];
+    if (p == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "problem",
+                                "problem is NULL");
+    if (p->model.P < 1)
+        return pflref_error_set(err, PFLREF_EINVAL, "model",
+                                "the model is not initialised (P = 0)");
+    if (p->N < 1 || p->clients == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "clients",
+                                "a problem needs at least one client");
+
+    const int uses_test = p->model.kind != PFLREF_MODEL_QUADRATIC;
+    const int has0 = p->clients[0].test.n > 0;
+    for (size_t i = 0; i < p->N; i++) {
+        const pflref_client *c = &p->clients[i];
+        snprintf(where, sizeof where, "clients[%zu].train", i);
+        pflref_status st = pflref_data_validate(&p->model, &c->train, where,
+                                                err);
+        if (st != PFLREF_OK)
+            return st;
+        if (!uses_test)
+            continue;
+        snprintf(where, sizeof where, "clients[%zu].test", i);
+        if ((c->test.n > 0) != has0)
+            return pflref_error_set(
+                err, PFLREF_EINVAL, where,
+                "clients[0] %s test data and clients[%zu] %s: either every "
+                "client has test data or none",
+                has0 ? "has" : "has no", i, has0 ? "has none" : "has some");
+        if (c->test.n > 0) {
+            st = pflref_data_validate(&p->model, &c->test, where, err);
+            if (st != PFLREF_OK)
+                return st;
+        }
+    }
+    return PFLREF_OK;
+}
+
+size_t pflref_problem_max_n(const pflref_problem *p)
+{
+    size_t n = 1;
+    if (p == NULL || p->clients == NULL)
+        return n;
+    for (size_t i = 0; i < p->N; i++) {
+        if (p->clients[i].train.n > n)
+            n = p->clients[i].train.n;
+        if (p->clients[i].test.n > n)
+            n = p->clients[i].test.n;
+    }
+    return n;
+}
+
+int pflref_problem_has_test(const pflref_problem *p)
+{
+    if (p == NULL || p->clients == NULL || p->N < 1 ||
+        p->model.kind == PFLREF_MODEL_QUADRATIC)
+        return 0;
+    for (size_t i = 0; i < p->N; i++)
+        if (p->clients[i].test.n == 0)
+            return 0;
+    return 1;
+}

@@ -1,0 +1,320 @@
+/* ref/sampler.c: client sampling without replacement, and the seeded random
+ * streams (shuffles, Gaussian and uniform draws) every random choice in
+ * pflref comes from.
+ *
+ * References.
+ *   D. E. Knuth, The Art of Computer Programming, vol. 2, 3rd ed., §3.4.2:
+ *     Algorithm S (selection sampling) and Algorithm P (shuffling).
+ *   M. Matsumoto, T. Nishimura, "Mersenne Twister", ACM TOMACS 8(1), 1998:
+ *     mt19937 with the reference init_genrand seeding.
+ *   GSL 2.7.1: gsl_ran_choose, gsl_ran_shuffle (randist/shuffle.c),
+ *     gsl_ran_gaussian (randist/gauss.c), gsl_rng_mt19937 (rng/mt.c).
+ *   numpy 1.24 legacy RandomState: choice(N, m, replace=False) is
+ *     permutation(N)[:m]; permutation shuffles arange(N) with a Fisher–Yates
+ *     from the top whose bounded integers come from random_interval.
+ *
+ * Symbols (docs/sampling.md):
+ *   N        population (clients 0..N−1)        size_t
+ *   m        sample size, 1 ≤ m ≤ N             size_t
+ *   seed     mt19937 seed, ≤ 2³² − 1            unsigned long
+ *   chosen   the m items, ascending              size_t[m]
+ *   drawn    the m items in the sampler's order  size_t[m]
+ *
+ * Samplers.
+ *   gsl           chosen = gsl_ran_choose(r, m of {0..N−1}).  Algorithm S:
+ *                 for i = 0, 1, … while j < m, draw u = raw/2³² and keep i
+ *                 when (N − i)·u < m − j.  One raw draw per inspected item;
+ *                 output ascending, so drawn = chosen.
+ *   numpy_legacy  perm = 0..N−1; for i = N−1 down to 1: j = interval(i),
+ *                 swap perm[i], perm[j]; drawn = perm[0..m−1].
+ *                 interval(i): mask = 2^b − 1, the smallest such ≥ i; draw
+ *                 raw & mask until the value is ≤ i.  N − 1 bounded draws
+ *                 (each accepted with probability > 1/2) whatever m is.
+ *                 chosen = drawn sorted ascending (insertion sort: m is the
+ *                 number of clients in one round).
+ *
+ * Deviations from the header's one-line summary, on purpose:
+ *   a) m = N: the gsl sampler takes every client without drawing (what
+ *      gsl_ran_choose would return after N draws).  The numpy_legacy
+ *      sampler still runs the full permutation, because numpy's
+ *      choice(N, N, replace=False) is a random order and `drawn` must match
+ *      it bit for bit.  chosen is 0..N−1 either way, and the schedule
+ *      (ref/schedule.c) never calls the sampler when m = N.
+ *   b) numpy_legacy rejects seed 0: GSL maps seed 0 to 4357, numpy does not.
+ *      The gsl sampler and the free functions below accept 0 (which GSL
+ *      treats exactly as 4357).
+ *   c) populations are limited to N ≤ 2³² (pflref_sampler_alloc refuses a
+ *      larger N_max): above it numpy's random_interval switches to 64-bit
+ *      draws, which are not implemented here.
+ *
+ * Determinism: every call reseeds its generator, so a call's output depends
+ * on its arguments only.  No static mutable state.
+ *
+ * Allocation: pflref_sampler_alloc holds the only allocation of the sampler
+ * (the index workspace and the generator).  pflref_shuffle and the draws,
+ * which have no workspace, allocate one generator per call.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include "pflref/sampler.h"
+
+/* numpy draws 32-bit bounded integers only while the bound N − 1 fits in
+ * 32 bits; above it random_interval switches to 64-bit draws. */
+#define NUMPY_INTERVAL_MAX 0xffffffffUL
+
+/* gsl_rng_uniform_int(r, n) for mt19937 requires n ≤ max − min = 2³² − 1,
+ * and gsl_ran_shuffle calls it with n up to the array length. */
+#define GSL_UNIFORM_INT_MAX 0xffffffffUL
+
+struct pflref_sampler {
+    pflref_sampler_kind kind;
+    size_t N_max;
+    size_t *ids;    /* N_max: gsl: 0..N_max−1 (the source of gsl_ran_choose);
+                       numpy_legacy: the permutation being built            */
+    gsl_rng *r;     /* mt19937, reseeded by every call                      */
+};
+
+const char *pflref_sampler_kind_name(pflref_sampler_kind kind)
+{
+    switch (kind) {
+    case PFLREF_SAMPLER_GSL:          return "gsl";
+    case PFLREF_SAMPLER_NUMPY_LEGACY: return "numpy_legacy";
+    }
+    return "unknown";
+}
+
+/* An mt19937 generator allocated like gsl_rng_alloc, except that a failed
+ * allocation returns NULL instead of calling GSL's error handler (which
+ * aborts by default; the library never exits).  Free with gsl_rng_free. */
+static gsl_rng *mt19937_alloc(void)
+{
+    gsl_rng *r = malloc(sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->type = gsl_rng_mt19937;
+    r->state = calloc(1, gsl_rng_mt19937->size);
+    if (r->state == NULL) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+pflref_sampler *pflref_sampler_alloc(pflref_sampler_kind kind, size_t N_max)
+{
+    if (kind != PFLREF_SAMPLER_GSL && kind != PFLREF_SAMPLER_NUMPY_LEGACY)
+        return NULL;
+    /* N ≤ 2³² keeps numpy's bound N − 1 in 32 bits (deviation c); no
+     * reference run holds more clients. */
+    if (N_max > (size_t)NUMPY_INTERVAL_MAX + 1)
+        return NULL;
+    pflref_sampler *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->kind = kind;
+    s->N_max = N_max;
+    s->ids = malloc((N_max > 0 ? N_max : 1) * sizeof *s->ids);
+    s->r = mt19937_alloc();
+    if (s->ids == NULL || s->r == NULL) {
+        pflref_sampler_free(s);
+        return NULL;
+    }
+    for (size_t i = 0; i < N_max; i++)
+        s->ids[i] = i;
+    return s;
+}
+
+void pflref_sampler_free(pflref_sampler *s)
+{
+    if (s == NULL)
+        return;
+    free(s->ids);
+    if (s->r != NULL)
+        gsl_rng_free(s->r);
+    free(s);
+}
+
+/* numpy's random_interval(max) on the raw 32-bit stream, max ≤ 2³² − 1:
+ * the smallest mask 2^b − 1 ≥ max, then raw & mask until ≤ max. */
+static unsigned long numpy_interval(gsl_rng *r, unsigned long max)
+{
+    if (max == 0)
+        return 0;
+    unsigned long mask = max;
+    mask |= mask >> 1;
+    mask |= mask >> 2;
+    mask |= mask >> 4;
+    mask |= mask >> 8;
+    mask |= mask >> 16;
+    unsigned long value;
+    do
+        value = gsl_rng_get(r) & mask;
+    while (value > max);
+    return value;
+}
+
+/* Ascending insertion sort of x[0..m−1] (m is one round's participants). */
+static void sort_ascending(size_t *x, size_t m)
+{
+    for (size_t i = 1; i < m; i++) {
+        size_t v = x[i];
+        size_t k = i;
+        for (; k > 0 && x[k - 1] > v; k--)
+            x[k] = x[k - 1];
+        x[k] = v;
+    }
+}
+
+pflref_status pflref_sampler_choose(pflref_sampler *s, unsigned long seed,
+                                    size_t N, size_t m, size_t *chosen,
+                                    size_t *drawn, pflref_error *err)
+{
+    /* Test the input parameters. */
+    if (s == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "s",
+                                "the sampler is NULL");
+    if (chosen == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "chosen",
+                                "the output array is NULL");
+    if (m == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "m",
+                                "m = 0: a sample needs at least one item");
+    if (m > N)
+        return pflref_error_set(err, PFLREF_EINVAL, "m",
+                                "m = %zu exceeds N = %zu (sampling is "
+                                "without replacement)", m, N);
+    if (N > s->N_max)
+        return pflref_error_set(err, PFLREF_EINVAL, "N",
+                                "N = %zu exceeds the sampler's N_max = %zu",
+                                N, s->N_max);
+    if (seed > PFLREF_SEED_MAX)
+        return pflref_error_set(err, PFLREF_EINVAL, "seed",
+                                "seed = %lu exceeds 2^32 - 1 (mt19937 uses "
+                                "32-bit seeds)", seed);
+
+    if (s->kind == PFLREF_SAMPLER_NUMPY_LEGACY) {
+        if (seed == 0)
+            return pflref_error_set(err, PFLREF_EINVAL, "seed",
+                                    "seed = 0: GSL seeds mt19937 with 4357 "
+                                    "for 0, numpy does not; use "
+                                    "1 <= seed <= 2^32 - 1");
+        /* permutation(N): Fisher–Yates from the top,
+         *   for i = N−1 … 1: j = interval(i); swap perm[i], perm[j]. */
+        size_t *perm = s->ids;
+        for (size_t i = 0; i < N; i++)
+            perm[i] = i;
+        gsl_rng_set(s->r, seed);
+        for (size_t i = N - 1; i > 0; i--) {
+            size_t j = (size_t)numpy_interval(s->r, (unsigned long)i);
+            size_t tmp = perm[i];
+            perm[i] = perm[j];
+            perm[j] = tmp;
+        }
+        /* choice(N, m, replace=False) = permutation(N)[:m]. */
+        for (size_t k = 0; k < m; k++) {
+            chosen[k] = perm[k];
+            if (drawn != NULL)
+                drawn[k] = perm[k];
+        }
+        sort_ascending(chosen, m);
+        return PFLREF_OK;
+    }
+
+    /* gsl.  Quick return: m = N takes every client, nothing is drawn. */
+    if (m == N) {
+        for (size_t k = 0; k < m; k++)
+            chosen[k] = k;
+    } else {
+        /* Knuth's Algorithm S over the ids 0..N−1 (ascending output). */
+        gsl_rng_set(s->r, seed);
+        gsl_ran_choose(s->r, chosen, m, s->ids, N, sizeof *chosen);
+    }
+    if (drawn != NULL)
+        for (size_t k = 0; k < m; k++)
+            drawn[k] = chosen[k];
+    return PFLREF_OK;
+}
+
+pflref_status pflref_shuffle(unsigned long seed, size_t *perm, size_t n,
+                             pflref_error *err)
+{
+    /* Test the input parameters. */
+    if (perm == NULL && n > 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "perm",
+                                "the array is NULL");
+    if (seed > PFLREF_SEED_MAX)
+        return pflref_error_set(err, PFLREF_EINVAL, "seed",
+                                "seed = %lu exceeds 2^32 - 1", seed);
+    if (n > (size_t)GSL_UNIFORM_INT_MAX)
+        return pflref_error_set(err, PFLREF_EINVAL, "n",
+                                "n = %zu exceeds 2^32 - 1, the largest "
+                                "bound gsl_rng_uniform_int accepts", n);
+    /* Quick return: no swap for n ≤ 1, no draw (gsl_ran_shuffle would wrap
+     * n − 1 around for n = 0). */
+    if (n <= 1)
+        return PFLREF_OK;
+
+    gsl_rng *r = mt19937_alloc();
+    if (r == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    gsl_rng_set(r, seed);
+    /* Knuth's Algorithm P: for i = n−1 … 1, swap perm[i] with
+     * perm[uniform_int(i + 1)]. */
+    gsl_ran_shuffle(r, perm, n, sizeof *perm);
+    gsl_rng_free(r);
+    return PFLREF_OK;
+}
+
+/* The checks and the generator shared by the two draws below. */
+static pflref_status draw_begin(unsigned long seed, const char *pname,
+                                double p, const double *x, size_t n,
+                                gsl_rng **r, pflref_error *err)
+{
+    *r = NULL;
+    if (x == NULL && n > 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "x", "the array is NULL");
+    if (!isfinite(p) || p < 0.0)
+        return pflref_error_set(err, PFLREF_EINVAL, pname,
+                                "%s = %g must be finite and >= 0", pname, p);
+    if (seed > PFLREF_SEED_MAX)
+        return pflref_error_set(err, PFLREF_EINVAL, "seed",
+                                "seed = %lu exceeds 2^32 - 1", seed);
+    if (n == 0)
+        return PFLREF_OK;
+    *r = mt19937_alloc();
+    if (*r == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    gsl_rng_set(*r, seed);
+    return PFLREF_OK;
+}
+
+pflref_status pflref_draw_gaussian(unsigned long seed, double sd, double *x,
+                                   size_t n, pflref_error *err)
+{
+    gsl_rng *r;
+    pflref_status st = draw_begin(seed, "sd", sd, x, n, &r, err);
+    if (st != PFLREF_OK || r == NULL)
+        return st;
+    /* x_k ~ N(0, sd²): polar Box–Muller, two uniform_pos per attempt. */
+    for (size_t k = 0; k < n; k++)
+        x[k] = gsl_ran_gaussian(r, sd);
+    gsl_rng_free(r);
+    return PFLREF_OK;
+}
+
+pflref_status pflref_draw_uniform(unsigned long seed, double scale, double *x,
+                                  size_t n, pflref_error *err)
+{
+    gsl_rng *r;
+    pflref_status st = draw_begin(seed, "scale", scale, x, n, &r, err);
+    if (st != PFLREF_OK || r == NULL)
+        return st;
+    /* x_k = scale·(2u − 1), u = raw/2³²: one raw draw each. */
+    for (size_t k = 0; k < n; k++)
+        x[k] = scale * (2.0 * gsl_rng_uniform(r) - 1.0);
+    gsl_rng_free(r);
+    return PFLREF_OK;
+}

@@ -1,0 +1,675 @@
+/* ref/schedule.c: the schedule of a run, i.e. which clients take part in
+ * each round and which samples form each local step's minibatch; its
+ * generation from seeds, its validation, and its memory.
+ *
+ * Reference.  H. B. McMahan, E. Moore, D. Ramage, S. Hampson, B. Agüera y
+ * Arcas, "Communication-Efficient Learning of Deep Networks from
+ * Decentralized Data", AISTATS 2017, arXiv:1602.05629v4, Algorithm 1:
+ *   line 5  "S_t ← (random set of m clients)"          → rounds[t].clients
+ *   line 11 "B ← (split P_k into batches of size B)"   → batches, split_once
+ *   line 12 "for each local epoch i from 1 to E"        → train.epochs
+ * Randomness is data (DESIGN.md): the schedule is written to the result and
+ * a candidate replays it; docs/sampling.md gives the exact draw order.
+ *
+ * Symbols:
+ *   T         rounds                          cfg->T, s->T
+ *   N         clients                         N, s->N
+ *   m         participants per round          cfg->m, rounds[t].m
+ *   S_t       round t's participants          rounds[t].clients (ascending)
+ *   n_i       client i's training samples     n[i]
+ *   B         batch size (0 = full batch)     work->B
+ *   E         local epochs                    work->epochs
+ *   K         local steps                     work->steps
+ *   e_global  epochs generated so far         e_global
+ *
+ * Generation, in this order (docs/sampling.md):
+ *   for t = 0 … T−1:
+ *     S_t = all clients when m = N (nothing drawn), else
+ *           pflref_sampler_choose(seed = client_seed + t)
+ *     for i in S_t ascending: client i's local work (below)
+ *   then, with a post phase, for i = 0 … N−1: client i's post work.
+ *   Local work on n samples: b = min(B, n) (b = n when B = 0), nb = ⌈n/b⌉
+ *   batches per epoch, the last one ragged (n − (nb−1)·b samples).
+ *   Epoch e: perm = 0 … n−1; reshuffle: perm ← pflref_shuffle(perm, seed =
+ *   batch_seed + e_global), e_global ← e_global + 1.  Batch k of the epoch
+ *   is perm[k·b … min((k+1)·b, n) − 1], in perm's order.
+ *   `epochs` E: E·nb steps, E whole epochs.  `steps` K: step s uses batch
+ *   s mod nb of epoch ⌊s/nb⌋, so ⌈K/nb⌉ epochs are begun (the last one may
+ *   be cut short; its permutation is still drawn and counted).
+ *
+ * Variant switches: order (split_once | reshuffle), sampler (gsl |
+ * numpy_legacy), epochs | steps per phase.
+ *
+ * Sizes.  Generation counts the schedule before allocating it (a first pass
+ * with the same draws) and refuses, with PFLREF_ENOMEM, one that would hold
+ * more than MAX_INDICES sample indices.
+ *
+ * Cost: T sampler calls twice (O(N) each for numpy_legacy, O(N) at most for
+ * gsl) plus O(total indices); reshuffle adds one O(n_i) shuffle per epoch.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "pflref/schedule.h"
+
+/* The largest number of sample indices (and so of steps, participations,
+ * rounds) a schedule may hold: 2³¹ indices take 16 GiB as size_t, far
+ * beyond any run a reference is meant for, so a larger request is taken to
+ * be a mistake (steps = 10⁹, say) and refused before anything is
+ * allocated. */
+#define MAX_INDICES ((size_t)1 << 31)
+
+const char *pflref_batch_order_name(pflref_batch_order order)
+{
+    switch (order) {
+    case PFLREF_BATCH_SPLIT_ONCE: return "split_once";
+    case PFLREF_BATCH_RESHUFFLE:  return "reshuffle";
+    }
+    return "unknown";
+}
+
+/* Saturating size arithmetic: SIZE_MAX stands for "overflowed". */
+static size_t mul_sat(size_t a, size_t b)
+{
+    return (a != 0 && b > SIZE_MAX / a) ? SIZE_MAX : a * b;
+}
+
+static size_t add_sat(size_t a, size_t b)
+{
+    return b > SIZE_MAX - a ? SIZE_MAX : a + b;
+}
+
+/* ------------------------------------------------------------------------
+ * Memory
+ * ------------------------------------------------------------------------ */
+
+pflref_schedule *pflref_schedule_alloc(size_t T, size_t N, int has_post)
+{
+    if (T > MAX_INDICES || N > MAX_INDICES)
+        return NULL;
+    pflref_schedule *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->T = T;
+    s->N = N;
+    if (T > 0) {
+        s->rounds = calloc(T, sizeof *s->rounds);
+        if (s->rounds == NULL)
+            goto fail;
+    }
+    if (has_post && N > 0) {
+        s->post = calloc(N, sizeof *s->post);
+        if (s->post == NULL)
+            goto fail;
+    }
+    return s;
+fail:
+    pflref_schedule_free(s);
+    return NULL;
+}
+
+pflref_status pflref_batches_alloc(pflref_batches *b, size_t nsteps,
+                                   size_t total, pflref_error *err)
+{
+    if (b == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "b",
+                                "the batch list is NULL");
+    b->nsteps = 0;
+    b->step_off = NULL;
+    b->idx = NULL;
+    if (nsteps > MAX_INDICES || total > MAX_INDICES)
+        return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
+                                "a client's batches of %zu steps and %zu "
+                                "sample indices exceed the limit of %zu",
+                                nsteps, total, MAX_INDICES);
+    b->step_off = calloc(nsteps + 1, sizeof *b->step_off);
+    b->idx = malloc((total > 0 ? total : 1) * sizeof *b->idx);
+    if (b->step_off == NULL || b->idx == NULL) {
+        free(b->step_off);
+        free(b->idx);
+        b->step_off = NULL;
+        b->idx = NULL;
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    }
+    b->nsteps = nsteps;
+    return PFLREF_OK;
+}
+
+pflref_status pflref_round_plan_alloc(pflref_round_plan *r, size_t m,
+                                      pflref_error *err)
+{
+    if (r == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "r",
+                                "the round plan is NULL");
+    r->m = 0;
+    r->clients = r->drawn = NULL;
+    r->batches = NULL;
+    if (m > MAX_INDICES)
+        return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
+                                "a round of %zu participants exceeds the "
+                                "limit of %zu", m, MAX_INDICES);
+    const size_t cap = m > 0 ? m : 1;
+    r->clients = malloc(cap * sizeof *r->clients);
+    r->drawn = malloc(cap * sizeof *r->drawn);
+    r->batches = calloc(cap, sizeof *r->batches);
+    if (r->clients == NULL || r->drawn == NULL || r->batches == NULL) {
+        free(r->clients);
+        free(r->drawn);
+        free(r->batches);
+        r->clients = r->drawn = NULL;
+        r->batches = NULL;
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    }
+    r->m = m;
+    return PFLREF_OK;
+}
+
+static void batches_release(pflref_batches *b)
+{
+    free(b->step_off);
+    free(b->idx);
+}
+
+void pflref_schedule_free(pflref_schedule *s)
+{
+    if (s == NULL)
+        return;
+    if (s->rounds != NULL) {
+        for (size_t t = 0; t < s->T; t++) {
+            pflref_round_plan *r = &s->rounds[t];
+            if (r->batches != NULL)
+                for (size_t j = 0; j < r->m; j++)
+                    batches_release(&r->batches[j]);
+            free(r->batches);
+            free(r->clients);
+            free(r->drawn);
+        }
+        free(s->rounds);
+    }
+    if (s->post != NULL) {
+        for (size_t i = 0; i < s->N; i++)
+            batches_release(&s->post[i]);
+        free(s->post);
+    }
+    free(s);
+}
+
+/* ------------------------------------------------------------------------
+ * Generation
+ * ------------------------------------------------------------------------ */
+
+/* The size of one client's local work on n ≥ 1 samples. */
+typedef struct {
+    size_t b;        /* batch size, min(B, n), n when B = 0     */
+    size_t nb;       /* batches per epoch, ⌈n/b⌉                */
+    size_t nsteps;   /* steps                                   */
+    size_t total;    /* sample indices over all steps           */
+    size_t nepochs;  /* epochs begun (permutations drawn)       */
+} work_size;
+
+static work_size work_size_of(const pflref_local_work *w, size_t n)
+{
+    work_size z;
+    z.b = (w->B == 0 || w->B > n) ? n : w->B;
+    z.nb = n / z.b + (n % z.b != 0);
+    if (w->epochs > 0) {
+        /* E epochs: E·nb steps over E·n indices. */
+        z.nepochs = w->epochs;
+        z.nsteps = mul_sat(w->epochs, z.nb);
+        z.total = mul_sat(w->epochs, n);
+    } else {
+        /* K steps: ⌊K/nb⌋ whole epochs, then the first K mod nb batches
+         * of one more, all of full size b (only batch nb−1 is ragged). */
+        z.nepochs = w->steps / z.nb + (w->steps % z.nb != 0);
+        z.nsteps = w->steps;
+        z.total = add_sat(mul_sat(w->steps / z.nb, n),
+                          mul_sat(w->steps % z.nb, z.b));
+    }
+    return z;
+}
+
+/* Check one phase's local work: exactly one of epochs and steps. */
+static pflref_status check_work(const pflref_local_work *w,
+                                const char *phase, pflref_error *err)
+{
+    char where[PFLREF_WHERE_MAX];
+    if (w->epochs == 0 && w->steps == 0) {
+        snprintf(where, sizeof where, "schedule.%s.epochs", phase);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s.epochs and %s.steps are both 0; give "
+                                "exactly one of them", phase, phase);
+    }
+    if (w->epochs != 0 && w->steps != 0) {
+        snprintf(where, sizeof where, "schedule.%s.steps", phase);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s.epochs = %zu and %s.steps = %zu are "
+                                "both nonzero; give exactly one of them",
+                                phase, w->epochs, phase, w->steps);
+    }
+    return PFLREF_OK;
+}
+
+/* Refuse one client's work when it alone exceeds the limit. */
+static pflref_status check_work_size(const pflref_local_work *w,
+                                     const char *phase, size_t client,
+                                     size_t n, const work_size *z,
+                                     pflref_error *err)
+{
+    if (z->total <= MAX_INDICES)
+        return PFLREF_OK;
+    char where[PFLREF_WHERE_MAX];
+    snprintf(where, sizeof where, "schedule.%s.%s", phase,
+             w->epochs > 0 ? "epochs" : "steps");
+    return pflref_error_set(err, PFLREF_ENOMEM, where,
+                            "%s.%s = %zu on client %zu (n = %zu samples) "
+                            "needs more than %zu sample indices, the limit "
+                            "of a schedule", phase,
+                            w->epochs > 0 ? "epochs" : "steps",
+                            w->epochs > 0 ? w->epochs : w->steps, client, n,
+                            MAX_INDICES);
+}
+
+/* Alg. 1, line 5: S_t ← m clients, ascending in `clients`, the sampler's
+ * order in `drawn` (may be NULL).  m = N: every client, nothing drawn. */
+static pflref_status choose_round(const pflref_schedule_config *cfg,
+                                  pflref_sampler *smp, size_t N, size_t t,
+                                  size_t *clients, size_t *drawn,
+                                  pflref_error *err)
+{
+    if (cfg->m == N) {
+        for (size_t i = 0; i < N; i++) {
+            clients[i] = i;
+            if (drawn != NULL)
+                drawn[i] = i;
+        }
+        return PFLREF_OK;
+    }
+    return pflref_sampler_choose(smp, cfg->client_seed + (unsigned long)t,
+                                 N, cfg->m, clients, drawn, err);
+}
+
+/* The first pass: the exact number of sample indices and of epochs the
+ * schedule will hold, with the same client draws as the second pass.
+ * pick[0..m−1] is scratch. */
+static pflref_status count_schedule(const pflref_schedule_config *cfg,
+                                    const size_t *n, size_t N,
+                                    pflref_sampler *smp, size_t *pick,
+                                    size_t *total, size_t *nepochs,
+                                    pflref_error *err)
+{
+    *total = 0;
+    *nepochs = 0;
+    for (size_t t = 0; t < cfg->T; t++) {
+        pflref_status st = choose_round(cfg, smp, N, t, pick, NULL, err);
+        if (st != PFLREF_OK)
+            return st;
+        for (size_t j = 0; j < cfg->m; j++) {
+            const size_t i = pick[j];
+            work_size z = work_size_of(&cfg->train, n[i]);
+            st = check_work_size(&cfg->train, "train", i, n[i], &z, err);
+            if (st != PFLREF_OK)
+                return st;
+            *total = add_sat(*total, z.total);
+            *nepochs = add_sat(*nepochs, z.nepochs);
+        }
+        if (*total > MAX_INDICES)
+            break;
+    }
+    for (size_t i = 0; cfg->has_post && i < N && *total <= MAX_INDICES;
+         i++) {
+        work_size z = work_size_of(&cfg->post, n[i]);
+        pflref_status st =
+            check_work_size(&cfg->post, "post", i, n[i], &z, err);
+        if (st != PFLREF_OK)
+            return st;
+        *total = add_sat(*total, z.total);
+        *nepochs = add_sat(*nepochs, z.nepochs);
+    }
+    if (*total > MAX_INDICES)
+        return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
+                                "the schedule would hold more than %zu "
+                                "sample indices (T = %zu rounds of m = %zu "
+                                "clients plus the post phase); reduce T, m "
+                                "or the local work", MAX_INDICES, cfg->T,
+                                cfg->m);
+    return PFLREF_OK;
+}
+
+/* One client's local work on n samples into b (Alg. 1, lines 11–12).
+ * perm[0..n−1] is scratch; *e_global counts the epochs generated so far. */
+static pflref_status fill_batches(const pflref_local_work *w,
+                                  pflref_batch_order order,
+                                  unsigned long batch_seed,
+                                  unsigned long *e_global, size_t n,
+                                  size_t *perm, pflref_batches *b,
+                                  pflref_error *err)
+{
+    const work_size z = work_size_of(w, n);
+    pflref_status st = pflref_batches_alloc(b, z.nsteps, z.total, err);
+    if (st != PFLREF_OK)
+        return st;
+    size_t off = 0;
+    for (size_t s = 0; s < z.nsteps; s++) {
+        const size_t k = s % z.nb;   /* batch k of epoch ⌊s/nb⌋ */
+        if (k == 0) {
+            /* A new epoch: perm = 0 … n−1, reshuffled with its own seed. */
+            for (size_t q = 0; q < n; q++)
+                perm[q] = q;
+            if (order == PFLREF_BATCH_RESHUFFLE) {
+                st = pflref_shuffle(batch_seed + *e_global, perm, n, err);
+                if (st != PFLREF_OK)
+                    return st;
+            }
+            (*e_global)++;
+        }
+        /* Batch k = perm[k·b … min((k+1)·b, n) − 1]; the last is ragged. */
+        const size_t lo = k * z.b;
+        const size_t hi = (n - lo > z.b) ? lo + z.b : n;
+        for (size_t q = lo; q < hi; q++)
+            b->idx[off++] = perm[q];
+        b->step_off[s + 1] = off;
+    }
+    return PFLREF_OK;
+}
+
+pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
+                                       const size_t *n, size_t N,
+                                       pflref_schedule **out,
+                                       pflref_error *err)
+{
+    /* Test the input parameters. */
+    if (out == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "out",
+                                "the output pointer is NULL");
+    *out = NULL;
+    if (cfg == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "cfg",
+                                "the schedule configuration is NULL");
+    if (N == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "N",
+                                "a schedule needs at least one client");
+    if (n == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "n",
+                                "the per-client sample counts are NULL");
+    for (size_t i = 0; i < N; i++)
+        if (n[i] == 0 || n[i] > MAX_INDICES) {
+            char where[PFLREF_WHERE_MAX];
+            snprintf(where, sizeof where, "n[%zu]", i);
+            if (n[i] == 0)
+                return pflref_error_set(err, PFLREF_EINVAL, where,
+                                        "client %zu has no training "
+                                        "samples; local work needs n >= 1",
+                                        i);
+            return pflref_error_set(err, PFLREF_ENOMEM, where,
+                                    "client %zu has n = %zu samples, over "
+                                    "the limit of %zu", i, n[i],
+                                    MAX_INDICES);
+        }
+    if (cfg->m == 0 || cfg->m > N)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.m",
+                                "m = %zu participants per round must be in "
+                                "1..N = %zu", cfg->m, N);
+    if (cfg->sampler != PFLREF_SAMPLER_GSL &&
+        cfg->sampler != PFLREF_SAMPLER_NUMPY_LEGACY)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.sampler",
+                                "unknown sampler %d", (int)cfg->sampler);
+    if (cfg->client_seed == 0 || cfg->client_seed > PFLREF_SEED_MAX)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.client_seed",
+                                "client_seed = %lu must be in 1..2^32 - 1",
+                                cfg->client_seed);
+    if (cfg->T > 0 && cfg->T - 1 > PFLREF_SEED_MAX - cfg->client_seed)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.client_seed",
+                                "client_seed = %lu: round T - 1 = %zu would "
+                                "use seed client_seed + T - 1 > 2^32 - 1",
+                                cfg->client_seed, cfg->T - 1);
+    if (cfg->order != PFLREF_BATCH_SPLIT_ONCE &&
+        cfg->order != PFLREF_BATCH_RESHUFFLE)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.order",
+                                "unknown batch order %d", (int)cfg->order);
+    if (cfg->order == PFLREF_BATCH_RESHUFFLE &&
+        (cfg->batch_seed == 0 || cfg->batch_seed > PFLREF_SEED_MAX))
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.batch_seed",
+                                "batch_seed = %lu must be in 1..2^32 - 1",
+                                cfg->batch_seed);
+    pflref_status st = check_work(&cfg->train, "train", err);
+    if (st != PFLREF_OK)
+        return st;
+    if (cfg->has_post) {
+        st = check_work(&cfg->post, "post", err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+    /* Every participation holds at least one index. */
+    if (mul_sat(cfg->T, cfg->m) > MAX_INDICES)
+        return pflref_error_set(err, PFLREF_ENOMEM, "schedule.T",
+                                "T = %zu rounds of m = %zu clients exceed "
+                                "the limit of %zu participations", cfg->T,
+                                cfg->m, MAX_INDICES);
+
+    /* Count the schedule (first pass), then check what depends on it. */
+    pflref_schedule *s = NULL;
+    size_t *perm = NULL;
+    size_t *pick = malloc(cfg->m * sizeof *pick);
+    pflref_sampler *smp = pflref_sampler_alloc(cfg->sampler, N);
+    if (pick == NULL || smp == NULL) {
+        st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    size_t total, nepochs;
+    st = count_schedule(cfg, n, N, smp, pick, &total, &nepochs, err);
+    if (st != PFLREF_OK)
+        goto done;
+    if (cfg->order == PFLREF_BATCH_RESHUFFLE && nepochs > 0 &&
+        nepochs - 1 > PFLREF_SEED_MAX - cfg->batch_seed) {
+        st = pflref_error_set(err, PFLREF_EINVAL, "schedule.batch_seed",
+                              "batch_seed = %lu: the schedule reshuffles "
+                              "%zu epochs, whose seeds batch_seed + e would "
+                              "exceed 2^32 - 1", cfg->batch_seed, nepochs);
+        goto done;
+    }
+
+    /* Allocate, then fill (second pass, the same draws). */
+    size_t n_max = 0;
+    for (size_t i = 0; i < N; i++)
+        n_max = n[i] > n_max ? n[i] : n_max;
+    perm = malloc(n_max * sizeof *perm);
+    s = pflref_schedule_alloc(cfg->T, N, cfg->has_post);
+    if (perm == NULL || s == NULL) {
+        st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    unsigned long e_global = 0;
+    for (size_t t = 0; t < cfg->T; t++) {
+        pflref_round_plan *r = &s->rounds[t];
+        st = pflref_round_plan_alloc(r, cfg->m, err);
+        if (st == PFLREF_OK)
+            st = choose_round(cfg, smp, N, t, r->clients, r->drawn, err);
+        /* Participants ascending, each with its local work. */
+        for (size_t j = 0; st == PFLREF_OK && j < cfg->m; j++)
+            st = fill_batches(&cfg->train, cfg->order, cfg->batch_seed,
+                              &e_global, n[r->clients[j]], perm,
+                              &r->batches[j], err);
+        if (st != PFLREF_OK)
+            goto done;
+    }
+    /* The post phase: every client once, ascending. */
+    for (size_t i = 0; cfg->has_post && i < N; i++) {
+        st = fill_batches(&cfg->post, cfg->order, cfg->batch_seed,
+                          &e_global, n[i], perm, &s->post[i], err);
+        if (st != PFLREF_OK)
+            goto done;
+    }
+    *out = s;
+    s = NULL;
+done:
+    pflref_schedule_free(s);
+    pflref_sampler_free(smp);
+    free(perm);
+    free(pick);
+    return st;
+}
+
+/* ------------------------------------------------------------------------
+ * Validation
+ * ------------------------------------------------------------------------ */
+
+/* One client's batches: path is "schedule.rounds[t].batches[j]" or
+ * "schedule.post[i]"; the client has n_i samples. */
+static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
+                                      size_t client, const char *path,
+                                      pflref_error *err)
+{
+    char where[PFLREF_WHERE_MAX];
+    if (b->nsteps == 0)
+        return PFLREF_OK;
+    if (b->nsteps > MAX_INDICES || b->step_off == NULL) {
+        snprintf(where, sizeof where, "%s.steps", path);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                b->step_off == NULL
+                                    ? "%zu steps but no step offsets"
+                                    : "%zu steps exceed the limit",
+                                b->nsteps);
+    }
+    if (b->step_off[0] != 0) {
+        snprintf(where, sizeof where, "%s.steps[0]", path);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "the step offsets start at %zu, not 0",
+                                b->step_off[0]);
+    }
+    for (size_t s = 0; s < b->nsteps; s++) {
+        const size_t lo = b->step_off[s], hi = b->step_off[s + 1];
+        if (hi <= lo) {
+            snprintf(where, sizeof where, "%s.steps[%zu]", path, s);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    hi < lo ? "the step offsets decrease "
+                                              "(%zu after %zu)"
+                                            : "an empty batch (offsets "
+                                              "%zu and %zu)",
+                                    hi, lo);
+        }
+    }
+    if (b->step_off[b->nsteps] > MAX_INDICES || b->idx == NULL) {
+        snprintf(where, sizeof where, "%s.steps", path);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%zu sample indices %s",
+                                b->step_off[b->nsteps],
+                                b->idx == NULL ? "but no index array"
+                                               : "exceed the limit");
+    }
+    for (size_t s = 0; s < b->nsteps; s++)
+        for (size_t k = 0; k < b->step_off[s + 1] - b->step_off[s]; k++) {
+            const size_t q = b->idx[b->step_off[s] + k];
+            if (q >= n_i) {
+                snprintf(where, sizeof where, "%s.steps[%zu][%zu]", path,
+                         s, k);
+                return pflref_error_set(err, PFLREF_EINVAL, where,
+                                        "sample index %zu is out of range "
+                                        "for client %zu with n = %zu "
+                                        "samples", q, client, n_i);
+            }
+        }
+    return PFLREF_OK;
+}
+
+/* Round t: participants, drawn order and batches.  mark[0..N−1] is zero
+ * on entry and on a successful return. */
+static pflref_status validate_round(const pflref_round_plan *r, size_t t,
+                                    const size_t *n, size_t N,
+                                    unsigned char *mark, pflref_error *err)
+{
+    char where[PFLREF_WHERE_MAX];
+    char path[PFLREF_WHERE_MAX];
+    snprintf(where, sizeof where, "schedule.rounds[%zu].clients", t);
+    if (r->m == 0 || r->m > N)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "round %zu has %zu participants; it needs "
+                                "1..N = %zu", t, r->m, N);
+    if (r->clients == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "round %zu has no participant list", t);
+    if (r->drawn == NULL || r->batches == NULL) {
+        snprintf(where, sizeof where, "schedule.rounds[%zu].%s", t,
+                 r->drawn == NULL ? "drawn" : "batches");
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "round %zu has no %s list", t,
+                                r->drawn == NULL ? "drawn" : "batches");
+    }
+    /* Ids in range and strictly ascending (so distinct). */
+    for (size_t j = 0; j < r->m; j++) {
+        const size_t c = r->clients[j];
+        if (c >= N || (j > 0 && c <= r->clients[j - 1])) {
+            snprintf(where, sizeof where, "schedule.rounds[%zu].clients[%zu]",
+                     t, j);
+            if (c >= N)
+                return pflref_error_set(err, PFLREF_EINVAL, where,
+                                        "client id %zu is out of range "
+                                        "(N = %zu)", c, N);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "client ids must be strictly ascending: "
+                                    "%zu follows %zu", c, r->clients[j - 1]);
+        }
+    }
+    /* drawn is a permutation of clients: mark 1 = participant, 2 = seen. */
+    for (size_t j = 0; j < r->m; j++)
+        mark[r->clients[j]] = 1;
+    pflref_status st = PFLREF_OK;
+    for (size_t j = 0; st == PFLREF_OK && j < r->m; j++) {
+        const size_t d = r->drawn[j];
+        if (d < N && mark[d] == 1) {
+            mark[d] = 2;
+            continue;
+        }
+        snprintf(where, sizeof where, "schedule.rounds[%zu].drawn[%zu]", t,
+                 j);
+        st = pflref_error_set(err, PFLREF_EINVAL, where,
+                              d < N && mark[d] == 2
+                                  ? "client %zu is drawn twice in round %zu"
+                                  : "client %zu is not a participant of "
+                                    "round %zu",
+                              d, t);
+    }
+    for (size_t j = 0; j < r->m; j++)
+        mark[r->clients[j]] = 0;
+    /* Each participant's batches. */
+    for (size_t j = 0; st == PFLREF_OK && j < r->m; j++) {
+        snprintf(path, sizeof path, "schedule.rounds[%zu].batches[%zu]", t,
+                 j);
+        st = validate_batches(&r->batches[j], n[r->clients[j]],
+                              r->clients[j], path, err);
+    }
+    return st;
+}
+
+pflref_status pflref_schedule_validate(const pflref_schedule *s,
+                                       const size_t *n, size_t N,
+                                       pflref_error *err)
+{
+    /* Test the input parameters. */
+    if (s == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule",
+                                "the schedule is NULL");
+    if (n == NULL && N > 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "n",
+                                "the per-client sample counts are NULL");
+    if (s->N != N)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule",
+                                "the schedule is for %zu clients, the "
+                                "problem has %zu", s->N, N);
+    if (s->T > 0 && s->rounds == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.rounds",
+                                "%zu rounds but no round list", s->T);
+
+    unsigned char *mark = calloc(N > 0 ? N : 1, 1);
+    if (mark == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    pflref_status st = PFLREF_OK;
+    for (size_t t = 0; st == PFLREF_OK && t < s->T; t++)
+        st = validate_round(&s->rounds[t], t, n, N, mark, err);
+    free(mark);
+    char path[PFLREF_WHERE_MAX];
+    for (size_t i = 0; st == PFLREF_OK && s->post != NULL && i < N; i++) {
+        snprintf(path, sizeof path, "schedule.post[%zu]", i);
+        st = validate_batches(&s->post[i], n[i], i, path, err);
+    }
+    return st;
+}

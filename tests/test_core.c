@@ -1,0 +1,265 @@
+/* tests/test_core.c: status codes and error records (ref/status.c), the
+ * trace sinks and trajectory recorder (ref/trace.c), the hyperparameter and
+ * switch registry (ref/params.c), the algorithm registry and the run
+ * driver's argument checks (ref/run.c), and the shared local solver
+ * (ref/local.c). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "suites.h"
+#include "testutil.h"
+
+/* ---- status ------------------------------------------------------------ */
+
+START_TEST(test_error_set)
+{
+    pflref_error err;
+    ck_assert_int_eq(pflref_error_set(&err, PFLREF_EINVAL, "clients[3].X[2]",
+                                      "bad value %d", 7), PFLREF_EINVAL);
+    ck_assert_int_eq(err.status, PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "clients[3].X[2]");
+    ck_assert_str_eq(err.message, "bad value 7");
+    ck_assert_int_eq(err.round, -1);
+    ck_assert_int_eq(pflref_error_set(NULL, PFLREF_EIO, "x", "y"), PFLREF_EIO);
+    pflref_error_set(&err, PFLREF_EINVAL, NULL, "no location");
+    ck_assert_str_eq(err.where, "");
+    pflref_error_clear(&err);
+    ck_assert_int_eq(err.status, PFLREF_OK);
+    pflref_error_clear(NULL);
+}
+END_TEST
+
+START_TEST(test_error_diverge)
+{
+    pflref_error err;
+    ck_assert_int_eq(pflref_error_diverge(&err, 4, 2, 7, "theta"),
+                     PFLREF_EDIVERGE);
+    ck_assert_int_eq(err.round, 4);
+    ck_assert_int_eq(err.client, 2);
+    ck_assert_int_eq(err.step, 7);
+    ck_assert_ptr_nonnull(strstr(err.message, "theta is not finite"));
+    ck_assert_ptr_nonnull(strstr(err.message, "round 4, client 2, local step 7"));
+    pflref_error_diverge(&err, 3, -1, -1, "w");
+    ck_assert_ptr_nonnull(strstr(err.message, "round 3, server aggregation"));
+    pflref_error_diverge(&err, -1, 5, -1, "theta");
+    ck_assert_ptr_nonnull(strstr(err.message, "post phase"));
+    ck_assert_ptr_nonnull(strstr(err.message, "client 5"));
+    ck_assert_int_eq(pflref_error_diverge(NULL, 1, 1, 1, "w"), PFLREF_EDIVERGE);
+}
+END_TEST
+
+START_TEST(test_status_names)
+{
+    const pflref_status all[] = {PFLREF_OK, PFLREF_EINVAL, PFLREF_ENOMEM,
+                                 PFLREF_EIO, PFLREF_EDIVERGE, PFLREF_EINTERNAL};
+    for (size_t i = 0; i < 6; i++)
+        for (size_t j = 0; j < i; j++)
+            ck_assert_str_ne(pflref_status_name(all[i]),
+                             pflref_status_name(all[j]));
+    ck_assert_str_eq(pflref_status_name((pflref_status)99), "unknown status");
+}
+END_TEST
+
+/* ---- trace ------------------------------------------------------------- */
+
+typedef struct {
+    int count;
+    pflref_event last;
+} counter;
+
+static void count_event(void *ctx, const pflref_event *ev)
+{
+    counter *c = ctx;
+    c->count++;
+    c->last = *ev;
+}
+
+START_TEST(test_trace_emit_and_tee)
+{
+    counter a = {0, {0}}, b = {0, {0}};
+    pflref_trace ta = {count_event, &a}, tb = {count_event, &b};
+    pflref_trace_tee tee = {&ta, &tb};
+    pflref_trace both = {pflref_trace_tee_emit, &tee};
+    const double x[2] = {2.385, -1.5};
+    pflref_trace_emit(&both, PFLREF_EV_STEP, "train", 3, 1, 2, "w_local", x, 2,
+                      "line");
+    ck_assert_int_eq(a.count, 1);
+    ck_assert_int_eq(b.count, 1);
+    ck_assert_int_eq(a.last.round, 3);
+    ck_assert_int_eq(a.last.client, 1);
+    ck_assert_int_eq(a.last.step, 2);
+    ck_assert_str_eq(a.last.name, "w_local");
+    ck_assert_str_eq(a.last.formula, "line");
+    pflref_trace_tee half = {NULL, &tb};
+    pflref_trace one = {pflref_trace_tee_emit, &half};
+    pflref_trace_emit(&one, PFLREF_EV_NOTE, "train", 0, -1, -1, "x", x, 1, NULL);
+    ck_assert_int_eq(b.count, 2);
+    pflref_trace_emit(NULL, PFLREF_EV_NOTE, "train", 0, -1, -1, "x", x, 1, NULL);
+    pflref_trace none = {NULL, NULL};
+    pflref_trace_emit(&none, PFLREF_EV_NOTE, "train", 0, -1, -1, "x", x, 1, NULL);
+}
+END_TEST
+
+/* The recorder keeps what its level asks for, copies values, and grows past
+ * its first capacity. */
+START_TEST(test_trajectory_levels)
+{
+    const pflref_record_level levels[3] = {PFLREF_RECORD_NONE,
+                                           PFLREF_RECORD_ROUND,
+                                           PFLREF_RECORD_STEP};
+    /* events: 500 × (step, client_end, server, round_begin, client_begin, note) */
+    const size_t expect[3] = {0, 500 * 3, 500 * 6};
+    for (int l = 0; l < 3; l++) {
+        pflref_trajectory tj;
+        pflref_trajectory_init(&tj, levels[l]);
+        pflref_trace tr = {pflref_trajectory_emit, &tj};
+        for (long t = 0; t < 500; t++) {
+            double v[3] = {(double)t, 0.5 * (double)t, -1.0};
+            for (int k = 0; k < 6; k++)
+                pflref_trace_emit(&tr, (pflref_event_kind)k, "train", t, 0, 1,
+                                  "w", v, 3, NULL);
+            v[0] = -99.0;   /* the recorder copied the values */
+        }
+        ck_assert_int_eq(tj.count, expect[l]);
+        ck_assert_int_eq(tj.failed, 0);
+        if (l == 2) {
+            const pflref_record *r = &tj.records[6 * 499 + 2];
+            ck_assert_int_eq(r->kind, PFLREF_EV_STEP);
+            ck_assert_int_eq(r->round, 499);
+            ck_assert_double_eq(tj.values[r->offset], 499.0);
+            ck_assert_double_eq(tj.values[r->offset + 1], 249.5);
+        }
+        pflref_trajectory_free(&tj);
+        ck_assert_int_eq(tj.count, 0);
+    }
+    pflref_trajectory_free(NULL);
+    const char *names[6];
+    for (int k = 0; k < 6; k++) {
+        names[k] = pflref_event_kind_name((pflref_event_kind)k);
+        for (int j = 0; j < k; j++)
+            ck_assert_str_ne(names[k], names[j]);
+    }
+    ck_assert_str_eq(pflref_event_kind_name((pflref_event_kind)42), "unknown");
+}
+END_TEST
+
+/* ---- params ------------------------------------------------------------ */
+
+START_TEST(test_params_registry)
+{
+    size_t n;
+    const pflref_param *p = pflref_params(&n);
+    ck_assert_uint_gt(n, 0);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_ptr_eq(pflref_param_find(p[i].name), &p[i]);
+        ck_assert_msg(p[i].doc[0] != '\0', "%s has no doc", p[i].name);
+        for (size_t j = 0; j < i; j++)
+            ck_assert_str_ne(p[i].name, p[j].name);
+    }
+    ck_assert_ptr_null(pflref_param_find("lr"));
+    ck_assert(pflref_name_in_list("fedavg local finetune", "local"));
+    ck_assert(!pflref_name_in_list("fedavg local finetune", "loc"));
+    ck_assert(!pflref_name_in_list("", "fedavg"));
+    ck_assert(pflref_name_in_list("  fedavg", "fedavg"));
+}
+END_TEST
+
+START_TEST(test_hyper_set)
+{
+    pflref_hyper h;
+    pflref_hyper_defaults(&h);
+    ck_assert(isnan(h.eta));
+    ck_assert_double_eq(h.mu_ft, 0.0);
+    ck_assert_int_eq(h.fedavg_weights, PFLREF_FEDAVG_WEIGHTS_SAMPLES);
+    const pflref_param *eta = pflref_param_find("eta");
+    const pflref_param *mu = pflref_param_find("mu_ft");
+    const pflref_param *wts = pflref_param_find("fedavg.weights");
+    pflref_error err;
+    ck_assert_int_eq(pflref_hyper_set_real(&h, eta, 0.125, "e", &err), PFLREF_OK);
+    ck_assert_double_eq(pflref_hyper_get_real(&h, eta), 0.125);
+    ck_assert_int_eq(pflref_hyper_set_real(&h, eta, 0.0, "e", &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "e");
+    ck_assert_int_eq(pflref_hyper_set_real(&h, eta, NAN, "e", &err), PFLREF_EINVAL);
+    ck_assert_int_eq(pflref_hyper_set_real(&h, mu, 0.0, "m", &err), PFLREF_OK);
+    ck_assert_int_eq(pflref_hyper_set_real(&h, mu, -1e-300, "m", &err), PFLREF_EINVAL);
+    ck_assert_int_eq(pflref_hyper_set_real(&h, wts, 1.0, "w", &err), PFLREF_EINVAL);
+    ck_assert_int_eq(pflref_hyper_set_enum(&h, wts, "all_keep_old", "w", &err), PFLREF_OK);
+    ck_assert_int_eq(h.fedavg_weights, PFLREF_FEDAVG_WEIGHTS_ALL_KEEP_OLD);
+    ck_assert_str_eq(pflref_hyper_get_enum(&h, wts), "all_keep_old");
+    ck_assert_int_eq(pflref_hyper_set_enum(&h, wts, "mean", "w", &err), PFLREF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.message, "samples|uniform|all_keep_old"));
+    ck_assert_int_eq(pflref_hyper_set_enum(&h, eta, "fast", "e", &err), PFLREF_EINVAL);
+}
+END_TEST
+
+/* ---- registry and driver ------------------------------------------------ */
+
+START_TEST(test_algorithm_registry)
+{
+    size_t n;
+    const pflref_algorithm *const *algs = pflref_algorithms(&n);
+    ck_assert_uint_eq(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_ptr_eq(pflref_algorithm_find(algs[i]->name), algs[i]);
+        ck_assert_uint_gt(algs[i]->n_eval, 0);
+        ck_assert(algs[i]->round != NULL);
+    }
+    ck_assert_ptr_null(pflref_algorithm_find("fedprox"));
+}
+END_TEST
+
+START_TEST(test_run_arguments)
+{
+    const char *text =
+        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"quadratic\", \"d\": 2},"
+        " \"problem\": {\"clients\": [{\"a\": [1, 2], \"c\": [3, 4]}]},"
+        " \"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 0.1}},"
+        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"steps\": 1}}}";
+    pflref_spec *spec;
+    pflref_error err;
+    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
+    pflref_run_result *res = NULL;
+    ck_assert_int_eq(pflref_run(NULL, spec->algorithm, &spec->hyper,
+                                spec->schedule, spec->w0, NULL, &res, &err),
+                     PFLREF_EINVAL);
+    /* non-finite initial parameters */
+    spec->w0[1] = INFINITY;
+    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                                spec->schedule, spec->w0, NULL, &res, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "init");
+    spec->w0[1] = 0.0;
+    /* a schedule for another number of clients */
+    spec->schedule->N = 2;
+    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                                spec->schedule, spec->w0, NULL, &res, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "schedule");
+    spec->schedule->N = 1;
+    /* finetune needs the post phase */
+    ck_assert_int_eq(pflref_run(spec->problem, pflref_algorithm_find("finetune"),
+                                &spec->hyper, spec->schedule, spec->w0, NULL,
+                                &res, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "schedule.post");
+    ck_assert_ptr_null(res);
+    pflref_spec_free(spec);
+}
+END_TEST
+
+Suite *status_suite(void)
+{
+    Suite *s = suite_create("core");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_error_set);
+    tcase_add_test(tc, test_error_diverge);
+    tcase_add_test(tc, test_status_names);
+    tcase_add_test(tc, test_trace_emit_and_tee);
+    tcase_add_test(tc, test_trajectory_levels);
+    tcase_add_test(tc, test_params_registry);
+    tcase_add_test(tc, test_hyper_set);
+    tcase_add_test(tc, test_algorithm_registry);
+    tcase_add_test(tc, test_run_arguments);
+    suite_add_tcase(s, tc);
+    return s;
+}
