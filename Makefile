@@ -5,6 +5,7 @@
 #   make coverage        line and branch coverage of ref/ (gcovr), gated
 #   make check-asan      the test suite under ASan + UBSan
 #   make check-valgrind  the test suite under valgrind memcheck
+#   make fuzz-smoke      every libFuzzer harness briefly (make fuzz: longer)
 #   make lint            cppcheck
 #   make clean
 #
@@ -39,7 +40,7 @@ TESTS  := $(sort $(wildcard tests/*.c))
 .SECONDARY:
 .DELETE_ON_ERROR:
 .PHONY: all deps demo check check-unit check-blas coverage check-asan \
-        check-valgrind lint clean
+        check-valgrind fuzz fuzz-smoke lint clean
 
 all: $(B)/rel/pflref
 
@@ -114,6 +115,28 @@ check-asan: deps
 check-valgrind: deps
 	@$(MAKE) -s --no-print-directory $(B)/rel/pflref $(B)/rel/tests/run
 	@$(call RUN_TESTS,rel,CK_FORK=no OPENBLAS_NUM_THREADS=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite)
+
+# libFuzzer harnesses (clang; ASan + UBSan).  The generated corpus comes first
+# (libFuzzer writes new inputs into the first folder), the seeds second.
+FUZZ          := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_SECONDS  ?= 60
+FUZZ_SMOKE_SECONDS ?= 20
+FUZZ_CFLAGS   := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Iinclude -ffp-contract=off \
+                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+$(B)/fuzz/%: fuzz/%.c $(SRC) $(wildcard include/*.h include/pflref/*.h ref/*.h)
+	@mkdir -p $(B)/fuzz
+	clang $(FUZZ_CFLAGS) $< $(SRC) -o $@ $(LDLIBS)
+define RUN_FUZZ
+@for f in $(1); do n=$$(basename $$f); mkdir -p $(B)/corpus/$$n; \
+  ./$$f -max_total_time=$(2) -print_final_stats=1 -artifact_prefix=$(B)/ \
+    -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+    $(B)/corpus/$$n fuzz/corpus/$$n 2>&1 | grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+==ERROR|SUMMARY|INFO: Loaded|Done)' ; \
+  test $${PIPESTATUS[0]} = 0 || exit 1; done
+endef
+fuzz: deps $(FUZZ:fuzz/%.c=$(B)/fuzz/%)
+	$(call RUN_FUZZ,$(FUZZ:fuzz/%.c=$(B)/fuzz/%),$(FUZZ_SECONDS))
+fuzz-smoke: deps $(FUZZ:fuzz/%.c=$(B)/fuzz/%)
+	$(call RUN_FUZZ,$(FUZZ:fuzz/%.c=$(B)/fuzz/%),$(FUZZ_SMOKE_SECONDS))
 
 lint:
 	cppcheck --enable=warning,style,performance,portability --std=c11 \

@@ -52,7 +52,10 @@
  *
  * Allocation: pflref_sampler_alloc holds the only allocation of the sampler
  * (the index workspace and the generator).  pflref_shuffle and the draws,
- * which have no workspace, allocate one generator per call.
+ * which have no workspace, allocate one generator per call.  A failed
+ * gsl_rng_alloc returns NULL once GSL's error handler is off, as the CLI
+ * and the test runner set it (gsl_set_error_handler_off); it is reported
+ * as PFLREF_ENOMEM.
  */
 #include <math.h>
 #include <stdint.h>
@@ -86,23 +89,6 @@ const char *pflref_sampler_kind_name(pflref_sampler_kind kind)
     return "unknown";
 }
 
-/* An mt19937 generator allocated like gsl_rng_alloc, except that a failed
- * allocation returns NULL instead of calling GSL's error handler (which
- * aborts by default; the library never exits).  Free with gsl_rng_free. */
-static gsl_rng *mt19937_alloc(void)
-{
-    gsl_rng *r = malloc(sizeof *r);
-    if (r == NULL)
-        return NULL;
-    r->type = gsl_rng_mt19937;
-    r->state = calloc(1, gsl_rng_mt19937->size);
-    if (r->state == NULL) {
-        free(r);
-        return NULL;
-    }
-    return r;
-}
-
 pflref_sampler *pflref_sampler_alloc(pflref_sampler_kind kind, size_t N_max)
 {
     if (kind != PFLREF_SAMPLER_GSL && kind != PFLREF_SAMPLER_NUMPY_LEGACY)
@@ -112,13 +98,13 @@ pflref_sampler *pflref_sampler_alloc(pflref_sampler_kind kind, size_t N_max)
     if (N_max > (size_t)NUMPY_INTERVAL_MAX + 1)
         return NULL;
     pflref_sampler *s = calloc(1, sizeof *s);
-    if (s == NULL)
-        return NULL;
-    s->kind = kind;
-    s->N_max = N_max;
-    s->ids = malloc((N_max > 0 ? N_max : 1) * sizeof *s->ids);
-    s->r = mt19937_alloc();
-    if (s->ids == NULL || s->r == NULL) {
+    if (s != NULL) {
+        s->kind = kind;
+        s->N_max = N_max;
+        s->ids = malloc((N_max > 0 ? N_max : 1) * sizeof *s->ids);
+        s->r = gsl_rng_alloc(gsl_rng_mt19937);
+    }
+    if (s == NULL || s->ids == NULL || s->r == NULL) {
         pflref_sampler_free(s);
         return NULL;
     }
@@ -137,12 +123,12 @@ void pflref_sampler_free(pflref_sampler *s)
     free(s);
 }
 
-/* numpy's random_interval(max) on the raw 32-bit stream, max ≤ 2³² − 1:
+/* numpy's random_interval(max) on the raw 32-bit stream, 1 ≤ max ≤ 2³² − 1:
  * the smallest mask 2^b − 1 ≥ max, then raw & mask until ≤ max. */
 static unsigned long numpy_interval(gsl_rng *r, unsigned long max)
 {
-    if (max == 0)
-        return 0;
+    /* max ≥ 1 here (numpy returns 0 for max = 0 without a draw; the
+     * Fisher–Yates below never asks for it). */
     unsigned long mask = max;
     mask |= mask >> 1;
     mask |= mask >> 2;
@@ -238,6 +224,18 @@ pflref_status pflref_sampler_choose(pflref_sampler *s, unsigned long seed,
     return PFLREF_OK;
 }
 
+/* A fresh mt19937 seeded with `seed`, for the functions without a
+ * workspace.  Free with gsl_rng_free. */
+static pflref_status seeded_mt19937(unsigned long seed, gsl_rng **r,
+                                    pflref_error *err)
+{
+    *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (*r == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    gsl_rng_set(*r, seed);
+    return PFLREF_OK;
+}
+
 pflref_status pflref_shuffle(unsigned long seed, size_t *perm, size_t n,
                              pflref_error *err)
 {
@@ -257,10 +255,10 @@ pflref_status pflref_shuffle(unsigned long seed, size_t *perm, size_t n,
     if (n <= 1)
         return PFLREF_OK;
 
-    gsl_rng *r = mt19937_alloc();
-    if (r == NULL)
-        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
-    gsl_rng_set(r, seed);
+    gsl_rng *r;
+    pflref_status st = seeded_mt19937(seed, &r, err);
+    if (st != PFLREF_OK)
+        return st;
     /* Knuth's Algorithm P: for i = n−1 … 1, swap perm[i] with
      * perm[uniform_int(i + 1)]. */
     gsl_ran_shuffle(r, perm, n, sizeof *perm);
@@ -284,11 +282,7 @@ static pflref_status draw_begin(unsigned long seed, const char *pname,
                                 "seed = %lu exceeds 2^32 - 1", seed);
     if (n == 0)
         return PFLREF_OK;
-    *r = mt19937_alloc();
-    if (*r == NULL)
-        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
-    gsl_rng_set(*r, seed);
-    return PFLREF_OK;
+    return seeded_mt19937(seed, r, err);
 }
 
 pflref_status pflref_draw_gaussian(unsigned long seed, double sd, double *x,

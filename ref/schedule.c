@@ -87,25 +87,44 @@ pflref_schedule *pflref_schedule_alloc(size_t T, size_t N, int has_post)
 {
     if (T > MAX_INDICES || N > MAX_INDICES)
         return NULL;
+    const int want_post = has_post && N > 0;
     pflref_schedule *s = calloc(1, sizeof *s);
-    if (s == NULL)
-        return NULL;
-    s->T = T;
-    s->N = N;
-    if (T > 0) {
-        s->rounds = calloc(T, sizeof *s->rounds);
-        if (s->rounds == NULL)
-            goto fail;
+    if (s != NULL) {
+        s->T = T;
+        s->N = N;
+        s->rounds = T > 0 ? calloc(T, sizeof *s->rounds) : NULL;
+        s->post = want_post ? calloc(N, sizeof *s->post) : NULL;
     }
-    if (has_post && N > 0) {
-        s->post = calloc(N, sizeof *s->post);
-        if (s->post == NULL)
-            goto fail;
+    if (s == NULL || (T > 0 && s->rounds == NULL) ||
+        (want_post && s->post == NULL)) {
+        pflref_schedule_free(s);
+        return NULL;
     }
     return s;
-fail:
-    pflref_schedule_free(s);
-    return NULL;
+}
+
+/* Free one client's batches and leave them empty. */
+static void batches_release(pflref_batches *b)
+{
+    free(b->step_off);
+    free(b->idx);
+    b->nsteps = 0;
+    b->step_off = NULL;
+    b->idx = NULL;
+}
+
+/* Free a round plan's arrays (and its batches) and leave it empty. */
+static void round_plan_release(pflref_round_plan *r)
+{
+    if (r->batches != NULL)
+        for (size_t j = 0; j < r->m; j++)
+            batches_release(&r->batches[j]);
+    free(r->batches);
+    free(r->clients);
+    free(r->drawn);
+    r->m = 0;
+    r->clients = r->drawn = NULL;
+    r->batches = NULL;
 }
 
 pflref_status pflref_batches_alloc(pflref_batches *b, size_t nsteps,
@@ -124,14 +143,11 @@ pflref_status pflref_batches_alloc(pflref_batches *b, size_t nsteps,
                                 nsteps, total, MAX_INDICES);
     b->step_off = calloc(nsteps + 1, sizeof *b->step_off);
     b->idx = malloc((total > 0 ? total : 1) * sizeof *b->idx);
+    b->nsteps = nsteps;
     if (b->step_off == NULL || b->idx == NULL) {
-        free(b->step_off);
-        free(b->idx);
-        b->step_off = NULL;
-        b->idx = NULL;
+        batches_release(b);
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     }
-    b->nsteps = nsteps;
     return PFLREF_OK;
 }
 
@@ -152,22 +168,12 @@ pflref_status pflref_round_plan_alloc(pflref_round_plan *r, size_t m,
     r->clients = malloc(cap * sizeof *r->clients);
     r->drawn = malloc(cap * sizeof *r->drawn);
     r->batches = calloc(cap, sizeof *r->batches);
+    r->m = m;
     if (r->clients == NULL || r->drawn == NULL || r->batches == NULL) {
-        free(r->clients);
-        free(r->drawn);
-        free(r->batches);
-        r->clients = r->drawn = NULL;
-        r->batches = NULL;
+        round_plan_release(r);
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     }
-    r->m = m;
     return PFLREF_OK;
-}
-
-static void batches_release(pflref_batches *b)
-{
-    free(b->step_off);
-    free(b->idx);
 }
 
 void pflref_schedule_free(pflref_schedule *s)
@@ -175,15 +181,8 @@ void pflref_schedule_free(pflref_schedule *s)
     if (s == NULL)
         return;
     if (s->rounds != NULL) {
-        for (size_t t = 0; t < s->T; t++) {
-            pflref_round_plan *r = &s->rounds[t];
-            if (r->batches != NULL)
-                for (size_t j = 0; j < r->m; j++)
-                    batches_release(&r->batches[j]);
-            free(r->batches);
-            free(r->clients);
-            free(r->drawn);
-        }
+        for (size_t t = 0; t < s->T; t++)
+            round_plan_release(&s->rounds[t]);
         free(s->rounds);
     }
     if (s->post != NULL) {
@@ -297,34 +296,31 @@ static pflref_status count_schedule(const pflref_schedule_config *cfg,
                                     size_t *total, size_t *nepochs,
                                     pflref_error *err)
 {
+    pflref_status st = PFLREF_OK;
     *total = 0;
     *nepochs = 0;
-    for (size_t t = 0; t < cfg->T; t++) {
-        pflref_status st = choose_round(cfg, smp, N, t, pick, NULL, err);
-        if (st != PFLREF_OK)
-            return st;
-        for (size_t j = 0; j < cfg->m; j++) {
+    /* Rounds (stopping as soon as the limit is passed). */
+    for (size_t t = 0; st == PFLREF_OK && t < cfg->T &&
+                       *total <= MAX_INDICES; t++) {
+        st = choose_round(cfg, smp, N, t, pick, NULL, err);
+        for (size_t j = 0; st == PFLREF_OK && j < cfg->m; j++) {
             const size_t i = pick[j];
-            work_size z = work_size_of(&cfg->train, n[i]);
+            const work_size z = work_size_of(&cfg->train, n[i]);
             st = check_work_size(&cfg->train, "train", i, n[i], &z, err);
-            if (st != PFLREF_OK)
-                return st;
             *total = add_sat(*total, z.total);
             *nepochs = add_sat(*nepochs, z.nepochs);
         }
-        if (*total > MAX_INDICES)
-            break;
     }
-    for (size_t i = 0; cfg->has_post && i < N && *total <= MAX_INDICES;
-         i++) {
-        work_size z = work_size_of(&cfg->post, n[i]);
-        pflref_status st =
-            check_work_size(&cfg->post, "post", i, n[i], &z, err);
-        if (st != PFLREF_OK)
-            return st;
+    /* The post phase. */
+    for (size_t i = 0; st == PFLREF_OK && cfg->has_post && i < N &&
+                       *total <= MAX_INDICES; i++) {
+        const work_size z = work_size_of(&cfg->post, n[i]);
+        st = check_work_size(&cfg->post, "post", i, n[i], &z, err);
         *total = add_sat(*total, z.total);
         *nepochs = add_sat(*nepochs, z.nepochs);
     }
+    if (st != PFLREF_OK)
+        return st;
     if (*total > MAX_INDICES)
         return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
                                 "the schedule would hold more than %zu "
@@ -346,20 +342,16 @@ static pflref_status fill_batches(const pflref_local_work *w,
 {
     const work_size z = work_size_of(w, n);
     pflref_status st = pflref_batches_alloc(b, z.nsteps, z.total, err);
-    if (st != PFLREF_OK)
-        return st;
     size_t off = 0;
-    for (size_t s = 0; s < z.nsteps; s++) {
+    for (size_t s = 0; st == PFLREF_OK && s < z.nsteps; s++) {
         const size_t k = s % z.nb;   /* batch k of epoch ⌊s/nb⌋ */
         if (k == 0) {
-            /* A new epoch: perm = 0 … n−1, reshuffled with its own seed. */
+            /* A new epoch: perm = 0 … n−1, reshuffled with its own seed
+             * (on failure the loop stops after this step). */
             for (size_t q = 0; q < n; q++)
                 perm[q] = q;
-            if (order == PFLREF_BATCH_RESHUFFLE) {
+            if (order == PFLREF_BATCH_RESHUFFLE)
                 st = pflref_shuffle(batch_seed + *e_global, perm, n, err);
-                if (st != PFLREF_OK)
-                    return st;
-            }
             (*e_global)++;
         }
         /* Batch k = perm[k·b … min((k+1)·b, n) − 1]; the last is ragged. */
@@ -369,7 +361,7 @@ static pflref_status fill_batches(const pflref_local_work *w,
             b->idx[off++] = perm[q];
         b->step_off[s + 1] = off;
     }
-    return PFLREF_OK;
+    return st;
 }
 
 pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
@@ -451,57 +443,49 @@ pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
     size_t *perm = NULL;
     size_t *pick = malloc(cfg->m * sizeof *pick);
     pflref_sampler *smp = pflref_sampler_alloc(cfg->sampler, N);
-    if (pick == NULL || smp == NULL) {
+    if (pick == NULL || smp == NULL)
         st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
-        goto done;
-    }
-    size_t total, nepochs;
-    st = count_schedule(cfg, n, N, smp, pick, &total, &nepochs, err);
-    if (st != PFLREF_OK)
-        goto done;
-    if (cfg->order == PFLREF_BATCH_RESHUFFLE && nepochs > 0 &&
-        nepochs - 1 > PFLREF_SEED_MAX - cfg->batch_seed) {
+    size_t total = 0, nepochs = 0;
+    if (st == PFLREF_OK)
+        st = count_schedule(cfg, n, N, smp, pick, &total, &nepochs, err);
+    if (st == PFLREF_OK && cfg->order == PFLREF_BATCH_RESHUFFLE &&
+        nepochs > 0 && nepochs - 1 > PFLREF_SEED_MAX - cfg->batch_seed)
         st = pflref_error_set(err, PFLREF_EINVAL, "schedule.batch_seed",
                               "batch_seed = %lu: the schedule reshuffles "
                               "%zu epochs, whose seeds batch_seed + e would "
                               "exceed 2^32 - 1", cfg->batch_seed, nepochs);
-        goto done;
+
+    /* Allocate: the scratch permutation (largest n) and the schedule. */
+    if (st == PFLREF_OK) {
+        size_t n_max = 0;
+        for (size_t i = 0; i < N; i++)
+            n_max = n[i] > n_max ? n[i] : n_max;
+        perm = malloc(n_max * sizeof *perm);
+        s = pflref_schedule_alloc(cfg->T, N, cfg->has_post);
+        if (perm == NULL || s == NULL)
+            st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     }
 
-    /* Allocate, then fill (second pass, the same draws). */
-    size_t n_max = 0;
-    for (size_t i = 0; i < N; i++)
-        n_max = n[i] > n_max ? n[i] : n_max;
-    perm = malloc(n_max * sizeof *perm);
-    s = pflref_schedule_alloc(cfg->T, N, cfg->has_post);
-    if (perm == NULL || s == NULL) {
-        st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
-        goto done;
-    }
+    /* Fill (second pass, the same draws): rounds, participants ascending
+     * with their local work, then the post phase by client. */
     unsigned long e_global = 0;
-    for (size_t t = 0; t < cfg->T; t++) {
+    for (size_t t = 0; st == PFLREF_OK && t < cfg->T; t++) {
         pflref_round_plan *r = &s->rounds[t];
         st = pflref_round_plan_alloc(r, cfg->m, err);
         if (st == PFLREF_OK)
             st = choose_round(cfg, smp, N, t, r->clients, r->drawn, err);
-        /* Participants ascending, each with its local work. */
         for (size_t j = 0; st == PFLREF_OK && j < cfg->m; j++)
             st = fill_batches(&cfg->train, cfg->order, cfg->batch_seed,
                               &e_global, n[r->clients[j]], perm,
                               &r->batches[j], err);
-        if (st != PFLREF_OK)
-            goto done;
     }
-    /* The post phase: every client once, ascending. */
-    for (size_t i = 0; cfg->has_post && i < N; i++) {
+    for (size_t i = 0; st == PFLREF_OK && cfg->has_post && i < N; i++)
         st = fill_batches(&cfg->post, cfg->order, cfg->batch_seed,
                           &e_global, n[i], perm, &s->post[i], err);
-        if (st != PFLREF_OK)
-            goto done;
+    if (st == PFLREF_OK) {
+        *out = s;
+        s = NULL;
     }
-    *out = s;
-    s = NULL;
-done:
     pflref_schedule_free(s);
     pflref_sampler_free(smp);
     free(perm);

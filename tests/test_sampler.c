@@ -24,8 +24,8 @@
 
 #define GOLDEN "golden/sampling/numpy_choice.txt"
 
-/* The largest population in the golden file (4097) rounded up. */
-#define GOLDEN_N_MAX 5000
+/* The largest population in the golden file (131073) rounded up. */
+#define GOLDEN_N_MAX 140000
 
 /* ---------------------------------------------------------------------
  * The golden file: "KIND H1 H2 … : V1 V2 …" lines, '#' comments.

@@ -353,6 +353,7 @@ START_TEST(test_reshuffle_is_permutation_per_epoch)
     cfg.train.B = B;
     cfg.has_post = 1;
     cfg.post.epochs = 2;
+    cfg.post.B = B;
     pflref_schedule *s = generate_ok(&cfg, n, 4);
     size_t seen[30];
     for (size_t t = 0; t <= cfg.T; t++) {

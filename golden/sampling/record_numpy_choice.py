@@ -136,6 +136,10 @@ def choice_cases():
         cases.append((seed, 50, 50))
         cases.append((seed, 1, 1))
     cases.append((SEED_MAX, 4096, 4096))
+    # Populations past 2^16 and 2^17, where the masks of random_interval
+    # need every shift of the bit smear.
+    cases += [(42, 70000, 5), (12345, 65537, 10), (SEED_MAX, 100000, 3),
+              (7, 131073, 8)]
     return cases
 
 
