@@ -139,6 +139,19 @@ static void add_block(pflref_model *m, const char *name, size_t rows,
     m->nblocks++;
 }
 
+/* Describe a model: sizes, blocks in state_dict order, P.
+ *   m     [out] the description (untouched on failure)
+ *   kind  [in]  quadratic, linear, softmax or mlp
+ *   loss  [in]  quadratic: QUADRATIC; linear: SQUARED or HALF_SQUARED;
+ *               softmax, mlp: CROSS_ENTROPY
+ *   d     [in]  ≥ 1 input features (quadratic: dimension of w)
+ *   k     [in]  ≥ 2 classes for softmax and mlp; ignored (stored as 1)
+ *               otherwise
+ *   h     [in]  ≥ 1 hidden units for mlp; ignored (stored as 0) otherwise
+ *   bias  [in]  0 or 1; mlp: must be 1; quadratic: must be 0
+ *   err   [out] may be NULL
+ * Returns PFLREF_EINVAL naming the argument, PFLREF_ENOMEM (where "P")
+ * when P overflows size_t or exceeds PFLREF_MAX_PARAMS. */
 pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
                                 pflref_loss loss, size_t d, size_t k, size_t h,
                                 int bias, pflref_error *err)
@@ -276,6 +289,12 @@ int pflref_model_block_index(const pflref_model *m, const char *name)
  * Workspace
  * ------------------------------------------------------------------------ */
 
+/* Workspace for batches of up to max_batch samples of m.
+ *   m          [in] an initialised model
+ *   max_batch  [in] ≥ 1 for data models (any value for quadratic)
+ * Returns NULL when m is NULL or not initialised, max_batch is 0 for a
+ * data model, a buffer size overflows, or memory is short.  The caller
+ * owns the workspace (pflref_model_workspace_free). */
 pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
                                                      size_t max_batch)
 {
@@ -381,10 +400,15 @@ static void fill_rows(double *M, size_t nb, size_t c, const double *b)
             M[j * c + q] = b != NULL ? b[q] : 0.0;
 }
 
-/* relu'(a) with relu'(0) = 0 (PyTorch). */
-static double relu_prime(double a)
+/* M := M ⊙ relu'(A) over len entries, with relu'(a) = 1 for a > 0 and 0
+ * otherwise (relu'(0) = 0, PyTorch's convention).  Written as a mask, as
+ * PyTorch's backward does, so an entry at a ≤ 0 becomes 0 even when M is
+ * not finite. */
+static void relu_mask(double *M, const double *A, size_t len)
 {
-    return a > 0.0 ? 1.0 : 0.0;
+    for (size_t q = 0; q < len; q++)
+        if (!(A[q] > 0.0))
+            M[q] = 0.0;
 }
 
 /* ------------------------------------------------------------------------
@@ -559,8 +583,9 @@ static void softmax_terms(size_t nb, size_t k, pflref_model_workspace *ws,
             if (z[c] > zmax)
                 zmax = z[c];
         const double zy = z[y] - zmax;
-        double S = 0.0;
-        for (size_t c = 0; c < k; c++) {
+        z[0] = exp(z[0] - zmax);        /* S := Σ_c exp(z_c − m) ≥ 1 */
+        double S = z[0];
+        for (size_t c = 1; c < k; c++) {
             z[c] = exp(z[c] - zmax);
             S += z[c];
         }
@@ -628,6 +653,14 @@ static pflref_status batch_forward(const pflref_model *m, const double *w,
  * Loss, gradient, Hessian-vector product
  * ------------------------------------------------------------------------ */
 
+/* *loss := F(w; B) = (1/nb) Σ_{j∈B} ℓ(w; x_j, y_j).
+ *   m     [in]  the model;  w [in] P parameters;  D [in] data fitting m
+ *   idx   [in]  nb indices < D->n, or NULL for all D->n samples in order
+ *                (then nb must be 0 or D->n); ignored by quadratic
+ *   nb    [in]  1 ≤ nb ≤ the workspace's max_batch
+ *   ws    [in,out] workspace allocated for m
+ *   loss  [out] the batch loss
+ * Returns PFLREF_EINVAL for a bad argument or a label that is not a class. */
 pflref_status pflref_model_loss(const pflref_model *m, const double *w,
                                 const pflref_data *D, const size_t *idx,
                                 size_t nb, pflref_model_workspace *ws,
@@ -652,6 +685,9 @@ pflref_status pflref_model_loss(const pflref_model *m, const double *w,
     return PFLREF_OK;
 }
 
+/* g := ∇_w F(w; B), and *loss := F(w; B) when loss is non-NULL.
+ * Arguments as for pflref_model_loss;  g [out] P entries (must not alias
+ * w). */
 pflref_status pflref_model_grad(const pflref_model *m, const double *w,
                                 const pflref_data *D, const size_t *idx,
                                 size_t nb, pflref_model_workspace *ws,
@@ -710,8 +746,7 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
         /* T := G W2   (nb × h) */
         gemm(CblasNoTrans, CblasNoTrans, 1.0, ws->Z, n_b, k, W2, k, h, 0.0,
              ws->T, n_b, h);
-        for (size_t q = 0; q < n_b * h; q++) /* δ := T ⊙ relu'(A) */
-            ws->T[q] *= relu_prime(ws->A[q]);
+        relu_mask(ws->T, ws->A, n_b * h); /* δ := T ⊙ relu'(A) */
         /* g_W1 := (1/nb) δᵀ X_b   (h × d) */
         gemm(CblasTrans, CblasNoTrans, inv, ws->T, n_b, h, ws->Xb, n_b, d,
              0.0, gW1, h, d);
@@ -726,6 +761,9 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
     return PFLREF_OK;
 }
 
+/* Hv := ∇²_w F(w; B) v, exact (R-operator; mlp with relu'' = 0).
+ * Arguments as for pflref_model_loss;  v [in] P entries;  Hv [out] P
+ * entries (must not alias v). */
 pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
                                const pflref_data *D, const size_t *idx,
                                size_t nb, const double *v,
@@ -796,8 +834,7 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
     /* R{A} := X_b V1ᵀ + R{A} */
     gemm(CblasNoTrans, CblasTrans, 1.0, ws->Xb, n_b, d, V1, h, d, 1.0, ws->RH,
          n_b, h);
-    for (size_t q = 0; q < n_b * h; q++) /* R{H} := relu'(A) ⊙ R{A} */
-        ws->RH[q] *= relu_prime(ws->A[q]);
+    relu_mask(ws->RH, ws->A, n_b * h);  /* R{H} := relu'(A) ⊙ R{A} */
     fill_rows(ws->RZ, n_b, k, vb2);     /* R{Z} := 1 v_b2ᵀ */
     /* R{Z} := R{H} W2ᵀ + R{Z} */
     gemm(CblasNoTrans, CblasTrans, 1.0, ws->RH, n_b, h, W2, k, h, 1.0, ws->RZ,
@@ -820,8 +857,7 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
          ws->T, n_b, h);
     gemm(CblasNoTrans, CblasNoTrans, 1.0, ws->Z, n_b, k, V2, k, h, 1.0,
          ws->T, n_b, h);
-    for (size_t q = 0; q < n_b * h; q++)
-        ws->T[q] *= relu_prime(ws->A[q]);
+    relu_mask(ws->T, ws->A, n_b * h);
     /* (H v)_W1 := (1/nb) R{δ}ᵀ X_b */
     gemm(CblasTrans, CblasNoTrans, inv, ws->T, n_b, h, ws->Xb, n_b, d, 0.0,
          HW1, h, d);
@@ -833,6 +869,12 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
  * Evaluation
  * ------------------------------------------------------------------------ */
 
+/* Loss, mse (linear) and accuracy (classifiers) of w on all of D, in index
+ * order; a D larger than the workspace is evaluated in chunks of max_batch
+ * samples with the same running sums.
+ *   m [in];  w [in] P;  D [in] n ≥ 1 samples (quadratic: a, c);
+ *   ws [in,out] workspace for m;  out [out]
+ * Returns PFLREF_EINVAL for a bad argument or a label that is not a class. */
 pflref_status pflref_model_evaluate(const pflref_model *m, const double *w,
                                     const pflref_data *D,
                                     pflref_model_workspace *ws,
@@ -900,6 +942,11 @@ static const char *path(char *buf, size_t len, const char *where,
     return buf;
 }
 
+/* Check that D fits m (sizes, finite values, labels, a_j > 0).
+ *   m [in];  D [in];  where [in] JSON path prefix ("clients[2].train"),
+ *   NULL or "" for none;  err [out] may be NULL; err->where is the path of
+ *   the first failure ("clients[2].train.X[3][1]").
+ * Returns PFLREF_EINVAL, or PFLREF_ENOMEM when n·d > PFLREF_MAX_DATA. */
 pflref_status pflref_data_validate(const pflref_model *m, const pflref_data *D,
                                    const char *where, pflref_error *err)
 {
@@ -995,6 +1042,12 @@ pflref_status pflref_data_validate(const pflref_model *m, const pflref_data *D,
  * Split
  * ------------------------------------------------------------------------ */
 
+/* out->personal[b] := 1 for every block named in names[0..count−1], or in
+ * the group "input" / "head" named there.
+ *   m [in];  names [in] count strings (may be NULL when count = 0);
+ *   where [in] path prefix for errors (NULL: "split");  out [out];
+ *   err [out] may be NULL.
+ * Returns PFLREF_EINVAL with where "<where>[j]" for an unknown name. */
 pflref_status pflref_split_from_names(const pflref_model *m,
                                       const char *const *names, size_t count,
                                       const char *where, pflref_split *out,
@@ -1042,6 +1095,9 @@ pflref_status pflref_split_from_names(const pflref_model *m,
     return PFLREF_OK;
 }
 
+/* mask[p] := 1 when parameter p lies in a personal block of split, else 0.
+ *   m [in];  split [in] (NULL: everything shared);  mask [out] P entries.
+ * Does nothing when m or mask is NULL. */
 void pflref_split_mask(const pflref_model *m, const pflref_split *split,
                        unsigned char *mask)
 {

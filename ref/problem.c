@@ -14,9 +14,13 @@
 #include <stdio.h>
 #include "pflref/problem.h"
 
+/* A problem for model m (copied) with N zeroed clients.
+ *   m [in];  N [in] clients (0 allowed: validation rejects it)
+ * Returns NULL when m is NULL, N·sizeof(client) overflows, or memory is
+ * short.  Free with pflref_problem_free. */
 pflref_problem *pflref_problem_alloc(const pflref_model *m, size_t N)
 {
-    if (m == NULL)
+    if (m == NULL || N > SIZE_MAX / sizeof(pflref_client))
         return NULL;
     pflref_problem *p = calloc(1, sizeof *p);
     if (p == NULL)
@@ -44,6 +48,7 @@ static void data_free(pflref_data *D)
     D->n = 0;
 }
 
+/* Free p, its clients and every X, y, a, c they hold.  p may be NULL. */
 void pflref_problem_free(pflref_problem *p)
 {
     if (p == NULL)
@@ -57,6 +62,13 @@ void pflref_problem_free(pflref_problem *p)
     free(p);
 }
 
+/* Allocate D's zeroed arrays for n samples of m and set D->n = n:
+ * X (n·d) and y (n) for data models (n = 0: none), a and c (d each) for the
+ * quadratic model.  D's previous arrays are not freed.
+ *   D [out];  m [in] an initialised model;  n [in];  err [out] may be NULL
+ * Returns PFLREF_EINVAL for a NULL argument, PFLREF_ENOMEM (where "n") when
+ * n·d overflows or exceeds PFLREF_MAX_DATA, or when calloc fails; D is then
+ * left empty. */
 pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
                                 size_t n, pflref_error *err)
 {
@@ -71,6 +83,7 @@ pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
     D->n = 0;
     D->X = D->y = D->a = D->c = NULL;
 
+    int ok;
     if (m->kind == PFLREF_MODEL_QUADRATIC) {
         /* a and c, d entries each; n is only an aggregation weight. */
         if (m->d > PFLREF_MAX_DATA)
@@ -79,42 +92,40 @@ pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
                                     m->d, PFLREF_MAX_DATA);
         D->a = calloc(m->d, sizeof(double));
         D->c = calloc(m->d, sizeof(double));
-        if (D->a == NULL || D->c == NULL) {
-            data_free(D);
-            return pflref_error_set(err, PFLREF_ENOMEM, NULL,
-                                    "out of memory for a and c (d = %zu)",
-                                    m->d);
+        ok = D->a != NULL && D->c != NULL;
+    } else {
+        /* X (n × d) and y (n); n = 0 gives an empty data set (a client
+         * without test data). */
+        if (n > SIZE_MAX / m->d)
+            return pflref_error_set(err, PFLREF_ENOMEM, "n",
+                                    "n·d = %zu·%zu overflows size_t (limit "
+                                    "PFLREF_MAX_DATA = %zu doubles)",
+                                    n, m->d, PFLREF_MAX_DATA);
+        if (n * m->d > PFLREF_MAX_DATA)
+            return pflref_error_set(err, PFLREF_ENOMEM, "n",
+                                    "n·d = %zu·%zu = %zu doubles exceeds "
+                                    "PFLREF_MAX_DATA = %zu",
+                                    n, m->d, n * m->d, PFLREF_MAX_DATA);
+        if (n > 0) {
+            D->X = calloc(n * m->d, sizeof(double));
+            D->y = calloc(n, sizeof(double));
         }
-        D->n = n;
-        return PFLREF_OK;
+        ok = n == 0 || (D->X != NULL && D->y != NULL);
     }
-
-    /* Quick return: an empty data set (e.g. a client without test data). */
-    if (n == 0)
-        return PFLREF_OK;
-    if (n > SIZE_MAX / m->d)
-        return pflref_error_set(err, PFLREF_ENOMEM, "n",
-                                "n·d = %zu·%zu overflows size_t (limit "
-                                "PFLREF_MAX_DATA = %zu doubles)",
-                                n, m->d, PFLREF_MAX_DATA);
-    const size_t nd = n * m->d;
-    if (nd > PFLREF_MAX_DATA)
-        return pflref_error_set(err, PFLREF_ENOMEM, "n",
-                                "n·d = %zu·%zu = %zu doubles exceeds "
-                                "PFLREF_MAX_DATA = %zu",
-                                n, m->d, nd, PFLREF_MAX_DATA);
-    D->X = calloc(nd, sizeof(double));
-    D->y = calloc(n, sizeof(double));
-    if (D->X == NULL || D->y == NULL) {
+    if (!ok) {
         data_free(D);
         return pflref_error_set(err, PFLREF_ENOMEM, NULL,
-                                "out of memory for X (%zu × %zu) and y",
+                                "out of memory for the data of %zu samples "
+                                "(d = %zu)",
                                 n, m->d);
     }
     D->n = n;
     return PFLREF_OK;
 }
 
+/* Validate p: N ≥ 1, every client's train data ("clients[i].train"), test
+ * data all-or-none and valid ("clients[i].test"; ignored for quadratic).
+ *   p [in];  err [out] may be NULL; err->where is the JSON path. */
 pflref_status pflref_problem_validate(const pflref_problem *p,
                                       pflref_error *err)
 {
@@ -156,6 +167,7 @@ pflref_status pflref_problem_validate(const pflref_problem *p,
     return PFLREF_OK;
 }
 
+/* max over clients of train.n and test.n, at least 1 (p may be NULL). */
 size_t pflref_problem_max_n(const pflref_problem *p)
 {
     size_t n = 1;
@@ -170,6 +182,7 @@ size_t pflref_problem_max_n(const pflref_problem *p)
     return n;
 }
 
+/* 1 when the model is not quadratic and every client has test.n ≥ 1. */
 int pflref_problem_has_test(const pflref_problem *p)
 {
     if (p == NULL || p->clients == NULL || p->N < 1 ||

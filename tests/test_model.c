@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_rng.h>
+#include <sys/resource.h>
 #include "pflref/model.h"
 #include "suites.h"
 
@@ -991,6 +992,34 @@ START_TEST(test_workspace_alloc)
 }
 END_TEST
 
+/* A workspace that cannot be allocated gives NULL.  The address space of
+ * this (forked) test process is capped at its size plus 256 MiB; the
+ * workspace below needs 24 · 2^24 doubles = 3 GiB.  Skipped without fork
+ * (the cap would outlive the test) and under ASan (which aborts on a failed
+ * allocation instead of returning NULL). */
+START_TEST(test_workspace_out_of_memory)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return;
+#endif
+    const char *fork_env = getenv("CK_FORK");
+    if (fork_env != NULL && strcmp(fork_env, "no") == 0)
+        return;
+    unsigned long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fscanf(f, "%lu", &pages), 1);
+    fclose(f);
+    const rlim_t cap = (rlim_t)pages * 4096u + ((rlim_t)256 << 20);
+    struct rlimit rl = {cap, cap};
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &rl), 0);
+    /* per sample: Xb 3 + yb 1 + Z, RZ 2·2 + A, H, RH, T 4·4 = 24 doubles */
+    pflref_model m = make_model(PFLREF_MODEL_MLP, PFLREF_LOSS_CROSS_ENTROPY,
+                                3, 2, 4, 1);
+    ck_assert_ptr_null(pflref_model_workspace_alloc(&m, (size_t)1 << 24));
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * Compute-function errors
  * ------------------------------------------------------------------------ */
@@ -1356,6 +1385,7 @@ Suite *model_suite(void)
     tcase_add_test(tc, test_init_null_model);
     tcase_add_test(tc, test_init_max_params);
     tcase_add_test(tc, test_workspace_alloc);
+    tcase_add_test(tc, test_workspace_out_of_memory);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("errors");

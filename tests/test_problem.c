@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include "pflref/problem.h"
 #include "suites.h"
 
@@ -89,6 +90,8 @@ START_TEST(test_alloc_zeroed)
     ck_assert_ptr_nonnull(p);
     ck_assert_ptr_null(p->clients);
     pflref_problem_free(p);
+    /* a client count whose array size overflows size_t */
+    ck_assert_ptr_null(pflref_problem_alloc(&m, SIZE_MAX / 2));
 }
 END_TEST
 
@@ -167,6 +170,50 @@ START_TEST(test_data_alloc_errors)
     ck_assert_int_eq(pflref_data_alloc(&D, &lin, 3, NULL), PFLREF_OK);
     free(D.X);
     free(D.y);
+}
+END_TEST
+
+/* Allocation failure gives PFLREF_ENOMEM and leaves D empty.  The address
+ * space of this (forked) test process is capped at its current size plus
+ * 256 MiB, so the 2 GiB requests below fail.  Skipped without fork (the cap
+ * would outlive the test) and under ASan (which aborts on a failed
+ * allocation instead of returning NULL). */
+START_TEST(test_alloc_out_of_memory)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return;
+#endif
+    const char *fork_env = getenv("CK_FORK");
+    if (fork_env != NULL && strcmp(fork_env, "no") == 0)
+        return;
+    unsigned long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fscanf(f, "%lu", &pages), 1);
+    fclose(f);
+    const rlim_t cap = (rlim_t)pages * 4096u + ((rlim_t)256 << 20);
+    struct rlimit rl = {cap, cap};
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &rl), 0);
+
+    pflref_model lin = make_model(PFLREF_MODEL_LINEAR, PFLREF_LOSS_SQUARED,
+                                  4, 0, 0, 0);
+    pflref_data D;
+    pflref_error err;
+    /* n·d = 2^28 doubles = 2 GiB: within PFLREF_MAX_DATA, beyond the cap */
+    ck_assert_int_eq(pflref_data_alloc(&D, &lin, (size_t)1 << 26, &err),
+                     PFLREF_ENOMEM);
+    ck_assert_msg(strstr(err.message, "out of memory") != NULL,
+                  "message: %s", err.message);
+    ck_assert_msg(D.n == 0 && D.X == NULL && D.y == NULL,
+                  "a failed allocation must leave D empty");
+    pflref_model q = make_model(PFLREF_MODEL_QUADRATIC, PFLREF_LOSS_QUADRATIC,
+                                2, 0, 0, 0);
+    q.d = PFLREF_MAX_DATA; /* a and c: 2 GiB each */
+    ck_assert_int_eq(pflref_data_alloc(&D, &q, 1, &err), PFLREF_ENOMEM);
+    ck_assert_msg(D.a == NULL && D.c == NULL, "a failed allocation must "
+                  "leave D empty");
+    /* 2^28 clients of 80 bytes: 20 GiB */
+    ck_assert_ptr_null(pflref_problem_alloc(&lin, (size_t)1 << 28));
 }
 END_TEST
 
@@ -295,6 +342,7 @@ Suite *problem_suite(void)
     tcase_add_test(tc, test_alloc_zeroed);
     tcase_add_test(tc, test_data_alloc);
     tcase_add_test(tc, test_data_alloc_errors);
+    tcase_add_test(tc, test_alloc_out_of_memory);
     suite_add_tcase(s, tc);
     tc = tcase_create("validate");
     tcase_add_test(tc, test_validate_ok);

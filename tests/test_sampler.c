@@ -24,8 +24,8 @@
 
 #define GOLDEN "golden/sampling/numpy_choice.txt"
 
-/* The largest population in the golden file (131073) rounded up. */
-#define GOLDEN_N_MAX 140000
+/* The largest population in the golden file (262145) rounded up. */
+#define GOLDEN_N_MAX 270000
 
 /* ---------------------------------------------------------------------
  * The golden file: "KIND H1 H2 … : V1 V2 …" lines, '#' comments.
@@ -201,6 +201,25 @@ static void check_permutation_record(const golden_record *rec, void *ctx)
     /* permutation(N) = choice(N, N, replace=False). */
     check_draw(ctx, rec->kind, head_ul(rec, 0), head_ul(rec, 1),
                head_ul(rec, 1), rec);
+}
+
+/* permutation_tail SEED N K: the last K entries of permutation(N). */
+static void check_permutation_tail_record(const golden_record *rec,
+                                          void *ctx)
+{
+    golden_ctx *c = ctx;
+    const unsigned long seed = head_ul(rec, 0);
+    const size_t N = head_ul(rec, 1), K = head_ul(rec, 2);
+    ck_assert_msg(N <= GOLDEN_N_MAX && K <= N, "permutation_tail %lu %zu "
+                  "%zu is outside the test's buffers", seed, N, K);
+    values_size(rec, c->expect, K);
+    ck_assert(pflref_sampler_choose(c->s, seed, N, N, c->chosen, c->drawn,
+                                    NULL) == PFLREF_OK);
+    for (size_t k = 0; k < K; k++)
+        ck_assert_msg(c->drawn[N - K + k] == c->expect[k],
+                      "permutation seed %lu N %zu: entry %zu = %zu, "
+                      "recorded %zu", seed, N, N - K + k,
+                      c->drawn[N - K + k], c->expect[k]);
 }
 
 /* ---------------------------------------------------------------------
@@ -392,9 +411,11 @@ START_TEST(test_numpy_matches_recorded_permutation)
 {
     golden_ctx *c = golden_ctx_new(PFLREF_SAMPLER_NUMPY_LEGACY);
     size_t count = golden_each("permutation", check_permutation_record, c);
+    size_t tails = golden_each("permutation_tail",
+                               check_permutation_tail_record, c);
     golden_ctx_free(c);
-    ck_assert_msg(count >= 5, "only %zu permutation records in %s", count,
-                  GOLDEN);
+    ck_assert_msg(count >= 5 && tails >= 6, "only %zu permutation and %zu "
+                  "permutation_tail records in %s", count, tails, GOLDEN);
 }
 END_TEST
 

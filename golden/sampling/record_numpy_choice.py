@@ -8,6 +8,8 @@ pflref:
   choice        numpy.random.RandomState(seed).choice(N, m, replace=False),
                 exactly as numpy returns it (the sampler's order).
   permutation   numpy.random.RandomState(seed).permutation(N).
+  permutation_tail  its last K entries, for N past 2^16: the entries the
+                first Fisher-Yates steps (bounds near N) fix directly.
   gsl_choose    GSL's gsl_ran_choose (Knuth's Algorithm S) replayed in
                 Python from numpy's raw mt19937 stream.
   gsl_shuffle   GSL's gsl_ran_shuffle (Fisher-Yates from the top with
@@ -154,6 +156,7 @@ def main():
     w("# Lines (ids 0-based, values after the colon):\n")
     w("#   choice SEED N M : RandomState(SEED).choice(N, M, replace=False)\n")
     w("#   permutation SEED N : RandomState(SEED).permutation(N)\n")
+    w("#   permutation_tail SEED N K : RandomState(SEED).permutation(N)[-K:]\n")
     w("#   gsl_choose SEED N M : gsl_ran_choose on mt19937 seeded SEED\n")
     w("#   gsl_shuffle SEED N : gsl_ran_shuffle of 0..N-1\n")
     w("#   gsl_gaussian SEED SD COUNT : COUNT gsl_ran_gaussian(r, SD)\n")
@@ -164,6 +167,10 @@ def main():
     for seed, N in [(42, 10), (1, 1), (7, 2), (SEED_MAX, 33), (2**31, 300)]:
         w("permutation %d %d : %s\n"
           % (seed, N, ints(np.random.RandomState(seed).permutation(N))))
+    for seed, N in [(42, 65537), (3, 65537), (SEED_MAX, 65537),
+                    (42, 131073), (99, 131073), (2**31, 262145)]:
+        tail = np.random.RandomState(seed).permutation(N)[-24:]
+        w("permutation_tail %d %d %d : %s\n" % (seed, N, len(tail), ints(tail)))
     pick = random.Random(7)
     gsl_cases = [(42, 10, 1), (42, 10, 3), (42, 10, 5), (42, 10, 10)]
     for seed in [43, 44, 45, 46, 47, 48, 49, 50]:
