@@ -118,6 +118,12 @@ static void print_event(void *ctx, const pflref_event *ev)
     case PFLREF_EV_NOTE:
         fprintf(f, "  %s = ", ev->name);
         break;
+    case PFLREF_EV_FINAL:
+        if (ev->client >= 0)
+            fprintf(f, "final: client %ld: %s = ", ev->client, ev->name);
+        else
+            fprintf(f, "final: %s = ", ev->name);
+        break;
     }
     print_vector(f, ev->value, ev->len);
     /* The paper line once per client (first step) and at the server. */
@@ -276,6 +282,25 @@ static int cmd_table(int argc, char **argv)
     return rc;
 }
 
+/* ---- reports ----------------------------------------------------------- */
+
+/* "w (server, round 1)[0]: expected 4.309375, got 5.309375" */
+static void print_divergence(const pflref_divergence *d, const char *who)
+{
+    printf("%s (%s", d->name, d->event);
+    if (d->round >= 0)
+        printf(", round %ld", d->round);
+    if (d->client >= 0)
+        printf(", client %ld", d->client);
+    if (d->step >= 0)
+        printf(", step %ld", d->step);
+    if (d->missing)
+        printf("): not produced by %s (or of another length)\n", who);
+    else
+        printf(")[%zu]: expected %.17g, got %.17g\n", d->index, d->expected,
+               d->got);
+}
+
 /* ---- verify ------------------------------------------------------------ */
 
 typedef struct {
@@ -319,20 +344,9 @@ static void verify_file(const char *path, verify_tally *tally)
         return;
     }
     tally->failed++;
-    printf("FAIL %s: %zu of %zu quantities differ; first divergence: %s "
-           "(%s", rep.id, rep.mismatches, rep.quantities, rep.name,
-           rep.event);
-    if (rep.round >= 0)
-        printf(", round %ld", rep.round);
-    if (rep.client >= 0)
-        printf(", client %ld", rep.client);
-    if (rep.step >= 0)
-        printf(", step %ld", rep.step);
-    if (rep.missing)
-        printf("): not produced by the reference\n");
-    else
-        printf(")[%zu]: expected %.17g, got %.17g\n", rep.index,
-               rep.expected, rep.got);
+    printf("FAIL %s: %zu of %zu quantities differ; first divergence: ",
+           rep.id, rep.mismatches, rep.quantities);
+    print_divergence(&rep.first, "the reference");
     printf("  replay: pflref verify %s\n", path);
 }
 

@@ -111,11 +111,10 @@ pflref_status pflref_fedavg_round(pflref_state *s,
 }
 
 const pflref_algorithm pflref_fedavg = {
-    "fedavg",
-    "FedAvg (McMahan et al., AISTATS 2017, Alg. 1)",
-    1, 0, 0,
-    1, {{"global", PFLREF_SOURCE_GLOBAL}},
-    NULL,
-    pflref_fedavg_round,
-    NULL,
+    .name = "fedavg",
+    .title = "FedAvg (McMahan et al., AISTATS 2017, Alg. 1)",
+    .has_global = 1,
+    .n_eval = 1,
+    .eval = {{"global", PFLREF_SOURCE_GLOBAL}},
+    .round = pflref_fedavg_round,
 };

@@ -74,12 +74,15 @@ static pflref_status finetune_finish(pflref_state *s,
 }
 
 const pflref_algorithm pflref_finetune = {
-    "finetune",
-    "FedAvg, then local fine-tuning (FedAvg-FT)",
-    1, 1, 1,
-    2, {{"global", PFLREF_SOURCE_GLOBAL},
-        {"personalized", PFLREF_SOURCE_PERSONAL}},
-    finetune_init,
-    pflref_fedavg_round,
-    finetune_finish,
+    .name = "finetune",
+    .title = "FedAvg, then local fine-tuning (FedAvg-FT)",
+    .has_global = 1,
+    .has_personal = 1,
+    .needs_post = 1,
+    .n_eval = 2,
+    .eval = {{"global", PFLREF_SOURCE_GLOBAL},
+             {"personalized", PFLREF_SOURCE_PERSONAL}},
+    .init = finetune_init,
+    .round = pflref_fedavg_round,
+    .finish = finetune_finish,
 };

@@ -1,31 +1,261 @@
-/* ref/golden.c: verifying a golden vector against the reference.
+/* ref/golden.c: golden vectors: verifying the reference against them, and
+ * checking a candidate implementation's result against them.
  *
- * The vector's spec is run with a step-level trajectory; every expected
- * quantity (trajectory records, then the final state) is looked up by its
- * key (event, phase, round, client, step, name) and compared entry by entry
- * with |x − r| ≤ atol + rtol·|r|.  A quantity the reference did not emit is
- * a mismatch ("missing"), never a silent pass.
+ * Both sides of a comparison are tables of records keyed by
+ * (event, phase, round, client, step, name) with a vector value: the
+ * expected side comes from the vector's "expected" {trajectory, final}, the
+ * actual side from the reference's recorded events or the candidate's
+ * result.  Every expected record is looked up on the actual side and
+ * compared entry by entry with |x − r| ≤ atol + rtol·|r|; a record the
+ * actual side lacks (or of another length) is a mismatch ("missing"),
+ * never a silent pass.  Digits are reported too: max abs and rel error, log
+ * relative error (LRE) and ULP distance.
+ *
+ * Re-synchronised checking: the reference re-runs every round from the
+ * candidate's own state at that round's start (pflref_run_resync); the
+ * candidate is then compared with that run, so each divergent step is
+ * reported on its own instead of every later value differing too.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pflref.h"
+#include "canonical.h"
 #include "io_json.h"
-
-int pflref_golden_is_vector(const char *text, size_t len)
-{
-    json_t *root = json_loadb(text, len, 0, NULL);
-    const json_t *fmt = json_object_get(root, "format");
-    int yes = json_is_string(fmt) &&
-              strcmp(json_string_value(fmt), PFLREF_GOLDEN_FORMAT) == 0;
-    json_decref(root);
-    return yes;
-}
 
 typedef struct {
     double atol, rtol;
 } tolerance;
+
+/* ---- tables ------------------------------------------------------------- */
+
+/* Find the record with the given key, or NULL. */
+static const pflref_record *find(const pflref_trajectory *tj,
+                                 const pflref_record *key)
+{
+    for (size_t r = 0; r < tj->count; r++) {
+        const pflref_record *rec = &tj->records[r];
+        if (rec->kind == key->kind && rec->round == key->round &&
+            rec->client == key->client && rec->step == key->step &&
+            strcmp(rec->name, key->name) == 0 &&
+            strcmp(rec->phase, key->phase) == 0)
+            return rec;
+    }
+    return NULL;
+}
+
+static long opt_long(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (long)json_integer_value(v) : -1;
+}
+
+/* Append one record parsed from JSON; its strings stay owned by the JSON. */
+static pflref_status add_record(pflref_trajectory *tj, pflref_event_kind kind,
+                                const char *phase, long round, long client,
+                                long step, const char *name, const json_t *val,
+                                const char *where, pflref_error *err)
+{
+    size_t n;
+    pflref_status st = pflref_json_array(val, where, 1, &n, err);
+    if (st != PFLREF_OK)
+        return st;
+    double *x = malloc(n * sizeof *x);
+    if (x == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    st = pflref_json_vector(val, where, n, x, err);
+    if (st == PFLREF_OK) {
+        pflref_trace tr = {pflref_trajectory_emit, tj};
+        pflref_trace_emit(&tr, kind, phase, round, client, step, name, x, n,
+                          NULL);
+        if (tj->failed)
+            st = pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    }
+    free(x);
+    return st;
+}
+
+/* A table from an object with optional "trajectory" (records) and "final"
+ * ({"w": [...], "v": [[...], ...]}); `prefix` prefixes the JSON paths. */
+static pflref_status table_from_json(const json_t *obj, const char *prefix,
+                                     pflref_trajectory *tj, pflref_error *err)
+{
+    static const char *const rkeys[] = {"event", "phase", "round", "client",
+                                        "step", "name", "value", NULL};
+    static const char *const fkeys[] = {"w", "v", NULL};
+    char where[PFLREF_WHERE_MAX];
+    pflref_status st = PFLREF_OK;
+    const json_t *list = json_object_get(obj, "trajectory");
+    size_t n = 0;
+    if (list != NULL) {
+        pflref_json_key_path(where, sizeof where, prefix, "trajectory");
+        st = pflref_json_array(list, where, 0, &n, err);
+    }
+    for (size_t k = 0; st == PFLREF_OK && k < n; k++) {
+        char rp[PFLREF_WHERE_MAX], vp[PFLREF_WHERE_MAX];
+        pflref_json_index_path(rp, sizeof rp, where, k);
+        pflref_json_key_path(vp, sizeof vp, rp, "value");
+        const json_t *e = json_array_get(list, k);
+        json_t *ev, *ph, *nm, *val;
+        const char *event, *phase, *name;
+        pflref_event_kind kind;
+        if ((st = pflref_json_object(e, rp, rkeys, err)) ||
+            (st = pflref_json_member(e, rp, "event", 1, &ev, err)) ||
+            (st = pflref_json_member(e, rp, "phase", 1, &ph, err)) ||
+            (st = pflref_json_member(e, rp, "name", 1, &nm, err)) ||
+            (st = pflref_json_member(e, rp, "value", 1, &val, err)) ||
+            (st = pflref_json_string(ev, rp, &event, err)) ||
+            (st = pflref_json_string(ph, rp, &phase, err)) ||
+            (st = pflref_json_string(nm, rp, &name, err)))
+            break;
+        if (!pflref_event_kind_parse(event, &kind)) {
+            st = pflref_error_set(err, PFLREF_EINVAL, rp,
+                                  "unknown event \"%s\"", event);
+            break;
+        }
+        st = add_record(tj, kind, phase, opt_long(e, "round"),
+                        opt_long(e, "client"), opt_long(e, "step"), name, val,
+                        vp, err);
+    }
+    const json_t *fin = json_object_get(obj, "final");
+    if (st == PFLREF_OK && fin != NULL) {
+        pflref_json_key_path(where, sizeof where, prefix, "final");
+        st = pflref_json_object(fin, where, fkeys, err);
+        const json_t *w = json_object_get(fin, "w");
+        const json_t *v = json_object_get(fin, "v");
+        char p[PFLREF_WHERE_MAX];
+        pflref_json_key_path(p, sizeof p, where, "w");
+        if (st == PFLREF_OK && w != NULL)
+            st = add_record(tj, PFLREF_EV_FINAL, "final", -1, -1, -1, "w", w,
+                            p, err);
+        size_t nv = 0;
+        pflref_json_key_path(p, sizeof p, where, "v");
+        if (st == PFLREF_OK && v != NULL)
+            st = pflref_json_array(v, p, 1, &nv, err);
+        for (size_t i = 0; st == PFLREF_OK && i < nv; i++) {
+            char pi[PFLREF_WHERE_MAX];
+            pflref_json_index_path(pi, sizeof pi, p, i);
+            st = add_record(tj, PFLREF_EV_FINAL, "final", -1, (long)i, -1, "v",
+                            json_array_get(v, i), pi, err);
+        }
+    }
+    return st;
+}
+
+/* ---- comparison --------------------------------------------------------- */
+
+/* Distance in units in the last place between two doubles (the number of
+ * representable doubles between them); UINT64_MAX when either is NaN. */
+static uint64_t ulp_distance(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return UINT64_MAX;
+    int64_t ia, ib;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    /* Map sign-magnitude bit patterns to a monotone integer line. */
+    if (ia < 0)
+        ia = INT64_MIN - ia;
+    if (ib < 0)
+        ib = INT64_MIN - ib;
+    return ia > ib ? (uint64_t)ia - (uint64_t)ib : (uint64_t)ib - (uint64_t)ia;
+}
+
+/* Correct significant digits of x against r: −log10 of the relative error
+ * (absolute error where r = 0), in [0, PFLREF_LRE_CAP]. */
+static double lre(double x, double r)
+{
+    double e = r == 0.0 ? fabs(x) : fabs(x - r) / fabs(r);
+    if (isnan(e))
+        return 0.0;
+    if (e == 0.0)
+        return PFLREF_LRE_CAP;
+    double d = -log10(e);
+    return d < 0.0 ? 0.0 : (d > PFLREF_LRE_CAP ? PFLREF_LRE_CAP : d);
+}
+
+static void note_divergence(pflref_golden_report *rep, const pflref_record *key,
+                            size_t index, double expected, double got,
+                            int missing)
+{
+    pflref_divergence d;
+    snprintf(d.event, sizeof d.event, "%s", pflref_event_kind_name(key->kind));
+    snprintf(d.phase, sizeof d.phase, "%s", key->phase);
+    d.round = key->round;
+    d.client = key->client;
+    d.step = key->step;
+    snprintf(d.name, sizeof d.name, "%s", key->name);
+    d.index = index;
+    d.expected = expected;
+    d.got = got;
+    d.missing = missing;
+    rep->mismatches++;
+    if (!rep->diverged) {
+        rep->diverged = 1;
+        rep->first = d;
+    }
+    if (rep->n_listed < PFLREF_MAX_LISTED)
+        rep->listed[rep->n_listed++] = d;
+}
+
+/* For every record of `keys`: expected values from `ref` (the record with
+ * the same key; `keys` itself when ref is NULL), actual values from `act`. */
+static void compare_tables(const pflref_trajectory *keys,
+                           const pflref_trajectory *ref,
+                           const pflref_trajectory *act, const tolerance *tol,
+                           pflref_golden_report *rep)
+{
+    for (size_t k = 0; k < keys->count; k++) {
+        const pflref_record *key = &keys->records[k];
+        const pflref_record *e = ref == NULL ? key : find(ref, key);
+        const double *ev = ref == NULL ? keys->values : ref->values;
+        const pflref_record *a = find(act, key);
+        rep->quantities++;
+        if (e == NULL || a == NULL || a->len != e->len) {
+            note_divergence(rep, key, 0, e ? ev[e->offset] : NAN, NAN, 1);
+            continue;
+        }
+        for (size_t j = 0; j < e->len; j++) {
+            double r = ev[e->offset + j], x = act->values[a->offset + j];
+            double d = fabs(x - r);
+            rep->numbers++;
+            if (!(d <= rep->max_abs_err))
+                rep->max_abs_err = isnan(d) ? INFINITY : d;
+            if (r != 0.0 && !(d / fabs(r) <= rep->max_rel_err))
+                rep->max_rel_err = isnan(d) ? INFINITY : d / fabs(r);
+            double digits = lre(x, r);
+            if (digits < rep->min_lre)
+                rep->min_lre = digits;
+            uint64_t u = ulp_distance(x, r);
+            if (u > rep->max_ulp)
+                rep->max_ulp = u;
+        }
+        for (size_t j = 0; j < e->len; j++) {
+            double r = ev[e->offset + j], x = act->values[a->offset + j];
+            if (!(fabs(x - r) <= tol->atol + tol->rtol * fabs(r))) {
+                note_divergence(rep, key, j, r, x, 0);
+                break;
+            }
+        }
+    }
+}
+
+/* ---- reading a vector ------------------------------------------------- */
+
+typedef struct {
+    json_t *root;
+    pflref_spec *spec;
+    tolerance tol;
+    pflref_trajectory expected;   /* strings borrowed from root */
+} vector;
+
+static void vector_free(vector *v)
+{
+    pflref_trajectory_free(&v->expected);
+    pflref_spec_free(v->spec);
+    json_decref(v->root);
+}
 
 static pflref_status read_tolerance(const json_t *v, tolerance *tol,
                                     pflref_error *err)
@@ -51,141 +281,141 @@ static pflref_status read_tolerance(const json_t *v, tolerance *tol,
     return PFLREF_OK;
 }
 
-/* Compare got[0..n−1] with the expected JSON array; update rep and record
- * the first divergence with the given key. */
-static pflref_status compare(const json_t *expected, const char *where,
-                             const double *got, size_t n, const tolerance *tol,
-                             const char *event, const char *phase, long round,
-                             long client, long step, const char *name,
-                             pflref_golden_report *rep, pflref_error *err)
+static pflref_status read_vector(const char *text, size_t len,
+                                 const char *base_dir, vector *v,
+                                 pflref_golden_report *rep, pflref_error *err)
 {
-    size_t len;
-    pflref_status st = pflref_json_array(expected, where, 1, &len, err);
+    static const char *const keys[] = {"format", "id", "hash", "title",
+                                       "provenance", "flags", "spec",
+                                       "tolerance", "expected", NULL};
+    static const char *const ekeys[] = {"final", "trajectory", NULL};
+    memset(v, 0, sizeof *v);
+    pflref_trajectory_init(&v->expected, PFLREF_RECORD_STEP);
+    memset(rep, 0, sizeof *rep);
+    rep->min_lre = PFLREF_LRE_CAP;
+    pflref_status st = pflref_json_parse(text, len, "", &v->root, err);
     if (st != PFLREF_OK)
         return st;
-    const int missing = got == NULL || len != n;
-    int bad = missing;
-    size_t bad_index = 0;
-    double bad_r = 0.0, bad_x = NAN;
-    for (size_t j = 0; j < len && !bad; j++) {
-        double r;
-        char path[PFLREF_WHERE_MAX];
-        pflref_json_index_path(path, sizeof path, where, j);
-        if ((st = pflref_json_real(json_array_get(expected, j), path, &r,
-                                   err)))
+    json_t *fmt, *id, *spec_v, *tol_v, *exp_v, *hash_v, *flags;
+    const char *f, *ids;
+    if ((st = pflref_json_object(v->root, "", keys, err)) ||
+        (st = pflref_json_member(v->root, "", "format", 1, &fmt, err)) ||
+        (st = pflref_json_string(fmt, "format", &f, err)))
+        return st;
+    if (strcmp(f, PFLREF_GOLDEN_FORMAT) != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "format",
+                                "format is \"%s\", expected \"%s\"", f,
+                                PFLREF_GOLDEN_FORMAT);
+    if ((st = pflref_json_member(v->root, "", "id", 1, &id, err)) ||
+        (st = pflref_json_string(id, "id", &ids, err)) ||
+        (st = pflref_json_member(v->root, "", "spec", 1, &spec_v, err)) ||
+        (st = pflref_json_member(v->root, "", "tolerance", 1, &tol_v, err)) ||
+        (st = pflref_json_member(v->root, "", "expected", 1, &exp_v, err)) ||
+        (st = read_tolerance(tol_v, &v->tol, err)) ||
+        (st = pflref_json_object(exp_v, "expected", ekeys, err)))
+        return st;
+    snprintf(rep->id, sizeof rep->id, "%s", ids);
+    flags = json_object_get(v->root, "flags");
+    size_t nf;
+    if (flags != NULL && (st = pflref_json_array(flags, "flags", 0, &nf, err)))
+        return st;
+    /* The stored hash must be the hash of the spec as it stands: inputs
+     * edited without regenerating the vector are caught here. */
+    hash_v = json_object_get(v->root, "hash");
+    if (hash_v != NULL) {
+        const char *stored;
+        char actual[PFLREF_HASH_MAX];
+        if ((st = pflref_json_string(hash_v, "hash", &stored, err)))
             return st;
-        double x = got[j], e = fabs(x - r);
-        rep->numbers++;
-        if (e > rep->max_abs_err || isnan(e))
-            rep->max_abs_err = isnan(e) ? INFINITY : e;
-        if (r != 0.0 && e / fabs(r) > rep->max_rel_err)
-            rep->max_rel_err = e / fabs(r);
-        if (!(e <= tol->atol + tol->rtol * fabs(r))) {
-            bad = 1;
-            bad_index = j;
-            bad_r = r;
-            bad_x = x;
+        if (!pflref_content_hash(spec_v, actual))
+            return pflref_error_set(err, PFLREF_ENOMEM, "hash",
+                                    "out of memory");
+        if (strcmp(stored, actual) != 0)
+            return pflref_error_set(err, PFLREF_EINVAL, "hash",
+                                    "the spec's content hash is %s, the "
+                                    "vector records %s: the inputs changed "
+                                    "without the vector being regenerated",
+                                    actual, stored);
+    }
+    char *spec_text = json_dumps(spec_v, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    if (spec_text == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, "spec", "out of memory");
+    st = pflref_spec_parse(spec_text, strlen(spec_text), base_dir, &v->spec,
+                           err);
+    free(spec_text);
+    if (st != PFLREF_OK) {
+        if (err != NULL) {   /* paths inside the embedded spec */
+            char path[PFLREF_WHERE_MAX];
+            pflref_json_key_path(path, sizeof path, "spec", err->where);
+            snprintf(err->where, sizeof err->where, "%s", path);
         }
+        return st;
     }
-    rep->quantities++;
-    if (!bad)
-        return PFLREF_OK;
-    rep->mismatches++;
-    if (!rep->diverged) {
-        rep->diverged = 1;
-        snprintf(rep->event, sizeof rep->event, "%s", event);
-        snprintf(rep->phase, sizeof rep->phase, "%s", phase);
-        rep->round = round;
-        rep->client = client;
-        rep->step = step;
-        snprintf(rep->name, sizeof rep->name, "%s", name);
-        rep->missing = missing;
-        rep->index = bad_index;
-        rep->expected = bad_r;
-        rep->got = bad_x;
-    }
-    return PFLREF_OK;
-}
-
-static long opt_long(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_integer(v) ? (long)json_integer_value(v) : -1;
-}
-
-static pflref_status compare_trajectory(const json_t *list,
-                                        const pflref_trajectory *tj,
-                                        const tolerance *tol,
-                                        pflref_golden_report *rep,
-                                        pflref_error *err)
-{
-    static const char *const keys[] = {"event", "phase", "round", "client",
-                                       "step", "name", "value", NULL};
-    size_t n;
-    pflref_status st =
-        pflref_json_array(list, "expected.trajectory", 0, &n, err);
-    for (size_t k = 0; st == PFLREF_OK && k < n; k++) {
-        char where[PFLREF_WHERE_MAX], vpath[PFLREF_WHERE_MAX];
-        pflref_json_index_path(where, sizeof where, "expected.trajectory", k);
-        pflref_json_key_path(vpath, sizeof vpath, where, "value");
-        const json_t *e = json_array_get(list, k);
-        json_t *ev, *ph, *nm, *val;
-        const char *event, *phase, *name;
-        if ((st = pflref_json_object(e, where, keys, err)) ||
-            (st = pflref_json_member(e, where, "event", 1, &ev, err)) ||
-            (st = pflref_json_member(e, where, "phase", 1, &ph, err)) ||
-            (st = pflref_json_member(e, where, "name", 1, &nm, err)) ||
-            (st = pflref_json_member(e, where, "value", 1, &val, err)) ||
-            (st = pflref_json_string(ev, where, &event, err)) ||
-            (st = pflref_json_string(ph, where, &phase, err)) ||
-            (st = pflref_json_string(nm, where, &name, err)))
-            break;
-        long round = opt_long(e, "round"), client = opt_long(e, "client"),
-             step = opt_long(e, "step");
-        const double *got = NULL;
-        size_t len = 0;
-        for (size_t r = 0; r < tj->count; r++) {
-            const pflref_record *rec = &tj->records[r];
-            if (rec->round == round && rec->client == client &&
-                rec->step == step && strcmp(rec->name, name) == 0 &&
-                strcmp(rec->phase, phase) == 0 &&
-                strcmp(pflref_event_kind_name(rec->kind), event) == 0) {
-                got = tj->values + rec->offset;
-                len = rec->len;
-                break;
-            }
-        }
-        st = compare(val, vpath, got, len, tol, event, phase, round, client,
-                     step, name, rep, err);
-    }
+    st = table_from_json(exp_v, "expected", &v->expected, err);
+    if (st == PFLREF_OK && v->expected.count == 0)
+        st = pflref_error_set(err, PFLREF_EINVAL, "expected",
+                              "the vector expects nothing");
     return st;
 }
 
-static pflref_status compare_final(const json_t *fin,
-                                   const pflref_run_result *res,
-                                   const tolerance *tol,
-                                   pflref_golden_report *rep,
+/* Run the vector's spec through the reference, recording every event. */
+static pflref_status run_reference(const vector *v, pflref_trajectory *tj,
                                    pflref_error *err)
 {
-    static const char *const keys[] = {"w", "v", NULL};
-    pflref_status st = pflref_json_object(fin, "expected.final", keys, err);
-    const json_t *w = json_object_get(fin, "w");
-    if (st == PFLREF_OK && w != NULL)
-        st = compare(w, "expected.final.w", res->w, res->w ? res->P : 0, tol,
-                     "final", "final", -1, -1, -1, "w", rep, err);
-    const json_t *v = json_object_get(fin, "v");
-    size_t n = 0;
-    if (st == PFLREF_OK && v != NULL)
-        st = pflref_json_array(v, "expected.final.v", 1, &n, err);
-    for (size_t i = 0; st == PFLREF_OK && i < n; i++) {
-        char path[PFLREF_WHERE_MAX];
-        pflref_json_index_path(path, sizeof path, "expected.final.v", i);
-        const double *got = res->v != NULL && i < res->N ? res->v + i * res->P
-                                                         : NULL;
-        st = compare(json_array_get(v, i), path, got, got ? res->P : 0, tol,
-                     "final", "final", -1, (long)i, -1, "v", rep, err);
-    }
+    pflref_trace rec = {pflref_trajectory_emit, tj};
+    pflref_run_result *res = NULL;
+    pflref_status st = pflref_run(v->spec->problem, v->spec->algorithm,
+                                  &v->spec->hyper, v->spec->schedule,
+                                  v->spec->w0, &rec, &res, err);
+    pflref_run_result_free(res);
+    if (st == PFLREF_OK && tj->failed)
+        st = pflref_error_set(err, PFLREF_ENOMEM, "expected",
+                              "out of memory recording the trajectory");
     return st;
+}
+
+/* ---- public ------------------------------------------------------------- */
+
+int pflref_golden_is_vector(const char *text, size_t len)
+{
+    json_t *root = json_loadb(text, len, 0, NULL);
+    const json_t *fmt = json_object_get(root, "format");
+    int yes = json_is_string(fmt) &&
+              strcmp(json_string_value(fmt), PFLREF_GOLDEN_FORMAT) == 0;
+    json_decref(root);
+    return yes;
+}
+
+pflref_status pflref_golden_describe(const char *text, size_t len, char *id,
+                                     size_t id_size, char *flags,
+                                     size_t flags_size, pflref_error *err)
+{
+    json_t *root;
+    pflref_status st = pflref_json_parse(text, len, "", &root, err);
+    if (st != PFLREF_OK)
+        return st;
+    const json_t *idv = json_object_get(root, "id");
+    if (!json_is_string(idv)) {
+        json_decref(root);
+        return pflref_error_set(err, PFLREF_EINVAL, "id",
+                                "the vector has no string id");
+    }
+    if (id != NULL)
+        snprintf(id, id_size, "%s", json_string_value(idv));
+    if (flags != NULL) {
+        flags[0] = '\0';
+        const json_t *fl = json_object_get(root, "flags");
+        for (size_t i = 0; i < json_array_size(fl); i++) {
+            const char *f = json_string_value(json_array_get(fl, i));
+            if (f == NULL)
+                continue;
+            if (flags[0] != '\0')
+                strncat(flags, " ", flags_size - strlen(flags) - 1);
+            strncat(flags, f, flags_size - strlen(flags) - 1);
+        }
+    }
+    json_decref(root);
+    return PFLREF_OK;
 }
 
 pflref_status pflref_golden_verify(const char *text, size_t len,
@@ -193,82 +423,111 @@ pflref_status pflref_golden_verify(const char *text, size_t len,
                                    pflref_golden_report *rep,
                                    pflref_error *err)
 {
-    static const char *const keys[] = {"format", "id", "title", "provenance",
-                                       "flags", "spec", "tolerance",
-                                       "expected", NULL};
-    static const char *const ekeys[] = {"final", "trajectory", NULL};
-    memset(rep, 0, sizeof *rep);
-    rep->round = rep->client = rep->step = -1;
-    json_t *root;
-    pflref_status st = pflref_json_parse(text, len, "", &root, err);
-    if (st != PFLREF_OK)
-        return st;
-    json_t *id, *spec_v, *tol_v, *exp_v, *fmt;
-    const char *ids, *f;
-    tolerance tol;
-    pflref_spec *spec = NULL;
-    pflref_run_result *res = NULL;
-    pflref_trajectory tj;
-    pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
-    char *spec_text = NULL;
-    if ((st = pflref_json_object(root, "", keys, err)) ||
-        (st = pflref_json_member(root, "", "format", 1, &fmt, err)) ||
-        (st = pflref_json_string(fmt, "format", &f, err)))
-        goto done;
-    if (strcmp(f, PFLREF_GOLDEN_FORMAT) != 0) {
-        st = pflref_error_set(err, PFLREF_EINVAL, "format",
-                              "format is \"%s\", expected \"%s\"", f,
-                              PFLREF_GOLDEN_FORMAT);
-        goto done;
-    }
-    if ((st = pflref_json_member(root, "", "id", 1, &id, err)) ||
-        (st = pflref_json_string(id, "id", &ids, err)) ||
-        (st = pflref_json_member(root, "", "spec", 1, &spec_v, err)) ||
-        (st = pflref_json_member(root, "", "tolerance", 1, &tol_v, err)) ||
-        (st = pflref_json_member(root, "", "expected", 1, &exp_v, err)) ||
-        (st = read_tolerance(tol_v, &tol, err)) ||
-        (st = pflref_json_object(exp_v, "expected", ekeys, err)))
-        goto done;
-    snprintf(rep->id, sizeof rep->id, "%s", ids);
+    vector v;
+    pflref_trajectory ref;
+    pflref_trajectory_init(&ref, PFLREF_RECORD_STEP);
+    pflref_status st = read_vector(text, len, base_dir, &v, rep, err);
+    if (st == PFLREF_OK)
+        st = run_reference(&v, &ref, err);
+    if (st == PFLREF_OK)
+        compare_tables(&v.expected, NULL, &ref, &v.tol, rep);
+    pflref_trajectory_free(&ref);
+    vector_free(&v);
+    return st;
+}
 
-    spec_text = json_dumps(spec_v, JSON_COMPACT | JSON_REAL_PRECISION(17));
-    if (spec_text == NULL) {
-        st = pflref_error_set(err, PFLREF_ENOMEM, "spec", "out of memory");
-        goto done;
+/* The candidate's state after round t, for re-synchronised checking. */
+static int load_from_candidate(void *ctx, const char *what, long round,
+                               long client, double *dst, size_t P)
+{
+    const pflref_trajectory *cand = ctx;
+    const pflref_record *best = NULL;
+    for (size_t r = 0; r < cand->count; r++) {
+        const pflref_record *rec = &cand->records[r];
+        if (strcmp(rec->name, what) != 0 || rec->client != client ||
+            rec->round > round || rec->round < 0 || rec->len != P ||
+            strcmp(rec->phase, "train") != 0)
+            continue;
+        /* the global model: the server's record of that round; a personal
+         * model: the client's last client_end record up to that round */
+        if (client < 0 ? rec->kind == PFLREF_EV_SERVER && rec->round == round
+                       : rec->kind == PFLREF_EV_CLIENT_END &&
+                             (best == NULL || rec->round >= best->round))
+            best = rec;
     }
-    if ((st = pflref_spec_parse(spec_text, strlen(spec_text), base_dir, &spec,
-                                err))) {
-        if (err != NULL) {   /* paths inside the embedded spec */
+    if (best == NULL)
+        return 0;
+    memcpy(dst, cand->values + best->offset, P * sizeof *dst);
+    return 1;
+}
+
+pflref_status pflref_golden_check(const char *expected, size_t expected_len,
+                                  const char *base_dir, const char *candidate,
+                                  size_t candidate_len, pflref_precision prec,
+                                  int resync, pflref_golden_report *rep,
+                                  pflref_error *err)
+{
+    static const char *const ckeys[] = {"format", "id", "final", "trajectory",
+                                        "outcome", "name", "algorithm",
+                                        "model", "problem", "init", "w0",
+                                        "schedule_config", "schedule",
+                                        "metrics", "build", NULL};
+    vector v;
+    pflref_status st = read_vector(expected, expected_len, base_dir, &v, rep,
+                                   err);
+    if (st != PFLREF_OK) {
+        if (err != NULL) {
             char path[PFLREF_WHERE_MAX];
-            pflref_json_key_path(path, sizeof path, "spec", err->where);
+            snprintf(path, sizeof path, "expected:%s", err->where);
             snprintf(err->where, sizeof err->where, "%s", path);
         }
-        goto done;
+        vector_free(&v);
+        return st;
     }
-    pflref_trace rec = {pflref_trajectory_emit, &tj};
-    if ((st = pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                         spec->schedule, spec->w0, &rec, &res, err)))
-        goto done;
-    if (tj.failed) {
-        st = pflref_error_set(err, PFLREF_ENOMEM, "expected.trajectory",
-                              "out of memory recording the trajectory");
-        goto done;
+    /* The candidate is held to the vector's tolerance or the precision's
+     * default, whichever is looser (docs/validate.md). */
+    const tolerance floor_tol = prec == PFLREF_PRECISION_FP32
+                                    ? (tolerance){1e-5, 1e-4}
+                                    : (tolerance){1e-13, 1e-11};
+    tolerance tol = v.tol;
+    if (tol.atol < floor_tol.atol)
+        tol.atol = floor_tol.atol;
+    if (tol.rtol < floor_tol.rtol)
+        tol.rtol = floor_tol.rtol;
+
+    json_t *croot = NULL;
+    pflref_trajectory cand, ref;
+    pflref_trajectory_init(&cand, PFLREF_RECORD_STEP);
+    pflref_trajectory_init(&ref, PFLREF_RECORD_STEP);
+    st = pflref_json_parse(candidate, candidate_len, "candidate", &croot, err);
+    json_t *fmt = json_object_get(croot, "format");
+    if (st == PFLREF_OK)
+        st = pflref_json_object(croot, "candidate", ckeys, err);
+    if (st == PFLREF_OK &&
+        (!json_is_string(fmt) ||
+         strcmp(json_string_value(fmt), PFLREF_RESULT_FORMAT) != 0))
+        st = pflref_error_set(err, PFLREF_EINVAL, "candidate:format",
+                              "a candidate result has \"format\": \"%s\"",
+                              PFLREF_RESULT_FORMAT);
+    if (st == PFLREF_OK) {
+        st = table_from_json(croot, "", &cand, err);
+        if (st != PFLREF_OK && err != NULL) {
+            char path[PFLREF_WHERE_MAX];
+            snprintf(path, sizeof path, "candidate:%s", err->where);
+            snprintf(err->where, sizeof err->where, "%s", path);
+        }
     }
-    json_t *traj = json_object_get(exp_v, "trajectory");
-    json_t *fin = json_object_get(exp_v, "final");
-    if (traj != NULL &&
-        (st = compare_trajectory(traj, &tj, &tol, rep, err)))
-        goto done;
-    if (fin != NULL && (st = compare_final(fin, res, &tol, rep, err)))
-        goto done;
-    if (rep->quantities == 0)
-        st = pflref_error_set(err, PFLREF_EINVAL, "expected",
-                              "the vector expects nothing");
-done:
-    free(spec_text);
-    pflref_trajectory_free(&tj);
-    pflref_run_result_free(res);
-    pflref_spec_free(spec);
-    json_decref(root);
+    if (st == PFLREF_OK && resync) {
+        pflref_trace rec = {pflref_trajectory_emit, &ref};
+        st = pflref_run_resync(v.spec->problem, v.spec->algorithm,
+                               &v.spec->hyper, v.spec->schedule, v.spec->w0,
+                               load_from_candidate, &cand, &rec, err);
+    }
+    if (st == PFLREF_OK)
+        compare_tables(&v.expected, resync ? &ref : NULL, &cand, &tol, rep);
+    pflref_trajectory_free(&ref);
+    pflref_trajectory_free(&cand);
+    json_decref(croot);
+    vector_free(&v);
     return st;
 }

@@ -232,6 +232,8 @@ static json_t *trajectory_json(builder *b, const pflref_trajectory *tj)
     json_t *a = json_array();
     for (size_t k = 0; tj != NULL && k < tj->count; k++) {
         const pflref_record *rec = &tj->records[k];
+        if (rec->kind == PFLREF_EV_FINAL)
+            continue;   /* written once, as the "final" object */
         json_t *o = json_object();
         put(b, o, "event", json_string(pflref_event_kind_name(rec->kind)));
         put(b, o, "phase", json_string(rec->phase));

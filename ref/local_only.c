@@ -46,11 +46,11 @@ static pflref_status local_only_round(pflref_state *s,
 }
 
 const pflref_algorithm pflref_local_only = {
-    "local",
-    "Local only (each client trains alone; no communication)",
-    0, 1, 0,
-    1, {{"local", PFLREF_SOURCE_PERSONAL}},
-    NULL,
-    local_only_round,
-    NULL,
+    .name = "local",
+    .title = "Local only (each client trains alone; no communication)",
+    .has_personal = 1,
+    .personal_name = "v",
+    .n_eval = 1,
+    .eval = {{"local", PFLREF_SOURCE_PERSONAL}},
+    .round = local_only_round,
 };

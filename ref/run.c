@@ -180,6 +180,11 @@ static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg
                 st = pflref_error_set(err, st, NULL,
                                       "evaluating %s on client %zu failed",
                                       er->label, i);
+            else if (!isfinite(er->train[i].loss) ||
+                     (has_test && !isfinite(er->test[i].loss)))
+                /* finite parameters whose loss overflows */
+                st = pflref_error_diverge(err, (long)s->t, (long)i, -1,
+                                          "the evaluation loss");
         }
         if (st == PFLREF_OK)
             st = summarize(er->train, N, offsetof(pflref_eval, loss),
@@ -204,18 +209,18 @@ static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg
     return st;
 }
 
-pflref_status pflref_run(const pflref_problem *problem,
-                         const pflref_algorithm *alg, const pflref_hyper *hyper,
-                         const pflref_schedule *schedule, const double *w0,
-                         const pflref_trace *trace, pflref_run_result **out,
-                         pflref_error *err)
+/* Test the input parameters, then allocate and initialise the state. */
+static pflref_status run_prepare(const pflref_problem *problem,
+                                 const pflref_algorithm *alg,
+                                 const pflref_hyper *hyper,
+                                 const pflref_schedule *schedule,
+                                 const double *w0, pflref_state *s,
+                                 pflref_error *err)
 {
-    /* Test the input parameters. */
     if (problem == NULL || alg == NULL || hyper == NULL || schedule == NULL ||
-        w0 == NULL || out == NULL)
+        w0 == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, NULL,
                                 "pflref_run: a required argument is NULL");
-    *out = NULL;
     if (schedule->N != problem->N)
         return pflref_error_set(err, PFLREF_EINVAL, "schedule",
                                 "the schedule is for %zu clients, the "
@@ -241,21 +246,69 @@ pflref_status pflref_run(const pflref_problem *problem,
     if (st != PFLREF_OK)
         return st;
 
-    /* Initialize. */
+    st = state_alloc(s, problem, alg, hyper, w0, err);
+    if (st == PFLREF_OK && alg->init != NULL) {
+        st = alg->init(s, err);
+        if (st != PFLREF_OK)
+            state_free(s);
+    }
+    return st;
+}
+
+/* Replace the state by the candidate's after round t (resync only). */
+static void load_state(pflref_state *s, const pflref_algorithm *alg,
+                       pflref_state_loader load, void *ctx, long t)
+{
+    if (alg->has_global)
+        load(ctx, "w", t, -1, s->w, s->P);
+    for (size_t i = 0; alg->personal_name != NULL && i < s->N; i++)
+        load(ctx, alg->personal_name, t, (long)i, s->v + i * s->P, s->P);
+}
+
+/* Iterate: one communication round per scheduled round, then the phase
+ * after training, then the final state as events.  With a loader, every
+ * round starts from the candidate's state. */
+static pflref_status run_rounds(pflref_state *s, const pflref_algorithm *alg,
+                                const pflref_schedule *schedule,
+                                pflref_state_loader load, void *ctx,
+                                const pflref_trace *trace, pflref_error *err)
+{
+    pflref_status st = PFLREF_OK;
+    for (size_t t = 0; st == PFLREF_OK && t < schedule->T; t++) {
+        if (load != NULL && t > 0)
+            load_state(s, alg, load, ctx, (long)t - 1);
+        st = alg->round(s, &schedule->rounds[t], trace, err);
+        s->t++;
+    }
+    if (st == PFLREF_OK && alg->finish != NULL) {
+        if (load != NULL && schedule->T > 0)
+            load_state(s, alg, load, ctx, (long)schedule->T - 1);
+        st = alg->finish(s, schedule, trace, err);
+    }
+    if (st == PFLREF_OK && s->w != NULL)
+        pflref_trace_emit(trace, PFLREF_EV_FINAL, "final", -1, -1, -1, "w",
+                          s->w, s->P, NULL);
+    for (size_t i = 0; st == PFLREF_OK && s->v != NULL && i < s->N; i++)
+        pflref_trace_emit(trace, PFLREF_EV_FINAL, "final", -1, (long)i, -1,
+                          "v", s->v + i * s->P, s->P, NULL);
+    return st;
+}
+
+pflref_status pflref_run(const pflref_problem *problem,
+                         const pflref_algorithm *alg, const pflref_hyper *hyper,
+                         const pflref_schedule *schedule, const double *w0,
+                         const pflref_trace *trace, pflref_run_result **out,
+                         pflref_error *err)
+{
+    if (out == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "out",
+                                "pflref_run: out is NULL");
+    *out = NULL;
     pflref_state s;
-    st = state_alloc(&s, problem, alg, hyper, w0, err);
+    pflref_status st = run_prepare(problem, alg, hyper, schedule, w0, &s, err);
     if (st != PFLREF_OK)
         return st;
-    if (alg->init != NULL)
-        st = alg->init(&s, err);
-
-    /* Iterate: one communication round per scheduled round. */
-    for (size_t t = 0; st == PFLREF_OK && t < schedule->T; t++) {
-        st = alg->round(&s, &schedule->rounds[t], trace, err);
-        s.t++;
-    }
-    if (st == PFLREF_OK && alg->finish != NULL)
-        st = alg->finish(&s, schedule, trace, err);
+    st = run_rounds(&s, alg, schedule, NULL, NULL, trace, err);
 
     /* Evaluate and hand over the final state. */
     pflref_run_result *r = NULL;
@@ -279,6 +332,26 @@ pflref_status pflref_run(const pflref_problem *problem,
     } else {
         pflref_run_result_free(r);
     }
+    state_free(&s);
+    return st;
+}
+
+pflref_status pflref_run_resync(const pflref_problem *problem,
+                                const pflref_algorithm *alg,
+                                const pflref_hyper *hyper,
+                                const pflref_schedule *schedule,
+                                const double *w0, pflref_state_loader load,
+                                void *load_ctx, const pflref_trace *trace,
+                                pflref_error *err)
+{
+    if (load == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "load",
+                                "pflref_run_resync: no state loader");
+    pflref_state s;
+    pflref_status st = run_prepare(problem, alg, hyper, schedule, w0, &s, err);
+    if (st != PFLREF_OK)
+        return st;
+    st = run_rounds(&s, alg, schedule, load, load_ctx, trace, err);
     state_free(&s);
     return st;
 }

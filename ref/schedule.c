@@ -306,7 +306,7 @@ static pflref_status count_schedule(const pflref_schedule_config *cfg,
         for (size_t j = 0; st == PFLREF_OK && j < cfg->m; j++) {
             const size_t i = pick[j];
             const work_size z = work_size_of(&cfg->train, n[i]);
-            st = check_work_size(&cfg->train, "train", i, n[i], &z, err);
+            st = check_work_size(&cfg->train, "local", i, n[i], &z, err);
             *total = add_sat(*total, z.total);
             *nepochs = add_sat(*nepochs, z.nepochs);
         }
@@ -398,7 +398,7 @@ pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
                                     MAX_INDICES);
         }
     if (cfg->m == 0 || cfg->m > N)
-        return pflref_error_set(err, PFLREF_EINVAL, "schedule.m",
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.clients_per_round",
                                 "m = %zu participants per round must be in "
                                 "1..N = %zu", cfg->m, N);
     if (cfg->sampler != PFLREF_SAMPLER_GSL &&
@@ -416,14 +416,14 @@ pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
                                 cfg->client_seed, cfg->T - 1);
     if (cfg->order != PFLREF_BATCH_SPLIT_ONCE &&
         cfg->order != PFLREF_BATCH_RESHUFFLE)
-        return pflref_error_set(err, PFLREF_EINVAL, "schedule.order",
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.batches",
                                 "unknown batch order %d", (int)cfg->order);
     if (cfg->order == PFLREF_BATCH_RESHUFFLE &&
         (cfg->batch_seed == 0 || cfg->batch_seed > PFLREF_SEED_MAX))
         return pflref_error_set(err, PFLREF_EINVAL, "schedule.batch_seed",
                                 "batch_seed = %lu must be in 1..2^32 - 1",
                                 cfg->batch_seed);
-    pflref_status st = check_work(&cfg->train, "train", err);
+    pflref_status st = check_work(&cfg->train, "local", err);
     if (st != PFLREF_OK)
         return st;
     if (cfg->has_post) {
@@ -433,7 +433,7 @@ pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
     }
     /* Every participation holds at least one index. */
     if (mul_sat(cfg->T, cfg->m) > MAX_INDICES)
-        return pflref_error_set(err, PFLREF_ENOMEM, "schedule.T",
+        return pflref_error_set(err, PFLREF_ENOMEM, "schedule.rounds",
                                 "T = %zu rounds of m = %zu clients exceed "
                                 "the limit of %zu participations", cfg->T,
                                 cfg->m, MAX_INDICES);
@@ -507,7 +507,7 @@ static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
     if (b->nsteps == 0)
         return PFLREF_OK;
     if (b->nsteps > MAX_INDICES || b->step_off == NULL) {
-        snprintf(where, sizeof where, "%s.steps", path);
+        snprintf(where, sizeof where, "%s", path);
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 b->step_off == NULL
                                     ? "%zu steps but no step offsets"
@@ -515,7 +515,7 @@ static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
                                 b->nsteps);
     }
     if (b->step_off[0] != 0) {
-        snprintf(where, sizeof where, "%s.steps[0]", path);
+        snprintf(where, sizeof where, "%s[0]", path);
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "the step offsets start at %zu, not 0",
                                 b->step_off[0]);
@@ -523,7 +523,7 @@ static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
     for (size_t s = 0; s < b->nsteps; s++) {
         const size_t lo = b->step_off[s], hi = b->step_off[s + 1];
         if (hi <= lo) {
-            snprintf(where, sizeof where, "%s.steps[%zu]", path, s);
+            snprintf(where, sizeof where, "%s[%zu]", path, s);
             return pflref_error_set(err, PFLREF_EINVAL, where,
                                     hi < lo ? "the step offsets decrease "
                                               "(%zu after %zu)"
@@ -533,7 +533,7 @@ static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
         }
     }
     if (b->step_off[b->nsteps] > MAX_INDICES || b->idx == NULL) {
-        snprintf(where, sizeof where, "%s.steps", path);
+        snprintf(where, sizeof where, "%s", path);
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "%zu sample indices %s",
                                 b->step_off[b->nsteps],
@@ -544,7 +544,7 @@ static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
         for (size_t k = 0; k < b->step_off[s + 1] - b->step_off[s]; k++) {
             const size_t q = b->idx[b->step_off[s] + k];
             if (q >= n_i) {
-                snprintf(where, sizeof where, "%s.steps[%zu][%zu]", path,
+                snprintf(where, sizeof where, "%s[%zu][%zu]", path,
                          s, k);
                 return pflref_error_set(err, PFLREF_EINVAL, where,
                                         "sample index %zu is out of range "

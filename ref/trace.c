@@ -89,7 +89,7 @@ static int recorded_at(pflref_record_level level, pflref_event_kind kind)
         return 0;
     case PFLREF_RECORD_ROUND:
         return kind == PFLREF_EV_CLIENT_END || kind == PFLREF_EV_SERVER ||
-               kind == PFLREF_EV_NOTE;
+               kind == PFLREF_EV_NOTE || kind == PFLREF_EV_FINAL;
     case PFLREF_RECORD_STEP:
         return 1;
     }
@@ -137,6 +137,18 @@ const char *pflref_event_kind_name(pflref_event_kind kind)
     case PFLREF_EV_CLIENT_END:   return "client_end";
     case PFLREF_EV_SERVER:       return "server";
     case PFLREF_EV_NOTE:         return "note";
+    case PFLREF_EV_FINAL:        return "final";
     }
     return "unknown";
+}
+
+int pflref_event_kind_parse(const char *name, pflref_event_kind *kind)
+{
+    for (int k = PFLREF_EV_ROUND_BEGIN; k <= PFLREF_EV_FINAL; k++) {
+        if (strcmp(pflref_event_kind_name((pflref_event_kind)k), name) == 0) {
+            *kind = (pflref_event_kind)k;
+            return 1;
+        }
+    }
+    return 0;
 }

@@ -134,8 +134,8 @@ START_TEST(test_trajectory_levels)
         ck_assert_int_eq(tj.count, 0);
     }
     pflref_trajectory_free(NULL);
-    const char *names[6];
-    for (int k = 0; k < 6; k++) {
+    const char *names[7];
+    for (int k = 0; k < 7; k++) {
         names[k] = pflref_event_kind_name((pflref_event_kind)k);
         for (int j = 0; j < k; j++)
             ck_assert_str_ne(names[k], names[j]);

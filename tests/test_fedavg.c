@@ -27,8 +27,8 @@ START_TEST(test_worked_vectors)
     ck_assert_msg(rep.mismatches == 0,
                   "%s: %zu mismatches; first %s %s round %ld client %ld step "
                   "%ld [%zu]: expected %.17g got %.17g", VECTORS[_i],
-                  rep.mismatches, rep.event, rep.name, rep.round, rep.client,
-                  rep.step, rep.index, rep.expected, rep.got);
+                  rep.mismatches, rep.first.event, rep.first.name, rep.first.round, rep.first.client,
+                  rep.first.step, rep.first.index, rep.first.expected, rep.first.got);
 }
 END_TEST
 
@@ -61,11 +61,11 @@ START_TEST(test_wrong_weights_detected)
     ck_assert_int_eq(pflref_golden_verify(bad, strlen(bad), NULL, &rep, &err),
                      PFLREF_OK);
     ck_assert_msg(rep.mismatches > 0, "uniform weights passed a samples vector");
-    ck_assert_str_eq(rep.event, "server");
-    ck_assert_str_eq(rep.name, "w");
-    ck_assert_int_eq(rep.round, 0);
-    ck_assert_double_eq_tol(rep.expected, 3.7, 1e-15);
-    ck_assert_double_eq_tol(rep.got, 3.375, 1e-15);
+    ck_assert_str_eq(rep.first.event, "server");
+    ck_assert_str_eq(rep.first.name, "w");
+    ck_assert_int_eq(rep.first.round, 0);
+    ck_assert_double_eq_tol(rep.first.expected, 3.7, 1e-15);
+    ck_assert_double_eq_tol(rep.first.got, 3.375, 1e-15);
     free(bad);
     free(text);
     free(path);
@@ -88,9 +88,9 @@ START_TEST(test_missing_step_detected)
     ck_assert_int_eq(pflref_golden_verify(bad, strlen(bad), NULL, &rep, &err),
                      PFLREF_OK);
     ck_assert_msg(rep.mismatches > 0, "one step fewer passed");
-    ck_assert_str_eq(rep.event, "step");
-    ck_assert_int_eq(rep.step, 2);
-    ck_assert_int_eq(rep.missing, 1);
+    ck_assert_str_eq(rep.first.event, "step");
+    ck_assert_int_eq(rep.first.step, 2);
+    ck_assert_int_eq(rep.first.missing, 1);
     free(bad);
     free(text);
     free(path);

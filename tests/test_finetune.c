@@ -17,8 +17,8 @@ START_TEST(test_worked_vectors)
     tu_golden(VECTORS[_i], &rep);
     ck_assert_msg(rep.quantities > 0, "%s compared nothing", VECTORS[_i]);
     ck_assert_msg(rep.mismatches == 0, "%s: first divergence %s step %ld: "
-                  "expected %.17g got %.17g", VECTORS[_i], rep.name, rep.step,
-                  rep.expected, rep.got);
+                  "expected %.17g got %.17g", VECTORS[_i], rep.first.name, rep.first.step,
+                  rep.first.expected, rep.first.got);
 }
 END_TEST
 

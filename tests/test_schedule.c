@@ -544,9 +544,9 @@ START_TEST(test_generate_rejects_m)
     const size_t n[] = {3, 3, 3};
     pflref_schedule_config cfg = base_cfg();
     cfg.m = 0;
-    EXPECT_ERROR(gen(&cfg, n, 3, err), PFLREF_EINVAL, "schedule.m");
+    EXPECT_ERROR(gen(&cfg, n, 3, err), PFLREF_EINVAL, "schedule.clients_per_round");
     cfg.m = 4;
-    EXPECT_ERROR(gen(&cfg, n, 3, err), PFLREF_EINVAL, "schedule.m");
+    EXPECT_ERROR(gen(&cfg, n, 3, err), PFLREF_EINVAL, "schedule.clients_per_round");
 }
 END_TEST
 
@@ -558,7 +558,7 @@ START_TEST(test_generate_rejects_sampler_and_order)
     EXPECT_ERROR(gen(&cfg, n, 2, err), PFLREF_EINVAL, "schedule.sampler");
     cfg = base_cfg();
     cfg.order = (pflref_batch_order)4;
-    EXPECT_ERROR(gen(&cfg, n, 2, err), PFLREF_EINVAL, "schedule.order");
+    EXPECT_ERROR(gen(&cfg, n, 2, err), PFLREF_EINVAL, "schedule.batches");
 }
 END_TEST
 
@@ -616,11 +616,11 @@ START_TEST(test_generate_rejects_local_work)
     pflref_schedule_config cfg = base_cfg();
     cfg.train.epochs = 0;
     EXPECT_ERROR(gen(&cfg, n, 2, err), PFLREF_EINVAL,
-                 "schedule.train.epochs");
+                 "schedule.local.epochs");
     cfg.train.epochs = 2;
     cfg.train.steps = 3;
     EXPECT_ERROR(gen(&cfg, n, 2, err), PFLREF_EINVAL,
-                 "schedule.train.steps");
+                 "schedule.local.steps");
     cfg = base_cfg();
     cfg.has_post = 1;
     EXPECT_ERROR(gen(&cfg, n, 2, err), PFLREF_EINVAL,
@@ -639,16 +639,16 @@ START_TEST(test_generate_refuses_absurd_sizes)
     const size_t n[] = {2, 2};
     pflref_schedule_config cfg = base_cfg();
     cfg.T = LIMIT + 1;   /* T·m participations > 2³¹ */
-    EXPECT_ERROR(gen(&cfg, n, 2, err), PFLREF_ENOMEM, "schedule.T");
+    EXPECT_ERROR(gen(&cfg, n, 2, err), PFLREF_ENOMEM, "schedule.rounds");
     cfg = base_cfg();
     cfg.train.epochs = 0;
     cfg.train.steps = (size_t)1 << 40;
     EXPECT_ERROR(gen(&cfg, n, 2, err), PFLREF_ENOMEM,
-                 "schedule.train.steps");
+                 "schedule.local.steps");
     cfg = base_cfg();
     cfg.train.epochs = SIZE_MAX / 2;   /* E·n overflows size_t */
     EXPECT_ERROR(gen(&cfg, n, 2, err), PFLREF_ENOMEM,
-                 "schedule.train.epochs");
+                 "schedule.local.epochs");
     cfg = base_cfg();
     cfg.has_post = 1;
     cfg.post.steps = LIMIT + 1;
@@ -801,27 +801,27 @@ START_TEST(test_validate_rejects_step_offsets)
     ck_assert(b->nsteps == 3);
     b->step_off = NULL;
     EXPECT_ERROR(pflref_schedule_validate(s, VN, 4, err), PFLREF_EINVAL,
-                 "schedule.rounds[0].batches[1].steps");
+                 "schedule.rounds[0].batches[1]");
     b->step_off = off;
     off[0] = 1;
     EXPECT_ERROR(pflref_schedule_validate(s, VN, 4, err), PFLREF_EINVAL,
-                 "schedule.rounds[0].batches[1].steps[0]");
+                 "schedule.rounds[0].batches[1][0]");
     off[0] = 0;
     const size_t o2 = off[2];
     off[2] = off[1];   /* step 1 empty */
     EXPECT_ERROR(pflref_schedule_validate(s, VN, 4, err), PFLREF_EINVAL,
-                 "schedule.rounds[0].batches[1].steps[1]");
+                 "schedule.rounds[0].batches[1][1]");
     off[2] = off[1] - 1;   /* decreasing */
     EXPECT_ERROR(pflref_schedule_validate(s, VN, 4, err), PFLREF_EINVAL,
-                 "schedule.rounds[0].batches[1].steps[1]");
+                 "schedule.rounds[0].batches[1][1]");
     off[2] = o2;
     b->idx = NULL;
     EXPECT_ERROR(pflref_schedule_validate(s, VN, 4, err), PFLREF_EINVAL,
-                 "schedule.rounds[0].batches[1].steps");
+                 "schedule.rounds[0].batches[1]");
     b->idx = idx;
     b->nsteps = LIMIT + 1;
     EXPECT_ERROR(pflref_schedule_validate(s, VN, 4, err), PFLREF_EINVAL,
-                 "schedule.rounds[0].batches[1].steps");
+                 "schedule.rounds[0].batches[1]");
     b->nsteps = 3;
     pflref_schedule_free(s);
 }
@@ -836,13 +836,13 @@ START_TEST(test_validate_rejects_sample_index)
     const size_t keep = *q;
     *q = VN[client];   /* one past the client's last sample */
     EXPECT_ERROR(pflref_schedule_validate(s, VN, 4, err), PFLREF_EINVAL,
-                 "schedule.rounds[0].batches[1].steps[2][0]");
+                 "schedule.rounds[0].batches[1][2][0]");
     *q = keep;
     pflref_batches *p = &s->post[2];
     q = &p->idx[p->step_off[0] + 1];
     *q = 1000;
     EXPECT_ERROR(pflref_schedule_validate(s, VN, 4, err), PFLREF_EINVAL,
-                 "schedule.post[2].steps[0][1]");
+                 "schedule.post[2][0][1]");
     pflref_schedule_free(s);
 }
 END_TEST

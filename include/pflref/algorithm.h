@@ -115,6 +115,8 @@ typedef struct {
     int has_global;             /* the state keeps w                        */
     int has_personal;           /* the state keeps v_i                      */
     int needs_post;             /* finish uses schedule->post               */
+    const char *personal_name;  /* the trajectory name of v_i carried from
+                                   round to round ("v"), or NULL            */
     size_t n_eval;
     pflref_eval_model eval[PFLREF_MAX_EVAL];
     /* Set algorithm-specific initial state (w, v are already w0 copies). */
@@ -161,6 +163,27 @@ pflref_status pflref_run(const pflref_problem *problem,
                          const pflref_trace *trace, pflref_run_result **out,
                          pflref_error *err);
 void pflref_run_result_free(pflref_run_result *r);
+
+/* Where a re-synchronised run takes its state from: load(ctx, what, t, i,
+ * dst, P) copies into dst the candidate's global model after round t
+ * (what = "w", i = −1) or client i's personal model as it stood after
+ * round t (what = the algorithm's personal_name), and returns 1; it
+ * returns 0 when the candidate has no such record (the reference's own
+ * state is kept). */
+typedef int (*pflref_state_loader)(void *ctx, const char *what, long round,
+                                   long client, double *dst, size_t P);
+
+/* Like pflref_run, but before every round t > 0 (and before the phase
+ * after training) the state is replaced by the candidate's state after
+ * round t − 1, so each round is recomputed from where the candidate stood.
+ * Emits the same events as pflref_run; evaluates nothing. */
+pflref_status pflref_run_resync(const pflref_problem *problem,
+                                const pflref_algorithm *alg,
+                                const pflref_hyper *hyper,
+                                const pflref_schedule *schedule,
+                                const double *w0, pflref_state_loader load,
+                                void *load_ctx, const pflref_trace *trace,
+                                pflref_error *err);
 
 /* Shared pieces used by several algorithms (ref/local.c, ref/aggregate.c). */
 

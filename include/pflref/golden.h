@@ -1,17 +1,27 @@
-/* pflref/golden.h: golden vectors (format pflref-golden/1, docs/golden.md).
+/* pflref/golden.h: golden vectors (format pflref-golden/1, docs/golden.md)
+ * and the comparison of a run against them.
  *
- * A golden vector is a spec with every random choice explicit, the
- * expected final state and trajectory (per round, client and local step),
- * a tolerance {atol, rtol, basis} tested as |x − r| ≤ atol + rtol·|r|, and
- * its provenance (hand, closed_form, enumeration, independent, or self for
- * regression-only vectors).  Expected values are never produced by pflref
- * itself; pflref_golden_verify re-runs the spec through the reference and
- * compares.
+ * A golden vector is a spec with every random choice explicit, the content
+ * hash of that spec, the expected final state and trajectory (per round,
+ * client and local step), a tolerance {atol, rtol, basis} tested as
+ * |x − r| ≤ atol + rtol·|r|, its provenance (hand, closed_form, enumeration,
+ * independent, or self for regression-only vectors) and the bug classes it
+ * targets (flags).  Expected values are never produced by pflref itself.
+ *
+ *   pflref_golden_verify  re-runs the vector's spec through the reference
+ *                         and compares (`pflref verify`)
+ *   pflref_golden_check   compares a candidate implementation's result
+ *                         with the vector (`pflref check`), optionally
+ *                         re-synchronised: every round is recomputed by the
+ *                         reference from the candidate's own state at the
+ *                         round's start, so one early error does not hide
+ *                         later, independent ones.
  */
 #ifndef PFLREF_GOLDEN_H
 #define PFLREF_GOLDEN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "status.h"
 
 #ifdef __cplusplus
@@ -20,6 +30,22 @@ extern "C" {
 
 #define PFLREF_GOLDEN_FORMAT "pflref-golden/1"
 
+/* Log relative error is capped here (correct significant digits of an exact
+ * match; DESIGN.md "Golden vectors" 6). */
+#define PFLREF_LRE_CAP 15.95
+
+/* One quantity that differs: its key, the first entry out of tolerance. */
+typedef struct {
+    char event[16];
+    char phase[16];
+    long round, client, step;   /* −1 when not applicable */
+    char name[32];
+    size_t index;               /* entry of the quantity's vector */
+    double expected, got;
+    int missing;                /* the run produced no such quantity (or
+                                   one of another length) */
+} pflref_divergence;
+
 typedef struct {
     char id[128];
     size_t quantities;     /* expected quantities (vectors) compared      */
@@ -27,29 +53,57 @@ typedef struct {
     size_t mismatches;     /* quantities out of tolerance or missing      */
     double max_abs_err;    /* over every number compared                  */
     double max_rel_err;    /* |x − r| / |r| over numbers with r ≠ 0       */
+    double min_lre;        /* fewest correct digits (log relative error,
+                              absolute where r = 0, capped at 15.95)      */
+    uint64_t max_ulp;      /* largest distance in units in the last place */
     /* The first divergence, in the expected trajectory's order (the final
-     * state comes after the trajectory). */
+     * state comes last); valid when diverged. */
     int diverged;
-    char event[16];
-    char phase[16];
-    long round, client, step;   /* −1 when not applicable */
-    char name[32];
-    size_t index;               /* entry of the quantity's vector */
-    double expected, got;
-    int missing;                /* the reference emitted no such quantity */
+    pflref_divergence first;
+    /* Every divergent quantity, in order (at most PFLREF_MAX_LISTED). */
+    size_t n_listed;
+    pflref_divergence listed[64];
 } pflref_golden_report;
+
+#define PFLREF_MAX_LISTED 64
+
+/* Tolerances a candidate is held to at least (docs/validate.md): the
+ * vector's own tolerance or these, whichever is looser. */
+typedef enum {
+    PFLREF_PRECISION_FP64 = 0,  /* atol 1e-13, rtol 1e-11 */
+    PFLREF_PRECISION_FP32 = 1   /* atol 1e-5,  rtol 1e-4  */
+} pflref_precision;
 
 /* 1 when text is a JSON object whose "format" is pflref-golden/1. */
 int pflref_golden_is_vector(const char *text, size_t len);
 
+/* The id, flags (space-separated) and stored hash of a vector (for
+ * filtering and linting); each may be NULL.  Buffers of the given sizes. */
+pflref_status pflref_golden_describe(const char *text, size_t len, char *id,
+                                     size_t id_size, char *flags,
+                                     size_t flags_size, pflref_error *err);
+
 /* Parse a golden vector, run its spec through the reference (base_dir
  * resolves a relative problem file), and compare with the expectation.
  * Returns PFLREF_OK when the comparison ran (rep->mismatches says whether it
- * passed); an error status for a malformed vector or a failed run. */
+ * passed); an error status for a malformed vector or a failed run.  A
+ * vector whose "hash" does not match its spec is malformed. */
 pflref_status pflref_golden_verify(const char *text, size_t len,
                                    const char *base_dir,
                                    pflref_golden_report *rep,
                                    pflref_error *err);
+
+/* Compare a candidate result (pflref-result/1 text with "final" and/or
+ * "trajectory") with a golden vector.  resync: recompute every round from
+ * the candidate's state (requires the candidate's server "w" records and,
+ * for algorithms with personal models, its client_end records).
+ * Errors: PFLREF_EINVAL for a malformed vector (where starts "expected:")
+ * or candidate (where starts "candidate:"). */
+pflref_status pflref_golden_check(const char *expected, size_t expected_len,
+                                  const char *base_dir, const char *candidate,
+                                  size_t candidate_len, pflref_precision prec,
+                                  int resync, pflref_golden_report *rep,
+                                  pflref_error *err);
 
 #ifdef __cplusplus
 }

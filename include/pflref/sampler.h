@@ -16,7 +16,13 @@
  * Each call reseeds the generator with `seed` (GSL maps seed 0 to 4357, so
  * seeds must be ≥ 1 for the numpy equivalence).  Rounds use seed_t = seed + t
  * (docs/sampling.md), which removes any coupling between rounds.
- * When m = N every client is taken and no number is drawn.
+ * When m = N the GSL sampler takes every client and draws nothing; the
+ * numpy_legacy sampler still draws its full permutation, so `drawn` is
+ * numpy's order.  (The schedule generator never samples when m = N: every
+ * client takes part, in ascending order.)  numpy_legacy refuses seed 0,
+ * which GSL would map to 4357 and numpy would not.  GSL's error handler
+ * must be off (gsl_set_error_handler_off) for allocation failures inside
+ * GSL to come back as statuses instead of aborting.
  */
 #ifndef PFLREF_SAMPLER_H
 #define PFLREF_SAMPLER_H

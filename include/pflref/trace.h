@@ -21,7 +21,9 @@ typedef enum {
     PFLREF_EV_STEP = 2,         /* value: an iterate after a local step    */
     PFLREF_EV_CLIENT_END = 3,   /* value: what the client sends / keeps    */
     PFLREF_EV_SERVER = 4,       /* value: the server's new global model    */
-    PFLREF_EV_NOTE = 5          /* value: any other named quantity         */
+    PFLREF_EV_NOTE = 5,         /* value: any other named quantity         */
+    PFLREF_EV_FINAL = 6         /* value: the final state ("w", or client
+                                   i's "v"), emitted once after the run    */
 } pflref_event_kind;
 
 typedef struct {
@@ -50,7 +52,7 @@ void pflref_trace_emit(const pflref_trace *tr, pflref_event_kind kind,
 
 /* A recorder that keeps events as a trajectory.  Level:
  *   PFLREF_RECORD_NONE    nothing
- *   PFLREF_RECORD_ROUND   CLIENT_END, SERVER and NOTE events
+ *   PFLREF_RECORD_ROUND   CLIENT_END, SERVER, NOTE and FINAL events
  *   PFLREF_RECORD_STEP    every event                                    */
 typedef enum {
     PFLREF_RECORD_NONE = 0,
@@ -82,8 +84,10 @@ void pflref_trajectory_free(pflref_trajectory *tj);
 void pflref_trajectory_emit(void *ctx, const pflref_event *ev);
 
 /* The name of an event kind in results and golden files: "round_begin",
- * "client_begin", "step", "client_end", "server", "note". */
+ * "client_begin", "step", "client_end", "server", "note", "final". */
 const char *pflref_event_kind_name(pflref_event_kind kind);
+/* The kind named `name`; 0 when the name is unknown, else 1 and *kind. */
+int pflref_event_kind_parse(const char *name, pflref_event_kind *kind);
 
 /* A sink that forwards each event to two sinks (either may be NULL). */
 typedef struct {

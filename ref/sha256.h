@@ -1,0 +1,7 @@
+/* ref/sha256.h: SHA-256 (internal). */
+#ifndef PFLREF_SHA256_H
+#define PFLREF_SHA256_H
+#include <stddef.h>
+/* out := the 64 lower-case hex digits of SHA-256(data[0..len−1]). */
+void pflref_sha256_hex(const unsigned char *data, size_t len, char out[65]);
+#endif
