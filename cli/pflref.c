@@ -3,6 +3,7 @@
  *   pflref run SPEC [-o RESULT] [--trace]
  *   pflref table [--metric NAME] COLUMN=RESULT:LABEL ...
  *   pflref verify PATH...
+ *   pflref check EXPECTED CANDIDATE [options]
  *   pflref list
  *   pflref --help | --version
  *
@@ -13,27 +14,19 @@
  * No output file is ever left partial: results are written to a temporary
  * file and renamed.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <gsl/gsl_errno.h>
-#include "pflref.h"
+#include "cli.h"
 
-enum {
-    EXIT_OK = 0,
-    EXIT_MISMATCH = 1,
-    EXIT_USAGE = 2,
-    EXIT_DIVERGED = 3,
-    EXIT_NOTHING = 4,
-    EXIT_INTERNAL = 5
-};
-
-static const char USAGE[] =
+const char CLI_USAGE[] =
     "usage: pflref run SPEC [-o RESULT] [--trace]\n"
     "       pflref table [--metric NAME] COLUMN=RESULT:LABEL ...\n"
     "       pflref verify PATH...\n"
+    "       pflref check EXPECTED CANDIDATE [--resync] [--json]\n"
+    "                    [--include PAT]... [--exclude PAT]...\n"
+    "                    [--min-vectors N] [--candidate-precision fp64|fp32]\n"
     "       pflref list\n"
     "       pflref --help | --version\n"
     "\n"
@@ -47,12 +40,19 @@ static const char USAGE[] =
     "  verify re-run every golden vector (pflref-golden/1) found in the\n"
     "         files and folders given (recursively) through the reference and\n"
     "         compare it with its frozen expectation.\n"
+    "  check  compare a candidate implementation's results (pflref-result/1\n"
+    "         with the vector's \"id\") with golden vectors: files, or folders\n"
+    "         paired by id.  Reports per quantity max abs/rel error, correct\n"
+    "         digits and ULPs, the first divergence (round, client, step,\n"
+    "         quantity) and the command that replays it.  --resync recomputes\n"
+    "         each round from the candidate's own state and lists every\n"
+    "         divergent step.\n"
     "  list   list the algorithms, models, hyperparameters and switches.\n"
     "\n"
     "exit status: 0 ok, 1 mismatch, 2 usage or invalid input, 3 numerical\n"
     "             divergence, 4 nothing to verify, 5 internal error.  docs/cli.md has the details.\n";
 
-static int exit_code(pflref_status st)
+int cli_exit_code(pflref_status st)
 {
     switch (st) {
     case PFLREF_OK:       return EXIT_OK;
@@ -62,20 +62,20 @@ static int exit_code(pflref_status st)
     }
 }
 
-static int fail(const pflref_error *err, const char *context)
+int cli_fail(const pflref_error *err, const char *context)
 {
     if (err->where[0] != '\0')
         fprintf(stderr, "pflref: %s: %s: %s\n", context, err->where,
                 err->message);
     else
         fprintf(stderr, "pflref: %s: %s\n", context, err->message);
-    return exit_code(err->status);
+    return cli_exit_code(err->status);
 }
 
-static int usage_error(const char *msg, const char *arg)
+int cli_usage_error(const char *msg, const char *arg)
 {
     fprintf(stderr, "pflref: %s%s%s\n%s", msg, arg ? ": " : "",
-            arg ? arg : "", USAGE);
+            arg ? arg : "", CLI_USAGE);
     return EXIT_USAGE;
 }
 
@@ -144,23 +144,41 @@ static int cmd_run(int argc, char **argv)
             trace_on = 1;
         else if (strcmp(argv[i], "-o") == 0) {
             if (i + 1 >= argc)
-                return usage_error("-o needs a file name", NULL);
+                return cli_usage_error("-o needs a file name", NULL);
             out_path = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return usage_error("unknown option", argv[i]);
+            return cli_usage_error("unknown option", argv[i]);
         else if (spec_path == NULL)
             spec_path = argv[i];
         else
-            return usage_error("run takes one spec", argv[i]);
+            return cli_usage_error("run takes one spec", argv[i]);
     }
     if (spec_path == NULL)
-        return usage_error("run needs a spec file", NULL);
+        return cli_usage_error("run needs a spec file", NULL);
 
     pflref_error err;
     pflref_error_clear(&err);
+    /* SPEC is a spec, or a golden vector whose embedded spec is run (the
+     * result then carries the vector's id, so it is a candidate for
+     * `pflref check`). */
     pflref_spec *spec = NULL;
-    if (pflref_spec_read_file(spec_path, &spec, &err) != PFLREF_OK)
-        return fail(&err, spec_path);
+    char *text;
+    size_t len;
+    if (pflref_read_file(spec_path, &text, &len, &err) != PFLREF_OK)
+        return cli_fail(&err, spec_path);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", spec_path);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    pflref_status rs = pflref_golden_is_vector(text, len)
+                           ? pflref_golden_spec(text, len, dir, &spec, &err)
+                           : pflref_spec_parse(text, len, dir, &spec, &err);
+    free(text);
+    if (rs != PFLREF_OK)
+        return cli_fail(&err, spec_path);
 
     pflref_trajectory tj;
     pflref_trajectory_init(&tj, spec->record);
@@ -173,7 +191,7 @@ static int cmd_run(int argc, char **argv)
     pflref_status st = pflref_run(spec->problem, spec->algorithm, &spec->hyper,
                                   spec->schedule, spec->w0, &trace, &res,
                                   &err);
-    char *text = NULL;
+    text = NULL;
     if (st == PFLREF_OK) {
         pflref_build_info bi;
         pflref_build_info_get(&bi);
@@ -191,7 +209,7 @@ static int cmd_run(int argc, char **argv)
     pflref_run_result_free(res);
     pflref_trajectory_free(&tj);
     pflref_spec_free(spec);
-    return st == PFLREF_OK ? EXIT_OK : fail(&err, spec_path);
+    return st == PFLREF_OK ? EXIT_OK : cli_fail(&err, spec_path);
 }
 
 /* ---- table ------------------------------------------------------------- */
@@ -212,7 +230,7 @@ static int cmd_table(int argc, char **argv)
     for (int i = 0; i < argc && rc == EXIT_OK; i++) {
         if (strcmp(argv[i], "--metric") == 0) {
             if (i + 1 >= argc)
-                return usage_error("--metric needs a name", NULL);
+                return cli_usage_error("--metric needs a name", NULL);
             metric = argv[++i];
             continue;
         }
@@ -220,11 +238,11 @@ static int cmd_table(int argc, char **argv)
         char *eq = strchr(argv[i], '=');
         char *colon = strrchr(argv[i], ':');
         if (eq == NULL || colon == NULL || colon < eq) {
-            rc = usage_error("expected COLUMN=RESULT:LABEL", argv[i]);
+            rc = cli_usage_error("expected COLUMN=RESULT:LABEL", argv[i]);
             break;
         }
         if (ncol == MAX_COLUMNS) {
-            rc = usage_error("too many columns (at most 16)", argv[i]);
+            rc = cli_usage_error("too many columns (at most 16)", argv[i]);
             break;
         }
         *eq = '\0';
@@ -240,7 +258,7 @@ static int cmd_table(int argc, char **argv)
             free(text);
         }
         if (st != PFLREF_OK) {
-            rc = fail(&err, path);
+            rc = cli_fail(&err, path);
             break;
         }
         if (ncol > 0 && n != N) {
@@ -253,7 +271,7 @@ static int cmd_table(int argc, char **argv)
         ncol++;
     }
     if (rc == EXIT_OK && ncol == 0)
-        rc = usage_error("table needs at least one column", NULL);
+        rc = cli_usage_error("table needs at least one column", NULL);
     if (rc == EXIT_OK) {
         int width[MAX_COLUMNS];
         printf("%s: %s\nclient ", metric, "per client, then mean and worst");
@@ -280,141 +298,6 @@ static int cmd_table(int argc, char **argv)
     for (size_t c = 0; c < ncol; c++)
         free(vals[c]);
     return rc;
-}
-
-/* ---- reports ----------------------------------------------------------- */
-
-/* "w (server, round 1)[0]: expected 4.309375, got 5.309375" */
-static void print_divergence(const pflref_divergence *d, const char *who)
-{
-    printf("%s (%s", d->name, d->event);
-    if (d->round >= 0)
-        printf(", round %ld", d->round);
-    if (d->client >= 0)
-        printf(", client %ld", d->client);
-    if (d->step >= 0)
-        printf(", step %ld", d->step);
-    if (d->missing)
-        printf("): not produced by %s (or of another length)\n", who);
-    else
-        printf(")[%zu]: expected %.17g, got %.17g\n", d->index, d->expected,
-               d->got);
-}
-
-/* ---- verify ------------------------------------------------------------ */
-
-typedef struct {
-    size_t passed, failed, errors;
-    size_t numbers;
-} verify_tally;
-
-static void verify_file(const char *path, verify_tally *tally)
-{
-    pflref_error err;
-    pflref_error_clear(&err);
-    char *text;
-    size_t len;
-    if (pflref_read_file(path, &text, &len, &err) != PFLREF_OK) {
-        fail(&err, path);
-        tally->errors++;
-        return;
-    }
-    if (!pflref_golden_is_vector(text, len)) {
-        free(text);
-        return;   /* problem files and specs live beside the vectors */
-    }
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash != NULL)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    pflref_golden_report rep;
-    pflref_status st = pflref_golden_verify(text, len, dir, &rep, &err);
-    free(text);
-    if (st != PFLREF_OK) {
-        fail(&err, path);
-        tally->errors++;
-        return;
-    }
-    tally->numbers += rep.numbers;
-    if (rep.mismatches == 0) {
-        tally->passed++;
-        return;
-    }
-    tally->failed++;
-    printf("FAIL %s: %zu of %zu quantities differ; first divergence: ",
-           rep.id, rep.mismatches, rep.quantities);
-    print_divergence(&rep.first, "the reference");
-    printf("  replay: pflref verify %s\n", path);
-}
-
-static int has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-static void verify_path(const char *path, verify_tally *tally)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        fprintf(stderr, "pflref: %s: no such file or folder\n", path);
-        tally->errors++;
-        return;
-    }
-    if (!S_ISDIR(sb.st_mode)) {
-        verify_file(path, tally);
-        return;
-    }
-    struct dirent **names;
-    int n = scandir(path, &names, NULL, alphasort);   /* sorted: stable order */
-    if (n < 0) {
-        fprintf(stderr, "pflref: %s: cannot read the folder\n", path);
-        tally->errors++;
-        return;
-    }
-    for (int i = 0; i < n; i++) {
-        const char *name = names[i]->d_name;
-        if (name[0] != '.') {
-            size_t len = strlen(path) + strlen(name) + 2;
-            char *child = malloc(len);
-            if (child != NULL) {
-                snprintf(child, len, "%s/%s", path, name);
-                struct stat cb;
-                if (stat(child, &cb) == 0 &&
-                    (S_ISDIR(cb.st_mode) || has_suffix(name, ".json")))
-                    verify_path(child, tally);
-                free(child);
-            } else {
-                tally->errors++;
-            }
-        }
-        free(names[i]);
-    }
-    free(names);
-}
-
-static int cmd_verify(int argc, char **argv)
-{
-    if (argc == 0)
-        return usage_error("verify needs a file or folder", NULL);
-    verify_tally tally = {0, 0, 0, 0};
-    for (int i = 0; i < argc; i++)
-        verify_path(argv[i], &tally);
-    printf("verify: %zu vectors reproduced, %zu failed, %zu malformed or "
-           "not run (%zu numbers compared)\n", tally.passed, tally.failed,
-           tally.errors, tally.numbers);
-    if (tally.errors > 0)
-        return EXIT_USAGE;
-    if (tally.failed > 0)
-        return EXIT_MISMATCH;
-    if (tally.passed == 0) {
-        fprintf(stderr, "pflref: verify: no golden vector found\n");
-        return EXIT_NOTHING;
-    }
-    return EXIT_OK;
 }
 
 /* ---- list -------------------------------------------------------------- */
@@ -469,11 +352,11 @@ int main(int argc, char **argv)
     /* GSL's default handler aborts; pflref checks every GSL status itself. */
     gsl_set_error_handler_off();
     if (argc < 2)
-        return usage_error("no command", NULL);
+        return cli_usage_error("no command", NULL);
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
         strcmp(cmd, "help") == 0) {
-        fputs(USAGE, stdout);
+        fputs(CLI_USAGE, stdout);
         return EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0) {
@@ -487,9 +370,11 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "table") == 0)
         return cmd_table(argc - 2, argv + 2);
     if (strcmp(cmd, "verify") == 0)
-        return cmd_verify(argc - 2, argv + 2);
+        return cli_verify(argc - 2, argv + 2);
+    if (strcmp(cmd, "check") == 0)
+        return cli_check(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0)
-        return argc == 2 ? cmd_list() : usage_error("list takes no arguments",
+        return argc == 2 ? cmd_list() : cli_usage_error("list takes no arguments",
                                                      NULL);
-    return usage_error("unknown command", cmd);
+    return cli_usage_error("unknown command", cmd);
 }

@@ -278,6 +278,8 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
     builder b = {0};
     json_t *root = json_object();
     put(&b, root, "format", json_string(PFLREF_RESULT_FORMAT));
+    if (spec->id != NULL)
+        put(&b, root, "id", json_string(spec->id));
     put(&b, root, "name", json_string(spec->name));
     put(&b, root, "algorithm", algorithm_json(&b, spec));
     put(&b, root, "model", model_json(&b, &pr->model, &spec->hyper.split));

@@ -897,6 +897,7 @@ void pflref_spec_free(pflref_spec *spec)
     if (spec == NULL)
         return;
     free(spec->name);
+    free(spec->id);
     free(spec->preset);
     free(spec->problem_source);
     free(spec->w0);

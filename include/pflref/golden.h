@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "status.h"
+#include "io.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,6 +61,10 @@ typedef struct {
      * state comes last); valid when diverged. */
     int diverged;
     pflref_divergence first;
+    /* The candidate declared an outcome other than "ok" (its "outcome"
+     * {"class": ...}); nothing was compared numerically. */
+    int wrong_outcome;
+    char outcome[16];
     /* Every divergent quantity, in order (at most PFLREF_MAX_LISTED). */
     size_t n_listed;
     pflref_divergence listed[64];
@@ -82,6 +87,12 @@ int pflref_golden_is_vector(const char *text, size_t len);
 pflref_status pflref_golden_describe(const char *text, size_t len, char *id,
                                      size_t id_size, char *flags,
                                      size_t flags_size, pflref_error *err);
+
+/* The spec embedded in a golden vector, with spec->id set to the vector's
+ * id (so a result written from it names the vector). */
+pflref_status pflref_golden_spec(const char *text, size_t len,
+                                 const char *base_dir, pflref_spec **out,
+                                 pflref_error *err);
 
 /* Parse a golden vector, run its spec through the reference (base_dir
  * resolves a relative problem file), and compare with the expectation.

@@ -30,6 +30,8 @@ typedef enum {
 /* A parsed, validated spec.  Everything is owned by the spec. */
 typedef struct {
     char *name;
+    char *id;                      /* the golden vector's id when the spec
+                                      came from one (result "id"), or NULL */
     pflref_problem *problem;
     const pflref_algorithm *algorithm;
     pflref_hyper hyper;

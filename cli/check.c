@@ -1,0 +1,539 @@
+/* cli/check.c: `pflref verify` (re-run every golden vector through the
+ * reference) and `pflref check` (compare a candidate implementation's
+ * results with golden vectors).  Glue only: finding files, pairing vectors
+ * with candidates, filters, and the report; the comparison itself is
+ * pflref_golden_verify / pflref_golden_check. */
+#include <dirent.h>
+#include <fnmatch.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cli.h"
+
+/* ---- files ------------------------------------------------------------- */
+
+typedef struct {
+    char **paths;
+    size_t n, cap;
+} file_list;
+
+static int add_path(file_list *fl, const char *path)
+{
+    if (fl->n == fl->cap) {
+        size_t cap = fl->cap ? 2 * fl->cap : 16;
+        char **p = realloc(fl->paths, cap * sizeof *p);
+        if (p == NULL)
+            return -1;
+        fl->paths = p;
+        fl->cap = cap;
+    }
+    size_t len = strlen(path) + 1;
+    fl->paths[fl->n] = malloc(len);
+    if (fl->paths[fl->n] == NULL)
+        return -1;
+    memcpy(fl->paths[fl->n++], path, len);
+    return 0;
+}
+
+static void file_list_free(file_list *fl)
+{
+    for (size_t i = 0; i < fl->n; i++)
+        free(fl->paths[i]);
+    free(fl->paths);
+    fl->paths = NULL;
+    fl->n = fl->cap = 0;
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Add path (a file) or every *.json below it (a folder, recursively, in
+ * sorted order so reports are stable).  Returns the number of problems. */
+static size_t collect(const char *path, file_list *fl)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        fprintf(stderr, "pflref: %s: no such file or folder\n", path);
+        return 1;
+    }
+    if (!S_ISDIR(sb.st_mode))
+        return add_path(fl, path) == 0 ? 0 : 1;
+    struct dirent **names;
+    int n = scandir(path, &names, NULL, alphasort);
+    if (n < 0) {
+        fprintf(stderr, "pflref: %s: cannot read the folder\n", path);
+        return 1;
+    }
+    size_t problems = 0;
+    for (int i = 0; i < n; i++) {
+        const char *name = names[i]->d_name;
+        if (name[0] != '.') {
+            size_t len = strlen(path) + strlen(name) + 2;
+            char *child = malloc(len);
+            struct stat cb;
+            if (child == NULL) {
+                problems++;
+            } else {
+                snprintf(child, len, "%s/%s", path, name);
+                if (stat(child, &cb) == 0 &&
+                    (S_ISDIR(cb.st_mode) || has_suffix(name, ".json")))
+                    problems += collect(child, fl);
+                free(child);
+            }
+        }
+        free(names[i]);
+    }
+    free(names);
+    return problems;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* The folder holding path ("." for a bare name), into out. */
+static void folder_of(const char *path, char *out, size_t size)
+{
+    snprintf(out, size, "%s", path);
+    char *slash = strrchr(out, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(out, size, ".");
+}
+
+/* ---- reports ----------------------------------------------------------- */
+
+/* "w (server, round 1)[0]: expected 4.309375, got 5.309375" */
+static void print_divergence(const pflref_divergence *d, const char *who)
+{
+    printf("%s (%s", d->name, d->event);
+    if (d->round >= 0)
+        printf(", round %ld", d->round);
+    if (d->client >= 0)
+        printf(", client %ld", d->client);
+    if (d->step >= 0)
+        printf(", step %ld", d->step);
+    if (d->missing)
+        printf("): not produced by %s (or of another length)\n", who);
+    else
+        printf(")[%zu]: expected %.17g, got %.17g\n", d->index, d->expected,
+               d->got);
+}
+
+/* ---- verify ------------------------------------------------------------ */
+
+int cli_verify(int argc, char **argv)
+{
+    if (argc == 0)
+        return cli_usage_error("verify needs a file or folder", NULL);
+    file_list files = {NULL, 0, 0};
+    size_t errors = 0, passed = 0, failed = 0, numbers = 0;
+    for (int i = 0; i < argc; i++)
+        errors += collect(argv[i], &files);
+    for (size_t f = 0; f < files.n; f++) {
+        const char *path = files.paths[f];
+        pflref_error err;
+        pflref_error_clear(&err);
+        char *text;
+        size_t len;
+        if (pflref_read_file(path, &text, &len, &err) != PFLREF_OK) {
+            cli_fail(&err, path);
+            errors++;
+            continue;
+        }
+        if (!pflref_golden_is_vector(text, len)) {
+            free(text);   /* problem files and specs live beside vectors */
+            continue;
+        }
+        char dir[4096];
+        folder_of(path, dir, sizeof dir);
+        pflref_golden_report rep;
+        pflref_status st = pflref_golden_verify(text, len, dir, &rep, &err);
+        free(text);
+        if (st != PFLREF_OK) {
+            cli_fail(&err, path);
+            errors++;
+            continue;
+        }
+        numbers += rep.numbers;
+        if (rep.mismatches == 0) {
+            passed++;
+            continue;
+        }
+        failed++;
+        printf("FAIL %s: %zu of %zu quantities differ; first divergence: ",
+               rep.id, rep.mismatches, rep.quantities);
+        print_divergence(&rep.first, "the reference");
+        printf("  replay: pflref verify %s\n", path);
+    }
+    file_list_free(&files);
+    printf("verify: %zu vectors reproduced, %zu failed, %zu malformed or "
+           "not run (%zu numbers compared)\n", passed, failed, errors,
+           numbers);
+    if (errors > 0)
+        return EXIT_USAGE;
+    if (failed > 0)
+        return EXIT_MISMATCH;
+    if (passed == 0) {
+        fprintf(stderr, "pflref: verify: no golden vector found\n");
+        return EXIT_NOTHING;
+    }
+    return EXIT_OK;
+}
+
+/* ---- check ------------------------------------------------------------- */
+
+#define MAX_PATTERNS 32
+
+typedef struct {
+    int json, resync;
+    pflref_precision precision;
+    size_t min_vectors;
+    const char *include[MAX_PATTERNS];
+    size_t n_include;
+    const char *exclude[MAX_PATTERNS];
+    size_t n_exclude;
+} check_options;
+
+typedef struct {
+    size_t compared, passed, mismatched, wrong_outcome, malformed, skipped;
+} check_tally;
+
+/* A pattern selects a vector when it matches its id (a glob, or a prefix
+ * ending at a '/') or names one of its flags. */
+static int pattern_selects(const char *pat, const char *id, const char *flags)
+{
+    size_t n = strlen(pat);
+    if (fnmatch(pat, id, 0) == 0)
+        return 1;
+    if (strncmp(pat, id, n) == 0 && (pat[n - 1] == '/' || id[n] == '/'))
+        return 1;
+    return pflref_name_in_list(flags, pat);
+}
+
+static int selected(const check_options *o, const char *id, const char *flags)
+{
+    int in = o->n_include == 0;
+    for (size_t i = 0; i < o->n_include && !in; i++)
+        in = pattern_selects(o->include[i], id, flags);
+    for (size_t i = 0; i < o->n_exclude && in; i++)
+        in = !pattern_selects(o->exclude[i], id, flags);
+    return in;
+}
+
+/* A candidate file: its text and id. */
+typedef struct {
+    char *path;
+    char *text;
+    size_t len;
+    char id[128];
+} candidate;
+
+static json_t *divergence_json(const pflref_divergence *d)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "event", json_string(d->event));
+    json_object_set_new(o, "phase", json_string(d->phase));
+    if (d->round >= 0)
+        json_object_set_new(o, "round", json_integer(d->round));
+    if (d->client >= 0)
+        json_object_set_new(o, "client", json_integer(d->client));
+    if (d->step >= 0)
+        json_object_set_new(o, "step", json_integer(d->step));
+    json_object_set_new(o, "name", json_string(d->name));
+    json_object_set_new(o, "missing", json_boolean(d->missing));
+    if (!d->missing) {
+        json_object_set_new(o, "index", json_integer((json_int_t)d->index));
+        json_object_set_new(o, "expected", json_real(d->expected));
+        json_object_set_new(o, "got", json_real(d->got));
+    }
+    return o;
+}
+
+/* Compare one pair; print the text report or add to the JSON report. */
+static void check_pair(const char *vpath, const char *vtext, size_t vlen,
+                       const candidate *c, const check_options *o,
+                       check_tally *tally, json_t *report)
+{
+    char dir[4096], replay[8192];
+    folder_of(vpath, dir, sizeof dir);
+    snprintf(replay, sizeof replay, "pflref check %s %s%s%s", vpath, c->path,
+             o->resync ? " --resync" : "",
+             o->precision == PFLREF_PRECISION_FP32
+                 ? " --candidate-precision fp32" : "");
+    pflref_error err;
+    pflref_error_clear(&err);
+    pflref_golden_report rep;
+    pflref_status st = pflref_golden_check(vtext, vlen, dir, c->text, c->len,
+                                           o->precision, o->resync, &rep,
+                                           &err);
+    json_t *entry = json_object();
+    json_object_set_new(entry, "id", json_string(rep.id[0] ? rep.id : c->id));
+    json_object_set_new(entry, "expected", json_string(vpath));
+    json_object_set_new(entry, "candidate", json_string(c->path));
+    const char *status;
+    if (st != PFLREF_OK) {
+        tally->malformed++;
+        status = "malformed";
+        json_object_set_new(entry, "where", json_string(err.where));
+        json_object_set_new(entry, "message", json_string(err.message));
+        if (!o->json)
+            cli_fail(&err, c->path);
+    } else if (rep.wrong_outcome) {
+        tally->compared++;
+        tally->wrong_outcome++;
+        status = "wrong_outcome";
+        json_object_set_new(entry, "outcome", json_string(rep.outcome));
+        if (!o->json)
+            printf("FAIL %s: the candidate reports outcome \"%s\", the vector "
+                   "expects \"ok\"\n  replay: %s\n", rep.id, rep.outcome,
+                   replay);
+    } else {
+        tally->compared++;
+        status = rep.mismatches == 0 ? "pass" : "mismatch";
+        if (rep.mismatches == 0)
+            tally->passed++;
+        else
+            tally->mismatched++;
+        json_object_set_new(entry, "quantities",
+                            json_integer((json_int_t)rep.quantities));
+        json_object_set_new(entry, "numbers",
+                            json_integer((json_int_t)rep.numbers));
+        json_object_set_new(entry, "mismatches",
+                            json_integer((json_int_t)rep.mismatches));
+        json_object_set_new(entry, "max_abs_err", json_real(rep.max_abs_err));
+        json_object_set_new(entry, "max_rel_err", json_real(rep.max_rel_err));
+        json_object_set_new(entry, "min_lre", json_real(rep.min_lre));
+        json_object_set_new(entry, "max_ulp",
+                            json_integer(rep.max_ulp > (uint64_t)INT64_MAX
+                                             ? INT64_MAX
+                                             : (json_int_t)rep.max_ulp));
+        if (rep.diverged) {
+            json_object_set_new(entry, "first_divergence",
+                                divergence_json(&rep.first));
+            json_t *all = json_array();
+            for (size_t k = 0; k < rep.n_listed; k++)
+                json_array_append_new(all, divergence_json(&rep.listed[k]));
+            json_object_set_new(entry, "divergences", all);
+        }
+        if (!o->json && rep.mismatches == 0)
+            printf("PASS %s: %zu quantities, %zu numbers; max abs err %.3g, "
+                   "max rel err %.3g, >= %.2f correct digits, max %llu "
+                   "ulp\n", rep.id, rep.quantities, rep.numbers,
+                   rep.max_abs_err, rep.max_rel_err, rep.min_lre,
+                   (unsigned long long)rep.max_ulp);
+        if (!o->json && rep.mismatches > 0) {
+            printf("FAIL %s: %zu of %zu quantities differ (max abs err %.3g, "
+                   "max rel err %.3g, %.2f correct digits); first "
+                   "divergence: ", rep.id, rep.mismatches, rep.quantities,
+                   rep.max_abs_err, rep.max_rel_err, rep.min_lre);
+            print_divergence(&rep.first, "the candidate");
+            if (o->resync)
+                for (size_t k = 1; k < rep.n_listed; k++) {
+                    printf("  also: ");
+                    print_divergence(&rep.listed[k], "the candidate");
+                }
+            printf("  replay: %s\n", replay);
+        }
+    }
+    json_object_set_new(entry, "status", json_string(status));
+    json_object_set_new(entry, "replay", json_string(replay));
+    json_array_append_new(report, entry);
+}
+
+static int parse_check_options(int argc, char **argv, check_options *o,
+                               const char **expected, const char **cand)
+{
+    memset(o, 0, sizeof *o);
+    *expected = *cand = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (strcmp(a, "--json") == 0) {
+            o->json = 1;
+        } else if (strcmp(a, "--resync") == 0) {
+            o->resync = 1;
+        } else if (strcmp(a, "--min-vectors") == 0 && has_value) {
+            char *end;
+            long n = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || n < 0)
+                return cli_usage_error("--min-vectors takes a count", argv[i]);
+            o->min_vectors = (size_t)n;
+        } else if (strcmp(a, "--include") == 0 && has_value) {
+            if (o->n_include == MAX_PATTERNS)
+                return cli_usage_error("too many --include patterns", NULL);
+            o->include[o->n_include++] = argv[++i];
+        } else if (strcmp(a, "--exclude") == 0 && has_value) {
+            if (o->n_exclude == MAX_PATTERNS)
+                return cli_usage_error("too many --exclude patterns", NULL);
+            o->exclude[o->n_exclude++] = argv[++i];
+        } else if (strcmp(a, "--candidate-precision") == 0 && has_value) {
+            const char *p = argv[++i];
+            if (strcmp(p, "fp32") == 0)
+                o->precision = PFLREF_PRECISION_FP32;
+            else if (strcmp(p, "fp64") == 0)
+                o->precision = PFLREF_PRECISION_FP64;
+            else
+                return cli_usage_error("--candidate-precision is fp32 or fp64",
+                                       p);
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cli_usage_error("unknown option or missing value", a);
+        } else if (*expected == NULL) {
+            *expected = a;
+        } else if (*cand == NULL) {
+            *cand = a;
+        } else {
+            return cli_usage_error("check takes EXPECTED and CANDIDATE", a);
+        }
+    }
+    if (*cand == NULL)
+        return cli_usage_error("check needs EXPECTED and CANDIDATE", NULL);
+    return EXIT_OK;
+}
+
+/* Read every candidate result below path; candidates without an id are
+ * malformed in folder mode. */
+static candidate *read_candidates(const char *path, int folder_mode,
+                                  size_t *count, check_tally *tally)
+{
+    file_list files = {NULL, 0, 0};
+    tally->malformed += collect(path, &files);
+    candidate *cs = calloc(files.n ? files.n : 1, sizeof *cs);
+    size_t n = 0;
+    for (size_t f = 0; cs != NULL && f < files.n; f++) {
+        candidate *c = &cs[n];
+        pflref_error err;
+        if (pflref_read_file(files.paths[f], &c->text, &c->len, &err) !=
+            PFLREF_OK) {
+            cli_fail(&err, files.paths[f]);
+            tally->malformed++;
+            continue;
+        }
+        json_t *root = json_loadb(c->text, c->len, 0, NULL);
+        const char *id = json_string_value(json_object_get(root, "id"));
+        snprintf(c->id, sizeof c->id, "%s", id ? id : "");
+        json_decref(root);
+        if (folder_mode && c->id[0] == '\0') {
+            fprintf(stderr, "pflref: %s: a candidate in a folder needs "
+                            "\"id\" (the golden vector's id)\n",
+                    files.paths[f]);
+            tally->malformed++;
+            free(c->text);
+            continue;
+        }
+        c->path = files.paths[f];
+        files.paths[f] = NULL;
+        n++;
+    }
+    file_list_free(&files);
+    *count = n;
+    return cs;
+}
+
+int cli_check(int argc, char **argv)
+{
+    check_options o;
+    const char *epath, *cpath;
+    int rc = parse_check_options(argc, argv, &o, &epath, &cpath);
+    if (rc != EXIT_OK)
+        return rc;
+    check_tally tally = {0, 0, 0, 0, 0, 0};
+    const int folder_mode = is_dir(epath) || is_dir(cpath);
+    size_t nc = 0;
+    candidate *cands = read_candidates(cpath, folder_mode, &nc, &tally);
+    file_list vectors = {NULL, 0, 0};
+    tally.malformed += collect(epath, &vectors);
+    json_t *report = json_array();
+
+    for (size_t f = 0; cands != NULL && f < vectors.n; f++) {
+        const char *vpath = vectors.paths[f];
+        char *text;
+        size_t len;
+        pflref_error err;
+        if (pflref_read_file(vpath, &text, &len, &err) != PFLREF_OK) {
+            cli_fail(&err, vpath);
+            tally.malformed++;
+            continue;
+        }
+        char id[128], flags[1024];
+        if (!pflref_golden_is_vector(text, len) ||
+            pflref_golden_describe(text, len, id, sizeof id, flags,
+                                   sizeof flags, &err) != PFLREF_OK) {
+            if (!folder_mode) {   /* a single file must be a vector */
+                fprintf(stderr, "pflref: %s: not a golden vector (%s)\n",
+                        vpath, PFLREF_GOLDEN_FORMAT);
+                tally.malformed++;
+            }
+            free(text);
+            continue;
+        }
+        if (!selected(&o, id, flags)) {
+            free(text);
+            continue;
+        }
+        const candidate *match = NULL;
+        for (size_t k = 0; k < nc; k++)
+            if (!folder_mode || strcmp(cands[k].id, id) == 0) {
+                match = &cands[k];
+                break;
+            }
+        if (match == NULL)
+            tally.skipped++;
+        else
+            check_pair(vpath, text, len, match, &o, &tally, report);
+        free(text);
+    }
+
+    if (tally.malformed > 0)
+        rc = EXIT_USAGE;
+    else if (tally.mismatched > 0 || tally.wrong_outcome > 0)
+        rc = EXIT_MISMATCH;
+    else if (tally.compared == 0 || tally.compared < o.min_vectors)
+        rc = EXIT_NOTHING;
+    if (o.json) {
+        json_t *root = json_object(), *sum = json_object();
+        json_object_set_new(root, "format",
+                            json_string("pflref-check-report/1"));
+        json_object_set_new(sum, "compared", json_integer((json_int_t)tally.compared));
+        json_object_set_new(sum, "passed", json_integer((json_int_t)tally.passed));
+        json_object_set_new(sum, "numeric_mismatches", json_integer((json_int_t)tally.mismatched));
+        json_object_set_new(sum, "wrong_outcome", json_integer((json_int_t)tally.wrong_outcome));
+        json_object_set_new(sum, "malformed", json_integer((json_int_t)tally.malformed));
+        json_object_set_new(sum, "skipped_no_candidate", json_integer((json_int_t)tally.skipped));
+        json_object_set_new(sum, "exit", json_integer(rc));
+        json_object_set_new(root, "summary", sum);
+        json_object_set_new(root, "vectors", report);
+        report = NULL;
+        char *s = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(1) |
+                                       JSON_REAL_PRECISION(17));
+        if (s != NULL)
+            puts(s);
+        free(s);
+        json_decref(root);
+    } else {
+        printf("check: %zu compared: %zu passed, %zu numeric mismatches, "
+               "%zu wrong outcome classes, %zu malformed; %zu skipped (no "
+               "candidate)\n", tally.compared, tally.passed, tally.mismatched,
+               tally.wrong_outcome, tally.malformed, tally.skipped);
+        if (rc == EXIT_NOTHING)
+            fprintf(stderr, "pflref: check: %zu vectors compared%s; nothing "
+                            "checked is a failure\n", tally.compared,
+                    o.min_vectors > 0 ? " (fewer than --min-vectors)" : "");
+    }
+    json_decref(report);
+    for (size_t k = 0; k < nc; k++) {
+        free(cands[k].path);
+        free(cands[k].text);
+    }
+    free(cands);
+    file_list_free(&vectors);
+    return rc;
+}
