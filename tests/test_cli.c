@@ -237,6 +237,139 @@ START_TEST(test_table_list_help)
 }
 END_TEST
 
+
+/* Run every golden vector through the reference into a folder of candidate
+ * results (the reference is a correct candidate). */
+static char *reference_candidates(void)
+{
+    char *dir = tu_tmpdir();
+    static const char *const vectors[] = {
+        "golden/fedavg/worked-samples.json",
+        "golden/fedavg/worked-uniform.json",
+        "golden/finetune/worked-mu1.json",
+    };
+    for (size_t i = 0; i < 3; i++) {
+        char *v = tu_repo_path(vectors[i]);
+        char args[2048];
+        snprintf(args, sizeof args, "run %s -o %s/c%zu.json", v, dir, i);
+        ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+        free(v);
+    }
+    return dir;
+}
+
+static void remove_candidates(char *dir)
+{
+    for (size_t i = 0; i < 4; i++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/c%zu.json", dir, i);
+        unlink(p);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
+/* check: folders paired by id; the reference passes; vectors without a
+ * candidate are skipped; filters; --min-vectors; --json. */
+START_TEST(test_check_pass_and_filters)
+{
+    char *dir = reference_candidates();
+    char *golden = tu_repo_path("golden");
+    char args[2048], *out;
+    snprintf(args, sizeof args, "check %s %s", golden, dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 0);
+    ck_assert_msg(strstr(out, "3 compared: 3 passed") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "PASS fedavg/worked/notes-1g/samples") != NULL, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "check %s %s --include 'fedavg/*' --exclude "
+             "fedavg/worked/notes-1g/uniform", golden, dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 0);
+    ck_assert_msg(strstr(out, "1 compared: 1 passed") != NULL, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "check %s %s --include prox-sign", golden, dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 0);
+    ck_assert_msg(strstr(out, "finetune/worked/notes-5.1g/mu1") != NULL, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "check %s %s --min-vectors 4", golden, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 4);
+    snprintf(args, sizeof args, "check %s %s --json --resync", golden, dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 0);
+    ck_assert_msg(strstr(out, "\"format\": \"pflref-check-report/1\"") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "\"status\": \"pass\"") != NULL, "%s", out);
+    free(out);
+    free(golden);
+    remove_candidates(dir);
+}
+END_TEST
+
+/* check: an empty candidate folder compares nothing (exit 4); a wrong
+ * value is a mismatch naming round, server and quantity, with the replay
+ * command; a malformed candidate and an unknown option are exit 2; a
+ * declared non-ok outcome is a wrong outcome class (exit 1). */
+START_TEST(test_check_failures)
+{
+    char *dir = tu_tmpdir();
+    char *golden = tu_repo_path("golden");
+    char *vec = tu_repo_path("golden/fedavg/worked-samples.json");
+    char args[2048], *out, *err;
+    snprintf(args, sizeof args, "check %s %s", golden, dir);
+    ck_assert_int_eq(tu_cli(args, &out, &err), 4);
+    ck_assert_msg(strstr(out, "0 compared") != NULL, "%s", out);
+    free(out);
+    free(err);
+
+    snprintf(args, sizeof args, "run %s -o %s/c0.json", vec, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/c0.json", dir);
+    char *text = tu_read(path);
+    char *at = strstr(text, "\"event\":\"server\",\"phase\":\"train\",\"round\":0,"
+                            "\"name\":\"w\",\"value\":[");
+    ck_assert_ptr_nonnull(at);
+    at = strchr(at, '[') + 1;
+    at[0] = '9';   /* 3.7… → 9.7… */
+    ck_assert_int_eq(tu_write(path, text), 0);
+    snprintf(args, sizeof args, "check %s %s", vec, path);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
+    ck_assert_msg(strstr(out, "first divergence: w (server, round 0)[0]") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "replay: pflref check") != NULL, "%s", out);
+    free(out);
+
+    ck_assert_int_eq(tu_write(path, "{\"format\": \"pflref-result/1\", "
+                                    "\"outcome\": {\"class\": \"diverged\"}}"), 0);
+    snprintf(args, sizeof args, "check %s %s", vec, path);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
+    ck_assert_msg(strstr(out, "1 wrong outcome classes") != NULL, "%s", out);
+    free(out);
+
+    ck_assert_int_eq(tu_write(path, "{\"format\": \"pflref-result/1\", "
+                                    "\"trajectory\": [{\"event\": \"jump\"}]}"), 0);
+    ck_assert_int_eq(tu_cli(args, NULL, &err), 2);
+    ck_assert_msg(strstr(err, "candidate:") != NULL, "%s", err);
+    free(err);
+    ck_assert_int_eq(tu_write(path, "{\"format\": \"other\"}"), 0);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 2);
+    /* in folder mode a candidate needs its vector's id */
+    ck_assert_int_eq(tu_write(path, "{\"format\": \"pflref-result/1\"}"), 0);
+    snprintf(args, sizeof args, "check %s %s", golden, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, &err), 2);
+    ck_assert_msg(strstr(err, "needs \"id\"") != NULL, "%s", err);
+    free(err);
+    snprintf(args, sizeof args, "check %s %s --candidate-precision fp16", vec, path);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 2);
+    snprintf(args, sizeof args, "check %s", vec);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 2);
+    snprintf(args, sizeof args, "check %s /nonexistent", vec);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 2);
+    unlink(path);
+    free(text);
+    free(vec);
+    free(golden);
+    rmdir(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -248,6 +381,8 @@ Suite *cli_suite(void)
     tcase_add_test(tc, test_divergence_exit);
     tcase_add_test(tc, test_verify);
     tcase_add_test(tc, test_table_list_help);
+    tcase_add_test(tc, test_check_pass_and_filters);
+    tcase_add_test(tc, test_check_failures);
     suite_add_tcase(s, tc);
     return s;
 }
