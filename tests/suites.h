@@ -22,5 +22,6 @@ Suite *finetune_suite(void) PFLREF_WEAK;
 Suite *io_suite(void) PFLREF_WEAK;
 Suite *cli_suite(void) PFLREF_WEAK;
 Suite *seed000_suite(void) PFLREF_WEAK;
+Suite *golden_suite(void) PFLREF_WEAK;
 
 #endif

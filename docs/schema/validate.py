@@ -1,0 +1,863 @@
+#!/usr/bin/python3
+"""Validate pflref JSON documents against the JSON Schemas in this folder.
+
+    docs/schema/validate.py [--all] PATH...     validate files and folders
+    docs/schema/validate.py --self-test [--pflref BIN]
+
+Each file is matched to its schema by its "format" field:
+
+    pflref-spec/1     spec.schema.json       a run specification
+    pflref-problem/1  problem.schema.json    a problem given as data
+    pflref-result/1   result.schema.json     what `pflref run` writes
+    pflref-golden/1   golden.schema.json     a golden vector
+
+Folders are searched recursively for *.json files (hidden names are skipped);
+a JSON file there without a pflref format is skipped and said so, but a file
+that is not valid JSON, or names an unknown pflref format, is invalid.
+
+One line per file:
+
+    ok    golden/fedavg/worked-uniform.json  pflref-golden/1
+    FAIL  bad.json  pflref-spec/1  $.model.width: Additional properties are not allowed
+
+The path is where the offending value is (a missing field is named by the
+path it should have), written $.a.b[3] ($["fedavg.weights"] for a key that is
+not an identifier).  When a document has several errors the shallowest is
+shown, and "(+N more)"; --all lists every error on its own line.
+
+JSON is read the way pflref's reader (jansson) reads it: duplicate keys,
+NaN/Infinity, reals that overflow a double and integers beyond 64 bits are
+errors, and an integer-valued field needs an integer literal (2.0 is refused).
+
+Exit status: 0 every file valid; 1 a file is invalid; 2 usage (a path that
+does not exist); 4 no file was validated; 5 the schemas could not be loaded.
+
+--self-test checks the schemas themselves: that they are valid draft 2020-12
+schemas, accept every shipped document under golden/, reject a set of planted
+bad documents at the expected path, and, when the pflref program is built
+(build/rel/pflref, or --pflref BIN), that fresh results validate, that the
+recorded schedule replays the run bit for bit, and that pflref's own reader
+agrees with the schemas on every planted spec.  It prints every check and
+exits 1 on any surprise.
+
+Needs Debian's python3-jsonschema (4.10), hence /usr/bin/python3.
+"""
+
+import argparse
+import copy
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+try:
+    from jsonschema import Draft202012Validator, RefResolver, validators
+    from jsonschema.exceptions import SchemaError, best_match
+except ImportError:  # pragma: no cover - depends on the machine
+    sys.stderr.write("validate.py: the jsonschema module is missing; install "
+                     "Debian's python3-jsonschema and run with /usr/bin/python3\n")
+    sys.exit(5)
+
+SCHEMA_DIR = Path(__file__).resolve().parent
+REPO = SCHEMA_DIR.parents[1]
+
+FORMATS = {
+    "pflref-spec/1": "spec.schema.json",
+    "pflref-problem/1": "problem.schema.json",
+    "pflref-result/1": "result.schema.json",
+    "pflref-golden/1": "golden.schema.json",
+}
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_NOTHING, EXIT_INTERNAL = 0, 1, 2, 4, 5
+
+
+# ---- reading JSON as jansson does ---------------------------------------
+
+class JSONError(Exception):
+    """A document that pflref's reader would refuse before any schema."""
+
+
+def _no_duplicates(pairs):
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise JSONError('not valid JSON: duplicate key "%s"' % key)
+        obj[key] = value
+    return obj
+
+
+def _finite_float(text):
+    x = float(text)
+    if not math.isfinite(x):
+        raise JSONError("not valid JSON: the number %s does not fit a double" % text)
+    return x
+
+
+def _int64(text):
+    x = int(text)
+    if not -2 ** 63 <= x < 2 ** 63:
+        raise JSONError("not valid JSON: the integer %s does not fit 64 bits" % text)
+    return x
+
+
+def _no_constant(name):
+    raise JSONError("not valid JSON: %s is not a JSON value" % name)
+
+
+def parse_json(text):
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates,
+                          parse_float=_finite_float, parse_int=_int64,
+                          parse_constant=_no_constant)
+    except json.JSONDecodeError as e:
+        raise JSONError("not valid JSON: line %d, column %d: %s"
+                        % (e.lineno, e.colno, e.msg)) from None
+
+
+def load_json(path):
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise JSONError("cannot read: %s" % e.strerror) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise JSONError("not valid JSON: the file is not UTF-8") from None
+    return parse_json(text)
+
+
+# ---- the schemas ----------------------------------------------------------
+
+def _is_integer(checker, instance):
+    # jansson's integers: an integer literal, never a real such as 2.0.
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+StrictValidator = validators.extend(
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer))
+
+
+class Schemas:
+    """The four schemas, loaded once; $refs between them resolve by file name."""
+
+    def __init__(self, folder=SCHEMA_DIR):
+        self.store = {}
+        self.schemas = {}
+        for name in sorted(set(FORMATS.values())):
+            path = folder / name
+            schema = load_json(path)
+            Draft202012Validator.check_schema(schema)
+            self.store[path.as_uri()] = schema
+            self.schemas[name] = (path.as_uri(), schema)
+        self.validators = {}
+
+    def validator(self, fmt):
+        name = FORMATS[fmt]
+        if name not in self.validators:
+            uri, schema = self.schemas[name]
+            resolver = RefResolver(base_uri=uri, referrer=schema, store=self.store)
+            self.validators[name] = StrictValidator(schema, resolver=resolver)
+        return self.validators[name]
+
+    def errors(self, fmt, doc):
+        """Every error as (path parts, message), shallowest first."""
+        found = []
+        for err in self.validator(fmt).iter_errors(doc):
+            for item in describe(err):
+                if item not in found:
+                    found.append(item)
+        found.sort(key=lambda e: (len(e[0]), format_path(e[0]), e[1]))
+        return found
+
+
+# ---- error messages with paths --------------------------------------------
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def format_path(parts):
+    out = "$"
+    for p in parts:
+        if isinstance(p, int):
+            out += "[%d]" % p
+        elif _IDENT.match(p):
+            out += "." + p
+        else:
+            out += "[%s]" % json.dumps(p)
+    return out
+
+
+def _short(value, limit=60):
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _json_type(value):
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a real number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "null"
+
+
+def _extra_keys(instance, schema):
+    props = schema.get("properties", {})
+    patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
+    return sorted(k for k in instance
+                  if k not in props and not any(p.search(k) for p in patterns))
+
+
+def describe(err):
+    """Turn one jsonschema error into [(path parts, message)]."""
+    path = list(err.absolute_path)
+    v = err.validator
+    inst = err.instance
+    val = err.validator_value
+    if err.schema is False or v is None:
+        return [(path, "not allowed here")]
+    if "propertyNames" in err.absolute_schema_path:
+        return [(path + [inst], "unknown field %s" % _short(inst))]
+    if v == "additionalProperties" and isinstance(inst, dict):
+        return [(path + [k], "Additional properties are not allowed")
+                for k in _extra_keys(inst, err.schema)]
+    if v == "required" and isinstance(inst, dict):
+        return [(path + [k], "required field is missing")
+                for k in val if k not in inst]
+    if v == "dependentRequired" and isinstance(inst, dict):
+        return [(path + [dep], "required field is missing (%s is given)" % key)
+                for key, deps in val.items() if key in inst
+                for dep in deps if dep not in inst]
+    if v == "type":
+        want = val if isinstance(val, list) else [val]
+        return [(path, "expected %s, found %s" % (" or ".join(want), _json_type(inst)))]
+    if v == "enum":
+        return [(path, "unknown value %s (known: %s)"
+                 % (_short(inst), ", ".join(str(x) for x in val)))]
+    if v == "const":
+        return [(path, "expected %s, found %s" % (_short(val), _short(inst)))]
+    if v in ("oneOf", "anyOf"):
+        keys = [b["required"][0] for b in val
+                if isinstance(b, dict) and list(b) == ["required"] and len(b["required"]) == 1]
+        if len(keys) == len(val):
+            given = [k for k in keys if isinstance(inst, dict) and k in inst]
+            return [(path, "give exactly one of %s (%d given)" % (", ".join(keys), len(given)))]
+        if err.context:
+            return describe(best_match(err.context))
+        return [(path, "matches none of the allowed forms")]
+    if v == "minItems":
+        return [(path, "the array has %d entries, at least %d needed" % (len(inst), val))]
+    if v == "maxItems":
+        return [(path, "the array has %d entries, at most %d allowed" % (len(inst), val))]
+    if v == "uniqueItems":
+        return [(path, "the entries must be distinct")]
+    if v == "minProperties":
+        return [(path, "at least %d field%s needed" % (val, "" if val == 1 else "s"))]
+    if v == "maxProperties":
+        return [(path, "at most %d fields allowed" % val)]
+    if v == "minLength":
+        return [(path, "must not be empty" if val == 1 else err.message)]
+    if v == "pattern":
+        return [(path, "%s does not match %s" % (_short(inst), val))]
+    if v == "multipleOf" and val == 1:
+        return [(path, "%s is not an integer" % _short(inst))]
+    if v in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        rel = {"minimum": ">=", "exclusiveMinimum": ">",
+               "maximum": "<=", "exclusiveMaximum": "<"}[v]
+        return [(path, "%s must be %s %s" % (_short(inst), rel, val))]
+    message = err.message
+    return [(path, message if len(message) <= 160 else message[:157] + "...")]
+
+
+# ---- validating files -----------------------------------------------------
+
+class Outcome:
+    def __init__(self, status, fmt="", errors=(), note=""):
+        self.status = status      # "ok", "FAIL" or "skip"
+        self.fmt = fmt
+        self.errors = list(errors)
+        self.note = note
+
+
+def check_document(schemas, doc, explicit=True):
+    fmt = doc.get("format") if isinstance(doc, dict) else None
+    if fmt not in FORMATS:
+        known = ", ".join(sorted(FORMATS))
+        if isinstance(fmt, str) and fmt.startswith("pflref-"):
+            return Outcome("FAIL", errors=[(["format"], "unknown format %s (known: %s)"
+                                            % (_short(fmt), known))])
+        if not explicit:
+            return Outcome("skip", note="no pflref format field")
+        if not isinstance(doc, dict):
+            return Outcome("FAIL", errors=[([], "expected an object, found %s" % _json_type(doc))])
+        if fmt is None:
+            return Outcome("FAIL", errors=[(["format"], "required field is missing (known formats: %s)" % known)])
+        return Outcome("FAIL", errors=[(["format"], "unknown format %s (known: %s)" % (_short(fmt), known))])
+    errors = schemas.errors(fmt, doc)
+    return Outcome("FAIL" if errors else "ok", fmt, errors)
+
+
+def check_file(schemas, path, explicit=True):
+    try:
+        doc = load_json(path)
+    except JSONError as e:
+        return Outcome("FAIL", errors=[([], str(e))])
+    return check_document(schemas, doc, explicit)
+
+
+def print_outcome(path, out, show_all):
+    if out.status == "skip":
+        print("skip  %s  (%s)" % (path, out.note))
+        return
+    if out.status == "ok":
+        print("ok    %s  %s" % (path, out.fmt))
+        return
+    first_path, first_msg = out.errors[0]
+    more = "" if show_all or len(out.errors) == 1 else "  (+%d more)" % (len(out.errors) - 1)
+    head = "FAIL  %s" % path + ("  %s" % out.fmt if out.fmt else "")
+    print("%s  %s: %s%s" % (head, format_path(first_path), first_msg, more))
+    if show_all:
+        for p, msg in out.errors[1:]:
+            print("        %s: %s" % (format_path(p), msg))
+
+
+def json_files(folder):
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith(".json") and not name.startswith("."):
+                yield os.path.join(dirpath, name)
+
+
+def run_validate(paths, show_all):
+    try:
+        schemas = Schemas()
+    except (JSONError, SchemaError) as e:
+        sys.stderr.write("validate.py: cannot load the schemas: %s\n" % e)
+        return EXIT_INTERNAL
+    tally = {"ok": 0, "FAIL": 0, "skip": 0}
+    missing = 0
+    for arg in paths:
+        if os.path.isdir(arg):
+            todo = [(f, False) for f in json_files(arg)]
+        elif os.path.exists(arg):
+            todo = [(arg, True)]
+        else:
+            sys.stderr.write("validate.py: %s: no such file or folder\n" % arg)
+            missing += 1
+            continue
+        for f, explicit in todo:
+            out = check_file(schemas, f, explicit)
+            tally[out.status] += 1
+            print_outcome(f, out, show_all)
+    print("validate: %d valid, %d invalid, %d skipped"
+          % (tally["ok"], tally["FAIL"], tally["skip"]))
+    if missing:
+        return EXIT_USAGE
+    if tally["FAIL"]:
+        return EXIT_INVALID
+    if tally["ok"] == 0:
+        sys.stderr.write("validate.py: no file was validated\n")
+        return EXIT_NOTHING
+    return EXIT_OK
+
+
+# ---- self-test --------------------------------------------------------------
+
+# Small documents of every form.  Each good spec is also run by pflref when
+# it is built; none takes more than a few milliseconds.
+
+def _good_specs():
+    quad = {
+        "format": "pflref-spec/1",
+        "name": "quadratic, given schedule without drawn",
+        "model": {"kind": "quadratic", "d": 2},
+        "problem": {"clients": [{"a": [1.0, 2.5], "c": [4.0, -1.0], "n": 3},
+                                {"a": [0.5, 1.0], "c": [0.0, 2.0]}]},
+        "init": {"kind": "given", "w": [0.75, 0.25]},
+        "algorithm": {"name": "fedavg", "hyperparameters": {"eta": 0.5},
+                      "switches": {"fedavg.weights": "uniform"}},
+        "schedule": {"kind": "given", "rounds": [
+            {"clients": [0, 1], "batches": [[[0], [0]], [[0]]]},
+            {"clients": [1], "drawn": [1], "batches": [[]]}]},
+        "output": {"trajectory": "step"},
+    }
+    linear = {
+        "format": "pflref-spec/1",
+        "description": "linear with bias and test data, every generate option",
+        "model": {"kind": "linear", "d": 2, "loss": "half_squared", "bias": True},
+        "problem": {"clients": [
+            {"X": [[1, 2], [3, 4], [0.5, -1]], "y": [1, 2, 0.25],
+             "X_test": [[1, 1]], "y_test": [2]},
+            {"X": [[0.5, 1]], "y": [3], "X_test": [[2, 0]], "y_test": [1]},
+            {"X": [[1, 0], [0, 1]], "y": [-1, 1], "X_test": [[0, 0]], "y_test": [0]}]},
+        "split": {"personal": ["b"]},
+        "init": {"kind": "uniform", "seed": 3, "scale": 0.5},
+        "algorithm": {"name": "fedavg", "preset": "paper",
+                      "hyperparameters": {"eta": 0.05},
+                      "switches": {"fedavg.weights": "all_keep_old"}},
+        "schedule": {"kind": "generate", "rounds": 3, "clients_per_round": 2,
+                     "sampler": "numpy_legacy", "client_seed": 11,
+                     "batches": "reshuffle", "batch_seed": 5,
+                     "local": {"epochs": 2, "batch_size": 2}},
+        "output": {"trajectory": "round"},
+    }
+    tilt = {
+        "format": "pflref-spec/1",
+        "model": {"kind": "linear", "d": 3, "loss": "squared"},
+        "problem": {"generator": {"kind": "tilt", "K": 3, "n_train": 5, "n_test": 4,
+                                  "common_sd": 2.0, "tilt": 1.5, "noise_sd": 1.0,
+                                  "seed": 11}},
+        "init": {"kind": "gaussian", "seed": 2, "sd": 0.1},
+        "algorithm": {"name": "local", "hyperparameters": {"eta": 0.03}},
+        "schedule": {"kind": "generate", "rounds": 1, "local": {"steps": 20}},
+        "output": {"trajectory": "none"},
+    }
+    mlp = {
+        "format": "pflref-spec/1",
+        "model": {"kind": "mlp", "d": 3, "k": 3, "h": 2},
+        "problem": {"generator": {"kind": "dirichlet", "K": 3, "alpha": 0.5,
+                                  "n_min": 2, "n_max": 5, "n_test": 2,
+                                  "shift": 2.0, "seed": 5}},
+        "split": {"personal": ["head"]},
+        "init": {"kind": "gaussian", "seed": 3, "sd": 0.1},
+        "algorithm": {"name": "finetune",
+                      "hyperparameters": {"eta": 0.1, "eta_ft": 0.1, "mu_ft": 0.5},
+                      "switches": {"finetune.scope": "personal"}},
+        "schedule": {"kind": "generate", "rounds": 2, "clients_per_round": 2,
+                     "sampler": "numpy_legacy", "client_seed": 9,
+                     "batches": "reshuffle", "batch_seed": 4,
+                     "local": {"epochs": 1, "batch_size": 2},
+                     "post": {"steps": 3, "batch_size": 1}},
+        "output": {"trajectory": "step"},
+    }
+    softmax = {
+        "format": "pflref-spec/1",
+        "name": "softmax fine-tuning only (no rounds)",
+        "model": {"kind": "softmax", "d": 2, "k": 2, "bias": False,
+                  "loss": "cross_entropy"},
+        "problem": {"clients": [{"X": [[1, 0], [0, 1]], "y": [0, 1.0]},
+                                {"X": [[1, 1]], "y": [1]}]},
+        "algorithm": {"name": "finetune", "hyperparameters": {"eta": 0.1, "eta_ft": 0.2}},
+        "schedule": {"kind": "given", "rounds": [],
+                     "post": [[[0, 1], [1]], [[0]]]},
+    }
+    return [("quadratic inline, given schedule", quad),
+            ("linear inline with test data, all generate options", linear),
+            ("tilt generator, local", tilt),
+            ("dirichlet generator, mlp, finetune", mlp),
+            ("softmax inline, finetune with post only", softmax)]
+
+
+PROBLEM_FILE = {
+    "format": "pflref-problem/1",
+    "description": "two clients for the self-test",
+    "provenance": {"kind": "hand", "source": "validate.py --self-test"},
+    "clients": [{"X": [[1.0], [2.0]], "y": [1.0, 3.0]},
+                {"X": [[1.0]], "y": [-2.0]}],
+}
+
+# `pflref run` on a two-client quadratic spec of the local algorithm (the
+# base of the planted result documents; it needs no built pflref).
+RESULT_EXAMPLE = r"""{"format":"pflref-result/1","name":"local, quadratic",
+"algorithm":{"name":"local","title":"Local only (each client trains alone; no communication)",
+"preset":"paper","hyperparameters":{"eta":0.5},"switches":{}},
+"model":{"kind":"quadratic","loss":"quadratic","d":1,"bias":false,"P":1,
+"blocks":[{"name":"w","offset":0,"rows":1,"cols":1,"personal":false}]},
+"problem":{"source":"inline","N":2,"n_train":[1,2],"n_test":[0,0]},
+"init":{"kind":"given"},"w0":[0.75],
+"schedule":{"kind":"given","rounds":[{"clients":[0,1],"drawn":[0,1],"batches":[[[0]],[[0],[1]]]}]},
+"final":{"v":[[2.375],[-1.0]]},
+"metrics":{"local":{"per_client":{"train_loss":[1.3203125,0.0]},
+"summary":{"train_loss":{"mean":0.66015625,"sd":0.66015625,"worst":1.3203125,"best":0.0,
+"p10":0.13203125000000002,"p90":1.18828125,"worst_decile_mean":1.3203125,
+"weighted_mean":0.44010416666666669}}}},
+"trajectory":[{"event":"client_end","phase":"train","round":0,"client":0,"name":"v","value":[2.375]},
+{"event":"client_end","phase":"train","round":0,"client":1,"name":"v","value":[-1.0]}],
+"build":{"pflref":"0.1.0","compiler":"gcc 12.2.0","cflags":"-std=c11 -ffp-contract=off -O2 -g",
+"blas":"OpenBLAS 0.3.21","blas_threads":1}}"""
+
+FILE_SPEC = {
+    "format": "pflref-spec/1",
+    "model": {"kind": "linear", "d": 1, "loss": "squared"},
+    "problem": {"file": "p.json"},
+    "algorithm": {"name": "fedavg", "hyperparameters": {"eta": 0.1}},
+    "schedule": {"kind": "generate", "rounds": 2, "local": {"epochs": 1, "batch_size": 1}},
+}
+
+
+def _set(doc, path, value):
+    """Copy of doc with the value at path (a list of keys) set, or deleted
+    when value is DELETE."""
+    doc = copy.deepcopy(doc)
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    if value is DELETE:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return doc
+
+
+DELETE = object()
+
+
+def _bad_documents(spec, ft_spec, golden, result, problem):
+    """(label, document or raw text, expected path, kind, does pflref's reader
+    reject it too: True, False (the schema is stricter on purpose) or None
+    (not a document pflref reads))."""
+    quad = _good_specs()[0][1]
+    return [
+        ("spec: unknown top-level field", _set(spec, ["extra"], 1),
+         "$.extra", "spec", True),
+        ("spec: unknown field deep inside", _set(spec, ["schedule", "local", "width"], 3),
+         "$.schedule.local.width", "spec", True),
+        ("spec: wrong type (real literal for an integer)", _set(spec, ["model", "d"], 12.0),
+         "$.model.d", "spec", True),
+        ("spec: wrong type (string for a number)",
+         _set(spec, ["algorithm", "hyperparameters", "eta"], "0.03"),
+         "$.algorithm.hyperparameters.eta", "spec", True),
+        ("spec: bad enum (switch value)",
+         _set(spec, ["algorithm", "switches"], {"fedavg.weights": "median"}),
+         '$.algorithm.switches["fedavg.weights"]', "spec", True),
+        ("spec: bad enum (trajectory level)", _set(spec, ["output", "trajectory"], "all"),
+         "$.output.trajectory", "spec", True),
+        ("spec: bad enum (sampler)", _set(spec, ["schedule", "sampler"], "torch"),
+         "$.schedule.sampler", "spec", True),
+        ("spec: unknown algorithm", _set(spec, ["algorithm", "name"], "fedprox"),
+         "$.algorithm.name", "spec", True),
+        ("spec: hyperparameter of another algorithm",
+         _set(spec, ["algorithm", "hyperparameters", "eta_ft"], 0.1),
+         "$.algorithm.hyperparameters.eta_ft", "spec", True),
+        ("spec: non-positive step size", _set(spec, ["algorithm", "hyperparameters", "eta"], 0),
+         "$.algorithm.hyperparameters.eta", "spec", True),
+        ("spec: two problem forms at once", _set(spec, ["problem", "file"], "p.json"),
+         "$.problem", "spec", True),
+        ("spec: linear model without loss", _set(spec, ["model", "loss"], DELETE),
+         "$.model.loss", "spec", True),
+        ("spec: classes on a linear model", _set(spec, ["model", "k"], 3),
+         "$.model.k", "spec", True),
+        ("spec: init kind zeros with a seed", _set(spec, ["init"], {"kind": "zeros", "seed": 3}),
+         "$.init.seed", "spec", True),
+        ("spec: fedavg with a post phase",
+         _set(spec, ["schedule", "post"], {"steps": 1}), "$.schedule.post", "spec", True),
+        ("spec: both epochs and steps",
+         _set(spec, ["schedule", "local", "epochs"], 1), "$.schedule.local", "spec", True),
+        ("spec: seed 0", _set(spec, ["schedule", "client_seed"], 0),
+         "$.schedule.client_seed", "spec", True),
+        ("spec: finetune without a post phase", _set(ft_spec, ["schedule", "post"], DELETE),
+         "$.schedule.post", "spec", True),
+        ("spec: quadratic model with a data client",
+         _set(quad, ["problem", "clients", 0], {"X": [[1.0, 2.0]], "y": [1.0]}),
+         "$.problem.clients[0].X", "spec", True),
+        ("spec: empty minibatch in a given schedule",
+         _set(quad, ["schedule", "rounds", 0, "batches", 0, 0], []),
+         "$.schedule.rounds[0].batches[0][0]", "spec", True),
+        ("spec: negative sample index",
+         _set(quad, ["schedule", "rounds", 0, "batches", 0, 0], [-1]),
+         "$.schedule.rounds[0].batches[0][0][0]", "spec", True),
+        ("spec: tilt generator with a dirichlet field",
+         _set(spec, ["problem"], {"generator": {"kind": "tilt", "alpha": 1}}),
+         "$.problem.generator.alpha", "spec", True),
+        ("problem file: unknown field in a client",
+         _set(problem, ["clients", 0, "z"], 1), "$.clients[0].z", "problem", True),
+        ("problem file: X_test without y_test",
+         _set(problem, ["clients", 0, "X_test"], [[1.0]]), "$.clients[0].y_test", "problem", True),
+        ("golden: unknown field deep inside",
+         _set(golden, ["expected", "trajectory", 0, "weight"], 1.0),
+         "$.expected.trajectory[0].weight", "golden", True),
+        ("golden: unknown field in the embedded spec",
+         _set(golden, ["spec", "model", "width"], 3), "$.spec.model.width", "golden", True),
+        ("golden: wrong type (tolerance as a string)",
+         _set(golden, ["tolerance", "atol"], "1e-15"), "$.tolerance.atol", "golden", True),
+        ("golden: empty tolerance basis", _set(golden, ["tolerance", "basis"], ""),
+         "$.tolerance.basis", "golden", True),
+        ("golden: bad enum (provenance kind)", _set(golden, ["provenance", "kind"], "guess"),
+         "$.provenance.kind", "golden", False),
+        ("golden: no provenance", _set(golden, ["provenance"], DELETE),
+         "$.provenance", "golden", False),
+        ("golden: a generated schedule (randomness must be data)",
+         _set(golden, ["spec", "schedule"], {"kind": "generate", "rounds": 1,
+                                             "local": {"steps": 1}}),
+         "$.spec.schedule.kind", "golden", False),
+        ("result: unknown top-level field", _set(result, ["extra"], True),
+         "$.extra", "result", None),
+        ("result: unknown field deep inside",
+         _set(result, ["metrics", "local", "summary", "train_loss", "median"], 1.0),
+         "$.metrics.local.summary.train_loss.median", "result", None),
+        ("result: bad enum (event)", _set(result, ["trajectory"], [
+            {"event": "begin", "phase": "train", "round": 0, "name": "w", "value": [0.0]}]),
+         "$.trajectory[0].event", "result", None),
+        ("result: wrong type (blas_threads)", _set(result, ["build", "blas_threads"], "1"),
+         "$.build.blas_threads", "result", None),
+    ]
+
+
+RAW_BAD = [
+    ("JSON: NaN literal", '{"format": "pflref-spec/1", "x": NaN}'),
+    ("JSON: duplicate key", '{"format": "pflref-spec/1", "format": "pflref-spec/1"}'),
+    ("JSON: real overflowing a double", '{"format": "pflref-spec/1", "x": 1e400}'),
+    ("JSON: syntax error", '{"format": "pflref-spec/1",'),
+]
+
+
+class SelfTest:
+    def __init__(self, pflref):
+        self.pflref = pflref
+        self.checks = 0
+        self.surprises = 0
+
+    def ok(self, what):
+        self.checks += 1
+        print("ok    %s" % what)
+
+    def surprise(self, what):
+        self.checks += 1
+        self.surprises += 1
+        print("FAIL  %s" % what)
+
+    def expect(self, cond, what, why=""):
+        if cond:
+            self.ok(what)
+        else:
+            self.surprise(what + (": " + why if why else ""))
+
+    def run_pflref(self, args, cwd=None):
+        return subprocess.run([str(self.pflref)] + args, cwd=cwd, capture_output=True,
+                              text=True, timeout=120)
+
+
+def _reader_path(path):
+    """A validate.py path ($.a["b.c"][2]) as pflref's reader writes it (a.b.c[2])."""
+    out = re.sub(r'\["([^"]*)"\]', r".\1", path)
+    return out[2:] if out.startswith("$.") else out[1:]
+
+
+def _reader_where(stderr, file):
+    """The path pflref named in "pflref: FILE: WHERE: message"."""
+    head = "pflref: %s: " % file
+    for line in stderr.splitlines():
+        if line.startswith(head):
+            rest = line[len(head):]
+            return rest.split(": ", 1)[0] if ": " in rest else ""
+    return None
+
+
+def _write(path, doc):
+    Path(path).write_text(json.dumps(doc, indent=1) if not isinstance(doc, str) else doc)
+
+
+def self_test(pflref_arg):
+    pflref = Path(pflref_arg) if pflref_arg else REPO / "build" / "rel" / "pflref"
+    if not (pflref.is_file() and os.access(pflref, os.X_OK)):
+        if pflref_arg:
+            sys.stderr.write("validate.py: %s is not an executable\n" % pflref)
+            return EXIT_USAGE
+        pflref = None
+    t = SelfTest(pflref)
+
+    # 1. The schemas themselves.
+    try:
+        schemas = Schemas()
+    except (JSONError, SchemaError) as e:
+        print("FAIL  the schemas do not load: %s" % e)
+        return EXIT_INTERNAL
+    for name in sorted(set(FORMATS.values())):
+        t.ok("%s is a valid draft 2020-12 schema" % name)
+
+    # 2. Every shipped document validates.
+    shipped = {}
+    for f in json_files(REPO / "golden"):
+        out = check_file(schemas, f, explicit=False)
+        rel = os.path.relpath(f, REPO)
+        if out.status == "skip":
+            t.surprise("shipped %s has no pflref format" % rel)
+            continue
+        shipped.setdefault(out.fmt, []).append(f)
+        t.expect(out.status == "ok", "shipped %s is a valid %s" % (rel, out.fmt),
+                 "; ".join("%s: %s" % (format_path(p), m) for p, m in out.errors[:3]))
+    for fmt in ("pflref-spec/1", "pflref-problem/1", "pflref-golden/1"):
+        t.expect(len(shipped.get(fmt, [])) > 0, "golden/ ships at least one %s" % fmt)
+
+    with tempfile.TemporaryDirectory(prefix="pflref-schema-") as tmp:
+        tmp = Path(tmp)
+        # 3. Good specs of every form: the schema accepts them, pflref runs
+        #    them, and the results validate.
+        goods = _good_specs()
+        _write(tmp / "p.json", PROBLEM_FILE)
+        goods.append(("problem file", FILE_SPEC))
+        problem_out = check_document(schemas, PROBLEM_FILE)
+        t.expect(problem_out.status == "ok", "schema accepts a problem file with provenance")
+        results = []
+        for i, (label, spec) in enumerate(goods):
+            out = check_document(schemas, spec)
+            t.expect(out.status == "ok", "schema accepts spec: %s" % label,
+                     "; ".join("%s: %s" % (format_path(p), m) for p, m in out.errors[:3]))
+            if pflref is None:
+                continue
+            spath, rpath = tmp / ("good%d.json" % i), tmp / ("good%d.result.json" % i)
+            _write(spath, spec)
+            r = t.run_pflref(["run", str(spath), "-o", str(rpath)])
+            t.expect(r.returncode == 0, "pflref runs spec: %s" % label, r.stderr.strip())
+            if r.returncode == 0:
+                results.append((label, spec, rpath))
+        # Results of the shipped specs and of each golden vector's spec.
+        if pflref is not None:
+            for f in shipped.get("pflref-spec/1", []):
+                rpath = tmp / ("shipped-%s.result.json" % Path(f).stem)
+                r = t.run_pflref(["run", f, "-o", str(rpath)])
+                t.expect(r.returncode == 0, "pflref runs shipped %s" % os.path.relpath(f, REPO),
+                         r.stderr.strip())
+                if r.returncode == 0:
+                    results.append((os.path.relpath(f, REPO), load_json(f), rpath))
+            for f in shipped.get("pflref-golden/1", []):
+                g = load_json(f)
+                spath = tmp / ("golden-%s.json" % Path(f).stem)
+                rpath = tmp / ("golden-%s.result.json" % Path(f).stem)
+                _write(spath, g["spec"])
+                r = t.run_pflref(["run", str(spath), "-o", str(rpath)])
+                t.expect(r.returncode == 0, "pflref runs the spec of %s" % g["id"],
+                         r.stderr.strip())
+                if r.returncode == 0:
+                    results.append(("spec of " + g["id"], g["spec"], rpath))
+        for label, spec, rpath in results:
+            out = check_file(schemas, rpath)
+            t.expect(out.status == "ok", "fresh result of %s is a valid pflref-result/1" % label,
+                     "; ".join("%s: %s" % (format_path(p), m) for p, m in out.errors[:3]))
+
+        # 4. The recorded schedule is the replayable given form: substituted
+        #    into the spec it gives the same result, bit for bit.
+        for label, spec, rpath in results:
+            if spec.get("schedule", {}).get("kind") != "generate" or "file" in spec.get("problem", {}):
+                continue
+            res = load_json(rpath)
+            replay = _set(spec, ["schedule"], res["schedule"])
+            if replay.get("init", {}).get("kind") in ("gaussian", "uniform"):
+                replay["init"] = {"kind": "given", "w": res["w0"]}
+            out = check_document(schemas, replay)
+            t.expect(out.status == "ok", "the result's schedule of %s is a valid given schedule" % label)
+            spath, r2 = tmp / "replay.json", tmp / "replay.result.json"
+            _write(spath, replay)
+            r = t.run_pflref(["run", str(spath), "-o", str(r2)])
+            same = r.returncode == 0 and load_json(r2)["final"] == res["final"]
+            t.expect(same, "replaying the recorded schedule of %s gives the same final state" % label,
+                     r.stderr.strip())
+
+        # 5. Planted bad documents: rejected at the expected path, and, for
+        #    the documents pflref reads, rejected by pflref's reader too.
+        # The base: seed 000's FedAvg-then-fine-tune spec made small (two
+        # inline clients, a few rounds), and its FedAvg part alone.
+        ft_spec = load_json(REPO / "golden" / "seed000" / "fedavg-ft.json")
+        ft_spec["problem"] = {"clients": [{"X": [[1.0] * 12, [0.5] * 12], "y": [1.0, 2.0]},
+                                          {"X": [[-1.0] * 12], "y": [0.5]}]}
+        ft_spec["schedule"].update({"rounds": 3, "clients_per_round": 2})
+        base_spec = copy.deepcopy(ft_spec)
+        base_spec["algorithm"] = {"name": "fedavg", "hyperparameters": {"eta": 0.03},
+                                  "switches": {"fedavg.weights": "uniform"}}
+        del base_spec["schedule"]["post"]
+        golden_path = sorted(shipped.get("pflref-golden/1", []))[0]
+        golden = load_json(golden_path)
+        result = parse_json(RESULT_EXAMPLE)
+        t.expect(check_document(schemas, result).status == "ok",
+                 "schema accepts the small result kept in validate.py")
+        for label, doc in (("FedAvg", base_spec), ("fine-tuning", ft_spec)):
+            t.expect(check_document(schemas, doc).status == "ok",
+                     "the %s base of the planted specs is valid" % label)
+            if pflref is not None:
+                _write(tmp / "base.json", doc)
+                r = t.run_pflref(["run", str(tmp / "base.json"), "-o", str(tmp / "base.out.json")])
+                t.expect(r.returncode == 0, "  pflref runs it", r.stderr.strip())
+        for label, doc, want, kind, reader_rejects in _bad_documents(
+                base_spec, ft_spec, golden, result, PROBLEM_FILE):
+            out = check_document(schemas, doc)
+            paths = [format_path(p) for p, _ in out.errors]
+            if out.status != "FAIL":
+                t.surprise("schema rejects %s: it was accepted" % label)
+                continue
+            first = "%s: %s" % (format_path(out.errors[0][0]), out.errors[0][1])
+            t.expect(want in paths, "schema rejects %s -> %s" % (label, first),
+                     "expected an error at %s, got %s" % (want, ", ".join(paths)))
+            if pflref is None or reader_rejects is None:
+                continue
+            if kind == "golden":
+                _write(tmp / "badg.json", doc)
+                r = t.run_pflref(["verify", str(tmp / "badg.json")])
+                if reader_rejects:
+                    where = _reader_where(r.stderr, str(tmp / "badg.json"))
+                    t.expect(r.returncode == 2 and where == _reader_path(want),
+                             "  pflref verify rejects it too, at %s" % where,
+                             "exit %d: %s" % (r.returncode, r.stderr.strip()))
+                else:
+                    t.expect(r.returncode in (0, 1),
+                             "  pflref verify reads it (the schema is stricter on purpose)",
+                             "exit %d: %s" % (r.returncode, r.stderr.strip()))
+                continue
+            prefix = ""
+            if kind == "problem":
+                _write(tmp / "badp.json", doc)
+                doc = _set(FILE_SPEC, ["problem", "file"], "badp.json")
+                prefix = "badp.json:"
+            _write(tmp / "bad.json", doc)
+            r = t.run_pflref(["run", str(tmp / "bad.json"), "-o", str(tmp / "bad.out.json")])
+            where = _reader_where(r.stderr, str(tmp / "bad.json"))
+            t.expect(r.returncode == 2 and where == prefix + _reader_path(want),
+                     "  pflref run rejects it too, at %s" % where,
+                     "exit %d: %s" % (r.returncode, r.stderr.strip()))
+        for label, text in RAW_BAD:
+            try:
+                doc = parse_json(text)
+            except JSONError as e:
+                t.ok("reader rejects %s -> %s" % (label, e))
+                continue
+            t.surprise("reader rejects %s: it was accepted as %r" % (label, doc))
+        # Integers are integer literals: 2.0 is a real.
+        out = check_document(schemas, _set(base_spec, ["schedule", "rounds"], 1.0))
+        t.expect(out.status == "FAIL" and out.errors[0][0] == ["schedule", "rounds"],
+                 "schema refuses 1.0 where an integer is required")
+
+    if pflref is None:
+        print("note: %s is not built; the checks that run pflref were skipped"
+              % (REPO / "build" / "rel" / "pflref"))
+    print("self-test: %d checks, %d surprises" % (t.checks, t.surprises))
+    return EXIT_INVALID if t.surprises else EXIT_OK
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="validate.py",
+        description="Validate pflref JSON documents (spec, problem, result, golden) "
+                    "against docs/schema/*.schema.json.",
+        epilog="exit status: 0 all valid, 1 invalid file, 2 usage, 4 nothing validated, "
+               "5 schemas not loadable")
+    ap.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (recursive)")
+    ap.add_argument("--all", action="store_true", help="list every error, not only the first")
+    ap.add_argument("--self-test", action="store_true",
+                    help="check that the schemas accept what pflref ships and writes, "
+                         "and reject planted bad documents")
+    ap.add_argument("--pflref", metavar="BIN",
+                    help="the pflref program for --self-test (default build/rel/pflref)")
+    args = ap.parse_args(argv)
+    if args.self_test:
+        if args.paths:
+            ap.error("--self-test takes no paths")
+        return self_test(args.pflref)
+    if not args.paths:
+        ap.error("give at least one file or folder")
+    return run_validate(args.paths, args.all)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,255 @@
+/* tests/test_golden.c: content hashes (ref/sha256.c, ref/canonical.c) and
+ * the comparison behind verify and check (ref/golden.c): digits, ULPs,
+ * tolerances, first divergence, re-synchronisation. */
+#include <check.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../ref/canonical.h"
+#include "../ref/sha256.h"
+#include "suites.h"
+#include "testutil.h"
+
+/* FIPS 180-2 Appendix B.1 and B.2 ("abc", the 448-bit message), the empty
+ * message, and padding boundaries (55/56, 64 and 119 bytes: one, two and
+ * three final blocks) from Python's hashlib, an independent implementation. */
+START_TEST(test_sha256_vectors)
+{
+    static const struct {
+        const char *msg;
+        size_t repeat;  /* msg is 'a' repeated this many times when > 0 */
+        const char *hex;
+    } cases[] = {
+        {"abc", 0, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+        {"", 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 0,
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+        {NULL, 56, "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"},
+        {NULL, 64, "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb"},
+        {NULL, 119, "31eba51c313a5c08226adf18d4a359cfdfd8d2e816b13f4af952f7ea6584dcfb"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[128], hex[65];
+        const char *msg = cases[i].msg;
+        size_t len;
+        if (msg == NULL) {
+            memset(buf, 'a', cases[i].repeat);
+            msg = buf;
+            len = cases[i].repeat;
+        } else {
+            len = strlen(msg);
+        }
+        pflref_sha256_hex((const unsigned char *)msg, len, hex);
+        ck_assert_msg(strcmp(hex, cases[i].hex) == 0, "case %zu: %s", i, hex);
+    }
+}
+END_TEST
+
+/* The canonical form (golden/README.md): sorted keys, no spaces, ASCII
+ * escapes as Python's json.dumps(ensure_ascii=True) writes them, reals as
+ * %.17g with jansson-style exponent and ".0" fix-ups.  The expected text
+ * follows that definition by hand; the 17 digits of each real are those
+ * Python's format(x, '.17g') prints (e.g. 2.5e300 → 2.5000000000000001e+300),
+ * and the escapes are those of json.dumps(ensure_ascii=True). */
+START_TEST(test_canonical_json)
+{
+    const char *in =
+        "{\"b\": [1, 1.0, -0.0, 0.1, 1e20, 1e-7, 2.5e300, true, false, null],"
+        " \"a\": {\"z\": \"\\u00e9\\ud83d\\ude00\\u0001\\u007f\\\"\\\\\\n\", \"y\": 3}}";
+    json_t *v = json_loads(in, 0, NULL);
+    ck_assert_ptr_nonnull(v);
+    char *c = pflref_canonical_json(v);
+    const char *want =
+        "{\"a\":{\"y\":3,\"z\":\"\\u00e9\\ud83d\\ude00\\u0001\\u007f\\\"\\\\\\n\"},"
+        "\"b\":[1,1.0,-0.0,0.10000000000000001,1e20,9.9999999999999995e-8,"
+        "2.5000000000000001e300,true,false,null]}";
+    ck_assert_str_eq(c, want);
+    char hash[PFLREF_HASH_MAX];
+    ck_assert(pflref_content_hash(v, hash));
+    ck_assert_msg(strncmp(hash, "sha256:", 7) == 0 && strlen(hash) == 71, "%s", hash);
+    free(c);
+    json_decref(v);
+}
+END_TEST
+
+/* A vector whose spec was edited after its hash was recorded is malformed. */
+START_TEST(test_hash_mismatch_rejected)
+{
+    const char *text =
+        "{\"format\": \"pflref-golden/1\", \"id\": \"t/hash\", \"hash\": \"sha256:00\","
+        " \"spec\": {\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+        "   \"problem\": {\"clients\": [{\"a\": [1], \"c\": [2]}]},"
+        "   \"algorithm\": {\"name\": \"local\", \"hyperparameters\": {\"eta\": 0.5}},"
+        "   \"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"batches\": [[[0]]]}]}},"
+        " \"tolerance\": {\"atol\": 0, \"rtol\": 0, \"basis\": \"exact dyadic arithmetic\"},"
+        " \"expected\": {\"final\": {\"v\": [[1]]}}}";
+    pflref_golden_report rep;
+    pflref_error err;
+    ck_assert_int_eq(pflref_golden_verify(text, strlen(text), NULL, &rep, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "hash");
+}
+END_TEST
+
+/* A one-quadratic vector: v ← v − ½(v − 2) from 0 gives exactly 1. */
+static const char VEC[] =
+    "{\"format\": \"pflref-golden/1\", \"id\": \"t/one\","
+    " \"spec\": {\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+    "   \"problem\": {\"clients\": [{\"a\": [1], \"c\": [2]}]},"
+    "   \"algorithm\": {\"name\": \"local\", \"hyperparameters\": {\"eta\": 0.5}},"
+    "   \"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"batches\": [[[0], [0]]]}]}},"
+    " \"tolerance\": {\"atol\": 0, \"rtol\": 0, \"basis\": \"exact dyadic arithmetic\"},"
+    " \"expected\": {\"trajectory\": ["
+    "   {\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 1, \"name\": \"v\", \"value\": [1]},"
+    "   {\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 2, \"name\": \"v\", \"value\": [1.5]}],"
+    "  \"final\": {\"v\": [[1.5]]}}}";
+
+static void check_candidate(const char *cand, pflref_precision prec,
+                            pflref_golden_report *rep)
+{
+    pflref_error err;
+    pflref_error_clear(&err);
+    ck_assert_msg(pflref_golden_check(VEC, strlen(VEC), NULL, cand,
+                                      strlen(cand), prec, 0, rep, &err)
+                      == PFLREF_OK, "%s: %s", err.where, err.message);
+}
+
+/* Digits and ULPs: a candidate one double above 1.5 at the end is 1 ulp
+ * away, ≈ 15.65 correct digits; within the fp64 default tolerance. */
+START_TEST(test_digits_and_ulps)
+{
+    char cand[1024];
+    double next = nextafter(1.5, 2.0);
+    snprintf(cand, sizeof cand,
+             "{\"format\": \"pflref-result/1\", \"id\": \"t/one\", \"trajectory\": ["
+             "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 1, \"name\": \"v\", \"value\": [1]},"
+             "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 2, \"name\": \"v\", \"value\": [%.17g]}],"
+             " \"final\": {\"v\": [[1.5]]}}", next);
+    pflref_golden_report rep;
+    check_candidate(cand, PFLREF_PRECISION_FP64, &rep);
+    ck_assert_int_eq(rep.quantities, 3);
+    ck_assert_int_eq(rep.numbers, 3);
+    ck_assert_int_eq(rep.mismatches, 0);
+    ck_assert_uint_eq(rep.max_ulp, 1);
+    /* −log10(2⁻⁵² / 1.5) = 15.83 */
+    ck_assert_double_eq_tol(rep.min_lre, -log10(ldexp(1.0, -52) / 1.5), 1e-12);
+    ck_assert_double_eq(rep.max_abs_err, ldexp(1.0, -52));
+}
+END_TEST
+
+/* fp32 tolerances: a candidate off by 3e-6 relative fails as fp64 and
+ * passes as fp32; a missing record is a divergence marked missing. */
+START_TEST(test_precision_and_missing)
+{
+    const char *cand =
+        "{\"format\": \"pflref-result/1\", \"trajectory\": ["
+        "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 1, \"name\": \"v\", \"value\": [1.000003]},"
+        "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 2, \"name\": \"v\", \"value\": [1.5]}],"
+        " \"final\": {\"v\": [[1.5]]}}";
+    pflref_golden_report rep;
+    check_candidate(cand, PFLREF_PRECISION_FP64, &rep);
+    ck_assert_int_eq(rep.mismatches, 1);
+    ck_assert_int_eq(rep.first.step, 1);
+    ck_assert_double_eq(rep.first.got, 1.000003);
+    check_candidate(cand, PFLREF_PRECISION_FP32, &rep);
+    ck_assert_int_eq(rep.mismatches, 0);
+    const char *partial =
+        "{\"format\": \"pflref-result/1\", \"trajectory\": ["
+        "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 1, \"name\": \"v\", \"value\": [1]}]}";
+    check_candidate(partial, PFLREF_PRECISION_FP64, &rep);
+    ck_assert_int_eq(rep.mismatches, 2);
+    ck_assert_int_eq(rep.first.missing, 1);
+    ck_assert_int_eq(rep.first.step, 2);
+    ck_assert_int_eq(rep.n_listed, 2);
+    ck_assert_str_eq(rep.listed[1].event, "final");
+}
+END_TEST
+
+/* Re-synchronised checking of local-only: a candidate whose round-0 v is
+ * wrong (1.25 instead of 1.5) but whose round 1 is computed correctly from
+ * its own state is flagged at round 0 only; without resync round 1 differs
+ * too. */
+START_TEST(test_resync)
+{
+    const char *vec =
+        "{\"format\": \"pflref-golden/1\", \"id\": \"t/two\","
+        " \"spec\": {\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+        "   \"problem\": {\"clients\": [{\"a\": [1], \"c\": [2]}]},"
+        "   \"algorithm\": {\"name\": \"local\", \"hyperparameters\": {\"eta\": 0.5}},"
+        "   \"schedule\": {\"kind\": \"given\", \"rounds\": ["
+        "     {\"clients\": [0], \"batches\": [[[0], [0]]]}, {\"clients\": [0], \"batches\": [[[0]]]}]}},"
+        " \"tolerance\": {\"atol\": 0, \"rtol\": 0, \"basis\": \"exact dyadic arithmetic\"},"
+        " \"expected\": {\"trajectory\": ["
+        "   {\"event\": \"client_end\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"name\": \"v\", \"value\": [1.5]},"
+        "   {\"event\": \"client_end\", \"phase\": \"train\", \"round\": 1, \"client\": 0, \"name\": \"v\", \"value\": [1.75]}]}}";
+    /* round 1 from the candidate's 1.25: 1.25 − ½(1.25 − 2) = 1.625 */
+    const char *cand =
+        "{\"format\": \"pflref-result/1\", \"trajectory\": ["
+        "{\"event\": \"client_end\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"name\": \"v\", \"value\": [1.25]},"
+        "{\"event\": \"client_end\", \"phase\": \"train\", \"round\": 1, \"client\": 0, \"name\": \"v\", \"value\": [1.625]}]}";
+    pflref_golden_report rep;
+    pflref_error err;
+    ck_assert_int_eq(pflref_golden_check(vec, strlen(vec), NULL, cand, strlen(cand),
+                                         PFLREF_PRECISION_FP64, 0, &rep, &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(rep.mismatches, 2);
+    ck_assert_int_eq(pflref_golden_check(vec, strlen(vec), NULL, cand, strlen(cand),
+                                         PFLREF_PRECISION_FP64, 1, &rep, &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(rep.mismatches, 1);
+    ck_assert_int_eq(rep.first.round, 0);
+    ck_assert_double_eq(rep.first.expected, 1.5);
+}
+END_TEST
+
+/* Malformed inputs name their side. */
+START_TEST(test_malformed)
+{
+    pflref_golden_report rep;
+    pflref_error err;
+    const char *bad_vec = "{\"format\": \"pflref-golden/1\", \"id\": \"x\"}";
+    ck_assert_int_eq(pflref_golden_check(bad_vec, strlen(bad_vec), NULL, "{}", 2,
+                                         PFLREF_PRECISION_FP64, 0, &rep, &err),
+                     PFLREF_EINVAL);
+    ck_assert_msg(strncmp(err.where, "expected:", 9) == 0, "%s", err.where);
+    ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, "[", 1,
+                                         PFLREF_PRECISION_FP64, 0, &rep, &err),
+                     PFLREF_EINVAL);
+    const char *bad_value = "{\"format\": \"pflref-result/1\", \"final\": {\"v\": [[\"x\"]]}}";
+    ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, bad_value,
+                                         strlen(bad_value), PFLREF_PRECISION_FP64,
+                                         0, &rep, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "candidate:final.v[0][0]");
+    const char *unknown = "{\"format\": \"pflref-result/1\", \"extra\": 1}";
+    ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, unknown,
+                                         strlen(unknown), PFLREF_PRECISION_FP64,
+                                         0, &rep, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "candidate.extra");
+    char id[64], flags[64];
+    ck_assert_int_eq(pflref_golden_describe(VEC, strlen(VEC), id, sizeof id, flags,
+                                            sizeof flags, &err), PFLREF_OK);
+    ck_assert_str_eq(id, "t/one");
+    ck_assert_str_eq(flags, "");
+    ck_assert_int_eq(pflref_golden_describe("{}", 2, id, sizeof id, flags,
+                                            sizeof flags, &err), PFLREF_EINVAL);
+    ck_assert(!pflref_golden_is_vector("{}", 2));
+    ck_assert(pflref_golden_is_vector(VEC, strlen(VEC)));
+}
+END_TEST
+
+Suite *golden_suite(void)
+{
+    Suite *s = suite_create("golden");
+    TCase *tc = tcase_create("golden");
+    tcase_add_test(tc, test_sha256_vectors);
+    tcase_add_test(tc, test_canonical_json);
+    tcase_add_test(tc, test_hash_mismatch_rejected);
+    tcase_add_test(tc, test_digits_and_ulps);
+    tcase_add_test(tc, test_precision_and_missing);
+    tcase_add_test(tc, test_resync);
+    tcase_add_test(tc, test_malformed);
+    suite_add_tcase(s, tc);
+    return s;
+}
