@@ -134,7 +134,7 @@ int cli_verify(int argc, char **argv)
 {
     if (argc == 0)
         return cli_usage_error("verify needs a file or folder", NULL);
-    file_list files = {NULL, 0, 0};
+    file_list files = {NULL, 0, 0}, ids = {NULL, 0, 0};
     size_t errors = 0, passed = 0, failed = 0, numbers = 0;
     for (int i = 0; i < argc; i++)
         errors += collect(argv[i], &files);
@@ -152,6 +152,23 @@ int cli_verify(int argc, char **argv)
         if (!pflref_golden_is_vector(text, len)) {
             free(text);   /* problem files and specs live beside vectors */
             continue;
+        }
+        /* Ids are citable names: two vectors may not share one. */
+        char id[128];
+        if (pflref_golden_describe(text, len, id, sizeof id, NULL, 0, &err) ==
+                PFLREF_OK) {
+            int dup = 0;
+            for (size_t k = 0; k < ids.n && !dup; k++)
+                dup = strcmp(ids.paths[k], id) == 0;
+            if (dup) {
+                fprintf(stderr, "pflref: %s: id: duplicate id \"%s\"\n", path,
+                        id);
+                errors++;
+                free(text);
+                continue;
+            }
+            if (add_path(&ids, id) != 0)
+                errors++;
         }
         char dir[4096];
         folder_of(path, dir, sizeof dir);
@@ -175,6 +192,7 @@ int cli_verify(int argc, char **argv)
         printf("  replay: pflref verify %s\n", path);
     }
     file_list_free(&files);
+    file_list_free(&ids);
     printf("verify: %zu vectors reproduced, %zu failed, %zu malformed or "
            "not run (%zu numbers compared)\n", passed, failed, errors,
            numbers);

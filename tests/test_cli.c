@@ -181,6 +181,18 @@ START_TEST(test_verify)
     free(out);
     ck_assert_int_eq(tu_write(bad, "{\"format\": \"pflref-golden/1\"}"), 0);
     ck_assert_int_eq(tu_cli(args, NULL, NULL), 2);
+    /* two copies of one vector: a duplicate id */
+    char *copy = write_spec(dir, "copy1.json", text);
+    char *copy2 = write_spec(dir, "copy2.json", text);
+    unlink(bad);
+    char *e2;
+    ck_assert_int_eq(tu_cli(args, NULL, &e2), 2);
+    ck_assert_msg(strstr(e2, "duplicate id") != NULL, "%s", e2);
+    free(e2);
+    unlink(copy);
+    unlink(copy2);
+    free(copy);
+    free(copy2);
     unlink(bad);
     free(bad);
     free(text);
