@@ -1,7 +1,10 @@
 # pflref: build, test and demo entry points.
 #
 #   make demo            the seed 000 experiment (Output 14.7.1) end to end
-#   make check           every test (Check), the BLAS linkage check
+#   make check           every test (Check), golden verify and lint, schema
+#                        checks, the detection catalogue, the BLAS linkage
+#   make golden          regenerate every golden vector into a temporary
+#                        folder and diff it with golden/
 #   make coverage        line and branch coverage of ref/ (gcovr), gated
 #   make check-asan      the test suite under ASan + UBSan
 #   make check-valgrind  the test suite under valgrind memcheck
@@ -39,7 +42,8 @@ TESTS  := $(sort $(wildcard tests/*.c))
 
 .SECONDARY:
 .DELETE_ON_ERROR:
-.PHONY: all deps demo check check-unit check-blas coverage check-asan \
+.PHONY: all deps demo check check-unit check-blas check-golden check-schema \
+        check-detection golden coverage check-asan \
         check-valgrind fuzz fuzz-smoke lint clean
 
 all: $(B)/rel/pflref
@@ -82,19 +86,43 @@ demo: deps
 	@./$(B)/rel/pflref verify golden | tail -n 1
 
 check: deps
-	@$(MAKE) -s --no-print-directory check-unit check-blas
+	@$(MAKE) -s --no-print-directory check-unit check-blas check-golden \
+	  check-schema check-detection
 
 check-unit: $(B)/rel/pflref $(B)/rel/tests/run
 	@$(call RUN_TESTS,rel,)
 	@./$(B)/rel/pflref verify golden | tail -n 1
+
+# The golden folder's own rules (flags registered, ids unique, hashes
+# matching, provenance kinds), by an independent Python reading.
+check-golden:
+	@/usr/bin/python3 golden/lint.py
+
+# Every shipped document against the JSON Schemas in docs/schema, and the
+# schemas' own self-test (they must reject planted bad documents).
+check-schema: $(B)/rel/pflref
+	@/usr/bin/python3 docs/schema/validate.py --self-test >/dev/null
+	@./$(B)/rel/pflref run golden/fedavg/worked-samples.json -o $(B)/schema-result.json
+	@/usr/bin/python3 docs/schema/validate.py golden $(B)/schema-result.json | tail -n 1
+
+# The validation guide's NumPy candidates and the catalogue of candidate
+# bugs: the correct candidates pass `pflref check`, every bug is caught.
+check-detection: $(B)/rel/pflref
+	@PFLREF_CLI=$(B)/rel/pflref bash tests/detection/run.sh | tail -n 2
+
+# Regenerate every golden vector into a temporary folder and diff it with
+# the frozen one; never writes into golden/ (see golden/CHANGES.md).
+golden: deps
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  sh golden/regenerate.sh "$$tmp"
 
 # GSL must run on OpenBLAS: the binary links libopenblas directly, and the
 # dynamic linker binds GSL's cblas_dgemm to it (not to libgslcblas).
 check-blas: $(B)/rel/pflref
 	@readelf -d $(B)/rel/pflref | grep -q 'NEEDED.*libopenblas' \
 	  || { echo "check-blas: pflref does not link libopenblas"; exit 1; }
-	@LD_DEBUG=bindings ./$(B)/rel/pflref --version 2>&1 >/dev/null \
-	  | grep -E "libgsl[^ ]* to [^ ]*libopenblas[^ ]*: normal symbol .cblas_" >/dev/null \
+	@LD_BIND_NOW=1 LD_DEBUG=bindings ./$(B)/rel/pflref --version 2>&1 >/dev/null \
+	  | grep -E "libgsl\.so[^ ]*( \[[0-9]+\])? to [^ ]*libopenblas\.so[^ ]*( \[[0-9]+\])?: normal symbol .cblas_dgemm" >/dev/null \
 	  || { echo "check-blas: GSL's cblas calls do not bind to OpenBLAS"; exit 1; }
 	@echo "check-blas: GSL binds cblas_* to OpenBLAS"
 

@@ -111,6 +111,17 @@ static void folder_of(const char *path, char *out, size_t size)
 
 /* ---- reports ----------------------------------------------------------- */
 
+/* The shortest decimal that reads back as x (at most 17 digits). */
+static const char *shortest(double x, char buf[32])
+{
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, 32, "%.*g", p, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    return buf;
+}
+
 /* "w (server, round 1)[0]: expected 4.309375, got 5.309375" */
 static void print_divergence(const pflref_divergence *d, const char *who)
 {
@@ -123,9 +134,11 @@ static void print_divergence(const pflref_divergence *d, const char *who)
         printf(", step %ld", d->step);
     if (d->missing)
         printf("): not produced by %s (or of another length)\n", who);
-    else
-        printf(")[%zu]: expected %.17g, got %.17g\n", d->index, d->expected,
-               d->got);
+    else {
+        char e[32], g[32];
+        printf(")[%zu]: expected %s, got %s\n", d->index,
+               shortest(d->expected, e), shortest(d->got, g));
+    }
 }
 
 /* ---- verify ------------------------------------------------------------ */
@@ -212,8 +225,8 @@ int cli_verify(int argc, char **argv)
 #define MAX_PATTERNS 32
 
 typedef struct {
-    int json, resync;
-    pflref_precision precision;
+    int json;
+    pflref_check_options cmp;
     size_t min_vectors;
     const char *include[MAX_PATTERNS];
     size_t n_include;
@@ -283,16 +296,16 @@ static void check_pair(const char *vpath, const char *vtext, size_t vlen,
 {
     char dir[4096], replay[8192];
     folder_of(vpath, dir, sizeof dir);
-    snprintf(replay, sizeof replay, "pflref check %s %s%s%s", vpath, c->path,
-             o->resync ? " --resync" : "",
-             o->precision == PFLREF_PRECISION_FP32
+    snprintf(replay, sizeof replay, "pflref check %s %s%s%s%s", vpath, c->path,
+             o->cmp.resync ? " --resync" : "",
+             o->cmp.partial ? " --partial" : "",
+             o->cmp.precision == PFLREF_PRECISION_FP32
                  ? " --candidate-precision fp32" : "");
     pflref_error err;
     pflref_error_clear(&err);
     pflref_golden_report rep;
     pflref_status st = pflref_golden_check(vtext, vlen, dir, c->text, c->len,
-                                           o->precision, o->resync, &rep,
-                                           &err);
+                                           &o->cmp, &rep, &err);
     json_t *entry = json_object();
     json_object_set_new(entry, "id", json_string(rep.id[0] ? rep.id : c->id));
     json_object_set_new(entry, "expected", json_string(vpath));
@@ -342,19 +355,33 @@ static void check_pair(const char *vpath, const char *vtext, size_t vlen,
                 json_array_append_new(all, divergence_json(&rep.listed[k]));
             json_object_set_new(entry, "divergences", all);
         }
-        if (!o->json && rep.mismatches == 0)
+        json_object_set_new(entry, "not_recorded",
+                            json_integer((json_int_t)rep.missing));
+        json_object_set_new(entry, "skipped",
+                            json_integer((json_int_t)rep.skipped));
+        if (!o->json && rep.mismatches == 0) {
             printf("PASS %s: %zu quantities, %zu numbers; max abs err %.3g, "
                    "max rel err %.3g, >= %.2f correct digits, max %llu "
-                   "ulp\n", rep.id, rep.quantities, rep.numbers,
+                   "ulp", rep.id, rep.quantities, rep.numbers,
                    rep.max_abs_err, rep.max_rel_err, rep.min_lre,
                    (unsigned long long)rep.max_ulp);
+            if (rep.skipped > 0)
+                printf(" (%zu expected quantities not recorded, skipped "
+                       "under --partial)", rep.skipped);
+            printf("\n");
+        }
         if (!o->json && rep.mismatches > 0) {
-            printf("FAIL %s: %zu of %zu quantities differ (max abs err %.3g, "
-                   "max rel err %.3g, %.2f correct digits); first "
-                   "divergence: ", rep.id, rep.mismatches, rep.quantities,
-                   rep.max_abs_err, rep.max_rel_err, rep.min_lre);
+            printf("FAIL %s: %zu of %zu quantities differ", rep.id,
+                   rep.mismatches, rep.quantities);
+            if (rep.missing > 0)
+                printf(" (%zu not recorded by the candidate)", rep.missing);
+            if (rep.numbers > 0)
+                printf("; over the %zu numbers compared: max abs err %.3g, "
+                       "max rel err %.3g, %.2f correct digits", rep.numbers,
+                       rep.max_abs_err, rep.max_rel_err, rep.min_lre);
+            printf("; first divergence: ");
             print_divergence(&rep.first, "the candidate");
-            if (o->resync)
+            if (o->cmp.resync)
                 for (size_t k = 1; k < rep.n_listed; k++) {
                     printf("  also: ");
                     print_divergence(&rep.listed[k], "the candidate");
@@ -371,6 +398,7 @@ static int parse_check_options(int argc, char **argv, check_options *o,
                                const char **expected, const char **cand)
 {
     memset(o, 0, sizeof *o);
+    o->cmp.same_id = 1;
     *expected = *cand = NULL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -378,7 +406,9 @@ static int parse_check_options(int argc, char **argv, check_options *o,
         if (strcmp(a, "--json") == 0) {
             o->json = 1;
         } else if (strcmp(a, "--resync") == 0) {
-            o->resync = 1;
+            o->cmp.resync = 1;
+        } else if (strcmp(a, "--partial") == 0) {
+            o->cmp.partial = 1;
         } else if (strcmp(a, "--min-vectors") == 0 && has_value) {
             char *end;
             long n = strtol(argv[++i], &end, 10);
@@ -396,9 +426,9 @@ static int parse_check_options(int argc, char **argv, check_options *o,
         } else if (strcmp(a, "--candidate-precision") == 0 && has_value) {
             const char *p = argv[++i];
             if (strcmp(p, "fp32") == 0)
-                o->precision = PFLREF_PRECISION_FP32;
+                o->cmp.precision = PFLREF_PRECISION_FP32;
             else if (strcmp(p, "fp64") == 0)
-                o->precision = PFLREF_PRECISION_FP64;
+                o->cmp.precision = PFLREF_PRECISION_FP64;
             else
                 return cli_usage_error("--candidate-precision is fp32 or fp64",
                                        p);
@@ -541,10 +571,13 @@ int cli_check(int argc, char **argv)
                "%zu wrong outcome classes, %zu malformed; %zu skipped (no "
                "candidate)\n", tally.compared, tally.passed, tally.mismatched,
                tally.wrong_outcome, tally.malformed, tally.skipped);
-        if (rc == EXIT_NOTHING)
-            fprintf(stderr, "pflref: check: %zu vectors compared%s; nothing "
-                            "checked is a failure\n", tally.compared,
-                    o.min_vectors > 0 ? " (fewer than --min-vectors)" : "");
+        if (rc == EXIT_NOTHING && tally.compared == 0)
+            fprintf(stderr, "pflref: check: no vector was compared; nothing "
+                            "checked is a failure\n");
+        else if (rc == EXIT_NOTHING)
+            fprintf(stderr, "pflref: check: %zu vectors compared, fewer than "
+                            "--min-vectors %zu\n", tally.compared,
+                    o.min_vectors);
     }
     json_decref(report);
     for (size_t k = 0; k < nc; k++) {

@@ -204,15 +204,20 @@ static void note_divergence(pflref_golden_report *rep, const pflref_record *key,
 static void compare_tables(const pflref_trajectory *keys,
                            const pflref_trajectory *ref,
                            const pflref_trajectory *act, const tolerance *tol,
-                           pflref_golden_report *rep)
+                           int partial, pflref_golden_report *rep)
 {
     for (size_t k = 0; k < keys->count; k++) {
         const pflref_record *key = &keys->records[k];
         const pflref_record *e = ref == NULL ? key : find(ref, key);
         const double *ev = ref == NULL ? keys->values : ref->values;
         const pflref_record *a = find(act, key);
+        if (a == NULL && partial) {
+            rep->skipped++;
+            continue;
+        }
         rep->quantities++;
         if (e == NULL || a == NULL || a->len != e->len) {
+            rep->missing++;
             note_divergence(rep, key, 0, e ? ev[e->offset] : NAN, NAN, 1);
             continue;
         }
@@ -454,7 +459,7 @@ pflref_status pflref_golden_verify(const char *text, size_t len,
     if (st == PFLREF_OK)
         st = run_reference(&v, &ref, err);
     if (st == PFLREF_OK)
-        compare_tables(&v.expected, NULL, &ref, &v.tol, rep);
+        compare_tables(&v.expected, NULL, &ref, &v.tol, 0, rep);
     pflref_trajectory_free(&ref);
     vector_free(&v);
     return st;
@@ -487,12 +492,13 @@ static int load_from_candidate(void *ctx, const char *what, long round,
 
 pflref_status pflref_golden_check(const char *expected, size_t expected_len,
                                   const char *base_dir, const char *candidate,
-                                  size_t candidate_len, pflref_precision prec,
-                                  int resync, pflref_golden_report *rep,
+                                  size_t candidate_len,
+                                  const pflref_check_options *opt,
+                                  pflref_golden_report *rep,
                                   pflref_error *err)
 {
     static const char *const ckeys[] = {"format", "id", "final", "trajectory",
-                                        "outcome", "name", "algorithm",
+                                        "outcome", "meta", "name", "algorithm",
                                         "model", "problem", "init", "w0",
                                         "schedule_config", "schedule",
                                         "metrics", "build", NULL};
@@ -510,7 +516,8 @@ pflref_status pflref_golden_check(const char *expected, size_t expected_len,
     }
     /* The candidate is held to the vector's tolerance or the precision's
      * default, whichever is looser (docs/validate.md). */
-    const tolerance floor_tol = prec == PFLREF_PRECISION_FP32
+    const int resync = opt->resync;
+    const tolerance floor_tol = opt->precision == PFLREF_PRECISION_FP32
                                     ? (tolerance){1e-5, 1e-4}
                                     : (tolerance){1e-13, 1e-11};
     tolerance tol = v.tol;
@@ -533,6 +540,12 @@ pflref_status pflref_golden_check(const char *expected, size_t expected_len,
         st = pflref_error_set(err, PFLREF_EINVAL, "candidate:format",
                               "a candidate result has \"format\": \"%s\"",
                               PFLREF_RESULT_FORMAT);
+    const char *cid = json_string_value(json_object_get(croot, "id"));
+    if (st == PFLREF_OK && opt->same_id && cid != NULL &&
+        strcmp(cid, rep->id) != 0)
+        st = pflref_error_set(err, PFLREF_EINVAL, "candidate:id",
+                              "the candidate is for vector \"%s\", not "
+                              "\"%s\"", cid, rep->id);
     if (st == PFLREF_OK) {
         st = table_from_json(croot, "", &cand, err);
         if (st != PFLREF_OK && err != NULL) {
@@ -567,7 +580,12 @@ pflref_status pflref_golden_check(const char *expected, size_t expected_len,
                                load_from_candidate, &cand, &rec, err);
     }
     if (st == PFLREF_OK)
-        compare_tables(&v.expected, resync ? &ref : NULL, &cand, &tol, rep);
+        compare_tables(&v.expected, resync ? &ref : NULL, &cand, &tol,
+                       opt->partial, rep);
+    if (st == PFLREF_OK && rep->quantities == 0)
+        st = pflref_error_set(err, PFLREF_EINVAL, "candidate",
+                              "the candidate recorded none of the %zu "
+                              "quantities the vector expects", rep->skipped);
     pflref_trajectory_free(&ref);
     pflref_trajectory_free(&cand);
     json_decref(croot);

@@ -55,10 +55,39 @@ static double *alloc_doubles(size_t a, size_t b)
     return calloc(a * b, sizeof(double));
 }
 
+/* The longest batch in b. */
+static size_t longest_batch(const pflref_batches *b)
+{
+    size_t longest = 0;
+    for (size_t s = 0; s < b->nsteps; s++)
+        if (b->step_off[s + 1] - b->step_off[s] > longest)
+            longest = b->step_off[s + 1] - b->step_off[s];
+    return longest;
+}
+
+/* The workspace must hold the largest data set (evaluation) and the longest
+ * batch (a given batch may repeat indices, so it can exceed n). */
+static size_t workspace_size(const pflref_problem *pr,
+                             const pflref_schedule *schedule)
+{
+    size_t size = pflref_problem_max_n(pr);
+    for (size_t t = 0; t < schedule->T; t++)
+        for (size_t j = 0; j < schedule->rounds[t].m; j++) {
+            size_t b = longest_batch(&schedule->rounds[t].batches[j]);
+            size = b > size ? b : size;
+        }
+    for (size_t i = 0; schedule->post != NULL && i < schedule->N; i++) {
+        size_t b = longest_batch(&schedule->post[i]);
+        size = b > size ? b : size;
+    }
+    return size;
+}
+
 static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
                                  const pflref_algorithm *alg,
-                                 const pflref_hyper *hyper, const double *w0,
-                                 pflref_error *err)
+                                 const pflref_hyper *hyper,
+                                 const pflref_schedule *schedule,
+                                 const double *w0, pflref_error *err)
 {
     const size_t P = pr->model.P, N = pr->N;
     memset(s, 0, sizeof *s);
@@ -77,7 +106,8 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
     s->mask = calloc(P, 1);
     s->scratch = alloc_doubles(P, 4);
     s->accum = alloc_doubles(P, 1);
-    s->ws = pflref_model_workspace_alloc(&pr->model, pflref_problem_max_n(pr));
+    s->ws = pflref_model_workspace_alloc(&pr->model,
+                                         workspace_size(pr, schedule));
     if (s->w0 == NULL || (alg->has_global && s->w == NULL) ||
         (alg->has_personal && s->v == NULL) || s->mask == NULL ||
         s->scratch == NULL || s->accum == NULL || s->ws == NULL) {
@@ -246,7 +276,7 @@ static pflref_status run_prepare(const pflref_problem *problem,
     if (st != PFLREF_OK)
         return st;
 
-    st = state_alloc(s, problem, alg, hyper, w0, err);
+    st = state_alloc(s, problem, alg, hyper, schedule, w0, err);
     if (st == PFLREF_OK && alg->init != NULL) {
         st = alg->init(s, err);
         if (st != PFLREF_OK)

@@ -12,6 +12,9 @@
 #include "suites.h"
 #include "testutil.h"
 
+static const pflref_check_options OPT0 = {PFLREF_PRECISION_FP64, 0, 0, 1};
+static const pflref_check_options OPT1 = {PFLREF_PRECISION_FP64, 1, 0, 1};
+
 /* FIPS 180-2 Appendix B.1 and B.2 ("abc", the 448-bit message), the empty
  * message, and padding boundaries (55/56, 64 and 119 bytes: one, two and
  * three final blocks) from Python's hashlib, an independent implementation. */
@@ -74,6 +77,40 @@ START_TEST(test_canonical_json)
 }
 END_TEST
 
+/* The hash cases written by the independent Python implementation
+ * (golden/canonical/cases.json, golden/pflref_golden.py): same canonical
+ * text and the same hash for every case. */
+START_TEST(test_canonical_cases)
+{
+    char *path = tu_repo_path("golden/canonical/cases.json");
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+    ck_assert_msg(root != NULL, "cannot read %s", path);
+    json_t *cases = json_object_get(root, "cases");
+    ck_assert_uint_gt(json_array_size(cases), 5);
+    for (size_t i = 0; i < json_array_size(cases); i++) {
+        json_t *c = json_array_get(cases, i);
+        const char *name = json_string_value(json_object_get(c, "name"));
+        const char *text = json_string_value(json_object_get(c, "text"));
+        const char *want = json_string_value(json_object_get(c, "canonical"));
+        const char *hash = json_string_value(json_object_get(c, "hash"));
+        ck_assert_msg(text && want && hash, "case %zu is incomplete", i);
+        json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
+        ck_assert_msg(v != NULL, "case %s: text does not parse", name);
+        char *got = pflref_canonical_json(v);
+        ck_assert_msg(strcmp(got, want) == 0, "case %s:\n got  %s\n want %s",
+                      name, got, want);
+        char h[PFLREF_HASH_MAX];
+        ck_assert(pflref_content_hash(v, h));
+        ck_assert_msg(strcmp(h, hash) == 0, "case %s: hash %s, want %s", name,
+                      h, hash);
+        free(got);
+        json_decref(v);
+    }
+    json_decref(root);
+    free(path);
+}
+END_TEST
+
 /* A vector whose spec was edited after its hash was recorded is malformed. */
 START_TEST(test_hash_mismatch_rejected)
 {
@@ -111,8 +148,9 @@ static void check_candidate(const char *cand, pflref_precision prec,
 {
     pflref_error err;
     pflref_error_clear(&err);
+    const pflref_check_options opt = {prec, 0, 0, 1};
     ck_assert_msg(pflref_golden_check(VEC, strlen(VEC), NULL, cand,
-                                      strlen(cand), prec, 0, rep, &err)
+                                      strlen(cand), &opt, rep, &err)
                       == PFLREF_OK, "%s: %s", err.where, err.message);
 }
 
@@ -160,10 +198,31 @@ START_TEST(test_precision_and_missing)
         "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 1, \"name\": \"v\", \"value\": [1]}]}";
     check_candidate(partial, PFLREF_PRECISION_FP64, &rep);
     ck_assert_int_eq(rep.mismatches, 2);
+    ck_assert_int_eq(rep.missing, 2);
     ck_assert_int_eq(rep.first.missing, 1);
     ck_assert_int_eq(rep.first.step, 2);
     ck_assert_int_eq(rep.n_listed, 2);
     ck_assert_str_eq(rep.listed[1].event, "final");
+    /* partial: what the candidate did not record is skipped, not failed */
+    pflref_error err;
+    const pflref_check_options part = {PFLREF_PRECISION_FP64, 0, 1, 1};
+    ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, partial,
+                                         strlen(partial), &part, &rep, &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(rep.mismatches, 0);
+    ck_assert_int_eq(rep.quantities, 1);
+    ck_assert_int_eq(rep.skipped, 2);
+    const char *none = "{\"format\": \"pflref-result/1\", \"meta\": {\"framework\": \"x\"}}";
+    ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, none,
+                                         strlen(none), &part, &rep, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "candidate");
+    /* a candidate for another vector */
+    const char *other = "{\"format\": \"pflref-result/1\", \"id\": \"t/zzz\"}";
+    ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, other,
+                                         strlen(other), &part, &rep, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "candidate:id");
 }
 END_TEST
 
@@ -192,11 +251,11 @@ START_TEST(test_resync)
     pflref_golden_report rep;
     pflref_error err;
     ck_assert_int_eq(pflref_golden_check(vec, strlen(vec), NULL, cand, strlen(cand),
-                                         PFLREF_PRECISION_FP64, 0, &rep, &err),
+                                         &OPT0, &rep, &err),
                      PFLREF_OK);
     ck_assert_int_eq(rep.mismatches, 2);
     ck_assert_int_eq(pflref_golden_check(vec, strlen(vec), NULL, cand, strlen(cand),
-                                         PFLREF_PRECISION_FP64, 1, &rep, &err),
+                                         &OPT1, &rep, &err),
                      PFLREF_OK);
     ck_assert_int_eq(rep.mismatches, 1);
     ck_assert_int_eq(rep.first.round, 0);
@@ -211,21 +270,19 @@ START_TEST(test_malformed)
     pflref_error err;
     const char *bad_vec = "{\"format\": \"pflref-golden/1\", \"id\": \"x\"}";
     ck_assert_int_eq(pflref_golden_check(bad_vec, strlen(bad_vec), NULL, "{}", 2,
-                                         PFLREF_PRECISION_FP64, 0, &rep, &err),
+                                         &OPT0, &rep, &err),
                      PFLREF_EINVAL);
     ck_assert_msg(strncmp(err.where, "expected:", 9) == 0, "%s", err.where);
     ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, "[", 1,
-                                         PFLREF_PRECISION_FP64, 0, &rep, &err),
+                                         &OPT0, &rep, &err),
                      PFLREF_EINVAL);
     const char *bad_value = "{\"format\": \"pflref-result/1\", \"final\": {\"v\": [[\"x\"]]}}";
     ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, bad_value,
-                                         strlen(bad_value), PFLREF_PRECISION_FP64,
-                                         0, &rep, &err), PFLREF_EINVAL);
+                                         strlen(bad_value), &OPT0, &rep, &err), PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "candidate:final.v[0][0]");
     const char *unknown = "{\"format\": \"pflref-result/1\", \"extra\": 1}";
     ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, unknown,
-                                         strlen(unknown), PFLREF_PRECISION_FP64,
-                                         0, &rep, &err), PFLREF_EINVAL);
+                                         strlen(unknown), &OPT0, &rep, &err), PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "candidate.extra");
     char id[64], flags[64];
     ck_assert_int_eq(pflref_golden_describe(VEC, strlen(VEC), id, sizeof id, flags,
@@ -245,6 +302,7 @@ Suite *golden_suite(void)
     TCase *tc = tcase_create("golden");
     tcase_add_test(tc, test_sha256_vectors);
     tcase_add_test(tc, test_canonical_json);
+    tcase_add_test(tc, test_canonical_cases);
     tcase_add_test(tc, test_hash_mismatch_rejected);
     tcase_add_test(tc, test_digits_and_ulps);
     tcase_add_test(tc, test_precision_and_missing);

@@ -8,12 +8,15 @@ Each file is matched to its schema by its "format" field:
 
     pflref-spec/1     spec.schema.json       a run specification
     pflref-problem/1  problem.schema.json    a problem given as data
-    pflref-result/1   result.schema.json     what `pflref run` writes
+    pflref-result/1   result.schema.json     what `pflref run` writes, or a
+                                             candidate's result for `pflref check`
     pflref-golden/1   golden.schema.json     a golden vector
 
-Folders are searched recursively for *.json files (hidden names are skipped);
-a JSON file there without a pflref format is skipped and said so, but a file
-that is not valid JSON, or names an unknown pflref format, is invalid.
+Folders are searched recursively for *.json files (hidden names are skipped).
+A file whose format is another pflref document (pflref-flags/1,
+pflref-check-report/1, ...) is skipped and said so, and so is a JSON file in a
+folder without any format; a file that is not valid JSON, or names an unknown
+version of the four formats (pflref-golden/2), is invalid.
 
 One line per file:
 
@@ -253,6 +256,8 @@ def describe(err):
                 if isinstance(b, dict) and list(b) == ["required"] and len(b["required"]) == 1]
         if len(keys) == len(val):
             given = [k for k in keys if isinstance(inst, dict) and k in inst]
+            if v == "anyOf":
+                return [(path, "give at least one of %s" % ", ".join(keys))]
             return [(path, "give exactly one of %s (%d given)" % (", ".join(keys), len(given)))]
         if err.context:
             return describe(best_match(err.context))
@@ -291,13 +296,20 @@ class Outcome:
         self.note = note
 
 
+FAMILIES = {f.rsplit("/", 1)[0] for f in FORMATS}
+
+
 def check_document(schemas, doc, explicit=True):
     fmt = doc.get("format") if isinstance(doc, dict) else None
     if fmt not in FORMATS:
         known = ", ".join(sorted(FORMATS))
-        if isinstance(fmt, str) and fmt.startswith("pflref-"):
-            return Outcome("FAIL", errors=[(["format"], "unknown format %s (known: %s)"
+        if isinstance(fmt, str) and fmt.rsplit("/", 1)[0] in FAMILIES:
+            return Outcome("FAIL", errors=[(["format"], "unknown version %s (known: %s)"
                                             % (_short(fmt), known))])
+        if isinstance(fmt, str) and fmt.startswith("pflref-"):
+            # Other pflref documents (the flag registry, canonical-form test
+            # cases, check reports) have no schema here.
+            return Outcome("skip", note="%s has no schema here" % fmt)
         if not explicit:
             return Outcome("skip", note="no pflref format field")
         if not isinstance(doc, dict):
@@ -515,11 +527,21 @@ def _set(doc, path, value):
 DELETE = object()
 
 
+def _candidate(golden):
+    """A candidate result made of a vector's own expected values."""
+    cand = {"format": "pflref-result/1", "id": golden["id"]}
+    cand.update(copy.deepcopy(golden["expected"]))
+    return cand
+
+
 def _bad_documents(spec, ft_spec, golden, result, problem):
     """(label, document or raw text, expected path, kind, does pflref's reader
     reject it too: True, False (the schema is stricter on purpose) or None
     (not a document pflref reads))."""
     quad = _good_specs()[0][1]
+    # Planted changes to a vector's spec would also break its content hash,
+    # which pflref checks first; those use the vector without its hash.
+    unhashed = _set(golden, ["hash"], DELETE) if "hash" in golden else golden
     return [
         ("spec: unknown top-level field", _set(spec, ["extra"], 1),
          "$.extra", "spec", True),
@@ -580,7 +602,7 @@ def _bad_documents(spec, ft_spec, golden, result, problem):
          _set(golden, ["expected", "trajectory", 0, "weight"], 1.0),
          "$.expected.trajectory[0].weight", "golden", True),
         ("golden: unknown field in the embedded spec",
-         _set(golden, ["spec", "model", "width"], 3), "$.spec.model.width", "golden", True),
+         _set(unhashed, ["spec", "model", "width"], 3), "$.spec.model.width", "golden", True),
         ("golden: wrong type (tolerance as a string)",
          _set(golden, ["tolerance", "atol"], "1e-15"), "$.tolerance.atol", "golden", True),
         ("golden: empty tolerance basis", _set(golden, ["tolerance", "basis"], ""),
@@ -590,7 +612,7 @@ def _bad_documents(spec, ft_spec, golden, result, problem):
         ("golden: no provenance", _set(golden, ["provenance"], DELETE),
          "$.provenance", "golden", False),
         ("golden: a generated schedule (randomness must be data)",
-         _set(golden, ["spec", "schedule"], {"kind": "generate", "rounds": 1,
+         _set(unhashed, ["spec", "schedule"], {"kind": "generate", "rounds": 1,
                                              "local": {"steps": 1}}),
          "$.spec.schedule.kind", "golden", False),
         ("result: unknown top-level field", _set(result, ["extra"], True),
@@ -603,6 +625,20 @@ def _bad_documents(spec, ft_spec, golden, result, problem):
          "$.trajectory[0].event", "result", None),
         ("result: wrong type (blas_threads)", _set(result, ["build", "blas_threads"], "1"),
          "$.build.blas_threads", "result", None),
+        ("result: reference result missing a field", _set(result, ["metrics"], DELETE),
+         "$.metrics", "result", None),
+        ("candidate: unknown top-level field", _set(_candidate(golden), ["extra"], 1),
+         "$.extra", "candidate", True),
+        ("candidate: nothing to compare",
+         {"format": "pflref-result/1", "id": golden["id"]}, "$", "candidate", False),
+        ("candidate: bad outcome class",
+         _set(_candidate(golden), ["outcome"], {"class": "crashed"}),
+         "$.outcome.class", "candidate", False),
+        ("candidate: unknown event",
+         _set(_candidate(golden), ["trajectory", 0, "event"], "begin"),
+         "$.trajectory[0].event", "candidate", True),
+        ("golden: malformed content hash", _set(golden, ["hash"], "sha1:abc"),
+         "$.hash", "golden", True),
     ]
 
 
@@ -684,7 +720,7 @@ def self_test(pflref_arg):
         out = check_file(schemas, f, explicit=False)
         rel = os.path.relpath(f, REPO)
         if out.status == "skip":
-            t.surprise("shipped %s has no pflref format" % rel)
+            t.expect("has no schema here" in out.note, "shipped %s skipped: %s" % (rel, out.note))
             continue
         shipped.setdefault(out.fmt, []).append(f)
         t.expect(out.status == "ok", "shipped %s is a valid %s" % (rel, out.fmt),
@@ -773,6 +809,26 @@ def self_test(pflref_arg):
         result = parse_json(RESULT_EXAMPLE)
         t.expect(check_document(schemas, result).status == "ok",
                  "schema accepts the small result kept in validate.py")
+        for f in sorted(shipped.get("pflref-golden/1", [])):
+            g = load_json(f)
+            cand = _candidate(g)
+            out = check_document(schemas, cand)
+            t.expect(out.status == "ok", "schema accepts a candidate made of %s's expected values"
+                     % g["id"], "; ".join("%s: %s" % (format_path(p), m) for p, m in out.errors[:3]))
+            if pflref is not None:
+                _write(tmp / "cand.json", cand)
+                r = t.run_pflref(["check", f, str(tmp / "cand.json")])
+                t.expect(r.returncode == 0, "  pflref check passes it", r.stdout.strip())
+                rpath = tmp / "fromvector.json"
+                r = t.run_pflref(["run", f, "-o", str(rpath)])
+                if r.returncode == 0:
+                    out = check_file(schemas, rpath)
+                    t.expect(out.status == "ok" and load_json(rpath).get("id") == g["id"],
+                             "  pflref run on the vector writes a valid result with its id",
+                             "; ".join("%s: %s" % (format_path(p), m) for p, m in out.errors[:3]))
+                else:
+                    t.surprise("  pflref run on the vector: exit %d: %s"
+                               % (r.returncode, r.stderr.strip()))
         for label, doc in (("FedAvg", base_spec), ("fine-tuning", ft_spec)):
             t.expect(check_document(schemas, doc).status == "ok",
                      "the %s base of the planted specs is valid" % label)
@@ -803,6 +859,18 @@ def self_test(pflref_arg):
                 else:
                     t.expect(r.returncode in (0, 1),
                              "  pflref verify reads it (the schema is stricter on purpose)",
+                             "exit %d: %s" % (r.returncode, r.stderr.strip()))
+                continue
+            if kind == "candidate":
+                _write(tmp / "badc.json", doc)
+                r = t.run_pflref(["check", golden_path, str(tmp / "badc.json")])
+                if reader_rejects:
+                    t.expect(r.returncode == 2, "  pflref check rejects it too (exit 2): %s"
+                             % (r.stderr.strip().splitlines() or [""])[0],
+                             "exit %d: %s" % (r.returncode, r.stdout.strip()))
+                else:
+                    t.expect(r.returncode in (0, 1),
+                             "  pflref check reads it (the schema is stricter on purpose)",
                              "exit %d: %s" % (r.returncode, r.stderr.strip()))
                 continue
             prefix = ""

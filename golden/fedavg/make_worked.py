@@ -14,12 +14,15 @@ pflref, and written as the correctly rounded double (float(Fraction)).
 
 writes the vectors into OUTDIR (default: this folder).
 """
-import json
 import os
 import sys
 from fractions import Fraction as F
 
+sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_golden as pg   # noqa: E402
 DATA = [[F(1), F(3)], [F(-2)], [F(0), F(4), F(8)]]
 ETA = F(1, 2)
 TOL = {
@@ -119,7 +122,7 @@ def vector(vid, title, flags, weighting, rounds, B, E, expect_w):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else HERE
+    out = pg.out_dir(sys.argv, HERE)
     two = [[0, 2], [1, 2]]
     vectors = [
         vector("fedavg/worked/notes-1g/samples",
@@ -145,10 +148,7 @@ def main():
         assert server[0]["value"] == [float(w1)], (v["id"], server[0])
     for v in vectors:
         name = v["id"].split("/")[-1] + ".json"
-        with open(os.path.join(out, "worked-" + name), "w") as f:
-            json.dump(v, f, indent=1)
-            f.write("\n")
-        print("wrote", v["id"])
+        pg.write_vector(os.path.join(out, "worked-" + name), v)
 
 
 if __name__ == "__main__":

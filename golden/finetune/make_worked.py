@@ -10,12 +10,15 @@ the initial w; the quadratic model f(x) = 1/2 a (x - c)^2 with a = 1, c = 4.
 
     /usr/bin/python3 golden/finetune/make_worked.py [OUTDIR]
 """
-import json
 import os
 import sys
 from fractions import Fraction as F
 
+sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_golden as pg   # noqa: E402
 W, A, C, ETA = F(3, 4), F(1), F(4), F(1, 2)
 TOL = {"atol": 1e-15, "rtol": 1e-14,
        "basis": "fp64 reference against exact rationals; two steps of a few "
@@ -41,7 +44,8 @@ def vector(mu, expect):
                        "source": "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md §5.1(g)",
                        "generator": "golden/finetune/make_worked.py (exact fractions)",
                        "exact": {"theta": str(theta)}},
-        "flags": ["prox-sign", "local-step-count"],
+        # mu_ft = 0 has no proximal term, so only mu1 can catch its sign.
+        "flags": (["prox-sign"] if mu else []) + ["local-step-count"],
         "spec": {
             "format": "pflref-spec/1",
             "name": f"fine-tuning worked example, mu_ft = {mu}",
@@ -61,13 +65,10 @@ def vector(mu, expect):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else HERE
+    out = pg.out_dir(sys.argv, HERE)
     for mu, expect in ((0, [F(19, 8), F(51, 16)]), (1, [F(19, 8), F(19, 8)])):
         v = vector(mu, expect)
-        with open(os.path.join(out, f"worked-mu{mu}.json"), "w") as f:
-            json.dump(v, f, indent=1)
-            f.write("\n")
-        print("wrote", v["id"])
+        pg.write_vector(os.path.join(out, f"worked-mu{mu}.json"), v)
 
 
 if __name__ == "__main__":

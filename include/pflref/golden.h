@@ -52,6 +52,10 @@ typedef struct {
     size_t quantities;     /* expected quantities (vectors) compared      */
     size_t numbers;        /* expected numbers compared                   */
     size_t mismatches;     /* quantities out of tolerance or missing      */
+    size_t missing;        /* of which the run did not produce (or produced
+                              with another length)                        */
+    size_t skipped;        /* expected quantities the candidate did not
+                              record, skipped under `partial`             */
     double max_abs_err;    /* over every number compared                  */
     double max_rel_err;    /* |x − r| / |r| over numbers with r ≠ 0       */
     double min_lre;        /* fewest correct digits (log relative error,
@@ -104,16 +108,29 @@ pflref_status pflref_golden_verify(const char *text, size_t len,
                                    pflref_golden_report *rep,
                                    pflref_error *err);
 
+typedef struct {
+    pflref_precision precision;
+    int resync;    /* recompute every round from the candidate's state
+                      (needs its server "w" records and, for algorithms with
+                      personal models, its client_end records)           */
+    int partial;   /* expected quantities the candidate did not record are
+                      skipped (and counted) instead of failing; at least one
+                      quantity must still be compared                      */
+    int same_id;   /* the candidate's "id", when it has one, must be the
+                      vector's                                             */
+} pflref_check_options;
+
 /* Compare a candidate result (pflref-result/1 text with "final" and/or
- * "trajectory") with a golden vector.  resync: recompute every round from
- * the candidate's state (requires the candidate's server "w" records and,
- * for algorithms with personal models, its client_end records).
+ * "trajectory"; other result fields and a free "meta" object are allowed)
+ * with a golden vector.
  * Errors: PFLREF_EINVAL for a malformed vector (where starts "expected:")
- * or candidate (where starts "candidate:"). */
+ * or candidate (where starts "candidate:"), or a candidate for another
+ * vector (same_id). */
 pflref_status pflref_golden_check(const char *expected, size_t expected_len,
                                   const char *base_dir, const char *candidate,
-                                  size_t candidate_len, pflref_precision prec,
-                                  int resync, pflref_golden_report *rep,
+                                  size_t candidate_len,
+                                  const pflref_check_options *opt,
+                                  pflref_golden_report *rep,
                                   pflref_error *err);
 
 #ifdef __cplusplus

@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""golden/audit.py: replay every golden vector from its spec in exact
+arithmetic, and check that its flags are earned.
+
+    /usr/bin/python3 golden/audit.py [-v] [GOLDEN_DIR]
+
+For every pflref-golden/1 vector under GOLDEN_DIR (default: this folder)
+whose algorithm and model pflref_exact.py implements (fedavg, local,
+finetune; quadratic, linear):
+
+ 1. replay: the spec as written (model, clients, init, switches, the given
+    schedule's clients and batches) is run through pflref_exact.py and every
+    expected number must be the correctly rounded double of the exact result
+    (within the vector's own tolerance; in practice they are equal).  This
+    is a second path to the expected values, independent of the generator
+    that wrote them, so a generator whose spec says one thing and whose
+    arithmetic does another is caught.
+ 2. flags: for each flag, the bugs of its class (MUTANTS below) are run the
+    same way; at least one of them must move an expected number by more
+    than 1e3 times the tolerance, else the flag is not earned.
+
+Exit 1 with one line per problem, naming the file; -v prints, per vector,
+which bugs each flag's class catches.  Vectors of other algorithms are
+listed as skipped.
+"""
+import json
+import os
+import sys
+from fractions import Fraction
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import pflref_exact as px    # noqa: E402
+import pflref_golden as pg   # noqa: E402
+
+WEIGHTS = ("samples", "uniform", "all_keep_old")
+
+# flag -> {algorithm: [bugs]} ("*" = every algorithm)
+MUTANTS = {
+    "aggregation-weights": {"*": ["weights=" + w for w in WEIGHTS]},
+    "local-step-count": {"*": ["epochs-plus-one", "epochs-minus-one"]},
+    "ragged-batch": {"*": ["ragged-drop"]},
+    "batch-mean": {"*": ["batch-sum"]},
+    "loss-scale": {"*": ["loss-x2"]},
+    "feature-transpose": {"*": ["transpose-x"]},
+    "bias-gradient": {"*": ["bias-sum"]},
+    "bias-update": {"*": ["bias-frozen"]},
+    "unsampled-client": {"*": ["all-denominator", "keep-old", "train-all"]},
+    "initial-point": {"*": ["init-zeros"]},
+    "stale-global": {"fedavg": ["restart-w0"],
+                     "finetune": ["restart-w0", "finetune-w0"]},
+    "stale-personal-state": {"local": ["reset-personal", "train-all"]},
+    "prox-sign": {"finetune": ["prox-plus"]},
+    "prox-reference": {"finetune": ["prox-ref-w0", "prox-ref-moving"]},
+    "finetune-scope": {"finetune": ["scope-full"]},
+    "regression-only": {},
+}
+PLAN_BUGS = {"ragged-drop", "epochs-plus-one", "epochs-minus-one"}
+
+
+def period(steps):
+    """The length of one epoch of an explicit batch list: its smallest
+    period."""
+    n = len(steps)
+    for p in range(1, n + 1):
+        if n % p == 0 and all(steps[i] == steps[i % p] for i in range(n)):
+            return p
+    return n
+
+
+def transform(steps, bugs):
+    """The bugs that change a client's local work, applied to its explicit
+    batch list."""
+    steps = [list(b) for b in steps]
+    if not steps:
+        return steps
+    p = period(steps)
+    if "ragged-drop" in bugs:
+        B = max(len(b) for b in steps)
+        steps = [b for b in steps if len(b) == B]
+        p = period(steps) if steps else 0
+    if "epochs-plus-one" in bugs:
+        steps = steps + steps[:p]
+    if "epochs-minus-one" in bugs:
+        steps = steps[:len(steps) - p]
+    return steps
+
+
+def mask_of(spec, pr):
+    """Finetune's mask: 1 on the entries of the split's personal blocks."""
+    names = spec.get("split", {}).get("personal", [])
+    blocks = [("w", pr.d)] + ([("b", 1)] if pr.bias else [])
+    mask = []
+    for name, size in blocks:
+        mask += [1 if name in names else 0] * size
+    return mask
+
+
+def replay(spec, bugs=frozenset()):
+    """The expected object of the spec, run exactly (with bugs)."""
+    alg = spec["algorithm"]["name"]
+    hp = {k: pg.exact(v) for k, v in spec["algorithm"].get("hyperparameters", {}).items()}
+    sw = spec["algorithm"].get("switches", {})
+    weights = sw.get("fedavg.weights", "samples")
+    for b in bugs:
+        if b.startswith("weights="):
+            weights = b.split("=", 1)[1]
+    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
+    sched = spec["schedule"]
+    assert sched["kind"] == "given"
+    trace = pg.Trace()
+    w, v = list(w0), [list(w0) for _ in pr.clients]
+    for t, r in enumerate(sched["rounds"]):
+        plan = [(k, transform(b, bugs)) for k, b in zip(r["clients"], r["batches"])]
+        if alg == "local":
+            v = px.local_round(pr, v, w0, t, plan, hp["eta"], trace, bugs)
+        else:
+            w = px.fedavg_round(pr, w, w0, t, plan, hp["eta"], weights, trace, bugs)
+    if alg == "fedavg":
+        return pg.expected(trace, w=w)
+    if alg == "local":
+        return pg.expected(trace, v=v)
+    mask = mask_of(spec, pr) if sw.get("finetune.scope", "full") == "personal" else None
+    post = [transform(b, bugs) for b in sched["post"]]
+    thetas = px.finetune_phase(pr, w, w0, post, hp["eta_ft"], hp.get("mu_ft", Fraction(0)),
+                               mask, trace, bugs)
+    return pg.expected(trace, w=w, v=thetas)
+
+
+def supported(spec):
+    return (spec["algorithm"]["name"] in ("fedavg", "local", "finetune")
+            and spec["model"]["kind"] in ("linear", "quadratic")
+            and "clients" in spec.get("problem", {})
+            and spec.get("schedule", {}).get("kind") == "given")
+
+
+def audit(root, verbose):
+    problems, n_ok, skipped = [], 0, []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            if not fn.endswith(".json"):
+                continue
+            path = os.path.join(dirpath, fn)
+            rel = os.path.relpath(path, root)
+            try:
+                with open(path) as f:
+                    v = json.load(f)
+            except (OSError, ValueError):
+                continue
+            if not isinstance(v, dict) or v.get("format") != pg.GOLDEN_FORMAT:
+                continue
+            spec, tol, exp = v["spec"], v["tolerance"], v["expected"]
+            if not supported(spec):
+                skipped.append(rel)
+                continue
+            diff = pg.detects(exp, replay(spec), tol, margin=1.0)
+            if diff is not None:
+                problems.append(f"{rel}: the exact replay of the spec differs from "
+                                f"the expected values: {diff}")
+                continue
+            alg = spec["algorithm"]["name"]
+            for flag in v.get("flags", []):
+                if flag == "regression-only":
+                    continue
+                classes = MUTANTS.get(flag)
+                if classes is None:
+                    problems.append(f"{rel}: flag {flag}: no bug class known to the audit")
+                    continue
+                bugs = classes.get(alg, classes.get("*", []))
+                caught = []
+                for bug in bugs:
+                    try:
+                        if pg.detects(exp, replay(spec, {bug}), tol) is not None:
+                            caught.append(bug)
+                    except (OverflowError, ZeroDivisionError):
+                        caught.append(bug)
+                if verbose:
+                    print(f"{v['id']}: {flag}: catches {', '.join(caught) or 'nothing'}"
+                          f" of {', '.join(bugs)}")
+                if not caught:
+                    problems.append(f"{rel}: flag {flag} not earned: none of "
+                                    f"{', '.join(bugs) or '(no bugs for ' + alg + ')'} "
+                                    "moves an expected number")
+            n_ok += 1
+    return n_ok, skipped, problems
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "-v"]
+    root = args[0] if args else os.path.dirname(os.path.abspath(__file__))
+    n, skipped, problems = audit(root, "-v" in sys.argv[1:])
+    for rel in skipped:
+        print(f"golden audit: {rel}: skipped (algorithm or model not in pflref_exact.py)")
+    for p in problems:
+        print(f"golden audit: {p}", file=sys.stderr)
+    status = "ok" if not problems else f"{len(problems)} problem(s)"
+    print(f"golden audit: {n} vectors replayed, {len(skipped)} skipped, {status}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

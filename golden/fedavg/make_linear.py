@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""FedAvg golden vectors on linear models, in exact rational arithmetic.
+
+McMahan et al., AISTATS 2017, Algorithm 1 (shared/spec notes §1(c)):
+  w ← w_t; for each epoch, for each batch b (split once in index order,
+  ragged last batch kept): w ← w − η ∇F_k(w; b), F the batch mean of the
+  per-sample loss; w_{t+1} = Σ_{k∈S_t} (n_k / m_t) w^k, m_t = Σ_{S_t} n_k.
+Linear model ŷ = x·w + b; loss squared ℓ = (ŷ − y)², gradient
+(2/n_b) X_bᵀ r and (2/n_b) Σ r for the bias (shared/spec README rule 3), or
+half_squared ℓ = ½ (ŷ − y)².
+
+Vectors (ids are stable; the file is the id without "fedavg/", '/' → '-'):
+  fedavg/worked/squared-bias     d = 2 features + bias, squared loss, full
+      batches, E = 2, two rounds, client 1 unsampled in round 1
+  fedavg/worked/minibatch-b2-e2  B = 2 over n = 5 (and n = 4), E = 2, two
+      rounds
+
+Every input is taken at the exact value of its double; every expected value
+is the correctly rounded double of the exact result (float(Fraction)).  For
+each flag, the generator runs the bugs of that class (pflref_exact.py) and
+asserts that each one moves an expected number far outside the tolerance.
+
+    /usr/bin/python3 golden/fedavg/make_linear.py [OUTDIR]
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_exact as px    # noqa: E402
+import pflref_golden as pg   # noqa: E402
+
+GENERATOR = "golden/fedavg/make_linear.py (exact fractions)"
+SOURCE = ("McMahan et al., AISTATS 2017, Alg. 1; shared/spec "
+          "notes-fedavg-pfedme-ditto-perfedavg-apfl.md §1(c); shared/spec "
+          "README.md rule 3 (batch-mean loss; squared: grad (2/n) Xᵀ(Xw − y))")
+TOL = {
+    "atol": 1e-12,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "binary inputs: at most 12 local steps per value chain, each a "
+             "contraction (η·trace of the batch Hessian < 2, asserted by the "
+             "generator) adding fewer than 20 roundings of terms below 30 in "
+             "magnitude (< 1e-13 absolute), so the error stays below 1e-12; "
+             "every flagged bug moves some value by more than 1e3 times the "
+             "tolerance.",
+}
+
+
+def fedavg_vector(vid, fname, title, description, flags, mutants, model,
+                  clients, init, eta, weights, rounds):
+    """rounds: [(S_t, B, E)], B None = full batch."""
+    eta_x = pg.exact(eta)
+
+    def run(bugs=px.NO_BUGS):
+        pr = px.Problem(model, clients)
+        w0 = px.initial(init, pr.P, bugs)
+        w, trace, sched = w0, pg.Trace(), []
+        for t, (sel, B, E) in enumerate(rounds):
+            plan = [(k, px.split_batches(pr.n(k), B, E, bugs)) for k in sel]
+            sched.append(plan)
+            w = px.fedavg_round(pr, w, w0, t, plan, eta_x, weights, trace, bugs)
+        return pr, w, trace, sched
+
+    pr, w, trace, sched = run()
+    for plan in sched:
+        for k, steps in plan:
+            px.assert_contractive(pr, k, steps, eta_x)
+    exp = pg.expected(trace, w=w)
+
+    def run_expected(bugs):
+        _, wb, tb, _ = run(bugs)
+        return pg.expected(tb, w=wb)
+
+    pg.check_mutants(vid, exp, TOL, flags, mutants, run_expected)
+    spec = {
+        "format": pg.SPEC_FORMAT,
+        "name": title,
+        "description": description,
+        "model": model,
+        "problem": {"clients": clients},
+        "init": init,
+        "algorithm": {"name": "fedavg", "hyperparameters": {"eta": eta},
+                      "switches": {"fedavg.weights": weights}},
+        "schedule": {"kind": "given", "rounds": px.schedule_json(sched)},
+        "output": {"trajectory": "step"},
+    }
+    return fname, {
+        "format": pg.GOLDEN_FORMAT,
+        "id": vid,
+        "title": title,
+        "provenance": pg.provenance("independent", SOURCE, GENERATOR,
+                                    {"w": w}),
+        "flags": flags,
+        "spec": spec,
+        "tolerance": TOL,
+        "expected": exp,
+    }
+
+
+def squared_bias():
+    model = {"kind": "linear", "d": 2, "loss": "squared", "bias": True}
+    clients = [
+        {"X": [[2.385, -0.716], [0.412, 1.937], [-1.254, 0.583]],
+         "y": [1.62, -0.347, 2.91]},
+        {"X": [[1.118, -2.046], [-0.329, 0.874]],
+         "y": [-1.73, 0.456]},
+        {"X": [[0.761, 1.305], [-1.892, -0.238], [2.047, 0.619], [0.153, -1.461]],
+         "y": [0.982, -2.214, 3.105, -0.667]},
+    ]
+    flags = ["loss-scale", "feature-transpose", "bias-gradient", "bias-update",
+             "unsampled-client", "aggregation-weights", "initial-point"]
+    mutants = {
+        "loss-scale": ["loss-x2"],
+        "feature-transpose": ["transpose-x"],
+        "bias-gradient": ["bias-sum"],
+        "bias-update": ["bias-frozen"],
+        "unsampled-client": ["all-denominator", "keep-old", "train-all"],
+        "aggregation-weights": ["uniform-weights"],
+        "initial-point": ["init-zeros"],
+    }
+    return fedavg_vector(
+        "fedavg/worked/squared-bias", "worked-squared-bias.json",
+        "FedAvg, linear model with bias, squared loss, d = 2, E = 2 full "
+        "batches, two rounds (client 1 unsampled in round 1)",
+        "Three clients (n = 3, 2, 4), w = (w_1, w_2, b) from (0.25, -0.5, "
+        "0.125); eta = 0.05; each participant takes E = 2 full-batch steps "
+        "w <- w - eta (2/n) [X 1]^T ([X 1] w - y); S_0 = {0, 1, 2}, S_1 = "
+        "{0, 2}; server weights n_k / sum_{S_t} n_j.",
+        flags, mutants, model, clients,
+        {"kind": "given", "w": [0.25, -0.5, 0.125]}, 0.05, "samples",
+        [([0, 1, 2], None, 2), ([0, 2], None, 2)])
+
+
+def minibatch():
+    model = {"kind": "linear", "d": 2, "loss": "half_squared", "bias": False}
+    clients = [
+        {"X": [[1.274, -0.386], [0.593, 2.117], [-1.845, 0.462],
+               [0.308, -1.529], [2.061, 0.775]],
+         "y": [0.847, 2.536, -1.392, -0.918, 3.044]},
+        {"X": [[-0.657, 1.382], [1.936, -0.214], [0.125, 0.949],
+               [-1.173, -1.606]],
+         "y": [1.215, 1.678, 0.304, -2.451]},
+    ]
+    flags = ["batch-mean", "ragged-batch", "local-step-count", "stale-global"]
+    mutants = {
+        "batch-mean": ["batch-sum"],
+        "ragged-batch": ["ragged-drop"],
+        "local-step-count": ["epochs-plus-one", "epochs-minus-one"],
+        "stale-global": ["restart-w0"],
+    }
+    return fedavg_vector(
+        "fedavg/worked/minibatch-b2-e2", "worked-minibatch-b2-e2.json",
+        "FedAvg ClientUpdate with B = 2, E = 2 on n = 5 (ragged batch {4}) "
+        "and n = 4, two rounds",
+        "Two clients (n = 5, 4), linear model without bias, half_squared "
+        "loss, w_0 = 0, eta = 0.1.  ClientUpdate splits 0..n-1 once in index "
+        "order into batches of B = 2 (client 0: {0,1} {2,3} {4}, the ragged "
+        "batch kept; client 1: {0,1} {2,3}) and runs E = 2 epochs over them "
+        "(6 and 4 steps), each step w <- w - eta (1/|b|) X_b^T (X_b w - y_b); "
+        "both clients in both rounds, round 1 starting from w_1.",
+        flags, mutants, model, clients, {"kind": "zeros"}, 0.1, "samples",
+        [([0, 1], 2, 2), ([0, 1], 2, 2)])
+
+
+def main():
+    out = pg.out_dir(sys.argv, HERE)
+    for fname, v in (squared_bias(), minibatch()):
+        pg.write_vector(os.path.join(out, fname), v)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,266 @@
+"""golden/pflref_golden.py: what every golden-vector generator shares.
+
+  canonical(obj)       the canonical JSON text of a parsed JSON value
+  content_hash(spec)   "sha256:" + SHA-256 hex of canonical(spec)
+  write_vector(path, vector)
+                       fill "hash" (right after "id") and write the vector as
+                       indent=1 JSON with a trailing newline
+  exact(x)             the exact rational value of a double
+  Trace, expected(), detects(), check_mutants()
+                       exact-arithmetic trajectories, their conversion to
+                       expected values, and the check that a vector's
+                       expected numbers move under each bug it is flagged for
+
+golden/README.md defines the canonical form; the C side (ref/canonical.c)
+implements the same definition independently, and `pflref verify` and
+golden/lint.py both refuse a vector whose "hash" differs from
+content_hash(spec).
+
+Standard library only; run with /usr/bin/python3.
+"""
+import hashlib
+import json
+import math
+import os
+from fractions import Fraction
+
+GOLDEN_FORMAT = "pflref-golden/1"
+SPEC_FORMAT = "pflref-spec/1"
+GOLDEN_DIR = os.path.dirname(os.path.abspath(__file__))
+PROVENANCE_KINDS = ("hand", "closed_form", "enumeration", "independent", "self")
+
+# ---------------------------------------------------------------- canonical
+
+
+def _real(x):
+    """A real as C's "%.17g", ".0" appended when the text has neither '.'
+    nor 'e', then '+' and leading zeros of the exponent removed."""
+    if not math.isfinite(x):
+        raise ValueError(f"{x!r} is not a JSON number")
+    s = format(x, ".17g")
+    if "." not in s and "e" not in s:
+        s += ".0"
+    if "e" in s:
+        mant, exp = s.split("e")
+        sign = "-" if exp.startswith("-") else ""
+        digits = exp.lstrip("+-").lstrip("0") or "0"
+        s = mant + "e" + sign + digits
+    return s
+
+
+def _string(s):
+    # ensure_ascii=True: '"' and '\\' escaped, \b \f \n \r \t by name, every
+    # other character outside ' '..'~' as \u00xx / \uxxxx (lower-case hex),
+    # beyond U+FFFF as a surrogate pair.
+    s.encode("utf-8")      # refuses lone surrogates: not valid Unicode
+    return json.dumps(s, ensure_ascii=True)
+
+
+def _emit(v, out):
+    if v is None:
+        out.append("null")
+    elif v is True:
+        out.append("true")
+    elif v is False:
+        out.append("false")
+    elif isinstance(v, int):
+        out.append(str(int(v)))
+    elif isinstance(v, float):
+        out.append(_real(v))
+    elif isinstance(v, str):
+        out.append(_string(v))
+    elif isinstance(v, (list, tuple)):
+        out.append("[")
+        for i, x in enumerate(v):
+            if i:
+                out.append(",")
+            _emit(x, out)
+        out.append("]")
+    elif isinstance(v, dict):
+        for k in v:
+            if not isinstance(k, str):
+                raise TypeError(f"object key {k!r} is not a string")
+        out.append("{")
+        for i, k in enumerate(sorted(v, key=lambda k: k.encode("utf-8"))):
+            if i:
+                out.append(",")
+            out.append(_string(k))
+            out.append(":")
+            _emit(v[k], out)
+        out.append("}")
+    else:
+        raise TypeError(f"{type(v).__name__} is not a JSON value")
+
+
+def canonical(obj):
+    """The canonical JSON text of a parsed JSON value (golden/README.md)."""
+    out = []
+    _emit(obj, out)
+    return "".join(out)
+
+
+def content_hash(spec):
+    """"sha256:" followed by the lower-case hex SHA-256 of canonical(spec)."""
+    return "sha256:" + hashlib.sha256(canonical(spec).encode("ascii")).hexdigest()
+
+
+def with_hash(vector):
+    """The vector with "hash" = content_hash(spec) placed right after "id"."""
+    out = {}
+    for k, v in vector.items():
+        if k == "hash":
+            continue
+        out[k] = v
+        if k == "id":
+            out["hash"] = content_hash(vector["spec"])
+    if "hash" not in out:
+        raise ValueError("a vector needs an id")
+    return out
+
+
+def write_vector(path, vector):
+    """Fill "hash" and write the vector: indent=1, ASCII, trailing newline."""
+    v = with_hash(vector)
+    assert v["format"] == GOLDEN_FORMAT and v["spec"]["format"] == SPEC_FORMAT
+    assert v["provenance"]["kind"] in PROVENANCE_KINDS
+    assert v["tolerance"]["basis"].strip()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(v, f, indent=1)
+        f.write("\n")
+    print("wrote", v["id"])
+
+
+def out_dir(argv, here):
+    """OUTDIR from the command line, else the generator's own folder."""
+    return argv[1] if len(argv) > 1 else here
+
+
+# ---------------------------------------------------------------- exact values
+
+
+def exact(x):
+    """The exact value of the double x (so 2.385 means the double nearest
+    2.385, exactly as the reference reads it from the spec)."""
+    return Fraction(float(x))
+
+
+def exact_vec(xs):
+    return [exact(x) for x in xs]
+
+
+def rational(q):
+    """An exact value as the schema's rational string."""
+    return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
+
+
+def provenance(kind, source, generator, exact_values=None):
+    """The provenance object; "exact" only with the short rationals of
+    exact_values (see small_exact)."""
+    assert kind in PROVENANCE_KINDS
+    p = {"kind": kind, "source": source, "generator": generator}
+    short = small_exact(exact_values or {})
+    if short:
+        p["exact"] = short
+    return p
+
+
+def small_exact(named, limit=80):
+    """{name: rational or [rationals]} for the values whose text is short;
+    values of binary-input runs have denominators of hundreds of digits and
+    are left out (the generator recomputes them)."""
+    out = {}
+    for k, v in named.items():
+        text = [rational(q) for q in v] if isinstance(v, list) else rational(v)
+        if max(len(t) for t in (text if isinstance(text, list) else [text])) <= limit:
+            out[k] = text
+    return out
+
+
+# ---------------------------------------------------------------- trajectories
+
+
+class Trace:
+    """Records in the order and with the keys the reference emits (ref/
+    trace.c): event, phase, round, client, step, name, value (exact)."""
+
+    def __init__(self):
+        self.records = []
+
+    def emit(self, event, phase, rnd, client, step, name, value):
+        r = {"event": event, "phase": phase}
+        if rnd is not None:
+            r["round"] = rnd
+        if client is not None:
+            r["client"] = client
+        if step is not None:
+            r["step"] = step
+        r["name"] = name
+        r["value"] = list(value)
+        self.records.append(r)
+
+
+def floats(xs):
+    return [float(x) for x in xs]
+
+
+def expected(trace, w=None, v=None):
+    """The "expected" object: final {w, v} and the trajectory, each exact
+    value written as its correctly rounded double."""
+    final = {}
+    if w is not None:
+        final["w"] = floats(w)
+    if v is not None:
+        final["v"] = [floats(vi) for vi in v]
+    traj = [dict(r, value=floats(r["value"])) for r in trace.records]
+    return {"final": final, "trajectory": traj}
+
+
+def _table(exp):
+    t = {}
+    for r in exp["trajectory"]:
+        key = (r["event"], r["phase"], r.get("round"), r.get("client"),
+               r.get("step"), r["name"])
+        t[key] = r["value"]
+    fin = exp.get("final", {})
+    if "w" in fin:
+        t[("final", "final", None, None, None, "w")] = fin["w"]
+    for i, vi in enumerate(fin.get("v", [])):
+        t[("final", "final", None, i, None, "v")] = vi
+    return t
+
+
+def detects(exp, bug_exp, tol, margin=1000.0):
+    """Does a run with the bug fail the vector by a wide margin?  Returns a
+    description of the first difference, or None.  A record the buggy run
+    lacks or adds counts (the checker reports missing records); a number
+    counts when |x − r| > margin · (atol + rtol·|r|)."""
+    a, b = _table(exp), _table(bug_exp)
+    for key, ref in a.items():
+        got = b.get(key)
+        if got is None or len(got) != len(ref):
+            return f"record {key} missing or of another length"
+        for j, (r, x) in enumerate(zip(ref, got)):
+            if not math.isfinite(x) or abs(x - r) > margin * (tol["atol"] + tol["rtol"] * abs(r)):
+                return f"{key}[{j}]: {r!r} -> {x!r}"
+    extra = set(b) - set(a)
+    if extra:
+        return f"extra record {sorted(extra, key=str)[0]}"
+    return None
+
+
+def check_mutants(vid, exp, tol, flags, mutants, run):
+    """Every flag of the vector names at least one mutant, and each mutant
+    (a bug of that class, run through the same exact code) changes an
+    expected quantity by far more than the tolerance.
+    mutants: {flag: [bug, ...]}; run(bugs) -> expected object."""
+    for f in flags:
+        assert mutants.get(f), f"{vid}: flag {f} has no mutant demonstrating it"
+    for f, bugs in mutants.items():
+        assert f in flags, f"{vid}: mutant class {f} not among the flags"
+        for bug in bugs:
+            try:
+                diff = detects(exp, run({bug}), tol)
+            except (OverflowError, ZeroDivisionError):
+                diff = "the buggy run diverges"
+            assert diff is not None, f"{vid}: bug {bug} ({f}) leaves every expected number in tolerance"

@@ -1,0 +1,113 @@
+#!/bin/bash
+# tests/detection/run.sh: does `pflref check` catch realistic bugs?
+#
+#   (a) the correct NumPy candidate (docs/examples/pfl_numpy.py) must pass
+#       every golden vector it supports;
+#   (b) every bug of the catalogue tests/detection/bugs.json, switched on
+#       with --bug NAME, must make `pflref check` report a mismatch (exit 1);
+#   (c) the guide's minimal FedAvg candidate must pass, and its buggy copy
+#       must fail, naming round 0, the server and the quantity w.
+#
+# Builds nothing.  The pflref binary is $PFLREF_CLI (default build/rel/pflref).
+# Exits 0 when every check passed, 1 otherwise, 2 when it cannot start.
+set -u
+PFLREF=${PFLREF_CLI:-}
+case "$PFLREF" in
+    "") ;;
+    /*) ;;
+    */*) PFLREF="$PWD/$PFLREF" ;;                  # relative to the caller
+    *) PFLREF=$(command -v "$PFLREF") || PFLREF=$PFLREF_CLI ;;
+esac
+cd "$(dirname "$0")/../.." || exit 2
+PFLREF=${PFLREF:-build/rel/pflref}
+PY=/usr/bin/python3
+CANDIDATE=docs/examples/pfl_numpy.py
+CATALOGUE=tests/detection/bugs.json
+GOLDEN=golden
+FEDAVG_VECTOR=golden/fedavg/worked-samples.json
+
+if [ ! -x "$PFLREF" ]; then
+    echo "run.sh: no pflref binary at $PFLREF (make build/rel/pflref, or set PFLREF_CLI)" >&2
+    exit 2
+fi
+TMP=$(mktemp -d) || exit 2
+trap 'rm -rf "$TMP"' EXIT
+
+passed=0
+failed=0
+ok()  { passed=$((passed + 1)); echo "ok   $*"; }
+bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+
+# The first divergence of a check report: "<vector id>: <quantity ...>".
+first_divergence() {
+    sed -n 's/^FAIL \([^:]*\): .*first divergence: /\1: /p' "$1" | head -n 1
+}
+
+# ---- (a) the correct candidate passes every vector it supports -------------
+if "$PY" "$CANDIDATE" --all "$GOLDEN" -o "$TMP/correct" 2>"$TMP/correct.err"; then
+    ran=$(find "$TMP/correct" -name '*.json' | wc -l)
+    "$PFLREF" check "$GOLDEN" "$TMP/correct" --min-vectors "$ran" >"$TMP/correct.out" 2>&1
+    rc=$?
+    if [ "$rc" -eq 0 ]; then
+        ok "correct candidate: $(tail -n 1 "$TMP/correct.out")"
+    else
+        bad "correct candidate: pflref check exited $rc"
+        cat "$TMP/correct.out"
+    fi
+else
+    bad "correct candidate: $CANDIDATE failed"
+    cat "$TMP/correct.err"
+fi
+
+# ---- (c) the guide's minimal FedAvg candidate and its buggy copy -----------
+for variant in fedavg_numpy fedavg_numpy_buggy; do
+    out="$TMP/$variant.json"
+    if ! "$PY" "docs/examples/$variant.py" "$FEDAVG_VECTOR" -o "$out" 2>"$TMP/$variant.err"; then
+        bad "$variant.py failed"
+        cat "$TMP/$variant.err"
+        continue
+    fi
+    "$PFLREF" check "$FEDAVG_VECTOR" "$out" >"$TMP/$variant.out" 2>&1
+    rc=$?
+    if [ "$variant" = fedavg_numpy ]; then
+        if [ "$rc" -eq 0 ]; then ok "$variant.py passes $FEDAVG_VECTOR"
+        else bad "$variant.py: pflref check exited $rc, expected 0"; cat "$TMP/$variant.out"; fi
+    elif [ "$rc" -ne 1 ]; then
+        bad "$variant.py: pflref check exited $rc, expected 1"; cat "$TMP/$variant.out"
+    elif grep -q 'first divergence: w (server, round 0)' "$TMP/$variant.out"; then
+        ok "$variant.py caught: $(first_divergence "$TMP/$variant.out")"
+    else
+        bad "$variant.py: the report does not name round 0, the server and w"
+        cat "$TMP/$variant.out"
+    fi
+done
+
+# ---- (b) every catalogued bug is detected ---------------------------------
+bugs=$("$PY" -c 'import json, sys
+for b in json.load(open(sys.argv[1])): print(b["name"])' "$CATALOGUE") || {
+    echo "run.sh: cannot read $CATALOGUE" >&2; exit 2; }
+n_bugs=0
+n_detected=0
+for bug in $bugs; do
+    n_bugs=$((n_bugs + 1))
+    dir="$TMP/bug-$bug"
+    if ! "$PY" "$CANDIDATE" --all "$GOLDEN" -o "$dir" --bug "$bug" 2>"$dir.err"; then
+        failed=$((failed + 1))
+        echo "MISSED $bug: the candidate failed to run ($(tail -n 1 "$dir.err"))"
+        continue
+    fi
+    "$PFLREF" check "$GOLDEN" "$dir" >"$dir.out" 2>&1
+    rc=$?
+    if [ "$rc" -eq 1 ]; then
+        n_detected=$((n_detected + 1))
+        passed=$((passed + 1))
+        echo "detected $bug: $(first_divergence "$dir.out")"
+    else
+        failed=$((failed + 1))
+        echo "MISSED $bug (pflref check exited $rc)"
+    fi
+done
+
+echo "detection: $n_detected/$n_bugs bugs detected"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
