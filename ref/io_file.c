@@ -3,6 +3,8 @@
  * Writing goes to a temporary file in the destination's folder, which is
  * then renamed over the destination, so a reader never sees a partial file
  * and a failed write leaves nothing behind (DESIGN.md, "Errors"). */
+/* realpath() is an X/Open extension in glibc. */
+#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "pflref/io.h"
+
+static pflref_status write_atomic(const char *path, const char *text,
+                                  pflref_error *err);
 
 /* Inputs larger than this are refused before reading (1 GiB). */
 #define MAX_FILE_BYTES ((size_t)1 << 30)
@@ -56,6 +61,33 @@ pflref_status pflref_read_file(const char *path, char **out, size_t *len,
 
 pflref_status pflref_write_file_atomic(const char *path, const char *text,
                                        pflref_error *err)
+{
+    /* Only regular files are (re)written: renaming over a device, a folder
+     * or a socket would replace it.  A symbolic link is followed, so the
+     * file it names is replaced and the link kept. */
+    struct stat sb;
+    char *resolved = NULL;
+    if (stat(path, &sb) == 0) {
+        if (!S_ISREG(sb.st_mode))
+            return pflref_error_set(err, PFLREF_EIO, path,
+                                    "%s exists and is not a regular file; "
+                                    "results are written only to regular "
+                                    "files", path);
+        resolved = realpath(path, NULL);
+        if (resolved == NULL)
+            return pflref_error_set(err, PFLREF_EIO, path,
+                                    "cannot resolve %s: %s", path,
+                                    strerror(errno));
+        path = resolved;
+    }
+    pflref_status st = write_atomic(path, text, err);
+    free(resolved);
+    return st;
+}
+
+/* Write text to a temporary file beside path, then rename it to path. */
+static pflref_status write_atomic(const char *path, const char *text,
+                                  pflref_error *err)
 {
     size_t n = strlen(path);
     char *tmp = malloc(n + 16);

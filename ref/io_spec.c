@@ -160,6 +160,28 @@ static pflref_status read_xy(const json_t *c, const char *where,
     return st;
 }
 
+/* Validate one data set read from `where`; pflref_data_validate names the
+ * model's arrays X, y, a, c, which for test data are X_test and y_test in
+ * the spec, so the path is renamed to the spec's field. */
+static pflref_status validate_data(const pflref_model *m, const pflref_data *D,
+                                   const char *where, int test,
+                                   pflref_error *err)
+{
+    pflref_status st = pflref_data_validate(m, D, where, err);
+    if (st == PFLREF_OK || !test || err == NULL)
+        return st;
+    size_t n = strlen(where);
+    if (strncmp(err->where, where, n) == 0 &&
+        (strncmp(err->where + n, ".X", 2) == 0 ||
+         strncmp(err->where + n, ".y", 2) == 0)) {
+        char path[PFLREF_WHERE_MAX];
+        snprintf(path, sizeof path, "%.*s%.2s_test%s", (int)n, err->where,
+                 err->where + n, err->where + n + 2);
+        snprintf(err->where, sizeof err->where, "%s", path);
+    }
+    return st;
+}
+
 static pflref_status read_client(const json_t *c, const char *where,
                                  const pflref_model *m, pflref_client *cl,
                                  pflref_error *err)
@@ -184,16 +206,20 @@ static pflref_status read_client(const json_t *c, const char *where,
             (st = pflref_json_vector(a, ap, m->d, cl->train.a, err)) ||
             (st = pflref_json_vector(cc, cp, m->d, cl->train.c, err)))
             return st;
-        return PFLREF_OK;
+        return validate_data(m, &cl->train, where, 0, err);
     }
     static const char *const keys[] = {"X", "y", "X_test", "y_test", NULL};
     if ((st = pflref_json_object(c, where, keys, err)))
         return st;
-    if ((st = read_xy(c, where, "X", "y", m, &cl->train, err)))
+    if ((st = read_xy(c, where, "X", "y", m, &cl->train, err)) ||
+        (st = validate_data(m, &cl->train, where, 0, err)))
         return st;
     if (json_object_get(c, "X_test") != NULL ||
-        json_object_get(c, "y_test") != NULL)
-        return read_xy(c, where, "X_test", "y_test", m, &cl->test, err);
+        json_object_get(c, "y_test") != NULL) {
+        if ((st = read_xy(c, where, "X_test", "y_test", m, &cl->test, err)))
+            return st;
+        return validate_data(m, &cl->test, where, 1, err);
+    }
     return PFLREF_OK;
 }
 
@@ -212,6 +238,16 @@ static pflref_status read_clients(const json_t *arr, const char *where,
         char path[PFLREF_WHERE_MAX];
         pflref_json_index_path(path, sizeof path, where, i);
         st = read_client(json_array_get(arr, i), path, m, &p->clients[i], err);
+        /* Test data: every client or none (metrics compare clients). */
+        if (st == PFLREF_OK && i > 0 &&
+            (p->clients[i].test.n > 0) != (p->clients[0].test.n > 0))
+            st = pflref_error_set(err, PFLREF_EINVAL, path,
+                                  "client %zu %s test data but client 0 %s; "
+                                  "give X_test and y_test to every client or "
+                                  "to none", i,
+                                  p->clients[i].test.n > 0 ? "has" : "has no",
+                                  p->clients[0].test.n > 0 ? "has" : "has "
+                                                                     "none");
     }
     if (st != PFLREF_OK) {
         pflref_problem_free(p);

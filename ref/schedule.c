@@ -53,11 +53,8 @@
 #include "pflref/schedule.h"
 
 /* The largest number of sample indices (and so of steps, participations,
- * rounds) a schedule may hold: 2³¹ indices take 16 GiB as size_t, far
- * beyond any run a reference is meant for, so a larger request is taken to
- * be a mistake (steps = 10⁹, say) and refused before anything is
- * allocated. */
-#define MAX_INDICES ((size_t)1 << 31)
+ * rounds) a schedule may hold (schedule.h). */
+#define MAX_INDICES PFLREF_SCHEDULE_MAX_INDICES
 
 const char *pflref_batch_order_name(pflref_batch_order order)
 {

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "suites.h"
 #include "testutil.h"
@@ -65,7 +66,7 @@ static const bad_case BAD[] = {
     {SPEC(MODEL, "\"problem\": {\"clients\": [{\"X\": [[1, 2]], \"y\": [1], \"z\": 1}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].z"},
     {SPEC(MODEL, "\"problem\": {\"clients\": [{\"X\": [[1, 1e400]], \"y\": [1]}]}", ALG, SCHED), PFLREF_EINVAL, ""},
     {SPEC(MODEL, "\"problem\": {\"clients\": [{\"X\": [[1, 2]], \"y\": [1], \"X_test\": [[1, 2]], \"y_test\": [1]},"
-                 " {\"X\": [[1, 2]], \"y\": [1]}]}", ALG, SCHED), PFLREF_EINVAL, "clients[1]"},
+                 " {\"X\": [[1, 2]], \"y\": [1]}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[1]"},
     {SPEC(MODEL, "\"problem\": {\"file\": \"no/such/problem.json\"}", ALG, SCHED), PFLREF_EIO, "problem.file"},
     {SPEC(MODEL, "\"problem\": {\"file\": \"x.json\", \"clients\": []}", ALG, SCHED), PFLREF_EINVAL, "problem"},
     {SPEC(MODEL, "\"problem\": {}", ALG, SCHED), PFLREF_EINVAL, "problem"},
@@ -73,10 +74,11 @@ static const bad_case BAD[] = {
     {SPEC(MODEL, "\"problem\": {\"generator\": {\"kind\": \"tilt\", \"K\": 0}}", ALG, SCHED), PFLREF_EINVAL, "problem.generator.K"},
     {SPEC(MODEL, "\"problem\": {\"generator\": {\"kind\": \"tilt\", \"alpha\": 1}}", ALG, SCHED), PFLREF_EINVAL, "problem.generator.alpha"},
     {SPEC(MODEL, "\"problem\": {\"generator\": 7}", ALG, SCHED), PFLREF_EINVAL, "problem.generator"},
-    {SPEC("\"model\": {\"kind\": \"quadratic\", \"d\": 2}", "\"problem\": {\"clients\": [{\"a\": [1, 0], \"c\": [1, 2]}]}", ALG, SCHED), PFLREF_EINVAL, "clients[0].train.a[1]"},
+    {SPEC("\"model\": {\"kind\": \"quadratic\", \"d\": 2}", "\"problem\": {\"clients\": [{\"a\": [1, 0], \"c\": [1, 2]}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].a[1]"},
     {SPEC("\"model\": {\"kind\": \"quadratic\", \"d\": 2}", "\"problem\": {\"clients\": [{\"a\": [1, 2]}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].c"},
     {SPEC("\"model\": {\"kind\": \"quadratic\", \"d\": 2}", "\"problem\": {\"clients\": [{\"a\": [1, 2], \"c\": [1, 2], \"n\": 0}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].n"},
-    {SPEC("\"model\": {\"kind\": \"softmax\", \"d\": 2, \"k\": 3}", "\"problem\": {\"clients\": [{\"X\": [[1, 2]], \"y\": [3]}]}", ALG, SCHED), PFLREF_EINVAL, "clients[0].train.y[0]"},
+    {SPEC("\"model\": {\"kind\": \"softmax\", \"d\": 2, \"k\": 3}", "\"problem\": {\"clients\": [{\"X\": [[1, 2]], \"y\": [3]}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].y[0]"},
+    {SPEC("\"model\": {\"kind\": \"softmax\", \"d\": 2, \"k\": 3}", "\"problem\": {\"clients\": [{\"X\": [[1, 2]], \"y\": [1], \"X_test\": [[1, 2]], \"y_test\": [2.5]}]}", ALG, SCHED), PFLREF_EINVAL, "problem.clients[0].y_test[0]"},
     /* split */
     {SPECX("\"split\": {\"personal\": [\"W9\"]}"), PFLREF_EINVAL, "split.personal[0]"},
     {SPECX("\"split\": {\"personal\": \"b\"}"), PFLREF_EINVAL, "split.personal"},
@@ -309,6 +311,28 @@ START_TEST(test_atomic_write)
     char *back = tu_read(path);
     ck_assert_str_eq(back, "{\"a\": 1}\n");
     free(back);
+    /* through a symbolic link: the file it names is replaced, the link kept */
+    char link[512];
+    snprintf(link, sizeof link, "%s/link.json", dir);
+    ck_assert_int_eq(symlink(path, link), 0);
+    ck_assert_int_eq(pflref_write_file_atomic(link, "{\"b\": 2}\n", &err),
+                     PFLREF_OK);
+    struct stat sb;
+    ck_assert_int_eq(lstat(link, &sb), 0);
+    ck_assert_msg(S_ISLNK(sb.st_mode), "the link was replaced");
+    back = tu_read(path);
+    ck_assert_str_eq(back, "{\"b\": 2}\n");
+    free(back);
+    /* a FIFO (like a device) is never renamed over */
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(pflref_write_file_atomic(fifo, "{}", &err), PFLREF_EIO);
+    ck_assert_str_eq(err.where, fifo);
+    ck_assert_int_eq(stat(fifo, &sb), 0);
+    ck_assert_msg(S_ISFIFO(sb.st_mode), "the FIFO was replaced");
+    unlink(fifo);
+    unlink(link);
     unlink(path);
     rmdir(dir);
     free(dir);

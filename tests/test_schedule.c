@@ -18,7 +18,7 @@
 #include "pflref/schedule.h"
 #include "suites.h"
 
-#define LIMIT ((size_t)1 << 31)   /* the schedule's size limit (2³¹) */
+#define LIMIT PFLREF_SCHEDULE_MAX_INDICES   /* the schedule's size limit */
 
 /* Recorded gsl_ran_shuffle outputs of 0..n−1 (golden/sampling). */
 static const size_t SHUF5_40[] = {1, 3, 0, 4, 2};
@@ -638,7 +638,7 @@ START_TEST(test_generate_refuses_absurd_sizes)
 {
     const size_t n[] = {2, 2};
     pflref_schedule_config cfg = base_cfg();
-    cfg.T = LIMIT + 1;   /* T·m participations > 2³¹ */
+    cfg.T = LIMIT + 1;   /* T·m participations > the limit */
     EXPECT_ERROR(gen(&cfg, n, 2, err), PFLREF_ENOMEM, "schedule.rounds");
     cfg = base_cfg();
     cfg.train.epochs = 0;
@@ -660,9 +660,9 @@ START_TEST(test_generate_refuses_absurd_sizes)
     cfg = base_cfg();
     cfg.T = (size_t)1 << 16;
     EXPECT_ERROR(gen(&cfg, big, 1, err), PFLREF_ENOMEM, "schedule");
-    /* … and with the post phase tipping it over: (2¹⁵ − 1)·2¹⁶ indices of
-     * training, then 2·2¹⁶ of post: 2³¹ + 2¹⁶ in all. */
-    cfg.T = ((size_t)1 << 15) - 1;
+    /* … and with the post phase tipping it over: (2¹⁰ − 1)·2¹⁶ indices of
+     * training, then 2·2¹⁶ of post: 2²⁶ + 2¹⁶ in all (the limit is 2²⁶). */
+    cfg.T = ((size_t)1 << 10) - 1;
     cfg.has_post = 1;
     cfg.post.epochs = 2;
     EXPECT_ERROR(gen(&cfg, big, 1, err), PFLREF_ENOMEM, "schedule");
@@ -894,9 +894,9 @@ END_TEST
 START_TEST(test_allocators_refuse_bad_arguments)
 {
     ck_assert_msg(pflref_schedule_alloc(LIMIT + 1, 2, 0) == NULL,
-                  "T > 2^31 rounds was accepted");
+                  "T > the limit of rounds was accepted");
     ck_assert_msg(pflref_schedule_alloc(1, LIMIT + 1, 1) == NULL,
-                  "N > 2^31 clients was accepted");
+                  "N > the limit of clients was accepted");
     pflref_batches b;
     EXPECT_ERROR(pflref_batches_alloc(NULL, 1, 1, err), PFLREF_EINVAL, "b");
     EXPECT_ERROR(pflref_batches_alloc(&b, LIMIT + 1, 1, err), PFLREF_ENOMEM,

@@ -37,6 +37,13 @@
 extern "C" {
 #endif
 
+/* The most sample indices (and so steps, participations, rounds) a
+ * schedule may hold: 2²⁶ indices take 512 MiB as size_t, with as much again
+ * for step offsets, far beyond any run a reference is meant for; a larger
+ * request (steps = 10⁹, say) is taken to be a mistake and refused with
+ * PFLREF_ENOMEM before anything is allocated. */
+#define PFLREF_SCHEDULE_MAX_INDICES ((size_t)1 << 26)
+
 typedef struct {
     size_t nsteps;
     size_t *step_off;  /* nsteps + 1 offsets into idx; step_off[0] = 0 */
