@@ -143,77 +143,107 @@ static void print_divergence(const pflref_divergence *d, const char *who)
 
 /* ---- verify ------------------------------------------------------------ */
 
+/* What a .json file holds: 0 not JSON, 1 a golden vector, 2 JSON of
+ * another kind (problem files and specs live beside the vectors). */
+static int classify(const char *text, size_t len)
+{
+    json_t *root = json_loadb(text, len, 0, NULL);
+    if (root == NULL)
+        return 0;
+    json_decref(root);
+    return pflref_golden_is_vector(text, len) ? 1 : 2;
+}
+
+typedef struct {
+    size_t errors, passed, failed, numbers;
+    file_list ids;
+} verify_tally;
+
+/* Verify one file; `named` when the user named it (it must then be a
+ * vector), else found in a folder (other JSON is skipped, broken JSON is
+ * not). */
+static void verify_one(const char *path, int named, verify_tally *t)
+{
+    pflref_error err;
+    pflref_error_clear(&err);
+    char *text;
+    size_t len;
+    if (pflref_read_file(path, &text, &len, &err) != PFLREF_OK) {
+        cli_fail(&err, path);
+        t->errors++;
+        return;
+    }
+    int kind = classify(text, len);
+    if (kind != 1) {
+        if (kind == 0 || named) {
+            fprintf(stderr, "pflref: %s: %s\n", path,
+                    kind == 0 ? "not valid JSON"
+                              : "not a golden vector (" PFLREF_GOLDEN_FORMAT
+                                ")");
+            t->errors++;
+        }
+        free(text);
+        return;
+    }
+    /* Ids are citable names: two vectors may not share one. */
+    char id[128];
+    if (pflref_golden_describe(text, len, id, sizeof id, NULL, 0, &err) ==
+        PFLREF_OK) {
+        for (size_t k = 0; k < t->ids.n; k++)
+            if (strcmp(t->ids.paths[k], id) == 0) {
+                fprintf(stderr, "pflref: %s: id: duplicate id \"%s\"\n", path,
+                        id);
+                t->errors++;
+                free(text);
+                return;
+            }
+        if (add_path(&t->ids, id) != 0)
+            t->errors++;
+    }
+    char dir[4096];
+    folder_of(path, dir, sizeof dir);
+    pflref_golden_report rep;
+    pflref_status st = pflref_golden_verify(text, len, dir, &rep, &err);
+    free(text);
+    if (st != PFLREF_OK) {
+        cli_fail(&err, path);
+        t->errors++;
+        return;
+    }
+    t->numbers += rep.numbers;
+    if (rep.mismatches == 0) {
+        t->passed++;
+        return;
+    }
+    t->failed++;
+    printf("FAIL %s: %zu of %zu quantities differ; first divergence: ",
+           rep.id, rep.mismatches, rep.quantities);
+    print_divergence(&rep.first, "the reference");
+    printf("  replay: pflref verify %s\n", path);
+}
+
 int cli_verify(int argc, char **argv)
 {
     if (argc == 0)
         return cli_usage_error("verify needs a file or folder", NULL);
-    file_list files = {NULL, 0, 0}, ids = {NULL, 0, 0};
-    size_t errors = 0, passed = 0, failed = 0, numbers = 0;
-    for (int i = 0; i < argc; i++)
-        errors += collect(argv[i], &files);
-    for (size_t f = 0; f < files.n; f++) {
-        const char *path = files.paths[f];
-        pflref_error err;
-        pflref_error_clear(&err);
-        char *text;
-        size_t len;
-        if (pflref_read_file(path, &text, &len, &err) != PFLREF_OK) {
-            cli_fail(&err, path);
-            errors++;
-            continue;
-        }
-        if (!pflref_golden_is_vector(text, len)) {
-            free(text);   /* problem files and specs live beside vectors */
-            continue;
-        }
-        /* Ids are citable names: two vectors may not share one. */
-        char id[128];
-        if (pflref_golden_describe(text, len, id, sizeof id, NULL, 0, &err) ==
-                PFLREF_OK) {
-            int dup = 0;
-            for (size_t k = 0; k < ids.n && !dup; k++)
-                dup = strcmp(ids.paths[k], id) == 0;
-            if (dup) {
-                fprintf(stderr, "pflref: %s: id: duplicate id \"%s\"\n", path,
-                        id);
-                errors++;
-                free(text);
-                continue;
-            }
-            if (add_path(&ids, id) != 0)
-                errors++;
-        }
-        char dir[4096];
-        folder_of(path, dir, sizeof dir);
-        pflref_golden_report rep;
-        pflref_status st = pflref_golden_verify(text, len, dir, &rep, &err);
-        free(text);
-        if (st != PFLREF_OK) {
-            cli_fail(&err, path);
-            errors++;
-            continue;
-        }
-        numbers += rep.numbers;
-        if (rep.mismatches == 0) {
-            passed++;
-            continue;
-        }
-        failed++;
-        printf("FAIL %s: %zu of %zu quantities differ; first divergence: ",
-               rep.id, rep.mismatches, rep.quantities);
-        print_divergence(&rep.first, "the reference");
-        printf("  replay: pflref verify %s\n", path);
+    verify_tally t = {0, 0, 0, 0, {NULL, 0, 0}};
+    for (int i = 0; i < argc; i++) {
+        file_list files = {NULL, 0, 0};
+        t.errors += collect(argv[i], &files);
+        const int named = !is_dir(argv[i]);
+        for (size_t f = 0; f < files.n; f++)
+            verify_one(files.paths[f], named, &t);
+        file_list_free(&files);
     }
-    file_list_free(&files);
-    file_list_free(&ids);
+    file_list_free(&t.ids);
     printf("verify: %zu vectors reproduced, %zu failed, %zu malformed or "
-           "not run (%zu numbers compared)\n", passed, failed, errors,
-           numbers);
-    if (errors > 0)
+           "not run (%zu numbers compared)\n", t.passed, t.failed, t.errors,
+           t.numbers);
+    if (t.errors > 0)
         return EXIT_USAGE;
-    if (failed > 0)
+    if (t.failed > 0)
         return EXIT_MISMATCH;
-    if (passed == 0) {
+    if (t.passed == 0) {
         fprintf(stderr, "pflref: verify: no golden vector found\n");
         return EXIT_NOTHING;
     }
@@ -466,6 +496,12 @@ static candidate *read_candidates(const char *path, int folder_mode,
             continue;
         }
         json_t *root = json_loadb(c->text, c->len, 0, NULL);
+        if (root == NULL) {
+            fprintf(stderr, "pflref: %s: not valid JSON\n", files.paths[f]);
+            tally->malformed++;
+            free(c->text);
+            continue;
+        }
         const char *id = json_string_value(json_object_get(root, "id"));
         snprintf(c->id, sizeof c->id, "%s", id ? id : "");
         json_decref(root);
@@ -512,12 +548,16 @@ int cli_check(int argc, char **argv)
             continue;
         }
         char id[128], flags[1024];
-        if (!pflref_golden_is_vector(text, len) ||
-            pflref_golden_describe(text, len, id, sizeof id, flags,
-                                   sizeof flags, &err) != PFLREF_OK) {
-            if (!folder_mode) {   /* a single file must be a vector */
-                fprintf(stderr, "pflref: %s: not a golden vector (%s)\n",
-                        vpath, PFLREF_GOLDEN_FORMAT);
+        int kind = classify(text, len);
+        if (kind != 1 || pflref_golden_describe(text, len, id, sizeof id,
+                                                flags, sizeof flags,
+                                                &err) != PFLREF_OK) {
+            /* a named file must be a vector; broken JSON never passes */
+            if (!is_dir(epath) || kind != 2) {
+                fprintf(stderr, "pflref: %s: %s\n", vpath,
+                        kind == 0 ? "not valid JSON"
+                                  : "not a golden vector (" PFLREF_GOLDEN_FORMAT
+                                    ")");
                 tally.malformed++;
             }
             free(text);

@@ -28,6 +28,36 @@ typedef struct {
     double atol, rtol;
 } tolerance;
 
+/* A vector's tolerances: a default and optional per-quantity ones, keyed by
+ * the quantity's name (names borrowed from the vector's JSON). */
+#define MAX_QUANTITY_TOLS 16
+typedef struct {
+    tolerance all;
+    size_t n;
+    const char *name[MAX_QUANTITY_TOLS];
+    tolerance each[MAX_QUANTITY_TOLS];
+} tolerances;
+
+static tolerance tolerance_for(const tolerances *t, const char *name)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->name[i], name) == 0)
+            return t->each[i];
+    return t->all;
+}
+
+/* Loosen every tolerance in t to at least floor. */
+static void tolerances_floor(tolerances *t, tolerance floor)
+{
+    for (size_t i = 0; i <= t->n; i++) {
+        tolerance *x = i < t->n ? &t->each[i] : &t->all;
+        if (x->atol < floor.atol)
+            x->atol = floor.atol;
+        if (x->rtol < floor.rtol)
+            x->rtol = floor.rtol;
+    }
+}
+
 /* ---- tables ------------------------------------------------------------- */
 
 /* Find the record with the given key, or NULL. */
@@ -203,8 +233,9 @@ static void note_divergence(pflref_golden_report *rep, const pflref_record *key,
  * the same key; `keys` itself when ref is NULL), actual values from `act`. */
 static void compare_tables(const pflref_trajectory *keys,
                            const pflref_trajectory *ref,
-                           const pflref_trajectory *act, const tolerance *tol,
-                           int partial, pflref_golden_report *rep)
+                           const pflref_trajectory *act,
+                           const tolerances *tols, int partial,
+                           pflref_golden_report *rep)
 {
     for (size_t k = 0; k < keys->count; k++) {
         const pflref_record *key = &keys->records[k];
@@ -236,9 +267,10 @@ static void compare_tables(const pflref_trajectory *keys,
             if (u > rep->max_ulp)
                 rep->max_ulp = u;
         }
+        const tolerance tol = tolerance_for(tols, key->name);
         for (size_t j = 0; j < e->len; j++) {
             double r = ev[e->offset + j], x = act->values[a->offset + j];
-            if (!(fabs(x - r) <= tol->atol + tol->rtol * fabs(r))) {
+            if (!(fabs(x - r) <= tol.atol + tol.rtol * fabs(r))) {
                 note_divergence(rep, key, j, r, x, 0);
                 break;
             }
@@ -251,7 +283,7 @@ static void compare_tables(const pflref_trajectory *keys,
 typedef struct {
     json_t *root;
     pflref_spec *spec;
-    tolerance tol;
+    tolerances tol;
     pflref_trajectory expected;   /* strings borrowed from root */
 } vector;
 
@@ -262,27 +294,111 @@ static void vector_free(vector *v)
     json_decref(v->root);
 }
 
-static pflref_status read_tolerance(const json_t *v, tolerance *tol,
-                                    pflref_error *err)
+/* One {atol, rtol, basis} at `where` (more keys allowed when extra). */
+static pflref_status read_one_tolerance(const json_t *v, const char *where,
+                                        int extra, tolerance *tol,
+                                        pflref_error *err)
 {
     static const char *const keys[] = {"atol", "rtol", "basis", NULL};
+    static const char *const keys_extra[] = {"atol", "rtol", "basis",
+                                             "per_quantity", NULL};
+    char ap[PFLREF_WHERE_MAX], rp[PFLREF_WHERE_MAX], bp[PFLREF_WHERE_MAX];
+    pflref_json_key_path(ap, sizeof ap, where, "atol");
+    pflref_json_key_path(rp, sizeof rp, where, "rtol");
+    pflref_json_key_path(bp, sizeof bp, where, "basis");
     json_t *a, *r, *basis;
     const char *b;
     pflref_status st;
-    if ((st = pflref_json_object(v, "tolerance", keys, err)) ||
-        (st = pflref_json_member(v, "tolerance", "atol", 1, &a, err)) ||
-        (st = pflref_json_member(v, "tolerance", "rtol", 1, &r, err)) ||
-        (st = pflref_json_member(v, "tolerance", "basis", 1, &basis, err)) ||
-        (st = pflref_json_real(a, "tolerance.atol", &tol->atol, err)) ||
-        (st = pflref_json_real(r, "tolerance.rtol", &tol->rtol, err)) ||
-        (st = pflref_json_string(basis, "tolerance.basis", &b, err)))
+    if ((st = pflref_json_object(v, where, extra ? keys_extra : keys, err)) ||
+        (st = pflref_json_member(v, where, "atol", 1, &a, err)) ||
+        (st = pflref_json_member(v, where, "rtol", 1, &r, err)) ||
+        (st = pflref_json_member(v, where, "basis", 1, &basis, err)) ||
+        (st = pflref_json_real(a, ap, &tol->atol, err)) ||
+        (st = pflref_json_real(r, rp, &tol->rtol, err)) ||
+        (st = pflref_json_string(basis, bp, &b, err)))
         return st;
     if (tol->atol < 0.0 || tol->rtol < 0.0)
-        return pflref_error_set(err, PFLREF_EINVAL, "tolerance",
+        return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "atol and rtol must be >= 0");
     if (b[0] == '\0')
-        return pflref_error_set(err, PFLREF_EINVAL, "tolerance.basis",
+        return pflref_error_set(err, PFLREF_EINVAL, bp,
                                 "say why the tolerance is what it is");
+    return PFLREF_OK;
+}
+
+/* "tolerance": {atol, rtol, basis} for every quantity, and optionally
+ * "per_quantity": {"<name>": {atol, rtol, basis}, ...} for some. */
+static pflref_status read_tolerance(const json_t *v, tolerances *t,
+                                    pflref_error *err)
+{
+    memset(t, 0, sizeof *t);
+    pflref_status st = read_one_tolerance(v, "tolerance", 1, &t->all, err);
+    const json_t *per = json_object_get(v, "per_quantity");
+    if (st != PFLREF_OK || per == NULL)
+        return st;
+    if (!json_is_object(per))
+        return pflref_error_set(err, PFLREF_EINVAL, "tolerance.per_quantity",
+                                "expected an object of tolerances by "
+                                "quantity name");
+    const char *name;
+    json_t *q;
+    json_object_foreach((json_t *)per, name, q) {
+        char where[PFLREF_WHERE_MAX];
+        pflref_json_key_path(where, sizeof where, "tolerance.per_quantity",
+                             name);
+        if (t->n == MAX_QUANTITY_TOLS)
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "at most %d per-quantity tolerances",
+                                    MAX_QUANTITY_TOLS);
+        if ((st = read_one_tolerance(q, where, 0, &t->each[t->n], err)))
+            return st;
+        t->name[t->n++] = name;
+    }
+    return PFLREF_OK;
+}
+
+/* Provenance kinds (DESIGN.md, "Golden vectors" 7). */
+static const char *const PROVENANCE[] = {"hand", "closed_form", "enumeration",
+                                         "independent", "self", NULL};
+
+/* title, provenance {kind, ...}, flags [strings]; a "self" vector must
+ * carry the flag regression-only. */
+static pflref_status read_metadata(const json_t *root, pflref_error *err)
+{
+    json_t *title, *prov, *kind_v, *flags;
+    const char *kind, *t;
+    size_t nf;
+    pflref_status st;
+    if ((st = pflref_json_member(root, "", "title", 1, &title, err)) ||
+        (st = pflref_json_string(title, "title", &t, err)) ||
+        (st = pflref_json_member(root, "", "provenance", 1, &prov, err)) ||
+        (st = pflref_json_member(prov, "provenance", "kind", 1, &kind_v,
+                                 err)) ||
+        (st = pflref_json_string(kind_v, "provenance.kind", &kind, err)) ||
+        (st = pflref_json_member(root, "", "flags", 1, &flags, err)) ||
+        (st = pflref_json_array(flags, "flags", 0, &nf, err)))
+        return st;
+    int known = 0;
+    for (size_t i = 0; PROVENANCE[i] != NULL; i++)
+        known |= strcmp(PROVENANCE[i], kind) == 0;
+    if (!known)
+        return pflref_error_set(err, PFLREF_EINVAL, "provenance.kind",
+                                "unknown provenance \"%s\" (known: hand, "
+                                "closed_form, enumeration, independent, self)",
+                                kind);
+    int regression_only = 0;
+    for (size_t i = 0; i < nf; i++) {
+        char path[PFLREF_WHERE_MAX];
+        const char *f;
+        pflref_json_index_path(path, sizeof path, "flags", i);
+        if ((st = pflref_json_string(json_array_get(flags, i), path, &f, err)))
+            return st;
+        regression_only |= strcmp(f, "regression-only") == 0;
+    }
+    if (strcmp(kind, "self") == 0 && !regression_only)
+        return pflref_error_set(err, PFLREF_EINVAL, "flags",
+                                "a vector whose provenance is \"self\" is "
+                                "regression-only and must carry that flag");
     return PFLREF_OK;
 }
 
@@ -301,7 +417,7 @@ static pflref_status read_vector(const char *text, size_t len,
     pflref_status st = pflref_json_parse(text, len, "", &v->root, err);
     if (st != PFLREF_OK)
         return st;
-    json_t *fmt, *id, *spec_v, *tol_v, *exp_v, *hash_v, *flags;
+    json_t *fmt, *id, *spec_v, *tol_v, *exp_v, *hash_v;
     const char *f, *ids;
     if ((st = pflref_json_object(v->root, "", keys, err)) ||
         (st = pflref_json_member(v->root, "", "format", 1, &fmt, err)) ||
@@ -316,14 +432,11 @@ static pflref_status read_vector(const char *text, size_t len,
         (st = pflref_json_member(v->root, "", "spec", 1, &spec_v, err)) ||
         (st = pflref_json_member(v->root, "", "tolerance", 1, &tol_v, err)) ||
         (st = pflref_json_member(v->root, "", "expected", 1, &exp_v, err)) ||
+        (st = read_metadata(v->root, err)) ||
         (st = read_tolerance(tol_v, &v->tol, err)) ||
         (st = pflref_json_object(exp_v, "expected", ekeys, err)))
         return st;
     snprintf(rep->id, sizeof rep->id, "%s", ids);
-    flags = json_object_get(v->root, "flags");
-    size_t nf;
-    if (flags != NULL && (st = pflref_json_array(flags, "flags", 0, &nf, err)))
-        return st;
     /* The stored hash must be the hash of the spec as it stands: inputs
      * edited without regenerating the vector are caught here. */
     hash_v = json_object_get(v->root, "hash");
@@ -490,6 +603,53 @@ static int load_from_candidate(void *ctx, const char *what, long round,
     return 1;
 }
 
+/* Parse a candidate result into a table (paths relative to its root). */
+static pflref_status read_candidate(const char *text, size_t len,
+                                    const pflref_check_options *opt,
+                                    json_t **root, pflref_trajectory *cand,
+                                    pflref_golden_report *rep,
+                                    pflref_error *err)
+{
+    static const char *const keys[] = {"format", "id", "final", "trajectory",
+                                       "outcome", "meta", "name", "algorithm",
+                                       "model", "problem", "init", "w0",
+                                       "schedule_config", "schedule",
+                                       "metrics", "build", NULL};
+    pflref_status st = pflref_json_parse(text, len, "", root, err);
+    if (st != PFLREF_OK)
+        return st;
+    const json_t *fmt = json_object_get(*root, "format");
+    if ((st = pflref_json_object(*root, "", keys, err)))
+        return st;
+    if (!json_is_string(fmt) ||
+        strcmp(json_string_value(fmt), PFLREF_RESULT_FORMAT) != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "format",
+                                "a candidate result has \"format\": \"%s\"",
+                                PFLREF_RESULT_FORMAT);
+    const char *cid = json_string_value(json_object_get(*root, "id"));
+    if (opt->same_id && cid != NULL && strcmp(cid, rep->id) != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "id",
+                                "the candidate is for vector \"%s\", not "
+                                "\"%s\"", cid, rep->id);
+    if ((st = table_from_json(*root, "", cand, err)))
+        return st;
+    /* A candidate may declare its outcome: {"class": "ok" | "diverged" |
+     * "invalid", ...}; every vector so far expects "ok". */
+    const json_t *outcome = json_object_get(*root, "outcome");
+    if (outcome != NULL) {
+        const char *cls = json_string_value(json_object_get(outcome, "class"));
+        if (!json_is_object(outcome) || cls == NULL)
+            return pflref_error_set(err, PFLREF_EINVAL, "outcome",
+                                    "outcome is an object with a string "
+                                    "\"class\"");
+        if (strcmp(cls, "ok") != 0) {
+            rep->wrong_outcome = 1;
+            snprintf(rep->outcome, sizeof rep->outcome, "%s", cls);
+        }
+    }
+    return PFLREF_OK;
+}
+
 pflref_status pflref_golden_check(const char *expected, size_t expected_len,
                                   const char *base_dir, const char *candidate,
                                   size_t candidate_len,
@@ -497,11 +657,6 @@ pflref_status pflref_golden_check(const char *expected, size_t expected_len,
                                   pflref_golden_report *rep,
                                   pflref_error *err)
 {
-    static const char *const ckeys[] = {"format", "id", "final", "trajectory",
-                                        "outcome", "meta", "name", "algorithm",
-                                        "model", "problem", "init", "w0",
-                                        "schedule_config", "schedule",
-                                        "metrics", "build", NULL};
     vector v;
     pflref_status st = read_vector(expected, expected_len, base_dir, &v, rep,
                                    err);
@@ -520,52 +675,19 @@ pflref_status pflref_golden_check(const char *expected, size_t expected_len,
     const tolerance floor_tol = opt->precision == PFLREF_PRECISION_FP32
                                     ? (tolerance){1e-5, 1e-4}
                                     : (tolerance){1e-13, 1e-11};
-    tolerance tol = v.tol;
-    if (tol.atol < floor_tol.atol)
-        tol.atol = floor_tol.atol;
-    if (tol.rtol < floor_tol.rtol)
-        tol.rtol = floor_tol.rtol;
+    tolerances tol = v.tol;
+    tolerances_floor(&tol, floor_tol);
 
     json_t *croot = NULL;
     pflref_trajectory cand, ref;
     pflref_trajectory_init(&cand, PFLREF_RECORD_STEP);
     pflref_trajectory_init(&ref, PFLREF_RECORD_STEP);
-    st = pflref_json_parse(candidate, candidate_len, "candidate", &croot, err);
-    json_t *fmt = json_object_get(croot, "format");
-    if (st == PFLREF_OK)
-        st = pflref_json_object(croot, "candidate", ckeys, err);
-    if (st == PFLREF_OK &&
-        (!json_is_string(fmt) ||
-         strcmp(json_string_value(fmt), PFLREF_RESULT_FORMAT) != 0))
-        st = pflref_error_set(err, PFLREF_EINVAL, "candidate:format",
-                              "a candidate result has \"format\": \"%s\"",
-                              PFLREF_RESULT_FORMAT);
-    const char *cid = json_string_value(json_object_get(croot, "id"));
-    if (st == PFLREF_OK && opt->same_id && cid != NULL &&
-        strcmp(cid, rep->id) != 0)
-        st = pflref_error_set(err, PFLREF_EINVAL, "candidate:id",
-                              "the candidate is for vector \"%s\", not "
-                              "\"%s\"", cid, rep->id);
-    if (st == PFLREF_OK) {
-        st = table_from_json(croot, "", &cand, err);
-        if (st != PFLREF_OK && err != NULL) {
-            char path[PFLREF_WHERE_MAX];
-            snprintf(path, sizeof path, "candidate:%s", err->where);
-            snprintf(err->where, sizeof err->where, "%s", path);
-        }
-    }
-    /* A candidate may declare its outcome: {"class": "ok" | "diverged" |
-     * "invalid", ...}; every vector so far expects "ok". */
-    const json_t *outcome = json_object_get(croot, "outcome");
-    if (st == PFLREF_OK && outcome != NULL) {
-        const char *cls = json_string_value(json_object_get(outcome, "class"));
-        if (cls == NULL)
-            st = pflref_error_set(err, PFLREF_EINVAL, "candidate:outcome",
-                                  "outcome needs a string \"class\"");
-        else if (strcmp(cls, "ok") != 0) {
-            rep->wrong_outcome = 1;
-            snprintf(rep->outcome, sizeof rep->outcome, "%s", cls);
-        }
+    st = read_candidate(candidate, candidate_len, opt, &croot, &cand, rep,
+                        err);
+    if (st != PFLREF_OK && err != NULL) {
+        char path[PFLREF_WHERE_MAX];
+        snprintf(path, sizeof path, "candidate:%s", err->where);
+        snprintf(err->where, sizeof err->where, "%s", path);
     }
     if (st == PFLREF_OK && rep->wrong_outcome) {
         pflref_trajectory_free(&cand);

@@ -115,7 +115,7 @@ END_TEST
 START_TEST(test_hash_mismatch_rejected)
 {
     const char *text =
-        "{\"format\": \"pflref-golden/1\", \"id\": \"t/hash\", \"hash\": \"sha256:00\","
+        "{\"format\": \"pflref-golden/1\", \"id\": \"t/hash\", \"hash\": \"sha256:00\", \"title\": \"a test vector\", \"provenance\": {\"kind\": \"hand\"}, \"flags\": [],"
         " \"spec\": {\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
         "   \"problem\": {\"clients\": [{\"a\": [1], \"c\": [2]}]},"
         "   \"algorithm\": {\"name\": \"local\", \"hyperparameters\": {\"eta\": 0.5}},"
@@ -132,7 +132,7 @@ END_TEST
 
 /* A one-quadratic vector: v ← v − ½(v − 2) from 0 gives exactly 1. */
 static const char VEC[] =
-    "{\"format\": \"pflref-golden/1\", \"id\": \"t/one\","
+    "{\"format\": \"pflref-golden/1\", \"id\": \"t/one\", \"title\": \"a test vector\", \"provenance\": {\"kind\": \"hand\"}, \"flags\": [],"
     " \"spec\": {\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
     "   \"problem\": {\"clients\": [{\"a\": [1], \"c\": [2]}]},"
     "   \"algorithm\": {\"name\": \"local\", \"hyperparameters\": {\"eta\": 0.5}},"
@@ -233,7 +233,7 @@ END_TEST
 START_TEST(test_resync)
 {
     const char *vec =
-        "{\"format\": \"pflref-golden/1\", \"id\": \"t/two\","
+        "{\"format\": \"pflref-golden/1\", \"id\": \"t/two\", \"title\": \"a test vector\", \"provenance\": {\"kind\": \"hand\"}, \"flags\": [],"
         " \"spec\": {\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
         "   \"problem\": {\"clients\": [{\"a\": [1], \"c\": [2]}]},"
         "   \"algorithm\": {\"name\": \"local\", \"hyperparameters\": {\"eta\": 0.5}},"
@@ -263,6 +263,45 @@ START_TEST(test_resync)
 }
 END_TEST
 
+/* Per-quantity tolerance: v may differ by 1e-3 while the default is exact;
+ * provenance must be a known kind, and "self" needs regression-only. */
+START_TEST(test_vector_metadata_and_tolerances)
+{
+    const char *head =
+        "{\"format\": \"pflref-golden/1\", \"id\": \"t/tol\", \"title\": \"t\","
+        " \"provenance\": {\"kind\": \"%s\"}, \"flags\": [%s],"
+        " \"spec\": {\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+        "   \"problem\": {\"clients\": [{\"a\": [1], \"c\": [2]}]},"
+        "   \"algorithm\": {\"name\": \"local\", \"hyperparameters\": {\"eta\": 0.5}},"
+        "   \"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"batches\": [[[0]]]}]}},"
+        " \"tolerance\": {\"atol\": 0, \"rtol\": 0, \"basis\": \"exact\","
+        "   \"per_quantity\": {\"v\": {\"atol\": 1e-3, \"rtol\": 0, \"basis\": \"planted\"}}},"
+        " \"expected\": {\"final\": {\"v\": [[1.0005]]}}}";
+    char text[2048];
+    pflref_golden_report rep;
+    pflref_error err;
+    snprintf(text, sizeof text, head, "hand", "");
+    ck_assert_int_eq(pflref_golden_verify(text, strlen(text), NULL, &rep, &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(rep.mismatches, 0);   /* |1 − 1.0005| ≤ 1e-3 for v */
+    snprintf(text, sizeof text, head, "guess", "");
+    ck_assert_int_eq(pflref_golden_verify(text, strlen(text), NULL, &rep, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "provenance.kind");
+    snprintf(text, sizeof text, head, "self", "");
+    ck_assert_int_eq(pflref_golden_verify(text, strlen(text), NULL, &rep, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "flags");
+    snprintf(text, sizeof text, head, "self", "\"regression-only\"");
+    ck_assert_int_eq(pflref_golden_verify(text, strlen(text), NULL, &rep, &err),
+                     PFLREF_OK);
+    snprintf(text, sizeof text, head, "hand", "3");
+    ck_assert_int_eq(pflref_golden_verify(text, strlen(text), NULL, &rep, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "flags[0]");
+}
+END_TEST
+
 /* Malformed inputs name their side. */
 START_TEST(test_malformed)
 {
@@ -283,7 +322,7 @@ START_TEST(test_malformed)
     const char *unknown = "{\"format\": \"pflref-result/1\", \"extra\": 1}";
     ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, unknown,
                                          strlen(unknown), &OPT0, &rep, &err), PFLREF_EINVAL);
-    ck_assert_str_eq(err.where, "candidate.extra");
+    ck_assert_str_eq(err.where, "candidate:extra");
     char id[64], flags[64];
     ck_assert_int_eq(pflref_golden_describe(VEC, strlen(VEC), id, sizeof id, flags,
                                             sizeof flags, &err), PFLREF_OK);
@@ -308,6 +347,7 @@ Suite *golden_suite(void)
     tcase_add_test(tc, test_precision_and_missing);
     tcase_add_test(tc, test_resync);
     tcase_add_test(tc, test_malformed);
+    tcase_add_test(tc, test_vector_metadata_and_tolerances);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,4 +1,5 @@
-/* pflref/golden.h: golden vectors (format pflref-golden/1, docs/golden.md)
+/* pflref/golden.h: golden vectors (format pflref-golden/1: docs/formats.md,
+ * docs/schema/golden.schema.json, golden/README.md)
  * and the comparison of a run against them.
  *
  * A golden vector is a spec with every random choice explicit, the content

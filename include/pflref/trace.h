@@ -28,7 +28,8 @@ typedef enum {
 
 typedef struct {
     pflref_event_kind kind;
-    const char *phase;     /* "train" or "post"                              */
+    const char *phase;     /* "train" (the rounds), the name of the phase
+                              after training ("finetune"), or "final"     */
     long round;            /* t, 0-based; −1 when not in a round             */
     long client;           /* i, 0-based; −1 for server-side events          */
     long step;             /* local step s, 1-based after the step; 0 for
