@@ -30,8 +30,7 @@
  *                 interval(i): mask = 2^b − 1, the smallest such ≥ i; draw
  *                 raw & mask until the value is ≤ i.  N − 1 bounded draws
  *                 (each accepted with probability > 1/2) whatever m is.
- *                 chosen = drawn sorted ascending (insertion sort: m is the
- *                 number of clients in one round).
+ *                 chosen = drawn sorted ascending.
  *
  * Deviations from the header's one-line summary, on purpose:
  *   a) m = N: the gsl sampler takes every client without drawing (what
@@ -142,16 +141,17 @@ static unsigned long numpy_interval(gsl_rng *r, unsigned long max)
     return value;
 }
 
-/* Ascending insertion sort of x[0..m−1] (m is one round's participants). */
+static int size_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Ascending sort of x[0..m−1].  The ids are distinct, so the order is
+ * unique whatever qsort's algorithm; O(m log m) even for m = N large. */
 static void sort_ascending(size_t *x, size_t m)
 {
-    for (size_t i = 1; i < m; i++) {
-        size_t v = x[i];
-        size_t k = i;
-        for (; k > 0 && x[k - 1] > v; k--)
-            x[k] = x[k - 1];
-        x[k] = v;
-    }
+    qsort(x, m, sizeof *x, size_cmp);
 }
 
 pflref_status pflref_sampler_choose(pflref_sampler *s, unsigned long seed,
