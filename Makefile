@@ -127,7 +127,7 @@ check-blas: $(B)/rel/pflref
 	@echo "check-blas: GSL binds cblas_* to OpenBLAS"
 
 COV_LINE   ?= 90
-COV_BRANCH ?= 60
+COV_BRANCH ?= 75
 coverage: deps
 	@$(MAKE) -s --no-print-directory $(B)/cov/pflref $(B)/cov/tests/run
 	@find $(B)/cov -name '*.gcda' -delete
