@@ -377,6 +377,27 @@ static void check_pair(const char *vpath, const char *vtext, size_t vlen,
                             json_integer(rep.max_ulp > (uint64_t)INT64_MAX
                                              ? INT64_MAX
                                              : (json_int_t)rep.max_ulp));
+        json_t *names = json_array();
+        for (size_t k = 0; k < rep.n_names; k++) {
+            const pflref_quantity_stats *q = &rep.by_name[k];
+            json_t *qo = json_object();
+            json_object_set_new(qo, "name", json_string(q->name));
+            json_object_set_new(qo, "quantities",
+                                json_integer((json_int_t)q->quantities));
+            json_object_set_new(qo, "numbers",
+                                json_integer((json_int_t)q->numbers));
+            json_object_set_new(qo, "mismatches",
+                                json_integer((json_int_t)q->mismatches));
+            json_object_set_new(qo, "max_abs_err", json_real(q->max_abs_err));
+            json_object_set_new(qo, "max_rel_err", json_real(q->max_rel_err));
+            json_object_set_new(qo, "min_lre", json_real(q->min_lre));
+            json_object_set_new(qo, "max_ulp",
+                                json_integer(q->max_ulp > (uint64_t)INT64_MAX
+                                                 ? INT64_MAX
+                                                 : (json_int_t)q->max_ulp));
+            json_array_append_new(names, qo);
+        }
+        json_object_set_new(entry, "by_quantity", names);
         if (rep.diverged) {
             json_object_set_new(entry, "first_divergence",
                                 divergence_json(&rep.first));
@@ -411,6 +432,14 @@ static void check_pair(const char *vpath, const char *vtext, size_t vlen,
                        rep.max_abs_err, rep.max_rel_err, rep.min_lre);
             printf("; first divergence: ");
             print_divergence(&rep.first, "the candidate");
+            for (size_t k = 0; k < rep.n_names; k++) {
+                const pflref_quantity_stats *q = &rep.by_name[k];
+                printf("  %-10s %zu of %zu differ; max abs err %.3g, max rel "
+                       "err %.3g, %.2f correct digits, max %llu ulp\n",
+                       q->name, q->mismatches, q->quantities, q->max_abs_err,
+                       q->max_rel_err, q->min_lre,
+                       (unsigned long long)q->max_ulp);
+            }
             if (o->cmp.resync)
                 for (size_t k = 1; k < rep.n_listed; k++) {
                     printf("  also: ");

@@ -229,6 +229,47 @@ static void note_divergence(pflref_golden_report *rep, const pflref_record *key,
         rep->listed[rep->n_listed++] = d;
 }
 
+/* The statistics slot of quantity `name` (a fresh one on first sight), or
+ * NULL when every slot is taken. */
+static pflref_quantity_stats *stats_for(pflref_golden_report *rep,
+                                        const char *name)
+{
+    for (size_t i = 0; i < rep->n_names; i++)
+        if (strcmp(rep->by_name[i].name, name) == 0)
+            return &rep->by_name[i];
+    if (rep->n_names == PFLREF_MAX_QUANTITY_NAMES)
+        return NULL;
+    pflref_quantity_stats *q = &rep->by_name[rep->n_names++];
+    memset(q, 0, sizeof *q);
+    snprintf(q->name, sizeof q->name, "%s", name);
+    q->min_lre = PFLREF_LRE_CAP;
+    return q;
+}
+
+/* Fold one compared number into the totals and the quantity's slot. */
+static void note_number(pflref_golden_report *rep, pflref_quantity_stats *q,
+                        double x, double r)
+{
+    double d = fabs(x - r);
+    double rel = r != 0.0 ? d / fabs(r) : 0.0;
+    double digits = lre(x, r);
+    uint64_t u = ulp_distance(x, r);
+    if (isnan(d))
+        d = rel = INFINITY;
+    rep->numbers++;
+    rep->max_abs_err = d > rep->max_abs_err ? d : rep->max_abs_err;
+    rep->max_rel_err = rel > rep->max_rel_err ? rel : rep->max_rel_err;
+    rep->min_lre = digits < rep->min_lre ? digits : rep->min_lre;
+    rep->max_ulp = u > rep->max_ulp ? u : rep->max_ulp;
+    if (q == NULL)
+        return;
+    q->numbers++;
+    q->max_abs_err = d > q->max_abs_err ? d : q->max_abs_err;
+    q->max_rel_err = rel > q->max_rel_err ? rel : q->max_rel_err;
+    q->min_lre = digits < q->min_lre ? digits : q->min_lre;
+    q->max_ulp = u > q->max_ulp ? u : q->max_ulp;
+}
+
 /* For every record of `keys`: expected values from `ref` (the record with
  * the same key; `keys` itself when ref is NULL), actual values from `act`. */
 static void compare_tables(const pflref_trajectory *keys,
@@ -246,31 +287,25 @@ static void compare_tables(const pflref_trajectory *keys,
             rep->skipped++;
             continue;
         }
+        pflref_quantity_stats *q = stats_for(rep, key->name);
         rep->quantities++;
+        if (q != NULL)
+            q->quantities++;
         if (e == NULL || a == NULL || a->len != e->len) {
             rep->missing++;
+            if (q != NULL)
+                q->mismatches++;
             note_divergence(rep, key, 0, e ? ev[e->offset] : NAN, NAN, 1);
             continue;
         }
-        for (size_t j = 0; j < e->len; j++) {
-            double r = ev[e->offset + j], x = act->values[a->offset + j];
-            double d = fabs(x - r);
-            rep->numbers++;
-            if (!(d <= rep->max_abs_err))
-                rep->max_abs_err = isnan(d) ? INFINITY : d;
-            if (r != 0.0 && !(d / fabs(r) <= rep->max_rel_err))
-                rep->max_rel_err = isnan(d) ? INFINITY : d / fabs(r);
-            double digits = lre(x, r);
-            if (digits < rep->min_lre)
-                rep->min_lre = digits;
-            uint64_t u = ulp_distance(x, r);
-            if (u > rep->max_ulp)
-                rep->max_ulp = u;
-        }
+        for (size_t j = 0; j < e->len; j++)
+            note_number(rep, q, act->values[a->offset + j], ev[e->offset + j]);
         const tolerance tol = tolerance_for(tols, key->name);
         for (size_t j = 0; j < e->len; j++) {
             double r = ev[e->offset + j], x = act->values[a->offset + j];
             if (!(fabs(x - r) <= tol.atol + tol.rtol * fabs(r))) {
+                if (q != NULL)
+                    q->mismatches++;
                 note_divergence(rep, key, j, r, x, 0);
                 break;
             }

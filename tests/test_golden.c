@@ -174,6 +174,11 @@ START_TEST(test_digits_and_ulps)
     /* −log10(2⁻⁵² / 1.5) = 15.83 */
     ck_assert_double_eq_tol(rep.min_lre, -log10(ldexp(1.0, -52) / 1.5), 1e-12);
     ck_assert_double_eq(rep.max_abs_err, ldexp(1.0, -52));
+    /* one name, "v": 2 step records and the final state */
+    ck_assert_int_eq(rep.n_names, 1);
+    ck_assert_str_eq(rep.by_name[0].name, "v");
+    ck_assert_int_eq(rep.by_name[0].quantities, 3);
+    ck_assert_uint_eq(rep.by_name[0].max_ulp, 1);
 }
 END_TEST
 

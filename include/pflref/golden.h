@@ -48,8 +48,23 @@ typedef struct {
                                    one of another length) */
 } pflref_divergence;
 
+/* Digits per quantity name ("w", "w_local", "theta", ...). */
+typedef struct {
+    char name[32];
+    size_t quantities, numbers, mismatches;
+    double max_abs_err, max_rel_err, min_lre;
+    uint64_t max_ulp;
+} pflref_quantity_stats;
+
+#define PFLREF_MAX_QUANTITY_NAMES 16
+
 typedef struct {
     char id[128];
+    /* The same statistics for each quantity name, in order of first
+     * appearance (names beyond PFLREF_MAX_QUANTITY_NAMES count in the
+     * totals only). */
+    size_t n_names;
+    pflref_quantity_stats by_name[PFLREF_MAX_QUANTITY_NAMES];
     size_t quantities;     /* expected quantities (vectors) compared      */
     size_t numbers;        /* expected numbers compared                   */
     size_t mismatches;     /* quantities out of tolerance or missing      */
