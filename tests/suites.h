@@ -4,24 +4,19 @@
 
 #include <check.h>
 
-/* Suites land one by one during development. */
-#define PFLREF_WEAK __attribute__((weak))
-
-Suite *status_suite(void) PFLREF_WEAK;
-Suite *model_suite(void) PFLREF_WEAK;
-Suite *problem_suite(void) PFLREF_WEAK;
-Suite *sampler_suite(void) PFLREF_WEAK;
-Suite *schedule_suite(void) PFLREF_WEAK;
-Suite *metrics_suite(void) PFLREF_WEAK;
-Suite *generate_suite(void) PFLREF_WEAK;
-Suite *trace_suite(void) PFLREF_WEAK;
-Suite *params_suite(void) PFLREF_WEAK;
-Suite *fedavg_suite(void) PFLREF_WEAK;
-Suite *local_only_suite(void) PFLREF_WEAK;
-Suite *finetune_suite(void) PFLREF_WEAK;
-Suite *io_suite(void) PFLREF_WEAK;
-Suite *cli_suite(void) PFLREF_WEAK;
-Suite *seed000_suite(void) PFLREF_WEAK;
-Suite *golden_suite(void) PFLREF_WEAK;
+Suite *core_suite(void);
+Suite *model_suite(void);
+Suite *problem_suite(void);
+Suite *sampler_suite(void);
+Suite *schedule_suite(void);
+Suite *metrics_suite(void);
+Suite *generate_suite(void);
+Suite *fedavg_suite(void);
+Suite *local_only_suite(void);
+Suite *finetune_suite(void);
+Suite *io_suite(void);
+Suite *cli_suite(void);
+Suite *seed000_suite(void);
+Suite *golden_suite(void);
 
 #endif

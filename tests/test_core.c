@@ -247,7 +247,7 @@ START_TEST(test_run_arguments)
 }
 END_TEST
 
-Suite *status_suite(void)
+Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
     TCase *tc = tcase_create("core");
