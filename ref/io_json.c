@@ -249,6 +249,33 @@ pflref_status pflref_json_opt_size(const json_t *obj, const char *where,
     return pflref_json_size(v, path, lo, hi, out, err);
 }
 
+pflref_status pflref_json_opt_enum(const json_t *obj, const char *where,
+                                   const char *key, const char *const *names,
+                                   int def, int *out, pflref_error *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    *out = def;
+    if (v == NULL)
+        return PFLREF_OK;
+    char path[PFLREF_WHERE_MAX];
+    pflref_json_key_path(path, sizeof path, where, key);
+    const char *s = NULL;
+    pflref_status st = pflref_json_string(v, path, &s, err);
+    if (st != PFLREF_OK)
+        return st;
+    char known[PFLREF_MESSAGE_MAX / 2] = "";
+    for (int i = 0; names[i] != NULL; i++) {
+        if (strcmp(names[i], s) == 0) {
+            *out = i;
+            return PFLREF_OK;
+        }
+        strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
+        strncat(known, names[i], sizeof known - strlen(known) - 1);
+    }
+    return pflref_error_set(err, PFLREF_EINVAL, path,
+                            "unknown %s \"%s\" (known: %s)", key, s, known);
+}
+
 pflref_status pflref_json_parse(const char *text, size_t len, const char *what,
                                 json_t **out, pflref_error *err)
 {

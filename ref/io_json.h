@@ -66,6 +66,12 @@ pflref_status pflref_json_opt_size(const json_t *obj, const char *where,
                                    const char *key, size_t lo, size_t hi,
                                    size_t def, size_t *out, pflref_error *err);
 
+/* Optional member `key`: one of the strings names[0..] (NULL-terminated);
+ * *out gets its index, or def when the member is absent. */
+pflref_status pflref_json_opt_enum(const json_t *obj, const char *where,
+                                   const char *key, const char *const *names,
+                                   int def, int *out, pflref_error *err);
+
 /* Parse text strictly (duplicate keys rejected); syntax errors give
  * "line L, column C: …" and where = `what`. */
 pflref_status pflref_json_parse(const char *text, size_t len, const char *what,

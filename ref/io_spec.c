@@ -701,6 +701,21 @@ static pflref_status read_batches(const json_t *v, const char *where,
     return st;
 }
 
+/* "post" is present exactly when the algorithm has a phase after training. */
+static pflref_status check_post(const json_t *post, const pflref_spec *spec,
+                                pflref_error *err)
+{
+    if (post != NULL && !spec->algorithm->needs_post)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
+                                "%s has no post-training phase",
+                                spec->algorithm->name);
+    if (post == NULL && spec->algorithm->needs_post)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
+                                "%s needs the post-training phase's work "
+                                "(\"post\")", spec->algorithm->name);
+    return PFLREF_OK;
+}
+
 static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
                                          pflref_error *err)
 {
@@ -714,14 +729,8 @@ static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
         (st = pflref_json_array(rounds, "schedule.rounds", 0, &T, err)))
         return st;
     json_t *post = json_object_get(v, "post");
-    if (post != NULL && !spec->algorithm->needs_post)
-        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
-                                "%s has no post-training phase",
-                                spec->algorithm->name);
-    if (post == NULL && spec->algorithm->needs_post)
-        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
-                                "%s needs the post-training phase's batches",
-                                spec->algorithm->name);
+    if ((st = check_post(post, spec, err)))
+        return st;
     spec->schedule = pflref_schedule_alloc(T, N, post != NULL);
     if (spec->schedule == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
@@ -819,41 +828,20 @@ static pflref_status read_generated_schedule(const json_t *v,
         return st;
     c->client_seed = seed;
     c->batch_seed = bseed;
-    json_t *sampler_v = json_object_get(v, "sampler");
-    c->sampler = PFLREF_SAMPLER_GSL;
-    if (sampler_v != NULL) {
-        const char *s;
-        if ((st = pflref_json_string(sampler_v, "schedule.sampler", &s, err)))
-            return st;
-        if (strcmp(s, "numpy_legacy") == 0)
-            c->sampler = PFLREF_SAMPLER_NUMPY_LEGACY;
-        else if (strcmp(s, "gsl") != 0)
-            return pflref_error_set(err, PFLREF_EINVAL, "schedule.sampler",
-                                    "unknown sampler \"%s\" (known: gsl, "
-                                    "numpy_legacy)", s);
-    }
-    json_t *order_v = json_object_get(v, "batches");
-    c->order = PFLREF_BATCH_SPLIT_ONCE;
-    if (order_v != NULL) {
-        const char *s;
-        if ((st = pflref_json_string(order_v, "schedule.batches", &s, err)))
-            return st;
-        if (strcmp(s, "reshuffle") == 0)
-            c->order = PFLREF_BATCH_RESHUFFLE;
-        else if (strcmp(s, "split_once") != 0)
-            return pflref_error_set(err, PFLREF_EINVAL, "schedule.batches",
-                                    "unknown batch order \"%s\" (known: "
-                                    "split_once, reshuffle)", s);
-    }
+    /* Value names in the order of the enums (sampler.h, schedule.h). */
+    static const char *const samplers[] = {"gsl", "numpy_legacy", NULL};
+    static const char *const orders[] = {"split_once", "reshuffle", NULL};
+    int sampler, order;
+    if ((st = pflref_json_opt_enum(v, "schedule", "sampler", samplers, 0,
+                                   &sampler, err)) ||
+        (st = pflref_json_opt_enum(v, "schedule", "batches", orders, 0,
+                                   &order, err)))
+        return st;
+    c->sampler = (pflref_sampler_kind)sampler;
+    c->order = (pflref_batch_order)order;
     json_t *post = json_object_get(v, "post");
-    if (post != NULL && !spec->algorithm->needs_post)
-        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
-                                "%s has no post-training phase",
-                                spec->algorithm->name);
-    if (post == NULL && spec->algorithm->needs_post)
-        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
-                                "%s needs \"post\": {\"steps\": …} (the "
-                                "fine-tuning work)", spec->algorithm->name);
+    if ((st = check_post(post, spec, err)))
+        return st;
     if (post != NULL) {
         c->has_post = 1;
         if ((st = read_work(post, "schedule.post", &c->post, err)))
@@ -909,21 +897,14 @@ static pflref_status read_output(const json_t *root, pflref_spec *spec,
         return PFLREF_OK;
     static const char *const keys[] = {"trajectory", NULL};
     pflref_status st = pflref_json_object(v, "output", keys, err);
-    json_t *tj = json_object_get(v, "trajectory");
-    if (st != PFLREF_OK || tj == NULL)
-        return st;
-    const char *s;
-    if ((st = pflref_json_string(tj, "output.trajectory", &s, err)))
-        return st;
-    if (strcmp(s, "none") == 0)
-        spec->record = PFLREF_RECORD_NONE;
-    else if (strcmp(s, "step") == 0)
-        spec->record = PFLREF_RECORD_STEP;
-    else if (strcmp(s, "round") != 0)
-        return pflref_error_set(err, PFLREF_EINVAL, "output.trajectory",
-                                "unknown level \"%s\" (known: none, round, "
-                                "step)", s);
-    return PFLREF_OK;
+    static const char *const levels[] = {"none", "round", "step", NULL};
+    int level;
+    if (st == PFLREF_OK)
+        st = pflref_json_opt_enum(v, "output", "trajectory", levels,
+                                  PFLREF_RECORD_ROUND, &level, err);
+    if (st == PFLREF_OK)
+        spec->record = (pflref_record_level)level;
+    return st;
 }
 
 /* ---- the spec ----------------------------------------------------------- */
