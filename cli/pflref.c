@@ -327,10 +327,11 @@ static int cmd_list(void)
     printf("hyperparameters:\n");
     for (size_t i = 0; i < np; i++) {
         const pflref_param *p = &params[i];
-        if (p->type != PFLREF_PARAM_REAL)
+        if (p->type == PFLREF_PARAM_ENUM)
             continue;
-        printf("  %-16s %-5s %s (%s %g) [%s]%s\n", p->name, p->symbol, p->doc,
-               p->lo_open ? ">" : ">=", p->lo, p->algorithms,
+        printf("  %-16s %-5s %s (%s %g%s) [%s]%s\n", p->name, p->symbol,
+               p->doc, p->lo_open ? ">" : ">=", p->lo,
+               p->type == PFLREF_PARAM_INT ? ", integer" : "", p->algorithms,
                p->required_by[0] ? " required" : "");
     }
     printf("switches (paper default first):\n");
@@ -343,6 +344,12 @@ static int cmd_list(void)
             printf("%s%s", k ? "|" : "", p->values[k]);
         printf("\n                   %s [%s]\n", p->doc, p->algorithms);
     }
+    size_t npre;
+    const pflref_preset *pre = pflref_presets(&npre);
+    printf("presets (besides paper, every algorithm's default):\n");
+    for (size_t i = 0; i < npre; i++)
+        printf("  %s/%s: %s\n                   from %s\n", pre[i].algorithm,
+               pre[i].name, pre[i].settings, pre[i].source);
     printf("samplers: gsl | numpy_legacy    batches: split_once | reshuffle\n");
     return EXIT_OK;
 }

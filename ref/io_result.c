@@ -9,6 +9,7 @@
  * with 17 significant digits, so the same run gives the same bytes and every
  * double reads back exactly.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,10 @@ static json_t *schedule_json(builder *b, const pflref_schedule *s)
         const pflref_round_plan *r = &s->rounds[t];
         json_t *ro = json_object();
         put(b, ro, "clients", pflref_json_new_indices(r->clients, r->m));
-        put(b, ro, "drawn", pflref_json_new_indices(r->drawn, r->m));
+        if (r->n_selected != r->m)
+            put(b, ro, "selected",
+                pflref_json_new_indices(r->selected, r->n_selected));
+        put(b, ro, "drawn", pflref_json_new_indices(r->drawn, r->n_selected));
         json_t *bl = json_array();
         for (size_t j = 0; j < r->m; j++)
             append(b, bl, batches_json(b, &r->batches[j]));
@@ -111,9 +115,13 @@ static json_t *algorithm_json(builder *b, const pflref_spec *spec)
         const pflref_param *p = &params[i];
         if (!pflref_name_in_list(p->algorithms, alg->name))
             continue;
-        if (p->type == PFLREF_PARAM_REAL)
+        if (p->type == PFLREF_PARAM_REAL) {
+            double x = pflref_hyper_get_real(&spec->hyper, p);
+            /* an unused optional hyperparameter stays unset (NaN) */
+            put(b, hp, p->name, isnan(x) ? json_null() : json_real(x));
+        } else if (p->type == PFLREF_PARAM_INT)
             put(b, hp, p->name,
-                json_real(pflref_hyper_get_real(&spec->hyper, p)));
+                json_integer((json_int_t)pflref_hyper_get_int(&spec->hyper, p)));
         else
             put(b, sw, p->name,
                 json_string(pflref_hyper_get_enum(&spec->hyper, p)));

@@ -507,21 +507,27 @@ static pflref_status read_params(const json_t *obj, const char *where,
                                   type == PFLREF_PARAM_REAL ? "hyperparameter"
                                                             : "switch",
                                   keys[i]);
-        else if (p->type != type)
+        else if ((p->type == PFLREF_PARAM_ENUM) !=
+                 (type == PFLREF_PARAM_ENUM))
             st = pflref_error_set(
                 err, PFLREF_EINVAL, path, "%s is a %s; give it under "
                 "algorithm.%s", keys[i],
-                p->type == PFLREF_PARAM_REAL ? "hyperparameter" : "switch",
-                p->type == PFLREF_PARAM_REAL ? "hyperparameters" : "switches");
+                p->type == PFLREF_PARAM_ENUM ? "switch" : "hyperparameter",
+                p->type == PFLREF_PARAM_ENUM ? "switches" : "hyperparameters");
         else if (!pflref_name_in_list(p->algorithms, alg->name))
             st = pflref_error_set(err, PFLREF_EINVAL, path,
                                   "%s does not apply to %s (it applies to: "
                                   "%s)", keys[i], alg->name, p->algorithms);
-        else if (type == PFLREF_PARAM_REAL) {
+        else if (p->type == PFLREF_PARAM_REAL) {
             double x;
             st = pflref_json_real(v, path, &x, err);
             if (st == PFLREF_OK)
                 st = pflref_hyper_set_real(hyper, p, x, path, err);
+        } else if (p->type == PFLREF_PARAM_INT) {
+            size_t count;
+            st = pflref_json_size(v, path, 0, MAX_COUNT, &count, err);
+            if (st == PFLREF_OK)
+                st = pflref_hyper_set_int(hyper, p, count, path, err);
         } else {
             const char *s;
             st = pflref_json_string(v, path, &s, err);
@@ -556,10 +562,10 @@ static pflref_status read_algorithm(const json_t *root, pflref_spec *spec,
     if (preset_v != NULL &&
         (st = pflref_json_string(preset_v, "algorithm.preset", &preset, err)))
         return st;
-    if (strcmp(preset, "paper") != 0)
-        return pflref_error_set(err, PFLREF_EINVAL, "algorithm.preset",
-                                "unknown preset \"%s\" for %s (known: paper)",
-                                preset, name);
+    /* The preset first; explicit settings below override it. */
+    if ((st = pflref_preset_apply(&spec->hyper, name, preset,
+                                  "algorithm.preset", err)))
+        return st;
     spec->preset = dup_string(preset);
     if (spec->preset == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
@@ -736,8 +742,8 @@ static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
         return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
                                 "out of memory");
     for (size_t t = 0; t < T && st == PFLREF_OK; t++) {
-        static const char *const rkeys[] = {"clients", "drawn", "batches",
-                                            NULL};
+        static const char *const rkeys[] = {"clients", "selected", "drawn",
+                                            "batches", NULL};
         char rp[PFLREF_WHERE_MAX], cp[PFLREF_WHERE_MAX], dp[PFLREF_WHERE_MAX],
             bp[PFLREF_WHERE_MAX];
         pflref_json_index_path(rp, sizeof rp, "schedule.rounds", t);
@@ -762,19 +768,44 @@ static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
         if ((st = pflref_round_plan_alloc(plan, m, err)) ||
             (st = pflref_json_indices(clients, cp, m, N, plan->clients, err)))
             break;
+        /* selected (default: every participant), then drawn (default:
+         * selected); their subset and permutation relations are checked by
+         * pflref_schedule_validate. */
+        json_t *selected = json_object_get(r, "selected");
+        if (selected != NULL) {
+            char sp[PFLREF_WHERE_MAX];
+            pflref_json_key_path(sp, sizeof sp, rp, "selected");
+            size_t ms;
+            if ((st = pflref_json_array(selected, sp, 1, &ms, err)))
+                break;
+            if (ms > m) {
+                st = pflref_error_set(err, PFLREF_EINVAL, sp,
+                                      "%zu selected of %zu participants", ms,
+                                      m);
+                break;
+            }
+            plan->n_selected = ms;
+            if ((st = pflref_json_indices(selected, sp, ms, N, plan->selected,
+                                          err)))
+                break;
+        } else {
+            memcpy(plan->selected, plan->clients, m * sizeof *plan->selected);
+        }
         json_t *drawn = json_object_get(r, "drawn");
         if (drawn != NULL) {
             size_t md;
             if ((st = pflref_json_array(drawn, dp, 0, &md, err)))
                 break;
-            if (md != m) {
+            if (md != plan->n_selected) {
                 st = pflref_error_set(err, PFLREF_EINVAL, dp,
-                                      "%zu drawn ids for %zu clients", md, m);
+                                      "%zu drawn ids for %zu selected "
+                                      "clients", md, plan->n_selected);
                 break;
             }
-            st = pflref_json_indices(drawn, dp, m, N, plan->drawn, err);
+            st = pflref_json_indices(drawn, dp, md, N, plan->drawn, err);
         } else {
-            memcpy(plan->drawn, plan->clients, m * sizeof *plan->drawn);
+            memcpy(plan->drawn, plan->selected,
+                   plan->n_selected * sizeof *plan->drawn);
         }
         for (size_t j = 0; j < m && st == PFLREF_OK; j++) {
             char path[PFLREF_WHERE_MAX];
@@ -842,6 +873,8 @@ static pflref_status read_generated_schedule(const json_t *v,
     json_t *post = json_object_get(v, "post");
     if ((st = check_post(post, spec, err)))
         return st;
+    c->train_all = spec->algorithm->train_all != NULL &&
+                   spec->algorithm->train_all(&spec->hyper);
     if (post != NULL) {
         c->has_post = 1;
         if ((st = read_work(post, "schedule.post", &c->post, err)))

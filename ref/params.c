@@ -7,17 +7,47 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "pflref/algorithm.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
 static const char *const finetune_scope_values[] = {"full", "personal", NULL};
+static const char *const theta_start_values[] = {"reset", "warm", NULL};
+static const char *const pfedme_weights_values[] = {"uniform", "samples",
+                                                    NULL};
+static const char *const pfedme_train_values[] = {"all", "sampled", NULL};
+static const char *const personal_eval_values[] = {"theta", "local_w",
+                                                   "global", NULL};
+static const char *const ditto_order_values[] = {
+    "interleaved_shared_batch", "personal_first", NULL};
+static const char *const ditto_prox_values[] = {"squared", "norm", NULL};
+static const char *const ditto_prox_ref_values[] = {"round_start", "moving",
+                                                    NULL};
+static const char *const ditto_weights_values[] = {"samples", "uniform", NULL};
 
 static const pflref_param params[] = {
-    {"eta", "fedavg local finetune", "fedavg local finetune",
-     PFLREF_PARAM_REAL, offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
-     "client step size of local SGD"},
+    {"eta", "fedavg local finetune pfedme ditto",
+     "fedavg local finetune pfedme ditto", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
+     "client step size (local SGD; pFedMe's local update of w_{i,r})"},
+    {"lambda", "pfedme ditto prox", "pfedme ditto prox", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, lambda), NAN, 0.0, 0, NULL, "λ",
+     "proximal weight toward the global / reference model"},
+    {"eta_p", "pfedme prox", "pfedme prox", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, eta_p), NAN, 0.0, 1, NULL, "η_p",
+     "pFedMe's inner (personal) step size"},
+    {"K", "pfedme prox", "pfedme prox", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, K), 0.0, 1.0, 0, NULL, "K",
+     "pFedMe's inner gradient steps on one batch"},
+    {"beta", "pfedme", "", PFLREF_PARAM_REAL, offsetof(pflref_hyper, beta),
+     1.0, 0.0, 1, NULL, "β",
+     "pFedMe's server mixing: w ← (1 − β) w + β · average"},
+    {"pfedme.mu", "pfedme prox", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, pfedme_mu), 0.0, 0.0, 0, NULL, "μ",
+     "the official code's extra μθ in the inner gradient (0 = the paper)"},
     {"eta_ft", "finetune", "finetune", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta_ft), NAN, 0.0, 1, NULL, "η_ft",
      "fine-tuning step size"},
@@ -33,6 +63,54 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, finetune_scope), 0.0, 0.0, 0,
      finetune_scope_values, "",
      "which parameters fine-tuning moves: all | the split's personal blocks"},
+    {"pfedme.theta_start", "pfedme", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedme_theta_start), 0.0, 0.0, 0,
+     theta_start_values, "",
+     "inner loop start: θ ← w_{i,r} every local round | θ carried over"},
+    {"pfedme.weights", "pfedme", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedme_weights), 0.0, 0.0, 0,
+     pfedme_weights_values, "",
+     "server average over S^t: 1/S (paper) | n_i / Σ n_j"},
+    {"pfedme.train", "pfedme", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedme_train), 0.0, 0.0, 0, pfedme_train_values,
+     "", "who trains: all N clients (paper) | only the sampled S^t"},
+    {"pfedme.personal_eval", "pfedme", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedme_personal_eval), 0.0, 0.0, 0,
+     personal_eval_values, "",
+     "the personalised model reported: last θ (paper) | w_{i,R} | global"},
+    {"ditto.order", "ditto", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, ditto_order), 0.0, 0.0, 0, ditto_order_values,
+     "", "per batch personal then global step | all personal steps first"},
+    {"ditto.prox", "ditto", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, ditto_prox), 0.0, 0.0, 0, ditto_prox_values, "",
+     "personal regulariser: (λ/2)‖v − w‖² (paper) | λ‖v − w‖"},
+    {"ditto.prox_ref", "ditto", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, ditto_prox_ref), 0.0, 0.0, 0,
+     ditto_prox_ref_values, "",
+     "reference of the regulariser: round-start w^t (paper) | moving copy"},
+    {"ditto.weights", "ditto", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, ditto_weights), 0.0, 0.0, 0,
+     ditto_weights_values, "",
+     "aggregation of the global copies: n_k/Σ n_j (as FedAvg) | simple mean"},
+};
+
+static const pflref_preset presets[] = {
+    {"pfedme", "official",
+     "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
+     "pfedme.train=all pfedme.personal_eval=local_w",
+     "CharlieDinh/pFedMe (shared/spec notes §2(f), run and read)"},
+    {"pfedme", "pfllib",
+     "pfedme.theta_start=warm pfedme.weights=samples pfedme.train=sampled "
+     "pfedme.personal_eval=global",
+     "TsingZ0/PFLlib (shared/spec notes §2(e), §7)"},
+    {"ditto", "official",
+     "ditto.order=interleaved_shared_batch ditto.prox=squared "
+     "ditto.prox_ref=round_start ditto.weights=uniform",
+     "litian96/ditto, TensorFlow (shared/spec notes §3(c))"},
+    {"ditto", "pfllib",
+     "ditto.order=personal_first ditto.prox=squared "
+     "ditto.prox_ref=round_start ditto.weights=samples",
+     "TsingZ0/PFLlib (shared/spec notes §3(f))"},
 };
 
 const pflref_param *pflref_params(size_t *count)
@@ -74,12 +152,19 @@ static int *enum_field(pflref_hyper *h, const pflref_param *p)
     return (int *)(void *)((char *)h + p->offset);
 }
 
+static size_t *int_field(pflref_hyper *h, const pflref_param *p)
+{
+    return (size_t *)(void *)((char *)h + p->offset);
+}
+
 void pflref_hyper_defaults(pflref_hyper *h)
 {
     memset(h, 0, sizeof *h);
     for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
         if (params[i].type == PFLREF_PARAM_REAL)
             *real_field(h, &params[i]) = params[i].def;
+        else if (params[i].type == PFLREF_PARAM_INT)
+            *int_field(h, &params[i]) = (size_t)params[i].def;
         else
             *enum_field(h, &params[i]) = 0;
     }
@@ -91,7 +176,10 @@ pflref_status pflref_hyper_set_real(pflref_hyper *h, const pflref_param *p,
 {
     if (p->type != PFLREF_PARAM_REAL)
         return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "%s is a switch; give one of its value names",
+                                p->type == PFLREF_PARAM_ENUM
+                                    ? "%s is a switch; give one of its value "
+                                      "names"
+                                    : "%s is a count; give an integer",
                                 p->name);
     if (!isfinite(value))
         return pflref_error_set(err, PFLREF_EINVAL, where,
@@ -125,6 +213,80 @@ pflref_status pflref_hyper_set_enum(pflref_hyper *h, const pflref_param *p,
     return pflref_error_set(err, PFLREF_EINVAL, where,
                             "unknown value \"%s\" for %s (known: %s)", value,
                             p->name, known);
+}
+
+pflref_status pflref_hyper_set_int(pflref_hyper *h, const pflref_param *p,
+                                   size_t value, const char *where,
+                                   pflref_error *err)
+{
+    if (p->type != PFLREF_PARAM_INT)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s is not a count", p->name);
+    if ((double)value < p->lo)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s = %zu must be >= %g", p->name, value,
+                                p->lo);
+    *int_field(h, p) = value;
+    return PFLREF_OK;
+}
+
+size_t pflref_hyper_get_int(const pflref_hyper *h, const pflref_param *p)
+{
+    return *(const size_t *)(const void *)((const char *)h + p->offset);
+}
+
+const pflref_preset *pflref_presets(size_t *count)
+{
+    *count = sizeof presets / sizeof presets[0];
+    return presets;
+}
+
+pflref_status pflref_preset_apply(pflref_hyper *h, const char *alg,
+                                  const char *name, const char *where,
+                                  pflref_error *err)
+{
+    if (strcmp(name, "paper") == 0)
+        return PFLREF_OK;
+    const pflref_preset *pr = NULL;
+    char known[256] = "paper";
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
+        if (strcmp(presets[i].algorithm, alg) != 0)
+            continue;
+        strncat(known, ", ", sizeof known - strlen(known) - 1);
+        strncat(known, presets[i].name, sizeof known - strlen(known) - 1);
+        if (strcmp(presets[i].name, name) == 0)
+            pr = &presets[i];
+    }
+    if (pr == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "unknown preset \"%s\" for %s (known: %s)",
+                                name, alg, known);
+    /* settings: "name=value name=value ..." */
+    const char *p = pr->settings;
+    while (*p != '\0') {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, " ");
+        char item[128];
+        snprintf(item, sizeof item, "%.*s", (int)n, p);
+        p += n;
+        char *eq = strchr(item, '=');
+        if (eq == NULL)
+            continue;
+        *eq = '\0';
+        const pflref_param *par = pflref_param_find(item);
+        pflref_status st = PFLREF_EINTERNAL;
+        if (par != NULL && par->type == PFLREF_PARAM_ENUM)
+            st = pflref_hyper_set_enum(h, par, eq + 1, where, err);
+        else if (par != NULL && par->type == PFLREF_PARAM_REAL)
+            st = pflref_hyper_set_real(h, par, strtod(eq + 1, NULL), where,
+                                       err);
+        if (st != PFLREF_OK)
+            return pflref_error_set(err, PFLREF_EINTERNAL, where,
+                                    "preset %s/%s sets %s, which failed",
+                                    alg, name, item);
+    }
+    return PFLREF_OK;
 }
 
 double pflref_hyper_get_real(const pflref_hyper *h, const pflref_param *p)

@@ -134,9 +134,11 @@ static pflref_status check_required(const pflref_algorithm *alg,
     const pflref_param *params = pflref_params(&count);
     for (size_t i = 0; i < count; i++) {
         const pflref_param *p = &params[i];
-        if (p->type == PFLREF_PARAM_REAL &&
-            pflref_name_in_list(p->required_by, alg->name) &&
-            isnan(pflref_hyper_get_real(hyper, p))) {
+        int unset = (p->type == PFLREF_PARAM_REAL &&
+                     isnan(pflref_hyper_get_real(hyper, p))) ||
+                    (p->type == PFLREF_PARAM_INT &&
+                     pflref_hyper_get_int(hyper, p) == 0);
+        if (unset && pflref_name_in_list(p->required_by, alg->name)) {
             char where[PFLREF_WHERE_MAX];
             snprintf(where, sizeof where, "algorithm.hyperparameters.%s",
                      p->name);
@@ -265,6 +267,15 @@ static pflref_status run_prepare(const pflref_problem *problem,
     pflref_status st = check_required(alg, hyper, err);
     if (st != PFLREF_OK)
         return st;
+    for (size_t t = 0; alg->train_all == NULL && t < schedule->T; t++)
+        if (schedule->rounds[t].n_selected != schedule->rounds[t].m) {
+            char where[PFLREF_WHERE_MAX];
+            snprintf(where, sizeof where, "schedule.rounds[%zu].selected", t);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "%s aggregates every client that "
+                                    "trains; selected must equal clients",
+                                    alg->name);
+        }
 
     size_t *n = malloc(problem->N * sizeof *n);
     if (n == NULL)

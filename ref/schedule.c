@@ -119,8 +119,9 @@ static void round_plan_release(pflref_round_plan *r)
     free(r->batches);
     free(r->clients);
     free(r->drawn);
-    r->m = 0;
-    r->clients = r->drawn = NULL;
+    free(r->selected);
+    r->m = r->n_selected = 0;
+    r->clients = r->drawn = r->selected = NULL;
     r->batches = NULL;
 }
 
@@ -154,8 +155,8 @@ pflref_status pflref_round_plan_alloc(pflref_round_plan *r, size_t m,
     if (r == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "r",
                                 "the round plan is NULL");
-    r->m = 0;
-    r->clients = r->drawn = NULL;
+    r->m = r->n_selected = 0;
+    r->clients = r->drawn = r->selected = NULL;
     r->batches = NULL;
     if (m > MAX_INDICES)
         return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
@@ -164,9 +165,11 @@ pflref_status pflref_round_plan_alloc(pflref_round_plan *r, size_t m,
     const size_t cap = m > 0 ? m : 1;
     r->clients = malloc(cap * sizeof *r->clients);
     r->drawn = malloc(cap * sizeof *r->drawn);
+    r->selected = malloc(cap * sizeof *r->selected);
     r->batches = calloc(cap, sizeof *r->batches);
-    r->m = m;
-    if (r->clients == NULL || r->drawn == NULL || r->batches == NULL) {
+    r->m = r->n_selected = m;
+    if (r->clients == NULL || r->drawn == NULL || r->selected == NULL ||
+        r->batches == NULL) {
         round_plan_release(r);
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     }
@@ -299,9 +302,11 @@ static pflref_status count_schedule(const pflref_schedule_config *cfg,
     /* Rounds (stopping as soon as the limit is passed). */
     for (size_t t = 0; st == PFLREF_OK && t < cfg->T &&
                        *total <= MAX_INDICES; t++) {
-        st = choose_round(cfg, smp, N, t, pick, NULL, err);
-        for (size_t j = 0; st == PFLREF_OK && j < cfg->m; j++) {
-            const size_t i = pick[j];
+        const size_t trainers = cfg->train_all ? N : cfg->m;
+        if (!cfg->train_all)
+            st = choose_round(cfg, smp, N, t, pick, NULL, err);
+        for (size_t j = 0; st == PFLREF_OK && j < trainers; j++) {
+            const size_t i = cfg->train_all ? j : pick[j];
             const work_size z = work_size_of(&cfg->train, n[i]);
             st = check_work_size(&cfg->train, "local", i, n[i], &z, err);
             *total = add_sat(*total, z.total);
@@ -468,10 +473,17 @@ pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
     unsigned long e_global = 0;
     for (size_t t = 0; st == PFLREF_OK && t < cfg->T; t++) {
         pflref_round_plan *r = &s->rounds[t];
-        st = pflref_round_plan_alloc(r, cfg->m, err);
+        const size_t trainers = cfg->train_all ? N : cfg->m;
+        st = pflref_round_plan_alloc(r, trainers, err);
         if (st == PFLREF_OK)
-            st = choose_round(cfg, smp, N, t, r->clients, r->drawn, err);
-        for (size_t j = 0; st == PFLREF_OK && j < cfg->m; j++)
+            st = choose_round(cfg, smp, N, t, r->selected, r->drawn, err);
+        if (st == PFLREF_OK) {
+            /* S_t is the sampled set; the trainers are S_t, or everyone */
+            r->n_selected = cfg->m;
+            for (size_t j = 0; j < trainers; j++)
+                r->clients[j] = cfg->train_all ? j : r->selected[j];
+        }
+        for (size_t j = 0; st == PFLREF_OK && j < trainers; j++)
             st = fill_batches(&cfg->train, cfg->order, cfg->batch_seed,
                               &e_global, n[r->clients[j]], perm,
                               &r->batches[j], err);
@@ -590,22 +602,44 @@ static pflref_status validate_round(const pflref_round_plan *r, size_t t,
                                     "%zu follows %zu", c, r->clients[j - 1]);
         }
     }
-    /* drawn is a permutation of clients: mark 1 = participant, 2 = seen. */
+    /* selected: strictly ascending participants; drawn: a permutation of
+     * selected.  mark: 1 = participant, 2 = selected, 3 = drawn. */
+    pflref_status st = PFLREF_OK;
     for (size_t j = 0; j < r->m; j++)
         mark[r->clients[j]] = 1;
-    pflref_status st = PFLREF_OK;
-    for (size_t j = 0; st == PFLREF_OK && j < r->m; j++) {
+    if (r->n_selected == 0 || r->n_selected > r->m || r->selected == NULL) {
+        snprintf(where, sizeof where, "schedule.rounds[%zu].selected", t);
+        st = pflref_error_set(err, PFLREF_EINVAL, where,
+                              "round %zu aggregates %zu clients; it needs "
+                              "1..m = %zu of its participants", t,
+                              r->n_selected, r->m);
+    }
+    for (size_t j = 0; st == PFLREF_OK && j < r->n_selected; j++) {
+        const size_t c = r->selected[j];
+        if (c < N && mark[c] == 1 && (j == 0 || c > r->selected[j - 1])) {
+            mark[c] = 2;
+            continue;
+        }
+        snprintf(where, sizeof where, "schedule.rounds[%zu].selected[%zu]",
+                 t, j);
+        st = pflref_error_set(err, PFLREF_EINVAL, where,
+                              c < N && mark[c] == 1
+                                  ? "selected ids must be strictly ascending"
+                                  : "client %zu is not a participant of round "
+                                    "%zu", c, t);
+    }
+    for (size_t j = 0; st == PFLREF_OK && j < r->n_selected; j++) {
         const size_t d = r->drawn[j];
-        if (d < N && mark[d] == 1) {
-            mark[d] = 2;
+        if (d < N && mark[d] == 2) {
+            mark[d] = 3;
             continue;
         }
         snprintf(where, sizeof where, "schedule.rounds[%zu].drawn[%zu]", t,
                  j);
         st = pflref_error_set(err, PFLREF_EINVAL, where,
-                              d < N && mark[d] == 2
+                              d < N && mark[d] == 3
                                   ? "client %zu is drawn twice in round %zu"
-                                  : "client %zu is not a participant of "
+                                  : "client %zu is not a selected client of "
                                     "round %zu",
                               d, t);
     }

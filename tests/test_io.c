@@ -127,6 +127,8 @@ static const bad_case BAD[] = {
     {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"batches\": [[[-1]]]}]}"), PFLREF_EINVAL, "schedule.rounds[0].batches[0][0][0]"},
     {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"drawn\": [0, 1], \"batches\": [[[0]]]}]}"), PFLREF_EINVAL, "schedule.rounds[0].drawn"},
     {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"batches\": [[[0]]], \"weights\": [1]}]}"), PFLREF_EINVAL, "schedule.rounds[0].weights"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"selected\": [0, 1], \"batches\": [[[0]]]}]}"), PFLREF_EINVAL, "schedule.rounds[0].selected"},
+    {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"selected\": [1], \"batches\": [[[0]]]}]}"), PFLREF_EINVAL, "schedule.rounds[0].selected[0]"},
     {SPEC(MODEL, PROBLEM, ALG, "\"schedule\": {\"kind\": \"given\", \"rounds\": [], \"post\": []}"), PFLREF_EINVAL, "schedule.post"},
     /* output */
     {SPECX("\"output\": {\"trajectory\": \"all\"}"), PFLREF_EINVAL, "output.trajectory"},

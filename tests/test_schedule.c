@@ -792,6 +792,68 @@ START_TEST(test_validate_rejects_drawn)
 }
 END_TEST
 
+/* selected: a non-empty, strictly ascending subset of the participants;
+ * drawn is then a permutation of selected. */
+START_TEST(test_validate_selected)
+{
+    pflref_schedule *s = valid_schedule();
+    pflref_round_plan *r = &s->rounds[0];
+    const size_t c0 = r->clients[0], c1 = r->clients[1];
+    r->n_selected = 1;            /* aggregate only the first participant */
+    r->selected[0] = c0;
+    r->drawn[0] = c0;
+    ck_assert_msg(pflref_schedule_validate(s, VN, 4, NULL) == PFLREF_OK,
+                  "a proper subset was refused");
+    r->drawn[0] = c1;             /* drawn outside selected */
+    EXPECT_ERROR(pflref_schedule_validate(s, VN, 4, err), PFLREF_EINVAL,
+                 "schedule.rounds[0].drawn[0]");
+    r->drawn[0] = c0;
+    r->selected[0] = 99;          /* not a participant */
+    EXPECT_ERROR(pflref_schedule_validate(s, VN, 4, err), PFLREF_EINVAL,
+                 "schedule.rounds[0].selected[0]");
+    r->n_selected = 2;            /* not ascending */
+    r->selected[0] = c1;
+    r->selected[1] = c0;
+    r->drawn[1] = c1;
+    EXPECT_ERROR(pflref_schedule_validate(s, VN, 4, err), PFLREF_EINVAL,
+                 "schedule.rounds[0].selected[1]");
+    r->n_selected = 0;
+    EXPECT_ERROR(pflref_schedule_validate(s, VN, 4, err), PFLREF_EINVAL,
+                 "schedule.rounds[0].selected");
+    pflref_schedule_free(s);
+}
+END_TEST
+
+/* train_all: every client trains, and the m sampled ones (the same draws
+ * as without train_all) are the selected set. */
+START_TEST(test_generate_train_all)
+{
+    const size_t n[5] = {3, 4, 2, 5, 1};
+    pflref_schedule_config cfg = base_cfg();
+    cfg.T = 3;
+    cfg.m = 2;
+    pflref_schedule *plain = NULL, *all = NULL;
+    ck_assert(pflref_schedule_generate(&cfg, n, 5, &plain, NULL) == PFLREF_OK);
+    cfg.train_all = 1;
+    ck_assert(pflref_schedule_generate(&cfg, n, 5, &all, NULL) == PFLREF_OK);
+    ck_assert(pflref_schedule_validate(all, n, 5, NULL) == PFLREF_OK);
+    for (size_t t = 0; t < 3; t++) {
+        const pflref_round_plan *a = &all->rounds[t], *p = &plain->rounds[t];
+        ck_assert_uint_eq(a->m, 5);
+        ck_assert_uint_eq(a->n_selected, 2);
+        ck_assert_uint_eq(p->n_selected, p->m);
+        for (size_t j = 0; j < 2; j++) {
+            ck_assert_uint_eq(a->selected[j], p->clients[j]);
+            ck_assert_uint_eq(a->drawn[j], p->drawn[j]);
+        }
+        for (size_t j = 0; j < 5; j++)
+            ck_assert_uint_eq(a->clients[j], j);
+    }
+    pflref_schedule_free(plain);
+    pflref_schedule_free(all);
+}
+END_TEST
+
 START_TEST(test_validate_rejects_step_offsets)
 {
     pflref_schedule *s = valid_schedule();
@@ -864,6 +926,8 @@ START_TEST(test_hand_filled_schedule_validates)
     ck_assert(pflref_round_plan_alloc(r, 2, NULL) == PFLREF_OK);
     r->clients[0] = 0;
     r->clients[1] = 1;
+    r->selected[0] = 0;   /* every participant is aggregated */
+    r->selected[1] = 1;
     r->drawn[0] = 1;
     r->drawn[1] = 0;
     /* client 0: steps {2, 0}, {1}; client 1: step {1, 1, 0} */
@@ -961,6 +1025,8 @@ Suite *schedule_suite(void)
     tcase_add_test(tc, test_validate_rejects_missing_lists);
     tcase_add_test(tc, test_validate_rejects_client_ids);
     tcase_add_test(tc, test_validate_rejects_drawn);
+    tcase_add_test(tc, test_validate_selected);
+    tcase_add_test(tc, test_generate_train_all);
     tcase_add_test(tc, test_validate_rejects_step_offsets);
     tcase_add_test(tc, test_validate_rejects_sample_index);
     tcase_add_test(tc, test_hand_filled_schedule_validates);

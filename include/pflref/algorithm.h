@@ -34,6 +34,45 @@ typedef enum {
     PFLREF_FINETUNE_PERSONAL = 1   /* only the split's personal blocks move  */
 } pflref_finetune_scope;
 
+/* pFedMe (Dinh et al. 2020, Alg. 1) switches; shared/spec notes §2(f). */
+typedef enum {
+    PFLREF_PFEDME_THETA_RESET = 0, /* θ starts at w_{i,r} every local round  */
+    PFLREF_PFEDME_THETA_WARM = 1   /* θ continues from the last local round  */
+} pflref_pfedme_theta_start;
+typedef enum {
+    PFLREF_PFEDME_WEIGHTS_UNIFORM = 0, /* (1/S) Σ_{i∈S^t} w_{i,R}            */
+    PFLREF_PFEDME_WEIGHTS_SAMPLES = 1  /* Σ n_i w_{i,R} / Σ n_i (official)   */
+} pflref_pfedme_weights;
+typedef enum {
+    PFLREF_PFEDME_TRAIN_ALL = 0,     /* all N clients train, S^t aggregated  */
+    PFLREF_PFEDME_TRAIN_SAMPLED = 1  /* only S^t trains (PFLlib, FL-bench)   */
+} pflref_pfedme_train;
+typedef enum {
+    PFLREF_PFEDME_EVAL_THETA = 0,    /* personalised model = the last θ      */
+    PFLREF_PFEDME_EVAL_LOCAL_W = 1,  /* = w_{i,R} (the official code's alias) */
+    PFLREF_PFEDME_EVAL_GLOBAL = 2    /* = the broadcast global (PFLlib)      */
+} pflref_pfedme_personal_eval;
+
+/* Ditto (Li et al. 2021, Alg. 1) switches; shared/spec notes §3(f). */
+typedef enum {
+    PFLREF_DITTO_INTERLEAVED = 0,    /* per batch: personal step, then global
+                                        step, same batch (official TF code) */
+    PFLREF_DITTO_PERSONAL_FIRST = 1  /* all personal steps, then the global
+                                        pass (PFLlib)                       */
+} pflref_ditto_order;
+typedef enum {
+    PFLREF_DITTO_PROX_SQUARED = 0,   /* (λ/2)‖v − w‖², gradient λ(v − w)    */
+    PFLREF_DITTO_PROX_NORM = 1       /* λ‖v − w‖, gradient λ(v−w)/‖v−w‖     */
+} pflref_ditto_prox;
+typedef enum {
+    PFLREF_DITTO_REF_ROUND_START = 0, /* the reference is w^t               */
+    PFLREF_DITTO_REF_MOVING = 1       /* the global copy as it trains       */
+} pflref_ditto_prox_ref;
+typedef enum {
+    PFLREF_DITTO_WEIGHTS_SAMPLES = 0, /* like FedAvg: n_k / Σ_{S_t} n_j     */
+    PFLREF_DITTO_WEIGHTS_UNIFORM = 1  /* simple mean (official TF code)     */
+} pflref_ditto_weights;
+
 /* All hyperparameters and switches of every algorithm.  Fields an algorithm
  * does not use are ignored by it.  pflref_hyper_defaults fills the paper
  * defaults; required fields start as NaN. */
@@ -41,14 +80,31 @@ typedef struct {
     double eta;        /* η: client step size                          */
     double eta_ft;     /* η_ft: fine-tuning step size                  */
     double mu_ft;      /* μ_ft: fine-tuning proximal weight toward w   */
+    double lambda;     /* λ: proximal weight (pFedMe, Ditto)           */
+    double eta_p;      /* η_p: pFedMe's inner ("personal") step size   */
+    size_t K;          /* K: pFedMe's inner steps (0 = not set)        */
+    double beta;       /* β: pFedMe's server mixing                    */
+    double pfedme_mu;  /* μ: the official code's extra μθ (pfedme.mu)  */
     int fedavg_weights;    /* pflref_fedavg_weights                    */
     int finetune_scope;    /* pflref_finetune_scope                    */
+    int pfedme_theta_start;    /* pflref_pfedme_theta_start            */
+    int pfedme_weights;        /* pflref_pfedme_weights                */
+    int pfedme_train;          /* pflref_pfedme_train                  */
+    int pfedme_personal_eval;  /* pflref_pfedme_personal_eval          */
+    int ditto_order;           /* pflref_ditto_order                   */
+    int ditto_prox;            /* pflref_ditto_prox                    */
+    int ditto_prox_ref;        /* pflref_ditto_prox_ref                */
+    int ditto_weights;         /* pflref_ditto_weights                 */
     pflref_split split;    /* shared (u) / personal (v_i) blocks       */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and
  * `pflref list`). */
-typedef enum { PFLREF_PARAM_REAL = 0, PFLREF_PARAM_ENUM = 1 } pflref_param_type;
+typedef enum {
+    PFLREF_PARAM_REAL = 0,   /* double field                              */
+    PFLREF_PARAM_ENUM = 1,   /* int field: index into values              */
+    PFLREF_PARAM_INT = 2     /* size_t field: a count ≥ lo (0 = not set)  */
+} pflref_param_type;
 
 typedef struct {
     const char *name;         /* spec key: "eta", "fedavg.weights"          */
@@ -56,8 +112,9 @@ typedef struct {
     const char *required_by;  /* space-separated names that need it, or ""  */
     pflref_param_type type;
     size_t offset;            /* offsetof(pflref_hyper, field)              */
-    double def;               /* REAL: default (NaN = none); ENUM: unused   */
-    double lo;                /* REAL: lower bound                          */
+    double def;               /* REAL: default (NaN = none); INT: default
+                                 (0 = none); ENUM: unused                   */
+    double lo;                /* REAL, INT: lower bound                     */
     int lo_open;              /* REAL: 1 = lower bound excluded             */
     const char *const *values;/* ENUM: NULL-terminated; values[0] = paper   */
     const char *symbol;       /* the paper's symbol, e.g. "η"               */
@@ -78,7 +135,29 @@ pflref_status pflref_hyper_set_real(pflref_hyper *h, const pflref_param *p,
 pflref_status pflref_hyper_set_enum(pflref_hyper *h, const pflref_param *p,
                                     const char *value, const char *where,
                                     pflref_error *err);
+pflref_status pflref_hyper_set_int(pflref_hyper *h, const pflref_param *p,
+                                   size_t value, const char *where,
+                                   pflref_error *err);
 double pflref_hyper_get_real(const pflref_hyper *h, const pflref_param *p);
+size_t pflref_hyper_get_int(const pflref_hyper *h, const pflref_param *p);
+
+/* Presets: named bundles of switch and hyperparameter settings that
+ * reproduce a known code base ("official": the authors' released code,
+ * "pfllib": TsingZ0/PFLlib).  "paper" (no settings) is every algorithm's
+ * default.  Settings given explicitly in a spec override the preset's. */
+typedef struct {
+    const char *algorithm;
+    const char *name;
+    const char *settings;     /* "name=value" pairs, space-separated       */
+    const char *source;       /* where the settings were read              */
+} pflref_preset;
+
+const pflref_preset *pflref_presets(size_t *count);
+/* Apply preset `name` of algorithm `alg` to h ("paper": nothing).  Errors:
+ * an unknown preset (PFLREF_EINVAL, where). */
+pflref_status pflref_preset_apply(pflref_hyper *h, const char *alg,
+                                  const char *name, const char *where,
+                                  pflref_error *err);
 const char *pflref_hyper_get_enum(const pflref_hyper *h, const pflref_param *p);
 
 /* The run state shared by every algorithm. */
@@ -117,6 +196,11 @@ typedef struct {
     int needs_post;             /* finish uses schedule->post               */
     const char *personal_name;  /* the trajectory name of v_i carried from
                                    round to round ("v"), or NULL            */
+    /* Whether every client trains each round while only the sampled ones
+     * are aggregated (the schedule's train_all; rounds then have
+     * selected ⊂ clients).  NULL: never; such an algorithm refuses rounds
+     * whose selected set differs from their participants. */
+    int (*train_all)(const pflref_hyper *hyper);
     size_t n_eval;
     pflref_eval_model eval[PFLREF_MAX_EVAL];
     /* Set algorithm-specific initial state (w, v are already w0 copies). */

@@ -7,7 +7,9 @@
  *
  * Shapes.  A pflref_batches is one client's sequence of local steps; step s
  * uses the samples idx[step_off[s] .. step_off[s+1]−1].  A round plan lists
- * the round's participants in ascending id with one pflref_batches each.
+ * the round's participants in ascending id with one pflref_batches each, and
+ * the subset of them the server aggregates (all of them, except when every
+ * client trains and only the sampled ones are aggregated: train_all).
  * `post` holds one pflref_batches per client for the phase after training
  * (fine-tuning), or is NULL.
  *
@@ -51,10 +53,17 @@ typedef struct {
 } pflref_batches;
 
 typedef struct {
-    size_t m;              /* participants                              */
+    size_t m;              /* participants (they train)                 */
     size_t *clients;       /* m ids, strictly ascending                 */
-    size_t *drawn;         /* m ids in the order the sampler drew them  */
     pflref_batches *batches; /* m: batches[j] belongs to clients[j]     */
+    size_t n_selected;     /* clients the server aggregates, S_t        */
+    size_t *selected;      /* n_selected ids, strictly ascending, a
+                              subset of clients (= clients unless only
+                              some of the trainers are aggregated, as in
+                              pFedMe where all N train and S are
+                              sampled)                                  */
+    size_t *drawn;         /* n_selected ids: selected in the order the
+                              sampler drew them                         */
 } pflref_round_plan;
 
 typedef struct {
@@ -87,6 +96,11 @@ typedef struct {
     pflref_batch_order order;
     unsigned long batch_seed;      /* used by reshuffle only              */
     pflref_local_work train;       /* each participant, each round        */
+    int train_all;                 /* every client trains each round and
+                                      the m sampled ones are `selected`
+                                      (pFedMe's paper reading); else the
+                                      m sampled clients are the
+                                      participants                       */
     int has_post;                  /* generate the post phase             */
     pflref_local_work post;        /* each client once, after training    */
 } pflref_schedule_config;
@@ -108,7 +122,8 @@ pflref_schedule *pflref_schedule_alloc(size_t T, size_t N, int has_post);
 pflref_status pflref_batches_alloc(pflref_batches *b, size_t nsteps,
                                    size_t total, pflref_error *err);
 
-/* Allocate the arrays of a round plan for m participants. */
+/* Allocate the arrays of a round plan for m participants (n_selected = m;
+ * selected and drawn have room for m). */
 pflref_status pflref_round_plan_alloc(pflref_round_plan *r, size_t m,
                                       pflref_error *err);
 
