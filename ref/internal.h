@@ -9,6 +9,9 @@
 extern const pflref_algorithm pflref_fedavg;
 extern const pflref_algorithm pflref_local_only;
 extern const pflref_algorithm pflref_finetune;
+extern const pflref_algorithm pflref_prox;
+extern const pflref_algorithm pflref_pfedme;
+extern const pflref_algorithm pflref_ditto;
 
 /* FedAvg's round, reused by algorithms that train their global model with
  * FedAvg before a personalisation phase (finetune). */

@@ -29,40 +29,54 @@ void pflref_accumulate(double *acc, double c, const double *x, size_t P)
         acc[p] += c * x[p];
 }
 
-pflref_status pflref_local_sgd_run(const pflref_local_sgd *job, double *theta,
-                                   double *g, pflref_model_workspace *ws,
-                                   const pflref_trace *trace,
-                                   pflref_error *err)
+pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
+                                    double *theta, double *g,
+                                    pflref_model_workspace *ws,
+                                    const pflref_trace *trace,
+                                    pflref_error *err)
 {
     const pflref_model *m = job->model;
     const pflref_batches *b = job->batches;
     const size_t P = m->P;
     const int prox = job->mu != 0.0 && job->ref != NULL;
+    const size_t *idx = b->idx + b->step_off[s];
+    const size_t nb = b->step_off[s + 1] - b->step_off[s];
 
-    for (size_t s = 0; s < b->nsteps; s++) {
-        const size_t *idx = b->idx + b->step_off[s];
-        const size_t nb = b->step_off[s + 1] - b->step_off[s];
-        pflref_status st =
-            pflref_model_grad(m, theta, job->data, idx, nb, ws, g, NULL);
+    pflref_status st = pflref_model_grad(m, theta, job->data, idx, nb, ws, g,
+                                         NULL);
+    if (st != PFLREF_OK)
+        return pflref_error_set(err, st, "schedule",
+                                "gradient failed at round %ld, client "
+                                "%ld, step %zu (batch of %zu samples)",
+                                job->round, job->client, s + 1, nb);
+    /* θ ← θ − η (∇f(θ; D_s) + μ (θ − ref)) */
+    for (size_t p = 0; p < P; p++) {
+        if (job->mask != NULL && !job->mask[p])
+            continue;
+        double d = g[p];
+        if (prox)
+            d += job->mu * (theta[p] - job->ref[p]);
+        theta[p] -= job->eta * d;
+    }
+    if (!pflref_all_finite(theta, P))
+        return pflref_error_diverge(err, job->round, job->client,
+                                    (long)(s + 1), job->name);
+    pflref_trace_emit(trace, PFLREF_EV_STEP, job->phase, job->round,
+                      job->client, (long)(s + 1), job->name, theta, P,
+                      job->formula);
+    return PFLREF_OK;
+}
+
+pflref_status pflref_local_sgd_run(const pflref_local_sgd *job, double *theta,
+                                   double *g, pflref_model_workspace *ws,
+                                   const pflref_trace *trace,
+                                   pflref_error *err)
+{
+    for (size_t s = 0; s < job->batches->nsteps; s++) {
+        pflref_status st = pflref_local_sgd_step(job, s, theta, g, ws, trace,
+                                                 err);
         if (st != PFLREF_OK)
-            return pflref_error_set(err, st, "schedule",
-                                    "gradient failed at round %ld, client "
-                                    "%ld, step %zu (batch of %zu samples)",
-                                    job->round, job->client, s + 1, nb);
-        for (size_t p = 0; p < P; p++) {
-            if (job->mask != NULL && !job->mask[p])
-                continue;
-            double d = g[p];
-            if (prox)
-                d += job->mu * (theta[p] - job->ref[p]);
-            theta[p] -= job->eta * d;
-        }
-        if (!pflref_all_finite(theta, P))
-            return pflref_error_diverge(err, job->round, job->client,
-                                        (long)(s + 1), job->name);
-        pflref_trace_emit(trace, PFLREF_EV_STEP, job->phase, job->round,
-                          job->client, (long)(s + 1), job->name, theta, P,
-                          job->formula);
+            return st;
     }
     return PFLREF_OK;
 }

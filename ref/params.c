@@ -63,7 +63,7 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, finetune_scope), 0.0, 0.0, 0,
      finetune_scope_values, "",
      "which parameters fine-tuning moves: all | the split's personal blocks"},
-    {"pfedme.theta_start", "pfedme", "", PFLREF_PARAM_ENUM,
+    {"pfedme.theta_start", "pfedme prox", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, pfedme_theta_start), 0.0, 0.0, 0,
      theta_start_values, "",
      "inner loop start: θ ← w_{i,r} every local round | θ carried over"},
@@ -100,9 +100,10 @@ static const pflref_preset presets[] = {
      "pfedme.train=all pfedme.personal_eval=local_w",
      "CharlieDinh/pFedMe (shared/spec notes §2(f), run and read)"},
     {"pfedme", "pfllib",
-     "pfedme.theta_start=warm pfedme.weights=samples pfedme.train=sampled "
-     "pfedme.personal_eval=global",
-     "TsingZ0/PFLlib (shared/spec notes §2(e), §7)"},
+     "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
+     "pfedme.train=sampled pfedme.personal_eval=global",
+     "TsingZ0/PFLlib, clientpFedMe.py and fedoptimizer.py (pFedMeOptimizer's "
+     "mu = 0.001 is never overridden; shared/spec notes §2(e), §7)"},
     {"ditto", "official",
      "ditto.order=interleaved_shared_batch ditto.prox=squared "
      "ditto.prox_ref=round_start ditto.weights=uniform",

@@ -20,6 +20,9 @@ static const pflref_algorithm *const registry[] = {
     &pflref_fedavg,
     &pflref_local_only,
     &pflref_finetune,
+    &pflref_prox,
+    &pflref_pfedme,
+    &pflref_ditto,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)
@@ -104,7 +107,7 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
     s->w = alg->has_global ? alloc_doubles(P, 1) : NULL;
     s->v = alg->has_personal ? alloc_doubles(N, P) : NULL;
     s->mask = calloc(P, 1);
-    s->scratch = alloc_doubles(P, 4);
+    s->scratch = alloc_doubles(P, 8);
     s->accum = alloc_doubles(P, 1);
     s->ws = pflref_model_workspace_alloc(&pr->model,
                                          workspace_size(pr, schedule));

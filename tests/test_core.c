@@ -199,8 +199,13 @@ START_TEST(test_algorithm_registry)
 {
     size_t n;
     const pflref_algorithm *const *algs = pflref_algorithms(&n);
-    ck_assert_uint_eq(n, 3);
+    static const char *const names[] = {"fedavg", "local", "finetune",
+                                        "prox", "pfedme", "ditto"};
+    ck_assert_uint_eq(n, sizeof names / sizeof names[0]);
     for (size_t i = 0; i < n; i++) {
+        ck_assert_msg(strcmp(algs[i]->name, names[i]) == 0,
+                      "registry entry %zu is %s, expected %s", i,
+                      algs[i]->name, names[i]);
         ck_assert_ptr_eq(pflref_algorithm_find(algs[i]->name), algs[i]);
         ck_assert_uint_gt(algs[i]->n_eval, 0);
         ck_assert(algs[i]->round != NULL);

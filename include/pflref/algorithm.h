@@ -171,7 +171,7 @@ typedef struct {
     double *w;                  /* P: the global model, or NULL             */
     double *v;                  /* N×P: personal models v_i, or NULL        */
     unsigned char *mask;        /* P: 1 = personal parameter (the split)    */
-    double *scratch;            /* 4·P doubles for the algorithm            */
+    double *scratch;            /* 8·P doubles for the algorithm            */
     double *accum;              /* P doubles: aggregation accumulator       */
     pflref_model_workspace *ws; /* batches up to the largest client         */
 } pflref_state;
@@ -297,6 +297,65 @@ pflref_status pflref_local_sgd_run(const pflref_local_sgd *job, double *theta,
                                    double *g, pflref_model_workspace *ws,
                                    const pflref_trace *trace,
                                    pflref_error *err);
+
+/* Step s (0-based, < batches->nsteps) of the local solver alone. */
+pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
+                                    double *theta, double *g,
+                                    pflref_model_workspace *ws,
+                                    const pflref_trace *trace,
+                                    pflref_error *err);
+
+
+/* pFedMe's inner loop (Dinh et al. 2020, Alg. 1, the approximate solution
+ * of eq. (7)), the primitive shared by pFedMe and the "prox" algorithm:
+ *   for k = 1..K:
+ *     θ ← θ − η_p (∇f(θ; D) + λ(θ − w) + μθ)
+ * on one batch D (the K steps reuse it).  μ = 0 is the paper; the official
+ * code adds μθ (pfedme.mu).  Emits a STEP event named "theta" after every
+ * step, numbered step0 + k, and fails with PFLREF_EDIVERGE (round, client,
+ * step) when θ stops being finite.
+ *   theta [in,out] P: the start point, then θ_K;  g [work] P */
+typedef struct {
+    const pflref_model *model;
+    const pflref_data *data;
+    const size_t *idx;      /* the batch D: nb sample indices               */
+    size_t nb;
+    const double *w;        /* P: the reference w (pFedMe's w_{i,r})        */
+    double lambda;          /* λ ≥ 0                                        */
+    double eta_p;           /* η_p > 0                                      */
+    double mu;              /* μ ≥ 0                                        */
+    size_t K;               /* K ≥ 1                                        */
+    const char *phase;
+    const char *formula;
+    long round;
+    long client;
+    long step0;             /* the first step is numbered step0 + 1         */
+} pflref_prox_inner;
+
+pflref_status pflref_prox_inner_run(const pflref_prox_inner *job,
+                                    double *theta, double *g,
+                                    pflref_model_workspace *ws,
+                                    const pflref_trace *trace,
+                                    pflref_error *err);
+
+/* 1 when the model's batch loss is a quadratic function of the parameters
+ * (quadratic; linear with squared or half_squared loss), so that the inner
+ * problem has the exact solution pflref_prox_point computes. */
+int pflref_prox_has_exact(const pflref_model *m);
+
+/* The exact minimiser of the inner problem of job (K, η_p ignored):
+ *   θ̂ = argmin_θ f(θ; D) + (λ/2)‖θ − w‖² + (μ/2)‖θ‖²
+ * i.e. the solution of (H + (λ + μ) I)(θ − w) = −(∇f(w; D) + μ w), H the
+ * (constant) Hessian of f, found by conjugate gradients with exact
+ * Hessian-vector products.  In exact arithmetic CG ends after at most P
+ * iterations; it stops when the residual is at most
+ * PFLREF_PROX_CG_RTOL·‖r_0‖ or after 2P iterations.  Only for models with
+ * pflref_prox_has_exact (PFLREF_EINVAL otherwise) and λ + μ > 0.
+ *   theta_hat [out] P;  work [work] 4·P */
+#define PFLREF_PROX_CG_RTOL 1e-15
+pflref_status pflref_prox_point(const pflref_prox_inner *job,
+                                double *theta_hat, double *work,
+                                pflref_model_workspace *ws, pflref_error *err);
 
 /* acc := acc + c·x over P entries: one term of a server aggregation.
  * Aggregations add their terms in ascending client id, so the sum has one
