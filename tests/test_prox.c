@@ -1,0 +1,342 @@
+/* tests/test_prox.c: pFedMe's inner loop (ref/prox.c): the primitive
+ * pflref_prox_inner_run, the exact proximal point pflref_prox_point, and the
+ * algorithm "prox".
+ *
+ * Closed forms used (derived here, not by the code under test): on
+ * f(θ) = ½ a (θ − c)² the inner step is θ ← θ − η_p(a(θ − c) + λ(θ − w)),
+ * an affine map with fixed point θ* = (a c + λ w)/(a + λ) and factor
+ * q = 1 − η_p(a + λ), so θ_K = θ* + q^K (θ_0 − θ*); it converges for every
+ * θ_0 exactly when |q| < 1, i.e. 0 < η_p(a + λ) < 2.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "suites.h"
+#include "testutil.h"
+
+/* A spec for "prox" on the quadratic model with d entries (a, c given as
+ * JSON arrays), reference w, and the hyperparameters. */
+static pflref_spec *prox_spec(const char *a, const char *c, const char *w,
+                              double lambda, double eta_p, int K,
+                              const char *extra, int rounds)
+{
+    char text[2048];
+    int d = 1;   /* entries of a: one more than its commas */
+    for (const char *q = a; *q != '\0'; q++)
+        d += *q == ',';
+    snprintf(text, sizeof text,
+             "{\"format\": \"pflref-spec/1\","
+             " \"model\": {\"kind\": \"quadratic\", \"d\": %d},"
+             " \"problem\": {\"clients\": [{\"a\": %s, \"c\": %s}]},"
+             " \"init\": {\"kind\": \"given\", \"w\": %s},"
+             " \"algorithm\": {\"name\": \"prox\", \"hyperparameters\":"
+             " {\"lambda\": %.17g, \"eta_p\": %.17g, \"K\": %d}%s},"
+             " \"schedule\": {\"kind\": \"generate\", \"rounds\": %d,"
+             " \"local\": {\"steps\": 1}}}",
+             d, a, c, w, lambda, eta_p, K,
+             extra, rounds);
+    pflref_spec *spec;
+    pflref_error err;
+    pflref_status st = tu_parse(text, &spec, &err);
+    ck_assert_msg(st == PFLREF_OK, "spec rejected: %s", err.message);
+    return spec;
+}
+
+static pflref_run_result *run_spec(const pflref_spec *spec,
+                                   const pflref_trace *trace)
+{
+    pflref_run_result *res;
+    pflref_error err;
+    pflref_status st = pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                                  spec->schedule, spec->w0, trace, &res, &err);
+    ck_assert_msg(st == PFLREF_OK, "run failed: %s", err.message);
+    return res;
+}
+
+/* θ_K = θ* + q^K (θ_0 − θ*) entrywise, θ_0 = w, for K = 1..9 on three
+ * entries with q = 1 − η_p(a + λ) = 0.6425, −0.4725, 0.1375 (one negative:
+ * the iterate oscillates around θ*). */
+START_TEST(test_inner_closed_form)
+{
+    const double a[3] = {0.5, 3.75, 2.385}, c[3] = {2.385, -1.25, 0.7};
+    const double w[3] = {0.3, -0.2, 1.9}, lambda = 1.9, eta_p = 0.15;
+    for (int K = 1; K <= 9; K++) {
+        pflref_spec *spec = prox_spec("[0.5, 3.75, 2.385]",
+                                      "[2.385, -1.25, 0.7]",
+                                      "[0.3, -0.2, 1.9]", lambda, eta_p, K,
+                                      "", 1);
+        pflref_run_result *res = run_spec(spec, NULL);
+        for (int j = 0; j < 3; j++) {
+            const double star = (a[j] * c[j] + lambda * w[j]) / (a[j] + lambda);
+            const double q = 1.0 - eta_p * (a[j] + lambda);
+            const double expect = star + pow(q, K) * (w[j] - star);
+            ck_assert_msg(fabs(res->v[j] - expect) <= 1e-14,
+                          "K = %d, entry %d: θ_K = %.17g, closed form %.17g",
+                          K, j, res->v[j], expect);
+        }
+        /* the reference w never moves */
+        for (int j = 0; j < 3; j++)
+            ck_assert_double_eq(res->w[j], w[j]);
+        pflref_run_result_free(res);
+        pflref_spec_free(spec);
+    }
+}
+END_TEST
+
+/* Convergence to θ* exactly when 0 < η_p(a + λ) < 2: with a + λ = 4,
+ * η_p = 0.475 (product 1.9) contracts to θ* after 400 steps; η_p = 0.5
+ * (product 2) keeps |θ − θ*| constant; η_p = 0.525 (2.1) grows. */
+START_TEST(test_inner_convergence_boundary)
+{
+    const double star = (1.0 * 5.0 + 3.0 * 2.0) / 4.0;   /* 11/4 */
+    const double eta_p[3] = {0.475, 0.5, 0.525};
+    double dist[3];
+    for (int e = 0; e < 3; e++) {
+        pflref_spec *spec = prox_spec("[1]", "[5]", "[2]", 3.0, eta_p[e], 400,
+                                      "", 1);
+        pflref_run_result *res = run_spec(spec, NULL);
+        dist[e] = fabs(res->v[0] - star);
+        pflref_run_result_free(res);
+        pflref_spec_free(spec);
+    }
+    /* the rounded map's fixed point lies within a few ulps of 11/4 */
+    ck_assert_msg(dist[0] <= 1e-14, "η_p(a+λ) = 1.9: |θ − θ*| = %g", dist[0]);
+    ck_assert_msg(dist[1] == 0.75, "η_p(a+λ) = 2: |θ − θ*| = %.17g, not 0.75",
+                  dist[1]);
+    ck_assert_msg(dist[2] > 1e6, "η_p(a+λ) = 2.1: |θ − θ*| = %g did not grow",
+                  dist[2]);
+}
+END_TEST
+
+/* Records of the STEP and NOTE events of one run. */
+typedef struct {
+    int nsteps, nnotes;
+    double step[8];
+    long step_no[8];
+    double note;
+} capture;
+
+static void capture_emit(void *ctx, const pflref_event *ev)
+{
+    capture *c = ctx;
+    if (ev->kind == PFLREF_EV_STEP && c->nsteps < 8) {
+        c->step[c->nsteps] = ev->value[0];
+        c->step_no[c->nsteps++] = ev->step;
+    } else if (ev->kind == PFLREF_EV_NOTE &&
+               strcmp(ev->name, "theta_hat") == 0) {
+        c->note = ev->value[0];
+        c->nnotes++;
+    }
+}
+
+/* Seed 003: F(w) = ½(w − 5)², θ = 2, λ = 3, α = 0.1: w⁽¹⁾ = 2.3,
+ * w⁽²⁾ = 2.48, exact prox point 11/4.  0.1 is not a binary fraction, so
+ * the iterates carry a few roundings (1e-15). */
+START_TEST(test_seed003)
+{
+    pflref_spec *spec = prox_spec("[1]", "[5]", "[2]", 3.0, 0.1, 2, "", 1);
+    capture c = {0};
+    pflref_trace tr = {capture_emit, &c};
+    pflref_run_result *res = run_spec(spec, &tr);
+    ck_assert_int_eq(c.nsteps, 2);
+    ck_assert_int_eq(c.step_no[0], 1);
+    ck_assert_int_eq(c.step_no[1], 2);
+    ck_assert_double_eq_tol(c.step[0], 2.3, 1e-15);
+    ck_assert_double_eq_tol(c.step[1], 2.48, 1e-15);
+    ck_assert_int_eq(c.nnotes, 1);
+    ck_assert_double_eq(c.note, 2.75);
+    ck_assert_double_eq_tol(res->v[0], 2.48, 1e-15);
+    pflref_run_result_free(res);
+    pflref_spec_free(spec);
+}
+END_TEST
+
+/* The CLI's --trace prints the seed's numbers. */
+START_TEST(test_seed003_cli_trace)
+{
+    char *dir = tu_tmpdir();
+    char path[512], args[1200];
+    snprintf(path, sizeof path, "%s/seed003.json", dir);
+    ck_assert_int_eq(
+        tu_write(path,
+                 "{\"format\": \"pflref-spec/1\","
+                 " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+                 " \"problem\": {\"clients\": [{\"a\": [1], \"c\": [5]}]},"
+                 " \"init\": {\"kind\": \"given\", \"w\": [2]},"
+                 " \"algorithm\": {\"name\": \"prox\", \"hyperparameters\":"
+                 " {\"lambda\": 3, \"eta_p\": 0.1, \"K\": 2}},"
+                 " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1,"
+                 " \"local\": {\"steps\": 1}}}"),
+        0);
+    snprintf(args, sizeof args, "run '%s' -o '%s/r.json' --trace", path, dir);
+    char *out = NULL, *err = NULL;
+    ck_assert_int_eq(tu_cli(args, &out, &err), 0);
+    ck_assert_msg(strstr(err, "step 1: theta = [2.3]") != NULL, "%s", err);
+    ck_assert_msg(strstr(err, "step 2: theta = [2.48]") != NULL, "%s", err);
+    ck_assert_msg(strstr(err, "theta_hat = [2.75]") != NULL, "%s", err);
+    free(out);
+    free(err);
+    free(dir);
+}
+END_TEST
+
+/* The exact proximal point: on the quadratic model it is
+ * (a c + λ w + 0·μ)/(a + λ + μ) entrywise; on a linear model with squared
+ * loss it is stationary: ∇f(θ̂; D) + λ(θ̂ − w) + μθ̂ = 0. */
+START_TEST(test_prox_point)
+{
+    pflref_model m;
+    pflref_error err;
+    ck_assert_int_eq(pflref_model_init(&m, PFLREF_MODEL_QUADRATIC,
+                                       PFLREF_LOSS_QUADRATIC, 3, 1, 0, 0, &err),
+                     PFLREF_OK);
+    double a[3] = {0.5, 3.75, 2.385}, c[3] = {2.385, -1.25, 0.7};
+    pflref_data D = {1, NULL, NULL, a, c};
+    const double w[3] = {0.3, -0.2, 1.9};
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(&m, 1);
+    double theta_hat[3], work[9];
+    pflref_prox_inner job = {&m, &D, NULL, 0, w, 1.9, 0.1, 0.25, 1,
+                             "train", NULL, 0, 0, 0};
+    ck_assert_int_eq(pflref_prox_point(&job, theta_hat, work, ws, &err),
+                     PFLREF_OK);
+    for (int j = 0; j < 3; j++) {
+        /* stationarity of a(θ − c) + λ(θ − w) + μθ */
+        const double expect = (a[j] * c[j] + 1.9 * w[j]) / (a[j] + 1.9 + 0.25);
+        ck_assert_msg(fabs(theta_hat[j] - expect) <= 1e-15,
+                      "entry %d: θ̂ = %.17g, expected %.17g", j, theta_hat[j],
+                      expect);
+    }
+    pflref_model_workspace_free(ws);
+
+    /* linear, squared loss, d = 3 with bias: P = 4, H = (2/n) X̃ᵀX̃ dense */
+    pflref_model lin;
+    ck_assert_int_eq(pflref_model_init(&lin, PFLREF_MODEL_LINEAR,
+                                       PFLREF_LOSS_SQUARED, 3, 1, 0, 1, &err),
+                     PFLREF_OK);
+    double X[15] = {0.912, -1.347, 0.5,  -0.284, 0.671, 1.25, 1.563, 0.238,
+                    -0.7,  -1.426, 0.357, 0.1,  0.689, -0.942, 2.0};
+    double y[5] = {-0.775, 1.409, 0.236, 0.518, -1.263};
+    pflref_data L = {5, X, y, NULL, NULL};
+    const size_t idx[4] = {4, 0, 2, 1};
+    const double wl[4] = {0.3, -0.2, 0.1, 0.05};
+    ws = pflref_model_workspace_alloc(&lin, 5);
+    double th[4], wk[12], g[4];
+    pflref_prox_inner jl = {&lin, &L, idx, 4, wl, 0.7, 0.1, 0.0, 1,
+                            "train", NULL, 0, 0, 0};
+    ck_assert_int_eq(pflref_prox_point(&jl, th, wk, ws, &err), PFLREF_OK);
+    ck_assert_int_eq(pflref_model_grad(&lin, th, &L, idx, 4, ws, g, NULL),
+                     PFLREF_OK);
+    for (int j = 0; j < 4; j++) {
+        const double r = g[j] + 0.7 * (th[j] - wl[j]);
+        ck_assert_msg(fabs(r) <= 1e-13, "entry %d: residual %g", j, r);
+    }
+    /* softmax has no exact proximal point here; λ + μ = 0 neither */
+    pflref_model sm;
+    ck_assert_int_eq(pflref_model_init(&sm, PFLREF_MODEL_SOFTMAX,
+                                       PFLREF_LOSS_CROSS_ENTROPY, 2, 3, 0, 0,
+                                       &err),
+                     PFLREF_OK);
+    ck_assert(!pflref_prox_has_exact(&sm));
+    pflref_prox_inner js = jl;
+    js.model = &sm;
+    ck_assert_int_eq(pflref_prox_point(&js, th, wk, ws, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "model");
+    jl.lambda = 0.0;
+    ck_assert_int_eq(pflref_prox_point(&jl, th, wk, ws, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "lambda");
+    pflref_model_workspace_free(ws);
+}
+END_TEST
+
+/* warm: round t continues from round t−1's θ (two rounds of K = 3 equal one
+ * round of K = 6); reset: every round restarts from w (equal to K = 3). */
+START_TEST(test_theta_start)
+{
+    pflref_spec *warm = prox_spec("[2.385]", "[1.5]", "[0.25]", 0.7, 0.2, 3,
+                                  ", \"switches\": {\"pfedme.theta_start\":"
+                                  " \"warm\"}", 2);
+    pflref_spec *reset = prox_spec("[2.385]", "[1.5]", "[0.25]", 0.7, 0.2, 3,
+                                   "", 2);
+    pflref_spec *six = prox_spec("[2.385]", "[1.5]", "[0.25]", 0.7, 0.2, 6,
+                                 "", 1);
+    pflref_spec *three = prox_spec("[2.385]", "[1.5]", "[0.25]", 0.7, 0.2, 3,
+                                   "", 1);
+    pflref_run_result *rw = run_spec(warm, NULL), *rr = run_spec(reset, NULL);
+    pflref_run_result *r6 = run_spec(six, NULL), *r3 = run_spec(three, NULL);
+    ck_assert_double_eq(rw->v[0], r6->v[0]);
+    ck_assert_double_eq(rr->v[0], r3->v[0]);
+    ck_assert_double_ne(rw->v[0], rr->v[0]);
+    pflref_run_result_free(rw);
+    pflref_run_result_free(rr);
+    pflref_run_result_free(r6);
+    pflref_run_result_free(r3);
+    pflref_spec_free(warm);
+    pflref_spec_free(reset);
+    pflref_spec_free(six);
+    pflref_spec_free(three);
+}
+END_TEST
+
+/* A step factor of −999 overflows to infinity after about 103 steps: the
+ * error names round, client and step. */
+START_TEST(test_divergence)
+{
+    pflref_spec *spec = prox_spec("[1]", "[5]", "[2]", 0.0, 1000.0, 400, "",
+                                  1);
+    pflref_run_result *res = NULL;
+    pflref_error err;
+    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                                spec->schedule, spec->w0, NULL, &res, &err),
+                     PFLREF_EDIVERGE);
+    ck_assert_ptr_null(res);
+    ck_assert_msg(strstr(err.message, "round 0") != NULL &&
+                      strstr(err.message, "client 0") != NULL &&
+                      strstr(err.message, "step 10") != NULL &&
+                      strstr(err.message, "theta") != NULL,
+                  "message: %s", err.message);
+    pflref_spec_free(spec);
+}
+END_TEST
+
+/* K is required and counted from 1. */
+START_TEST(test_required)
+{
+    const char *text =
+        "{\"format\": \"pflref-spec/1\","
+        " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+        " \"problem\": {\"clients\": [{\"a\": [1], \"c\": [5]}]},"
+        " \"algorithm\": {\"name\": \"prox\", \"hyperparameters\":"
+        " {\"lambda\": 3, \"eta_p\": 0.1}},"
+        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1,"
+        " \"local\": {\"steps\": 1}}}";
+    pflref_spec *spec;
+    pflref_error err;
+    pflref_status st = tu_parse(text, &spec, &err);
+    if (st == PFLREF_OK) {
+        pflref_run_result *res = NULL;
+        st = pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                        spec->schedule, spec->w0, NULL, &res, &err);
+        pflref_spec_free(spec);
+    }
+    ck_assert_int_eq(st, PFLREF_EINVAL);
+    ck_assert_msg(strstr(err.where, "K") != NULL, "where = %s", err.where);
+}
+END_TEST
+
+Suite *prox_suite(void)
+{
+    Suite *s = suite_create("prox");
+    TCase *tc = tcase_create("prox");
+    tcase_add_test(tc, test_inner_closed_form);
+    tcase_add_test(tc, test_inner_convergence_boundary);
+    tcase_add_test(tc, test_seed003);
+    tcase_add_test(tc, test_seed003_cli_trace);
+    tcase_add_test(tc, test_prox_point);
+    tcase_add_test(tc, test_theta_start);
+    tcase_add_test(tc, test_divergence);
+    tcase_add_test(tc, test_required);
+    suite_add_tcase(s, tc);
+    return s;
+}
