@@ -44,7 +44,7 @@ TESTS  := $(sort $(wildcard tests/*.c))
 .DELETE_ON_ERROR:
 .PHONY: all deps demo check check-unit check-blas check-golden check-schema \
         check-detection golden coverage check-asan \
-        check-valgrind fuzz fuzz-smoke lint clean
+        check-valgrind fuzz fuzz-smoke lint proofs clean
 
 all: $(B)/rel/pflref
 
@@ -165,6 +165,11 @@ fuzz: deps $(FUZZ:fuzz/%.c=$(B)/fuzz/%)
 	$(call RUN_FUZZ,$(FUZZ:fuzz/%.c=$(B)/fuzz/%),$(FUZZ_SECONDS))
 fuzz-smoke: deps $(FUZZ:fuzz/%.c=$(B)/fuzz/%)
 	$(call RUN_FUZZ,$(FUZZ:fuzz/%.c=$(B)/fuzz/%),$(FUZZ_SMOKE_SECONDS))
+
+# Frama-C WP proofs of the contracts in ref/ (proofs/README.md).
+proofs:
+	@./deps.sh proofs
+	proofs/run.sh
 
 lint:
 	cppcheck --enable=warning,style,performance,portability --std=c11 \

@@ -329,8 +329,12 @@ static int cmd_list(void)
         const pflref_param *p = &params[i];
         if (p->type == PFLREF_PARAM_ENUM)
             continue;
-        printf("  %-16s %-5s %s (%s %g%s) [%s]%s\n", p->name, p->symbol,
-               p->doc, p->lo_open ? ">" : ">=", p->lo,
+        /* pad the symbol to 5 characters, not bytes (η is two bytes) */
+        int pad = 5;
+        for (const char *c = p->symbol; *c != '\0'; c++)
+            pad -= ((unsigned char)*c & 0xC0) != 0x80;
+        printf("  %-16s %s%*s %s (%s %g%s) [%s]%s\n", p->name, p->symbol,
+               pad > 0 ? pad : 0, "", p->doc, p->lo_open ? ">" : ">=", p->lo,
                p->type == PFLREF_PARAM_INT ? ", integer" : "", p->algorithms,
                p->required_by[0] ? " required" : "");
     }

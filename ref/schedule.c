@@ -549,18 +549,20 @@ static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
                                 b->idx == NULL ? "but no index array"
                                                : "exceed the limit");
     }
-    for (size_t s = 0; s < b->nsteps; s++)
-        for (size_t k = 0; k < b->step_off[s + 1] - b->step_off[s]; k++) {
-            const size_t q = b->idx[b->step_off[s] + k];
-            if (q >= n_i) {
-                snprintf(where, sizeof where, "%s[%zu][%zu]", path,
-                         s, k);
-                return pflref_error_set(err, PFLREF_EINVAL, where,
-                                        "sample index %zu is out of range "
-                                        "for client %zu with n = %zu "
-                                        "samples", q, client, n_i);
-            }
-        }
+    /* every index < n_i (the proved scan of ref/ids.c) */
+    const size_t total = b->step_off[b->nsteps];
+    const size_t bad = pflref_index_first_out_of_range(b->idx, total, n_i);
+    if (bad < total) {
+        size_t s = 0;   /* the step holding position bad */
+        while (b->step_off[s + 1] <= bad)
+            s++;
+        snprintf(where, sizeof where, "%s[%zu][%zu]", path, s,
+                 bad - b->step_off[s]);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "sample index %zu is out of range for "
+                                "client %zu with n = %zu samples",
+                                b->idx[bad], client, n_i);
+    }
     return PFLREF_OK;
 }
 
@@ -587,20 +589,20 @@ static pflref_status validate_round(const pflref_round_plan *r, size_t t,
                                 "round %zu has no %s list", t,
                                 r->drawn == NULL ? "drawn" : "batches");
     }
-    /* Ids in range and strictly ascending (so distinct). */
-    for (size_t j = 0; j < r->m; j++) {
-        const size_t c = r->clients[j];
-        if (c >= N || (j > 0 && c <= r->clients[j - 1])) {
-            snprintf(where, sizeof where, "schedule.rounds[%zu].clients[%zu]",
-                     t, j);
-            if (c >= N)
-                return pflref_error_set(err, PFLREF_EINVAL, where,
-                                        "client id %zu is out of range "
-                                        "(N = %zu)", c, N);
+    /* Ids in range and strictly ascending, so distinct (the proved scan
+     * of ref/ids.c). */
+    const size_t j_bad = pflref_ids_first_bad(r->clients, r->m, N);
+    if (j_bad < r->m) {
+        const size_t c = r->clients[j_bad];
+        snprintf(where, sizeof where, "schedule.rounds[%zu].clients[%zu]", t,
+                 j_bad);
+        if (c >= N)
             return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    "client ids must be strictly ascending: "
-                                    "%zu follows %zu", c, r->clients[j - 1]);
-        }
+                                    "client id %zu is out of range (N = %zu)",
+                                    c, N);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "client ids must be strictly ascending: %zu "
+                                "follows %zu", c, r->clients[j_bad - 1]);
     }
     /* selected: strictly ascending participants; drawn: a permutation of
      * selected.  mark: 1 = participant, 2 = selected, 3 = drawn. */

@@ -137,6 +137,18 @@ pflref_status pflref_schedule_validate(const pflref_schedule *s,
                                        const size_t *n, size_t N,
                                        pflref_error *err);
 
+/* The guards every id and index of a schedule passes (ref/ids.c, proved
+ * with Frama-C WP against their ACSL contracts: proofs/README.md).
+ *
+ * pflref_ids_first_bad: the first position j < len at which ids[j] ≥ bound
+ * or ids[j] ≤ ids[j−1] (ids not strictly ascending below bound), or len
+ * when there is none.
+ * pflref_index_first_out_of_range: the first j < len with idx[j] ≥ n, or
+ * len when there is none. */
+size_t pflref_ids_first_bad(const size_t *ids, size_t len, size_t bound);
+size_t pflref_index_first_out_of_range(const size_t *idx, size_t len,
+                                       size_t n);
+
 #ifdef __cplusplus
 }
 #endif
