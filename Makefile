@@ -97,6 +97,7 @@ check-unit: $(B)/rel/pflref $(B)/rel/tests/run
 # matching, provenance kinds), by an independent Python reading.
 check-golden:
 	@/usr/bin/python3 golden/lint.py
+	@/usr/bin/python3 golden/audit.py
 
 # Every shipped document against the JSON Schemas in docs/schema, and the
 # schemas' own self-test (they must reject planted bad documents).

@@ -6,7 +6,7 @@ arithmetic, and check that its flags are earned.
 
 For every pflref-golden/1 vector under GOLDEN_DIR (default: this folder)
 whose algorithm and model pflref_exact.py implements (fedavg, local,
-finetune; quadratic, linear):
+finetune, prox, pfedme, ditto; quadratic, linear):
 
  1. replay: the spec as written (model, clients, init, switches, the given
     schedule's clients and batches) is run through pflref_exact.py and every
@@ -38,24 +38,45 @@ WEIGHTS = ("samples", "uniform", "all_keep_old")
 
 # flag -> {algorithm: [bugs]} ("*" = every algorithm)
 MUTANTS = {
-    "aggregation-weights": {"*": ["weights=" + w for w in WEIGHTS]},
-    "local-step-count": {"*": ["epochs-plus-one", "epochs-minus-one"]},
+    "aggregation-weights": {"*": ["weights=" + w for w in WEIGHTS],
+                            "pfedme": ["samples-weights", "uniform-weights"],
+                            "ditto": ["uniform-weights"]},
+    "local-step-count": {"*": ["epochs-plus-one", "epochs-minus-one"],
+                         "pfedme": ["epochs-plus-one", "epochs-minus-one",
+                                    "inner-plus-one", "inner-minus-one"],
+                         "prox": ["inner-plus-one", "inner-minus-one"]},
     "ragged-batch": {"*": ["ragged-drop"]},
     "batch-mean": {"*": ["batch-sum"]},
     "loss-scale": {"*": ["loss-x2"]},
     "feature-transpose": {"*": ["transpose-x"]},
     "bias-gradient": {"*": ["bias-sum"]},
     "bias-update": {"*": ["bias-frozen"]},
-    "unsampled-client": {"*": ["all-denominator", "keep-old", "train-all"]},
+    "unsampled-client": {"*": ["all-denominator", "keep-old", "train-all"],
+                         "pfedme": ["aggregate-all", "train-all"],
+                         "ditto": ["train-all"]},
     "initial-point": {"*": ["init-zeros"]},
     "stale-global": {"fedavg": ["restart-w0"],
-                     "finetune": ["restart-w0", "finetune-w0"]},
-    "stale-personal-state": {"local": ["reset-personal", "train-all"]},
-    "prox-sign": {"finetune": ["prox-plus"]},
-    "prox-reference": {"finetune": ["prox-ref-w0", "prox-ref-moving"]},
+                     "finetune": ["restart-w0", "finetune-w0"],
+                     "pfedme": ["restart-w0"], "ditto": ["restart-w0"]},
+    "stale-personal-state": {"local": ["reset-personal", "train-all"],
+                             "pfedme": ["train-sampled"],
+                             "ditto": ["personal-from-global",
+                                       "reset-personal", "train-all"]},
+    "prox-sign": {"finetune": ["prox-plus"], "pfedme": ["prox-plus"],
+                  "ditto": ["prox-plus"], "prox": ["prox-plus"]},
+    "prox-reference": {"finetune": ["prox-ref-w0", "prox-ref-moving"],
+                       "pfedme": ["pfedme-ref-wt"], "prox": ["prox-ref-moving"]},
     "finetune-scope": {"finetune": ["scope-full"]},
+    "theta-start": {"pfedme": ["theta-start-flip"], "prox": ["theta-start-flip"]},
+    "beta-ignored": {"pfedme": ["beta-one"]},
+    "personal-eval": {"pfedme": ["personal-eval=theta", "personal-eval=local_w",
+                                 "personal-eval=global"]},
+    "ditto-moving-ref": {"ditto": ["ditto-ref-moving", "ditto-ref-round-start",
+                                   "ditto-order-flip"]},
+    "prox-form": {"ditto": ["prox-form-flip"]},
     "regression-only": {},
 }
+PERSONAL_ALGORITHMS = ("prox", "pfedme", "ditto")
 PLAN_BUGS = {"ragged-drop", "epochs-plus-one", "epochs-minus-one"}
 
 
@@ -100,6 +121,14 @@ def mask_of(spec, pr):
 def replay(spec, bugs=frozenset()):
     """The expected object of the spec, run exactly (with bugs)."""
     alg = spec["algorithm"]["name"]
+    if alg in PERSONAL_ALGORITHMS:
+        # the schedule bugs act on the batch lists; the rest inside the run
+        sched = dict(spec["schedule"], rounds=[
+            dict(r, batches=[transform(b, bugs) for b in r["batches"]])
+            for r in spec["schedule"]["rounds"]])
+        w, v, trace = px.replay_personal(dict(spec, schedule=sched),
+                                         frozenset(bugs))
+        return pg.expected(trace, w=w, v=v)
     hp = {k: pg.exact(v) for k, v in spec["algorithm"].get("hyperparameters", {}).items()}
     sw = spec["algorithm"].get("switches", {})
     weights = sw.get("fedavg.weights", "samples")
@@ -131,6 +160,7 @@ def replay(spec, bugs=frozenset()):
 
 def supported(spec):
     return (spec["algorithm"]["name"] in ("fedavg", "local", "finetune")
+            + PERSONAL_ALGORITHMS
             and spec["model"]["kind"] in ("linear", "quadratic")
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")

@@ -32,10 +32,43 @@ under every bug class the vector is flagged for (pflref_golden.check_mutants):
   prox-ref-moving  proximal reference = the current iterate (term vanishes)
   scope-full       fine-tuning moves every block despite scope = personal
   finetune-w0      fine-tuning starts from w0 instead of the global w
+
+pFedMe (Dinh et al. 2020, Alg. 1), its inner loop alone ("prox") and Ditto
+(Li et al. 2021, Alg. 1) add (the names above keep their meaning where they
+apply: prox-plus flips the sign of every proximal term, prox-ref-moving
+makes the inner loop's reference its own iterate, restart-w0 starts the
+local copy from w0, loss-x2 / batch-sum / init-zeros as above):
+
+  theta-start-flip pFedMe / prox: θ reset where warm is configured, or
+                   carried over where reset is configured
+  inner-plus-one, inner-minus-one
+                   K + 1 / K − 1 inner steps on each batch
+  pfedme-ref-wt    pFedMe's inner prox pulls toward the round's w_t instead
+                   of the current local copy w_{i,r}
+  beta-one         pFedMe's β treated as 1
+  personal-eval=theta, personal-eval=local_w, personal-eval=global
+                   pFedMe reports that personalised model instead of the
+                   configured one
+  uniform-weights  (pFedMe, Ditto) 1/|S| where n_i/Σ_S n_j is configured
+  samples-weights  (pFedMe, Ditto) n_i/Σ_S n_j where 1/|S| is configured
+  aggregate-all    pFedMe: every trainer's w_{i,R} is averaged, not only S^t
+  train-all        pFedMe with train = sampled: every client trains (full
+                   batches, as many as the first trainer); Ditto: unselected
+                   clients train and are aggregated, as FedAvg's train-all
+  train-sampled    pFedMe with train = all: only S^t trains
+  ditto-ref-moving Ditto's prox against the moving global copy w_k where
+                   round_start is configured
+  ditto-ref-round-start
+                   Ditto's prox against w^t where moving is configured
+  ditto-order-flip interleaved_shared_batch <-> personal_first
+  prox-form-flip   Ditto's regulariser squared <-> norm
+  reset-personal   (Ditto) v_k reset to w0 at every round it takes part in
+  personal-from-global
+                   Ditto: v_k ← w^t at the start of every round
 """
 from fractions import Fraction
 
-from pflref_golden import exact, exact_vec
+from pflref_golden import Trace, exact, exact_vec
 
 NO_BUGS = frozenset()
 
@@ -230,3 +263,341 @@ def assert_contractive(pr, k, steps, eta, mu=Fraction(0)):
     steps do not grow (the tolerance's argument)."""
     for batch in steps:
         assert eta * (curvature_bound(pr, k, batch) + mu) < 2, (k, batch)
+
+
+# ------------------------------------------- pFedMe, its inner loop, Ditto
+
+# The switches' paper values (shared/spec README.md, algorithms table;
+# notes §2(f), §3(f), §8) and the presets' bundles (notes §2(e)-(f), §3(c),
+# §3(f)); explicit hyperparameters and switches override a preset.
+SWITCH_DEFAULTS = {
+    "prox": {"pfedme.theta_start": "reset"},
+    "pfedme": {"pfedme.theta_start": "reset", "pfedme.weights": "uniform",
+               "pfedme.train": "all", "pfedme.personal_eval": "theta"},
+    "ditto": {"ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
+              "ditto.prox_ref": "round_start", "ditto.weights": "samples"},
+}
+HYPER_DEFAULTS = {"prox": {"pfedme.mu": 0}, "pfedme": {"beta": 1, "pfedme.mu": 0},
+                  "ditto": {}}
+PRESETS = {
+    ("pfedme", "official"): {"pfedme.theta_start": "warm", "pfedme.mu": 0.001,
+                             "pfedme.weights": "samples", "pfedme.train": "all",
+                             "pfedme.personal_eval": "local_w"},
+    ("pfedme", "pfllib"): {"pfedme.theta_start": "warm", "pfedme.mu": 0.001,
+                           "pfedme.weights": "samples", "pfedme.train": "sampled",
+                           "pfedme.personal_eval": "global"},
+    ("ditto", "official"): {"ditto.order": "interleaved_shared_batch",
+                            "ditto.prox": "squared", "ditto.prox_ref": "round_start",
+                            "ditto.weights": "uniform"},
+    ("ditto", "pfllib"): {"ditto.order": "personal_first", "ditto.prox": "squared",
+                          "ditto.prox_ref": "round_start", "ditto.weights": "samples"},
+}
+
+
+def settings(algorithm):
+    """(hyperparameters, switches) of a spec's "algorithm" object for prox,
+    pfedme and ditto: defaults, then the preset, then the explicit settings.
+    Hyperparameters are exact (K an int); switches are strings."""
+    name = algorithm["name"]
+    hp, sw = dict(HYPER_DEFAULTS[name]), dict(SWITCH_DEFAULTS[name])
+    preset = algorithm.get("preset", "paper")
+    if preset != "paper":
+        for k, v in PRESETS[(name, preset)].items():
+            (sw if isinstance(v, str) else hp)[k] = v
+    hp.update(algorithm.get("hyperparameters", {}))
+    sw.update(algorithm.get("switches", {}))
+    return {k: (int(v) if k == "K" else exact(v)) for k, v in hp.items()}, sw
+
+
+def prox_steps(pr, k, theta, batch, ref, lam, eta_p, K, mu, trace, rnd, step0,
+               bugs=NO_BUGS):
+    """pFedMe Alg. 1 l. 7 with the experiments' solver: K gradient steps of
+    h(θ) = f(θ; D) + (λ/2)‖θ − ref‖² (+ (μ/2)‖θ‖², the official code's term)
+        θ ← θ − η_p (∇f(θ; D) + λ(θ − ref) + μθ),
+    a "step" record "theta" numbered step0 + k after each."""
+    theta = list(theta)
+    if "inner-plus-one" in bugs:
+        K += 1
+    if "inner-minus-one" in bugs:
+        K -= 1
+    sign = -1 if "prox-plus" in bugs else 1
+    for s in range(1, K + 1):
+        g = pr.grad(k, theta, batch, bugs)
+        r = theta if "prox-ref-moving" in bugs else ref
+        theta = [th - eta_p * (gp + sign * lam * (th - rp) + mu * th)
+                 for th, gp, rp in zip(theta, g, r)]
+        trace.emit("step", "train", rnd, k, step0 + s, "theta", theta)
+    return theta
+
+
+def has_prox_point(pr):
+    """θ̂ is computed exactly when f(θ; D) is quadratic in θ."""
+    return pr.kind == "quadratic" or (pr.kind == "linear" and
+                                      pr.loss in ("squared", "half_squared"))
+
+
+def solve(A, b):
+    """x with A x = b, exactly (Gauss-Jordan on Fractions; A nonsingular)."""
+    n = len(b)
+    M = [list(row) + [bi] for row, bi in zip(A, b)]
+    for c in range(n):
+        p = next(r for r in range(c, n) if M[r][c] != 0)
+        M[c], M[p] = M[p], M[c]
+        for r in range(n):
+            if r != c and M[r][c] != 0:
+                f = M[r][c] / M[c][c]
+                M[r] = [x - f * y for x, y in zip(M[r], M[c])]
+    return [M[i][n] / M[i][i] for i in range(n)]
+
+
+def prox_point(pr, k, batch, ref, lam, mu, bugs=NO_BUGS):
+    """θ̂ = argmin_θ f(θ; D) + (λ/2)‖θ − ref‖² + (μ/2)‖θ‖² (Dinh et al. 2020,
+    eq. (3)/(7)), exactly: ∇f(θ; D) = H θ + g_0 is affine, so θ̂ solves
+    (H + (λ + μ) I) θ = λ ref − g_0; H and g_0 are read off the gradient at
+    0 and at the unit vectors."""
+    P = pr.P
+    g0 = pr.grad(k, [Fraction(0)] * P, batch, bugs)
+    cols = []
+    for j in range(P):
+        e = [Fraction(1 if i == j else 0) for i in range(P)]
+        cols.append([a - b for a, b in zip(pr.grad(k, e, batch, bugs), g0)])
+    A = [[cols[j][i] + (lam + mu if i == j else 0) for j in range(P)]
+         for i in range(P)]
+    return solve(A, [lam * r - g for r, g in zip(ref, g0)])
+
+
+def _flip_start(start, bugs):
+    if "theta-start-flip" in bugs:
+        return "warm" if start == "reset" else "reset"
+    return start
+
+
+def prox_round(pr, v, w, t, plan, hp, sw, trace, bugs=NO_BUGS):
+    """One round of "prox", pFedMe's inner loop alone (seed 003's worked
+    example): the reference w is the initial point and never changes; each
+    participant i starts from θ = w (reset) or its θ of the last round
+    (warm), runs prox_steps on each of its batches, and after each batch a
+    "note" records the exact θ̂ on that batch.  v_i = θ.  Returns v."""
+    v = [list(vi) for vi in v]
+    lam, eta_p, K, mu = hp["lambda"], hp["eta_p"], hp["K"], hp["pfedme.mu"]
+    start = _flip_start(sw["pfedme.theta_start"], bugs)
+    exact_point = has_prox_point(pr) and lam + mu > 0
+    for i, steps in plan:
+        theta = list(w) if start == "reset" else v[i]
+        trace.emit("client_begin", "train", t, i, 0, "theta", theta)
+        for q, batch in enumerate(steps):
+            theta = prox_steps(pr, i, theta, batch, w, lam, eta_p, K, mu, trace,
+                               t, q * K, bugs)
+            if exact_point:
+                trace.emit("note", "train", t, i, (q + 1) * K, "theta_hat",
+                           prox_point(pr, i, batch, w, lam, mu, bugs))
+        trace.emit("client_end", "train", t, i, None, "theta", theta)
+        v[i] = theta
+    return v
+
+
+def _weights(configured, bugs):
+    if "uniform-weights" in bugs:
+        return "uniform"
+    if "samples-weights" in bugs:
+        return "samples"
+    return configured
+
+
+def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS):
+    """One round of pFedMe (Dinh et al. 2020, Alg. 1).  plan: [(i, batches)]
+    for the trainers (all N with pfedme.train = all), ascending; selected:
+    S^t.  Each trainer: w_{i,0} = w_t, θ = w_t; for each batch D_{i,r}:
+    θ ← w_{i,r} (reset) or kept (warm), K inner steps toward w_{i,r},
+    w_{i,r+1} = w_{i,r} − ηλ(w_{i,r} − θ).  Server:
+    w_{t+1} = (1 − β) w_t + β Σ_{S^t} c_i w_{i,R}.  A trainer's reported
+    personalised model is its last θ, or w_{i,R}; with "global" every client
+    reports w_{t+1}.  Returns (w_{t+1}, v)."""
+    lam, eta_p, K, mu = hp["lambda"], hp["eta_p"], hp["K"], hp["pfedme.mu"]
+    eta = hp["eta"]
+    beta = Fraction(1) if "beta-one" in bugs else hp["beta"]
+    start = _flip_start(sw["pfedme.theta_start"], bugs)
+    weights = _weights(sw["pfedme.weights"], bugs)
+    pe = sw["pfedme.personal_eval"]
+    for b in bugs:
+        if b.startswith("personal-eval="):
+            pe = b.split("=", 1)[1]
+    if "train-sampled" in bugs:
+        plan = [(i, st) for i, st in plan if i in selected]
+    if "train-all" in bugs:
+        R0 = len(plan[0][1])
+        have = dict(plan)
+        plan = [(i, have.get(i) or [list(range(pr.n(i)))] * R0)
+                for i in range(len(pr.clients))]
+    trace.emit("round_begin", "train", t, None, None, "w", w)
+    v = [list(vi) for vi in v]
+    local = {}
+    for i, steps in plan:
+        w_t = w0 if "restart-w0" in bugs else w
+        wl, theta = list(w_t), list(w_t)
+        trace.emit("client_begin", "train", t, i, 0, "w_local", wl)
+        for r, batch in enumerate(steps):
+            if start == "reset":
+                theta = list(wl)
+            ref = w_t if "pfedme-ref-wt" in bugs else wl
+            theta = prox_steps(pr, i, theta, batch, ref, lam, eta_p, K, mu, trace,
+                               t, r * K, bugs)
+            wl = [a - eta * lam * (a - th) for a, th in zip(wl, theta)]
+            trace.emit("step", "train", t, i, r + 1, "w_local", wl)
+        trace.emit("client_end", "train", t, i, None, "w_local", wl)
+        trace.emit("client_end", "train", t, i, None, "theta", theta)
+        if pe == "theta":
+            v[i] = theta
+        elif pe == "local_w":
+            v[i] = wl
+        local[i] = wl
+    S = sorted(local) if "aggregate-all" in bugs else [i for i in sorted(local)
+                                                       if i in selected]
+    if weights == "samples":
+        n_S = sum(pr.n(i) for i in S)
+        c = {i: Fraction(pr.n(i), n_S) for i in S}
+    else:
+        c = {i: Fraction(1, len(S)) for i in S}
+    avg = [sum(c[i] * local[i][p] for i in S) for p in range(pr.P)]
+    new = [(1 - beta) * a + beta * b for a, b in zip(w, avg)]
+    trace.emit("server", "train", t, None, None, "w", new)
+    if pe == "global":
+        v = [list(new) for _ in v]
+    return new, v
+
+
+def exact_sqrt(q):
+    """√q for a rational q ≥ 0 whose root is rational; refuses otherwise."""
+    import math
+    a, b = math.isqrt(q.numerator), math.isqrt(q.denominator)
+    if a * a != q.numerator or b * b != q.denominator:
+        raise ValueError(f"√({q}) is not rational")
+    return Fraction(a, b)
+
+
+def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
+    """One round of Ditto (Li et al. 2021, Alg. 1) with FedAvg as the global
+    solver.  plan: [(k, batches)] for S_t, ascending.  Each k: w_k ← w^t;
+    per batch b a personal step v_k ← v_k − η (∇F_k(v_k; b) + λ ∂R(v_k))
+    with R = (1/2)‖v − ref‖² (gradient v − ref) or ‖v − ref‖ (gradient
+    (v − ref)/‖v − ref‖, 0 at v = ref), ref = w^t (round_start) or the global
+    copy w_k as it stands (moving), and a global step
+    w_k ← w_k − η ∇F_k(w_k; b); interleaved per batch, or every personal
+    step first.  v_k persists.  w^{t+1} = Σ_{S_t} c_k w_k.
+    Returns (w^{t+1}, v)."""
+    lam, eta = hp["lambda"], hp["eta"]
+    order = sw["ditto.order"]
+    if "ditto-order-flip" in bugs:
+        order = ("personal_first" if order == "interleaved_shared_batch"
+                 else "interleaved_shared_batch")
+    form = sw["ditto.prox"]
+    if "prox-form-flip" in bugs:
+        form = "norm" if form == "squared" else "squared"
+    moving = sw["ditto.prox_ref"] == "moving"
+    if "ditto-ref-moving" in bugs:
+        moving = True
+    if "ditto-ref-round-start" in bugs:
+        moving = False
+    weights = _weights(sw["ditto.weights"], bugs)
+    sign = -1 if "prox-plus" in bugs else 1
+    if "train-all" in bugs:
+        steps0 = len(plan[0][1])
+        have = dict(plan)
+        plan = [(k, have.get(k) or [list(range(pr.n(k)))] * steps0)
+                for k in range(len(pr.clients))]
+    trace.emit("round_begin", "train", t, None, None, "w", w)
+    v = [list(vi) for vi in v]
+    local = {}
+    for k, steps in plan:
+        wk = list(w0 if "restart-w0" in bugs else w)
+        if "reset-personal" in bugs:
+            v[k] = list(w0)
+        if "personal-from-global" in bugs:
+            v[k] = list(w)
+        trace.emit("client_begin", "train", t, k, 0, "w_local", wk)
+        trace.emit("client_begin", "train", t, k, 0, "v", v[k])
+        cur = {"w": wk}
+
+        def personal(q):
+            vk, ref = v[k], (cur["w"] if moving else w)
+            g = pr.grad(k, vk, steps[q], bugs)
+            diff = [a - b for a, b in zip(vk, ref)]
+            scale = lam
+            if form == "norm":
+                norm = exact_sqrt(sum(x * x for x in diff))
+                scale = lam / norm if norm else Fraction(0)
+            v[k] = [a - eta * (gp + sign * scale * x) for a, gp, x in zip(vk, g, diff)]
+            trace.emit("step", "train", t, k, q + 1, "v", v[k])
+
+        def global_step(q):
+            g = pr.grad(k, cur["w"], steps[q], bugs)
+            cur["w"] = [a - eta * gp for a, gp in zip(cur["w"], g)]
+            trace.emit("step", "train", t, k, q + 1, "w_local", cur["w"])
+
+        if order == "interleaved_shared_batch":
+            for q in range(len(steps)):
+                personal(q)
+                global_step(q)
+        else:
+            for q in range(len(steps)):
+                personal(q)
+            for q in range(len(steps)):
+                global_step(q)
+        trace.emit("client_end", "train", t, k, None, "w_local", cur["w"])
+        trace.emit("client_end", "train", t, k, None, "v", v[k])
+        local[k] = cur["w"]
+    if weights == "samples":
+        m_t = sum(pr.n(k) for k in local)
+        c = {k: Fraction(pr.n(k), m_t) for k in local}
+    else:
+        c = {k: Fraction(1, len(local)) for k in local}
+    new = [sum(c[k] * local[k][p] for k in sorted(local)) for p in range(pr.P)]
+    trace.emit("server", "train", t, None, None, "w", new)
+    return new, v
+
+
+def schedule_rounds(rounds):
+    """The given schedule's rounds, with "selected" where S^t is a proper
+    subset of the trainers: rounds = [(plan, selected or None)]."""
+    out = []
+    for plan, selected in rounds:
+        r = {"clients": [k for k, _ in plan]}
+        if selected is not None and list(selected) != r["clients"]:
+            r["selected"] = list(selected)
+        r["batches"] = [b for _, b in plan]
+        out.append(r)
+    return out
+
+
+def assert_prox_contractive(pr, k, steps, eta_p, lam, mu=Fraction(0)):
+    """η_p (λ_max(H) + λ + μ) < 2 on every batch: each inner step is a
+    contraction (the tolerance's argument)."""
+    for batch in steps:
+        assert eta_p * (curvature_bound(pr, k, batch) + lam + mu) < 2, (k, batch)
+
+
+def replay_personal(spec, bugs=NO_BUGS):
+    """Run a spec of prox, pfedme or ditto (quadratic or linear model, given
+    schedule) exactly, from the spec as written: model, clients, init,
+    preset, hyperparameters, switches, and each round's clients, selected
+    and batches.  Returns (w, v, trace).  Bugs that change the schedule
+    (epochs-*, ragged-drop) must be applied to the spec's batch lists by the
+    caller."""
+    alg = spec["algorithm"]["name"]
+    hp, sw = settings(spec["algorithm"])
+    pr = Problem(spec["model"], spec["problem"]["clients"])
+    w0 = initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
+    sched = spec["schedule"]
+    assert sched["kind"] == "given"
+    w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
+    for t, r in enumerate(sched["rounds"]):
+        plan = list(zip(r["clients"], r["batches"]))
+        if alg == "prox":
+            v = prox_round(pr, v, w0, t, plan, hp, sw, trace, bugs)
+        elif alg == "pfedme":
+            w, v = pfedme_round(pr, w, v, w0, t, plan, r.get("selected", r["clients"]),
+                                hp, sw, trace, bugs)
+        else:
+            assert alg == "ditto"
+            w, v = ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs)
+    return w, v, trace

@@ -1,0 +1,308 @@
+#!/usr/bin/python3
+"""Ditto golden vectors on linear models with minibatches, in exact
+rational arithmetic.
+
+Ditto (Li et al., ICML 2021, Alg. 1; shared/spec notes §3(c), §3(f)) with
+FedAvg as the global solver: each selected device k sets w_k ← w^t and
+takes, per scheduled batch b, a personal step
+    v_k ← v_k − η (∇F_k(v_k; b) + λ ∂R(v_k − ref))
+and a global step w_k ← w_k − η ∇F_k(w_k; b): interleaved (personal then
+global on each batch, the TF code) or every personal step first (PFLlib).
+R = ½‖·‖² (gradient v − ref, the paper) or ‖·‖ (gradient
+(v − ref)/‖v − ref‖, 0 at v = ref: the authors' PyTorch code, notes §3(f)
+item 3); ref = w^t (round_start, the paper) or the global copy w_k as it
+stands when the personal step runs (moving, the PyTorch code).  v_k
+persists (v⁰ = w⁰); w^{t+1} = Σ_{S_t} (n_k / Σ_{S_t} n_j) w_k.
+
+With ref = moving the two orders differ: interleaved, the personal step on
+batch q sees w_k after q global steps; personal_first, every personal step
+sees w_k = w^t.  Minibatches: each client's samples cut once in index
+order into batches of B = 2 (ragged last kept), handed out cyclically by a
+per-client iterator that persists across rounds; s = 2 per round.
+
+Vectors (file = id without "ditto/", '/' → '-'):
+  ditto/worked/linear-moving-interleaved    d = 2 with bias, squared loss,
+      prox_ref = moving, interleaved
+  ditto/worked/linear-moving-personal-first the same run, personal_first
+  ditto/worked/norm-d1                      d = 1, ditto.prox = norm (the
+      PyTorch code's regulariser) against w^t; in one dimension
+      ‖v − ref‖ = |v − ref| is rational, so the run is exact
+
+Inputs are the exact values of their doubles; expected values are
+float(Fraction).  For each flag the generator runs the bugs of that class
+(pflref_exact.py) and asserts that each moves an expected number far
+outside the tolerance.
+
+    /usr/bin/python3 golden/ditto/make_linear.py [OUTDIR]
+"""
+import os
+import sys
+from fractions import Fraction as F
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_exact as px    # noqa: E402
+import pflref_golden as pg   # noqa: E402
+
+NOTES = "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md"
+GENERATOR = "golden/ditto/make_linear.py (exact fractions)"
+TOL = {
+    "atol": 1e-12,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "binary inputs: per device and round 2 personal and 2 global "
+             "steps, each a contraction (η(trace of the batch Hessian + λ) < "
+             "2, asserted by the generator) adding fewer than 20 roundings of "
+             "terms below 10 in magnitude, then one weighted sum, over two "
+             "rounds, so the error stays far below 1e-12; every flagged bug "
+             "moves some value by more than 1e3 times the tolerance.",
+}
+TOL_NORM = {
+    "atol": 1e-12,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "binary inputs: d = 1, so the norm prox's gradient λ(v − ref)/"
+             "‖v − ref‖ is λ·sign(v − ref) up to 3 roundings (sqrt of the "
+             "rounded square is |v − ref| exactly in binary64); the "
+             "generator asserts |v − ref| > 1e-3 wherever it is not exactly 0 "
+             "(exact 0 only where v and ref are the same stored number), so "
+             "the sign cannot flip under rounding; 2 personal and 2 global "
+             "steps per device and round, each η·(batch curvature) < 2, "
+             "fewer than 20 roundings of terms below 10, so the error stays "
+             "far below 1e-12; every flagged bug moves some value by more "
+             "than 1e3 times the tolerance.",
+}
+B = 2
+STEPS = 2
+
+
+class Batches:
+    """Each client's batches of B in index order, cut once, handed out
+    cyclically; the position persists across rounds."""
+
+    def __init__(self, pr, bugs):
+        self.one = [px.split_batches(pr.n(i), B, 1) for i in range(len(pr.clients))]
+        self.pos = [0] * len(pr.clients)
+        self.s = STEPS + (1 if "epochs-plus-one" in bugs else 0) \
+            - (1 if "epochs-minus-one" in bugs else 0)
+
+    def take(self, i):
+        out = []
+        for _ in range(self.s):
+            out.append(list(self.one[i][self.pos[i] % len(self.one[i])]))
+            self.pos[i] += 1
+        return out
+
+
+def run_ditto(model, clients, init, algorithm, rounds, bugs=px.NO_BUGS):
+    hp, sw = px.settings(algorithm)
+    pr = px.Problem(model, clients)
+    w0 = px.initial(init, pr.P, bugs)
+    w, v, trace, sched = list(w0), [list(w0) for _ in pr.clients], pg.Trace(), []
+    it = Batches(pr, bugs)
+    for t, sel in enumerate(rounds):
+        plan = [(k, it.take(k)) for k in sel]
+        sched.append(plan)
+        w, v = px.ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs)
+    return pr, w, v, trace, sched
+
+
+def linear_vector(vid, fname, title, description, flags, mutants, model,
+                  clients, init, algorithm, rounds, tol, check=None):
+    hp, _ = px.settings(algorithm)
+    pr, w, v, trace, sched = run_ditto(model, clients, init, algorithm, rounds)
+    for plan in sched:
+        for k, steps in plan:
+            px.assert_contractive(pr, k, steps, hp["eta"], hp["lambda"])
+    if check is not None:
+        check(pr, w, v, trace, sched)
+    exp = pg.expected(trace, w=w, v=v)
+
+    def run_expected(bugs):
+        _, wb, vb, tb, _ = run_ditto(model, clients, init, algorithm, rounds, bugs)
+        return pg.expected(tb, w=wb, v=vb)
+
+    pg.check_mutants(vid, exp, tol, flags, mutants, run_expected)
+    spec = {
+        "format": pg.SPEC_FORMAT,
+        "name": title,
+        "description": description,
+        "model": model,
+        "problem": {"clients": clients},
+        "init": init,
+        "algorithm": algorithm,
+        "schedule": {"kind": "given", "rounds": px.schedule_json(sched)},
+        "output": {"trajectory": "step"},
+    }
+    return fname, {
+        "format": pg.GOLDEN_FORMAT,
+        "id": vid,
+        "title": title,
+        "provenance": pg.provenance(
+            "independent",
+            f"{NOTES} §3(c) (one round), §3(a) (v persists), §3(f) items 1 and "
+            "3 (order, moving reference, norm regulariser); Li et al., ICML "
+            "2021, Alg. 1",
+            GENERATOR, {"w": w, **{f"v_{i}": vi for i, vi in enumerate(v)}}),
+        "flags": flags,
+        "spec": spec,
+        "tolerance": tol,
+        "expected": exp,
+    }
+
+
+MODEL2 = {"kind": "linear", "d": 2, "loss": "squared", "bias": True}
+CLIENTS2 = [
+    {"X": [[0.527, -0.843], [-1.214, 0.366], [0.908, 1.072], [-0.315, -0.694]],
+     "y": [0.961, -1.387, 0.452, -0.218]},
+    {"X": [[1.136, -0.257], [-0.642, 0.918], [0.183, -1.165]],
+     "y": [1.244, -0.571, 0.339]},
+    {"X": [[-0.476, 0.731], [0.852, 0.219], [-1.093, -0.884], [0.314, 1.247],
+           [0.695, -0.402]],
+     "y": [-0.823, 0.617, -1.158, 0.942, 0.276]},
+]
+INIT2 = {"kind": "given", "w": [0.2, -0.3, 0.1]}
+ROUNDS2 = [[0, 1], [1, 2]]
+
+
+def moving(order):
+    return {"name": "ditto", "hyperparameters": {"eta": 0.1, "lambda": 0.5},
+            "switches": {"ditto.order": order, "ditto.prox_ref": "moving"}}
+
+
+def final_with(algorithm, switch, value):
+    alg = dict(algorithm, switches=dict(algorithm["switches"], **{switch: value}))
+    _, w, v, _, _ = run_ditto(MODEL2, CLIENTS2, INIT2, alg, ROUNDS2)
+    return w, v
+
+
+def moving_interleaved():
+    algorithm = moving("interleaved_shared_batch")
+
+    def check(pr, w, v, trace, sched):
+        # the vector separates the readings: order, and reference
+        assert final_with(algorithm, "ditto.order", "personal_first") != (w, v)
+        assert final_with(algorithm, "ditto.prox_ref", "round_start") != (w, v)
+        # v_0 sits out round 1 and keeps its round-0 value
+        kept = [r["value"] for r in trace.records if r["event"] == "client_end"
+                and r["name"] == "v" and r["round"] == 0 and r["client"] == 0]
+        assert kept == [v[0]] and v[0] != px.initial(INIT2, pr.P)
+
+    flags = ["ditto-moving-ref", "prox-sign", "stale-personal-state",
+             "unsampled-client", "aggregation-weights", "batch-mean",
+             "stale-global", "local-step-count"]
+    mutants = {"ditto-moving-ref": ["ditto-ref-round-start", "ditto-order-flip"],
+               "prox-sign": ["prox-plus"],
+               "stale-personal-state": ["reset-personal", "personal-from-global"],
+               "unsampled-client": ["train-all"],
+               "aggregation-weights": ["uniform-weights"],
+               "batch-mean": ["batch-sum"],
+               "stale-global": ["restart-w0"],
+               "local-step-count": ["epochs-plus-one", "epochs-minus-one"]}
+    return linear_vector(
+        "ditto/worked/linear-moving-interleaved", "worked-linear-moving-interleaved.json",
+        "Ditto with ditto.prox_ref = moving, interleaved: the personal step "
+        "on batch q pulls toward the global copy after q global steps",
+        "Three clients (n = 4, 3, 5), ŷ = x·w + b, squared loss, w⁰ = v⁰ = "
+        "(0.2, -0.3, 0.1), η = 0.1, λ = 0.5, weights n_k/Σ n_j, ditto.order = "
+        "interleaved_shared_batch, ditto.prox_ref = moving.  S_0 = {0, 1}, "
+        "S_1 = {1, 2}; each device takes the next s = 2 batches of B = 2 of "
+        "its persistent iterator (client 1 in round 1 wraps: {0,1} {2} "
+        "again); v_0 keeps its round-0 value, v_2 starts at w⁰ in round 1.",
+        flags, mutants, MODEL2, CLIENTS2, INIT2, algorithm, ROUNDS2, TOL, check)
+
+
+def moving_personal_first():
+    algorithm = moving("personal_first")
+
+    def check(pr, w, v, trace, sched):
+        # personal_first with a moving reference is the round-start reading
+        assert final_with(algorithm, "ditto.prox_ref", "round_start") == (w, v)
+        assert final_with(algorithm, "ditto.order", "interleaved_shared_batch") != (w, v)
+
+    flags = ["ditto-moving-ref", "prox-sign", "stale-personal-state"]
+    mutants = {"ditto-moving-ref": ["ditto-order-flip"],
+               "prox-sign": ["prox-plus"],
+               "stale-personal-state": ["reset-personal", "personal-from-global",
+                                        "train-all"]}
+    return linear_vector(
+        "ditto/worked/linear-moving-personal-first",
+        "worked-linear-moving-personal-first.json",
+        "Ditto with ditto.prox_ref = moving, personal_first: every personal "
+        "step sees the global copy still at w^t",
+        "The problem, schedule and hyperparameters of "
+        "ditto/worked/linear-moving-interleaved with ditto.order = "
+        "personal_first: both personal steps run before the global pass, so "
+        "the moving reference is w^t throughout (the same numbers as "
+        "prox_ref = round_start) and the result differs from the interleaved "
+        "order.",
+        flags, mutants, MODEL2, CLIENTS2, INIT2, algorithm, ROUNDS2, TOL, check)
+
+
+def norm_d1():
+    model = {"kind": "linear", "d": 1, "loss": "half_squared", "bias": False}
+    clients = [
+        {"X": [[1.25], [-0.75], [0.5]], "y": [2.125, -1.375, 1.5]},
+        {"X": [[0.875], [1.5]], "y": [-0.625, -1.75]},
+        {"X": [[-1.125], [0.625], [1.375], [-0.5]], "y": [0.375, 1.875, 2.25, -1.25]},
+    ]
+    init = {"kind": "given", "w": [0.25]}
+    algorithm = {"name": "ditto", "hyperparameters": {"eta": 0.25, "lambda": 0.3},
+                 "switches": {"ditto.prox": "norm"}}
+    rounds = [[0, 1], [0, 2]]
+
+    def check(pr, w, v, trace, sched):
+        # |v − ref| at every personal step: exactly 0 (where v and ref are
+        # copies of the same number: w⁰, at round 0's first step) or far from
+        # 0, so no rounding can flip the sign.  (With prox_ref = moving, v
+        # would equal w_k at every step of round 0 in exact arithmetic, a
+        # tie that rounding in a candidate could break; w^t avoids it.)
+        zero = 0
+        for t, plan in enumerate(sched):
+            for k, steps in plan:
+                def seq(name):
+                    return [r["value"][0] for r in trace.records
+                            if r["round"] == t and r.get("client") == k
+                            and r["name"] == name
+                            and r["event"] in ("client_begin", "step")]
+                vs, ref = seq("v"), seq("w_local")[0]       # ref = w^t
+                for q in range(len(steps)):
+                    diff = vs[q] - ref
+                    assert diff == 0 or abs(diff) > F(1, 1000), (t, k, q, diff)
+                    zero += diff == 0
+        assert zero == 2, zero      # round 0, first step of clients 0 and 1
+        alg = dict(algorithm, switches=dict(algorithm["switches"], **{"ditto.prox": "squared"}))
+        assert run_ditto(model, clients, init, alg, rounds)[1:3] != (w, v)
+
+    flags = ["prox-form", "prox-sign", "ditto-moving-ref", "aggregation-weights",
+             "stale-personal-state"]
+    mutants = {"prox-form": ["prox-form-flip"],
+               "prox-sign": ["prox-plus"],
+               "ditto-moving-ref": ["ditto-ref-moving"],
+               "aggregation-weights": ["uniform-weights"],
+               "stale-personal-state": ["reset-personal", "personal-from-global"]}
+    return linear_vector(
+        "ditto/worked/norm-d1", "worked-norm-d1.json",
+        "Ditto with the authors' PyTorch regulariser λ‖v − w‖ (not squared), "
+        "d = 1: gradient λ·sign(v − w^t)",
+        "Three clients (n = 3, 2, 4), one feature, ŷ = x·w, half_squared "
+        "loss, w⁰ = v⁰ = 0.25, η = 0.25, λ = 0.3, ditto.prox = norm "
+        "(gradient λ(v − ref)/‖v − ref‖, 0 at v = ref), ref = w^t "
+        "(round_start), interleaved, weights n_k/Σ n_j.  S_0 = {0, 1}, "
+        "S_1 = {0, 2}, s = 2 batches of B = 2 from each device's persistent "
+        "iterator.  In round 0 the first personal step has v = ref = w⁰ "
+        "(regulariser gradient 0); everywhere else |v − w^t| > 1e-3.",
+        flags, mutants, model, clients, init, algorithm, rounds, TOL_NORM, check)
+
+
+def main():
+    out = pg.out_dir(sys.argv, HERE)
+    for make in (moving_interleaved, moving_personal_first, norm_d1):
+        fname, v = make()
+        pg.write_vector(os.path.join(out, fname), v)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,287 @@
+#!/usr/bin/python3
+"""pFedMe golden vectors on a linear model with minibatches, in exact
+rational arithmetic.
+
+pFedMe (Dinh et al., NeurIPS 2020, Alg. 1; shared/spec notes §2(c)-(f)):
+each trainer i sets w_{i,0} = w_t and θ = w_t; for r = 0..R−1 it takes one
+fresh minibatch D_{i,r}, sets θ ← w_{i,r} (reset) or keeps θ (warm), runs K
+steps θ ← θ − η_p (∇f_i(θ; D_{i,r}) + λ(θ − w_{i,r}) + μθ) and updates
+w_{i,r+1} = w_{i,r} − ηλ(w_{i,r} − θ).  Server:
+w_{t+1} = (1 − β) w_t + β Σ_{i∈S^t} c_i w_{i,R}.  With pfedme.train = all
+every client trains and S^t (the schedule's "selected") is averaged; with
+sampled only S^t trains.  The personalised model reported is the last θ,
+w_{i,R} (local_w) or w_{t+1} (global); a client that does not train keeps
+its own.
+
+Minibatches: each client's samples are cut once, in index order, into
+batches of B = 2 (ragged last batch kept), and a per-client iterator
+hands out the next batch for every local round, wrapping around and
+persisting across rounds (the official code's DataLoader iterator, notes
+§2(d)); so the R = 2 local rounds of a round see different samples, and a
+client's next participation continues where it stopped.
+
+Vectors (file = id without "pfedme/", '/' → '-'):
+  pfedme/worked/linear-paper-minibatch  paper switches, N = 3, all train,
+      S^0 = {0, 2}, S^1 = {1, 2} aggregated
+  pfedme/worked/linear-warm-local-w     preset official (θ warm, n-weighted,
+      personalised = w_{i,R}) with μ = 0.05 and β = 1.5
+  pfedme/worked/linear-train-sampled    pfedme.train = sampled, three rounds
+      S = {0, 1}, {1, 2}, {0, 2}: only S^t trains
+
+Inputs are the exact values of their doubles; expected values are
+float(Fraction).  For each flag the generator runs the bugs of that class
+(pflref_exact.py) and asserts that each moves an expected number far
+outside the tolerance.
+
+    /usr/bin/python3 golden/pfedme/make_linear.py [OUTDIR]
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_exact as px    # noqa: E402
+import pflref_golden as pg   # noqa: E402
+
+NOTES = "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md"
+GENERATOR = "golden/pfedme/make_linear.py (exact fractions)"
+TOL = {
+    "atol": 1e-12,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "binary inputs: per client and round at most 6 inner steps and "
+             "2 local updates, each a contraction (η_p(trace of the batch "
+             "Hessian + λ + μ) < 2 and 0 < ηλ ≤ 1, asserted by the generator) "
+             "adding fewer than 20 roundings of terms below 10 in magnitude, "
+             "then one weighted sum and the β mix, over at most three rounds, "
+             "so the error stays far below 1e-12; every flagged bug moves "
+             "some value by more than 1e3 times the tolerance.",
+}
+MODEL = {"kind": "linear", "d": 2, "loss": "half_squared", "bias": False}
+CLIENTS = [
+    {"X": [[0.812, -1.134], [-0.457, 0.629], [1.248, 0.376], [-0.935, -0.582]],
+     "y": [1.407, -0.318, 0.924, -1.265]},
+    {"X": [[-1.173, 0.264], [0.538, 1.091], [0.217, -0.846]],
+     "y": [-0.752, 1.386, -0.493]},
+    {"X": [[0.661, 0.943], [-1.317, -0.208], [0.394, -1.152], [1.026, 0.487],
+           [-0.279, 1.335]],
+     "y": [0.582, -1.644, -0.217, 1.173, 0.846]},
+]
+INIT = {"kind": "given", "w": [0.25, -0.5]}
+B = 2
+R = 2
+
+
+class Batches:
+    """Each client's batches of B in index order, cut once, handed out
+    cyclically; the position persists across rounds."""
+
+    def __init__(self, pr, bugs):
+        self.one = [px.split_batches(pr.n(i), B, 1) for i in range(len(pr.clients))]
+        self.pos = [0] * len(pr.clients)
+        self.R = R + (1 if "epochs-plus-one" in bugs else 0) \
+            - (1 if "epochs-minus-one" in bugs else 0)
+
+    def take(self, i):
+        out = []
+        for _ in range(self.R):
+            out.append(list(self.one[i][self.pos[i] % len(self.one[i])]))
+            self.pos[i] += 1
+        return out
+
+
+def linear_vector(vid, fname, title, description, flags, mutants, algorithm,
+                  rounds, check=None):
+    """rounds: [(trainers, selected)] per round."""
+    hp, sw = px.settings(algorithm)
+
+    def run(bugs=px.NO_BUGS):
+        pr = px.Problem(MODEL, CLIENTS)
+        w0 = px.initial(INIT, pr.P, bugs)
+        w, v, trace, sched = list(w0), [list(w0) for _ in pr.clients], pg.Trace(), []
+        it = Batches(pr, bugs)
+        for t, (trainers, sel) in enumerate(rounds):
+            plan = [(i, it.take(i)) for i in trainers]
+            sched.append((plan, sel))
+            w, v = px.pfedme_round(pr, w, v, w0, t, plan, sel, hp, sw, trace, bugs)
+        return pr, w, v, trace, sched
+
+    pr, w, v, trace, sched = run()
+    for plan, _ in sched:
+        for i, steps in plan:
+            px.assert_prox_contractive(pr, i, steps, hp["eta_p"], hp["lambda"],
+                                       hp["pfedme.mu"])
+            # the R local rounds see different samples
+            assert len(steps) == R and steps[0] != steps[1]
+    assert 0 < hp["eta"] * hp["lambda"] <= 1
+    if check is not None:
+        check(pr, w, v, trace, sched)
+    exp = pg.expected(trace, w=w, v=v)
+
+    def run_expected(bugs):
+        _, wb, vb, tb, _ = run(bugs)
+        return pg.expected(tb, w=wb, v=vb)
+
+    pg.check_mutants(vid, exp, TOL, flags, mutants, run_expected)
+    spec = {
+        "format": pg.SPEC_FORMAT,
+        "name": title,
+        "description": description,
+        "model": MODEL,
+        "problem": {"clients": CLIENTS},
+        "init": INIT,
+        "algorithm": algorithm,
+        "schedule": {"kind": "given", "rounds": px.schedule_rounds(sched)},
+        "output": {"trajectory": "step"},
+    }
+    return fname, {
+        "format": pg.GOLDEN_FORMAT,
+        "id": vid,
+        "title": title,
+        "provenance": pg.provenance(
+            "independent",
+            f"{NOTES} §2(c) (one round), §2(d) (one fresh batch per local "
+            "round), §2(e)-(f) (switches); Dinh et al., NeurIPS 2020, Alg. 1",
+            GENERATOR, {"w": w, **{f"v_{i}": vi for i, vi in enumerate(v)}}),
+        "flags": flags,
+        "spec": spec,
+        "tolerance": TOL,
+        "expected": exp,
+    }
+
+
+def differs_with(algorithm, rounds, switch, value):
+    """The final state under another value of a switch (to assert that the
+    vector separates the two readings)."""
+    hp, sw = px.settings(algorithm)
+    sw[switch] = value
+    pr = px.Problem(MODEL, CLIENTS)
+    w0 = px.initial(INIT, pr.P)
+    w, v, trace = list(w0), [list(w0) for _ in pr.clients], pg.Trace()
+    it = Batches(pr, px.NO_BUGS)
+    for t, (trainers, sel) in enumerate(rounds):
+        if value == "all":
+            trainers = list(range(len(pr.clients)))
+        plan = [(i, it.take(i)) for i in trainers]
+        w, v = px.pfedme_round(pr, w, v, w0, t, plan, sel, hp, sw, trace)
+    return w, v
+
+
+def paper_minibatch():
+    algorithm = {"name": "pfedme",
+                 "hyperparameters": {"eta": 0.2, "lambda": 2.0, "eta_p": 0.125,
+                                     "K": 3}}
+    rounds = [([0, 1, 2], [0, 2]), ([0, 1, 2], [1, 2])]
+
+    def check(pr, w, v, trace, sched):
+        assert differs_with(algorithm, rounds, "pfedme.theta_start", "warm") != (w, v)
+        # round 1 continues each client's batch iterator: client 2 (n = 5)
+        # took {0,1} {2,3}, then {4} (ragged) and {0,1}.
+        assert sched[1][0][2][1] == [[4], [0, 1]]
+
+    flags = ["theta-start", "prox-sign", "prox-reference", "batch-mean",
+             "local-step-count", "stale-global", "unsampled-client",
+             "stale-personal-state", "personal-eval", "aggregation-weights"]
+    mutants = {"theta-start": ["theta-start-flip"],
+               "prox-sign": ["prox-plus"],
+               "prox-reference": ["pfedme-ref-wt"],
+               "batch-mean": ["batch-sum"],
+               "local-step-count": ["inner-plus-one", "inner-minus-one",
+                                    "epochs-plus-one", "epochs-minus-one"],
+               "stale-global": ["restart-w0"],
+               "unsampled-client": ["aggregate-all"],
+               "stale-personal-state": ["train-sampled"],
+               "personal-eval": ["personal-eval=local_w", "personal-eval=global"],
+               "aggregation-weights": ["samples-weights"]}
+    return linear_vector(
+        "pfedme/worked/linear-paper-minibatch", "worked-linear-paper-minibatch.json",
+        "pFedMe, paper reading, on a linear model with minibatches: all three "
+        "clients train, S^0 = {0, 2} and S^1 = {1, 2} are averaged",
+        "Three clients (n = 4, 3, 5), ŷ = x·w, half_squared loss, w_0 = "
+        "(0.25, -0.5); η = 0.2, λ = 2, η_p = 0.125, K = 3, β = 1, paper "
+        "switches (θ reset to w_{i,r}, weights 1/S, train = all, personalised "
+        "= last θ).  Two rounds; every client trains with R = 2 local rounds, "
+        "each on the next batch of B = 2 of its persistent iterator (client 2 "
+        "in round 1: the ragged {4}, then {0,1}); the server averages "
+        "w_{i,R} over the selected S^t only.",
+        flags, mutants, algorithm, rounds, check)
+
+
+def warm_local_w():
+    algorithm = {"name": "pfedme", "preset": "official",
+                 "hyperparameters": {"eta": 0.25, "lambda": 1.5, "eta_p": 0.1,
+                                     "K": 2, "beta": 1.5, "pfedme.mu": 0.05}}
+    rounds = [([0, 1, 2], [1, 2]), ([0, 1, 2], [0, 1])]
+
+    def check(pr, w, v, trace, sched):
+        assert differs_with(algorithm, rounds, "pfedme.theta_start", "reset") != (w, v)
+        # personalised = w_{i,R} of the last round
+        last = {r["client"]: r["value"] for r in trace.records
+                if r["event"] == "client_end" and r["name"] == "w_local"
+                and r["round"] == 1}
+        assert v == [last[i] for i in range(3)]
+
+    flags = ["theta-start", "personal-eval", "aggregation-weights",
+             "beta-ignored", "prox-sign"]
+    mutants = {"theta-start": ["theta-start-flip"],
+               "personal-eval": ["personal-eval=theta", "personal-eval=global"],
+               "aggregation-weights": ["uniform-weights"],
+               "beta-ignored": ["beta-one"],
+               "prox-sign": ["prox-plus"]}
+    return linear_vector(
+        "pfedme/worked/linear-warm-local-w", "worked-linear-warm-local-w.json",
+        "pFedMe, preset official on a linear model with minibatches: θ warm "
+        "across local rounds, n-weighted average, β = 1.5, μ = 0.05, "
+        "personalised = w_{i,R}",
+        "The clients, model, initial point and batch iterators of "
+        "pfedme/worked/linear-paper-minibatch; η = 0.25, λ = 1.5, η_p = 0.1, "
+        "K = 2, preset official (pfedme.theta_start = warm, weights = "
+        "samples, train = all, personal_eval = local_w) with the explicit "
+        "pfedme.mu = 0.05 and β = 1.5.  S^0 = {1, 2}, S^1 = {0, 1}.",
+        flags, mutants, algorithm, rounds, check)
+
+
+def train_sampled():
+    algorithm = {"name": "pfedme",
+                 "hyperparameters": {"eta": 0.2, "lambda": 2.0, "eta_p": 0.125,
+                                     "K": 2},
+                 "switches": {"pfedme.train": "sampled"}}
+    rounds = [([0, 1], [0, 1]), ([1, 2], [1, 2]), ([0, 2], [0, 2])]
+
+    def check(pr, w, v, trace, sched):
+        assert differs_with(algorithm, rounds, "pfedme.train", "all") != (w, v)
+        assert differs_with(algorithm, rounds, "pfedme.theta_start", "warm") != (w, v)
+        # client 2 first trains in round 1 ({0,1} {2,3}) and continues its
+        # iterator in round 2: the ragged {4}, then {0,1}
+        assert sched[1][0][1] == (2, [[0, 1], [2, 3]])
+        assert sched[2][0][1] == (2, [[4], [0, 1]])
+
+    flags = ["unsampled-client", "theta-start", "personal-eval", "stale-global"]
+    mutants = {"unsampled-client": ["train-all"],
+               "theta-start": ["theta-start-flip"],
+               "personal-eval": ["personal-eval=local_w", "personal-eval=global"],
+               "stale-global": ["restart-w0"]}
+    return linear_vector(
+        "pfedme/worked/linear-train-sampled", "worked-linear-train-sampled.json",
+        "pFedMe with pfedme.train = sampled on a linear model: only S^t "
+        "trains; the others keep their personalised θ",
+        "The clients, model, initial point and batch iterators of "
+        "pfedme/worked/linear-paper-minibatch; η = 0.2, λ = 2, η_p = 0.125, "
+        "K = 2, paper switches except pfedme.train = sampled.  Three rounds, "
+        "S = {0, 1}, {1, 2}, {0, 2}: only S^t trains (R = 2 batches each) and "
+        "is averaged; client 2 reports w_0 until round 1, client 0 keeps its "
+        "round-0 θ through round 1.",
+        flags, mutants, algorithm, rounds, check)
+
+
+def main():
+    out = pg.out_dir(sys.argv, HERE)
+    for make in (paper_minibatch, warm_local_w, train_sampled):
+        fname, v = make()
+        pg.write_vector(os.path.join(out, fname), v)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,246 @@
+#!/usr/bin/python3
+"""Golden vectors of "prox", pFedMe's inner loop on its own, in exact
+rational arithmetic.
+
+pFedMe (Dinh et al., NeurIPS 2020, eq. (3)/(7) and Alg. 1 l. 7; shared/spec
+notes §2(c)): the personalised model is the proximal point
+    θ̂(w) = argmin_θ f(θ; D) + (λ/2)‖θ − w‖²  (+ (μ/2)‖θ‖², pfedme.mu),
+approximated on one batch D by K gradient steps
+    θ ← θ − η_p (∇f(θ; D) + λ(θ − w) + μθ).
+In "prox" the reference w is the initial point and never changes; in each
+round every participant starts from θ = w (pfedme.theta_start = reset) or
+from its θ of the previous round (warm), runs K steps on each of its
+batches, and after each batch the exact θ̂ on that batch is a "note"
+record "theta_hat".  The personal model v_i is θ.
+
+Vectors (the file is the id without "prox/", '/' → '-'):
+  prox/worked/seed003-inner-loop   seed 003, worked example 1: F(w) = ½(w − 5)²,
+      w = 2, λ = 3, η_p = 0.1, K = 2: θ = 2.3, 2.48; θ̂ = 11/4
+  prox/worked/linear-warm-mu       linear model with bias, two clients, two
+      rounds of minibatches, warm start across rounds, μ = 1/4
+
+Inputs are the exact values of their doubles (0.1 is the double nearest
+1/10); expected values are float(Fraction).  For each flag the generator
+runs the bugs of that class (pflref_exact.py) and asserts that each moves
+an expected number far outside the tolerance.
+
+    /usr/bin/python3 golden/prox/make_prox.py [OUTDIR]
+"""
+import os
+import sys
+from fractions import Fraction as F
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_exact as px    # noqa: E402
+import pflref_golden as pg   # noqa: E402
+
+SEED003 = "shared/seeds/003_9f6882b1ef8ed699.txt"
+NOTES = "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md"
+TOL_SEED = {
+    "atol": 1e-14,
+    "rtol": 1e-14,
+    "basis": "fp64 reference against exact rationals of the binary inputs "
+             "(η_p = 0.1 is not a binary fraction, so the reference rounds): "
+             "two inner steps of at most 6 correctly rounded operations on "
+             "values below 5 in magnitude, each a contraction (η_p(a + λ) = "
+             "0.4 < 2, asserted), so each θ is within 10 ulp(4) < 1e-14; θ̂ "
+             "is one conjugate-gradient iteration in one dimension (about 6 "
+             "roundings, and θ̂ = 11/4 exactly); every flagged bug moves some "
+             "value by more than 1e3 times the tolerance.",
+}
+TOL_LINEAR = {
+    "atol": 1e-12,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "binary inputs: at most 9 inner steps per round on values below "
+             "10 in magnitude, each a contraction (η_p(trace of the batch "
+             "Hessian + λ + μ) < 2, asserted by the generator) adding fewer "
+             "than 20 roundings, so θ stays within 1e-13; θ̂ comes from at "
+             "most 6 conjugate-gradient iterations on (H + (λ + μ)I), whose "
+             "condition number is below 5 (eigenvalues in [λ + μ, λ + μ + "
+             "trace H]), so its error is a few ulp times 5, far below 1e-12; "
+             "every flagged bug moves some value by more than 1e3 times the "
+             "tolerance.",
+}
+
+
+def prox_vector(vid, fname, title, description, flags, mutants, model, clients,
+                init, algorithm, rounds, tol, provenance, check=None):
+    """rounds: [[(client, batches), ...] per round] (participants ascending)."""
+    hp, sw = px.settings(algorithm)
+
+    def run(bugs=px.NO_BUGS):
+        pr = px.Problem(model, clients)
+        w = px.initial(init, pr.P, bugs)
+        v, trace = [list(w) for _ in pr.clients], pg.Trace()
+        for t, plan in enumerate(rounds):
+            v = px.prox_round(pr, v, w, t, plan, hp, sw, trace, bugs)
+        return pr, w, v, trace
+
+    pr, w, v, trace = run()
+    for plan in rounds:
+        for k, steps in plan:
+            px.assert_prox_contractive(pr, k, steps, hp["eta_p"], hp["lambda"],
+                                       hp["pfedme.mu"])
+    if check is not None:
+        check(pr, w, v, trace)
+    exp = pg.expected(trace, w=w, v=v)
+
+    def run_expected(bugs):
+        _, wb, vb, tb = run(bugs)
+        return pg.expected(tb, w=wb, v=vb)
+
+    pg.check_mutants(vid, exp, tol, flags, mutants, run_expected)
+    spec = {
+        "format": pg.SPEC_FORMAT,
+        "name": title,
+        "description": description,
+        "model": model,
+        "problem": {"clients": clients},
+        "init": init,
+        "algorithm": algorithm,
+        "schedule": {"kind": "given", "rounds": px.schedule_json(rounds)},
+        "output": {"trajectory": "step"},
+    }
+    notes = [r for r in trace.records if r["name"] == "theta_hat"]
+    named = {f"v_{i}": vi for i, vi in enumerate(v)}
+    named.update({f"theta_hat_r{r['round']}_c{r['client']}_s{r['step']}": r["value"]
+                  for r in notes})
+    return fname, {
+        "format": pg.GOLDEN_FORMAT,
+        "id": vid,
+        "title": title,
+        "provenance": pg.provenance(*provenance, named),
+        "flags": flags,
+        "spec": spec,
+        "tolerance": tol,
+        "expected": exp,
+    }
+
+
+def seed003():
+    model = {"kind": "quadratic", "d": 1}
+    clients = [{"a": [1.0], "c": [5.0]}]
+    init = {"kind": "given", "w": [2.0]}
+    algorithm = {"name": "prox",
+                 "hyperparameters": {"lambda": 3.0, "eta_p": 0.1, "K": 2}}
+
+    def check(pr, w, v, trace):
+        # The seed's own arithmetic, with η_p = 1/10 exactly:
+        # ∇h(θ) = (θ − 5) + 3(θ − 2) = 4θ − 11; 2 → 2.3 → 2.48; θ̂ = 11/4.
+        th, seq = F(2), []
+        for _ in range(2):
+            th = th - F(1, 10) * (4 * th - 11)
+            seq.append(th)
+        assert seq == [F(23, 10), F(62, 25)], seq
+        steps = [r["value"][0] for r in trace.records if r["event"] == "step"]
+        # With the double η_p the exact values differ from 2.3, 2.48 by
+        # O(1e-17): the vector's numbers are the seed's, to the last bit
+        # or next to it.
+        for x, q in zip(steps, seq):
+            assert abs(x - q) < F(1, 10 ** 15), (x, q)
+        hat = [r["value"] for r in trace.records if r["name"] == "theta_hat"]
+        assert hat == [[F(11, 4)]], hat         # exact: does not involve η_p
+        assert v[0] == [steps[-1]]
+
+    flags = ["prox-sign", "prox-reference", "local-step-count", "loss-scale",
+             "initial-point"]
+    mutants = {"prox-sign": ["prox-plus"],
+               "prox-reference": ["prox-ref-moving"],
+               "local-step-count": ["inner-plus-one", "inner-minus-one"],
+               "loss-scale": ["loss-x2"],
+               "initial-point": ["init-zeros"]}
+    return prox_vector(
+        "prox/worked/seed003-inner-loop", "worked-seed003-inner-loop.json",
+        "pFedMe inner loop, seed 003 worked example 1: F(w) = ½(w − 5)², "
+        "reference 2, λ = 3, η_p = 0.1, two steps: 2.3, 2.48; θ̂ = 11/4",
+        "One client with f(θ) = ½(θ − 5)² (quadratic, a = 1, c = 5), the "
+        "reference w = 2 (the initial point), λ = 3, η_p = 0.1, K = 2, one "
+        "round, one batch: θ ← θ − η_p((θ − 5) + λ(θ − w)) = θ − 0.1(4θ − 11) "
+        "from θ = w gives 2.3, 2.48; the exact proximal point is 11/4.",
+        flags, mutants, model, clients, init, algorithm, [[(0, [[0]])]],
+        TOL_SEED,
+        ("independent",
+         f"{SEED003}, worked example 1 (pFedMe inner-loop update); {NOTES} "
+         "§2(c) (K steps on one batch) and §2 Objective (θ̂ = prox_{f/λ}(w)); "
+         "Dinh et al., NeurIPS 2020, eq. (3) and Alg. 1 l. 7",
+         "golden/prox/make_prox.py (exact fractions)"),
+        check)
+
+
+def linear_warm_mu():
+    model = {"kind": "linear", "d": 2, "loss": "half_squared", "bias": True}
+    clients = [
+        {"X": [[0.734, -1.219], [-0.486, 0.352], [1.107, 0.861]],
+         "y": [1.183, -0.647, 0.295]},
+        {"X": [[-0.918, 0.473], [0.265, -1.336], [1.342, 0.118], [-0.407, -0.759]],
+         "y": [-0.534, 1.271, 0.886, -1.092]},
+    ]
+    init = {"kind": "given", "w": [0.5, -0.25, 0.125]}
+    algorithm = {"name": "prox",
+                 "hyperparameters": {"lambda": 1.5, "eta_p": 0.125, "K": 3,
+                                     "pfedme.mu": 0.25},
+                 "switches": {"pfedme.theta_start": "warm"}}
+    rounds = [
+        [(0, [[0, 1], [2]]), (1, [[0, 1], [2, 3]])],
+        [(0, [[2, 0]]), (1, [[1, 3], [0, 2]])],
+    ]
+
+    def check(pr, w, v, trace):
+        # θ̂ satisfies its optimality condition exactly:
+        # ∇f(θ̂; D) + λ(θ̂ − w) + μθ̂ = 0.
+        lam, mu = F(1.5), F(0.25)
+        for r in trace.records:
+            if r["name"] != "theta_hat":
+                continue
+            plan = dict(rounds[r["round"]])[r["client"]]
+            batch = plan[r["step"] // 3 - 1]
+            g = pr.grad(r["client"], r["value"], batch)
+            assert all(gp + lam * (th - wp) + mu * th == 0
+                       for gp, th, wp in zip(g, r["value"], w))
+        # warm: round 1 starts where round 0 ended.
+        begins = [r for r in trace.records if r["event"] == "client_begin"]
+        ends = [r for r in trace.records if r["event"] == "client_end"]
+        assert begins[2]["value"] == ends[0]["value"] != w
+        assert begins[3]["value"] == ends[1]["value"] != w
+
+    flags = ["theta-start", "prox-sign", "prox-reference", "batch-mean",
+             "local-step-count", "initial-point"]
+    mutants = {"theta-start": ["theta-start-flip"],
+               "prox-sign": ["prox-plus"],
+               "prox-reference": ["prox-ref-moving"],
+               "batch-mean": ["batch-sum"],
+               "local-step-count": ["inner-plus-one", "inner-minus-one"],
+               "initial-point": ["init-zeros"]}
+    return prox_vector(
+        "prox/worked/linear-warm-mu", "worked-linear-warm-mu.json",
+        "pFedMe inner loop on a linear model with bias: minibatches, θ "
+        "carried over between rounds (warm), μ = 1/4, exact θ̂ per batch",
+        "Two clients (n = 3, 4), ŷ = x·w + b, half_squared loss, reference "
+        "w = (0.5, -0.25, 0.125) = the initial point, λ = 1.5, η_p = 0.125, "
+        "K = 3, pfedme.mu = 0.25, pfedme.theta_start = warm.  Round 0: client "
+        "0 batches {0,1} {2}, client 1 {0,1} {2,3}; round 1: client 0 {2,0}, "
+        "client 1 {1,3} {0,2}; K steps θ ← θ − η_p(∇f(θ; D) + λ(θ − w) + μθ) "
+        "per batch, θ carried over from round 0 into round 1.  After each "
+        "batch, θ̂ = argmin f(θ; D) + (λ/2)‖θ − w‖² + (μ/2)‖θ‖².",
+        flags, mutants, model, clients, init, algorithm, rounds, TOL_LINEAR,
+        ("independent",
+         f"{NOTES} §2(c) (inner solver, warm start, μθ of the official code) "
+         "and §2 Objective; Dinh et al., NeurIPS 2020, eq. (3)/(7) and Alg. 1 "
+         "l. 7",
+         "golden/prox/make_prox.py (exact fractions; θ̂ by exact linear "
+         "solve)"),
+        check)
+
+
+def main():
+    out = pg.out_dir(sys.argv, HERE)
+    for fname, v in (seed003(), linear_warm_mu()):
+        pg.write_vector(os.path.join(out, fname), v)
+
+
+if __name__ == "__main__":
+    main()
