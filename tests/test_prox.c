@@ -178,6 +178,17 @@ START_TEST(test_seed003_cli_trace)
     ck_assert_msg(strstr(err, "theta_hat = [2.75]") != NULL, "%s", err);
     free(out);
     free(err);
+    /* the same through the golden vector itself */
+    char *vec = tu_repo_path("golden/prox/worked-seed003-inner-loop.json");
+    snprintf(args, sizeof args, "run '%s' -o '%s/g.json' --trace", vec, dir);
+    ck_assert_int_eq(tu_cli(args, &out, &err), 0);
+    ck_assert_msg(strstr(err, "step 1: theta = [2.3]") != NULL &&
+                      strstr(err, "step 2: theta = [2.48]") != NULL &&
+                      strstr(err, "theta_hat = [2.75]") != NULL,
+                  "%s", err);
+    free(vec);
+    free(out);
+    free(err);
     free(dir);
 }
 END_TEST
