@@ -229,10 +229,16 @@ def describe(err):
     v = err.validator
     inst = err.instance
     val = err.validator_value
+    if "propertyNames" in err.absolute_schema_path:
+        # A key outside a list of names.  The schemas describe a list that
+        # depends on another field (the keys an algorithm takes) by saying
+        # which list applies.
+        note = err.schema.get("description") if isinstance(err.schema, dict) else None
+        if note:
+            return [(path + [inst], "%s does not apply here (%s)" % (_short(inst), note))]
+        return [(path + [inst], "unknown field %s" % _short(inst))]
     if err.schema is False or v is None:
         return [(path, "not allowed here")]
-    if "propertyNames" in err.absolute_schema_path:
-        return [(path + [inst], "unknown field %s" % _short(inst))]
     if v == "additionalProperties" and isinstance(inst, dict):
         return [(path + [k], "Additional properties are not allowed")
                 for k in _extra_keys(inst, err.schema)]
@@ -470,7 +476,81 @@ def _good_specs():
             ("linear inline with test data, all generate options", linear),
             ("tilt generator, local", tilt),
             ("dirichlet generator, mlp, finetune", mlp),
-            ("softmax inline, finetune with post only", softmax)]
+            ("softmax inline, finetune with post only", softmax)] + _good_specs_pfl(linear, mlp)
+
+
+def _good_specs_pfl(linear, mlp):
+    """The personalised algorithms prox, pfedme and ditto, with each preset
+    and a switch of every kind."""
+    seed003 = {
+        "format": "pflref-spec/1",
+        "name": "seed 003's inner loop: 2.3, 2.48, exact prox 2.75",
+        "model": {"kind": "quadratic", "d": 1},
+        "problem": {"clients": [{"a": [1.0], "c": [5.0]}]},
+        "init": {"kind": "given", "w": [2.0]},
+        "algorithm": {"name": "prox", "preset": "paper",
+                      "hyperparameters": {"lambda": 3, "eta_p": 0.1, "K": 2}},
+        "schedule": {"kind": "generate", "rounds": 1, "local": {"steps": 1}},
+        "output": {"trajectory": "step"},
+    }
+    prox_linear = _set(linear, ["algorithm"], {
+        "name": "prox", "hyperparameters": {"lambda": 2.5, "eta_p": 0.05, "K": 3,
+                                            "pfedme.mu": 0.001},
+        "switches": {"pfedme.theta_start": "warm"}})
+    prox_linear["name"] = "prox on a linear model: theta_hat by conjugate gradients"
+    pfedme_quad = {
+        "format": "pflref-spec/1",
+        "name": "pFedMe, notes 2(g), S = 1 given as selected",
+        "model": {"kind": "quadratic", "d": 1},
+        "problem": {"clients": [{"a": [1.0], "c": [4.0]}, {"a": [1.0], "c": [-2.0]}]},
+        "algorithm": {"name": "pfedme",
+                      "hyperparameters": {"eta": 0.5, "lambda": 1, "eta_p": 0.25, "K": 2,
+                                          "beta": 1.0, "pfedme.mu": 0},
+                      "switches": {"pfedme.theta_start": "reset", "pfedme.weights": "uniform",
+                                   "pfedme.train": "all", "pfedme.personal_eval": "theta"}},
+        "schedule": {"kind": "given", "rounds": [
+            {"clients": [0, 1], "selected": [0], "batches": [[[0], [0]], [[0], [0]]]},
+            {"clients": [0, 1], "selected": [1], "drawn": [1],
+             "batches": [[[0], [0]], [[0], [0]]]}]},
+        "output": {"trajectory": "step"},
+    }
+    pfedme_official = _set(linear, ["algorithm"], {
+        "name": "pfedme", "preset": "official",
+        "hyperparameters": {"eta": 0.05, "lambda": 15, "eta_p": 0.01, "K": 2, "beta": 2.0,
+                            "pfedme.mu": 0},
+        "switches": {"pfedme.personal_eval": "theta"}})
+    pfedme_official["name"] = "pFedMe, official preset with two settings overridden; all train, 2 of 3 sampled"
+    pfedme_pfllib = _set(mlp, ["algorithm"], {
+        "name": "pfedme", "preset": "pfllib",
+        "hyperparameters": {"eta": 0.1, "lambda": 5, "eta_p": 0.05, "K": 2}})
+    del pfedme_pfllib["schedule"]["post"]
+    ditto_quad = {
+        "format": "pflref-spec/1",
+        "name": "Ditto, notes 3(g), partial participation",
+        "model": {"kind": "quadratic", "d": 1},
+        "problem": {"clients": [{"a": [1.0], "c": [4.0]}, {"a": [1.0], "c": [-2.0]}]},
+        "algorithm": {"name": "ditto", "preset": "official",
+                      "hyperparameters": {"eta": 0.5, "lambda": 1}},
+        "schedule": {"kind": "given", "rounds": [
+            {"clients": [0, 1], "batches": [[[0], [0]], [[0], [0]]]},
+            {"clients": [0], "batches": [[[0], [0]]]}]},
+        "output": {"trajectory": "step"},
+    }
+    ditto_pfllib = _set(linear, ["algorithm"], {
+        "name": "ditto", "preset": "pfllib", "hyperparameters": {"eta": 0.05, "lambda": 0.5}})
+    ditto_switches = _set(mlp, ["algorithm"], {
+        "name": "ditto", "hyperparameters": {"eta": 0.1, "lambda": 0.1},
+        "switches": {"ditto.order": "interleaved_shared_batch", "ditto.prox": "norm",
+                     "ditto.prox_ref": "moving", "ditto.weights": "uniform"}})
+    del ditto_switches["schedule"]["post"]
+    return [("prox: seed 003's worked example", seed003),
+            ("prox: linear model, warm start, mu", prox_linear),
+            ("pfedme: quadratic, given schedule with selected", pfedme_quad),
+            ("pfedme: official preset overridden, linear, generated", pfedme_official),
+            ("pfedme: pfllib preset, mlp, sampled clients train", pfedme_pfllib),
+            ("ditto: official preset, quadratic, given schedule", ditto_quad),
+            ("ditto: pfllib preset, linear, generated", ditto_pfllib),
+            ("ditto: norm prox, moving reference, uniform weights, mlp", ditto_switches)]
 
 
 PROBLEM_FILE = {
@@ -498,6 +578,35 @@ RESULT_EXAMPLE = r"""{"format":"pflref-result/1","name":"local, quadratic",
 "weighted_mean":0.44010416666666669}}}},
 "trajectory":[{"event":"client_end","phase":"train","round":0,"client":0,"name":"v","value":[2.375]},
 {"event":"client_end","phase":"train","round":0,"client":1,"name":"v","value":[-1.0]}],
+"build":{"pflref":"0.1.0","compiler":"gcc 12.2.0","cflags":"-std=c11 -ffp-contract=off -O2 -g",
+"blas":"OpenBLAS 0.3.21","blas_threads":1}}"""
+
+# `pflref run` on seed 003's inner-loop spec (algorithm prox): the base of the
+# planted results of the personalised algorithms.
+PROX_RESULT_EXAMPLE = r"""{"format":"pflref-result/1","name":"seed 003 inner loop",
+"algorithm":{"name":"prox","title":"pFedMe's inner loop on its own (Dinh et al., NeurIPS 2020, Alg. 1 l. 7; seed 003)",
+"preset":"paper","hyperparameters":{"lambda":3.0,"eta_p":0.10000000000000001,"K":2,"pfedme.mu":0.0},
+"switches":{"pfedme.theta_start":"reset"}},
+"model":{"kind":"quadratic","loss":"quadratic","d":1,"bias":false,"P":1,
+"blocks":[{"name":"w","offset":0,"rows":1,"cols":1,"personal":false}]},
+"problem":{"source":"inline","N":1,"n_train":[1],"n_test":[0]},
+"init":{"kind":"given"},"w0":[2.0],
+"schedule_config":{"kind":"generate","rounds":1,"clients_per_round":1,"sampler":"gsl","client_seed":1,
+"batches":"split_once","batch_seed":1,"local":{"steps":1,"batch_size":0}},
+"schedule":{"kind":"given","rounds":[{"clients":[0],"drawn":[0],"batches":[[[0]]]}]},
+"final":{"w":[2.0],"v":[[2.48]]},
+"metrics":{"reference":{"per_client":{"train_loss":[4.5]},
+"summary":{"train_loss":{"mean":4.5,"sd":0.0,"worst":4.5,"best":4.5,"p10":4.5,"p90":4.5,
+"worst_decile_mean":4.5,"weighted_mean":4.5}}},
+"personalized":{"per_client":{"train_loss":[3.1752000000000002]},
+"summary":{"train_loss":{"mean":3.1752000000000002,"sd":0.0,"worst":3.1752000000000002,
+"best":3.1752000000000002,"p10":3.1752000000000002,"p90":3.1752000000000002,
+"worst_decile_mean":3.1752000000000002,"weighted_mean":3.1752000000000002}}}},
+"trajectory":[{"event":"client_begin","phase":"train","round":0,"client":0,"step":0,"name":"theta","value":[2.0]},
+{"event":"step","phase":"train","round":0,"client":0,"step":1,"name":"theta","value":[2.2999999999999998]},
+{"event":"step","phase":"train","round":0,"client":0,"step":2,"name":"theta","value":[2.48]},
+{"event":"note","phase":"train","round":0,"client":0,"step":2,"name":"theta_hat","value":[2.75]},
+{"event":"client_end","phase":"train","round":0,"client":0,"name":"theta","value":[2.48]}],
 "build":{"pflref":"0.1.0","compiler":"gcc 12.2.0","cflags":"-std=c11 -ffp-contract=off -O2 -g",
 "blas":"OpenBLAS 0.3.21","blas_threads":1}}"""
 
@@ -639,6 +748,92 @@ def _bad_documents(spec, ft_spec, golden, result, problem):
          "$.trajectory[0].event", "candidate", True),
         ("golden: malformed content hash", _set(golden, ["hash"], "sha1:abc"),
          "$.hash", "golden", True),
+    ] + _bad_documents_pfl(spec)
+
+
+def _bad_documents_pfl(spec):
+    """Planted documents of the personalised algorithms (prox, pfedme,
+    ditto), in the form of _bad_documents."""
+    goods = dict(_good_specs())
+    seed003 = goods["prox: seed 003's worked example"]
+    pq = goods["pfedme: quadratic, given schedule with selected"]
+    dq = goods["ditto: official preset, quadratic, given schedule"]
+    pf = _set(spec, ["algorithm"], {
+        "name": "pfedme", "preset": "official",
+        "hyperparameters": {"eta": 0.005, "lambda": 15, "eta_p": 0.1, "K": 5}})
+    dt = _set(spec, ["algorithm"], {
+        "name": "ditto", "preset": "pfllib", "hyperparameters": {"eta": 0.05, "lambda": 1}})
+    hp = ["algorithm", "hyperparameters"]
+    sw = ["algorithm", "switches"]
+    prox_result = parse_json(PROX_RESULT_EXAMPLE)
+    return [
+        ("spec: prox with K = 0", _set(seed003, hp + ["K"], 0),
+         "$.algorithm.hyperparameters.K", "spec", True),
+        ("spec: pfedme with K a real literal", _set(pf, hp + ["K"], 5.0),
+         "$.algorithm.hyperparameters.K", "spec", True),
+        ("spec: pfedme with K a string", _set(pf, hp + ["K"], "5"),
+         "$.algorithm.hyperparameters.K", "spec", True),
+        ("spec: pfedme without K (required)", _set(pf, hp + ["K"], DELETE),
+         "$.algorithm.hyperparameters.K", "spec", True),
+        ("spec: ditto without lambda (required)", _set(dt, hp + ["lambda"], DELETE),
+         "$.algorithm.hyperparameters.lambda", "spec", True),
+        ("spec: pfedme with a negative lambda", _set(pf, hp + ["lambda"], -1),
+         "$.algorithm.hyperparameters.lambda", "spec", True),
+        ("spec: pfedme with eta_p = 0", _set(pf, hp + ["eta_p"], 0),
+         "$.algorithm.hyperparameters.eta_p", "spec", True),
+        ("spec: pfedme with beta = 0", _set(pf, hp + ["beta"], 0.0),
+         "$.algorithm.hyperparameters.beta", "spec", True),
+        ("spec: pfedme with a negative pfedme.mu", _set(pf, hp + ["pfedme.mu"], -0.001),
+         '$.algorithm.hyperparameters["pfedme.mu"]', "spec", True),
+        ("spec: pfedme.mu given as a switch", _set(pf, sw, {"pfedme.mu": "0.001"}),
+         '$.algorithm.switches["pfedme.mu"]', "spec", True),
+        ("spec: pfedme with an unknown preset", _set(pf, ["algorithm", "preset"], "fedml"),
+         "$.algorithm.preset", "spec", True),
+        ("spec: fedavg with the official preset (pfedme and ditto only)",
+         _set(spec, ["algorithm", "preset"], "official"), "$.algorithm.preset", "spec", True),
+        ("spec: prox with the pfllib preset", _set(seed003, ["algorithm", "preset"], "pfllib"),
+         "$.algorithm.preset", "spec", True),
+        ("spec: prox with eta (pfedme's local step)", _set(seed003, hp + ["eta"], 0.1),
+         "$.algorithm.hyperparameters.eta", "spec", True),
+        ("spec: prox with beta", _set(seed003, hp + ["beta"], 1.0),
+         "$.algorithm.hyperparameters.beta", "spec", True),
+        ("spec: ditto with pfedme's K", _set(dt, hp + ["K"], 2),
+         "$.algorithm.hyperparameters.K", "spec", True),
+        ("spec: ditto with a pfedme switch", _set(dt, sw, {"pfedme.train": "sampled"}),
+         '$.algorithm.switches["pfedme.train"]', "spec", True),
+        ("spec: pfedme with a ditto switch", _set(pf, sw, {"ditto.prox": "norm"}),
+         '$.algorithm.switches["ditto.prox"]', "spec", True),
+        ("spec: bad enum (ditto.prox)", _set(dt, sw, {"ditto.prox": "l1"}),
+         '$.algorithm.switches["ditto.prox"]', "spec", True),
+        ("spec: bad enum (pfedme.personal_eval)",
+         _set(pf, sw, {"pfedme.personal_eval": "best"}),
+         '$.algorithm.switches["pfedme.personal_eval"]', "spec", True),
+        ("spec: empty selected set", _set(pq, ["schedule", "rounds", 0, "selected"], []),
+         "$.schedule.rounds[0].selected", "spec", True),
+        ("spec: selected with a negative id", _set(pq, ["schedule", "rounds", 0, "selected"], [-1]),
+         "$.schedule.rounds[0].selected[0]", "spec", True),
+        ("spec: ditto with a post phase",
+         _set(dq, ["schedule", "post"], [[[0]], [[0]]]), "$.schedule.post", "spec", True),
+        ("result: prox reporting global instead of reference",
+         _set(prox_result, ["metrics", "global"], prox_result["metrics"]["reference"]),
+         "$.metrics.global", "result", None),
+        ("result: prox without its reference model",
+         _set(prox_result, ["metrics", "reference"], DELETE), "$.metrics.reference", "result", None),
+        ("result: prox without its personal models", _set(prox_result, ["final", "v"], DELETE),
+         "$.final.v", "result", None),
+        ("result: prox missing an applicable hyperparameter (pfedme.mu)",
+         _set(prox_result, hp + ["pfedme.mu"], DELETE),
+         '$.algorithm.hyperparameters["pfedme.mu"]', "result", None),
+        ("result: prox with K a real number", _set(prox_result, hp + ["K"], 2.0),
+         "$.algorithm.hyperparameters.K", "result", None),
+        ("result: prox with a preset of pfedme",
+         _set(prox_result, ["algorithm", "preset"], "official"), "$.algorithm.preset", "result", None),
+        ("result: pfedme without beta and its switches",
+         _set(prox_result, ["algorithm", "name"], "pfedme"),
+         "$.algorithm.hyperparameters.beta", "result", None),
+        ("result: ditto with pfedme's hyperparameters",
+         _set(prox_result, ["algorithm", "name"], "ditto"),
+         "$.algorithm.hyperparameters.eta_p", "result", None),
     ]
 
 
