@@ -1,13 +1,20 @@
 #!/usr/bin/python3
 """pfl_numpy.py: an independent NumPy candidate for pflref's golden vectors.
 
-Written from the papers and the specification notes (shared/spec notes §1 and
-§5.1), not from pflref's C code:
+Written from the papers and the specification notes (shared/spec notes §1,
+§2, §3 and §5.1), not from pflref's C code:
 
   fedavg    McMahan et al., AISTATS 2017, Algorithm 1 (switch fedavg.weights)
   local     every client trains its own v_i from w0; nothing is communicated
   finetune  FedAvg rounds, then per client θ_i ← w and
             θ_i ← θ_i − η_ft (∇f_i(θ_i; D) + μ_ft (θ_i − w))   (notes §5.1)
+  prox      pFedMe's inner loop alone: K steps per batch of
+            θ ← θ − η_p (∇f(θ; D) + λ(θ − w) + μθ) toward the fixed w = w0,
+            and the exact proximal point θ̂ of each batch      (notes §2(c))
+  pfedme    Dinh et al., NeurIPS 2020, Algorithm 1, with the switches
+            pfedme.* and the presets official / pfllib          (notes §2)
+  ditto     Li et al., ICML 2021, Algorithm 1 with FedAvg as the global
+            solver, with the switches ditto.* and the presets   (notes §3)
 
 on the quadratic and linear models.  It replays the vector's given schedule
 (client sets and minibatch index lists) and writes a pflref-result/1 file with
@@ -33,7 +40,13 @@ BUGS = ("uniform-weights", "weights-over-all-K", "delta-without-w_t",
         "bias-not-updated", "start-from-w0", "local-model-aliases-global",
         "unsampled-client-trains", "local-reset-each-round",
         "ft-prox-sign", "ft-prox-half", "ft-prox-to-w0", "ft-moves-shared",
-        "ft-from-w0", "ft-eta-train", "ft-reports-global")
+        "ft-from-w0", "ft-eta-train", "ft-reports-global",
+        "pfedme-prox-sign", "pfedme-theta-reset-ignored",
+        "pfedme-theta-always-reset", "pfedme-beta-ignored",
+        "pfedme-personal-is-local-w", "pfedme-personal-is-global",
+        "pfedme-mu-missing", "pfedme-train-only-sampled",
+        "ditto-moving-ref", "ditto-v-reset", "ditto-unsampled-v-updated",
+        "ditto-prox-half", "prox-start-at-zero")
 
 
 class Unsupported(Exception):
@@ -53,6 +66,10 @@ class Quadratic:
 
     def grad(self, w, batch):
         return self.a * (w - self.c)
+
+    def hessian(self, batch):
+        """∇²f = diag(a), whatever the batch."""
+        return np.diag(self.a)
 
 
 class Linear:
@@ -79,6 +96,14 @@ class Linear:
             g_b = 0.0 if BUG == "bias-not-updated" else scale * r.sum()
             g = np.append(g, g_b)                       # ∇_b
         return g
+
+    def hessian(self, batch):
+        """The loss is quadratic in (w, b): ∇²f(·; D) = (s/|D|) X̃ᵀX̃ with
+        X̃ = [X_D, 1] (the column of ones only with a bias)."""
+        Xt = self.X[batch]
+        if self.bias:
+            Xt = np.hstack([Xt, np.ones((len(batch), 1))])
+        return (self.s / len(batch)) * (Xt.T @ Xt)
 
 
 def load_clients(spec, base_dir):
@@ -194,9 +219,8 @@ def aggregate(w_t, local, n, scheme):
 
 def fedavg_rounds(spec, clients, w0, log):
     """FedAvg (Alg. 1) over the schedule's rounds; returns the final w."""
-    eta = spec["algorithm"]["hyperparameters"]["eta"]
-    scheme = spec["algorithm"].get("switches", {}).get("fedavg.weights",
-                                                        "samples")
+    cfg = settings(spec)
+    eta, scheme = cfg["eta"], cfg["fedavg.weights"]
     n = [c.n for c in clients]
     w = w0.copy()
     stale = {}                               # read by one bug only
@@ -230,7 +254,7 @@ def run_fedavg(spec, clients, w0, log):
 def run_local(spec, clients, w0, log):
     """Each client keeps v_i (starting at w0) across rounds and trains it on
     its own batches when it takes part; nothing is averaged."""
-    eta = spec["algorithm"]["hyperparameters"]["eta"]
+    eta = settings(spec)["eta"]
     v = [w0.copy() for _ in clients]
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         batches = dict(zip(rnd["clients"], rnd["batches"]))
@@ -253,11 +277,11 @@ def run_finetune(spec, clients, w0, log):
     (notes §5.1): θ_i ← w; for each post batch D:
     θ_i ← θ_i − η_ft (∇f_i(θ_i; D) + μ_ft (θ_i − w)).  w does not change.
     finetune.scope = personal: only the split's personal blocks move."""
-    hyper = spec["algorithm"]["hyperparameters"]
-    eta_ft, mu_ft = hyper["eta_ft"], hyper.get("mu_ft", 0.0)
+    cfg = settings(spec)
+    eta_ft, mu_ft = cfg["eta_ft"], cfg["mu_ft"]
     if BUG == "ft-eta-train":
-        eta_ft = hyper["eta"]
-    scope = spec["algorithm"].get("switches", {}).get("finetune.scope", "full")
+        eta_ft = cfg["eta"]
+    scope = cfg["finetune.scope"]
     mask = personal_mask(spec) if scope == "personal" else None
     w = fedavg_rounds(spec, clients, w0, log)
     anchor = w0 if BUG == "ft-prox-to-w0" else w
@@ -274,8 +298,283 @@ def run_finetune(spec, clients, w0, log):
     return {"w": w, "v": theta}
 
 
+# ---- settings: preset, then the spec's own hyperparameters and switches -------
+
+DEFAULTS = {                 # the paper's reading (shared/spec notes §8)
+    "fedavg.weights": "samples", "finetune.scope": "full", "mu_ft": 0.0,
+    "beta": 1.0, "pfedme.mu": 0.0, "pfedme.theta_start": "reset",
+    "pfedme.weights": "uniform", "pfedme.train": "all",
+    "pfedme.personal_eval": "theta",
+    "ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
+    "ditto.prox_ref": "round_start", "ditto.weights": "samples",
+}
+PRESETS = {
+    # CharlieDinh/pFedMe (notes §2(c), §2(e), §2(f)): warm θ, μ = 0.001,
+    # n_i-weighted average, all N train, w_{i,R} evaluated as "personal"
+    ("pfedme", "official"): {
+        "pfedme.theta_start": "warm", "pfedme.mu": 0.001,
+        "pfedme.weights": "samples", "pfedme.train": "all",
+        "pfedme.personal_eval": "local_w"},
+    # TsingZ0/PFLlib (notes §2(e), §7): only S^t trains, evaluated on the
+    # freshly broadcast global model
+    ("pfedme", "pfllib"): {
+        "pfedme.theta_start": "warm", "pfedme.mu": 0.001,
+        "pfedme.weights": "samples", "pfedme.train": "sampled",
+        "pfedme.personal_eval": "global"},
+    # litian96/ditto, TF (notes §3(c)): interleaved, fixed w^t, simple mean
+    ("ditto", "official"): {
+        "ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
+        "ditto.prox_ref": "round_start", "ditto.weights": "uniform"},
+    # TsingZ0/PFLlib (notes §3(f)): ptrain() first, n_k-weighted
+    ("ditto", "pfllib"): {
+        "ditto.order": "personal_first", "ditto.prox": "squared",
+        "ditto.prox_ref": "round_start", "ditto.weights": "samples"},
+}
+
+
+def settings(spec):
+    """Every hyperparameter and switch of the run: the defaults, then the
+    preset's, then the spec's own (which override the preset)."""
+    alg = spec["algorithm"]
+    cfg = dict(DEFAULTS)
+    preset = alg.get("preset", "paper")
+    if preset != "paper":
+        if (alg["name"], preset) not in PRESETS:
+            raise Unsupported("preset %r for %s" % (preset, alg["name"]))
+        cfg.update(PRESETS[(alg["name"], preset)])
+    cfg.update(alg.get("hyperparameters", {}))
+    cfg.update(alg.get("switches", {}))
+    return cfg
+
+
+# ---- pFedMe's inner problem (notes §2(c), Alg. 1 line 7) -----------------------
+
+def prox_inner(theta, data, batch, w_ref, lam, eta_p, mu, K, log, step0):
+    """K gradient steps on one batch D of
+        h(θ) = f(θ; D) + (λ/2)‖θ − w‖²   [+ (μ/2)‖θ‖², the official code]:
+        θ ← θ − η_p (∇f(θ; D) + λ(θ − w) + μθ).
+    log(step, θ) records step step0 + k."""
+    for k in range(1, K + 1):
+        pull = theta - w_ref                         # ∇ of (λ/2)‖θ − w‖² / λ
+        if BUG == "pfedme-prox-sign":
+            pull = w_ref - theta
+        theta = theta - eta_p * (data.grad(theta, batch) + lam * pull
+                                 + mu * theta)
+        log(step0 + k, theta)
+    return theta
+
+
+def prox_point(data, batch, w_ref, lam, mu):
+    """The exact minimiser θ̂ of h(θ) = f(θ; D) + (λ/2)‖θ − w‖² + (μ/2)‖θ‖²
+    when f(·; D) is quadratic with constant Hessian H: θ̂ = w + x with
+        (H + (λ + μ) I) x = −(∇f(w; D) + μ w)."""
+    H = data.hessian(batch)
+    A = H + (lam + mu) * np.eye(len(w_ref))
+    x = np.linalg.solve(A, -(data.grad(w_ref, batch) + mu * w_ref))
+    return w_ref + x
+
+
+def has_exact_prox(spec):
+    m = spec["model"]
+    return m["kind"] == "quadratic" or (
+        m["kind"] == "linear" and m["loss"] in ("squared", "half_squared"))
+
+
+def run_prox(spec, clients, w0, log):
+    """pFedMe's inner loop on its own: the reference w = w0 never changes.
+    In round t every listed client i runs, on each of its batches D in
+    order, K steps θ_i ← θ_i − η_p (∇f_i(θ_i; D) + λ(θ_i − w) + μθ_i),
+    starting the round from θ_i = w (pfedme.theta_start = reset) or from
+    its θ_i of the last round it took part in (warm; θ_i = w at first).
+    After each batch, the exact θ̂ on that batch is a note "theta_hat"."""
+    cfg = settings(spec)
+    lam, eta_p, K, mu = cfg["lambda"], cfg["eta_p"], int(cfg["K"]), \
+        cfg["pfedme.mu"]
+    exact = has_exact_prox(spec) and lam + mu > 0
+    w = w0.copy()
+    start = np.zeros_like(w) if BUG == "prox-start-at-zero" else w
+    theta = [start.copy() for _ in clients]
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        for i, batches in sorted(zip(rnd["clients"], rnd["batches"])):
+            if cfg["pfedme.theta_start"] == "reset":
+                theta[i] = start.copy()               # θ ← w
+            log("client_begin", "train", "theta", theta[i], round=t,
+                client=i, step=0)
+            for q, batch in enumerate(batches):
+                theta[i] = prox_inner(
+                    theta[i], clients[i], batch, w, lam, eta_p, mu, K,
+                    lambda s, x: log("step", "train", "theta", x, round=t,
+                                     client=i, step=s),
+                    q * K)
+                if exact:
+                    log("note", "train", "theta_hat",
+                        prox_point(clients[i], batch, w, lam, mu),
+                        round=t, client=i, step=(q + 1) * K)
+            log("client_end", "train", "theta", theta[i], round=t, client=i)
+    return {"w": w, "v": theta}
+
+
+# ---- pFedMe (Dinh, Tran, Nguyen, NeurIPS 2020, Alg. 1; notes §2) ---------------
+
+def run_pfedme(spec, clients, w0, log):
+    """Round t: every client that trains (all N, or only S^t with
+    pfedme.train = sampled) starts from w_{i,0} = w_t; per local round r
+    (one scheduled batch D_{i,r}):
+        θ ≈ argmin f_i(θ; D) + (λ/2)‖θ − w_{i,r}‖² by K inner steps from
+            θ = w_{i,r} (reset) or the last local round's θ (warm; w_t at r = 0)
+        w_{i,r+1} = w_{i,r} − ηλ(w_{i,r} − θ)
+    then w_{t+1} = (1 − β) w_t + β Σ_{i∈S^t} c_i w_{i,R} with c_i = 1/S
+    (paper) or n_i / Σ_{S^t} n_j (official code).  Client i's personalised
+    model is its last θ, or w_{i,R}, or the global model
+    (pfedme.personal_eval); a client that does not train keeps its own."""
+    cfg = settings(spec)
+    eta, lam, eta_p = cfg["eta"], cfg["lambda"], cfg["eta_p"]
+    K, beta, mu = int(cfg["K"]), cfg["beta"], cfg["pfedme.mu"]
+    if BUG == "pfedme-mu-missing":
+        mu = 0.0
+    warm = cfg["pfedme.theta_start"] == "warm"
+    if BUG == "pfedme-theta-reset-ignored":
+        warm = True
+    if BUG == "pfedme-theta-always-reset":
+        warm = False
+    report = cfg["pfedme.personal_eval"]
+    if BUG == "pfedme-personal-is-local-w":
+        report = "local_w"
+    if BUG == "pfedme-personal-is-global":
+        report = "global"
+    n = [c.n for c in clients]
+    w = w0.copy()
+    v = [w0.copy() for _ in clients]
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        S_t = sorted(rnd.get("selected", rnd["clients"]))
+        plan = dict(zip(rnd["clients"], rnd["batches"]))
+        if BUG == "pfedme-train-only-sampled":
+            plan = {i: b for i, b in plan.items() if i in S_t}
+        log("round_begin", "train", "w", w, round=t)
+        w_R = {}
+        for i in sorted(plan):
+            w_i = w.copy()                            # w_{i,0} = w_t
+            theta = w.copy()
+            if BUG == "prox-start-at-zero":
+                theta = np.zeros_like(w)
+            log("client_begin", "train", "w_local", w_i, round=t, client=i,
+                step=0)
+            for r, batch in enumerate(plan[i]):
+                if not warm:                          # θ ← w_{i,r}
+                    theta = (np.zeros_like(w_i) if BUG == "prox-start-at-zero"
+                             else w_i.copy())
+                theta = prox_inner(
+                    theta, clients[i], batch, w_i, lam, eta_p, mu, K,
+                    lambda s, x: log("step", "train", "theta", x, round=t,
+                                     client=i, step=s),
+                    r * K)
+                w_i = w_i - eta * lam * (w_i - theta)     # line 8
+                log("step", "train", "w_local", w_i, round=t, client=i,
+                    step=r + 1)
+            log("client_end", "train", "w_local", w_i, round=t, client=i)
+            log("client_end", "train", "theta", theta, round=t, client=i)
+            w_R[i] = w_i
+            if report == "theta":
+                v[i] = theta.copy()
+            elif report == "local_w":
+                v[i] = w_i.copy()
+        # line 10: w_{t+1} = (1 − β) w_t + β · average over S^t
+        if cfg["pfedme.weights"] == "samples":
+            m = sum(n[i] for i in S_t)
+            coef = {i: n[i] / m for i in S_t}
+        else:
+            coef = {i: 1.0 / len(S_t) for i in S_t}
+        avg = np.zeros_like(w)
+        for i in S_t:
+            if i in w_R:
+                avg = avg + coef[i] * w_R[i]
+        w = avg if BUG == "pfedme-beta-ignored" else \
+            (1.0 - beta) * w + beta * avg
+        log("server", "train", "w", w, round=t)
+        if report == "global":
+            v = [w.copy() for _ in clients]
+    return {"w": w, "v": v}
+
+
+# ---- Ditto (Li, Hu, Beirami, Smith, ICML 2021, Alg. 1; notes §3) ---------------
+
+def run_ditto(spec, clients, w0, log):
+    """Round t, for each device k ∈ S_t, on its scheduled batches b:
+        global (FedAvg): w_k ← w^t, then w_k ← w_k − η ∇F_k(w_k; b)
+        personal:        v_k ← v_k − η (∇F_k(v_k; b) + λ(v_k − w^t))
+    interleaved (one personal then one global step per batch, the TF code)
+    or every personal step first (ditto.order = personal_first).
+    ditto.prox = norm: the regulariser is λ‖v − w‖, gradient
+    λ(v − w)/‖v − w‖ (0 at v = w); ditto.prox_ref = moving: w is the global
+    copy w_k as it stands.  w^{t+1} = Σ_{k∈S_t} c_k w_k, c_k = n_k/m_t or
+    1/|S_t|.  v_k starts at w⁰ and persists; untouched when k ∉ S_t."""
+    cfg = settings(spec)
+    eta, lam = cfg["eta"], cfg["lambda"]
+    moving = cfg["ditto.prox_ref"] == "moving" or BUG == "ditto-moving-ref"
+    n = [c.n for c in clients]
+    w = w0.copy()
+    v = [w0.copy() for _ in clients]
+
+    def personal(k, batch, ref):
+        diff = v[k] - ref
+        if cfg["ditto.prox"] == "norm":
+            norm = np.sqrt(np.dot(diff, diff))
+            scale = lam / norm if norm > 0 else 0.0
+        else:                                     # (λ/2)‖v − w‖² → λ(v − w)
+            scale = lam / 2 if BUG == "ditto-prox-half" else lam
+        v[k] = v[k] - eta * (clients[k].grad(v[k], batch) + scale * diff)
+
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        S_t = sorted(rnd["clients"])
+        plan = dict(zip(rnd["clients"], rnd["batches"]))
+        log("round_begin", "train", "w", w, round=t)
+        local = {}
+        for k in S_t:
+            w_k = w.copy()
+            if BUG == "ditto-v-reset":                # v_k ← w^t, not kept
+                v[k] = w.copy()
+            log("client_begin", "train", "w_local", w_k, round=t, client=k,
+                step=0)
+            log("client_begin", "train", "v", v[k], round=t, client=k, step=0)
+            steps = list(enumerate(plan[k], start=1))
+            if cfg["ditto.order"] == "personal_first":
+                for s, batch in steps:
+                    personal(k, batch, w_k if moving else w)
+                    log("step", "train", "v", v[k], round=t, client=k, step=s)
+                for s, batch in steps:
+                    w_k = w_k - eta * clients[k].grad(w_k, batch)
+                    log("step", "train", "w_local", w_k, round=t, client=k,
+                        step=s)
+            else:
+                for s, batch in steps:
+                    personal(k, batch, w_k if moving else w)
+                    log("step", "train", "v", v[k], round=t, client=k, step=s)
+                    w_k = w_k - eta * clients[k].grad(w_k, batch)
+                    log("step", "train", "w_local", w_k, round=t, client=k,
+                        step=s)
+            log("client_end", "train", "w_local", w_k, round=t, client=k)
+            log("client_end", "train", "v", v[k], round=t, client=k)
+            local[k] = w_k
+        if BUG == "ditto-unsampled-v-updated":     # every device runs ptrain()
+            for k in range(len(clients)):
+                if k not in plan:
+                    personal(k, list(range(clients[k].n)), w)
+        if cfg["ditto.weights"] == "uniform":
+            coef = {k: 1.0 / len(S_t) for k in S_t}
+        else:
+            m_t = sum(n[k] for k in S_t)
+            coef = {k: n[k] / m_t for k in S_t}
+        w_next = np.zeros_like(w)
+        for k in S_t:
+            w_next = w_next + coef[k] * local[k]
+        w = w_next
+        log("server", "train", "w", w, round=t)
+    return {"w": w, "v": v}
+
+
 ALGORITHMS = {"fedavg": run_fedavg, "local": run_local,
-              "finetune": run_finetune}
+              "finetune": run_finetune, "prox": run_prox,
+              "pfedme": run_pfedme, "ditto": run_ditto}
 
 
 # ---- input and output -----------------------------------------------------------
@@ -294,7 +593,7 @@ def run_file(path):
                           % doc.get("format"))
     algo = spec["algorithm"]["name"]
     if algo not in ALGORITHMS:
-        raise Unsupported("algorithm %r (only fedavg, local, finetune)" % algo)
+        raise Unsupported("algorithm %r" % algo)
     if spec["schedule"]["kind"] != "given":
         raise Unsupported("a generated schedule (replay a given one)")
     clients = load_clients(spec, os.path.dirname(path))
