@@ -25,22 +25,7 @@ static pflref_spec *make_spec(const char *name, const char *model,
              " \"switches\": {%s}},"
              " \"schedule\": %s}",
              model, clients, name, hyper, switches, schedule);
-    pflref_spec *spec;
-    pflref_error err;
-    pflref_status st = tu_parse(text, &spec, &err);
-    ck_assert_msg(st == PFLREF_OK, "spec rejected: %s (%s)", err.message,
-                  err.where);
-    return spec;
-}
-
-static pflref_run_result *run_spec(const pflref_spec *spec)
-{
-    pflref_run_result *res;
-    pflref_error err;
-    pflref_status st = pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                                  spec->schedule, spec->w0, NULL, &res, &err);
-    ck_assert_msg(st == PFLREF_OK, "run failed: %s", err.message);
-    return res;
+    return tu_spec(text);
 }
 
 static const char *const QUAD = "{\"kind\": \"quadratic\", \"d\": 1}";
@@ -63,7 +48,7 @@ static void run_notes(const char *hyper, const char *switches,
 {
     pflref_spec *spec = make_spec("ditto", QUAD, NOTES_CLIENTS, hyper,
                                   switches, sched);
-    pflref_run_result *res = run_spec(spec);
+    pflref_run_result *res = tu_run(spec, NULL);
     *w = res->w[0];
     v[0] = res->v[0];
     v[1] = res->v[1];
@@ -126,7 +111,7 @@ START_TEST(test_lambda0_is_local)
                                 "\"lambda\": 0, \"eta\": 0.3", "", sched);
     pflref_spec *sl = make_spec("local", lin, clients, "\"eta\": 0.3", "",
                                 sched);
-    pflref_run_result *rd = run_spec(sd), *rl = run_spec(sl);
+    pflref_run_result *rd = tu_run(sd, NULL), *rl = tu_run(sl, NULL);
     for (size_t j = 0; j < 2 * rd->P; j++)
         ck_assert_msg(rd->v[j] == rl->v[j], "entry %zu: ditto %.17g, local %.17g",
                       j, rd->v[j], rl->v[j]);
@@ -161,7 +146,7 @@ START_TEST(test_large_lambda)
         pflref_spec *spec;
         pflref_error err;
         ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
-        pflref_run_result *res = run_spec(spec);
+        pflref_run_result *res = tu_run(spec, NULL);
         const double gap = fabs(res->v[0] - w0);
         const double expect = a * fabs(c - w0) / (a + lambdas[l]);
         ck_assert_msg(fabs(gap - expect) <= 1e-12,
@@ -225,7 +210,7 @@ START_TEST(test_weights)
     pflref_spec *s1 = make_spec("ditto", QUAD, clients, hyper, "", ONE_ROUND);
     pflref_spec *s2 = make_spec("ditto", QUAD, clients, hyper,
                                 "\"ditto.weights\": \"uniform\"", ONE_ROUND);
-    pflref_run_result *r1 = run_spec(s1), *r2 = run_spec(s2);
+    pflref_run_result *r1 = tu_run(s1, NULL), *r2 = tu_run(s2, NULL);
     ck_assert_double_eq(r1->w[0], -0.375);
     ck_assert_double_eq(r2->w[0], 0.75);
     pflref_run_result_free(r1);
@@ -251,7 +236,7 @@ START_TEST(test_client_order)
     const char *hyper = "\"lambda\": 0.7, \"eta\": 0.2";
     pflref_spec *s1 = make_spec("ditto", QUAD, fwd, hyper, "", sched);
     pflref_spec *s2 = make_spec("ditto", QUAD, rev, hyper, "", sched);
-    pflref_run_result *r1 = run_spec(s1), *r2 = run_spec(s2);
+    pflref_run_result *r1 = tu_run(s1, NULL), *r2 = tu_run(s2, NULL);
     /* a three-term weighted sum in another order: a few ulps, carried
      * through three contracting rounds */
     ck_assert_msg(fabs(r1->w[0] - r2->w[0]) <= 1e-14,

@@ -33,22 +33,7 @@ static pflref_spec *notes_spec(const char *clients, const char *hyper,
              schedule != NULL ? schedule
                               : "{\"kind\": \"generate\", \"rounds\": 2,"
                                 " \"local\": {\"steps\": 2}}");
-    pflref_spec *spec;
-    pflref_error err;
-    pflref_status st = tu_parse(text, &spec, &err);
-    ck_assert_msg(st == PFLREF_OK, "spec rejected: %s (%s)", err.message,
-                  err.where);
-    return spec;
-}
-
-static pflref_run_result *run_spec(const pflref_spec *spec)
-{
-    pflref_run_result *res;
-    pflref_error err;
-    pflref_status st = pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                                  spec->schedule, spec->w0, NULL, &res, &err);
-    ck_assert_msg(st == PFLREF_OK, "run failed: %s", err.message);
-    return res;
+    return tu_spec(text);
 }
 
 /* Run and return the final w (one parameter) and the final v of both
@@ -57,7 +42,7 @@ static void run_notes(const char *hyper, const char *alg, const char *sched,
                       const char *clients, double *w, double v[2])
 {
     pflref_spec *spec = notes_spec(clients, hyper, alg, sched);
-    pflref_run_result *res = run_spec(spec);
+    pflref_run_result *res = tu_run(spec, NULL);
     *w = res->w[0];
     v[0] = res->v[0];
     v[1] = res->v[1];
@@ -224,7 +209,7 @@ START_TEST(test_moreau_gradient)
     pflref_spec *spec;
     pflref_error err;
     ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
-    pflref_run_result *res = run_spec(spec);
+    pflref_run_result *res = tu_run(spec, NULL);
     const double direction = (w0 - res->w[0]) / eta;
     const double envelope_grad = a * lambda * (w0 - c) / (a + lambda);
     ck_assert_msg(fabs(direction - envelope_grad) <= 1e-13,
@@ -252,7 +237,7 @@ START_TEST(test_client_order)
     const char *alg = ", \"switches\": {\"pfedme.weights\": \"samples\"}";
     pflref_spec *s1 = notes_spec(fwd, ", \"beta\": 1.5", alg, NULL);
     pflref_spec *s2 = notes_spec(rev, ", \"beta\": 1.5", alg, NULL);
-    pflref_run_result *r1 = run_spec(s1), *r2 = run_spec(s2);
+    pflref_run_result *r1 = tu_run(s1, NULL), *r2 = tu_run(s2, NULL);
     ck_assert_msg(fabs(r1->w[0] - r2->w[0]) <= 4e-16 * fabs(r1->w[0]) + 1e-300,
                   "w = %.17g vs %.17g", r1->w[0], r2->w[0]);
     for (int i = 0; i < 3; i++)

@@ -37,22 +37,7 @@ static pflref_spec *prox_spec(const char *a, const char *c, const char *w,
              " \"local\": {\"steps\": 1}}}",
              d, a, c, w, lambda, eta_p, K,
              extra, rounds);
-    pflref_spec *spec;
-    pflref_error err;
-    pflref_status st = tu_parse(text, &spec, &err);
-    ck_assert_msg(st == PFLREF_OK, "spec rejected: %s", err.message);
-    return spec;
-}
-
-static pflref_run_result *run_spec(const pflref_spec *spec,
-                                   const pflref_trace *trace)
-{
-    pflref_run_result *res;
-    pflref_error err;
-    pflref_status st = pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                                  spec->schedule, spec->w0, trace, &res, &err);
-    ck_assert_msg(st == PFLREF_OK, "run failed: %s", err.message);
-    return res;
+    return tu_spec(text);
 }
 
 /* θ_K = θ* + q^K (θ_0 − θ*) entrywise, θ_0 = w, for K = 1..9 on three
@@ -67,7 +52,7 @@ START_TEST(test_inner_closed_form)
                                       "[2.385, -1.25, 0.7]",
                                       "[0.3, -0.2, 1.9]", lambda, eta_p, K,
                                       "", 1);
-        pflref_run_result *res = run_spec(spec, NULL);
+        pflref_run_result *res = tu_run(spec, NULL);
         for (int j = 0; j < 3; j++) {
             const double star = (a[j] * c[j] + lambda * w[j]) / (a[j] + lambda);
             const double q = 1.0 - eta_p * (a[j] + lambda);
@@ -96,7 +81,7 @@ START_TEST(test_inner_convergence_boundary)
     for (int e = 0; e < 3; e++) {
         pflref_spec *spec = prox_spec("[1]", "[5]", "[2]", 3.0, eta_p[e], 400,
                                       "", 1);
-        pflref_run_result *res = run_spec(spec, NULL);
+        pflref_run_result *res = tu_run(spec, NULL);
         dist[e] = fabs(res->v[0] - star);
         pflref_run_result_free(res);
         pflref_spec_free(spec);
@@ -139,7 +124,7 @@ START_TEST(test_seed003)
     pflref_spec *spec = prox_spec("[1]", "[5]", "[2]", 3.0, 0.1, 2, "", 1);
     capture c = {0};
     pflref_trace tr = {capture_emit, &c};
-    pflref_run_result *res = run_spec(spec, &tr);
+    pflref_run_result *res = tu_run(spec, &tr);
     ck_assert_int_eq(c.nsteps, 2);
     ck_assert_int_eq(c.step_no[0], 1);
     ck_assert_int_eq(c.step_no[1], 2);
@@ -274,8 +259,8 @@ START_TEST(test_theta_start)
                                  "", 1);
     pflref_spec *three = prox_spec("[2.385]", "[1.5]", "[0.25]", 0.7, 0.2, 3,
                                    "", 1);
-    pflref_run_result *rw = run_spec(warm, NULL), *rr = run_spec(reset, NULL);
-    pflref_run_result *r6 = run_spec(six, NULL), *r3 = run_spec(three, NULL);
+    pflref_run_result *rw = tu_run(warm, NULL), *rr = tu_run(reset, NULL);
+    pflref_run_result *r6 = tu_run(six, NULL), *r3 = tu_run(three, NULL);
     ck_assert_double_eq(rw->v[0], r6->v[0]);
     ck_assert_double_eq(rr->v[0], r3->v[0]);
     ck_assert_double_ne(rw->v[0], rr->v[0]);

@@ -112,3 +112,23 @@ void tu_golden(const char *rel, pflref_golden_report *rep)
     free(dir);
     free(path);
 }
+
+pflref_spec *tu_spec(const char *text)
+{
+    pflref_spec *spec = NULL;
+    pflref_error err;
+    pflref_status st = tu_parse(text, &spec, &err);
+    ck_assert_msg(st == PFLREF_OK, "spec rejected: %s (at %s)", err.message,
+                  err.where);
+    return spec;
+}
+
+pflref_run_result *tu_run(const pflref_spec *spec, const pflref_trace *trace)
+{
+    pflref_run_result *res = NULL;
+    pflref_error err;
+    pflref_status st = pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                                  spec->schedule, spec->w0, trace, &res, &err);
+    ck_assert_msg(st == PFLREF_OK, "run failed: %s", err.message);
+    return res;
+}

@@ -28,6 +28,14 @@ int tu_exists(const char *path);
 /* Parse a spec from a string; returns the status and fills err. */
 pflref_status tu_parse(const char *text, pflref_spec **spec, pflref_error *err);
 
+/* Parse a spec that must be valid (the test fails with the reader's
+ * message otherwise); free with pflref_spec_free. */
+pflref_spec *tu_spec(const char *text);
+
+/* Run a spec that must succeed (trace may be NULL); free the result with
+ * pflref_run_result_free. */
+pflref_run_result *tu_run(const pflref_spec *spec, const pflref_trace *trace);
+
 /* Run a golden vector file (path relative to the repository) and return
  * its report; fails the test on a malformed vector. */
 void tu_golden(const char *rel, pflref_golden_report *rep);
