@@ -10,6 +10,17 @@
                        exact-arithmetic trajectories, their conversion to
                        expected values, and the check that a vector's
                        expected numbers move under each bug it is flagged for
+  checked_expected(vid, tol, flags, mutants, result, run, final)
+                       expected() of a generator's run, after check_mutants
+  given_spec(...), vector(...)
+                       the envelope of a vector: the spec of a run on a given
+                       schedule, and the golden vector around it
+  write_all(argv, here, makers)
+                       a generator's main(): write each vector into OUTDIR
+
+The generators (golden/*/make_*.py) keep their own algorithm: the exact
+arithmetic, the problem, the schedule and the checks against the paper or
+the notes; what they take from here is only the envelope around it.
 
 golden/README.md defines the canonical form; the C side (ref/canonical.c)
 implements the same definition independently, and `pflref verify` and
@@ -28,6 +39,8 @@ GOLDEN_FORMAT = "pflref-golden/1"
 SPEC_FORMAT = "pflref-spec/1"
 GOLDEN_DIR = os.path.dirname(os.path.abspath(__file__))
 PROVENANCE_KINDS = ("hand", "closed_form", "enumeration", "independent", "self")
+# The spec notes most vectors cite as their source (shared/spec).
+NOTES = "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md"
 
 # ---------------------------------------------------------------- canonical
 
@@ -134,6 +147,69 @@ def write_vector(path, vector):
 def out_dir(argv, here):
     """OUTDIR from the command line, else the generator's own folder."""
     return argv[1] if len(argv) > 1 else here
+
+
+def write_all(argv, here, makers):
+    """A generator's main(): each make() in makers returns (file name,
+    vector), written with write_vector into OUTDIR (out_dir(argv, here))."""
+    out = out_dir(argv, here)
+    for make in makers:
+        fname, v = make()
+        write_vector(os.path.join(out, fname), v)
+
+
+# ---------------------------------------------------------------- envelope
+#
+# The key order below is the order of the written files (write_vector keeps
+# insertion order), so it must not change: `make golden` would report every
+# vector as differing.
+
+
+def given_spec(name, description, model, clients, init, algorithm, rounds,
+               split=None, post=None):
+    """The spec ("pflref-spec/1") of a run on a given schedule, with the
+    step-level trajectory as output.
+
+    name         the spec's "name" (most generators pass the vector's title)
+    description  free text, or None for none
+    model, init, algorithm
+                 the spec's objects, as written
+    clients      the problem's clients (the "problem" object holds only them)
+    rounds       the schedule's rounds, already in JSON form (e.g.
+                 px.schedule_json or px.schedule_rounds of the run's plan)
+    split        the parameter split ({"personal": [...]}), or None
+    post         the schedule's post-training phase (fine-tuning), or None
+    """
+    spec = {"format": SPEC_FORMAT, "name": name}
+    if description is not None:
+        spec["description"] = description
+    spec["model"] = model
+    spec["problem"] = {"clients": clients}
+    if split is not None:
+        spec["split"] = split
+    spec["init"] = init
+    spec["algorithm"] = algorithm
+    spec["schedule"] = {"kind": "given", "rounds": rounds}
+    if post is not None:
+        spec["schedule"]["post"] = post
+    spec["output"] = {"trajectory": "step"}
+    return spec
+
+
+def vector(vid, title, prov, flags, spec, tol, exp):
+    """The golden vector ("pflref-golden/1") around a spec: prov from
+    provenance(), tol the tolerance {atol, rtol, basis}, exp the expected
+    object (expected() or checked_expected()).  write_vector adds "hash"."""
+    return {
+        "format": GOLDEN_FORMAT,
+        "id": vid,
+        "title": title,
+        "provenance": prov,
+        "flags": flags,
+        "spec": spec,
+        "tolerance": tol,
+        "expected": exp,
+    }
 
 
 # ---------------------------------------------------------------- exact values
@@ -264,3 +340,23 @@ def check_mutants(vid, exp, tol, flags, mutants, run):
             except (OverflowError, ZeroDivisionError):
                 diff = "the buggy run diverges"
             assert diff is not None, f"{vid}: bug {bug} ({f}) leaves every expected number in tolerance"
+
+
+def checked_expected(vid, tol, flags, mutants, result, run, final):
+    """The "expected" object of a generator's correct run, once
+    check_mutants has shown that each flagged bug moves it beyond tol.
+
+    result  what run() returned for the correct run
+    run     run(bugs): the generator's own exact computation with those bugs
+    final   final(*result) -> (trace, w, v): picks the trace and the final
+            global and personal models out of a run's result (w or v None
+            when the algorithm has none)
+    """
+    def expected_of(res):
+        trace, w, v = final(*res)
+        return expected(trace, w=w, v=v)
+
+    exp = expected_of(result)
+    check_mutants(vid, exp, tol, flags, mutants,
+                  lambda bugs: expected_of(run(bugs)))
+    return exp

@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import pflref_exact as px    # noqa: E402
 import pflref_golden as pg   # noqa: E402
 
-NOTES = "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md"
+NOTES = pg.NOTES
 GENERATOR = "golden/ditto/make_linear.py (exact fractions)"
 TOL = {
     "atol": 1e-12,
@@ -112,45 +112,28 @@ def run_ditto(model, clients, init, algorithm, rounds, bugs=px.NO_BUGS):
 def linear_vector(vid, fname, title, description, flags, mutants, model,
                   clients, init, algorithm, rounds, tol, check=None):
     hp, _ = px.settings(algorithm)
-    pr, w, v, trace, sched = run_ditto(model, clients, init, algorithm, rounds)
+
+    def run(bugs=px.NO_BUGS):
+        return run_ditto(model, clients, init, algorithm, rounds, bugs)
+
+    result = run()
+    pr, w, v, trace, sched = result
     for plan in sched:
         for k, steps in plan:
             px.assert_contractive(pr, k, steps, hp["eta"], hp["lambda"])
     if check is not None:
         check(pr, w, v, trace, sched)
-    exp = pg.expected(trace, w=w, v=v)
-
-    def run_expected(bugs):
-        _, wb, vb, tb, _ = run_ditto(model, clients, init, algorithm, rounds, bugs)
-        return pg.expected(tb, w=wb, v=vb)
-
-    pg.check_mutants(vid, exp, tol, flags, mutants, run_expected)
-    spec = {
-        "format": pg.SPEC_FORMAT,
-        "name": title,
-        "description": description,
-        "model": model,
-        "problem": {"clients": clients},
-        "init": init,
-        "algorithm": algorithm,
-        "schedule": {"kind": "given", "rounds": px.schedule_json(sched)},
-        "output": {"trajectory": "step"},
-    }
-    return fname, {
-        "format": pg.GOLDEN_FORMAT,
-        "id": vid,
-        "title": title,
-        "provenance": pg.provenance(
-            "independent",
-            f"{NOTES} §3(c) (one round), §3(a) (v persists), §3(f) items 1 and "
-            "3 (order, moving reference, norm regulariser); Li et al., ICML "
-            "2021, Alg. 1",
-            GENERATOR, {"w": w, **{f"v_{i}": vi for i, vi in enumerate(v)}}),
-        "flags": flags,
-        "spec": spec,
-        "tolerance": tol,
-        "expected": exp,
-    }
+    exp = pg.checked_expected(vid, tol, flags, mutants, result, run,
+                              lambda pr, w, v, trace, sched: (trace, w, v))
+    spec = pg.given_spec(title, description, model, clients, init, algorithm,
+                         px.schedule_json(sched))
+    prov = pg.provenance(
+        "independent",
+        f"{NOTES} §3(c) (one round), §3(a) (v persists), §3(f) items 1 and "
+        "3 (order, moving reference, norm regulariser); Li et al., ICML "
+        "2021, Alg. 1",
+        GENERATOR, {"w": w, **{f"v_{i}": vi for i, vi in enumerate(v)}})
+    return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
 
 
 MODEL2 = {"kind": "linear", "d": 2, "loss": "squared", "bias": True}
@@ -298,10 +281,8 @@ def norm_d1():
 
 
 def main():
-    out = pg.out_dir(sys.argv, HERE)
-    for make in (moving_interleaved, moving_personal_first, norm_d1):
-        fname, v = make()
-        pg.write_vector(os.path.join(out, fname), v)
+    pg.write_all(sys.argv, HERE,
+                 (moving_interleaved, moving_personal_first, norm_d1))
 
 
 if __name__ == "__main__":

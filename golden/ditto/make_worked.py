@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import pflref_exact as px    # noqa: E402
 import pflref_golden as pg   # noqa: E402
 
-NOTES = "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md"
+NOTES = pg.NOTES
 SOURCE = (f"{NOTES} §3(g) and Appendix A; §3(a), §3(c); Li et al., ICML 2021, "
           "Alg. 1")
 GENERATOR = "golden/ditto/make_worked.py (exact fractions)"
@@ -75,43 +75,23 @@ def notes_vector(name, title, description, lam, selected, flags, mutants,
             w, v = px.ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs)
         return pr, w, v, trace, sched
 
-    pr, w, v, trace, sched = run()
+    result = run()
+    pr, w, v, trace, sched = result
     for plan in sched:
         for k, steps in plan:
             # personal: η(a + λ) < 2; global: η a < 2 (contractions)
             px.assert_contractive(pr, k, steps, hp["eta"], hp["lambda"])
     server = [r["value"][0] for r in trace.records if r["event"] == "server"]
     check(server, v, trace)
-    exp = pg.expected(trace, w=w, v=v)
-
-    def run_expected(bugs):
-        _, wb, vb, tb, _ = run(bugs)
-        return pg.expected(tb, w=wb, v=vb)
-
-    pg.check_mutants(vid, exp, TOL, flags, mutants, run_expected)
-    spec = {
-        "format": pg.SPEC_FORMAT,
-        "name": title,
-        "description": description,
-        "model": model,
-        "problem": {"clients": clients},
-        "init": init,
-        "algorithm": algorithm,
-        "schedule": {"kind": "given", "rounds": px.schedule_json(sched)},
-        "output": {"trajectory": "step"},
-    }
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run,
+                              lambda pr, w, v, trace, sched: (trace, w, v))
+    spec = pg.given_spec(title, description, model, clients, init, algorithm,
+                         px.schedule_json(sched))
     named = {f"w_{t + 1}": [x] for t, x in enumerate(server)}
     named.update({f"v_{i}": vi for i, vi in enumerate(v)})
-    return f"worked-notes-3g-{name}.json", {
-        "format": pg.GOLDEN_FORMAT,
-        "id": vid,
-        "title": title,
-        "provenance": pg.provenance("independent", SOURCE, GENERATOR, named),
-        "flags": flags,
-        "spec": spec,
-        "tolerance": TOL,
-        "expected": exp,
-    }
+    prov = pg.provenance("independent", SOURCE, GENERATOR, named)
+    return f"worked-notes-3g-{name}.json", pg.vector(vid, title, prov, flags,
+                                                     spec, TOL, exp)
 
 
 def values(trace, name, t, k, event="step"):
@@ -195,10 +175,7 @@ def lambda0():
 
 
 def main():
-    out = pg.out_dir(sys.argv, HERE)
-    for make in (both, partial, lambda0):
-        fname, v = make()
-        pg.write_vector(os.path.join(out, fname), v)
+    pg.write_all(sys.argv, HERE, (both, partial, lambda0))
 
 
 if __name__ == "__main__":

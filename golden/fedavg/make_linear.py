@@ -64,40 +64,19 @@ def fedavg_vector(vid, fname, title, description, flags, mutants, model,
             w = px.fedavg_round(pr, w, w0, t, plan, eta_x, weights, trace, bugs)
         return pr, w, trace, sched
 
-    pr, w, trace, sched = run()
+    result = run()
+    pr, w, trace, sched = result
     for plan in sched:
         for k, steps in plan:
             px.assert_contractive(pr, k, steps, eta_x)
-    exp = pg.expected(trace, w=w)
-
-    def run_expected(bugs):
-        _, wb, tb, _ = run(bugs)
-        return pg.expected(tb, w=wb)
-
-    pg.check_mutants(vid, exp, TOL, flags, mutants, run_expected)
-    spec = {
-        "format": pg.SPEC_FORMAT,
-        "name": title,
-        "description": description,
-        "model": model,
-        "problem": {"clients": clients},
-        "init": init,
-        "algorithm": {"name": "fedavg", "hyperparameters": {"eta": eta},
-                      "switches": {"fedavg.weights": weights}},
-        "schedule": {"kind": "given", "rounds": px.schedule_json(sched)},
-        "output": {"trajectory": "step"},
-    }
-    return fname, {
-        "format": pg.GOLDEN_FORMAT,
-        "id": vid,
-        "title": title,
-        "provenance": pg.provenance("independent", SOURCE, GENERATOR,
-                                    {"w": w}),
-        "flags": flags,
-        "spec": spec,
-        "tolerance": TOL,
-        "expected": exp,
-    }
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run,
+                              lambda pr, w, trace, sched: (trace, w, None))
+    algorithm = {"name": "fedavg", "hyperparameters": {"eta": eta},
+                 "switches": {"fedavg.weights": weights}}
+    spec = pg.given_spec(title, description, model, clients, init, algorithm,
+                         px.schedule_json(sched))
+    prov = pg.provenance("independent", SOURCE, GENERATOR, {"w": w})
+    return fname, pg.vector(vid, title, prov, flags, spec, TOL, exp)
 
 
 def squared_bias():
@@ -166,9 +145,7 @@ def minibatch():
 
 
 def main():
-    out = pg.out_dir(sys.argv, HERE)
-    for fname, v in (squared_bias(), minibatch()):
-        pg.write_vector(os.path.join(out, fname), v)
+    pg.write_all(sys.argv, HERE, (squared_bias, minibatch))
 
 
 if __name__ == "__main__":

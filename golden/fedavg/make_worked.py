@@ -91,34 +91,24 @@ def run(weighting, rounds, B, E):
 def vector(vid, title, flags, weighting, rounds, B, E, expect_w):
     w, traj, sched = run(weighting, rounds, B, E)
     assert w == expect_w, (vid, w, expect_w)   # the notes' printed value
-    spec = {
-        "format": "pflref-spec/1",
-        "name": title,
-        "model": {"kind": "linear", "d": 1, "loss": "half_squared", "bias": False},
-        "problem": {"clients": [{"X": [[1.0]] * len(d), "y": [float(y) for y in d]}
-                                for d in DATA]},
-        "init": {"kind": "zeros"},
-        "algorithm": {"name": "fedavg", "hyperparameters": {"eta": float(ETA)},
-                      "switches": {"fedavg.weights": weighting}},
-        "schedule": {"kind": "given", "rounds": sched},
-        "output": {"trajectory": "step"},
-    }
-    return {
-        "format": "pflref-golden/1",
-        "id": vid,
-        "title": title,
-        "provenance": {
-            "kind": "independent",
-            "source": "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md §1(g); "
-                      "McMahan et al., AISTATS 2017, Alg. 1",
-            "generator": "golden/fedavg/make_worked.py (exact fractions)",
-            "exact": {"w": str(w)},
-        },
-        "flags": flags,
-        "spec": spec,
-        "tolerance": TOL,
-        "expected": {"final": {"w": [float(w)]}, "trajectory": traj},
-    }
+    spec = pg.given_spec(
+        name=title,
+        description=None,
+        model={"kind": "linear", "d": 1, "loss": "half_squared",
+               "bias": False},
+        clients=[{"X": [[1.0]] * len(d), "y": [float(y) for y in d]}
+                 for d in DATA],
+        init={"kind": "zeros"},
+        algorithm={"name": "fedavg", "hyperparameters": {"eta": float(ETA)},
+                   "switches": {"fedavg.weights": weighting}},
+        rounds=sched)
+    prov = pg.provenance(
+        "independent",
+        f"{pg.NOTES} §1(g); McMahan et al., AISTATS 2017, Alg. 1",
+        "golden/fedavg/make_worked.py (exact fractions)",
+        {"w": w})
+    return pg.vector(vid, title, prov, flags, spec, TOL,
+                     {"final": {"w": [float(w)]}, "trajectory": traj})
 
 
 def main():

@@ -77,7 +77,8 @@ def personal_bias_prox():
                                    pg.exact(mu_ft), mask, trace, bugs)
         return pr, w, thetas, trace, sched, post
 
-    pr, w, thetas, trace, sched, post = run()
+    result = run()
+    pr, w, thetas, trace, sched, post = result
     w0 = px.initial(init, pr.P)
     for plan in sched:
         for k, steps in plan:
@@ -97,62 +98,40 @@ def personal_bias_prox():
                "prox-reference": ["prox-ref-w0", "prox-ref-moving"],
                "stale-global": ["finetune-w0"],
                "unsampled-client": ["train-all", "keep-old", "all-denominator"]}
-    exp = pg.expected(trace, w=w, v=thetas)
-
-    def run_expected(bugs):
-        _, wb, tb, trb, _, _ = run(bugs)
-        return pg.expected(trb, w=wb, v=tb)
-
-    pg.check_mutants(vid, exp, TOL, flags, mutants, run_expected)
+    exp = pg.checked_expected(
+        vid, TOL, flags, mutants, result, run,
+        lambda pr, w, thetas, trace, sched, post: (trace, w, thetas))
     title = ("FedAvg-FT with finetune.scope = personal: only the bias moves, "
              "μ_ft = 1/2 toward the trained global w")
-    spec = {
-        "format": pg.SPEC_FORMAT,
-        "name": title,
-        "description": (
-            "Three clients (n = 3, 2, 3), linear model ŷ = x·w + b, "
-            "half_squared loss, w0 = (0.2, -0.4, 0.3).  One FedAvg round: "
-            "S_0 = {0, 2}, batches of B = 2 in index order ({0,1} {2}), "
-            "η = 0.1, weights n_k/m_t.  Then every client, the unsampled "
-            "client 1 included, fine-tunes θ_i ← w with 3 full-batch steps "
-            "θ_i ← θ_i − η_ft (∇f_i(θ_i) + μ_ft (θ_i − w)), η_ft = 0.2, "
-            "μ_ft = 0.5, on the personal block b only; θ_i's w-block stays "
-            "at the global w's."),
-        "model": model,
-        "problem": {"clients": clients},
-        "split": split,
-        "init": init,
-        "algorithm": {"name": "finetune",
-                      "hyperparameters": {"eta": eta, "eta_ft": eta_ft,
-                                          "mu_ft": mu_ft},
-                      "switches": {"fedavg.weights": "samples",
-                                   "finetune.scope": "personal"}},
-        "schedule": {"kind": "given", "rounds": px.schedule_json(sched),
-                     "post": post},
-        "output": {"trajectory": "step"},
-    }
-    return "worked-personal-bias-prox.json", {
-        "format": pg.GOLDEN_FORMAT,
-        "id": vid,
-        "title": title,
-        "provenance": pg.provenance(
-            "independent",
-            "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md §5.1(c) "
-            "and §1(c); shared/spec README.md, algorithms table (Fine-tune, "
-            "finetune.scope); McMahan et al., AISTATS 2017, Alg. 1",
-            "golden/finetune/make_personal.py (exact fractions)",
-            {"w": w, **{f"theta_{i}": th for i, th in enumerate(thetas)}}),
-        "flags": flags,
-        "spec": spec,
-        "tolerance": TOL,
-        "expected": exp,
-    }
+    description = (
+        "Three clients (n = 3, 2, 3), linear model ŷ = x·w + b, "
+        "half_squared loss, w0 = (0.2, -0.4, 0.3).  One FedAvg round: "
+        "S_0 = {0, 2}, batches of B = 2 in index order ({0,1} {2}), "
+        "η = 0.1, weights n_k/m_t.  Then every client, the unsampled "
+        "client 1 included, fine-tunes θ_i ← w with 3 full-batch steps "
+        "θ_i ← θ_i − η_ft (∇f_i(θ_i) + μ_ft (θ_i − w)), η_ft = 0.2, "
+        "μ_ft = 0.5, on the personal block b only; θ_i's w-block stays "
+        "at the global w's.")
+    algorithm = {"name": "finetune",
+                 "hyperparameters": {"eta": eta, "eta_ft": eta_ft,
+                                     "mu_ft": mu_ft},
+                 "switches": {"fedavg.weights": "samples",
+                              "finetune.scope": "personal"}}
+    spec = pg.given_spec(title, description, model, clients, init, algorithm,
+                         px.schedule_json(sched), split=split, post=post)
+    prov = pg.provenance(
+        "independent",
+        f"{pg.NOTES} §5.1(c) and §1(c); shared/spec README.md, algorithms "
+        "table (Fine-tune, finetune.scope); McMahan et al., AISTATS 2017, "
+        "Alg. 1",
+        "golden/finetune/make_personal.py (exact fractions)",
+        {"w": w, **{f"theta_{i}": th for i, th in enumerate(thetas)}})
+    return "worked-personal-bias-prox.json", pg.vector(
+        vid, title, prov, flags, spec, TOL, exp)
 
 
 def main():
-    out = pg.out_dir(sys.argv, HERE)
-    fname, v = personal_bias_prox()
-    pg.write_vector(os.path.join(out, fname), v)
+    pg.write_all(sys.argv, HERE, (personal_bias_prox,))
 
 
 if __name__ == "__main__":

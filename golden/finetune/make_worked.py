@@ -36,32 +36,30 @@ def vector(mu, expect):
     traj.append({"event": "client_end", "phase": "finetune", "client": 0,
                  "name": "theta", "value": [float(theta)]})
     assert [r["value"][0] for r in traj[1:3]] == [float(x) for x in expect]
-    return {
-        "format": "pflref-golden/1",
-        "id": f"finetune/worked/notes-5.1g/mu{mu}",
-        "title": f"Fine-tuning from w = 3/4 on f = 1/2 (x - 4)^2, eta_ft = 1/2, mu_ft = {mu}",
-        "provenance": {"kind": "independent",
-                       "source": "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md §5.1(g)",
-                       "generator": "golden/finetune/make_worked.py (exact fractions)",
-                       "exact": {"theta": str(theta)}},
-        # mu_ft = 0 has no proximal term, so only mu1 can catch its sign.
-        "flags": (["prox-sign"] if mu else []) + ["local-step-count"],
-        "spec": {
-            "format": "pflref-spec/1",
-            "name": f"fine-tuning worked example, mu_ft = {mu}",
-            "model": {"kind": "quadratic", "d": 1},
-            "problem": {"clients": [{"a": [float(A)], "c": [float(C)]}]},
-            "init": {"kind": "given", "w": [float(W)]},
-            "algorithm": {"name": "finetune",
-                          "hyperparameters": {"eta": 0.5, "eta_ft": float(ETA),
-                                              "mu_ft": float(mu)}},
-            "schedule": {"kind": "given", "rounds": [], "post": [[[0], [0]]]},
-            "output": {"trajectory": "step"},
-        },
-        "tolerance": TOL,
-        "expected": {"final": {"w": [float(W)], "v": [[float(theta)]]},
-                     "trajectory": traj},
-    }
+    spec = pg.given_spec(
+        name=f"fine-tuning worked example, mu_ft = {mu}",
+        description=None,
+        model={"kind": "quadratic", "d": 1},
+        clients=[{"a": [float(A)], "c": [float(C)]}],
+        init={"kind": "given", "w": [float(W)]},
+        algorithm={"name": "finetune",
+                   "hyperparameters": {"eta": 0.5, "eta_ft": float(ETA),
+                                       "mu_ft": float(mu)}},
+        rounds=[],                  # zero training rounds: w stays 3/4
+        post=[[[0], [0]]])          # client 0: two full-batch steps
+    prov = pg.provenance(
+        "independent",
+        f"{pg.NOTES} §5.1(g)",
+        "golden/finetune/make_worked.py (exact fractions)",
+        {"theta": theta})
+    # mu_ft = 0 has no proximal term, so only mu1 can catch its sign.
+    flags = (["prox-sign"] if mu else []) + ["local-step-count"]
+    return pg.vector(
+        f"finetune/worked/notes-5.1g/mu{mu}",
+        f"Fine-tuning from w = 3/4 on f = 1/2 (x - 4)^2, eta_ft = 1/2, mu_ft = {mu}",
+        prov, flags, spec, TOL,
+        {"final": {"w": [float(W)], "v": [[float(theta)]]},
+         "trajectory": traj})
 
 
 def main():

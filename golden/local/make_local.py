@@ -70,42 +70,20 @@ def local_vector(vid, fname, title, description, flags, mutants, model,
             v = px.local_round(pr, v, w0, t, plan, eta_x, trace, bugs)
         return pr, v, trace, sched
 
-    pr, v, trace, sched = run()
+    result = run()
+    pr, v, trace, sched = result
     for plan in sched:
         for k, steps in plan:
             px.assert_contractive(pr, k, steps, eta_x)
     if check is not None:
         check(pr, v, trace)
-    exp = pg.expected(trace, v=v)
-
-    def run_expected(bugs):
-        _, vb, tb, _ = run(bugs)
-        return pg.expected(tb, v=vb)
-
-    pg.check_mutants(vid, exp, tol, flags, mutants, run_expected)
-    spec = {
-        "format": pg.SPEC_FORMAT,
-        "name": title,
-        "description": description,
-        "model": model,
-        "problem": {"clients": clients},
-        "init": init,
-        "algorithm": {"name": "local", "hyperparameters": {"eta": eta}},
-        "schedule": {"kind": "given", "rounds": px.schedule_json(sched)},
-        "output": {"trajectory": "step"},
-    }
-    provenance = pg.provenance(*provenance,
-                               {f"v_{i}": vi for i, vi in enumerate(v)})
-    return fname, {
-        "format": pg.GOLDEN_FORMAT,
-        "id": vid,
-        "title": title,
-        "provenance": provenance,
-        "flags": flags,
-        "spec": spec,
-        "tolerance": tol,
-        "expected": exp,
-    }
+    exp = pg.checked_expected(vid, tol, flags, mutants, result, run,
+                              lambda pr, v, trace, sched: (trace, None, v))
+    algorithm = {"name": "local", "hyperparameters": {"eta": eta}}
+    spec = pg.given_spec(title, description, model, clients, init, algorithm,
+                         px.schedule_json(sched))
+    prov = pg.provenance(*provenance, {f"v_{i}": vi for i, vi in enumerate(v)})
+    return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
 
 
 def two_rounds():
@@ -194,9 +172,7 @@ def closed_form_quadratic():
 
 
 def main():
-    out = pg.out_dir(sys.argv, HERE)
-    for fname, v in (two_rounds(), closed_form_quadratic()):
-        pg.write_vector(os.path.join(out, fname), v)
+    pg.write_all(sys.argv, HERE, (two_rounds, closed_form_quadratic))
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import pflref_exact as px    # noqa: E402
 import pflref_golden as pg   # noqa: E402
 
-NOTES = "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md"
+NOTES = pg.NOTES
 GENERATOR = "golden/pfedme/make_linear.py (exact fractions)"
 TOL = {
     "atol": 1e-12,
@@ -108,7 +108,8 @@ def linear_vector(vid, fname, title, description, flags, mutants, algorithm,
             w, v = px.pfedme_round(pr, w, v, w0, t, plan, sel, hp, sw, trace, bugs)
         return pr, w, v, trace, sched
 
-    pr, w, v, trace, sched = run()
+    result = run()
+    pr, w, v, trace, sched = result
     for plan, _ in sched:
         for i, steps in plan:
             px.assert_prox_contractive(pr, i, steps, hp["eta_p"], hp["lambda"],
@@ -118,38 +119,16 @@ def linear_vector(vid, fname, title, description, flags, mutants, algorithm,
     assert 0 < hp["eta"] * hp["lambda"] <= 1
     if check is not None:
         check(pr, w, v, trace, sched)
-    exp = pg.expected(trace, w=w, v=v)
-
-    def run_expected(bugs):
-        _, wb, vb, tb, _ = run(bugs)
-        return pg.expected(tb, w=wb, v=vb)
-
-    pg.check_mutants(vid, exp, TOL, flags, mutants, run_expected)
-    spec = {
-        "format": pg.SPEC_FORMAT,
-        "name": title,
-        "description": description,
-        "model": MODEL,
-        "problem": {"clients": CLIENTS},
-        "init": INIT,
-        "algorithm": algorithm,
-        "schedule": {"kind": "given", "rounds": px.schedule_rounds(sched)},
-        "output": {"trajectory": "step"},
-    }
-    return fname, {
-        "format": pg.GOLDEN_FORMAT,
-        "id": vid,
-        "title": title,
-        "provenance": pg.provenance(
-            "independent",
-            f"{NOTES} §2(c) (one round), §2(d) (one fresh batch per local "
-            "round), §2(e)-(f) (switches); Dinh et al., NeurIPS 2020, Alg. 1",
-            GENERATOR, {"w": w, **{f"v_{i}": vi for i, vi in enumerate(v)}}),
-        "flags": flags,
-        "spec": spec,
-        "tolerance": TOL,
-        "expected": exp,
-    }
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run,
+                              lambda pr, w, v, trace, sched: (trace, w, v))
+    spec = pg.given_spec(title, description, MODEL, CLIENTS, INIT, algorithm,
+                         px.schedule_rounds(sched))
+    prov = pg.provenance(
+        "independent",
+        f"{NOTES} §2(c) (one round), §2(d) (one fresh batch per local "
+        "round), §2(e)-(f) (switches); Dinh et al., NeurIPS 2020, Alg. 1",
+        GENERATOR, {"w": w, **{f"v_{i}": vi for i, vi in enumerate(v)}})
+    return fname, pg.vector(vid, title, prov, flags, spec, TOL, exp)
 
 
 def differs_with(algorithm, rounds, switch, value):
@@ -277,10 +256,8 @@ def train_sampled():
 
 
 def main():
-    out = pg.out_dir(sys.argv, HERE)
-    for make in (paper_minibatch, warm_local_w, train_sampled):
-        fname, v = make()
-        pg.write_vector(os.path.join(out, fname), v)
+    pg.write_all(sys.argv, HERE,
+                 (paper_minibatch, warm_local_w, train_sampled))
 
 
 if __name__ == "__main__":

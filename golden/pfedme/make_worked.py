@@ -44,7 +44,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import pflref_exact as px    # noqa: E402
 import pflref_golden as pg   # noqa: E402
 
-NOTES = "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md"
+NOTES = pg.NOTES
 SOURCE = (f"{NOTES} §2(g) and Appendix A; §2(c), §2(e), §2(f); Dinh et al., "
           "NeurIPS 2020, Alg. 1")
 GENERATOR = "golden/pfedme/make_worked.py (exact fractions)"
@@ -103,7 +103,8 @@ def notes_vector(name, title, description, algorithm, selected, n, flags,
             w, v = px.pfedme_round(pr, w, v, w0, t, plan, sel, hp, sw, trace, bugs)
         return pr, w, v, trace, sched
 
-    pr, w, v, trace, sched = run()
+    result = run()
+    pr, w, v, trace, sched = result
     for plan, _ in sched:
         for i, steps in plan:
             px.assert_prox_contractive(pr, i, steps, hp["eta_p"], hp["lambda"],
@@ -111,36 +112,15 @@ def notes_vector(name, title, description, algorithm, selected, n, flags,
     assert 0 < hp["eta"] * hp["lambda"] <= 1
     server = [r["value"][0] for r in trace.records if r["event"] == "server"]
     check(server, trace, v)
-    exp = pg.expected(trace, w=w, v=v)
-
-    def run_expected(bugs):
-        _, wb, vb, tb, _ = run(bugs)
-        return pg.expected(tb, w=wb, v=vb)
-
-    pg.check_mutants(vid, exp, tol, flags, mutants, run_expected)
-    spec = {
-        "format": pg.SPEC_FORMAT,
-        "name": title,
-        "description": description,
-        "model": model,
-        "problem": {"clients": clients},
-        "init": init,
-        "algorithm": algorithm,
-        "schedule": {"kind": "given", "rounds": px.schedule_rounds(sched)},
-        "output": {"trajectory": "step"},
-    }
+    exp = pg.checked_expected(vid, tol, flags, mutants, result, run,
+                              lambda pr, w, v, trace, sched: (trace, w, v))
+    spec = pg.given_spec(title, description, model, clients, init, algorithm,
+                         px.schedule_rounds(sched))
     named = {"w_1": [F(server[0])], "w_2": [F(server[1])]}
     named.update({f"v_{i}": vi for i, vi in enumerate(v)})
-    return f"worked-notes-2g-{name}.json", {
-        "format": pg.GOLDEN_FORMAT,
-        "id": vid,
-        "title": title,
-        "provenance": pg.provenance("independent", SOURCE, GENERATOR, named),
-        "flags": flags,
-        "spec": spec,
-        "tolerance": tol,
-        "expected": exp,
-    }
+    prov = pg.provenance("independent", SOURCE, GENERATOR, named)
+    return f"worked-notes-2g-{name}.json", pg.vector(vid, title, prov, flags,
+                                                     spec, tol, exp)
 
 
 def thetas(trace, t):
@@ -326,11 +306,9 @@ def paper_s1():
 
 
 def main():
-    out = pg.out_dir(sys.argv, HERE)
-    for make in (paper, official_mu0, official, paper_beta2, official_mu0_beta2,
-                 official_mu0_n13, paper_s1):
-        fname, v = make()
-        pg.write_vector(os.path.join(out, fname), v)
+    pg.write_all(sys.argv, HERE,
+                 (paper, official_mu0, official, paper_beta2,
+                  official_mu0_beta2, official_mu0_n13, paper_s1))
 
 
 if __name__ == "__main__":

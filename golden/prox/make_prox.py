@@ -38,7 +38,7 @@ import pflref_exact as px    # noqa: E402
 import pflref_golden as pg   # noqa: E402
 
 SEED003 = "shared/seeds/003_9f6882b1ef8ed699.txt"
-NOTES = "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md"
+NOTES = pg.NOTES
 TOL_SEED = {
     "atol": 1e-14,
     "rtol": 1e-14,
@@ -80,45 +80,24 @@ def prox_vector(vid, fname, title, description, flags, mutants, model, clients,
             v = px.prox_round(pr, v, w, t, plan, hp, sw, trace, bugs)
         return pr, w, v, trace
 
-    pr, w, v, trace = run()
+    result = run()
+    pr, w, v, trace = result
     for plan in rounds:
         for k, steps in plan:
             px.assert_prox_contractive(pr, k, steps, hp["eta_p"], hp["lambda"],
                                        hp["pfedme.mu"])
     if check is not None:
         check(pr, w, v, trace)
-    exp = pg.expected(trace, w=w, v=v)
-
-    def run_expected(bugs):
-        _, wb, vb, tb = run(bugs)
-        return pg.expected(tb, w=wb, v=vb)
-
-    pg.check_mutants(vid, exp, tol, flags, mutants, run_expected)
-    spec = {
-        "format": pg.SPEC_FORMAT,
-        "name": title,
-        "description": description,
-        "model": model,
-        "problem": {"clients": clients},
-        "init": init,
-        "algorithm": algorithm,
-        "schedule": {"kind": "given", "rounds": px.schedule_json(rounds)},
-        "output": {"trajectory": "step"},
-    }
+    exp = pg.checked_expected(vid, tol, flags, mutants, result, run,
+                              lambda pr, w, v, trace: (trace, w, v))
+    spec = pg.given_spec(title, description, model, clients, init, algorithm,
+                         px.schedule_json(rounds))
     notes = [r for r in trace.records if r["name"] == "theta_hat"]
     named = {f"v_{i}": vi for i, vi in enumerate(v)}
     named.update({f"theta_hat_r{r['round']}_c{r['client']}_s{r['step']}": r["value"]
                   for r in notes})
-    return fname, {
-        "format": pg.GOLDEN_FORMAT,
-        "id": vid,
-        "title": title,
-        "provenance": pg.provenance(*provenance, named),
-        "flags": flags,
-        "spec": spec,
-        "tolerance": tol,
-        "expected": exp,
-    }
+    prov = pg.provenance(*provenance, named)
+    return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
 
 
 def seed003():
@@ -237,9 +216,7 @@ def linear_warm_mu():
 
 
 def main():
-    out = pg.out_dir(sys.argv, HERE)
-    for fname, v in (seed003(), linear_warm_mu()):
-        pg.write_vector(os.path.join(out, fname), v)
+    pg.write_all(sys.argv, HERE, (seed003, linear_warm_mu))
 
 
 if __name__ == "__main__":
