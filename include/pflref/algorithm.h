@@ -305,7 +305,6 @@ pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
                                     const pflref_trace *trace,
                                     pflref_error *err);
 
-
 /* pFedMe's inner loop (Dinh et al. 2020, Alg. 1, the approximate solution
  * of eq. (7)), the primitive shared by pFedMe and the "prox" algorithm:
  *   for k = 1..K:
@@ -351,7 +350,7 @@ int pflref_prox_has_exact(const pflref_model *m);
  * iterations; it stops when the residual is at most
  * PFLREF_PROX_CG_RTOL·‖r_0‖ or after 2P iterations.  Only for models with
  * pflref_prox_has_exact (PFLREF_EINVAL otherwise) and λ + μ > 0.
- *   theta_hat [out] P;  work [work] 4·P */
+ *   theta_hat [out] P;  work [work] 3·P */
 #define PFLREF_PROX_CG_RTOL 1e-15
 pflref_status pflref_prox_point(const pflref_prox_inner *job,
                                 double *theta_hat, double *work,
