@@ -145,11 +145,8 @@ START_TEST(test_train_all_sampled_subset)
         "{\"kind\": \"given\", \"rounds\": ["
         " {\"clients\": [0], \"batches\": [[[0], [0]]]}]}";
     pflref_spec *spec = notes_spec(NULL, "", "", partial);
-    pflref_run_result *res = NULL;
     pflref_error err;
-    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                                spec->schedule, spec->w0, NULL, &res, &err),
-                     PFLREF_EINVAL);
+    tu_run_error(spec, PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, "schedule.rounds[0].clients");
     ck_assert_ptr_nonnull(strstr(err.message, "pfedme.train = all"));
     pflref_spec_free(spec);
@@ -238,12 +235,7 @@ START_TEST(test_client_order)
     pflref_spec *s1 = notes_spec(fwd, ", \"beta\": 1.5", alg, NULL);
     pflref_spec *s2 = notes_spec(rev, ", \"beta\": 1.5", alg, NULL);
     pflref_run_result *r1 = tu_run(s1, NULL), *r2 = tu_run(s2, NULL);
-    ck_assert_msg(fabs(r1->w[0] - r2->w[0]) <= 4e-16 * fabs(r1->w[0]) + 1e-300,
-                  "w = %.17g vs %.17g", r1->w[0], r2->w[0]);
-    for (int i = 0; i < 3; i++)
-        ck_assert_msg(fabs(r1->v[i] - r2->v[2 - i]) <= 1e-15,
-                      "client %d: θ = %.17g vs %.17g", i, r1->v[i],
-                      r2->v[2 - i]);
+    tu_assert_relabelled(r1, r2, 4e-16, 1e-15);
     pflref_run_result_free(r1);
     pflref_run_result_free(r2);
     pflref_spec_free(s1);
@@ -266,14 +258,9 @@ START_TEST(test_divergence)
     pflref_spec *spec;
     pflref_error err;
     ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
-    pflref_run_result *res = NULL;
-    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                                spec->schedule, spec->w0, NULL, &res, &err),
-                     PFLREF_EDIVERGE);
-    ck_assert_ptr_null(res);
-    ck_assert_msg(strstr(err.message, "round 0") != NULL &&
-                      strstr(err.message, "client 0") != NULL &&
-                      strstr(err.message, "step 2") != NULL &&
+    tu_run_error(spec, PFLREF_EDIVERGE, &err);
+    ck_assert_msg(strstr(err.message, "round 0, client 0, local step 2") !=
+                          NULL &&
                       strstr(err.message, "w_local") != NULL,
                   "message: %s", err.message);
     pflref_spec_free(spec);

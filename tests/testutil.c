@@ -1,5 +1,6 @@
 /* tests/testutil.c: helpers shared by the test files. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,4 +132,37 @@ pflref_run_result *tu_run(const pflref_spec *spec, const pflref_trace *trace)
                                   spec->schedule, spec->w0, trace, &res, &err);
     ck_assert_msg(st == PFLREF_OK, "run failed: %s", err.message);
     return res;
+}
+
+void tu_run_error(const pflref_spec *spec, pflref_status expected,
+                  pflref_error *err)
+{
+    pflref_run_result *res = NULL;
+    pflref_status st = pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                                  spec->schedule, spec->w0, NULL, &res, err);
+    ck_assert_msg(st == expected, "run returned %s, expected %s (%s)",
+                  pflref_status_name(st), pflref_status_name(expected),
+                  err->message);
+    ck_assert_msg(res == NULL, "a failed run handed back a result");
+}
+
+void tu_assert_relabelled(const pflref_run_result *fwd,
+                          const pflref_run_result *rev, double w_rtol,
+                          double v_atol)
+{
+    ck_assert_uint_eq(fwd->N, rev->N);
+    ck_assert_uint_eq(fwd->P, rev->P);
+    const size_t N = fwd->N, P = fwd->P;
+    for (size_t p = 0; p < P; p++)
+        ck_assert_msg(fabs(fwd->w[p] - rev->w[p]) <= w_rtol * fabs(fwd->w[p]),
+                      "w[%zu] = %.17g vs %.17g with the clients reversed", p,
+                      fwd->w[p], rev->w[p]);
+    for (size_t i = 0; i < N; i++)
+        for (size_t p = 0; p < P; p++) {
+            const double a = fwd->v[i * P + p];
+            const double b = rev->v[(N - 1 - i) * P + p];
+            ck_assert_msg(fabs(a - b) <= v_atol,
+                          "client %zu, v[%zu] = %.17g vs %.17g with the "
+                          "clients reversed", i, p, a, b);
+        }
 }

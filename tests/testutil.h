@@ -36,6 +36,19 @@ pflref_spec *tu_spec(const char *text);
  * pflref_run_result_free. */
 pflref_run_result *tu_run(const pflref_spec *spec, const pflref_trace *trace);
 
+/* Run a spec that must fail with `expected` and hand back no result; *err
+ * gets the error. */
+void tu_run_error(const pflref_spec *spec, pflref_status expected,
+                  pflref_error *err);
+
+/* fwd and rev are runs of one problem with its clients listed in opposite
+ * orders: the global models agree to relative w_rtol (the aggregation sums
+ * in another order) and client i of fwd has the personal model of client
+ * N−1−i of rev, to absolute v_atol. */
+void tu_assert_relabelled(const pflref_run_result *fwd,
+                          const pflref_run_result *rev, double w_rtol,
+                          double v_atol);
+
 /* Run a golden vector file (path relative to the repository) and return
  * its report; fails the test on a malformed vector. */
 void tu_golden(const char *rel, pflref_golden_report *rep);

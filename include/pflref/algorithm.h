@@ -269,7 +269,7 @@ pflref_status pflref_run_resync(const pflref_problem *problem,
                                 void *load_ctx, const pflref_trace *trace,
                                 pflref_error *err);
 
-/* Shared pieces used by several algorithms (ref/local.c, ref/aggregate.c). */
+/* Shared pieces used by several algorithms (ref/local.c, ref/prox.c). */
 
 /* Local minibatch SGD with an optional proximal term, the one local solver:
  *   for s = 1..batches->nsteps:
