@@ -93,9 +93,34 @@ static void print_vector(FILE *f, const double *x, size_t n)
     fputc(']', f);
 }
 
+/* The last formula printed for each step name of the current client (the
+ * CLI is single-threaded; reset when a client starts). */
+#define TRACE_NAMES 4
+static struct {
+    const char *name;
+    const char *formula;
+} last_step[TRACE_NAMES];
+
+static int step_formula_changed(const pflref_event *ev)
+{
+    size_t j = 0;
+    while (j < TRACE_NAMES && last_step[j].name != NULL &&
+           strcmp(last_step[j].name, ev->name) != 0)
+        j++;
+    if (j == TRACE_NAMES)
+        return ev->step == 1;
+    int changed = last_step[j].formula == NULL ||
+                  strcmp(last_step[j].formula, ev->formula) != 0;
+    last_step[j].name = ev->name;
+    last_step[j].formula = ev->formula;
+    return changed;
+}
+
 static void print_event(void *ctx, const pflref_event *ev)
 {
     FILE *f = ctx;
+    if (ev->kind == PFLREF_EV_CLIENT_BEGIN)
+        memset(last_step, 0, sizeof last_step);
     switch (ev->kind) {
     case PFLREF_EV_ROUND_BEGIN:
         fprintf(f, "round %ld: %s = ", ev->round, ev->name);
@@ -127,9 +152,10 @@ static void print_event(void *ctx, const pflref_event *ev)
         break;
     }
     print_vector(f, ev->value, ev->len);
-    /* The paper line once per client (first step) and at the server. */
+    /* The paper line at the server and notes, and for a client's steps of
+     * one name whenever it changes (FedAlt's v steps, then its u steps). */
     if (ev->formula != NULL &&
-        (ev->kind != PFLREF_EV_STEP || ev->step == 1))
+        (ev->kind != PFLREF_EV_STEP || step_formula_changed(ev)))
         fprintf(f, "    [%s]", ev->formula);
     fputc('\n', f);
 }

@@ -270,11 +270,12 @@ pflref_status pflref_generate_dirichlet(const pflref_gen_dirichlet *cfg,
                                 "the generator configuration is NULL");
     if (m == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "m", "m is NULL");
-    if (m->kind != PFLREF_MODEL_SOFTMAX && m->kind != PFLREF_MODEL_MLP)
+    if (!pflref_model_is_classifier(m))
         return pflref_error_set(err, PFLREF_EINVAL, "model.kind",
-                                "the dirichlet generator needs a softmax or "
-                                "mlp model, not %s",
-                                pflref_model_kind_name(m->kind));
+                                "the dirichlet generator needs a classifier "
+                                "(softmax, or mlp with cross_entropy), not "
+                                "%s with %s", pflref_model_kind_name(m->kind),
+                                pflref_loss_name(m->loss));
     if (m->d < 1)
         return pflref_error_set(err, PFLREF_EINVAL, "model.d",
                                 "the input dimension d must be >= 1");

@@ -12,6 +12,9 @@ extern const pflref_algorithm pflref_finetune;
 extern const pflref_algorithm pflref_prox;
 extern const pflref_algorithm pflref_pfedme;
 extern const pflref_algorithm pflref_ditto;
+extern const pflref_algorithm pflref_fedalt;
+extern const pflref_algorithm pflref_fedsim;
+extern const pflref_algorithm pflref_pflego;
 
 /* FedAvg's round, reused by algorithms that train their global model with
  * FedAvg before a personalisation phase (finetune). */

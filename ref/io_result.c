@@ -140,9 +140,14 @@ static json_t *model_json(builder *b, const pflref_model *m,
     put(b, o, "d", json_integer((json_int_t)m->d));
     if (m->kind == PFLREF_MODEL_SOFTMAX || m->kind == PFLREF_MODEL_MLP)
         put(b, o, "k", json_integer((json_int_t)m->k));
-    if (m->kind == PFLREF_MODEL_MLP)
+    if (m->kind == PFLREF_MODEL_MLP) {
         put(b, o, "h", json_integer((json_int_t)m->h));
+        put(b, o, "activation",
+            json_string(pflref_activation_name(m->activation)));
+    }
     put(b, o, "bias", json_boolean(m->bias));
+    if (m->kind == PFLREF_MODEL_MLP)      /* b1; "bias" is b2 for the mlp */
+        put(b, o, "hidden_bias", json_boolean(m->hidden_bias));
     put(b, o, "P", json_integer((json_int_t)m->P));
     json_t *blocks = json_array();
     for (size_t i = 0; i < m->nblocks; i++) {
@@ -201,9 +206,8 @@ static json_t *eval_column(builder *b, const pflref_eval *ev, size_t N,
 static json_t *metrics_json(builder *b, const pflref_run_result *r,
                             const pflref_model *m)
 {
-    const int linear = m->kind == PFLREF_MODEL_LINEAR;
-    const int classifier = m->kind == PFLREF_MODEL_SOFTMAX ||
-                           m->kind == PFLREF_MODEL_MLP;
+    const int linear = pflref_model_is_regression(m);
+    const int classifier = pflref_model_is_classifier(m);
     json_t *o = json_object();
     for (size_t e = 0; e < r->n_eval; e++) {
         const pflref_eval_result *er = &r->eval[e];

@@ -28,11 +28,16 @@ static char *dup_string(const char *s)
 
 /* ---- model ------------------------------------------------------------ */
 
+/* The "model" object.  Keys: kind, d, k, h, loss, bias, and for the mlp
+ * only activation ("relu" | "identity", default relu) and hidden_bias
+ * (default: bias).  The mlp's loss is cross_entropy (default; k >= 2
+ * required) or half_squared / squared (one output: k omitted or 1); its
+ * bias (b2, default true) and hidden_bias (b1) may be false. */
 static pflref_status read_model(const json_t *root, pflref_model *m,
                                 pflref_error *err)
 {
     static const char *const keys[] = {"kind", "d", "k", "h", "loss", "bias",
-                                       NULL};
+                                       "activation", "hidden_bias", NULL};
     json_t *v;
     pflref_status st = pflref_json_member(root, "", "model", 1, &v, err);
     if (st != PFLREF_OK)
@@ -63,43 +68,56 @@ static pflref_status read_model(const json_t *root, pflref_model *m,
                                 "unknown model \"%s\" (known: quadratic, "
                                 "linear, softmax, mlp)", kind);
     }
+    const int mlp = mk == PFLREF_MODEL_MLP;
     json_t *loss_v = json_object_get(v, "loss");
     if (loss_v != NULL) {
         const char *ln;
         if ((st = pflref_json_string(loss_v, "model.loss", &ln, err)))
             return st;
-        if (mk == PFLREF_MODEL_LINEAR && strcmp(ln, "squared") == 0)
+        const int squared_ok = mk == PFLREF_MODEL_LINEAR || mlp;
+        if (squared_ok && strcmp(ln, "squared") == 0)
             loss = PFLREF_LOSS_SQUARED;
-        else if (mk == PFLREF_MODEL_LINEAR && strcmp(ln, "half_squared") == 0)
+        else if (squared_ok && strcmp(ln, "half_squared") == 0)
             loss = PFLREF_LOSS_HALF_SQUARED;
         else if (strcmp(ln, pflref_loss_name(loss)) != 0)
             return pflref_error_set(
                 err, PFLREF_EINVAL, "model.loss",
                 "loss \"%s\" does not fit model %s (%s)", ln, kind,
                 mk == PFLREF_MODEL_LINEAR ? "squared or half_squared"
-                                          : pflref_loss_name(loss));
+                : mlp ? "cross_entropy, squared or half_squared"
+                      : pflref_loss_name(loss));
     } else if (mk == PFLREF_MODEL_LINEAR) {
         return pflref_error_set(err, PFLREF_EINVAL, "model.loss",
                                 "a linear model needs \"loss\": \"squared\" "
                                 "or \"half_squared\"");
     }
+    /* A classifier has k >= 2 classes; the squared-loss mlp one output. */
+    const int classes = mk == PFLREF_MODEL_SOFTMAX ||
+                        (mlp && loss == PFLREF_LOSS_CROSS_ENTROPY);
     size_t d, k = 1, h = 0;
-    int bias = mk == PFLREF_MODEL_MLP;
+    int bias = mlp;
     json_t *d_v;
     if ((st = pflref_json_member(v, "model", "d", 1, &d_v, err)) ||
         (st = pflref_json_size(d_v, "model.d", 1, MAX_COUNT, &d, err)))
         return st;
-    int needs_k = mk == PFLREF_MODEL_SOFTMAX || mk == PFLREF_MODEL_MLP;
     json_t *k_v = json_object_get(v, "k"), *h_v = json_object_get(v, "h");
-    if (needs_k) {
+    if (classes) {
         if ((st = pflref_json_member(v, "model", "k", 1, &k_v, err)) ||
             (st = pflref_json_size(k_v, "model.k", 2, MAX_COUNT, &k, err)))
             return st;
+    } else if (mlp && k_v != NULL) {
+        if ((st = pflref_json_size(k_v, "model.k", 1, MAX_COUNT, &k, err)))
+            return st;
+        if (k != 1)
+            return pflref_error_set(err, PFLREF_EINVAL, "model.k",
+                                    "k = %zu: an mlp with the %s loss has "
+                                    "one output (k = 1)",
+                                    k, pflref_loss_name(loss));
     } else if (k_v != NULL) {
         return pflref_error_set(err, PFLREF_EINVAL, "model.k",
                                 "model %s has no classes", kind);
     }
-    if (mk == PFLREF_MODEL_MLP) {
+    if (mlp) {
         if ((st = pflref_json_member(v, "model", "h", 1, &h_v, err)) ||
             (st = pflref_json_size(h_v, "model.h", 1, MAX_COUNT, &h, err)))
             return st;
@@ -114,11 +132,42 @@ static pflref_status read_model(const json_t *root, pflref_model *m,
         if (mk == PFLREF_MODEL_QUADRATIC && bias)
             return pflref_error_set(err, PFLREF_EINVAL, "model.bias",
                                     "the quadratic model has no bias");
-        if (mk == PFLREF_MODEL_MLP && !bias)
-            return pflref_error_set(err, PFLREF_EINVAL, "model.bias",
-                                    "the mlp model always has biases");
     }
-    st = pflref_model_init(m, mk, loss, d, k, h, bias, err);
+    /* mlp only: the hidden activation and the hidden bias b1. */
+    pflref_activation act = PFLREF_ACT_RELU;
+    int hidden_bias = bias;
+    json_t *act_v = json_object_get(v, "activation");
+    json_t *hb_v = json_object_get(v, "hidden_bias");
+    if (!mlp && (act_v != NULL || hb_v != NULL)) {
+        const char *key = act_v != NULL ? "activation" : "hidden_bias";
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                act_v != NULL ? "model.activation"
+                                              : "model.hidden_bias",
+                                "model %s has no hidden layer (\"%s\" is for "
+                                "the mlp only)",
+                                kind, key);
+    }
+    if (act_v != NULL) {
+        const char *an;
+        if ((st = pflref_json_string(act_v, "model.activation", &an, err)))
+            return st;
+        if (strcmp(an, "relu") == 0)
+            act = PFLREF_ACT_RELU;
+        else if (strcmp(an, "identity") == 0)
+            act = PFLREF_ACT_IDENTITY;
+        else
+            return pflref_error_set(err, PFLREF_EINVAL, "model.activation",
+                                    "unknown activation \"%s\" (known: relu, "
+                                    "identity)", an);
+    }
+    if (hb_v != NULL &&
+        (st = pflref_json_bool(hb_v, "model.hidden_bias", &hidden_bias, err)))
+        return st;
+    if (mlp)
+        st = pflref_model_init_mlp(m, loss, d, k, h, act, hidden_bias, bias,
+                                   err);
+    else
+        st = pflref_model_init(m, mk, loss, d, k, h, bias, err);
     if (st != PFLREF_OK && err != NULL && err->where[0] != '\0') {
         char path[PFLREF_WHERE_MAX];
         pflref_json_key_path(path, sizeof path, "model", err->where);
@@ -569,6 +618,15 @@ static pflref_status read_algorithm(const json_t *root, pflref_spec *spec,
     spec->preset = dup_string(preset);
     if (spec->preset == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    /* A preset that implies a split (FedRep's personal head, ...) sets it
+     * unless the spec gives its own "split". */
+    const pflref_preset *pre = pflref_preset_find(name, preset);
+    if (pre != NULL && pre->split != NULL &&
+        json_object_get(root, "split") == NULL &&
+        (st = pflref_split_from_names(&spec->problem->model, &pre->split, 1,
+                                      "algorithm.preset", &spec->hyper.split,
+                                      err)))
+        return st;
     json_t *hp = json_object_get(v, "hyperparameters");
     json_t *sw = json_object_get(v, "switches");
     if (hp != NULL &&
@@ -711,7 +769,8 @@ static pflref_status read_batches(const json_t *v, const char *where,
 static pflref_status check_post(const json_t *post, const pflref_spec *spec,
                                 pflref_error *err)
 {
-    if (post != NULL && !spec->algorithm->needs_post)
+    if (post != NULL && !spec->algorithm->needs_post &&
+        !spec->algorithm->allows_post)
         return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
                                 "%s has no post-training phase",
                                 spec->algorithm->name);

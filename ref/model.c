@@ -13,7 +13,9 @@
  *   quadratic  f(w) = ½ Σ_j a_j (w_j − c_j)²                (data-free)
  *   linear     ŷ = xᵀw + b;  squared ℓ = (ŷ − y)²,  half_squared ℓ = ½(ŷ − y)²
  *   softmax    z = W x + b;  ℓ = logsumexp(z) − z_y
- *   mlp        a = W1 x + b1, h = relu(a), z = W2 h + b2;  ℓ = logsumexp(z) − z_y
+ *   mlp        a = W1 x + b1, φ = σ(a), z = W2 φ + b2  (σ = relu or identity;
+ *              b1, b2 each optional);  cross_entropy ℓ = logsumexp(z) − z_y
+ *              (k ≥ 2), or squared / half_squared on z = ŷ ∈ ℝ (k = 1)
  *
  * Symbols (paper ↔ C ↔ shape), for a batch of nb samples:
  *
@@ -23,10 +25,12 @@
  *   v             v           P             the direction of an HVP
  *   ŷ − y         Z (linear)  nb            residuals r
  *   z, p          Z           nb × k        logits, then softmax(z), then
- *                                           G = P − Y (Y one-hot labels)
+ *                                           G = P − Y (Y one-hot labels);
+ *                                           regression mlp: ŷ, r, then s·r
+ *   E = ∂ℓ/∂z     Z           nb × k        per-sample output signal (G)
  *   R{z}, R{p}    RZ          nb × k        directional derivatives
- *   a, h          A, H        nb × h        hidden pre-/post-activations
- *   R{h}          RH          nb × h
+ *   a, φ          A, H (Phi)  nb × h        hidden pre-/post-activations
+ *   R{φ}          RH          nb × h
  *   δ, R{δ}       T           nb × h        back-propagated hidden signal
  *
  * Every product over samples or features goes through GSL BLAS (which runs
@@ -38,10 +42,15 @@
  *   a) the softmax is evaluated stably: with m = max_c z_c,
  *      ℓ = log Σ_c exp(z_c − m) − (z_y − m) and p_c = exp(z_c − m) / Σ;
  *   b) relu'(0) = 0 (PyTorch's convention) and relu'' = 0, so the mlp HVP is
- *      the exact Hessian wherever no pre-activation is exactly 0;
+ *      the exact Hessian wherever no pre-activation is exactly 0 (with the
+ *      identity activation, σ' = 1 and σ'' = 0, it is exact everywhere);
  *   c) labels are checked (integral, in [0, k)) while the batch is gathered,
  *      so a bad label can never index outside a row, even without a prior
- *      pflref_data_validate.
+ *      pflref_data_validate;
+ *   d) the mlp gradient is computed as body forward → head → body backward
+ *      by the same static functions that pflref_model_features,
+ *      pflref_model_head_grad and pflref_model_body_grad call, so the split
+ *      API agrees with pflref_model_grad bit for bit.
  *
  * Determinism: one fixed order for every explicit sum; BLAS results may
  * differ in the last bits between OpenBLAS kernels or thread counts.
@@ -68,10 +77,12 @@ struct pflref_model_workspace {
     double *Z;                /* max_batch × k   ŷ / r, z / p / G           */
     double *RZ;               /* max_batch × k   R{ŷ}, R{z} / R{p}          */
     double *A;                /* max_batch × h   a = W1 x + b1              */
-    double *H;                /* max_batch × h   h = relu(a)                */
-    double *RH;               /* max_batch × h   R{a}, then R{h}            */
+    double *H;                /* max_batch × h   φ = σ(a)                   */
+    double *RH;               /* max_batch × h   R{a}, then R{φ}            */
     double *T;                /* max_batch × h   δ, then R{δ}               */
     double *mem;              /* the one allocation behind the buffers      */
+    size_t body_forward;      /* mlp: passes of a batch through the body    */
+    size_t body_backward;     /* mlp: backward passes through the body      */
 };
 
 /* ------------------------------------------------------------------------
@@ -96,6 +107,15 @@ const char *pflref_loss_name(pflref_loss loss)
     case PFLREF_LOSS_HALF_SQUARED:  return "half_squared";
     case PFLREF_LOSS_CROSS_ENTROPY: return "cross_entropy";
     case PFLREF_LOSS_QUADRATIC:     return "quadratic";
+    }
+    return NULL;
+}
+
+const char *pflref_activation_name(pflref_activation act)
+{
+    switch (act) {
+    case PFLREF_ACT_RELU:     return "relu";
+    case PFLREF_ACT_IDENTITY: return "identity";
     }
     return NULL;
 }
@@ -140,21 +160,28 @@ static void add_block(pflref_model *m, const char *name, size_t rows,
 }
 
 /* Describe a model: sizes, blocks in state_dict order, P.
- *   m     [out] the description (untouched on failure)
- *   kind  [in]  quadratic, linear, softmax or mlp
- *   loss  [in]  quadratic: QUADRATIC; linear: SQUARED or HALF_SQUARED;
- *               softmax, mlp: CROSS_ENTROPY
- *   d     [in]  ≥ 1 input features (quadratic: dimension of w)
- *   k     [in]  ≥ 2 classes for softmax and mlp; ignored (stored as 1)
- *               otherwise
- *   h     [in]  ≥ 1 hidden units for mlp; ignored (stored as 0) otherwise
- *   bias  [in]  0 or 1; mlp: must be 1; quadratic: must be 0
- *   err   [out] may be NULL
+ *   m            [out] the description (untouched on failure)
+ *   kind         [in]  quadratic, linear, softmax or mlp
+ *   loss         [in]  quadratic: QUADRATIC; linear: SQUARED or
+ *                      HALF_SQUARED; softmax: CROSS_ENTROPY; mlp: any of
+ *                      CROSS_ENTROPY, SQUARED, HALF_SQUARED
+ *   d            [in]  ≥ 1 input features (quadratic: dimension of w)
+ *   k            [in]  ≥ 2 classes for softmax and the cross-entropy mlp;
+ *                      1 for the squared-loss mlp; ignored (stored as 1)
+ *                      for quadratic and linear
+ *   h            [in]  ≥ 1 hidden units for mlp; ignored (stored as 0)
+ *                      otherwise
+ *   act          [in]  mlp: RELU or IDENTITY; ignored (stored as RELU)
+ *                      otherwise
+ *   hidden_bias  [in]  mlp: 0 or 1 (b1); ignored (stored as 0) otherwise
+ *   bias         [in]  0 or 1 (mlp: b2); quadratic: must be 0
+ *   err          [out] may be NULL
  * Returns PFLREF_EINVAL naming the argument, PFLREF_ENOMEM (where "P")
  * when P overflows size_t or exceeds PFLREF_MAX_PARAMS. */
-pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
-                                pflref_loss loss, size_t d, size_t k, size_t h,
-                                int bias, pflref_error *err)
+static pflref_status describe(pflref_model *m, pflref_model_kind kind,
+                              pflref_loss loss, size_t d, size_t k, size_t h,
+                              pflref_activation act, int hidden_bias,
+                              int bias, pflref_error *err)
 {
     /* Test the input parameters. */
     if (m == NULL)
@@ -163,17 +190,21 @@ pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
         return pflref_error_set(err, PFLREF_EINVAL, "kind",
                                 "unknown model kind %d", (int)kind);
     const char *kname = pflref_model_kind_name(kind);
+    const int squared = loss == PFLREF_LOSS_SQUARED ||
+                        loss == PFLREF_LOSS_HALF_SQUARED;
     int loss_ok;
     switch (kind) {
     case PFLREF_MODEL_QUADRATIC:
         loss_ok = loss == PFLREF_LOSS_QUADRATIC;
         break;
     case PFLREF_MODEL_LINEAR:
-        loss_ok = loss == PFLREF_LOSS_SQUARED ||
-                  loss == PFLREF_LOSS_HALF_SQUARED;
+        loss_ok = squared;
         break;
-    default: /* softmax, mlp */
+    case PFLREF_MODEL_SOFTMAX:
         loss_ok = loss == PFLREF_LOSS_CROSS_ENTROPY;
+        break;
+    default: /* mlp */
+        loss_ok = loss == PFLREF_LOSS_CROSS_ENTROPY || squared;
         break;
     }
     if (!loss_ok) {
@@ -181,36 +212,52 @@ pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
         return pflref_error_set(
             err, PFLREF_EINVAL, "loss",
             "loss %s does not fit model %s (quadratic: quadratic; linear: "
-            "squared or half_squared; softmax, mlp: cross_entropy)",
+            "squared or half_squared; softmax: cross_entropy; mlp: "
+            "cross_entropy, squared or half_squared)",
             lname != NULL ? lname : "(unknown)", kname);
     }
     if (d < 1)
         return pflref_error_set(err, PFLREF_EINVAL, "d",
                                 "d = 0: model %s needs d >= 1", kname);
     const int classifier =
-        kind == PFLREF_MODEL_SOFTMAX || kind == PFLREF_MODEL_MLP;
+        kind == PFLREF_MODEL_SOFTMAX ||
+        (kind == PFLREF_MODEL_MLP && loss == PFLREF_LOSS_CROSS_ENTROPY);
     if (classifier && k < 2)
         return pflref_error_set(err, PFLREF_EINVAL, "k",
                                 "k = %zu: model %s needs k >= 2 classes", k,
                                 kname);
+    if (kind == PFLREF_MODEL_MLP && !classifier && k != 1)
+        return pflref_error_set(err, PFLREF_EINVAL, "k",
+                                "k = %zu: an mlp with the %s loss has one "
+                                "output (k = 1)",
+                                k, pflref_loss_name(loss));
     if (kind == PFLREF_MODEL_MLP && h < 1)
         return pflref_error_set(err, PFLREF_EINVAL, "h",
                                 "h = 0: model mlp needs h >= 1 hidden units");
     if (bias != 0 && bias != 1)
         return pflref_error_set(err, PFLREF_EINVAL, "bias",
                                 "bias = %d: must be 0 or 1", bias);
-    if (kind == PFLREF_MODEL_MLP && bias != 1)
-        return pflref_error_set(err, PFLREF_EINVAL, "bias",
-                                "bias = 0: model mlp always has biases");
     if (kind == PFLREF_MODEL_QUADRATIC && bias != 0)
         return pflref_error_set(err, PFLREF_EINVAL, "bias",
                                 "bias = 1: model quadratic has no bias");
+    if (kind == PFLREF_MODEL_MLP && pflref_activation_name(act) == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "activation",
+                                "unknown activation %d (known: relu, "
+                                "identity)",
+                                (int)act);
+    if (kind == PFLREF_MODEL_MLP && hidden_bias != 0 && hidden_bias != 1)
+        return pflref_error_set(err, PFLREF_EINVAL, "hidden_bias",
+                                "hidden_bias = %d: must be 0 or 1",
+                                hidden_bias);
 
     /* P, with every product and sum checked for overflow. */
-    if (!classifier)
+    if (kind != PFLREF_MODEL_SOFTMAX && kind != PFLREF_MODEL_MLP)
         k = 1;
-    if (kind != PFLREF_MODEL_MLP)
+    if (kind != PFLREF_MODEL_MLP) {
         h = 0;
+        act = PFLREF_ACT_RELU;
+        hidden_bias = 0;
+    }
     size_t P = 0, t;
     int ok = 1;
     switch (kind) {
@@ -224,9 +271,10 @@ pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
     case PFLREF_MODEL_SOFTMAX:   /* W (k×d), b (k) */
         ok = mul_ok(k, d, &P) && (bias == 0 || add_ok(&P, k));
         break;
-    case PFLREF_MODEL_MLP:       /* W1 (h×d), b1 (h), W2 (k×h), b2 (k) */
-        ok = mul_ok(h, d, &P) && add_ok(&P, h) && mul_ok(k, h, &t) &&
-             add_ok(&P, t) && add_ok(&P, k);
+    case PFLREF_MODEL_MLP:       /* W1 (h×d), [b1 (h)], W2 (k×h), [b2 (k)] */
+        ok = mul_ok(h, d, &P) && (hidden_bias == 0 || add_ok(&P, h)) &&
+             mul_ok(k, h, &t) && add_ok(&P, t) &&
+             (bias == 0 || add_ok(&P, k));
         break;
     }
     if (!ok)
@@ -250,6 +298,8 @@ pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
     m->k = k;
     m->h = h;
     m->bias = bias;
+    m->hidden_bias = hidden_bias;
+    m->activation = act;
     m->P = P;
     switch (kind) {
     case PFLREF_MODEL_QUADRATIC:
@@ -267,12 +317,53 @@ pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
         break;
     case PFLREF_MODEL_MLP:
         add_block(m, "W1", h, d, 1, 0);
-        add_block(m, "b1", h, 1, 1, 0);
+        if (hidden_bias)
+            add_block(m, "b1", h, 1, 1, 0);
         add_block(m, "W2", k, h, 0, 1);
-        add_block(m, "b2", k, 1, 0, 1);
+        if (bias)
+            add_block(m, "b2", k, 1, 0, 1);
         break;
     }
     return PFLREF_OK;
+}
+
+/* The model of kind `kind` (see describe); an mlp gets the ReLU activation
+ * and b1 present exactly when b2 is (bias). */
+pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
+                                pflref_loss loss, size_t d, size_t k, size_t h,
+                                int bias, pflref_error *err)
+{
+    return describe(m, kind, loss, d, k, h, PFLREF_ACT_RELU, bias, bias, err);
+}
+
+/* The mlp z = W2 σ(W1 x + b1) + b2 with each bias on its own (see
+ * describe; output_bias is m->bias). */
+pflref_status pflref_model_init_mlp(pflref_model *m, pflref_loss loss,
+                                    size_t d, size_t k, size_t h,
+                                    pflref_activation act, int hidden_bias,
+                                    int output_bias, pflref_error *err)
+{
+    return describe(m, PFLREF_MODEL_MLP, loss, d, k, h, act, hidden_bias,
+                    output_bias, err);
+}
+
+int pflref_model_is_regression(const pflref_model *m)
+{
+    if (m == NULL)
+        return 0;
+    const int squared = m->loss == PFLREF_LOSS_SQUARED ||
+                        m->loss == PFLREF_LOSS_HALF_SQUARED;
+    return m->kind == PFLREF_MODEL_LINEAR ||
+           (m->kind == PFLREF_MODEL_MLP && squared);
+}
+
+int pflref_model_is_classifier(const pflref_model *m)
+{
+    if (m == NULL)
+        return 0;
+    return m->kind == PFLREF_MODEL_SOFTMAX ||
+           (m->kind == PFLREF_MODEL_MLP &&
+            m->loss == PFLREF_LOSS_CROSS_ENTROPY);
 }
 
 int pflref_model_block_index(const pflref_model *m, const char *name)
@@ -400,15 +491,27 @@ static void fill_rows(double *M, size_t nb, size_t c, const double *b)
             M[j * c + q] = b != NULL ? b[q] : 0.0;
 }
 
-/* M := M ⊙ relu'(A) over len entries, with relu'(a) = 1 for a > 0 and 0
- * otherwise (relu'(0) = 0, PyTorch's convention).  Written as a mask, as
+/* M := M ⊙ σ'(A) over len entries.  relu: σ'(a) = 1 for a > 0 and 0
+ * otherwise (relu'(0) = 0, PyTorch's convention), written as a mask, as
  * PyTorch's backward does, so an entry at a ≤ 0 becomes 0 even when M is
- * not finite. */
-static void relu_mask(double *M, const double *A, size_t len)
+ * not finite.  identity: σ' = 1, M unchanged. */
+static void act_mask(pflref_activation act, double *M, const double *A,
+                     size_t len)
 {
+    if (act == PFLREF_ACT_IDENTITY)
+        return;
     for (size_t q = 0; q < len; q++)
         if (!(A[q] > 0.0))
             M[q] = 0.0;
+}
+
+/* Phi := σ(A) over len entries: relu max(a, 0), or a copy (identity). */
+static void act_apply(pflref_activation act, const double *A, double *Phi,
+                      size_t len)
+{
+    for (size_t q = 0; q < len; q++)
+        Phi[q] = act == PFLREF_ACT_IDENTITY ? A[q]
+                                            : (A[q] > 0.0 ? A[q] : 0.0);
 }
 
 /* ------------------------------------------------------------------------
@@ -488,18 +591,28 @@ static pflref_status check_batch(const pflref_model *m, const double *w,
     return PFLREF_OK;
 }
 
-/* Gather the batch into the workspace: row j of X_b := x_i and y_b[j] := y_i
- * with i = idx[j], or i = first + j when idx is NULL.  Classifier labels must
- * be integral and in [0, k). */
-static pflref_status gather(const pflref_model *m, const pflref_data *D,
-                            const size_t *idx, size_t first, size_t nb,
-                            pflref_model_workspace *ws)
+/* Row j of X_b := x_i with i = idx[j], or i = first + j when idx is NULL. */
+static void gather_rows(const pflref_model *m, const pflref_data *D,
+                        const size_t *idx, size_t first, size_t nb,
+                        pflref_model_workspace *ws)
 {
     const size_t d = m->d;
-    const int classifier = m->kind != PFLREF_MODEL_LINEAR;
     for (size_t j = 0; j < nb; j++) {
         const size_t i = idx != NULL ? idx[j] : first + j;
         memcpy(ws->Xb + j * d, D->X + i * d, d * sizeof(double));
+    }
+}
+
+/* y_b[j] := y_i with i as in gather_rows.  Classifier labels must be
+ * integral and in [0, k). */
+static pflref_status gather_labels(const pflref_model *m,
+                                   const pflref_data *D, const size_t *idx,
+                                   size_t first, size_t nb,
+                                   pflref_model_workspace *ws)
+{
+    const int classifier = pflref_model_is_classifier(m);
+    for (size_t j = 0; j < nb; j++) {
+        const size_t i = idx != NULL ? idx[j] : first + j;
         const double y = D->y[i];
         if (classifier && !(y >= 0.0 && y < (double)m->k && y == floor(y)))
             return pflref_error_set(NULL, PFLREF_EINVAL, "D",
@@ -511,14 +624,111 @@ static pflref_status gather(const pflref_model *m, const pflref_data *D,
     return PFLREF_OK;
 }
 
+/* Gather the batch into the workspace: its rows X_b and targets y_b. */
+static pflref_status gather(const pflref_model *m, const pflref_data *D,
+                            const size_t *idx, size_t first, size_t nb,
+                            pflref_model_workspace *ws)
+{
+    gather_rows(m, D, idx, first, nb, ws);
+    return gather_labels(m, D, idx, first, nb, ws);
+}
+
+/* ------------------------------------------------------------------------
+ * The mlp's layers
+ * ------------------------------------------------------------------------ */
+
+/* Offsets of the mlp blocks in the parameter vector: W1 (h×d) at 0, then
+ * b1 (h) when hidden_bias, W2 (k×h), b2 (k) when bias.  An absent bias's
+ * offset is where it would start (never read). */
+typedef struct {
+    size_t W1, b1, W2, b2;
+} mlp_layout;
+
+static mlp_layout mlp_layout_of(const pflref_model *m)
+{
+    mlp_layout L;
+    L.W1 = 0;
+    L.b1 = m->h * m->d;
+    L.W2 = L.b1 + (m->hidden_bias ? m->h : 0);
+    L.b2 = L.W2 + m->k * m->h;
+    return L;
+}
+
+/* Body forward on the gathered rows X_b (nb × d):
+ *   A := X_b W1ᵀ + 1 b1ᵀ  (nb × h; without b1: X_b W1ᵀ),  Phi := σ(A). */
+static void mlp_body_forward(const pflref_model *m, const double *w,
+                             size_t nb, const double *Xb, double *A,
+                             double *Phi)
+{
+    const size_t d = m->d, h = m->h;
+    const mlp_layout L = mlp_layout_of(m);
+    const double *W1 = w + L.W1, *b1 = m->hidden_bias ? w + L.b1 : NULL;
+    fill_rows(A, nb, h, b1);            /* A := 1 b1ᵀ  (or 0) */
+    /* A := X_b W1ᵀ + A */
+    gemm(CblasNoTrans, CblasTrans, 1.0, Xb, nb, d, W1, h, d, 1.0, A, nb, h);
+    act_apply(m->activation, A, Phi, nb * h); /* Phi := σ(A) */
+}
+
+/* Head forward: Z := Phi W2ᵀ + 1 b2ᵀ  (nb × k; without b2: Phi W2ᵀ). */
+static void mlp_head_forward(const pflref_model *m, const double *w,
+                             size_t nb, const double *Phi, double *Z)
+{
+    const size_t k = m->k, h = m->h;
+    const mlp_layout L = mlp_layout_of(m);
+    const double *W2 = w + L.W2, *b2 = m->bias ? w + L.b2 : NULL;
+    fill_rows(Z, nb, k, b2);            /* Z := 1 b2ᵀ  (or 0) */
+    /* Z := Phi W2ᵀ + Z */
+    gemm(CblasNoTrans, CblasTrans, 1.0, Phi, nb, h, W2, k, h, 1.0, Z, nb, k);
+}
+
+/* Head backward on E = ∂ℓ/∂z (nb × k, per sample): the head entries of g,
+ *   g_W2 := (1/nb) Eᵀ Phi  (k × h),   g_b2 := (1/nb) Σ_j E_j. */
+static void mlp_head_backward(const pflref_model *m, size_t nb,
+                              const double *Phi, const double *E, double *g)
+{
+    const size_t k = m->k, h = m->h;
+    const mlp_layout L = mlp_layout_of(m);
+    const double inv = 1.0 / (double)nb;
+    /* g_W2 := (1/nb) Eᵀ Phi */
+    gemm(CblasTrans, CblasNoTrans, inv, E, nb, k, Phi, nb, h, 0.0, g + L.W2,
+         k, h);
+    if (m->bias)                        /* g_b2 := (1/nb) Σ_j E_j */
+        colsum(E, nb, k, inv, g + L.b2);
+}
+
+/* Body backward: the body entries of g from E (nb × k) and A (nb × h), with
+ * the gathered rows X_b in ws:
+ *   T := E W2,  δ := T ⊙ σ'(A),  g_W1 := (1/nb) δᵀ X_b,  g_b1 := (1/nb) Σ_j δ_j. */
+static void mlp_body_backward(const pflref_model *m, const double *w,
+                              size_t nb, const double *A, const double *E,
+                              pflref_model_workspace *ws, double *g)
+{
+    const size_t d = m->d, k = m->k, h = m->h;
+    const mlp_layout L = mlp_layout_of(m);
+    const double inv = 1.0 / (double)nb;
+    /* T := E W2   (nb × h) */
+    gemm(CblasNoTrans, CblasNoTrans, 1.0, E, nb, k, w + L.W2, k, h, 0.0,
+         ws->T, nb, h);
+    act_mask(m->activation, ws->T, A, nb * h); /* δ := T ⊙ σ'(A) */
+    /* g_W1 := (1/nb) δᵀ X_b   (h × d) */
+    gemm(CblasTrans, CblasNoTrans, inv, ws->T, nb, h, ws->Xb, nb, d, 0.0,
+         g + L.W1, h, d);
+    if (m->hidden_bias)                 /* g_b1 := (1/nb) Σ_j δ_j */
+        colsum(ws->T, nb, h, inv, g + L.b1);
+}
+
+/* ------------------------------------------------------------------------
+ * Forward pass and per-sample losses
+ * ------------------------------------------------------------------------ */
+
 /* Forward pass on the gathered batch.
  *   linear   Z := X_b w + b                      (nb)
  *   softmax  Z := X_b Wᵀ + 1 bᵀ                  (nb × k)
- *   mlp      A := X_b W1ᵀ + 1 b1ᵀ,  H := relu(A),  Z := H W2ᵀ + 1 b2ᵀ */
+ *   mlp      A := X_b W1ᵀ + 1 b1ᵀ,  H := σ(A),  Z := H W2ᵀ + 1 b2ᵀ */
 static void forward(const pflref_model *m, const double *w, size_t nb,
                     pflref_model_workspace *ws)
 {
-    const size_t d = m->d, k = m->k, h = m->h;
+    const size_t d = m->d, k = m->k;
     switch (m->kind) {
     case PFLREF_MODEL_LINEAR:
         /* Z := X_b w */
@@ -535,26 +745,24 @@ static void forward(const pflref_model *m, const double *w, size_t nb,
              ws->Z, nb, k);
         break;
     }
-    case PFLREF_MODEL_MLP: {
-        const double *W1 = w, *b1 = W1 + h * d, *W2 = b1 + h, *b2 = W2 + k * h;
-        fill_rows(ws->A, nb, h, b1);    /* A := 1 b1ᵀ */
-        /* A := X_b W1ᵀ + A */
-        gemm(CblasNoTrans, CblasTrans, 1.0, ws->Xb, nb, d, W1, h, d, 1.0,
-             ws->A, nb, h);
-        for (size_t q = 0; q < nb * h; q++) /* H := relu(A) */
-            ws->H[q] = ws->A[q] > 0.0 ? ws->A[q] : 0.0;
-        fill_rows(ws->Z, nb, k, b2);    /* Z := 1 b2ᵀ */
-        /* Z := H W2ᵀ + Z */
-        gemm(CblasNoTrans, CblasTrans, 1.0, ws->H, nb, h, W2, k, h, 1.0,
-             ws->Z, nb, k);
+    case PFLREF_MODEL_MLP:
+        mlp_body_forward(m, w, nb, ws->Xb, ws->A, ws->H);
+        ws->body_forward++;
+        mlp_head_forward(m, w, nb, ws->H, ws->Z);
         break;
-    }
     case PFLREF_MODEL_QUADRATIC:
         break;
     }
 }
 
-/* Linear: Z := r = ŷ − y_b, and *sum += Σ_j ℓ_j in batch order, with
+/* ∂ℓ/∂ŷ = s r of the squared losses: s = 2 (squared) or 1 (half_squared). */
+static double squared_scale(const pflref_model *m)
+{
+    return m->loss == PFLREF_LOSS_SQUARED ? 2.0 : 1.0;
+}
+
+/* Regression (linear, squared-loss mlp; one output per sample):
+ * Z := r = ŷ − y_b, and *sum += Σ_j ℓ_j in batch order, with
  * ℓ_j = r_j² (squared) or ½ r_j² (half_squared).  *sq += Σ_j r_j² when sq
  * is non-NULL (the mse numerator). */
 static void residual_terms(const pflref_model *m, size_t nb,
@@ -630,7 +838,32 @@ static double quadratic_f(const pflref_model *m, const double *w,
     return 0.5 * s;
 }
 
-/* Forward pass plus the summed batch loss; leaves r (linear) or P
+/* The per-sample losses of the logits in Z: *sum += Σ_j ℓ_j (batch order);
+ * leaves r (regression) or P (classifiers) in Z. */
+static void loss_terms(const pflref_model *m, size_t nb,
+                       pflref_model_workspace *ws, double *sum)
+{
+    if (pflref_model_is_regression(m))
+        residual_terms(m, nb, ws, sum, NULL);
+    else
+        softmax_terms(nb, m->k, ws, sum);
+}
+
+/* mlp: Z := E = ∂ℓ/∂z per sample, from what loss_terms left in Z:
+ * classifier P − Y; regression s r (s = 2 squared, 1 half_squared). */
+static void mlp_output_grad(const pflref_model *m, size_t nb,
+                            pflref_model_workspace *ws)
+{
+    if (pflref_model_is_classifier(m)) {
+        subtract_onehot(nb, m->k, ws);
+        return;
+    }
+    const double s = squared_scale(m);
+    for (size_t j = 0; j < nb; j++)     /* E_j := s r_j */
+        ws->Z[j] *= s;
+}
+
+/* Forward pass plus the summed batch loss; leaves r (regression) or P
  * (classifiers) in Z. */
 static pflref_status batch_forward(const pflref_model *m, const double *w,
                                    const pflref_data *D, const size_t *idx,
@@ -642,10 +875,7 @@ static pflref_status batch_forward(const pflref_model *m, const double *w,
         return st;
     forward(m, w, nb, ws);
     *sum = 0.0;
-    if (m->kind == PFLREF_MODEL_LINEAR)
-        residual_terms(m, nb, ws, sum, NULL);
-    else
-        softmax_terms(nb, m->k, ws, sum);
+    loss_terms(m, nb, ws, sum);
     return PFLREF_OK;
 }
 
@@ -699,7 +929,7 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
         return st;
     if (g == NULL)
         return pflref_error_set(NULL, PFLREF_EINVAL, "g", "g is NULL");
-    const size_t d = m->d, k = m->k, h = m->h;
+    const size_t d = m->d, k = m->k;
 
     if (m->kind == PFLREF_MODEL_QUADRATIC) {
         for (size_t j = 0; j < d; j++) /* g_j := a_j (w_j − c_j) */
@@ -718,8 +948,7 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
     switch (m->kind) {
     case PFLREF_MODEL_LINEAR: {
         /* ∂ℓ/∂ŷ = s r with s = 2 (squared) or 1 (half_squared). */
-        const double alpha =
-            (m->loss == PFLREF_LOSS_SQUARED ? 2.0 : 1.0) * inv;
+        const double alpha = squared_scale(m) * inv;
         /* g_w := (s/nb) X_bᵀ r */
         gemv(CblasTrans, alpha, ws->Xb, n_b, d, ws->Z, 0.0, g);
         if (m->bias)                    /* g_b := (s/nb) Σ_j r_j */
@@ -734,25 +963,14 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
         if (m->bias)                    /* g_b := (1/nb) Σ_j G_j */
             colsum(ws->Z, n_b, k, inv, g + k * d);
         break;
-    case PFLREF_MODEL_MLP: {
-        const double *W2 = w + h * d + h;
-        double *gW1 = g, *gb1 = gW1 + h * d, *gW2 = gb1 + h,
-               *gb2 = gW2 + k * h;
-        subtract_onehot(n_b, k, ws);    /* G := P − Y */
-        /* g_W2 := (1/nb) Gᵀ H   (k × h) */
-        gemm(CblasTrans, CblasNoTrans, inv, ws->Z, n_b, k, ws->H, n_b, h,
-             0.0, gW2, k, h);
-        colsum(ws->Z, n_b, k, inv, gb2); /* g_b2 := (1/nb) Σ_j G_j */
-        /* T := G W2   (nb × h) */
-        gemm(CblasNoTrans, CblasNoTrans, 1.0, ws->Z, n_b, k, W2, k, h, 0.0,
-             ws->T, n_b, h);
-        relu_mask(ws->T, ws->A, n_b * h); /* δ := T ⊙ relu'(A) */
-        /* g_W1 := (1/nb) δᵀ X_b   (h × d) */
-        gemm(CblasTrans, CblasNoTrans, inv, ws->T, n_b, h, ws->Xb, n_b, d,
-             0.0, gW1, h, d);
-        colsum(ws->T, n_b, h, inv, gb1); /* g_b1 := (1/nb) Σ_j δ_j */
+    case PFLREF_MODEL_MLP:
+        /* The split API's three steps on the workspace's buffers (A, H
+         * from the body forward pass above): E := ∂ℓ/∂z, head, body. */
+        mlp_output_grad(m, n_b, ws);    /* E := P − Y  or  s r */
+        mlp_head_backward(m, n_b, ws->H, ws->Z, g);
+        mlp_body_backward(m, w, n_b, ws->A, ws->Z, ws, g);
+        ws->body_backward++;
         break;
-    }
     case PFLREF_MODEL_QUADRATIC:
         break;
     }
@@ -761,7 +979,7 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
     return PFLREF_OK;
 }
 
-/* Hv := ∇²_w F(w; B) v, exact (R-operator; mlp with relu'' = 0).
+/* Hv := ∇²_w F(w; B) v, exact (R-operator; mlp with σ'' = 0).
  * Arguments as for pflref_model_loss;  v [in] P entries;  Hv [out] P
  * entries (must not alias v). */
 pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
@@ -791,8 +1009,7 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
         st = gather(m, D, idx, 0, n_b, ws);
         if (st != PFLREF_OK)
             return st;
-        const double alpha =
-            (m->loss == PFLREF_LOSS_SQUARED ? 2.0 : 1.0) * inv;
+        const double alpha = squared_scale(m) * inv;
         /* R{ŷ} := X_b v_w */
         gemv(CblasNoTrans, 1.0, ws->Xb, n_b, d, v, 0.0, ws->RZ);
         if (m->bias)
@@ -806,7 +1023,7 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
     }
 
     double sum;
-    st = batch_forward(m, w, D, idx, n_b, ws, &sum); /* Z := P */
+    st = batch_forward(m, w, D, idx, n_b, ws, &sum); /* Z := P  or  r */
     if (st != PFLREF_OK)
         return st;
 
@@ -825,43 +1042,170 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
         return PFLREF_OK;
     }
 
-    /* mlp: the R-operator applied to the forward and backward passes. */
-    const double *W2 = w + h * d + h;
-    const double *V1 = v, *vb1 = V1 + h * d, *V2 = vb1 + h, *vb2 = V2 + k * h;
-    double *HW1 = Hv, *Hb1 = HW1 + h * d, *HW2 = Hb1 + h, *Hb2 = HW2 + k * h;
+    /* mlp: the R-operator applied to the forward and backward passes.
+     * Absent biases have no direction entries: R{·} gets no v_b term and
+     * (H v) no bias block. */
+    const mlp_layout L = mlp_layout_of(m);
+    const double *W2 = w + L.W2;
+    const double *V1 = v + L.W1, *V2 = v + L.W2;
+    const double *vb1 = m->hidden_bias ? v + L.b1 : NULL;
+    const double *vb2 = m->bias ? v + L.b2 : NULL;
+    double *HW1 = Hv + L.W1, *HW2 = Hv + L.W2;
 
-    fill_rows(ws->RH, n_b, h, vb1);     /* R{A} := 1 v_b1ᵀ */
+    ws->body_forward++;                 /* the R-forward through the body */
+    ws->body_backward++;                /* and the R-backward (below)     */
+    fill_rows(ws->RH, n_b, h, vb1);     /* R{A} := 1 v_b1ᵀ  (or 0) */
     /* R{A} := X_b V1ᵀ + R{A} */
     gemm(CblasNoTrans, CblasTrans, 1.0, ws->Xb, n_b, d, V1, h, d, 1.0, ws->RH,
          n_b, h);
-    relu_mask(ws->RH, ws->A, n_b * h);  /* R{H} := relu'(A) ⊙ R{A} */
-    fill_rows(ws->RZ, n_b, k, vb2);     /* R{Z} := 1 v_b2ᵀ */
+    act_mask(m->activation, ws->RH, ws->A, n_b * h); /* R{H} := σ'(A) ⊙ R{A} */
+    fill_rows(ws->RZ, n_b, k, vb2);     /* R{Z} := 1 v_b2ᵀ  (or 0) */
     /* R{Z} := R{H} W2ᵀ + R{Z} */
     gemm(CblasNoTrans, CblasTrans, 1.0, ws->RH, n_b, h, W2, k, h, 1.0, ws->RZ,
          n_b, k);
     /* R{Z} := H V2ᵀ + R{Z} */
     gemm(CblasNoTrans, CblasTrans, 1.0, ws->H, n_b, h, V2, k, h, 1.0, ws->RZ,
          n_b, k);
-    softmax_jvp(n_b, k, ws);            /* R{G} = R{P} := p ⊙ (R{z} − pᵀR{z}) */
-    subtract_onehot(n_b, k, ws);        /* G := P − Y */
+    if (pflref_model_is_classifier(m)) {
+        softmax_jvp(n_b, k, ws);        /* R{G} = R{P} := p ⊙ (R{z} − pᵀR{z}) */
+    } else {
+        const double s = squared_scale(m);
+        for (size_t j = 0; j < n_b; j++) /* R{E} = R{s r} := s R{ŷ} */
+            ws->RZ[j] *= s;
+    }
+    mlp_output_grad(m, n_b, ws);        /* G := P − Y  or  s r */
 
     /* (H v)_W2 = R{Gᵀ H}/nb := (1/nb) R{G}ᵀ H + (1/nb) Gᵀ R{H} */
     gemm(CblasTrans, CblasNoTrans, inv, ws->RZ, n_b, k, ws->H, n_b, h, 0.0,
          HW2, k, h);
     gemm(CblasTrans, CblasNoTrans, inv, ws->Z, n_b, k, ws->RH, n_b, h, 1.0,
          HW2, k, h);
-    colsum(ws->RZ, n_b, k, inv, Hb2);   /* (H v)_b2 := (1/nb) Σ_j R{G}_j */
-    /* R{δ} = (R{G} W2 + G V2) ⊙ relu'(A)   (relu'' = 0):
+    if (m->bias)                        /* (H v)_b2 := (1/nb) Σ_j R{G}_j */
+        colsum(ws->RZ, n_b, k, inv, Hv + L.b2);
+    /* R{δ} = (R{G} W2 + G V2) ⊙ σ'(A)   (σ'' = 0):
      * T := R{G} W2, then T := G V2 + T */
     gemm(CblasNoTrans, CblasNoTrans, 1.0, ws->RZ, n_b, k, W2, k, h, 0.0,
          ws->T, n_b, h);
     gemm(CblasNoTrans, CblasNoTrans, 1.0, ws->Z, n_b, k, V2, k, h, 1.0,
          ws->T, n_b, h);
-    relu_mask(ws->T, ws->A, n_b * h);
+    act_mask(m->activation, ws->T, ws->A, n_b * h);
     /* (H v)_W1 := (1/nb) R{δ}ᵀ X_b */
     gemm(CblasTrans, CblasNoTrans, inv, ws->T, n_b, h, ws->Xb, n_b, d, 0.0,
          HW1, h, d);
-    colsum(ws->T, n_b, h, inv, Hb1);    /* (H v)_b1 := (1/nb) Σ_j R{δ}_j */
+    if (m->hidden_bias)                 /* (H v)_b1 := (1/nb) Σ_j R{δ}_j */
+        colsum(ws->T, n_b, h, inv, Hv + L.b1);
+    return PFLREF_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Body and head of the mlp
+ * ------------------------------------------------------------------------ */
+
+/* The checks of the body/head functions: m non-NULL and an mlp, then the
+ * batch as for pflref_model_grad (*nb_out its size). */
+static pflref_status check_mlp_batch(const pflref_model *m, const double *w,
+                                     const pflref_data *D, const size_t *idx,
+                                     size_t nb,
+                                     const pflref_model_workspace *ws,
+                                     size_t *nb_out)
+{
+    *nb_out = 0;
+    if (m == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "m", "m is NULL");
+    if (m->kind != PFLREF_MODEL_MLP) {
+        const char *kname = pflref_model_kind_name(m->kind);
+        return pflref_error_set(NULL, PFLREF_EINVAL, "m",
+                                "model %s has no body and head (mlp only)",
+                                kname != NULL ? kname : "(unknown)");
+    }
+    return check_batch(m, w, D, idx, nb, ws, nb_out);
+}
+
+/* A := X_B W1ᵀ + 1 b1ᵀ,  Phi := σ(A)   (nb × h each, batch order).
+ *   m [in] an mlp;  w [in] P;  D, idx, nb, ws as for pflref_model_grad;
+ *   A, Phi [out] nb × h.
+ * Returns PFLREF_EINVAL for a non-mlp model, a NULL argument or a bad
+ * batch. */
+pflref_status pflref_model_features(const pflref_model *m, const double *w,
+                                    const pflref_data *D, const size_t *idx,
+                                    size_t nb, pflref_model_workspace *ws,
+                                    double *A, double *Phi)
+{
+    size_t n_b;
+    pflref_status st = check_mlp_batch(m, w, D, idx, nb, ws, &n_b);
+    if (st != PFLREF_OK)
+        return st;
+    if (A == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "A", "A is NULL");
+    if (Phi == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "Phi", "Phi is NULL");
+    gather_rows(m, D, idx, 0, n_b, ws);
+    mlp_body_forward(m, w, n_b, ws->Xb, A, Phi);
+    ws->body_forward++;
+    return PFLREF_OK;
+}
+
+/* The head's loss and gradient on cached features Phi (nb × h):
+ *   z_j := W2 Phi_j + b2,  E_j := ∂ℓ_j/∂z_j,
+ *   g_W2 := (1/nb) Eᵀ Phi,  g_b2 := (1/nb) Σ_j E_j,  *loss := (1/nb) Σ_j ℓ_j.
+ *   g [out] P entries, only W2 and b2 written;  E [out] nb × k or NULL;
+ *   loss [out] or NULL.
+ * Returns PFLREF_EINVAL for a non-mlp model, a NULL argument (Phi, g), a
+ * bad batch or a label that is not a class. */
+pflref_status pflref_model_head_grad(const pflref_model *m, const double *w,
+                                     const double *Phi, const pflref_data *D,
+                                     const size_t *idx, size_t nb,
+                                     pflref_model_workspace *ws, double *g,
+                                     double *E, double *loss)
+{
+    size_t n_b;
+    pflref_status st = check_mlp_batch(m, w, D, idx, nb, ws, &n_b);
+    if (st != PFLREF_OK)
+        return st;
+    if (Phi == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "Phi", "Phi is NULL");
+    if (g == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "g", "g is NULL");
+    st = gather_labels(m, D, idx, 0, n_b, ws);
+    if (st != PFLREF_OK)
+        return st;
+    double sum = 0.0;
+    mlp_head_forward(m, w, n_b, Phi, ws->Z); /* Z := Phi W2ᵀ + 1 b2ᵀ */
+    loss_terms(m, n_b, ws, &sum);
+    mlp_output_grad(m, n_b, ws);        /* E := P − Y  or  s r */
+    mlp_head_backward(m, n_b, Phi, ws->Z, g);
+    if (E != NULL)
+        memcpy(E, ws->Z, n_b * m->k * sizeof(double));
+    if (loss != NULL)
+        *loss = sum / (double)n_b;      /* (1/nb) Σ_j ℓ_j */
+    return PFLREF_OK;
+}
+
+/* The body's gradient from the pre-activations A (nb × h) and the output
+ * signal E (nb × k):  δ := (E W2) ⊙ σ'(A),
+ *   g_W1 := (1/nb) δᵀ X_B,  g_b1 := (1/nb) Σ_j δ_j.
+ *   g [out] P entries, only W1 and b1 written.
+ * Returns PFLREF_EINVAL for a non-mlp model, a NULL argument (A, E, g) or a
+ * bad batch. */
+pflref_status pflref_model_body_grad(const pflref_model *m, const double *w,
+                                     const double *A, const double *E,
+                                     const pflref_data *D, const size_t *idx,
+                                     size_t nb, pflref_model_workspace *ws,
+                                     double *g)
+{
+    size_t n_b;
+    pflref_status st = check_mlp_batch(m, w, D, idx, nb, ws, &n_b);
+    if (st != PFLREF_OK)
+        return st;
+    if (A == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "A", "A is NULL");
+    if (E == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "E", "E is NULL");
+    if (g == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "g", "g is NULL");
+    gather_rows(m, D, idx, 0, n_b, ws);
+    mlp_body_backward(m, w, n_b, A, E, ws, g);
+    ws->body_backward++;
     return PFLREF_OK;
 }
 
@@ -869,9 +1213,9 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
  * Evaluation
  * ------------------------------------------------------------------------ */
 
-/* Loss, mse (linear) and accuracy (classifiers) of w on all of D, in index
- * order; a D larger than the workspace is evaluated in chunks of max_batch
- * samples with the same running sums.
+/* Loss, mse (regression) and accuracy (classifiers) of w on all of D, in
+ * index order; a D larger than the workspace is evaluated in chunks of
+ * max_batch samples with the same running sums.
  *   m [in];  w [in] P;  D [in] n ≥ 1 samples (quadratic: a, c);
  *   ws [in,out] workspace for m;  out [out]
  * Returns PFLREF_EINVAL for a bad argument or a label that is not a class. */
@@ -899,6 +1243,7 @@ pflref_status pflref_model_evaluate(const pflref_model *m, const double *w,
 
     /* Sums over all samples in index order, chunk after chunk. */
     const size_t k = m->k;
+    const int regression = pflref_model_is_regression(m);
     double sum = 0.0, sq = 0.0;
     size_t correct = 0;
     for (size_t first = 0; first < D->n; first += ws->max_batch) {
@@ -908,7 +1253,7 @@ pflref_status pflref_model_evaluate(const pflref_model *m, const double *w,
         if (st != PFLREF_OK)
             return st;
         forward(m, w, nc, ws);
-        if (m->kind == PFLREF_MODEL_LINEAR) {
+        if (regression) {
             residual_terms(m, nc, ws, &sum, &sq);
             continue;
         }
@@ -923,7 +1268,7 @@ pflref_status pflref_model_evaluate(const pflref_model *m, const double *w,
         softmax_terms(nc, k, ws, &sum);
     }
     out->loss = sum / (double)D->n;              /* (1/n) Σ_j ℓ_j        */
-    if (m->kind == PFLREF_MODEL_LINEAR)
+    if (regression)
         out->mse = sq / (double)D->n;            /* (1/n) Σ_j (ŷ_j − y_j)² */
     else
         out->accuracy = (double)correct / (double)D->n;
@@ -1017,7 +1362,7 @@ pflref_status pflref_data_validate(const pflref_model *m, const pflref_data *D,
                                         "feature %g is not finite",
                                         D->X[i * d + j]);
             }
-    const int classifier = m->kind != PFLREF_MODEL_LINEAR;
+    const int classifier = pflref_model_is_classifier(m);
     for (size_t i = 0; i < D->n; i++) {
         const double y = D->y[i];
         if (!isfinite(y)) {
@@ -1109,4 +1454,11 @@ void pflref_split_mask(const pflref_model *m, const pflref_split *split,
     for (size_t q = 0; q < m->nblocks; q++)
         if (split->personal[q])
             memset(mask + m->blocks[q].offset, 1, m->blocks[q].size);
+}
+
+void pflref_model_workspace_passes(const pflref_model_workspace *ws,
+                                   size_t *forward, size_t *backward)
+{
+    *forward = ws != NULL ? ws->body_forward : 0;
+    *backward = ws != NULL ? ws->body_backward : 0;
 }

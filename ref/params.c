@@ -27,6 +27,14 @@ static const char *const ditto_prox_values[] = {"squared", "norm", NULL};
 static const char *const ditto_prox_ref_values[] = {"round_start", "moving",
                                                     NULL};
 static const char *const ditto_weights_values[] = {"samples", "uniform", NULL};
+static const char *const pfl_state_values[] = {"stateful", "stateless", NULL};
+static const char *const pfl_weights_values[] = {"samples", "uniform",
+                                                 "batches", NULL};
+static const char *const pfl_finetune_values[] = {"personal", "full", NULL};
+static const char *const pflego_head_values[] = {"seed", "exact_alpha", NULL};
+static const char *const pflego_theta_values[] = {
+    "global", "sampled_normalised", NULL};
+static const char *const pflego_server_values[] = {"sgd", "adam", NULL};
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto",
@@ -40,7 +48,7 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, eta_p), NAN, 0.0, 1, NULL, "η_p",
      "pFedMe's inner (personal) step size"},
     {"K", "pfedme prox", "pfedme prox", PFLREF_PARAM_INT,
-     offsetof(pflref_hyper, K), 0.0, 1.0, 0, NULL, "K",
+     offsetof(pflref_hyper, K), NAN, 1.0, 0, NULL, "K",
      "pFedMe's inner gradient steps on one batch"},
     {"beta", "pfedme", "", PFLREF_PARAM_REAL, offsetof(pflref_hyper, beta),
      1.0, 0.0, 1, NULL, "β",
@@ -48,9 +56,9 @@ static const pflref_param params[] = {
     {"pfedme.mu", "pfedme prox", "", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, pfedme_mu), 0.0, 0.0, 0, NULL, "μ",
      "the official code's extra μθ in the inner gradient (0 = the paper)"},
-    {"eta_ft", "finetune", "finetune", PFLREF_PARAM_REAL,
+    {"eta_ft", "finetune fedalt fedsim", "finetune", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta_ft), NAN, 0.0, 1, NULL, "η_ft",
-     "fine-tuning step size"},
+     "fine-tuning step size (fedalt, fedsim: needed with schedule.post)"},
     {"mu_ft", "finetune", "", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, mu_ft), 0.0, 0.0, 0, NULL, "μ_ft",
      "fine-tuning proximal weight toward the global model (0 = plain)"},
@@ -92,26 +100,81 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, ditto_weights), 0.0, 0.0, 0,
      ditto_weights_values, "",
      "aggregation of the global copies: n_k/Σ n_j (as FedAvg) | simple mean"},
+    {"gamma_u", "fedalt fedsim", "fedalt fedsim", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, gamma_u), NAN, 0.0, 0, NULL, "γ_u",
+     "local step size of the shared parameters u"},
+    {"gamma_v", "fedalt fedsim", "fedalt fedsim", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, gamma_v), NAN, 0.0, 0, NULL, "γ_v",
+     "local step size of the personal parameters v"},
+    {"tau_v", "fedalt", "fedalt", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, tau_v), NAN, 0.0, 0, NULL, "τ_v",
+     "FedAlt's v steps: the first τ_v scheduled batches (τ_u = the rest)"},
+    {"pfl.state", "fedalt fedsim", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfl_state), 0.0, 0.0, 0, pfl_state_values, "",
+     "personal state: v_i persists | v_i ← v⁰ at every visit"},
+    {"pfl.weights", "fedalt fedsim", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfl_weights), 0.0, 0.0, 0, pfl_weights_values,
+     "", "server weights α_i in Σ_S α_i u_i / Σ_S α_i: N_i/N | 1/n | the "
+     "device's batch count"},
+    {"pfl.finetune", "fedalt fedsim", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfl_finetune), 0.0, 0.0, 0, pfl_finetune_values,
+     "", "final fine-tuning (schedule.post) moves: v only | u and v"},
+    {"rho", "pflego", "pflego", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, rho), NAN, 0.0, 1, NULL, "ρ",
+     "server step size (also the last head step's)"},
+    {"pflego.beta", "pflego", "pflego", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, pflego_beta), NAN, 0.0, 0, NULL, "β",
+     "step size of the τ − 1 cheap head steps"},
+    {"pflego.head_step", "pflego", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pflego_head_step), 0.0, 0.0, 0,
+     pflego_head_values, "",
+     "last head step: W̃_i − ρ(I/r) G_i (seed, code) | − ρ(I/r) α_i G_i"},
+    {"pflego.theta_weights", "pflego", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pflego_theta_weights), 0.0, 0.0, 0,
+     pflego_theta_values, "",
+     "α_i in the θ step: N_i/N | N_i/Σ_{I_t} N_j (the authors' code)"},
+    {"pflego.server", "pflego", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pflego_server), 0.0, 0.0, 0,
+     pflego_server_values, "",
+     "server optimiser: SGD | Adam(ρ, 0.9, 0.999, 1e-8) (the authors' code)"},
 };
 
 static const pflref_preset presets[] = {
     {"pfedme", "official",
      "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
-     "pfedme.train=all pfedme.personal_eval=local_w",
+     "pfedme.train=all pfedme.personal_eval=local_w", NULL,
      "CharlieDinh/pFedMe (shared/spec notes §2(f), run and read)"},
     {"pfedme", "pfllib",
      "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
-     "pfedme.train=sampled pfedme.personal_eval=global",
+     "pfedme.train=sampled pfedme.personal_eval=global", NULL,
      "TsingZ0/PFLlib, clientpFedMe.py and fedoptimizer.py (pFedMeOptimizer's "
      "mu = 0.001 is never overridden; shared/spec notes §2(e), §7)"},
     {"ditto", "official",
      "ditto.order=interleaved_shared_batch ditto.prox=squared "
-     "ditto.prox_ref=round_start ditto.weights=uniform",
+     "ditto.prox_ref=round_start ditto.weights=uniform", NULL,
      "litian96/ditto, TensorFlow (shared/spec notes §3(c))"},
     {"ditto", "pfllib",
      "ditto.order=personal_first ditto.prox=squared "
-     "ditto.prox_ref=round_start ditto.weights=samples",
+     "ditto.prox_ref=round_start ditto.weights=samples", NULL,
      "TsingZ0/PFLlib (shared/spec notes §3(f))"},
+    {"fedalt", "fedrep",
+     "pfl.state=stateful pfl.weights=uniform pfl.finetune=personal", "head",
+     "Collins et al., ICML 2021, Alg. 1 (head first, then the "
+     "representation; server (1/rn) Σ φ_i); shared/spec notes §4.1"},
+    {"fedsim", "fedper",
+     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "head",
+     "Arivazhagan et al. 2019 (joint steps, base layers averaged n_j/n); "
+     "shared/spec notes §4.2"},
+    {"fedsim", "lg_fedavg",
+     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "input",
+     "Liang et al. 2020 (local representation, global top layers; joint "
+     "steps, FedAvg mean); shared/spec notes §4.3"},
+    {"fedsim", "fedbabu",
+     "gamma_v=0 pfl.state=stateful pfl.weights=samples pfl.finetune=full",
+     "head",
+     "Oh, Kim, Yun, ICLR 2022 (body-only training, head frozen at its "
+     "initial value and shared, then fine-tuning of the whole model); "
+     "shared/spec notes §4.4 B4"},
 };
 
 const pflref_param *pflref_params(size_t *count)
@@ -165,7 +228,9 @@ void pflref_hyper_defaults(pflref_hyper *h)
         if (params[i].type == PFLREF_PARAM_REAL)
             *real_field(h, &params[i]) = params[i].def;
         else if (params[i].type == PFLREF_PARAM_INT)
-            *int_field(h, &params[i]) = (size_t)params[i].def;
+            *int_field(h, &params[i]) = isnan(params[i].def)
+                                            ? PFLREF_INT_UNSET
+                                            : (size_t)params[i].def;
         else
             *enum_field(h, &params[i]) = 0;
     }
@@ -223,10 +288,10 @@ pflref_status pflref_hyper_set_int(pflref_hyper *h, const pflref_param *p,
     if (p->type != PFLREF_PARAM_INT)
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "%s is not a count", p->name);
-    if ((double)value < p->lo)
+    if ((double)value < p->lo || value == PFLREF_INT_UNSET)
         return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "%s = %zu must be >= %g", p->name, value,
-                                p->lo);
+                                "%s = %zu must be >= %g and below %zu",
+                                p->name, value, p->lo, PFLREF_INT_UNSET);
     *int_field(h, p) = value;
     return PFLREF_OK;
 }
@@ -240,6 +305,15 @@ const pflref_preset *pflref_presets(size_t *count)
 {
     *count = sizeof presets / sizeof presets[0];
     return presets;
+}
+
+const pflref_preset *pflref_preset_find(const char *alg, const char *name)
+{
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        if (strcmp(presets[i].algorithm, alg) == 0 &&
+            strcmp(presets[i].name, name) == 0)
+            return &presets[i];
+    return NULL;
 }
 
 pflref_status pflref_preset_apply(pflref_hyper *h, const char *alg,

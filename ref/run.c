@@ -23,6 +23,9 @@ static const pflref_algorithm *const registry[] = {
     &pflref_prox,
     &pflref_pfedme,
     &pflref_ditto,
+    &pflref_fedalt,
+    &pflref_fedsim,
+    &pflref_pflego,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)
@@ -45,6 +48,8 @@ static void state_free(pflref_state *s)
     free(s->w);
     free(s->v);
     free(s->mask);
+    free(s->shared);
+    free(s->work);
     free(s->scratch);
     free(s->accum);
     pflref_model_workspace_free(s->ws);
@@ -107,12 +112,16 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
     s->w = alg->has_global ? alloc_doubles(P, 1) : NULL;
     s->v = alg->has_personal ? alloc_doubles(N, P) : NULL;
     s->mask = calloc(P, 1);
+    s->shared = calloc(P, 1);
+    const size_t nwork = alg->work_doubles != NULL ? alg->work_doubles(pr) : 0;
+    s->work = nwork > 0 ? alloc_doubles(nwork, 1) : NULL;
     s->scratch = alloc_doubles(P, 8);
     s->accum = alloc_doubles(P, 1);
     s->ws = pflref_model_workspace_alloc(&pr->model,
                                          workspace_size(pr, schedule));
     if (s->w0 == NULL || (alg->has_global && s->w == NULL) ||
         (alg->has_personal && s->v == NULL) || s->mask == NULL ||
+        s->shared == NULL || (nwork > 0 && s->work == NULL) ||
         s->scratch == NULL || s->accum == NULL || s->ws == NULL) {
         state_free(s);
         return pflref_error_set(err, PFLREF_ENOMEM, NULL,
@@ -125,6 +134,8 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
     for (size_t i = 0; s->v != NULL && i < N; i++)
         memcpy(s->v + i * P, w0, P * sizeof *w0);
     pflref_split_mask(&pr->model, &hyper->split, s->mask);
+    for (size_t p = 0; p < P; p++)
+        s->shared[p] = (unsigned char)!s->mask[p];
     return PFLREF_OK;
 }
 
@@ -140,7 +151,7 @@ static pflref_status check_required(const pflref_algorithm *alg,
         int unset = (p->type == PFLREF_PARAM_REAL &&
                      isnan(pflref_hyper_get_real(hyper, p))) ||
                     (p->type == PFLREF_PARAM_INT &&
-                     pflref_hyper_get_int(hyper, p) == 0);
+                     pflref_hyper_get_int(hyper, p) == PFLREF_INT_UNSET);
         if (unset && pflref_name_in_list(p->required_by, alg->name)) {
             char where[PFLREF_WHERE_MAX];
             snprintf(where, sizeof where, "algorithm.hyperparameters.%s",
@@ -229,12 +240,11 @@ static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg
             st = summarize(er->test, N, offsetof(pflref_eval, loss),
                            PFLREF_LOWER_IS_BETTER, a, wts, work,
                            &er->test_loss, err);
-            if (st == PFLREF_OK && pr->model.kind == PFLREF_MODEL_LINEAR)
+            if (st == PFLREF_OK && pflref_model_is_regression(&pr->model))
                 st = summarize(er->test, N, offsetof(pflref_eval, mse),
                                PFLREF_LOWER_IS_BETTER, a, wts, work,
                                &er->test_mse, err);
-            if (st == PFLREF_OK && (pr->model.kind == PFLREF_MODEL_SOFTMAX ||
-                                    pr->model.kind == PFLREF_MODEL_MLP))
+            if (st == PFLREF_OK && pflref_model_is_classifier(&pr->model))
                 st = summarize(er->test, N, offsetof(pflref_eval, accuracy),
                                PFLREF_HIGHER_IS_BETTER, a, wts, work,
                                &er->test_accuracy, err);
@@ -290,7 +300,15 @@ static pflref_status run_prepare(const pflref_problem *problem,
     if (st != PFLREF_OK)
         return st;
 
+    if (schedule->post != NULL && !alg->needs_post && !alg->allows_post)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
+                                "%s has no post-training phase", alg->name);
     st = state_alloc(s, problem, alg, hyper, schedule, w0, err);
+    if (st == PFLREF_OK && alg->check != NULL) {
+        st = alg->check(problem, hyper, schedule, s->mask, err);
+        if (st != PFLREF_OK)
+            state_free(s);
+    }
     if (st == PFLREF_OK && alg->init != NULL) {
         st = alg->init(s, err);
         if (st != PFLREF_OK)
@@ -324,7 +342,8 @@ static pflref_status run_rounds(pflref_state *s, const pflref_algorithm *alg,
         st = alg->round(s, &schedule->rounds[t], trace, err);
         s->t++;
     }
-    if (st == PFLREF_OK && alg->finish != NULL) {
+    if (st == PFLREF_OK && alg->finish != NULL &&
+        (alg->needs_post || schedule->post != NULL)) {
         if (load != NULL && schedule->T > 0)
             load_state(s, alg, load, ctx, (long)schedule->T - 1);
         st = alg->finish(s, schedule, trace, err);

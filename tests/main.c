@@ -19,7 +19,7 @@ int main(void)
         core_suite,     model_suite,    problem_suite, sampler_suite,
         schedule_suite, metrics_suite,  generate_suite,
         fedavg_suite,   local_only_suite, finetune_suite, prox_suite,
-        pfedme_suite,   ditto_suite,
+        pfedme_suite,   ditto_suite,    fedalt_suite,  pflego_suite,
         io_suite,       cli_suite,      seed000_suite,  golden_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and

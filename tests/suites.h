@@ -17,6 +17,8 @@ Suite *finetune_suite(void);
 Suite *prox_suite(void);
 Suite *pfedme_suite(void);
 Suite *ditto_suite(void);
+Suite *fedalt_suite(void);
+Suite *pflego_suite(void);
 Suite *io_suite(void);
 Suite *cli_suite(void);
 Suite *seed000_suite(void);

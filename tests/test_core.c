@@ -200,7 +200,8 @@ START_TEST(test_algorithm_registry)
     size_t n;
     const pflref_algorithm *const *algs = pflref_algorithms(&n);
     static const char *const names[] = {"fedavg", "local", "finetune",
-                                        "prox", "pfedme", "ditto"};
+                                        "prox", "pfedme", "ditto",
+                                        "fedalt", "fedsim", "pflego"};
     ck_assert_uint_eq(n, sizeof names / sizeof names[0]);
     for (size_t i = 0; i < n; i++) {
         ck_assert_msg(strcmp(algs[i]->name, names[i]) == 0,

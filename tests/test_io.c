@@ -50,7 +50,7 @@ static const bad_case BAD[] = {
     {SPEC("\"model\": {\"kind\": \"softmax\", \"d\": 2, \"k\": 1}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.k"},
     {SPEC("\"model\": {\"kind\": \"softmax\", \"d\": 2, \"k\": 3, \"h\": 4}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.h"},
     {SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"k\": 3}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.h"},
-    {SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"k\": 3, \"h\": 4, \"bias\": false}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.bias"},
+    {SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"k\": 3, \"h\": 4, \"bias\": \"no\"}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.bias"},
     {SPEC("\"model\": {\"kind\": \"quadratic\", \"d\": 2, \"bias\": true}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.bias"},
     {SPEC("\"model\": {\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\", \"bias\": 1}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.bias"},
     {SPEC("\"model\": {\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\", \"width\": 1}", PROBLEM, ALG, SCHED), PFLREF_EINVAL, "model.width"},
@@ -362,6 +362,179 @@ START_TEST(test_generators_from_spec)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * The generalised mlp model: activation, hidden_bias, regression losses
+ * ------------------------------------------------------------------------ */
+
+/* One-feature regression clients (any real y) for the regression mlp. */
+#define MLP_REG_PROBLEM "\"problem\": {\"clients\": [{\"X\": [[1], [2]], \"y\": [2, 3]}," \
+                        " {\"X\": [[-0.5]], \"y\": [1.25]}]}"
+/* One-feature classification clients (labels 0, 1). */
+#define MLP_CLS_PROBLEM "\"problem\": {\"clients\": [{\"X\": [[2], [-1]], \"y\": [1, 0]}," \
+                        " {\"X\": [[0.5]], \"y\": [1]}]}"
+#define MLP_SPEC(model, problem) SPEC("\"model\": {" model "}", problem, ALG, SCHED)
+
+static const bad_case MLP_BAD[] = {
+    /* activation: mlp only, relu or identity */
+    {MLP_SPEC("\"kind\": \"mlp\", \"d\": 1, \"k\": 2, \"h\": 1, \"activation\": \"tanh\"", MLP_CLS_PROBLEM),
+     PFLREF_EINVAL, "model.activation"},
+    {MLP_SPEC("\"kind\": \"mlp\", \"d\": 1, \"k\": 2, \"h\": 1, \"activation\": 1", MLP_CLS_PROBLEM),
+     PFLREF_EINVAL, "model.activation"},
+    {MLP_SPEC("\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\", \"activation\": \"relu\"", PROBLEM),
+     PFLREF_EINVAL, "model.activation"},
+    /* hidden_bias: mlp only, a boolean */
+    {MLP_SPEC("\"kind\": \"softmax\", \"d\": 2, \"k\": 4, \"hidden_bias\": true", PROBLEM),
+     PFLREF_EINVAL, "model.hidden_bias"},
+    {MLP_SPEC("\"kind\": \"mlp\", \"d\": 1, \"k\": 2, \"h\": 1, \"hidden_bias\": 1", MLP_CLS_PROBLEM),
+     PFLREF_EINVAL, "model.hidden_bias"},
+    /* the regression mlp has one output: k omitted or 1 */
+    {MLP_SPEC("\"kind\": \"mlp\", \"d\": 1, \"h\": 1, \"loss\": \"half_squared\", \"k\": 2", MLP_REG_PROBLEM),
+     PFLREF_EINVAL, "model.k"},
+    {MLP_SPEC("\"kind\": \"mlp\", \"d\": 1, \"h\": 1, \"loss\": \"squared\", \"k\": 0", MLP_REG_PROBLEM),
+     PFLREF_EINVAL, "model.k"},
+    {MLP_SPEC("\"kind\": \"mlp\", \"d\": 1, \"h\": 1, \"loss\": \"squared\", \"k\": 1.0", MLP_REG_PROBLEM),
+     PFLREF_EINVAL, "model.k"},
+    /* the cross-entropy mlp still needs k >= 2 */
+    {MLP_SPEC("\"kind\": \"mlp\", \"d\": 1, \"h\": 1", MLP_CLS_PROBLEM), PFLREF_EINVAL, "model.k"},
+    {MLP_SPEC("\"kind\": \"mlp\", \"d\": 1, \"h\": 1, \"loss\": \"cross_entropy\", \"k\": 1", MLP_CLS_PROBLEM),
+     PFLREF_EINVAL, "model.k"},
+    {MLP_SPEC("\"kind\": \"mlp\", \"d\": 1, \"k\": 2, \"h\": 1, \"loss\": \"hinge\"", MLP_CLS_PROBLEM),
+     PFLREF_EINVAL, "model.loss"},
+    /* softmax keeps its one loss */
+    {MLP_SPEC("\"kind\": \"softmax\", \"d\": 2, \"k\": 4, \"loss\": \"squared\"", PROBLEM),
+     PFLREF_EINVAL, "model.loss"},
+    /* a classifier mlp still wants class labels; a regression mlp does not */
+    {MLP_SPEC("\"kind\": \"mlp\", \"d\": 1, \"k\": 2, \"h\": 1", MLP_REG_PROBLEM),
+     PFLREF_EINVAL, "problem.clients[0].y[0]"},
+};
+
+START_TEST(test_mlp_bad_spec)
+{
+    const bad_case *c = &MLP_BAD[_i];
+    pflref_spec *spec = (pflref_spec *)1;
+    pflref_error err;
+    pflref_status st = tu_parse(c->text, &spec, &err);
+    ck_assert_msg(st == c->status, "mlp case %d: status %d (%s: %s), expected %d\n%s",
+                  _i, st, err.where, err.message, c->status, c->text);
+    ck_assert_msg(spec == NULL, "mlp case %d: a spec was returned on failure", _i);
+    ck_assert_msg(strcmp(err.where, c->where) == 0,
+                  "mlp case %d: where = \"%s\" (%s), expected \"%s\"", _i,
+                  err.where, err.message, c->where);
+}
+END_TEST
+
+typedef struct {
+    const char *model;           /* the "model" object's members        */
+    const char *problem;
+    pflref_loss loss;
+    size_t k;
+    pflref_activation act;
+    int hidden_bias, bias;
+    size_t P;
+    const char *blocks;          /* block names, space-separated        */
+} mlp_good_case;
+
+/* d = 1, h = 1: W1 1, b1 1, W2 k, b2 k. */
+static const mlp_good_case MLP_GOOD[] = {
+    /* the defaults: relu, both biases, cross-entropy */
+    {"\"kind\": \"mlp\", \"d\": 1, \"k\": 2, \"h\": 1", MLP_CLS_PROBLEM,
+     PFLREF_LOSS_CROSS_ENTROPY, 2, PFLREF_ACT_RELU, 1, 1, 6, "W1 b1 W2 b2"},
+    /* ŷ = w·(θ·x): identity, no biases, one output */
+    {"\"kind\": \"mlp\", \"d\": 1, \"h\": 1, \"loss\": \"half_squared\", \"activation\": \"identity\", "
+     "\"bias\": false", MLP_REG_PROBLEM,
+     PFLREF_LOSS_HALF_SQUARED, 1, PFLREF_ACT_IDENTITY, 0, 0, 2, "W1 W2"},
+    /* z = W2·(θx) + b2: identity, output bias only, k = 2 */
+    {"\"kind\": \"mlp\", \"d\": 1, \"k\": 2, \"h\": 1, \"activation\": \"identity\", "
+     "\"hidden_bias\": false", MLP_CLS_PROBLEM,
+     PFLREF_LOSS_CROSS_ENTROPY, 2, PFLREF_ACT_IDENTITY, 0, 1, 5, "W1 W2 b2"},
+    /* hidden bias only, squared loss with k given as 1, relu */
+    {"\"kind\": \"mlp\", \"d\": 1, \"h\": 1, \"k\": 1, \"loss\": \"squared\", \"bias\": false, "
+     "\"hidden_bias\": true, \"activation\": \"relu\"", MLP_REG_PROBLEM,
+     PFLREF_LOSS_SQUARED, 1, PFLREF_ACT_RELU, 1, 0, 3, "W1 b1 W2"},
+};
+
+/* Each accepted mlp spec gives the model it says, runs, and its result's
+ * "model" object records activation and hidden_bias (and k = 1 for the
+ * regression head). */
+START_TEST(test_mlp_spec_accepted)
+{
+    const mlp_good_case *c = &MLP_GOOD[_i];
+    char text[1024];
+    snprintf(text, sizeof text, "{" FMT ", \"model\": {%s}, %s, " ALG ", " SCHED "}",
+             c->model, c->problem);
+    pflref_spec *spec = tu_spec(text);
+    const pflref_model *m = &spec->problem->model;
+    ck_assert_msg(m->kind == PFLREF_MODEL_MLP && m->loss == c->loss && m->k == c->k &&
+                      m->activation == c->act && m->hidden_bias == c->hidden_bias &&
+                      m->bias == c->bias && m->P == c->P,
+                  "mlp case %d: loss %d k %zu act %d hidden_bias %d bias %d P %zu; want "
+                  "%d %zu %d %d %d %zu", _i, (int)m->loss, m->k, (int)m->activation,
+                  m->hidden_bias, m->bias, m->P, (int)c->loss, c->k, (int)c->act,
+                  c->hidden_bias, c->bias, c->P);
+    char names[64] = "";
+    for (size_t b = 0; b < m->nblocks; b++) {
+        size_t len = strlen(names);
+        snprintf(names + len, sizeof names - len, "%s%s", b ? " " : "", m->blocks[b].name);
+    }
+    ck_assert_msg(strcmp(names, c->blocks) == 0, "mlp case %d: blocks \"%s\", want \"%s\"",
+                  _i, names, c->blocks);
+
+    pflref_run_result *res = tu_run(spec, NULL);
+    pflref_build_info bi;
+    pflref_build_info_get(&bi);
+    char *json;
+    pflref_error err;
+    ck_assert_int_eq(pflref_result_to_json(spec, res, NULL, &bi, &json, &err), PFLREF_OK);
+    json_t *root = json_loads(json, 0, NULL);
+    ck_assert_ptr_nonnull(root);
+    json_t *mo = json_object_get(root, "model");
+    ck_assert_str_eq(json_string_value(json_object_get(mo, "activation")),
+                     pflref_activation_name(c->act));
+    ck_assert_msg(json_is_boolean(json_object_get(mo, "hidden_bias")) &&
+                      json_boolean_value(json_object_get(mo, "hidden_bias")) == c->hidden_bias,
+                  "mlp case %d: result model.hidden_bias", _i);
+    ck_assert_msg(json_boolean_value(json_object_get(mo, "bias")) == c->bias,
+                  "mlp case %d: result model.bias", _i);
+    ck_assert_int_eq(json_integer_value(json_object_get(mo, "k")), (json_int_t)c->k);
+    ck_assert_int_eq(json_array_size(json_object_get(mo, "blocks")), m->nblocks);
+    json_decref(root);
+    free(json);
+    pflref_run_result_free(res);
+    pflref_spec_free(spec);
+}
+END_TEST
+
+/* The other models' result objects have neither field. */
+START_TEST(test_mlp_fields_only_for_mlp)
+{
+    pflref_spec *spec = tu_spec(SPEC(MODEL, PROBLEM, ALG, SCHED));
+    pflref_run_result *res = tu_run(spec, NULL);
+    pflref_build_info bi;
+    pflref_build_info_get(&bi);
+    char *json;
+    pflref_error err;
+    ck_assert_int_eq(pflref_result_to_json(spec, res, NULL, &bi, &json, &err), PFLREF_OK);
+    json_t *root = json_loads(json, 0, NULL);
+    json_t *mo = json_object_get(root, "model");
+    ck_assert_ptr_null(json_object_get(mo, "activation"));
+    ck_assert_ptr_null(json_object_get(mo, "hidden_bias"));
+    json_decref(root);
+    free(json);
+    pflref_run_result_free(res);
+    pflref_spec_free(spec);
+}
+END_TEST
+
+static void add_mlp_tests(Suite *s)
+{
+    TCase *tc = tcase_create("io_mlp");
+    tcase_add_loop_test(tc, test_mlp_bad_spec, 0, (int)(sizeof MLP_BAD / sizeof MLP_BAD[0]));
+    tcase_add_loop_test(tc, test_mlp_spec_accepted, 0,
+                        (int)(sizeof MLP_GOOD / sizeof MLP_GOOD[0]));
+    tcase_add_test(tc, test_mlp_fields_only_for_mlp);
+    suite_add_tcase(s, tc);
+}
+
 Suite *io_suite(void)
 {
     Suite *s = suite_create("io");
@@ -374,5 +547,6 @@ Suite *io_suite(void)
     tcase_add_test(tc, test_atomic_write);
     tcase_add_test(tc, test_generators_from_spec);
     suite_add_tcase(s, tc);
+    add_mlp_tests(s);
     return s;
 }

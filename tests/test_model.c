@@ -8,7 +8,12 @@
  *     whole data sets and idx batches (with repeated indices);
  *   - the symmetry of the Hessian, uᵀ(Hv) = vᵀ(Hu);
  *   - closed forms derived by hand (in the comments) for a tiny linear,
- *     softmax, quadratic and mlp case, with high-entropy numbers;
+ *     softmax, quadratic and mlp case, with high-entropy numbers, and for
+ *     the scalar product ŷ = w·θ·x and a linear-body classifier;
+ *   - every mlp variant (relu / identity × hidden bias × output bias ×
+ *     cross_entropy / half_squared / squared): gradient and HVP against
+ *     finite differences, Hessian symmetry, and the body/head API
+ *     (features → head_grad → body_grad) equal to model_grad bit for bit;
  *   - evaluation: mse, loss, accuracy with the lowest-index tie rule,
  *     chunked evaluation of a data set larger than the workspace;
  *   - the batch convention (idx, repeats, idx NULL);
@@ -56,8 +61,8 @@ static double unif(gsl_rng *r, double lo, double hi)
     return lo + (hi - lo) * gsl_rng_uniform(r);
 }
 
-/* Random data: X ~ U(−1.5, 1.5), linear y ~ U(−2, 2), class labels uniform
- * in [0, k); quadratic a ~ U(0.5, 3), c ~ U(−2, 2). */
+/* Random data: X ~ U(−1.5, 1.5), regression y ~ U(−2, 2), class labels
+ * uniform in [0, k); quadratic a ~ U(0.5, 3), c ~ U(−2, 2). */
 static pflref_data random_data(gsl_rng *r, const pflref_model *m, size_t n)
 {
     pflref_data D;
@@ -77,7 +82,7 @@ static pflref_data random_data(gsl_rng *r, const pflref_model *m, size_t n)
     for (size_t i = 0; i < n * m->d; i++)
         D.X[i] = unif(r, -1.5, 1.5);
     for (size_t i = 0; i < n; i++)
-        D.y[i] = m->kind == PFLREF_MODEL_LINEAR
+        D.y[i] = pflref_model_is_regression(m)
                      ? unif(r, -2.0, 2.0)
                      : (double)gsl_rng_uniform_int(r, m->k);
     return D;
@@ -88,11 +93,11 @@ static pflref_data random_data(gsl_rng *r, const pflref_model *m, size_t n)
 static double mlp_margin(const pflref_model *m, const pflref_data *D,
                          const double *w)
 {
-    const double *W1 = w, *b1 = w + m->h * m->d;
+    const double *W1 = w, *b1 = m->hidden_bias ? w + m->h * m->d : NULL;
     double mn = INFINITY;
     for (size_t i = 0; i < D->n; i++)
         for (size_t u = 0; u < m->h; u++) {
-            double a = b1[u];
+            double a = b1 != NULL ? b1[u] : 0.0;
             for (size_t j = 0; j < m->d; j++)
                 a += W1[u * m->d + j] * D->X[i * m->d + j];
             if (fabs(a) < mn)
@@ -838,6 +843,9 @@ START_TEST(test_names)
                      "cross_entropy");
     ck_assert_str_eq(pflref_loss_name(PFLREF_LOSS_QUADRATIC), "quadratic");
     ck_assert_ptr_null(pflref_loss_name((pflref_loss)9));
+    ck_assert_str_eq(pflref_activation_name(PFLREF_ACT_RELU), "relu");
+    ck_assert_str_eq(pflref_activation_name(PFLREF_ACT_IDENTITY), "identity");
+    ck_assert_ptr_null(pflref_activation_name((pflref_activation)2));
 }
 END_TEST
 
@@ -883,8 +891,12 @@ static const init_case init_errors[] = {
      "bias", "bias = 2"},
     {PFLREF_MODEL_SOFTMAX, PFLREF_LOSS_CROSS_ENTROPY, 2, 3, 0, -1,
      PFLREF_EINVAL, "bias", "bias = -1"},
-    {PFLREF_MODEL_MLP, PFLREF_LOSS_CROSS_ENTROPY, 2, 3, 4, 0, PFLREF_EINVAL,
-     "bias", "mlp without bias"},
+    {PFLREF_MODEL_MLP, PFLREF_LOSS_HALF_SQUARED, 2, 3, 4, 1, PFLREF_EINVAL,
+     "k", "regression mlp with k = 3 outputs"},
+    {PFLREF_MODEL_MLP, PFLREF_LOSS_SQUARED, 2, 0, 4, 0, PFLREF_EINVAL, "k",
+     "regression mlp with k = 0 outputs"},
+    {PFLREF_MODEL_SOFTMAX, PFLREF_LOSS_SQUARED, 2, 3, 0, 0, PFLREF_EINVAL,
+     "loss", "softmax with squared (only the mlp has a regression head)"},
     {PFLREF_MODEL_QUADRATIC, PFLREF_LOSS_QUADRATIC, 2, 0, 0, 1,
      PFLREF_EINVAL, "bias", "quadratic with bias"},
     /* P > PFLREF_MAX_PARAMS = 2^26 */
@@ -1351,6 +1363,721 @@ START_TEST(test_split_mask)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * The generalised mlp: activation × hidden bias × output bias × loss, and
+ * the body/head API
+ * ------------------------------------------------------------------------ */
+
+static pflref_model make_mlp(pflref_loss loss, size_t d, size_t k, size_t h,
+                             pflref_activation act, int hidden_bias, int bias)
+{
+    pflref_model m;
+    pflref_error err;
+    pflref_status st = pflref_model_init_mlp(&m, loss, d, k, h, act,
+                                             hidden_bias, bias, &err);
+    ck_assert_msg(st == PFLREF_OK, "model_init_mlp(%s, d=%zu, k=%zu, h=%zu, "
+                  "%s, hidden_bias=%d, bias=%d) failed: %s: %s",
+                  pflref_loss_name(loss), d, k, h,
+                  pflref_activation_name(act), hidden_bias, bias, err.where,
+                  err.message);
+    return m;
+}
+
+/* Variant i of NVARIANTS: activation i % 2 (relu, identity), hidden bias
+ * (i / 2) % 2, output bias (i / 4) % 2, loss i / 8 (cross_entropy,
+ * half_squared, squared); d = 3, h = 4, k = 3 classes or 1 output. */
+#define NVARIANTS 24
+static pflref_model mlp_variant(int i)
+{
+    static const pflref_loss losses[3] = {PFLREF_LOSS_CROSS_ENTROPY,
+                                          PFLREF_LOSS_HALF_SQUARED,
+                                          PFLREF_LOSS_SQUARED};
+    const pflref_loss loss = losses[i / 8];
+    return make_mlp(loss, 3, loss == PFLREF_LOSS_CROSS_ENTROPY ? 3 : 1, 4,
+                    i % 2 ? PFLREF_ACT_IDENTITY : PFLREF_ACT_RELU,
+                    (i / 2) % 2, (i / 4) % 2);
+}
+
+/* The data, batch and point of variant i: n = 7 samples; odd variants use
+ * a batch of 5 indices drawn with repeats, even ones the whole set. */
+typedef struct {
+    pflref_model m;
+    pflref_data D;
+    size_t *idx;
+    size_t nb;
+    double *w;
+    gsl_rng *r;
+    char label[160];
+} variant_case;
+
+static void variant_setup(int i, variant_case *c)
+{
+    c->m = mlp_variant(i);
+    c->r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(c->r, 3000 + (unsigned long)i);
+    c->D = random_data(c->r, &c->m, 7);
+    c->idx = NULL;
+    c->nb = 0;
+    if (i % 2) {
+        c->nb = 5;
+        c->idx = malloc(c->nb * sizeof *c->idx);
+        for (size_t j = 0; j < c->nb; j++)
+            c->idx[j] = gsl_rng_uniform_int(c->r, c->D.n);
+    }
+    c->w = malloc(c->m.P * sizeof *c->w);
+    random_point(c->r, &c->m, &c->D, c->w);
+    snprintf(c->label, sizeof c->label,
+             "mlp %s/%s hidden_bias=%d bias=%d k=%zu P=%zu nb=%zu",
+             pflref_activation_name(c->m.activation),
+             pflref_loss_name(c->m.loss), c->m.hidden_bias, c->m.bias, c->m.k,
+             c->m.P, c->nb);
+}
+
+static void variant_teardown(variant_case *c)
+{
+    free(c->w);
+    free(c->idx);
+    data_free(&c->D);
+    gsl_rng_free(c->r);
+}
+
+START_TEST(test_mlp_variant_grad_fd)
+{
+    variant_case c;
+    variant_setup(_i, &c);
+    check_grad_fd(&c.m, &c.D, c.idx, c.nb, c.w, c.label);
+    variant_teardown(&c);
+}
+END_TEST
+
+START_TEST(test_mlp_variant_hvp_fd)
+{
+    variant_case c;
+    variant_setup(_i, &c);
+    check_hvp_fd(c.r, &c.m, &c.D, c.idx, c.nb, c.w, c.label);
+    variant_teardown(&c);
+}
+END_TEST
+
+/* [offset, offset + size) of block `name` of m, or size 0 when absent. */
+static void block_range(const pflref_model *m, const char *name, size_t *off,
+                        size_t *size)
+{
+    const int b = pflref_model_block_index(m, name);
+    *off = b >= 0 ? m->blocks[b].offset : 0;
+    *size = b >= 0 ? m->blocks[b].size : 0;
+}
+
+/* features → head_grad → body_grad against model_grad on one batch:
+ *   - the composed gradient and loss equal model_grad's bit for bit (the
+ *     same static code path);
+ *   - head_grad writes only W2, b2 and body_grad only W1, b1 (the other
+ *     entries keep a sentinel);
+ *   - features reads no head entry, head_grad no body entry, body_grad
+ *     only W2 of w (the others set to NaN change nothing);
+ *   - A, Phi = σ(A) and E = ∂ℓ/∂z (not divided by nb) against plain loops. */
+static void check_split(const pflref_model *m, const pflref_data *D,
+                        const size_t *idx, size_t nb, const double *w,
+                        const char *label)
+{
+    const size_t P = m->P, d = m->d, k = m->k, h = m->h;
+    const size_t n_b = idx != NULL ? nb : D->n;
+    const double SENTINEL = 7.625;
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(m, n_b);
+    ck_assert_ptr_nonnull(ws);
+    double *g_ref = malloc(P * sizeof *g_ref), *g = malloc(P * sizeof *g);
+    double *g2 = malloc(P * sizeof *g2), *wn = malloc(P * sizeof *wn);
+    double *A = malloc(n_b * h * sizeof *A), *Phi = malloc(n_b * h * sizeof *Phi);
+    double *A2 = malloc(n_b * h * sizeof *A2),
+           *Phi2 = malloc(n_b * h * sizeof *Phi2);
+    double *E = malloc(n_b * k * sizeof *E), *E2 = malloc(n_b * k * sizeof *E2);
+    double f_ref = NAN, f = NAN, f2 = NAN;
+    size_t oW1, sW1, ob1, sb1, oW2, sW2, ob2, sb2;
+    block_range(m, "W1", &oW1, &sW1);
+    block_range(m, "b1", &ob1, &sb1);
+    block_range(m, "W2", &oW2, &sW2);
+    block_range(m, "b2", &ob2, &sb2);
+    const size_t body_end = oW2; /* W1 and b1 come first */
+
+    ck_assert_int_eq(pflref_model_grad(m, w, D, idx, nb, ws, g_ref, &f_ref),
+                     PFLREF_OK);
+    for (size_t p = 0; p < P; p++)
+        g[p] = SENTINEL;
+    ck_assert_int_eq(pflref_model_features(m, w, D, idx, nb, ws, A, Phi),
+                     PFLREF_OK);
+    ck_assert_int_eq(pflref_model_head_grad(m, w, Phi, D, idx, nb, ws, g, E,
+                                            &f),
+                     PFLREF_OK);
+    for (size_t p = 0; p < body_end; p++)
+        ck_assert_msg(g[p] == SENTINEL, "%s: head_grad wrote body entry %zu",
+                      label, p);
+    for (size_t p = body_end; p < P; p++)
+        g2[p] = g[p];
+    ck_assert_int_eq(pflref_model_body_grad(m, w, A, E, D, idx, nb, ws, g),
+                     PFLREF_OK);
+    for (size_t p = body_end; p < P; p++)
+        ck_assert_msg(g[p] == g2[p], "%s: body_grad wrote head entry %zu",
+                      label, p);
+    ck_assert_msg(f == f_ref, "%s: head_grad's loss %.17g != model_grad's "
+                  "%.17g", label, f, f_ref);
+    for (size_t p = 0; p < P; p++)
+        ck_assert_msg(g[p] == g_ref[p], "%s: features + head_grad + body_grad "
+                      "entry %zu = %.17g, model_grad %.17g (must agree bit for "
+                      "bit)", label, p, g[p], g_ref[p]);
+
+    /* A, Phi and E by plain loops (tolerance: a few roundings of O(10)
+     * sums in another order). */
+    const double *W1 = w + oW1, *b1 = sb1 ? w + ob1 : NULL;
+    const double *W2 = w + oW2, *b2 = sb2 ? w + ob2 : NULL;
+    const double s = m->loss == PFLREF_LOSS_SQUARED ? 2.0 : 1.0;
+    for (size_t j = 0; j < n_b; j++) {
+        const size_t i = idx != NULL ? idx[j] : j;
+        const double *x = D->X + i * d;
+        double phi[8], z[8];
+        for (size_t u = 0; u < h; u++) {
+            double a = b1 != NULL ? b1[u] : 0.0;
+            for (size_t q = 0; q < d; q++)
+                a += W1[u * d + q] * x[q];
+            ck_assert_msg(fabs(A[j * h + u] - a) <= 1e-14 * (1.0 + fabs(a)),
+                          "%s: A[%zu][%zu] = %.17g, loops %.17g", label, j, u,
+                          A[j * h + u], a);
+            phi[u] = m->activation == PFLREF_ACT_RELU ? (a > 0.0 ? a : 0.0)
+                                                      : a;
+            const double want = m->activation == PFLREF_ACT_RELU
+                                    ? (A[j * h + u] > 0.0 ? A[j * h + u] : 0.0)
+                                    : A[j * h + u];
+            ck_assert_msg(Phi[j * h + u] == want, "%s: Phi[%zu][%zu] = %.17g "
+                          "is not %s(A) = %.17g", label, j, u, Phi[j * h + u],
+                          pflref_activation_name(m->activation), want);
+        }
+        double zmax = -INFINITY, S = 0.0;
+        for (size_t c = 0; c < k; c++) {
+            z[c] = b2 != NULL ? b2[c] : 0.0;
+            for (size_t u = 0; u < h; u++)
+                z[c] += W2[c * h + u] * phi[u];
+            if (z[c] > zmax)
+                zmax = z[c];
+        }
+        for (size_t c = 0; c < k; c++)
+            S += exp(z[c] - zmax);
+        for (size_t c = 0; c < k; c++) {
+            const double e =
+                pflref_model_is_regression(m)
+                    ? s * (z[0] - D->y[i])
+                    : exp(z[c] - zmax) / S - (c == (size_t)D->y[i] ? 1.0 : 0.0);
+            ck_assert_msg(fabs(E[j * k + c] - e) <= 1e-13 * (1.0 + fabs(e)),
+                          "%s: E[%zu][%zu] = %.17g, loops %.17g (E is the "
+                          "per-sample dl/dz, not divided by nb)", label, j, c,
+                          E[j * k + c], e);
+        }
+    }
+
+    /* features ignores the head, head_grad the body, body_grad all but W2:
+     * NaN in the unread blocks changes nothing. */
+    memcpy(wn, w, P * sizeof *wn);
+    for (size_t p = oW2; p < P; p++)
+        wn[p] = NAN;
+    ck_assert_int_eq(pflref_model_features(m, wn, D, idx, nb, ws, A2, Phi2),
+                     PFLREF_OK);
+    ck_assert_msg(memcmp(A, A2, n_b * h * sizeof *A) == 0 &&
+                      memcmp(Phi, Phi2, n_b * h * sizeof *Phi) == 0,
+                  "%s: features read a head entry", label);
+    memcpy(wn, w, P * sizeof *wn);
+    for (size_t p = 0; p < body_end; p++)
+        wn[p] = NAN;
+    ck_assert_int_eq(pflref_model_head_grad(m, wn, Phi, D, idx, nb, ws, g2,
+                                            E2, &f2),
+                     PFLREF_OK);
+    ck_assert_msg(f2 == f && memcmp(E, E2, n_b * k * sizeof *E) == 0,
+                  "%s: head_grad read a body entry", label);
+    for (size_t p = body_end; p < P; p++)
+        ck_assert_msg(g2[p] == g_ref[p], "%s: head_grad read a body entry "
+                      "(gradient entry %zu)", label, p);
+    memcpy(wn, w, P * sizeof *wn);
+    for (size_t p = 0; p < P; p++)
+        if (p < oW2 || p >= oW2 + sW2)
+            wn[p] = NAN;
+    ck_assert_int_eq(pflref_model_body_grad(m, wn, A, E, D, idx, nb, ws, g2),
+                     PFLREF_OK);
+    for (size_t p = 0; p < body_end; p++)
+        ck_assert_msg(g2[p] == g_ref[p], "%s: body_grad read a block other "
+                      "than W2 (gradient entry %zu)", label, p);
+    /* E and loss may be NULL */
+    ck_assert_int_eq(pflref_model_head_grad(m, w, Phi, D, idx, nb, ws, g2,
+                                            NULL, NULL),
+                     PFLREF_OK);
+    for (size_t p = body_end; p < P; p++)
+        ck_assert_msg(g2[p] == g_ref[p], "%s: head_grad without E and loss "
+                      "differs at %zu", label, p);
+    free(g_ref);
+    free(g);
+    free(g2);
+    free(wn);
+    free(A);
+    free(Phi);
+    free(A2);
+    free(Phi2);
+    free(E);
+    free(E2);
+    pflref_model_workspace_free(ws);
+}
+
+START_TEST(test_mlp_variant_split)
+{
+    variant_case c;
+    variant_setup(_i, &c);
+    check_split(&c.m, &c.D, c.idx, c.nb, c.w, c.label);
+    variant_teardown(&c);
+}
+END_TEST
+
+/* The default mlp (relu, both biases, cross-entropy; the table's shapes)
+ * through the split API too, at shapes with a larger hidden layer. */
+START_TEST(test_mlp_default_split)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 4100);
+    pflref_model m = make_model(PFLREF_MODEL_MLP, PFLREF_LOSS_CROSS_ENTROPY,
+                                5, 4, 7, 1);
+    pflref_data D = random_data(r, &m, 9);
+    double *w = malloc(m.P * sizeof *w);
+    random_point(r, &m, &D, w);
+    const size_t idx[6] = {8, 0, 3, 3, 7, 1};
+    check_split(&m, &D, NULL, 0, w, "default mlp, whole set");
+    check_split(&m, &D, idx, 6, w, "default mlp, batch with a repeat");
+    free(w);
+    data_free(&D);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* The scalar product ŷ = w·(θ·x): d = h = k = 1, identity, no biases;
+ * parameters (θ, w) = (W1, W2) = (1, 0.5); data x = (1, 2), y = (2, 3).
+ *   ŷ = (0.5, 1),  r = ŷ − y = (−1.5, −2)
+ *   half_squared: F = mean(½ r²) = (1.125 + 2)/2 = 1.5625
+ *   ∂F/∂w = mean(r θ x) = (−1.5 − 4)/2 = −2.75
+ *   ∂F/∂θ = mean(r w x) = (−0.75 − 2)/2 = −1.375
+ *   ∂²F/∂θ² = mean(w² x²) = 0.25·5/2 = 0.625,  ∂²F/∂w² = mean(θ² x²) = 2.5,
+ *   ∂²F/∂θ∂w = mean(w θ x² + r x) = ((0.5 − 1.5) + (2 − 4))/2 = −1.5,
+ *   so H (1, −2) = (0.625 + 3, −1.5 − 5) = (3.625, −6.5).
+ * squared doubles every one of them.  mse = mean(r²) = 3.125.  Features
+ * A = Phi = θ x = (1, 2); E = s r.  Every number is exact in binary. */
+START_TEST(test_mlp_scalar_product_closed_form)
+{
+    const pflref_loss loss =
+        _i == 0 ? PFLREF_LOSS_HALF_SQUARED : PFLREF_LOSS_SQUARED;
+    const double s = _i == 0 ? 1.0 : 2.0;
+    pflref_model m = make_mlp(loss, 1, 1, 1, PFLREF_ACT_IDENTITY, 0, 0);
+    ck_assert_uint_eq(m.P, 2);
+    ck_assert_uint_eq(m.nblocks, 2);
+    double X[2] = {1.0, 2.0}, y[2] = {2.0, 3.0};
+    pflref_data D = {2, X, y, NULL, NULL};
+    const double w[2] = {1.0, 0.5}, v[2] = {1.0, -2.0};
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(&m, 2);
+    double g[2], Hv[2], f, A[2], Phi[2], E[2], gs[2];
+    ck_assert_int_eq(pflref_model_grad(&m, w, &D, NULL, 0, ws, g, &f),
+                     PFLREF_OK);
+    ck_assert_msg(g[0] == s * -1.375 && g[1] == s * -2.75,
+                  "%s: gradient (d/dtheta, d/dw) = (%.17g, %.17g), hand "
+                  "(%g, %g)", pflref_loss_name(loss), g[0], g[1], s * -1.375,
+                  s * -2.75);
+    ck_assert_msg(f == s * 1.5625, "%s: loss %.17g, hand %g",
+                  pflref_loss_name(loss), f, s * 1.5625);
+    ck_assert_int_eq(pflref_model_hvp(&m, w, &D, NULL, 0, v, ws, Hv),
+                     PFLREF_OK);
+    ck_assert_msg(Hv[0] == s * 3.625 && Hv[1] == s * -6.5,
+                  "%s: Hv = (%.17g, %.17g), hand (%g, %g)",
+                  pflref_loss_name(loss), Hv[0], Hv[1], s * 3.625, s * -6.5);
+    ck_assert_int_eq(pflref_model_features(&m, w, &D, NULL, 0, ws, A, Phi),
+                     PFLREF_OK);
+    ck_assert_msg(A[0] == 1.0 && A[1] == 2.0 && Phi[0] == 1.0 && Phi[1] == 2.0,
+                  "features A = (%g, %g), Phi = (%g, %g); hand (1, 2)", A[0],
+                  A[1], Phi[0], Phi[1]);
+    ck_assert_int_eq(pflref_model_head_grad(&m, w, Phi, &D, NULL, 0, ws, gs,
+                                            E, &f),
+                     PFLREF_OK);
+    ck_assert_msg(E[0] == s * -1.5 && E[1] == s * -2.0 && gs[1] == s * -2.75 &&
+                      f == s * 1.5625,
+                  "head: E = (%g, %g), d/dw = %g, loss %g", E[0], E[1], gs[1],
+                  f);
+    ck_assert_int_eq(pflref_model_body_grad(&m, w, A, E, &D, NULL, 0, ws, gs),
+                     PFLREF_OK);
+    ck_assert_msg(gs[0] == s * -1.375, "body: d/dtheta = %g, hand %g", gs[0],
+                  s * -1.375);
+    pflref_eval e;
+    ck_assert_int_eq(pflref_model_evaluate(&m, w, &D, ws, &e), PFLREF_OK);
+    ck_assert_msg(e.mse == 3.125 && e.loss == s * 1.5625 && isnan(e.accuracy)
+                      && e.n == 2,
+                  "%s: evaluate mse %g loss %g accuracy %g; want 3.125, %g, "
+                  "NaN", pflref_loss_name(loss), e.mse, e.loss, e.accuracy,
+                  s * 1.5625);
+    pflref_model_workspace_free(ws);
+}
+END_TEST
+
+/* A linear-body classifier: z = W2 (θ x) + b2, d = h = 1, k = 2, identity,
+ * no hidden bias; θ = 0.5, W2 = (1.5, −0.75)ᵀ, b2 = (0.25, −0.5); layout
+ * (θ, W2_0, W2_1, b2_0, b2_1).  x = (2, −1), y = (0, 0):
+ *   φ = θ x = (1, −0.5)
+ *   z_1 = (1.5 + 0.25, −0.75 − 0.5) = (1.75, −1.25)
+ *   z_2 = (−0.75 + 0.25, 0.375 − 0.5) = (−0.5, −0.125)
+ * With e_j = softmax(z_j) − e_{y_j} (libm on the literal logits):
+ *   ∂F/∂W2_c = ½ Σ_j e_jc φ_j,  ∂F/∂b2_c = ½ Σ_j e_jc,
+ *   ∂F/∂θ = ½ Σ_j (Σ_c e_jc W2_c) x_j,  F = ½ Σ_j (log Σ_c e^{z_jc} − z_j,y_j).
+ * Accuracy: sample 1 predicts 0 (right), sample 2 predicts 1 (wrong): ½. */
+START_TEST(test_mlp_linear_body_classifier_closed_form)
+{
+    pflref_model m = make_mlp(PFLREF_LOSS_CROSS_ENTROPY, 1, 2, 1,
+                              PFLREF_ACT_IDENTITY, 0, 1);
+    ck_assert_uint_eq(m.P, 5);
+    double X[2] = {2.0, -1.0}, y[2] = {0.0, 0.0};
+    pflref_data D = {2, X, y, NULL, NULL};
+    const double w[5] = {0.5, 1.5, -0.75, 0.25, -0.5};
+    const double phi[2] = {1.0, -0.5};
+    const double z[2][2] = {{1.75, -1.25}, {-0.5, -0.125}};
+    double f_ref = 0.0, g_ref[5] = {0};
+    for (int j = 0; j < 2; j++) {
+        const double S = exp(z[j][0]) + exp(z[j][1]);
+        const int yj = (int)y[j];
+        f_ref += 0.5 * (log(S) - z[j][yj]);
+        for (int c = 0; c < 2; c++) {
+            const double e = exp(z[j][c]) / S - (c == yj ? 1.0 : 0.0);
+            g_ref[1 + c] += 0.5 * e * phi[j];
+            g_ref[3 + c] += 0.5 * e;
+            g_ref[0] += 0.5 * e * w[1 + c] * X[j];
+        }
+    }
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(&m, 2);
+    double g[5], f;
+    ck_assert_int_eq(pflref_model_grad(&m, w, &D, NULL, 0, ws, g, &f),
+                     PFLREF_OK);
+    ck_assert_msg(fabs(f - f_ref) <= 1e-14 * fabs(f_ref),
+                  "loss %.17g, hand value %.17g", f, f_ref);
+    for (int p = 0; p < 5; p++)
+        ck_assert_msg(fabs(g[p] - g_ref[p]) <= 1e-14,
+                      "gradient[%d] = %.17g, hand value %.17g", p, g[p],
+                      g_ref[p]);
+    pflref_eval e;
+    ck_assert_int_eq(pflref_model_evaluate(&m, w, &D, ws, &e), PFLREF_OK);
+    ck_assert_msg(e.accuracy == 0.5 && isnan(e.mse) &&
+                      fabs(e.loss - f_ref) <= 1e-14 * f_ref,
+                  "evaluate: accuracy %g (want 0.5), mse %g (want NaN), loss "
+                  "%.17g (want %.17g)", e.accuracy, e.mse, e.loss, f_ref);
+    pflref_model_workspace_free(ws);
+}
+END_TEST
+
+/* Layouts by hand, d = 3, h = 5:
+ *   identity, b2 only, k = 2:  W1 5×3 at 0, W2 2×5 at 15, b2 at 25, P = 27
+ *   relu, b1 only, k = 1:      W1 at 0, b1 at 15, W2 1×5 at 20, P = 25
+ *   no biases, k = 1:          W1 at 0, W2 1×5 at 15, P = 20
+ *   model_init(mlp, bias 0):   W1 at 0, W2 2×5 at 15, P = 25, relu. */
+START_TEST(test_mlp_blocks)
+{
+    pflref_model m = make_mlp(PFLREF_LOSS_CROSS_ENTROPY, 3, 2, 5,
+                              PFLREF_ACT_IDENTITY, 0, 1);
+    ck_assert_uint_eq(m.P, 27);
+    ck_assert_uint_eq(m.nblocks, 3);
+    ck_assert_msg(m.activation == PFLREF_ACT_IDENTITY && m.hidden_bias == 0 &&
+                      m.bias == 1, "fields: activation %d hidden_bias %d bias "
+                  "%d", (int)m.activation, m.hidden_bias, m.bias);
+    check_block(&m, 0, "W1", 0, 5, 3, 1, 0);
+    check_block(&m, 1, "W2", 15, 2, 5, 0, 1);
+    check_block(&m, 2, "b2", 25, 2, 1, 0, 1);
+    ck_assert_int_eq(pflref_model_block_index(&m, "b1"), -1);
+
+    m = make_mlp(PFLREF_LOSS_HALF_SQUARED, 3, 1, 5, PFLREF_ACT_RELU, 1, 0);
+    ck_assert_uint_eq(m.P, 25);
+    ck_assert_uint_eq(m.k, 1);
+    check_block(&m, 0, "W1", 0, 5, 3, 1, 0);
+    check_block(&m, 1, "b1", 15, 5, 1, 1, 0);
+    check_block(&m, 2, "W2", 20, 1, 5, 0, 1);
+    ck_assert_int_eq(pflref_model_block_index(&m, "b2"), -1);
+
+    m = make_mlp(PFLREF_LOSS_SQUARED, 3, 1, 5, PFLREF_ACT_IDENTITY, 0, 0);
+    ck_assert_uint_eq(m.P, 20);
+    ck_assert_uint_eq(m.nblocks, 2);
+    check_block(&m, 0, "W1", 0, 5, 3, 1, 0);
+    check_block(&m, 1, "W2", 15, 1, 5, 0, 1);
+
+    m = make_model(PFLREF_MODEL_MLP, PFLREF_LOSS_CROSS_ENTROPY, 3, 2, 5, 0);
+    ck_assert_uint_eq(m.P, 25);
+    ck_assert_msg(m.activation == PFLREF_ACT_RELU && m.hidden_bias == 0 &&
+                      m.bias == 0, "model_init(mlp, bias 0): activation %d "
+                  "hidden_bias %d bias %d; want relu, 0, 0",
+                  (int)m.activation, m.hidden_bias, m.bias);
+    check_block(&m, 1, "W2", 15, 2, 5, 0, 1);
+    m = make_model(PFLREF_MODEL_MLP, PFLREF_LOSS_CROSS_ENTROPY, 3, 2, 5, 1);
+    ck_assert_msg(m.activation == PFLREF_ACT_RELU && m.hidden_bias == 1 &&
+                      m.bias == 1 && m.P == 32,
+                  "model_init(mlp, bias 1): relu, both biases, P = 32");
+    m = make_model(PFLREF_MODEL_SOFTMAX, PFLREF_LOSS_CROSS_ENTROPY, 3, 2, 0, 1);
+    ck_assert_msg(m.activation == PFLREF_ACT_RELU && m.hidden_bias == 0,
+                  "softmax: activation %d hidden_bias %d; want relu, 0",
+                  (int)m.activation, m.hidden_bias);
+
+    /* the boundary P = 2^26 is allowed for the bias-free regression mlp */
+    m = make_mlp(PFLREF_LOSS_HALF_SQUARED, PFLREF_MAX_PARAMS - 1, 1, 1,
+                 PFLREF_ACT_IDENTITY, 0, 0);
+    ck_assert_uint_eq(m.P, PFLREF_MAX_PARAMS);
+
+    /* groups on an mlp without b1: input = W1, head = W2, b2 */
+    m = make_mlp(PFLREF_LOSS_CROSS_ENTROPY, 3, 2, 5, PFLREF_ACT_IDENTITY, 0,
+                 1);
+    const char *input[] = {"input"}, *head[] = {"head"}, *b1[] = {"b1"};
+    expect_split(&m, input, 1, (const unsigned char[]){1, 0, 0},
+                 "mlp without b1: input");
+    expect_split(&m, head, 1, (const unsigned char[]){0, 1, 1},
+                 "mlp without b1: head");
+    pflref_split sp;
+    ck_assert_int_eq(pflref_split_from_names(&m, b1, 1, "s", &sp, NULL),
+                     PFLREF_EINVAL);
+}
+END_TEST
+
+START_TEST(test_model_predicates)
+{
+    const pflref_model q = make_model(PFLREF_MODEL_QUADRATIC,
+                                      PFLREF_LOSS_QUADRATIC, 2, 0, 0, 0);
+    const pflref_model lin = make_model(PFLREF_MODEL_LINEAR,
+                                        PFLREF_LOSS_SQUARED, 2, 0, 0, 1);
+    const pflref_model sm = make_model(PFLREF_MODEL_SOFTMAX,
+                                       PFLREF_LOSS_CROSS_ENTROPY, 2, 3, 0, 1);
+    const pflref_model ce = make_model(PFLREF_MODEL_MLP,
+                                       PFLREF_LOSS_CROSS_ENTROPY, 2, 3, 2, 1);
+    const pflref_model hs = make_mlp(PFLREF_LOSS_HALF_SQUARED, 2, 1, 2,
+                                     PFLREF_ACT_RELU, 1, 1);
+    const pflref_model sq = make_mlp(PFLREF_LOSS_SQUARED, 2, 1, 2,
+                                     PFLREF_ACT_IDENTITY, 0, 0);
+    ck_assert(!pflref_model_is_regression(&q) && !pflref_model_is_classifier(&q));
+    ck_assert(pflref_model_is_regression(&lin) && !pflref_model_is_classifier(&lin));
+    ck_assert(!pflref_model_is_regression(&sm) && pflref_model_is_classifier(&sm));
+    ck_assert(!pflref_model_is_regression(&ce) && pflref_model_is_classifier(&ce));
+    ck_assert(pflref_model_is_regression(&hs) && !pflref_model_is_classifier(&hs));
+    ck_assert(pflref_model_is_regression(&sq) && !pflref_model_is_classifier(&sq));
+    ck_assert(!pflref_model_is_regression(NULL) && !pflref_model_is_classifier(NULL));
+}
+END_TEST
+
+typedef struct {
+    pflref_loss loss;
+    size_t d, k, h;
+    pflref_activation act;
+    int hidden_bias, bias;
+    pflref_status status;
+    const char *where;
+    const char *what;
+} init_mlp_case;
+
+static const init_mlp_case init_mlp_errors[] = {
+    {PFLREF_LOSS_QUADRATIC, 2, 2, 2, PFLREF_ACT_RELU, 1, 1, PFLREF_EINVAL,
+     "loss", "mlp with the quadratic loss"},
+    {(pflref_loss)42, 2, 2, 2, PFLREF_ACT_RELU, 1, 1, PFLREF_EINVAL, "loss",
+     "mlp with an unknown loss"},
+    {PFLREF_LOSS_CROSS_ENTROPY, 0, 2, 2, PFLREF_ACT_RELU, 1, 1, PFLREF_EINVAL,
+     "d", "d = 0"},
+    {PFLREF_LOSS_CROSS_ENTROPY, 2, 1, 2, PFLREF_ACT_RELU, 1, 1, PFLREF_EINVAL,
+     "k", "cross-entropy mlp with k = 1"},
+    {PFLREF_LOSS_HALF_SQUARED, 2, 2, 2, PFLREF_ACT_IDENTITY, 0, 0,
+     PFLREF_EINVAL, "k", "half_squared mlp with k = 2"},
+    {PFLREF_LOSS_SQUARED, 2, 0, 2, PFLREF_ACT_IDENTITY, 0, 0, PFLREF_EINVAL,
+     "k", "squared mlp with k = 0"},
+    {PFLREF_LOSS_CROSS_ENTROPY, 2, 2, 0, PFLREF_ACT_RELU, 1, 1, PFLREF_EINVAL,
+     "h", "h = 0"},
+    {PFLREF_LOSS_CROSS_ENTROPY, 2, 2, 2, (pflref_activation)5, 1, 1,
+     PFLREF_EINVAL, "activation", "unknown activation"},
+    {PFLREF_LOSS_CROSS_ENTROPY, 2, 2, 2, PFLREF_ACT_RELU, 2, 1, PFLREF_EINVAL,
+     "hidden_bias", "hidden_bias = 2"},
+    {PFLREF_LOSS_CROSS_ENTROPY, 2, 2, 2, PFLREF_ACT_RELU, 1, -1,
+     PFLREF_EINVAL, "bias", "output bias = -1"},
+    /* P = h·d + k·h = 2^26 + 8192 > PFLREF_MAX_PARAMS without any bias */
+    {PFLREF_LOSS_HALF_SQUARED, 8192, 1, 8192, PFLREF_ACT_IDENTITY, 0, 0,
+     PFLREF_ENOMEM, "P", "8192 → 8192 → 1 without biases"},
+    {PFLREF_LOSS_CROSS_ENTROPY, 1, 2, SIZE_MAX, PFLREF_ACT_RELU, 1, 0,
+     PFLREF_ENOMEM, "P", "h·d + h overflows"},
+    {PFLREF_LOSS_CROSS_ENTROPY, 1, 2, SIZE_MAX / 2, PFLREF_ACT_RELU, 0, 0,
+     PFLREF_ENOMEM, "P", "h·d + k·h overflows (no biases)"},
+    {PFLREF_LOSS_CROSS_ENTROPY, 1, SIZE_MAX - 2, 1, PFLREF_ACT_IDENTITY, 0, 1,
+     PFLREF_ENOMEM, "P", "h·d + k·h + k overflows"},
+};
+#define NINIT_MLP ((int)(sizeof init_mlp_errors / sizeof init_mlp_errors[0]))
+
+START_TEST(test_init_mlp_errors)
+{
+    const init_mlp_case *c = &init_mlp_errors[_i];
+    pflref_model m;
+    pflref_error err;
+    pflref_status st = pflref_model_init_mlp(&m, c->loss, c->d, c->k, c->h,
+                                             c->act, c->hidden_bias, c->bias,
+                                             &err);
+    ck_assert_msg(st == c->status, "%s: status %d, want %d", c->what,
+                  (int)st, (int)c->status);
+    ck_assert_msg(strcmp(err.where, c->where) == 0,
+                  "%s: err.where \"%s\", want \"%s\"", c->what, err.where,
+                  c->where);
+    ck_assert_msg(err.message[0] != '\0', "%s: empty message", c->what);
+    ck_assert_int_eq(pflref_model_init_mlp(NULL, c->loss, c->d, c->k, c->h,
+                                           c->act, c->hidden_bias, c->bias,
+                                           &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "m");
+}
+END_TEST
+
+/* Every invalid argument of features, head_grad and body_grad gives
+ * EINVAL; a model that is not an mlp first of all. */
+START_TEST(test_body_head_errors)
+{
+    pflref_model m = make_model(PFLREF_MODEL_MLP, PFLREF_LOSS_CROSS_ENTROPY,
+                                2, 3, 2, 1);
+    pflref_model sm = make_model(PFLREF_MODEL_SOFTMAX,
+                                 PFLREF_LOSS_CROSS_ENTROPY, 2, 3, 0, 1);
+    pflref_model lin = make_model(PFLREF_MODEL_LINEAR, PFLREF_LOSS_SQUARED, 2,
+                                  0, 0, 1);
+    pflref_model q = make_model(PFLREF_MODEL_QUADRATIC, PFLREF_LOSS_QUADRATIC,
+                                2, 0, 0, 0);
+    pflref_model other = make_mlp(PFLREF_LOSS_CROSS_ENTROPY, 2, 3, 4,
+                                  PFLREF_ACT_RELU, 1, 1);
+    double X[6] = {0.5, 1.5, -1.0, 2.0, 0.25, -0.75}, y[3] = {0, 2, 1};
+    double a[2] = {1.5, 2.5}, c[2] = {0.5, -1.0};
+    pflref_data D = {3, X, y, NULL, NULL}, Q = {1, NULL, NULL, a, c};
+    double w[17] = {0.25, -0.5, 0.75, 0.125, 0.1, -0.2, 0.3, -0.4, 0.5,
+                    -0.6, 0.7, -0.8, 0.9, 0.05, -0.15};
+    double A[4], Phi[4], E[6], g[17], f;
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(&m, 2);
+    pflref_model_workspace *wsm = pflref_model_workspace_alloc(&sm, 2);
+    pflref_model_workspace *wl = pflref_model_workspace_alloc(&lin, 2);
+    pflref_model_workspace *wq = pflref_model_workspace_alloc(&q, 1);
+    pflref_model_workspace *wo = pflref_model_workspace_alloc(&other, 2);
+    const size_t ok_idx[2] = {2, 0}, bad_idx[2] = {1, 3};
+    const pflref_status E_ = PFLREF_EINVAL;
+
+    /* the valid calls first (the checks below are not vacuous) */
+    ck_assert_int_eq(pflref_model_features(&m, w, &D, ok_idx, 2, ws, A, Phi),
+                     PFLREF_OK);
+    ck_assert_int_eq(pflref_model_head_grad(&m, w, Phi, &D, ok_idx, 2, ws, g,
+                                            E, &f), PFLREF_OK);
+    ck_assert_int_eq(pflref_model_body_grad(&m, w, A, E, &D, ok_idx, 2, ws, g),
+                     PFLREF_OK);
+    /* not an mlp */
+    ck_assert_int_eq(pflref_model_features(&sm, w, &D, ok_idx, 2, wsm, A, Phi),
+                     E_);
+    ck_assert_int_eq(pflref_model_head_grad(&lin, w, Phi, &D, ok_idx, 2, wl, g,
+                                            E, &f), E_);
+    ck_assert_int_eq(pflref_model_body_grad(&q, w, A, E, &Q, NULL, 0, wq, g),
+                     E_);
+    ck_assert_int_eq(pflref_model_features(&q, w, &Q, NULL, 0, wq, A, Phi),
+                     E_);
+    /* NULL arguments */
+    ck_assert_int_eq(pflref_model_features(NULL, w, &D, ok_idx, 2, ws, A, Phi),
+                     E_);
+    ck_assert_int_eq(pflref_model_features(&m, NULL, &D, ok_idx, 2, ws, A,
+                                           Phi), E_);
+    ck_assert_int_eq(pflref_model_features(&m, w, NULL, ok_idx, 2, ws, A, Phi),
+                     E_);
+    ck_assert_int_eq(pflref_model_features(&m, w, &D, ok_idx, 2, NULL, A, Phi),
+                     E_);
+    ck_assert_int_eq(pflref_model_features(&m, w, &D, ok_idx, 2, ws, NULL,
+                                           Phi), E_);
+    ck_assert_int_eq(pflref_model_features(&m, w, &D, ok_idx, 2, ws, A, NULL),
+                     E_);
+    ck_assert_int_eq(pflref_model_head_grad(NULL, w, Phi, &D, ok_idx, 2, ws, g,
+                                            E, &f), E_);
+    ck_assert_int_eq(pflref_model_head_grad(&m, w, NULL, &D, ok_idx, 2, ws, g,
+                                            E, &f), E_);
+    ck_assert_int_eq(pflref_model_head_grad(&m, w, Phi, &D, ok_idx, 2, ws,
+                                            NULL, E, &f), E_);
+    ck_assert_int_eq(pflref_model_head_grad(&m, NULL, Phi, &D, ok_idx, 2, ws,
+                                            g, E, &f), E_);
+    ck_assert_int_eq(pflref_model_body_grad(NULL, w, A, E, &D, ok_idx, 2, ws,
+                                            g), E_);
+    ck_assert_int_eq(pflref_model_body_grad(&m, w, NULL, E, &D, ok_idx, 2, ws,
+                                            g), E_);
+    ck_assert_int_eq(pflref_model_body_grad(&m, w, A, NULL, &D, ok_idx, 2, ws,
+                                            g), E_);
+    ck_assert_int_eq(pflref_model_body_grad(&m, w, A, E, &D, ok_idx, 2, ws,
+                                            NULL), E_);
+    ck_assert_int_eq(pflref_model_body_grad(&m, w, A, E, NULL, ok_idx, 2, ws,
+                                            g), E_);
+    /* a workspace sized for another model (another mlp, or a softmax) */
+    ck_assert_int_eq(pflref_model_features(&m, w, &D, ok_idx, 2, wo, A, Phi),
+                     E_);
+    ck_assert_int_eq(pflref_model_head_grad(&m, w, Phi, &D, ok_idx, 2, wsm, g,
+                                            E, &f), E_);
+    ck_assert_int_eq(pflref_model_body_grad(&m, w, A, E, &D, ok_idx, 2, wo, g),
+                     E_);
+    /* batches: nb > max_batch, nb = 0, idx out of range, idx NULL with nb
+     * neither 0 nor n, the whole set larger than the workspace */
+    ck_assert_int_eq(pflref_model_features(&m, w, &D, ok_idx, 3, ws, A, Phi),
+                     E_);
+    ck_assert_int_eq(pflref_model_head_grad(&m, w, Phi, &D, ok_idx, 0, ws, g,
+                                            E, &f), E_);
+    ck_assert_int_eq(pflref_model_body_grad(&m, w, A, E, &D, bad_idx, 2, ws,
+                                            g), E_);
+    ck_assert_int_eq(pflref_model_features(&m, w, &D, NULL, 2, ws, A, Phi),
+                     E_);
+    ck_assert_int_eq(pflref_model_head_grad(&m, w, Phi, &D, NULL, 0, ws, g, E,
+                                            &f), E_);
+    /* data without X */
+    pflref_data noX = D;
+    noX.X = NULL;
+    ck_assert_int_eq(pflref_model_features(&m, w, &noX, ok_idx, 2, ws, A, Phi),
+                     E_);
+    /* a label that is not a class: head_grad refuses it, features (which
+     * reads no label) does not */
+    double bad_y[3] = {0, 3, 1};
+    pflref_data By = D;
+    By.y = bad_y;
+    const size_t one[1] = {1};
+    ck_assert_int_eq(pflref_model_features(&m, w, &By, one, 1, ws, A, Phi),
+                     PFLREF_OK);
+    ck_assert_int_eq(pflref_model_head_grad(&m, w, Phi, &By, one, 1, ws, g, E,
+                                            &f), E_);
+    pflref_model_workspace_free(ws);
+    pflref_model_workspace_free(wsm);
+    pflref_model_workspace_free(wl);
+    pflref_model_workspace_free(wq);
+    pflref_model_workspace_free(wo);
+}
+END_TEST
+
+/* Regression mlp targets are any finite reals; the cross-entropy mlp wants
+ * classes. */
+START_TEST(test_validate_mlp_targets)
+{
+    pflref_model reg = make_mlp(PFLREF_LOSS_HALF_SQUARED, 2, 1, 3,
+                                PFLREF_ACT_IDENTITY, 0, 1);
+    pflref_model cls = make_mlp(PFLREF_LOSS_CROSS_ENTROPY, 2, 2, 3,
+                                PFLREF_ACT_IDENTITY, 0, 1);
+    double X[6] = {0.5, 1.5, -1.0, 2.0, 0.25, -0.75};
+    double y[3] = {1.5, -3.25, 7.0};
+    pflref_data D = {3, X, y, NULL, NULL};
+    pflref_error err;
+    ck_assert_msg(pflref_data_validate(&reg, &D, "c", &err) == PFLREF_OK,
+                  "regression mlp targets 1.5, -3.25, 7 refused: %s",
+                  err.message);
+    expect_invalid(&cls, &D, "c", PFLREF_EINVAL, "c.y[0]",
+                   "cross-entropy mlp label 1.5");
+    y[1] = NAN;
+    expect_invalid(&reg, &D, "c", PFLREF_EINVAL, "c.y[1]",
+                   "regression mlp target NaN");
+    /* the compute functions agree: a fractional target is fine for the
+     * regression head, refused by the classifier's */
+    y[1] = 0.0;
+    const double w[13] = {0.1, 0.2, 0.3, -0.4, 0.5, -0.6, 0.7, -0.8, 0.9,
+                          0.05, -0.15, 0.25, 0.35};
+    double f;
+    pflref_model_workspace *wr = pflref_model_workspace_alloc(&reg, 3);
+    pflref_model_workspace *wc = pflref_model_workspace_alloc(&cls, 3);
+    ck_assert_int_eq(pflref_model_loss(&reg, w, &D, NULL, 0, wr, &f),
+                     PFLREF_OK);
+    ck_assert_int_eq(pflref_model_loss(&cls, w, &D, NULL, 0, wc, &f),
+                     PFLREF_EINVAL);
+    pflref_model_workspace_free(wr);
+    pflref_model_workspace_free(wc);
+}
+END_TEST
+
 Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -1398,6 +2125,21 @@ Suite *model_suite(void)
     tcase_add_test(tc, test_split_names);
     tcase_add_test(tc, test_split_errors);
     tcase_add_test(tc, test_split_mask);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("mlp_variants");
+    tcase_set_timeout(tc, 30);
+    tcase_add_loop_test(tc, test_mlp_variant_grad_fd, 0, NVARIANTS);
+    tcase_add_loop_test(tc, test_mlp_variant_hvp_fd, 0, NVARIANTS);
+    tcase_add_loop_test(tc, test_mlp_variant_split, 0, NVARIANTS);
+    tcase_add_test(tc, test_mlp_default_split);
+    tcase_add_loop_test(tc, test_mlp_scalar_product_closed_form, 0, 2);
+    tcase_add_test(tc, test_mlp_linear_body_classifier_closed_form);
+    tcase_add_test(tc, test_mlp_blocks);
+    tcase_add_test(tc, test_model_predicates);
+    tcase_add_loop_test(tc, test_init_mlp_errors, 0, NINIT_MLP);
+    tcase_add_test(tc, test_body_head_errors);
+    tcase_add_test(tc, test_validate_mlp_targets);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -73,6 +73,42 @@ typedef enum {
     PFLREF_DITTO_WEIGHTS_UNIFORM = 1  /* simple mean (official TF code)     */
 } pflref_ditto_weights;
 
+/* FedAlt / FedSim (Pillutla et al., ICML 2022, Alg. 4 and 5) switches;
+ * shared/spec notes-pflego-fedalt-fedsim-fedrep.md §3. */
+typedef enum {
+    PFLREF_PFL_STATEFUL = 0,   /* v_i persists across rounds (Alg. 4, 5)   */
+    PFLREF_PFL_STATELESS = 1   /* v_i ← v⁰ at every visit, then discarded
+                                  (the paper's appendix C.4)               */
+} pflref_pfl_state;
+typedef enum {
+    PFLREF_PFL_WEIGHTS_SAMPLES = 0, /* α_i = N_i/N: Σ_S α_i u_i / Σ_S α_i   */
+    PFLREF_PFL_WEIGHTS_UNIFORM = 1, /* α_i = 1/n: (1/m) Σ_S u_i (Alg. 1 l.8) */
+    PFLREF_PFL_WEIGHTS_BATCHES = 2  /* α_i ∝ the device's batches this round
+                                       (the official code's len(loader))    */
+} pflref_pfl_weights;
+typedef enum {
+    PFLREF_PFL_FINETUNE_PERSONAL = 0, /* final fine-tuning moves v only     */
+    PFLREF_PFL_FINETUNE_FULL = 1      /* moves (u, v) jointly (FedBABU)     */
+} pflref_pfl_finetune;
+
+/* PFLEGO (Nikoloutsopoulos et al., arXiv 2202.09848) switches; shared/spec
+ * notes-pflego-fedalt-fedsim-fedrep.md §2. */
+typedef enum {
+    PFLREF_PFLEGO_HEAD_SEED = 0,        /* W_i ← W̃_i − ρ (I/r) G_i           */
+    PFLREF_PFLEGO_HEAD_EXACT_ALPHA = 1  /* W_i ← W̃_i − ρ (I/r) α_i G_i       */
+} pflref_pflego_head_step;
+typedef enum {
+    PFLREF_PFLEGO_THETA_GLOBAL = 0,            /* α_i = N_i / N             */
+    PFLREF_PFLEGO_THETA_SAMPLED_NORMALISED = 1 /* N_i / Σ_{I_t} N_j (code)  */
+} pflref_pflego_theta_weights;
+typedef enum {
+    PFLREF_PFLEGO_SERVER_SGD = 0,  /* θ ← θ − ρ ĝ                           */
+    PFLREF_PFLEGO_SERVER_ADAM = 1  /* Adam(ρ, 0.9, 0.999, 1e-8) on ĝ (code)  */
+} pflref_pflego_server;
+
+/* The value of an integer hyperparameter that was not set. */
+#define PFLREF_INT_UNSET ((size_t)-1)
+
 /* All hyperparameters and switches of every algorithm.  Fields an algorithm
  * does not use are ignored by it.  pflref_hyper_defaults fills the paper
  * defaults; required fields start as NaN. */
@@ -82,7 +118,7 @@ typedef struct {
     double mu_ft;      /* μ_ft: fine-tuning proximal weight toward w   */
     double lambda;     /* λ: proximal weight (pFedMe, Ditto)           */
     double eta_p;      /* η_p: pFedMe's inner ("personal") step size   */
-    size_t K;          /* K: pFedMe's inner steps (0 = not set)        */
+    size_t K;          /* K: pFedMe's inner steps                      */
     double beta;       /* β: pFedMe's server mixing                    */
     double pfedme_mu;  /* μ: the official code's extra μθ (pfedme.mu)  */
     int fedavg_weights;    /* pflref_fedavg_weights                    */
@@ -95,6 +131,17 @@ typedef struct {
     int ditto_prox;            /* pflref_ditto_prox                    */
     int ditto_prox_ref;        /* pflref_ditto_prox_ref                */
     int ditto_weights;         /* pflref_ditto_weights                 */
+    double gamma_u;    /* γ_u: FedAlt/FedSim step size of u            */
+    double gamma_v;    /* γ_v: FedAlt/FedSim step size of v            */
+    size_t tau_v;      /* τ_v: FedAlt's v steps (the first τ_v batches) */
+    double rho;        /* ρ: PFLEGO's server step size                 */
+    double pflego_beta;/* β: PFLEGO's cheap head step size             */
+    int pfl_state;             /* pflref_pfl_state                     */
+    int pfl_weights;           /* pflref_pfl_weights                   */
+    int pfl_finetune;          /* pflref_pfl_finetune                  */
+    int pflego_head_step;      /* pflref_pflego_head_step              */
+    int pflego_theta_weights;  /* pflref_pflego_theta_weights          */
+    int pflego_server;         /* pflref_pflego_server                 */
     pflref_split split;    /* shared (u) / personal (v_i) blocks       */
 } pflref_hyper;
 
@@ -103,7 +150,8 @@ typedef struct {
 typedef enum {
     PFLREF_PARAM_REAL = 0,   /* double field                              */
     PFLREF_PARAM_ENUM = 1,   /* int field: index into values              */
-    PFLREF_PARAM_INT = 2     /* size_t field: a count ≥ lo (0 = not set)  */
+    PFLREF_PARAM_INT = 2     /* size_t field: a count ≥ lo (PFLREF_INT_UNSET
+                                = not set)                                */
 } pflref_param_type;
 
 typedef struct {
@@ -112,8 +160,8 @@ typedef struct {
     const char *required_by;  /* space-separated names that need it, or ""  */
     pflref_param_type type;
     size_t offset;            /* offsetof(pflref_hyper, field)              */
-    double def;               /* REAL: default (NaN = none); INT: default
-                                 (0 = none); ENUM: unused                   */
+    double def;               /* REAL, INT: default (NaN = none); ENUM:
+                                 unused                                     */
     double lo;                /* REAL, INT: lower bound                     */
     int lo_open;              /* REAL: 1 = lower bound excluded             */
     const char *const *values;/* ENUM: NULL-terminated; values[0] = paper   */
@@ -149,10 +197,14 @@ typedef struct {
     const char *algorithm;
     const char *name;
     const char *settings;     /* "name=value" pairs, space-separated       */
+    const char *split;        /* the personal blocks or group the preset
+                                 implies ("head", "input"), or NULL        */
     const char *source;       /* where the settings were read              */
 } pflref_preset;
 
 const pflref_preset *pflref_presets(size_t *count);
+/* The preset `name` of algorithm `alg`, or NULL ("paper" has none). */
+const pflref_preset *pflref_preset_find(const char *alg, const char *name);
 /* Apply preset `name` of algorithm `alg` to h ("paper": nothing).  Errors:
  * an unknown preset (PFLREF_EINVAL, where). */
 pflref_status pflref_preset_apply(pflref_hyper *h, const char *alg,
@@ -171,7 +223,10 @@ typedef struct {
     double *w;                  /* P: the global model, or NULL             */
     double *v;                  /* N×P: personal models v_i, or NULL        */
     unsigned char *mask;        /* P: 1 = personal parameter (the split)    */
+    unsigned char *shared;      /* P: 1 − mask (1 = shared parameter)       */
     double *scratch;            /* 8·P doubles for the algorithm            */
+    double *work;               /* alg->work_doubles(problem) doubles, or
+                                   NULL (PFLEGO's feature cache)            */
     double *accum;              /* P doubles: aggregation accumulator       */
     pflref_model_workspace *ws; /* batches up to the largest client         */
 } pflref_state;
@@ -193,7 +248,8 @@ typedef struct {
     const char *title;          /* "FedAvg (McMahan et al., AISTATS 2017)"  */
     int has_global;             /* the state keeps w                        */
     int has_personal;           /* the state keeps v_i                      */
-    int needs_post;             /* finish uses schedule->post               */
+    int needs_post;             /* finish needs schedule->post              */
+    int allows_post;            /* finish uses schedule->post when given    */
     const char *personal_name;  /* the trajectory name of v_i carried from
                                    round to round ("v"), or NULL            */
     /* Whether every client trains each round while only the sampled ones
@@ -203,6 +259,14 @@ typedef struct {
     int (*train_all)(const pflref_hyper *hyper);
     size_t n_eval;
     pflref_eval_model eval[PFLREF_MAX_EVAL];
+    /* Doubles of s->work the algorithm needs (NULL: none). */
+    size_t (*work_doubles)(const pflref_problem *problem);
+    /* Checks of the hyperparameters and the schedule beyond the generic
+     * ones, before anything runs (NULL: none). */
+    pflref_status (*check)(const pflref_problem *problem,
+                           const pflref_hyper *hyper,
+                           const pflref_schedule *schedule,
+                           const unsigned char *mask, pflref_error *err);
     /* Set algorithm-specific initial state (w, v are already w0 copies). */
     pflref_status (*init)(pflref_state *s, pflref_error *err);
     /* One communication round t = s->t over the participants of plan. */
@@ -223,7 +287,7 @@ typedef struct {
     pflref_eval *test;          /* N, or NULL when there is no test data    */
     pflref_summary train_loss;
     pflref_summary test_loss;   /* valid when test != NULL                  */
-    pflref_summary test_mse;    /* valid when test != NULL and linear       */
+    pflref_summary test_mse;    /* valid when test != NULL and regression   */
     pflref_summary test_accuracy; /* valid when test != NULL and classifier */
 } pflref_eval_result;
 

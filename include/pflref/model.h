@@ -8,7 +8,9 @@
  *   quadratic  f(w) = ½ Σ_j a_j (w_j − c_j)²           data-free; a_j > 0
  *   linear     ŷ = x·w (+ b);  squared (ŷ − y)²  or  half_squared ½(ŷ − y)²
  *   softmax    z = W x (+ b);  −log softmax(z)_y       (multinomial logistic)
- *   mlp        z = W2 relu(W1 x + b1) + b2;  −log softmax(z)_y
+ *   mlp        z = W2 σ(W1 x (+ b1)) (+ b2),  σ = relu or identity;
+ *              cross_entropy −log softmax(z)_y  (k ≥ 2 classes), or
+ *              squared (z − y)² / half_squared ½(z − y)²  (k = 1: z is ŷ)
  *
  * Parameter vector layout (the order of PyTorch's state_dict, flattened
  * row-major, so a torch model's parameters concatenate to the same vector):
@@ -16,10 +18,13 @@
  *   quadratic  w (d)
  *   linear     w (d), then b (1) if bias
  *   softmax    W (k×d), then b (k) if bias
- *   mlp        W1 (h×d), b1 (h), W2 (k×h), b2 (k)     (mlp always has biases)
+ *   mlp        W1 (h×d), b1 (h) if hidden_bias, W2 (k×h), b2 (k) if bias
  *
- * Labels for softmax and mlp are stored as doubles holding integers 0..k−1.
+ * Labels for softmax and the cross-entropy mlp are stored as doubles
+ * holding integers 0..k−1; regression targets (linear, squared-loss mlp)
+ * are any finite doubles.
  * ReLU: relu(a) = max(a, 0), relu'(0) = 0 (PyTorch's convention), relu'' = 0.
+ * Identity: σ(a) = a, σ' = 1, σ'' = 0.
  */
 #ifndef PFLREF_MODEL_H
 #define PFLREF_MODEL_H
@@ -45,6 +50,13 @@ typedef enum {
     PFLREF_LOSS_QUADRATIC = 3      /* the quadratic model's own f             */
 } pflref_loss;
 
+/* The mlp's hidden activation σ (unused by the other models, which store
+ * PFLREF_ACT_RELU). */
+typedef enum {
+    PFLREF_ACT_RELU = 0,           /* σ(a) = max(a, 0), σ'(0) = 0            */
+    PFLREF_ACT_IDENTITY = 1        /* σ(a) = a: a linear hidden layer         */
+} pflref_activation;
+
 #define PFLREF_MAX_BLOCKS 4
 
 /* A named, contiguous block of the parameter vector: entries
@@ -64,9 +76,13 @@ typedef struct {
     pflref_model_kind kind;
     pflref_loss loss;
     size_t d;      /* input features; for quadratic the dimension of w      */
-    size_t k;      /* classes (softmax, mlp); 1 for quadratic and linear    */
+    size_t k;      /* classes (softmax, cross-entropy mlp); outputs: 1 for
+                      quadratic, linear and the squared-loss mlp            */
     size_t h;      /* hidden units (mlp); 0 otherwise                       */
-    int bias;      /* 1 when bias blocks are present                        */
+    int bias;      /* 1 when bias blocks are present; mlp: the OUTPUT bias
+                      b2                                                     */
+    int hidden_bias;           /* mlp: 1 when b1 is present; 0 otherwise    */
+    pflref_activation activation; /* mlp: σ; PFLREF_ACT_RELU otherwise     */
     size_t P;      /* total number of parameters                            */
     size_t nblocks;
     pflref_block blocks[PFLREF_MAX_BLOCKS];
@@ -92,19 +108,48 @@ typedef struct {
 
 /* Fill m for the given kind and sizes, with its blocks and P.
  *   kind   model kind
- *   loss   linear: SQUARED or HALF_SQUARED; softmax, mlp: CROSS_ENTROPY;
- *          quadratic: QUADRATIC
- *   d      ≥ 1;  k ≥ 2 for softmax and mlp (ignored otherwise);
- *   h      ≥ 1 for mlp (ignored otherwise);  bias 0 or 1 (mlp: must be 1)
+ *   loss   linear: SQUARED or HALF_SQUARED; softmax: CROSS_ENTROPY;
+ *          mlp: CROSS_ENTROPY, SQUARED or HALF_SQUARED; quadratic: QUADRATIC
+ *   d      ≥ 1;  k ≥ 2 for softmax and the cross-entropy mlp, k = 1 for
+ *          the squared-loss mlp (ignored for quadratic and linear);
+ *   h      ≥ 1 for mlp (ignored otherwise);  bias 0 or 1 (quadratic: 0)
+ * An mlp gets the ReLU activation and both biases b1, b2 when bias = 1, or
+ * neither when bias = 0 (pflref_model_init_mlp sets each on its own).
  * Returns PFLREF_EINVAL naming the bad argument, PFLREF_ENOMEM when P would
  * exceed PFLREF_MAX_PARAMS. */
 pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
                                 pflref_loss loss, size_t d, size_t k, size_t h,
                                 int bias, pflref_error *err);
 
-/* Names used in specs and results: "quadratic", "linear", ...; "squared", ... */
+/* Fill m with a one-hidden-layer network z = W2 σ(W1 x + b1) + b2.
+ *   loss         CROSS_ENTROPY (k ≥ 2 classes), or SQUARED / HALF_SQUARED
+ *                (regression: k must be 1, the output z is ŷ)
+ *   d ≥ 1 inputs;  h ≥ 1 hidden units;  act  RELU or IDENTITY
+ *   hidden_bias  0 or 1: b1 present (where "hidden_bias" on error)
+ *   output_bias  0 or 1: b2 present (m->bias; where "bias" on error)
+ * Returns PFLREF_EINVAL naming the bad argument ("loss", "d", "k", "h",
+ * "activation", "hidden_bias", "bias"), PFLREF_ENOMEM (where "P") when P
+ * would exceed PFLREF_MAX_PARAMS. */
+pflref_status pflref_model_init_mlp(pflref_model *m, pflref_loss loss,
+                                    size_t d, size_t k, size_t h,
+                                    pflref_activation act, int hidden_bias,
+                                    int output_bias, pflref_error *err);
+
+/* Names used in specs and results: "quadratic", "linear", ...; "squared", ...;
+ * "relu", "identity".  NULL for a value outside the enum. */
 const char *pflref_model_kind_name(pflref_model_kind kind);
 const char *pflref_loss_name(pflref_loss loss);
+const char *pflref_activation_name(pflref_activation act);
+
+/* 1 when m predicts a real target with a squared loss (linear, or mlp with
+ * SQUARED / HALF_SQUARED): evaluation reports mse, labels are any finite y.
+ * 0 otherwise (and for NULL). */
+int pflref_model_is_regression(const pflref_model *m);
+
+/* 1 when m is a softmax classifier (softmax, or mlp with CROSS_ENTROPY):
+ * evaluation reports accuracy, labels are integral classes in [0, k).
+ * 0 otherwise (and for NULL). */
+int pflref_model_is_classifier(const pflref_model *m);
 
 /* Index of the block called `name` in m, or -1. */
 int pflref_model_block_index(const pflref_model *m, const char *name);
@@ -137,18 +182,80 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
                                 double *g, double *loss);
 
 /* Hv := ∇²_w [(1/nb) Σ ℓ(w; x_j, y_j)] v   (P entries), exact (Pearlmutter's
- * R-operator; for mlp with relu'' = 0). */
+ * R-operator; for mlp with σ'' = 0). */
 pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
                                const pflref_data *D, const size_t *idx,
                                size_t nb, const double *v,
                                pflref_model_workspace *ws, double *Hv);
 
+/* ---- Body and head of the mlp ---------------------------------------
+ *
+ * The mlp splits into a BODY, the hidden layer φ(x) = σ(W1 x + b1) (blocks
+ * W1, b1), and a HEAD, z = W2 φ + b2 (blocks W2, b2).  A "body forward
+ * pass" is one pflref_model_features call on a batch, a "body backward
+ * pass" one pflref_model_body_grad call; an algorithm that caches features
+ * (PFLEGO) counts them.  Composed on one batch,
+ *
+ *   features(w) → (A, Phi);  head_grad(w, Phi) → (g_head, E, loss);
+ *   body_grad(w, A, E) → g_body
+ *
+ * gives exactly pflref_model_grad (the same operations in the same order:
+ * bit for bit).  Batch selection and the workspace are as for
+ * pflref_model_grad (D holds X and y even where only one is read); A, Phi
+ * and E are the caller's, in batch order; none of these functions
+ * allocates.  Each returns PFLREF_EINVAL for a model that is not an mlp
+ * (checked right after m itself), and for a NULL argument or a bad batch
+ * as the functions above. */
+
+/* Body forward: A := X_B W1ᵀ (+ 1 b1ᵀ) and Phi := act(A), both nb × h
+ * row-major (batch order).  mlp only.
+ *   w [in] P;  A, Phi [out] nb × h each (distinct arrays).
+ * Reads only W1, b1 of w and X of D (labels are not read). */
+pflref_status pflref_model_features(const pflref_model *m, const double *w,
+                                    const pflref_data *D, const size_t *idx,
+                                    size_t nb, pflref_model_workspace *ws,
+                                    double *A, double *Phi);
+
+/* Head on cached features: the mean loss of z_j = W2 Phi_j (+ b2); writes
+ * ONLY the head entries (W2, b2) of g (P entries; other entries untouched)
+ * with ∇ of the batch-mean loss; E (nb × k, may be NULL) := per-sample
+ * ∂ℓ_j/∂z_j (NOT divided by nb); *loss (may be NULL) the batch loss.  Does
+ * not read W1/b1.
+ *   Phi [in] nb × h;  labels y of D are read (checked as classes for the
+ *   cross-entropy head) but not X;  g [out] P;  E [out] nb × k or NULL. */
+pflref_status pflref_model_head_grad(const pflref_model *m, const double *w,
+                                     const double *Phi, const pflref_data *D,
+                                     const size_t *idx, size_t nb,
+                                     pflref_model_workspace *ws, double *g,
+                                     double *E, double *loss);
+
+/* Body backward: δ_j = (W2ᵀ E_j) ⊙ act'(A_j); writes ONLY the body entries
+ * (W1, b1) of g: (1/nb) Σ_j δ_j x_jᵀ and (1/nb) Σ_j δ_j.
+ *   A [in] nb × h pre-activations (from pflref_model_features);
+ *   E [in] nb × k per-sample ∂ℓ/∂z (from pflref_model_head_grad);
+ *   g [out] P (head entries untouched).  Reads W2 of w and X of D. */
+pflref_status pflref_model_body_grad(const pflref_model *m, const double *w,
+                                     const double *A, const double *E,
+                                     const pflref_data *D, const size_t *idx,
+                                     size_t nb, pflref_model_workspace *ws,
+                                     double *g);
+
+/* The body passes a workspace has seen since it was allocated (mlp only;
+ * 0 for other models): *forward counts every pass of a batch through the
+ * body (loss, grad, evaluate, features, and hvp's R-forward), *backward
+ * every backward pass through it (grad, body_grad, hvp's R-backward).
+ * PFLEGO reads them around a client's update to report its body passes. */
+void pflref_model_workspace_passes(const pflref_model_workspace *ws,
+                                   size_t *forward, size_t *backward);
+
 /* Evaluation of w on a data set (all samples, index order). */
 typedef struct {
     double loss;      /* mean per-sample training loss                       */
-    double mse;       /* linear: mean (ŷ − y)²; NaN for other models         */
-    double accuracy;  /* softmax, mlp: fraction argmax z = y (lowest index
-                         wins ties); NaN for other models                    */
+    double mse;       /* regression (linear, squared-loss mlp): mean
+                         (ŷ − y)²; NaN for other models                      */
+    double accuracy;  /* classifiers (softmax, cross-entropy mlp): fraction
+                         argmax z = y (lowest index wins ties); NaN for
+                         other models                                        */
     size_t n;         /* samples evaluated                                   */
 } pflref_eval;
 
@@ -157,9 +264,9 @@ pflref_status pflref_model_evaluate(const pflref_model *m, const double *w,
                                     pflref_model_workspace *ws,
                                     pflref_eval *out);
 
-/* Check that D fits m: sizes, finite values, labels integral in [0, k),
- * quadratic a_j > 0.  `where` prefixes the JSON path in messages (e.g.
- * "clients[2]"). */
+/* Check that D fits m: sizes, finite values, classifier labels integral in
+ * [0, k) (regression targets: any finite y), quadratic a_j > 0.  `where`
+ * prefixes the JSON path in messages (e.g. "clients[2]"). */
 pflref_status pflref_data_validate(const pflref_model *m, const pflref_data *D,
                                    const char *where, pflref_error *err);
 
