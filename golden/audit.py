@@ -5,8 +5,9 @@ arithmetic, and check that its flags are earned.
     /usr/bin/python3 golden/audit.py [-v] [GOLDEN_DIR]
 
 For every pflref-golden/1 vector under GOLDEN_DIR (default: this folder)
-whose algorithm and model pflref_exact.py implements (fedavg, local,
-finetune, prox, pfedme, ditto; quadratic, linear):
+whose algorithm and model pflref_exact.py and pflref_exact_pfl.py implement
+(fedavg, local, finetune, prox, pfedme, ditto, fedalt, fedsim, pflego;
+quadratic, linear, and mlp with a squared loss):
 
  1. replay: the spec as written (model, clients, init, switches, the given
     schedule's clients and batches) is run through pflref_exact.py and every
@@ -31,8 +32,9 @@ from fractions import Fraction
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import pflref_exact as px    # noqa: E402
-import pflref_golden as pg   # noqa: E402
+import pflref_exact as px        # noqa: E402
+import pflref_exact_pfl as pp    # noqa: E402
+import pflref_golden as pg       # noqa: E402
 
 WEIGHTS = ("samples", "uniform", "all_keep_old")
 
@@ -40,11 +42,14 @@ WEIGHTS = ("samples", "uniform", "all_keep_old")
 MUTANTS = {
     "aggregation-weights": {"*": ["weights=" + w for w in WEIGHTS],
                             "pfedme": ["samples-weights", "uniform-weights"],
-                            "ditto": ["uniform-weights"]},
+                            "ditto": ["uniform-weights"],
+                            "fedalt": ["samples-weights", "uniform-weights"],
+                            "fedsim": ["samples-weights", "uniform-weights"]},
     "local-step-count": {"*": ["epochs-plus-one", "epochs-minus-one"],
                          "pfedme": ["epochs-plus-one", "epochs-minus-one",
                                     "inner-plus-one", "inner-minus-one"],
-                         "prox": ["inner-plus-one", "inner-minus-one"]},
+                         "prox": ["inner-plus-one", "inner-minus-one"],
+                         "pflego": ["cheap-steps-tau"]},
     "ragged-batch": {"*": ["ragged-drop"]},
     "batch-mean": {"*": ["batch-sum"]},
     "loss-scale": {"*": ["loss-x2"]},
@@ -61,12 +66,15 @@ MUTANTS = {
     "stale-personal-state": {"local": ["reset-personal", "train-all"],
                              "pfedme": ["train-sampled"],
                              "ditto": ["personal-from-global",
-                                       "reset-personal", "train-all"]},
+                                       "reset-personal", "train-all"],
+                             "fedalt": ["reset-personal", "keep-personal"],
+                             "fedsim": ["reset-personal", "keep-personal"]},
     "prox-sign": {"finetune": ["prox-plus"], "pfedme": ["prox-plus"],
                   "ditto": ["prox-plus"], "prox": ["prox-plus"]},
     "prox-reference": {"finetune": ["prox-ref-w0", "prox-ref-moving"],
                        "pfedme": ["pfedme-ref-wt"], "prox": ["prox-ref-moving"]},
-    "finetune-scope": {"finetune": ["scope-full"]},
+    "finetune-scope": {"finetune": ["scope-full"], "fedalt": ["scope-flip"],
+                       "fedsim": ["scope-flip"]},
     "theta-start": {"pfedme": ["theta-start-flip"], "prox": ["theta-start-flip"]},
     "beta-ignored": {"pfedme": ["beta-one"]},
     "personal-eval": {"pfedme": ["personal-eval=theta", "personal-eval=local_w",
@@ -74,9 +82,16 @@ MUTANTS = {
     "ditto-moving-ref": {"ditto": ["ditto-ref-moving", "ditto-ref-round-start",
                                    "ditto-order-flip"]},
     "prox-form": {"ditto": ["prox-form-flip"]},
+    "pfl-update-order": {"fedalt": ["fedalt-u-first", "fedalt-stale-v"],
+                         "fedsim": ["fedsim-sequential"]},
+    "pflego-inverse-probability": {"pflego": ["no-ip-factor"]},
+    "pflego-head-step": {"pflego": ["head-alpha-flip", "head-step-beta"]},
+    "pflego-theta-weights": {"pflego": ["theta-weights-flip"]},
+    "pflego-body-passes": {"pflego": ["features-per-step"]},
     "regression-only": {},
 }
 PERSONAL_ALGORITHMS = ("prox", "pfedme", "ditto")
+PFL_ALGORITHMS = ("fedalt", "fedsim", "pflego")
 PLAN_BUGS = {"ragged-drop", "epochs-plus-one", "epochs-minus-one"}
 
 
@@ -121,13 +136,13 @@ def mask_of(spec, pr):
 def replay(spec, bugs=frozenset()):
     """The expected object of the spec, run exactly (with bugs)."""
     alg = spec["algorithm"]["name"]
-    if alg in PERSONAL_ALGORITHMS:
+    if alg in PERSONAL_ALGORITHMS + PFL_ALGORITHMS:
         # the schedule bugs act on the batch lists; the rest inside the run
         sched = dict(spec["schedule"], rounds=[
             dict(r, batches=[transform(b, bugs) for b in r["batches"]])
             for r in spec["schedule"]["rounds"]])
-        w, v, trace = px.replay_personal(dict(spec, schedule=sched),
-                                         frozenset(bugs))
+        run = pp.replay if alg in PFL_ALGORITHMS else px.replay_personal
+        w, v, trace = run(dict(spec, schedule=sched), frozenset(bugs))
         return pg.expected(trace, w=w, v=v)
     hp = {k: pg.exact(v) for k, v in spec["algorithm"].get("hyperparameters", {}).items()}
     sw = spec["algorithm"].get("switches", {})
@@ -159,9 +174,13 @@ def replay(spec, bugs=frozenset()):
 
 
 def supported(spec):
+    model = spec["model"]
+    exact_model = (model["kind"] in ("linear", "quadratic")
+                   or (model["kind"] == "mlp"
+                       and model.get("loss") in ("half_squared", "squared")))
     return (spec["algorithm"]["name"] in ("fedavg", "local", "finetune")
-            + PERSONAL_ALGORITHMS
-            and spec["model"]["kind"] in ("linear", "quadratic")
+            + PERSONAL_ALGORITHMS + PFL_ALGORITHMS
+            and exact_model
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")
 

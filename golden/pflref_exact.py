@@ -75,7 +75,20 @@ NO_BUGS = frozenset()
 
 class Problem:
     """A spec's model and clients, exact.  model: the spec's "model"
-    object; clients: the spec's client objects."""
+    object; clients: the spec's client objects.
+
+    Models (docs/models.md): quadratic; linear; and the mlp
+
+        a = W1 x (+ b1),  phi = sigma(a),  z = W2 phi (+ b2)
+
+    with sigma = relu (relu'(0) = 0, relu'' = 0) or identity, parameters
+    in the layout W1 (h x d, row-major), b1 (h) if hidden_bias, W2 (k x h),
+    b2 (k) if bias, and the spec's defaults (activation relu, bias true,
+    hidden_bias = bias, loss cross_entropy, k = 1 for a squared loss).
+    Exact gradients exist for the regression mlp (half_squared, squared:
+    k = 1, z = y-hat); the cross-entropy mlp has P and features but no
+    exact gradient (softmax is not rational): grad raises
+    NotImplementedError for it.  For the mlp, `bias` means b2."""
 
     def __init__(self, model, clients):
         self.kind = model["kind"]
@@ -83,6 +96,17 @@ class Problem:
         self.bias = bool(model.get("bias", False))
         self.loss = model.get("loss")
         self.P = self.d + (1 if self.bias else 0)
+        if self.kind == "mlp":
+            self.bias = bool(model.get("bias", True))
+            self.hidden_bias = bool(model.get("hidden_bias", self.bias))
+            self.activation = model.get("activation", "relu")
+            assert self.activation in ("relu", "identity"), self.activation
+            self.loss = model.get("loss", "cross_entropy")
+            self.h = model["h"]
+            self.k = model.get("k", 1)
+            h, d, k = self.h, self.d, self.k
+            self.P = (h * d + (h if self.hidden_bias else 0)
+                      + k * h + (k if self.bias else 0))
         self.clients = []
         for c in clients:
             if self.kind == "quadratic":
@@ -95,6 +119,48 @@ class Problem:
     def n(self, k):
         return self.clients[k]["n"]
 
+    def _X(self, c, bugs):
+        """The client's rows, or (transpose-x) X read column-major."""
+        X, n, d = c["X"], c["n"], self.d
+        if "transpose-x" in bugs:
+            flat = [x for row in X for x in row]
+            X = [[flat[j * n + i] for j in range(d)] for i in range(n)]
+        return X
+
+    def _mlp_params(self, theta):
+        """(W1, b1, W2, b2) of the mlp's theta: W1 (h rows of d), W2 (k rows
+        of h); an absent bias is returned as zeros."""
+        h, d, k = self.h, self.d, self.k
+        zero = Fraction(0)
+        W1 = [list(theta[u * d:(u + 1) * d]) for u in range(h)]
+        o = h * d
+        b1 = list(theta[o:o + h]) if self.hidden_bias else [zero] * h
+        o += h if self.hidden_bias else 0
+        W2 = [list(theta[o + c * h:o + (c + 1) * h]) for c in range(k)]
+        o += k * h
+        b2 = list(theta[o:o + k]) if self.bias else [zero] * k
+        return W1, b1, W2, b2
+
+    def _sigma(self, a):
+        return a if self.activation == "identity" or a > 0 else Fraction(0)
+
+    def _sigma_prime(self, a):
+        # relu'(0) = 0 (PyTorch's convention)
+        return 1 if self.activation == "identity" or a > 0 else 0
+
+    def _hidden(self, x, W1, b1):
+        """a = W1 x + b1 (the pre-activations)."""
+        return [b1[u] + sum(W1[u][p] * x[p] for p in range(self.d))
+                for u in range(self.h)]
+
+    def features(self, k, theta):
+        """The mlp's features phi_j = sigma(W1 x_j + b1) of every sample j of
+        client k, in index order (a list of n lists of h)."""
+        assert self.kind == "mlp", self.kind
+        W1, b1, _, _ = self._mlp_params(theta)
+        return [[self._sigma(a) for a in self._hidden(x, W1, b1)]
+                for x in self.clients[k]["X"]]
+
     def grad(self, k, theta, batch, bugs=NO_BUGS):
         """g = ∇F_k(theta; batch), F the mean over the batch of the
         per-sample loss (shared/spec README rule 3)."""
@@ -103,11 +169,10 @@ class Problem:
             # f(θ) = ½ Σ_j a_j (θ_j − c_j)²  →  g_j = a_j (θ_j − c_j)
             s = 2 if "loss-x2" in bugs else 1
             return [s * a * (t - cc) for a, t, cc in zip(c["a"], theta, c["c"])]
+        if self.kind == "mlp":
+            return self._mlp_grad(c, theta, batch, bugs)
         assert self.kind == "linear"
-        X, y, n, d = c["X"], c["y"], c["n"], self.d
-        if "transpose-x" in bugs:
-            flat = [x for row in X for x in row]
-            X = [[flat[j * n + i] for j in range(d)] for i in range(n)]
+        X, y, d = self._X(c, bugs), c["y"], self.d
         w = theta[:d]
         b = theta[d] if self.bias else Fraction(0)
         # ℓ = ½ r² (half_squared) or r² (squared), r = x·w + b − y: ∂ℓ/∂ŷ = s·r
@@ -120,6 +185,50 @@ class Problem:
         if self.bias:
             bs = Fraction(s) if "bias-sum" in bugs else scale
             g.append(bs * sum(r[j] for j in batch))
+        return g
+
+    def _mlp_grad(self, c, theta, batch, bugs):
+        """The regression mlp's gradient, in theta's layout.  Per sample,
+        with r = ŷ − y and ∂ℓ/∂ŷ = s·r (s = 2 squared, 1 half_squared):
+            ∂/∂W2 = s r φᵀ,  ∂/∂b2 = s r,
+            δ = (W2ᵀ s r) ⊙ σ'(a),  ∂/∂W1 = δ xᵀ,  ∂/∂b1 = δ;
+        then the mean over the batch (batch-sum: the sum; bias-sum: the
+        biases' sum)."""
+        if self.loss not in ("squared", "half_squared"):
+            raise NotImplementedError(
+                "the %s mlp has no exact gradient (softmax is not rational); "
+                "only half_squared and squared are exact" % self.loss)
+        assert self.k == 1, self.k
+        h, d = self.h, self.d
+        X, y = self._X(c, bugs), c["y"]
+        W1, b1, W2, b2 = self._mlp_params(theta)
+        s = 2 if self.loss == "squared" else 1
+        if "loss-x2" in bugs:
+            s = 3 - s
+        scale = Fraction(s) if "batch-sum" in bugs else Fraction(s, len(batch))
+        bs = Fraction(s) if "bias-sum" in bugs else scale
+        gW1 = [[Fraction(0)] * d for _ in range(h)]
+        gb1 = [Fraction(0)] * h
+        gW2 = [Fraction(0)] * h
+        gb2 = Fraction(0)
+        for j in batch:
+            x = X[j]
+            a = self._hidden(x, W1, b1)
+            phi = [self._sigma(au) for au in a]
+            r = b2[0] + sum(W2[0][u] * phi[u] for u in range(h)) - y[j]
+            gb2 += r
+            for u in range(h):
+                gW2[u] += r * phi[u]
+                delta = W2[0][u] * r * self._sigma_prime(a[u])
+                gb1[u] += delta
+                for p in range(d):
+                    gW1[u][p] += delta * x[p]
+        g = [scale * v for row in gW1 for v in row]
+        if self.hidden_bias:
+            g += [bs * v for v in gb1]
+        g += [scale * v for v in gW2]
+        if self.bias:
+            g.append(bs * gb2)
         return g
 
 

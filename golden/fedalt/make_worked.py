@@ -1,0 +1,357 @@
+#!/usr/bin/python3
+"""FedAlt and FedSim golden vectors (Pillutla et al., ICML 2022, Alg. 4
+and 5) and the presets built on them, from the worked examples of
+shared/spec notes-pflego-fedalt-fedsim-fedrep.md, in exact rational
+arithmetic (pflref_exact_pfl.py).
+
+Example A (notes §3.9): ŷ = u·x + v_i (shared slope u, personal bias v_i),
+½(ŷ − y)², full-batch steps; client 1 = {(1,2),(2,3)}, client 2 =
+{(1,−1),(2,−1),(3,−2)}, client 3 = {(1,1)} (0-based here: 0, 1, 2);
+S⁰ = {1,2}, S¹ = {2,3}; u⁰ = 0.5, v⁰ = 0; γ_u = γ_v = 0.1; FedAlt τ_v = 1,
+τ_u = 2; FedSim τ = 2; server α-ratio mean, α = (2,3,1)/6; final
+fine-tuning τ_f = 2 steps on v with step 0.1 for all three clients.
+
+Example D (notes §4.5): ŷ = h·(b·x), body b, head h (an mlp with d = h =
+k = 1, identity activation, no biases), ½(ŷ − y)², clients 1–3 of Example
+B, S = {1,2}, b⁰ = 1, h⁰ = 0.5, step 0.1: one round of FedRep (fedalt
+preset), FedPer, LG-FedAvg and FedBABU (fedsim presets; FedBABU followed by
+two full fine-tuning steps on every client).
+
+Every generator asserts the notes' published numbers (to their 10 printed
+digits) before writing.  Vectors (file = id without the folder, '/' → '-'):
+see MAKERS.
+
+    /usr/bin/python3 golden/fedalt/make_worked.py [OUTDIR]
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_exact as px        # noqa: E402
+import pflref_exact_pfl as pp    # noqa: E402
+import pflref_golden as pg       # noqa: E402
+
+NOTES = "shared/spec notes-pflego-fedalt-fedsim-fedrep.md"
+PAPER = ("Pillutla, Malik, Mohamed, Rabbat, Sanjabi, Xiao, ICML 2022 (the seed "
+         "002_…), Alg. 4 (FedAlt) and Alg. 5 (FedSim)")
+GENERATOR_ROOT = "golden/{}/make_worked.py (exact fractions, pflref_exact_pfl.py)"
+TOL = {
+    "atol": 1e-13,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "binary inputs: at most 3 local steps per device and round, two "
+             "rounds and two fine-tuning steps, each a contraction on these "
+             "data (γ times the largest batch-Hessian eigenvalue below 2, "
+             "asserted for the linear model), each adding a few roundings of "
+             "terms below 10 in magnitude; the accumulated error stays below "
+             "1e-14, and every flagged bug moves some value by more than 1e3 "
+             "times the tolerance.",
+}
+
+A_MODEL = {"kind": "linear", "d": 1, "loss": "half_squared", "bias": True}
+A_CLIENTS = [{"X": [[1.0], [2.0]], "y": [2.0, 3.0]},
+             {"X": [[1.0], [2.0], [3.0]], "y": [-1.0, -1.0, -2.0]},
+             {"X": [[1.0]], "y": [1.0]}]
+A_INIT = {"kind": "given", "w": [0.5, 0.0]}
+A_SPLIT = {"personal": ["b"]}
+A_ROUNDS = [[0, 1], [1, 2]]
+
+D_MODEL = {"kind": "mlp", "d": 1, "h": 1, "k": 1, "loss": "half_squared",
+           "activation": "identity", "bias": False}
+D_CLIENTS = [{"X": [[1.0], [2.0]], "y": [2.0, 3.0]},
+             {"X": [[1.0], [2.0], [3.0]], "y": [-1.0, -1.0, -2.0]},
+             {"X": [[1.0]], "y": [1.0]}]
+D_INIT = {"kind": "given", "w": [1.0, 0.5]}          # (b, h) = (W1, W2)
+
+
+def full(n, steps):
+    return [list(range(n)) for _ in range(steps)]
+
+
+def close(x, y, digits=10):
+    """x (exact) agrees with the notes' printed value y to its digits."""
+    return abs(float(x) - y) <= 0.6 * 10 ** -digits
+
+
+def run_spec(spec, bugs=px.NO_BUGS):
+    w, v, trace = pp.replay(spec, frozenset(bugs))
+    return trace, w, v
+
+
+def make(folder, vid_name, title, description, model, clients, init, split,
+         algorithm, rounds, post, flags, mutants, check, source):
+    """Build the spec, run it exactly, assert the notes' numbers (check),
+    and wrap the vector after the mutant check."""
+    vid = f"{folder}/worked/{vid_name}"
+    spec = pg.given_spec(title, description, model, clients, init, algorithm,
+                         rounds, split=split, post=post)
+    result = run_spec(spec)
+    check(*result)
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result,
+                              lambda bugs=px.NO_BUGS: run_spec(spec, bugs),
+                              lambda trace, w, v: (trace, w, v))
+    prov = pg.provenance("independent", source, GENERATOR_ROOT.format(folder))
+    return f"worked-{vid_name}.json", pg.vector(vid, title, prov, flags, spec, TOL, exp)
+
+
+def records(trace, event, name, rnd=None, client=None, phase="train"):
+    return [r["value"] for r in trace.records if r["event"] == event
+            and r["name"] == name and r["phase"] == phase
+            and (rnd is None or r.get("round") == rnd)
+            and (client is None or r.get("client") == client)]
+
+
+def server_u(trace):
+    return [v[0] for v in records(trace, "server", "w")]
+
+
+# ---------------------------------------------------------------- Example A
+
+def example_a(kind, stateless, weights="samples", finetune=True):
+    alt = kind == "fedalt"
+    hp = {"gamma_u": 0.1, "gamma_v": 0.1, "eta_ft": 0.1}
+    if alt:
+        hp["tau_v"] = 1
+    sw = {"pfl.state": "stateless" if stateless else "stateful"}
+    if weights != "samples":
+        sw["pfl.weights"] = weights
+    algorithm = {"name": kind, "hyperparameters": hp, "switches": sw}
+    steps = 3 if alt else 2
+    rounds = [{"clients": S, "batches": [full(len(A_CLIENTS[i]["y"]), steps) for i in S]}
+              for S in A_ROUNDS]
+    post = [full(len(c["y"]), 2) for c in A_CLIENTS] if finetune else None
+    return algorithm, rounds, post
+
+
+def fedalt_a_stateful():
+    algorithm, rounds, post = example_a("fedalt", False)
+
+    def check(trace, w, v):
+        u = server_u(trace)
+        assert close(u[0], 0.2263916667) and close(u[1], -0.1176527549), u
+        c1 = records(trace, "step", "w_local", 0, 0)
+        assert c1[0][0] == pg.exact(0.5) and close(c1[0][1], 0.175)
+        assert close(c1[1][0], 0.74875) and close(c1[2][0], 0.9353125)
+        end = records(trace, "client_end", "w_local", 1)
+        assert close(end[0][0], -0.2764299037) and close(end[0][1], -0.3886116667)
+        assert close(end[1][0], 0.3586786917) and close(end[1][1], 0.0773608333)
+        for got, want in zip(v, (0.6502810351, -0.5234007365, 0.2750162984)):
+            assert close(got[1], want), (got, want)
+
+    flags = ["pfl-update-order", "stale-personal-state", "aggregation-weights"]
+    mutants = {"pfl-update-order": ["fedalt-u-first", "fedalt-stale-v"],
+               "stale-personal-state": ["reset-personal"],
+               "aggregation-weights": ["uniform-weights"]}
+    return make(
+        "fedalt", "notes-a-stateful",
+        "FedAlt worked example A, stateful: u¹ = 0.2263916667, "
+        "u² = −0.1176527549, fine-tuned v = (0.6502810351, −0.5234007365, "
+        "0.2750162984)",
+        "ŷ = u·x + v_i (shared slope, personal bias), ½(ŷ − y)², three "
+        "clients (n = 2, 3, 1), full-batch steps, u⁰ = 0.5, v⁰ = 0, "
+        "γ_u = γ_v = 0.1, τ_v = 1 then τ_u = 2 (the first of each device's 3 "
+        "batches moves v, the other two u), S⁰ = {0, 1}, S¹ = {1, 2}, "
+        "server Σ α_i u_i / Σ α_i with α_i = N_i/N, then 2 fine-tuning "
+        "steps on v (η_ft = 0.1) for every client.",
+        A_MODEL, A_CLIENTS, A_INIT, A_SPLIT, algorithm, rounds, post, flags,
+        mutants, check, f"{NOTES} §3.4, §3.9 (example A, FedAlt stateful); {PAPER}")
+
+
+def fedalt_a_stateless():
+    algorithm, rounds, post = example_a("fedalt", True)
+
+    def check(trace, w, v):
+        u = server_u(trace)
+        assert close(u[1], -0.1659527549), u
+        end = records(trace, "client_end", "w_local", 1, 1)
+        assert close(end[0][0], -0.3408299037), end
+        for got, want in zip(v, (0.5222965351, -0.1902712865, 0.2215310234)):
+            assert close(got[1], want), (got, want)
+
+    flags = ["stale-personal-state", "pfl-update-order"]
+    mutants = {"stale-personal-state": ["keep-personal"],
+               "pfl-update-order": ["fedalt-u-first"]}
+    return make(
+        "fedalt", "notes-a-stateless",
+        "FedAlt worked example A, stateless (pfl.state = stateless): "
+        "u² = −0.1659527549, fine-tuned v = (0.5222965351, −0.1902712865, "
+        "0.2215310234)",
+        "Example A with v_i re-initialised to v⁰ = 0 at every visit (client 1 "
+        "restarts from 0 in round 1) and fine-tuning from v⁰.",
+        A_MODEL, A_CLIENTS, A_INIT, A_SPLIT, algorithm, rounds, post, flags,
+        mutants, check, f"{NOTES} §3.4 (stateless variant), §3.9; {PAPER}; "
+        "the paper's App. C.4")
+
+
+def fedalt_a_uniform():
+    algorithm, rounds, post = example_a("fedalt", False, "uniform", False)
+
+    def check(trace, w, v):
+        u = server_u(trace)
+        assert close(u[0], 0.3445451389) and close(u[1], 0.1105264307), u
+
+    flags = ["aggregation-weights"]
+    mutants = {"aggregation-weights": ["samples-weights"]}
+    return make(
+        "fedalt", "notes-a-uniform",
+        "FedAlt worked example A with pfl.weights = uniform (the official "
+        "code with full-batch clients): u¹ = 0.3445451389, u² = 0.1105264307",
+        "Example A, stateful, no fine-tuning, the server's unweighted mean "
+        "(1/m) Σ u_i (Alg. 1 line 8 with α_i = 1/n).",
+        A_MODEL, A_CLIENTS, A_INIT, A_SPLIT, algorithm, rounds, None, flags,
+        mutants, check, f"{NOTES} §3.8 P1, §3.9 (code-style weights); {PAPER}")
+
+
+def fedsim_a(stateless):
+    algorithm, rounds, post = example_a("fedsim", stateless)
+
+    def check(trace, w, v):
+        u = server_u(trace)
+        if stateless:
+            assert close(u[1], -0.1816655556), u
+            want = (0.5267746833, -0.1843004222, 0.2245164556)
+        else:
+            assert close(u[0], 0.2193333333) and close(u[1], -0.1092822222), u
+            c1 = records(trace, "step", "w_local", 0, 0)
+            assert close(c1[0][0], 0.775) and close(c1[0][1], 0.175)
+            assert close(c1[1][0], 0.955) and close(c1[1][1], 0.29125)
+            want = (0.7420579333, -0.6511302889, 0.3245848222)
+        for got, x in zip(v, want):
+            assert close(got[1], x), (got, x)
+
+    flags = ["pfl-update-order", "stale-personal-state"]
+    mutants = {"pfl-update-order": ["fedsim-sequential"],
+               "stale-personal-state": ["keep-personal" if stateless else "reset-personal"]}
+    name = "stateless" if stateless else "stateful"
+    title = ("FedSim worked example A, stateless: u² = −0.1816655556"
+             if stateless else
+             "FedSim worked example A, stateful: u¹ = 0.2193333333, "
+             "u² = −0.1092822222, fine-tuned v = (0.7420579333, "
+             "−0.6511302889, 0.3245848222)")
+    return make(
+        "fedsim", f"notes-a-{name}", title,
+        "Example A (ŷ = u·x + v_i, ½(ŷ − y)², n = 2, 3, 1, u⁰ = 0.5, v⁰ = 0) "
+        "with LocalSim: τ = 2 full-batch steps moving u and v from the same "
+        "point, γ_u = γ_v = 0.1, S⁰ = {0, 1}, S¹ = {1, 2}, α-ratio server "
+        "mean, then 2 fine-tuning steps on v" +
+        (", v_i re-initialised to v⁰ at every visit." if stateless else "."),
+        A_MODEL, A_CLIENTS, A_INIT, A_SPLIT, algorithm, rounds, post, flags,
+        mutants, check, f"{NOTES} §3.4, §3.9 (example A, FedSim); {PAPER}")
+
+
+# ---------------------------------------------------------------- Example D
+
+def example_d(name, preset, hp, steps, post_steps, flags, mutants, check, title,
+              description):
+    folder = "fedalt" if preset == "fedrep" else "fedsim"
+    algorithm = {"name": folder, "preset": preset, "hyperparameters": hp}
+    rounds = [{"clients": [0, 1], "batches": [full(2, steps), full(3, steps)]}]
+    post = [full(len(c["y"]), post_steps) for c in D_CLIENTS] if post_steps else None
+    return make(folder, f"notes-d-{name}", title, description, D_MODEL, D_CLIENTS,
+                D_INIT, None, algorithm, rounds, post, flags, mutants, check,
+                f"{NOTES} §4.0 (mapping), §4.5 (example D, {preset}); {PAPER}")
+
+
+D_TEXT = ("ŷ = h·(b·x) (an mlp with d = h = k = 1, identity activation, no "
+          "biases; W1 = b the body, W2 = h the head), ½(ŷ − y)², clients "
+          "(n = 2, 3, 1), S = {0, 1}, b⁰ = 1, h⁰ = 0.5, step 0.1, full-batch. ")
+
+
+def fedrep_d():
+    def check(trace, w, v):
+        end = records(trace, "client_end", "w_local", 0)
+        assert close(end[0][1], 0.98125) and close(end[1][1], -0.3177777778)
+        assert close(end[0][0], 1.151787109375) and close(end[1][0], 1.0482080658)
+        assert close(w[0], 1.0999975876), w
+
+    return example_d(
+        "fedrep", "fedrep", {"gamma_u": 0.1, "gamma_v": 0.1, "tau_v": 2}, 3, 0,
+        ["pfl-update-order", "aggregation-weights"],
+        {"pfl-update-order": ["fedalt-u-first", "fedalt-stale-v"],
+         "aggregation-weights": ["samples-weights"]},
+        check,
+        "FedRep (fedalt preset fedrep) worked example D: 2 head steps then 1 "
+        "body step; b = 1.0999975876 (plain mean)",
+        D_TEXT + "FedRep: τ_v = 2 head steps with the body fixed, then 1 body "
+        "step with the new head; the server's plain mean of the bodies.")
+
+
+def fedper_d():
+    def check(trace, w, v):
+        end = records(trace, "client_end", "w_local", 0)
+        assert close(end[0][1], 0.9793056641) and close(end[1][1], -0.2449679012)
+        assert close(end[0][0], 1.276697265625) and close(end[1][0], 0.7429530864)
+        assert close(w[0], 0.9564507581), w
+
+    return example_d(
+        "fedper", "fedper", {"gamma_u": 0.1, "gamma_v": 0.1}, 2, 0,
+        ["pfl-update-order", "aggregation-weights"],
+        {"pfl-update-order": ["fedsim-sequential"],
+         "aggregation-weights": ["uniform-weights"]},
+        check,
+        "FedPer (fedsim preset fedper) worked example D: 2 joint steps; "
+        "b = 0.9564507581 (n-weighted)",
+        D_TEXT + "FedPer: 2 joint steps on (b, h); the server's n-weighted "
+        "mean of the bodies (2:3).")
+
+
+def lg_fedavg_d():
+    def check(trace, w, v):
+        end = records(trace, "client_end", "w_local", 0)
+        assert close(end[0][1], 0.9793056641) and close(end[1][1], -0.2449679012)
+        assert close(w[1], 0.2447415249), w
+        assert w[0] == 1                       # the body is personal: w keeps b⁰
+
+    return example_d(
+        "lg-fedavg", "lg_fedavg", {"gamma_u": 0.1, "gamma_v": 0.1}, 2, 0,
+        ["pfl-update-order", "aggregation-weights"],
+        {"pfl-update-order": ["fedsim-sequential"],
+         "aggregation-weights": ["uniform-weights"]},
+        check,
+        "LG-FedAvg (fedsim preset lg_fedavg) worked example D: personal "
+        "input layer, shared head h = 0.2447415249 (n-weighted)",
+        D_TEXT + "LG-FedAvg: the body b (input layer) is personal and the "
+        "head h shared; 2 joint steps; the server's n-weighted mean of the "
+        "heads.")
+
+
+def fedbabu_d():
+    def check(trace, w, v):
+        end = records(trace, "client_end", "w_local", 0)
+        assert close(end[0][0], 1.26640625) and close(end[1][0], 0.4977777778)
+        assert end[0][1] == end[1][1] == pg.exact(0.5)     # the head never moves
+        assert close(w[0], 0.8052291667), w
+        want = [(0.954075604282, 1.120224619824), (-0.076997979578, 0.526137280488),
+                (0.593388922554, 0.864820971065)]
+        for got, (h, b) in zip(v, want):
+            assert close(got[1], h, 12) and close(got[0], b, 12), (got, h, b)
+
+    return example_d(
+        "fedbabu", "fedbabu", {"gamma_u": 0.1, "eta_ft": 0.1}, 2, 2,
+        ["finetune-scope", "aggregation-weights"],
+        {"finetune-scope": ["scope-flip"],
+         "aggregation-weights": ["uniform-weights"]},
+        check,
+        "FedBABU (fedsim preset fedbabu) worked example D: body-only steps "
+        "with the head frozen at 0.5, b = 0.8052291667, then full fine-tuning",
+        D_TEXT + "FedBABU: FedSim with γ_v = 0 (the head frozen at its initial "
+        "value and shared), 2 body steps, the n-weighted mean of the bodies, "
+        "then every client fine-tunes (b, h) jointly for 2 steps at η_ft = 0.1.")
+
+
+MAKERS = {
+    "fedalt": (fedalt_a_stateful, fedalt_a_stateless, fedalt_a_uniform, fedrep_d),
+    "fedsim": (lambda: fedsim_a(False), lambda: fedsim_a(True), fedper_d,
+               lg_fedavg_d, fedbabu_d),
+}
+
+
+def main():
+    pg.write_all(sys.argv, HERE, MAKERS["fedalt"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,289 @@
+"""golden/pflref_exact_pfl.py: FedAlt, FedSim (Pillutla et al., ICML 2022,
+Alg. 4 and 5) and PFLEGO (Nikoloutsopoulos et al., arXiv 2202.09848) in
+exact rational arithmetic, written from the papers and shared/spec
+notes-pflego-fedalt-fedsim-fedrep.md, independently of the C reference.
+
+The gradients come from pflref_exact.Problem (the full gradient of the
+batch-mean loss); PFLEGO's cached features are not modelled: the head
+gradient on cached features is mathematically the head part of the full
+gradient at (θ_t, W), which is what is computed here.
+
+Bugs (realistic implementation mistakes; pflref_golden.check_mutants):
+
+  fedsim-sequential  FedSim: v updated first, u's gradient taken at the new
+                     v (u and v updated from different points)
+  fedalt-u-first     FedAlt: the u phase runs before the v phase
+  fedalt-stale-v     FedAlt: the u phase uses the round-start v, not v⁺
+  reset-personal     v_i ← v⁰ at every visit in a stateful run
+  keep-personal      a stateless run keeps v_i across visits
+  uniform-weights, samples-weights
+                     pfl.weights uniform where samples is configured, and
+                     the reverse
+  scope-flip         fine-tuning moves (u, v) where v only is configured,
+                     and the reverse
+  no-ip-factor       PFLEGO: the I/r factor left out (head and θ steps)
+  theta-weights-flip PFLEGO: α_i = N_i/N <-> N_i/Σ_{I_t} N_j
+  head-alpha-flip    PFLEGO: the last head step with / without α_i, the
+                     reverse of the configured pflego.head_step
+  head-step-beta     PFLEGO: the last head step uses β instead of ρ I/r
+  cheap-steps-tau    PFLEGO: τ cheap steps instead of τ − 1
+  features-per-step  PFLEGO: features recomputed for every cheap step (the
+                     numbers do not change; the body-pass counts do)
+"""
+from fractions import Fraction
+
+from pflref_exact import NO_BUGS, Problem, initial
+from pflref_golden import Trace, exact
+
+SWITCH_DEFAULTS = {
+    "fedalt": {"pfl.state": "stateful", "pfl.weights": "samples",
+               "pfl.finetune": "personal"},
+    "fedsim": {"pfl.state": "stateful", "pfl.weights": "samples",
+               "pfl.finetune": "personal"},
+    "pflego": {"pflego.head_step": "seed", "pflego.theta_weights": "global",
+               "pflego.server": "sgd"},
+}
+# (algorithm, preset) -> (switches and hyperparameters, the split's group)
+PRESETS = {
+    ("fedalt", "fedrep"): ({"pfl.state": "stateful", "pfl.weights": "uniform",
+                            "pfl.finetune": "personal"}, "head"),
+    ("fedsim", "fedper"): ({"pfl.state": "stateful", "pfl.weights": "samples",
+                            "pfl.finetune": "personal"}, "head"),
+    ("fedsim", "lg_fedavg"): ({"pfl.state": "stateful", "pfl.weights": "samples",
+                               "pfl.finetune": "personal"}, "input"),
+    ("fedsim", "fedbabu"): ({"gamma_v": 0, "pfl.state": "stateful",
+                             "pfl.weights": "samples", "pfl.finetune": "full"},
+                            "head"),
+}
+
+
+def settings(algorithm):
+    """(hyperparameters, switches, the preset's split group or None):
+    defaults, then the preset, then the explicit settings."""
+    name = algorithm["name"]
+    hp, sw, group = {}, dict(SWITCH_DEFAULTS[name]), None
+    preset = algorithm.get("preset", "paper")
+    if preset != "paper":
+        bundle, group = PRESETS[(name, preset)]
+        for k, v in bundle.items():
+            (sw if isinstance(v, str) else hp)[k] = v
+    hp.update(algorithm.get("hyperparameters", {}))
+    sw.update(algorithm.get("switches", {}))
+    return ({k: (int(v) if k == "tau_v" else exact(v)) for k, v in hp.items()},
+            sw, group)
+
+
+def blocks(model):
+    """The model's parameter blocks in layout order:
+    [(name, size, is_input, is_head)] (docs/models.md, parameter layout)."""
+    kind, d = model["kind"], model["d"]
+    if kind == "linear":
+        out = [("w", d, True, True)]
+        if model.get("bias", False):
+            out.append(("b", 1, True, True))
+        return out
+    assert kind == "mlp"
+    h = model["h"]
+    k = model.get("k", 1)
+    bias = model.get("bias", True)
+    hidden_bias = model.get("hidden_bias", bias)
+    out = [("W1", h * d, True, False)]
+    if hidden_bias:
+        out.append(("b1", h, True, False))
+    out.append(("W2", k * h, False, True))
+    if bias:
+        out.append(("b2", k, False, True))
+    return out
+
+
+def personal_mask(model, names):
+    """1 on the entries of the named personal blocks or groups."""
+    mask = []
+    for name, size, is_input, is_head in blocks(model):
+        on = (name in names or ("input" in names and is_input)
+              or ("head" in names and is_head))
+        mask += [1 if on else 0] * size
+    return mask
+
+
+def _weights(configured, bugs):
+    if "uniform-weights" in bugs and configured == "samples":
+        return "uniform"
+    if "samples-weights" in bugs and configured == "uniform":
+        return "samples"
+    return configured
+
+
+def _step(x, g, mask, gamma, on=1):
+    """x − γ g on the entries whose mask equals `on`."""
+    return [xi - gamma * gi if m == on else xi for xi, gi, m in zip(x, g, mask)]
+
+
+def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS):
+    """One round of FedAlt (alt) or FedSim.  w: (u, v⁰); v: the devices'
+    full models (u, v_i).  plan: [(device, batches)] ascending.  Returns
+    (w, v)."""
+    P = pr.P
+    stateless = sw["pfl.state"] == "stateless"
+    if "reset-personal" in bugs and not stateless:
+        stateless = True
+    keep = "keep-personal" in bugs and sw["pfl.state"] == "stateless"
+    gu, gv = hp["gamma_u"], hp["gamma_v"]
+    v = [list(vi) for vi in v]
+    trace.emit("round_begin", "train", t, None, None, "w", w)
+    local = {}
+    for i, steps in plan:
+        x = [w[p] if not mask[p] else (w0[p] if stateless and not keep else v[i][p])
+             for p in range(P)]
+        trace.emit("client_begin", "train", t, i, 0, "w_local", x)
+        if alt:
+            tau_v = hp["tau_v"]
+            order = list(range(len(steps)))
+            phases = [(0, tau_v, 1), (tau_v, len(steps), 0)]    # (from, to, mask value)
+            if "fedalt-u-first" in bugs:
+                tau_u = len(steps) - tau_v
+                phases = [(0, tau_u, 0), (tau_u, len(steps), 1)]
+            v_start = list(x)
+            for lo, hi, on in phases:
+                for q in order[lo:hi]:
+                    point = x
+                    if on == 0 and "fedalt-stale-v" in bugs:
+                        point = [x[p] if not mask[p] else v_start[p] for p in range(P)]
+                    g = pr.grad(i, point, steps[q], bugs)
+                    x = _step(x, g, mask, gv if on else gu, on)
+                    trace.emit("step", "train", t, i, q + 1, "w_local", x)
+        else:
+            for q, batch in enumerate(steps):
+                g = pr.grad(i, x, batch, bugs)
+                if "fedsim-sequential" in bugs:
+                    x = _step(x, g, mask, gv, 1)
+                    g = pr.grad(i, x, batch, bugs)
+                    x = _step(x, g, mask, gu, 0)
+                else:
+                    x = [x[p] - (gv if mask[p] else gu) * g[p] for p in range(P)]
+                trace.emit("step", "train", t, i, q + 1, "w_local", x)
+        trace.emit("client_end", "train", t, i, None, "w_local", x)
+        if sw["pfl.state"] == "stateful" or keep:
+            v[i] = list(x)
+            if sw["pfl.state"] == "stateful":
+                trace.emit("client_end", "train", t, i, None, "v", v[i])
+        local[i] = (x, len(steps))
+    weights = _weights(sw["pfl.weights"], bugs)
+    if weights == "samples":
+        a = {i: Fraction(pr.n(i)) for i in local}
+    elif weights == "uniform":
+        a = {i: Fraction(1) for i in local}
+    else:
+        a = {i: Fraction(local[i][1]) for i in local}
+    total = sum(a.values())
+    w = [w[p] if mask[p] else sum(a[i] / total * local[i][0][p] for i in sorted(local))
+         for p in range(P)]
+    trace.emit("server", "train", t, None, None, "w", w)
+    v = [[w[p] if not mask[p] else vi[p] for p in range(P)] for vi in v]
+    return w, v
+
+
+def pfl_finetune(pr, w, v, w0, mask, post, hp, sw, trace, bugs=NO_BUGS):
+    """The final fine-tuning of every device on its post batches."""
+    full = sw["pfl.finetune"] == "full"
+    if "scope-flip" in bugs:
+        full = not full
+    out = []
+    for i, steps in enumerate(post):
+        x = list(v[i])
+        if sw["pfl.state"] == "stateless":
+            x = [w[p] if not mask[p] else w0[p] for p in range(pr.P)]
+        trace.emit("client_begin", "finetune", None, i, 0, "v", x)
+        for q, batch in enumerate(steps):
+            g = pr.grad(i, x, batch, bugs)
+            x = [x[p] - hp["eta_ft"] * g[p] if (full or mask[p]) else x[p]
+                 for p in range(pr.P)]
+            trace.emit("step", "finetune", None, i, q + 1, "v", x)
+        trace.emit("client_end", "finetune", None, i, None, "v", x)
+        out.append(x)
+    return out
+
+
+def pflego_client(pr, i, x, tau, beta, mask, trace, t, bugs=NO_BUGS):
+    """Steps 3–5 (notes §2.4) for client i from x = (θ_t, W_i): τ − 1 cheap
+    full-batch head steps, then the joint gradient.  Returns (W̃ as the full
+    vector, the joint gradient, body passes [forward, backward])."""
+    full = list(range(pr.n(i)))
+    cheap = tau if "cheap-steps-tau" in bugs else tau - 1
+    forward = 1
+    for q in range(1, cheap + 1):
+        g = pr.grad(i, x, full, bugs)
+        x = _step(x, g, mask, beta, 1)
+        if "features-per-step" in bugs:
+            forward += 1
+        trace.emit("step", "train", t, i, q, "w_local", x)
+    g = pr.grad(i, x, full, bugs)
+    trace.emit("note", "train", t, i, tau, "g", g)
+    return x, g, [forward, 1]
+
+
+def pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs=NO_BUGS):
+    """One PFLEGO round with the SGD server (notes §2.4, steps 1–9).
+    mask: 1 on the head.  Returns (w, v)."""
+    P, I, r = pr.P, len(pr.clients), len(plan)
+    scale = Fraction(1) if "no-ip-factor" in bugs else Fraction(I, r)
+    N_all = sum(pr.n(i) for i in range(I))
+    N_sel = sum(pr.n(i) for i, _ in plan)
+    exact_alpha = sw["pflego.head_step"] == "exact_alpha"
+    if "head-alpha-flip" in bugs:
+        exact_alpha = not exact_alpha
+    sampled = sw["pflego.theta_weights"] == "sampled_normalised"
+    if "theta-weights-flip" in bugs:
+        sampled = not sampled
+    assert sw["pflego.server"] == "sgd"
+    v = [list(vi) for vi in v]
+    trace.emit("round_begin", "train", t, None, None, "w", w)
+    acc = [Fraction(0)] * P
+    for i, steps in plan:
+        x = [w[p] if not mask[p] else v[i][p] for p in range(P)]
+        trace.emit("client_begin", "train", t, i, 0, "w_local", x)
+        tau = len(steps)
+        x, g, passes = pflego_client(pr, i, x, tau, hp["pflego.beta"], mask, trace, t,
+                                     bugs)
+        alpha = Fraction(pr.n(i), N_all)
+        head = hp["rho"] * scale * (alpha if exact_alpha else 1)
+        if "head-step-beta" in bugs:
+            head = hp["pflego.beta"]
+        x = _step(x, g, mask, head, 1)
+        trace.emit("step", "train", t, i, tau, "w_local", x)
+        v[i] = x
+        trace.emit("client_end", "train", t, i, None, "v", x)
+        trace.emit("note", "train", t, i, None, "body_passes", passes)
+        a = Fraction(pr.n(i), N_sel) if sampled else alpha
+        acc = [acc[p] + a * g[p] if not mask[p] else acc[p] for p in range(P)]
+    ghat = [scale * a for a in acc]
+    trace.emit("note", "train", t, None, None, "g_hat", ghat)
+    w = [w[p] - hp["rho"] * ghat[p] if not mask[p] else w[p] for p in range(P)]
+    trace.emit("server", "train", t, None, None, "w", w)
+    v = [[w[p] if not mask[p] else vi[p] for p in range(P)] for vi in v]
+    return w, v
+
+
+def replay(spec, bugs=NO_BUGS):
+    """Run a fedalt, fedsim or pflego spec (given schedule) exactly from the
+    spec as written.  Returns (w, v, trace)."""
+    alg = spec["algorithm"]["name"]
+    hp, sw, group = settings(spec["algorithm"])
+    model = spec["model"]
+    names = spec["split"]["personal"] if "split" in spec else ([group] if group else [])
+    mask = personal_mask(model, names)
+    pr = Problem(model, spec["problem"]["clients"])
+    w0 = initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
+    sched = spec["schedule"]
+    assert sched["kind"] == "given"
+    w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
+    for t, r in enumerate(sched["rounds"]):
+        plan = list(zip(r["clients"], r["batches"]))
+        if alg == "pflego":
+            w, v = pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs)
+        else:
+            w, v = pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace,
+                             alg == "fedalt", bugs)
+    if "post" in sched:
+        v = pfl_finetune(pr, w, v, w0, mask, sched["post"], hp, sw, trace, bugs)
+    return w, v, trace
