@@ -2,7 +2,8 @@
 """pfl_numpy.py: an independent NumPy candidate for pflref's golden vectors.
 
 Written from the papers and the specification notes (shared/spec notes §1,
-§2, §3 and §5.1), not from pflref's C code:
+§2, §3 and §5.1; the PFLEGO, FedAlt and FedSim notes), not from pflref's C
+code:
 
   fedavg    McMahan et al., AISTATS 2017, Algorithm 1 (switch fedavg.weights)
   local     every client trains its own v_i from w0; nothing is communicated
@@ -15,10 +16,18 @@ Written from the papers and the specification notes (shared/spec notes §1,
             pfedme.* and the presets official / pfllib          (notes §2)
   ditto     Li et al., ICML 2021, Algorithm 1 with FedAvg as the global
             solver, with the switches ditto.* and the presets   (notes §3)
+  fedalt    Pillutla et al., ICML 2022, Algorithm 4 (LocalAlt), the switches
+  fedsim    pfl.* and the presets fedrep (fedalt), fedper, lg_fedavg and
+            fedbabu (fedsim); Algorithm 5 (LocalSim) for fedsim
+  pflego    Nikoloutsopoulos, Koutsopoulos, Titsias, arXiv 2202.09848: cached
+            features, τ − 1 cheap head steps, one joint gradient, the last
+            head step and the server's θ step, with the switches pflego.*
 
-on the quadratic and linear models.  It replays the vector's given schedule
-(client sets and minibatch index lists) and writes a pflref-result/1 file with
-the final state and every trajectory record, for `pflref check`.
+on the quadratic and linear models and the mlp with the identity activation
+(k = 1 with a squared loss, or k ≥ 2 with cross-entropy).  It replays the
+vector's given schedule (client sets and minibatch index lists) and writes a
+pflref-result/1 file with the final state and every trajectory record, for
+`pflref check`.
 
 usage: pfl_numpy.py VECTOR.json -o RESULT.json [--bug NAME]
        pfl_numpy.py --all GOLDEN_DIR -o OUTDIR [--bug NAME]
@@ -46,7 +55,12 @@ BUGS = ("uniform-weights", "weights-over-all-K", "delta-without-w_t",
         "pfedme-personal-is-local-w", "pfedme-personal-is-global",
         "pfedme-mu-missing", "pfedme-train-only-sampled",
         "ditto-moving-ref", "ditto-v-reset", "ditto-unsampled-v-updated",
-        "ditto-prox-half", "prox-start-at-zero")
+        "ditto-prox-half", "prox-start-at-zero",
+        "pfl-stateful-reset", "pfl-stateless-keeps-v", "fedsim-sequential",
+        "fedalt-u-first", "fedalt-stale-v", "pfl-finetune-personal-only",
+        "pflego-missing-ip-factor", "pflego-weights-sampled-set",
+        "pflego-features-every-step", "pflego-head-alpha",
+        "pflego-cheap-steps-tau")
 
 
 class Unsupported(Exception):
@@ -106,11 +120,95 @@ class Linear:
         return (self.s / len(batch)) * (Xt.T @ Xt)
 
 
+class Mlp:
+    """One hidden layer, identity activation only:
+        a = W1 x (+ b1),  φ = a,  z = W2 φ (+ b2)
+    k = 1 with loss "squared" (z − y)² or "half_squared" ½(z − y)², or
+    k ≥ 2 with cross-entropy −log softmax(z)_y; the batch loss is the mean.
+    Parameters (PyTorch state_dict order, row-major): W1 (h×d), b1 (h, if
+    hidden_bias), W2 (k×h), b2 (k, if bias).  hidden_bias defaults to bias,
+    bias to true.  The body is (W1, b1), the head (W2, b2)."""
+
+    def __init__(self, model, client):
+        if model.get("activation", "relu") != "identity":
+            raise Unsupported("mlp activation %r (only identity)"
+                              % model.get("activation", "relu"))
+        self.d, self.h, self.k = model["d"], model["h"], model.get("k", 1)
+        self.loss = model.get("loss", "cross_entropy")
+        if self.loss == "cross_entropy":
+            self.s = None
+        elif self.loss in ("squared", "half_squared") and self.k == 1:
+            self.s = 2.0 if self.loss == "squared" else 1.0   # ∂ℓ/∂z = s·r
+        else:
+            raise Unsupported("mlp loss %r with k = %d" % (self.loss, self.k))
+        self.X = np.asarray(client["X"], dtype=float)
+        self.y = np.asarray(client["y"], dtype=float)
+        self.n = len(self.y)
+        self.P = parameter_count(model)
+        self.at = {name: (off, off + size)
+                   for name, off, size, _ in model_blocks(model)}
+
+    def part(self, theta, name, shape):
+        if name not in self.at:
+            return np.zeros(shape)
+        lo, hi = self.at[name]
+        return theta[lo:hi].reshape(shape)
+
+    def put(self, g, name, value):
+        if name in self.at:
+            lo, hi = self.at[name]
+            g[lo:hi] = np.ravel(value)
+
+    def body_forward(self, theta, batch):
+        """One forward pass of the body: the features Φ = act(X W1ᵀ + b1)
+        of the batch's samples (n_b × h); identity, so Φ = A."""
+        W1 = self.part(theta, "W1", (self.h, self.d))
+        b1 = self.part(theta, "b1", (self.h,))
+        return self.X[batch] @ W1.T + b1
+
+    def head_grad(self, theta, Phi, batch):
+        """The head's part of the gradient of the batch-mean loss, from the
+        features alone: returns (E, g) with E = ∂(mean loss)/∂z (n_b × k)
+        and g the P-vector holding ∇_{W2}, ∇_{b2} (zero elsewhere)."""
+        W2 = self.part(theta, "W2", (self.k, self.h))
+        b2 = self.part(theta, "b2", (self.k,))
+        Z = Phi @ W2.T + b2
+        nb = len(batch)
+        if self.s is None:                                 # cross-entropy
+            Z = Z - Z.max(axis=1, keepdims=True)
+            p = np.exp(Z)
+            p /= p.sum(axis=1, keepdims=True)
+            p[np.arange(nb), self.y[batch].astype(int)] -= 1.0
+            E = p / nb
+        else:
+            E = (self.s * (Z[:, 0] - self.y[batch]) / nb)[:, None]
+        g = np.zeros(self.P)
+        self.put(g, "W2", E.T @ Phi)
+        self.put(g, "b2", E.sum(axis=0))
+        return E, g
+
+    def body_backward(self, theta, batch, E):
+        """One backward pass through the body: ∇_{W1}, ∇_{b1} from the
+        output errors E (identity activation: δ = E W2)."""
+        W2 = self.part(theta, "W2", (self.k, self.h))
+        delta = E @ W2
+        g = np.zeros(self.P)
+        self.put(g, "W1", delta.T @ self.X[batch])
+        self.put(g, "b1", delta.sum(axis=0))
+        return g
+
+    def grad(self, theta, batch):
+        Phi = self.body_forward(theta, batch)
+        E, g = self.head_grad(theta, Phi, batch)
+        return g + self.body_backward(theta, batch, E)
+
+
 def load_clients(spec, base_dir):
     model = spec["model"]
-    kinds = {"quadratic": Quadratic, "linear": Linear}
+    kinds = {"quadratic": Quadratic, "linear": Linear, "mlp": Mlp}
     if model["kind"] not in kinds:
-        raise Unsupported("model %r (only quadratic and linear)" % model["kind"])
+        raise Unsupported("model %r (only quadratic, linear and mlp)"
+                          % model["kind"])
     problem = spec["problem"]
     if "file" in problem:            # a pflref-problem/1 file beside the spec
         with open(os.path.join(base_dir, problem["file"])) as f:
@@ -120,21 +218,49 @@ def load_clients(spec, base_dir):
     return [kinds[model["kind"]](model, c) for c in problem["clients"]]
 
 
+def model_blocks(model):
+    """The parameter blocks in PyTorch state_dict order: (name, offset,
+    size, groups).  A single-layer model's one layer is both its "input"
+    and its "head" group; the mlp's input layer is (W1, b1), its head
+    (W2, b2)."""
+    kind, d = model["kind"], model["d"]
+    if kind == "quadratic":
+        layout = [("w", d, ("input", "head"))]
+    elif kind == "linear":
+        layout = [("w", d, ("input", "head"))]
+        if model.get("bias", False):
+            layout.append(("b", 1, ("input", "head")))
+    elif kind == "mlp":
+        h, k = model["h"], model.get("k", 1)
+        bias = model.get("bias", True)
+        layout = [("W1", h * d, ("input",))]
+        if model.get("hidden_bias", bias):
+            layout.append(("b1", h, ("input",)))
+        layout.append(("W2", k * h, ("head",)))
+        if bias:
+            layout.append(("b2", k, ("head",)))
+    else:
+        raise Unsupported("model %r" % kind)
+    blocks, off = [], 0
+    for name, size, groups in layout:
+        blocks.append((name, off, size, groups))
+        off += size
+    return blocks
+
+
 def parameter_count(model):
-    return model["d"] + (1 if model.get("bias", False) else 0)
+    return sum(size for _, _, size, _ in model_blocks(model))
 
 
-def personal_mask(spec):
-    """1 for entries in the split's personal blocks.  Layout (PyTorch
-    state_dict order): w is entries 0..d-1, then b.  A single-layer model's
-    one layer is both its "input" and its "head" group."""
-    d, P = spec["model"]["d"], parameter_count(spec["model"])
-    mask = np.zeros(P, dtype=bool)
-    for name in spec.get("split", {}).get("personal", []):
-        if name in ("w", "input", "head"):
-            mask[:d] = True
-        if name in ("b", "input", "head") and P > d:
-            mask[d:] = True
+def personal_mask(spec, names=None):
+    """True for the entries of the split's personal blocks (names: the
+    split to use; default the spec's own), by block name or group."""
+    if names is None:
+        names = spec.get("split", {}).get("personal", [])
+    mask = np.zeros(parameter_count(spec["model"]), dtype=bool)
+    for block, off, size, groups in model_blocks(spec["model"]):
+        if block in names or any(g in names for g in groups):
+            mask[off:off + size] = True
     return mask
 
 
@@ -307,6 +433,10 @@ DEFAULTS = {                 # the paper's reading (shared/spec notes §8)
     "pfedme.personal_eval": "theta",
     "ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
     "ditto.prox_ref": "round_start", "ditto.weights": "samples",
+    "pfl.state": "stateful", "pfl.weights": "samples",
+    "pfl.finetune": "personal",
+    "pflego.head_step": "seed", "pflego.theta_weights": "global",
+    "pflego.server": "sgd",
 }
 PRESETS = {
     # CharlieDinh/pFedMe (notes §2(c), §2(e), §2(f)): warm θ, μ = 0.001,
@@ -329,7 +459,37 @@ PRESETS = {
     ("ditto", "pfllib"): {
         "ditto.order": "personal_first", "ditto.prox": "squared",
         "ditto.prox_ref": "round_start", "ditto.weights": "samples"},
+    # Collins et al., ICML 2021 (FedRep): head steps, then the representation;
+    # the server's plain mean of the bodies
+    ("fedalt", "fedrep"): {
+        "pfl.state": "stateful", "pfl.weights": "uniform",
+        "pfl.finetune": "personal"},
+    # Arivazhagan et al. 2019 (FedPer): joint steps, personal top layers
+    ("fedsim", "fedper"): {
+        "pfl.state": "stateful", "pfl.weights": "samples",
+        "pfl.finetune": "personal"},
+    # Liang et al. 2020 (LG-FedAvg): personal input layer, shared top layers
+    ("fedsim", "lg_fedavg"): {
+        "pfl.state": "stateful", "pfl.weights": "samples",
+        "pfl.finetune": "personal"},
+    # Oh, Kim, Yun, ICLR 2022 (FedBABU): the head never trains (γ_v = 0),
+    # then the whole model is fine-tuned
+    ("fedsim", "fedbabu"): {
+        "gamma_v": 0.0, "pfl.state": "stateful", "pfl.weights": "samples",
+        "pfl.finetune": "full"},
 }
+PRESET_SPLITS = {       # the split a preset implies unless the spec has one
+    ("fedalt", "fedrep"): ["head"], ("fedsim", "fedper"): ["head"],
+    ("fedsim", "lg_fedavg"): ["input"], ("fedsim", "fedbabu"): ["head"],
+}
+
+
+def split_names(spec):
+    """The personal blocks: the spec's split, else the preset's."""
+    if "split" in spec:
+        return spec["split"].get("personal", [])
+    alg = spec["algorithm"]
+    return PRESET_SPLITS.get((alg["name"], alg.get("preset", "paper")), [])
 
 
 def settings(spec):
@@ -572,9 +732,254 @@ def run_ditto(spec, clients, w0, log):
     return {"w": w, "v": v}
 
 
+# ---- FedAlt and FedSim (Pillutla et al., ICML 2022, Alg. 4 and 5) -----------
+
+def pfl_weights(scheme, S_t, n, plan):
+    """The server's α_i over the participants: N_i/N (samples), 1/n
+    (uniform) or the device's number of batches this round (batches).
+    Only their ratios matter: u = Σ α_i u_i / Σ α_i."""
+    if scheme == "samples":
+        alpha = {i: n[i] / sum(n) for i in S_t}
+    elif scheme == "uniform":
+        alpha = {i: 1.0 / len(n) for i in S_t}
+    elif scheme == "batches":
+        alpha = {i: float(len(plan[i])) for i in S_t}
+    else:
+        raise Unsupported("pfl.weights %r" % scheme)
+    total = sum(alpha.values())
+    return {i: alpha[i] / total for i in S_t}
+
+
+def run_partial(spec, clients, w0, log, simultaneous):
+    """Partial personalisation: the split's personal blocks are v_i (one per
+    device), the others the shared u.  Round t, for each device i ∈ S in
+    ascending id, on its scheduled batches z_1, z_2, ...:
+      FedAlt (LocalAlt): the first τ_v batches move v with u fixed at u^(t),
+          v ← v − γ_v ∇_v F_i(u^(t), v; z); the rest move u with the new v
+          fixed, u ← u − γ_u ∇_u F_i(u, v_i^(t+1); z)
+      FedSim (LocalSim): every batch moves both from the same point:
+          (u, v) ← (u − γ_u ∇_u F_i(u, v; z), v − γ_v ∇_v F_i(u, v; z))
+    then u^(t+1) = Σ_S α_i u_i / Σ_S α_i.  pfl.state = stateless: v starts
+    at v⁰ at every visit and is thrown away.  Optional post phase: every
+    device fine-tunes v (pfl.finetune = personal) or (u, v) (full) from
+    (u^(T), v_i), stateless from (u^(T), v⁰).  final.w = (u, v⁰);
+    final.v[i] = device i's model (u^(T), v_i) after fine-tuning."""
+    cfg = settings(spec)
+    gamma_u, gamma_v = cfg["gamma_u"], cfg["gamma_v"]
+    tau_v = None if simultaneous else int(cfg["tau_v"])
+    stateful = cfg["pfl.state"] == "stateful"
+    if cfg["pfl.state"] not in ("stateful", "stateless"):
+        raise Unsupported("pfl.state %r" % cfg["pfl.state"])
+    keep = stateful or BUG == "pfl-stateless-keeps-v"     # v_i persists
+    reset = not keep or BUG == "pfl-stateful-reset"       # v ← v⁰ per visit
+    personal = personal_mask(spec, split_names(spec))
+    shared = ~personal
+    n = [c.n for c in clients]
+    w = w0.copy()                            # (u, v⁰)
+    v0 = w0[personal].copy()
+    v = [v0.copy() for _ in clients]
+
+    def move(x, g, which, gamma):
+        x = x.copy()
+        x[which] = x[which] - gamma * g[which]
+        return x
+
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        plan = dict(zip(rnd["clients"], rnd["batches"]))
+        S_t = sorted(plan)
+        log("round_begin", "train", "w", w, round=t)
+        u_new = {}
+        for i in S_t:
+            x = w.copy()                     # (u^(t), v_i^(t))
+            x[personal] = v0 if reset else v[i]
+            log("client_begin", "train", "w_local", x, round=t, client=i,
+                step=0)
+            batches = plan[i]
+            if not simultaneous and tau_v > len(batches):
+                raise Unsupported("tau_v = %d v steps, but client %d has %d "
+                                  "batches in round %d"
+                                  % (tau_v, i, len(batches), t))
+            for s, z in enumerate(batches, start=1):
+                if simultaneous:
+                    g = clients[i].grad(x, z)
+                    if BUG == "fedsim-sequential":   # u's gradient after v
+                        x = move(x, g, personal, gamma_v)
+                        g = clients[i].grad(x, z)
+                        x = move(x, g, shared, gamma_u)
+                    else:
+                        x = move(move(x, g, personal, gamma_v), g, shared,
+                                 gamma_u)
+                else:
+                    v_phase = s <= tau_v
+                    if BUG == "fedalt-u-first":      # u steps, then v steps
+                        v_phase = s > len(batches) - tau_v
+                    if v_phase:
+                        x = move(x, clients[i].grad(x, z), personal, gamma_v)
+                    else:
+                        at = x
+                        if BUG == "fedalt-stale-v":  # v of the round's start
+                            at = x.copy()
+                            at[personal] = v0 if reset else v[i]
+                        x = move(x, clients[i].grad(at, z), shared, gamma_u)
+                log("step", "train", "w_local", x, round=t, client=i, step=s)
+            log("client_end", "train", "w_local", x, round=t, client=i)
+            if keep:
+                v[i] = x[personal].copy()
+            if stateful:
+                log("client_end", "train", "v", x, round=t, client=i)
+            u_new[i] = x[shared]
+        coef = pfl_weights(cfg["pfl.weights"], S_t, n, plan)
+        u = np.zeros(int(shared.sum()))
+        for i in S_t:
+            u = u + coef[i] * u_new[i]
+        w = w.copy()
+        w[shared] = u
+        log("server", "train", "w", w, round=t)
+
+    models = []
+    for i in range(len(clients)):
+        x = w.copy()
+        x[personal] = v[i] if keep else v0
+        models.append(x)
+    post = spec["schedule"].get("post")
+    if post is not None:
+        full = cfg["pfl.finetune"] == "full"
+        if cfg["pfl.finetune"] not in ("full", "personal"):
+            raise Unsupported("pfl.finetune %r" % cfg["pfl.finetune"])
+        if BUG == "pfl-finetune-personal-only":
+            full = False
+        eta_ft = cfg["eta_ft"]
+        for i, batches in enumerate(post):
+            x = models[i]
+            log("client_begin", "finetune", "v", x, client=i, step=0)
+            for s, z in enumerate(batches, start=1):
+                g = clients[i].grad(x, z)
+                x = x - eta_ft * g if full else move(x, g, personal, eta_ft)
+                log("step", "finetune", "v", x, client=i, step=s)
+            log("client_end", "finetune", "v", x, client=i)
+            models[i] = x
+    return {"w": w, "v": models}
+
+
+def run_fedalt(spec, clients, w0, log):
+    return run_partial(spec, clients, w0, log, simultaneous=False)
+
+
+def run_fedsim(spec, clients, w0, log):
+    return run_partial(spec, clients, w0, log, simultaneous=True)
+
+
+# ---- PFLEGO (Nikoloutsopoulos, Koutsopoulos, Titsias, arXiv 2202.09848) -----
+
+def run_pflego(spec, clients, w0, log):
+    """The body θ (W1, b1) is shared, the head W_i (W2, b2) is client i's.
+    Round t, I clients, r = |I_t| sampled; for each i ∈ I_t in ascending id,
+    with τ = its number of scheduled (full) batches:
+        Φ = act(X_i W1ᵀ + b1) at θ_t, computed once
+        τ − 1 cheap steps  W ← W − β ∇_W ℓ_i(W, θ_t) on Φ
+        joint gradient at (W̃, θ_t): G_i (head), g_i (body, one backward)
+        W_i ← W̃ − ρ (I/r) G_i       (× α_i with head_step = exact_alpha)
+    server: ĝ = (I/r) Σ_{I_t} a_i g_i, θ ← θ − ρ ĝ, with a_i = α_i = N_i/N
+    (theta_weights = global) or N_i / Σ_{I_t} N_j (sampled_normalised).
+    Notes: g (the joint gradient), body_passes ([forward, backward] passes
+    of the body for the client in the round), g_hat."""
+    cfg = settings(spec)
+    if spec["model"]["kind"] != "mlp":
+        raise Unsupported("pflego on model %r (only the mlp)"
+                          % spec["model"]["kind"])
+    if cfg["pflego.server"] != "sgd":
+        raise Unsupported("pflego.server %r (only sgd)" % cfg["pflego.server"])
+    rho, beta = cfg["rho"], cfg["pflego.beta"]
+    head_alpha = cfg["pflego.head_step"] == "exact_alpha"
+    if BUG == "pflego-head-alpha":
+        head_alpha = not head_alpha
+    theta_weights = cfg["pflego.theta_weights"]
+    if BUG == "pflego-weights-sampled-set":
+        theta_weights = "sampled_normalised"
+    head = personal_mask(spec, ["head"])
+    if "split" in spec and not np.array_equal(
+            personal_mask(spec, split_names(spec)), head):
+        raise Unsupported("pflego with a split other than the head")
+    body = ~head
+    I = len(clients)
+    n = [c.n for c in clients]
+    alpha = [n_i / sum(n) for n_i in n]
+    w = w0.copy()
+    heads = [w0[head].copy() for _ in clients]
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        plan = dict(zip(rnd["clients"], rnd["batches"]))
+        S_t = sorted(plan)
+        scale = 1.0 if BUG == "pflego-missing-ip-factor" else I / len(S_t)
+        log("round_begin", "train", "w", w, round=t)
+        g_body = {}
+        for i in S_t:
+            data = clients[i]
+            full = list(range(data.n))
+            if any(list(z) != full for z in plan[i]):
+                raise Unsupported("pflego needs full batches in index order")
+            tau = len(plan[i])
+            x = w.copy()
+            x[head] = heads[i]
+            log("client_begin", "train", "w_local", x, round=t, client=i,
+                step=0)
+            forward = backward = 0
+            cheap = tau if BUG == "pflego-cheap-steps-tau" else tau - 1
+            if BUG != "pflego-features-every-step":
+                Phi = data.body_forward(x, full)          # the cache
+                forward += 1
+            for s in range(1, cheap + 1):
+                if BUG == "pflego-features-every-step":
+                    Phi = data.body_forward(x, full)
+                    forward += 1
+                _, G = data.head_grad(x, Phi, full)
+                x = x - beta * G                           # G is 0 on the body
+                log("step", "train", "w_local", x, round=t, client=i, step=s)
+            if BUG == "pflego-features-every-step":
+                Phi = data.body_forward(x, full)
+                forward += 1
+            E, G = data.head_grad(x, Phi, full)
+            g = data.body_backward(x, full, E)
+            backward += 1
+            g = g + G                                      # (g_i, G_i)
+            log("note", "train", "g", g, round=t, client=i, step=cheap + 1)
+            step = rho * scale * (alpha[i] if head_alpha else 1.0)
+            x = x.copy()
+            x[head] = x[head] - step * g[head]
+            log("step", "train", "w_local", x, round=t, client=i,
+                step=cheap + 1)
+            heads[i] = x[head].copy()
+            log("client_end", "train", "v", x, round=t, client=i)
+            log("note", "train", "body_passes", [forward, backward], round=t,
+                client=i)
+            g_body[i] = g[body]
+        if theta_weights == "global":
+            a = {i: alpha[i] for i in S_t}
+        elif theta_weights == "sampled_normalised":
+            m = sum(n[i] for i in S_t)
+            a = {i: n[i] / m for i in S_t}
+        else:
+            raise Unsupported("pflego.theta_weights %r" % theta_weights)
+        acc = np.zeros(int(body.sum()))
+        for i in S_t:
+            acc = acc + a[i] * g_body[i]
+        g_hat = np.zeros_like(w)
+        g_hat[body] = scale * acc
+        log("note", "train", "g_hat", g_hat, round=t)
+        w = w - rho * g_hat                                # head entries: 0
+        log("server", "train", "w", w, round=t)
+    models = []
+    for i in range(len(clients)):
+        x = w.copy()
+        x[head] = heads[i]
+        models.append(x)
+    return {"w": w, "v": models}
+
+
 ALGORITHMS = {"fedavg": run_fedavg, "local": run_local,
               "finetune": run_finetune, "prox": run_prox,
-              "pfedme": run_pfedme, "ditto": run_ditto}
+              "pfedme": run_pfedme, "ditto": run_ditto,
+              "fedalt": run_fedalt, "fedsim": run_fedsim,
+              "pflego": run_pflego}
 
 
 # ---- input and output -----------------------------------------------------------

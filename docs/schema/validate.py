@@ -476,7 +476,8 @@ def _good_specs():
             ("linear inline with test data, all generate options", linear),
             ("tilt generator, local", tilt),
             ("dirichlet generator, mlp, finetune", mlp),
-            ("softmax inline, finetune with post only", softmax)] + _good_specs_pfl(linear, mlp)
+            ("softmax inline, finetune with post only", softmax)] + _good_specs_pfl(linear, mlp) \
+        + _good_specs_split(linear)
 
 
 def _good_specs_pfl(linear, mlp):
@@ -551,6 +552,107 @@ def _good_specs_pfl(linear, mlp):
             ("ditto: official preset, quadratic, given schedule", ditto_quad),
             ("ditto: pfllib preset, linear, generated", ditto_pfllib),
             ("ditto: norm prox, moving reference, uniform weights, mlp", ditto_switches)]
+
+
+def _good_specs_split(linear):
+    """fedalt, fedsim and pflego (full parameter vectors, a shared u and a
+    personal v_i), with each preset and every switch."""
+    mlp = {
+        "format": "pflref-spec/1",
+        "model": {"kind": "mlp", "d": 2, "k": 2, "h": 2},
+        "problem": {"clients": [
+            {"X": [[1.0, 0.5], [0.0, 1.0], [-1.0, 2.0]], "y": [0, 1, 1],
+             "X_test": [[0.5, 0.5]], "y_test": [1]},
+            {"X": [[2.0, -1.0], [1.0, 1.0]], "y": [0, 0], "X_test": [[1.0, 0.0]], "y_test": [0]},
+            {"X": [[0.25, 0.75]], "y": [1], "X_test": [[0.0, 0.0]], "y_test": [1]}]},
+        "init": {"kind": "gaussian", "seed": 4, "sd": 0.2},
+        "schedule": {"kind": "generate", "rounds": 2, "clients_per_round": 2,
+                     "client_seed": 3, "local": {"steps": 3}},
+        "output": {"trajectory": "step"},
+    }
+    fedalt_linear = _set(linear, ["algorithm"], {
+        "name": "fedalt", "hyperparameters": {"gamma_u": 0.05, "gamma_v": 0.1, "tau_v": 1,
+                                              "eta_ft": 0.05},
+        "switches": {"pfl.state": "stateless", "pfl.weights": "batches",
+                     "pfl.finetune": "full"}})
+    fedalt_linear["schedule"]["post"] = {"steps": 2, "batch_size": 1}
+    fedrep = _set(mlp, ["algorithm"], {
+        "name": "fedalt", "preset": "fedrep",
+        "hyperparameters": {"gamma_u": 0.1, "gamma_v": 0.1, "tau_v": 2}})
+    fedsim_given = {
+        "format": "pflref-spec/1",
+        "name": "FedSim, given schedule with a post phase, uniform weights",
+        "model": {"kind": "linear", "d": 1, "loss": "squared", "bias": True},
+        "problem": {"clients": [{"X": [[1.0], [2.0]], "y": [1.0, 3.0]},
+                                {"X": [[-1.0]], "y": [0.5]}]},
+        "split": {"personal": ["b"]},
+        "algorithm": {"name": "fedsim", "preset": "paper",
+                      "hyperparameters": {"gamma_u": 0.1, "gamma_v": 0.2, "eta_ft": 0.1},
+                      "switches": {"pfl.state": "stateful", "pfl.weights": "uniform",
+                                   "pfl.finetune": "personal"}},
+        "schedule": {"kind": "given", "rounds": [
+            {"clients": [0, 1], "batches": [[[0, 1], [0]], [[0]]]}],
+            "post": [[[1]], [[0], [0]]]},
+        "output": {"trajectory": "step"},
+    }
+    fedper = _set(mlp, ["algorithm"], {
+        "name": "fedsim", "preset": "fedper", "hyperparameters": {"gamma_u": 0.1, "gamma_v": 0.1}})
+    lg_fedavg = _set(mlp, ["algorithm"], {
+        "name": "fedsim", "preset": "lg_fedavg",
+        "hyperparameters": {"gamma_u": 0.1, "gamma_v": 0.05}})
+    fedbabu = _set(mlp, ["algorithm"], {
+        "name": "fedsim", "preset": "fedbabu", "hyperparameters": {"gamma_u": 0.1, "eta_ft": 0.1}})
+    fedbabu["schedule"]["post"] = {"epochs": 1, "batch_size": 2}
+    pflego = _set(mlp, ["algorithm"], {
+        "name": "pflego", "hyperparameters": {"rho": 0.05, "pflego.beta": 0.1}})
+    pflego["split"] = {"personal": ["head"]}
+    pflego_code = _set(pflego, ["algorithm", "switches"], {
+        "pflego.head_step": "exact_alpha", "pflego.theta_weights": "sampled_normalised",
+        "pflego.server": "adam"})
+    pflego_code["algorithm"]["preset"] = "paper"
+    return [("fedalt: linear, stateless, batch weights, full fine-tuning", fedalt_linear),
+            ("fedalt: fedrep preset, mlp", fedrep),
+            ("fedsim: linear, given schedule with a post phase", fedsim_given),
+            ("fedsim: fedper preset, mlp", fedper),
+            ("fedsim: lg_fedavg preset, mlp", lg_fedavg),
+            ("fedsim: fedbabu preset without gamma_v, post phase", fedbabu),
+            ("pflego: mlp, head personal, full batches", pflego),
+            ("pflego: exact_alpha, sampled_normalised, adam", pflego_code)]
+
+
+def _good_specs_mlp():
+    """mlp specs with the newer model fields (activation, hidden_bias, a
+    regression head), checked against the schema only."""
+    base = {
+        "format": "pflref-spec/1",
+        "problem": {"clients": [{"X": [[1.0], [2.0]], "y": [2.0, 3.0]},
+                                {"X": [[-0.5]], "y": [1.25]}]},
+        "algorithm": {"name": "fedavg", "hyperparameters": {"eta": 0.1}},
+        "schedule": {"kind": "generate", "rounds": 1, "local": {"steps": 1}},
+    }
+    product = _set(base, ["model"], {"kind": "mlp", "d": 1, "h": 1, "loss": "half_squared",
+                                     "activation": "identity", "bias": False})
+    k_one = _set(base, ["model"], {"kind": "mlp", "d": 1, "h": 2, "k": 1, "loss": "squared",
+                                   "bias": False, "hidden_bias": True})
+    linear_body = _set(base, ["model"], {"kind": "mlp", "d": 1, "k": 2, "h": 1,
+                                         "activation": "identity", "hidden_bias": False})
+    linear_body["problem"]["clients"] = [{"X": [[2.0], [-1.0]], "y": [1, 0]},
+                                         {"X": [[0.5]], "y": [1]}]
+    return [("mlp y = w*(theta*x): identity, no biases, half_squared, k omitted", product),
+            ("mlp squared loss with k = 1 and only the hidden bias", k_one),
+            ("mlp linear body, output bias only, cross-entropy", linear_body)]
+
+
+def _bad_documents_mlp(spec):
+    """Planted specs with the mlp's activation and hidden_bias (their paths
+    are the same whether or not pflref's reader knows these fields)."""
+    mlp = dict(_good_specs())["dirichlet generator, mlp, finetune"]
+    return [
+        ("spec: mlp activation outside the enum", _set(mlp, ["model", "activation"], "tanh"),
+         "$.model.activation", "spec", True),
+        ("spec: hidden_bias on a linear model", _set(spec, ["model", "hidden_bias"], True),
+         "$.model.hidden_bias", "spec", True),
+    ]
 
 
 PROBLEM_FILE = {
@@ -748,7 +850,7 @@ def _bad_documents(spec, ft_spec, golden, result, problem):
          "$.trajectory[0].event", "candidate", True),
         ("golden: malformed content hash", _set(golden, ["hash"], "sha1:abc"),
          "$.hash", "golden", True),
-    ] + _bad_documents_pfl(spec)
+    ] + _bad_documents_pfl(spec) + _bad_documents_mlp(spec) + _bad_documents_split(spec)
 
 
 def _bad_documents_pfl(spec):
@@ -837,6 +939,100 @@ def _bad_documents_pfl(spec):
     ]
 
 
+def _bad_documents_split(spec):
+    """Planted documents of fedalt, fedsim and pflego, in the form of
+    _bad_documents."""
+    goods = dict(_good_specs())
+    fa = goods["fedalt: linear, stateless, batch weights, full fine-tuning"]
+    fs = goods["fedsim: linear, given schedule with a post phase"]
+    pl = goods["pflego: mlp, head personal, full batches"]
+    hp = ["algorithm", "hyperparameters"]
+    sw = ["algorithm", "switches"]
+    res = _split_result(parse_json(PROX_RESULT_EXAMPLE))
+    return [
+        ("spec: fedalt without tau_v (required)", _set(fa, hp + ["tau_v"], DELETE),
+         "$.algorithm.hyperparameters.tau_v", "spec", True),
+        ("spec: fedalt with tau_v a real literal", _set(fa, hp + ["tau_v"], 1.0),
+         "$.algorithm.hyperparameters.tau_v", "spec", True),
+        ("spec: fedalt with a negative tau_v", _set(fa, hp + ["tau_v"], -1),
+         "$.algorithm.hyperparameters.tau_v", "spec", True),
+        ("spec: fedalt without gamma_u (required)", _set(fa, hp + ["gamma_u"], DELETE),
+         "$.algorithm.hyperparameters.gamma_u", "spec", True),
+        ("spec: fedalt with a negative gamma_v", _set(fa, hp + ["gamma_v"], -0.1),
+         "$.algorithm.hyperparameters.gamma_v", "spec", True),
+        ("spec: fedalt with eta_ft = 0", _set(fa, hp + ["eta_ft"], 0),
+         "$.algorithm.hyperparameters.eta_ft", "spec", True),
+        ("spec: fedalt with finetune's mu_ft", _set(fa, hp + ["mu_ft"], 0.5),
+         "$.algorithm.hyperparameters.mu_ft", "spec", True),
+        ("spec: fedalt with a preset of fedsim", _set(fa, ["algorithm", "preset"], "fedper"),
+         "$.algorithm.preset", "spec", True),
+        ("spec: bad enum (pfl.weights)", _set(fa, sw + ["pfl.weights"], "median"),
+         '$.algorithm.switches["pfl.weights"]', "spec", True),
+        ("spec: fedsim with fedalt's tau_v", _set(fs, hp + ["tau_v"], 1),
+         "$.algorithm.hyperparameters.tau_v", "spec", True),
+        ("spec: fedsim without gamma_v (required without fedbabu)",
+         _set(fs, hp + ["gamma_v"], DELETE), "$.algorithm.hyperparameters.gamma_v", "spec", True),
+        ("spec: fedsim with the fedrep preset", _set(fs, ["algorithm", "preset"], "fedrep"),
+         "$.algorithm.preset", "spec", True),
+        ("spec: fedsim with a pflego switch", _set(fs, sw, {"pflego.server": "adam"}),
+         '$.algorithm.switches["pflego.server"]', "spec", True),
+        ("spec: pflego without rho (required)", _set(pl, hp + ["rho"], DELETE),
+         "$.algorithm.hyperparameters.rho", "spec", True),
+        ("spec: pflego with rho = 0", _set(pl, hp + ["rho"], 0),
+         "$.algorithm.hyperparameters.rho", "spec", True),
+        ("spec: pflego with a negative pflego.beta", _set(pl, hp + ["pflego.beta"], -0.1),
+         '$.algorithm.hyperparameters["pflego.beta"]', "spec", True),
+        ("spec: pflego.beta given as a switch", _set(pl, sw, {"pflego.beta": "0.1"}),
+         '$.algorithm.switches["pflego.beta"]', "spec", True),
+        ("spec: pflego with pfedme's beta", _set(pl, hp + ["beta"], 1.0),
+         "$.algorithm.hyperparameters.beta", "spec", True),
+        ("spec: pflego with a fedsim switch", _set(pl, sw, {"pfl.state": "stateless"}),
+         '$.algorithm.switches["pfl.state"]', "spec", True),
+        ("spec: bad enum (pflego.head_step)", _set(pl, sw, {"pflego.head_step": "exact"}),
+         '$.algorithm.switches["pflego.head_step"]', "spec", True),
+        ("spec: pflego with the fedbabu preset", _set(pl, ["algorithm", "preset"], "fedbabu"),
+         "$.algorithm.preset", "spec", True),
+        ("spec: pflego with a post phase",
+         _set(pl, ["schedule", "post"], {"steps": 1}), "$.schedule.post", "spec", True),
+        ("spec: fedavg with the fedrep preset", _set(spec, ["algorithm", "preset"], "fedrep"),
+         "$.algorithm.preset", "spec", True),
+        ("result: fedalt reporting global", _set(res, ["metrics", "global"],
+                                                res["metrics"]["personalized"]),
+         "$.metrics.global", "result", None),
+        ("result: fedalt without its personal models", _set(res, ["final", "v"], DELETE),
+         "$.final.v", "result", None),
+        ("result: fedalt missing an applicable hyperparameter (eta_ft)",
+         _set(res, ["algorithm", "hyperparameters", "eta_ft"], DELETE),
+         "$.algorithm.hyperparameters.eta_ft", "result", None),
+        ("result: fedalt missing a switch (pfl.finetune)",
+         _set(res, ["algorithm", "switches", "pfl.finetune"], DELETE),
+         '$.algorithm.switches["pfl.finetune"]', "result", None),
+        ("result: fedsim with fedalt's tau_v", _set(res, ["algorithm", "name"], "fedsim"),
+         "$.algorithm.hyperparameters.tau_v", "result", None),
+        ("result: pflego without rho and its switches", _set(res, ["algorithm", "name"], "pflego"),
+         "$.algorithm.hyperparameters.rho", "result", None),
+        ("result: finetune with an unset eta_ft (null)",
+         _set(res, ["algorithm"], {
+             "name": "finetune", "title": "FedAvg, then local fine-tuning (FedAvg-FT)",
+             "preset": "paper", "hyperparameters": {"eta": 0.5, "eta_ft": None, "mu_ft": 0.0},
+             "switches": {"fedavg.weights": "samples", "finetune.scope": "full"}}),
+         "$.algorithm.hyperparameters.eta_ft", "result", None),
+    ]
+
+
+def _split_result(prox_result):
+    """PROX_RESULT_EXAMPLE dressed as a fedalt result without a post phase
+    (eta_ft unset, written null), for the planted results."""
+    res = _set(prox_result, ["algorithm"], {
+        "name": "fedalt", "title": "FedAlt (Pillutla et al., ICML 2022, Alg. 4)",
+        "preset": "paper",
+        "hyperparameters": {"eta_ft": None, "gamma_u": 0.1, "gamma_v": 0.1, "tau_v": 1},
+        "switches": {"pfl.state": "stateful", "pfl.weights": "samples",
+                     "pfl.finetune": "personal"}})
+    del res["metrics"]["reference"]
+    return res
+
+
 RAW_BAD = [
     ("JSON: NaN literal", '{"format": "pflref-spec/1", "x": NaN}'),
     ("JSON: duplicate key", '{"format": "pflref-spec/1", "format": "pflref-spec/1"}'),
@@ -887,6 +1083,13 @@ def _reader_where(stderr, file):
     return None
 
 
+def _stem(path):
+    """A temporary file name for a shipped file, unique across golden/'s
+    folders (fedalt/ and fedsim/ both have worked-notes-a-stateful.json)."""
+    rel = os.path.relpath(os.path.splitext(path)[0], REPO / "golden")
+    return rel.replace(os.sep, "-")
+
+
 def _write(path, doc):
     Path(path).write_text(json.dumps(doc, indent=1) if not isinstance(doc, str) else doc)
 
@@ -930,6 +1133,22 @@ def self_test(pflref_arg):
         goods = _good_specs()
         _write(tmp / "p.json", PROBLEM_FILE)
         goods.append(("problem file", FILE_SPEC))
+        for label, spec in _good_specs_mlp():
+            out = check_document(schemas, spec)
+            t.expect(out.status == "ok", "schema accepts spec: %s" % label,
+                     "; ".join("%s: %s" % (format_path(p), m) for p, m in out.errors[:3]))
+        for label, spec, want in (
+                ("mlp with half_squared and k = 2", _set(_good_specs_mlp()[0][1],
+                                                         ["model", "k"], 2), "$.model.k"),
+                ("mlp with cross_entropy and no k", _set(_good_specs_mlp()[2][1],
+                                                        ["model", "k"], DELETE), "$.model.k"),
+                ("regression mlp with the dirichlet generator",
+                 _set(_good_specs_mlp()[0][1], ["problem"],
+                      {"generator": {"kind": "dirichlet", "K": 2}}), "$.model.loss")):
+            out = check_document(schemas, spec)
+            paths = [format_path(p) for p, _ in out.errors]
+            t.expect(out.status == "FAIL" and want in paths,
+                     "schema rejects spec: %s -> %s" % (label, want), ", ".join(paths))
         problem_out = check_document(schemas, PROBLEM_FILE)
         t.expect(problem_out.status == "ok", "schema accepts a problem file with provenance")
         results = []
@@ -948,7 +1167,7 @@ def self_test(pflref_arg):
         # Results of the shipped specs and of each golden vector's spec.
         if pflref is not None:
             for f in shipped.get("pflref-spec/1", []):
-                rpath = tmp / ("shipped-%s.result.json" % Path(f).stem)
+                rpath = tmp / ("shipped-%s.result.json" % _stem(f))
                 r = t.run_pflref(["run", f, "-o", str(rpath)])
                 t.expect(r.returncode == 0, "pflref runs shipped %s" % os.path.relpath(f, REPO),
                          r.stderr.strip())
@@ -956,8 +1175,8 @@ def self_test(pflref_arg):
                     results.append((os.path.relpath(f, REPO), load_json(f), rpath))
             for f in shipped.get("pflref-golden/1", []):
                 g = load_json(f)
-                spath = tmp / ("golden-%s.json" % Path(f).stem)
-                rpath = tmp / ("golden-%s.result.json" % Path(f).stem)
+                spath = tmp / ("golden-%s.json" % _stem(f))
+                rpath = tmp / ("golden-%s.result.json" % _stem(f))
                 _write(spath, g["spec"])
                 r = t.run_pflref(["run", str(spath), "-o", str(rpath)])
                 t.expect(r.returncode == 0, "pflref runs the spec of %s" % g["id"],
@@ -1004,6 +1223,9 @@ def self_test(pflref_arg):
         result = parse_json(RESULT_EXAMPLE)
         t.expect(check_document(schemas, result).status == "ok",
                  "schema accepts the small result kept in validate.py")
+        split_result = _split_result(parse_json(PROX_RESULT_EXAMPLE))
+        t.expect(check_document(schemas, split_result).status == "ok",
+                 "schema accepts the small fedalt result kept in validate.py (eta_ft null)")
         for f in sorted(shipped.get("pflref-golden/1", [])):
             g = load_json(f)
             cand = _candidate(g)
