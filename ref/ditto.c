@@ -65,16 +65,11 @@ static pflref_status personal_step(pflref_state *s, size_t k,
     const pflref_hyper *h = s->hyper;
     const size_t P = s->P;
     const long t = (long)s->t;
-    const size_t nb = b->step_off[q + 1] - b->step_off[q];
-    pflref_status st = pflref_model_grad(&s->problem->model, v,
-                                         &s->problem->clients[k].train,
-                                         b->idx + b->step_off[q], nb, s->ws,
-                                         g, NULL);
+    pflref_status st = pflref_batch_grad(&s->problem->model, v,
+                                         &s->problem->clients[k].train, b, q,
+                                         s->ws, g, t, (long)k, err);
     if (st != PFLREF_OK)
-        return pflref_error_set(err, st, "schedule",
-                                "gradient failed at round %ld, client %zu, "
-                                "step %zu (batch of %zu samples)", t, k,
-                                q + 1, nb);
+        return st;
     /* prox gradient scale: λ (squared) or λ/‖v − ref‖ (norm; 0 at v = ref) */
     double scale = h->lambda;
     if (h->ditto_prox == PFLREF_DITTO_PROX_NORM) {

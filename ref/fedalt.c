@@ -90,16 +90,11 @@ static pflref_status sim_step(pflref_state *s, size_t i,
     const pflref_hyper *h = s->hyper;
     const size_t P = s->P;
     const long t = (long)s->t;
-    const size_t nb = b->step_off[q + 1] - b->step_off[q];
-    pflref_status st = pflref_model_grad(&s->problem->model, x,
-                                         &s->problem->clients[i].train,
-                                         b->idx + b->step_off[q], nb, s->ws,
-                                         g, NULL);
+    pflref_status st = pflref_batch_grad(&s->problem->model, x,
+                                         &s->problem->clients[i].train, b, q,
+                                         s->ws, g, t, (long)i, err);
     if (st != PFLREF_OK)
-        return pflref_error_set(err, st, "schedule",
-                                "gradient failed at round %ld, client %zu, "
-                                "step %zu (batch of %zu samples)", t, i, q + 1,
-                                nb);
+        return st;
     for (size_t p = 0; p < P; p++)
         x[p] -= (s->mask[p] ? h->gamma_v : h->gamma_u) * g[p];
     if (!pflref_all_finite(x, P))

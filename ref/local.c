@@ -29,6 +29,23 @@ void pflref_accumulate(double *acc, double c, const double *x, size_t P)
         acc[p] += c * x[p];
 }
 
+pflref_status pflref_batch_grad(const pflref_model *m, const double *theta,
+                               const pflref_data *data,
+                               const pflref_batches *b, size_t s,
+                               pflref_model_workspace *ws, double *g,
+                               long round, long client, pflref_error *err)
+{
+    const size_t nb = b->step_off[s + 1] - b->step_off[s];
+    pflref_status st = pflref_model_grad(m, theta, data, b->idx + b->step_off[s],
+                                         nb, ws, g, NULL);
+    if (st != PFLREF_OK)
+        return pflref_error_set(err, st, "schedule",
+                                "gradient failed at round %ld, client "
+                                "%ld, step %zu (batch of %zu samples)",
+                                round, client, s + 1, nb);
+    return PFLREF_OK;
+}
+
 pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
                                     double *theta, double *g,
                                     pflref_model_workspace *ws,
@@ -39,16 +56,10 @@ pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
     const pflref_batches *b = job->batches;
     const size_t P = m->P;
     const int prox = job->mu != 0.0 && job->ref != NULL;
-    const size_t *idx = b->idx + b->step_off[s];
-    const size_t nb = b->step_off[s + 1] - b->step_off[s];
-
-    pflref_status st = pflref_model_grad(m, theta, job->data, idx, nb, ws, g,
-                                         NULL);
+    pflref_status st = pflref_batch_grad(m, theta, job->data, b, s, ws, g,
+                                         job->round, job->client, err);
     if (st != PFLREF_OK)
-        return pflref_error_set(err, st, "schedule",
-                                "gradient failed at round %ld, client "
-                                "%ld, step %zu (batch of %zu samples)",
-                                job->round, job->client, s + 1, nb);
+        return st;
     /* θ ← θ − η (∇f(θ; D_s) + μ (θ − ref)) */
     for (size_t p = 0; p < P; p++) {
         if (job->mask != NULL && !job->mask[p])

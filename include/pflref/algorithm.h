@@ -362,6 +362,14 @@ pflref_status pflref_local_sgd_run(const pflref_local_sgd *job, double *theta,
                                    const pflref_trace *trace,
                                    pflref_error *err);
 
+/* g := ∇f(θ; D_s), the gradient of the batch-mean loss on step s's batch
+ * (0-based) of b; a failure names the round, client and step (s + 1). */
+pflref_status pflref_batch_grad(const pflref_model *m, const double *theta,
+                               const pflref_data *data,
+                               const pflref_batches *b, size_t s,
+                               pflref_model_workspace *ws, double *g,
+                               long round, long client, pflref_error *err);
+
 /* Step s (0-based, < batches->nsteps) of the local solver alone. */
 pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
                                     double *theta, double *g,
