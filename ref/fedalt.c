@@ -168,8 +168,7 @@ static pflref_status pfl_round(pflref_state *s, const pflref_round_plan *plan,
         const size_t i = plan->clients[j];
         double *v_i = s->v + i * P;
         /* x = (u^(t), v_i^(t)); stateless: (u^(t), v⁰) */
-        for (size_t p = 0; p < P; p++)
-            x[p] = s->shared[p] ? s->w[p] : stateless ? s->w0[p] : v_i[p];
+        pflref_compose(s->shared, s->w, stateless ? s->w0 : v_i, x, P);
         pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
                           0, "w_local", x, P, NULL);
         pflref_status st = local_update(s, alt, i, &plan->batches[j], x, g,
@@ -197,10 +196,7 @@ static pflref_status pfl_round(pflref_state *s, const pflref_round_plan *plan,
         return pflref_error_diverge(err, t, -1, -1, "w");
     pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
                       P, SERVER_LINE);
-    for (size_t i = 0; i < s->N; i++)        /* (u^(t+1), v_i^(t+1)) */
-        for (size_t p = 0; p < P; p++)
-            if (s->shared[p])
-                s->v[i * P + p] = s->w[p];
+    pflref_share_to_all(s);                  /* (u^(t+1), v_i^(t+1)) */
     return PFLREF_OK;
 }
 
@@ -231,8 +227,7 @@ static pflref_status pfl_finish(pflref_state *s,
     for (size_t i = 0; i < s->N; i++) {
         double *v_i = s->v + i * P;
         if (h->pfl_state == PFLREF_PFL_STATELESS)    /* from (u^(T), v⁰) */
-            for (size_t p = 0; p < P; p++)
-                v_i[p] = s->shared[p] ? s->w[p] : s->w0[p];
+            pflref_compose(s->shared, s->w, s->w0, v_i, P);
         pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "finetune", -1,
                           (long)i, 0, "v", v_i, P, NULL);
         const pflref_local_sgd job = {

@@ -1,6 +1,7 @@
 /* ref/local.c: the pieces several algorithms share: the local minibatch SGD
- * solver (with an optional proximal term and an optional parameter mask),
- * the accumulation step of every server aggregation, and the
+ * solver (with an optional proximal term and an optional parameter mask)
+ * and its batch gradient, the accumulation step of every server
+ * aggregation, the (u, v) composition of partial personalisation, and the
  * finiteness test behind divergence reports.
  *
  * Local SGD, one step s on batch D_s (mean loss over the batch):
@@ -21,6 +22,20 @@ int pflref_all_finite(const double *x, size_t n)
         if (!isfinite(x[j]))
             return 0;
     return 1;
+}
+
+void pflref_compose(const unsigned char *shared, const double *u,
+                    const double *v, double *x, size_t P)
+{
+    for (size_t p = 0; p < P; p++)
+        x[p] = shared[p] ? u[p] : v[p];
+}
+
+void pflref_share_to_all(const pflref_state *s)
+{
+    for (size_t i = 0; i < s->N; i++)
+        pflref_compose(s->shared, s->w, s->v + i * s->P, s->v + i * s->P,
+                       s->P);
 }
 
 void pflref_accumulate(double *acc, double c, const double *x, size_t P)

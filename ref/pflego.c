@@ -258,8 +258,7 @@ static pflref_status pflego_round(pflref_state *s,
                 ? h->rho * scale * alpha
                 : h->rho * scale;
         double *v_i = s->v + i * P;
-        for (size_t p = 0; p < P; p++)      /* x = (θ_t, W_i^t) */
-            x[p] = s->shared[p] ? s->w[p] : v_i[p];
+        pflref_compose(s->shared, s->w, v_i, x, P);   /* x = (θ_t, W_i^t) */
         pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
                           0, "w_local", x, P, NULL);
         size_t fwd0, bwd0, fwd1, bwd1;
@@ -304,10 +303,7 @@ static pflref_status pflego_round(pflref_state *s,
         return pflref_error_diverge(err, t, -1, -1, "θ");
     pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
                       P, SERVER_LINE[h->pflego_server]);
-    for (size_t i = 0; i < s->N; i++)         /* (θ_{t+1}, W_i) */
-        for (size_t p = 0; p < P; p++)
-            if (s->shared[p])
-                s->v[i * P + p] = s->w[p];
+    pflref_share_to_all(s);                   /* (θ_{t+1}, W_i) */
     return PFLREF_OK;
 }
 

@@ -433,6 +433,14 @@ pflref_status pflref_prox_point(const pflref_prox_inner *job,
  * order and the result is bit-reproducible. */
 void pflref_accumulate(double *acc, double c, const double *x, size_t P);
 
+/* Partial personalisation (FedAlt, FedSim, PFLEGO) keeps full vectors:
+ * x := (u, v), the entries with shared[p] = 1 from u, the others from v
+ * (x may be v).  pflref_share_to_all sets the shared entries of every
+ * client's s->v to those of s->w, so each v_i is (u, v_i). */
+void pflref_compose(const unsigned char *shared, const double *u,
+                    const double *v, double *x, size_t P);
+void pflref_share_to_all(const pflref_state *s);
+
 /* 1 when every entry of x[0..n−1] is finite. */
 int pflref_all_finite(const double *x, size_t n);
 
