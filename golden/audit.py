@@ -24,6 +24,7 @@ Exit 1 with one line per problem, naming the file; -v prints, per vector,
 which bugs each flag's class catches.  Vectors of other algorithms are
 listed as skipped.
 """
+import importlib
 import json
 import os
 import sys
@@ -133,9 +134,26 @@ def mask_of(spec, pr):
     return mask
 
 
+# Algorithms replayed by a module of their own: MODULES[alg].replay(spec,
+# bugs) -> (trace, w, v, alpha) (None where the algorithm keeps none), and
+# the module's MUTANTS {flag: [bugs]} extend the table above.
+MODULES = {}
+for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
+                   ("apfl", "pflref_exact_apfl"),
+                   ("interp", "pflref_exact_interp")):
+    if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                   _mod + ".py")):
+        MODULES[_alg] = importlib.import_module(_mod)
+        for _flag, _bugs in getattr(MODULES[_alg], "MUTANTS", {}).items():
+            MUTANTS.setdefault(_flag, {})[_alg] = list(_bugs)
+
+
 def replay(spec, bugs=frozenset()):
     """The expected object of the spec, run exactly (with bugs)."""
     alg = spec["algorithm"]["name"]
+    if alg in MODULES:
+        trace, w, v, alpha = MODULES[alg].replay(spec, frozenset(bugs))
+        return pg.expected(trace, w=w, v=v, alpha=alpha)
     if alg in PERSONAL_ALGORITHMS + PFL_ALGORITHMS:
         # the schedule bugs act on the batch lists; the rest inside the run
         sched = dict(spec["schedule"], rounds=[
@@ -178,6 +196,8 @@ def supported(spec):
     exact_model = (model["kind"] in ("linear", "quadratic")
                    or (model["kind"] == "mlp"
                        and model.get("loss") in ("half_squared", "squared")))
+    if spec["algorithm"]["name"] in MODULES:
+        return MODULES[spec["algorithm"]["name"]].supported(spec)
     return (spec["algorithm"]["name"] in ("fedavg", "local", "finetune")
             + PERSONAL_ALGORITHMS + PFL_ALGORITHMS
             and exact_model

@@ -280,14 +280,16 @@ def floats(xs):
     return [float(x) for x in xs]
 
 
-def expected(trace, w=None, v=None):
-    """The "expected" object: final {w, v} and the trajectory, each exact
-    value written as its correctly rounded double."""
+def expected(trace, w=None, v=None, alpha=None):
+    """The "expected" object: final {w, v, alpha} and the trajectory, each
+    exact value written as its correctly rounded double."""
     final = {}
     if w is not None:
         final["w"] = floats(w)
     if v is not None:
         final["v"] = [floats(vi) for vi in v]
+    if alpha is not None:
+        final["alpha"] = floats(alpha)
     traj = [dict(r, value=floats(r["value"])) for r in trace.records]
     return {"final": final, "trajectory": traj}
 
@@ -303,6 +305,8 @@ def _table(exp):
         t[("final", "final", None, None, None, "w")] = fin["w"]
     for i, vi in enumerate(fin.get("v", [])):
         t[("final", "final", None, i, None, "v")] = vi
+    for i, ai in enumerate(fin.get("alpha", [])):
+        t[("final", "final", None, i, None, "alpha")] = [ai]
     return t
 
 
@@ -348,13 +352,12 @@ def checked_expected(vid, tol, flags, mutants, result, run, final):
 
     result  what run() returned for the correct run
     run     run(bugs): the generator's own exact computation with those bugs
-    final   final(*result) -> (trace, w, v): picks the trace and the final
-            global and personal models out of a run's result (w or v None
-            when the algorithm has none)
+    final   final(*result) -> (trace, w, v) or (trace, w, v, alpha): picks
+            the trace, the final global and personal models and the mixing
+            weights out of a run's result (None when the algorithm has none)
     """
     def expected_of(res):
-        trace, w, v = final(*res)
-        return expected(trace, w=w, v=v)
+        return expected(*final(*res))
 
     exp = expected_of(result)
     check_mutants(vid, exp, tol, flags, mutants,

@@ -113,7 +113,7 @@ static pflref_status table_from_json(const json_t *obj, const char *prefix,
 {
     static const char *const rkeys[] = {"event", "phase", "round", "client",
                                         "step", "name", "value", NULL};
-    static const char *const fkeys[] = {"w", "v", NULL};
+    static const char *const fkeys[] = {"w", "v", "alpha", NULL};
     char where[PFLREF_WHERE_MAX];
     pflref_status st = PFLREF_OK;
     const json_t *list = json_object_get(obj, "trajectory");
@@ -168,6 +168,27 @@ static pflref_status table_from_json(const json_t *obj, const char *prefix,
             pflref_json_index_path(pi, sizeof pi, p, i);
             st = add_record(tj, PFLREF_EV_FINAL, "final", -1, (long)i, -1, "v",
                             json_array_get(v, i), pi, err);
+        }
+        /* alpha: one number per client, each the record final/client i/
+         * "alpha" of one value */
+        const json_t *al = json_object_get(fin, "alpha");
+        size_t na = 0;
+        pflref_json_key_path(p, sizeof p, where, "alpha");
+        if (st == PFLREF_OK && al != NULL)
+            st = pflref_json_array(al, p, 1, &na, err);
+        for (size_t i = 0; st == PFLREF_OK && i < na; i++) {
+            char pi[PFLREF_WHERE_MAX];
+            pflref_json_index_path(pi, sizeof pi, p, i);
+            double a;
+            st = pflref_json_real(json_array_get(al, i), pi, &a, err);
+            if (st == PFLREF_OK) {
+                pflref_trace tr = {pflref_trajectory_emit, tj};
+                pflref_trace_emit(&tr, PFLREF_EV_FINAL, "final", -1, (long)i,
+                                  -1, "alpha", &a, 1, NULL);
+                if (tj->failed)
+                    st = pflref_error_set(err, PFLREF_ENOMEM, pi,
+                                          "out of memory");
+            }
         }
     }
     return st;

@@ -15,6 +15,9 @@ extern const pflref_algorithm pflref_ditto;
 extern const pflref_algorithm pflref_fedalt;
 extern const pflref_algorithm pflref_fedsim;
 extern const pflref_algorithm pflref_pflego;
+extern const pflref_algorithm pflref_perfedavg;
+extern const pflref_algorithm pflref_apfl;
+extern const pflref_algorithm pflref_interp;
 
 /* FedAvg's round, reused by algorithms that train their global model with
  * FedAvg before a personalisation phase (finetune). */

@@ -322,6 +322,8 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
             append(&b, v, pflref_json_new_vector(res->v + i * P, P));
         put(&b, fin, "v", v);
     }
+    if (res->alpha != NULL)
+        put(&b, fin, "alpha", pflref_json_new_vector(res->alpha, N));
     put(&b, root, "final", fin);
     put(&b, root, "metrics", metrics_json(&b, res, &pr->model));
     put(&b, root, "trajectory", trajectory_json(&b, tj));

@@ -548,7 +548,7 @@ static pflref_status read_params(const json_t *obj, const char *where,
     for (i = 0; i < n && st == PFLREF_OK; i++) {
         char path[PFLREF_WHERE_MAX];
         pflref_json_key_path(path, sizeof path, where, keys[i]);
-        const pflref_param *p = pflref_param_find(keys[i]);
+        const pflref_param *p = pflref_param_find_for(keys[i], alg->name);
         const json_t *v = json_object_get(obj, keys[i]);
         if (p == NULL)
             st = pflref_error_set(err, PFLREF_EINVAL, path,

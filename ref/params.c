@@ -35,12 +35,27 @@ static const char *const pflego_head_values[] = {"seed", "exact_alpha", NULL};
 static const char *const pflego_theta_values[] = {
     "global", "sampled_normalised", NULL};
 static const char *const pflego_server_values[] = {"sgd", "adam", NULL};
+static const char *const perfedavg_variant_values[] = {"exact", "fo", "hf",
+                                                       NULL};
+static const char *const perfedavg_weights_values[] = {"uniform", "samples",
+                                                       NULL};
+static const char *const perfedavg_eval_values[] = {
+    "one_alpha_step", "alpha_then_beta", NULL};
+static const char *const apfl_alpha_values[] = {"fixed", "adaptive", NULL};
+static const char *const apfl_mix_values[] = {"parameter", "output", NULL};
+static const char *const apfl_mix_w_values[] = {"old", "new", NULL};
+static const char *const apfl_rule_values[] = {"paper", "fedtorch", NULL};
+static const char *const interp_alpha_values[] = {"fixed", "per_client_grid",
+                                                  NULL};
+static const char *const interp_select_values[] = {"validation", "test",
+                                                   NULL};
 
 static const pflref_param params[] = {
-    {"eta", "fedavg local finetune pfedme ditto",
-     "fedavg local finetune pfedme ditto", PFLREF_PARAM_REAL,
+    {"eta", "fedavg local finetune pfedme ditto apfl interp",
+     "fedavg local finetune pfedme ditto apfl interp", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
-     "client step size (local SGD; pFedMe's local update of w_{i,r})"},
+     "client step size (local SGD; pFedMe's local update of w_{i,r}; "
+     "APFL's w and v steps; interp's global and local training)"},
     {"lambda", "pfedme ditto prox", "pfedme ditto prox", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, lambda), NAN, 0.0, 0, NULL, "λ",
      "proximal weight toward the global / reference model"},
@@ -62,7 +77,7 @@ static const pflref_param params[] = {
     {"mu_ft", "finetune", "", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, mu_ft), 0.0, 0.0, 0, NULL, "μ_ft",
      "fine-tuning proximal weight toward the global model (0 = plain)"},
-    {"fedavg.weights", "fedavg finetune", "", PFLREF_PARAM_ENUM,
+    {"fedavg.weights", "fedavg finetune interp", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, fedavg_weights), 0.0, 0.0, 0,
      fedavg_weights_values, "",
      "aggregation weights: n_k/Σ_{S_t} n_j (final paper) | 1/m | "
@@ -137,6 +152,63 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, pflego_server), 0.0, 0.0, 0,
      pflego_server_values, "",
      "server optimiser: SGD | Adam(ρ, 0.9, 0.999, 1e-8) (the authors' code)"},
+    {"alpha", "perfedavg", "perfedavg", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, perfedavg_alpha), NAN, 0.0, 0, NULL, "α",
+     "Per-FedAvg's inner step w̃ = w − α ∇f(w; D) (and the evaluation's)"},
+    {"beta", "perfedavg", "perfedavg", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, perfedavg_beta), NAN, 0.0, 1, NULL, "β",
+     "Per-FedAvg's outer (meta) step size"},
+    {"delta", "perfedavg", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, perfedavg_delta), NAN, 0.0, 1, NULL, "δ",
+     "Per-FedAvg HF: the finite-difference radius (needed by variant hf)"},
+    {"perfedavg.variant", "perfedavg", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, perfedavg_variant), 0.0, 0.0, 0,
+     perfedavg_variant_values, "",
+     "the meta step: exact Hessian-vector product | first order | "
+     "finite-difference Hessian-vector product around w"},
+    {"perfedavg.weights", "perfedavg", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, perfedavg_weights), 0.0, 0.0, 0,
+     perfedavg_weights_values, "",
+     "server average: uniform over A_k (paper) | n_i / Σ n_j"},
+    {"perfedavg.eval", "perfedavg", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, perfedavg_eval), 0.0, 0.0, 0,
+     perfedavg_eval_values, "",
+     "personalisation for evaluation: one α step (paper) | α then β step"},
+    {"alpha", "apfl", "apfl", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, apfl_alpha), NAN, 0.0, 0, NULL, "α",
+     "APFL's mixing weight α_i in [0, 1] (the initial value if adaptive)"},
+    {"eta_alpha", "apfl", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, apfl_eta_alpha), NAN, 0.0, 1, NULL, "η_α",
+     "APFL's adaptive α step size (unset: η, the paper's)"},
+    {"apfl.alpha", "apfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, apfl_alpha_mode), 0.0, 0.0, 0,
+     apfl_alpha_values, "", "α_i: fixed | adapted every step"},
+    {"apfl.mix", "apfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, apfl_mix), 0.0, 0.0, 0, apfl_mix_values, "",
+     "what v̄ mixes: parameters (paper) | outputs (FedTorch)"},
+    {"apfl.mix_uses_w", "apfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, apfl_mix_uses_w), 0.0, 0.0, 0, apfl_mix_w_values,
+     "", "the w_i in the mixture: before its step (paper) | after"},
+    {"apfl.alpha_rule", "apfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, apfl_alpha_rule), 0.0, 0.0, 0, apfl_rule_values,
+     "", "adaptive α: the paper's inner product, every step | FedTorch's "
+     "alpha_update"},
+    {"alpha", "interp", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, interp_alpha), NAN, 0.0, 0, NULL, "α",
+     "the fixed interpolation weight in [0, 1] (needed by interp.alpha = "
+     "fixed)"},
+    {"interp.grid", "interp", "", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, interp_grid), 10.0, 1.0, 0, NULL, "G",
+     "per_client_grid: the grid α_j = j/G, j = 0..G"},
+    {"interp.alpha", "interp", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, interp_alpha_mode), 0.0, 0.0, 0,
+     interp_alpha_values, "",
+     "α_i: one fixed α | per client, the best grid point"},
+    {"interp.select", "interp", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, interp_select), 0.0, 0.0, 0,
+     interp_select_values, "",
+     "where per_client_grid scores α: the validation split | the test set "
+     "(Exercise 14.7.2's reading)"},
 };
 
 static const pflref_preset presets[] = {
@@ -189,6 +261,15 @@ const pflref_param *pflref_param_find(const char *name)
         if (strcmp(params[i].name, name) == 0)
             return &params[i];
     return NULL;
+}
+
+const pflref_param *pflref_param_find_for(const char *name, const char *alg)
+{
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
+        if (strcmp(params[i].name, name) == 0 &&
+            pflref_name_in_list(params[i].algorithms, alg))
+            return &params[i];
+    return pflref_param_find(name);
 }
 
 int pflref_name_in_list(const char *names, const char *name)
@@ -349,7 +430,7 @@ pflref_status pflref_preset_apply(pflref_hyper *h, const char *alg,
         if (eq == NULL)
             continue;
         *eq = '\0';
-        const pflref_param *par = pflref_param_find(item);
+        const pflref_param *par = pflref_param_find_for(item, alg);
         pflref_status st = PFLREF_EINTERNAL;
         if (par != NULL && par->type == PFLREF_PARAM_ENUM)
             st = pflref_hyper_set_enum(h, par, eq + 1, where, err);

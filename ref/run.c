@@ -26,6 +26,9 @@ static const pflref_algorithm *const registry[] = {
     &pflref_fedalt,
     &pflref_fedsim,
     &pflref_pflego,
+    &pflref_perfedavg,
+    &pflref_apfl,
+    &pflref_interp,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)
@@ -47,6 +50,7 @@ static void state_free(pflref_state *s)
     free(s->w0);
     free(s->w);
     free(s->v);
+    free(s->alpha);
     free(s->mask);
     free(s->shared);
     free(s->work);
@@ -111,6 +115,7 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
     s->w0 = alloc_doubles(P, 1);
     s->w = alg->has_global ? alloc_doubles(P, 1) : NULL;
     s->v = alg->has_personal ? alloc_doubles(N, P) : NULL;
+    s->alpha = alg->has_alpha ? alloc_doubles(N, 1) : NULL;
     s->mask = calloc(P, 1);
     s->shared = calloc(P, 1);
     const size_t nwork = alg->work_doubles != NULL ? alg->work_doubles(pr) : 0;
@@ -120,7 +125,8 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
     s->ws = pflref_model_workspace_alloc(&pr->model,
                                          workspace_size(pr, schedule));
     if (s->w0 == NULL || (alg->has_global && s->w == NULL) ||
-        (alg->has_personal && s->v == NULL) || s->mask == NULL ||
+        (alg->has_personal && s->v == NULL) ||
+        (alg->has_alpha && s->alpha == NULL) || s->mask == NULL ||
         s->shared == NULL || (nwork > 0 && s->work == NULL) ||
         s->scratch == NULL || s->accum == NULL || s->ws == NULL) {
         state_free(s);
@@ -171,6 +177,7 @@ void pflref_run_result_free(pflref_run_result *r)
     free(r->w0);
     free(r->w);
     free(r->v);
+    free(r->alpha);
     for (size_t e = 0; e < r->n_eval; e++) {
         free(r->eval[e].train);
         free(r->eval[e].test);
@@ -191,11 +198,37 @@ static pflref_status summarize(const pflref_eval *evals, size_t N, size_t off,
     return pflref_metrics_summarize(a, wts, N, dir, work, out, err);
 }
 
+/* Client i's model of the given source, evaluated on D:
+ *   GLOBAL    w
+ *   PERSONAL  v_i
+ *   MIX       v̄_i = α_i v_i + (1 − α_i) w (built in scratch[0, P)), or,
+ *             when the algorithm mixes outputs, the mixture of the two
+ *             models' outputs α_i v_i(x) + (1 − α_i) w(x). */
+static pflref_status evaluate_one(const pflref_state *s,
+                                  const pflref_algorithm *alg,
+                                  pflref_model_source source, size_t i,
+                                  const pflref_data *D, pflref_eval *out)
+{
+    const pflref_model *m = &s->problem->model;
+    const size_t P = s->P;
+    if (source == PFLREF_SOURCE_GLOBAL)
+        return pflref_model_evaluate(m, s->w, D, s->ws, out);
+    const double *v = s->v + i * P;
+    if (source == PFLREF_SOURCE_PERSONAL)
+        return pflref_model_evaluate(m, v, D, s->ws, out);
+    (void)alg;
+    const double a = s->alpha[i];
+    double *mix = s->scratch;
+    for (size_t p = 0; p < P; p++)
+        mix[p] = a * v[p] + (1.0 - a) * s->w[p];
+    return pflref_model_evaluate(m, mix, D, s->ws, out);
+}
+
 static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg,
                               pflref_run_result *r, pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
-    const size_t N = s->N, P = s->P;
+    const size_t N = s->N;
     const int has_test = pflref_problem_has_test(pr);
     double *a = alloc_doubles(N, 3);
     if (a == NULL)
@@ -214,14 +247,11 @@ static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg
             break;
         }
         for (size_t i = 0; i < N && st == PFLREF_OK; i++) {
-            const double *theta = alg->eval[e].source == PFLREF_SOURCE_GLOBAL
-                                      ? s->w : s->v + i * P;
-            st = pflref_model_evaluate(&pr->model, theta, &pr->clients[i].train,
-                                       s->ws, &er->train[i]);
+            st = evaluate_one(s, alg, alg->eval[e].source, i,
+                              &pr->clients[i].train, &er->train[i]);
             if (st == PFLREF_OK && has_test)
-                st = pflref_model_evaluate(&pr->model, theta,
-                                           &pr->clients[i].test, s->ws,
-                                           &er->test[i]);
+                st = evaluate_one(s, alg, alg->eval[e].source, i,
+                                  &pr->clients[i].test, &er->test[i]);
             if (st != PFLREF_OK)
                 st = pflref_error_set(err, st, NULL,
                                       "evaluating %s on client %zu failed",
@@ -325,6 +355,8 @@ static void load_state(pflref_state *s, const pflref_algorithm *alg,
         load(ctx, "w", t, -1, s->w, s->P);
     for (size_t i = 0; alg->personal_name != NULL && i < s->N; i++)
         load(ctx, alg->personal_name, t, (long)i, s->v + i * s->P, s->P);
+    for (size_t i = 0; alg->has_alpha && i < s->N; i++)
+        load(ctx, "alpha", t, (long)i, s->alpha + i, 1);
 }
 
 /* Iterate: one communication round per scheduled round, then the phase
@@ -354,6 +386,9 @@ static pflref_status run_rounds(pflref_state *s, const pflref_algorithm *alg,
     for (size_t i = 0; st == PFLREF_OK && s->v != NULL && i < s->N; i++)
         pflref_trace_emit(trace, PFLREF_EV_FINAL, "final", -1, (long)i, -1,
                           "v", s->v + i * s->P, s->P, NULL);
+    for (size_t i = 0; st == PFLREF_OK && s->alpha != NULL && i < s->N; i++)
+        pflref_trace_emit(trace, PFLREF_EV_FINAL, "final", -1, (long)i, -1,
+                          "alpha", s->alpha + i, 1, NULL);
     return st;
 }
 
@@ -390,7 +425,8 @@ pflref_status pflref_run(const pflref_problem *problem,
         r->w0 = s.w0;
         r->w = s.w;
         r->v = s.v;
-        s.w0 = s.w = s.v = NULL;
+        r->alpha = s.alpha;
+        s.w0 = s.w = s.v = s.alpha = NULL;
         *out = r;
     } else {
         pflref_run_result_free(r);

@@ -5,6 +5,7 @@
  * (ref/local.c). */
 #include <check.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "suites.h"
@@ -152,11 +153,47 @@ START_TEST(test_params_registry)
     const pflref_param *p = pflref_params(&n);
     ck_assert_uint_gt(n, 0);
     for (size_t i = 0; i < n; i++) {
-        ck_assert_ptr_eq(pflref_param_find(p[i].name), &p[i]);
         ck_assert_msg(p[i].doc[0] != '\0', "%s has no doc", p[i].name);
-        for (size_t j = 0; j < i; j++)
-            ck_assert_str_ne(p[i].name, p[j].name);
+        /* one name may serve several algorithms, but never twice one
+         * algorithm: find_for finds this entry for each of its algorithms */
+        size_t na;
+        const pflref_algorithm *const *algs = pflref_algorithms(&na);
+        size_t applies = 0;
+        for (size_t a = 0; a < na; a++) {
+            if (!pflref_name_in_list(p[i].algorithms, algs[a]->name))
+                continue;
+            applies++;
+            ck_assert_ptr_eq(pflref_param_find_for(p[i].name, algs[a]->name),
+                             &p[i]);
+        }
+        ck_assert_msg(applies > 0, "%s applies to no algorithm", p[i].name);
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(p[i].name, p[j].name) != 0)
+                continue;
+            for (size_t a = 0; a < na; a++)
+                ck_assert_msg(!(pflref_name_in_list(p[i].algorithms,
+                                                    algs[a]->name) &&
+                                pflref_name_in_list(p[j].algorithms,
+                                                    algs[a]->name)),
+                              "%s twice for %s", p[i].name, algs[a]->name);
+        }
     }
+    /* α is Per-FedAvg's inner step, APFL's mixing weight and interp's
+     * fixed weight: three fields */
+    ck_assert_uint_eq(pflref_param_find_for("alpha", "perfedavg")->offset,
+                      offsetof(pflref_hyper, perfedavg_alpha));
+    ck_assert_uint_eq(pflref_param_find_for("alpha", "apfl")->offset,
+                      offsetof(pflref_hyper, apfl_alpha));
+    ck_assert_uint_eq(pflref_param_find_for("alpha", "interp")->offset,
+                      offsetof(pflref_hyper, interp_alpha));
+    ck_assert_uint_eq(pflref_param_find_for("beta", "pfedme")->offset,
+                      offsetof(pflref_hyper, beta));
+    ck_assert_uint_eq(pflref_param_find_for("beta", "perfedavg")->offset,
+                      offsetof(pflref_hyper, perfedavg_beta));
+    /* a name that does not apply falls back to its first entry */
+    ck_assert_ptr_eq(pflref_param_find_for("beta", "fedavg"),
+                     pflref_param_find("beta"));
+    ck_assert_ptr_null(pflref_param_find_for("lr", "fedavg"));
     ck_assert_ptr_null(pflref_param_find("lr"));
     ck_assert(pflref_name_in_list("fedavg local finetune", "local"));
     ck_assert(!pflref_name_in_list("fedavg local finetune", "loc"));
@@ -201,7 +238,8 @@ START_TEST(test_algorithm_registry)
     const pflref_algorithm *const *algs = pflref_algorithms(&n);
     static const char *const names[] = {"fedavg", "local", "finetune",
                                         "prox", "pfedme", "ditto",
-                                        "fedalt", "fedsim", "pflego"};
+                                        "fedalt", "fedsim", "pflego",
+                                        "perfedavg", "apfl", "interp"};
     ck_assert_uint_eq(n, sizeof names / sizeof names[0]);
     for (size_t i = 0; i < n; i++) {
         ck_assert_msg(strcmp(algs[i]->name, names[i]) == 0,

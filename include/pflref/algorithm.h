@@ -106,6 +106,55 @@ typedef enum {
     PFLREF_PFLEGO_SERVER_ADAM = 1  /* Adam(ρ, 0.9, 0.999, 1e-8) on ĝ (code)  */
 } pflref_pflego_server;
 
+/* Per-FedAvg (Fallah, Mokhtari, Ozdaglar, NeurIPS 2020, Alg. 1) switches;
+ * shared/spec notes §4(f). */
+typedef enum {
+    PFLREF_PERFEDAVG_EXACT = 0, /* w ← w − β (I − α H(w; D″)) ∇f(w̃; D′)    */
+    PFLREF_PERFEDAVG_FO = 1,    /* w ← w − β ∇f(w̃; D′)                      */
+    PFLREF_PERFEDAVG_HF = 2     /* H(w; D″)q by central differences, δ, at w */
+} pflref_perfedavg_variant;
+typedef enum {
+    PFLREF_PERFEDAVG_WEIGHTS_UNIFORM = 0, /* (1/|A_k|) Σ w^i (paper)        */
+    PFLREF_PERFEDAVG_WEIGHTS_SAMPLES = 1  /* n_i / Σ n_j (pFedMe repo)      */
+} pflref_perfedavg_weights;
+typedef enum {
+    PFLREF_PERFEDAVG_EVAL_ONE_ALPHA = 0,      /* θ_i = w − α ∇f_i(w; D)      */
+    PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA = 1 /* then θ_i − β ∇f_i(θ_i; D2)  */
+} pflref_perfedavg_eval;
+
+/* APFL (Deng, Kamani, Mahdavi 2020, Alg. 1) switches; shared/spec notes
+ * §6(f). */
+typedef enum {
+    PFLREF_APFL_ALPHA_FIXED = 0,    /* α_i stays at its initial value       */
+    PFLREF_APFL_ALPHA_ADAPTIVE = 1  /* α_i follows its gradient step        */
+} pflref_apfl_alpha;
+typedef enum {
+    PFLREF_APFL_MIX_PARAMETER = 0,  /* v̄ = α v + (1 − α) w, one model       */
+    PFLREF_APFL_MIX_OUTPUT = 1      /* ŷ = α v(x) + (1 − α) w(x) (FedTorch) */
+} pflref_apfl_mix;
+typedef enum {
+    PFLREF_APFL_MIX_W_OLD = 0,      /* the mixture uses w_i before its step */
+    PFLREF_APFL_MIX_W_NEW = 1       /* ... after its step (FedTorch)        */
+} pflref_apfl_mix_uses_w;
+typedef enum {
+    PFLREF_APFL_RULE_PAPER = 0,     /* α ← Π(α − η_α ⟨v − w, ∇f(v̄)⟩)       */
+    PFLREF_APFL_RULE_FEDTORCH = 1   /* FedTorch's alpha_update, first step  */
+} pflref_apfl_alpha_rule;
+
+/* Model interpolation (seed 000 §2 and Exercise 14.7.2; shared/spec notes
+ * §5.2) switches. */
+typedef enum {
+    PFLREF_INTERP_FIXED = 0,        /* one α for every client               */
+    PFLREF_INTERP_PER_CLIENT_GRID = 1 /* α_i = the grid point that scores
+                                         best on client i's selection set   */
+} pflref_interp_alpha;
+typedef enum {
+    PFLREF_INTERP_SELECT_VALIDATION = 0, /* select on the validation split */
+    PFLREF_INTERP_SELECT_TEST = 1        /* on the test set (the exercise's
+                                            reading: it reads the best α off
+                                            the test curve)                 */
+} pflref_interp_select;
+
 /* The value of an integer hyperparameter that was not set. */
 #define PFLREF_INT_UNSET ((size_t)-1)
 
@@ -142,6 +191,22 @@ typedef struct {
     int pflego_head_step;      /* pflref_pflego_head_step              */
     int pflego_theta_weights;  /* pflref_pflego_theta_weights          */
     int pflego_server;         /* pflref_pflego_server                 */
+    double perfedavg_alpha;    /* α: Per-FedAvg's inner (personal) step  */
+    double perfedavg_beta;     /* β: Per-FedAvg's outer (meta) step      */
+    double perfedavg_delta;    /* δ: the HF finite-difference radius     */
+    int perfedavg_variant;     /* pflref_perfedavg_variant             */
+    int perfedavg_weights;     /* pflref_perfedavg_weights             */
+    int perfedavg_eval;        /* pflref_perfedavg_eval                */
+    double apfl_alpha;         /* α_i: APFL's (initial) mixing weight    */
+    double apfl_eta_alpha;     /* η_α: APFL's α step (NaN: η)            */
+    int apfl_alpha_mode;       /* pflref_apfl_alpha                    */
+    int apfl_mix;              /* pflref_apfl_mix                      */
+    int apfl_mix_uses_w;       /* pflref_apfl_mix_uses_w               */
+    int apfl_alpha_rule;       /* pflref_apfl_alpha_rule               */
+    double interp_alpha;       /* α: the fixed interpolation weight      */
+    size_t interp_grid;        /* G: the grid α_j = j/G, j = 0..G        */
+    int interp_alpha_mode;     /* pflref_interp_alpha                  */
+    int interp_select;         /* pflref_interp_select                 */
     pflref_split split;    /* shared (u) / personal (v_i) blocks       */
 } pflref_hyper;
 
@@ -171,6 +236,10 @@ typedef struct {
 
 const pflref_param *pflref_params(size_t *count);
 const pflref_param *pflref_param_find(const char *name);
+/* The parameter `name` that applies to algorithm `alg` (one name may mean
+ * different things to different algorithms: α, β), else the first
+ * parameter called `name` (which then does not apply to alg), else NULL. */
+const pflref_param *pflref_param_find_for(const char *name, const char *alg);
 /* 1 when the space-separated list `names` contains `name`. */
 int pflref_name_in_list(const char *names, const char *name);
 
@@ -222,6 +291,8 @@ typedef struct {
     double *w0;                 /* P: the initial parameters                */
     double *w;                  /* P: the global model, or NULL             */
     double *v;                  /* N×P: personal models v_i, or NULL        */
+    double *alpha;              /* N: per-client mixing weights α_i, or NULL
+                                   (algorithms with has_alpha)              */
     unsigned char *mask;        /* P: 1 = personal parameter (the split)    */
     unsigned char *shared;      /* P: 1 − mask (1 = shared parameter)       */
     double *scratch;            /* 8·P doubles for the algorithm            */
@@ -233,7 +304,10 @@ typedef struct {
 
 typedef enum {
     PFLREF_SOURCE_GLOBAL = 0,   /* evaluate state.w on every client        */
-    PFLREF_SOURCE_PERSONAL = 1  /* evaluate state.v_i on client i          */
+    PFLREF_SOURCE_PERSONAL = 1, /* evaluate state.v_i on client i          */
+    PFLREF_SOURCE_MIX = 2       /* evaluate v̄_i = α_i v_i + (1 − α_i) w on
+                                   client i (parameters mixed, or outputs
+                                   when the algorithm's output_mix says so) */
 } pflref_model_source;
 
 typedef struct {
@@ -252,6 +326,11 @@ typedef struct {
     int allows_post;            /* finish uses schedule->post when given    */
     const char *personal_name;  /* the trajectory name of v_i carried from
                                    round to round ("v"), or NULL            */
+    int has_alpha;              /* the state keeps α_i (state.alpha), reported
+                                   as the result's final.alpha              */
+    /* 1 when PFLREF_SOURCE_MIX mixes the two models' outputs instead of
+     * their parameters (NULL: parameters). */
+    int (*output_mix)(const pflref_hyper *hyper);
     /* Whether every client trains each round while only the sampled ones
      * are aggregated (the schedule's train_all; rounds then have
      * selected ⊂ clients).  NULL: never; such an algorithm refuses rounds
@@ -296,6 +375,7 @@ typedef struct {
     double *w0;                 /* P                                        */
     double *w;                  /* P, or NULL                               */
     double *v;                  /* N×P, or NULL                             */
+    double *alpha;              /* N, or NULL (has_alpha)                   */
     size_t n_eval;
     pflref_eval_result eval[PFLREF_MAX_EVAL];
 } pflref_run_result;
