@@ -981,6 +981,30 @@ ALGORITHMS = {"fedavg": run_fedavg, "local": run_local,
               "fedalt": run_fedalt, "fedsim": run_fedsim,
               "pflego": run_pflego}
 
+# Algorithms written in a file of their own beside this one: each such
+# module names its ALGORITHM, its BUGS, and run(spec, clients, w0, log, bug)
+# returning {"w": ..., "v": [...], "alpha": [...]} (the keys it keeps).
+EXTENSIONS = ("pfl_numpy_perfedavg", "pfl_numpy_apfl", "pfl_numpy_interp")
+
+
+def _load_extensions():
+    global BUGS
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    for name in EXTENSIONS:
+        if not os.path.exists(os.path.join(here, name + ".py")):
+            continue
+        mod = __import__(name)
+        ALGORITHMS[mod.ALGORITHM] = (
+            lambda spec, clients, w0, log, mod=mod:
+            mod.run(spec, clients, w0, log, BUG))
+        BUGS = BUGS + tuple(mod.BUGS)
+
+
+sys.dont_write_bytecode = True
+_load_extensions()
+
 
 # ---- input and output -----------------------------------------------------------
 
@@ -1016,6 +1040,8 @@ def run_file(path):
     out = {"w": [float(x) for x in final["w"]]} if "w" in final else {}
     if "v" in final:
         out["v"] = [[float(x) for x in v_i] for v_i in final["v"]]
+    if "alpha" in final:
+        out["alpha"] = [float(a) for a in final["alpha"]]
     return {"format": "pflref-result/1", "id": vid, "final": out,
             "trajectory": log.records}
 

@@ -83,8 +83,10 @@ for variant in fedavg_numpy fedavg_numpy_buggy; do
 done
 
 # ---- (b) every catalogued bug is detected ---------------------------------
-bugs=$("$PY" -c 'import json, sys
-for b in json.load(open(sys.argv[1])): print(b["name"])' "$CATALOGUE") || {
+# the catalogue: bugs.json, and bugs-ALGORITHM.json beside it
+bugs=$("$PY" -c 'import glob, json, os, sys
+for f in [sys.argv[1]] + sorted(glob.glob(os.path.join(os.path.dirname(sys.argv[1]), "bugs-*.json"))):
+    for b in json.load(open(f)): print(b["name"])' "$CATALOGUE") || {
     echo "run.sh: cannot read $CATALOGUE" >&2; exit 2; }
 n_bugs=0
 n_detected=0
