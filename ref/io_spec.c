@@ -178,7 +178,7 @@ static pflref_status read_model(const json_t *root, pflref_model *m,
 
 /* ---- problem ---------------------------------------------------------- */
 
-/* Read one data set of a client: keys X/y (or X_test/y_test). */
+/* Read one data set of a client: keys X/y (or X_test/y_test, X_val/y_val). */
 static pflref_status read_xy(const json_t *c, const char *where,
                              const char *xkey, const char *ykey,
                              const pflref_model *m, pflref_data *D,
@@ -211,21 +211,23 @@ static pflref_status read_xy(const json_t *c, const char *where,
 
 /* Validate one data set read from `where`; pflref_data_validate names the
  * model's arrays X, y, a, c, which for test data are X_test and y_test in
- * the spec, so the path is renamed to the spec's field. */
+ * the spec (suffix "_test") and for the validation split X_val and y_val
+ * (suffix "_val"), so the path is renamed to the spec's field (suffix ""
+ * for the training data: no renaming). */
 static pflref_status validate_data(const pflref_model *m, const pflref_data *D,
-                                   const char *where, int test,
+                                   const char *where, const char *suffix,
                                    pflref_error *err)
 {
     pflref_status st = pflref_data_validate(m, D, where, err);
-    if (st == PFLREF_OK || !test || err == NULL)
+    if (st == PFLREF_OK || suffix[0] == '\0' || err == NULL)
         return st;
     size_t n = strlen(where);
     if (strncmp(err->where, where, n) == 0 &&
         (strncmp(err->where + n, ".X", 2) == 0 ||
          strncmp(err->where + n, ".y", 2) == 0)) {
         char path[PFLREF_WHERE_MAX];
-        snprintf(path, sizeof path, "%.*s%.2s_test%s", (int)n, err->where,
-                 err->where + n, err->where + n + 2);
+        snprintf(path, sizeof path, "%.*s%.2s%s%s", (int)n, err->where,
+                 err->where + n, suffix, err->where + n + 2);
         snprintf(err->where, sizeof err->where, "%s", path);
     }
     return st;
@@ -255,19 +257,27 @@ static pflref_status read_client(const json_t *c, const char *where,
             (st = pflref_json_vector(a, ap, m->d, cl->train.a, err)) ||
             (st = pflref_json_vector(cc, cp, m->d, cl->train.c, err)))
             return st;
-        return validate_data(m, &cl->train, where, 0, err);
+        return validate_data(m, &cl->train, where, "", err);
     }
-    static const char *const keys[] = {"X", "y", "X_test", "y_test", NULL};
+    static const char *const keys[] = {"X", "y", "X_test", "y_test", "X_val",
+                                       "y_val", NULL};
     if ((st = pflref_json_object(c, where, keys, err)))
         return st;
     if ((st = read_xy(c, where, "X", "y", m, &cl->train, err)) ||
-        (st = validate_data(m, &cl->train, where, 0, err)))
+        (st = validate_data(m, &cl->train, where, "", err)))
         return st;
     if (json_object_get(c, "X_test") != NULL ||
         json_object_get(c, "y_test") != NULL) {
-        if ((st = read_xy(c, where, "X_test", "y_test", m, &cl->test, err)))
+        if ((st = read_xy(c, where, "X_test", "y_test", m, &cl->test, err)) ||
+            (st = validate_data(m, &cl->test, where, "_test", err)))
             return st;
-        return validate_data(m, &cl->test, where, 1, err);
+    }
+    /* The validation split (X_val, y_val): optional, both or neither. */
+    if (json_object_get(c, "X_val") != NULL ||
+        json_object_get(c, "y_val") != NULL) {
+        if ((st = read_xy(c, where, "X_val", "y_val", m, &cl->val, err)) ||
+            (st = validate_data(m, &cl->val, where, "_val", err)))
+            return st;
     }
     return PFLREF_OK;
 }
@@ -297,6 +307,16 @@ static pflref_status read_clients(const json_t *arr, const char *where,
                                   p->clients[i].test.n > 0 ? "has" : "has no",
                                   p->clients[0].test.n > 0 ? "has" : "has "
                                                                      "none");
+        /* The validation split: every client or none, like test data. */
+        if (st == PFLREF_OK && i > 0 &&
+            (p->clients[i].val.n > 0) != (p->clients[0].val.n > 0))
+            st = pflref_error_set(err, PFLREF_EINVAL, path,
+                                  "client %zu %s a validation split but "
+                                  "client 0 %s; give X_val and y_val to "
+                                  "every client or to none", i,
+                                  p->clients[i].val.n > 0 ? "has" : "has no",
+                                  p->clients[0].val.n > 0 ? "has one"
+                                                          : "has none");
     }
     if (st != PFLREF_OK) {
         pflref_problem_free(p);

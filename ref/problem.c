@@ -1,13 +1,13 @@
-/* ref/problem.c: a federated problem (one model, N clients' train and test
- * data): allocation, release and validation.
+/* ref/problem.c: a federated problem (one model, N clients' train, test
+ * and validation data): allocation, release and validation.
  *
  * The generators declared in pflref/problem.h live in ref/generate.c.
  *
  * Ownership: a pflref_problem owns its clients array and every X, y, a and
- * c array of every client's train and test data; pflref_problem_free
- * releases them all.  Test data is all-or-none: either every client has
- * test.n ≥ 1 or every client has test.n = 0 (the quadratic model ignores
- * test data).
+ * c array of every client's train, test and validation data;
+ * pflref_problem_free releases them all.  Test data is all-or-none: either
+ * every client has test.n ≥ 1 or every client has test.n = 0; so is the
+ * validation split (val.n).  The quadratic model ignores both.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -57,6 +57,7 @@ void pflref_problem_free(pflref_problem *p)
         for (size_t i = 0; i < p->N; i++) {
             data_free(&p->clients[i].train);
             data_free(&p->clients[i].test);
+            data_free(&p->clients[i].val);
         }
     free(p->clients);
     free(p);
@@ -124,7 +125,9 @@ pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
 }
 
 /* Validate p: N ≥ 1, every client's train data ("clients[i].train"), test
- * data all-or-none and valid ("clients[i].test"; ignored for quadratic).
+ * data all-or-none and valid ("clients[i].test"), the validation split
+ * all-or-none and valid ("clients[i].val"); test and validation data are
+ * ignored for the quadratic model.
  *   p [in];  err [out] may be NULL; err->where is the JSON path. */
 pflref_status pflref_problem_validate(const pflref_problem *p,
                                       pflref_error *err)
@@ -142,6 +145,7 @@ pflref_status pflref_problem_validate(const pflref_problem *p,
 
     const int uses_test = p->model.kind != PFLREF_MODEL_QUADRATIC;
     const int has0 = p->clients[0].test.n > 0;
+    const int val0 = p->clients[0].val.n > 0;
     for (size_t i = 0; i < p->N; i++) {
         const pflref_client *c = &p->clients[i];
         snprintf(where, sizeof where, "clients[%zu].train", i);
@@ -163,11 +167,24 @@ pflref_status pflref_problem_validate(const pflref_problem *p,
             if (st != PFLREF_OK)
                 return st;
         }
+        snprintf(where, sizeof where, "clients[%zu].val", i);
+        if ((c->val.n > 0) != val0)
+            return pflref_error_set(
+                err, PFLREF_EINVAL, where,
+                "clients[0] %s a validation split and clients[%zu] %s: "
+                "either every client has one or none",
+                val0 ? "has" : "has no", i, val0 ? "has none" : "has one");
+        if (c->val.n > 0) {
+            st = pflref_data_validate(&p->model, &c->val, where, err);
+            if (st != PFLREF_OK)
+                return st;
+        }
     }
     return PFLREF_OK;
 }
 
-/* max over clients of train.n and test.n, at least 1 (p may be NULL). */
+/* max over clients of train.n, test.n and val.n, at least 1 (p may be
+ * NULL). */
 size_t pflref_problem_max_n(const pflref_problem *p)
 {
     size_t n = 1;
@@ -178,6 +195,8 @@ size_t pflref_problem_max_n(const pflref_problem *p)
             n = p->clients[i].train.n;
         if (p->clients[i].test.n > n)
             n = p->clients[i].test.n;
+        if (p->clients[i].val.n > n)
+            n = p->clients[i].val.n;
     }
     return n;
 }
@@ -190,6 +209,18 @@ int pflref_problem_has_test(const pflref_problem *p)
         return 0;
     for (size_t i = 0; i < p->N; i++)
         if (p->clients[i].test.n == 0)
+            return 0;
+    return 1;
+}
+
+/* 1 when the model is not quadratic and every client has val.n ≥ 1. */
+int pflref_problem_has_val(const pflref_problem *p)
+{
+    if (p == NULL || p->clients == NULL || p->N < 1 ||
+        p->model.kind == PFLREF_MODEL_QUADRATIC)
+        return 0;
+    for (size_t i = 0; i < p->N; i++)
+        if (p->clients[i].val.n == 0)
             return 0;
     return 1;
 }

@@ -1,7 +1,7 @@
 /* tests/test_problem.c: problems (ref/problem.c): allocation and release
  * (leaks show under valgrind and ASan), data allocation and its limits,
  * validation with the JSON path of every failure, the all-or-none rule for
- * test data, max_n and has_test.
+ * test data and for the validation split, max_n, has_test and has_val.
  */
 #include <math.h>
 #include <stdint.h>
@@ -335,6 +335,70 @@ START_TEST(test_max_n_has_test_degenerate)
 }
 END_TEST
 
+/* The validation split (clients[i].val): validated like test data with its
+ * own path, all-or-none, counted by max_n, reported by has_val, freed by
+ * problem_free (ASan / valgrind see a leak otherwise), ignored for the
+ * quadratic model. */
+START_TEST(test_validation_split)
+{
+    pflref_model lin = make_model(PFLREF_MODEL_LINEAR, PFLREF_LOSS_SQUARED,
+                                  3, 0, 0, 1);
+    const size_t ntr[3] = {4, 2, 3}, nte[3] = {5, 5, 5};
+    pflref_problem *p = make_problem(&lin, 3, ntr, nte);
+    pflref_error err;
+    ck_assert_int_eq(pflref_problem_has_val(p), 0);
+    ck_assert_int_eq(pflref_problem_validate(p, &err), PFLREF_OK);
+    const size_t nval[3] = {2, 7, 1};
+    for (size_t i = 0; i < 3; i++) {
+        ck_assert_int_eq(pflref_data_alloc(&p->clients[i].val, &lin, nval[i],
+                                           &err), PFLREF_OK);
+        fill_valid(&lin, &p->clients[i].val);
+    }
+    ck_assert_int_eq(pflref_problem_validate(p, &err), PFLREF_OK);
+    ck_assert_int_eq(pflref_problem_has_val(p), 1);
+    ck_assert_uint_eq(pflref_problem_max_n(p), 7); /* client 1's val */
+
+    /* a bad validation value: the path names the split and the entry */
+    p->clients[1].val.y[6] = NAN;
+    ck_assert_int_eq(pflref_problem_validate(p, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "clients[1].val.y[6]");
+    p->clients[1].val.y[6] = -0.75;
+    p->clients[2].val.X[2] = INFINITY;
+    ck_assert_int_eq(pflref_problem_validate(p, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "clients[2].val.X[0][2]");
+    p->clients[2].val.X[2] = 0.375;
+    ck_assert_int_eq(pflref_problem_validate(p, &err), PFLREF_OK);
+
+    /* all-or-none: client 2 without a validation split */
+    p->clients[2].val.n = 0;
+    ck_assert_int_eq(pflref_problem_validate(p, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "clients[2].val");
+    ck_assert_msg(strstr(err.message, "none") != NULL,
+                  "message should state the all-or-none rule: %s",
+                  err.message);
+    ck_assert_int_eq(pflref_problem_has_val(p), 0);
+    p->clients[2].val.n = 1;
+    /* ... and only client 1 with one */
+    p->clients[0].val.n = 0;
+    ck_assert_int_eq(pflref_problem_validate(p, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "clients[1].val");
+    p->clients[0].val.n = 2;
+    pflref_problem_free(p);
+
+    /* the quadratic model ignores a validation split */
+    pflref_model quad = make_model(PFLREF_MODEL_QUADRATIC,
+                                   PFLREF_LOSS_QUADRATIC, 2, 0, 0, 0);
+    const size_t one[2] = {1, 1};
+    p = make_problem(&quad, 2, one, NULL);
+    p->clients[1].val.n = 3;
+    ck_assert_int_eq(pflref_problem_validate(p, &err), PFLREF_OK);
+    ck_assert_int_eq(pflref_problem_has_val(p), 0);
+    p->clients[1].val.n = 0;
+    pflref_problem_free(p);
+    ck_assert_int_eq(pflref_problem_has_val(NULL), 0);
+}
+END_TEST
+
 Suite *problem_suite(void)
 {
     Suite *s = suite_create("problem");
@@ -349,6 +413,7 @@ Suite *problem_suite(void)
     tcase_add_test(tc, test_validate_quadratic);
     tcase_add_test(tc, test_validate_errors);
     tcase_add_test(tc, test_max_n_has_test_degenerate);
+    tcase_add_test(tc, test_validation_split);
     suite_add_tcase(s, tc);
     return s;
 }

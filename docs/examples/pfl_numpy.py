@@ -1003,6 +1003,8 @@ def _load_extensions():
 
 
 sys.dont_write_bytecode = True
+# an extension's `import pfl_numpy` finds this module, not a second copy
+sys.modules.setdefault("pfl_numpy", sys.modules[__name__])
 _load_extensions()
 
 

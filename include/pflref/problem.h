@@ -16,6 +16,10 @@ typedef struct {
     pflref_data train;   /* n ≥ 1 */
     pflref_data test;    /* test.n = 0 when the client has no test data;
                             unused by the quadratic model                */
+    pflref_data val;     /* the validation split (spec keys X_val, y_val):
+                            val.n = 0 when the client has none; unused by
+                            the quadratic model; read only by algorithms
+                            that select on it (interp)                   */
 } pflref_client;
 
 typedef struct {
@@ -37,15 +41,21 @@ pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
                                 size_t n, pflref_error *err);
 
 /* Validate every client (pflref_data_validate with path "clients[i].train" /
- * "clients[i].test"); N ≥ 1; either every client has test data or none. */
+ * "clients[i].test" / "clients[i].val"); N ≥ 1; either every client has
+ * test data or none, and either every client has a validation split or
+ * none. */
 pflref_status pflref_problem_validate(const pflref_problem *p,
                                       pflref_error *err);
 
-/* Largest train or test sample count over the clients (≥ 1). */
+/* Largest train, test or validation sample count over the clients (≥ 1). */
 size_t pflref_problem_max_n(const pflref_problem *p);
 
 /* 1 when every client has test data (and the model is not quadratic). */
 int pflref_problem_has_test(const pflref_problem *p);
+
+/* 1 when every client has a validation split (and the model is not
+ * quadratic). */
+int pflref_problem_has_val(const pflref_problem *p);
 
 /* Generator "tilt": the seed 000 problem, "a common backbone plus a
  * per-client tilt" (Code 14.7.1), drawn with GSL's mt19937 and

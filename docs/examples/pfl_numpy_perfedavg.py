@@ -1,0 +1,189 @@
+"""pfl_numpy_perfedavg.py: Per-FedAvg for the NumPy candidate pfl_numpy.py.
+
+Written from the paper (Fallah, Mokhtari, Ozdaglar, NeurIPS 2020, arXiv
+2002.07948, Algorithm 1 and its FO / HF variants) and the specification
+notes §4, not from pflref's C code.
+
+Round k, for each user i of A_k (ascending), starting from w_k; local step t
+reads the three consecutive batches 3(t−1), 3(t−1)+1, 3(t−1)+2 of the
+user's list as D_t, D′_t, D″_t:
+
+    w̃   = w − α ∇f_i(w; D_t)                      (the MAML inner step)
+    q   = ∇f_i(w̃; D′_t)
+    exact: w ← w − β (I − α ∇²f_i(w; D″_t)) q
+    fo:    w ← w − β q
+    hf:    w ← w − β (q − α d),
+           d = [∇f_i(w + δq; D″_t) − ∇f_i(w − δq; D″_t)] / (2δ)
+
+then w_{k+1} = (1/|A_k|) Σ w^i (perfedavg.weights = uniform) or
+Σ (n_i / Σ_{A_k} n_j) w^i (samples).  After training, each client's
+personalised model is one step θ_i = w − α ∇f_i(w; D) on its first post
+batch (perfedavg.eval = one_alpha_step), followed by θ_i − β ∇f_i(θ_i; D₂)
+on the second with alpha_then_beta.
+
+Hessian-vector products: the quadratic and linear models give their
+Hessian matrix (pfl_numpy's hessian(batch)); the mlp (identity activation,
+squared loss) differentiates its gradient along v in forward mode
+(mlp_hvp below).
+
+Bugs (--bug NAME; tests/detection/bugs-perfedavg.json):
+  perfedavg-hf-around-w-tilde    HF's finite difference around w̃, not w
+  perfedavg-shared-batch         q taken on D (D and D′ the same batch)
+  perfedavg-eval-two-steps       two personalisation steps (α, then β)
+                                 where one α step is configured
+  perfedavg-no-restore           the β step applied to w̃ (two plain SGD
+                                 steps per local step)
+  perfedavg-hessian-dropped      the FO step where exact or hf is configured
+  perfedavg-hessian-at-w-tilde   the exact Hessian taken at w̃
+  perfedavg-hessian-on-d-prime   the Hessian-vector product on D′, not D″
+  perfedavg-samples-weights      n_i-weighted server where uniform is
+                                 configured
+"""
+import sys
+
+import numpy as np
+
+ALGORITHM = "perfedavg"
+BUGS = ("perfedavg-hf-around-w-tilde", "perfedavg-shared-batch",
+        "perfedavg-eval-two-steps", "perfedavg-no-restore",
+        "perfedavg-hessian-dropped", "perfedavg-hessian-at-w-tilde",
+        "perfedavg-hessian-on-d-prime", "perfedavg-samples-weights")
+
+DEFAULTS = {"perfedavg.variant": "exact", "perfedavg.weights": "uniform",
+            "perfedavg.eval": "one_alpha_step"}
+
+
+def _host():
+    """The pfl_numpy module whose classes built the clients: the running
+    script when pfl_numpy.py is __main__ (importing it at load time would be
+    circular: it loads this file while it starts), else the module."""
+    main = sys.modules.get("__main__")
+    if main is not None and hasattr(main, "Unsupported") and hasattr(main, "Mlp"):
+        return main
+    import pfl_numpy
+    return pfl_numpy
+
+
+def mlp_hvp(model, theta, batch, v):
+    """∇²f(θ; batch) v for the identity-activation mlp with k = 1 and loss
+    (s/2)(ŷ − y)² per sample: the directional derivative of the gradient
+        g_W2 = s r a,  g_b2 = s r,  g_W1 = s r W2ᵀ xᵀ,  g_b1 = s r W2ᵀ
+    (a = W1 x + b1, r = W2 a + b2 − y) along v = (V1, c1, V2, c2):
+        ȧ = V1 x + c1,  ṙ = V2 a + W2 ȧ + c2,
+        d g_W2 = s (ṙ a + r ȧ),  d g_b2 = s ṙ,
+        d g_W1 = s (ṙ W2 + r V2)ᵀ xᵀ,  d g_b1 = s (ṙ W2 + r V2)ᵀ,
+    each averaged over the batch."""
+    if model.s is None:
+        raise _host().Unsupported("Hessian-vector product of the "
+                                    "cross-entropy mlp")
+    h, d = model.h, model.d
+    W1 = model.part(theta, "W1", (h, d))
+    b1 = model.part(theta, "b1", (h,))
+    W2 = model.part(theta, "W2", (1, h))
+    b2 = model.part(theta, "b2", (1,))
+    V1 = model.part(v, "W1", (h, d))
+    c1 = model.part(v, "b1", (h,))
+    V2 = model.part(v, "W2", (1, h))
+    c2 = model.part(v, "b2", (1,))
+    X, y = model.X[batch], model.y[batch]
+    A = X @ W1.T + b1                      # n_b × h
+    r = (A @ W2.T)[:, 0] + b2[0] - y       # n_b
+    A_dot = X @ V1.T + c1                  # n_b × h
+    r_dot = (A @ V2.T)[:, 0] + (A_dot @ W2.T)[:, 0] + c2[0]
+    s, nb = model.s, len(batch)
+    delta = s * (np.outer(r_dot, W2[0]) + np.outer(r, V2[0]))   # n_b × h
+    out = np.zeros(model.P)
+    model.put(out, "W1", delta.T @ X / nb)
+    model.put(out, "b1", delta.sum(axis=0) / nb)
+    model.put(out, "W2", s * (r_dot @ A + r @ A_dot) / nb)
+    model.put(out, "b2", np.array([s * r_dot.sum() / nb]))
+    return out
+
+
+def hvp(model, theta, batch, v):
+    if isinstance(model, _host().Mlp):
+        return mlp_hvp(model, theta, batch, v)
+    return model.hessian(batch) @ v
+
+
+def run(spec, clients, w0, log, bug):
+    alg = spec["algorithm"]
+    if alg.get("preset", "paper") != "paper":
+        raise _host().Unsupported("perfedavg preset %r" % alg["preset"])
+    cfg = dict(DEFAULTS)
+    cfg.update(alg.get("hyperparameters", {}))
+    cfg.update(alg.get("switches", {}))
+    alpha, beta = float(cfg["alpha"]), float(cfg["beta"])
+    variant = cfg["perfedavg.variant"]
+    if bug == "perfedavg-hessian-dropped":
+        variant = "fo"
+    weights = cfg["perfedavg.weights"]
+    if bug == "perfedavg-samples-weights":
+        weights = "samples"
+    n = [c.n for c in clients]
+
+    def local_update(i, w, batches, k):
+        """User i's τ = len(batches)/3 steps from w (Alg. 1, inner loop)."""
+        data = clients[i]
+        for t in range(1, len(batches) // 3 + 1):
+            D, D1, D2 = batches[3 * t - 3:3 * t]
+            if bug == "perfedavg-shared-batch":
+                D1 = D
+            if bug == "perfedavg-hessian-on-d-prime":
+                D2 = D1
+            w_tilde = w - alpha * data.grad(w, D)
+            log("step", "train", "w_tilde", w_tilde, round=k, client=i, step=t)
+            q = data.grad(w_tilde, D1)
+            origin = w_tilde if bug == "perfedavg-no-restore" else w
+            if variant == "fo":
+                w = origin - beta * q
+            else:
+                if variant == "exact":
+                    at = w_tilde if bug == "perfedavg-hessian-at-w-tilde" else w
+                    Hq = hvp(data, at, D2, q)
+                elif variant == "hf":
+                    delta = float(cfg["delta"])
+                    at = w_tilde if bug == "perfedavg-hf-around-w-tilde" else w
+                    Hq = (data.grad(at + delta * q, D2)
+                          - data.grad(at - delta * q, D2)) / (2.0 * delta)
+                else:
+                    raise _host().Unsupported("perfedavg.variant %r" % variant)
+                log("note", "train", "hvp", Hq, round=k, client=i, step=t)
+                w = origin - beta * (q - alpha * Hq)
+            log("step", "train", "w_local", w, round=k, client=i, step=t)
+        return w
+
+    w = w0.copy()
+    for k, rnd in enumerate(spec["schedule"]["rounds"]):
+        log("round_begin", "train", "w", w, round=k)
+        plan = dict(zip(rnd["clients"], rnd["batches"]))
+        local = {}
+        for i in sorted(plan):
+            log("client_begin", "train", "w_local", w, round=k, client=i, step=0)
+            local[i] = local_update(i, w.copy(), plan[i], k)
+            log("client_end", "train", "w_local", local[i], round=k, client=i)
+        A_k = sorted(local)
+        if weights == "samples":
+            total = sum(n[i] for i in A_k)
+            coef = {i: n[i] / total for i in A_k}
+        else:
+            coef = {i: 1.0 / len(A_k) for i in A_k}
+        w = sum(coef[i] * local[i] for i in A_k)
+        log("server", "train", "w", w, round=k)
+
+    two = cfg["perfedavg.eval"] == "alpha_then_beta"
+    if bug == "perfedavg-eval-two-steps":
+        two = True
+    thetas = []
+    for i, batches in enumerate(spec["schedule"]["post"]):
+        theta = w.copy()
+        log("client_begin", "finetune", "theta", theta, client=i, step=0)
+        theta = theta - alpha * clients[i].grad(theta, batches[0])
+        log("step", "finetune", "theta", theta, client=i, step=1)
+        if two:
+            second = batches[1] if len(batches) > 1 else batches[0]
+            theta = theta - beta * clients[i].grad(theta, second)
+            log("step", "finetune", "theta", theta, client=i, step=2)
+        log("client_end", "finetune", "theta", theta, client=i)
+        thetas.append(theta)
+    return {"w": w, "v": thetas}

@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""Model-interpolation golden vectors (seed 000 §2 and Exercise 14.7.2;
+shared/spec notes §5.2), in exact rational arithmetic
+(golden/pflref_exact_interp.py).
+
+1. Notes §5.2(g): h = 4, w = 1: α = 0 → 1, 1/4 → 1.75, 1/2 → 2.5, 1 → 4.
+   Set up with the notes' quadratic clients f_1 = ½(x − 4)², f_2 = ½(x + 2)²
+   with n = (1, 3), η = 1, w⁰ = 0, fedavg.weights = uniform: one FedAvg
+   round of one step sends each client to its minimiser, so w¹ = (4 − 2)/2
+   = 1; the purely local models (one post step of η = 1 from w⁰) are
+   h_1 = 4, h_2 = −2.  One vector per α (interp.alpha = fixed); α = 0 and
+   α = 1 return the global and the local model.
+2. per_client_grid with a validation split, linear model (d = 1, no bias,
+   half_squared loss), G = 4, two clients, one FedAvg round and two post
+   steps of η = 1/2 from w⁰ = 1/2.  Client 0's validation target is put
+   where its validation loss ties exactly between α = 1/4 and α = 1/2 (the
+   vertex of the parabola at 3/8), so the smaller α wins; its training set
+   would pick α = 1 and its test set α = 3/4.  Every number is dyadic, so
+   fp64 is exact.
+
+Every generator asserts the numbers the notes print before writing.
+
+    /usr/bin/python3 golden/interp/make_worked.py [OUTDIR]
+"""
+import os
+import sys
+from fractions import Fraction as F
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_exact_interp as pi   # noqa: E402
+import pflref_golden as pg         # noqa: E402
+
+GENERATOR = "golden/interp/make_worked.py (exact fractions, pflref_exact_interp.py)"
+TOL = {"atol": 1e-15, "rtol": 1e-14,
+       "basis": "fp64 reference against exact rationals: every input, step "
+                "size and grid point here is dyadic and every intermediate "
+                "value has a short dyadic expansion, so the reference is in "
+                "fact exact; the bound only allows for a last-bit difference "
+                "in a candidate's evaluation order"}
+
+
+def run(spec, bugs=frozenset()):
+    return pi.replay(spec, frozenset(bugs))
+
+
+def make(vid, fname, title, source, spec, flags, check):
+    result = run(spec)
+    check(*result)
+    mutants = {f: pi.MUTANTS[f] for f in flags}
+    # only the bugs of each class that this vector can expose
+    for f in flags:
+        mutants[f] = [b for b in mutants[f]
+                      if pg.detects(pg.expected(*result), pg.expected(*run(spec, {b})),
+                                    TOL) is not None]
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result,
+                              lambda bugs=frozenset(): run(spec, bugs),
+                              lambda trace, w, v, alpha: (trace, w, v, alpha))
+    _, w, v, alpha = result
+    prov = pg.provenance("independent", source, GENERATOR,
+                         {"w": w, "alpha": alpha,
+                          **{f"h_{i}": h for i, h in enumerate(v)}})
+    return fname, pg.vector(vid, title, prov, flags, spec, TOL, exp)
+
+
+def notes(r, name, client=None):
+    return [x["value"] for x in r.records if x["event"] == "note"
+            and x["name"] == name and (client is None or x.get("client") == client)]
+
+
+# ---------------------------------------------------------------- notes §5.2(g)
+
+QUAD = {"kind": "quadratic", "d": 1}
+QUAD_CLIENTS = [{"a": [1.0], "c": [4.0], "n": 1}, {"a": [1.0], "c": [-2.0], "n": 3}]
+NOTES_V_BAR = {F(0): F(1), F(1, 4): F(7, 4), F(1, 2): F(5, 2), F(1): F(4)}
+
+
+def notes_52g(alpha, label):
+    spec = pg.given_spec(
+        f"interpolation, notes §5.2(g): h = 4, w = 1, alpha = {alpha}", None,
+        QUAD, QUAD_CLIENTS, {"kind": "zeros"},
+        {"name": "interp",
+         "hyperparameters": {"eta": 1.0, "alpha": float(alpha)},
+         "switches": {"fedavg.weights": "uniform", "interp.alpha": "fixed"}},
+        [{"clients": [0, 1], "batches": [[[0]], [[0]]]}],
+        post=[[[0]], [[0]]])
+
+    def check(trace, w, v, al):
+        assert w == [F(1)] and v[0] == [F(4)] and v[1] == [F(-2)], (w, v)
+        assert al == [alpha, alpha]
+        vbar = notes(trace, "v_bar")
+        assert vbar[0] == [NOTES_V_BAR[alpha]], vbar     # the notes' numbers
+        assert vbar[1] == [alpha * -2 + (1 - alpha) * 1]
+        if alpha == 0:
+            assert vbar[0] == w and vbar[1] == w          # the global model
+        if alpha == 1:
+            assert vbar == v                              # the local models
+
+    # α = 1/2 is symmetric (the swap leaves it unchanged)
+    flags = (["interp-alpha-direction"] if alpha != F(1, 2) else []) + \
+        ["aggregation-weights"]
+    return make(f"interp/worked/notes-5.2g/alpha-{label}",
+                f"worked-notes-5.2g-alpha-{label}.json",
+                f"Interpolation, notes §5.2(g): h = 4, w = 1, alpha = {alpha} "
+                f"gives {NOTES_V_BAR[alpha]}",
+                f"{pg.NOTES} §5.2(g); seed 000 §2", spec, flags, check)
+
+
+# ---------------------------------------------------------------- grid + validation
+
+LIN = {"kind": "linear", "d": 1, "loss": "half_squared", "bias": False}
+
+
+def grid_spec(y_val0):
+    clients = [
+        {"X": [[1.0], [2.0]], "y": [4.0, 7.0],
+         "X_test": [[1.0]], "y_test": [2.85546875],
+         "X_val": [[1.0]], "y_val": [y_val0]},
+        {"X": [[1.0], [-1.0]], "y": [-2.0, 1.0],
+         "X_test": [[1.0]], "y_test": [0.125],
+         "X_val": [[1.0]], "y_val": [-0.625]},
+    ]
+    return pg.given_spec(
+        "interpolation, per-client grid G = 4 selected on a validation split",
+        "Linear d = 1, half_squared; one FedAvg round (two full-batch steps "
+        "of eta = 1/2 per client, n-weighted), then each client's purely "
+        "local model (two full-batch steps from w0 = 1/2); alpha_j = j/4 "
+        "scored on X_val/y_val.  Client 0's validation loss ties exactly "
+        "between alpha = 1/4 and 1/2; the smaller wins.",
+        LIN, clients, {"kind": "given", "w": [0.5]},
+        {"name": "interp",
+         "hyperparameters": {"eta": 0.5, "interp.grid": 4},
+         "switches": {"interp.alpha": "per_client_grid",
+                      "interp.select": "validation"}},
+        [{"clients": [0, 1], "batches": [[[0, 1], [0, 1]], [[0, 1], [0, 1]]]}],
+        post=[[[0, 1], [0, 1]], [[0, 1], [0, 1]]])
+
+
+def grid_validation():
+    # First run with a placeholder target to learn w and h_0, then put
+    # client 0's validation target at the vertex α* = 3/8.
+    _, w, v, _ = run(grid_spec(0.0))
+    y0 = w[0] + F(3, 8) * (v[0][0] - w[0])
+    assert float(y0) == y0, "the tie target must be a double"
+    spec = grid_spec(float(y0))
+
+    def check(trace, w2, v2, al):
+        assert (w2, v2) == (w, v)
+        losses = [x[0] for x in notes(trace, "select_loss", 0)]
+        assert losses[1] == losses[2] == min(losses), losses   # the tie
+        assert al[0] == F(1, 4), al
+        gaps = pi.grid_gaps(spec)
+        assert gaps[1] > F(1, 100), gaps                       # client 1: clear
+        # the wrong selection sets would choose otherwise
+        assert run(spec, {"select-train"})[3][0] == 1
+        assert run(spec, {"select-flip"})[3][0] == F(3, 4)
+        assert run(spec, {"ties-larger"})[3][0] == F(1, 2)
+
+    flags = ["interp-selection", "interp-alpha-direction", "initial-point",
+             "local-step-count", "loss-scale"]
+    return make("interp/worked/grid-validation-linear",
+                "worked-grid-validation-linear.json",
+                "Interpolation, per-client grid G = 4 on a validation split "
+                "(linear model; an exact tie goes to the smaller alpha)",
+                "seed 000 Exercise 14.7.2 (per-client alpha sweep); shared/spec "
+                "README.md, interpolation row (best alpha on a validation "
+                f"split); {pg.NOTES} §5.2", spec, flags, check)
+
+
+MAKERS = [lambda: notes_52g(F(0), "0"), lambda: notes_52g(F(1, 4), "1-4"),
+          lambda: notes_52g(F(1, 2), "1-2"), lambda: notes_52g(F(1), "1"),
+          grid_validation]
+
+if __name__ == "__main__":
+    pg.write_all(sys.argv, HERE, MAKERS)

@@ -1,0 +1,332 @@
+#!/usr/bin/python3
+"""Per-FedAvg golden vectors on data models with real minibatches, in exact
+rational arithmetic (golden/pflref_exact_perfedavg.py).
+
+On the quadratic example of notes §4(g) the gradients are deterministic, so
+a candidate that reuses D for D′ and D″, takes the Hessian on the wrong
+batch, or centres HF's finite difference on w̃ passes it.  These vectors
+make those bugs visible:
+
+  linear-minibatch-exact    linear model with bias, squared loss, three
+                            clients (n = 5, 4, 6), every local step's D, D′,
+                            D″ distinct index lists, two rounds with
+                            A_0 = {0, 2}, A_1 = {1, 2}, given w_0
+  linear-minibatch-hf       the same run with HF (δ = 1/64): on a model
+                            whose loss is quadratic in the parameters the
+                            central difference is exact, so the values are
+                            the exact variant's (asserted)
+  linear-pfedme-repo        perfedavg.variant = fo, perfedavg.weights =
+                            samples, perfedavg.eval = alpha_then_beta (the
+                            pFedMe repository's reading, evaluated on
+                            training batches)
+  mlp-identity-exact        mlp with the identity activation, ½(ŷ − y)²
+                            (a polynomial loss whose Hessian changes with
+                            the parameters), two clients, one round of τ = 2
+  mlp-identity-hf           the same with HF (δ = 1/1024): not equal to
+                            exact (the asserted difference is O(δ²)), and
+                            centring the difference on w̃ moves it
+
+The generator asserts, for each vector, that the bugs it is flagged for move
+it (pflref_golden.check_mutants), and the facts named above.
+
+    /usr/bin/python3 golden/perfedavg/make_data.py [OUTDIR]
+"""
+import os
+import sys
+from fractions import Fraction as F
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_exact as px                 # noqa: E402
+import pflref_exact_perfedavg as pa       # noqa: E402
+import pflref_golden as pg                # noqa: E402
+
+PAPER = "Fallah, Mokhtari, Ozdaglar, NeurIPS 2020, Alg. 1"
+GENERATOR = "golden/perfedavg/make_data.py (exact fractions, pflref_exact_perfedavg.py)"
+
+LIN_MODEL = {"kind": "linear", "d": 2, "loss": "squared", "bias": True}
+LIN_CLIENTS = [
+    {"X": [[0.912, -1.347], [-0.284, 0.671], [1.563, 0.238], [-0.715, -0.426],
+           [0.337, 1.129]],
+     "y": [-0.775, 1.409, 0.236, -1.118, 0.652]},
+    {"X": [[-1.426, 0.357], [0.689, -0.942], [0.205, 1.318], [1.174, 0.463]],
+     "y": [0.518, -1.263, 0.947, -0.384]},
+    {"X": [[0.473, 0.815], [-0.962, -0.218], [1.285, -0.637], [-0.156, 1.442],
+           [0.724, 0.091], [-1.093, 0.568]],
+     "y": [1.127, -0.469, 0.318, 0.875, -0.236, -0.912]},
+]
+LIN_INIT = {"kind": "given", "w": [0.125, -0.375, 0.25]}
+# Per participation: τ = 2 steps, each D, D′, D″ (distinct lists; sizes 1-3).
+LIN_BATCHES = {
+    (0, 0): [[0, 1], [2, 3], [4], [1, 4], [0, 2, 3], [3]],
+    (0, 2): [[0, 1], [2, 3], [4, 5], [5, 2], [1], [0, 3, 4]],
+    (1, 1): [[3, 0], [1, 2], [2], [0], [1, 3], [2, 0, 1]],
+    (1, 2): [[1, 3], [5, 0], [2, 4], [4], [0, 5], [3, 1]],
+}
+LIN_ROUNDS = [[0, 2], [1, 2]]
+LIN_POST = [[[3, 4], [0, 1]], [[0, 2], [1, 3]], [[5, 1], [2, 3]]]
+
+MLP_MODEL = {"kind": "mlp", "d": 2, "h": 2, "k": 1, "activation": "identity",
+             "loss": "half_squared", "bias": True, "hidden_bias": True}
+# dyadic inputs keep the exact denominators small (the loss is a polynomial
+# of degree 4 in the parameters, so exact values grow fast)
+MLP_CLIENTS = [
+    {"X": [[0.75, -1.25], [1.5, 0.5], [-0.625, 1.125], [0.25, -0.875]],
+     "y": [0.5, 1.375, -0.75, 0.625]},
+    {"X": [[-1.125, 0.375], [0.875, 1.25], [0.5, -0.5]],
+     "y": [-0.25, 1.125, 0.875]},
+]
+# W1 (2×2), b1 (2), W2 (1×2), b2 (1)
+MLP_INIT = {"kind": "given", "w": [0.5, -0.25, 0.375, 0.75, 0.125, -0.125,
+                                   0.625, -0.5, 0.25]}
+MLP_BATCHES = {0: [[0, 1], [2, 3], [1, 3], [2], [0, 3], [1, 2]],
+               1: [[0, 1], [2], [1, 2], [0, 2], [1], [0]]}
+MLP_POST = [[[0, 2]], [[1, 2]]]
+
+TOL_LIN = {
+    "atol": 1e-13,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "binary inputs: per participation 2 local steps, each 2 batch "
+             "gradients and one Hessian-vector product on at most 3 samples "
+             "with |x|, |y| < 1.6, plus a few axpys, every product and sum "
+             "rounding once (error below 1e-16 relative to terms below 10); "
+             "each step contracts (α and β times the batch Hessian's trace "
+             "below 1, asserted), so two rounds and the personalisation keep "
+             "the error below 1e-14; every flagged bug moves some value by "
+             "more than 1e3 times the tolerance.",
+}
+TOL_LIN_HF = {
+    "atol": 1e-12,
+    "rtol": 1e-12,
+    "basis": "as for the exact linear vector, plus HF's central difference: "
+             "the gradients at w ± δq carry rounding errors near 1e-16·|g| "
+             "(|g| < 10) which the division by 2δ = 1/32 enlarges to about "
+             "1e-14 in d (note hvp), and α·β times that in w; the error "
+             "stays below 1e-13; every flagged bug moves some value by more "
+             "than 1e3 times the tolerance.",
+}
+TOL_MLP = {
+    "atol": 1e-13,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "dyadic inputs: 2 local steps per client, each 2 gradients and "
+             "one Hessian-vector product (R-operator) of a 9-parameter mlp "
+             "on at most 2 samples with entries below 1.5, then one "
+             "personalisation step; a few dozen roundings of terms below 10 "
+             "per step, so the error stays below 1e-14; every flagged bug "
+             "moves some value by more than 1e3 times the tolerance.",
+}
+TOL_MLP_HF = {
+    "atol": 1e-11,
+    "rtol": 1e-11,
+    "basis": "as for the exact mlp vector, plus HF's central difference "
+             "with δ = 1/1024: the gradients at w ± δq carry rounding errors "
+             "near 1e-16·|g| (|g| < 10), which the division by 2δ = 1/512 "
+             "enlarges to about 1e-12 in d (note hvp) and α·β = 1/32 times "
+             "that in w; the error stays below 1e-11; every flagged bug "
+             "moves some value by more than 1e3 times the tolerance.",
+}
+
+
+def lin_rounds():
+    return [{"clients": S, "batches": [LIN_BATCHES[(t, i)] for i in S]}
+            for t, S in enumerate(LIN_ROUNDS)]
+
+
+def assert_contractive(pr, clients_batches, alpha, beta):
+    for i, steps in clients_batches:
+        for batch in steps:
+            L = px.curvature_bound(pr, i, batch)
+            assert alpha * L < 1 and beta * L < 1, (i, batch, L)
+
+
+def build(vid, title, description, model, clients, init, algorithm, rounds,
+          post, flags, mutants, tol, source, check=None):
+    spec = pg.given_spec(title, description, model, clients, init, algorithm,
+                         rounds, post=post)
+    result = pa.replay(spec)
+    if check is not None:
+        check(spec, result)
+    exp = pg.checked_expected(vid, tol, flags, mutants, result,
+                              lambda bugs=px.NO_BUGS: pa.replay(spec, frozenset(bugs)),
+                              lambda trace, w, v, _a: (trace, w, v))
+    prov = pg.provenance("independent", source, GENERATOR)
+    fname = "worked-" + vid.split("/", 2)[2] + ".json"
+    return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
+
+
+def lin_algorithm(variant, extra=None):
+    hyper = {"alpha": 0.1, "beta": 0.05}
+    sw = {}
+    if variant == "hf":
+        hyper["delta"] = 0.015625
+    if variant != "exact":
+        sw["perfedavg.variant"] = variant
+    sw.update(extra or {})
+    alg = {"name": "perfedavg", "hyperparameters": hyper}
+    if sw:
+        alg["switches"] = sw
+    return alg
+
+
+LIN_DESC = ("Linear model with bias, (ŷ − y)², three clients (n = 5, 4, 6), "
+            "α = 0.1, β = 0.05, w_0 = (0.125, −0.375, 0.25), A_0 = {0, 2}, "
+            "A_1 = {1, 2}, τ = 2: each participation lists six batches, "
+            "D, D′, D″ of step 1 then of step 2, all different index lists")
+
+
+def lin_check_batches(spec, result):
+    pr = px.Problem(LIN_MODEL, LIN_CLIENTS)
+    assert_contractive(pr, [(i, b) for (t, i), b in LIN_BATCHES.items()],
+                       F(1, 10), F(1, 20))
+    for steps in LIN_BATCHES.values():
+        for t in range(2):
+            D, D1, D2 = (sorted(b) for b in steps[3 * t:3 * t + 3])
+            assert D != D1 and D != D2 and D1 != D2, steps
+
+
+def linear_exact():
+    return build(
+        "perfedavg/worked/linear-minibatch-exact",
+        "Per-FedAvg, exact, linear model with minibatches: distinct D, D′, D″ "
+        "per step, partial participation, two rounds",
+        LIN_DESC + "; perfedavg.weights = uniform; then θ_i = w_2 − α "
+                   "∇f_i(w_2; D) on each client's one post batch "
+                   "(one_alpha_step).",
+        LIN_MODEL, LIN_CLIENTS, LIN_INIT, lin_algorithm("exact"), lin_rounds(),
+        [p[:1] for p in LIN_POST],
+        ["perfedavg-batch-reuse", "perfedavg-hessian-term", "perfedavg-no-restore",
+         "perfedavg-eval-steps", "stale-global", "local-step-count",
+         "initial-point", "batch-mean", "loss-scale", "aggregation-weights"],
+        {"perfedavg-batch-reuse": ["reuse-d", "reuse-d-for-d1"],
+         "perfedavg-hessian-term": ["fo-step", "hessian-sign", "hessian-on-d1"],
+         "perfedavg-no-restore": ["no-restore"],
+         "perfedavg-eval-steps": ["eval-steps-flip"],
+         "stale-global": ["restart-w0", "eval-on-w0"],
+         "local-step-count": ["steps-minus-one"],
+         "initial-point": ["init-zeros"],
+         "batch-mean": ["batch-sum"],
+         "loss-scale": ["loss-x2"],
+         "aggregation-weights": ["weights-flip"]},
+        TOL_LIN, f"{pg.NOTES} §4(c), §4(e); {PAPER}", lin_check_batches)
+
+
+def linear_hf():
+    def check(spec, result):
+        lin_check_batches(spec, result)
+        # HF equals exact: the loss is quadratic in (w, b)
+        exact_spec = dict(spec, algorithm=lin_algorithm("exact"))
+        ref = pa.replay(exact_spec)
+        assert result[1] == ref[1] and result[2] == ref[2]
+        assert [r["value"] for r in result[0].records] == \
+            [r["value"] for r in ref[0].records]
+
+    return build(
+        "perfedavg/worked/linear-minibatch-hf",
+        "Per-FedAvg, HF (δ = 1/64), linear model with minibatches: equal to "
+        "the exact variant (the loss is quadratic in the parameters)",
+        LIN_DESC + "; perfedavg.variant = hf, δ = 0.015625; one "
+                   "personalisation step per client.",
+        LIN_MODEL, LIN_CLIENTS, LIN_INIT, lin_algorithm("hf"), lin_rounds(),
+        [p[:1] for p in LIN_POST],
+        ["perfedavg-batch-reuse", "perfedavg-hessian-term", "perfedavg-no-restore"],
+        {"perfedavg-batch-reuse": ["reuse-d", "reuse-d-for-d1"],
+         "perfedavg-hessian-term": ["fo-step", "hessian-sign", "hessian-on-d1"],
+         "perfedavg-no-restore": ["no-restore"]},
+        TOL_LIN_HF, f"{pg.NOTES} §4(c), §4(f) item 4; {PAPER}", check)
+
+
+def linear_pfedme_repo():
+    alg = lin_algorithm("fo", {"perfedavg.weights": "samples",
+                               "perfedavg.eval": "alpha_then_beta"})
+    return build(
+        "perfedavg/worked/linear-pfedme-repo",
+        "Per-FedAvg as the pFedMe repository computes it: FO, n_i-weighted "
+        "mean, personalisation by an α step then a β step (on training "
+        "batches)",
+        LIN_DESC + "; perfedavg.variant = fo (D″ is scheduled but not read), "
+                   "perfedavg.weights = samples (n_i / Σ_{A_k} n_j), "
+                   "perfedavg.eval = alpha_then_beta on two post batches per "
+                   "client.",
+        LIN_MODEL, LIN_CLIENTS, LIN_INIT, alg, lin_rounds(), LIN_POST,
+        ["aggregation-weights", "perfedavg-no-restore", "perfedavg-eval-steps",
+         "perfedavg-batch-reuse"],
+        {"aggregation-weights": ["weights-flip"],
+         "perfedavg-no-restore": ["no-restore"],
+         "perfedavg-eval-steps": ["eval-steps-flip"],
+         "perfedavg-batch-reuse": ["reuse-d", "reuse-d-for-d1"]},
+        TOL_LIN, f"{pg.NOTES} §4(d) (n_i-weighted server), §4(e), §4(f) items "
+                 f"1-3; {PAPER}", lin_check_batches)
+
+
+def mlp_algorithm(variant):
+    hyper = {"alpha": 0.125, "beta": 0.25}
+    alg = {"name": "perfedavg", "hyperparameters": hyper}
+    if variant == "hf":
+        hyper["delta"] = 0.0009765625
+        alg["switches"] = {"perfedavg.variant": "hf"}
+    return alg
+
+
+MLP_DESC = ("mlp with d = 2, h = 2, k = 1, identity activation, biases, "
+            "½(ŷ − y)² (a polynomial loss whose Hessian varies with the "
+            "parameters), two clients (n = 4, 3), α = 0.125, β = 0.25, one "
+            "round with both, τ = 2 (D, D′, D″ different lists), given w_0, "
+            "then one personalisation step per client")
+
+
+def mlp_rounds():
+    return [{"clients": [0, 1], "batches": [MLP_BATCHES[0], MLP_BATCHES[1]]}]
+
+
+def mlp_exact():
+    def check(spec, result):
+        # the Hessian varies: taking it at w̃ changes the run
+        moved = pa.replay(spec, frozenset({"hessian-at-tilde"}))
+        assert moved[1] != result[1]
+
+    return build(
+        "perfedavg/worked/mlp-identity-exact",
+        "Per-FedAvg, exact, mlp with the identity activation: the Hessian is "
+        "taken at w on D″ (not at w̃, not on D′)",
+        MLP_DESC + ".", MLP_MODEL, MLP_CLIENTS, MLP_INIT, mlp_algorithm("exact"),
+        mlp_rounds(), MLP_POST,
+        ["perfedavg-hessian-term", "perfedavg-batch-reuse", "perfedavg-no-restore"],
+        {"perfedavg-hessian-term": ["fo-step", "hessian-sign", "hessian-at-tilde",
+                                    "hessian-on-d1"],
+         "perfedavg-batch-reuse": ["reuse-d", "reuse-d-for-d1"],
+         "perfedavg-no-restore": ["no-restore"]},
+        TOL_MLP, f"{pg.NOTES} §4(c); {PAPER}", check)
+
+
+def mlp_hf():
+    def check(spec, result):
+        exact_spec = dict(spec, algorithm=mlp_algorithm("exact"))
+        ref = pa.replay(exact_spec)
+        # HF differs from exact on this polynomial loss, by O(δ²) only
+        diff = max(abs(a - b) for a, b in zip(result[1], ref[1]))
+        assert 0 < diff < F(1, 10 ** 5), float(diff)
+
+    return build(
+        "perfedavg/worked/mlp-identity-hf",
+        "Per-FedAvg, HF (δ = 1/1024), mlp with the identity activation: the "
+        "finite difference is centred on w, not on w̃",
+        MLP_DESC + "; perfedavg.variant = hf, δ = 0.0009765625 (the values "
+                   "differ from the exact variant's by O(δ²)).",
+        MLP_MODEL, MLP_CLIENTS, MLP_INIT, mlp_algorithm("hf"), mlp_rounds(),
+        MLP_POST,
+        ["perfedavg-hf-center", "perfedavg-hessian-term", "perfedavg-batch-reuse"],
+        {"perfedavg-hf-center": ["hf-center-tilde"],
+         "perfedavg-hessian-term": ["fo-step", "hessian-sign", "hessian-on-d1"],
+         "perfedavg-batch-reuse": ["reuse-d", "reuse-d-for-d1"]},
+        TOL_MLP_HF, f"{pg.NOTES} §4(c) (HF around w_{{t−1}}), §7 (KarhouTam/"
+                    f"Per-FedAvg #2); {PAPER}", check)
+
+
+MAKERS = [linear_exact, linear_hf, linear_pfedme_repo, mlp_exact, mlp_hf]
+
+if __name__ == "__main__":
+    pg.write_all(sys.argv, HERE, MAKERS)

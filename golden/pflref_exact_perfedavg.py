@@ -1,0 +1,244 @@
+"""golden/pflref_exact_perfedavg.py: Per-FedAvg (Fallah, Mokhtari, Ozdaglar,
+NeurIPS 2020, arXiv 2002.07948, Alg. 1) in exact rational arithmetic,
+written from the paper's update rules as shared/spec notes §4 transcribe
+them, independently of the C reference.
+
+One round k: every user i of A_k starts from w_k and runs τ local steps; step
+t reads three consecutive batches of the user's list, D = batch 3(t−1),
+D′ = 3(t−1)+1, D″ = 3(t−1)+2:
+
+    w̃   = w − α ∇f_i(w; D)
+    q   = ∇f_i(w̃; D′)
+    exact: w ← w − β (q − α ∇²f_i(w; D″) q)
+    fo:    w ← w − β q
+    hf:    d = [∇f_i(w + δq; D″) − ∇f_i(w − δq; D″)] / (2δ),  w ← w − β (q − α d)
+
+then w_{k+1} = Σ_{A_k} c_i w^i (c_i = 1/|A_k|, or n_i/Σ_{A_k} n_j).  After the
+last round every client personalises θ_i = w − α ∇f_i(w; D₁) (and, with
+perfedavg.eval = alpha_then_beta, θ_i ← θ_i − β ∇f_i(θ_i; D₂)) on its post
+batches.
+
+The Hessian-vector product ∇²f(w; D″) v is computed without any formula for
+the Hessian: the gradients of the exact models (quadratic, linear, and the
+mlp with the identity activation and a squared loss) are polynomials of
+degree at most 3 in the parameters, so along a line g(w + εv) is a
+polynomial p(ε) of degree ≤ 3 and its derivative at 0 is exactly
+
+    p′(0) = (4 S(1) − S(2)) / 3,   S(ε) = [p(ε) − p(−ε)] / (2ε)
+
+(S(ε) = p′(0) + c ε², the odd terms of degree ≤ 3).  hvp confirms the
+degree on every call (the same extrapolation from ε = 1/2 and 1 must
+agree), so a model outside that class cannot slip through.
+
+Trajectory (what the C reference is required to emit, docs/formats.md):
+round_begin w; client_begin w_local (step 0); per step t: step w_tilde (t),
+note hvp (t; exact and hf), step w_local (t); client_end w_local; server w;
+then per client in phase "finetune": client_begin theta (0), step theta (1
+[, 2]), client_end theta.
+
+Bugs (realistic implementation mistakes; pflref_golden.check_mutants and
+golden/audit.py):
+
+  fo-step          the Hessian term dropped (the FO step where exact or hf
+                   is configured)
+  hessian-sign     w ← w − β (q + α H q)
+  hessian-at-tilde the Hessian (exact) or the finite difference (hf) taken
+                   at w̃ instead of w
+  hessian-on-d1    the Hessian-vector product on D′ instead of D″
+  hf-center-tilde  hf: d = [∇f(w̃ + δq; D″) − ∇f(w̃ − δq; D″)] / (2δ)
+  reuse-d          one batch for everything: D′ = D″ = D
+  reuse-d-for-d1   q taken on D (D′ = D), D″ kept
+  no-restore       the β step applied to w̃ (two plain SGD steps when fo;
+                   the pFedMe repository before 2021-03-20)
+  eval-steps-flip  two personalisation steps where one is configured, or
+                   one where two are
+  eval-on-w0       the personalisation starts from w0 instead of w
+  weights-flip     perfedavg.weights uniform <-> samples
+  restart-w0       a user starts each round from w0 instead of w_k
+  steps-minus-one  the last local step of every participation dropped
+  init-zeros, batch-sum, loss-x2
+                   as in pflref_exact.py
+"""
+from fractions import Fraction
+
+from pflref_exact import NO_BUGS, Problem, initial
+from pflref_golden import Trace, exact
+
+SWITCH_DEFAULTS = {"perfedavg.variant": "exact", "perfedavg.weights": "uniform",
+                   "perfedavg.eval": "one_alpha_step"}
+
+MUTANTS = {
+    "perfedavg-hessian-term": ["fo-step", "hessian-sign", "hessian-at-tilde",
+                               "hessian-on-d1"],
+    "perfedavg-hf-center": ["hf-center-tilde"],
+    "perfedavg-batch-reuse": ["reuse-d", "reuse-d-for-d1"],
+    "perfedavg-no-restore": ["no-restore"],
+    "perfedavg-eval-steps": ["eval-steps-flip"],
+    "aggregation-weights": ["weights-flip"],
+    "stale-global": ["restart-w0", "eval-on-w0"],
+    "local-step-count": ["steps-minus-one"],
+    "initial-point": ["init-zeros"],
+    "batch-mean": ["batch-sum"],
+    "loss-scale": ["loss-x2"],
+}
+
+
+def settings(algorithm):
+    """(hyperparameters as exact values, switches) of a spec's algorithm."""
+    hp = {k: exact(v) for k, v in algorithm.get("hyperparameters", {}).items()}
+    sw = dict(SWITCH_DEFAULTS)
+    sw.update(algorithm.get("switches", {}))
+    return hp, sw
+
+
+def _axpy(x, c, y):
+    """x + c·y, entry by entry."""
+    return [a + c * b for a, b in zip(x, y)]
+
+
+def _sym_diff(pr, i, w, v, eps, batch, bugs):
+    """S(ε) = [∇f(w + εv) − ∇f(w − εv)] / (2ε)."""
+    gp = pr.grad(i, _axpy(w, eps, v), batch, bugs)
+    gm = pr.grad(i, _axpy(w, -eps, v), batch, bugs)
+    return [(a - b) / (2 * eps) for a, b in zip(gp, gm)]
+
+
+def hvp(pr, i, w, v, batch, bugs=NO_BUGS):
+    """∇²f_i(w; batch) v, exact for gradients polynomial of degree ≤ 3 (see
+    the module text).  The extrapolation is also formed from ε = 1/2 and 1;
+    the two agree for every polynomial of degree ≤ 4 and not in general, so
+    the assertion confirms the degree on every call."""
+    s_half, s1, s2 = (_sym_diff(pr, i, w, v, Fraction(e), batch, bugs)
+                      for e in (Fraction(1, 2), 1, 2))
+    out = [(4 * a - b) / 3 for a, b in zip(s1, s2)]
+    assert out == [(4 * a - b) / 3 for a, b in zip(s_half, s1)], \
+        "gradient not polynomial of degree <= 3 along v"
+    return out
+
+
+def local_step(pr, i, w, w0, batches, t, hp, variant, trace, rnd, bugs=NO_BUGS):
+    """Step t (from 1) of user i from w; returns the new w."""
+    alpha, beta = hp["alpha"], hp["beta"]
+    D, D1, D2 = batches[3 * (t - 1)], batches[3 * (t - 1) + 1], batches[3 * (t - 1) + 2]
+    if "reuse-d" in bugs:
+        D1 = D2 = D
+    if "reuse-d-for-d1" in bugs:
+        D1 = D
+    if "hessian-on-d1" in bugs:
+        D2 = D1
+    g = pr.grad(i, w, D, bugs)
+    w_tilde = _axpy(w, -alpha, g)                    # w̃ = w − α ∇f(w; D)
+    trace.emit("step", "train", rnd, i, t, "w_tilde", w_tilde)
+    q = pr.grad(i, w_tilde, D1, bugs)                # q = ∇f(w̃; D′)
+    base = w_tilde if "no-restore" in bugs else w
+    if variant == "fo":
+        return _record(trace, rnd, i, t, _axpy(base, -beta, q))
+    center = w_tilde if "hessian-at-tilde" in bugs else w
+    if variant == "exact":
+        hv = hvp(pr, i, center, q, D2, bugs)         # ∇²f(w; D″) q
+    else:
+        assert variant == "hf", variant
+        delta = hp["delta"]
+        if "hf-center-tilde" in bugs:
+            center = w_tilde
+        hv = _sym_diff(pr, i, center, q, delta, D2, bugs)
+    trace.emit("note", "train", rnd, i, t, "hvp", hv)
+    if "fo-step" in bugs:
+        return _record(trace, rnd, i, t, _axpy(base, -beta, q))
+    sign = -1 if "hessian-sign" in bugs else 1
+    step = [a - sign * alpha * b for a, b in zip(q, hv)]   # q − α H q
+    return _record(trace, rnd, i, t, _axpy(base, -beta, step))
+
+
+def _record(trace, rnd, i, t, w):
+    trace.emit("step", "train", rnd, i, t, "w_local", w)
+    return w
+
+
+def round_(pr, w, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
+    """One round; plan = [(i, batch lists)] over A_k ascending.  Returns
+    w_{k+1}."""
+    variant = sw["perfedavg.variant"]
+    weights = sw["perfedavg.weights"]
+    if "weights-flip" in bugs:
+        weights = "samples" if weights == "uniform" else "uniform"
+    trace.emit("round_begin", "train", t, None, None, "w", w)
+    local = {}
+    for i, batches in plan:
+        assert len(batches) % 3 == 0 and batches, (i, len(batches))
+        tau = len(batches) // 3
+        if "steps-minus-one" in bugs:
+            tau -= 1
+        wi = list(w0 if "restart-w0" in bugs else w)
+        trace.emit("client_begin", "train", t, i, 0, "w_local", wi)
+        for s in range(1, tau + 1):
+            wi = local_step(pr, i, wi, w0, batches, s, hp, variant, trace, t, bugs)
+        trace.emit("client_end", "train", t, i, None, "w_local", wi)
+        local[i] = wi
+    A = sorted(local)
+    if weights == "samples":
+        n_A = sum(pr.n(i) for i in A)
+        c = {i: Fraction(pr.n(i), n_A) for i in A}
+    else:
+        c = {i: Fraction(1, len(A)) for i in A}
+    new = [sum(c[i] * local[i][p] for i in A) for p in range(pr.P)]
+    trace.emit("server", "train", t, None, None, "w", new)
+    return new
+
+
+def personalise(pr, w, w0, post, hp, sw, trace, bugs=NO_BUGS):
+    """θ_i = w − α ∇f_i(w; D₁) [then θ_i ← θ_i − β ∇f_i(θ_i; D₂)] for every
+    client; returns [θ_0, ...]."""
+    two = sw["perfedavg.eval"] == "alpha_then_beta"
+    if "eval-steps-flip" in bugs:
+        two = not two
+    thetas = []
+    for i, batches in enumerate(post):
+        theta = list(w0 if "eval-on-w0" in bugs else w)
+        trace.emit("client_begin", "finetune", None, i, 0, "theta", theta)
+        steps = [(hp["alpha"], batches[0])]
+        if two:
+            # the β step on D₂ (a one-batch post list: its batch again, what
+            # an implementation that ignores the configured count does)
+            steps.append((hp["beta"], batches[1] if len(batches) > 1 else batches[0]))
+        for r, (eta, batch) in enumerate(steps, start=1):
+            theta = _axpy(theta, -eta, pr.grad(i, theta, batch, bugs))
+            trace.emit("step", "finetune", None, i, r, "theta", theta)
+        trace.emit("client_end", "finetune", None, i, None, "theta", theta)
+        thetas.append(theta)
+    return thetas
+
+
+def run(pr, w0, rounds, post, hp, sw, bugs=NO_BUGS):
+    """The whole run: rounds = [[(i, batch lists)], ...] ; post = one batch
+    list per client.  Returns (trace, w, thetas)."""
+    trace = Trace()
+    w = list(w0)
+    for t, plan in enumerate(rounds):
+        w = round_(pr, w, w0, t, plan, hp, sw, trace, bugs)
+    return trace, w, personalise(pr, w, w0, post, hp, sw, trace, bugs)
+
+
+def exact_model(model):
+    return (model["kind"] in ("quadratic", "linear")
+            or (model["kind"] == "mlp" and model.get("activation", "relu") == "identity"
+                and model.get("loss") in ("squared", "half_squared")))
+
+
+def supported(spec):
+    return (spec["algorithm"]["name"] == "perfedavg"
+            and spec["algorithm"].get("preset", "paper") == "paper"
+            and exact_model(spec["model"])
+            and "clients" in spec.get("problem", {})
+            and spec.get("schedule", {}).get("kind") == "given")
+
+
+def replay(spec, bugs=NO_BUGS):
+    """Run a perfedavg spec exactly as written: (trace, w, v, None)."""
+    hp, sw = settings(spec["algorithm"])
+    pr = Problem(spec["model"], spec["problem"]["clients"])
+    w0 = initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
+    sched = spec["schedule"]
+    rounds = [list(zip(r["clients"], r["batches"])) for r in sched["rounds"]]
+    trace, w, thetas = run(pr, w0, rounds, sched["post"], hp, sw, bugs)
+    return trace, w, thetas, None
