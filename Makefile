@@ -102,7 +102,7 @@ check-golden:
 # Every shipped document against the JSON Schemas in docs/schema, and the
 # schemas' own self-test (they must reject planted bad documents).
 check-schema: $(B)/rel/pflref
-	@/usr/bin/python3 docs/schema/validate.py --self-test >/dev/null
+	@/usr/bin/python3 docs/schema/validate.py --self-test --pflref $(B)/rel/pflref >/dev/null
 	@./$(B)/rel/pflref run golden/fedavg/worked-samples.json -o $(B)/schema-result.json
 	@/usr/bin/python3 docs/schema/validate.py golden $(B)/schema-result.json | tail -n 1
 

@@ -50,7 +50,11 @@
  *   d) the mlp gradient is computed as body forward → head → body backward
  *      by the same static functions that pflref_model_features,
  *      pflref_model_head_grad and pflref_model_body_grad call, so the split
- *      API agrees with pflref_model_grad bit for bit.
+ *      API agrees with pflref_model_grad bit for bit;
+ *   e) the gradient is also offered in three parts on the OUTPUTS z
+ *      (pflref_model_outputs, pflref_model_output_grad,
+ *      pflref_model_grad_from_output) for losses of combined outputs, such
+ *      as APFL's output mixture, evaluated by pflref_model_evaluate_mix.
  *
  * Determinism: one fixed order for every explicit sum; BLAS results may
  * differ in the last bits between OpenBLAS kernels or thread counts.
@@ -1258,6 +1262,209 @@ pflref_status pflref_model_evaluate(const pflref_model *m, const double *w,
             continue;
         }
         for (size_t j = 0; j < nc; j++) { /* argmax z_j, lowest index on ties */
+            const double *z = ws->Z + j * k;
+            size_t best = 0;
+            for (size_t c = 1; c < k; c++)
+                if (z[c] > z[best])
+                    best = c;
+            correct += best == (size_t)ws->yb[j];
+        }
+        softmax_terms(nc, k, ws, &sum);
+    }
+    out->loss = sum / (double)D->n;              /* (1/n) Σ_j ℓ_j        */
+    if (regression)
+        out->mse = sq / (double)D->n;            /* (1/n) Σ_j (ŷ_j − y_j)² */
+    else
+        out->accuracy = (double)correct / (double)D->n;
+    return PFLREF_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Outputs, output errors and the gradient through the outputs
+ * ------------------------------------------------------------------------ */
+
+/* The quadratic model has no outputs z(w; x): its f has no data. */
+static pflref_status check_has_outputs(const pflref_model *m)
+{
+    if (m == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "m", "m is NULL");
+    if (m->kind == PFLREF_MODEL_QUADRATIC)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "m",
+                                "model quadratic has no outputs (its f_i "
+                                "has no data); outputs exist for linear, "
+                                "softmax and mlp");
+    return PFLREF_OK;
+}
+
+/* Z := z(w; x_j), nb × k (ŷ for linear and the regression mlp, logits
+ * otherwise): the forward pass of pflref_model_grad, copied out.
+ *   m [in] a data model;  w [in] P;  D, idx, nb, ws as for
+ *   pflref_model_grad;  Z [out] nb × k.
+ * Returns PFLREF_EINVAL for the quadratic model, a NULL argument or a bad
+ * batch. */
+pflref_status pflref_model_outputs(const pflref_model *m, const double *w,
+                                   const pflref_data *D, const size_t *idx,
+                                   size_t nb, pflref_model_workspace *ws,
+                                   double *Z)
+{
+    pflref_status st = check_has_outputs(m);
+    size_t n_b;
+    if (st == PFLREF_OK)
+        st = check_batch(m, w, D, idx, nb, ws, &n_b);
+    if (st != PFLREF_OK)
+        return st;
+    if (Z == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "Z", "Z is NULL");
+    gather_rows(m, D, idx, 0, n_b, ws);
+    forward(m, w, n_b, ws);             /* ws->Z := z(w; X_b) */
+    memcpy(Z, ws->Z, n_b * m->k * sizeof(double));
+    return PFLREF_OK;
+}
+
+/* E_j := ∂ℓ(z; y_j)/∂z at z = Z_j and *loss := (1/nb) Σ_j ℓ(Z_j; y_j):
+ * the loss terms and output signal of pflref_model_grad, on given outputs.
+ *   Z [in] nb × k;  E [out] nb × k (may be Z);  loss [out] or NULL.
+ * Returns PFLREF_EINVAL for the quadratic model, a NULL argument, a bad
+ * batch or a label that is not a class. */
+pflref_status pflref_model_output_grad(const pflref_model *m, const double *Z,
+                                       const pflref_data *D, const size_t *idx,
+                                       size_t nb, pflref_model_workspace *ws,
+                                       double *E, double *loss)
+{
+    pflref_status st = check_has_outputs(m);
+    if (st != PFLREF_OK)
+        return st;
+    if (Z == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "Z", "Z is NULL");
+    size_t n_b;
+    st = check_batch(m, Z, D, idx, nb, ws, &n_b); /* Z stands in for w */
+    if (st != PFLREF_OK)
+        return st;
+    if (E == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "E", "E is NULL");
+    st = gather_labels(m, D, idx, 0, n_b, ws);
+    if (st != PFLREF_OK)
+        return st;
+    const size_t len = n_b * m->k;
+    memmove(ws->Z, Z, len * sizeof(double));
+    double sum = 0.0;
+    loss_terms(m, n_b, ws, &sum);       /* Z := r  or  P;  Σ_j ℓ_j */
+    mlp_output_grad(m, n_b, ws);        /* E := s r  or  P − Y     */
+    memcpy(E, ws->Z, len * sizeof(double));
+    if (loss != NULL)
+        *loss = sum / (double)n_b;      /* (1/nb) Σ_j ℓ_j */
+    return PFLREF_OK;
+}
+
+/* g := (1/nb) Σ_j J_j(w)ᵀ E_j, the backward pass of pflref_model_grad with
+ * the output signal E given instead of computed from the labels:
+ *   linear   g_w := (1/nb) X_bᵀ E,  g_b := (1/nb) Σ_j E_j
+ *   softmax  g_W := (1/nb) Eᵀ X_b,  g_b := (1/nb) Σ_j E_j
+ *   mlp      the body forward at w, then the head and body backward on E.
+ *   E [in] nb × k;  g [out] P (must not alias w or E).
+ * Returns PFLREF_EINVAL for the quadratic model, a NULL argument or a bad
+ * batch. */
+pflref_status pflref_model_grad_from_output(const pflref_model *m,
+                                            const double *w,
+                                            const pflref_data *D,
+                                            const size_t *idx, size_t nb,
+                                            const double *E,
+                                            pflref_model_workspace *ws,
+                                            double *g)
+{
+    pflref_status st = check_has_outputs(m);
+    size_t n_b;
+    if (st == PFLREF_OK)
+        st = check_batch(m, w, D, idx, nb, ws, &n_b);
+    if (st != PFLREF_OK)
+        return st;
+    if (E == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "E", "E is NULL");
+    if (g == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "g", "g is NULL");
+    const size_t d = m->d, k = m->k;
+    const double inv = 1.0 / (double)n_b;
+    gather_rows(m, D, idx, 0, n_b, ws);
+    switch (m->kind) {
+    case PFLREF_MODEL_LINEAR:
+        /* g_w := (1/nb) X_bᵀ E */
+        gemv(CblasTrans, inv, ws->Xb, n_b, d, E, 0.0, g);
+        if (m->bias)                    /* g_b := (1/nb) Σ_j E_j */
+            colsum(E, n_b, 1, inv, g + d);
+        break;
+    case PFLREF_MODEL_SOFTMAX:
+        /* g_W := (1/nb) Eᵀ X_b   (k × d) */
+        gemm(CblasTrans, CblasNoTrans, inv, E, n_b, k, ws->Xb, n_b, d, 0.0,
+             g, k, d);
+        if (m->bias)                    /* g_b := (1/nb) Σ_j E_j */
+            colsum(E, n_b, k, inv, g + k * d);
+        break;
+    case PFLREF_MODEL_MLP:
+        mlp_body_forward(m, w, n_b, ws->Xb, ws->A, ws->H);
+        ws->body_forward++;
+        mlp_head_backward(m, n_b, ws->H, E, g);
+        mlp_body_backward(m, w, n_b, ws->A, E, ws, g);
+        ws->body_backward++;
+        break;
+    case PFLREF_MODEL_QUADRATIC:
+        break;
+    }
+    return PFLREF_OK;
+}
+
+/* Loss, mse and accuracy of the output mixture α z(v; x) + (1 − α) z(w; x)
+ * on all of D, in index order and in chunks of max_batch, with the running
+ * sums of pflref_model_evaluate.  Per chunk: RZ := z(v), Z := z(w), then
+ * Z := α RZ + (1 − α) Z.
+ *   m [in] a data model;  v, w [in] P;  alpha [in] finite;  D [in] n ≥ 1;
+ *   ws [in,out];  out [out]
+ * Returns PFLREF_EINVAL for the quadratic model, a bad argument or a label
+ * that is not a class. */
+pflref_status pflref_model_evaluate_mix(const pflref_model *m, const double *v,
+                                        const double *w, double alpha,
+                                        const pflref_data *D,
+                                        pflref_model_workspace *ws,
+                                        pflref_eval *out)
+{
+    pflref_status st = check_has_outputs(m);
+    if (st == PFLREF_OK)
+        st = check_args(m, w, D, ws);
+    if (st != PFLREF_OK)
+        return st;
+    if (v == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "v", "v is NULL");
+    if (out == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "out", "out is NULL");
+    if (!isfinite(alpha))
+        return pflref_error_set(NULL, PFLREF_EINVAL, "alpha",
+                                "alpha = %g is not finite", alpha);
+    if (D->n == 0)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "D",
+                                "nothing to evaluate: n = 0");
+
+    out->mse = NAN;
+    out->accuracy = NAN;
+    out->n = D->n;
+    const size_t k = m->k;
+    const int regression = pflref_model_is_regression(m);
+    double sum = 0.0, sq = 0.0;
+    size_t correct = 0;
+    for (size_t first = 0; first < D->n; first += ws->max_batch) {
+        const size_t nc = D->n - first < ws->max_batch ? D->n - first
+                                                        : ws->max_batch;
+        st = gather(m, D, NULL, first, nc, ws);
+        if (st != PFLREF_OK)
+            return st;
+        forward(m, v, nc, ws);
+        memcpy(ws->RZ, ws->Z, nc * k * sizeof(double)); /* RZ := z(v) */
+        forward(m, w, nc, ws);                          /* Z := z(w)  */
+        for (size_t q = 0; q < nc * k; q++)  /* ẑ := α z(v) + (1 − α) z(w) */
+            ws->Z[q] = alpha * ws->RZ[q] + (1.0 - alpha) * ws->Z[q];
+        if (regression) {
+            residual_terms(m, nc, ws, &sum, &sq);
+            continue;
+        }
+        for (size_t j = 0; j < nc; j++) { /* argmax ẑ_j, lowest index on ties */
             const double *z = ws->Z + j * k;
             size_t best = 0;
             for (size_t c = 1; c < k; c++)

@@ -216,8 +216,11 @@ static pflref_status evaluate_one(const pflref_state *s,
     const double *v = s->v + i * P;
     if (source == PFLREF_SOURCE_PERSONAL)
         return pflref_model_evaluate(m, v, D, s->ws, out);
-    (void)alg;
     const double a = s->alpha[i];
+    if (alg->output_mix != NULL && alg->output_mix(s->hyper))
+        /* α_i v_i(x) + (1 − α_i) w(x): the outputs mixed (APFL's
+         * apfl.mix = output) */
+        return pflref_model_evaluate_mix(m, v, s->w, a, D, s->ws, out);
     double *mix = s->scratch;
     for (size_t p = 0; p < P; p++)
         mix[p] = a * v[p] + (1.0 - a) * s->w[p];

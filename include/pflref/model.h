@@ -264,6 +264,71 @@ pflref_status pflref_model_evaluate(const pflref_model *m, const double *w,
                                     pflref_model_workspace *ws,
                                     pflref_eval *out);
 
+/* ---- Outputs, output errors and the gradient through the outputs ----
+ *
+ * The OUTPUT z(w; x) of a data model is ŷ (linear, squared-loss mlp; one
+ * entry) or the logits z (softmax, cross-entropy mlp; k entries): what the
+ * per-sample loss ℓ(z; y) is applied to.  Composed on one batch,
+ *
+ *   outputs(w) → Z;  output_grad(Z) → (E, loss);  grad_from_output(w, E) → g
+ *
+ * gives the gradient of the batch-mean loss at w (pflref_model_grad up to
+ * the order of a few roundings).  Separately they serve a loss of a
+ * COMBINATION of outputs, such as APFL's output mixture
+ * ℓ(α z(v; x) + (1 − α) z(w; x); y) (Deng et al. 2020 as the FedTorch code
+ * trains it): its gradient in v is α (1/nb) Σ_j J_j(v)ᵀ E_j with E_j the
+ * loss's derivative at the mixed output, i.e. grad_from_output(v, α E).
+ *
+ * The quadratic model has no outputs: each function returns PFLREF_EINVAL
+ * with where "m".  Batch selection, the workspace and the NULL checks are
+ * as for pflref_model_grad; Z and E are the caller's nb × k row-major
+ * arrays in batch order; nothing allocates. */
+
+/* Z := z(w; x_j) for every sample j of the batch (nb × k).  Reads X of D
+ * only (labels are not read). */
+pflref_status pflref_model_outputs(const pflref_model *m, const double *w,
+                                   const pflref_data *D, const size_t *idx,
+                                   size_t nb, pflref_model_workspace *ws,
+                                   double *Z);
+
+/* E_j := ∂ℓ(z; y_j)/∂z at z = Z_j, per sample (NOT divided by nb): s·(z −
+ * y) for the squared losses (s = 2 squared, 1 half_squared), softmax(z) −
+ * onehot(y) for cross-entropy; *loss (may be NULL) := (1/nb) Σ_j ℓ(Z_j; y_j)
+ * (cross-entropy evaluated stably, as pflref_model_loss).  Reads the labels
+ * y of D only (classes are checked).  E may be Z (the errors overwrite the
+ * outputs). */
+pflref_status pflref_model_output_grad(const pflref_model *m, const double *Z,
+                                       const pflref_data *D, const size_t *idx,
+                                       size_t nb, pflref_model_workspace *ws,
+                                       double *E, double *loss);
+
+/* g := (1/nb) Σ_j J_j(w)ᵀ E_j, with J_j = ∂z(w; x_j)/∂w (k × P): the
+ * gradient at w of (1/nb) Σ_j ⟨E_j, z(w; x_j)⟩ for fixed E.
+ *   E [in] nb × k (any values; must not be the workspace's);  g [out] P.
+ * Reads X of D only. */
+pflref_status pflref_model_grad_from_output(const pflref_model *m,
+                                            const double *w,
+                                            const pflref_data *D,
+                                            const size_t *idx, size_t nb,
+                                            const double *E,
+                                            pflref_model_workspace *ws,
+                                            double *g);
+
+/* Evaluation of the OUTPUT mixture ẑ(x) = α z(v; x) + (1 − α) z(w; x) on
+ * all of D (index order, in chunks of the workspace's max_batch): loss
+ * (1/n) Σ_j ℓ(ẑ_j; y_j), mse (regression) and accuracy (classifiers: argmax
+ * ẑ = y, lowest index on ties), as pflref_model_evaluate reports them.  For
+ * α = 1 (0) the result is pflref_model_evaluate of v (w) bit for bit.
+ *   v, w [in] P;  alpha [in] finite.
+ * Returns PFLREF_EINVAL for the quadratic model (where "m"), a bad
+ * argument (alpha not finite: where "alpha") or a label that is not a
+ * class. */
+pflref_status pflref_model_evaluate_mix(const pflref_model *m, const double *v,
+                                        const double *w, double alpha,
+                                        const pflref_data *D,
+                                        pflref_model_workspace *ws,
+                                        pflref_eval *out);
+
 /* Check that D fits m: sizes, finite values, classifier labels integral in
  * [0, k) (regression targets: any finite y), quadratic a_j > 0.  `where`
  * prefixes the JSON path in messages (e.g. "clients[2]"). */

@@ -1,0 +1,161 @@
+"""pfl_numpy_apfl.py: APFL for the NumPy candidate (pfl_numpy.py loads it).
+
+Deng, Kamani, Mahdavi, "Adaptive Personalized Federated Learning", arXiv
+2003.13461, Algorithm 1, read as shared/spec notes §6(c) does: the server
+sends w to the round's clients U; client i copies it (w_i = w) and, for
+each of its scheduled batches, with the values from before the step on
+every right-hand side,
+
+    mixture  v̄ = α_i v_i + (1 − α_i) w_i
+    w step   w_i ← w_i − η ∇f_i(w_i)
+    v step   v_i ← v_i − η α_i ∇f_i(v̄)            (∇ of f_i(v̄) in v_i)
+    α step   α_i ← clip(α_i − η_α ⟨v_i − w_i, ∇f_i(v̄)⟩, 0, 1)   (adaptive)
+
+then w = mean of the w_i over U.  v_i and α_i live on between rounds.
+
+Switches (notes §6(f)):
+  apfl.mix = output         FedTorch: the model is ŷ(x) = α v(x) + (1 − α) w_i(x)
+                            and the loss is taken of ŷ; v's gradient is α
+                            times the backward pass of v on ∂ℓ/∂ŷ, and
+                            ∂/∂α = mean over the batch of (v(x) − w_i(x)) ∂ℓ/∂ŷ
+  apfl.mix_uses_w = new     the mixture is formed after the w step
+  apfl.alpha_rule = fedtorch
+                            α moves once per round, at the first batch, after
+                            both steps: α ← clip(α − η (Σ (v − w)(α g_v +
+                            (1 − α) g_w) + 0.02 α), 0, 1), g_v and g_w the
+                            mixture loss's gradients in v and in w
+
+The trajectory: round_begin w; per client client_begin w_local and v;
+per step w_local, v and (adaptive) a note "alpha"; client_end w_local and
+v; a note "v_bar" = α_i v_i + (1 − α_i) w_i with the client's own w_i;
+server w.
+"""
+import numpy as np
+
+ALGORITHM = "apfl"
+BUGS = ("apfl-output-mix", "apfl-v-no-alpha", "apfl-mix-new-w",
+        "apfl-alpha-new-iterates", "apfl-alpha-no-projection",
+        "apfl-fedtorch-every-step")
+
+DEFAULTS = {"apfl.alpha": "fixed", "apfl.mix": "parameter",
+            "apfl.mix_uses_w": "old", "apfl.alpha_rule": "paper"}
+# FedTorch's training choices as one named bundle (explicit switches win).
+PRESETS = {"paper": {},
+           "fedtorch": {"apfl.mix": "output", "apfl.mix_uses_w": "new",
+                        "apfl.alpha_rule": "fedtorch"}}
+
+
+def outputs_and_backward(data, theta, batch):
+    """(z, back): the outputs z of the batch (n_b × k) and back(E), the
+    gradient Σ_j E_j ∂z_j/∂θ for per-sample output weights E (n_b × k)."""
+    X = data.X[batch]
+    if hasattr(data, "body_forward"):                 # the mlp (identity)
+        Phi = data.body_forward(theta, batch)
+        W2 = data.part(theta, "W2", (data.k, data.h))
+        b2 = data.part(theta, "b2", (data.k,))
+        z = Phi @ W2.T + b2
+
+        def back(E):
+            g = data.body_backward(theta, batch, E)
+            data.put(g, "W2", E.T @ Phi)
+            data.put(g, "b2", E.sum(axis=0))
+            return g
+        return z, back
+    d = data.d
+    w = theta[:d]
+    b = theta[d] if data.bias else 0.0
+    z = (X @ w + b)[:, None]
+
+    def back(E):
+        g = X.T @ E[:, 0]
+        return np.append(g, E[:, 0].sum()) if data.bias else g
+    return z, back
+
+
+def loss_slope(data, z, batch):
+    """∂ℓ/∂z per sample for the outputs z (n_b × k)."""
+    y = data.y[batch]
+    if getattr(data, "s", None) is None:              # cross-entropy
+        p = np.exp(z - z.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        p[np.arange(len(batch)), y.astype(int)] -= 1.0
+        return p
+    return data.s * (z - y[:, None])
+
+
+def run(spec, clients, w0, log, bug):
+    hp = spec["algorithm"].get("hyperparameters", {})
+    sw = dict(DEFAULTS)
+    sw.update(PRESETS[spec["algorithm"].get("preset", "paper")])
+    sw.update(spec["algorithm"].get("switches", {}))
+    eta, alpha0 = float(hp["eta"]), float(hp["alpha"])
+    eta_alpha = float(hp.get("eta_alpha", eta))
+    adaptive = sw["apfl.alpha"] == "adaptive"
+    fedtorch = sw["apfl.alpha_rule"] == "fedtorch"
+    has_outputs = spec["model"]["kind"] != "quadratic"
+    by_output = sw["apfl.mix"] == "output" or (bug == "apfl-output-mix"
+                                               and has_outputs)
+    after_w_step = sw["apfl.mix_uses_w"] == "new" or bug == "apfl-mix-new-w"
+
+    w = w0.copy()
+    v = [w0.copy() for _ in clients]
+    alpha = [alpha0] * len(clients)
+
+    def mixture_grads(k, vk, wk, a, batch):
+        """(g_v, g_w, dα): the mixture loss's gradients in v, in w (both
+        without the factors α, 1 − α) and its derivative in α."""
+        data = clients[k]
+        if not by_output:
+            vbar = a * vk + (1 - a) * wk
+            g = data.grad(vbar, batch)
+            return g, g, float(np.dot(vk - wk, g))
+        zv, back_v = outputs_and_backward(data, vk, batch)
+        zw, back_w = outputs_and_backward(data, wk, batch)
+        E = loss_slope(data, a * zv + (1 - a) * zw, batch) / len(batch)
+        return back_v(E), back_w(E), float(np.sum((zv - zw) * E))
+
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        U = sorted(rnd["clients"])
+        plan = dict(zip(rnd["clients"], rnd["batches"]))
+        log("round_begin", "train", "w", w, round=t)
+        sent = []
+        for k in U:
+            w_k = w.copy()
+            log("client_begin", "train", "w_local", w_k, round=t, client=k,
+                step=0)
+            log("client_begin", "train", "v", v[k], round=t, client=k, step=0)
+            for s, batch in enumerate(plan[k], start=1):
+                a = alpha[k]
+                w_next = w_k - eta * clients[k].grad(w_k, batch)
+                w_mix = w_next if after_w_step else w_k
+                g_v, g_w, d_alpha = mixture_grads(k, v[k], w_mix, a, batch)
+                scale = 1.0 if bug == "apfl-v-no-alpha" else a
+                v_next = v[k] - eta * scale * g_v
+                log("step", "train", "w_local", w_next, round=t, client=k,
+                    step=s)
+                log("step", "train", "v", v_next, round=t, client=k, step=s)
+                if adaptive:
+                    if not fedtorch:
+                        if bug == "apfl-alpha-new-iterates":
+                            d_alpha = float(np.dot(v_next - w_next, g_v))
+                        a_new = a - eta_alpha * d_alpha
+                    elif s == 1 or bug == "apfl-fedtorch-every-step":
+                        push = np.dot(v_next - w_next,
+                                      a * (a * g_v) + (1 - a) * ((1 - a) * g_w))
+                        a_new = a - eta * (float(push) + 0.02 * a)
+                    else:
+                        a_new = a
+                    if bug != "apfl-alpha-no-projection":
+                        a_new = min(max(a_new, 0.0), 1.0)
+                    alpha[k] = a_new
+                    log("note", "train", "alpha", [a_new], round=t, client=k,
+                        step=s)
+                w_k, v[k] = w_next, v_next
+            log("client_end", "train", "w_local", w_k, round=t, client=k)
+            log("client_end", "train", "v", v[k], round=t, client=k)
+            log("note", "train", "v_bar",
+                alpha[k] * v[k] + (1 - alpha[k]) * w_k, round=t, client=k)
+            sent.append(w_k)
+        w = sum(sent[1:], sent[0].copy()) / len(sent)
+        log("server", "train", "w", w, round=t)
+    return {"w": w, "v": v, "alpha": alpha}
