@@ -1217,6 +1217,56 @@ pflref_status pflref_model_body_grad(const pflref_model *m, const double *w,
  * Evaluation
  * ------------------------------------------------------------------------ */
 
+/* The metrics of the outputs ẑ over all of D's samples in index order,
+ * chunk after chunk: ẑ = z(w), or, with v non-NULL, the mixture
+ * ẑ = α z(v) + (1 − α) z(w) (data models only).  Fills out->loss and
+ * out->mse (regression) or out->accuracy (classifiers). */
+static pflref_status evaluate_outputs(const pflref_model *m, const double *w,
+                                      const double *v, double alpha,
+                                      const pflref_data *D,
+                                      pflref_model_workspace *ws,
+                                      pflref_eval *out)
+{
+    const size_t k = m->k;
+    const int regression = pflref_model_is_regression(m);
+    double sum = 0.0, sq = 0.0;
+    size_t correct = 0;
+    for (size_t first = 0; first < D->n; first += ws->max_batch) {
+        const size_t nc = D->n - first < ws->max_batch ? D->n - first
+                                                        : ws->max_batch;
+        pflref_status st = gather(m, D, NULL, first, nc, ws);
+        if (st != PFLREF_OK)
+            return st;
+        if (v != NULL) {
+            forward(m, v, nc, ws);
+            memcpy(ws->RZ, ws->Z, nc * k * sizeof(double)); /* RZ := z(v) */
+        }
+        forward(m, w, nc, ws);                              /* Z := z(w)  */
+        if (v != NULL)      /* ẑ := α z(v) + (1 − α) z(w) */
+            for (size_t q = 0; q < nc * k; q++)
+                ws->Z[q] = alpha * ws->RZ[q] + (1.0 - alpha) * ws->Z[q];
+        if (regression) {
+            residual_terms(m, nc, ws, &sum, &sq);
+            continue;
+        }
+        for (size_t j = 0; j < nc; j++) { /* argmax ẑ_j, lowest index on ties */
+            const double *z = ws->Z + j * k;
+            size_t best = 0;
+            for (size_t c = 1; c < k; c++)
+                if (z[c] > z[best])
+                    best = c;
+            correct += best == (size_t)ws->yb[j];
+        }
+        softmax_terms(nc, k, ws, &sum);
+    }
+    out->loss = sum / (double)D->n;              /* (1/n) Σ_j ℓ_j        */
+    if (regression)
+        out->mse = sq / (double)D->n;            /* (1/n) Σ_j (ŷ_j − y_j)² */
+    else
+        out->accuracy = (double)correct / (double)D->n;
+    return PFLREF_OK;
+}
+
 /* Loss, mse (regression) and accuracy (classifiers) of w on all of D, in
  * index order; a D larger than the workspace is evaluated in chunks of
  * max_batch samples with the same running sums.
@@ -1245,38 +1295,7 @@ pflref_status pflref_model_evaluate(const pflref_model *m, const double *w,
         return PFLREF_OK;
     }
 
-    /* Sums over all samples in index order, chunk after chunk. */
-    const size_t k = m->k;
-    const int regression = pflref_model_is_regression(m);
-    double sum = 0.0, sq = 0.0;
-    size_t correct = 0;
-    for (size_t first = 0; first < D->n; first += ws->max_batch) {
-        const size_t nc = D->n - first < ws->max_batch ? D->n - first
-                                                        : ws->max_batch;
-        st = gather(m, D, NULL, first, nc, ws);
-        if (st != PFLREF_OK)
-            return st;
-        forward(m, w, nc, ws);
-        if (regression) {
-            residual_terms(m, nc, ws, &sum, &sq);
-            continue;
-        }
-        for (size_t j = 0; j < nc; j++) { /* argmax z_j, lowest index on ties */
-            const double *z = ws->Z + j * k;
-            size_t best = 0;
-            for (size_t c = 1; c < k; c++)
-                if (z[c] > z[best])
-                    best = c;
-            correct += best == (size_t)ws->yb[j];
-        }
-        softmax_terms(nc, k, ws, &sum);
-    }
-    out->loss = sum / (double)D->n;              /* (1/n) Σ_j ℓ_j        */
-    if (regression)
-        out->mse = sq / (double)D->n;            /* (1/n) Σ_j (ŷ_j − y_j)² */
-    else
-        out->accuracy = (double)correct / (double)D->n;
-    return PFLREF_OK;
+    return evaluate_outputs(m, w, NULL, 0.0, D, ws, out);
 }
 
 /* ------------------------------------------------------------------------
@@ -1445,41 +1464,7 @@ pflref_status pflref_model_evaluate_mix(const pflref_model *m, const double *v,
     out->mse = NAN;
     out->accuracy = NAN;
     out->n = D->n;
-    const size_t k = m->k;
-    const int regression = pflref_model_is_regression(m);
-    double sum = 0.0, sq = 0.0;
-    size_t correct = 0;
-    for (size_t first = 0; first < D->n; first += ws->max_batch) {
-        const size_t nc = D->n - first < ws->max_batch ? D->n - first
-                                                        : ws->max_batch;
-        st = gather(m, D, NULL, first, nc, ws);
-        if (st != PFLREF_OK)
-            return st;
-        forward(m, v, nc, ws);
-        memcpy(ws->RZ, ws->Z, nc * k * sizeof(double)); /* RZ := z(v) */
-        forward(m, w, nc, ws);                          /* Z := z(w)  */
-        for (size_t q = 0; q < nc * k; q++)  /* ẑ := α z(v) + (1 − α) z(w) */
-            ws->Z[q] = alpha * ws->RZ[q] + (1.0 - alpha) * ws->Z[q];
-        if (regression) {
-            residual_terms(m, nc, ws, &sum, &sq);
-            continue;
-        }
-        for (size_t j = 0; j < nc; j++) { /* argmax ẑ_j, lowest index on ties */
-            const double *z = ws->Z + j * k;
-            size_t best = 0;
-            for (size_t c = 1; c < k; c++)
-                if (z[c] > z[best])
-                    best = c;
-            correct += best == (size_t)ws->yb[j];
-        }
-        softmax_terms(nc, k, ws, &sum);
-    }
-    out->loss = sum / (double)D->n;              /* (1/n) Σ_j ℓ_j        */
-    if (regression)
-        out->mse = sq / (double)D->n;            /* (1/n) Σ_j (ŷ_j − y_j)² */
-    else
-        out->accuracy = (double)correct / (double)D->n;
-    return PFLREF_OK;
+    return evaluate_outputs(m, w, v, alpha, D, ws, out);
 }
 
 /* ------------------------------------------------------------------------
