@@ -11,6 +11,7 @@
  *   pflref/metrics.h    client-aware summaries
  *   pflref/trace.h      events and trajectories
  *   pflref/algorithm.h  hyperparameters, switches, registry, run driver
+ *   pflref/cluster.h    cosine similarity of client updates, bipartitions
  *   pflref/io.h         JSON specs and results
  *   pflref/golden.h     golden vectors and their verification
  */
@@ -27,6 +28,7 @@
 #include "pflref/metrics.h"
 #include "pflref/trace.h"
 #include "pflref/algorithm.h"
+#include "pflref/cluster.h"
 #include "pflref/io.h"
 #include "pflref/golden.h"
 

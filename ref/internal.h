@@ -18,6 +18,8 @@ extern const pflref_algorithm pflref_pflego;
 extern const pflref_algorithm pflref_perfedavg;
 extern const pflref_algorithm pflref_apfl;
 extern const pflref_algorithm pflref_interp;
+extern const pflref_algorithm pflref_cfl;
+extern const pflref_algorithm pflref_ifca;
 
 /* FedAvg's round, reused by algorithms that train their global model with
  * FedAvg before a personalisation phase (finetune). */

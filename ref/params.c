@@ -49,10 +49,14 @@ static const char *const interp_alpha_values[] = {"fixed", "per_client_grid",
                                                   NULL};
 static const char *const interp_select_values[] = {"validation", "test",
                                                    NULL};
+static const char *const cfl_bipartition_values[] = {"optimal",
+                                                    "complete_linkage", NULL};
+static const char *const cfl_weights_values[] = {"uniform", "samples", NULL};
+static const char *const ifca_mode_values[] = {"gradient", "model", NULL};
 
 static const pflref_param params[] = {
-    {"eta", "fedavg local finetune pfedme ditto apfl interp",
-     "fedavg local finetune pfedme ditto apfl interp", PFLREF_PARAM_REAL,
+    {"eta", "fedavg local finetune pfedme ditto apfl interp cfl",
+     "fedavg local finetune pfedme ditto apfl interp cfl", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
      "client step size (local SGD; pFedMe's local update of w_{i,r}; "
      "APFL's w and v steps; interp's global and local training)"},
@@ -209,6 +213,52 @@ static const pflref_param params[] = {
      interp_select_values, "",
      "where per_client_grid scores α: the validation split | the test set "
      "(Exercise 14.7.2's reading)"},
+    {"eps1", "cfl", "cfl", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, cfl_eps1), NAN, 0.0, 0, NULL, "ε₁",
+     "CFL: a cluster may split only when its update's norm ‖Δθ_c‖ < ε₁"},
+    {"eps2", "cfl", "cfl", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, cfl_eps2), NAN, 0.0, 0, NULL, "ε₂",
+     "CFL: a cluster may split only when max_i ‖Δθ_i‖ > ε₂"},
+    {"gamma_max", "cfl", "cfl", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, cfl_gamma_max), NAN, 0.0, 0, NULL, "γ_max",
+     "CFL: a split needs γ_max < √((1 − α_max^cross)/2); γ_max in [0, 1)"},
+    {"cfl.min_cluster_size", "cfl", "", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, cfl_min_cluster_size), 0.0, 0.0, 0, NULL, "",
+     "guard: only clusters of at least this many clients split (0 = off; "
+     "the authors' notebook: 3)"},
+    {"cfl.warmup", "cfl", "", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, cfl_warmup), 0.0, 0.0, 0, NULL, "",
+     "guard: no split before round t = this (0-based; 0 = off; the "
+     "authors' notebook: 20)"},
+    {"cfl.bipartition", "cfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, cfl_bipartition), 0.0, 0.0, 0,
+     cfl_bipartition_values, "",
+     "the split: Alg. 1's optimal bipartition | complete linkage on −α "
+     "(the authors' notebook)"},
+    {"cfl.cluster_weights", "cfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, cfl_cluster_weights), 0.0, 0.0, 0,
+     cfl_weights_values, "",
+     "cluster update Δθ_c: (1/|c|) Σ Δθ_i (Alg. 5) | Σ (|D_i|/|D_c|) Δθ_i "
+     "(Alg. 2)"},
+    {"gamma", "ifca", "ifca", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, ifca_gamma), NAN, 0.0, 1, NULL, "γ",
+     "IFCA's step size (the server's gradient step; the local steps)"},
+    {"ifca.k", "ifca", "ifca", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, ifca_k), NAN, 1.0, 0, NULL, "k",
+     "IFCA's number of cluster models (at most the number of clients)"},
+    {"ifca.init_shift", "ifca", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, ifca_init_shift), 0.0, 0.0, 0, NULL, "δ",
+     "IFCA's initial models θ_j⁰ = w⁰ + j δ 𝟙 + σ ξ_j: the shift δ"},
+    {"ifca.init_sd", "ifca", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, ifca_init_sd), 0.0, 0.0, 0, NULL, "σ",
+     "IFCA's initial models: the spread σ of the N(0, 1) draws ξ_j"},
+    {"ifca.init_seed", "ifca", "", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, ifca_init_seed), 1.0, 1.0, 0, NULL, "",
+     "IFCA's initial models: the mt19937 seed of the draws ξ_j"},
+    {"ifca.mode", "ifca", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, ifca_mode), 0.0, 0.0, 0, ifca_mode_values, "",
+     "IFCA's update: gradient averaging (Option I) | model averaging "
+     "(Option II)"},
 };
 
 static const pflref_preset presets[] = {
@@ -247,6 +297,18 @@ static const pflref_preset presets[] = {
      "Oh, Kim, Yun, ICLR 2022 (body-only training, head frozen at its "
      "initial value and shared, then fine-tuning of the whole model); "
      "shared/spec notes §4.4 B4"},
+    {"perfedavg", "pfedme_repo",
+     "perfedavg.variant=fo perfedavg.weights=samples "
+     "perfedavg.eval=alpha_then_beta", NULL,
+     "CharlieDinh/pFedMe caf24b1f954d: UserPerAvg.train (FO, w restored "
+     "before the β step since 2021-03-20), the shared server's n_i-weighted "
+     "mean, train_one_step (α then β) before evaluation, which the repository "
+     "takes on test batches; shared/spec notes §4(d)-(f)"},
+    {"apfl", "fedtorch",
+     "apfl.mix=output apfl.mix_uses_w=new apfl.alpha_rule=fedtorch", NULL,
+     "MLOPTPSU/FedTorch ab8068dbc968 (APFL's training loop, inference_personal, "
+     "alpha_update; apfl.alpha is left to the spec, as FedTorch's "
+     "--fed_adaptive_alpha; shared/spec notes §6(f) items 1-3)"},
 };
 
 const pflref_param *pflref_params(size_t *count)

@@ -29,6 +29,8 @@ static const pflref_algorithm *const registry[] = {
     &pflref_perfedavg,
     &pflref_apfl,
     &pflref_interp,
+    &pflref_cfl,
+    &pflref_ifca,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)
@@ -56,6 +58,8 @@ static void state_free(pflref_state *s)
     free(s->work);
     free(s->scratch);
     free(s->accum);
+    free(s->cluster);
+    free(s->iwork);
     pflref_model_workspace_free(s->ws);
 }
 
@@ -124,11 +128,18 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
     s->accum = alloc_doubles(P, 1);
     s->ws = pflref_model_workspace_alloc(&pr->model,
                                          workspace_size(pr, schedule));
+    if (alg->has_clusters) {
+        s->cluster = calloc(N, sizeof *s->cluster);
+        s->iwork = N <= SIZE_MAX / 4 / sizeof *s->iwork
+                       ? calloc(4 * N, sizeof *s->iwork)
+                       : NULL;
+    }
     if (s->w0 == NULL || (alg->has_global && s->w == NULL) ||
         (alg->has_personal && s->v == NULL) ||
         (alg->has_alpha && s->alpha == NULL) || s->mask == NULL ||
         s->shared == NULL || (nwork > 0 && s->work == NULL) ||
-        s->scratch == NULL || s->accum == NULL || s->ws == NULL) {
+        s->scratch == NULL || s->accum == NULL || s->ws == NULL ||
+        (alg->has_clusters && (s->cluster == NULL || s->iwork == NULL))) {
         state_free(s);
         return pflref_error_set(err, PFLREF_ENOMEM, NULL,
                                 "out of memory allocating the run state "

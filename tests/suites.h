@@ -22,6 +22,8 @@ Suite *pflego_suite(void);
 Suite *perfedavg_suite(void);
 Suite *apfl_suite(void);
 Suite *interp_suite(void);
+Suite *cfl_suite(void);
+Suite *ifca_suite(void);
 Suite *io_suite(void);
 Suite *cli_suite(void);
 Suite *seed000_suite(void);

@@ -230,6 +230,42 @@ START_TEST(test_hyper_set)
 }
 END_TEST
 
+
+/* Every preset's settings apply (a setting that fails is an internal
+ * error); the Per-FedAvg and APFL presets set what docs/formats.md says. */
+START_TEST(test_presets_apply)
+{
+    size_t n;
+    const pflref_preset *pr = pflref_presets(&n);
+    pflref_error err;
+    for (size_t i = 0; i < n; i++) {
+        pflref_hyper h;
+        pflref_hyper_defaults(&h);
+        ck_assert_msg(pflref_preset_apply(&h, pr[i].algorithm, pr[i].name,
+                                          "algorithm.preset", &err) ==
+                          PFLREF_OK,
+                      "%s/%s: %s", pr[i].algorithm, pr[i].name, err.message);
+    }
+    pflref_hyper h;
+    pflref_hyper_defaults(&h);
+    ck_assert_int_eq(pflref_preset_apply(&h, "perfedavg", "pfedme_repo", "p",
+                                         &err), PFLREF_OK);
+    ck_assert_int_eq(h.perfedavg_variant, PFLREF_PERFEDAVG_FO);
+    ck_assert_int_eq(h.perfedavg_weights, PFLREF_PERFEDAVG_WEIGHTS_SAMPLES);
+    ck_assert_int_eq(h.perfedavg_eval, PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA);
+    pflref_hyper_defaults(&h);
+    ck_assert_int_eq(pflref_preset_apply(&h, "apfl", "fedtorch", "p", &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(h.apfl_mix, PFLREF_APFL_MIX_OUTPUT);
+    ck_assert_int_eq(h.apfl_mix_uses_w, PFLREF_APFL_MIX_W_NEW);
+    ck_assert_int_eq(h.apfl_alpha_rule, PFLREF_APFL_RULE_FEDTORCH);
+    ck_assert_int_eq(h.apfl_alpha_mode, PFLREF_APFL_ALPHA_FIXED);
+    ck_assert_int_eq(pflref_preset_apply(&h, "apfl", "official", "p", &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "p");
+}
+END_TEST
+
 /* ---- registry and driver ------------------------------------------------ */
 
 START_TEST(test_algorithm_registry)
@@ -239,7 +275,8 @@ START_TEST(test_algorithm_registry)
     static const char *const names[] = {"fedavg", "local", "finetune",
                                         "prox", "pfedme", "ditto",
                                         "fedalt", "fedsim", "pflego",
-                                        "perfedavg", "apfl", "interp"};
+                                        "perfedavg", "apfl", "interp",
+                                        "cfl", "ifca"};
     ck_assert_uint_eq(n, sizeof names / sizeof names[0]);
     for (size_t i = 0; i < n; i++) {
         ck_assert_msg(strcmp(algs[i]->name, names[i]) == 0,
@@ -302,6 +339,7 @@ Suite *core_suite(void)
     tcase_add_test(tc, test_trajectory_levels);
     tcase_add_test(tc, test_params_registry);
     tcase_add_test(tc, test_hyper_set);
+    tcase_add_test(tc, test_presets_apply);
     tcase_add_test(tc, test_algorithm_registry);
     tcase_add_test(tc, test_run_arguments);
     suite_add_tcase(s, tc);

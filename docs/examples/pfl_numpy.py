@@ -984,7 +984,8 @@ ALGORITHMS = {"fedavg": run_fedavg, "local": run_local,
 # Algorithms written in a file of their own beside this one: each such
 # module names its ALGORITHM, its BUGS, and run(spec, clients, w0, log, bug)
 # returning {"w": ..., "v": [...], "alpha": [...]} (the keys it keeps).
-EXTENSIONS = ("pfl_numpy_perfedavg", "pfl_numpy_apfl", "pfl_numpy_interp")
+EXTENSIONS = ("pfl_numpy_perfedavg", "pfl_numpy_apfl", "pfl_numpy_interp",
+              "pfl_numpy_cfl", "pfl_numpy_ifca")
 
 
 def _load_extensions():

@@ -155,6 +155,27 @@ typedef enum {
                                             the test curve)                 */
 } pflref_interp_select;
 
+/* Clustered FL (Sattler, Müller, Samek, IEEE TNNLS 2021, Alg. 1 and 5)
+ * switches; shared/spec notes-cfl-ifca-sampling-metrics.md §1. */
+typedef enum {
+    PFLREF_CFL_BIPARTITION_OPTIMAL = 0,        /* Alg. 1: min over bipartitions
+                                                  of max cross α (single
+                                                  linkage cut at two)      */
+    PFLREF_CFL_BIPARTITION_COMPLETE_LINKAGE = 1 /* complete linkage on −α
+                                                  (the authors' notebook)  */
+} pflref_cfl_bipartition;
+typedef enum {
+    PFLREF_CFL_WEIGHTS_UNIFORM = 0, /* Δθ_c = (1/|c|) Σ_{i∈c} Δθ_i (Alg. 5) */
+    PFLREF_CFL_WEIGHTS_SAMPLES = 1  /* Σ_{i∈c} (|D_i|/|D_c|) Δθ_i (Alg. 2)  */
+} pflref_cfl_weights;
+
+/* IFCA (Ghosh, Chung, Yin, Ramchandran, NeurIPS 2020, Alg. 1) switch;
+ * shared/spec notes-cfl-ifca-sampling-metrics.md §2. */
+typedef enum {
+    PFLREF_IFCA_GRADIENT = 0,  /* Option I: θ_j ← θ_j − (γ/|M_t|) Σ s_ij g_i */
+    PFLREF_IFCA_MODEL = 1      /* Option II: θ_j ← mean of the local models  */
+} pflref_ifca_mode;
+
 /* The value of an integer hyperparameter that was not set. */
 #define PFLREF_INT_UNSET ((size_t)-1)
 
@@ -208,6 +229,19 @@ typedef struct {
     int interp_alpha_mode;     /* pflref_interp_alpha                  */
     int interp_select;         /* pflref_interp_select                 */
     pflref_split split;    /* shared (u) / personal (v_i) blocks       */
+    double cfl_eps1;           /* ε₁: CFL's bound on ‖Δθ_c‖              */
+    double cfl_eps2;           /* ε₂: CFL's bound on max_i ‖Δθ_i‖        */
+    double cfl_gamma_max;      /* γ_max ∈ [0, 1): CFL's separation bound  */
+    size_t cfl_min_cluster_size; /* guard: split only |c| ≥ this (0 off) */
+    size_t cfl_warmup;         /* guard: split only in rounds t ≥ this     */
+    int cfl_bipartition;       /* pflref_cfl_bipartition               */
+    int cfl_cluster_weights;   /* pflref_cfl_weights                   */
+    double ifca_gamma;         /* γ: IFCA's step size                     */
+    size_t ifca_k;             /* k: IFCA's number of cluster models      */
+    double ifca_init_shift;    /* δ: θ_j⁰ = w⁰ + j δ 𝟙 + σ ξ_j            */
+    double ifca_init_sd;       /* σ: the spread of the drawn ξ_j          */
+    size_t ifca_init_seed;     /* the seed of the ξ_j draws               */
+    int ifca_mode;             /* pflref_ifca_mode                     */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and
@@ -300,6 +334,9 @@ typedef struct {
                                    NULL (PFLEGO's feature cache)            */
     double *accum;              /* P doubles: aggregation accumulator       */
     pflref_model_workspace *ws; /* batches up to the largest client         */
+    size_t *cluster;            /* N: each client's cluster label, or NULL
+                                   (algorithms with has_clusters)           */
+    size_t *iwork;              /* 4·N integers of work, or NULL (likewise) */
 } pflref_state;
 
 typedef enum {
@@ -328,6 +365,8 @@ typedef struct {
                                    round to round ("v"), or NULL            */
     int has_alpha;              /* the state keeps α_i (state.alpha), reported
                                    as the result's final.alpha              */
+    int has_clusters;           /* the state keeps cluster labels
+                                   (state.cluster) and integer work         */
     /* 1 when PFLREF_SOURCE_MIX mixes the two models' outputs instead of
      * their parameters (NULL: parameters). */
     int (*output_mix)(const pflref_hyper *hyper);

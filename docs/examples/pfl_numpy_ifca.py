@@ -1,0 +1,102 @@
+"""pfl_numpy_ifca.py: IFCA for the NumPy candidate (pfl_numpy.py loads it),
+written from Ghosh, Chung, Yin, Ramchandran (NeurIPS 2020, Algorithm 1) as
+the spec notes (notes-cfl-ifca-sampling-metrics.md §2) give it, not from
+pflref's C code.
+
+Initial cluster models θ_j = w0 + j·δ (ifca.init_shift; drawn spreads,
+ifca.init_sd > 0, are not replayed here).  Round t: each participant picks
+ĵ = np.argmin of its full-data losses F_i(θ_j) (ties to the lowest j);
+gradient mode sends ∇F_i(θ_ĵ; its one batch) and the server steps
+θ_j −= γ/|M_t| Σ g_i; model mode runs γ-steps over its batches and the
+server averages the local models per cluster (a cluster no one chose
+keeps its model).  Every client reports θ_ĵ at the new models.
+"""
+import importlib
+import sys
+
+import numpy as np
+
+ALGORITHM = "ifca"
+BUGS = ("ifca-divide-by-cluster-size", "ifca-ties-to-highest",
+        "ifca-empty-cluster-reset", "ifca-report-round-pick")
+
+
+def _base():
+    main = sys.modules.get("__main__")
+    if hasattr(main, "local_sgd") and hasattr(main, "Unsupported"):
+        return main
+    return importlib.import_module("pfl_numpy")
+
+
+def _loss(spec, raw, theta):
+    model = spec["model"]
+    if model["kind"] == "quadratic":
+        a, c = np.asarray(raw["a"], float), np.asarray(raw["c"], float)
+        return 0.5 * np.sum(a * (theta - c) ** 2)
+    if model["kind"] != "linear":
+        raise _base().Unsupported("ifca losses for %s" % model["kind"])
+    X, y = np.asarray(raw["X"], float), np.asarray(raw["y"], float)
+    d = model["d"]
+    r = X @ theta[:d] + (theta[d] if model.get("bias", False) else 0.0) - y
+    return np.mean(r * r if model["loss"] == "squared" else 0.5 * r * r)
+
+
+def run(spec, clients, w0, log, bug):
+    base = _base()
+    hp = spec["algorithm"]["hyperparameters"]
+    mode = spec["algorithm"].get("switches", {}).get("ifca.mode", "gradient")
+    if hp.get("ifca.init_sd", 0) != 0:
+        raise base.Unsupported("drawn initial cluster models")
+    raw = spec["problem"].get("clients")
+    if raw is None:
+        raise base.Unsupported("ifca needs inline clients")
+    gamma, k = hp["gamma"], hp["ifca.k"]
+    theta = np.array([w0 + j * hp.get("ifca.init_shift", 0.0) for j in range(k)])
+
+    def pick(i):
+        losses = np.array([_loss(spec, raw[i], th) for th in theta])
+        if bug == "ifca-ties-to-highest":
+            return losses, len(losses) - 1 - int(np.argmin(losses[::-1]))
+        return losses, int(np.argmin(losses))
+
+    picked = {}
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        if t == 0:
+            log("note", "train", "theta0", theta.ravel(), round=0)
+        log("round_begin", "train", "theta", theta.ravel(), round=t)
+        M = sorted(rnd["clients"])
+        plan = dict(zip(rnd["clients"], rnd["batches"]))
+        out = {j: [] for j in range(k)}
+        picked = {}
+        for i in M:
+            losses, j = pick(i)
+            picked[i] = j
+            log("note", "train", "loss", losses, round=t, client=i)
+            log("note", "train", "j_hat", [j], round=t, client=i)
+            if mode == "model":
+                log("client_begin", "train", "theta_local", theta[j], round=t,
+                    client=i, step=0)
+                x = base.local_sgd(theta[j].copy(), clients[i], plan[i], gamma,
+                                   lambda s, v, i=i: log("step", "train", "theta_local",
+                                                         v, round=t, client=i, step=s))
+                log("client_end", "train", "theta_local", x, round=t, client=i)
+            else:
+                x = clients[i].grad(theta[j], plan[i][0])
+                log("client_end", "train", "g", x, round=t, client=i)
+            out[j].append(x)
+        for j in range(k):
+            if mode == "gradient":
+                div = len(out[j]) if bug == "ifca-divide-by-cluster-size" else len(M)
+                if out[j]:
+                    theta[j] = theta[j] - gamma / max(div, 1) * np.sum(out[j], axis=0)
+            elif out[j]:
+                theta[j] = np.mean(out[j], axis=0)
+            elif bug == "ifca-empty-cluster-reset":
+                theta[j] = np.zeros_like(theta[j])
+        log("server", "train", "theta", theta.ravel(), round=t)
+        log("note", "train", "partition", [pick(i)[1] for i in range(len(raw))], round=t)
+    v = []
+    for i in range(len(raw)):
+        j = picked.get(i, 0) if bug == "ifca-report-round-pick" else pick(i)[1]
+        v.append(theta[j].copy())
+    return {"v": v}

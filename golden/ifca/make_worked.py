@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+"""IFCA golden vectors (Ghosh, Chung, Yin, Ramchandran, NeurIPS 2020,
+Alg. 1), from the one-round worked example of shared/spec
+notes-cfl-ifca-sampling-metrics.md §2.3 and two partial-participation runs,
+computed in exact rational arithmetic by golden/pflref_exact_ifca.py.
+
+The notes' F_i(θ) = (θ − c_i)² is the quadratic model with a = 2
+(f = ½ a (θ − c)²); the initial models θ = (0.5, 2.5) are
+θ_j = w⁰ + j δ with w⁰ = 0.5, δ = ifca.init_shift = 2.
+
+  notes-2.3-gradient  c = (0.8, 1.2, 2.9, 3.1), γ = 0.1, Option I:
+                      losses [[0.09, 2.89], [0.49, 1.69], [5.76, 0.16],
+                      [6.76, 0.36]], estimates (1, 1, 2, 2), θ = (0.55, 2.55)
+                      (dividing by the cluster size would give 0.60, 2.60)
+  notes-2.3-model     Option II, τ = 2: local models 0.608, 0.752, 2.644,
+                      2.716, θ = (0.68, 2.68)
+  partial-gradient    k = 3, five clients, two rounds of three participants,
+                      a tie of losses (client 0: 1 = 1), Option I over |M_t|
+  partial-model       the same data in Option II: cluster 2 is chosen by no
+                      participant in round 0 and keeps its model
+
+    /usr/bin/python3 golden/ifca/make_worked.py [OUTDIR]
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_exact_ifca as pi   # noqa: E402
+import pflref_golden as pg       # noqa: E402
+
+NOTES = "shared/spec notes-cfl-ifca-sampling-metrics.md"
+GENERATOR = "golden/ifca/make_worked.py (exact fractions, pflref_exact_ifca.py)"
+TOL = {
+    "atol": 1e-14,
+    "rtol": 1e-13,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "binary inputs: at most two rounds of at most two local steps on "
+             "values below 10, each a few roundings; every loss comparison that "
+             "decides an estimate is either an exact tie of representable values "
+             "(computed exactly in fp64) or separated by more than 0.01, and "
+             "every flagged bug moves some value by more than 1e3 times the "
+             "tolerance.",
+}
+MODEL = {"kind": "quadratic", "d": 1}
+
+
+def make(name, title, description, cs, hp, mode, rounds, flags, check, source,
+         only=None):
+    """only: {flag: bugs} for the flags whose bugs do not all apply here
+    (the audit asks for one bug per flag; the generator checks these)."""
+    vid = f"ifca/worked/{name}"
+    algorithm = {"name": "ifca", "hyperparameters": hp}
+    if mode != "gradient":
+        algorithm["switches"] = {"ifca.mode": mode}
+    clients = [{"a": [2.0], "c": [c]} for c in cs]
+    spec = pg.given_spec(title, description, MODEL, clients,
+                         {"kind": "given", "w": [0.5]}, algorithm, rounds)
+
+    def run(bugs=frozenset()):
+        return pi.replay(spec, frozenset(bugs))
+
+    result = run()
+    check(result[0], result[2])
+    mutants = {f: (only or {}).get(f, pi.MUTANTS[f]) for f in flags}
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run,
+                              lambda trace, w, v, alpha: (trace, w, v))
+    prov = pg.provenance("independent", source, GENERATOR)
+    return f"worked-{name}.json", pg.vector(vid, title, prov, flags, spec, TOL, exp)
+
+
+def records(trace, event, name, rnd=0):
+    return [r["value"] for r in trace.records
+            if r["event"] == event and r["name"] == name and r.get("round") == rnd]
+
+
+def close(x, y, digits=12):
+    return abs(float(x) - y) <= 0.6 * 10 ** -digits
+
+
+NOTES_C = [0.8, 1.2, 2.9, 3.1]
+HP = {"gamma": 0.1, "ifca.k": 2, "ifca.init_shift": 2.0}
+
+
+def notes_common(trace):
+    losses = records(trace, "note", "loss")
+    want = [[0.09, 2.89], [0.49, 1.69], [5.76, 0.16], [6.76, 0.36]]
+    assert all(close(x, y) for row, wr in zip(losses, want) for x, y in zip(row, wr)), losses
+    assert [r[0] for r in records(trace, "note", "j_hat")] == [0, 0, 1, 1]
+
+
+def notes_gradient():
+    def check(trace, v):
+        notes_common(trace)
+        theta = records(trace, "server", "theta")[0]
+        assert close(theta[0], 0.55) and close(theta[1], 2.55), theta
+        # the cluster-size divisor of the notes' remark
+        alt = pi.replay(spec_for_check["spec"], frozenset({"ifca-divide-cluster-size"}))
+        at = records(alt[0], "server", "theta")[0]
+        assert close(at[0], 0.60) and close(at[1], 2.60), at
+    rounds = [{"clients": [0, 1, 2, 3], "batches": [[[0]] for _ in range(4)]}]
+    spec_for_check["spec"] = pg.given_spec(
+        "", None, MODEL, [{"a": [2.0], "c": [c]} for c in NOTES_C],
+        {"kind": "given", "w": [0.5]}, {"name": "ifca", "hyperparameters": HP}, rounds)
+    return make("notes-2.3-gradient", "IFCA worked example, Option I: θ = (0.55, 2.55)",
+                "Notes §2.3: k = 2, F_i(θ) = (θ − c_i)², c = (0.8, 1.2, 2.9, 3.1), "
+                "θ⁰ = (0.5, 2.5), γ = 0.1, one round of all four machines.",
+                NOTES_C, HP, "gradient", rounds, ["ifca-divisor", "ifca-update"], check,
+                f"{NOTES} §2.3",
+                # every machine takes part: N = |M_t|, only |S_j| differs
+                only={"ifca-divisor": ["ifca-divide-cluster-size"]})
+
+
+spec_for_check = {}
+
+
+def notes_model():
+    def check(trace, v):
+        notes_common(trace)
+        ends = [r[0] for r in records(trace, "client_end", "theta_local")]
+        assert all(close(x, y) for x, y in zip(ends, [0.608, 0.752, 2.644, 2.716])), ends
+        theta = records(trace, "server", "theta")[0]
+        assert close(theta[0], 0.68) and close(theta[1], 2.68), theta
+    rounds = [{"clients": [0, 1, 2, 3], "batches": [[[0], [0]] for _ in range(4)]}]
+    return make("notes-2.3-model", "IFCA worked example, Option II (τ = 2): θ = (0.68, 2.68)",
+                "Notes §2.3 with model averaging: two local steps θ̃ ← θ̃ − γ ∇F_i(θ̃).",
+                NOTES_C, HP, "model", rounds, ["ifca-update"], check, f"{NOTES} §2.3")
+
+
+PARTIAL_C = [1.5, 0.25, 3.5, 2.75, 5.0]
+PARTIAL_HP = {"gamma": 0.1, "ifca.k": 3, "ifca.init_shift": 2.0}
+
+
+def partial(mode):
+    steps = [[0]]
+    rounds = [{"clients": [0, 1, 3], "batches": [list(steps) for _ in range(3)]},
+              {"clients": [1, 2, 4], "batches": [list(steps) for _ in range(3)]}]
+
+    def check(trace, v):
+        # client 0 (c = 1.5) at θ⁰ = (0.5, 2.5, 4.5): losses (1, 1, 9), a tie
+        assert records(trace, "note", "loss")[0] == [1, 1, 9]
+        assert [r[0] for r in records(trace, "note", "j_hat")] == [0, 0, 1]
+        theta = records(trace, "server", "theta")[0]
+        if mode == "gradient":
+            # θ_0 = 0.5 − (0.1/3)(−2 + 0.5), θ_1 = 2.5 − (0.1/3)(−0.5), θ_2 kept
+            want = [0.55, 2.5 + 1 / 60, 4.5]
+        else:
+            # θ_0 = mean(0.5 − 0.2(0.5 − 1.5), 0.5 − 0.2(0.5 − 0.25)) = 0.575,
+            # θ_1 = 2.5 − 0.2(2.5 − 2.75) = 2.55, θ_2 kept
+            want = [0.575, 2.55, 4.5]
+        assert all(close(x, y) for x, y in zip(theta, want)), theta
+    flags = (["ifca-divisor", "ifca-tie-break", "ifca-estimate"] if mode == "gradient"
+             else ["ifca-empty-cluster", "ifca-tie-break", "ifca-estimate"])
+    what = "Option I" if mode == "gradient" else "Option II, an unchosen cluster kept"
+    return make(f"partial-{mode}", f"IFCA, k = 3, partial participation, a tie: {what}",
+                "Five machines with c = (1.5, 0.25, 3.5, 2.75, 5.0), θ⁰ = (0.5, 2.5, 4.5), "
+                "γ = 0.1, M_0 = {0, 1, 3}, M_1 = {1, 2, 4}; machine 0's losses tie (1 = 1) "
+                "and go to the lowest index.",
+                PARTIAL_C, PARTIAL_HP, mode, rounds, flags, check,
+                f"{NOTES} §2.2 (divisor |M_t|, ties, empty clusters); hand-checked "
+                "round 0 (comments in the generator)")
+
+
+MAKERS = [notes_gradient, notes_model, lambda: partial("gradient"),
+          lambda: partial("model")]
+
+if __name__ == "__main__":
+    pg.write_all(sys.argv, HERE, MAKERS)

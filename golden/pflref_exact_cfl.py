@@ -1,0 +1,298 @@
+"""golden/pflref_exact_cfl.py: Clustered Federated Learning (Sattler,
+Müller, Samek, IEEE TNNLS 2021, arXiv 1910.01991; the weight-update form,
+Algorithm 5, with Algorithm 1) in exact arithmetic, written from the paper
+as shared/spec notes-cfl-ifca-sampling-metrics.md §1 transcribes it,
+independently of the C reference.
+
+Exactness.  The updates Δθ_i are exact rationals.  A cosine
+α_ab = ⟨x_a, x_b⟩ / √(‖x_a‖² ‖x_b‖²) is not rational; it is kept as the
+pair (d, q) = (⟨x_a, x_b⟩, ‖x_a‖²‖x_b‖²) and every decision on it is exact:
+comparisons of cosines by squaring with signs, the γ test
+γ_max < √((1 − α)/2) as α < 1 − 2γ_max², the ε tests on squared norms.
+Only the recorded numbers (cosines, norms) are square roots, evaluated
+with 60 significant decimal digits before rounding to a double.
+
+Algorithm 1 is run literally: all m² flat indices sorted by (−α, row-major
+position) (a stable sort of the flattened matrix), clusters merged by
+union until two remain.  The complete linkage of the authors' notebook is
+run literally too: the two clusters whose least similar pair is most
+similar merge, ties to the smallest (smallest member, smallest member),
+until two remain.
+
+The partition C is kept as a list of clusters (lists of client ids),
+ordered by smallest member; the recorded labels are positions in it.
+
+replay(spec, bugs) -> (trace, None, v, None) runs a cfl spec as written.
+Bugs (the catalogue's classes):
+
+  cfl-raw-similarity     α_ab = ⟨Δθ_a, Δθ_b⟩, the updates not normalised
+  cfl-bipartition-flip   complete linkage where optimal is configured, or
+                         the reverse
+  cfl-no-gamma-test      split on the ε tests alone
+  cfl-local-indices      a split's c₁, c₂ kept as positions within the
+                         cluster, not mapped back to client ids
+  cfl-weights-flip       the cluster update weighted 1/|c| where
+                         |D_i|/|D_c| is configured, or the reverse
+  cfl-update-parent      the children of a split get the parent's Δθ_c
+"""
+from decimal import Decimal, getcontext
+from fractions import Fraction
+
+import pflref_exact as px
+from pflref_golden import Trace, exact, exact_vec
+
+getcontext().prec = 60
+
+MUTANTS = {
+    "cfl-similarity-normalisation": ["cfl-raw-similarity"],
+    "cfl-bipartition": ["cfl-bipartition-flip"],
+    "cfl-gamma-test": ["cfl-no-gamma-test"],
+    "cfl-nested-split-indices": ["cfl-local-indices"],
+    "aggregation-weights": ["cfl-weights-flip"],
+    "cfl-split-update": ["cfl-update-parent"],
+}
+
+
+def dec(q):
+    return Decimal(q.numerator) / Decimal(q.denominator)
+
+
+def sqrt_dec(q):
+    return dec(q).sqrt()
+
+
+class Cos:
+    """d / √q (q > 0), or the rational r when q is None."""
+
+    def __init__(self, d, q=None):
+        self.d, self.q = Fraction(d), (None if q is None else Fraction(q))
+
+    def sign_sq(self):
+        """(sign, value²) as rationals."""
+        if self.q is None:
+            return (1 if self.d > 0 else -1 if self.d < 0 else 0), self.d * self.d
+        s = 1 if self.d > 0 else -1 if self.d < 0 else 0
+        return s, self.d * self.d / self.q
+
+    def __lt__(self, other):
+        if not isinstance(other, Cos):
+            other = Cos(other)
+        s1, a = self.sign_sq()
+        s2, b = other.sign_sq()
+        if s1 != s2:
+            return s1 < s2
+        if s1 == 0:
+            return False
+        return a < b if s1 > 0 else a > b
+
+    def __gt__(self, other):
+        if not isinstance(other, Cos):
+            other = Cos(other)
+        return other < self
+
+    def __eq__(self, other):
+        if not isinstance(other, Cos):
+            other = Cos(other)
+        return not self < other and not other < self
+
+    def value(self):
+        if self.q is None:
+            return dec(self.d)
+        return dec(self.d) / sqrt_dec(self.q)
+
+
+def dot(x, y):
+    return sum((a * b for a, b in zip(x, y)), Fraction(0))
+
+
+def similarity(xs, bugs):
+    """α (m×m of Cos) of the vectors xs: the cosine, 0 when a norm is 0,
+    1 on the diagonal (bug cfl-raw-similarity: the plain inner product)."""
+    m = len(xs)
+    A = [[None] * m for _ in range(m)]
+    for a in range(m):
+        for b in range(m):
+            if "cfl-raw-similarity" in bugs:
+                A[a][b] = Cos(dot(xs[a], xs[b]))
+            elif a == b:
+                A[a][b] = Cos(1)
+            else:
+                qa, qb = dot(xs[a], xs[a]), dot(xs[b], xs[b])
+                A[a][b] = Cos(0) if qa == 0 or qb == 0 else Cos(dot(xs[a], xs[b]), qa * qb)
+    return A
+
+
+def algorithm1(A):
+    """Algorithm 1 literally: the flat indices s sorted by decreasing α, ties
+    by position; C ← singletons; merge the clusters of i₁ = s div m and
+    i₂ = s mod m; stop at |C| = 2.  Returns (c₁, c₂) as positions."""
+    m = len(A)
+    flat = list(range(m * m))
+    # a stable insertion sort on -α (exact comparisons), so equal α keep
+    # their row-major order
+    order = []
+    for f in flat:
+        pos = len(order)
+        while pos > 0 and A[order[pos - 1] // m][order[pos - 1] % m] < A[f // m][f % m]:
+            pos -= 1
+        order.insert(pos, f)
+    C = [{a} for a in range(m)]
+    for f in order:
+        i1, i2 = f // m, f % m
+        hit = [c for c in C if i1 in c or i2 in c]
+        C = [c for c in C if not (i1 in c or i2 in c)] + [set().union(*hit)]
+        if len(C) == 2:
+            break
+    return two_parts(C)
+
+
+def complete_linkage(A):
+    """Agglomerative complete linkage on −α to two clusters."""
+    m = len(A)
+    C = [[a] for a in range(m)]
+    while len(C) > 2:
+        best = None
+        for x in range(len(C)):
+            for y in range(x + 1, len(C)):
+                link = None
+                for a in C[x]:
+                    for b in C[y]:
+                        if link is None or A[a][b] < link:
+                            link = A[a][b]
+                key = (min(C[x]), min(C[y]))
+                if best is None or link > best[0] or (link == best[0] and key < best[1]):
+                    best = (link, key, x, y)
+        _, _, x, y = best
+        merged = sorted(C[x] + C[y])
+        C = [c for k, c in enumerate(C) if k not in (x, y)] + [merged]
+        C.sort(key=min)
+    return two_parts(C)
+
+
+def two_parts(C):
+    c = sorted((sorted(p) for p in C), key=min)
+    return c[0], c[1]
+
+
+def norm_sq(x):
+    return dot(x, x)
+
+
+def cluster_update(pr, members, dtheta, weights):
+    """Δθ_c = Σ_{i∈c} w_i Δθ_i, w_i = 1/|c| or |D_i|/|D_c|."""
+    D_c = sum(pr.n(i) for i in members)
+    acc = [Fraction(0)] * pr.P
+    for i in members:
+        w = Fraction(pr.n(i), D_c) if weights == "samples" else Fraction(1, len(members))
+        acc = [a + w * d for a, d in zip(acc, dtheta[i])]
+    return acc
+
+
+def replay(spec, bugs=frozenset()):
+    alg = spec["algorithm"]
+    hp = {k: v for k, v in alg.get("hyperparameters", {}).items()}
+    sw = alg.get("switches", {})
+    eta = exact(hp["eta"])
+    eps1, eps2, gmax = exact(hp["eps1"]), exact(hp["eps2"]), exact(hp["gamma_max"])
+    min_size = hp.get("cfl.min_cluster_size", 0)
+    warmup = hp.get("cfl.warmup", 0)
+    method = sw.get("cfl.bipartition", "optimal")
+    if "cfl-bipartition-flip" in bugs:
+        method = "complete_linkage" if method == "optimal" else "optimal"
+    weights = sw.get("cfl.cluster_weights", "uniform")
+    if "cfl-weights-flip" in bugs:
+        weights = "samples" if weights == "uniform" else "uniform"
+    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P)
+    N = len(pr.clients)
+    theta = [list(w0) for _ in range(N)]
+    C = [list(range(N))]
+    trace = Trace()
+    for t, r in enumerate(spec["schedule"]["rounds"]):
+        assert r["clients"] == list(range(N)), "cfl: every client every round"
+        dtheta = {}
+        for i, steps in zip(r["clients"], r["batches"]):
+            trace.emit("client_begin", "train", t, i, 0, "theta", theta[i])
+            local = px.local_sgd(pr, i, theta[i], steps, eta, trace, "train", t, "theta")
+            dtheta[i] = [a - b for a, b in zip(local, theta[i])]
+            trace.emit("client_end", "train", t, i, None, "dtheta", dtheta[i])
+        C_tmp = []
+        for c in C:
+            rep = c[0]
+            upd = cluster_update(pr, c, dtheta, weights)
+            nsq = norm_sq(upd)
+            max_sq = max(norm_sq(dtheta[i]) for i in c)
+            trace.emit("note", "train", t, rep, None, "norm_dtheta_c", [sqrt_dec(nsq)])
+            trace.emit("note", "train", t, rep, None, "max_norm_dtheta", [sqrt_dec(max_sq)])
+            if not (nsq < eps1 * eps1 and max_sq > eps2 * eps2) or len(c) < 2 \
+                    or (min_size and len(c) < min_size) or t < warmup:
+                C_tmp.append(c)
+                continue
+            A = similarity([dtheta[i] for i in c], bugs)
+            for a, i in enumerate(c):
+                trace.emit("note", "train", t, i, None, "similarity", [x.value() for x in A[a]])
+            p1, p2 = algorithm1(A) if method == "optimal" else complete_linkage(A)
+            cross = max((A[a][b] for a in p1 for b in p2), key=CosKey)
+            if "cfl-local-indices" in bugs:
+                c1, c2 = list(p1), list(p2)
+            else:
+                c1, c2 = [c[a] for a in p1], [c[a] for a in p2]
+            trace.emit("note", "train", t, rep, None, "c1", [Fraction(i) for i in c1])
+            trace.emit("note", "train", t, rep, None, "c2", [Fraction(i) for i in c2])
+            trace.emit("note", "train", t, rep, None, "alpha_cross", [cross.value()])
+            # γ_max < √((1 − α)/2)  ⇔  α < 1 − 2 γ_max²  (γ_max ≥ 0)
+            split = cross < 1 - 2 * gmax * gmax or "cfl-no-gamma-test" in bugs
+            trace.emit("note", "train", t, rep, None, "split", [Fraction(int(split))])
+            if split:
+                C_tmp += [c1, c2]
+                if "cfl-update-parent" in bugs:
+                    parent_update = dict.fromkeys(c1 + c2, upd)
+                    C_tmp[-1] = (C_tmp[-1], parent_update)
+                    C_tmp[-2] = (C_tmp[-2], parent_update)
+            else:
+                C_tmp.append(c)
+        fixed = {}
+        plain = []
+        for c in C_tmp:
+            if isinstance(c, tuple):
+                c, pu = c
+                fixed[tuple(c)] = pu[c[0]]
+            plain.append(c)
+        C = sorted(plain, key=min)
+        labels = {}
+        for k, c in enumerate(C):
+            for i in c:
+                labels.setdefault(i, k)
+        trace.emit("note", "train", t, None, None, "partition",
+                   [Fraction(labels.get(i, -1)) for i in range(N)])
+        for c in C:
+            upd = fixed.get(tuple(c)) or cluster_update(pr, c, dtheta, weights)
+            trace.emit("note", "train", t, c[0], None, "dtheta_c", upd)
+            for i in c:
+                theta[i] = [a + d for a, d in zip(theta[i], upd)]
+        for i in range(N):
+            trace.emit("client_end", "train", t, i, None, "v", theta[i])
+    return trace, None, theta, None
+
+
+class CosKey:
+    """max(..., key=CosKey): orders Cos values exactly."""
+
+    def __init__(self, c):
+        self.c = c
+
+    def __lt__(self, other):
+        return self.c < other.c
+
+
+def supported(spec):
+    model = spec["model"]
+    return (spec["algorithm"]["name"] == "cfl"
+            and (model["kind"] in ("quadratic", "linear")
+                 or (model["kind"] == "mlp" and model.get("loss") in ("half_squared", "squared")))
+            and "clients" in spec.get("problem", {})
+            and spec.get("schedule", {}).get("kind") == "given")
+
+
+def exact_values(xs):
+    return exact_vec(xs)

@@ -1,0 +1,139 @@
+"""golden/pflref_exact_ifca.py: IFCA (Ghosh, Chung, Yin, Ramchandran,
+NeurIPS 2020, arXiv 2006.04088, Algorithm 1) in exact rational arithmetic,
+written from shared/spec notes-cfl-ifca-sampling-metrics.md §2 and §4.1,
+independently of the C reference.
+
+One round: every participant i ∈ M_t (ascending) takes
+ĵ_i = argmin_j F_i(θ_j) on its whole training set (ties to the lowest j);
+Option I (ifca.mode = gradient) sends g_i = ∇F_i(θ_ĵ; b) on its one batch
+and the server sets θ_j ← θ_j − (γ/|M_t|) Σ_i s_ij g_i; Option II (model)
+runs γ-steps from θ_ĵ over its batches and the server sets θ_j to the mean
+of the local models that chose j, keeping θ_j when none did.  The
+personalised model of every client is then θ_ĵ at the new models.  The
+initial models are θ_j = w⁰ + j δ 𝟙 (σ = 0: the drawn part is not modelled
+here; supported() refuses σ > 0).
+
+replay(spec, bugs) -> (trace, None, v, None).  Bugs:
+
+  ifca-divide-cluster-size  Option I divided by the cluster's size |S_j|
+  ifca-divide-all           Option I divided by N, all machines, not |M_t|
+  ifca-ties-highest         ties of the estimate go to the highest j
+  ifca-empty-zero           Option II: a cluster no machine chose becomes 0
+  ifca-report-last-pick     the reported model is the cluster the client
+                            picked in the round (before the update), or
+                            θ_0 for a client that did not take part
+  ifca-mode-flip            gradient <-> model averaging
+"""
+from fractions import Fraction
+
+import pflref_exact as px
+from pflref_golden import Trace, exact
+
+MUTANTS = {
+    "ifca-divisor": ["ifca-divide-cluster-size", "ifca-divide-all"],
+    "ifca-tie-break": ["ifca-ties-highest"],
+    "ifca-empty-cluster": ["ifca-empty-zero"],
+    "ifca-estimate": ["ifca-report-last-pick"],
+    "ifca-update": ["ifca-mode-flip"],
+}
+
+
+def loss(pr, i, theta):
+    """F_i(θ): the mean loss over client i's whole training set."""
+    c = pr.clients[i]
+    if pr.kind == "quadratic":
+        return sum(a * (t - cc) ** 2 for a, t, cc in zip(c["a"], theta, c["c"])) / 2
+    assert pr.kind == "linear"
+    d = pr.d
+    b = theta[d] if pr.bias else Fraction(0)
+    s = Fraction(1) if pr.loss == "squared" else Fraction(1, 2)
+    total = Fraction(0)
+    for x, y in zip(c["X"], c["y"]):
+        r = sum(x[p] * theta[p] for p in range(d)) + b - y
+        total += s * r * r
+    return total / len(c["X"])
+
+
+def estimate(pr, i, thetas, bugs):
+    losses = [loss(pr, i, th) for th in thetas]
+    best = 0
+    for j, f in enumerate(losses):
+        if f < losses[best] or ("ifca-ties-highest" in bugs and f == losses[best]):
+            best = j
+    return losses, best
+
+
+def replay(spec, bugs=frozenset()):
+    alg = spec["algorithm"]
+    hp = alg["hyperparameters"]
+    mode = alg.get("switches", {}).get("ifca.mode", "gradient")
+    if "ifca-mode-flip" in bugs:
+        mode = "model" if mode == "gradient" else "gradient"
+    gamma, k = exact(hp["gamma"]), hp["ifca.k"]
+    shift = exact(hp.get("ifca.init_shift", 0.0))
+    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    N = len(pr.clients)
+    w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P)
+    thetas = [[w + j * shift for w in w0] for j in range(k)]
+    trace = Trace()
+    picks = {}
+    for t, r in enumerate(spec["schedule"]["rounds"]):
+        if t == 0:
+            trace.emit("note", "train", 0, None, None, "theta0", [x for th in thetas for x in th])
+        trace.emit("round_begin", "train", t, None, None, "theta",
+                   [x for th in thetas for x in th])
+        sums = [[Fraction(0)] * pr.P for _ in range(k)]
+        count = [0] * k
+        M = r["clients"]
+        picks = {}
+        for i, steps in zip(M, r["batches"]):
+            losses, j = estimate(pr, i, thetas, bugs)
+            picks[i] = j
+            trace.emit("note", "train", t, i, None, "loss", losses)
+            trace.emit("note", "train", t, i, None, "j_hat", [Fraction(j)])
+            if mode == "model":
+                trace.emit("client_begin", "train", t, i, 0, "theta_local", thetas[j])
+                x = px.local_sgd(pr, i, thetas[j], steps, gamma, trace, "train", t,
+                                 "theta_local")
+                trace.emit("client_end", "train", t, i, None, "theta_local", x)
+            else:
+                x = pr.grad(i, thetas[j], steps[0])
+                trace.emit("client_end", "train", t, i, None, "g", x)
+            sums[j] = [a + b for a, b in zip(sums[j], x)]
+            count[j] += 1
+        new = []
+        for j in range(k):
+            if mode == "gradient":
+                div = len(M)
+                if "ifca-divide-cluster-size" in bugs:
+                    div = max(count[j], 1)
+                if "ifca-divide-all" in bugs:
+                    div = N
+                new.append([a - gamma / div * s for a, s in zip(thetas[j], sums[j])])
+            elif count[j] > 0:
+                new.append([s / count[j] for s in sums[j]])
+            else:
+                new.append([Fraction(0)] * pr.P if "ifca-empty-zero" in bugs else thetas[j])
+        thetas = new
+        trace.emit("server", "train", t, None, None, "theta", [x for th in thetas for x in th])
+        part = []
+        for i in range(N):
+            _, j = estimate(pr, i, thetas, bugs)
+            part.append(Fraction(j))
+        trace.emit("note", "train", t, None, None, "partition", part)
+    v = []
+    for i in range(N):
+        _, j = estimate(pr, i, thetas, bugs)
+        if "ifca-report-last-pick" in bugs:
+            j = picks.get(i, 0)
+        v.append(list(thetas[j]))
+    return trace, None, v, None
+
+
+def supported(spec):
+    hp = spec["algorithm"].get("hyperparameters", {})
+    return (spec["algorithm"]["name"] == "ifca"
+            and spec["model"]["kind"] in ("quadratic", "linear")
+            and hp.get("ifca.init_sd", 0) == 0
+            and "clients" in spec.get("problem", {})
+            and spec.get("schedule", {}).get("kind") == "given")
