@@ -166,3 +166,16 @@ void tu_assert_relabelled(const pflref_run_result *fwd,
                           "clients reversed", i, p, a, b);
         }
 }
+
+void tu_assert_golden(const char *rel)
+{
+    pflref_golden_report rep;
+    tu_golden(rel, &rep);
+    ck_assert_msg(rep.quantities > 0, "%s compared nothing", rel);
+    ck_assert_msg(rep.mismatches == 0,
+                  "%s: %zu mismatches; first %s %s round %ld client %ld step "
+                  "%ld [%zu]: expected %.17g got %.17g", rel, rep.mismatches,
+                  rep.first.event, rep.first.name, rep.first.round,
+                  rep.first.client, rep.first.step, rep.first.index,
+                  rep.first.expected, rep.first.got);
+}

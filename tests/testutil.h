@@ -52,5 +52,9 @@ void tu_assert_relabelled(const pflref_run_result *fwd,
 /* Run a golden vector file (path relative to the repository) and return
  * its report; fails the test on a malformed vector. */
 void tu_golden(const char *rel, pflref_golden_report *rep);
+/* Verify the golden vector at repo-relative path rel and assert that it
+ * compared something and that every number matched (the message names the
+ * first divergence: event, name, round, client, step, entry). */
+void tu_assert_golden(const char *rel);
 
 #endif
