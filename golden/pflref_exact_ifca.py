@@ -35,6 +35,7 @@ MUTANTS = {
     "ifca-empty-cluster": ["ifca-empty-zero"],
     "ifca-estimate": ["ifca-report-last-pick"],
     "ifca-update": ["ifca-mode-flip"],
+    "ifca-init": ["ifca-init-ignored"],
 }
 
 
@@ -73,8 +74,13 @@ def replay(spec, bugs=frozenset()):
     shift = exact(hp.get("ifca.init_shift", 0.0))
     pr = px.Problem(spec["model"], spec["problem"]["clients"])
     N = len(pr.clients)
-    w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P)
-    thetas = [[w + j * shift for w in w0] for j in range(k)]
+    init = spec.get("init", {"kind": "zeros"})
+    w0 = px.initial(init, pr.P)
+    if "cluster_models" in init and "ifca-init-ignored" not in bugs:
+        # θ_j⁰ given (a replay of drawn ones: the result's theta0)
+        thetas = [[exact(x) for x in row] for row in init["cluster_models"]]
+    else:
+        thetas = [[w + j * shift for w in w0] for j in range(k)]
     trace = Trace()
     picks = {}
     for t, r in enumerate(spec["schedule"]["rounds"]):

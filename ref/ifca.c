@@ -25,10 +25,12 @@
  * |M_t|, the participants (the code divides by m with every machine
  * taking part), not the cluster's size; the estimate uses the machine's
  * whole training set; Option II's mean is unweighted.
- * Initial models (Alg. 1's input θ_j^(0)): θ_j^(0) = w⁰ + j δ 𝟙 + σ ξ_j,
+ * Initial models (Alg. 1's input θ_j^(0)): given (hyper->ifca_theta0, the
+ * spec's init.cluster_models), or θ_j^(0) = w⁰ + j δ 𝟙 + σ ξ_j,
  * j = 0..k−1, ξ_j ~ N(0, I) drawn by gsl_ran_gaussian on mt19937 seeded
- * with ifca.init_seed, cluster after cluster (σ = 0 draws nothing); the
- * result records them (NOTE "theta0").  The personalised model reported
+ * with ifca.init_seed, cluster after cluster (σ = 0 draws nothing).  The
+ * result records the models used (`theta0`, and NOTE "theta0"), so a run
+ * replays with them given.  The personalised model reported
  * for client i after round t is θ_ĵ^(t+1) with ĵ = argmin_j F_i(θ_j^(t+1))
  * on its training set (the paper's evaluation: each machine takes the
  * cluster model of lowest loss), for every client, participant or not.
@@ -44,6 +46,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "internal.h"
 #include "pflref/sampler.h"
@@ -118,8 +121,13 @@ static pflref_status ifca_init(pflref_state *s, pflref_error *err)
     const size_t P = s->P, N = s->N, k = h->ifca_k;
     double *theta = s->work;
     double *loss = theta + 2 * N * P + N, *part = loss + N;
-    /* θ_j^(0) = w⁰ + j δ 𝟙 + σ ξ_j */
-    if (h->ifca_init_sd > 0.0) {
+    const char *where = "algorithm.hyperparameters.ifca.init_shift";
+    if (h->ifca_theta0 != NULL) {
+        /* θ_j^(0) given */
+        memcpy(theta, h->ifca_theta0, k * P * sizeof *theta);
+        where = "init.cluster_models";
+    } else if (h->ifca_init_sd > 0.0) {
+        /* θ_j^(0) = w⁰ + j δ 𝟙 + σ ξ_j: the draws σ ξ_j first */
         pflref_status st = pflref_draw_gaussian(
             (unsigned long)h->ifca_init_seed, h->ifca_init_sd, theta, k * P,
             err);
@@ -129,13 +137,18 @@ static pflref_status ifca_init(pflref_state *s, pflref_error *err)
         for (size_t q = 0; q < k * P; q++)
             theta[q] = 0.0;
     }
-    for (size_t j = 0; j < k; j++)
+    for (size_t j = 0; h->ifca_theta0 == NULL && j < k; j++)
         for (size_t p = 0; p < P; p++)
             theta[j * P + p] += s->w0[p] + (double)j * h->ifca_init_shift;
     if (!pflref_all_finite(theta, k * P))
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.hyperparameters.ifca.init_shift",
+        return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "the initial cluster models are not finite");
+    s->theta0 = malloc(k * P * sizeof *s->theta0);
+    if (s->theta0 == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, "init.cluster_models",
+                                "out of memory");
+    memcpy(s->theta0, theta, k * P * sizeof *theta);
+    s->n_theta0 = k * P;
     return assign_all(s, theta, loss, part, err);
 }
 
@@ -243,6 +256,13 @@ static pflref_status ifca_check(const pflref_problem *problem,
                                 "algorithm.hyperparameters.ifca.k",
                                 "ifca.k = %zu exceeds the %zu clients",
                                 hyper->ifca_k, problem->N);
+    if (hyper->ifca_theta0 != NULL &&
+        (hyper->ifca_init_shift != 0.0 || hyper->ifca_init_sd != 0.0))
+        return pflref_error_set(err, PFLREF_EINVAL, "init.cluster_models",
+                                "given initial cluster models take no "
+                                "ifca.init_shift or ifca.init_sd (%g, %g "
+                                "given)", hyper->ifca_init_shift,
+                                hyper->ifca_init_sd);
     if (hyper->ifca_init_seed > PFLREF_SEED_MAX)
         return pflref_error_set(err, PFLREF_EINVAL,
                                 "algorithm.hyperparameters.ifca.init_seed",

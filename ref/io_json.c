@@ -299,6 +299,19 @@ json_t *pflref_json_new_vector(const double *x, size_t n)
     return a;
 }
 
+json_t *pflref_json_new_matrix(const double *x, size_t rows, size_t cols)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a != NULL && i < rows; i++) {
+        json_t *row = pflref_json_new_vector(x + i * cols, cols);
+        if (row == NULL || json_array_append_new(a, row) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
 json_t *pflref_json_new_indices(const size_t *x, size_t n)
 {
     json_t *a = json_array();

@@ -81,5 +81,7 @@ pflref_status pflref_json_parse(const char *text, size_t len, const char *what,
  * writers never pass) and arrays of doubles / indices. */
 json_t *pflref_json_new_vector(const double *x, size_t n);
 json_t *pflref_json_new_indices(const size_t *x, size_t n);
+/* rows arrays of cols numbers from row-major x (NULL when out of memory). */
+json_t *pflref_json_new_matrix(const double *x, size_t rows, size_t cols);
 
 #endif

@@ -176,6 +176,11 @@ static json_t *init_json(builder *b, const pflref_spec *spec)
         put(b, o, spec->init_kind == PFLREF_INIT_GAUSSIAN ? "sd" : "scale",
             json_real(spec->init_scale));
     }
+    if (spec->cluster_models != NULL)
+        put(b, o, "cluster_models",
+            pflref_json_new_matrix(spec->cluster_models,
+                                   spec->n_cluster_models,
+                                   spec->problem->model.P));
     return o;
 }
 
@@ -309,6 +314,9 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
 
     put(&b, root, "init", init_json(&b, spec));
     put(&b, root, "w0", pflref_json_new_vector(res->w0, P));
+    if (res->theta0 != NULL)
+        put(&b, root, "theta0",
+            pflref_json_new_matrix(res->theta0, res->n_theta0 / P, P));
     if (!spec->schedule_given)
         put(&b, root, "schedule_config", schedule_config_json(&b, spec));
     put(&b, root, "schedule", schedule_json(&b, spec->schedule));
@@ -316,12 +324,8 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
     json_t *fin = json_object();
     if (res->w != NULL)
         put(&b, fin, "w", pflref_json_new_vector(res->w, P));
-    if (res->v != NULL) {
-        json_t *v = json_array();
-        for (size_t i = 0; i < N; i++)
-            append(&b, v, pflref_json_new_vector(res->v + i * P, P));
-        put(&b, fin, "v", v);
-    }
+    if (res->v != NULL)
+        put(&b, fin, "v", pflref_json_new_matrix(res->v, N, P));
     if (res->alpha != NULL)
         put(&b, fin, "alpha", pflref_json_new_vector(res->alpha, N));
     put(&b, root, "final", fin);

@@ -660,6 +660,46 @@ static pflref_status read_algorithm(const json_t *root, pflref_spec *spec,
     return PFLREF_OK;
 }
 
+/* init.cluster_models: IFCA's k initial cluster models θ_j⁰, k arrays of P
+ * numbers (cluster 0 first), k = ifca.k; absent: NULL (the models follow
+ * from w⁰, ifca.init_shift and ifca.init_sd). */
+static pflref_status read_cluster_models(const json_t *v, pflref_spec *spec,
+                                         pflref_error *err)
+{
+    const json_t *c = json_object_get(v, "cluster_models");
+    if (c == NULL)
+        return PFLREF_OK;
+    static const char *const where = "init.cluster_models";
+    if (strcmp(spec->algorithm->name, "ifca") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "only ifca takes initial cluster models "
+                                "(the algorithm is %s)",
+                                spec->algorithm->name);
+    const size_t P = spec->problem->model.P, k = spec->hyper.ifca_k;
+    size_t rows;
+    pflref_status st = pflref_json_array(c, where, 1, &rows, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (k == PFLREF_INT_UNSET)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "give ifca.k with the initial cluster models");
+    if (rows != k)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "expected ifca.k = %zu models, found %zu", k,
+                                rows);
+    if (k > PFLREF_MAX_PARAMS / P)
+        return pflref_error_set(err, PFLREF_ENOMEM, where,
+                                "%zu models × %zu parameters exceed the "
+                                "limit of %zu", k, P,
+                                (size_t)PFLREF_MAX_PARAMS);
+    spec->cluster_models = malloc(k * P * sizeof *spec->cluster_models);
+    if (spec->cluster_models == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    spec->n_cluster_models = k;
+    spec->hyper.ifca_theta0 = spec->cluster_models;
+    return pflref_json_matrix(c, where, k, P, spec->cluster_models, err);
+}
+
 static pflref_status read_init(const json_t *root, pflref_spec *spec,
                                pflref_error *err)
 {
@@ -672,11 +712,12 @@ static pflref_status read_init(const json_t *root, pflref_spec *spec,
     if (v == NULL)
         return PFLREF_OK;
     static const char *const keys[] = {"kind", "w", "seed", "sd", "scale",
-                                       NULL};
+                                       "cluster_models", NULL};
     json_t *kind_v;
     const char *kind;
     pflref_status st;
     if ((st = pflref_json_object(v, "init", keys, err)) ||
+        (st = read_cluster_models(v, spec, err)) ||
         (st = pflref_json_member(v, "init", "kind", 1, &kind_v, err)) ||
         (st = pflref_json_string(kind_v, "init.kind", &kind, err)))
         return st;
@@ -1030,6 +1071,7 @@ void pflref_spec_free(pflref_spec *spec)
     free(spec->preset);
     free(spec->problem_source);
     free(spec->w0);
+    free(spec->cluster_models);
     pflref_problem_free(spec->problem);
     pflref_schedule_free(spec->schedule);
     free(spec);

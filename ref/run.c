@@ -53,6 +53,7 @@ static void state_free(pflref_state *s)
     free(s->w);
     free(s->v);
     free(s->alpha);
+    free(s->theta0);
     free(s->mask);
     free(s->shared);
     free(s->work);
@@ -189,6 +190,7 @@ void pflref_run_result_free(pflref_run_result *r)
     free(r->w);
     free(r->v);
     free(r->alpha);
+    free(r->theta0);
     for (size_t e = 0; e < r->n_eval; e++) {
         free(r->eval[e].train);
         free(r->eval[e].test);
@@ -440,7 +442,9 @@ pflref_status pflref_run(const pflref_problem *problem,
         r->w = s.w;
         r->v = s.v;
         r->alpha = s.alpha;
-        s.w0 = s.w = s.v = s.alpha = NULL;
+        r->theta0 = s.theta0;
+        r->n_theta0 = s.n_theta0;
+        s.w0 = s.w = s.v = s.alpha = s.theta0 = NULL;
         *out = r;
     } else {
         pflref_run_result_free(r);

@@ -145,6 +145,60 @@ START_TEST(test_drawn_init)
 }
 END_TEST
 
+/* A spec with init.cluster_models and the given hyperparameters (the
+ * schedule `one`, the notes' clients without the last). */
+static pflref_spec *given_models_spec(const char *models, const char *hyper,
+                                      const char *alg)
+{
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{\"format\": \"pflref-spec/1\","
+             " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+             " \"problem\": {\"clients\": [{\"a\": [2], \"c\": [0.8]},"
+             " {\"a\": [2], \"c\": [1.2]}, {\"a\": [2], \"c\": [2.9]}]},"
+             " \"init\": {\"kind\": \"given\", \"w\": [0.5],"
+             " \"cluster_models\": %s},"
+             " \"algorithm\": {\"name\": \"%s\", \"hyperparameters\": {%s}},"
+             " \"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\":"
+             " [0, 1, 2], \"batches\": [[[0]], [[0]], [[0]]]}]}}",
+             models, alg, hyper);
+    pflref_spec *spec = NULL;
+    pflref_error err;
+    return tu_parse(text, &spec, &err) == PFLREF_OK ? spec : NULL;
+}
+
+/* Randomness is data: the drawn θ_j⁰ of a run (its result's theta0), given
+ * back as init.cluster_models without δ and σ, replay the run bit for bit. */
+START_TEST(test_given_init_replays)
+{
+    const char *one = "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1, 2],"
+                      " \"batches\": [[[0]], [[0]], [[0]]]}]}";
+    pflref_spec *spec = ifca_spec(
+        "[{\"a\": [2], \"c\": [0.8]}, {\"a\": [2], \"c\": [1.2]},"
+        " {\"a\": [2], \"c\": [2.9]}]",
+        "\"gamma\": 0.1, \"ifca.k\": 3, \"ifca.init_shift\": 0.25, "
+        "\"ifca.init_sd\": 0.5, \"ifca.init_seed\": 42", "", one);
+    pflref_run_result *drawn = tu_run(spec, NULL);
+    ck_assert_uint_eq(drawn->n_theta0, 3);
+    char models[256];
+    snprintf(models, sizeof models, "[[%.17g], [%.17g], [%.17g]]",
+             drawn->theta0[0], drawn->theta0[1], drawn->theta0[2]);
+    pflref_spec *given =
+        given_models_spec(models, "\"gamma\": 0.1, \"ifca.k\": 3", "ifca");
+    ck_assert_ptr_nonnull(given);
+    pflref_run_result *replay = tu_run(given, NULL);
+    ck_assert_uint_eq(replay->n_theta0, 3);
+    ck_assert_mem_eq(replay->theta0, drawn->theta0, 3 * sizeof(double));
+    ck_assert_mem_eq(replay->v, drawn->v, 3 * sizeof(double));
+    /* the models are not all equal, so dropping them would change v */
+    ck_assert(drawn->theta0[0] != drawn->theta0[1]);
+    pflref_run_result_free(replay);
+    pflref_spec_free(given);
+    pflref_run_result_free(drawn);
+    pflref_spec_free(spec);
+}
+END_TEST
+
 /* Two populations, c near 1 (clients 0..2) and near 4 (clients 3..5),
  * initial models 0 and 5: after 30 gradient rounds each cluster model is
  * its population's mean optimum and every client reports its own. */
@@ -205,6 +259,44 @@ START_TEST(test_errors)
     tu_run_error(spec, PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, "algorithm.hyperparameters.gamma");
     pflref_spec_free(spec);
+    /* init.cluster_models: ifca only, k rows of P numbers, given k, and not
+     * with δ or σ */
+    static const struct {
+        const char *models, *hyper, *alg, *where;
+    } bad[] = {
+        {"[[0], [1]]", "\"eta\": 0.1", "fedavg", "init.cluster_models"},
+        {"[[0], [1]]", "\"gamma\": 0.1, \"ifca.k\": 3", "ifca",
+         "init.cluster_models"},
+        {"[[0], [1]]", "\"gamma\": 0.1", "ifca", "init.cluster_models"},
+        {"[[0], [1, 2]]", "\"gamma\": 0.1, \"ifca.k\": 2", "ifca",
+         "init.cluster_models[1]"},
+        {"[[0], \"x\"]", "\"gamma\": 0.1, \"ifca.k\": 2", "ifca",
+         "init.cluster_models[1]"},
+        {"[]", "\"gamma\": 0.1, \"ifca.k\": 2", "ifca",
+         "init.cluster_models"},
+    };
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        char text[4096];
+        pflref_spec *s = NULL;
+        snprintf(text, sizeof text,
+                 "{\"format\": \"pflref-spec/1\","
+                 " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+                 " \"problem\": {\"clients\": %s},"
+                 " \"init\": {\"kind\": \"zeros\", \"cluster_models\": %s},"
+                 " \"algorithm\": {\"name\": \"%s\", \"hyperparameters\":"
+                 " {%s}}}", cl, bad[b].models, bad[b].alg, bad[b].hyper);
+        ck_assert_int_eq(tu_parse(text, &s, &err), PFLREF_EINVAL);
+        ck_assert_msg(strcmp(err.where, bad[b].where) == 0, "case %zu: %s: %s",
+                      b, err.where, err.message);
+        ck_assert_ptr_null(s);
+    }
+    spec = given_models_spec("[[0], [1]]",
+                             "\"gamma\": 0.1, \"ifca.k\": 2, \"ifca.init_sd\": 1",
+                             "ifca");
+    tu_run_error(spec, PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "init.cluster_models");
+    ck_assert_ptr_nonnull(strstr(err.message, "ifca.init_sd"));
+    pflref_spec_free(spec);
 }
 END_TEST
 
@@ -217,6 +309,7 @@ Suite *ifca_suite(void)
     tcase_add_test(tc, test_notes_example);
     tcase_add_test(tc, test_tie_lowest_index);
     tcase_add_test(tc, test_drawn_init);
+    tcase_add_test(tc, test_given_init_replays);
     tcase_add_test(tc, test_recovers_populations);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);

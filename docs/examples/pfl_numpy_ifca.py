@@ -3,8 +3,9 @@ written from Ghosh, Chung, Yin, Ramchandran (NeurIPS 2020, Algorithm 1) as
 the spec notes (notes-cfl-ifca-sampling-metrics.md §2) give it, not from
 pflref's C code.
 
-Initial cluster models θ_j = w0 + j·δ (ifca.init_shift; drawn spreads,
-ifca.init_sd > 0, are not replayed here).  Round t: each participant picks
+Initial cluster models: init.cluster_models when given, else
+θ_j = w0 + j·δ (ifca.init_shift).  Drawn spreads (ifca.init_sd > 0) are
+replayed from a pflref result: its theta0, given as init.cluster_models.  Round t: each participant picks
 ĵ = np.argmin of its full-data losses F_i(θ_j) (ties to the lowest j);
 gradient mode sends ∇F_i(θ_ĵ; its one batch) and the server steps
 θ_j −= γ/|M_t| Σ g_i; model mode runs γ-steps over its batches and the
@@ -18,7 +19,8 @@ import numpy as np
 
 ALGORITHM = "ifca"
 BUGS = ("ifca-divide-by-cluster-size", "ifca-ties-to-highest",
-        "ifca-empty-cluster-reset", "ifca-report-round-pick")
+        "ifca-empty-cluster-reset", "ifca-report-round-pick",
+        "ifca-ignore-given-models")
 
 
 def _base():
@@ -45,13 +47,18 @@ def run(spec, clients, w0, log, bug):
     base = _base()
     hp = spec["algorithm"]["hyperparameters"]
     mode = spec["algorithm"].get("switches", {}).get("ifca.mode", "gradient")
-    if hp.get("ifca.init_sd", 0) != 0:
-        raise base.Unsupported("drawn initial cluster models")
+    given = spec.get("init", {}).get("cluster_models")
+    if given is None and hp.get("ifca.init_sd", 0) != 0:
+        raise base.Unsupported("drawn initial cluster models (replay them "
+                               "with init.cluster_models = the result's theta0)")
     raw = spec["problem"].get("clients")
     if raw is None:
         raise base.Unsupported("ifca needs inline clients")
     gamma, k = hp["gamma"], hp["ifca.k"]
-    theta = np.array([w0 + j * hp.get("ifca.init_shift", 0.0) for j in range(k)])
+    if given is not None and bug != "ifca-ignore-given-models":
+        theta = np.array(given, dtype=float).reshape(k, -1)
+    else:
+        theta = np.array([w0 + j * hp.get("ifca.init_shift", 0.0) for j in range(k)])
 
     def pick(i):
         losses = np.array([_loss(spec, raw[i], th) for th in theta])

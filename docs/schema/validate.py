@@ -477,7 +477,33 @@ def _good_specs():
             ("tilt generator, local", tilt),
             ("dirichlet generator, mlp, finetune", mlp),
             ("softmax inline, finetune with post only", softmax)] + _good_specs_pfl(linear, mlp) \
-        + _good_specs_split(linear)
+        + _good_specs_split(linear) + _good_specs_cluster(linear)
+
+
+def _good_specs_cluster(linear):
+    """CFL and IFCA on the linear problem: every client in every round (CFL
+    needs it), IFCA with drawn initial cluster models (replayed from the
+    result's theta0) and with given ones."""
+    every = {"kind": "generate", "rounds": 3, "batches": "reshuffle", "batch_seed": 5,
+             "local": {"epochs": 1, "batch_size": 2}}
+    cfl = _set(linear, ["algorithm"], {
+        "name": "cfl", "hyperparameters": {"eta": 0.05, "eps1": 10, "eps2": 0,
+                                           "gamma_max": 0},
+        "switches": {"cfl.bipartition": "complete_linkage",
+                     "cfl.cluster_weights": "samples"}})
+    cfl = _set(cfl, ["schedule"], every)
+    cfl.pop("split")
+    ifca = _set(cfl, ["algorithm"], {
+        "name": "ifca", "hyperparameters": {"gamma": 0.05, "ifca.k": 2,
+                                            "ifca.init_shift": 0.5, "ifca.init_sd": 0.25,
+                                            "ifca.init_seed": 7},
+        "switches": {"ifca.mode": "model"}})
+    ifca_given = _set(ifca, ["algorithm", "hyperparameters"], {"gamma": 0.05, "ifca.k": 2})
+    ifca_given = _set(ifca_given, ["init"], {"kind": "zeros",
+                                             "cluster_models": [[0.5, -1.0, 0.0], [2.0, 1.0, 0.25]]})
+    return [("cfl on the linear problem, notebook switches", cfl),
+            ("ifca, drawn initial cluster models", ifca),
+            ("ifca, given initial cluster models", ifca_given)]
 
 
 def _good_specs_pfl(linear, mlp):
@@ -1197,6 +1223,13 @@ def self_test(pflref_arg):
             replay = _set(spec, ["schedule"], res["schedule"])
             if replay.get("init", {}).get("kind") in ("gaussian", "uniform"):
                 replay["init"] = {"kind": "given", "w": res["w0"]}
+            if "theta0" in res:
+                # IFCA: the initial cluster models used, drawn ones included
+                replay["init"] = dict(replay.get("init", {"kind": "zeros"}),
+                                      cluster_models=res["theta0"])
+                hp = replay["algorithm"]["hyperparameters"]
+                for key in ("ifca.init_shift", "ifca.init_sd", "ifca.init_seed"):
+                    hp.pop(key, None)
             out = check_document(schemas, replay)
             t.expect(out.status == "ok", "the result's schedule of %s is a valid given schedule" % label)
             spath, r2 = tmp / "replay.json", tmp / "replay.result.json"

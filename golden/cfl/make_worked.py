@@ -24,6 +24,11 @@ clients' c_i are the examples' vectors.
                      notebook's complete linkage {1,2} | {3,4} with −0.173648
   nested-split       five clients, two rounds: {0,1} | {2,3,4}, then
                      {2,3,4} splits into {2} | {3,4} (client ids mapped back)
+  linear-minibatch   a linear model on two opposite concepts, y = ±(x₁ − x₂),
+                     clients 0, 2 and 1, 3 interleaved; two local SGD steps
+                     on minibatches of two; round 0 recovers the populations
+                     {0,2} | {1,3}, round 1 trains each cluster (neither
+                     splits: max ‖Δθ_i‖ < ε₂)
 
     /usr/bin/python3 golden/cfl/make_worked.py [OUTDIR]
 """
@@ -83,13 +88,17 @@ def close(x, y, digits=6):
     return abs(float(x) - y) <= 0.6 * 10 ** -digits
 
 
-def make(name, title, description, cs, ns, hp, switches, T, flags, check, source):
+def make(name, title, description, cs, ns, hp, switches, T, flags, check, source,
+         data=None):
+    """cs, ns, T: the quadratic clients' c_i and |D_i|, one step a round for T
+    rounds; data = (model, clients, rounds) replaces them."""
     vid = f"cfl/worked/{name}"
     algorithm = {"name": "cfl", "hyperparameters": hp}
     if switches:
         algorithm["switches"] = switches
-    spec = pg.given_spec(title, description, MODEL, clients(cs, ns),
-                         {"kind": "zeros"}, algorithm, one_step_rounds(len(cs), T))
+    model, cls, rounds = data or (MODEL, clients(cs, ns), one_step_rounds(len(cs), T))
+    spec = pg.given_spec(title, description, model, cls, {"kind": "zeros"}, algorithm,
+                         rounds)
 
     def run(bugs=frozenset()):
         return pc.replay(spec, frozenset(bugs))
@@ -217,8 +226,58 @@ def nested():
                 "(0, −0.625), cosines ±1")
 
 
+# Two opposite linear concepts y = s (x₁ − x₂), s = +1 on clients 0, 2 and
+# −1 on clients 1, 3; four samples each, as doubles exactly.
+LINEAR_X = [[[1, 0], [0, 1], [1, 1], [2, -1]],
+            [[1, 0.5], [0, 1], [-1, 1], [1, -1]],
+            [[0.5, 1], [1, -0.5], [2, 0], [0, -1]],
+            [[1, 1], [2, 0], [0, -2], [1, 0.5]]]
+
+
+def linear_checks(trace, v):
+    # round 0 by hand: client 0's first step on samples 0, 1 (squared loss,
+    # ∇ = (2/B) Σ r x, r = θ·x − y): θ = 0.1·(1, −1) = (0.1, −0.1); the
+    # second on samples 2, 3 (residuals 0 and 0.3 − 3 = −2.7):
+    # θ = (0.1, −0.1) + 0.1·(2.7·2, −2.7) = (0.64, −0.37)
+    assert notes_of(trace, "norm_dtheta_c")[0][0] < 0.1
+    dtheta = [r["value"] for r in trace.records
+              if r["event"] == "client_end" and r["name"] == "dtheta" and r["round"] == 0]
+    assert close(dtheta[0][0], 0.64, 15) and close(dtheta[0][1], -0.37, 15), dtheta[0]
+    assert notes_of(trace, "c1", 0)[0] == [0, 2] and notes_of(trace, "c2", 0)[0] == [1, 3]
+    assert notes_of(trace, "partition", 0)[0] == [0, 1, 0, 1]
+    # round 1: each cluster's ‖Δθ_c‖ < ε₁ but max ‖Δθ_i‖ < ε₂: no split (no
+    # similarities computed)
+    assert all(n[0] < 0.5 for n in notes_of(trace, "max_norm_dtheta", 1))
+    assert notes_of(trace, "c1", 1) == [] and notes_of(trace, "similarity", 1) == []
+    assert notes_of(trace, "partition", 1)[0] == [0, 1, 0, 1]
+    # each cluster model points along its concept (±(1, −1))
+    assert v[0] == v[2] and v[1] == v[3]
+    assert v[0][0] > 0 > v[0][1] and v[1][0] < 0 < v[1][1]
+
+
+def linear_minibatch():
+    cls = [{"X": xs, "y": [(1 if i % 2 == 0 else -1) * (x[0] - x[1]) for x in xs]}
+           for i, xs in enumerate(LINEAR_X)]
+    rounds = [{"clients": [0, 1, 2, 3], "batches": [[[0, 1], [2, 3]] for _ in range(4)]}
+              for _ in range(2)]
+    model = {"kind": "linear", "d": 2, "loss": "squared"}
+    hp = {"eta": 0.1, "eps1": 0.4, "eps2": 0.5, "gamma_max": 0.5}
+    return make("linear-minibatch",
+                "CFL on a linear model with minibatches: two opposite concepts recovered",
+                "Four clients with y = ±(x₁ − x₂) (clients 0, 2: +; 1, 3: −), squared "
+                "loss, η = 0.1, two local steps on minibatches {0,1}, {2,3}, two rounds. "
+                "Round 0: ‖Δθ_c‖ = 0.096 < ε₁ = 0.4, max ‖Δθ_i‖ = 0.739 > ε₂ = 0.5, "
+                "α_max^cross = −0.924: split {0,2} | {1,3}. Round 1: max ‖Δθ_i‖ = "
+                "0.389 and 0.359 < ε₂: no split.",
+                None, None, hp, None, None,
+                ["cfl-similarity-normalisation", "cfl-split-update"], linear_checks,
+                f"{NOTES} §1 (Alg. 5 on a data model); hand-checked: client 0's "
+                "round-0 steps (comments in the generator)",
+                data=(model, cls, rounds))
+
+
 MAKERS = [seed003, seed003_samples, seed003_gamma, lambda: counter("optimal"),
-          lambda: counter("complete_linkage"), nested]
+          lambda: counter("complete_linkage"), nested, linear_minibatch]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -18,6 +18,11 @@ The notes' F_i(θ) = (θ − c_i)² is the quadratic model with a = 2
                       a tie of losses (client 0: 1 = 1), Option I over |M_t|
   partial-model       the same data in Option II: cluster 2 is chosen by no
                       participant in round 0 and keeps its model
+  given-models-linear a linear model on two opposite concepts y = ±(x₁ − x₂)
+                      (clients 0, 2: +; 1, 3: −), Option II with two local
+                      steps on minibatches of two, from the given initial
+                      models θ⁰ = (0.5, −0.5), (−0.25, 0.75)
+                      (init.cluster_models, which no w⁰ + j δ gives)
 
     /usr/bin/python3 golden/ifca/make_worked.py [OUTDIR]
 """
@@ -48,16 +53,18 @@ MODEL = {"kind": "quadratic", "d": 1}
 
 
 def make(name, title, description, cs, hp, mode, rounds, flags, check, source,
-         only=None):
+         only=None, data=None):
     """only: {flag: bugs} for the flags whose bugs do not all apply here
-    (the audit asks for one bug per flag; the generator checks these)."""
+    (the audit asks for one bug per flag; the generator checks these).
+    data = (model, clients, init) replaces the quadratic clients c_i from
+    w⁰ = 0.5."""
     vid = f"ifca/worked/{name}"
     algorithm = {"name": "ifca", "hyperparameters": hp}
     if mode != "gradient":
         algorithm["switches"] = {"ifca.mode": mode}
-    clients = [{"a": [2.0], "c": [c]} for c in cs]
-    spec = pg.given_spec(title, description, MODEL, clients,
-                         {"kind": "given", "w": [0.5]}, algorithm, rounds)
+    model, clients, init = data or (MODEL, [{"a": [2.0], "c": [c]} for c in cs],
+                                    {"kind": "given", "w": [0.5]})
+    spec = pg.given_spec(title, description, model, clients, init, algorithm, rounds)
 
     def run(bugs=frozenset()):
         return pi.replay(spec, frozenset(bugs))
@@ -163,8 +170,47 @@ def partial(mode):
                 "round 0 (comments in the generator)")
 
 
+# The CFL linear vector's data (golden/cfl/make_worked.py): y = s (x₁ − x₂),
+# s = +1 on clients 0, 2 and −1 on clients 1, 3.
+LINEAR_X = [[[1, 0], [0, 1], [1, 1], [2, -1]],
+            [[1, 0.5], [0, 1], [-1, 1], [1, -1]],
+            [[0.5, 1], [1, -0.5], [2, 0], [0, -1]],
+            [[1, 1], [2, 0], [0, -2], [1, 0.5]]]
+GIVEN = [[0.5, -0.5], [-0.25, 0.75]]
+
+
+def given_models():
+    def check(trace, v):
+        assert records(trace, "note", "theta0")[0] == [0.5, -0.5, -0.25, 0.75]
+        # F_0 at θ_0 = ½ (1, −1): residuals θ·x − y = −y/2 with
+        # y = (1, −1, 0, 3), so the mean squared loss is (1 + 1 + 0 + 9)/16
+        assert records(trace, "note", "loss")[0][0] == pi.Fraction(11, 16)
+        # the concepts are found: clients 0, 2 pick θ_0, clients 1, 3 θ_1
+        assert [r[0] for r in records(trace, "note", "j_hat")] == [0, 1, 0, 1]
+        assert records(trace, "note", "partition", 1)[0] == [0, 1, 0, 1]
+        assert v[0] == v[2] and v[1] == v[3]
+        assert v[0][0] > 0 > v[0][1] and v[1][0] < 0 < v[1][1]
+    clients = [{"X": xs, "y": [(1 if i % 2 == 0 else -1) * (x[0] - x[1]) for x in xs]}
+               for i, xs in enumerate(LINEAR_X)]
+    model = {"kind": "linear", "d": 2, "loss": "squared"}
+    init = {"kind": "zeros", "cluster_models": GIVEN}
+    rounds = [{"clients": [0, 1, 2, 3], "batches": [[[0, 1], [2, 3]] for _ in range(4)]}
+              for _ in range(2)]
+    return make("given-models-linear",
+                "IFCA from given initial cluster models, linear model, minibatches",
+                "k = 2 cluster models given (init.cluster_models): θ⁰ = (0.5, −0.5), "
+                "(−0.25, 0.75); four clients with y = ±(x₁ − x₂), squared loss; "
+                "Option II, γ = 0.1, two local steps on minibatches {0,1}, {2,3}, "
+                "two rounds of all four clients.",
+                None, {"gamma": 0.1, "ifca.k": 2}, "model", rounds,
+                ["ifca-init", "ifca-update"], check,
+                f"{NOTES} §2.1 (Alg. 1 from given θ_j⁰); hand-checked: the round-0 "
+                "estimate of client 0 (comments in the generator)",
+                data=(model, clients, init))
+
+
 MAKERS = [notes_gradient, notes_model, lambda: partial("gradient"),
-          lambda: partial("model")]
+          lambda: partial("model"), given_models]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -242,6 +242,9 @@ typedef struct {
     double ifca_init_sd;       /* σ: the spread of the drawn ξ_j          */
     size_t ifca_init_seed;     /* the seed of the ξ_j draws               */
     int ifca_mode;             /* pflref_ifca_mode                     */
+    const double *ifca_theta0; /* k×P given initial models θ_j⁰ (cluster 0
+                                  first; the spec's init.cluster_models,
+                                  borrowed), or NULL: w⁰ + j δ 𝟙 + σ ξ_j  */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and
@@ -337,6 +340,9 @@ typedef struct {
     size_t *cluster;            /* N: each client's cluster label, or NULL
                                    (algorithms with has_clusters)           */
     size_t *iwork;              /* 4·N integers of work, or NULL (likewise) */
+    double *theta0;             /* n_theta0 doubles: the initial cluster
+                                   models actually used (IFCA), or NULL     */
+    size_t n_theta0;
 } pflref_state;
 
 typedef enum {
@@ -415,6 +421,9 @@ typedef struct {
     double *w;                  /* P, or NULL                               */
     double *v;                  /* N×P, or NULL                             */
     double *alpha;              /* N, or NULL (has_alpha)                   */
+    double *theta0;             /* n_theta0: IFCA's initial cluster models
+                                   θ_j⁰ (k×P, cluster 0 first), or NULL     */
+    size_t n_theta0;
     size_t n_eval;
     pflref_eval_result eval[PFLREF_MAX_EVAL];
 } pflref_run_result;
