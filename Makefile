@@ -72,18 +72,18 @@ $(eval $(call FLAVOUR,asan,-O1 -g $(SAN)))
 
 # The tests find the CLI and the repository through the environment.
 define RUN_TESTS
-PFLREF_CLI=$(abspath $(B)/$(1)/pflref) PFLREF_ROOT=$(CURDIR) $(2) ./$(B)/$(1)/tests/run
+PFLREF_CLI=$(abspath $(B)/$(1)/pflref) PFLREF_ROOT=$(CURDIR) $(2) $(abspath $(B))/$(1)/tests/run
 endef
 
 demo: deps
 	@$(MAKE) -s --no-print-directory $(B)/rel/pflref
-	@./$(B)/rel/pflref run golden/seed000/fedavg-ft.json -o $(B)/demo-ft.json
-	@./$(B)/rel/pflref run golden/seed000/local.json -o $(B)/demo-local.json
+	@$(abspath $(B))/rel/pflref run golden/seed000/fedavg-ft.json -o $(B)/demo-ft.json
+	@$(abspath $(B))/rel/pflref run golden/seed000/local.json -o $(B)/demo-local.json
 	@echo "seed 000, Code 14.7.1 on the seed's own data (Output 14.7.1):"
-	@./$(B)/rel/pflref table --metric test_mse \
+	@$(abspath $(B))/rel/pflref table --metric test_mse \
 	    global=$(B)/demo-ft.json:global local=$(B)/demo-local.json:local \
 	    personalized=$(B)/demo-ft.json:personalized
-	@./$(B)/rel/pflref verify golden | tail -n 1
+	@$(abspath $(B))/rel/pflref verify golden | tail -n 1
 
 check: deps
 	@$(MAKE) -s --no-print-directory check-unit check-blas check-golden \
@@ -91,7 +91,7 @@ check: deps
 
 check-unit: $(B)/rel/pflref $(B)/rel/tests/run
 	@$(call RUN_TESTS,rel,)
-	@./$(B)/rel/pflref verify golden | tail -n 1
+	@$(abspath $(B))/rel/pflref verify golden | tail -n 1
 
 # The golden folder's own rules (flags registered, ids unique, hashes
 # matching, provenance kinds), by an independent Python reading.
@@ -103,7 +103,7 @@ check-golden:
 # schemas' own self-test (they must reject planted bad documents).
 check-schema: $(B)/rel/pflref
 	@/usr/bin/python3 docs/schema/validate.py --self-test --pflref $(B)/rel/pflref >/dev/null
-	@./$(B)/rel/pflref run golden/fedavg/worked-samples.json -o $(B)/schema-result.json
+	@$(abspath $(B))/rel/pflref run golden/fedavg/worked-samples.json -o $(B)/schema-result.json
 	@/usr/bin/python3 docs/schema/validate.py golden $(B)/schema-result.json | tail -n 1
 
 # The validation guide's NumPy candidates and the catalogue of candidate
@@ -122,7 +122,7 @@ golden: deps
 check-blas: $(B)/rel/pflref
 	@readelf -d $(B)/rel/pflref | grep -q 'NEEDED.*libopenblas' \
 	  || { echo "check-blas: pflref does not link libopenblas"; exit 1; }
-	@LD_BIND_NOW=1 LD_DEBUG=bindings ./$(B)/rel/pflref --version 2>&1 >/dev/null \
+	@LD_BIND_NOW=1 LD_DEBUG=bindings $(abspath $(B))/rel/pflref --version 2>&1 >/dev/null \
 	  | grep -E "libgsl\.so[^ ]*( \[[0-9]+\])? to [^ ]*libopenblas\.so[^ ]*( \[[0-9]+\])?: normal symbol .cblas_dgemm" >/dev/null \
 	  || { echo "check-blas: GSL's cblas calls do not bind to OpenBLAS"; exit 1; }
 	@echo "check-blas: GSL binds cblas_* to OpenBLAS"

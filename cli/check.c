@@ -143,11 +143,12 @@ static void print_divergence(const pflref_divergence *d, const char *who)
 
 /* ---- verify ------------------------------------------------------------ */
 
-/* What a .json file holds: 0 not JSON, 1 a golden vector, 2 JSON of
- * another kind (problem files and specs live beside the vectors). */
-static int classify(const char *text, size_t len)
+/* What a .json file holds: 0 not JSON (je says where), 1 a golden vector,
+ * 2 JSON of another kind (problem files and specs live beside the
+ * vectors). */
+static int classify(const char *text, size_t len, json_error_t *je)
 {
-    json_t *root = json_loadb(text, len, 0, NULL);
+    json_t *root = json_loadb(text, len, 0, je);
     if (root == NULL)
         return 0;
     json_decref(root);
@@ -173,13 +174,16 @@ static void verify_one(const char *path, int named, verify_tally *t)
         t->errors++;
         return;
     }
-    int kind = classify(text, len);
+    json_error_t je;
+    int kind = classify(text, len, &je);
     if (kind != 1) {
-        if (kind == 0 || named) {
-            fprintf(stderr, "pflref: %s: %s\n", path,
-                    kind == 0 ? "not valid JSON"
-                              : "not a golden vector (" PFLREF_GOLDEN_FORMAT
-                                ")");
+        if (kind == 0) {
+            fprintf(stderr, "pflref: %s: not valid JSON: line %d, column %d: "
+                            "%s\n", path, je.line, je.column, je.text);
+            t->errors++;
+        } else if (named) {
+            fprintf(stderr, "pflref: %s: not a golden vector ("
+                            PFLREF_GOLDEN_FORMAT ")\n", path);
             t->errors++;
         }
         free(text);
@@ -524,9 +528,12 @@ static candidate *read_candidates(const char *path, int folder_mode,
             tally->malformed++;
             continue;
         }
-        json_t *root = json_loadb(c->text, c->len, 0, NULL);
+        json_error_t je;
+        json_t *root = json_loadb(c->text, c->len, 0, &je);
         if (root == NULL) {
-            fprintf(stderr, "pflref: %s: not valid JSON\n", files.paths[f]);
+            fprintf(stderr, "pflref: %s: not valid JSON: line %d, column %d: "
+                            "%s\n", files.paths[f], je.line, je.column,
+                    je.text);
             tally->malformed++;
             free(c->text);
             continue;
@@ -577,16 +584,20 @@ int cli_check(int argc, char **argv)
             continue;
         }
         char id[128], flags[1024];
-        int kind = classify(text, len);
+        json_error_t je;
+        int kind = classify(text, len, &je);
         if (kind != 1 || pflref_golden_describe(text, len, id, sizeof id,
                                                 flags, sizeof flags,
                                                 &err) != PFLREF_OK) {
             /* a named file must be a vector; broken JSON never passes */
             if (!is_dir(epath) || kind != 2) {
-                fprintf(stderr, "pflref: %s: %s\n", vpath,
-                        kind == 0 ? "not valid JSON"
-                                  : "not a golden vector (" PFLREF_GOLDEN_FORMAT
-                                    ")");
+                if (kind == 0)
+                    fprintf(stderr, "pflref: %s: not valid JSON: line %d, "
+                                    "column %d: %s\n", vpath, je.line,
+                            je.column, je.text);
+                else
+                    fprintf(stderr, "pflref: %s: not a golden vector ("
+                                    PFLREF_GOLDEN_FORMAT ")\n", vpath);
                 tally.malformed++;
             }
             free(text);

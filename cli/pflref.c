@@ -291,6 +291,8 @@ static int cmd_table(int argc, char **argv)
         if (ncol > 0 && n != N) {
             fprintf(stderr, "pflref: %s: %zu clients, the first column has "
                             "%zu\n", path, n, N);
+            free(vals[ncol]);   /* not counted in ncol, so freed here */
+            vals[ncol] = NULL;
             rc = EXIT_USAGE;
             break;
         }

@@ -89,12 +89,23 @@ static size_t cfl_work_doubles(const pflref_problem *problem)
     return N * P + 2 * N * N + 2 * N;
 }
 
+/* ‖x‖ = √(Σ x_p²) for finite x.  When Σ x_p² overflows (entries beyond
+ * about 1e154), ‖x‖ = s √(Σ (x_p/s)²) with s = max |x_p|, so a finite
+ * update never has an infinite norm. */
 static double norm2(const double *x, size_t P)
 {
     double sq = 0.0;
     for (size_t p = 0; p < P; p++)
         sq += x[p] * x[p];
-    return sqrt(sq);
+    if (isfinite(sq))
+        return sqrt(sq);
+    double s = 0.0;
+    for (size_t p = 0; p < P; p++)
+        s = fabs(x[p]) > s ? fabs(x[p]) : s;
+    sq = 0.0;
+    for (size_t p = 0; p < P; p++)
+        sq += (x[p] / s) * (x[p] / s);
+    return s * sqrt(sq);
 }
 
 /* members[0..m−1] := the clients of cluster c, ascending; returns m. */

@@ -106,6 +106,76 @@ static pflref_status add_record(pflref_trajectory *tj, pflref_event_kind kind,
     return st;
 }
 
+/* Order of records by key (event, round, client, step, name, phase), ties
+ * by position, for finding two records with one key. */
+static int record_key_cmp(const void *a, const void *b)
+{
+    const pflref_record *x = *(const pflref_record *const *)a;
+    const pflref_record *y = *(const pflref_record *const *)b;
+    int c;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    if (x->round != y->round)
+        return x->round < y->round ? -1 : 1;
+    if (x->client != y->client)
+        return x->client < y->client ? -1 : 1;
+    if (x->step != y->step)
+        return x->step < y->step ? -1 : 1;
+    if ((c = strcmp(x->name, y->name)) != 0 ||
+        (c = strcmp(x->phase, y->phase)) != 0)
+        return c;
+    return x < y ? -1 : x > y;
+}
+
+/* Every key of a vector's expectation is unique: a second record with the
+ * key of an earlier one would expect two values of one quantity, which no
+ * run can meet (find() sees only the first).  Records 0..n_traj−1 are
+ * `prefix`.trajectory[k], the rest come from "final". */
+static pflref_status check_unique_keys(const pflref_trajectory *tj,
+                                       size_t n_traj, const char *prefix,
+                                       pflref_error *err)
+{
+    if (tj->count < 2)
+        return PFLREF_OK;
+    const pflref_record **by_key = malloc(tj->count * sizeof *by_key);
+    if (by_key == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, prefix, "out of memory");
+    for (size_t r = 0; r < tj->count; r++)
+        by_key[r] = &tj->records[r];
+    qsort(by_key, tj->count, sizeof *by_key, record_key_cmp);
+    pflref_status st = PFLREF_OK;
+    for (size_t r = 1; r < tj->count; r++) {
+        const pflref_record *x = by_key[r - 1], *y = by_key[r];
+        if (x->kind != y->kind || x->round != y->round ||
+            x->client != y->client || x->step != y->step ||
+            strcmp(x->name, y->name) != 0 || strcmp(x->phase, y->phase) != 0)
+            continue;
+        /* the later of the two records is the one named */
+        char where[2][PFLREF_WHERE_MAX];
+        for (int k = 0; k < 2; k++) {
+            size_t r_k = (size_t)((k ? y : x) - tj->records);
+            if (r_k < n_traj) {
+                char list[PFLREF_WHERE_MAX];
+                pflref_json_key_path(list, sizeof list, prefix, "trajectory");
+                pflref_json_index_path(where[k], sizeof where[k], list, r_k);
+            } else {
+                pflref_json_key_path(where[k], sizeof where[k], prefix,
+                                     "final");
+            }
+        }
+        st = pflref_error_set(err, PFLREF_EINVAL, where[1],
+                              "a second record of %s \"%s\" (phase \"%s\", "
+                              "round %ld, client %ld, step %ld), the key of "
+                              "%s: a vector expects one value per quantity",
+                              pflref_event_kind_name(y->kind), y->name,
+                              y->phase, y->round, y->client, y->step,
+                              where[0]);
+        break;
+    }
+    free(by_key);
+    return st;
+}
+
 /* A table from an object with optional "trajectory" (records) and "final"
  * ({"w": [...], "v": [[...], ...]}); `prefix` prefixes the JSON paths. */
 static pflref_status table_from_json(const json_t *obj, const char *prefix,
@@ -526,6 +596,11 @@ static pflref_status read_vector(const char *text, size_t len,
         return st;
     }
     st = table_from_json(exp_v, "expected", &v->expected, err);
+    if (st == PFLREF_OK)
+        st = check_unique_keys(
+            &v->expected,
+            json_array_size(json_object_get(exp_v, "trajectory")), "expected",
+            err);
     if (st == PFLREF_OK && v->expected.count == 0)
         st = pflref_error_set(err, PFLREF_EINVAL, "expected",
                               "the vector expects nothing");
@@ -693,11 +768,20 @@ static pflref_status read_candidate(const char *text, size_t len,
      * "invalid", ...}; every vector so far expects "ok". */
     const json_t *outcome = json_object_get(*root, "outcome");
     if (outcome != NULL) {
-        const char *cls = json_string_value(json_object_get(outcome, "class"));
-        if (!json_is_object(outcome) || cls == NULL)
-            return pflref_error_set(err, PFLREF_EINVAL, "outcome",
-                                    "outcome is an object with a string "
-                                    "\"class\"");
+        /* The keys and classes of result.schema.json's "outcome". */
+        static const char *const okeys[] = {"class", "message", "round",
+                                            "client", "step", NULL};
+        static const char *const classes[] = {"ok", "diverged", "invalid",
+                                              NULL};
+        json_t *cls_v;
+        int ci;
+        if ((st = pflref_json_object(outcome, "outcome", okeys, err)) ||
+            (st = pflref_json_member(outcome, "outcome", "class", 1, &cls_v,
+                                     err)) ||
+            (st = pflref_json_opt_enum(outcome, "outcome", "class", classes,
+                                       0, &ci, err)))
+            return st;
+        const char *cls = classes[ci];
         if (strcmp(cls, "ok") != 0) {
             rep->wrong_outcome = 1;
             snprintf(rep->outcome, sizeof rep->outcome, "%s", cls);

@@ -178,9 +178,16 @@ static pflref_status score_point(pflref_state *s, size_t i, size_t j,
         return pflref_error_set(err, st, NULL,
                                 "evaluating client %zu's interpolation on "
                                 "its test set failed", i);
+    /* the curves are recorded, so they must be finite too (a grid point
+     * between two mlps can overflow where both ends do not) */
+    const int regression = pflref_model_is_regression(&pr->model);
+    if (!isfinite(ev.loss) || (regression && !isfinite(ev.mse)))
+        return pflref_error_diverge(err, -1, (long)i, (long)j,
+                                    isfinite(ev.loss) ? "the test mse"
+                                                      : "the test loss");
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "interp", -1, (long)i, (long)j,
                       "test_loss", &ev.loss, 1, NULL);
-    if (pflref_model_is_regression(&pr->model))
+    if (regression)
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "interp", -1, (long)i,
                           (long)j, "test_mse", &ev.mse, 1, NULL);
     if (pflref_model_is_classifier(&pr->model))

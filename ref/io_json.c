@@ -9,8 +9,12 @@
 void pflref_json_key_path(char *out, size_t size, const char *parent,
                           const char *key)
 {
+    /* A parent ending in ':' is a file prefix ("p.json:"): its fields
+     * follow it directly ("p.json:clients"). */
     if (parent == NULL || parent[0] == '\0')
         snprintf(out, size, "%s", key);
+    else if (parent[strlen(parent) - 1] == ':')
+        snprintf(out, size, "%s%s", parent, key);
     else
         snprintf(out, size, "%s.%s", parent, key);
 }

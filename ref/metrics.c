@@ -124,13 +124,26 @@ pflref_status pflref_metrics_summarize(const double *a, const double *weights,
         sum += a[i];
     const double mean = sum / (double)N;
 
-    /* sd = √((1/N) Σ (a_i − ā)²), client order, ddof = 0 */
+    /* sd = √((1/N) Σ (a_i − ā)²), client order, ddof = 0; when the squares
+     * overflow (deviations beyond about 1e154), the same with every
+     * deviation divided by s = max |a_i − ā| and s multiplied back */
     double ss = 0.0;
     for (size_t i = 0; i < N; i++) {
         const double dev = a[i] - mean;
         ss += dev * dev;
     }
-    const double sd = sqrt(ss / (double)N);
+    double sd = sqrt(ss / (double)N);
+    if (!isfinite(ss) && isfinite(mean)) {
+        double s = 0.0;
+        for (size_t i = 0; i < N; i++)
+            s = fabs(a[i] - mean) > s ? fabs(a[i] - mean) : s;
+        ss = 0.0;
+        for (size_t i = 0; i < N; i++) {
+            const double dev = (a[i] - mean) / s;
+            ss += dev * dev;
+        }
+        sd = s * sqrt(ss / (double)N);
+    }
 
     /* weighted mean Σ w_i a_i / Σ w_i, client order; NULL weights: ā */
     double weighted_mean = mean;

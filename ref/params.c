@@ -433,8 +433,8 @@ pflref_status pflref_hyper_set_int(pflref_hyper *h, const pflref_param *p,
                                 "%s is not a count", p->name);
     if ((double)value < p->lo || value == PFLREF_INT_UNSET)
         return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "%s = %zu must be >= %g and below %zu",
-                                p->name, value, p->lo, PFLREF_INT_UNSET);
+                                "%s = %zu must be >= %g", p->name, value,
+                                p->lo);
     *int_field(h, p) = value;
     return PFLREF_OK;
 }

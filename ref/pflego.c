@@ -290,10 +290,17 @@ static pflref_status pflego_round(pflref_state *s,
     /* step 8: ĝ = (I/r) Σ α_i g_i, then the server step */
     for (size_t p = 0; p < P; p++)
         acc[p] *= scale;
+    if (!pflref_all_finite(acc, P))
+        return pflref_error_diverge(err, t, -1, -1, "g_hat");
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1, "g_hat", acc,
                       P, GHAT_LINE);
     if (h->pflego_server == PFLREF_PFLEGO_SERVER_ADAM) {
+        /* ĝ² overflows beyond about 1e154: the second moment would turn
+         * infinite and freeze θ silently (its step ρ m̂/(√v̂ + ε) = 0) */
         adam_step(s, acc);
+        if (!pflref_all_finite(s->scratch + 7 * P, P))
+            return pflref_error_diverge(err, t, -1, -1,
+                                        "Adam's second moment");
     } else {
         for (size_t p = 0; p < P; p++)
             if (s->shared[p])

@@ -157,7 +157,11 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
     return PFLREF_OK;
 }
 
-/* Every hyperparameter the algorithm requires is set (not NaN). */
+/* Every hyperparameter the algorithm requires is set (not NaN), every real
+ * one it reads is finite or, when it has no default, unset (NaN), and every
+ * switch it reads holds one of its values.  The spec reader ensures all
+ * this; a caller of the C API can set the fields to anything, and the
+ * algorithms index tables with the switches. */
 static pflref_status check_required(const pflref_algorithm *alg,
                                     const pflref_hyper *hyper,
                                     pflref_error *err)
@@ -166,6 +170,34 @@ static pflref_status check_required(const pflref_algorithm *alg,
     const pflref_param *params = pflref_params(&count);
     for (size_t i = 0; i < count; i++) {
         const pflref_param *p = &params[i];
+        if (p->type == PFLREF_PARAM_REAL &&
+            pflref_name_in_list(p->algorithms, alg->name)) {
+            double v = pflref_hyper_get_real(hyper, p);
+            if (isinf(v) || (isnan(v) && !isnan(p->def))) {
+                char where[PFLREF_WHERE_MAX];
+                snprintf(where, sizeof where, "algorithm.hyperparameters.%s",
+                         p->name);
+                return pflref_error_set(err, PFLREF_EINVAL, where,
+                                        "hyperparameter %s (%s) is not "
+                                        "finite", p->name, p->symbol);
+            }
+        }
+        if (p->type == PFLREF_PARAM_ENUM &&
+            pflref_name_in_list(p->algorithms, alg->name)) {
+            int v;
+            memcpy(&v, (const char *)hyper + p->offset, sizeof v);
+            size_t n = 0;
+            while (p->values[n] != NULL)
+                n++;
+            if (v < 0 || (size_t)v >= n) {
+                char where[PFLREF_WHERE_MAX];
+                snprintf(where, sizeof where, "algorithm.switches.%s",
+                         p->name);
+                return pflref_error_set(err, PFLREF_EINVAL, where,
+                                        "switch %s is %d, not one of its %zu "
+                                        "values", p->name, v, n);
+            }
+        }
         int unset = (p->type == PFLREF_PARAM_REAL &&
                      isnan(pflref_hyper_get_real(hyper, p))) ||
                     (p->type == PFLREF_PARAM_INT &&
@@ -240,12 +272,26 @@ static pflref_status evaluate_one(const pflref_state *s,
     return pflref_model_evaluate(m, mix, D, s->ws, out);
 }
 
+/* 1 when every number of m is finite: finite per-client values near
+ * DBL_MAX can still overflow a sum (the mean, the weighted mean). */
+static int summary_finite(const pflref_summary *m)
+{
+    const double x[] = {m->mean, m->sd,  m->worst, m->best,
+                        m->p10,  m->p90, m->worst_decile_mean,
+                        m->weighted_mean};
+    for (size_t k = 0; k < sizeof x / sizeof x[0]; k++)
+        if (!isfinite(x[k]))
+            return 0;
+    return 1;
+}
+
 static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg,
                               pflref_run_result *r, pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
     const size_t N = s->N;
     const int has_test = pflref_problem_has_test(pr);
+    const int regression = pflref_model_is_regression(&pr->model);
     double *a = alloc_doubles(N, 3);
     if (a == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
@@ -273,10 +319,24 @@ static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg
                                       "evaluating %s on client %zu failed",
                                       er->label, i);
             else if (!isfinite(er->train[i].loss) ||
-                     (has_test && !isfinite(er->test[i].loss)))
-                /* finite parameters whose loss overflows */
-                st = pflref_error_diverge(err, (long)s->t, (long)i, -1,
-                                          "the evaluation loss");
+                     (has_test && (!isfinite(er->test[i].loss) ||
+                                   (regression &&
+                                    !isfinite(er->test[i].mse))))) {
+                /* finite parameters whose loss overflows: located at the
+                 * final evaluation (round = the rounds run, step −1) */
+                char where[PFLREF_WHERE_MAX];
+                snprintf(where, sizeof where, "metrics.%s", er->label);
+                st = pflref_error_set(
+                    err, PFLREF_EDIVERGE, where,
+                    "the evaluation loss of the %s model is not finite "
+                    "(NaN or Inf) on client %zu, in the final evaluation "
+                    "after %zu rounds", er->label, i, s->t);
+                if (err != NULL) {
+                    err->round = (long)s->t;
+                    err->client = (long)i;
+                    err->step = -1;
+                }
+            }
         }
         if (st == PFLREF_OK)
             st = summarize(er->train, N, offsetof(pflref_eval, loss),
@@ -286,7 +346,7 @@ static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg
             st = summarize(er->test, N, offsetof(pflref_eval, loss),
                            PFLREF_LOWER_IS_BETTER, a, wts, work,
                            &er->test_loss, err);
-            if (st == PFLREF_OK && pflref_model_is_regression(&pr->model))
+            if (st == PFLREF_OK && regression)
                 st = summarize(er->test, N, offsetof(pflref_eval, mse),
                                PFLREF_LOWER_IS_BETTER, a, wts, work,
                                &er->test_mse, err);
@@ -294,6 +354,18 @@ static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg
                 st = summarize(er->test, N, offsetof(pflref_eval, accuracy),
                                PFLREF_HIGHER_IS_BETTER, a, wts, work,
                                &er->test_accuracy, err);
+        }
+        if (st == PFLREF_OK &&
+            (!summary_finite(&er->train_loss) ||
+             (has_test && (!summary_finite(&er->test_loss) ||
+                           (regression && !summary_finite(&er->test_mse)))))) {
+            char where[PFLREF_WHERE_MAX];
+            snprintf(where, sizeof where, "metrics.%s.summary", er->label);
+            st = pflref_error_set(err, PFLREF_EDIVERGE, where,
+                                  "a summary of the per-client metrics of "
+                                  "%s is not finite (NaN or Inf): the "
+                                  "values are finite, their sum overflows",
+                                  er->label);
         }
     }
     free(a);
@@ -308,10 +380,17 @@ static pflref_status run_prepare(const pflref_problem *problem,
                                  const double *w0, pflref_state *s,
                                  pflref_error *err)
 {
-    if (problem == NULL || alg == NULL || hyper == NULL || schedule == NULL ||
-        w0 == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, NULL,
-                                "pflref_run: a required argument is NULL");
+    /* Name the first NULL argument, so the caller knows which one. */
+    const char *null_arg = problem == NULL    ? "problem"
+                           : alg == NULL      ? "alg"
+                           : hyper == NULL    ? "hyper"
+                           : schedule == NULL ? "schedule"
+                           : w0 == NULL       ? "w0"
+                                              : NULL;
+    if (null_arg != NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, null_arg,
+                                "pflref_run: the argument %s is NULL",
+                                null_arg);
     if (schedule->N != problem->N)
         return pflref_error_set(err, PFLREF_EINVAL, "schedule",
                                 "the schedule is for %zu clients, the "

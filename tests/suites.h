@@ -28,5 +28,7 @@ Suite *io_suite(void);
 Suite *cli_suite(void);
 Suite *seed000_suite(void);
 Suite *golden_suite(void);
+Suite *badinput_suite(void);
+Suite *reliability_suite(void);
 
 #endif

@@ -1,0 +1,1201 @@
+/* tests/test_badinput.c: the bad-input catalogue, docs/bad-inputs.md.
+ *
+ * One check per class of bad input.  The command-line classes are rows of
+ * one table (CLI_CASES), run by a loop test, so each row is reported on its
+ * own; row i is class i + 1 of the catalogue.  Each row runs the pflref
+ * program on files written into a fresh folder D and asserts
+ *
+ *   - the exact exit status;
+ *   - that standard error names the field, path or argument at fault (and
+ *     a second phrase saying what is wrong with it);
+ *   - that standard output is empty, or for verify and check holds only
+ *     the report line the row names;
+ *   - that D is byte for byte what it was before the run: no result, no
+ *     RESULT.tmp.* left behind, an existing RESULT untouched.
+ *
+ * The classes about sizes (a spec asking for 10^12 parameters and the
+ * like) also run under a 1 GiB address-space limit and must finish within
+ * FAST_SECONDS with a small peak resident set: refused up front, never
+ * killed by the operating system.  The C API classes call the library
+ * directly and assert the status, err.where and that no output was handed
+ * back.  test_catalogue_lists_every_class ties this file to the document.
+ */
+/* wait4 (4.3BSD, in glibc under _DEFAULT_SOURCE) reports the resources of
+ * exactly the child it waits for. */
+#define _DEFAULT_SOURCE
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "suites.h"
+#include "testutil.h"
+
+/* ---- the specs the rows are built from ---------------------------------- */
+
+#define FMT "\"format\": \"pflref-spec/1\""
+#define LIN "\"model\": {\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\"}"
+#define QUAD1 "\"model\": {\"kind\": \"quadratic\", \"d\": 1}"
+#define SOFTMAX3 "\"model\": {\"kind\": \"softmax\", \"d\": 2, \"k\": 3}"
+#define TWO "\"problem\": {\"clients\": [{\"X\": [[1, 2], [3, 4]], \"y\": [1, 2]}," \
+            " {\"X\": [[0.5, 1]], \"y\": [3]}]}"
+#define CLIENTS(c) "\"problem\": {\"clients\": [" c "]}"
+#define FEDAVG "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 0.1}}"
+#define HYP(alg, h) "\"algorithm\": {\"name\": \"" alg "\", \"hyperparameters\": {" h "}}"
+#define GEN "\"schedule\": {\"kind\": \"generate\", \"rounds\": 2, \"local\": {\"epochs\": 1}}"
+#define GIVEN(r) "\"schedule\": {\"kind\": \"given\", \"rounds\": [" r "]}"
+#define SPEC(m, p, a, s) "{" FMT ", " m ", " p ", " a ", " s "}"
+#define SPECX(x) "{" FMT ", " LIN ", " TWO ", " FEDAVG ", " GEN ", " x "}"
+#define GOOD SPEC(LIN, TWO, FEDAVG, GEN)
+
+/* A golden vector of one FedAvg step on f = ½(w − 4)², η = 1/2, from 0:
+ * w = 0 − ½·(0 − 4) = 2 (by hand). */
+#define MINI_SPEC(model) "{" FMT ", " model ", \"problem\": {\"clients\": [{\"a\": [1.0], \"c\": [4.0]}]}," \
+    " \"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 0.5}}," \
+    " \"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"batches\": [[[0]]]}]}}"
+#define TOL "{\"atol\": 1e-15, \"rtol\": 1e-14, \"basis\": \"one exact step\"}"
+#define VECTOR(extra, spec, tol, exp) "{\"format\": \"pflref-golden/1\", \"id\": \"badinput/mini\", " extra \
+    "\"title\": \"one step\", \"provenance\": {\"kind\": \"hand\"}, \"flags\": [\"local-step-count\"]," \
+    " \"spec\": " spec ", \"tolerance\": " tol ", \"expected\": " exp "}"
+#define MINI VECTOR("", MINI_SPEC(QUAD1), TOL, "{\"final\": {\"w\": [2.0]}}")
+
+/* Results for `table`: test_mse of 3 (or 2) clients. */
+#define SUMMARY "{\"mean\": 1.5, \"sd\": 0.5, \"worst\": 2.0, \"best\": 1.0, \"p10\": 1.1," \
+                " \"p90\": 1.9, \"worst_decile_mean\": 2.0, \"weighted_mean\": 1.5}"
+#define RESULT(per) "{\"format\": \"pflref-result/1\", \"metrics\": {\"global\": {\"per_client\":" \
+                    " {\"test_mse\": " per "}, \"summary\": {\"test_mse\": " SUMMARY "}}}}"
+#define RESULT3 RESULT("[1.0, 2.0, 1.5]")
+#define RESULT2 RESULT("[1.0, 2.0]")
+
+#define RUN "run $D/in.json -o $D/out.json"
+#define COL " c=$D/in.json:global"
+#define COL4 COL COL COL COL
+
+/* ---- one command-line class --------------------------------------------- */
+
+enum {
+    F_DEEP = 1,        /* in.json is 3000 nested arrays (the text is unused) */
+    F_STDOUT_FULL = 2, /* standard output is /dev/full                        */
+    F_LIMITS = 4,      /* a size class: address-space limit, time, memory     */
+    F_BROKEN = 8       /* the folder aux_name holds x.json, not valid JSON     */
+};
+
+typedef struct {
+    int no;               /* the class number in docs/bad-inputs.md */
+    const char *name;     /* the class, as the document names it     */
+    const char *args;     /* arguments, split at spaces; $D the case's folder */
+    const char *in;       /* D/in.json, or NULL                      */
+    size_t in_len;        /* its length (0: strlen; for a NUL inside) */
+    const char *aux_name; /* a second entry of D, or NULL             */
+    const char *aux;      /* its text; NULL: aux_name is a folder     */
+    int exit;             /* the exit status                          */
+    const char *where;    /* stderr names this field, path or argument */
+    const char *what;     /* and says this about it (may be NULL)     */
+    const char *out;      /* stdout holds this (NULL: stdout empty)   */
+    int flags;
+} cli_case;
+
+static const cli_case CLI_CASES[] = {
+    /* -- the command line -- */
+    {1, "no command", "", NULL, 0, NULL, NULL, 2, "no command", "usage:", NULL, 0},
+    {2, "unknown command", "frobnicate", NULL, 0, NULL, NULL, 2,
+     "unknown command: frobnicate", "usage:", NULL, 0},
+    {3, "unknown option", "run $D/in.json --fast", GOOD, 0, NULL, NULL, 2,
+     "unknown option: --fast", "usage:", NULL, 0},
+    {4, "option without its value", "run $D/in.json -o", GOOD, 0, NULL, NULL, 2,
+     "-o needs a file name", NULL, NULL, 0},
+    {5, "one operand too many", "run $D/in.json $D/in.json", GOOD, 0, NULL, NULL, 2,
+     "run takes one spec", NULL, NULL, 0},
+    {6, "option value out of its set", "check $D/v.json $D/in.json --candidate-precision fp16",
+     "{}", 0, "v.json", MINI, 2, "--candidate-precision is fp32 or fp64: fp16", NULL, NULL, 0},
+    {7, "count that is not a count", "check $D/v.json $D/in.json --min-vectors -1", "{}", 0,
+     "v.json", MINI, 2, "--min-vectors takes a count: -1", NULL, NULL, 0},
+    {8, "table column without RESULT:LABEL", "table nonsense", NULL, 0, NULL, NULL, 2,
+     "expected COLUMN=RESULT:LABEL: nonsense", NULL, NULL, 0},
+    {9, "more than 16 table columns", "table" COL4 COL4 COL4 COL4 COL, RESULT3, 0, NULL, NULL, 2,
+     "too many columns (at most 16)", NULL, NULL, 0},
+    {10, "arguments to a command that takes none", "list all", NULL, 0, NULL, NULL, 2,
+     "list takes no arguments", NULL, NULL, 0},
+    /* -- input and output files -- */
+    {11, "input file missing", "run $D/nope.json -o $D/out.json", NULL, 0, NULL, NULL, 2,
+     "nope.json", "cannot open", NULL, 0},
+    {12, "input is a folder", "run $D/sub -o $D/out.json", NULL, 0, "sub", NULL, 2,
+     "sub is not a regular file", NULL, NULL, 0},
+    {13, "problem file missing", RUN, SPEC(LIN, "\"problem\": {\"file\": \"p.json\"}", FEDAVG, GEN),
+     0, NULL, NULL, 2, "problem.file", "cannot open", NULL, 0},
+    {14, "problem file of another format", RUN,
+     SPEC(LIN, "\"problem\": {\"file\": \"p.json\"}", FEDAVG, GEN), 0, "p.json",
+     "{\"format\": \"pflref-spec/1\", \"clients\": []}", 2, "p.json:format",
+     "expected \"pflref-problem/1\"", NULL, 0},
+    {15, "bad value inside a problem file", RUN,
+     SPEC(LIN, "\"problem\": {\"file\": \"p.json\"}", FEDAVG, GEN), 0, "p.json",
+     "{\"format\": \"pflref-problem/1\", \"clients\": [{\"X\": [[1, 2]], \"y\": [\"a\"]}]}", 2,
+     "p.json:clients[0].y[0]", "expected a number, found a string", NULL, 0},
+    {16, "-o into a missing folder", "run $D/in.json -o $D/no/r.json", GOOD, 0, NULL, NULL, 2,
+     "no/r.json", "No such file or directory", NULL, 0},
+    {17, "-o below a regular file", "run $D/in.json -o $D/in.json/r.json", GOOD, 0, NULL, NULL, 2,
+     "in.json/r.json", "Not a directory", NULL, 0},
+    {18, "-o naming a device", "run $D/in.json -o /dev/null", GOOD, 0, NULL, NULL, 2,
+     "/dev/null", "not a regular file", NULL, 0},
+    {19, "standard output not writable", "run $D/in.json", GOOD, 0, NULL, NULL, 2,
+     "stdout", "cannot write the result", NULL, F_STDOUT_FULL},
+    {20, "failed run with an existing RESULT", RUN,
+     SPEC("\"model\": {\"kind\": \"linear\", \"d\": 0, \"loss\": \"squared\"}", TWO, FEDAVG, GEN), 0,
+     "out.json", "the previous result\n", 2, "model.d", "out of range", NULL, 0},
+    {21, "divergence with an existing RESULT", RUN,
+     SPEC(QUAD1, CLIENTS("{\"a\": [1e300], \"c\": [1e300]}"), HYP("local", "\"eta\": 1e300"),
+          "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"steps\": 2}}"), 0,
+     "out.json", "the previous result\n", 3, "v: v is not finite",
+     "round 0, client 0, local step 1", NULL, 0},
+    /* -- JSON syntax -- */
+    {22, "empty file", RUN, "", 0, NULL, NULL, 2, "not valid JSON: line 1, column 0", NULL, NULL, 0},
+    {23, "truncated document", RUN, "{" FMT ", \"model\": {\"kind\": ", 0, NULL, NULL, 2,
+     "not valid JSON: line 1, column 46", "unexpected token near end of file", NULL, 0},
+    {24, "trailing garbage", RUN, GOOD " x", 0, NULL, NULL, 2, "not valid JSON: line 1",
+     "end of file expected near 'x'", NULL, 0},
+    {25, "invalid escape", RUN, "{\"format\": \"pflref-spec/1\\q\"}", 0, NULL, NULL, 2,
+     "not valid JSON: line 1, column 27", "invalid escape", NULL, 0},
+    {26, "invalid UTF-8", RUN, "{" FMT ", \"name\": \"\xff\"}", 0, NULL, NULL, 2,
+     "not valid JSON: line 1, column 37", "unable to decode byte 0xff", NULL, 0},
+    {27, "byte-order mark", RUN, "\xef\xbb\xbf" GOOD, 0, NULL, NULL, 2,
+     "not valid JSON: line 1, column 1", "'[' or '{' expected", NULL, 0},
+    {28, "NUL byte", RUN, "{\"format\": \"pflref\0-spec/1\"}",
+     sizeof "{\"format\": \"pflref\0-spec/1\"}" - 1, NULL, NULL, 2,
+     "not valid JSON: line 1, column 18", "control character 0x0", NULL, 0},
+    {29, "NaN or Infinity in data", RUN,
+     SPEC(LIN, CLIENTS("{\"X\": [[1, NaN]], \"y\": [Infinity]}"), FEDAVG, GEN), 0, NULL, NULL, 2,
+     "not valid JSON: line 1", "invalid token near 'NaN'", NULL, 0},
+    {30, "number overflowing a double", RUN,
+     SPEC(LIN, TWO, HYP("fedavg", "\"eta\": 1e999"), GEN), 0, NULL, NULL, 2,
+     "not valid JSON: line 1", "real number overflow near '1e999'", NULL, 0},
+    {31, "integer beyond 64 bits", RUN,
+     SPEC(LIN, TWO, FEDAVG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": "
+          "123456789012345678901234567890, \"local\": {\"epochs\": 1}}"), 0, NULL, NULL, 2,
+     "not valid JSON: line 1", "too big integer", NULL, 0},
+    {32, "duplicate key", RUN, "{" FMT ", " LIN ", " LIN "}", 0, NULL, NULL, 2,
+     "not valid JSON: line 1", "duplicate object key near '\"model\"'", NULL, 0},
+    {33, "nesting too deep", RUN, "", 0, NULL, NULL, 2, "not valid JSON: line 1, column 2049",
+     "maximum parsing depth reached", NULL, F_DEEP},
+    {34, "document that is not an object", RUN, "[1, 2]", 0, NULL, NULL, 2,
+     "expected an object, found an array", NULL, NULL, 0},
+    /* -- spec fields -- */
+    {35, "wrong format tag", RUN,
+     "{\"format\": \"pflref-spec/2\", " LIN ", " TWO ", " FEDAVG ", " GEN "}", 0, NULL, NULL, 2,
+     "format: format is \"pflref-spec/2\"", "expected \"pflref-spec/1\"", NULL, 0},
+    {36, "unknown field", RUN,
+     SPEC("\"model\": {\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\", \"width\": 3}", TWO,
+          FEDAVG, GEN), 0, NULL, NULL, 2, "model.width", "unknown field \"width\"", NULL, 0},
+    {37, "missing required field", RUN, "{" FMT ", " LIN ", " TWO ", " GEN "}", 0, NULL, NULL, 2,
+     "algorithm", "required field \"algorithm\" is missing", NULL, 0},
+    {38, "value of the wrong type", RUN,
+     SPEC("\"model\": {\"kind\": \"linear\", \"d\": \"2\", \"loss\": \"squared\"}", TWO, FEDAVG, GEN),
+     0, NULL, NULL, 2, "model.d", "expected an integer, found a string", NULL, 0},
+    {39, "real number where an integer is required", RUN,
+     SPEC("\"model\": {\"kind\": \"linear\", \"d\": 2.0, \"loss\": \"squared\"}", TWO, FEDAVG, GEN),
+     0, NULL, NULL, 2, "model.d", "expected an integer, found a real number", NULL, 0},
+    {40, "unknown model", RUN, SPEC("\"model\": {\"kind\": \"cubic\", \"d\": 2}", TWO, FEDAVG, GEN),
+     0, NULL, NULL, 2, "model.kind", "unknown model \"cubic\"", NULL, 0},
+    {41, "unknown algorithm", RUN, SPEC(LIN, TWO, HYP("fedprox", "\"eta\": 0.1"), GEN), 0, NULL,
+     NULL, 2, "algorithm.name", "unknown algorithm \"fedprox\"", NULL, 0},
+    {42, "unknown preset", RUN,
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"fedavg\", \"preset\": \"official\","
+          " \"hyperparameters\": {\"eta\": 0.1}}", GEN), 0, NULL, NULL, 2, "algorithm.preset",
+     "unknown preset \"official\" for fedavg", NULL, 0},
+    {43, "unknown hyperparameter", RUN, SPEC(LIN, TWO, HYP("fedavg", "\"lr\": 0.1"), GEN), 0, NULL,
+     NULL, 2, "algorithm.hyperparameters.lr", "unknown hyperparameter \"lr\"", NULL, 0},
+    {44, "hyperparameter of another algorithm", RUN,
+     SPEC(LIN, TWO, HYP("fedavg", "\"eta\": 0.1, \"lambda\": 1"), GEN), 0, NULL, NULL, 2,
+     "algorithm.hyperparameters.lambda", "lambda does not apply to fedavg", NULL, 0},
+    {45, "unknown switch", RUN,
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 0.1},"
+          " \"switches\": {\"fedavg.weighting\": \"uniform\"}}", GEN), 0, NULL, NULL, 2,
+     "algorithm.switches.fedavg.weighting", "unknown switch \"fedavg.weighting\"", NULL, 0},
+    {46, "unknown switch value", RUN,
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 0.1},"
+          " \"switches\": {\"fedavg.weights\": \"median\"}}", GEN), 0, NULL, NULL, 2,
+     "algorithm.switches.fedavg.weights", "unknown value \"median\"", NULL, 0},
+    {47, "zero size", RUN,
+     SPEC("\"model\": {\"kind\": \"linear\", \"d\": 0, \"loss\": \"squared\"}", TWO, FEDAVG, GEN), 0,
+     NULL, NULL, 2, "model.d", "0 is out of range", NULL, 0},
+    {48, "negative size", RUN,
+     SPEC(LIN, "\"problem\": {\"generator\": {\"kind\": \"tilt\", \"K\": -1}}", FEDAVG, GEN), 0,
+     NULL, NULL, 2, "problem.generator.K", "-1 is out of range", NULL, 0},
+    {49, "10^12 parameters", RUN,
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 1000000, \"h\": 1000000, \"k\": 2}", TWO, FEDAVG,
+          GEN), 0, NULL, NULL, 2, "model.P", "more than PFLREF_MAX_PARAMS", NULL, F_LIMITS},
+    {50, "generated data beyond the limit", RUN,
+     SPEC(LIN, "\"problem\": {\"generator\": {\"kind\": \"tilt\", \"K\": 1000000, \"n_train\": "
+          "1000000}}", FEDAVG, GEN), 0, NULL, NULL, 2, "problem.generator.K",
+     "exceed the data limit", NULL, F_LIMITS},
+    {51, "10^9 rounds", RUN,
+     SPEC(LIN, TWO, FEDAVG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1000000000,"
+          " \"local\": {\"epochs\": 1}}"), 0, NULL, NULL, 2, "schedule.rounds",
+     "exceed the limit", NULL, F_LIMITS},
+    {52, "10^9 local steps", RUN,
+     SPEC(LIN, TWO, FEDAVG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1,"
+          " \"local\": {\"steps\": 1000000000}}"), 0, NULL, NULL, 2, "schedule.local.steps",
+     "the limit of a schedule", NULL, F_LIMITS},
+    {53, "personal models beyond the limit", RUN,
+     SPEC("\"model\": {\"kind\": \"softmax\", \"d\": 1, \"k\": 16777216}",
+          CLIENTS("{\"X\": [[1]], \"y\": [0]}, {\"X\": [[1]], \"y\": [0]}, {\"X\": [[1]], \"y\": [0]},"
+                  " {\"X\": [[1]], \"y\": [0]}, {\"X\": [[1]], \"y\": [0]}"),
+          HYP("local", "\"eta\": 0.1"),
+          "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"steps\": 1}}"), 0,
+     NULL, NULL, 2, "clients: 5 clients", "limit of 67108864 personal parameters", NULL, F_LIMITS},
+    {54, "initial parameters of the wrong length", RUN,
+     SPECX("\"init\": {\"kind\": \"given\", \"w\": [1]}"), 0, NULL, NULL, 2, "init.w",
+     "expected 2 numbers, found 1", NULL, 0},
+    {55, "invalid spec inside a golden vector", RUN,
+     VECTOR("", MINI_SPEC("\"model\": {\"kind\": \"cubic\", \"d\": 1}"), TOL,
+            "{\"final\": {\"w\": [2.0]}}"), 0, NULL, NULL, 2, "spec.model.kind",
+     "unknown model \"cubic\"", NULL, 0},
+    /* -- data -- */
+    {56, "wrong type in X", RUN, SPEC(LIN, CLIENTS("{\"X\": [[1, 2], [\"3\", 4]], \"y\": [1, 2]}"),
+                                      FEDAVG, GEN), 0, NULL, NULL, 2,
+     "problem.clients[0].X[1][0]", "expected a number, found a string", NULL, 0},
+    {57, "ragged X", RUN, SPEC(LIN, CLIENTS("{\"X\": [[1, 2], [1, 2, 3]], \"y\": [1, 2]}"), FEDAVG,
+                               GEN), 0, NULL, NULL, 2, "problem.clients[0].X[1]",
+     "expected 2 numbers, found 3", NULL, 0},
+    {58, "y and X of different lengths", RUN,
+     SPEC(LIN, CLIENTS("{\"X\": [[1, 2], [3, 4]], \"y\": [1]}"), FEDAVG, GEN), 0, NULL, NULL, 2,
+     "problem.clients[0].y", "X has 2 rows but y has 1 entries", NULL, 0},
+    {59, "label out of range", RUN,
+     SPEC(SOFTMAX3, CLIENTS("{\"X\": [[1, 2], [3, 4]], \"y\": [0, 3]}"), FEDAVG, GEN), 0, NULL,
+     NULL, 2, "problem.clients[0].y[1]", "label 3 is not an integer class in [0, 3)", NULL, 0},
+    {60, "label that is not a class", RUN,
+     SPEC(SOFTMAX3, CLIENTS("{\"X\": [[1, 2]], \"y\": [1.5]}"), FEDAVG, GEN), 0, NULL, NULL, 2,
+     "problem.clients[0].y[0]", "label 1.5 is not an integer class", NULL, 0},
+    {61, "empty client", RUN, SPEC(LIN, CLIENTS("{\"X\": [[1, 2]], \"y\": [1]}, {\"X\": [], \"y\": []}"),
+                                   FEDAVG, GEN), 0, NULL, NULL, 2, "problem.clients[1].X",
+     "the array has 0 entries, at least 1 needed", NULL, 0},
+    {62, "client without data", RUN, SPEC(LIN, CLIENTS("{\"X\": [[1, 2]], \"y\": [1]}, {}"), FEDAVG,
+                                          GEN), 0, NULL, NULL, 2, "problem.clients[1].X",
+     "required field \"X\" is missing", NULL, 0},
+    {63, "no clients", RUN, SPEC(LIN, CLIENTS(""), FEDAVG, GEN), 0, NULL, NULL, 2,
+     "problem.clients", "the array has 0 entries", NULL, 0},
+    {64, "curvature not positive", RUN,
+     SPEC("\"model\": {\"kind\": \"quadratic\", \"d\": 2}", CLIENTS("{\"a\": [1, 0], \"c\": [1, 2]}"),
+          FEDAVG, GEN), 0, NULL, NULL, 2, "problem.clients[0].a[1]",
+     "must be finite and > 0", NULL, 0},
+    {65, "test data on some clients only", RUN,
+     SPEC(LIN, CLIENTS("{\"X\": [[1, 2]], \"y\": [1], \"X_test\": [[1, 2]], \"y_test\": [1]},"
+                       " {\"X\": [[1, 2]], \"y\": [1]}"), FEDAVG, GEN), 0, NULL, NULL, 2,
+     "problem.clients[1]", "client 1 has no test data but client 0 has", NULL, 0},
+    /* -- hyperparameters -- */
+    {66, "negative step size", RUN, SPEC(LIN, TWO, HYP("fedavg", "\"eta\": -0.5"), GEN), 0, NULL,
+     NULL, 2, "algorithm.hyperparameters.eta", "eta = -0.5 must be > 0", NULL, 0},
+    {67, "zero step size", RUN, SPEC(LIN, TWO, HYP("fedavg", "\"eta\": 0"), GEN), 0, NULL, NULL, 2,
+     "algorithm.hyperparameters.eta", "eta = 0 must be > 0", NULL, 0},
+    {68, "negative lambda", RUN,
+     SPEC(LIN, TWO, HYP("pfedme", "\"eta\": 0.1, \"lambda\": -1, \"eta_p\": 0.1, \"K\": 1"), GEN), 0,
+     NULL, NULL, 2, "algorithm.hyperparameters.lambda", "lambda = -1 must be >= 0", NULL, 0},
+    {69, "hyperparameter given as a string", RUN, SPEC(LIN, TWO, HYP("fedavg", "\"eta\": \"0.1\""), GEN),
+     0, NULL, NULL, 2, "algorithm.hyperparameters.eta", "expected a number, found a string", NULL, 0},
+    {70, "required hyperparameter missing", RUN,
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"fedavg\"}", GEN), 0, NULL, NULL, 2,
+     "algorithm.hyperparameters.eta", "fedavg needs hyperparameter eta", NULL, 0},
+    {71, "zero inner steps", RUN,
+     SPEC(LIN, TWO, HYP("pfedme", "\"eta\": 0.1, \"lambda\": 1, \"eta_p\": 0.1, \"K\": 0"), GEN), 0,
+     NULL, NULL, 2, "algorithm.hyperparameters.K", "K = 0 must be >= 1", NULL, 0},
+    {72, "mixing weight outside [0, 1]", RUN,
+     SPEC(LIN, TWO, HYP("apfl", "\"eta\": 0.1, \"alpha\": 1.5"), GEN), 0, NULL, NULL, 2,
+     "algorithm.hyperparameters.alpha", "must lie in [0, 1]", NULL, 0},
+    {73, "more clusters than clients", RUN,
+     SPEC(LIN, TWO, HYP("ifca", "\"gamma\": 0.1, \"ifca.k\": 5"), GEN), 0, NULL, NULL, 2,
+     "algorithm.hyperparameters.ifca.k", "ifca.k = 5 exceeds the 2 clients", NULL, 0},
+    {74, "m > N", RUN,
+     SPEC(LIN, TWO, FEDAVG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1,"
+          " \"clients_per_round\": 3, \"local\": {\"epochs\": 1}}"), 0, NULL, NULL, 2,
+     "schedule.clients_per_round", "3 is out of range [1, 2]", NULL, 0},
+    /* -- schedules -- */
+    {75, "client id >= N", RUN, SPEC(LIN, TWO, FEDAVG, GIVEN("{\"clients\": [2], \"batches\": [[[0]]]}")),
+     0, NULL, NULL, 2, "schedule.rounds[0].clients[0]", "2 is out of range [0, 1]", NULL, 0},
+    {76, "duplicate client id in a round", RUN,
+     SPEC(LIN, TWO, FEDAVG, GIVEN("{\"clients\": [0, 0], \"batches\": [[[0]], [[0]]]}")), 0, NULL,
+     NULL, 2, "schedule.rounds[0].clients[1]", "strictly ascending: 0 follows 0", NULL, 0},
+    {77, "sample index out of range", RUN,
+     SPEC(LIN, TWO, FEDAVG, GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[5]]]}")), 0, NULL,
+     NULL, 2, "schedule.rounds[0].batches[1][0][0]",
+     "sample index 5 is out of range for client 1 with n = 1 samples", NULL, 0},
+    {78, "negative sample index", RUN,
+     SPEC(LIN, TWO, FEDAVG, GIVEN("{\"clients\": [0], \"batches\": [[[-1]]]}")), 0, NULL, NULL, 2,
+     "schedule.rounds[0].batches[0][0][0]", "-1 is out of range", NULL, 0},
+    {79, "batch lists and participants differ", RUN,
+     SPEC(LIN, TWO, FEDAVG, GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]]]}")), 0, NULL, NULL, 2,
+     "schedule.rounds[0].batches", "1 batch lists for 2 clients", NULL, 0},
+    {80, "empty minibatch", RUN, SPEC(LIN, TWO, FEDAVG, GIVEN("{\"clients\": [0], \"batches\": [[[]]]}")),
+     0, NULL, NULL, 2, "schedule.rounds[0].batches[0][0]", "the array has 0 entries", NULL, 0},
+    {81, "post-training phase missing", RUN,
+     SPEC(LIN, TWO, HYP("finetune", "\"eta\": 0.1, \"eta_ft\": 0.1"), GEN), 0, NULL, NULL, 2,
+     "schedule.post", "finetune needs the post-training phase", NULL, 0},
+    {82, "post-training phase the algorithm lacks", RUN,
+     SPEC(LIN, TWO, FEDAVG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1,"
+          " \"local\": {\"epochs\": 1}, \"post\": {\"steps\": 1}}"), 0, NULL, NULL, 2,
+     "schedule.post", "fedavg has no post-training phase", NULL, 0},
+    {83, "seeds beyond 2^32 - 1", RUN,
+     SPEC(LIN, TWO, FEDAVG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 2,"
+          " \"clients_per_round\": 1, \"client_seed\": 4294967295, \"local\": {\"epochs\": 1}}"), 0,
+     NULL, NULL, 2, "schedule.client_seed", "client_seed + T - 1 > 2^32 - 1", NULL, 0},
+    {84, "both epochs and steps", RUN,
+     SPEC(LIN, TWO, FEDAVG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1,"
+          " \"local\": {\"epochs\": 1, \"steps\": 2}}"), 0, NULL, NULL, 2, "schedule.local",
+     "give exactly one of \"epochs\" and \"steps\"", NULL, 0},
+    /* -- golden vectors, candidates and results -- */
+    {85, "verify: path missing", "verify $D/nope", NULL, 0, NULL, NULL, 2, "nope",
+     "no such file or folder", "1 malformed or not run", 0},
+    {86, "verify: nothing to verify", "verify $D/sub", NULL, 0, "sub", NULL, 4,
+     "no golden vector found", NULL, "0 vectors reproduced", 0},
+    {87, "verify: unknown format version", "verify $D/in.json",
+     "{\"format\": \"pflref-golden/2\", \"id\": \"badinput/mini\"}", 0, NULL, NULL, 2, "in.json",
+     "not a golden vector (pflref-golden/1)", "1 malformed or not run", 0},
+    {88, "verify: vector not valid JSON", "verify $D/sub", NULL, 0, "sub", NULL, 2,
+     "sub/x.json", "not valid JSON: line 1, column 2", "1 malformed or not run", F_BROKEN},
+    {89, "verify: hash does not match the spec", "verify $D/in.json",
+     VECTOR("\"hash\": \"sha256:0000000000000000000000000000000000000000000000000000000000000000\", ",
+            MINI_SPEC(QUAD1), TOL, "{\"final\": {\"w\": [2.0]}}"), 0, NULL, NULL, 2, "hash",
+     "the vector records sha256:0000", "1 malformed or not run", 0},
+    {90, "verify: negative tolerance", "verify $D/in.json",
+     VECTOR("", MINI_SPEC(QUAD1), "{\"atol\": -1, \"rtol\": 0, \"basis\": \"b\"}",
+            "{\"final\": {\"w\": [2.0]}}"), 0, NULL, NULL, 2, "tolerance",
+     "atol and rtol must be >= 0", "1 malformed or not run", 0},
+    {91, "verify: vector expects nothing", "verify $D/in.json",
+     VECTOR("", MINI_SPEC(QUAD1), TOL, "{}"), 0, NULL, NULL, 2, "expected",
+     "the vector expects nothing", "1 malformed or not run", 0},
+    {92, "verify: expected value of the wrong length", "verify $D/in.json",
+     VECTOR("", MINI_SPEC(QUAD1), TOL, "{\"final\": {\"w\": [2.0, 1.0]}}"), 0, NULL, NULL, 1, NULL,
+     NULL, "w (final): not produced by the reference (or of another length)", 0},
+    {93, "check: candidate of another format", "check $D/v.json $D/in.json",
+     "{\"format\": \"pflref-result/2\", \"final\": {\"w\": [2.0]}}", 0, "v.json", MINI, 2,
+     "candidate:format", "a candidate result has \"format\": \"pflref-result/1\"", "1 malformed", 0},
+    {94, "check: candidate value of the wrong type", "check $D/v.json $D/in.json",
+     "{\"format\": \"pflref-result/1\", \"final\": {\"w\": \"2\"}}", 0, "v.json", MINI, 2,
+     "candidate:final.w", "expected an array, found a string", "1 malformed", 0},
+    {95, "check: candidate value of the wrong length", "check $D/v.json $D/in.json",
+     "{\"format\": \"pflref-result/1\", \"final\": {\"w\": [2.0, 1.0]}}", 0, "v.json", MINI, 1,
+     NULL, NULL, "w (final): not produced by the candidate (or of another length)", 0},
+    {96, "check: candidate for another vector", "check $D/v.json $D/in.json",
+     "{\"format\": \"pflref-result/1\", \"id\": \"other/vector\", \"final\": {\"w\": [2.0]}}", 0,
+     "v.json", MINI, 2, "candidate:id", "the candidate is for vector \"other/vector\"",
+     "1 malformed", 0},
+    {97, "check: unknown outcome class", "check $D/v.json $D/in.json",
+     "{\"format\": \"pflref-result/1\", \"outcome\": {\"class\": \"crashed\"}}", 0, "v.json", MINI, 2,
+     "candidate:outcome.class", "unknown class \"crashed\" (known: ok, diverged, invalid)",
+     "1 malformed", 0},
+    {98, "check: candidate not valid JSON", "check $D/v.json $D/in.json",
+     "{\"format\": \"pflref-result/1\", \"final\": {\"w\": [NaN]}}", 0, "v.json", MINI, 2, "in.json",
+     "not valid JSON: line 1, column 49: invalid token near 'NaN'", "1 malformed", 0},
+    {99, "check: EXPECTED not a vector", "check $D/in.json $D/v.json", GOOD, 0, "v.json",
+     "{\"format\": \"pflref-result/1\", \"final\": {\"w\": [2.0]}}", 2, "in.json",
+     "not a golden vector (pflref-golden/1)", "1 malformed", 0},
+    {100, "table: metric the result lacks", "table --metric test_accuracy c=$D/in.json:global",
+     RESULT3, 0, NULL, NULL, 2, "metrics.global", "no metric \"test_accuracy\" for \"global\"", NULL,
+     0},
+    {101, "table: not a result", "table c=$D/in.json:global", GOOD, 0, NULL, NULL, 2, "format",
+     "not a pflref-result/1 document", NULL, 0},
+    {102, "table: columns with different clients", "table a=$D/in.json:global b=$D/r2.json:global",
+     RESULT3, 0, "r2.json", RESULT2, 2, "r2.json", "2 clients, the first column has 3", NULL, 0},
+};
+
+#define N_CLI_CASES (sizeof CLI_CASES / sizeof CLI_CASES[0])
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static char *join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    ck_assert_ptr_nonnull(p);
+    snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+static void write_bytes(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "cannot create %s", path);
+    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The entries of dir (not recursive), sorted, each as "name\n" followed,
+ * for a regular file, by its size and bytes: equal snapshots mean nothing
+ * in dir was created, removed or changed.  *len gets the length. */
+static char *snapshot(const char *dir, size_t *len)
+{
+    struct dirent **names;
+    int n = scandir(dir, &names, NULL, alphasort);
+    ck_assert_msg(n >= 0, "cannot list %s", dir);
+    size_t cap = 256, used = 0;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    for (int i = 0; i < n; i++) {
+        char *path = join(dir, names[i]->d_name);
+        struct stat sb;
+        ck_assert_int_eq(lstat(path, &sb), 0);
+        size_t extra = strlen(names[i]->d_name) + 32 +
+                       (S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0);
+        if (used + extra > cap) {
+            cap = 2 * (used + extra);
+            buf = realloc(buf, cap);
+            ck_assert_ptr_nonnull(buf);
+        }
+        used += (size_t)snprintf(buf + used, cap - used, "%s\n%lld\n",
+                                 names[i]->d_name,
+                                 S_ISREG(sb.st_mode) ? (long long)sb.st_size
+                                                     : -1LL);
+        if (S_ISREG(sb.st_mode)) {
+            FILE *f = fopen(path, "rb");
+            ck_assert_ptr_nonnull(f);
+            used += fread(buf + used, 1, (size_t)sb.st_size, f);
+            fclose(f);
+        }
+        free(path);
+        free(names[i]);
+    }
+    free(names);
+    *len = used;
+    return buf;
+}
+
+/* Remove dir and what a case put in it (one level of folders). */
+static void remove_tree(const char *dir)
+{
+    struct dirent **names;
+    int n = scandir(dir, &names, NULL, alphasort);
+    for (int i = 0; i < n; i++) {
+        const char *name = names[i]->d_name;
+        if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0) {
+            char *path = join(dir, name);
+            struct stat sb;
+            if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+                remove_tree(path);
+            else
+                unlink(path);
+            free(path);
+        }
+        free(names[i]);
+    }
+    if (n >= 0)
+        free(names);
+    rmdir(dir);
+}
+
+/* A copy of tmpl with every $D replaced by dir. */
+static char *expand(const char *tmpl, const char *dir)
+{
+    size_t n = strlen(tmpl) + 1, k = 0;
+    for (const char *p = tmpl; *p != '\0'; p++)
+        if (p[0] == '$' && p[1] == 'D')
+            n += strlen(dir);
+    char *out = malloc(n);
+    ck_assert_ptr_nonnull(out);
+    for (const char *p = tmpl; *p != '\0'; p++) {
+        if (p[0] == '$' && p[1] == 'D') {
+            memcpy(out + k, dir, strlen(dir));
+            k += strlen(dir);
+            p++;
+        } else {
+            out[k++] = *p;
+        }
+    }
+    out[k] = '\0';
+    return out;
+}
+
+#define MAX_ARGS 40
+
+/* The address space a size class runs in: 1 GiB, far below what the specs
+ * ask for (10^12 parameters are 8 TB) and far above what refusing them
+ * needs. */
+#define AS_LIMIT ((rlim_t)1 << 30)
+/* Refusing a spec is a parse: seconds at most, even on a loaded machine. */
+#define FAST_SECONDS 10.0
+/* ... and it touches little memory (the CLI alone is a few MiB). */
+#define SMALL_RSS_KB (64L * 1024)
+
+typedef struct {
+    int signal;        /* the signal that ended it, or 0 */
+    int status;        /* the exit status (when signal = 0) */
+    char *out, *err;   /* standard output and error (malloc'd) */
+    double seconds;
+    long maxrss_kb;    /* the child's peak resident set */
+    long base_kb;      /* the test's own resident set when it forked: the
+                          child starts with it (its pages are shared until
+                          exec), so the peak counts it; large under
+                          valgrind */
+} cli_run;
+
+/* This process's resident set in KiB (/proc/self/statm), or 0. */
+static long resident_kb(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* Run the CLI with the arguments in args (split at spaces, $D
+ * expanded), standard output to /dev/full when stdout_full, under the
+ * address-space limit when limit_as.  The caller judges r->signal. */
+static void run_cli(const char *args, const char *dir, int stdout_full,
+                    int limit_as, cli_run *r)
+{
+    const char *cli = getenv("PFLREF_CLI");
+    ck_assert_msg(cli != NULL, "PFLREF_CLI is not set (run through make)");
+    char *line = expand(args, dir);
+    char *argv[MAX_ARGS + 2];
+    int argc = 0;
+    argv[argc++] = (char *)cli;
+    for (char *tok = strtok(line, " "); tok != NULL; tok = strtok(NULL, " ")) {
+        ck_assert_int_lt(argc, MAX_ARGS);
+        argv[argc++] = tok;
+    }
+    argv[argc] = NULL;
+
+    char *cap = tu_tmpdir();
+    char *outp = join(cap, "out"), *errp = join(cap, "err");
+    struct timespec t0, t1;
+    r->base_kb = resident_kb();
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pid_t pid = fork();
+    ck_assert_msg(pid >= 0, "fork failed");
+    if (pid == 0) {
+        int fo = open(stdout_full ? "/dev/full" : outp,
+                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
+            _exit(127);
+        struct rlimit rl = {AS_LIMIT, AS_LIMIT};
+        if (limit_as && setrlimit(RLIMIT_AS, &rl) != 0)
+            _exit(127);
+        execv(cli, argv);
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    ck_assert_int_eq(wait4(pid, &status, 0, &ru), pid);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    r->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r->seconds = (double)(t1.tv_sec - t0.tv_sec) +
+                 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    r->maxrss_kb = ru.ru_maxrss;
+    r->out = stdout_full ? NULL : tu_read(outp);
+    if (r->out == NULL) {
+        r->out = malloc(1);
+        ck_assert_ptr_nonnull(r->out);
+        r->out[0] = '\0';
+    }
+    r->err = tu_read(errp);
+    ck_assert_ptr_nonnull(r->err);
+    unlink(outp);
+    unlink(errp);
+    rmdir(cap);
+    free(outp);
+    free(errp);
+    free(cap);
+    free(line);
+}
+
+/* 1 when the CLI starts under AS_LIMIT (a sanitizer build reserves
+ * terabytes of shadow memory and cannot; its size classes then run
+ * unlimited, still held to FAST_SECONDS and SMALL_RSS_KB). */
+static int limit_usable(void)
+{
+    cli_run r;
+    char *dir = tu_tmpdir();
+    run_cli("--version", dir, 0, 1, &r);
+    int ok = r.signal == 0 && r.status == 0;
+    free(r.out);
+    free(r.err);
+    rmdir(dir);
+    free(dir);
+    return ok;
+}
+
+/* ---- the command-line classes ------------------------------------------- */
+
+START_TEST(test_cli_class)
+{
+    const cli_case *c = &CLI_CASES[_i];
+    /* row i is class i + 1: the table and the document stay in step */
+    ck_assert_msg(c->no == _i + 1, "row %d holds class %d", _i, c->no);
+    char *dir = tu_tmpdir();
+    if (c->flags & F_DEEP) {
+        /* 3000 nested arrays; jansson stops at depth 2048 */
+        enum { DEPTH = 3000 };
+        char *text = malloc(2 * DEPTH);
+        ck_assert_ptr_nonnull(text);
+        memset(text, '[', DEPTH);
+        memset(text + DEPTH, ']', DEPTH);
+        char *p = join(dir, "in.json");
+        write_bytes(p, text, 2 * DEPTH);
+        free(p);
+        free(text);
+    } else if (c->in != NULL) {
+        char *p = join(dir, "in.json");
+        write_bytes(p, c->in, c->in_len ? c->in_len : strlen(c->in));
+        free(p);
+    }
+    if (c->aux_name != NULL) {
+        char *p = join(dir, c->aux_name);
+        if (c->aux != NULL) {
+            write_bytes(p, c->aux, strlen(c->aux));
+        } else {
+            ck_assert_int_eq(mkdir(p, 0755), 0);
+            if (c->flags & F_BROKEN) {
+                char *x = join(p, "x.json");
+                write_bytes(x, "[[", 2);
+                free(x);
+            }
+        }
+        free(p);
+    }
+    size_t before_len, after_len;
+    char *before = snapshot(dir, &before_len);
+
+    const int limited = (c->flags & F_LIMITS) && limit_usable();
+    cli_run r;
+    run_cli(c->args, dir, (c->flags & F_STDOUT_FULL) != 0, limited, &r);
+
+    ck_assert_msg(r.signal == 0, "class %d (%s): killed by signal %d\n%s",
+                  c->no, c->name, r.signal, r.err);
+    ck_assert_msg(r.status == c->exit,
+                  "class %d (%s): exit %d, expected %d\nstderr: %s", c->no,
+                  c->name, r.status, c->exit, r.err);
+    if (c->where != NULL)
+        ck_assert_msg(strstr(r.err, c->where) != NULL,
+                      "class %d (%s): stderr does not name \"%s\":\n%s",
+                      c->no, c->name, c->where, r.err);
+    if (c->what != NULL)
+        ck_assert_msg(strstr(r.err, c->what) != NULL,
+                      "class %d (%s): stderr does not say \"%s\":\n%s", c->no,
+                      c->name, c->what, r.err);
+    if (c->where == NULL)   /* a mismatch: the report, no error line */
+        ck_assert_msg(strstr(r.err, "pflref:") == NULL,
+                      "class %d (%s): unexpected error: %s", c->no, c->name,
+                      r.err);
+    if (c->out == NULL)
+        ck_assert_msg(r.out[0] == '\0',
+                      "class %d (%s): something was written to stdout: %s",
+                      c->no, c->name, r.out);
+    else
+        ck_assert_msg(strstr(r.out, c->out) != NULL,
+                      "class %d (%s): stdout lacks \"%s\":\n%s", c->no,
+                      c->name, c->out, r.out);
+    if (c->flags & F_LIMITS) {
+        ck_assert_msg(r.seconds < FAST_SECONDS,
+                      "class %d (%s): took %.1f s to refuse", c->no, c->name,
+                      r.seconds);
+        ck_assert_msg(r.maxrss_kb < r.base_kb + SMALL_RSS_KB,
+                      "class %d (%s): peak resident set %ld KiB (%ld KiB "
+                      "when forked)", c->no, c->name, r.maxrss_kb,
+                      r.base_kb);
+    }
+
+    /* Nothing written, nothing left behind, nothing replaced. */
+    char *after = snapshot(dir, &after_len);
+    ck_assert_msg(after_len == before_len &&
+                      memcmp(before, after, before_len) == 0,
+                  "class %d (%s): the folder changed:\nbefore:\n%.*s\n"
+                  "after:\n%.*s", c->no, c->name, (int)before_len, before,
+                  (int)after_len, after);
+    free(before);
+    free(after);
+    free(r.out);
+    free(r.err);
+    remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* ---- the C API classes -------------------------------------------------- */
+
+/* The C API classes, numbered after the command-line ones. */
+typedef struct {
+    int no;
+    const char *name;
+    const char *test;
+} api_class;
+
+static const api_class API_CLASSES[] = {
+    {103, "sampler: m > N or m = 0", "test_api_sampler_m"},
+    {104, "sampler: NULL sampler or output, N > N_max", "test_api_sampler_args"},
+    {105, "sampler: seed outside 1 .. 2^32 - 1", "test_api_sampler_seed"},
+    {106, "random draws: NULL array, negative scale", "test_api_draws"},
+    {107, "model: zero size, P beyond the limit", "test_api_model_sizes"},
+    {108, "data: NaN or Inf in X or y", "test_api_data_not_finite"},
+    {109, "data: no samples, label not a class", "test_api_data_shape"},
+    {110, "run: NULL argument", "test_api_run_null"},
+    {111, "schedule: duplicate or out-of-range client ids", "test_api_schedule_ids"},
+    {112, "schedule generation: m > N", "test_api_schedule_m"},
+    {113, "summary: no clients, NaN value, negative weight", "test_api_metrics"},
+    {114, "files: missing file, folder", "test_api_read_file"},
+    {115, "hyperparameter: NaN or below its bound", "test_api_hyper"},
+    {116, "check: malformed candidate or vector", "test_api_golden_check"},
+    {117, "result metric: label or metric missing", "test_api_read_metric"},
+};
+
+#define N_API_CLASSES (sizeof API_CLASSES / sizeof API_CLASSES[0])
+
+/* 103 */
+START_TEST(test_api_sampler_m)
+{
+    pflref_sampler *s = pflref_sampler_alloc(PFLREF_SAMPLER_GSL, 5);
+    ck_assert_ptr_nonnull(s);
+    size_t chosen[6];
+    pflref_error err;
+    pflref_error_clear(&err);
+    ck_assert_int_eq(pflref_sampler_choose(s, 7, 5, 6, chosen, NULL, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "m");
+    ck_assert_msg(strstr(err.message, "m = 6 exceeds N = 5") != NULL, "%s",
+                  err.message);
+    pflref_error_clear(&err);
+    ck_assert_int_eq(pflref_sampler_choose(s, 7, 5, 0, chosen, NULL, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "m");
+    pflref_sampler_free(s);
+}
+END_TEST
+
+/* 104 */
+START_TEST(test_api_sampler_args)
+{
+    size_t chosen[4];
+    pflref_error err;
+    ck_assert_int_eq(pflref_sampler_choose(NULL, 7, 4, 2, chosen, NULL, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "s");
+    pflref_sampler *s = pflref_sampler_alloc(PFLREF_SAMPLER_NUMPY_LEGACY, 3);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(pflref_sampler_choose(s, 7, 3, 2, NULL, NULL, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "chosen");
+    ck_assert_int_eq(pflref_sampler_choose(s, 7, 4, 2, chosen, NULL, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "N");
+    pflref_sampler_free(s);
+}
+END_TEST
+
+/* 105 */
+START_TEST(test_api_sampler_seed)
+{
+    pflref_sampler *s = pflref_sampler_alloc(PFLREF_SAMPLER_NUMPY_LEGACY, 4);
+    ck_assert_ptr_nonnull(s);
+    size_t chosen[2];
+    pflref_error err;
+    ck_assert_int_eq(pflref_sampler_choose(s, 0, 4, 2, chosen, NULL, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "seed");
+    ck_assert_int_eq(pflref_sampler_choose(s, PFLREF_SEED_MAX + 1UL, 4, 2,
+                                           chosen, NULL, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "seed");
+    pflref_sampler_free(s);
+}
+END_TEST
+
+/* 106 */
+START_TEST(test_api_draws)
+{
+    pflref_error err;
+    ck_assert_int_eq(pflref_shuffle(3, NULL, 4, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "perm");
+    double x[3] = {2.385, 2.385, 2.385};
+    ck_assert_int_eq(pflref_draw_gaussian(3, -0.5, x, 3, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "sd");
+    ck_assert_int_eq(pflref_draw_uniform(3, NAN, x, 3, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "scale");
+    /* refused before anything was drawn */
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_double_eq(x[i], 2.385);
+}
+END_TEST
+
+/* 107 */
+START_TEST(test_api_model_sizes)
+{
+    pflref_model m;
+    pflref_error err;
+    ck_assert_int_eq(pflref_model_init(&m, PFLREF_MODEL_LINEAR,
+                                       PFLREF_LOSS_SQUARED, 0, 1, 0, 0, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "d");
+    /* 10^6 × 10^6 hidden weights: refused by arithmetic, not by malloc */
+    ck_assert_int_eq(pflref_model_init_mlp(&m, PFLREF_LOSS_CROSS_ENTROPY,
+                                           1000000, 2, 1000000,
+                                           PFLREF_ACT_RELU, 1, 1, &err),
+                     PFLREF_ENOMEM);
+    ck_assert_str_eq(err.where, "P");
+    /* d·k overflows size_t */
+    ck_assert_int_eq(pflref_model_init(&m, PFLREF_MODEL_SOFTMAX,
+                                       PFLREF_LOSS_CROSS_ENTROPY,
+                                       (size_t)1 << 40, (size_t)1 << 40, 0, 0,
+                                       &err),
+                     PFLREF_ENOMEM);
+    ck_assert_str_eq(err.where, "P");
+}
+END_TEST
+
+/* 108 */
+START_TEST(test_api_data_not_finite)
+{
+    pflref_model m;
+    pflref_error err;
+    ck_assert_int_eq(pflref_model_init(&m, PFLREF_MODEL_LINEAR,
+                                       PFLREF_LOSS_SQUARED, 2, 1, 0, 0, &err),
+                     PFLREF_OK);
+    double X[4] = {1.0, NAN, 3.0, 4.0}, y[2] = {1.0, 2.0};
+    pflref_data D = {2, X, y, NULL, NULL};
+    ck_assert_int_eq(pflref_data_validate(&m, &D, "clients[0].train", &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "clients[0].train.X[0][1]");
+    X[1] = 2.0;
+    y[1] = -INFINITY;
+    ck_assert_int_eq(pflref_data_validate(&m, &D, "clients[0].train", &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "clients[0].train.y[1]");
+    /* the quadratic model: a curvature that is Inf */
+    pflref_model q;
+    ck_assert_int_eq(pflref_model_init(&q, PFLREF_MODEL_QUADRATIC,
+                                       PFLREF_LOSS_QUADRATIC, 2, 1, 0, 0,
+                                       &err),
+                     PFLREF_OK);
+    double a[2] = {1.5, INFINITY}, c[2] = {0.0, 0.0};
+    pflref_data Q = {1, NULL, NULL, a, c};
+    ck_assert_int_eq(pflref_data_validate(&q, &Q, "clients[3].train", &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "clients[3].train.a[1]");
+}
+END_TEST
+
+/* 109 */
+START_TEST(test_api_data_shape)
+{
+    pflref_model m;
+    pflref_error err;
+    ck_assert_int_eq(pflref_model_init(&m, PFLREF_MODEL_SOFTMAX,
+                                       PFLREF_LOSS_CROSS_ENTROPY, 2, 3, 0, 1,
+                                       &err),
+                     PFLREF_OK);
+    double X[2] = {1.0, 2.0}, y[1] = {3.0};
+    pflref_data empty = {0, X, y, NULL, NULL};
+    ck_assert_int_eq(pflref_data_validate(&m, &empty, "clients[1].test", &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "clients[1].test.n");
+    pflref_data D = {1, X, y, NULL, NULL};
+    ck_assert_int_eq(pflref_data_validate(&m, &D, "clients[1].train", &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "clients[1].train.y[0]");
+    ck_assert_int_eq(pflref_data_validate(&m, NULL, "clients[1].train", &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "clients[1].train");
+}
+END_TEST
+
+static const char RUN_SPEC[] =
+    "{" FMT ", " QUAD1 ", \"problem\": {\"clients\": [{\"a\": [1.5], \"c\": [2.385]}]},"
+    " \"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 0.5}},"
+    " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"steps\": 1}}}";
+
+/* 110 */
+START_TEST(test_api_run_null)
+{
+    pflref_spec *spec = tu_spec(RUN_SPEC);
+    pflref_run_result *res = (pflref_run_result *)&res;   /* not NULL */
+    pflref_error err;
+    ck_assert_int_eq(pflref_run(NULL, spec->algorithm, &spec->hyper,
+                                spec->schedule, spec->w0, NULL, &res, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "problem");
+    ck_assert_ptr_null(res);
+    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                                NULL, spec->w0, NULL, &res, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "schedule");
+    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                                spec->schedule, NULL, NULL, &res, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "w0");
+    ck_assert_ptr_null(res);
+    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                                spec->schedule, spec->w0, NULL, NULL, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "out");
+    pflref_spec_free(spec);
+}
+END_TEST
+
+/* 111 */
+START_TEST(test_api_schedule_ids)
+{
+    pflref_schedule *s = pflref_schedule_alloc(1, 3, 0);
+    ck_assert_ptr_nonnull(s);
+    pflref_error err;
+    pflref_round_plan *r = &s->rounds[0];
+    ck_assert_int_eq(pflref_round_plan_alloc(r, 2, &err), PFLREF_OK);
+    for (size_t j = 0; j < 2; j++) {
+        ck_assert_int_eq(pflref_batches_alloc(&r->batches[j], 1, 1, &err),
+                         PFLREF_OK);
+        r->batches[j].step_off[1] = 1;
+        r->batches[j].idx[0] = 0;
+    }
+    const size_t n[3] = {2, 2, 2};
+    /* a duplicate id */
+    r->clients[0] = r->clients[1] = 1;
+    memcpy(r->selected, r->clients, 2 * sizeof *r->clients);
+    memcpy(r->drawn, r->clients, 2 * sizeof *r->clients);
+    ck_assert_int_eq(pflref_schedule_validate(s, n, 3, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "schedule.rounds[0].clients[1]");
+    /* an id >= N */
+    r->clients[0] = 0;
+    r->clients[1] = 3;
+    memcpy(r->selected, r->clients, 2 * sizeof *r->clients);
+    memcpy(r->drawn, r->clients, 2 * sizeof *r->clients);
+    ck_assert_int_eq(pflref_schedule_validate(s, n, 3, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "schedule.rounds[0].clients[1]");
+    /* valid ids, a sample index >= n */
+    r->clients[1] = r->selected[1] = r->drawn[1] = 2;
+    r->batches[1].idx[0] = 2;
+    ck_assert_int_eq(pflref_schedule_validate(s, n, 3, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "schedule.rounds[0].batches[1][0][0]");
+    r->batches[1].idx[0] = 1;
+    ck_assert_int_eq(pflref_schedule_validate(s, n, 3, &err), PFLREF_OK);
+    pflref_schedule_free(s);
+}
+END_TEST
+
+/* 112 */
+START_TEST(test_api_schedule_m)
+{
+    pflref_schedule_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.T = 2;
+    cfg.m = 4;
+    cfg.client_seed = 5;
+    cfg.batch_seed = 1;
+    cfg.train.epochs = 1;
+    const size_t n[3] = {2, 3, 4};
+    pflref_schedule *s = (pflref_schedule *)&s;   /* not NULL */
+    pflref_error err;
+    ck_assert_int_eq(pflref_schedule_generate(&cfg, n, 3, &s, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "schedule.clients_per_round");
+    ck_assert_ptr_null(s);
+}
+END_TEST
+
+/* 113 */
+START_TEST(test_api_metrics)
+{
+    double a[3] = {0.25, NAN, 2.385}, w[3] = {-1.0, 2.0, 3.0}, work[3];
+    pflref_summary sum;
+    pflref_error err;
+    ck_assert_int_eq(pflref_metrics_summarize(a, NULL, 0,
+                                              PFLREF_LOWER_IS_BETTER, work,
+                                              &sum, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "N");
+    ck_assert_int_eq(pflref_metrics_summarize(a, NULL, 3,
+                                              PFLREF_LOWER_IS_BETTER, work,
+                                              &sum, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "a[1]");
+    a[1] = 1.5;
+    ck_assert_int_eq(pflref_metrics_summarize(a, w, 3, PFLREF_LOWER_IS_BETTER,
+                                              work, &sum, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "weights[0]");
+}
+END_TEST
+
+/* 114 */
+START_TEST(test_api_read_file)
+{
+    char *dir = tu_tmpdir();
+    char *missing = join(dir, "missing.json");
+    char *text = (char *)&text;   /* not NULL */
+    size_t len;
+    pflref_error err;
+    ck_assert_int_eq(pflref_read_file(missing, &text, &len, &err), PFLREF_EIO);
+    ck_assert_str_eq(err.where, missing);
+    ck_assert_ptr_null(text);
+    ck_assert_int_eq(pflref_read_file(dir, &text, &len, &err), PFLREF_EIO);
+    ck_assert_str_eq(err.where, dir);
+    ck_assert_msg(strstr(err.message, "not a regular file") != NULL, "%s",
+                  err.message);
+    ck_assert_ptr_null(text);
+    free(missing);
+    rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* 115 */
+START_TEST(test_api_hyper)
+{
+    pflref_hyper h;
+    pflref_hyper_defaults(&h);
+    const pflref_param *eta = pflref_param_find("eta");
+    const pflref_param *lambda = pflref_param_find("lambda");
+    ck_assert_ptr_nonnull(eta);
+    ck_assert_ptr_nonnull(lambda);
+    pflref_error err;
+    ck_assert_int_eq(pflref_hyper_set_real(&h, eta, NAN, "x.eta", &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "x.eta");
+    ck_assert_int_eq(pflref_hyper_set_real(&h, eta, 0.0, "x.eta", &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "x.eta");
+    ck_assert_int_eq(pflref_hyper_set_real(&h, lambda, -0.25, "x.lambda", &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "x.lambda");
+    /* refused values leave the defaults (unset: NaN) */
+    ck_assert(isnan(h.eta));
+    ck_assert(isnan(h.lambda));
+}
+END_TEST
+
+static const char MINI_VECTOR[] = MINI;
+
+/* 116 */
+START_TEST(test_api_golden_check)
+{
+    static const char *const bad[][2] = {
+        {"{\"format\": \"pflref-result/1\", \"final\": {\"w\": [true]}}",
+         "candidate:final.w[0]"},
+        {"{\"format\": \"pflref-result/1\", \"final\": {\"w\": [2.0]}, \"extra\": 1}",
+         "candidate:extra"},
+        {"{\"format\": \"pflref-result/1\", \"outcome\": {\"class\": \"crashed\"}}",
+         "candidate:outcome.class"},
+    };
+    pflref_check_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.same_id = 1;
+    pflref_golden_report rep;
+    pflref_error err;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(pflref_golden_check(MINI_VECTOR, strlen(MINI_VECTOR),
+                                             NULL, bad[i][0],
+                                             strlen(bad[i][0]), &opt, &rep,
+                                             &err),
+                         PFLREF_EINVAL);
+        ck_assert_str_eq(err.where, bad[i][1]);
+    }
+    /* a malformed vector: its paths start "expected:" */
+    const char *vec = VECTOR("", MINI_SPEC(QUAD1), TOL, "{\"final\": {\"w\": [2.0]},"
+                             " \"bogus\": 1}");
+    const char *cand = "{\"format\": \"pflref-result/1\", \"final\": {\"w\": [2.0]}}";
+    ck_assert_int_eq(pflref_golden_check(vec, strlen(vec), NULL, cand,
+                                         strlen(cand), &opt, &rep, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "expected:expected.bogus");
+}
+END_TEST
+
+/* 117 */
+START_TEST(test_api_read_metric)
+{
+    const char *text = RESULT3;
+    double *values = (double *)&values;   /* not NULL */
+    size_t N;
+    pflref_summary sum;
+    pflref_error err;
+    ck_assert_int_eq(pflref_result_read_metric(text, strlen(text), "local",
+                                               "test_mse", &values, &N, &sum,
+                                               &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "metrics.local");
+    ck_assert_ptr_null(values);
+    ck_assert_int_eq(pflref_result_read_metric(text, strlen(text), "global",
+                                               "test_accuracy", &values, &N,
+                                               &sum, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "metrics.global");
+    ck_assert_ptr_null(values);
+    /* the same document, well asked */
+    ck_assert_int_eq(pflref_result_read_metric(text, strlen(text), "global",
+                                               "test_mse", &values, &N, &sum,
+                                               &err),
+                     PFLREF_OK);
+    ck_assert_uint_eq(N, 3);
+    ck_assert_double_eq(values[2], 1.5);
+    free(values);
+}
+END_TEST
+
+/* ---- the catalogue ------------------------------------------------------ */
+
+/* docs/bad-inputs.md has a row "| N | class |" for every class here, and
+ * the C API rows name their test; numbers run 1 .. N without a gap. */
+START_TEST(test_catalogue_lists_every_class)
+{
+    char *path = tu_repo_path("docs/bad-inputs.md");
+    char *doc = tu_read(path);
+    ck_assert_msg(doc != NULL, "cannot read %s", path);
+    char row[256];
+    for (size_t i = 0; i < N_CLI_CASES; i++) {
+        snprintf(row, sizeof row, "| %d | %s |", CLI_CASES[i].no,
+                 CLI_CASES[i].name);
+        ck_assert_msg(strstr(doc, row) != NULL, "the catalogue lacks \"%s\"",
+                      row);
+    }
+    for (size_t i = 0; i < N_API_CLASSES; i++) {
+        ck_assert_int_eq(API_CLASSES[i].no, (int)(N_CLI_CASES + i + 1));
+        snprintf(row, sizeof row, "| %d | %s |", API_CLASSES[i].no,
+                 API_CLASSES[i].name);
+        ck_assert_msg(strstr(doc, row) != NULL, "the catalogue lacks \"%s\"",
+                      row);
+        ck_assert_msg(strstr(doc, API_CLASSES[i].test) != NULL,
+                      "the catalogue does not name %s", API_CLASSES[i].test);
+    }
+    /* and no row beyond the last class */
+    snprintf(row, sizeof row, "| %d | ", (int)(N_CLI_CASES + N_API_CLASSES + 1));
+    ck_assert_msg(strstr(doc, row) == NULL, "the catalogue has a row %s",
+                  row);
+    free(doc);
+    free(path);
+}
+END_TEST
+
+Suite *badinput_suite(void)
+{
+    Suite *s = suite_create("badinput");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_cli_class, 0, (int)N_CLI_CASES);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("api");
+    tcase_add_test(tc, test_api_sampler_m);
+    tcase_add_test(tc, test_api_sampler_args);
+    tcase_add_test(tc, test_api_sampler_seed);
+    tcase_add_test(tc, test_api_draws);
+    tcase_add_test(tc, test_api_model_sizes);
+    tcase_add_test(tc, test_api_data_not_finite);
+    tcase_add_test(tc, test_api_data_shape);
+    tcase_add_test(tc, test_api_run_null);
+    tcase_add_test(tc, test_api_schedule_ids);
+    tcase_add_test(tc, test_api_schedule_m);
+    tcase_add_test(tc, test_api_metrics);
+    tcase_add_test(tc, test_api_read_file);
+    tcase_add_test(tc, test_api_hyper);
+    tcase_add_test(tc, test_api_golden_check);
+    tcase_add_test(tc, test_api_read_metric);
+    tcase_add_test(tc, test_catalogue_lists_every_class);
+    suite_add_tcase(s, tc);
+    return s;
+}
