@@ -145,27 +145,45 @@ check-valgrind: deps
 	@$(MAKE) -s --no-print-directory $(B)/rel/pflref $(B)/rel/tests/run
 	@$(call RUN_TESTS,rel,CK_FORK=no OPENBLAS_NUM_THREADS=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite)
 
-# libFuzzer harnesses (clang; ASan + UBSan).  The generated corpus comes first
-# (libFuzzer writes new inputs into the first folder), the seeds second.
+# libFuzzer harnesses (clang; ASan + UBSan; fuzz/README.md).  Each harness
+# first replays its fixed crashes (fuzz/regressions/<harness>/), then fuzzes
+# with the generated corpus first (libFuzzer writes new inputs into the first
+# folder) and the seeds second.  `make fuzz` runs each harness for
+# FUZZ_SECONDS or FUZZ_RUNS executions, whichever ends first (-1: no limit);
+# `make fuzz-smoke` runs every harness for FUZZ_SMOKE_SECONDS.  Any crash,
+# sanitizer report, leak, timeout or violated invariant fails the target.
 FUZZ          := $(sort $(wildcard fuzz/fuzz_*.c))
-FUZZ_SECONDS  ?= 60
-FUZZ_SMOKE_SECONDS ?= 20
+FUZZ_SECONDS  ?= 600
+FUZZ_RUNS     ?= -1
+FUZZ_SMOKE_SECONDS ?= 9
 FUZZ_CFLAGS   := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Iinclude -ffp-contract=off \
                  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(B)/fuzz/%: fuzz/%.c $(SRC) $(wildcard include/*.h include/pflref/*.h ref/*.h)
+$(B)/fuzz/%: fuzz/%.c $(wildcard fuzz/*.h) $(SRC) $(wildcard include/*.h include/pflref/*.h ref/*.h)
 	@mkdir -p $(B)/fuzz
 	clang $(FUZZ_CFLAGS) $< $(SRC) -o $@ $(LDLIBS)
+# $(1) the harness binaries, $(2) seconds, $(3) executions.  The JSON
+# harnesses get the format's dictionary; fuzz_algorithms reads raw bytes.
 define RUN_FUZZ
 @for f in $(1); do n=$$(basename $$f); mkdir -p $(B)/corpus/$$n; \
-  ./$$f -max_total_time=$(2) -print_final_stats=1 -artifact_prefix=$(B)/ \
-    -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
-    $(B)/corpus/$$n fuzz/corpus/$$n 2>&1 | grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+==ERROR|SUMMARY|INFO: Loaded|Done)' ; \
-  test $${PIPESTATUS[0]} = 0 || exit 1; done
+  case $$f in /*) ;; *) f=./$$f ;; esac; \
+  dict=; test $$n = fuzz_algorithms || dict=-dict=fuzz/pflref.dict; \
+  regs=$$(ls -d fuzz/regressions/$$n/* 2>/dev/null); \
+  if test -n "$$regs"; then \
+    OPENBLAS_NUM_THREADS=1 $$f -timeout=10 -rss_limit_mb=2048 $$regs \
+      >$(B)/fuzz/$$n.replay.log 2>&1 \
+      || { cat $(B)/fuzz/$$n.replay.log; echo "$$n: a regression reproducer fails"; exit 1; }; \
+    echo "$$n: $$(echo $$regs | wc -w) regression reproducers pass"; fi; \
+  OPENBLAS_NUM_THREADS=1 $$f -max_total_time=$(2) -runs=$(3) -print_final_stats=1 \
+    -artifact_prefix=$(B)/fuzz/$$n- -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+    $$dict $(B)/corpus/$$n fuzz/corpus/$$n >$(B)/fuzz/$$n.log 2>&1; rc=$$?; \
+  grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+==ERROR|SUMMARY|fuzz invariant)' $(B)/fuzz/$$n.log \
+    | sed "s/^/$$n: /"; \
+  test $$rc = 0 || { tail -n 40 $(B)/fuzz/$$n.log; echo "$$n: failed (log: $(B)/fuzz/$$n.log)"; exit 1; }; done
 endef
 fuzz: deps $(FUZZ:fuzz/%.c=$(B)/fuzz/%)
-	$(call RUN_FUZZ,$(FUZZ:fuzz/%.c=$(B)/fuzz/%),$(FUZZ_SECONDS))
+	$(call RUN_FUZZ,$(FUZZ:fuzz/%.c=$(B)/fuzz/%),$(FUZZ_SECONDS),$(FUZZ_RUNS))
 fuzz-smoke: deps $(FUZZ:fuzz/%.c=$(B)/fuzz/%)
-	$(call RUN_FUZZ,$(FUZZ:fuzz/%.c=$(B)/fuzz/%),$(FUZZ_SMOKE_SECONDS))
+	$(call RUN_FUZZ,$(FUZZ:fuzz/%.c=$(B)/fuzz/%),$(FUZZ_SMOKE_SECONDS),-1)
 
 # Frama-C WP proofs of the contracts in ref/ (proofs/README.md).
 proofs:

@@ -163,6 +163,12 @@ static pflref_status test_cluster(pflref_state *s, const size_t *members,
         const double n_i = norm2(dtheta + members[a] * P, P);
         max_i = n_i > max_i ? n_i : max_i;
     }
+    /* finite updates whose norm exceeds DBL_MAX (entries near it): stop
+     * before a non-finite value is recorded */
+    if (!isfinite(norm_c) || !isfinite(max_i))
+        return pflref_error_diverge(err, t, rep, -1,
+                                    isfinite(norm_c) ? "max_norm_dtheta"
+                                                     : "norm_dtheta_c");
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
                       "norm_dtheta_c", &norm_c, 1,
                       NORM_LINE[h->cfl_cluster_weights]);

@@ -562,6 +562,13 @@ static pflref_status read_vector(const char *text, size_t len,
         (st = read_tolerance(tol_v, &v->tol, err)) ||
         (st = pflref_json_object(exp_v, "expected", ekeys, err)))
         return st;
+    /* The report, the CLI and a candidate's same-id test hold the id
+     * whole (the schema's maxLength): a longer one would be compared
+     * truncated. */
+    if (strlen(ids) >= sizeof rep->id)
+        return pflref_error_set(err, PFLREF_EINVAL, "id",
+                                "the id has %zu bytes, at most %zu are "
+                                "allowed", strlen(ids), sizeof rep->id - 1);
     snprintf(rep->id, sizeof rep->id, "%s", ids);
     /* The stored hash must be the hash of the spec as it stands: inputs
      * edited without regenerating the vector are caught here. */

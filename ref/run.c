@@ -157,59 +157,58 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
     return PFLREF_OK;
 }
 
-/* Every hyperparameter the algorithm requires is set (not NaN), every real
- * one it reads is finite or, when it has no default, unset (NaN), and every
- * switch it reads holds one of its values.  The spec reader ensures all
- * this; a caller of the C API can set the fields to anything, and the
- * algorithms index tables with the switches. */
+/* Every hyperparameter the algorithm requires is set (NaN or
+ * PFLREF_INT_UNSET means not set); every one it reads that is set, or that
+ * has a default, holds a value the spec reader would accept (finite and
+ * within the registry's lower bound, by pflref_hyper_set_real/_int; a
+ * switch one of its values).  A caller of the C API can put anything in
+ * the fields; the algorithms step with them and index tables with the
+ * switches. */
 static pflref_status check_required(const pflref_algorithm *alg,
                                     const pflref_hyper *hyper,
                                     pflref_error *err)
 {
     size_t count;
     const pflref_param *params = pflref_params(&count);
+    pflref_hyper scratch;   /* the set_* functions validate into it */
     for (size_t i = 0; i < count; i++) {
         const pflref_param *p = &params[i];
-        if (p->type == PFLREF_PARAM_REAL &&
-            pflref_name_in_list(p->algorithms, alg->name)) {
+        char where[PFLREF_WHERE_MAX];
+        snprintf(where, sizeof where, "algorithm.%s.%s",
+                 p->type == PFLREF_PARAM_ENUM ? "switches" : "hyperparameters",
+                 p->name);
+        pflref_status st = PFLREF_OK;
+        if (!pflref_name_in_list(p->algorithms, alg->name)) {
+            /* not read by alg */
+        } else if (p->type == PFLREF_PARAM_REAL) {
             double v = pflref_hyper_get_real(hyper, p);
-            if (isinf(v) || (isnan(v) && !isnan(p->def))) {
-                char where[PFLREF_WHERE_MAX];
-                snprintf(where, sizeof where, "algorithm.hyperparameters.%s",
-                         p->name);
-                return pflref_error_set(err, PFLREF_EINVAL, where,
-                                        "hyperparameter %s (%s) is not "
-                                        "finite", p->name, p->symbol);
-            }
-        }
-        if (p->type == PFLREF_PARAM_ENUM &&
-            pflref_name_in_list(p->algorithms, alg->name)) {
+            if (!isnan(v) || !isnan(p->def))
+                st = pflref_hyper_set_real(&scratch, p, v, where, err);
+        } else if (p->type == PFLREF_PARAM_INT) {
+            size_t v = pflref_hyper_get_int(hyper, p);
+            if (v != PFLREF_INT_UNSET || !isnan(p->def))
+                st = pflref_hyper_set_int(&scratch, p, v, where, err);
+        } else {
             int v;
             memcpy(&v, (const char *)hyper + p->offset, sizeof v);
             size_t n = 0;
             while (p->values[n] != NULL)
                 n++;
-            if (v < 0 || (size_t)v >= n) {
-                char where[PFLREF_WHERE_MAX];
-                snprintf(where, sizeof where, "algorithm.switches.%s",
-                         p->name);
-                return pflref_error_set(err, PFLREF_EINVAL, where,
-                                        "switch %s is %d, not one of its %zu "
-                                        "values", p->name, v, n);
-            }
+            if (v < 0 || (size_t)v >= n)
+                st = pflref_error_set(err, PFLREF_EINVAL, where,
+                                      "switch %s is %d, not one of its %zu "
+                                      "values", p->name, v, n);
         }
+        if (st != PFLREF_OK)
+            return st;
         int unset = (p->type == PFLREF_PARAM_REAL &&
                      isnan(pflref_hyper_get_real(hyper, p))) ||
                     (p->type == PFLREF_PARAM_INT &&
                      pflref_hyper_get_int(hyper, p) == PFLREF_INT_UNSET);
-        if (unset && pflref_name_in_list(p->required_by, alg->name)) {
-            char where[PFLREF_WHERE_MAX];
-            snprintf(where, sizeof where, "algorithm.hyperparameters.%s",
-                     p->name);
+        if (unset && pflref_name_in_list(p->required_by, alg->name))
             return pflref_error_set(err, PFLREF_EINVAL, where,
                                     "%s needs hyperparameter %s (%s)",
                                     alg->name, p->name, p->symbol);
-        }
     }
     return PFLREF_OK;
 }

@@ -328,6 +328,76 @@ START_TEST(test_run_arguments)
 }
 END_TEST
 
+/* pflref_run checks every hyperparameter and switch the algorithm reads as
+ * the spec reader does (a C caller can put anything in the fields; the
+ * fuzzers found an out-of-range switch indexing past a table, η = +Inf
+ * accepted, APFL's α below 0: fuzz/regressions/fuzz_algorithms). */
+START_TEST(test_run_checks_hyper)
+{
+    const char *text =
+        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+        " \"problem\": {\"clients\": [{\"a\": [1], \"c\": [3]}, {\"a\": [2], \"c\": [1]}]},"
+        " \"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 0.1}},"
+        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"steps\": 1}}}";
+    pflref_spec *spec = tu_spec(text);
+    static const struct {
+        const char *alg;
+        size_t offset;
+        int kind;          /* 0 real, 1 switch, 2 count */
+        double real;
+        int sw;
+        const char *where; /* NULL: accepted */
+    } cases[] = {
+        {"fedavg", offsetof(pflref_hyper, fedavg_weights), 1, 0, -1,
+         "algorithm.switches.fedavg.weights"},
+        {"fedavg", offsetof(pflref_hyper, fedavg_weights), 1, 0, 3,
+         "algorithm.switches.fedavg.weights"},
+        {"fedavg", offsetof(pflref_hyper, eta), 0, INFINITY, 0,
+         "algorithm.hyperparameters.eta"},
+        {"fedavg", offsetof(pflref_hyper, eta), 0, -0.5, 0,
+         "algorithm.hyperparameters.eta"},
+        {"pfedme", offsetof(pflref_hyper, pfedme_mu), 0, NAN, 0,
+         "algorithm.hyperparameters.pfedme.mu"},
+        {"apfl", offsetof(pflref_hyper, apfl_alpha), 0, -0.25, 0,
+         "algorithm.hyperparameters.alpha"},
+        /* η_α has no default: NaN means "unset, use η" */
+        {"apfl", offsetof(pflref_hyper, apfl_eta_alpha), 0, NAN, 0, NULL},
+        {"pfedme", offsetof(pflref_hyper, K), 2, 0, 0,
+         "algorithm.hyperparameters.K"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        pflref_hyper h = spec->hyper;
+        h.lambda = 1.0;
+        h.eta_p = 0.1;
+        h.K = 1;
+        h.apfl_alpha = 0.5;
+        char *field = (char *)&h + cases[c].offset;
+        if (cases[c].kind == 0)
+            memcpy(field, &cases[c].real, sizeof(double));
+        else if (cases[c].kind == 1)
+            memcpy(field, &cases[c].sw, sizeof(int));
+        else
+            memset(field, 0, sizeof(size_t));
+        pflref_run_result *res = NULL;
+        pflref_error err;
+        pflref_status st = pflref_run(spec->problem,
+                                      pflref_algorithm_find(cases[c].alg), &h,
+                                      spec->schedule, spec->w0, NULL, &res, &err);
+        if (cases[c].where == NULL) {
+            ck_assert_msg(st == PFLREF_OK, "case %zu: %s: %s", c, err.where,
+                          err.message);
+            pflref_run_result_free(res);
+            continue;
+        }
+        ck_assert_msg(st == PFLREF_EINVAL && strcmp(err.where, cases[c].where) == 0,
+                      "case %zu: status %d at %s: %s", c, (int)st, err.where,
+                      err.message);
+        ck_assert_ptr_null(res);
+    }
+    pflref_spec_free(spec);
+}
+END_TEST
+
 Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
@@ -338,6 +408,7 @@ Suite *core_suite(void)
     tcase_add_test(tc, test_trace_emit_and_tee);
     tcase_add_test(tc, test_trajectory_levels);
     tcase_add_test(tc, test_params_registry);
+    tcase_add_test(tc, test_run_checks_hyper);
     tcase_add_test(tc, test_hyper_set);
     tcase_add_test(tc, test_presets_apply);
     tcase_add_test(tc, test_algorithm_registry);

@@ -340,6 +340,77 @@ START_TEST(test_malformed)
 }
 END_TEST
 
+/* worked-samples.json edited by edit(root, arg), verified: the status and
+ * err (and rep when it ran). */
+static pflref_status verify_edited(void (*edit)(json_t *, size_t), size_t arg,
+                                   pflref_golden_report *rep, pflref_error *err)
+{
+    char *path = tu_repo_path("golden/fedavg/worked-samples.json");
+    char *text = tu_read(path);
+    ck_assert_ptr_nonnull(text);
+    json_t *root = json_loads(text, 0, NULL);
+    ck_assert_ptr_nonnull(root);
+    edit(root, arg);
+    char *edited = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    ck_assert_ptr_nonnull(edited);
+    char *dir = tu_repo_path("golden/fedavg");
+    pflref_error_clear(err);
+    pflref_status st = pflref_golden_verify(edited, strlen(edited), dir, rep, err);
+    free(dir);
+    free(edited);
+    json_decref(root);
+    free(text);
+    free(path);
+    return st;
+}
+
+/* A second copy of expected.trajectory[k] with another value. */
+static void duplicate_record(json_t *root, size_t k)
+{
+    json_t *traj = json_object_get(json_object_get(root, "expected"), "trajectory");
+    json_t *copy = json_deep_copy(json_array_get(traj, k));
+    json_array_set_new(json_object_get(copy, "value"), 0, json_real(-123.5));
+    json_array_append_new(traj, copy);
+}
+
+/* An id of n bytes. */
+static void long_id(json_t *root, size_t n)
+{
+    char id[256];
+    memset(id, 'a', n);
+    id[n] = '\0';
+    json_object_set_new(root, "id", json_string(id));
+}
+
+/* Defects the fuzzers found (fuzz/regressions/fuzz_check): a vector that
+ * expects two values of one quantity cannot be met by any run and is
+ * refused, naming both records; an id longer than the report holds would
+ * be compared cut short and is refused (the schema's maxLength 127). */
+START_TEST(test_vector_reader_limits)
+{
+    pflref_golden_report rep;
+    pflref_error err;
+    ck_assert_int_eq(verify_edited(duplicate_record, 3, &rep, &err), PFLREF_EINVAL);
+    char where[64];
+    char *path = tu_repo_path("golden/fedavg/worked-samples.json");
+    json_t *root = json_load_file(path, 0, NULL);
+    free(path);
+    ck_assert_ptr_nonnull(root);
+    snprintf(where, sizeof where, "expected.trajectory[%zu]",
+             json_array_size(json_object_get(json_object_get(root, "expected"),
+                                             "trajectory")));
+    json_decref(root);
+    ck_assert_str_eq(err.where, where);
+    ck_assert_msg(strstr(err.message, "expected.trajectory[3]") != NULL, "%s",
+                  err.message);
+    ck_assert_int_eq(verify_edited(long_id, 128, &rep, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "id");
+    ck_assert_int_eq(verify_edited(long_id, 127, &rep, &err), PFLREF_OK);
+    ck_assert_uint_eq(strlen(rep.id), 127);
+    ck_assert_int_eq(rep.mismatches, 0);
+}
+END_TEST
+
 Suite *golden_suite(void)
 {
     Suite *s = suite_create("golden");
@@ -352,6 +423,7 @@ Suite *golden_suite(void)
     tcase_add_test(tc, test_precision_and_missing);
     tcase_add_test(tc, test_resync);
     tcase_add_test(tc, test_malformed);
+    tcase_add_test(tc, test_vector_reader_limits);
     tcase_add_test(tc, test_vector_metadata_and_tolerances);
     suite_add_tcase(s, tc);
     return s;

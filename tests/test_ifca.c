@@ -121,17 +121,23 @@ START_TEST(test_tie_lowest_index)
 }
 END_TEST
 
+/* Three of the notes' clients, k = 3, drawn initial models (δ = 0.25,
+ * σ = 0.5, seed 42), one round of all three. */
+static pflref_spec *drawn_spec(void)
+{
+    const char *one = "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1, 2],"
+                      " \"batches\": [[[0]], [[0]], [[0]]]}]}";
+    return ifca_spec("[{\"a\": [2], \"c\": [0.8]}, {\"a\": [2], \"c\": [1.2]},"
+                     " {\"a\": [2], \"c\": [2.9]}]",
+                     "\"gamma\": 0.1, \"ifca.k\": 3, \"ifca.init_shift\": 0.25, "
+                     "\"ifca.init_sd\": 0.5, \"ifca.init_seed\": 42", "", one);
+}
+
 /* Drawn initial models: θ_j⁰ = w⁰ + j δ + σ ξ_j with ξ from
  * pflref_draw_gaussian(seed), recorded as NOTE theta0. */
 START_TEST(test_drawn_init)
 {
-    const char *one = "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1, 2],"
-                      " \"batches\": [[[0]], [[0]], [[0]]]}]}";
-    pflref_spec *spec = ifca_spec(
-        "[{\"a\": [2], \"c\": [0.8]}, {\"a\": [2], \"c\": [1.2]},"
-        " {\"a\": [2], \"c\": [2.9]}]",
-        "\"gamma\": 0.1, \"ifca.k\": 3, \"ifca.init_shift\": 0.25, "
-        "\"ifca.init_sd\": 0.5, \"ifca.init_seed\": 42", "", one);
+    pflref_spec *spec = drawn_spec();
     double theta0[3], xi[3];
     pflref_run_result *res;
     ck_assert_uint_eq(run_records(spec, "theta0", theta0, 3, &res), 3);
@@ -171,13 +177,7 @@ static pflref_spec *given_models_spec(const char *models, const char *hyper,
  * back as init.cluster_models without δ and σ, replay the run bit for bit. */
 START_TEST(test_given_init_replays)
 {
-    const char *one = "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1, 2],"
-                      " \"batches\": [[[0]], [[0]], [[0]]]}]}";
-    pflref_spec *spec = ifca_spec(
-        "[{\"a\": [2], \"c\": [0.8]}, {\"a\": [2], \"c\": [1.2]},"
-        " {\"a\": [2], \"c\": [2.9]}]",
-        "\"gamma\": 0.1, \"ifca.k\": 3, \"ifca.init_shift\": 0.25, "
-        "\"ifca.init_sd\": 0.5, \"ifca.init_seed\": 42", "", one);
+    pflref_spec *spec = drawn_spec();
     pflref_run_result *drawn = tu_run(spec, NULL);
     ck_assert_uint_eq(drawn->n_theta0, 3);
     char models[256];

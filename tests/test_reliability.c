@@ -640,6 +640,44 @@ START_TEST(test_cfl_large_update_norm)
 }
 END_TEST
 
+/* CFL with updates whose norm exceeds DBL_MAX (found by fuzz_algorithms,
+ * fuzz/regressions/fuzz_algorithms/cfl-norm-overflow): f_i(θ) = ½‖θ − c‖²
+ * with c = (1.5e308, 1.5e308), one step with η = 1 from 0 gives the finite
+ * Δθ_i = c, but ‖Δθ_c‖ = 1.5e308·√2 overflows: exit 3 at the cluster of
+ * client 0 in round 0, before any non-finite norm is recorded (it was
+ * exit 2, "out of memory writing the result"). */
+START_TEST(test_cfl_norm_overflow)
+{
+    const char *text = SPEC(
+        "\"model\": {\"kind\": \"quadratic\", \"d\": 2}",
+        "\"problem\": {\"clients\": [{\"a\": [1, 1], \"c\": [1.5e308, 1.5e308]},"
+        " {\"a\": [1, 1], \"c\": [1.5e308, 1.5e308]}]}",
+        ALG("cfl", "\"eta\": 1, \"eps1\": 1, \"eps2\": 0, \"gamma_max\": 0"),
+        GIVEN("{\"clients\": [0, 1], \"batches\": [" B1 ", " B1 "]}"));
+    assert_cli_diverges(text, "norm_dtheta_c",
+                        "norm_dtheta_c is not finite (NaN or Inf) at round 0, "
+                        "client 0");
+    pflref_spec *spec = tu_spec(text);
+    pflref_trajectory tj;
+    pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
+    const pflref_trace trace = {pflref_trajectory_emit, &tj};
+    pflref_run_result *res = NULL;
+    pflref_error err;
+    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                                spec->schedule, spec->w0, &trace, &res, &err),
+                     PFLREF_EDIVERGE);
+    ck_assert_ptr_null(res);
+    ck_assert_int_eq(err.round, 0);
+    ck_assert_int_eq(err.client, 0);
+    ck_assert_int_eq(err.step, -1);
+    for (size_t k = 0; k < tj.count; k++)
+        for (size_t j = 0; j < tj.records[k].len; j++)
+            ck_assert(isfinite(tj.values[tj.records[k].offset + j]));
+    pflref_trajectory_free(&tj);
+    pflref_spec_free(spec);
+}
+END_TEST
+
 /* interp with per-client α: a grid point's test loss that overflows is
  * reported at that grid point.  Linear, w⁰ = 1; the training sample
  * (x, y) = (1, 1) has gradient 0, so h_0 = w = 1; the validation sample
@@ -785,6 +823,7 @@ Suite *reliability_suite(void)
     tcase_add_test(tc, test_pflego_server_overflow);
     tcase_add_test(tc, test_evaluation_overflow);
     tcase_add_test(tc, test_cfl_large_update_norm);
+    tcase_add_test(tc, test_cfl_norm_overflow);
     tcase_add_test(tc, test_interp_test_curve_overflow);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("determinism");

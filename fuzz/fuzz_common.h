@@ -1,0 +1,106 @@
+/* fuzz/fuzz_common.h: pieces shared by the libFuzzer harnesses.
+ *
+ * FUZZ_REQUIRE aborts, so that libFuzzer reports a violated invariant as a
+ * crash with the input that caused it (a status outside the documented set,
+ * a non-finite number in a successful result, an inconsistent report).
+ * work_of bounds the cost of a parsed spec, so that the harnesses explore
+ * the readers and the algorithms' branches rather than long runs.
+ */
+#ifndef PFLREF_FUZZ_COMMON_H
+#define PFLREF_FUZZ_COMMON_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pflref.h"
+
+#define FUZZ_REQUIRE(cond, what)                                              \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            fprintf(stderr, "fuzz invariant violated: %s (%s:%d: %s)\n",      \
+                    (what), __FILE__, __LINE__, #cond);                       \
+            abort();                                                          \
+        }                                                                     \
+    } while (0)
+
+/* Runs larger than this many parameter-steps are parsed but not executed. */
+#define FUZZ_MAX_WORK 200000.0
+
+/* Parameter-steps of a parsed spec's run: Σ over the schedule's local and
+ * post steps of P (an estimate of the run's cost, ignoring evaluation). */
+static inline double fuzz_work_of(const pflref_spec *spec)
+{
+    double steps = 0.0;
+    const pflref_schedule *s = spec->schedule;
+    for (size_t t = 0; t < s->T; t++)
+        for (size_t j = 0; j < s->rounds[t].m; j++)
+            steps += (double)s->rounds[t].batches[j].step_off
+                         [s->rounds[t].batches[j].nsteps];
+    for (size_t i = 0; s->post != NULL && i < s->N; i++)
+        steps += (double)s->post[i].step_off[s->post[i].nsteps];
+    return (steps + (double)s->T) * (double)spec->problem->model.P;
+}
+
+/* 1 when st is one of the statuses the library documents. */
+static inline int fuzz_status_known(pflref_status st)
+{
+    return st == PFLREF_OK || st == PFLREF_EINVAL || st == PFLREF_ENOMEM ||
+           st == PFLREF_EIO || st == PFLREF_EDIVERGE ||
+           st == PFLREF_EINTERNAL;
+}
+
+/* An error record that says what and where: a failure other than OK has a
+ * message and a status equal to the returned one. */
+static inline void fuzz_check_error(pflref_status st, const pflref_error *err)
+{
+    FUZZ_REQUIRE(fuzz_status_known(st), "status outside pflref_status");
+    FUZZ_REQUIRE(st != PFLREF_EINTERNAL, "internal error (a pflref bug)");
+    if (st == PFLREF_OK)
+        return;
+    FUZZ_REQUIRE(err->status == st, "err.status differs from the return");
+    FUZZ_REQUIRE(err->message[0] != '\0', "an error without a message");
+    FUZZ_REQUIRE(memchr(err->where, '\0', sizeof err->where) != NULL &&
+                     memchr(err->message, '\0', sizeof err->message) != NULL,
+                 "unterminated error strings");
+}
+
+/* The documented consistency of a comparison report (pflref/golden.h). */
+static inline void fuzz_check_report(const pflref_golden_report *rep)
+{
+    FUZZ_REQUIRE(memchr(rep->id, '\0', sizeof rep->id) != NULL,
+                 "unterminated report id");
+    if (rep->wrong_outcome) {
+        FUZZ_REQUIRE(rep->quantities == 0 && rep->numbers == 0,
+                     "a wrong outcome compared numbers");
+        return;
+    }
+    FUZZ_REQUIRE(rep->missing <= rep->mismatches, "missing > mismatches");
+    FUZZ_REQUIRE(rep->mismatches <= rep->quantities,
+                 "mismatches > quantities");
+    FUZZ_REQUIRE(rep->diverged == (rep->mismatches > 0),
+                 "diverged disagrees with mismatches");
+    FUZZ_REQUIRE(rep->n_listed ==
+                     (rep->mismatches < PFLREF_MAX_LISTED ? rep->mismatches
+                                                          : PFLREF_MAX_LISTED),
+                 "listed divergences disagree with mismatches");
+    FUZZ_REQUIRE(rep->n_names <= PFLREF_MAX_QUANTITY_NAMES, "n_names");
+    FUZZ_REQUIRE(rep->min_lre >= 0.0 && rep->min_lre <= PFLREF_LRE_CAP,
+                 "min_lre outside [0, 15.95]");
+    FUZZ_REQUIRE(!(rep->max_abs_err < 0.0) && !(rep->max_rel_err < 0.0),
+                 "negative error");
+    size_t q = 0, mm = 0;
+    for (size_t i = 0; i < rep->n_names; i++) {
+        q += rep->by_name[i].quantities;
+        mm += rep->by_name[i].mismatches;
+        FUZZ_REQUIRE(rep->by_name[i].mismatches <= rep->by_name[i].quantities,
+                     "per-name mismatches > quantities");
+    }
+    FUZZ_REQUIRE(q <= rep->quantities && mm <= rep->mismatches,
+                 "per-name totals exceed the totals");
+    if (rep->n_names < PFLREF_MAX_QUANTITY_NAMES)
+        FUZZ_REQUIRE(q == rep->quantities && mm == rep->mismatches,
+                     "per-name totals differ from the totals");
+}
+
+#endif
