@@ -292,6 +292,25 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
                                 "choose a coarser output.trajectory level");
     const pflref_problem *pr = spec->problem;
     const size_t P = res->P, N = res->N;
+    /* JSON has no NaN or Inf: the run stops (PFLREF_EDIVERGE) before one
+     * reaches a result, so one here is a pflref bug, not a lack of memory. */
+    const char *bad = !pflref_all_finite(res->w0, P) ? "w0"
+                      : res->w != NULL && !pflref_all_finite(res->w, P)
+                          ? "final.w"
+                      : res->v != NULL && !pflref_all_finite(res->v, N * P)
+                          ? "final.v"
+                      : res->alpha != NULL && !pflref_all_finite(res->alpha, N)
+                          ? "final.alpha"
+                      : res->theta0 != NULL &&
+                              !pflref_all_finite(res->theta0, res->n_theta0)
+                          ? "theta0"
+                      : tj != NULL && !pflref_all_finite(tj->values, tj->nvalues)
+                          ? "trajectory"
+                          : NULL;
+    if (bad != NULL)
+        return pflref_error_set(err, PFLREF_EINTERNAL, bad,
+                                "a non-finite number reached the result "
+                                "writer (a pflref bug: please report it)");
     builder b = {0};
     json_t *root = json_object();
     put(&b, root, "format", json_string(PFLREF_RESULT_FORMAT));

@@ -678,6 +678,42 @@ START_TEST(test_cfl_norm_overflow)
 }
 END_TEST
 
+/* The result writer refuses a non-finite number as a pflref bug
+ * (PFLREF_EINTERNAL, exit 5), naming the field: JSON has no NaN or Inf,
+ * and the run's checks stop every divergence before it gets there. */
+START_TEST(test_writer_refuses_non_finite)
+{
+    pflref_spec *spec = tu_spec(QSPEC(ALG("fedavg", "\"eta\": 0.5"),
+                                      GIVEN(IDLE_THEN(B2))));
+    pflref_trajectory tj;
+    pflref_trajectory_init(&tj, PFLREF_RECORD_ROUND);
+    const pflref_trace trace = {pflref_trajectory_emit, &tj};
+    pflref_run_result *res = tu_run(spec, &trace);
+    pflref_build_info bi;
+    pflref_build_info_get(&bi);
+    char *text = NULL;
+    pflref_error err;
+    ck_assert_int_eq(pflref_result_to_json(spec, res, &tj, &bi, &text, &err),
+                     PFLREF_OK);
+    free(text);
+    text = NULL;
+    static const char *const field[] = {"w0", "final.w", "trajectory"};
+    double *slot[] = {&res->w0[0], &res->w[0], &tj.values[0]};
+    for (size_t k = 0; k < 3; k++) {
+        const double keep = *slot[k];
+        *slot[k] = k == 1 ? INFINITY : NAN;
+        ck_assert_int_eq(pflref_result_to_json(spec, res, &tj, &bi, &text, &err),
+                         PFLREF_EINTERNAL);
+        ck_assert_str_eq(err.where, field[k]);
+        ck_assert_ptr_null(text);
+        *slot[k] = keep;
+    }
+    pflref_run_result_free(res);
+    pflref_trajectory_free(&tj);
+    pflref_spec_free(spec);
+}
+END_TEST
+
 /* interp with per-client α: a grid point's test loss that overflows is
  * reported at that grid point.  Linear, w⁰ = 1; the training sample
  * (x, y) = (1, 1) has gradient 0, so h_0 = w = 1; the validation sample
@@ -824,6 +860,7 @@ Suite *reliability_suite(void)
     tcase_add_test(tc, test_evaluation_overflow);
     tcase_add_test(tc, test_cfl_large_update_norm);
     tcase_add_test(tc, test_cfl_norm_overflow);
+    tcase_add_test(tc, test_writer_refuses_non_finite);
     tcase_add_test(tc, test_interp_test_curve_overflow);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("determinism");
