@@ -231,6 +231,34 @@ START_TEST(test_precision_and_missing)
 }
 END_TEST
 
+/* A candidate that records one quantity twice: every record must meet the
+ * expectation, so a wrong second value is a mismatch (the statistics are
+ * the first record's); a repeated right value passes. */
+START_TEST(test_candidate_duplicates)
+{
+#define STEP(s, v) "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0," \
+    " \"client\": 0, \"step\": " s ", \"name\": \"v\", \"value\": [" v "]}"
+    const char *twice_wrong =
+        "{\"format\": \"pflref-result/1\", \"trajectory\": [" STEP("1", "1") ","
+        STEP("2", "1.5") "," STEP("1", "7") "], \"final\": {\"v\": [[1.5]]}}";
+    pflref_golden_report rep;
+    check_candidate(twice_wrong, PFLREF_PRECISION_FP64, &rep);
+    ck_assert_int_eq(rep.mismatches, 1);
+    ck_assert_int_eq(rep.quantities, 3);
+    ck_assert_int_eq(rep.numbers, 3);
+    ck_assert_int_eq(rep.first.step, 1);
+    ck_assert_double_eq(rep.first.expected, 1.0);
+    ck_assert_double_eq(rep.first.got, 7.0);
+    ck_assert_double_eq(rep.max_abs_err, 0.0);
+    const char *twice_right =
+        "{\"format\": \"pflref-result/1\", \"trajectory\": [" STEP("1", "1") ","
+        STEP("2", "1.5") "," STEP("2", "1.5") "], \"final\": {\"v\": [[1.5]]}}";
+    check_candidate(twice_right, PFLREF_PRECISION_FP64, &rep);
+    ck_assert_int_eq(rep.mismatches, 0);
+#undef STEP
+}
+END_TEST
+
 /* Re-synchronised checking of local-only: a candidate whose round-0 v is
  * wrong (1.25 instead of 1.5) but whose round 1 is computed correctly from
  * its own state is flagged at round 0 only; without resync round 1 differs
@@ -421,6 +449,7 @@ Suite *golden_suite(void)
     tcase_add_test(tc, test_hash_mismatch_rejected);
     tcase_add_test(tc, test_digits_and_ulps);
     tcase_add_test(tc, test_precision_and_missing);
+    tcase_add_test(tc, test_candidate_duplicates);
     tcase_add_test(tc, test_resync);
     tcase_add_test(tc, test_malformed);
     tcase_add_test(tc, test_vector_reader_limits);
