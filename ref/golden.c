@@ -60,6 +60,15 @@ static void tolerances_floor(tolerances *t, tolerance floor)
 
 /* ---- tables ------------------------------------------------------------- */
 
+/* 1 when two records have one key (event, round, client, step, name,
+ * phase): they hold the same quantity. */
+static int same_key(const pflref_record *x, const pflref_record *y)
+{
+    return x->kind == y->kind && x->round == y->round &&
+           x->client == y->client && x->step == y->step &&
+           strcmp(x->name, y->name) == 0 && strcmp(x->phase, y->phase) == 0;
+}
+
 /* Find the first record with the given key from position `from` on, or
  * NULL. */
 static const pflref_record *find_from(const pflref_trajectory *tj,
@@ -67,10 +76,7 @@ static const pflref_record *find_from(const pflref_trajectory *tj,
 {
     for (size_t r = from; r < tj->count; r++) {
         const pflref_record *rec = &tj->records[r];
-        if (rec->kind == key->kind && rec->round == key->round &&
-            rec->client == key->client && rec->step == key->step &&
-            strcmp(rec->name, key->name) == 0 &&
-            strcmp(rec->phase, key->phase) == 0)
+        if (same_key(rec, key))
             return rec;
     }
     return NULL;
@@ -154,9 +160,7 @@ static pflref_status check_unique_keys(const pflref_trajectory *tj,
     pflref_status st = PFLREF_OK;
     for (size_t r = 1; r < tj->count; r++) {
         const pflref_record *x = by_key[r - 1], *y = by_key[r];
-        if (x->kind != y->kind || x->round != y->round ||
-            x->client != y->client || x->step != y->step ||
-            strcmp(x->name, y->name) != 0 || strcmp(x->phase, y->phase) != 0)
+        if (!same_key(x, y))
             continue;
         /* the later of the two records is the one named */
         char where[2][PFLREF_WHERE_MAX];
