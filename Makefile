@@ -26,7 +26,7 @@ WERROR  ?= -Werror
 OPT     ?= -O2 -g
 # -ffp-contract=off: no fused multiply-add, so every product is rounded as
 # written (ISO mode implies it; kept explicit).  Never -ffast-math.
-BASEFLAGS = $(CSTD) $(WARN) $(WERROR) -ffp-contract=off -Iinclude
+BASEFLAGS = $(CSTD) $(WARN) $(WERROR) -ffp-contract=off -Iinclude -Iref
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 # GSL on OpenBLAS.  Not `pkg-config --libs gsl` (it adds -lgslcblas), and
@@ -36,7 +36,7 @@ LDLIBS  := -ljansson -lgsl -lopenblas -lm
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 B       := build
 
-SRC    := $(sort $(wildcard ref/*.c))
+SRC    := $(sort $(wildcard ref/*/*.c))
 CLI    := $(sort $(wildcard cli/*.c))
 TESTS  := $(sort $(wildcard tests/*.c))
 
@@ -53,7 +53,7 @@ deps:
 
 # One object tree per flavour: rel, cov (coverage), asan.
 define FLAVOUR
-$(B)/$(1)/obj/%.o: %.c $(wildcard include/*.h include/pflref/*.h) $(wildcard tests/*.h) | $(B)/$(1)
+$(B)/$(1)/obj/%.o: %.c $(wildcard include/*.h include/pflref/*.h ref/*/*.h) $(wildcard tests/*.h) | $(B)/$(1)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(BASEFLAGS) $(2) -DPFLREF_CFLAGS='"$$(strip $(2))"' $$(CHECK_CFLAGS) -c $$< -o $$@
 $(B)/$(1)/libpflref.a: $$(SRC:%.c=$(B)/$(1)/obj/%.o)
@@ -158,10 +158,10 @@ FUZZ_RUNS     ?= -1
 FUZZ_SMOKE_SECONDS ?= 7
 # The library is compiled once (instrumented, -fsanitize=fuzzer-no-link) and
 # linked into every harness.
-FUZZ_CFLAGS   := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Iinclude -ffp-contract=off \
+FUZZ_CFLAGS   := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Iinclude -Iref -ffp-contract=off \
                  -fsanitize=address,undefined -fno-sanitize-recover=all
-$(B)/fuzz/obj/%.o: ref/%.c $(wildcard include/*.h include/pflref/*.h ref/*.h)
-	@mkdir -p $(B)/fuzz/obj
+$(B)/fuzz/obj/%.o: ref/%.c $(wildcard include/*.h include/pflref/*.h ref/*/*.h)
+	@mkdir -p $(dir $@)
 	@clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 $(B)/fuzz/libpflref.a: $(SRC:ref/%.c=$(B)/fuzz/obj/%.o)
 	@rm -f $@ && ar rcs $@ $^

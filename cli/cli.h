@@ -1,4 +1,9 @@
-/* cli/cli.h: what the files of the pflref command line share. */
+/* cli/cli.h: what the files of the pflref command line share.
+ *
+ *   cli/common.c  usage text, exit codes, error printing
+ *   cli/check.c   pflref verify and pflref check
+ *   cli/pflref.c  main, run, table, list
+ */
 #ifndef PFLREF_CLI_H
 #define PFLREF_CLI_H
 
@@ -24,7 +29,8 @@ int cli_fail(const pflref_error *err, const char *context);
 /* Print a usage error and the usage; return EXIT_USAGE. */
 int cli_usage_error(const char *msg, const char *arg);
 
-/* pflref verify PATH... and pflref check EXPECTED CANDIDATE [options]. */
+/* pflref verify PATH... and pflref check EXPECTED CANDIDATE [options]
+ * (cli/check.c). */
 int cli_verify(int argc, char **argv);
 int cli_check(int argc, char **argv);
 

@@ -20,66 +20,6 @@
 #include <gsl/gsl_errno.h>
 #include "cli.h"
 
-const char CLI_USAGE[] =
-    "usage: pflref run SPEC [-o RESULT] [--trace]\n"
-    "       pflref table [--metric NAME] COLUMN=RESULT:LABEL ...\n"
-    "       pflref verify PATH...\n"
-    "       pflref check EXPECTED CANDIDATE [--resync] [--partial] [--json]\n"
-    "                    [--include PAT]... [--exclude PAT]...\n"
-    "                    [--min-vectors N] [--candidate-precision fp64|fp32]\n"
-    "       pflref list\n"
-    "       pflref --help | --version\n"
-    "\n"
-    "  run    run the algorithm a spec describes; write the result to RESULT\n"
-    "         (or standard output).  --trace prints every step to standard\n"
-    "         error, the way the worked examples are written.\n"
-    "  table  print a per-client table of one metric (default test_mse) from\n"
-    "         results, one column per COLUMN=RESULT:LABEL, where LABEL is a\n"
-    "         model the result reports (global, local, personalized), with\n"
-    "         mean and worst rows.\n"
-    "  verify re-run every golden vector (pflref-golden/1) found in the\n"
-    "         files and folders given (recursively) through the reference and\n"
-    "         compare it with its frozen expectation.\n"
-    "  check  compare a candidate implementation's results (pflref-result/1\n"
-    "         with the vector's \"id\") with golden vectors: files, or folders\n"
-    "         paired by id.  Reports per quantity max abs/rel error, correct\n"
-    "         digits and ULPs, the first divergence (round, client, step,\n"
-    "         quantity) and the command that replays it.  --resync recomputes\n"
-    "         each round from the candidate's own state and lists every\n"
-    "         divergent step; --partial skips expected quantities the\n"
-    "         candidate did not record.\n"
-    "  list   list the algorithms, models, hyperparameters and switches.\n"
-    "\n"
-    "exit status: 0 ok, 1 mismatch, 2 usage or invalid input, 3 numerical\n"
-    "             divergence, 4 nothing to verify, 5 internal error.  docs/cli.md has the details.\n";
-
-int cli_exit_code(pflref_status st)
-{
-    switch (st) {
-    case PFLREF_OK:       return EXIT_OK;
-    case PFLREF_EDIVERGE: return EXIT_DIVERGED;
-    case PFLREF_EINTERNAL:return EXIT_INTERNAL;
-    default:              return EXIT_USAGE;
-    }
-}
-
-int cli_fail(const pflref_error *err, const char *context)
-{
-    if (err->where[0] != '\0')
-        fprintf(stderr, "pflref: %s: %s: %s\n", context, err->where,
-                err->message);
-    else
-        fprintf(stderr, "pflref: %s: %s\n", context, err->message);
-    return cli_exit_code(err->status);
-}
-
-int cli_usage_error(const char *msg, const char *arg)
-{
-    fprintf(stderr, "pflref: %s%s%s\n%s", msg, arg ? ": " : "",
-            arg ? arg : "", CLI_USAGE);
-    return EXIT_USAGE;
-}
-
 /* ---- trace printing ---------------------------------------------------- */
 
 static void print_vector(FILE *f, const double *x, size_t n)

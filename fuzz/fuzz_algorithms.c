@@ -427,7 +427,7 @@ static void check_result(const pflref_spec *spec, const pflref_run_result *r,
     require_finite(r->alpha, N, "final alpha not finite");
     require_finite(r->theta0, r->n_theta0, "initial cluster models not finite");
     if (r->alpha != NULL && strcmp(spec->algorithm->name, "apfl") == 0 &&
-        spec->hyper.apfl_alpha >= 0.0 && spec->hyper.apfl_alpha <= 1.0)
+        spec->hyper.apfl.alpha >= 0.0 && spec->hyper.apfl.alpha <= 1.0)
         for (size_t i = 0; i < N; i++)
             FUZZ_REQUIRE(r->alpha[i] >= 0.0 && r->alpha[i] <= 1.0,
                          "APFL's alpha left [0, 1]");

@@ -10,16 +10,15 @@
  *   pflref/schedule.h   client sets and minibatch index lists
  *   pflref/metrics.h    client-aware summaries
  *   pflref/trace.h      events and trajectories
- *   pflref/algorithm.h  hyperparameters, switches, registry, run driver
- *   pflref/cluster.h    cosine similarity of client updates, bipartitions
+ *   pflref/hyper.h      hyperparameters, variant switches, presets
+ *   pflref/algorithm.h  the algorithm registry and the run driver
  *   pflref/io.h         JSON specs and results
  *   pflref/golden.h     golden vectors and their verification
  */
 #ifndef PFLREF_H
 #define PFLREF_H
 
-#define PFLREF_VERSION "0.1.0"
-
+#include "pflref/version.h"
 #include "pflref/status.h"
 #include "pflref/model.h"
 #include "pflref/problem.h"
@@ -27,8 +26,8 @@
 #include "pflref/schedule.h"
 #include "pflref/metrics.h"
 #include "pflref/trace.h"
+#include "pflref/hyper.h"
 #include "pflref/algorithm.h"
-#include "pflref/cluster.h"
 #include "pflref/io.h"
 #include "pflref/golden.h"
 

@@ -11,7 +11,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-PROVED="ref/ids.c"
+PROVED="ref/sampling/ids.c"
 NEGATIVE="proofs/negative/ids_off_by_one.c"
 PROVERS=z3,cvc4
 TIMEOUT=30          # seconds per goal; every goal here takes well under 1 s

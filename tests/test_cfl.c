@@ -17,6 +17,7 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "engine/cluster.h"
 
 static const double PI = 3.14159265358979323846;
 static const double SEED003[8] = {1.0, 0.0, 0.8, 0.2, -1.0, 0.0, -0.9, -0.1};

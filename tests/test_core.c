@@ -181,15 +181,15 @@ START_TEST(test_params_registry)
     /* α is Per-FedAvg's inner step, APFL's mixing weight and interp's
      * fixed weight: three fields */
     ck_assert_uint_eq(pflref_param_find_for("alpha", "perfedavg")->offset,
-                      offsetof(pflref_hyper, perfedavg_alpha));
+                      offsetof(pflref_hyper, perfedavg.alpha));
     ck_assert_uint_eq(pflref_param_find_for("alpha", "apfl")->offset,
-                      offsetof(pflref_hyper, apfl_alpha));
+                      offsetof(pflref_hyper, apfl.alpha));
     ck_assert_uint_eq(pflref_param_find_for("alpha", "interp")->offset,
-                      offsetof(pflref_hyper, interp_alpha));
+                      offsetof(pflref_hyper, interp.alpha));
     ck_assert_uint_eq(pflref_param_find_for("beta", "pfedme")->offset,
                       offsetof(pflref_hyper, beta));
     ck_assert_uint_eq(pflref_param_find_for("beta", "perfedavg")->offset,
-                      offsetof(pflref_hyper, perfedavg_beta));
+                      offsetof(pflref_hyper, perfedavg.beta));
     /* a name that does not apply falls back to its first entry */
     ck_assert_ptr_eq(pflref_param_find_for("beta", "fedavg"),
                      pflref_param_find("beta"));
@@ -208,7 +208,7 @@ START_TEST(test_hyper_set)
     pflref_hyper_defaults(&h);
     ck_assert(isnan(h.eta));
     ck_assert_double_eq(h.mu_ft, 0.0);
-    ck_assert_int_eq(h.fedavg_weights, PFLREF_FEDAVG_WEIGHTS_SAMPLES);
+    ck_assert_int_eq(h.fedavg.weights, PFLREF_FEDAVG_WEIGHTS_SAMPLES);
     const pflref_param *eta = pflref_param_find("eta");
     const pflref_param *mu = pflref_param_find("mu_ft");
     const pflref_param *wts = pflref_param_find("fedavg.weights");
@@ -222,7 +222,7 @@ START_TEST(test_hyper_set)
     ck_assert_int_eq(pflref_hyper_set_real(&h, mu, -1e-300, "m", &err), PFLREF_EINVAL);
     ck_assert_int_eq(pflref_hyper_set_real(&h, wts, 1.0, "w", &err), PFLREF_EINVAL);
     ck_assert_int_eq(pflref_hyper_set_enum(&h, wts, "all_keep_old", "w", &err), PFLREF_OK);
-    ck_assert_int_eq(h.fedavg_weights, PFLREF_FEDAVG_WEIGHTS_ALL_KEEP_OLD);
+    ck_assert_int_eq(h.fedavg.weights, PFLREF_FEDAVG_WEIGHTS_ALL_KEEP_OLD);
     ck_assert_str_eq(pflref_hyper_get_enum(&h, wts), "all_keep_old");
     ck_assert_int_eq(pflref_hyper_set_enum(&h, wts, "mean", "w", &err), PFLREF_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.message, "samples|uniform|all_keep_old"));
@@ -250,16 +250,16 @@ START_TEST(test_presets_apply)
     pflref_hyper_defaults(&h);
     ck_assert_int_eq(pflref_preset_apply(&h, "perfedavg", "pfedme_repo", "p",
                                          &err), PFLREF_OK);
-    ck_assert_int_eq(h.perfedavg_variant, PFLREF_PERFEDAVG_FO);
-    ck_assert_int_eq(h.perfedavg_weights, PFLREF_PERFEDAVG_WEIGHTS_SAMPLES);
-    ck_assert_int_eq(h.perfedavg_eval, PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA);
+    ck_assert_int_eq(h.perfedavg.variant, PFLREF_PERFEDAVG_FO);
+    ck_assert_int_eq(h.perfedavg.weights, PFLREF_PERFEDAVG_WEIGHTS_SAMPLES);
+    ck_assert_int_eq(h.perfedavg.eval, PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA);
     pflref_hyper_defaults(&h);
     ck_assert_int_eq(pflref_preset_apply(&h, "apfl", "fedtorch", "p", &err),
                      PFLREF_OK);
-    ck_assert_int_eq(h.apfl_mix, PFLREF_APFL_MIX_OUTPUT);
-    ck_assert_int_eq(h.apfl_mix_uses_w, PFLREF_APFL_MIX_W_NEW);
-    ck_assert_int_eq(h.apfl_alpha_rule, PFLREF_APFL_RULE_FEDTORCH);
-    ck_assert_int_eq(h.apfl_alpha_mode, PFLREF_APFL_ALPHA_FIXED);
+    ck_assert_int_eq(h.apfl.mix, PFLREF_APFL_MIX_OUTPUT);
+    ck_assert_int_eq(h.apfl.mix_uses_w, PFLREF_APFL_MIX_W_NEW);
+    ck_assert_int_eq(h.apfl.alpha_rule, PFLREF_APFL_RULE_FEDTORCH);
+    ck_assert_int_eq(h.apfl.alpha_mode, PFLREF_APFL_ALPHA_FIXED);
     ck_assert_int_eq(pflref_preset_apply(&h, "apfl", "official", "p", &err),
                      PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "p");
@@ -348,20 +348,20 @@ START_TEST(test_run_checks_hyper)
         int sw;
         const char *where; /* NULL: accepted */
     } cases[] = {
-        {"fedavg", offsetof(pflref_hyper, fedavg_weights), 1, 0, -1,
+        {"fedavg", offsetof(pflref_hyper, fedavg.weights), 1, 0, -1,
          "algorithm.switches.fedavg.weights"},
-        {"fedavg", offsetof(pflref_hyper, fedavg_weights), 1, 0, 3,
+        {"fedavg", offsetof(pflref_hyper, fedavg.weights), 1, 0, 3,
          "algorithm.switches.fedavg.weights"},
         {"fedavg", offsetof(pflref_hyper, eta), 0, INFINITY, 0,
          "algorithm.hyperparameters.eta"},
         {"fedavg", offsetof(pflref_hyper, eta), 0, -0.5, 0,
          "algorithm.hyperparameters.eta"},
-        {"pfedme", offsetof(pflref_hyper, pfedme_mu), 0, NAN, 0,
+        {"pfedme", offsetof(pflref_hyper, pfedme.mu), 0, NAN, 0,
          "algorithm.hyperparameters.pfedme.mu"},
-        {"apfl", offsetof(pflref_hyper, apfl_alpha), 0, -0.25, 0,
+        {"apfl", offsetof(pflref_hyper, apfl.alpha), 0, -0.25, 0,
          "algorithm.hyperparameters.alpha"},
         /* η_α has no default: NaN means "unset, use η" */
-        {"apfl", offsetof(pflref_hyper, apfl_eta_alpha), 0, NAN, 0, NULL},
+        {"apfl", offsetof(pflref_hyper, apfl.eta_alpha), 0, NAN, 0, NULL},
         {"pfedme", offsetof(pflref_hyper, K), 2, 0, 0,
          "algorithm.hyperparameters.K"},
     };
@@ -370,7 +370,7 @@ START_TEST(test_run_checks_hyper)
         h.lambda = 1.0;
         h.eta_p = 0.1;
         h.K = 1;
-        h.apfl_alpha = 0.5;
+        h.apfl.alpha = 0.5;
         char *field = (char *)&h + cases[c].offset;
         if (cases[c].kind == 0)
             memcpy(field, &cases[c].real, sizeof(double));

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../ref/canonical.h"
-#include "../ref/sha256.h"
+#include "io/canonical.h"
+#include "io/sha256.h"
 #include "suites.h"
 #include "testutil.h"
 

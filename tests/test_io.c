@@ -197,7 +197,7 @@ START_TEST(test_defaults_and_roundtrip)
     ck_assert_int_eq(spec->schedule_cfg.m, 2);
     ck_assert_int_eq(spec->schedule_cfg.sampler, PFLREF_SAMPLER_GSL);
     ck_assert_int_eq(spec->record, PFLREF_RECORD_ROUND);
-    ck_assert_int_eq(spec->hyper.fedavg_weights, PFLREF_FEDAVG_WEIGHTS_SAMPLES);
+    ck_assert_int_eq(spec->hyper.fedavg.weights, PFLREF_FEDAVG_WEIGHTS_SAMPLES);
     ck_assert_msg(spec->w0[0] != 0.0 && spec->w0[1] != 0.0, "w0 not drawn");
     pflref_trajectory tj;
     pflref_trajectory_init(&tj, spec->record);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "engine/engine.h"
 
 /* A spec for "prox" on the quadratic model with d entries (a, c given as
  * JSON arrays), reference w, and the hyperparameters. */

@@ -44,7 +44,7 @@ typedef struct {
     double init_scale;
     double *w0;                    /* P                                    */
     double *cluster_models;        /* ifca: init.cluster_models, k×P, or
-                                      NULL (hyper.ifca_theta0 points here) */
+                                      NULL (hyper.ifca.theta0 points here) */
     size_t n_cluster_models;       /* k, or 0                              */
     pflref_record_level record;    /* output.trajectory                    */
     char *problem_source;          /* "inline", "generator:tilt", "file:…" */

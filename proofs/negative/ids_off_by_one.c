@@ -1,6 +1,6 @@
-/* proofs/negative/ids_off_by_one.c: ref/ids.c's index scan with a classic
+/* proofs/negative/ids_off_by_one.c: ref/sampling/ids.c's index scan with a classic
  * off-by-one (j <= len).  `proofs/run.sh` requires WP to FAIL on this file:
- * it shows that the proof of ref/ids.c is not vacuous, because the same
+ * it shows that the proof of ref/sampling/ids.c is not vacuous, because the same
  * contract cannot be proved for code that reads idx[len]. */
 #include <stddef.h>
 

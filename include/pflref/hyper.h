@@ -1,0 +1,367 @@
+/* pflref/hyper.h: hyperparameters, variant switches, their registry and the
+ * presets.
+ *
+ * Value 0 of every switch is the paper's reading.  Each algorithm keeps its
+ * own hyperparameters in its own struct inside pflref_hyper, named as its
+ * paper names them; the registry (pflref_params) maps spec keys to fields.
+ */
+#ifndef PFLREF_HYPER_H
+#define PFLREF_HYPER_H
+
+#include <stddef.h>
+#include "status.h"
+#include "model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Variant switches: value 0 is always the paper's reading. */
+typedef enum {
+    PFLREF_FEDAVG_WEIGHTS_SAMPLES = 0,      /* n_k / Σ_{S_t} n_j  (final paper) */
+    PFLREF_FEDAVG_WEIGHTS_UNIFORM = 1,      /* 1 / m                            */
+    PFLREF_FEDAVG_WEIGHTS_ALL_KEEP_OLD = 2  /* Σ_k (n_k/n), unsampled keep w_t  */
+} pflref_fedavg_weights;
+
+typedef enum {
+    PFLREF_FINETUNE_FULL = 0,      /* every parameter moves                  */
+    PFLREF_FINETUNE_PERSONAL = 1   /* only the split's personal blocks move  */
+} pflref_finetune_scope;
+
+/* pFedMe (Dinh et al. 2020, Alg. 1) switches; shared/spec notes §2(f). */
+typedef enum {
+    PFLREF_PFEDME_THETA_RESET = 0, /* θ starts at w_{i,r} every local round  */
+    PFLREF_PFEDME_THETA_WARM = 1   /* θ continues from the last local round  */
+} pflref_pfedme_theta_start;
+typedef enum {
+    PFLREF_PFEDME_WEIGHTS_UNIFORM = 0, /* (1/S) Σ_{i∈S^t} w_{i,R}            */
+    PFLREF_PFEDME_WEIGHTS_SAMPLES = 1  /* Σ n_i w_{i,R} / Σ n_i (official)   */
+} pflref_pfedme_weights;
+typedef enum {
+    PFLREF_PFEDME_TRAIN_ALL = 0,     /* all N clients train, S^t aggregated  */
+    PFLREF_PFEDME_TRAIN_SAMPLED = 1  /* only S^t trains (PFLlib, FL-bench)   */
+} pflref_pfedme_train;
+typedef enum {
+    PFLREF_PFEDME_EVAL_THETA = 0,    /* personalised model = the last θ      */
+    PFLREF_PFEDME_EVAL_LOCAL_W = 1,  /* = w_{i,R} (the official code's alias) */
+    PFLREF_PFEDME_EVAL_GLOBAL = 2    /* = the broadcast global (PFLlib)      */
+} pflref_pfedme_personal_eval;
+
+/* Ditto (Li et al. 2021, Alg. 1) switches; shared/spec notes §3(f). */
+typedef enum {
+    PFLREF_DITTO_INTERLEAVED = 0,    /* per batch: personal step, then global
+                                        step, same batch (official TF code) */
+    PFLREF_DITTO_PERSONAL_FIRST = 1  /* all personal steps, then the global
+                                        pass (PFLlib)                       */
+} pflref_ditto_order;
+typedef enum {
+    PFLREF_DITTO_PROX_SQUARED = 0,   /* (λ/2)‖v − w‖², gradient λ(v − w)    */
+    PFLREF_DITTO_PROX_NORM = 1       /* λ‖v − w‖, gradient λ(v−w)/‖v−w‖     */
+} pflref_ditto_prox;
+typedef enum {
+    PFLREF_DITTO_REF_ROUND_START = 0, /* the reference is w^t               */
+    PFLREF_DITTO_REF_MOVING = 1       /* the global copy as it trains       */
+} pflref_ditto_prox_ref;
+typedef enum {
+    PFLREF_DITTO_WEIGHTS_SAMPLES = 0, /* like FedAvg: n_k / Σ_{S_t} n_j     */
+    PFLREF_DITTO_WEIGHTS_UNIFORM = 1  /* simple mean (official TF code)     */
+} pflref_ditto_weights;
+
+/* FedAlt / FedSim (Pillutla et al., ICML 2022, Alg. 4 and 5) switches;
+ * shared/spec notes-pflego-fedalt-fedsim-fedrep.md §3. */
+typedef enum {
+    PFLREF_PFL_STATEFUL = 0,   /* v_i persists across rounds (Alg. 4, 5)   */
+    PFLREF_PFL_STATELESS = 1   /* v_i ← v⁰ at every visit, then discarded
+                                  (the paper's appendix C.4)               */
+} pflref_pfl_state;
+typedef enum {
+    PFLREF_PFL_WEIGHTS_SAMPLES = 0, /* α_i = N_i/N: Σ_S α_i u_i / Σ_S α_i   */
+    PFLREF_PFL_WEIGHTS_UNIFORM = 1, /* α_i = 1/n: (1/m) Σ_S u_i (Alg. 1 l.8) */
+    PFLREF_PFL_WEIGHTS_BATCHES = 2  /* α_i ∝ the device's batches this round
+                                       (the official code's len(loader))    */
+} pflref_pfl_weights;
+typedef enum {
+    PFLREF_PFL_FINETUNE_PERSONAL = 0, /* final fine-tuning moves v only     */
+    PFLREF_PFL_FINETUNE_FULL = 1      /* moves (u, v) jointly (FedBABU)     */
+} pflref_pfl_finetune;
+
+/* PFLEGO (Nikoloutsopoulos et al., arXiv 2202.09848) switches; shared/spec
+ * notes-pflego-fedalt-fedsim-fedrep.md §2. */
+typedef enum {
+    PFLREF_PFLEGO_HEAD_SEED = 0,        /* W_i ← W̃_i − ρ (I/r) G_i           */
+    PFLREF_PFLEGO_HEAD_EXACT_ALPHA = 1  /* W_i ← W̃_i − ρ (I/r) α_i G_i       */
+} pflref_pflego_head_step;
+typedef enum {
+    PFLREF_PFLEGO_THETA_GLOBAL = 0,            /* α_i = N_i / N             */
+    PFLREF_PFLEGO_THETA_SAMPLED_NORMALISED = 1 /* N_i / Σ_{I_t} N_j (code)  */
+} pflref_pflego_theta_weights;
+typedef enum {
+    PFLREF_PFLEGO_SERVER_SGD = 0,  /* θ ← θ − ρ ĝ                           */
+    PFLREF_PFLEGO_SERVER_ADAM = 1  /* Adam(ρ, 0.9, 0.999, 1e-8) on ĝ (code)  */
+} pflref_pflego_server;
+
+/* Per-FedAvg (Fallah, Mokhtari, Ozdaglar, NeurIPS 2020, Alg. 1) switches;
+ * shared/spec notes §4(f). */
+typedef enum {
+    PFLREF_PERFEDAVG_EXACT = 0, /* w ← w − β (I − α H(w; D″)) ∇f(w̃; D′)    */
+    PFLREF_PERFEDAVG_FO = 1,    /* w ← w − β ∇f(w̃; D′)                      */
+    PFLREF_PERFEDAVG_HF = 2     /* H(w; D″)q by central differences, δ, at w */
+} pflref_perfedavg_variant;
+typedef enum {
+    PFLREF_PERFEDAVG_WEIGHTS_UNIFORM = 0, /* (1/|A_k|) Σ w^i (paper)        */
+    PFLREF_PERFEDAVG_WEIGHTS_SAMPLES = 1  /* n_i / Σ n_j (pFedMe repo)      */
+} pflref_perfedavg_weights;
+typedef enum {
+    PFLREF_PERFEDAVG_EVAL_ONE_ALPHA = 0,      /* θ_i = w − α ∇f_i(w; D)      */
+    PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA = 1 /* then θ_i − β ∇f_i(θ_i; D2)  */
+} pflref_perfedavg_eval;
+
+/* APFL (Deng, Kamani, Mahdavi 2020, Alg. 1) switches; shared/spec notes
+ * §6(f). */
+typedef enum {
+    PFLREF_APFL_ALPHA_FIXED = 0,    /* α_i stays at its initial value       */
+    PFLREF_APFL_ALPHA_ADAPTIVE = 1  /* α_i follows its gradient step        */
+} pflref_apfl_alpha;
+typedef enum {
+    PFLREF_APFL_MIX_PARAMETER = 0,  /* v̄ = α v + (1 − α) w, one model       */
+    PFLREF_APFL_MIX_OUTPUT = 1      /* ŷ = α v(x) + (1 − α) w(x) (FedTorch) */
+} pflref_apfl_mix;
+typedef enum {
+    PFLREF_APFL_MIX_W_OLD = 0,      /* the mixture uses w_i before its step */
+    PFLREF_APFL_MIX_W_NEW = 1       /* ... after its step (FedTorch)        */
+} pflref_apfl_mix_uses_w;
+typedef enum {
+    PFLREF_APFL_RULE_PAPER = 0,     /* α ← Π(α − η_α ⟨v − w, ∇f(v̄)⟩)       */
+    PFLREF_APFL_RULE_FEDTORCH = 1   /* FedTorch's alpha_update, first step  */
+} pflref_apfl_alpha_rule;
+
+/* Model interpolation (seed 000 §2 and Exercise 14.7.2; shared/spec notes
+ * §5.2) switches. */
+typedef enum {
+    PFLREF_INTERP_FIXED = 0,        /* one α for every client               */
+    PFLREF_INTERP_PER_CLIENT_GRID = 1 /* α_i = the grid point that scores
+                                         best on client i's selection set   */
+} pflref_interp_alpha;
+typedef enum {
+    PFLREF_INTERP_SELECT_VALIDATION = 0, /* select on the validation split */
+    PFLREF_INTERP_SELECT_TEST = 1        /* on the test set (the exercise's
+                                            reading: it reads the best α off
+                                            the test curve)                 */
+} pflref_interp_select;
+
+/* Clustered FL (Sattler, Müller, Samek, IEEE TNNLS 2021, Alg. 1 and 5)
+ * switches; shared/spec notes-cfl-ifca-sampling-metrics.md §1. */
+typedef enum {
+    PFLREF_CFL_BIPARTITION_OPTIMAL = 0,        /* Alg. 1: min over bipartitions
+                                                  of max cross α (single
+                                                  linkage cut at two)      */
+    PFLREF_CFL_BIPARTITION_COMPLETE_LINKAGE = 1 /* complete linkage on −α
+                                                  (the authors' notebook)  */
+} pflref_cfl_bipartition;
+typedef enum {
+    PFLREF_CFL_WEIGHTS_UNIFORM = 0, /* Δθ_c = (1/|c|) Σ_{i∈c} Δθ_i (Alg. 5) */
+    PFLREF_CFL_WEIGHTS_SAMPLES = 1  /* Σ_{i∈c} (|D_i|/|D_c|) Δθ_i (Alg. 2)  */
+} pflref_cfl_weights;
+
+/* IFCA (Ghosh, Chung, Yin, Ramchandran, NeurIPS 2020, Alg. 1) switch;
+ * shared/spec notes-cfl-ifca-sampling-metrics.md §2. */
+typedef enum {
+    PFLREF_IFCA_GRADIENT = 0,  /* Option I: θ_j ← θ_j − (γ/|M_t|) Σ s_ij g_i */
+    PFLREF_IFCA_MODEL = 1      /* Option II: θ_j ← mean of the local models  */
+} pflref_ifca_mode;
+
+/* The value of an integer hyperparameter that was not set. */
+#define PFLREF_INT_UNSET ((size_t)-1)
+
+/* Each algorithm's own hyperparameters and switches, under its paper's
+ * names (the spec keys "<algorithm>.<name>" or the paper's symbol). */
+typedef struct {
+    int weights;               /* pflref_fedavg_weights                    */
+} pflref_fedavg_hyper;
+
+typedef struct {
+    int scope;                 /* pflref_finetune_scope                    */
+} pflref_finetune_hyper;
+
+typedef struct {
+    double mu;                 /* μ: the official code's extra μθ          */
+    int theta_start;           /* pflref_pfedme_theta_start                */
+    int weights;               /* pflref_pfedme_weights                    */
+    int train;                 /* pflref_pfedme_train                      */
+    int personal_eval;         /* pflref_pfedme_personal_eval              */
+} pflref_pfedme_hyper;
+
+typedef struct {
+    int order;                 /* pflref_ditto_order                       */
+    int prox;                  /* pflref_ditto_prox                        */
+    int prox_ref;              /* pflref_ditto_prox_ref                    */
+    int weights;               /* pflref_ditto_weights                     */
+} pflref_ditto_hyper;
+
+/* FedAlt, FedSim and PFLEGO: partial personalisation. */
+typedef struct {
+    int state;                 /* pflref_pfl_state                         */
+    int weights;               /* pflref_pfl_weights                       */
+    int finetune;              /* pflref_pfl_finetune                      */
+} pflref_pfl_hyper;
+
+typedef struct {
+    double beta;               /* β: the cheap head step size              */
+    int head_step;             /* pflref_pflego_head_step                  */
+    int theta_weights;         /* pflref_pflego_theta_weights              */
+    int server;                /* pflref_pflego_server                     */
+} pflref_pflego_hyper;
+
+typedef struct {
+    double alpha;              /* α: the inner (personal) step             */
+    double beta;               /* β: the outer (meta) step                 */
+    double delta;              /* δ: the HF finite-difference radius       */
+    int variant;               /* pflref_perfedavg_variant                 */
+    int weights;               /* pflref_perfedavg_weights                 */
+    int eval;                  /* pflref_perfedavg_eval                    */
+} pflref_perfedavg_hyper;
+
+typedef struct {
+    double alpha;              /* α_i: the (initial) mixing weight         */
+    double eta_alpha;          /* η_α: the α step (NaN: η)                 */
+    int alpha_mode;            /* pflref_apfl_alpha                        */
+    int mix;                   /* pflref_apfl_mix                          */
+    int mix_uses_w;            /* pflref_apfl_mix_uses_w                   */
+    int alpha_rule;            /* pflref_apfl_alpha_rule                   */
+} pflref_apfl_hyper;
+
+typedef struct {
+    double alpha;              /* α: the fixed interpolation weight        */
+    size_t grid;               /* G: the grid α_j = j/G, j = 0..G          */
+    int alpha_mode;            /* pflref_interp_alpha                      */
+    int select;                /* pflref_interp_select                     */
+} pflref_interp_hyper;
+
+typedef struct {
+    double eps1;               /* ε₁: the bound on ‖Δθ_c‖                  */
+    double eps2;               /* ε₂: the bound on max_i ‖Δθ_i‖            */
+    double gamma_max;          /* γ_max ∈ [0, 1): the separation bound     */
+    size_t min_cluster_size;   /* guard: split only |c| ≥ this (0 off)     */
+    size_t warmup;             /* guard: split only in rounds t ≥ this     */
+    int bipartition;           /* pflref_cfl_bipartition                   */
+    int cluster_weights;       /* pflref_cfl_weights                       */
+} pflref_cfl_hyper;
+
+typedef struct {
+    double gamma;              /* γ: the step size                         */
+    size_t k;                  /* k: the number of cluster models          */
+    double init_shift;         /* δ: θ_j⁰ = w⁰ + j δ 𝟙 + σ ξ_j             */
+    double init_sd;            /* σ: the spread of the drawn ξ_j           */
+    size_t init_seed;          /* the seed of the ξ_j draws                */
+    int mode;                  /* pflref_ifca_mode                         */
+    const double *theta0;      /* k×P given initial models θ_j⁰ (cluster 0
+                                  first; the spec's init.cluster_models,
+                                  borrowed), or NULL: w⁰ + j δ 𝟙 + σ ξ_j   */
+} pflref_ifca_hyper;
+
+/* All hyperparameters and switches.  The top-level fields are shared by
+ * several algorithms under one symbol; the rest sit in each algorithm's
+ * own struct.  Fields an algorithm does not use are ignored by it.
+ * pflref_hyper_defaults fills the paper defaults; required fields start as
+ * NaN (integers: PFLREF_INT_UNSET). */
+typedef struct {
+    double eta;        /* η: client step size                          */
+    double eta_ft;     /* η_ft: fine-tuning step size                  */
+    double mu_ft;      /* μ_ft: fine-tuning proximal weight toward w   */
+    double lambda;     /* λ: proximal weight (pFedMe, prox, Ditto)     */
+    double eta_p;      /* η_p: pFedMe's inner ("personal") step size   */
+    size_t K;          /* K: pFedMe's inner steps                      */
+    double beta;       /* β: pFedMe's server mixing                    */
+    double gamma_u;    /* γ_u: FedAlt/FedSim step size of u            */
+    double gamma_v;    /* γ_v: FedAlt/FedSim step size of v            */
+    size_t tau_v;      /* τ_v: FedAlt's v steps (the first τ_v batches) */
+    double rho;        /* ρ: PFLEGO's server step size                 */
+    pflref_split split;        /* shared (u) / personal (v_i) blocks   */
+    pflref_fedavg_hyper fedavg;
+    pflref_finetune_hyper finetune;
+    pflref_pfedme_hyper pfedme;
+    pflref_ditto_hyper ditto;
+    pflref_pfl_hyper pfl;
+    pflref_pflego_hyper pflego;
+    pflref_perfedavg_hyper perfedavg;
+    pflref_apfl_hyper apfl;
+    pflref_interp_hyper interp;
+    pflref_cfl_hyper cfl;
+    pflref_ifca_hyper ifca;
+} pflref_hyper;
+
+/* The registry of hyperparameters and switches (for spec parsing and
+ * `pflref list`). */
+typedef enum {
+    PFLREF_PARAM_REAL = 0,   /* double field                              */
+    PFLREF_PARAM_ENUM = 1,   /* int field: index into values              */
+    PFLREF_PARAM_INT = 2     /* size_t field: a count ≥ lo (PFLREF_INT_UNSET
+                                = not set)                                */
+} pflref_param_type;
+
+typedef struct {
+    const char *name;         /* spec key: "eta", "fedavg.weights"          */
+    const char *algorithms;   /* space-separated names it applies to        */
+    const char *required_by;  /* space-separated names that need it, or ""  */
+    pflref_param_type type;
+    size_t offset;            /* offsetof(pflref_hyper, field)              */
+    double def;               /* REAL, INT: default (NaN = none); ENUM:
+                                 unused                                     */
+    double lo;                /* REAL, INT: lower bound                     */
+    int lo_open;              /* REAL: 1 = lower bound excluded             */
+    const char *const *values;/* ENUM: NULL-terminated; values[0] = paper   */
+    const char *symbol;       /* the paper's symbol, e.g. "η"               */
+    const char *doc;          /* one line                                   */
+} pflref_param;
+
+const pflref_param *pflref_params(size_t *count);
+const pflref_param *pflref_param_find(const char *name);
+/* The parameter `name` that applies to algorithm `alg` (one name may mean
+ * different things to different algorithms: α, β), else the first
+ * parameter called `name` (which then does not apply to alg), else NULL. */
+const pflref_param *pflref_param_find_for(const char *name, const char *alg);
+/* 1 when the space-separated list `names` contains `name`. */
+int pflref_name_in_list(const char *names, const char *name);
+
+void pflref_hyper_defaults(pflref_hyper *h);
+/* Set a REAL parameter (finite, within bounds) or an ENUM switch (by value
+ * name); `where` is the JSON path used in messages. */
+pflref_status pflref_hyper_set_real(pflref_hyper *h, const pflref_param *p,
+                                    double value, const char *where,
+                                    pflref_error *err);
+pflref_status pflref_hyper_set_enum(pflref_hyper *h, const pflref_param *p,
+                                    const char *value, const char *where,
+                                    pflref_error *err);
+pflref_status pflref_hyper_set_int(pflref_hyper *h, const pflref_param *p,
+                                   size_t value, const char *where,
+                                   pflref_error *err);
+double pflref_hyper_get_real(const pflref_hyper *h, const pflref_param *p);
+size_t pflref_hyper_get_int(const pflref_hyper *h, const pflref_param *p);
+
+/* Presets: named bundles of switch and hyperparameter settings that
+ * reproduce a known code base ("official": the authors' released code,
+ * "pfllib": TsingZ0/PFLlib).  "paper" (no settings) is every algorithm's
+ * default.  Settings given explicitly in a spec override the preset's. */
+typedef struct {
+    const char *algorithm;
+    const char *name;
+    const char *settings;     /* "name=value" pairs, space-separated       */
+    const char *split;        /* the personal blocks or group the preset
+                                 implies ("head", "input"), or NULL        */
+    const char *source;       /* where the settings were read              */
+} pflref_preset;
+
+const pflref_preset *pflref_presets(size_t *count);
+/* The preset `name` of algorithm `alg`, or NULL ("paper" has none). */
+const pflref_preset *pflref_preset_find(const char *alg, const char *name);
+/* Apply preset `name` of algorithm `alg` to h ("paper": nothing).  Errors:
+ * an unknown preset (PFLREF_EINVAL, where). */
+pflref_status pflref_preset_apply(pflref_hyper *h, const char *alg,
+                                  const char *name, const char *where,
+                                  pflref_error *err);
+const char *pflref_hyper_get_enum(const pflref_hyper *h, const pflref_param *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,388 @@
+/* ref/apfl.c: APFL, Algorithm 1 of
+ *   Y. Deng, M. M. Kamani, M. Mahdavi, "Adaptive Personalized Federated
+ *   Learning", arXiv 2003.13461,
+ * in the clean reading of shared/spec notes §6(c): τ local steps, then one
+ * average.
+ *
+ * Objective (per client i): min_{v_i} f_i(v̄_i), v̄_i = α_i v_i + (1 − α_i) w*,
+ * so ∇_{v_i} f_i(v̄_i) = α_i ∇f_i(v̄_i) and ∂f_i(v̄_i)/∂α_i = ⟨v_i − w, ∇f_i(v̄_i)⟩.
+ *
+ * One round t:
+ *   the server sends w to every participant i ∈ U
+ *   each i:  w_i ← w;  for each scheduled batch ξ (τ = the batch count),
+ *            with the previous values on every right-hand side:
+ *     v̄   = α_i v_i + (1 − α_i) w_i                          (Alg. 1, v̄)
+ *     w_i ← w_i − η ∇f_i(w_i; ξ)                             (Alg. 1, w)
+ *     v_i ← v_i − η α_i ∇f_i(v̄; ξ)                          (Alg. 1, v)
+ *     adaptive: α_i ← Π_[0,1](α_i − η_α ⟨v_i − w_i, ∇f_i(v̄; ξ)⟩)  (Alg. 1, α)
+ *   w ← (1/|U|) Σ_{i∈U} w_i                                   (uniform mean)
+ * v_i starts at w⁰ and persists; α_i starts at the hyperparameter α and
+ * persists; a client outside U keeps both.  The box's if/else ("if t does
+ * not divide τ: local step, else average") is read as τ local steps
+ * followed by the average, as the authors' code runs it (notes §6(f) 4).
+ *
+ * Reported models: "global" w, "local" v_i, and "personalized"
+ * α_i v_i + (1 − α_i) w with the final global w (the paper's "in practice"
+ * output, notes §6(c); the theory's iterate average is not formed).  The
+ * trajectory also notes v_bar = α_i v_i + (1 − α_i) w_i with the client's
+ * local w_i before the average (what FedTorch evaluates each round).
+ *
+ * Symbols:  w ↔ s->w (P)   w_i ↔ w_local (P)   v_i ↔ s->v + i·P
+ *           α_i ↔ s->alpha[i]   η ↔ hyper->eta
+ *           η_α ↔ hyper->apfl.eta_alpha (NaN: η)   U ↔ plan->clients
+ *           τ ↔ plan->batches[j].nsteps   ξ ↔ the step's batch
+ *
+ * Switches (the paper's reading first; notes §6(f)):
+ *   apfl.alpha       fixed: α_i never moves; adaptive: the α step above
+ *   apfl.mix         parameter: one model at v̄ (the paper);
+ *                    output: ŷ(x) = α_i z(v_i; x) + (1 − α_i) z(w_i; x) and
+ *                    the loss ℓ(ŷ, y) (FedTorch's inference_personal), so
+ *                    v's step is η α_i (1/|ξ|) Σ_x J_v(x)ᵀ ∂ℓ/∂ŷ and the
+ *                    paper's α gradient (1/|ξ|) Σ_x ⟨z(v; x) − z(w_i; x),
+ *                    ∂ℓ/∂ŷ⟩; equal to parameter mixing for models linear in
+ *                    their parameters (quadratic has no outputs: refused)
+ *   apfl.mix_uses_w  old: the mixture takes w_i before its step (the paper);
+ *                    new: after it (FedTorch steps w first); the paper's α
+ *                    gradient then uses that same w_i (it is ∂/∂α of the
+ *                    loss that was formed)
+ *   apfl.alpha_rule  paper: the α step above at every step;
+ *                    fedtorch: FedTorch's alpha_update (MLOPTPSU/FedTorch
+ *                    ab8068dbc968, fedtorch/comms/utils/flow_utils.py), at
+ *                    the FIRST step of each round only, after both steps:
+ *                      α_i ← clip_[0,1](α_i − η (Σ_p (v_i − w_i)_p
+ *                              (α_i g_v,p + (1 − α_i) g_w,p) + 0.02 α_i))
+ *                    with the NEW v_i, w_i, the mixture loss's gradients
+ *                    g_v = ∇_{v_i}, g_w = ∇_{w_i} (already carrying α_i and
+ *                    1 − α_i), step η (the model's learning rate; η_α is
+ *                    refused) and α_i the value before the step
+ *
+ * Determinism: participants train and are summed in ascending id.
+ * Cost per step: two gradients (parameter mixing), or two forward and one
+ * backward pass plus the w gradient (output mixing; FedTorch's rule adds a
+ * backward pass at the first step).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "algorithms/algorithms.h"
+
+/* FedTorch's alpha_update adds 0.02 α to its α gradient (the derivative of
+ * a penalty 0.01 α² that pulls α toward 0); kept as the code has it. */
+#define PFLREF_APFL_FEDTORCH_ALPHA_DECAY 0.02
+
+static const char *const W_LINE = "Alg. 1: w_i ← w_i − η ∇f_i(w_i; ξ)";
+/* [mix][mix_uses_w] */
+static const char *const V_LINE[2][2] = {
+    {"Alg. 1: v_i ← v_i − η α_i ∇f_i(v̄; ξ), v̄ = α_i v_i + (1 − α_i) w_i",
+     "v_i ← v_i − η α_i ∇f_i(v̄; ξ), v̄ = α_i v_i + (1 − α_i) w_i (w_i after "
+     "its step)"},
+    {"v_i ← v_i − η α_i (1/|ξ|) Σ J_v(x)ᵀ ∂ℓ/∂ŷ, ŷ = α_i v_i(x) + (1 − α_i) "
+     "w_i(x)",
+     "v_i ← v_i − η α_i (1/|ξ|) Σ J_v(x)ᵀ ∂ℓ/∂ŷ, ŷ = α_i v_i(x) + (1 − α_i) "
+     "w_i(x) (w_i after its step)"}};
+static const char *const ALPHA_LINE[2] = {
+    "Alg. 1: α_i ← Π_[0,1](α_i − η_α ⟨v_i − w_i, ∇f_i(v̄; ξ)⟩)",
+    "FedTorch alpha_update (first step): α_i ← clip_[0,1](α_i − η (⟨v_i − "
+    "w_i, α_i g_v + (1 − α_i) g_w⟩ + 0.02 α_i))"};
+static const char *const VBAR_LINE =
+    "v̄_i = α_i v_i + (1 − α_i) w_i (local w_i, before the average)";
+static const char *const SERVER_LINE = "w ← (1/|U|) Σ_{i∈U} w_i";
+
+static int output_mix(const pflref_hyper *h)
+{
+    return h->apfl.mix == PFLREF_APFL_MIX_OUTPUT;
+}
+
+/* Output mixing keeps z(v), z(w_i) and ∂ℓ/∂ŷ of one batch: 3 × k × the
+ * largest data set (the check refuses longer batches). */
+static size_t apfl_work_doubles(const pflref_problem *problem)
+{
+    if (problem->model.kind == PFLREF_MODEL_QUADRATIC)
+        return 0;
+    return 3 * problem->model.k * pflref_problem_max_n(problem);
+}
+
+static pflref_status apfl_check(const pflref_problem *problem,
+                                const pflref_hyper *hyper,
+                                const pflref_schedule *schedule,
+                                const unsigned char *mask, pflref_error *err)
+{
+    (void)mask;
+    if (hyper->apfl.alpha > 1.0)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.alpha",
+                                "alpha = %g: the mixing weight α must lie in "
+                                "[0, 1]", hyper->apfl.alpha);
+    if (hyper->apfl.alpha_mode == PFLREF_APFL_ALPHA_ADAPTIVE &&
+        hyper->apfl.alpha_rule == PFLREF_APFL_RULE_FEDTORCH &&
+        !isnan(hyper->apfl.eta_alpha))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.eta_alpha",
+                                "apfl.alpha_rule = fedtorch steps α with the "
+                                "model's learning rate η (FedTorch's "
+                                "alpha_update); eta_alpha is not used by it");
+    if (!output_mix(hyper))
+        return PFLREF_OK;
+    if (problem->model.kind == PFLREF_MODEL_QUADRATIC)
+        return pflref_error_set(err, PFLREF_EINVAL, "algorithm.switches."
+                                "apfl.mix",
+                                "apfl.mix = output mixes the two models' "
+                                "outputs, and model quadratic has none; use "
+                                "a data model (linear, softmax, mlp) or "
+                                "apfl.mix = parameter");
+    const size_t cap = pflref_problem_max_n(problem);
+    for (size_t t = 0; t < schedule->T; t++)
+        for (size_t j = 0; j < schedule->rounds[t].m; j++) {
+            const pflref_batches *b = &schedule->rounds[t].batches[j];
+            for (size_t q = 0; q < b->nsteps; q++)
+                if (b->step_off[q + 1] - b->step_off[q] > cap) {
+                    char where[PFLREF_WHERE_MAX];
+                    snprintf(where, sizeof where,
+                             "schedule.rounds[%zu].batches[%zu][%zu]", t, j,
+                             q);
+                    return pflref_error_set(
+                        err, PFLREF_EINVAL, where,
+                        "apfl.mix = output keeps one batch's outputs, at "
+                        "most %zu samples (the largest data set); this "
+                        "batch has %zu",
+                        cap, b->step_off[q + 1] - b->step_off[q]);
+                }
+        }
+    return PFLREF_OK;
+}
+
+/* α_i ← α (the hyperparameter) for every client. */
+static pflref_status apfl_init(pflref_state *s, pflref_error *err)
+{
+    (void)err;
+    for (size_t i = 0; i < s->N; i++)
+        s->alpha[i] = s->hyper->apfl.alpha;
+    return PFLREF_OK;
+}
+
+/* Π_[0,1](x) */
+static double clip01(double x)
+{
+    return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);
+}
+
+/* Failure of a model function inside a step, with its place. */
+static pflref_status step_failed(pflref_error *err, pflref_status st,
+                                 long t, size_t i, size_t q, size_t nb)
+{
+    return pflref_error_set(err, st, "schedule",
+                            "gradient failed at round %ld, client %zu, step "
+                            "%zu (batch of %zu samples)",
+                            t, i, q + 1, nb);
+}
+
+/* The mixture's gradients on batch q of b, with a = α_i, v = v_i (old) and
+ * wm = the w_i the mixture takes:
+ *   parameter:  G := ∇f_i(v̄; ξ), v̄ = a v + (1 − a) wm;
+ *               *dalpha := ⟨v − wm, G⟩;  H := G (when H is non-NULL)
+ *   output:     E_x := ∂ℓ/∂ŷ at ŷ = a z(v; x) + (1 − a) z(wm; x),
+ *               G := (1/|ξ|) Σ_x J_v(x)ᵀ E_x,
+ *               *dalpha := (1/|ξ|) Σ_x ⟨z(v; x) − z(wm; x), E_x⟩,
+ *               H := (1/|ξ|) Σ_x J_wm(x)ᵀ E_x (when H is non-NULL)
+ * so ∇_v = a G, ∇_wm = (1 − a) H and ∂/∂α = *dalpha of the mixture's loss.
+ *   vbar [work] P;  G [out] P;  H [out] P or NULL. */
+static pflref_status mixture_grad(pflref_state *s, size_t i,
+                                  const pflref_batches *b, size_t q,
+                                  double a, const double *v,
+                                  const double *wm, double *vbar, double *G,
+                                  double *H, double *dalpha,
+                                  pflref_error *err)
+{
+    const pflref_model *m = &s->problem->model;
+    const pflref_data *D = &s->problem->clients[i].train;
+    const size_t P = s->P;
+    const long t = (long)s->t;
+    if (!output_mix(s->hyper)) {
+        for (size_t p = 0; p < P; p++)  /* v̄ = α v + (1 − α) w */
+            vbar[p] = a * v[p] + (1.0 - a) * wm[p];
+        pflref_status st = pflref_batch_grad(m, vbar, D, b, q, s->ws, G, t,
+                                             (long)i, err);
+        if (st != PFLREF_OK)
+            return st;
+        double dot = 0.0;               /* ⟨v − w, ∇f(v̄)⟩ */
+        for (size_t p = 0; p < P; p++)
+            dot += (v[p] - wm[p]) * G[p];
+        *dalpha = dot;
+        if (H != NULL)
+            memcpy(H, G, P * sizeof *H);
+        return PFLREF_OK;
+    }
+
+    const size_t nb = b->step_off[q + 1] - b->step_off[q];
+    const size_t *idx = b->idx + b->step_off[q];
+    const size_t len = nb * m->k;
+    double *Zv = s->work, *Zw = s->work + len, *E = s->work + 2 * len;
+    pflref_status st = pflref_model_outputs(m, v, D, idx, nb, s->ws, Zv);
+    if (st == PFLREF_OK)
+        st = pflref_model_outputs(m, wm, D, idx, nb, s->ws, Zw);
+    if (st != PFLREF_OK)
+        return step_failed(err, st, t, i, q, nb);
+    for (size_t r = 0; r < len; r++)    /* ŷ = α z(v) + (1 − α) z(w) */
+        E[r] = a * Zv[r] + (1.0 - a) * Zw[r];
+    st = pflref_model_output_grad(m, E, D, idx, nb, s->ws, E, NULL);
+    if (st == PFLREF_OK)                /* G := (1/|ξ|) Σ J_v(x)ᵀ E_x */
+        st = pflref_model_grad_from_output(m, v, D, idx, nb, E, s->ws, G);
+    if (st == PFLREF_OK && H != NULL)   /* H := (1/|ξ|) Σ J_w(x)ᵀ E_x */
+        st = pflref_model_grad_from_output(m, wm, D, idx, nb, E, s->ws, H);
+    if (st != PFLREF_OK)
+        return step_failed(err, st, t, i, q, nb);
+    double dot = 0.0;                   /* Σ_x ⟨z(v; x) − z(w; x), E_x⟩ */
+    for (size_t r = 0; r < len; r++)
+        dot += (Zv[r] - Zw[r]) * E[r];
+    *dalpha = dot / (double)nb;
+    return PFLREF_OK;
+}
+
+/* One local step of client i on batch q of b (Alg. 1, one iteration of the
+ * inner loop), with w_local = w_i. */
+static pflref_status apfl_step(pflref_state *s, size_t i,
+                               const pflref_batches *b, size_t q,
+                               double *w_local, const pflref_trace *trace,
+                               pflref_error *err)
+{
+    const pflref_hyper *h = s->hyper;
+    const size_t P = s->P;
+    const long t = (long)s->t;
+    double *v = s->v + i * P;
+    double *w_old = s->scratch + P;     /* w_i before the step   */
+    double *v_old = s->scratch + 2 * P; /* v_i before the step   */
+    double *g = s->scratch + 3 * P;     /* ∇f_i(w_i; ξ)          */
+    double *G = s->scratch + 4 * P;     /* the mixture's v-side  */
+    double *H = s->scratch + 5 * P;     /* the mixture's w-side  */
+    double *vbar = s->scratch + 6 * P;
+    const double a = s->alpha[i];       /* α_i before the step   */
+    const int adaptive = h->apfl.alpha_mode == PFLREF_APFL_ALPHA_ADAPTIVE;
+    const int fedtorch = adaptive &&
+                         h->apfl.alpha_rule == PFLREF_APFL_RULE_FEDTORCH;
+    const int new_w = h->apfl.mix_uses_w == PFLREF_APFL_MIX_W_NEW;
+    memcpy(w_old, w_local, P * sizeof *w_old);
+    memcpy(v_old, v, P * sizeof *v_old);
+
+    /* Alg. 1: w_i ← w_i − η ∇f_i(w_i; ξ) */
+    const pflref_local_sgd job = {
+        &s->problem->model, &s->problem->clients[i].train, b, h->eta, 0.0,
+        NULL, NULL, "train", "w_local", W_LINE, t, (long)i};
+    pflref_status st = pflref_local_sgd_step(&job, q, w_local, g, s->ws,
+                                             trace, err);
+    if (st != PFLREF_OK)
+        return st;
+
+    /* The mixture with w_i before its step (paper) or after it (FedTorch). */
+    const double *wm = new_w ? w_local : w_old;
+    double dalpha = 0.0;
+    const int first = q == 0;
+    st = mixture_grad(s, i, b, q, a, v_old, wm, vbar, G,
+                      fedtorch && first ? H : NULL, &dalpha, err);
+    if (st != PFLREF_OK)
+        return st;
+
+    /* Alg. 1: v_i ← v_i − η α_i ∇f_i(v̄; ξ)   (output: G in place of ∇f) */
+    for (size_t p = 0; p < P; p++)
+        v[p] -= h->eta * (a * G[p]);
+    if (!pflref_all_finite(v, P))
+        return pflref_error_diverge(err, t, (long)i, (long)(q + 1), "v");
+    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
+                      (long)(q + 1), "v", v, P,
+                      V_LINE[output_mix(h)][new_w]);
+    if (!adaptive)
+        return PFLREF_OK;
+
+    if (!fedtorch) {
+        /* Alg. 1: α_i ← Π_[0,1](α_i − η_α ⟨v_i − w_i, ∇f_i(v̄; ξ)⟩) at the
+         * old v_i and the mixture's w_i */
+        const double eta_alpha = isnan(h->apfl.eta_alpha) ? h->eta
+                                                          : h->apfl.eta_alpha;
+        const double x = a - eta_alpha * dalpha;
+        if (!isfinite(x))
+            return pflref_error_diverge(err, t, (long)i, (long)(q + 1),
+                                        "alpha");
+        s->alpha[i] = clip01(x);
+    } else if (first) {
+        /* FedTorch: Σ_p (v_i − w_i)_p (α g_v,p + (1 − α) g_w,p) + 0.02 α at
+         * the new iterates, g_v = α G, g_w = (1 − α) H */
+        double grad_alpha = 0.0;
+        for (size_t p = 0; p < P; p++)
+            grad_alpha += (v[p] - w_local[p]) *
+                          (a * (a * G[p]) + (1.0 - a) * ((1.0 - a) * H[p]));
+        grad_alpha += PFLREF_APFL_FEDTORCH_ALPHA_DECAY * a;
+        const double x = a - h->eta * grad_alpha;
+        if (!isfinite(x))
+            return pflref_error_diverge(err, t, (long)i, (long)(q + 1),
+                                        "alpha");
+        s->alpha[i] = clip01(x);
+    }
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i,
+                      (long)(q + 1), "alpha", s->alpha + i, 1,
+                      ALPHA_LINE[fedtorch]);
+    return PFLREF_OK;
+}
+
+static pflref_status apfl_round(pflref_state *s, const pflref_round_plan *plan,
+                                const pflref_trace *trace, pflref_error *err)
+{
+    const size_t P = s->P;
+    const long t = (long)s->t;
+    double *w_local = s->scratch;       /* w_i, the local copy   */
+    double *vbar = s->scratch + 7 * P;  /* the v_bar note        */
+    double *acc = s->accum;
+
+    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1, "w",
+                      s->w, P, NULL);
+    for (size_t p = 0; p < P; p++)
+        acc[p] = 0.0;
+    for (size_t j = 0; j < plan->m; j++) {
+        const size_t i = plan->clients[j];
+        const pflref_batches *b = &plan->batches[j];
+        double *v = s->v + i * P;
+        memcpy(w_local, s->w, P * sizeof *w_local);      /* w_i ← w */
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
+                          0, "w_local", w_local, P, NULL);
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
+                          0, "v", v, P, NULL);
+        for (size_t q = 0; q < b->nsteps; q++) {
+            pflref_status st = apfl_step(s, i, b, q, w_local, trace, err);
+            if (st != PFLREF_OK)
+                return st;
+        }
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
+                          -1, "w_local", w_local, P, NULL);
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
+                          -1, "v", v, P, NULL);
+        const double a = s->alpha[i];
+        for (size_t p = 0; p < P; p++)  /* v̄_i = α_i v_i + (1 − α_i) w_i */
+            vbar[p] = a * v[p] + (1.0 - a) * w_local[p];
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
+                          "v_bar", vbar, P, VBAR_LINE);
+        pflref_accumulate(acc, 1.0 / (double)plan->m, w_local, P); /* 1/|U| */
+    }
+
+    memcpy(s->w, acc, P * sizeof *acc);
+    if (!pflref_all_finite(s->w, P))
+        return pflref_error_diverge(err, t, -1, -1, "w");
+    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
+                      P, SERVER_LINE);
+    return PFLREF_OK;
+}
+
+const pflref_algorithm pflref_apfl = {
+    .name = "apfl",
+    .title = "APFL (Deng, Kamani, Mahdavi 2020, Alg. 1)",
+    .has_global = 1,
+    .has_personal = 1,
+    .personal_name = "v",
+    .has_alpha = 1,
+    .output_mix = output_mix,
+    .n_eval = 3,
+    .eval = {{"global", PFLREF_SOURCE_GLOBAL},
+             {"local", PFLREF_SOURCE_PERSONAL},
+             {"personalized", PFLREF_SOURCE_MIX}},
+    .work_doubles = apfl_work_doubles,
+    .check = apfl_check,
+    .init = apfl_init,
+    .round = apfl_round,
+};

@@ -1,0 +1,357 @@
+/* ref/cfl.c: Clustered Federated Learning, the weight-update form
+ * (Algorithm 5, with Algorithm 1's optimal bipartition) of
+ *   F. Sattler, K.-R. Müller, W. Samek, "Clustered Federated Learning:
+ *   Model-Agnostic Distributed Multitask Optimization Under Privacy
+ *   Constraints", IEEE TNNLS 32(8):3710–3722, 2021, arXiv 1910.01991.
+ * Equations and the authors' code's deviations: shared/spec
+ * notes-cfl-ifca-sampling-metrics.md §1; docs/algorithms/cfl.md.
+ *
+ * One round t (Alg. 5; C the partition, starting as {{0..N−1}}):
+ *   every client i, in parallel:
+ *     θ_i ← θ_i + Δθ_{c(i)}                 (applied at the end of round
+ *                                             t − 1 here, see below)
+ *     Δθ_i ← SGD_n(θ_i, D_i) − θ_i           local SGD with step η over
+ *                                             the scheduled batches
+ *   server:  C_tmp ← C;  for each c ∈ C:
+ *     Δθ_c ← (1/|c|) Σ_{i∈c} Δθ_i            (cfl.cluster_weights)
+ *     if ‖Δθ_c‖ < ε₁ and max_{i∈c} ‖Δθ_i‖ > ε₂:
+ *       α_ij ← ⟨Δθ_i, Δθ_j⟩ / (‖Δθ_i‖ ‖Δθ_j‖),  i, j ∈ c
+ *       (c₁, c₂), α_max^cross ← Algorithm 1 (ref/cluster.c)
+ *       if γ_max < √((1 − α_max^cross)/2):  C_tmp ← (C_tmp \ c) ∪ {c₁, c₂}
+ *   C ← C_tmp
+ *
+ * Three points the paper leaves open, pinned here (notes §1.7):
+ *   a) The cluster update of a split cluster's children is the mean over
+ *      each child's members of this round's Δθ_i (the authors' code).
+ *   b) The update is applied at the end of the round, θ_i ← θ_i + Δθ_{c(i)}
+ *      with the post-split partition, rather than at the start of the
+ *      next: the same iterates, and the final models include the last
+ *      round's update (the models FedAvg would report).
+ *   c) "Recursion on the new clusters" is the next rounds' tests of the
+ *      children (Alg. 5 runs one level per round).
+ * A singleton cluster never splits.  Every client takes part in every
+ * round (the paper's and the code's setting).
+ *
+ * Symbols:  θ_i ↔ s->v + i·P   Δθ_i ↔ dtheta + i·P   c(i) ↔ s->cluster[i]
+ *           ε₁, ε₂, γ_max ↔ hyper->cfl.eps1, cfl_eps2, cfl_gamma_max
+ *           η ↔ hyper->eta   α ↔ alpha (m×m)   Δθ_c ↔ s->accum (P)
+ * Cluster labels are canonical: the clusters numbered 0, 1, ... in the
+ * order of their smallest client.
+ *
+ * Switches (the paper's reading first):
+ *   cfl.bipartition      optimal: Algorithm 1; complete_linkage: the
+ *                        notebook's sklearn complete linkage on −α
+ *   cfl.cluster_weights  uniform: 1/|c| (Alg. 5, the code); samples:
+ *                        |D_i|/|D_c| (Alg. 2, the FL sub-routine)
+ * Guards, off by default (the notebook's `len(idc) > 2`, `c_round > 20`):
+ *   cfl.min_cluster_size s: only clusters of at least s clients split
+ *   cfl.warmup r: no split in rounds t < r
+ *
+ * Determinism: clients train and are summed in ascending id; clusters are
+ * tested in label order.
+ * Cost per round: the local steps + O(N P) + per tested cluster O(m² P).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "algorithms/algorithms.h"
+#include "engine/cluster.h"
+
+static const char *const CLIENT_LINE =
+    "Alg. 5: Δθ_i ← SGD_n(θ_i, D_i) − θ_i: θ ← θ − η ∇ℓ(θ; b)";
+static const char *const DTHETA_LINE = "Alg. 5: Δθ_i ← SGD_n(θ_i, D_i) − θ_i";
+static const char *const NORM_LINE[] = {
+    "Alg. 5: ‖Δθ_c‖, Δθ_c = (1/|c|) Σ_{i∈c} Δθ_i (split needs < ε₁)",
+    "‖Δθ_c‖, Δθ_c = Σ_{i∈c} (|D_i|/|D_c|) Δθ_i (split needs < ε₁)"};
+static const char *const MAX_LINE =
+    "Alg. 5: max_{i∈c} ‖Δθ_i‖ (split needs > ε₂)";
+static const char *const SIM_LINE =
+    "α_ij = ⟨Δθ_i, Δθ_j⟩/(‖Δθ_i‖‖Δθ_j‖), j ∈ c (row i)";
+static const char *const PART_LINE[] = {
+    "Alg. 1: (c₁, c₂) = argmin max_{i∈c₁, j∈c₂} α_ij",
+    "complete linkage on −α, cut at two clusters (authors' notebook)"};
+static const char *const CROSS_LINE =
+    "α_max^cross = max_{i∈c₁, j∈c₂} α_ij";
+static const char *const SPLIT_LINE =
+    "Alg. 5: split iff γ_max < √((1 − α_max^cross)/2)";
+static const char *const PARTITION_LINE =
+    "C ← C_tmp (each client's cluster, numbered by smallest member)";
+static const char *const UPDATE_LINE[] = {
+    "Alg. 5: Δθ_c = (1/|c|) Σ_{i∈c} Δθ_i; θ_i ← θ_i + Δθ_c",
+    "Alg. 2: Δθ_c = Σ_{i∈c} (|D_i|/|D_c|) Δθ_i; θ_i ← θ_i + Δθ_c"};
+
+/* The work layout of s->work (cfl_work_doubles): Δθ_i (N·P), α (N²), the
+ * complete-linkage matrix (N²), then N doubles of value buffer and N bytes
+ * (in N doubles) for the bipartition's sides. */
+static size_t cfl_work_doubles(const pflref_problem *problem)
+{
+    const size_t N = problem->N, P = problem->model.P;
+    return N * P + 2 * N * N + 2 * N;
+}
+
+/* ‖x‖ = √(Σ x_p²) for finite x.  When Σ x_p² overflows (entries beyond
+ * about 1e154), ‖x‖ = s √(Σ (x_p/s)²) with s = max |x_p|, so a finite
+ * update never has an infinite norm. */
+static double norm2(const double *x, size_t P)
+{
+    double sq = 0.0;
+    for (size_t p = 0; p < P; p++)
+        sq += x[p] * x[p];
+    if (isfinite(sq))
+        return sqrt(sq);
+    double s = 0.0;
+    for (size_t p = 0; p < P; p++)
+        s = fabs(x[p]) > s ? fabs(x[p]) : s;
+    sq = 0.0;
+    for (size_t p = 0; p < P; p++)
+        sq += (x[p] / s) * (x[p] / s);
+    return s * sqrt(sq);
+}
+
+/* members[0..m−1] := the clients of cluster c, ascending; returns m. */
+static size_t cluster_members(const pflref_state *s, size_t c,
+                              size_t *members)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < s->N; i++)
+        if (s->cluster[i] == c)
+            members[m++] = i;
+    return m;
+}
+
+/* acc := Δθ_c = Σ_{i∈c} w_i Δθ_i with w_i = 1/|c| or |D_i|/|D_c|. */
+static void cluster_update(const pflref_state *s, const size_t *members,
+                           size_t m, const double *dtheta, double *acc)
+{
+    const pflref_problem *pr = s->problem;
+    double D_c = 0.0;  /* |D_c| = Σ_{i∈c} |D_i| */
+    for (size_t a = 0; a < m; a++)
+        D_c += (double)pr->clients[members[a]].train.n;
+    for (size_t p = 0; p < s->P; p++)
+        acc[p] = 0.0;
+    for (size_t a = 0; a < m; a++) {
+        const size_t i = members[a];
+        const double w =
+            s->hyper->cfl.cluster_weights == PFLREF_CFL_WEIGHTS_SAMPLES
+                ? (double)pr->clients[i].train.n / D_c   /* |D_i|/|D_c| */
+                : 1.0 / (double)m;                        /* 1/|c|       */
+        pflref_accumulate(acc, w, dtheta + i * s->P, s->P);
+    }
+}
+
+/* The split test of cluster c (members[0..m−1]) and, when the ε tests and
+ * the guards pass, Algorithm 1 and the γ test.  A split moves c₂'s members
+ * to label *next (then incremented).  Emits the cluster's notes with
+ * client = its smallest member. */
+static pflref_status test_cluster(pflref_state *s, const size_t *members,
+                                  size_t m, const double *dtheta,
+                                  double *alpha, double *L, double *buf,
+                                  unsigned char *side, size_t *iwork,
+                                  size_t *next, const pflref_trace *trace,
+                                  pflref_error *err)
+{
+    const pflref_hyper *h = s->hyper;
+    const size_t P = s->P;
+    const long t = (long)s->t, rep = (long)members[0];
+    double *acc = s->accum;
+
+    /* Δθ_c and the two norms of the test */
+    cluster_update(s, members, m, dtheta, acc);
+    const double norm_c = norm2(acc, P);
+    double max_i = 0.0;
+    for (size_t a = 0; a < m; a++) {
+        const double n_i = norm2(dtheta + members[a] * P, P);
+        max_i = n_i > max_i ? n_i : max_i;
+    }
+    /* finite updates whose norm exceeds DBL_MAX (entries near it): stop
+     * before a non-finite value is recorded */
+    if (!isfinite(norm_c) || !isfinite(max_i))
+        return pflref_error_diverge(err, t, rep, -1,
+                                    isfinite(norm_c) ? "max_norm_dtheta"
+                                                     : "norm_dtheta_c");
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
+                      "norm_dtheta_c", &norm_c, 1,
+                      NORM_LINE[h->cfl.cluster_weights]);
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
+                      "max_norm_dtheta", &max_i, 1, MAX_LINE);
+
+    /* Alg. 5: if ‖Δθ_c‖ < ε₁ and max_{i∈c} ‖Δθ_i‖ > ε₂ (and the guards) */
+    if (!(norm_c < h->cfl.eps1 && max_i > h->cfl.eps2) || m < 2 ||
+        (h->cfl.min_cluster_size > 0 && m < h->cfl.min_cluster_size) ||
+        s->t < h->cfl.warmup)
+        return PFLREF_OK;
+
+    /* α_ij for i, j ∈ c, emitted row by row (row a belongs to client
+     * members[a]) */
+    pflref_status st = pflref_cluster_similarity(dtheta, P, members, m,
+                                                 alpha, err);
+    if (st != PFLREF_OK)
+        return st;
+    for (size_t a = 0; a < m; a++)
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t,
+                          (long)members[a], -1, "similarity", alpha + a * m,
+                          m, SIM_LINE);
+
+    /* (c₁, c₂) and α_max^cross */
+    double cross;
+    st = pflref_cluster_bipartition(
+        alpha, m, (pflref_bipartition_method)h->cfl.bipartition, side,
+        &cross, L, iwork, err);
+    if (st != PFLREF_OK)
+        return st;
+    for (unsigned char part = 0; part < 2; part++) {
+        size_t k = 0;
+        for (size_t a = 0; a < m; a++)
+            if (side[a] == part)
+                buf[k++] = (double)members[a];
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
+                          part == 0 ? "c1" : "c2", buf, k,
+                          PART_LINE[h->cfl.bipartition]);
+    }
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
+                      "alpha_cross", &cross, 1, CROSS_LINE);
+
+    /* γ_max < √((1 − α_max^cross)/2) */
+    const int split = h->cfl.gamma_max < sqrt((1.0 - cross) / 2.0);
+    const double flag = split ? 1.0 : 0.0;
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1, "split",
+                      &flag, 1, SPLIT_LINE);
+    if (split) {
+        /* C_tmp ← (C_tmp \ c) ∪ {c₁, c₂}: side a is position a of c,
+         * mapped back to client members[a] */
+        for (size_t a = 0; a < m; a++)
+            if (side[a] == 1)
+                s->cluster[members[a]] = *next;
+        (*next)++;
+    }
+    return PFLREF_OK;
+}
+
+static pflref_status cfl_round(pflref_state *s, const pflref_round_plan *plan,
+                               const pflref_trace *trace, pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const pflref_hyper *h = s->hyper;
+    const size_t P = s->P, N = s->N;
+    const long t = (long)s->t;
+    double *dtheta = s->work;                    /* N×P: Δθ_i          */
+    double *alpha = dtheta + N * P;              /* m×m                */
+    double *L = alpha + N * N;                   /* m×m                */
+    double *buf = L + N * N;                     /* N                  */
+    unsigned char *side = (unsigned char *)(void *)(buf + N); /* N   */
+    size_t *members = s->iwork;                  /* N                  */
+    size_t *map = s->iwork + N;                  /* ≤ 2N old labels    */
+    size_t *biwork = s->iwork + 2 * N;           /* 2N                 */
+    double *theta = s->scratch;                  /* the local iterate  */
+    double *g = s->scratch + P;
+    double *acc = s->accum;
+
+    /* Every client i: Δθ_i ← SGD_n(θ_i, D_i) − θ_i */
+    for (size_t j = 0; j < plan->m; j++) {
+        const size_t i = plan->clients[j];
+        double *theta_i = s->v + i * P, *d_i = dtheta + i * P;
+        memcpy(theta, theta_i, P * sizeof *theta);
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
+                          0, "theta", theta, P, NULL);
+        const pflref_local_sgd job = {
+            &pr->model, &pr->clients[i].train, &plan->batches[j], h->eta,
+            0.0, NULL, NULL, "train", "theta", CLIENT_LINE, t, (long)i};
+        pflref_status st = pflref_local_sgd_run(&job, theta, g, s->ws, trace,
+                                                err);
+        if (st != PFLREF_OK)
+            return st;
+        for (size_t p = 0; p < P; p++)
+            d_i[p] = theta[p] - theta_i[p];
+        if (!pflref_all_finite(d_i, P))
+            return pflref_error_diverge(err, t, (long)i, -1, "dtheta");
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
+                          -1, "dtheta", d_i, P, DTHETA_LINE);
+    }
+
+    /* Server: test every cluster of C (labels 0..K−1) on this round's
+     * updates; a split gives its c₂ a fresh label K, K + 1, ... */
+    size_t K = 0;
+    for (size_t i = 0; i < N; i++)
+        K = s->cluster[i] + 1 > K ? s->cluster[i] + 1 : K;
+    size_t next = K;
+    for (size_t c = 0; c < K; c++) {
+        const size_t m = cluster_members(s, c, members);
+        pflref_status st = test_cluster(s, members, m, dtheta, alpha, L, buf,
+                                        side, biwork, &next, trace, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+
+    /* C ← C_tmp, relabelled canonically (by smallest member) */
+    for (size_t c = 0; c < next; c++)
+        map[c] = N;                              /* not seen yet */
+    size_t K_new = 0;
+    for (size_t i = 0; i < N; i++) {
+        if (map[s->cluster[i]] == N)
+            map[s->cluster[i]] = K_new++;
+        s->cluster[i] = map[s->cluster[i]];
+        buf[i] = (double)s->cluster[i];
+    }
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1, "partition",
+                      buf, N, PARTITION_LINE);
+
+    /* Every cluster c of the new partition: θ_i ← θ_i + Δθ_c, i ∈ c */
+    for (size_t c = 0; c < K_new; c++) {
+        const size_t m = cluster_members(s, c, members);
+        cluster_update(s, members, m, dtheta, acc);
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)members[0],
+                          -1, "dtheta_c", acc, P,
+                          UPDATE_LINE[h->cfl.cluster_weights]);
+        for (size_t a = 0; a < m; a++) {
+            double *theta_i = s->v + members[a] * P;
+            for (size_t p = 0; p < P; p++)
+                theta_i[p] += acc[p];
+            if (!pflref_all_finite(theta_i, P))
+                return pflref_error_diverge(err, t, (long)members[a], -1,
+                                            "theta");
+        }
+    }
+    for (size_t i = 0; i < N; i++)
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
+                          -1, "v", s->v + i * P, P, NULL);
+    return PFLREF_OK;
+}
+
+static pflref_status cfl_check(const pflref_problem *problem,
+                               const pflref_hyper *hyper,
+                               const pflref_schedule *schedule,
+                               const unsigned char *mask, pflref_error *err)
+{
+    (void)mask;
+    if (!(hyper->cfl.gamma_max < 1.0))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.gamma_max",
+                                "gamma_max = %.17g must be below 1 (γ_max is "
+                                "a relative error in [0, 1))",
+                                hyper->cfl.gamma_max);
+    for (size_t t = 0; t < schedule->T; t++)
+        if (schedule->rounds[t].m != problem->N) {
+            char where[PFLREF_WHERE_MAX];
+            snprintf(where, sizeof where, "schedule.rounds[%zu].clients", t);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "cfl trains every client in every round "
+                                    "(Alg. 5); round %zu has %zu of the %zu "
+                                    "clients", t, schedule->rounds[t].m,
+                                    problem->N);
+        }
+    return PFLREF_OK;
+}
+
+const pflref_algorithm pflref_cfl = {
+    .name = "cfl",
+    .title = "Clustered FL (Sattler, Müller, Samek, IEEE TNNLS 2021, "
+             "Alg. 1 and 5)",
+    .has_personal = 1,
+    .personal_name = "v",
+    .has_clusters = 1,
+    .n_eval = 1,
+    .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
+    .work_doubles = cfl_work_doubles,
+    .check = cfl_check,
+    .round = cfl_round,
+};

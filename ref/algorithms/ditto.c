@@ -1,0 +1,182 @@
+/* ref/ditto.c: Ditto, Algorithm 1 of
+ *   T. Li, S. Hu, A. Beirami, V. Smith, "Ditto: Fair and Robust Federated
+ *   Learning Through Personalization", ICML 2021, arXiv 2012.04221v3,
+ * with FedAvg as the global objective's solver (as in all its experiments).
+ *
+ * One round t (Alg. 1):
+ *   the server selects S_t and sends w^t
+ *   for each device k ∈ S_t:
+ *     global:   w_k ← UPDATE_GLOBAL(w^t): w_k ← w^t, then one SGD step
+ *               w_k ← w_k − η ∇F_k(w_k; b) per scheduled batch b
+ *     personal: s steps  v_k ← v_k − η (∇F_k(v_k; b) + λ(v_k − w^t))
+ *               (the gradient of h_k(v_k; w^t) = F_k(v_k) + (λ/2)‖v_k − w^t‖²)
+ *     send w_k (Δ_k = w_k − w^t)
+ *   w^{t+1} ← AGGREGATE: as FedAvg, w^{t+1} = Σ_{k∈S_t} c_k w_k
+ * v_k persists across rounds, starts at w⁰, and is untouched in rounds
+ * where k is not selected.
+ *
+ * Local work: one personal step per global step, both on the same batch,
+ * personal first (s = the number of scheduled batches, as the authors' TF
+ * code with L = s local iterations, flearn/trainers_MTL/ditto.py).
+ *
+ * Symbols:  w^t ↔ s->w (P)   w_k ↔ w_local (P)   v_k ↔ s->v + k·P
+ *           λ ↔ hyper->lambda   η ↔ hyper->eta   S_t ↔ plan->clients
+ *           s ↔ plan->batches[j].nsteps
+ *
+ * Switches (the paper's reading first; shared/spec notes §3(f)):
+ *   ditto.order     interleaved_shared_batch: for each batch b, the
+ *                   personal step on b, then the global step on b (TF code);
+ *                   personal_first: all s personal steps, then the whole
+ *                   global pass (PFLlib's ptrain() before train(); here both
+ *                   passes take the same scheduled batches)
+ *   ditto.prox      squared: (λ/2)‖v − w‖², gradient λ(v − w);
+ *                   norm: λ‖v − w‖, gradient λ(v − w)/‖v − w‖ over the whole
+ *                   parameter vector, 0 when v = w (s-huu/Ditto, PyTorch)
+ *   ditto.prox_ref  round_start: w = w^t; moving: w = the global copy w_k
+ *                   as it stands when the personal step runs (s-huu/Ditto)
+ *   ditto.weights   samples: c_k = n_k / Σ_{S_t} n_j (FedAvg's);
+ *                   uniform: c_k = 1/|S_t| (the TF code's simple mean)
+ *
+ * Determinism: devices train and are summed in ascending id.
+ * Cost per round: 2 s gradients per selected device + O(N·P).
+ */
+#include <math.h>
+#include <string.h>
+#include "algorithms/algorithms.h"
+
+static const char *const GLOBAL_LINE =
+    "Alg. 1 UPDATE_GLOBAL (FedAvg): w_k ← w_k − η ∇F_k(w_k; b)";
+static const char *const PERSONAL_LINE[] = {
+    "Alg. 1: v_k ← v_k − η (∇F_k(v_k; b) + λ(v_k − w^t))",
+    "v_k ← v_k − η (∇F_k(v_k; b) + λ(v_k − w)/‖v_k − w‖)"};
+static const char *const SERVER_LINE[] = {
+    "w^{t+1} ← Σ_{k∈S_t} (n_k/Σ n_j) w_k",
+    "w^{t+1} ← (1/|S_t|) Σ_{k∈S_t} w_k  (= w^t + mean Δ_k)"};
+
+/* One personal step on batch q:
+ *   v ← v − η (∇F_k(v; b) + λ ∂prox(v, ref))
+ * ref is w^t or the moving global copy (ditto.prox_ref). */
+static pflref_status personal_step(pflref_state *s, size_t k,
+                                   const pflref_batches *b, size_t q,
+                                   const double *ref, double *v, double *g,
+                                   const pflref_trace *trace,
+                                   pflref_error *err)
+{
+    const pflref_hyper *h = s->hyper;
+    const size_t P = s->P;
+    const long t = (long)s->t;
+    pflref_status st = pflref_batch_grad(&s->problem->model, v,
+                                         &s->problem->clients[k].train, b, q,
+                                         s->ws, g, t, (long)k, err);
+    if (st != PFLREF_OK)
+        return st;
+    /* prox gradient scale: λ (squared) or λ/‖v − ref‖ (norm; 0 at v = ref) */
+    double scale = h->lambda;
+    if (h->ditto.prox == PFLREF_DITTO_PROX_NORM) {
+        double sq = 0.0;
+        for (size_t p = 0; p < P; p++)
+            sq += (v[p] - ref[p]) * (v[p] - ref[p]);
+        scale = sq > 0.0 ? h->lambda / sqrt(sq) : 0.0;
+    }
+    for (size_t p = 0; p < P; p++)
+        v[p] -= h->eta * (g[p] + scale * (v[p] - ref[p]));
+    if (!pflref_all_finite(v, P))
+        return pflref_error_diverge(err, t, (long)k, (long)(q + 1), "v");
+    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)k,
+                      (long)(q + 1), "v", v, P, PERSONAL_LINE[h->ditto.prox]);
+    return PFLREF_OK;
+}
+
+/* One global step on batch q: w_k ← w_k − η ∇F_k(w_k; b). */
+static pflref_status global_step(pflref_state *s, size_t k,
+                                 const pflref_batches *b, size_t q,
+                                 double *w_local, double *g,
+                                 const pflref_trace *trace, pflref_error *err)
+{
+    const pflref_local_sgd job = {
+        &s->problem->model, &s->problem->clients[k].train, b,
+        s->hyper->eta, 0.0, NULL, NULL, "train", "w_local", GLOBAL_LINE,
+        (long)s->t, (long)k};
+    return pflref_local_sgd_step(&job, q, w_local, g, s->ws, trace, err);
+}
+
+static pflref_status ditto_round(pflref_state *s,
+                                 const pflref_round_plan *plan,
+                                 const pflref_trace *trace, pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const pflref_hyper *h = s->hyper;
+    const size_t P = s->P;
+    const long t = (long)s->t;
+    double *w_t = s->scratch;            /* w^t, the round-start model */
+    double *w_local = s->scratch + P;    /* w_k, the global copy       */
+    double *g = s->scratch + 2 * P;      /* gradient work              */
+    double *acc = s->accum;
+    const int moving = h->ditto.prox_ref == PFLREF_DITTO_REF_MOVING;
+
+    memcpy(w_t, s->w, P * sizeof *w_t);
+    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1, "w",
+                      w_t, P, NULL);
+    double m_t = 0.0;  /* Σ_{k∈S_t} n_k */
+    for (size_t j = 0; j < plan->m; j++)
+        m_t += (double)pr->clients[plan->clients[j]].train.n;
+
+    for (size_t p = 0; p < P; p++)
+        acc[p] = 0.0;
+    for (size_t j = 0; j < plan->m; j++) {
+        const size_t k = plan->clients[j];
+        const pflref_batches *b = &plan->batches[j];
+        double *v_k = s->v + k * P;
+        memcpy(w_local, w_t, P * sizeof *w_local);   /* w_k ← w^t */
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)k,
+                          0, "w_local", w_local, P, NULL);
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)k,
+                          0, "v", v_k, P, NULL);
+        const double *ref = moving ? w_local : w_t;
+        pflref_status st = PFLREF_OK;
+        if (h->ditto.order == PFLREF_DITTO_INTERLEAVED) {
+            /* per batch: personal step, then global step, same batch */
+            for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++) {
+                st = personal_step(s, k, b, q, ref, v_k, g, trace, err);
+                if (st == PFLREF_OK)
+                    st = global_step(s, k, b, q, w_local, g, trace, err);
+            }
+        } else {
+            /* all personal steps, then the global pass */
+            for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
+                st = personal_step(s, k, b, q, ref, v_k, g, trace, err);
+            for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
+                st = global_step(s, k, b, q, w_local, g, trace, err);
+        }
+        if (st != PFLREF_OK)
+            return st;
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)k,
+                          -1, "w_local", w_local, P, NULL);
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)k,
+                          -1, "v", v_k, P, NULL);
+        const double c =
+            h->ditto.weights == PFLREF_DITTO_WEIGHTS_UNIFORM
+                ? 1.0 / (double)plan->m                      /* 1/|S_t| */
+                : (double)pr->clients[k].train.n / m_t;      /* n_k/m_t */
+        pflref_accumulate(acc, c, w_local, P);
+    }
+
+    memcpy(s->w, acc, P * sizeof *acc);
+    if (!pflref_all_finite(s->w, P))
+        return pflref_error_diverge(err, t, -1, -1, "w");
+    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
+                      P, SERVER_LINE[h->ditto.weights]);
+    return PFLREF_OK;
+}
+
+const pflref_algorithm pflref_ditto = {
+    .name = "ditto",
+    .title = "Ditto (Li, Hu, Beirami, Smith, ICML 2021, Alg. 1)",
+    .has_global = 1,
+    .has_personal = 1,
+    .personal_name = "v",
+    .n_eval = 2,
+    .eval = {{"global", PFLREF_SOURCE_GLOBAL},
+             {"personalized", PFLREF_SOURCE_PERSONAL}},
+    .round = ditto_round,
+};

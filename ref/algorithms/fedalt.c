@@ -1,0 +1,336 @@
+/* ref/fedalt.c: FedAlt and FedSim, Algorithms 4 and 5 of
+ *   K. Pillutla, K. Malik, A. Mohamed, M. Rabbat, M. Sanjabi, L. Xiao,
+ *   "Federated Learning with Partial Model Personalization", ICML 2022,
+ *   arXiv 2204.03809 (the seed 002_…; Alg. 1–3 in the main text are the
+ *   same procedure split into the outer loop, LocalAlt and LocalSim),
+ * and the presets built on them: FedRep (fedalt), FedPer, LG-FedAvg and
+ * FedBABU (fedsim); docs/algorithms/fedalt-fedsim.md.
+ *
+ * The model's parameters are split into shared u (the split's shared
+ * blocks) and personal v_i (its personal blocks).  One round t:
+ *
+ *   Alg. 4/5 line 3   sample S^(t), m of n devices without replacement
+ *                     (the schedule's participants)
+ *   FedAlt (Alg. 4, LocalAlt):
+ *     lines 5–10      v_{i,0} = v_i^(t); τ_v steps
+ *                     v_{i,k+1} = v_{i,k} − γ_v G_{i,v}(u^(t), v_{i,k}, z_{i,k});
+ *                     v_i^(t+1) = v_{i,τ_v}
+ *     lines 11–15     u_{i,0} = u^(t); τ_u steps
+ *                     u_{i,k+1} = u_{i,k} − γ_u G_{i,u}(u_{i,k}, v_i^(t+1), z_{i,k});
+ *                     u_i^(t+1) = u_{i,τ_u}
+ *   FedSim (Alg. 5, LocalSim):
+ *     lines 5–11      (u_{i,0}, v_{i,0}) = (u^(t), v_i^(t)); τ steps, both
+ *                     partial gradients at the same point (u_{i,k}, v_{i,k}):
+ *                     v_{i,k+1} = v_{i,k} − γ_v G_{i,v}(u_{i,k}, v_{i,k}, z_{i,k})
+ *                     u_{i,k+1} = u_{i,k} − γ_u G_{i,u}(u_{i,k}, v_{i,k}, z_{i,k})
+ *   line 16 (Alg. 4) / 12 (Alg. 5)
+ *                     u^(t+1) = Σ_{i∈S} α_i u_i^(t+1) / Σ_{i∈S} α_i
+ *   unselected devices keep v_j.
+ *
+ * Local work comes from the schedule: a device's batch list holds its
+ * steps in order; FedAlt takes the first τ_v batches (hyperparameter tau_v)
+ * for v and the remaining τ_u for u (Alg. 4 draws z afresh in each step);
+ * FedSim takes τ = all of them.  Each G is the gradient of the batch-mean
+ * loss (spec README rule 3).
+ *
+ * Final fine-tuning (the paper's pipeline step (c), App. B.2; optional:
+ * when the schedule has a post phase): every device i runs its post batches
+ *   v_i ← v_i − η_ft ∇_v F_i(u^(T), v_i; z)      (pfl.finetune = personal)
+ *   (u, v_i) ← (u, v_i) − η_ft ∇F_i(u, v_i; z)   (pfl.finetune = full)
+ * from (u^(T), v_i^(T)) (stateless: from (u^(T), v⁰)).
+ *
+ * Switches (the paper's reading first):
+ *   pfl.state     stateful: v_i persists; stateless: v_i ← v⁰ at every
+ *                 visit and the visit's v is discarded (App. C.4)
+ *   pfl.weights   samples: α_i = N_i/N (the paper's "common practice",
+ *                 eq. (1)); uniform: α_i = 1/n, i.e. (1/m) Σ u_i (Alg. 1
+ *                 line 8, the main text's simplification); batches: α_i =
+ *                 the device's number of scheduled batches this round (the
+ *                 official code weights by len(client_loader))
+ *   pfl.finetune  personal | full (FedBABU fine-tunes the whole model)
+ *
+ * State: s->w holds (u, v⁰): u in the shared entries, the initial personal
+ * parameters in the personal ones.  s->v + i·P holds device i's full model
+ * (u, v_i); its shared entries are set to u^(t+1) after every round, so it
+ * is what `personalized` evaluates.
+ *
+ * Symbols:  u ↔ the shared entries (s->shared)   v_i ↔ the personal
+ *           entries (s->mask) of s->v + i·P   γ_u, γ_v ↔ hyper->gamma_u,
+ *           gamma_v   τ_v ↔ hyper->tau_v   S^(t) ↔ plan->clients
+ *
+ * Determinism: devices train and are summed in ascending id.
+ * Cost per round: τ (FedSim) or τ_v + τ_u (FedAlt) gradients per selected
+ * device, + O(N·P).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "algorithms/algorithms.h"
+
+static const char *const V_LINE =
+    "Alg. 4 l.9: v_{i,k+1} = v_{i,k} − γ_v G_{i,v}(u^(t), v_{i,k}, z)";
+static const char *const U_LINE =
+    "Alg. 4 l.14: u_{i,k+1} = u_{i,k} − γ_u G_{i,u}(u_{i,k}, v_i^(t+1), z)";
+static const char *const SIM_LINE =
+    "Alg. 5 l.9–10: (u, v)_{i,k+1} = (u, v)_{i,k} − (γ_u, γ_v) G_i(u_{i,k}, "
+    "v_{i,k}, z)";
+static const char *const SERVER_LINE =
+    "Alg. 4 l.16 / Alg. 5 l.12: u^(t+1) = Σ_S α_i u_i^(t+1) / Σ_S α_i";
+static const char *const FT_LINE[] = {
+    "fine-tuning: v_i ← v_i − η_ft ∇_v F_i(u, v_i; z)",
+    "fine-tuning: (u, v_i) ← (u, v_i) − η_ft ∇F_i(u, v_i; z)"};
+
+/* FedSim's step on batch q: both partial gradients at the same point,
+ *   x ← x − (γ_u on u, γ_v on v) ⊙ ∇F_i(x; z_q). */
+static pflref_status sim_step(pflref_state *s, size_t i,
+                              const pflref_batches *b, size_t q, double *x,
+                              double *g, const pflref_trace *trace,
+                              pflref_error *err)
+{
+    const pflref_hyper *h = s->hyper;
+    const size_t P = s->P;
+    const long t = (long)s->t;
+    pflref_status st = pflref_batch_grad(&s->problem->model, x,
+                                         &s->problem->clients[i].train, b, q,
+                                         s->ws, g, t, (long)i, err);
+    if (st != PFLREF_OK)
+        return st;
+    for (size_t p = 0; p < P; p++)
+        x[p] -= (s->mask[p] ? h->gamma_v : h->gamma_u) * g[p];
+    if (!pflref_all_finite(x, P))
+        return pflref_error_diverge(err, t, (long)i, (long)(q + 1), "w_local");
+    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
+                      (long)(q + 1), "w_local", x, P, SIM_LINE);
+    return PFLREF_OK;
+}
+
+/* Device i's local update (LocalAlt or LocalSim) on x = (u^(t), v_i). */
+static pflref_status local_update(pflref_state *s, int alt, size_t i,
+                                  const pflref_batches *b, double *x,
+                                  double *g, const pflref_trace *trace,
+                                  pflref_error *err)
+{
+    const pflref_hyper *h = s->hyper;
+    const pflref_problem *pr = s->problem;
+    pflref_status st = PFLREF_OK;
+    if (!alt) {
+        for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
+            st = sim_step(s, i, b, q, x, g, trace, err);
+        return st;
+    }
+    /* LocalAlt: batches 0..τ_v−1 move v (mask), the rest move u. */
+    const pflref_local_sgd v_job = {
+        &pr->model, &pr->clients[i].train, b, h->gamma_v, 0.0, NULL,
+        s->mask, "train", "w_local", V_LINE, (long)s->t, (long)i};
+    const pflref_local_sgd u_job = {
+        &pr->model, &pr->clients[i].train, b, h->gamma_u, 0.0, NULL,
+        s->shared, "train", "w_local", U_LINE, (long)s->t, (long)i};
+    for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
+        st = pflref_local_sgd_step(q < h->tau_v ? &v_job : &u_job, q, x, g,
+                                   s->ws, trace, err);
+    return st;
+}
+
+/* The server weight α_i of device i (before normalisation over S). */
+static double server_weight(const pflref_state *s, size_t i,
+                            const pflref_batches *b)
+{
+    switch (s->hyper->pfl.weights) {
+    case PFLREF_PFL_WEIGHTS_UNIFORM:
+        return 1.0;
+    case PFLREF_PFL_WEIGHTS_BATCHES:
+        return (double)b->nsteps;
+    default:
+        return (double)s->problem->clients[i].train.n;
+    }
+}
+
+static pflref_status pfl_round(pflref_state *s, const pflref_round_plan *plan,
+                               const pflref_trace *trace, pflref_error *err,
+                               int alt)
+{
+    const size_t P = s->P;
+    const long t = (long)s->t;
+    const int stateless = s->hyper->pfl.state == PFLREF_PFL_STATELESS;
+    double *x = s->scratch;          /* (u_{i,k}, v_{i,k}) of device i */
+    double *g = s->scratch + P;      /* gradient work                   */
+    double *acc = s->accum;
+
+    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1, "w",
+                      s->w, P, NULL);
+    double total = 0.0;              /* Σ_{i∈S} α_i */
+    for (size_t j = 0; j < plan->m; j++)
+        total += server_weight(s, plan->clients[j], &plan->batches[j]);
+    for (size_t p = 0; p < P; p++)
+        acc[p] = 0.0;
+
+    for (size_t j = 0; j < plan->m; j++) {
+        const size_t i = plan->clients[j];
+        double *v_i = s->v + i * P;
+        /* x = (u^(t), v_i^(t)); stateless: (u^(t), v⁰) */
+        pflref_compose(s->shared, s->w, stateless ? s->w0 : v_i, x, P);
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
+                          0, "w_local", x, P, NULL);
+        pflref_status st = local_update(s, alt, i, &plan->batches[j], x, g,
+                                        trace, err);
+        if (st != PFLREF_OK)
+            return st;
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
+                          -1, "w_local", x, P, NULL);
+        if (!stateless) {
+            memcpy(v_i, x, P * sizeof *x);   /* keeps v_i^(t+1) */
+            pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t,
+                              (long)i, -1, "v", v_i, P, NULL);
+        }
+        /* the device sends u_i^(t+1) (its shared entries) */
+        pflref_accumulate(acc, server_weight(s, i, &plan->batches[j]) / total,
+                          x, P);
+    }
+
+    /* u^(t+1) = Σ α_i u_i / Σ α_i on the shared entries; the personal
+     * entries of w stay v⁰. */
+    for (size_t p = 0; p < P; p++)
+        if (s->shared[p])
+            s->w[p] = acc[p];
+    if (!pflref_all_finite(s->w, P))
+        return pflref_error_diverge(err, t, -1, -1, "w");
+    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
+                      P, SERVER_LINE);
+    pflref_share_to_all(s);                  /* (u^(t+1), v_i^(t+1)) */
+    return PFLREF_OK;
+}
+
+static pflref_status fedalt_round(pflref_state *s,
+                                  const pflref_round_plan *plan,
+                                  const pflref_trace *trace, pflref_error *err)
+{
+    return pfl_round(s, plan, trace, err, 1);
+}
+
+static pflref_status fedsim_round(pflref_state *s,
+                                  const pflref_round_plan *plan,
+                                  const pflref_trace *trace, pflref_error *err)
+{
+    return pfl_round(s, plan, trace, err, 0);
+}
+
+/* Final fine-tuning of every device on its post batches. */
+static pflref_status pfl_finish(pflref_state *s,
+                                const pflref_schedule *schedule,
+                                const pflref_trace *trace, pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const pflref_hyper *h = s->hyper;
+    const size_t P = s->P;
+    const int full = h->pfl.finetune == PFLREF_PFL_FINETUNE_FULL;
+    double *g = s->scratch;
+    for (size_t i = 0; i < s->N; i++) {
+        double *v_i = s->v + i * P;
+        if (h->pfl.state == PFLREF_PFL_STATELESS)    /* from (u^(T), v⁰) */
+            pflref_compose(s->shared, s->w, s->w0, v_i, P);
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "finetune", -1,
+                          (long)i, 0, "v", v_i, P, NULL);
+        const pflref_local_sgd job = {
+            &pr->model, &pr->clients[i].train, &schedule->post[i], h->eta_ft,
+            0.0, NULL, full ? NULL : s->mask, "finetune", "v",
+            FT_LINE[full], -1, (long)i};
+        pflref_status st = pflref_local_sgd_run(&job, v_i, g, s->ws, trace,
+                                                err);
+        if (st != PFLREF_OK)
+            return st;
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "finetune", -1,
+                          (long)i, -1, "v", v_i, P, NULL);
+    }
+    return PFLREF_OK;
+}
+
+/* The checks both share: fine-tuning needs η_ft; FedAlt needs τ_v ≤ the
+ * steps of every participation. */
+static pflref_status pfl_check(const pflref_problem *problem,
+                               const pflref_hyper *hyper,
+                               const pflref_schedule *schedule,
+                               const unsigned char *mask, int alt,
+                               pflref_error *err)
+{
+    (void)problem;
+    (void)mask;
+    if (schedule->post != NULL && isnan(hyper->eta_ft))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.eta_ft",
+                                "the final fine-tuning (schedule.post) needs "
+                                "hyperparameter eta_ft (η_ft)");
+    for (size_t t = 0; hyper->pfl.weights == PFLREF_PFL_WEIGHTS_BATCHES &&
+                       t < schedule->T; t++) {
+        size_t steps = 0;
+        for (size_t j = 0; j < schedule->rounds[t].m; j++)
+            steps += schedule->rounds[t].batches[j].nsteps;
+        if (steps == 0) {
+            char where[PFLREF_WHERE_MAX];
+            snprintf(where, sizeof where, "schedule.rounds[%zu].batches", t);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "pfl.weights = batches weights devices "
+                                    "by their batches, and round %zu has "
+                                    "none", t);
+        }
+    }
+    for (size_t t = 0; alt && t < schedule->T; t++)
+        for (size_t j = 0; j < schedule->rounds[t].m; j++)
+            if (schedule->rounds[t].batches[j].nsteps < hyper->tau_v) {
+                char where[PFLREF_WHERE_MAX];
+                snprintf(where, sizeof where,
+                         "schedule.rounds[%zu].batches[%zu]", t, j);
+                return pflref_error_set(
+                    err, PFLREF_EINVAL, where,
+                    "fedalt takes its tau_v = %zu v steps from the first "
+                    "batches, but client %zu has only %zu in round %zu",
+                    hyper->tau_v, schedule->rounds[t].clients[j],
+                    schedule->rounds[t].batches[j].nsteps, t);
+            }
+    return PFLREF_OK;
+}
+
+static pflref_status fedalt_check(const pflref_problem *problem,
+                                  const pflref_hyper *hyper,
+                                  const pflref_schedule *schedule,
+                                  const unsigned char *mask,
+                                  pflref_error *err)
+{
+    return pfl_check(problem, hyper, schedule, mask, 1, err);
+}
+
+static pflref_status fedsim_check(const pflref_problem *problem,
+                                  const pflref_hyper *hyper,
+                                  const pflref_schedule *schedule,
+                                  const unsigned char *mask,
+                                  pflref_error *err)
+{
+    return pfl_check(problem, hyper, schedule, mask, 0, err);
+}
+
+const pflref_algorithm pflref_fedalt = {
+    .name = "fedalt",
+    .title = "FedAlt (Pillutla et al., ICML 2022, Alg. 4)",
+    .has_global = 1,
+    .has_personal = 1,
+    .allows_post = 1,
+    .personal_name = "v",
+    .n_eval = 1,
+    .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
+    .check = fedalt_check,
+    .round = fedalt_round,
+    .finish = pfl_finish,
+};
+
+const pflref_algorithm pflref_fedsim = {
+    .name = "fedsim",
+    .title = "FedSim (Pillutla et al., ICML 2022, Alg. 5)",
+    .has_global = 1,
+    .has_personal = 1,
+    .allows_post = 1,
+    .personal_name = "v",
+    .n_eval = 1,
+    .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
+    .check = fedsim_check,
+    .round = fedsim_round,
+    .finish = pfl_finish,
+};

@@ -1,0 +1,298 @@
+/* ref/ifca.c: the Iterative Federated Clustering Algorithm, Algorithm 1 of
+ *   A. Ghosh, J. Chung, D. Yin, K. Ramchandran, "An Efficient Framework
+ *   for Clustered Federated Learning", NeurIPS 2020, arXiv 2006.04088.
+ * Equations, the authors' code (jichan3751/ifca) and the worked example:
+ * shared/spec notes-cfl-ifca-sampling-metrics.md §2 and §4.1;
+ * docs/algorithms/ifca.md.
+ *
+ * One round t (Alg. 1):
+ *   the server broadcasts θ_j^(t), j = 1..k, to the participants M_t
+ *   every machine i ∈ M_t:
+ *     ĵ_i ← argmin_j F_i(θ_j^(t))     F_i the mean loss on i's whole
+ *                                      training set; ties → lowest j
+ *     s_ij ← 1{j = ĵ_i}
+ *     gradient (Option I):  g_i ← ∇F_i(θ_ĵ^(t); b), b the round's one
+ *                           scheduled batch
+ *     model (Option II):    θ̃_i ← LocalUpdate(θ_ĵ^(t), γ, τ): τ steps
+ *                           θ̃ ← θ̃ − γ ∇F_i(θ̃; b) over the scheduled
+ *                           batches
+ *   server:
+ *     gradient:  θ_j^(t+1) ← θ_j^(t) − (γ/|M_t|) Σ_{i∈M_t} s_ij g_i
+ *     model:     θ_j^(t+1) ← Σ_i s_ij θ̃_i / Σ_i s_ij, and θ_j^(t) when no
+ *                machine chose j (the authors' `if len(models) > 0`)
+ *
+ * Pinned where the paper is open (notes §2.2): the divisor of Option I is
+ * |M_t|, the participants (the code divides by m with every machine
+ * taking part), not the cluster's size; the estimate uses the machine's
+ * whole training set; Option II's mean is unweighted.
+ * Initial models (Alg. 1's input θ_j^(0)): given (hyper->ifca.theta0, the
+ * spec's init.cluster_models), or θ_j^(0) = w⁰ + j δ 𝟙 + σ ξ_j,
+ * j = 0..k−1, ξ_j ~ N(0, I) drawn by gsl_ran_gaussian on mt19937 seeded
+ * with ifca.init_seed, cluster after cluster (σ = 0 draws nothing).  The
+ * result records the models used (`theta0`, and NOTE "theta0"), so a run
+ * replays with them given.  The personalised model reported
+ * for client i after round t is θ_ĵ^(t+1) with ĵ = argmin_j F_i(θ_j^(t+1))
+ * on its training set (the paper's evaluation: each machine takes the
+ * cluster model of lowest loss), for every client, participant or not.
+ *
+ * Symbols:  θ_j ↔ theta + j·P (k×P in s->work)   γ ↔ hyper->ifca.gamma
+ *           k ↔ hyper->ifca.k   M_t ↔ plan->clients   ĵ_i ↔ j_hat
+ *           F_i(θ_j) ↔ loss[j]   g_i, θ̃_i ↔ s->scratch
+ * Switch ifca.mode: gradient (Option I) | model (Option II).
+ *
+ * Determinism: machines are visited and summed in ascending id.
+ * Cost per round: k loss evaluations per client (participants, then every
+ * client for the reported models) + the local steps + O(k P).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "algorithms/algorithms.h"
+#include "pflref/sampler.h"
+
+static const char *const LOSS_LINE =
+    "Alg. 1: F_i(θ_j), j = 1..k, on machine i's data";
+static const char *const JHAT_LINE =
+    "Alg. 1: ĵ_i = argmin_j F_i(θ_j) (ties → lowest j)";
+static const char *const GRAD_LINE = "Option I: g_i = ∇F_i(θ_ĵ; b)";
+static const char *const LOCAL_LINE =
+    "Option II LocalUpdate: θ̃ ← θ̃ − γ ∇F_i(θ̃; b)";
+static const char *const SERVER_LINE[] = {
+    "Option I: θ_j ← θ_j − (γ/|M_t|) Σ_{i∈M_t} s_ij g_i",
+    "Option II: θ_j ← Σ_i s_ij θ̃_i / Σ_i s_ij (θ_j if none)"};
+static const char *const INIT_LINE = "θ_j⁰ = w⁰ + j δ 𝟙 + σ ξ_j";
+static const char *const PARTITION_LINE =
+    "each client's cluster argmin_j F_i(θ_j) at the new models";
+
+/* The work layout of s->work: θ_j (k×P ≤ N×P), the server's sums (k×P),
+ * the counts Σ_i s_ij (k), the losses F_i(θ_j) (k), a buffer (N). */
+static size_t ifca_work_doubles(const pflref_problem *problem)
+{
+    const size_t N = problem->N, P = problem->model.P;
+    return 2 * N * P + 3 * N;
+}
+
+/* ĵ = argmin_j F_i(θ_j) on client i's training set; loss[0..k−1] gets
+ * the losses.  Ties go to the lowest j (strict <). */
+static pflref_status estimate(const pflref_state *s, size_t i,
+                              const double *theta, double *loss,
+                              size_t *j_hat, pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const pflref_data *D = &pr->clients[i].train;
+    const size_t k = s->hyper->ifca.k;
+    *j_hat = 0;
+    for (size_t j = 0; j < k; j++) {
+        pflref_status st = pflref_model_loss(&pr->model, theta + j * s->P, D,
+                                             NULL, D->n, s->ws, &loss[j]);
+        if (st != PFLREF_OK)
+            return pflref_error_set(err, st, NULL,
+                                    "the loss of cluster model %zu on "
+                                    "client %zu failed", j, i);
+        if (!isfinite(loss[j]))
+            return pflref_error_diverge(err, (long)s->t, (long)i, -1,
+                                        "the loss F_i(θ_j)");
+        if (loss[j] < loss[*j_hat])
+            *j_hat = j;
+    }
+    return PFLREF_OK;
+}
+
+/* Every client's personalised model v_i = θ_ĵ, ĵ = argmin_j F_i(θ_j);
+ * part[i] = ĵ. */
+static pflref_status assign_all(pflref_state *s, const double *theta,
+                                double *loss, double *part, pflref_error *err)
+{
+    for (size_t i = 0; i < s->N; i++) {
+        size_t j;
+        pflref_status st = estimate(s, i, theta, loss, &j, err);
+        if (st != PFLREF_OK)
+            return st;
+        memcpy(s->v + i * s->P, theta + j * s->P, s->P * sizeof *s->v);
+        part[i] = (double)j;
+    }
+    return PFLREF_OK;
+}
+
+static pflref_status ifca_init(pflref_state *s, pflref_error *err)
+{
+    const pflref_hyper *h = s->hyper;
+    const size_t P = s->P, N = s->N, k = h->ifca.k;
+    double *theta = s->work;
+    double *loss = theta + 2 * N * P + N, *part = loss + N;
+    const char *where = "algorithm.hyperparameters.ifca.init_shift";
+    if (h->ifca.theta0 != NULL) {
+        /* θ_j^(0) given */
+        memcpy(theta, h->ifca.theta0, k * P * sizeof *theta);
+        where = "init.cluster_models";
+    } else if (h->ifca.init_sd > 0.0) {
+        /* θ_j^(0) = w⁰ + j δ 𝟙 + σ ξ_j: the draws σ ξ_j first */
+        pflref_status st = pflref_draw_gaussian(
+            (unsigned long)h->ifca.init_seed, h->ifca.init_sd, theta, k * P,
+            err);
+        if (st != PFLREF_OK)
+            return st;
+    } else {
+        for (size_t q = 0; q < k * P; q++)
+            theta[q] = 0.0;
+    }
+    for (size_t j = 0; h->ifca.theta0 == NULL && j < k; j++)
+        for (size_t p = 0; p < P; p++)
+            theta[j * P + p] += s->w0[p] + (double)j * h->ifca.init_shift;
+    if (!pflref_all_finite(theta, k * P))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "the initial cluster models are not finite");
+    s->theta0 = malloc(k * P * sizeof *s->theta0);
+    if (s->theta0 == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, "init.cluster_models",
+                                "out of memory");
+    memcpy(s->theta0, theta, k * P * sizeof *theta);
+    s->n_theta0 = k * P;
+    return assign_all(s, theta, loss, part, err);
+}
+
+static pflref_status ifca_round(pflref_state *s, const pflref_round_plan *plan,
+                                const pflref_trace *trace, pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const pflref_hyper *h = s->hyper;
+    const size_t P = s->P, N = s->N, k = h->ifca.k;
+    const long t = (long)s->t;
+    const int model_mode = h->ifca.mode == PFLREF_IFCA_MODEL;
+    double *theta = s->work;                 /* k×P: θ_j          */
+    double *sum = theta + N * P;             /* k×P: server sums  */
+    double *count = sum + N * P;             /* k: Σ_i s_ij       */
+    double *loss = count + N;                /* k: F_i(θ_j)       */
+    double *part = loss + N;                 /* N                 */
+    double *x = s->scratch;                  /* g_i or θ̃_i        */
+    double *g = s->scratch + P;
+
+    if (t == 0)
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1,
+                          "theta0", theta, k * P, INIT_LINE);
+    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1,
+                      "theta", theta, k * P, NULL);
+    for (size_t q = 0; q < k * P; q++)
+        sum[q] = 0.0;
+    for (size_t j = 0; j < k; j++)
+        count[j] = 0.0;
+
+    for (size_t m = 0; m < plan->m; m++) {
+        const size_t i = plan->clients[m];
+        size_t j_hat;
+        pflref_status st = estimate(s, i, theta, loss, &j_hat, err);
+        if (st != PFLREF_OK)
+            return st;
+        const double jd = (double)j_hat;
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
+                          "loss", loss, k, LOSS_LINE);
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
+                          "j_hat", &jd, 1, JHAT_LINE);
+        const double *theta_j = theta + j_hat * P;
+        if (model_mode) {
+            /* θ̃_i ← LocalUpdate(θ_ĵ, γ, τ) */
+            memcpy(x, theta_j, P * sizeof *x);
+            pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t,
+                              (long)i, 0, "theta_local", x, P, NULL);
+            const pflref_local_sgd job = {
+                &pr->model, &pr->clients[i].train, &plan->batches[m],
+                h->ifca.gamma, 0.0, NULL, NULL, "train", "theta_local",
+                LOCAL_LINE, t, (long)i};
+            st = pflref_local_sgd_run(&job, x, g, s->ws, trace, err);
+            if (st != PFLREF_OK)
+                return st;
+            pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t,
+                              (long)i, -1, "theta_local", x, P, NULL);
+        } else {
+            /* g_i = ∇F_i(θ_ĵ; b) */
+            st = pflref_batch_grad(&pr->model, theta_j,
+                                   &pr->clients[i].train, &plan->batches[m],
+                                   0, s->ws, x, t, (long)i, err);
+            if (st != PFLREF_OK)
+                return st;
+            if (!pflref_all_finite(x, P))
+                return pflref_error_diverge(err, t, (long)i, 1, "g");
+            pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t,
+                              (long)i, -1, "g", x, P, GRAD_LINE);
+        }
+        pflref_accumulate(sum + j_hat * P, 1.0, x, P);   /* Σ_i s_ij x_i */
+        count[j_hat] += 1.0;
+    }
+
+    /* Server */
+    const double step = h->ifca.gamma / (double)plan->m;   /* γ/|M_t| */
+    for (size_t j = 0; j < k; j++) {
+        double *theta_j = theta + j * P;
+        const double *sum_j = sum + j * P;
+        if (!model_mode)
+            pflref_accumulate(theta_j, -step, sum_j, P);
+        else if (count[j] > 0.0)
+            for (size_t p = 0; p < P; p++)
+                theta_j[p] = sum_j[p] / count[j];
+    }
+    if (!pflref_all_finite(theta, k * P))
+        return pflref_error_diverge(err, t, -1, -1, "theta");
+    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "theta",
+                      theta, k * P, SERVER_LINE[h->ifca.mode]);
+
+    /* The reported models: v_i = θ_ĵ at the new models */
+    pflref_status st = assign_all(s, theta, loss, part, err);
+    if (st != PFLREF_OK)
+        return st;
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1, "partition",
+                      part, N, PARTITION_LINE);
+    return PFLREF_OK;
+}
+
+static pflref_status ifca_check(const pflref_problem *problem,
+                                const pflref_hyper *hyper,
+                                const pflref_schedule *schedule,
+                                const unsigned char *mask, pflref_error *err)
+{
+    (void)mask;
+    if (hyper->ifca.k > problem->N)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.ifca.k",
+                                "ifca.k = %zu exceeds the %zu clients",
+                                hyper->ifca.k, problem->N);
+    if (hyper->ifca.theta0 != NULL &&
+        (hyper->ifca.init_shift != 0.0 || hyper->ifca.init_sd != 0.0))
+        return pflref_error_set(err, PFLREF_EINVAL, "init.cluster_models",
+                                "given initial cluster models take no "
+                                "ifca.init_shift or ifca.init_sd (%g, %g "
+                                "given)", hyper->ifca.init_shift,
+                                hyper->ifca.init_sd);
+    if (hyper->ifca.init_seed > PFLREF_SEED_MAX)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.ifca.init_seed",
+                                "ifca.init_seed = %zu exceeds %lu",
+                                hyper->ifca.init_seed, PFLREF_SEED_MAX);
+    for (size_t t = 0; hyper->ifca.mode == PFLREF_IFCA_GRADIENT &&
+                       t < schedule->T; t++)
+        for (size_t j = 0; j < schedule->rounds[t].m; j++)
+            if (schedule->rounds[t].batches[j].nsteps != 1) {
+                char where[PFLREF_WHERE_MAX];
+                snprintf(where, sizeof where,
+                         "schedule.rounds[%zu].batches[%zu]", t, j);
+                return pflref_error_set(
+                    err, PFLREF_EINVAL, where,
+                    "ifca.mode = gradient takes one gradient per machine "
+                    "and round: give exactly one batch (%zu given; "
+                    "local.steps = 1, batch_size 0 for the full batch)",
+                    schedule->rounds[t].batches[j].nsteps);
+            }
+    return PFLREF_OK;
+}
+
+const pflref_algorithm pflref_ifca = {
+    .name = "ifca",
+    .title = "IFCA (Ghosh, Chung, Yin, Ramchandran, NeurIPS 2020, Alg. 1)",
+    .has_personal = 1,
+    .n_eval = 1,
+    .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
+    .work_doubles = ifca_work_doubles,
+    .check = ifca_check,
+    .init = ifca_init,
+    .round = ifca_round,
+};

@@ -1,0 +1,330 @@
+/* ref/pflego.c: PFLEGO,
+ *   S. Nikoloutsopoulos, I. Koutsopoulos, M. K. Titsias, "Personalized
+ *   Federated Learning with Exact Stochastic Gradient Descent",
+ *   arXiv 2202.09848 (the seed 004_…; shared/spec
+ *   notes-pflego-fedalt-fedsim-fedrep.md §2),
+ * on an mlp: the body (W1, b1) is the shared feature extractor θ with
+ * features φ(x; θ) = act(W1 x + b1), the head (W2, b2) is client i's
+ * personal W_i.  The objective is L(θ, W_1..W_I) = Σ_i α_i ℓ_i(W_i, θ),
+ * ℓ_i the mean loss over client i's N_i samples, α_i = N_i / N.
+ *
+ * One round t (notes §2.4, steps 1–9):
+ *   1  sample I_t, r of the I clients without replacement (the schedule)
+ *   2  broadcast θ_t
+ *   3  each i ∈ I_t computes Φ_i = φ(X_i; θ_t) once        (1 body forward)
+ *   4  τ − 1 cheap head steps on the cache, full batch:
+ *        W ← W − β ∇_W ℓ_i(W, θ_t)                          (no body pass)
+ *      W̃_i := the result
+ *   5  one joint gradient at (W̃_i, θ_t): G_i = ∇_W ℓ_i on the cache and
+ *      g_i = ∇_θ ℓ_i by backpropagation through the body   (1 body backward)
+ *   6  last head step  W_i ← W̃_i − ρ (I/r) G_i              (head_step = seed)
+ *   7  upload g_i
+ *   8  server  θ_{t+1} = θ_t − ρ (I/r) Σ_{i∈I_t} α_i g_i
+ *   9  clients outside I_t keep W_i
+ * τ = the number of scheduled batches of the client in the round; every
+ * batch must be the client's full data set in index order (PFLEGO has no
+ * minibatches, notes §2.9 F7).  τ = 1 is plain client-sampled SGD on L.
+ *
+ * Switches (the seed's reading first):
+ *   pflego.head_step      seed: ρ (I/r) G_i (the seed text and the authors'
+ *                         code); exact_alpha: ρ (I/r) α_i G_i, the only
+ *                         form under which steps 6 and 8 together are an
+ *                         unbiased SGD step on L (Proposition 1, notes §2.6)
+ *   pflego.theta_weights  global: α_i = N_i / N; sampled_normalised:
+ *                         N_i / Σ_{j∈I_t} N_j (the authors' code, F2)
+ *   pflego.server         sgd: θ ← θ − ρ ĝ; adam: JAX's optimizers.adam with
+ *                         step ρ, b1 = 0.9, b2 = 0.999, eps = 1e-8 applied
+ *                         to ĝ (the authors' default, F3; the head step
+ *                         stays plain SGD)
+ * where ĝ = (I/r) Σ_{i∈I_t} α_i g_i.
+ *
+ * Body passes are counted by the model workspace (every pass of a batch
+ * through the body, forward or backward, by any model function:
+ * pflref_model_workspace_passes) around each client's update and reported
+ * as a NOTE "body_passes" = [forward, backward]: (1, 1) for every τ.
+ *
+ * State: s->w holds θ in the body entries (the head entries keep w0's);
+ * s->v + i·P holds (θ, W_i), its body entries set to θ_{t+1} after every
+ * round.  s->work caches A and Φ (N_i × h each) and the output errors E
+ * (N_i × k) of the client being processed.
+ *
+ * Symbols:  θ ↔ the body entries (s->shared)   W_i ↔ the head entries
+ *           (s->mask) of s->v + i·P   I ↔ s->N   r ↔ plan->m
+ *           ρ ↔ hyper->rho   β ↔ hyper->pflego.beta   τ ↔ nsteps
+ *
+ * Cost per round and sampled client: 1 body forward, 1 body backward,
+ * τ head gradients on the cache; + O(N·P).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "algorithms/algorithms.h"
+
+static const char *const CHEAP_LINE =
+    "step 4: W ← W − β ∇_W ℓ_i(W, θ_t) on the cached Φ_i";
+static const char *const HEAD_LINE[] = {
+    "step 6: W_i ← W̃_i − ρ (I/r) G_i",
+    "step 6: W_i ← W̃_i − ρ (I/r) α_i G_i"};
+static const char *const JOINT_LINE =
+    "step 5: (G_i, g_i) = (∇_W ℓ_i, ∇_θ ℓ_i) at (W̃_i, θ_t)";
+static const char *const GHAT_LINE = "ĝ = (I/r) Σ_{i∈I_t} α_i g_i";
+static const char *const SERVER_LINE[] = {
+    "step 8: θ_{t+1} = θ_t − ρ ĝ",
+    "θ_{t+1} = Adam(ρ, 0.9, 0.999, 1e-8) step on ĝ"};
+
+#define ADAM_B1 0.9
+#define ADAM_B2 0.999
+#define ADAM_EPS 1e-8
+
+static size_t pflego_work_doubles(const pflref_problem *pr)
+{
+    const pflref_model *m = &pr->model;
+    return pflref_problem_max_n(pr) * (2 * m->h + m->k);
+}
+
+/* PFLEGO needs an mlp whose personal blocks are exactly its head, and
+ * full-batch steps. */
+static pflref_status pflego_check(const pflref_problem *pr,
+                                  const pflref_hyper *hyper,
+                                  const pflref_schedule *schedule,
+                                  const unsigned char *mask,
+                                  pflref_error *err)
+{
+    (void)hyper;
+    const pflref_model *m = &pr->model;
+    if (m->kind != PFLREF_MODEL_MLP)
+        return pflref_error_set(err, PFLREF_EINVAL, "model.kind",
+                                "pflego needs an mlp (a body φ(x; θ) and a "
+                                "head W_i); the model is %s",
+                                pflref_model_kind_name(m->kind));
+    for (size_t b = 0; b < m->nblocks; b++)
+        if (mask[m->blocks[b].offset] != m->blocks[b].is_head)
+            return pflref_error_set(err, PFLREF_EINVAL, "split.personal",
+                                    "pflego personalises exactly the head: "
+                                    "give \"split\": {\"personal\": "
+                                    "[\"head\"]}");
+    for (size_t t = 0; t < schedule->T; t++) {
+        const pflref_round_plan *r = &schedule->rounds[t];
+        for (size_t j = 0; j < r->m; j++) {
+            const pflref_batches *b = &r->batches[j];
+            const size_t n = pr->clients[r->clients[j]].train.n;
+            if (b->nsteps == 0) {
+                char where[PFLREF_WHERE_MAX];
+                snprintf(where, sizeof where,
+                         "schedule.rounds[%zu].batches[%zu]", t, j);
+                return pflref_error_set(
+                    err, PFLREF_EINVAL, where,
+                    "pflego needs τ ≥ 1 head updates per participation "
+                    "(one full batch each); client %zu has none",
+                    r->clients[j]);
+            }
+            for (size_t q = 0; q < b->nsteps; q++) {
+                const size_t nb = b->step_off[q + 1] - b->step_off[q];
+                int full = nb == n;
+                for (size_t e = 0; full && e < nb; e++)
+                    full = b->idx[b->step_off[q] + e] == e;
+                if (!full) {
+                    char where[PFLREF_WHERE_MAX];
+                    snprintf(where, sizeof where,
+                             "schedule.rounds[%zu].batches[%zu][%zu]", t, j,
+                             q);
+                    return pflref_error_set(
+                        err, PFLREF_EINVAL, where,
+                        "pflego's steps are full-batch: expected the %zu "
+                        "indices 0..%zu of client %zu in order", n, n - 1,
+                        r->clients[j]);
+                }
+            }
+        }
+    }
+    return PFLREF_OK;
+}
+
+static pflref_status pflego_init(pflref_state *s, pflref_error *err)
+{
+    (void)err;
+    /* Adam's moments (scratch[6P, 8P)) start at zero. */
+    memset(s->scratch + 6 * s->P, 0, 2 * s->P * sizeof *s->scratch);
+    return PFLREF_OK;
+}
+
+/* The failure of a model call inside client i's update. */
+static pflref_status model_failed(pflref_error *err, pflref_status st,
+                                  long t, size_t i, size_t step)
+{
+    return pflref_error_set(err, st, "schedule",
+                            "model evaluation failed at round %ld, client "
+                            "%zu, step %zu", t, i, step);
+}
+
+/* Steps 3–6 for client i: x = (θ_t, W_i) in, (θ_t, W_i^{t+1}) out; g gets
+ * the joint gradient (g_i in the body entries, G_i in the head entries). */
+static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
+                                   double head_scale, double *x, double *g,
+                                   const pflref_trace *trace,
+                                   pflref_error *err)
+{
+    const pflref_model *m = &s->problem->model;
+    const pflref_data *D = &s->problem->clients[i].train;
+    const pflref_hyper *h = s->hyper;
+    const size_t P = s->P, n = D->n;
+    const long t = (long)s->t;
+    double *A = s->work, *Phi = s->work + n * m->h, *E = Phi + n * m->h;
+
+    /* step 3: Φ_i = φ(X_i; θ_t), once */
+    pflref_status st = pflref_model_features(m, x, D, NULL, n, s->ws, A, Phi);
+    if (st != PFLREF_OK)
+        return model_failed(err, st, t, i, 0);
+    /* step 4: τ − 1 cheap head steps on the cache */
+    for (size_t q = 1; q < tau; q++) {
+        st = pflref_model_head_grad(m, x, Phi, D, NULL, n, s->ws, g, NULL,
+                                    NULL);
+        if (st != PFLREF_OK)
+            return model_failed(err, st, t, i, q);
+        for (size_t p = 0; p < P; p++)
+            if (s->mask[p])
+                x[p] -= h->pflego.beta * g[p];
+        if (!pflref_all_finite(x, P))
+            return pflref_error_diverge(err, t, (long)i, (long)q, "W_i");
+        pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
+                          (long)q, "w_local", x, P, CHEAP_LINE);
+    }
+    /* step 5: the joint gradient at (W̃_i, θ_t) */
+    st = pflref_model_head_grad(m, x, Phi, D, NULL, n, s->ws, g, E, NULL);
+    if (st == PFLREF_OK)
+        st = pflref_model_body_grad(m, x, A, E, D, NULL, n, s->ws, g);
+    if (st != PFLREF_OK)
+        return model_failed(err, st, t, i, tau);
+    if (!pflref_all_finite(g, P))
+        return pflref_error_diverge(err, t, (long)i, (long)tau,
+                                    "the joint gradient (G_i, g_i)");
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, (long)tau,
+                      "g", g, P, JOINT_LINE);
+    /* step 6: the last head step */
+    for (size_t p = 0; p < P; p++)
+        if (s->mask[p])
+            x[p] -= head_scale * g[p];
+    if (!pflref_all_finite(x, P))
+        return pflref_error_diverge(err, t, (long)i, (long)tau, "W_i");
+    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i, (long)tau,
+                      "w_local", x, P, HEAD_LINE[h->pflego.head_step]);
+    return PFLREF_OK;
+}
+
+/* Step 8 with server = adam: JAX's optimizers.adam, step count t. */
+static void adam_step(pflref_state *s, const double *ghat)
+{
+    const size_t P = s->P;
+    double *mom = s->scratch + 6 * P, *vel = s->scratch + 7 * P;
+    const double c1 = 1.0 - pow(ADAM_B1, (double)(s->t + 1));
+    const double c2 = 1.0 - pow(ADAM_B2, (double)(s->t + 1));
+    for (size_t p = 0; p < P; p++) {
+        if (!s->shared[p])
+            continue;
+        mom[p] = (1.0 - ADAM_B1) * ghat[p] + ADAM_B1 * mom[p];
+        vel[p] = (1.0 - ADAM_B2) * (ghat[p] * ghat[p]) + ADAM_B2 * vel[p];
+        const double mhat = mom[p] / c1, vhat = vel[p] / c2;
+        s->w[p] -= s->hyper->rho * mhat / (sqrt(vhat) + ADAM_EPS);
+    }
+}
+
+static pflref_status pflego_round(pflref_state *s,
+                                  const pflref_round_plan *plan,
+                                  const pflref_trace *trace, pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const pflref_hyper *h = s->hyper;
+    const size_t P = s->P;
+    const long t = (long)s->t;
+    const double scale = (double)s->N / (double)plan->m;   /* I/r */
+    double *x = s->scratch, *g = s->scratch + P, *acc = s->accum;
+
+    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1, "w",
+                      s->w, P, NULL);
+    double N_all = 0.0, N_sel = 0.0;     /* N and Σ_{j∈I_t} N_j */
+    for (size_t i = 0; i < s->N; i++)
+        N_all += (double)pr->clients[i].train.n;
+    for (size_t j = 0; j < plan->m; j++)
+        N_sel += (double)pr->clients[plan->clients[j]].train.n;
+    for (size_t p = 0; p < P; p++)
+        acc[p] = 0.0;
+
+    for (size_t j = 0; j < plan->m; j++) {
+        const size_t i = plan->clients[j];
+        const double n_i = (double)pr->clients[i].train.n;
+        const double alpha = n_i / N_all;                  /* α_i = N_i/N */
+        const double head_scale =
+            h->pflego.head_step == PFLREF_PFLEGO_HEAD_EXACT_ALPHA
+                ? h->rho * scale * alpha
+                : h->rho * scale;
+        double *v_i = s->v + i * P;
+        pflref_compose(s->shared, s->w, v_i, x, P);   /* x = (θ_t, W_i^t) */
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
+                          0, "w_local", x, P, NULL);
+        size_t fwd0, bwd0, fwd1, bwd1;
+        pflref_model_workspace_passes(s->ws, &fwd0, &bwd0);
+        pflref_status st = client_update(s, i, plan->batches[j].nsteps,
+                                         head_scale, x, g, trace, err);
+        if (st != PFLREF_OK)
+            return st;
+        pflref_model_workspace_passes(s->ws, &fwd1, &bwd1);
+        memcpy(v_i, x, P * sizeof *x);      /* the client keeps W_i^{t+1} */
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
+                          -1, "v", v_i, P, NULL);
+        const double passes[2] = {(double)(fwd1 - fwd0),
+                                  (double)(bwd1 - bwd0)};
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
+                          "body_passes", passes, 2,
+                          "body [forward, backward] passes of the client's "
+                          "update");
+        /* step 7: the client uploads g_i; the server adds α_i g_i */
+        const double a = h->pflego.theta_weights ==
+                                 PFLREF_PFLEGO_THETA_SAMPLED_NORMALISED
+                             ? n_i / N_sel
+                             : alpha;
+        for (size_t p = 0; p < P; p++)
+            if (s->shared[p])
+                acc[p] += a * g[p];
+    }
+
+    /* step 8: ĝ = (I/r) Σ α_i g_i, then the server step */
+    for (size_t p = 0; p < P; p++)
+        acc[p] *= scale;
+    if (!pflref_all_finite(acc, P))
+        return pflref_error_diverge(err, t, -1, -1, "g_hat");
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1, "g_hat", acc,
+                      P, GHAT_LINE);
+    if (h->pflego.server == PFLREF_PFLEGO_SERVER_ADAM) {
+        /* ĝ² overflows beyond about 1e154: the second moment would turn
+         * infinite and freeze θ silently (its step ρ m̂/(√v̂ + ε) = 0) */
+        adam_step(s, acc);
+        if (!pflref_all_finite(s->scratch + 7 * P, P))
+            return pflref_error_diverge(err, t, -1, -1,
+                                        "Adam's second moment");
+    } else {
+        for (size_t p = 0; p < P; p++)
+            if (s->shared[p])
+                s->w[p] -= h->rho * acc[p];
+    }
+    if (!pflref_all_finite(s->w, P))
+        return pflref_error_diverge(err, t, -1, -1, "θ");
+    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
+                      P, SERVER_LINE[h->pflego.server]);
+    pflref_share_to_all(s);                   /* (θ_{t+1}, W_i) */
+    return PFLREF_OK;
+}
+
+const pflref_algorithm pflref_pflego = {
+    .name = "pflego",
+    .title = "PFLEGO (Nikoloutsopoulos, Koutsopoulos, Titsias, "
+             "arXiv 2202.09848)",
+    .has_global = 1,
+    .has_personal = 1,
+    .personal_name = "v",
+    .n_eval = 1,
+    .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
+    .work_doubles = pflego_work_doubles,
+    .check = pflego_check,
+    .init = pflego_init,
+    .round = pflego_round,
+};

@@ -1,0 +1,27 @@
+/* ref/core/vec.c: the vector kernels every floor above may use: the
+ * finiteness test behind divergence reports, one term of a server
+ * aggregation, and the (u, v) composition of partial personalisation.
+ */
+#include <math.h>
+#include "core/vec.h"
+
+int pflref_all_finite(const double *x, size_t n)
+{
+    for (size_t j = 0; j < n; j++)
+        if (!isfinite(x[j]))
+            return 0;
+    return 1;
+}
+
+void pflref_accumulate(double *acc, double c, const double *x, size_t P)
+{
+    for (size_t p = 0; p < P; p++)
+        acc[p] += c * x[p];
+}
+
+void pflref_compose(const unsigned char *shared, const double *u,
+                    const double *v, double *x, size_t P)
+{
+    for (size_t p = 0; p < P; p++)
+        x[p] = shared[p] ? u[p] : v[p];
+}

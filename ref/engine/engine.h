@@ -1,0 +1,143 @@
+/* ref/engine/engine.h: the run state and the pieces shared by several
+ * algorithms (private to ref/).  Floor: engine (docs/architecture.md).
+ */
+#ifndef PFLREF_ENGINE_H
+#define PFLREF_ENGINE_H
+
+#include "pflref/algorithm.h"
+#include "core/vec.h"
+
+/* The run state shared by every algorithm. */
+struct pflref_state {
+    const pflref_problem *problem;
+    const pflref_hyper *hyper;
+    size_t P;                   /* parameters                               */
+    size_t N;                   /* clients                                  */
+    size_t t;                   /* rounds completed                         */
+    double *w0;                 /* P: the initial parameters                */
+    double *w;                  /* P: the global model, or NULL             */
+    double *v;                  /* N×P: personal models v_i, or NULL        */
+    double *alpha;              /* N: per-client mixing weights α_i, or NULL
+                                   (algorithms with has_alpha)              */
+    unsigned char *mask;        /* P: 1 = personal parameter (the split)    */
+    unsigned char *shared;      /* P: 1 − mask (1 = shared parameter)       */
+    double *scratch;            /* 8·P doubles for the algorithm            */
+    double *work;               /* alg->work_doubles(problem) doubles, or
+                                   NULL (PFLEGO's feature cache)            */
+    double *accum;              /* P doubles: aggregation accumulator       */
+    pflref_model_workspace *ws; /* batches up to the largest client         */
+    size_t *cluster;            /* N: each client's cluster label, or NULL
+                                   (algorithms with has_clusters)           */
+    size_t *iwork;              /* 4·N integers of work, or NULL (likewise) */
+    double *theta0;             /* n_theta0 doubles: the initial cluster
+                                   models actually used (IFCA), or NULL     */
+    size_t n_theta0;
+    double *mix;                /* P: the driver's evaluation buffer (v̄_i) */
+    void *extra;                /* the algorithm's own state and buffers
+                                   (alg->work_alloc), or NULL               */
+};
+
+/* Shared pieces used by several algorithms (ref/engine/sgd.c,
+ * ref/algorithms/prox.c). */
+
+/* Local minibatch SGD with an optional proximal term, the one local solver:
+ *   for s = 1..batches->nsteps:
+ *     θ ← θ − η (∇f(θ; D_s) + μ (θ − ref))     on the entries with mask = 1
+ * (mask NULL: every entry; μ = 0 or ref NULL: no proximal term).  Emits a
+ * STEP event named `name` after every step and fails with PFLREF_EDIVERGE
+ * (round t, client i, step s) when θ stops being finite.
+ *   theta  [in,out] P;  g [work] P */
+typedef struct {
+    const pflref_model *model;
+    const pflref_data *data;
+    const pflref_batches *batches;
+    double eta;
+    double mu;
+    const double *ref;
+    const unsigned char *mask;
+    const char *phase;
+    const char *name;
+    const char *formula;
+    long round;
+    long client;
+} pflref_local_sgd;
+
+pflref_status pflref_local_sgd_run(const pflref_local_sgd *job, double *theta,
+                                   double *g, pflref_model_workspace *ws,
+                                   const pflref_trace *trace,
+                                   pflref_error *err);
+
+/* g := ∇f(θ; D_s), the gradient of the batch-mean loss on step s's batch
+ * (0-based) of b; a failure names the round, client and step (s + 1). */
+pflref_status pflref_batch_grad(const pflref_model *m, const double *theta,
+                               const pflref_data *data,
+                               const pflref_batches *b, size_t s,
+                               pflref_model_workspace *ws, double *g,
+                               long round, long client, pflref_error *err);
+
+/* Step s (0-based, < batches->nsteps) of the local solver alone. */
+pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
+                                    double *theta, double *g,
+                                    pflref_model_workspace *ws,
+                                    const pflref_trace *trace,
+                                    pflref_error *err);
+
+/* pFedMe's inner loop (Dinh et al. 2020, Alg. 1, the approximate solution
+ * of eq. (7)), the primitive shared by pFedMe and the "prox" algorithm:
+ *   for k = 1..K:
+ *     θ ← θ − η_p (∇f(θ; D) + λ(θ − w) + μθ)
+ * on one batch D (the K steps reuse it).  μ = 0 is the paper; the official
+ * code adds μθ (pfedme.mu).  Emits a STEP event named "theta" after every
+ * step, numbered step0 + k, and fails with PFLREF_EDIVERGE (round, client,
+ * step) when θ stops being finite.
+ *   theta [in,out] P: the start point, then θ_K;  g [work] P */
+typedef struct {
+    const pflref_model *model;
+    const pflref_data *data;
+    const size_t *idx;      /* the batch D: nb sample indices               */
+    size_t nb;
+    const double *w;        /* P: the reference w (pFedMe's w_{i,r})        */
+    double lambda;          /* λ ≥ 0                                        */
+    double eta_p;           /* η_p > 0                                      */
+    double mu;              /* μ ≥ 0                                        */
+    size_t K;               /* K ≥ 1                                        */
+    const char *phase;
+    const char *formula;
+    long round;
+    long client;
+    long step0;             /* the first step is numbered step0 + 1         */
+} pflref_prox_inner;
+
+pflref_status pflref_prox_inner_run(const pflref_prox_inner *job,
+                                    double *theta, double *g,
+                                    pflref_model_workspace *ws,
+                                    const pflref_trace *trace,
+                                    pflref_error *err);
+
+/* 1 when the model's batch loss is a quadratic function of the parameters
+ * (quadratic; linear with squared or half_squared loss), so that the inner
+ * problem has the exact solution pflref_prox_point computes. */
+int pflref_prox_has_exact(const pflref_model *m);
+
+/* The exact minimiser of the inner problem of job (K, η_p ignored):
+ *   θ̂ = argmin_θ f(θ; D) + (λ/2)‖θ − w‖² + (μ/2)‖θ‖²
+ * i.e. the solution of (H + (λ + μ) I)(θ − w) = −(∇f(w; D) + μ w), H the
+ * (constant) Hessian of f, found by conjugate gradients with exact
+ * Hessian-vector products.  In exact arithmetic CG ends after at most P
+ * iterations; it stops when the residual is at most
+ * PFLREF_PROX_CG_RTOL·‖r_0‖ or after 2P iterations.  Only for models with
+ * pflref_prox_has_exact (PFLREF_EINVAL otherwise) and λ + μ > 0.
+ *   theta_hat [out] P;  work [work] 3·P */
+#define PFLREF_PROX_CG_RTOL 1e-15
+pflref_status pflref_prox_point(const pflref_prox_inner *job,
+                                double *theta_hat, double *work,
+                                pflref_model_workspace *ws, pflref_error *err);
+
+
+/* Set the shared entries of every client's s->v to those of s->w, so each
+ * v_i is (u, v_i) (FedAlt, FedSim, PFLEGO). */
+void pflref_share_to_all(const pflref_state *s);
+
+
+
+#endif

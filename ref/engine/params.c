@@ -1,0 +1,519 @@
+/* ref/params.c: the registry of hyperparameters and variant switches.
+ *
+ * One table names every hyperparameter (with its paper symbol and bounds)
+ * and every switch (with its values, the paper's reading first).  The spec
+ * reader, `pflref list` and the docs all read this table, so a switch is
+ * spelled the same way everywhere (shared/spec/README.md rule 1).
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pflref/algorithm.h"
+
+static const char *const fedavg_weights_values[] = {
+    "samples", "uniform", "all_keep_old", NULL};
+static const char *const finetune_scope_values[] = {"full", "personal", NULL};
+static const char *const theta_start_values[] = {"reset", "warm", NULL};
+static const char *const pfedme_weights_values[] = {"uniform", "samples",
+                                                    NULL};
+static const char *const pfedme_train_values[] = {"all", "sampled", NULL};
+static const char *const personal_eval_values[] = {"theta", "local_w",
+                                                   "global", NULL};
+static const char *const ditto_order_values[] = {
+    "interleaved_shared_batch", "personal_first", NULL};
+static const char *const ditto_prox_values[] = {"squared", "norm", NULL};
+static const char *const ditto_prox_ref_values[] = {"round_start", "moving",
+                                                    NULL};
+static const char *const ditto_weights_values[] = {"samples", "uniform", NULL};
+static const char *const pfl_state_values[] = {"stateful", "stateless", NULL};
+static const char *const pfl_weights_values[] = {"samples", "uniform",
+                                                 "batches", NULL};
+static const char *const pfl_finetune_values[] = {"personal", "full", NULL};
+static const char *const pflego_head_values[] = {"seed", "exact_alpha", NULL};
+static const char *const pflego_theta_values[] = {
+    "global", "sampled_normalised", NULL};
+static const char *const pflego_server_values[] = {"sgd", "adam", NULL};
+static const char *const perfedavg_variant_values[] = {"exact", "fo", "hf",
+                                                       NULL};
+static const char *const perfedavg_weights_values[] = {"uniform", "samples",
+                                                       NULL};
+static const char *const perfedavg_eval_values[] = {
+    "one_alpha_step", "alpha_then_beta", NULL};
+static const char *const apfl_alpha_values[] = {"fixed", "adaptive", NULL};
+static const char *const apfl_mix_values[] = {"parameter", "output", NULL};
+static const char *const apfl_mix_w_values[] = {"old", "new", NULL};
+static const char *const apfl_rule_values[] = {"paper", "fedtorch", NULL};
+static const char *const interp_alpha_values[] = {"fixed", "per_client_grid",
+                                                  NULL};
+static const char *const interp_select_values[] = {"validation", "test",
+                                                   NULL};
+static const char *const cfl_bipartition_values[] = {"optimal",
+                                                    "complete_linkage", NULL};
+static const char *const cfl_weights_values[] = {"uniform", "samples", NULL};
+static const char *const ifca_mode_values[] = {"gradient", "model", NULL};
+
+static const pflref_param params[] = {
+    {"eta", "fedavg local finetune pfedme ditto apfl interp cfl",
+     "fedavg local finetune pfedme ditto apfl interp cfl", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
+     "client step size (local SGD; pFedMe's local update of w_{i,r}; "
+     "APFL's w and v steps; interp's global and local training)"},
+    {"lambda", "pfedme ditto prox", "pfedme ditto prox", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, lambda), NAN, 0.0, 0, NULL, "λ",
+     "proximal weight toward the global / reference model"},
+    {"eta_p", "pfedme prox", "pfedme prox", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, eta_p), NAN, 0.0, 1, NULL, "η_p",
+     "pFedMe's inner (personal) step size"},
+    {"K", "pfedme prox", "pfedme prox", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, K), NAN, 1.0, 0, NULL, "K",
+     "pFedMe's inner gradient steps on one batch"},
+    {"beta", "pfedme", "", PFLREF_PARAM_REAL, offsetof(pflref_hyper, beta),
+     1.0, 0.0, 1, NULL, "β",
+     "pFedMe's server mixing: w ← (1 − β) w + β · average"},
+    {"pfedme.mu", "pfedme prox", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, pfedme.mu), 0.0, 0.0, 0, NULL, "μ",
+     "the official code's extra μθ in the inner gradient (0 = the paper)"},
+    {"eta_ft", "finetune fedalt fedsim", "finetune", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, eta_ft), NAN, 0.0, 1, NULL, "η_ft",
+     "fine-tuning step size (fedalt, fedsim: needed with schedule.post)"},
+    {"mu_ft", "finetune", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, mu_ft), 0.0, 0.0, 0, NULL, "μ_ft",
+     "fine-tuning proximal weight toward the global model (0 = plain)"},
+    {"fedavg.weights", "fedavg finetune interp", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedavg.weights), 0.0, 0.0, 0,
+     fedavg_weights_values, "",
+     "aggregation weights: n_k/Σ_{S_t} n_j (final paper) | 1/m | "
+     "Σ_k n_k/n with unsampled clients keeping w_t"},
+    {"finetune.scope", "finetune", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, finetune.scope), 0.0, 0.0, 0,
+     finetune_scope_values, "",
+     "which parameters fine-tuning moves: all | the split's personal blocks"},
+    {"pfedme.theta_start", "pfedme prox", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedme.theta_start), 0.0, 0.0, 0,
+     theta_start_values, "",
+     "inner loop start: θ ← w_{i,r} every local round | θ carried over"},
+    {"pfedme.weights", "pfedme", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedme.weights), 0.0, 0.0, 0,
+     pfedme_weights_values, "",
+     "server average over S^t: 1/S (paper) | n_i / Σ n_j"},
+    {"pfedme.train", "pfedme", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedme.train), 0.0, 0.0, 0, pfedme_train_values,
+     "", "who trains: all N clients (paper) | only the sampled S^t"},
+    {"pfedme.personal_eval", "pfedme", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedme.personal_eval), 0.0, 0.0, 0,
+     personal_eval_values, "",
+     "the personalised model reported: last θ (paper) | w_{i,R} | global"},
+    {"ditto.order", "ditto", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, ditto.order), 0.0, 0.0, 0, ditto_order_values,
+     "", "per batch personal then global step | all personal steps first"},
+    {"ditto.prox", "ditto", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, ditto.prox), 0.0, 0.0, 0, ditto_prox_values, "",
+     "personal regulariser: (λ/2)‖v − w‖² (paper) | λ‖v − w‖"},
+    {"ditto.prox_ref", "ditto", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, ditto.prox_ref), 0.0, 0.0, 0,
+     ditto_prox_ref_values, "",
+     "reference of the regulariser: round-start w^t (paper) | moving copy"},
+    {"ditto.weights", "ditto", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, ditto.weights), 0.0, 0.0, 0,
+     ditto_weights_values, "",
+     "aggregation of the global copies: n_k/Σ n_j (as FedAvg) | simple mean"},
+    {"gamma_u", "fedalt fedsim", "fedalt fedsim", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, gamma_u), NAN, 0.0, 0, NULL, "γ_u",
+     "local step size of the shared parameters u"},
+    {"gamma_v", "fedalt fedsim", "fedalt fedsim", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, gamma_v), NAN, 0.0, 0, NULL, "γ_v",
+     "local step size of the personal parameters v"},
+    {"tau_v", "fedalt", "fedalt", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, tau_v), NAN, 0.0, 0, NULL, "τ_v",
+     "FedAlt's v steps: the first τ_v scheduled batches (τ_u = the rest)"},
+    {"pfl.state", "fedalt fedsim", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfl.state), 0.0, 0.0, 0, pfl_state_values, "",
+     "personal state: v_i persists | v_i ← v⁰ at every visit"},
+    {"pfl.weights", "fedalt fedsim", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfl.weights), 0.0, 0.0, 0, pfl_weights_values,
+     "", "server weights α_i in Σ_S α_i u_i / Σ_S α_i: N_i/N | 1/n | the "
+     "device's batch count"},
+    {"pfl.finetune", "fedalt fedsim", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfl.finetune), 0.0, 0.0, 0, pfl_finetune_values,
+     "", "final fine-tuning (schedule.post) moves: v only | u and v"},
+    {"rho", "pflego", "pflego", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, rho), NAN, 0.0, 1, NULL, "ρ",
+     "server step size (also the last head step's)"},
+    {"pflego.beta", "pflego", "pflego", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, pflego.beta), NAN, 0.0, 0, NULL, "β",
+     "step size of the τ − 1 cheap head steps"},
+    {"pflego.head_step", "pflego", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pflego.head_step), 0.0, 0.0, 0,
+     pflego_head_values, "",
+     "last head step: W̃_i − ρ(I/r) G_i (seed, code) | − ρ(I/r) α_i G_i"},
+    {"pflego.theta_weights", "pflego", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pflego.theta_weights), 0.0, 0.0, 0,
+     pflego_theta_values, "",
+     "α_i in the θ step: N_i/N | N_i/Σ_{I_t} N_j (the authors' code)"},
+    {"pflego.server", "pflego", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pflego.server), 0.0, 0.0, 0,
+     pflego_server_values, "",
+     "server optimiser: SGD | Adam(ρ, 0.9, 0.999, 1e-8) (the authors' code)"},
+    {"alpha", "perfedavg", "perfedavg", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, perfedavg.alpha), NAN, 0.0, 0, NULL, "α",
+     "Per-FedAvg's inner step w̃ = w − α ∇f(w; D) (and the evaluation's)"},
+    {"beta", "perfedavg", "perfedavg", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, perfedavg.beta), NAN, 0.0, 1, NULL, "β",
+     "Per-FedAvg's outer (meta) step size"},
+    {"delta", "perfedavg", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, perfedavg.delta), NAN, 0.0, 1, NULL, "δ",
+     "Per-FedAvg HF: the finite-difference radius (needed by variant hf)"},
+    {"perfedavg.variant", "perfedavg", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, perfedavg.variant), 0.0, 0.0, 0,
+     perfedavg_variant_values, "",
+     "the meta step: exact Hessian-vector product | first order | "
+     "finite-difference Hessian-vector product around w"},
+    {"perfedavg.weights", "perfedavg", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, perfedavg.weights), 0.0, 0.0, 0,
+     perfedavg_weights_values, "",
+     "server average: uniform over A_k (paper) | n_i / Σ n_j"},
+    {"perfedavg.eval", "perfedavg", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, perfedavg.eval), 0.0, 0.0, 0,
+     perfedavg_eval_values, "",
+     "personalisation for evaluation: one α step (paper) | α then β step"},
+    {"alpha", "apfl", "apfl", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, apfl.alpha), NAN, 0.0, 0, NULL, "α",
+     "APFL's mixing weight α_i in [0, 1] (the initial value if adaptive)"},
+    {"eta_alpha", "apfl", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, apfl.eta_alpha), NAN, 0.0, 1, NULL, "η_α",
+     "APFL's adaptive α step size (unset: η, the paper's)"},
+    {"apfl.alpha", "apfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, apfl.alpha_mode), 0.0, 0.0, 0,
+     apfl_alpha_values, "", "α_i: fixed | adapted every step"},
+    {"apfl.mix", "apfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, apfl.mix), 0.0, 0.0, 0, apfl_mix_values, "",
+     "what v̄ mixes: parameters (paper) | outputs (FedTorch)"},
+    {"apfl.mix_uses_w", "apfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, apfl.mix_uses_w), 0.0, 0.0, 0, apfl_mix_w_values,
+     "", "the w_i in the mixture: before its step (paper) | after"},
+    {"apfl.alpha_rule", "apfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, apfl.alpha_rule), 0.0, 0.0, 0, apfl_rule_values,
+     "", "adaptive α: the paper's inner product, every step | FedTorch's "
+     "alpha_update"},
+    {"alpha", "interp", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, interp.alpha), NAN, 0.0, 0, NULL, "α",
+     "the fixed interpolation weight in [0, 1] (needed by interp.alpha = "
+     "fixed)"},
+    {"interp.grid", "interp", "", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, interp.grid), 10.0, 1.0, 0, NULL, "G",
+     "per_client_grid: the grid α_j = j/G, j = 0..G"},
+    {"interp.alpha", "interp", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, interp.alpha_mode), 0.0, 0.0, 0,
+     interp_alpha_values, "",
+     "α_i: one fixed α | per client, the best grid point"},
+    {"interp.select", "interp", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, interp.select), 0.0, 0.0, 0,
+     interp_select_values, "",
+     "where per_client_grid scores α: the validation split | the test set "
+     "(Exercise 14.7.2's reading)"},
+    {"eps1", "cfl", "cfl", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, cfl.eps1), NAN, 0.0, 0, NULL, "ε₁",
+     "CFL: a cluster may split only when its update's norm ‖Δθ_c‖ < ε₁"},
+    {"eps2", "cfl", "cfl", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, cfl.eps2), NAN, 0.0, 0, NULL, "ε₂",
+     "CFL: a cluster may split only when max_i ‖Δθ_i‖ > ε₂"},
+    {"gamma_max", "cfl", "cfl", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, cfl.gamma_max), NAN, 0.0, 0, NULL, "γ_max",
+     "CFL: a split needs γ_max < √((1 − α_max^cross)/2); γ_max in [0, 1)"},
+    {"cfl.min_cluster_size", "cfl", "", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, cfl.min_cluster_size), 0.0, 0.0, 0, NULL, "",
+     "guard: only clusters of at least this many clients split (0 = off; "
+     "the authors' notebook: 3)"},
+    {"cfl.warmup", "cfl", "", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, cfl.warmup), 0.0, 0.0, 0, NULL, "",
+     "guard: no split before round t = this (0-based; 0 = off; the "
+     "authors' notebook: 20)"},
+    {"cfl.bipartition", "cfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, cfl.bipartition), 0.0, 0.0, 0,
+     cfl_bipartition_values, "",
+     "the split: Alg. 1's optimal bipartition | complete linkage on −α "
+     "(the authors' notebook)"},
+    {"cfl.cluster_weights", "cfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, cfl.cluster_weights), 0.0, 0.0, 0,
+     cfl_weights_values, "",
+     "cluster update Δθ_c: (1/|c|) Σ Δθ_i (Alg. 5) | Σ (|D_i|/|D_c|) Δθ_i "
+     "(Alg. 2)"},
+    {"gamma", "ifca", "ifca", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, ifca.gamma), NAN, 0.0, 1, NULL, "γ",
+     "IFCA's step size (the server's gradient step; the local steps)"},
+    {"ifca.k", "ifca", "ifca", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, ifca.k), NAN, 1.0, 0, NULL, "k",
+     "IFCA's number of cluster models (at most the number of clients)"},
+    {"ifca.init_shift", "ifca", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, ifca.init_shift), 0.0, 0.0, 0, NULL, "δ",
+     "IFCA's initial models θ_j⁰ = w⁰ + j δ 𝟙 + σ ξ_j: the shift δ"},
+    {"ifca.init_sd", "ifca", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, ifca.init_sd), 0.0, 0.0, 0, NULL, "σ",
+     "IFCA's initial models: the spread σ of the N(0, 1) draws ξ_j"},
+    {"ifca.init_seed", "ifca", "", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, ifca.init_seed), 1.0, 1.0, 0, NULL, "",
+     "IFCA's initial models: the mt19937 seed of the draws ξ_j"},
+    {"ifca.mode", "ifca", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, ifca.mode), 0.0, 0.0, 0, ifca_mode_values, "",
+     "IFCA's update: gradient averaging (Option I) | model averaging "
+     "(Option II)"},
+};
+
+static const pflref_preset presets[] = {
+    {"pfedme", "official",
+     "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
+     "pfedme.train=all pfedme.personal_eval=local_w", NULL,
+     "CharlieDinh/pFedMe (shared/spec notes §2(f), run and read)"},
+    {"pfedme", "pfllib",
+     "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
+     "pfedme.train=sampled pfedme.personal_eval=global", NULL,
+     "TsingZ0/PFLlib, clientpFedMe.py and fedoptimizer.py (pFedMeOptimizer's "
+     "mu = 0.001 is never overridden; shared/spec notes §2(e), §7)"},
+    {"ditto", "official",
+     "ditto.order=interleaved_shared_batch ditto.prox=squared "
+     "ditto.prox_ref=round_start ditto.weights=uniform", NULL,
+     "litian96/ditto, TensorFlow (shared/spec notes §3(c))"},
+    {"ditto", "pfllib",
+     "ditto.order=personal_first ditto.prox=squared "
+     "ditto.prox_ref=round_start ditto.weights=samples", NULL,
+     "TsingZ0/PFLlib (shared/spec notes §3(f))"},
+    {"fedalt", "fedrep",
+     "pfl.state=stateful pfl.weights=uniform pfl.finetune=personal", "head",
+     "Collins et al., ICML 2021, Alg. 1 (head first, then the "
+     "representation; server (1/rn) Σ φ_i); shared/spec notes §4.1"},
+    {"fedsim", "fedper",
+     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "head",
+     "Arivazhagan et al. 2019 (joint steps, base layers averaged n_j/n); "
+     "shared/spec notes §4.2"},
+    {"fedsim", "lg_fedavg",
+     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "input",
+     "Liang et al. 2020 (local representation, global top layers; joint "
+     "steps, FedAvg mean); shared/spec notes §4.3"},
+    {"fedsim", "fedbabu",
+     "gamma_v=0 pfl.state=stateful pfl.weights=samples pfl.finetune=full",
+     "head",
+     "Oh, Kim, Yun, ICLR 2022 (body-only training, head frozen at its "
+     "initial value and shared, then fine-tuning of the whole model); "
+     "shared/spec notes §4.4 B4"},
+    {"perfedavg", "pfedme_repo",
+     "perfedavg.variant=fo perfedavg.weights=samples "
+     "perfedavg.eval=alpha_then_beta", NULL,
+     "CharlieDinh/pFedMe caf24b1f954d: UserPerAvg.train (FO, w restored "
+     "before the β step since 2021-03-20), the shared server's n_i-weighted "
+     "mean, train_one_step (α then β) before evaluation, which the repository "
+     "takes on test batches; shared/spec notes §4(d)-(f)"},
+    {"apfl", "fedtorch",
+     "apfl.mix=output apfl.mix_uses_w=new apfl.alpha_rule=fedtorch", NULL,
+     "MLOPTPSU/FedTorch ab8068dbc968 (APFL's training loop, inference_personal, "
+     "alpha_update; apfl.alpha is left to the spec, as FedTorch's "
+     "--fed_adaptive_alpha; shared/spec notes §6(f) items 1-3)"},
+};
+
+const pflref_param *pflref_params(size_t *count)
+{
+    *count = sizeof params / sizeof params[0];
+    return params;
+}
+
+const pflref_param *pflref_param_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
+        if (strcmp(params[i].name, name) == 0)
+            return &params[i];
+    return NULL;
+}
+
+const pflref_param *pflref_param_find_for(const char *name, const char *alg)
+{
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
+        if (strcmp(params[i].name, name) == 0 &&
+            pflref_name_in_list(params[i].algorithms, alg))
+            return &params[i];
+    return pflref_param_find(name);
+}
+
+int pflref_name_in_list(const char *names, const char *name)
+{
+    size_t len = strlen(name);
+    const char *p = names;
+    while (*p != '\0') {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, " ");
+        if (n == len && n > 0 && strncmp(p, name, n) == 0)
+            return 1;
+        p += n;
+    }
+    return 0;
+}
+
+static double *real_field(pflref_hyper *h, const pflref_param *p)
+{
+    return (double *)(void *)((char *)h + p->offset);
+}
+
+static int *enum_field(pflref_hyper *h, const pflref_param *p)
+{
+    return (int *)(void *)((char *)h + p->offset);
+}
+
+static size_t *int_field(pflref_hyper *h, const pflref_param *p)
+{
+    return (size_t *)(void *)((char *)h + p->offset);
+}
+
+void pflref_hyper_defaults(pflref_hyper *h)
+{
+    memset(h, 0, sizeof *h);
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        if (params[i].type == PFLREF_PARAM_REAL)
+            *real_field(h, &params[i]) = params[i].def;
+        else if (params[i].type == PFLREF_PARAM_INT)
+            *int_field(h, &params[i]) = isnan(params[i].def)
+                                            ? PFLREF_INT_UNSET
+                                            : (size_t)params[i].def;
+        else
+            *enum_field(h, &params[i]) = 0;
+    }
+}
+
+pflref_status pflref_hyper_set_real(pflref_hyper *h, const pflref_param *p,
+                                    double value, const char *where,
+                                    pflref_error *err)
+{
+    if (p->type != PFLREF_PARAM_REAL)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                p->type == PFLREF_PARAM_ENUM
+                                    ? "%s is a switch; give one of its value "
+                                      "names"
+                                    : "%s is a count; give an integer",
+                                p->name);
+    if (!isfinite(value))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s must be finite", p->name);
+    if (p->lo_open ? !(value > p->lo) : !(value >= p->lo))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s = %.17g must be %s %g", p->name, value,
+                                p->lo_open ? ">" : ">=", p->lo);
+    *real_field(h, p) = value;
+    return PFLREF_OK;
+}
+
+pflref_status pflref_hyper_set_enum(pflref_hyper *h, const pflref_param *p,
+                                    const char *value, const char *where,
+                                    pflref_error *err)
+{
+    if (p->type != PFLREF_PARAM_ENUM)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s is a number, not a switch", p->name);
+    for (int i = 0; p->values[i] != NULL; i++) {
+        if (strcmp(p->values[i], value) == 0) {
+            *enum_field(h, p) = i;
+            return PFLREF_OK;
+        }
+    }
+    char known[256] = "";
+    for (int i = 0; p->values[i] != NULL; i++) {
+        strncat(known, i ? "|" : "", sizeof known - strlen(known) - 1);
+        strncat(known, p->values[i], sizeof known - strlen(known) - 1);
+    }
+    return pflref_error_set(err, PFLREF_EINVAL, where,
+                            "unknown value \"%s\" for %s (known: %s)", value,
+                            p->name, known);
+}
+
+pflref_status pflref_hyper_set_int(pflref_hyper *h, const pflref_param *p,
+                                   size_t value, const char *where,
+                                   pflref_error *err)
+{
+    if (p->type != PFLREF_PARAM_INT)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s is not a count", p->name);
+    if ((double)value < p->lo || value == PFLREF_INT_UNSET)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s = %zu must be >= %g", p->name, value,
+                                p->lo);
+    *int_field(h, p) = value;
+    return PFLREF_OK;
+}
+
+size_t pflref_hyper_get_int(const pflref_hyper *h, const pflref_param *p)
+{
+    return *(const size_t *)(const void *)((const char *)h + p->offset);
+}
+
+const pflref_preset *pflref_presets(size_t *count)
+{
+    *count = sizeof presets / sizeof presets[0];
+    return presets;
+}
+
+const pflref_preset *pflref_preset_find(const char *alg, const char *name)
+{
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        if (strcmp(presets[i].algorithm, alg) == 0 &&
+            strcmp(presets[i].name, name) == 0)
+            return &presets[i];
+    return NULL;
+}
+
+pflref_status pflref_preset_apply(pflref_hyper *h, const char *alg,
+                                  const char *name, const char *where,
+                                  pflref_error *err)
+{
+    if (strcmp(name, "paper") == 0)
+        return PFLREF_OK;
+    const pflref_preset *pr = NULL;
+    char known[256] = "paper";
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
+        if (strcmp(presets[i].algorithm, alg) != 0)
+            continue;
+        strncat(known, ", ", sizeof known - strlen(known) - 1);
+        strncat(known, presets[i].name, sizeof known - strlen(known) - 1);
+        if (strcmp(presets[i].name, name) == 0)
+            pr = &presets[i];
+    }
+    if (pr == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "unknown preset \"%s\" for %s (known: %s)",
+                                name, alg, known);
+    /* settings: "name=value name=value ..." */
+    const char *p = pr->settings;
+    while (*p != '\0') {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, " ");
+        char item[128];
+        snprintf(item, sizeof item, "%.*s", (int)n, p);
+        p += n;
+        char *eq = strchr(item, '=');
+        if (eq == NULL)
+            continue;
+        *eq = '\0';
+        const pflref_param *par = pflref_param_find_for(item, alg);
+        pflref_status st = PFLREF_EINTERNAL;
+        if (par != NULL && par->type == PFLREF_PARAM_ENUM)
+            st = pflref_hyper_set_enum(h, par, eq + 1, where, err);
+        else if (par != NULL && par->type == PFLREF_PARAM_REAL)
+            st = pflref_hyper_set_real(h, par, strtod(eq + 1, NULL), where,
+                                       err);
+        if (st != PFLREF_OK)
+            return pflref_error_set(err, PFLREF_EINTERNAL, where,
+                                    "preset %s/%s sets %s, which failed",
+                                    alg, name, item);
+    }
+    return PFLREF_OK;
+}
+
+double pflref_hyper_get_real(const pflref_hyper *h, const pflref_param *p)
+{
+    return *(const double *)(const void *)((const char *)h + p->offset);
+}
+
+const char *pflref_hyper_get_enum(const pflref_hyper *h, const pflref_param *p)
+{
+    int i = *(const int *)(const void *)((const char *)h + p->offset);
+    return p->values[i];
+}

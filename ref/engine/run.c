@@ -1,0 +1,533 @@
+/* ref/engine/run.c: the run driver (GSL's
+ * INITIALIZE / ITERATE / TEST shape): allocate the state, `init`, one
+ * `round` per scheduled round, `finish`, then evaluate every model the
+ * algorithm reports on every client.
+ *
+ * The driver owns every allocation of a run, so algorithm files never
+ * allocate.  Evaluation: each reported model (global w, or client i's v_i)
+ * on client i's train set, and on its test set when the problem has one;
+ * per-client values are summarised by ref/metrics.c, weighted by the
+ * clients' sample counts.  The registry of algorithms is
+ * ref/algorithms/registry.c.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine/engine.h"
+
+static void state_free(pflref_state *s, const pflref_algorithm *alg)
+{
+    if (s->extra != NULL)
+        alg->work_free(s->extra);
+    free(s->mix);
+    free(s->w0);
+    free(s->w);
+    free(s->v);
+    free(s->alpha);
+    free(s->theta0);
+    free(s->mask);
+    free(s->shared);
+    free(s->work);
+    free(s->scratch);
+    free(s->accum);
+    free(s->cluster);
+    free(s->iwork);
+    pflref_model_workspace_free(s->ws);
+}
+
+/* calloc(a·b) doubles, NULL on overflow or failure. */
+static double *alloc_doubles(size_t a, size_t b)
+{
+    if (a == 0 || b == 0 || a > SIZE_MAX / b / sizeof(double))
+        return NULL;
+    return calloc(a * b, sizeof(double));
+}
+
+/* The longest batch in b. */
+static size_t longest_batch(const pflref_batches *b)
+{
+    size_t longest = 0;
+    for (size_t s = 0; s < b->nsteps; s++)
+        if (b->step_off[s + 1] - b->step_off[s] > longest)
+            longest = b->step_off[s + 1] - b->step_off[s];
+    return longest;
+}
+
+/* The workspace must hold the largest data set (evaluation) and the longest
+ * batch (a given batch may repeat indices, so it can exceed n). */
+static size_t workspace_size(const pflref_problem *pr,
+                             const pflref_schedule *schedule)
+{
+    size_t size = pflref_problem_max_n(pr);
+    for (size_t t = 0; t < schedule->T; t++)
+        for (size_t j = 0; j < schedule->rounds[t].m; j++) {
+            size_t b = longest_batch(&schedule->rounds[t].batches[j]);
+            size = b > size ? b : size;
+        }
+    for (size_t i = 0; schedule->post != NULL && i < schedule->N; i++) {
+        size_t b = longest_batch(&schedule->post[i]);
+        size = b > size ? b : size;
+    }
+    return size;
+}
+
+static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
+                                 const pflref_algorithm *alg,
+                                 const pflref_hyper *hyper,
+                                 const pflref_schedule *schedule,
+                                 const double *w0, pflref_error *err)
+{
+    const size_t P = pr->model.P, N = pr->N;
+    memset(s, 0, sizeof *s);
+    s->problem = pr;
+    s->hyper = hyper;
+    s->P = P;
+    s->N = N;
+    if (alg->has_personal && N > PFLREF_MAX_PARAMS / P)
+        return pflref_error_set(err, PFLREF_ENOMEM, "clients",
+                                "%zu clients × %zu parameters exceed the "
+                                "limit of %zu personal parameters",
+                                N, P, (size_t)PFLREF_MAX_PARAMS);
+    s->w0 = alloc_doubles(P, 1);
+    s->w = alg->has_global ? alloc_doubles(P, 1) : NULL;
+    s->v = alg->has_personal ? alloc_doubles(N, P) : NULL;
+    s->alpha = alg->has_alpha ? alloc_doubles(N, 1) : NULL;
+    s->mask = calloc(P, 1);
+    s->shared = calloc(P, 1);
+    const size_t nwork = alg->work_doubles != NULL ? alg->work_doubles(pr) : 0;
+    s->work = nwork > 0 ? alloc_doubles(nwork, 1) : NULL;
+    s->scratch = alloc_doubles(P, 8);
+    s->accum = alloc_doubles(P, 1);
+    s->mix = alloc_doubles(P, 1);
+    s->ws = pflref_model_workspace_alloc(&pr->model,
+                                         workspace_size(pr, schedule));
+    if (alg->has_clusters) {
+        s->cluster = calloc(N, sizeof *s->cluster);
+        s->iwork = N <= SIZE_MAX / 4 / sizeof *s->iwork
+                       ? calloc(4 * N, sizeof *s->iwork)
+                       : NULL;
+    }
+    if (s->w0 == NULL || (alg->has_global && s->w == NULL) ||
+        (alg->has_personal && s->v == NULL) ||
+        (alg->has_alpha && s->alpha == NULL) || s->mask == NULL ||
+        s->shared == NULL || (nwork > 0 && s->work == NULL) ||
+        s->scratch == NULL || s->accum == NULL || s->mix == NULL ||
+        s->ws == NULL ||
+        (alg->has_clusters && (s->cluster == NULL || s->iwork == NULL))) {
+        state_free(s, alg);
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL,
+                                "out of memory allocating the run state "
+                                "(P = %zu, N = %zu)", P, N);
+    }
+    memcpy(s->w0, w0, P * sizeof *w0);
+    if (s->w != NULL)
+        memcpy(s->w, w0, P * sizeof *w0);
+    for (size_t i = 0; s->v != NULL && i < N; i++)
+        memcpy(s->v + i * P, w0, P * sizeof *w0);
+    pflref_split_mask(&pr->model, &hyper->split, s->mask);
+    for (size_t p = 0; p < P; p++)
+        s->shared[p] = (unsigned char)!s->mask[p];
+    return PFLREF_OK;
+}
+
+/* Every hyperparameter the algorithm requires is set (NaN or
+ * PFLREF_INT_UNSET means not set); every one it reads that is set, or that
+ * has a default, holds a value the spec reader would accept (finite and
+ * within the registry's lower bound, by pflref_hyper_set_real/_int; a
+ * switch one of its values).  A caller of the C API can put anything in
+ * the fields; the algorithms step with them and index tables with the
+ * switches. */
+static pflref_status check_required(const pflref_algorithm *alg,
+                                    const pflref_hyper *hyper,
+                                    pflref_error *err)
+{
+    size_t count;
+    const pflref_param *params = pflref_params(&count);
+    pflref_hyper scratch;   /* the set_* functions validate into it */
+    for (size_t i = 0; i < count; i++) {
+        const pflref_param *p = &params[i];
+        char where[PFLREF_WHERE_MAX];
+        snprintf(where, sizeof where, "algorithm.%s.%s",
+                 p->type == PFLREF_PARAM_ENUM ? "switches" : "hyperparameters",
+                 p->name);
+        pflref_status st = PFLREF_OK;
+        if (!pflref_name_in_list(p->algorithms, alg->name)) {
+            /* not read by alg */
+        } else if (p->type == PFLREF_PARAM_REAL) {
+            double v = pflref_hyper_get_real(hyper, p);
+            if (!isnan(v) || !isnan(p->def))
+                st = pflref_hyper_set_real(&scratch, p, v, where, err);
+        } else if (p->type == PFLREF_PARAM_INT) {
+            size_t v = pflref_hyper_get_int(hyper, p);
+            if (v != PFLREF_INT_UNSET || !isnan(p->def))
+                st = pflref_hyper_set_int(&scratch, p, v, where, err);
+        } else {
+            int v;
+            memcpy(&v, (const char *)hyper + p->offset, sizeof v);
+            size_t n = 0;
+            while (p->values[n] != NULL)
+                n++;
+            if (v < 0 || (size_t)v >= n)
+                st = pflref_error_set(err, PFLREF_EINVAL, where,
+                                      "switch %s is %d, not one of its %zu "
+                                      "values", p->name, v, n);
+        }
+        if (st != PFLREF_OK)
+            return st;
+        int unset = (p->type == PFLREF_PARAM_REAL &&
+                     isnan(pflref_hyper_get_real(hyper, p))) ||
+                    (p->type == PFLREF_PARAM_INT &&
+                     pflref_hyper_get_int(hyper, p) == PFLREF_INT_UNSET);
+        if (unset && pflref_name_in_list(p->required_by, alg->name))
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "%s needs hyperparameter %s (%s)",
+                                    alg->name, p->name, p->symbol);
+    }
+    return PFLREF_OK;
+}
+
+void pflref_run_result_free(pflref_run_result *r)
+{
+    if (r == NULL)
+        return;
+    free(r->w0);
+    free(r->w);
+    free(r->v);
+    free(r->alpha);
+    free(r->theta0);
+    for (size_t e = 0; e < r->n_eval; e++) {
+        free(r->eval[e].train);
+        free(r->eval[e].test);
+    }
+    free(r);
+}
+
+/* Summarise field `off` of evals[0..N−1] (a pflref_eval member). */
+static pflref_status summarize(const pflref_eval *evals, size_t N, size_t off,
+                               pflref_direction dir, double *a, double *wts,
+                               double *work, pflref_summary *out,
+                               pflref_error *err)
+{
+    for (size_t i = 0; i < N; i++) {
+        a[i] = *(const double *)(const void *)((const char *)&evals[i] + off);
+        wts[i] = (double)evals[i].n;
+    }
+    return pflref_metrics_summarize(a, wts, N, dir, work, out, err);
+}
+
+/* Client i's model of the given source, evaluated on D:
+ *   GLOBAL    w
+ *   PERSONAL  v_i
+ *   MIX       v̄_i = α_i v_i + (1 − α_i) w (built in the driver's buffer s->mix), or,
+ *             when the algorithm mixes outputs, the mixture of the two
+ *             models' outputs α_i v_i(x) + (1 − α_i) w(x). */
+static pflref_status evaluate_one(const pflref_state *s,
+                                  const pflref_algorithm *alg,
+                                  pflref_model_source source, size_t i,
+                                  const pflref_data *D, pflref_eval *out)
+{
+    const pflref_model *m = &s->problem->model;
+    const size_t P = s->P;
+    if (source == PFLREF_SOURCE_GLOBAL)
+        return pflref_model_evaluate(m, s->w, D, s->ws, out);
+    const double *v = s->v + i * P;
+    if (source == PFLREF_SOURCE_PERSONAL)
+        return pflref_model_evaluate(m, v, D, s->ws, out);
+    const double a = s->alpha[i];
+    if (alg->output_mix != NULL && alg->output_mix(s->hyper))
+        /* α_i v_i(x) + (1 − α_i) w(x): the outputs mixed (APFL's
+         * apfl.mix = output) */
+        return pflref_model_evaluate_mix(m, v, s->w, a, D, s->ws, out);
+    double *mix = s->mix;
+    for (size_t p = 0; p < P; p++)
+        mix[p] = a * v[p] + (1.0 - a) * s->w[p];
+    return pflref_model_evaluate(m, mix, D, s->ws, out);
+}
+
+/* 1 when every number of m is finite: finite per-client values near
+ * DBL_MAX can still overflow a sum (the mean, the weighted mean). */
+static int summary_finite(const pflref_summary *m)
+{
+    const double x[] = {m->mean, m->sd,  m->worst, m->best,
+                        m->p10,  m->p90, m->worst_decile_mean,
+                        m->weighted_mean};
+    for (size_t k = 0; k < sizeof x / sizeof x[0]; k++)
+        if (!isfinite(x[k]))
+            return 0;
+    return 1;
+}
+
+static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg,
+                              pflref_run_result *r, pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const size_t N = s->N;
+    const int has_test = pflref_problem_has_test(pr);
+    const int regression = pflref_model_is_regression(&pr->model);
+    double *a = alloc_doubles(N, 3);
+    if (a == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    double *wts = a + N, *work = a + 2 * N;
+    pflref_status st = PFLREF_OK;
+
+    r->n_eval = alg->n_eval;
+    for (size_t e = 0; e < alg->n_eval && st == PFLREF_OK; e++) {
+        pflref_eval_result *er = &r->eval[e];
+        er->label = alg->eval[e].label;
+        er->train = calloc(N, sizeof *er->train);
+        er->test = has_test ? calloc(N, sizeof *er->test) : NULL;
+        if (er->train == NULL || (has_test && er->test == NULL)) {
+            st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+            break;
+        }
+        for (size_t i = 0; i < N && st == PFLREF_OK; i++) {
+            st = evaluate_one(s, alg, alg->eval[e].source, i,
+                              &pr->clients[i].train, &er->train[i]);
+            if (st == PFLREF_OK && has_test)
+                st = evaluate_one(s, alg, alg->eval[e].source, i,
+                                  &pr->clients[i].test, &er->test[i]);
+            if (st != PFLREF_OK)
+                st = pflref_error_set(err, st, NULL,
+                                      "evaluating %s on client %zu failed",
+                                      er->label, i);
+            else if (!isfinite(er->train[i].loss) ||
+                     (has_test && (!isfinite(er->test[i].loss) ||
+                                   (regression &&
+                                    !isfinite(er->test[i].mse))))) {
+                /* finite parameters whose loss overflows: located at the
+                 * final evaluation (round = the rounds run, step −1) */
+                char where[PFLREF_WHERE_MAX];
+                snprintf(where, sizeof where, "metrics.%s", er->label);
+                st = pflref_error_set(
+                    err, PFLREF_EDIVERGE, where,
+                    "the evaluation loss of the %s model is not finite "
+                    "(NaN or Inf) on client %zu, in the final evaluation "
+                    "after %zu rounds", er->label, i, s->t);
+                if (err != NULL) {
+                    err->round = (long)s->t;
+                    err->client = (long)i;
+                    err->step = -1;
+                }
+            }
+        }
+        if (st == PFLREF_OK)
+            st = summarize(er->train, N, offsetof(pflref_eval, loss),
+                           PFLREF_LOWER_IS_BETTER, a, wts, work,
+                           &er->train_loss, err);
+        if (st == PFLREF_OK && has_test) {
+            st = summarize(er->test, N, offsetof(pflref_eval, loss),
+                           PFLREF_LOWER_IS_BETTER, a, wts, work,
+                           &er->test_loss, err);
+            if (st == PFLREF_OK && regression)
+                st = summarize(er->test, N, offsetof(pflref_eval, mse),
+                               PFLREF_LOWER_IS_BETTER, a, wts, work,
+                               &er->test_mse, err);
+            if (st == PFLREF_OK && pflref_model_is_classifier(&pr->model))
+                st = summarize(er->test, N, offsetof(pflref_eval, accuracy),
+                               PFLREF_HIGHER_IS_BETTER, a, wts, work,
+                               &er->test_accuracy, err);
+        }
+        if (st == PFLREF_OK &&
+            (!summary_finite(&er->train_loss) ||
+             (has_test && (!summary_finite(&er->test_loss) ||
+                           (regression && !summary_finite(&er->test_mse)))))) {
+            char where[PFLREF_WHERE_MAX];
+            snprintf(where, sizeof where, "metrics.%s.summary", er->label);
+            st = pflref_error_set(err, PFLREF_EDIVERGE, where,
+                                  "a summary of the per-client metrics of "
+                                  "%s is not finite (NaN or Inf): the "
+                                  "values are finite, their sum overflows",
+                                  er->label);
+        }
+    }
+    free(a);
+    return st;
+}
+
+/* Test the input parameters, then allocate and initialise the state. */
+static pflref_status run_prepare(const pflref_problem *problem,
+                                 const pflref_algorithm *alg,
+                                 const pflref_hyper *hyper,
+                                 const pflref_schedule *schedule,
+                                 const double *w0, pflref_state *s,
+                                 pflref_error *err)
+{
+    /* Name the first NULL argument, so the caller knows which one. */
+    const char *null_arg = problem == NULL    ? "problem"
+                           : alg == NULL      ? "alg"
+                           : hyper == NULL    ? "hyper"
+                           : schedule == NULL ? "schedule"
+                           : w0 == NULL       ? "w0"
+                                              : NULL;
+    if (null_arg != NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, null_arg,
+                                "pflref_run: the argument %s is NULL",
+                                null_arg);
+    if (schedule->N != problem->N)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule",
+                                "the schedule is for %zu clients, the "
+                                "problem has %zu", schedule->N, problem->N);
+    if (alg->needs_post && schedule->post == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
+                                "%s needs a post-training phase in the "
+                                "schedule", alg->name);
+    if (!pflref_all_finite(w0, problem->model.P))
+        return pflref_error_set(err, PFLREF_EINVAL, "init",
+                                "the initial parameters are not finite");
+    pflref_status st = check_required(alg, hyper, err);
+    if (st != PFLREF_OK)
+        return st;
+    for (size_t t = 0; alg->train_all == NULL && t < schedule->T; t++)
+        if (schedule->rounds[t].n_selected != schedule->rounds[t].m) {
+            char where[PFLREF_WHERE_MAX];
+            snprintf(where, sizeof where, "schedule.rounds[%zu].selected", t);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "%s aggregates every client that "
+                                    "trains; selected must equal clients",
+                                    alg->name);
+        }
+
+    size_t *n = malloc(problem->N * sizeof *n);
+    if (n == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < problem->N; i++)
+        n[i] = problem->clients[i].train.n;
+    st = pflref_schedule_validate(schedule, n, problem->N, err);
+    free(n);
+    if (st != PFLREF_OK)
+        return st;
+
+    if (schedule->post != NULL && !alg->needs_post && !alg->allows_post)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
+                                "%s has no post-training phase", alg->name);
+    st = state_alloc(s, problem, alg, hyper, schedule, w0, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (alg->check != NULL)
+        st = alg->check(problem, hyper, schedule, s->mask, err);
+    if (st == PFLREF_OK && alg->work_alloc != NULL) {
+        s->extra = alg->work_alloc(problem, hyper);
+        if (s->extra == NULL)
+            st = pflref_error_set(err, PFLREF_ENOMEM, NULL,
+                                  "out of memory allocating %s's work "
+                                  "buffers (P = %zu, N = %zu)", alg->name,
+                                  s->P, s->N);
+    }
+    if (st == PFLREF_OK && alg->init != NULL)
+        st = alg->init(s, err);
+    if (st != PFLREF_OK)
+        state_free(s, alg);
+    return st;
+}
+
+/* Replace the state by the candidate's after round t (resync only). */
+static void load_state(pflref_state *s, const pflref_algorithm *alg,
+                       pflref_state_loader load, void *ctx, long t)
+{
+    if (alg->has_global)
+        load(ctx, "w", t, -1, s->w, s->P);
+    for (size_t i = 0; alg->personal_name != NULL && i < s->N; i++)
+        load(ctx, alg->personal_name, t, (long)i, s->v + i * s->P, s->P);
+    for (size_t i = 0; alg->has_alpha && i < s->N; i++)
+        load(ctx, "alpha", t, (long)i, s->alpha + i, 1);
+}
+
+/* Iterate: one communication round per scheduled round, then the phase
+ * after training, then the final state as events.  With a loader, every
+ * round starts from the candidate's state. */
+static pflref_status run_rounds(pflref_state *s, const pflref_algorithm *alg,
+                                const pflref_schedule *schedule,
+                                pflref_state_loader load, void *ctx,
+                                const pflref_trace *trace, pflref_error *err)
+{
+    pflref_status st = PFLREF_OK;
+    for (size_t t = 0; st == PFLREF_OK && t < schedule->T; t++) {
+        if (load != NULL && t > 0)
+            load_state(s, alg, load, ctx, (long)t - 1);
+        st = alg->round(s, &schedule->rounds[t], trace, err);
+        s->t++;
+    }
+    if (st == PFLREF_OK && alg->finish != NULL &&
+        (alg->needs_post || schedule->post != NULL)) {
+        if (load != NULL && schedule->T > 0)
+            load_state(s, alg, load, ctx, (long)schedule->T - 1);
+        st = alg->finish(s, schedule, trace, err);
+    }
+    if (st == PFLREF_OK && s->w != NULL)
+        pflref_trace_emit(trace, PFLREF_EV_FINAL, "final", -1, -1, -1, "w",
+                          s->w, s->P, NULL);
+    for (size_t i = 0; st == PFLREF_OK && s->v != NULL && i < s->N; i++)
+        pflref_trace_emit(trace, PFLREF_EV_FINAL, "final", -1, (long)i, -1,
+                          "v", s->v + i * s->P, s->P, NULL);
+    for (size_t i = 0; st == PFLREF_OK && s->alpha != NULL && i < s->N; i++)
+        pflref_trace_emit(trace, PFLREF_EV_FINAL, "final", -1, (long)i, -1,
+                          "alpha", s->alpha + i, 1, NULL);
+    return st;
+}
+
+pflref_status pflref_run(const pflref_problem *problem,
+                         const pflref_algorithm *alg, const pflref_hyper *hyper,
+                         const pflref_schedule *schedule, const double *w0,
+                         const pflref_trace *trace, pflref_run_result **out,
+                         pflref_error *err)
+{
+    if (out == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "out",
+                                "pflref_run: out is NULL");
+    *out = NULL;
+    pflref_state s;
+    pflref_status st = run_prepare(problem, alg, hyper, schedule, w0, &s, err);
+    if (st != PFLREF_OK)
+        return st;
+    st = run_rounds(&s, alg, schedule, NULL, NULL, trace, err);
+
+    /* Evaluate and hand over the final state. */
+    pflref_run_result *r = NULL;
+    if (st == PFLREF_OK) {
+        r = calloc(1, sizeof *r);
+        if (r == NULL)
+            st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    }
+    if (st == PFLREF_OK) {
+        r->P = s.P;
+        r->N = s.N;
+        r->T = schedule->T;
+        st = evaluate(&s, alg, r, err);
+    }
+    if (st == PFLREF_OK) {
+        r->w0 = s.w0;
+        r->w = s.w;
+        r->v = s.v;
+        r->alpha = s.alpha;
+        r->theta0 = s.theta0;
+        r->n_theta0 = s.n_theta0;
+        s.w0 = s.w = s.v = s.alpha = s.theta0 = NULL;
+        *out = r;
+    } else {
+        pflref_run_result_free(r);
+    }
+    state_free(&s, alg);
+    return st;
+}
+
+pflref_status pflref_run_resync(const pflref_problem *problem,
+                                const pflref_algorithm *alg,
+                                const pflref_hyper *hyper,
+                                const pflref_schedule *schedule,
+                                const double *w0, pflref_state_loader load,
+                                void *load_ctx, const pflref_trace *trace,
+                                pflref_error *err)
+{
+    if (load == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "load",
+                                "pflref_run_resync: no state loader");
+    pflref_state s;
+    pflref_status st = run_prepare(problem, alg, hyper, schedule, w0, &s, err);
+    if (st != PFLREF_OK)
+        return st;
+    st = run_rounds(&s, alg, schedule, load, load_ctx, trace, err);
+    state_free(&s, alg);
+    return st;
+}

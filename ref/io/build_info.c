@@ -1,0 +1,36 @@
+/* ref/build_info.c: facts about the build written into every result
+ * (compiler, flags, BLAS configuration), and pinning OpenBLAS to one thread.
+ *
+ * OpenBLAS's own functions are declared here rather than by including its
+ * <cblas.h>, which cannot share a translation unit with GSL's BLAS header
+ * (TOOLING.md §1). */
+#include "pflref/version.h"
+#include "pflref/io.h"
+
+char *openblas_get_config(void);
+void openblas_set_num_threads(int num_threads);
+int openblas_get_num_threads(void);
+
+#ifndef PFLREF_CFLAGS
+#define PFLREF_CFLAGS ""
+#endif
+
+void pflref_blas_pin_threads(void)
+{
+    openblas_set_num_threads(1);
+}
+
+void pflref_build_info_get(pflref_build_info *info)
+{
+    info->version = PFLREF_VERSION;
+#if defined(__clang__)
+    info->compiler = "clang " __clang_version__;
+#elif defined(__GNUC__)
+    info->compiler = "gcc " __VERSION__;
+#else
+    info->compiler = "unknown";
+#endif
+    info->cflags = "-std=c11 -ffp-contract=off " PFLREF_CFLAGS;
+    info->blas = openblas_get_config();
+    info->blas_threads = openblas_get_num_threads();
+}

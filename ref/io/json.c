@@ -1,0 +1,328 @@
+/* ref/io_json.c: strict JSON reading helpers with JSON paths. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "io/json.h"
+
+void pflref_json_key_path(char *out, size_t size, const char *parent,
+                          const char *key)
+{
+    /* A parent ending in ':' is a file prefix ("p.json:"): its fields
+     * follow it directly ("p.json:clients"). */
+    if (parent == NULL || parent[0] == '\0')
+        snprintf(out, size, "%s", key);
+    else if (parent[strlen(parent) - 1] == ':')
+        snprintf(out, size, "%s%s", parent, key);
+    else
+        snprintf(out, size, "%s.%s", parent, key);
+}
+
+void pflref_json_index_path(char *out, size_t size, const char *parent,
+                            size_t i)
+{
+    snprintf(out, size, "%s[%zu]", parent, i);
+}
+
+const char *pflref_json_type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:  return "an object";
+    case JSON_ARRAY:   return "an array";
+    case JSON_STRING:  return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL:    return "a real number";
+    case JSON_TRUE:
+    case JSON_FALSE:   return "a boolean";
+    case JSON_NULL:    return "null";
+    }
+    return "an unknown value";
+}
+
+static int allowed_key(const char *key, const char *const *allowed)
+{
+    for (size_t i = 0; allowed[i] != NULL; i++)
+        if (strcmp(allowed[i], key) == 0)
+            return 1;
+    return 0;
+}
+
+pflref_status pflref_json_object(const json_t *v, const char *where,
+                                 const char *const *allowed,
+                                 pflref_error *err)
+{
+    if (!json_is_object(v))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "expected an object, found %s",
+                                pflref_json_type_name(v));
+    /* The smallest unknown key, so the report does not depend on jansson's
+     * hash order. */
+    const char *first = NULL;
+    const char *key;
+    json_t *value;
+    json_object_foreach((json_t *)v, key, value) {
+        (void)value;
+        if (!allowed_key(key, allowed) &&
+            (first == NULL || strcmp(key, first) < 0))
+            first = key;
+    }
+    if (first != NULL) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_key_path(path, sizeof path, where, first);
+        char known[PFLREF_MESSAGE_MAX / 2] = "";
+        for (size_t i = 0; allowed[i] != NULL; i++) {
+            strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
+            strncat(known, allowed[i], sizeof known - strlen(known) - 1);
+        }
+        return pflref_error_set(err, PFLREF_EINVAL, path,
+                                "unknown field \"%s\" (known: %s)", first,
+                                known);
+    }
+    return PFLREF_OK;
+}
+
+pflref_status pflref_json_member(const json_t *obj, const char *where,
+                                 const char *key, int required,
+                                 json_t **out, pflref_error *err)
+{
+    *out = json_object_get(obj, key);
+    if (*out == NULL && required) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_key_path(path, sizeof path, where, key);
+        return pflref_error_set(err, PFLREF_EINVAL, path,
+                                "required field \"%s\" is missing", key);
+    }
+    return PFLREF_OK;
+}
+
+pflref_status pflref_json_real(const json_t *v, const char *where,
+                               double *out, pflref_error *err)
+{
+    if (!json_is_number(v))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "expected a number, found %s",
+                                pflref_json_type_name(v));
+    double x = json_number_value(v);
+    if (!isfinite(x))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "the number is not finite");
+    *out = x;
+    return PFLREF_OK;
+}
+
+pflref_status pflref_json_size(const json_t *v, const char *where, size_t lo,
+                               size_t hi, size_t *out, pflref_error *err)
+{
+    if (!json_is_integer(v))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "expected an integer, found %s",
+                                pflref_json_type_name(v));
+    json_int_t x = json_integer_value(v);
+    if (x < 0 || (unsigned long long)x < lo || (unsigned long long)x > hi)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%lld is out of range [%zu, %zu]",
+                                (long long)x, lo, hi);
+    *out = (size_t)x;
+    return PFLREF_OK;
+}
+
+pflref_status pflref_json_string(const json_t *v, const char *where,
+                                 const char **out, pflref_error *err)
+{
+    if (!json_is_string(v))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "expected a string, found %s",
+                                pflref_json_type_name(v));
+    *out = json_string_value(v);
+    return PFLREF_OK;
+}
+
+pflref_status pflref_json_bool(const json_t *v, const char *where, int *out,
+                               pflref_error *err)
+{
+    if (!json_is_boolean(v))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "expected true or false, found %s",
+                                pflref_json_type_name(v));
+    *out = json_is_true(v);
+    return PFLREF_OK;
+}
+
+pflref_status pflref_json_array(const json_t *v, const char *where,
+                                size_t min_len, size_t *len,
+                                pflref_error *err)
+{
+    if (!json_is_array(v))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "expected an array, found %s",
+                                pflref_json_type_name(v));
+    *len = json_array_size(v);
+    if (*len < min_len)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "the array has %zu entries, at least %zu "
+                                "needed", *len, min_len);
+    return PFLREF_OK;
+}
+
+pflref_status pflref_json_vector(const json_t *v, const char *where,
+                                 size_t n, double *out, pflref_error *err)
+{
+    size_t len;
+    pflref_status st = pflref_json_array(v, where, 0, &len, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (len != n)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "expected %zu numbers, found %zu", n, len);
+    for (size_t i = 0; i < n; i++) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_index_path(path, sizeof path, where, i);
+        st = pflref_json_real(json_array_get(v, i), path, &out[i], err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+    return PFLREF_OK;
+}
+
+pflref_status pflref_json_matrix(const json_t *v, const char *where,
+                                 size_t rows, size_t cols, double *out,
+                                 pflref_error *err)
+{
+    size_t len;
+    pflref_status st = pflref_json_array(v, where, 0, &len, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (len != rows)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "expected %zu rows, found %zu", rows, len);
+    for (size_t r = 0; r < rows; r++) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_index_path(path, sizeof path, where, r);
+        st = pflref_json_vector(json_array_get(v, r), path, cols,
+                                out + r * cols, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+    return PFLREF_OK;
+}
+
+pflref_status pflref_json_indices(const json_t *v, const char *where,
+                                  size_t n, size_t bound, size_t *out,
+                                  pflref_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_index_path(path, sizeof path, where, i);
+        if (bound == 0)
+            return pflref_error_set(err, PFLREF_EINVAL, path,
+                                    "no index is valid here");
+        pflref_status st = pflref_json_size(json_array_get(v, i), path, 0,
+                                            bound - 1, &out[i], err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+    return PFLREF_OK;
+}
+
+pflref_status pflref_json_opt_real(const json_t *obj, const char *where,
+                                   const char *key, double def, double *out,
+                                   pflref_error *err)
+{
+    json_t *v = json_object_get(obj, key);
+    if (v == NULL) {
+        *out = def;
+        return PFLREF_OK;
+    }
+    char path[PFLREF_WHERE_MAX];
+    pflref_json_key_path(path, sizeof path, where, key);
+    return pflref_json_real(v, path, out, err);
+}
+
+pflref_status pflref_json_opt_size(const json_t *obj, const char *where,
+                                   const char *key, size_t lo, size_t hi,
+                                   size_t def, size_t *out, pflref_error *err)
+{
+    json_t *v = json_object_get(obj, key);
+    if (v == NULL) {
+        *out = def;
+        return PFLREF_OK;
+    }
+    char path[PFLREF_WHERE_MAX];
+    pflref_json_key_path(path, sizeof path, where, key);
+    return pflref_json_size(v, path, lo, hi, out, err);
+}
+
+pflref_status pflref_json_opt_enum(const json_t *obj, const char *where,
+                                   const char *key, const char *const *names,
+                                   int def, int *out, pflref_error *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    *out = def;
+    if (v == NULL)
+        return PFLREF_OK;
+    char path[PFLREF_WHERE_MAX];
+    pflref_json_key_path(path, sizeof path, where, key);
+    const char *s = NULL;
+    pflref_status st = pflref_json_string(v, path, &s, err);
+    if (st != PFLREF_OK)
+        return st;
+    char known[PFLREF_MESSAGE_MAX / 2] = "";
+    for (int i = 0; names[i] != NULL; i++) {
+        if (strcmp(names[i], s) == 0) {
+            *out = i;
+            return PFLREF_OK;
+        }
+        strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
+        strncat(known, names[i], sizeof known - strlen(known) - 1);
+    }
+    return pflref_error_set(err, PFLREF_EINVAL, path,
+                            "unknown %s \"%s\" (known: %s)", key, s, known);
+}
+
+pflref_status pflref_json_parse(const char *text, size_t len, const char *what,
+                                json_t **out, pflref_error *err)
+{
+    json_error_t je;
+    *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (*out == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, what,
+                                "not valid JSON: line %d, column %d: %s",
+                                je.line, je.column, je.text);
+    return PFLREF_OK;
+}
+
+json_t *pflref_json_new_vector(const double *x, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a != NULL && i < n; i++)
+        if (json_array_append_new(a, json_real(x[i])) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+json_t *pflref_json_new_matrix(const double *x, size_t rows, size_t cols)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a != NULL && i < rows; i++) {
+        json_t *row = pflref_json_new_vector(x + i * cols, cols);
+        if (row == NULL || json_array_append_new(a, row) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+json_t *pflref_json_new_indices(const size_t *x, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a != NULL && i < n; i++)
+        if (json_array_append_new(a, json_integer((json_int_t)x[i])) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
