@@ -259,13 +259,93 @@ static int summary_finite(const pflref_summary *m)
     return 1;
 }
 
+/* Evaluate model e of the algorithm on client i's train (and test) set into
+ * er->train[i] (er->test[i]); a loss that is not finite although the
+ * parameters are fails with PFLREF_EDIVERGE, located at the final
+ * evaluation (round = the rounds run, step −1). */
+static pflref_status evaluate_client(const pflref_state *s,
+                                     const pflref_algorithm *alg, size_t e,
+                                     pflref_eval_result *er, size_t i,
+                                     pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const int has_test = er->test != NULL;
+    const int regression = pflref_model_is_regression(&pr->model);
+    pflref_status st = evaluate_one(s, alg, alg->eval[e].source, i,
+                                    &pr->clients[i].train, &er->train[i]);
+    if (st == PFLREF_OK && has_test)
+        st = evaluate_one(s, alg, alg->eval[e].source, i,
+                          &pr->clients[i].test, &er->test[i]);
+    if (st != PFLREF_OK)
+        return pflref_error_set(err, st, NULL,
+                                "evaluating %s on client %zu failed",
+                                er->label, i);
+    if (isfinite(er->train[i].loss) &&
+        (!has_test || (isfinite(er->test[i].loss) &&
+                       (!regression || isfinite(er->test[i].mse)))))
+        return PFLREF_OK;
+    char where[PFLREF_WHERE_MAX];
+    snprintf(where, sizeof where, "metrics.%s", er->label);
+    st = pflref_error_set(err, PFLREF_EDIVERGE, where,
+                          "the evaluation loss of the %s model is not "
+                          "finite (NaN or Inf) on client %zu, in the final "
+                          "evaluation after %zu rounds", er->label, i, s->t);
+    if (err != NULL) {
+        err->round = (long)s->t;
+        err->client = (long)i;
+        err->step = -1;
+    }
+    return st;
+}
+
+/* The summaries of one evaluated model (train loss; test loss, MSE or
+ * accuracy), over a, wts, work: N doubles each.  A summary that is not
+ * finite although every value is fails with PFLREF_EDIVERGE. */
+static pflref_status summarize_model(const pflref_model *m,
+                                     pflref_eval_result *er, size_t N,
+                                     double *a, double *wts, double *work,
+                                     pflref_error *err)
+{
+    const int has_test = er->test != NULL;
+    const int regression = pflref_model_is_regression(m);
+    pflref_status st = summarize(er->train, N, offsetof(pflref_eval, loss),
+                                 PFLREF_LOWER_IS_BETTER, a, wts, work,
+                                 &er->train_loss, err);
+    if (st == PFLREF_OK && has_test) {
+        st = summarize(er->test, N, offsetof(pflref_eval, loss),
+                       PFLREF_LOWER_IS_BETTER, a, wts, work,
+                       &er->test_loss, err);
+        if (st == PFLREF_OK && regression)
+            st = summarize(er->test, N, offsetof(pflref_eval, mse),
+                           PFLREF_LOWER_IS_BETTER, a, wts, work,
+                           &er->test_mse, err);
+        if (st == PFLREF_OK && pflref_model_is_classifier(m))
+            st = summarize(er->test, N, offsetof(pflref_eval, accuracy),
+                           PFLREF_HIGHER_IS_BETTER, a, wts, work,
+                           &er->test_accuracy, err);
+    }
+    if (st != PFLREF_OK || (summary_finite(&er->train_loss) &&
+                            (!has_test ||
+                             (summary_finite(&er->test_loss) &&
+                              (!regression ||
+                               summary_finite(&er->test_mse))))))
+        return st;
+    char where[PFLREF_WHERE_MAX];
+    snprintf(where, sizeof where, "metrics.%s.summary", er->label);
+    return pflref_error_set(err, PFLREF_EDIVERGE, where,
+                            "a summary of the per-client metrics of %s is "
+                            "not finite (NaN or Inf): the values are "
+                            "finite, their sum overflows", er->label);
+}
+
+/* Evaluate every model the algorithm reports on every client, and
+ * summarise each. */
 static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg,
                               pflref_run_result *r, pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
     const size_t N = s->N;
     const int has_test = pflref_problem_has_test(pr);
-    const int regression = pflref_model_is_regression(&pr->model);
     double *a = alloc_doubles(N, 3);
     if (a == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
@@ -282,65 +362,10 @@ static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg
             st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
             break;
         }
-        for (size_t i = 0; i < N && st == PFLREF_OK; i++) {
-            st = evaluate_one(s, alg, alg->eval[e].source, i,
-                              &pr->clients[i].train, &er->train[i]);
-            if (st == PFLREF_OK && has_test)
-                st = evaluate_one(s, alg, alg->eval[e].source, i,
-                                  &pr->clients[i].test, &er->test[i]);
-            if (st != PFLREF_OK)
-                st = pflref_error_set(err, st, NULL,
-                                      "evaluating %s on client %zu failed",
-                                      er->label, i);
-            else if (!isfinite(er->train[i].loss) ||
-                     (has_test && (!isfinite(er->test[i].loss) ||
-                                   (regression &&
-                                    !isfinite(er->test[i].mse))))) {
-                /* finite parameters whose loss overflows: located at the
-                 * final evaluation (round = the rounds run, step −1) */
-                char where[PFLREF_WHERE_MAX];
-                snprintf(where, sizeof where, "metrics.%s", er->label);
-                st = pflref_error_set(
-                    err, PFLREF_EDIVERGE, where,
-                    "the evaluation loss of the %s model is not finite "
-                    "(NaN or Inf) on client %zu, in the final evaluation "
-                    "after %zu rounds", er->label, i, s->t);
-                if (err != NULL) {
-                    err->round = (long)s->t;
-                    err->client = (long)i;
-                    err->step = -1;
-                }
-            }
-        }
+        for (size_t i = 0; i < N && st == PFLREF_OK; i++)
+            st = evaluate_client(s, alg, e, er, i, err);
         if (st == PFLREF_OK)
-            st = summarize(er->train, N, offsetof(pflref_eval, loss),
-                           PFLREF_LOWER_IS_BETTER, a, wts, work,
-                           &er->train_loss, err);
-        if (st == PFLREF_OK && has_test) {
-            st = summarize(er->test, N, offsetof(pflref_eval, loss),
-                           PFLREF_LOWER_IS_BETTER, a, wts, work,
-                           &er->test_loss, err);
-            if (st == PFLREF_OK && regression)
-                st = summarize(er->test, N, offsetof(pflref_eval, mse),
-                               PFLREF_LOWER_IS_BETTER, a, wts, work,
-                               &er->test_mse, err);
-            if (st == PFLREF_OK && pflref_model_is_classifier(&pr->model))
-                st = summarize(er->test, N, offsetof(pflref_eval, accuracy),
-                               PFLREF_HIGHER_IS_BETTER, a, wts, work,
-                               &er->test_accuracy, err);
-        }
-        if (st == PFLREF_OK &&
-            (!summary_finite(&er->train_loss) ||
-             (has_test && (!summary_finite(&er->test_loss) ||
-                           (regression && !summary_finite(&er->test_mse)))))) {
-            char where[PFLREF_WHERE_MAX];
-            snprintf(where, sizeof where, "metrics.%s.summary", er->label);
-            st = pflref_error_set(err, PFLREF_EDIVERGE, where,
-                                  "a summary of the per-client metrics of "
-                                  "%s is not finite (NaN or Inf): the "
-                                  "values are finite, their sum overflows",
-                                  er->label);
-        }
+            st = summarize_model(&pr->model, er, N, a, wts, work, err);
     }
     free(a);
     return st;
