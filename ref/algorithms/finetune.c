@@ -1,9 +1,11 @@
-/* ref/algorithms/finetune.c: FedAvg followed by local fine-tuning (FedAvg-FT, "global
- * then fine-tune"; seed 000 §4, Code 14.7.1; shared/spec notes §5.1).
+/* ref/algorithms/finetune.c: FedAvg followed by local fine-tuning
+ * (FedAvg-FT, "global then fine-tune"; seed 000 §4, Code 14.7.1; shared/spec
+ * notes §5.1).
  *
- * Training rounds are FedAvg's (ref/algorithms/fedavg.c, with its fedavg.weights
- * switch).  After the last round, every client i fine-tunes a copy of the
- * final global model w on its own data (the schedule's post phase):
+ * Training rounds are FedAvg's (ref/algorithms/fedavg.c, with its
+ * fedavg.weights switch).  After the last round, every client i fine-tunes
+ * a copy of the final global model w on its own data (the schedule's post
+ * phase):
  *
  *   θ_i ← w
  *   repeat S_ft times (batch D from the post schedule):
