@@ -101,6 +101,65 @@ static int output_mix(const pflref_hyper *h)
     return h->apfl.mix == PFLREF_APFL_MIX_OUTPUT;
 }
 
+/* APFL's work buffers (zero-filled; none is carried between rounds: w,
+ * v_i and α_i live in the state). */
+typedef struct {
+    double *w_local;  /* P: w_i, the participant's copy of w                */
+    double *w_old;    /* P: w_i before the step                             */
+    double *v_old;    /* P: v_i before the step                             */
+    double *g;        /* P: ∇f_i(w_i; ξ)                                    */
+    double *G;        /* P: the mixture's v-side gradient (∇f_i(v̄; ξ))     */
+    double *H;        /* P: the mixture's w-side gradient (FedTorch's rule) */
+    double *vbar;     /* P: v̄ = α_i v_i + (1 − α_i) w_i, a step's mixture,
+                         then the client's v_bar note                      */
+    double *Zv;       /* k·n_max, output mixing only: z(v_i; x) on a batch  */
+    double *Zw;       /* k·n_max, likewise: z(w_i; x)                       */
+    double *E;        /* k·n_max, likewise: ŷ, then ∂ℓ/∂ŷ                   */
+} apfl_work;
+
+static void apfl_work_free(void *work)
+{
+    apfl_work *ws = work;
+    if (ws == NULL)
+        return;
+    free(ws->w_local);
+    free(ws->w_old);
+    free(ws->v_old);
+    free(ws->g);
+    free(ws->G);
+    free(ws->H);
+    free(ws->vbar);
+    free(ws->Zv);
+    free(ws->Zw);
+    free(ws->E);
+    free(ws);
+}
+
+/* Output mixing keeps z(v), z(w_i) and ∂ℓ/∂ŷ of one batch: k × the largest
+ * data set each (the check refuses longer batches); none otherwise. */
+static void *apfl_work_alloc(const pflref_problem *problem,
+                             const pflref_hyper *hyper)
+{
+    const size_t k = problem->model.k, n_max = pflref_problem_max_n(problem);
+    const size_t len = output_mix(hyper) &&
+                               problem->model.kind != PFLREF_MODEL_QUADRATIC
+                           ? k * n_max
+                           : 0;
+    apfl_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL || (n_max > 0 && k > SIZE_MAX / n_max) ||
+        pflref_vectors_alloc(problem->model.P,
+                             (double **const[]){&ws->w_local, &ws->w_old,
+                                                &ws->v_old, &ws->g, &ws->G,
+                                                &ws->H, &ws->vbar},
+                             7) != 0 ||
+        pflref_vectors_alloc(len, (double **const[]){&ws->Zv, &ws->Zw, &ws->E},
+                             3) != 0) {
+        apfl_work_free(ws);
+        return NULL;
+    }
+    return ws;
+}
+
 static pflref_status apfl_check(const pflref_problem *problem,
                                 const pflref_hyper *hyper,
                                 const pflref_schedule *schedule,
@@ -175,64 +234,6 @@ static pflref_status step_failed(pflref_error *err, pflref_status st,
                             "gradient failed at round %ld, client %zu, step "
                             "%zu (batch of %zu samples)",
                             t, i, q + 1, nb);
-}
-
-/* APFL's work buffers (zero-filled; none is carried between rounds: w,
- * v_i and α_i live in the state). */
-typedef struct {
-    double *w_local;  /* P: w_i, the participant's copy of w                */
-    double *w_old;    /* P: w_i before the step                             */
-    double *v_old;    /* P: v_i before the step                             */
-    double *g;        /* P: ∇f_i(w_i; ξ)                                    */
-    double *G;        /* P: the mixture's v-side gradient (∇f_i(v̄; ξ))     */
-    double *H;        /* P: the mixture's w-side gradient (FedTorch's rule) */
-    double *vbar;     /* P: v̄ = α_i v_i + (1 − α_i) w_i                     */
-    double *Zv;       /* k·n_max, output mixing only: z(v_i; x) on a batch  */
-    double *Zw;       /* k·n_max, likewise: z(w_i; x)                       */
-    double *E;        /* k·n_max, likewise: ŷ, then ∂ℓ/∂ŷ                   */
-} apfl_work;
-
-static void apfl_work_free(void *work)
-{
-    apfl_work *ws = work;
-    if (ws == NULL)
-        return;
-    free(ws->w_local);
-    free(ws->w_old);
-    free(ws->v_old);
-    free(ws->g);
-    free(ws->G);
-    free(ws->H);
-    free(ws->vbar);
-    free(ws->Zv);
-    free(ws->Zw);
-    free(ws->E);
-    free(ws);
-}
-
-/* Output mixing keeps z(v), z(w_i) and ∂ℓ/∂ŷ of one batch: k × the largest
- * data set each (the check refuses longer batches); none otherwise. */
-static void *apfl_work_alloc(const pflref_problem *problem,
-                             const pflref_hyper *hyper)
-{
-    const size_t k = problem->model.k, n_max = pflref_problem_max_n(problem);
-    const size_t len = output_mix(hyper) &&
-                               problem->model.kind != PFLREF_MODEL_QUADRATIC
-                           ? k * n_max
-                           : 0;
-    apfl_work *ws = calloc(1, sizeof *ws);
-    if (ws == NULL || (n_max > 0 && k > SIZE_MAX / n_max) ||
-        pflref_vectors_alloc(problem->model.P,
-                             (double **const[]){&ws->w_local, &ws->w_old,
-                                                &ws->v_old, &ws->g, &ws->G,
-                                                &ws->H, &ws->vbar},
-                             7) != 0 ||
-        pflref_vectors_alloc(len, (double **const[]){&ws->Zv, &ws->Zw, &ws->E},
-                             3) != 0) {
-        apfl_work_free(ws);
-        return NULL;
-    }
-    return ws;
 }
 
 /* The mixture's gradients on batch q of b, with a = α_i, v = v_i (old) and
