@@ -1,4 +1,4 @@
-/* ref/apfl.c: APFL, Algorithm 1 of
+/* ref/algorithms/apfl.c: APFL, Algorithm 1 of
  *   Y. Deng, M. M. Kamani, M. Mahdavi, "Adaptive Personalized Federated
  *   Learning", arXiv 2003.13461,
  * in the clean reading of shared/spec notes §6(c): τ local steps, then one
@@ -27,7 +27,7 @@
  * trajectory also notes v_bar = α_i v_i + (1 − α_i) w_i with the client's
  * local w_i before the average (what FedTorch evaluates each round).
  *
- * Symbols:  w ↔ s->w (P)   w_i ↔ w_local (P)   v_i ↔ s->v + i·P
+ * Symbols:  w ↔ s->w (P)   w_i ↔ ws->w_local (P)   v_i ↔ s->v + i·P
  *           α_i ↔ s->alpha[i]   η ↔ hyper->eta
  *           η_α ↔ hyper->apfl.eta_alpha (NaN: η)   U ↔ plan->clients
  *           τ ↔ plan->batches[j].nsteps   ξ ↔ the step's batch
@@ -56,6 +56,12 @@
  *                    1 − α_i), step η (the model's learning rate; η_α is
  *                    refused) and α_i the value before the step
  *
+ * State and work: w, v_i and α_i are the state's w, v_i and alpha[i]; the
+ * buffers of a step are apfl_work (with output mixing, one batch's
+ * outputs).  The check refuses, before round 0, α ∉ [0, 1], η_α under the
+ * fedtorch rule, and output mixing on a model without outputs or with a
+ * batch longer than the largest data set.
+ *
  * Determinism: participants train and are summed in ascending id.
  * Cost per step: two gradients (parameter mixing), or two forward and one
  * backward pass plus the w gradient (output mixing; FedTorch's rule adds a
@@ -63,6 +69,8 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
 
@@ -93,13 +101,63 @@ static int output_mix(const pflref_hyper *h)
     return h->apfl.mix == PFLREF_APFL_MIX_OUTPUT;
 }
 
-/* Output mixing keeps z(v), z(w_i) and ∂ℓ/∂ŷ of one batch: 3 × k × the
- * largest data set (the check refuses longer batches). */
-static size_t apfl_work_doubles(const pflref_problem *problem)
+/* APFL's work buffers (zero-filled; none is carried between rounds: w,
+ * v_i and α_i live in the state). */
+typedef struct {
+    double *w_local;  /* P: w_i, the participant's copy of w                */
+    double *w_old;    /* P: w_i before the step                             */
+    double *v_old;    /* P: v_i before the step                             */
+    double *g;        /* P: ∇f_i(w_i; ξ)                                    */
+    double *G;        /* P: the mixture's v-side gradient (∇f_i(v̄; ξ))     */
+    double *H;        /* P: the mixture's w-side gradient (FedTorch's rule) */
+    double *vbar;     /* P: v̄ = α_i v_i + (1 − α_i) w_i, a step's mixture,
+                         then the client's v_bar note                      */
+    double *Zv;       /* k·n_max, output mixing only: z(v_i; x) on a batch  */
+    double *Zw;       /* k·n_max, likewise: z(w_i; x)                       */
+    double *E;        /* k·n_max, likewise: ŷ, then ∂ℓ/∂ŷ                   */
+} apfl_work;
+
+static void apfl_work_free(void *work)
 {
-    if (problem->model.kind == PFLREF_MODEL_QUADRATIC)
-        return 0;
-    return 3 * problem->model.k * pflref_problem_max_n(problem);
+    apfl_work *ws = work;
+    if (ws == NULL)
+        return;
+    free(ws->w_local);
+    free(ws->w_old);
+    free(ws->v_old);
+    free(ws->g);
+    free(ws->G);
+    free(ws->H);
+    free(ws->vbar);
+    free(ws->Zv);
+    free(ws->Zw);
+    free(ws->E);
+    free(ws);
+}
+
+/* Output mixing keeps z(v), z(w_i) and ∂ℓ/∂ŷ of one batch: k × the largest
+ * data set each (the check refuses longer batches); none otherwise. */
+static void *apfl_work_alloc(const pflref_problem *problem,
+                             const pflref_hyper *hyper)
+{
+    const size_t k = problem->model.k, n_max = pflref_problem_max_n(problem);
+    const size_t len = output_mix(hyper) &&
+                               problem->model.kind != PFLREF_MODEL_QUADRATIC
+                           ? k * n_max
+                           : 0;
+    apfl_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL || (n_max > 0 && k > SIZE_MAX / n_max) ||
+        pflref_vectors_alloc(problem->model.P,
+                             (double **const[]){&ws->w_local, &ws->w_old,
+                                                &ws->v_old, &ws->g, &ws->G,
+                                                &ws->H, &ws->vbar},
+                             7) != 0 ||
+        pflref_vectors_alloc(len, (double **const[]){&ws->Zv, &ws->Zw, &ws->E},
+                             3) != 0) {
+        apfl_work_free(ws);
+        return NULL;
+    }
+    return ws;
 }
 
 static pflref_status apfl_check(const pflref_problem *problem,
@@ -108,14 +166,15 @@ static pflref_status apfl_check(const pflref_problem *problem,
                                 const unsigned char *mask, pflref_error *err)
 {
     (void)mask;
-    if (hyper->apfl.alpha > 1.0)
+    const pflref_apfl_hyper *hp = &hyper->apfl;
+    const double alpha = hp->alpha, eta_alpha = hp->eta_alpha;
+    if (alpha > 1.0)
         return pflref_error_set(err, PFLREF_EINVAL,
                                 "algorithm.hyperparameters.alpha",
                                 "alpha = %g: the mixing weight α must lie in "
-                                "[0, 1]", hyper->apfl.alpha);
-    if (hyper->apfl.alpha_mode == PFLREF_APFL_ALPHA_ADAPTIVE &&
-        hyper->apfl.alpha_rule == PFLREF_APFL_RULE_FEDTORCH &&
-        !isnan(hyper->apfl.eta_alpha))
+                                "[0, 1]", alpha);
+    if (hp->alpha_mode == PFLREF_APFL_ALPHA_ADAPTIVE &&
+        hp->alpha_rule == PFLREF_APFL_RULE_FEDTORCH && !isnan(eta_alpha))
         return pflref_error_set(err, PFLREF_EINVAL,
                                 "algorithm.hyperparameters.eta_alpha",
                                 "apfl.alpha_rule = fedtorch steps α with the "
@@ -155,8 +214,9 @@ static pflref_status apfl_check(const pflref_problem *problem,
 static pflref_status apfl_init(pflref_state *s, pflref_error *err)
 {
     (void)err;
+    const double alpha = s->hyper->apfl.alpha;
     for (size_t i = 0; i < s->N; i++)
-        s->alpha[i] = s->hyper->apfl.alpha;
+        s->alpha[i] = alpha;
     return PFLREF_OK;
 }
 
@@ -177,27 +237,29 @@ static pflref_status step_failed(pflref_error *err, pflref_status st,
 }
 
 /* The mixture's gradients on batch q of b, with a = α_i, v = v_i (old) and
- * wm = the w_i the mixture takes:
+ * wm = the w_i the mixture takes, into ws->G (and ws->H when want_H):
  *   parameter:  G := ∇f_i(v̄; ξ), v̄ = a v + (1 − a) wm;
- *               *dalpha := ⟨v − wm, G⟩;  H := G (when H is non-NULL)
+ *               *dalpha := ⟨v − wm, G⟩;  H := G
  *   output:     E_x := ∂ℓ/∂ŷ at ŷ = a z(v; x) + (1 − a) z(wm; x),
  *               G := (1/|ξ|) Σ_x J_v(x)ᵀ E_x,
  *               *dalpha := (1/|ξ|) Σ_x ⟨z(v; x) − z(wm; x), E_x⟩,
- *               H := (1/|ξ|) Σ_x J_wm(x)ᵀ E_x (when H is non-NULL)
+ *               H := (1/|ξ|) Σ_x J_wm(x)ᵀ E_x
  * so ∇_v = a G, ∇_wm = (1 − a) H and ∂/∂α = *dalpha of the mixture's loss.
- *   vbar [work] P;  G [out] P;  H [out] P or NULL. */
+ * Uses ws->vbar (parameter) or ws->Zv, Zw, E (output) as work. */
 static pflref_status mixture_grad(pflref_state *s, size_t i,
                                   const pflref_batches *b, size_t q,
                                   double a, const double *v,
-                                  const double *wm, double *vbar, double *G,
-                                  double *H, double *dalpha,
+                                  const double *wm, apfl_work *ws,
+                                  int want_H, double *dalpha,
                                   pflref_error *err)
 {
     const pflref_model *m = &s->problem->model;
     const pflref_data *D = &s->problem->clients[i].train;
     const size_t P = s->P;
     const long t = (long)s->t;
+    double *G = ws->G, *H = want_H ? ws->H : NULL;
     if (!output_mix(s->hyper)) {
+        double *vbar = ws->vbar;
         for (size_t p = 0; p < P; p++)  /* v̄ = α v + (1 − α) w */
             vbar[p] = a * v[p] + (1.0 - a) * wm[p];
         pflref_status st = pflref_batch_grad(m, vbar, D, b, q, s->ws, G, t,
@@ -216,7 +278,7 @@ static pflref_status mixture_grad(pflref_state *s, size_t i,
     const size_t nb = b->step_off[q + 1] - b->step_off[q];
     const size_t *idx = b->idx + b->step_off[q];
     const size_t len = nb * m->k;
-    double *Zv = s->work, *Zw = s->work + len, *E = s->work + 2 * len;
+    double *Zv = ws->Zv, *Zw = ws->Zw, *E = ws->E;
     pflref_status st = pflref_model_outputs(m, v, D, idx, nb, s->ws, Zv);
     if (st == PFLREF_OK)
         st = pflref_model_outputs(m, wm, D, idx, nb, s->ws, Zw);
@@ -238,79 +300,41 @@ static pflref_status mixture_grad(pflref_state *s, size_t i,
     return PFLREF_OK;
 }
 
-/* One local step of client i on batch q of b (Alg. 1, one iteration of the
- * inner loop), with w_local = w_i. */
-static pflref_status apfl_step(pflref_state *s, size_t i,
-                               const pflref_batches *b, size_t q,
-                               double *w_local, const pflref_trace *trace,
-                               pflref_error *err)
+/* The α step of client i after step q (apfl.alpha = adaptive), with
+ * a = α_i before the step, dalpha = ∂f_i(v̄)/∂α from mixture_grad, and
+ * (FedTorch's rule) the new v_i, w_i and the mixture's ws->G, ws->H. */
+static pflref_status alpha_step(pflref_state *s, size_t i, size_t q,
+                                double a, double dalpha, const apfl_work *ws,
+                                const pflref_trace *trace, pflref_error *err)
 {
-    const pflref_hyper *h = s->hyper;
+    const pflref_apfl_hyper *hp = &s->hyper->apfl;
+    const double eta = s->hyper->eta;
+    const int fedtorch = hp->alpha_rule == PFLREF_APFL_RULE_FEDTORCH;
     const size_t P = s->P;
     const long t = (long)s->t;
-    double *v = s->v + i * P;
-    double *w_old = s->scratch + P;     /* w_i before the step   */
-    double *v_old = s->scratch + 2 * P; /* v_i before the step   */
-    double *g = s->scratch + 3 * P;     /* ∇f_i(w_i; ξ)          */
-    double *G = s->scratch + 4 * P;     /* the mixture's v-side  */
-    double *H = s->scratch + 5 * P;     /* the mixture's w-side  */
-    double *vbar = s->scratch + 6 * P;
-    const double a = s->alpha[i];       /* α_i before the step   */
-    const int adaptive = h->apfl.alpha_mode == PFLREF_APFL_ALPHA_ADAPTIVE;
-    const int fedtorch = adaptive &&
-                         h->apfl.alpha_rule == PFLREF_APFL_RULE_FEDTORCH;
-    const int new_w = h->apfl.mix_uses_w == PFLREF_APFL_MIX_W_NEW;
-    memcpy(w_old, w_local, P * sizeof *w_old);
-    memcpy(v_old, v, P * sizeof *v_old);
+    const double *v = s->v + i * P, *w_local = ws->w_local;
+    const double *G = ws->G, *H = ws->H;
 
-    /* Alg. 1: w_i ← w_i − η ∇f_i(w_i; ξ) */
-    const pflref_local_sgd job = {
-        &s->problem->model, &s->problem->clients[i].train, b, h->eta, 0.0,
-        NULL, NULL, "train", "w_local", W_LINE, t, (long)i};
-    pflref_status st = pflref_local_sgd_step(&job, q, w_local, g, s->ws,
-                                             trace, err);
-    if (st != PFLREF_OK)
-        return st;
-
-    /* The mixture with w_i before its step (paper) or after it (FedTorch). */
-    const double *wm = new_w ? w_local : w_old;
-    double dalpha = 0.0;
-    const int first = q == 0;
-    st = mixture_grad(s, i, b, q, a, v_old, wm, vbar, G,
-                      fedtorch && first ? H : NULL, &dalpha, err);
-    if (st != PFLREF_OK)
-        return st;
-
-    /* Alg. 1: v_i ← v_i − η α_i ∇f_i(v̄; ξ)   (output: G in place of ∇f) */
-    for (size_t p = 0; p < P; p++)
-        v[p] -= h->eta * (a * G[p]);
-    if (!pflref_all_finite(v, P))
-        return pflref_error_diverge(err, t, (long)i, (long)(q + 1), "v");
-    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
-                      (long)(q + 1), "v", v, P,
-                      V_LINE[output_mix(h)][new_w]);
-    if (!adaptive)
-        return PFLREF_OK;
-
-    if (!fedtorch) {
-        /* Alg. 1: α_i ← Π_[0,1](α_i − η_α ⟨v_i − w_i, ∇f_i(v̄; ξ)⟩) at the
-         * old v_i and the mixture's w_i */
-        const double eta_alpha = isnan(h->apfl.eta_alpha) ? h->eta
-                                                          : h->apfl.eta_alpha;
-        const double x = a - eta_alpha * dalpha;
-        if (!isfinite(x))
-            return pflref_error_diverge(err, t, (long)i, (long)(q + 1),
-                                        "alpha");
-        s->alpha[i] = clip01(x);
-    } else if (first) {
-        /* FedTorch: Σ_p (v_i − w_i)_p (α g_v,p + (1 − α) g_w,p) + 0.02 α at
-         * the new iterates, g_v = α G, g_w = (1 − α) H */
-        double grad_alpha = 0.0;
-        for (size_t p = 0; p < P; p++)
-            grad_alpha += (v[p] - w_local[p]) *
-                          (a * (a * G[p]) + (1.0 - a) * ((1.0 - a) * H[p]));
-        grad_alpha += PFLREF_APFL_FEDTORCH_ALPHA_DECAY * a;
-        const double x = a - h->eta * grad_alpha;
+    /* FedTorch's rule moves α at the first step of a round only */
+    if (!fedtorch || q == 0) {
+        double x;
+        if (!fedtorch) {
+            /* Alg. 1: α_i ← Π_[0,1](α_i − η_α ⟨v_i − w_i, ∇f_i(v̄; ξ)⟩) at
+             * the old v_i and the mixture's w_i */
+            const double eta_alpha = isnan(hp->eta_alpha) ? eta
+                                                          : hp->eta_alpha;
+            x = a - eta_alpha * dalpha;
+        } else {
+            /* FedTorch: Σ_p (v_i − w_i)_p (α g_v,p + (1 − α) g_w,p) + 0.02 α
+             * at the new iterates, g_v = α G, g_w = (1 − α) H */
+            double grad_alpha = 0.0;
+            for (size_t p = 0; p < P; p++)
+                grad_alpha += (v[p] - w_local[p]) *
+                              (a * (a * G[p]) +
+                               (1.0 - a) * ((1.0 - a) * H[p]));
+            grad_alpha += PFLREF_APFL_FEDTORCH_ALPHA_DECAY * a;
+            x = a - eta * grad_alpha;
+        }
         if (!isfinite(x))
             return pflref_error_diverge(err, t, (long)i, (long)(q + 1),
                                         "alpha");
@@ -322,51 +346,88 @@ static pflref_status apfl_step(pflref_state *s, size_t i,
     return PFLREF_OK;
 }
 
+/* One local step of client i on batch q of b (Alg. 1, one iteration of the
+ * inner loop), with ws->w_local = w_i. */
+static pflref_status apfl_step(pflref_state *s, size_t i,
+                               const pflref_batches *b, size_t q,
+                               apfl_work *ws, const pflref_trace *trace,
+                               pflref_error *err)
+{
+    const pflref_apfl_hyper *hp = &s->hyper->apfl;
+    const double eta = s->hyper->eta;
+    const int adaptive = hp->alpha_mode == PFLREF_APFL_ALPHA_ADAPTIVE;
+    const int fedtorch = adaptive &&
+                         hp->alpha_rule == PFLREF_APFL_RULE_FEDTORCH;
+    const int new_w = hp->mix_uses_w == PFLREF_APFL_MIX_W_NEW;
+    const size_t P = s->P;
+    const long t = (long)s->t;
+    double *v = s->v + i * P, *w_local = ws->w_local;
+    const double *G = ws->G;
+    const double a = s->alpha[i];       /* α_i before the step   */
+    memcpy(ws->w_old, w_local, P * sizeof *ws->w_old);
+    memcpy(ws->v_old, v, P * sizeof *ws->v_old);
+
+    /* Alg. 1: w_i ← w_i − η ∇f_i(w_i; ξ) */
+    const pflref_local_sgd job = pflref_local_sgd_plain(s, i, b, eta,
+                                                        "w_local", W_LINE);
+    pflref_status st = pflref_local_sgd_step(&job, q, w_local, ws->g, s->ws,
+                                             trace, err);
+    if (st != PFLREF_OK)
+        return st;
+
+    /* The mixture with w_i before its step (paper) or after it (FedTorch). */
+    const double *wm = new_w ? w_local : ws->w_old;
+    double dalpha = 0.0;
+    st = mixture_grad(s, i, b, q, a, ws->v_old, wm, ws, fedtorch && q == 0,
+                      &dalpha, err);
+    if (st != PFLREF_OK)
+        return st;
+
+    /* Alg. 1: v_i ← v_i − η α_i ∇f_i(v̄; ξ)   (output: G in place of ∇f) */
+    for (size_t p = 0; p < P; p++)
+        v[p] -= eta * (a * G[p]);
+    if (!pflref_all_finite(v, P))
+        return pflref_error_diverge(err, t, (long)i, (long)(q + 1), "v");
+    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
+                      (long)(q + 1), "v", v, P,
+                      V_LINE[output_mix(s->hyper)][new_w]);
+    return adaptive ? alpha_step(s, i, q, a, dalpha, ws, trace, err)
+                    : PFLREF_OK;
+}
+
 static pflref_status apfl_round(pflref_state *s, const pflref_round_plan *plan,
                                 const pflref_trace *trace, pflref_error *err)
 {
     const size_t P = s->P;
     const long t = (long)s->t;
-    double *w_local = s->scratch;       /* w_i, the local copy   */
-    double *vbar = s->scratch + 7 * P;  /* the v_bar note        */
-    double *acc = s->accum;
+    apfl_work *ws = s->extra;
+    double *w_local = ws->w_local, *vbar = ws->vbar;
 
-    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1, "w",
-                      s->w, P, NULL);
-    for (size_t p = 0; p < P; p++)
-        acc[p] = 0.0;
+    pflref_round_begin(s, NULL, trace);
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
         const pflref_batches *b = &plan->batches[j];
         double *v = s->v + i * P;
-        memcpy(w_local, s->w, P * sizeof *w_local);      /* w_i ← w */
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
-                          0, "w_local", w_local, P, NULL);
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
-                          0, "v", v, P, NULL);
+        /* w_i ← w; v_i carries over */
+        pflref_client_begin(s, i, "w_local", w_local, s->w, trace);
+        pflref_client_begin(s, i, "v", v, NULL, trace);
         for (size_t q = 0; q < b->nsteps; q++) {
-            pflref_status st = apfl_step(s, i, b, q, w_local, trace, err);
+            pflref_status st = apfl_step(s, i, b, q, ws, trace, err);
             if (st != PFLREF_OK)
                 return st;
         }
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
-                          -1, "w_local", w_local, P, NULL);
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
-                          -1, "v", v, P, NULL);
+        pflref_client_end(s, i, "w_local", w_local, trace);
+        pflref_client_end(s, i, "v", v, trace);
         const double a = s->alpha[i];
         for (size_t p = 0; p < P; p++)  /* v̄_i = α_i v_i + (1 − α_i) w_i */
             vbar[p] = a * v[p] + (1.0 - a) * w_local[p];
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
                           "v_bar", vbar, P, VBAR_LINE);
-        pflref_accumulate(acc, 1.0 / (double)plan->m, w_local, P); /* 1/|U| */
+        /* 1/|U| */
+        pflref_accumulate(s->accum, 1.0 / (double)plan->m, w_local, P);
     }
-
-    memcpy(s->w, acc, P * sizeof *acc);
-    if (!pflref_all_finite(s->w, P))
-        return pflref_error_diverge(err, t, -1, -1, "w");
-    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
-                      P, SERVER_LINE);
-    return PFLREF_OK;
+    /* w ← (1/|U|) Σ_{i∈U} w_i */
+    return pflref_round_end(s, SERVER_LINE, trace, err);
 }
 
 const pflref_algorithm pflref_apfl = {
@@ -381,8 +442,9 @@ const pflref_algorithm pflref_apfl = {
     .eval = {{"global", PFLREF_SOURCE_GLOBAL},
              {"local", PFLREF_SOURCE_PERSONAL},
              {"personalized", PFLREF_SOURCE_MIX}},
-    .work_doubles = apfl_work_doubles,
     .check = apfl_check,
+    .work_alloc = apfl_work_alloc,
+    .work_free = apfl_work_free,
     .init = apfl_init,
     .round = apfl_round,
 };

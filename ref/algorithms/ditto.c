@@ -1,4 +1,4 @@
-/* ref/ditto.c: Ditto, Algorithm 1 of
+/* ref/algorithms/ditto.c: Ditto, Algorithm 1 of
  *   T. Li, S. Hu, A. Beirami, V. Smith, "Ditto: Fair and Robust Federated
  *   Learning Through Personalization", ICML 2021, arXiv 2012.04221v3,
  * with FedAvg as the global objective's solver (as in all its experiments).
@@ -19,7 +19,7 @@
  * personal first (s = the number of scheduled batches, as the authors' TF
  * code with L = s local iterations, flearn/trainers_MTL/ditto.py).
  *
- * Symbols:  w^t ↔ s->w (P)   w_k ↔ w_local (P)   v_k ↔ s->v + k·P
+ * Symbols:  w^t ↔ s->w (P)   w_k ↔ ws->w_local (P)   v_k ↔ s->v + k·P
  *           λ ↔ hyper->lambda   η ↔ hyper->eta   S_t ↔ plan->clients
  *           s ↔ plan->batches[j].nsteps
  *
@@ -37,11 +37,14 @@
  *   ditto.weights   samples: c_k = n_k / Σ_{S_t} n_j (FedAvg's);
  *                   uniform: c_k = 1/|S_t| (the TF code's simple mean)
  *
+ * State and work: w^t and v_k are the state's w and v_k; the buffers of a
+ * round (w^t's copy, w_k, the gradient) are ditto_work.
+ *
  * Determinism: devices train and are summed in ascending id.
  * Cost per round: 2 s gradients per selected device + O(N·P).
  */
 #include <math.h>
-#include <string.h>
+#include <stdlib.h>
 #include "algorithms/algorithms.h"
 
 static const char *const GLOBAL_LINE =
@@ -53,6 +56,41 @@ static const char *const SERVER_LINE[] = {
     "w^{t+1} ← Σ_{k∈S_t} (n_k/Σ n_j) w_k",
     "w^{t+1} ← (1/|S_t|) Σ_{k∈S_t} w_k  (= w^t + mean Δ_k)"};
 
+/* Ditto's work buffers, P doubles each (zero-filled; none is carried
+ * between rounds: v_k lives in the state). */
+typedef struct {
+    double *w_t;      /* w^t, the round-start global model                  */
+    double *w_local;  /* w_k, device k's global copy (UPDATE_GLOBAL)        */
+    double *g;        /* ∇F_k(·; b), the gradient of either step            */
+} ditto_work;
+
+static void ditto_work_free(void *work)
+{
+    ditto_work *ws = work;
+    if (ws == NULL)
+        return;
+    free(ws->w_t);
+    free(ws->w_local);
+    free(ws->g);
+    free(ws);
+}
+
+static void *ditto_work_alloc(const pflref_problem *problem,
+                              const pflref_hyper *hyper)
+{
+    (void)hyper;
+    ditto_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL ||
+        pflref_vectors_alloc(problem->model.P,
+                             (double **const[]){&ws->w_t, &ws->w_local,
+                                                &ws->g},
+                             3) != 0) {
+        ditto_work_free(ws);
+        return NULL;
+    }
+    return ws;
+}
+
 /* One personal step on batch q:
  *   v ← v − η (∇F_k(v; b) + λ ∂prox(v, ref))
  * ref is w^t or the moving global copy (ditto.prox_ref). */
@@ -62,7 +100,8 @@ static pflref_status personal_step(pflref_state *s, size_t k,
                                    const pflref_trace *trace,
                                    pflref_error *err)
 {
-    const pflref_hyper *h = s->hyper;
+    const double eta = s->hyper->eta, lambda = s->hyper->lambda;
+    const int prox = s->hyper->ditto.prox;
     const size_t P = s->P;
     const long t = (long)s->t;
     pflref_status st = pflref_batch_grad(&s->problem->model, v,
@@ -71,19 +110,19 @@ static pflref_status personal_step(pflref_state *s, size_t k,
     if (st != PFLREF_OK)
         return st;
     /* prox gradient scale: λ (squared) or λ/‖v − ref‖ (norm; 0 at v = ref) */
-    double scale = h->lambda;
-    if (h->ditto.prox == PFLREF_DITTO_PROX_NORM) {
+    double scale = lambda;
+    if (prox == PFLREF_DITTO_PROX_NORM) {
         double sq = 0.0;
         for (size_t p = 0; p < P; p++)
             sq += (v[p] - ref[p]) * (v[p] - ref[p]);
-        scale = sq > 0.0 ? h->lambda / sqrt(sq) : 0.0;
+        scale = sq > 0.0 ? lambda / sqrt(sq) : 0.0;
     }
     for (size_t p = 0; p < P; p++)
-        v[p] -= h->eta * (g[p] + scale * (v[p] - ref[p]));
+        v[p] -= eta * (g[p] + scale * (v[p] - ref[p]));
     if (!pflref_all_finite(v, P))
         return pflref_error_diverge(err, t, (long)k, (long)(q + 1), "v");
     pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)k,
-                      (long)(q + 1), "v", v, P, PERSONAL_LINE[h->ditto.prox]);
+                      (long)(q + 1), "v", v, P, PERSONAL_LINE[prox]);
     return PFLREF_OK;
 }
 
@@ -93,11 +132,37 @@ static pflref_status global_step(pflref_state *s, size_t k,
                                  double *w_local, double *g,
                                  const pflref_trace *trace, pflref_error *err)
 {
-    const pflref_local_sgd job = {
-        &s->problem->model, &s->problem->clients[k].train, b,
-        s->hyper->eta, 0.0, NULL, NULL, "train", "w_local", GLOBAL_LINE,
-        (long)s->t, (long)k};
+    const pflref_local_sgd job = pflref_local_sgd_plain(
+        s, k, b, s->hyper->eta, "w_local", GLOBAL_LINE);
     return pflref_local_sgd_step(&job, q, w_local, g, s->ws, trace, err);
+}
+
+/* Device k's local work on its batches b, in the order ditto.order says. */
+static pflref_status device_update(pflref_state *s, size_t k,
+                                   const pflref_batches *b, ditto_work *ws,
+                                   const pflref_trace *trace,
+                                   pflref_error *err)
+{
+    const pflref_ditto_hyper *hp = &s->hyper->ditto;
+    const double *ref =
+        hp->prox_ref == PFLREF_DITTO_REF_MOVING ? ws->w_local : ws->w_t;
+    double *v_k = s->v + k * s->P;
+    pflref_status st = PFLREF_OK;
+    if (hp->order == PFLREF_DITTO_INTERLEAVED) {
+        /* per batch: personal step, then global step, same batch */
+        for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++) {
+            st = personal_step(s, k, b, q, ref, v_k, ws->g, trace, err);
+            if (st == PFLREF_OK)
+                st = global_step(s, k, b, q, ws->w_local, ws->g, trace, err);
+        }
+        return st;
+    }
+    /* all personal steps, then the global pass */
+    for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
+        st = personal_step(s, k, b, q, ref, v_k, ws->g, trace, err);
+    for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
+        st = global_step(s, k, b, q, ws->w_local, ws->g, trace, err);
+    return st;
 }
 
 static pflref_status ditto_round(pflref_state *s,
@@ -105,68 +170,32 @@ static pflref_status ditto_round(pflref_state *s,
                                  const pflref_trace *trace, pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
-    const pflref_hyper *h = s->hyper;
-    const size_t P = s->P;
-    const long t = (long)s->t;
-    double *w_t = s->scratch;            /* w^t, the round-start model */
-    double *w_local = s->scratch + P;    /* w_k, the global copy       */
-    double *g = s->scratch + 2 * P;      /* gradient work              */
-    double *acc = s->accum;
-    const int moving = h->ditto.prox_ref == PFLREF_DITTO_REF_MOVING;
+    const int weights = s->hyper->ditto.weights;
+    ditto_work *ws = s->extra;
 
-    memcpy(w_t, s->w, P * sizeof *w_t);
-    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1, "w",
-                      w_t, P, NULL);
-    double m_t = 0.0;  /* Σ_{k∈S_t} n_k */
-    for (size_t j = 0; j < plan->m; j++)
-        m_t += (double)pr->clients[plan->clients[j]].train.n;
-
-    for (size_t p = 0; p < P; p++)
-        acc[p] = 0.0;
+    pflref_round_begin(s, ws->w_t, trace);
+    /* m_t = Σ_{k∈S_t} n_k */
+    const double m_t = pflref_train_n(pr, plan->clients, plan->m);
     for (size_t j = 0; j < plan->m; j++) {
         const size_t k = plan->clients[j];
-        const pflref_batches *b = &plan->batches[j];
-        double *v_k = s->v + k * P;
-        memcpy(w_local, w_t, P * sizeof *w_local);   /* w_k ← w^t */
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)k,
-                          0, "w_local", w_local, P, NULL);
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)k,
-                          0, "v", v_k, P, NULL);
-        const double *ref = moving ? w_local : w_t;
-        pflref_status st = PFLREF_OK;
-        if (h->ditto.order == PFLREF_DITTO_INTERLEAVED) {
-            /* per batch: personal step, then global step, same batch */
-            for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++) {
-                st = personal_step(s, k, b, q, ref, v_k, g, trace, err);
-                if (st == PFLREF_OK)
-                    st = global_step(s, k, b, q, w_local, g, trace, err);
-            }
-        } else {
-            /* all personal steps, then the global pass */
-            for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
-                st = personal_step(s, k, b, q, ref, v_k, g, trace, err);
-            for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
-                st = global_step(s, k, b, q, w_local, g, trace, err);
-        }
+        double *v_k = s->v + k * s->P;
+        /* w_k ← w^t; v_k carries over */
+        pflref_client_begin(s, k, "w_local", ws->w_local, ws->w_t, trace);
+        pflref_client_begin(s, k, "v", v_k, NULL, trace);
+        pflref_status st = device_update(s, k, &plan->batches[j], ws, trace,
+                                         err);
         if (st != PFLREF_OK)
             return st;
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)k,
-                          -1, "w_local", w_local, P, NULL);
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)k,
-                          -1, "v", v_k, P, NULL);
+        pflref_client_end(s, k, "w_local", ws->w_local, trace);
+        pflref_client_end(s, k, "v", v_k, trace);
         const double c =
-            h->ditto.weights == PFLREF_DITTO_WEIGHTS_UNIFORM
+            weights == PFLREF_DITTO_WEIGHTS_UNIFORM
                 ? 1.0 / (double)plan->m                      /* 1/|S_t| */
                 : (double)pr->clients[k].train.n / m_t;      /* n_k/m_t */
-        pflref_accumulate(acc, c, w_local, P);
+        pflref_accumulate(s->accum, c, ws->w_local, s->P);
     }
-
-    memcpy(s->w, acc, P * sizeof *acc);
-    if (!pflref_all_finite(s->w, P))
-        return pflref_error_diverge(err, t, -1, -1, "w");
-    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
-                      P, SERVER_LINE[h->ditto.weights]);
-    return PFLREF_OK;
+    /* AGGREGATE: w^{t+1} ← Σ_{k∈S_t} c_k w_k */
+    return pflref_round_end(s, SERVER_LINE[weights], trace, err);
 }
 
 const pflref_algorithm pflref_ditto = {
@@ -178,5 +207,7 @@ const pflref_algorithm pflref_ditto = {
     .n_eval = 2,
     .eval = {{"global", PFLREF_SOURCE_GLOBAL},
              {"personalized", PFLREF_SOURCE_PERSONAL}},
+    .work_alloc = ditto_work_alloc,
+    .work_free = ditto_work_free,
     .round = ditto_round,
 };

@@ -1,4 +1,4 @@
-/* ref/fedavg.c: FedAvg, Algorithm 1 of
+/* ref/algorithms/fedavg.c: FedAvg, Algorithm 1 of
  *   H. B. McMahan, E. Moore, D. Ramage, S. Hampson, B. Agüera y Arcas,
  *   "Communication-Efficient Learning of Deep Networks from Decentralized
  *   Data", AISTATS 2017, arXiv 1602.05629v4.
@@ -7,11 +7,11 @@
  *   S_t  ← a random set of m clients                (from the schedule)
  *   for each client k ∈ S_t:  w^k_{t+1} ← ClientUpdate(k, w_t)
  *     ClientUpdate: w ← w_t; for each local epoch, for each batch b:
- *                   w ← w − η ∇ℓ(w; b)              (ref/local.c)
+ *                   w ← w − η ∇ℓ(w; b)              (ref/engine/sgd.c)
  *   m_t ← Σ_{k∈S_t} n_k
  *   w_{t+1} ← Σ_{k∈S_t} (n_k / m_t) w^k_{t+1}
  *
- * Symbols:  w_t ↔ s->w (P)   w^k ↔ w_local (P)   η ↔ hyper->eta
+ * Symbols:  w_t ↔ s->w (P)   w^k ↔ work->w_local (P)   η ↔ hyper->eta
  *           n_k ↔ clients[k].train.n   m_t ↔ m_t   S_t ↔ plan->clients
  *
  * Switch fedavg.weights (paper default first; shared/spec notes §1(f)):
@@ -22,10 +22,14 @@
  * The minibatches and local work (E epochs of batches of B, split once in
  * index order by default) come from the schedule.
  *
+ * State and work: w_t is the state's w; the buffers of a round (w_t's copy,
+ * w^k, the gradient) are pflref_fedavg_work (algorithms/algorithms.h), lent
+ * to finetune's rounds.
+ *
  * Determinism: clients train and are summed in ascending id.
  * Cost per round: Σ_{k∈S_t} (local steps × one gradient) + O(N·P).
  */
-#include <string.h>
+#include <stdlib.h>
 #include "algorithms/algorithms.h"
 
 static const char *const CLIENT_LINE =
@@ -35,56 +39,73 @@ static const char *const SERVER_LINE[] = {
     "w_{t+1} ← (1/m) Σ_{k∈S_t} w^k_{t+1}",
     "w_{t+1} ← Σ_{k∈S_t} (n_k/n) w^k_{t+1} + Σ_{k∉S_t} (n_k/n) w_t"};
 
-pflref_status pflref_fedavg_round(pflref_state *s,
-                                  const pflref_round_plan *plan,
-                                  const pflref_trace *trace,
-                                  pflref_error *err)
+int pflref_fedavg_work_init(pflref_fedavg_work *work, size_t P)
+{
+    return pflref_vectors_alloc(
+        P, (double **const[]){&work->w_t, &work->w_local, &work->g}, 3);
+}
+
+void pflref_fedavg_work_release(pflref_fedavg_work *work)
+{
+    free(work->w_t);
+    free(work->w_local);
+    free(work->g);
+}
+
+static void fedavg_work_free(void *work)
+{
+    if (work != NULL)
+        pflref_fedavg_work_release(work);
+    free(work);
+}
+
+static void *fedavg_work_alloc(const pflref_problem *problem,
+                               const pflref_hyper *hyper)
+{
+    (void)hyper;
+    pflref_fedavg_work *ws = calloc(1, sizeof *ws);
+    if (ws != NULL && pflref_fedavg_work_init(ws, problem->model.P) != 0) {
+        fedavg_work_free(ws);
+        return NULL;
+    }
+    return ws;
+}
+
+pflref_status pflref_fedavg_round_with(pflref_state *s,
+                                       const pflref_round_plan *plan,
+                                       pflref_fedavg_work *work,
+                                       const pflref_trace *trace,
+                                       pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
+    const double eta = s->hyper->eta;
     const int weights = s->hyper->fedavg.weights;
     const size_t P = s->P;
-    const long t = (long)s->t;
-    double *w_t = s->scratch;          /* the round-start global model  */
-    double *w_local = s->scratch + P;  /* w^k, the client's iterate     */
-    double *g = s->scratch + 2 * P;    /* gradient work                 */
-    double *acc = s->accum;
+    const double *w_t = work->w_t;
+    double *w_local = work->w_local;
 
-    memcpy(w_t, s->w, P * sizeof *w_t);
-    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1, "w",
-                      w_t, P, NULL);
-
+    pflref_round_begin(s, work->w_t, trace);
     /* m_t ← Σ_{k∈S_t} n_k;  n ← Σ_k n_k */
-    double m_t = 0.0, n = 0.0;
-    for (size_t j = 0; j < plan->m; j++)
-        m_t += (double)pr->clients[plan->clients[j]].train.n;
-    for (size_t k = 0; k < s->N; k++)
-        n += (double)pr->clients[k].train.n;
-
-    for (size_t p = 0; p < P; p++)
-        acc[p] = 0.0;
+    const double m_t = pflref_train_n(pr, plan->clients, plan->m);
+    const double n = pflref_train_n(pr, NULL, s->N);
     size_t j = 0;  /* position of the next participant in plan->clients */
     for (size_t k = 0; k < s->N; k++) {
         const double n_k = (double)pr->clients[k].train.n;
         if (j >= plan->m || plan->clients[j] != k) {
             /* all_keep_old: an unsampled client contributes (n_k/n) w_t */
             if (weights == PFLREF_FEDAVG_WEIGHTS_ALL_KEEP_OLD)
-                pflref_accumulate(acc, n_k / n, w_t, P);
+                pflref_accumulate(s->accum, n_k / n, w_t, P);
             continue;
         }
         /* ClientUpdate(k, w_t): w ← w_t, then local SGD over the batches */
-        memcpy(w_local, w_t, P * sizeof *w_local);
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)k,
-                          0, "w_local", w_local, P, NULL);
-        const pflref_local_sgd job = {
-            &pr->model, &pr->clients[k].train, &plan->batches[j],
-            s->hyper->eta, 0.0, NULL, NULL, "train", "w_local", CLIENT_LINE,
-            t, (long)k};
-        pflref_status st = pflref_local_sgd_run(&job, w_local, g, s->ws,
-                                                trace, err);
+        pflref_client_begin(s, k, "w_local", w_local, w_t, trace);
+        const pflref_local_sgd job = pflref_local_sgd_plain(
+            s, k, &plan->batches[j], eta, "w_local", CLIENT_LINE);
+        pflref_status st = pflref_local_sgd_run(&job, w_local, work->g,
+                                                s->ws, trace, err);
         if (st != PFLREF_OK)
             return st;
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)k,
-                          -1, "w_local", w_local, P, NULL);
+        pflref_client_end(s, k, "w_local", w_local, trace);
 
         double c;
         switch (weights) {
@@ -98,16 +119,30 @@ pflref_status pflref_fedavg_round(pflref_state *s,
             c = n_k / m_t;              /* Alg. 1: n_k/m_t */
             break;
         }
-        pflref_accumulate(acc, c, w_local, P);
+        pflref_accumulate(s->accum, c, w_local, P);
         j++;
     }
+    /* w_{t+1} ← the sum above */
+    return pflref_round_end(s, SERVER_LINE[weights], trace, err);
+}
 
-    memcpy(s->w, acc, P * sizeof *acc);
-    if (!pflref_all_finite(s->w, P))
-        return pflref_error_diverge(err, t, -1, -1, "w");
-    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
-                      P, SERVER_LINE[weights]);
-    return PFLREF_OK;
+static pflref_status fedavg_round(pflref_state *s,
+                                  const pflref_round_plan *plan,
+                                  const pflref_trace *trace,
+                                  pflref_error *err)
+{
+    return pflref_fedavg_round_with(s, plan, s->extra, trace, err);
+}
+
+pflref_status pflref_fedavg_round(pflref_state *s,
+                                  const pflref_round_plan *plan,
+                                  const pflref_trace *trace,
+                                  pflref_error *err)
+{
+    pflref_fedavg_work work = {.w_t = s->scratch,
+                               .w_local = s->scratch + s->P,
+                               .g = s->scratch + 2 * s->P};
+    return pflref_fedavg_round_with(s, plan, &work, trace, err);
 }
 
 const pflref_algorithm pflref_fedavg = {
@@ -116,5 +151,7 @@ const pflref_algorithm pflref_fedavg = {
     .has_global = 1,
     .n_eval = 1,
     .eval = {{"global", PFLREF_SOURCE_GLOBAL}},
-    .round = pflref_fedavg_round,
+    .work_alloc = fedavg_work_alloc,
+    .work_free = fedavg_work_free,
+    .round = fedavg_round,
 };

@@ -1,9 +1,11 @@
-/* ref/finetune.c: FedAvg followed by local fine-tuning (FedAvg-FT, "global
- * then fine-tune"; seed 000 §4, Code 14.7.1; shared/spec notes §5.1).
+/* ref/algorithms/finetune.c: FedAvg followed by local fine-tuning
+ * (FedAvg-FT, "global then fine-tune"; seed 000 §4, Code 14.7.1; shared/spec
+ * notes §5.1).
  *
- * Training rounds are FedAvg's (ref/fedavg.c, with its fedavg.weights
- * switch).  After the last round, every client i fine-tunes a copy of the
- * final global model w on its own data (the schedule's post phase):
+ * Training rounds are FedAvg's (ref/algorithms/fedavg.c, with its
+ * fedavg.weights switch).  After the last round, every client i fine-tunes
+ * a copy of the final global model w on its own data (the schedule's post
+ * phase):
  *
  *   θ_i ← w
  *   repeat S_ft times (batch D from the post schedule):
@@ -18,29 +20,81 @@
  * Switch finetune.scope (default first):
  *   full      every parameter moves
  *   personal  only the split's personal blocks move (the shared blocks
- *             stay at w); needs a split with a personal block
+ *             stay at w); needs a split with a personal block (refused by
+ *             the check otherwise)
+ *
+ * State and work: w and θ_i are the state's w and v_i; the buffers are
+ * finetune_work (FedAvg's pflref_fedavg_work for the rounds, and the
+ * fine-tuning gradient).
  *
  * Cost: FedAvg's rounds, then Σ_i S_ft gradients.
  */
-#include <string.h>
+#include <stdlib.h>
 #include "algorithms/algorithms.h"
 
 static const char *const FT_LINE =
     "θ_i ← θ_i − η_ft (∇f_i(θ_i; D) + μ_ft (θ_i − w))";
 
-static pflref_status finetune_init(pflref_state *s, pflref_error *err)
+/* FedAvg-FT's work buffers (zero-filled, none carried between rounds). */
+typedef struct {
+    pflref_fedavg_work train;  /* FedAvg's rounds: w_t, w^k, ∇ℓ (P each)    */
+    double *g;                 /* P: ∇f_i(θ_i; D), the fine-tuning gradient */
+} finetune_work;
+
+static void finetune_work_free(void *work)
 {
-    if (s->hyper->finetune.scope == PFLREF_FINETUNE_PERSONAL) {
-        size_t personal = 0;
-        for (size_t p = 0; p < s->P; p++)
-            personal += s->mask[p];
-        if (personal == 0)
-            return pflref_error_set(
-                err, PFLREF_EINVAL, "split.personal",
-                "finetune.scope = personal needs a split with at least one "
-                "personal block");
+    finetune_work *ws = work;
+    if (ws == NULL)
+        return;
+    pflref_fedavg_work_release(&ws->train);
+    free(ws->g);
+    free(ws);
+}
+
+static void *finetune_work_alloc(const pflref_problem *problem,
+                                 const pflref_hyper *hyper)
+{
+    (void)hyper;
+    const size_t P = problem->model.P;
+    finetune_work *ws = calloc(1, sizeof *ws);
+    if (ws != NULL &&
+        (pflref_fedavg_work_init(&ws->train, P) != 0 ||
+         pflref_vectors_alloc(P, (double **const[]){&ws->g}, 1) != 0)) {
+        finetune_work_free(ws);
+        return NULL;
     }
+    return ws;
+}
+
+/* finetune.scope = personal needs at least one personal parameter. */
+static pflref_status finetune_check(const pflref_problem *problem,
+                                    const pflref_hyper *hyper,
+                                    const pflref_schedule *schedule,
+                                    const unsigned char *mask,
+                                    pflref_error *err)
+{
+    (void)schedule;
+    if (hyper->finetune.scope != PFLREF_FINETUNE_PERSONAL)
+        return PFLREF_OK;
+    size_t personal = 0;
+    for (size_t p = 0; mask != NULL && p < problem->model.P; p++)
+        personal += mask[p];
+    if (personal == 0)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "split.personal",
+            "finetune.scope = personal needs a split with at least one "
+            "personal block");
     return PFLREF_OK;
+}
+
+/* The training rounds: FedAvg's, with FedAvg's buffers. */
+static pflref_status finetune_round(pflref_state *s,
+                                    const pflref_round_plan *plan,
+                                    const pflref_trace *trace,
+                                    pflref_error *err)
+{
+    finetune_work *ws = s->extra;
+    return pflref_fedavg_round_with(s, plan, &ws->train, trace, err);
 }
 
 static pflref_status finetune_finish(pflref_state *s,
@@ -48,27 +102,34 @@ static pflref_status finetune_finish(pflref_state *s,
                                      const pflref_trace *trace,
                                      pflref_error *err)
 {
-    const pflref_problem *pr = s->problem;
-    const size_t P = s->P;
+    const pflref_hyper *h = s->hyper;
+    const double eta_ft = h->eta_ft, mu_ft = h->mu_ft;
     const unsigned char *mask =
-        s->hyper->finetune.scope == PFLREF_FINETUNE_PERSONAL ? s->mask : NULL;
-    double *g = s->scratch;
+        h->finetune.scope == PFLREF_FINETUNE_PERSONAL ? s->mask : NULL;
+    finetune_work *ws = s->extra;
 
     for (size_t i = 0; i < s->N; i++) {
-        double *theta = s->v + i * P;
-        memcpy(theta, s->w, P * sizeof *theta);  /* θ_i ← w */
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "finetune", -1,
-                          (long)i, 0, "theta", theta, P, NULL);
+        double *theta = s->v + i * s->P;
+        pflref_post_begin(s, i, theta, trace);  /* θ_i ← w */
         const pflref_local_sgd job = {
-            &pr->model, &pr->clients[i].train, &schedule->post[i],
-            s->hyper->eta_ft, s->hyper->mu_ft, s->w, mask, "finetune",
-            "theta", FT_LINE, -1, (long)i};
-        pflref_status st = pflref_local_sgd_run(&job, theta, g, s->ws,
+            .model = &s->problem->model,
+            .data = &s->problem->clients[i].train,
+            .batches = &schedule->post[i],
+            .eta = eta_ft,
+            .mu = mu_ft,
+            .ref = s->w,
+            .mask = mask,
+            .phase = "finetune",
+            .name = "theta",
+            .formula = FT_LINE,
+            .round = -1,
+            .client = (long)i,
+        };
+        pflref_status st = pflref_local_sgd_run(&job, theta, ws->g, s->ws,
                                                 trace, err);
         if (st != PFLREF_OK)
             return st;
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "finetune", -1,
-                          (long)i, -1, "theta", theta, P, NULL);
+        pflref_post_end(s, i, theta, trace);
     }
     return PFLREF_OK;
 }
@@ -82,7 +143,9 @@ const pflref_algorithm pflref_finetune = {
     .n_eval = 2,
     .eval = {{"global", PFLREF_SOURCE_GLOBAL},
              {"personalized", PFLREF_SOURCE_PERSONAL}},
-    .init = finetune_init,
-    .round = pflref_fedavg_round,
+    .check = finetune_check,
+    .work_alloc = finetune_work_alloc,
+    .work_free = finetune_work_free,
+    .round = finetune_round,
     .finish = finetune_finish,
 };

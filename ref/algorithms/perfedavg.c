@@ -1,4 +1,4 @@
-/* ref/perfedavg.c: Per-FedAvg, Algorithm 1 of
+/* ref/algorithms/perfedavg.c: Per-FedAvg, Algorithm 1 of
  *   A. Fallah, A. Mokhtari, A. Ozdaglar, "Personalized Federated Learning
  *   with Theoretical Guarantees: A Model-Agnostic Meta-Learning Approach",
  *   NeurIPS 2020, arXiv 2002.07948,
@@ -40,8 +40,9 @@
  *                                                    train_one_step)
  * θ_i is not carried between rounds: the state keeps only w.
  *
- * Symbols:  w_k ↔ s->w (P)   w_{t−1}, w_t ↔ w_local (P)   w̃ ↔ w_tilde (P)
- *           q ↔ q (P)   H q or d ↔ hv (P)   α ↔ hyper->perfedavg.alpha
+ * Symbols:  w_k ↔ s->w (P)   w_{t−1}, w_t ↔ ws->w_local (P)
+ *           w̃ ↔ ws->w_tilde (P)   q ↔ ws->q (P)   H q or d ↔ ws->hv (P)
+ *           α ↔ hyper->perfedavg.alpha
  *           β ↔ hyper->perfedavg.beta   δ ↔ hyper->perfedavg.delta
  *           A_k ↔ plan->clients   τ ↔ plan->batches[j].nsteps / 3
  *           θ_i ↔ s->v + i·P
@@ -54,6 +55,11 @@
  *   perfedavg.eval     one_alpha_step (§5) | alpha_then_beta (the pFedMe
  *                      repository; here on training batches)
  *
+ * State and work: w_k and θ_i are the state's w and v_i; the buffers of a
+ * round are perfedavg_work.  The check refuses, before round 0, a missing
+ * δ under hf, a batch count that is not a positive multiple of 3, and a
+ * post phase of the wrong length.
+ *
  * Trace: per step t, STEP "w_tilde" and STEP "w_local" (both numbered t);
  * for exact and HF a NOTE "hvp" (step t): the Hessian-vector product H q
  * (exact) or its estimate d (HF).  In the post phase ("finetune"), STEP
@@ -64,7 +70,7 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
+#include <stdlib.h>
 #include "algorithms/algorithms.h"
 
 /* Batches per local step: D, D′, D″. */
@@ -91,6 +97,53 @@ static const char *const EVAL_BETA_LINE =
 static const char *const BATCH_NAME[PERFEDAVG_BATCHES_PER_STEP] = {
     "D", "D′", "D″"};
 
+/* Per-FedAvg's work buffers, P doubles each (zero-filled; none is carried
+ * between rounds: w_k and θ_i live in the state). */
+typedef struct {
+    double *w_k;      /* w_k, the round-start global model                  */
+    double *w_local;  /* w^i_{k+1,t}: w_{t−1}, then w_t                     */
+    double *w_tilde;  /* w̃ = w_{t−1} − α ∇f_i(w_{t−1}; D_t)                */
+    double *g;        /* ∇f_i(w_{t−1}; D_t); HF: ∇f_i(w_{t−1} + δq; D″_t);
+                         the post phase's gradient                         */
+    double *q;        /* q = ∇f_i(w̃; D′_t)                                 */
+    double *hv;       /* H q = ∇²f_i(w_{t−1}; D″_t) q (exact), or d (HF)    */
+    double *x;        /* HF: the perturbed point w_{t−1} ± δq               */
+    double *g2;       /* HF: ∇f_i(w_{t−1} − δq; D″_t)                       */
+} perfedavg_work;
+
+static void perfedavg_work_free(void *work)
+{
+    perfedavg_work *ws = work;
+    if (ws == NULL)
+        return;
+    free(ws->w_k);
+    free(ws->w_local);
+    free(ws->w_tilde);
+    free(ws->g);
+    free(ws->q);
+    free(ws->hv);
+    free(ws->x);
+    free(ws->g2);
+    free(ws);
+}
+
+static void *perfedavg_work_alloc(const pflref_problem *problem,
+                                  const pflref_hyper *hyper)
+{
+    (void)hyper;
+    perfedavg_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL ||
+        pflref_vectors_alloc(problem->model.P,
+                             (double **const[]){&ws->w_k, &ws->w_local,
+                                                &ws->w_tilde, &ws->g, &ws->q,
+                                                &ws->hv, &ws->x, &ws->g2},
+                             8) != 0) {
+        perfedavg_work_free(ws);
+        return NULL;
+    }
+    return ws;
+}
+
 /* g := ∇f_i(x; batch q of b), the gradient of the batch-mean loss; a failure
  * names the round, client, local step and which of D, D′, D″ it was. */
 static pflref_status batch_grad(const pflref_state *s, size_t i,
@@ -112,25 +165,67 @@ static pflref_status batch_grad(const pflref_state *s, size_t i,
     return PFLREF_OK;
 }
 
-/* Local step t (from 1) of user i on batches 3(t−1), 3(t−1)+1, 3(t−1)+2
- * of b:
- *   w [in,out] P: w_{t−1}, then w_t
- *   w_tilde, g, q, hv, x, g2 [work] P each */
-static pflref_status local_step(const pflref_state *s, size_t i,
-                                const pflref_batches *b, size_t t, double *w,
-                                double *w_tilde, double *g, double *q,
-                                double *hv, double *x, double *g2,
-                                const pflref_trace *trace, pflref_error *err)
+/* The curvature term of local step t (from 1) of user i, at w_{t−1} =
+ * ws->w_local on D″_t = batch d2 of b, along q = ws->q, into ws->hv:
+ *   exact: hv = ∇²f_i(w_{t−1}; D″_t) q   (Pearlmutter's R-operator)
+ *   HF:    hv = d = [∇f_i(w_{t−1} + δq; D″_t) − ∇f_i(w_{t−1} − δq; D″_t)]
+ *                   / (2δ), around w_{t−1} (not w̃) */
+static pflref_status curvature(const pflref_state *s, size_t i,
+                               const pflref_batches *b, size_t t, size_t d2,
+                               perfedavg_work *ws, pflref_error *err)
 {
-    const pflref_hyper *h = s->hyper;
+    const double delta = s->hyper->perfedavg.delta;
     const size_t P = s->P;
     const long k = (long)s->t;
     const long step = (long)t;
-    const double alpha = h->perfedavg.alpha, beta = h->perfedavg.beta;
-    const int variant = h->perfedavg.variant;
+    const double *w = ws->w_local, *q = ws->q;
+    double *hv = ws->hv, *x = ws->x, *g = ws->g, *g2 = ws->g2;
+    pflref_status st;
+
+    if (s->hyper->perfedavg.variant == PFLREF_PERFEDAVG_EXACT) {
+        const size_t nb = b->step_off[d2 + 1] - b->step_off[d2];
+        st = pflref_model_hvp(&s->problem->model, w,
+                              &s->problem->clients[i].train,
+                              b->idx + b->step_off[d2], nb, q, s->ws, hv);
+        if (st != PFLREF_OK)
+            return pflref_error_set(err, st, "schedule",
+                                    "Hessian-vector product on D″ failed at "
+                                    "round %ld, client %zu, local step %ld "
+                                    "(batch %zu, %zu samples)",
+                                    k, i, step, d2, nb);
+        return PFLREF_OK;
+    }
+    for (size_t p = 0; p < P; p++)
+        x[p] = w[p] + delta * q[p];
+    if ((st = batch_grad(s, i, b, d2, x, g, k, step, BATCH_NAME[2], err)))
+        return st;
+    for (size_t p = 0; p < P; p++)
+        x[p] = w[p] - delta * q[p];
+    if ((st = batch_grad(s, i, b, d2, x, g2, k, step, BATCH_NAME[2], err)))
+        return st;
+    for (size_t p = 0; p < P; p++)
+        hv[p] = (g[p] - g2[p]) / (2.0 * delta);
+    return PFLREF_OK;
+}
+
+/* Local step t (from 1) of user i on batches 3(t−1), 3(t−1)+1, 3(t−1)+2
+ * of b: ws->w_local goes from w_{t−1} to w_t. */
+static pflref_status local_step(const pflref_state *s, size_t i,
+                                const pflref_batches *b, size_t t,
+                                perfedavg_work *ws, const pflref_trace *trace,
+                                pflref_error *err)
+{
+    const pflref_perfedavg_hyper *hp = &s->hyper->perfedavg;
+    const double alpha = hp->alpha, beta = hp->beta;
+    const int variant = hp->variant;
+    const size_t P = s->P;
+    const long k = (long)s->t;
+    const long step = (long)t;
     const size_t D = PERFEDAVG_BATCHES_PER_STEP * (t - 1); /* D_t    */
     const size_t D1 = D + 1;                               /* D′_t   */
     const size_t D2 = D + 2;                               /* D″_t   */
+    double *w = ws->w_local, *w_tilde = ws->w_tilde, *g = ws->g, *q = ws->q;
+    const double *hv = ws->hv;
     pflref_status st;
 
     /* Alg. 1: w̃ = w_{t−1} − α ∇f_i(w_{t−1}; D_t) */
@@ -148,35 +243,9 @@ static pflref_status local_step(const pflref_state *s, size_t i,
                          err)))
         return st;
 
-    if (variant == PFLREF_PERFEDAVG_EXACT) {
-        /* hv = ∇²f_i(w_{t−1}; D″_t) q, exact (Pearlmutter's R-operator) */
-        const size_t nb = b->step_off[D2 + 1] - b->step_off[D2];
-        st = pflref_model_hvp(&s->problem->model, w,
-                              &s->problem->clients[i].train,
-                              b->idx + b->step_off[D2], nb, q, s->ws, hv);
-        if (st != PFLREF_OK)
-            return pflref_error_set(err, st, "schedule",
-                                    "Hessian-vector product on D″ failed at "
-                                    "round %ld, client %zu, local step %ld "
-                                    "(batch %zu, %zu samples)",
-                                    k, i, step, D2, nb);
-    } else if (variant == PFLREF_PERFEDAVG_HF) {
-        /* d = [∇f_i(w_{t−1} + δq; D″_t) − ∇f_i(w_{t−1} − δq; D″_t)] / (2δ),
-         * around w_{t−1} (not w̃) */
-        const double delta = h->perfedavg.delta;
-        for (size_t p = 0; p < P; p++)
-            x[p] = w[p] + delta * q[p];
-        if ((st = batch_grad(s, i, b, D2, x, g, k, step, BATCH_NAME[2], err)))
-            return st;
-        for (size_t p = 0; p < P; p++)
-            x[p] = w[p] - delta * q[p];
-        if ((st = batch_grad(s, i, b, D2, x, g2, k, step, BATCH_NAME[2],
-                             err)))
-            return st;
-        for (size_t p = 0; p < P; p++)
-            hv[p] = (g[p] - g2[p]) / (2.0 * delta);
-    }
     if (variant != PFLREF_PERFEDAVG_FO) {
+        if ((st = curvature(s, i, b, t, D2, ws, err)))
+            return st;
         if (!pflref_all_finite(hv, P))
             return pflref_error_diverge(err, k, (long)i, step, "hvp");
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", k, (long)i, step,
@@ -202,57 +271,31 @@ static pflref_status perfedavg_round(pflref_state *s,
                                      pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
-    const pflref_hyper *h = s->hyper;
-    const size_t P = s->P;
-    const long k = (long)s->t;
-    double *w_k = s->scratch;              /* the round-start global model */
-    double *w_local = s->scratch + P;      /* w^i_{k+1,t}                  */
-    double *w_tilde = s->scratch + 2 * P;  /* w̃                            */
-    double *g = s->scratch + 3 * P;        /* gradient work                */
-    double *q = s->scratch + 4 * P;        /* ∇f_i(w̃; D′_t)                */
-    double *hv = s->scratch + 5 * P;       /* H q or its estimate d        */
-    double *x = s->scratch + 6 * P;        /* HF's perturbed point         */
-    double *g2 = s->scratch + 7 * P;       /* HF's second gradient         */
-    double *acc = s->accum;
+    const int weights = s->hyper->perfedavg.weights;
+    perfedavg_work *ws = s->extra;
 
-    memcpy(w_k, s->w, P * sizeof *w_k);
-    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", k, -1, -1, "w",
-                      w_k, P, NULL);
-    double n_A = 0.0;  /* Σ_{i∈A_k} n_i */
-    for (size_t j = 0; j < plan->m; j++)
-        n_A += (double)pr->clients[plan->clients[j]].train.n;
-
-    for (size_t p = 0; p < P; p++)
-        acc[p] = 0.0;
+    pflref_round_begin(s, ws->w_k, trace);
+    const double n_A = pflref_train_n(pr, plan->clients, plan->m);
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
         const pflref_batches *b = &plan->batches[j];
         /* w^i_{k+1,0} ← w_k */
-        memcpy(w_local, w_k, P * sizeof *w_local);
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", k, (long)i,
-                          0, "w_local", w_local, P, NULL);
+        pflref_client_begin(s, i, "w_local", ws->w_local, ws->w_k, trace);
         const size_t tau = b->nsteps / PERFEDAVG_BATCHES_PER_STEP;
         for (size_t t = 1; t <= tau; t++) {
-            pflref_status st = local_step(s, i, b, t, w_local, w_tilde, g, q,
-                                          hv, x, g2, trace, err);
+            pflref_status st = local_step(s, i, b, t, ws, trace, err);
             if (st != PFLREF_OK)
                 return st;
         }
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", k, (long)i,
-                          -1, "w_local", w_local, P, NULL);
+        pflref_client_end(s, i, "w_local", ws->w_local, trace);
         const double c =
-            h->perfedavg.weights == PFLREF_PERFEDAVG_WEIGHTS_SAMPLES
+            weights == PFLREF_PERFEDAVG_WEIGHTS_SAMPLES
                 ? (double)pr->clients[i].train.n / n_A   /* n_i / Σ n_j */
                 : 1.0 / (double)plan->m;                 /* 1/|A_k|     */
-        pflref_accumulate(acc, c, w_local, P);
+        pflref_accumulate(s->accum, c, ws->w_local, s->P);
     }
-
-    memcpy(s->w, acc, P * sizeof *acc);
-    if (!pflref_all_finite(s->w, P))
-        return pflref_error_diverge(err, k, -1, -1, "w");
-    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", k, -1, -1, "w", s->w,
-                      P, SERVER_LINE[h->perfedavg.weights]);
-    return PFLREF_OK;
+    /* w_{k+1} = Σ_{i∈A_k} c_i w^i_{k+1,τ} */
+    return pflref_round_end(s, SERVER_LINE[weights], trace, err);
 }
 
 /* The personalised models (§5): for every client i, θ_i = w − α ∇f_i(w; D)
@@ -263,20 +306,20 @@ static pflref_status perfedavg_finish(pflref_state *s,
                                       const pflref_trace *trace,
                                       pflref_error *err)
 {
-    const pflref_hyper *h = s->hyper;
+    const pflref_perfedavg_hyper *hp = &s->hyper->perfedavg;
+    const double alpha = hp->alpha, beta = hp->beta;
+    const int two = hp->eval == PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA;
     const size_t P = s->P;
-    const int two = h->perfedavg.eval == PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA;
-    double *g = s->scratch;
+    perfedavg_work *ws = s->extra;
+    double *g = ws->g;
 
     for (size_t i = 0; i < s->N; i++) {
         const pflref_batches *b = &schedule->post[i];
         double *theta = s->v + i * P;
-        memcpy(theta, s->w, P * sizeof *theta);  /* θ_i ← w */
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "finetune", -1,
-                          (long)i, 0, "theta", theta, P, NULL);
+        pflref_post_begin(s, i, theta, trace);  /* θ_i ← w */
         for (size_t r = 0; r < (two ? 2u : 1u); r++) {
             /* r = 0: θ_i ← θ_i − α ∇f_i(θ_i; D);  r = 1: the β step on D₂ */
-            const double eta = r == 0 ? h->perfedavg.alpha : h->perfedavg.beta;
+            const double eta = r == 0 ? alpha : beta;
             pflref_status st = batch_grad(s, i, b, r, theta, g, -1,
                                           (long)(r + 1), r == 0 ? "D" : "D₂",
                                           err);
@@ -291,8 +334,7 @@ static pflref_status perfedavg_finish(pflref_state *s,
                               (long)(r + 1), "theta", theta, P,
                               r == 0 ? EVAL_ALPHA_LINE : EVAL_BETA_LINE);
         }
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "finetune", -1,
-                          (long)i, -1, "theta", theta, P, NULL);
+        pflref_post_end(s, i, theta, trace);
     }
     return PFLREF_OK;
 }
@@ -307,8 +349,8 @@ static pflref_status perfedavg_check(const pflref_problem *problem,
 {
     (void)problem;
     (void)mask;
-    if (hyper->perfedavg.variant == PFLREF_PERFEDAVG_HF &&
-        isnan(hyper->perfedavg.delta))
+    const pflref_perfedavg_hyper *hp = &hyper->perfedavg;
+    if (hp->variant == PFLREF_PERFEDAVG_HF && isnan(hp->delta))
         return pflref_error_set(err, PFLREF_EINVAL,
                                 "algorithm.hyperparameters.delta",
                                 "perfedavg.variant = hf needs hyperparameter "
@@ -332,7 +374,7 @@ static pflref_status perfedavg_check(const pflref_problem *problem,
                 schedule->rounds[t].clients[j], n, t);
         }
     const size_t want =
-        hyper->perfedavg.eval == PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA ? 2 : 1;
+        hp->eval == PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA ? 2 : 1;
     for (size_t i = 0; schedule->post != NULL && i < schedule->N; i++)
         if (schedule->post[i].nsteps != want) {
             char where[PFLREF_WHERE_MAX];
@@ -362,6 +404,8 @@ const pflref_algorithm pflref_perfedavg = {
     .eval = {{"global", PFLREF_SOURCE_GLOBAL},
              {"personalized", PFLREF_SOURCE_PERSONAL}},
     .check = perfedavg_check,
+    .work_alloc = perfedavg_work_alloc,
+    .work_free = perfedavg_work_free,
     .round = perfedavg_round,
     .finish = perfedavg_finish,
 };

@@ -1,4 +1,4 @@
-/* ref/pfedme.c: pFedMe, Algorithm 1 of
+/* ref/algorithms/pfedme.c: pFedMe, Algorithm 1 of
  *   C. T. Dinh, N. H. Tran, T. D. Nguyen, "Personalized Federated Learning
  *   with Moreau Envelopes", NeurIPS 2020, arXiv 2006.08848v3.
  *
@@ -8,13 +8,13 @@
  *   l. 6   for r = 0..R−1 (one scheduled batch D_{i,r} per local round):
  *   l. 7     θ ≈ argmin_θ h_i(θ; w_{i,r}, D_{i,r}) = f_i(θ; D) + (λ/2)‖θ − w_{i,r}‖²
  *            (eq. (7)), by K steps θ ← θ − η_p (∇f_i(θ; D) + λ(θ − w_{i,r}))
- *            (ref/prox.c), starting from θ = w_{i,r}
+ *            (ref/engine/prox_inner.c), starting from θ = w_{i,r}
  *   l. 8     w_{i,r+1} ← w_{i,r} − ηλ(w_{i,r} − θ)
  *   l. 9   the server samples S^t, |S^t| = S, without replacement
  *   l. 10  w_{t+1} ← (1 − β) w_t + β (1/S) Σ_{i∈S^t} w_{i,R}
  * The personalised model of client i is its last θ (θ̃_i(w_{i,R−1})).
  *
- * Symbols:  w_t ↔ s->w (P)   w_{i,r} ↔ w_local (P)   θ ↔ theta (P)
+ * Symbols:  w_t ↔ s->w (P)   w_{i,r} ↔ ws->w_local (P)   θ ↔ ws->theta (P)
  *           λ ↔ hyper->lambda   η ↔ hyper->eta   η_p ↔ hyper->eta_p
  *           K ↔ hyper->K   β ↔ hyper->beta   R ↔ plan->batches[j].nsteps
  *           S^t ↔ plan->selected   personalised θ_i ↔ s->v + i·P
@@ -33,6 +33,11 @@
  *                         the official code's aliasing evaluates); global
  *                         (the global model, PFLlib's evaluation)
  * A client that does not train in a round keeps its personalised model.
+ * The check refuses, before round 0, a round that does not list every
+ * client under pfedme.train = all, and a round with no sampled client.
+ *
+ * State and work: w_t is the state's w and θ_i its v_i; the buffers of a
+ * round (w_t's copy, w_{i,r}, θ, the gradient) are pfedme_work.
  *
  * Trace: θ's inner steps are STEP "theta" numbered rK + k; w_{i,r+1} is
  * STEP "w_local" numbered r + 1; CLIENT_END gives w_{i,R} and the last θ.
@@ -40,6 +45,7 @@
  * Cost per round: (trainers) × R × K gradients + O(N·P).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
 
@@ -49,9 +55,77 @@ static const char *const SERVER_LINE[] = {
     "Alg. 1 l. 10: w_{t+1} ← (1 − β) w_t + β (1/S) Σ_{i∈S^t} w_{i,R}",
     "w_{t+1} ← (1 − β) w_t + β Σ_{i∈S^t} (n_i/Σ n_j) w_{i,R}"};
 
+/* pFedMe's work buffers, P doubles each (zero-filled; none is carried
+ * between rounds: w_t and the personalised θ_i live in the state). */
+typedef struct {
+    double *w_t;      /* w_t, the round-start global model (l. 3)          */
+    double *w_local;  /* w_{i,r}, client i's local model (l. 5, 8)         */
+    double *theta;    /* θ, the inner iterate of l. 7                      */
+    double *g;        /* ∇f_i(θ; D_{i,r}), the inner gradient              */
+} pfedme_work;
+
+static void pfedme_work_free(void *work)
+{
+    pfedme_work *ws = work;
+    if (ws == NULL)
+        return;
+    free(ws->w_t);
+    free(ws->w_local);
+    free(ws->theta);
+    free(ws->g);
+    free(ws);
+}
+
+static void *pfedme_work_alloc(const pflref_problem *problem,
+                               const pflref_hyper *hyper)
+{
+    (void)hyper;
+    pfedme_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL ||
+        pflref_vectors_alloc(problem->model.P,
+                             (double **const[]){&ws->w_t, &ws->w_local,
+                                                &ws->theta, &ws->g},
+                             4) != 0) {
+        pfedme_work_free(ws);
+        return NULL;
+    }
+    return ws;
+}
+
 static int pfedme_train_all(const pflref_hyper *hyper)
 {
     return hyper->pfedme.train == PFLREF_PFEDME_TRAIN_ALL;
+}
+
+/* Every round against the switches, before round 0: under pfedme.train =
+ * all every client trains; every round samples at least one client
+ * (l. 9). */
+static pflref_status pfedme_check(const pflref_problem *problem,
+                                  const pflref_hyper *hyper,
+                                  const pflref_schedule *schedule,
+                                  const unsigned char *mask,
+                                  pflref_error *err)
+{
+    (void)mask;
+    const int train_all = pfedme_train_all(hyper);
+    for (size_t t = 0; t < schedule->T; t++) {
+        const pflref_round_plan *plan = &schedule->rounds[t];
+        char where[PFLREF_WHERE_MAX];
+        if (train_all && plan->m != problem->N) {
+            snprintf(where, sizeof where, "schedule.rounds[%zu].clients", t);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "pfedme.train = all: every client "
+                                    "trains, but round %zu lists %zu of %zu",
+                                    t, plan->m, problem->N);
+        }
+        if (plan->n_selected == 0) {
+            snprintf(where, sizeof where, "schedule.rounds[%zu].selected", t);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "pFedMe needs at least one sampled "
+                                    "client");
+        }
+    }
+    return PFLREF_OK;
 }
 
 /* 1 when client i is in the (ascending) selected set of plan. */
@@ -63,51 +137,44 @@ static int is_selected(const pflref_round_plan *plan, size_t i)
     return 0;
 }
 
-/* Client i's R local rounds from w_t (Alg. 1 l. 5-8).
- *   w_local [out] P: w_{i,R};  theta [out] P: the last θ;  g [work] P */
+/* Client i's R local rounds from w_t (Alg. 1 l. 5-8): ws->w_local ends as
+ * w_{i,R} and ws->theta as the last θ. */
 static pflref_status client_update(pflref_state *s, size_t i,
-                                   const pflref_batches *b,
-                                   const double *w_t, double *w_local,
-                                   double *theta, double *g,
+                                   const pflref_batches *b, pfedme_work *ws,
                                    const pflref_trace *trace,
                                    pflref_error *err)
 {
-    const pflref_problem *pr = s->problem;
     const pflref_hyper *h = s->hyper;
+    const double eta = h->eta, lambda = h->lambda;
+    const int reset = h->pfedme.theta_start == PFLREF_PFEDME_THETA_RESET;
     const size_t P = s->P;
     const long t = (long)s->t;
+    double *w_local = ws->w_local, *theta = ws->theta;
 
     /* l. 5: w_{i,0} ← w_t; θ starts there too */
-    memcpy(w_local, w_t, P * sizeof *w_local);
-    memcpy(theta, w_t, P * sizeof *theta);
-    pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i, 0,
-                      "w_local", w_local, P, NULL);
+    pflref_client_begin(s, i, "w_local", w_local, ws->w_t, trace);
+    memcpy(theta, ws->w_t, P * sizeof *theta);
     for (size_t r = 0; r < b->nsteps; r++) {
         /* l. 7: θ ← w_{i,r} (reset) or carried over (warm), then K steps */
-        if (h->pfedme.theta_start == PFLREF_PFEDME_THETA_RESET)
+        if (reset)
             memcpy(theta, w_local, P * sizeof *theta);
-        const pflref_prox_inner job = {
-            &pr->model, &pr->clients[i].train, b->idx + b->step_off[r],
-            b->step_off[r + 1] - b->step_off[r], w_local, h->lambda,
-            h->eta_p, h->pfedme.mu, h->K, "train", NULL, t, (long)i,
-            (long)(r * h->K)};
-        pflref_status st = pflref_prox_inner_run(&job, theta, g, s->ws, trace,
-                                                 err);
+        const pflref_prox_inner job = pflref_prox_inner_job(s, i, b, r,
+                                                            w_local);
+        pflref_status st = pflref_prox_inner_run(&job, theta, ws->g, s->ws,
+                                                 trace, err);
         if (st != PFLREF_OK)
             return st;
         /* l. 8: w_{i,r+1} ← w_{i,r} − ηλ(w_{i,r} − θ) */
         for (size_t p = 0; p < P; p++)
-            w_local[p] -= h->eta * h->lambda * (w_local[p] - theta[p]);
+            w_local[p] -= eta * lambda * (w_local[p] - theta[p]);
         if (!pflref_all_finite(w_local, P))
             return pflref_error_diverge(err, t, (long)i, (long)(r + 1),
                                         "w_local");
         pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
                           (long)(r + 1), "w_local", w_local, P, LOCAL_LINE);
     }
-    pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i, -1,
-                      "w_local", w_local, P, NULL);
-    pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i, -1,
-                      "theta", theta, P, NULL);
+    pflref_client_end(s, i, "w_local", w_local, trace);
+    pflref_client_end(s, i, "theta", theta, trace);
     return PFLREF_OK;
 }
 
@@ -117,75 +184,46 @@ static pflref_status pfedme_round(pflref_state *s,
                                   pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
-    const pflref_hyper *h = s->hyper;
+    const pflref_pfedme_hyper *hp = &s->hyper->pfedme;
+    const double beta = s->hyper->beta;
     const size_t P = s->P;
-    const long t = (long)s->t;
-    double *w_t = s->scratch;            /* the round-start global model */
-    double *w_local = s->scratch + P;    /* w_{i,r}                      */
-    double *theta = s->scratch + 2 * P;  /* θ                            */
-    double *g = s->scratch + 3 * P;      /* gradient work                */
-    double *acc = s->accum;
+    pfedme_work *ws = s->extra;
+    const double *w_t = ws->w_t, *acc = s->accum;
 
-    /* Test the round against the switches. */
-    if (pfedme_train_all(h) && plan->m != s->N) {
-        char where[PFLREF_WHERE_MAX];
-        snprintf(where, sizeof where, "schedule.rounds[%ld].clients", t);
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "pfedme.train = all: every client trains, "
-                                "but round %ld lists %zu of %zu", t, plan->m,
-                                s->N);
-    }
-    if (plan->n_selected == 0) {
-        char where[PFLREF_WHERE_MAX];
-        snprintf(where, sizeof where, "schedule.rounds[%ld].selected", t);
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "pFedMe needs at least one sampled client");
-    }
-
-    memcpy(w_t, s->w, P * sizeof *w_t);
-    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1, "w",
-                      w_t, P, NULL);
-
+    pflref_round_begin(s, ws->w_t, trace);
     /* Σ_{i∈S^t} n_i, for pfedme.weights = samples */
-    double n_S = 0.0;
-    for (size_t q = 0; q < plan->n_selected; q++)
-        n_S += (double)pr->clients[plan->selected[q]].train.n;
-
-    for (size_t p = 0; p < P; p++)
-        acc[p] = 0.0;
+    const double n_S = pflref_train_n(pr, plan->selected, plan->n_selected);
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
-        pflref_status st = client_update(s, i, &plan->batches[j], w_t,
-                                         w_local, theta, g, trace, err);
+        pflref_status st = client_update(s, i, &plan->batches[j], ws, trace,
+                                         err);
         if (st != PFLREF_OK)
             return st;
         /* the personalised model reported for client i */
         double *v_i = s->v + i * P;
-        if (h->pfedme.personal_eval == PFLREF_PFEDME_EVAL_THETA)
-            memcpy(v_i, theta, P * sizeof *v_i);
-        else if (h->pfedme.personal_eval == PFLREF_PFEDME_EVAL_LOCAL_W)
-            memcpy(v_i, w_local, P * sizeof *v_i);
+        if (hp->personal_eval == PFLREF_PFEDME_EVAL_THETA)
+            memcpy(v_i, ws->theta, P * sizeof *v_i);
+        else if (hp->personal_eval == PFLREF_PFEDME_EVAL_LOCAL_W)
+            memcpy(v_i, ws->w_local, P * sizeof *v_i);
         /* l. 9: only the sampled clients send w_{i,R} */
         if (!is_selected(plan, i))
             continue;
         const double c =
-            h->pfedme.weights == PFLREF_PFEDME_WEIGHTS_SAMPLES
+            hp->weights == PFLREF_PFEDME_WEIGHTS_SAMPLES
                 ? (double)pr->clients[i].train.n / n_S   /* n_i / Σ n_j */
                 : 1.0 / (double)plan->n_selected;        /* 1/S         */
-        pflref_accumulate(acc, c, w_local, P);
+        pflref_accumulate(s->accum, c, ws->w_local, P);
     }
 
     /* l. 10: w_{t+1} ← (1 − β) w_t + β · (the average above) */
     for (size_t p = 0; p < P; p++)
-        s->w[p] = (1.0 - h->beta) * w_t[p] + h->beta * acc[p];
-    if (!pflref_all_finite(s->w, P))
-        return pflref_error_diverge(err, t, -1, -1, "w");
-    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
-                      P, SERVER_LINE[h->pfedme.weights]);
-    if (h->pfedme.personal_eval == PFLREF_PFEDME_EVAL_GLOBAL)
+        s->w[p] = (1.0 - beta) * w_t[p] + beta * acc[p];
+    pflref_status st = pflref_server_publish(s, SERVER_LINE[hp->weights],
+                                             trace, err);
+    if (st == PFLREF_OK && hp->personal_eval == PFLREF_PFEDME_EVAL_GLOBAL)
         for (size_t i = 0; i < s->N; i++)
             memcpy(s->v + i * P, s->w, P * sizeof *s->w);
-    return PFLREF_OK;
+    return st;
 }
 
 const pflref_algorithm pflref_pfedme = {
@@ -197,5 +235,8 @@ const pflref_algorithm pflref_pfedme = {
     .n_eval = 2,
     .eval = {{"global", PFLREF_SOURCE_GLOBAL},
              {"personalized", PFLREF_SOURCE_PERSONAL}},
+    .check = pfedme_check,
+    .work_alloc = pfedme_work_alloc,
+    .work_free = pfedme_work_free,
     .round = pfedme_round,
 };

@@ -38,7 +38,7 @@ struct pflref_state {
 };
 
 /* Shared pieces used by several algorithms (ref/engine/sgd.c,
- * ref/algorithms/prox.c). */
+ * ref/engine/prox_inner.c, ref/engine/round.c, ref/engine/vectors.c). */
 
 /* Local minibatch SGD with an optional proximal term, the one local solver:
  *   for s = 1..batches->nsteps:
@@ -114,6 +114,13 @@ pflref_status pflref_prox_inner_run(const pflref_prox_inner *job,
                                     const pflref_trace *trace,
                                     pflref_error *err);
 
+/* The inner job of client i in round s->t on batch q of b with reference
+ * w (phase "train", the default formula), under the run's λ, η_p, μ
+ * (pfedme.mu) and K; its steps are numbered qK + 1..(q+1)K. */
+pflref_prox_inner pflref_prox_inner_job(const pflref_state *s, size_t i,
+                                        const pflref_batches *b, size_t q,
+                                        const double *w);
+
 /* 1 when the model's batch loss is a quadratic function of the parameters
  * (quadratic; linear with squared or half_squared loss), so that the inner
  * problem has the exact solution pflref_prox_point computes. */
@@ -139,5 +146,64 @@ pflref_status pflref_prox_point(const pflref_prox_inner *job,
 void pflref_share_to_all(const pflref_state *s);
 
 
+/* The plain local SGD job of client i in round s->t (phase "train"):
+ *   θ ← θ − η ∇f_i(θ; D_s)   on every entry, for the batches of b,
+ * its STEP events named `name` and carrying `formula`. */
+pflref_local_sgd pflref_local_sgd_plain(const pflref_state *s, size_t i,
+                                        const pflref_batches *b, double eta,
+                                        const char *name,
+                                        const char *formula);
+
+/* ---- the frame of a round (ref/engine/round.c) ------------------------ */
+
+/* Round start: w_t := w (when w_t is not NULL), a ROUND_BEGIN event of w,
+ * and the aggregation accumulator s->accum := 0.
+ *   w_t [out] P, or NULL */
+void pflref_round_begin(pflref_state *s, double *w_t,
+                        const pflref_trace *trace);
+
+/* Σ_j n_{ids[j]} over j = 0..m−1 (ids NULL: clients 0..m−1), the
+ * clients' training-set sizes summed in list order, as a double (the
+ * denominator of the sample-weighted averages). */
+double pflref_train_n(const pflref_problem *problem, const size_t *ids,
+                      size_t m);
+
+/* Client i's start in round s->t: x := from (when from is not NULL), then
+ * a CLIENT_BEGIN event of x named `name` (step 0).  x [in,out] P */
+void pflref_client_begin(const pflref_state *s, size_t i, const char *name,
+                         double *x, const double *from,
+                         const pflref_trace *trace);
+
+/* Client i's end in round s->t: a CLIENT_END event of x named `name`. */
+void pflref_client_end(const pflref_state *s, size_t i, const char *name,
+                       const double *x, const pflref_trace *trace);
+
+/* The server's new w: refused as divergence (round s->t, name "w") when
+ * not finite, else a SERVER event of w carrying `formula`. */
+pflref_status pflref_server_publish(pflref_state *s, const char *formula,
+                                    const pflref_trace *trace,
+                                    pflref_error *err);
+
+/* Round end of the averaging algorithms: w := s->accum, then
+ * pflref_server_publish. */
+pflref_status pflref_round_end(pflref_state *s, const char *formula,
+                               const pflref_trace *trace, pflref_error *err);
+
+/* The phase after training, client i (phase "finetune", round −1):
+ * θ_i := w and a CLIENT_BEGIN event of θ_i named "theta"; and its
+ * CLIENT_END event.  theta [out] P */
+void pflref_post_begin(const pflref_state *s, size_t i, double *theta,
+                       const pflref_trace *trace);
+void pflref_post_end(const pflref_state *s, size_t i, const double *theta,
+                     const pflref_trace *trace);
+
+/* ---- typed work buffers (ref/engine/vectors.c) ------------------------ */
+
+/* *slots[k] := n zero-filled doubles (calloc) for k = 0..count−1, the
+ * vectors of an algorithm's work struct (GSL's _alloc); n = 0 leaves every
+ * slot NULL.  Returns 0, or −1 when out of memory; the slots filled before
+ * a failure stay filled (the caller's _free releases them, free(NULL)
+ * being harmless). */
+int pflref_vectors_alloc(size_t n, double **const slots[], size_t count);
 
 #endif

@@ -1,7 +1,7 @@
 /* ref/engine/sgd.c: the local minibatch SGD solver that several algorithms
  * share (with an optional proximal term and an optional parameter mask),
- * its batch gradient, and the broadcast of the shared block u to every
- * client's (u, v_i).
+ * its batch gradient, the plain job of one client in one round, and the
+ * broadcast of the shared block u to every client's (u, v_i).
  *
  * Local SGD, one step s on batch D_s (mean loss over the batch):
  *
@@ -20,6 +20,28 @@ void pflref_share_to_all(const pflref_state *s)
     for (size_t i = 0; i < s->N; i++)
         pflref_compose(s->shared, s->w, s->v + i * s->P, s->v + i * s->P,
                        s->P);
+}
+
+pflref_local_sgd pflref_local_sgd_plain(const pflref_state *s, size_t i,
+                                        const pflref_batches *b, double eta,
+                                        const char *name,
+                                        const char *formula)
+{
+    const pflref_local_sgd job = {
+        .model = &s->problem->model,
+        .data = &s->problem->clients[i].train,
+        .batches = b,
+        .eta = eta,
+        .mu = 0.0,
+        .ref = NULL,
+        .mask = NULL,
+        .phase = "train",
+        .name = name,
+        .formula = formula,
+        .round = (long)s->t,
+        .client = (long)i,
+    };
+    return job;
 }
 
 pflref_status pflref_batch_grad(const pflref_model *m, const double *theta,

@@ -1,0 +1,91 @@
+/* ref/engine/round.c: the frame of one communication round that the
+ * averaging algorithms share (FedAvg, Ditto, Per-FedAvg, APFL, pFedMe and
+ * the phase after training of FedAvg-FT and Per-FedAvg):
+ *
+ *   round start    w_t ← w, a ROUND_BEGIN event of w, acc ← 0
+ *   Σ n            the participants' training-set sizes (the denominators
+ *                  of the sample-weighted averages)
+ *   client i       x ← the start point, CLIENT_BEGIN; ...; CLIENT_END
+ *   server         w ← acc, then the divergence test and the SERVER event
+ *
+ * No update of an algorithm lives here: each algorithm's file holds its
+ * steps and its aggregation weights, and adds its terms to acc with
+ * pflref_accumulate (core/vec.c) in ascending client id.
+ *
+ * Determinism: the sums run in list order, so they have one order.
+ * Cost: O(P) per call (pflref_train_n: O(m)).
+ */
+#include <string.h>
+#include "engine/engine.h"
+
+void pflref_round_begin(pflref_state *s, double *w_t,
+                        const pflref_trace *trace)
+{
+    const size_t P = s->P;
+    if (w_t != NULL)
+        memcpy(w_t, s->w, P * sizeof *w_t);
+    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", (long)s->t, -1,
+                      -1, "w", s->w, P, NULL);
+    for (size_t p = 0; p < P; p++)
+        s->accum[p] = 0.0;
+}
+
+double pflref_train_n(const pflref_problem *problem, const size_t *ids,
+                      size_t m)
+{
+    double n = 0.0;
+    for (size_t j = 0; j < m; j++)
+        n += (double)problem->clients[ids != NULL ? ids[j] : j].train.n;
+    return n;
+}
+
+void pflref_client_begin(const pflref_state *s, size_t i, const char *name,
+                         double *x, const double *from,
+                         const pflref_trace *trace)
+{
+    if (from != NULL)
+        memcpy(x, from, s->P * sizeof *x);
+    pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", (long)s->t,
+                      (long)i, 0, name, x, s->P, NULL);
+}
+
+void pflref_client_end(const pflref_state *s, size_t i, const char *name,
+                       const double *x, const pflref_trace *trace)
+{
+    pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", (long)s->t,
+                      (long)i, -1, name, x, s->P, NULL);
+}
+
+pflref_status pflref_server_publish(pflref_state *s, const char *formula,
+                                    const pflref_trace *trace,
+                                    pflref_error *err)
+{
+    const long t = (long)s->t;
+    if (!pflref_all_finite(s->w, s->P))
+        return pflref_error_diverge(err, t, -1, -1, "w");
+    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
+                      s->P, formula);
+    return PFLREF_OK;
+}
+
+pflref_status pflref_round_end(pflref_state *s, const char *formula,
+                               const pflref_trace *trace, pflref_error *err)
+{
+    memcpy(s->w, s->accum, s->P * sizeof *s->w);
+    return pflref_server_publish(s, formula, trace, err);
+}
+
+void pflref_post_begin(const pflref_state *s, size_t i, double *theta,
+                       const pflref_trace *trace)
+{
+    memcpy(theta, s->w, s->P * sizeof *theta);  /* θ_i ← w */
+    pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "finetune", -1, (long)i,
+                      0, "theta", theta, s->P, NULL);
+}
+
+void pflref_post_end(const pflref_state *s, size_t i, const double *theta,
+                     const pflref_trace *trace)
+{
+    pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "finetune", -1, (long)i,
+                      -1, "theta", theta, s->P, NULL);
+}
