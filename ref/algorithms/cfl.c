@@ -88,8 +88,36 @@ static const struct {
                "Δθ_c"},
 };
 
+/* γ_max ∈ [0, 1); every client trains in every round (Alg. 5). */
+static pflref_status cfl_check(const pflref_problem *problem,
+                               const pflref_hyper *hyper,
+                               const pflref_schedule *schedule,
+                               const unsigned char *mask, pflref_error *err)
+{
+    (void)mask;
+    const double gamma_max = hyper->cfl.gamma_max;
+    if (!(gamma_max < 1.0))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.gamma_max",
+                                "gamma_max = %.17g must be below 1 (γ_max is "
+                                "a relative error in [0, 1))",
+                                gamma_max);
+    for (size_t t = 0; t < schedule->T; t++)
+        if (schedule->rounds[t].m != problem->N) {
+            char where[PFLREF_WHERE_MAX];
+            snprintf(where, sizeof where, "schedule.rounds[%zu].clients", t);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "cfl trains every client in every round "
+                                    "(Alg. 5); round %zu has %zu of the %zu "
+                                    "clients", t, schedule->rounds[t].m,
+                                    problem->N);
+        }
+    return PFLREF_OK;
+}
+
 /* CFL's work buffers (no extra state: the partition is s->cluster). */
 typedef struct {
+    pflref_work list;       /* the allocations (ref/engine/work.h)         */
     double *theta;          /* P: the local iterate θ of SGD_n(θ_i, D_i)   */
     double *g;              /* P: its gradient                             */
     double *dtheta;         /* N×P: this round's updates Δθ_i, row i       */
@@ -102,24 +130,6 @@ typedef struct {
     size_t *biwork;         /* 2N: the bipartition's integer work          */
 } cfl_work;
 
-static void cfl_work_free(void *work)
-{
-    cfl_work *ws = work;
-    if (ws == NULL)
-        return;
-    free(ws->theta);
-    free(ws->g);
-    free(ws->dtheta);
-    free(ws->alpha);
-    free(ws->L);
-    free(ws->buf);
-    free(ws->side);
-    free(ws->members);
-    free(ws->map);
-    free(ws->biwork);
-    free(ws);
-}
-
 static void *cfl_work_alloc(const pflref_problem *problem,
                             const pflref_hyper *hyper)
 {
@@ -128,24 +138,17 @@ static void *cfl_work_alloc(const pflref_problem *problem,
     cfl_work *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
         return NULL;
-    ws->theta = pflref_work_doubles(P, 1);
-    ws->g = pflref_work_doubles(P, 1);
-    ws->dtheta = pflref_work_doubles(N, P);
-    ws->alpha = pflref_work_doubles(N, N);
-    ws->L = pflref_work_doubles(N, N);
-    ws->buf = pflref_work_doubles(N, 1);
-    ws->side = pflref_work_flags(N);
-    ws->members = pflref_work_indices(N, 1);
-    ws->map = pflref_work_indices(N, 1);
-    ws->biwork = pflref_work_indices(N, 2);
-    if (ws->theta == NULL || ws->g == NULL || ws->dtheta == NULL ||
-        ws->alpha == NULL || ws->L == NULL || ws->buf == NULL ||
-        ws->side == NULL || ws->members == NULL || ws->map == NULL ||
-        ws->biwork == NULL) {
-        cfl_work_free(ws);
-        return NULL;
-    }
-    return ws;
+    ws->theta = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->dtheta = pflref_work_doubles(&ws->list, N, P);
+    ws->alpha = pflref_work_doubles(&ws->list, N, N);
+    ws->L = pflref_work_doubles(&ws->list, N, N);
+    ws->buf = pflref_work_doubles(&ws->list, N, 1);
+    ws->side = pflref_work_flags(&ws->list, N);
+    ws->members = pflref_work_indices(&ws->list, N, 1);
+    ws->map = pflref_work_indices(&ws->list, N, 1);
+    ws->biwork = pflref_work_indices(&ws->list, N, 2);
+    return pflref_work_ready(ws);
 }
 
 /* ‖x‖ = √(Σ x_p²) for finite x.  When Σ x_p² overflows (entries beyond
@@ -421,32 +424,6 @@ static pflref_status cfl_round(pflref_state *s, const pflref_round_plan *plan,
     return PFLREF_OK;
 }
 
-static pflref_status cfl_check(const pflref_problem *problem,
-                               const pflref_hyper *hyper,
-                               const pflref_schedule *schedule,
-                               const unsigned char *mask, pflref_error *err)
-{
-    (void)mask;
-    const double gamma_max = hyper->cfl.gamma_max;
-    if (!(gamma_max < 1.0))
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.hyperparameters.gamma_max",
-                                "gamma_max = %.17g must be below 1 (γ_max is "
-                                "a relative error in [0, 1))",
-                                gamma_max);
-    for (size_t t = 0; t < schedule->T; t++)
-        if (schedule->rounds[t].m != problem->N) {
-            char where[PFLREF_WHERE_MAX];
-            snprintf(where, sizeof where, "schedule.rounds[%zu].clients", t);
-            return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    "cfl trains every client in every round "
-                                    "(Alg. 5); round %zu has %zu of the %zu "
-                                    "clients", t, schedule->rounds[t].m,
-                                    problem->N);
-        }
-    return PFLREF_OK;
-}
-
 const pflref_algorithm pflref_cfl = {
     .name = "cfl",
     .title = "Clustered FL (Sattler, Müller, Samek, IEEE TNNLS 2021, "
@@ -458,6 +435,6 @@ const pflref_algorithm pflref_cfl = {
     .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
     .check = cfl_check,
     .work_alloc = cfl_work_alloc,
-    .work_free = cfl_work_free,
+    .work_free = pflref_work_free,
     .round = cfl_round,
 };

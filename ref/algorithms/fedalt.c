@@ -84,21 +84,73 @@ static const char *const FT_LINE[] = {
     "fine-tuning: v_i ← v_i − η_ft ∇_v F_i(u, v_i; z)",
     "fine-tuning: (u, v_i) ← (u, v_i) − η_ft ∇F_i(u, v_i; z)"};
 
+/* FedSim's checks, which FedAlt shares: the final fine-tuning needs η_ft;
+ * pfl.weights = batches needs a batch in every round. */
+static pflref_status fedsim_check(const pflref_problem *problem,
+                                  const pflref_hyper *hyper,
+                                  const pflref_schedule *schedule,
+                                  const unsigned char *mask,
+                                  pflref_error *err)
+{
+    (void)problem;
+    (void)mask;
+    const double eta_ft = hyper->eta_ft;
+    const int by_batches = hyper->pfl.weights == PFLREF_PFL_WEIGHTS_BATCHES;
+    if (schedule->post != NULL && isnan(eta_ft))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.eta_ft",
+                                "the final fine-tuning (schedule.post) needs "
+                                "hyperparameter eta_ft (η_ft)");
+    for (size_t t = 0; by_batches && t < schedule->T; t++) {
+        size_t steps = 0;
+        for (size_t j = 0; j < schedule->rounds[t].m; j++)
+            steps += schedule->rounds[t].batches[j].nsteps;
+        if (steps == 0) {
+            char where[PFLREF_WHERE_MAX];
+            snprintf(where, sizeof where, "schedule.rounds[%zu].batches", t);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "pfl.weights = batches weights devices "
+                                    "by their batches, and round %zu has "
+                                    "none", t);
+        }
+    }
+    return PFLREF_OK;
+}
+
+/* FedSim's checks, then τ_v ≤ the steps of every participation (LocalAlt
+ * takes its v steps from the first batches). */
+static pflref_status fedalt_check(const pflref_problem *problem,
+                                  const pflref_hyper *hyper,
+                                  const pflref_schedule *schedule,
+                                  const unsigned char *mask,
+                                  pflref_error *err)
+{
+    const size_t tau_v = hyper->tau_v;
+    pflref_status st = fedsim_check(problem, hyper, schedule, mask, err);
+    if (st != PFLREF_OK)
+        return st;
+    for (size_t t = 0; t < schedule->T; t++)
+        for (size_t j = 0; j < schedule->rounds[t].m; j++)
+            if (schedule->rounds[t].batches[j].nsteps < tau_v) {
+                char where[PFLREF_WHERE_MAX];
+                snprintf(where, sizeof where,
+                         "schedule.rounds[%zu].batches[%zu]", t, j);
+                return pflref_error_set(
+                    err, PFLREF_EINVAL, where,
+                    "fedalt takes its tau_v = %zu v steps from the first "
+                    "batches, but client %zu has only %zu in round %zu",
+                    tau_v, schedule->rounds[t].clients[j],
+                    schedule->rounds[t].batches[j].nsteps, t);
+            }
+    return PFLREF_OK;
+}
+
 /* The work buffers of FedAlt and FedSim (no extra state). */
 typedef struct {
-    double *x;   /* P: device i's iterate (u_{i,k}, v_{i,k}) in a round     */
-    double *g;   /* P: a stochastic gradient G_i at the iterate             */
+    pflref_work list;  /* the allocations (ref/engine/work.h)             */
+    double *x;         /* P: device i's iterate (u_{i,k}, v_{i,k})        */
+    double *g;         /* P: a stochastic gradient G_i at the iterate     */
 } pfl_work;
-
-static void pfl_work_free(void *work)
-{
-    pfl_work *ws = work;
-    if (ws == NULL)
-        return;
-    free(ws->x);
-    free(ws->g);
-    free(ws);
-}
 
 static void *pfl_work_alloc(const pflref_problem *problem,
                             const pflref_hyper *hyper)
@@ -108,13 +160,9 @@ static void *pfl_work_alloc(const pflref_problem *problem,
     pfl_work *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
         return NULL;
-    ws->x = pflref_work_doubles(P, 1);
-    ws->g = pflref_work_doubles(P, 1);
-    if (ws->x == NULL || ws->g == NULL) {
-        pfl_work_free(ws);
-        return NULL;
-    }
-    return ws;
+    ws->x = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    return pflref_work_ready(ws);
 }
 
 /* FedSim's step on batch q: both partial gradients at the same point,
@@ -289,80 +337,14 @@ static pflref_status pfl_finish(pflref_state *s,
     return PFLREF_OK;
 }
 
-/* The checks both share: fine-tuning needs η_ft; pfl.weights = batches
- * needs a batch in every round; FedAlt needs τ_v ≤ the steps of every
- * participation. */
-static pflref_status pfl_check(const pflref_hyper *hyper,
-                               const pflref_schedule *schedule, int alt,
-                               pflref_error *err)
-{
-    const double eta_ft = hyper->eta_ft;
-    const size_t tau_v = hyper->tau_v;
-    const int by_batches = hyper->pfl.weights == PFLREF_PFL_WEIGHTS_BATCHES;
-    if (schedule->post != NULL && isnan(eta_ft))
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.hyperparameters.eta_ft",
-                                "the final fine-tuning (schedule.post) needs "
-                                "hyperparameter eta_ft (η_ft)");
-    for (size_t t = 0; by_batches && t < schedule->T; t++) {
-        size_t steps = 0;
-        for (size_t j = 0; j < schedule->rounds[t].m; j++)
-            steps += schedule->rounds[t].batches[j].nsteps;
-        if (steps == 0) {
-            char where[PFLREF_WHERE_MAX];
-            snprintf(where, sizeof where, "schedule.rounds[%zu].batches", t);
-            return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    "pfl.weights = batches weights devices "
-                                    "by their batches, and round %zu has "
-                                    "none", t);
-        }
-    }
-    for (size_t t = 0; alt && t < schedule->T; t++)
-        for (size_t j = 0; j < schedule->rounds[t].m; j++)
-            if (schedule->rounds[t].batches[j].nsteps < tau_v) {
-                char where[PFLREF_WHERE_MAX];
-                snprintf(where, sizeof where,
-                         "schedule.rounds[%zu].batches[%zu]", t, j);
-                return pflref_error_set(
-                    err, PFLREF_EINVAL, where,
-                    "fedalt takes its tau_v = %zu v steps from the first "
-                    "batches, but client %zu has only %zu in round %zu",
-                    tau_v, schedule->rounds[t].clients[j],
-                    schedule->rounds[t].batches[j].nsteps, t);
-            }
-    return PFLREF_OK;
-}
-
-static pflref_status fedalt_check(const pflref_problem *problem,
-                                  const pflref_hyper *hyper,
-                                  const pflref_schedule *schedule,
-                                  const unsigned char *mask,
-                                  pflref_error *err)
-{
-    (void)problem;
-    (void)mask;
-    return pfl_check(hyper, schedule, 1, err);
-}
-
-static pflref_status fedsim_check(const pflref_problem *problem,
-                                  const pflref_hyper *hyper,
-                                  const pflref_schedule *schedule,
-                                  const unsigned char *mask,
-                                  pflref_error *err)
-{
-    (void)problem;
-    (void)mask;
-    return pfl_check(hyper, schedule, 0, err);
-}
-
 /* FedAlt and FedSim differ only in their name, title, check and round. */
-#define PFL_ALGORITHM(name_, title_, check_, round_)                        \
-    {                                                                       \
-        .name = (name_), .title = (title_), .has_global = 1,                \
-        .has_personal = 1, .allows_post = 1, .personal_name = "v",          \
-        .n_eval = 1, .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},    \
-        .work_alloc = pfl_work_alloc, .work_free = pfl_work_free,           \
-        .check = (check_), .round = (round_), .finish = pfl_finish          \
+#define PFL_ALGORITHM(name_, title_, check_, round_)                      \
+    {                                                                     \
+        .name = (name_), .title = (title_), .has_global = 1,              \
+        .has_personal = 1, .allows_post = 1, .personal_name = "v",        \
+        .n_eval = 1, .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},  \
+        .work_alloc = pfl_work_alloc, .work_free = pflref_work_free,      \
+        .check = (check_), .round = (round_), .finish = pfl_finish        \
     }
 
 const pflref_algorithm pflref_fedalt =

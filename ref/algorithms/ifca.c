@@ -1,4 +1,5 @@
-/* ref/algorithms/ifca.c: the Iterative Federated Clustering Algorithm, Algorithm 1 of
+/* ref/algorithms/ifca.c: the Iterative Federated Clustering Algorithm,
+ * Algorithm 1 of
  *   A. Ghosh, J. Chung, D. Yin, K. Ramchandran, "An Efficient Framework
  *   for Clustered Federated Learning", NeurIPS 2020, arXiv 2006.04088.
  * Equations, the authors' code (jichan3751/ifca) and the worked example:
@@ -73,8 +74,56 @@ static const char *const INIT_LINE = "θ_j⁰ = w⁰ + j δ 𝟙 + σ ξ_j";
 static const char *const PARTITION_LINE =
     "each client's cluster argmin_j F_i(θ_j) at the new models";
 
+/* k ≤ N; given initial models take no δ or σ and are finite; the seed
+ * in range; Option I takes one batch per machine and round. */
+static pflref_status ifca_check(const pflref_problem *problem,
+                                const pflref_hyper *hyper,
+                                const pflref_schedule *schedule,
+                                const unsigned char *mask, pflref_error *err)
+{
+    (void)mask;
+    const pflref_ifca_hyper *hp = &hyper->ifca;
+    const size_t k = hp->k, P = problem->model.P;
+    const double delta = hp->init_shift, sigma = hp->init_sd;
+    const int gradient = hp->mode == PFLREF_IFCA_GRADIENT;
+    if (k > problem->N)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.ifca.k",
+                                "ifca.k = %zu exceeds the %zu clients",
+                                k, problem->N);
+    if (hp->theta0 != NULL && (delta != 0.0 || sigma != 0.0))
+        return pflref_error_set(err, PFLREF_EINVAL, "init.cluster_models",
+                                "given initial cluster models take no "
+                                "ifca.init_shift or ifca.init_sd (%g, %g "
+                                "given)", delta, sigma);
+    if (hp->init_seed > PFLREF_SEED_MAX)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.ifca.init_seed",
+                                "ifca.init_seed = %zu exceeds %lu",
+                                hp->init_seed, PFLREF_SEED_MAX);
+    for (size_t t = 0; gradient && t < schedule->T; t++)
+        for (size_t j = 0; j < schedule->rounds[t].m; j++)
+            if (schedule->rounds[t].batches[j].nsteps != 1) {
+                char where[PFLREF_WHERE_MAX];
+                snprintf(where, sizeof where,
+                         "schedule.rounds[%zu].batches[%zu]", t, j);
+                return pflref_error_set(
+                    err, PFLREF_EINVAL, where,
+                    "ifca.mode = gradient takes one gradient per machine "
+                    "and round: give exactly one batch (%zu given; "
+                    "local.steps = 1, batch_size 0 for the full batch)",
+                    schedule->rounds[t].batches[j].nsteps);
+            }
+    /* Alg. 1's input θ_j^(0), when given */
+    if (hp->theta0 != NULL && !pflref_all_finite(hp->theta0, k * P))
+        return pflref_error_set(err, PFLREF_EINVAL, "init.cluster_models",
+                                "the initial cluster models are not finite");
+    return PFLREF_OK;
+}
+
 /* IFCA's extra state and work buffers (ifca_work_alloc). */
 typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)                */
     /* state, kept from round to round */
     double *theta;   /* k×P: the cluster models θ_j, row j                  */
     /* work */
@@ -86,21 +135,6 @@ typedef struct {
     double *g;       /* P: the gradient of LocalUpdate's steps             */
 } ifca_work;
 
-static void ifca_work_free(void *work)
-{
-    ifca_work *ws = work;
-    if (ws == NULL)
-        return;
-    free(ws->theta);
-    free(ws->sum);
-    free(ws->count);
-    free(ws->loss);
-    free(ws->part);
-    free(ws->x);
-    free(ws->g);
-    free(ws);
-}
-
 /* k = hyper->ifca.k ≤ N (ifca_check). */
 static void *ifca_work_alloc(const pflref_problem *problem,
                              const pflref_hyper *hyper)
@@ -109,20 +143,14 @@ static void *ifca_work_alloc(const pflref_problem *problem,
     ifca_work *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
         return NULL;
-    ws->theta = pflref_work_doubles(k, P);
-    ws->sum = pflref_work_doubles(k, P);
-    ws->count = pflref_work_doubles(k, 1);
-    ws->loss = pflref_work_doubles(k, 1);
-    ws->part = pflref_work_doubles(N, 1);
-    ws->x = pflref_work_doubles(P, 1);
-    ws->g = pflref_work_doubles(P, 1);
-    if (ws->theta == NULL || ws->sum == NULL || ws->count == NULL ||
-        ws->loss == NULL || ws->part == NULL || ws->x == NULL ||
-        ws->g == NULL) {
-        ifca_work_free(ws);
-        return NULL;
-    }
-    return ws;
+    ws->theta = pflref_work_doubles(&ws->list, k, P);
+    ws->sum = pflref_work_doubles(&ws->list, k, P);
+    ws->count = pflref_work_doubles(&ws->list, k, 1);
+    ws->loss = pflref_work_doubles(&ws->list, k, 1);
+    ws->part = pflref_work_doubles(&ws->list, N, 1);
+    ws->x = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    return pflref_work_ready(ws);
 }
 
 /* ĵ = argmin_j F_i(θ_j) on client i's training set; loss[0..k−1] gets
@@ -333,51 +361,6 @@ static pflref_status ifca_round(pflref_state *s, const pflref_round_plan *plan,
     return PFLREF_OK;
 }
 
-static pflref_status ifca_check(const pflref_problem *problem,
-                                const pflref_hyper *hyper,
-                                const pflref_schedule *schedule,
-                                const unsigned char *mask, pflref_error *err)
-{
-    (void)mask;
-    const pflref_ifca_hyper *hp = &hyper->ifca;
-    const size_t k = hp->k, P = problem->model.P;
-    const double delta = hp->init_shift, sigma = hp->init_sd;
-    const int gradient = hp->mode == PFLREF_IFCA_GRADIENT;
-    if (k > problem->N)
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.hyperparameters.ifca.k",
-                                "ifca.k = %zu exceeds the %zu clients",
-                                k, problem->N);
-    if (hp->theta0 != NULL && (delta != 0.0 || sigma != 0.0))
-        return pflref_error_set(err, PFLREF_EINVAL, "init.cluster_models",
-                                "given initial cluster models take no "
-                                "ifca.init_shift or ifca.init_sd (%g, %g "
-                                "given)", delta, sigma);
-    if (hp->init_seed > PFLREF_SEED_MAX)
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.hyperparameters.ifca.init_seed",
-                                "ifca.init_seed = %zu exceeds %lu",
-                                hp->init_seed, PFLREF_SEED_MAX);
-    for (size_t t = 0; gradient && t < schedule->T; t++)
-        for (size_t j = 0; j < schedule->rounds[t].m; j++)
-            if (schedule->rounds[t].batches[j].nsteps != 1) {
-                char where[PFLREF_WHERE_MAX];
-                snprintf(where, sizeof where,
-                         "schedule.rounds[%zu].batches[%zu]", t, j);
-                return pflref_error_set(
-                    err, PFLREF_EINVAL, where,
-                    "ifca.mode = gradient takes one gradient per machine "
-                    "and round: give exactly one batch (%zu given; "
-                    "local.steps = 1, batch_size 0 for the full batch)",
-                    schedule->rounds[t].batches[j].nsteps);
-            }
-    /* Alg. 1's input θ_j^(0), when given */
-    if (hp->theta0 != NULL && !pflref_all_finite(hp->theta0, k * P))
-        return pflref_error_set(err, PFLREF_EINVAL, "init.cluster_models",
-                                "the initial cluster models are not finite");
-    return PFLREF_OK;
-}
-
 const pflref_algorithm pflref_ifca = {
     .name = "ifca",
     .title = "IFCA (Ghosh, Chung, Yin, Ramchandran, NeurIPS 2020, Alg. 1)",
@@ -386,7 +369,7 @@ const pflref_algorithm pflref_ifca = {
     .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
     .check = ifca_check,
     .work_alloc = ifca_work_alloc,
-    .work_free = ifca_work_free,
+    .work_free = pflref_work_free,
     .init = ifca_init,
     .round = ifca_round,
 };

@@ -1,14 +1,14 @@
-/* ref/algorithms/interp.c: model interpolation between a FedAvg global model and each
- * client's purely local model (seed 000 §2, "interpolation methods keep
- * both a global and a local model and mix them, predicting with
- * α w_local + (1 − α) w_global", and its Exercise 14.7.2; the baseline
- * of Mansour, Mohri, Ro, Suresh, "Three Approaches for
+/* ref/algorithms/interp.c: model interpolation between a FedAvg global
+ * model and each client's purely local model (seed 000 §2, "interpolation
+ * methods keep both a global and a local model and mix them, predicting
+ * with α w_local + (1 − α) w_global", and its Exercise 14.7.2; the
+ * baseline of Mansour, Mohri, Ro, Suresh, "Three Approaches for
  * Personalization with Applications to Federated Learning", arXiv
  * 2002.10619, 2020; shared/spec notes §5.2).
  *
  * Training rounds are FedAvg's (ref/algorithms/fedavg.c, with its
- * fedavg.weights switch) and give the global model w.  After the last round (the
- * schedule's post phase), for every client i:
+ * fedavg.weights switch) and give the global model w.  After the last
+ * round (the schedule's post phase), for every client i:
  *
  *   h_i ← w⁰; for each post batch D:  h_i ← h_i − η ∇f_i(h_i; D)
  *       (the purely local model: seed 000's "local" column, 200
@@ -67,61 +67,17 @@
 
 static const char *const LOCAL_LINE = "h_i ← h_i − η ∇f_i(h_i; D)";
 static const char *const MIX_LINE = "v̄_i = α_j h_i + (1 − α_j) w";
+static const char *const NO_VALIDATION_SET =
+    "interp.select = validation scores α on every client's validation "
+    "split (X_val, y_val), and this problem has none; give X_val and y_val "
+    "to every client, or set interp.select = test to select on the test "
+    "set (Exercise 14.7.2's reading)";
+static const char *const NO_TEST_SET =
+    "interp.select = test scores α on every client's test set (X_test, "
+    "y_test), and this problem has none";
 
-/* Interpolation's work buffers: FedAvg's for the rounds, its own for the
- * phase after training. */
-typedef struct {
-    void *fedavg;    /* FedAvg's workspace (pflref_fedavg.work_alloc), or
-                        NULL when FedAvg has none                         */
-    double *g;       /* P: the gradient of h_i's local steps              */
-    double *v_bar;   /* P: v̄ = α h_i + (1 − α) w at a grid point or at α_i */
-} interp_work;
-
-static void interp_work_free(void *work)
-{
-    interp_work *ws = work;
-    if (ws == NULL)
-        return;
-    if (ws->fedavg != NULL)
-        pflref_fedavg.work_free(ws->fedavg);
-    free(ws->g);
-    free(ws->v_bar);
-    free(ws);
-}
-
-static void *interp_work_alloc(const pflref_problem *problem,
-                               const pflref_hyper *hyper)
-{
-    const size_t P = problem->model.P;
-    interp_work *ws = calloc(1, sizeof *ws);
-    if (ws == NULL)
-        return NULL;
-    ws->g = pflref_work_doubles(P, 1);
-    ws->v_bar = pflref_work_doubles(P, 1);
-    int ok = ws->g != NULL && ws->v_bar != NULL;
-    if (ok && pflref_fedavg.work_alloc != NULL) {
-        ws->fedavg = pflref_fedavg.work_alloc(problem, hyper);
-        ok = ws->fedavg != NULL;
-    }
-    if (!ok) {
-        interp_work_free(ws);
-        return NULL;
-    }
-    return ws;
-}
-
-/* A training round: FedAvg's, on FedAvg's own workspace. */
-static pflref_status interp_round(pflref_state *s,
-                                  const pflref_round_plan *plan,
-                                  const pflref_trace *trace, pflref_error *err)
-{
-    interp_work *ws = s->extra;
-    s->extra = ws->fedavg;
-    pflref_status st = pflref_fedavg_round(s, plan, trace, err);
-    s->extra = ws;
-    return st;
-}
-
+/* interp.alpha = fixed: α ∈ [0, 1] given; per_client_grid: no α, G ≥ 1,
+ * and every client's selection set. */
 static pflref_status interp_check(const pflref_problem *problem,
                                   const pflref_hyper *hyper,
                                   const pflref_schedule *schedule,
@@ -162,24 +118,66 @@ static pflref_status interp_check(const pflref_problem *problem,
         return pflref_error_set(err, PFLREF_EINVAL,
                                 "algorithm.hyperparameters.interp.grid",
                                 "interp.grid (G) must be at least 1");
-    if (hp->select == PFLREF_INTERP_SELECT_VALIDATION &&
-        !pflref_problem_has_val(problem))
+    /* per_client_grid scores α on the selection set, which every client
+     * must have */
+    const int on_test = hp->select == PFLREF_INTERP_SELECT_TEST;
+    if (on_test ? !pflref_problem_has_test(problem)
+                : !pflref_problem_has_val(problem))
         return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.switches.interp.select",
-                                "interp.select = validation scores α on "
-                                "every client's validation split (X_val, "
-                                "y_val), and this problem has none; give "
-                                "X_val and y_val to every client, or set "
-                                "interp.select = test to select on the "
-                                "test set (Exercise 14.7.2's reading)");
-    if (hp->select == PFLREF_INTERP_SELECT_TEST &&
-        !pflref_problem_has_test(problem))
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.switches.interp.select",
-                                "interp.select = test scores α on every "
-                                "client's test set (X_test, y_test), and "
-                                "this problem has none");
+                                "algorithm.switches.interp.select", "%s",
+                                on_test ? NO_TEST_SET : NO_VALIDATION_SET);
     return PFLREF_OK;
+}
+
+/* Interpolation's work buffers: FedAvg's for the rounds, its own for the
+ * phase after training. */
+typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)               */
+    double *g;        /* P: the gradient of h_i's local steps              */
+    double *v_bar;    /* P: v̄ = α h_i + (1 − α) w at a grid point or at α_i */
+    void *fedavg;     /* FedAvg's workspace (pflref_fedavg.work_alloc, freed
+                         by its work_free), or NULL when FedAvg has none   */
+} interp_work;
+
+static void interp_work_free(void *work)
+{
+    interp_work *ws = work;
+    if (ws != NULL && ws->fedavg != NULL)
+        pflref_fedavg.work_free(ws->fedavg);
+    pflref_work_free(ws);
+}
+
+static void *interp_work_alloc(const pflref_problem *problem,
+                               const pflref_hyper *hyper)
+{
+    const size_t P = problem->model.P;
+    interp_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return NULL;
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->v_bar = pflref_work_doubles(&ws->list, P, 1);
+    if (pflref_fedavg.work_alloc != NULL) {
+        ws->fedavg = pflref_fedavg.work_alloc(problem, hyper);
+        if (ws->fedavg == NULL)
+            ws->list.failed = 1;
+    }
+    if (ws->list.failed) {
+        interp_work_free(ws);
+        return NULL;
+    }
+    return ws;
+}
+
+/* A training round: FedAvg's, on FedAvg's own workspace. */
+static pflref_status interp_round(pflref_state *s,
+                                  const pflref_round_plan *plan,
+                                  const pflref_trace *trace, pflref_error *err)
+{
+    interp_work *ws = s->extra;
+    s->extra = ws->fedavg;
+    pflref_status st = pflref_fedavg_round(s, plan, trace, err);
+    s->extra = ws;
+    return st;
 }
 
 /* Client i's purely local model: h_i ← w⁰, then one SGD step per post

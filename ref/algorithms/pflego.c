@@ -82,60 +82,6 @@ static const char *const SERVER_LINE[] = {
 #define ADAM_B2 0.999
 #define ADAM_EPS 1e-8
 
-/* PFLEGO's extra state and work buffers (pflego_work_alloc). */
-typedef struct {
-    /* state, kept from round to round (server = adam) */
-    double *m;     /* P: Adam's first moment m of ĝ (body entries), m⁰ = 0  */
-    double *v;     /* P: Adam's second moment v of ĝ² (body entries), v⁰ = 0 */
-    /* work */
-    double *x;     /* P: client i's (θ_t, W) during its update              */
-    double *g;     /* P: the joint gradient, g_i (body) and G_i (head)      */
-    double *A;     /* N_max × h: the body's pre-activations on X_i (step 3) */
-    double *Phi;   /* N_max × h: the cached features Φ_i = φ(X_i; θ_t)      */
-    double *E;     /* N_max × k: the output errors ∂ℓ/∂z at (W̃_i, θ_t)     */
-} pflego_work;
-
-static void pflego_work_free(void *work)
-{
-    pflego_work *ws = work;
-    if (ws == NULL)
-        return;
-    free(ws->m);
-    free(ws->v);
-    free(ws->x);
-    free(ws->g);
-    free(ws->A);
-    free(ws->Phi);
-    free(ws->E);
-    free(ws);
-}
-
-/* N_max is the largest client data set (pflref_problem_max_n); h and k
- * are the mlp's hidden width and outputs (check ensures an mlp). */
-static void *pflego_work_alloc(const pflref_problem *problem,
-                               const pflref_hyper *hyper)
-{
-    (void)hyper;
-    const pflref_model *mlp = &problem->model;
-    const size_t P = mlp->P, n_max = pflref_problem_max_n(problem);
-    pflego_work *ws = calloc(1, sizeof *ws);
-    if (ws == NULL)
-        return NULL;
-    ws->m = pflref_work_doubles(P, 1);
-    ws->v = pflref_work_doubles(P, 1);
-    ws->x = pflref_work_doubles(P, 1);
-    ws->g = pflref_work_doubles(P, 1);
-    ws->A = pflref_work_doubles(n_max, mlp->h);
-    ws->Phi = pflref_work_doubles(n_max, mlp->h);
-    ws->E = pflref_work_doubles(n_max, mlp->k);
-    if (ws->m == NULL || ws->v == NULL || ws->x == NULL || ws->g == NULL ||
-        ws->A == NULL || ws->Phi == NULL || ws->E == NULL) {
-        pflego_work_free(ws);
-        return NULL;
-    }
-    return ws;
-}
-
 /* PFLEGO needs an mlp whose personal blocks are exactly its head, and
  * full-batch steps. */
 static pflref_status pflego_check(const pflref_problem *pr,
@@ -192,6 +138,41 @@ static pflref_status pflego_check(const pflref_problem *pr,
         }
     }
     return PFLREF_OK;
+}
+
+/* PFLEGO's extra state and work buffers (pflego_work_alloc). */
+typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)              */
+    /* state, kept from round to round (server = adam) */
+    double *m;        /* P: Adam's first moment m of ĝ, m⁰ = 0            */
+    double *v;        /* P: Adam's second moment v of ĝ², v⁰ = 0          */
+    /* work */
+    double *x;        /* P: client i's (θ_t, W) during its update         */
+    double *g;        /* P: the joint gradient, g_i (body) and G_i (head) */
+    double *A;        /* N_max × h: the body's pre-activations on X_i     */
+    double *Phi;      /* N_max × h: the cached features Φ_i = φ(X_i; θ_t) */
+    double *E;        /* N_max × k: the output errors ∂ℓ/∂z at (W̃_i, θ_t) */
+} pflego_work;
+
+/* N_max is the largest client data set (pflref_problem_max_n); h and k
+ * are the mlp's hidden width and outputs (check ensures an mlp). */
+static void *pflego_work_alloc(const pflref_problem *problem,
+                               const pflref_hyper *hyper)
+{
+    (void)hyper;
+    const pflref_model *mlp = &problem->model;
+    const size_t P = mlp->P, n_max = pflref_problem_max_n(problem);
+    pflego_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return NULL;
+    ws->m = pflref_work_doubles(&ws->list, P, 1);
+    ws->v = pflref_work_doubles(&ws->list, P, 1);
+    ws->x = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->A = pflref_work_doubles(&ws->list, n_max, mlp->h);
+    ws->Phi = pflref_work_doubles(&ws->list, n_max, mlp->h);
+    ws->E = pflref_work_doubles(&ws->list, n_max, mlp->k);
+    return pflref_work_ready(ws);
 }
 
 /* The failure of a model call inside client i's update. */
@@ -316,15 +297,17 @@ static void adam_step(pflref_state *s, const double *ghat)
     const double rho = s->hyper->rho;
     const size_t P = s->P;
     pflego_work *ws = s->extra;
-    double *mom = ws->m, *vel = ws->v;
+    double *m = ws->m, *v = ws->v;
     const double c1 = 1.0 - pow(ADAM_B1, (double)(s->t + 1));
     const double c2 = 1.0 - pow(ADAM_B2, (double)(s->t + 1));
     for (size_t p = 0; p < P; p++) {
         if (!s->shared[p])
             continue;
-        mom[p] = (1.0 - ADAM_B1) * ghat[p] + ADAM_B1 * mom[p];
-        vel[p] = (1.0 - ADAM_B2) * (ghat[p] * ghat[p]) + ADAM_B2 * vel[p];
-        const double mhat = mom[p] / c1, vhat = vel[p] / c2;
+        /* m ← (1 − b1) ĝ + b1 m;  v ← (1 − b2) ĝ² + b2 v;
+         * θ ← θ − ρ m̂ / (√v̂ + ε), m̂ = m/(1 − b1^t), v̂ = v/(1 − b2^t) */
+        m[p] = (1.0 - ADAM_B1) * ghat[p] + ADAM_B1 * m[p];
+        v[p] = (1.0 - ADAM_B2) * (ghat[p] * ghat[p]) + ADAM_B2 * v[p];
+        const double mhat = m[p] / c1, vhat = v[p] / c2;
         s->w[p] -= rho * mhat / (sqrt(vhat) + ADAM_EPS);
     }
 }
@@ -408,6 +391,6 @@ const pflref_algorithm pflref_pflego = {
     .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
     .check = pflego_check,
     .work_alloc = pflego_work_alloc,
-    .work_free = pflego_work_free,
+    .work_free = pflref_work_free,
     .round = pflego_round,
 };

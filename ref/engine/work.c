@@ -1,35 +1,62 @@
-/* ref/engine/work.c: zero-filled work buffers of a given shape, for the
- * algorithms' typed workspaces (ref/engine/work.h).
+/* ref/engine/work.c: the typed workspaces' buffers (ref/engine/work.h):
+ * zero-filled allocations of a given shape, recorded in the workspace's
+ * list so that one function frees any workspace.
  *
- * Every buffer is calloc'd, so a workspace starts zero-filled: state kept
- * in it across rounds (PFLEGO's Adam moments, IFCA's cluster models before
- * `init` fills them) starts at 0.  A shape whose byte count does not fit a
- * size_t is refused (NULL) before calloc sees it.
+ * A shape whose byte count does not fit a size_t is refused before calloc
+ * sees it, as the driver refuses its own buffers.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include "engine/work.h"
 
-/* calloc(rows·cols) elements of `size` bytes, NULL on overflow, on an
- * empty shape or when out of memory. */
-static void *work_calloc(size_t rows, size_t cols, size_t size)
+/* calloc(rows·cols) elements of `size` bytes, recorded in list; NULL (the
+ * list marked failed) on an empty shape, an overflow, a full list or when
+ * out of memory. */
+static void *work_calloc(pflref_work *list, size_t rows, size_t cols,
+                         size_t size)
 {
-    if (rows == 0 || cols == 0 || rows > SIZE_MAX / cols / size)
+    void *p = NULL;
+    if (rows > 0 && cols > 0 && rows <= SIZE_MAX / cols / size &&
+        list->n < PFLREF_WORK_MAX_BUFFERS)
+        p = calloc(rows * cols, size);
+    if (p == NULL)
+        list->failed = 1;
+    else
+        list->buf[list->n++] = p;
+    return p;
+}
+
+double *pflref_work_doubles(pflref_work *list, size_t rows, size_t cols)
+{
+    return work_calloc(list, rows, cols, sizeof(double));
+}
+
+size_t *pflref_work_indices(pflref_work *list, size_t rows, size_t cols)
+{
+    return work_calloc(list, rows, cols, sizeof(size_t));
+}
+
+unsigned char *pflref_work_flags(pflref_work *list, size_t n)
+{
+    return work_calloc(list, n, 1, 1);
+}
+
+void pflref_work_free(void *work)
+{
+    pflref_work *list = work;   /* the workspace's first member */
+    if (list == NULL)
+        return;
+    for (size_t b = 0; b < list->n; b++)
+        free(list->buf[b]);
+    free(work);
+}
+
+void *pflref_work_ready(void *work)
+{
+    const pflref_work *list = work;
+    if (list != NULL && list->failed) {
+        pflref_work_free(work);
         return NULL;
-    return calloc(rows * cols, size);
-}
-
-double *pflref_work_doubles(size_t rows, size_t cols)
-{
-    return work_calloc(rows, cols, sizeof(double));
-}
-
-size_t *pflref_work_indices(size_t rows, size_t cols)
-{
-    return work_calloc(rows, cols, sizeof(size_t));
-}
-
-unsigned char *pflref_work_flags(size_t n)
-{
-    return work_calloc(n, 1, 1);
+    }
+    return work;
 }
