@@ -1,4 +1,4 @@
-/* ref/cfl.c: Clustered Federated Learning, the weight-update form
+/* ref/algorithms/cfl.c: Clustered Federated Learning, the weight-update form
  * (Algorithm 5, with Algorithm 1's optimal bipartition) of
  *   F. Sattler, K.-R. Müller, W. Samek, "Clustered Federated Learning:
  *   Model-Agnostic Distributed Multitask Optimization Under Privacy
@@ -16,7 +16,8 @@
  *     Δθ_c ← (1/|c|) Σ_{i∈c} Δθ_i            (cfl.cluster_weights)
  *     if ‖Δθ_c‖ < ε₁ and max_{i∈c} ‖Δθ_i‖ > ε₂:
  *       α_ij ← ⟨Δθ_i, Δθ_j⟩ / (‖Δθ_i‖ ‖Δθ_j‖),  i, j ∈ c
- *       (c₁, c₂), α_max^cross ← Algorithm 1 (ref/cluster.c)
+ *       (c₁, c₂), α_max^cross ← Algorithm 1
+ *                                             (ref/engine/cluster.c)
  *       if γ_max < √((1 − α_max^cross)/2):  C_tmp ← (C_tmp \ c) ∪ {c₁, c₂}
  *   C ← C_tmp
  *
@@ -32,11 +33,16 @@
  * A singleton cluster never splits.  Every client takes part in every
  * round (the paper's and the code's setting).
  *
- * Symbols:  θ_i ↔ s->v + i·P   Δθ_i ↔ dtheta + i·P   c(i) ↔ s->cluster[i]
- *           ε₁, ε₂, γ_max ↔ hyper->cfl.eps1, cfl_eps2, cfl_gamma_max
- *           η ↔ hyper->eta   α ↔ alpha (m×m)   Δθ_c ↔ s->accum (P)
+ * Symbols:  θ_i ↔ s->v + i·P   Δθ_i ↔ cfl_work.dtheta + i·P
+ *           c(i) ↔ s->cluster[i]   ε₁, ε₂, γ_max ↔ hyper->cfl.eps1,
+ *           .eps2, .gamma_max   η ↔ hyper->eta   α ↔ cfl_work.alpha (m×m)
+ *           Δθ_c ↔ s->accum (P)
  * Cluster labels are canonical: the clusters numbered 0, 1, ... in the
  * order of their smallest client.
+ *
+ * State and work: the models θ_i and the partition (s->v, s->cluster) are
+ * the run state; cfl_work holds the round's work buffers (the local
+ * iterate, the updates Δθ_i, the similarities and the bipartition's work).
  *
  * Switches (the paper's reading first):
  *   cfl.bipartition      optimal: Algorithm 1; complete_linkage: the
@@ -53,40 +59,96 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
 #include "engine/cluster.h"
+#include "engine/work.h"
 
-static const char *const CLIENT_LINE =
-    "Alg. 5: Δθ_i ← SGD_n(θ_i, D_i) − θ_i: θ ← θ − η ∇ℓ(θ; b)";
-static const char *const DTHETA_LINE = "Alg. 5: Δθ_i ← SGD_n(θ_i, D_i) − θ_i";
-static const char *const NORM_LINE[] = {
-    "Alg. 5: ‖Δθ_c‖, Δθ_c = (1/|c|) Σ_{i∈c} Δθ_i (split needs < ε₁)",
-    "‖Δθ_c‖, Δθ_c = Σ_{i∈c} (|D_i|/|D_c|) Δθ_i (split needs < ε₁)"};
-static const char *const MAX_LINE =
-    "Alg. 5: max_{i∈c} ‖Δθ_i‖ (split needs > ε₂)";
-static const char *const SIM_LINE =
-    "α_ij = ⟨Δθ_i, Δθ_j⟩/(‖Δθ_i‖‖Δθ_j‖), j ∈ c (row i)";
-static const char *const PART_LINE[] = {
-    "Alg. 1: (c₁, c₂) = argmin max_{i∈c₁, j∈c₂} α_ij",
-    "complete linkage on −α, cut at two clusters (authors' notebook)"};
-static const char *const CROSS_LINE =
-    "α_max^cross = max_{i∈c₁, j∈c₂} α_ij";
-static const char *const SPLIT_LINE =
-    "Alg. 5: split iff γ_max < √((1 − α_max^cross)/2)";
-static const char *const PARTITION_LINE =
-    "C ← C_tmp (each client's cluster, numbered by smallest member)";
-static const char *const UPDATE_LINE[] = {
-    "Alg. 5: Δθ_c = (1/|c|) Σ_{i∈c} Δθ_i; θ_i ← θ_i + Δθ_c",
-    "Alg. 2: Δθ_c = Σ_{i∈c} (|D_i|/|D_c|) Δθ_i; θ_i ← θ_i + Δθ_c"};
+/* The paper's lines, printed by --trace beside the values. */
+static const struct {
+    const char *client, *dtheta, *norm[2], *max, *sim, *part[2], *cross,
+        *split, *partition, *update[2];
+} LINE = {
+    .client = "Alg. 5: Δθ_i ← SGD_n(θ_i, D_i) − θ_i: θ ← θ − η ∇ℓ(θ; b)",
+    .dtheta = "Alg. 5: Δθ_i ← SGD_n(θ_i, D_i) − θ_i",
+    .norm = {"Alg. 5: ‖Δθ_c‖, Δθ_c = (1/|c|) Σ_{i∈c} Δθ_i (split needs < ε₁)",
+             "‖Δθ_c‖, Δθ_c = Σ_{i∈c} (|D_i|/|D_c|) Δθ_i (split needs < ε₁)"},
+    .max = "Alg. 5: max_{i∈c} ‖Δθ_i‖ (split needs > ε₂)",
+    .sim = "α_ij = ⟨Δθ_i, Δθ_j⟩/(‖Δθ_i‖‖Δθ_j‖), j ∈ c (row i)",
+    .part = {"Alg. 1: (c₁, c₂) = argmin max_{i∈c₁, j∈c₂} α_ij",
+             "complete linkage on −α, cut at two clusters (authors' "
+             "notebook)"},
+    .cross = "α_max^cross = max_{i∈c₁, j∈c₂} α_ij",
+    .split = "Alg. 5: split iff γ_max < √((1 − α_max^cross)/2)",
+    .partition = "C ← C_tmp (each client's cluster, numbered by smallest "
+                 "member)",
+    .update = {"Alg. 5: Δθ_c = (1/|c|) Σ_{i∈c} Δθ_i; θ_i ← θ_i + Δθ_c",
+               "Alg. 2: Δθ_c = Σ_{i∈c} (|D_i|/|D_c|) Δθ_i; θ_i ← θ_i + "
+               "Δθ_c"},
+};
 
-/* The work layout of s->work (cfl_work_doubles): Δθ_i (N·P), α (N²), the
- * complete-linkage matrix (N²), then N doubles of value buffer and N bytes
- * (in N doubles) for the bipartition's sides. */
-static size_t cfl_work_doubles(const pflref_problem *problem)
+/* γ_max ∈ [0, 1); every client trains in every round (Alg. 5). */
+static pflref_status cfl_check(const pflref_problem *problem,
+                               const pflref_hyper *hyper,
+                               const pflref_schedule *schedule,
+                               const unsigned char *mask, pflref_error *err)
 {
-    const size_t N = problem->N, P = problem->model.P;
-    return N * P + 2 * N * N + 2 * N;
+    (void)mask;
+    const double gamma_max = hyper->cfl.gamma_max;
+    if (!(gamma_max < 1.0))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.gamma_max",
+                                "gamma_max = %.17g must be below 1 (γ_max is "
+                                "a relative error in [0, 1))",
+                                gamma_max);
+    for (size_t t = 0; t < schedule->T; t++)
+        if (schedule->rounds[t].m != problem->N) {
+            char where[PFLREF_WHERE_MAX];
+            snprintf(where, sizeof where, "schedule.rounds[%zu].clients", t);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "cfl trains every client in every round "
+                                    "(Alg. 5); round %zu has %zu of the %zu "
+                                    "clients", t, schedule->rounds[t].m,
+                                    problem->N);
+        }
+    return PFLREF_OK;
+}
+
+/* CFL's work buffers (no extra state: the partition is s->cluster). */
+typedef struct {
+    pflref_work list;       /* the allocations (ref/engine/work.h)         */
+    double *theta;          /* P: the local iterate θ of SGD_n(θ_i, D_i)   */
+    double *g;              /* P: its gradient                             */
+    double *dtheta;         /* N×P: this round's updates Δθ_i, row i       */
+    double *alpha;          /* N×N: α_ij of the cluster under test (m×m)   */
+    double *L;              /* N×N: the complete-linkage matrix (m×m)      */
+    double *buf;            /* N: a trace record (c₁, c₂, the partition)   */
+    unsigned char *side;    /* N: the bipartition, 0 = c₁, 1 = c₂          */
+    size_t *members;        /* N: the clients of one cluster, ascending    */
+    size_t *map;            /* N: old label → canonical label              */
+    size_t *biwork;         /* 2N: the bipartition's integer work          */
+} cfl_work;
+
+static void *cfl_work_alloc(const pflref_problem *problem,
+                            const pflref_hyper *hyper)
+{
+    (void)hyper;
+    const size_t P = problem->model.P, N = problem->N;
+    cfl_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return NULL;
+    ws->theta = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->dtheta = pflref_work_doubles(&ws->list, N, P);
+    ws->alpha = pflref_work_doubles(&ws->list, N, N);
+    ws->L = pflref_work_doubles(&ws->list, N, N);
+    ws->buf = pflref_work_doubles(&ws->list, N, 1);
+    ws->side = pflref_work_flags(&ws->list, N);
+    ws->members = pflref_work_indices(&ws->list, N, 1);
+    ws->map = pflref_work_indices(&ws->list, N, 1);
+    ws->biwork = pflref_work_indices(&ws->list, N, 2);
+    return pflref_work_ready(ws);
 }
 
 /* ‖x‖ = √(Σ x_p²) for finite x.  When Σ x_p² overflows (entries beyond
@@ -124,6 +186,8 @@ static void cluster_update(const pflref_state *s, const size_t *members,
                            size_t m, const double *dtheta, double *acc)
 {
     const pflref_problem *pr = s->problem;
+    const int by_samples =
+        s->hyper->cfl.cluster_weights == PFLREF_CFL_WEIGHTS_SAMPLES;
     double D_c = 0.0;  /* |D_c| = Σ_{i∈c} |D_i| */
     for (size_t a = 0; a < m; a++)
         D_c += (double)pr->clients[members[a]].train.n;
@@ -131,36 +195,94 @@ static void cluster_update(const pflref_state *s, const size_t *members,
         acc[p] = 0.0;
     for (size_t a = 0; a < m; a++) {
         const size_t i = members[a];
-        const double w =
-            s->hyper->cfl.cluster_weights == PFLREF_CFL_WEIGHTS_SAMPLES
-                ? (double)pr->clients[i].train.n / D_c   /* |D_i|/|D_c| */
-                : 1.0 / (double)m;                        /* 1/|c|       */
+        const double w = by_samples
+                             ? (double)pr->clients[i].train.n / D_c
+                             : 1.0 / (double)m;           /* 1/|c| */
         pflref_accumulate(acc, w, dtheta + i * s->P, s->P);
     }
 }
 
-/* The split test of cluster c (members[0..m−1]) and, when the ε tests and
- * the guards pass, Algorithm 1 and the γ test.  A split moves c₂'s members
- * to label *next (then incremented).  Emits the cluster's notes with
- * client = its smallest member. */
-static pflref_status test_cluster(pflref_state *s, const size_t *members,
-                                  size_t m, const double *dtheta,
-                                  double *alpha, double *L, double *buf,
-                                  unsigned char *side, size_t *iwork,
-                                  size_t *next, const pflref_trace *trace,
+/* Algorithm 1 on cluster c (members[0..m−1], m ≥ 2) and the γ test:
+ * α_ij, (c₁, c₂), α_max^cross, and a split when
+ * γ_max < √((1 − α_max^cross)/2), which moves c₂'s members to label *next
+ * (then incremented). */
+static pflref_status split_cluster(pflref_state *s, size_t m, size_t *next,
+                                   const pflref_trace *trace,
+                                   pflref_error *err)
+{
+    const pflref_cfl_hyper *hp = &s->hyper->cfl;
+    const double gamma_max = hp->gamma_max;
+    cfl_work *ws = s->extra;
+    const size_t *members = ws->members;
+    const long t = (long)s->t, rep = (long)members[0];
+
+    /* α_ij for i, j ∈ c, emitted row by row (row a belongs to client
+     * members[a]) */
+    pflref_status st = pflref_cluster_similarity(ws->dtheta, s->P, members,
+                                                 m, ws->alpha, err);
+    if (st != PFLREF_OK)
+        return st;
+    for (size_t a = 0; a < m; a++)
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t,
+                          (long)members[a], -1, "similarity",
+                          ws->alpha + a * m, m, LINE.sim);
+
+    /* (c₁, c₂) and α_max^cross */
+    double cross;
+    st = pflref_cluster_bipartition(
+        ws->alpha, m, (pflref_bipartition_method)hp->bipartition, ws->side,
+        &cross, ws->L, ws->biwork, err);
+    if (st != PFLREF_OK)
+        return st;
+    for (unsigned char part = 0; part < 2; part++) {
+        size_t k = 0;
+        for (size_t a = 0; a < m; a++)
+            if (ws->side[a] == part)
+                ws->buf[k++] = (double)members[a];
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
+                          part == 0 ? "c1" : "c2", ws->buf, k,
+                          LINE.part[hp->bipartition]);
+    }
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
+                      "alpha_cross", &cross, 1, LINE.cross);
+
+    /* γ_max < √((1 − α_max^cross)/2) */
+    const int split = gamma_max < sqrt((1.0 - cross) / 2.0);
+    const double flag = split ? 1.0 : 0.0;
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1, "split",
+                      &flag, 1, LINE.split);
+    if (split) {
+        /* C_tmp ← (C_tmp \ c) ∪ {c₁, c₂}: side a is position a of c,
+         * mapped back to client members[a] */
+        for (size_t a = 0; a < m; a++)
+            if (ws->side[a] == 1)
+                s->cluster[members[a]] = *next;
+        (*next)++;
+    }
+    return PFLREF_OK;
+}
+
+/* The split test of cluster c (ws->members[0..m−1]): ‖Δθ_c‖ < ε₁ and
+ * max_{i∈c} ‖Δθ_i‖ > ε₂, then the guards, then split_cluster.  Emits the
+ * cluster's notes with client = its smallest member. */
+static pflref_status test_cluster(pflref_state *s, size_t m, size_t *next,
+                                  const pflref_trace *trace,
                                   pflref_error *err)
 {
-    const pflref_hyper *h = s->hyper;
+    const pflref_cfl_hyper *hp = &s->hyper->cfl;
+    const double eps1 = hp->eps1, eps2 = hp->eps2;
     const size_t P = s->P;
+    cfl_work *ws = s->extra;
+    const size_t *members = ws->members;
     const long t = (long)s->t, rep = (long)members[0];
     double *acc = s->accum;
 
     /* Δθ_c and the two norms of the test */
-    cluster_update(s, members, m, dtheta, acc);
+    cluster_update(s, members, m, ws->dtheta, acc);
     const double norm_c = norm2(acc, P);
     double max_i = 0.0;
     for (size_t a = 0; a < m; a++) {
-        const double n_i = norm2(dtheta + members[a] * P, P);
+        const double n_i = norm2(ws->dtheta + members[a] * P, P);
         max_i = n_i > max_i ? n_i : max_i;
     }
     /* finite updates whose norm exceeds DBL_MAX (entries near it): stop
@@ -171,93 +293,43 @@ static pflref_status test_cluster(pflref_state *s, const size_t *members,
                                                      : "norm_dtheta_c");
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
                       "norm_dtheta_c", &norm_c, 1,
-                      NORM_LINE[h->cfl.cluster_weights]);
+                      LINE.norm[hp->cluster_weights]);
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
-                      "max_norm_dtheta", &max_i, 1, MAX_LINE);
+                      "max_norm_dtheta", &max_i, 1, LINE.max);
 
     /* Alg. 5: if ‖Δθ_c‖ < ε₁ and max_{i∈c} ‖Δθ_i‖ > ε₂ (and the guards) */
-    if (!(norm_c < h->cfl.eps1 && max_i > h->cfl.eps2) || m < 2 ||
-        (h->cfl.min_cluster_size > 0 && m < h->cfl.min_cluster_size) ||
-        s->t < h->cfl.warmup)
+    if (!(norm_c < eps1 && max_i > eps2) || m < 2 ||
+        (hp->min_cluster_size > 0 && m < hp->min_cluster_size) ||
+        s->t < hp->warmup)
         return PFLREF_OK;
-
-    /* α_ij for i, j ∈ c, emitted row by row (row a belongs to client
-     * members[a]) */
-    pflref_status st = pflref_cluster_similarity(dtheta, P, members, m,
-                                                 alpha, err);
-    if (st != PFLREF_OK)
-        return st;
-    for (size_t a = 0; a < m; a++)
-        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t,
-                          (long)members[a], -1, "similarity", alpha + a * m,
-                          m, SIM_LINE);
-
-    /* (c₁, c₂) and α_max^cross */
-    double cross;
-    st = pflref_cluster_bipartition(
-        alpha, m, (pflref_bipartition_method)h->cfl.bipartition, side,
-        &cross, L, iwork, err);
-    if (st != PFLREF_OK)
-        return st;
-    for (unsigned char part = 0; part < 2; part++) {
-        size_t k = 0;
-        for (size_t a = 0; a < m; a++)
-            if (side[a] == part)
-                buf[k++] = (double)members[a];
-        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
-                          part == 0 ? "c1" : "c2", buf, k,
-                          PART_LINE[h->cfl.bipartition]);
-    }
-    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
-                      "alpha_cross", &cross, 1, CROSS_LINE);
-
-    /* γ_max < √((1 − α_max^cross)/2) */
-    const int split = h->cfl.gamma_max < sqrt((1.0 - cross) / 2.0);
-    const double flag = split ? 1.0 : 0.0;
-    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1, "split",
-                      &flag, 1, SPLIT_LINE);
-    if (split) {
-        /* C_tmp ← (C_tmp \ c) ∪ {c₁, c₂}: side a is position a of c,
-         * mapped back to client members[a] */
-        for (size_t a = 0; a < m; a++)
-            if (side[a] == 1)
-                s->cluster[members[a]] = *next;
-        (*next)++;
-    }
-    return PFLREF_OK;
+    return split_cluster(s, m, next, trace, err);
 }
 
-static pflref_status cfl_round(pflref_state *s, const pflref_round_plan *plan,
-                               const pflref_trace *trace, pflref_error *err)
+/* Every client i: Δθ_i ← SGD_n(θ_i, D_i) − θ_i, local SGD with step η. */
+static pflref_status local_updates(pflref_state *s,
+                                   const pflref_round_plan *plan,
+                                   const pflref_trace *trace,
+                                   pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
-    const pflref_hyper *h = s->hyper;
-    const size_t P = s->P, N = s->N;
+    const double eta = s->hyper->eta;
+    const size_t P = s->P;
     const long t = (long)s->t;
-    double *dtheta = s->work;                    /* N×P: Δθ_i          */
-    double *alpha = dtheta + N * P;              /* m×m                */
-    double *L = alpha + N * N;                   /* m×m                */
-    double *buf = L + N * N;                     /* N                  */
-    unsigned char *side = (unsigned char *)(void *)(buf + N); /* N   */
-    size_t *members = s->iwork;                  /* N                  */
-    size_t *map = s->iwork + N;                  /* ≤ 2N old labels    */
-    size_t *biwork = s->iwork + 2 * N;           /* 2N                 */
-    double *theta = s->scratch;                  /* the local iterate  */
-    double *g = s->scratch + P;
-    double *acc = s->accum;
-
-    /* Every client i: Δθ_i ← SGD_n(θ_i, D_i) − θ_i */
+    cfl_work *ws = s->extra;
+    double *theta = ws->theta;
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
-        double *theta_i = s->v + i * P, *d_i = dtheta + i * P;
+        double *theta_i = s->v + i * P, *d_i = ws->dtheta + i * P;
         memcpy(theta, theta_i, P * sizeof *theta);
         pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
                           0, "theta", theta, P, NULL);
         const pflref_local_sgd job = {
-            &pr->model, &pr->clients[i].train, &plan->batches[j], h->eta,
-            0.0, NULL, NULL, "train", "theta", CLIENT_LINE, t, (long)i};
-        pflref_status st = pflref_local_sgd_run(&job, theta, g, s->ws, trace,
-                                                err);
+            .model = &pr->model, .data = &pr->clients[i].train,
+            .batches = &plan->batches[j], .eta = eta, .phase = "train",
+            .name = "theta", .formula = LINE.client, .round = t,
+            .client = (long)i};
+        pflref_status st = pflref_local_sgd_run(&job, theta, ws->g, s->ws,
+                                                trace, err);
         if (st != PFLREF_OK)
             return st;
         for (size_t p = 0; p < P; p++)
@@ -265,24 +337,18 @@ static pflref_status cfl_round(pflref_state *s, const pflref_round_plan *plan,
         if (!pflref_all_finite(d_i, P))
             return pflref_error_diverge(err, t, (long)i, -1, "dtheta");
         pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
-                          -1, "dtheta", d_i, P, DTHETA_LINE);
+                          -1, "dtheta", d_i, P, LINE.dtheta);
     }
+    return PFLREF_OK;
+}
 
-    /* Server: test every cluster of C (labels 0..K−1) on this round's
-     * updates; a split gives its c₂ a fresh label K, K + 1, ... */
-    size_t K = 0;
-    for (size_t i = 0; i < N; i++)
-        K = s->cluster[i] + 1 > K ? s->cluster[i] + 1 : K;
-    size_t next = K;
-    for (size_t c = 0; c < K; c++) {
-        const size_t m = cluster_members(s, c, members);
-        pflref_status st = test_cluster(s, members, m, dtheta, alpha, L, buf,
-                                        side, biwork, &next, trace, err);
-        if (st != PFLREF_OK)
-            return st;
-    }
-
-    /* C ← C_tmp, relabelled canonically (by smallest member) */
+/* C ← C_tmp (labels 0..next−1), relabelled canonically (by smallest
+ * member); returns the number of clusters. */
+static size_t relabel(pflref_state *s, size_t next, const pflref_trace *trace)
+{
+    const size_t N = s->N;
+    cfl_work *ws = s->extra;
+    size_t *map = ws->map;
     for (size_t c = 0; c < next; c++)
         map[c] = N;                              /* not seen yet */
     size_t K_new = 0;
@@ -290,55 +356,71 @@ static pflref_status cfl_round(pflref_state *s, const pflref_round_plan *plan,
         if (map[s->cluster[i]] == N)
             map[s->cluster[i]] = K_new++;
         s->cluster[i] = map[s->cluster[i]];
-        buf[i] = (double)s->cluster[i];
+        ws->buf[i] = (double)s->cluster[i];
     }
-    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1, "partition",
-                      buf, N, PARTITION_LINE);
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", (long)s->t, -1, -1,
+                      "partition", ws->buf, N, LINE.partition);
+    return K_new;
+}
 
-    /* Every cluster c of the new partition: θ_i ← θ_i + Δθ_c, i ∈ c */
-    for (size_t c = 0; c < K_new; c++) {
-        const size_t m = cluster_members(s, c, members);
-        cluster_update(s, members, m, dtheta, acc);
-        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)members[0],
-                          -1, "dtheta_c", acc, P,
-                          UPDATE_LINE[h->cfl.cluster_weights]);
+/* Every cluster c of the partition (labels 0..K−1): θ_i ← θ_i + Δθ_c,
+ * i ∈ c. */
+static pflref_status apply_updates(pflref_state *s, size_t K,
+                                   const pflref_trace *trace,
+                                   pflref_error *err)
+{
+    const size_t P = s->P;
+    const long t = (long)s->t;
+    cfl_work *ws = s->extra;
+    double *acc = s->accum;
+    for (size_t c = 0; c < K; c++) {
+        const size_t m = cluster_members(s, c, ws->members);
+        cluster_update(s, ws->members, m, ws->dtheta, acc);
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t,
+                          (long)ws->members[0], -1, "dtheta_c", acc, P,
+                          LINE.update[s->hyper->cfl.cluster_weights]);
         for (size_t a = 0; a < m; a++) {
-            double *theta_i = s->v + members[a] * P;
+            double *theta_i = s->v + ws->members[a] * P;
             for (size_t p = 0; p < P; p++)
                 theta_i[p] += acc[p];
             if (!pflref_all_finite(theta_i, P))
-                return pflref_error_diverge(err, t, (long)members[a], -1,
+                return pflref_error_diverge(err, t, (long)ws->members[a], -1,
                                             "theta");
         }
     }
-    for (size_t i = 0; i < N; i++)
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
-                          -1, "v", s->v + i * P, P, NULL);
     return PFLREF_OK;
 }
 
-static pflref_status cfl_check(const pflref_problem *problem,
-                               const pflref_hyper *hyper,
-                               const pflref_schedule *schedule,
-                               const unsigned char *mask, pflref_error *err)
+static pflref_status cfl_round(pflref_state *s, const pflref_round_plan *plan,
+                               const pflref_trace *trace, pflref_error *err)
 {
-    (void)mask;
-    if (!(hyper->cfl.gamma_max < 1.0))
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.hyperparameters.gamma_max",
-                                "gamma_max = %.17g must be below 1 (γ_max is "
-                                "a relative error in [0, 1))",
-                                hyper->cfl.gamma_max);
-    for (size_t t = 0; t < schedule->T; t++)
-        if (schedule->rounds[t].m != problem->N) {
-            char where[PFLREF_WHERE_MAX];
-            snprintf(where, sizeof where, "schedule.rounds[%zu].clients", t);
-            return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    "cfl trains every client in every round "
-                                    "(Alg. 5); round %zu has %zu of the %zu "
-                                    "clients", t, schedule->rounds[t].m,
-                                    problem->N);
-        }
+    const size_t N = s->N;
+    cfl_work *ws = s->extra;
+
+    /* Every client i: Δθ_i ← SGD_n(θ_i, D_i) − θ_i */
+    pflref_status st = local_updates(s, plan, trace, err);
+    if (st != PFLREF_OK)
+        return st;
+
+    /* Server: test every cluster of C (labels 0..K−1) on this round's
+     * updates; a split gives its c₂ a fresh label K, K + 1, ... */
+    size_t K = 0;
+    for (size_t i = 0; i < N; i++)
+        K = s->cluster[i] + 1 > K ? s->cluster[i] + 1 : K;
+    size_t next = K;
+    for (size_t c = 0; c < K && st == PFLREF_OK; c++)
+        st = test_cluster(s, cluster_members(s, c, ws->members), &next, trace,
+                          err);
+    if (st != PFLREF_OK)
+        return st;
+
+    /* C ← C_tmp; then θ_i ← θ_i + Δθ_c for every cluster c of it */
+    st = apply_updates(s, relabel(s, next, trace), trace, err);
+    if (st != PFLREF_OK)
+        return st;
+    for (size_t i = 0; i < N; i++)
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", (long)s->t,
+                          (long)i, -1, "v", s->v + i * s->P, s->P, NULL);
     return PFLREF_OK;
 }
 
@@ -351,7 +433,8 @@ const pflref_algorithm pflref_cfl = {
     .has_clusters = 1,
     .n_eval = 1,
     .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
-    .work_doubles = cfl_work_doubles,
     .check = cfl_check,
+    .work_alloc = cfl_work_alloc,
+    .work_free = pflref_work_free,
     .round = cfl_round,
 };

@@ -1,4 +1,4 @@
-/* ref/fedalt.c: FedAlt and FedSim, Algorithms 4 and 5 of
+/* ref/algorithms/fedalt.c: FedAlt and FedSim, Algorithms 4 and 5 of
  *   K. Pillutla, K. Malik, A. Mohamed, M. Rabbat, M. Sanjabi, L. Xiao,
  *   "Federated Learning with Partial Model Personalization", ICML 2022,
  *   arXiv 2204.03809 (the seed 002_…; Alg. 1–3 in the main text are the
@@ -52,11 +52,13 @@
  * State: s->w holds (u, v⁰): u in the shared entries, the initial personal
  * parameters in the personal ones.  s->v + i·P holds device i's full model
  * (u, v_i); its shared entries are set to u^(t+1) after every round, so it
- * is what `personalized` evaluates.
+ * is what `personalized` evaluates.  FedAlt and FedSim keep no other state;
+ * their work buffers are pfl_work's (the device's iterate and a gradient).
  *
  * Symbols:  u ↔ the shared entries (s->shared)   v_i ↔ the personal
  *           entries (s->mask) of s->v + i·P   γ_u, γ_v ↔ hyper->gamma_u,
- *           gamma_v   τ_v ↔ hyper->tau_v   S^(t) ↔ plan->clients
+ *           gamma_v   τ_v ↔ hyper->tau_v   η_ft ↔ hyper->eta_ft
+ *           S^(t) ↔ plan->clients   (u_{i,k}, v_{i,k}) ↔ pfl_work.x
  *
  * Determinism: devices train and are summed in ascending id.
  * Cost per round: τ (FedSim) or τ_v + τ_u (FedAlt) gradients per selected
@@ -64,8 +66,10 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 
 static const char *const V_LINE =
     "Alg. 4 l.9: v_{i,k+1} = v_{i,k} − γ_v G_{i,v}(u^(t), v_{i,k}, z)";
@@ -80,6 +84,87 @@ static const char *const FT_LINE[] = {
     "fine-tuning: v_i ← v_i − η_ft ∇_v F_i(u, v_i; z)",
     "fine-tuning: (u, v_i) ← (u, v_i) − η_ft ∇F_i(u, v_i; z)"};
 
+/* FedSim's checks, which FedAlt shares: the final fine-tuning needs η_ft;
+ * pfl.weights = batches needs a batch in every round. */
+static pflref_status fedsim_check(const pflref_problem *problem,
+                                  const pflref_hyper *hyper,
+                                  const pflref_schedule *schedule,
+                                  const unsigned char *mask,
+                                  pflref_error *err)
+{
+    (void)problem;
+    (void)mask;
+    const double eta_ft = hyper->eta_ft;
+    const int by_batches = hyper->pfl.weights == PFLREF_PFL_WEIGHTS_BATCHES;
+    if (schedule->post != NULL && isnan(eta_ft))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.eta_ft",
+                                "the final fine-tuning (schedule.post) needs "
+                                "hyperparameter eta_ft (η_ft)");
+    for (size_t t = 0; by_batches && t < schedule->T; t++) {
+        size_t steps = 0;
+        for (size_t j = 0; j < schedule->rounds[t].m; j++)
+            steps += schedule->rounds[t].batches[j].nsteps;
+        if (steps == 0) {
+            char where[PFLREF_WHERE_MAX];
+            snprintf(where, sizeof where, "schedule.rounds[%zu].batches", t);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "pfl.weights = batches weights devices "
+                                    "by their batches, and round %zu has "
+                                    "none", t);
+        }
+    }
+    return PFLREF_OK;
+}
+
+/* FedSim's checks, then τ_v ≤ the steps of every participation (LocalAlt
+ * takes its v steps from the first batches). */
+static pflref_status fedalt_check(const pflref_problem *problem,
+                                  const pflref_hyper *hyper,
+                                  const pflref_schedule *schedule,
+                                  const unsigned char *mask,
+                                  pflref_error *err)
+{
+    const size_t tau_v = hyper->tau_v;
+    pflref_status st = fedsim_check(problem, hyper, schedule, mask, err);
+    if (st != PFLREF_OK)
+        return st;
+    for (size_t t = 0; t < schedule->T; t++)
+        for (size_t j = 0; j < schedule->rounds[t].m; j++)
+            if (schedule->rounds[t].batches[j].nsteps < tau_v) {
+                char where[PFLREF_WHERE_MAX];
+                snprintf(where, sizeof where,
+                         "schedule.rounds[%zu].batches[%zu]", t, j);
+                return pflref_error_set(
+                    err, PFLREF_EINVAL, where,
+                    "fedalt takes its tau_v = %zu v steps from the first "
+                    "batches, but client %zu has only %zu in round %zu",
+                    tau_v, schedule->rounds[t].clients[j],
+                    schedule->rounds[t].batches[j].nsteps, t);
+            }
+    return PFLREF_OK;
+}
+
+/* The work buffers of FedAlt and FedSim (no extra state). */
+typedef struct {
+    pflref_work list;  /* the allocations (ref/engine/work.h)             */
+    double *x;         /* P: device i's iterate (u_{i,k}, v_{i,k})        */
+    double *g;         /* P: a stochastic gradient G_i at the iterate     */
+} pfl_work;
+
+static void *pfl_work_alloc(const pflref_problem *problem,
+                            const pflref_hyper *hyper)
+{
+    (void)hyper;
+    const size_t P = problem->model.P;
+    pfl_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return NULL;
+    ws->x = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    return pflref_work_ready(ws);
+}
+
 /* FedSim's step on batch q: both partial gradients at the same point,
  *   x ← x − (γ_u on u, γ_v on v) ⊙ ∇F_i(x; z_q). */
 static pflref_status sim_step(pflref_state *s, size_t i,
@@ -87,7 +172,7 @@ static pflref_status sim_step(pflref_state *s, size_t i,
                               double *g, const pflref_trace *trace,
                               pflref_error *err)
 {
-    const pflref_hyper *h = s->hyper;
+    const double gamma_u = s->hyper->gamma_u, gamma_v = s->hyper->gamma_v;
     const size_t P = s->P;
     const long t = (long)s->t;
     pflref_status st = pflref_batch_grad(&s->problem->model, x,
@@ -95,8 +180,9 @@ static pflref_status sim_step(pflref_state *s, size_t i,
                                          s->ws, g, t, (long)i, err);
     if (st != PFLREF_OK)
         return st;
+    /* Alg. 5 l.9–10: v ← v − γ_v G_{i,v},  u ← u − γ_u G_{i,u} */
     for (size_t p = 0; p < P; p++)
-        x[p] -= (s->mask[p] ? h->gamma_v : h->gamma_u) * g[p];
+        x[p] -= (s->mask[p] ? gamma_v : gamma_u) * g[p];
     if (!pflref_all_finite(x, P))
         return pflref_error_diverge(err, t, (long)i, (long)(q + 1), "w_local");
     pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
@@ -111,6 +197,8 @@ static pflref_status local_update(pflref_state *s, int alt, size_t i,
                                   pflref_error *err)
 {
     const pflref_hyper *h = s->hyper;
+    const double gamma_u = h->gamma_u, gamma_v = h->gamma_v;
+    const size_t tau_v = h->tau_v;
     const pflref_problem *pr = s->problem;
     pflref_status st = PFLREF_OK;
     if (!alt) {
@@ -120,13 +208,17 @@ static pflref_status local_update(pflref_state *s, int alt, size_t i,
     }
     /* LocalAlt: batches 0..τ_v−1 move v (mask), the rest move u. */
     const pflref_local_sgd v_job = {
-        &pr->model, &pr->clients[i].train, b, h->gamma_v, 0.0, NULL,
-        s->mask, "train", "w_local", V_LINE, (long)s->t, (long)i};
+        .model = &pr->model, .data = &pr->clients[i].train, .batches = b,
+        .eta = gamma_v, .mask = s->mask, .phase = "train",
+        .name = "w_local", .formula = V_LINE, .round = (long)s->t,
+        .client = (long)i};
     const pflref_local_sgd u_job = {
-        &pr->model, &pr->clients[i].train, b, h->gamma_u, 0.0, NULL,
-        s->shared, "train", "w_local", U_LINE, (long)s->t, (long)i};
+        .model = &pr->model, .data = &pr->clients[i].train, .batches = b,
+        .eta = gamma_u, .mask = s->shared, .phase = "train",
+        .name = "w_local", .formula = U_LINE, .round = (long)s->t,
+        .client = (long)i};
     for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
-        st = pflref_local_sgd_step(q < h->tau_v ? &v_job : &u_job, q, x, g,
+        st = pflref_local_sgd_step(q < tau_v ? &v_job : &u_job, q, x, g,
                                    s->ws, trace, err);
     return st;
 }
@@ -149,12 +241,11 @@ static pflref_status pfl_round(pflref_state *s, const pflref_round_plan *plan,
                                const pflref_trace *trace, pflref_error *err,
                                int alt)
 {
+    const int stateless = s->hyper->pfl.state == PFLREF_PFL_STATELESS;
     const size_t P = s->P;
     const long t = (long)s->t;
-    const int stateless = s->hyper->pfl.state == PFLREF_PFL_STATELESS;
-    double *x = s->scratch;          /* (u_{i,k}, v_{i,k}) of device i */
-    double *g = s->scratch + P;      /* gradient work                   */
-    double *acc = s->accum;
+    pfl_work *ws = s->extra;
+    double *x = ws->x, *g = ws->g, *acc = s->accum;
 
     pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1, "w",
                       s->w, P, NULL);
@@ -220,22 +311,24 @@ static pflref_status pfl_finish(pflref_state *s,
                                 const pflref_trace *trace, pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
-    const pflref_hyper *h = s->hyper;
+    const pflref_pfl_hyper *hp = &s->hyper->pfl;
+    const double eta_ft = s->hyper->eta_ft;
+    const int full = hp->finetune == PFLREF_PFL_FINETUNE_FULL;
     const size_t P = s->P;
-    const int full = h->pfl.finetune == PFLREF_PFL_FINETUNE_FULL;
-    double *g = s->scratch;
+    pfl_work *ws = s->extra;
     for (size_t i = 0; i < s->N; i++) {
         double *v_i = s->v + i * P;
-        if (h->pfl.state == PFLREF_PFL_STATELESS)    /* from (u^(T), v⁰) */
+        if (hp->state == PFLREF_PFL_STATELESS)    /* from (u^(T), v⁰) */
             pflref_compose(s->shared, s->w, s->w0, v_i, P);
         pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "finetune", -1,
                           (long)i, 0, "v", v_i, P, NULL);
         const pflref_local_sgd job = {
-            &pr->model, &pr->clients[i].train, &schedule->post[i], h->eta_ft,
-            0.0, NULL, full ? NULL : s->mask, "finetune", "v",
-            FT_LINE[full], -1, (long)i};
-        pflref_status st = pflref_local_sgd_run(&job, v_i, g, s->ws, trace,
-                                                err);
+            .model = &pr->model, .data = &pr->clients[i].train,
+            .batches = &schedule->post[i], .eta = eta_ft,
+            .mask = full ? NULL : s->mask, .phase = "finetune", .name = "v",
+            .formula = FT_LINE[full], .round = -1, .client = (long)i};
+        pflref_status st = pflref_local_sgd_run(&job, v_i, ws->g, s->ws,
+                                                trace, err);
         if (st != PFLREF_OK)
             return st;
         pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "finetune", -1,
@@ -244,93 +337,20 @@ static pflref_status pfl_finish(pflref_state *s,
     return PFLREF_OK;
 }
 
-/* The checks both share: fine-tuning needs η_ft; FedAlt needs τ_v ≤ the
- * steps of every participation. */
-static pflref_status pfl_check(const pflref_problem *problem,
-                               const pflref_hyper *hyper,
-                               const pflref_schedule *schedule,
-                               const unsigned char *mask, int alt,
-                               pflref_error *err)
-{
-    (void)problem;
-    (void)mask;
-    if (schedule->post != NULL && isnan(hyper->eta_ft))
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.hyperparameters.eta_ft",
-                                "the final fine-tuning (schedule.post) needs "
-                                "hyperparameter eta_ft (η_ft)");
-    for (size_t t = 0; hyper->pfl.weights == PFLREF_PFL_WEIGHTS_BATCHES &&
-                       t < schedule->T; t++) {
-        size_t steps = 0;
-        for (size_t j = 0; j < schedule->rounds[t].m; j++)
-            steps += schedule->rounds[t].batches[j].nsteps;
-        if (steps == 0) {
-            char where[PFLREF_WHERE_MAX];
-            snprintf(where, sizeof where, "schedule.rounds[%zu].batches", t);
-            return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    "pfl.weights = batches weights devices "
-                                    "by their batches, and round %zu has "
-                                    "none", t);
-        }
+/* FedAlt and FedSim differ only in their name, title, check and round. */
+#define PFL_ALGORITHM(name_, title_, check_, round_)                      \
+    {                                                                     \
+        .name = (name_), .title = (title_), .has_global = 1,              \
+        .has_personal = 1, .allows_post = 1, .personal_name = "v",        \
+        .n_eval = 1, .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},  \
+        .work_alloc = pfl_work_alloc, .work_free = pflref_work_free,      \
+        .check = (check_), .round = (round_), .finish = pfl_finish        \
     }
-    for (size_t t = 0; alt && t < schedule->T; t++)
-        for (size_t j = 0; j < schedule->rounds[t].m; j++)
-            if (schedule->rounds[t].batches[j].nsteps < hyper->tau_v) {
-                char where[PFLREF_WHERE_MAX];
-                snprintf(where, sizeof where,
-                         "schedule.rounds[%zu].batches[%zu]", t, j);
-                return pflref_error_set(
-                    err, PFLREF_EINVAL, where,
-                    "fedalt takes its tau_v = %zu v steps from the first "
-                    "batches, but client %zu has only %zu in round %zu",
-                    hyper->tau_v, schedule->rounds[t].clients[j],
-                    schedule->rounds[t].batches[j].nsteps, t);
-            }
-    return PFLREF_OK;
-}
 
-static pflref_status fedalt_check(const pflref_problem *problem,
-                                  const pflref_hyper *hyper,
-                                  const pflref_schedule *schedule,
-                                  const unsigned char *mask,
-                                  pflref_error *err)
-{
-    return pfl_check(problem, hyper, schedule, mask, 1, err);
-}
+const pflref_algorithm pflref_fedalt =
+    PFL_ALGORITHM("fedalt", "FedAlt (Pillutla et al., ICML 2022, Alg. 4)",
+                  fedalt_check, fedalt_round);
 
-static pflref_status fedsim_check(const pflref_problem *problem,
-                                  const pflref_hyper *hyper,
-                                  const pflref_schedule *schedule,
-                                  const unsigned char *mask,
-                                  pflref_error *err)
-{
-    return pfl_check(problem, hyper, schedule, mask, 0, err);
-}
-
-const pflref_algorithm pflref_fedalt = {
-    .name = "fedalt",
-    .title = "FedAlt (Pillutla et al., ICML 2022, Alg. 4)",
-    .has_global = 1,
-    .has_personal = 1,
-    .allows_post = 1,
-    .personal_name = "v",
-    .n_eval = 1,
-    .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
-    .check = fedalt_check,
-    .round = fedalt_round,
-    .finish = pfl_finish,
-};
-
-const pflref_algorithm pflref_fedsim = {
-    .name = "fedsim",
-    .title = "FedSim (Pillutla et al., ICML 2022, Alg. 5)",
-    .has_global = 1,
-    .has_personal = 1,
-    .allows_post = 1,
-    .personal_name = "v",
-    .n_eval = 1,
-    .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
-    .check = fedsim_check,
-    .round = fedsim_round,
-    .finish = pfl_finish,
-};
+const pflref_algorithm pflref_fedsim =
+    PFL_ALGORITHM("fedsim", "FedSim (Pillutla et al., ICML 2022, Alg. 5)",
+                  fedsim_check, fedsim_round);

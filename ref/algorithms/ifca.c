@@ -1,4 +1,5 @@
-/* ref/ifca.c: the Iterative Federated Clustering Algorithm, Algorithm 1 of
+/* ref/algorithms/ifca.c: the Iterative Federated Clustering Algorithm,
+ * Algorithm 1 of
  *   A. Ghosh, J. Chung, D. Yin, K. Ramchandran, "An Efficient Framework
  *   for Clustered Federated Learning", NeurIPS 2020, arXiv 2006.04088.
  * Equations, the authors' code (jichan3751/ifca) and the worked example:
@@ -35,10 +36,17 @@
  * on its training set (the paper's evaluation: each machine takes the
  * cluster model of lowest loss), for every client, participant or not.
  *
- * Symbols:  θ_j ↔ theta + j·P (k×P in s->work)   γ ↔ hyper->ifca.gamma
+ * Symbols:  θ_j ↔ ifca_work.theta + j·P   γ ↔ hyper->ifca.gamma
  *           k ↔ hyper->ifca.k   M_t ↔ plan->clients   ĵ_i ↔ j_hat
- *           F_i(θ_j) ↔ loss[j]   g_i, θ̃_i ↔ s->scratch
+ *           F_i(θ_j) ↔ ifca_work.loss[j]   g_i, θ̃_i ↔ ifca_work.x
+ *           δ, σ ↔ hyper->ifca.init_shift, .init_sd
  * Switch ifca.mode: gradient (Option I) | model (Option II).
+ *
+ * State and work: ifca_work holds the state, the k cluster models θ_j
+ * (kept from round to round), and the round's work: the server's sums and
+ * counts, the losses F_i(θ_j) of one machine, the assignments ĵ_i and the
+ * machine's g_i or θ̃_i.  s->v holds the reported models θ_ĵ, s->theta0
+ * the initial models (reported).
  *
  * Determinism: machines are visited and summed in ascending id.
  * Cost per round: k loss evaluations per client (participants, then every
@@ -49,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 #include "pflref/sampler.h"
 
 static const char *const LOSS_LINE =
@@ -65,12 +74,83 @@ static const char *const INIT_LINE = "θ_j⁰ = w⁰ + j δ 𝟙 + σ ξ_j";
 static const char *const PARTITION_LINE =
     "each client's cluster argmin_j F_i(θ_j) at the new models";
 
-/* The work layout of s->work: θ_j (k×P ≤ N×P), the server's sums (k×P),
- * the counts Σ_i s_ij (k), the losses F_i(θ_j) (k), a buffer (N). */
-static size_t ifca_work_doubles(const pflref_problem *problem)
+/* k ≤ N; given initial models take no δ or σ and are finite; the seed
+ * in range; Option I takes one batch per machine and round. */
+static pflref_status ifca_check(const pflref_problem *problem,
+                                const pflref_hyper *hyper,
+                                const pflref_schedule *schedule,
+                                const unsigned char *mask, pflref_error *err)
 {
-    const size_t N = problem->N, P = problem->model.P;
-    return 2 * N * P + 3 * N;
+    (void)mask;
+    const pflref_ifca_hyper *hp = &hyper->ifca;
+    const size_t k = hp->k, P = problem->model.P;
+    const double delta = hp->init_shift, sigma = hp->init_sd;
+    const int gradient = hp->mode == PFLREF_IFCA_GRADIENT;
+    if (k > problem->N)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.ifca.k",
+                                "ifca.k = %zu exceeds the %zu clients",
+                                k, problem->N);
+    if (hp->theta0 != NULL && (delta != 0.0 || sigma != 0.0))
+        return pflref_error_set(err, PFLREF_EINVAL, "init.cluster_models",
+                                "given initial cluster models take no "
+                                "ifca.init_shift or ifca.init_sd (%g, %g "
+                                "given)", delta, sigma);
+    if (hp->init_seed > PFLREF_SEED_MAX)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.ifca.init_seed",
+                                "ifca.init_seed = %zu exceeds %lu",
+                                hp->init_seed, PFLREF_SEED_MAX);
+    for (size_t t = 0; gradient && t < schedule->T; t++)
+        for (size_t j = 0; j < schedule->rounds[t].m; j++)
+            if (schedule->rounds[t].batches[j].nsteps != 1) {
+                char where[PFLREF_WHERE_MAX];
+                snprintf(where, sizeof where,
+                         "schedule.rounds[%zu].batches[%zu]", t, j);
+                return pflref_error_set(
+                    err, PFLREF_EINVAL, where,
+                    "ifca.mode = gradient takes one gradient per machine "
+                    "and round: give exactly one batch (%zu given; "
+                    "local.steps = 1, batch_size 0 for the full batch)",
+                    schedule->rounds[t].batches[j].nsteps);
+            }
+    /* Alg. 1's input θ_j^(0), when given */
+    if (hp->theta0 != NULL && !pflref_all_finite(hp->theta0, k * P))
+        return pflref_error_set(err, PFLREF_EINVAL, "init.cluster_models",
+                                "the initial cluster models are not finite");
+    return PFLREF_OK;
+}
+
+/* IFCA's extra state and work buffers (ifca_work_alloc). */
+typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)                */
+    /* state, kept from round to round */
+    double *theta;   /* k×P: the cluster models θ_j, row j                  */
+    /* work */
+    double *sum;     /* k×P: the server's Σ_i s_ij g_i (or Σ_i s_ij θ̃_i)    */
+    double *count;   /* k: Σ_i s_ij, the machines that chose θ_j           */
+    double *loss;    /* k: F_i(θ_j) of the machine being estimated         */
+    double *part;    /* N: every client's ĵ_i at the new models            */
+    double *x;       /* P: g_i (Option I) or θ̃_i (Option II)               */
+    double *g;       /* P: the gradient of LocalUpdate's steps             */
+} ifca_work;
+
+/* k = hyper->ifca.k ≤ N (ifca_check). */
+static void *ifca_work_alloc(const pflref_problem *problem,
+                             const pflref_hyper *hyper)
+{
+    const size_t P = problem->model.P, N = problem->N, k = hyper->ifca.k;
+    ifca_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return NULL;
+    ws->theta = pflref_work_doubles(&ws->list, k, P);
+    ws->sum = pflref_work_doubles(&ws->list, k, P);
+    ws->count = pflref_work_doubles(&ws->list, k, 1);
+    ws->loss = pflref_work_doubles(&ws->list, k, 1);
+    ws->part = pflref_work_doubles(&ws->list, N, 1);
+    ws->x = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    return pflref_work_ready(ws);
 }
 
 /* ĵ = argmin_j F_i(θ_j) on client i's training set; loss[0..k−1] gets
@@ -101,187 +181,183 @@ static pflref_status estimate(const pflref_state *s, size_t i,
 
 /* Every client's personalised model v_i = θ_ĵ, ĵ = argmin_j F_i(θ_j);
  * part[i] = ĵ. */
-static pflref_status assign_all(pflref_state *s, const double *theta,
-                                double *loss, double *part, pflref_error *err)
+static pflref_status assign_all(pflref_state *s, pflref_error *err)
 {
+    ifca_work *ws = s->extra;
     for (size_t i = 0; i < s->N; i++) {
         size_t j;
-        pflref_status st = estimate(s, i, theta, loss, &j, err);
+        pflref_status st = estimate(s, i, ws->theta, ws->loss, &j, err);
         if (st != PFLREF_OK)
             return st;
-        memcpy(s->v + i * s->P, theta + j * s->P, s->P * sizeof *s->v);
-        part[i] = (double)j;
+        memcpy(s->v + i * s->P, ws->theta + j * s->P, s->P * sizeof *s->v);
+        ws->part[i] = (double)j;
     }
     return PFLREF_OK;
 }
 
+/* Alg. 1's input θ_j^(0): given, or w⁰ + j δ 𝟙 + σ ξ_j; recorded in
+ * s->theta0; then every client's v_i = θ_ĵ^(0). */
 static pflref_status ifca_init(pflref_state *s, pflref_error *err)
 {
-    const pflref_hyper *h = s->hyper;
-    const size_t P = s->P, N = s->N, k = h->ifca.k;
-    double *theta = s->work;
-    double *loss = theta + 2 * N * P + N, *part = loss + N;
-    const char *where = "algorithm.hyperparameters.ifca.init_shift";
-    if (h->ifca.theta0 != NULL) {
-        /* θ_j^(0) given */
-        memcpy(theta, h->ifca.theta0, k * P * sizeof *theta);
-        where = "init.cluster_models";
-    } else if (h->ifca.init_sd > 0.0) {
-        /* θ_j^(0) = w⁰ + j δ 𝟙 + σ ξ_j: the draws σ ξ_j first */
-        pflref_status st = pflref_draw_gaussian(
-            (unsigned long)h->ifca.init_seed, h->ifca.init_sd, theta, k * P,
-            err);
-        if (st != PFLREF_OK)
-            return st;
+    const pflref_ifca_hyper *hp = &s->hyper->ifca;
+    const size_t k = hp->k;
+    const double delta = hp->init_shift, sigma = hp->init_sd;
+    const size_t P = s->P;
+    ifca_work *ws = s->extra;
+    double *theta = ws->theta;
+    if (hp->theta0 != NULL) {
+        /* θ_j^(0) given (finite: ifca_check) */
+        memcpy(theta, hp->theta0, k * P * sizeof *theta);
     } else {
-        for (size_t q = 0; q < k * P; q++)
-            theta[q] = 0.0;
+        if (sigma > 0.0) {
+            /* θ_j^(0) = w⁰ + j δ 𝟙 + σ ξ_j: the draws σ ξ_j first */
+            pflref_status st = pflref_draw_gaussian(
+                (unsigned long)hp->init_seed, sigma, theta, k * P, err);
+            if (st != PFLREF_OK)
+                return st;
+        } else {
+            for (size_t q = 0; q < k * P; q++)   /* σ = 0 draws nothing */
+                theta[q] = 0.0;
+        }
+        for (size_t j = 0; j < k; j++)
+            for (size_t p = 0; p < P; p++)
+                theta[j * P + p] += s->w0[p] + (double)j * delta;
+        /* w⁰ + j δ can overflow although w⁰ and δ are finite */
+        if (!pflref_all_finite(theta, k * P))
+            return pflref_error_set(err, PFLREF_EINVAL,
+                                    "algorithm.hyperparameters.ifca."
+                                    "init_shift",
+                                    "the initial cluster models are not "
+                                    "finite");
     }
-    for (size_t j = 0; h->ifca.theta0 == NULL && j < k; j++)
-        for (size_t p = 0; p < P; p++)
-            theta[j * P + p] += s->w0[p] + (double)j * h->ifca.init_shift;
-    if (!pflref_all_finite(theta, k * P))
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "the initial cluster models are not finite");
     s->theta0 = malloc(k * P * sizeof *s->theta0);
     if (s->theta0 == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, "init.cluster_models",
                                 "out of memory");
     memcpy(s->theta0, theta, k * P * sizeof *theta);
     s->n_theta0 = k * P;
-    return assign_all(s, theta, loss, part, err);
+    return assign_all(s, err);
+}
+
+/* Machine i = M_t[m]: ĵ_i and its contribution s_iĵ x_i to the server's
+ * sums, x_i = g_i (Option I) or θ̃_i (Option II). */
+static pflref_status machine_update(pflref_state *s,
+                                    const pflref_round_plan *plan, size_t m,
+                                    const pflref_trace *trace,
+                                    pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const pflref_ifca_hyper *hp = &s->hyper->ifca;
+    const double gamma = hp->gamma;
+    const size_t P = s->P, k = hp->k, i = plan->clients[m];
+    const long t = (long)s->t;
+    ifca_work *ws = s->extra;
+    double *x = ws->x;
+    size_t j_hat;
+    pflref_status st = estimate(s, i, ws->theta, ws->loss, &j_hat, err);
+    if (st != PFLREF_OK)
+        return st;
+    const double jd = (double)j_hat;
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1, "loss",
+                      ws->loss, k, LOSS_LINE);
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1, "j_hat",
+                      &jd, 1, JHAT_LINE);
+    const double *theta_j = ws->theta + j_hat * P;
+    if (hp->mode == PFLREF_IFCA_MODEL) {
+        /* θ̃_i ← LocalUpdate(θ_ĵ, γ, τ) */
+        memcpy(x, theta_j, P * sizeof *x);
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
+                          0, "theta_local", x, P, NULL);
+        const pflref_local_sgd job = {
+            .model = &pr->model, .data = &pr->clients[i].train,
+            .batches = &plan->batches[m], .eta = gamma, .phase = "train",
+            .name = "theta_local", .formula = LOCAL_LINE, .round = t,
+            .client = (long)i};
+        st = pflref_local_sgd_run(&job, x, ws->g, s->ws, trace, err);
+        if (st != PFLREF_OK)
+            return st;
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
+                          -1, "theta_local", x, P, NULL);
+    } else {
+        /* g_i = ∇F_i(θ_ĵ; b) */
+        st = pflref_batch_grad(&pr->model, theta_j, &pr->clients[i].train,
+                               &plan->batches[m], 0, s->ws, x, t, (long)i,
+                               err);
+        if (st != PFLREF_OK)
+            return st;
+        if (!pflref_all_finite(x, P))
+            return pflref_error_diverge(err, t, (long)i, 1, "g");
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
+                          -1, "g", x, P, GRAD_LINE);
+    }
+    pflref_accumulate(ws->sum + j_hat * P, 1.0, x, P);   /* Σ_i s_ij x_i */
+    ws->count[j_hat] += 1.0;
+    return PFLREF_OK;
+}
+
+/* Server: Option I θ_j ← θ_j − (γ/|M_t|) Σ_i s_ij g_i; Option II
+ * θ_j ← Σ_i s_ij θ̃_i / Σ_i s_ij (θ_j when no machine chose j). */
+static pflref_status server_update(pflref_state *s, size_t M,
+                                   const pflref_trace *trace,
+                                   pflref_error *err)
+{
+    const pflref_ifca_hyper *hp = &s->hyper->ifca;
+    const double gamma = hp->gamma;
+    const int model_mode = hp->mode == PFLREF_IFCA_MODEL;
+    const size_t P = s->P, k = hp->k;
+    const long t = (long)s->t;
+    ifca_work *ws = s->extra;
+    const double step = gamma / (double)M;   /* γ/|M_t| */
+    for (size_t j = 0; j < k; j++) {
+        double *theta_j = ws->theta + j * P;
+        const double *sum_j = ws->sum + j * P;
+        if (!model_mode)
+            pflref_accumulate(theta_j, -step, sum_j, P);
+        else if (ws->count[j] > 0.0)
+            for (size_t p = 0; p < P; p++)
+                theta_j[p] = sum_j[p] / ws->count[j];
+    }
+    if (!pflref_all_finite(ws->theta, k * P))
+        return pflref_error_diverge(err, t, -1, -1, "theta");
+    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "theta",
+                      ws->theta, k * P, SERVER_LINE[hp->mode]);
+    return PFLREF_OK;
 }
 
 static pflref_status ifca_round(pflref_state *s, const pflref_round_plan *plan,
                                 const pflref_trace *trace, pflref_error *err)
 {
-    const pflref_problem *pr = s->problem;
-    const pflref_hyper *h = s->hyper;
-    const size_t P = s->P, N = s->N, k = h->ifca.k;
+    const size_t P = s->P, k = s->hyper->ifca.k;
     const long t = (long)s->t;
-    const int model_mode = h->ifca.mode == PFLREF_IFCA_MODEL;
-    double *theta = s->work;                 /* k×P: θ_j          */
-    double *sum = theta + N * P;             /* k×P: server sums  */
-    double *count = sum + N * P;             /* k: Σ_i s_ij       */
-    double *loss = count + N;                /* k: F_i(θ_j)       */
-    double *part = loss + N;                 /* N                 */
-    double *x = s->scratch;                  /* g_i or θ̃_i        */
-    double *g = s->scratch + P;
+    ifca_work *ws = s->extra;
 
+    /* the server broadcasts θ_j^(t) */
     if (t == 0)
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1,
-                          "theta0", theta, k * P, INIT_LINE);
+                          "theta0", ws->theta, k * P, INIT_LINE);
     pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1,
-                      "theta", theta, k * P, NULL);
+                      "theta", ws->theta, k * P, NULL);
     for (size_t q = 0; q < k * P; q++)
-        sum[q] = 0.0;
+        ws->sum[q] = 0.0;
     for (size_t j = 0; j < k; j++)
-        count[j] = 0.0;
+        ws->count[j] = 0.0;
 
+    /* every machine i ∈ M_t, in ascending id */
     for (size_t m = 0; m < plan->m; m++) {
-        const size_t i = plan->clients[m];
-        size_t j_hat;
-        pflref_status st = estimate(s, i, theta, loss, &j_hat, err);
+        pflref_status st = machine_update(s, plan, m, trace, err);
         if (st != PFLREF_OK)
             return st;
-        const double jd = (double)j_hat;
-        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
-                          "loss", loss, k, LOSS_LINE);
-        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
-                          "j_hat", &jd, 1, JHAT_LINE);
-        const double *theta_j = theta + j_hat * P;
-        if (model_mode) {
-            /* θ̃_i ← LocalUpdate(θ_ĵ, γ, τ) */
-            memcpy(x, theta_j, P * sizeof *x);
-            pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t,
-                              (long)i, 0, "theta_local", x, P, NULL);
-            const pflref_local_sgd job = {
-                &pr->model, &pr->clients[i].train, &plan->batches[m],
-                h->ifca.gamma, 0.0, NULL, NULL, "train", "theta_local",
-                LOCAL_LINE, t, (long)i};
-            st = pflref_local_sgd_run(&job, x, g, s->ws, trace, err);
-            if (st != PFLREF_OK)
-                return st;
-            pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t,
-                              (long)i, -1, "theta_local", x, P, NULL);
-        } else {
-            /* g_i = ∇F_i(θ_ĵ; b) */
-            st = pflref_batch_grad(&pr->model, theta_j,
-                                   &pr->clients[i].train, &plan->batches[m],
-                                   0, s->ws, x, t, (long)i, err);
-            if (st != PFLREF_OK)
-                return st;
-            if (!pflref_all_finite(x, P))
-                return pflref_error_diverge(err, t, (long)i, 1, "g");
-            pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t,
-                              (long)i, -1, "g", x, P, GRAD_LINE);
-        }
-        pflref_accumulate(sum + j_hat * P, 1.0, x, P);   /* Σ_i s_ij x_i */
-        count[j_hat] += 1.0;
     }
-
-    /* Server */
-    const double step = h->ifca.gamma / (double)plan->m;   /* γ/|M_t| */
-    for (size_t j = 0; j < k; j++) {
-        double *theta_j = theta + j * P;
-        const double *sum_j = sum + j * P;
-        if (!model_mode)
-            pflref_accumulate(theta_j, -step, sum_j, P);
-        else if (count[j] > 0.0)
-            for (size_t p = 0; p < P; p++)
-                theta_j[p] = sum_j[p] / count[j];
-    }
-    if (!pflref_all_finite(theta, k * P))
-        return pflref_error_diverge(err, t, -1, -1, "theta");
-    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "theta",
-                      theta, k * P, SERVER_LINE[h->ifca.mode]);
+    pflref_status st = server_update(s, plan->m, trace, err);
+    if (st != PFLREF_OK)
+        return st;
 
     /* The reported models: v_i = θ_ĵ at the new models */
-    pflref_status st = assign_all(s, theta, loss, part, err);
+    st = assign_all(s, err);
     if (st != PFLREF_OK)
         return st;
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1, "partition",
-                      part, N, PARTITION_LINE);
-    return PFLREF_OK;
-}
-
-static pflref_status ifca_check(const pflref_problem *problem,
-                                const pflref_hyper *hyper,
-                                const pflref_schedule *schedule,
-                                const unsigned char *mask, pflref_error *err)
-{
-    (void)mask;
-    if (hyper->ifca.k > problem->N)
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.hyperparameters.ifca.k",
-                                "ifca.k = %zu exceeds the %zu clients",
-                                hyper->ifca.k, problem->N);
-    if (hyper->ifca.theta0 != NULL &&
-        (hyper->ifca.init_shift != 0.0 || hyper->ifca.init_sd != 0.0))
-        return pflref_error_set(err, PFLREF_EINVAL, "init.cluster_models",
-                                "given initial cluster models take no "
-                                "ifca.init_shift or ifca.init_sd (%g, %g "
-                                "given)", hyper->ifca.init_shift,
-                                hyper->ifca.init_sd);
-    if (hyper->ifca.init_seed > PFLREF_SEED_MAX)
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.hyperparameters.ifca.init_seed",
-                                "ifca.init_seed = %zu exceeds %lu",
-                                hyper->ifca.init_seed, PFLREF_SEED_MAX);
-    for (size_t t = 0; hyper->ifca.mode == PFLREF_IFCA_GRADIENT &&
-                       t < schedule->T; t++)
-        for (size_t j = 0; j < schedule->rounds[t].m; j++)
-            if (schedule->rounds[t].batches[j].nsteps != 1) {
-                char where[PFLREF_WHERE_MAX];
-                snprintf(where, sizeof where,
-                         "schedule.rounds[%zu].batches[%zu]", t, j);
-                return pflref_error_set(
-                    err, PFLREF_EINVAL, where,
-                    "ifca.mode = gradient takes one gradient per machine "
-                    "and round: give exactly one batch (%zu given; "
-                    "local.steps = 1, batch_size 0 for the full batch)",
-                    schedule->rounds[t].batches[j].nsteps);
-            }
+                      ws->part, s->N, PARTITION_LINE);
     return PFLREF_OK;
 }
 
@@ -291,8 +367,9 @@ const pflref_algorithm pflref_ifca = {
     .has_personal = 1,
     .n_eval = 1,
     .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
-    .work_doubles = ifca_work_doubles,
     .check = ifca_check,
+    .work_alloc = ifca_work_alloc,
+    .work_free = pflref_work_free,
     .init = ifca_init,
     .round = ifca_round,
 };

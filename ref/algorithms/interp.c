@@ -1,14 +1,14 @@
-/* ref/interp.c: model interpolation between a FedAvg global model and each
- * client's purely local model (seed 000 §2, "interpolation methods keep
- * both a global and a local model and mix them, predicting with
- * α w_local + (1 − α) w_global", and its Exercise 14.7.2; the baseline
- * of Mansour, Mohri, Ro, Suresh, "Three Approaches for
+/* ref/algorithms/interp.c: model interpolation between a FedAvg global
+ * model and each client's purely local model (seed 000 §2, "interpolation
+ * methods keep both a global and a local model and mix them, predicting
+ * with α w_local + (1 − α) w_global", and its Exercise 14.7.2; the
+ * baseline of Mansour, Mohri, Ro, Suresh, "Three Approaches for
  * Personalization with Applications to Federated Learning", arXiv
  * 2002.10619, 2020; shared/spec notes §5.2).
  *
- * Training rounds are FedAvg's (ref/fedavg.c, with its fedavg.weights
- * switch) and give the global model w.  After the last round (the
- * schedule's post phase), for every client i:
+ * Training rounds are FedAvg's (ref/algorithms/fedavg.c, with its
+ * fedavg.weights switch) and give the global model w.  After the last
+ * round (the schedule's post phase), for every client i:
  *
  *   h_i ← w⁰; for each post batch D:  h_i ← h_i − η ∇f_i(h_i; D)
  *       (the purely local model: seed 000's "local" column, 200
@@ -29,16 +29,21 @@
  *
  * Symbols:  w ↔ s->w (P)   h_i ↔ s->v + i·P (P)   α_i ↔ s->alpha[i]
  *           w⁰ ↔ s->w0   η ↔ hyper->eta   α ↔ hyper->interp.alpha
- *           G ↔ hyper->interp.grid   v̄_i ↔ mix (P)
+ *           G ↔ hyper->interp.grid   v̄_i ↔ interp_work.v_bar (P)
+ *
+ * State and work: w, h_i and α_i are the run state; interp_work holds
+ * FedAvg's own workspace for the rounds (its descriptor's work_alloc) and
+ * the phase after training's work buffers (a gradient and v̄).
  *
  * Switches (default first):
  *   interp.alpha   fixed: one α ∈ [0, 1] for every client (hyperparameter
  *                  alpha, required then); per_client_grid: the grid search
  *   interp.select  validation | test (where per_client_grid scores α)
- *   fedavg.weights the global model's FedAvg (ref/fedavg.c)
+ *   fedavg.weights the global model's FedAvg (ref/algorithms/fedavg.c)
  * Variants in the literature that are not this algorithm: litian96/ditto's
  * mapper trains h_i and w through the mixture with candidate α ∈ {¼, ½, ¾};
- * APFL with a fixed α (ref/apfl.c) trains v_i through the mixture too.
+ * APFL with a fixed α (ref/algorithms/apfl.c) trains v_i through the
+ * mixture too.
  *
  * Trace (phase "interp"): CLIENT_BEGIN / STEP / CLIENT_END "h" while h_i
  * trains; per_client_grid adds, per client and grid point j (step = j),
@@ -55,12 +60,24 @@
  * when there is one).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 
 static const char *const LOCAL_LINE = "h_i ← h_i − η ∇f_i(h_i; D)";
 static const char *const MIX_LINE = "v̄_i = α_j h_i + (1 − α_j) w";
+static const char *const NO_VALIDATION_SET =
+    "interp.select = validation scores α on every client's validation "
+    "split (X_val, y_val), and this problem has none; give X_val and y_val "
+    "to every client, or set interp.select = test to select on the test "
+    "set (Exercise 14.7.2's reading)";
+static const char *const NO_TEST_SET =
+    "interp.select = test scores α on every client's test set (X_test, "
+    "y_test), and this problem has none";
 
+/* interp.alpha = fixed: α ∈ [0, 1] given; per_client_grid: no α, G ≥ 1,
+ * and every client's selection set. */
 static pflref_status interp_check(const pflref_problem *problem,
                                   const pflref_hyper *hyper,
                                   const pflref_schedule *schedule,
@@ -69,53 +86,98 @@ static pflref_status interp_check(const pflref_problem *problem,
 {
     (void)schedule;
     (void)mask;
-    if (hyper->interp.alpha_mode == PFLREF_INTERP_FIXED) {
-        if (isnan(hyper->interp.alpha))
+    const pflref_interp_hyper *hp = &hyper->interp;
+    const double alpha = hp->alpha;
+    const size_t G = hp->grid;
+    if (hp->alpha_mode == PFLREF_INTERP_FIXED) {
+        if (isnan(alpha))
             return pflref_error_set(err, PFLREF_EINVAL,
                                     "algorithm.hyperparameters.alpha",
                                     "interp.alpha = fixed needs "
                                     "hyperparameter alpha (α), the weight "
                                     "of the local model in "
                                     "α h_i + (1 − α) w");
-        if (hyper->interp.alpha > 1.0)
+        if (alpha > 1.0)
             return pflref_error_set(err, PFLREF_EINVAL,
                                     "algorithm.hyperparameters.alpha",
                                     "α = %.17g is above 1: the "
                                     "interpolation α h_i + (1 − α) w "
                                     "needs α in [0, 1]",
-                                    hyper->interp.alpha);
+                                    alpha);
         return PFLREF_OK;
     }
     /* per_client_grid */
-    if (!isnan(hyper->interp.alpha))
+    if (!isnan(alpha))
         return pflref_error_set(err, PFLREF_EINVAL,
                                 "algorithm.hyperparameters.alpha",
                                 "interp.alpha = per_client_grid chooses α_i "
                                 "on the grid; a fixed alpha would be "
                                 "ignored (leave it out, or set "
                                 "interp.alpha = fixed)");
-    if (hyper->interp.grid == PFLREF_INT_UNSET || hyper->interp.grid < 1)
+    if (G == PFLREF_INT_UNSET || G < 1)
         return pflref_error_set(err, PFLREF_EINVAL,
                                 "algorithm.hyperparameters.interp.grid",
                                 "interp.grid (G) must be at least 1");
-    if (hyper->interp.select == PFLREF_INTERP_SELECT_VALIDATION &&
-        !pflref_problem_has_val(problem))
+    /* per_client_grid scores α on the selection set, which every client
+     * must have */
+    const int on_test = hp->select == PFLREF_INTERP_SELECT_TEST;
+    if (on_test ? !pflref_problem_has_test(problem)
+                : !pflref_problem_has_val(problem))
         return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.switches.interp.select",
-                                "interp.select = validation scores α on "
-                                "every client's validation split (X_val, "
-                                "y_val), and this problem has none; give "
-                                "X_val and y_val to every client, or set "
-                                "interp.select = test to select on the "
-                                "test set (Exercise 14.7.2's reading)");
-    if (hyper->interp.select == PFLREF_INTERP_SELECT_TEST &&
-        !pflref_problem_has_test(problem))
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.switches.interp.select",
-                                "interp.select = test scores α on every "
-                                "client's test set (X_test, y_test), and "
-                                "this problem has none");
+                                "algorithm.switches.interp.select", "%s",
+                                on_test ? NO_TEST_SET : NO_VALIDATION_SET);
     return PFLREF_OK;
+}
+
+/* Interpolation's work buffers: FedAvg's for the rounds, its own for the
+ * phase after training. */
+typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)               */
+    double *g;        /* P: the gradient of h_i's local steps              */
+    double *v_bar;    /* P: v̄ = α h_i + (1 − α) w at a grid point or at α_i */
+    void *fedavg;     /* FedAvg's workspace (pflref_fedavg.work_alloc, freed
+                         by its work_free), or NULL when FedAvg has none   */
+} interp_work;
+
+static void interp_work_free(void *work)
+{
+    interp_work *ws = work;
+    if (ws != NULL && ws->fedavg != NULL)
+        pflref_fedavg.work_free(ws->fedavg);
+    pflref_work_free(ws);
+}
+
+static void *interp_work_alloc(const pflref_problem *problem,
+                               const pflref_hyper *hyper)
+{
+    const size_t P = problem->model.P;
+    interp_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return NULL;
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->v_bar = pflref_work_doubles(&ws->list, P, 1);
+    if (pflref_fedavg.work_alloc != NULL) {
+        ws->fedavg = pflref_fedavg.work_alloc(problem, hyper);
+        if (ws->fedavg == NULL)
+            ws->list.failed = 1;
+    }
+    if (ws->list.failed) {
+        interp_work_free(ws);
+        return NULL;
+    }
+    return ws;
+}
+
+/* A training round: FedAvg's, on FedAvg's own workspace. */
+static pflref_status interp_round(pflref_state *s,
+                                  const pflref_round_plan *plan,
+                                  const pflref_trace *trace, pflref_error *err)
+{
+    interp_work *ws = s->extra;
+    s->extra = ws->fedavg;
+    pflref_status st = pflref_fedavg_round(s, plan, trace, err);
+    s->extra = ws;
+    return st;
 }
 
 /* Client i's purely local model: h_i ← w⁰, then one SGD step per post
@@ -126,14 +188,15 @@ static pflref_status train_local(pflref_state *s, size_t i,
                                  pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
+    const double eta = s->hyper->eta;
     const size_t P = s->P;
     memcpy(h, s->w0, P * sizeof *h);  /* h_i ← w⁰ */
     pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "interp", -1, (long)i, 0,
                       "h", h, P, NULL);
     const pflref_local_sgd job = {
-        &pr->model, &pr->clients[i].train, &schedule->post[i],
-        s->hyper->eta, 0.0, NULL, NULL, "interp", "h", LOCAL_LINE,
-        -1, (long)i};
+        .model = &pr->model, .data = &pr->clients[i].train,
+        .batches = &schedule->post[i], .eta = eta, .phase = "interp",
+        .name = "h", .formula = LOCAL_LINE, .round = -1, .client = (long)i};
     pflref_status st = pflref_local_sgd_run(&job, h, g, s->ws, trace, err);
     if (st != PFLREF_OK)
         return st;
@@ -144,19 +207,19 @@ static pflref_status train_local(pflref_state *s, size_t i,
 
 /* One grid point j of client i: v̄ = α_j h_i + (1 − α_j) w scored on the
  * selection set D_sel (*loss), and on the test set when there is one (its
- * records only).  mix [work] P. */
+ * records only).  v_bar [work] P. */
 static pflref_status score_point(pflref_state *s, size_t i, size_t j,
                                  double alpha_j, const double *h,
                                  const pflref_data *D_sel, int has_test,
-                                 double *mix, double *loss,
+                                 double *v_bar, double *loss,
                                  const pflref_trace *trace, pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
     const size_t P = s->P;
     for (size_t p = 0; p < P; p++)  /* v̄ = α_j h_i + (1 − α_j) w */
-        mix[p] = alpha_j * h[p] + (1.0 - alpha_j) * s->w[p];
+        v_bar[p] = alpha_j * h[p] + (1.0 - alpha_j) * s->w[p];
     pflref_eval ev;
-    pflref_status st = pflref_model_evaluate(&pr->model, mix, D_sel, s->ws,
+    pflref_status st = pflref_model_evaluate(&pr->model, v_bar, D_sel, s->ws,
                                              &ev);
     if (st != PFLREF_OK)
         return pflref_error_set(err, st, NULL,
@@ -172,7 +235,7 @@ static pflref_status score_point(pflref_state *s, size_t i, size_t j,
                       "select_loss", &ev.loss, 1, NULL);
     if (!has_test)
         return PFLREF_OK;
-    st = pflref_model_evaluate(&pr->model, mix, &pr->clients[i].test, s->ws,
+    st = pflref_model_evaluate(&pr->model, v_bar, &pr->clients[i].test, s->ws,
                                &ev);
     if (st != PFLREF_OK)
         return pflref_error_set(err, st, NULL,
@@ -199,12 +262,13 @@ static pflref_status score_point(pflref_state *s, size_t i, size_t j,
 /* α_i = the grid point with the lowest selection loss, ties to the smaller
  * α (scan upward, replace only on a strictly lower loss). */
 static pflref_status select_alpha(pflref_state *s, size_t i, const double *h,
-                                  double *mix, double *alpha_i,
+                                  double *v_bar, double *alpha_i,
                                   const pflref_trace *trace, pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
-    const size_t G = s->hyper->interp.grid;
-    const int on_test = s->hyper->interp.select == PFLREF_INTERP_SELECT_TEST;
+    const pflref_interp_hyper *hp = &s->hyper->interp;
+    const size_t G = hp->grid;
+    const int on_test = hp->select == PFLREF_INTERP_SELECT_TEST;
     const pflref_data *D_sel = on_test ? &pr->clients[i].test
                                        : &pr->clients[i].val;
     const int has_test = pflref_problem_has_test(pr);
@@ -213,7 +277,7 @@ static pflref_status select_alpha(pflref_state *s, size_t i, const double *h,
         const double alpha_j = (double)j / (double)G;  /* α_j = j/G */
         double loss = INFINITY;
         pflref_status st = score_point(s, i, j, alpha_j, h, D_sel, has_test,
-                                       mix, &loss, trace, err);
+                                       v_bar, &loss, trace, err);
         if (st != PFLREF_OK)
             return st;
         if (loss < best_loss) {  /* strictly lower: ties keep the smaller α */
@@ -229,11 +293,12 @@ static pflref_status interp_finish(pflref_state *s,
                                    const pflref_trace *trace,
                                    pflref_error *err)
 {
+    const pflref_interp_hyper *hp = &s->hyper->interp;
+    const double alpha = hp->alpha;
+    const int grid = hp->alpha_mode == PFLREF_INTERP_PER_CLIENT_GRID;
     const size_t P = s->P;
-    double *g = s->scratch;        /* gradient work      */
-    double *mix = s->scratch + P;  /* v̄ at a grid point */
-    const int grid = s->hyper->interp.alpha_mode ==
-                     PFLREF_INTERP_PER_CLIENT_GRID;
+    interp_work *ws = s->extra;
+    double *g = ws->g, *v_bar = ws->v_bar;
 
     for (size_t i = 0; i < s->N; i++) {
         double *h = s->v + i * P;
@@ -241,23 +306,24 @@ static pflref_status interp_finish(pflref_state *s,
         if (st != PFLREF_OK)
             return st;
         if (grid) {
-            st = select_alpha(s, i, h, mix, &s->alpha[i], trace, err);
+            st = select_alpha(s, i, h, v_bar, &s->alpha[i], trace, err);
             if (st != PFLREF_OK)
                 return st;
         } else {
-            s->alpha[i] = s->hyper->interp.alpha;  /* α_i ← α */
+            s->alpha[i] = alpha;  /* α_i ← α */
         }
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "interp", -1, (long)i, -1,
                           "alpha", &s->alpha[i], 1,
                           grid ? "α_i = argmin_j L_i(α_j h_i + (1 − α_j) w), "
                                  "ties to the smaller α_j"
                                : "α_i = α");
-        /* the personalized model, as the evaluation builds it (ref/run.c) */
+        /* the personalized model, as the evaluation builds it
+         * (ref/engine/run.c) */
         const double a = s->alpha[i];
         for (size_t p = 0; p < P; p++)
-            mix[p] = a * h[p] + (1.0 - a) * s->w[p];
+            v_bar[p] = a * h[p] + (1.0 - a) * s->w[p];
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "interp", -1, (long)i, -1,
-                          "v_bar", mix, P, "v̄_i = α_i h_i + (1 − α_i) w");
+                          "v_bar", v_bar, P, "v̄_i = α_i h_i + (1 − α_i) w");
     }
     return PFLREF_OK;
 }
@@ -275,6 +341,8 @@ const pflref_algorithm pflref_interp = {
              {"local", PFLREF_SOURCE_PERSONAL},
              {"personalized", PFLREF_SOURCE_MIX}},
     .check = interp_check,
-    .round = pflref_fedavg_round,
+    .work_alloc = interp_work_alloc,
+    .work_free = interp_work_free,
+    .round = interp_round,
     .finish = interp_finish,
 };

@@ -1,4 +1,4 @@
-/* ref/pflego.c: PFLEGO,
+/* ref/algorithms/pflego.c: PFLEGO,
  *   S. Nikoloutsopoulos, I. Koutsopoulos, M. K. Titsias, "Personalized
  *   Federated Learning with Exact Stochastic Gradient Descent",
  *   arXiv 2202.09848 (the seed 004_…; shared/spec
@@ -45,20 +45,26 @@
  *
  * State: s->w holds θ in the body entries (the head entries keep w0's);
  * s->v + i·P holds (θ, W_i), its body entries set to θ_{t+1} after every
- * round.  s->work caches A and Φ (N_i × h each) and the output errors E
- * (N_i × k) of the client being processed.
+ * round.  pflego_work holds the rest: as state, Adam's moments m and v
+ * (server = adam), zero at the start; as work, the iterate (θ_t, W), the
+ * joint gradient, and the cache of the client being processed: the body's
+ * pre-activations A and features Φ_i (N_i × h each) and the output errors
+ * E (N_i × k).
  *
  * Symbols:  θ ↔ the body entries (s->shared)   W_i ↔ the head entries
  *           (s->mask) of s->v + i·P   I ↔ s->N   r ↔ plan->m
  *           ρ ↔ hyper->rho   β ↔ hyper->pflego.beta   τ ↔ nsteps
+ *           Φ_i ↔ pflego_work.Phi   m, v (Adam) ↔ pflego_work.m, .v
  *
  * Cost per round and sampled client: 1 body forward, 1 body backward,
  * τ head gradients on the cache; + O(N·P).
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 
 static const char *const CHEAP_LINE =
     "step 4: W ← W − β ∇_W ℓ_i(W, θ_t) on the cached Φ_i";
@@ -75,12 +81,6 @@ static const char *const SERVER_LINE[] = {
 #define ADAM_B1 0.9
 #define ADAM_B2 0.999
 #define ADAM_EPS 1e-8
-
-static size_t pflego_work_doubles(const pflref_problem *pr)
-{
-    const pflref_model *m = &pr->model;
-    return pflref_problem_max_n(pr) * (2 * m->h + m->k);
-}
 
 /* PFLEGO needs an mlp whose personal blocks are exactly its head, and
  * full-batch steps. */
@@ -140,12 +140,39 @@ static pflref_status pflego_check(const pflref_problem *pr,
     return PFLREF_OK;
 }
 
-static pflref_status pflego_init(pflref_state *s, pflref_error *err)
+/* PFLEGO's extra state and work buffers (pflego_work_alloc). */
+typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)              */
+    /* state, kept from round to round (server = adam) */
+    double *m;        /* P: Adam's first moment m of ĝ, m⁰ = 0            */
+    double *v;        /* P: Adam's second moment v of ĝ², v⁰ = 0          */
+    /* work */
+    double *x;        /* P: client i's (θ_t, W) during its update         */
+    double *g;        /* P: the joint gradient, g_i (body) and G_i (head) */
+    double *A;        /* N_max × h: the body's pre-activations on X_i     */
+    double *Phi;      /* N_max × h: the cached features Φ_i = φ(X_i; θ_t) */
+    double *E;        /* N_max × k: the output errors ∂ℓ/∂z at (W̃_i, θ_t) */
+} pflego_work;
+
+/* N_max is the largest client data set (pflref_problem_max_n); h and k
+ * are the mlp's hidden width and outputs (check ensures an mlp). */
+static void *pflego_work_alloc(const pflref_problem *problem,
+                               const pflref_hyper *hyper)
 {
-    (void)err;
-    /* Adam's moments (scratch[6P, 8P)) start at zero. */
-    memset(s->scratch + 6 * s->P, 0, 2 * s->P * sizeof *s->scratch);
-    return PFLREF_OK;
+    (void)hyper;
+    const pflref_model *mlp = &problem->model;
+    const size_t P = mlp->P, n_max = pflref_problem_max_n(problem);
+    pflego_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return NULL;
+    ws->m = pflref_work_doubles(&ws->list, P, 1);
+    ws->v = pflref_work_doubles(&ws->list, P, 1);
+    ws->x = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->A = pflref_work_doubles(&ws->list, n_max, mlp->h);
+    ws->Phi = pflref_work_doubles(&ws->list, n_max, mlp->h);
+    ws->E = pflref_work_doubles(&ws->list, n_max, mlp->k);
+    return pflref_work_ready(ws);
 }
 
 /* The failure of a model call inside client i's update. */
@@ -158,24 +185,27 @@ static pflref_status model_failed(pflref_error *err, pflref_status st,
 }
 
 /* Steps 3–6 for client i: x = (θ_t, W_i) in, (θ_t, W_i^{t+1}) out; g gets
- * the joint gradient (g_i in the body entries, G_i in the head entries). */
+ * the joint gradient (g_i in the body entries, G_i in the head entries).
+ * head_scale is step 6's ρ (I/r) or ρ (I/r) α_i. */
 static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
                                    double head_scale, double *x, double *g,
                                    const pflref_trace *trace,
                                    pflref_error *err)
 {
+    const pflref_pflego_hyper *hp = &s->hyper->pflego;
+    const double beta = hp->beta;
     const pflref_model *m = &s->problem->model;
     const pflref_data *D = &s->problem->clients[i].train;
-    const pflref_hyper *h = s->hyper;
     const size_t P = s->P, n = D->n;
     const long t = (long)s->t;
-    double *A = s->work, *Phi = s->work + n * m->h, *E = Phi + n * m->h;
+    pflego_work *ws = s->extra;
+    double *A = ws->A, *Phi = ws->Phi, *E = ws->E;
 
     /* step 3: Φ_i = φ(X_i; θ_t), once */
     pflref_status st = pflref_model_features(m, x, D, NULL, n, s->ws, A, Phi);
     if (st != PFLREF_OK)
         return model_failed(err, st, t, i, 0);
-    /* step 4: τ − 1 cheap head steps on the cache */
+    /* step 4: τ − 1 cheap head steps on the cache, W ← W − β ∇_W ℓ_i */
     for (size_t q = 1; q < tau; q++) {
         st = pflref_model_head_grad(m, x, Phi, D, NULL, n, s->ws, g, NULL,
                                     NULL);
@@ -183,7 +213,7 @@ static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
             return model_failed(err, st, t, i, q);
         for (size_t p = 0; p < P; p++)
             if (s->mask[p])
-                x[p] -= h->pflego.beta * g[p];
+                x[p] -= beta * g[p];
         if (!pflref_all_finite(x, P))
             return pflref_error_diverge(err, t, (long)i, (long)q, "W_i");
         pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
@@ -200,32 +230,123 @@ static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
                                     "the joint gradient (G_i, g_i)");
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, (long)tau,
                       "g", g, P, JOINT_LINE);
-    /* step 6: the last head step */
+    /* step 6: the last head step W_i ← W̃_i − head_scale G_i */
     for (size_t p = 0; p < P; p++)
         if (s->mask[p])
             x[p] -= head_scale * g[p];
     if (!pflref_all_finite(x, P))
         return pflref_error_diverge(err, t, (long)i, (long)tau, "W_i");
     pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i, (long)tau,
-                      "w_local", x, P, HEAD_LINE[h->pflego.head_step]);
+                      "w_local", x, P, HEAD_LINE[hp->head_step]);
+    return PFLREF_OK;
+}
+
+/* Steps 2–7 for participant j of the round: client i = plan->clients[j]
+ * updates (θ_t, W_i) and the server adds its α_i g_i to acc.
+ *   N_all = N;  N_sel = Σ_{j∈I_t} N_j;  scale = I/r. */
+static pflref_status client_round(pflref_state *s,
+                                  const pflref_round_plan *plan, size_t j,
+                                  double N_all, double N_sel, double scale,
+                                  double *acc, const pflref_trace *trace,
+                                  pflref_error *err)
+{
+    const pflref_pflego_hyper *hp = &s->hyper->pflego;
+    const double rho = s->hyper->rho;
+    const size_t P = s->P, i = plan->clients[j];
+    const long t = (long)s->t;
+    pflego_work *ws = s->extra;
+    double *x = ws->x, *g = ws->g, *v_i = s->v + i * P;
+    const double n_i = (double)s->problem->clients[i].train.n;
+    const double alpha = n_i / N_all;                      /* α_i = N_i/N */
+    const double head_scale = hp->head_step == PFLREF_PFLEGO_HEAD_EXACT_ALPHA
+                                  ? rho * scale * alpha
+                                  : rho * scale;
+
+    pflref_compose(s->shared, s->w, v_i, x, P);   /* x = (θ_t, W_i^t) */
+    pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i, 0,
+                      "w_local", x, P, NULL);
+    size_t fwd0, bwd0, fwd1, bwd1;
+    pflref_model_workspace_passes(s->ws, &fwd0, &bwd0);
+    pflref_status st = client_update(s, i, plan->batches[j].nsteps,
+                                     head_scale, x, g, trace, err);
+    if (st != PFLREF_OK)
+        return st;
+    pflref_model_workspace_passes(s->ws, &fwd1, &bwd1);
+    memcpy(v_i, x, P * sizeof *x);          /* the client keeps W_i^{t+1} */
+    pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i, -1,
+                      "v", v_i, P, NULL);
+    const double passes[2] = {(double)(fwd1 - fwd0), (double)(bwd1 - bwd0)};
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
+                      "body_passes", passes, 2,
+                      "body [forward, backward] passes of the client's "
+                      "update");
+    /* step 7: the client uploads g_i; the server adds α_i g_i */
+    const double a =
+        hp->theta_weights == PFLREF_PFLEGO_THETA_SAMPLED_NORMALISED
+            ? n_i / N_sel
+            : alpha;
+    for (size_t p = 0; p < P; p++)
+        if (s->shared[p])
+            acc[p] += a * g[p];
     return PFLREF_OK;
 }
 
 /* Step 8 with server = adam: JAX's optimizers.adam, step count t. */
 static void adam_step(pflref_state *s, const double *ghat)
 {
+    const double rho = s->hyper->rho;
     const size_t P = s->P;
-    double *mom = s->scratch + 6 * P, *vel = s->scratch + 7 * P;
+    pflego_work *ws = s->extra;
+    double *m = ws->m, *v = ws->v;
     const double c1 = 1.0 - pow(ADAM_B1, (double)(s->t + 1));
     const double c2 = 1.0 - pow(ADAM_B2, (double)(s->t + 1));
     for (size_t p = 0; p < P; p++) {
         if (!s->shared[p])
             continue;
-        mom[p] = (1.0 - ADAM_B1) * ghat[p] + ADAM_B1 * mom[p];
-        vel[p] = (1.0 - ADAM_B2) * (ghat[p] * ghat[p]) + ADAM_B2 * vel[p];
-        const double mhat = mom[p] / c1, vhat = vel[p] / c2;
-        s->w[p] -= s->hyper->rho * mhat / (sqrt(vhat) + ADAM_EPS);
+        /* m ← (1 − b1) ĝ + b1 m;  v ← (1 − b2) ĝ² + b2 v;
+         * θ ← θ − ρ m̂ / (√v̂ + ε), m̂ = m/(1 − b1^t), v̂ = v/(1 − b2^t) */
+        m[p] = (1.0 - ADAM_B1) * ghat[p] + ADAM_B1 * m[p];
+        v[p] = (1.0 - ADAM_B2) * (ghat[p] * ghat[p]) + ADAM_B2 * v[p];
+        const double mhat = m[p] / c1, vhat = v[p] / c2;
+        s->w[p] -= rho * mhat / (sqrt(vhat) + ADAM_EPS);
     }
+}
+
+/* Step 8: ĝ = (I/r) Σ α_i g_i (acc holds the sum), then the server step
+ * θ_{t+1} = θ_t − ρ ĝ (or Adam's), and every client's (θ_{t+1}, W_i). */
+static pflref_status server_step(pflref_state *s, double scale, double *acc,
+                                 const pflref_trace *trace, pflref_error *err)
+{
+    const pflref_pflego_hyper *hp = &s->hyper->pflego;
+    const double rho = s->hyper->rho;
+    const size_t P = s->P;
+    const long t = (long)s->t;
+    pflego_work *ws = s->extra;
+
+    for (size_t p = 0; p < P; p++)
+        acc[p] *= scale;
+    if (!pflref_all_finite(acc, P))
+        return pflref_error_diverge(err, t, -1, -1, "g_hat");
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1, "g_hat", acc,
+                      P, GHAT_LINE);
+    if (hp->server == PFLREF_PFLEGO_SERVER_ADAM) {
+        /* ĝ² overflows beyond about 1e154: the second moment would turn
+         * infinite and freeze θ silently (its step ρ m̂/(√v̂ + ε) = 0) */
+        adam_step(s, acc);
+        if (!pflref_all_finite(ws->v, P))
+            return pflref_error_diverge(err, t, -1, -1,
+                                        "Adam's second moment");
+    } else {
+        for (size_t p = 0; p < P; p++)
+            if (s->shared[p])
+                s->w[p] -= rho * acc[p];
+    }
+    if (!pflref_all_finite(s->w, P))
+        return pflref_error_diverge(err, t, -1, -1, "θ");
+    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
+                      P, SERVER_LINE[hp->server]);
+    pflref_share_to_all(s);                   /* (θ_{t+1}, W_i) */
+    return PFLREF_OK;
 }
 
 static pflref_status pflego_round(pflref_state *s,
@@ -233,11 +354,10 @@ static pflref_status pflego_round(pflref_state *s,
                                   const pflref_trace *trace, pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
-    const pflref_hyper *h = s->hyper;
     const size_t P = s->P;
     const long t = (long)s->t;
     const double scale = (double)s->N / (double)plan->m;   /* I/r */
-    double *x = s->scratch, *g = s->scratch + P, *acc = s->accum;
+    double *acc = s->accum;
 
     pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1, "w",
                       s->w, P, NULL);
@@ -249,69 +369,15 @@ static pflref_status pflego_round(pflref_state *s,
     for (size_t p = 0; p < P; p++)
         acc[p] = 0.0;
 
+    /* steps 1–7: the sampled clients I_t, in ascending id */
     for (size_t j = 0; j < plan->m; j++) {
-        const size_t i = plan->clients[j];
-        const double n_i = (double)pr->clients[i].train.n;
-        const double alpha = n_i / N_all;                  /* α_i = N_i/N */
-        const double head_scale =
-            h->pflego.head_step == PFLREF_PFLEGO_HEAD_EXACT_ALPHA
-                ? h->rho * scale * alpha
-                : h->rho * scale;
-        double *v_i = s->v + i * P;
-        pflref_compose(s->shared, s->w, v_i, x, P);   /* x = (θ_t, W_i^t) */
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
-                          0, "w_local", x, P, NULL);
-        size_t fwd0, bwd0, fwd1, bwd1;
-        pflref_model_workspace_passes(s->ws, &fwd0, &bwd0);
-        pflref_status st = client_update(s, i, plan->batches[j].nsteps,
-                                         head_scale, x, g, trace, err);
+        pflref_status st = client_round(s, plan, j, N_all, N_sel, scale, acc,
+                                        trace, err);
         if (st != PFLREF_OK)
             return st;
-        pflref_model_workspace_passes(s->ws, &fwd1, &bwd1);
-        memcpy(v_i, x, P * sizeof *x);      /* the client keeps W_i^{t+1} */
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
-                          -1, "v", v_i, P, NULL);
-        const double passes[2] = {(double)(fwd1 - fwd0),
-                                  (double)(bwd1 - bwd0)};
-        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
-                          "body_passes", passes, 2,
-                          "body [forward, backward] passes of the client's "
-                          "update");
-        /* step 7: the client uploads g_i; the server adds α_i g_i */
-        const double a = h->pflego.theta_weights ==
-                                 PFLREF_PFLEGO_THETA_SAMPLED_NORMALISED
-                             ? n_i / N_sel
-                             : alpha;
-        for (size_t p = 0; p < P; p++)
-            if (s->shared[p])
-                acc[p] += a * g[p];
     }
-
-    /* step 8: ĝ = (I/r) Σ α_i g_i, then the server step */
-    for (size_t p = 0; p < P; p++)
-        acc[p] *= scale;
-    if (!pflref_all_finite(acc, P))
-        return pflref_error_diverge(err, t, -1, -1, "g_hat");
-    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1, "g_hat", acc,
-                      P, GHAT_LINE);
-    if (h->pflego.server == PFLREF_PFLEGO_SERVER_ADAM) {
-        /* ĝ² overflows beyond about 1e154: the second moment would turn
-         * infinite and freeze θ silently (its step ρ m̂/(√v̂ + ε) = 0) */
-        adam_step(s, acc);
-        if (!pflref_all_finite(s->scratch + 7 * P, P))
-            return pflref_error_diverge(err, t, -1, -1,
-                                        "Adam's second moment");
-    } else {
-        for (size_t p = 0; p < P; p++)
-            if (s->shared[p])
-                s->w[p] -= h->rho * acc[p];
-    }
-    if (!pflref_all_finite(s->w, P))
-        return pflref_error_diverge(err, t, -1, -1, "θ");
-    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
-                      P, SERVER_LINE[h->pflego.server]);
-    pflref_share_to_all(s);                   /* (θ_{t+1}, W_i) */
-    return PFLREF_OK;
+    /* step 8 (step 9: clients outside I_t keep W_i) */
+    return server_step(s, scale, acc, trace, err);
 }
 
 const pflref_algorithm pflref_pflego = {
@@ -323,8 +389,8 @@ const pflref_algorithm pflref_pflego = {
     .personal_name = "v",
     .n_eval = 1,
     .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
-    .work_doubles = pflego_work_doubles,
     .check = pflego_check,
-    .init = pflego_init,
+    .work_alloc = pflego_work_alloc,
+    .work_free = pflref_work_free,
     .round = pflego_round,
 };

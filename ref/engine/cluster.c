@@ -1,5 +1,5 @@
-/* ref/cluster.c: the cosine similarity of client updates and the optimal
- * bipartition of a cluster, from
+/* ref/engine/cluster.c: the cosine similarity of client updates and the
+ * optimal bipartition of a cluster, from
  *   F. Sattler, K.-R. Müller, W. Samek, "Clustered Federated Learning:
  *   Model-Agnostic Distributed Multitask Optimization Under Privacy
  *   Constraints", IEEE TNNLS 32(8):3710–3722, 2021, arXiv 1910.01991:

@@ -1,6 +1,6 @@
-/* pflref/cluster.h: the cosine similarity of client updates and the
+/* ref/engine/cluster.h: the cosine similarity of client updates and the
  * bipartition of a set of clients by it, the two primitives of clustered
- * federated learning:
+ * federated learning (private to ref/; floor: engine):
  *   F. Sattler, K.-R. Müller, W. Samek, "Clustered Federated Learning:
  *   Model-Agnostic Distributed Multitask Optimization Under Privacy
  *   Constraints", IEEE TNNLS 32(8):3710–3722, 2021, arXiv 1910.01991,
