@@ -149,7 +149,9 @@ void tb_split(tb_case *c, const char *names)
     ck_assert_msg(strlen(names) < sizeof buf, "tb_split: \"%s\" too long",
                   names);
     strcpy(buf, names);
-    for (char *tok = strtok(buf, " "); tok != NULL; tok = strtok(NULL, " ")) {
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " ", &save); tok != NULL;
+         tok = strtok_r(NULL, " ", &save)) {
         ck_assert_msg(count < sizeof list / sizeof list[0],
                       "tb_split: too many names in \"%s\"", names);
         list[count++] = tok;
