@@ -20,7 +20,7 @@
 #include "testutil.h"
 #include "builder.h"
 
-/* ---- comparisons ---------------------------------------------------------- */
+/* ---- comparisons --------------------------------------------------------- */
 
 static void assert_same_data(const pflref_model *m, const pflref_data *a,
                              const pflref_data *b, const char *what)
@@ -156,7 +156,8 @@ static void assert_same_result(const pflref_run_result *a,
     ck_assert_msg(memcmp(a->w0, b->w0, P * sizeof *a->w0) == 0, "%s: w0",
                   what);
     ck_assert_msg((a->w == NULL) == (b->w == NULL) &&
-                      (a->w == NULL || memcmp(a->w, b->w, P * sizeof *a->w) == 0),
+                      (a->w == NULL ||
+                       memcmp(a->w, b->w, P * sizeof *a->w) == 0),
                   "%s: w differs", what);
     ck_assert_msg((a->v == NULL) == (b->v == NULL) &&
                       (a->v == NULL ||
@@ -260,9 +261,12 @@ START_TEST(test_quadratic_client_needs_c)
     const char *text =
         "{\"format\": \"pflref-spec/1\","
         " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
-        " \"problem\": {\"clients\": [{\"a\": [1]}, {\"a\": [1e200], \"c\": [1e200]}]},"
-        " \"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 1e200}},"
-        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 2, \"local\": {\"steps\": 3}}}";
+        " \"problem\": {\"clients\": [{\"a\": [1]},"
+        " {\"a\": [1e200], \"c\": [1e200]}]},"
+        " \"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\":"
+        " {\"eta\": 1e200}},"
+        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 2,"
+        " \"local\": {\"steps\": 3}}}";
     pflref_spec *spec = NULL;
     pflref_error err;
     ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_EINVAL);
@@ -588,7 +592,7 @@ START_TEST(test_preset_split)
 }
 END_TEST
 
-/* ---- schedules ------------------------------------------------------------ */
+/* ---- schedules ----------------------------------------------------------- */
 
 /* Three clients of a linear model (d = 1) with 3, 2 and 4 samples. */
 static tb_case *three_clients(void)
@@ -800,7 +804,7 @@ START_TEST(test_post_phase_by_algorithm)
 }
 END_TEST
 
-/* ---- IFCA's initial cluster models ---------------------------------------- */
+/* ---- IFCA's initial cluster models --------------------------------------- */
 
 /* init.cluster_models: k arrays of P numbers, cluster 0 first, become
  * hyper.ifca.theta0; they are for ifca only, k rows of P numbers, given k. */
@@ -858,7 +862,7 @@ START_TEST(test_cluster_models)
 }
 END_TEST
 
-/* ---- the reader's runs are the builder's ---------------------------------- */
+/* ---- the reader's runs are the builder's --------------------------------- */
 
 /* pFedMe, the notes' problem with n = (1, 3), preset official with μ = 0,
  * β = 2, two generated rounds of two steps. */
