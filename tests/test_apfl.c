@@ -686,7 +686,7 @@ START_TEST(test_model_quadratic_has_no_outputs)
                                         NULL),
                      PFLREF_OK);
     double a = 1.0, c = 4.0, w = 0.5, Z = 0.0, g = 0.0;
-    pflref_data D = {1, NULL, NULL, &a, &c};
+    pflref_data D = {.n = 1, .X = NULL, .y = NULL, .a = &a, .c = &c};
     pflref_model_workspace *ws = pflref_model_workspace_alloc(&m, 1);
     pflref_eval ev;
     ck_assert_int_eq(pflref_model_outputs(&m, &w, &D, NULL, 0, ws, &Z),
