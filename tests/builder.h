@@ -89,11 +89,12 @@ void tb_split(tb_case *c, const char *names);
  * settings). */
 void tb_preset(tb_case *c, const char *alg, const char *name);
 
-/* The generated schedule: T rounds of every client, each taking `steps`
- * minibatch steps of size B (0: the full batch) cut from its samples in
- * index order, the split redrawn never (split_once); client and batch
- * seeds 1, the GSL sampler.  Whether all clients train while a sampled
- * subset is aggregated follows the algorithm run (its train_all). */
+/* The generated schedule as a spec's defaults give it: T rounds of every
+ * client, each taking `steps` minibatch steps of size B (0: the full
+ * batch) from one split of its samples in index order (split_once);
+ * client and batch seeds 1, the GSL sampler.  Whether all clients train
+ * while a sampled subset is aggregated follows the algorithm run (its
+ * train_all), and the schedule is drawn anew at every run. */
 void tb_generate(tb_case *c, size_t T, size_t steps, size_t B);
 /* With it, a post-training phase of `steps` steps of size B per client. */
 void tb_generate_post(tb_case *c, size_t steps, size_t B);
