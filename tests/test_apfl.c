@@ -18,101 +18,96 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "builder.h"
 
-/* ------------------------------------------------------------------ specs */
+/* ------------------------------------------------------------------ cases */
 
-static pflref_spec *make_spec(const char *name, const char *model,
-                              const char *clients, const char *init,
-                              const char *hyper, const char *switches,
-                              const char *schedule)
+/* The notes' problem: f_1 = ½(x − 4)², f_2 = ½(x + 2)², w⁰ = v⁰ = 0;
+ * η = 1/2, α = 1/2 (fixed) unless the test changes them; `rounds` rounds
+ * of both clients with τ = 2. */
+static tb_case *notes_case(int rounds)
 {
-    char text[16384];
-    snprintf(text, sizeof text,
-             "{\"format\": \"pflref-spec/1\", \"model\": %s,"
-             " \"problem\": {\"clients\": %s}, \"init\": %s,"
-             " \"algorithm\": {\"name\": \"%s\", \"hyperparameters\": {%s},"
-             " \"switches\": {%s}},"
-             " \"schedule\": %s}",
-             model, clients, init, name, hyper, switches, schedule);
-    return tu_spec(text);
+    tb_case *c = tb_quadratic(1, 2);
+    tb_quad(c, 0, (const double[]){1}, (const double[]){4}, 1);
+    tb_quad(c, 1, (const double[]){1}, (const double[]){-2}, 1);
+    c->hyper.eta = 0.5;
+    c->hyper.apfl.alpha = 0.5;
+    for (int t = 0; t < rounds; t++)
+        tb_round(c, "0 1", "0 | 0", "0 | 0");
+    return c;
 }
 
-static const char *const ZEROS = "{\"kind\": \"zeros\"}";
-static const char *const QUAD = "{\"kind\": \"quadratic\", \"d\": 1}";
-static const char *const NOTES_CLIENTS =
-    "[{\"a\": [1], \"c\": [4]}, {\"a\": [1], \"c\": [-2]}]";
-static const char *const NOTES_TWICE =
-    "{\"kind\": \"given\", \"rounds\": ["
-    " {\"clients\": [0, 1], \"batches\": [[[0], [0]], [[0], [0]]]},"
-    " {\"clients\": [0, 1], \"batches\": [[[0], [0]], [[0], [0]]]}]}";
-static const char *const NOTES_ONCE =
-    "{\"kind\": \"given\", \"rounds\": ["
-    " {\"clients\": [0, 1], \"batches\": [[[0], [0]], [[0], [0]]]}]}";
-
 /* A linear model with bias, three clients, ragged minibatches, partial
- * participation (the data of golden/apfl/make_worked.py's linear runs). */
-static const char *const LIN =
-    "{\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\", \"bias\": true}";
-static const char *const LIN_CLIENTS =
-    "[{\"X\": [[1.0, 0.5], [0.25, -1.5], [-0.75, 1.0], [1.5, 0.25],"
-    " [0.5, -0.5]], \"y\": [2.385, -0.716, 1.25, 2.0, 0.5]},"
-    " {\"X\": [[-1.0, 0.75], [0.5, 1.25], [1.25, -0.25]],"
-    " \"y\": [-1.5, 0.875, 1.75]},"
-    " {\"X\": [[0.625, 0.5], [-0.5, -1.0], [1.0, 1.0], [0.25, 0.75]],"
-    " \"y\": [0.5, -1.25, 1.125, 0.25]}]";
-static const char *const LIN_INIT =
-    "{\"kind\": \"given\", \"w\": [0.25, -0.5, 0.125]}";
-static const char *const LIN_SCHED =
-    "{\"kind\": \"given\", \"rounds\": ["
-    " {\"clients\": [0, 2], \"batches\": [[[0, 1], [2, 3], [4]],"
-    "  [[0, 1], [2, 3]]]},"
-    " {\"clients\": [0, 1], \"batches\": [[[0, 1], [2, 3], [4]],"
-    "  [[0, 1], [2]]]},"
-    " {\"clients\": [0, 1, 2], \"batches\": [[[4], [0, 1]], [[2], [0, 1]],"
-    "  [[2, 3], [0, 1], [2, 3]]]}]}";
-
-/* An mlp with the identity activation (nonlinear in its parameters). */
-static const char *const MLP =
-    "{\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 1, \"loss\": "
-    "\"squared\", \"activation\": \"identity\", \"bias\": true}";
-static const char *const MLP_CLIENTS =
-    "[{\"X\": [[0.5, -1.25], [1.5, 0.25], [-0.75, 0.875]],"
-    " \"y\": [1.125, 2.25, -0.5]},"
-    " {\"X\": [[1.0, 0.5], [-0.5, 1.5], [0.25, -0.75], [1.25, 1.0]],"
-    " \"y\": [0.75, -1.0, 0.5, 1.5]}]";
-static const char *const MLP_INIT =
-    "{\"kind\": \"given\", \"w\": [0.375, -0.25, 0.125, 0.5, 0.0625, "
-    "-0.125, 0.625, -0.375, 0.25]}";
-static const char *const MLP_SCHED =
-    "{\"kind\": \"given\", \"rounds\": ["
-    " {\"clients\": [0, 1], \"batches\": [[[0, 1], [2]], [[0, 1], [2, 3]]]},"
-    " {\"clients\": [0, 1], \"batches\": [[[2], [0, 1]], [[2, 3], [1]]]}]}";
-
-static pflref_run_result *run_text(const char *name, const char *model,
-                                   const char *clients, const char *init,
-                                   const char *hyper, const char *switches,
-                                   const char *sched)
+ * participation (the data of golden/apfl/make_worked.py's linear runs),
+ * w⁰ = (0.25, −0.5, 0.125) when given_w0, else 0. */
+static tb_case *lin_problem(int given_w0)
 {
-    pflref_spec *spec = make_spec(name, model, clients, init, hyper, switches,
-                                  sched);
-    pflref_run_result *r = tu_run(spec, NULL);
-    pflref_spec_free(spec);
+    const pflref_model m = tb_model(PFLREF_MODEL_LINEAR, PFLREF_LOSS_SQUARED,
+                                    2, 1, 0, 1);
+    tb_case *c = tb_new(&m, 3);
+    tb_train(c, 0, 5,
+             (const double[]){1.0, 0.5, 0.25, -1.5, -0.75, 1.0, 1.5, 0.25,
+                              0.5, -0.5},
+             (const double[]){2.385, -0.716, 1.25, 2.0, 0.5});
+    tb_train(c, 1, 3, (const double[]){-1.0, 0.75, 0.5, 1.25, 1.25, -0.25},
+             (const double[]){-1.5, 0.875, 1.75});
+    tb_train(c, 2, 4,
+             (const double[]){0.625, 0.5, -0.5, -1.0, 1.0, 1.0, 0.25, 0.75},
+             (const double[]){0.5, -1.25, 1.125, 0.25});
+    if (given_w0)
+        tb_w0(c, (const double[]){0.25, -0.5, 0.125});
+    return c;
+}
+
+/* The linear problem with its three rounds; η = 0.1. */
+static tb_case *lin_case(void)
+{
+    tb_case *c = lin_problem(1);
+    tb_round(c, "0 2", "0 1 | 2 3 | 4", "0 1 | 2 3");
+    tb_round(c, "0 1", "0 1 | 2 3 | 4", "0 1 | 2");
+    tb_round(c, "0 1 2", "4 | 0 1", "2 | 0 1", "2 3 | 0 1 | 2 3");
+    c->hyper.eta = 0.1;
+    return c;
+}
+
+/* An mlp with the identity activation (nonlinear in its parameters), two
+ * clients, two rounds; η = 0.125, α = 0.375. */
+static tb_case *mlp_case(void)
+{
+    const pflref_model m = tb_mlp(PFLREF_LOSS_SQUARED, 2, 1, 2,
+                                  PFLREF_ACT_IDENTITY, 1, 1);
+    tb_case *c = tb_new(&m, 2);
+    tb_train(c, 0, 3, (const double[]){0.5, -1.25, 1.5, 0.25, -0.75, 0.875},
+             (const double[]){1.125, 2.25, -0.5});
+    tb_train(c, 1, 4,
+             (const double[]){1.0, 0.5, -0.5, 1.5, 0.25, -0.75, 1.25, 1.0},
+             (const double[]){0.75, -1.0, 0.5, 1.5});
+    tb_w0(c, (const double[]){0.375, -0.25, 0.125, 0.5, 0.0625, -0.125, 0.625,
+                              -0.375, 0.25});
+    tb_round(c, "0 1", "0 1 | 2", "0 1 | 2 3");
+    tb_round(c, "0 1", "2 | 0 1", "2 3 | 1");
+    c->hyper.eta = 0.125;
+    c->hyper.apfl.alpha = 0.375;
+    return c;
+}
+
+/* Run `alg` on c and free c. */
+static pflref_run_result *run_case(tb_case *c, const char *alg)
+{
+    pflref_run_result *r = tb_run(c, alg, NULL);
+    tb_free(c);
     return r;
 }
 
-static void expect_error(const char *model, const char *clients,
-                         const char *hyper, const char *switches,
-                         const char *sched, pflref_status status,
-                         const char *where)
+/* APFL on c (freed here) fails with `status` at `where`. */
+static void expect_error(tb_case *c, pflref_status status, const char *where)
 {
-    pflref_spec *spec = make_spec("apfl", model, clients, ZEROS, hyper,
-                                  switches, sched);
     pflref_error err;
-    tu_run_error(spec, status, &err);
+    tb_run_error(c, "apfl", status, &err);
     ck_assert_msg(strcmp(err.where, where) == 0,
                   "error at \"%s\" (%s), expected at \"%s\"", err.where,
                   err.message, where);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 
 /* ----------------------------------------------------------- notes §6(g) */
@@ -121,9 +116,7 @@ static void expect_error(const char *model, const char *clients,
  * w² = 0.9375, v = (2.740234375, −1.5634765625). */
 START_TEST(test_notes_fixed)
 {
-    pflref_run_result *r = run_text("apfl", QUAD, NOTES_CLIENTS, ZEROS,
-                                    "\"eta\": 0.5, \"alpha\": 0.5", "",
-                                    NOTES_ONCE);
+    pflref_run_result *r = run_case(notes_case(1), "apfl");
     ck_assert_double_eq(r->w[0], 0.75);
     ck_assert_double_eq(r->v[0], 1.625);
     ck_assert_double_eq(r->v[1], -0.8125);
@@ -135,8 +128,7 @@ START_TEST(test_notes_fixed)
                         0.5 * (-0.03125 + 2.0) * (-0.03125 + 2.0));
     pflref_run_result_free(r);
 
-    r = run_text("apfl", QUAD, NOTES_CLIENTS, ZEROS,
-                 "\"eta\": 0.5, \"alpha\": 0.5", "", NOTES_TWICE);
+    r = run_case(notes_case(2), "apfl");
     ck_assert_double_eq(r->w[0], 0.9375);
     ck_assert_double_eq(r->v[0], 2.740234375);
     ck_assert_double_eq(r->v[1], -1.5634765625);
@@ -146,22 +138,26 @@ START_TEST(test_notes_fixed)
 }
 END_TEST
 
+/* The notes' case with adaptive α and η_α = 0.1 (the paper's rule). */
+static tb_case *adaptive_case(int rounds)
+{
+    tb_case *c = notes_case(rounds);
+    c->hyper.apfl.eta_alpha = 0.1;
+    c->hyper.apfl.alpha_mode = PFLREF_APFL_ALPHA_ADAPTIVE;
+    return c;
+}
+
 /* Adaptive α, the paper's rule, η_α = 0.1: α¹ = (0.25, 0.4375),
  * α² = (0.4478363186, 0.8172119328) (the notes print 10 digits). */
 START_TEST(test_notes_adaptive)
 {
-    pflref_run_result *r =
-        run_text("apfl", QUAD, NOTES_CLIENTS, ZEROS,
-                 "\"eta\": 0.5, \"alpha\": 0.5, \"eta_alpha\": 0.1",
-                 "\"apfl.alpha\": \"adaptive\"", NOTES_ONCE);
+    pflref_run_result *r = run_case(adaptive_case(1), "apfl");
     ck_assert_double_eq_tol(r->alpha[0], 0.25, 1e-15);
     ck_assert_double_eq_tol(r->alpha[1], 0.4375, 1e-15);
     ck_assert_double_eq(r->v[0], 1.625);
     ck_assert_double_eq(r->w[0], 0.75);
     pflref_run_result_free(r);
-    r = run_text("apfl", QUAD, NOTES_CLIENTS, ZEROS,
-                 "\"eta\": 0.5, \"alpha\": 0.5, \"eta_alpha\": 0.1",
-                 "\"apfl.alpha\": \"adaptive\"", NOTES_TWICE);
+    r = run_case(adaptive_case(2), "apfl");
     ck_assert_double_eq_tol(r->alpha[0], 0.4478363186, 6e-11);
     ck_assert_double_eq_tol(r->alpha[1], 0.8172119328, 6e-11);
     pflref_run_result_free(r);
@@ -172,11 +168,11 @@ END_TEST
  * [clipped from −0.4425], 0.260625), w¹ = 0.75. */
 START_TEST(test_notes_fedtorch)
 {
-    pflref_run_result *r = run_text(
-        "apfl", QUAD, NOTES_CLIENTS, ZEROS, "\"eta\": 0.5, \"alpha\": 0.5",
-        "\"apfl.alpha\": \"adaptive\", \"apfl.mix_uses_w\": \"new\","
-        " \"apfl.alpha_rule\": \"fedtorch\"",
-        NOTES_ONCE);
+    tb_case *c = notes_case(1);
+    c->hyper.apfl.alpha_mode = PFLREF_APFL_ALPHA_ADAPTIVE;
+    c->hyper.apfl.mix_uses_w = PFLREF_APFL_MIX_W_NEW;
+    c->hyper.apfl.alpha_rule = PFLREF_APFL_RULE_FEDTORCH;
+    pflref_run_result *r = run_case(c, "apfl");
     ck_assert_double_eq(r->w[0], 0.75);
     ck_assert_double_eq(r->v[0], 0.75);
     ck_assert_double_eq_tol(r->v[1], -0.4783642822, 6e-11);
@@ -213,13 +209,11 @@ END_TEST
  * bit for bit, and the personalized model is the global one. */
 START_TEST(test_alpha0_is_fedavg)
 {
-    pflref_run_result *a = run_text("apfl", LIN, LIN_CLIENTS, LIN_INIT,
-                                    "\"eta\": 0.1, \"alpha\": 0", "",
-                                    LIN_SCHED);
-    pflref_run_result *f = run_text("fedavg", LIN, LIN_CLIENTS, LIN_INIT,
-                                    "\"eta\": 0.1",
-                                    "\"fedavg.weights\": \"uniform\"",
-                                    LIN_SCHED);
+    tb_case *ca = lin_case(), *cf = lin_case();
+    ca->hyper.apfl.alpha = 0.0;
+    cf->hyper.fedavg.weights = PFLREF_FEDAVG_WEIGHTS_UNIFORM;
+    pflref_run_result *a = run_case(ca, "apfl");
+    pflref_run_result *f = run_case(cf, "fedavg");
     const size_t P = a->P;
     ck_assert_mem_eq(a->w, f->w, P * sizeof(double));
     for (size_t i = 0; i < a->N; i++)
@@ -236,11 +230,10 @@ END_TEST
  * personalized model is v. */
 START_TEST(test_alpha1_is_local)
 {
-    pflref_run_result *a = run_text("apfl", LIN, LIN_CLIENTS, LIN_INIT,
-                                    "\"eta\": 0.1, \"alpha\": 1", "",
-                                    LIN_SCHED);
-    pflref_run_result *l = run_text("local", LIN, LIN_CLIENTS, LIN_INIT,
-                                    "\"eta\": 0.1", "", LIN_SCHED);
+    tb_case *ca = lin_case();
+    ca->hyper.apfl.alpha = 1.0;
+    pflref_run_result *a = run_case(ca, "apfl");
+    pflref_run_result *l = run_case(lin_case(), "local");
     ck_assert_mem_eq(a->v, l->v, a->N * a->P * sizeof(double));
     for (size_t i = 0; i < a->N; i++)
         ck_assert_double_eq(a->eval[2].train[i].loss,
@@ -273,11 +266,11 @@ START_TEST(test_projection)
 {
     alpha_watch watch = {0, 0, 0, 0};
     const pflref_trace trace = {watch_alpha, &watch};
-    pflref_spec *spec = make_spec(
-        "apfl", LIN, LIN_CLIENTS, LIN_INIT,
-        "\"eta\": 0.1, \"alpha\": 0.5, \"eta_alpha\": 40",
-        "\"apfl.alpha\": \"adaptive\"", LIN_SCHED);
-    pflref_run_result *r = tu_run(spec, &trace);
+    tb_case *c = lin_case();
+    c->hyper.apfl.alpha = 0.5;
+    c->hyper.apfl.eta_alpha = 40.0;
+    c->hyper.apfl.alpha_mode = PFLREF_APFL_ALPHA_ADAPTIVE;
+    pflref_run_result *r = tb_run(c, "apfl", &trace);
     ck_assert_uint_eq(watch.notes, 17);   /* one per step: 5 + 5 + 7 */
     ck_assert_uint_eq(watch.below, 0);
     ck_assert_msg(watch.at_zero + watch.at_one > 0,
@@ -285,7 +278,7 @@ START_TEST(test_projection)
     for (size_t i = 0; i < r->N; i++)
         ck_assert(r->alpha[i] >= 0.0 && r->alpha[i] <= 1.0);
     pflref_run_result_free(r);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 
@@ -293,14 +286,17 @@ END_TEST
  * mixture: the two switches agree up to rounding, adaptive α included. */
 START_TEST(test_output_equals_parameter_linear)
 {
-    static const char *const sw[2] = {
-        "\"apfl.alpha\": \"adaptive\", \"apfl.mix\": \"parameter\"",
-        "\"apfl.alpha\": \"adaptive\", \"apfl.mix\": \"output\""};
+    static const int mix[2] = {PFLREF_APFL_MIX_PARAMETER,
+                               PFLREF_APFL_MIX_OUTPUT};
     pflref_run_result *r[2];
-    for (int k = 0; k < 2; k++)
-        r[k] = run_text("apfl", LIN, LIN_CLIENTS, LIN_INIT,
-                        "\"eta\": 0.1, \"alpha\": 0.6, \"eta_alpha\": 0.05",
-                        sw[k], LIN_SCHED);
+    for (int k = 0; k < 2; k++) {
+        tb_case *c = lin_case();
+        c->hyper.apfl.alpha = 0.6;
+        c->hyper.apfl.eta_alpha = 0.05;
+        c->hyper.apfl.alpha_mode = PFLREF_APFL_ALPHA_ADAPTIVE;
+        c->hyper.apfl.mix = mix[k];
+        r[k] = run_case(c, "apfl");
+    }
     const size_t P = r[0]->P, N = r[0]->N;
     for (size_t p = 0; p < P; p++)
         ck_assert_double_eq_tol(r[0]->w[p], r[1]->w[p], 1e-13);
@@ -322,16 +318,14 @@ END_TEST
  * pflref_model_evaluate_mix of the final v_i, w, α_i. */
 START_TEST(test_output_mix_mlp)
 {
-    pflref_spec *spec = make_spec("apfl", MLP, MLP_CLIENTS, MLP_INIT,
-                                  "\"eta\": 0.125, \"alpha\": 0.375",
-                                  "\"apfl.mix\": \"output\"", MLP_SCHED);
-    pflref_run_result *o = tu_run(spec, NULL);
-    pflref_run_result *p = run_text("apfl", MLP, MLP_CLIENTS, MLP_INIT,
-                                    "\"eta\": 0.125, \"alpha\": 0.375",
-                                    "\"apfl.mix\": \"parameter\"", MLP_SCHED);
+    tb_case *co = mlp_case(), *cp = mlp_case();
+    co->hyper.apfl.mix = PFLREF_APFL_MIX_OUTPUT;
+    cp->hyper.apfl.mix = PFLREF_APFL_MIX_PARAMETER;
+    pflref_run_result *o = tb_run(co, "apfl", NULL);
+    pflref_run_result *p = run_case(cp, "apfl");
     ck_assert_msg(fabs(o->v[0] - p->v[0]) > 1e-6,
                   "output and parameter mixing agree on the mlp");
-    const pflref_problem *pr = spec->problem;
+    const pflref_problem *pr = co->problem;
     pflref_model_workspace *ws = pflref_model_workspace_alloc(&pr->model, 8);
     for (size_t i = 0; i < o->N; i++) {
         pflref_eval ev;
@@ -345,21 +339,25 @@ START_TEST(test_output_mix_mlp)
     pflref_model_workspace_free(ws);
     pflref_run_result_free(o);
     pflref_run_result_free(p);
-    pflref_spec_free(spec);
+    tb_free(co);
 }
 END_TEST
 
+/* The mlp case with FedTorch's reading of every switch. */
+static tb_case *fedtorch_mlp_case(void)
+{
+    tb_case *c = mlp_case();
+    c->hyper.apfl.alpha_mode = PFLREF_APFL_ALPHA_ADAPTIVE;
+    c->hyper.apfl.mix = PFLREF_APFL_MIX_OUTPUT;
+    c->hyper.apfl.mix_uses_w = PFLREF_APFL_MIX_W_NEW;
+    c->hyper.apfl.alpha_rule = PFLREF_APFL_RULE_FEDTORCH;
+    return c;
+}
+
 START_TEST(test_deterministic)
 {
-    static const char *const sw =
-        "\"apfl.alpha\": \"adaptive\", \"apfl.mix\": \"output\","
-        " \"apfl.mix_uses_w\": \"new\", \"apfl.alpha_rule\": \"fedtorch\"";
-    pflref_run_result *a = run_text("apfl", MLP, MLP_CLIENTS, MLP_INIT,
-                                    "\"eta\": 0.125, \"alpha\": 0.375", sw,
-                                    MLP_SCHED);
-    pflref_run_result *b = run_text("apfl", MLP, MLP_CLIENTS, MLP_INIT,
-                                    "\"eta\": 0.125, \"alpha\": 0.375", sw,
-                                    MLP_SCHED);
+    pflref_run_result *a = run_case(fedtorch_mlp_case(), "apfl");
+    pflref_run_result *b = run_case(fedtorch_mlp_case(), "apfl");
     ck_assert_mem_eq(a->w, b->w, a->P * sizeof(double));
     ck_assert_mem_eq(a->v, b->v, a->N * a->P * sizeof(double));
     ck_assert_mem_eq(a->alpha, b->alpha, a->N * sizeof(double));
@@ -373,44 +371,48 @@ END_TEST
 START_TEST(test_errors)
 {
     /* α > 1 */
-    expect_error(QUAD, NOTES_CLIENTS, "\"eta\": 0.5, \"alpha\": 1.5", "",
-                 NOTES_ONCE, PFLREF_EINVAL, "algorithm.hyperparameters.alpha");
+    tb_case *c = notes_case(1);
+    c->hyper.apfl.alpha = 1.5;
+    expect_error(c, PFLREF_EINVAL, "algorithm.hyperparameters.alpha");
     /* α missing */
-    expect_error(QUAD, NOTES_CLIENTS, "\"eta\": 0.5", "", NOTES_ONCE,
-                 PFLREF_EINVAL, "algorithm.hyperparameters.alpha");
+    c = notes_case(1);
+    c->hyper.apfl.alpha = NAN;
+    expect_error(c, PFLREF_EINVAL, "algorithm.hyperparameters.alpha");
     /* the quadratic model has no outputs to mix */
-    expect_error(QUAD, NOTES_CLIENTS, "\"eta\": 0.5, \"alpha\": 0.5",
-                 "\"apfl.mix\": \"output\"", NOTES_ONCE, PFLREF_EINVAL,
-                 "algorithm.switches.apfl.mix");
+    c = notes_case(1);
+    c->hyper.apfl.mix = PFLREF_APFL_MIX_OUTPUT;
+    expect_error(c, PFLREF_EINVAL, "algorithm.switches.apfl.mix");
     /* FedTorch's rule steps with η: eta_alpha would be ignored */
-    expect_error(QUAD, NOTES_CLIENTS,
-                 "\"eta\": 0.5, \"alpha\": 0.5, \"eta_alpha\": 0.1",
-                 "\"apfl.alpha\": \"adaptive\", \"apfl.alpha_rule\": "
-                 "\"fedtorch\"",
-                 NOTES_ONCE, PFLREF_EINVAL,
-                 "algorithm.hyperparameters.eta_alpha");
+    c = notes_case(1);
+    c->hyper.apfl.eta_alpha = 0.1;
+    c->hyper.apfl.alpha_mode = PFLREF_APFL_ALPHA_ADAPTIVE;
+    c->hyper.apfl.alpha_rule = PFLREF_APFL_RULE_FEDTORCH;
+    expect_error(c, PFLREF_EINVAL, "algorithm.hyperparameters.eta_alpha");
     /* output mixing holds one batch's outputs: at most max n samples */
-    expect_error(LIN, LIN_CLIENTS, "\"eta\": 0.1, \"alpha\": 0.5",
-                 "\"apfl.mix\": \"output\"",
-                 "{\"kind\": \"given\", \"rounds\": [{\"clients\": [1],"
-                 " \"batches\": [[[0, 1, 2, 0, 1, 2]]]}]}",
-                 PFLREF_EINVAL, "schedule.rounds[0].batches[0][0]");
+    c = lin_problem(0);
+    c->hyper.eta = 0.1;
+    c->hyper.apfl.alpha = 0.5;
+    c->hyper.apfl.mix = PFLREF_APFL_MIX_OUTPUT;
+    tb_round(c, "1", "0 1 2 0 1 2");
+    expect_error(c, PFLREF_EINVAL, "schedule.rounds[0].batches[0][0]");
 }
 END_TEST
 
 /* A step size that blows up is reported with round, client and step. */
 START_TEST(test_diverge)
 {
-    pflref_spec *spec = make_spec(
-        "apfl", QUAD,
-        "[{\"a\": [1e300], \"c\": [4]}, {\"a\": [1], \"c\": [-2]}]", ZEROS,
-        "\"eta\": 1e10, \"alpha\": 0.5", "", NOTES_ONCE);
+    tb_case *c = tb_quadratic(1, 2);
+    tb_quad(c, 0, (const double[]){1e300}, (const double[]){4}, 1);
+    tb_quad(c, 1, (const double[]){1}, (const double[]){-2}, 1);
+    c->hyper.eta = 1e10;
+    c->hyper.apfl.alpha = 0.5;
+    tb_round(c, "0 1", "0 | 0", "0 | 0");
     pflref_error err;
-    tu_run_error(spec, PFLREF_EDIVERGE, &err);
+    tb_run_error(c, "apfl", PFLREF_EDIVERGE, &err);
     ck_assert_int_eq(err.round, 0);
     ck_assert_int_eq(err.client, 0);
     ck_assert_int_eq(err.step, 1);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 
@@ -684,7 +686,7 @@ START_TEST(test_model_quadratic_has_no_outputs)
                                         NULL),
                      PFLREF_OK);
     double a = 1.0, c = 4.0, w = 0.5, Z = 0.0, g = 0.0;
-    pflref_data D = {1, NULL, NULL, &a, &c};
+    pflref_data D = {.n = 1, .X = NULL, .y = NULL, .a = &a, .c = &c};
     pflref_model_workspace *ws = pflref_model_workspace_alloc(&m, 1);
     pflref_eval ev;
     ck_assert_int_eq(pflref_model_outputs(&m, &w, &D, NULL, 0, ws, &Z),

@@ -17,6 +17,7 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "builder.h"
 #include "engine/cluster.h"
 
 static const double PI = 3.14159265358979323846;
@@ -363,34 +364,36 @@ START_TEST(test_worked_vectors)
 }
 END_TEST
 
-static const char *const SEED_CLIENTS =
-    "[{\"a\": [1, 1], \"c\": [1, 0]}, {\"a\": [1, 1], \"c\": [0.8, 0.2]},"
-    " {\"a\": [1, 1], \"c\": [-1, 0]}, {\"a\": [1, 1], \"c\": [-0.9, -0.1]}]";
-
-static pflref_spec *cfl_spec(const char *model, const char *clients,
-                             const char *hyper, const char *switches,
-                             const char *schedule)
+/* Seed 003's clients as quadratics in ℝ², a = (1, 1), optima c_i = g_i of
+ * SEED003 (plus, when zero_client, a fifth at c = 0); η = 1, ε₁ = 0.4,
+ * ε₂ = 0.9, γ_max = 0.5; one round of every client, one full step. */
+static tb_case *seed_case(int zero_client)
 {
-    char *text = malloc(1 << 20);
-    snprintf(text, 1 << 20,
-             "{\"format\": \"pflref-spec/1\", \"model\": %s,"
-             " \"problem\": {\"clients\": %s},"
-             " \"algorithm\": {\"name\": \"cfl\", \"hyperparameters\": {%s},"
-             " \"switches\": {%s}}, \"schedule\": %s}",
-             model, clients, hyper, switches, schedule);
-    pflref_spec *spec = tu_spec(text);
-    free(text);
-    return spec;
+    const size_t N = zero_client ? 5 : 4;
+    tb_case *c = tb_quadratic(2, N);
+    for (size_t i = 0; i < 4; i++)
+        tb_quad(c, i, (const double[]){1, 1}, SEED003 + 2 * i, 1);
+    if (zero_client) {
+        tb_quad(c, 4, (const double[]){1, 1}, (const double[]){0, 0}, 1);
+        tb_round(c, "0 1 2 3 4", "0", "0", "0", "0", "0");
+    } else {
+        tb_round(c, "0 1 2 3", "0", "0", "0", "0");
+    }
+    c->hyper.eta = 1.0;
+    c->hyper.cfl.eps1 = 0.4;
+    c->hyper.cfl.eps2 = 0.9;
+    c->hyper.cfl.gamma_max = 0.5;
+    return c;
 }
 
 /* The partition after the last round, from the NOTE records. */
-static void run_partition(const pflref_spec *spec, double *labels, size_t N,
+static void run_partition(tb_case *c, double *labels, size_t N,
                           pflref_run_result **res)
 {
     pflref_trajectory tj;
     pflref_trajectory_init(&tj, PFLREF_RECORD_ROUND);
     pflref_trace tr = {pflref_trajectory_emit, &tj};
-    *res = tu_run(spec, &tr);
+    *res = tb_run(c, "cfl", &tr);
     int found = 0;
     for (size_t k = 0; k < tj.count; k++) {
         const pflref_record *rc = &tj.records[k];
@@ -404,33 +407,28 @@ static void run_partition(const pflref_spec *spec, double *labels, size_t N,
     pflref_trajectory_free(&tj);
 }
 
-static const char *const ONE_ROUND_4 =
-    "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1, 2, 3],"
-    " \"batches\": [[[0]], [[0]], [[0]], [[0]]]}]}";
-
 /* The guards: a minimum cluster size of 5 or a warm-up of 1 round keeps
  * seed 003's federation whole; of 4 and 0 they do not. */
 START_TEST(test_guards)
 {
-    const char *hp[4] = {
-        "\"eta\": 1, \"eps1\": 0.4, \"eps2\": 0.9, \"gamma_max\": 0.5, "
-        "\"cfl.min_cluster_size\": 5",
-        "\"eta\": 1, \"eps1\": 0.4, \"eps2\": 0.9, \"gamma_max\": 0.5, "
-        "\"cfl.warmup\": 1",
-        "\"eta\": 1, \"eps1\": 0.4, \"eps2\": 0.9, \"gamma_max\": 0.5, "
-        "\"cfl.min_cluster_size\": 4",
-        "\"eta\": 1, \"eps1\": 0.4, \"eps2\": 1.6, \"gamma_max\": 0.5"};
     const int splits[4] = {0, 0, 1, 0};  /* the notebook's ε₂ = 1.6: no */
     for (int k = 0; k < 4; k++) {
-        pflref_spec *spec = cfl_spec("{\"kind\": \"quadratic\", \"d\": 2}",
-                                     SEED_CLIENTS, hp[k], "", ONE_ROUND_4);
+        tb_case *c = seed_case(0);
+        if (k == 0)
+            c->hyper.cfl.min_cluster_size = 5;
+        else if (k == 1)
+            c->hyper.cfl.warmup = 1;
+        else if (k == 2)
+            c->hyper.cfl.min_cluster_size = 4;
+        else
+            c->hyper.cfl.eps2 = 1.6;
         double labels[4];
         pflref_run_result *res;
-        run_partition(spec, labels, 4, &res);
+        run_partition(c, labels, 4, &res);
         ck_assert_msg((labels[3] == 1.0) == splits[k], "case %d: labels %g %g "
                       "%g %g", k, labels[0], labels[1], labels[2], labels[3]);
         pflref_run_result_free(res);
-        pflref_spec_free(spec);
+        tb_free(c);
     }
 }
 END_TEST
@@ -441,26 +439,17 @@ END_TEST
  * deterministic (two runs agree bit for bit). */
 START_TEST(test_zero_update)
 {
-    const char *clients =
-        "[{\"a\": [1, 1], \"c\": [1, 0]}, {\"a\": [1, 1], \"c\": [0.8, 0.2]},"
-        " {\"a\": [1, 1], \"c\": [-1, 0]}, {\"a\": [1, 1], \"c\": [-0.9, -0.1]},"
-        " {\"a\": [1, 1], \"c\": [0, 0]}]";
-    const char *sched =
-        "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1, 2, 3, 4],"
-        " \"batches\": [[[0]], [[0]], [[0]], [[0]], [[0]]]}]}";
-    pflref_spec *spec = cfl_spec("{\"kind\": \"quadratic\", \"d\": 2}", clients,
-                                 "\"eta\": 1, \"eps1\": 0.4, \"eps2\": 0.9, "
-                                 "\"gamma_max\": 0.5", "", sched);
+    tb_case *c = seed_case(1);
     double l1[5], l2[5];
     pflref_run_result *r1, *r2;
-    run_partition(spec, l1, 5, &r1);
-    run_partition(spec, l2, 5, &r2);
+    run_partition(c, l1, 5, &r1);
+    run_partition(c, l2, 5, &r2);
     ck_assert(l1[0] == l1[1] && l1[2] == l1[3] && l1[0] != l1[2]);
     ck_assert(memcmp(l1, l2, sizeof l1) == 0);
     ck_assert(memcmp(r1->v, r2->v, 5 * 2 * sizeof(double)) == 0);
     pflref_run_result_free(r1);
     pflref_run_result_free(r2);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 
@@ -474,39 +463,27 @@ START_TEST(test_two_populations)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 31);
     const double wstar[2] = {1.25, -2.0};
-    char *clients = malloc(1 << 16), *sched = malloc(1 << 16);
-    size_t o = 0;
-    o += (size_t)snprintf(clients + o, (1 << 16) - o, "[");
-    for (int i = 0; i < 8; i++) {
+    const pflref_model m = tb_model(PFLREF_MODEL_LINEAR,
+                                    PFLREF_LOSS_HALF_SQUARED, 2, 1, 0, 0);
+    tb_case *c = tb_new(&m, 8);
+    for (size_t i = 0; i < 8; i++) {
         const double sign = i < 4 ? 1.0 : -1.0;
-        o += (size_t)snprintf(clients + o, (1 << 16) - o, "%s{\"X\": [",
-                              i ? ", " : "");
-        double X[12][2], y[12];
+        double X[12 * 2], y[12];
         for (int j = 0; j < 12; j++) {
-            X[j][0] = gsl_ran_gaussian(r, 1.0);
-            X[j][1] = gsl_ran_gaussian(r, 1.0);
-            y[j] = sign * (X[j][0] * wstar[0] + X[j][1] * wstar[1]);
-            o += (size_t)snprintf(clients + o, (1 << 16) - o,
-                                  "%s[%.17g, %.17g]", j ? ", " : "", X[j][0],
-                                  X[j][1]);
+            X[2 * j] = gsl_ran_gaussian(r, 1.0);
+            X[2 * j + 1] = gsl_ran_gaussian(r, 1.0);
+            y[j] = sign * (X[2 * j] * wstar[0] + X[2 * j + 1] * wstar[1]);
         }
-        o += (size_t)snprintf(clients + o, (1 << 16) - o, "], \"y\": [");
-        for (int j = 0; j < 12; j++)
-            o += (size_t)snprintf(clients + o, (1 << 16) - o, "%s%.17g",
-                                  j ? ", " : "", y[j]);
-        o += (size_t)snprintf(clients + o, (1 << 16) - o, "]}");
+        tb_train(c, i, 12, X, y);
     }
-    snprintf(clients + o, (1 << 16) - o, "]");
-    snprintf(sched, 1 << 16,
-             "{\"kind\": \"generate\", \"rounds\": 40,"
-             " \"local\": {\"steps\": 2, \"batch_size\": 0}}");
-    pflref_spec *spec = cfl_spec(
-        "{\"kind\": \"linear\", \"d\": 2, \"loss\": \"half_squared\"}",
-        clients, "\"eta\": 0.1, \"eps1\": 0.02, \"eps2\": 0.1, "
-        "\"gamma_max\": 0.5", "", sched);
+    c->hyper.eta = 0.1;
+    c->hyper.cfl.eps1 = 0.02;
+    c->hyper.cfl.eps2 = 0.1;
+    c->hyper.cfl.gamma_max = 0.5;
+    tb_generate(c, 40, 2, 0);
     double labels[8];
     pflref_run_result *res;
-    run_partition(spec, labels, 8, &res);
+    run_partition(c, labels, 8, &res);
     for (int i = 0; i < 8; i++)
         ck_assert_msg(labels[i] == (i < 4 ? 0.0 : 1.0),
                       "client %d in cluster %g", i, labels[i]);
@@ -517,9 +494,7 @@ START_TEST(test_two_populations)
                           0.05, "client %d: v = (%g, %g)", i, v[0], v[1]);
     }
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
-    free(clients);
-    free(sched);
+    tb_free(c);
     gsl_rng_free(r);
 }
 END_TEST
@@ -528,39 +503,36 @@ START_TEST(test_errors)
 {
     pflref_error err;
     /* CFL trains every client every round */
-    pflref_spec *spec = cfl_spec(
-        "{\"kind\": \"quadratic\", \"d\": 2}", SEED_CLIENTS,
-        "\"eta\": 1, \"eps1\": 0.4, \"eps2\": 0.9, \"gamma_max\": 0.5", "",
-        "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1, 3],"
-        " \"batches\": [[[0]], [[0]], [[0]]]}]}");
-    tu_run_error(spec, PFLREF_EINVAL, &err);
+    tb_case *c = tb_quadratic(2, 4);
+    for (size_t i = 0; i < 4; i++)
+        tb_quad(c, i, (const double[]){1, 1}, SEED003 + 2 * i, 1);
+    tb_round(c, "0 1 3", "0", "0", "0");
+    c->hyper.eta = 1.0;
+    c->hyper.cfl.eps1 = 0.4;
+    c->hyper.cfl.eps2 = 0.9;
+    c->hyper.cfl.gamma_max = 0.5;
+    tb_run_error(c, "cfl", PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, "schedule.rounds[0].clients");
-    pflref_spec_free(spec);
+    tb_free(c);
     /* γ_max ∈ [0, 1) */
-    spec = cfl_spec("{\"kind\": \"quadratic\", \"d\": 2}", SEED_CLIENTS,
-                    "\"eta\": 1, \"eps1\": 0.4, \"eps2\": 0.9, "
-                    "\"gamma_max\": 1", "", ONE_ROUND_4);
-    tu_run_error(spec, PFLREF_EINVAL, &err);
+    c = seed_case(0);
+    c->hyper.cfl.gamma_max = 1.0;
+    tb_run_error(c, "cfl", PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, "algorithm.hyperparameters.gamma_max");
-    pflref_spec_free(spec);
+    tb_free(c);
     /* ε₁ is required */
-    spec = cfl_spec("{\"kind\": \"quadratic\", \"d\": 2}", SEED_CLIENTS,
-                    "\"eta\": 1, \"eps2\": 0.9, \"gamma_max\": 0.5", "",
-                    ONE_ROUND_4);
-    tu_run_error(spec, PFLREF_EINVAL, &err);
+    c = seed_case(0);
+    c->hyper.cfl.eps1 = NAN;
+    tb_run_error(c, "cfl", PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, "algorithm.hyperparameters.eps1");
-    pflref_spec_free(spec);
-    /* an unknown bipartition is refused by the reader */
-    char text[2048];
-    snprintf(text, sizeof text,
-             "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": "
-             "\"quadratic\", \"d\": 2}, \"problem\": {\"clients\": %s},"
-             " \"algorithm\": {\"name\": \"cfl\", \"hyperparameters\": "
-             "{\"eta\": 1, \"eps1\": 0.4, \"eps2\": 0.9, \"gamma_max\": 0.5},"
-             " \"switches\": {\"cfl.bipartition\": \"single\"}},"
-             " \"schedule\": %s}", SEED_CLIENTS, ONE_ROUND_4);
-    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_EINVAL);
+    tb_free(c);
+    /* a bipartition outside the switch's values is refused before the run
+     * (the spec reader's refusal of an unknown name: tests/test_spec.c) */
+    c = seed_case(0);
+    c->hyper.cfl.bipartition = 2;
+    tb_run_error(c, "cfl", PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, "algorithm.switches.cfl.bipartition");
+    tb_free(c);
 }
 END_TEST
 

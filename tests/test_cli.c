@@ -382,6 +382,47 @@ START_TEST(test_check_failures)
 }
 END_TEST
 
+/* The CLI's --trace prints seed 003's numbers for the prox algorithm
+ * (tests/test_prox.c checks the same numbers through the C API). */
+START_TEST(test_seed003_cli_trace)
+{
+    char *dir = tu_tmpdir();
+    char path[512], args[1200];
+    snprintf(path, sizeof path, "%s/seed003.json", dir);
+    ck_assert_int_eq(
+        tu_write(path,
+                 "{\"format\": \"pflref-spec/1\","
+                 " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+                 " \"problem\": {\"clients\": [{\"a\": [1], \"c\": [5]}]},"
+                 " \"init\": {\"kind\": \"given\", \"w\": [2]},"
+                 " \"algorithm\": {\"name\": \"prox\", \"hyperparameters\":"
+                 " {\"lambda\": 3, \"eta_p\": 0.1, \"K\": 2}},"
+                 " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1,"
+                 " \"local\": {\"steps\": 1}}}"),
+        0);
+    snprintf(args, sizeof args, "run '%s' -o '%s/r.json' --trace", path, dir);
+    char *out = NULL, *err = NULL;
+    ck_assert_int_eq(tu_cli(args, &out, &err), 0);
+    ck_assert_msg(strstr(err, "step 1: theta = [2.3]") != NULL, "%s", err);
+    ck_assert_msg(strstr(err, "step 2: theta = [2.48]") != NULL, "%s", err);
+    ck_assert_msg(strstr(err, "theta_hat = [2.75]") != NULL, "%s", err);
+    free(out);
+    free(err);
+    /* the same through the golden vector itself */
+    char *vec = tu_repo_path("golden/prox/worked-seed003-inner-loop.json");
+    snprintf(args, sizeof args, "run '%s' -o '%s/g.json' --trace", vec, dir);
+    ck_assert_int_eq(tu_cli(args, &out, &err), 0);
+    ck_assert_msg(strstr(err, "step 1: theta = [2.3]") != NULL &&
+                      strstr(err, "step 2: theta = [2.48]") != NULL &&
+                      strstr(err, "theta_hat = [2.75]") != NULL,
+                  "%s", err);
+    free(vec);
+    free(out);
+    free(err);
+    free(dir);
+}
+END_TEST
+
 Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -395,6 +436,7 @@ Suite *cli_suite(void)
     tcase_add_test(tc, test_table_list_help);
     tcase_add_test(tc, test_check_pass_and_filters);
     tcase_add_test(tc, test_check_failures);
+    tcase_add_test(tc, test_seed003_cli_trace);
     suite_add_tcase(s, tc);
     return s;
 }

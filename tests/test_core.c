@@ -10,6 +10,7 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "builder.h"
 
 /* ---- status ------------------------------------------------------------ */
 
@@ -292,39 +293,38 @@ END_TEST
 
 START_TEST(test_run_arguments)
 {
-    const char *text =
-        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"quadratic\", \"d\": 2},"
-        " \"problem\": {\"clients\": [{\"a\": [1, 2], \"c\": [3, 4]}]},"
-        " \"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 0.1}},"
-        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"steps\": 1}}}";
-    pflref_spec *spec;
-    pflref_error err;
-    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
+    tb_case *c = tb_quadratic(2, 1);
+    tb_quad(c, 0, (const double[]){1, 2}, (const double[]){3, 4}, 1);
+    c->hyper.eta = 0.1;
+    tb_generate(c, 1, 1, 0);
+    pflref_schedule *schedule = tb_schedule(c, "fedavg");
+    const pflref_algorithm *fedavg = pflref_algorithm_find("fedavg");
     pflref_run_result *res = NULL;
-    ck_assert_int_eq(pflref_run(NULL, spec->algorithm, &spec->hyper,
-                                spec->schedule, spec->w0, NULL, &res, &err),
+    pflref_error err;
+    ck_assert_int_eq(pflref_run(NULL, fedavg, &c->hyper, schedule, c->w0,
+                                NULL, &res, &err),
                      PFLREF_EINVAL);
     /* non-finite initial parameters */
-    spec->w0[1] = INFINITY;
-    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                                spec->schedule, spec->w0, NULL, &res, &err),
+    c->w0[1] = INFINITY;
+    ck_assert_int_eq(pflref_run(c->problem, fedavg, &c->hyper, schedule,
+                                c->w0, NULL, &res, &err),
                      PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "init");
-    spec->w0[1] = 0.0;
+    c->w0[1] = 0.0;
     /* a schedule for another number of clients */
-    spec->schedule->N = 2;
-    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                                spec->schedule, spec->w0, NULL, &res, &err),
+    schedule->N = 2;
+    ck_assert_int_eq(pflref_run(c->problem, fedavg, &c->hyper, schedule,
+                                c->w0, NULL, &res, &err),
                      PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "schedule");
-    spec->schedule->N = 1;
+    schedule->N = 1;
     /* finetune needs the post phase */
-    ck_assert_int_eq(pflref_run(spec->problem, pflref_algorithm_find("finetune"),
-                                &spec->hyper, spec->schedule, spec->w0, NULL,
-                                &res, &err), PFLREF_EINVAL);
+    ck_assert_int_eq(pflref_run(c->problem, pflref_algorithm_find("finetune"),
+                                &c->hyper, schedule, c->w0, NULL, &res, &err),
+                     PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "schedule.post");
     ck_assert_ptr_null(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 
@@ -334,12 +334,12 @@ END_TEST
  * accepted, APFL's α below 0: fuzz/regressions/fuzz_algorithms). */
 START_TEST(test_run_checks_hyper)
 {
-    const char *text =
-        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
-        " \"problem\": {\"clients\": [{\"a\": [1], \"c\": [3]}, {\"a\": [2], \"c\": [1]}]},"
-        " \"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 0.1}},"
-        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"steps\": 1}}}";
-    pflref_spec *spec = tu_spec(text);
+    tb_case *tc = tb_quadratic(1, 2);
+    tb_quad(tc, 0, (const double[]){1}, (const double[]){3}, 1);
+    tb_quad(tc, 1, (const double[]){2}, (const double[]){1}, 1);
+    tc->hyper.eta = 0.1;
+    tb_generate(tc, 1, 1, 0);
+    const pflref_schedule *schedule = tb_schedule(tc, "fedavg");
     static const struct {
         const char *alg;
         size_t offset;
@@ -366,7 +366,7 @@ START_TEST(test_run_checks_hyper)
          "algorithm.hyperparameters.K"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        pflref_hyper h = spec->hyper;
+        pflref_hyper h = tc->hyper;
         h.lambda = 1.0;
         h.eta_p = 0.1;
         h.K = 1;
@@ -380,9 +380,9 @@ START_TEST(test_run_checks_hyper)
             memset(field, 0, sizeof(size_t));
         pflref_run_result *res = NULL;
         pflref_error err;
-        pflref_status st = pflref_run(spec->problem,
+        pflref_status st = pflref_run(tc->problem,
                                       pflref_algorithm_find(cases[c].alg), &h,
-                                      spec->schedule, spec->w0, NULL, &res, &err);
+                                      schedule, tc->w0, NULL, &res, &err);
         if (cases[c].where == NULL) {
             ck_assert_msg(st == PFLREF_OK, "case %zu: %s: %s", c, err.where,
                           err.message);
@@ -394,7 +394,7 @@ START_TEST(test_run_checks_hyper)
                       err.message);
         ck_assert_ptr_null(res);
     }
-    pflref_spec_free(spec);
+    tb_free(tc);
 }
 END_TEST
 

@@ -12,65 +12,71 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "builder.h"
 
-static pflref_spec *make_spec(const char *name, const char *model,
-                              const char *clients, const char *hyper,
-                              const char *switches, const char *schedule)
+/* The notes' problem: f_i = ½(x − c_i)², c = (4, −2), sample counts n
+ * (NULL: 1 and 1); η = 1/2, λ = lambda. */
+static tb_case *notes_case(const size_t *n, double lambda)
 {
-    char text[8192];
-    snprintf(text, sizeof text,
-             "{\"format\": \"pflref-spec/1\", \"model\": %s,"
-             " \"problem\": {\"clients\": %s},"
-             " \"algorithm\": {\"name\": \"%s\", \"hyperparameters\": {%s},"
-             " \"switches\": {%s}},"
-             " \"schedule\": %s}",
-             model, clients, name, hyper, switches, schedule);
-    return tu_spec(text);
+    tb_case *c = tb_quadratic(1, 2);
+    tb_quad(c, 0, (const double[]){1}, (const double[]){4}, n ? n[0] : 1);
+    tb_quad(c, 1, (const double[]){1}, (const double[]){-2}, n ? n[1] : 1);
+    c->hyper.lambda = lambda;
+    c->hyper.eta = 0.5;
+    return c;
 }
 
-static const char *const QUAD = "{\"kind\": \"quadratic\", \"d\": 1}";
-static const char *const NOTES_CLIENTS =
-    "[{\"a\": [1], \"c\": [4]}, {\"a\": [1], \"c\": [-2]}]";
-static const char *const BOTH_TWICE =
-    "{\"kind\": \"given\", \"rounds\": ["
-    " {\"clients\": [0, 1], \"batches\": [[[0], [0]], [[0], [0]]]},"
-    " {\"clients\": [0, 1], \"batches\": [[[0], [0]], [[0], [0]]]}]}";
-static const char *const SECOND_ONLY_0 =
-    "{\"kind\": \"given\", \"rounds\": ["
-    " {\"clients\": [0, 1], \"batches\": [[[0], [0]], [[0], [0]]]},"
-    " {\"clients\": [0], \"batches\": [[[0], [0]]]}]}";
-static const char *const ONE_ROUND =
-    "{\"kind\": \"given\", \"rounds\": ["
-    " {\"clients\": [0, 1], \"batches\": [[[0], [0]], [[0], [0]]]}]}";
-
-static void run_notes(const char *hyper, const char *switches,
-                      const char *sched, double *w, double v[2])
+/* The notes' schedules: both clients, two batches a round, once or twice;
+ * or both, then client 0 alone. */
+static void one_round(tb_case *c)
 {
-    pflref_spec *spec = make_spec("ditto", QUAD, NOTES_CLIENTS, hyper,
-                                  switches, sched);
-    pflref_run_result *res = tu_run(spec, NULL);
+    tb_round(c, "0 1", "0 | 0", "0 | 0");
+}
+
+static void both_twice(tb_case *c)
+{
+    tb_round(c, "0 1", "0 | 0", "0 | 0");
+    tb_round(c, "0 1", "0 | 0", "0 | 0");
+}
+
+static void second_only_0(tb_case *c)
+{
+    tb_round(c, "0 1", "0 | 0", "0 | 0");
+    tb_round(c, "0", "0 | 0");
+}
+
+/* Run Ditto on c (freed here): the final w and both v. */
+static void run_notes(tb_case *c, double *w, double v[2])
+{
+    pflref_run_result *res = tb_run(c, "ditto", NULL);
     *w = res->w[0];
     v[0] = res->v[0];
     v[1] = res->v[1];
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 
 /* Notes §3(g): w¹ = 0.75, v = (2, −1); w² = 0.9375, v = (2.375, −0.625). */
 START_TEST(test_notes)
 {
     double w, v[2];
-    run_notes("\"lambda\": 1, \"eta\": 0.5", "", ONE_ROUND, &w, v);
+    tb_case *c = notes_case(NULL, 1.0);
+    one_round(c);
+    run_notes(c, &w, v);
     ck_assert_double_eq(w, 0.75);
     ck_assert_double_eq(v[0], 2.0);
     ck_assert_double_eq(v[1], -1.0);
-    run_notes("\"lambda\": 1, \"eta\": 0.5", "", BOTH_TWICE, &w, v);
+    c = notes_case(NULL, 1.0);
+    both_twice(c);
+    run_notes(c, &w, v);
     ck_assert_double_eq(w, 0.9375);
     ck_assert_double_eq(v[0], 2.375);
     ck_assert_double_eq(v[1], -0.625);
     /* the TF code's simple mean agrees here: n = (1, 1) */
-    run_notes("\"lambda\": 1, \"eta\": 0.5", "\"ditto.weights\": \"uniform\"",
-              BOTH_TWICE, &w, v);
+    c = notes_case(NULL, 1.0);
+    c->hyper.ditto.weights = PFLREF_DITTO_WEIGHTS_UNIFORM;
+    both_twice(c);
+    run_notes(c, &w, v);
     ck_assert_double_eq(w, 0.9375);
 }
 END_TEST
@@ -80,12 +86,33 @@ END_TEST
 START_TEST(test_unselected_keeps_v)
 {
     double w, v[2];
-    run_notes("\"lambda\": 1, \"eta\": 0.5", "", SECOND_ONLY_0, &w, v);
+    tb_case *c = notes_case(NULL, 1.0);
+    second_only_0(c);
+    run_notes(c, &w, v);
     ck_assert_double_eq(w, 3.1875);
     ck_assert_double_eq(v[0], 2.375);
     ck_assert_double_eq(v[1], -1.0);
 }
 END_TEST
+
+/* A linear model (d = 2, bias, half_squared) with minibatches: two
+ * clients, two rounds of ragged given batches; η = 0.3, λ = 0. */
+static tb_case *linear_case(void)
+{
+    const pflref_model m = tb_model(PFLREF_MODEL_LINEAR,
+                                    PFLREF_LOSS_HALF_SQUARED, 2, 1, 0, 1);
+    tb_case *c = tb_new(&m, 2);
+    tb_train(c, 0, 3,
+             (const double[]){0.912, -1.347, -0.284, 0.671, 1.563, 0.238},
+             (const double[]){-0.775, 1.409, 0.236});
+    tb_train(c, 1, 2, (const double[]){-1.426, 0.357, 0.689, -0.942},
+             (const double[]){0.518, -1.263});
+    c->hyper.eta = 0.3;
+    c->hyper.lambda = 0.0;
+    tb_round(c, "0 1", "0 1 | 2", "1 | 0 | 0 1");
+    tb_round(c, "0", "2 0 | 1");
+    return c;
+}
 
 /* λ = 0: v follows plain local SGD, bit for bit the "local" algorithm's
  * iterates on the same schedule (notes: v = (3, −1.5) after round 1), on a
@@ -93,32 +120,22 @@ END_TEST
 START_TEST(test_lambda0_is_local)
 {
     double w, v[2];
-    run_notes("\"lambda\": 0, \"eta\": 0.5", "", ONE_ROUND, &w, v);
+    tb_case *c = notes_case(NULL, 0.0);
+    one_round(c);
+    run_notes(c, &w, v);
     ck_assert_double_eq(v[0], 3.0);
     ck_assert_double_eq(v[1], -1.5);
 
-    const char *lin = "{\"kind\": \"linear\", \"d\": 2, \"loss\": "
-                      "\"half_squared\", \"bias\": true}";
-    const char *clients =
-        "[{\"X\": [[0.912, -1.347], [-0.284, 0.671], [1.563, 0.238]],"
-        "  \"y\": [-0.775, 1.409, 0.236]},"
-        " {\"X\": [[-1.426, 0.357], [0.689, -0.942]], \"y\": [0.518, -1.263]}]";
-    const char *sched =
-        "{\"kind\": \"given\", \"rounds\": ["
-        " {\"clients\": [0, 1], \"batches\": [[[0, 1], [2]], [[1], [0], [0, 1]]]},"
-        " {\"clients\": [0], \"batches\": [[[2, 0], [1]]]}]}";
-    pflref_spec *sd = make_spec("ditto", lin, clients,
-                                "\"lambda\": 0, \"eta\": 0.3", "", sched);
-    pflref_spec *sl = make_spec("local", lin, clients, "\"eta\": 0.3", "",
-                                sched);
-    pflref_run_result *rd = tu_run(sd, NULL), *rl = tu_run(sl, NULL);
+    tb_case *sd = linear_case(), *sl = linear_case();
+    pflref_run_result *rd = tb_run(sd, "ditto", NULL);
+    pflref_run_result *rl = tb_run(sl, "local", NULL);
     for (size_t j = 0; j < 2 * rd->P; j++)
         ck_assert_msg(rd->v[j] == rl->v[j], "entry %zu: ditto %.17g, local %.17g",
                       j, rd->v[j], rl->v[j]);
     pflref_run_result_free(rd);
     pflref_run_result_free(rl);
-    pflref_spec_free(sd);
-    pflref_spec_free(sl);
+    tb_free(sd);
+    tb_free(sl);
 }
 END_TEST
 
@@ -131,22 +148,13 @@ START_TEST(test_large_lambda)
     const double lambdas[3] = {1.0, 100.0, 1e4};
     double prev = INFINITY;
     for (int l = 0; l < 3; l++) {
-        char hyper[128], text[1024];
-        snprintf(hyper, sizeof hyper, "\"lambda\": %.17g, \"eta\": %.17g",
-                 lambdas[l], 1.0 / (a + lambdas[l]));
-        snprintf(text, sizeof text,
-                 "{\"format\": \"pflref-spec/1\","
-                 " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
-                 " \"problem\": {\"clients\": [{\"a\": [%.17g], \"c\": [%.17g]}]},"
-                 " \"init\": {\"kind\": \"given\", \"w\": [%.17g]},"
-                 " \"algorithm\": {\"name\": \"ditto\", \"hyperparameters\": {%s}},"
-                 " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1,"
-                 " \"local\": {\"steps\": 200}}}",
-                 a, c, w0, hyper);
-        pflref_spec *spec;
-        pflref_error err;
-        ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
-        pflref_run_result *res = tu_run(spec, NULL);
+        tb_case *dc = tb_quadratic(1, 1);
+        tb_quad(dc, 0, &a, &c, 1);
+        tb_w0(dc, &w0);
+        dc->hyper.lambda = lambdas[l];
+        dc->hyper.eta = 1.0 / (a + lambdas[l]);
+        tb_generate(dc, 1, 200, 0);
+        pflref_run_result *res = tb_run(dc, "ditto", NULL);
         const double gap = fabs(res->v[0] - w0);
         const double expect = a * fabs(c - w0) / (a + lambdas[l]);
         ck_assert_msg(fabs(gap - expect) <= 1e-12,
@@ -155,7 +163,7 @@ START_TEST(test_large_lambda)
         ck_assert(gap < prev);
         prev = gap;
         pflref_run_result_free(res);
-        pflref_spec_free(spec);
+        tb_free(dc);
     }
     ck_assert(prev < 1e-3);
 }
@@ -166,8 +174,10 @@ END_TEST
 START_TEST(test_prox_norm)
 {
     double w, v[2];
-    run_notes("\"lambda\": 1, \"eta\": 0.5", "\"ditto.prox\": \"norm\"",
-              ONE_ROUND, &w, v);
+    tb_case *c = notes_case(NULL, 1.0);
+    c->hyper.ditto.prox = PFLREF_DITTO_PROX_NORM;
+    one_round(c);
+    run_notes(c, &w, v);
     ck_assert_double_eq(v[0], 2.5);
     /* client 1: 0 − ½(2 + 0) = −1, then −1 − ½((−1 + 2) + (−1)) = −1 */
     ck_assert_double_eq(v[1], -1.0);
@@ -183,18 +193,24 @@ END_TEST
 START_TEST(test_prox_ref_and_order)
 {
     double w, v[2];
-    run_notes("\"lambda\": 1, \"eta\": 0.5", "\"ditto.prox_ref\": \"moving\"",
-              ONE_ROUND, &w, v);
+    tb_case *c = notes_case(NULL, 1.0);
+    c->hyper.ditto.prox_ref = PFLREF_DITTO_REF_MOVING;
+    one_round(c);
+    run_notes(c, &w, v);
     ck_assert_double_eq(v[0], 3.0);
     ck_assert_double_eq(v[1], -1.5);
-    run_notes("\"lambda\": 1, \"eta\": 0.5",
-              "\"ditto.prox_ref\": \"moving\", \"ditto.order\": "
-              "\"personal_first\"", ONE_ROUND, &w, v);
+    c = notes_case(NULL, 1.0);
+    c->hyper.ditto.prox_ref = PFLREF_DITTO_REF_MOVING;
+    c->hyper.ditto.order = PFLREF_DITTO_PERSONAL_FIRST;
+    one_round(c);
+    run_notes(c, &w, v);
     ck_assert_double_eq(v[0], 2.0);
     ck_assert_double_eq(v[1], -1.0);
     /* with the round-start reference the order changes nothing */
-    run_notes("\"lambda\": 1, \"eta\": 0.5",
-              "\"ditto.order\": \"personal_first\"", BOTH_TWICE, &w, v);
+    c = notes_case(NULL, 1.0);
+    c->hyper.ditto.order = PFLREF_DITTO_PERSONAL_FIRST;
+    both_twice(c);
+    run_notes(c, &w, v);
     ck_assert_double_eq(w, 0.9375);
     ck_assert_double_eq(v[0], 2.375);
 }
@@ -204,39 +220,44 @@ END_TEST
  * global copies are 3 and −1.5, so w¹ = (3 − 4.5)/4 = −0.375 vs 0.75. */
 START_TEST(test_weights)
 {
-    const char *clients =
-        "[{\"a\": [1], \"c\": [4], \"n\": 1}, {\"a\": [1], \"c\": [-2], \"n\": 3}]";
-    const char *hyper = "\"lambda\": 1, \"eta\": 0.5";
-    pflref_spec *s1 = make_spec("ditto", QUAD, clients, hyper, "", ONE_ROUND);
-    pflref_spec *s2 = make_spec("ditto", QUAD, clients, hyper,
-                                "\"ditto.weights\": \"uniform\"", ONE_ROUND);
-    pflref_run_result *r1 = tu_run(s1, NULL), *r2 = tu_run(s2, NULL);
+    static const size_t n[2] = {1, 3};
+    tb_case *s1 = notes_case(n, 1.0), *s2 = notes_case(n, 1.0);
+    s2->hyper.ditto.weights = PFLREF_DITTO_WEIGHTS_UNIFORM;
+    one_round(s1);
+    one_round(s2);
+    pflref_run_result *r1 = tb_run(s1, "ditto", NULL);
+    pflref_run_result *r2 = tb_run(s2, "ditto", NULL);
     ck_assert_double_eq(r1->w[0], -0.375);
     ck_assert_double_eq(r2->w[0], 0.75);
     pflref_run_result_free(r1);
     pflref_run_result_free(r2);
-    pflref_spec_free(s1);
-    pflref_spec_free(s2);
+    tb_free(s1);
+    tb_free(s2);
 }
 END_TEST
+
+/* Three devices of distinct data and sample counts, listed in the order
+ * `order`; λ = 0.7, η = 0.2, three generated rounds of three steps. */
+static tb_case *order_case(const size_t order[3])
+{
+    static const double a[3] = {2.385, 0.75, 1.3}, c[3] = {1.5, -1.25, 0.7};
+    static const size_t n[3] = {2, 5, 3};
+    tb_case *dc = tb_quadratic(1, 3);
+    for (size_t i = 0; i < 3; i++)
+        tb_quad(dc, i, &a[order[i]], &c[order[i]], n[order[i]]);
+    dc->hyper.lambda = 0.7;
+    dc->hyper.eta = 0.2;
+    tb_generate(dc, 3, 3, 0);
+    return dc;
+}
 
 /* Listing the devices in another order relabels them only. */
 START_TEST(test_client_order)
 {
-    const char *fwd =
-        "[{\"a\": [2.385], \"c\": [1.5], \"n\": 2},"
-        " {\"a\": [0.75], \"c\": [-1.25], \"n\": 5},"
-        " {\"a\": [1.3], \"c\": [0.7], \"n\": 3}]";
-    const char *rev =
-        "[{\"a\": [1.3], \"c\": [0.7], \"n\": 3},"
-        " {\"a\": [0.75], \"c\": [-1.25], \"n\": 5},"
-        " {\"a\": [2.385], \"c\": [1.5], \"n\": 2}]";
-    const char *sched = "{\"kind\": \"generate\", \"rounds\": 3,"
-                        " \"local\": {\"steps\": 3}}";
-    const char *hyper = "\"lambda\": 0.7, \"eta\": 0.2";
-    pflref_spec *s1 = make_spec("ditto", QUAD, fwd, hyper, "", sched);
-    pflref_spec *s2 = make_spec("ditto", QUAD, rev, hyper, "", sched);
-    pflref_run_result *r1 = tu_run(s1, NULL), *r2 = tu_run(s2, NULL);
+    tb_case *s1 = order_case((const size_t[]){0, 1, 2});
+    tb_case *s2 = order_case((const size_t[]){2, 1, 0});
+    pflref_run_result *r1 = tb_run(s1, "ditto", NULL);
+    pflref_run_result *r2 = tb_run(s2, "ditto", NULL);
     /* a three-term weighted sum in another order: a few ulps, carried
      * through three contracting rounds (|w| < 1, so 1e-14 relative is
      * tighter than 1e-14 absolute) */
@@ -244,25 +265,25 @@ START_TEST(test_client_order)
     tu_assert_relabelled(r1, r2, 1e-14, 1e-14);
     pflref_run_result_free(r1);
     pflref_run_result_free(r2);
-    pflref_spec_free(s1);
-    pflref_spec_free(s2);
+    tb_free(s1);
+    tb_free(s2);
 }
 END_TEST
 
 /* Divergence of the personal model names round, client, step and v. */
 START_TEST(test_divergence)
 {
-    pflref_spec *spec = make_spec(
-        "ditto", QUAD, NOTES_CLIENTS, "\"lambda\": 1e300, \"eta\": 1e300", "",
-        ONE_ROUND);
+    tb_case *c = notes_case(NULL, 1e300);
+    c->hyper.eta = 1e300;
+    one_round(c);
     pflref_error err;
-    tu_run_error(spec, PFLREF_EDIVERGE, &err);
+    tb_run_error(c, "ditto", PFLREF_EDIVERGE, &err);
     /* step 1: v = 0 − 1e300·(−4) = 4e300; step 2: λ(v − w^t) overflows */
     ck_assert_msg(strstr(err.message, "round 0, client 0, local step 2") !=
                           NULL &&
                       strstr(err.message, "v") != NULL,
                   "message: %s", err.message);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 

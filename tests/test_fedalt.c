@@ -1,5 +1,6 @@
-/* tests/test_fedalt.c: FedAlt and FedSim (ref/fedalt.c), their presets,
- * and Lemma 21 of Pillutla et al. (sampling without replacement).
+/* tests/test_fedalt.c: FedAlt and FedSim (ref/fedalt.c) and Lemma 21 of
+ * Pillutla et al. (sampling without replacement).  How a spec reads their
+ * presets and the split they imply is tested in tests/test_spec.c.
  *
  * Example A of shared/spec notes-pflego-fedalt-fedsim-fedrep.md §3.9:
  * ŷ = u·x + v_i (shared slope, personal bias), ½(ŷ − y)², full-batch
@@ -14,68 +15,68 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "builder.h"
 
-static pflref_spec *make_spec(const char *model, const char *clients,
-                              const char *split, const char *algorithm,
-                              const char *init, const char *schedule)
+/* "batch | batch | …" (steps times) into buf. */
+static const char *repeat(char *buf, size_t size, const char *batch,
+                          int steps)
 {
-    char text[8192];
-    snprintf(text, sizeof text,
-             "{\"format\": \"pflref-spec/1\", \"model\": %s,"
-             " \"problem\": {\"clients\": %s}%s%s,"
-             " \"algorithm\": %s, \"init\": %s, \"schedule\": %s}",
-             model, clients, split[0] ? ", " : "", split, algorithm, init,
-             schedule);
-    return tu_spec(text);
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int q = 0; q < steps; q++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", q ? " | " : "",
+                                batch);
+    return buf;
 }
 
-static const char *const A_MODEL =
-    "{\"kind\": \"linear\", \"d\": 1, \"loss\": \"half_squared\", "
-    "\"bias\": true}";
-static const char *const A_CLIENTS =
-    "[{\"X\": [[1], [2]], \"y\": [2, 3]},"
-    " {\"X\": [[1], [2], [3]], \"y\": [-1, -1, -2]},"
-    " {\"X\": [[1]], \"y\": [1]}]";
-static const char *const A_SPLIT = "\"split\": {\"personal\": [\"b\"]}";
-static const char *const A_INIT = "{\"kind\": \"given\", \"w\": [0.5, 0]}";
-
-/* Example A's schedule: S⁰ = {0, 1}, S¹ = {1, 2}, `steps` full batches per
- * participation, and (post) 2 full-batch fine-tuning steps per client. */
-static void a_schedule(char *buf, size_t size, int steps, int post)
+/* Example A: ŷ = u·x + v_i (linear, d = 1, bias personal), ½(ŷ − y)²,
+ * three devices, w⁰ = (0.5, 0). */
+static tb_case *a_problem(void)
 {
-    const char *b3[] = {"", "[[0, 1]]", "[[0, 1], [0, 1]]",
-                        "[[0, 1], [0, 1], [0, 1]]"};
-    const char *c3[] = {"", "[[0, 1, 2]]", "[[0, 1, 2], [0, 1, 2]]",
-                        "[[0, 1, 2], [0, 1, 2], [0, 1, 2]]"};
-    const char *d3[] = {"", "[[0]]", "[[0], [0]]", "[[0], [0], [0]]"};
-    snprintf(buf, size,
-             "{\"kind\": \"given\", \"rounds\": ["
-             " {\"clients\": [0, 1], \"batches\": [%s, %s]},"
-             " {\"clients\": [1, 2], \"batches\": [%s, %s]}]%s}",
-             b3[steps], c3[steps], c3[steps], d3[steps],
-             post ? ", \"post\": [[[0, 1], [0, 1]], [[0, 1, 2], [0, 1, 2]], "
-                    "[[0], [0]]]"
-                  : "");
+    const pflref_model m = tb_model(PFLREF_MODEL_LINEAR,
+                                    PFLREF_LOSS_HALF_SQUARED, 1, 1, 0, 1);
+    tb_case *c = tb_new(&m, 3);
+    tb_train(c, 0, 2, (const double[]){1, 2}, (const double[]){2, 3});
+    tb_train(c, 1, 3, (const double[]){1, 2, 3}, (const double[]){-1, -1, -2});
+    tb_train(c, 2, 1, (const double[]){1}, (const double[]){1});
+    tb_split(c, "b");
+    tb_w0(c, (const double[]){0.5, 0});
+    return c;
+}
+
+/* Example A with its schedule: S⁰ = {0, 1}, S¹ = {1, 2}, `steps` full
+ * batches per participation, and (post) 2 full-batch fine-tuning steps per
+ * client. */
+static tb_case *a_case(int steps, int post)
+{
+    tb_case *c = a_problem();
+    char b[64], d[64], e[64];
+    tb_round(c, "0 1", repeat(b, sizeof b, "0 1", steps),
+             repeat(d, sizeof d, "0 1 2", steps));
+    tb_round(c, "1 2", repeat(d, sizeof d, "0 1 2", steps),
+             repeat(e, sizeof e, "0", steps));
+    if (post)
+        tb_post(c, "0 1 | 0 1", "0 1 2 | 0 1 2", "0 | 0");
+    return c;
 }
 
 /* F(u, V) = Σ α_i F_i(u, v_i), α_i = N_i/N: the sample-weighted mean of the
  * personalized model's training losses. */
-static double objective(const char *name, const char *state, int post)
+static double objective(const char *name, int stateless, int post)
 {
-    char alg[512], sched[1024];
-    snprintf(alg, sizeof alg,
-             "{\"name\": \"%s\", \"hyperparameters\": {\"gamma_u\": 0.1, "
-             "\"gamma_v\": 0.1%s, \"eta_ft\": 0.1}, \"switches\": "
-             "{\"pfl.state\": \"%s\"}}",
-             name, strcmp(name, "fedalt") == 0 ? ", \"tau_v\": 1" : "", state);
-    a_schedule(sched, sizeof sched, strcmp(name, "fedalt") == 0 ? 3 : 2, post);
-    pflref_spec *spec = make_spec(A_MODEL, A_CLIENTS, A_SPLIT, alg, A_INIT,
-                                  sched);
-    pflref_run_result *res = tu_run(spec, NULL);
+    const int fedalt = strcmp(name, "fedalt") == 0;
+    tb_case *c = a_case(fedalt ? 3 : 2, post);
+    c->hyper.gamma_u = 0.1;
+    c->hyper.gamma_v = 0.1;
+    if (fedalt)
+        c->hyper.tau_v = 1;
+    c->hyper.eta_ft = 0.1;
+    c->hyper.pfl.state = stateless ? PFLREF_PFL_STATELESS : PFLREF_PFL_STATEFUL;
+    pflref_run_result *res = tb_run(c, name, NULL);
     ck_assert_str_eq(res->eval[0].label, "personalized");
     const double F = res->eval[0].train_loss.weighted_mean;
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(c);
     return F;
 }
 
@@ -84,75 +85,92 @@ static double objective(const char *name, const char *state, int post)
 START_TEST(test_notes_a_objective)
 {
     const struct {
-        const char *name, *state;
+        const char *name;
+        int stateless;
         double before, after;
     } cases[] = {
-        {"fedalt", "stateful", 1.349203014200, 0.916266821829},
-        {"fedsim", "stateful", 1.188983422953, 0.811250537492},
-        {"fedalt", "stateless", 1.712567194743, 1.154267278278},
-        {"fedsim", "stateless", 1.721670623459, 1.160181068820},
+        {"fedalt", 0, 1.349203014200, 0.916266821829},
+        {"fedsim", 0, 1.188983422953, 0.811250537492},
+        {"fedalt", 1, 1.712567194743, 1.154267278278},
+        {"fedsim", 1, 1.721670623459, 1.160181068820},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        const double before = objective(cases[c].name, cases[c].state, 0);
-        const double after = objective(cases[c].name, cases[c].state, 1);
+        const double before = objective(cases[c].name, cases[c].stateless, 0);
+        const double after = objective(cases[c].name, cases[c].stateless, 1);
         ck_assert_msg(fabs(before - cases[c].before) < 6e-13 &&
                           fabs(after - cases[c].after) < 6e-13,
                       "%s %s: F = %.15f -> %.15f, notes %.12f -> %.12f",
-                      cases[c].name, cases[c].state, before, after,
-                      cases[c].before, cases[c].after);
+                      cases[c].name,
+                      cases[c].stateless ? "stateless" : "stateful", before,
+                      after, cases[c].before, cases[c].after);
     }
 }
 END_TEST
 
-static const char *const L_MODEL =
-    "{\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\", \"bias\": true}";
-static const char *const L_CLIENTS =
-    "[{\"X\": [[0.912, -1.347], [-0.284, 0.671], [1.563, 0.238]],"
-    "  \"y\": [-0.775, 1.409, 0.236]},"
-    " {\"X\": [[-1.426, 0.357], [0.689, -0.942]], \"y\": [0.518, -1.263]},"
-    " {\"X\": [[0.341, 0.815], [-0.627, -0.118], [1.034, -0.566], "
-    "[0.205, 0.479]], \"y\": [0.942, -0.331, 0.613, 0.127]}]";
-static const char *const L_INIT =
-    "{\"kind\": \"given\", \"w\": [0.21, -0.37, 0.05]}";
-static const char *const L_SCHED =
-    "{\"kind\": \"given\", \"rounds\": ["
-    " {\"clients\": [0, 2], \"batches\": [[[0, 1], [2]], [[3, 1], [0], [2]]]},"
-    " {\"clients\": [1, 2], \"batches\": [[[1], [0, 1]], [[2, 3], [0, 1]]]}]}";
+/* A linear model (d = 2, bias, squared loss), three devices of 3, 2 and 4
+ * samples, w⁰ = (0.21, −0.37, 0.05), nothing personal. */
+static tb_case *l_case(void)
+{
+    const pflref_model m = tb_model(PFLREF_MODEL_LINEAR, PFLREF_LOSS_SQUARED,
+                                    2, 1, 0, 1);
+    tb_case *c = tb_new(&m, 3);
+    tb_train(c, 0, 3,
+             (const double[]){0.912, -1.347, -0.284, 0.671, 1.563, 0.238},
+             (const double[]){-0.775, 1.409, 0.236});
+    tb_train(c, 1, 2, (const double[]){-1.426, 0.357, 0.689, -0.942},
+             (const double[]){0.518, -1.263});
+    tb_train(c, 2, 4,
+             (const double[]){0.341, 0.815, -0.627, -0.118, 1.034, -0.566,
+                              0.205, 0.479},
+             (const double[]){0.942, -0.331, 0.613, 0.127});
+    tb_w0(c, (const double[]){0.21, -0.37, 0.05});
+    return c;
+}
+
+/* Two given rounds of ragged minibatches, S⁰ = {0, 2}, S¹ = {1, 2}. */
+static void l_schedule(tb_case *c)
+{
+    tb_round(c, "0 2", "0 1 | 2", "3 1 | 0 | 2");
+    tb_round(c, "1 2", "1 | 0 1", "2 3 | 0 1");
+}
 
 /* With an empty personal part, FedAlt (τ_v = 0) and FedSim are FedAvg with
  * the same weights, bit for bit (pfl.weights samples = fedavg.weights
  * samples; uniform = uniform). */
 START_TEST(test_empty_personal_is_fedavg)
 {
-    const char *weights[][2] = {{"samples", "samples"},
-                                {"uniform", "uniform"}};
+    const struct {
+        int fedavg, pfl;
+        const char *name;
+    } weights[2] = {
+        {PFLREF_FEDAVG_WEIGHTS_SAMPLES, PFLREF_PFL_WEIGHTS_SAMPLES, "samples"},
+        {PFLREF_FEDAVG_WEIGHTS_UNIFORM, PFLREF_PFL_WEIGHTS_UNIFORM, "uniform"},
+    };
+    const char *names[3] = {"fedavg", "fedalt", "fedsim"};
     for (size_t k = 0; k < 2; k++) {
-        char alg[3][512];
-        snprintf(alg[0], sizeof alg[0],
-                 "{\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 0.2},"
-                 " \"switches\": {\"fedavg.weights\": \"%s\"}}",
-                 weights[k][0]);
-        snprintf(alg[1], sizeof alg[1],
-                 "{\"name\": \"fedalt\", \"hyperparameters\": {\"gamma_u\": "
-                 "0.2, \"gamma_v\": 0.7, \"tau_v\": 0}, \"switches\": "
-                 "{\"pfl.weights\": \"%s\"}}", weights[k][1]);
-        snprintf(alg[2], sizeof alg[2],
-                 "{\"name\": \"fedsim\", \"hyperparameters\": {\"gamma_u\": "
-                 "0.2, \"gamma_v\": 0.7}, \"switches\": "
-                 "{\"pfl.weights\": \"%s\"}}", weights[k][1]);
         pflref_run_result *res[3];
-        pflref_spec *spec[3];
+        tb_case *c[3];
         for (int a = 0; a < 3; a++) {
-            spec[a] = make_spec(L_MODEL, L_CLIENTS, "", alg[a], L_INIT,
-                                L_SCHED);
-            res[a] = tu_run(spec[a], NULL);
+            c[a] = l_case();
+            l_schedule(c[a]);
+            if (a == 0) {
+                c[a]->hyper.eta = 0.2;
+                c[a]->hyper.fedavg.weights = weights[k].fedavg;
+            } else {
+                c[a]->hyper.gamma_u = 0.2;
+                c[a]->hyper.gamma_v = 0.7;
+                if (a == 1)
+                    c[a]->hyper.tau_v = 0;
+                c[a]->hyper.pfl.weights = weights[k].pfl;
+            }
+            res[a] = tb_run(c[a], names[a], NULL);
         }
         for (int a = 1; a < 3; a++) {
             for (size_t p = 0; p < res[0]->P; p++)
                 ck_assert_msg(res[a]->w[p] == res[0]->w[p],
                               "%s weights %s, entry %zu: %.17g vs FedAvg "
-                              "%.17g", a == 1 ? "fedalt" : "fedsim",
-                              weights[k][1], p, res[a]->w[p], res[0]->w[p]);
+                              "%.17g", names[a], weights[k].name, p,
+                              res[a]->w[p], res[0]->w[p]);
             /* every device's model is the global one */
             for (size_t i = 0; i < res[a]->N; i++)
                 ck_assert(memcmp(res[a]->v + i * res[a]->P, res[a]->w,
@@ -160,7 +178,7 @@ START_TEST(test_empty_personal_is_fedavg)
         }
         for (int a = 0; a < 3; a++) {
             pflref_run_result_free(res[a]);
-            pflref_spec_free(spec[a]);
+            tb_free(c[a]);
         }
     }
 }
@@ -172,22 +190,18 @@ END_TEST
  * on the personal entries; the shared entries of every device stay u⁰. */
 START_TEST(test_fedsim_gamma_u0_is_finetune)
 {
-    const char *sched_sim =
-        "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1, 2],"
-        " \"batches\": [[[0, 1], [2]], [[1], [0, 1]], [[3, 1], [0], [2]]]}]}";
-    const char *sched_ft =
-        "{\"kind\": \"given\", \"rounds\": [], \"post\":"
-        " [[[0, 1], [2]], [[1], [0, 1]], [[3, 1], [0], [2]]]}";
-    pflref_spec *ss = make_spec(
-        L_MODEL, L_CLIENTS, "\"split\": {\"personal\": [\"b\"]}",
-        "{\"name\": \"fedsim\", \"hyperparameters\": {\"gamma_u\": 0, "
-        "\"gamma_v\": 0.3}}", L_INIT, sched_sim);
-    pflref_spec *sf = make_spec(
-        L_MODEL, L_CLIENTS, "\"split\": {\"personal\": [\"b\"]}",
-        "{\"name\": \"finetune\", \"hyperparameters\": {\"eta\": 1, "
-        "\"eta_ft\": 0.3}, \"switches\": {\"finetune.scope\": \"personal\"}}",
-        L_INIT, sched_ft);
-    pflref_run_result *rs = tu_run(ss, NULL), *rf = tu_run(sf, NULL);
+    tb_case *ss = l_case(), *sf = l_case();
+    tb_split(ss, "b");
+    tb_split(sf, "b");
+    ss->hyper.gamma_u = 0.0;
+    ss->hyper.gamma_v = 0.3;
+    tb_round(ss, "0 1 2", "0 1 | 2", "1 | 0 1", "3 1 | 0 | 2");
+    sf->hyper.eta = 1.0;
+    sf->hyper.eta_ft = 0.3;
+    sf->hyper.finetune.scope = PFLREF_FINETUNE_PERSONAL;
+    tb_post(sf, "0 1 | 2", "1 | 0 1", "3 1 | 0 | 2");
+    pflref_run_result *rs = tb_run(ss, "fedsim", NULL);
+    pflref_run_result *rf = tb_run(sf, "finetune", NULL);
     const size_t P = rs->P;
     for (size_t i = 0; i < rs->N; i++) {
         /* the bias (entry 2) is personal; w (entries 0, 1) shared */
@@ -200,8 +214,8 @@ START_TEST(test_fedsim_gamma_u0_is_finetune)
         ck_assert_double_eq_tol(rs->w[p], rs->w0[p], 1e-16);
     pflref_run_result_free(rs);
     pflref_run_result_free(rf);
-    pflref_spec_free(ss);
-    pflref_spec_free(sf);
+    tb_free(ss);
+    tb_free(sf);
 }
 END_TEST
 
@@ -209,17 +223,13 @@ END_TEST
  * keeps anything, so the final personal entries are v⁰. */
 START_TEST(test_state)
 {
-    char sched[1024];
-    a_schedule(sched, sizeof sched, 2, 0);
-    const char *algs[] = {
-        "{\"name\": \"fedsim\", \"hyperparameters\": {\"gamma_u\": 0.1, "
-        "\"gamma_v\": 0.1}}",
-        "{\"name\": \"fedsim\", \"hyperparameters\": {\"gamma_u\": 0.1, "
-        "\"gamma_v\": 0.1}, \"switches\": {\"pfl.state\": \"stateless\"}}"};
     for (int k = 0; k < 2; k++) {
-        pflref_spec *spec = make_spec(A_MODEL, A_CLIENTS, A_SPLIT, algs[k],
-                                      A_INIT, sched);
-        pflref_run_result *res = tu_run(spec, NULL);
+        tb_case *c = a_case(2, 0);
+        c->hyper.gamma_u = 0.1;
+        c->hyper.gamma_v = 0.1;
+        if (k == 1)
+            c->hyper.pfl.state = PFLREF_PFL_STATELESS;
+        pflref_run_result *res = tb_run(c, "fedsim", NULL);
         if (k == 0) {
             /* client 0 trained in round 0 only: its bias is round 0's
              * 0.29125 (notes §3.9, FedSim client 1) */
@@ -230,96 +240,48 @@ START_TEST(test_state)
                 ck_assert_double_eq(res->v[i * res->P + 1], 0.0);
         }
         pflref_run_result_free(res);
-        pflref_spec_free(spec);
+        tb_free(c);
     }
 }
 END_TEST
 
-static void expect_error(const char *split, const char *alg,
-                         const char *sched, const char *where,
+/* The run of `alg` on c (freed here) fails with EINVAL at `where`, and the
+ * message contains `text`. */
+static void expect_error(tb_case *c, const char *alg, const char *where,
                          const char *text)
 {
-    pflref_spec *spec = make_spec(A_MODEL, A_CLIENTS, split, alg, A_INIT,
-                                  sched);
     pflref_error err;
-    tu_run_error(spec, PFLREF_EINVAL, &err);
+    tb_run_error(c, alg, PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, where);
     ck_assert_msg(strstr(err.message, text) != NULL, "message: %s",
                   err.message);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 
 /* τ_v larger than a participation's steps, fine-tuning without η_ft, and a
  * missing τ_v are refused before anything runs, naming the field. */
 START_TEST(test_errors)
 {
-    char sched[1024], post[1024];
-    a_schedule(sched, sizeof sched, 2, 0);
-    a_schedule(post, sizeof post, 2, 1);
-    expect_error(A_SPLIT,
-                 "{\"name\": \"fedalt\", \"hyperparameters\": {\"gamma_u\": "
-                 "0.1, \"gamma_v\": 0.1, \"tau_v\": 3}}",
-                 sched, "schedule.rounds[0].batches[0]", "tau_v = 3");
-    expect_error(A_SPLIT,
-                 "{\"name\": \"fedsim\", \"hyperparameters\": {\"gamma_u\": "
-                 "0.1, \"gamma_v\": 0.1}}",
-                 post, "algorithm.hyperparameters.eta_ft", "eta_ft");
-    expect_error(A_SPLIT,
-                 "{\"name\": \"fedalt\", \"hyperparameters\": {\"gamma_u\": "
-                 "0.1, \"gamma_v\": 0.1}}",
-                 sched, "algorithm.hyperparameters.tau_v", "tau_v");
-    expect_error(A_SPLIT,
-                 "{\"name\": \"fedsim\", \"hyperparameters\": {\"gamma_u\": "
-                 "0.1, \"gamma_v\": 0.1}, \"switches\": {\"pfl.weights\": "
-                 "\"batches\"}}",
-                 "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1], "
-                 "\"batches\": [[], []]}]}",
-                 "schedule.rounds[0].batches", "none");
-}
-END_TEST
-
-/* The presets imply their split (FedRep, FedPer: the head; LG-FedAvg: the
- * input layer); a spec's own split wins. */
-START_TEST(test_preset_split)
-{
-    const char *mlp = "{\"kind\": \"mlp\", \"d\": 2, \"h\": 3, \"k\": 2}";
-    const char *clients = "[{\"X\": [[1, 2]], \"y\": [1]}]";
-    const char *sched =
-        "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
-        "\"batches\": [[[0], [0]]]}]}";
-    const struct {
-        const char *alg, *split;
-        unsigned char personal[4];   /* W1, b1, W2, b2 */
-    } cases[] = {
-        {"{\"name\": \"fedalt\", \"preset\": \"fedrep\", \"hyperparameters\":"
-         " {\"gamma_u\": 0.1, \"gamma_v\": 0.1, \"tau_v\": 1}}", "", {0, 0, 1, 1}},
-        {"{\"name\": \"fedsim\", \"preset\": \"fedper\", \"hyperparameters\":"
-         " {\"gamma_u\": 0.1, \"gamma_v\": 0.1}}", "", {0, 0, 1, 1}},
-        {"{\"name\": \"fedsim\", \"preset\": \"lg_fedavg\", "
-         "\"hyperparameters\": {\"gamma_u\": 0.1, \"gamma_v\": 0.1}}", "",
-         {1, 1, 0, 0}},
-        {"{\"name\": \"fedsim\", \"preset\": \"fedbabu\", \"hyperparameters\":"
-         " {\"gamma_u\": 0.1}}", "", {0, 0, 1, 1}},
-        {"{\"name\": \"fedsim\", \"preset\": \"fedper\", \"hyperparameters\":"
-         " {\"gamma_u\": 0.1, \"gamma_v\": 0.1}}",
-         "\"split\": {\"personal\": [\"b2\"]}", {0, 0, 0, 1}},
-    };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        char text[4096];
-        snprintf(text, sizeof text,
-                 "{\"format\": \"pflref-spec/1\", \"model\": %s, \"problem\":"
-                 " {\"clients\": %s}%s%s, \"algorithm\": %s, \"schedule\": %s}",
-                 mlp, clients, cases[c].split[0] ? ", " : "", cases[c].split,
-                 cases[c].alg, sched);
-        pflref_spec *spec = tu_spec(text);
-        for (int b = 0; b < 4; b++)
-            ck_assert_msg(spec->hyper.split.personal[b] ==
-                              cases[c].personal[b],
-                          "case %zu block %d", c, b);
-        pflref_run_result *res = tu_run(spec, NULL);
-        pflref_run_result_free(res);
-        pflref_spec_free(spec);
-    }
+    tb_case *c = a_case(2, 0);
+    c->hyper.gamma_u = 0.1;
+    c->hyper.gamma_v = 0.1;
+    c->hyper.tau_v = 3;
+    expect_error(c, "fedalt", "schedule.rounds[0].batches[0]", "tau_v = 3");
+    c = a_case(2, 1);
+    c->hyper.gamma_u = 0.1;
+    c->hyper.gamma_v = 0.1;
+    expect_error(c, "fedsim", "algorithm.hyperparameters.eta_ft", "eta_ft");
+    c = a_case(2, 0);
+    c->hyper.gamma_u = 0.1;
+    c->hyper.gamma_v = 0.1;
+    expect_error(c, "fedalt", "algorithm.hyperparameters.tau_v", "tau_v");
+    /* pfl.weights = batches with a round of no batches at all */
+    c = a_problem();
+    tb_round(c, "0 1", "", "");
+    c->hyper.gamma_u = 0.1;
+    c->hyper.gamma_v = 0.1;
+    c->hyper.pfl.weights = PFLREF_PFL_WEIGHTS_BATCHES;
+    expect_error(c, "fedsim", "schedule.rounds[0].batches", "none");
 }
 END_TEST
 
@@ -403,7 +365,6 @@ Suite *fedalt_suite(void)
     tcase_add_test(tc, test_fedsim_gamma_u0_is_finetune);
     tcase_add_test(tc, test_state);
     tcase_add_test(tc, test_errors);
-    tcase_add_test(tc, test_preset_split);
     tcase_add_test(tc, test_lemma21);
     suite_add_tcase(s, tc);
     return s;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "builder.h"
 
 static const char *const VECTORS[] = {
     "golden/fedavg/worked-samples.json",
@@ -105,77 +106,59 @@ START_TEST(test_missing_step_detected)
 }
 END_TEST
 
-static const char IDENTICAL[] =
-    "{\"format\": \"pflref-spec/1\","
-    " \"model\": {\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\"},"
-    " \"problem\": {\"clients\": ["
-    "   {\"X\": [[2.385, -0.71], [0.33, 1.9], [-1.2, 0.45]], \"y\": [1.7, -0.3, 2.2]},"
-    "   {\"X\": [[2.385, -0.71], [0.33, 1.9], [-1.2, 0.45]], \"y\": [1.7, -0.3, 2.2]},"
-    "   {\"X\": [[2.385, -0.71], [0.33, 1.9], [-1.2, 0.45]], \"y\": [1.7, -0.3, 2.2]}]},"
-    " \"algorithm\": {\"name\": \"%s\", \"hyperparameters\": {\"eta\": 0.05}},"
-    " \"schedule\": {\"kind\": \"generate\", \"rounds\": %d, \"local\": {\"steps\": %d,"
-    "   \"batch_size\": 2}}}";
+/* Three identical clients: X = [[2.385, −0.71], [0.33, 1.9], [−1.2, 0.45]],
+ * y = (1.7, −0.3, 2.2), squared loss, η = 0.05; T rounds of E steps of
+ * minibatches of 2. */
+static tb_case *identical_case(size_t T, size_t E)
+{
+    static const double X[6] = {2.385, -0.71, 0.33, 1.9, -1.2, 0.45};
+    static const double y[3] = {1.7, -0.3, 2.2};
+    const pflref_model m = tb_model(PFLREF_MODEL_LINEAR, PFLREF_LOSS_SQUARED,
+                                    2, 1, 0, 0);
+    tb_case *c = tb_new(&m, 3);
+    for (size_t i = 0; i < 3; i++)
+        tb_train(c, i, 3, X, y);
+    c->hyper.eta = 0.05;
+    tb_generate(c, T, E, 2);
+    return c;
+}
 
 /* With identical clients, FedAvg is local SGD on one client: T rounds of
  * E steps from the same start equal T·E steps of the local-only run (each
  * aggregation averages identical vectors, exact up to the sum's rounding). */
 START_TEST(test_identical_clients_is_local_sgd)
 {
-    char fed[2048], loc[2048];
-    snprintf(fed, sizeof fed, IDENTICAL, "fedavg", 3, 2);
-    snprintf(loc, sizeof loc, IDENTICAL, "local", 1, 6);
-    pflref_spec *a, *b;
-    pflref_error err;
-    ck_assert_int_eq(tu_parse(fed, &a, &err), PFLREF_OK);
-    ck_assert_int_eq(tu_parse(loc, &b, &err), PFLREF_OK);
-    pflref_run_result *ra, *rb;
-    ck_assert_int_eq(pflref_run(a->problem, a->algorithm, &a->hyper,
-                                a->schedule, a->w0, NULL, &ra, &err), PFLREF_OK);
-    ck_assert_int_eq(pflref_run(b->problem, b->algorithm, &b->hyper,
-                                b->schedule, b->w0, NULL, &rb, &err), PFLREF_OK);
+    tb_case *fed = identical_case(3, 2), *loc = identical_case(1, 6);
+    pflref_run_result *ra = tb_run(fed, "fedavg", NULL);
+    pflref_run_result *rb = tb_run(loc, "local", NULL);
     for (size_t p = 0; p < 2; p++)
         ck_assert_msg(fabs(ra->w[p] - rb->v[p]) <= 1e-14 * fabs(rb->v[p]),
                       "w[%zu] = %.17g, local v = %.17g", p, ra->w[p], rb->v[p]);
     pflref_run_result_free(ra);
     pflref_run_result_free(rb);
-    pflref_spec_free(a);
-    pflref_spec_free(b);
+    tb_free(fed);
+    tb_free(loc);
 }
 END_TEST
 
 /* An overflowing iterate stops the run with PFLREF_EDIVERGE naming the
- * round, client and local step. */
+ * round, client and local step: f_0 = ½(w − 0)², f_1 = ½·1e200 (w − 1e200)²,
+ * η = 1e200; client 0's first step is finite (w = 0), client 1's first
+ * gradient 1e200·(0 − 1e200) overflows. */
 START_TEST(test_divergence_located)
 {
-    const char *text =
-        "{\"format\": \"pflref-spec/1\","
-        " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
-        " \"problem\": {\"clients\": [{\"a\": [1]}, {\"a\": [1e200], \"c\": [1e200]}]},"
-        " \"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 1e200}},"
-        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 2, \"local\": {\"steps\": 3}}}";
-    pflref_spec *spec;
+    tb_case *c = tb_quadratic(1, 2);
+    tb_quad(c, 0, (const double[]){1}, (const double[]){0}, 1);
+    tb_quad(c, 1, (const double[]){1e200}, (const double[]){1e200}, 1);
+    c->hyper.eta = 1e200;
+    tb_generate(c, 2, 3, 0);
     pflref_error err;
-    /* client 0 lacks "c": fix the spec first, then check divergence. */
-    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_EINVAL);
-    ck_assert_str_eq(err.where, "problem.clients[0].c");
-    const char *ok =
-        "{\"format\": \"pflref-spec/1\","
-        " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
-        " \"problem\": {\"clients\": [{\"a\": [1], \"c\": [0]},"
-        "   {\"a\": [1e200], \"c\": [1e200]}]},"
-        " \"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": 1e200}},"
-        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 2, \"local\": {\"steps\": 3}}}";
-    ck_assert_int_eq(tu_parse(ok, &spec, &err), PFLREF_OK);
-    pflref_run_result *res = NULL;
-    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                                spec->schedule, spec->w0, NULL, &res, &err),
-                     PFLREF_EDIVERGE);
-    ck_assert_ptr_null(res);
+    tb_run_error(c, "fedavg", PFLREF_EDIVERGE, &err);
     ck_assert_int_eq(err.round, 0);
     ck_assert_int_eq(err.client, 1);
     ck_assert_int_eq(err.step, 1);
     ck_assert_ptr_nonnull(strstr(err.message, "round 0, client 1, local step 1"));
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 

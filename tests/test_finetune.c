@@ -5,6 +5,7 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "builder.h"
 
 static const char *const VECTORS[] = {
     "golden/finetune/worked-mu0.json",
@@ -17,31 +18,33 @@ START_TEST(test_worked_vectors)
 }
 END_TEST
 
-/* A linear model with bias, split personal = ["b"], scope personal: the
- * fine-tuned models keep w's shared entries bit for bit and move b. */
-static const char SCOPED[] =
-    "{\"format\": \"pflref-spec/1\","
-    " \"model\": {\"kind\": \"linear\", \"d\": 2, \"loss\": \"half_squared\", \"bias\": true},"
-    " \"problem\": {\"clients\": ["
-    "   {\"X\": [[1.25, -0.5], [0.75, 2.0]], \"y\": [2.385, -1.1]},"
-    "   {\"X\": [[-0.4, 1.5], [2.2, 0.3]], \"y\": [0.7, 3.3]}]},"
-    " %s"
-    " \"algorithm\": {\"name\": \"finetune\", \"hyperparameters\": {\"eta\": 0.1, \"eta_ft\": 0.2},"
-    "   \"switches\": {\"finetune.scope\": \"personal\"}},"
-    " \"schedule\": {\"kind\": \"generate\", \"rounds\": 3, \"local\": {\"steps\": 2},"
-    "   \"post\": {\"steps\": 4}}}";
+/* A linear model with bias (half_squared), two clients of two samples,
+ * η = 0.1, η_ft = 0.2, finetune.scope personal, 3 rounds of 2 steps and 4
+ * fine-tuning steps; split: the personal blocks ("" for none). */
+static tb_case *scoped_case(const char *split)
+{
+    const pflref_model m = tb_model(PFLREF_MODEL_LINEAR,
+                                    PFLREF_LOSS_HALF_SQUARED, 2, 1, 0, 1);
+    tb_case *c = tb_new(&m, 2);
+    tb_train(c, 0, 2, (const double[]){1.25, -0.5, 0.75, 2.0},
+             (const double[]){2.385, -1.1});
+    tb_train(c, 1, 2, (const double[]){-0.4, 1.5, 2.2, 0.3},
+             (const double[]){0.7, 3.3});
+    tb_split(c, split);
+    c->hyper.eta = 0.1;
+    c->hyper.eta_ft = 0.2;
+    c->hyper.finetune.scope = PFLREF_FINETUNE_PERSONAL;
+    tb_generate(c, 3, 2, 0);
+    tb_generate_post(c, 4, 0);
+    return c;
+}
 
+/* split personal = ["b"], scope personal: the fine-tuned models keep w's
+ * shared entries bit for bit and move b. */
 START_TEST(test_scope_personal)
 {
-    char text[2048];
-    snprintf(text, sizeof text, SCOPED, "\"split\": {\"personal\": [\"b\"]},");
-    pflref_spec *spec;
-    pflref_error err;
-    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
-    pflref_run_result *res;
-    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                                spec->schedule, spec->w0, NULL, &res, &err),
-                     PFLREF_OK);
+    tb_case *c = scoped_case("b");
+    pflref_run_result *res = tb_run(c, "finetune", NULL);
     for (size_t i = 0; i < 2; i++) {
         const double *theta = res->v + i * 3;
         ck_assert_double_eq(theta[0], res->w[0]);
@@ -52,25 +55,18 @@ START_TEST(test_scope_personal)
     ck_assert_str_eq(res->eval[0].label, "global");
     ck_assert_str_eq(res->eval[1].label, "personalized");
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 
 /* scope personal with nothing personal would fine-tune nothing: refused. */
 START_TEST(test_scope_personal_needs_split)
 {
-    char text[2048];
-    snprintf(text, sizeof text, SCOPED, "");
-    pflref_spec *spec;
+    tb_case *c = scoped_case("");
     pflref_error err;
-    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
-    pflref_run_result *res = NULL;
-    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                                spec->schedule, spec->w0, NULL, &res, &err),
-                     PFLREF_EINVAL);
+    tb_run_error(c, "finetune", PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, "split.personal");
-    ck_assert_ptr_null(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 

@@ -14,54 +14,59 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "builder.h"
 
-static pflref_spec *make_spec(const char *model, const char *clients,
-                              const char *hyper, const char *switches,
-                              const char *schedule)
+/* The notes' clients f_1 = ½(x − 4)², f_2 = ½(x + 2)², one FedAvg round
+ * of one step, one post step per client. */
+static tb_case *notes_case(void)
 {
-    char text[8192];
-    snprintf(text, sizeof text,
-             "{\"format\": \"pflref-spec/1\", \"model\": %s,"
-             " \"problem\": {\"clients\": %s},"
-             " \"algorithm\": {\"name\": \"interp\", \"hyperparameters\": {%s},"
-             " \"switches\": {%s}},"
-             " \"schedule\": %s}",
-             model, clients, hyper, switches, schedule);
-    return tu_spec(text);
+    tb_case *c = tb_quadratic(1, 2);
+    tb_quad(c, 0, (const double[]){1}, (const double[]){4}, 1);
+    tb_quad(c, 1, (const double[]){1}, (const double[]){-2}, 1);
+    tb_round(c, "0 1", "0", "0");
+    tb_post(c, "0", "0");
+    return c;
 }
 
-static const char *const QUAD = "{\"kind\": \"quadratic\", \"d\": 1}";
-static const char *const NOTES_CLIENTS =
-    "[{\"a\": [1], \"c\": [4]}, {\"a\": [1], \"c\": [-2]}]";
-/* one FedAvg round of one step, one post step per client */
-static const char *const ONE_STEP =
-    "{\"kind\": \"given\", \"rounds\": ["
-    " {\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}],"
-    " \"post\": [[[0]], [[0]]]}";
-
 /* A linear problem (d = 2, bias, half_squared) with train, test and
- * validation data, high-entropy values. */
-static const char *const LIN =
-    "{\"kind\": \"linear\", \"d\": 2, \"loss\": \"half_squared\", "
-    "\"bias\": true}";
-static const char *const LIN_CLIENTS =
-    "[{\"X\": [[0.912, -1.347], [-0.284, 0.671], [1.563, 0.238]],"
-    "  \"y\": [-0.775, 1.409, 0.236],"
-    "  \"X_test\": [[0.35, -0.2], [1.1, 0.45], [-0.6, 0.9], [0.05, -1.3]],"
-    "  \"y_test\": [0.3, -0.41, 1.12, -0.9],"
-    "  \"X_val\": [[0.72, 0.1], [-1.05, 0.33]], \"y_val\": [-0.2, 1.3]},"
-    " {\"X\": [[-1.426, 0.357], [0.689, -0.942]], \"y\": [0.518, -1.263],"
-    "  \"X_test\": [[0.2, 0.2], [-0.9, 1.4], [1.6, -0.3]],"
-    "  \"y_test\": [-0.15, 0.95, -1.4],"
-    "  \"X_val\": [[0.4, -0.85], [1.2, 0.6], [-0.3, -0.2]],"
-    "  \"y_val\": [-1.1, -0.7, 0.45]},"
-    " {\"X\": [[0.3, 0.8], [-0.5, -0.25], [1.25, -0.7], [0.15, 0.05]],"
-    "  \"y\": [1.2, -0.6, 0.3, 0.1],"
-    "  \"X_test\": [[-0.4, 0.6], [0.9, 0.9]], \"y_test\": [0.8, 0.25],"
-    "  \"X_val\": [[0.6, -0.45]], \"y_val\": [0.05]}]";
-static const char *const LIN_SCHED =
-    "{\"kind\": \"generate\", \"rounds\": 3, \"local\": {\"steps\": 2},"
-    " \"post\": {\"steps\": 6}}";
+ * validation data, high-entropy values; η = 0.3. */
+static tb_case *lin_problem(void)
+{
+    const pflref_model m = tb_model(PFLREF_MODEL_LINEAR,
+                                    PFLREF_LOSS_HALF_SQUARED, 2, 1, 0, 1);
+    tb_case *c = tb_new(&m, 3);
+    tb_train(c, 0, 3,
+             (const double[]){0.912, -1.347, -0.284, 0.671, 1.563, 0.238},
+             (const double[]){-0.775, 1.409, 0.236});
+    tb_test(c, 0, 4,
+            (const double[]){0.35, -0.2, 1.1, 0.45, -0.6, 0.9, 0.05, -1.3},
+            (const double[]){0.3, -0.41, 1.12, -0.9});
+    tb_val(c, 0, 2, (const double[]){0.72, 0.1, -1.05, 0.33},
+           (const double[]){-0.2, 1.3});
+    tb_train(c, 1, 2, (const double[]){-1.426, 0.357, 0.689, -0.942},
+             (const double[]){0.518, -1.263});
+    tb_test(c, 1, 3, (const double[]){0.2, 0.2, -0.9, 1.4, 1.6, -0.3},
+            (const double[]){-0.15, 0.95, -1.4});
+    tb_val(c, 1, 3, (const double[]){0.4, -0.85, 1.2, 0.6, -0.3, -0.2},
+           (const double[]){-1.1, -0.7, 0.45});
+    tb_train(c, 2, 4,
+             (const double[]){0.3, 0.8, -0.5, -0.25, 1.25, -0.7, 0.15, 0.05},
+             (const double[]){1.2, -0.6, 0.3, 0.1});
+    tb_test(c, 2, 2, (const double[]){-0.4, 0.6, 0.9, 0.9},
+            (const double[]){0.8, 0.25});
+    tb_val(c, 2, 1, (const double[]){0.6, -0.45}, (const double[]){0.05});
+    c->hyper.eta = 0.3;
+    return c;
+}
+
+/* The linear problem, 3 generated rounds of 2 steps, 6 post steps. */
+static tb_case *lin_case(void)
+{
+    tb_case *c = lin_problem();
+    tb_generate(c, 3, 2, 0);
+    tb_generate_post(c, 6, 0);
+    return c;
+}
 
 /* A sink that keeps the NOTE records of phase "interp". */
 #define MAX_NOTES 512
@@ -107,12 +112,11 @@ START_TEST(test_notes_5_2g)
     const double alphas[4] = {0.0, 0.25, 0.5, 1.0};
     const double vbar[4] = {1.0, 1.75, 2.5, 4.0};
     for (int a = 0; a < 4; a++) {
-        char hyper[128];
-        snprintf(hyper, sizeof hyper, "\"eta\": 1, \"alpha\": %g", alphas[a]);
-        pflref_spec *spec = make_spec(QUAD, NOTES_CLIENTS, hyper,
-                                      "\"fedavg.weights\": \"uniform\"",
-                                      ONE_STEP);
-        pflref_run_result *res = tu_run(spec, NULL);
+        tb_case *c = notes_case();
+        c->hyper.eta = 1.0;
+        c->hyper.interp.alpha = alphas[a];
+        c->hyper.fedavg.weights = PFLREF_FEDAVG_WEIGHTS_UNIFORM;
+        pflref_run_result *res = tb_run(c, "interp", NULL);
         ck_assert_double_eq(res->w[0], 1.0);
         ck_assert_double_eq(res->v[0], 4.0);   /* h_1 */
         ck_assert_double_eq(res->v[1], -2.0);  /* h_2 */
@@ -125,7 +129,7 @@ START_TEST(test_notes_5_2g)
         ck_assert_double_eq(res->eval[2].train[1].loss,
                             0.5 * (v2 + 2.0) * (v2 + 2.0));
         pflref_run_result_free(res);
-        pflref_spec_free(spec);
+        tb_free(c);
     }
 }
 END_TEST
@@ -136,10 +140,9 @@ END_TEST
 START_TEST(test_endpoints)
 {
     for (int a = 0; a <= 1; a++) {
-        char hyper[64];
-        snprintf(hyper, sizeof hyper, "\"eta\": 0.3, \"alpha\": %d", a);
-        pflref_spec *spec = make_spec(LIN, LIN_CLIENTS, hyper, "", LIN_SCHED);
-        pflref_run_result *res = tu_run(spec, NULL);
+        tb_case *c = lin_case();
+        c->hyper.interp.alpha = a;
+        pflref_run_result *res = tb_run(c, "interp", NULL);
         const pflref_eval_result *same = &res->eval[a == 0 ? 0 : 1];
         const pflref_eval_result *mix = &res->eval[2];
         ck_assert_str_eq(same->label, a == 0 ? "global" : "local");
@@ -154,7 +157,7 @@ START_TEST(test_endpoints)
         ck_assert(mix->test_mse.mean == same->test_mse.mean);
         ck_assert(mix->test_loss.worst == same->test_loss.worst);
         pflref_run_result_free(res);
-        pflref_spec_free(spec);
+        tb_free(c);
     }
 }
 END_TEST
@@ -184,13 +187,13 @@ START_TEST(test_grid_brute_force)
     static const double yv[3][3] = {{-0.2, 1.3}, {-1.1, -0.7, 0.45}, {0.05}};
     const size_t nv[3] = {2, 3, 1};
     const size_t G = 7;
-    pflref_spec *spec = make_spec(
-        LIN, LIN_CLIENTS, "\"eta\": 0.3, \"interp.grid\": 7",
-        "\"interp.alpha\": \"per_client_grid\"", LIN_SCHED);
+    tb_case *c = lin_case();
+    c->hyper.interp.grid = G;
+    c->hyper.interp.alpha_mode = PFLREF_INTERP_PER_CLIENT_GRID;
     static notes nt;
     nt.n = 0;
     const pflref_trace tr = {keep_notes, &nt};
-    pflref_run_result *res = tu_run(spec, &tr);
+    pflref_run_result *res = tb_run(c, "interp", &tr);
     for (size_t i = 0; i < 3; i++) {
         const double *h = res->v + i * res->P;
         double best = INFINITY, alpha_best = -1.0;
@@ -219,7 +222,7 @@ START_TEST(test_grid_brute_force)
                   note(&nt, "test_loss", (long)i, (long)j_best));
     }
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 
@@ -230,30 +233,23 @@ END_TEST
  * w = 77/64, h = 109/32, y_val = 77/64 + (3/8)(141/64) = 2.029296875. */
 START_TEST(test_ties_to_smaller)
 {
-    const char *clients =
-        "[{\"X\": [[1.0], [2.0]], \"y\": [4.0, 7.0],"
-        "  \"X_val\": [[1.0]], \"y_val\": [2.029296875]},"
-        " {\"X\": [[1.0], [-1.0]], \"y\": [-2.0, 1.0],"
-        "  \"X_val\": [[1.0]], \"y_val\": [-0.625]}]";
-    const char *lin = "{\"kind\": \"linear\", \"d\": 1, \"loss\": "
-                      "\"half_squared\", \"bias\": false}";
-    char text[4096];
-    snprintf(text, sizeof text,
-             "{\"format\": \"pflref-spec/1\", \"model\": %s,"
-             " \"problem\": {\"clients\": %s},"
-             " \"init\": {\"kind\": \"given\", \"w\": [0.5]},"
-             " \"algorithm\": {\"name\": \"interp\", \"hyperparameters\":"
-             " {\"eta\": 0.5, \"interp.grid\": 4}, \"switches\":"
-             " {\"interp.alpha\": \"per_client_grid\"}},"
-             " \"schedule\": {\"kind\": \"given\", \"rounds\": ["
-             " {\"clients\": [0, 1], \"batches\": [[[0, 1], [0, 1]], [[0, 1],"
-             " [0, 1]]]}], \"post\": [[[0, 1], [0, 1]], [[0, 1], [0, 1]]]}}",
-             lin, clients);
-    pflref_spec *spec = tu_spec(text);
+    const pflref_model lin = tb_model(PFLREF_MODEL_LINEAR,
+                                      PFLREF_LOSS_HALF_SQUARED, 1, 1, 0, 0);
+    tb_case *c = tb_new(&lin, 2);
+    tb_train(c, 0, 2, (const double[]){1.0, 2.0}, (const double[]){4.0, 7.0});
+    tb_val(c, 0, 1, (const double[]){1.0}, (const double[]){2.029296875});
+    tb_train(c, 1, 2, (const double[]){1.0, -1.0}, (const double[]){-2.0, 1.0});
+    tb_val(c, 1, 1, (const double[]){1.0}, (const double[]){-0.625});
+    tb_w0(c, (const double[]){0.5});
+    c->hyper.eta = 0.5;
+    c->hyper.interp.grid = 4;
+    c->hyper.interp.alpha_mode = PFLREF_INTERP_PER_CLIENT_GRID;
+    tb_round(c, "0 1", "0 1 | 0 1", "0 1 | 0 1");
+    tb_post(c, "0 1 | 0 1", "0 1 | 0 1");
     static notes nt;
     nt.n = 0;
     const pflref_trace tr = {keep_notes, &nt};
-    pflref_run_result *res = tu_run(spec, &tr);
+    pflref_run_result *res = tb_run(c, "interp", &tr);
     ck_assert_double_eq(res->w[0], 77.0 / 64.0);
     ck_assert_double_eq(res->v[0], 109.0 / 32.0);
     ck_assert(note(&nt, "select_loss", 0, 1) == note(&nt, "select_loss", 0, 2));
@@ -261,18 +257,17 @@ START_TEST(test_ties_to_smaller)
     ck_assert(note(&nt, "select_loss", 0, 1) < note(&nt, "select_loss", 0, 3));
     ck_assert_double_eq(res->alpha[0], 0.25);
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 
     /* (a) nothing trained: a flat curve */
-    spec = make_spec(LIN, LIN_CLIENTS, "\"eta\": 0.3",
-                     "\"interp.alpha\": \"per_client_grid\"",
-                     "{\"kind\": \"given\", \"rounds\": [],"
-                     " \"post\": [[], [], []]}");
-    res = tu_run(spec, NULL);
+    c = lin_problem();
+    c->hyper.interp.alpha_mode = PFLREF_INTERP_PER_CLIENT_GRID;
+    tb_post(c, "", "", "");
+    res = tb_run(c, "interp", NULL);
     for (size_t i = 0; i < 3; i++)
         ck_assert_double_eq(res->alpha[i], 0.0);
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 
@@ -281,14 +276,14 @@ END_TEST
  * test loss is that minimum. */
 START_TEST(test_select_on_test)
 {
-    pflref_spec *spec = make_spec(
-        LIN, LIN_CLIENTS, "\"eta\": 0.3, \"interp.grid\": 5",
-        "\"interp.alpha\": \"per_client_grid\", \"interp.select\": \"test\"",
-        LIN_SCHED);
+    tb_case *c = lin_case();
+    c->hyper.interp.grid = 5;
+    c->hyper.interp.alpha_mode = PFLREF_INTERP_PER_CLIENT_GRID;
+    c->hyper.interp.select = PFLREF_INTERP_SELECT_TEST;
     static notes nt;
     nt.n = 0;
     const pflref_trace tr = {keep_notes, &nt};
-    pflref_run_result *res = tu_run(spec, &tr);
+    pflref_run_result *res = tb_run(c, "interp", &tr);
     for (size_t i = 0; i < 3; i++) {
         double lowest = INFINITY;
         for (long j = 0; j <= 5; j++) {
@@ -301,133 +296,95 @@ START_TEST(test_select_on_test)
         ck_assert(res->eval[2].test[i].loss <= res->eval[1].test[i].loss);
     }
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 
-/* Errors name the field. */
-static void expect_run_error(const char *model, const char *clients,
-                             const char *hyper, const char *switches,
-                             const char *sched, const char *where,
+/* The run of c (freed here) fails with EINVAL at `where`, and the message
+ * contains `phrase`. */
+static void expect_run_error(tb_case *c, const char *where,
                              const char *phrase)
 {
-    pflref_spec *spec = make_spec(model, clients, hyper, switches, sched);
     pflref_error err;
-    tu_run_error(spec, PFLREF_EINVAL, &err);
+    tb_run_error(c, "interp", PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, where);
     ck_assert_msg(strstr(err.message, phrase) != NULL, "message: %s",
                   err.message);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 
+/* One client of a linear model (d = 2, squared loss) with X = (1, 2),
+ * y = 1, and test data X_test = (1, 0), y_test = 2 (test) or a validation
+ * split of the same values (!test); one round of one step, one post step;
+ * η = 0.1. */
+static tb_case *one_client(int test)
+{
+    const pflref_model m = tb_model(PFLREF_MODEL_LINEAR, PFLREF_LOSS_SQUARED,
+                                    2, 1, 0, 0);
+    tb_case *c = tb_new(&m, 1);
+    tb_train(c, 0, 1, (const double[]){1, 2}, (const double[]){1});
+    if (test)
+        tb_test(c, 0, 1, (const double[]){1, 0}, (const double[]){2});
+    else
+        tb_val(c, 0, 1, (const double[]){1, 0}, (const double[]){2});
+    c->hyper.eta = 0.1;
+    tb_generate(c, 1, 1, 0);
+    tb_generate_post(c, 1, 0);
+    return c;
+}
+
+/* Errors name the field. */
 START_TEST(test_errors)
 {
-    const char *no_val =
-        "[{\"X\": [[1, 2]], \"y\": [1], \"X_test\": [[1, 0]], \"y_test\": [2]}]";
-    const char *no_test =
-        "[{\"X\": [[1, 2]], \"y\": [1], \"X_val\": [[1, 0]], \"y_val\": [2]}]";
-    const char *lin = "{\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\"}";
-    const char *sched = "{\"kind\": \"generate\", \"rounds\": 1,"
-                        " \"local\": {\"steps\": 1}, \"post\": {\"steps\": 1}}";
     /* select = validation without a validation split: suggest test */
-    expect_run_error(lin, no_val, "\"eta\": 0.1",
-                     "\"interp.alpha\": \"per_client_grid\"", sched,
-                     "algorithm.switches.interp.select", "interp.select = test");
+    tb_case *c = one_client(1);
+    c->hyper.interp.alpha_mode = PFLREF_INTERP_PER_CLIENT_GRID;
+    expect_run_error(c, "algorithm.switches.interp.select",
+                     "interp.select = test");
     /* select = test without test data */
-    expect_run_error(lin, no_test, "\"eta\": 0.1",
-                     "\"interp.alpha\": \"per_client_grid\", "
-                     "\"interp.select\": \"test\"", sched,
-                     "algorithm.switches.interp.select", "X_test");
+    c = one_client(0);
+    c->hyper.interp.alpha_mode = PFLREF_INTERP_PER_CLIENT_GRID;
+    c->hyper.interp.select = PFLREF_INTERP_SELECT_TEST;
+    expect_run_error(c, "algorithm.switches.interp.select", "X_test");
     /* fixed without α, α above 1, α given to the grid */
-    expect_run_error(QUAD, NOTES_CLIENTS, "\"eta\": 1", "", ONE_STEP,
-                     "algorithm.hyperparameters.alpha", "needs");
-    expect_run_error(QUAD, NOTES_CLIENTS, "\"eta\": 1, \"alpha\": 1.25", "",
-                     ONE_STEP, "algorithm.hyperparameters.alpha", "[0, 1]");
-    expect_run_error(lin, no_val, "\"eta\": 0.1, \"alpha\": 0.5",
-                     "\"interp.alpha\": \"per_client_grid\", "
-                     "\"interp.select\": \"test\"", sched,
-                     "algorithm.hyperparameters.alpha", "ignored");
-    /* no post phase: the local models have no schedule (refused when the
-     * spec is read) */
-    char text[1024];
-    snprintf(text, sizeof text,
-             "{\"format\": \"pflref-spec/1\", \"model\": %s,"
-             " \"problem\": {\"clients\": %s}, \"algorithm\": {\"name\":"
-             " \"interp\", \"hyperparameters\": {\"eta\": 1, \"alpha\": 0.5}},"
-             " \"schedule\": {\"kind\": \"given\", \"rounds\": ["
-             " {\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}]}}",
-             QUAD, NOTES_CLIENTS);
-    pflref_spec *spec = NULL;
-    pflref_error err;
-    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_EINVAL);
-    ck_assert_str_eq(err.where, "schedule.post");
+    c = notes_case();
+    c->hyper.eta = 1.0;
+    expect_run_error(c, "algorithm.hyperparameters.alpha", "needs");
+    c = notes_case();
+    c->hyper.eta = 1.0;
+    c->hyper.interp.alpha = 1.25;
+    expect_run_error(c, "algorithm.hyperparameters.alpha", "[0, 1]");
+    c = one_client(1);
+    c->hyper.interp.alpha = 0.5;
+    c->hyper.interp.alpha_mode = PFLREF_INTERP_PER_CLIENT_GRID;
+    c->hyper.interp.select = PFLREF_INTERP_SELECT_TEST;
+    expect_run_error(c, "algorithm.hyperparameters.alpha", "ignored");
+    /* no post phase: the local models have no schedule */
+    c = tb_quadratic(1, 2);
+    tb_quad(c, 0, (const double[]){1}, (const double[]){4}, 1);
+    tb_quad(c, 1, (const double[]){1}, (const double[]){-2}, 1);
+    tb_round(c, "0 1", "0", "0");
+    c->hyper.eta = 1.0;
+    c->hyper.interp.alpha = 0.5;
+    expect_run_error(c, "schedule.post", "post");
     /* eta is required */
-    expect_run_error(QUAD, NOTES_CLIENTS, "\"alpha\": 0.5", "", ONE_STEP,
-                     "algorithm.hyperparameters.eta", "eta");
+    c = notes_case();
+    c->hyper.interp.alpha = 0.5;
+    expect_run_error(c, "algorithm.hyperparameters.eta", "eta");
 }
 END_TEST
 
-/* The validation split in the spec: read errors name X_val / y_val. */
-START_TEST(test_val_parse_errors)
-{
-    static const struct {
-        const char *clients;
-        const char *where;
-    } cases[] = {
-        {"[{\"X\": [[1, 2]], \"y\": [1], \"X_val\": [[1, 2]]}]",
-         "problem.clients[0].y_val"},
-        {"[{\"X\": [[1, 2]], \"y\": [1], \"y_val\": [1]}]",
-         "problem.clients[0].X_val"},
-        {"[{\"X\": [[1, 2]], \"y\": [1], \"X_val\": [[1, 2]], \"y_val\": [1]},"
-         " {\"X\": [[1, 2]], \"y\": [1]}]", "problem.clients[1]"},
-        {"[{\"X\": [[1, 2]], \"y\": [1], \"X_val\": [[1, 2, 3]],"
-         " \"y_val\": [1]}]", "problem.clients[0].X_val[0]"},
-        {"[{\"X\": [[1, 2]], \"y\": [1], \"X_val\": [[1, 2], [3, 4]],"
-         " \"y_val\": [1]}]", "problem.clients[0].y_val"},
-    };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        char text[2048];
-        snprintf(text, sizeof text,
-                 "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": "
-                 "\"linear\", \"d\": 2, \"loss\": \"squared\"},"
-                 " \"problem\": {\"clients\": %s},"
-                 " \"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\":"
-                 " {\"eta\": 0.1}}, \"schedule\": {\"kind\": \"generate\","
-                 " \"rounds\": 1}}", cases[c].clients);
-        pflref_spec *spec = NULL;
-        pflref_error err;
-        ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_EINVAL);
-        ck_assert_ptr_null(spec);
-        ck_assert_msg(strcmp(err.where, cases[c].where) == 0,
-                      "case %zu: where %s, expected %s (%s)", c, err.where,
-                      cases[c].where, err.message);
-    }
-    /* a classifier's validation label is checked like y: the path says
-     * y_val, not y */
-    pflref_spec *spec = NULL;
-    pflref_error err;
-    ck_assert_int_eq(
-        tu_parse("{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": "
-                 "\"softmax\", \"d\": 2, \"k\": 3}, \"problem\": {\"clients\":"
-                 " [{\"X\": [[1, 2]], \"y\": [1], \"X_val\": [[1, 2]],"
-                 " \"y_val\": [2.5]}]}, \"algorithm\": {\"name\": \"fedavg\","
-                 " \"hyperparameters\": {\"eta\": 0.1}}, \"schedule\":"
-                 " {\"kind\": \"generate\", \"rounds\": 1}}", &spec, &err),
-        PFLREF_EINVAL);
-    ck_assert_str_eq(err.where, "problem.clients[0].y_val[0]");
-}
-END_TEST
-
-/* Same spec, same result: w, h_i, α_i and every note bit for bit. */
+/* Same case, same result: w, h_i, α_i and every note bit for bit. */
 START_TEST(test_deterministic)
 {
-    pflref_spec *spec = make_spec(
-        LIN, LIN_CLIENTS, "\"eta\": 0.3, \"interp.grid\": 9",
-        "\"interp.alpha\": \"per_client_grid\"", LIN_SCHED);
+    tb_case *c = lin_case();
+    c->hyper.interp.grid = 9;
+    c->hyper.interp.alpha_mode = PFLREF_INTERP_PER_CLIENT_GRID;
     static notes n1, n2;
     n1.n = n2.n = 0;
     const pflref_trace t1 = {keep_notes, &n1}, t2 = {keep_notes, &n2};
-    pflref_run_result *r1 = tu_run(spec, &t1), *r2 = tu_run(spec, &t2);
+    pflref_run_result *r1 = tb_run(c, "interp", &t1);
+    pflref_run_result *r2 = tb_run(c, "interp", &t2);
     ck_assert(memcmp(r1->w, r2->w, r1->P * sizeof *r1->w) == 0);
     ck_assert(memcmp(r1->v, r2->v, r1->N * r1->P * sizeof *r1->v) == 0);
     ck_assert(memcmp(r1->alpha, r2->alpha, r1->N * sizeof *r1->alpha) == 0);
@@ -437,7 +394,7 @@ START_TEST(test_deterministic)
         ck_assert(n1.r[q].value == n2.r[q].value);
     pflref_run_result_free(r1);
     pflref_run_result_free(r2);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 
@@ -466,7 +423,6 @@ Suite *interp_suite(void)
     tcase_add_test(tc, test_ties_to_smaller);
     tcase_add_test(tc, test_select_on_test);
     tcase_add_test(tc, test_errors);
-    tcase_add_test(tc, test_val_parse_errors);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_golden);
     suite_add_tcase(s, tc);

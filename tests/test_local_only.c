@@ -4,26 +4,19 @@
 #include <stdio.h>
 #include "suites.h"
 #include "testutil.h"
+#include "builder.h"
 
 /* Gradient descent on f(v) = ½ a (v − c)² from v₀ has the closed form
  * v_s = c + (1 − η a)^s (v₀ − c).  a = 2.385, c = 1.5, η = 0.1, v₀ = 0.25:
  * each step is exact up to a few roundings, so 1e-14 relative after 7 steps. */
 START_TEST(test_closed_form)
 {
-    const char *text =
-        "{\"format\": \"pflref-spec/1\","
-        " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
-        " \"problem\": {\"clients\": [{\"a\": [2.385], \"c\": [1.5]}]},"
-        " \"init\": {\"kind\": \"given\", \"w\": [0.25]},"
-        " \"algorithm\": {\"name\": \"local\", \"hyperparameters\": {\"eta\": 0.1}},"
-        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"steps\": 7}}}";
-    pflref_spec *spec;
-    pflref_error err;
-    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
-    pflref_run_result *res;
-    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                                spec->schedule, spec->w0, NULL, &res, &err),
-                     PFLREF_OK);
+    tb_case *c = tb_quadratic(1, 1);
+    tb_quad(c, 0, (const double[]){2.385}, (const double[]){1.5}, 1);
+    tb_w0(c, (const double[]){0.25});
+    c->hyper.eta = 0.1;
+    tb_generate(c, 1, 7, 0);
+    pflref_run_result *res = tb_run(c, "local", NULL);
     double expect = 1.5 + pow(1.0 - 0.1 * 2.385, 7) * (0.25 - 1.5);
     ck_assert_msg(fabs(res->v[0] - expect) <= 1e-14 * fabs(expect),
                   "v_7 = %.17g, closed form %.17g", res->v[0], expect);
@@ -34,7 +27,7 @@ START_TEST(test_closed_form)
     double loss = 0.5 * 2.385 * (res->v[0] - 1.5) * (res->v[0] - 1.5);
     ck_assert_double_eq_tol(res->eval[0].train[0].loss, loss, 1e-15);
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 
@@ -42,28 +35,20 @@ END_TEST
  * continues from its own v_i, not from w⁰. */
 START_TEST(test_state_persists)
 {
-    const char *text =
-        "{\"format\": \"pflref-spec/1\","
-        " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
-        " \"problem\": {\"clients\": [{\"a\": [1], \"c\": [4]}, {\"a\": [1], \"c\": [-2]}]},"
-        " \"algorithm\": {\"name\": \"local\", \"hyperparameters\": {\"eta\": 0.5}},"
-        " \"schedule\": {\"kind\": \"given\", \"rounds\": ["
-        "   {\"clients\": [0], \"batches\": [[[0]]]},"
-        "   {\"clients\": [1], \"batches\": [[[0]]]},"
-        "   {\"clients\": [0], \"batches\": [[[0]]]}]}}";
-    pflref_spec *spec;
-    pflref_error err;
-    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
-    pflref_run_result *res;
-    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                                spec->schedule, spec->w0, NULL, &res, &err),
-                     PFLREF_OK);
+    tb_case *c = tb_quadratic(1, 2);
+    tb_quad(c, 0, (const double[]){1}, (const double[]){4}, 1);
+    tb_quad(c, 1, (const double[]){1}, (const double[]){-2}, 1);
+    c->hyper.eta = 0.5;
+    tb_round(c, "0", "0");
+    tb_round(c, "1", "0");
+    tb_round(c, "0", "0");
+    pflref_run_result *res = tb_run(c, "local", NULL);
     /* client 0: 0 → 2 → 3 (two steps of v ← v − ½(v − 4));
      * client 1: 0 → −1 (one step toward −2). */
     ck_assert_double_eq(res->v[0], 3.0);
     ck_assert_double_eq(res->v[1], -1.0);
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 

@@ -2,7 +2,7 @@
  *
  * The worked example is shared/spec notes §4(g): f_1 = (2/2)(w − 1)²,
  * f_2 = (1/2)(w + 1)², α = 1/10, β = 1/2, τ = 2, w_0 = 0, both users,
- * uniform mean.  The spec holds α = 0.1 (the double nearest 1/10), so the
+ * uniform mean.  The tests hold α = 0.1 (the double nearest 1/10), so the
  * notes' numbers are met to within 1e-15, not exactly.  The properties
  * (HF = exact on quadratic losses, FO − exact = αβ H q, α = 0 gives FedAvg,
  * HF's O(δ²) error) are derived in each test's comment.
@@ -15,6 +15,7 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "builder.h"
 
 static const char *const VECTORS[] = {
     "golden/perfedavg/worked-notes-4g-exact.json",
@@ -33,70 +34,78 @@ static const char *const VECTORS[] = {
  * of the example is below 3 after at most five contracting steps. */
 #define NOTES_TOL 1e-15
 
-static pflref_spec *make_spec(const char *name, const char *model,
-                              const char *clients, const char *hyper,
-                              const char *switches, const char *schedule)
+/* The notes' problem: f_1 = (2/2)(w − 1)², f_2 = (1/2)(w + 1)² (the
+ * quadratic model, a = (2, 1), c = (1, −1)), sample counts n (NULL: 1
+ * and 1), w_0 = 0; α = 0.1, β = 0.5 unless the test changes them. */
+static tb_case *notes_case(const size_t *n)
 {
-    char text[16384];
-    snprintf(text, sizeof text,
-             "{\"format\": \"pflref-spec/1\", \"model\": %s,"
-             " \"problem\": {\"clients\": %s},"
-             " \"init\": {\"kind\": \"zeros\"},"
-             " \"algorithm\": {\"name\": \"%s\", \"hyperparameters\": {%s},"
-             " \"switches\": {%s}},"
-             " \"schedule\": %s}",
-             model, clients, name, hyper, switches, schedule);
-    return tu_spec(text);
+    tb_case *c = tb_quadratic(1, 2);
+    tb_quad(c, 0, (const double[]){2}, (const double[]){1}, n ? n[0] : 1);
+    tb_quad(c, 1, (const double[]){1}, (const double[]){-1}, n ? n[1] : 1);
+    c->hyper.perfedavg.alpha = 0.1;
+    c->hyper.perfedavg.beta = 0.5;
+    return c;
 }
 
-static const char *const QUAD = "{\"kind\": \"quadratic\", \"d\": 1}";
-static const char *const NOTES_CLIENTS =
-    "[{\"a\": [2], \"c\": [1]}, {\"a\": [1], \"c\": [-1]}]";
-#define SIX "[[0], [0], [0], [0], [0], [0]]"
-#define ROUND2 "{\"clients\": [0, 1], \"batches\": [" SIX ", " SIX "]}"
-static const char *const ONE_ROUND =
-    "{\"kind\": \"given\", \"rounds\": [" ROUND2 "],"
-    " \"post\": [[[0]], [[0]]]}";
-static const char *const TWO_ROUNDS =
-    "{\"kind\": \"given\", \"rounds\": [" ROUND2 ", " ROUND2 "],"
-    " \"post\": [[[0]], [[0]]]}";
-static const char *const NOTES_HYPER = "\"alpha\": 0.1, \"beta\": 0.5";
+/* The notes' schedule: `rounds` rounds of both users with τ = 2 (six
+ * batches each: D, D′, D″ per step), and one personalisation step each. */
+#define SIX "0 | 0 | 0 | 0 | 0 | 0"
+static void notes_rounds(tb_case *c, int rounds)
+{
+    for (int t = 0; t < rounds; t++)
+        tb_round(c, "0 1", SIX, SIX);
+    tb_post(c, "0", "0");
+}
 
 /* A linear model with minibatches (d = 2, bias, squared loss), three
  * clients; the same data as golden/perfedavg/make_data.py's. */
-static const char *const LIN =
-    "{\"kind\": \"linear\", \"d\": 2, \"loss\": \"squared\", \"bias\": true}";
-static const char *const LIN_CLIENTS =
-    "[{\"X\": [[0.912, -1.347], [-0.284, 0.671], [1.563, 0.238],"
-    "          [-0.715, -0.426], [0.337, 1.129]],"
-    "  \"y\": [-0.775, 1.409, 0.236, -1.118, 0.652]},"
-    " {\"X\": [[-1.426, 0.357], [0.689, -0.942], [0.205, 1.318], [1.174, 0.463]],"
-    "  \"y\": [0.518, -1.263, 0.947, -0.384]},"
-    " {\"X\": [[0.473, 0.815], [-0.962, -0.218], [1.285, -0.637],"
-    "          [-0.156, 1.442], [0.724, 0.091], [-1.093, 0.568]],"
-    "  \"y\": [1.127, -0.469, 0.318, 0.875, -0.236, -0.912]}]";
+static tb_case *lin_problem(void)
+{
+    const pflref_model m = tb_model(PFLREF_MODEL_LINEAR, PFLREF_LOSS_SQUARED,
+                                    2, 1, 0, 1);
+    tb_case *c = tb_new(&m, 3);
+    tb_train(c, 0, 5,
+             (const double[]){0.912, -1.347, -0.284, 0.671, 1.563, 0.238,
+                              -0.715, -0.426, 0.337, 1.129},
+             (const double[]){-0.775, 1.409, 0.236, -1.118, 0.652});
+    tb_train(c, 1, 4,
+             (const double[]){-1.426, 0.357, 0.689, -0.942, 0.205, 1.318,
+                              1.174, 0.463},
+             (const double[]){0.518, -1.263, 0.947, -0.384});
+    tb_train(c, 2, 6,
+             (const double[]){0.473, 0.815, -0.962, -0.218, 1.285, -0.637,
+                              -0.156, 1.442, 0.724, 0.091, -1.093, 0.568},
+             (const double[]){1.127, -0.469, 0.318, 0.875, -0.236, -0.912});
+    return c;
+}
+
 /* Two rounds, A_0 = {0, 2}, A_1 = {1, 2}, τ = 2; the D′ batches (positions
  * 1 and 4 of each list) are what FedAvg takes in test_alpha0_is_fedavg. */
-#define LIN_R0                                                               \
-    "{\"clients\": [0, 2], \"batches\": ["                                   \
-    "[[0, 1], [2, 3], [4], [1, 4], [0, 2, 3], [3]],"                         \
-    "[[0, 1], [2, 3], [4, 5], [5, 2], [1], [0, 3, 4]]]}"
-#define LIN_R1                                                               \
-    "{\"clients\": [1, 2], \"batches\": ["                                   \
-    "[[3, 0], [1, 2], [2], [0], [1, 3], [2, 0, 1]],"                         \
-    "[[1, 3], [5, 0], [2, 4], [4], [0, 5], [3, 1]]]}"
-#define LIN_POST "\"post\": [[[3, 4]], [[0, 2]], [[5, 1]]]"
-static const char *const LIN_SCHED =
-    "{\"kind\": \"given\", \"rounds\": [" LIN_R0 ", " LIN_R1 "], " LIN_POST "}";
-
-static pflref_run_result *run_text(const char *model, const char *clients,
-                                   const char *hyper, const char *switches,
-                                   const char *sched)
+static void lin_schedule(tb_case *c)
 {
-    pflref_spec *spec = make_spec("perfedavg", model, clients, hyper,
-                                  switches, sched);
-    pflref_run_result *res = tu_run(spec, NULL);
-    pflref_spec_free(spec);
+    tb_round(c, "0 2", "0 1 | 2 3 | 4 | 1 4 | 0 2 3 | 3",
+             "0 1 | 2 3 | 4 5 | 5 2 | 1 | 0 3 4");
+    tb_round(c, "1 2", "3 0 | 1 2 | 2 | 0 | 1 3 | 2 0 1",
+             "1 3 | 5 0 | 2 4 | 4 | 0 5 | 3 1");
+    tb_post(c, "3 4", "0 2", "5 1");
+}
+
+/* The linear problem with its schedule and α, β (and δ, NaN: unset). */
+static tb_case *lin_case(double alpha, double beta, double delta)
+{
+    tb_case *c = lin_problem();
+    lin_schedule(c);
+    c->hyper.perfedavg.alpha = alpha;
+    c->hyper.perfedavg.beta = beta;
+    c->hyper.perfedavg.delta = delta;
+    return c;
+}
+
+/* Run Per-FedAvg on c and free c. */
+static pflref_run_result *run_case(tb_case *c)
+{
+    pflref_run_result *res = tb_run(c, "perfedavg", NULL);
+    tb_free(c);
     return res;
 }
 
@@ -117,16 +126,6 @@ static const double *find(const pflref_trajectory *tj, pflref_event_kind kind,
     return NULL;
 }
 
-/* Run with a step-level trajectory into *tj (initialised here). */
-static pflref_run_result *run_traced(pflref_spec *spec, pflref_trajectory *tj)
-{
-    pflref_trajectory_init(tj, PFLREF_RECORD_STEP);
-    pflref_trace tr = {pflref_trajectory_emit, tj};
-    pflref_run_result *res = tu_run(spec, &tr);
-    ck_assert_int_eq(tj->failed, 0);
-    return res;
-}
-
 /* Every golden vector is reproduced. */
 START_TEST(test_golden_vectors)
 {
@@ -139,10 +138,10 @@ END_TEST
  * w_2 = 178364013/1280000000. */
 START_TEST(test_notes_exact)
 {
-    pflref_spec *spec = make_spec("perfedavg", QUAD, NOTES_CLIENTS,
-                                  NOTES_HYPER, "", ONE_ROUND);
+    tb_case *c = notes_case(NULL);
+    notes_rounds(c, 1);
     pflref_trajectory tj;
-    pflref_run_result *res = run_traced(spec, &tj);
+    pflref_run_result *res = tb_run_recorded(c, "perfedavg", &tj);
     const double want[2][2] = {{0.64, 0.8704}, {-0.405, -0.645975}};
     for (long i = 0; i < 2; i++)
         for (long t = 1; t <= 2; t++) {
@@ -156,9 +155,11 @@ START_TEST(test_notes_exact)
     ck_assert(fabs(res->v[1] - 0.00099125) <= NOTES_TOL);
     pflref_trajectory_free(&tj);
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 
-    res = run_text(QUAD, NOTES_CLIENTS, NOTES_HYPER, "", TWO_ROUNDS);
+    c = notes_case(NULL);
+    notes_rounds(c, 2);
+    res = run_case(c);
     ck_assert_msg(fabs(res->w[0] - 178364013.0 / 1280000000.0) <= NOTES_TOL,
                   "w_2 = %.17g", res->w[0]);
     pflref_run_result_free(res);
@@ -169,11 +170,11 @@ END_TEST
  * w_2 = 0.1537265625. */
 START_TEST(test_notes_fo)
 {
-    pflref_spec *spec = make_spec("perfedavg", QUAD, NOTES_CLIENTS,
-                                  NOTES_HYPER,
-                                  "\"perfedavg.variant\": \"fo\"", TWO_ROUNDS);
+    tb_case *c = notes_case(NULL);
+    c->hyper.perfedavg.variant = PFLREF_PERFEDAVG_FO;
+    notes_rounds(c, 2);
     pflref_trajectory tj;
-    pflref_run_result *res = run_traced(spec, &tj);
+    pflref_run_result *res = tb_run_recorded(c, "perfedavg", &tj);
     const double want[2][2] = {{0.8, 0.96}, {-0.45, -0.6975}};
     for (long i = 0; i < 2; i++)
         for (long t = 1; t <= 2; t++)
@@ -187,7 +188,7 @@ START_TEST(test_notes_fo)
         ck_assert_str_ne(tj.records[r].name, "hvp");
     pflref_trajectory_free(&tj);
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 
@@ -195,17 +196,16 @@ END_TEST
  * β step) gives (1.0, −0.55); the paper's one α step (0.2, −0.1). */
 START_TEST(test_eval_steps)
 {
-    const char *two = "{\"kind\": \"given\", \"rounds\": [],"
-                      " \"post\": [[[0], [0]], [[0], [0]]]}";
-    const char *one = "{\"kind\": \"given\", \"rounds\": [],"
-                      " \"post\": [[[0]], [[0]]]}";
-    pflref_run_result *res = run_text(
-        QUAD, NOTES_CLIENTS, NOTES_HYPER,
-        "\"perfedavg.eval\": \"alpha_then_beta\"", two);
+    tb_case *c = notes_case(NULL);
+    c->hyper.perfedavg.eval = PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA;
+    tb_post(c, "0 | 0", "0 | 0");
+    pflref_run_result *res = run_case(c);
     ck_assert(fabs(res->v[0] - 1.0) <= NOTES_TOL);
     ck_assert(fabs(res->v[1] + 0.55) <= NOTES_TOL);
     pflref_run_result_free(res);
-    res = run_text(QUAD, NOTES_CLIENTS, NOTES_HYPER, "", one);
+    c = notes_case(NULL);
+    tb_post(c, "0", "0");
+    res = run_case(c);
     ck_assert(fabs(res->v[0] - 0.2) <= NOTES_TOL);
     ck_assert(fabs(res->v[1] + 0.1) <= NOTES_TOL);
     /* evaluated: "global" is w, "personalized" is θ_i; the loss of θ_1 is
@@ -224,20 +224,29 @@ END_TEST
  * = −0.26688125; uniform gives 8977/80000. */
 START_TEST(test_weights)
 {
-    const char *clients = "[{\"a\": [2], \"c\": [1], \"n\": 1},"
-                          " {\"a\": [1], \"c\": [-1], \"n\": 3}]";
-    const char *sched = "{\"kind\": \"given\", \"rounds\": [" ROUND2 "],"
-                        " \"post\": [[[0]], [[0]]]}";
-    pflref_run_result *r1 = run_text(QUAD, clients, NOTES_HYPER,
-                                     "\"perfedavg.weights\": \"samples\"",
-                                     sched);
-    pflref_run_result *r2 = run_text(QUAD, clients, NOTES_HYPER, "", sched);
+    static const size_t n[2] = {1, 3};
+    tb_case *c1 = notes_case(n), *c2 = notes_case(n);
+    c1->hyper.perfedavg.weights = PFLREF_PERFEDAVG_WEIGHTS_SAMPLES;
+    notes_rounds(c1, 1);
+    notes_rounds(c2, 1);
+    pflref_run_result *r1 = run_case(c1), *r2 = run_case(c2);
     ck_assert_msg(fabs(r1->w[0] + 0.26688125) <= NOTES_TOL, "%.17g", r1->w[0]);
     ck_assert(fabs(r2->w[0] - 8977.0 / 80000.0) <= NOTES_TOL);
     pflref_run_result_free(r1);
     pflref_run_result_free(r2);
 }
 END_TEST
+
+/* Two quadratic clients in ℝ² on the notes' two-round schedule. */
+static tb_case *quad2_case(void)
+{
+    tb_case *c = tb_quadratic(2, 2);
+    tb_quad(c, 0, (const double[]){2.385, 0.75}, (const double[]){1.5, -0.625},
+            1);
+    tb_quad(c, 1, (const double[]){1.3, 3.1}, (const double[]){-0.7, 0.45}, 1);
+    notes_rounds(c, 2);
+    return c;
+}
 
 /* HF = exact on losses quadratic in the parameters (the quadratic model,
  * the linear model with squared loss): ∇f is affine, so the central
@@ -250,23 +259,20 @@ END_TEST
  * the notes hvp at 1e-10. */
 START_TEST(test_hf_equals_exact_on_quadratic_losses)
 {
-    const char *quad2 = "{\"kind\": \"quadratic\", \"d\": 2}";
-    const char *quad2_clients =
-        "[{\"a\": [2.385, 0.75], \"c\": [1.5, -0.625]},"
-        " {\"a\": [1.3, 3.1], \"c\": [-0.7, 0.45]}]";
-    const char *models[2][3] = {
-        {quad2, quad2_clients, TWO_ROUNDS},
-        {LIN, LIN_CLIENTS, LIN_SCHED}};
-    const char *hypers[2] = {"\"alpha\": 0.1, \"beta\": 0.25, \"delta\": 0.001",
-                             "\"alpha\": 0.1, \"beta\": 0.05, \"delta\": 0.001"};
+    const double betas[2] = {0.25, 0.05};
     for (int m = 0; m < 2; m++) {
-        pflref_spec *se = make_spec("perfedavg", models[m][0], models[m][1],
-                                    hypers[m], "", models[m][2]);
-        pflref_spec *sh = make_spec("perfedavg", models[m][0], models[m][1],
-                                    hypers[m], "\"perfedavg.variant\": \"hf\"",
-                                    models[m][2]);
+        tb_case *se = m == 0 ? quad2_case() : lin_case(0.1, 0.05, 0.001);
+        tb_case *sh = m == 0 ? quad2_case() : lin_case(0.1, 0.05, 0.001);
+        for (int k = 0; k < 2; k++) {
+            tb_case *c = k == 0 ? se : sh;
+            c->hyper.perfedavg.alpha = 0.1;
+            c->hyper.perfedavg.beta = betas[m];
+            c->hyper.perfedavg.delta = 0.001;
+        }
+        sh->hyper.perfedavg.variant = PFLREF_PERFEDAVG_HF;
         pflref_trajectory te, th;
-        pflref_run_result *re = run_traced(se, &te), *rh = run_traced(sh, &th);
+        pflref_run_result *re = tb_run_recorded(se, "perfedavg", &te);
+        pflref_run_result *rh = tb_run_recorded(sh, "perfedavg", &th);
         for (size_t p = 0; p < re->P; p++)
             ck_assert_msg(fabs(re->w[p] - rh->w[p]) <= 1e-12,
                           "model %d, w[%zu]: exact %.17g, hf %.17g", m, p,
@@ -283,11 +289,24 @@ START_TEST(test_hf_equals_exact_on_quadratic_losses)
         pflref_trajectory_free(&th);
         pflref_run_result_free(re);
         pflref_run_result_free(rh);
-        pflref_spec_free(se);
-        pflref_spec_free(sh);
+        tb_free(se);
+        tb_free(sh);
     }
 }
 END_TEST
+
+/* The linear problem, one round of client 0 with τ = 1 (batches
+ * {0, 1}, {2, 3}, {4, 1}), one personalisation step each; α = 0.3,
+ * β = 0.2. */
+static tb_case *one_step_case(void)
+{
+    tb_case *c = lin_problem();
+    tb_round(c, "0", "0 1 | 2 3 | 4 1");
+    tb_post(c, "0", "0", "0");
+    c->hyper.perfedavg.alpha = 0.3;
+    c->hyper.perfedavg.beta = 0.2;
+    return c;
+}
 
 /* One local step: exact − FO = β α H q.  Both runs compute the same w̃ and
  * q; exact takes w − β(q − α hv), FO w − β q, so the difference is β α hv
@@ -297,17 +316,11 @@ END_TEST
  * |w_fo|): a few ulps of M; 4·DBL_EPSILON·M (8 u·M) is asserted. */
 START_TEST(test_fo_differs_by_hessian_term)
 {
-    const char *sched = "{\"kind\": \"given\", \"rounds\": ["
-                        "{\"clients\": [0], \"batches\": ["
-                        "[[0, 1], [2, 3], [4, 1]]]}], \"post\": "
-                        "[[[0]], [[0]], [[0]]]}";
-    const char *hyper = "\"alpha\": 0.3, \"beta\": 0.2";
-    pflref_spec *se = make_spec("perfedavg", LIN, LIN_CLIENTS, hyper, "",
-                                sched);
-    pflref_spec *sf = make_spec("perfedavg", LIN, LIN_CLIENTS, hyper,
-                                "\"perfedavg.variant\": \"fo\"", sched);
+    tb_case *se = one_step_case(), *sf = one_step_case();
+    sf->hyper.perfedavg.variant = PFLREF_PERFEDAVG_FO;
     pflref_trajectory te, tf;
-    pflref_run_result *re = run_traced(se, &te), *rf = run_traced(sf, &tf);
+    pflref_run_result *re = tb_run_recorded(se, "perfedavg", &te);
+    pflref_run_result *rf = tb_run_recorded(sf, "perfedavg", &tf);
     const double alpha = 0.3, beta = 0.2;
     const double *hv = find(&te, PFLREF_EV_NOTE, 0, 0, 1, "hvp");
     const double *we = find(&te, PFLREF_EV_STEP, 0, 0, 1, "w_local");
@@ -331,8 +344,8 @@ START_TEST(test_fo_differs_by_hessian_term)
     pflref_trajectory_free(&tf);
     pflref_run_result_free(re);
     pflref_run_result_free(rf);
-    pflref_spec_free(se);
-    pflref_spec_free(sf);
+    tb_free(se);
+    tb_free(sf);
 }
 END_TEST
 
@@ -341,33 +354,46 @@ END_TEST
  * batches, bit for bit (the same operations in the same order). */
 START_TEST(test_alpha0_is_fedavg)
 {
-    const char *fedavg_sched =
-        "{\"kind\": \"given\", \"rounds\": ["
-        "{\"clients\": [0, 2], \"batches\": [[[2, 3], [0, 2, 3]],"
-        " [[2, 3], [1]]]},"
-        "{\"clients\": [1, 2], \"batches\": [[[1, 2], [1, 3]],"
-        " [[5, 0], [0, 5]]]}]}";
-    pflref_spec *sa = make_spec("fedavg", LIN, LIN_CLIENTS, "\"eta\": 0.05",
-                                "\"fedavg.weights\": \"uniform\"",
-                                fedavg_sched);
-    pflref_run_result *ra = tu_run(sa, NULL);
-    const char *variants[3] = {"exact", "fo", "hf"};
+    tb_case *sa = lin_problem();
+    tb_round(sa, "0 2", "2 3 | 0 2 3", "2 3 | 1");
+    tb_round(sa, "1 2", "1 2 | 1 3", "5 0 | 0 5");
+    sa->hyper.eta = 0.05;
+    sa->hyper.fedavg.weights = PFLREF_FEDAVG_WEIGHTS_UNIFORM;
+    pflref_run_result *ra = tb_run(sa, "fedavg", NULL);
+    const int variants[3] = {PFLREF_PERFEDAVG_EXACT, PFLREF_PERFEDAVG_FO,
+                             PFLREF_PERFEDAVG_HF};
+    const char *names[3] = {"exact", "fo", "hf"};
     for (int v = 0; v < 3; v++) {
-        char sw[64];
-        snprintf(sw, sizeof sw, "\"perfedavg.variant\": \"%s\"", variants[v]);
-        pflref_run_result *rp = run_text(
-            LIN, LIN_CLIENTS, "\"alpha\": 0, \"beta\": 0.05, \"delta\": 0.01",
-            sw, LIN_SCHED);
+        tb_case *c = lin_case(0.0, 0.05, 0.01);
+        c->hyper.perfedavg.variant = variants[v];
+        pflref_run_result *rp = run_case(c);
         for (size_t p = 0; p < ra->P; p++)
             ck_assert_msg(memcmp(&ra->w[p], &rp->w[p], sizeof(double)) == 0,
                           "%s, w[%zu]: fedavg %.17g, perfedavg %.17g",
-                          variants[v], p, ra->w[p], rp->w[p]);
+                          names[v], p, ra->w[p], rp->w[p]);
         pflref_run_result_free(rp);
     }
     pflref_run_result_free(ra);
-    pflref_spec_free(sa);
+    tb_free(sa);
 }
 END_TEST
+
+/* Softmax regression (d = 2, k = 3, bias), one client of three samples,
+ * one round of τ = 1 on batches {0, 1}, {1, 2}, {2, 0}; α = β = 0.5. */
+static tb_case *softmax_case(void)
+{
+    const pflref_model m = tb_model(PFLREF_MODEL_SOFTMAX,
+                                    PFLREF_LOSS_CROSS_ENTROPY, 2, 3, 0, 1);
+    tb_case *c = tb_new(&m, 1);
+    tb_train(c, 0, 3,
+             (const double[]){0.912, -1.347, -0.284, 0.671, 1.563, 0.238},
+             (const double[]){0, 2, 1});
+    tb_round(c, "0", "0 1 | 1 2 | 2 0");
+    tb_post(c, "0");
+    c->hyper.perfedavg.alpha = 0.5;
+    c->hyper.perfedavg.beta = 0.5;
+    return c;
+}
 
 /* HF's error on a non-quadratic loss is O(δ²): with g(w + εq) = g + εHq +
  * (ε²/2) T[q,q] + (ε³/6) G[q,q,q] + ..., the central difference is
@@ -378,24 +404,14 @@ END_TEST
  * with cross-entropy, k = 3. */
 START_TEST(test_hf_error_order_delta_squared)
 {
-    const char *sm = "{\"kind\": \"softmax\", \"d\": 2, \"k\": 3, \"bias\": true}";
-    const char *clients =
-        "[{\"X\": [[0.912, -1.347], [-0.284, 0.671], [1.563, 0.238]],"
-        "  \"y\": [0, 2, 1]}]";
-    const char *sched = "{\"kind\": \"given\", \"rounds\": ["
-                        "{\"clients\": [0], \"batches\": [[[0, 1], [1, 2], "
-                        "[2, 0]]]}], \"post\": [[[0]]]}";
-    const char *init_hyper = "\"alpha\": 0.5, \"beta\": 0.5";
-    pflref_run_result *re = run_text(sm, clients, init_hyper, "", sched);
+    pflref_run_result *re = run_case(softmax_case());
     double err[3];
     const double deltas[3] = {0.2, 0.1, 0.05};
     for (int k = 0; k < 3; k++) {
-        char hyper[128];
-        snprintf(hyper, sizeof hyper, "%s, \"delta\": %.17g", init_hyper,
-                 deltas[k]);
-        pflref_run_result *rh = run_text(sm, clients, hyper,
-                                         "\"perfedavg.variant\": \"hf\"",
-                                         sched);
+        tb_case *c = softmax_case();
+        c->hyper.perfedavg.delta = deltas[k];
+        c->hyper.perfedavg.variant = PFLREF_PERFEDAVG_HF;
+        pflref_run_result *rh = run_case(c);
         err[k] = 0.0;
         for (size_t p = 0; p < re->P; p++)
             err[k] = fmax(err[k], fabs(rh->w[p] - re->w[p]));
@@ -413,64 +429,57 @@ START_TEST(test_hf_error_order_delta_squared)
 }
 END_TEST
 
-/* Run spec text that must fail at run time with EINVAL at `where`. */
-static void expect_invalid(const char *hyper, const char *switches,
-                           const char *sched, const char *where,
+/* The run of c (freed here) fails with EINVAL at `where`, and the message
+ * contains in_message. */
+static void expect_invalid(tb_case *c, const char *where,
                            const char *in_message)
 {
-    pflref_spec *spec;
     pflref_error err;
-    char text[8192];
-    snprintf(text, sizeof text,
-             "{\"format\": \"pflref-spec/1\", \"model\": %s,"
-             " \"problem\": {\"clients\": %s},"
-             " \"algorithm\": {\"name\": \"perfedavg\","
-             " \"hyperparameters\": {%s}, \"switches\": {%s}},"
-             " \"schedule\": %s}",
-             QUAD, NOTES_CLIENTS, hyper, switches, sched);
-    pflref_status st = tu_parse(text, &spec, &err);
-    if (st == PFLREF_OK) {
-        tu_run_error(spec, PFLREF_EINVAL, &err);
-        pflref_spec_free(spec);
-    } else {
-        ck_assert_int_eq(st, PFLREF_EINVAL);
-    }
+    tb_run_error(c, "perfedavg", PFLREF_EINVAL, &err);
     ck_assert_msg(strcmp(err.where, where) == 0, "where = \"%s\", expected "
                   "\"%s\" (%s)", err.where, where, err.message);
     ck_assert_msg(strstr(err.message, in_message) != NULL,
                   "message \"%s\" lacks \"%s\"", err.message, in_message);
+    tb_free(c);
 }
 
 START_TEST(test_input_errors)
 {
-    expect_invalid("\"beta\": 0.5", "", ONE_ROUND,
-                   "algorithm.hyperparameters.alpha", "alpha");
-    expect_invalid("\"alpha\": 0.1", "", ONE_ROUND,
-                   "algorithm.hyperparameters.beta", "beta");
-    expect_invalid(NOTES_HYPER, "\"perfedavg.variant\": \"hf\"", ONE_ROUND,
-                   "algorithm.hyperparameters.delta", "delta");
+    tb_case *c = notes_case(NULL);
+    c->hyper.perfedavg.alpha = NAN;
+    notes_rounds(c, 1);
+    expect_invalid(c, "algorithm.hyperparameters.alpha", "alpha");
+    c = notes_case(NULL);
+    c->hyper.perfedavg.beta = NAN;
+    notes_rounds(c, 1);
+    expect_invalid(c, "algorithm.hyperparameters.beta", "beta");
+    c = notes_case(NULL);
+    c->hyper.perfedavg.variant = PFLREF_PERFEDAVG_HF;
+    notes_rounds(c, 1);
+    expect_invalid(c, "algorithm.hyperparameters.delta", "delta");
     /* four batches for client 1 */
-    expect_invalid(NOTES_HYPER, "",
-                   "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1],"
-                   " \"batches\": [" SIX ", [[0], [0], [0], [0]]]}],"
-                   " \"post\": [[[0]], [[0]]]}",
-                   "schedule.rounds[0].batches[1]", "multiple of 3");
+    c = notes_case(NULL);
+    tb_round(c, "0 1", SIX, "0 | 0 | 0 | 0");
+    tb_post(c, "0", "0");
+    expect_invalid(c, "schedule.rounds[0].batches[1]", "multiple of 3");
     /* a generated schedule with 4 steps: the message names its field */
-    expect_invalid(NOTES_HYPER, "",
-                   "{\"kind\": \"generate\", \"rounds\": 1,"
-                   " \"local\": {\"steps\": 4}, \"post\": {\"steps\": 1}}",
-                   "schedule.rounds[0].batches[0]", "schedule.local.steps");
+    c = notes_case(NULL);
+    tb_generate(c, 1, 4, 0);
+    tb_generate_post(c, 1, 0);
+    expect_invalid(c, "schedule.rounds[0].batches[0]", "schedule.local.steps");
     /* two post batches for one_alpha_step, one for alpha_then_beta */
-    expect_invalid(NOTES_HYPER, "",
-                   "{\"kind\": \"given\", \"rounds\": [" ROUND2 "],"
-                   " \"post\": [[[0]], [[0], [0]]]}",
-                   "schedule.post[1]", "exactly 1 batch");
-    expect_invalid(NOTES_HYPER, "\"perfedavg.eval\": \"alpha_then_beta\"",
-                   ONE_ROUND, "schedule.post[0]", "exactly 2 batches");
+    c = notes_case(NULL);
+    tb_round(c, "0 1", SIX, SIX);
+    tb_post(c, "0", "0 | 0");
+    expect_invalid(c, "schedule.post[1]", "exactly 1 batch");
+    c = notes_case(NULL);
+    c->hyper.perfedavg.eval = PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA;
+    notes_rounds(c, 1);
+    expect_invalid(c, "schedule.post[0]", "exactly 2 batches");
     /* no post phase at all */
-    expect_invalid(NOTES_HYPER, "",
-                   "{\"kind\": \"given\", \"rounds\": [" ROUND2 "]}",
-                   "schedule.post", "post");
+    c = notes_case(NULL);
+    tb_round(c, "0 1", SIX, SIX);
+    expect_invalid(c, "schedule.post", "post");
 }
 END_TEST
 
@@ -479,14 +488,15 @@ END_TEST
  * q = 4e300, H q = 8e300 finite and overflows w at step 1. */
 START_TEST(test_divergence)
 {
-    const char *hypers[2] = {"\"alpha\": 1e308, \"beta\": 0.5",
-                             "\"alpha\": 1e300, \"beta\": 1e300"};
+    const double alphas[2] = {1e308, 1e300}, betas[2] = {0.5, 1e300};
     const char *names[2] = {"w_tilde", "w_local"};
     for (int k = 0; k < 2; k++) {
-        pflref_spec *spec = make_spec("perfedavg", QUAD, NOTES_CLIENTS,
-                                      hypers[k], "", ONE_ROUND);
+        tb_case *c = notes_case(NULL);
+        c->hyper.perfedavg.alpha = alphas[k];
+        c->hyper.perfedavg.beta = betas[k];
+        notes_rounds(c, 1);
         pflref_error err;
-        tu_run_error(spec, PFLREF_EDIVERGE, &err);
+        tb_run_error(c, "perfedavg", PFLREF_EDIVERGE, &err);
         ck_assert_int_eq(err.round, 0);
         ck_assert_int_eq(err.client, 0);
         ck_assert_int_eq(err.step, 1);
@@ -494,37 +504,34 @@ START_TEST(test_divergence)
                               NULL &&
                           strstr(err.message, names[k]) != NULL,
                       "message: %s", err.message);
-        pflref_spec_free(spec);
+        tb_free(c);
     }
     /* in the personalisation: θ = 0 − 1e308·(−2) overflows after round 0 */
-    pflref_spec *spec = make_spec(
-        "perfedavg", QUAD, NOTES_CLIENTS, "\"alpha\": 1e308, \"beta\": 0.5", "",
-        "{\"kind\": \"given\", \"rounds\": [], \"post\": [[[0]], [[0]]]}");
+    tb_case *c = notes_case(NULL);
+    c->hyper.perfedavg.alpha = 1e308;
+    tb_post(c, "0", "0");
     pflref_error err;
-    tu_run_error(spec, PFLREF_EDIVERGE, &err);
+    tb_run_error(c, "perfedavg", PFLREF_EDIVERGE, &err);
     ck_assert_int_eq(err.client, 0);
     ck_assert_int_eq(err.step, 1);
     ck_assert_msg(strstr(err.message, "theta") != NULL &&
                       strstr(err.message, "post phase") != NULL,
                   "message: %s", err.message);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 
-/* Same spec, same machine: bit-identical final state and trajectory. */
+/* Same case, same machine: bit-identical final state and trajectory. */
 START_TEST(test_determinism)
 {
-    const char *variants[3] = {"\"perfedavg.variant\": \"exact\"",
-                               "\"perfedavg.variant\": \"fo\"",
-                               "\"perfedavg.variant\": \"hf\""};
+    const int variants[3] = {PFLREF_PERFEDAVG_EXACT, PFLREF_PERFEDAVG_FO,
+                             PFLREF_PERFEDAVG_HF};
     for (int v = 0; v < 3; v++) {
-        pflref_spec *spec = make_spec(
-            "perfedavg", LIN, LIN_CLIENTS,
-            "\"alpha\": 0.1, \"beta\": 0.05, \"delta\": 0.001", variants[v],
-            LIN_SCHED);
+        tb_case *c = lin_case(0.1, 0.05, 0.001);
+        c->hyper.perfedavg.variant = variants[v];
         pflref_trajectory t1, t2;
-        pflref_run_result *r1 = run_traced(spec, &t1);
-        pflref_run_result *r2 = run_traced(spec, &t2);
+        pflref_run_result *r1 = tb_run_recorded(c, "perfedavg", &t1);
+        pflref_run_result *r2 = tb_run_recorded(c, "perfedavg", &t2);
         ck_assert(memcmp(r1->w, r2->w, r1->P * sizeof(double)) == 0);
         ck_assert(memcmp(r1->v, r2->v, r1->N * r1->P * sizeof(double)) == 0);
         ck_assert_int_eq(t1.count, t2.count);
@@ -535,7 +542,7 @@ START_TEST(test_determinism)
         pflref_trajectory_free(&t2);
         pflref_run_result_free(r1);
         pflref_run_result_free(r2);
-        pflref_spec_free(spec);
+        tb_free(c);
     }
 }
 END_TEST
@@ -544,11 +551,9 @@ END_TEST
  * local step; θ in the "finetune" phase; a formula on every step. */
 START_TEST(test_trace_records)
 {
-    pflref_spec *spec = make_spec("perfedavg", LIN, LIN_CLIENTS,
-                                  "\"alpha\": 0.1, \"beta\": 0.05", "",
-                                  LIN_SCHED);
+    tb_case *c = lin_case(0.1, 0.05, NAN);
     pflref_trajectory tj;
-    pflref_run_result *res = run_traced(spec, &tj);
+    pflref_run_result *res = tb_run_recorded(c, "perfedavg", &tj);
     size_t steps = 0, notes = 0, thetas = 0;
     for (size_t r = 0; r < tj.count; r++) {
         const pflref_record *rec = &tj.records[r];
@@ -573,7 +578,7 @@ START_TEST(test_trace_records)
     ck_assert_int_eq(thetas, 3);
     pflref_trajectory_free(&tj);
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 

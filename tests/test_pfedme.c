@@ -13,56 +13,54 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "builder.h"
 
-/* The notes' problem with extra algorithm fields (`alg`, JSON members after
- * the hyperparameters) and a schedule (JSON object). */
-static pflref_spec *notes_spec(const char *clients, const char *hyper,
-                               const char *alg, const char *schedule)
+/* The notes' problem: f_i(θ) = ½(θ − c_i)², c = (4, −2), sample counts n
+ * (NULL: 1 and 1); λ = 1, η_p = 1/4, K = 2, η = 1/2, the paper's switches.
+ * The test adds its schedule and changes what it varies. */
+static tb_case *notes_case(const size_t *n)
 {
-    char text[4096];
-    snprintf(text, sizeof text,
-             "{\"format\": \"pflref-spec/1\","
-             " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
-             " \"problem\": {\"clients\": %s},"
-             " \"algorithm\": {\"name\": \"pfedme\", \"hyperparameters\":"
-             " {\"lambda\": 1, \"eta_p\": 0.25, \"K\": 2, \"eta\": 0.5%s}%s},"
-             " \"schedule\": %s}",
-             clients != NULL ? clients
-                             : "[{\"a\": [1], \"c\": [4]}, {\"a\": [1], \"c\": [-2]}]",
-             hyper, alg,
-             schedule != NULL ? schedule
-                              : "{\"kind\": \"generate\", \"rounds\": 2,"
-                                " \"local\": {\"steps\": 2}}");
-    return tu_spec(text);
+    tb_case *c = tb_quadratic(1, 2);
+    tb_quad(c, 0, (const double[]){1}, (const double[]){4}, n ? n[0] : 1);
+    tb_quad(c, 1, (const double[]){1}, (const double[]){-2}, n ? n[1] : 1);
+    c->hyper.lambda = 1.0;
+    c->hyper.eta_p = 0.25;
+    c->hyper.K = 2;
+    c->hyper.eta = 0.5;
+    return c;
 }
 
-/* Run and return the final w (one parameter) and the final v of both
- * clients. */
-static void run_notes(const char *hyper, const char *alg, const char *sched,
-                      const char *clients, double *w, double v[2])
+/* The official code's reading (preset "official"), with μ = 0 when mu0. */
+static void official(tb_case *c, int mu0)
 {
-    pflref_spec *spec = notes_spec(clients, hyper, alg, sched);
-    pflref_run_result *res = tu_run(spec, NULL);
+    tb_preset(c, "pfedme", "official");
+    if (mu0)
+        c->hyper.pfedme.mu = 0.0;
+}
+
+/* Run pFedMe for `rounds` generated rounds of two steps, return the final
+ * w (one parameter) and the final v of both clients, and free c. */
+static void run_notes(tb_case *c, size_t rounds, double *w, double v[2])
+{
+    tb_generate(c, rounds, 2, 0);
+    pflref_run_result *res = tb_run(c, "pfedme", NULL);
     *w = res->w[0];
     v[0] = res->v[0];
     v[1] = res->v[1];
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
-
-static const char *const ONE_ROUND =
-    "{\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"steps\": 2}}";
 
 /* Paper reading (θ reset to w_{i,r}): w_1 = 87/256, w_2 = 36975/65536;
  * the personalised models are the last θ. */
 START_TEST(test_notes_paper)
 {
     double w, v[2];
-    run_notes("", "", ONE_ROUND, NULL, &w, v);
+    run_notes(notes_case(NULL), 1, &w, v);
     ck_assert_double_eq(w, 87.0 / 256.0);
     ck_assert_double_eq(v[0], 1.96875);
     ck_assert_double_eq(v[1], -0.984375);
-    run_notes("", "", NULL, NULL, &w, v);
+    run_notes(notes_case(NULL), 2, &w, v);
     ck_assert_double_eq(w, 36975.0 / 65536.0);
     /* PM (2.141326904, −0.8117980957): the θ recursion of round 2 */
     ck_assert_double_eq_tol(v[0], 2.141326904, 5e-10);
@@ -76,18 +74,24 @@ END_TEST
 START_TEST(test_notes_official)
 {
     double w, v[2];
-    run_notes(", \"pfedme.mu\": 0", ", \"preset\": \"official\"", ONE_ROUND,
-              NULL, &w, v);
+    tb_case *c = notes_case(NULL);
+    official(c, 1);
+    run_notes(c, 1, &w, v);
     ck_assert_double_eq(w, 93.0 / 256.0);
     /* personal_eval = local_w: the "personalised" models are w_{i,R} */
     ck_assert_double_eq(v[0], 1.453125);
     ck_assert_double_eq(v[1], -0.7265625);
-    run_notes(", \"pfedme.mu\": 0", ", \"preset\": \"official\"", NULL, NULL,
-              &w, v);
+    c = notes_case(NULL);
+    official(c, 1);
+    run_notes(c, 2, &w, v);
     ck_assert_double_eq(w, 38967.0 / 65536.0);
-    run_notes("", ", \"preset\": \"official\"", ONE_ROUND, NULL, &w, v);
+    c = notes_case(NULL);
+    official(c, 0);
+    run_notes(c, 1, &w, v);
     ck_assert_double_eq_tol(w, 0.3631679893, 5e-11);
-    run_notes("", ", \"preset\": \"official\"", NULL, NULL, &w, v);
+    c = notes_case(NULL);
+    official(c, 0);
+    run_notes(c, 2, &w, v);
     ck_assert_double_eq_tol(w, 0.5943130991, 5e-11);
 }
 END_TEST
@@ -97,12 +101,18 @@ END_TEST
 START_TEST(test_beta)
 {
     double w1, w2, v[2];
-    run_notes(", \"beta\": 2", "", ONE_ROUND, NULL, &w1, v);
+    tb_case *c = notes_case(NULL);
+    c->hyper.beta = 2.0;
+    run_notes(c, 1, &w1, v);
     ck_assert_double_eq(w1, 2.0 * 87.0 / 256.0);
-    run_notes(", \"beta\": 2", "", NULL, NULL, &w2, v);
+    c = notes_case(NULL);
+    c->hyper.beta = 2.0;
+    run_notes(c, 2, &w2, v);
     ck_assert_double_eq_tol(w2, 0.8973999023, 5e-11);
-    run_notes(", \"beta\": 2, \"pfedme.mu\": 0", ", \"preset\": \"official\"",
-              NULL, NULL, &w2, v);
+    c = notes_case(NULL);
+    official(c, 1);
+    c->hyper.beta = 2.0;
+    run_notes(c, 2, &w2, v);
     ck_assert_double_eq_tol(w2, 0.9252319336, 5e-11);
 }
 END_TEST
@@ -111,17 +121,18 @@ END_TEST
  * w_1 = (1.453125 − 3·0.7265625)/4 = −0.181640625. */
 START_TEST(test_weights_samples)
 {
-    const char *clients =
-        "[{\"a\": [1], \"c\": [4], \"n\": 1}, {\"a\": [1], \"c\": [-2], \"n\": 3}]";
+    static const size_t n[2] = {1, 3};
     double w, v[2];
-    run_notes(", \"pfedme.mu\": 0", ", \"preset\": \"official\"", ONE_ROUND,
-              clients, &w, v);
+    tb_case *c = notes_case(n);
+    official(c, 1);
+    run_notes(c, 1, &w, v);
     ck_assert_double_eq(w, -0.181640625);
-    run_notes(", \"pfedme.mu\": 0", ", \"preset\": \"official\"", NULL,
-              clients, &w, v);
+    c = notes_case(n);
+    official(c, 1);
+    run_notes(c, 2, &w, v);
     ck_assert_double_eq_tol(w, -0.2972946167, 5e-11);
     /* the paper's uniform weights ignore n */
-    run_notes("", "", ONE_ROUND, clients, &w, v);
+    run_notes(notes_case(n), 1, &w, v);
     ck_assert_double_eq(w, 87.0 / 256.0);
 }
 END_TEST
@@ -131,25 +142,23 @@ END_TEST
  * clients' θ are updated every round. */
 START_TEST(test_train_all_sampled_subset)
 {
-    const char *sched =
-        "{\"kind\": \"given\", \"rounds\": ["
-        " {\"clients\": [0, 1], \"selected\": [0], \"batches\": [[[0], [0]], [[0], [0]]]},"
-        " {\"clients\": [0, 1], \"selected\": [1], \"batches\": [[[0], [0]], [[0], [0]]]}]}";
-    double w, v[2];
-    run_notes("", "", sched, NULL, &w, v);
-    ck_assert_double_eq_tol(w, 0.2177124023, 5e-11);
+    tb_case *c = notes_case(NULL);
+    tb_round_selected(c, "0 1", "0", "0 | 0", "0 | 0");
+    tb_round_selected(c, "0 1", "1", "0 | 0", "0 | 0");
+    pflref_run_result *res = tb_run(c, "pfedme", NULL);
+    ck_assert_double_eq_tol(res->w[0], 0.2177124023, 5e-11);
     /* client 0's θ in round 2 starts from w_1 = 1.359375 ≠ 0 */
-    ck_assert_double_ne(v[0], 1.96875);
+    ck_assert_double_ne(res->v[0], 1.96875);
+    pflref_run_result_free(res);
+    tb_free(c);
     /* pfedme.train = all refuses a round in which not every client trains */
-    const char *partial =
-        "{\"kind\": \"given\", \"rounds\": ["
-        " {\"clients\": [0], \"batches\": [[[0], [0]]]}]}";
-    pflref_spec *spec = notes_spec(NULL, "", "", partial);
+    c = notes_case(NULL);
+    tb_round(c, "0", "0 | 0");
     pflref_error err;
-    tu_run_error(spec, PFLREF_EINVAL, &err);
+    tb_run_error(c, "pfedme", PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, "schedule.rounds[0].clients");
     ck_assert_ptr_nonnull(strstr(err.message, "pfedme.train = all"));
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 
@@ -157,15 +166,15 @@ END_TEST
  * personalised model (here the initial 0 for client 1). */
 START_TEST(test_train_sampled)
 {
-    const char *sched =
-        "{\"kind\": \"given\", \"rounds\": ["
-        " {\"clients\": [0], \"batches\": [[[0], [0]]]}]}";
-    double w, v[2];
-    run_notes("", ", \"switches\": {\"pfedme.train\": \"sampled\"}", sched,
-              NULL, &w, v);
-    ck_assert_double_eq(w, 1.359375);
-    ck_assert_double_eq(v[0], 1.96875);
-    ck_assert_double_eq(v[1], 0.0);
+    tb_case *c = notes_case(NULL);
+    c->hyper.pfedme.train = PFLREF_PFEDME_TRAIN_SAMPLED;
+    tb_round(c, "0", "0 | 0");
+    pflref_run_result *res = tb_run(c, "pfedme", NULL);
+    ck_assert_double_eq(res->w[0], 1.359375);
+    ck_assert_double_eq(res->v[0], 1.96875);
+    ck_assert_double_eq(res->v[1], 0.0);
+    pflref_run_result_free(res);
+    tb_free(c);
 }
 END_TEST
 
@@ -173,12 +182,14 @@ END_TEST
 START_TEST(test_personal_eval)
 {
     double w, v[2];
-    run_notes("", ", \"switches\": {\"pfedme.personal_eval\": \"local_w\"}",
-              NULL, NULL, &w, v);
+    tb_case *c = notes_case(NULL);
+    c->hyper.pfedme.personal_eval = PFLREF_PFEDME_EVAL_LOCAL_W;
+    run_notes(c, 2, &w, v);
     ck_assert_double_eq(v[0], 103791.0 / 65536.0);
     ck_assert_double_eq(v[1], -29841.0 / 65536.0);
-    run_notes("", ", \"switches\": {\"pfedme.personal_eval\": \"global\"}",
-              NULL, NULL, &w, v);
+    c = notes_case(NULL);
+    c->hyper.pfedme.personal_eval = PFLREF_PFEDME_EVAL_GLOBAL;
+    run_notes(c, 2, &w, v);
     ck_assert_double_eq(v[0], 36975.0 / 65536.0);
     ck_assert_double_eq(v[1], 36975.0 / 65536.0);
 }
@@ -192,30 +203,43 @@ END_TEST
 START_TEST(test_moreau_gradient)
 {
     const double a = 2.385, c = 1.5, lambda = 1.9, eta = 0.125, w0 = -0.75;
-    char text[1024];
-    snprintf(text, sizeof text,
-             "{\"format\": \"pflref-spec/1\","
-             " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
-             " \"problem\": {\"clients\": [{\"a\": [%.17g], \"c\": [%.17g]}]},"
-             " \"init\": {\"kind\": \"given\", \"w\": [%.17g]},"
-             " \"algorithm\": {\"name\": \"pfedme\", \"hyperparameters\":"
-             " {\"lambda\": %.17g, \"eta_p\": %.17g, \"K\": 200, \"eta\": %.17g}},"
-             " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1,"
-             " \"local\": {\"steps\": 1}}}",
-             a, c, w0, lambda, 0.8 / (a + lambda), eta);
-    pflref_spec *spec;
-    pflref_error err;
-    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
-    pflref_run_result *res = tu_run(spec, NULL);
+    tb_case *pc = tb_quadratic(1, 1);
+    tb_quad(pc, 0, &a, &c, 1);
+    tb_w0(pc, &w0);
+    pc->hyper.lambda = lambda;
+    pc->hyper.eta_p = 0.8 / (a + lambda);
+    pc->hyper.K = 200;
+    pc->hyper.eta = eta;
+    tb_generate(pc, 1, 1, 0);
+    pflref_run_result *res = tb_run(pc, "pfedme", NULL);
     const double direction = (w0 - res->w[0]) / eta;
     const double envelope_grad = a * lambda * (w0 - c) / (a + lambda);
     ck_assert_msg(fabs(direction - envelope_grad) <= 1e-13,
                   "(w − w_{i,1})/η = %.17g, ∇F_i(w) = %.17g", direction,
                   envelope_grad);
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
+    tb_free(pc);
 }
 END_TEST
+
+/* Three clients of distinct data and sample counts, listed in the order
+ * `order` (a permutation of 0, 1, 2); pfedme.weights samples, β = 1.5. */
+static tb_case *order_case(const size_t order[3])
+{
+    static const double a[3] = {2.385, 0.75, 1.3}, c[3] = {1.5, -1.25, 0.7};
+    static const size_t n[3] = {2, 5, 3};
+    tb_case *pc = tb_quadratic(1, 3);
+    for (size_t i = 0; i < 3; i++)
+        tb_quad(pc, i, &a[order[i]], &c[order[i]], n[order[i]]);
+    pc->hyper.lambda = 1.0;
+    pc->hyper.eta_p = 0.25;
+    pc->hyper.K = 2;
+    pc->hyper.eta = 0.5;
+    pc->hyper.beta = 1.5;
+    pc->hyper.pfedme.weights = PFLREF_PFEDME_WEIGHTS_SAMPLES;
+    tb_generate(pc, 2, 2, 0);
+    return pc;
+}
 
 /* Listing the clients in another order relabels them and nothing else:
  * with three clients of distinct data and sample weights, the global model
@@ -223,23 +247,15 @@ END_TEST
  * the same. */
 START_TEST(test_client_order)
 {
-    const char *fwd =
-        "[{\"a\": [2.385], \"c\": [1.5], \"n\": 2},"
-        " {\"a\": [0.75], \"c\": [-1.25], \"n\": 5},"
-        " {\"a\": [1.3], \"c\": [0.7], \"n\": 3}]";
-    const char *rev =
-        "[{\"a\": [1.3], \"c\": [0.7], \"n\": 3},"
-        " {\"a\": [0.75], \"c\": [-1.25], \"n\": 5},"
-        " {\"a\": [2.385], \"c\": [1.5], \"n\": 2}]";
-    const char *alg = ", \"switches\": {\"pfedme.weights\": \"samples\"}";
-    pflref_spec *s1 = notes_spec(fwd, ", \"beta\": 1.5", alg, NULL);
-    pflref_spec *s2 = notes_spec(rev, ", \"beta\": 1.5", alg, NULL);
-    pflref_run_result *r1 = tu_run(s1, NULL), *r2 = tu_run(s2, NULL);
+    tb_case *s1 = order_case((const size_t[]){0, 1, 2});
+    tb_case *s2 = order_case((const size_t[]){2, 1, 0});
+    pflref_run_result *r1 = tb_run(s1, "pfedme", NULL);
+    pflref_run_result *r2 = tb_run(s2, "pfedme", NULL);
     tu_assert_relabelled(r1, r2, 4e-16, 1e-15);
     pflref_run_result_free(r1);
     pflref_run_result_free(r2);
-    pflref_spec_free(s1);
-    pflref_spec_free(s2);
+    tb_free(s1);
+    tb_free(s2);
 }
 END_TEST
 
@@ -247,23 +263,20 @@ END_TEST
 START_TEST(test_divergence)
 {
     /* η = 1e200: w_{i,1} = 1.5e200 is finite, w_{i,2} overflows */
-    const char *text =
-        "{\"format\": \"pflref-spec/1\","
-        " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
-        " \"problem\": {\"clients\": [{\"a\": [1], \"c\": [4]}]},"
-        " \"algorithm\": {\"name\": \"pfedme\", \"hyperparameters\":"
-        " {\"lambda\": 1, \"eta_p\": 0.25, \"K\": 2, \"eta\": 1e200}},"
-        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1,"
-        " \"local\": {\"steps\": 2}}}";
-    pflref_spec *spec;
+    tb_case *c = tb_quadratic(1, 1);
+    tb_quad(c, 0, (const double[]){1}, (const double[]){4}, 1);
+    c->hyper.lambda = 1.0;
+    c->hyper.eta_p = 0.25;
+    c->hyper.K = 2;
+    c->hyper.eta = 1e200;
+    tb_generate(c, 1, 2, 0);
     pflref_error err;
-    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_OK);
-    tu_run_error(spec, PFLREF_EDIVERGE, &err);
+    tb_run_error(c, "pfedme", PFLREF_EDIVERGE, &err);
     ck_assert_msg(strstr(err.message, "round 0, client 0, local step 2") !=
                           NULL &&
                       strstr(err.message, "w_local") != NULL,
                   "message: %s", err.message);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 END_TEST
 

@@ -16,59 +16,78 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "builder.h"
 
-static const char *const B_MODEL =
-    "{\"kind\": \"mlp\", \"d\": 1, \"h\": 1, \"k\": 1, \"loss\": "
-    "\"half_squared\", \"activation\": \"identity\", \"bias\": false}";
-static const char *const B_CLIENTS =
-    "[{\"X\": [[1], [2]], \"y\": [2, 3]},"
-    " {\"X\": [[1], [2], [3]], \"y\": [-1, -1, -2]},"
-    " {\"X\": [[1]], \"y\": [1]},"
-    " {\"X\": [[2], [1]], \"y\": [1, 0]}]";
 static const size_t B_N[4] = {2, 3, 1, 2};
-static const char *const HEAD = "\"split\": {\"personal\": [\"head\"]}";
 
-/* "[[0, …, n−1], …]" (tau full batches) into buf. */
+/* Example B's network: ŷ = w·(θ·x), an mlp with d = h = k = 1, the
+ * identity activation and no biases; parameters (θ, w). */
+static pflref_model b_model(void)
+{
+    return tb_mlp(PFLREF_LOSS_HALF_SQUARED, 1, 1, 1, PFLREF_ACT_IDENTITY, 0,
+                  0);
+}
+
+/* Example B's four clients, the head personal, w⁰ = (θ, w) = (1, 1/2),
+ * ρ = 1/20, β = 1/10. */
+static tb_case *b_problem(void)
+{
+    const pflref_model m = b_model();
+    tb_case *c = tb_new(&m, 4);
+    tb_train(c, 0, 2, (const double[]){1, 2}, (const double[]){2, 3});
+    tb_train(c, 1, 3, (const double[]){1, 2, 3}, (const double[]){-1, -1, -2});
+    tb_train(c, 2, 1, (const double[]){1}, (const double[]){1});
+    tb_train(c, 3, 2, (const double[]){2, 1}, (const double[]){1, 0});
+    tb_split(c, "head");
+    tb_w0(c, (const double[]){1, 0.5});
+    c->hyper.rho = 0.05;
+    c->hyper.pflego.beta = 0.1;
+    return c;
+}
+
+/* The switches a test varies (0: the paper's reading). */
+typedef struct {
+    int head_step, theta_weights, server;
+} b_switches;
+
+static const b_switches PAPER = {0, 0, 0};
+
+/* "0 … n−1 | … " (tau full batches) into buf. */
 static void full_batches(char *buf, size_t size, size_t n, size_t tau)
 {
     size_t len = 0;
-    len += (size_t)snprintf(buf + len, size - len, "[");
+    buf[0] = '\0';
     for (size_t q = 0; q < tau; q++) {
-        len += (size_t)snprintf(buf + len, size - len, "%s[", q ? ", " : "");
+        len += (size_t)snprintf(buf + len, size - len, "%s", q ? " | " : "");
         for (size_t e = 0; e < n; e++)
             len += (size_t)snprintf(buf + len, size - len, "%s%zu",
-                                    e ? ", " : "", e);
-        len += (size_t)snprintf(buf + len, size - len, "]");
+                                    e ? " " : "", e);
     }
-    snprintf(buf + len, size - len, "]");
 }
 
-/* One round of Example B with client set S (|S| = r), τ full-batch steps;
- * switches as JSON members (may be ""). */
-static pflref_spec *b_spec(const size_t *S, size_t r, size_t tau,
-                           const char *switches, const char *init)
+/* One round of Example B with client set S (|S| = r ≤ 2), τ full-batch
+ * steps, the switches sw. */
+static tb_case *b_case(const size_t *S, size_t r, size_t tau,
+                       const b_switches *sw)
 {
-    static char text[1 << 16];
-    char clients[64] = "", batches[1 << 14] = "";
-    size_t lc = 0, lb = 0;
+    tb_case *c = b_problem();
+    c->hyper.pflego.head_step = sw->head_step;
+    c->hyper.pflego.theta_weights = sw->theta_weights;
+    c->hyper.pflego.server = sw->server;
+    static char batches[2][1 << 14];
+    char clients[64] = "";
+    size_t lc = 0;
+    ck_assert(r >= 1 && r <= 2);
     for (size_t j = 0; j < r; j++) {
-        char one[4096];
-        full_batches(one, sizeof one, B_N[S[j]], tau);
+        full_batches(batches[j], sizeof batches[j], B_N[S[j]], tau);
         lc += (size_t)snprintf(clients + lc, sizeof clients - lc, "%s%zu",
-                               j ? ", " : "", S[j]);
-        lb += (size_t)snprintf(batches + lb, sizeof batches - lb, "%s%s",
-                               j ? ", " : "", one);
+                               j ? " " : "", S[j]);
     }
-    snprintf(text, sizeof text,
-             "{\"format\": \"pflref-spec/1\", \"model\": %s, \"problem\": "
-             "{\"clients\": %s}, %s, \"init\": {\"kind\": \"given\", \"w\": "
-             "%s}, \"algorithm\": {\"name\": \"pflego\", \"hyperparameters\":"
-             " {\"rho\": 0.05, \"pflego.beta\": 0.1}, \"switches\": {%s}},"
-             " \"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\":"
-             " [%s], \"batches\": [%s]}]}, \"output\": {\"trajectory\": "
-             "\"step\"}}",
-             B_MODEL, B_CLIENTS, HEAD, init, switches, clients, batches);
-    return tu_spec(text);
+    if (r == 1)
+        tb_round(c, clients, batches[0]);
+    else
+        tb_round(c, clients, batches[0], batches[1]);
+    return c;
 }
 
 /* The record (event, client, step, name) of a trajectory, or NULL. */
@@ -86,13 +105,11 @@ static const double *find(const pflref_trajectory *tj, pflref_event_kind ev,
 
 /* One round of Example B; tj records every event. */
 static pflref_run_result *b_run(const size_t *S, size_t r, size_t tau,
-                                const char *switches, pflref_trajectory *tj)
+                                const b_switches *sw, pflref_trajectory *tj)
 {
-    pflref_spec *spec = b_spec(S, r, tau, switches, "[1, 0.5]");
-    pflref_trajectory_init(tj, PFLREF_RECORD_STEP);
-    pflref_trace tr = {pflref_trajectory_emit, tj};
-    pflref_run_result *res = tu_run(spec, &tr);
-    pflref_spec_free(spec);
+    tb_case *c = b_case(S, r, tau, sw);
+    pflref_run_result *res = tb_run_recorded(c, "pflego", tj);
+    tb_free(c);
     return res;
 }
 
@@ -102,8 +119,8 @@ static pflref_run_result *b_run(const size_t *S, size_t r, size_t tau,
  * ∂L/∂W_i = α_i ∇_W ℓ_i. */
 static void full_gradient(size_t tau, double *grad_theta, double dW[4])
 {
-    pflref_spec *spec = b_spec((const size_t[]){0}, 1, 1, "", "[1, 0.5]");
-    const pflref_problem *pr = spec->problem;
+    tb_case *c = b_problem();
+    const pflref_problem *pr = c->problem;
     pflref_model_workspace *ws = pflref_model_workspace_alloc(&pr->model, 3);
     *grad_theta = 0.0;
     for (size_t i = 0; i < 4; i++) {
@@ -124,7 +141,7 @@ static void full_gradient(size_t tau, double *grad_theta, double dW[4])
         dW[i] = alpha * g[1];
     }
     pflref_model_workspace_free(ws);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 
 /* Proposition 1 (notes §2.6) by exact enumeration of the C(4, 2) = 6 client
@@ -143,15 +160,17 @@ START_TEST(test_proposition1_enumeration)
     const double exact_theta = -119093039.0 / 207360000.0;
     const double exact_dW[4] = {-99.0 / 256, 128.0 / 225, -81.0 / 1600,
                                 9.0 / 256};
-    const char *modes[] = {"\"pflego.head_step\": \"exact_alpha\"", "",
-                           "\"pflego.theta_weights\": \"sampled_normalised\""};
+    const b_switches modes[3] = {
+        {.head_step = PFLREF_PFLEGO_HEAD_EXACT_ALPHA},
+        PAPER,
+        {.theta_weights = PFLREF_PFLEGO_THETA_SAMPLED_NORMALISED}};
     for (int mode = 0; mode < 3; mode++) {
         double e_theta = 0.0, e_sq = 0.0, e_W[4] = {0}, subsets = 0;
         for (size_t a = 0; a < 4; a++)
             for (size_t b = a + 1; b < 4; b++) {
                 const size_t S[2] = {a, b};
                 pflref_trajectory tj;
-                pflref_run_result *res = b_run(S, 2, 3, modes[mode], &tj);
+                pflref_run_result *res = b_run(S, 2, 3, &modes[mode], &tj);
                 const double *ghat = find(&tj, PFLREF_EV_NOTE, -1, -1,
                                           "g_hat");
                 ck_assert_ptr_nonnull(ghat);
@@ -209,7 +228,7 @@ START_TEST(test_body_passes)
     for (size_t k = 0; k < 3; k++) {
         pflref_trajectory tj;
         const size_t S[2] = {1, 3};
-        pflref_run_result *res = b_run(S, 2, taus[k], "", &tj);
+        pflref_run_result *res = b_run(S, 2, taus[k], &PAPER, &tj);
         size_t cheap = 0;
         for (size_t j = 0; j < 2; j++) {
             const double *bp = find(&tj, PFLREF_EV_NOTE, (long)S[j], -1,
@@ -282,20 +301,19 @@ START_TEST(test_tau1_is_sgd)
 {
     pflref_trajectory tj;
     const size_t S[2] = {0, 2};
-    pflref_run_result *res =
-        b_run(S, 2, 1, "\"pflego.head_step\": \"exact_alpha\"", &tj);
+    const b_switches exact = {.head_step = PFLREF_PFLEGO_HEAD_EXACT_ALPHA};
+    pflref_run_result *res = b_run(S, 2, 1, &exact, &tj);
     double grad_theta, dW[4];
     full_gradient(1, &grad_theta, dW);
     /* only the sampled clients' θ gradients: recompute Σ_{i∈S} α_i g_i */
-    pflref_spec *spec = b_spec(S, 2, 1, "", "[1, 0.5]");
-    pflref_model_workspace *ws =
-        pflref_model_workspace_alloc(&spec->problem->model, 3);
+    tb_case *c = b_problem();
+    const pflref_problem *pr = c->problem;
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(&pr->model, 3);
     double sum_theta = 0.0;
     for (size_t j = 0; j < 2; j++) {
         double x[2] = {1.0, 0.5}, g[2];
-        pflref_model_grad(&spec->problem->model, x,
-                          &spec->problem->clients[S[j]].train, NULL, B_N[S[j]],
-                          ws, g, NULL);
+        pflref_model_grad(&pr->model, x, &pr->clients[S[j]].train, NULL,
+                          B_N[S[j]], ws, g, NULL);
         sum_theta += (double)B_N[S[j]] / 8.0 * g[0];
     }
     const double theta1 = 1.0 - 0.05 * 2.0 * sum_theta;
@@ -307,7 +325,7 @@ START_TEST(test_tau1_is_sgd)
         ck_assert_double_eq_tol(res->v[2 * i], theta1, 1e-15);
     }
     pflref_model_workspace_free(ws);
-    pflref_spec_free(spec);
+    tb_free(c);
     pflref_trajectory_free(&tj);
     pflref_run_result_free(res);
 }
@@ -319,14 +337,14 @@ START_TEST(test_adam_first_step)
 {
     pflref_trajectory tj;
     const size_t S[2] = {0, 1};
-    pflref_run_result *res =
-        b_run(S, 2, 3, "\"pflego.server\": \"adam\"", &tj);
+    const b_switches adam = {.server = PFLREF_PFLEGO_SERVER_ADAM};
+    pflref_run_result *res = b_run(S, 2, 3, &adam, &tj);
     const double *ghat = find(&tj, PFLREF_EV_NOTE, -1, -1, "g_hat");
     const double want = 1.0 - 0.05 * ghat[0] / (fabs(ghat[0]) + 1e-8);
     ck_assert_double_eq_tol(res->w[0], want, 1e-15);
     /* the head step never goes through Adam: the SGD run's heads */
     pflref_trajectory tj2;
-    pflref_run_result *sgd = b_run(S, 2, 3, "", &tj2);
+    pflref_run_result *sgd = b_run(S, 2, 3, &PAPER, &tj2);
     ck_assert_double_eq(res->v[1], sgd->v[1]);
     ck_assert_double_eq(res->v[3], sgd->v[3]);
     pflref_trajectory_free(&tj);
@@ -336,44 +354,37 @@ START_TEST(test_adam_first_step)
 }
 END_TEST
 
-static void expect_error(const char *text, const char *where)
+/* One client (X = (1, 2), y = (0.5, 1)) of model m, split `split`, one
+ * round with the batches `batches`; ρ = β = 0.1.  PFLEGO must refuse it
+ * with EINVAL at `where`. */
+static void expect_error(const pflref_model *m, const char *split,
+                         const char *batches, const char *where)
 {
-    pflref_spec *spec = tu_spec(text);
+    tb_case *c = tb_new(m, 1);
+    tb_train(c, 0, 2, (const double[]){1, 2}, (const double[]){0.5, 1});
+    tb_split(c, split);
+    c->hyper.rho = 0.1;
+    c->hyper.pflego.beta = 0.1;
+    tb_round(c, "0", batches);
     pflref_error err;
-    tu_run_error(spec, PFLREF_EINVAL, &err);
+    tb_run_error(c, "pflego", PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, where);
-    pflref_spec_free(spec);
+    tb_free(c);
 }
 
 /* PFLEGO refuses a model without a body, a split other than the head, and
  * a step that is not the full batch, naming the field. */
 START_TEST(test_errors)
 {
-    const char *fmt =
-        "{\"format\": \"pflref-spec/1\", \"model\": %s, \"problem\": "
-        "{\"clients\": [{\"X\": [[1], [2]], \"y\": [0.5, 1]}]}, %s"
-        " \"algorithm\": {\"name\": \"pflego\", \"hyperparameters\": "
-        "{\"rho\": 0.1, \"pflego.beta\": 0.1}}, \"schedule\": {\"kind\": "
-        "\"given\", \"rounds\": [{\"clients\": [0], \"batches\": [%s]}]}}";
-    const char *lin = "{\"kind\": \"linear\", \"d\": 1, \"loss\": "
-                      "\"half_squared\"}";
-    char text[2048];
-    snprintf(text, sizeof text, fmt, lin, "", "[[0, 1]]");
-    expect_error(text, "model.kind");
-    snprintf(text, sizeof text, fmt, B_MODEL,
-             "\"split\": {\"personal\": [\"input\"]},", "[[0, 1]]");
-    expect_error(text, "split.personal");
-    snprintf(text, sizeof text, fmt, B_MODEL, "", "[[0, 1]]");
-    expect_error(text, "split.personal");
-    snprintf(text, sizeof text, fmt, B_MODEL, "\"split\": {\"personal\": "
-             "[\"head\"]},", "[[0, 1], [1]]");
-    expect_error(text, "schedule.rounds[0].batches[0][1]");
-    snprintf(text, sizeof text, fmt, B_MODEL, "\"split\": {\"personal\": "
-             "[\"head\"]},", "[[1, 0]]");
-    expect_error(text, "schedule.rounds[0].batches[0][0]");
-    snprintf(text, sizeof text, fmt, B_MODEL, "\"split\": {\"personal\": "
-             "[\"head\"]},", "[]");
-    expect_error(text, "schedule.rounds[0].batches[0]");
+    const pflref_model lin = tb_model(PFLREF_MODEL_LINEAR,
+                                      PFLREF_LOSS_HALF_SQUARED, 1, 1, 0, 0);
+    const pflref_model b = b_model();
+    expect_error(&lin, "", "0 1", "model.kind");
+    expect_error(&b, "input", "0 1", "split.personal");
+    expect_error(&b, "", "0 1", "split.personal");
+    expect_error(&b, "head", "0 1 | 1", "schedule.rounds[0].batches[0][1]");
+    expect_error(&b, "head", "1 0", "schedule.rounds[0].batches[0][0]");
+    expect_error(&b, "head", "", "schedule.rounds[0].batches[0]");
 }
 END_TEST
 

@@ -15,30 +15,30 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include "builder.h"
 #include "engine/engine.h"
 
-/* A spec for "prox" on the quadratic model with d entries (a, c given as
- * JSON arrays), reference w, and the hyperparameters. */
-static pflref_spec *prox_spec(const char *a, const char *c, const char *w,
-                              double lambda, double eta_p, int K,
-                              const char *extra, int rounds)
+/* "prox" on the quadratic model with d entries (one client: a, c), the
+ * reference w = w⁰, λ, η_p, K, and `rounds` rounds of one step. */
+static tb_case *prox_case(size_t d, const double *a, const double *c,
+                          const double *w, double lambda, double eta_p,
+                          size_t K, size_t rounds)
 {
-    char text[2048];
-    int d = 1;   /* entries of a: one more than its commas */
-    for (const char *q = a; *q != '\0'; q++)
-        d += *q == ',';
-    snprintf(text, sizeof text,
-             "{\"format\": \"pflref-spec/1\","
-             " \"model\": {\"kind\": \"quadratic\", \"d\": %d},"
-             " \"problem\": {\"clients\": [{\"a\": %s, \"c\": %s}]},"
-             " \"init\": {\"kind\": \"given\", \"w\": %s},"
-             " \"algorithm\": {\"name\": \"prox\", \"hyperparameters\":"
-             " {\"lambda\": %.17g, \"eta_p\": %.17g, \"K\": %d}%s},"
-             " \"schedule\": {\"kind\": \"generate\", \"rounds\": %d,"
-             " \"local\": {\"steps\": 1}}}",
-             d, a, c, w, lambda, eta_p, K,
-             extra, rounds);
-    return tu_spec(text);
+    tb_case *pc = tb_quadratic(d, 1);
+    tb_quad(pc, 0, a, c, 1);
+    tb_w0(pc, w);
+    pc->hyper.lambda = lambda;
+    pc->hyper.eta_p = eta_p;
+    pc->hyper.K = K;
+    tb_generate(pc, rounds, 1, 0);
+    return pc;
+}
+
+/* prox_case for d = 1. */
+static tb_case *prox_case1(double a, double c, double w, double lambda,
+                           double eta_p, size_t K, size_t rounds)
+{
+    return prox_case(1, &a, &c, &w, lambda, eta_p, K, rounds);
 }
 
 /* θ_K = θ* + q^K (θ_0 − θ*) entrywise, θ_0 = w, for K = 1..9 on three
@@ -49,11 +49,8 @@ START_TEST(test_inner_closed_form)
     const double a[3] = {0.5, 3.75, 2.385}, c[3] = {2.385, -1.25, 0.7};
     const double w[3] = {0.3, -0.2, 1.9}, lambda = 1.9, eta_p = 0.15;
     for (int K = 1; K <= 9; K++) {
-        pflref_spec *spec = prox_spec("[0.5, 3.75, 2.385]",
-                                      "[2.385, -1.25, 0.7]",
-                                      "[0.3, -0.2, 1.9]", lambda, eta_p, K,
-                                      "", 1);
-        pflref_run_result *res = tu_run(spec, NULL);
+        tb_case *pc = prox_case(3, a, c, w, lambda, eta_p, (size_t)K, 1);
+        pflref_run_result *res = tb_run(pc, "prox", NULL);
         for (int j = 0; j < 3; j++) {
             const double star = (a[j] * c[j] + lambda * w[j]) / (a[j] + lambda);
             const double q = 1.0 - eta_p * (a[j] + lambda);
@@ -66,7 +63,7 @@ START_TEST(test_inner_closed_form)
         for (int j = 0; j < 3; j++)
             ck_assert_double_eq(res->w[j], w[j]);
         pflref_run_result_free(res);
-        pflref_spec_free(spec);
+        tb_free(pc);
     }
 }
 END_TEST
@@ -80,12 +77,11 @@ START_TEST(test_inner_convergence_boundary)
     const double eta_p[3] = {0.475, 0.5, 0.525};
     double dist[3];
     for (int e = 0; e < 3; e++) {
-        pflref_spec *spec = prox_spec("[1]", "[5]", "[2]", 3.0, eta_p[e], 400,
-                                      "", 1);
-        pflref_run_result *res = tu_run(spec, NULL);
+        tb_case *pc = prox_case1(1.0, 5.0, 2.0, 3.0, eta_p[e], 400, 1);
+        pflref_run_result *res = tb_run(pc, "prox", NULL);
         dist[e] = fabs(res->v[0] - star);
         pflref_run_result_free(res);
-        pflref_spec_free(spec);
+        tb_free(pc);
     }
     /* the rounded map's fixed point lies within a few ulps of 11/4 */
     ck_assert_msg(dist[0] <= 1e-14, "η_p(a+λ) = 1.9: |θ − θ*| = %g", dist[0]);
@@ -122,10 +118,10 @@ static void capture_emit(void *ctx, const pflref_event *ev)
  * the iterates carry a few roundings (1e-15). */
 START_TEST(test_seed003)
 {
-    pflref_spec *spec = prox_spec("[1]", "[5]", "[2]", 3.0, 0.1, 2, "", 1);
+    tb_case *pc = prox_case1(1.0, 5.0, 2.0, 3.0, 0.1, 2, 1);
     capture c = {0};
     pflref_trace tr = {capture_emit, &c};
-    pflref_run_result *res = tu_run(spec, &tr);
+    pflref_run_result *res = tb_run(pc, "prox", &tr);
     ck_assert_int_eq(c.nsteps, 2);
     ck_assert_int_eq(c.step_no[0], 1);
     ck_assert_int_eq(c.step_no[1], 2);
@@ -135,47 +131,7 @@ START_TEST(test_seed003)
     ck_assert_double_eq(c.note, 2.75);
     ck_assert_double_eq_tol(res->v[0], 2.48, 1e-15);
     pflref_run_result_free(res);
-    pflref_spec_free(spec);
-}
-END_TEST
-
-/* The CLI's --trace prints the seed's numbers. */
-START_TEST(test_seed003_cli_trace)
-{
-    char *dir = tu_tmpdir();
-    char path[512], args[1200];
-    snprintf(path, sizeof path, "%s/seed003.json", dir);
-    ck_assert_int_eq(
-        tu_write(path,
-                 "{\"format\": \"pflref-spec/1\","
-                 " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
-                 " \"problem\": {\"clients\": [{\"a\": [1], \"c\": [5]}]},"
-                 " \"init\": {\"kind\": \"given\", \"w\": [2]},"
-                 " \"algorithm\": {\"name\": \"prox\", \"hyperparameters\":"
-                 " {\"lambda\": 3, \"eta_p\": 0.1, \"K\": 2}},"
-                 " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1,"
-                 " \"local\": {\"steps\": 1}}}"),
-        0);
-    snprintf(args, sizeof args, "run '%s' -o '%s/r.json' --trace", path, dir);
-    char *out = NULL, *err = NULL;
-    ck_assert_int_eq(tu_cli(args, &out, &err), 0);
-    ck_assert_msg(strstr(err, "step 1: theta = [2.3]") != NULL, "%s", err);
-    ck_assert_msg(strstr(err, "step 2: theta = [2.48]") != NULL, "%s", err);
-    ck_assert_msg(strstr(err, "theta_hat = [2.75]") != NULL, "%s", err);
-    free(out);
-    free(err);
-    /* the same through the golden vector itself */
-    char *vec = tu_repo_path("golden/prox/worked-seed003-inner-loop.json");
-    snprintf(args, sizeof args, "run '%s' -o '%s/g.json' --trace", vec, dir);
-    ck_assert_int_eq(tu_cli(args, &out, &err), 0);
-    ck_assert_msg(strstr(err, "step 1: theta = [2.3]") != NULL &&
-                      strstr(err, "step 2: theta = [2.48]") != NULL &&
-                      strstr(err, "theta_hat = [2.75]") != NULL,
-                  "%s", err);
-    free(vec);
-    free(out);
-    free(err);
-    free(dir);
+    tb_free(pc);
 }
 END_TEST
 
@@ -190,12 +146,14 @@ START_TEST(test_prox_point)
                                        PFLREF_LOSS_QUADRATIC, 3, 1, 0, 0, &err),
                      PFLREF_OK);
     double a[3] = {0.5, 3.75, 2.385}, c[3] = {2.385, -1.25, 0.7};
-    pflref_data D = {1, NULL, NULL, a, c};
+    pflref_data D = {.n = 1, .X = NULL, .y = NULL, .a = a, .c = c};
     const double w[3] = {0.3, -0.2, 1.9};
     pflref_model_workspace *ws = pflref_model_workspace_alloc(&m, 1);
     double theta_hat[3], work[9];
-    pflref_prox_inner job = {&m, &D, NULL, 0, w, 1.9, 0.1, 0.25, 1,
-                             "train", NULL, 0, 0, 0};
+    pflref_prox_inner job = {.model = &m, .data = &D, .idx = NULL, .nb = 0,
+                             .w = w, .lambda = 1.9, .eta_p = 0.1, .mu = 0.25,
+                             .K = 1, .phase = "train", .formula = NULL,
+                             .round = 0, .client = 0, .step0 = 0};
     ck_assert_int_eq(pflref_prox_point(&job, theta_hat, work, ws, &err),
                      PFLREF_OK);
     for (int j = 0; j < 3; j++) {
@@ -215,13 +173,15 @@ START_TEST(test_prox_point)
     double X[15] = {0.912, -1.347, 0.5,  -0.284, 0.671, 1.25, 1.563, 0.238,
                     -0.7,  -1.426, 0.357, 0.1,  0.689, -0.942, 2.0};
     double y[5] = {-0.775, 1.409, 0.236, 0.518, -1.263};
-    pflref_data L = {5, X, y, NULL, NULL};
+    pflref_data L = {.n = 5, .X = X, .y = y, .a = NULL, .c = NULL};
     const size_t idx[4] = {4, 0, 2, 1};
     const double wl[4] = {0.3, -0.2, 0.1, 0.05};
     ws = pflref_model_workspace_alloc(&lin, 5);
     double th[4], wk[12], g[4];
-    pflref_prox_inner jl = {&lin, &L, idx, 4, wl, 0.7, 0.1, 0.0, 1,
-                            "train", NULL, 0, 0, 0};
+    pflref_prox_inner jl = {.model = &lin, .data = &L, .idx = idx, .nb = 4,
+                            .w = wl, .lambda = 0.7, .eta_p = 0.1, .mu = 0.0,
+                            .K = 1, .phase = "train", .formula = NULL,
+                            .round = 0, .client = 0, .step0 = 0};
     ck_assert_int_eq(pflref_prox_point(&jl, th, wk, ws, &err), PFLREF_OK);
     ck_assert_int_eq(pflref_model_grad(&lin, th, &L, idx, 4, ws, g, NULL),
                      PFLREF_OK);
@@ -251,17 +211,15 @@ END_TEST
  * round of K = 6); reset: every round restarts from w (equal to K = 3). */
 START_TEST(test_theta_start)
 {
-    pflref_spec *warm = prox_spec("[2.385]", "[1.5]", "[0.25]", 0.7, 0.2, 3,
-                                  ", \"switches\": {\"pfedme.theta_start\":"
-                                  " \"warm\"}", 2);
-    pflref_spec *reset = prox_spec("[2.385]", "[1.5]", "[0.25]", 0.7, 0.2, 3,
-                                   "", 2);
-    pflref_spec *six = prox_spec("[2.385]", "[1.5]", "[0.25]", 0.7, 0.2, 6,
-                                 "", 1);
-    pflref_spec *three = prox_spec("[2.385]", "[1.5]", "[0.25]", 0.7, 0.2, 3,
-                                   "", 1);
-    pflref_run_result *rw = tu_run(warm, NULL), *rr = tu_run(reset, NULL);
-    pflref_run_result *r6 = tu_run(six, NULL), *r3 = tu_run(three, NULL);
+    tb_case *warm = prox_case1(2.385, 1.5, 0.25, 0.7, 0.2, 3, 2);
+    warm->hyper.pfedme.theta_start = PFLREF_PFEDME_THETA_WARM;
+    tb_case *reset = prox_case1(2.385, 1.5, 0.25, 0.7, 0.2, 3, 2);
+    tb_case *six = prox_case1(2.385, 1.5, 0.25, 0.7, 0.2, 6, 1);
+    tb_case *three = prox_case1(2.385, 1.5, 0.25, 0.7, 0.2, 3, 1);
+    pflref_run_result *rw = tb_run(warm, "prox", NULL);
+    pflref_run_result *rr = tb_run(reset, "prox", NULL);
+    pflref_run_result *r6 = tb_run(six, "prox", NULL);
+    pflref_run_result *r3 = tb_run(three, "prox", NULL);
     ck_assert_double_eq(rw->v[0], r6->v[0]);
     ck_assert_double_eq(rr->v[0], r3->v[0]);
     ck_assert_double_ne(rw->v[0], rr->v[0]);
@@ -269,10 +227,10 @@ START_TEST(test_theta_start)
     pflref_run_result_free(rr);
     pflref_run_result_free(r6);
     pflref_run_result_free(r3);
-    pflref_spec_free(warm);
-    pflref_spec_free(reset);
-    pflref_spec_free(six);
-    pflref_spec_free(three);
+    tb_free(warm);
+    tb_free(reset);
+    tb_free(six);
+    tb_free(three);
 }
 END_TEST
 
@@ -280,35 +238,31 @@ END_TEST
  * error names round, client and step. */
 START_TEST(test_divergence)
 {
-    pflref_spec *spec = prox_spec("[1]", "[5]", "[2]", 0.0, 1000.0, 400, "",
-                                  1);
+    tb_case *pc = prox_case1(1.0, 5.0, 2.0, 0.0, 1000.0, 400, 1);
     pflref_error err;
-    tu_run_error(spec, PFLREF_EDIVERGE, &err);
+    tb_run_error(pc, "prox", PFLREF_EDIVERGE, &err);
     /* |θ_k − 5| = 3·999^k: finite at k = 102 (≈ 3e306), infinite at 103 */
     ck_assert_msg(strstr(err.message, "round 0, client 0, local step 103") !=
                           NULL &&
                       strstr(err.message, "theta") != NULL,
                   "message: %s", err.message);
-    pflref_spec_free(spec);
+    tb_free(pc);
 }
 END_TEST
 
 /* K is required and counted from 1. */
 START_TEST(test_required)
 {
-    const char *text =
-        "{\"format\": \"pflref-spec/1\","
-        " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
-        " \"problem\": {\"clients\": [{\"a\": [1], \"c\": [5]}]},"
-        " \"algorithm\": {\"name\": \"prox\", \"hyperparameters\":"
-        " {\"lambda\": 3, \"eta_p\": 0.1}},"
-        " \"schedule\": {\"kind\": \"generate\", \"rounds\": 1,"
-        " \"local\": {\"steps\": 1}}}";
-    pflref_spec *spec = tu_spec(text);
+    tb_case *pc = prox_case1(1.0, 5.0, 0.0, 3.0, 0.1, 1, 1);
+    pc->hyper.K = PFLREF_INT_UNSET;
     pflref_error err;
-    tu_run_error(spec, PFLREF_EINVAL, &err);
+    tb_run_error(pc, "prox", PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, "algorithm.hyperparameters.K");
-    pflref_spec_free(spec);
+    /* K = 0 steps nothing: refused too */
+    pc->hyper.K = 0;
+    tb_run_error(pc, "prox", PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "algorithm.hyperparameters.K");
+    tb_free(pc);
 }
 END_TEST
 
@@ -319,7 +273,6 @@ Suite *prox_suite(void)
     tcase_add_test(tc, test_inner_closed_form);
     tcase_add_test(tc, test_inner_convergence_boundary);
     tcase_add_test(tc, test_seed003);
-    tcase_add_test(tc, test_seed003_cli_trace);
     tcase_add_test(tc, test_prox_point);
     tcase_add_test(tc, test_theta_start);
     tcase_add_test(tc, test_divergence);
