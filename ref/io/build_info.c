@@ -1,4 +1,4 @@
-/* ref/build_info.c: facts about the build written into every result
+/* ref/io/build_info.c: facts about the build written into every result
  * (compiler, flags, BLAS configuration), and pinning OpenBLAS to one thread.
  *
  * OpenBLAS's own functions are declared here rather than by including its

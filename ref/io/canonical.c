@@ -1,4 +1,4 @@
-/* ref/canonical.c: the canonical JSON text of a value, and the content hash
+/* ref/io/canonical.c: the canonical JSON text of a value, and the content hash
  * of a golden vector's inputs (golden/README.md defines both; the Python
  * generators implement the same definition independently in
  * golden/pflref_golden.py).

@@ -1,4 +1,4 @@
-/* ref/io_json.h: strict JSON reading helpers with JSON paths (internal).
+/* ref/io/json.h: strict JSON reading helpers with JSON paths (internal).
  *
  * Every helper takes the JSON path of the value it reads (`where`, e.g.
  * "clients[3].X") and names it in the error it returns.  Numbers: jansson
@@ -21,8 +21,9 @@ void pflref_json_index_path(char *out, size_t size, const char *parent,
 /* A readable name for a JSON value's type ("object", "array", ...). */
 const char *pflref_json_type_name(const json_t *v);
 
-/* v must be an object whose keys are all in allowed (NULL-terminated).
- * Unknown keys are reported in sorted order (deterministic). */
+/* v must be an object whose keys are all in allowed (NULL-terminated;
+ * allowed = NULL: any key).  The smallest unknown key is reported, so the
+ * report does not depend on jansson's hash order. */
 pflref_status pflref_json_object(const json_t *v, const char *where,
                                  const char *const *allowed,
                                  pflref_error *err);

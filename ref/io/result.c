@@ -1,4 +1,4 @@
-/* ref/io_result.c: serialising a run's result (format pflref-result/1,
+/* ref/io/result.c: serialising a run's result (format pflref-result/1,
  * docs/formats.md, docs/schema/result.schema.json).
  *
  * The result repeats what defines the run (algorithm with every applicable
