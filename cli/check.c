@@ -153,13 +153,15 @@ static void print_bad_json(const char *path, const json_error_t *je)
 /* Read the vector at path into *text (free() it), *len: 1 when it is one;
  * 0 when it is other JSON found in a folder (skipped); −1 when it is
  * unreadable, broken JSON, or not a vector though the user named it
- * (`named`), which is reported. */
-static int load_vector(const char *path, int named, char **text, size_t *len)
+ * (`named`), which is reported and counted in *errors. */
+static int load_vector(const char *path, int named, char **text, size_t *len,
+                       size_t *errors)
 {
     pflref_error err;
     pflref_error_clear(&err);
     if (pflref_read_file(path, text, len, &err) != PFLREF_OK) {
         cli_fail(&err, path);
+        ++*errors;
         return -1;
     }
     json_error_t je;
@@ -173,7 +175,11 @@ static int load_vector(const char *path, int named, char **text, size_t *len)
     else if (named)
         fprintf(stderr, "pflref: %s: not a golden vector ("
                         PFLREF_GOLDEN_FORMAT ")\n", path);
-    return kind == 0 || named ? -1 : 0;
+    if (kind == 0 || named) {
+        ++*errors;
+        return -1;
+    }
+    return 0;
 }
 
 typedef struct {
@@ -190,10 +196,7 @@ static void verify_one(const char *path, int named, verify_tally *t)
     pflref_error_clear(&err);
     char *text;
     size_t len;
-    int got = load_vector(path, named, &text, &len);
-    if (got < 0)
-        t->errors++;
-    if (got <= 0)
+    if (load_vector(path, named, &text, &len, &t->errors) <= 0)
         return;
     /* Ids are citable names: two vectors may not share one. */
     char id[128];
@@ -601,10 +604,7 @@ static void check_vector(const char *vpath, int named, int folder_mode,
 {
     char *text;
     size_t len;
-    int got = load_vector(vpath, named, &text, &len);
-    if (got < 0)
-        tally->malformed++;
-    if (got <= 0)
+    if (load_vector(vpath, named, &text, &len, &tally->malformed) <= 0)
         return;
     pflref_error err;
     char id[128], flags[1024];

@@ -99,6 +99,38 @@ pflref_status pflref_json_member(const json_t *obj, const char *where,
     return PFLREF_OK;
 }
 
+pflref_status pflref_json_array_member(const json_t *obj, const char *where,
+                                       const char *key, size_t min_len,
+                                       json_t **out, size_t *len,
+                                       pflref_error *err)
+{
+    char path[PFLREF_WHERE_MAX];
+    pflref_json_key_path(path, sizeof path, where, key);
+    pflref_status st = pflref_json_member(obj, where, key, 1, out, err);
+    return st != PFLREF_OK ? st
+                           : pflref_json_array(*out, path, min_len, len, err);
+}
+
+pflref_status pflref_json_format(const json_t *root, const char *where,
+                                 const char *const *allowed,
+                                 const char *format, pflref_error *err)
+{
+    char path[PFLREF_WHERE_MAX];
+    pflref_json_key_path(path, sizeof path, where, "format");
+    json_t *fmt;
+    const char *f = "";
+    pflref_status st;
+    if ((st = pflref_json_object(root, where, allowed, err)) ||
+        (st = pflref_json_member(root, where, "format", 1, &fmt, err)) ||
+        (st = pflref_json_string(fmt, path, &f, err)))
+        return st;
+    if (strcmp(f, format) != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, path,
+                                "format is \"%s\", expected \"%s\"", f,
+                                format);
+    return PFLREF_OK;
+}
+
 pflref_status pflref_json_real(const json_t *v, const char *where,
                                double *out, pflref_error *err)
 {

@@ -33,6 +33,20 @@ pflref_status pflref_json_member(const json_t *obj, const char *where,
                                  const char *key, int required,
                                  json_t **out, pflref_error *err);
 
+/* Member `key` of obj (required), an array of at least min_len entries:
+ * *out, *len. */
+pflref_status pflref_json_array_member(const json_t *obj, const char *where,
+                                       const char *key, size_t min_len,
+                                       json_t **out, size_t *len,
+                                       pflref_error *err);
+
+/* The envelope of a document at `where`: an object with keys in allowed
+ * whose required "format" is the string `format` ("format is \"…\",
+ * expected \"…\"" otherwise). */
+pflref_status pflref_json_format(const json_t *root, const char *where,
+                                 const char *const *allowed,
+                                 const char *format, pflref_error *err);
+
 pflref_status pflref_json_real(const json_t *v, const char *where,
                                double *out, pflref_error *err);
 /* An integer literal in [lo, hi]. */

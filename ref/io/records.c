@@ -300,9 +300,8 @@ pflref_status pflref_candidate_read(const char *text, size_t len,
                                 "the candidate is for vector \"%s\", not "
                                 "\"%s\"", cid, vector_id);
     size_t n_traj;
-    if ((st = pflref_records_read(root, "", &c->records, &n_traj, err)))
-        return st;
-    return read_outcome(root, c, err);
+    st = pflref_records_read(root, "", &c->records, &n_traj, err);
+    return st != PFLREF_OK ? st : read_outcome(root, c, err);
 }
 
 void pflref_candidate_free(pflref_candidate *c)

@@ -51,17 +51,11 @@ static pflref_status read_envelope(const json_t *root, pflref_spec *spec,
                                        "model", "problem", "split", "init",
                                        "algorithm", "schedule", "output",
                                        NULL};
-    json_t *fmt, *name_v, *desc_v;
-    const char *f, *name = "", *desc;
+    json_t *name_v, *desc_v;
+    const char *name = "", *desc;
     pflref_status st;
-    if ((st = pflref_json_object(root, "", keys, err)) ||
-        (st = pflref_json_member(root, "", "format", 1, &fmt, err)) ||
-        (st = pflref_json_string(fmt, "format", &f, err)))
+    if ((st = pflref_json_format(root, "", keys, PFLREF_SPEC_FORMAT, err)))
         return st;
-    if (strcmp(f, PFLREF_SPEC_FORMAT) != 0)
-        return pflref_error_set(err, PFLREF_EINVAL, "format",
-                                "format is \"%s\", expected \"%s\"", f,
-                                PFLREF_SPEC_FORMAT);
     name_v = json_object_get(root, "name");
     if (name_v != NULL && (st = pflref_json_string(name_v, "name", &name, err)))
         return st;

@@ -177,7 +177,7 @@ static pflref_status read_problem_file(const char *path, const char *base_dir,
                                        pflref_problem **out,
                                        pflref_error *err)
 {
-    char full[4096];
+    char full[PFLREF_PATH_MAX];
     if (path[0] == '/' || base_dir == NULL || base_dir[0] == '\0')
         snprintf(full, sizeof full, "%s", path);
     else
@@ -200,22 +200,11 @@ static pflref_status read_problem_file(const char *path, const char *base_dir,
     /* Paths inside the problem file are prefixed with its name. */
     char prefix[PFLREF_WHERE_MAX];
     snprintf(prefix, sizeof prefix, "%s:", path);
-    char cpath[PFLREF_WHERE_MAX], fpath[PFLREF_WHERE_MAX],
-        ppath[PFLREF_WHERE_MAX];
+    char cpath[PFLREF_WHERE_MAX], ppath[PFLREF_WHERE_MAX];
     pflref_json_key_path(cpath, sizeof cpath, prefix, "clients");
-    pflref_json_key_path(fpath, sizeof fpath, prefix, "format");
     pflref_json_key_path(ppath, sizeof ppath, prefix, "provenance");
-    json_t *fmt, *clients;
-    const char *f;
-    st = pflref_json_object(root, prefix, keys, err);
-    if (st == PFLREF_OK)
-        st = pflref_json_member(root, prefix, "format", 1, &fmt, err);
-    if (st == PFLREF_OK)
-        st = pflref_json_string(fmt, fpath, &f, err);
-    if (st == PFLREF_OK && strcmp(f, PFLREF_PROBLEM_FORMAT) != 0)
-        st = pflref_error_set(err, PFLREF_EINVAL, fpath,
-                              "format is \"%s\", expected \"%s\"", f,
-                              PFLREF_PROBLEM_FORMAT);
+    json_t *clients;
+    st = pflref_json_format(root, prefix, keys, PFLREF_PROBLEM_FORMAT, err);
     json_t *prov = json_object_get(root, "provenance");
     if (st == PFLREF_OK && prov != NULL && !json_is_object(prov))
         st = pflref_error_set(err, PFLREF_EINVAL, ppath,

@@ -32,8 +32,8 @@ pflref_status pflref_spec_read_split(const json_t *root, const pflref_model *m,
     size_t n;
     pflref_status st;
     if ((st = pflref_json_object(v, "split", keys, err)) ||
-        (st = pflref_json_member(v, "split", "personal", 1, &list, err)) ||
-        (st = pflref_json_array(list, "split.personal", 0, &n, err)))
+        (st = pflref_json_array_member(v, "split", "personal", 0, &list, &n,
+                                       err)))
         return st;
     if (n > 4 * PFLREF_MAX_BLOCKS)
         return pflref_error_set(err, PFLREF_EINVAL, "split.personal",

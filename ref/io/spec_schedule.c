@@ -98,53 +98,43 @@ static pflref_status check_post(const json_t *post, const pflref_spec *spec,
 }
 
 
-/* A round's "selected" ids (default: every participant): at most the m
- * participants. */
-static pflref_status read_selected(const json_t *r, const char *rp, size_t N,
-                                   pflref_round_plan *plan, pflref_error *err)
-{
-    const json_t *selected = json_object_get(r, "selected");
-    if (selected == NULL) {
-        memcpy(plan->selected, plan->clients, plan->m * sizeof *plan->selected);
-        return PFLREF_OK;
-    }
-    char sp[PFLREF_WHERE_MAX];
-    pflref_json_key_path(sp, sizeof sp, rp, "selected");
-    size_t ms;
-    pflref_status st = pflref_json_array(selected, sp, 1, &ms, err);
-    if (st != PFLREF_OK)
-        return st;
-    if (ms > plan->m)
-        return pflref_error_set(err, PFLREF_EINVAL, sp,
-                                "%zu selected of %zu participants", ms,
-                                plan->m);
-    plan->n_selected = ms;
-    return pflref_json_indices(selected, sp, ms, N, plan->selected, err);
-}
-
-/* A round's "drawn" ids (default: the selected ones), one per selected
- * client.  Their subset and permutation relations are checked by
+/* A round's "selected" ids (default: every participant; at most the m
+ * participants), then its "drawn" ids (default: the selected ones; one per
+ * selected client).  Their subset and permutation relations are checked by
  * pflref_schedule_validate. */
-static pflref_status read_drawn(const json_t *r, const char *rp, size_t N,
-                                pflref_round_plan *plan, pflref_error *err)
+static pflref_status read_selected_drawn(const json_t *r, const char *rp,
+                                         size_t N, pflref_round_plan *plan,
+                                         pflref_error *err)
 {
-    const json_t *drawn = json_object_get(r, "drawn");
-    if (drawn == NULL) {
-        memcpy(plan->drawn, plan->selected,
-               plan->n_selected * sizeof *plan->drawn);
-        return PFLREF_OK;
+    for (int drawn = 0; drawn <= 1; drawn++) {
+        const char *key = drawn ? "drawn" : "selected";
+        size_t *ids = drawn ? plan->drawn : plan->selected;
+        const size_t *dflt = drawn ? plan->selected : plan->clients;
+        const size_t n_dflt = drawn ? plan->n_selected : plan->m;
+        const json_t *list = json_object_get(r, key);
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_key_path(path, sizeof path, rp, key);
+        size_t n = n_dflt;
+        pflref_status st =
+            list == NULL ? PFLREF_OK
+                         : pflref_json_array(list, path, drawn ? 0 : 1, &n,
+                                             err);
+        if (st != PFLREF_OK)
+            return st;
+        if (drawn ? n != n_dflt : n > n_dflt)
+            return pflref_error_set(err, PFLREF_EINVAL, path,
+                                    drawn ? "%zu drawn ids for %zu selected "
+                                            "clients"
+                                          : "%zu selected of %zu participants",
+                                    n, n_dflt);
+        if (!drawn)
+            plan->n_selected = n;
+        if (list == NULL)
+            memcpy(ids, dflt, n * sizeof *ids);
+        else if ((st = pflref_json_indices(list, path, n, N, ids, err)))
+            return st;
     }
-    char dp[PFLREF_WHERE_MAX];
-    pflref_json_key_path(dp, sizeof dp, rp, "drawn");
-    size_t md;
-    pflref_status st = pflref_json_array(drawn, dp, 0, &md, err);
-    if (st != PFLREF_OK)
-        return st;
-    if (md != plan->n_selected)
-        return pflref_error_set(err, PFLREF_EINVAL, dp,
-                                "%zu drawn ids for %zu selected clients", md,
-                                plan->n_selected);
-    return pflref_json_indices(drawn, dp, md, N, plan->drawn, err);
+    return PFLREF_OK;
 }
 
 /* Round rp = "schedule.rounds[t]" of a given schedule for N clients:
@@ -161,18 +151,17 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
     size_t m, nb;
     pflref_status st;
     if ((st = pflref_json_object(r, rp, rkeys, err)) ||
-        (st = pflref_json_member(r, rp, "clients", 1, &clients, err)) ||
-        (st = pflref_json_array(clients, cp, 1, &m, err)) ||
-        (st = pflref_json_member(r, rp, "batches", 1, &batches, err)) ||
-        (st = pflref_json_array(batches, bp, 0, &nb, err)))
+        (st = pflref_json_array_member(r, rp, "clients", 1, &clients, &m,
+                                       err)) ||
+        (st = pflref_json_array_member(r, rp, "batches", 0, &batches, &nb,
+                                       err)))
         return st;
     if (nb != m)
         return pflref_error_set(err, PFLREF_EINVAL, bp,
                                 "%zu batch lists for %zu clients", nb, m);
     if ((st = pflref_round_plan_alloc(plan, m, err)) ||
         (st = pflref_json_indices(clients, cp, m, N, plan->clients, err)) ||
-        (st = read_selected(r, rp, N, plan, err)) ||
-        (st = read_drawn(r, rp, N, plan, err)))
+        (st = read_selected_drawn(r, rp, N, plan, err)))
         return st;
     return read_batch_lists(batches, bp, m, plan->batches, err);
 }
@@ -186,8 +175,8 @@ static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
     size_t T;
     pflref_status st;
     if ((st = pflref_json_object(v, "schedule", keys, err)) ||
-        (st = pflref_json_member(v, "schedule", "rounds", 1, &rounds, err)) ||
-        (st = pflref_json_array(rounds, "schedule.rounds", 0, &T, err)))
+        (st = pflref_json_array_member(v, "schedule", "rounds", 0, &rounds,
+                                       &T, err)))
         return st;
     json_t *post = json_object_get(v, "post");
     if ((st = check_post(post, spec, err)))

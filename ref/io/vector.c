@@ -100,8 +100,8 @@ static pflref_status read_metadata(const json_t *root, pflref_error *err)
         (st = pflref_json_member(prov, "provenance", "kind", 1, &kind_v,
                                  err)) ||
         (st = pflref_json_string(kind_v, "provenance.kind", &kind, err)) ||
-        (st = pflref_json_member(root, "", "flags", 1, &flags, err)) ||
-        (st = pflref_json_array(flags, "flags", 0, &nf, err)))
+        (st = pflref_json_array_member(root, "", "flags", 0, &flags, &nf,
+                                       err)))
         return st;
     int known = 0;
     for (size_t i = 0; PROVENANCE[i] != NULL; i++)
@@ -197,18 +197,10 @@ static pflref_status read_envelope(const json_t *root, pflref_vector *v,
                                        "provenance", "flags", "spec",
                                        "tolerance", "expected", NULL};
     static const char *const ekeys[] = {"final", "trajectory", NULL};
-    json_t *fmt, *id_v, *tol_v;
-    const char *f;
+    json_t *id_v, *tol_v;
     pflref_status st;
-    if ((st = pflref_json_object(root, "", keys, err)) ||
-        (st = pflref_json_member(root, "", "format", 1, &fmt, err)) ||
-        (st = pflref_json_string(fmt, "format", &f, err)))
-        return st;
-    if (strcmp(f, PFLREF_GOLDEN_FORMAT) != 0)
-        return pflref_error_set(err, PFLREF_EINVAL, "format",
-                                "format is \"%s\", expected \"%s\"", f,
-                                PFLREF_GOLDEN_FORMAT);
-    if ((st = pflref_json_member(root, "", "id", 1, &id_v, err)) ||
+    if ((st = pflref_json_format(root, "", keys, PFLREF_GOLDEN_FORMAT, err)) ||
+        (st = pflref_json_member(root, "", "id", 1, &id_v, err)) ||
         (st = pflref_json_string(id_v, "id", id, err)) ||
         (st = pflref_json_member(root, "", "spec", 1, spec_v, err)) ||
         (st = pflref_json_member(root, "", "tolerance", 1, &tol_v, err)) ||
