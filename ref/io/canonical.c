@@ -198,7 +198,7 @@ static void put_value(text *t, const json_t *v)
 
 char *pflref_canonical_json(const json_t *v)
 {
-    text t = {NULL, 0, 0, 0};
+    text t = {.buf = NULL, .len = 0, .cap = 0, .failed = 0};
     put_value(&t, v);
     if (t.failed) {
         free(t.buf);

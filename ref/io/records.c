@@ -109,7 +109,7 @@ static pflref_status add_record(pflref_trajectory *tj,
                                 pflref_error *err)
 {
     size_t n = 1;
-    double one;
+    double one = 0.0;
     pflref_status st = scalar ? PFLREF_OK
                               : pflref_json_array(val, where, 1, &n, err);
     if (st != PFLREF_OK)

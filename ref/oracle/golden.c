@@ -140,9 +140,9 @@ static pflref_quantity_stats *stats_for(pflref_golden_report *rep,
     if (rep->n_names == PFLREF_MAX_QUANTITY_NAMES)
         return NULL;
     pflref_quantity_stats *q = &rep->by_name[rep->n_names++];
-    memset(q, 0, sizeof *q);
+    /* nothing counted yet; every digit correct until a number says less */
+    *q = (pflref_quantity_stats){.min_lre = PFLREF_LRE_CAP};
     snprintf(q->name, sizeof q->name, "%s", name);
-    q->min_lre = PFLREF_LRE_CAP;
     return q;
 }
 
@@ -236,8 +236,7 @@ static void compare_tables(const pflref_trajectory *keys,
  * every digit still correct. */
 static void report_init(pflref_golden_report *rep, const pflref_vector *v)
 {
-    memset(rep, 0, sizeof *rep);
-    rep->min_lre = PFLREF_LRE_CAP;
+    *rep = (pflref_golden_report){.min_lre = PFLREF_LRE_CAP};
     snprintf(rep->id, sizeof rep->id, "%s", v->id);
 }
 
