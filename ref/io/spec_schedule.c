@@ -18,6 +18,7 @@
 
 #define MAX_COUNT PFLREF_SPEC_MAX_COUNT
 
+/* A client's local work in a phase: {epochs or steps, batch_size}. */
 static pflref_status read_work(const json_t *w, const char *where,
                                pflref_local_work *work, pflref_error *err)
 {
@@ -66,8 +67,8 @@ static pflref_status read_batches(const json_t *v, const char *where,
     return st;
 }
 
-/* n clients' given batches, list[j] into b[j] (the participants' of a
- * round, or every client's for the phase after training). */
+/* n clients' given batches, list[j] into b[j] (a round's participants, or
+ * every client for the phase after training). */
 static pflref_status read_batch_lists(const json_t *list, const char *where,
                                       size_t n, pflref_batches *b,
                                       pflref_error *err)
