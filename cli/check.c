@@ -98,17 +98,6 @@ static int is_dir(const char *path)
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-/* The folder holding path ("." for a bare name), into out. */
-static void folder_of(const char *path, char *out, size_t size)
-{
-    snprintf(out, size, "%s", path);
-    char *slash = strrchr(out, '/');
-    if (slash != NULL)
-        *slash = '\0';
-    else
-        snprintf(out, size, ".");
-}
-
 /* ---- reports ----------------------------------------------------------- */
 
 /* The shortest decimal that reads back as x (at most 17 digits). */
@@ -155,6 +144,44 @@ static int classify(const char *text, size_t len, json_error_t *je)
     return pflref_golden_is_vector(text, len) ? 1 : 2;
 }
 
+static void print_bad_json(const char *path, const json_error_t *je)
+{
+    fprintf(stderr, "pflref: %s: not valid JSON: line %d, column %d: %s\n",
+            path, je->line, je->column, je->text);
+}
+
+/* Read the vector at path into *text (free() it), *len: 1 when it is one;
+ * 0 when it is other JSON found in a folder (skipped); −1 when it is
+ * unreadable, broken JSON, or not a vector though the user named it
+ * (`named`), which is reported and counted in *errors. */
+static int load_vector(const char *path, int named, char **text, size_t *len,
+                       size_t *errors)
+{
+    pflref_error err;
+    pflref_error_clear(&err);
+    if (pflref_read_file(path, text, len, &err) != PFLREF_OK) {
+        cli_fail(&err, path);
+        ++*errors;
+        return -1;
+    }
+    json_error_t je;
+    int kind = classify(*text, *len, &je);
+    if (kind == 1)
+        return 1;
+    free(*text);
+    *text = NULL;
+    if (kind == 0)
+        print_bad_json(path, &je);
+    else if (named)
+        fprintf(stderr, "pflref: %s: not a golden vector ("
+                        PFLREF_GOLDEN_FORMAT ")\n", path);
+    if (kind == 0 || named) {
+        ++*errors;
+        return -1;
+    }
+    return 0;
+}
+
 typedef struct {
     size_t errors, passed, failed, numbers;
     file_list ids;
@@ -169,26 +196,8 @@ static void verify_one(const char *path, int named, verify_tally *t)
     pflref_error_clear(&err);
     char *text;
     size_t len;
-    if (pflref_read_file(path, &text, &len, &err) != PFLREF_OK) {
-        cli_fail(&err, path);
-        t->errors++;
+    if (load_vector(path, named, &text, &len, &t->errors) <= 0)
         return;
-    }
-    json_error_t je;
-    int kind = classify(text, len, &je);
-    if (kind != 1) {
-        if (kind == 0) {
-            fprintf(stderr, "pflref: %s: not valid JSON: line %d, column %d: "
-                            "%s\n", path, je.line, je.column, je.text);
-            t->errors++;
-        } else if (named) {
-            fprintf(stderr, "pflref: %s: not a golden vector ("
-                            PFLREF_GOLDEN_FORMAT ")\n", path);
-            t->errors++;
-        }
-        free(text);
-        return;
-    }
     /* Ids are citable names: two vectors may not share one. */
     char id[128];
     if (pflref_golden_describe(text, len, id, sizeof id, NULL, 0, &err) ==
@@ -204,8 +213,8 @@ static void verify_one(const char *path, int named, verify_tally *t)
         if (add_path(&t->ids, id) != 0)
             t->errors++;
     }
-    char dir[4096];
-    folder_of(path, dir, sizeof dir);
+    char dir[PFLREF_PATH_MAX];
+    pflref_file_folder(path, dir, sizeof dir);
     pflref_golden_report rep;
     pflref_status st = pflref_golden_verify(text, len, dir, &rep, &err);
     free(text);
@@ -230,7 +239,11 @@ int cli_verify(int argc, char **argv)
 {
     if (argc == 0)
         return cli_usage_error("verify needs a file or folder", NULL);
-    verify_tally t = {0, 0, 0, 0, {NULL, 0, 0}};
+    verify_tally t = {.errors = 0,
+                      .passed = 0,
+                      .failed = 0,
+                      .numbers = 0,
+                      .ids = {NULL, 0, 0}};
     for (int i = 0; i < argc; i++) {
         file_list files = {NULL, 0, 0};
         t.errors += collect(argv[i], &files);
@@ -323,13 +336,142 @@ static json_t *divergence_json(const pflref_divergence *d)
     return o;
 }
 
+/* A count or a ULP distance as a JSON integer (capped at INT64_MAX). */
+static json_t *count_json(uint64_t n)
+{
+    return json_integer(n > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)n);
+}
+
+/* The statistics q as members of o, in the report's order. */
+static void put_stats(json_t *o, const pflref_quantity_stats *q)
+{
+    json_object_set_new(o, "quantities", count_json(q->quantities));
+    json_object_set_new(o, "numbers", count_json(q->numbers));
+    json_object_set_new(o, "mismatches", count_json(q->mismatches));
+    json_object_set_new(o, "max_abs_err", json_real(q->max_abs_err));
+    json_object_set_new(o, "max_rel_err", json_real(q->max_rel_err));
+    json_object_set_new(o, "min_lre", json_real(q->min_lre));
+    json_object_set_new(o, "max_ulp", count_json(q->max_ulp));
+}
+
+/* A comparison's report entry: the totals, per quantity name, the
+ * divergences, what the candidate did not record. */
+static void put_comparison(json_t *entry, const pflref_golden_report *rep)
+{
+    const pflref_quantity_stats all = {.quantities = rep->quantities,
+                                       .numbers = rep->numbers,
+                                       .mismatches = rep->mismatches,
+                                       .max_abs_err = rep->max_abs_err,
+                                       .max_rel_err = rep->max_rel_err,
+                                       .min_lre = rep->min_lre,
+                                       .max_ulp = rep->max_ulp};
+    put_stats(entry, &all);
+    json_t *names = json_array();
+    for (size_t k = 0; k < rep->n_names; k++) {
+        json_t *qo = json_object();
+        json_object_set_new(qo, "name", json_string(rep->by_name[k].name));
+        put_stats(qo, &rep->by_name[k]);
+        json_array_append_new(names, qo);
+    }
+    json_object_set_new(entry, "by_quantity", names);
+    if (rep->diverged) {
+        json_object_set_new(entry, "first_divergence",
+                            divergence_json(&rep->first));
+        json_t *list = json_array();
+        for (size_t k = 0; k < rep->n_listed; k++)
+            json_array_append_new(list, divergence_json(&rep->listed[k]));
+        json_object_set_new(entry, "divergences", list);
+    }
+    json_object_set_new(entry, "not_recorded", count_json(rep->missing));
+    json_object_set_new(entry, "skipped", count_json(rep->skipped));
+}
+
+static void print_pass(const pflref_golden_report *rep)
+{
+    printf("PASS %s: %zu quantities, %zu numbers; max abs err %.3g, max rel "
+           "err %.3g, >= %.2f correct digits, max %llu ulp", rep->id,
+           rep->quantities, rep->numbers, rep->max_abs_err, rep->max_rel_err,
+           rep->min_lre, (unsigned long long)rep->max_ulp);
+    if (rep->skipped > 0)
+        printf(" (%zu expected quantities not recorded, skipped under "
+               "--partial)", rep->skipped);
+    printf("\n");
+}
+
+/* The failure, each quantity name's digits, with resync every further
+ * divergence, and the command that replays it. */
+static void print_fail(const pflref_golden_report *rep, int resync,
+                       const char *replay)
+{
+    printf("FAIL %s: %zu of %zu quantities differ", rep->id, rep->mismatches,
+           rep->quantities);
+    if (rep->missing > 0)
+        printf(" (%zu not recorded by the candidate)", rep->missing);
+    if (rep->numbers > 0)
+        printf("; over the %zu numbers compared: max abs err %.3g, max rel "
+               "err %.3g, %.2f correct digits", rep->numbers,
+               rep->max_abs_err, rep->max_rel_err, rep->min_lre);
+    printf("; first divergence: ");
+    print_divergence(&rep->first, "the candidate");
+    for (size_t k = 0; k < rep->n_names; k++) {
+        const pflref_quantity_stats *q = &rep->by_name[k];
+        printf("  %-10s %zu of %zu differ; max abs err %.3g, max rel err "
+               "%.3g, %.2f correct digits, max %llu ulp\n", q->name,
+               q->mismatches, q->quantities, q->max_abs_err, q->max_rel_err,
+               q->min_lre, (unsigned long long)q->max_ulp);
+    }
+    for (size_t k = 1; resync && k < rep->n_listed; k++) {
+        printf("  also: ");
+        print_divergence(&rep->listed[k], "the candidate");
+    }
+    printf("  replay: %s\n", replay);
+}
+
+/* The outcome of one pair into the tally, the entry and (text report) the
+ * output; returns the entry's status. */
+static const char *report_pair(pflref_status st, const pflref_error *err,
+                               const pflref_golden_report *rep,
+                               const candidate *c, const check_options *o,
+                               const char *replay, check_tally *tally,
+                               json_t *entry)
+{
+    if (st != PFLREF_OK) {
+        tally->malformed++;
+        json_object_set_new(entry, "where", json_string(err->where));
+        json_object_set_new(entry, "message", json_string(err->message));
+        if (!o->json)
+            cli_fail(err, c->path);
+        return "malformed";
+    }
+    tally->compared++;
+    if (rep->wrong_outcome) {
+        tally->wrong_outcome++;
+        json_object_set_new(entry, "outcome", json_string(rep->outcome));
+        if (!o->json)
+            printf("FAIL %s: the candidate reports outcome \"%s\", the vector "
+                   "expects \"ok\"\n  replay: %s\n", rep->id, rep->outcome,
+                   replay);
+        return "wrong_outcome";
+    }
+    if (rep->mismatches == 0)
+        tally->passed++;
+    else
+        tally->mismatched++;
+    put_comparison(entry, rep);
+    if (!o->json && rep->mismatches == 0)
+        print_pass(rep);
+    else if (!o->json)
+        print_fail(rep, o->cmp.resync, replay);
+    return rep->mismatches == 0 ? "pass" : "mismatch";
+}
+
 /* Compare one pair; print the text report or add to the JSON report. */
 static void check_pair(const char *vpath, const char *vtext, size_t vlen,
                        const candidate *c, const check_options *o,
                        check_tally *tally, json_t *report)
 {
-    char dir[4096], replay[8192];
-    folder_of(vpath, dir, sizeof dir);
+    char dir[PFLREF_PATH_MAX], replay[8192];
+    pflref_file_folder(vpath, dir, sizeof dir);
     snprintf(replay, sizeof replay, "pflref check %s %s%s%s%s", vpath, c->path,
              o->cmp.resync ? " --resync" : "",
              o->cmp.partial ? " --partial" : "",
@@ -344,114 +486,8 @@ static void check_pair(const char *vpath, const char *vtext, size_t vlen,
     json_object_set_new(entry, "id", json_string(rep.id[0] ? rep.id : c->id));
     json_object_set_new(entry, "expected", json_string(vpath));
     json_object_set_new(entry, "candidate", json_string(c->path));
-    const char *status;
-    if (st != PFLREF_OK) {
-        tally->malformed++;
-        status = "malformed";
-        json_object_set_new(entry, "where", json_string(err.where));
-        json_object_set_new(entry, "message", json_string(err.message));
-        if (!o->json)
-            cli_fail(&err, c->path);
-    } else if (rep.wrong_outcome) {
-        tally->compared++;
-        tally->wrong_outcome++;
-        status = "wrong_outcome";
-        json_object_set_new(entry, "outcome", json_string(rep.outcome));
-        if (!o->json)
-            printf("FAIL %s: the candidate reports outcome \"%s\", the vector "
-                   "expects \"ok\"\n  replay: %s\n", rep.id, rep.outcome,
-                   replay);
-    } else {
-        tally->compared++;
-        status = rep.mismatches == 0 ? "pass" : "mismatch";
-        if (rep.mismatches == 0)
-            tally->passed++;
-        else
-            tally->mismatched++;
-        json_object_set_new(entry, "quantities",
-                            json_integer((json_int_t)rep.quantities));
-        json_object_set_new(entry, "numbers",
-                            json_integer((json_int_t)rep.numbers));
-        json_object_set_new(entry, "mismatches",
-                            json_integer((json_int_t)rep.mismatches));
-        json_object_set_new(entry, "max_abs_err", json_real(rep.max_abs_err));
-        json_object_set_new(entry, "max_rel_err", json_real(rep.max_rel_err));
-        json_object_set_new(entry, "min_lre", json_real(rep.min_lre));
-        json_object_set_new(entry, "max_ulp",
-                            json_integer(rep.max_ulp > (uint64_t)INT64_MAX
-                                             ? INT64_MAX
-                                             : (json_int_t)rep.max_ulp));
-        json_t *names = json_array();
-        for (size_t k = 0; k < rep.n_names; k++) {
-            const pflref_quantity_stats *q = &rep.by_name[k];
-            json_t *qo = json_object();
-            json_object_set_new(qo, "name", json_string(q->name));
-            json_object_set_new(qo, "quantities",
-                                json_integer((json_int_t)q->quantities));
-            json_object_set_new(qo, "numbers",
-                                json_integer((json_int_t)q->numbers));
-            json_object_set_new(qo, "mismatches",
-                                json_integer((json_int_t)q->mismatches));
-            json_object_set_new(qo, "max_abs_err", json_real(q->max_abs_err));
-            json_object_set_new(qo, "max_rel_err", json_real(q->max_rel_err));
-            json_object_set_new(qo, "min_lre", json_real(q->min_lre));
-            json_object_set_new(qo, "max_ulp",
-                                json_integer(q->max_ulp > (uint64_t)INT64_MAX
-                                                 ? INT64_MAX
-                                                 : (json_int_t)q->max_ulp));
-            json_array_append_new(names, qo);
-        }
-        json_object_set_new(entry, "by_quantity", names);
-        if (rep.diverged) {
-            json_object_set_new(entry, "first_divergence",
-                                divergence_json(&rep.first));
-            json_t *all = json_array();
-            for (size_t k = 0; k < rep.n_listed; k++)
-                json_array_append_new(all, divergence_json(&rep.listed[k]));
-            json_object_set_new(entry, "divergences", all);
-        }
-        json_object_set_new(entry, "not_recorded",
-                            json_integer((json_int_t)rep.missing));
-        json_object_set_new(entry, "skipped",
-                            json_integer((json_int_t)rep.skipped));
-        if (!o->json && rep.mismatches == 0) {
-            printf("PASS %s: %zu quantities, %zu numbers; max abs err %.3g, "
-                   "max rel err %.3g, >= %.2f correct digits, max %llu "
-                   "ulp", rep.id, rep.quantities, rep.numbers,
-                   rep.max_abs_err, rep.max_rel_err, rep.min_lre,
-                   (unsigned long long)rep.max_ulp);
-            if (rep.skipped > 0)
-                printf(" (%zu expected quantities not recorded, skipped "
-                       "under --partial)", rep.skipped);
-            printf("\n");
-        }
-        if (!o->json && rep.mismatches > 0) {
-            printf("FAIL %s: %zu of %zu quantities differ", rep.id,
-                   rep.mismatches, rep.quantities);
-            if (rep.missing > 0)
-                printf(" (%zu not recorded by the candidate)", rep.missing);
-            if (rep.numbers > 0)
-                printf("; over the %zu numbers compared: max abs err %.3g, "
-                       "max rel err %.3g, %.2f correct digits", rep.numbers,
-                       rep.max_abs_err, rep.max_rel_err, rep.min_lre);
-            printf("; first divergence: ");
-            print_divergence(&rep.first, "the candidate");
-            for (size_t k = 0; k < rep.n_names; k++) {
-                const pflref_quantity_stats *q = &rep.by_name[k];
-                printf("  %-10s %zu of %zu differ; max abs err %.3g, max rel "
-                       "err %.3g, %.2f correct digits, max %llu ulp\n",
-                       q->name, q->mismatches, q->quantities, q->max_abs_err,
-                       q->max_rel_err, q->min_lre,
-                       (unsigned long long)q->max_ulp);
-            }
-            if (o->cmp.resync)
-                for (size_t k = 1; k < rep.n_listed; k++) {
-                    printf("  also: ");
-                    print_divergence(&rep.listed[k], "the candidate");
-                }
-            printf("  replay: %s\n", replay);
-        }
-    }
+    const char *status = report_pair(st, &err, &rep, c, o, replay, tally,
+                                     entry);
     json_object_set_new(entry, "status", json_string(status));
     json_object_set_new(entry, "replay", json_string(replay));
     json_array_append_new(report, entry);
@@ -558,6 +594,76 @@ static candidate *read_candidates(const char *path, int folder_mode,
     return cs;
 }
 
+/* Check the vector at vpath against its candidate among cands (in folder
+ * mode the one with the vector's id, else the only one), if the filters
+ * select it. */
+static void check_vector(const char *vpath, int named, int folder_mode,
+                         const candidate *cands, size_t nc,
+                         const check_options *o, check_tally *tally,
+                         json_t *report)
+{
+    char *text;
+    size_t len;
+    if (load_vector(vpath, named, &text, &len, &tally->malformed) <= 0)
+        return;
+    pflref_error err;
+    char id[128], flags[1024];
+    if (pflref_golden_describe(text, len, id, sizeof id, flags, sizeof flags,
+                               &err) != PFLREF_OK) {
+        fprintf(stderr, "pflref: %s: not a golden vector ("
+                        PFLREF_GOLDEN_FORMAT ")\n", vpath);
+        tally->malformed++;
+    } else if (selected(o, id, flags)) {
+        const candidate *match = NULL;
+        for (size_t k = 0; k < nc && match == NULL; k++)
+            if (!folder_mode || strcmp(cands[k].id, id) == 0)
+                match = &cands[k];
+        if (match == NULL)
+            tally->skipped++;
+        else
+            check_pair(vpath, text, len, match, o, tally, report);
+    }
+    free(text);
+}
+
+/* The summary (and with --json the whole report) on standard output. */
+static void print_summary(const check_options *o, const check_tally *t,
+                          int rc, json_t *report)
+{
+    if (o->json) {
+        json_t *root = json_object(), *sum = json_object();
+        json_object_set_new(root, "format",
+                            json_string("pflref-check-report/1"));
+        json_object_set_new(sum, "compared", count_json(t->compared));
+        json_object_set_new(sum, "passed", count_json(t->passed));
+        json_object_set_new(sum, "numeric_mismatches",
+                            count_json(t->mismatched));
+        json_object_set_new(sum, "wrong_outcome", count_json(t->wrong_outcome));
+        json_object_set_new(sum, "malformed", count_json(t->malformed));
+        json_object_set_new(sum, "skipped_no_candidate", count_json(t->skipped));
+        json_object_set_new(sum, "exit", json_integer(rc));
+        json_object_set_new(root, "summary", sum);
+        json_object_set_new(root, "vectors", json_incref(report));
+        char *text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(1) |
+                                          JSON_REAL_PRECISION(17));
+        if (text != NULL)
+            puts(text);
+        free(text);
+        json_decref(root);
+        return;
+    }
+    printf("check: %zu compared: %zu passed, %zu numeric mismatches, %zu "
+           "wrong outcome classes, %zu malformed; %zu skipped (no "
+           "candidate)\n", t->compared, t->passed, t->mismatched,
+           t->wrong_outcome, t->malformed, t->skipped);
+    if (rc == EXIT_NOTHING && t->compared == 0)
+        fprintf(stderr, "pflref: check: no vector was compared; nothing "
+                        "checked is a failure\n");
+    else if (rc == EXIT_NOTHING)
+        fprintf(stderr, "pflref: check: %zu vectors compared, fewer than "
+                        "--min-vectors %zu\n", t->compared, o->min_vectors);
+}
+
 int cli_check(int argc, char **argv)
 {
     check_options o;
@@ -565,100 +671,28 @@ int cli_check(int argc, char **argv)
     int rc = parse_check_options(argc, argv, &o, &epath, &cpath);
     if (rc != EXIT_OK)
         return rc;
-    check_tally tally = {0, 0, 0, 0, 0, 0};
+    check_tally tally = {.compared = 0,
+                         .passed = 0,
+                         .mismatched = 0,
+                         .wrong_outcome = 0,
+                         .malformed = 0,
+                         .skipped = 0};
     const int folder_mode = is_dir(epath) || is_dir(cpath);
     size_t nc = 0;
     candidate *cands = read_candidates(cpath, folder_mode, &nc, &tally);
     file_list vectors = {NULL, 0, 0};
     tally.malformed += collect(epath, &vectors);
     json_t *report = json_array();
-
-    for (size_t f = 0; cands != NULL && f < vectors.n; f++) {
-        const char *vpath = vectors.paths[f];
-        char *text;
-        size_t len;
-        pflref_error err;
-        if (pflref_read_file(vpath, &text, &len, &err) != PFLREF_OK) {
-            cli_fail(&err, vpath);
-            tally.malformed++;
-            continue;
-        }
-        char id[128], flags[1024];
-        json_error_t je;
-        int kind = classify(text, len, &je);
-        if (kind != 1 || pflref_golden_describe(text, len, id, sizeof id,
-                                                flags, sizeof flags,
-                                                &err) != PFLREF_OK) {
-            /* a named file must be a vector; broken JSON never passes */
-            if (!is_dir(epath) || kind != 2) {
-                if (kind == 0)
-                    fprintf(stderr, "pflref: %s: not valid JSON: line %d, "
-                                    "column %d: %s\n", vpath, je.line,
-                            je.column, je.text);
-                else
-                    fprintf(stderr, "pflref: %s: not a golden vector ("
-                                    PFLREF_GOLDEN_FORMAT ")\n", vpath);
-                tally.malformed++;
-            }
-            free(text);
-            continue;
-        }
-        if (!selected(&o, id, flags)) {
-            free(text);
-            continue;
-        }
-        const candidate *match = NULL;
-        for (size_t k = 0; k < nc; k++)
-            if (!folder_mode || strcmp(cands[k].id, id) == 0) {
-                match = &cands[k];
-                break;
-            }
-        if (match == NULL)
-            tally.skipped++;
-        else
-            check_pair(vpath, text, len, match, &o, &tally, report);
-        free(text);
-    }
-
+    for (size_t f = 0; cands != NULL && f < vectors.n; f++)
+        check_vector(vectors.paths[f], !is_dir(epath), folder_mode, cands, nc,
+                     &o, &tally, report);
     if (tally.malformed > 0)
         rc = EXIT_USAGE;
     else if (tally.mismatched > 0 || tally.wrong_outcome > 0)
         rc = EXIT_MISMATCH;
     else if (tally.compared == 0 || tally.compared < o.min_vectors)
         rc = EXIT_NOTHING;
-    if (o.json) {
-        json_t *root = json_object(), *sum = json_object();
-        json_object_set_new(root, "format",
-                            json_string("pflref-check-report/1"));
-        json_object_set_new(sum, "compared", json_integer((json_int_t)tally.compared));
-        json_object_set_new(sum, "passed", json_integer((json_int_t)tally.passed));
-        json_object_set_new(sum, "numeric_mismatches", json_integer((json_int_t)tally.mismatched));
-        json_object_set_new(sum, "wrong_outcome", json_integer((json_int_t)tally.wrong_outcome));
-        json_object_set_new(sum, "malformed", json_integer((json_int_t)tally.malformed));
-        json_object_set_new(sum, "skipped_no_candidate", json_integer((json_int_t)tally.skipped));
-        json_object_set_new(sum, "exit", json_integer(rc));
-        json_object_set_new(root, "summary", sum);
-        json_object_set_new(root, "vectors", report);
-        report = NULL;
-        char *s = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(1) |
-                                       JSON_REAL_PRECISION(17));
-        if (s != NULL)
-            puts(s);
-        free(s);
-        json_decref(root);
-    } else {
-        printf("check: %zu compared: %zu passed, %zu numeric mismatches, "
-               "%zu wrong outcome classes, %zu malformed; %zu skipped (no "
-               "candidate)\n", tally.compared, tally.passed, tally.mismatched,
-               tally.wrong_outcome, tally.malformed, tally.skipped);
-        if (rc == EXIT_NOTHING && tally.compared == 0)
-            fprintf(stderr, "pflref: check: no vector was compared; nothing "
-                            "checked is a failure\n");
-        else if (rc == EXIT_NOTHING)
-            fprintf(stderr, "pflref: check: %zu vectors compared, fewer than "
-                            "--min-vectors %zu\n", tally.compared,
-                    o.min_vectors);
-    }
+    print_summary(&o, &tally, rc, report);
     json_decref(report);
     for (size_t k = 0; k < nc; k++) {
         free(cands[k].path);

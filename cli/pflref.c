@@ -128,54 +128,26 @@ static int cmd_run(int argc, char **argv)
     /* SPEC is a spec, or a golden vector whose embedded spec is run (the
      * result then carries the vector's id, so it is a candidate for
      * `pflref check`). */
-    pflref_spec *spec = NULL;
-    char *text;
+    char *text, *result = NULL;
     size_t len;
     if (pflref_read_file(spec_path, &text, &len, &err) != PFLREF_OK)
         return cli_fail(&err, spec_path);
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", spec_path);
-    char *slash = strrchr(dir, '/');
-    if (slash != NULL)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    pflref_status rs = pflref_golden_is_vector(text, len)
-                           ? pflref_golden_spec(text, len, dir, &spec, &err)
-                           : pflref_spec_parse(text, len, dir, &spec, &err);
-    free(text);
-    if (rs != PFLREF_OK)
-        return cli_fail(&err, spec_path);
-
-    pflref_trajectory tj;
-    pflref_trajectory_init(&tj, spec->record);
-    pflref_trace recorder = {pflref_trajectory_emit, &tj};
+    char dir[PFLREF_PATH_MAX];
+    pflref_file_folder(spec_path, dir, sizeof dir);
     pflref_trace printer = {print_event, stderr};
-    pflref_trace_tee tee = {&recorder, trace_on ? &printer : NULL};
-    pflref_trace trace = {pflref_trace_tee_emit, &tee};
-
-    pflref_run_result *res = NULL;
-    pflref_status st = pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                                  spec->schedule, spec->w0, &trace, &res,
-                                  &err);
-    text = NULL;
-    if (st == PFLREF_OK) {
-        pflref_build_info bi;
-        pflref_build_info_get(&bi);
-        st = pflref_result_to_json(spec, res, &tj, &bi, &text, &err);
-    }
+    pflref_status st = pflref_spec_run_text(text, len, dir,
+                                            trace_on ? &printer : NULL,
+                                            &result, &err);
+    free(text);
     if (st == PFLREF_OK) {
         if (out_path != NULL)
-            st = pflref_write_file_atomic(out_path, text, &err);
-        else if (fputs(text, stdout) == EOF || fputc('\n', stdout) == EOF ||
+            st = pflref_write_file_atomic(out_path, result, &err);
+        else if (fputs(result, stdout) == EOF || fputc('\n', stdout) == EOF ||
                  fflush(stdout) != 0)
             st = pflref_error_set(&err, PFLREF_EIO, "stdout",
                                   "cannot write the result");
     }
-    free(text);
-    pflref_run_result_free(res);
-    pflref_trajectory_free(&tj);
-    pflref_spec_free(spec);
+    free(result);
     return st == PFLREF_OK ? EXIT_OK : cli_fail(&err, spec_path);
 }
 
@@ -183,89 +155,97 @@ static int cmd_run(int argc, char **argv)
 
 #define MAX_COLUMNS 16
 
+/* The columns read so far: heads, per-client values, summaries. */
+typedef struct {
+    size_t ncol, N;                  /* columns; clients in each        */
+    char *heads[MAX_COLUMNS];
+    double *vals[MAX_COLUMNS];       /* N values each                   */
+    pflref_summary sums[MAX_COLUMNS];
+} table;
+
+/* Read the column arg = COLUMN=RESULT:LABEL of `metric` into t (arg is
+ * cut into its parts); returns an exit code. */
+static int add_column(table *t, char *arg, const char *metric)
+{
+    char *eq = strchr(arg, '=');
+    char *colon = strrchr(arg, ':');
+    if (eq == NULL || colon == NULL || colon < eq)
+        return cli_usage_error("expected COLUMN=RESULT:LABEL", arg);
+    if (t->ncol == MAX_COLUMNS)
+        return cli_usage_error("too many columns (at most 16)", arg);
+    *eq = '\0';
+    *colon = '\0';
+    const char *path = eq + 1, *label = colon + 1;
+    pflref_error err;
+    pflref_error_clear(&err);
+    char *text;
+    size_t len, n;
+    double *vals = NULL;
+    pflref_status st = pflref_read_file(path, &text, &len, &err);
+    if (st == PFLREF_OK) {
+        st = pflref_result_read_metric(text, len, label, metric, &vals, &n,
+                                       &t->sums[t->ncol], &err);
+        free(text);
+    }
+    if (st != PFLREF_OK)
+        return cli_fail(&err, path);
+    if (t->ncol > 0 && n != t->N) {
+        fprintf(stderr, "pflref: %s: %zu clients, the first column has "
+                        "%zu\n", path, n, t->N);
+        free(vals);
+        return EXIT_USAGE;
+    }
+    t->heads[t->ncol] = arg;
+    t->vals[t->ncol++] = vals;
+    t->N = n;
+    return EXIT_OK;
+}
+
+/* One row per client, then the mean and worst rows. */
+static void print_table(const table *t, const char *metric)
+{
+    int width[MAX_COLUMNS];
+    printf("%s: %s\nclient ", metric, "per client, then mean and worst");
+    for (size_t c = 0; c < t->ncol; c++) {
+        size_t w = strlen(t->heads[c]);
+        width[c] = w > 8 ? (int)w : 8;
+        printf("| %*s ", width[c], t->heads[c]);
+    }
+    printf("\n");
+    for (size_t i = 0; i < t->N; i++) {
+        printf("%6zu ", i);
+        for (size_t c = 0; c < t->ncol; c++)
+            printf("| %*.3f ", width[c], t->vals[c][i]);
+        printf("\n");
+    }
+    printf("  mean ");
+    for (size_t c = 0; c < t->ncol; c++)
+        printf("| %*.3f ", width[c], t->sums[c].mean);
+    printf("\n worst ");
+    for (size_t c = 0; c < t->ncol; c++)
+        printf("| %*.3f ", width[c], t->sums[c].worst);
+    printf("\n");
+}
+
 static int cmd_table(int argc, char **argv)
 {
     const char *metric = "test_mse";
-    char *heads[MAX_COLUMNS];
-    double *vals[MAX_COLUMNS] = {NULL};
-    pflref_summary sums[MAX_COLUMNS];
-    size_t ncol = 0, N = 0;
+    table t = {.ncol = 0, .N = 0};
     int rc = EXIT_OK;
-    pflref_error err;
-    pflref_error_clear(&err);
-
     for (int i = 0; i < argc && rc == EXIT_OK; i++) {
-        if (strcmp(argv[i], "--metric") == 0) {
-            if (i + 1 >= argc)
-                return cli_usage_error("--metric needs a name", NULL);
+        if (strcmp(argv[i], "--metric") != 0)
+            rc = add_column(&t, argv[i], metric);
+        else if (i + 1 < argc)
             metric = argv[++i];
-            continue;
-        }
-        /* COLUMN=RESULT:LABEL */
-        char *eq = strchr(argv[i], '=');
-        char *colon = strrchr(argv[i], ':');
-        if (eq == NULL || colon == NULL || colon < eq) {
-            rc = cli_usage_error("expected COLUMN=RESULT:LABEL", argv[i]);
-            break;
-        }
-        if (ncol == MAX_COLUMNS) {
-            rc = cli_usage_error("too many columns (at most 16)", argv[i]);
-            break;
-        }
-        *eq = '\0';
-        *colon = '\0';
-        heads[ncol] = argv[i];
-        const char *path = eq + 1, *label = colon + 1;
-        char *text;
-        size_t len, n;
-        pflref_status st = pflref_read_file(path, &text, &len, &err);
-        if (st == PFLREF_OK) {
-            st = pflref_result_read_metric(text, len, label, metric,
-                                           &vals[ncol], &n, &sums[ncol], &err);
-            free(text);
-        }
-        if (st != PFLREF_OK) {
-            rc = cli_fail(&err, path);
-            break;
-        }
-        if (ncol > 0 && n != N) {
-            fprintf(stderr, "pflref: %s: %zu clients, the first column has "
-                            "%zu\n", path, n, N);
-            free(vals[ncol]);   /* not counted in ncol, so freed here */
-            vals[ncol] = NULL;
-            rc = EXIT_USAGE;
-            break;
-        }
-        N = n;
-        ncol++;
+        else
+            rc = cli_usage_error("--metric needs a name", NULL);
     }
-    if (rc == EXIT_OK && ncol == 0)
+    if (rc == EXIT_OK && t.ncol == 0)
         rc = cli_usage_error("table needs at least one column", NULL);
-    if (rc == EXIT_OK) {
-        int width[MAX_COLUMNS];
-        printf("%s: %s\nclient ", metric, "per client, then mean and worst");
-        for (size_t c = 0; c < ncol; c++) {
-            size_t w = strlen(heads[c]);
-            width[c] = w > 8 ? (int)w : 8;
-            printf("| %*s ", width[c], heads[c]);
-        }
-        printf("\n");
-        for (size_t i = 0; i < N; i++) {
-            printf("%6zu ", i);
-            for (size_t c = 0; c < ncol; c++)
-                printf("| %*.3f ", width[c], vals[c][i]);
-            printf("\n");
-        }
-        printf("  mean ");
-        for (size_t c = 0; c < ncol; c++)
-            printf("| %*.3f ", width[c], sums[c].mean);
-        printf("\n worst ");
-        for (size_t c = 0; c < ncol; c++)
-            printf("| %*.3f ", width[c], sums[c].worst);
-        printf("\n");
-    }
-    for (size_t c = 0; c < ncol; c++)
-        free(vals[c]);
+    if (rc == EXIT_OK)
+        print_table(&t, metric);
+    for (size_t c = 0; c < t.ncol; c++)
+        free(t.vals[c]);
     return rc;
 }
 

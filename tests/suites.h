@@ -31,5 +31,6 @@ Suite *seed000_suite(void);
 Suite *golden_suite(void);
 Suite *badinput_suite(void);
 Suite *reliability_suite(void);
+Suite *api_suite(void);
 
 #endif

@@ -1,6 +1,7 @@
-/* pflref/golden.h: golden vectors (format pflref-golden/1: docs/formats.md,
- * docs/schema/golden.schema.json, golden/README.md)
- * and the comparison of a run against them.
+/* pflref/golden.h: the comparison of runs with golden vectors (format
+ * pflref-golden/1: docs/formats.md, docs/schema/golden.schema.json,
+ * golden/README.md).  What a vector holds is read by pflref/io.h
+ * (pflref_golden_is_vector, pflref_golden_describe, pflref_golden_spec).
  *
  * A golden vector is a spec with every random choice explicit, the content
  * hash of that spec, the expected final state and trajectory (per round,
@@ -29,8 +30,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define PFLREF_GOLDEN_FORMAT "pflref-golden/1"
 
 /* Log relative error is capped here (correct significant digits of an exact
  * match; DESIGN.md "Golden vectors" 6). */
@@ -98,21 +97,6 @@ typedef enum {
     PFLREF_PRECISION_FP64 = 0,  /* atol 1e-13, rtol 1e-11 */
     PFLREF_PRECISION_FP32 = 1   /* atol 1e-5,  rtol 1e-4  */
 } pflref_precision;
-
-/* 1 when text is a JSON object whose "format" is pflref-golden/1. */
-int pflref_golden_is_vector(const char *text, size_t len);
-
-/* The id, flags (space-separated) and stored hash of a vector (for
- * filtering and linting); each may be NULL.  Buffers of the given sizes. */
-pflref_status pflref_golden_describe(const char *text, size_t len, char *id,
-                                     size_t id_size, char *flags,
-                                     size_t flags_size, pflref_error *err);
-
-/* The spec embedded in a golden vector, with spec->id set to the vector's
- * id (so a result written from it names the vector). */
-pflref_status pflref_golden_spec(const char *text, size_t len,
-                                 const char *base_dir, pflref_spec **out,
-                                 pflref_error *err);
 
 /* Parse a golden vector, run its spec through the reference (base_dir
  * resolves a relative problem file), and compare with the expectation.

@@ -1,9 +1,19 @@
-/* pflref/io.h: reading specs and writing results (JSON, jansson).
+/* pflref/io.h: specs, results and golden vectors as JSON, and running a
+ * spec.
+ *
+ *   pflref_spec_parse, _read_file   spec text → pflref_spec
+ *   pflref_spec_run                 pflref_spec → pflref_run_result
+ *   pflref_spec_run_text            spec text → result text, in one call
+ *   pflref_result_to_json           a run → result text (pflref-result/1)
+ *   pflref_result_read_metric       result text → one metric per client
+ *   pflref_golden_is_vector, _describe, _spec
+ *                                   what a golden vector holds
+ *   pflref_read_file, _write_file_atomic, pflref_file_folder
  *
  * I/O never computes: it turns a spec into a problem, hyperparameters, a
- * schedule and initial parameters, and a run's outputs into a result.
- * Validation is strict and every message names the JSON path of the
- * offending value (docs/formats.md, docs/schema/).
+ * schedule and initial parameters, and a run's outputs into a result; the
+ * run itself is pflref_run's.  Validation is strict and every message names
+ * the JSON path of the offending value (docs/formats.md, docs/schema/).
  */
 #ifndef PFLREF_IO_H
 #define PFLREF_IO_H
@@ -19,6 +29,10 @@ extern "C" {
 #define PFLREF_SPEC_FORMAT "pflref-spec/1"
 #define PFLREF_RESULT_FORMAT "pflref-result/1"
 #define PFLREF_PROBLEM_FORMAT "pflref-problem/1"
+#define PFLREF_GOLDEN_FORMAT "pflref-golden/1"
+
+/* The longest path (with its NUL) pflref_file_folder writes. */
+#define PFLREF_PATH_MAX 4096
 
 typedef enum {
     PFLREF_INIT_ZEROS = 0,
@@ -61,6 +75,42 @@ pflref_status pflref_spec_read_file(const char *path, pflref_spec **out,
                                     pflref_error *err);
 void pflref_spec_free(pflref_spec *spec);
 
+/* Run a parsed spec through the reference (pflref_run on its problem,
+ * algorithm, hyperparameters, schedule and initial parameters w0).
+ *   spec   [in]  from pflref_spec_parse, pflref_spec_read_file or
+ *                pflref_golden_spec; not modified
+ *   trace  [in]  receives every event (NULL: none)
+ *   out    [out] the final state and metrics, allocated here (free it with
+ *                pflref_run_result_free); NULL on error
+ *   err    [out] what went wrong, and where (may be NULL)
+ * Returns PFLREF_OK, or pflref_run's errors: PFLREF_EINVAL (the
+ * hyperparameters or the schedule do not fit the algorithm),
+ * PFLREF_EDIVERGE (a non-finite value; err names round, client and step),
+ * PFLREF_ENOMEM. */
+pflref_status pflref_spec_run(const pflref_spec *spec,
+                              const pflref_trace *trace,
+                              pflref_run_result **out, pflref_error *err);
+
+/* From spec text to result text in one call, what `pflref run` does: parse
+ * text (a spec, or a golden vector, whose embedded spec is run and whose id
+ * the result carries), run it, record the trajectory at the spec's
+ * output.trajectory level, and write the result with this build's facts
+ * (pflref_result_to_json).
+ *   text, len  [in]  the spec or vector (len bytes; no NUL needed)
+ *   base_dir   [in]  resolves a relative problem file (NULL: the current
+ *                    folder); pflref_file_folder gives a file's folder
+ *   trace      [in]  also receives every event, e.g. a printer (NULL: none)
+ *   result     [out] the result, NUL-terminated, allocated here (free()
+ *                    it); NULL on error
+ *   err        [out] what went wrong, and where (may be NULL)
+ * Returns PFLREF_OK; PFLREF_EINVAL for invalid text (err->where is the JSON
+ * path; inside a vector's spec it starts "spec."), PFLREF_EIO for an
+ * unreadable problem file, and pflref_spec_run's errors. */
+pflref_status pflref_spec_run_text(const char *text, size_t len,
+                                   const char *base_dir,
+                                   const pflref_trace *trace, char **result,
+                                   pflref_error *err);
+
 /* Facts about the build that produced a result. */
 typedef struct {
     const char *version;
@@ -94,6 +144,29 @@ pflref_status pflref_result_read_metric(const char *text, size_t len,
                                         pflref_summary *summary,
                                         pflref_error *err);
 
+/* ---- golden vectors as data (format pflref-golden/1; pflref/golden.h
+ * compares runs with them) ----------------------------------------------- */
+
+/* 1 when text is a JSON object whose "format" is pflref-golden/1. */
+int pflref_golden_is_vector(const char *text, size_t len);
+
+/* The id and the flags (space-separated) of a vector, for filtering, into
+ * buffers of the given sizes (truncated to fit); id and flags may each be
+ * NULL.  Errors: PFLREF_EINVAL when text is not JSON or has no string
+ * "id". */
+pflref_status pflref_golden_describe(const char *text, size_t len, char *id,
+                                     size_t id_size, char *flags,
+                                     size_t flags_size, pflref_error *err);
+
+/* The spec embedded in a golden vector, with spec->id set to the vector's
+ * id (so a result written from it names the vector).  The whole vector is
+ * validated (envelope, hash, tolerance, expectation). */
+pflref_status pflref_golden_spec(const char *text, size_t len,
+                                 const char *base_dir, pflref_spec **out,
+                                 pflref_error *err);
+
+/* ---- files -------------------------------------------------------------- */
+
 /* Read a whole file into a NUL-terminated buffer (*out, free() it). */
 pflref_status pflref_read_file(const char *path, char **out, size_t *len,
                                pflref_error *err);
@@ -101,6 +174,11 @@ pflref_status pflref_read_file(const char *path, char **out, size_t *len,
  * then rename; nothing is left behind on failure. */
 pflref_status pflref_write_file_atomic(const char *path, const char *text,
                                        pflref_error *err);
+/* The folder holding the file at path, which resolves the relative paths
+ * the file names: path up to its last '/', or "." for a bare name.
+ *   out [out] size bytes (PFLREF_PATH_MAX holds any path pflref reads);
+ *             a longer folder is truncated. */
+void pflref_file_folder(const char *path, char *out, size_t size);
 
 #ifdef __cplusplus
 }

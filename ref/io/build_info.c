@@ -1,4 +1,4 @@
-/* ref/build_info.c: facts about the build written into every result
+/* ref/io/build_info.c: facts about the build written into every result
  * (compiler, flags, BLAS configuration), and pinning OpenBLAS to one thread.
  *
  * OpenBLAS's own functions are declared here rather than by including its
@@ -20,17 +20,20 @@ void pflref_blas_pin_threads(void)
     openblas_set_num_threads(1);
 }
 
+#if defined(__clang__)
+#define COMPILER "clang " __clang_version__
+#elif defined(__GNUC__)
+#define COMPILER "gcc " __VERSION__
+#else
+#define COMPILER "unknown"
+#endif
+
 void pflref_build_info_get(pflref_build_info *info)
 {
-    info->version = PFLREF_VERSION;
-#if defined(__clang__)
-    info->compiler = "clang " __clang_version__;
-#elif defined(__GNUC__)
-    info->compiler = "gcc " __VERSION__;
-#else
-    info->compiler = "unknown";
-#endif
-    info->cflags = "-std=c11 -ffp-contract=off " PFLREF_CFLAGS;
-    info->blas = openblas_get_config();
-    info->blas_threads = openblas_get_num_threads();
+    *info = (pflref_build_info){
+        .version = PFLREF_VERSION,
+        .compiler = COMPILER,
+        .cflags = "-std=c11 -ffp-contract=off " PFLREF_CFLAGS,
+        .blas = openblas_get_config(),
+        .blas_threads = openblas_get_num_threads()};
 }

@@ -1,4 +1,4 @@
-/* ref/canonical.c: the canonical JSON text of a value, and the content hash
+/* ref/io/canonical.c: the canonical JSON text of a value, and the content hash
  * of a golden vector's inputs (golden/README.md defines both; the Python
  * generators implement the same definition independently in
  * golden/pflref_golden.py).
@@ -198,7 +198,7 @@ static void put_value(text *t, const json_t *v)
 
 char *pflref_canonical_json(const json_t *v)
 {
-    text t = {NULL, 0, 0, 0};
+    text t = {.buf = NULL, .len = 0, .cap = 0, .failed = 0};
     put_value(&t, v);
     if (t.failed) {
         free(t.buf);

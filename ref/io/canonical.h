@@ -1,4 +1,4 @@
-/* ref/canonical.h: canonical JSON and content hashes (internal). */
+/* ref/io/canonical.h: canonical JSON and content hashes (internal). */
 #ifndef PFLREF_CANONICAL_H
 #define PFLREF_CANONICAL_H
 #include <jansson.h>

@@ -1,4 +1,5 @@
-/* ref/io_file.c: whole-file reading and atomic writing.
+/* ref/io/file.c: whole-file reading, atomic writing, and the folder that
+ * resolves the relative paths a file names.
  *
  * Writing goes to a temporary file in the destination's folder, which is
  * then renamed over the destination, so a reader never sees a partial file
@@ -57,6 +58,16 @@ pflref_status pflref_read_file(const char *path, char **out, size_t *len,
     *out = buf;
     *len = size;
     return PFLREF_OK;
+}
+
+void pflref_file_folder(const char *path, char *out, size_t size)
+{
+    snprintf(out, size, "%s", path);
+    char *slash = strrchr(out, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(out, size, ".");
 }
 
 pflref_status pflref_write_file_atomic(const char *path, const char *text,

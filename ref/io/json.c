@@ -1,4 +1,5 @@
-/* ref/io_json.c: strict JSON reading helpers with JSON paths. */
+/* ref/io/json.c: strict JSON reading helpers with JSON paths, and the
+ * builders of arrays the writers share (ref/io/json.h). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +57,8 @@ pflref_status pflref_json_object(const json_t *v, const char *where,
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "expected an object, found %s",
                                 pflref_json_type_name(v));
+    if (allowed == NULL)
+        return PFLREF_OK;
     /* The smallest unknown key, so the report does not depend on jansson's
      * hash order. */
     const char *first = NULL;
@@ -93,6 +96,38 @@ pflref_status pflref_json_member(const json_t *obj, const char *where,
         return pflref_error_set(err, PFLREF_EINVAL, path,
                                 "required field \"%s\" is missing", key);
     }
+    return PFLREF_OK;
+}
+
+pflref_status pflref_json_array_member(const json_t *obj, const char *where,
+                                       const char *key, size_t min_len,
+                                       json_t **out, size_t *len,
+                                       pflref_error *err)
+{
+    char path[PFLREF_WHERE_MAX];
+    pflref_json_key_path(path, sizeof path, where, key);
+    pflref_status st = pflref_json_member(obj, where, key, 1, out, err);
+    return st != PFLREF_OK ? st
+                           : pflref_json_array(*out, path, min_len, len, err);
+}
+
+pflref_status pflref_json_format(const json_t *root, const char *where,
+                                 const char *const *allowed,
+                                 const char *format, pflref_error *err)
+{
+    char path[PFLREF_WHERE_MAX];
+    pflref_json_key_path(path, sizeof path, where, "format");
+    json_t *fmt;
+    const char *f = "";
+    pflref_status st;
+    if ((st = pflref_json_object(root, where, allowed, err)) ||
+        (st = pflref_json_member(root, where, "format", 1, &fmt, err)) ||
+        (st = pflref_json_string(fmt, path, &f, err)))
+        return st;
+    if (strcmp(f, format) != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, path,
+                                "format is \"%s\", expected \"%s\"", f,
+                                format);
     return PFLREF_OK;
 }
 
@@ -165,64 +200,94 @@ pflref_status pflref_json_array(const json_t *v, const char *where,
     return PFLREF_OK;
 }
 
-pflref_status pflref_json_vector(const json_t *v, const char *where,
-                                 size_t n, double *out, pflref_error *err)
+/* Reads entry i of an array (at `path`, "where[i]") into ctx. */
+typedef pflref_status (*entry_reader)(const json_t *e, const char *path,
+                                      size_t i, void *ctx, pflref_error *err);
+
+/* Entries 0..n−1 of array v through read, stopping at the first error. */
+static pflref_status each_entry(const json_t *v, const char *where, size_t n,
+                                entry_reader read, void *ctx,
+                                pflref_error *err)
 {
-    size_t len;
-    pflref_status st = pflref_json_array(v, where, 0, &len, err);
-    if (st != PFLREF_OK)
-        return st;
-    if (len != n)
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "expected %zu numbers, found %zu", n, len);
     for (size_t i = 0; i < n; i++) {
         char path[PFLREF_WHERE_MAX];
         pflref_json_index_path(path, sizeof path, where, i);
-        st = pflref_json_real(json_array_get(v, i), path, &out[i], err);
+        pflref_status st = read(json_array_get(v, i), path, i, ctx, err);
         if (st != PFLREF_OK)
             return st;
     }
     return PFLREF_OK;
+}
+
+/* v is an array of exactly n entries (`what`: "numbers", "rows"). */
+static pflref_status array_of(const json_t *v, const char *where, size_t n,
+                              const char *what, pflref_error *err)
+{
+    size_t len;
+    pflref_status st = pflref_json_array(v, where, 0, &len, err);
+    if (st == PFLREF_OK && len != n)
+        st = pflref_error_set(err, PFLREF_EINVAL, where,
+                              "expected %zu %s, found %zu", n, what, len);
+    return st;
+}
+
+static pflref_status real_entry(const json_t *e, const char *path, size_t i,
+                                void *ctx, pflref_error *err)
+{
+    return pflref_json_real(e, path, (double *)ctx + i, err);
+}
+
+pflref_status pflref_json_vector(const json_t *v, const char *where,
+                                 size_t n, double *out, pflref_error *err)
+{
+    pflref_status st = array_of(v, where, n, "numbers", err);
+    return st != PFLREF_OK ? st
+                           : each_entry(v, where, n, real_entry, out, err);
+}
+
+typedef struct {
+    double *out;     /* rows × cols, row-major */
+    size_t cols;
+} rows_ctx;
+
+static pflref_status row_entry(const json_t *e, const char *path, size_t i,
+                               void *ctx, pflref_error *err)
+{
+    const rows_ctx *r = ctx;
+    return pflref_json_vector(e, path, r->cols, r->out + i * r->cols, err);
 }
 
 pflref_status pflref_json_matrix(const json_t *v, const char *where,
                                  size_t rows, size_t cols, double *out,
                                  pflref_error *err)
 {
-    size_t len;
-    pflref_status st = pflref_json_array(v, where, 0, &len, err);
-    if (st != PFLREF_OK)
-        return st;
-    if (len != rows)
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "expected %zu rows, found %zu", rows, len);
-    for (size_t r = 0; r < rows; r++) {
-        char path[PFLREF_WHERE_MAX];
-        pflref_json_index_path(path, sizeof path, where, r);
-        st = pflref_json_vector(json_array_get(v, r), path, cols,
-                                out + r * cols, err);
-        if (st != PFLREF_OK)
-            return st;
-    }
-    return PFLREF_OK;
+    rows_ctx r = {out, cols};
+    pflref_status st = array_of(v, where, rows, "rows", err);
+    return st != PFLREF_OK ? st
+                           : each_entry(v, where, rows, row_entry, &r, err);
+}
+
+typedef struct {
+    size_t *out;
+    size_t bound;    /* indices lie in [0, bound) */
+} indices_ctx;
+
+static pflref_status index_entry(const json_t *e, const char *path, size_t i,
+                                 void *ctx, pflref_error *err)
+{
+    const indices_ctx *x = ctx;
+    if (x->bound == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, path,
+                                "no index is valid here");
+    return pflref_json_size(e, path, 0, x->bound - 1, &x->out[i], err);
 }
 
 pflref_status pflref_json_indices(const json_t *v, const char *where,
                                   size_t n, size_t bound, size_t *out,
                                   pflref_error *err)
 {
-    for (size_t i = 0; i < n; i++) {
-        char path[PFLREF_WHERE_MAX];
-        pflref_json_index_path(path, sizeof path, where, i);
-        if (bound == 0)
-            return pflref_error_set(err, PFLREF_EINVAL, path,
-                                    "no index is valid here");
-        pflref_status st = pflref_json_size(json_array_get(v, i), path, 0,
-                                            bound - 1, &out[i], err);
-        if (st != PFLREF_OK)
-            return st;
-    }
-    return PFLREF_OK;
+    indices_ctx x = {out, bound};
+    return each_entry(v, where, n, index_entry, &x, err);
 }
 
 pflref_status pflref_json_opt_real(const json_t *obj, const char *where,

@@ -1,4 +1,4 @@
-/* ref/io_json.h: strict JSON reading helpers with JSON paths (internal).
+/* ref/io/json.h: strict JSON reading helpers with JSON paths (internal).
  *
  * Every helper takes the JSON path of the value it reads (`where`, e.g.
  * "clients[3].X") and names it in the error it returns.  Numbers: jansson
@@ -21,8 +21,9 @@ void pflref_json_index_path(char *out, size_t size, const char *parent,
 /* A readable name for a JSON value's type ("object", "array", ...). */
 const char *pflref_json_type_name(const json_t *v);
 
-/* v must be an object whose keys are all in allowed (NULL-terminated).
- * Unknown keys are reported in sorted order (deterministic). */
+/* v must be an object whose keys are all in allowed (NULL-terminated;
+ * allowed = NULL: any key).  The smallest unknown key is reported, so the
+ * report does not depend on jansson's hash order. */
 pflref_status pflref_json_object(const json_t *v, const char *where,
                                  const char *const *allowed,
                                  pflref_error *err);
@@ -31,6 +32,20 @@ pflref_status pflref_json_object(const json_t *v, const char *where,
 pflref_status pflref_json_member(const json_t *obj, const char *where,
                                  const char *key, int required,
                                  json_t **out, pflref_error *err);
+
+/* Member `key` of obj (required), an array of at least min_len entries:
+ * *out, *len. */
+pflref_status pflref_json_array_member(const json_t *obj, const char *where,
+                                       const char *key, size_t min_len,
+                                       json_t **out, size_t *len,
+                                       pflref_error *err);
+
+/* The envelope of a document at `where`: an object with keys in allowed
+ * whose required "format" is the string `format` ("format is \"…\",
+ * expected \"…\"" otherwise). */
+pflref_status pflref_json_format(const json_t *root, const char *where,
+                                 const char *const *allowed,
+                                 const char *format, pflref_error *err);
 
 pflref_status pflref_json_real(const json_t *v, const char *where,
                                double *out, pflref_error *err);

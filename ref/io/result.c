@@ -1,4 +1,4 @@
-/* ref/io_result.c: serialising a run's result (format pflref-result/1,
+/* ref/io/result.c: serialising a run's result (format pflref-result/1,
  * docs/formats.md, docs/schema/result.schema.json).
  *
  * The result repeats what defines the run (algorithm with every applicable
@@ -10,6 +10,7 @@
  * double reads back exactly.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,17 +186,30 @@ static json_t *init_json(builder *b, const pflref_spec *spec)
     return o;
 }
 
+/* The fields of a summary in a result, in the order written; the writer
+ * and pflref_result_read_metric share it. */
+static const struct {
+    const char *name;
+    size_t offset;          /* of the double in pflref_summary */
+} SUMMARY_FIELDS[] = {
+    {"mean", offsetof(pflref_summary, mean)},
+    {"sd", offsetof(pflref_summary, sd)},
+    {"worst", offsetof(pflref_summary, worst)},
+    {"best", offsetof(pflref_summary, best)},
+    {"p10", offsetof(pflref_summary, p10)},
+    {"p90", offsetof(pflref_summary, p90)},
+    {"worst_decile_mean", offsetof(pflref_summary, worst_decile_mean)},
+    {"weighted_mean", offsetof(pflref_summary, weighted_mean)},
+};
+#define N_SUMMARY_FIELDS (sizeof SUMMARY_FIELDS / sizeof SUMMARY_FIELDS[0])
+
 static json_t *summary_json(builder *b, const pflref_summary *s)
 {
     json_t *o = json_object();
-    put(b, o, "mean", json_real(s->mean));
-    put(b, o, "sd", json_real(s->sd));
-    put(b, o, "worst", json_real(s->worst));
-    put(b, o, "best", json_real(s->best));
-    put(b, o, "p10", json_real(s->p10));
-    put(b, o, "p90", json_real(s->p90));
-    put(b, o, "worst_decile_mean", json_real(s->worst_decile_mean));
-    put(b, o, "weighted_mean", json_real(s->weighted_mean));
+    for (size_t k = 0; k < N_SUMMARY_FIELDS; k++)
+        put(b, o, SUMMARY_FIELDS[k].name,
+            json_real(*(const double *)(const void *)(
+                (const char *)s + SUMMARY_FIELDS[k].offset)));
     return o;
 }
 
@@ -407,17 +421,16 @@ pflref_status pflref_result_read_metric(const char *text, size_t len,
     }
     if (st == PFLREF_OK)
         st = pflref_json_vector(per, where, n, v, err);
-    static const char *const names[] = {"mean", "sd", "worst", "best", "p10",
-                                        "p90", "worst_decile_mean",
-                                        "weighted_mean"};
-    double *fields[] = {&summary->mean, &summary->sd, &summary->worst,
-                        &summary->best, &summary->p10, &summary->p90,
-                        &summary->worst_decile_mean, &summary->weighted_mean};
-    for (size_t k = 0; st == PFLREF_OK && k < 8; k++) {
-        json_t *x = json_object_get(sum, names[k]);
+    for (size_t k = 0; st == PFLREF_OK && k < N_SUMMARY_FIELDS; k++) {
+        const char *name = SUMMARY_FIELDS[k].name;
+        json_t *x = json_object_get(sum, name);
         st = x == NULL ? pflref_error_set(err, PFLREF_EINVAL, where,
-                                          "summary has no %s", names[k])
-                       : pflref_json_real(x, where, fields[k], err);
+                                          "summary has no %s", name)
+                       : pflref_json_real(
+                             x, where,
+                             (double *)(void *)((char *)summary +
+                                                SUMMARY_FIELDS[k].offset),
+                             err);
     }
     json_decref(root);
     if (st != PFLREF_OK) {

@@ -1,4 +1,4 @@
-/* ref/sha256.h: SHA-256 (internal). */
+/* ref/io/sha256.h: SHA-256 (internal). */
 #ifndef PFLREF_SHA256_H
 #define PFLREF_SHA256_H
 #include <stddef.h>

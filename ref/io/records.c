@@ -1,0 +1,312 @@
+/* ref/io/records.c: tables of records read from JSON: a golden vector's
+ * "expected" and a candidate implementation's result (docs/formats.md,
+ * "trajectory" and "final"; docs/validate.md).
+ *
+ * A record is (event, phase, round, client, step, name) with a vector
+ * value, as the trace recorder keeps them (pflref/trace.h).  "trajectory"
+ * holds records written out; "final" holds the final state:
+ *
+ *   final.w         the record (final, "final", −1, −1, −1, "w")
+ *   final.v[i]      the record (final, "final", −1, i, −1, "v")
+ *   final.alpha[i]  the record (final, "final", −1, i, −1, "alpha") of one
+ *                   number
+ *
+ * A vector expects one value per key, so its keys must be unique
+ * (pflref_records_unique); a candidate may write one key more than once
+ * and is then held to every record (ref/oracle/golden.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "io/json.h"
+#include "io/vector.h"
+
+int pflref_record_same_key(const pflref_record *x, const pflref_record *y)
+{
+    return x->kind == y->kind && x->round == y->round &&
+           x->client == y->client && x->step == y->step &&
+           strcmp(x->name, y->name) == 0 && strcmp(x->phase, y->phase) == 0;
+}
+
+/* Order of records by key (event, round, client, step, name, phase), ties
+ * by position, for finding two records with one key. */
+static int record_key_cmp(const void *a, const void *b)
+{
+    const pflref_record *x = *(const pflref_record *const *)a;
+    const pflref_record *y = *(const pflref_record *const *)b;
+    int c;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    if (x->round != y->round)
+        return x->round < y->round ? -1 : 1;
+    if (x->client != y->client)
+        return x->client < y->client ? -1 : 1;
+    if (x->step != y->step)
+        return x->step < y->step ? -1 : 1;
+    if ((c = strcmp(x->name, y->name)) != 0 ||
+        (c = strcmp(x->phase, y->phase)) != 0)
+        return c;
+    return x < y ? -1 : x > y;
+}
+
+/* The JSON path of record r: `prefix`.trajectory[r] for r < n_traj, else
+ * `prefix`.final. */
+static void record_path(char *out, size_t size, size_t r, size_t n_traj,
+                        const char *prefix)
+{
+    if (r < n_traj) {
+        char list[PFLREF_WHERE_MAX];
+        pflref_json_key_path(list, sizeof list, prefix, "trajectory");
+        pflref_json_index_path(out, size, list, r);
+    } else {
+        pflref_json_key_path(out, size, prefix, "final");
+    }
+}
+
+/* A second record with the key of an earlier one would expect two values
+ * of one quantity, which no run can meet (the oracle looks up the first). */
+pflref_status pflref_records_unique(const pflref_trajectory *tj,
+                                    size_t n_traj, const char *prefix,
+                                    pflref_error *err)
+{
+    if (tj->count < 2)
+        return PFLREF_OK;
+    const pflref_record **by_key = malloc(tj->count * sizeof *by_key);
+    if (by_key == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, prefix, "out of memory");
+    for (size_t r = 0; r < tj->count; r++)
+        by_key[r] = &tj->records[r];
+    qsort(by_key, tj->count, sizeof *by_key, record_key_cmp);
+    pflref_status st = PFLREF_OK;
+    for (size_t r = 1; r < tj->count; r++) {
+        const pflref_record *x = by_key[r - 1], *y = by_key[r];
+        if (!pflref_record_same_key(x, y))
+            continue;
+        /* the later of the two records is the one named */
+        char first[PFLREF_WHERE_MAX], second[PFLREF_WHERE_MAX];
+        record_path(first, sizeof first, (size_t)(x - tj->records), n_traj,
+                    prefix);
+        record_path(second, sizeof second, (size_t)(y - tj->records), n_traj,
+                    prefix);
+        st = pflref_error_set(err, PFLREF_EINVAL, second,
+                              "a second record of %s \"%s\" (phase \"%s\", "
+                              "round %ld, client %ld, step %ld), the key of "
+                              "%s: a vector expects one value per quantity",
+                              pflref_event_kind_name(y->kind), y->name,
+                              y->phase, y->round, y->client, y->step, first);
+        break;
+    }
+    free(by_key);
+    return st;
+}
+
+/* Append the record `key` with the value val at `where`: an array of at
+ * least one number, or (scalar) one number.  The key's strings stay owned
+ * by the JSON. */
+static pflref_status add_record(pflref_trajectory *tj,
+                                const pflref_record *key, const json_t *val,
+                                int scalar, const char *where,
+                                pflref_error *err)
+{
+    size_t n = 1;
+    double one = 0.0;
+    pflref_status st = scalar ? PFLREF_OK
+                              : pflref_json_array(val, where, 1, &n, err);
+    if (st != PFLREF_OK)
+        return st;
+    double *x = scalar ? &one : malloc(n * sizeof *x);
+    if (x == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    st = scalar ? pflref_json_real(val, where, x, err)
+                : pflref_json_vector(val, where, n, x, err);
+    if (st == PFLREF_OK) {
+        pflref_trace tr = {pflref_trajectory_emit, tj};
+        pflref_trace_emit(&tr, key->kind, key->phase, key->round, key->client,
+                          key->step, key->name, x, n, NULL);
+        if (tj->failed)
+            st = pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    }
+    if (!scalar)
+        free(x);
+    return st;
+}
+
+static long opt_long(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (long)json_integer_value(v) : -1;
+}
+
+/* One record {event, phase, round, client, step, name, value} at rp;
+ * round, client and step are −1 when absent. */
+static pflref_status read_record(const json_t *e, const char *rp,
+                                 pflref_trajectory *tj, pflref_error *err)
+{
+    static const char *const rkeys[] = {"event", "phase", "round", "client",
+                                        "step", "name", "value", NULL};
+    char vp[PFLREF_WHERE_MAX];
+    pflref_json_key_path(vp, sizeof vp, rp, "value");
+    json_t *ev, *ph, *nm, *val;
+    const char *event, *phase, *name;
+    pflref_event_kind kind;
+    pflref_status st;
+    if ((st = pflref_json_object(e, rp, rkeys, err)) ||
+        (st = pflref_json_member(e, rp, "event", 1, &ev, err)) ||
+        (st = pflref_json_member(e, rp, "phase", 1, &ph, err)) ||
+        (st = pflref_json_member(e, rp, "name", 1, &nm, err)) ||
+        (st = pflref_json_member(e, rp, "value", 1, &val, err)) ||
+        (st = pflref_json_string(ev, rp, &event, err)) ||
+        (st = pflref_json_string(ph, rp, &phase, err)) ||
+        (st = pflref_json_string(nm, rp, &name, err)))
+        return st;
+    if (!pflref_event_kind_parse(event, &kind))
+        return pflref_error_set(err, PFLREF_EINVAL, rp,
+                                "unknown event \"%s\"", event);
+    const pflref_record key = {.kind = kind,
+                               .phase = phase,
+                               .round = opt_long(e, "round"),
+                               .client = opt_long(e, "client"),
+                               .step = opt_long(e, "step"),
+                               .name = name};
+    return add_record(tj, &key, val, 0, vp, err);
+}
+
+/* final.<name> (at `where`): one record per client i, a vector each ("v")
+ * or one number each (scalar: "alpha"). */
+static pflref_status read_final_clients(const json_t *fin, const char *where,
+                                        const char *name, int scalar,
+                                        pflref_trajectory *tj,
+                                        pflref_error *err)
+{
+    const json_t *list = json_object_get(fin, name);
+    char p[PFLREF_WHERE_MAX];
+    pflref_json_key_path(p, sizeof p, where, name);
+    size_t n = 0;
+    pflref_status st = list == NULL ? PFLREF_OK
+                                    : pflref_json_array(list, p, 1, &n, err);
+    for (size_t i = 0; st == PFLREF_OK && i < n; i++) {
+        char pi[PFLREF_WHERE_MAX];
+        pflref_json_index_path(pi, sizeof pi, p, i);
+        const pflref_record key = {.kind = PFLREF_EV_FINAL,
+                                   .phase = "final",
+                                   .round = -1,
+                                   .client = (long)i,
+                                   .step = -1,
+                                   .name = name};
+        st = add_record(tj, &key, json_array_get(list, i), scalar, pi, err);
+    }
+    return st;
+}
+
+/* "final": {"w": [...], "v": [[...], ...], "alpha": [...]}. */
+static pflref_status read_final(const json_t *fin, const char *prefix,
+                                pflref_trajectory *tj, pflref_error *err)
+{
+    static const char *const fkeys[] = {"w", "v", "alpha", NULL};
+    char where[PFLREF_WHERE_MAX], p[PFLREF_WHERE_MAX];
+    pflref_json_key_path(where, sizeof where, prefix, "final");
+    pflref_json_key_path(p, sizeof p, where, "w");
+    const json_t *w = json_object_get(fin, "w");
+    const pflref_record key = {.kind = PFLREF_EV_FINAL,
+                               .phase = "final",
+                               .round = -1,
+                               .client = -1,
+                               .step = -1,
+                               .name = "w"};
+    pflref_status st;
+    if ((st = pflref_json_object(fin, where, fkeys, err)) ||
+        (w != NULL && (st = add_record(tj, &key, w, 0, p, err))) ||
+        (st = read_final_clients(fin, where, "v", 0, tj, err)))
+        return st;
+    return read_final_clients(fin, where, "alpha", 1, tj, err);
+}
+
+pflref_status pflref_records_read(const json_t *obj, const char *prefix,
+                                  pflref_trajectory *tj, size_t *n_traj,
+                                  pflref_error *err)
+{
+    const json_t *list = json_object_get(obj, "trajectory");
+    char where[PFLREF_WHERE_MAX];
+    pflref_json_key_path(where, sizeof where, prefix, "trajectory");
+    size_t n = 0;
+    pflref_status st = list == NULL ? PFLREF_OK
+                                    : pflref_json_array(list, where, 0, &n,
+                                                        err);
+    for (size_t k = 0; st == PFLREF_OK && k < n; k++) {
+        char rp[PFLREF_WHERE_MAX];
+        pflref_json_index_path(rp, sizeof rp, where, k);
+        st = read_record(json_array_get(list, k), rp, tj, err);
+    }
+    *n_traj = n;
+    const json_t *fin = json_object_get(obj, "final");
+    if (st == PFLREF_OK && fin != NULL)
+        st = read_final(fin, prefix, tj, err);
+    return st;
+}
+
+/* ---- a candidate's result ----------------------------------------------- */
+
+/* "outcome": {"class": "ok" | "diverged" | "invalid", message, round,
+ * client, step} (result.schema.json); absent: "ok". */
+static pflref_status read_outcome(const json_t *root, pflref_candidate *c,
+                                  pflref_error *err)
+{
+    static const char *const okeys[] = {"class", "message", "round",
+                                        "client", "step", NULL};
+    static const char *const classes[] = {"ok", "diverged", "invalid", NULL};
+    const json_t *outcome = json_object_get(root, "outcome");
+    json_t *cls_v;
+    int ci = 0;
+    pflref_status st;
+    if (outcome != NULL &&
+        ((st = pflref_json_object(outcome, "outcome", okeys, err)) ||
+         (st = pflref_json_member(outcome, "outcome", "class", 1, &cls_v,
+                                  err)) ||
+         (st = pflref_json_opt_enum(outcome, "outcome", "class", classes, 0,
+                                    &ci, err))))
+        return st;
+    snprintf(c->outcome, sizeof c->outcome, "%s", classes[ci]);
+    return PFLREF_OK;
+}
+
+pflref_status pflref_candidate_read(const char *text, size_t len,
+                                    const char *vector_id,
+                                    pflref_candidate *c, pflref_error *err)
+{
+    static const char *const keys[] = {"format", "id", "final", "trajectory",
+                                       "outcome", "meta", "name", "algorithm",
+                                       "model", "problem", "init", "w0",
+                                       "schedule_config", "schedule",
+                                       "metrics", "build", NULL};
+    memset(c, 0, sizeof *c);
+    pflref_trajectory_init(&c->records, PFLREF_RECORD_STEP);
+    snprintf(c->outcome, sizeof c->outcome, "ok");
+    json_t *root;
+    pflref_status st = pflref_json_parse(text, len, "", &root, err);
+    if (st != PFLREF_OK)
+        return st;
+    c->json = root;
+    const json_t *fmt = json_object_get(root, "format");
+    if ((st = pflref_json_object(root, "", keys, err)))
+        return st;
+    if (!json_is_string(fmt) ||
+        strcmp(json_string_value(fmt), PFLREF_RESULT_FORMAT) != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "format",
+                                "a candidate result has \"format\": \"%s\"",
+                                PFLREF_RESULT_FORMAT);
+    const char *cid = json_string_value(json_object_get(root, "id"));
+    if (vector_id != NULL && cid != NULL && strcmp(cid, vector_id) != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "id",
+                                "the candidate is for vector \"%s\", not "
+                                "\"%s\"", cid, vector_id);
+    size_t n_traj;
+    st = pflref_records_read(root, "", &c->records, &n_traj, err);
+    return st != PFLREF_OK ? st : read_outcome(root, c, err);
+}
+
+void pflref_candidate_free(pflref_candidate *c)
+{
+    pflref_trajectory_free(&c->records);
+    json_decref(c->json);
+    c->json = NULL;
+}

@@ -1,0 +1,287 @@
+/* ref/io/spec_hyper.c: reading a spec's "split", "algorithm" and "init"
+ * (docs/formats.md).
+ *
+ *   split      {"personal": [block or group names]}: the blocks each client
+ *              keeps (FedRep, FedAlt, ...); absent: every block shared
+ *   algorithm  {name, preset, hyperparameters, switches}: the preset first
+ *              ("paper" unless named; it may imply a split), then the
+ *              explicit settings, each checked against the parameter table
+ *              (ref/engine/params.c: name, type, range, which algorithms)
+ *   init       {kind: zeros | given (w) | gaussian (seed, sd) | uniform
+ *              (seed, scale)}, and IFCA's cluster_models
+ *
+ * Hyperparameters and switches are visited in sorted key order, so the
+ * first error reported does not depend on jansson's hash order.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "io/spec_read.h"
+
+#define MAX_COUNT PFLREF_SPEC_MAX_COUNT
+
+pflref_status pflref_spec_read_split(const json_t *root, const pflref_model *m,
+                                     pflref_split *split, pflref_error *err)
+{
+    memset(split, 0, sizeof *split);
+    json_t *v = json_object_get(root, "split");
+    if (v == NULL)
+        return PFLREF_OK;
+    static const char *const keys[] = {"personal", NULL};
+    json_t *list;
+    size_t n;
+    pflref_status st;
+    if ((st = pflref_json_object(v, "split", keys, err)) ||
+        (st = pflref_json_array_member(v, "split", "personal", 0, &list, &n,
+                                       err)))
+        return st;
+    if (n > 4 * PFLREF_MAX_BLOCKS)
+        return pflref_error_set(err, PFLREF_EINVAL, "split.personal",
+                                "too many names (%zu)", n);
+    const char *names[4 * PFLREF_MAX_BLOCKS];
+    for (size_t j = 0; j < n; j++) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_index_path(path, sizeof path, "split.personal", j);
+        if ((st = pflref_json_string(json_array_get(list, j), path, &names[j],
+                                     err)))
+            return st;
+    }
+    return pflref_split_from_names(m, names, n, "split.personal", split, err);
+}
+
+static pflref_status read_params(const json_t *obj, const char *where,
+                                 pflref_param_type type,
+                                 const pflref_algorithm *alg,
+                                 pflref_hyper *hyper, pflref_error *err)
+{
+    pflref_status st = pflref_json_object(obj, where, NULL, err);
+    if (st != PFLREF_OK)
+        return st;
+    /* Visit keys in sorted order so the first error reported does not
+     * depend on jansson's hash order. */
+    size_t n = json_object_size(obj);
+    const char **keys = malloc((n ? n : 1) * sizeof *keys);
+    if (keys == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    size_t i = 0;
+    const char *key;
+    json_t *value;
+    json_object_foreach((json_t *)obj, key, value) {
+        (void)value;
+        size_t j = i++;
+        while (j > 0 && strcmp(keys[j - 1], key) > 0) {
+            keys[j] = keys[j - 1];
+            j--;
+        }
+        keys[j] = key;
+    }
+    for (i = 0; i < n && st == PFLREF_OK; i++) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_key_path(path, sizeof path, where, keys[i]);
+        const pflref_param *p = pflref_param_find_for(keys[i], alg->name);
+        const json_t *v = json_object_get(obj, keys[i]);
+        if (p == NULL)
+            st = pflref_error_set(err, PFLREF_EINVAL, path,
+                                  "unknown %s \"%s\" (see `pflref list`)",
+                                  type == PFLREF_PARAM_REAL ? "hyperparameter"
+                                                            : "switch",
+                                  keys[i]);
+        else if ((p->type == PFLREF_PARAM_ENUM) !=
+                 (type == PFLREF_PARAM_ENUM))
+            st = pflref_error_set(
+                err, PFLREF_EINVAL, path, "%s is a %s; give it under "
+                "algorithm.%s", keys[i],
+                p->type == PFLREF_PARAM_ENUM ? "switch" : "hyperparameter",
+                p->type == PFLREF_PARAM_ENUM ? "switches" : "hyperparameters");
+        else if (!pflref_name_in_list(p->algorithms, alg->name))
+            st = pflref_error_set(err, PFLREF_EINVAL, path,
+                                  "%s does not apply to %s (it applies to: "
+                                  "%s)", keys[i], alg->name, p->algorithms);
+        else if (p->type == PFLREF_PARAM_REAL) {
+            double x;
+            st = pflref_json_real(v, path, &x, err);
+            if (st == PFLREF_OK)
+                st = pflref_hyper_set_real(hyper, p, x, path, err);
+        } else if (p->type == PFLREF_PARAM_INT) {
+            size_t count;
+            st = pflref_json_size(v, path, 0, MAX_COUNT, &count, err);
+            if (st == PFLREF_OK)
+                st = pflref_hyper_set_int(hyper, p, count, path, err);
+        } else {
+            const char *s;
+            st = pflref_json_string(v, path, &s, err);
+            if (st == PFLREF_OK)
+                st = pflref_hyper_set_enum(hyper, p, s, path, err);
+        }
+    }
+    free(keys);
+    return st;
+}
+
+pflref_status pflref_spec_read_algorithm(const json_t *root, pflref_spec *spec,
+                                         pflref_error *err)
+{
+    static const char *const keys[] = {"name", "preset", "hyperparameters",
+                                       "switches", NULL};
+    json_t *v, *name_v;
+    const char *name;
+    pflref_status st;
+    if ((st = pflref_json_member(root, "", "algorithm", 1, &v, err)) ||
+        (st = pflref_json_object(v, "algorithm", keys, err)) ||
+        (st = pflref_json_member(v, "algorithm", "name", 1, &name_v, err)) ||
+        (st = pflref_json_string(name_v, "algorithm.name", &name, err)))
+        return st;
+    spec->algorithm = pflref_algorithm_find(name);
+    if (spec->algorithm == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "algorithm.name",
+                                "unknown algorithm \"%s\" (see `pflref list`)",
+                                name);
+    const char *preset = "paper";
+    json_t *preset_v = json_object_get(v, "preset");
+    if (preset_v != NULL &&
+        (st = pflref_json_string(preset_v, "algorithm.preset", &preset, err)))
+        return st;
+    /* The preset first; explicit settings below override it. */
+    if ((st = pflref_preset_apply(&spec->hyper, name, preset,
+                                  "algorithm.preset", err)))
+        return st;
+    spec->preset = pflref_spec_strdup(preset);
+    if (spec->preset == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    /* A preset that implies a split (FedRep's personal head, ...) sets it
+     * unless the spec gives its own "split". */
+    const pflref_preset *pre = pflref_preset_find(name, preset);
+    if (pre != NULL && pre->split != NULL &&
+        json_object_get(root, "split") == NULL &&
+        (st = pflref_split_from_names(&spec->problem->model, &pre->split, 1,
+                                      "algorithm.preset", &spec->hyper.split,
+                                      err)))
+        return st;
+    json_t *hp = json_object_get(v, "hyperparameters");
+    json_t *sw = json_object_get(v, "switches");
+    if (hp != NULL &&
+        (st = read_params(hp, "algorithm.hyperparameters", PFLREF_PARAM_REAL,
+                          spec->algorithm, &spec->hyper, err)))
+        return st;
+    if (sw != NULL &&
+        (st = read_params(sw, "algorithm.switches", PFLREF_PARAM_ENUM,
+                          spec->algorithm, &spec->hyper, err)))
+        return st;
+    return PFLREF_OK;
+}
+
+/* init.cluster_models: IFCA's k initial cluster models θ_j⁰, k arrays of P
+ * numbers (cluster 0 first), k = ifca.k; absent: NULL (the models follow
+ * from w⁰, ifca.init_shift and ifca.init_sd). */
+static pflref_status read_cluster_models(const json_t *v, pflref_spec *spec,
+                                         pflref_error *err)
+{
+    const json_t *c = json_object_get(v, "cluster_models");
+    if (c == NULL)
+        return PFLREF_OK;
+    static const char *const where = "init.cluster_models";
+    if (strcmp(spec->algorithm->name, "ifca") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "only ifca takes initial cluster models "
+                                "(the algorithm is %s)",
+                                spec->algorithm->name);
+    const size_t P = spec->problem->model.P, k = spec->hyper.ifca.k;
+    size_t rows;
+    pflref_status st = pflref_json_array(c, where, 1, &rows, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (k == PFLREF_INT_UNSET)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "give ifca.k with the initial cluster models");
+    if (rows != k)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "expected ifca.k = %zu models, found %zu", k,
+                                rows);
+    if (k > PFLREF_MAX_PARAMS / P)
+        return pflref_error_set(err, PFLREF_ENOMEM, where,
+                                "%zu models × %zu parameters exceed the "
+                                "limit of %zu", k, P,
+                                (size_t)PFLREF_MAX_PARAMS);
+    spec->cluster_models = malloc(k * P * sizeof *spec->cluster_models);
+    if (spec->cluster_models == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    spec->n_cluster_models = k;
+    spec->hyper.ifca.theta0 = spec->cluster_models;
+    return pflref_json_matrix(c, where, k, P, spec->cluster_models, err);
+}
+
+pflref_status pflref_spec_read_init(const json_t *root, pflref_spec *spec,
+                                    pflref_error *err)
+{
+    const size_t P = spec->problem->model.P;
+    spec->w0 = calloc(P, sizeof *spec->w0);
+    if (spec->w0 == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, "init", "out of memory");
+    spec->init_kind = PFLREF_INIT_ZEROS;
+    json_t *v = json_object_get(root, "init");
+    if (v == NULL)
+        return PFLREF_OK;
+    static const char *const keys[] = {"kind", "w", "seed", "sd", "scale",
+                                       "cluster_models", NULL};
+    json_t *kind_v;
+    const char *kind;
+    pflref_status st;
+    if ((st = pflref_json_object(v, "init", keys, err)) ||
+        (st = read_cluster_models(v, spec, err)) ||
+        (st = pflref_json_member(v, "init", "kind", 1, &kind_v, err)) ||
+        (st = pflref_json_string(kind_v, "init.kind", &kind, err)))
+        return st;
+    /* Which keys each kind takes. */
+    int takes_w = strcmp(kind, "given") == 0;
+    int takes_seed = strcmp(kind, "gaussian") == 0 ||
+                     strcmp(kind, "uniform") == 0;
+    if (!takes_w && !takes_seed && strcmp(kind, "zeros") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "init.kind",
+                                "unknown init \"%s\" (known: zeros, given, "
+                                "gaussian, uniform)", kind);
+    static const char *const extra[] = {"w", "seed", "sd", "scale"};
+    for (size_t j = 0; j < 4; j++) {
+        int ok = (j == 0 && takes_w) || (j == 1 && takes_seed) ||
+                 (j == 2 && strcmp(kind, "gaussian") == 0) ||
+                 (j == 3 && strcmp(kind, "uniform") == 0);
+        if (!ok && json_object_get(v, extra[j]) != NULL) {
+            char path[PFLREF_WHERE_MAX];
+            pflref_json_key_path(path, sizeof path, "init", extra[j]);
+            return pflref_error_set(err, PFLREF_EINVAL, path,
+                                    "init kind \"%s\" takes no \"%s\"", kind,
+                                    extra[j]);
+        }
+    }
+    if (takes_w) {
+        json_t *w;
+        spec->init_kind = PFLREF_INIT_GIVEN;
+        if ((st = pflref_json_member(v, "init", "w", 1, &w, err)))
+            return st;
+        return pflref_json_vector(w, "init.w", P, spec->w0, err);
+    }
+    if (takes_seed) {
+        size_t seed;
+        double scale;
+        json_t *seed_v;
+        int gauss = strcmp(kind, "gaussian") == 0;
+        const char *skey = gauss ? "sd" : "scale";
+        char spath[PFLREF_WHERE_MAX];
+        pflref_json_key_path(spath, sizeof spath, "init", skey);
+        json_t *scale_v;
+        if ((st = pflref_json_member(v, "init", "seed", 1, &seed_v, err)) ||
+            (st = pflref_json_size(seed_v, "init.seed", 1, PFLREF_SEED_MAX,
+                                   &seed, err)) ||
+            (st = pflref_json_member(v, "init", skey, 1, &scale_v, err)) ||
+            (st = pflref_json_real(scale_v, spath, &scale, err)))
+            return st;
+        if (!(scale >= 0.0))
+            return pflref_error_set(err, PFLREF_EINVAL, spath,
+                                    "%s must be >= 0", skey);
+        spec->init_kind = gauss ? PFLREF_INIT_GAUSSIAN : PFLREF_INIT_UNIFORM;
+        spec->init_seed = seed;
+        spec->init_scale = scale;
+        return gauss ? pflref_draw_gaussian(seed, scale, spec->w0, P, err)
+                     : pflref_draw_uniform(seed, scale, spec->w0, P, err);
+    }
+    return PFLREF_OK;
+}

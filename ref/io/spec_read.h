@@ -1,0 +1,66 @@
+/* ref/io/spec_read.h: what the parts of the spec reader share (internal).
+ *
+ * The reader of a spec (format pflref-spec/1, docs/formats.md) is split by
+ * what each part reads, in the order pflref_spec_parse calls them:
+ *
+ *   ref/io/spec.c           the envelope (format, name, description), the
+ *                           reading order, "output", pflref_spec_free
+ *   ref/io/spec_model.c     "model"
+ *   ref/io/spec_data.c      "problem": inline clients, a problem file or a
+ *                           generator
+ *   ref/io/spec_hyper.c     "split", "algorithm" (preset, hyperparameters,
+ *                           switches) and "init"
+ *   ref/io/spec_schedule.c  "schedule": generated from seeds, or given
+ *
+ * Each part validates what it reads before the next uses it, names the JSON
+ * path of an offending value in its error, and leaves what it allocated in
+ * the spec, which pflref_spec_free releases however far reading got.
+ */
+#ifndef PFLREF_IO_SPEC_READ_H
+#define PFLREF_IO_SPEC_READ_H
+
+#include "pflref/io.h"
+#include "io/json.h"
+
+/* Counts read from a spec (clients' samples, rounds, steps, model sizes)
+ * are at most this, so no count taken from a spec can make the reader
+ * allocate beyond what the data in the file justifies. */
+#define PFLREF_SPEC_MAX_COUNT ((size_t)1 << 31)
+
+/* A malloc'd copy of s, or NULL when memory is short. */
+char *pflref_spec_strdup(const char *s);
+
+/* "model" of root into *m (the model's own errors are prefixed "model."). */
+pflref_status pflref_spec_read_model(const json_t *root, pflref_model *m,
+                                     pflref_error *err);
+
+/* "problem" of root for model m into spec->problem and
+ * spec->problem_source; base_dir resolves a relative problem file. */
+pflref_status pflref_spec_read_problem(const json_t *root,
+                                       const char *base_dir,
+                                       const pflref_model *m,
+                                       pflref_spec *spec, pflref_error *err);
+
+/* "split" of root (absent: every block shared) into *split. */
+pflref_status pflref_spec_read_split(const json_t *root, const pflref_model *m,
+                                     pflref_split *split, pflref_error *err);
+
+/* "algorithm" of root: spec->algorithm, spec->preset and spec->hyper (the
+ * preset first, then the explicit settings).  Needs spec->problem. */
+pflref_status pflref_spec_read_algorithm(const json_t *root, pflref_spec *spec,
+                                         pflref_error *err);
+
+/* "init" of root: spec->w0 (P entries, zeros when absent), the init kind,
+ * seed and scale, and IFCA's initial cluster models.  Needs the problem,
+ * the algorithm and its hyperparameters. */
+pflref_status pflref_spec_read_init(const json_t *root, pflref_spec *spec,
+                                    pflref_error *err);
+
+/* "schedule" of root: spec->schedule (generated or given, validated
+ * against the clients' sizes), spec->schedule_given and, when generated,
+ * spec->schedule_cfg.  Needs the problem, the algorithm and its
+ * hyperparameters. */
+pflref_status pflref_spec_read_schedule(const json_t *root, pflref_spec *spec,
+                                        pflref_error *err);
+
+#endif

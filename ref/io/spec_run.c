@@ -1,0 +1,74 @@
+/* ref/io/spec_run.c: running a spec, from a parsed spec or from its text
+ * (pflref_spec_run, pflref_spec_run_text in pflref/io.h).
+ *
+ * Glue only: the run is pflref_run's (ref/engine/run.c), the reading
+ * pflref_spec_parse's or pflref_golden_spec's, the writing
+ * pflref_result_to_json's.  The trajectory is recorded at the spec's
+ * output.trajectory level, and every event also goes to the caller's sink
+ * (recorder first, then the caller's), so `pflref run --trace` prints what
+ * the result records.
+ */
+#include <stdlib.h>
+#include "pflref/io.h"
+
+pflref_status pflref_spec_run(const pflref_spec *spec,
+                              const pflref_trace *trace,
+                              pflref_run_result **out, pflref_error *err)
+{
+    if (spec == NULL || out == NULL) {
+        if (out != NULL)
+            *out = NULL;
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                spec == NULL ? "spec" : "out",
+                                "the argument is NULL");
+    }
+    return pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                      spec->schedule, spec->w0, trace, out, err);
+}
+
+/* Run spec, recording its trajectory, and write the result text. */
+static pflref_status run_and_write(const pflref_spec *spec,
+                                   const pflref_trace *trace, char **result,
+                                   pflref_error *err)
+{
+    pflref_trajectory tj;
+    pflref_trajectory_init(&tj, spec->record);
+    pflref_trace recorder = {pflref_trajectory_emit, &tj};
+    pflref_trace_tee tee = {&recorder, trace};
+    pflref_trace both = {pflref_trace_tee_emit, &tee};
+    pflref_run_result *res = NULL;
+    pflref_status st = pflref_spec_run(spec, &both, &res, err);
+    if (st == PFLREF_OK) {
+        pflref_build_info bi;
+        pflref_build_info_get(&bi);
+        st = pflref_result_to_json(spec, res, &tj, &bi, result, err);
+    }
+    pflref_run_result_free(res);
+    pflref_trajectory_free(&tj);
+    return st;
+}
+
+pflref_status pflref_spec_run_text(const char *text, size_t len,
+                                   const char *base_dir,
+                                   const pflref_trace *trace, char **result,
+                                   pflref_error *err)
+{
+    if (text == NULL || result == NULL) {
+        if (result != NULL)
+            *result = NULL;
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                text == NULL ? "text" : "result",
+                                "the argument is NULL");
+    }
+    *result = NULL;
+    /* A golden vector's embedded spec is run, and the result carries the
+     * vector's id, so it is a candidate for pflref_golden_check. */
+    pflref_spec *spec = NULL;
+    pflref_status st = pflref_golden_is_vector(text, len)
+                           ? pflref_golden_spec(text, len, base_dir, &spec, err)
+                           : pflref_spec_parse(text, len, base_dir, &spec, err);
+    if (st == PFLREF_OK)
+        st = run_and_write(spec, trace, result, err);
+    pflref_spec_free(spec);
+    return st;
+}

@@ -1,0 +1,294 @@
+/* ref/io/spec_schedule.c: reading a spec's "schedule" (docs/formats.md,
+ * "schedule"): which clients take part in each round and which samples
+ * each local step uses.
+ *
+ *   generate  {rounds, clients_per_round, sampler, client_seed, batches,
+ *             batch_seed, local, post}: drawn by the built-in sampler
+ *             (ref/sampling/schedule.c), config kept in spec->schedule_cfg
+ *   given     {rounds: [{clients, selected, drawn, batches}], post}: every
+ *             choice explicit, the form a result writes back
+ *
+ * "post" (the work of the phase after training) is present exactly when
+ * the algorithm has such a phase.  Either way the schedule is validated
+ * against the clients' sizes (pflref_schedule_validate) before it is used.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "io/spec_read.h"
+
+#define MAX_COUNT PFLREF_SPEC_MAX_COUNT
+
+/* A client's local work in a phase: {epochs or steps, batch_size}. */
+static pflref_status read_work(const json_t *w, const char *where,
+                               pflref_local_work *work, pflref_error *err)
+{
+    static const char *const keys[] = {"epochs", "steps", "batch_size", NULL};
+    pflref_status st;
+    if ((st = pflref_json_object(w, where, keys, err)) ||
+        (st = pflref_json_opt_size(w, where, "epochs", 1, MAX_COUNT, 0,
+                                   &work->epochs, err)) ||
+        (st = pflref_json_opt_size(w, where, "steps", 1, MAX_COUNT, 0,
+                                   &work->steps, err)) ||
+        (st = pflref_json_opt_size(w, where, "batch_size", 0, MAX_COUNT, 0,
+                                   &work->B, err)))
+        return st;
+    if ((work->epochs == 0) == (work->steps == 0))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "give exactly one of \"epochs\" and \"steps\"");
+    return PFLREF_OK;
+}
+
+/* One client's given batches: an array of steps, each an array of sample
+ * indices. */
+static pflref_status read_batches(const json_t *v, const char *where,
+                                  pflref_batches *b, pflref_error *err)
+{
+    size_t nsteps, total = 0, len;
+    pflref_status st = pflref_json_array(v, where, 0, &nsteps, err);
+    for (size_t s = 0; st == PFLREF_OK && s < nsteps; s++) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_index_path(path, sizeof path, where, s);
+        st = pflref_json_array(json_array_get(v, s), path, 1, &len, err);
+        total += len;
+    }
+    if (st == PFLREF_OK)
+        st = pflref_batches_alloc(b, nsteps, total, err);
+    for (size_t s = 0; st == PFLREF_OK && s < nsteps; s++) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_index_path(path, sizeof path, where, s);
+        const json_t *step = json_array_get(v, s);
+        len = json_array_size(step);
+        b->step_off[s + 1] = b->step_off[s] + len;
+        /* Indices are range-checked against the client by
+         * pflref_schedule_validate; here only their type. */
+        st = pflref_json_indices(step, path, len, MAX_COUNT,
+                                 b->idx + b->step_off[s], err);
+    }
+    return st;
+}
+
+/* n clients' given batches, list[j] into b[j] (a round's participants, or
+ * every client for the phase after training). */
+static pflref_status read_batch_lists(const json_t *list, const char *where,
+                                      size_t n, pflref_batches *b,
+                                      pflref_error *err)
+{
+    pflref_status st = PFLREF_OK;
+    for (size_t j = 0; j < n && st == PFLREF_OK; j++) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_index_path(path, sizeof path, where, j);
+        st = read_batches(json_array_get(list, j), path, &b[j], err);
+    }
+    return st;
+}
+
+/* "post" is present exactly when the algorithm has a phase after training. */
+static pflref_status check_post(const json_t *post, const pflref_spec *spec,
+                                pflref_error *err)
+{
+    if (post != NULL && !spec->algorithm->needs_post &&
+        !spec->algorithm->allows_post)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
+                                "%s has no post-training phase",
+                                spec->algorithm->name);
+    if (post == NULL && spec->algorithm->needs_post)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
+                                "%s needs the post-training phase's work "
+                                "(\"post\")", spec->algorithm->name);
+    return PFLREF_OK;
+}
+
+
+/* A round's "selected" ids (default: every participant; at most the m
+ * participants), then its "drawn" ids (default: the selected ones; one per
+ * selected client).  Their subset and permutation relations are checked by
+ * pflref_schedule_validate. */
+static pflref_status read_selected_drawn(const json_t *r, const char *rp,
+                                         size_t N, pflref_round_plan *plan,
+                                         pflref_error *err)
+{
+    for (int drawn = 0; drawn <= 1; drawn++) {
+        const char *key = drawn ? "drawn" : "selected";
+        size_t *ids = drawn ? plan->drawn : plan->selected;
+        const size_t *dflt = drawn ? plan->selected : plan->clients;
+        const size_t n_dflt = drawn ? plan->n_selected : plan->m;
+        const json_t *list = json_object_get(r, key);
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_key_path(path, sizeof path, rp, key);
+        size_t n = n_dflt;
+        pflref_status st =
+            list == NULL ? PFLREF_OK
+                         : pflref_json_array(list, path, drawn ? 0 : 1, &n,
+                                             err);
+        if (st != PFLREF_OK)
+            return st;
+        if (drawn ? n != n_dflt : n > n_dflt)
+            return pflref_error_set(err, PFLREF_EINVAL, path,
+                                    drawn ? "%zu drawn ids for %zu selected "
+                                            "clients"
+                                          : "%zu selected of %zu participants",
+                                    n, n_dflt);
+        if (!drawn)
+            plan->n_selected = n;
+        if (list == NULL)
+            memcpy(ids, dflt, n * sizeof *ids);
+        else if ((st = pflref_json_indices(list, path, n, N, ids, err)))
+            return st;
+    }
+    return PFLREF_OK;
+}
+
+/* Round rp = "schedule.rounds[t]" of a given schedule for N clients:
+ * {clients, selected, drawn, batches} into plan. */
+static pflref_status read_round(const json_t *r, const char *rp, size_t N,
+                                pflref_round_plan *plan, pflref_error *err)
+{
+    static const char *const rkeys[] = {"clients", "selected", "drawn",
+                                        "batches", NULL};
+    char cp[PFLREF_WHERE_MAX], bp[PFLREF_WHERE_MAX];
+    pflref_json_key_path(cp, sizeof cp, rp, "clients");
+    pflref_json_key_path(bp, sizeof bp, rp, "batches");
+    json_t *clients, *batches;
+    size_t m, nb;
+    pflref_status st;
+    if ((st = pflref_json_object(r, rp, rkeys, err)) ||
+        (st = pflref_json_array_member(r, rp, "clients", 1, &clients, &m,
+                                       err)) ||
+        (st = pflref_json_array_member(r, rp, "batches", 0, &batches, &nb,
+                                       err)))
+        return st;
+    if (nb != m)
+        return pflref_error_set(err, PFLREF_EINVAL, bp,
+                                "%zu batch lists for %zu clients", nb, m);
+    if ((st = pflref_round_plan_alloc(plan, m, err)) ||
+        (st = pflref_json_indices(clients, cp, m, N, plan->clients, err)) ||
+        (st = read_selected_drawn(r, rp, N, plan, err)))
+        return st;
+    return read_batch_lists(batches, bp, m, plan->batches, err);
+}
+
+static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
+                                         pflref_error *err)
+{
+    static const char *const keys[] = {"kind", "rounds", "post", NULL};
+    const size_t N = spec->problem->N;
+    json_t *rounds;
+    size_t T;
+    pflref_status st;
+    if ((st = pflref_json_object(v, "schedule", keys, err)) ||
+        (st = pflref_json_array_member(v, "schedule", "rounds", 0, &rounds,
+                                       &T, err)))
+        return st;
+    json_t *post = json_object_get(v, "post");
+    if ((st = check_post(post, spec, err)))
+        return st;
+    spec->schedule = pflref_schedule_alloc(T, N, post != NULL);
+    if (spec->schedule == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
+                                "out of memory");
+    for (size_t t = 0; t < T && st == PFLREF_OK; t++) {
+        char rp[PFLREF_WHERE_MAX];
+        pflref_json_index_path(rp, sizeof rp, "schedule.rounds", t);
+        st = read_round(json_array_get(rounds, t), rp, N,
+                        &spec->schedule->rounds[t], err);
+    }
+    if (st != PFLREF_OK || post == NULL)
+        return st;
+    /* post: one batch list per client, for the phase after training */
+    size_t np;
+    if ((st = pflref_json_array(post, "schedule.post", 0, &np, err)))
+        return st;
+    if (np != N)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
+                                "%zu batch lists for %zu clients", np, N);
+    return read_batch_lists(post, "schedule.post", N, spec->schedule->post,
+                            err);
+}
+
+static pflref_status read_generated_schedule(const json_t *v,
+                                             pflref_spec *spec, size_t *n,
+                                             pflref_error *err)
+{
+    static const char *const keys[] = {"kind", "rounds", "clients_per_round",
+                                       "sampler", "client_seed", "batches",
+                                       "batch_seed", "local", "post", NULL};
+    const size_t N = spec->problem->N;
+    pflref_schedule_config *c = &spec->schedule_cfg;
+    memset(c, 0, sizeof *c);
+    json_t *rounds_v, *local_v;
+    size_t seed, bseed;
+    pflref_status st;
+    if ((st = pflref_json_object(v, "schedule", keys, err)) ||
+        (st = pflref_json_member(v, "schedule", "rounds", 1, &rounds_v,
+                                 err)) ||
+        (st = pflref_json_size(rounds_v, "schedule.rounds", 0, MAX_COUNT,
+                               &c->T, err)) ||
+        (st = pflref_json_opt_size(v, "schedule", "clients_per_round", 1, N,
+                                   N, &c->m, err)) ||
+        (st = pflref_json_opt_size(v, "schedule", "client_seed", 1,
+                                   PFLREF_SEED_MAX, 1, &seed, err)) ||
+        (st = pflref_json_opt_size(v, "schedule", "batch_seed", 1,
+                                   PFLREF_SEED_MAX, 1, &bseed, err)) ||
+        (st = pflref_json_member(v, "schedule", "local", 1, &local_v, err)) ||
+        (st = read_work(local_v, "schedule.local", &c->train, err)))
+        return st;
+    c->client_seed = seed;
+    c->batch_seed = bseed;
+    /* Value names in the order of the enums (sampler.h, schedule.h). */
+    static const char *const samplers[] = {"gsl", "numpy_legacy", NULL};
+    static const char *const orders[] = {"split_once", "reshuffle", NULL};
+    int sampler, order;
+    if ((st = pflref_json_opt_enum(v, "schedule", "sampler", samplers, 0,
+                                   &sampler, err)) ||
+        (st = pflref_json_opt_enum(v, "schedule", "batches", orders, 0,
+                                   &order, err)))
+        return st;
+    c->sampler = (pflref_sampler_kind)sampler;
+    c->order = (pflref_batch_order)order;
+    json_t *post = json_object_get(v, "post");
+    if ((st = check_post(post, spec, err)))
+        return st;
+    c->train_all = spec->algorithm->train_all != NULL &&
+                   spec->algorithm->train_all(&spec->hyper);
+    if (post != NULL) {
+        c->has_post = 1;
+        if ((st = read_work(post, "schedule.post", &c->post, err)))
+            return st;
+    }
+    return pflref_schedule_generate(c, n, N, &spec->schedule, err);
+}
+
+pflref_status pflref_spec_read_schedule(const json_t *root, pflref_spec *spec,
+                                        pflref_error *err)
+{
+    const size_t N = spec->problem->N;
+    json_t *v, *kind_v;
+    const char *kind;
+    pflref_status st;
+    if ((st = pflref_json_member(root, "", "schedule", 1, &v, err)))
+        return st;
+    if ((st = pflref_json_object(v, "schedule", NULL, err)) ||
+        (st = pflref_json_member(v, "schedule", "kind", 1, &kind_v, err)) ||
+        (st = pflref_json_string(kind_v, "schedule.kind", &kind, err)))
+        return st;
+    size_t *n = malloc(N * sizeof *n);
+    if (n == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
+                                "out of memory");
+    for (size_t i = 0; i < N; i++)
+        n[i] = spec->problem->clients[i].train.n;
+    if (strcmp(kind, "generate") == 0) {
+        st = read_generated_schedule(v, spec, n, err);
+    } else if (strcmp(kind, "given") == 0) {
+        spec->schedule_given = 1;
+        st = read_given_schedule(v, spec, err);
+    } else {
+        st = pflref_error_set(err, PFLREF_EINVAL, "schedule.kind",
+                              "unknown schedule kind \"%s\" (known: generate, "
+                              "given)", kind);
+    }
+    if (st == PFLREF_OK)
+        st = pflref_schedule_validate(spec->schedule, n, N, err);
+    free(n);
+    return st;
+}

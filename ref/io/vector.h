@@ -1,0 +1,106 @@
+/* ref/io/vector.h: golden vectors and candidate results read into C
+ * structures (internal; format pflref-golden/1 and pflref-result/1,
+ * docs/formats.md).
+ *
+ *   ref/io/vector.c   a vector: envelope, content hash, spec, tolerance,
+ *                     provenance, flags, expectation; and the public
+ *                     readers of pflref/io.h (is_vector, describe, spec)
+ *   ref/io/records.c  tables of records ("trajectory" and "final") and a
+ *                     candidate result
+ *
+ * Both sides of a comparison are tables of records keyed by
+ * (event, phase, round, client, step, name) with a vector value; the
+ * oracle (ref/oracle/golden.c) compares them and never reads JSON.  The
+ * records' and tolerances' names are borrowed from the parsed document,
+ * which the structure keeps (`json`) until it is freed.
+ */
+#ifndef PFLREF_IO_VECTOR_H
+#define PFLREF_IO_VECTOR_H
+
+#include <stddef.h>
+#include "pflref/io.h"
+
+struct json_t;
+
+/* A vector's id has at most PFLREF_VECTOR_ID_MAX − 1 bytes (the schema's
+ * maxLength), so reports hold it whole. */
+#define PFLREF_VECTOR_ID_MAX 128
+/* At most this many per-quantity tolerances. */
+#define PFLREF_MAX_QUANTITY_TOLS 16
+
+/* |x − r| ≤ atol + rtol·|r|. */
+typedef struct {
+    double atol, rtol;
+} pflref_tolerance;
+
+/* A vector's tolerances: "tolerance" for every quantity, and
+ * "tolerance.per_quantity" for some, keyed by the quantity's name. */
+typedef struct {
+    pflref_tolerance all;
+    size_t n;
+    const char *name[PFLREF_MAX_QUANTITY_TOLS];
+    pflref_tolerance each[PFLREF_MAX_QUANTITY_TOLS];
+} pflref_tolerances;
+
+typedef struct {
+    char id[PFLREF_VECTOR_ID_MAX];  /* set once read, even when a later
+                                       part of the vector is malformed    */
+    pflref_spec *spec;              /* the embedded spec, parsed          */
+    pflref_tolerances tol;
+    pflref_trajectory expected;     /* "expected": trajectory, then final */
+    struct json_t *json;            /* owns the names borrowed above      */
+} pflref_vector;
+
+/* Parse and validate a golden vector: format, id (≤ 127 bytes), title,
+ * provenance (a "self" vector must be flagged regression-only), flags,
+ * tolerance, the stored hash against the spec's content hash, the spec
+ * (base_dir resolves a relative problem file; error paths start "spec."),
+ * and the expectation (every key once, at least one record).
+ *   v   [out] filled here, even on error; free with pflref_vector_free
+ * Errors: PFLREF_EINVAL naming the JSON path, PFLREF_EIO (problem file),
+ * PFLREF_ENOMEM. */
+pflref_status pflref_vector_read(const char *text, size_t len,
+                                 const char *base_dir, pflref_vector *v,
+                                 pflref_error *err);
+void pflref_vector_free(pflref_vector *v);
+
+/* A candidate implementation's result. */
+typedef struct {
+    pflref_trajectory records;      /* "trajectory", then "final"         */
+    char outcome[16];               /* the declared outcome class: "ok"
+                                       (also when none is declared),
+                                       "diverged" or "invalid"            */
+    struct json_t *json;            /* owns the names borrowed above      */
+} pflref_candidate;
+
+/* Parse a candidate result (pflref-result/1 with "final" and/or
+ * "trajectory"; the other result fields and a free "meta" are allowed).
+ *   vector_id [in]  when not NULL, a candidate that names another vector
+ *                   in its "id" is refused
+ *   c         [out] filled here, even on error; free with
+ *                   pflref_candidate_free
+ * Errors: PFLREF_EINVAL naming the JSON path, PFLREF_ENOMEM. */
+pflref_status pflref_candidate_read(const char *text, size_t len,
+                                    const char *vector_id,
+                                    pflref_candidate *c, pflref_error *err);
+void pflref_candidate_free(pflref_candidate *c);
+
+/* 1 when two records have one key (event, round, client, step, name,
+ * phase): they hold the same quantity. */
+int pflref_record_same_key(const pflref_record *x, const pflref_record *y);
+
+/* Records from obj's "trajectory" (records {event, phase, round, client,
+ * step, name, value}) and "final" ({w, v, alpha}) appended to tj; prefix
+ * starts the JSON paths; *n_traj gets the number of trajectory records. */
+pflref_status pflref_records_read(const struct json_t *obj,
+                                  const char *prefix, pflref_trajectory *tj,
+                                  size_t *n_traj, pflref_error *err);
+
+/* Every key of tj is unique; records 0..n_traj−1 came from
+ * `prefix`.trajectory, the rest from `prefix`.final (for the path named in
+ * the error, the later of two records with one key). */
+pflref_status pflref_records_unique(const pflref_trajectory *tj,
+                                    size_t n_traj, const char *prefix,
+                                    pflref_error *err);
+
+#endif
