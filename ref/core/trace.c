@@ -56,30 +56,34 @@ static size_t grown_capacity(size_t cap, size_t need, size_t elem)
     return cap_new;
 }
 
+/* Grow the array *buf of *cap elements of `size` bytes to hold at least
+ * `need`; 0 on failure (the array is left as it was). */
+static int grow(void **buf, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 1;
+    size_t cap_new = grown_capacity(*cap, need, size);
+    void *p = cap_new ? realloc(*buf, cap_new * size) : NULL;
+    if (p == NULL)
+        return 0;
+    *buf = p;
+    *cap = cap_new;
+    return 1;
+}
+
 /* Make room for one more record holding len values; 0 on failure. */
 static int reserve(pflref_trajectory *tj, size_t len)
 {
-    if (tj->count + 1 > tj->capacity) {
-        size_t cap = grown_capacity(tj->capacity, tj->count + 1,
-                                    sizeof *tj->records);
-        pflref_record *r = cap ? realloc(tj->records, cap * sizeof *r) : NULL;
-        if (r == NULL)
-            return 0;
-        tj->records = r;
-        tj->capacity = cap;
-    }
-    if (len > ((size_t)-1) / 2 - tj->nvalues)
+    void *records = tj->records, *values = tj->values;
+    int ok = grow(&records, &tj->capacity, tj->count + 1,
+                  sizeof *tj->records);
+    tj->records = records;
+    if (!ok || len > ((size_t)-1) / 2 - tj->nvalues)
         return 0;
-    if (tj->nvalues + len > tj->value_capacity) {
-        size_t cap = grown_capacity(tj->value_capacity, tj->nvalues + len,
-                                    sizeof *tj->values);
-        double *v = cap ? realloc(tj->values, cap * sizeof *v) : NULL;
-        if (v == NULL)
-            return 0;
-        tj->values = v;
-        tj->value_capacity = cap;
-    }
-    return 1;
+    ok = grow(&values, &tj->value_capacity, tj->nvalues + len,
+              sizeof *tj->values);
+    tj->values = values;
+    return ok;
 }
 
 static int recorded_at(pflref_record_level level, pflref_event_kind kind)
