@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/args.h"
 #include "models/models.h"
 
 int pflref_size_mul(size_t a, size_t b, size_t *out)
@@ -134,14 +135,12 @@ pflref_status pflref_batch_check_args(const pflref_model *m, const double *w,
                                       const pflref_data *D,
                                       const pflref_model_workspace *ws)
 {
-    if (m == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "m", "m is NULL");
-    if (w == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "w", "w is NULL");
-    if (D == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "D", "D is NULL");
-    if (ws == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "ws", "ws is NULL");
+    pflref_status st;
+    if ((st = pflref_arg_nonnull(NULL, "m", m)) ||
+        (st = pflref_arg_nonnull(NULL, "w", w)) ||
+        (st = pflref_arg_nonnull(NULL, "D", D)) ||
+        (st = pflref_arg_nonnull(NULL, "ws", ws)))
+        return st;
     if (!ws_fits(m, ws))
         return pflref_error_set(NULL, PFLREF_EINVAL, "ws",
                                 "ws was sized for another model");

@@ -40,35 +40,42 @@ static void affine_grad(const pflref_model *m, size_t nb, const double *Xb,
         pflref_colsum(E, nb, 1, alpha, g + d);
 }
 
-void pflref_linear_forward(const pflref_model *m, const double *w, size_t nb,
-                           pflref_model_workspace *ws)
+/* Z := X_b w + b. */
+static void forward(const pflref_model *m, const double *w, size_t nb,
+                    pflref_model_workspace *ws)
 {
     affine(m, w, nb, ws->Xb, ws->Z);
 }
 
-void pflref_linear_backward(const pflref_model *m, size_t nb,
-                            const double *E, const pflref_model_workspace *ws,
-                            double *g)
+/* g_w := (1/nb) X_bᵀ E,  g_b := (1/nb) Σ_j E_j. */
+static void backward(const pflref_model *m, const double *w, size_t nb,
+                     const double *E, pflref_model_workspace *ws, double *g)
 {
-    /* g_w := (1/nb) X_bᵀ E,  g_b := (1/nb) Σ_j E_j */
+    (void)w;                            /* J does not depend on w */
     affine_grad(m, nb, ws->Xb, E, 1.0 / (double)nb, g);
 }
 
-void pflref_linear_grad(const pflref_model *m, size_t nb,
-                        const pflref_model_workspace *ws, double *g)
+/* ∂ℓ/∂ŷ = s r with s = 2 (squared) or 1 (half_squared):
+ * g_w := (s/nb) X_bᵀ r,  g_b := (s/nb) Σ_j r_j  (r in Z). */
+static void grad(const pflref_model *m, const double *w, size_t nb,
+                 pflref_model_workspace *ws, double *g)
 {
-    /* ∂ℓ/∂ŷ = s r with s = 2 (squared) or 1 (half_squared):
-     * g_w := (s/nb) X_bᵀ r,  g_b := (s/nb) Σ_j r_j */
+    (void)w;                            /* w enters through r alone */
     const double alpha = pflref_squared_scale(m) * (1.0 / (double)nb);
     affine_grad(m, nb, ws->Xb, ws->Z, alpha, g);
 }
 
-void pflref_linear_hvp(const pflref_model *m, size_t nb, const double *v,
-                       pflref_model_workspace *ws, double *Hv)
+/* The Hessian (s/nb) X̃ᵀ X̃ (X̃ = [X_b 1]) does not depend on w. */
+static void hvp(const pflref_model *m, const double *w, size_t nb,
+                const double *v, pflref_model_workspace *ws, double *Hv)
 {
-    /* The Hessian (s/nb) X̃ᵀ X̃ (X̃ = [X_b 1]) does not depend on w. */
+    (void)w;
     const double alpha = pflref_squared_scale(m) * (1.0 / (double)nb);
     affine(m, v, nb, ws->Xb, ws->RZ);   /* R{ŷ} := X_b v_w + v_b */
     /* (H v)_w := (s/nb) X_bᵀ R{ŷ},  (H v)_b := (s/nb) Σ_j R{ŷ}_j */
     affine_grad(m, nb, ws->Xb, ws->RZ, alpha, Hv);
 }
+
+const pflref_model_ops pflref_linear_ops = {
+    .forward = forward, .grad = grad, .backward = backward, .hvp = hvp,
+    .hvp_at_w = 0};

@@ -33,6 +33,7 @@
  * passes (pflref_model_workspace_passes).
  */
 #include <string.h>
+#include "core/args.h"
 #include "models/models.h"
 
 /* Offsets of the mlp blocks in the parameter vector: W1 (h×d) at 0, then
@@ -142,16 +143,16 @@ static void body_backward(const pflref_model *m, const double *w, size_t nb,
  * Forward pass, gradient, Hessian-vector product
  * ------------------------------------------------------------------------ */
 
-void pflref_mlp_forward(const pflref_model *m, const double *w, size_t nb,
-                        pflref_model_workspace *ws)
+static void forward(const pflref_model *m, const double *w, size_t nb,
+                    pflref_model_workspace *ws)
 {
     body_forward(m, w, nb, ws->Xb, ws->A, ws->H);
     ws->body_forward++;
     head_forward(m, w, nb, ws->H, ws->Z);
 }
 
-void pflref_mlp_grad(const pflref_model *m, const double *w, size_t nb,
-                     pflref_model_workspace *ws, double *g)
+static void grad(const pflref_model *m, const double *w, size_t nb,
+                 pflref_model_workspace *ws, double *g)
 {
     /* The split API's three steps on the workspace's buffers (A, H from
      * the body forward pass): E := ∂ℓ/∂z, head, body. */
@@ -161,9 +162,8 @@ void pflref_mlp_grad(const pflref_model *m, const double *w, size_t nb,
     ws->body_backward++;
 }
 
-void pflref_mlp_backward(const pflref_model *m, const double *w, size_t nb,
-                         const double *E, pflref_model_workspace *ws,
-                         double *g)
+static void backward(const pflref_model *m, const double *w, size_t nb,
+                     const double *E, pflref_model_workspace *ws, double *g)
 {
     /* the body forward at w, then the head and body backward on E */
     body_forward(m, w, nb, ws->Xb, ws->A, ws->H);
@@ -214,8 +214,8 @@ static void r_backward(const pflref_model *m, const double *w, size_t nb,
     body_backward_from(m, nb, ws->A, ws, Hv);
 }
 
-void pflref_mlp_hvp(const pflref_model *m, const double *w, size_t nb,
-                    const double *v, pflref_model_workspace *ws, double *Hv)
+static void hvp(const pflref_model *m, const double *w, size_t nb,
+                const double *v, pflref_model_workspace *ws, double *Hv)
 {
     ws->body_forward++;                 /* the R-forward through the body */
     ws->body_backward++;                /* and the R-backward (below)     */
@@ -223,6 +223,10 @@ void pflref_mlp_hvp(const pflref_model *m, const double *w, size_t nb,
     pflref_output_signal(m, nb, ws);    /* G := P − Y  or  s r */
     r_backward(m, w, nb, v, ws, Hv);
 }
+
+const pflref_model_ops pflref_mlp_ops = {
+    .forward = forward, .grad = grad, .backward = backward, .hvp = hvp,
+    .hvp_at_w = 1};
 
 /* ------------------------------------------------------------------------
  * Body and head of the mlp (pflref/model.h)
@@ -237,8 +241,9 @@ static pflref_status check_mlp_batch(const pflref_model *m, const double *w,
                                      size_t *nb_out)
 {
     *nb_out = 0;
-    if (m == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "m", "m is NULL");
+    pflref_status st = pflref_arg_nonnull(NULL, "m", m);
+    if (st != PFLREF_OK)
+        return st;
     if (m->kind != PFLREF_MODEL_MLP) {
         const char *kname = pflref_model_kind_name(m->kind);
         return pflref_error_set(NULL, PFLREF_EINVAL, "m",
@@ -259,13 +264,11 @@ pflref_status pflref_model_features(const pflref_model *m, const double *w,
                                     double *A, double *Phi)
 {
     size_t n_b;
-    pflref_status st = check_mlp_batch(m, w, D, idx, nb, ws, &n_b);
-    if (st != PFLREF_OK)
+    pflref_status st;
+    if ((st = check_mlp_batch(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "A", A)) ||
+        (st = pflref_arg_nonnull(NULL, "Phi", Phi)))
         return st;
-    if (A == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "A", "A is NULL");
-    if (Phi == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "Phi", "Phi is NULL");
     pflref_batch_gather_rows(m, D, idx, 0, n_b, ws);
     body_forward(m, w, n_b, ws->Xb, A, Phi);
     ws->body_forward++;
@@ -286,15 +289,11 @@ pflref_status pflref_model_head_grad(const pflref_model *m, const double *w,
                                      double *E, double *loss)
 {
     size_t n_b;
-    pflref_status st = check_mlp_batch(m, w, D, idx, nb, ws, &n_b);
-    if (st != PFLREF_OK)
-        return st;
-    if (Phi == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "Phi", "Phi is NULL");
-    if (g == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "g", "g is NULL");
-    st = pflref_batch_gather_labels(m, D, idx, 0, n_b, ws);
-    if (st != PFLREF_OK)
+    pflref_status st;
+    if ((st = check_mlp_batch(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "Phi", Phi)) ||
+        (st = pflref_arg_nonnull(NULL, "g", g)) ||
+        (st = pflref_batch_gather_labels(m, D, idx, 0, n_b, ws)))
         return st;
     double sum = 0.0;
     head_forward(m, w, n_b, Phi, ws->Z); /* Z := Phi W2ᵀ + 1 b2ᵀ */
@@ -321,15 +320,12 @@ pflref_status pflref_model_body_grad(const pflref_model *m, const double *w,
                                      double *g)
 {
     size_t n_b;
-    pflref_status st = check_mlp_batch(m, w, D, idx, nb, ws, &n_b);
-    if (st != PFLREF_OK)
+    pflref_status st;
+    if ((st = check_mlp_batch(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "A", A)) ||
+        (st = pflref_arg_nonnull(NULL, "E", E)) ||
+        (st = pflref_arg_nonnull(NULL, "g", g)))
         return st;
-    if (A == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "A", "A is NULL");
-    if (E == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "E", "E is NULL");
-    if (g == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "g", "g is NULL");
     pflref_batch_gather_rows(m, D, idx, 0, n_b, ws);
     body_backward(m, w, n_b, A, E, ws, g);
     ws->body_backward++;

@@ -67,41 +67,53 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "core/args.h"
 #include "models/models.h"
 
 /* ------------------------------------------------------------------------
  * Names
  * ------------------------------------------------------------------------ */
 
+/* The names used in specs and results, indexed by the enum values. */
+static const char *const KIND_NAMES[] = {
+    [PFLREF_MODEL_QUADRATIC] = "quadratic",
+    [PFLREF_MODEL_LINEAR] = "linear",
+    [PFLREF_MODEL_SOFTMAX] = "softmax",
+    [PFLREF_MODEL_MLP] = "mlp",
+};
+static const char *const LOSS_NAMES[] = {
+    [PFLREF_LOSS_SQUARED] = "squared",
+    [PFLREF_LOSS_HALF_SQUARED] = "half_squared",
+    [PFLREF_LOSS_CROSS_ENTROPY] = "cross_entropy",
+    [PFLREF_LOSS_QUADRATIC] = "quadratic",
+};
+static const char *const ACTIVATION_NAMES[] = {
+    [PFLREF_ACT_RELU] = "relu",
+    [PFLREF_ACT_IDENTITY] = "identity",
+};
+
+/* names[value], or NULL for a value outside the table of count names. */
+static const char *name_of(const char *const *names, size_t count, int value)
+{
+    return value >= 0 && (size_t)value < count ? names[value] : NULL;
+}
+
+#define NAME_OF(table, value) \
+    name_of(table, sizeof table / sizeof *table, (int)(value))
+
 const char *pflref_model_kind_name(pflref_model_kind kind)
 {
-    switch (kind) {
-    case PFLREF_MODEL_QUADRATIC: return "quadratic";
-    case PFLREF_MODEL_LINEAR:    return "linear";
-    case PFLREF_MODEL_SOFTMAX:   return "softmax";
-    case PFLREF_MODEL_MLP:       return "mlp";
-    }
-    return NULL;
+    return NAME_OF(KIND_NAMES, kind);
 }
 
 const char *pflref_loss_name(pflref_loss loss)
 {
-    switch (loss) {
-    case PFLREF_LOSS_SQUARED:       return "squared";
-    case PFLREF_LOSS_HALF_SQUARED:  return "half_squared";
-    case PFLREF_LOSS_CROSS_ENTROPY: return "cross_entropy";
-    case PFLREF_LOSS_QUADRATIC:     return "quadratic";
-    }
-    return NULL;
+    return NAME_OF(LOSS_NAMES, loss);
 }
 
 const char *pflref_activation_name(pflref_activation act)
 {
-    switch (act) {
-    case PFLREF_ACT_RELU:     return "relu";
-    case PFLREF_ACT_IDENTITY: return "identity";
-    }
-    return NULL;
+    return NAME_OF(ACTIVATION_NAMES, act);
 }
 
 /* ------------------------------------------------------------------------
@@ -269,10 +281,9 @@ static pflref_status describe(pflref_model *m, const pflref_model *given,
                               pflref_error *err)
 {
     /* Test the input parameters. */
-    if (m == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "m", "m is NULL");
-    pflref_status st = check_description(given, err);
-    if (st != PFLREF_OK)
+    pflref_status st;
+    if ((st = pflref_arg_nonnull(err, "m", m)) ||
+        (st = check_description(given, err)))
         return st;
 
     /* The sizes as stored, then P, with every product and sum checked. */
@@ -368,26 +379,19 @@ int pflref_model_block_index(const pflref_model *m, const char *name)
  * Forward pass, loss, gradient, Hessian-vector product
  * ------------------------------------------------------------------------ */
 
-/* Forward pass on the gathered batch.
+/* The kernels of each data model (linear.c, softmax.c, mlp.c):
  *   linear   Z := X_b w + b                      (nb)
  *   softmax  Z := X_b Wᵀ + 1 bᵀ                  (nb × k)
  *   mlp      A := X_b W1ᵀ + 1 b1ᵀ,  H := σ(A),  Z := H W2ᵀ + 1 b2ᵀ */
-void pflref_forward(const pflref_model *m, const double *w, size_t nb,
-                    pflref_model_workspace *ws)
+const pflref_model_ops *pflref_model_ops_of(const pflref_model *m)
 {
     switch (m->kind) {
-    case PFLREF_MODEL_LINEAR:
-        pflref_linear_forward(m, w, nb, ws);
-        break;
-    case PFLREF_MODEL_SOFTMAX:
-        pflref_softmax_forward(m, w, nb, ws);
-        break;
-    case PFLREF_MODEL_MLP:
-        pflref_mlp_forward(m, w, nb, ws);
-        break;
-    case PFLREF_MODEL_QUADRATIC:
-        break;
+    case PFLREF_MODEL_LINEAR:    return &pflref_linear_ops;
+    case PFLREF_MODEL_SOFTMAX:   return &pflref_softmax_ops;
+    case PFLREF_MODEL_MLP:       return &pflref_mlp_ops;
+    case PFLREF_MODEL_QUADRATIC: break;
     }
+    return NULL;
 }
 
 /* Gather, forward pass and the summed batch loss; leaves r (regression) or
@@ -400,7 +404,7 @@ static pflref_status batch_forward(const pflref_model *m, const double *w,
     pflref_status st = pflref_batch_gather(m, D, idx, 0, nb, ws);
     if (st != PFLREF_OK)
         return st;
-    pflref_forward(m, w, nb, ws);
+    pflref_model_ops_of(m)->forward(m, w, nb, ws);
     *sum = 0.0;
     pflref_loss_terms(m, nb, ws, sum);
     return PFLREF_OK;
@@ -420,11 +424,10 @@ pflref_status pflref_model_loss(const pflref_model *m, const double *w,
                                 double *loss)
 {
     size_t n_b;
-    pflref_status st = pflref_batch_check(m, w, D, idx, nb, ws, &n_b);
-    if (st != PFLREF_OK)
+    pflref_status st;
+    if ((st = pflref_batch_check(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "loss", loss)))
         return st;
-    if (loss == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "loss", "loss is NULL");
 
     if (m->kind == PFLREF_MODEL_QUADRATIC) {
         *loss = pflref_quadratic_f(m, w, D);
@@ -447,11 +450,10 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
                                 double *g, double *loss)
 {
     size_t n_b;
-    pflref_status st = pflref_batch_check(m, w, D, idx, nb, ws, &n_b);
-    if (st != PFLREF_OK)
+    pflref_status st;
+    if ((st = pflref_batch_check(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "g", g)))
         return st;
-    if (g == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "g", "g is NULL");
 
     if (m->kind == PFLREF_MODEL_QUADRATIC) {
         pflref_quadratic_grad(m, w, D, g);
@@ -463,19 +465,7 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
     st = batch_forward(m, w, D, idx, n_b, ws, &sum);
     if (st != PFLREF_OK)
         return st;
-    switch (m->kind) {
-    case PFLREF_MODEL_LINEAR:
-        pflref_linear_grad(m, n_b, ws, g);
-        break;
-    case PFLREF_MODEL_SOFTMAX:
-        pflref_softmax_grad(m, n_b, ws, g);
-        break;
-    case PFLREF_MODEL_MLP:
-        pflref_mlp_grad(m, w, n_b, ws, g);
-        break;
-    case PFLREF_MODEL_QUADRATIC:
-        break;
-    }
+    pflref_model_ops_of(m)->grad(m, w, n_b, ws, g);
     if (loss != NULL)
         *loss = sum / (double)n_b;      /* (1/nb) Σ_j ℓ_j */
     return PFLREF_OK;
@@ -490,32 +480,25 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
                                pflref_model_workspace *ws, double *Hv)
 {
     size_t n_b;
-    pflref_status st = pflref_batch_check(m, w, D, idx, nb, ws, &n_b);
-    if (st != PFLREF_OK)
+    pflref_status st;
+    if ((st = pflref_batch_check(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "v", v)) ||
+        (st = pflref_arg_nonnull(NULL, "Hv", Hv)))
         return st;
-    if (v == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "v", "v is NULL");
-    if (Hv == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "Hv", "Hv is NULL");
 
     if (m->kind == PFLREF_MODEL_QUADRATIC) {
         pflref_quadratic_hvp(m, D, v, Hv);
         return PFLREF_OK;
     }
-    if (m->kind == PFLREF_MODEL_LINEAR) { /* no forward pass at w needed */
-        st = pflref_batch_gather(m, D, idx, 0, n_b, ws);
-        if (st == PFLREF_OK)
-            pflref_linear_hvp(m, n_b, v, ws, Hv);
-        return st;
-    }
+    /* The forward pass at w (Z := P  or  r), or, where the Hessian does
+     * not depend on w (linear), the gathered batch alone. */
+    const pflref_model_ops *ops = pflref_model_ops_of(m);
     double sum;
-    st = batch_forward(m, w, D, idx, n_b, ws, &sum); /* Z := P  or  r */
+    st = ops->hvp_at_w ? batch_forward(m, w, D, idx, n_b, ws, &sum)
+                       : pflref_batch_gather(m, D, idx, 0, n_b, ws);
     if (st != PFLREF_OK)
         return st;
-    if (m->kind == PFLREF_MODEL_SOFTMAX)
-        pflref_softmax_hvp(m, n_b, v, ws, Hv);
-    else
-        pflref_mlp_hvp(m, w, n_b, v, ws, Hv);
+    ops->hvp(m, w, n_b, v, ws, Hv);
     return PFLREF_OK;
 }
 
@@ -537,10 +520,10 @@ pflref_status pflref_split_from_names(const pflref_model *m,
     char p[PFLREF_WHERE_MAX];
     if (where == NULL)
         where = "split";
-    if (m == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "m", "m is NULL");
-    if (out == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "out", "out is NULL");
+    pflref_status st;
+    if ((st = pflref_arg_nonnull(err, "m", m)) ||
+        (st = pflref_arg_nonnull(err, "out", out)))
+        return st;
     if (names == NULL && count > 0)
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "%zu names expected, names is NULL", count);

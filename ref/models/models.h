@@ -144,12 +144,6 @@ void pflref_output_signal(const pflref_model *m, size_t nb,
 void pflref_output_signal_r(const pflref_model *m, size_t nb,
                             pflref_model_workspace *ws);
 
-/* ---- model.c ------------------------------------------------------- */
-
-/* The forward pass on the gathered batch: Z := z(w; X_b) (nb × k). */
-void pflref_forward(const pflref_model *m, const double *w, size_t nb,
-                    pflref_model_workspace *ws);
-
 /* ---- quadratic.c --------------------------------------------------- */
 
 /* f(w) = ½ Σ_j a_j (w_j − c_j)². */
@@ -164,65 +158,38 @@ void pflref_quadratic_grad(const pflref_model *m, const double *w,
 void pflref_quadratic_hvp(const pflref_model *m, const pflref_data *D,
                           const double *v, double *Hv);
 
-/* ---- linear.c ------------------------------------------------------ */
+/* ---- linear.c, softmax.c, mlp.c ------------------------------------ */
 
-/* Z := X_b w + b (nb), on the gathered rows. */
-void pflref_linear_forward(const pflref_model *m, const double *w, size_t nb,
-                           pflref_model_workspace *ws);
+/* A data model's kernels, each on the batch gathered into ws (nb samples:
+ * X_b, y_b).  model.c and outputs.c pick the table by the model's kind
+ * (pflref_model_ops_of) after the public entry point tested its
+ * arguments. */
+typedef struct {
+    /* Z := z(w; X_b), nb × k: ŷ (linear, regression mlp) or the logits. */
+    void (*forward)(const pflref_model *m, const double *w, size_t nb,
+                    pflref_model_workspace *ws);
+    /* g := ∇F(w; B), after forward and pflref_loss_terms (r or P in Z);
+     * Z is overwritten. */
+    void (*grad)(const pflref_model *m, const double *w, size_t nb,
+                 pflref_model_workspace *ws, double *g);
+    /* g := (1/nb) Σ_j J_j(w)ᵀ E_j for a given signal E (nb × k, not the
+     * workspace's). */
+    void (*backward)(const pflref_model *m, const double *w, size_t nb,
+                     const double *E, pflref_model_workspace *ws, double *g);
+    /* Hv := ∇²F(w; B) v, after forward and pflref_loss_terms when
+     * hvp_at_w is 1, on the gathered batch alone when it is 0. */
+    void (*hvp)(const pflref_model *m, const double *w, size_t nb,
+                const double *v, pflref_model_workspace *ws, double *Hv);
+    int hvp_at_w;   /* 0: the Hessian does not depend on w (linear)    */
+} pflref_model_ops;
 
-/* g := (1/nb) J(w)ᵀ E for the signal E (nb): g_w := (1/nb) X_bᵀ E,
- * g_b := (1/nb) Σ_j E_j. */
-void pflref_linear_backward(const pflref_model *m, size_t nb,
-                            const double *E, const pflref_model_workspace *ws,
-                            double *g);
+extern const pflref_model_ops pflref_linear_ops;
+extern const pflref_model_ops pflref_softmax_ops;
+extern const pflref_model_ops pflref_mlp_ops;
 
-/* g := ∇F from the residuals r that pflref_loss_terms left in Z. */
-void pflref_linear_grad(const pflref_model *m, size_t nb,
-                        const pflref_model_workspace *ws, double *g);
+/* ---- model.c ------------------------------------------------------- */
 
-/* Hv := ∇²F v on the gathered batch (the Hessian does not depend on w). */
-void pflref_linear_hvp(const pflref_model *m, size_t nb, const double *v,
-                       pflref_model_workspace *ws, double *Hv);
-
-/* ---- softmax.c ----------------------------------------------------- */
-
-/* Z := X_b Wᵀ + 1 bᵀ (nb × k), on the gathered rows. */
-void pflref_softmax_forward(const pflref_model *m, const double *w, size_t nb,
-                            pflref_model_workspace *ws);
-
-/* g := (1/nb) J(w)ᵀ E for the signal E (nb × k): g_W := (1/nb) Eᵀ X_b,
- * g_b := (1/nb) Σ_j E_j. */
-void pflref_softmax_backward(const pflref_model *m, size_t nb,
-                             const double *E,
-                             const pflref_model_workspace *ws, double *g);
-
-/* g := ∇F from the probabilities P that pflref_loss_terms left in Z
- * (Z becomes G = P − Y). */
-void pflref_softmax_grad(const pflref_model *m, size_t nb,
-                         pflref_model_workspace *ws, double *g);
-
-/* Hv := ∇²F v after the forward pass and pflref_loss_terms (P in Z). */
-void pflref_softmax_hvp(const pflref_model *m, size_t nb, const double *v,
-                        pflref_model_workspace *ws, double *Hv);
-
-/* ---- mlp.c --------------------------------------------------------- */
-
-/* A := X_b W1ᵀ + 1 b1ᵀ, H := σ(A), Z := H W2ᵀ + 1 b2ᵀ (counts one body
- * forward pass). */
-void pflref_mlp_forward(const pflref_model *m, const double *w, size_t nb,
-                        pflref_model_workspace *ws);
-
-/* g := ∇F after the forward pass and pflref_loss_terms (Z becomes E). */
-void pflref_mlp_grad(const pflref_model *m, const double *w, size_t nb,
-                     pflref_model_workspace *ws, double *g);
-
-/* g := (1/nb) J(w)ᵀ E for the signal E (nb × k), on the gathered rows. */
-void pflref_mlp_backward(const pflref_model *m, const double *w, size_t nb,
-                         const double *E, pflref_model_workspace *ws,
-                         double *g);
-
-/* Hv := ∇²F v after the forward pass and pflref_loss_terms. */
-void pflref_mlp_hvp(const pflref_model *m, const double *w, size_t nb,
-                    const double *v, pflref_model_workspace *ws, double *Hv);
+/* The kernels of m's kind; NULL for the quadratic model. */
+const pflref_model_ops *pflref_model_ops_of(const pflref_model *m);
 
 #endif

@@ -22,6 +22,7 @@
  */
 #include <math.h>
 #include <string.h>
+#include "core/args.h"
 #include "models/models.h"
 
 /* ------------------------------------------------------------------------
@@ -52,11 +53,12 @@ static void chunk_outputs(const pflref_model *m, const double *w,
                           pflref_model_workspace *ws)
 {
     const size_t k = m->k;
+    const pflref_model_ops *ops = pflref_model_ops_of(m);
     if (v != NULL) {
-        pflref_forward(m, v, nc, ws);
+        ops->forward(m, v, nc, ws);
         memcpy(ws->RZ, ws->Z, nc * k * sizeof(double)); /* RZ := z(v) */
     }
-    pflref_forward(m, w, nc, ws);                       /* Z := z(w)  */
+    ops->forward(m, w, nc, ws);                         /* Z := z(w)  */
     if (v != NULL)      /* ẑ := α z(v) + (1 − α) z(w) */
         for (size_t q = 0; q < nc * k; q++)
             ws->Z[q] = alpha * ws->RZ[q] + (1.0 - alpha) * ws->Z[q];
@@ -122,13 +124,10 @@ pflref_status pflref_model_evaluate(const pflref_model *m, const double *w,
                                     pflref_model_workspace *ws,
                                     pflref_eval *out)
 {
-    pflref_status st = pflref_batch_check_args(m, w, D, ws);
-    if (st != PFLREF_OK)
-        return st;
-    if (out == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "out", "out is NULL");
-    st = begin_eval(m, D, out);
-    if (st != PFLREF_OK)
+    pflref_status st;
+    if ((st = pflref_batch_check_args(m, w, D, ws)) ||
+        (st = pflref_arg_nonnull(NULL, "out", out)) ||
+        (st = begin_eval(m, D, out)))
         return st;
     if (m->kind == PFLREF_MODEL_QUADRATIC) {
         out->loss = pflref_quadratic_f(m, w, D);
@@ -144,8 +143,9 @@ pflref_status pflref_model_evaluate(const pflref_model *m, const double *w,
 /* The quadratic model has no outputs z(w; x): its f has no data. */
 static pflref_status check_has_outputs(const pflref_model *m)
 {
-    if (m == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "m", "m is NULL");
+    pflref_status st = pflref_arg_nonnull(NULL, "m", m);
+    if (st != PFLREF_OK)
+        return st;
     if (m->kind == PFLREF_MODEL_QUADRATIC)
         return pflref_error_set(NULL, PFLREF_EINVAL, "m",
                                 "model quadratic has no outputs (its f_i "
@@ -181,13 +181,12 @@ pflref_status pflref_model_outputs(const pflref_model *m, const double *w,
                                    double *Z)
 {
     size_t n_b;
-    pflref_status st = check_output_batch(m, w, D, idx, nb, ws, &n_b);
-    if (st != PFLREF_OK)
+    pflref_status st;
+    if ((st = check_output_batch(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "Z", Z)))
         return st;
-    if (Z == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "Z", "Z is NULL");
     pflref_batch_gather_rows(m, D, idx, 0, n_b, ws);
-    pflref_forward(m, w, n_b, ws);      /* ws->Z := z(w; X_b) */
+    pflref_model_ops_of(m)->forward(m, w, n_b, ws); /* ws->Z := z(w; X_b) */
     memcpy(Z, ws->Z, n_b * m->k * sizeof(double));
     return PFLREF_OK;
 }
@@ -202,19 +201,14 @@ pflref_status pflref_model_output_grad(const pflref_model *m, const double *Z,
                                        size_t nb, pflref_model_workspace *ws,
                                        double *E, double *loss)
 {
-    pflref_status st = check_has_outputs(m);
-    if (st != PFLREF_OK)
-        return st;
-    if (Z == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "Z", "Z is NULL");
     size_t n_b;
-    st = pflref_batch_check(m, Z, D, idx, nb, ws, &n_b); /* Z stands in for w */
-    if (st != PFLREF_OK)
-        return st;
-    if (E == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "E", "E is NULL");
-    st = pflref_batch_gather_labels(m, D, idx, 0, n_b, ws);
-    if (st != PFLREF_OK)
+    pflref_status st;
+    if ((st = check_has_outputs(m)) ||
+        (st = pflref_arg_nonnull(NULL, "Z", Z)) ||
+        /* Z stands in for w */
+        (st = pflref_batch_check(m, Z, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "E", E)) ||
+        (st = pflref_batch_gather_labels(m, D, idx, 0, n_b, ws)))
         return st;
     const size_t len = n_b * m->k;
     memmove(ws->Z, Z, len * sizeof(double));
@@ -244,27 +238,13 @@ pflref_status pflref_model_grad_from_output(const pflref_model *m,
                                             double *g)
 {
     size_t n_b;
-    pflref_status st = check_output_batch(m, w, D, idx, nb, ws, &n_b);
-    if (st != PFLREF_OK)
+    pflref_status st;
+    if ((st = check_output_batch(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "E", E)) ||
+        (st = pflref_arg_nonnull(NULL, "g", g)))
         return st;
-    if (E == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "E", "E is NULL");
-    if (g == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "g", "g is NULL");
     pflref_batch_gather_rows(m, D, idx, 0, n_b, ws);
-    switch (m->kind) {
-    case PFLREF_MODEL_LINEAR:
-        pflref_linear_backward(m, n_b, E, ws, g);
-        break;
-    case PFLREF_MODEL_SOFTMAX:
-        pflref_softmax_backward(m, n_b, E, ws, g);
-        break;
-    case PFLREF_MODEL_MLP:
-        pflref_mlp_backward(m, w, n_b, E, ws, g);
-        break;
-    case PFLREF_MODEL_QUADRATIC:
-        break;
-    }
+    pflref_model_ops_of(m)->backward(m, w, n_b, E, ws, g);
     return PFLREF_OK;
 }
 
@@ -281,15 +261,12 @@ pflref_status pflref_model_evaluate_mix(const pflref_model *m, const double *v,
                                         pflref_model_workspace *ws,
                                         pflref_eval *out)
 {
-    pflref_status st = check_has_outputs(m);
-    if (st == PFLREF_OK)
-        st = pflref_batch_check_args(m, w, D, ws);
-    if (st != PFLREF_OK)
+    pflref_status st;
+    if ((st = check_has_outputs(m)) ||
+        (st = pflref_batch_check_args(m, w, D, ws)) ||
+        (st = pflref_arg_nonnull(NULL, "v", v)) ||
+        (st = pflref_arg_nonnull(NULL, "out", out)))
         return st;
-    if (v == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "v", "v is NULL");
-    if (out == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "out", "out is NULL");
     if (!isfinite(alpha))
         return pflref_error_set(NULL, PFLREF_EINVAL, "alpha",
                                 "alpha = %g is not finite", alpha);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include "pflref/problem.h"
+#include "core/args.h"
 #include "models/models.h"
 
 /* A client's data sets: train, and the optional test and validation data
@@ -94,10 +95,10 @@ pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
                                 size_t n, pflref_error *err)
 {
     /* Test the input parameters. */
-    if (D == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "D", "D is NULL");
-    if (m == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "m", "m is NULL");
+    pflref_status st;
+    if ((st = pflref_arg_nonnull(err, "D", D)) ||
+        (st = pflref_arg_nonnull(err, "m", m)))
+        return st;
     if (m->d < 1)
         return pflref_error_set(err, PFLREF_EINVAL, "m",
                                 "the model is not initialised (d = 0)");
@@ -169,20 +170,18 @@ static const char *path(char *buf, size_t len, const char *where,
     return buf;
 }
 
-/* The quadratic model's data: a and c present, a_j finite and > 0, c_j
- * finite. */
-static pflref_status validate_quadratic(const pflref_model *m,
-                                        const pflref_data *D,
+/* The quadratic model's data (d entries): a and c present, a_j finite and
+ * > 0, c_j finite. */
+static pflref_status validate_quadratic(const pflref_data *D, size_t d,
                                         const char *where, pflref_error *err)
 {
     char p[PFLREF_WHERE_MAX];
-    const size_t d = m->d;
-    if (D->a == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, path(p, sizeof p, where, "a"),
-                                "quadratic data without a (%zu entries)", d);
-    if (D->c == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, path(p, sizeof p, where, "c"),
-                                "quadratic data without c (%zu entries)", d);
+    const char *missing = D->a == NULL ? "a" : D->c == NULL ? "c" : NULL;
+    if (missing != NULL)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                path(p, sizeof p, where, "%s", missing),
+                                "quadratic data without %s (%zu entries)",
+                                missing, d);
     for (size_t j = 0; j < d; j++) {
         if (!(isfinite(D->a[j]) && D->a[j] > 0.0))
             return pflref_error_set(err, PFLREF_EINVAL,
@@ -198,43 +197,38 @@ static pflref_status validate_quadratic(const pflref_model *m,
     return PFLREF_OK;
 }
 
-/* A data model's features: n·d within PFLREF_MAX_DATA, X and y present,
- * every x_ij finite. */
-static pflref_status validate_features(const pflref_model *m,
-                                       const pflref_data *D,
-                                       const char *where, pflref_error *err)
+/* A data model's samples: n·d within PFLREF_MAX_DATA, X and y present,
+ * every x_ij finite, every label finite and, for a classifier, a class in
+ * [0, k). */
+static pflref_status validate_samples(const pflref_model *m,
+                                      const pflref_data *D,
+                                      const char *where, pflref_error *err)
 {
     char p[PFLREF_WHERE_MAX];
-    const size_t d = m->d;
+    const size_t n = D->n, d = m->d;
     size_t nd;
-    if (!pflref_size_mul(D->n, d, &nd) || nd > PFLREF_MAX_DATA)
-        return pflref_error_set(err, PFLREF_ENOMEM, path(p, sizeof p, where, "X"),
+    if (!pflref_size_mul(n, d, &nd) || nd > PFLREF_MAX_DATA)
+        return pflref_error_set(err, PFLREF_ENOMEM,
+                                path(p, sizeof p, where, "X"),
                                 "n·d = %zu·%zu exceeds PFLREF_MAX_DATA = %zu",
-                                D->n, d, PFLREF_MAX_DATA);
+                                n, d, PFLREF_MAX_DATA);
     if (D->X == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, path(p, sizeof p, where, "X"),
-                                "no features X (%zu × %zu)", D->n, d);
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                path(p, sizeof p, where, "X"),
+                                "no features X (%zu × %zu)", n, d);
     if (D->y == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, path(p, sizeof p, where, "y"),
-                                "no labels y (%zu)", D->n);
-    for (size_t i = 0; i < D->n; i++)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                path(p, sizeof p, where, "y"),
+                                "no labels y (%zu)", n);
+    for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < d; j++)
             if (!isfinite(D->X[i * d + j]))
                 return pflref_error_set(
                     err, PFLREF_EINVAL,
                     path(p, sizeof p, where, "X[%zu][%zu]", i, j),
                     "feature %g is not finite", D->X[i * d + j]);
-    return PFLREF_OK;
-}
-
-/* A data model's labels: finite, and classes in [0, k) for a classifier. */
-static pflref_status validate_labels(const pflref_model *m,
-                                     const pflref_data *D, const char *where,
-                                     pflref_error *err)
-{
-    char p[PFLREF_WHERE_MAX];
     const int classifier = pflref_model_is_classifier(m);
-    for (size_t i = 0; i < D->n; i++) {
+    for (size_t i = 0; i < n; i++) {
         const double y = D->y[i];
         if (!isfinite(y))
             return pflref_error_set(err, PFLREF_EINVAL,
@@ -261,8 +255,9 @@ pflref_status pflref_data_validate(const pflref_model *m, const pflref_data *D,
     char p[PFLREF_WHERE_MAX];
     if (where == NULL)
         where = "";
-    if (m == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "m", "m is NULL");
+    pflref_status st = pflref_arg_nonnull(err, "m", m);
+    if (st != PFLREF_OK)
+        return st;
     if (D == NULL)
         return pflref_error_set(err, PFLREF_EINVAL,
                                 where[0] != '\0' ? where : "D", "no data");
@@ -271,11 +266,8 @@ pflref_status pflref_data_validate(const pflref_model *m, const pflref_data *D,
                                 path(p, sizeof p, where, "n"),
                                 "n = 0: a data set needs at least one sample");
     if (m->kind == PFLREF_MODEL_QUADRATIC)
-        return validate_quadratic(m, D, where, err);
-    pflref_status st = validate_features(m, D, where, err);
-    if (st != PFLREF_OK)
-        return st;
-    return validate_labels(m, D, where, err);
+        return validate_quadratic(D, m->d, where, err);
+    return validate_samples(m, D, where, err);
 }
 
 /* Client i's test (part PART_TEST) or validation data (PART_VAL): present

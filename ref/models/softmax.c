@@ -25,37 +25,41 @@ static const double *bias_of(const pflref_model *m, const double *x)
     return m->bias ? x + m->k * m->d : NULL;
 }
 
-/* The gradient entries of a signal E (nb × k):
- *   g_W := (1/nb) Eᵀ X_b   (k × d),   g_b := (1/nb) Σ_j E_j. */
-void pflref_softmax_backward(const pflref_model *m, size_t nb,
-                             const double *E,
-                             const pflref_model_workspace *ws, double *g)
+/* g_W := (1/nb) Eᵀ X_b   (k × d),   g_b := (1/nb) Σ_j E_j. */
+static void backward(const pflref_model *m, const double *w, size_t nb,
+                     const double *E, pflref_model_workspace *ws, double *g)
 {
+    (void)w;                            /* J does not depend on w */
     const size_t d = m->d, k = m->k;
     pflref_dense_backward(E, nb, k, ws->Xb, d, 1.0 / (double)nb, g,
                           m->bias ? g + k * d : NULL);
 }
 
 /* Z := X_b Wᵀ + 1 bᵀ   (nb × k). */
-void pflref_softmax_forward(const pflref_model *m, const double *w, size_t nb,
-                            pflref_model_workspace *ws)
+static void forward(const pflref_model *m, const double *w, size_t nb,
+                    pflref_model_workspace *ws)
 {
     pflref_dense_forward(ws->Xb, nb, m->d, w, bias_of(m, w), m->k, ws->Z);
 }
 
-void pflref_softmax_grad(const pflref_model *m, size_t nb,
-                         pflref_model_workspace *ws, double *g)
+/* G := P − Y, then the gradient entries of G. */
+static void grad(const pflref_model *m, const double *w, size_t nb,
+                 pflref_model_workspace *ws, double *g)
 {
     pflref_output_signal(m, nb, ws);    /* G := P − Y */
-    pflref_softmax_backward(m, nb, ws->Z, ws, g);
+    backward(m, w, nb, ws->Z, ws, g);
 }
 
-void pflref_softmax_hvp(const pflref_model *m, size_t nb, const double *v,
-                        pflref_model_workspace *ws, double *Hv)
+static void hvp(const pflref_model *m, const double *w, size_t nb,
+                const double *v, pflref_model_workspace *ws, double *Hv)
 {
     /* R{Z} := X_b V_Wᵀ + 1 v_bᵀ */
     pflref_dense_forward(ws->Xb, nb, m->d, v, bias_of(m, v), m->k, ws->RZ);
     pflref_output_signal_r(m, nb, ws);  /* R{P} := p ⊙ (R{z} − pᵀR{z}) */
     /* (H v)_W := (1/nb) R{P}ᵀ X_b,  (H v)_b := (1/nb) Σ_j R{p}_j */
-    pflref_softmax_backward(m, nb, ws->RZ, ws, Hv);
+    backward(m, w, nb, ws->RZ, ws, Hv);
 }
+
+const pflref_model_ops pflref_softmax_ops = {
+    .forward = forward, .grad = grad, .backward = backward, .hvp = hvp,
+    .hvp_at_w = 1};
