@@ -45,18 +45,23 @@ int pflref_label_is_class(const pflref_model *m, double y)
  * Workspace
  * ------------------------------------------------------------------------ */
 
-/* Point the buffers into ws->mem: Xb nb·d, yb nb, Z and RZ nb·k each, A,
- * H, RH and T nb·h each (nd, nk, nh: the products with nb = max_batch). */
-static void carve(pflref_model_workspace *ws, size_t nd, size_t nk, size_t nh)
+/* The workspace `sized` (model and max_batch) with its buffers carved from
+ * mem one after the other: Xb nb·d, yb nb, Z and RZ nb·k each, A, H, RH
+ * and T nb·h each (nd, nk, nh: the products with nb = max_batch). */
+static pflref_model_workspace carve(const pflref_model_workspace *sized,
+                                    double *mem, size_t nd, size_t nk,
+                                    size_t nh)
 {
-    ws->Xb = ws->mem;
-    ws->yb = ws->Xb + nd;
-    ws->Z = ws->yb + ws->max_batch;
-    ws->RZ = ws->Z + nk;
-    ws->A = ws->RZ + nk;
-    ws->H = ws->A + nh;
-    ws->RH = ws->H + nh;
-    ws->T = ws->RH + nh;
+    double *Xb = mem, *yb = Xb + nd, *Z = yb + sized->max_batch;
+    double *RZ = Z + nk, *A = RZ + nk, *H = A + nh, *RH = H + nh;
+    double *T = RH + nh;
+    return (pflref_model_workspace){
+        .kind = sized->kind, .d = sized->d, .k = sized->k, .h = sized->h,
+        .max_batch = sized->max_batch,
+        .Xb = Xb, .yb = yb, .Z = Z, .RZ = RZ,
+        .A = A, .H = H, .RH = RH, .T = T,
+        .mem = mem,
+    };
 }
 
 /* Workspace for batches of up to max_batch samples of m.
@@ -97,12 +102,12 @@ pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
         free(ws);
         return NULL;
     }
-    ws->mem = calloc(total, sizeof(double));
-    if (ws->mem == NULL) {
+    double *mem = calloc(total, sizeof(double));
+    if (mem == NULL) {
         free(ws);
         return NULL;
     }
-    carve(ws, nd, nk, nh);
+    *ws = carve(ws, mem, nd, nk, nh);
     return ws;
 }
 

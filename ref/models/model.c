@@ -394,19 +394,25 @@ const pflref_model_ops *pflref_model_ops_of(const pflref_model *m)
     return NULL;
 }
 
-/* Gather, forward pass and the summed batch loss; leaves r (regression) or
- * P (classifiers) in Z. */
-static pflref_status batch_forward(const pflref_model *m, const double *w,
-                                   const pflref_data *D, const size_t *idx,
-                                   size_t nb, pflref_model_workspace *ws,
-                                   double *sum)
+/* *F := F(w; B): the quadratic f(w), or, for a data model, the gather,
+ * the forward pass and (1/nb) Σ_j ℓ_j, which leave r (regression) or P
+ * (classifiers) in Z.  *F is written only on success. */
+static pflref_status batch_loss(const pflref_model *m, const double *w,
+                                const pflref_data *D, const size_t *idx,
+                                size_t nb, pflref_model_workspace *ws,
+                                double *F)
 {
+    if (m->kind == PFLREF_MODEL_QUADRATIC) {
+        *F = pflref_quadratic_f(m, w, D);
+        return PFLREF_OK;
+    }
     pflref_status st = pflref_batch_gather(m, D, idx, 0, nb, ws);
     if (st != PFLREF_OK)
         return st;
     pflref_model_ops_of(m)->forward(m, w, nb, ws);
-    *sum = 0.0;
-    pflref_loss_terms(m, nb, ws, sum);
+    double sum = 0.0;
+    pflref_loss_terms(m, nb, ws, &sum);
+    *F = sum / (double)nb;              /* (1/nb) Σ_j ℓ_j */
     return PFLREF_OK;
 }
 
@@ -428,17 +434,7 @@ pflref_status pflref_model_loss(const pflref_model *m, const double *w,
     if ((st = pflref_batch_check(m, w, D, idx, nb, ws, &n_b)) ||
         (st = pflref_arg_nonnull(NULL, "loss", loss)))
         return st;
-
-    if (m->kind == PFLREF_MODEL_QUADRATIC) {
-        *loss = pflref_quadratic_f(m, w, D);
-        return PFLREF_OK;
-    }
-    double sum;
-    st = batch_forward(m, w, D, idx, n_b, ws, &sum);
-    if (st != PFLREF_OK)
-        return st;
-    *loss = sum / (double)n_b; /* (1/nb) Σ_j ℓ_j */
-    return PFLREF_OK;
+    return batch_loss(m, w, D, idx, n_b, ws, loss);
 }
 
 /* g := ∇_w F(w; B), and *loss := F(w; B) when loss is non-NULL.
@@ -450,24 +446,18 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
                                 double *g, double *loss)
 {
     size_t n_b;
+    double F;
     pflref_status st;
     if ((st = pflref_batch_check(m, w, D, idx, nb, ws, &n_b)) ||
-        (st = pflref_arg_nonnull(NULL, "g", g)))
+        (st = pflref_arg_nonnull(NULL, "g", g)) ||
+        (st = batch_loss(m, w, D, idx, n_b, ws, &F)))
         return st;
-
-    if (m->kind == PFLREF_MODEL_QUADRATIC) {
+    if (m->kind == PFLREF_MODEL_QUADRATIC)
         pflref_quadratic_grad(m, w, D, g);
-        if (loss != NULL)
-            *loss = pflref_quadratic_f(m, w, D);
-        return PFLREF_OK;
-    }
-    double sum;
-    st = batch_forward(m, w, D, idx, n_b, ws, &sum);
-    if (st != PFLREF_OK)
-        return st;
-    pflref_model_ops_of(m)->grad(m, w, n_b, ws, g);
+    else
+        pflref_model_ops_of(m)->grad(m, w, n_b, ws, g);
     if (loss != NULL)
-        *loss = sum / (double)n_b;      /* (1/nb) Σ_j ℓ_j */
+        *loss = F;
     return PFLREF_OK;
 }
 
@@ -493,8 +483,8 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
     /* The forward pass at w (Z := P  or  r), or, where the Hessian does
      * not depend on w (linear), the gathered batch alone. */
     const pflref_model_ops *ops = pflref_model_ops_of(m);
-    double sum;
-    st = ops->hvp_at_w ? batch_forward(m, w, D, idx, n_b, ws, &sum)
+    double F;
+    st = ops->hvp_at_w ? batch_loss(m, w, D, idx, n_b, ws, &F)
                        : pflref_batch_gather(m, D, idx, 0, n_b, ws);
     if (st != PFLREF_OK)
         return st;

@@ -96,7 +96,8 @@ void pflref_gemv(CBLAS_TRANSPOSE_t tA, double alpha, const double *A,
                  size_t ar, size_t ac, const double *x, double beta,
                  double *y);
 
-/* out[q] := alpha Σ_{j=0}^{nb−1} M[j][q]  (M nb × c), summed in batch order. */
+/* out[q] := alpha Σ_{j=0}^{nb−1} M[j][q]  (M nb × c), summed in batch
+ * order. */
 void pflref_colsum(const double *M, size_t nb, size_t c, double alpha,
                    double *out);
 
@@ -172,8 +173,8 @@ typedef struct {
      * Z is overwritten. */
     void (*grad)(const pflref_model *m, const double *w, size_t nb,
                  pflref_model_workspace *ws, double *g);
-    /* g := (1/nb) Σ_j J_j(w)ᵀ E_j for a given signal E (nb × k, not the
-     * workspace's). */
+    /* g := (1/nb) Σ_j J_j(w)ᵀ E_j for a signal E (nb × k; for the mlp
+     * not one of the workspace's buffers, which it overwrites). */
     void (*backward)(const pflref_model *m, const double *w, size_t nb,
                      const double *E, pflref_model_workspace *ws, double *g);
     /* Hv := ∇²F(w; B) v, after forward and pflref_loss_terms when

@@ -43,18 +43,16 @@ pflref_problem *pflref_problem_alloc(const pflref_model *m, size_t N)
 {
     if (m == NULL || N > SIZE_MAX / sizeof(pflref_client))
         return NULL;
+    /* N = 0 gives an empty problem, which pflref_problem_validate
+     * rejects. */
     pflref_problem *p = calloc(1, sizeof *p);
-    if (p == NULL)
-        return NULL;
-    p->model = *m;
-    p->N = N;
-    if (N == 0) /* an empty problem: pflref_problem_validate rejects it */
-        return p;
-    p->clients = calloc(N, sizeof *p->clients);
-    if (p->clients == NULL) {
+    pflref_client *clients = N > 0 ? calloc(N, sizeof *clients) : NULL;
+    if (p == NULL || (N > 0 && clients == NULL)) {
+        free(clients);
         free(p);
         return NULL;
     }
+    *p = (pflref_problem){.model = *m, .N = N, .clients = clients};
     return p;
 }
 
@@ -65,8 +63,7 @@ static void data_free(pflref_data *D)
     free(D->y);
     free(D->a);
     free(D->c);
-    D->X = D->y = D->a = D->c = NULL;
-    D->n = 0;
+    *D = (pflref_data){.n = 0};
 }
 
 /* Free p, its clients and every X, y, a, c they hold.  p may be NULL. */
@@ -102,8 +99,7 @@ pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
     if (m->d < 1)
         return pflref_error_set(err, PFLREF_EINVAL, "m",
                                 "the model is not initialised (d = 0)");
-    D->n = 0;
-    D->X = D->y = D->a = D->c = NULL;
+    *D = (pflref_data){.n = 0};
 
     int ok;
     if (m->kind == PFLREF_MODEL_QUADRATIC) {

@@ -1,6 +1,6 @@
-/* ref/sampling/sampler.c: client sampling without replacement, and the seeded random
- * streams (shuffles, Gaussian and uniform draws) every random choice in
- * pflref comes from.
+/* ref/sampling/sampler.c: client sampling without replacement, and the
+ * seeded random streams (shuffles, Gaussian and uniform draws) every random
+ * choice in pflref comes from.
  *
  * References.
  *   D. E. Knuth, The Art of Computer Programming, vol. 2, 3rd ed., §3.4.2:
@@ -97,12 +97,13 @@ pflref_sampler *pflref_sampler_alloc(pflref_sampler_kind kind, size_t N_max)
     if (N_max > (size_t)NUMPY_INTERVAL_MAX + 1)
         return NULL;
     pflref_sampler *s = calloc(1, sizeof *s);
-    if (s != NULL) {
-        s->kind = kind;
-        s->N_max = N_max;
-        s->ids = malloc((N_max > 0 ? N_max : 1) * sizeof *s->ids);
-        s->r = gsl_rng_alloc(gsl_rng_mt19937);
-    }
+    if (s != NULL)
+        *s = (pflref_sampler){
+            .kind = kind,
+            .N_max = N_max,
+            .ids = malloc((N_max > 0 ? N_max : 1) * sizeof *s->ids),
+            .r = gsl_rng_alloc(gsl_rng_mt19937),
+        };
     if (s == NULL || s->ids == NULL || s->r == NULL) {
         pflref_sampler_free(s);
         return NULL;

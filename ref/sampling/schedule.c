@@ -1,6 +1,6 @@
-/* ref/sampling/schedule.c: the schedule of a run, i.e. which clients take part in
- * each round and which samples form each local step's minibatch; its
- * generation from seeds, its validation, and its memory.
+/* ref/sampling/schedule.c: the schedule of a run, i.e. which clients take
+ * part in each round and which samples form each local step's minibatch;
+ * its generation from seeds, its validation, and its memory.
  *
  * Reference.  H. B. McMahan, E. Moore, D. Ramage, S. Hampson, B. Agüera y
  * Arcas, "Communication-Efficient Learning of Deep Networks from
@@ -106,9 +106,7 @@ static void batches_release(pflref_batches *b)
 {
     free(b->step_off);
     free(b->idx);
-    b->nsteps = 0;
-    b->step_off = NULL;
-    b->idx = NULL;
+    *b = (pflref_batches){.nsteps = 0};
 }
 
 /* Free a round plan's arrays (and its batches) and leave it empty. */
@@ -130,9 +128,7 @@ pflref_status pflref_batches_alloc(pflref_batches *b, size_t nsteps,
     if (b == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "b",
                                 "the batch list is NULL");
-    b->nsteps = 0;
-    b->step_off = NULL;
-    b->idx = NULL;
+    *b = (pflref_batches){.nsteps = 0};
     if (nsteps > MAX_INDICES || total > MAX_INDICES)
         return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
                                 "a client's batches of %zu steps and %zu "
@@ -400,7 +396,8 @@ static pflref_status check_config(const pflref_schedule_config *cfg,
                                   size_t N, pflref_error *err)
 {
     if (cfg->m == 0 || cfg->m > N)
-        return pflref_error_set(err, PFLREF_EINVAL, "schedule.clients_per_round",
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "schedule.clients_per_round",
                                 "m = %zu participants per round must be in "
                                 "1..N = %zu", cfg->m, N);
     if (cfg->sampler != PFLREF_SAMPLER_GSL &&
