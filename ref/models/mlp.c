@@ -143,6 +143,7 @@ static void body_backward(const pflref_model *m, const double *w, size_t nb,
  * Forward pass, gradient, Hessian-vector product
  * ------------------------------------------------------------------------ */
 
+/* A := X_b W1ᵀ + 1 b1ᵀ,  H := σ(A),  Z := H W2ᵀ + 1 b2ᵀ. */
 static void forward(const pflref_model *m, const double *w, size_t nb,
                     pflref_model_workspace *ws)
 {
@@ -151,6 +152,7 @@ static void forward(const pflref_model *m, const double *w, size_t nb,
     head_forward(m, w, nb, ws->H, ws->Z);
 }
 
+/* g := ∇F after forward and the loss terms (P or r in Z). */
 static void grad(const pflref_model *m, const double *w, size_t nb,
                  pflref_model_workspace *ws, double *g)
 {
@@ -162,6 +164,7 @@ static void grad(const pflref_model *m, const double *w, size_t nb,
     ws->body_backward++;
 }
 
+/* g := (1/nb) Σ_j J_j(w)ᵀ E_j for a given signal E (nb × k). */
 static void backward(const pflref_model *m, const double *w, size_t nb,
                      const double *E, pflref_model_workspace *ws, double *g)
 {
@@ -214,6 +217,7 @@ static void r_backward(const pflref_model *m, const double *w, size_t nb,
     body_backward_from(m, nb, ws->A, ws, Hv);
 }
 
+/* Hv := ∇²F v after forward and the loss terms: R-forward, G, R-backward. */
 static void hvp(const pflref_model *m, const double *w, size_t nb,
                 const double *v, pflref_model_workspace *ws, double *Hv)
 {

@@ -496,6 +496,28 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
  * Split
  * ------------------------------------------------------------------------ */
 
+/* PFLREF_EINVAL at "<where>[j]" for names[j] = name, which is neither a
+ * block of m nor a group, with the blocks m has. */
+static pflref_status unknown_name(const pflref_model *m, const char *name,
+                                  const char *where, size_t j,
+                                  pflref_error *err)
+{
+    char p[PFLREF_WHERE_MAX];
+    char list[128] = "";
+    for (size_t q = 0; q < m->nblocks; q++) {
+        size_t len = strlen(list);
+        snprintf(list + len, sizeof list - len, "%s, ", m->blocks[q].name);
+    }
+    snprintf(p, sizeof p, "%s[%zu]", where, j);
+    const char *kname = pflref_model_kind_name(m->kind);
+    return pflref_error_set(
+        err, PFLREF_EINVAL, p,
+        "unknown block or group \"%s\": model %s has blocks %sand the "
+        "groups input, head",
+        name != NULL ? name : "(null)", kname != NULL ? kname : "(unknown)",
+        list);
+}
+
 /* out->personal[b] := 1 for every block named in names[0..count−1], or in
  * the group "input" / "head" named there.
  *   m [in];  names [in] count strings (may be NULL when count = 0);
@@ -507,7 +529,6 @@ pflref_status pflref_split_from_names(const pflref_model *m,
                                       const char *where, pflref_split *out,
                                       pflref_error *err)
 {
-    char p[PFLREF_WHERE_MAX];
     if (where == NULL)
         where = "split";
     pflref_status st;
@@ -523,24 +544,8 @@ pflref_status pflref_split_from_names(const pflref_model *m,
         const int input = name != NULL && strcmp(name, "input") == 0;
         const int head = name != NULL && strcmp(name, "head") == 0;
         const int b = pflref_model_block_index(m, name);
-        if (!input && !head && b < 0) {
-            char list[128] = "";
-            for (size_t q = 0; q < m->nblocks; q++) {
-                size_t len = strlen(list);
-                snprintf(list + len, sizeof list - len, "%s, ",
-                         m->blocks[q].name);
-            }
-            snprintf(p, sizeof p, "%s[%zu]", where, j);
-            return pflref_error_set(
-                err, PFLREF_EINVAL, p,
-                "unknown block or group \"%s\": model %s has blocks %sand "
-                "the groups input, head",
-                name != NULL ? name : "(null)",
-                pflref_model_kind_name(m->kind) != NULL
-                    ? pflref_model_kind_name(m->kind)
-                    : "(unknown)",
-                list);
-        }
+        if (!input && !head && b < 0)
+            return unknown_name(m, name, where, j, err);
         for (size_t q = 0; q < m->nblocks; q++)
             if ((input && m->blocks[q].is_input) ||
                 (head && m->blocks[q].is_head) || (int)q == b)

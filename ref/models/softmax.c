@@ -50,6 +50,7 @@ static void grad(const pflref_model *m, const double *w, size_t nb,
     backward(m, w, nb, ws->Z, ws, g);
 }
 
+/* Hv := ∇²F v after forward and the loss terms (P in Z). */
 static void hvp(const pflref_model *m, const double *w, size_t nb,
                 const double *v, pflref_model_workspace *ws, double *Hv)
 {
