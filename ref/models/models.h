@@ -1,14 +1,16 @@
 /* ref/models/models.h: what the files of ref/models/ share (private to
  * ref/).  Floor: models.
  *
- *   model.c      describe a model; the public loss, grad, hvp, evaluate,
- *                dispatching on the kind; the split into blocks
+ *   model.c      describe a model; the public loss, grad and hvp, which
+ *                dispatch on the kind (pflref_model_ops_of); the split
+ *                into blocks
  *   batch.c      the workspace, the argument and batch checks, the gather
  *   dense.c      GSL BLAS on flat row-major arrays; the dense layer
  *                Z = X Wᵀ + 1 bᵀ and its gradient
  *   losses.c     the per-sample losses on the outputs z (squared,
  *                cross-entropy), their output signals E = ∂ℓ/∂z and R{E}
- *   outputs.c    evaluation, and the outputs API of pflref/model.h
+ *   outputs.c    evaluation (pflref_model_evaluate, _evaluate_mix) and
+ *                the outputs API of pflref/model.h
  *   quadratic.c, linear.c, softmax.c, mlp.c   one model each
  *   problem.c    problems and their data sets (pflref_data_validate)
  *

@@ -248,7 +248,6 @@ static pflref_status validate_samples(const pflref_model *m,
 pflref_status pflref_data_validate(const pflref_model *m, const pflref_data *D,
                                    const char *where, pflref_error *err)
 {
-    char p[PFLREF_WHERE_MAX];
     if (where == NULL)
         where = "";
     pflref_status st = pflref_arg_nonnull(err, "m", m);
@@ -257,10 +256,12 @@ pflref_status pflref_data_validate(const pflref_model *m, const pflref_data *D,
     if (D == NULL)
         return pflref_error_set(err, PFLREF_EINVAL,
                                 where[0] != '\0' ? where : "D", "no data");
-    if (D->n < 1)
+    if (D->n < 1) {
+        char p[PFLREF_WHERE_MAX];
         return pflref_error_set(err, PFLREF_EINVAL,
                                 path(p, sizeof p, where, "n"),
                                 "n = 0: a data set needs at least one sample");
+    }
     if (m->kind == PFLREF_MODEL_QUADRATIC)
         return validate_quadratic(D, m->d, where, err);
     return validate_samples(m, D, where, err);
