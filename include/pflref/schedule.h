@@ -137,8 +137,8 @@ pflref_status pflref_schedule_validate(const pflref_schedule *s,
                                        const size_t *n, size_t N,
                                        pflref_error *err);
 
-/* The guards every id and index of a schedule passes (ref/ids.c, proved
- * with Frama-C WP against their ACSL contracts: proofs/README.md).
+/* The guards every id and index of a schedule passes (ref/sampling/ids.c,
+ * proved with Frama-C WP against their ACSL contracts: proofs/README.md).
  *
  * pflref_ids_first_bad: the first position j < len at which ids[j] ≥ bound
  * or ids[j] ≤ ids[j−1] (ids not strictly ascending below bound), or len

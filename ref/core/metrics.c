@@ -1,4 +1,4 @@
-/* ref/metrics.c: client-aware summaries of a per-client metric a_1..a_N.
+/* ref/core/metrics.c: client-aware summaries of a per-client metric a_1..a_N.
  *
  * Source: the pFL evaluation practice of seed 003 ("Evaluation must be
  * client-aware") and the definitions pinned in shared/spec
@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pflref/metrics.h"
+#include "core/args.h"
 
 /* qsort order on finite doubles: ascending. */
 static int cmp_ascending(const void *x, const void *y)
@@ -73,60 +74,60 @@ double pflref_quantile_sorted(const double *sorted, size_t N, double p)
     return sorted[lo] + delta * (sorted[lo + 1] - sorted[lo]);
 }
 
-pflref_status pflref_metrics_summarize(const double *a, const double *weights,
-                                       size_t N, pflref_direction dir,
-                                       double *work, pflref_summary *out,
-                                       pflref_error *err)
+/* err := PFLREF_EINVAL at "<name>[i]": "<name>[i] = <value> <what>". */
+static pflref_status bad_entry(pflref_error *err, const char *name, size_t i,
+                               double value, const char *what)
 {
-    /* Test the input parameters. */
+    char where[48];
+    snprintf(where, sizeof where, "%s[%zu]", name, i);
+    return pflref_error_set(err, PFLREF_EINVAL, where, "%s[%zu] = %g %s",
+                            name, i, value, what);
+}
+
+/* Test the input parameters of pflref_metrics_summarize, in its order;
+ * *w_sum := Σ_i w_i in client order (0 when weights is NULL). */
+static pflref_status check_inputs(const double *a, const double *weights,
+                                  size_t N, pflref_direction dir,
+                                  const double *work,
+                                  const pflref_summary *out, double *w_sum,
+                                  pflref_error *err)
+{
+    pflref_status st;
+    *w_sum = 0.0;
     if (N == 0)
         return pflref_error_set(err, PFLREF_EINVAL, "N",
                                 "N = 0: a summary needs at least one client");
-    if (a == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "a", "a is NULL");
-    if (work == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "work", "work is NULL");
-    if (out == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "out", "out is NULL");
+    if ((st = pflref_arg_nonnull(err, "a", a)) ||
+        (st = pflref_arg_nonnull(err, "work", work)) ||
+        (st = pflref_arg_nonnull(err, "out", out)))
+        return st;
     if (dir != PFLREF_LOWER_IS_BETTER && dir != PFLREF_HIGHER_IS_BETTER)
         return pflref_error_set(err, PFLREF_EINVAL, "dir",
                                 "dir = %d is neither lower- nor "
                                 "higher-is-better", (int)dir);
-    for (size_t i = 0; i < N; i++) {
-        if (!isfinite(a[i])) {
-            char where[48];
-            snprintf(where, sizeof where, "a[%zu]", i);
-            return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    "a[%zu] = %g is not finite", i, a[i]);
-        }
-    }
-    double w_sum = 0.0;
-    if (weights != NULL) {
-        for (size_t i = 0; i < N; i++) {
-            if (!isfinite(weights[i]) || weights[i] < 0.0) {
-                char where[48];
-                snprintf(where, sizeof where, "weights[%zu]", i);
-                return pflref_error_set(err, PFLREF_EINVAL, where,
-                                        "weights[%zu] = %g is not a finite "
-                                        "nonnegative number", i, weights[i]);
-            }
-            w_sum += weights[i];
-        }
-        if (!(w_sum > 0.0) || !isfinite(w_sum))
-            return pflref_error_set(err, PFLREF_EINVAL, "weights",
-                                    "the weights sum to %g; the sum must be "
-                                    "positive and finite", w_sum);
-    }
-
-    /* ā = (1/N) Σ a_i, client order */
-    double sum = 0.0;
     for (size_t i = 0; i < N; i++)
-        sum += a[i];
-    const double mean = sum / (double)N;
+        if (!isfinite(a[i]))
+            return bad_entry(err, "a", i, a[i], "is not finite");
+    if (weights == NULL)
+        return PFLREF_OK;
+    for (size_t i = 0; i < N; i++) {
+        if (!isfinite(weights[i]) || weights[i] < 0.0)
+            return bad_entry(err, "weights", i, weights[i],
+                             "is not a finite nonnegative number");
+        *w_sum += weights[i];
+    }
+    if (!(*w_sum > 0.0) || !isfinite(*w_sum))
+        return pflref_error_set(err, PFLREF_EINVAL, "weights",
+                                "the weights sum to %g; the sum must be "
+                                "positive and finite", *w_sum);
+    return PFLREF_OK;
+}
 
-    /* sd = √((1/N) Σ (a_i − ā)²), client order, ddof = 0; when the squares
-     * overflow (deviations beyond about 1e154), the same with every
-     * deviation divided by s = max |a_i − ā| and s multiplied back */
+/* sd = √((1/N) Σ (a_i − ā)²), client order, ddof = 0; when the squares
+ * overflow (deviations beyond about 1e154), the same with every deviation
+ * divided by s = max |a_i − ā| and s multiplied back. */
+static double population_sd(const double *a, size_t N, double mean)
+{
     double ss = 0.0;
     for (size_t i = 0; i < N; i++) {
         const double dev = a[i] - mean;
@@ -144,6 +145,26 @@ pflref_status pflref_metrics_summarize(const double *a, const double *weights,
         }
         sd = s * sqrt(ss / (double)N);
     }
+    return sd;
+}
+
+pflref_status pflref_metrics_summarize(const double *a, const double *weights,
+                                       size_t N, pflref_direction dir,
+                                       double *work, pflref_summary *out,
+                                       pflref_error *err)
+{
+    double w_sum;
+    pflref_status st = check_inputs(a, weights, N, dir, work, out, &w_sum,
+                                    err);
+    if (st != PFLREF_OK)
+        return st;
+
+    /* ā = (1/N) Σ a_i, client order */
+    double sum = 0.0;
+    for (size_t i = 0; i < N; i++)
+        sum += a[i];
+    const double mean = sum / (double)N;
+    const double sd = population_sd(a, N, mean);
 
     /* weighted mean Σ w_i a_i / Σ w_i, client order; NULL weights: ā */
     double weighted_mean = mean;
@@ -160,25 +181,23 @@ pflref_status pflref_metrics_summarize(const double *a, const double *weights,
 
     /* The c = ⌈N/10⌉ worst clients: the c smallest values of an accuracy
      * (work[0..c−1]), the c largest of a loss (work[N−c..N−1]). */
+    const int higher = dir == PFLREF_HIGHER_IS_BETTER;
     const size_t n_worst = (N + 9) / 10;
-    const size_t first = dir == PFLREF_HIGHER_IS_BETTER ? 0 : N - n_worst;
+    const size_t first = higher ? 0 : N - n_worst;
     double worst_sum = 0.0;
     for (size_t j = first; j < first + n_worst; j++)
         worst_sum += work[j];
 
-    out->N = N;
-    out->mean = mean;
-    out->sd = sd;
-    if (dir == PFLREF_HIGHER_IS_BETTER) {
-        out->worst = work[0];
-        out->best = work[N - 1];
-    } else {
-        out->worst = work[N - 1];
-        out->best = work[0];
-    }
-    out->p10 = pflref_quantile_sorted(work, N, 0.1);
-    out->p90 = pflref_quantile_sorted(work, N, 0.9);
-    out->worst_decile_mean = worst_sum / (double)n_worst;
-    out->weighted_mean = weighted_mean;
+    *out = (pflref_summary){
+        .N = N,
+        .mean = mean,
+        .sd = sd,
+        .worst = higher ? work[0] : work[N - 1],
+        .best = higher ? work[N - 1] : work[0],
+        .p10 = pflref_quantile_sorted(work, N, 0.1),
+        .p90 = pflref_quantile_sorted(work, N, 0.9),
+        .worst_decile_mean = worst_sum / (double)n_worst,
+        .weighted_mean = weighted_mean,
+    };
     return PFLREF_OK;
 }

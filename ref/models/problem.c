@@ -1,7 +1,10 @@
-/* ref/problem.c: a federated problem (one model, N clients' train, test
- * and validation data): allocation, release and validation.
+/* ref/models/problem.c: a federated problem (one model, N clients' train,
+ * test and validation data) and its data sets: allocation, release and
+ * validation (pflref_data_validate of pflref/model.h checks one data set
+ * against its model).
  *
- * The generators declared in pflref/problem.h live in ref/generate.c.
+ * The generators declared in pflref/problem.h live in
+ * ref/sampling/generate.c.
  *
  * Ownership: a pflref_problem owns its clients array and every X, y, a and
  * c array of every client's train, test and validation data;
@@ -9,10 +12,28 @@
  * every client has test.n ≥ 1 or every client has test.n = 0; so is the
  * validation split (val.n).  The quadratic model ignores both.
  */
+#include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include "pflref/problem.h"
+#include "core/args.h"
+#include "models/models.h"
+
+/* A client's data sets: train, and the optional test and validation data
+ * (each all-or-none across clients). */
+typedef enum { PART_TRAIN, PART_TEST, PART_VAL } data_part;
+
+static const pflref_data *part_of(const pflref_client *c, data_part part)
+{
+    switch (part) {
+    case PART_TRAIN: return &c->train;
+    case PART_TEST:  return &c->test;
+    case PART_VAL:   break;
+    }
+    return &c->val;
+}
 
 /* A problem for model m (copied) with N zeroed clients.
  *   m [in];  N [in] clients (0 allowed: validation rejects it)
@@ -22,18 +43,16 @@ pflref_problem *pflref_problem_alloc(const pflref_model *m, size_t N)
 {
     if (m == NULL || N > SIZE_MAX / sizeof(pflref_client))
         return NULL;
+    /* N = 0 gives an empty problem, which pflref_problem_validate
+     * rejects. */
     pflref_problem *p = calloc(1, sizeof *p);
-    if (p == NULL)
-        return NULL;
-    p->model = *m;
-    p->N = N;
-    if (N == 0) /* an empty problem: pflref_problem_validate rejects it */
-        return p;
-    p->clients = calloc(N, sizeof *p->clients);
-    if (p->clients == NULL) {
+    pflref_client *clients = N > 0 ? calloc(N, sizeof *clients) : NULL;
+    if (p == NULL || (N > 0 && clients == NULL)) {
+        free(clients);
         free(p);
         return NULL;
     }
+    *p = (pflref_problem){.model = *m, .N = N, .clients = clients};
     return p;
 }
 
@@ -44,8 +63,7 @@ static void data_free(pflref_data *D)
     free(D->y);
     free(D->a);
     free(D->c);
-    D->X = D->y = D->a = D->c = NULL;
-    D->n = 0;
+    *D = (pflref_data){.n = 0};
 }
 
 /* Free p, its clients and every X, y, a, c they hold.  p may be NULL. */
@@ -74,15 +92,14 @@ pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
                                 size_t n, pflref_error *err)
 {
     /* Test the input parameters. */
-    if (D == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "D", "D is NULL");
-    if (m == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "m", "m is NULL");
+    pflref_status st;
+    if ((st = pflref_arg_nonnull(err, "D", D)) ||
+        (st = pflref_arg_nonnull(err, "m", m)))
+        return st;
     if (m->d < 1)
         return pflref_error_set(err, PFLREF_EINVAL, "m",
                                 "the model is not initialised (d = 0)");
-    D->n = 0;
-    D->X = D->y = D->a = D->c = NULL;
+    *D = (pflref_data){.n = 0};
 
     int ok;
     if (m->kind == PFLREF_MODEL_QUADRATIC) {
@@ -124,6 +141,163 @@ pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
     return PFLREF_OK;
 }
 
+/* ------------------------------------------------------------------------
+ * Validation
+ * ------------------------------------------------------------------------ */
+
+/* "<where>.<field>" (or "<field>" when where is empty) into buf, the field
+ * formatted from fmt. */
+static const char *path(char *buf, size_t len, const char *where,
+                        const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static const char *path(char *buf, size_t len, const char *where,
+                        const char *fmt, ...)
+{
+    char field[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(field, sizeof field, fmt, ap);
+    va_end(ap);
+    snprintf(buf, len, "%s%s%s", where, where[0] != '\0' ? "." : "", field);
+    return buf;
+}
+
+/* The quadratic model's data (d entries): a and c present, a_j finite and
+ * > 0, c_j finite. */
+static pflref_status validate_quadratic(const pflref_data *D, size_t d,
+                                        const char *where, pflref_error *err)
+{
+    char p[PFLREF_WHERE_MAX];
+    const char *missing = D->a == NULL ? "a" : D->c == NULL ? "c" : NULL;
+    if (missing != NULL)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                path(p, sizeof p, where, "%s", missing),
+                                "quadratic data without %s (%zu entries)",
+                                missing, d);
+    for (size_t j = 0; j < d; j++) {
+        if (!(isfinite(D->a[j]) && D->a[j] > 0.0))
+            return pflref_error_set(err, PFLREF_EINVAL,
+                                    path(p, sizeof p, where, "a[%zu]", j),
+                                    "a_j = %g: the curvatures a_j must be "
+                                    "finite and > 0",
+                                    D->a[j]);
+        if (!isfinite(D->c[j]))
+            return pflref_error_set(err, PFLREF_EINVAL,
+                                    path(p, sizeof p, where, "c[%zu]", j),
+                                    "c_j = %g is not finite", D->c[j]);
+    }
+    return PFLREF_OK;
+}
+
+/* A data model's samples: n·d within PFLREF_MAX_DATA, X and y present,
+ * every x_ij finite, every label finite and, for a classifier, a class in
+ * [0, k). */
+static pflref_status validate_samples(const pflref_model *m,
+                                      const pflref_data *D,
+                                      const char *where, pflref_error *err)
+{
+    char p[PFLREF_WHERE_MAX];
+    const size_t n = D->n, d = m->d;
+    size_t nd;
+    if (!pflref_size_mul(n, d, &nd) || nd > PFLREF_MAX_DATA)
+        return pflref_error_set(err, PFLREF_ENOMEM,
+                                path(p, sizeof p, where, "X"),
+                                "n·d = %zu·%zu exceeds PFLREF_MAX_DATA = %zu",
+                                n, d, PFLREF_MAX_DATA);
+    if (D->X == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                path(p, sizeof p, where, "X"),
+                                "no features X (%zu × %zu)", n, d);
+    if (D->y == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                path(p, sizeof p, where, "y"),
+                                "no labels y (%zu)", n);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < d; j++)
+            if (!isfinite(D->X[i * d + j]))
+                return pflref_error_set(
+                    err, PFLREF_EINVAL,
+                    path(p, sizeof p, where, "X[%zu][%zu]", i, j),
+                    "feature %g is not finite", D->X[i * d + j]);
+    const int classifier = pflref_model_is_classifier(m);
+    for (size_t i = 0; i < n; i++) {
+        const double y = D->y[i];
+        if (!isfinite(y))
+            return pflref_error_set(err, PFLREF_EINVAL,
+                                    path(p, sizeof p, where, "y[%zu]", i),
+                                    "label %g is not finite", y);
+        if (classifier && !pflref_label_is_class(m, y))
+            return pflref_error_set(err, PFLREF_EINVAL,
+                                    path(p, sizeof p, where, "y[%zu]", i),
+                                    "label %g is not an integer class in "
+                                    "[0, %zu)",
+                                    y, m->k);
+    }
+    return PFLREF_OK;
+}
+
+/* Check that D fits m (sizes, finite values, labels, a_j > 0).
+ *   m [in];  D [in];  where [in] JSON path prefix ("clients[2].train"),
+ *   NULL or "" for none;  err [out] may be NULL; err->where is the path of
+ *   the first failure ("clients[2].train.X[3][1]").
+ * Returns PFLREF_EINVAL, or PFLREF_ENOMEM when n·d > PFLREF_MAX_DATA. */
+pflref_status pflref_data_validate(const pflref_model *m, const pflref_data *D,
+                                   const char *where, pflref_error *err)
+{
+    if (where == NULL)
+        where = "";
+    pflref_status st = pflref_arg_nonnull(err, "m", m);
+    if (st != PFLREF_OK)
+        return st;
+    if (D == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                where[0] != '\0' ? where : "D", "no data");
+    if (D->n < 1) {
+        char p[PFLREF_WHERE_MAX];
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                path(p, sizeof p, where, "n"),
+                                "n = 0: a data set needs at least one sample");
+    }
+    if (m->kind == PFLREF_MODEL_QUADRATIC)
+        return validate_quadratic(D, m->d, where, err);
+    return validate_samples(m, D, where, err);
+}
+
+/* Client i's test (part PART_TEST) or validation data (PART_VAL): present
+ * exactly when client 0 has it, and then valid ("clients[i].test",
+ * "clients[i].val"). */
+static pflref_status validate_optional(const pflref_problem *p, size_t i,
+                                       data_part part, pflref_error *err)
+{
+    static const struct {
+        const char *field;   /* the path's last part            */
+        const char *noun;    /* what client 0 has or has not    */
+        const char *some;    /* what client i has when 0 has none */
+        const char *every;   /* what every client must have     */
+    } text[] = {
+        [PART_TEST] = {"test", "test data", "has some", "has test data"},
+        [PART_VAL] = {"val", "a validation split", "has one", "has one"},
+    };
+    char where[64];
+    const pflref_data *D = part_of(&p->clients[i], part);
+    const int first = part_of(&p->clients[0], part)->n > 0;
+    snprintf(where, sizeof where, "clients[%zu].%s", i, text[part].field);
+    if ((D->n > 0) != first)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, where,
+            "clients[0] %s %s and clients[%zu] %s: either every client %s "
+            "or none",
+            first ? "has" : "has no", text[part].noun, i,
+            first ? "has none" : text[part].some, text[part].every);
+    if (D->n > 0)
+        return pflref_data_validate(&p->model, D, where, err);
+    return PFLREF_OK;
+}
+
 /* Validate p: N ≥ 1, every client's train data ("clients[i].train"), test
  * data all-or-none and valid ("clients[i].test"), the validation split
  * all-or-none and valid ("clients[i].val"); test and validation data are
@@ -144,44 +318,24 @@ pflref_status pflref_problem_validate(const pflref_problem *p,
                                 "a problem needs at least one client");
 
     const int uses_test = p->model.kind != PFLREF_MODEL_QUADRATIC;
-    const int has0 = p->clients[0].test.n > 0;
-    const int val0 = p->clients[0].val.n > 0;
     for (size_t i = 0; i < p->N; i++) {
-        const pflref_client *c = &p->clients[i];
         snprintf(where, sizeof where, "clients[%zu].train", i);
-        pflref_status st = pflref_data_validate(&p->model, &c->train, where,
+        pflref_status st = pflref_data_validate(&p->model,
+                                                &p->clients[i].train, where,
                                                 err);
+        if (st == PFLREF_OK && uses_test)
+            st = validate_optional(p, i, PART_TEST, err);
+        if (st == PFLREF_OK && uses_test)
+            st = validate_optional(p, i, PART_VAL, err);
         if (st != PFLREF_OK)
             return st;
-        if (!uses_test)
-            continue;
-        snprintf(where, sizeof where, "clients[%zu].test", i);
-        if ((c->test.n > 0) != has0)
-            return pflref_error_set(
-                err, PFLREF_EINVAL, where,
-                "clients[0] %s test data and clients[%zu] %s: either every "
-                "client has test data or none",
-                has0 ? "has" : "has no", i, has0 ? "has none" : "has some");
-        if (c->test.n > 0) {
-            st = pflref_data_validate(&p->model, &c->test, where, err);
-            if (st != PFLREF_OK)
-                return st;
-        }
-        snprintf(where, sizeof where, "clients[%zu].val", i);
-        if ((c->val.n > 0) != val0)
-            return pflref_error_set(
-                err, PFLREF_EINVAL, where,
-                "clients[0] %s a validation split and clients[%zu] %s: "
-                "either every client has one or none",
-                val0 ? "has" : "has no", i, val0 ? "has none" : "has one");
-        if (c->val.n > 0) {
-            st = pflref_data_validate(&p->model, &c->val, where, err);
-            if (st != PFLREF_OK)
-                return st;
-        }
     }
     return PFLREF_OK;
 }
+
+/* ------------------------------------------------------------------------
+ * Sizes
+ * ------------------------------------------------------------------------ */
 
 /* max over clients of train.n, test.n and val.n, at least 1 (p may be
  * NULL). */
@@ -190,37 +344,32 @@ size_t pflref_problem_max_n(const pflref_problem *p)
     size_t n = 1;
     if (p == NULL || p->clients == NULL)
         return n;
-    for (size_t i = 0; i < p->N; i++) {
-        if (p->clients[i].train.n > n)
-            n = p->clients[i].train.n;
-        if (p->clients[i].test.n > n)
-            n = p->clients[i].test.n;
-        if (p->clients[i].val.n > n)
-            n = p->clients[i].val.n;
-    }
+    for (size_t i = 0; i < p->N; i++)
+        for (data_part part = PART_TRAIN; part <= PART_VAL; part++)
+            if (part_of(&p->clients[i], part)->n > n)
+                n = part_of(&p->clients[i], part)->n;
     return n;
 }
 
-/* 1 when the model is not quadratic and every client has test.n ≥ 1. */
-int pflref_problem_has_test(const pflref_problem *p)
+/* 1 when the model is not quadratic and every client has data of `part`
+ * (n ≥ 1). */
+static int every_client_has(const pflref_problem *p, data_part part)
 {
     if (p == NULL || p->clients == NULL || p->N < 1 ||
         p->model.kind == PFLREF_MODEL_QUADRATIC)
         return 0;
     for (size_t i = 0; i < p->N; i++)
-        if (p->clients[i].test.n == 0)
+        if (part_of(&p->clients[i], part)->n == 0)
             return 0;
     return 1;
 }
 
-/* 1 when the model is not quadratic and every client has val.n ≥ 1. */
+int pflref_problem_has_test(const pflref_problem *p)
+{
+    return every_client_has(p, PART_TEST);
+}
+
 int pflref_problem_has_val(const pflref_problem *p)
 {
-    if (p == NULL || p->clients == NULL || p->N < 1 ||
-        p->model.kind == PFLREF_MODEL_QUADRATIC)
-        return 0;
-    for (size_t i = 0; i < p->N; i++)
-        if (p->clients[i].val.n == 0)
-            return 0;
-    return 1;
+    return every_client_has(p, PART_VAL);
 }

@@ -1,4 +1,4 @@
-/* ref/generate.c: the documented problem generators "tilt" and
+/* ref/sampling/generate.c: the documented problem generators "tilt" and
  * "dirichlet", which draw a federated problem with GSL's mt19937.
  *
  * Sources:
@@ -53,6 +53,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include "pflref/problem.h"
+#include "core/args.h"
 
 /* Largest seed that mt19937 keeps whole (its state is seeded with 32 bits). */
 #define SEED_MAX 0xffffffffUL
@@ -117,6 +118,68 @@ static pflref_status out_of_memory(pflref_error *err, const char *what)
                             "could not allocate %s", what);
 }
 
+/* What a generator allocates before its first draw. */
+typedef struct {
+    gsl_rng *r;          /* mt19937, seeded once                           */
+    double *buf;         /* tilt: common, w_k (d each); dirichlet: α·1_k,
+                            then p_i for every client (k each)            */
+    pflref_problem *p;   /* the problem being drawn                        */
+} gen_work;
+
+/* The generator, nbuf doubles of work and a problem of K clients for m. */
+static pflref_status gen_work_alloc(gen_work *g, const pflref_model *m,
+                                    size_t K, size_t nbuf, pflref_error *err)
+{
+    g->r = gsl_rng_alloc(gsl_rng_mt19937);
+    g->buf = malloc(nbuf * sizeof *g->buf);
+    g->p = pflref_problem_alloc(m, K);
+    if (g->r == NULL || g->buf == NULL || g->p == NULL)
+        return out_of_memory(err, "the generator's workspace");
+    return PFLREF_OK;
+}
+
+/* Hand the problem to *out when st is PFLREF_OK, free everything else;
+ * returns st. */
+static pflref_status gen_work_finish(gen_work *g, pflref_status st,
+                                     pflref_problem **out)
+{
+    if (st == PFLREF_OK) {
+        *out = g->p;
+        g->p = NULL;
+    }
+    pflref_problem_free(g->p);
+    free(g->buf);
+    if (g->r != NULL)
+        gsl_rng_free(g->r);
+    return st;
+}
+
+/* Client C's train data (n_train samples) and, when n_test > 0, its test
+ * data. */
+static pflref_status alloc_client(pflref_client *C, const pflref_model *m,
+                                  size_t n_train, size_t n_test,
+                                  pflref_error *err)
+{
+    pflref_status st = pflref_data_alloc(&C->train, m, n_train, err);
+    if (st == PFLREF_OK && n_test > 0)
+        st = pflref_data_alloc(&C->test, m, n_test, err);
+    return st;
+}
+
+/* The tests both generators open with: out, the configuration, m. */
+static pflref_status check_start(const void *cfg, const pflref_model *m,
+                                 pflref_problem **out, pflref_error *err)
+{
+    pflref_status st = pflref_arg_nonnull(err, "out", out);
+    if (st != PFLREF_OK)
+        return st;
+    *out = NULL;
+    if (cfg == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "generator",
+                                "the generator configuration is NULL");
+    return pflref_arg_nonnull(err, "m", m);
+}
+
 /* Tilt, one data set of client k: X (n × d) row by row, then n noises.
  *   w     [in]  w_k (d)
  *   D     [out] X and y filled (allocated for n = D->n samples)       */
@@ -147,21 +210,11 @@ static void tilt_client_w(const double *common, size_t d, size_t k,
     w[k % d] += (k % 2 == 0) ? tilt : -tilt;
 }
 
-pflref_status pflref_generate_tilt(const pflref_gen_tilt *cfg,
-                                   const pflref_model *m,
-                                   pflref_problem **out, pflref_error *err)
+/* Test the tilt configuration against m. */
+static pflref_status check_tilt(const pflref_gen_tilt *cfg,
+                                const pflref_model *m, pflref_error *err)
 {
     pflref_status st;
-
-    /* Test the input parameters. */
-    if (out == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "out", "out is NULL");
-    *out = NULL;
-    if (cfg == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "generator",
-                                "the generator configuration is NULL");
-    if (m == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "m", "m is NULL");
     if (m->kind != PFLREF_MODEL_LINEAR)
         return pflref_error_set(err, PFLREF_EINVAL, "model.kind",
                                 "the tilt generator needs a linear model, "
@@ -185,56 +238,50 @@ pflref_status pflref_generate_tilt(const pflref_gen_tilt *cfg,
         (st = check_nonneg(cfg->noise_sd, "generator.noise_sd", err)) ||
         (st = check_seed(cfg->seed, err)))
         return st;
-    const size_t K = cfg->K, d = m->d;
-    if ((st = check_size(K, cfg->n_train, cfg->n_test, d, 0,
-                         "generator.n_train", err)))
-        return st;
+    return check_size(cfg->K, cfg->n_train, cfg->n_test, m->d, 0,
+                      "generator.n_train", err);
+}
 
-    /* Allocate everything before the first draw. */
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    double *common = malloc(2 * d * sizeof *common);
-    pflref_problem *p = pflref_problem_alloc(m, K);
-    if (r == NULL || common == NULL || p == NULL) {
-        st = out_of_memory(err, "the generator's workspace");
-        goto fail;
-    }
-    double *w = common + d;
-    for (size_t k = 0; k < K; k++) {
-        if ((st = pflref_data_alloc(&p->clients[k].train, m, cfg->n_train,
-                                    err)))
-            goto fail;
-        if (cfg->n_test > 0 &&
-            (st = pflref_data_alloc(&p->clients[k].test, m, cfg->n_test,
-                                    err)))
-            goto fail;
-    }
-
-    gsl_rng_set(r, cfg->seed);
+/* The draws of tilt, in the documented order, into g's problem. */
+static void draw_tilt(const pflref_gen_tilt *cfg, size_t d, gen_work *g)
+{
+    const size_t K = cfg->K;
+    double *common = g->buf, *w = g->buf + d;
+    gsl_rng_set(g->r, cfg->seed);
     /* common_j = common_sd · N(0,1), j = 0..d−1 */
     for (size_t j = 0; j < d; j++)
-        common[j] = cfg->common_sd * gsl_ran_gaussian(r, 1.0);
+        common[j] = cfg->common_sd * gsl_ran_gaussian(g->r, 1.0);
     /* train = [make(k, n_train) for k in range(K)] */
     for (size_t k = 0; k < K; k++) {
         tilt_client_w(common, d, k, cfg->tilt, w);
-        tilt_draw_data(r, w, d, cfg->noise_sd, &p->clients[k].train);
+        tilt_draw_data(g->r, w, d, cfg->noise_sd, &g->p->clients[k].train);
     }
     /* test = [make(k, n_test) for k in range(K)] */
     for (size_t k = 0; k < K && cfg->n_test > 0; k++) {
         tilt_client_w(common, d, k, cfg->tilt, w);
-        tilt_draw_data(r, w, d, cfg->noise_sd, &p->clients[k].test);
+        tilt_draw_data(g->r, w, d, cfg->noise_sd, &g->p->clients[k].test);
     }
+}
 
-    free(common);
-    gsl_rng_free(r);
-    *out = p;
-    return PFLREF_OK;
+pflref_status pflref_generate_tilt(const pflref_gen_tilt *cfg,
+                                   const pflref_model *m,
+                                   pflref_problem **out, pflref_error *err)
+{
+    /* Test the input parameters. */
+    pflref_status st;
+    if ((st = check_start(cfg, m, out, err)) ||
+        (st = check_tilt(cfg, m, err)))
+        return st;
 
-fail:
-    pflref_problem_free(p);
-    free(common);
-    if (r != NULL)
-        gsl_rng_free(r);
-    return st;
+    /* Allocate everything before the first draw, then draw. */
+    gen_work g;
+    st = gen_work_alloc(&g, m, cfg->K, 2 * m->d, err);
+    for (size_t k = 0; st == PFLREF_OK && k < cfg->K; k++)
+        st = alloc_client(&g.p->clients[k], m, cfg->n_train, cfg->n_test,
+                          err);
+    if (st == PFLREF_OK)
+        draw_tilt(cfg, m->d, &g);
+    return gen_work_finish(&g, st, out);
 }
 
 /* Dirichlet, n = D->n samples one by one, each: label ~ p_i (one
@@ -254,22 +301,11 @@ static void dirichlet_draw_data(gsl_rng *r, const gsl_ran_discrete_t *table,
     }
 }
 
-pflref_status pflref_generate_dirichlet(const pflref_gen_dirichlet *cfg,
-                                        const pflref_model *m,
-                                        pflref_problem **out,
-                                        pflref_error *err)
+/* Test the dirichlet configuration against m. */
+static pflref_status check_dirichlet(const pflref_gen_dirichlet *cfg,
+                                     const pflref_model *m, pflref_error *err)
 {
     pflref_status st;
-
-    /* Test the input parameters. */
-    if (out == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "out", "out is NULL");
-    *out = NULL;
-    if (cfg == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "generator",
-                                "the generator configuration is NULL");
-    if (m == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "m", "m is NULL");
     if (!pflref_model_is_classifier(m))
         return pflref_error_set(err, PFLREF_EINVAL, "model.kind",
                                 "the dirichlet generator needs a classifier "
@@ -304,65 +340,62 @@ pflref_status pflref_generate_dirichlet(const pflref_gen_dirichlet *cfg,
                                 "shift = %g is not finite", cfg->shift);
     if ((st = check_seed(cfg->seed, err)))
         return st;
-    const size_t K = cfg->K, d = m->d, k = m->k;
     /* the largest n_i is n_max − 1; each client also holds its p_i (k) */
-    if ((st = check_size(K, cfg->n_max - 1, cfg->n_test, d, k,
-                         "generator.n_max", err)))
+    return check_size(cfg->K, cfg->n_max - 1, cfg->n_test, m->d, m->k,
+                      "generator.n_max", err);
+}
+
+/* Client C of dirichlet, after the p_i: n_i, its data, its label sampler,
+ * then the n_i train samples and the n_test test samples. */
+static pflref_status dirichlet_client(const pflref_gen_dirichlet *cfg,
+                                      const pflref_model *m, gsl_rng *r,
+                                      const double *p_i, pflref_client *C,
+                                      pflref_error *err)
+{
+    /* n_i = n_min + U{0 .. n_max − n_min − 1} */
+    const size_t n_i =
+        cfg->n_min + (size_t)gsl_rng_uniform_int(r, cfg->n_max - cfg->n_min);
+    pflref_status st = alloc_client(C, m, n_i, cfg->n_test, err);
+    if (st != PFLREF_OK)
         return st;
+    gsl_ran_discrete_t *table = gsl_ran_discrete_preproc(m->k, p_i);
+    if (table == NULL)
+        return out_of_memory(err, "the label sampler's table");
+    /* the n_i train samples, then the n_test test samples */
+    dirichlet_draw_data(r, table, m->d, cfg->shift, &C->train);
+    if (cfg->n_test > 0)
+        dirichlet_draw_data(r, table, m->d, cfg->shift, &C->test);
+    gsl_ran_discrete_free(table);
+    return PFLREF_OK;
+}
+
+pflref_status pflref_generate_dirichlet(const pflref_gen_dirichlet *cfg,
+                                        const pflref_model *m,
+                                        pflref_problem **out,
+                                        pflref_error *err)
+{
+    /* Test the input parameters. */
+    pflref_status st;
+    if ((st = check_start(cfg, m, out, err)) ||
+        (st = check_dirichlet(cfg, m, err)))
+        return st;
+    const size_t K = cfg->K, k = m->k;
 
     /* Allocate the workspace: α·1_k, then p_i for every client. */
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    double *alpha = malloc((k + K * k) * sizeof *alpha);
-    pflref_problem *p = pflref_problem_alloc(m, K);
-    gsl_ran_discrete_t *table = NULL;
-    if (r == NULL || alpha == NULL || p == NULL) {
-        st = out_of_memory(err, "the generator's workspace");
-        goto fail;
-    }
-    double *prob = alpha + k;
+    gen_work g;
+    st = gen_work_alloc(&g, m, K, k + K * k, err);
+    if (st != PFLREF_OK)
+        return gen_work_finish(&g, st, out);
+    double *alpha = g.buf, *prob = g.buf + k;
     for (size_t c = 0; c < k; c++)
         alpha[c] = cfg->alpha;
 
-    gsl_rng_set(r, cfg->seed);
+    gsl_rng_set(g.r, cfg->seed);
     /* p_i ~ Dirichlet(α·1_k), i = 0..K−1 */
     for (size_t i = 0; i < K; i++)
-        gsl_ran_dirichlet(r, k, alpha, prob + i * k);
-
-    for (size_t i = 0; i < K; i++) {
-        pflref_client *C = &p->clients[i];
-        /* n_i = n_min + U{0 .. n_max − n_min − 1} */
-        const size_t n_i =
-            cfg->n_min + (size_t)gsl_rng_uniform_int(r, cfg->n_max -
-                                                            cfg->n_min);
-        if ((st = pflref_data_alloc(&C->train, m, n_i, err)))
-            goto fail;
-        if (cfg->n_test > 0 &&
-            (st = pflref_data_alloc(&C->test, m, cfg->n_test, err)))
-            goto fail;
-        table = gsl_ran_discrete_preproc(k, prob + i * k);
-        if (table == NULL) {
-            st = out_of_memory(err, "the label sampler's table");
-            goto fail;
-        }
-        /* the n_i train samples, then the n_test test samples */
-        dirichlet_draw_data(r, table, d, cfg->shift, &C->train);
-        if (cfg->n_test > 0)
-            dirichlet_draw_data(r, table, d, cfg->shift, &C->test);
-        gsl_ran_discrete_free(table);
-        table = NULL;
-    }
-
-    free(alpha);
-    gsl_rng_free(r);
-    *out = p;
-    return PFLREF_OK;
-
-fail:
-    if (table != NULL)
-        gsl_ran_discrete_free(table);
-    pflref_problem_free(p);
-    free(alpha);
-    if (r != NULL)
-        gsl_rng_free(r);
-    return st;
+        gsl_ran_dirichlet(g.r, k, alpha, prob + i * k);
+    for (size_t i = 0; st == PFLREF_OK && i < K; i++)
+        st = dirichlet_client(cfg, m, g.r, prob + i * k, &g.p->clients[i],
+                              err);
+    return gen_work_finish(&g, st, out);
 }

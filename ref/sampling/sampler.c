@@ -1,6 +1,6 @@
-/* ref/sampler.c: client sampling without replacement, and the seeded random
- * streams (shuffles, Gaussian and uniform draws) every random choice in
- * pflref comes from.
+/* ref/sampling/sampler.c: client sampling without replacement, and the
+ * seeded random streams (shuffles, Gaussian and uniform draws) every random
+ * choice in pflref comes from.
  *
  * References.
  *   D. E. Knuth, The Art of Computer Programming, vol. 2, 3rd ed., §3.4.2:
@@ -38,7 +38,7 @@
  *      sampler still runs the full permutation, because numpy's
  *      choice(N, N, replace=False) is a random order and `drawn` must match
  *      it bit for bit.  chosen is 0..N−1 either way, and the schedule
- *      (ref/schedule.c) never calls the sampler when m = N.
+ *      (ref/sampling/schedule.c) never calls the sampler when m = N.
  *   b) numpy_legacy rejects seed 0: GSL maps seed 0 to 4357, numpy does not.
  *      The gsl sampler and the free functions below accept 0 (which GSL
  *      treats exactly as 4357).
@@ -97,12 +97,13 @@ pflref_sampler *pflref_sampler_alloc(pflref_sampler_kind kind, size_t N_max)
     if (N_max > (size_t)NUMPY_INTERVAL_MAX + 1)
         return NULL;
     pflref_sampler *s = calloc(1, sizeof *s);
-    if (s != NULL) {
-        s->kind = kind;
-        s->N_max = N_max;
-        s->ids = malloc((N_max > 0 ? N_max : 1) * sizeof *s->ids);
-        s->r = gsl_rng_alloc(gsl_rng_mt19937);
-    }
+    if (s != NULL)
+        *s = (pflref_sampler){
+            .kind = kind,
+            .N_max = N_max,
+            .ids = malloc((N_max > 0 ? N_max : 1) * sizeof *s->ids),
+            .r = gsl_rng_alloc(gsl_rng_mt19937),
+        };
     if (s == NULL || s->ids == NULL || s->r == NULL) {
         pflref_sampler_free(s);
         return NULL;
@@ -154,6 +155,55 @@ static void sort_ascending(size_t *x, size_t m)
     qsort(x, m, sizeof *x, size_cmp);
 }
 
+/* numpy_legacy: choice(N, m, replace=False) = permutation(N)[:m], the
+ * permutation a Fisher–Yates from the top,
+ *   for i = N−1 … 1: j = interval(i); swap perm[i], perm[j]. */
+static pflref_status numpy_choice(pflref_sampler *s, unsigned long seed,
+                                  size_t N, size_t m, size_t *chosen,
+                                  size_t *drawn, pflref_error *err)
+{
+    if (seed == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "seed",
+                                "seed = 0: GSL seeds mt19937 with 4357 "
+                                "for 0, numpy does not; use "
+                                "1 <= seed <= 2^32 - 1");
+    size_t *perm = s->ids;
+    for (size_t i = 0; i < N; i++)
+        perm[i] = i;
+    gsl_rng_set(s->r, seed);
+    for (size_t i = N - 1; i > 0; i--) {
+        size_t j = (size_t)numpy_interval(s->r, (unsigned long)i);
+        size_t tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+    /* choice(N, m, replace=False) = permutation(N)[:m]. */
+    for (size_t k = 0; k < m; k++) {
+        chosen[k] = perm[k];
+        if (drawn != NULL)
+            drawn[k] = perm[k];
+    }
+    sort_ascending(chosen, m);
+    return PFLREF_OK;
+}
+
+/* gsl: Knuth's Algorithm S over the ids 0..N−1 (ascending output).  Quick
+ * return: m = N takes every client, nothing is drawn. */
+static void gsl_choice(pflref_sampler *s, unsigned long seed, size_t N,
+                       size_t m, size_t *chosen, size_t *drawn)
+{
+    if (m == N) {
+        for (size_t k = 0; k < m; k++)
+            chosen[k] = k;
+    } else {
+        gsl_rng_set(s->r, seed);
+        gsl_ran_choose(s->r, chosen, m, s->ids, N, sizeof *chosen);
+    }
+    if (drawn != NULL)
+        for (size_t k = 0; k < m; k++)
+            drawn[k] = chosen[k];
+}
+
 pflref_status pflref_sampler_choose(pflref_sampler *s, unsigned long seed,
                                     size_t N, size_t m, size_t *chosen,
                                     size_t *drawn, pflref_error *err)
@@ -181,46 +231,9 @@ pflref_status pflref_sampler_choose(pflref_sampler *s, unsigned long seed,
                                 "seed = %lu exceeds 2^32 - 1 (mt19937 uses "
                                 "32-bit seeds)", seed);
 
-    if (s->kind == PFLREF_SAMPLER_NUMPY_LEGACY) {
-        if (seed == 0)
-            return pflref_error_set(err, PFLREF_EINVAL, "seed",
-                                    "seed = 0: GSL seeds mt19937 with 4357 "
-                                    "for 0, numpy does not; use "
-                                    "1 <= seed <= 2^32 - 1");
-        /* permutation(N): Fisher–Yates from the top,
-         *   for i = N−1 … 1: j = interval(i); swap perm[i], perm[j]. */
-        size_t *perm = s->ids;
-        for (size_t i = 0; i < N; i++)
-            perm[i] = i;
-        gsl_rng_set(s->r, seed);
-        for (size_t i = N - 1; i > 0; i--) {
-            size_t j = (size_t)numpy_interval(s->r, (unsigned long)i);
-            size_t tmp = perm[i];
-            perm[i] = perm[j];
-            perm[j] = tmp;
-        }
-        /* choice(N, m, replace=False) = permutation(N)[:m]. */
-        for (size_t k = 0; k < m; k++) {
-            chosen[k] = perm[k];
-            if (drawn != NULL)
-                drawn[k] = perm[k];
-        }
-        sort_ascending(chosen, m);
-        return PFLREF_OK;
-    }
-
-    /* gsl.  Quick return: m = N takes every client, nothing is drawn. */
-    if (m == N) {
-        for (size_t k = 0; k < m; k++)
-            chosen[k] = k;
-    } else {
-        /* Knuth's Algorithm S over the ids 0..N−1 (ascending output). */
-        gsl_rng_set(s->r, seed);
-        gsl_ran_choose(s->r, chosen, m, s->ids, N, sizeof *chosen);
-    }
-    if (drawn != NULL)
-        for (size_t k = 0; k < m; k++)
-            drawn[k] = chosen[k];
+    if (s->kind == PFLREF_SAMPLER_NUMPY_LEGACY)
+        return numpy_choice(s, seed, N, m, chosen, drawn, err);
+    gsl_choice(s, seed, N, m, chosen, drawn);
     return PFLREF_OK;
 }
 
@@ -266,12 +279,27 @@ pflref_status pflref_shuffle(unsigned long seed, size_t *perm, size_t n,
     return PFLREF_OK;
 }
 
-/* The checks and the generator shared by the two draws below. */
-static pflref_status draw_begin(unsigned long seed, const char *pname,
-                                double p, const double *x, size_t n,
-                                gsl_rng **r, pflref_error *err)
+/* One draw of each stream, from the generator r with parameter p. */
+typedef double (*draw_one)(gsl_rng *r, double p);
+
+/* x ~ N(0, sd²): polar Box–Muller, two uniform_pos per attempt. */
+static double gaussian_one(gsl_rng *r, double sd)
 {
-    *r = NULL;
+    return gsl_ran_gaussian(r, sd);
+}
+
+/* x = scale·(2u − 1), u = raw/2³²: one raw draw. */
+static double uniform_one(gsl_rng *r, double scale)
+{
+    return scale * (2.0 * gsl_rng_uniform(r) - 1.0);
+}
+
+/* x_k := one(r, p), k = 0..n−1, from a generator seeded with `seed`.
+ * pname names p in errors (finite and ≥ 0). */
+static pflref_status draw(unsigned long seed, const char *pname, double p,
+                          draw_one one, double *x, size_t n,
+                          pflref_error *err)
+{
     if (x == NULL && n > 0)
         return pflref_error_set(err, PFLREF_EINVAL, "x", "the array is NULL");
     if (!isfinite(p) || p < 0.0)
@@ -282,33 +310,24 @@ static pflref_status draw_begin(unsigned long seed, const char *pname,
                                 "seed = %lu exceeds 2^32 - 1", seed);
     if (n == 0)
         return PFLREF_OK;
-    return seeded_mt19937(seed, r, err);
+    gsl_rng *r;
+    pflref_status st = seeded_mt19937(seed, &r, err);
+    if (st != PFLREF_OK)
+        return st;
+    for (size_t k = 0; k < n; k++)
+        x[k] = one(r, p);
+    gsl_rng_free(r);
+    return PFLREF_OK;
 }
 
 pflref_status pflref_draw_gaussian(unsigned long seed, double sd, double *x,
                                    size_t n, pflref_error *err)
 {
-    gsl_rng *r;
-    pflref_status st = draw_begin(seed, "sd", sd, x, n, &r, err);
-    if (st != PFLREF_OK || r == NULL)
-        return st;
-    /* x_k ~ N(0, sd²): polar Box–Muller, two uniform_pos per attempt. */
-    for (size_t k = 0; k < n; k++)
-        x[k] = gsl_ran_gaussian(r, sd);
-    gsl_rng_free(r);
-    return PFLREF_OK;
+    return draw(seed, "sd", sd, gaussian_one, x, n, err);
 }
 
 pflref_status pflref_draw_uniform(unsigned long seed, double scale, double *x,
                                   size_t n, pflref_error *err)
 {
-    gsl_rng *r;
-    pflref_status st = draw_begin(seed, "scale", scale, x, n, &r, err);
-    if (st != PFLREF_OK || r == NULL)
-        return st;
-    /* x_k = scale·(2u − 1), u = raw/2³²: one raw draw each. */
-    for (size_t k = 0; k < n; k++)
-        x[k] = scale * (2.0 * gsl_rng_uniform(r) - 1.0);
-    gsl_rng_free(r);
-    return PFLREF_OK;
+    return draw(seed, "scale", scale, uniform_one, x, n, err);
 }

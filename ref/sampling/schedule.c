@@ -1,6 +1,7 @@
-/* ref/schedule.c: the schedule of a run, i.e. which clients take part in
- * each round and which samples form each local step's minibatch; its
- * generation from seeds, its validation, and its memory.
+/* ref/sampling/schedule.c: the schedule of a run, i.e. which clients take
+ * part in each round and which samples form each local step's minibatch;
+ * its generation from seeds and its memory (its validation is in
+ * schedule_check.c).
  *
  * Reference.  H. B. McMahan, E. Moore, D. Ramage, S. Hampson, B. Agüera y
  * Arcas, "Communication-Efficient Learning of Deep Networks from
@@ -86,12 +87,13 @@ pflref_schedule *pflref_schedule_alloc(size_t T, size_t N, int has_post)
         return NULL;
     const int want_post = has_post && N > 0;
     pflref_schedule *s = calloc(1, sizeof *s);
-    if (s != NULL) {
-        s->T = T;
-        s->N = N;
-        s->rounds = T > 0 ? calloc(T, sizeof *s->rounds) : NULL;
-        s->post = want_post ? calloc(N, sizeof *s->post) : NULL;
-    }
+    if (s != NULL)
+        *s = (pflref_schedule){
+            .T = T,
+            .N = N,
+            .rounds = T > 0 ? calloc(T, sizeof *s->rounds) : NULL,
+            .post = want_post ? calloc(N, sizeof *s->post) : NULL,
+        };
     if (s == NULL || (T > 0 && s->rounds == NULL) ||
         (want_post && s->post == NULL)) {
         pflref_schedule_free(s);
@@ -105,9 +107,7 @@ static void batches_release(pflref_batches *b)
 {
     free(b->step_off);
     free(b->idx);
-    b->nsteps = 0;
-    b->step_off = NULL;
-    b->idx = NULL;
+    *b = (pflref_batches){.nsteps = 0};
 }
 
 /* Free a round plan's arrays (and its batches) and leave it empty. */
@@ -120,9 +120,7 @@ static void round_plan_release(pflref_round_plan *r)
     free(r->clients);
     free(r->drawn);
     free(r->selected);
-    r->m = r->n_selected = 0;
-    r->clients = r->drawn = r->selected = NULL;
-    r->batches = NULL;
+    *r = (pflref_round_plan){.m = 0, .n_selected = 0};
 }
 
 pflref_status pflref_batches_alloc(pflref_batches *b, size_t nsteps,
@@ -131,9 +129,7 @@ pflref_status pflref_batches_alloc(pflref_batches *b, size_t nsteps,
     if (b == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "b",
                                 "the batch list is NULL");
-    b->nsteps = 0;
-    b->step_off = NULL;
-    b->idx = NULL;
+    *b = (pflref_batches){.nsteps = 0};
     if (nsteps > MAX_INDICES || total > MAX_INDICES)
         return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
                                 "a client's batches of %zu steps and %zu "
@@ -155,19 +151,20 @@ pflref_status pflref_round_plan_alloc(pflref_round_plan *r, size_t m,
     if (r == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "r",
                                 "the round plan is NULL");
-    r->m = r->n_selected = 0;
-    r->clients = r->drawn = r->selected = NULL;
-    r->batches = NULL;
+    *r = (pflref_round_plan){.m = 0, .n_selected = 0};
     if (m > MAX_INDICES)
         return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
                                 "a round of %zu participants exceeds the "
                                 "limit of %zu", m, MAX_INDICES);
     const size_t cap = m > 0 ? m : 1;
-    r->clients = malloc(cap * sizeof *r->clients);
-    r->drawn = malloc(cap * sizeof *r->drawn);
-    r->selected = malloc(cap * sizeof *r->selected);
-    r->batches = calloc(cap, sizeof *r->batches);
-    r->m = r->n_selected = m;
+    *r = (pflref_round_plan){
+        .m = m,
+        .clients = malloc(cap * sizeof *r->clients),
+        .batches = calloc(cap, sizeof *r->batches),
+        .n_selected = m,
+        .selected = malloc(cap * sizeof *r->selected),
+        .drawn = malloc(cap * sizeof *r->drawn),
+    };
     if (r->clients == NULL || r->drawn == NULL || r->selected == NULL ||
         r->batches == NULL) {
         round_plan_release(r);
@@ -208,23 +205,26 @@ typedef struct {
 
 static work_size work_size_of(const pflref_local_work *w, size_t n)
 {
-    work_size z;
-    z.b = (w->B == 0 || w->B > n) ? n : w->B;
-    z.nb = n / z.b + (n % z.b != 0);
-    if (w->epochs > 0) {
-        /* E epochs: E·nb steps over E·n indices. */
-        z.nepochs = w->epochs;
-        z.nsteps = mul_sat(w->epochs, z.nb);
-        z.total = mul_sat(w->epochs, n);
-    } else {
-        /* K steps: ⌊K/nb⌋ whole epochs, then the first K mod nb batches
-         * of one more, all of full size b (only batch nb−1 is ragged). */
-        z.nepochs = w->steps / z.nb + (w->steps % z.nb != 0);
-        z.nsteps = w->steps;
-        z.total = add_sat(mul_sat(w->steps / z.nb, n),
-                          mul_sat(w->steps % z.nb, z.b));
-    }
-    return z;
+    const size_t b = (w->B == 0 || w->B > n) ? n : w->B;
+    const size_t nb = n / b + (n % b != 0);
+    if (w->epochs > 0)  /* E epochs: E·nb steps over E·n indices. */
+        return (work_size){
+            .b = b,
+            .nb = nb,
+            .nsteps = mul_sat(w->epochs, nb),
+            .total = mul_sat(w->epochs, n),
+            .nepochs = w->epochs,
+        };
+    /* K steps: ⌊K/nb⌋ whole epochs, then the first K mod nb batches of one
+     * more, all of full size b (only batch nb−1 is ragged). */
+    return (work_size){
+        .b = b,
+        .nb = nb,
+        .nsteps = w->steps,
+        .total = add_sat(mul_sat(w->steps / nb, n),
+                         mul_sat(w->steps % nb, b)),
+        .nepochs = w->steps / nb + (w->steps % nb != 0),
+    };
 }
 
 /* Check one phase's local work: exactly one of epochs and steps. */
@@ -366,41 +366,39 @@ static pflref_status fill_batches(const pflref_local_work *w,
     return st;
 }
 
-pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
-                                       const size_t *n, size_t N,
-                                       pflref_schedule **out,
-                                       pflref_error *err)
+/* The per-client sample counts: n_i ≥ 1 and within the limit. */
+static pflref_status check_counts(const size_t *n, size_t N,
+                                  pflref_error *err)
 {
-    /* Test the input parameters. */
-    if (out == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "out",
-                                "the output pointer is NULL");
-    *out = NULL;
-    if (cfg == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "cfg",
-                                "the schedule configuration is NULL");
-    if (N == 0)
-        return pflref_error_set(err, PFLREF_EINVAL, "N",
-                                "a schedule needs at least one client");
     if (n == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "n",
                                 "the per-client sample counts are NULL");
-    for (size_t i = 0; i < N; i++)
-        if (n[i] == 0 || n[i] > MAX_INDICES) {
-            char where[PFLREF_WHERE_MAX];
-            snprintf(where, sizeof where, "n[%zu]", i);
-            if (n[i] == 0)
-                return pflref_error_set(err, PFLREF_EINVAL, where,
-                                        "client %zu has no training "
-                                        "samples; local work needs n >= 1",
-                                        i);
-            return pflref_error_set(err, PFLREF_ENOMEM, where,
-                                    "client %zu has n = %zu samples, over "
-                                    "the limit of %zu", i, n[i],
-                                    MAX_INDICES);
-        }
+    for (size_t i = 0; i < N; i++) {
+        if (n[i] != 0 && n[i] <= MAX_INDICES)
+            continue;
+        char where[PFLREF_WHERE_MAX];
+        snprintf(where, sizeof where, "n[%zu]", i);
+        if (n[i] == 0)
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "client %zu has no training "
+                                    "samples; local work needs n >= 1",
+                                    i);
+        return pflref_error_set(err, PFLREF_ENOMEM, where,
+                                "client %zu has n = %zu samples, over "
+                                "the limit of %zu", i, n[i],
+                                MAX_INDICES);
+    }
+    return PFLREF_OK;
+}
+
+/* The configuration's fields, in the order pflref_schedule_generate
+ * documents, for N clients. */
+static pflref_status check_config(const pflref_schedule_config *cfg,
+                                  size_t N, pflref_error *err)
+{
     if (cfg->m == 0 || cfg->m > N)
-        return pflref_error_set(err, PFLREF_EINVAL, "schedule.clients_per_round",
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "schedule.clients_per_round",
                                 "m = %zu participants per round must be in "
                                 "1..N = %zu", cfg->m, N);
     if (cfg->sampler != PFLREF_SAMPLER_GSL &&
@@ -426,19 +424,104 @@ pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
                                 "batch_seed = %lu must be in 1..2^32 - 1",
                                 cfg->batch_seed);
     pflref_status st = check_work(&cfg->train, "local", err);
+    if (st == PFLREF_OK && cfg->has_post)
+        st = check_work(&cfg->post, "post", err);
     if (st != PFLREF_OK)
         return st;
-    if (cfg->has_post) {
-        st = check_work(&cfg->post, "post", err);
-        if (st != PFLREF_OK)
-            return st;
-    }
     /* Every participation holds at least one index. */
     if (mul_sat(cfg->T, cfg->m) > MAX_INDICES)
         return pflref_error_set(err, PFLREF_ENOMEM, "schedule.rounds",
                                 "T = %zu rounds of m = %zu clients exceed "
                                 "the limit of %zu participations", cfg->T,
                                 cfg->m, MAX_INDICES);
+    return PFLREF_OK;
+}
+
+/* The first pass, then what depends on its counts: the epochs' seeds
+ * batch_seed + e must stay below 2³². */
+static pflref_status check_counted(const pflref_schedule_config *cfg,
+                                   const size_t *n, size_t N,
+                                   pflref_sampler *smp, size_t *pick,
+                                   pflref_error *err)
+{
+    size_t total = 0, nepochs = 0;
+    pflref_status st = count_schedule(cfg, n, N, smp, pick, &total,
+                                      &nepochs, err);
+    if (st == PFLREF_OK && cfg->order == PFLREF_BATCH_RESHUFFLE &&
+        nepochs > 0 && nepochs - 1 > PFLREF_SEED_MAX - cfg->batch_seed)
+        st = pflref_error_set(err, PFLREF_EINVAL, "schedule.batch_seed",
+                              "batch_seed = %lu: the schedule reshuffles "
+                              "%zu epochs, whose seeds batch_seed + e would "
+                              "exceed 2^32 - 1", cfg->batch_seed, nepochs);
+    return st;
+}
+
+/* What the second pass reads and carries from round to round. */
+typedef struct {
+    const pflref_schedule_config *cfg;
+    const size_t *n;          /* n_i, N entries                           */
+    size_t N;
+    pflref_sampler *smp;
+    size_t *perm;             /* scratch of max_i n_i                     */
+    unsigned long e_global;   /* epochs generated so far                  */
+} fill_pass;
+
+/* Round t: S_t, the trainers (S_t, or everyone) with their local work. */
+static pflref_status fill_round(fill_pass *f, size_t t, pflref_round_plan *r,
+                                pflref_error *err)
+{
+    const pflref_schedule_config *cfg = f->cfg;
+    const size_t trainers = cfg->train_all ? f->N : cfg->m;
+    pflref_status st = pflref_round_plan_alloc(r, trainers, err);
+    if (st == PFLREF_OK)
+        st = choose_round(cfg, f->smp, f->N, t, r->selected, r->drawn, err);
+    if (st == PFLREF_OK) {
+        /* S_t is the sampled set; the trainers are S_t, or everyone */
+        r->n_selected = cfg->m;
+        for (size_t j = 0; j < trainers; j++)
+            r->clients[j] = cfg->train_all ? j : r->selected[j];
+    }
+    for (size_t j = 0; st == PFLREF_OK && j < trainers; j++)
+        st = fill_batches(&cfg->train, cfg->order, cfg->batch_seed,
+                          &f->e_global, f->n[r->clients[j]], f->perm,
+                          &r->batches[j], err);
+    return st;
+}
+
+/* The second pass, the same draws as the first: rounds, participants
+ * ascending with their local work, then the post phase by client. */
+static pflref_status fill_schedule(fill_pass *f, pflref_schedule *s,
+                                   pflref_error *err)
+{
+    const pflref_schedule_config *cfg = f->cfg;
+    pflref_status st = PFLREF_OK;
+    for (size_t t = 0; st == PFLREF_OK && t < cfg->T; t++)
+        st = fill_round(f, t, &s->rounds[t], err);
+    for (size_t i = 0; st == PFLREF_OK && cfg->has_post && i < f->N; i++)
+        st = fill_batches(&cfg->post, cfg->order, cfg->batch_seed,
+                          &f->e_global, f->n[i], f->perm, &s->post[i], err);
+    return st;
+}
+
+pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
+                                       const size_t *n, size_t N,
+                                       pflref_schedule **out,
+                                       pflref_error *err)
+{
+    /* Test the input parameters. */
+    if (out == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "out",
+                                "the output pointer is NULL");
+    *out = NULL;
+    if (cfg == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "cfg",
+                                "the schedule configuration is NULL");
+    if (N == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "N",
+                                "a schedule needs at least one client");
+    pflref_status st;
+    if ((st = check_counts(n, N, err)) || (st = check_config(cfg, N, err)))
+        return st;
 
     /* Count the schedule (first pass), then check what depends on it. */
     pflref_schedule *s = NULL;
@@ -447,15 +530,8 @@ pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
     pflref_sampler *smp = pflref_sampler_alloc(cfg->sampler, N);
     if (pick == NULL || smp == NULL)
         st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
-    size_t total = 0, nepochs = 0;
     if (st == PFLREF_OK)
-        st = count_schedule(cfg, n, N, smp, pick, &total, &nepochs, err);
-    if (st == PFLREF_OK && cfg->order == PFLREF_BATCH_RESHUFFLE &&
-        nepochs > 0 && nepochs - 1 > PFLREF_SEED_MAX - cfg->batch_seed)
-        st = pflref_error_set(err, PFLREF_EINVAL, "schedule.batch_seed",
-                              "batch_seed = %lu: the schedule reshuffles "
-                              "%zu epochs, whose seeds batch_seed + e would "
-                              "exceed 2^32 - 1", cfg->batch_seed, nepochs);
+        st = check_counted(cfg, n, N, smp, pick, err);
 
     /* Allocate: the scratch permutation (largest n) and the schedule. */
     if (st == PFLREF_OK) {
@@ -468,29 +544,11 @@ pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
             st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     }
 
-    /* Fill (second pass, the same draws): rounds, participants ascending
-     * with their local work, then the post phase by client. */
-    unsigned long e_global = 0;
-    for (size_t t = 0; st == PFLREF_OK && t < cfg->T; t++) {
-        pflref_round_plan *r = &s->rounds[t];
-        const size_t trainers = cfg->train_all ? N : cfg->m;
-        st = pflref_round_plan_alloc(r, trainers, err);
-        if (st == PFLREF_OK)
-            st = choose_round(cfg, smp, N, t, r->selected, r->drawn, err);
-        if (st == PFLREF_OK) {
-            /* S_t is the sampled set; the trainers are S_t, or everyone */
-            r->n_selected = cfg->m;
-            for (size_t j = 0; j < trainers; j++)
-                r->clients[j] = cfg->train_all ? j : r->selected[j];
-        }
-        for (size_t j = 0; st == PFLREF_OK && j < trainers; j++)
-            st = fill_batches(&cfg->train, cfg->order, cfg->batch_seed,
-                              &e_global, n[r->clients[j]], perm,
-                              &r->batches[j], err);
-    }
-    for (size_t i = 0; st == PFLREF_OK && cfg->has_post && i < N; i++)
-        st = fill_batches(&cfg->post, cfg->order, cfg->batch_seed,
-                          &e_global, n[i], perm, &s->post[i], err);
+    /* Fill (second pass, the same draws). */
+    fill_pass f = {.cfg = cfg, .n = n, .N = N, .smp = smp, .perm = perm,
+                   .e_global = 0};
+    if (st == PFLREF_OK)
+        st = fill_schedule(&f, s, err);
     if (st == PFLREF_OK) {
         *out = s;
         s = NULL;
@@ -499,194 +557,5 @@ pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
     pflref_sampler_free(smp);
     free(perm);
     free(pick);
-    return st;
-}
-
-/* ------------------------------------------------------------------------
- * Validation
- * ------------------------------------------------------------------------ */
-
-/* One client's batches: path is "schedule.rounds[t].batches[j]" or
- * "schedule.post[i]"; the client has n_i samples. */
-static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
-                                      size_t client, const char *path,
-                                      pflref_error *err)
-{
-    char where[PFLREF_WHERE_MAX];
-    if (b->nsteps == 0)
-        return PFLREF_OK;
-    if (b->nsteps > MAX_INDICES || b->step_off == NULL) {
-        snprintf(where, sizeof where, "%s", path);
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                b->step_off == NULL
-                                    ? "%zu steps but no step offsets"
-                                    : "%zu steps exceed the limit",
-                                b->nsteps);
-    }
-    if (b->step_off[0] != 0) {
-        snprintf(where, sizeof where, "%s[0]", path);
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "the step offsets start at %zu, not 0",
-                                b->step_off[0]);
-    }
-    for (size_t s = 0; s < b->nsteps; s++) {
-        const size_t lo = b->step_off[s], hi = b->step_off[s + 1];
-        if (hi <= lo) {
-            snprintf(where, sizeof where, "%s[%zu]", path, s);
-            return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    hi < lo ? "the step offsets decrease "
-                                              "(%zu after %zu)"
-                                            : "an empty batch (offsets "
-                                              "%zu and %zu)",
-                                    hi, lo);
-        }
-    }
-    if (b->step_off[b->nsteps] > MAX_INDICES || b->idx == NULL) {
-        snprintf(where, sizeof where, "%s", path);
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "%zu sample indices %s",
-                                b->step_off[b->nsteps],
-                                b->idx == NULL ? "but no index array"
-                                               : "exceed the limit");
-    }
-    /* every index < n_i (the proved scan of ref/ids.c) */
-    const size_t total = b->step_off[b->nsteps];
-    const size_t bad = pflref_index_first_out_of_range(b->idx, total, n_i);
-    if (bad < total) {
-        size_t s = 0;   /* the step holding position bad */
-        while (b->step_off[s + 1] <= bad)
-            s++;
-        snprintf(where, sizeof where, "%s[%zu][%zu]", path, s,
-                 bad - b->step_off[s]);
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "sample index %zu is out of range for "
-                                "client %zu with n = %zu samples",
-                                b->idx[bad], client, n_i);
-    }
-    return PFLREF_OK;
-}
-
-/* Round t: participants, drawn order and batches.  mark[0..N−1] is zero
- * on entry and on a successful return. */
-static pflref_status validate_round(const pflref_round_plan *r, size_t t,
-                                    const size_t *n, size_t N,
-                                    unsigned char *mark, pflref_error *err)
-{
-    char where[PFLREF_WHERE_MAX];
-    char path[PFLREF_WHERE_MAX];
-    snprintf(where, sizeof where, "schedule.rounds[%zu].clients", t);
-    if (r->m == 0 || r->m > N)
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "round %zu has %zu participants; it needs "
-                                "1..N = %zu", t, r->m, N);
-    if (r->clients == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "round %zu has no participant list", t);
-    if (r->drawn == NULL || r->batches == NULL) {
-        snprintf(where, sizeof where, "schedule.rounds[%zu].%s", t,
-                 r->drawn == NULL ? "drawn" : "batches");
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "round %zu has no %s list", t,
-                                r->drawn == NULL ? "drawn" : "batches");
-    }
-    /* Ids in range and strictly ascending, so distinct (the proved scan
-     * of ref/ids.c). */
-    const size_t j_bad = pflref_ids_first_bad(r->clients, r->m, N);
-    if (j_bad < r->m) {
-        const size_t c = r->clients[j_bad];
-        snprintf(where, sizeof where, "schedule.rounds[%zu].clients[%zu]", t,
-                 j_bad);
-        if (c >= N)
-            return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    "client id %zu is out of range (N = %zu)",
-                                    c, N);
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "client ids must be strictly ascending: %zu "
-                                "follows %zu", c, r->clients[j_bad - 1]);
-    }
-    /* selected: strictly ascending participants; drawn: a permutation of
-     * selected.  mark: 1 = participant, 2 = selected, 3 = drawn. */
-    pflref_status st = PFLREF_OK;
-    for (size_t j = 0; j < r->m; j++)
-        mark[r->clients[j]] = 1;
-    if (r->n_selected == 0 || r->n_selected > r->m || r->selected == NULL) {
-        snprintf(where, sizeof where, "schedule.rounds[%zu].selected", t);
-        st = pflref_error_set(err, PFLREF_EINVAL, where,
-                              "round %zu aggregates %zu clients; it needs "
-                              "1..m = %zu of its participants", t,
-                              r->n_selected, r->m);
-    }
-    for (size_t j = 0; st == PFLREF_OK && j < r->n_selected; j++) {
-        const size_t c = r->selected[j];
-        if (c < N && mark[c] == 1 && (j == 0 || c > r->selected[j - 1])) {
-            mark[c] = 2;
-            continue;
-        }
-        snprintf(where, sizeof where, "schedule.rounds[%zu].selected[%zu]",
-                 t, j);
-        st = pflref_error_set(err, PFLREF_EINVAL, where,
-                              c < N && mark[c] == 1
-                                  ? "selected ids must be strictly ascending"
-                                  : "client %zu is not a participant of round "
-                                    "%zu", c, t);
-    }
-    for (size_t j = 0; st == PFLREF_OK && j < r->n_selected; j++) {
-        const size_t d = r->drawn[j];
-        if (d < N && mark[d] == 2) {
-            mark[d] = 3;
-            continue;
-        }
-        snprintf(where, sizeof where, "schedule.rounds[%zu].drawn[%zu]", t,
-                 j);
-        st = pflref_error_set(err, PFLREF_EINVAL, where,
-                              d < N && mark[d] == 3
-                                  ? "client %zu is drawn twice in round %zu"
-                                  : "client %zu is not a selected client of "
-                                    "round %zu",
-                              d, t);
-    }
-    for (size_t j = 0; j < r->m; j++)
-        mark[r->clients[j]] = 0;
-    /* Each participant's batches. */
-    for (size_t j = 0; st == PFLREF_OK && j < r->m; j++) {
-        snprintf(path, sizeof path, "schedule.rounds[%zu].batches[%zu]", t,
-                 j);
-        st = validate_batches(&r->batches[j], n[r->clients[j]],
-                              r->clients[j], path, err);
-    }
-    return st;
-}
-
-pflref_status pflref_schedule_validate(const pflref_schedule *s,
-                                       const size_t *n, size_t N,
-                                       pflref_error *err)
-{
-    /* Test the input parameters. */
-    if (s == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "schedule",
-                                "the schedule is NULL");
-    if (n == NULL && N > 0)
-        return pflref_error_set(err, PFLREF_EINVAL, "n",
-                                "the per-client sample counts are NULL");
-    if (s->N != N)
-        return pflref_error_set(err, PFLREF_EINVAL, "schedule",
-                                "the schedule is for %zu clients, the "
-                                "problem has %zu", s->N, N);
-    if (s->T > 0 && s->rounds == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "schedule.rounds",
-                                "%zu rounds but no round list", s->T);
-
-    unsigned char *mark = calloc(N > 0 ? N : 1, 1);
-    if (mark == NULL)
-        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
-    pflref_status st = PFLREF_OK;
-    for (size_t t = 0; st == PFLREF_OK && t < s->T; t++)
-        st = validate_round(&s->rounds[t], t, n, N, mark, err);
-    free(mark);
-    char path[PFLREF_WHERE_MAX];
-    for (size_t i = 0; st == PFLREF_OK && s->post != NULL && i < N; i++) {
-        snprintf(path, sizeof path, "schedule.post[%zu]", i);
-        st = validate_batches(&s->post[i], n[i], i, path, err);
-    }
     return st;
 }

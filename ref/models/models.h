@@ -1,0 +1,198 @@
+/* ref/models/models.h: what the files of ref/models/ share (private to
+ * ref/).  Floor: models.
+ *
+ *   model.c      describe a model; the public loss, grad and hvp, which
+ *                dispatch on the kind (pflref_model_ops_of); the split
+ *                into blocks
+ *   batch.c      the workspace, the argument and batch checks, the gather
+ *   dense.c      GSL BLAS on flat row-major arrays; the dense layer
+ *                Z = X Wᵀ + 1 bᵀ and its gradient
+ *   losses.c     the per-sample losses on the outputs z (squared,
+ *                cross-entropy), their output signals E = ∂ℓ/∂z and R{E}
+ *   outputs.c    evaluation (pflref_model_evaluate, _evaluate_mix) and
+ *                the outputs API of pflref/model.h
+ *   quadratic.c, linear.c, softmax.c, mlp.c   one model each
+ *   problem.c    problems and their data sets (pflref_data_validate)
+ *
+ * Symbols and shapes are those of the table in model.c.  Every function
+ * below trusts its caller: the public entry points test the arguments
+ * (pflref_batch_check) before they call one.
+ */
+#ifndef PFLREF_MODELS_MODELS_H
+#define PFLREF_MODELS_MODELS_H
+
+#include <stddef.h>
+#include <gsl/gsl_blas.h>
+#include "pflref/model.h"
+
+struct pflref_model_workspace {
+    pflref_model_kind kind;   /* the model the workspace was sized for      */
+    size_t d, k, h;
+    size_t max_batch;         /* largest batch the buffers hold             */
+    double *Xb;               /* max_batch × d   gathered rows X_b          */
+    double *yb;               /* max_batch       targets or labels y_b      */
+    double *Z;                /* max_batch × k   ŷ / r, z / p / G           */
+    double *RZ;               /* max_batch × k   R{ŷ}, R{z} / R{p}          */
+    double *A;                /* max_batch × h   a = W1 x + b1              */
+    double *H;                /* max_batch × h   φ = σ(a)                   */
+    double *RH;               /* max_batch × h   R{a}, then R{φ}            */
+    double *T;                /* max_batch × h   δ, then R{δ}               */
+    double *mem;              /* the one allocation behind the buffers      */
+    size_t body_forward;      /* mlp: passes of a batch through the body    */
+    size_t body_backward;     /* mlp: backward passes through the body      */
+};
+
+/* ---- batch.c ------------------------------------------------------- */
+
+/* *out := a·b; 0 when the product overflows size_t. */
+int pflref_size_mul(size_t a, size_t b, size_t *out);
+
+/* *acc := *acc + a; 0 when the sum overflows size_t. */
+int pflref_size_add(size_t *acc, size_t a);
+
+/* 1 when y is a class of m: integral and in [0, k). */
+int pflref_label_is_class(const pflref_model *m, double y);
+
+/* m, w, D and ws non-NULL, ws sized for m, D holding the arrays m reads.
+ * Errors carry where "m", "w", "D" or "ws" and no pflref_error. */
+pflref_status pflref_batch_check_args(const pflref_model *m, const double *w,
+                                      const pflref_data *D,
+                                      const pflref_model_workspace *ws);
+
+/* pflref_batch_check_args, then the batch: *nb_out := nb (idx given) or
+ * D->n (idx NULL; nb must then be 0 or D->n), 1 ≤ *nb_out ≤ max_batch,
+ * every idx[j] < D->n.  The quadratic model has no batch: *nb_out := 0. */
+pflref_status pflref_batch_check(const pflref_model *m, const double *w,
+                                 const pflref_data *D, const size_t *idx,
+                                 size_t nb, const pflref_model_workspace *ws,
+                                 size_t *nb_out);
+
+/* Row j of X_b := x_i with i = idx[j], or i = first + j when idx is NULL. */
+void pflref_batch_gather_rows(const pflref_model *m, const pflref_data *D,
+                              const size_t *idx, size_t first, size_t nb,
+                              pflref_model_workspace *ws);
+
+/* y_b[j] := y_i with i as above; a classifier's labels must be classes. */
+pflref_status pflref_batch_gather_labels(const pflref_model *m,
+                                         const pflref_data *D,
+                                         const size_t *idx, size_t first,
+                                         size_t nb,
+                                         pflref_model_workspace *ws);
+
+/* Both: the rows X_b, then the targets y_b. */
+pflref_status pflref_batch_gather(const pflref_model *m, const pflref_data *D,
+                                  const size_t *idx, size_t first, size_t nb,
+                                  pflref_model_workspace *ws);
+
+/* ---- dense.c ------------------------------------------------------- */
+
+/* C := alpha op(A) op(B) + beta C, with A ar × ac, B br × bc, C cr × cc
+ * (the shapes of the stored arrays, before op). */
+void pflref_gemm(CBLAS_TRANSPOSE_t tA, CBLAS_TRANSPOSE_t tB, double alpha,
+                 const double *A, size_t ar, size_t ac, const double *B,
+                 size_t br, size_t bc, double beta, double *C, size_t cr,
+                 size_t cc);
+
+/* y := alpha op(A) x + beta y, with A ar × ac. */
+void pflref_gemv(CBLAS_TRANSPOSE_t tA, double alpha, const double *A,
+                 size_t ar, size_t ac, const double *x, double beta,
+                 double *y);
+
+/* out[q] := alpha Σ_{j=0}^{nb−1} M[j][q]  (M nb × c), summed in batch
+ * order. */
+void pflref_colsum(const double *M, size_t nb, size_t c, double alpha,
+                   double *out);
+
+/* The dense layer on a batch: Z := 1 bᵀ (or 0 when b is NULL), then
+ * Z := X Wᵀ + Z, with X nb × in, W out × in, b out, Z nb × out. */
+void pflref_dense_forward(const double *X, size_t nb, size_t in,
+                          const double *W, const double *b, size_t out,
+                          double *Z);
+
+/* Its gradient on the signal E (nb × out): gW := alpha Eᵀ X (out × in),
+ * then gb := alpha Σ_j E_j (out) when gb is non-NULL. */
+void pflref_dense_backward(const double *E, size_t nb, size_t out,
+                           const double *X, size_t in, double alpha,
+                           double *gW, double *gb);
+
+/* ---- losses.c ------------------------------------------------------ */
+
+/* ∂ℓ/∂ŷ = s r of the squared losses: s = 2 (squared) or 1 (half_squared). */
+double pflref_squared_scale(const pflref_model *m);
+
+/* Regression: Z := r = ŷ − y_b; *sum += Σ_j ℓ_j; *sq += Σ_j r_j² (sq may
+ * be NULL). */
+void pflref_residual_terms(const pflref_model *m, size_t nb,
+                           pflref_model_workspace *ws, double *sum,
+                           double *sq);
+
+/* Classifiers: each row of Z := softmax(z) = p; *sum += Σ_j ℓ_j. */
+void pflref_softmax_terms(size_t nb, size_t k, pflref_model_workspace *ws,
+                          double *sum);
+
+/* The per-sample losses of the outputs in Z: *sum += Σ_j ℓ_j (batch
+ * order); leaves r (regression) or P (classifiers) in Z. */
+void pflref_loss_terms(const pflref_model *m, size_t nb,
+                       pflref_model_workspace *ws, double *sum);
+
+/* Z := E = ∂ℓ/∂z per sample from what pflref_loss_terms left in Z:
+ * P − Y (classifiers) or s r (regression). */
+void pflref_output_signal(const pflref_model *m, size_t nb,
+                          pflref_model_workspace *ws);
+
+/* RZ := R{E}, the signal's directional derivative from R{z} in RZ and what
+ * pflref_loss_terms left in Z: R{p} = p ⊙ (R{z} − (pᵀ R{z}) 1)
+ * (classifiers) or s R{ŷ} (regression).  Call it before
+ * pflref_output_signal, which overwrites p. */
+void pflref_output_signal_r(const pflref_model *m, size_t nb,
+                            pflref_model_workspace *ws);
+
+/* ---- quadratic.c --------------------------------------------------- */
+
+/* f(w) = ½ Σ_j a_j (w_j − c_j)². */
+double pflref_quadratic_f(const pflref_model *m, const double *w,
+                          const pflref_data *D);
+
+/* g_j := a_j (w_j − c_j). */
+void pflref_quadratic_grad(const pflref_model *m, const double *w,
+                           const pflref_data *D, double *g);
+
+/* (H v)_j := a_j v_j. */
+void pflref_quadratic_hvp(const pflref_model *m, const pflref_data *D,
+                          const double *v, double *Hv);
+
+/* ---- linear.c, softmax.c, mlp.c ------------------------------------ */
+
+/* A data model's kernels, each on the batch gathered into ws (nb samples:
+ * X_b, y_b).  model.c and outputs.c pick the table by the model's kind
+ * (pflref_model_ops_of) after the public entry point tested its
+ * arguments. */
+typedef struct {
+    /* Z := z(w; X_b), nb × k: ŷ (linear, regression mlp) or the logits. */
+    void (*forward)(const pflref_model *m, const double *w, size_t nb,
+                    pflref_model_workspace *ws);
+    /* g := ∇F(w; B), after forward and pflref_loss_terms (r or P in Z);
+     * Z is overwritten. */
+    void (*grad)(const pflref_model *m, const double *w, size_t nb,
+                 pflref_model_workspace *ws, double *g);
+    /* g := (1/nb) Σ_j J_j(w)ᵀ E_j for a signal E (nb × k; for the mlp
+     * not one of the workspace's buffers, which it overwrites). */
+    void (*backward)(const pflref_model *m, const double *w, size_t nb,
+                     const double *E, pflref_model_workspace *ws, double *g);
+    /* Hv := ∇²F(w; B) v, after forward and pflref_loss_terms when
+     * hvp_at_w is 1, on the gathered batch alone when it is 0. */
+    void (*hvp)(const pflref_model *m, const double *w, size_t nb,
+                const double *v, pflref_model_workspace *ws, double *Hv);
+    int hvp_at_w;   /* 0: the Hessian does not depend on w (linear)    */
+} pflref_model_ops;
+
+extern const pflref_model_ops pflref_linear_ops;
+extern const pflref_model_ops pflref_softmax_ops;
+extern const pflref_model_ops pflref_mlp_ops;
+
+/* ---- model.c ------------------------------------------------------- */
+
+/* The kernels of m's kind; NULL for the quadratic model. */
+const pflref_model_ops *pflref_model_ops_of(const pflref_model *m);
+
+#endif

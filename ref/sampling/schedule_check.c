@@ -1,0 +1,231 @@
+/* ref/sampling/schedule_check.c: the validation of a schedule that comes
+ * from outside (a spec's recorded schedule, which a candidate replays):
+ * every round's participants, selected and drawn clients, and every
+ * client's batches, checked against N clients of n_i samples each before
+ * any algorithm reads an id or an index.
+ *
+ * Per round t (paths "schedule.rounds[t]…"):
+ *   clients   1 ≤ m ≤ N ids, in range and strictly ascending
+ *   selected  1 ≤ n_selected ≤ m participants, strictly ascending
+ *   drawn     a permutation of selected
+ *   batches   per participant: step offsets from 0, strictly increasing
+ *             (no empty batch), every sample index < n_i
+ * then the post phase, per client ("schedule.post[i]").
+ *
+ * The range and order scans are the two functions of ref/sampling/ids.c,
+ * proved with Frama-C (proofs/); the rest marks ids in a scratch array of
+ * N bytes.  Cost: O(N + total ids and indices); one allocation (the
+ * marks).  Limits are those of pflref/schedule.h (MAX_INDICES).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include "pflref/schedule.h"
+
+/* The largest number of sample indices (and so of steps) a schedule may
+ * hold (schedule.h). */
+#define MAX_INDICES PFLREF_SCHEDULE_MAX_INDICES
+
+/* One client's batches: path is "schedule.rounds[t].batches[j]" or
+ * "schedule.post[i]"; the client has n_i samples. */
+static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
+                                      size_t client, const char *path,
+                                      pflref_error *err)
+{
+    char where[PFLREF_WHERE_MAX];
+    if (b->nsteps == 0)
+        return PFLREF_OK;
+    if (b->nsteps > MAX_INDICES || b->step_off == NULL) {
+        snprintf(where, sizeof where, "%s", path);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                b->step_off == NULL
+                                    ? "%zu steps but no step offsets"
+                                    : "%zu steps exceed the limit",
+                                b->nsteps);
+    }
+    if (b->step_off[0] != 0) {
+        snprintf(where, sizeof where, "%s[0]", path);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "the step offsets start at %zu, not 0",
+                                b->step_off[0]);
+    }
+    for (size_t s = 0; s < b->nsteps; s++) {
+        const size_t lo = b->step_off[s], hi = b->step_off[s + 1];
+        if (hi <= lo) {
+            snprintf(where, sizeof where, "%s[%zu]", path, s);
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    hi < lo ? "the step offsets decrease "
+                                              "(%zu after %zu)"
+                                            : "an empty batch (offsets "
+                                              "%zu and %zu)",
+                                    hi, lo);
+        }
+    }
+    if (b->step_off[b->nsteps] > MAX_INDICES || b->idx == NULL) {
+        snprintf(where, sizeof where, "%s", path);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%zu sample indices %s",
+                                b->step_off[b->nsteps],
+                                b->idx == NULL ? "but no index array"
+                                               : "exceed the limit");
+    }
+    /* every index < n_i (the proved scan of ref/sampling/ids.c) */
+    const size_t total = b->step_off[b->nsteps];
+    const size_t bad = pflref_index_first_out_of_range(b->idx, total, n_i);
+    if (bad < total) {
+        size_t s = 0;   /* the step holding position bad */
+        while (b->step_off[s + 1] <= bad)
+            s++;
+        snprintf(where, sizeof where, "%s[%zu][%zu]", path, s,
+                 bad - b->step_off[s]);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "sample index %zu is out of range for "
+                                "client %zu with n = %zu samples",
+                                b->idx[bad], client, n_i);
+    }
+    return PFLREF_OK;
+}
+
+/* Round t's participants: 1..N of them, the participant, drawn and
+ * batches lists present, the ids in range and strictly ascending. */
+static pflref_status check_participants(const pflref_round_plan *r, size_t t,
+                                        size_t N, pflref_error *err)
+{
+    char where[PFLREF_WHERE_MAX];
+    snprintf(where, sizeof where, "schedule.rounds[%zu].clients", t);
+    if (r->m == 0 || r->m > N)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "round %zu has %zu participants; it needs "
+                                "1..N = %zu", t, r->m, N);
+    if (r->clients == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "round %zu has no participant list", t);
+    if (r->drawn == NULL || r->batches == NULL) {
+        snprintf(where, sizeof where, "schedule.rounds[%zu].%s", t,
+                 r->drawn == NULL ? "drawn" : "batches");
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "round %zu has no %s list", t,
+                                r->drawn == NULL ? "drawn" : "batches");
+    }
+    /* Ids in range and strictly ascending, so distinct (the proved scan
+     * of ref/sampling/ids.c). */
+    const size_t j_bad = pflref_ids_first_bad(r->clients, r->m, N);
+    if (j_bad == r->m)
+        return PFLREF_OK;
+    const size_t c = r->clients[j_bad];
+    snprintf(where, sizeof where, "schedule.rounds[%zu].clients[%zu]", t,
+             j_bad);
+    if (c >= N)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "client id %zu is out of range (N = %zu)",
+                                c, N);
+    return pflref_error_set(err, PFLREF_EINVAL, where,
+                            "client ids must be strictly ascending: %zu "
+                            "follows %zu", c, r->clients[j_bad - 1]);
+}
+
+/* Round t's selected clients, strictly ascending participants, and drawn,
+ * a permutation of selected.  mark[0..N−1] is zero on entry and on return;
+ * meanwhile 1 = participant, 2 = selected, 3 = drawn. */
+static pflref_status check_selected(const pflref_round_plan *r, size_t t,
+                                    size_t N, unsigned char *mark,
+                                    pflref_error *err)
+{
+    char where[PFLREF_WHERE_MAX];
+    pflref_status st = PFLREF_OK;
+    for (size_t j = 0; j < r->m; j++)
+        mark[r->clients[j]] = 1;
+    if (r->n_selected == 0 || r->n_selected > r->m || r->selected == NULL) {
+        snprintf(where, sizeof where, "schedule.rounds[%zu].selected", t);
+        st = pflref_error_set(err, PFLREF_EINVAL, where,
+                              "round %zu aggregates %zu clients; it needs "
+                              "1..m = %zu of its participants", t,
+                              r->n_selected, r->m);
+    }
+    for (size_t j = 0; st == PFLREF_OK && j < r->n_selected; j++) {
+        const size_t c = r->selected[j];
+        if (c < N && mark[c] == 1 && (j == 0 || c > r->selected[j - 1])) {
+            mark[c] = 2;
+            continue;
+        }
+        snprintf(where, sizeof where, "schedule.rounds[%zu].selected[%zu]",
+                 t, j);
+        st = pflref_error_set(err, PFLREF_EINVAL, where,
+                              c < N && mark[c] == 1
+                                  ? "selected ids must be strictly ascending"
+                                  : "client %zu is not a participant of round "
+                                    "%zu", c, t);
+    }
+    for (size_t j = 0; st == PFLREF_OK && j < r->n_selected; j++) {
+        const size_t d = r->drawn[j];
+        if (d < N && mark[d] == 2) {
+            mark[d] = 3;
+            continue;
+        }
+        snprintf(where, sizeof where, "schedule.rounds[%zu].drawn[%zu]", t,
+                 j);
+        st = pflref_error_set(err, PFLREF_EINVAL, where,
+                              d < N && mark[d] == 3
+                                  ? "client %zu is drawn twice in round %zu"
+                                  : "client %zu is not a selected client of "
+                                    "round %zu",
+                              d, t);
+    }
+    for (size_t j = 0; j < r->m; j++)
+        mark[r->clients[j]] = 0;
+    return st;
+}
+
+/* Round t: participants, selected and drawn clients, and batches.
+ * mark[0..N−1] is zero on entry and on return. */
+static pflref_status validate_round(const pflref_round_plan *r, size_t t,
+                                    const size_t *n, size_t N,
+                                    unsigned char *mark, pflref_error *err)
+{
+    pflref_status st;
+    if ((st = check_participants(r, t, N, err)) ||
+        (st = check_selected(r, t, N, mark, err)))
+        return st;
+    /* Each participant's batches. */
+    char path[PFLREF_WHERE_MAX];
+    for (size_t j = 0; st == PFLREF_OK && j < r->m; j++) {
+        snprintf(path, sizeof path, "schedule.rounds[%zu].batches[%zu]", t,
+                 j);
+        st = validate_batches(&r->batches[j], n[r->clients[j]],
+                              r->clients[j], path, err);
+    }
+    return st;
+}
+
+pflref_status pflref_schedule_validate(const pflref_schedule *s,
+                                       const size_t *n, size_t N,
+                                       pflref_error *err)
+{
+    /* Test the input parameters. */
+    if (s == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule",
+                                "the schedule is NULL");
+    if (n == NULL && N > 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "n",
+                                "the per-client sample counts are NULL");
+    if (s->N != N)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule",
+                                "the schedule is for %zu clients, the "
+                                "problem has %zu", s->N, N);
+    if (s->T > 0 && s->rounds == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.rounds",
+                                "%zu rounds but no round list", s->T);
+
+    unsigned char *mark = calloc(N > 0 ? N : 1, 1);
+    if (mark == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    pflref_status st = PFLREF_OK;
+    for (size_t t = 0; st == PFLREF_OK && t < s->T; t++)
+        st = validate_round(&s->rounds[t], t, n, N, mark, err);
+    free(mark);
+    char path[PFLREF_WHERE_MAX];
+    for (size_t i = 0; st == PFLREF_OK && s->post != NULL && i < N; i++) {
+        snprintf(path, sizeof path, "schedule.post[%zu]", i);
+        st = validate_batches(&s->post[i], n[i], i, path, err);
+    }
+    return st;
+}
