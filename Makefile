@@ -2,22 +2,33 @@
 #
 #   make demo            the seed 000 experiment (Output 14.7.1) end to end
 #   make check           every test (Check), golden verify and lint, schema
-#                        checks, the detection catalogue, the BLAS linkage
+#                        checks, the detection catalogue, the BLAS linkage,
+#                        the public headers alone as C and C++, the
+#                        architecture lint's self-test
 #   make golden          regenerate every golden vector into a temporary
 #                        folder and diff it with golden/
 #   make coverage        line and branch coverage of ref/ (gcovr), gated
 #   make check-asan      the test suite under ASan + UBSan
 #   make check-valgrind  the test suite under valgrind memcheck
 #   make fuzz-smoke      every libFuzzer harness briefly (make fuzz: longer)
-#   make lint            cppcheck
+#   make lint            the floors and sizes (tests/lint/floors.py),
+#                        cppcheck, and the floors script's self-test
+#   make proofs          Frama-C WP proofs (proofs/README.md)
 #   make clean
 #
-# Both `demo` and `check` first run ./deps.sh, which installs missing Debian
-# packages and does nothing when they are present.
+# Every target that runs a tool first runs ./deps.sh with the groups it
+# needs (core: compilers, libraries, python3; lint, coverage, asan,
+# valgrind, fuzz, proofs), which installs missing Debian packages and does
+# nothing when they are present.
 
 ifeq ($(origin CC),default)
 CC := gcc
 endif
+ifeq ($(origin CXX),default)
+CXX := g++
+endif
+# Debian's python3 (deps.sh installs it with numpy and jsonschema).
+PYTHON  := /usr/bin/python3
 SHELL   := /bin/bash
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion \
@@ -43,13 +54,14 @@ TESTS  := $(sort $(wildcard tests/*.c))
 .SECONDARY:
 .DELETE_ON_ERROR:
 .PHONY: all deps demo check check-unit check-blas check-golden check-schema \
-        check-detection golden coverage check-asan \
+        check-detection check-headers check-lint golden coverage check-asan \
         check-valgrind fuzz fuzz-smoke lint proofs clean
 
-all: $(B)/rel/pflref
+all: deps
+	@$(MAKE) --no-print-directory $(B)/rel/pflref
 
 deps:
-	@./deps.sh
+	@./deps.sh core
 
 # One object tree per flavour: rel, cov (coverage), asan.
 define FLAVOUR
@@ -86,8 +98,8 @@ demo: deps
 	@$(abspath $(B))/rel/pflref verify golden | tail -n 1
 
 check: deps
-	@$(MAKE) -s --no-print-directory check-unit check-blas check-golden \
-	  check-schema check-detection
+	@$(MAKE) -s --no-print-directory check-unit check-blas check-headers \
+	  check-golden check-schema check-detection check-lint
 
 check-unit: $(B)/rel/pflref $(B)/rel/tests/run
 	@$(call RUN_TESTS,rel,)
@@ -96,15 +108,15 @@ check-unit: $(B)/rel/pflref $(B)/rel/tests/run
 # The golden folder's own rules (flags registered, ids unique, hashes
 # matching, provenance kinds), by an independent Python reading.
 check-golden:
-	@/usr/bin/python3 golden/lint.py
-	@/usr/bin/python3 golden/audit.py
+	@$(PYTHON) golden/lint.py
+	@$(PYTHON) golden/audit.py
 
 # Every shipped document against the JSON Schemas in docs/schema, and the
 # schemas' own self-test (they must reject planted bad documents).
 check-schema: $(B)/rel/pflref
-	@/usr/bin/python3 docs/schema/validate.py --self-test --pflref $(B)/rel/pflref >/dev/null
+	@$(PYTHON) docs/schema/validate.py --self-test --pflref $(B)/rel/pflref >/dev/null
 	@$(abspath $(B))/rel/pflref run golden/fedavg/worked-samples.json -o $(B)/schema-result.json
-	@/usr/bin/python3 docs/schema/validate.py golden $(B)/schema-result.json | tail -n 1
+	@$(PYTHON) docs/schema/validate.py golden $(B)/schema-result.json | tail -n 1
 
 # The validation guide's NumPy candidates and the catalogue of candidate
 # bugs: the correct candidates pass `pflref check`, every bug is caught.
@@ -127,9 +139,36 @@ check-blas: $(B)/rel/pflref
 	  || { echo "check-blas: GSL's cblas calls do not bind to OpenBLAS"; exit 1; }
 	@echo "check-blas: GSL binds cblas_* to OpenBLAS"
 
+# The public headers, each alone (self-contained; -Iinclude only, so no
+# private header of ref/ is reachable), as C11 and as C++17, and a C++
+# program that includes pflref.h, links the library and runs.  Each header
+# is included twice (its guard) in a unit that declares one thing more, as
+# ISO C forbids an empty unit (version.h has only macros).
+PUBLIC_H := include/pflref.h $(sort $(wildcard include/pflref/*.h))
+HDR_WARN := -Wall -Wextra -Wpedantic -Werror
+check-headers: $(B)/rel/libpflref.a
+	@for h in $(PUBLIC_H); do \
+	  u=$$(printf '#include "%s"\n#include "%s"\ntypedef int header_alone;\n' \
+	       $${h#include/} $${h#include/}); \
+	  echo "$$u" | $(CC) -fsyntax-only -std=c11 $(HDR_WARN) -Iinclude -x c - \
+	    || { echo "check-headers: $$h does not compile alone as C11"; exit 1; }; \
+	  echo "$$u" | $(CXX) -fsyntax-only -std=c++17 $(HDR_WARN) -Iinclude -x c++ - \
+	    || { echo "check-headers: $$h does not compile alone as C++17"; exit 1; }; \
+	done
+	@echo "check-headers: $(words $(PUBLIC_H)) public headers compile alone as C11 and as C++17"
+	@$(CXX) -std=c++17 $(HDR_WARN) -Iinclude tests/cxx/use_from_cxx.cpp \
+	  $(B)/rel/libpflref.a -o $(B)/rel/use_from_cxx $(LDLIBS)
+	@$(abspath $(B))/rel/use_from_cxx
+
+# The architecture lint's own test: floors.py must catch every planted
+# fault and pass the clean tree (tests/lint/test_floors.py).
+check-lint:
+	@$(PYTHON) tests/lint/test_floors.py
+
 COV_LINE   ?= 90
 COV_BRANCH ?= 75
-coverage: deps
+coverage:
+	@./deps.sh core coverage
 	@$(MAKE) -s --no-print-directory $(B)/cov/pflref $(B)/cov/tests/run
 	@find $(B)/cov -name '*.gcda' -delete
 	@$(call RUN_TESTS,cov,)
@@ -137,11 +176,13 @@ coverage: deps
 	  --exclude-unreachable-branches --exclude-throw-branches \
 	  --fail-under-line $(COV_LINE) --fail-under-branch $(COV_BRANCH)
 
-check-asan: deps
+check-asan:
+	@./deps.sh core asan
 	@$(MAKE) -s --no-print-directory $(B)/asan/pflref $(B)/asan/tests/run
 	@$(call RUN_TESTS,asan,CK_TIMEOUT_MULTIPLIER=4)
 
-check-valgrind: deps
+check-valgrind:
+	@./deps.sh core valgrind
 	@$(MAKE) -s --no-print-directory $(B)/rel/pflref $(B)/rel/tests/run
 	@$(call RUN_TESTS,rel,CK_FORK=no OPENBLAS_NUM_THREADS=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite)
 
@@ -186,19 +227,30 @@ define RUN_FUZZ
     | sed "s/^/$$n: /"; \
   test $$rc = 0 || { tail -n 40 $(B)/fuzz/$$n.log; echo "$$n: failed (log: $(B)/fuzz/$$n.log)"; exit 1; }; done
 endef
-fuzz: deps $(FUZZ:fuzz/%.c=$(B)/fuzz/%)
-	$(call RUN_FUZZ,$(FUZZ:fuzz/%.c=$(B)/fuzz/%),$(FUZZ_SECONDS),$(FUZZ_RUNS))
-fuzz-smoke: deps $(FUZZ:fuzz/%.c=$(B)/fuzz/%)
-	$(call RUN_FUZZ,$(FUZZ:fuzz/%.c=$(B)/fuzz/%),$(FUZZ_SMOKE_SECONDS),-1)
+FUZZ_BINS     := $(FUZZ:fuzz/%.c=$(B)/fuzz/%)
+fuzz:
+	@./deps.sh core fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(call RUN_FUZZ,$(FUZZ_BINS),$(FUZZ_SECONDS),$(FUZZ_RUNS))
+fuzz-smoke:
+	@./deps.sh core fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(call RUN_FUZZ,$(FUZZ_BINS),$(FUZZ_SMOKE_SECONDS),-1)
 
 # Frama-C WP proofs of the contracts in ref/ (proofs/README.md).
 proofs:
 	@./deps.sh proofs
 	proofs/run.sh
 
+# The floors, include cycles and sizes (docs/architecture.md), cppcheck on
+# every file of ref/ (each floor's folder) and cli/, then the floors
+# script's self-test.
 lint:
+	@./deps.sh lint
+	$(PYTHON) tests/lint/floors.py
 	cppcheck --enable=warning,style,performance,portability --std=c11 \
-	  --error-exitcode=1 --quiet --inline-suppr -Iinclude ref/ cli/
+	  --error-exitcode=1 --quiet --inline-suppr -Iinclude -Iref $(sort $(wildcard ref/*/)) cli/
+	@$(PYTHON) tests/lint/test_floors.py
 
 clean:
 	rm -rf $(B)

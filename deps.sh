@@ -1,38 +1,61 @@
 #!/bin/sh
-# deps.sh: install the Debian 12 packages pflref needs, and do nothing when
-# they are all present already.
+# deps.sh: install the Debian 12 packages that a make target runs, and do
+# nothing when they are all present already.
 #
-#   ./deps.sh            core: compiler, GSL, OpenBLAS, Check, jansson, gcovr,
-#                        valgrind, clang + libFuzzer runtime, python3-numpy,
-#                        python3-jsonschema (schema checks of the formats)
-#   ./deps.sh proofs     core + Frama-C, Why3, Z3, CVC4 (for `make proofs`)
+#   ./deps.sh [GROUP...]      (no group: core)
 #
-# Only missing packages are installed; when everything is present the script
-# prints nothing and exits 0 without touching apt.  Run as root (or with sudo
-# available).  Exit status: 0 ok, 1 install failed.
+#   core      compilers (gcc, and g++ for the C++ header test), make,
+#             pkg-config, GSL, OpenBLAS, Check, jansson, python3 with numpy
+#             and jsonschema: make all, demo, check, golden
+#   lint      cppcheck, python3: make lint
+#   coverage  gcovr: make coverage (with core)
+#   asan      the ASan and UBSan runtimes: make check-asan (with core)
+#   valgrind  valgrind: make check-valgrind (with core)
+#   fuzz      clang, its libFuzzer runtime, llvm (llvm-symbolizer for
+#             readable reports): make fuzz, make fuzz-smoke (with core)
+#   proofs    Frama-C, Why3, Z3, CVC4 and the C preprocessor: make proofs
+#
+# Every target of the Makefile that runs a tool calls this script first with
+# its groups.  Only missing packages are installed; when everything is
+# present the script prints nothing, does not touch apt, and exits 0.  Run
+# as root (or with sudo available).  Exit status: 0 ok, 1 install failed,
+# 2 unknown group.
 set -eu
 
-CORE="make gcc pkg-config libgsl-dev libopenblas-dev check libsubunit-dev \
-libjansson-dev gcovr valgrind clang libclang-rt-14-dev llvm python3 python3-numpy \
-python3-jsonschema"
-PROOFS="frama-c-base why3 z3 cvc4"
+CORE="make gcc g++ pkg-config libgsl-dev libopenblas-dev check libsubunit-dev \
+libjansson-dev python3 python3-numpy python3-jsonschema"
+LINT="cppcheck python3"
+COVERAGE="gcovr"
+ASAN="libasan8 libubsan1"
+VALGRIND="valgrind"
+FUZZ="clang libclang-rt-14-dev llvm"
+PROOFS="gcc frama-c-base why3 z3 cvc4"
 
-want="$CORE"
+[ $# -eq 0 ] && set -- core
+want=""
 for group in "$@"; do
     case "$group" in
-        core) ;;
+        core) want="$want $CORE" ;;
+        lint) want="$want $LINT" ;;
+        coverage) want="$want $COVERAGE" ;;
+        asan) want="$want $ASAN" ;;
+        valgrind) want="$want $VALGRIND" ;;
+        fuzz) want="$want $FUZZ" ;;
         proofs) want="$want $PROOFS" ;;
-        *) echo "deps.sh: unknown group '$group' (known: core, proofs)" >&2; exit 2 ;;
+        *) echo "deps.sh: unknown group '$group' (known: core, lint," \
+                "coverage, asan, valgrind, fuzz, proofs)" >&2
+           exit 2 ;;
     esac
 done
 
+# One dpkg-query for every package: the names of those installed.
+# shellcheck disable=SC2086
+installed=" $(dpkg-query -W -f='${Package} ${Status}\n' $want 2>/dev/null \
+             | awk '$NF == "installed" { printf "%s ", $1 }' || true) "
 missing=""
 for p in $want; do
-    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-    case "$status" in
-        *" installed") ;;
-        *) missing="$missing $p" ;;
-    esac
+    case "$installed$missing " in *" $p "*) continue ;; esac
+    missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 

@@ -71,7 +71,7 @@ SWITCHES = {"apfl.alpha": ("fixed", "adaptive"),
             "apfl.alpha_rule": ("paper", "fedtorch")}
 
 # Presets (named bundles of switches; explicit switches override them).
-# "fedtorch" is the bundle proposed for ref/params.c: keep the two equal.
+# "fedtorch" is the bundle proposed for ref/engine/params.c: keep the two equal.
 PRESETS = {"paper": {},
            "fedtorch": {"apfl.mix": "output", "apfl.mix_uses_w": "new",
                         "apfl.alpha_rule": "fedtorch"}}

@@ -1,6 +1,6 @@
 """golden/pflref_exact_interp.py: model interpolation (seed 000 §2 and
 Exercise 14.7.2; shared/spec notes §5.2) in exact rational arithmetic,
-written from the seed and the notes, independently of ref/interp.c.
+written from the seed and the notes, independently of ref/algorithms/interp.c.
 
 The run:
   FedAvg rounds (McMahan et al. 2017, Alg. 1; pflref_exact.fedavg_round,

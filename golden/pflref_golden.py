@@ -22,7 +22,7 @@ The generators (golden/*/make_*.py) keep their own algorithm: the exact
 arithmetic, the problem, the schedule and the checks against the paper or
 the notes; what they take from here is only the envelope around it.
 
-golden/README.md defines the canonical form; the C side (ref/canonical.c)
+golden/README.md defines the canonical form; the C side (ref/io/canonical.c)
 implements the same definition independently, and `pflref verify` and
 golden/lint.py both refuse a vector whose "hash" differs from
 content_hash(spec).
@@ -258,7 +258,7 @@ def small_exact(named, limit=80):
 
 class Trace:
     """Records in the order and with the keys the reference emits (ref/
-    trace.c): event, phase, round, client, step, name, value (exact)."""
+    core/trace.c): event, phase, round, client, step, name, value (exact)."""
 
     def __init__(self):
         self.records = []

@@ -7,14 +7,21 @@ naming the file, the line and the rule, when
   * a file of ref/<floor>/ includes a header of a higher floor (the floors,
     lowest first: core, models, sampling, engine, algorithms, io, oracle),
     or a public header includes one of a higher floor;
-  * jansson is included outside ref/io/, ref/oracle/ (which is above io)
-    and the public headers never name it;
+  * a public header (include/) includes anything but public headers, so no
+    private header of ref/ is reachable from include/;
+  * a public header that declares functions has no extern "C" block;
+  * a library is included below the floor that may use it: jansson only in
+    io and above, GSL and OpenBLAS from models up; public headers name none;
   * cli/ includes a private header of ref/ (it sees only include/);
   * a project header or source includes itself through a cycle;
-  * two files of ref/ share a base name (one static library holds them);
+  * a file of ref/ lies outside a floor's folder, or two files of ref/ share
+    a base name (one static library holds them);
   * a source file of ref/, cli/ or include/ is longer than 800 lines, or a
-    function in one is longer than 80 lines (data tables are initialisers,
-    not functions, and are not counted).
+    function in one is longer than 80 lines, counted from the line of its
+    opening brace to the line of its closing brace (data tables are
+    initialisers, not functions, and are not counted).
+Quoted and angle-bracket includes are both checked: an angle-bracket name
+that is a file of include/ or ref/ is a project header like a quoted one.
 Exit status: 0 clean, 1 a rule broken, 2 usage.
 """
 import argparse
@@ -34,16 +41,26 @@ PUBLIC = {
     "pflref/io.h": "io", "pflref/golden.h": "oracle",
     "pflref.h": "oracle",
 }
-# Libraries a floor may include (beyond the C library): GSL and OpenBLAS
-# from models up, jansson only where JSON is read and written.
-LIBRARY_FLOOR = {"jansson.h": "io"}
+# Libraries a floor may include (beyond the C library), by the start of the
+# header's name: GSL and OpenBLAS from models up, jansson only where JSON is
+# read and written.  Public headers include none of them.
+LIBRARY_FLOOR = {"gsl/": "models", "cblas.h": "models", "openblas": "models",
+                 "jansson.h": "io"}
 MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 80
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
+ORDER = " < ".join(FLOORS)
 
 
 def rank(floor):
     return FLOORS.index(floor)
+
+
+def library_floor(name):
+    for prefix, floor in LIBRARY_FLOOR.items():
+        if name.startswith(prefix):
+            return floor
+    return None
 
 
 def includes(path):
@@ -54,102 +71,160 @@ def includes(path):
                 yield n, m.group(1) == '"', m.group(2)
 
 
-def floor_of_header(name, from_dir):
-    """The floor of an included project header, or None (a library)."""
-    if name in PUBLIC:
-        return PUBLIC[name]
-    if name.startswith("pflref/"):
-        return None                       # unknown public header: reported
-    head = name.split("/")[0]
-    if head in FLOORS:
-        return head
-    local = os.path.normpath(os.path.join(from_dir, name))
-    parts = local.split(os.sep)
-    if len(parts) >= 3 and parts[-3] == "ref" and parts[-2] in FLOORS:
-        return parts[-2]
-    return None
-
-
-def resolve(name, from_path, root):
-    """The file a project include names, or None."""
-    for base in (os.path.dirname(from_path), os.path.join(root, "include"),
-                 os.path.join(root, "ref")):
+def resolve(name, quoted, from_path, root):
+    """The project file an include names (the compiler's search: the
+    including file's folder for a quoted name, then -Iinclude -Iref), or
+    None (a system or library header)."""
+    bases = [os.path.dirname(from_path)] if quoted else []
+    bases += [os.path.join(root, "include"), os.path.join(root, "ref")]
+    for base in bases:
         p = os.path.normpath(os.path.join(base, name))
         if os.path.isfile(p):
             return p
     return None
 
 
+def classify(path, root):
+    """('public', name, floor), ('private', name, floor), ('cli', name,
+    None) or ('other', name, None) for a project file."""
+    rel = os.path.relpath(path, root).replace(os.sep, "/")
+    parts = rel.split("/")
+    if parts[0] == "include":
+        name = "/".join(parts[1:])
+        return "public", name, PUBLIC.get(name)
+    if parts[0] == "ref" and len(parts) == 3 and parts[1] in FLOORS:
+        return "private", rel, parts[1]
+    if parts[0] == "cli":
+        return "cli", rel, None
+    return "other", rel, None
+
+
+def check_include(rel, n, quoted, name, path, root, floor, kind, errors):
+    """One include of the file `rel`, of `kind` ref, public or cli."""
+    shown = f'"{name}"' if quoted else f"<{name}>"
+    target = resolve(name, quoted, path, root)
+    if target is None:
+        lib = library_floor(name)
+        if lib is None:
+            if quoted and kind != "cli":
+                errors.append(f"{rel}:{n}: {shown} is neither a public "
+                              "header nor a header of a floor")
+            return
+        if kind == "public":
+            errors.append(f"{rel}:{n}: a public header includes {shown}, a "
+                          "library header (public headers name no library)")
+        elif kind == "ref" and rank(floor) < rank(lib):
+            errors.append(f"{rel}:{n}: includes {shown}, which only the "
+                          f"{lib} floor and above may use ({ORDER})")
+        return
+    tkind, tname, tfloor = classify(target, root)
+    if kind == "cli":
+        if tkind == "private" or tkind == "other":
+            errors.append(f"{rel}:{n}: includes the private header {shown} "
+                          "(cli/ sees only include/)")
+        return
+    if kind == "public" and tkind != "public":
+        errors.append(f"{rel}:{n}: a public header includes {shown}, which "
+                      "is not public (public headers include only "
+                      "include/; no private header may be reachable)")
+        return
+    if tkind not in ("public", "private") or tfloor is None:
+        errors.append(f"{rel}:{n}: {shown} is neither a public header nor "
+                      "a header of a floor")
+        return
+    if rank(tfloor) > rank(floor):
+        errors.append(f"{rel}:{n}: the {floor} floor includes {shown} of "
+                      f"the higher {tfloor} floor (the floors, lowest "
+                      f"first: {ORDER})")
+
+
+def check_file(path, floor, kind, root, errors):
+    rel = os.path.relpath(path, root).replace(os.sep, "/")
+    for n, quoted, name in includes(path):
+        check_include(rel, n, quoted, name, path, root, floor, kind, errors)
+
+
+def source_files(d):
+    """Every .c and .h below d, sorted, as paths."""
+    out = []
+    for dirpath, dirs, names in os.walk(d):
+        dirs.sort()
+        out += [os.path.join(dirpath, f) for f in sorted(names)
+                if f.endswith((".c", ".h"))]
+    return out
+
+
 def check_floors(root, errors):
     ref = os.path.join(root, "ref")
-    for floor in sorted(os.listdir(ref)):
-        d = os.path.join(ref, floor)
-        if not os.path.isdir(d):
+    for path in source_files(ref):
+        kind, rel, floor = classify(path, root)
+        if kind != "private":
+            errors.append(f"{rel}: not in a floor's folder (ref/<floor>/, "
+                          f"the floors: {', '.join(FLOORS)})")
             continue
-        if floor not in FLOORS:
-            errors.append(f"ref/{floor}/: not a floor ({', '.join(FLOORS)})")
+        check_file(path, floor, "ref", root, errors)
+    for path in source_files(os.path.join(root, "include")):
+        _, name, floor = classify(path, root)
+        if floor is None:
+            errors.append(f"include/{name}: a public header without a "
+                          "floor (add it to PUBLIC in tests/lint/floors.py)")
             continue
-        for fn in sorted(os.listdir(d)):
-            if fn.endswith((".c", ".h")):
-                check_file(os.path.join(d, fn), floor, root, errors)
-    inc = os.path.join(root, "include")
-    for dirpath, _, files in os.walk(inc):
-        for fn in sorted(files):
-            path = os.path.join(dirpath, fn)
-            rel = os.path.relpath(path, inc)
-            if rel not in PUBLIC:
-                errors.append(f"include/{rel}: a public header without a "
-                              "floor (add it to PUBLIC in this script)")
-                continue
-            check_file(path, PUBLIC[rel], root, errors, public=True)
-    cli = os.path.join(root, "cli")
-    for fn in sorted(os.listdir(cli)):
-        path = os.path.join(cli, fn)
-        for n, quoted, name in includes(path):
-            if quoted and resolve(name, path, root) is not None and \
-                    not os.path.isfile(os.path.join(cli, name)) and \
-                    name not in PUBLIC:
-                errors.append(f"cli/{fn}:{n}: includes the private header "
-                              f"\"{name}\" (cli/ sees only include/)")
+        check_file(path, floor, "public", root, errors)
+        check_extern_c(path, root, errors)
+    for path in source_files(os.path.join(root, "cli")):
+        check_file(path, None, "cli", root, errors)
 
 
-def check_file(path, floor, root, errors, public=False):
-    rel = os.path.relpath(path, root)
-    for n, quoted, name in includes(path):
-        if not quoted:
-            lib = LIBRARY_FLOOR.get(name)
-            if lib is not None and (public or rank(floor) < rank(lib)):
-                errors.append(f"{rel}:{n}: includes <{name}>, which only "
-                              f"the {lib} floor and above may use")
-            continue
-        if public:
-            target = PUBLIC.get("pflref/" + name, PUBLIC.get(name))
-            if target is None:
-                errors.append(f"{rel}:{n}: a public header includes "
-                              f"\"{name}\", which is not public")
-                continue
+def strip_code(text):
+    """text with comments, string and character literals blanked out
+    (newlines kept, so line numbers hold)."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(c + re.sub(r"[^\n]", " ", text[i + 1:j - 1]) + c)
+            i = j
         else:
-            target = floor_of_header(name, os.path.dirname(path))
-            if target is None:
-                errors.append(f"{rel}:{n}: \"{name}\" is neither a public "
-                              "header nor a header of a floor")
-                continue
-        if rank(target) > rank(floor):
-            errors.append(f"{rel}:{n}: the {floor} floor includes \"{name}\""
-                          f" of the higher {target} floor (the floors, "
-                          f"lowest first: {' < '.join(FLOORS)})")
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def check_extern_c(path, root, errors):
+    """A public header that declares a function wraps it in extern "C"."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    code = strip_code(text)
+    declares = re.search(r"\b[A-Za-z_]\w*\s*\([^;{}]*\)\s*;", code)
+    if declares and 'extern "C"' not in text:
+        rel = os.path.relpath(path, root).replace(os.sep, "/")
+        errors.append(f"{rel}: declares functions without an extern \"C\" "
+                      "block (#ifdef __cplusplus), so C++ cannot link them")
 
 
 def check_cycles(root, errors):
     files = []
     for top in ("ref", "include", "cli"):
-        for dirpath, _, names in os.walk(os.path.join(root, top)):
-            files += [os.path.join(dirpath, f) for f in sorted(names)
-                      if f.endswith((".c", ".h"))]
+        files += source_files(os.path.join(root, top))
     graph = {}
     for f in files:
-        graph[f] = [r for _, quoted, name in includes(f) if quoted
-                    for r in [resolve(name, f, root)] if r is not None]
+        graph[f] = [r for _, quoted, name in includes(f)
+                    for r in [resolve(name, quoted, f, root)] if r is not None]
     state = {}
 
     def visit(node, stack):
@@ -172,50 +247,70 @@ def check_cycles(root, errors):
 
 def check_names(root, errors):
     seen = {}
-    for dirpath, _, names in os.walk(os.path.join(root, "ref")):
-        for f in sorted(names):
-            if f.endswith(".c"):
-                base = f[:-2]
-                if base in seen:
-                    errors.append(f"ref: {seen[base]} and "
-                                  f"{os.path.relpath(os.path.join(dirpath, f), root)}"
-                                  " share a base name (one archive holds both)")
-                seen[base] = os.path.relpath(os.path.join(dirpath, f), root)
+    for path in source_files(os.path.join(root, "ref")):
+        f = os.path.basename(path)
+        if not f.endswith(".c"):
+            continue
+        rel = os.path.relpath(path, root)
+        base = f[:-2]
+        if base in seen:
+            errors.append(f"ref: {seen[base]} and {rel} share a base name "
+                          "(one archive holds both)")
+        seen[base] = rel
 
 
 def functions(lines):
-    """(first line, length, signature) of each function definition: a body
-    opened by '{' at column 0, closed by '}' at column 0."""
-    start = None
-    for i, line in enumerate(lines):
-        if start is None and line.startswith("{"):
-            j = i - 1
-            while j >= 0 and not re.match(r"[A-Za-z_]", lines[j]):
-                j -= 1
-            start, sig = i, lines[j].strip() if j >= 0 else "?"
-        elif start is not None and line.startswith("}"):
-            yield start + 1, i - start + 1, sig
-            start = None
+    """(first line, length, signature) of each function definition: a
+    brace at file level whose preceding code ends with ')' (a parameter
+    list), up to its matching closing brace.  Comments, strings and
+    preprocessor lines (with their continuations) are ignored; an
+    initialiser ('= {') or a struct body is not a function, and an
+    extern "C" block is transparent."""
+    code = strip_code("\n".join(lines)).split("\n")
+    stack, start, sig, last, directive = [], None, "?", "", False
+    for i, line in enumerate(code):
+        if directive or line.lstrip().startswith("#"):
+            directive = line.rstrip().endswith("\\")
+            continue
+        for c in line:
+            if c == "{":
+                outside = all(b == "extern" for b in stack)
+                if outside and last == ")":
+                    start, sig = i, signature(lines, code, i)
+                    stack.append("function")
+                else:
+                    stack.append("extern" if outside and last == '"'
+                                 else "block")
+            elif c == "}" and stack:
+                if stack.pop() == "function" and start is not None:
+                    yield start + 1, i - start + 1, sig
+                    start = None
+            if not c.isspace():
+                last = c
+
+
+def signature(lines, code, i):
+    """The line that names the function whose body opens on line i."""
+    j = i
+    while j >= 0 and not re.search(r"[A-Za-z_]\w*\s*\(", code[j]):
+        j -= 1
+    return lines[j].strip() if j >= 0 else "?"
 
 
 def check_sizes(root, errors):
     for top in ("ref", "cli", "include"):
-        for dirpath, _, names in os.walk(os.path.join(root, top)):
-            for f in sorted(names):
-                if not f.endswith((".c", ".h")):
-                    continue
-                path = os.path.join(dirpath, f)
-                rel = os.path.relpath(path, root)
-                with open(path, encoding="utf-8") as fh:
-                    lines = fh.read().split("\n")
-                if len(lines) - 1 > MAX_FILE_LINES:
-                    errors.append(f"{rel}: {len(lines) - 1} lines (at most "
-                                  f"{MAX_FILE_LINES})")
-                for first, n, sig in functions(lines):
-                    if n > MAX_FUNCTION_LINES:
-                        errors.append(f"{rel}:{first}: a function of {n} "
-                                      f"lines (at most {MAX_FUNCTION_LINES}):"
-                                      f" {sig[:60]}")
+        for path in source_files(os.path.join(root, top)):
+            rel = os.path.relpath(path, root)
+            with open(path, encoding="utf-8") as fh:
+                lines = fh.read().splitlines()
+            if len(lines) > MAX_FILE_LINES:
+                errors.append(f"{rel}: {len(lines)} lines (at most "
+                              f"{MAX_FILE_LINES})")
+            for first, n, sig in functions(lines):
+                if n > MAX_FUNCTION_LINES:
+                    errors.append(f"{rel}:{first}: a function of {n} "
+                                  f"lines (at most {MAX_FUNCTION_LINES}):"
+                                  f" {sig[:60]}")
 
 
 def main(argv):
