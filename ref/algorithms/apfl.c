@@ -69,10 +69,10 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 
 /* FedTorch's alpha_update adds 0.02 α to its α gradient (the derivative of
  * a penalty 0.01 α² that pulls α toward 0); kept as the code has it. */
@@ -104,6 +104,7 @@ static int output_mix(const pflref_hyper *h)
 /* APFL's work buffers (zero-filled; none is carried between rounds: w,
  * v_i and α_i live in the state). */
 typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)                */
     double *w_local;  /* P: w_i, the participant's copy of w                */
     double *w_old;    /* P: w_i before the step                             */
     double *v_old;    /* P: v_i before the step                             */
@@ -117,47 +118,29 @@ typedef struct {
     double *E;        /* k·n_max, likewise: ŷ, then ∂ℓ/∂ŷ                   */
 } apfl_work;
 
-static void apfl_work_free(void *work)
-{
-    apfl_work *ws = work;
-    if (ws == NULL)
-        return;
-    free(ws->w_local);
-    free(ws->w_old);
-    free(ws->v_old);
-    free(ws->g);
-    free(ws->G);
-    free(ws->H);
-    free(ws->vbar);
-    free(ws->Zv);
-    free(ws->Zw);
-    free(ws->E);
-    free(ws);
-}
-
 /* Output mixing keeps z(v), z(w_i) and ∂ℓ/∂ŷ of one batch: k × the largest
  * data set each (the check refuses longer batches); none otherwise. */
 static void *apfl_work_alloc(const pflref_problem *problem,
                              const pflref_hyper *hyper)
 {
-    const size_t k = problem->model.k, n_max = pflref_problem_max_n(problem);
-    const size_t len = output_mix(hyper) &&
-                               problem->model.kind != PFLREF_MODEL_QUADRATIC
-                           ? k * n_max
-                           : 0;
+    const size_t P = problem->model.P, k = problem->model.k;
+    const size_t n_max = pflref_problem_max_n(problem);
     apfl_work *ws = calloc(1, sizeof *ws);
-    if (ws == NULL || (n_max > 0 && k > SIZE_MAX / n_max) ||
-        pflref_vectors_alloc(problem->model.P,
-                             (double **const[]){&ws->w_local, &ws->w_old,
-                                                &ws->v_old, &ws->g, &ws->G,
-                                                &ws->H, &ws->vbar},
-                             7) != 0 ||
-        pflref_vectors_alloc(len, (double **const[]){&ws->Zv, &ws->Zw, &ws->E},
-                             3) != 0) {
-        apfl_work_free(ws);
+    if (ws == NULL)
         return NULL;
+    ws->w_local = pflref_work_doubles(&ws->list, P, 1);
+    ws->w_old = pflref_work_doubles(&ws->list, P, 1);
+    ws->v_old = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->G = pflref_work_doubles(&ws->list, P, 1);
+    ws->H = pflref_work_doubles(&ws->list, P, 1);
+    ws->vbar = pflref_work_doubles(&ws->list, P, 1);
+    if (output_mix(hyper) && problem->model.kind != PFLREF_MODEL_QUADRATIC) {
+        ws->Zv = pflref_work_doubles(&ws->list, k, n_max);
+        ws->Zw = pflref_work_doubles(&ws->list, k, n_max);
+        ws->E = pflref_work_doubles(&ws->list, k, n_max);
     }
-    return ws;
+    return pflref_work_ready(ws);
 }
 
 static pflref_status apfl_check(const pflref_problem *problem,
@@ -444,7 +427,7 @@ const pflref_algorithm pflref_apfl = {
              {"personalized", PFLREF_SOURCE_MIX}},
     .check = apfl_check,
     .work_alloc = apfl_work_alloc,
-    .work_free = apfl_work_free,
+    .work_free = pflref_work_free,
     .init = apfl_init,
     .round = apfl_round,
 };

@@ -72,6 +72,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 
 /* Batches per local step: D, D′, D″. */
 #define PERFEDAVG_BATCHES_PER_STEP 3
@@ -100,6 +101,7 @@ static const char *const BATCH_NAME[PERFEDAVG_BATCHES_PER_STEP] = {
 /* Per-FedAvg's work buffers, P doubles each (zero-filled; none is carried
  * between rounds: w_k and θ_i live in the state). */
 typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)                */
     double *w_k;      /* w_k, the round-start global model                  */
     double *w_local;  /* w^i_{k+1,t}: w_{t−1}, then w_t                     */
     double *w_tilde;  /* w̃ = w_{t−1} − α ∇f_i(w_{t−1}; D_t)                */
@@ -111,37 +113,23 @@ typedef struct {
     double *g2;       /* HF: ∇f_i(w_{t−1} − δq; D″_t)                       */
 } perfedavg_work;
 
-static void perfedavg_work_free(void *work)
-{
-    perfedavg_work *ws = work;
-    if (ws == NULL)
-        return;
-    free(ws->w_k);
-    free(ws->w_local);
-    free(ws->w_tilde);
-    free(ws->g);
-    free(ws->q);
-    free(ws->hv);
-    free(ws->x);
-    free(ws->g2);
-    free(ws);
-}
-
 static void *perfedavg_work_alloc(const pflref_problem *problem,
                                   const pflref_hyper *hyper)
 {
     (void)hyper;
+    const size_t P = problem->model.P;
     perfedavg_work *ws = calloc(1, sizeof *ws);
-    if (ws == NULL ||
-        pflref_vectors_alloc(problem->model.P,
-                             (double **const[]){&ws->w_k, &ws->w_local,
-                                                &ws->w_tilde, &ws->g, &ws->q,
-                                                &ws->hv, &ws->x, &ws->g2},
-                             8) != 0) {
-        perfedavg_work_free(ws);
+    if (ws == NULL)
         return NULL;
-    }
-    return ws;
+    ws->w_k = pflref_work_doubles(&ws->list, P, 1);
+    ws->w_local = pflref_work_doubles(&ws->list, P, 1);
+    ws->w_tilde = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->q = pflref_work_doubles(&ws->list, P, 1);
+    ws->hv = pflref_work_doubles(&ws->list, P, 1);
+    ws->x = pflref_work_doubles(&ws->list, P, 1);
+    ws->g2 = pflref_work_doubles(&ws->list, P, 1);
+    return pflref_work_ready(ws);
 }
 
 /* g := ∇f_i(x; batch q of b), the gradient of the batch-mean loss; a failure
@@ -405,7 +393,7 @@ const pflref_algorithm pflref_perfedavg = {
              {"personalized", PFLREF_SOURCE_PERSONAL}},
     .check = perfedavg_check,
     .work_alloc = perfedavg_work_alloc,
-    .work_free = perfedavg_work_free,
+    .work_free = pflref_work_free,
     .round = perfedavg_round,
     .finish = perfedavg_finish,
 };

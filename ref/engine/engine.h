@@ -21,14 +21,10 @@ struct pflref_state {
                                    (algorithms with has_alpha)              */
     unsigned char *mask;        /* P: 1 = personal parameter (the split)    */
     unsigned char *shared;      /* P: 1 − mask (1 = shared parameter)       */
-    double *scratch;            /* 8·P doubles for the algorithm            */
-    double *work;               /* alg->work_doubles(problem) doubles, or
-                                   NULL (PFLEGO's feature cache)            */
     double *accum;              /* P doubles: aggregation accumulator       */
     pflref_model_workspace *ws; /* batches up to the largest client         */
     size_t *cluster;            /* N: each client's cluster label, or NULL
                                    (algorithms with has_clusters)           */
-    size_t *iwork;              /* 4·N integers of work, or NULL (likewise) */
     double *theta0;             /* n_theta0 doubles: the initial cluster
                                    models actually used (IFCA), or NULL     */
     size_t n_theta0;
@@ -38,7 +34,7 @@ struct pflref_state {
 };
 
 /* Shared pieces used by several algorithms (ref/engine/sgd.c,
- * ref/engine/prox_inner.c, ref/engine/round.c, ref/engine/vectors.c). */
+ * ref/engine/prox_inner.c, ref/engine/round.c). */
 
 /* Local minibatch SGD with an optional proximal term, the one local solver:
  *   for s = 1..batches->nsteps:
@@ -196,14 +192,5 @@ void pflref_post_begin(const pflref_state *s, size_t i, double *theta,
                        const pflref_trace *trace);
 void pflref_post_end(const pflref_state *s, size_t i, const double *theta,
                      const pflref_trace *trace);
-
-/* ---- typed work buffers (ref/engine/vectors.c) ------------------------ */
-
-/* *slots[k] := n zero-filled doubles (calloc) for k = 0..count−1, the
- * vectors of an algorithm's work struct (GSL's _alloc); n = 0 leaves every
- * slot NULL.  Returns 0, or −1 when out of memory; the slots filled before
- * a failure stay filled (the caller's _free releases them, free(NULL)
- * being harmless). */
-int pflref_vectors_alloc(size_t n, double **const slots[], size_t count);
 
 #endif
