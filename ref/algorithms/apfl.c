@@ -68,7 +68,6 @@
  * backward pass at the first step).
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
@@ -143,6 +142,24 @@ static void *apfl_work_alloc(const pflref_problem *problem,
     return pflref_work_ready(ws);
 }
 
+/* apfl.mix = output: a batch of at most *ctx samples (the largest data
+ * set), whose outputs apfl_work holds. */
+static pflref_status batch_fits(const void *ctx, size_t client,
+                                const size_t *idx, size_t nb,
+                                pflref_error *err)
+{
+    (void)client;
+    (void)idx;
+    const size_t cap = *(const size_t *)ctx;
+    if (nb <= cap)
+        return PFLREF_OK;
+    return pflref_error_set(err, PFLREF_EINVAL, NULL,
+                            "apfl.mix = output keeps one batch's outputs, at "
+                            "most %zu samples (the largest data set); this "
+                            "batch has %zu",
+                            cap, nb);
+}
+
 static pflref_status apfl_check(const pflref_problem *problem,
                                 const pflref_hyper *hyper,
                                 const pflref_schedule *schedule,
@@ -173,24 +190,7 @@ static pflref_status apfl_check(const pflref_problem *problem,
                                 "a data model (linear, softmax, mlp) or "
                                 "apfl.mix = parameter");
     const size_t cap = pflref_problem_max_n(problem);
-    for (size_t t = 0; t < schedule->T; t++)
-        for (size_t j = 0; j < schedule->rounds[t].m; j++) {
-            const pflref_batches *b = &schedule->rounds[t].batches[j];
-            for (size_t q = 0; q < b->nsteps; q++)
-                if (b->step_off[q + 1] - b->step_off[q] > cap) {
-                    char where[PFLREF_WHERE_MAX];
-                    snprintf(where, sizeof where,
-                             "schedule.rounds[%zu].batches[%zu][%zu]", t, j,
-                             q);
-                    return pflref_error_set(
-                        err, PFLREF_EINVAL, where,
-                        "apfl.mix = output keeps one batch's outputs, at "
-                        "most %zu samples (the largest data set); this "
-                        "batch has %zu",
-                        cap, b->step_off[q + 1] - b->step_off[q]);
-                }
-        }
-    return PFLREF_OK;
+    return pflref_schedule_walk(schedule, NULL, batch_fits, &cap, err);
 }
 
 /* α_i ← α (the hyperparameter) for every client. */

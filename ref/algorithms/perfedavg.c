@@ -327,6 +327,26 @@ static pflref_status perfedavg_finish(pflref_state *s,
     return PFLREF_OK;
 }
 
+/* A participation's batch count is a positive multiple of 3: D_t, D′_t,
+ * D″_t per local step t. */
+static pflref_status three_per_step(const void *ctx, size_t t, size_t client,
+                                    const pflref_batches *b,
+                                    pflref_error *err)
+{
+    (void)ctx;
+    const size_t n = b->nsteps;
+    if (n > 0 && n % PERFEDAVG_BATCHES_PER_STEP == 0)
+        return PFLREF_OK;
+    return pflref_error_set(
+        err, PFLREF_EINVAL, NULL,
+        "Per-FedAvg takes three batches per local step t (D_t, D′_t, "
+        "D″_t = batches 3(t−1), 3(t−1)+1, 3(t−1)+2), so a client's "
+        "batch count must be a positive multiple of 3; client %zu has "
+        "%zu in round %zu (a generated schedule: make "
+        "schedule.local.steps 3τ)",
+        client, n, t);
+}
+
 /* δ for HF; every participation's batch count a positive multiple of 3;
  * every client's post phase as long as perfedavg.eval says. */
 static pflref_status perfedavg_check(const pflref_problem *problem,
@@ -344,23 +364,10 @@ static pflref_status perfedavg_check(const pflref_problem *problem,
                                 "perfedavg.variant = hf needs hyperparameter "
                                 "delta (δ), the radius of the finite "
                                 "difference");
-    for (size_t t = 0; t < schedule->T; t++)
-        for (size_t j = 0; j < schedule->rounds[t].m; j++) {
-            const size_t n = schedule->rounds[t].batches[j].nsteps;
-            if (n > 0 && n % PERFEDAVG_BATCHES_PER_STEP == 0)
-                continue;
-            char where[PFLREF_WHERE_MAX];
-            snprintf(where, sizeof where, "schedule.rounds[%zu].batches[%zu]",
-                     t, j);
-            return pflref_error_set(
-                err, PFLREF_EINVAL, where,
-                "Per-FedAvg takes three batches per local step t (D_t, D′_t, "
-                "D″_t = batches 3(t−1), 3(t−1)+1, 3(t−1)+2), so a client's "
-                "batch count must be a positive multiple of 3; client %zu has "
-                "%zu in round %zu (a generated schedule: make "
-                "schedule.local.steps 3τ)",
-                schedule->rounds[t].clients[j], n, t);
-        }
+    pflref_status st = pflref_schedule_walk(schedule, three_per_step, NULL,
+                                            NULL, err);
+    if (st != PFLREF_OK)
+        return st;
     const size_t want =
         hp->eval == PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA ? 2 : 1;
     for (size_t i = 0; schedule->post != NULL && i < schedule->N; i++)

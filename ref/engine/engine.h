@@ -193,4 +193,31 @@ void pflref_post_begin(const pflref_state *s, size_t i, double *theta,
 void pflref_post_end(const pflref_state *s, size_t i, const double *theta,
                      const pflref_trace *trace);
 
+/* ---- the algorithms' checks of the schedule (ref/engine/round.c) ------ */
+
+/* A test of one participation: client `client`'s batches b in round t.
+ * Returns PFLREF_OK, or a failure recorded by pflref_error_set with no
+ * `where` (the walk names the place). */
+typedef pflref_status (*pflref_participation_test)(const void *ctx,
+                                                   size_t t, size_t client,
+                                                   const pflref_batches *b,
+                                                   pflref_error *err);
+
+/* A test of one scheduled batch of client `client`: its nb sample
+ * indices idx; as pflref_participation_test. */
+typedef pflref_status (*pflref_batch_test)(const void *ctx, size_t client,
+                                           const size_t *idx, size_t nb,
+                                           pflref_error *err);
+
+/* The walk of an algorithm's check over every scheduled participation:
+ * for each round t and participant j in order, `participation` (NULL:
+ * none) on the participation, then `batch` (NULL: none) on each of its
+ * batches q in order, both given ctx.  Returns PFLREF_OK, or the first
+ * failure, its `where` set to "schedule.rounds[t].batches[j]" (a
+ * participation) or "schedule.rounds[t].batches[j][q]" (a batch). */
+pflref_status pflref_schedule_walk(const pflref_schedule *schedule,
+                                   pflref_participation_test participation,
+                                   pflref_batch_test batch, const void *ctx,
+                                   pflref_error *err);
+
 #endif
