@@ -53,7 +53,7 @@ typedef struct {
     int has_alpha;              /* the state keeps α_i (state.alpha), reported
                                    as the result's final.alpha              */
     int has_clusters;           /* the state keeps cluster labels
-                                   (state.cluster) and integer work         */
+                                   (state.cluster)                          */
     /* 1 when PFLREF_SOURCE_MIX mixes the two models' outputs instead of
      * their parameters (NULL: parameters). */
     int (*output_mix)(const pflref_hyper *hyper);
@@ -64,8 +64,6 @@ typedef struct {
     int (*train_all)(const pflref_hyper *hyper);
     size_t n_eval;
     pflref_eval_model eval[PFLREF_MAX_EVAL];
-    /* Doubles of s->work the algorithm needs (NULL: none). */
-    size_t (*work_doubles)(const pflref_problem *problem);
     /* Checks of the hyperparameters and the schedule beyond the generic
      * ones, before anything runs (NULL: none). */
     pflref_status (*check)(const pflref_problem *problem,

@@ -5,6 +5,7 @@
 #define PFLREF_ALGORITHMS_ALGORITHMS_H
 
 #include "engine/engine.h"
+#include "engine/work.h"
 
 /* The registered algorithms (one per file). */
 extern const pflref_algorithm pflref_fedavg;
@@ -23,33 +24,26 @@ extern const pflref_algorithm pflref_cfl;
 extern const pflref_algorithm pflref_ifca;
 
 /* FedAvg's work buffers, P doubles each (zero-filled; none is carried
- * between rounds). */
+ * between rounds), held inside a workspace: FedAvg's own, or that of an
+ * algorithm that trains its global model with FedAvg's rounds before a
+ * personalisation phase (finetune, interp). */
 typedef struct {
     double *w_t;      /* w_t, the round-start global model                  */
     double *w_local;  /* w^k, client k's iterate in ClientUpdate            */
     double *g;        /* ∇ℓ(w; b), the local gradient                       */
 } pflref_fedavg_work;
 
-/* Allocate / free the vectors of a pflref_fedavg_work (not the struct):
- * 0, or −1 when out of memory (free releases what was allocated). */
-int pflref_fedavg_work_init(pflref_fedavg_work *work, size_t P);
-void pflref_fedavg_work_release(pflref_fedavg_work *work);
+/* Allocate the buffers of *work (P doubles each) through the list of the
+ * workspace that holds it (ref/engine/work.h): a failure marks the list
+ * failed, and that workspace's pflref_work_free frees them. */
+void pflref_fedavg_work_alloc(pflref_fedavg_work *work, pflref_work *list,
+                              size_t P);
 
-/* FedAvg's round (ref/algorithms/fedavg.c) with the buffers of work,
- * reused by algorithms that train their global model with FedAvg before a
- * personalisation phase (finetune). */
+/* FedAvg's round (ref/algorithms/fedavg.c) with the buffers of work. */
 pflref_status pflref_fedavg_round_with(pflref_state *s,
                                        const pflref_round_plan *plan,
                                        pflref_fedavg_work *work,
                                        const pflref_trace *trace,
                                        pflref_error *err);
-
-/* The same round as a descriptor's `round`, its buffers carved from the
- * state's scratch: only for an algorithm that has no typed work struct yet
- * (interp); to be removed with the state's scratch. */
-pflref_status pflref_fedavg_round(pflref_state *s,
-                                  const pflref_round_plan *plan,
-                                  const pflref_trace *trace,
-                                  pflref_error *err);
 
 #endif

@@ -68,11 +68,10 @@
  * backward pass at the first step).
  */
 #include <math.h>
-#include <stdio.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 
 /* FedTorch's alpha_update adds 0.02 α to its α gradient (the derivative of
  * a penalty 0.01 α² that pulls α toward 0); kept as the code has it. */
@@ -104,6 +103,7 @@ static int output_mix(const pflref_hyper *h)
 /* APFL's work buffers (zero-filled; none is carried between rounds: w,
  * v_i and α_i live in the state). */
 typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)                */
     double *w_local;  /* P: w_i, the participant's copy of w                */
     double *w_old;    /* P: w_i before the step                             */
     double *v_old;    /* P: v_i before the step                             */
@@ -117,47 +117,47 @@ typedef struct {
     double *E;        /* k·n_max, likewise: ŷ, then ∂ℓ/∂ŷ                   */
 } apfl_work;
 
-static void apfl_work_free(void *work)
-{
-    apfl_work *ws = work;
-    if (ws == NULL)
-        return;
-    free(ws->w_local);
-    free(ws->w_old);
-    free(ws->v_old);
-    free(ws->g);
-    free(ws->G);
-    free(ws->H);
-    free(ws->vbar);
-    free(ws->Zv);
-    free(ws->Zw);
-    free(ws->E);
-    free(ws);
-}
-
 /* Output mixing keeps z(v), z(w_i) and ∂ℓ/∂ŷ of one batch: k × the largest
  * data set each (the check refuses longer batches); none otherwise. */
 static void *apfl_work_alloc(const pflref_problem *problem,
                              const pflref_hyper *hyper)
 {
-    const size_t k = problem->model.k, n_max = pflref_problem_max_n(problem);
-    const size_t len = output_mix(hyper) &&
-                               problem->model.kind != PFLREF_MODEL_QUADRATIC
-                           ? k * n_max
-                           : 0;
+    const size_t P = problem->model.P, k = problem->model.k;
+    const size_t n_max = pflref_problem_max_n(problem);
     apfl_work *ws = calloc(1, sizeof *ws);
-    if (ws == NULL || (n_max > 0 && k > SIZE_MAX / n_max) ||
-        pflref_vectors_alloc(problem->model.P,
-                             (double **const[]){&ws->w_local, &ws->w_old,
-                                                &ws->v_old, &ws->g, &ws->G,
-                                                &ws->H, &ws->vbar},
-                             7) != 0 ||
-        pflref_vectors_alloc(len, (double **const[]){&ws->Zv, &ws->Zw, &ws->E},
-                             3) != 0) {
-        apfl_work_free(ws);
+    if (ws == NULL)
         return NULL;
+    ws->w_local = pflref_work_doubles(&ws->list, P, 1);
+    ws->w_old = pflref_work_doubles(&ws->list, P, 1);
+    ws->v_old = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->G = pflref_work_doubles(&ws->list, P, 1);
+    ws->H = pflref_work_doubles(&ws->list, P, 1);
+    ws->vbar = pflref_work_doubles(&ws->list, P, 1);
+    if (output_mix(hyper) && problem->model.kind != PFLREF_MODEL_QUADRATIC) {
+        ws->Zv = pflref_work_doubles(&ws->list, k, n_max);
+        ws->Zw = pflref_work_doubles(&ws->list, k, n_max);
+        ws->E = pflref_work_doubles(&ws->list, k, n_max);
     }
-    return ws;
+    return pflref_work_ready(ws);
+}
+
+/* apfl.mix = output: a batch of at most *ctx samples (the largest data
+ * set), whose outputs apfl_work holds. */
+static pflref_status batch_fits(const void *ctx, size_t client,
+                                const size_t *idx, size_t nb,
+                                pflref_error *err)
+{
+    (void)client;
+    (void)idx;
+    const size_t cap = *(const size_t *)ctx;
+    if (nb <= cap)
+        return PFLREF_OK;
+    return pflref_error_set(err, PFLREF_EINVAL, NULL,
+                            "apfl.mix = output keeps one batch's outputs, at "
+                            "most %zu samples (the largest data set); this "
+                            "batch has %zu",
+                            cap, nb);
 }
 
 static pflref_status apfl_check(const pflref_problem *problem,
@@ -190,24 +190,7 @@ static pflref_status apfl_check(const pflref_problem *problem,
                                 "a data model (linear, softmax, mlp) or "
                                 "apfl.mix = parameter");
     const size_t cap = pflref_problem_max_n(problem);
-    for (size_t t = 0; t < schedule->T; t++)
-        for (size_t j = 0; j < schedule->rounds[t].m; j++) {
-            const pflref_batches *b = &schedule->rounds[t].batches[j];
-            for (size_t q = 0; q < b->nsteps; q++)
-                if (b->step_off[q + 1] - b->step_off[q] > cap) {
-                    char where[PFLREF_WHERE_MAX];
-                    snprintf(where, sizeof where,
-                             "schedule.rounds[%zu].batches[%zu][%zu]", t, j,
-                             q);
-                    return pflref_error_set(
-                        err, PFLREF_EINVAL, where,
-                        "apfl.mix = output keeps one batch's outputs, at "
-                        "most %zu samples (the largest data set); this "
-                        "batch has %zu",
-                        cap, b->step_off[q + 1] - b->step_off[q]);
-                }
-        }
-    return PFLREF_OK;
+    return pflref_schedule_walk(schedule, NULL, batch_fits, &cap, err);
 }
 
 /* α_i ← α (the hyperparameter) for every client. */
@@ -444,7 +427,7 @@ const pflref_algorithm pflref_apfl = {
              {"personalized", PFLREF_SOURCE_MIX}},
     .check = apfl_check,
     .work_alloc = apfl_work_alloc,
-    .work_free = apfl_work_free,
+    .work_free = pflref_work_free,
     .init = apfl_init,
     .round = apfl_round,
 };

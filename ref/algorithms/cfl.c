@@ -311,7 +311,6 @@ static pflref_status local_updates(pflref_state *s,
                                    const pflref_trace *trace,
                                    pflref_error *err)
 {
-    const pflref_problem *pr = s->problem;
     const double eta = s->hyper->eta;
     const size_t P = s->P;
     const long t = (long)s->t;
@@ -320,14 +319,9 @@ static pflref_status local_updates(pflref_state *s,
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
         double *theta_i = s->v + i * P, *d_i = ws->dtheta + i * P;
-        memcpy(theta, theta_i, P * sizeof *theta);
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
-                          0, "theta", theta, P, NULL);
-        const pflref_local_sgd job = {
-            .model = &pr->model, .data = &pr->clients[i].train,
-            .batches = &plan->batches[j], .eta = eta, .phase = "train",
-            .name = "theta", .formula = LINE.client, .round = t,
-            .client = (long)i};
+        pflref_client_begin(s, i, "theta", theta, theta_i, trace);
+        const pflref_local_sgd job = pflref_local_sgd_plain(
+            s, i, &plan->batches[j], eta, "theta", LINE.client);
         pflref_status st = pflref_local_sgd_run(&job, theta, ws->g, s->ws,
                                                 trace, err);
         if (st != PFLREF_OK)

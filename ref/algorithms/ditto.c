@@ -46,6 +46,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 
 static const char *const GLOBAL_LINE =
     "Alg. 1 UPDATE_GLOBAL (FedAvg): w_k ← w_k − η ∇F_k(w_k; b)";
@@ -59,36 +60,24 @@ static const char *const SERVER_LINE[] = {
 /* Ditto's work buffers, P doubles each (zero-filled; none is carried
  * between rounds: v_k lives in the state). */
 typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)                */
     double *w_t;      /* w^t, the round-start global model                  */
     double *w_local;  /* w_k, device k's global copy (UPDATE_GLOBAL)        */
     double *g;        /* ∇F_k(·; b), the gradient of either step            */
 } ditto_work;
 
-static void ditto_work_free(void *work)
-{
-    ditto_work *ws = work;
-    if (ws == NULL)
-        return;
-    free(ws->w_t);
-    free(ws->w_local);
-    free(ws->g);
-    free(ws);
-}
-
 static void *ditto_work_alloc(const pflref_problem *problem,
                               const pflref_hyper *hyper)
 {
     (void)hyper;
+    const size_t P = problem->model.P;
     ditto_work *ws = calloc(1, sizeof *ws);
-    if (ws == NULL ||
-        pflref_vectors_alloc(problem->model.P,
-                             (double **const[]){&ws->w_t, &ws->w_local,
-                                                &ws->g},
-                             3) != 0) {
-        ditto_work_free(ws);
+    if (ws == NULL)
         return NULL;
-    }
-    return ws;
+    ws->w_t = pflref_work_doubles(&ws->list, P, 1);
+    ws->w_local = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    return pflref_work_ready(ws);
 }
 
 /* One personal step on batch q:
@@ -208,6 +197,6 @@ const pflref_algorithm pflref_ditto = {
     .eval = {{"global", PFLREF_SOURCE_GLOBAL},
              {"personalized", PFLREF_SOURCE_PERSONAL}},
     .work_alloc = ditto_work_alloc,
-    .work_free = ditto_work_free,
+    .work_free = pflref_work_free,
     .round = ditto_round,
 };

@@ -117,6 +117,20 @@ static pflref_status fedsim_check(const pflref_problem *problem,
     return PFLREF_OK;
 }
 
+/* A participation has at least τ_v = *ctx batches. */
+static pflref_status has_tau_v(const void *ctx, size_t t, size_t client,
+                               const pflref_batches *b, pflref_error *err)
+{
+    const size_t tau_v = *(const size_t *)ctx;
+    if (b->nsteps >= tau_v)
+        return PFLREF_OK;
+    return pflref_error_set(
+        err, PFLREF_EINVAL, NULL,
+        "fedalt takes its tau_v = %zu v steps from the first "
+        "batches, but client %zu has only %zu in round %zu",
+        tau_v, client, b->nsteps, t);
+}
+
 /* FedSim's checks, then τ_v ≤ the steps of every participation (LocalAlt
  * takes its v steps from the first batches). */
 static pflref_status fedalt_check(const pflref_problem *problem,
@@ -129,20 +143,7 @@ static pflref_status fedalt_check(const pflref_problem *problem,
     pflref_status st = fedsim_check(problem, hyper, schedule, mask, err);
     if (st != PFLREF_OK)
         return st;
-    for (size_t t = 0; t < schedule->T; t++)
-        for (size_t j = 0; j < schedule->rounds[t].m; j++)
-            if (schedule->rounds[t].batches[j].nsteps < tau_v) {
-                char where[PFLREF_WHERE_MAX];
-                snprintf(where, sizeof where,
-                         "schedule.rounds[%zu].batches[%zu]", t, j);
-                return pflref_error_set(
-                    err, PFLREF_EINVAL, where,
-                    "fedalt takes its tau_v = %zu v steps from the first "
-                    "batches, but client %zu has only %zu in round %zu",
-                    tau_v, schedule->rounds[t].clients[j],
-                    schedule->rounds[t].batches[j].nsteps, t);
-            }
-    return PFLREF_OK;
+    return pflref_schedule_walk(schedule, has_tau_v, NULL, &tau_v, err);
 }
 
 /* The work buffers of FedAlt and FedSim (no extra state). */
@@ -260,18 +261,15 @@ static pflref_status pfl_round(pflref_state *s, const pflref_round_plan *plan,
         double *v_i = s->v + i * P;
         /* x = (u^(t), v_i^(t)); stateless: (u^(t), v⁰) */
         pflref_compose(s->shared, s->w, stateless ? s->w0 : v_i, x, P);
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
-                          0, "w_local", x, P, NULL);
+        pflref_client_begin(s, i, "w_local", x, NULL, trace);
         pflref_status st = local_update(s, alt, i, &plan->batches[j], x, g,
                                         trace, err);
         if (st != PFLREF_OK)
             return st;
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
-                          -1, "w_local", x, P, NULL);
+        pflref_client_end(s, i, "w_local", x, trace);
         if (!stateless) {
             memcpy(v_i, x, P * sizeof *x);   /* keeps v_i^(t+1) */
-            pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t,
-                              (long)i, -1, "v", v_i, P, NULL);
+            pflref_client_end(s, i, "v", v_i, trace);
         }
         /* the device sends u_i^(t+1) (its shared entries) */
         pflref_accumulate(acc, server_weight(s, i, &plan->batches[j]) / total,

@@ -23,14 +23,16 @@
  * index order by default) come from the schedule.
  *
  * State and work: w_t is the state's w; the buffers of a round (w_t's copy,
- * w^k, the gradient) are pflref_fedavg_work (algorithms/algorithms.h), lent
- * to finetune's rounds.
+ * w^k, the gradient) are a pflref_fedavg_work (algorithms/algorithms.h),
+ * held in fedavg_work here and in the workspaces of finetune and interp,
+ * whose training rounds are this one.
  *
  * Determinism: clients train and are summed in ascending id.
  * Cost per round: Σ_{k∈S_t} (local steps × one gradient) + O(N·P).
  */
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 
 static const char *const CLIENT_LINE =
     "Alg. 1 ClientUpdate: w ← w − η ∇ℓ(w; b)";
@@ -39,36 +41,29 @@ static const char *const SERVER_LINE[] = {
     "w_{t+1} ← (1/m) Σ_{k∈S_t} w^k_{t+1}",
     "w_{t+1} ← Σ_{k∈S_t} (n_k/n) w^k_{t+1} + Σ_{k∉S_t} (n_k/n) w_t"};
 
-int pflref_fedavg_work_init(pflref_fedavg_work *work, size_t P)
-{
-    return pflref_vectors_alloc(
-        P, (double **const[]){&work->w_t, &work->w_local, &work->g}, 3);
-}
+/* FedAvg's own workspace: the buffers of its rounds. */
+typedef struct {
+    pflref_work list;          /* the allocations (ref/engine/work.h)      */
+    pflref_fedavg_work round;  /* w_t, w^k, ∇ℓ (P each)                    */
+} fedavg_work;
 
-void pflref_fedavg_work_release(pflref_fedavg_work *work)
+void pflref_fedavg_work_alloc(pflref_fedavg_work *work, pflref_work *list,
+                              size_t P)
 {
-    free(work->w_t);
-    free(work->w_local);
-    free(work->g);
-}
-
-static void fedavg_work_free(void *work)
-{
-    if (work != NULL)
-        pflref_fedavg_work_release(work);
-    free(work);
+    work->w_t = pflref_work_doubles(list, P, 1);
+    work->w_local = pflref_work_doubles(list, P, 1);
+    work->g = pflref_work_doubles(list, P, 1);
 }
 
 static void *fedavg_work_alloc(const pflref_problem *problem,
                                const pflref_hyper *hyper)
 {
     (void)hyper;
-    pflref_fedavg_work *ws = calloc(1, sizeof *ws);
-    if (ws != NULL && pflref_fedavg_work_init(ws, problem->model.P) != 0) {
-        fedavg_work_free(ws);
+    fedavg_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
         return NULL;
-    }
-    return ws;
+    pflref_fedavg_work_alloc(&ws->round, &ws->list, problem->model.P);
+    return pflref_work_ready(ws);
 }
 
 pflref_status pflref_fedavg_round_with(pflref_state *s,
@@ -131,18 +126,8 @@ static pflref_status fedavg_round(pflref_state *s,
                                   const pflref_trace *trace,
                                   pflref_error *err)
 {
-    return pflref_fedavg_round_with(s, plan, s->extra, trace, err);
-}
-
-pflref_status pflref_fedavg_round(pflref_state *s,
-                                  const pflref_round_plan *plan,
-                                  const pflref_trace *trace,
-                                  pflref_error *err)
-{
-    pflref_fedavg_work work = {.w_t = s->scratch,
-                               .w_local = s->scratch + s->P,
-                               .g = s->scratch + 2 * s->P};
-    return pflref_fedavg_round_with(s, plan, &work, trace, err);
+    fedavg_work *ws = s->extra;
+    return pflref_fedavg_round_with(s, plan, &ws->round, trace, err);
 }
 
 const pflref_algorithm pflref_fedavg = {
@@ -152,6 +137,6 @@ const pflref_algorithm pflref_fedavg = {
     .n_eval = 1,
     .eval = {{"global", PFLREF_SOURCE_GLOBAL}},
     .work_alloc = fedavg_work_alloc,
-    .work_free = fedavg_work_free,
+    .work_free = pflref_work_free,
     .round = fedavg_round,
 };

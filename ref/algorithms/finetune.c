@@ -31,25 +31,17 @@
  */
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 
 static const char *const FT_LINE =
     "θ_i ← θ_i − η_ft (∇f_i(θ_i; D) + μ_ft (θ_i − w))";
 
 /* FedAvg-FT's work buffers (zero-filled, none carried between rounds). */
 typedef struct {
-    pflref_fedavg_work train;  /* FedAvg's rounds: w_t, w^k, ∇ℓ (P each)    */
+    pflref_work list;          /* the allocations (ref/engine/work.h)     */
+    pflref_fedavg_work train;  /* FedAvg's rounds: w_t, w^k, ∇ℓ (P each)  */
     double *g;                 /* P: ∇f_i(θ_i; D), the fine-tuning gradient */
 } finetune_work;
-
-static void finetune_work_free(void *work)
-{
-    finetune_work *ws = work;
-    if (ws == NULL)
-        return;
-    pflref_fedavg_work_release(&ws->train);
-    free(ws->g);
-    free(ws);
-}
 
 static void *finetune_work_alloc(const pflref_problem *problem,
                                  const pflref_hyper *hyper)
@@ -57,13 +49,11 @@ static void *finetune_work_alloc(const pflref_problem *problem,
     (void)hyper;
     const size_t P = problem->model.P;
     finetune_work *ws = calloc(1, sizeof *ws);
-    if (ws != NULL &&
-        (pflref_fedavg_work_init(&ws->train, P) != 0 ||
-         pflref_vectors_alloc(P, (double **const[]){&ws->g}, 1) != 0)) {
-        finetune_work_free(ws);
+    if (ws == NULL)
         return NULL;
-    }
-    return ws;
+    pflref_fedavg_work_alloc(&ws->train, &ws->list, P);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    return pflref_work_ready(ws);
 }
 
 /* finetune.scope = personal needs at least one personal parameter. */
@@ -145,7 +135,7 @@ const pflref_algorithm pflref_finetune = {
              {"personalized", PFLREF_SOURCE_PERSONAL}},
     .check = finetune_check,
     .work_alloc = finetune_work_alloc,
-    .work_free = finetune_work_free,
+    .work_free = pflref_work_free,
     .round = finetune_round,
     .finish = finetune_finish,
 };

@@ -265,19 +265,13 @@ static pflref_status machine_update(pflref_state *s,
     const double *theta_j = ws->theta + j_hat * P;
     if (hp->mode == PFLREF_IFCA_MODEL) {
         /* θ̃_i ← LocalUpdate(θ_ĵ, γ, τ) */
-        memcpy(x, theta_j, P * sizeof *x);
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i,
-                          0, "theta_local", x, P, NULL);
-        const pflref_local_sgd job = {
-            .model = &pr->model, .data = &pr->clients[i].train,
-            .batches = &plan->batches[m], .eta = gamma, .phase = "train",
-            .name = "theta_local", .formula = LOCAL_LINE, .round = t,
-            .client = (long)i};
+        pflref_client_begin(s, i, "theta_local", x, theta_j, trace);
+        const pflref_local_sgd job = pflref_local_sgd_plain(
+            s, i, &plan->batches[m], gamma, "theta_local", LOCAL_LINE);
         st = pflref_local_sgd_run(&job, x, ws->g, s->ws, trace, err);
         if (st != PFLREF_OK)
             return st;
-        pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
-                          -1, "theta_local", x, P, NULL);
+        pflref_client_end(s, i, "theta_local", x, trace);
     } else {
         /* g_i = ∇F_i(θ_ĵ; b) */
         st = pflref_batch_grad(&pr->model, theta_j, &pr->clients[i].train,

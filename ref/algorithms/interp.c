@@ -32,8 +32,8 @@
  *           G ↔ hyper->interp.grid   v̄_i ↔ interp_work.v_bar (P)
  *
  * State and work: w, h_i and α_i are the run state; interp_work holds
- * FedAvg's own workspace for the rounds (its descriptor's work_alloc) and
- * the phase after training's work buffers (a gradient and v̄).
+ * FedAvg's buffers for the rounds (a pflref_fedavg_work) and the phase
+ * after training's work buffers (a gradient and v̄).
  *
  * Switches (default first):
  *   interp.alpha   fixed: one α ∈ [0, 1] for every client (hyperparameter
@@ -130,54 +130,35 @@ static pflref_status interp_check(const pflref_problem *problem,
 }
 
 /* Interpolation's work buffers: FedAvg's for the rounds, its own for the
- * phase after training. */
+ * phase after training (zero-filled, none carried between rounds). */
 typedef struct {
-    pflref_work list; /* the allocations (ref/engine/work.h)               */
+    pflref_work list;          /* the allocations (ref/engine/work.h)      */
+    pflref_fedavg_work train;  /* FedAvg's rounds: w_t, w^k, ∇ℓ (P each)   */
     double *g;        /* P: the gradient of h_i's local steps              */
     double *v_bar;    /* P: v̄ = α h_i + (1 − α) w at a grid point or at α_i */
-    void *fedavg;     /* FedAvg's workspace (pflref_fedavg.work_alloc, freed
-                         by its work_free), or NULL when FedAvg has none   */
 } interp_work;
-
-static void interp_work_free(void *work)
-{
-    interp_work *ws = work;
-    if (ws != NULL && ws->fedavg != NULL)
-        pflref_fedavg.work_free(ws->fedavg);
-    pflref_work_free(ws);
-}
 
 static void *interp_work_alloc(const pflref_problem *problem,
                                const pflref_hyper *hyper)
 {
+    (void)hyper;
     const size_t P = problem->model.P;
     interp_work *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
         return NULL;
+    pflref_fedavg_work_alloc(&ws->train, &ws->list, P);
     ws->g = pflref_work_doubles(&ws->list, P, 1);
     ws->v_bar = pflref_work_doubles(&ws->list, P, 1);
-    if (pflref_fedavg.work_alloc != NULL) {
-        ws->fedavg = pflref_fedavg.work_alloc(problem, hyper);
-        if (ws->fedavg == NULL)
-            ws->list.failed = 1;
-    }
-    if (ws->list.failed) {
-        interp_work_free(ws);
-        return NULL;
-    }
-    return ws;
+    return pflref_work_ready(ws);
 }
 
-/* A training round: FedAvg's, on FedAvg's own workspace. */
+/* A training round: FedAvg's, with FedAvg's buffers. */
 static pflref_status interp_round(pflref_state *s,
                                   const pflref_round_plan *plan,
                                   const pflref_trace *trace, pflref_error *err)
 {
     interp_work *ws = s->extra;
-    s->extra = ws->fedavg;
-    pflref_status st = pflref_fedavg_round(s, plan, trace, err);
-    s->extra = ws;
-    return st;
+    return pflref_fedavg_round_with(s, plan, &ws->train, trace, err);
 }
 
 /* Client i's purely local model: h_i ← w⁰, then one SGD step per post
@@ -342,7 +323,7 @@ const pflref_algorithm pflref_interp = {
              {"personalized", PFLREF_SOURCE_MIX}},
     .check = interp_check,
     .work_alloc = interp_work_alloc,
-    .work_free = interp_work_free,
+    .work_free = pflref_work_free,
     .round = interp_round,
     .finish = interp_finish,
 };

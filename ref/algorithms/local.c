@@ -15,34 +15,25 @@
  */
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 
 static const char *const LOCAL_LINE = "v_i ← v_i − η ∇ℓ(v_i; b)";
 
 /* The work buffer of "local" (zero-filled, not carried between rounds). */
 typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)                */
     double *g;        /* P: ∇ℓ(v_i; b), the local gradient                  */
 } local_work;
-
-static void local_work_free(void *work)
-{
-    local_work *ws = work;
-    if (ws != NULL)
-        free(ws->g);
-    free(ws);
-}
 
 static void *local_work_alloc(const pflref_problem *problem,
                               const pflref_hyper *hyper)
 {
     (void)hyper;
     local_work *ws = calloc(1, sizeof *ws);
-    if (ws != NULL && pflref_vectors_alloc(problem->model.P,
-                                           (double **const[]){&ws->g},
-                                           1) != 0) {
-        local_work_free(ws);
+    if (ws == NULL)
         return NULL;
-    }
-    return ws;
+    ws->g = pflref_work_doubles(&ws->list, problem->model.P, 1);
+    return pflref_work_ready(ws);
 }
 
 static pflref_status local_only_round(pflref_state *s,
@@ -76,6 +67,6 @@ const pflref_algorithm pflref_local_only = {
     .n_eval = 1,
     .eval = {{"local", PFLREF_SOURCE_PERSONAL}},
     .work_alloc = local_work_alloc,
-    .work_free = local_work_free,
+    .work_free = pflref_work_free,
     .round = local_only_round,
 };

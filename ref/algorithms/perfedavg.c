@@ -72,6 +72,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 
 /* Batches per local step: D, D′, D″. */
 #define PERFEDAVG_BATCHES_PER_STEP 3
@@ -100,6 +101,7 @@ static const char *const BATCH_NAME[PERFEDAVG_BATCHES_PER_STEP] = {
 /* Per-FedAvg's work buffers, P doubles each (zero-filled; none is carried
  * between rounds: w_k and θ_i live in the state). */
 typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)                */
     double *w_k;      /* w_k, the round-start global model                  */
     double *w_local;  /* w^i_{k+1,t}: w_{t−1}, then w_t                     */
     double *w_tilde;  /* w̃ = w_{t−1} − α ∇f_i(w_{t−1}; D_t)                */
@@ -111,37 +113,23 @@ typedef struct {
     double *g2;       /* HF: ∇f_i(w_{t−1} − δq; D″_t)                       */
 } perfedavg_work;
 
-static void perfedavg_work_free(void *work)
-{
-    perfedavg_work *ws = work;
-    if (ws == NULL)
-        return;
-    free(ws->w_k);
-    free(ws->w_local);
-    free(ws->w_tilde);
-    free(ws->g);
-    free(ws->q);
-    free(ws->hv);
-    free(ws->x);
-    free(ws->g2);
-    free(ws);
-}
-
 static void *perfedavg_work_alloc(const pflref_problem *problem,
                                   const pflref_hyper *hyper)
 {
     (void)hyper;
+    const size_t P = problem->model.P;
     perfedavg_work *ws = calloc(1, sizeof *ws);
-    if (ws == NULL ||
-        pflref_vectors_alloc(problem->model.P,
-                             (double **const[]){&ws->w_k, &ws->w_local,
-                                                &ws->w_tilde, &ws->g, &ws->q,
-                                                &ws->hv, &ws->x, &ws->g2},
-                             8) != 0) {
-        perfedavg_work_free(ws);
+    if (ws == NULL)
         return NULL;
-    }
-    return ws;
+    ws->w_k = pflref_work_doubles(&ws->list, P, 1);
+    ws->w_local = pflref_work_doubles(&ws->list, P, 1);
+    ws->w_tilde = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->q = pflref_work_doubles(&ws->list, P, 1);
+    ws->hv = pflref_work_doubles(&ws->list, P, 1);
+    ws->x = pflref_work_doubles(&ws->list, P, 1);
+    ws->g2 = pflref_work_doubles(&ws->list, P, 1);
+    return pflref_work_ready(ws);
 }
 
 /* g := ∇f_i(x; batch q of b), the gradient of the batch-mean loss; a failure
@@ -339,6 +327,26 @@ static pflref_status perfedavg_finish(pflref_state *s,
     return PFLREF_OK;
 }
 
+/* A participation's batch count is a positive multiple of 3: D_t, D′_t,
+ * D″_t per local step t. */
+static pflref_status three_per_step(const void *ctx, size_t t, size_t client,
+                                    const pflref_batches *b,
+                                    pflref_error *err)
+{
+    (void)ctx;
+    const size_t n = b->nsteps;
+    if (n > 0 && n % PERFEDAVG_BATCHES_PER_STEP == 0)
+        return PFLREF_OK;
+    return pflref_error_set(
+        err, PFLREF_EINVAL, NULL,
+        "Per-FedAvg takes three batches per local step t (D_t, D′_t, "
+        "D″_t = batches 3(t−1), 3(t−1)+1, 3(t−1)+2), so a client's "
+        "batch count must be a positive multiple of 3; client %zu has "
+        "%zu in round %zu (a generated schedule: make "
+        "schedule.local.steps 3τ)",
+        client, n, t);
+}
+
 /* δ for HF; every participation's batch count a positive multiple of 3;
  * every client's post phase as long as perfedavg.eval says. */
 static pflref_status perfedavg_check(const pflref_problem *problem,
@@ -356,23 +364,10 @@ static pflref_status perfedavg_check(const pflref_problem *problem,
                                 "perfedavg.variant = hf needs hyperparameter "
                                 "delta (δ), the radius of the finite "
                                 "difference");
-    for (size_t t = 0; t < schedule->T; t++)
-        for (size_t j = 0; j < schedule->rounds[t].m; j++) {
-            const size_t n = schedule->rounds[t].batches[j].nsteps;
-            if (n > 0 && n % PERFEDAVG_BATCHES_PER_STEP == 0)
-                continue;
-            char where[PFLREF_WHERE_MAX];
-            snprintf(where, sizeof where, "schedule.rounds[%zu].batches[%zu]",
-                     t, j);
-            return pflref_error_set(
-                err, PFLREF_EINVAL, where,
-                "Per-FedAvg takes three batches per local step t (D_t, D′_t, "
-                "D″_t = batches 3(t−1), 3(t−1)+1, 3(t−1)+2), so a client's "
-                "batch count must be a positive multiple of 3; client %zu has "
-                "%zu in round %zu (a generated schedule: make "
-                "schedule.local.steps 3τ)",
-                schedule->rounds[t].clients[j], n, t);
-        }
+    pflref_status st = pflref_schedule_walk(schedule, three_per_step, NULL,
+                                            NULL, err);
+    if (st != PFLREF_OK)
+        return st;
     const size_t want =
         hp->eval == PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA ? 2 : 1;
     for (size_t i = 0; schedule->post != NULL && i < schedule->N; i++)
@@ -405,7 +400,7 @@ const pflref_algorithm pflref_perfedavg = {
              {"personalized", PFLREF_SOURCE_PERSONAL}},
     .check = perfedavg_check,
     .work_alloc = perfedavg_work_alloc,
-    .work_free = perfedavg_work_free,
+    .work_free = pflref_work_free,
     .round = perfedavg_round,
     .finish = perfedavg_finish,
 };

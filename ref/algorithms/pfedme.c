@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 
 static const char *const LOCAL_LINE =
     "Alg. 1 l. 8: w_{i,r+1} ← w_{i,r} − ηλ(w_{i,r} − θ)";
@@ -58,38 +59,26 @@ static const char *const SERVER_LINE[] = {
 /* pFedMe's work buffers, P doubles each (zero-filled; none is carried
  * between rounds: w_t and the personalised θ_i live in the state). */
 typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)               */
     double *w_t;      /* w_t, the round-start global model (l. 3)          */
     double *w_local;  /* w_{i,r}, client i's local model (l. 5, 8)         */
     double *theta;    /* θ, the inner iterate of l. 7                      */
     double *g;        /* ∇f_i(θ; D_{i,r}), the inner gradient              */
 } pfedme_work;
 
-static void pfedme_work_free(void *work)
-{
-    pfedme_work *ws = work;
-    if (ws == NULL)
-        return;
-    free(ws->w_t);
-    free(ws->w_local);
-    free(ws->theta);
-    free(ws->g);
-    free(ws);
-}
-
 static void *pfedme_work_alloc(const pflref_problem *problem,
                                const pflref_hyper *hyper)
 {
     (void)hyper;
+    const size_t P = problem->model.P;
     pfedme_work *ws = calloc(1, sizeof *ws);
-    if (ws == NULL ||
-        pflref_vectors_alloc(problem->model.P,
-                             (double **const[]){&ws->w_t, &ws->w_local,
-                                                &ws->theta, &ws->g},
-                             4) != 0) {
-        pfedme_work_free(ws);
+    if (ws == NULL)
         return NULL;
-    }
-    return ws;
+    ws->w_t = pflref_work_doubles(&ws->list, P, 1);
+    ws->w_local = pflref_work_doubles(&ws->list, P, 1);
+    ws->theta = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    return pflref_work_ready(ws);
 }
 
 static int pfedme_train_all(const pflref_hyper *hyper)
@@ -237,6 +226,6 @@ const pflref_algorithm pflref_pfedme = {
              {"personalized", PFLREF_SOURCE_PERSONAL}},
     .check = pfedme_check,
     .work_alloc = pfedme_work_alloc,
-    .work_free = pfedme_work_free,
+    .work_free = pflref_work_free,
     .round = pfedme_round,
 };

@@ -60,7 +60,6 @@
  * τ head gradients on the cache; + O(N·P).
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
@@ -81,6 +80,40 @@ static const char *const SERVER_LINE[] = {
 #define ADAM_B1 0.9
 #define ADAM_B2 0.999
 #define ADAM_EPS 1e-8
+
+/* τ ≥ 1 head updates (one full batch each) per participation. */
+static pflref_status has_steps(const void *ctx, size_t t, size_t client,
+                               const pflref_batches *b, pflref_error *err)
+{
+    (void)ctx;
+    (void)t;
+    if (b->nsteps > 0)
+        return PFLREF_OK;
+    return pflref_error_set(err, PFLREF_EINVAL, NULL,
+                            "pflego needs τ ≥ 1 head updates per "
+                            "participation (one full batch each); client "
+                            "%zu has none",
+                            client);
+}
+
+/* A batch of client i is its whole data set in index order: 0..N_i − 1
+ * (ctx: the problem). */
+static pflref_status is_full_batch(const void *ctx, size_t client,
+                                   const size_t *idx, size_t nb,
+                                   pflref_error *err)
+{
+    const pflref_problem *pr = ctx;
+    const size_t n = pr->clients[client].train.n;
+    int full = nb == n;
+    for (size_t e = 0; full && e < nb; e++)
+        full = idx[e] == e;
+    if (full)
+        return PFLREF_OK;
+    return pflref_error_set(err, PFLREF_EINVAL, NULL,
+                            "pflego's steps are full-batch: expected the %zu "
+                            "indices 0..%zu of client %zu in order",
+                            n, n - 1, client);
+}
 
 /* PFLEGO needs an mlp whose personal blocks are exactly its head, and
  * full-batch steps. */
@@ -103,41 +136,7 @@ static pflref_status pflego_check(const pflref_problem *pr,
                                     "pflego personalises exactly the head: "
                                     "give \"split\": {\"personal\": "
                                     "[\"head\"]}");
-    for (size_t t = 0; t < schedule->T; t++) {
-        const pflref_round_plan *r = &schedule->rounds[t];
-        for (size_t j = 0; j < r->m; j++) {
-            const pflref_batches *b = &r->batches[j];
-            const size_t n = pr->clients[r->clients[j]].train.n;
-            if (b->nsteps == 0) {
-                char where[PFLREF_WHERE_MAX];
-                snprintf(where, sizeof where,
-                         "schedule.rounds[%zu].batches[%zu]", t, j);
-                return pflref_error_set(
-                    err, PFLREF_EINVAL, where,
-                    "pflego needs τ ≥ 1 head updates per participation "
-                    "(one full batch each); client %zu has none",
-                    r->clients[j]);
-            }
-            for (size_t q = 0; q < b->nsteps; q++) {
-                const size_t nb = b->step_off[q + 1] - b->step_off[q];
-                int full = nb == n;
-                for (size_t e = 0; full && e < nb; e++)
-                    full = b->idx[b->step_off[q] + e] == e;
-                if (!full) {
-                    char where[PFLREF_WHERE_MAX];
-                    snprintf(where, sizeof where,
-                             "schedule.rounds[%zu].batches[%zu][%zu]", t, j,
-                             q);
-                    return pflref_error_set(
-                        err, PFLREF_EINVAL, where,
-                        "pflego's steps are full-batch: expected the %zu "
-                        "indices 0..%zu of client %zu in order", n, n - 1,
-                        r->clients[j]);
-                }
-            }
-        }
-    }
-    return PFLREF_OK;
+    return pflref_schedule_walk(schedule, has_steps, is_full_batch, pr, err);
 }
 
 /* PFLEGO's extra state and work buffers (pflego_work_alloc). */
@@ -263,8 +262,7 @@ static pflref_status client_round(pflref_state *s,
                                   : rho * scale;
 
     pflref_compose(s->shared, s->w, v_i, x, P);   /* x = (θ_t, W_i^t) */
-    pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", t, (long)i, 0,
-                      "w_local", x, P, NULL);
+    pflref_client_begin(s, i, "w_local", x, NULL, trace);
     size_t fwd0, bwd0, fwd1, bwd1;
     pflref_model_workspace_passes(s->ws, &fwd0, &bwd0);
     pflref_status st = client_update(s, i, plan->batches[j].nsteps,
@@ -273,8 +271,7 @@ static pflref_status client_round(pflref_state *s,
         return st;
     pflref_model_workspace_passes(s->ws, &fwd1, &bwd1);
     memcpy(v_i, x, P * sizeof *x);          /* the client keeps W_i^{t+1} */
-    pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i, -1,
-                      "v", v_i, P, NULL);
+    pflref_client_end(s, i, "v", v_i, trace);
     const double passes[2] = {(double)(fwd1 - fwd0), (double)(bwd1 - bwd0)};
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
                       "body_passes", passes, 2,

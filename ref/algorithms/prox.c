@@ -25,30 +25,20 @@
  * Cost per round: K gradients per batch; θ̂ one gradient and at most 2P
  * Hessian-vector products.
  */
-#include <stdint.h>
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
+#include "engine/work.h"
 
 static const char *const THETA_HAT_LINE =
     "θ̂ = argmin f(θ; D) + (λ/2)‖θ − w‖²";
 
 /* The work buffers of "prox" (zero-filled, none carried between rounds). */
 typedef struct {
+    pflref_work list;   /* the allocations (ref/engine/work.h)              */
     double *g;          /* P: ∇f(θ; D), the inner gradient                  */
     double *theta_hat;  /* P: θ̂, the exact proximal point on the batch     */
     double *cg;         /* 3·P: pflref_prox_point's conjugate-gradient work */
 } prox_work;
-
-static void prox_work_free(void *work)
-{
-    prox_work *ws = work;
-    if (ws == NULL)
-        return;
-    free(ws->g);
-    free(ws->theta_hat);
-    free(ws->cg);
-    free(ws);
-}
 
 static void *prox_work_alloc(const pflref_problem *problem,
                              const pflref_hyper *hyper)
@@ -56,14 +46,12 @@ static void *prox_work_alloc(const pflref_problem *problem,
     (void)hyper;
     const size_t P = problem->model.P;
     prox_work *ws = calloc(1, sizeof *ws);
-    if (ws == NULL || P > SIZE_MAX / 3 ||
-        pflref_vectors_alloc(P, (double **const[]){&ws->g, &ws->theta_hat},
-                             2) != 0 ||
-        pflref_vectors_alloc(3 * P, (double **const[]){&ws->cg}, 1) != 0) {
-        prox_work_free(ws);
+    if (ws == NULL)
         return NULL;
-    }
-    return ws;
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->theta_hat = pflref_work_doubles(&ws->list, P, 1);
+    ws->cg = pflref_work_doubles(&ws->list, 3, P);
+    return pflref_work_ready(ws);
 }
 
 static pflref_status prox_round(pflref_state *s, const pflref_round_plan *plan,
@@ -116,6 +104,6 @@ const pflref_algorithm pflref_prox = {
     .eval = {{"reference", PFLREF_SOURCE_GLOBAL},
              {"personalized", PFLREF_SOURCE_PERSONAL}},
     .work_alloc = prox_work_alloc,
-    .work_free = prox_work_free,
+    .work_free = pflref_work_free,
     .round = prox_round,
 };

@@ -21,14 +21,10 @@ struct pflref_state {
                                    (algorithms with has_alpha)              */
     unsigned char *mask;        /* P: 1 = personal parameter (the split)    */
     unsigned char *shared;      /* P: 1 − mask (1 = shared parameter)       */
-    double *scratch;            /* 8·P doubles for the algorithm            */
-    double *work;               /* alg->work_doubles(problem) doubles, or
-                                   NULL (PFLEGO's feature cache)            */
     double *accum;              /* P doubles: aggregation accumulator       */
     pflref_model_workspace *ws; /* batches up to the largest client         */
     size_t *cluster;            /* N: each client's cluster label, or NULL
                                    (algorithms with has_clusters)           */
-    size_t *iwork;              /* 4·N integers of work, or NULL (likewise) */
     double *theta0;             /* n_theta0 doubles: the initial cluster
                                    models actually used (IFCA), or NULL     */
     size_t n_theta0;
@@ -38,7 +34,7 @@ struct pflref_state {
 };
 
 /* Shared pieces used by several algorithms (ref/engine/sgd.c,
- * ref/engine/prox_inner.c, ref/engine/round.c, ref/engine/vectors.c). */
+ * ref/engine/prox_inner.c, ref/engine/round.c). */
 
 /* Local minibatch SGD with an optional proximal term, the one local solver:
  *   for s = 1..batches->nsteps:
@@ -197,13 +193,31 @@ void pflref_post_begin(const pflref_state *s, size_t i, double *theta,
 void pflref_post_end(const pflref_state *s, size_t i, const double *theta,
                      const pflref_trace *trace);
 
-/* ---- typed work buffers (ref/engine/vectors.c) ------------------------ */
+/* ---- the algorithms' checks of the schedule (ref/engine/round.c) ------ */
 
-/* *slots[k] := n zero-filled doubles (calloc) for k = 0..count−1, the
- * vectors of an algorithm's work struct (GSL's _alloc); n = 0 leaves every
- * slot NULL.  Returns 0, or −1 when out of memory; the slots filled before
- * a failure stay filled (the caller's _free releases them, free(NULL)
- * being harmless). */
-int pflref_vectors_alloc(size_t n, double **const slots[], size_t count);
+/* A test of one participation: client `client`'s batches b in round t.
+ * Returns PFLREF_OK, or a failure recorded by pflref_error_set with no
+ * `where` (the walk names the place). */
+typedef pflref_status (*pflref_participation_test)(const void *ctx,
+                                                   size_t t, size_t client,
+                                                   const pflref_batches *b,
+                                                   pflref_error *err);
+
+/* A test of one scheduled batch of client `client`: its nb sample
+ * indices idx; as pflref_participation_test. */
+typedef pflref_status (*pflref_batch_test)(const void *ctx, size_t client,
+                                           const size_t *idx, size_t nb,
+                                           pflref_error *err);
+
+/* The walk of an algorithm's check over every scheduled participation:
+ * for each round t and participant j in order, `participation` (NULL:
+ * none) on the participation, then `batch` (NULL: none) on each of its
+ * batches q in order, both given ctx.  Returns PFLREF_OK, or the first
+ * failure, its `where` set to "schedule.rounds[t].batches[j]" (a
+ * participation) or "schedule.rounds[t].batches[j][q]" (a batch). */
+pflref_status pflref_schedule_walk(const pflref_schedule *schedule,
+                                   pflref_participation_test participation,
+                                   pflref_batch_test batch, const void *ctx,
+                                   pflref_error *err);
 
 #endif

@@ -8,6 +8,10 @@
  *   client i       x ← the start point, CLIENT_BEGIN; ...; CLIENT_END
  *   server         w ← acc, then the divergence test and the SERVER event
  *
+ * and the walk of the algorithms' checks over every scheduled
+ * participation and batch (pflref_schedule_walk), which names the place of
+ * the first one an algorithm refuses.
+ *
  * No update of an algorithm lives here: each algorithm's file holds its
  * steps and its aggregation weights, and adds its terms to acc with
  * pflref_accumulate (core/vec.c) in ascending client id.
@@ -15,6 +19,8 @@
  * Determinism: the sums run in list order, so they have one order.
  * Cost: O(P) per call (pflref_train_n: O(m)).
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include "engine/engine.h"
 
@@ -88,4 +94,46 @@ void pflref_post_end(const pflref_state *s, size_t i, const double *theta,
 {
     pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "finetune", -1, (long)i,
                       -1, "theta", theta, s->P, NULL);
+}
+
+/* err->where := the place of a refused participation (q = SIZE_MAX) or
+ * batch q of participant j in round t. */
+static pflref_status name_place(pflref_error *err, pflref_status st, size_t t,
+                                size_t j, size_t q)
+{
+    if (err == NULL)
+        return st;
+    if (q == SIZE_MAX)
+        snprintf(err->where, sizeof err->where,
+                 "schedule.rounds[%zu].batches[%zu]", t, j);
+    else
+        snprintf(err->where, sizeof err->where,
+                 "schedule.rounds[%zu].batches[%zu][%zu]", t, j, q);
+    return st;
+}
+
+pflref_status pflref_schedule_walk(const pflref_schedule *schedule,
+                                   pflref_participation_test participation,
+                                   pflref_batch_test batch, const void *ctx,
+                                   pflref_error *err)
+{
+    for (size_t t = 0; t < schedule->T; t++) {
+        const pflref_round_plan *plan = &schedule->rounds[t];
+        for (size_t j = 0; j < plan->m; j++) {
+            const pflref_batches *b = &plan->batches[j];
+            const size_t i = plan->clients[j];
+            pflref_status st = participation != NULL
+                                   ? participation(ctx, t, i, b, err)
+                                   : PFLREF_OK;
+            if (st != PFLREF_OK)
+                return name_place(err, st, t, j, SIZE_MAX);
+            for (size_t q = 0; batch != NULL && q < b->nsteps; q++) {
+                const size_t nb = b->step_off[q + 1] - b->step_off[q];
+                st = batch(ctx, i, b->idx + b->step_off[q], nb, err);
+                if (st != PFLREF_OK)
+                    return name_place(err, st, t, j, q);
+            }
+        }
+    }
+    return PFLREF_OK;
 }

@@ -3,12 +3,16 @@
  * `round` per scheduled round, `finish`, then evaluate every model the
  * algorithm reports on every client.
  *
- * The driver owns every allocation of a run, so algorithm files never
- * allocate.  Evaluation: each reported model (global w, or client i's v_i)
- * on client i's train set, and on its test set when the problem has one;
- * per-client values are summarised by ref/metrics.c, weighted by the
- * clients' sample counts.  The registry of algorithms is
- * ref/algorithms/registry.c.
+ * State and work: the driver allocates the run state (ref/engine/engine.h:
+ * w⁰, w, v_i, α_i, the split's masks, the aggregation accumulator, the
+ * model workspace, the cluster labels, its own evaluation buffer), and,
+ * after the algorithm's check, the algorithm's typed workspace
+ * (alg->work_alloc, kept in s->extra and freed by alg->work_free); so an
+ * algorithm file never allocates inside a round.  Evaluation: each reported
+ * model (global w, or client i's v_i) on client i's train set, and on its
+ * test set when the problem has one; per-client values are summarised by
+ * ref/core/metrics.c, weighted by the clients' sample counts.  The registry
+ * of algorithms is ref/algorithms/registry.c.
  */
 #include <math.h>
 #include <stdint.h>
@@ -29,11 +33,8 @@ static void state_free(pflref_state *s, const pflref_algorithm *alg)
     free(s->theta0);
     free(s->mask);
     free(s->shared);
-    free(s->work);
-    free(s->scratch);
     free(s->accum);
     free(s->cluster);
-    free(s->iwork);
     pflref_model_workspace_free(s->ws);
 }
 
@@ -96,26 +97,17 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
     s->alpha = alg->has_alpha ? alloc_doubles(N, 1) : NULL;
     s->mask = calloc(P, 1);
     s->shared = calloc(P, 1);
-    const size_t nwork = alg->work_doubles != NULL ? alg->work_doubles(pr) : 0;
-    s->work = nwork > 0 ? alloc_doubles(nwork, 1) : NULL;
-    s->scratch = alloc_doubles(P, 8);
     s->accum = alloc_doubles(P, 1);
     s->mix = alloc_doubles(P, 1);
     s->ws = pflref_model_workspace_alloc(&pr->model,
                                          workspace_size(pr, schedule));
-    if (alg->has_clusters) {
+    if (alg->has_clusters)
         s->cluster = calloc(N, sizeof *s->cluster);
-        s->iwork = N <= SIZE_MAX / 4 / sizeof *s->iwork
-                       ? calloc(4 * N, sizeof *s->iwork)
-                       : NULL;
-    }
     if (s->w0 == NULL || (alg->has_global && s->w == NULL) ||
         (alg->has_personal && s->v == NULL) ||
         (alg->has_alpha && s->alpha == NULL) || s->mask == NULL ||
-        s->shared == NULL || (nwork > 0 && s->work == NULL) ||
-        s->scratch == NULL || s->accum == NULL || s->mix == NULL ||
-        s->ws == NULL ||
-        (alg->has_clusters && (s->cluster == NULL || s->iwork == NULL))) {
+        s->shared == NULL || s->accum == NULL || s->mix == NULL ||
+        s->ws == NULL || (alg->has_clusters && s->cluster == NULL)) {
         state_free(s, alg);
         return pflref_error_set(err, PFLREF_ENOMEM, NULL,
                                 "out of memory allocating the run state "
@@ -145,7 +137,7 @@ static pflref_status check_required(const pflref_algorithm *alg,
 {
     size_t count;
     const pflref_param *params = pflref_params(&count);
-    pflref_hyper scratch;   /* the set_* functions validate into it */
+    pflref_hyper checked;   /* the set_* functions validate into it */
     for (size_t i = 0; i < count; i++) {
         const pflref_param *p = &params[i];
         char where[PFLREF_WHERE_MAX];
@@ -158,11 +150,11 @@ static pflref_status check_required(const pflref_algorithm *alg,
         } else if (p->type == PFLREF_PARAM_REAL) {
             double v = pflref_hyper_get_real(hyper, p);
             if (!isnan(v) || !isnan(p->def))
-                st = pflref_hyper_set_real(&scratch, p, v, where, err);
+                st = pflref_hyper_set_real(&checked, p, v, where, err);
         } else if (p->type == PFLREF_PARAM_INT) {
             size_t v = pflref_hyper_get_int(hyper, p);
             if (v != PFLREF_INT_UNSET || !isnan(p->def))
-                st = pflref_hyper_set_int(&scratch, p, v, where, err);
+                st = pflref_hyper_set_int(&checked, p, v, where, err);
         } else {
             int v;
             memcpy(&v, (const char *)hyper + p->offset, sizeof v);

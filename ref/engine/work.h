@@ -13,16 +13,19 @@
  * Its work_alloc hook callocs the struct, allocates every buffer through
  * the list and returns pflref_work_ready(ws); its work_free hook is
  * pflref_work_free.  Every buffer is zero-filled (calloc), so state kept
- * in a workspace across rounds (PFLEGO's Adam moments) starts at 0.
+ * in a workspace across rounds (PFLEGO's Adam moments) starts at 0.  A set
+ * of buffers that one algorithm lends another (FedAvg's pflref_fedavg_work,
+ * held by finetune and interp) is allocated through the list of the
+ * workspace that holds it, so that workspace's pflref_work_free frees it.
  */
 #ifndef PFLREF_ENGINE_WORK_H
 #define PFLREF_ENGINE_WORK_H
 
 #include <stddef.h>
 
-/* The most buffers one workspace holds (CFL's has 10); one more fails as
- * an allocation does, so a workspace that outgrows it fails its first
- * run. */
+/* The most buffers one workspace holds (APFL's and CFL's have 10); one
+ * more fails as an allocation does, so a workspace that outgrows it fails
+ * its first run. */
 #define PFLREF_WORK_MAX_BUFFERS 16
 
 typedef struct {
