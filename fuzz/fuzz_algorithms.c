@@ -1,5 +1,5 @@
 /* fuzz/fuzz_algorithms.c: libFuzzer harness that runs every registered
- * algorithm (ref/run.c: fedavg, local, finetune, prox, pfedme, ditto,
+ * algorithm (ref/engine/run.c: fedavg, local, finetune, prox, pfedme, ditto,
  * fedalt, fedsim, pflego, perfedavg, apfl, interp, cfl, ifca) on small
  * fuzzed problems.
  *

@@ -1,6 +1,6 @@
-/* tests/test_apfl.c: APFL (ref/apfl.c) and the model functions it adds
- * (outputs, output errors, the gradient through the outputs, the output
- * mixture's evaluation; ref/model.c).
+/* tests/test_apfl.c: APFL (ref/algorithms/apfl.c) and the model functions
+ * it adds (outputs, output errors, the gradient through the outputs, the
+ * output mixture's evaluation; ref/models/outputs.c).
  *
  * The worked example is shared/spec notes §6(g): f_1 = ½(x − 4)²,
  * f_2 = ½(x + 2)², α = 1/2, η = 1/2, τ = 2, both clients, w⁰ = v⁰ = 0.  The

@@ -1,5 +1,5 @@
 /* tests/test_cfl.c: the similarity and bipartition primitives
- * (ref/cluster.c) and Clustered FL (ref/cfl.c).
+ * (ref/engine/cluster.c) and Clustered FL (ref/algorithms/cfl.c).
  *
  * Expected values come from the seed 003_… example (cosines of
  * g = (1,0), (0.8,0.2), (−1,0), (−0.9,−0.1), written here as closed forms

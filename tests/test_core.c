@@ -1,8 +1,8 @@
-/* tests/test_core.c: status codes and error records (ref/status.c), the
- * trace sinks and trajectory recorder (ref/trace.c), the hyperparameter and
- * switch registry (ref/params.c), the algorithm registry and the run
- * driver's argument checks (ref/run.c), and the shared local solver
- * (ref/local.c). */
+/* tests/test_core.c: status codes and error records (ref/core/status.c),
+ * the trace sinks and trajectory recorder (ref/core/trace.c), the
+ * hyperparameter and switch registry (ref/engine/params.c), the algorithm
+ * registry (ref/algorithms/registry.c) and the run driver's argument checks
+ * (ref/engine/run.c). */
 #include <check.h>
 #include <math.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* tests/test_ditto.c: Ditto (ref/ditto.c).
+/* tests/test_ditto.c: Ditto (ref/algorithms/ditto.c).
  *
  * The worked example is shared/spec notes §3(g): f_1 = ½(x − 4)²,
  * f_2 = ½(x + 2)², λ = 1, η = 1/2, s = 2 (two batches a round), w⁰ = 0,

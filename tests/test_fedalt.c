@@ -1,6 +1,7 @@
-/* tests/test_fedalt.c: FedAlt and FedSim (ref/fedalt.c) and Lemma 21 of
- * Pillutla et al. (sampling without replacement).  How a spec reads their
- * presets and the split they imply is tested in tests/test_spec.c.
+/* tests/test_fedalt.c: FedAlt and FedSim (ref/algorithms/fedalt.c) and
+ * Lemma 21 of Pillutla et al. (sampling without replacement).  How a spec
+ * reads their presets and the split they imply is tested in
+ * tests/test_spec.c.
  *
  * Example A of shared/spec notes-pflego-fedalt-fedsim-fedrep.md §3.9:
  * ŷ = u·x + v_i (shared slope, personal bias), ½(ŷ − y)², full-batch

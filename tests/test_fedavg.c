@@ -1,6 +1,6 @@
-/* tests/test_fedavg.c: FedAvg (ref/fedavg.c) against its golden vectors
- * (golden/fedavg/, exact fractions from the notes' worked example) and its
- * properties. */
+/* tests/test_fedavg.c: FedAvg (ref/algorithms/fedavg.c) against its golden
+ * vectors (golden/fedavg/, exact fractions from the notes' worked example)
+ * and its properties. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>

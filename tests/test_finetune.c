@@ -1,4 +1,5 @@
-/* tests/test_finetune.c: FedAvg then fine-tuning (ref/finetune.c). */
+/* tests/test_finetune.c: FedAvg then fine-tuning
+ * (ref/algorithms/finetune.c). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>

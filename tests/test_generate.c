@@ -1,5 +1,5 @@
 /* tests/test_generate.c: the problem generators "tilt" and "dirichlet"
- * (ref/generate.c, pflref/problem.h).
+ * (ref/sampling/generate.c, pflref/problem.h).
  *
  * Three kinds of evidence:
  *   - an independent replay of the draw order documented in problem.h,

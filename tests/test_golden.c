@@ -1,5 +1,6 @@
-/* tests/test_golden.c: content hashes (ref/sha256.c, ref/canonical.c) and
- * the comparison behind verify and check (ref/golden.c): digits, ULPs,
+/* tests/test_golden.c: content hashes (ref/io/sha256.c, ref/io/canonical.c)
+ * and the comparison behind verify and check (ref/oracle/golden.c, on the
+ * records of ref/io/vector.c and ref/io/records.c): digits, ULPs,
  * tolerances, first divergence, re-synchronisation. */
 #include <check.h>
 #include <jansson.h>

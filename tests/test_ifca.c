@@ -1,4 +1,4 @@
-/* tests/test_ifca.c: IFCA (ref/ifca.c).
+/* tests/test_ifca.c: IFCA (ref/algorithms/ifca.c).
  *
  * The worked example is shared/spec notes-cfl-ifca-sampling-metrics.md
  * §2.3: F_i(θ) = (θ − c_i)² (the quadratic model with a = 2),

@@ -1,4 +1,5 @@
-/* tests/test_interp.c: model interpolation (ref/interp.c).
+/* tests/test_interp.c: model interpolation
+ * (ref/algorithms/interp.c).
  *
  * Expected values: the notes' §5.2(g) example (h = 4, w = 1: α = 0 → 1,
  * 1/4 → 1.75, 1/2 → 2.5, 1 → 4), set up with the quadratic clients

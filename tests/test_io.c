@@ -1,5 +1,5 @@
-/* tests/test_io.c: spec reading and validation (ref/io_spec.c,
- * ref/io_json.c), result writing (ref/io_result.c), files (ref/io_file.c).
+/* tests/test_io.c: spec reading and validation (ref/io/spec*.c,
+ * ref/io/json.c), result writing (ref/io/result.c), files (ref/io/file.c).
  * Every invalid spec below must fail with the stated status and name the
  * JSON path of the offending value. */
 #include <check.h>

@@ -1,4 +1,5 @@
-/* tests/test_local_only.c: the local-only baseline (ref/local_only.c). */
+/* tests/test_local_only.c: the local-only baseline
+ * (ref/algorithms/local.c). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>

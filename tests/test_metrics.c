@@ -1,4 +1,5 @@
-/* tests/test_metrics.c: client-aware summaries (ref/metrics.c).
+/* tests/test_metrics.c: client-aware summaries
+ * (ref/core/metrics.c).
  *
  * Expected values come from the worked example of shared/spec
  * notes-cfl-ifca-sampling-metrics.md §4.2 (computed there with numpy and

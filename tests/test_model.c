@@ -1,4 +1,4 @@
-/* tests/test_model.c: the models of ref/model.c.
+/* tests/test_model.c: the models of ref/models/ (pflref/model.h).
  *
  * What is checked, and against what (never against the code's own output):
  *   - gradients against central finite differences of the loss, and

@@ -1,4 +1,4 @@
-/* tests/test_perfedavg.c: Per-FedAvg (ref/perfedavg.c).
+/* tests/test_perfedavg.c: Per-FedAvg (ref/algorithms/perfedavg.c).
  *
  * The worked example is shared/spec notes §4(g): f_1 = (2/2)(w − 1)²,
  * f_2 = (1/2)(w + 1)², α = 1/10, β = 1/2, τ = 2, w_0 = 0, both users,

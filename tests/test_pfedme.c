@@ -1,4 +1,4 @@
-/* tests/test_pfedme.c: pFedMe (ref/pfedme.c).
+/* tests/test_pfedme.c: pFedMe (ref/algorithms/pfedme.c).
  *
  * The worked example is shared/spec notes §2(g): f_i(θ) = ½(θ − c_i)²,
  * c = (4, −2), λ = 1, η_p = 1/4, K = 2, η = 1/2, R = 2, β = 1, w_0 = 0.

@@ -1,4 +1,4 @@
-/* tests/test_pflego.c: PFLEGO (ref/pflego.c).
+/* tests/test_pflego.c: PFLEGO (ref/algorithms/pflego.c).
  *
  * Example B of shared/spec notes-pflego-fedalt-fedsim-fedrep.md §2.10: the
  * scalar network ŷ = w_i·(θ·x) (an mlp with d = h = k = 1, identity

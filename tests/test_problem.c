@@ -1,7 +1,8 @@
-/* tests/test_problem.c: problems (ref/problem.c): allocation and release
- * (leaks show under valgrind and ASan), data allocation and its limits,
- * validation with the JSON path of every failure, the all-or-none rule for
- * test data and for the validation split, max_n, has_test and has_val.
+/* tests/test_problem.c: problems (ref/models/problem.c): allocation and
+ * release (leaks show under valgrind and ASan), data allocation and its
+ * limits, validation with the JSON path of every failure, the all-or-none
+ * rule for test data and for the validation split, max_n, has_test and
+ * has_val.
  */
 #include <math.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
-/* tests/test_prox.c: pFedMe's inner loop (ref/prox.c): the primitive
- * pflref_prox_inner_run, the exact proximal point pflref_prox_point, and the
- * algorithm "prox".
+/* tests/test_prox.c: pFedMe's inner loop (ref/engine/prox_inner.c): the
+ * primitive pflref_prox_inner_run, the exact proximal point
+ * pflref_prox_point, and the algorithm "prox" (ref/algorithms/prox.c).
  *
  * Closed forms used (derived here, not by the code under test): on
  * f(θ) = ½ a (θ − c)² the inner step is θ ← θ − η_p(a(θ − c) + λ(θ − w)),

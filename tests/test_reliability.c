@@ -24,7 +24,7 @@
  * d = 200 and n = 400 samples per client, an mlp with 64 hidden units), are
  * run three times: twice with OPENBLAS_NUM_THREADS=1 and once with 2.  The
  * three results are byte-identical and record "blas_threads": 1 (the
- * program pins OpenBLAS to one thread, ref/build_info.c).
+ * program pins OpenBLAS to one thread, ref/io/build_info.c).
  *
  * The divergence problem Q (docs/models.md, quadratic): two clients,
  *   f_0(w) = ½ w²,  f_1(w) = ½ (w − 4)²,  ∇f_0(w) = w,  ∇f_1(w) = w − 4,

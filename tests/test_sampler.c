@@ -1,5 +1,5 @@
 /* tests/test_sampler.c: the client samplers and the seeded random streams
- * (ref/sampler.c).
+ * (ref/sampling/sampler.c).
  *
  * Expected values come from outside the code under test:
  *   - the sampling notes' recorded examples (spec notes §3.1, §3.2:

@@ -1,5 +1,5 @@
 /* tests/test_schedule.c: schedule generation, validation and memory
- * (ref/schedule.c).
+ * (ref/sampling/schedule.c, ref/sampling/schedule_check.c).
  *
  * Expected layouts are derived by hand from the generation rules of
  * include/pflref/schedule.h, with the random parts taken from recorded

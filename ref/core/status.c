@@ -1,4 +1,4 @@
-/* ref/status.c: status names and the one function every failure passes
+/* ref/core/status.c: status names and the one function every failure passes
  * through (pflref_error_set), a good place for a breakpoint. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* ref/trace.c: event emission, the trajectory recorder and the tee sink.
+/* ref/core/trace.c: event emission, the trajectory recorder and the tee sink.
  *
  * The recorder is a trace sink, not algorithm code: it grows its arrays as
  * events arrive (doubling), and marks itself failed instead of losing

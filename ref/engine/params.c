@@ -1,4 +1,4 @@
-/* ref/params.c: the registry of hyperparameters and variant switches.
+/* ref/engine/params.c: the registry of hyperparameters and variant switches.
  *
  * One table names every hyperparameter (with its paper symbol and bounds)
  * and every switch (with its values, the paper's reading first).  The spec

@@ -1,6 +1,8 @@
 /* ref/engine/round.c: the frame of one communication round that the
- * averaging algorithms share (FedAvg, Ditto, Per-FedAvg, APFL, pFedMe and
- * the phase after training of FedAvg-FT and Per-FedAvg):
+ * algorithms share: the whole frame in the averaging ones (FedAvg, Ditto,
+ * Per-FedAvg, APFL; pFedMe computes its own server step, then publishes
+ * it), the client's start and end in the others, and the phase after
+ * training of FedAvg-FT and Per-FedAvg:
  *
  *   round start    w_t ← w, a ROUND_BEGIN event of w, acc ← 0
  *   Σ n            the participants' training-set sizes (the denominators

@@ -9,10 +9,11 @@
  * after the algorithm's check, the algorithm's typed workspace
  * (alg->work_alloc, kept in s->extra and freed by alg->work_free); so an
  * algorithm file never allocates inside a round.  Evaluation: each reported
- * model (global w, or client i's v_i) on client i's train set, and on its
- * test set when the problem has one; per-client values are summarised by
- * ref/core/metrics.c, weighted by the clients' sample counts.  The registry
- * of algorithms is ref/algorithms/registry.c.
+ * model (global w, client i's v_i, or their mixture α_i v_i + (1 − α_i) w)
+ * on client i's train set, and on its test set when the problem has one;
+ * per-client values are summarised by ref/core/metrics.c, weighted by the
+ * clients' sample counts.  The registry of algorithms is
+ * ref/algorithms/registry.c.
  */
 #include <math.h>
 #include <stdint.h>

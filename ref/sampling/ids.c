@@ -1,7 +1,7 @@
-/* ref/ids.c: the two scans that guard every client id and sample index a
- * schedule hands to the algorithms.  An index the reference dereferences
- * has passed one of them, so their correctness is what keeps a hostile
- * schedule from reading outside a client's data.
+/* ref/sampling/ids.c: the two scans that guard every client id and sample
+ * index a schedule hands to the algorithms.  An index the reference
+ * dereferences has passed one of them, so their correctness is what keeps a
+ * hostile schedule from reading outside a client's data.
  *
  * Both are proved against the ACSL contracts below with Frama-C's WP plugin
  * (with runtime-error guards, -wp-rte): `make proofs` (proofs/README.md).
