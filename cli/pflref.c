@@ -269,8 +269,8 @@ static int cmd_list(void)
            "  linear     loss squared | half_squared, bias optional"
            "      blocks: w, b\n"
            "  softmax    cross-entropy, bias optional       blocks: W, b\n"
-           "  mlp        one ReLU hidden layer, cross-entropy"
-           "  blocks: W1, b1, W2, b2\n"
+           "  mlp        one hidden layer (relu | identity), cross-entropy"
+           " | squared | half_squared  blocks: W1, b1, W2, b2\n"
            "  split groups: input, head\n");
     printf("hyperparameters:\n");
     for (size_t i = 0; i < np; i++) {

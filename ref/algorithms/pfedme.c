@@ -87,8 +87,9 @@ static int pfedme_train_all(const pflref_hyper *hyper)
 }
 
 /* Every round against the switches, before round 0: under pfedme.train =
- * all every client trains; every round samples at least one client
- * (l. 9). */
+ * all every client trains.  (That every round samples at least one client,
+ * l. 9's S^t ≠ ∅, the driver's schedule validation has already ensured:
+ * ref/sampling/schedule_check.c.) */
 static pflref_status pfedme_check(const pflref_problem *problem,
                                   const pflref_hyper *hyper,
                                   const pflref_schedule *schedule,
@@ -96,22 +97,17 @@ static pflref_status pfedme_check(const pflref_problem *problem,
                                   pflref_error *err)
 {
     (void)mask;
-    const int train_all = pfedme_train_all(hyper);
+    if (!pfedme_train_all(hyper))
+        return PFLREF_OK;
     for (size_t t = 0; t < schedule->T; t++) {
         const pflref_round_plan *plan = &schedule->rounds[t];
-        char where[PFLREF_WHERE_MAX];
-        if (train_all && plan->m != problem->N) {
+        if (plan->m != problem->N) {
+            char where[PFLREF_WHERE_MAX];
             snprintf(where, sizeof where, "schedule.rounds[%zu].clients", t);
             return pflref_error_set(err, PFLREF_EINVAL, where,
                                     "pfedme.train = all: every client "
                                     "trains, but round %zu lists %zu of %zu",
                                     t, plan->m, problem->N);
-        }
-        if (plan->n_selected == 0) {
-            snprintf(where, sizeof where, "schedule.rounds[%zu].selected", t);
-            return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    "pFedMe needs at least one sampled "
-                                    "client");
         }
     }
     return PFLREF_OK;

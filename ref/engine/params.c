@@ -59,7 +59,8 @@ static const pflref_param params[] = {
      "fedavg local finetune pfedme ditto apfl interp cfl", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
      "client step size (local SGD; pFedMe's local update of w_{i,r}; "
-     "APFL's w and v steps; interp's global and local training)"},
+     "APFL's w and v steps; interp's global and local training; CFL's "
+     "local SGD)"},
     {"lambda", "pfedme ditto prox", "pfedme ditto prox", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, lambda), NAN, 0.0, 0, NULL, "λ",
      "proximal weight toward the global / reference model"},
