@@ -2,12 +2,16 @@
  *
  *   cli/common.c  usage text, exit codes, error printing
  *   cli/check.c   pflref verify and pflref check
+ *   cli/options.c check's options
+ *   cli/walk.c    the files verify and check read: folder walks
+ *   cli/report.c  check's report: text and pflref-check-report/1
  *   cli/pflref.c  main, run, table, list
  */
 #ifndef PFLREF_CLI_H
 #define PFLREF_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "pflref.h"
 
 /* Exit codes (docs/cli.md). */
@@ -33,5 +37,88 @@ int cli_usage_error(const char *msg, const char *arg);
  * (cli/check.c). */
 int cli_verify(int argc, char **argv);
 int cli_check(int argc, char **argv);
+
+/* ---- cli/options.c ------------------------------------------------------ */
+
+#define CLI_MAX_PATTERNS 32
+
+/* The options of `pflref check`. */
+typedef struct {
+    int json;
+    pflref_check_options cmp;
+    size_t min_vectors;
+    /* --partial-min: at least this many expected records compared, and at
+     * least this fraction of them (rounded up); both 0: at least one */
+    size_t partial_min_count;
+    double partial_min_fraction;
+    const char *include[CLI_MAX_PATTERNS];
+    size_t n_include;
+    const char *exclude[CLI_MAX_PATTERNS];
+    size_t n_exclude;
+} cli_check_options;
+
+/* Parse check's arguments: EXIT_OK, or a usage error (printed). */
+int cli_check_parse(int argc, char **argv, cli_check_options *o,
+                    const char **expected, const char **cand);
+
+/* ---- cli/walk.c --------------------------------------------------------- */
+
+/* A list of strings (malloc'd). */
+typedef struct {
+    char **items;
+    size_t n, cap;
+} cli_list;
+
+int cli_list_add(cli_list *l, const char *s);
+void cli_list_free(cli_list *l);
+
+typedef struct {
+    pflref_file_id *ids;
+    size_t n, cap;
+} cli_id_set;
+
+/* The files found by walks, each real file and folder once. */
+typedef struct {
+    cli_list paths;        /* the files, in walk order          */
+    cli_id_set files;      /* their identities                  */
+    cli_id_set folders;    /* the folders walked                */
+    cli_id_set ancestors;  /* the folders around a given folder */
+} cli_walk;
+
+/* Add path (a file) or every *.json below it (a folder, recursively,
+ * sorted, links followed, each real file and folder once).  Problems (a
+ * missing path, an entry that is not a regular file) are printed; returns
+ * their number. */
+size_t cli_walk_add(cli_walk *w, const char *path);
+void cli_walk_free(cli_walk *w);
+int cli_is_dir(const char *path);
+
+/* Ids and the files that hold them. */
+typedef struct {
+    cli_list ids, paths;
+} cli_ids;
+
+/* Record that path holds id: NULL, or the path of an earlier file with
+ * this id (nothing recorded then). */
+const char *cli_ids_add(cli_ids *t, const char *id, const char *path);
+void cli_ids_free(cli_ids *t);
+
+/* ---- cli/report.c -------------------------------------------------------- */
+
+/* "w (server, round 1)[0]: expected 4.309375, got 5.309375 (sign
+ * differs)" and a newline; `who` did not produce a missing one. */
+void cli_print_divergence(const pflref_divergence *d, const char *who);
+/* The PASS line and the FAIL block of one comparison; `needed`: under
+ * --partial, the expected records that had to be compared (0: not
+ * partial); fewer compared is a failure of its own. */
+void cli_print_pass(const pflref_golden_report *rep, size_t needed);
+void cli_print_fail(const pflref_golden_report *rep, int resync,
+                    size_t needed, const char *replay);
+/* The JSON of one divergence, a count, one comparison's statistics. */
+struct json_t;
+struct json_t *cli_divergence_json(const pflref_divergence *d);
+struct json_t *cli_count_json(uint64_t n);
+void cli_put_comparison(struct json_t *entry, const pflref_golden_report *rep,
+                        size_t needed);
 
 #endif

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_errno.h>
+#include <jansson.h>
 #include "cli.h"
 
 /* ---- trace printing ---------------------------------------------------- */
@@ -102,6 +103,52 @@ static void print_event(void *ctx, const pflref_event *ev)
 
 /* ---- run --------------------------------------------------------------- */
 
+/* The problem file a spec (or a vector's spec) names, resolved as the
+ * spec reader resolves it, into full; 0 when it names none. */
+static int problem_file(const char *text, size_t len, const char *dir,
+                        char *full, size_t size)
+{
+    json_t *root = json_loadb(text, len, 0, NULL);
+    const json_t *spec = json_object_get(root, "spec");
+    const json_t *prob = json_object_get(spec != NULL ? spec : root, "problem");
+    const char *file = json_string_value(json_object_get(prob, "file"));
+    if (file != NULL && (file[0] == '/' || dir[0] == '\0'))
+        snprintf(full, size, "%s", file);
+    else if (file != NULL)
+        snprintf(full, size, "%s/%s", dir, file);
+    json_decref(root);
+    return file != NULL;
+}
+
+/* -o must not name a file the run reads (the same device and inode, also
+ * through a symbolic or hard link): the spec, or its problem file.
+ * Returns EXIT_OK, or the error printed. */
+static int output_is_input(const char *out_path, const char *spec_path,
+                           const pflref_file_id *spec_id, const char *text,
+                           size_t len, const char *dir)
+{
+    pflref_file_id out, prob;
+    char full[PFLREF_PATH_MAX];
+    if (out_path == NULL || !pflref_file_identify(out_path, &out))
+        return EXIT_OK;
+    const char *input = NULL, *named = NULL;
+    if (out.dev == spec_id->dev && out.ino == spec_id->ino) {
+        input = "the spec";
+        named = spec_path;
+    } else if (problem_file(text, len, dir, full, sizeof full) &&
+               pflref_file_identify(full, &prob) && out.dev == prob.dev &&
+               out.ino == prob.ino) {
+        input = "the spec's problem file";
+        named = full;
+    }
+    if (input == NULL)
+        return EXIT_OK;
+    fprintf(stderr, "pflref: %s: -o %s is %s %s (one file): the result "
+                    "would overwrite an input; write it elsewhere\n",
+            spec_path, out_path, input, named);
+    return EXIT_USAGE;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     const char *spec_path = NULL, *out_path = NULL;
@@ -130,10 +177,17 @@ static int cmd_run(int argc, char **argv)
      * `pflref check`). */
     char *text, *result = NULL;
     size_t len;
-    if (pflref_read_file(spec_path, &text, &len, &err) != PFLREF_OK)
+    pflref_file_id spec_id;
+    if (pflref_read_file_id(spec_path, &text, &len, &spec_id, &err) !=
+        PFLREF_OK)
         return cli_fail(&err, spec_path);
     char dir[PFLREF_PATH_MAX];
     pflref_file_folder(spec_path, dir, sizeof dir);
+    int rc = output_is_input(out_path, spec_path, &spec_id, text, len, dir);
+    if (rc != EXIT_OK) {
+        free(text);
+        return rc;
+    }
     pflref_trace printer = {print_event, stderr};
     pflref_status st = pflref_spec_run_text(text, len, dir,
                                             trace_on ? &printer : NULL,

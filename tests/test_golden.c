@@ -233,8 +233,10 @@ START_TEST(test_precision_and_missing)
 END_TEST
 
 /* A candidate that records one quantity twice: every record must meet the
- * expectation, so a wrong second value is a mismatch (the statistics are
- * the first record's); a repeated right value passes. */
+ * expectation, so a wrong second value is a mismatch, reported as the
+ * duplicate it is, and its error is in the statistics (which never
+ * contradict the first divergence; the numbers counted are the expected
+ * ones); a repeated right value passes. */
 START_TEST(test_candidate_duplicates)
 {
 #define STEP(s, v) "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0," \
@@ -250,7 +252,8 @@ START_TEST(test_candidate_duplicates)
     ck_assert_int_eq(rep.first.step, 1);
     ck_assert_double_eq(rep.first.expected, 1.0);
     ck_assert_double_eq(rep.first.got, 7.0);
-    ck_assert_double_eq(rep.max_abs_err, 0.0);
+    ck_assert_uint_eq(rep.first.record, 2);
+    ck_assert_double_eq(rep.max_abs_err, 6.0);
     const char *twice_right =
         "{\"format\": \"pflref-result/1\", \"trajectory\": [" STEP("1", "1") ","
         STEP("2", "1.5") "," STEP("2", "1.5") "], \"final\": {\"v\": [[1.5]]}}";

@@ -45,6 +45,10 @@ typedef struct {
     double expected, got;
     int missing;                /* the run produced no such quantity (or
                                    one of another length) */
+    size_t got_len, expected_len; /* when missing: the lengths (got_len 0:
+                                   no record with this key)               */
+    size_t record;              /* 1: the run's first record of this key;
+                                   k > 1: its k-th, a duplicate record     */
 } pflref_divergence;
 
 /* Digits per quantity name ("w", "w_local", "theta", ...). */
@@ -53,6 +57,13 @@ typedef struct {
     size_t quantities, numbers, mismatches;
     double max_abs_err, max_rel_err, min_lre;
     uint64_t max_ulp;
+    size_t sign_differs;   /* numbers whose sign differs from the expected
+                              one's (both non-zero)                       */
+    size_t not_finite;     /* numbers that are NaN or ±Inf                */
+    int max_orders;        /* the most orders of magnitude a number is off:
+                              ⌊|log10(|x| / |r|)|⌋ over x, r non-zero of
+                              one sign (0: within a factor of 10)        */
+    size_t skipped;        /* records of this name skipped (partial)      */
 } pflref_quantity_stats;
 
 #define PFLREF_MAX_QUANTITY_NAMES 16
@@ -76,6 +87,13 @@ typedef struct {
     double min_lre;        /* fewest correct digits (log relative error,
                               absolute where r = 0, capped at 15.95)      */
     uint64_t max_ulp;      /* largest distance in units in the last place */
+    size_t sign_differs;   /* as pflref_quantity_stats, over every number */
+    size_t not_finite;
+    int max_orders;
+    /* Statistics and divergences cover every record the run wrote under an
+     * expected key (a duplicate record too); `numbers` counts the expected
+     * numbers once. */
+    size_t expected_records;  /* records the vector expects              */
     /* The first divergence, in the expected trajectory's order (the final
      * state comes last); valid when diverged. */
     int diverged;

@@ -167,9 +167,26 @@ pflref_status pflref_golden_spec(const char *text, size_t len,
 
 /* ---- files -------------------------------------------------------------- */
 
-/* Read a whole file into a NUL-terminated buffer (*out, free() it). */
+/* The identity of a file: its device and inode (two paths name one file
+ * when their identities are equal, through links too). */
+typedef struct {
+    unsigned long long dev, ino;
+} pflref_file_id;
+
+/* Read a whole file into a NUL-terminated buffer (*out, free() it).  The
+ * path is opened without blocking and must be a regular file: a FIFO, a
+ * device, a socket or a folder is refused before anything is read
+ * (PFLREF_EIO, the message names what it is).  UTF-16 text (a byte-order
+ * mark FF FE or FE FF, or NUL bytes between characters) is refused as such
+ * (PFLREF_EINVAL).  Files over 1 GiB: PFLREF_ENOMEM. */
 pflref_status pflref_read_file(const char *path, char **out, size_t *len,
                                pflref_error *err);
+/* pflref_read_file, and the identity of the file read (id may be NULL). */
+pflref_status pflref_read_file_id(const char *path, char **out, size_t *len,
+                                  pflref_file_id *id, pflref_error *err);
+/* The identity of the file path names (links followed): 1, or 0 when
+ * there is none. */
+int pflref_file_identify(const char *path, pflref_file_id *id);
 /* Write text to path atomically: a temporary file in the same folder,
  * then rename; nothing is left behind on failure. */
 pflref_status pflref_write_file_atomic(const char *path, const char *text,

@@ -3,10 +3,16 @@
  *
  * Writing goes to a temporary file in the destination's folder, which is
  * then renamed over the destination, so a reader never sees a partial file
- * and a failed write leaves nothing behind (DESIGN.md, "Errors"). */
+ * and a failed write leaves nothing behind (DESIGN.md, "Errors").
+ *
+ * Reading never blocks: a path is opened without waiting (O_NONBLOCK) and
+ * the open descriptor must be a regular file before a byte is read, so a
+ * FIFO, a device, a socket or a folder named as an input is refused by
+ * name (docs/bad-inputs.md). */
 /* realpath() is an X/Open extension in glibc. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,44 +26,124 @@ static pflref_status write_atomic(const char *path, const char *text,
 /* Inputs larger than this are refused before reading (1 GiB). */
 #define MAX_FILE_BYTES ((size_t)1 << 30)
 
-pflref_status pflref_read_file(const char *path, char **out, size_t *len,
-                               pflref_error *err)
+/* What a file that is not a regular file is, for the message. */
+static const char *file_kind(mode_t mode)
 {
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return pflref_error_set(err, PFLREF_EIO, path, "cannot open %s: %s",
-                                path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        return pflref_error_set(err, PFLREF_EIO, path,
-                                "%s is not a regular file", path);
-    }
-    if ((unsigned long long)sb.st_size > MAX_FILE_BYTES) {
-        fclose(f);
-        return pflref_error_set(err, PFLREF_ENOMEM, path,
-                                "%s is larger than the 1 GiB input limit",
-                                path);
-    }
-    size_t size = (size_t)sb.st_size;
+    if (S_ISDIR(mode))
+        return "a folder";
+    if (S_ISFIFO(mode))
+        return "a FIFO (named pipe)";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    return "not a file";
+}
+
+/* UTF-16 (or UTF-32) text is named as such: a byte-order mark FF FE or
+ * FE FF, or a NUL byte in the first two (JSON starts with an ASCII
+ * character, which UTF-16 pads with a NUL). */
+static pflref_status refuse_utf16(const char *path, const unsigned char *b,
+                                  size_t n, pflref_error *err)
+{
+    if (n >= 2 && ((b[0] == 0xFF && b[1] == 0xFE) ||
+                   (b[0] == 0xFE && b[1] == 0xFF)))
+        return pflref_error_set(err, PFLREF_EINVAL, path,
+                                "%s is UTF-16 text (byte-order mark %02X %02X);"
+                                " pflref reads UTF-8 JSON", path, b[0], b[1]);
+    if (n >= 2 && (b[0] == 0) != (b[1] == 0))
+        return pflref_error_set(err, PFLREF_EINVAL, path,
+                                "%s is UTF-16 text (NUL bytes between its "
+                                "characters); pflref reads UTF-8 JSON", path);
+    return PFLREF_OK;
+}
+
+/* Read exactly size bytes of fd into a new buffer (NUL-terminated). */
+static pflref_status read_all(int fd, const char *path, size_t size,
+                              char **out, pflref_error *err)
+{
     char *buf = malloc(size + 1);
-    if (buf == NULL) {
-        fclose(f);
+    if (buf == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, path, "out of memory");
-    }
-    size_t got = fread(buf, 1, size, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || got != size) {
-        free(buf);
-        return pflref_error_set(err, PFLREF_EIO, path, "cannot read %s",
-                                path);
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            free(buf);
+            return pflref_error_set(err, PFLREF_EIO, path, "cannot read %s%s%s",
+                                    path, r < 0 ? ": " : " (it shrank)",
+                                    r < 0 ? strerror(errno) : "");
+        }
+        got += (size_t)r;
     }
     buf[size] = '\0';
     *out = buf;
-    *len = size;
     return PFLREF_OK;
+}
+
+pflref_status pflref_read_file_id(const char *path, char **out, size_t *len,
+                                  pflref_file_id *id, pflref_error *err)
+{
+    *out = NULL;
+    /* O_NONBLOCK: opening a FIFO with no writer returns at once instead of
+     * waiting; the descriptor is then tested before anything is read, so
+     * what was tested is what is read (no window between a stat and the
+     * open). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return pflref_error_set(err, PFLREF_EIO, path, "cannot open %s: %s",
+                                path, strerror(errno));
+    struct stat sb;
+    pflref_status st = PFLREF_OK;
+    if (fstat(fd, &sb) != 0)
+        st = pflref_error_set(err, PFLREF_EIO, path, "cannot stat %s: %s",
+                              path, strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+        st = pflref_error_set(err, PFLREF_EIO, path,
+                              "%s is not a regular file (%s); refused "
+                              "without reading it", path, file_kind(sb.st_mode));
+    else if ((unsigned long long)sb.st_size > MAX_FILE_BYTES)
+        st = pflref_error_set(err, PFLREF_ENOMEM, path,
+                              "%s is larger than the 1 GiB input limit", path);
+    if (st == PFLREF_OK)
+        st = read_all(fd, path, (size_t)sb.st_size, out, err);
+    close(fd);
+    if (st == PFLREF_OK) {
+        st = refuse_utf16(path, (const unsigned char *)*out,
+                          (size_t)sb.st_size, err);
+        if (st != PFLREF_OK) {
+            free(*out);
+            *out = NULL;
+        }
+    }
+    if (st == PFLREF_OK) {
+        *len = (size_t)sb.st_size;
+        if (id != NULL) {
+            id->dev = (unsigned long long)sb.st_dev;
+            id->ino = (unsigned long long)sb.st_ino;
+        }
+    }
+    return st;
+}
+
+pflref_status pflref_read_file(const char *path, char **out, size_t *len,
+                               pflref_error *err)
+{
+    return pflref_read_file_id(path, out, len, NULL, err);
+}
+
+int pflref_file_identify(const char *path, pflref_file_id *id)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return 0;
+    id->dev = (unsigned long long)sb.st_dev;
+    id->ino = (unsigned long long)sb.st_ino;
+    return 1;
 }
 
 void pflref_file_folder(const char *path, char *out, size_t size)

@@ -345,6 +345,112 @@ pflref_status pflref_json_opt_enum(const json_t *obj, const char *where,
                             "unknown %s \"%s\" (known: %s)", key, s, known);
 }
 
+/* ---- numbers that underflow ----------------------------------------------
+ *
+ * jansson reads 1e-400 as 0 without a word, so a step size of 1e-400 would
+ * be refused as "eta = 0".  After a successful parse the text is scanned
+ * once more, tracking the JSON path, and the first number whose digits are
+ * not all zero but which reads as 0 is named. */
+
+typedef struct {
+    int is_array;
+    size_t index;          /* in an array: the entry                     */
+    const char *key;       /* in an object: the member's key (raw text), */
+    size_t key_len;        /* or NULL between members                    */
+} json_frame;
+
+/* The end of the string literal starting at text[i] = '"'. */
+static size_t skip_string(const char *text, size_t len, size_t i)
+{
+    for (i++; i < len && text[i] != '"'; i++)
+        if (text[i] == '\\')
+            i++;
+    return i;
+}
+
+/* A number token that reads as 0 although a digit of its mantissa is not
+ * 0. */
+static int underflows(const char *tok, size_t n)
+{
+    char buf[128];
+    if (n >= sizeof buf)
+        n = sizeof buf - 1;
+    memcpy(buf, tok, n);
+    buf[n] = '\0';
+    int nonzero = 0;
+    for (size_t i = 0; i < n && buf[i] != 'e' && buf[i] != 'E'; i++)
+        nonzero |= buf[i] >= '1' && buf[i] <= '9';
+    return nonzero && strtod(buf, NULL) == 0.0;
+}
+
+/* The JSON path of the innermost value of stack[0..depth) under prefix. */
+static void frame_path(const json_frame *stack, size_t depth,
+                       const char *prefix, char *out, size_t size)
+{
+    char path[PFLREF_WHERE_MAX], key[PFLREF_WHERE_MAX];
+    snprintf(path, sizeof path, "%s", prefix);
+    for (size_t d = 0; d < depth; d++) {
+        char next[PFLREF_WHERE_MAX];
+        if (stack[d].is_array) {
+            pflref_json_index_path(next, sizeof next, path, stack[d].index);
+        } else if (stack[d].key != NULL) {
+            snprintf(key, sizeof key, "%.*s", (int)stack[d].key_len,
+                     stack[d].key);
+            pflref_json_key_path(next, sizeof next, path, key);
+        } else {
+            continue;
+        }
+        snprintf(path, sizeof path, "%s", next);
+    }
+    snprintf(out, size, "%s", path);
+}
+
+static pflref_status find_underflow(const char *text, size_t len,
+                                    const char *prefix, pflref_error *err)
+{
+    json_frame *stack = malloc(2 * JSON_PARSER_MAX_DEPTH * sizeof *stack + 1);
+    if (stack == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, prefix, "out of memory");
+    size_t depth = 0;
+    pflref_status st = PFLREF_OK;
+    for (size_t i = 0; i < len && st == PFLREF_OK; i++) {
+        const char c = text[i];
+        json_frame *top = depth > 0 ? &stack[depth - 1] : NULL;
+        if ((c == '{' || c == '[') && depth < 2 * JSON_PARSER_MAX_DEPTH) {
+            stack[depth++] = (json_frame){.is_array = c == '['};
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            depth--;
+        } else if (c == ',' && top != NULL) {
+            top->index++;
+            top->key = NULL;
+        } else if (c == '"') {
+            size_t end = skip_string(text, len, i);
+            if (top != NULL && !top->is_array && top->key == NULL) {
+                top->key = text + i + 1;
+                top->key_len = end - i - 1;
+            }
+            i = end;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            size_t n = 0;
+            while (i + n < len && strchr("+-0123456789.eE", text[i + n]) &&
+                   text[i + n] != '\0')
+                n++;
+            if (underflows(text + i, n)) {
+                char where[PFLREF_WHERE_MAX];
+                frame_path(stack, depth, prefix, where, sizeof where);
+                st = pflref_error_set(err, PFLREF_EINVAL, where,
+                                      "%.*s underflows to 0 (the smallest "
+                                      "double is 4.9e-324); write 0 if 0 is "
+                                      "meant", (int)(n < 64 ? n : 64),
+                                      text + i);
+            }
+            i += n - 1;
+        }
+    }
+    free(stack);
+    return st;
+}
+
 pflref_status pflref_json_parse(const char *text, size_t len, const char *what,
                                 json_t **out, pflref_error *err)
 {
@@ -354,7 +460,14 @@ pflref_status pflref_json_parse(const char *text, size_t len, const char *what,
         return pflref_error_set(err, PFLREF_EINVAL, what,
                                 "not valid JSON: line %d, column %d: %s",
                                 je.line, je.column, je.text);
-    return PFLREF_OK;
+    char prefix[PFLREF_WHERE_MAX];
+    snprintf(prefix, sizeof prefix, "%s%s", what, what[0] != '\0' ? ":" : "");
+    pflref_status st = find_underflow(text, len, prefix, err);
+    if (st != PFLREF_OK) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 json_t *pflref_json_new_vector(const double *x, size_t n)

@@ -15,6 +15,7 @@
  * (pflref_records_unique); a candidate may write one key more than once
  * and is then held to every record (ref/oracle/golden.c).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,10 +132,41 @@ static pflref_status add_record(pflref_trajectory *tj,
     return st;
 }
 
-static long opt_long(const json_t *o, const char *key)
+/* The optional count `key` of record e at rp: −1 when absent; an integer
+ * >= 0 otherwise (a negative, real or other value is malformed, not a
+ * quantity the candidate failed to produce). */
+static pflref_status opt_count(const json_t *e, const char *rp,
+                               const char *key, long *out, pflref_error *err)
 {
-    const json_t *v = json_object_get(o, key);
-    return json_is_integer(v) ? (long)json_integer_value(v) : -1;
+    const json_t *v = json_object_get(e, key);
+    *out = -1;
+    if (v == NULL)
+        return PFLREF_OK;
+    char p[PFLREF_WHERE_MAX];
+    pflref_json_key_path(p, sizeof p, rp, key);
+    if (!json_is_integer(v))
+        return pflref_error_set(err, PFLREF_EINVAL, p,
+                                "%s must be an integer >= 0, found %s", key,
+                                pflref_json_type_name(v));
+    json_int_t n = json_integer_value(v);
+    if (n < 0 || n > (json_int_t)LONG_MAX)
+        return pflref_error_set(err, PFLREF_EINVAL, p,
+                                "%s must be an integer >= 0, found %lld", key,
+                                (long long)n);
+    *out = (long)n;
+    return PFLREF_OK;
+}
+
+/* The phases a record can have (pflref/trace.h): the rounds, the phases
+ * after training, the final state. */
+static int known_phase(const char *phase)
+{
+    static const char *const phases[] = {"train", "finetune", "interp",
+                                         "final", NULL};
+    for (size_t i = 0; phases[i] != NULL; i++)
+        if (strcmp(phases[i], phase) == 0)
+            return 1;
+    return 0;
 }
 
 /* One record {event, phase, round, client, step, name, value} at rp;
@@ -162,11 +194,23 @@ static pflref_status read_record(const json_t *e, const char *rp,
     if (!pflref_event_kind_parse(event, &kind))
         return pflref_error_set(err, PFLREF_EINVAL, rp,
                                 "unknown event \"%s\"", event);
+    if (!known_phase(phase)) {
+        char pp[PFLREF_WHERE_MAX];
+        pflref_json_key_path(pp, sizeof pp, rp, "phase");
+        return pflref_error_set(err, PFLREF_EINVAL, pp,
+                                "unknown phase \"%s\" (known: train, "
+                                "finetune, interp, final)", phase);
+    }
+    long round, client, step;
+    if ((st = opt_count(e, rp, "round", &round, err)) ||
+        (st = opt_count(e, rp, "client", &client, err)) ||
+        (st = opt_count(e, rp, "step", &step, err)))
+        return st;
     const pflref_record key = {.kind = kind,
                                .phase = phase,
-                               .round = opt_long(e, "round"),
-                               .client = opt_long(e, "client"),
-                               .step = opt_long(e, "step"),
+                               .round = round,
+                               .client = client,
+                               .step = step,
                                .name = name};
     return add_record(tj, &key, val, 0, vp, err);
 }
@@ -294,7 +338,12 @@ pflref_status pflref_candidate_read(const char *text, size_t len,
         return pflref_error_set(err, PFLREF_EINVAL, "format",
                                 "a candidate result has \"format\": \"%s\"",
                                 PFLREF_RESULT_FORMAT);
-    const char *cid = json_string_value(json_object_get(root, "id"));
+    const json_t *idv = json_object_get(root, "id");
+    if (idv != NULL && !json_is_string(idv))
+        return pflref_error_set(err, PFLREF_EINVAL, "id",
+                                "expected a string (the golden vector's id), "
+                                "found %s", pflref_json_type_name(idv));
+    const char *cid = json_string_value(idv);
     if (vector_id != NULL && cid != NULL && strcmp(cid, vector_id) != 0)
         return pflref_error_set(err, PFLREF_EINVAL, "id",
                                 "the candidate is for vector \"%s\", not "

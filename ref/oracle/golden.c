@@ -94,7 +94,8 @@ static uint64_t ulp_distance(double a, double b)
 }
 
 /* Correct significant digits of x against r: −log10 of the relative error
- * (absolute error where r = 0), in [0, PFLREF_LRE_CAP]. */
+ * (absolute error where r = 0), in [0, PFLREF_LRE_CAP]; +0, never −0, when
+ * no digit is correct. */
 static double lre(double x, double r)
 {
     double e = r == 0.0 ? fabs(x) : fabs(x - r) / fabs(r);
@@ -103,20 +104,31 @@ static double lre(double x, double r)
     if (e == 0.0)
         return PFLREF_LRE_CAP;
     double d = -log10(e);
-    return d < 0.0 ? 0.0 : (d > PFLREF_LRE_CAP ? PFLREF_LRE_CAP : d);
+    return d <= 0.0 ? 0.0 : (d > PFLREF_LRE_CAP ? PFLREF_LRE_CAP : d);
+}
+
+/* Orders of magnitude between x and r, ⌊|log10(|x| / |r|)|⌋, for non-zero
+ * finite numbers of one sign; 0 otherwise. */
+static int orders_off(double x, double r)
+{
+    if (x == 0.0 || r == 0.0 || !isfinite(x) || !isfinite(r) ||
+        (x < 0.0) != (r < 0.0))
+        return 0;
+    double k = floor(fabs(log10(fabs(x)) - log10(fabs(r))));
+    return k > 999.0 ? 999 : (int)k;
 }
 
 static void note_divergence(pflref_golden_report *rep, const pflref_record *key,
                             size_t index, double expected, double got,
-                            int missing)
+                            const pflref_divergence *shape)
 {
-    pflref_divergence d = {.round = key->round,
-                           .client = key->client,
-                           .step = key->step,
-                           .index = index,
-                           .expected = expected,
-                           .got = got,
-                           .missing = missing};
+    pflref_divergence d = *shape;
+    d.round = key->round;
+    d.client = key->client;
+    d.step = key->step;
+    d.index = index;
+    d.expected = expected;
+    d.got = got;
     snprintf(d.event, sizeof d.event, "%s", pflref_event_kind_name(key->kind));
     snprintf(d.phase, sizeof d.phase, "%s", key->phase);
     snprintf(d.name, sizeof d.name, "%s", key->name);
@@ -146,87 +158,135 @@ static pflref_quantity_stats *stats_for(pflref_golden_report *rep,
     return q;
 }
 
-/* Fold one compared number into the totals and the quantity's slot. */
-static void note_number(pflref_golden_report *rep, pflref_quantity_stats *q,
-                        double x, double r)
+/* Fold the error of one number x against r into the statistics s. */
+static void fold_error(pflref_quantity_stats *s, double x, double r)
 {
     double d = fabs(x - r);
     double rel = r != 0.0 ? d / fabs(r) : 0.0;
     double digits = lre(x, r);
     uint64_t u = ulp_distance(x, r);
+    int k = orders_off(x, r);
     if (isnan(d))
         d = rel = INFINITY;
-    rep->numbers++;
-    rep->max_abs_err = d > rep->max_abs_err ? d : rep->max_abs_err;
-    rep->max_rel_err = rel > rep->max_rel_err ? rel : rep->max_rel_err;
-    rep->min_lre = digits < rep->min_lre ? digits : rep->min_lre;
-    rep->max_ulp = u > rep->max_ulp ? u : rep->max_ulp;
+    s->max_abs_err = d > s->max_abs_err ? d : s->max_abs_err;
+    s->max_rel_err = rel > s->max_rel_err ? rel : s->max_rel_err;
+    s->min_lre = digits < s->min_lre ? digits : s->min_lre;
+    s->max_ulp = u > s->max_ulp ? u : s->max_ulp;
+    s->max_orders = k > s->max_orders ? k : s->max_orders;
+    s->sign_differs += x != 0.0 && r != 0.0 && !isnan(x) && (x < 0.0) != (r < 0.0);
+    s->not_finite += !isfinite(x);
+}
+
+/* Fold one compared number into the totals and the quantity's slot;
+ * `counted`: one of the expected numbers (a duplicate record's numbers
+ * count in the errors only). */
+static void note_number(pflref_golden_report *rep, pflref_quantity_stats *q,
+                        double x, double r, int counted)
+{
+    pflref_quantity_stats all = {.max_abs_err = rep->max_abs_err,
+                                 .max_rel_err = rep->max_rel_err,
+                                 .min_lre = rep->min_lre,
+                                 .max_ulp = rep->max_ulp,
+                                 .sign_differs = rep->sign_differs,
+                                 .not_finite = rep->not_finite,
+                                 .max_orders = rep->max_orders};
+    fold_error(&all, x, r);
+    rep->max_abs_err = all.max_abs_err;
+    rep->max_rel_err = all.max_rel_err;
+    rep->min_lre = all.min_lre;
+    rep->max_ulp = all.max_ulp;
+    rep->sign_differs = all.sign_differs;
+    rep->not_finite = all.not_finite;
+    rep->max_orders = all.max_orders;
+    rep->numbers += (size_t)counted;
     if (q == NULL)
         return;
-    q->numbers++;
-    q->max_abs_err = d > q->max_abs_err ? d : q->max_abs_err;
-    q->max_rel_err = rel > q->max_rel_err ? rel : q->max_rel_err;
-    q->min_lre = digits < q->min_lre ? digits : q->min_lre;
-    q->max_ulp = u > q->max_ulp ? u : q->max_ulp;
+    fold_error(q, x, r);
+    q->numbers += (size_t)counted;
+}
+
+/* Hold every record of act with the key of e (values ev) to the
+ * expectation: the first and any duplicates, each entry folded into the
+ * statistics; at most one divergence (the first entry out of tolerance). */
+static void compare_records(const pflref_record *key, const pflref_record *e,
+                            const double *ev, const pflref_trajectory *act,
+                            const pflref_record *a, pflref_tolerance tol,
+                            pflref_quantity_stats *q,
+                            pflref_golden_report *rep)
+{
+    int noted = 0;
+    for (size_t nth = 1; a != NULL;
+         nth++, a = find_from(act, key, (size_t)(a - act->records) + 1)) {
+        if (a->len != e->len) {
+            if (!noted) {
+                const pflref_divergence shape = {.missing = 1,
+                                                 .got_len = a->len,
+                                                 .expected_len = e->len,
+                                                 .record = nth};
+                note_divergence(rep, key, 0, ev[e->offset], NAN, &shape);
+                rep->missing += nth == 1;
+                if (q != NULL)
+                    q->mismatches++;
+                noted = 1;
+            }
+            continue;
+        }
+        const double *x = act->values + a->offset, *r = ev + e->offset;
+        size_t bad = e->len;
+        for (size_t j = 0; j < e->len; j++) {
+            note_number(rep, q, x[j], r[j], nth == 1);
+            if (bad == e->len &&
+                !(fabs(x[j] - r[j]) <= tol.atol + tol.rtol * fabs(r[j])))
+                bad = j;
+        }
+        if (bad < e->len && !noted) {
+            const pflref_divergence shape = {.record = nth};
+            note_divergence(rep, key, bad, r[bad], x[bad], &shape);
+            if (q != NULL)
+                q->mismatches++;
+            noted = 1;
+        }
+    }
 }
 
 /* For every record of `keys`: expected values from `ref` (the record with
- * the same key; `keys` itself when ref is NULL), actual values from `act`. */
+ * the same key; `keys` itself when ref is NULL), actual values from `act`.
+ * Every record act wrote under the key is held to the expectation (the
+ * statistics count them all, so they never contradict a divergence). */
 static void compare_tables(const pflref_trajectory *keys,
                            const pflref_trajectory *ref,
                            const pflref_trajectory *act,
                            const pflref_tolerances *tols, int partial,
                            pflref_golden_report *rep)
 {
+    rep->expected_records = keys->count;
     for (size_t k = 0; k < keys->count; k++) {
         const pflref_record *key = &keys->records[k];
         const pflref_record *e = ref == NULL ? key : find(ref, key);
         const double *ev = ref == NULL ? keys->values : ref->values;
         const pflref_record *a = find(act, key);
+        pflref_quantity_stats *q = stats_for(rep, key->name);
         if (a == NULL && partial) {
             rep->skipped++;
+            if (q != NULL)
+                q->skipped++;
             continue;
         }
-        pflref_quantity_stats *q = stats_for(rep, key->name);
         rep->quantities++;
         if (q != NULL)
             q->quantities++;
-        if (e == NULL || a == NULL || a->len != e->len) {
+        if (e == NULL || a == NULL) {
+            const pflref_divergence shape = {.missing = 1,
+                                             .expected_len = e ? e->len : 0,
+                                             .record = 1};
             rep->missing++;
             if (q != NULL)
                 q->mismatches++;
-            note_divergence(rep, key, 0, e ? ev[e->offset] : NAN, NAN, 1);
+            note_divergence(rep, key, 0, e ? ev[e->offset] : NAN, NAN, &shape);
             continue;
         }
-        for (size_t j = 0; j < e->len; j++)
-            note_number(rep, q, act->values[a->offset + j], ev[e->offset + j]);
-        /* The statistics are the first record's; every further record the
-         * candidate wrote under this key must meet the expectation too, so
-         * a wrong second value cannot pass unseen (one mismatch at most
-         * per quantity). */
-        const pflref_tolerance tol = tolerance_for(tols, key->name);
-        for (; a != NULL;
-             a = find_from(act, key, (size_t)(a - act->records) + 1)) {
-            if (a->len != e->len) {
-                rep->missing++;
-                if (q != NULL)
-                    q->mismatches++;
-                note_divergence(rep, key, 0, ev[e->offset], NAN, 1);
-                break;
-            }
-            size_t j = 0;
-            while (j < e->len &&
-                   fabs(act->values[a->offset + j] - ev[e->offset + j]) <=
-                       tol.atol + tol.rtol * fabs(ev[e->offset + j]))
-                j++;
-            if (j < e->len) {
-                if (q != NULL)
-                    q->mismatches++;
-                note_divergence(rep, key, j, ev[e->offset + j],
-                                act->values[a->offset + j], 0);
-                break;
-            }
-        }
+        compare_records(key, e, ev, act, a, tolerance_for(tols, key->name), q,
+                        rep);
     }
 }
 
