@@ -30,6 +30,7 @@ Suite *cli_suite(void);
 Suite *seed000_suite(void);
 Suite *golden_suite(void);
 Suite *badinput_suite(void);
+Suite *hostile_suite(void);
 Suite *reliability_suite(void);
 Suite *api_suite(void);
 

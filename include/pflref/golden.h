@@ -86,7 +86,9 @@ typedef struct {
     double max_rel_err;    /* |x − r| / |r| over numbers with r ≠ 0       */
     double min_lre;        /* fewest correct digits (log relative error,
                               absolute where r = 0, capped at 15.95)      */
-    uint64_t max_ulp;      /* largest distance in units in the last place */
+    uint64_t max_ulp;      /* largest distance in units in the last place,
+                              over numbers x, r non-zero of one sign (the
+                              absolute error speaks for the others)       */
     size_t sign_differs;   /* as pflref_quantity_stats, over every number */
     size_t not_finite;
     int max_orders;

@@ -164,7 +164,10 @@ static void fold_error(pflref_quantity_stats *s, double x, double r)
     double d = fabs(x - r);
     double rel = r != 0.0 ? d / fabs(r) : 0.0;
     double digits = lre(x, r);
-    uint64_t u = ulp_distance(x, r);
+    /* a ULP distance across or from zero counts the doubles in between
+     * (~4.6e18 from 0 to 1), which says nothing: one sign only */
+    const int one_sign = x != 0.0 && r != 0.0 && (x < 0.0) == (r < 0.0);
+    uint64_t u = one_sign ? ulp_distance(x, r) : 0;
     int k = orders_off(x, r);
     if (isnan(d))
         d = rel = INFINITY;
