@@ -189,6 +189,9 @@ static const hostile_case CASES[] = {
      {"f v.json=" MINI2, "f c.json={" RES ", \"trajectory\": [" SERVER("2.0") ", " SERVER("5.0")
       "], \"final\": {\"w\": [2.0]}}"}, 1, NULL, NULL,
      "duplicate record: the 2nd record of this quantity)[0]: expected 2, got 5"},
+    {148, "verify: one vector under three names", "verify $D/g $D/g/a.json",
+     {"d g", "f g/a.json=" MINI, "h g/b.json>g/a.json", "s g/c.json>a.json"}, 0, NULL, NULL,
+     "verify: 1 vectors reproduced, 0 failed, 0 malformed"},
 };
 
 #define N_CASES (sizeof CASES / sizeof CASES[0])
@@ -459,6 +462,43 @@ START_TEST(test_hostile_class)
 }
 END_TEST
 
+/* ---- the library: pflref_read_file ------------------------------------- */
+
+/* A FIFO nobody writes to is refused at once, by name, with nothing handed
+ * back (the case's timeout fails a hang); UTF-16 text is named. */
+START_TEST(test_read_file_refuses_without_blocking)
+{
+    char *dir = tu_tmpdir();
+    char *fifo = join(dir, "f.json"), *utf16 = join(dir, "u.json");
+    ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+    char *text = (char *)&text;   /* not NULL */
+    size_t len;
+    pflref_error err;
+    ck_assert_int_eq(pflref_read_file(fifo, &text, &len, &err), PFLREF_EIO);
+    ck_assert_str_eq(err.where, fifo);
+    ck_assert_msg(strstr(err.message, "a FIFO (named pipe)") != NULL, "%s",
+                  err.message);
+    ck_assert_ptr_null(text);
+    write_utf16(utf16, 1);
+    ck_assert_int_eq(pflref_read_file(utf16, &text, &len, &err), PFLREF_EINVAL);
+    ck_assert_msg(strstr(err.message, "UTF-16") != NULL, "%s", err.message);
+    ck_assert_ptr_null(text);
+    /* the identity of what was read is the identity of the path */
+    pflref_file_id a, b;
+    ck_assert_int_eq(tu_write(utf16, "{}"), 0);
+    ck_assert_int_eq(pflref_read_file_id(utf16, &text, &len, &a, &err), PFLREF_OK);
+    ck_assert_int_eq(pflref_file_identify(utf16, &b), 1);
+    ck_assert(a.dev == b.dev && a.ino == b.ino);
+    free(text);
+    unlink(fifo);
+    unlink(utf16);
+    rmdir(dir);
+    free(fifo);
+    free(utf16);
+    free(dir);
+}
+END_TEST
+
 /* ---- the summary agrees with the first divergence ------------------------ */
 
 /* Correct digits of got against expected, as the report counts them. */
@@ -564,6 +604,7 @@ Suite *hostile_suite(void)
     tcase_set_timeout(tc, 2 * HANG_SECONDS);
     tcase_add_loop_test(tc, test_hostile_class, 0, (int)N_CASES);
     tcase_add_test(tc, test_summary_agrees_with_first_divergence);
+    tcase_add_test(tc, test_read_file_refuses_without_blocking);
     tcase_add_test(tc, test_hostile_catalogue);
     suite_add_tcase(s, tc);
     return s;

@@ -369,18 +369,27 @@ static size_t skip_string(const char *text, size_t len, size_t i)
 }
 
 /* A number token that reads as 0 although a digit of its mantissa is not
- * 0. */
+ * 0.  Only a token with an exponent, or a long one (0.000…01 with over 300
+ * zeros), can; the others are not converted again. */
 static int underflows(const char *tok, size_t n)
 {
-    char buf[128];
-    if (n >= sizeof buf)
-        n = sizeof buf - 1;
+    int nonzero = 0, exponent = 0;
+    for (size_t i = 0; i < n; i++) {
+        exponent |= tok[i] == 'e' || tok[i] == 'E';
+        nonzero |= !exponent && tok[i] >= '1' && tok[i] <= '9';
+    }
+    if (!nonzero || (!exponent && n < 300))
+        return 0;
+    char small[128];
+    char *buf = n < sizeof small ? small : malloc(n + 1);
+    if (buf == NULL)
+        return 0;
     memcpy(buf, tok, n);
     buf[n] = '\0';
-    int nonzero = 0;
-    for (size_t i = 0; i < n && buf[i] != 'e' && buf[i] != 'E'; i++)
-        nonzero |= buf[i] >= '1' && buf[i] <= '9';
-    return nonzero && strtod(buf, NULL) == 0.0;
+    const int zero = strtod(buf, NULL) == 0.0;
+    if (buf != small)
+        free(buf);
+    return zero;
 }
 
 /* The JSON path of the innermost value of stack[0..depth) under prefix. */
