@@ -36,10 +36,10 @@ static const char *how_far(double expected, double got, char buf[48])
     if (expected == 0.0 || got == 0.0 || !isfinite(expected) ||
         !isfinite(got))
         return buf;
-    if ((expected < 0.0) != (got < 0.0))
-        return snprintf(buf, 48, " (sign differs)"), buf;
     double k = log10(fabs(got)) - log10(fabs(expected));
-    if (fabs(k) >= 1.0)
+    if ((expected < 0.0) != (got < 0.0))
+        snprintf(buf, 48, " (sign differs)");
+    else if (fabs(k) >= 1.0)
         snprintf(buf, 48, " (off by 10^%d)",
                  (int)(k < 0.0 ? -floor(-k) : floor(k)));
     return buf;

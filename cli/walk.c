@@ -206,8 +206,9 @@ const char *cli_ids_add(cli_ids *t, const char *id, const char *path)
     for (size_t k = 0; k < t->ids.n; k++)
         if (strcmp(t->ids.items[k], id) == 0)
             return t->paths.items[k];
-    if (cli_list_add(&t->ids, id) != 0 || cli_list_add(&t->paths, path) != 0)
-        return NULL;
+    /* out of memory: the id stays unrecorded (both lists keep one length) */
+    if (cli_list_add(&t->ids, id) == 0 && cli_list_add(&t->paths, path) != 0)
+        free(t->ids.items[--t->ids.n]);
     return NULL;
 }
 

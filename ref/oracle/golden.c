@@ -9,9 +9,15 @@
  * recorded events or the candidate's result.  Every expected record is
  * looked up on the actual side and compared entry by entry with
  * |x − r| ≤ atol + rtol·|r|; a record the actual side lacks (or of another
- * length) is a mismatch ("missing"), never a silent pass.  Digits are
- * reported too: max abs and rel error, log relative error (LRE) and ULP
- * distance.
+ * length) is a mismatch ("missing"), never a silent pass.  Every record the
+ * actual side wrote under an expected key is held to it, and a divergence
+ * in a later one is reported as that duplicate (`record`).  Digits are
+ * reported too: max abs and rel error, log relative error (LRE, 0 when no
+ * digit is correct, never −0) and ULP distance (between numbers of one sign
+ * only), with the numbers of a sign that differs and the orders of
+ * magnitude apart, so a report can say "sign differs" or "off by 10^k"
+ * where a ULP count would mean nothing.  The statistics fold in every
+ * record compared, so they never contradict the first divergence.
  *
  * Re-synchronised checking: the reference re-runs every round from the
  * candidate's own state at that round's start (pflref_run_resync); the
