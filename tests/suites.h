@@ -32,5 +32,6 @@ Suite *golden_suite(void);
 Suite *badinput_suite(void);
 Suite *reliability_suite(void);
 Suite *api_suite(void);
+Suite *tamper_suite(void);
 
 #endif
