@@ -141,7 +141,8 @@ START_TEST(test_canonical_cases)
 }
 END_TEST
 
-/* A vector whose spec was edited after its hash was recorded is malformed. */
+/* A vector whose hash is a bare string (the spec-only hash of before) is
+ * malformed; tests/test_tamper.c has the edits a hash catches. */
 START_TEST(test_hash_mismatch_rejected)
 {
     const char *text =
