@@ -303,7 +303,7 @@ END_TEST
 /* T7: a flag that no registry holds, hashed as a generator would: refused
  * with the built-in registry (no flags.json above the folder); accepted
  * once a flags.json beside the vector, or in a folder above it,
- * registers it; refused again when that registry is broken. */
+ * registers it; refused again when that registry is broken or not JSON. */
 START_TEST(test_unregistered_flag)
 {
     fixture f;
@@ -335,6 +335,9 @@ START_TEST(test_unregistered_flag)
     static const char *const broken[] = {
         "needs a \"flags\" object", NULL};
     expect_both(v, f.cand, 2, broken, "broken registry");
+    ck_assert_int_eq(tu_write(reg, "{\"format\": "), 0);
+    const char *const not_json[] = {reg, "line 1", NULL};
+    expect_both(v, f.cand, 2, not_json, "registry not JSON");
     unlink(reg);
     /* a registry in the folder above */
     char *sub = join(f.dir, "sub");
