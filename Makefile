@@ -7,6 +7,8 @@
 #                        architecture lint's self-test
 #   make golden          regenerate every golden vector into a temporary
 #                        folder and diff it with golden/
+#   make golden-update   rewrite golden/ from the generators (values and
+#                        content hashes), once golden/CHANGES.md says why
 #   make coverage        line and branch coverage of ref/ (gcovr), gated
 #   make check-asan      the test suite under ASan + UBSan
 #   make check-valgrind  the test suite under valgrind memcheck
@@ -54,7 +56,7 @@ TESTS  := $(sort $(wildcard tests/*.c))
 .SECONDARY:
 .DELETE_ON_ERROR:
 .PHONY: all deps demo check check-unit check-blas check-golden check-schema \
-        check-detection check-headers check-lint golden coverage check-asan \
+        check-detection check-headers check-lint golden golden-update coverage check-asan \
         check-valgrind fuzz fuzz-smoke lint proofs clean
 
 all: deps
@@ -128,6 +130,26 @@ check-detection: $(B)/rel/pflref
 golden: deps
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	  sh golden/regenerate.sh "$$tmp"
+
+# Rewrite golden/ from the generators (expected values and content hashes,
+# never from pflref's output), then the built-in flag registry, then lint.
+# A deliberate act: refused unless golden/CHANGES.md has a new entry (more
+# "## " headings than at git HEAD) saying what changes and why.
+golden-update: deps
+	@git show HEAD:golden/CHANGES.md >/dev/null 2>&1 \
+	  || { echo "golden-update: needs golden/CHANGES.md at git HEAD to compare with" >&2; exit 1; }
+	@new=$$(grep -c '^## ' golden/CHANGES.md); \
+	  old=$$(git show HEAD:golden/CHANGES.md | grep -c '^## '); \
+	  test "$$new" -gt "$$old" || { echo "golden-update: golden/CHANGES.md has no new entry" \
+	    "(a '## ' heading not at git HEAD): record what changes and why first" >&2; exit 1; }
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  { sh golden/regenerate.sh "$$tmp" >/dev/null; test $$? -le 1; } && \
+	  for f in $$(cd "$$tmp" && find . -type f -name '*.json' | sort); do \
+	    f=$${f#./}; cmp -s "$$tmp/$$f" "golden/$$f" && continue; \
+	    mkdir -p "$$(dirname "golden/$$f")" && cp "$$tmp/$$f" "golden/$$f" && \
+	    echo "golden-update: rewrote golden/$$f"; done
+	@$(PYTHON) golden/lint.py --write-flags-header
+	@$(PYTHON) golden/lint.py
 
 # GSL must run on OpenBLAS: the binary links libopenblas directly, and the
 # dynamic linker binds GSL's cblas_dgemm to it (not to libgslcblas).

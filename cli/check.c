@@ -240,16 +240,18 @@ static size_t partial_needed(const cli_check_options *o,
  * output; returns the entry's status. */
 static const char *report_pair(pflref_status st, const pflref_error *err,
                                const pflref_golden_report *rep,
-                               const candidate *c, const cli_check_options *o,
-                               const char *replay, check_tally *tally,
-                               json_t *entry)
+                               const char *vpath, const candidate *c,
+                               const cli_check_options *o, const char *replay,
+                               check_tally *tally, json_t *entry)
 {
     if (st != PFLREF_OK) {
         tally->malformed++;
         json_object_set_new(entry, "where", json_string(err->where));
         json_object_set_new(entry, "message", json_string(err->message));
+        /* the file at fault: the vector ("expected:...") or the candidate */
         if (!o->json)
-            cli_fail(err, c->path);
+            cli_fail(err, strncmp(err->where, "expected:", 9) == 0 ? vpath
+                                                                  : c->path);
         return "malformed";
     }
     tally->compared++;
@@ -305,8 +307,8 @@ static void check_pair(const char *vpath, const char *vtext, size_t vlen,
     json_object_set_new(entry, "id", json_string(rep.id[0] ? rep.id : c->id));
     json_object_set_new(entry, "expected", json_string(vpath));
     json_object_set_new(entry, "candidate", json_string(c->path));
-    const char *status = report_pair(st, &err, &rep, c, o, replay, tally,
-                                     entry);
+    const char *status = report_pair(st, &err, &rep, vpath, c, o, replay,
+                                     tally, entry);
     json_object_set_new(entry, "status", json_string(status));
     json_object_set_new(entry, "replay", json_string(replay));
     json_array_append_new(report, entry);

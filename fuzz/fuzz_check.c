@@ -17,6 +17,8 @@
  *     "final" and "trajectory") check with OK, zero mismatches and zero
  *     error (the precision and partial bits of byte 0 apply, resync not);
  *     when EXPECTED does not read, that check fails at "expected:".
+ * EXPECTED is read twice: as it is, and with its content hash made right
+ * (fuzz_rehashed), so mutations reach the checks behind the hash.
  * Seeds: fuzz/corpus/fuzz_check (fuzz/seed_corpus.py): each of a set of
  * golden vectors paired with the result `pflref run` writes for it (resync
  * off and on) and with its own expectation.
@@ -74,6 +76,9 @@ static void check_self(const char *vec, size_t vlen, unsigned flags)
     free(cand);
 }
 
+static void check_pair(unsigned flags, const char *vec, size_t vlen,
+                       const char *cand, size_t clen);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     gsl_set_error_handler_off();
@@ -87,7 +92,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t clen = sep != NULL ? vlen - (size_t)(sep + 1 - vec) : vlen;
     if (sep != NULL)
         vlen = (size_t)(sep - vec);
+    check_pair(flags, vec, vlen, cand, clen);
+    char *rehashed = fuzz_rehashed(vec, vlen);
+    if (rehashed != NULL)
+        check_pair(flags, rehashed, strlen(rehashed),
+                   sep != NULL ? cand : rehashed,
+                   sep != NULL ? clen : strlen(rehashed));
+    free(rehashed);
+    return 0;
+}
 
+static void check_pair(unsigned flags, const char *vec, size_t vlen,
+                       const char *cand, size_t clen)
+{
     pflref_check_options opt = {(flags & 1) ? PFLREF_PRECISION_FP32
                                             : PFLREF_PRECISION_FP64,
                                 (flags >> 1) & 1, (flags >> 2) & 1,
@@ -114,5 +131,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                          strncmp(err.where, "candidate", 9) == 0,
                      "a check error that names neither document");
     check_self(vec, vlen, flags);
-    return 0;
 }

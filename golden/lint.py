@@ -2,6 +2,7 @@
 """golden/lint.py: consistency checks over every golden vector.
 
     /usr/bin/python3 golden/lint.py [GOLDEN_DIR]
+    /usr/bin/python3 golden/lint.py --write-flags-header
 
 Loads every *.json under GOLDEN_DIR (default: this folder) whose "format" is
 pflref-golden/1, and the flags registry GOLDEN_DIR/flags.json
@@ -11,11 +12,18 @@ on:
     a reference);
   - a duplicate id;
   - two vectors with the same spec hash but different expectations;
-  - a missing "hash", or one that is not content_hash(spec);
+  - a missing "hash", or one that is not pflref_golden.vector_hashes(vector)
+    (naming each part whose digest differs);
   - a provenance kind outside hand, closed_form, enumeration, independent,
     self;
   - a "self" vector without the flag regression-only;
-  - an empty tolerance basis.
+  - an empty tolerance basis;
+  - a tolerance above the fp64 ceiling without a non-trivial argument in
+    "tolerance.above_ceiling", or such an argument where none is needed
+    (pflref_golden.tolerance_problems);
+  - (for the repository's own golden/) ref/io/flags_builtin.h, the registry
+    compiled into pflref, out of step with flags.json: --write-flags-header
+    rewrites it.
 Otherwise prints "golden lint: N vectors, M flags, ok" (M = registered
 flags) and exits 0.  Exit 2 when the registry itself cannot be read.
 """
@@ -29,6 +37,26 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pflref_golden as pg   # noqa: E402
 
 FLAGS_FORMAT = "pflref-flags/1"
+HERE = os.path.dirname(os.path.abspath(__file__))
+FLAGS_HEADER = os.path.join(HERE, "..", "ref", "io", "flags_builtin.h")
+
+
+def flags_header(registry):
+    """The text of ref/io/flags_builtin.h: the registered flag names, the
+    registry pflref uses where no flags.json is found (ref/io/vector.c)."""
+    lines = [
+        "/* ref/io/flags_builtin.h: the flags registered in golden/flags.json,",
+        " * compiled into pflref: the registry of a vector with no flags.json in",
+        " * its folder or above it (ref/io/vector.c; golden/README.md, \"Flags\").",
+        " * Written by `golden/lint.py --write-flags-header`; golden/lint.py fails",
+        " * when it is out of step with golden/flags.json.  Do not edit. */",
+        "#ifndef PFLREF_IO_FLAGS_BUILTIN_H",
+        "#define PFLREF_IO_FLAGS_BUILTIN_H",
+        "static const char *const PFLREF_FLAGS_BUILTIN[] = {",
+    ]
+    lines += [f'    "{name}",' for name in sorted(registry)]
+    lines += ["    NULL", "};", "#endif", ""]
+    return "\n".join(lines)
 
 
 def load_registry(root, problems):
@@ -105,25 +133,45 @@ def lint(root):
         if spec is None:
             problems.append(f"{rel}: no spec")
             continue
+        if isinstance(tol, dict):
+            for p in pg.tolerance_problems(tol):
+                problems.append(f"{rel}: {p}")
         try:
-            h = pg.content_hash(spec)
+            want = pg.vector_hashes(v)
         except (TypeError, ValueError) as e:
-            problems.append(f"{rel}: spec has no canonical form: {e}")
+            problems.append(f"{rel}: no content hash: {e}")
             continue
+        h = want["spec"]
         if "hash" not in v:
-            problems.append(f"{rel}: no hash (expected {h})")
-        elif v["hash"] != h:
-            problems.append(f"{rel}: hash {v['hash']} is not the spec's content hash {h}")
+            problems.append(f"{rel}: no hash (expected {want['vector']})")
+        elif not isinstance(v["hash"], dict):
+            problems.append(f"{rel}: hash is not an object of digests "
+                            f"(vector, {', '.join(pg.HASH_PARTS)})")
+        elif v["hash"] != want:
+            changed = [p for p in pg.HASH_PARTS if v["hash"].get(p) != want[p]]
+            what = ", ".join(changed) if changed else "format, id or title"
+            problems.append(f"{rel}: content changed since the hash was written: {what}")
         exp = pg.canonical(v.get("expected"))
         if h in by_hash and by_hash[h][1] != exp:
             problems.append(f"{rel}: same spec (hash {h}) as {by_hash[h][0]} but "
                             "different expectations")
         by_hash.setdefault(h, (rel, exp))
+    if os.path.samefile(root, HERE) and os.path.exists(FLAGS_HEADER):
+        with open(FLAGS_HEADER) as f:
+            if f.read() != flags_header(registry):
+                problems.append("ref/io/flags_builtin.h is out of step with flags.json: "
+                                "run golden/lint.py --write-flags-header")
     return count, len(registry), problems
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    if sys.argv[1:] == ["--write-flags-header"]:
+        registry = load_registry(HERE, [])
+        with open(FLAGS_HEADER, "w") as f:
+            f.write(flags_header(registry))
+        print(f"golden lint: wrote ref/io/flags_builtin.h ({len(registry)} flags)")
+        return 0
+    root = sys.argv[1] if len(sys.argv) > 1 else HERE
     count, nflags, problems = lint(root)
     if problems:
         for p in problems:

@@ -1,7 +1,11 @@
 """golden/pflref_golden.py: what every golden-vector generator shares.
 
   canonical(obj)       the canonical JSON text of a parsed JSON value
-  content_hash(spec)   "sha256:" + SHA-256 hex of canonical(spec)
+  content_hash(obj)    "sha256:" + SHA-256 hex of canonical(obj)
+  vector_hashes(vector)
+                       the vector's "hash" object: the digest of the whole
+                       vector (every member but "hash") and one per part
+                       (spec, expected, tolerance, flags, provenance)
   write_vector(path, vector)
                        fill "hash" (right after "id") and write the vector as
                        indent=1 JSON with a trailing newline
@@ -23,9 +27,9 @@ arithmetic, the problem, the schedule and the checks against the paper or
 the notes; what they take from here is only the envelope around it.
 
 golden/README.md defines the canonical form; the C side (ref/io/canonical.c)
-implements the same definition independently, and `pflref verify` and
-golden/lint.py both refuse a vector whose "hash" differs from
-content_hash(spec).
+implements the same definition independently, and `pflref verify`,
+`pflref check` and golden/lint.py all refuse a vector whose "hash" differs
+from vector_hashes(vector), naming the part that changed.
 
 Standard library only; run with /usr/bin/python3.
 """
@@ -112,20 +116,39 @@ def canonical(obj):
     return "".join(out)
 
 
-def content_hash(spec):
-    """"sha256:" followed by the lower-case hex SHA-256 of canonical(spec)."""
-    return "sha256:" + hashlib.sha256(canonical(spec).encode("ascii")).hexdigest()
+def content_hash(obj):
+    """"sha256:" followed by the lower-case hex SHA-256 of canonical(obj)."""
+    return "sha256:" + hashlib.sha256(canonical(obj).encode("ascii")).hexdigest()
+
+
+# The parts of a vector with a digest of their own in "hash", in the order
+# written (golden/README.md, "Content hash"); "vector" covers every member
+# but "hash" itself (format, id and title included).
+HASH_PARTS = ("spec", "expected", "tolerance", "flags", "provenance")
+
+
+def vector_hashes(vector):
+    """The "hash" object of a vector: {"vector": content_hash of the vector
+    without its "hash" member, then content_hash of each of HASH_PARTS}."""
+    body = {k: v for k, v in vector.items() if k != "hash"}
+    out = {"vector": content_hash(body)}
+    for part in HASH_PARTS:
+        if part not in vector:
+            raise ValueError(f"a vector needs {part!r}")
+        out[part] = content_hash(vector[part])
+    return out
 
 
 def with_hash(vector):
-    """The vector with "hash" = content_hash(spec) placed right after "id"."""
+    """The vector with "hash" = vector_hashes(vector) placed right after
+    "id"."""
     out = {}
     for k, v in vector.items():
         if k == "hash":
             continue
         out[k] = v
         if k == "id":
-            out["hash"] = content_hash(vector["spec"])
+            out["hash"] = vector_hashes(vector)
     if "hash" not in out:
         raise ValueError("a vector needs an id")
     return out
@@ -137,11 +160,64 @@ def write_vector(path, vector):
     assert v["format"] == GOLDEN_FORMAT and v["spec"]["format"] == SPEC_FORMAT
     assert v["provenance"]["kind"] in PROVENANCE_KINDS
     assert v["tolerance"]["basis"].strip()
+    problems = tolerance_problems(v["tolerance"])
+    assert not problems, f"{v['id']}: " + "; ".join(problems)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         json.dump(v, f, indent=1)
         f.write("\n")
     print("wrote", v["id"])
+
+
+# The widest fp64 tolerance a vector may hold without an argument
+# (golden/README.md, "Tolerance"): ten times the widest tolerance of any
+# vector when the ceiling was set (1e-11, the Hessian-free mlp run), a
+# thousand times the reference's largest observed error (1.1e-13).  It must
+# equal PFLREF_TOLERANCE_CEILING in ref/io/vector.h.
+TOLERANCE_CEILING = 1e-10
+# An argument for a wider tolerance ("tolerance.above_ceiling") must be at
+# least this long and say something the basis does not.
+ABOVE_CEILING_MIN_WORDS = 12
+
+
+def tolerance_problems(tol):
+    """What is wrong with a tolerance object: atol or rtol (of the whole
+    vector or of a quantity) above TOLERANCE_CEILING without a non-trivial
+    "above_ceiling" argument; an argument where none is needed; rtol >= 1."""
+    problems = []
+    entries = [("tolerance", tol)] + [
+        (f"tolerance.per_quantity.{name}", q)
+        for name, q in sorted(tol.get("per_quantity", {}).items())]
+    wide = False
+    for where, t in entries:
+        for key in ("atol", "rtol"):
+            x = t.get(key)
+            if isinstance(x, (int, float)) and x > TOLERANCE_CEILING:
+                wide = True
+                if "above_ceiling" not in tol:
+                    problems.append(f"{where}.{key} = {x!r} is above the fp64 ceiling "
+                                    f"{TOLERANCE_CEILING!r} and tolerance.above_ceiling "
+                                    "does not argue for it")
+        r = t.get("rtol")
+        if isinstance(r, (int, float)) and r >= 1:
+            problems.append(f"{where}.rtol = {r!r}: a relative tolerance of 1 or more "
+                            "accepts any value of the right sign")
+    arg = tol.get("above_ceiling")
+    if arg is not None:
+        words = arg.split() if isinstance(arg, str) else []
+        if not wide:
+            problems.append("tolerance.above_ceiling argues for a tolerance that is not "
+                            "above the ceiling: remove it")
+        elif len(words) < ABOVE_CEILING_MIN_WORDS:
+            problems.append(f"tolerance.above_ceiling has {len(words)} words: the argument "
+                            f"needs at least {ABOVE_CEILING_MIN_WORDS}")
+        elif arg.strip() == str(tol.get("basis", "")).strip():
+            problems.append("tolerance.above_ceiling repeats the basis: say why the "
+                            "reference cannot do better")
+        elif not any(ch.isdigit() for ch in arg):
+            problems.append("tolerance.above_ceiling names no number (an error bound, a "
+                            "step size, a count of roundings)")
+    return problems
 
 
 def out_dir(argv, here):

@@ -7,7 +7,10 @@
 #     diff -r /tmp/golden-new/fedavg golden/fedavg      # any drift, in full
 #
 # It never writes into golden/ (OUTDIR must be elsewhere): the goldens are
-# frozen, and replacing one is a reviewed act recorded in golden/CHANGES.md.
+# frozen, and replacing one is a reviewed act recorded in golden/CHANGES.md
+# (`make golden-update` copies the drifted files in once CHANGES.md says
+# why; the generators write every vector's content hash, so a regenerated
+# file carries the hash of what it now holds).
 # Exit status: 0 every regenerated file is identical, 1 some differ, are new
 # or are no longer written by any generator, 2 usage or a generator failed.
 set -eu

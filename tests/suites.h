@@ -33,5 +33,6 @@ Suite *badinput_suite(void);
 Suite *hostile_suite(void);
 Suite *reliability_suite(void);
 Suite *api_suite(void);
+Suite *tamper_suite(void);
 
 #endif

@@ -93,8 +93,10 @@ START_TEST(test_trace)
     /* run the vector's spec: extract it with the CLI-independent reader */
     char *text = tu_read(v);
     ck_assert_ptr_nonnull(text);
-    const char *at = strstr(text, "\"spec\": ");
+    /* the vector's own "spec" member (not the digest hash.spec) */
+    const char *at = strstr(text, "\n \"spec\": ");
     ck_assert_ptr_nonnull(at);
+    at++;
     char *dir = tu_tmpdir();
     /* The spec object ends before "tolerance". */
     const char *end = strstr(at, ",\n \"tolerance\"");
@@ -172,7 +174,11 @@ START_TEST(test_verify)
         at = p;
     ck_assert_ptr_nonnull(at);
     at[0] = '5';
-    char *bad = write_spec(dir, "bad.json", text);
+    /* a deliberate new expectation, with its hash (a silent edit is
+     * refused: tests/test_tamper.c) */
+    char *rehashed = tu_vector_hashed(text, 1);
+    char *bad = write_spec(dir, "bad.json", rehashed);
+    free(rehashed);
     snprintf(args, sizeof args, "verify %s", dir);
     ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
     ck_assert_msg(strstr(out, "round 1") != NULL && strstr(out, "w (server") != NULL,

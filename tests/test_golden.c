@@ -13,6 +13,35 @@
 #include "suites.h"
 #include "testutil.h"
 
+/* The vectors below are written by hand without their content hash:
+ * verify and check them with it (tu_vector_hashed; a vector that has a
+ * "hash" is passed as it is). */
+static pflref_status verify_hashed(const char *text, size_t len,
+                                   const char *base_dir,
+                                   pflref_golden_report *rep,
+                                   pflref_error *err)
+{
+    (void)len;
+    char *t = tu_vector_hashed(text, 0);
+    pflref_status st = pflref_golden_verify(t, strlen(t), base_dir, rep, err);
+    free(t);
+    return st;
+}
+
+static pflref_status check_hashed(const char *vec, size_t len,
+                                  const char *base_dir, const char *cand,
+                                  size_t cand_len,
+                                  const pflref_check_options *opt,
+                                  pflref_golden_report *rep, pflref_error *err)
+{
+    (void)len;
+    char *t = tu_vector_hashed(vec, 0);
+    pflref_status st = pflref_golden_check(t, strlen(t), base_dir, cand,
+                                           cand_len, opt, rep, err);
+    free(t);
+    return st;
+}
+
 static const pflref_check_options OPT0 = {PFLREF_PRECISION_FP64, 0, 0, 1};
 static const pflref_check_options OPT1 = {PFLREF_PRECISION_FP64, 1, 0, 1};
 
@@ -112,7 +141,8 @@ START_TEST(test_canonical_cases)
 }
 END_TEST
 
-/* A vector whose spec was edited after its hash was recorded is malformed. */
+/* A vector whose hash is a bare string (the spec-only hash of before) is
+ * malformed; tests/test_tamper.c has the edits a hash catches. */
 START_TEST(test_hash_mismatch_rejected)
 {
     const char *text =
@@ -125,7 +155,7 @@ START_TEST(test_hash_mismatch_rejected)
         " \"expected\": {\"final\": {\"v\": [[1]]}}}";
     pflref_golden_report rep;
     pflref_error err;
-    ck_assert_int_eq(pflref_golden_verify(text, strlen(text), NULL, &rep, &err),
+    ck_assert_int_eq(verify_hashed(text, strlen(text), NULL, &rep, &err),
                      PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "hash");
 }
@@ -150,7 +180,7 @@ static void check_candidate(const char *cand, pflref_precision prec,
     pflref_error err;
     pflref_error_clear(&err);
     const pflref_check_options opt = {prec, 0, 0, 1};
-    ck_assert_msg(pflref_golden_check(VEC, strlen(VEC), NULL, cand,
+    ck_assert_msg(check_hashed(VEC, strlen(VEC), NULL, cand,
                                       strlen(cand), &opt, rep, &err)
                       == PFLREF_OK, "%s: %s", err.where, err.message);
 }
@@ -212,20 +242,20 @@ START_TEST(test_precision_and_missing)
     /* partial: what the candidate did not record is skipped, not failed */
     pflref_error err;
     const pflref_check_options part = {PFLREF_PRECISION_FP64, 0, 1, 1};
-    ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, partial,
+    ck_assert_int_eq(check_hashed(VEC, strlen(VEC), NULL, partial,
                                          strlen(partial), &part, &rep, &err),
                      PFLREF_OK);
     ck_assert_int_eq(rep.mismatches, 0);
     ck_assert_int_eq(rep.quantities, 1);
     ck_assert_int_eq(rep.skipped, 2);
     const char *none = "{\"format\": \"pflref-result/1\", \"meta\": {\"framework\": \"x\"}}";
-    ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, none,
+    ck_assert_int_eq(check_hashed(VEC, strlen(VEC), NULL, none,
                                          strlen(none), &part, &rep, &err),
                      PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "candidate");
     /* a candidate for another vector */
     const char *other = "{\"format\": \"pflref-result/1\", \"id\": \"t/zzz\"}";
-    ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, other,
+    ck_assert_int_eq(check_hashed(VEC, strlen(VEC), NULL, other,
                                          strlen(other), &part, &rep, &err),
                      PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "candidate:id");
@@ -287,11 +317,11 @@ START_TEST(test_resync)
         "{\"event\": \"client_end\", \"phase\": \"train\", \"round\": 1, \"client\": 0, \"name\": \"v\", \"value\": [1.625]}]}";
     pflref_golden_report rep;
     pflref_error err;
-    ck_assert_int_eq(pflref_golden_check(vec, strlen(vec), NULL, cand, strlen(cand),
+    ck_assert_int_eq(check_hashed(vec, strlen(vec), NULL, cand, strlen(cand),
                                          &OPT0, &rep, &err),
                      PFLREF_OK);
     ck_assert_int_eq(rep.mismatches, 2);
-    ck_assert_int_eq(pflref_golden_check(vec, strlen(vec), NULL, cand, strlen(cand),
+    ck_assert_int_eq(check_hashed(vec, strlen(vec), NULL, cand, strlen(cand),
                                          &OPT1, &rep, &err),
                      PFLREF_OK);
     ck_assert_int_eq(rep.mismatches, 1);
@@ -300,7 +330,8 @@ START_TEST(test_resync)
 }
 END_TEST
 
-/* Per-quantity tolerance: v may differ by 1e-3 while the default is exact;
+/* Per-quantity tolerance: v may differ by 1e-3 (above the ceiling, so
+ * argued for in above_ceiling) while the default is exact;
  * provenance must be a known kind, and "self" needs regression-only. */
 START_TEST(test_vector_metadata_and_tolerances)
 {
@@ -312,28 +343,29 @@ START_TEST(test_vector_metadata_and_tolerances)
         "   \"algorithm\": {\"name\": \"local\", \"hyperparameters\": {\"eta\": 0.5}},"
         "   \"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"batches\": [[[0]]]}]}},"
         " \"tolerance\": {\"atol\": 0, \"rtol\": 0, \"basis\": \"exact\","
-        "   \"per_quantity\": {\"v\": {\"atol\": 1e-3, \"rtol\": 0, \"basis\": \"planted\"}}},"
+        "   \"per_quantity\": {\"v\": {\"atol\": 1e-3, \"rtol\": 0, \"basis\": \"planted\"}},"
+        "   \"above_ceiling\": \"planted: the expected v is 1.0005 where the run gives 1\"},"
         " \"expected\": {\"final\": {\"v\": [[1.0005]]}}}";
     char text[2048];
     pflref_golden_report rep;
     pflref_error err;
     snprintf(text, sizeof text, head, "hand", "");
-    ck_assert_int_eq(pflref_golden_verify(text, strlen(text), NULL, &rep, &err),
+    ck_assert_int_eq(verify_hashed(text, strlen(text), NULL, &rep, &err),
                      PFLREF_OK);
     ck_assert_int_eq(rep.mismatches, 0);   /* |1 − 1.0005| ≤ 1e-3 for v */
     snprintf(text, sizeof text, head, "guess", "");
-    ck_assert_int_eq(pflref_golden_verify(text, strlen(text), NULL, &rep, &err),
+    ck_assert_int_eq(verify_hashed(text, strlen(text), NULL, &rep, &err),
                      PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "provenance.kind");
     snprintf(text, sizeof text, head, "self", "");
-    ck_assert_int_eq(pflref_golden_verify(text, strlen(text), NULL, &rep, &err),
+    ck_assert_int_eq(verify_hashed(text, strlen(text), NULL, &rep, &err),
                      PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "flags");
     snprintf(text, sizeof text, head, "self", "\"regression-only\"");
-    ck_assert_int_eq(pflref_golden_verify(text, strlen(text), NULL, &rep, &err),
+    ck_assert_int_eq(verify_hashed(text, strlen(text), NULL, &rep, &err),
                      PFLREF_OK);
     snprintf(text, sizeof text, head, "hand", "3");
-    ck_assert_int_eq(pflref_golden_verify(text, strlen(text), NULL, &rep, &err),
+    ck_assert_int_eq(verify_hashed(text, strlen(text), NULL, &rep, &err),
                      PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "flags[0]");
 }
@@ -345,19 +377,19 @@ START_TEST(test_malformed)
     pflref_golden_report rep;
     pflref_error err;
     const char *bad_vec = "{\"format\": \"pflref-golden/1\", \"id\": \"x\"}";
-    ck_assert_int_eq(pflref_golden_check(bad_vec, strlen(bad_vec), NULL, "{}", 2,
+    ck_assert_int_eq(check_hashed(bad_vec, strlen(bad_vec), NULL, "{}", 2,
                                          &OPT0, &rep, &err),
                      PFLREF_EINVAL);
     ck_assert_msg(strncmp(err.where, "expected:", 9) == 0, "%s", err.where);
-    ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, "[", 1,
+    ck_assert_int_eq(check_hashed(VEC, strlen(VEC), NULL, "[", 1,
                                          &OPT0, &rep, &err),
                      PFLREF_EINVAL);
     const char *bad_value = "{\"format\": \"pflref-result/1\", \"final\": {\"v\": [[\"x\"]]}}";
-    ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, bad_value,
+    ck_assert_int_eq(check_hashed(VEC, strlen(VEC), NULL, bad_value,
                                          strlen(bad_value), &OPT0, &rep, &err), PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "candidate:final.v[0][0]");
     const char *unknown = "{\"format\": \"pflref-result/1\", \"extra\": 1}";
-    ck_assert_int_eq(pflref_golden_check(VEC, strlen(VEC), NULL, unknown,
+    ck_assert_int_eq(check_hashed(VEC, strlen(VEC), NULL, unknown,
                                          strlen(unknown), &OPT0, &rep, &err), PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "candidate:extra");
     char id[64], flags[64];
@@ -383,11 +415,15 @@ static pflref_status verify_edited(void (*edit)(json_t *, size_t), size_t arg,
     json_t *root = json_loads(text, 0, NULL);
     ck_assert_ptr_nonnull(root);
     edit(root, arg);
-    char *edited = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(17));
-    ck_assert_ptr_nonnull(edited);
+    char *dumped = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    ck_assert_ptr_nonnull(dumped);
+    /* edited on purpose: the hash follows (tests/test_tamper.c edits
+     * without it) */
+    char *edited = tu_vector_hashed(dumped, 1);
+    free(dumped);
     char *dir = tu_repo_path("golden/fedavg");
     pflref_error_clear(err);
-    pflref_status st = pflref_golden_verify(edited, strlen(edited), dir, rep, err);
+    pflref_status st = verify_hashed(edited, strlen(edited), dir, rep, err);
     free(dir);
     free(edited);
     json_decref(root);

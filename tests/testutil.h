@@ -57,4 +57,12 @@ void tu_golden(const char *rel, pflref_golden_report *rep);
  * first divergence: event, name, round, client, step, entry). */
 void tu_assert_golden(const char *rel);
 
+/* A golden vector's text with its "hash" {vector, spec, expected,
+ * tolerance, flags, provenance} computed by ref/io/canonical.c (malloc'd):
+ * for tests that write vectors by hand or edit one on purpose.  With
+ * replace = 0 a text that already has a "hash" (or is not a JSON object of
+ * format pflref-golden/1) comes back unchanged; with replace = 1 a "hash"
+ * is recomputed. */
+char *tu_vector_hashed(const char *text, int replace);
+
 #endif

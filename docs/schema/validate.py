@@ -764,6 +764,14 @@ def _set(doc, path, value):
 DELETE = object()
 
 
+def _pg():
+    """golden/pflref_golden.py (the generators' module: vector_hashes)."""
+    sys.path.insert(0, str(REPO / "golden"))
+    sys.dont_write_bytecode = True
+    import pflref_golden
+    return pflref_golden
+
+
 def _candidate(golden):
     """A candidate result made of a vector's own expected values."""
     cand = {"format": "pflref-result/1", "id": golden["id"]}
@@ -776,9 +784,9 @@ def _bad_documents(spec, ft_spec, golden, result, problem):
     reject it too: True, False (the schema is stricter on purpose) or None
     (not a document pflref reads))."""
     quad = _good_specs()[0][1]
-    # Planted changes to a vector's spec would also break its content hash,
-    # which pflref checks first; those use the vector without its hash.
-    unhashed = _set(golden, ["hash"], DELETE) if "hash" in golden else golden
+    # Planted changes are hashed again before pflref reads them (see the
+    # self-test), so the reader meets the change, not a stale hash.
+    unhashed = golden
     return [
         ("spec: unknown top-level field", _set(spec, ["extra"], 1),
          "$.extra", "spec", True),
@@ -848,6 +856,10 @@ def _bad_documents(spec, ft_spec, golden, result, problem):
          "$.provenance.kind", "golden", True),
         ("golden: no provenance", _set(golden, ["provenance"], DELETE),
          "$.provenance", "golden", True),
+        ("golden: tolerance above the fp64 ceiling, not argued for",
+         _set(golden, ["tolerance", "atol"], 1e-6), "$.tolerance.atol", "golden", True),
+        ("golden: relative tolerance of 1",
+         _set(golden, ["tolerance", "rtol"], 1.0), "$.tolerance.rtol", "golden", True),
         ("golden: a generated schedule (randomness must be data)",
          _set(unhashed, ["spec", "schedule"], {"kind": "generate", "rounds": 1,
                                              "local": {"steps": 1}}),
@@ -1299,6 +1311,15 @@ def self_test(pflref_arg):
             if pflref is None or reader_rejects is None:
                 continue
             if kind == "golden":
+                # A planted change is made as a generator would make it, with
+                # the hash rewritten, so the reader meets the change itself
+                # (a silent edit is refused as such: tests/test_tamper.c);
+                # a malformed hash is planted as it is.
+                if isinstance(doc, dict) and not isinstance(doc.get("hash", {}), str):
+                    try:
+                        doc = _pg().with_hash(doc)
+                    except ValueError:
+                        pass    # a part is missing: the reader names it
                 _write(tmp / "badg.json", doc)
                 r = t.run_pflref(["verify", str(tmp / "badg.json")])
                 if reader_rejects:

@@ -3,8 +3,8 @@
  * golden/README.md).  What a vector holds is read by pflref/io.h
  * (pflref_golden_is_vector, pflref_golden_describe, pflref_golden_spec).
  *
- * A golden vector is a spec with every random choice explicit, the content
- * hash of that spec, the expected final state and trajectory (per round,
+ * A golden vector is a spec with every random choice explicit, content
+ * hashes of the whole vector and of each part, the expected final state and trajectory (per round,
  * client and local step), a tolerance {atol, rtol, basis} tested as
  * |x − r| ≤ atol + rtol·|r|, its provenance (hand, closed_form, enumeration,
  * independent, or self for regression-only vectors) and the bug classes it
@@ -122,7 +122,11 @@ typedef enum {
  * resolves a relative problem file), and compare with the expectation.
  * Returns PFLREF_OK when the comparison ran (rep->mismatches says whether it
  * passed); an error status for a malformed vector or a failed run.  A
- * vector whose "hash" does not match its spec is malformed. */
+ * vector without its "hash", or whose content does not match it (the
+ * error names the part that changed), with a flag its registry lacks
+ * (the nearest flags.json at or above base_dir, else the built-in one),
+ * or with a tolerance above 1e-10 not argued for, is malformed
+ * (docs/formats.md, "Golden vectors"). */
 pflref_status pflref_golden_verify(const char *text, size_t len,
                                    const char *base_dir,
                                    pflref_golden_report *rep,
@@ -143,6 +147,7 @@ typedef struct {
 /* Compare a candidate result (pflref-result/1 text with "final" and/or
  * "trajectory"; other result fields and a free "meta" object are allowed)
  * with a golden vector.
+ * The vector is validated as by pflref_golden_verify.
  * Errors: PFLREF_EINVAL for a malformed vector (where starts "expected:")
  * or candidate (where starts "candidate:"), or a candidate for another
  * vector (same_id). */

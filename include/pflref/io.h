@@ -160,7 +160,8 @@ pflref_status pflref_golden_describe(const char *text, size_t len, char *id,
 
 /* The spec embedded in a golden vector, with spec->id set to the vector's
  * id (so a result written from it names the vector).  The whole vector is
- * validated (envelope, hash, tolerance, expectation). */
+ * validated (envelope, content hash, registered flags, tolerance,
+ * expectation), as by pflref_golden_verify. */
 pflref_status pflref_golden_spec(const char *text, size_t len,
                                  const char *base_dir, pflref_spec **out,
                                  pflref_error *err);

@@ -3,14 +3,16 @@
  * a pflref_vector, and the public readers of pflref/io.h
  * (pflref_golden_is_vector, pflref_golden_describe, pflref_golden_spec).
  *
- * A vector is a spec with every random choice explicit, the content hash
- * of that spec, the expected final state and trajectory, a tolerance
+ * A vector is a spec with every random choice explicit, the content hashes
+ * of the whole vector and of its parts, the expected final state and trajectory, a tolerance
  * {atol, rtol, basis} (and optionally one per quantity name), its
  * provenance (hand, closed_form, enumeration, independent, or self for
  * regression-only vectors) and the bug classes it targets (flags).
- * Reading order: format, the required members, metadata, tolerance, the
- * expectation's keys, the id's length, the hash (inputs edited without
- * regenerating the vector are refused), the spec, the expected records.
+ * Reading order: format, the required members, the content hash (the
+ * whole vector and each part: an edit made without the generator is
+ * refused, naming what changed), metadata (flags registered:
+ * ref/io/vector_flags.c), tolerance (the fp64 ceiling), the expectation's
+ * keys, the id's length, the spec, the expected records.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,14 +21,20 @@
 #include "io/json.h"
 #include "io/vector.h"
 
-/* One {atol, rtol, basis} at `where` (more keys allowed when extra). */
+/* One {atol, rtol, basis} at `where` (more keys allowed when extra).
+ * Negative bounds and rtol ≥ 1 (which accepts any value of the right
+ * sign) are refused; the path of the first bound above
+ * PFLREF_TOLERANCE_CEILING goes into wide (PFLREF_WHERE_MAX bytes, left as
+ * it is when it already names one), for read_tolerance to hold against
+ * "above_ceiling". */
 static pflref_status read_one_tolerance(const json_t *v, const char *where,
                                         int extra, pflref_tolerance *tol,
-                                        pflref_error *err)
+                                        char *wide, pflref_error *err)
 {
     static const char *const keys[] = {"atol", "rtol", "basis", NULL};
     static const char *const keys_extra[] = {"atol", "rtol", "basis",
-                                             "per_quantity", NULL};
+                                             "per_quantity", "above_ceiling",
+                                             NULL};
     char ap[PFLREF_WHERE_MAX], rp[PFLREF_WHERE_MAX], bp[PFLREF_WHERE_MAX];
     pflref_json_key_path(ap, sizeof ap, where, "atol");
     pflref_json_key_path(rp, sizeof rp, where, "rtol");
@@ -45,23 +53,37 @@ static pflref_status read_one_tolerance(const json_t *v, const char *where,
     if (tol->atol < 0.0 || tol->rtol < 0.0)
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "atol and rtol must be >= 0");
+    if (tol->rtol >= 1.0)
+        return pflref_error_set(err, PFLREF_EINVAL, rp,
+                                "rtol = %g accepts any value of the right "
+                                "sign: a tolerance must be below 1",
+                                tol->rtol);
     if (b[0] == '\0')
         return pflref_error_set(err, PFLREF_EINVAL, bp,
                                 "say why the tolerance is what it is");
+    if (wide[0] == '\0' && (tol->atol > PFLREF_TOLERANCE_CEILING ||
+                            tol->rtol > PFLREF_TOLERANCE_CEILING))
+        snprintf(wide, PFLREF_WHERE_MAX, "%s",
+                 tol->atol > PFLREF_TOLERANCE_CEILING ? ap : rp);
     return PFLREF_OK;
 }
 
-/* "tolerance": {atol, rtol, basis} for every quantity, and optionally
- * "per_quantity": {"<name>": {atol, rtol, basis}, ...} for some. */
+/* "tolerance": {atol, rtol, basis} for every quantity, optionally
+ * "per_quantity": {"<name>": {atol, rtol, basis}, ...} for some, and
+ * "above_ceiling": the argument for a bound above PFLREF_TOLERANCE_CEILING
+ * (golden/lint.py judges it; here it must be a non-empty string, and a
+ * wider bound without it is refused, naming the bound). */
 static pflref_status read_tolerance(const json_t *v, pflref_tolerances *t,
                                     pflref_error *err)
 {
     memset(t, 0, sizeof *t);
-    pflref_status st = read_one_tolerance(v, "tolerance", 1, &t->all, err);
+    char wide[PFLREF_WHERE_MAX] = "";
+    pflref_status st = read_one_tolerance(v, "tolerance", 1, &t->all, wide,
+                                          err);
     const json_t *per = json_object_get(v, "per_quantity");
-    if (st != PFLREF_OK || per == NULL)
+    if (st != PFLREF_OK)
         return st;
-    if (!json_is_object(per))
+    if (per != NULL && !json_is_object(per))
         return pflref_error_set(err, PFLREF_EINVAL, "tolerance.per_quantity",
                                 "expected an object of tolerances by "
                                 "quantity name");
@@ -75,10 +97,25 @@ static pflref_status read_tolerance(const json_t *v, pflref_tolerances *t,
             return pflref_error_set(err, PFLREF_EINVAL, where,
                                     "at most %d per-quantity tolerances",
                                     PFLREF_MAX_QUANTITY_TOLS);
-        if ((st = read_one_tolerance(q, where, 0, &t->each[t->n], err)))
+        if ((st = read_one_tolerance(q, where, 0, &t->each[t->n], wide,
+                                     err)))
             return st;
         t->name[t->n++] = name;
     }
+    const json_t *arg = json_object_get(v, "above_ceiling");
+    const char *why = json_string_value(arg);
+    if (arg != NULL && (why == NULL || why[0] == '\0'))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "tolerance.above_ceiling",
+                                "expected the argument for a tolerance above "
+                                "%g, as a non-empty string",
+                                PFLREF_TOLERANCE_CEILING);
+    if (wide[0] != '\0' && arg == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, wide,
+                                "above the fp64 ceiling %g, and "
+                                "tolerance.above_ceiling does not argue for "
+                                "it (golden/README.md, \"Tolerance\")",
+                                PFLREF_TOLERANCE_CEILING);
     return PFLREF_OK;
 }
 
@@ -86,9 +123,40 @@ static pflref_status read_tolerance(const json_t *v, pflref_tolerances *t,
 static const char *const PROVENANCE[] = {"hand", "closed_form", "enumeration",
                                          "independent", "self", NULL};
 
-/* title, provenance {kind, ...}, flags [strings]; a "self" vector must
- * carry the flag regression-only. */
-static pflref_status read_metadata(const json_t *root, pflref_error *err)
+/* Each flag a string registered in the vector's registry (the nearest
+ * flags.json at or above base_dir, else the built-in one), none twice;
+ * *regression_only when one of them is regression-only. */
+static pflref_status read_flags(const json_t *flags, size_t nf,
+                                const char *base_dir, int *regression_only,
+                                pflref_error *err)
+{
+    pflref_flag_registry reg;
+    pflref_status st = pflref_flag_registry_find(base_dir, &reg, err);
+    for (size_t i = 0; st == PFLREF_OK && i < nf; i++) {
+        char path[PFLREF_WHERE_MAX];
+        const char *f;
+        pflref_json_index_path(path, sizeof path, "flags", i);
+        if ((st = pflref_json_string(json_array_get(flags, i), path, &f,
+                                     err)))
+            break;
+        for (size_t k = 0; k < i && st == PFLREF_OK; k++)
+            if (strcmp(json_string_value(json_array_get(flags, k)), f) == 0)
+                st = pflref_error_set(err, PFLREF_EINVAL, path,
+                                      "flag \"%s\" is listed twice", f);
+        if (st == PFLREF_OK && !pflref_flag_registered(&reg, f))
+            st = pflref_error_set(err, PFLREF_EINVAL, path,
+                                  "flag \"%s\" is not registered in %s", f,
+                                  pflref_flag_registry_name(&reg));
+        *regression_only |= strcmp(f, "regression-only") == 0;
+    }
+    pflref_flag_registry_free(&reg);
+    return st;
+}
+
+/* title, provenance {kind, ...}, flags [registered strings]; a "self"
+ * vector must carry the flag regression-only. */
+static pflref_status read_metadata(const json_t *root, const char *base_dir,
+                                   pflref_error *err)
 {
     json_t *title, *prov, *kind_v, *flags;
     const char *kind, *t;
@@ -112,14 +180,8 @@ static pflref_status read_metadata(const json_t *root, pflref_error *err)
                                 "closed_form, enumeration, independent, self)",
                                 kind);
     int regression_only = 0;
-    for (size_t i = 0; i < nf; i++) {
-        char path[PFLREF_WHERE_MAX];
-        const char *f;
-        pflref_json_index_path(path, sizeof path, "flags", i);
-        if ((st = pflref_json_string(json_array_get(flags, i), path, &f, err)))
-            return st;
-        regression_only |= strcmp(f, "regression-only") == 0;
-    }
+    if ((st = read_flags(flags, nf, base_dir, &regression_only, err)))
+        return st;
     if (strcmp(kind, "self") == 0 && !regression_only)
         return pflref_error_set(err, PFLREF_EINVAL, "flags",
                                 "a vector whose provenance is \"self\" is "
@@ -127,29 +189,103 @@ static pflref_status read_metadata(const json_t *root, pflref_error *err)
     return PFLREF_OK;
 }
 
-/* The stored "hash", when present, must be the content hash of the spec
- * as it stands: inputs edited without regenerating the vector are caught
- * here. */
-static pflref_status check_hash(const json_t *root, const json_t *spec_v,
-                                pflref_error *err)
+/* The members of "hash" (the order of golden/pflref_golden.py's
+ * vector_hashes): "vector" covers every member of the vector but "hash"
+ * (format, id and title too), the others one part each. */
+static const char *const HASH_KEYS[] = {"vector", "spec", "expected",
+                                        "tolerance", "flags", "provenance",
+                                        NULL};
+
+/* out := the digest hash.<key> covers: the content hash of root without its
+ * "hash" member ("vector"), or of the member `key`.  0 when memory is
+ * short. */
+static int part_digest(const json_t *root, const char *key,
+                       char out[PFLREF_HASH_MAX])
+{
+    if (strcmp(key, "vector") != 0)
+        return pflref_content_hash(json_object_get(root, key), out);
+    json_t *body = json_copy((json_t *)root);
+    if (body == NULL)
+        return 0;
+    json_object_del(body, "hash");
+    int ok = pflref_content_hash(body, out);
+    json_decref(body);
+    return ok;
+}
+
+/* The refusal of a vector whose parts changed[0..n−1] (indices into
+ * HASH_KEYS; 0, "vector" alone, when only format, id or title did). */
+static pflref_status hash_refusal(const size_t *changed, size_t n,
+                                  const char *recorded,
+                                  const char *now, pflref_error *err)
+{
+    static const char *const HOW = "; a vector is changed only by its "
+                                   "generator, with an entry in "
+                                   "golden/CHANGES.md";
+    if (n == 1 && changed[0] == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "hash.vector",
+                                "the vector changed since it was written, "
+                                "outside the parts hashed one by one (its "
+                                "format, id or title)%s", HOW);
+    char also[128] = "";
+    for (size_t k = 1; k < n; k++)
+        snprintf(also + strlen(also), sizeof also - strlen(also), "%s%s",
+                 k == 1 ? " (and so did its " : ", ", HASH_KEYS[changed[k]]);
+    if (n > 1)
+        snprintf(also + strlen(also), sizeof also - strlen(also), ")");
+    const char *part = HASH_KEYS[changed[0]];
+    return pflref_error_set(err, PFLREF_EINVAL, part,
+                            "the vector's %s changed since it was written%s: "
+                            "hash.%s records %.71s, the content hashes to "
+                            "%s%s", part, also, part, recorded, now, HOW);
+}
+
+/* The required "hash" {vector, spec, expected, tolerance, flags,
+ * provenance}, each "sha256:<hex>" of the canonical JSON of what it covers
+ * (golden/README.md, "Content hash"), against the content as it stands:
+ * an edit made without the generator is refused, naming the part (or
+ * parts) that changed. */
+static pflref_status check_hash(const json_t *root, pflref_error *err)
 {
     const json_t *hash_v = json_object_get(root, "hash");
     if (hash_v == NULL)
-        return PFLREF_OK;
-    const char *stored;
-    char actual[PFLREF_HASH_MAX];
-    pflref_status st = pflref_json_string(hash_v, "hash", &stored, err);
-    if (st != PFLREF_OK)
-        return st;
-    if (!pflref_content_hash(spec_v, actual))
-        return pflref_error_set(err, PFLREF_ENOMEM, "hash", "out of memory");
-    if (strcmp(stored, actual) != 0)
         return pflref_error_set(err, PFLREF_EINVAL, "hash",
-                                "the spec's content hash is %s, the "
-                                "vector records %s: the inputs changed "
-                                "without the vector being regenerated",
-                                actual, stored);
-    return PFLREF_OK;
+                                "the vector has no content hash; a vector "
+                                "is written with one by its generator "
+                                "(golden/pflref_golden.py)");
+    if (!json_is_object(hash_v))
+        return pflref_error_set(err, PFLREF_EINVAL, "hash",
+                                "expected an object of digests {vector, "
+                                "spec, expected, tolerance, flags, "
+                                "provenance} (golden/README.md)");
+    pflref_status st = pflref_json_object(hash_v, "hash", HASH_KEYS, err);
+    size_t changed[8], n = 0;
+    char first_rec[PFLREF_HASH_MAX] = "", first_now[PFLREF_HASH_MAX] = "";
+    for (size_t i = 0; st == PFLREF_OK && HASH_KEYS[i] != NULL; i++) {
+        char where[PFLREF_WHERE_MAX], now[PFLREF_HASH_MAX];
+        json_t *d;
+        const char *recorded;
+        pflref_json_key_path(where, sizeof where, "hash", HASH_KEYS[i]);
+        if ((st = pflref_json_member(hash_v, "hash", HASH_KEYS[i], 1, &d,
+                                     err)) ||
+            (st = pflref_json_string(d, where, &recorded, err)))
+            break;
+        if (!part_digest(root, HASH_KEYS[i], now))
+            st = pflref_error_set(err, PFLREF_ENOMEM, "hash", "out of memory");
+        else if (strcmp(recorded, now) != 0) {
+            /* a changed part makes "vector" change too: name the part */
+            if (n == 1 && changed[0] == 0)
+                n = 0;
+            if (n == 0) {
+                snprintf(first_rec, sizeof first_rec, "%.71s", recorded);
+                snprintf(first_now, sizeof first_now, "%s", now);
+            }
+            changed[n++] = i;
+        }
+    }
+    if (st != PFLREF_OK || n == 0)
+        return st;
+    return hash_refusal(changed, n, first_rec, first_now, err);
 }
 
 /* The embedded spec, parsed from its compact text; error paths inside it
@@ -187,17 +323,20 @@ static pflref_status read_expected(const json_t *exp_v, pflref_vector *v,
     return PFLREF_OK;
 }
 
-/* format, the required members, metadata, tolerance and the expectation's
- * keys; *id, *spec_v and *exp_v are borrowed from root. */
-static pflref_status read_envelope(const json_t *root, pflref_vector *v,
-                                   const char **id, json_t **spec_v,
-                                   json_t **exp_v, pflref_error *err)
+/* format, the required members, the content hash (before anything inside
+ * the parts is judged, so an edit is named as such), metadata, tolerance
+ * and the expectation's keys; *id, *spec_v and *exp_v are borrowed from
+ * root. */
+static pflref_status read_envelope(const json_t *root, const char *base_dir,
+                                   pflref_vector *v, const char **id,
+                                   json_t **spec_v, json_t **exp_v,
+                                   pflref_error *err)
 {
     static const char *const keys[] = {"format", "id", "hash", "title",
                                        "provenance", "flags", "spec",
                                        "tolerance", "expected", NULL};
     static const char *const ekeys[] = {"final", "trajectory", NULL};
-    json_t *id_v, *tol_v;
+    json_t *id_v, *tol_v, *any;
     pflref_status st;
     if ((st = pflref_json_format(root, "", keys, PFLREF_GOLDEN_FORMAT, err)) ||
         (st = pflref_json_member(root, "", "id", 1, &id_v, err)) ||
@@ -205,7 +344,10 @@ static pflref_status read_envelope(const json_t *root, pflref_vector *v,
         (st = pflref_json_member(root, "", "spec", 1, spec_v, err)) ||
         (st = pflref_json_member(root, "", "tolerance", 1, &tol_v, err)) ||
         (st = pflref_json_member(root, "", "expected", 1, exp_v, err)) ||
-        (st = read_metadata(root, err)) ||
+        (st = pflref_json_member(root, "", "provenance", 1, &any, err)) ||
+        (st = pflref_json_member(root, "", "flags", 1, &any, err)) ||
+        (st = check_hash(root, err)) ||
+        (st = read_metadata(root, base_dir, err)) ||
         (st = read_tolerance(tol_v, &v->tol, err)))
         return st;
     return pflref_json_object(*exp_v, "expected", ekeys, err);
@@ -223,7 +365,7 @@ pflref_status pflref_vector_read(const char *text, size_t len,
     if (st != PFLREF_OK)
         return st;
     v->json = root;
-    if ((st = read_envelope(root, v, &id, &spec_v, &exp_v, err)))
+    if ((st = read_envelope(root, base_dir, v, &id, &spec_v, &exp_v, err)))
         return st;
     /* Reports, the CLI and a candidate's same-id test hold the id whole
      * (the schema's maxLength): a longer one would be compared truncated. */
@@ -232,8 +374,7 @@ pflref_status pflref_vector_read(const char *text, size_t len,
                                 "the id has %zu bytes, at most %zu are "
                                 "allowed", strlen(id), sizeof v->id - 1);
     snprintf(v->id, sizeof v->id, "%s", id);
-    if ((st = check_hash(root, spec_v, err)) ||
-        (st = read_spec(spec_v, base_dir, &v->spec, err)))
+    if ((st = read_spec(spec_v, base_dir, &v->spec, err)))
         return st;
     return read_expected(exp_v, v, err);
 }

@@ -5,6 +5,9 @@
  *   ref/io/vector.c   a vector: envelope, content hash, spec, tolerance,
  *                     provenance, flags, expectation; and the public
  *                     readers of pflref/io.h (is_vector, describe, spec)
+ *   ref/io/vector_flags.c
+ *                     the flag registry a vector's flags are checked
+ *                     against
  *   ref/io/records.c  tables of records ("trajectory" and "final") and a
  *                     candidate result
  *
@@ -27,6 +30,15 @@ struct json_t;
 #define PFLREF_VECTOR_ID_MAX 128
 /* At most this many per-quantity tolerances. */
 #define PFLREF_MAX_QUANTITY_TOLS 16
+
+/* The widest atol or rtol a vector may hold without an argument in
+ * "tolerance.above_ceiling" (golden/README.md, "Tolerance"): every vector's
+ * expectation is an fp64 reference's, computed in a fixed order, whose
+ * observed error is below 1.1e-13; the widest tolerance of the shipped
+ * vectors is 1e-11 (Hessian-free differences, δ = 1/1024).  Above 1e-10 a
+ * test no longer tells fp64 from a sloppier computation.  Must equal
+ * TOLERANCE_CEILING in golden/pflref_golden.py. */
+#define PFLREF_TOLERANCE_CEILING 1e-10
 
 /* |x − r| ≤ atol + rtol·|r|. */
 typedef struct {
@@ -51,18 +63,41 @@ typedef struct {
     struct json_t *json;            /* owns the names borrowed above      */
 } pflref_vector;
 
-/* Parse and validate a golden vector: format, id (≤ 127 bytes), title,
- * provenance (a "self" vector must be flagged regression-only), flags,
- * tolerance, the stored hash against the spec's content hash, the spec
+/* Parse and validate a golden vector: format, id (≤ 127 bytes), the
+ * required "hash" against the content (the whole vector and each part:
+ * spec, expected, tolerance, flags, provenance; an edit names the part),
+ * title, provenance (a "self" vector must be flagged regression-only),
+ * flags (each registered: pflref_flag_registry_find from base_dir),
+ * tolerance (at most PFLREF_TOLERANCE_CEILING unless argued for), the spec
  * (base_dir resolves a relative problem file; error paths start "spec."),
  * and the expectation (every key once, at least one record).
  *   v   [out] filled here, even on error; free with pflref_vector_free
- * Errors: PFLREF_EINVAL naming the JSON path, PFLREF_EIO (problem file),
- * PFLREF_ENOMEM. */
+ * Errors: PFLREF_EINVAL naming the JSON path (or the part that changed),
+ * PFLREF_EIO (problem file, flags registry), PFLREF_ENOMEM. */
 pflref_status pflref_vector_read(const char *text, size_t len,
                                  const char *base_dir, pflref_vector *v,
                                  pflref_error *err);
 void pflref_vector_free(pflref_vector *v);
+
+/* The flag registry of a vector (ref/io/vector_flags.c): the nearest
+ * flags.json (pflref-flags/1) in base_dir or a folder above it, else the
+ * one compiled in from golden/flags.json (root NULL). */
+typedef struct {
+    struct json_t *root;           /* the registry document, or NULL      */
+    char path[PFLREF_PATH_MAX];    /* its file, when root is not NULL      */
+} pflref_flag_registry;
+
+/* Find the registry for vectors in base_dir (NULL: the built-in one).
+ * Errors: PFLREF_EINVAL / PFLREF_EIO naming a flags.json that cannot be
+ * read as a registry. */
+pflref_status pflref_flag_registry_find(const char *base_dir,
+                                        pflref_flag_registry *reg,
+                                        pflref_error *err);
+/* 1 when reg registers flag. */
+int pflref_flag_registered(const pflref_flag_registry *reg, const char *flag);
+/* The registry's file, or a description of the built-in one. */
+const char *pflref_flag_registry_name(const pflref_flag_registry *reg);
+void pflref_flag_registry_free(pflref_flag_registry *reg);
 
 /* A candidate implementation's result. */
 typedef struct {
