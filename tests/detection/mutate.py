@@ -68,6 +68,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 EXAMPLES = os.path.join(ROOT, "docs", "examples")
 GOLDEN = os.path.join(ROOT, "golden")
 EQUIVALENT = os.path.join(ROOT, "tests", "detection", "mutation-equivalent.json")
+KNOWN = os.path.join(ROOT, "tests", "detection", "mutation-survivors.json")
 PY = "/usr/bin/python3"
 
 PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
@@ -98,12 +99,28 @@ HP_DICTS = {"cfg", "hp"}
 HP_PARAMS = {"eta": "real", "eta_p": "real", "lam": "real", "mu": "real",
              "K": "count", "gamma": "real"}
 BUG_NAMES = {"BUG", "bug"}
-WEIGHT_SETS = ({"samples", "uniform", "batches", "all_keep_old"},
-               {"global", "sampled_normalised"})
-WEIGHT_KEYS = {"fedavg.weights", "pfedme.weights", "ditto.weights",
-               "pfl.weights", "pflego.theta_weights", "perfedavg.weights",
-               "cfl.cluster_weights"}
 SAMPLED_SETS = {"S_t", "M", "U", "A_k", "sent"}
+# each weighting switch's values (a swap stays within the switch's domain)
+WEIGHT_DOMAIN = {"fedavg.weights": {"samples", "uniform", "all_keep_old"},
+                 "pfedme.weights": {"samples", "uniform"},
+                 "ditto.weights": {"samples", "uniform"},
+                 "pfl.weights": {"samples", "uniform", "batches"},
+                 "pflego.theta_weights": {"global", "sampled_normalised"},
+                 "perfedavg.weights": {"samples", "uniform"},
+                 "cfl.cluster_weights": {"samples", "uniform"}}
+# the weighting switch a local holds, by function
+WEIGHT_LOCALS = {("pfl_numpy.py", "aggregate", "scheme"): "fedavg.weights",
+                 ("pfl_numpy.py", "pfl_weights", "scheme"): "pfl.weights",
+                 ("pfl_numpy.py", "run_pflego", "theta_weights"): "pflego.theta_weights",
+                 ("pfl_numpy_perfedavg.py", "run", "weights"): "perfedavg.weights",
+                 ("pfl_numpy_cfl.py", "run", "weights"): "cfl.cluster_weights",
+                 ("pfl_numpy_cfl.py", "run.update", "weights"): "cfl.cluster_weights"}
+# the schedule's post batches exist only for these algorithms' code
+POST_FUNCS = {("pfl_numpy.py", "fedavg_rounds"), ("pfl_numpy.py", "run_partial"),
+              ("pfl_numpy_perfedavg.py", "run")}
+# a round's selected may differ from its clients only for pfedme
+SELECTED_FUNCS = {("pfl_numpy.py", "run_pfedme")}
+WEIGHT_KEYS = set(WEIGHT_DOMAIN)
 
 
 # ---- the sites -------------------------------------------------------------------
@@ -187,7 +204,8 @@ def hp_vars(func):
 
 
 class Site:
-    __slots__ = ("file", "index", "line", "end_line", "col", "op", "detail",
+    __slots__ = ("file", "index", "line", "end_line", "col", "end_col", "op",
+                 "detail",
                  "func", "module_key", "make")
 
     def name(self):
@@ -237,6 +255,7 @@ class Collector(ast.NodeVisitor):
         self.params = [set()]
         self.no_mutate = 0       # inside a skipped region
         self.top_dict = None     # the module-level dict being visited
+        self.in_sorted = set()   # nodes whose order does not matter
 
     # -- helpers --
     def add(self, node, op, detail, make, anchor=None):
@@ -246,6 +265,7 @@ class Collector(ast.NodeVisitor):
         s.file, s.index = self.fname, self.index[id(node)]
         a = anchor or node
         s.line, s.end_line, s.col = a.lineno, a.end_lineno, a.col_offset
+        s.end_col = a.end_col_offset
         s.op, s.detail, s.make = op, detail, make
         s.func = ".".join(f.name for f in self.stack) or "<module>"
         s.module_key = self.top_dict
@@ -303,7 +323,7 @@ class Collector(ast.NodeVisitor):
             elif isinstance(k, ast.Constant) and k.value in WEIGHT_KEYS \
                     and isinstance(v, ast.Constant):
                 self.top_dict = (dname, preset, k.value)
-                self.weight_const(v)
+                self.weight_const(v, k.value)
                 self.top_dict = None
 
     # -- skipped regions --
@@ -340,6 +360,8 @@ class Collector(ast.NodeVisitor):
             for a in node.args:
                 self.visit(a)
             return
+        if fname in ("sorted", "set") and node.args:
+            self.in_sorted.add(id(node.args[0]))
         if fname == "range":
             self.range_site(node)
         if fname == "len" and len(node.args) == 1 and isinstance(node.args[0], ast.Name):
@@ -386,13 +408,20 @@ class Collector(ast.NodeVisitor):
         key = node.slice.value if isinstance(node.slice, ast.Constant) else None
         if hp_key(node) is not None:
             self.hp_read(node, node.slice.value)
-        if key == "clients" and isinstance(node.ctx, ast.Load):
-            for alt in ("selected", "drawn"):
+        top = (self.fname, self.stack[0].name if self.stack else "")
+        v = node.value
+        problem = isinstance(v, ast.Subscript) and isinstance(v.slice, ast.Constant) \
+            and v.slice.value == "problem"
+        if key == "clients" and isinstance(node.ctx, ast.Load) and not problem:
+            alts = ["selected"] if top in SELECTED_FUNCS else []
+            if id(node) not in self.in_sorted:      # drawn: the same set
+                alts.append("drawn")
+            for alt in alts:
                 self.add(node, "schedule", "clients->%s" % alt,
                          lambda n, a=alt: get_call(copy.deepcopy(n.value), a,
                                                    copy.deepcopy(n)))
         if key == "batches" and isinstance(node.ctx, ast.Load) \
-                and self.in_scope("spec"):
+                and self.in_scope("spec") and top in POST_FUNCS:
             self.add(node, "schedule", "batches->post",
                      lambda n: ast.Call(
                          func=ast.Attribute(value=spec_sub("schedule"),
@@ -414,7 +443,8 @@ class Collector(ast.NodeVisitor):
         if not node.args or not isinstance(node.args[0], ast.Constant):
             return
         key = node.args[0].value
-        if key == "selected" and len(node.args) == 2:
+        if key == "selected" and len(node.args) == 2 and \
+                (self.fname, self.stack[0].name) in SELECTED_FUNCS:
             self.add(node, "schedule", "selected-ignored",
                      lambda n: copy.deepcopy(n.args[1]))
             self.add(node, "schedule", "selected->drawn",
@@ -425,26 +455,38 @@ class Collector(ast.NodeVisitor):
                      lambda n: spec_sub("schedule", "rounds", -1, "batches"))
         if key in WEIGHT_KEYS and len(node.args) == 2 and \
                 isinstance(node.args[1], ast.Constant):
-            self.weight_const(node.args[1])
+            self.weight_const(node.args[1], key)
 
     def visit_Compare(self, node):
-        for c in [node.left] + node.comparators:
-            if isinstance(c, ast.Constant):
-                self.weight_const(c)
+        sides = [node.left] + node.comparators
+        key = None
+        for c in sides:
+            if isinstance(c, ast.Subscript) and isinstance(c.slice, ast.Constant) \
+                    and c.slice.value in WEIGHT_DOMAIN:
+                key = c.slice.value
+            if isinstance(c, ast.Name):
+                key = WEIGHT_LOCALS.get((self.fname, self.qual(), c.id), key)
+        for c in sides:
+            if isinstance(c, ast.Constant) and key is not None:
+                self.weight_const(c, key)
         self.generic_visit(node)
+
+    def qual(self):
+        return ".".join(f.name for f in self.stack)
 
     def visit_Dict(self, node):
         for k, v in zip(node.keys, node.values):
             if isinstance(k, ast.Constant) and k.value in WEIGHT_KEYS \
                     and isinstance(v, ast.Constant):
-                self.weight_const(v)
+                self.weight_const(v, k.value)
         self.generic_visit(node)
 
-    def weight_const(self, node):
+    def weight_const(self, node, key):
         if not isinstance(node.value, str):
             return
-        for ws in WEIGHT_SETS:
-            if node.value in ws:
+        ws = WEIGHT_DOMAIN.get(key, set())
+        if node.value in ws:
+            if True:
                 for alt in sorted(ws - {node.value}):
                     self.add(node, "weighting", "%s->%s" % (node.value, alt),
                              lambda n, a=alt: const(a))
@@ -463,11 +505,6 @@ class Collector(ast.NodeVisitor):
         if arg in SAMPLED_SETS and self.in_scope("clients"):
             self.add(node, "weighting", "len(%s)->len(clients)" % arg,
                      lambda n: call("len", ast.Name(id="clients", ctx=ast.Load())))
-        if arg in ("n", "clients") and self.in_scope("clients"):
-            for s in ("S_t", "M", "U", "A_k"):
-                if self.assigned(s):
-                    self.add(node, "weighting", "len(%s)->len(%s)" % (arg, s),
-                             lambda n, s=s: call("len", ast.Name(id=s, ctx=ast.Load())))
 
     def assigned(self, name):
         return self.stack and any(
@@ -584,25 +621,34 @@ def run_candidate(src_dir, out_dir, kind, vectors, trace_file=None):
     """Runs the candidate in src_dir on each vector through its normal entry
     point (pfl_numpy.run_file, fedavg_numpy.main), writes the results and
     status.json {vector: "ok" | "unsupported" | "crash: ..."}."""
+    import resource
     import signal
     import warnings
     warnings.simplefilter("ignore")
+    limit = 2 << 30                        # a runaway mutant stops at 2 GiB
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     sys.path.insert(0, src_dir)
     sys.dont_write_bytecode = True
     os.makedirs(out_dir, exist_ok=True)
     cov = {}
+    positions = {}
     files = {os.path.join(src_dir, f): f for f in FILES}
 
     def tracer(frame, event, arg):
+        """Records every executed instruction of the candidate's files
+        (opcode events), so a site is reached only when an instruction of
+        its own expression ran (a branch of x if c else y on a line that
+        ran is not enough)."""
         f = files.get(frame.f_code.co_filename)
         if f is None:
             return None
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
 
         def local(frame, event, arg):
-            if event == "line":
-                cur.setdefault(f, set()).add(frame.f_lineno)
+            if event == "opcode":
+                cur.setdefault(f, set()).add((frame.f_code, frame.f_lasti))
             return local
-        cur.setdefault(f, set()).add(frame.f_lineno)
         return local
 
     def alarm(signum, frame):
@@ -638,7 +684,17 @@ def run_candidate(src_dir, out_dir, kind, vectors, trace_file=None):
         finally:
             sys.settrace(None)
             signal.alarm(0)
-        cov[vec] = {f: sorted(lines) for f, lines in cur.items()}
+        spans = {}
+        for f, seen in cur.items():
+            out_f = spans.setdefault(f, set())
+            for code, lasti in seen:
+                pos = positions.get(code)
+                if pos is None:
+                    pos = positions[code] = list(code.co_positions())
+                p = pos[lasti // 2] if lasti // 2 < len(pos) else None
+                if p is not None and None not in p:
+                    out_f.add(p)
+        cov[vec] = {f: sorted(ps) for f, ps in spans.items()}
     with open(out_dir.rstrip("/") + ".status.json", "w") as f:
         json.dump(status, f)
     if trace_file:
@@ -690,7 +746,8 @@ def run_set(kind, src_dir, vectors, pflref, work, trace=False):
     cmd += ["--run", src_dir, out, kind]
     try:
         subprocess.run(cmd + vectors, capture_output=True, timeout=120,
-                       check=True)
+                       check=True, env=dict(os.environ, OPENBLAS_NUM_THREADS="1",
+                                            OMP_NUM_THREADS="1"))
     except subprocess.TimeoutExpired:
         return {v: "crash: timeout" for v in vectors}, 0, "", None
     except subprocess.CalledProcessError as e:
@@ -748,13 +805,16 @@ def main():
     ap.add_argument("--trace", help=argparse.SUPPRESS)
     ap.add_argument("--fast", action="store_true",
                     help="a deterministic sample of the mutants")
-    ap.add_argument("--per-group", type=int, default=12,
-                    help="mutants per algorithm with --fast (default 12)")
+    ap.add_argument("--per-group", type=int, default=8,
+                    help="mutants per algorithm with --fast (default 8)")
     ap.add_argument("--seed", type=int, default=16)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--target", type=float, default=98.0)
     ap.add_argument("--report", default=os.path.join(ROOT, "build",
                                                      "mutation-report.txt"))
+    ap.add_argument("--allow-known", action="store_true",
+                    help="below the target, pass when every survivor is a known "
+                    "one (listed with its reason in mutation-survivors.json)")
     ap.add_argument("--list", action="store_true", help="list the mutants")
     ap.add_argument("--only", action="append", default=[],
                     help="run only the mutants whose name starts with this")
@@ -824,8 +884,13 @@ def drive(args, sites, pflref, work, t0):
             for e in json.load(f):
                 equivalent[e["mutant"]] = e["reason"]
 
+    known = {}
+    if os.path.exists(KNOWN):
+        with open(KNOWN) as f:
+            for e in json.load(f):
+                known[e["mutant"]] = e["reason"]
     names = {s.name() for s in sites}
-    stale = sorted(set(equivalent) - names)
+    stale = sorted((set(equivalent) | set(known)) - names)
 
     def kind_of(s):
         return "fedavg" if s.file == FEDAVG_FILE else "pfl"
@@ -834,8 +899,10 @@ def drive(args, sites, pflref, work, t0):
         ok, cov = base[kind_of(s)]
         if s.module_key is not None:
             return module_dict_vectors(s, specs, ok)
-        span = set(range(s.line, s.end_line + 1))
-        return [v for v in ok if span & set(cov.get(v, {}).get(s.file, ()))]
+        lo, hi = (s.line, s.col), (s.end_line, s.end_col)
+        return [v for v in ok if any(
+            (p[0], p[2]) >= lo and (p[1], p[3]) <= hi
+            for p in cov.get(v, {}).get(s.file, ()))]
 
     def alg_of(v):
         return specs[v]["algorithm"]["name"]
@@ -851,7 +918,7 @@ def drive(args, sites, pflref, work, t0):
         rng = random.Random(args.seed)
         groups = {}
         for p in plan:
-            if p[1] and p[0].name() not in equivalent:
+            if p[0].name() not in equivalent:
                 groups.setdefault(p[2], []).append(p)
         plan = []
         for g in sorted(groups):
@@ -893,10 +960,10 @@ def drive(args, sites, pflref, work, t0):
         for name, verdict, why, vecs in ex.map(one, plan):
             results[name] = (verdict, why, vecs)
     elapsed = time.time() - t0
-    return report(args, plan, results, stale, elapsed, specs)
+    return report(args, plan, results, stale, elapsed, specs, known)
 
 
-def report(args, plan, results, stale, elapsed, specs):
+def report(args, plan, results, stale, elapsed, specs, known):
     count = {}
     for verdict, _, _ in results.values():
         count[verdict] = count.get(verdict, 0) + 1
@@ -930,6 +997,7 @@ def report(args, plan, results, stale, elapsed, specs):
                                      " on %d vectors (%s)" % (
                                          len(vecs), ", ".join(sorted(
                                              {specs[x]["algorithm"]["name"] for x in vecs})))))
+        lines.append("      why: %s" % known.get(n, "not yet explained"))
     lines += ["", "equivalent (argued in %s):" % os.path.relpath(EQUIVALENT, ROOT)]
     for n, (v, w, _) in sorted(results.items()):
         if v == "equivalent":
@@ -946,13 +1014,22 @@ def report(args, plan, results, stale, elapsed, specs):
         f.write("\n".join(lines) + "\n")
     print(summary)
     for n, v, w in survivors:
-        print("  survivor %s (%s)" % (n, v))
+        why = known.get(n, "NOT YET EXPLAINED")
+        print("  survivor %s (%s): %s" % (n, v, why if len(why) < 90 else why[:87] + "..."))
     if stale:
-        print("  stale equivalence entries: %s" % ", ".join(stale))
-    ok = score >= args.target and not stale
+        print("  stale entries (no such mutant): %s" % ", ".join(stale))
+    unexplained = [n for n, _, _ in survivors if n not in known]
     print("mutation: score %.2f%% %s target %.0f%%; report in %s"
           % (score, ">=" if score >= args.target else "<", args.target,
              os.path.relpath(args.report, ROOT)))
+    ok = score >= args.target and not stale
+    if not ok and args.allow_known and not stale and not unexplained:
+        print("mutation: below the target, but every survivor is a known gap "
+              "of the vectors, listed with its reason in %s" % os.path.relpath(KNOWN, ROOT))
+        ok = True
+    elif unexplained:
+        print("mutation: %d survivors not explained in %s"
+              % (len(unexplained), os.path.relpath(KNOWN, ROOT)))
     return 0 if ok else 1
 
 
