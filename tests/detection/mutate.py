@@ -178,12 +178,13 @@ def hp_key(node):
 
 
 def hp_vars(func):
-    """{local name: kind} of the hyperparameters a function holds in locals
-    (assigned from a spec read, or a helper's parameter)."""
+    """{local name: (kind, line of its first assignment, the spec read it
+    holds)} of the hyperparameters a function holds in locals (assigned
+    from a spec read; a helper's parameter has line 0 and no read)."""
     out = {}
     for a in func.args.args:
         if a.arg in HP_PARAMS:
-            out[a.arg] = HP_PARAMS[a.arg]
+            out[a.arg] = (HP_PARAMS[a.arg], 0, None)
     for node in ast.walk(func):
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
@@ -197,9 +198,12 @@ def hp_vars(func):
         for t, v in pairs:
             if not isinstance(t, ast.Name):
                 continue
-            keys = {hp_key(n) for n in ast.walk(v)} - {None}
+            reads = [n for n in ast.walk(v) if hp_key(n) is not None]
+            keys = {hp_key(n) for n in reads}
             if len(keys) == 1:
-                out[t.id] = HP_KIND[keys.pop()]
+                prev = out.get(t.id)
+                if prev is None or prev[1] > node.lineno:
+                    out[t.id] = (HP_KIND[keys.pop()], node.lineno, reads[0])
     return out
 
 
@@ -375,14 +379,23 @@ class Collector(ast.NodeVisitor):
 
     # -- the operators --
     def visit_Name(self, node):
+        """x → y for the hyperparameter locals x, y of one kind; where y is
+        not yet assigned at this use, y's own read of the spec (cfg["y"])."""
         if not isinstance(node.ctx, ast.Load):
             return
         h = self.hp[-1]
-        if node.id in h:
-            for other in sorted(h):
-                if other != node.id and h[other] == h[node.id]:
-                    self.add(node, "swap-hp", "%s->%s" % (node.id, other),
-                             lambda n, o=other: ast.Name(id=o, ctx=ast.Load()))
+        if node.id not in h:
+            return
+        kind = h[node.id][0]
+        for other in sorted(h):
+            okind, line, read = h[other]
+            if other == node.id or okind != kind or line == node.lineno:
+                continue
+            if line < node.lineno or read is None:
+                make = (lambda n, o=other: ast.Name(id=o, ctx=ast.Load()))
+            else:
+                make = (lambda n, r=read: copy.deepcopy(r))
+            self.add(node, "swap-hp", "%s->%s" % (node.id, other), make)
 
     def hp_read(self, node, key):
         """cfg["eta"] → cfg["eta_p"]: keys of the same kind read in the
