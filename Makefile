@@ -56,7 +56,8 @@ TESTS  := $(sort $(wildcard tests/*.c))
 .SECONDARY:
 .DELETE_ON_ERROR:
 .PHONY: all deps demo check check-unit check-blas check-golden check-schema \
-        check-detection check-headers check-lint golden golden-update coverage check-asan \
+        check-detection check-mutation check-mutation-fast check-headers \
+        check-lint golden golden-update coverage check-asan \
         check-valgrind fuzz fuzz-smoke lint proofs clean
 
 all: deps
@@ -101,7 +102,7 @@ demo: deps
 
 check: deps
 	@$(MAKE) -s --no-print-directory check-unit check-blas check-headers \
-	  check-golden check-schema check-detection check-lint
+	  check-golden check-schema check-detection check-mutation-fast check-lint
 
 check-unit: $(B)/rel/pflref $(B)/rel/tests/run
 	@$(call RUN_TESTS,rel,)
@@ -124,6 +125,19 @@ check-schema: $(B)/rel/pflref
 # bugs: the correct candidates pass `pflref check`, every bug is caught.
 check-detection: $(B)/rel/pflref
 	@PFLREF_CLI=$(B)/rel/pflref bash tests/detection/run.sh | tail -n 2
+
+# The golden suite's mutation score: AST mutants of the NumPy candidates,
+# each run on the vectors that reach it and judged by `pflref check`;
+# target >= 98% of the non-equivalent mutants killed (tests/detection/README.md).
+# check-mutation-fast (in `make check`): a fixed-seed sample, 2 processes;
+# check-mutation (in .ci/run): every mutant.  Report: build/mutation-report.txt
+check-mutation-fast: $(B)/rel/pflref
+	@PFLREF_CLI=$(B)/rel/pflref $(PYTHON) tests/detection/mutate.py --fast --allow-known --jobs 2 \
+	  --report $(B)/mutation-report-fast.txt
+
+check-mutation: $(B)/rel/pflref
+	@PFLREF_CLI=$(B)/rel/pflref $(PYTHON) tests/detection/mutate.py --jobs 2 \
+	  --report $(B)/mutation-report.txt
 
 # Regenerate every golden vector into a temporary folder and diff it with
 # the frozen one; never writes into golden/ (see golden/CHANGES.md).
