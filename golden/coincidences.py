@@ -346,6 +346,18 @@ def r_ifca_ties(spec, sw, hp):
     return out
 
 
+def r_interp_ties(spec, sw, hp):
+    """per_client_grid: a client's α decided by a tie (or within 1e-9)."""
+    import pflref_exact_interp as xp
+    out = []
+    for i, g in sorted(xp.grid_gaps(spec).items()):
+        if g == 0:
+            out.append("grid tie (client %d)" % i)
+        elif g < Fraction(1, 10 ** 9):
+            out.append("grid near tie (client %d)" % i)
+    return out
+
+
 def r_ifca_shift(spec, sw, hp):
     if "cluster_models" in spec.get("init", {}):
         return []
@@ -481,6 +493,9 @@ RULES = {
         (when("interp.alpha", "fixed"), r_value(["alpha"], ZERO | ONE),
          "α ∈ {0, 1} reduces the interpolation to one model"),
         (when("interp.alpha", "fixed"), r_value(["alpha"], HALF), "α = ½ hides α ↔ 1 − α"),
+        (when("interp.alpha", "per_client_grid"), r_interp_ties,
+         "a grid choice decided by a tie (or within 1e-9)"),
+        (ALWAYS, r_single_round, "one round hides a stale global model"),
         (when("fedavg.weights", "samples", "all_keep_old"),
          r_equal_sizes(who_fedavg), "equal n_k make the weighted mean uniform"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
@@ -494,6 +509,7 @@ RULES = {
         (ALWAYS, r_cfl_thresholds, "a decision on (or within 1e-9 of) ε₁, ε₂ or γ_max"),
         (ALWAYS, r_single_round, "one round hides clusters carried across rounds"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+        (ALWAYS, r_quadratic_unit, "a = 1 hides a dropped curvature / loss factor"),
     ],
     "ifca": [
         (ALWAYS, r_value(["gamma"], ONE), "γ = 1 hides a dropped step size"),
