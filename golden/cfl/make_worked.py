@@ -29,6 +29,9 @@ clients' c_i are the examples' vectors.
                      on minibatches of two; round 0 recovers the populations
                      {0,2} | {1,3}, round 1 trains each cluster (neither
                      splits: max ‖Δθ_i‖ < ε₂)
+  spread-complete-linkage-samples  complete linkage, |D_i|-weighted updates,
+                     η = 0.85, a = (1.25, 0.8), two rounds, every decision
+                     more than 1e-3 from its threshold
 
     /usr/bin/python3 golden/cfl/make_worked.py [OUTDIR]
 """

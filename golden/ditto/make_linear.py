@@ -27,6 +27,8 @@ Vectors (file = id without "ditto/", '/' → '-'):
   ditto/worked/norm-d1                      d = 1, ditto.prox = norm (the
       PyTorch code's regulariser) against w^t; in one dimension
       ‖v − ref‖ = |v − ref| is rational, so the run is exact
+  ditto/worked/linear-official-uniform   preset official (the simple mean),
+      η = 0.115, λ = 0.65, on the data of linear-moving-interleaved
 
 Inputs are the exact values of their doubles; expected values are
 float(Fraction).  For each flag the generator runs the bugs of that class

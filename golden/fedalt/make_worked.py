@@ -17,6 +17,11 @@ B, S = {1,2}, b⁰ = 1, h⁰ = 0.5, step 0.1: one round of FedRep (fedalt
 preset), FedPer, LG-FedAvg and FedBABU (fedsim presets; FedBABU followed by
 two full fine-tuning steps on every client).
 
+Coincidence-free runs (golden/coincidences.py), FedAlt and FedSim each:
+ŷ = x·u + v_i on three clients (n = 3, 2, 4), γ_u = 0.135, γ_v = 0.215,
+η_ft = 0.165, minibatches, two rounds; (stateful, samples, personal),
+(stateless, uniform, full), (stateful, batches, full).
+
 Every generator asserts the notes' published numbers (to their 10 printed
 digits) before writing.  Vectors (file = id without the folder, '/' → '-'):
 see MAKERS.

@@ -14,6 +14,9 @@ Vector (the file is the id without "finetune/", '/' → '-'):
   finetune/worked/personal-bias-prox   linear model with bias, split
       {"personal": ["b"]}, μ_ft = 1/2, one FedAvg round with S_0 = {0, 2}
       of three clients (so w ≠ w0), then three fine-tuning steps per client
+  finetune/worked/samples-full, …/uniform-personal, …/keep-old-full   one
+      per fedavg.weights value: two rounds, n = 3, 2, 4, η, η_ft, μ_ft distinct
+      and none 0 or 1 (golden/coincidences.py)
 
 Inputs are the exact values of their doubles; expected values are
 float(Fraction).  For each flag the generator runs the bugs of that class

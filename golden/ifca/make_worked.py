@@ -23,6 +23,8 @@ The notes' F_i(θ) = (θ − c_i)² is the quadratic model with a = 2
                       steps on minibatches of two, from the given initial
                       models θ⁰ = (0.5, −0.5), (−0.25, 0.75)
                       (init.cluster_models, which no w⁰ + j δ gives)
+  spread-gradient     Option I, k = 3, γ = 0.135, partial participation, no
+                      tie (every estimate's loss gap above 0.01)
 
     /usr/bin/python3 golden/ifca/make_worked.py [OUTDIR]
 """

@@ -17,6 +17,10 @@ shared/spec notes §5.2), in exact rational arithmetic
    vertex of the parabola at 3/8), so the smaller α wins; its training set
    would pick α = 1 and its test set α = 3/4.  Every number is dyadic, so
    fp64 is exact.
+3. Coincidence-free runs (golden/coincidences.py): linear d = 1, three
+   clients (n = 3, 2, 4), two FedAvg rounds, one vector per fedavg.weights
+   value: fixed α = 0.35; the grid G = 5 on the test set; the grid on the
+   validation split (selection targets placed so every choice has a gap).
 
 Every generator asserts the numbers the notes print before writing.
 

@@ -25,6 +25,9 @@ make those bugs visible:
   mlp-identity-hf           the same with HF (δ = 1/1024): not equal to
                             exact (the asserted difference is O(δ²)), and
                             centring the difference on w̃ moves it
+  mlp-identity-exact-rounds the mlp over three rounds of τ = 1 (a single
+                            round hides a stale global model)
+  mlp-identity-hf-rounds    the same with HF over two rounds
 
 The generator asserts, for each vector, that the bugs it is flagged for move
 it (pflref_golden.check_mutants), and the facts named above.

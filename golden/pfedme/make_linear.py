@@ -27,6 +27,10 @@ Vectors (file = id without "pfedme/", '/' → '-'):
       personalised = w_{i,R}) with μ = 0.05 and β = 1.5
   pfedme/worked/linear-train-sampled    pfedme.train = sampled, three rounds
       S = {0, 1}, {1, 2}, {0, 2}: only S^t trains
+  pfedme/worked/linear-paper-beta, …/linear-official-beta,
+      …/linear-pfllib-beta   the paper switches and the official and pfllib
+      presets with every constant distinct and none 1 (β given), K = 3 ≠ R
+      (golden/coincidences.py)
 
 Inputs are the exact values of their doubles; expected values are
 float(Fraction).  For each flag the generator runs the bugs of that class

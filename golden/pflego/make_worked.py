@@ -25,6 +25,9 @@ each value's correctly rounded double.  Two variants: exact-alpha
 (exact_alpha, global θ weights) and code (seed head step, sampled-
 normalised weights).
 
+spread-seed-global, spread-exact-alpha-sampled: ρ = 0.065, β = 0.135, client
+sizes 2, 3, 1, 4, two rounds, both values of each switch (golden/coincidences.py).
+
 Every generator asserts the notes' published numbers before writing.
 
     /usr/bin/python3 golden/pflego/make_worked.py [OUTDIR]

@@ -18,6 +18,8 @@ Vectors (the file is the id without "prox/", '/' → '-'):
       w = 2, λ = 3, η_p = 0.1, K = 2: θ = 2.3, 2.48; θ̂ = 11/4
   prox/worked/linear-warm-mu       linear model with bias, two clients, two
       rounds of minibatches, warm start across rounds, μ = 1/4
+  prox/worked/linear-reset-mu      the same data with the paper's reset start,
+      λ = 1.85, η_p = 0.115, K = 3, μ = 0.15
 
 Inputs are the exact values of their doubles (0.1 is the double nearest
 1/10); expected values are float(Fraction).  For each flag the generator
