@@ -113,6 +113,7 @@ check-unit: $(B)/rel/pflref $(B)/rel/tests/run
 check-golden:
 	@$(PYTHON) golden/lint.py
 	@$(PYTHON) golden/audit.py
+	@$(PYTHON) golden/coincidences.py
 
 # Every shipped document against the JSON Schemas in docs/schema, and the
 # schemas' own self-test (they must reject planted bad documents).

@@ -43,7 +43,7 @@ WEIGHTS = ("samples", "uniform", "all_keep_old")
 MUTANTS = {
     "aggregation-weights": {"*": ["weights=" + w for w in WEIGHTS],
                             "pfedme": ["samples-weights", "uniform-weights"],
-                            "ditto": ["uniform-weights"],
+                            "ditto": ["uniform-weights", "samples-weights"],
                             "fedalt": ["samples-weights", "uniform-weights"],
                             "fedsim": ["samples-weights", "uniform-weights"]},
     "local-step-count": {"*": ["epochs-plus-one", "epochs-minus-one"],

@@ -29,6 +29,9 @@ clients' c_i are the examples' vectors.
                      on minibatches of two; round 0 recovers the populations
                      {0,2} | {1,3}, round 1 trains each cluster (neither
                      splits: max ‖Δθ_i‖ < ε₂)
+  spread-complete-linkage-samples  complete linkage, |D_i|-weighted updates,
+                     η = 0.85, a = (1.25, 0.8), two rounds, every decision
+                     more than 1e-3 from its threshold
 
     /usr/bin/python3 golden/cfl/make_worked.py [OUTDIR]
 """
@@ -276,8 +279,67 @@ def linear_minibatch():
                 data=(model, cls, rounds))
 
 
+# Complete linkage with |D_i|-weighted cluster updates and no coincidence
+# (golden/coincidences.py): η = 0.85, curvature a = (1.25, 0.8), distinct
+# |D_i|, two rounds, every decision at least 1e-3 from its threshold.
+SPREAD_C = [[1.146, 0.1], [-0.446, 0.839], [-0.703, -0.78], [-0.11, -0.893]]
+SPREAD_N = [3, 7, 4, 6]
+SPREAD_A = [1.25, 0.8]
+SPREAD_HP = {"eta": 0.85, "eps1": 0.45, "eps2": 0.7, "gamma_max": 0.35}
+
+
+def spread_checks(trace, v):
+    from decimal import Decimal
+    eps = {"norm_dtheta_c": Decimal("0.45"), "max_norm_dtheta": Decimal("0.7")}
+    for t in (0, 1):
+        for name, e in eps.items():
+            for x in notes_of(trace, name, t):
+                assert abs(Decimal(x[0]) - e) > Decimal("1e-3"), (t, name, x)
+        for x in notes_of(trace, "alpha_cross", t):
+            assert abs(((1 - Decimal(x[0])) / 2).sqrt() - Decimal("0.35")) > Decimal("1e-3")
+    # complete linkage: {0,1} | {2,3}, then {0,1} splits again in round 1
+    assert notes_of(trace, "c1", 0)[0] == [0, 1] and notes_of(trace, "c2", 0)[0] == [2, 3]
+    assert notes_of(trace, "c1", 1)[0] == [0] and notes_of(trace, "c2", 1)[0] == [1]
+    assert notes_of(trace, "partition", 1)[0] == [0, 1, 2, 2]
+    # Algorithm 1 would split {0} | {1,2,3} instead (asserted on a replay)
+    spec = dict(SPREAD_SPEC[0])
+    alg = dict(spec["algorithm"], switches={"cfl.bipartition": "optimal",
+                                            "cfl.cluster_weights": "samples"})
+    other = pc.replay(dict(spec, algorithm=alg))[0]
+    assert notes_of(other, "c1", 0)[0] == [0] and notes_of(other, "c2", 0)[0] == [1, 2, 3]
+
+
+SPREAD_SPEC = []
+
+
+def spread_complete_linkage():
+    cls = [{"a": list(SPREAD_A), "c": list(c), "n": n} for c, n in zip(SPREAD_C, SPREAD_N)]
+    rounds = one_step_rounds(4, 2)
+    sw = {"cfl.bipartition": "complete_linkage", "cfl.cluster_weights": "samples"}
+    SPREAD_SPEC.append(pg.given_spec("", "", MODEL, cls, {"kind": "zeros"},
+                                     {"name": "cfl", "hyperparameters": SPREAD_HP,
+                                      "switches": sw}, rounds))
+    return make("spread-complete-linkage-samples",
+                "CFL, complete linkage, |D_i|-weighted updates, η = 0.85, a nested "
+                "split in round 1",
+                "Four clients, f_i = ½ Σ_j a_j (θ_j − c_ij)² with a = (1.25, 0.8), "
+                "c = (1.146, 0.1), (−0.446, 0.839), (−0.703, −0.78), (−0.11, −0.893), "
+                "|D| = (3, 7, 4, 6); η = 0.85, one step per round from θ = 0, two "
+                "rounds; ε₁ = 0.45, ε₂ = 0.7, γ_max = 0.35; cfl.bipartition = "
+                "complete_linkage, cfl.cluster_weights = samples.  Round 0 splits "
+                "{0,1} | {2,3} (Algorithm 1 would give {0} | {1,2,3}); round 1 "
+                "splits {0,1} again.",
+                None, None, SPREAD_HP, sw, None,
+                ["cfl-bipartition", "aggregation-weights", "cfl-split-update",
+                 "cfl-similarity-normalisation"], spread_checks,
+                f"{NOTES} §1.6-1.9 (Alg. 5, Alg. 2's weights, the notebook's complete "
+                "linkage); every decision's margin asserted above 1e-3",
+                data=(MODEL, cls, rounds))
+
+
 MAKERS = [seed003, seed003_samples, seed003_gamma, lambda: counter("optimal"),
-          lambda: counter("complete_linkage"), nested, linear_minibatch]
+          lambda: counter("complete_linkage"), nested, linear_minibatch,
+          spread_complete_linkage]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -27,6 +27,8 @@ Vectors (file = id without "ditto/", '/' → '-'):
   ditto/worked/norm-d1                      d = 1, ditto.prox = norm (the
       PyTorch code's regulariser) against w^t; in one dimension
       ‖v − ref‖ = |v − ref| is rational, so the run is exact
+  ditto/worked/linear-official-uniform   preset official (the simple mean),
+      η = 0.115, λ = 0.65, on the data of linear-moving-interleaved
 
 Inputs are the exact values of their doubles; expected values are
 float(Fraction).  For each flag the generator runs the bugs of that class
@@ -280,9 +282,45 @@ def norm_d1():
         flags, mutants, model, clients, init, algorithm, rounds, TOL_NORM, check)
 
 
+def official_uniform():
+    """Preset official (interleaved, squared, round-start reference, the
+    simple mean) with η ≠ λ, neither 1 (golden/coincidences.py)."""
+    algorithm = {"name": "ditto", "preset": "official",
+                 "hyperparameters": {"eta": 0.115, "lambda": 0.65}}
+
+    def check(pr, w, v, trace, sched):
+        alg = dict(algorithm, switches={"ditto.weights": "samples"})
+        assert run_ditto(MODEL2, CLIENTS2, INIT2, alg, ROUNDS2)[1:3] != (w, v)
+        alg = dict(algorithm, switches={"ditto.prox_ref": "moving"})
+        assert run_ditto(MODEL2, CLIENTS2, INIT2, alg, ROUNDS2)[1:3] != (w, v)
+
+    flags = ["ditto-moving-ref", "prox-sign", "stale-personal-state",
+             "unsampled-client", "aggregation-weights", "batch-mean",
+             "stale-global", "local-step-count"]
+    mutants = {"ditto-moving-ref": ["ditto-ref-moving"],
+               "prox-sign": ["prox-plus"],
+               "stale-personal-state": ["reset-personal", "personal-from-global"],
+               "unsampled-client": ["train-all"],
+               "aggregation-weights": ["samples-weights"],
+               "batch-mean": ["batch-sum"],
+               "stale-global": ["restart-w0"],
+               "local-step-count": ["epochs-plus-one", "epochs-minus-one"]}
+    return linear_vector(
+        "ditto/worked/linear-official-uniform", "worked-linear-official-uniform.json",
+        "Ditto, preset official (the TensorFlow code: interleaved, w^t "
+        "reference, simple mean of the global copies), η = 0.115, λ = 0.65",
+        "The clients (n = 4, 3, 5), model, initial point, schedule and batch "
+        "iterators of ditto/worked/linear-moving-interleaved; η = 0.115, "
+        "λ = 0.65, preset official (ditto.order = interleaved_shared_batch, "
+        "ditto.prox = squared, ditto.prox_ref = round_start, ditto.weights = "
+        "uniform).  S_0 = {0, 1}, S_1 = {1, 2}.",
+        flags, mutants, MODEL2, CLIENTS2, INIT2, algorithm, ROUNDS2, TOL, check)
+
+
 def main():
     pg.write_all(sys.argv, HERE,
-                 (moving_interleaved, moving_personal_first, norm_d1))
+                 (moving_interleaved, moving_personal_first, norm_d1,
+                  official_uniform))
 
 
 if __name__ == "__main__":

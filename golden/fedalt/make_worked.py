@@ -17,6 +17,11 @@ B, S = {1,2}, b⁰ = 1, h⁰ = 0.5, step 0.1: one round of FedRep (fedalt
 preset), FedPer, LG-FedAvg and FedBABU (fedsim presets; FedBABU followed by
 two full fine-tuning steps on every client).
 
+Coincidence-free runs (golden/coincidences.py), FedAlt and FedSim each:
+ŷ = x·u + v_i on three clients (n = 3, 2, 4), γ_u = 0.135, γ_v = 0.215,
+η_ft = 0.165, minibatches, two rounds; (stateful, samples, personal),
+(stateless, uniform, full), (stateful, batches, full).
+
 Every generator asserts the notes' published numbers (to their 10 printed
 digits) before writing.  Vectors (file = id without the folder, '/' → '-'):
 see MAKERS.
@@ -25,6 +30,7 @@ see MAKERS.
 """
 import os
 import sys
+from fractions import Fraction as F
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -342,10 +348,91 @@ def fedbabu_d():
         "then every client fine-tunes (b, h) jointly for 2 steps at η_ft = 0.1.")
 
 
+# ---------------------------------------------------------------- coincidence-free
+# golden/coincidences.py: γ_u, γ_v, η_ft distinct and none 1 or 0, client
+# sizes 3, 2, 4, different batch counts, τ_v ≠ τ_u for most client rounds,
+# minibatches that differ from step to step, two rounds.
+
+S_MODEL = {"kind": "linear", "d": 2, "loss": "half_squared", "bias": True}
+S_CLIENTS = [
+    {"X": [[0.815, -0.435], [-0.365, 1.145], [1.235, 0.285]],
+     "y": [1.385, -0.715, 0.945]},
+    {"X": [[-1.055, 0.625], [0.445, -0.955]], "y": [-1.265, 0.835]},
+    {"X": [[0.565, 0.915], [-0.785, -0.345], [1.125, -0.665], [-0.235, 1.315]],
+     "y": [0.455, -1.135, 1.715, -0.385]},
+]
+S_INIT = {"kind": "given", "w": [0.35, -0.15, 0.25]}
+S_SPLIT = {"personal": ["b"]}
+S_BATCHES = {
+    (0, 0): [[0, 1], [2], [1, 2]],
+    (0, 1): [[1], [0, 1], [0], [1]],
+    (1, 1): [[0, 1], [1], [0]],
+    (1, 2): [[0, 1], [2, 3], [3, 0], [1, 2]],
+}
+S_ROUNDS = [[0, 1], [1, 2]]
+S_POST = [[[0, 2], [1]], [[1], [0]], [[3, 1], [0, 2]]]
+
+
+def spread(kind, state, weights, finetune):
+    alt = kind == "fedalt"
+    hp = {"gamma_u": 0.135, "gamma_v": 0.215, "eta_ft": 0.165}
+    if alt:
+        hp["tau_v"] = 1
+    sw = {"pfl.state": state, "pfl.weights": weights, "pfl.finetune": finetune}
+    algorithm = {"name": kind, "hyperparameters": hp, "switches": sw}
+    rounds = [{"clients": S, "batches": [S_BATCHES[(t, i)] for i in S]}
+              for t, S in enumerate(S_ROUNDS)]
+    name = f"spread-{state}-{weights}-{finetune}"
+
+    def check(trace, w, v):
+        pr = px.Problem(S_MODEL, S_CLIENTS)
+        for (t, i), steps in S_BATCHES.items():
+            for b in steps:
+                assert F(0.215) * px.curvature_bound(pr, i, b) < 2
+        for i, steps in enumerate(S_POST):
+            for b in steps:
+                assert F(0.165) * px.curvature_bound(pr, i, b) < 2
+
+    flags = ["pfl-update-order", "stale-personal-state", "finetune-scope"]
+    mutants = {"pfl-update-order": (["fedalt-u-first", "fedalt-stale-v"] if alt
+                                    else ["fedsim-sequential"]),
+               "stale-personal-state": ["reset-personal" if state == "stateful"
+                                        else "keep-personal"],
+               "finetune-scope": ["scope-flip"]}
+    if weights != "batches":
+        flags.append("aggregation-weights")
+        mutants["aggregation-weights"] = ["uniform-weights" if weights == "samples"
+                                          else "samples-weights"]
+    what = {"samples": "α_i = N_i", "uniform": "α_i = 1",
+            "batches": "α_i = the device's batch count"}[weights]
+    local = ("τ_v = 1 step on v, then the remaining steps on u" if alt
+             else "joint steps on (u, v) from the same point")
+    return make(
+        kind, name,
+        f"{'FedAlt' if alt else 'FedSim'}, pfl.state = {state}, pfl.weights = "
+        f"{weights}, pfl.finetune = {finetune}: γ_u = 0.135, γ_v = 0.215, "
+        "η_ft = 0.165, minibatches, two rounds",
+        "ŷ = x·u + v_i (shared weights u, personal bias v_i), ½(ŷ − y)², three "
+        "clients (n = 3, 2, 4), w⁰ = (0.35, −0.15, 0.25), S⁰ = {0, 1}, "
+        f"S¹ = {{1, 2}}, 3 or 4 minibatches per device and round, {local}; "
+        f"server Σ α_i u_i / Σ α_i with {what}; then 2 fine-tuning minibatch "
+        f"steps ({'v only' if finetune == 'personal' else 'u and v'}) for "
+        "every client.",
+        S_MODEL, S_CLIENTS, S_INIT, S_SPLIT, algorithm, rounds, S_POST, flags,
+        mutants, check, f"{NOTES} §3.4 (FedAlt, FedSim, stateless variant), §3.8 "
+                        f"(weights); {PAPER}")
+
+
 MAKERS = {
-    "fedalt": (fedalt_a_stateful, fedalt_a_stateless, fedalt_a_uniform, fedrep_d),
+    "fedalt": (fedalt_a_stateful, fedalt_a_stateless, fedalt_a_uniform, fedrep_d,
+               lambda: spread("fedalt", "stateful", "samples", "personal"),
+               lambda: spread("fedalt", "stateless", "uniform", "full"),
+               lambda: spread("fedalt", "stateful", "batches", "full")),
     "fedsim": (lambda: fedsim_a(False), lambda: fedsim_a(True), fedper_d,
-               lg_fedavg_d, fedbabu_d),
+               lg_fedavg_d, fedbabu_d,
+               lambda: spread("fedsim", "stateful", "samples", "personal"),
+               lambda: spread("fedsim", "stateless", "uniform", "full"),
+               lambda: spread("fedsim", "stateful", "batches", "full")),
 }
 
 

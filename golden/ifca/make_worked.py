@@ -23,6 +23,8 @@ The notes' F_i(θ) = (θ − c_i)² is the quadratic model with a = 2
                       steps on minibatches of two, from the given initial
                       models θ⁰ = (0.5, −0.5), (−0.25, 0.75)
                       (init.cluster_models, which no w⁰ + j δ gives)
+  spread-gradient     Option I, k = 3, γ = 0.135, partial participation, no
+                      tie (every estimate's loss gap above 0.01)
 
     /usr/bin/python3 golden/ifca/make_worked.py [OUTDIR]
 """
@@ -209,8 +211,43 @@ def given_models():
                 data=(model, clients, init))
 
 
+def spread_gradient():
+    """Option I with partial participation and no tie (golden/coincidences.py):
+    γ = 0.135, every estimate decided by a loss gap above 0.01."""
+    cs = [1.35, 0.2, 3.6, 2.85, 5.15]
+    rounds = [{"clients": [0, 1, 3], "batches": [[[0]], [[0]], [[0]]]},
+              {"clients": [1, 2, 4], "batches": [[[0]], [[0]], [[0]]]}]
+
+    def check(trace, v):
+        for t in (0, 1):
+            for losses in records(trace, "note", "loss", t):
+                lo = sorted(losses)
+                assert lo[1] - lo[0] > pi.Fraction(1, 100), losses
+        assert [r[0] for r in records(trace, "note", "j_hat")] == [0, 0, 1]
+        assert [r[0] for r in records(trace, "note", "j_hat", 1)] == [0, 2, 2]
+        # round 0: θ_0 = 0.5 − (0.135/3)(2(0.5 − 1.35) + 2(0.5 − 0.2)),
+        # θ_1 = 2.5 − (0.135/3)·2(2.5 − 2.85), θ_2 kept (no pick)
+        g = pi.Fraction(0.135)
+        want = [pi.Fraction(1, 2) - g / 3 * (2 * (pi.Fraction(1, 2) - pi.Fraction(1.35))
+                                            + 2 * (pi.Fraction(1, 2) - pi.Fraction(0.2))),
+                pi.Fraction(5, 2) - g / 3 * 2 * (pi.Fraction(5, 2) - pi.Fraction(2.85)),
+                pi.Fraction(9, 2)]
+        assert records(trace, "server", "theta")[0] == want
+    return make("spread-gradient", "IFCA, Option I, k = 3, partial participation, "
+                "γ = 0.135, no tie",
+                "Five machines with c = (1.35, 0.2, 3.6, 2.85, 5.15) (quadratic, "
+                "a = 2), θ⁰ = (0.5, 2.5, 4.5) (w⁰ = 0.5, shift 2), γ = 0.135, "
+                "M_0 = {0, 1, 3}, M_1 = {1, 2, 4}; one gradient per participant, "
+                "θ_j ← θ_j − (γ/|M_t|) Σ g_i; every estimate is separated from "
+                "the runner-up by more than 0.01.",
+                cs, {"gamma": 0.135, "ifca.k": 3, "ifca.init_shift": 2.0}, "gradient",
+                rounds, ["ifca-divisor", "ifca-estimate", "ifca-update"], check,
+                f"{NOTES} §2.1-2.2 (Option I, divisor |M_t|); hand-checked round 0 "
+                "(comments in the generator)")
+
+
 MAKERS = [notes_gradient, notes_model, lambda: partial("gradient"),
-          lambda: partial("model"), given_models]
+          lambda: partial("model"), given_models, spread_gradient]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

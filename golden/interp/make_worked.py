@@ -17,6 +17,10 @@ shared/spec notes §5.2), in exact rational arithmetic
    vertex of the parabola at 3/8), so the smaller α wins; its training set
    would pick α = 1 and its test set α = 3/4.  Every number is dyadic, so
    fp64 is exact.
+3. Coincidence-free runs (golden/coincidences.py): linear d = 1, three
+   clients (n = 3, 2, 4), two FedAvg rounds, one vector per fedavg.weights
+   value: fixed α = 0.35; the grid G = 5 on the test set; the grid on the
+   validation split (selection targets placed so every choice has a gap).
 
 Every generator asserts the numbers the notes print before writing.
 
@@ -46,7 +50,8 @@ def run(spec, bugs=frozenset()):
     return pi.replay(spec, frozenset(bugs))
 
 
-def make(vid, fname, title, source, spec, flags, check):
+def make(vid, fname, title, source, spec, flags, check, tol=None):
+    tol = tol or TOL
     result = run(spec)
     check(*result)
     mutants = {f: pi.MUTANTS[f] for f in flags}
@@ -54,15 +59,15 @@ def make(vid, fname, title, source, spec, flags, check):
     for f in flags:
         mutants[f] = [b for b in mutants[f]
                       if pg.detects(pg.expected(*result), pg.expected(*run(spec, {b})),
-                                    TOL) is not None]
-    exp = pg.checked_expected(vid, TOL, flags, mutants, result,
+                                    tol) is not None]
+    exp = pg.checked_expected(vid, tol, flags, mutants, result,
                               lambda bugs=frozenset(): run(spec, bugs),
                               lambda trace, w, v, alpha: (trace, w, v, alpha))
     _, w, v, alpha = result
     prov = pg.provenance("independent", source, GENERATOR,
                          {"w": w, "alpha": alpha,
                           **{f"h_{i}": h for i, h in enumerate(v)}})
-    return fname, pg.vector(vid, title, prov, flags, spec, TOL, exp)
+    return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
 
 
 def notes(r, name, client=None):
@@ -169,9 +174,114 @@ def grid_validation():
                 f"split); {pg.NOTES} §5.2", spec, flags, check)
 
 
+# ---------------------------------------------------------------- coincidence-free
+# golden/coincidences.py: η ≠ 1, α ∉ {0, ½, 1}, client sizes 3, 2, 4, two
+# FedAvg rounds on minibatches that differ from step to step, every grid
+# selection decided by a gap above 1e-3.
+
+TOL_SPREAD = {
+    "atol": 1e-13, "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "binary inputs: two FedAvg rounds of at most two steps and two "
+             "local steps per client, each a contraction (η x² < 1 for every "
+             "sample, asserted), fewer than 30 roundings of terms below 10 per "
+             "value, then one interpolation; every grid selection is decided "
+             "by a loss gap above 1e-3 (asserted), far above rounding, and "
+             "every flagged bug moves some value by more than 1e3 times the "
+             "tolerance."}
+
+SPREAD_TRAIN = [
+    {"X": [[1.15], [-0.85], [0.65]], "y": [2.35, -1.45, 0.95]},
+    {"X": [[-1.35], [0.55]], "y": [1.85, -0.45]},
+    {"X": [[0.45], [1.25], [-0.95], [0.85]], "y": [0.15, 1.65, -0.35, 0.55]},
+]
+# Selection sets: one sample each, its target placed so that the best α of
+# the selection loss is the given one (validation, test), far from the
+# midpoints of the grid j/5.
+SPREAD_X_SEL = [(0.75, -1.05), (0.95, -0.65), (1.55, -1.45)]
+SPREAD_ALPHA = [(0.22, 0.61), (0.79, 0.18), (0.41, 0.83)]
+
+
+def spread_clients(w, h):
+    out = []
+    for c, (xv, xt), (av, at), hi in zip(SPREAD_TRAIN, SPREAD_X_SEL, SPREAD_ALPHA, h):
+        def target(x, a):
+            return round(x * float(w[0] + F(a) * (hi[0] - w[0])), 3)
+        out.append(dict(c, X_val=[[xv]], y_val=[target(xv, av)],
+                        X_test=[[xt]], y_test=[target(xt, at)]))
+    return out
+
+
+SPREAD_ROUNDS = [
+    {"clients": [0, 2], "batches": [[[0, 1], [2]], [[0, 1], [2, 3]]]},
+    {"clients": [1, 2], "batches": [[[0], [1]], [[2, 0], [3, 1]]]},
+]
+SPREAD_POST = [[[0, 2], [1]], [[1], [0]], [[3, 1], [0, 2]]]
+
+
+def spread(name, weights, mode, select, eta, extra):
+    hp = {"eta": eta, **extra}
+    sw = {"fedavg.weights": weights, "interp.alpha": mode}
+    if mode == "per_client_grid":
+        sw["interp.select"] = select
+    what = (f"fixed alpha = {extra.get('alpha')}" if mode == "fixed" else
+            f"per-client grid G = {extra.get('interp.grid')} scored on the "
+            f"{select} set")
+    def make_spec(clients):
+        return pg.given_spec(
+        f"interpolation, fedavg.weights = {weights}, {what}, two rounds",
+        "Linear d = 1, half_squared, three clients (n = 3, 2, 4), w0 = 0.35; "
+        f"two FedAvg rounds (S = {{0, 2}}, {{1, 2}}, minibatches, eta = {eta}, "
+        f"weights {weights}), then each client's purely local model (two "
+        f"minibatch steps from w0); {what}.",
+        LIN, clients, {"kind": "given", "w": [0.35]},
+        {"name": "interp", "hyperparameters": hp, "switches": sw},
+        SPREAD_ROUNDS, post=SPREAD_POST)
+    # a first run (placeholder selection sets) gives w and h_i, which the
+    # selection sets do not change; then the targets are placed
+    _, w0, h0, _ = run(make_spec(spread_clients([F(0)], [[F(0)]] * 3)))
+    spec = make_spec(spread_clients(w0, h0))
+
+    def check(trace, w, v, al):
+        e = F(eta)
+        for c in SPREAD_TRAIN:
+            assert all(e * F(x[0]) ** 2 < 1 for x in c["X"])
+        if mode == "per_client_grid":
+            gaps = pi.grid_gaps(spec)
+            assert all(g > F(1, 1000) for g in gaps.values()), {i: float(g) for i, g in gaps.items()}
+            # α strictly inside (0, 1) for some client, and the clients differ
+            assert len(set(al)) > 1, al
+
+    flags = ["interp-alpha-direction", "initial-point", "local-step-count",
+             "loss-scale", "aggregation-weights"]
+    if mode == "per_client_grid":
+        flags.insert(0, "interp-selection")
+    return make(f"interp/worked/{name}", f"worked-{name}.json",
+                f"Interpolation, fedavg.weights = {weights}, {what}: two FedAvg "
+                f"rounds on a linear model, eta = {eta}",
+                f"seed 000 §2 and Exercise 14.7.2; {pg.NOTES} §5.2 and §1(c)",
+                spec, flags, check, TOL_SPREAD)
+
+
+def spread_fixed_samples():
+    return spread("spread-fixed-samples", "samples", "fixed", None, 0.385,
+                  {"alpha": 0.35})
+
+
+def spread_grid_test_uniform():
+    return spread("spread-grid-test-uniform", "uniform", "per_client_grid", "test",
+                  0.365, {"interp.grid": 5})
+
+
+def spread_grid_validation_keep_old():
+    return spread("spread-grid-validation-keep-old", "all_keep_old",
+                  "per_client_grid", "validation", 0.415, {"interp.grid": 5})
+
+
 MAKERS = [lambda: notes_52g(F(0), "0"), lambda: notes_52g(F(1, 4), "1-4"),
           lambda: notes_52g(F(1, 2), "1-2"), lambda: notes_52g(F(1), "1"),
-          grid_validation]
+          grid_validation, spread_fixed_samples, spread_grid_test_uniform,
+          spread_grid_validation_keep_old]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -25,6 +25,9 @@ make those bugs visible:
   mlp-identity-hf           the same with HF (δ = 1/1024): not equal to
                             exact (the asserted difference is O(δ²)), and
                             centring the difference on w̃ moves it
+  mlp-identity-exact-rounds the mlp over three rounds of τ = 1 (a single
+                            round hides a stale global model)
+  mlp-identity-hf-rounds    the same with HF over two rounds
 
 The generator asserts, for each vector, that the bugs it is flagged for move
 it (pflref_golden.check_mutants), and the facts named above.
@@ -326,7 +329,73 @@ def mlp_hf():
                     f"Per-FedAvg #2); {PAPER}", check)
 
 
-MAKERS = [linear_exact, linear_hf, linear_pfedme_repo, mlp_exact, mlp_hf]
+# Several rounds on the mlp (golden/coincidences.py: a single round hides a
+# stale global model; a linear model's Hessian is constant).  One local
+# step per round keeps the exact fractions small (their size grows steeply
+# with the steps of a round).
+MLP_ROUNDS_3 = [
+    {0: [[0, 1], [2, 3], [1, 3]], 1: [[0, 1], [2], [1, 2]]},
+    {0: [[2, 3], [0], [1, 2]], 1: [[1, 2], [0, 1], [2]]},
+    {0: [[3, 1], [0, 2], [1]], 1: [[2, 0], [0], [1, 2]]},
+]
+MLP_DESC3 = ("mlp with d = 2, h = 2, k = 1, identity activation, biases, "
+             "½(ŷ − y)² (a polynomial loss whose Hessian varies with the "
+             "parameters), two clients (n = 4, 3), α = 0.125, β = 0.25, three "
+             "rounds with both, τ = 1 (D, D′, D″ different lists, other lists "
+             "every round), given w_0, then one personalisation step per client")
+
+
+def mlp_rounds3(count=3):
+    return [{"clients": [0, 1], "batches": [r[0], r[1]]} for r in MLP_ROUNDS_3[:count]]
+
+
+def mlp_exact_rounds():
+    def check(spec, result):
+        moved = pa.replay(spec, frozenset({"hessian-at-tilde"}))
+        assert moved[1] != result[1]
+
+    return build(
+        "perfedavg/worked/mlp-identity-exact-rounds",
+        "Per-FedAvg, exact, mlp with the identity activation, three rounds of "
+        "one step: the Hessian at w on D″, every round from the last w",
+        MLP_DESC3 + ".", MLP_MODEL, MLP_CLIENTS, MLP_INIT, mlp_algorithm("exact"),
+        mlp_rounds3(), MLP_POST,
+        ["perfedavg-hessian-term", "perfedavg-batch-reuse", "stale-global",
+         "perfedavg-eval-steps"],
+        {"perfedavg-hessian-term": ["fo-step", "hessian-sign", "hessian-at-tilde",
+                                    "hessian-on-d1"],
+         "perfedavg-batch-reuse": ["reuse-d", "reuse-d-for-d1"],
+         "stale-global": ["restart-w0", "eval-on-w0"],
+         "perfedavg-eval-steps": ["eval-steps-flip"]},
+        TOL_MLP, f"{pg.NOTES} §4(c); {PAPER}", check)
+
+
+def mlp_hf_rounds():
+    def check(spec, result):
+        exact_spec = dict(spec, algorithm=mlp_algorithm("exact"))
+        ref = pa.replay(exact_spec)
+        diff = max(abs(a - b) for a, b in zip(result[1], ref[1]))
+        assert 0 < diff < F(1, 10 ** 5), float(diff)
+
+    return build(
+        "perfedavg/worked/mlp-identity-hf-rounds",
+        "Per-FedAvg, HF (δ = 1/1024), mlp with the identity activation, two "
+        "rounds of one step: the difference centred on w",
+        MLP_DESC3.replace("three rounds", "two rounds") +
+        "; perfedavg.variant = hf, δ = 0.0009765625 (two rounds: the exact "
+        "replay of HF's difference grows too costly over three).",
+        MLP_MODEL, MLP_CLIENTS, MLP_INIT, mlp_algorithm("hf"), mlp_rounds3(2),
+        MLP_POST,
+        ["perfedavg-hf-center", "perfedavg-hessian-term", "perfedavg-batch-reuse",
+         "stale-global"],
+        {"perfedavg-hf-center": ["hf-center-tilde"],
+         "perfedavg-hessian-term": ["fo-step", "hessian-sign", "hessian-on-d1"],
+         "perfedavg-batch-reuse": ["reuse-d", "reuse-d-for-d1"],
+         "stale-global": ["restart-w0", "eval-on-w0"]},
+        TOL_MLP_HF, f"{pg.NOTES} §4(c) (HF around w_{{t−1}}); {PAPER}", check)
+
+MAKERS = [linear_exact, linear_hf, linear_pfedme_repo, mlp_exact, mlp_hf,
+          mlp_exact_rounds, mlp_hf_rounds]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -27,6 +27,10 @@ Vectors (file = id without "pfedme/", '/' → '-'):
       personalised = w_{i,R}) with μ = 0.05 and β = 1.5
   pfedme/worked/linear-train-sampled    pfedme.train = sampled, three rounds
       S = {0, 1}, {1, 2}, {0, 2}: only S^t trains
+  pfedme/worked/linear-paper-beta, …/linear-official-beta,
+      …/linear-pfllib-beta   the paper switches and the official and pfllib
+      presets with every constant distinct and none 1 (β given), K = 3 ≠ R
+      (golden/coincidences.py)
 
 Inputs are the exact values of their doubles; expected values are
 float(Fraction).  For each flag the generator runs the bugs of that class
@@ -255,9 +259,112 @@ def train_sampled():
         flags, mutants, algorithm, rounds, check)
 
 
+# Coincidence-free vectors (golden/coincidences.py): every hyperparameter of
+# one kind distinct and none equal to 1 (β given explicitly), K ≠ R, S^t a
+# proper subset of the trainers with distinct n_i, two rounds.
+
+def paper_beta():
+    algorithm = {"name": "pfedme",
+                 "hyperparameters": {"eta": 0.185, "lambda": 2.35, "eta_p": 0.115,
+                                     "K": 3, "beta": 0.73}}
+    rounds = [([0, 1, 2], [0, 2]), ([0, 1, 2], [1, 2])]
+
+    def check(pr, w, v, trace, sched):
+        assert differs_with(algorithm, rounds, "pfedme.theta_start", "warm") != (w, v)
+        assert differs_with(algorithm, rounds, "pfedme.weights", "samples") != (w, v)
+
+    flags = ["theta-start", "prox-sign", "prox-reference", "batch-mean",
+             "local-step-count", "stale-global", "unsampled-client",
+             "personal-eval", "aggregation-weights", "beta-ignored"]
+    mutants = {"theta-start": ["theta-start-flip"],
+               "prox-sign": ["prox-plus"],
+               "prox-reference": ["pfedme-ref-wt"],
+               "batch-mean": ["batch-sum"],
+               "local-step-count": ["inner-plus-one", "inner-minus-one",
+                                    "epochs-plus-one", "epochs-minus-one"],
+               "stale-global": ["restart-w0"],
+               "unsampled-client": ["aggregate-all"],
+               "personal-eval": ["personal-eval=local_w", "personal-eval=global"],
+               "aggregation-weights": ["samples-weights"],
+               "beta-ignored": ["beta-one"]}
+    return linear_vector(
+        "pfedme/worked/linear-paper-beta", "worked-linear-paper-beta.json",
+        "pFedMe, paper switches, β = 0.73, on a linear model with minibatches: "
+        "no two hyperparameters equal, K = 3 ≠ R = 2",
+        "The clients (n = 4, 3, 5), model, initial point and batch iterators "
+        "of pfedme/worked/linear-paper-minibatch; η = 0.185, λ = 2.35, "
+        "η_p = 0.115, K = 3, β = 0.73, paper switches (θ reset, weights 1/S, "
+        "train = all, personalised = last θ).  All three clients train; "
+        "S^0 = {0, 2}, S^1 = {1, 2} are averaged.",
+        flags, mutants, algorithm, rounds, check)
+
+
+def official_beta():
+    algorithm = {"name": "pfedme", "preset": "official",
+                 "hyperparameters": {"eta": 0.215, "lambda": 1.35, "eta_p": 0.095,
+                                     "K": 3, "beta": 1.62, "pfedme.mu": 0.045}}
+    rounds = [([0, 1, 2], [1, 2]), ([0, 1, 2], [0, 1])]
+
+    def check(pr, w, v, trace, sched):
+        assert differs_with(algorithm, rounds, "pfedme.theta_start", "reset") != (w, v)
+        assert differs_with(algorithm, rounds, "pfedme.weights", "uniform") != (w, v)
+
+    flags = ["theta-start", "personal-eval", "aggregation-weights",
+             "beta-ignored", "prox-sign", "unsampled-client", "stale-global"]
+    mutants = {"theta-start": ["theta-start-flip"],
+               "personal-eval": ["personal-eval=theta", "personal-eval=global"],
+               "aggregation-weights": ["uniform-weights"],
+               "beta-ignored": ["beta-one"],
+               "prox-sign": ["prox-plus"],
+               "unsampled-client": ["aggregate-all"],
+               "stale-global": ["restart-w0"]}
+    return linear_vector(
+        "pfedme/worked/linear-official-beta", "worked-linear-official-beta.json",
+        "pFedMe, preset official, β = 1.62, μ = 0.045, on a linear model with "
+        "minibatches: no two hyperparameters equal, K = 3 ≠ R = 2",
+        "The clients, model, initial point and batch iterators of "
+        "pfedme/worked/linear-paper-minibatch; η = 0.215, λ = 1.35, "
+        "η_p = 0.095, K = 3, β = 1.62, pfedme.mu = 0.045, preset official "
+        "(θ warm, weights n_i/Σn_j, train = all, personalised = w_{i,R}).  "
+        "S^0 = {1, 2}, S^1 = {0, 1}.",
+        flags, mutants, algorithm, rounds, check)
+
+
+def pfllib_beta():
+    algorithm = {"name": "pfedme", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.165, "lambda": 2.15, "eta_p": 0.105,
+                                     "K": 3, "beta": 0.84, "pfedme.mu": 0.035}}
+    rounds = [([0, 1], [0, 1]), ([1, 2], [1, 2]), ([0, 2], [0, 2])]
+
+    def check(pr, w, v, trace, sched):
+        assert differs_with(algorithm, rounds, "pfedme.train", "all") != (w, v)
+        assert differs_with(algorithm, rounds, "pfedme.weights", "uniform") != (w, v)
+
+    flags = ["unsampled-client", "theta-start", "personal-eval", "stale-global",
+             "aggregation-weights", "beta-ignored", "prox-sign"]
+    mutants = {"unsampled-client": ["train-all"],
+               "theta-start": ["theta-start-flip"],
+               "personal-eval": ["personal-eval=local_w", "personal-eval=theta"],
+               "stale-global": ["restart-w0"],
+               "aggregation-weights": ["uniform-weights"],
+               "beta-ignored": ["beta-one"],
+               "prox-sign": ["prox-plus"]}
+    return linear_vector(
+        "pfedme/worked/linear-pfllib-beta", "worked-linear-pfllib-beta.json",
+        "pFedMe, preset pfllib, β = 0.84, μ = 0.035, on a linear model with "
+        "minibatches: only S^t trains, the global model is reported",
+        "The clients, model, initial point and batch iterators of "
+        "pfedme/worked/linear-paper-minibatch; η = 0.165, λ = 2.15, "
+        "η_p = 0.105, K = 3, β = 0.84, pfedme.mu = 0.035, preset pfllib "
+        "(θ warm, weights n_i/Σn_j, train = sampled, personalised = the "
+        "global model).  Three rounds, S = {0, 1}, {1, 2}, {0, 2}.",
+        flags, mutants, algorithm, rounds, check)
+
+
 def main():
     pg.write_all(sys.argv, HERE,
-                 (paper_minibatch, warm_local_w, train_sampled))
+                 (paper_minibatch, warm_local_w, train_sampled,
+                  paper_beta, official_beta, pfllib_beta))
 
 
 if __name__ == "__main__":

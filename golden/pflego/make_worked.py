@@ -25,6 +25,9 @@ each value's correctly rounded double.  Two variants: exact-alpha
 (exact_alpha, global θ weights) and code (seed head step, sampled-
 normalised weights).
 
+spread-seed-global, spread-exact-alpha-sampled: ρ = 0.065, β = 0.135, client
+sizes 2, 3, 1, 4, two rounds, both values of each switch (golden/coincidences.py).
+
 Every generator asserts the notes' published numbers before writing.
 
     /usr/bin/python3 golden/pflego/make_worked.py [OUTDIR]
@@ -299,9 +302,81 @@ def example_c(variant):
                                                        TOL_C, exp)
 
 
+# ---------------------------------------------------------------- coincidence-free
+# golden/coincidences.py: ρ ≠ β, neither 1 or 0, client sizes 2, 3, 1, 4
+# (α_i = N_i/N all different), I_t of different sizes' clients, two rounds.
+
+S_CLIENTS = [{"X": [[1.25], [-0.75]], "y": [1.85, -0.65]},
+             {"X": [[0.55], [1.45], [-1.15]], "y": [-0.35, -1.25, 0.95]},
+             {"X": [[0.85]], "y": [1.15]},
+             {"X": [[1.35], [-0.45], [0.65], [-1.05]], "y": [0.75, -0.15, 0.45, -0.85]}]
+S_INIT = {"kind": "given", "w": [0.85, 0.45]}          # (θ, w) = (W1, W2)
+S_VARIANTS = {
+    "seed-global": {},
+    "exact-alpha-sampled": {"pflego.head_step": "exact_alpha",
+                            "pflego.theta_weights": "sampled_normalised"},
+}
+
+
+def spread(variant):
+    switches = S_VARIANTS[variant]
+    vid = f"pflego/worked/spread-{variant}"
+    algorithm = {"name": "pflego",
+                 "hyperparameters": {"rho": 0.065, "pflego.beta": 0.135}}
+    if switches:
+        algorithm["switches"] = switches
+    title = (f"PFLEGO ({variant}): ρ = 0.065, β = 0.135, client sizes 2, 3, 1, 4, "
+             "two rounds")
+    description = (
+        "ŷ = w_i·(θ·x) (mlp d = h = k = 1, identity, no biases), ½(ŷ − y)², "
+        "four clients (n = 2, 3, 1, 4; α = N_i/N), I = 4, r = 2, τ = 3 (two "
+        "cheap full-batch head steps at β = 0.135 on the cached features, "
+        "then the joint gradient and the last head step), ρ = 0.065, "
+        "θ⁰ = 0.85, w⁰ = 0.45, I_0 = {0, 1}, I_1 = {1, 3}, SGD server; "
+        f"switches {switches or 'the paper defaults'}.")
+    spec = pg.given_spec(title, description, B_MODEL, S_CLIENTS, S_INIT, algorithm,
+                         rounds_of(S_CLIENTS, [[0, 1], [1, 3]], 3), split=SPLIT)
+
+    def run(bugs=px.NO_BUGS):
+        w, v, trace = pp.replay(spec, frozenset(bugs))
+        return trace, w, v
+
+    trace, w, v = result = run()
+    # the cheap steps contract: β·mean((θx)²) < 2 at every client's θ
+    for th in [x[0] for x in records(trace, "round_begin", "w")]:
+        for c in S_CLIENTS:
+            m = sum((th * pg.exact(x[0])) ** 2 for x in c["X"]) / len(c["X"])
+            assert pg.exact(0.135) * m < 2
+    # the two switches move the result
+    for key, other in (("pflego.head_step", {"seed": "exact_alpha",
+                                             "exact_alpha": "seed"}),
+                       ("pflego.theta_weights", {"global": "sampled_normalised",
+                                                 "sampled_normalised": "global"})):
+        cur = switches.get(key, "seed" if key == "pflego.head_step" else "global")
+        alt = dict(spec, algorithm=dict(spec["algorithm"],
+                                        switches=dict(switches, **{key: other[cur]})))
+        assert pp.replay(alt)[:2] != (w, v)
+    flags = ["pflego-inverse-probability", "pflego-head-step", "pflego-theta-weights",
+             "local-step-count", "pflego-body-passes"]
+    mutants = {"pflego-inverse-probability": ["no-ip-factor"],
+               "pflego-head-step": ["head-alpha-flip", "head-step-beta"],
+               "pflego-theta-weights": ["theta-weights-flip"],
+               "local-step-count": ["cheap-steps-tau"],
+               "pflego-body-passes": ["features-per-step"]}
+    exp = pg.checked_expected(vid, TOL_B, flags, mutants, result, run,
+                              lambda trace, w, v: (trace, w, v))
+    prov = pg.provenance("independent", f"{NOTES} §2.4 (steps 1–9), §2.9 (F1, F2); "
+                         f"{PAPER}",
+                         "golden/pflego/make_worked.py (exact fractions, "
+                         "pflref_exact_pfl.py)")
+    return f"worked-spread-{variant}.json", pg.vector(vid, title, prov, flags, spec,
+                                                      TOL_B, exp)
+
+
 def main():
     pg.write_all(sys.argv, HERE, [lambda v=v: example_b(v) for v in B_VARIANTS]
-                 + [lambda v=v: example_c(v) for v in ("exact-alpha", "code")])
+                 + [lambda v=v: example_c(v) for v in ("exact-alpha", "code")]
+                 + [lambda v=v: spread(v) for v in S_VARIANTS])
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ Vectors (the file is the id without "prox/", '/' → '-'):
       w = 2, λ = 3, η_p = 0.1, K = 2: θ = 2.3, 2.48; θ̂ = 11/4
   prox/worked/linear-warm-mu       linear model with bias, two clients, two
       rounds of minibatches, warm start across rounds, μ = 1/4
+  prox/worked/linear-reset-mu      the same data with the paper's reset start,
+      λ = 1.85, η_p = 0.115, K = 3, μ = 0.15
 
 Inputs are the exact values of their doubles (0.1 is the double nearest
 1/10); expected values are float(Fraction).  For each flag the generator
@@ -215,8 +217,69 @@ def linear_warm_mu():
         check)
 
 
+def linear_reset():
+    """The paper's reset start with every constant distinct from 1 and from
+    each other (golden/coincidences.py): λ = 1.85, η_p = 0.115, K = 3,
+    μ = 0.15, two rounds, minibatches that differ from step to step."""
+    model = {"kind": "linear", "d": 2, "loss": "half_squared", "bias": True}
+    clients = [
+        {"X": [[0.734, -1.219], [-0.486, 0.352], [1.107, 0.861]],
+         "y": [1.183, -0.647, 0.295]},
+        {"X": [[-0.918, 0.473], [0.265, -1.336], [1.342, 0.118], [-0.407, -0.759]],
+         "y": [-0.534, 1.271, 0.886, -1.092]},
+    ]
+    init = {"kind": "given", "w": [0.5, -0.25, 0.125]}
+    algorithm = {"name": "prox",
+                 "hyperparameters": {"lambda": 1.85, "eta_p": 0.115, "K": 3,
+                                     "pfedme.mu": 0.15}}
+    rounds = [
+        [(0, [[0, 1], [2]]), (1, [[0, 1], [2, 3]])],
+        [(0, [[2, 0]]), (1, [[1, 3], [0, 2]])],
+    ]
+
+    def check(pr, w, v, trace):
+        lam, mu = F(1.85), F(0.15)
+        for r in trace.records:
+            if r["name"] != "theta_hat":
+                continue
+            plan = dict(rounds[r["round"]])[r["client"]]
+            batch = plan[r["step"] // 3 - 1]
+            g = pr.grad(r["client"], r["value"], batch)
+            assert all(gp + lam * (th - wp) + mu * th == 0
+                       for gp, th, wp in zip(g, r["value"], w))
+        # reset: every round starts from the reference w.
+        begins = [r for r in trace.records if r["event"] == "client_begin"]
+        assert all(b["value"] == w for b in begins)
+
+    flags = ["theta-start", "prox-sign", "prox-reference", "batch-mean",
+             "local-step-count", "initial-point"]
+    mutants = {"theta-start": ["theta-start-flip"],
+               "prox-sign": ["prox-plus"],
+               "prox-reference": ["prox-ref-moving"],
+               "batch-mean": ["batch-sum"],
+               "local-step-count": ["inner-plus-one", "inner-minus-one"],
+               "initial-point": ["init-zeros"]}
+    return prox_vector(
+        "prox/worked/linear-reset-mu", "worked-linear-reset-mu.json",
+        "pFedMe inner loop on a linear model with bias: minibatches, θ reset "
+        "to the reference (paper), λ = 1.85, η_p = 0.115, K = 3, μ = 0.15",
+        "The clients, model, reference and batches of "
+        "prox/worked/linear-warm-mu; λ = 1.85, η_p = 0.115, K = 3, "
+        "pfedme.mu = 0.15, pfedme.theta_start = reset (the paper's).  K steps "
+        "θ ← θ − η_p(∇f(θ; D) + λ(θ − w) + μθ) per batch; after each batch, "
+        "θ̂ = argmin f(θ; D) + (λ/2)‖θ − w‖² + (μ/2)‖θ‖².",
+        flags, mutants, model, clients, init, algorithm, rounds, TOL_LINEAR,
+        ("independent",
+         f"{NOTES} §2(c) (inner solver, reset start, μθ of the official code) "
+         "and §2 Objective; Dinh et al., NeurIPS 2020, eq. (3)/(7) and Alg. 1 "
+         "l. 7",
+         "golden/prox/make_prox.py (exact fractions; θ̂ by exact linear "
+         "solve)"),
+        check)
+
+
 def main():
-    pg.write_all(sys.argv, HERE, (seed003, linear_warm_mu))
+    pg.write_all(sys.argv, HERE, (seed003, linear_warm_mu, linear_reset))
 
 
 if __name__ == "__main__":
