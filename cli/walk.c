@@ -103,26 +103,14 @@ static int has_suffix(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static const char *kind_name(mode_t mode)
-{
-    if (S_ISFIFO(mode))
-        return "a FIFO (named pipe)";
-    if (S_ISSOCK(mode))
-        return "a socket";
-    if (S_ISCHR(mode))
-        return "a character device";
-    if (S_ISBLK(mode))
-        return "a block device";
-    return "not a regular file";
-}
-
 /* A file found (or named): added once; one that is not a regular file is
  * named and counted, never opened.  Returns the number of problems. */
 static size_t walk_file(cli_walk *w, const char *path, const struct stat *sb)
 {
     if (!S_ISREG(sb->st_mode)) {
         fprintf(stderr, "pflref: %s: not a regular file (%s); refused "
-                        "without reading it\n", path, kind_name(sb->st_mode));
+                        "without reading it\n", path,
+                pflref_file_kind((unsigned long)sb->st_mode));
         return 1;
     }
     if (id_seen(&w->files, sb))

@@ -188,6 +188,11 @@ pflref_status pflref_read_file_id(const char *path, char **out, size_t *len,
 /* The identity of the file path names (links followed): 1, or 0 when
  * there is none. */
 int pflref_file_identify(const char *path, pflref_file_id *id);
+
+/* What a file of mode st_mode (struct stat's st_mode) that is not a
+ * regular file is, for messages: "a folder", "a FIFO (named pipe)", "a
+ * socket", "a character device", "a block device", else "not a file". */
+const char *pflref_file_kind(unsigned long st_mode);
 /* Write text to path atomically: a temporary file in the same folder,
  * then rename; nothing is left behind on failure. */
 pflref_status pflref_write_file_atomic(const char *path, const char *text,

@@ -26,9 +26,9 @@ static pflref_status write_atomic(const char *path, const char *text,
 /* Inputs larger than this are refused before reading (1 GiB). */
 #define MAX_FILE_BYTES ((size_t)1 << 30)
 
-/* What a file that is not a regular file is, for the message. */
-static const char *file_kind(mode_t mode)
+const char *pflref_file_kind(unsigned long st_mode)
 {
+    const mode_t mode = (mode_t)st_mode;
     if (S_ISDIR(mode))
         return "a folder";
     if (S_ISFIFO(mode))
@@ -105,7 +105,8 @@ pflref_status pflref_read_file_id(const char *path, char **out, size_t *len,
     else if (!S_ISREG(sb.st_mode))
         st = pflref_error_set(err, PFLREF_EIO, path,
                               "%s is not a regular file (%s); refused "
-                              "without reading it", path, file_kind(sb.st_mode));
+                              "without reading it", path,
+                              pflref_file_kind(sb.st_mode));
     else if ((unsigned long long)sb.st_size > MAX_FILE_BYTES)
         st = pflref_error_set(err, PFLREF_ENOMEM, path,
                               "%s is larger than the 1 GiB input limit", path);
