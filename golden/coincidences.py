@@ -28,6 +28,7 @@ from fractions import Fraction
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import pflref_exact  # noqa: E402 (after the path is set)
 
 # --------------------------------------------------------------------------
 # What each algorithm reads: its switches (the paper's default first), the
@@ -72,18 +73,11 @@ SWITCHES = {
     "ifca": {"ifca.mode": ["gradient", "model"]},
 }
 
+# The presets as the spec reader applies them: pFedMe's and Ditto's are the
+# exact replay's (pflref_exact.PRESETS); the partial-personalisation ones
+# are listed here.
 PRESETS = {
-    ("pfedme", "official"): {"pfedme.theta_start": "warm", "pfedme.mu": 0.001,
-                             "pfedme.weights": "samples", "pfedme.train": "all",
-                             "pfedme.personal_eval": "local_w"},
-    ("pfedme", "pfllib"): {"pfedme.theta_start": "warm", "pfedme.mu": 0.001,
-                           "pfedme.weights": "samples", "pfedme.train": "sampled",
-                           "pfedme.personal_eval": "global"},
-    ("ditto", "official"): {"ditto.order": "interleaved_shared_batch",
-                            "ditto.prox": "squared", "ditto.prox_ref": "round_start",
-                            "ditto.weights": "uniform"},
-    ("ditto", "pfllib"): {"ditto.order": "personal_first", "ditto.prox": "squared",
-                          "ditto.prox_ref": "round_start", "ditto.weights": "samples"},
+    **pflref_exact.PRESETS,
     ("fedalt", "fedrep"): {"pfl.state": "stateful", "pfl.weights": "uniform",
                            "pfl.finetune": "personal"},
     ("fedsim", "fedper"): {"pfl.state": "stateful", "pfl.weights": "samples",

@@ -468,29 +468,6 @@ static char *snapshot(const char *dir, size_t *len)
     return buf;
 }
 
-/* Remove dir and what a case put in it (one level of folders). */
-static void remove_tree(const char *dir)
-{
-    struct dirent **names;
-    int n = scandir(dir, &names, NULL, alphasort);
-    for (int i = 0; i < n; i++) {
-        const char *name = names[i]->d_name;
-        if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0) {
-            char *path = join(dir, name);
-            struct stat sb;
-            if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-                remove_tree(path);
-            else
-                unlink(path);
-            free(path);
-        }
-        free(names[i]);
-    }
-    if (n >= 0)
-        free(names);
-    rmdir(dir);
-}
-
 /* A copy of tmpl with every $D replaced by dir. */
 static char *expand(const char *tmpl, const char *dir)
 {
@@ -724,7 +701,7 @@ START_TEST(test_cli_class)
     free(after);
     free(r.out);
     free(r.err);
-    remove_tree(dir);
+    tu_remove_tree(dir);
     free(dir);
 }
 END_TEST

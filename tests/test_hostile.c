@@ -335,28 +335,6 @@ static void snapshot(const char *dir, const char *rel, char **buf, size_t *len)
     free(names);
 }
 
-static void remove_tree(const char *dir)
-{
-    struct dirent **names;
-    int n = scandir(dir, &names, NULL, alphasort);
-    for (int i = 0; i < n; i++) {
-        const char *nm = names[i]->d_name;
-        if (strcmp(nm, ".") != 0 && strcmp(nm, "..") != 0) {
-            char *path = join(dir, nm);
-            struct stat sb;
-            if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-                remove_tree(path);
-            else
-                unlink(path);
-            free(path);
-        }
-        free(names[i]);
-    }
-    if (n >= 0)
-        free(names);
-    rmdir(dir);
-}
-
 typedef struct {
     int signal, status;
     char *out, *err;
@@ -464,7 +442,7 @@ START_TEST(test_hostile_class)
     free(after);
     free(r.out);
     free(r.err);
-    remove_tree(dir);
+    tu_remove_tree(dir);
     free(dir);
 }
 END_TEST

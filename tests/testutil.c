@@ -1,5 +1,6 @@
 /* tests/testutil.c: helpers shared by the test files. */
 #include <check.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,4 +212,29 @@ char *tu_vector_hashed(const char *text, int replace)
     json_decref(root);
     ck_assert_ptr_nonnull(out);
     return out;
+}
+
+void tu_remove_tree(const char *dir)
+{
+    struct dirent **names;
+    int n = scandir(dir, &names, NULL, alphasort);
+    for (int i = 0; i < n; i++) {
+        const char *name = names[i]->d_name;
+        if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0) {
+            size_t len = strlen(dir) + strlen(name) + 2;
+            char *path = malloc(len);
+            ck_assert_ptr_nonnull(path);
+            snprintf(path, len, "%s/%s", dir, name);
+            struct stat sb;
+            if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+                tu_remove_tree(path);   /* a link to a folder is unlinked */
+            else
+                unlink(path);
+            free(path);
+        }
+        free(names[i]);
+    }
+    if (n >= 0)
+        free(names);
+    rmdir(dir);
 }

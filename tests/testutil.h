@@ -15,6 +15,8 @@ int tu_cli(const char *args, char **out, char **errout);
 
 /* A fresh temporary folder (malloc'd path). */
 char *tu_tmpdir(void);
+/* Remove dir and everything in it (links are removed, not followed). */
+void tu_remove_tree(const char *dir);
 
 /* Write text to path; returns 0 on success. */
 int tu_write(const char *path, const char *text);
