@@ -140,7 +140,7 @@ check-mutation-fast: $(B)/rel/pflref
 # its reason in tests/detection/mutation-survivors.json (a gap of the
 # vectors still to be closed); a new survivor, or a listed one that is now
 # killed, fails them.  The report always states the score against 98%.
-check-mutation: $(B)/rel/pflref
+check-mutation: deps $(B)/rel/pflref
 	@PFLREF_CLI=$(B)/rel/pflref $(PYTHON) tests/detection/mutate.py --allow-known --jobs 2 \
 	  --report $(B)/mutation-report.txt
 
