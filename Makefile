@@ -39,7 +39,8 @@ WERROR  ?= -Werror
 OPT     ?= -O2 -g
 # -ffp-contract=off: no fused multiply-add, so every product is rounded as
 # written (ISO mode implies it; kept explicit).  Never -ffast-math.
-BASEFLAGS = $(CSTD) $(WARN) $(WERROR) -ffp-contract=off -Iinclude -Iref
+# -fPIC: the same objects make the static and the shared library.
+BASEFLAGS = $(CSTD) $(WARN) $(WERROR) -ffp-contract=off -fPIC -Iinclude -Iref
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 # GSL on OpenBLAS.  Not `pkg-config --libs gsl` (it adds -lgslcblas), and
@@ -84,6 +85,16 @@ endef
 $(eval $(call FLAVOUR,rel,$(OPT)))
 $(eval $(call FLAVOUR,cov,-O0 -g --coverage))
 $(eval $(call FLAVOUR,asan,-O1 -g $(SAN)))
+
+# The version has one home, include/pflref/version.h; the shared library's
+# soname carries its major number.
+VERSION := $(shell sed -n 's/^\#define PFLREF_VERSION "\(.*\)"/\1/p' include/pflref/version.h)
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+$(B)/rel/libpflref.so.$(VERSION): $(SRC:%.c=$(B)/rel/obj/%.o)
+	$(CC) -shared -Wl,-soname,libpflref.so.$(SOMAJOR) $^ -o $@ $(LDLIBS)
+$(B)/rel/libpflref.so: $(B)/rel/libpflref.so.$(VERSION)
+	@ln -sf libpflref.so.$(VERSION) $(B)/rel/libpflref.so.$(SOMAJOR)
+	@ln -sf libpflref.so.$(VERSION) $@
 
 # The tests find the CLI and the repository through the environment.
 define RUN_TESTS
