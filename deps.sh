@@ -14,6 +14,8 @@
 #   fuzz      clang, its libFuzzer runtime, llvm (llvm-symbolizer for
 #             readable reports): make fuzz, make fuzz-smoke (with core)
 #   proofs    Frama-C, Why3, Z3, CVC4 and the C preprocessor: make proofs
+#   torch     PyTorch and pytest for the PyTorch example
+#             (docs/examples/torch/): make check-torch (with core)
 #
 # Every target of the Makefile that runs a tool calls this script first with
 # its groups.  Only missing packages are installed; when everything is
@@ -30,6 +32,7 @@ ASAN="libasan8 libubsan1"
 VALGRIND="valgrind"
 FUZZ="clang libclang-rt-14-dev llvm"
 PROOFS="gcc frama-c-base why3 z3 cvc4"
+TORCH="python3-torch python3-pytest"
 
 [ $# -eq 0 ] && set -- core
 want=""
@@ -42,8 +45,9 @@ for group in "$@"; do
         valgrind) want="$want $VALGRIND" ;;
         fuzz) want="$want $FUZZ" ;;
         proofs) want="$want $PROOFS" ;;
+        torch) want="$want $TORCH" ;;
         *) echo "deps.sh: unknown group '$group' (known: core, lint," \
-                "coverage, asan, valgrind, fuzz, proofs)" >&2
+                "coverage, asan, valgrind, fuzz, proofs, torch)" >&2
            exit 2 ;;
     esac
 done

@@ -1,0 +1,330 @@
+"""torch_common.py: what the PyTorch candidates share.
+
+The models of docs/models.md as torch.nn.Module objects, a client's data and
+its batch loss, the run's settings (defaults, presets, the spec's own values),
+and a small recorder that writes a pflref-result/1 dict.  The recorder has the
+method names of the pflref package's pflref.Recorder (round_begin, step,
+client_end, server, final, record), so a candidate written against it moves
+to the package by changing one import.
+
+Everything runs in float64: the reference is double precision, and float32
+would be checked against a tolerance looser by seven orders of magnitude.
+Written from docs/models.md, docs/formats.md and docs/algorithms/*.md, not
+from pflref's C code.
+"""
+import copy
+import json
+import os
+import sys
+
+import torch
+from torch import nn
+from torch.nn.utils import parameters_to_vector, vector_to_parameters
+
+torch.set_default_dtype(torch.float64)
+
+
+class Unsupported(Exception):
+    """The vector needs something the example does not implement."""
+
+
+# ---- models (docs/models.md, "Parameter layout") ----------------------------
+
+class Quadratic(nn.Module):
+    """The data-free model: one parameter w ∈ ℝᵈ; the client's a and c are
+    its data (see Client.loss)."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(d))
+
+
+class SoftmaxRegression(nn.Module):
+    """z = W x + b (k classes), loss −log softmax(z)_y: nn.Linear(d, k)
+    stores W as k × d, then b, the blocks W, b of the flat vector."""
+
+    def __init__(self, d, k, bias):
+        super().__init__()
+        self.linear = nn.Linear(d, k, bias=bias)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+def build_model(model):
+    """The nn.Module of a spec's model, parameters in the documented order
+    (PyTorch state_dict order, each matrix row-major)."""
+    kind = model["kind"]
+    if kind == "quadratic":
+        return Quadratic(model["d"])
+    if kind == "linear":                         # ŷ = xᵀw + b: w, then b
+        return nn.Linear(model["d"], 1, bias=model.get("bias", False))
+    if kind == "softmax":
+        return SoftmaxRegression(model["d"], model["k"],
+                                 model.get("bias", False))
+    if kind == "mlp":                            # W1, b1, W2, b2
+        bias = model.get("bias", True)
+        act = {"relu": nn.ReLU(), "identity": nn.Identity()}
+        return nn.Sequential(
+            nn.Linear(model["d"], model["h"],
+                      bias=model.get("hidden_bias", bias)),
+            act[model.get("activation", "relu")],
+            nn.Linear(model["h"], model.get("k", 1), bias=bias))
+    raise Unsupported("model kind %r" % kind)
+
+
+# pflref's block names and groups for each torch parameter name
+BLOCKS = {
+    "quadratic": {"w": ("w", ("input", "head"))},
+    "linear": {"weight": ("w", ("input", "head")),
+               "bias": ("b", ("input", "head"))},
+    "softmax": {"linear.weight": ("W", ("input", "head")),
+                "linear.bias": ("b", ("input", "head"))},
+    "mlp": {"0.weight": ("W1", ("input",)), "0.bias": ("b1", ("input",)),
+            "2.weight": ("W2", ("head",)), "2.bias": ("b2", ("head",))},
+}
+
+
+def is_personal(model, param_name, names):
+    """True when the split's list `names` (block names or the groups
+    input, head) marks the torch parameter `param_name` personal."""
+    block, groups = BLOCKS[model["kind"]][param_name]
+    return block in names or any(g in names for g in groups)
+
+
+def flat(module):
+    """The flat parameter vector w (a detached copy)."""
+    return parameters_to_vector(module.parameters()).detach().clone()
+
+
+def load_flat(module, w):
+    """Write the flat vector w into the module's parameters."""
+    with torch.no_grad():
+        vector_to_parameters(torch.as_tensor(w), module.parameters())
+
+
+def clone(module):
+    """An independent copy: copy.deepcopy, never an alias."""
+    return copy.deepcopy(module)
+
+
+def squared_distance(module, ref_params):
+    """‖θ − w‖² over every parameter; ref_params are tensors (no grad)."""
+    return sum(((p - r) ** 2).sum()
+               for p, r in zip(module.parameters(), ref_params))
+
+
+def frozen(module):
+    """Detached copies of the module's parameters: a fixed reference."""
+    return [p.detach().clone() for p in module.parameters()]
+
+
+# ---- data and the batch loss (docs/models.md, "The batch loss") -------------
+
+class Client:
+    """Client i's training data and the mean loss F(w; B) on a batch B of
+    sample indices (in the listed order, repeats allowed)."""
+
+    def __init__(self, model, data):
+        self.kind = model["kind"]
+        self.loss_name = model.get(
+            "loss", "cross_entropy" if self.kind in ("softmax", "mlp")
+            else "quadratic")
+        if self.kind == "quadratic":             # f(w) = ½ Σ a_j (w_j − c_j)²
+            self.a = torch.tensor(data["a"])
+            self.c = torch.tensor(data["c"])
+            self.n = data.get("n", 1)
+            return
+        self.X = torch.tensor(data["X"])
+        self.y = torch.tensor(data["y"])
+        self.n = len(data["y"])
+
+    def loss(self, module, batch):
+        if self.kind == "quadratic":             # data-free: batch ignored
+            return 0.5 * (self.a * (module.w - self.c) ** 2).sum()
+        idx = torch.tensor(batch, dtype=torch.long)
+        out, y = module(self.X[idx]), self.y[idx]
+        if self.loss_name == "cross_entropy":    # −log softmax(z)_y
+            return nn.functional.cross_entropy(out, y.long())
+        r = out.squeeze(1) - y                   # ŷ − y
+        if self.loss_name == "squared":          # (ŷ − y)²
+            return (r ** 2).mean()
+        return 0.5 * (r ** 2).mean()             # half_squared: ½(ŷ − y)²
+
+
+# ---- settings: the defaults, the preset, then the spec's own values ---------
+
+DEFAULTS = {           # each switch's paper reading (docs/algorithms/*.md)
+    "fedavg.weights": "samples",
+    "beta": 1.0, "pfedme.mu": 0.0, "pfedme.theta_start": "reset",
+    "pfedme.weights": "uniform", "pfedme.train": "all",
+    "pfedme.personal_eval": "theta",
+    "ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
+    "ditto.prox_ref": "round_start", "ditto.weights": "samples",
+    "pfl.state": "stateful", "pfl.weights": "samples",
+    "pfl.finetune": "personal",
+}
+PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
+    ("pfedme", "official"): {
+        "pfedme.theta_start": "warm", "pfedme.mu": 0.001,
+        "pfedme.weights": "samples", "pfedme.personal_eval": "local_w"},
+    ("pfedme", "pfllib"): {
+        "pfedme.theta_start": "warm", "pfedme.mu": 0.001,
+        "pfedme.weights": "samples", "pfedme.train": "sampled",
+        "pfedme.personal_eval": "global"},
+    ("ditto", "official"): {"ditto.weights": "uniform"},
+    ("ditto", "pfllib"): {"ditto.order": "personal_first"},
+    ("fedalt", "fedrep"): {"pfl.weights": "uniform",
+                           "pfl.finetune": "personal", "split": ["head"]},
+}
+
+
+def settings(spec):
+    """Every hyperparameter and switch of the run, and `split` (the
+    personal blocks): defaults, then the preset's, then the spec's."""
+    alg = spec["algorithm"]
+    cfg = dict(DEFAULTS, split=[])
+    preset = alg.get("preset", "paper")
+    if preset != "paper":
+        if (alg["name"], preset) not in PRESETS:
+            raise Unsupported("preset %r of %s" % (preset, alg["name"]))
+        cfg.update(PRESETS[(alg["name"], preset)])
+    cfg.update(alg.get("hyperparameters", {}))
+    cfg.update(alg.get("switches", {}))
+    if "split" in spec:
+        cfg["split"] = spec["split"].get("personal", [])
+    return cfg
+
+
+def weights(scheme, S, n):
+    """Aggregation weights over S: n_i / Σ_S n_j ("samples") or 1/|S|."""
+    if scheme == "samples":
+        m = sum(n[i] for i in S)
+        return {i: n[i] / m for i in S}
+    if scheme == "uniform":
+        return {i: 1.0 / len(S) for i in S}
+    raise Unsupported("aggregation weights %r" % scheme)
+
+
+# ---- the vector: model, clients, w0, schedule -------------------------------
+
+class Problem:
+    """What a candidate reads from a golden vector (the parsed JSON)."""
+
+    def __init__(self, vector_raw, algorithm):
+        if vector_raw.get("format") != "pflref-golden/1":
+            raise Unsupported("not a golden vector (format %r)"
+                              % vector_raw.get("format"))
+        self.id = vector_raw["id"]
+        self.spec = spec = vector_raw["spec"]
+        if spec["algorithm"]["name"] != algorithm:
+            raise Unsupported("algorithm %r, not %s"
+                              % (spec["algorithm"]["name"], algorithm))
+        if spec["schedule"]["kind"] != "given":
+            raise Unsupported("a generated schedule (replay a given one)")
+        if "clients" not in spec["problem"]:
+            raise Unsupported("a problem file or generator (give the data)")
+        self.model = spec["model"]
+        self.cfg = settings(spec)
+        self.clients = [Client(self.model, c)
+                        for c in spec["problem"]["clients"]]
+        self.n = [c.n for c in self.clients]
+        self.rounds = spec["schedule"]["rounds"]
+        self.post = spec["schedule"].get("post")
+        self.global_model = build_model(self.model)
+        init = spec.get("init", {"kind": "zeros"})
+        if init["kind"] == "given":
+            load_flat(self.global_model, init["w"])
+        elif init["kind"] == "zeros":
+            load_flat(self.global_model, torch.zeros(
+                sum(p.numel() for p in self.global_model.parameters())))
+        else:
+            raise Unsupported("init %r (give w0 as data)" % init["kind"])
+
+
+def plan(rnd):
+    """A round's client → its list of batches, in ascending client id."""
+    return dict(sorted(zip(rnd["clients"], rnd["batches"])))
+
+
+# ---- the result -------------------------------------------------------------
+
+def values(x):
+    """A record's value as a list of Python floats (exact float64)."""
+    if isinstance(x, nn.Module):
+        x = flat(x)
+    if isinstance(x, torch.Tensor):
+        return x.detach().to(torch.float64).reshape(-1).tolist()
+    return [float(v) for v in x]
+
+
+class Recorder:
+    """Trajectory records {event, phase, round, client, step, name, value}
+    and the final state; round, client and step are left out when None."""
+
+    def __init__(self, vector_id):
+        self.id, self.trajectory, self.finals = vector_id, [], {}
+
+    def record(self, event, name, value, round=None, client=None,
+               step=None, phase="train"):
+        rec = {"event": event, "phase": phase}
+        for key, v in (("round", round), ("client", client), ("step", step)):
+            if v is not None:
+                rec[key] = v
+        rec.update(name=name, value=values(value))
+        self.trajectory.append(rec)
+
+    def round_begin(self, t, w):
+        self.record("round_begin", "w", w, round=t)
+
+    def step(self, t, i, s, name, value, phase="train"):
+        self.record("step", name, value, round=t, client=i, step=s,
+                    phase=phase)
+
+    def client_end(self, t, i, name, value):
+        self.record("client_end", name, value, round=t, client=i)
+
+    def server(self, t, w, name="w"):
+        self.record("server", name, w, round=t)
+
+    def final(self, name, value, client=None):
+        if client is None:
+            self.finals[name] = values(value)
+        else:
+            self.finals.setdefault(name, {})[client] = values(value)
+
+    def result(self):
+        final = {k: ([v[i] for i in sorted(v)] if isinstance(v, dict) else v)
+                 for k, v in self.finals.items()}
+        return {"format": "pflref-result/1", "id": self.id, "final": final,
+                "trajectory": self.trajectory,
+                "meta": {"framework": "torch " + torch.__version__}}
+
+
+# ---- the command line -------------------------------------------------------
+
+def main(run, argv=None):
+    """usage: PROG VECTOR.json -o RESULT.json  (exit 2: bad usage or a
+    vector the example does not implement; the result file is written
+    whole or not at all)."""
+    argv = sys.argv[1:] if argv is None else argv
+    prog = os.path.basename(sys.argv[0])
+    if len(argv) != 3 or argv[1] != "-o":
+        sys.exit("usage: %s VECTOR.json -o RESULT.json" % prog)
+    with open(argv[0]) as f:
+        vector_raw = json.load(f)
+    try:
+        result = run(vector_raw)
+    except Unsupported as e:
+        print("%s: %s: unsupported: %s" % (prog, argv[0], e), file=sys.stderr)
+        sys.exit(2)
+    write_json(result, argv[2])
+
+
+def write_json(obj, path):
+    """Write atomically: a temporary file, then rename."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=1)      # repr floats: shortest round-trip
+        f.write("\n")
+    os.replace(tmp, path)
