@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""ditto_torch.py: Ditto in PyTorch, checked by `pflref check`.
+
+Li, Hu, Beirami, Smith, "Ditto: Fair and Robust Federated Learning Through
+Personalization", ICML 2021 (arXiv 2012.04221v3), Algorithm 1 with FedAvg
+as the global solver (lines numbered as in docs/algorithms/ditto.md):
+
+  l. 5   w_k ← UPDATE_GLOBAL(w^t): torch.optim.SGD(lr=η) on F_k from a deep
+         copy of w^t, one step per scheduled batch b
+  l. 7   v_k ← v_k − η (∇F_k(v_k; b) + λ(v_k − w^t)): torch.optim.SGD(lr=η)
+         on F_k(v_k; b) + (λ/2)‖v_k − w^t‖², on the same batch
+  l. 9   w^{t+1} ← Σ_{k∈S_t} c_k w_k,  c_k = n_k/m_t (or 1/|S_t|)
+
+v_k starts at w⁰ and persists across rounds (untouched when k ∉ S_t).
+Switches (docs/algorithms/ditto.md): ditto.order (interleaved_shared_batch:
+one personal then one global step per batch; personal_first), ditto.prox
+(squared; norm: λ‖v − w‖), ditto.prox_ref (round_start: w^t; moving: the
+global copy w_k as it stands), ditto.weights.  Records: docs/validate.md,
+"ditto".
+
+The deliberate bug: PFLREF_TORCH_BUG=ditto-alias gives each client the
+PFLlib-style `self.model_per = self.model` instead of a deep copy, so the
+personal model IS the client's global copy (see personal_model below).
+
+usage: ditto_torch.py VECTOR.json -o RESULT.json
+"""
+import os
+
+import torch
+
+from torch_common import (Problem, Recorder, Unsupported, clone, flat,
+                          frozen, load_flat, main, plan, squared_distance,
+                          weights)
+
+ALIAS_BUG = os.environ.get("PFLREF_TORCH_BUG") == "ditto-alias"
+
+
+def personal_model(v_k, model):
+    """The model the personal steps train: client k's own v_k."""
+    if ALIAS_BUG:
+        return model        # BUG (deliberate): self.model_per = self.model
+    return v_k
+
+
+def prox(cfg, v_k, ref):
+    """The personal regulariser: (λ/2)‖v − ref‖², or λ‖v − ref‖ (norm),
+    whose gradient λ(v − ref)/‖v − ref‖ is taken as 0 at v = ref."""
+    lam = cfg["lambda"]
+    if cfg["ditto.prox"] == "squared":
+        return lam / 2 * squared_distance(v_k, ref)
+    if cfg["ditto.prox"] != "norm":
+        raise Unsupported("ditto.prox %r" % cfg["ditto.prox"])
+    diff = torch.cat([(p - r).reshape(-1)
+                      for p, r in zip(v_k.parameters(), ref)])
+    norm = torch.linalg.vector_norm(diff)
+    return lam * norm if norm.item() > 0 else 0.0 * norm
+
+
+def device_update(prob, rec, t, k, global_model, v_k, batches):
+    """Lines 5-8 for device k: trains a copy of w^t and v_k in place;
+    returns the global copy w_k."""
+    cfg = prob.cfg
+    model = clone(global_model)                          # w_k ← w^t
+    v_k = personal_model(v_k, model)
+    w_t = frozen(global_model)
+    opt = torch.optim.SGD(model.parameters(), lr=cfg["eta"])
+    opt_v = torch.optim.SGD(v_k.parameters(), lr=cfg["eta"])
+    rec.record("client_begin", "w_local", model, round=t, client=k, step=0)
+    rec.record("client_begin", "v", v_k, round=t, client=k, step=0)
+    data = prob.clients[k]
+
+    def personal_step(s, b):                             # l. 7
+        ref = frozen(model) if cfg["ditto.prox_ref"] == "moving" else w_t
+        opt_v.zero_grad()
+        (data.loss(v_k, b) + prox(cfg, v_k, ref)).backward()
+        opt_v.step()
+        rec.step(t, k, s, "v", v_k)
+
+    def global_step(s, b):                               # l. 5 (FedAvg)
+        opt.zero_grad()
+        data.loss(model, b).backward()
+        opt.step()
+        rec.step(t, k, s, "w_local", model)
+
+    steps = list(enumerate(batches, start=1))
+    if cfg["ditto.order"] == "personal_first":
+        for s, b in steps:
+            personal_step(s, b)
+        for s, b in steps:
+            global_step(s, b)
+    elif cfg["ditto.order"] == "interleaved_shared_batch":
+        for s, b in steps:
+            personal_step(s, b)
+            global_step(s, b)
+    else:
+        raise Unsupported("ditto.order %r" % cfg["ditto.order"])
+    rec.client_end(t, k, "w_local", model)
+    rec.client_end(t, k, "v", v_k)
+    return v_k, flat(model)
+
+
+def run(vector_raw):
+    """Ditto on a golden vector; returns its pflref-result/1 dict."""
+    prob = Problem(vector_raw, "ditto")
+    rec, model = Recorder(prob.id), prob.global_model
+    v = [clone(model) for _ in prob.clients]             # v_k⁰ = w⁰
+    for t, rnd in enumerate(prob.rounds):
+        rec.round_begin(t, model)
+        local = {}
+        for k, batches in plan(rnd).items():
+            v[k], local[k] = device_update(prob, rec, t, k, model, v[k],
+                                           batches)
+        c = weights(prob.cfg["ditto.weights"], sorted(local), prob.n)
+        w = torch.zeros_like(flat(model))
+        for k in sorted(local):                          # l. 9
+            w = w + c[k] * local[k]
+        load_flat(model, w)
+        rec.server(t, model)
+    rec.final("w", model)
+    for k, v_k in enumerate(v):
+        rec.final("v", v_k, client=k)
+    return rec.result()
+
+
+if __name__ == "__main__":
+    main(run)
