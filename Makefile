@@ -16,6 +16,9 @@
 #   make lint            the floors and sizes (tests/lint/floors.py),
 #                        cppcheck, and the floors script's self-test
 #   make proofs          Frama-C WP proofs (proofs/README.md)
+#   make check-torch     the PyTorch example (docs/examples/torch/) against
+#                        the golden vectors, its deliberate bug caught, and
+#                        through the pytest plugin once `import pflref` works
 #   make clean
 #
 # Every target that runs a tool first runs ./deps.sh with the groups it
@@ -59,7 +62,7 @@ TESTS  := $(sort $(wildcard tests/*.c))
 .PHONY: all deps demo check check-unit check-blas check-golden check-schema \
         check-detection check-mutation check-mutation-fast check-headers \
         check-lint golden golden-update coverage check-asan \
-        check-valgrind fuzz fuzz-smoke lint proofs clean
+        check-valgrind fuzz fuzz-smoke lint proofs clean check-torch
 
 all: deps
 	@$(MAKE) --no-print-directory $(B)/rel/pflref
@@ -227,6 +230,16 @@ coverage:
 	gcovr -r . --filter 'ref/' --object-directory $(B)/cov -s \
 	  --exclude-unreachable-branches --exclude-throw-branches \
 	  --fail-under-line $(COV_LINE) --fail-under-branch $(COV_BRANCH)
+
+# The PyTorch example: FedAvg, pFedMe, Ditto and FedRep as torch.nn.Module
+# candidates pass `pflref check` on every vector of fedavg, pfedme, ditto and
+# fedalt; Ditto's deliberate aliasing bug fails it; and, when python/pflref
+# imports, the same through the pytest plugin (docs/examples/torch/check.sh).
+# Not in `make check` (torch is its own deps.sh group); .ci/run runs it.
+check-torch:
+	@./deps.sh core torch
+	@$(MAKE) -s --no-print-directory $(B)/rel/pflref $(B)/rel/libpflref.so
+	@PFLREF_CLI=$(B)/rel/pflref PYTHON=$(PYTHON) bash docs/examples/torch/check.sh
 
 check-asan:
 	@./deps.sh core asan

@@ -1,0 +1,73 @@
+#!/bin/bash
+# check.sh: the PyTorch example's gate (make check-torch).
+#
+#   1. the four candidates run on every golden vector of fedavg, pfedme,
+#      ditto and fedalt, and `pflref check` passes them all (--min-vectors:
+#      as many as were run; a vector a candidate skips is listed with why);
+#   2. Ditto with its deliberate bug (PFLREF_TORCH_BUG=ditto-alias) fails
+#      `pflref check` (exit 1) on every ditto vector;
+#   3. when `import pflref` works (python/ on PYTHONPATH, or installed),
+#      the same two through the pytest plugin: the correct candidates pass,
+#      the buggy Ditto fails with the first divergence in pytest's output.
+#
+# Environment: PFLREF_CLI (default build/rel/pflref), PYTHON (default
+# /usr/bin/python3).  Run from the repository's root.  Exit 0 when every
+# step holds, 1 otherwise.
+set -u
+CLI=${PFLREF_CLI:-build/rel/pflref}
+PY=${PYTHON:-/usr/bin/python3}
+HERE=docs/examples/torch
+ALGS="fedavg pfedme ditto fedalt"
+tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+export PYTHONDONTWRITEBYTECODE=1
+fail=0
+include=()
+for a in $ALGS; do include+=(--include "$a/"); done
+
+# 1. every vector of the four algorithms passes
+"$PY" "$HERE/run_vectors.py" golden -o "$tmp/ok" || exit 1
+n=$(find "$tmp/ok" -name '*.json' | wc -l)
+if "$CLI" check golden "$tmp/ok" "${include[@]}" --min-vectors "$n" >"$tmp/ok.txt"; then
+    echo "check-torch: $(tail -n 1 "$tmp/ok.txt")"
+else
+    cat "$tmp/ok.txt"; echo "check-torch: the PyTorch candidates fail"; fail=1
+fi
+
+# 2. the aliasing bug is caught on every ditto vector
+PFLREF_TORCH_BUG=ditto-alias "$PY" "$HERE/run_vectors.py" golden -o "$tmp/bug" \
+    2>/dev/null || exit 1
+nd=$(find "$tmp/bug" -name 'ditto__*.json' | wc -l)
+"$CLI" check golden "$tmp/bug" --include ditto/ --min-vectors "$nd" >"$tmp/bug.txt"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "^check: $nd compared: 0 passed" "$tmp/bug.txt"; then
+    echo "check-torch: ditto-alias caught on $nd of $nd ditto vectors, e.g." \
+         "$(grep -m1 -o 'first divergence: .*' "$tmp/bug.txt")"
+else
+    cat "$tmp/bug.txt"; echo "check-torch: ditto-alias not caught (exit $rc)"; fail=1
+fi
+
+# 3. the pytest plugin, once the package is importable
+export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+if ! "$PY" -c 'import pflref, pflref.pytest_plugin' 2>/dev/null; then
+    echo "check-torch: pytest plugin skipped: python3 cannot import pflref.pytest_plugin"
+    exit $fail
+fi
+algs=(); for a in $ALGS; do algs+=(--pflref-algorithm "$a"); done
+pytest=("$PY" -m pytest -p pflref.pytest_plugin -p no:cacheprovider -q
+        --pflref-vectors golden "$HERE/test_torch_candidates.py")
+if "${pytest[@]}" "${algs[@]}" >"$tmp/pytest.txt" 2>&1; then
+    echo "check-torch: pytest: $(tail -n 1 "$tmp/pytest.txt")"
+else
+    cat "$tmp/pytest.txt"; echo "check-torch: pytest on the PyTorch candidates fails"; fail=1
+fi
+PFLREF_TORCH_BUG=ditto-alias "${pytest[@]}" --pflref-algorithm ditto \
+    >"$tmp/pytest-bug.txt" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -qi "divergence" "$tmp/pytest-bug.txt" \
+        && ! grep -q "Traceback" "$tmp/pytest-bug.txt"; then
+    echo "check-torch: pytest: ditto-alias fails as it should: $(tail -n 1 "$tmp/pytest-bug.txt")"
+else
+    cat "$tmp/pytest-bug.txt"
+    echo "check-torch: pytest: ditto-alias not reported as a divergence (exit $rc)"; fail=1
+fi
+exit $fail

@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""fedrep_torch.py: FedRep (FedAlt) in PyTorch, checked by `pflref check`.
+
+Collins, Hassani, Mokhtari, Shakkottai, "Exploiting Shared Representations
+for Personalized Federated Learning", ICML 2021: the head is personal, the
+body (the representation) shared; each round a device first trains its head
+with the body fixed, then the body with its new head.  pflref runs it as
+FedAlt (Pillutla et al., "Federated Learning with Partial Model
+Personalization", ICML 2022, Algorithm 4) with the preset fedrep, so this
+candidate runs every `fedalt` vector (lines as in docs/algorithms/
+fedalt-fedsim.md):
+
+  l. 5-10   the first τ_v scheduled batches: torch.optim.SGD(lr=γ_v) over the
+            personal parameters v only (u fixed at u^(t))
+  l. 11-15  the remaining batches: torch.optim.SGD(lr=γ_u) over the shared
+            parameters u only (v fixed at v_i^(t+1))
+  l. 16     u^(t+1) = Σ_{i∈S} α_i u_i^(t+1) / Σ_{i∈S} α_i
+
+The split (spec `split.personal`, or the preset's `head`) names pflref
+blocks or the groups input/head (torch_common.BLOCKS maps them to torch
+parameter names).  Switches: pfl.state (stateful: v_i persists; stateless:
+v starts at v⁰ at every visit), pfl.weights (α_i = N_i/N, 1/n, or the
+device's batches this round), pfl.finetune (the post phase moves v, or the
+whole model, with η_ft).  Every record is the full parameter vector (u, v).
+Records: docs/validate.md, "fedalt".
+
+usage: fedrep_torch.py VECTOR.json -o RESULT.json
+"""
+import torch
+
+from torch_common import (Problem, Recorder, Unsupported, clone, flat,
+                          is_personal, load_flat, main, plan)
+
+
+def split(prob, model):
+    """(personal parameters v, shared parameters u) of a module."""
+    names = prob.cfg["split"]
+    v, u = [], []
+    for name, p in model.named_parameters():
+        (v if is_personal(prob.model, name, names) else u).append(p)
+    return v, u
+
+
+def server_weights(prob, local_batches):
+    """α_i / Σ_S α_j over the round's devices S (l. 16)."""
+    scheme, n = prob.cfg["pfl.weights"], prob.n
+    if scheme == "samples":
+        alpha = {i: n[i] / sum(n) for i in local_batches}
+    elif scheme == "uniform":
+        alpha = {i: 1.0 / len(n) for i in local_batches}
+    elif scheme == "batches":
+        alpha = {i: float(len(b)) for i, b in local_batches.items()}
+    else:
+        raise Unsupported("pfl.weights %r" % scheme)
+    total = sum(alpha.values())
+    return {i: a / total for i, a in alpha.items()}
+
+
+def local_alt(prob, rec, t, i, model, batches):
+    """LocalAlt (l. 5-15): τ_v head steps, then body steps, in place."""
+    tau_v = int(prob.cfg["tau_v"])
+    if tau_v > len(batches):
+        raise Unsupported("tau_v = %d, but client %d has %d batches in "
+                          "round %d" % (tau_v, i, len(batches), t))
+    v, u = split(prob, model)
+    head_opt = torch.optim.SGD(v, lr=prob.cfg["gamma_v"])
+    body_opt = torch.optim.SGD(u, lr=prob.cfg["gamma_u"])
+    rec.record("client_begin", "w_local", model, round=t, client=i, step=0)
+    for s, z in enumerate(batches, start=1):
+        opt = head_opt if s <= tau_v else body_opt
+        model.zero_grad()
+        prob.clients[i].loss(model, z).backward()
+        opt.step()
+        rec.step(t, i, s, "w_local", model)
+    rec.client_end(t, i, "w_local", model)
+
+
+def finetune(prob, rec, models):
+    """The optional post phase: every device fine-tunes v (personal) or
+    (u, v) (full) with η_ft on its post batches."""
+    scope = prob.cfg["pfl.finetune"]
+    if scope not in ("personal", "full"):
+        raise Unsupported("pfl.finetune %r" % scope)
+    for i, batches in enumerate(prob.post):
+        model = models[i]
+        params = split(prob, model)[0] if scope == "personal" \
+            else list(model.parameters())
+        opt = torch.optim.SGD(params, lr=prob.cfg["eta_ft"])
+        rec.record("client_begin", "v", model, client=i, step=0,
+                   phase="finetune")
+        for s, z in enumerate(batches, start=1):
+            model.zero_grad()
+            prob.clients[i].loss(model, z).backward()
+            opt.step()
+            rec.step(None, i, s, "v", model, phase="finetune")
+        rec.record("client_end", "v", model, client=i, phase="finetune")
+
+
+def run(vector_raw):
+    """FedAlt / FedRep on a golden vector; returns its result dict."""
+    prob = Problem(vector_raw, "fedalt")
+    rec, global_model = Recorder(prob.id), prob.global_model  # (u, v⁰)
+    stateful = prob.cfg["pfl.state"] == "stateful"
+    if prob.cfg["pfl.state"] not in ("stateful", "stateless"):
+        raise Unsupported("pfl.state %r" % prob.cfg["pfl.state"])
+    v_state = [[p.detach().clone() for p in split(prob, global_model)[0]]
+               for _ in prob.clients]                    # v_i, from v⁰
+    for t, rnd in enumerate(prob.rounds):
+        rec.round_begin(t, global_model)
+        rnd_plan, u_new = plan(rnd), {}
+        for i, batches in rnd_plan.items():
+            model = clone(global_model)                  # (u^(t), v⁰)
+            if stateful:                                 # (u^(t), v_i^(t))
+                with torch.no_grad():
+                    for p, v_i in zip(split(prob, model)[0], v_state[i]):
+                        p.copy_(v_i)
+            local_alt(prob, rec, t, i, model, batches)
+            if stateful:
+                v_state[i] = [p.detach().clone()
+                              for p in split(prob, model)[0]]
+                rec.client_end(t, i, "v", model)
+            u_new[i] = [p.detach().clone() for p in split(prob, model)[1]]
+        c = server_weights(prob, rnd_plan)
+        with torch.no_grad():                            # l. 16
+            for j, u in enumerate(split(prob, global_model)[1]):
+                acc = torch.zeros_like(u)
+                for i in sorted(u_new):
+                    acc = acc + c[i] * u_new[i][j]
+                u.copy_(acc)
+        rec.server(t, global_model)
+    models = []
+    for i in range(len(prob.clients)):                   # (u^(T), v_i)
+        model = clone(global_model)
+        if stateful:
+            with torch.no_grad():
+                for p, v_i in zip(split(prob, model)[0], v_state[i]):
+                    p.copy_(v_i)
+        models.append(model)
+    if prob.post is not None:
+        finetune(prob, rec, models)
+    rec.final("w", global_model)
+    for i, model in enumerate(models):
+        rec.final("v", flat(model), client=i)
+    return rec.result()
+
+
+if __name__ == "__main__":
+    main(run)

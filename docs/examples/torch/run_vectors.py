@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+"""run_vectors.py: run the PyTorch candidates on every golden vector of their
+algorithms, in one process, for `pflref check GOLDEN OUTDIR`.
+
+usage: run_vectors.py GOLDEN_DIR -o OUTDIR
+
+Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
+ditto and fedalt; prints `skipped ID: reason` for a vector a candidate does
+not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
+on Ditto's deliberate bug (ditto_torch.py).  Exit 2 on bad usage.
+"""
+import json
+import os
+import sys
+
+import ditto_torch
+import fedavg_torch
+import fedrep_torch
+import pfedme_torch
+from torch_common import Unsupported, write_json
+
+CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
+              "ditto": ditto_torch.run, "fedalt": fedrep_torch.run}
+
+
+def golden_vectors(root):
+    """Every pflref-golden/1 file below root, in sorted order."""
+    for folder, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(files):
+            if not name.endswith(".json"):
+                continue
+            path = os.path.join(folder, name)
+            with open(path) as f:
+                try:
+                    doc = json.load(f)
+                except ValueError:
+                    continue
+            if isinstance(doc, dict) and doc.get("format") == "pflref-golden/1":
+                yield doc
+
+
+def main(argv):
+    if len(argv) != 3 or argv[1] != "-o":
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    root, out = argv[0], argv[2]
+    os.makedirs(out, exist_ok=True)
+    ran = skipped = 0
+    for doc in golden_vectors(root):
+        run = CANDIDATES.get(doc["spec"]["algorithm"]["name"])
+        if run is None:
+            continue
+        try:
+            result = run(doc)
+        except Unsupported as e:
+            print("skipped %s: %s" % (doc["id"], e))
+            skipped += 1
+            continue
+        write_json(result, os.path.join(out, doc["id"].replace("/", "__")
+                                        + ".json"))
+        ran += 1
+    print("run_vectors.py: %d vectors run, %d skipped, results in %s"
+          % (ran, skipped, out), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
