@@ -4,6 +4,9 @@
 #   1. the four candidates run on every golden vector of fedavg, pfedme,
 #      ditto and fedalt, and `pflref check` passes them all (--min-vectors:
 #      as many as were run; a vector a candidate skips is listed with why);
+#   1b. the models no vector of these algorithms uses (softmax, the ReLU mlp):
+#      the candidates agree with `pflref run` record by record
+#      (crosscheck_models.py; the reference's own output, not a golden);
 #   2. Ditto with its deliberate bug (PFLREF_TORCH_BUG=ditto-alias) fails
 #      `pflref check` (exit 1) on every ditto vector;
 #   3. when `import pflref` works (python/ on PYTHONPATH, or installed),
@@ -31,6 +34,13 @@ if "$CLI" check golden "$tmp/ok" "${include[@]}" --min-vectors "$n" >"$tmp/ok.tx
     echo "check-torch: $(tail -n 1 "$tmp/ok.txt")"
 else
     cat "$tmp/ok.txt"; echo "check-torch: the PyTorch candidates fail"; fail=1
+fi
+
+# 1b. softmax and the ReLU mlp, against the reference's own run
+if "$PY" "$HERE/crosscheck_models.py" --pflref "$CLI" >"$tmp/cross.txt"; then
+    echo "check-torch: $(tail -n 1 "$tmp/cross.txt")"
+else
+    cat "$tmp/cross.txt"; fail=1
 fi
 
 # 2. the aliasing bug is caught on every ditto vector
