@@ -11,7 +11,8 @@
 #      `pflref check` (exit 1) on every ditto vector;
 #   3. when `import pflref` works (python/ on PYTHONPATH, or installed),
 #      the same two through the pytest plugin: the correct candidates pass,
-#      the buggy Ditto fails with the first divergence in pytest's output.
+#      the buggy Ditto fails with the first divergence in pytest's output;
+#      and docs/validate.md's quickstart (quickstart_pfedme.py) passes.
 #
 # Environment: PFLREF_CLI (default build/rel/pflref), PYTHON (default
 # /usr/bin/python3).  Run from the repository's root.  Exit 0 when every
@@ -28,7 +29,7 @@ include=()
 for a in $ALGS; do include+=(--include "$a/"); done
 
 # 1. every vector of the four algorithms passes
-"$PY" "$HERE/run_vectors.py" golden -o "$tmp/ok" || exit 1
+"$PY" "$HERE/run_vectors.py" golden -o "$tmp/ok" 2>"$tmp/ok.err" || { cat "$tmp/ok.err"; exit 1; }
 n=$(find "$tmp/ok" -name '*.json' | wc -l)
 if "$CLI" check golden "$tmp/ok" "${include[@]}" --min-vectors "$n" >"$tmp/ok.txt"; then
     echo "check-torch: $(tail -n 1 "$tmp/ok.txt")"
@@ -64,13 +65,20 @@ if ! "$PY" -c 'import pflref, pflref.pytest_plugin' 2>/dev/null; then
 fi
 algs=(); for a in $ALGS; do algs+=(--pflref-algorithm "$a"); done
 pytest=("$PY" -m pytest -p pflref.pytest_plugin -p no:cacheprovider -q
-        --pflref-vectors golden "$HERE/test_torch_candidates.py")
-if "${pytest[@]}" "${algs[@]}" >"$tmp/pytest.txt" 2>&1; then
+        --pflref-vectors golden)
+tests="$HERE/test_torch_candidates.py"
+if "${pytest[@]}" "$tests" "${algs[@]}" >"$tmp/pytest.txt" 2>&1; then
     echo "check-torch: pytest: $(tail -n 1 "$tmp/pytest.txt")"
 else
     cat "$tmp/pytest.txt"; echo "check-torch: pytest on the PyTorch candidates fails"; fail=1
 fi
-PFLREF_TORCH_BUG=ditto-alias "${pytest[@]}" --pflref-algorithm ditto \
+if "${pytest[@]}" "$HERE/quickstart_pfedme.py" --pflref-algorithm pfedme \
+        --pflref-include 'pfedme/worked/linear-paper-*' >"$tmp/quick.txt" 2>&1; then
+    echo "check-torch: pytest: validate.md's quickstart: $(tail -n 1 "$tmp/quick.txt")"
+else
+    cat "$tmp/quick.txt"; echo "check-torch: validate.md's quickstart fails"; fail=1
+fi
+PFLREF_TORCH_BUG=ditto-alias "${pytest[@]}" "$tests" --pflref-algorithm ditto \
     >"$tmp/pytest-bug.txt" 2>&1
 rc=$?
 if [ "$rc" -eq 1 ] && grep -qi "divergence" "$tmp/pytest-bug.txt" \
