@@ -1,6 +1,8 @@
 #!/bin/bash
 # check.sh: the PyTorch example's gate (make check-torch).
 #
+#   0. docs/validate.md's quickstart is quickstart_pfedme.py verbatim; a
+#      candidate's command line refuses a bad vector (exit 2, no output);
 #   1. the four candidates run on every golden vector of fedavg, pfedme,
 #      ditto and fedalt, and `pflref check` passes them all (--min-vectors:
 #      as many as were run; a vector a candidate skips is listed with why);
@@ -27,6 +29,28 @@ export PYTHONDONTWRITEBYTECODE=1
 fail=0
 include=()
 for a in $ALGS; do include+=(--include "$a/"); done
+
+# 0. validate.md's quickstart is this folder's quickstart_pfedme.py, verbatim;
+#    a wrapper given a bad vector exits 2 and writes nothing
+if ! "$PY" - "$HERE/quickstart_pfedme.py" docs/validate.md <<'END'
+import sys
+code = open(sys.argv[1]).read()
+doc = open(sys.argv[2]).read()
+body = code[code.index("import copy"):]
+sys.exit(0 if "```python\n" + body + "```" in doc else 1)
+END
+then
+    echo "check-torch: docs/validate.md's quickstart differs from $HERE/quickstart_pfedme.py"
+    fail=1
+fi
+echo '{"format": "pflref-golden/1"' >"$tmp/bad.json"
+for vec in "$tmp/bad.json" "$tmp/none.json" golden/ditto/worked-norm-d1.json; do
+    "$PY" "$HERE/fedavg_torch.py" "$vec" -o "$tmp/out.json" 2>/dev/null
+    rc=$?
+    if [ "$rc" -ne 2 ] || [ -e "$tmp/out.json" ]; then
+        echo "check-torch: fedavg_torch.py $vec: exit $rc (expected 2, no output)"; fail=1
+    fi
+done
 
 # 1. every vector of the four algorithms passes
 "$PY" "$HERE/run_vectors.py" golden -o "$tmp/ok" 2>"$tmp/ok.err" || { cat "$tmp/ok.err"; exit 1; }

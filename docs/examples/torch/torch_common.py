@@ -304,20 +304,30 @@ class Recorder:
 # ---- the command line -------------------------------------------------------
 
 def main(run, argv=None):
-    """usage: PROG VECTOR.json -o RESULT.json  (exit 2: bad usage or a
-    vector the example does not implement; the result file is written
-    whole or not at all)."""
+    """usage: PROG VECTOR.json -o RESULT.json.  Exit 0 with the result
+    written (whole: a temporary file, then rename); exit 2, nothing
+    written, on bad usage, a vector that cannot be read or is not JSON, or
+    one the example does not implement (the message says which)."""
     argv = sys.argv[1:] if argv is None else argv
     prog = os.path.basename(sys.argv[0])
+
+    def fail(message):
+        print("%s: %s" % (prog, message), file=sys.stderr)
+        sys.exit(2)
+
     if len(argv) != 3 or argv[1] != "-o":
-        sys.exit("usage: %s VECTOR.json -o RESULT.json" % prog)
-    with open(argv[0]) as f:
-        vector_raw = json.load(f)
+        fail("usage: %s VECTOR.json -o RESULT.json" % prog)
+    try:
+        with open(argv[0]) as f:
+            vector_raw = json.load(f)
+    except (OSError, ValueError) as e:
+        fail("%s: cannot read the vector: %s" % (argv[0], e))
+    if not isinstance(vector_raw, dict):
+        fail("%s: not a golden vector (a JSON object)" % argv[0])
     try:
         result = run(vector_raw)
     except Unsupported as e:
-        print("%s: %s: unsupported: %s" % (prog, argv[0], e), file=sys.stderr)
-        sys.exit(2)
+        fail("%s: unsupported: %s" % (argv[0], e))
     write_json(result, argv[2])
 
 
