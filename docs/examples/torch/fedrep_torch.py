@@ -29,7 +29,7 @@ usage: fedrep_torch.py VECTOR.json -o RESULT.json
 import torch
 
 from torch_common import (Problem, Recorder, Unsupported, clone, flat,
-                          is_personal, load_flat, main, plan)
+                          is_personal, main, plan)
 
 
 def split(prob, model):
