@@ -28,8 +28,8 @@ def params(m):                                      # flat, in pflref's layout
 
 def my_pfedme(vector):
     spec, rec = vector.spec, pflref.Recorder(vector)
-    eta, lam, eta_p, K = (spec.hyper[k] for k in ("eta", "lambda", "eta_p", "K"))
-    beta = spec.hyper.get("beta", 1.0)
+    eta, lam, eta_p = (spec.hyper[k] for k in ("eta", "lambda", "eta_p"))
+    K, beta = int(spec.hyper["K"]), spec.hyper.get("beta", 1.0)
     data = [(torch.tensor(c["X"]), torch.tensor(c["y"])) for c in spec.clients]
     model = nn.Linear(spec.model["d"], 1, bias=False)            # w
     vector_to_parameters(torch.tensor(spec.init), model.parameters())
