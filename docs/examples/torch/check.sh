@@ -1,7 +1,8 @@
 #!/bin/bash
 # check.sh: the PyTorch example's gate (make check-torch).
 #
-#   0. docs/validate.md's quickstart is quickstart_pfedme.py verbatim; a
+#   0. docs/validate.md's quickstart is quickstart_pfedme.py verbatim; its
+#      record tables name what the vectors expect (validate_tables.py); a
 #      candidate's command line refuses a bad vector (exit 2, no output);
 #   1. the four candidates run on every golden vector of fedavg, pfedme,
 #      ditto and fedalt, and `pflref check` passes them all (--min-vectors:
@@ -43,6 +44,8 @@ then
     echo "check-torch: docs/validate.md's quickstart differs from $HERE/quickstart_pfedme.py"
     fail=1
 fi
+"$PY" "$HERE/validate_tables.py" golden docs/validate.md >"$tmp/tables.txt" || fail=1
+sed 's/^validate_tables/check-torch/' "$tmp/tables.txt"
 echo '{"format": "pflref-golden/1"' >"$tmp/bad.json"
 for vec in "$tmp/bad.json" "$tmp/none.json" golden/ditto/worked-norm-d1.json; do
     "$PY" "$HERE/fedavg_torch.py" "$vec" -o "$tmp/out.json" 2>/dev/null
