@@ -251,7 +251,7 @@ def _replayer(vector, text, path, precision, resync, partial):
 
     def replay():
         if state["path"] is None:
-            folder = replay_dir()
+            folder = os.path.abspath(replay_dir())
             os.makedirs(folder, exist_ok=True)
             name = vector.id.replace("/", "__") + ".candidate.json"
             target = os.path.join(folder, name)

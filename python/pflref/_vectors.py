@@ -72,6 +72,19 @@ class Spec:
         self.schedule = d["schedule"]["rounds"]
         self.post = d["schedule"].get("post")
 
+    @classmethod
+    def load(cls, spec, base_dir=None):
+        """The Spec of a pflref-spec/1 spec or a golden vector: a dict, JSON
+        text, a path or a Vector (base_dir resolves a relative problem
+        file; default the file's folder)."""
+        from ._check import _spec_text
+        text, folder = _spec_text(spec)
+        raw = json.loads(text)
+        if raw.get("format") == GOLDEN_FORMAT:
+            raw = raw["spec"]
+        return cls(raw, describe(text, folder if base_dir is None
+                                 else base_dir))
+
     def __repr__(self):
         return "<pflref.Spec %s %s, %d clients, %d rounds>" % (
             self.algorithm, self.model.get("kind"), len(self.clients),
