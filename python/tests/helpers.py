@@ -1,5 +1,6 @@
 """Shared by the tests: the golden vectors read with plain json (not the
 package), and the shipped NumPy candidates run through a Recorder."""
+import functools
 import glob
 import json
 import os
@@ -14,8 +15,10 @@ if EXAMPLES not in sys.path:
 import pfl_numpy  # noqa: E402  (docs/examples/pfl_numpy.py)
 
 
+@functools.lru_cache(maxsize=None)
 def golden_files():
-    """Every golden vector under golden/, found with glob and json."""
+    """Every golden vector under golden/, found with glob and json (read
+    once; the callers do not modify the documents)."""
     out = {}
     for path in sorted(glob.glob(os.path.join(GOLDEN, "**", "*.json"),
                                  recursive=True)):
