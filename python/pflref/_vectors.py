@@ -50,6 +50,7 @@ class Spec:
     .schedule  list of rounds {clients, drawn, batches[, selected]}, index
                lists as Python lists (the given form, generated or not)
     .post      per client its post-phase batches, or None
+    .cluster_models  IFCA's initial cluster models θ_j⁰ (k x P), or None
     .algorithm, .preset, .name
     .raw       the spec's JSON as a dict; .description the library's
     """
@@ -71,6 +72,9 @@ class Spec:
         self.init = np.asarray(d["w0"], dtype=np.float64)
         self.schedule = d["schedule"]["rounds"]
         self.post = d["schedule"].get("post")
+        cm = d.get("init", {}).get("cluster_models")
+        self.cluster_models = None if cm is None else \
+            np.asarray(cm, dtype=np.float64)
 
     @classmethod
     def load(cls, spec, base_dir=None):

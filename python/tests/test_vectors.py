@@ -127,6 +127,11 @@ def test_spec_arrays_equal_the_vectors_json(vid):
     assert [r["batches"] for r in spec.schedule] == \
         [r["batches"] for r in rounds]
     assert spec.post == raw["schedule"].get("post")
+    cm = raw.get("init", {}).get("cluster_models")
+    if cm is None:
+        assert spec.cluster_models is None
+    else:
+        assert np.array_equal(spec.cluster_models, np.asarray(cm, dtype=float))
 
 
 def test_spec_of_a_plain_spec_with_a_problem_file_and_a_generated_schedule():
