@@ -18,6 +18,8 @@ replay command, not a traceback or a wall of floats.
 When the options select no vector at all, the one test that stands for
 them fails (a run that checked nothing is never green).
 """
+import os
+
 import pytest
 
 import pflref
@@ -45,6 +47,12 @@ def pytest_addoption(parser):
                          "candidate's own state")
     group.addoption("--pflref-partial", action="store_true", default=False,
                     help="skip expected records the candidate did not write")
+
+
+def pytest_configure(config):
+    root = config.getoption("--pflref-vectors")
+    if root is not None and not os.path.exists(root):
+        raise pytest.UsageError("--pflref-vectors: %s does not exist" % root)
 
 
 class _NoVectors:

@@ -136,3 +136,10 @@ def test_a_vectors_folder_option(tmp_path):
                      "--collect-only")
     ids = re.findall(r"test_candidate\[(.*)\]", out.stdout)
     assert ids and all(i.startswith("ditto/") for i in ids)
+
+
+def test_a_vectors_folder_that_does_not_exist_is_a_usage_error(tmp_path):
+    out = pytest_run(tmp_path, "--pflref-vectors", str(tmp_path / "nowhere"))
+    assert out.returncode == 4                    # pytest's usage error
+    assert "--pflref-vectors: %s does not exist" % (tmp_path / "nowhere") \
+        in out.stderr
