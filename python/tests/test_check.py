@@ -166,3 +166,20 @@ def test_a_catalogued_bug_through_the_recorder_fails():
 def test_verify_reruns_the_reference():
     report = pflref.verify(SAMPLES)
     assert report["passed"] and report["quantities"] == 22
+
+
+def test_the_human_report_reads_like_pflref_check(tmp_path):
+    """Every line of str(report) but the replay line is the CLI's own."""
+    cli = os.path.join(ROOT, "build", "rel", "pflref")
+    for script, vector in (("fedavg_numpy_buggy.py", SAMPLES),
+                           ("fedavg_numpy.py", SAMPLES)):
+        path = run_example(script, vector, tmp_path / script)
+        for extra in ([], ["--resync"]):
+            report = pflref.check(vector, path, resync=bool(extra))
+            out = subprocess.run([cli, "check", vector, path] + extra,
+                                 capture_output=True, text=True).stdout
+            mine = [l for l in str(report).splitlines()
+                    if not l.startswith("  replay: ")]
+            theirs = [l for l in out.splitlines()
+                      if not l.startswith(("  replay: ", "check: "))]
+            assert mine == theirs

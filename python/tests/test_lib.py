@@ -52,3 +52,15 @@ def test_an_installed_package_uses_its_prefix(tmp_path):
     lines = out.stdout.splitlines()
     assert lines[0].startswith('["%s"' % (tmp_path / "lib" / "libpflref.so.0"))
     assert lines[1] == "['ditto']"
+
+
+def test_pyproject_reads_and_names_the_package():
+    import tomllib
+    with open(os.path.join(PYTHON, "pyproject.toml"), "rb") as f:
+        meta = tomllib.load(f)
+    assert meta["project"]["name"] == "pflref"
+    assert meta["tool"]["setuptools"]["dynamic"]["version"] == \
+        {"attr": "pflref.__version__"}
+    import pflref
+    with open(os.path.join(ROOT, "include", "pflref", "version.h")) as f:
+        assert '#define PFLREF_VERSION "%s"' % pflref.__version__ in f.read()
