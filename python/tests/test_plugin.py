@@ -143,3 +143,48 @@ def test_a_vectors_folder_that_does_not_exist_is_a_usage_error(tmp_path):
     assert out.returncode == 4                    # pytest's usage error
     assert "--pflref-vectors: %s does not exist" % (tmp_path / "nowhere") \
         in out.stderr
+
+
+NUMPY_CANDIDATE = '''
+import sys
+
+import numpy as np
+import pflref
+
+sys.path.insert(0, {examples!r})
+import pfl_numpy   # docs/examples/pfl_numpy.py and its extensions
+
+
+def candidate(vector):
+    spec, rec = vector.raw["spec"], pflref.Recorder(vector)
+    clients = pfl_numpy.load_clients(spec, vector.folder)
+
+    def log(event, phase, name, value, round=None, client=None, step=None):
+        rec.record(event, name, value, round=round, client=client,
+                   step=step, phase=phase)
+    final = pfl_numpy.ALGORITHMS[spec["algorithm"]["name"]](
+        spec, clients, vector.spec.init.copy(), log)
+    for name in ("w", "v", "alpha"):
+        if name in final:
+            rec.final(name, np.asarray(final[name]))
+    return rec
+
+
+def test_numpy(pflref_vector, pflref_check):
+    pflref_check(candidate(pflref_vector))
+'''
+
+
+def test_the_numpy_candidates_pass_every_vector_through_the_plugin(tmp_path):
+    from conftest import EXAMPLES
+    test = tmp_path / "test_numpy_user.py"
+    test.write_text(NUMPY_CANDIDATE.format(examples=EXAMPLES))
+    env = dict(os.environ, PYTHONPATH=PYTHON, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTEST_ADDOPTS", None)
+    out = subprocess.run(
+        ["/usr/bin/python3", "-m", "pytest", "-p", "pflref.pytest_plugin",
+         "-p", "no:cacheprovider", "-q", str(test)],
+        cwd=tmp_path, env=env, capture_output=True, text=True)
+    n = len(list(pflref.vectors()))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr
+    assert re.search(r"\b%d passed\b" % n, out.stdout), out.stdout[-500:]
