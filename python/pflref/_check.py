@@ -7,6 +7,7 @@ report (str(report)) is written here from that JSON in the words of
 `pflref check` (cli/report.c), so a test failure reads like the CLI's.
 """
 import json
+import math
 import os
 import shlex
 import tempfile
@@ -41,7 +42,6 @@ def _digits_text(lre, ulp=None, stats=None):
 
 
 def _far(expected, got):
-    import math
     if not expected or not got or not math.isfinite(expected) or \
             not math.isfinite(got):
         return ""

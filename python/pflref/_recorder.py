@@ -164,6 +164,9 @@ class Recorder:
         rows = self._v_rows if name == "v" else self._alpha
         if client is not None:
             arr = to_float64(value, "final %s[%d]" % (name, client))
+            if name == "alpha" and arr.size != 1:
+                raise ValueError("final alpha[%d]: one number per client, "
+                                 "not %d" % (client, arr.size))
             if self._finite(arr, {"name": "final.%s" % name, "client": client}):
                 rows[client] = arr.tolist() if name == "v" else float(arr[0])
             return

@@ -127,6 +127,8 @@ def test_bad_records_are_refused_naming_the_field():
         rec.step(0, 1.5, 1, "w_local", [1.0])
     with pytest.raises(ValueError, match="final"):
         rec.final("u", [1.0])
+    with pytest.raises(ValueError, match=r"final alpha\[1\]: one number"):
+        rec.final("alpha", [0.5, 0.25], client=1)
     rec.final("v", [1.0], client=0)
     rec.final("v", [2.0], client=2)
     with pytest.raises(ValueError, match="final v: no value for client 1"):
