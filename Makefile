@@ -4,7 +4,8 @@
 #   make check           every test (Check), golden verify and lint, schema
 #                        checks, the detection catalogue, the BLAS linkage,
 #                        the public headers alone as C and C++, the
-#                        architecture lint's self-test
+#                        architecture lint's self-test, the Python package's
+#                        tests (check-python)
 #   make golden          regenerate every golden vector into a temporary
 #                        folder and diff it with golden/
 #   make golden-update   rewrite golden/ from the generators (values and
@@ -61,7 +62,7 @@ TESTS  := $(sort $(wildcard tests/*.c))
 .DELETE_ON_ERROR:
 .PHONY: all deps demo check check-unit check-blas check-golden check-schema \
         check-detection check-mutation check-mutation-fast check-headers \
-        check-lint golden golden-update coverage check-asan \
+        check-lint check-python golden golden-update coverage check-asan \
         check-valgrind fuzz fuzz-smoke lint proofs clean check-torch
 
 all: deps
@@ -116,7 +117,8 @@ demo: deps
 
 check: deps
 	@$(MAKE) -s --no-print-directory check-unit check-blas check-headers \
-	  check-golden check-schema check-detection check-mutation-fast check-lint
+	  check-golden check-schema check-detection check-mutation-fast check-lint \
+	  check-python
 
 check-unit: $(B)/rel/pflref $(B)/rel/tests/run
 	@$(call RUN_TESTS,rel,)
@@ -214,6 +216,14 @@ check-headers: $(B)/rel/libpflref.a
 	@$(CXX) -std=c++17 $(HDR_WARN) -Iinclude tests/cxx/use_from_cxx.cpp \
 	  $(B)/rel/libpflref.a -o $(B)/rel/use_from_cxx $(LDLIBS)
 	@$(abspath $(B))/rel/use_from_cxx
+
+# The Python package (python/pflref: the ctypes binding of the shared
+# library, the Recorder, the pytest plugin) and its tests (python/tests,
+# docs/python.md), quietly: pytest's summary line.
+check-python: $(B)/rel/libpflref.so $(B)/rel/pflref
+	@set -o pipefail; cd python && PYTHONDONTWRITEBYTECODE=1 \
+	  PFLREF_LIB=$(abspath $(B))/rel/libpflref.so PFLREF_CLI=$(abspath $(B))/rel/pflref \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider tests | tail -n 1
 
 # The architecture lint's own test: floors.py must catch every planted
 # fault and pass the clean tree (tests/lint/test_floors.py).

@@ -158,6 +158,54 @@ pflref_status pflref_golden_check(const char *expected, size_t expected_len,
                                   pflref_golden_report *rep,
                                   pflref_error *err);
 
+/* ---- for bindings in other languages (the Python package; docs/python.md):
+ * JSON text in, JSON text out, so no struct layout has to be mirrored.
+ * Every text returned through `out` is NUL-terminated, allocated here, and
+ * released with pflref_text_free; *out is NULL on error. ---------------- */
+
+/* rep as JSON, format pflref-report/1 (ref/oracle/report_json.c): passed,
+ * the statistics overall and per quantity name, the first divergence (or
+ * null) and every listed one. */
+pflref_status pflref_golden_report_json(const pflref_golden_report *rep,
+                                        char **out, pflref_error *err);
+/* pflref_golden_verify and pflref_golden_check, with the report as JSON
+ * text (pflref_golden_report_json).  Same statuses and errors. */
+pflref_status pflref_golden_verify_json(const char *text, size_t len,
+                                        const char *base_dir, char **out,
+                                        pflref_error *err);
+pflref_status pflref_golden_check_json(const char *expected,
+                                       size_t expected_len,
+                                       const char *base_dir,
+                                       const char *candidate,
+                                       size_t candidate_len,
+                                       const pflref_check_options *opt,
+                                       char **out, pflref_error *err);
+
+/* The records the vector's algorithm writes on its spec, derived by running
+ * it (ref/oracle/required.c), as JSON, format pflref-required/1:
+ * {id, algorithm, records: [{event, phase, round?, client?, step?, name,
+ * length, required}]}, the final state last; "required" marks the records
+ * pflref_golden_check compares (the vector's expectation).  Errors: those
+ * of pflref_golden_verify. */
+pflref_status pflref_golden_required(const char *text, size_t len,
+                                     const char *base_dir, char **out,
+                                     pflref_error *err);
+
+/* What a spec or a golden vector's spec defines, as the reference read it
+ * (ref/oracle/describe.c), as JSON, format pflref-description/1: the
+ * result writer's definition of the run (name, algorithm with every
+ * hyperparameter and switch applied, model with its blocks, problem, init,
+ * w0, the schedule in its given form) and "clients", each client's data
+ * (X, y, X_test, y_test, X_val, y_val as present; a, c, n for the
+ * quadratic model).  Nothing is run.  Errors: those of pflref_spec_parse
+ * (of pflref_golden_spec for a vector). */
+pflref_status pflref_spec_describe(const char *text, size_t len,
+                                   const char *base_dir, char **out,
+                                   pflref_error *err);
+
+/* Release a text returned by the functions above (free()). */
+void pflref_text_free(char *text);
+
 #ifdef __cplusplus
 }
 #endif

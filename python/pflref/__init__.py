@@ -1,0 +1,46 @@
+"""pflref: the Python binding of pflref, the double-precision reference
+implementation of personalized federated learning algorithms and the test
+oracle other implementations are validated against.
+
+The oracle is the C library (libpflref.so), called in-process through
+ctypes; nothing here recomputes what it computes (docs/python.md).
+
+    import pflref
+    for vector in pflref.vectors(algorithm="fedavg"):
+        rec = pflref.Recorder(vector)
+        ...                                   # the candidate records into rec
+        report = pflref.check(vector, rec)
+        print(report)                         # PASS / FAIL, first divergence
+
+    result = pflref.run("my_spec.json")       # the reference on any spec
+
+pytest: `pytest -p pflref.pytest_plugin` (fixtures pflref_vector,
+pflref_check).
+"""
+from ._errors import DivergenceError, Error, InvalidInput
+from ._vectors import Spec, Vector, vectors
+from ._recorder import Recorder
+from ._check import Report, Result, check, run, verify
+from ._lib import library_path
+
+__all__ = ["vectors", "Vector", "Spec", "Recorder", "check", "Report",
+           "run", "Result", "verify", "Error", "InvalidInput",
+           "DivergenceError", "library_path", "__version__"]
+
+
+def _version():
+    """The version, from the one place it lives (include/pflref/version.h
+    in a checkout; the installed library's soname otherwise)."""
+    import os
+    import re
+    from . import _lib
+    root = _lib.checkout_root()
+    if root is not None:
+        with open(os.path.join(root, "include", "pflref", "version.h")) as f:
+            m = re.search(r'#define PFLREF_VERSION "([^"]+)"', f.read())
+            if m:
+                return m.group(1)
+    return "unknown"
+
+
+__version__ = _version()
