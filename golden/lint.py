@@ -15,8 +15,10 @@ on:
   - a missing "hash", or one that is not pflref_golden.vector_hashes(vector)
     (naming each part whose digest differs);
   - a provenance kind outside hand, closed_form, enumeration, independent,
-    self;
-  - a "self" vector without the flag regression-only;
+    self, reference;
+  - a "self" vector without the flag regression-only, a "reference" one
+    (written by `pflref freeze`) without the flag reference-output, and a
+    "reference" one in pflref's own golden/ at all;
   - an empty tolerance basis;
   - a tolerance above the fp64 ceiling without a non-trivial argument in
     "tolerance.above_ceiling", or such an argument where none is needed
@@ -125,6 +127,12 @@ def lint(root):
                             + ", ".join(pg.PROVENANCE_KINDS))
         if kind == "self" and "regression-only" not in flags:
             problems.append(f"{rel}: provenance self without the flag regression-only")
+        if kind == "reference" and "reference-output" not in flags:
+            problems.append(f"{rel}: provenance reference without the flag reference-output")
+        if kind == "reference" and os.path.realpath(root) == os.path.realpath(HERE):
+            problems.append(f"{rel}: provenance reference (pflref's own output, pflref "
+                            "freeze) in pflref's golden/: a shipped vector's expected "
+                            "values are derived outside pflref")
         tol = v.get("tolerance")
         basis = tol.get("basis") if isinstance(tol, dict) else None
         if not isinstance(basis, str) or not basis.strip():

@@ -49,6 +49,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "prox-reference",
     "prox-sign",
     "ragged-batch",
+    "reference-output",
     "regression-only",
     "stale-global",
     "stale-personal-state",
