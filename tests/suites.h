@@ -34,5 +34,7 @@ Suite *hostile_suite(void);
 Suite *reliability_suite(void);
 Suite *api_suite(void);
 Suite *tamper_suite(void);
+Suite *freeze_suite(void);
+Suite *version_suite(void);
 
 #endif

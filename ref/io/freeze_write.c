@@ -79,15 +79,18 @@ static void relative_to(const char *file, const char *dir, char *out,
     while (dir[k] != '\0' && dir[k] == file[k])
         if (dir[k++] == '/')
             common = k;
-    if (dir[k] == '\0' && file[k] == '/')
-        common = k + 1;   /* dir holds file, at any depth */
+    const char *up = dir + common, *down = file + common;
+    if (dir[k] == '\0' && file[k] == '/') {
+        up = dir + k;          /* dir holds file, at any depth */
+        down = file + k + 1;
+    }
     out[0] = '\0';
-    for (const char *p = dir + common; *p != '\0';) {
+    for (const char *p = up; *p != '\0';) {
         strncat(out, "../", size - strlen(out) - 1);
         const char *slash = strchr(p, '/');
         p = slash == NULL ? p + strlen(p) : slash + 1;
     }
-    strncat(out, file + common, size - strlen(out) - 1);
+    strncat(out, down, size - strlen(out) - 1);
 }
 
 /* The path a relative problem file is written with (see freeze.h). */
