@@ -329,15 +329,16 @@ START_TEST(test_freeze_ifca_drawn_models)
 }
 END_TEST
 
-/* out := fmt with {S}, {V}, {B} replaced by s, v, b. */
+/* out := fmt with {S}, {V}, {B}, {G} replaced by s, v, b, g. */
 static void expand(char *out, size_t size, const char *fmt, const char *s,
-                   const char *v, const char *b)
+                   const char *v, const char *b, const char *g)
 {
     out[0] = '\0';
     for (const char *p = fmt; *p != '\0';) {
         const char *with = strncmp(p, "{S}", 3) == 0   ? s
                            : strncmp(p, "{V}", 3) == 0 ? v
                            : strncmp(p, "{B}", 3) == 0 ? b
+                           : strncmp(p, "{G}", 3) == 0 ? g
                                                        : NULL;
         if (with != NULL) {
             strncat(out, with, size - strlen(out) - 1);
@@ -355,6 +356,7 @@ START_TEST(test_freeze_cli_errors)
     char *dir = tu_tmpdir();
     char *spec = path_in(dir, "spec.json"), *vec = path_in(dir, "v.json");
     char *bad = path_in(dir, "bad.json");
+    char *shipped = tu_repo_path("golden/fedavg/worked-samples.json");
     ck_assert_int_eq(tu_write(spec, FEDAVG), 0);
     ck_assert_int_eq(tu_write(bad, "{\"format\": \"pflref-spec/1\", \"model\": 3}"),
                      0);
@@ -371,10 +373,11 @@ START_TEST(test_freeze_cli_errors)
         {"freeze '{S}' -o '{V}' --id 'Not An Id'", "--id"},
         {"freeze '{S}' -o '{V}' --frobnicate", "unknown option"},
         {"freeze '{S}' '{S}' -o '{V}'", "one spec"},
+        {"freeze '{G}' -o '{V}'", "format: this is a golden vector"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char args[2048], *err;
-        expand(args, sizeof args, cases[i].fmt, spec, vec, bad);
+        expand(args, sizeof args, cases[i].fmt, spec, vec, bad, shipped);
         ck_assert_int_eq(tu_cli(args, NULL, &err), 2);
         ck_assert_msg(strstr(err, cases[i].says) != NULL, "case %zu: %s", i,
                       err);
@@ -384,11 +387,90 @@ START_TEST(test_freeze_cli_errors)
     char *kept = tu_read(spec);
     ck_assert_str_eq(kept, FEDAVG);
     free(kept);
+    free(shipped);
     free(spec);
     free(vec);
     free(bad);
     tu_remove_tree(dir);
     free(dir);
+}
+END_TEST
+
+/* A vector of provenance "reference" must carry the flag reference-output
+ * (ref/io/vector.c), as a "self" one must carry regression-only; with the
+ * flag it is read. */
+START_TEST(test_freeze_reference_needs_flag)
+{
+    char *path = tu_repo_path("golden/fedavg/worked-samples.json");
+    json_t *v = json_load_file(path, 0, NULL);
+    ck_assert_ptr_nonnull(v);
+    json_object_set_new(v, "provenance", json_pack("{s:s}", "kind",
+                                                   "reference"));
+    json_object_set_new(v, "flags", json_pack("[s]", "prox-sign"));
+    const char *flags[] = {"prox-sign", "reference-output"};
+    const pflref_status want[] = {PFLREF_EINVAL, PFLREF_OK};
+    for (int k = 0; k < 2; k++) {
+        json_object_set_new(v, "flags", json_pack("[s]", flags[k]));
+        char *raw = json_dumps(v, JSON_REAL_PRECISION(17));
+        char *text = tu_vector_hashed(raw, 1);
+        pflref_golden_report rep;
+        pflref_error err;
+        pflref_error_clear(&err);
+        ck_assert_int_eq(pflref_golden_verify(text, strlen(text), NULL, &rep,
+                                              &err), want[k]);
+        if (k == 0) {
+            ck_assert_str_eq(err.where, "flags");
+            ck_assert_msg(strstr(err.message, "reference-output") != NULL,
+                          "%s", err.message);
+        }
+        free(raw);
+        free(text);
+    }
+    json_decref(v);
+    free(path);
+}
+END_TEST
+
+static const struct {
+    const char *no, *name, *test;
+} CLASSES[] = {
+    {"F1", "freeze: the output is an input", "test_freeze_cli_errors"},
+    {"F2", "freeze: a golden vector as the spec", "test_freeze_cli_errors"},
+    {"F3", "freeze: malformed spec", "test_freeze_api_errors"},
+    {"F4", "freeze: a tolerance without its reason", "test_freeze_api_errors"},
+    {"F5", "freeze: a tolerance bound out of range", "test_freeze_cli_errors"},
+    {"F6", "freeze: an id that is not an id", "test_freeze_api_errors"},
+    {"F7", "freeze: arguments missing or extra", "test_freeze_cli_errors"},
+    {"F8", "vector: provenance reference without its flag",
+     "test_freeze_reference_needs_flag"},
+};
+
+/* docs/bad-inputs.md has a row "| Fn | class | ... `test` ... |" for every
+ * class here, and no row beyond the last. */
+START_TEST(test_freeze_catalogue)
+{
+    char *path = tu_repo_path("docs/bad-inputs.md");
+    char *doc = tu_read(path);
+    ck_assert_msg(doc != NULL, "cannot read %s", path);
+    const size_t n = sizeof CLASSES / sizeof CLASSES[0];
+    char row[256];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(row, sizeof row, "| %s | %s |", CLASSES[i].no,
+                 CLASSES[i].name);
+        const char *at = strstr(doc, row);
+        ck_assert_msg(at != NULL, "the catalogue lacks \"%s\"", row);
+        const char *eol = strchr(at, '\n');
+        snprintf(row, sizeof row, "`%s`", CLASSES[i].test);
+        const char *t = strstr(at, row);
+        ck_assert_msg(t != NULL && (eol == NULL || t < eol),
+                      "the catalogue's row %s does not name %s",
+                      CLASSES[i].no, CLASSES[i].test);
+    }
+    snprintf(row, sizeof row, "| F%zu | ", n + 1);
+    ck_assert_msg(strstr(doc, row) == NULL, "the catalogue has a row %s",
+                  row);
+    free(doc);
+    free(path);
 }
 END_TEST
 
@@ -403,6 +485,8 @@ Suite *freeze_suite(void)
     tcase_add_test(tc, test_freeze_problem_file);
     tcase_add_test(tc, test_freeze_ifca_drawn_models);
     tcase_add_test(tc, test_freeze_cli_errors);
+    tcase_add_test(tc, test_freeze_reference_needs_flag);
+    tcase_add_test(tc, test_freeze_catalogue);
     suite_add_tcase(s, tc);
     return s;
 }
