@@ -6,7 +6,8 @@
 #
 #   core      compilers (gcc, and g++ for the C++ header test), make,
 #             pkg-config, GSL, OpenBLAS, Check, jansson, python3 with numpy
-#             and jsonschema: make all, demo, check, golden
+#             and jsonschema, man-db (make check-install renders pflref(1)):
+#             make all, demo, check, golden, install
 #   lint      cppcheck, python3: make lint
 #   coverage  gcovr: make coverage (with core)
 #   asan      the ASan and UBSan runtimes: make check-asan (with core)
@@ -23,7 +24,7 @@
 set -eu
 
 CORE="make gcc g++ pkg-config libgsl-dev libopenblas-dev check libsubunit-dev \
-libjansson-dev python3 python3-numpy python3-jsonschema"
+libjansson-dev python3 python3-numpy python3-jsonschema man-db"
 LINT="cppcheck python3"
 COVERAGE="gcovr"
 ASAN="libasan8 libubsan1"

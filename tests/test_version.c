@@ -2,7 +2,7 @@
  * everything that reports it agrees: pflref_version(), `pflref --version`,
  * the shared library's file name and soname (libpflref.so.VERSION,
  * libpflref.so.MAJOR), the pkg-config file (Version:), the man page's
- * title line, and CHANGELOG.md's latest release.  The build products are
+ * title line, and CHANGELOG.md's statement of it.  The build products are
  * found beside the pflref program (PFLREF_CLI), where the Makefile puts
  * them; the Python package's __version__ is compared in make
  * check-install. */
@@ -87,7 +87,7 @@ START_TEST(test_version_library_and_pc)
     ck_assert_str_eq(pc, want);
     free(pc);
     /* .TH PFLREF 1 DATE "pflref VERSION" */
-    snprintf(cmd, sizeof cmd, "sed -n 's/^\\.TH .*\"pflref \\(.*\\)\".*/\\1/p' "
+    snprintf(cmd, sizeof cmd, "sed -n 's/^\\.TH .*\"pflref \\([^\"]*\\)\".*/\\1/p' "
                               "'%s/man/pflref.1'", dir);
     char *man = capture(cmd);
     ck_assert_str_eq(man, want);
@@ -96,20 +96,36 @@ START_TEST(test_version_library_and_pc)
 }
 END_TEST
 
-/* The latest release CHANGELOG.md names ("## [X.Y.Z] - date") is this
- * version. */
+/* CHANGELOG.md states this tree's version ("Version of this tree:
+ * **X.Y.Z**"), and its latest release heading ("## [X.Y.Z] - date"), when
+ * there is one, is not newer: one number, written in version.h. */
 START_TEST(test_version_changelog)
 {
     char *path = tu_repo_path("CHANGELOG.md");
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "grep -m1 '^## \\[[0-9]' '%s' | sed 's/^## \\[\\([^]]*\\)\\].*/\\1/'",
+             "sed -n 's/.*Version of this tree: \\*\\*\\([^*]*\\)\\*\\*.*/\\1/p' '%s'",
              path);
     char *got = capture(cmd);
     char want[64];
     snprintf(want, sizeof want, "%s\n", PFLREF_VERSION);
     ck_assert_str_eq(got, want);
     free(got);
+    snprintf(cmd, sizeof cmd,
+             "grep -m1 '^## \\[[0-9]' '%s' | sed 's/^## \\[\\([^]]*\\)\\].*/\\1/'",
+             path);
+    char *release = capture(cmd);
+    unsigned r[3] = {0, 0, 0}, v[3];
+    ck_assert_int_eq(sscanf(PFLREF_VERSION, "%u.%u.%u", &v[0], &v[1], &v[2]),
+                     3);
+    if (release[0] != '\0') {
+        ck_assert_int_eq(sscanf(release, "%u.%u.%u", &r[0], &r[1], &r[2]), 3);
+        ck_assert_msg(r[0] < v[0] || (r[0] == v[0] && (r[1] < v[1] ||
+                      (r[1] == v[1] && r[2] <= v[2]))),
+                      "CHANGELOG.md's latest release %s is newer than %s",
+                      release, PFLREF_VERSION);
+    }
+    free(release);
     free(path);
 }
 END_TEST
