@@ -14,7 +14,8 @@
 #   make check-valgrind  the test suite under valgrind memcheck
 #   make fuzz-smoke      every libFuzzer harness briefly (make fuzz: longer)
 #   make lint            the floors and sizes (tests/lint/floors.py),
-#                        cppcheck, and the floors script's self-test
+#                        cppcheck, SPDX identifiers (tools/spdx.py), and
+#                        the scripts' self-tests
 #   make proofs          Frama-C WP proofs (proofs/README.md)
 #   make install         headers, libraries, pflref.pc, pflref, pflref(1), the
 #                        golden vectors and the Python package into
@@ -298,6 +299,7 @@ check-headers: $(B)/rel/libpflref.a
 # fault and pass the clean tree (tests/lint/test_floors.py).
 check-lint:
 	@$(PYTHON) tests/lint/test_floors.py
+	@$(PYTHON) tools/spdx.py --self-test
 
 COV_LINE   ?= 90
 COV_BRANCH ?= 75
@@ -377,14 +379,17 @@ proofs:
 	proofs/run.sh
 
 # The floors, include cycles and sizes (docs/architecture.md), cppcheck on
-# every file of ref/ (each floor's folder) and cli/, then the floors
-# script's self-test.
+# every file of ref/ (each floor's folder) and cli/, the SPDX license
+# identifier of every source file (tools/spdx.py: a new file without one
+# fails), then the floors and SPDX scripts' self-tests.
 lint:
 	@./deps.sh lint
 	$(PYTHON) tests/lint/floors.py
 	cppcheck --enable=warning,style,performance,portability --std=c11 \
 	  --error-exitcode=1 --quiet --inline-suppr -Iinclude -Iref $(sort $(wildcard ref/*/)) cli/
+	$(PYTHON) tools/spdx.py --check
 	@$(PYTHON) tests/lint/test_floors.py
+	@$(PYTHON) tools/spdx.py --self-test
 
 clean:
 	rm -rf $(B)

@@ -47,6 +47,7 @@ def flags_header(registry):
     """The text of ref/io/flags_builtin.h: the registered flag names, the
     registry pflref uses where no flags.json is found (ref/io/vector.c)."""
     lines = [
+        "/* SPDX-License-Identifier: GPL-3.0-or-later */",
         "/* ref/io/flags_builtin.h: the flags registered in golden/flags.json,",
         " * compiled into pflref: the registry of a vector with no flags.json in",
         " * its folder or above it (ref/io/vector.c; golden/README.md, \"Flags\").",
