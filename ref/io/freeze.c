@@ -271,11 +271,13 @@ static pflref_status assemble(json_t *vspec, const json_t *result,
                               pflref_error *err)
 {
     char id[PFLREF_VECTOR_ID_MAX];
-    pflref_status st = PFLREF_OK;
     if (s->id != NULL)
         snprintf(id, sizeof id, "%s", s->id);
-    else if ((st = default_id(vspec, spec, id, sizeof id, err)))
-        return st;
+    else {
+        const pflref_status st = default_id(vspec, spec, id, sizeof id, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
     json_t *body = json_object();
     int bad = body == NULL ||
               set_new(body, "format", json_string(PFLREF_GOLDEN_FORMAT)) ||

@@ -207,11 +207,10 @@ char *pflref_freeze_dump(const json_t *vector)
     text_buf t = {.s = NULL, .len = 0, .cap = 0, .failed = 0};
     const char *key;
     const json_t *v;
-    int first = 1;
     add(&t, "{");
     json_object_foreach((json_t *)vector, key, v) {
         json_t *name = json_string(key);
-        add(&t, first ? "" : ",\n ");
+        add(&t, t.len > 1 ? ",\n " : "");   /* after the first member */
         add_json(&t, name);
         json_decref(name);
         add(&t, ": ");
@@ -219,7 +218,6 @@ char *pflref_freeze_dump(const json_t *vector)
             add_expected(&t, v);
         else
             add_json(&t, v);
-        first = 0;
     }
     add(&t, "}\n");
     if (t.failed) {
