@@ -396,6 +396,44 @@ START_TEST(test_freeze_cli_errors)
 }
 END_TEST
 
+/* The independent readers take a frozen vector: golden/lint.py on a
+ * user's folder (with a flags.json) and the JSON Schema
+ * (docs/schema/validate.py), which both know provenance "reference". */
+START_TEST(test_freeze_lint_and_schema)
+{
+    char *dir = tu_tmpdir();
+    char *vec = path_in(dir, "v.json"), *flags = path_in(dir, "flags.json");
+    char *text;
+    size_t len;
+    pflref_error err;
+    ck_assert_int_eq(pflref_freeze_text(FEDAVG, strlen(FEDAVG), NULL, NULL,
+                                        &text, &len, &err), PFLREF_OK);
+    ck_assert_int_eq(tu_write(vec, text), 0);
+    free(text);
+    char *reg_path = tu_repo_path("golden/flags.json");
+    char *reg = tu_read(reg_path);
+    ck_assert_int_eq(tu_write(flags, reg), 0);
+    char *lint = tu_repo_path("golden/lint.py");
+    char *schema = tu_repo_path("docs/schema/validate.py");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' >/dev/null", lint,
+             dir);
+    ck_assert_msg(sh(cmd) == 0, "golden/lint.py refuses a frozen vector");
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -W ignore '%s' '%s' >/dev/null 2>&1", schema,
+             vec);
+    ck_assert_msg(sh(cmd) == 0, "the schema refuses a frozen vector");
+    free(reg_path);
+    free(reg);
+    free(lint);
+    free(schema);
+    free(vec);
+    free(flags);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 /* A vector of provenance "reference" must carry the flag reference-output
  * (ref/io/vector.c), as a "self" one must carry regression-only; with the
  * flag it is read. */
@@ -485,6 +523,7 @@ Suite *freeze_suite(void)
     tcase_add_test(tc, test_freeze_problem_file);
     tcase_add_test(tc, test_freeze_ifca_drawn_models);
     tcase_add_test(tc, test_freeze_cli_errors);
+    tcase_add_test(tc, test_freeze_lint_and_schema);
     tcase_add_test(tc, test_freeze_reference_needs_flag);
     tcase_add_test(tc, test_freeze_catalogue);
     suite_add_tcase(s, tc);
