@@ -178,9 +178,14 @@ check-install: $(INSTALL_DEPS)
 	  echo "check-install: installed, built C and C++ with pkg-config, verified, uninstalled to an empty prefix"
 
 # The tests find the CLI and the repository through the environment.
+# PFLREF_PRODUCTS: the release build's shared library, pflref.pc and
+# man page, whose versions tests/test_version.c compares (every flavour's
+# test target builds them: REL_PRODUCTS).
 define RUN_TESTS
-PFLREF_CLI=$(abspath $(B)/$(1)/pflref) PFLREF_ROOT=$(CURDIR) $(2) $(abspath $(B))/$(1)/tests/run
+PFLREF_CLI=$(abspath $(B)/$(1)/pflref) PFLREF_ROOT=$(CURDIR) PFLREF_PRODUCTS=$(abspath $(B))/rel \
+  $(2) $(abspath $(B))/$(1)/tests/run
 endef
+REL_PRODUCTS = $(B)/rel/libpflref.so $(B)/rel/pflref.pc $(B)/rel/man/pflref.1
 
 demo: deps
 	@$(MAKE) -s --no-print-directory $(B)/rel/pflref
@@ -197,8 +202,7 @@ check: deps
 	  check-golden check-schema check-detection check-mutation-fast check-lint \
 	  check-install
 
-check-unit: $(B)/rel/pflref $(B)/rel/tests/run $(B)/rel/libpflref.so $(B)/rel/pflref.pc \
-            $(B)/rel/man/pflref.1
+check-unit: $(B)/rel/pflref $(B)/rel/tests/run $(REL_PRODUCTS)
 	@$(call RUN_TESTS,rel,)
 	@$(abspath $(B))/rel/pflref verify golden | tail -n 1
 
@@ -305,7 +309,7 @@ COV_LINE   ?= 90
 COV_BRANCH ?= 75
 coverage:
 	@./deps.sh core coverage
-	@$(MAKE) -s --no-print-directory $(B)/cov/pflref $(B)/cov/tests/run
+	@$(MAKE) -s --no-print-directory $(B)/cov/pflref $(B)/cov/tests/run $(REL_PRODUCTS)
 	@find $(B)/cov -name '*.gcda' -delete
 	@$(call RUN_TESTS,cov,)
 	gcovr -r . --filter 'ref/' --object-directory $(B)/cov -s \
@@ -314,12 +318,12 @@ coverage:
 
 check-asan:
 	@./deps.sh core asan
-	@$(MAKE) -s --no-print-directory $(B)/asan/pflref $(B)/asan/tests/run
+	@$(MAKE) -s --no-print-directory $(B)/asan/pflref $(B)/asan/tests/run $(REL_PRODUCTS)
 	@$(call RUN_TESTS,asan,CK_TIMEOUT_MULTIPLIER=4)
 
 check-valgrind:
 	@./deps.sh core valgrind
-	@$(MAKE) -s --no-print-directory $(B)/rel/pflref $(B)/rel/tests/run
+	@$(MAKE) -s --no-print-directory $(B)/rel/pflref $(B)/rel/tests/run $(REL_PRODUCTS)
 	@$(call RUN_TESTS,rel,CK_FORK=no OPENBLAS_NUM_THREADS=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite)
 
 # libFuzzer harnesses (clang; ASan + UBSan; fuzz/README.md).  Each harness

@@ -3,9 +3,9 @@
  * the shared library's file name and soname (libpflref.so.VERSION,
  * libpflref.so.MAJOR), the pkg-config file (Version:), the man page's
  * title line, and CHANGELOG.md's statement of it.  The build products are
- * found beside the pflref program (PFLREF_CLI), where the Makefile puts
- * them; the Python package's __version__ is compared in make
- * check-install. */
+ * found in the release build folder, where the Makefile puts
+ * them (PFLREF_PRODUCTS); the Python package's __version__ is compared in
+ * make check-install. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +13,17 @@
 #include "suites.h"
 #include "testutil.h"
 
-/* The folder of the pflref program, which holds the libraries, pflref.pc
- * and man/ (malloc'd). */
+/* The folder that holds the shared library, pflref.pc and man/: the
+ * release build (PFLREF_PRODUCTS, set by the Makefile for every flavour),
+ * else the folder of the pflref program (malloc'd). */
 static char *build_dir(void)
 {
+    const char *products = getenv("PFLREF_PRODUCTS");
+    if (products != NULL && products[0] != '\0') {
+        char *d = strdup(products);
+        ck_assert_ptr_nonnull(d);
+        return d;
+    }
     const char *cli = getenv("PFLREF_CLI");
     ck_assert_msg(cli != NULL, "PFLREF_CLI is not set (run through make)");
     char *d = strdup(cli);
