@@ -158,7 +158,7 @@ check-install: $(INSTALL_DEPS)
 	    || { echo "check-install: the installed pflref --version is not $(VERSION)"; exit 1; } && \
 	  $$p/bin/pflref verify $$p/share/pflref/golden >/dev/null \
 	    || { echo "check-install: the installed vectors do not verify"; exit 1; } && \
-	  MANWIDTH=80 man -l $$p/share/man/man1/pflref.1 2>&1 | grep -q "pflref freeze SPEC" \
+	  MANWIDTH=80 man -l $$p/share/man/man1/pflref.1 2>&1 | grep -qE "pflref +freeze +SPEC" \
 	    || { echo "check-install: man -l cannot render pflref(1)"; exit 1; } && \
 	  if test -f $$p/lib/python3/dist-packages/pflref/__init__.py; then \
 	    v=$$(cd $$tmp && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$$p/lib/python3/dist-packages \

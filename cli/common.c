@@ -16,7 +16,7 @@ const char CLI_USAGE[] =
     "                    [--include PAT]... [--exclude PAT]...\n"
     "                    [--min-vectors N] [--candidate-precision fp64|fp32]\n"
     "       pflref freeze SPEC -o VECTOR [--atol A --rtol R --basis TEXT]\n"
-    "                    [--id ID]\n"
+    "                    [--id ID] [--trajectory step|round|none]\n"
     "       pflref list\n"
     "       pflref --help | --version\n"
     "\n"

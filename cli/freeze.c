@@ -1,6 +1,7 @@
 /* cli/freeze.c: pflref freeze SPEC -o VECTOR [--atol A --rtol R --basis
- * TEXT] [--id ID] (docs/cli.md): a golden vector of the reference's own
- * output on the spec (pflref_freeze_text, ref/io/freeze.c).
+ * TEXT] [--id ID] [--trajectory step|round|none] (docs/cli.md): a golden
+ * vector of the reference's own output on the spec (pflref_freeze_text,
+ * ref/io/freeze.c).
  *
  * Glue only: arguments, reading the spec, writing the vector atomically
  * (nothing is left behind on failure), exit codes (2: usage or invalid
@@ -36,7 +37,8 @@ static int parse_bound(const char *name, const char *s, double *out)
 static int parse_args(int argc, char **argv, freeze_args *a)
 {
     static const char *const WITH_VALUE[] = {"-o", "--atol", "--rtol",
-                                             "--basis", "--id", NULL};
+                                             "--basis", "--id",
+                                             "--trajectory", NULL};
     for (int i = 0; i < argc; i++) {
         int known = -1;
         for (int k = 0; WITH_VALUE[k] != NULL; k++)
@@ -51,6 +53,7 @@ static int parse_args(int argc, char **argv, freeze_args *a)
         case 2: a->rtol_s = v; break;
         case 3: a->opt.basis = v; break;
         case 4: a->opt.id = v; break;
+        case 5: a->opt.trajectory = v; break;
         default:
             if (argv[i][0] == '-' && argv[i][1] != '\0')
                 return cli_usage_error("unknown option", argv[i]);

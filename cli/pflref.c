@@ -5,6 +5,7 @@
  *   pflref verify PATH...
  *   pflref check EXPECTED CANDIDATE [options]
  *   pflref freeze SPEC -o VECTOR [--atol A --rtol R --basis TEXT] [--id ID]
+ *                 [--trajectory step|round|none]
  *   pflref list
  *   pflref --help | --version
  *

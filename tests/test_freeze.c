@@ -172,7 +172,8 @@ START_TEST(test_freeze_api)
 
     const pflref_freeze_options opt = {
         .atol = 2.5e-13, .rtol = 3.75e-12, .basis = "pinned for a test",
-        .id = "mine/fedavg-4clients", .vector_dir = NULL};
+        .id = "mine/fedavg-4clients", .vector_dir = NULL,
+        .trajectory = "round"};
     ck_assert_int_eq(pflref_freeze_text(FEDAVG, strlen(FEDAVG), NULL, &opt,
                                         &text, &len, &err), PFLREF_OK);
     json_t *v = json_loadb(text, len, 0, NULL);
@@ -184,6 +185,17 @@ START_TEST(test_freeze_api)
                      "pinned for a test");
     ck_assert_str_eq(json_string_value(json_object_get(v, "id")),
                      "mine/fedavg-4clients");
+    /* round level: no step records, the spec says so */
+    const json_t *tr = json_object_get(json_object_get(v, "expected"),
+                                       "trajectory");
+    ck_assert_uint_gt(json_array_size(tr), 0);
+    for (size_t i = 0; i < json_array_size(tr); i++)
+        ck_assert_str_ne(json_string_value(json_object_get(
+                             json_array_get(tr, i), "event")),
+                         "step");
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+                         json_object_get(v, "spec"), "output"), "trajectory")),
+                     "round");
     ck_assert_int_eq(pflref_golden_verify(text, len, NULL, &rep, &err),
                      PFLREF_OK);
     ck_assert(rep.mismatches == 0 && rep.numbers > 0);
@@ -206,6 +218,7 @@ START_TEST(test_freeze_api_errors)
         {{.id = "Mine/Upper"}, "opt.id", "not an id"},
         {{.id = "a//b"}, "opt.id", "not an id"},
         {{.id = "trailing/"}, "opt.id", "not an id"},
+        {{.trajectory = "all"}, "opt.trajectory", "not a trajectory level"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *text = (char *)"sentinel";
@@ -374,6 +387,7 @@ START_TEST(test_freeze_cli_errors)
         {"freeze '{S}' -o '{V}' --frobnicate", "unknown option"},
         {"freeze '{S}' '{S}' -o '{V}'", "one spec"},
         {"freeze '{G}' -o '{V}'", "format: this is a golden vector"},
+        {"freeze '{S}' -o '{V}' --trajectory steps", "--trajectory: \"steps\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char args[2048], *err;
@@ -481,6 +495,7 @@ static const struct {
     {"F7", "freeze: arguments missing or extra", "test_freeze_cli_errors"},
     {"F8", "vector: provenance reference without its flag",
      "test_freeze_reference_needs_flag"},
+    {"F9", "freeze: an unknown trajectory level", "test_freeze_cli_errors"},
 };
 
 /* docs/bad-inputs.md has a row "| Fn | class | ... `test` ... |" for every

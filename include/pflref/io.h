@@ -181,22 +181,28 @@ pflref_status pflref_golden_spec(const char *text, size_t len,
  *               digits of the vector spec's content hash>"
  *   vector_dir  the folder the vector will be written in: a relative
  *               problem file is written relative to it; NULL: by its
- *               absolute path */
+ *               absolute path
+ *   trajectory  what the vector expects besides the final state: "step"
+ *               (every event; NULL gives it), "round" (client_end, server
+ *               and note events: far smaller for a large problem) or
+ *               "none" (the final state only) */
 typedef struct {
     double atol, rtol;
     const char *basis;
     const char *id;
     const char *vector_dir;
+    const char *trajectory;
 } pflref_freeze_options;
 
-/* What `pflref freeze` does: run a spec through the reference at step
- * level and write a golden vector (pflref-golden/1) whose expected side is
- * the run's final state and trajectory, provenance {"kind": "reference"},
+/* What `pflref freeze` does: run a spec through the reference (at step
+ * level unless opt->trajectory says otherwise) and write a golden vector
+ * (pflref-golden/1) whose expected side is the run's final state and
+ * trajectory, provenance {"kind": "reference"},
  * flag reference-output, content hashes as golden/pflref_golden.py
  * computes them.  The vector's spec is the given one with every random
  * choice explicit: the schedule in its given form, init {kind: given, w:
- * w0} (IFCA: and cluster_models), a generator's clients inline, output at
- * step level.  Such a vector pins the reference's numbers on a user's own
+ * w0} (IFCA: and cluster_models), a generator's clients inline,
+ * output.trajectory at the level frozen.  Such a vector pins the reference's numbers on a user's own
  * problem; it says "agrees with pflref", not "agrees with the paper"
  * (docs/formats.md, "Provenance").
  *   spec_text, len [in]  a spec (pflref-spec/1; a golden vector is refused)
@@ -207,7 +213,8 @@ typedef struct {
  *   vector_len     [out] its length in bytes (0 on error)
  *   err            [out] what went wrong, and where (may be NULL)
  * Returns PFLREF_OK; PFLREF_EINVAL for an invalid spec (the JSON path) or
- * option ("opt.atol", "opt.rtol", "opt.basis", "opt.id"), PFLREF_EIO for
+ * option ("opt.atol", "opt.rtol", "opt.basis", "opt.id",
+ * "opt.trajectory"), PFLREF_EIO for
  * an unreadable problem file or a folder that does not resolve
  * ("opt.vector_dir"), PFLREF_EDIVERGE when the run diverges,
  * PFLREF_ENOMEM. */

@@ -9,9 +9,10 @@
  *               rule 2): schedule := the result's given schedule,
  *               init := {kind: given, w: w0} (and cluster_models := θ⁰ for
  *               IFCA, with δ = σ = 0), a generator problem := its clients
- *               inline, output.trajectory := step; a relative problem file
- *               is re-rooted at the vector's folder;
- *   expected    the result's final state and step-level trajectory;
+ *               inline, output.trajectory := the level frozen; a
+ *               relative problem file is re-rooted at the vector's folder;
+ *   expected    the result's final state and trajectory, at step level
+ *               unless the caller asks for round or none;
  *   tolerance   {atol, rtol, basis}: the caller's, or the default fp64
  *               basis below (within PFLREF_TOLERANCE_CEILING);
  *   provenance  {kind: reference, generator: this build};
@@ -58,7 +59,28 @@ typedef struct {
     const char *basis;
     const char *id;          /* NULL: derived from the spec's hash */
     const char *vector_dir;  /* NULL: problem files by absolute path */
+    pflref_record_level level;
 } freeze_settings;
+
+/* The trajectory levels by name (docs/formats.md, "output"). */
+static const char *const LEVELS[] = {"none", "round", "step", NULL};
+
+/* opt->trajectory → s->level (NULL: step). */
+static pflref_status read_level(const char *name, freeze_settings *s,
+                                pflref_error *err)
+{
+    s->level = PFLREF_RECORD_STEP;
+    if (name == NULL)
+        return PFLREF_OK;
+    for (size_t i = 0; LEVELS[i] != NULL; i++)
+        if (strcmp(name, LEVELS[i]) == 0) {
+            s->level = (pflref_record_level)i;
+            return PFLREF_OK;
+        }
+    return pflref_error_set(err, PFLREF_EINVAL, "opt.trajectory",
+                            "\"%.40s\" is not a trajectory level (known: "
+                            "none, round, step)", name);
+}
 
 /* 1 when id is lower-case segments [a-z0-9][a-z0-9._-]* joined by '/'
  * (the schema's pattern). */
@@ -84,9 +106,13 @@ static pflref_status read_options(const pflref_freeze_options *opt,
                                   freeze_settings *s, pflref_error *err)
 {
     *s = (freeze_settings){.atol = FREEZE_ATOL, .rtol = FREEZE_RTOL,
-                           .basis = FREEZE_BASIS};
+                           .basis = FREEZE_BASIS,
+                           .level = PFLREF_RECORD_STEP};
     if (opt == NULL)
         return PFLREF_OK;
+    pflref_status st = read_level(opt->trajectory, s, err);
+    if (st != PFLREF_OK)
+        return st;
     s->id = opt->id;
     s->vector_dir = opt->vector_dir;
     if (opt->basis == NULL && (opt->atol != 0.0 || opt->rtol != 0.0))
@@ -99,9 +125,9 @@ static pflref_status read_options(const pflref_freeze_options *opt,
             return pflref_error_set(err, PFLREF_EINVAL, "opt.basis",
                                     "the basis is empty: say why the "
                                     "tolerance is what it is");
-        *s = (freeze_settings){.atol = opt->atol, .rtol = opt->rtol,
-                               .basis = opt->basis, .id = opt->id,
-                               .vector_dir = opt->vector_dir};
+        s->atol = opt->atol;
+        s->rtol = opt->rtol;
+        s->basis = opt->basis;
     }
     if (!(s->atol >= 0.0 && s->atol <= PFLREF_TOLERANCE_CEILING))
         return pflref_error_set(err, PFLREF_EINVAL, "opt.atol",
@@ -123,11 +149,11 @@ static pflref_status read_options(const pflref_freeze_options *opt,
     return PFLREF_OK;
 }
 
-/* Run spec at step level; *result := the parsed result document. */
-static pflref_status run_result(pflref_spec *spec, json_t **result,
-                                pflref_error *err)
+/* Run spec, recording at `level`; *result := the parsed result. */
+static pflref_status run_result(pflref_spec *spec, pflref_record_level level,
+                                json_t **result, pflref_error *err)
 {
-    spec->record = PFLREF_RECORD_STEP;
+    spec->record = level;
     pflref_trajectory tj;
     pflref_trajectory_init(&tj, spec->record);
     pflref_trace recorder = {pflref_trajectory_emit, &tj};
@@ -180,7 +206,7 @@ static pflref_status explicit_spec(json_t *vspec, const json_t *result,
     bad |= set_new(vspec, "init", init);
     json_t *output = json_object();
     bad |= output == NULL ||
-           set_new(output, "trajectory", json_string("step")) ||
+           set_new(output, "trajectory", json_string(LEVELS[s->level])) ||
            set_new(vspec, "output", output);
     if (bad)
         return pflref_error_set(err, PFLREF_ENOMEM, "spec", "out of memory");
@@ -329,7 +355,7 @@ pflref_status pflref_freeze_text(const char *spec_text, size_t len,
     json_t *root = NULL, *result = NULL, *vector = NULL;
     if ((st = pflref_spec_parse(spec_text, len, base_dir, &spec, err)) ||
         (st = pflref_json_parse(spec_text, len, "", &root, err)) ||
-        (st = run_result(spec, &result, err)) ||
+        (st = run_result(spec, s.level, &result, err)) ||
         (st = explicit_spec(root, result, spec, &s, base_dir, err)) ||
         (st = assemble(root, result, spec, &s, &vector, err)))
         goto done;
