@@ -160,6 +160,8 @@ check-install: $(INSTALL_DEPS)
 	    || { echo "check-install: the installed vectors do not verify"; exit 1; } && \
 	  MANWIDTH=80 man -l $$p/share/man/man1/pflref.1 2>&1 | grep -qE "pflref +freeze +SPEC" \
 	    || { echo "check-install: man -l cannot render pflref(1)"; exit 1; } && \
+	  MANWIDTH=80 MANPATH=$$p/share/man man pflref-freeze 2>&1 | grep -qE "pflref +freeze +SPEC" \
+	    || { echo "check-install: man pflref-freeze does not show pflref(1)"; exit 1; } && \
 	  if test -f $$p/lib/python3/dist-packages/pflref/__init__.py; then \
 	    v=$$(cd $$tmp && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$$p/lib/python3/dist-packages \
 	         LD_LIBRARY_PATH=$$p/lib $(PYTHON) -c 'import pflref; print(pflref.__version__)') \

@@ -17,7 +17,8 @@
 #     libpflref.so.MAJOR (the soname) and libpflref.so -> libpflref.so.MAJOR
 #   lib/pkgconfig/pflref.pc
 #   bin/pflref
-#   share/man/man1/pflref.1
+#   share/man/man1/pflref.1, and pflref-COMMAND.1 for each command, which
+#     sources it
 #   share/pflref/golden/...                   the golden vectors (*.json,
 #                                             with flags.json) and their
 #                                             README.md and CHANGES.md
@@ -78,6 +79,7 @@ case "$PREFIX" in
     *) echo "install.sh: PREFIX must be an absolute path: $PREFIX" >&2; exit 1 ;;
 esac
 root="$DESTDIR$PREFIX"
+COMMANDS="run table verify check freeze list"
 manifest="$root/share/pflref/install-manifest"
 pydir="lib/python3/dist-packages/pflref"
 
@@ -153,6 +155,14 @@ put 0644 "$pc" lib/pkgconfig/pflref.pc
 rm -f "$pc"
 put 0755 "$B/pflref" bin/pflref
 put 0644 "$B/man/pflref.1" share/man/man1/pflref.1
+# one page per command, each the whole pflref(1) (roff's .so), so
+# `man pflref-freeze` finds it
+alias=$(mktemp)
+printf '.so man1/pflref.1\n' > "$alias"
+for cmd in $COMMANDS; do
+    put 0644 "$alias" "share/man/man1/pflref-$cmd.1"
+done
+rm -f "$alias"
 find golden -type f \( -name '*.json' -o -name README.md -o -name CHANGES.md \) | sort |
 while IFS= read -r f; do
     put 0644 "$f" "share/pflref/$f"
