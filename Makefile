@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # pflref: build, test and demo entry points.
 #
 #   make demo            the seed 000 experiment (Output 14.7.1) end to end

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # deps.sh: install the Debian 12 packages that a make target runs, and do
 # nothing when they are all present already.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/cli.h: what the files of the pflref command line share.
  *
  *   cli/common.c  usage text, exit codes, error printing

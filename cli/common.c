@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/common.c: what every command of the pflref program shares: the usage
  * text, exit codes from library statuses, and error printing.  Both
  * cli/pflref.c (main and the run, table and list commands) and cli/check.c

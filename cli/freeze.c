@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/freeze.c: pflref freeze SPEC -o VECTOR [--atol A --rtol R --basis
  * TEXT] [--id ID] [--trajectory step|round|none] (docs/cli.md): a golden
  * vector of the reference's own output on the spec (pflref_freeze_text,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/pflref.c: the pflref command line (docs/cli.md).
  *
  *   pflref run SPEC [-o RESULT] [--trace]

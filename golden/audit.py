@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/audit.py: replay every golden vector from its spec in exact
 arithmetic, and check that its flags are earned.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/lint.py: consistency checks over every golden vector.
 
     /usr/bin/python3 golden/lint.py [GOLDEN_DIR]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/pflref_golden.py: what every golden-vector generator shares.
 
   canonical(obj)       the canonical JSON text of a parsed JSON value

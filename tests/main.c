@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/main.c: the one test runner.  Runs every suite of tests/suites.h in
  * one SRunner, so `make check` ends with Check's single summary line
  * ("100%: Checks: N, Failures: 0, Errors: 0").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_freeze.c: pflref freeze and pflref_freeze_text (ref/io/
  * freeze.c): a vector of the reference's own output that verify reproduces,
  * whose content hashes golden/pflref_golden.py computes independently,

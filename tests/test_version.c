@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_version.c: one version number (include/pflref/version.h) and
  * everything that reports it agrees: pflref_version(), `pflref --version`,
  * the shared library's file name and soname (libpflref.so.VERSION,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tools/install.sh: what `make install`, `make uninstall` and the pkg-config
 # file's rule do (the Makefile passes the settings through the environment).
 #

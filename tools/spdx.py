@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """tools/spdx.py: the SPDX license identifier of every source file.
 
     /usr/bin/python3 tools/spdx.py            add the identifier where missing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/io.h: specs, results and golden vectors as JSON, and running a
  * spec.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/version.h: the library version, in the one place it is written.
  *
  * Everything else reads it from here: `pflref --version` and every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/build_info.c: facts about the build written into every result
  * (compiler, flags, BLAS configuration), and pinning OpenBLAS to one thread.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/freeze.c: a golden vector whose expected side is the reference's
  * own output (pflref_freeze_text in pflref/io.h; `pflref freeze`,
  * docs/cli.md; format pflref-golden/1, docs/formats.md, "Provenance").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/freeze.h: the pieces of pflref_freeze_text (internal;
  * ref/io/freeze.c builds the vector, ref/io/freeze_write.c writes its
  * problem and its text). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/freeze_write.c: the problem of a frozen vector made explicit and
  * portable, and the vector's text (ref/io/freeze.h; the vector itself is
  * ref/io/freeze.c's).

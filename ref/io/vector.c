@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/vector.c: reading a golden vector (format pflref-golden/1:
  * docs/formats.md, docs/schema/golden.schema.json, golden/README.md) into
  * a pflref_vector, and the public readers of pflref/io.h

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/install/verify_vector.c: a C program built against an installed
  * pflref with `pkg-config --cflags --libs pflref` (make check-install).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // tests/install/verify_vector.cpp: the C++ twin of verify_vector.c, built
 // against an installed pflref with `pkg-config --cflags --libs pflref`
 // (make check-install): the public headers as C++17, the library's C
