@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # pflref: build, test and demo entry points.
 #
 #   make demo            the seed 000 experiment (Output 14.7.1) end to end
@@ -15,11 +16,17 @@
 #   make check-valgrind  the test suite under valgrind memcheck
 #   make fuzz-smoke      every libFuzzer harness briefly (make fuzz: longer)
 #   make lint            the floors and sizes (tests/lint/floors.py),
-#                        cppcheck, and the floors script's self-test
+#                        cppcheck, SPDX identifiers (tools/spdx.py), and
+#                        the scripts' self-tests
 #   make proofs          Frama-C WP proofs (proofs/README.md)
 #   make check-torch     the PyTorch example (docs/examples/torch/) against
 #                        the golden vectors, its deliberate bug caught, and
 #                        through the pytest plugin once `import pflref` works
+#   make install         headers, libraries, pflref.pc, pflref, pflref(1), the
+#                        golden vectors and the Python package into
+#                        $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make
+#                        uninstall removes them; make check-install (in
+#                        make check) tries the round trip in a temporary prefix
 #   make clean
 #
 # Every target that runs a tool first runs ./deps.sh with the groups it
@@ -62,8 +69,9 @@ TESTS  := $(sort $(wildcard tests/*.c))
 .DELETE_ON_ERROR:
 .PHONY: all deps demo check check-unit check-blas check-golden check-schema \
         check-detection check-mutation check-mutation-fast check-headers \
-        check-lint check-python golden golden-update coverage check-asan \
-        check-valgrind fuzz fuzz-smoke lint proofs clean check-torch
+        check-lint check-python golden golden-update coverage check-asan \\
+        check-valgrind fuzz fuzz-smoke lint proofs clean check-torch install \\
+        uninstall check-install
 
 all: deps
 	@$(MAKE) --no-print-directory $(B)/rel/pflref
@@ -100,10 +108,91 @@ $(B)/rel/libpflref.so: $(B)/rel/libpflref.so.$(VERSION)
 	@ln -sf libpflref.so.$(VERSION) $(B)/rel/libpflref.so.$(SOMAJOR)
 	@ln -sf libpflref.so.$(VERSION) $@
 
+# ---- install (tools/install.sh says where each file goes) ----------------
+# make install PREFIX=/usr/local DESTDIR=   headers, libpflref.a and .so
+#   (with its soname link), pflref.pc, the pflref program, pflref(1), the
+#   golden vectors, the Python package; a manifest of what went where
+# make uninstall (same PREFIX, DESTDIR)      removes exactly that
+# make check-install                         the round trip in a temporary
+#   prefix, with a C and a C++ program built by pkg-config (in make check)
+PREFIX  ?= /usr/local
+DESTDIR ?=
+INSTALL_ENV = PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' VERSION='$(VERSION)' \
+              SOMAJOR='$(SOMAJOR)' LDLIBS='$(LDLIBS)' B='$(B)/rel'
+# The pkg-config file and the manual page, with the version of
+# include/pflref/version.h (for tests/test_version.c; install writes its own
+# pflref.pc for its PREFIX).
+$(B)/rel/pflref.pc: include/pflref/version.h tools/install.sh Makefile | $(B)/rel
+	@$(INSTALL_ENV) sh tools/install.sh pc '$(PREFIX)' $@
+$(B)/rel/man/pflref.1: man/pflref.1.in include/pflref/version.h | $(B)/rel
+	@mkdir -p $(dir $@)
+	@sed 's/@VERSION@/$(VERSION)/g' $< > $@.tmp && mv $@.tmp $@
+INSTALL_DEPS := $(B)/rel/pflref $(B)/rel/libpflref.a $(B)/rel/libpflref.so \
+                $(B)/rel/pflref.pc $(B)/rel/man/pflref.1
+
+install: deps
+	@$(MAKE) -s --no-print-directory $(INSTALL_DEPS)
+	@$(INSTALL_ENV) sh tools/install.sh install
+
+uninstall:
+	@$(INSTALL_ENV) sh tools/install.sh uninstall
+
+# Install into a fresh temporary prefix; build a C and a C++ program with
+# `pkg-config --cflags --libs pflref` alone and run a golden vector through
+# pflref_golden_verify with each (on the installed shared library); run the
+# installed pflref (--version, verify of the installed vectors) and man -l
+# on its page; compare the installed Python package's version when there is
+# one; uninstall and require an empty prefix.  Then the same round trip
+# staged with DESTDIR.
+check-install: $(INSTALL_DEPS)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && p=$$tmp/prefix && \
+	  $(MAKE) -s --no-print-directory install PREFIX=$$p DESTDIR= >/dev/null && \
+	  export PKG_CONFIG_PATH=$$p/lib/pkgconfig && \
+	  test "$$(pkg-config --modversion pflref)" = "$(VERSION)" && \
+	  vec=$$p/share/pflref/golden/fedavg/worked-samples.json && \
+	  $(CC) -std=c11 $(HDR_WARN) tests/install/verify_vector.c -o $$tmp/c \
+	    $$(pkg-config --cflags --libs pflref) && \
+	  $(CXX) -std=c++17 $(HDR_WARN) tests/install/verify_vector.cpp -o $$tmp/cxx \
+	    $$(pkg-config --cflags --libs pflref) && \
+	  for prog in c cxx; do \
+	    LD_LIBRARY_PATH=$$p/lib ldd $$tmp/$$prog | grep -q "libpflref.so.$(SOMAJOR) => $$p/lib/" \
+	      || { echo "check-install: $$prog does not load $$p/lib/libpflref.so.$(SOMAJOR)"; exit 1; }; \
+	    LD_LIBRARY_PATH=$$p/lib $$tmp/$$prog $$vec >/dev/null \
+	      || { echo "check-install: the $$prog program did not verify $$vec"; exit 1; }; done && \
+	  $$p/bin/pflref --version | grep -q "^pflref $(VERSION) (" \
+	    || { echo "check-install: the installed pflref --version is not $(VERSION)"; exit 1; } && \
+	  $$p/bin/pflref verify $$p/share/pflref/golden >/dev/null \
+	    || { echo "check-install: the installed vectors do not verify"; exit 1; } && \
+	  MANWIDTH=80 man -l $$p/share/man/man1/pflref.1 2>&1 | grep -qE "pflref +freeze +SPEC" \
+	    || { echo "check-install: man -l cannot render pflref(1)"; exit 1; } && \
+	  MANWIDTH=80 MANPATH=$$p/share/man man pflref-freeze 2>&1 | grep -qE "pflref +freeze +SPEC" \
+	    || { echo "check-install: man pflref-freeze does not show pflref(1)"; exit 1; } && \
+	  if test -f $$p/lib/python3/dist-packages/pflref/__init__.py; then \
+	    v=$$(cd $$tmp && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$$p/lib/python3/dist-packages \
+	         LD_LIBRARY_PATH=$$p/lib $(PYTHON) -c 'import pflref; print(pflref.__version__)') \
+	      && test "$$v" = "$(VERSION)" \
+	      || { echo "check-install: the installed Python package says version '$$v', not $(VERSION)"; exit 1; }; \
+	  else echo "check-install: no python/pflref package in this tree; its version is not compared"; fi && \
+	  $(MAKE) -s --no-print-directory uninstall PREFIX=$$p DESTDIR= >/dev/null && \
+	  left=$$(find $$p -mindepth 1 | head -n 5) && \
+	  { test -z "$$left" || { echo "check-install: uninstall left $$left"; exit 1; }; } && \
+	  $(MAKE) -s --no-print-directory install PREFIX=/opt/pflref DESTDIR=$$tmp/stage >/dev/null && \
+	  grep -qx 'prefix=/opt/pflref' $$tmp/stage/opt/pflref/lib/pkgconfig/pflref.pc && \
+	  test "$$(readlink $$tmp/stage/opt/pflref/lib/libpflref.so.$(SOMAJOR))" = libpflref.so.$(VERSION) && \
+	  $(MAKE) -s --no-print-directory uninstall PREFIX=/opt/pflref DESTDIR=$$tmp/stage >/dev/null && \
+	  left=$$(find $$tmp/stage/opt/pflref -mindepth 1 | head -n 5) && \
+	  { test -z "$$left" || { echo "check-install: uninstall (DESTDIR) left $$left"; exit 1; }; } && \
+	  echo "check-install: installed, built C and C++ with pkg-config, verified, uninstalled to an empty prefix"
+
 # The tests find the CLI and the repository through the environment.
+# PFLREF_PRODUCTS: the release build's shared library, pflref.pc and
+# man page, whose versions tests/test_version.c compares (every flavour's
+# test target builds them: REL_PRODUCTS).
 define RUN_TESTS
-PFLREF_CLI=$(abspath $(B)/$(1)/pflref) PFLREF_ROOT=$(CURDIR) $(2) $(abspath $(B))/$(1)/tests/run
+PFLREF_CLI=$(abspath $(B)/$(1)/pflref) PFLREF_ROOT=$(CURDIR) PFLREF_PRODUCTS=$(abspath $(B))/rel \
+  $(2) $(abspath $(B))/$(1)/tests/run
 endef
+REL_PRODUCTS = $(B)/rel/libpflref.so $(B)/rel/pflref.pc $(B)/rel/man/pflref.1
 
 demo: deps
 	@$(MAKE) -s --no-print-directory $(B)/rel/pflref
@@ -118,9 +207,9 @@ demo: deps
 check: deps
 	@$(MAKE) -s --no-print-directory check-unit check-blas check-headers \
 	  check-golden check-schema check-detection check-mutation-fast check-lint \
-	  check-python
+	  check-python check-install
 
-check-unit: $(B)/rel/pflref $(B)/rel/tests/run
+check-unit: $(B)/rel/pflref $(B)/rel/tests/run $(REL_PRODUCTS)
 	@$(call RUN_TESTS,rel,)
 	@$(abspath $(B))/rel/pflref verify golden | tail -n 1
 
@@ -229,12 +318,13 @@ check-python: $(B)/rel/libpflref.so $(B)/rel/pflref
 # fault and pass the clean tree (tests/lint/test_floors.py).
 check-lint:
 	@$(PYTHON) tests/lint/test_floors.py
+	@$(PYTHON) tools/spdx.py --self-test
 
 COV_LINE   ?= 90
 COV_BRANCH ?= 75
 coverage:
 	@./deps.sh core coverage
-	@$(MAKE) -s --no-print-directory $(B)/cov/pflref $(B)/cov/tests/run
+	@$(MAKE) -s --no-print-directory $(B)/cov/pflref $(B)/cov/tests/run $(REL_PRODUCTS)
 	@find $(B)/cov -name '*.gcda' -delete
 	@$(call RUN_TESTS,cov,)
 	gcovr -r . --filter 'ref/' --object-directory $(B)/cov -s \
@@ -253,12 +343,12 @@ check-torch:
 
 check-asan:
 	@./deps.sh core asan
-	@$(MAKE) -s --no-print-directory $(B)/asan/pflref $(B)/asan/tests/run
+	@$(MAKE) -s --no-print-directory $(B)/asan/pflref $(B)/asan/tests/run $(REL_PRODUCTS)
 	@$(call RUN_TESTS,asan,CK_TIMEOUT_MULTIPLIER=4)
 
 check-valgrind:
 	@./deps.sh core valgrind
-	@$(MAKE) -s --no-print-directory $(B)/rel/pflref $(B)/rel/tests/run
+	@$(MAKE) -s --no-print-directory $(B)/rel/pflref $(B)/rel/tests/run $(REL_PRODUCTS)
 	@$(call RUN_TESTS,rel,CK_FORK=no OPENBLAS_NUM_THREADS=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite)
 
 # libFuzzer harnesses (clang; ASan + UBSan; fuzz/README.md).  Each harness
@@ -318,14 +408,17 @@ proofs:
 	proofs/run.sh
 
 # The floors, include cycles and sizes (docs/architecture.md), cppcheck on
-# every file of ref/ (each floor's folder) and cli/, then the floors
-# script's self-test.
+# every file of ref/ (each floor's folder) and cli/, the SPDX license
+# identifier of every source file (tools/spdx.py: a new file without one
+# fails), then the floors and SPDX scripts' self-tests.
 lint:
 	@./deps.sh lint
 	$(PYTHON) tests/lint/floors.py
 	cppcheck --enable=warning,style,performance,portability --std=c11 \
 	  --error-exitcode=1 --quiet --inline-suppr -Iinclude -Iref $(sort $(wildcard ref/*/)) cli/
+	$(PYTHON) tools/spdx.py --check
 	@$(PYTHON) tests/lint/test_floors.py
+	@$(PYTHON) tools/spdx.py --self-test
 
 clean:
 	rm -rf $(B)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # deps.sh: install the Debian 12 packages that a make target runs, and do
 # nothing when they are all present already.
 #
@@ -6,8 +7,9 @@
 #
 #   core      compilers (gcc, and g++ for the C++ header test), make,
 #             pkg-config, GSL, OpenBLAS, Check, jansson, python3 with numpy,
-#             jsonschema and pytest (the Python package's tests): make all,
-#             demo, check, golden
+#             jsonschema and pytest (the Python package's tests), man-db
+#             (make check-install renders pflref(1)): make all, demo, check,
+#             golden, install
 #   lint      cppcheck, python3: make lint
 #   coverage  gcovr: make coverage (with core)
 #   asan      the ASan and UBSan runtimes: make check-asan (with core)
@@ -26,7 +28,7 @@
 set -eu
 
 CORE="make gcc g++ pkg-config libgsl-dev libopenblas-dev check libsubunit-dev \
-libjansson-dev python3 python3-numpy python3-jsonschema python3-pytest"
+libjansson-dev python3 python3-numpy python3-jsonschema python3-pytest man-db"
 LINT="cppcheck python3"
 COVERAGE="gcovr"
 ASAN="libasan8 libubsan1"

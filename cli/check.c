@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/check.c: `pflref verify` (re-run every golden vector through the
  * reference) and `pflref check` (compare a candidate implementation's
  * results with golden vectors).  Glue only: finding files, pairing vectors

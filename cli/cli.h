@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/cli.h: what the files of the pflref command line share.
  *
  *   cli/common.c  usage text, exit codes, error printing
@@ -6,6 +7,7 @@
  *   cli/walk.c    the files verify and check read: folder walks
  *   cli/report.c  check's report: text and pflref-check-report/1
  *   cli/pflref.c  main, run, table, list
+ *   cli/freeze.c  pflref freeze
  */
 #ifndef PFLREF_CLI_H
 #define PFLREF_CLI_H
@@ -32,6 +34,16 @@ int cli_exit_code(pflref_status st);
 int cli_fail(const pflref_error *err, const char *context);
 /* Print a usage error and the usage; return EXIT_USAGE. */
 int cli_usage_error(const char *msg, const char *arg);
+
+/* -o out_path must not name the spec at spec_path (identity spec_id, text
+ * text, folder dir) or its problem file: EXIT_OK, or the error printed
+ * ("the <what> would overwrite an input") and EXIT_USAGE (cli/pflref.c). */
+int cli_output_is_input(const char *out_path, const char *what,
+                        const char *spec_path, const pflref_file_id *spec_id,
+                        const char *text, size_t len, const char *dir);
+
+/* pflref freeze SPEC -o VECTOR [options] (cli/freeze.c). */
+int cli_freeze(int argc, char **argv);
 
 /* pflref verify PATH... and pflref check EXPECTED CANDIDATE [options]
  * (cli/check.c). */

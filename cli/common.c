@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/common.c: what every command of the pflref program shares: the usage
  * text, exit codes from library statuses, and error printing.  Both
  * cli/pflref.c (main and the run, table and list commands) and cli/check.c
@@ -15,6 +16,8 @@ const char CLI_USAGE[] =
     "                    [--partial-min N|FRACTION] [--json]\n"
     "                    [--include PAT]... [--exclude PAT]...\n"
     "                    [--min-vectors N] [--candidate-precision fp64|fp32]\n"
+    "       pflref freeze SPEC -o VECTOR [--atol A --rtol R --basis TEXT]\n"
+    "                    [--id ID] [--trajectory step|round|none]\n"
     "       pflref list\n"
     "       pflref --help | --version\n"
     "\n"
@@ -38,6 +41,10 @@ const char CLI_USAGE[] =
     "         candidate did not record, and --partial-min sets how many\n"
     "         expected records (a count, or a fraction: 0.5, 50%) must\n"
     "         still be compared.\n"
+    "  freeze run a spec and write a golden vector whose expected side is\n"
+    "         the reference's own output (provenance \"reference\"), so an\n"
+    "         implementation can be checked against pflref on one's own\n"
+    "         problem; the tolerance defaults to the fp64 basis (1e-10).\n"
     "  list   list the algorithms, models, hyperparameters and switches.\n"
     "\n"
     "exit status: 0 ok, 1 mismatch, 2 usage or invalid input, 3 numerical\n"

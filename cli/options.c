@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/options.c: the options of `pflref check` (docs/cli.md), each
  * refused by name when its value is not what it takes: a count that is
  * not a count or overflows, an empty pattern, a fraction outside (0, 1].

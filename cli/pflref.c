@@ -1,9 +1,12 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/pflref.c: the pflref command line (docs/cli.md).
  *
  *   pflref run SPEC [-o RESULT] [--trace]
  *   pflref table [--metric NAME] COLUMN=RESULT:LABEL ...
  *   pflref verify PATH...
  *   pflref check EXPECTED CANDIDATE [options]
+ *   pflref freeze SPEC -o VECTOR [--atol A --rtol R --basis TEXT] [--id ID]
+ *                 [--trajectory step|round|none]
  *   pflref list
  *   pflref --help | --version
  *
@@ -121,11 +124,12 @@ static int problem_file(const char *text, size_t len, const char *dir,
 }
 
 /* -o must not name a file the run reads (the same device and inode, also
- * through a symbolic or hard link): the spec, or its problem file.
- * Returns EXIT_OK, or the error printed. */
-static int output_is_input(const char *out_path, const char *spec_path,
-                           const pflref_file_id *spec_id, const char *text,
-                           size_t len, const char *dir)
+ * through a symbolic or hard link): the spec, or its problem file; `what`
+ * names the output in the message ("result", "vector").  Returns EXIT_OK,
+ * or the error printed. */
+int cli_output_is_input(const char *out_path, const char *what,
+                        const char *spec_path, const pflref_file_id *spec_id,
+                        const char *text, size_t len, const char *dir)
 {
     pflref_file_id out, prob;
     char full[PFLREF_PATH_MAX];
@@ -143,9 +147,9 @@ static int output_is_input(const char *out_path, const char *spec_path,
     }
     if (input == NULL)
         return EXIT_OK;
-    fprintf(stderr, "pflref: %s: -o %s is %s %s (one file): the result "
+    fprintf(stderr, "pflref: %s: -o %s is %s %s (one file): the %s "
                     "would overwrite an input; write it elsewhere\n",
-            spec_path, out_path, input, named);
+            spec_path, out_path, input, named, what);
     return EXIT_USAGE;
 }
 
@@ -183,7 +187,8 @@ static int cmd_run(int argc, char **argv)
         return cli_fail(&err, spec_path);
     char dir[PFLREF_PATH_MAX];
     pflref_file_folder(spec_path, dir, sizeof dir);
-    int rc = output_is_input(out_path, spec_path, &spec_id, text, len, dir);
+    int rc = cli_output_is_input(out_path, "result", spec_path, &spec_id,
+                                 text, len, dir);
     if (rc != EXIT_OK) {
         free(text);
         return rc;
@@ -376,7 +381,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "--version") == 0) {
         pflref_build_info bi;
         pflref_build_info_get(&bi);
-        printf("pflref %s (%s; %s)\n", bi.version, bi.compiler, bi.blas);
+        printf("pflref %s (%s; %s)\n", pflref_version(), bi.compiler,
+               bi.blas);
         return EXIT_OK;
     }
     if (strcmp(cmd, "run") == 0)
@@ -385,6 +391,8 @@ int main(int argc, char **argv)
         return cmd_table(argc - 2, argv + 2);
     if (strcmp(cmd, "verify") == 0)
         return cli_verify(argc - 2, argv + 2);
+    if (strcmp(cmd, "freeze") == 0)
+        return cli_freeze(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0)
         return cli_check(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0)

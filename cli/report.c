@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/report.c: what `pflref check` and `pflref verify` say about one
  * comparison: the PASS line, the FAIL block with its first divergence,
  * and the same as JSON (pflref-check-report/1; docs/validate.md).

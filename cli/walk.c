@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/walk.c: the files `verify` and `check` read: a file named on the
  * command line, or every *.json below a folder (docs/cli.md, "pflref
  * verify").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz/fuzz_algorithms.c: libFuzzer harness that runs every registered
  * algorithm (ref/engine/run.c: fedavg, local, finetune, prox, pfedme, ditto,
  * fedalt, fedsim, pflego, perfedavg, apfl, interp, cfl, ifca) on small

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz/fuzz_check.c: libFuzzer harness for `pflref check`
  * (pflref_golden_check) on mutated expected/candidate pairs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz/fuzz_common.h: pieces shared by the libFuzzer harnesses.
  *
  * FUZZ_REQUIRE aborts, so that libFuzzer reports a violated invariant as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz/fuzz_golden.c: libFuzzer harness for the golden-vector readers.
  *
  * Feeds arbitrary bytes to pflref_golden_is_vector, pflref_golden_describe

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz/fuzz_result.c: libFuzzer harness for the result readers.
  *
  * A result (pflref-result/1) is read back by `pflref table`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz/fuzz_spec.c: libFuzzer harness for the spec reader and validator.
  *
  * Feeds arbitrary bytes to pflref_spec_parse; a spec that parses is run

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """fuzz/seed_corpus.py: write the seed corpora of the libFuzzer harnesses.
 
 Usage: fuzz/seed_corpus.py PFLREF   (the CLI, e.g. build/rel/pflref)

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/audit.py: replay every golden vector from its spec in exact
 arithmetic, and check that its flags are earned.
 
@@ -90,6 +91,7 @@ MUTANTS = {
     "pflego-theta-weights": {"pflego": ["theta-weights-flip"]},
     "pflego-body-passes": {"pflego": ["features-per-step"]},
     "regression-only": {},
+    "reference-output": {},
 }
 PERSONAL_ALGORITHMS = ("prox", "pfedme", "ditto")
 PFL_ALGORITHMS = ("fedalt", "fedsim", "pflego")
@@ -233,7 +235,7 @@ def audit(root, verbose):
                 continue
             alg = spec["algorithm"]["name"]
             for flag in v.get("flags", []):
-                if flag == "regression-only":
+                if flag in ("regression-only", "reference-output"):
                     continue
                 classes = MUTANTS.get(flag)
                 if classes is None:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/coincidences.py: the coincidence audit of the golden vectors.
 
     /usr/bin/python3 golden/coincidences.py [-q] [GOLDEN_DIR]

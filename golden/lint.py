@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/lint.py: consistency checks over every golden vector.
 
     /usr/bin/python3 golden/lint.py [GOLDEN_DIR]
@@ -15,8 +16,10 @@ on:
   - a missing "hash", or one that is not pflref_golden.vector_hashes(vector)
     (naming each part whose digest differs);
   - a provenance kind outside hand, closed_form, enumeration, independent,
-    self;
-  - a "self" vector without the flag regression-only;
+    self, reference;
+  - a "self" vector without the flag regression-only, a "reference" one
+    (written by `pflref freeze`) without the flag reference-output, and a
+    "reference" one in pflref's own golden/ at all;
   - an empty tolerance basis;
   - a tolerance above the fp64 ceiling without a non-trivial argument in
     "tolerance.above_ceiling", or such an argument where none is needed
@@ -45,6 +48,7 @@ def flags_header(registry):
     """The text of ref/io/flags_builtin.h: the registered flag names, the
     registry pflref uses where no flags.json is found (ref/io/vector.c)."""
     lines = [
+        "/* SPDX-License-Identifier: GPL-3.0-or-later */",
         "/* ref/io/flags_builtin.h: the flags registered in golden/flags.json,",
         " * compiled into pflref: the registry of a vector with no flags.json in",
         " * its folder or above it (ref/io/vector.c; golden/README.md, \"Flags\").",
@@ -125,6 +129,12 @@ def lint(root):
                             + ", ".join(pg.PROVENANCE_KINDS))
         if kind == "self" and "regression-only" not in flags:
             problems.append(f"{rel}: provenance self without the flag regression-only")
+        if kind == "reference" and "reference-output" not in flags:
+            problems.append(f"{rel}: provenance reference without the flag reference-output")
+        if kind == "reference" and os.path.realpath(root) == os.path.realpath(HERE):
+            problems.append(f"{rel}: provenance reference (pflref's own output, pflref "
+                            "freeze) in pflref's golden/: a shipped vector's expected "
+                            "values are derived outside pflref")
         tol = v.get("tolerance")
         basis = tol.get("basis") if isinstance(tol, dict) else None
         if not isinstance(basis, str) or not basis.strip():

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/pflref_exact.py: the algorithms of the golden vectors in exact
 rational arithmetic (fractions.Fraction), written from the papers and
 shared/spec, independently of the C reference.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/pflref_exact_apfl.py: APFL (Deng, Kamani, Mahdavi 2020, arXiv
 2003.13461, Alg. 1) in exact rational arithmetic (fractions.Fraction),
 written from shared/spec notes §6 (the clean reading of §6(c), the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/pflref_exact_cfl.py: Clustered Federated Learning (Sattler,
 Müller, Samek, IEEE TNNLS 2021, arXiv 1910.01991; the weight-update form,
 Algorithm 5, with Algorithm 1) in exact arithmetic, written from the paper

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/pflref_exact_ifca.py: IFCA (Ghosh, Chung, Yin, Ramchandran,
 NeurIPS 2020, arXiv 2006.04088, Algorithm 1) in exact rational arithmetic,
 written from shared/spec notes-cfl-ifca-sampling-metrics.md §2 and §4.1,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/pflref_exact_interp.py: model interpolation (seed 000 §2 and
 Exercise 14.7.2; shared/spec notes §5.2) in exact rational arithmetic,
 written from the seed and the notes, independently of ref/algorithms/interp.c.

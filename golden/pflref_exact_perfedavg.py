@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/pflref_exact_perfedavg.py: Per-FedAvg (Fallah, Mokhtari, Ozdaglar,
 NeurIPS 2020, arXiv 2002.07948, Alg. 1) in exact rational arithmetic,
 written from the paper's update rules as shared/spec notes §4 transcribe

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/pflref_exact_pfl.py: FedAlt, FedSim (Pillutla et al., ICML 2022,
 Alg. 4 and 5) and PFLEGO (Nikoloutsopoulos et al., arXiv 2202.09848) in
 exact rational arithmetic, written from the papers and shared/spec

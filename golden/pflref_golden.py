@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/pflref_golden.py: what every golden-vector generator shares.
 
   canonical(obj)       the canonical JSON text of a parsed JSON value
@@ -42,7 +43,10 @@ from fractions import Fraction
 GOLDEN_FORMAT = "pflref-golden/1"
 SPEC_FORMAT = "pflref-spec/1"
 GOLDEN_DIR = os.path.dirname(os.path.abspath(__file__))
-PROVENANCE_KINDS = ("hand", "closed_form", "enumeration", "independent", "self")
+# "reference": pflref's own output on a user's problem (`pflref freeze`);
+# never a shipped vector's (golden/lint.py refuses it under golden/).
+PROVENANCE_KINDS = ("hand", "closed_form", "enumeration", "independent", "self",
+                    "reference")
 # The spec notes most vectors cite as their source (shared/spec).
 NOTES = "shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md"
 

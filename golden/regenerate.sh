@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # golden/regenerate.sh OUTDIR: run every generator (golden/*/make_*.py, with
 # /usr/bin/python3) into OUTDIR, mirroring golden/'s folder layout, then say
 # which regenerated files differ from the frozen ones.

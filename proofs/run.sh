@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # proofs/run.sh: prove the kernels of ref/ that carry ACSL contracts with
 # Frama-C's WP plugin, runtime-error guards included (-wp-rte), and check
 # that a deliberately wrong copy is NOT proved.

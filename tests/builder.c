@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/builder.c: the inputs of pflref_run built in C (tests/builder.h).
  *
  * Everything here goes through the public C API only: pflref_model_init,

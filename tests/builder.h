@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/builder.h: the inputs of pflref_run built in C, for the algorithm
  * tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/main.c: the one test runner.  Runs every suite of tests/suites.h in
  * one SRunner, so `make check` ends with Check's single summary line
  * ("100%: Checks: N, Failures: 0, Errors: 0").
@@ -26,6 +27,7 @@ int main(void)
         spec_suite,
         badinput_suite, reliability_suite, api_suite,
         hostile_suite,  tamper_suite, bindings_suite,
+        freeze_suite,   version_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/suites.h: every Check suite of the test runner (tests/main.c). */
 #ifndef PFLREF_TESTS_SUITES_H
 #define PFLREF_TESTS_SUITES_H
@@ -35,5 +36,7 @@ Suite *reliability_suite(void);
 Suite *api_suite(void);
 Suite *tamper_suite(void);
 Suite *bindings_suite(void);
+Suite *freeze_suite(void);
+Suite *version_suite(void);
 
 #endif

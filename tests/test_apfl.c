@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_apfl.c: APFL (ref/algorithms/apfl.c) and the model functions
  * it adds (outputs, output errors, the gradient through the outputs, the
  * output mixture's evaluation; ref/models/outputs.c).

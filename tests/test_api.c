@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_api.c: running a spec through the public API in one call
  * (pflref_spec_run and pflref_spec_run_text, pflref/io.h; ref/io/spec_run.c).
  *

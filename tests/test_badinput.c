@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_badinput.c: the bad-input catalogue, docs/bad-inputs.md.
  *
  * One check per class of bad input.  The command-line classes are rows of

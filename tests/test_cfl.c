@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_cfl.c: the similarity and bipartition primitives
  * (ref/engine/cluster.c) and Clustered FL (ref/algorithms/cfl.c).
  *

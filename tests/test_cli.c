@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_cli.c: the pflref command line, run as a program: exit codes,
  * messages naming the field, no partial output, byte-identical results,
  * the trace, verify, table, list. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_core.c: status codes and error records (ref/core/status.c),
  * the trace sinks and trajectory recorder (ref/core/trace.c), the
  * hyperparameter and switch registry (ref/engine/params.c), the algorithm

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_ditto.c: Ditto (ref/algorithms/ditto.c).
  *
  * The worked example is shared/spec notes §3(g): f_1 = ½(x − 4)²,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_fedalt.c: FedAlt and FedSim (ref/algorithms/fedalt.c) and
  * Lemma 21 of Pillutla et al. (sampling without replacement).  How a spec
  * reads their presets and the split they imply is tested in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_fedavg.c: FedAvg (ref/algorithms/fedavg.c) against its golden
  * vectors (golden/fedavg/, exact fractions from the notes' worked example)
  * and its properties. */

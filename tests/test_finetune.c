@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_finetune.c: FedAvg then fine-tuning
  * (ref/algorithms/finetune.c). */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_generate.c: the problem generators "tilt" and "dirichlet"
  * (ref/sampling/generate.c, pflref/problem.h).
  *

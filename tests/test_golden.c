@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_golden.c: content hashes (ref/io/sha256.c, ref/io/canonical.c)
  * and the comparison behind verify and check (ref/oracle/golden.c, on the
  * records of ref/io/vector.c and ref/io/records.c): digits, ULPs,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_hostile.c: hostile files and folders, the classes of
  * docs/bad-inputs.md from 118 on ("Hostile files and folders").
  *

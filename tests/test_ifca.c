@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_ifca.c: IFCA (ref/algorithms/ifca.c).
  *
  * The worked example is shared/spec notes-cfl-ifca-sampling-metrics.md

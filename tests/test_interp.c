@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_interp.c: model interpolation
  * (ref/algorithms/interp.c).
  *

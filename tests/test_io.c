@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_io.c: spec reading and validation (ref/io/spec*.c,
  * ref/io/json.c), result writing (ref/io/result.c), files (ref/io/file.c).
  * Every invalid spec below must fail with the stated status and name the

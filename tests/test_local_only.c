@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_local_only.c: the local-only baseline
  * (ref/algorithms/local.c). */
 #include <check.h>

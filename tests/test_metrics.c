@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_metrics.c: client-aware summaries
  * (ref/core/metrics.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_model.c: the models of ref/models/ (pflref/model.h).
  *
  * What is checked, and against what (never against the code's own output):

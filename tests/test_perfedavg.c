@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_perfedavg.c: Per-FedAvg (ref/algorithms/perfedavg.c).
  *
  * The worked example is shared/spec notes §4(g): f_1 = (2/2)(w − 1)²,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_pfedme.c: pFedMe (ref/algorithms/pfedme.c).
  *
  * The worked example is shared/spec notes §2(g): f_i(θ) = ½(θ − c_i)²,

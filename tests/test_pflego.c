@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_pflego.c: PFLEGO (ref/algorithms/pflego.c).
  *
  * Example B of shared/spec notes-pflego-fedalt-fedsim-fedrep.md §2.10: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_problem.c: problems (ref/models/problem.c): allocation and
  * release (leaks show under valgrind and ASan), data allocation and its
  * limits, validation with the JSON path of every failure, the all-or-none

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_prox.c: pFedMe's inner loop (ref/engine/prox_inner.c): the
  * primitive pflref_prox_inner_run, the exact proximal point
  * pflref_prox_point, and the algorithm "prox" (ref/algorithms/prox.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_reliability.c: numerical failure and determinism, for every
  * registered algorithm.
  *

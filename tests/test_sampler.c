@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_sampler.c: the client samplers and the seeded random streams
  * (ref/sampling/sampler.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_schedule.c: schedule generation, validation and memory
  * (ref/sampling/schedule.c, ref/sampling/schedule_check.c).
  *

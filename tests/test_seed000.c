@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_seed000.c: the seed 000 experiment (Code 14.7.1) on the seed's
  * own data (golden/seed000/problem.json, exported from numpy's
  * default_rng(7) by golden/seed000/export_seed000.py) reproduces every entry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_spec.c: the spec reader (ref/io/spec.c) on its own: what the
  * algorithm tests used to reach through it, now that they build their
  * inputs in C (tests/builder.h).

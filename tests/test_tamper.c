@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_tamper.c: golden vectors edited behind their generator's back
  * are refused (docs/bad-inputs.md, "Tampered golden vectors"; golden/
  * README.md, "Content hash", "Tolerance", "Flags").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/testutil.c: helpers shared by the test files. */
 #include <check.h>
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/testutil.h: helpers shared by the test files. */
 #ifndef PFLREF_TESTUTIL_H
 #define PFLREF_TESTUTIL_H

@@ -64,3 +64,4 @@ if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[2] != "-o":
         sys.exit(__doc__.strip().splitlines()[-1])
     main(sys.argv[1], sys.argv[3])
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -1106,3 +1106,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+# SPDX-License-Identifier: GPL-3.0-or-later

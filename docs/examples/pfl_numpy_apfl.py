@@ -159,3 +159,4 @@ def run(spec, clients, w0, log, bug):
         w = sum(sent[1:], sent[0].copy()) / len(sent)
         log("server", "train", "w", w, round=t)
     return {"w": w, "v": v, "alpha": alpha}
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -163,3 +163,4 @@ def run(spec, clients, w0, log, bug):
         for i in range(N):
             log("client_end", "train", "v", theta[i], round=t, client=i)
     return {"v": theta}
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -107,3 +107,4 @@ def run(spec, clients, w0, log, bug):
         j = picked.get(i, 0) if bug == "ifca-report-round-pick" else pick(i)[1]
         v.append(theta[j].copy())
     return {"v": v}
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -108,3 +108,4 @@ def run(spec, clients, w0, log, bug):
         hs.append(h)
         alphas.append(alpha)
     return {"w": w, "v": hs, "alpha": alphas}
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -187,3 +187,4 @@ def run(spec, clients, w0, log, bug):
         log("client_end", "finetune", "theta", theta, client=i)
         thetas.append(theta)
     return {"w": w, "v": thetas}
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Validate pflref JSON documents against the JSON Schemas in this folder.
 
     docs/schema/validate.py [--all] PATH...     validate files and folders

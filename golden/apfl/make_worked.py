@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """APFL golden vectors (Deng, Kamani, Mahdavi 2020, arXiv 2003.13461,
 Alg. 1; shared/spec notes §6), in exact rational arithmetic
 (golden/pflref_exact_apfl.py).

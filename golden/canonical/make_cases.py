@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Test cases for the canonical JSON form and the content hash
 (golden/README.md, "Canonical form and content hash").
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Clustered FL golden vectors (Sattler, Müller, Samek, IEEE TNNLS 2021,
 Alg. 1 and 5), from the seed 003_… worked example and the worked and
 counter examples of shared/spec notes-cfl-ifca-sampling-metrics.md §1.9 and

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Ditto golden vectors on linear models with minibatches, in exact
 rational arithmetic.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Ditto worked-example golden vectors (shared/spec notes §3(g)), in exact
 rational arithmetic.
 

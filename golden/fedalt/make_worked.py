@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """FedAlt and FedSim golden vectors (Pillutla et al., ICML 2022, Alg. 4
 and 5) and the presets built on them, from the worked examples of
 shared/spec notes-pflego-fedalt-fedsim-fedrep.md, in exact rational

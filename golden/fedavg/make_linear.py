@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """FedAvg golden vectors on linear models, in exact rational arithmetic.
 
 McMahan et al., AISTATS 2017, Algorithm 1 (shared/spec notes §1(c)):

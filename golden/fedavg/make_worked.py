@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Regenerate the FedAvg worked-example golden vectors with exact fractions.
 
 Source: the worked example of shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md

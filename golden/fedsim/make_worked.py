@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """FedSim golden vectors (Pillutla et al., ICML 2022, Alg. 5) and the
 FedPer, LG-FedAvg and FedBABU presets: the fedsim half of
 golden/fedalt/make_worked.py (which documents the examples), written into

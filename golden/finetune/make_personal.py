@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Fine-tuning golden vector with finetune.scope = personal, in exact
 rational arithmetic.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """IFCA golden vectors (Ghosh, Chung, Yin, Ramchandran, NeurIPS 2020,
 Alg. 1), from the one-round worked example of shared/spec
 notes-cfl-ifca-sampling-metrics.md §2.3 and two partial-participation runs,

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Model-interpolation golden vectors (seed 000 §2 and Exercise 14.7.2;
 shared/spec notes §5.2), in exact rational arithmetic
 (golden/pflref_exact_interp.py).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Local-only golden vectors ("name": "local"), in exact rational arithmetic.
 
 Local only (the "purely local" baseline of seed 000, Code 14.7.1): client i

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Per-FedAvg golden vectors on data models with real minibatches, in exact
 rational arithmetic (golden/pflref_exact_perfedavg.py).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """pFedMe golden vectors on a linear model with minibatches, in exact
 rational arithmetic.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """pFedMe worked-example golden vectors (shared/spec notes §2(g)), in exact
 rational arithmetic.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """PFLEGO golden vectors (Nikoloutsopoulos, Koutsopoulos, Titsias, arXiv
 2202.09848; shared/spec notes-pflego-fedalt-fedsim-fedrep.md §2).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Golden vectors of "prox", pFedMe's inner loop on its own, in exact
 rational arithmetic.
 

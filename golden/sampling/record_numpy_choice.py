@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/sampling/record_numpy_choice.py: record sampling goldens for
 tests/test_sampler.c and tests/test_schedule.c.
 

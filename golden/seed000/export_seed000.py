@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/seed000/export_seed000.py: export the data of seed 000, Code 14.7.1.
 
 Replays the data generation of Code 14.7.1 (seed 000, "Personalization

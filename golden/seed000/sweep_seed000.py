@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """golden/seed000/sweep_seed000.py: Exercise 14.7.2 of seed 000 in numpy.
 
 Exercise 14.7.2 ("Tune the Interpolation Knob") extends Code 14.7.1 with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/algorithm.h: the algorithm registry and the run driver.
  *
  * Every algorithm has GSL's INITIALIZE / ITERATE / TEST shape: `init` builds

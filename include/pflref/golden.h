@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/golden.h: the comparison of runs with golden vectors (format
  * pflref-golden/1: docs/formats.md, docs/schema/golden.schema.json,
  * golden/README.md).  What a vector holds is read by pflref/io.h

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/hyper.h: hyperparameters, variant switches, their registry and the
  * presets.
  *

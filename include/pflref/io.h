@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/io.h: specs, results and golden vectors as JSON, and running a
  * spec.
  *
@@ -8,6 +9,8 @@
  *   pflref_result_read_metric       result text → one metric per client
  *   pflref_golden_is_vector, _describe, _spec
  *                                   what a golden vector holds
+ *   pflref_freeze_text              spec text → a vector of the reference's
+ *                                   own output (provenance "reference")
  *   pflref_read_file, _write_file_atomic, pflref_file_folder
  *
  * I/O never computes: it turns a spec into a problem, hyperparameters, a
@@ -164,6 +167,62 @@ pflref_status pflref_golden_describe(const char *text, size_t len, char *id,
  * expectation), as by pflref_golden_verify. */
 pflref_status pflref_golden_spec(const char *text, size_t len,
                                  const char *base_dir, pflref_spec **out,
+                                 pflref_error *err);
+
+/* ---- freezing the reference's output (provenance "reference") ----------- */
+
+/* How pflref_freeze_text writes a vector.  Zero-initialise it (or pass
+ * NULL) for the defaults.
+ *   atol, rtol  the tolerance, each in [0, 1e-10] (the fp64 ceiling);
+ *               used only with a basis: basis NULL needs both 0 and gives
+ *               the documented fp64 default (1e-10 each, docs/formats.md)
+ *   basis       why atol and rtol are what they are (non-empty), or NULL
+ *   id          the vector's id ([a-z0-9][a-z0-9._-]* segments joined by
+ *               '/', < 128 bytes), or NULL: "reference/<algorithm>/<16 hex
+ *               digits of the vector spec's content hash>"
+ *   vector_dir  the folder the vector will be written in: a relative
+ *               problem file is written relative to it; NULL: by its
+ *               absolute path
+ *   trajectory  what the vector expects besides the final state: "step"
+ *               (every event; NULL gives it), "round" (client_end, server
+ *               and note events: far smaller for a large problem) or
+ *               "none" (the final state only) */
+typedef struct {
+    double atol, rtol;
+    const char *basis;
+    const char *id;
+    const char *vector_dir;
+    const char *trajectory;
+} pflref_freeze_options;
+
+/* What `pflref freeze` does: run a spec through the reference (at step
+ * level unless opt->trajectory says otherwise) and write a golden vector
+ * (pflref-golden/1) whose expected side is the run's final state and
+ * trajectory, provenance {"kind": "reference"},
+ * flag reference-output, content hashes as golden/pflref_golden.py
+ * computes them.  The vector's spec is the given one with every random
+ * choice explicit: the schedule in its given form, init {kind: given, w:
+ * w0} (IFCA: and cluster_models), a generator's clients inline,
+ * output.trajectory at the level frozen.  Such a vector pins the reference's numbers on a user's own
+ * problem; it says "agrees with pflref", not "agrees with the paper"
+ * (docs/formats.md, "Provenance").
+ *   spec_text, len [in]  a spec (pflref-spec/1; a golden vector is refused)
+ *   base_dir       [in]  resolves a relative problem file (NULL: ".")
+ *   opt            [in]  options (NULL: the defaults)
+ *   vector_out     [out] the vector's text, NUL-terminated, allocated here
+ *                        (free() it); NULL on error
+ *   vector_len     [out] its length in bytes (0 on error)
+ *   err            [out] what went wrong, and where (may be NULL)
+ * Returns PFLREF_OK; PFLREF_EINVAL for an invalid spec (the JSON path) or
+ * option ("opt.atol", "opt.rtol", "opt.basis", "opt.id",
+ * "opt.trajectory"), PFLREF_EIO for
+ * an unreadable problem file or a folder that does not resolve
+ * ("opt.vector_dir"), PFLREF_EDIVERGE when the run diverges,
+ * PFLREF_ENOMEM. */
+pflref_status pflref_freeze_text(const char *spec_text, size_t len,
+                                 const char *base_dir,
+                                 const pflref_freeze_options *opt,
+                                 char **vector_out, size_t *vector_len,
                                  pflref_error *err);
 
 /* ---- files -------------------------------------------------------------- */

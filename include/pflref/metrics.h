@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/metrics.h: client-aware summaries of a per-client metric.
  *
  * "Evaluation must be client-aware" (seed 003): a mean over clients hides

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/model.h: the models, their losses, gradients and Hessian-vector
  * products, and the named parameter blocks that a split marks shared or
  * personal.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/problem.h: a federated problem (a model and N clients' data) and
  * the documented generators that draw one with GSL.
  */

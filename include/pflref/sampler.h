@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/sampler.h: client sampling without replacement, and the random
  * streams every random choice in pflref comes from.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/schedule.h: which clients take part in each round and which
  * samples form each local step's minibatch.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/status.h: status codes and error records.
  *
  * Every fallible pflref function returns a pflref_status and, when given a

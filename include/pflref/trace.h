@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/trace.h: the events an algorithm emits while it runs.
  *
  * An algorithm never prints; it hands each intermediate value to a trace

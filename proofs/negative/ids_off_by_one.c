@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* proofs/negative/ids_off_by_one.c: ref/sampling/ids.c's index scan with a classic
  * off-by-one (j <= len).  `proofs/run.sh` requires WP to FAIL on this file:
  * it shows that the proof of ref/sampling/ids.c is not vacuous, because the same

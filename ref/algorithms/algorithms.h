@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/algorithms.h: the registered algorithms and the pieces
  * one algorithm file lends another (private to ref/).  Floor: algorithms
  * (docs/architecture.md). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/apfl.c: APFL, Algorithm 1 of
  *   Y. Deng, M. M. Kamani, M. Mahdavi, "Adaptive Personalized Federated
  *   Learning", arXiv 2003.13461,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/cfl.c: Clustered Federated Learning, the weight-update form
  * (Algorithm 5, with Algorithm 1's optimal bipartition) of
  *   F. Sattler, K.-R. Müller, W. Samek, "Clustered Federated Learning:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/ditto.c: Ditto, Algorithm 1 of
  *   T. Li, S. Hu, A. Beirami, V. Smith, "Ditto: Fair and Robust Federated
  *   Learning Through Personalization", ICML 2021, arXiv 2012.04221v3,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/fedalt.c: FedAlt and FedSim, Algorithms 4 and 5 of
  *   K. Pillutla, K. Malik, A. Mohamed, M. Rabbat, M. Sanjabi, L. Xiao,
  *   "Federated Learning with Partial Model Personalization", ICML 2022,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/fedavg.c: FedAvg, Algorithm 1 of
  *   H. B. McMahan, E. Moore, D. Ramage, S. Hampson, B. Agüera y Arcas,
  *   "Communication-Efficient Learning of Deep Networks from Decentralized

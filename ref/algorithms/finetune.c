@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/finetune.c: FedAvg followed by local fine-tuning
  * (FedAvg-FT, "global then fine-tune"; seed 000 §4, Code 14.7.1; shared/spec
  * notes §5.1).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/ifca.c: the Iterative Federated Clustering Algorithm,
  * Algorithm 1 of
  *   A. Ghosh, J. Chung, D. Yin, K. Ramchandran, "An Efficient Framework

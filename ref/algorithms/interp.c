@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/interp.c: model interpolation between a FedAvg global
  * model and each client's purely local model (seed 000 §2, "interpolation
  * methods keep both a global and a local model and mix them, predicting

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/local.c: the local-only baseline ("local"): every client
  * trains its own model v_i from the initial parameters w⁰ on its own data
  * only, and nothing is ever communicated (the "purely local" column of

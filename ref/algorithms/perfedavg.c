@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/perfedavg.c: Per-FedAvg, Algorithm 1 of
  *   A. Fallah, A. Mokhtari, A. Ozdaglar, "Personalized Federated Learning
  *   with Theoretical Guarantees: A Model-Agnostic Meta-Learning Approach",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/pfedme.c: pFedMe, Algorithm 1 of
  *   C. T. Dinh, N. H. Tran, T. D. Nguyen, "Personalized Federated Learning
  *   with Moreau Envelopes", NeurIPS 2020, arXiv 2006.08848v3.

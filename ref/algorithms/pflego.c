@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/pflego.c: PFLEGO,
  *   S. Nikoloutsopoulos, I. Koutsopoulos, M. K. Titsias, "Personalized
  *   Federated Learning with Exact Stochastic Gradient Descent",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/prox.c: the algorithm "prox", pFedMe's inner loop on its
  * own, as in seed 003's worked example.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/registry.c: the registered algorithms, in the order
  * `pflref list` shows them.  A new algorithm is one file in this folder, its
  * descriptor declared in algorithms.h and listed here

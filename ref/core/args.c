@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/core/args.c: the argument tests of ref/core/args.h. */
 #include <stddef.h>
 #include "core/args.h"

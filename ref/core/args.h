@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/core/args.h: the argument tests public functions open with (private
  * to ref/).  Floor: core.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/core/metrics.c: client-aware summaries of a per-client metric a_1..a_N.
  *
  * Source: the pFL evaluation practice of seed 003 ("Evaluation must be

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/core/status.c: status names and the one function every failure passes
  * through (pflref_error_set), a good place for a breakpoint. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/core/trace.c: event emission, the trajectory recorder and the tee sink.
  *
  * The recorder is a trace sink, not algorithm code: it grows its arrays as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/core/vec.c: the vector kernels every floor above may use: the
  * finiteness test behind divergence reports, one term of a server
  * aggregation, and the (u, v) composition of partial personalisation.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/core/vec.h: vector kernels (private to ref/).  Floor: core. */
 #ifndef PFLREF_CORE_VEC_H
 #define PFLREF_CORE_VEC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/cluster.c: the cosine similarity of client updates and the
  * optimal bipartition of a cluster, from
  *   F. Sattler, K.-R. Müller, W. Samek, "Clustered Federated Learning:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/cluster.h: the cosine similarity of client updates and the
  * bipartition of a set of clients by it, the two primitives of clustered
  * federated learning (private to ref/; floor: engine):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/engine.h: the run state and the pieces shared by several
  * algorithms (private to ref/).  Floor: engine (docs/architecture.md).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/params.c: the registry of hyperparameters and variant switches.
  *
  * One table names every hyperparameter (with its paper symbol and bounds)

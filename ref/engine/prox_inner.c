@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/prox_inner.c: pFedMe's inner problem, the proximal step, as
  * the primitive that pFedMe (ref/algorithms/pfedme.c) and the algorithm
  * "prox" (ref/algorithms/prox.c) share.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/round.c: the frame of one communication round that the
  * algorithms share: the whole frame in the averaging ones (FedAvg, Ditto,
  * Per-FedAvg, APFL; pFedMe computes its own server step, then publishes

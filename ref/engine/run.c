@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/run.c: the run driver (GSL's
  * INITIALIZE / ITERATE / TEST shape): allocate the state, `init`, one
  * `round` per scheduled round, `finish`, then evaluate every model the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/sgd.c: the local minibatch SGD solver that several algorithms
  * share (with an optional proximal term and an optional parameter mask),
  * its batch gradient, the plain job of one client in one round, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/work.c: the typed workspaces' buffers (ref/engine/work.h):
  * zero-filled allocations of a given shape, recorded in the workspace's
  * list so that one function frees any workspace.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/work.h: the buffers of the algorithms' typed workspaces
  * (GSL's `_alloc`/`_free`), private to ref/.  Floor: engine.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/build_info.c: facts about the build written into every result
  * (compiler, flags, BLAS configuration), and pinning OpenBLAS to one thread.
  *
@@ -31,7 +32,7 @@ void pflref_blas_pin_threads(void)
 void pflref_build_info_get(pflref_build_info *info)
 {
     *info = (pflref_build_info){
-        .version = PFLREF_VERSION,
+        .version = pflref_version(),
         .compiler = COMPILER,
         .cflags = "-std=c11 -ffp-contract=off " PFLREF_CFLAGS,
         .blas = openblas_get_config(),

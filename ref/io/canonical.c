@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/canonical.c: the canonical JSON text of a value, and the content hash
  * of a golden vector's inputs (golden/README.md defines both; the Python
  * generators implement the same definition independently in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/canonical.h: canonical JSON and content hashes (internal). */
 #ifndef PFLREF_CANONICAL_H
 #define PFLREF_CANONICAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/file.c: whole-file reading, atomic writing, and the folder that
  * resolves the relative paths a file names.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/flags_builtin.h: the flags registered in golden/flags.json,
  * compiled into pflref: the registry of a vector with no flags.json in
  * its folder or above it (ref/io/vector.c; golden/README.md, "Flags").
@@ -49,6 +50,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "prox-reference",
     "prox-sign",
     "ragged-batch",
+    "reference-output",
     "regression-only",
     "stale-global",
     "stale-personal-state",

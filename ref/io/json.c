@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/json.c: strict JSON reading helpers with JSON paths, and the
  * builders of arrays the writers share (ref/io/json.h). */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/json.h: strict JSON reading helpers with JSON paths (internal).
  *
  * Every helper takes the JSON path of the value it reads (`where`, e.g.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/records.c: tables of records read from JSON: a golden vector's
  * "expected" and a candidate implementation's result (docs/formats.md,
  * "trajectory" and "final"; docs/validate.md).

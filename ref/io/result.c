@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/result.c: serialising a run's result (format pflref-result/1,
  * docs/formats.md, docs/schema/result.schema.json).
  *

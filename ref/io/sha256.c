@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/sha256.c: SHA-256 (FIPS 180-4, §6.2), for the content hashes of
  * golden vectors.  A plain, byte-oriented implementation: clarity over
  * speed (the inputs are specs of a few kilobytes). */

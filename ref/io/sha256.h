@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/sha256.h: SHA-256 (internal). */
 #ifndef PFLREF_SHA256_H
 #define PFLREF_SHA256_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/spec.c: reading and validating a spec (format pflref-spec/1,
  * documented in docs/formats.md and docs/schema/spec.schema.json): the
  * envelope and the reading order.

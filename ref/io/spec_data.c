@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/spec_data.c: reading a spec's "problem": the clients' data given
  * inline ("clients"), in a problem file ("file", format pflref-problem/1)
  * or drawn by a documented generator ("generator": tilt, dirichlet);

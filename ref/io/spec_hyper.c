@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/spec_hyper.c: reading a spec's "split", "algorithm" and "init"
  * (docs/formats.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/spec_model.c: reading a spec's "model" (docs/formats.md, "model").
  *
  * Keys: kind, d, k, h, loss, bias, and for the mlp only activation

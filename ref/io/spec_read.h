@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/spec_read.h: what the parts of the spec reader share (internal).
  *
  * The reader of a spec (format pflref-spec/1, docs/formats.md) is split by

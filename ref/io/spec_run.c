@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/spec_run.c: running a spec, from a parsed spec or from its text
  * (pflref_spec_run, pflref_spec_run_text in pflref/io.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/spec_schedule.c: reading a spec's "schedule" (docs/formats.md,
  * "schedule"): which clients take part in each round and which samples
  * each local step uses.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/vector.c: reading a golden vector (format pflref-golden/1:
  * docs/formats.md, docs/schema/golden.schema.json, golden/README.md) into
  * a pflref_vector, and the public readers of pflref/io.h
@@ -6,8 +7,9 @@
  * A vector is a spec with every random choice explicit, the content hashes
  * of the whole vector and of its parts, the expected final state and trajectory, a tolerance
  * {atol, rtol, basis} (and optionally one per quantity name), its
- * provenance (hand, closed_form, enumeration, independent, or self for
- * regression-only vectors) and the bug classes it targets (flags).
+ * provenance (hand, closed_form, enumeration, independent, self for
+ * regression-only vectors, or reference for the reference's own output on
+ * a user's problem, ref/io/freeze.c) and the bug classes it targets (flags).
  * Reading order: format, the required members, the content hash (the
  * whole vector and each part: an edit made without the generator is
  * refused, naming what changed), metadata (flags registered:
@@ -121,7 +123,8 @@ static pflref_status read_tolerance(const json_t *v, pflref_tolerances *t,
 
 /* Provenance kinds (DESIGN.md, "Golden vectors" 7). */
 static const char *const PROVENANCE[] = {"hand", "closed_form", "enumeration",
-                                         "independent", "self", NULL};
+                                         "independent", "self", "reference",
+                                         NULL};
 
 /* Each flag a string registered in the vector's registry (the nearest
  * flags.json at or above base_dir, else the built-in one), none twice;
@@ -154,7 +157,8 @@ static pflref_status read_flags(const json_t *flags, size_t nf,
 }
 
 /* title, provenance {kind, ...}, flags [registered strings]; a "self"
- * vector must carry the flag regression-only. */
+ * vector must carry the flag regression-only, a "reference" one (written
+ * by pflref freeze) the flag reference-output. */
 static pflref_status read_metadata(const json_t *root, const char *base_dir,
                                    pflref_error *err)
 {
@@ -177,7 +181,8 @@ static pflref_status read_metadata(const json_t *root, const char *base_dir,
     if (!known)
         return pflref_error_set(err, PFLREF_EINVAL, "provenance.kind",
                                 "unknown provenance \"%s\" (known: hand, "
-                                "closed_form, enumeration, independent, self)",
+                                "closed_form, enumeration, independent, "
+                                "self, reference)",
                                 kind);
     int regression_only = 0;
     if ((st = read_flags(flags, nf, base_dir, &regression_only, err)))
@@ -186,6 +191,15 @@ static pflref_status read_metadata(const json_t *root, const char *base_dir,
         return pflref_error_set(err, PFLREF_EINVAL, "flags",
                                 "a vector whose provenance is \"self\" is "
                                 "regression-only and must carry that flag");
+    int frozen = 0;
+    for (size_t i = 0; i < nf; i++)
+        frozen |= strcmp(json_string_value(json_array_get(flags, i)),
+                         "reference-output") == 0;
+    if (strcmp(kind, "reference") == 0 && !frozen)
+        return pflref_error_set(err, PFLREF_EINVAL, "flags",
+                                "a vector whose provenance is \"reference\" "
+                                "holds pflref's own output and must carry "
+                                "the flag reference-output");
     return PFLREF_OK;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/vector.h: golden vectors and candidate results read into C
  * structures (internal; format pflref-golden/1 and pflref-result/1,
  * docs/formats.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/io/vector_flags.c: the flag registry a golden vector's flags are
  * checked against (DESIGN.md, "Golden vectors" 8; golden/README.md,
  * "Flags").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/models/batch.c: the model workspace, the checks every compute
  * function shares, and the gather of a batch into the workspace.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/models/dense.c: GSL BLAS on flat row-major arrays, and the dense
  * layer Z = X Wᵀ + 1 bᵀ on a batch with its gradient, which softmax's
  * logits and both layers of the mlp are made of.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/models/linear.c: linear regression
  *
  *   ŷ = xᵀw + b,   squared ℓ = (ŷ − y)²  or  half_squared ℓ = ½ (ŷ − y)²,

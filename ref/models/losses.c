@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/models/losses.c: the per-sample losses ℓ(z; y) on a batch of outputs
  * z, and what their gradients and Hessian-vector products need from them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/models/mlp.c: the one-hidden-layer network
  *
  *   a = W1 x + b1,  φ = σ(a),  z = W2 φ + b2     (σ = relu or identity;

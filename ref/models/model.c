@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/models/model.c: the models of pflref: their description (sizes,
  * blocks, P), the public loss, gradient and exact Hessian-vector product,
  * which dispatch on the model's kind, and the split of the parameter

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/models/models.h: what the files of ref/models/ share (private to
  * ref/).  Floor: models.
  *

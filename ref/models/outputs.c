@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/models/outputs.c: evaluation of a model on a data set, and the
  * gradient offered in three parts on the OUTPUTS z (pflref/model.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/models/problem.c: a federated problem (one model, N clients' train,
  * test and validation data) and its data sets: allocation, release and
  * validation (pflref_data_validate of pflref/model.h checks one data set

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/models/quadratic.c: the data-free quadratic model
  *
  *   f(w) = ½ Σ_j a_j (w_j − c_j)²,   ∇f(w)_j = a_j (w_j − c_j),

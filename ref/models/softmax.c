@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/models/softmax.c: multinomial logistic regression
  *
  *   z = W x + b,   ℓ = logsumexp(z) − z_y,   F(w; B) = (1/nb) Σ_{j∈B} ℓ_j,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/oracle/golden.c: golden vectors: verifying the reference against them,
  * and checking a candidate implementation's result against them
  * (pflref/golden.h; docs/validate.md).

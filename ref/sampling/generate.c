@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/sampling/generate.c: the documented problem generators "tilt" and
  * "dirichlet", which draw a federated problem with GSL's mt19937.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/sampling/ids.c: the two scans that guard every client id and sample
  * index a schedule hands to the algorithms.  An index the reference
  * dereferences has passed one of them, so their correctness is what keeps a

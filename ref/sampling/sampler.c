@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/sampling/sampler.c: client sampling without replacement, and the
  * seeded random streams (shuffles, Gaussian and uniform draws) every random
  * choice in pflref comes from.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/sampling/schedule.c: the schedule of a run, i.e. which clients take
  * part in each round and which samples form each local step's minibatch;
  * its generation from seeds and its memory (its validation is in

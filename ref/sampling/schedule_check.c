@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/sampling/schedule_check.c: the validation of a schedule that comes
  * from outside (a spec's recorded schedule, which a candidate replays):
  * every round's participants, selected and drawn clients, and every

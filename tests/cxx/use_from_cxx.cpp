@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // tests/cxx/use_from_cxx.cpp: the public API used from C++ (make
 // check-headers).  It includes only <pflref.h> (compiled with -Iinclude
 // alone, so no private header of ref/ can be reached), calls the library

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """tests/detection/mutate.py: the golden suite's mutation score.
 
 Generates mutants of the NumPy candidates in docs/examples (pfl_numpy.py,

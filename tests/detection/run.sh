@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tests/detection/run.sh: does `pflref check` catch realistic bugs?
 #
 #   (a) the correct NumPy candidate (docs/examples/pfl_numpy.py) must pass

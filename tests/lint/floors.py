@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The architecture's rules, checked on the source tree (docs/architecture.md).
 
 Run from the repository root (or give it with --root).  It fails (exit 1),

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Self-test of tests/lint/floors.py: it must catch each broken rule.
 
 Copies ref/, include/, cli/ and tests/lint/ into a temporary folder and

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/io/freeze.c: a golden vector whose expected side is the reference's
+ * own output (pflref_freeze_text in pflref/io.h; `pflref freeze`,
+ * docs/cli.md; format pflref-golden/1, docs/formats.md, "Provenance").
+ *
+ * A user pins their own problem: the spec is run once at step level and
+ * the vector records
+ *   spec        the user's spec with every random choice made explicit, so
+ *               a candidate replays it without pflref's RNG (the schema's
+ *               rule 2): schedule := the result's given schedule,
+ *               init := {kind: given, w: w0} (and cluster_models := θ⁰ for
+ *               IFCA, with δ = σ = 0), a generator problem := its clients
+ *               inline, output.trajectory := the level frozen; a
+ *               relative problem file is re-rooted at the vector's folder;
+ *   expected    the result's final state and trajectory, at step level
+ *               unless the caller asks for round or none;
+ *   tolerance   {atol, rtol, basis}: the caller's, or the default fp64
+ *               basis below (within PFLREF_TOLERANCE_CEILING);
+ *   provenance  {kind: reference, generator: this build};
+ *   flags       [reference-output];
+ *   hash        the content hashes, as golden/pflref_golden.py computes
+ *               them (ref/io/canonical.c).
+ * Trust: such a vector says "agrees with pflref", not "agrees with the
+ * paper"; it is as right as the reference is on the independently derived
+ * vectors of golden/ (docs/formats.md, "Provenance").
+ *
+ * I/O only: the run is pflref_spec_run's, the result pflref_result_to_json's;
+ * nothing here computes a model.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pflref/io.h"
+#include "pflref/version.h"
+#include "io/canonical.h"
+#include "io/freeze.h"
+#include "io/json.h"
+#include "io/vector.h"
+
+/* The default tolerance: the fp64 ceiling for both bounds.  A candidate
+ * computing in fp64 in another summation order (NumPy's pairwise sums,
+ * another BLAS kernel) drifts from the reference by rounding that grows
+ * with the number of steps of the user's problem; 1e-10 leaves room for
+ * that and is still a thousand times below fp32's unit roundoff (6e-8), so
+ * an fp32 computation or a wrong formula is told apart. */
+#define FREEZE_ATOL PFLREF_TOLERANCE_CEILING
+#define FREEZE_RTOL PFLREF_TOLERANCE_CEILING
+static const char FREEZE_BASIS[] =
+    "fp64 reference output (pflref freeze, default): a candidate computing "
+    "in fp64 in another summation order agrees to rounding that grows with "
+    "the steps of the run; 1e-10 is the fp64 ceiling, a thousand times "
+    "below fp32's unit roundoff";
+
+/* The flag every frozen vector carries (golden/flags.json). */
+static const char FREEZE_FLAG[] = "reference-output";
+
+/* The resolved options. */
+typedef struct {
+    double atol, rtol;
+    const char *basis;
+    const char *id;          /* NULL: derived from the spec's hash */
+    const char *vector_dir;  /* NULL: problem files by absolute path */
+    pflref_record_level level;
+} freeze_settings;
+
+/* The trajectory levels by name (docs/formats.md, "output"). */
+static const char *const LEVELS[] = {"none", "round", "step", NULL};
+
+/* opt->trajectory → s->level (NULL: step). */
+static pflref_status read_level(const char *name, freeze_settings *s,
+                                pflref_error *err)
+{
+    s->level = PFLREF_RECORD_STEP;
+    if (name == NULL)
+        return PFLREF_OK;
+    for (size_t i = 0; LEVELS[i] != NULL; i++)
+        if (strcmp(name, LEVELS[i]) == 0) {
+            s->level = (pflref_record_level)i;
+            return PFLREF_OK;
+        }
+    return pflref_error_set(err, PFLREF_EINVAL, "opt.trajectory",
+                            "\"%.40s\" is not a trajectory level (known: "
+                            "none, round, step)", name);
+}
+
+/* 1 when id is lower-case segments [a-z0-9][a-z0-9._-]* joined by '/'
+ * (the schema's pattern). */
+static int id_well_formed(const char *id)
+{
+    int start = 1;
+    for (const char *p = id; *p != '\0'; p++) {
+        const int alnum = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9');
+        if (*p == '/' && !start)
+            start = 1;
+        else if (alnum || (!start && (*p == '.' || *p == '_' || *p == '-')))
+            start = 0;
+        else
+            return 0;
+    }
+    return !start;
+}
+
+/* opt (NULL: defaults) → s.  A tolerance other than the default needs a
+ * basis; bounds obey the reader's rules (≥ 0, rtol < 1, at most the fp64
+ * ceiling: freeze writes no above_ceiling argument). */
+static pflref_status read_options(const pflref_freeze_options *opt,
+                                  freeze_settings *s, pflref_error *err)
+{
+    *s = (freeze_settings){.atol = FREEZE_ATOL, .rtol = FREEZE_RTOL,
+                           .basis = FREEZE_BASIS,
+                           .level = PFLREF_RECORD_STEP};
+    if (opt == NULL)
+        return PFLREF_OK;
+    pflref_status st = read_level(opt->trajectory, s, err);
+    if (st != PFLREF_OK)
+        return st;
+    s->id = opt->id;
+    s->vector_dir = opt->vector_dir;
+    if (opt->basis == NULL && (opt->atol != 0.0 || opt->rtol != 0.0))
+        return pflref_error_set(err, PFLREF_EINVAL, "opt.basis",
+                                "a tolerance other than the default needs "
+                                "a basis: say why atol and rtol are what "
+                                "they are");
+    if (opt->basis != NULL) {
+        if (opt->basis[0] == '\0')
+            return pflref_error_set(err, PFLREF_EINVAL, "opt.basis",
+                                    "the basis is empty: say why the "
+                                    "tolerance is what it is");
+        s->atol = opt->atol;
+        s->rtol = opt->rtol;
+        s->basis = opt->basis;
+    }
+    if (!(s->atol >= 0.0 && s->atol <= PFLREF_TOLERANCE_CEILING))
+        return pflref_error_set(err, PFLREF_EINVAL, "opt.atol",
+                                "atol = %g must be in [0, %g] (the fp64 "
+                                "ceiling, docs/formats.md)", s->atol,
+                                PFLREF_TOLERANCE_CEILING);
+    if (!(s->rtol >= 0.0 && s->rtol <= PFLREF_TOLERANCE_CEILING))
+        return pflref_error_set(err, PFLREF_EINVAL, "opt.rtol",
+                                "rtol = %g must be in [0, %g] (the fp64 "
+                                "ceiling, docs/formats.md)", s->rtol,
+                                PFLREF_TOLERANCE_CEILING);
+    if (s->id != NULL && (strlen(s->id) >= PFLREF_VECTOR_ID_MAX ||
+                          !id_well_formed(s->id)))
+        return pflref_error_set(err, PFLREF_EINVAL, "opt.id",
+                                "\"%.60s\" is not an id: lower-case "
+                                "segments [a-z0-9][a-z0-9._-]* joined by "
+                                "'/', at most %d bytes", s->id,
+                                PFLREF_VECTOR_ID_MAX - 1);
+    return PFLREF_OK;
+}
+
+/* Run spec, recording at `level`; *result := the parsed result. */
+static pflref_status run_result(pflref_spec *spec, pflref_record_level level,
+                                json_t **result, pflref_error *err)
+{
+    spec->record = level;
+    pflref_trajectory tj;
+    pflref_trajectory_init(&tj, spec->record);
+    pflref_trace recorder = {pflref_trajectory_emit, &tj};
+    pflref_run_result *res = NULL;
+    char *text = NULL;
+    pflref_status st = pflref_spec_run(spec, &recorder, &res, err);
+    if (st == PFLREF_OK) {
+        pflref_build_info bi;
+        pflref_build_info_get(&bi);
+        st = pflref_result_to_json(spec, res, &tj, &bi, &text, err);
+    }
+    pflref_run_result_free(res);
+    pflref_trajectory_free(&tj);
+    if (st == PFLREF_OK)
+        st = pflref_json_parse(text, strlen(text), "result", result, err);
+    free(text);
+    return st;
+}
+
+/* value, or a failure mark when it is NULL (out of memory). */
+static int set_new(json_t *obj, const char *key, json_t *value)
+{
+    return value == NULL || json_object_set_new(obj, key, value) != 0;
+}
+
+/* The vector's spec: the user's with every random choice explicit. */
+static pflref_status explicit_spec(json_t *vspec, const json_t *result,
+                                   const pflref_spec *spec,
+                                   const freeze_settings *s,
+                                   const char *base_dir, pflref_error *err)
+{
+    int bad = set_new(vspec, "schedule",
+                      json_deep_copy(json_object_get(result, "schedule")));
+    json_t *init = json_object();
+    bad |= init == NULL ||
+           set_new(init, "kind", json_string("given")) ||
+           set_new(init, "w", json_deep_copy(json_object_get(result, "w0")));
+    const json_t *theta0 = json_object_get(result, "theta0");
+    if (init != NULL && theta0 != NULL) {
+        /* IFCA: θ_j⁰ as drawn, so δ and σ (and their seed) no longer apply */
+        json_t *hp = json_object_get(json_object_get(vspec, "algorithm"),
+                                     "hyperparameters");
+        bad |= set_new(init, "cluster_models", json_deep_copy(theta0));
+        if (json_is_object(hp)) {
+            json_object_del(hp, "ifca.init_seed");
+            bad |= set_new(hp, "ifca.init_shift", json_real(0.0)) ||
+                   set_new(hp, "ifca.init_sd", json_real(0.0));
+        }
+    }
+    bad |= set_new(vspec, "init", init);
+    json_t *output = json_object();
+    bad |= output == NULL ||
+           set_new(output, "trajectory", json_string(LEVELS[s->level])) ||
+           set_new(vspec, "output", output);
+    if (bad)
+        return pflref_error_set(err, PFLREF_ENOMEM, "spec", "out of memory");
+    return pflref_freeze_problem(vspec, spec->problem, base_dir,
+                                 s->vector_dir, err);
+}
+
+/* "reference/<algorithm>/<16 hex digits of the vector spec's hash>". */
+static pflref_status default_id(const json_t *vspec, const pflref_spec *spec,
+                                char *id, size_t size, pflref_error *err)
+{
+    char digest[PFLREF_HASH_MAX];
+    if (!pflref_content_hash(vspec, digest))
+        return pflref_error_set(err, PFLREF_ENOMEM, "id", "out of memory");
+    snprintf(id, size, "reference/%s/%.16s", spec->algorithm->name,
+             digest + strlen("sha256:"));
+    return PFLREF_OK;
+}
+
+/* title, provenance, flags, tolerance and expected into body (after its
+ * format, id and spec). */
+static int put_parts(json_t *body, const json_t *result,
+                     const pflref_spec *spec, const freeze_settings *s)
+{
+    char title[512];
+    const char *name = spec->name != NULL && spec->name[0] != '\0'
+                           ? spec->name : "an unnamed spec";
+    snprintf(title, sizeof title, "pflref %s's own output on %.200s (%s)",
+             pflref_version(), name, spec->algorithm->name);
+    pflref_build_info bi;
+    pflref_build_info_get(&bi);
+    char gen[768];
+    snprintf(gen, sizeof gen, "pflref freeze, pflref %s (%.200s; %.300s)",
+             pflref_version(), bi.compiler, bi.blas);
+    json_t *prov = json_object(), *flags = json_array(),
+           *tol = json_object(), *exp = json_object();
+    int bad = prov == NULL || flags == NULL || tol == NULL || exp == NULL;
+    if (!bad) {
+        bad |= set_new(prov, "kind", json_string("reference")) ||
+               set_new(prov, "generator", json_string(gen)) ||
+               json_array_append_new(flags, json_string(FREEZE_FLAG)) ||
+               set_new(tol, "atol", json_real(s->atol)) ||
+               set_new(tol, "rtol", json_real(s->rtol)) ||
+               set_new(tol, "basis", json_string(s->basis)) ||
+               set_new(exp, "final",
+                       json_deep_copy(json_object_get(result, "final"))) ||
+               set_new(exp, "trajectory",
+                       json_deep_copy(json_object_get(result, "trajectory")));
+    }
+    bad |= set_new(body, "title", json_string(title)) ||
+           set_new(body, "provenance", prov) || set_new(body, "flags", flags) ||
+           set_new(body, "tolerance", tol) || set_new(body, "expected", exp);
+    return bad;
+}
+
+/* The member names of a vector in the order written (golden/). */
+static const char *const ORDER[] = {"format", "id", "hash", "title",
+                                    "provenance", "flags", "spec",
+                                    "tolerance", "expected", NULL};
+static const char *const PARTS[] = {"spec", "expected", "tolerance", "flags",
+                                    "provenance", NULL};
+
+/* The "hash" object of body (which has no "hash" yet): "vector" over the
+ * whole body, then each part, as ref/io/vector.c checks them. */
+static json_t *hashes(const json_t *body)
+{
+    json_t *h = json_object();
+    char digest[PFLREF_HASH_MAX];
+    if (h == NULL || !pflref_content_hash(body, digest) ||
+        set_new(h, "vector", json_string(digest))) {
+        json_decref(h);
+        return NULL;
+    }
+    for (size_t i = 0; PARTS[i] != NULL; i++)
+        if (!pflref_content_hash(json_object_get(body, PARTS[i]), digest) ||
+            set_new(h, PARTS[i], json_string(digest))) {
+            json_decref(h);
+            return NULL;
+        }
+    return h;
+}
+
+/* Assemble the vector (members in ORDER) from the explicit spec and the
+ * result; *vector owns it. */
+static pflref_status assemble(json_t *vspec, const json_t *result,
+                              const pflref_spec *spec,
+                              const freeze_settings *s, json_t **vector,
+                              pflref_error *err)
+{
+    char id[PFLREF_VECTOR_ID_MAX];
+    if (s->id != NULL)
+        snprintf(id, sizeof id, "%s", s->id);
+    else {
+        const pflref_status st = default_id(vspec, spec, id, sizeof id, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+    json_t *body = json_object();
+    int bad = body == NULL ||
+              set_new(body, "format", json_string(PFLREF_GOLDEN_FORMAT)) ||
+              set_new(body, "id", json_string(id)) ||
+              json_object_set(body, "spec", vspec) != 0 ||
+              put_parts(body, result, spec, s);
+    if (!bad)
+        bad = set_new(body, "hash", hashes(body));
+    json_t *out = json_object();
+    bad |= out == NULL;
+    for (size_t i = 0; !bad && ORDER[i] != NULL; i++)
+        bad |= json_object_set(out, ORDER[i],
+                               json_object_get(body, ORDER[i])) != 0;
+    json_decref(body);
+    if (bad) {
+        json_decref(out);
+        return pflref_error_set(err, PFLREF_ENOMEM, "", "out of memory");
+    }
+    *vector = out;
+    return PFLREF_OK;
+}
+
+pflref_status pflref_freeze_text(const char *spec_text, size_t len,
+                                 const char *base_dir,
+                                 const pflref_freeze_options *opt,
+                                 char **vector_out, size_t *vector_len,
+                                 pflref_error *err)
+{
+    if (vector_out != NULL)
+        *vector_out = NULL;
+    if (vector_len != NULL)
+        *vector_len = 0;
+    if (spec_text == NULL || vector_out == NULL || vector_len == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                spec_text == NULL ? "spec_text"
+                                : vector_out == NULL ? "vector_out"
+                                                     : "vector_len",
+                                "the argument is NULL");
+    freeze_settings s;
+    pflref_status st = read_options(opt, &s, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (pflref_golden_is_vector(spec_text, len))
+        return pflref_error_set(err, PFLREF_EINVAL, "format",
+                                "this is a golden vector (%s) already: "
+                                "freeze takes a spec (%s)",
+                                PFLREF_GOLDEN_FORMAT, PFLREF_SPEC_FORMAT);
+    pflref_spec *spec = NULL;
+    json_t *root = NULL, *result = NULL, *vector = NULL;
+    if ((st = pflref_spec_parse(spec_text, len, base_dir, &spec, err)) ||
+        (st = pflref_json_parse(spec_text, len, "", &root, err)) ||
+        (st = run_result(spec, s.level, &result, err)) ||
+        (st = explicit_spec(root, result, spec, &s, base_dir, err)) ||
+        (st = assemble(root, result, spec, &s, &vector, err)))
+        goto done;
+    if ((*vector_out = pflref_freeze_dump(vector)) == NULL)
+        st = pflref_error_set(err, PFLREF_ENOMEM, "", "out of memory");
+    else
+        *vector_len = strlen(*vector_out);
+done:
+    json_decref(vector);
+    json_decref(result);
+    json_decref(root);
+    pflref_spec_free(spec);
+    return st;
+}
