@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_bindings.c: the JSON-text entry points for bindings
  * (pflref/golden.h): pflref_spec_describe (ref/oracle/describe.c),
  * pflref_golden_required (ref/oracle/required.c), and the report as JSON

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """pflref: the Python binding of pflref, the double-precision reference
 implementation of personalized federated learning algorithms and the test
 oracle other implementations are validated against.

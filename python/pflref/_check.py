@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """check() and run(): the oracle's two verbs, in-process (docs/python.md,
 "check" and "run").
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Errors of the C library as Python exceptions (the status classes of
 include/pflref/status.h, docs/python.md "Errors")."""
 

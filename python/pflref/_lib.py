@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The C library, bound in-process with ctypes (docs/python.md, "Finding
 the library").
 

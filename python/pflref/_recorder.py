@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The candidate's side: a Recorder collects what a candidate computes,
 record by record, and writes the pflref-result/1 document `check` reads
 (docs/python.md, "Recorder"; docs/validate.md, "What to write").

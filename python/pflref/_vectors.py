@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Golden vectors and specs as Python objects (docs/python.md, "Vectors"
 and "Spec").
 

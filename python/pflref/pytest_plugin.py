@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """pytest plugin: a candidate implementation checked on every selected
 golden vector, one test per vector (docs/python.md, "pytest plugin").
 

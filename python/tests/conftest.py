@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The package's tests run against this checkout: python/ on the path, the
 library from build/rel (make build/rel/libpflref.so), replay files in a
 temporary folder."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Shared by the tests: the golden vectors read with plain json (not the
 package), and the shipped NumPy candidates run through a Recorder."""
 import functools

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """pflref.check(): the shipped NumPy candidates pass, the buggy one fails
 with the right first divergence, and the report, its digits and its replay
 command say so the way `pflref check` does."""

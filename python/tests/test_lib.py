@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Finding the C library: $PFLREF_LIB, then beside an install prefix, then
 the checkout's build/rel, each in a fresh interpreter."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The pytest plugin, run as a user would run it: a subprocess pytest on a
 small test file with a FedAvg candidate written against the package, once
 correct and once with uniform weights."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """pflref.Recorder: the records the library says each vector needs, the
 missing ones named before any comparison, exact conversion to float64, and
 the result document."""

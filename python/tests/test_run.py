@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """pflref.run(): the reference in-process on a vector, a spec dict, JSON
 text or a spec file, and its errors as exceptions naming the place."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """pflref.vectors() and pflref.Spec against the golden files read with
 plain json: every vector found, the filters, and every array of every
 vector's Spec equal to its JSON."""

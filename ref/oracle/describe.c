@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/oracle/describe.c: what a spec defines, as the reference reads it
  * (pflref_spec_describe, pflref/golden.h; docs/python.md, "Spec").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/oracle/report_json.c: a comparison's report as JSON text, and
  * `verify` and `check` returning it (pflref/golden.h; docs/python.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/oracle/required.c: the records an algorithm writes on a golden
  * vector's spec, and which of them a candidate must write to be checked
  * (pflref_golden_required, pflref/golden.h; docs/python.md, "Recorder").

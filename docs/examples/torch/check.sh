@@ -116,3 +116,4 @@ else
     echo "check-torch: pytest: ditto-alias not reported as a divergence (exit $rc)"; fail=1
 fi
 exit $fail
+# SPDX-License-Identifier: GPL-3.0-or-later

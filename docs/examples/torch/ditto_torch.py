@@ -124,3 +124,4 @@ def run(vector_raw):
 
 if __name__ == "__main__":
     main(run)
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -74,3 +74,4 @@ def my_pfedme(vector):
 
 def test_pfedme(pflref_vector, pflref_check):
     pflref_check(my_pfedme(pflref_vector))
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -67,3 +67,4 @@ def main(argv):
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -29,3 +29,4 @@ def test_candidate(pflref_vector, pflref_check):
     if run is None:
         pytest.skip("no PyTorch candidate for %s" % pflref_vector.algorithm)
     pflref_check(run(pflref_vector.raw))
+# SPDX-License-Identifier: GPL-3.0-or-later

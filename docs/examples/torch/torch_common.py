@@ -338,3 +338,4 @@ def write_json(obj, path):
         json.dump(obj, f, indent=1)      # repr floats: shortest round-trip
         f.write("\n")
     os.replace(tmp, path)
+# SPDX-License-Identifier: GPL-3.0-or-later
