@@ -23,25 +23,26 @@ from ._vectors import Spec, Vector, vectors
 from ._recorder import Recorder
 from ._check import Report, Result, check, run, verify
 from ._lib import library_path
+from ._freeze import freeze
 
 __all__ = ["vectors", "Vector", "Spec", "Recorder", "check", "Report",
-           "run", "Result", "verify", "Error", "InvalidInput",
+           "run", "Result", "verify", "freeze", "Error", "InvalidInput",
            "DivergenceError", "library_path", "__version__"]
 
 
 def _version():
-    """The version, from the one place it lives (include/pflref/version.h
-    in a checkout; the installed library's soname otherwise)."""
-    import os
-    import re
+    """The version, from the one place it lives (include/pflref/version.h),
+    as the loaded library reports it (pflref_version())."""
+    import ctypes
     from . import _lib
-    root = _lib.checkout_root()
-    if root is not None:
-        with open(os.path.join(root, "include", "pflref", "version.h")) as f:
-            m = re.search(r'#define PFLREF_VERSION "([^"]+)"', f.read())
-            if m:
-                return m.group(1)
-    return "unknown"
+    fn = _lib.library().pflref_version
+    fn.argtypes, fn.restype = [], ctypes.c_char_p
+    return fn().decode("ascii")
 
 
-__version__ = _version()
+def __getattr__(name):
+    # __version__ is read from the library when first asked for, so that
+    # `import pflref` works before the library is found.
+    if name == "__version__":
+        return _version()
+    raise AttributeError("module 'pflref' has no attribute %r" % name)
