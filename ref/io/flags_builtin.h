@@ -50,6 +50,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "prox-sign",
     "ragged-batch",
     "regression-only",
+    "schedule-drawn-order",
     "stale-global",
     "stale-personal-state",
     "theta-start",
