@@ -20,6 +20,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "cfl-nested-split-indices",
     "cfl-similarity-normalisation",
     "cfl-split-update",
+    "cfl-thresholds",
     "ditto-moving-ref",
     "feature-transpose",
     "finetune-scope",
