@@ -45,6 +45,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "pflego-body-passes",
     "pflego-head-step",
     "pflego-inverse-probability",
+    "pflego-server-optimiser",
     "pflego-theta-weights",
     "prox-form",
     "prox-reference",
