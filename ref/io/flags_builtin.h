@@ -21,6 +21,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "cfl-similarity-normalisation",
     "cfl-split-update",
     "cfl-thresholds",
+    "cross-entropy-slope",
     "ditto-moving-ref",
     "feature-transpose",
     "finetune-scope",
