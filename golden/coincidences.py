@@ -517,12 +517,7 @@ RULES = {
 
 # (algorithm, switch, value) -> reason.  A value listed here is not
 # required to have a coincidence-free vector.
-EXCEPTIONS = {
-    ("pflego", "pflego.server", "adam"):
-        "not yet covered: no vector runs the Adam server; its update divides by "
-        "√v̂ + ε, which has no rational value, so a generator needs the 60-digit "
-        "decimal path of pflego/make_worked.py's example C",
-}
+EXCEPTIONS = {}
 
 
 # --------------------------------------------------------------------------

@@ -56,6 +56,8 @@ Bugs (for the mutant checks; MUTANTS maps each flag to them):
   personal-from-global v_i := w at the start of every round
   train-all            clients outside U train too (full batches, as many as
                        the first participant) and are averaged
+  drawn-batches        the round's batch lists paired with the clients in
+                       the drawn order instead of the ascending clients
   init-zeros, batch-sum, loss-x2
                        as pflref_exact.py
 """
@@ -95,6 +97,7 @@ MUTANTS = {
     "initial-point": ["init-zeros"],
     "batch-mean": ["batch-sum"],
     "loss-scale": ["loss-x2"],
+    "schedule-drawn-order": ["drawn-batches"],
 }
 
 
@@ -286,7 +289,9 @@ def replay(spec, bugs=NO_BUGS, unclipped=None):
     w, v = list(w0), [list(w0) for _ in pr.clients]
     alpha = [alpha0] * len(pr.clients)
     for t, r in enumerate(sched["rounds"]):
-        plan = list(zip(r["clients"], r["batches"]))
+        # batches[j] is clients[j]'s; drawn is information only
+        owners = r.get("drawn", r["clients"]) if "drawn-batches" in bugs else r["clients"]
+        plan = sorted(zip(owners, r["batches"]))
         w, v, alpha = apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg,
                                  trace, bugs)
     return trace, w, v, alpha

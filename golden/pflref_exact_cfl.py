@@ -35,6 +35,22 @@ Bugs (the catalogue's classes):
   cfl-weights-flip       the cluster update weighted 1/|c| where
                          |D_i|/|D_c| is configured, or the reverse
   cfl-update-parent      the children of a split get the parent's Δθ_c
+  cfl-eps1-is-eps2, cfl-eps1-is-gamma, cfl-eps2-is-eps1
+                         the ε tests read a threshold for another:
+                         ‖Δθ_c‖ < ε₂ (or < γ_max) instead of < ε₁, or
+                         max ‖Δθ_i‖ > ε₁ instead of > ε₂
+  cfl-min-size-is-warmup, cfl-warmup-is-min-size
+                         cfl.min_cluster_size read as cfl.warmup's value,
+                         or cfl.warmup as cfl.min_cluster_size's
+  cfl-size-vs-warmup     the size guard |c| < r (the warmup) instead of
+                         |c| < s
+  cfl-round-vs-min-size  the warmup guard t < s instead of t < r
+  cfl-min-size-off-with-warmup
+                         the size guard switched on by r instead of s
+                         (on only when the warmup is non-zero)
+  cfl-gamma-quarter      the γ test γ_max < √((1 − α)/4)
+  drawn-batches          the round's batch lists paired with the clients in
+                         the drawn order instead of the ascending clients
 """
 from decimal import Decimal, getcontext
 from fractions import Fraction
@@ -51,6 +67,11 @@ MUTANTS = {
     "cfl-nested-split-indices": ["cfl-local-indices"],
     "aggregation-weights": ["cfl-weights-flip"],
     "cfl-split-update": ["cfl-update-parent"],
+    "cfl-thresholds": ["cfl-eps1-is-eps2", "cfl-eps1-is-gamma", "cfl-eps2-is-eps1",
+                       "cfl-min-size-is-warmup", "cfl-warmup-is-min-size",
+                       "cfl-size-vs-warmup", "cfl-round-vs-min-size",
+                       "cfl-min-size-off-with-warmup", "cfl-gamma-quarter"],
+    "schedule-drawn-order": ["drawn-batches"],
 }
 
 
@@ -197,6 +218,19 @@ def replay(spec, bugs=frozenset()):
     eps1, eps2, gmax = exact(hp["eps1"]), exact(hp["eps2"]), exact(hp["gamma_max"])
     min_size = hp.get("cfl.min_cluster_size", 0)
     warmup = hp.get("cfl.warmup", 0)
+    if "cfl-min-size-is-warmup" in bugs:
+        min_size = warmup
+    if "cfl-warmup-is-min-size" in bugs:
+        warmup = hp.get("cfl.min_cluster_size", 0)
+    # the ε tests' thresholds (ε₁ for the mean update, ε₂ for the largest)
+    t1 = eps2 if "cfl-eps1-is-eps2" in bugs else gmax if "cfl-eps1-is-gamma" in bugs else eps1
+    t2 = eps1 if "cfl-eps2-is-eps1" in bugs else eps2
+    # the size guard's switch, its bound, and the warmup guard's bound
+    size_on = warmup if "cfl-min-size-off-with-warmup" in bugs else min_size
+    size_bound = warmup if "cfl-size-vs-warmup" in bugs else min_size
+    round_bound = min_size if "cfl-round-vs-min-size" in bugs else warmup
+    # γ test γ_max < √((1 − α)/k), k = 2 (k = 4: the bug)
+    gk = 4 if "cfl-gamma-quarter" in bugs else 2
     method = sw.get("cfl.bipartition", "optimal")
     if "cfl-bipartition-flip" in bugs:
         method = "complete_linkage" if method == "optimal" else "optimal"
@@ -212,7 +246,9 @@ def replay(spec, bugs=frozenset()):
     for t, r in enumerate(spec["schedule"]["rounds"]):
         assert r["clients"] == list(range(N)), "cfl: every client every round"
         dtheta = {}
-        for i, steps in zip(r["clients"], r["batches"]):
+        # batches[j] is clients[j]'s; drawn is information only
+        owners = r.get("drawn", r["clients"]) if "drawn-batches" in bugs else r["clients"]
+        for i, steps in sorted(zip(owners, r["batches"])):
             trace.emit("client_begin", "train", t, i, 0, "theta", theta[i])
             local = px.local_sgd(pr, i, theta[i], steps, eta, trace, "train", t, "theta")
             dtheta[i] = [a - b for a, b in zip(local, theta[i])]
@@ -225,8 +261,8 @@ def replay(spec, bugs=frozenset()):
             max_sq = max(norm_sq(dtheta[i]) for i in c)
             trace.emit("note", "train", t, rep, None, "norm_dtheta_c", [sqrt_dec(nsq)])
             trace.emit("note", "train", t, rep, None, "max_norm_dtheta", [sqrt_dec(max_sq)])
-            if not (nsq < eps1 * eps1 and max_sq > eps2 * eps2) or len(c) < 2 \
-                    or (min_size and len(c) < min_size) or t < warmup:
+            if not (nsq < t1 * t1 and max_sq > t2 * t2) or len(c) < 2 \
+                    or (size_on and len(c) < size_bound) or t < round_bound:
                 C_tmp.append(c)
                 continue
             A = similarity([dtheta[i] for i in c], bugs)
@@ -242,7 +278,7 @@ def replay(spec, bugs=frozenset()):
             trace.emit("note", "train", t, rep, None, "c2", [Fraction(i) for i in c2])
             trace.emit("note", "train", t, rep, None, "alpha_cross", [cross.value()])
             # γ_max < √((1 − α)/2)  ⇔  α < 1 − 2 γ_max²  (γ_max ≥ 0)
-            split = cross < 1 - 2 * gmax * gmax or "cfl-no-gamma-test" in bugs
+            split = cross < 1 - gk * gmax * gmax or "cfl-no-gamma-test" in bugs
             trace.emit("note", "train", t, rep, None, "split", [Fraction(int(split))])
             if split:
                 C_tmp += [c1, c2]

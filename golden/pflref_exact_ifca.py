@@ -24,6 +24,12 @@ replay(spec, bugs) -> (trace, None, v, None).  Bugs:
                             picked in the round (before the update), or
                             θ_0 for a client that did not take part
   ifca-mode-flip            gradient <-> model averaging
+  drawn-batches             the round's batch lists paired with the clients
+                            in the drawn order instead of the ascending
+                            clients (batches[j] belongs to clients[j])
+  loss-x2                   the loss's constant factor wrong: the ½ of
+                            half_squared dropped or one added to squared
+                            (in F_i and in the gradient alike)
 """
 from fractions import Fraction
 
@@ -37,10 +43,12 @@ MUTANTS = {
     "ifca-estimate": ["ifca-report-last-pick"],
     "ifca-update": ["ifca-mode-flip"],
     "ifca-init": ["ifca-init-ignored"],
+    "schedule-drawn-order": ["drawn-batches"],
+    "loss-scale": ["loss-x2"],
 }
 
 
-def loss(pr, i, theta):
+def loss(pr, i, theta, bugs=frozenset()):
     """F_i(θ): the mean loss over client i's whole training set."""
     c = pr.clients[i]
     if pr.kind == "quadratic":
@@ -49,6 +57,8 @@ def loss(pr, i, theta):
     d = pr.d
     b = theta[d] if pr.bias else Fraction(0)
     s = Fraction(1) if pr.loss == "squared" else Fraction(1, 2)
+    if "loss-x2" in bugs:
+        s = Fraction(3, 2) - s
     total = Fraction(0)
     for x, y in zip(c["X"], c["y"]):
         r = sum(x[p] * theta[p] for p in range(d)) + b - y
@@ -57,12 +67,17 @@ def loss(pr, i, theta):
 
 
 def estimate(pr, i, thetas, bugs):
-    losses = [loss(pr, i, th) for th in thetas]
+    losses = [loss(pr, i, th, bugs) for th in thetas]
     best = 0
     for j, f in enumerate(losses):
         if f < losses[best] or ("ifca-ties-highest" in bugs and f == losses[best]):
             best = j
     return losses, best
+
+
+def px_bugs(bugs):
+    """The bugs pflref_exact's model takes (the loss factor)."""
+    return frozenset(bugs) & {"loss-x2"}
 
 
 def replay(spec, bugs=frozenset()):
@@ -93,7 +108,11 @@ def replay(spec, bugs=frozenset()):
         count = [0] * k
         M = r["clients"]
         picks = {}
-        for i, steps in zip(M, r["batches"]):
+        # batches[j] is clients[j]'s (the drawn order is information only)
+        owners = r.get("drawn", M) if "drawn-batches" in bugs else M
+        plan = dict(zip(owners, r["batches"]))
+        for i in M:
+            steps = plan[i]
             losses, j = estimate(pr, i, thetas, bugs)
             picks[i] = j
             trace.emit("note", "train", t, i, None, "loss", losses)
@@ -101,10 +120,10 @@ def replay(spec, bugs=frozenset()):
             if mode == "model":
                 trace.emit("client_begin", "train", t, i, 0, "theta_local", thetas[j])
                 x = px.local_sgd(pr, i, thetas[j], steps, gamma, trace, "train", t,
-                                 "theta_local")
+                                 "theta_local", bugs=px_bugs(bugs))
                 trace.emit("client_end", "train", t, i, None, "theta_local", x)
             else:
-                x = pr.grad(i, thetas[j], steps[0])
+                x = pr.grad(i, thetas[j], steps[0], px_bugs(bugs))
                 trace.emit("client_end", "train", t, i, None, "g", x)
             sums[j] = [a + b for a, b in zip(sums[j], x)]
             count[j] += 1

@@ -57,6 +57,8 @@ golden/audit.py):
   weights-flip     perfedavg.weights uniform <-> samples
   restart-w0       a user starts each round from w0 instead of w_k
   steps-minus-one  the last local step of every participation dropped
+  drawn-batches    the round's batch lists paired with the clients in the
+                   drawn order instead of the ascending clients
   init-zeros, batch-sum, loss-x2
                    as in pflref_exact.py
 """
@@ -81,6 +83,7 @@ MUTANTS = {
     "initial-point": ["init-zeros"],
     "batch-mean": ["batch-sum"],
     "loss-scale": ["loss-x2"],
+    "schedule-drawn-order": ["drawn-batches"],
 }
 
 
@@ -240,6 +243,9 @@ def replay(spec, bugs=NO_BUGS):
     pr = Problem(spec["model"], spec["problem"]["clients"])
     w0 = initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
     sched = spec["schedule"]
-    rounds = [list(zip(r["clients"], r["batches"])) for r in sched["rounds"]]
+    # batches[j] is clients[j]'s; drawn is information only
+    rounds = [sorted(zip(r.get("drawn", r["clients"]) if "drawn-batches" in bugs
+                         else r["clients"], r["batches"]))
+              for r in sched["rounds"]]
     trace, w, thetas = run(pr, w0, rounds, sched["post"], hp, sw, bugs)
     return trace, w, thetas, None

@@ -477,8 +477,62 @@ def linear_mix_new():
                 f"{NOTES} §6(f) items 1-2; {PAPER}")
 
 
+def linear_default_drawn():
+    """The paper's adaptive rule with η_α unset (η_α = η, the paper's box),
+    α₀ ≠ η, and rounds whose drawn order differs from the ascending
+    clients (batches[j] is clients[j]'s).  Every batch list uses indices
+    0-2 only, valid on every client, so pairing by the drawn order changes
+    numbers instead of failing."""
+    algorithm = {"name": "apfl", "hyperparameters": {"eta": 0.15, "alpha": 0.7},
+                 "switches": {"apfl.alpha": "adaptive"}}
+    rounds = [{"clients": [0, 2], "drawn": [2, 0],
+               "batches": [[[0, 1], [2], [1, 2]], [[1, 2], [0, 2]]]},
+              {"clients": [0, 1, 2], "drawn": [1, 2, 0],
+               "batches": [[[2, 0], [1]], [[0], [1, 2], [0, 2]], [[0, 1], [2, 1]]]}]
+
+    def check(spec, trace, w, v, alpha):
+        # η_α unset reads η: the run equals the one with η_α = η written out
+        hp = dict(algorithm["hyperparameters"], eta_alpha=0.15)
+        same = run(dict(spec, algorithm=dict(algorithm, hyperparameters=hp)))
+        assert same[0].records == trace.records and same[3] == alpha
+        # and differs from η_α = α₀ (the default read from the wrong key)
+        hp = dict(algorithm["hyperparameters"], eta_alpha=0.7)
+        other = run(dict(spec, algorithm=dict(algorithm, hyperparameters=hp)))
+        assert other[3] != alpha
+        for r in rounds:
+            assert r["drawn"] != r["clients"] and sorted(r["drawn"]) == r["clients"]
+            assert max(max(b) for bs in r["batches"] for b in bs) < 3
+
+    flags = ["apfl-alpha-update", "apfl-v-scale", "apfl-mix-uses-w",
+             "aggregation-weights", "unsampled-client", "stale-personal-state",
+             "stale-global", "schedule-drawn-order"]
+    mutants = {"apfl-alpha-update": ["alpha-new-iterates", "alpha-sign",
+                                     "alpha-rule-flip"],
+               "apfl-v-scale": ["v-no-alpha", "v-own-loss"],
+               "apfl-mix-uses-w": ["mix-w-flip"],
+               "aggregation-weights": ["samples-weights"],
+               "unsampled-client": ["train-all"],
+               "stale-personal-state": ["reset-personal", "personal-from-global",
+                                        "alpha-reset"],
+               "stale-global": ["restart-w0"],
+               "schedule-drawn-order": ["drawn-batches"]}
+    return make("linear-default-eta-alpha-drawn",
+                "APFL, adaptive α by the paper's rule with η_α unset (= η), "
+                "drawn order unlike the clients",
+                "ŷ = x·w + b, squared loss, three clients (n = 5, 3, 4), w⁰ given, "
+                "α = 0.7, η = 0.15, eta_alpha not given (η_α = η); U⁰ = {0, 2} "
+                "drawn 2, 0; U¹ = {0, 1, 2} drawn 1, 2, 0; batches[j] belongs to "
+                "clients[j] (ascending), not to drawn[j].",
+                LIN, LIN_CLIENTS, LIN_INIT, algorithm, rounds,
+                flags, mutants, check, TOL_DATA,
+                f"{NOTES} §6(c); {PAPER} (the α step with η_t); "
+                "docs/algorithms/apfl.md (eta_alpha unset: η); docs/formats.md "
+                "(schedule: drawn is information only)")
+
+
 MAKERS = [notes_fixed, notes_adaptive, notes_fedtorch, mlp_output,
-          mlp_parameter, mlp_fedtorch, linear_adaptive, linear_mix_new]
+          mlp_parameter, mlp_fedtorch, linear_adaptive, linear_mix_new,
+          linear_default_drawn]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

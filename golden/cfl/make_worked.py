@@ -33,6 +33,13 @@ clients' c_i are the examples' vectors.
   spread-complete-linkage-samples  complete linkage, |D_i|-weighted updates,
                      η = 0.85, a = (1.25, 0.8), two rounds, every decision
                      more than 1e-3 from its threshold
+  thresholds-warmup-drawn  ε₁ = 0.3, ε₂ = 0.9, γ_max = 0.62, cfl.warmup = 1,
+                     cfl.min_cluster_size = 3, five clients with 1-3 local
+                     steps each, drawn orders unlike the clients: each
+                     threshold approached from the side where exchanging it
+                     with another changes the split (below)
+  thresholds-min-size  cfl.min_cluster_size = 3 with no warmup (so a guard
+                     switched on by the warmup instead is off), four clients
 
     /usr/bin/python3 golden/cfl/make_worked.py [OUTDIR]
 """
@@ -93,9 +100,11 @@ def close(x, y, digits=6):
 
 
 def make(name, title, description, cs, ns, hp, switches, T, flags, check, source,
-         data=None):
+         data=None, only=None, tol=TOL):
     """cs, ns, T: the quadratic clients' c_i and |D_i|, one step a round for T
-    rounds; data = (model, clients, rounds) replaces them."""
+    rounds; data = (model, clients, rounds) replaces them.  only: {flag:
+    bugs} for the flags whose bugs do not all apply to this vector (each of
+    those listed must move it)."""
     vid = f"cfl/worked/{name}"
     algorithm = {"name": "cfl", "hyperparameters": hp}
     if switches:
@@ -109,11 +118,11 @@ def make(name, title, description, cs, ns, hp, switches, T, flags, check, source
 
     result = run()
     check(result[0], result[2])
-    mutants = {f: pc.MUTANTS[f] for f in flags}
-    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run,
+    mutants = {f: (only or {}).get(f, pc.MUTANTS[f]) for f in flags}
+    exp = pg.checked_expected(vid, tol, flags, mutants, result, run,
                               lambda trace, w, v, alpha: (trace, w, v))
     prov = pg.provenance("independent", source, GENERATOR)
-    return f"worked-{name}.json", pg.vector(vid, title, prov, flags, spec, TOL, exp)
+    return f"worked-{name}.json", pg.vector(vid, title, prov, flags, spec, tol, exp)
 
 
 def seed003_checks(trace, v, samples=False, split=True):
@@ -338,9 +347,170 @@ def spread_complete_linkage():
                 data=(MODEL, cls, rounds))
 
 
+# The threshold vectors: f_i = ½ Σ_j a_ij (θ_j − c_ij)², η = 0.4 (every
+# step a contraction: η a ≤ 0.6), from θ = 0, client i taking the number of
+# full-batch steps its batch list holds (1-3, different per client and
+# round, so a batch list paired with the wrong client changes Δθ_i).  The
+# data came from a seeded search over dyadic c_i, a_i and step counts for
+# runs whose decisions meet every condition the checks below assert.
+TOL_THR = {
+    "atol": 1e-13,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals (updates, "
+             "models) and 60-digit square roots (cosines, norms): at most 3 "
+             "local steps per client and round over 3-4 rounds, each step a "
+             "contraction (1 − ηa between 0.4 and 0.8) on values below 4, so "
+             "each θ_i carries an error of a few ulps of 4 (about 1e-15); "
+             "Δθ_i = θ_local − θ_i and the norms of cluster means as small as "
+             "0.02 inherit that absolute error, so their relative error stays "
+             "below 1e-13; every decision (ε tests, Algorithm 1's order, the "
+             "γ test) has a margin above 1e-3, and every flagged bug moves "
+             "some value by more than 1e3 times the tolerance.",
+}
+THR_HP = {"eta": 0.4, "eps1": 0.3, "eps2": 0.9, "gamma_max": 0.62}
+THR_SRC = (f"{NOTES} §1.6-1.9 (Alg. 5's ε tests, the γ test γ_max < "
+           "√((1 − α_max^cross)/2)); docs/algorithms/cfl.md (cfl.min_cluster_size, "
+           "cfl.warmup: the notebook's guards); docs/formats.md (schedule: drawn is "
+           "information only); every decision's margin asserted above 1e-3")
+
+
+def thr_rounds(steps, drawn):
+    N = len(steps[0])
+    return [{"clients": list(range(N)), "drawn": d, "batches": [[[0]] * k for k in s]}
+            for s, d in zip(steps, drawn)]
+
+
+def thr_clients(cs, As):
+    return [{"a": list(a), "c": list(c)} for c, a in zip(cs, As)]
+
+
+def thr_margins(trace, T):
+    """Every norm more than 1e-3 from ε₁, ε₂ and γ_max; every α_max^cross
+    more than 1e-3 (in γ) from both √((1 − α)/2) and √((1 − α)/4)."""
+    from decimal import Decimal
+    th = [Decimal(pc.dec(pc.Fraction(THR_HP[k]))) for k in ("eps1", "eps2", "gamma_max")]
+    for t in range(T):
+        for name in ("norm_dtheta_c", "max_norm_dtheta"):
+            for x in notes_of(trace, name, t):
+                assert all(abs(Decimal(x[0]) - e) > Decimal("1e-3") for e in th), (t, x)
+        for x in notes_of(trace, "alpha_cross", t):
+            for k in (2, 4):
+                assert abs(((1 - Decimal(x[0])) / k).sqrt() - th[2]) > Decimal("1e-3")
+
+
+def thr_case(trace, t, rep):
+    """(‖Δθ_c‖, max ‖Δθ_i‖) of the cluster led by client rep in round t."""
+    return (float(notes_of(trace, "norm_dtheta_c", t, rep)[0][0]),
+            float(notes_of(trace, "max_norm_dtheta", t, rep)[0][0]))
+
+
+THR_C = [[0.0, -0.5], [1.625, 2.0], [-0.625, -2.0], [-0.875, -1.5], [-0.25, 0.0]]
+THR_A = [[0.5, 0.75], [1.25, 1.5], [0.75, 0.75], [0.5, 0.5], [0.75, 1.5]]
+THR_STEPS = [[2, 1, 2, 3, 1], [3, 2, 1, 2, 3], [2, 1, 3, 3, 3], [3, 2, 1, 3, 3]]
+THR_DRAWN = [[2, 4, 3, 1, 0], [2, 3, 4, 0, 1], [3, 0, 1, 2, 4], [2, 0, 1, 3, 4]]
+
+
+def thresholds_checks(trace, v):
+    thr_margins(trace, 4)
+    e1, e2, g = THR_HP["eps1"], THR_HP["eps2"], THR_HP["gamma_max"]
+    # round 0: {0..4} passes the ε tests (‖Δθ_c‖ < ε₁, max > ε₂) but t < r = 1
+    n, m = thr_case(trace, 0, 0)
+    assert n < e1 and m > e2 and notes_of(trace, "split", 0) == []
+    # round 1: the split {0,2,3} | {1,4}, with √((1−α)/4) < γ_max < √((1−α)/2)
+    assert notes_of(trace, "c1", 1)[0] == [0, 2, 3] and notes_of(trace, "c2", 1)[0] == [1, 4]
+    a = float(notes_of(trace, "alpha_cross", 1)[0][0])
+    assert math.sqrt((1 - a) / 4) < g < math.sqrt((1 - a) / 2), a
+    # round 2: {0,2,3} with ε₁ < ‖Δθ_c‖ < γ_max < ε₂ < max (no split; a test
+    # reading ε₂ or γ_max for ε₁ would split); {1,4} passes every test but
+    # |c| = 2 < s = 3
+    n, m = thr_case(trace, 2, 0)
+    assert e1 < n < g < e2 < m, (n, m)
+    n, m = thr_case(trace, 2, 1)
+    assert n < e1 and m > e2
+    # round 3: {0,2,3} with ‖Δθ_c‖ < ε₁ < max < ε₂ (a test reading ε₁ for ε₂
+    # would split)
+    n, m = thr_case(trace, 3, 0)
+    assert n < e1 < m < e2, (n, m)
+    assert notes_of(trace, "partition", 3)[0] == [0, 1, 0, 0, 1]
+
+
+def thresholds_warmup():
+    hp = dict(THR_HP, **{"cfl.warmup": 1, "cfl.min_cluster_size": 3})
+    cls = thr_clients(THR_C, THR_A)
+    rounds = thr_rounds(THR_STEPS, THR_DRAWN)
+    return make("thresholds-warmup-drawn",
+                "CFL, every threshold approached from the side where exchanging it "
+                "changes the split; warmup and minimum cluster size binding; drawn "
+                "order unlike the clients",
+                "Five clients, f_i = ½ Σ_j a_ij (θ_j − c_ij)², c = (0, −0.5), "
+                "(1.625, 2), (−0.625, −2), (−0.875, −1.5), (−0.25, 0), a = (0.5, "
+                "0.75), (1.25, 1.5), (0.75, 0.75), (0.5, 0.5), (0.75, 1.5); η = 0.4 "
+                "from θ = 0, 1-3 full-batch steps per client and round (the length "
+                "of its batch list, batches[j] being clients[j]'s, not drawn[j]'s); "
+                "ε₁ = 0.3, ε₂ = 0.9, γ_max = 0.62, cfl.warmup = 1, "
+                "cfl.min_cluster_size = 3; four rounds.  Round 0: the ε tests pass "
+                "but t < 1; round 1: {0,2,3} | {1,4} (α_max^cross = −0.168, between "
+                "1 − 4γ² and 1 − 2γ²); round 2: {0,2,3} has ε₁ < ‖Δθ_c‖ = 0.488 < "
+                "γ_max < ε₂ < max ‖Δθ_i‖ = 0.980, {1,4} passes every test but has "
+                "2 < 3 members; round 3: {0,2,3} has ‖Δθ_c‖ = 0.077 < ε₁ < "
+                "max ‖Δθ_i‖ = 0.389 < ε₂.",
+                None, None, hp, None, None,
+                ["cfl-thresholds", "schedule-drawn-order", "cfl-similarity-normalisation",
+                 "cfl-split-update"], thresholds_checks, THR_SRC,
+                data=(MODEL, cls, rounds), tol=TOL_THR,
+                # r = 1 ≠ 0: a size guard switched on by r instead of s is on
+                # here too (thresholds-min-size catches that one)
+                only={"cfl-thresholds": [b for b in pc.MUTANTS["cfl-thresholds"]
+                                         if b != "cfl-min-size-off-with-warmup"]})
+
+
+THR2_C = [[2.0, -0.125], [-1.375, -0.625], [-0.25, 1.75], [1.125, 0.25]]
+THR2_A = [[1.5, 0.5], [1.25, 1.25], [1.5, 1.5], [1.25, 1.5]]
+THR2_STEPS = [[3, 3, 2, 2], [3, 3, 3, 3], [1, 2, 1, 3]]
+THR2_DRAWN = [[2, 0, 1, 3], [1, 2, 0, 3], [2, 3, 1, 0]]
+
+
+def min_size_checks(trace, v):
+    thr_margins(trace, 3)
+    e1, e2, g = THR_HP["eps1"], THR_HP["eps2"], THR_HP["gamma_max"]
+    # round 0: ε₁ < ‖Δθ_c‖ < γ_max < ε₂ < max (no split)
+    n, m = thr_case(trace, 0, 0)
+    assert e1 < n < g < e2 < m and notes_of(trace, "split", 0) == []
+    # round 1 (t = 1 < s = 3, no warmup): {0,3} | {1,2}
+    assert notes_of(trace, "c1", 1)[0] == [0, 3] and notes_of(trace, "c2", 1)[0] == [1, 2]
+    a = float(notes_of(trace, "alpha_cross", 1)[0][0])
+    assert math.sqrt((1 - a) / 4) < g < math.sqrt((1 - a) / 2), a
+    # round 2: {1,2} passes the ε tests but has 2 < 3 members
+    n, m = thr_case(trace, 2, 1)
+    assert n < e1 and m > e2 and notes_of(trace, "split", 2) == []
+
+
+def thresholds_min_size():
+    hp = dict(THR_HP, **{"cfl.min_cluster_size": 3})
+    cls = thr_clients(THR2_C, THR2_A)
+    rounds = thr_rounds(THR2_STEPS, THR2_DRAWN)
+    return make("thresholds-min-size",
+                "CFL, the minimum cluster size binding without a warmup",
+                "Four clients, f_i = ½ Σ_j a_ij (θ_j − c_ij)², c = (2, −0.125), "
+                "(−1.375, −0.625), (−0.25, 1.75), (1.125, 0.25), a = (1.5, 0.5), "
+                "(1.25, 1.25), (1.5, 1.5), (1.25, 1.5); η = 0.4 from θ = 0, 1-3 "
+                "full-batch steps per client and round (batches[j] is clients[j]'s); "
+                "ε₁ = 0.3, ε₂ = 0.9, γ_max = 0.62, cfl.min_cluster_size = 3, no "
+                "warmup; three rounds.  Round 0: ε₁ < ‖Δθ_c‖ = 0.422 < γ_max; round 1 "
+                "(t = 1 < 3) splits {0,3} | {1,2}; round 2: {1,2} passes the ε tests "
+                "but has 2 < 3 members.",
+                None, None, hp, None, None,
+                ["cfl-thresholds", "schedule-drawn-order", "cfl-similarity-normalisation",
+                 "cfl-split-update"], min_size_checks, THR_SRC,
+                data=(MODEL, cls, rounds), tol=TOL_THR,
+                # ε₂ ≥ every max ‖Δθ_i‖ with ‖Δθ_c‖ < ε₁ does not occur here
+                only={"cfl-thresholds": [b for b in pc.MUTANTS["cfl-thresholds"]
+                                         if b != "cfl-eps2-is-eps1"]})
+
+
 MAKERS = [seed003, seed003_samples, seed003_gamma, lambda: counter("optimal"),
           lambda: counter("complete_linkage"), nested, linear_minibatch,
-          spread_complete_linkage]
+          spread_complete_linkage, thresholds_warmup, thresholds_min_size]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

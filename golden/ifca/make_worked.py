@@ -26,6 +26,10 @@ The notes' F_i(θ) = (θ − c_i)² is the quadratic model with a = 2
                       (init.cluster_models, which no w⁰ + j δ gives)
   spread-gradient     Option I, k = 3, γ = 0.135, partial participation, no
                       tie (every estimate's loss gap above 0.01)
+  bias-half-drawn     a linear model with a bias and loss half_squared, two
+                      concepts y = ±(x₁ − x₂) + b, Option I from given
+                      models, rounds whose drawn order differs from the
+                      ascending clients (batches[j] is clients[j]'s)
 
     /usr/bin/python3 golden/ifca/make_worked.py [OUTDIR]
 """
@@ -247,8 +251,56 @@ def spread_gradient():
                 "(comments in the generator)")
 
 
+# Two concepts with a bias: y = (x₁ − x₂) + ½ (clients 0, 2) and
+# y = −(x₁ − x₂) − ¼ (clients 1, 3); sizes 4, 3, 5, 4.
+BIAS_X = [[[1, 0], [0, 1], [1.5, 0.5], [2, -1]],
+          [[1, 0.5], [0, 1], [-1, 1.5]],
+          [[0.5, 1], [1, -0.5], [2, 0], [0, -1], [1.5, 1]],
+          [[1, 1], [2, 0.5], [0, -2], [1, 0.5]]]
+BIAS_GIVEN = [[0.5, -0.5, 0.25], [-0.25, 0.75, -0.375]]
+
+
+def bias_half_drawn():
+    """Linear with a bias, loss half_squared (F_i = mean ½ r²), Option I,
+    drawn orders that differ from the ascending clients."""
+    def check(trace, v):
+        # F_0 at θ_0 = (½, −½, ¼): r = ½x₁ − ½x₂ + ¼ − y = −½(x₁ − x₂) − ¼
+        # = (−¾, ¼, −¾, −7/4), so F_0 = ½ (9 + 1 + 9 + 49)/16 / 4 = 17/32
+        assert records(trace, "note", "loss")[0][0] == pi.Fraction(17, 32)
+        assert [r[0] for r in records(trace, "note", "j_hat")] == [0, 1, 1]
+        for t in (0, 1):
+            for losses in records(trace, "note", "loss", t):
+                lo = sorted(losses)
+                assert lo[1] - lo[0] > pi.Fraction(1, 100), losses
+        assert records(trace, "note", "partition", 1)[0] == [0, 1, 0, 1]
+    clients = [{"X": xs, "y": [(x[0] - x[1] + 0.5) if i % 2 == 0
+                               else -(x[0] - x[1]) - 0.25 for x in xs]}
+               for i, xs in enumerate(BIAS_X)]
+    model = {"kind": "linear", "d": 2, "bias": True, "loss": "half_squared"}
+    init = {"kind": "zeros", "cluster_models": BIAS_GIVEN}
+    rounds = [{"clients": [0, 1, 3], "drawn": [3, 0, 1],
+               "batches": [[[0, 2]], [[1, 2]], [[0, 1]]]},
+              {"clients": [0, 1, 2, 3], "drawn": [2, 0, 3, 1],
+               "batches": [[[1, 3]], [[0, 2]], [[0, 1, 2]], [[1, 2]]]}]
+    return make("bias-half-drawn",
+                "IFCA, linear with a bias, loss half_squared, drawn order ≠ clients",
+                "k = 2 given cluster models θ⁰ = (0.5, −0.5, 0.25), (−0.25, 0.75, "
+                "−0.375) (w, b); four clients (n = 4, 3, 5, 4) on y = (x₁ − x₂) + 0.5 "
+                "(0, 2) and y = −(x₁ − x₂) − 0.25 (1, 3), loss ½(ŷ − y)²; Option I, "
+                "γ = 0.35; M_0 = {0, 1, 3} drawn 3, 0, 1; M_1 = every client drawn "
+                "2, 0, 3, 1; each participant's one batch is the list at its "
+                "position in clients (ascending), not in drawn.",
+                None, {"gamma": 0.35, "ifca.k": 2}, "gradient", rounds,
+                ["ifca-divisor", "ifca-init", "schedule-drawn-order",
+                 "loss-scale"], check,
+                f"{NOTES} §2.1-2.2 (Option I, divisor |M_t|); docs/formats.md "
+                "(schedule: drawn is information only); hand-checked: client 0's "
+                "round-0 loss at θ_0 (comments in the generator)",
+                data=(model, clients, init))
+
+
 MAKERS = [notes_gradient, notes_model, lambda: partial("gradient"),
-          lambda: partial("model"), given_models, spread_gradient]
+          lambda: partial("model"), given_models, spread_gradient, bias_half_drawn]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

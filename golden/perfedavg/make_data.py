@@ -29,6 +29,10 @@ make those bugs visible:
   mlp-identity-exact-rounds the mlp over three rounds of τ = 1 (a single
                             round hides a stale global model)
   mlp-identity-hf-rounds    the same with HF over two rounds
+  mlp-squared-drawn         the mlp with loss (ŷ − y)² (the factor s = 2 in
+                            the gradient and the Hessian-vector product),
+                            three clients, two rounds whose drawn order
+                            differs from the ascending clients
 
 The generator asserts, for each vector, that the bugs it is flagged for move
 it (pflref_golden.check_mutants), and the facts named above.
@@ -132,6 +136,19 @@ TOL_MLP_HF = {
              "enlarges to about 1e-12 in d (note hvp) and α·β = 1/32 times "
              "that in w; the error stays below 1e-11; every flagged bug "
              "moves some value by more than 1e3 times the tolerance.",
+}
+
+TOL_MLP_SQ = {
+    "atol": 1e-13,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "dyadic inputs: two rounds of one local step per client, each "
+             "two gradients and one Hessian-vector product (R-operator) of a "
+             "9-parameter mlp on at most 2 samples with entries below 1.5 "
+             "(the loss factor 2 doubles the terms, still below 20), then one "
+             "personalisation step: a few dozen roundings per step, so the "
+             "error stays below 1e-14; every flagged bug moves some value by "
+             "more than 1e3 times the tolerance.",
 }
 
 
@@ -395,8 +412,60 @@ def mlp_hf_rounds():
          "stale-global": ["restart-w0", "eval-on-w0"]},
         TOL_MLP_HF, f"{pg.NOTES} §4(c) (HF around w_{{t−1}}); {PAPER}", check)
 
+# loss squared: s = 2 in the gradient and in every term of the Hessian-
+# vector product; a third client; every batch list uses indices 0-2 only,
+# valid on every client, so pairing by the drawn order changes numbers
+# instead of failing
+MLP_SQ_MODEL = dict(MLP_MODEL, loss="squared")
+MLP_SQ_CLIENTS = MLP_CLIENTS + [
+    {"X": [[0.375, 0.625], [-0.75, -1.5], [1.25, -0.25], [0.125, 1.375], [-0.5, 0.25]],
+     "y": [0.875, -1.25, 0.375, 1.5, -0.125]}]
+MLP_SQ_ROUNDS = [
+    {"clients": [0, 1, 2], "drawn": [2, 0, 1],
+     "batches": [[[0, 1], [2], [1, 2]], [[1, 2], [0], [0, 2]], [[2, 0], [1, 2], [1]]]},
+    {"clients": [1, 2], "drawn": [2, 1],
+     "batches": [[[0, 2], [1], [2]], [[1], [0, 2], [0, 1]]]},
+]
+MLP_SQ_POST = [[[0, 2]], [[1, 2]], [[0, 1]]]
+
+
+def mlp_squared_drawn():
+    def check(spec, result):
+        moved = pa.replay(spec, frozenset({"hessian-at-tilde"}))
+        assert moved[1] != result[1]
+        for r in MLP_SQ_ROUNDS:
+            assert r["drawn"] != sorted(r["clients"]) and sorted(r["drawn"]) == r["clients"]
+            for steps in r["batches"]:
+                D, D1, D2 = (sorted(b) for b in steps)
+                assert D != D1 and D != D2 and D1 != D2, steps
+                assert max(max(b) for b in steps) < 3
+
+    return build(
+        "perfedavg/worked/mlp-squared-drawn",
+        "Per-FedAvg, exact, mlp with the identity activation and loss (ŷ − y)², "
+        "drawn order unlike the clients",
+        "mlp with d = 2, h = 2, k = 1, identity activation, biases, (ŷ − y)² "
+        "(s = 2 in the gradient and in the Hessian-vector product), three "
+        "clients (n = 4, 3, 5), α = 0.125, β = 0.25, given w_0; round 0: "
+        "A_0 = {0, 1, 2} drawn 2, 0, 1; round 1: A_1 = {1, 2} drawn 2, 1; τ = 1 "
+        "(D, D′, D″ different lists); batches[j] belongs to clients[j] "
+        "(ascending), not to drawn[j]; then one personalisation step per client.",
+        MLP_SQ_MODEL, MLP_SQ_CLIENTS, MLP_INIT, mlp_algorithm("exact"),
+        MLP_SQ_ROUNDS, MLP_SQ_POST,
+        ["perfedavg-hessian-term", "perfedavg-batch-reuse", "stale-global",
+         "loss-scale", "schedule-drawn-order"],
+        {"perfedavg-hessian-term": ["fo-step", "hessian-sign", "hessian-at-tilde",
+                                    "hessian-on-d1"],
+         "perfedavg-batch-reuse": ["reuse-d", "reuse-d-for-d1"],
+         "stale-global": ["restart-w0", "eval-on-w0"],
+         "loss-scale": ["loss-x2"],
+         "schedule-drawn-order": ["drawn-batches"]},
+        TOL_MLP_SQ, f"{pg.NOTES} §4(c); docs/formats.md (schedule: drawn is "
+                 f"information only); {PAPER}", check)
+
+
 MAKERS = [linear_exact, linear_hf, linear_pfedme_repo, mlp_exact, mlp_hf,
-          mlp_exact_rounds, mlp_hf_rounds]
+          mlp_exact_rounds, mlp_hf_rounds, mlp_squared_drawn]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)
