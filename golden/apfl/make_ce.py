@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """APFL golden vector with output mixing under softmax cross-entropy, in
 60-digit decimal arithmetic.
 

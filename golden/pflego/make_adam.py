@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """PFLEGO golden vectors with the Adam server (pflego.server = adam), in
 60-digit decimal arithmetic.
 
