@@ -356,6 +356,46 @@ def schedule_json(rounds):
             for plan in rounds]
 
 
+def with_drawn(rounds, drawn):
+    """The given schedule's rounds (JSON form) with round t's "drawn" order
+    drawn[t] written after "clients" and "selected" (docs/formats.md: the
+    selected ids in the order a sampler produced them; information only,
+    batches[j] still belongs to clients[j]).  drawn[t] None: no field."""
+    out = []
+    for r, d in zip(rounds, drawn):
+        sel = r.get("selected", r["clients"])
+        assert d is None or sorted(d) == list(sel), (d, sel)
+        keys = ["clients", "selected"] + (["drawn"] if d is not None else [])
+        keys += [k for k in r if k not in keys]
+        out.append({k: (d if k == "drawn" else r[k]) for k in keys if k == "drawn" or k in r})
+    return out
+
+
+def misread_drawn(rounds):
+    """The rounds a candidate effectively runs when it pairs batches[j] with
+    drawn[j] instead of clients[j] (the bug a permuted drawn order exposes):
+    the same rounds, each participant given the batches written for the
+    client at its position in drawn.  Only rounds whose selected = clients."""
+    out = []
+    for r in rounds:
+        assert "selected" not in r or r["selected"] == r["clients"]
+        d = r.get("drawn", r["clients"])
+        plan = dict(zip(d, r["batches"]))
+        out.append(dict(r, batches=[plan[k] for k in r["clients"]]))
+    return out
+
+
+def spec_misread_drawn(spec):
+    """The spec with its given rounds replaced by misread_drawn's."""
+    sched = dict(spec["schedule"], rounds=misread_drawn(spec["schedule"]["rounds"]))
+    return dict(spec, schedule=sched)
+
+
+def plans_of(rounds):
+    """[(client, batches)] per round, from the given schedule's rounds."""
+    return [list(zip(r["clients"], r["batches"])) for r in rounds]
+
+
 def curvature_bound(pr, k, batch):
     """An upper bound on the largest eigenvalue of the batch loss's Hessian
     (its trace for the linear model; max a_j for the quadratic)."""

@@ -20,6 +20,8 @@ Bugs (realistic implementation mistakes; pflref_golden.check_mutants):
   uniform-weights, samples-weights
                      pfl.weights uniform where samples is configured, and
                      the reverse
+  batches-weights    pfl.weights batches (α_i = the device's batch count)
+                     where uniform is configured
   scope-flip         fine-tuning moves (u, v) where v only is configured,
                      and the reverse
   no-ip-factor       PFLEGO: the I/r factor left out (head and θ steps)
@@ -112,6 +114,8 @@ def _weights(configured, bugs):
         return "uniform"
     if "samples-weights" in bugs and configured == "uniform":
         return "samples"
+    if "batches-weights" in bugs and configured == "uniform":
+        return "batches"
     return configured
 
 

@@ -30,6 +30,8 @@ Vectors (file = id without "ditto/", '/' → '-'):
       ‖v − ref‖ = |v − ref| is rational, so the run is exact
   ditto/worked/linear-official-uniform   preset official (the simple mean),
       η = 0.115, λ = 0.65, on the data of linear-moving-interleaved
+  ditto/worked/linear-pfllib-drawn  preset pfllib (personal steps first,
+      n_k-weighted), given minibatches, round 0 drawn as [2, 0]
 
 Inputs are the exact values of their doubles; expected values are
 float(Fraction).  For each flag the generator runs the bugs of that class
@@ -318,10 +320,77 @@ def official_uniform():
         flags, mutants, MODEL2, CLIENTS2, INIT2, algorithm, ROUNDS2, TOL, check)
 
 
+def pfllib_drawn():
+    """Preset pfllib (PFLlib: personal steps first, squared, w^t reference,
+    n_k-weighted mean) with η ≠ λ, neither 1, and round 0 drawn as [2, 0]
+    (golden/CHANGES.md, 2026-11-25, "drawn order").  The batches are given
+    explicitly (not the persistent iterators above) so that every batch of
+    the permuted round indexes the smaller client too."""
+    vid = "ditto/worked/linear-pfllib-drawn"
+    algorithm = {"name": "ditto", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.095, "lambda": 0.45}}
+    hp, sw = px.settings(algorithm)
+    assert sw["ditto.weights"] == "samples" and sw["ditto.order"] == "personal_first"
+    rounds = px.with_drawn([
+        {"clients": [0, 2], "batches": [[[0, 1], [3, 2]], [[3, 1], [0, 2]]]},
+        {"clients": [1, 2], "batches": [[[0, 2], [1]], [[4, 0], [2, 3]]]},
+    ], [[2, 0], [1, 2]])
+
+    def run(bugs=px.NO_BUGS, rnds=rounds):
+        pr = px.Problem(MODEL2, CLIENTS2)
+        w0 = px.initial(INIT2, pr.P, bugs)
+        w, v, trace = list(w0), [list(w0) for _ in pr.clients], pg.Trace()
+        for t, plan in enumerate(px.plans_of(rnds)):
+            w, v = px.ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs)
+        return pr, w, v, trace
+
+    result = run()
+    pr, w, v, trace = result
+    for plan in px.plans_of(rounds):
+        for k, steps in plan:
+            px.assert_contractive(pr, k, steps, hp["eta"], hp["lambda"])
+    flags = ["prox-sign", "stale-personal-state", "unsampled-client",
+             "aggregation-weights", "batch-mean", "stale-global", "loss-scale"]
+    mutants = {"prox-sign": ["prox-plus"],
+               "stale-personal-state": ["reset-personal", "personal-from-global"],
+               "unsampled-client": ["train-all"],
+               "aggregation-weights": ["uniform-weights"],
+               "batch-mean": ["batch-sum"],
+               "stale-global": ["restart-w0"],
+               "loss-scale": ["loss-x2"]}
+
+    def final(pr, w, v, trace):
+        return (trace, w, v)
+
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run, final)
+    misread = pg.expected(*final(*run(rnds=px.misread_drawn(rounds))))
+    assert pg.detects(exp, misread, TOL) is not None
+    title = ("Ditto, preset pfllib (personal steps first, w^t reference, "
+             "n_k-weighted mean), η = 0.095, λ = 0.45, a round drawn as [2, 0]")
+    spec = pg.given_spec(
+        title,
+        "The clients (n = 4, 3, 5), model and initial point of "
+        "ditto/worked/linear-moving-interleaved; η = 0.095, λ = 0.45, preset "
+        "pfllib (ditto.order = personal_first, ditto.prox = squared, "
+        "ditto.prox_ref = round_start, ditto.weights = samples).  S_0 = {0, 2} "
+        "drawn by the sampler as [2, 0] (batches[j] still belongs to "
+        "clients[j]), S_1 = {1, 2}; two given minibatches per device and "
+        "round; v_2 carries over from round 0 into round 1.",
+        MODEL2, CLIENTS2, INIT2, algorithm, rounds)
+    prov = pg.provenance(
+        "independent",
+        f"{NOTES} §3(c), §3(a) (v persists), §3(f) (PFLlib: ptrain() first, "
+        "n_k-weighted); Li et al., ICML 2021, Alg. 1; docs/formats.md "
+        "(drawn: information only)",
+        GENERATOR, {"w": w, **{f"v_{i}": vi for i, vi in enumerate(v)}})
+    return "worked-linear-pfllib-drawn.json", pg.vector(vid, title, prov, flags,
+                                                         spec, TOL, exp)
+
+
 def main():
     pg.write_all(sys.argv, HERE,
                  (moving_interleaved, moving_personal_first, norm_d1,
-                  official_uniform))
+                  official_uniform, pfllib_drawn))
 
 
 if __name__ == "__main__":

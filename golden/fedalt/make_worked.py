@@ -21,7 +21,9 @@ two full fine-tuning steps on every client).
 Coincidence-free runs (golden/coincidences.py), FedAlt and FedSim each:
 ŷ = x·u + v_i on three clients (n = 3, 2, 4), γ_u = 0.135, γ_v = 0.215,
 η_ft = 0.165, minibatches, two rounds; (stateful, samples, personal),
-(stateless, uniform, full), (stateful, batches, full).
+(stateless, uniform, full), (stateful, batches, full).  fedrep-drawn: the
+FedRep preset on that model with 3 and 4 batches per device and round 0 drawn
+as [2, 0].
 
 Every generator asserts the notes' published numbers (to their 10 printed
 digits) before writing.  Vectors (file = id without the folder, '/' → '-'):
@@ -58,6 +60,19 @@ TOL = {
              "times the tolerance.",
 }
 
+TOL_FEDREP = {
+    "atol": 1e-13,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "binary inputs: at most 4 local steps per device and round, two "
+             "rounds and two fine-tuning steps, each a contraction on these "
+             "data (γ_v and η_ft times the trace of the batch Hessian below "
+             "2, asserted; γ_u < γ_v), each adding a few roundings of terms "
+             "below 10 in magnitude; the accumulated error stays below "
+             "1e-14, and every flagged bug moves some value by more than 1e3 "
+             "times the tolerance.",
+}
+
 A_MODEL = {"kind": "linear", "d": 1, "loss": "half_squared", "bias": True}
 A_CLIENTS = [{"X": [[1.0], [2.0]], "y": [2.0, 3.0]},
              {"X": [[1.0], [2.0], [3.0]], "y": [-1.0, -1.0, -2.0]},
@@ -89,7 +104,7 @@ def run_spec(spec, bugs=px.NO_BUGS):
 
 
 def make(folder, vid_name, title, description, model, clients, init, split,
-         algorithm, rounds, post, flags, mutants, check, source):
+         algorithm, rounds, post, flags, mutants, check, source, tol=TOL):
     """Build the spec, run it exactly, assert the notes' numbers (check),
     and wrap the vector after the mutant check."""
     vid = f"{folder}/worked/{vid_name}"
@@ -97,11 +112,11 @@ def make(folder, vid_name, title, description, model, clients, init, split,
                          rounds, split=split, post=post)
     result = run_spec(spec)
     check(*result)
-    exp = pg.checked_expected(vid, TOL, flags, mutants, result,
+    exp = pg.checked_expected(vid, tol, flags, mutants, result,
                               lambda bugs=px.NO_BUGS: run_spec(spec, bugs),
                               lambda trace, w, v: (trace, w, v))
     prov = pg.provenance("independent", source, GENERATOR_ROOT.format(folder))
-    return f"worked-{vid_name}.json", pg.vector(vid, title, prov, flags, spec, TOL, exp)
+    return f"worked-{vid_name}.json", pg.vector(vid, title, prov, flags, spec, tol, exp)
 
 
 def records(trace, event, name, rnd=None, client=None, phase="train"):
@@ -424,11 +439,71 @@ def spread(kind, state, weights, finetune):
                         f"(weights); {PAPER}")
 
 
+def fedrep_drawn():
+    """Preset fedrep (the server's plain mean) on the linear model of the
+    coincidence-free runs, with unequal batch counts in every round (3 and
+    4), so α_i = 1 differs from α_i = the batch count, and round 0 drawn as
+    [2, 0] (golden/CHANGES.md, 2026-11-25, "drawn order"): every batch of
+    that round indexes the smaller client too."""
+    algorithm = {"name": "fedalt", "preset": "fedrep",
+                 "hyperparameters": {"gamma_u": 0.145, "gamma_v": 0.205,
+                                     "eta_ft": 0.175, "tau_v": 1}}
+    rounds = px.with_drawn([
+        {"clients": [0, 2], "batches": [[[0, 1], [2], [1, 2]],
+                                        [[1, 2], [0, 2], [2, 1], [0]]]},
+        {"clients": [1, 2], "batches": [[[0, 1], [1], [0]],
+                                        [[0, 1], [2, 3], [3, 0], [1, 2]]]},
+    ], [[2, 0], [1, 2]])
+    hp, sw = pp.settings(algorithm)[:2]
+    assert sw["pfl.weights"] == "uniform"
+
+    def check(trace, w, v):
+        pr = px.Problem(S_MODEL, S_CLIENTS)
+        for plan in px.plans_of(rounds):
+            assert len({len(steps) for _, steps in plan}) > 1   # 3 ≠ 4
+            for i, steps in plan:
+                assert all(F(0.205) * px.curvature_bound(pr, i, b) < 2 for b in steps)
+        for i, steps in enumerate(S_POST):
+            assert all(F(0.175) * px.curvature_bound(pr, i, b) < 2 for b in steps)
+        assert hp["gamma_u"] < hp["gamma_v"]
+        spec = pg.given_spec("", None, S_MODEL, S_CLIENTS, S_INIT, algorithm,
+                             rounds, split=S_SPLIT, post=S_POST)
+        exp = pg.expected(trace, w, v)
+        for wrong in (run_spec(px.spec_misread_drawn(spec)),    # drawn as clients
+                      run_spec(spec, {"batches-weights"})):      # α_i = batches
+            assert pg.detects(exp, pg.expected(*wrong), TOL_FEDREP) is not None
+
+    flags = ["pfl-update-order", "stale-personal-state", "aggregation-weights",
+             "finetune-scope"]
+    mutants = {"pfl-update-order": ["fedalt-u-first", "fedalt-stale-v"],
+               "stale-personal-state": ["reset-personal"],
+               "aggregation-weights": ["samples-weights", "batches-weights"],
+               "finetune-scope": ["scope-flip"]}
+    return make(
+        "fedalt", "fedrep-drawn",
+        "FedRep (fedalt preset fedrep) on a linear model: unequal batch counts "
+        "under the plain mean, a round drawn as [2, 0]; γ_u = 0.145, γ_v = "
+        "0.205, η_ft = 0.175",
+        "ŷ = x·u + v_i (shared weights u, personal bias v_i), ½(ŷ − y)², three "
+        "clients (n = 3, 2, 4), w⁰ = (0.35, −0.15, 0.25), preset fedrep "
+        "(stateful, pfl.weights = uniform, pfl.finetune = personal), τ_v = 1 "
+        "step on v, then the remaining steps on u.  S⁰ = {0, 2} drawn by the "
+        "sampler as [2, 0] (batches[j] still belongs to clients[j]), S¹ = "
+        "{1, 2}; 3 and 4 minibatches per device and round; the server's plain "
+        "mean of the u_i; then 2 fine-tuning minibatch steps on v for every "
+        "client.",
+        S_MODEL, S_CLIENTS, S_INIT, S_SPLIT, algorithm, rounds, S_POST, flags,
+        mutants, check, f"{NOTES} §3.4 (FedAlt), §3.8 (weights), §4 (FedRep); "
+                        f"{PAPER}; docs/formats.md (drawn: information only)",
+        TOL_FEDREP)
+
+
 MAKERS = {
     "fedalt": (fedalt_a_stateful, fedalt_a_stateless, fedalt_a_uniform, fedrep_d,
                lambda: spread("fedalt", "stateful", "samples", "personal"),
                lambda: spread("fedalt", "stateless", "uniform", "full"),
-               lambda: spread("fedalt", "stateful", "batches", "full")),
+               lambda: spread("fedalt", "stateful", "batches", "full"),
+               fedrep_drawn),
     "fedsim": (lambda: fedsim_a(False), lambda: fedsim_a(True), fedper_d,
                lg_fedavg_d, fedbabu_d,
                lambda: spread("fedsim", "stateful", "samples", "personal"),

@@ -15,6 +15,8 @@ Vectors (ids are stable; the file is the id without "fedavg/", '/' → '-'):
       batches, E = 2, two rounds, client 1 unsampled in round 1
   fedavg/worked/minibatch-b2-e2  B = 2 over n = 5 (and n = 4), E = 2, two
       rounds
+  fedavg/worked/bias-zeros-drawn  a bias from init zeros, the default
+      weighting, given minibatches, round 1 drawn by the sampler as [2, 0]
 
 Every input is taken at the exact value of its double; every expected value
 is the correctly rounded double of the exact result (float(Fraction)).  For
@@ -145,8 +147,80 @@ def minibatch():
         [([0, 1], 2, 2), ([0, 1], 2, 2)])
 
 
+def bias_zeros_drawn():
+    """A bias, init zeros and the default weighting (no fedavg.weights in
+    the spec: samples), with a round whose sampler order drawn differs from
+    the ascending clients (golden/CHANGES.md, 2026-11-25, "drawn order").
+    Every batch of the permuted round indexes the smaller client too, so a
+    candidate that pairs batches with drawn instead of clients trains on
+    other batches (and does not merely crash)."""
+    vid = "fedavg/worked/bias-zeros-drawn"
+    model = {"kind": "linear", "d": 2, "loss": "squared", "bias": True}
+    clients = [
+        {"X": [[1.235, -0.648], [-0.417, 1.126], [0.862, 0.391], [-1.073, -0.284]],
+         "y": [1.482, -0.563, 0.917, -1.246]},
+        {"X": [[0.538, 1.347], [-1.186, 0.223]], "y": [-0.392, 1.615]},
+        {"X": [[-0.726, 0.954], [1.318, -1.042], [0.147, 0.683]],
+         "y": [0.745, -1.328, 0.261]},
+    ]
+    init = {"kind": "zeros"}
+    eta = 0.085
+    rounds = px.with_drawn([
+        {"clients": [0, 1, 2], "batches": [[[0, 1], [2, 3]], [[1], [0]],
+                                           [[0, 2], [1]]]},
+        {"clients": [0, 2], "batches": [[[2, 0], [1]], [[1, 2], [0, 1], [2]]]},
+    ], [[0, 1, 2], [2, 0]])
+    eta_x = pg.exact(eta)
+
+    def run(bugs=px.NO_BUGS, rnds=rounds):
+        pr = px.Problem(model, clients)
+        w0 = px.initial(init, pr.P, bugs)
+        w, trace = w0, pg.Trace()
+        for t, plan in enumerate(px.plans_of(rnds)):
+            w = px.fedavg_round(pr, w, w0, t, plan, eta_x, "samples", trace, bugs)
+        return pr, w, trace
+
+    result = run()
+    pr, w, trace = result
+    for plan in px.plans_of(rounds):
+        for k, steps in plan:
+            px.assert_contractive(pr, k, steps, eta_x)
+    flags = ["bias-gradient", "bias-update", "aggregation-weights",
+             "unsampled-client", "stale-global", "batch-mean", "loss-scale"]
+    mutants = {"bias-gradient": ["bias-sum"], "bias-update": ["bias-frozen"],
+               "aggregation-weights": ["uniform-weights"],
+               "unsampled-client": ["all-denominator", "keep-old", "train-all"],
+               "stale-global": ["restart-w0"], "batch-mean": ["batch-sum"],
+               "loss-scale": ["loss-x2"]}
+
+    def final(pr, w, trace):
+        return (trace, w, None)
+
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run, final)
+    # the drawn order read where clients belongs moves the result
+    misread = pg.expected(*final(*run(rnds=px.misread_drawn(rounds))))
+    assert pg.detects(exp, misread, TOL) is not None
+    assert all(x != 0 for x in w), w      # the bias and both weights moved
+    title = ("FedAvg, linear model with bias from w0 = 0, default (samples) "
+             "weights, a round drawn in the order 2, 0")
+    spec = pg.given_spec(
+        title,
+        "Three clients (n = 4, 2, 3), squared loss, w = (w_1, w_2, b) from "
+        "init zeros, eta = 0.085, fedavg.weights left at its default "
+        "(samples: n_k / sum_{S_t} n_j).  Round 0: S = {0, 1, 2}, minibatch "
+        "steps; round 1: S = {0, 2} (client 1 unsampled) drawn by the sampler "
+        "as [2, 0]: batches[j] still belongs to clients[j] (client 0: {2,0} "
+        "{1}; client 2: {1,2} {0,1} {2}).",
+        model, clients, init, {"name": "fedavg", "hyperparameters": {"eta": eta}},
+        rounds)
+    prov = pg.provenance("independent", SOURCE + "; docs/formats.md (drawn: "
+                         "information only)", GENERATOR, {"w": w})
+    return "worked-bias-zeros-drawn.json", pg.vector(vid, title, prov, flags,
+                                                      spec, TOL, exp)
+
+
 def main():
-    pg.write_all(sys.argv, HERE, (squared_bias, minibatch))
+    pg.write_all(sys.argv, HERE, (squared_bias, minibatch, bias_zeros_drawn))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ Vector (the file is the id without "finetune/", '/' → '-'):
   finetune/worked/samples-full, …/uniform-personal, …/keep-old-full   one
       per fedavg.weights value: two rounds, n = 3, 2, 4, η, η_ft, μ_ft distinct
       and none 0 or 1 (golden/coincidences.py)
+  finetune/worked/default-personal   the same run with fedavg.weights left
+      at its default (samples), scope = personal
 
 Inputs are the exact values of their doubles; expected values are
 float(Fraction).  For each flag the generator runs the bugs of that class
@@ -149,7 +151,10 @@ INIT3 = {"kind": "given", "w": [0.2, -0.4, 0.3]}
 ROUNDS3 = [[0, 2], [1, 2]]
 
 
-def spread_vector(name, weights, scope, eta, eta_ft, mu_ft):
+def spread_vector(name, weights, scope, eta, eta_ft, mu_ft, explicit=True):
+    """explicit False: fedavg.weights is left out of the spec, so its
+    default (samples) is in force; weights must then be "samples"."""
+    assert explicit or weights == "samples"
     vid = f"finetune/worked/{name}"
     model, clients, init = MODEL3, CLIENTS3, INIT3
     ft_steps = 2
@@ -202,19 +207,22 @@ def spread_vector(name, weights, scope, eta, eta_ft, mu_ft):
         lambda pr, w, thetas, trace, sched, post: (trace, w, thetas))
     what = {"samples": "n_k/m_t", "uniform": "1/m",
             "all_keep_old": "n_k/n, unsampled clients keeping w_t"}[weights]
-    title = (f"FedAvg-FT, fedavg.weights = {weights}, finetune.scope = {scope}: "
+    title = (f"FedAvg-FT, fedavg.weights = {weights}"
+             f"{'' if explicit else ' (the default)'}, finetune.scope = {scope}: "
              f"η = {eta}, η_ft = {eta_ft}, μ_ft = {mu_ft}, two rounds")
     description = (
         "Three clients (n = 3, 2, 4), linear model ŷ = x·w + b, half_squared "
         "loss, w0 = (0.2, -0.4, 0.3).  Two FedAvg rounds, S_0 = {0, 2}, "
         f"S_1 = {{1, 2}}, batches of B = 2 in index order, η = {eta}, weights "
-        f"{what}.  Then every client fine-tunes θ_i ← w with 2 full-batch "
+        f"{what}{'' if explicit else ' (fedavg.weights not given: its default)'}.  Then every client fine-tunes θ_i ← w with 2 full-batch "
         f"steps θ_i ← θ_i − η_ft (∇f_i(θ_i) + μ_ft (θ_i − w)), η_ft = {eta_ft}, "
         f"μ_ft = {mu_ft}" + (", on the personal block b only." if scope == "personal"
                               else ", on every parameter."))
     algorithm = {"name": "finetune",
                  "hyperparameters": {"eta": eta, "eta_ft": eta_ft, "mu_ft": mu_ft},
                  "switches": {"fedavg.weights": weights, "finetune.scope": scope}}
+    if not explicit:
+        del algorithm["switches"]["fedavg.weights"]
     spec = pg.given_spec(title, description, model, clients, init, algorithm,
                          px.schedule_json(sched), split=split, post=post)
     prov = pg.provenance(
@@ -239,9 +247,17 @@ def keep_old_full():
     return spread_vector("keep-old-full", "all_keep_old", "full", 0.105, 0.165, 0.65)
 
 
+def default_personal():
+    """The default fedavg.weights (samples: the spec does not name it) on
+    unequal sizes in partial rounds (golden/CHANGES.md, 2026-11-25, "drawn
+    order")."""
+    return spread_vector("default-personal", "samples", "personal", 0.145, 0.235,
+                         0.55, explicit=False)
+
+
 def main():
     pg.write_all(sys.argv, HERE, (personal_bias_prox, samples_full, uniform_personal,
-                                  keep_old_full))
+                                  keep_old_full, default_personal))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,10 @@ shared/spec notes §5.2), in exact rational arithmetic
    clients (n = 3, 2, 4), two FedAvg rounds, one vector per fedavg.weights
    value: fixed α = 0.35; the grid G = 5 on the test set; the grid on the
    validation split (selection targets placed so every choice has a gap).
+4. grid-bias-beyond-one: a bias, the default fedavg.weights (samples) with
+   n = 3, 2, 4 and a partial round drawn as [2, 0], G = 4 on a validation
+   split; client 1's validation loss still falls at α = 1, so one grid
+   point too many (α = 5/4) would be chosen.
 
 Every generator asserts the numbers the notes print before writing.
 
@@ -35,6 +39,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+import pflref_exact as px         # noqa: E402
 import pflref_exact_interp as pi   # noqa: E402
 import pflref_golden as pg         # noqa: E402
 
@@ -279,10 +284,109 @@ def spread_grid_validation_keep_old():
                   "per_client_grid", "validation", 0.415, {"interp.grid": 5})
 
 
+# ---------------------------------------------------------------- grid with a bias
+# golden/CHANGES.md, 2026-11-25, "drawn order": the default fedavg.weights
+# (samples) with unequal n and a partial round drawn as [2, 0]; a bias in
+# every selection loss; client 1's selection loss still falling at α = 1,
+# so a grid run one point too far (α = (G + 1)/G) would pick that point.
+
+LIN_BIAS = {"kind": "linear", "d": 1, "loss": "half_squared", "bias": True}
+TOL_BIAS = {
+    "atol": 1e-13, "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "binary inputs: two FedAvg rounds of at most three minibatch "
+             "steps per client and two local steps per client, each a "
+             "contraction (η(x² + 1) < 2 for every sample, asserted), fewer "
+             "than 40 roundings of terms below 10 per value, then one "
+             "interpolation and one loss per grid point; every grid selection "
+             "is decided by a loss gap above 1e-3 (asserted), far above "
+             "rounding, and every flagged bug moves some value by more than "
+             "1e3 times the tolerance."}
+BIAS_ROUNDS = [
+    {"clients": [0, 1, 2], "drawn": [0, 1, 2],
+     "batches": [[[0, 1], [2]], [[0], [1]], [[0, 1], [2, 3]]]},
+    {"clients": [0, 2], "drawn": [2, 0],
+     "batches": [[[2, 0], [1]], [[1, 2], [0], [2, 1]]]},
+]
+BIAS_POST = [[[0, 2], [1]], [[1], [0]], [[3, 1], [0, 2]]]
+# (validation x, test x), (best α of the validation loss, of the test loss)
+BIAS_X_SEL = [(-1.35, -1.05), (0.95, -0.65), (1.55, -1.45)]
+BIAS_ALPHA = [(0.41, 0.61), (1.3, 0.18), (0.7, 0.83)]
+BIAS_G = 4
+
+
+def grid_bias_spec(w, h):
+    clients = []
+    for c, (xv, xt), (av, at), hi in zip(SPREAD_TRAIN, BIAS_X_SEL, BIAS_ALPHA, h):
+        def target(x, a):        # ŷ of v̄(a) = w + a (h − w) at x, rounded
+            vb = [wp + F(a) * (hp - wp) for wp, hp in zip(w, hi)]
+            return round(float(F(x) * vb[0] + vb[1]), 3)
+        clients.append(dict(c, X_val=[[xv]], y_val=[target(xv, av)],
+                            X_test=[[xt]], y_test=[target(xt, at)]))
+    return pg.given_spec(
+        "interpolation with a bias, per-client grid G = 4 on a validation "
+        "split, default weights, a round drawn as [2, 0]",
+        "Linear d = 1 with a bias, half_squared, three clients (n = 3, 2, 4), "
+        "w0 = (0.35, -0.2), eta = 0.415; two FedAvg rounds on minibatches "
+        "with fedavg.weights at its default (samples): S = {0, 1, 2}, then "
+        "S = {0, 2} drawn by the sampler as [2, 0] (batches[j] still "
+        "belongs to clients[j]); then each client's purely local model (two "
+        "minibatch steps from w0); alpha_j = j/4, j = 0..4, scored on "
+        "X_val/y_val.  Client 1's validation loss is lowest at alpha = 1 "
+        "and still falling there.",
+        LIN_BIAS, clients, {"kind": "given", "w": [0.35, -0.2]},
+        {"name": "interp",
+         "hyperparameters": {"eta": 0.415, "interp.grid": BIAS_G},
+         "switches": {"interp.alpha": "per_client_grid",
+                      "interp.select": "validation"}},
+        BIAS_ROUNDS, post=BIAS_POST)
+
+
+def grid_bias_beyond_one():
+    # a first run (placeholder selection sets) gives w and h_i, which the
+    # selection sets do not change; then the targets are placed
+    _, w, h, _ = run(grid_bias_spec([F(0), F(0)], [[F(0), F(0)]] * 3))
+    spec = grid_bias_spec(w, h)
+
+    def check(trace, w2, v, al):
+        assert (w2, v) == (w, h)
+        for c in SPREAD_TRAIN:
+            assert all(F(0.415) * (F(x[0]) ** 2 + 1) < 2 for x in c["X"])
+        assert w[1] != 0 and all(hi[1] != 0 for hi in h)   # the bias counts
+        gaps = pi.grid_gaps(spec)
+        assert all(g > F(1, 1000) for g in gaps.values()), gaps
+        assert al[1] == 1 and 0 < al[0] < 1 and 0 < al[2] < 1 and al[0] != al[2], al
+        # one grid point too far, α = (G + 1)/G, would win for client 1
+        c1 = spec["problem"]["clients"][1]
+        sel = pi._data(c1, "X_val", "y_val")
+        beyond = pi.evaluate(LIN_BIAS, pi.mix(F(BIAS_G + 1, BIAS_G), h[1], w,
+                                              frozenset()), sel)[0]
+        losses = [x[0] for x in notes(trace, "select_loss", 1)]
+        assert beyond < min(losses) - F(1, 1000), (beyond, losses)
+        # the drawn order read where clients belongs moves the result
+        bad = dict(spec, schedule=dict(spec["schedule"],
+                                       rounds=px.misread_drawn(BIAS_ROUNDS)))
+        assert pg.detects(pg.expected(trace, w, v, al), pg.expected(*run(bad)),
+                          TOL_BIAS) is not None
+        # the default weighting is samples: uniform weights would differ
+        assert run(spec, {"weights=uniform"})[1] != w
+
+    flags = ["interp-selection", "interp-alpha-direction", "initial-point",
+             "local-step-count", "loss-scale", "aggregation-weights"]
+    return make("interp/worked/grid-bias-beyond-one",
+                "worked-grid-bias-beyond-one.json",
+                "Interpolation with a bias: per-client grid G = 4 on a "
+                "validation split whose loss still falls at alpha = 1; default "
+                "weights, unequal n, a partial round drawn as [2, 0]",
+                f"seed 000 §2 and Exercise 14.7.2; {pg.NOTES} §5.2 and §1(c); "
+                "docs/formats.md (drawn: information only)",
+                spec, flags, check, TOL_BIAS)
+
+
 MAKERS = [lambda: notes_52g(F(0), "0"), lambda: notes_52g(F(1, 4), "1-4"),
           lambda: notes_52g(F(1, 2), "1-2"), lambda: notes_52g(F(1), "1"),
           grid_validation, spread_fixed_samples, spread_grid_test_uniform,
-          spread_grid_validation_keep_old]
+          spread_grid_validation_keep_old, grid_bias_beyond_one]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -14,6 +14,8 @@ Vectors (the file is the id without "local/", '/' → '-'):
   local/closed-form/quadratic  f_i(v) = ½ Σ_j a_ij (v_j − c_ij)², where
       s steps of size η give v_s = c + (1 − η a)^s (v_0 − c) entrywise;
       two rounds of two steps, so s counts across rounds (v persists)
+  local/worked/drawn-order     given minibatches, round 1 S = {0, 2} drawn
+      by the sampler as [2, 0] (batches[j] still belongs to clients[j])
 
 Inputs are the exact values of their doubles; expected values are
 float(Fraction).  For each flag the generator runs the bugs of that class
@@ -172,8 +174,74 @@ def closed_form_quadratic():
         check)
 
 
+def drawn_order():
+    """A round whose sampler order drawn = [2, 0] differs from the ascending
+    clients [0, 2] (golden/CHANGES.md, 2026-11-25, "drawn order"): v_0 and
+    v_2 each continue from round 0 on their own batches; every batch of
+    that round indexes the smaller client too, so pairing batches with
+    drawn trains on other batches instead of crashing."""
+    vid = "local/worked/drawn-order"
+    model = {"kind": "linear", "d": 2, "loss": "half_squared", "bias": True}
+    clients = [
+        {"X": [[0.873, -1.264], [-0.391, 0.715], [1.482, 0.263], [-0.657, -0.938]],
+         "y": [-0.684, 1.157, 0.392, -1.305]},
+        {"X": [[-1.217, 0.486], [0.734, -0.829]], "y": [0.573, -1.128]},
+        {"X": [[0.415, 1.693], [-0.962, -0.187], [1.146, -0.574]],
+         "y": [1.846, -0.719, 0.938]},
+    ]
+    init = {"kind": "given", "w": [0.35, -0.15, 0.05]}
+    eta = 0.215
+    rounds = px.with_drawn([
+        {"clients": [0, 1], "batches": [[[0, 3], [1, 2]], [[1], [0]]]},
+        {"clients": [0, 2], "batches": [[[2, 0], [1]], [[1, 2], [0, 1], [2]]]},
+    ], [[0, 1], [2, 0]])
+    eta_x = pg.exact(eta)
+
+    def run(bugs=px.NO_BUGS, rnds=rounds):
+        pr = px.Problem(model, clients)
+        w0 = px.initial(init, pr.P, bugs)
+        v, trace = [list(w0) for _ in pr.clients], pg.Trace()
+        for t, plan in enumerate(px.plans_of(rnds)):
+            v = px.local_round(pr, v, w0, t, plan, eta_x, trace, bugs)
+        return pr, v, trace
+
+    result = run()
+    pr, v, trace = result
+    for plan in px.plans_of(rounds):
+        for k, steps in plan:
+            px.assert_contractive(pr, k, steps, eta_x)
+    flags = ["stale-personal-state", "initial-point", "loss-scale"]
+    mutants = {"stale-personal-state": ["reset-personal", "train-all"],
+               "initial-point": ["init-zeros"], "loss-scale": ["loss-x2"]}
+
+    def final(pr, v, trace):
+        return (trace, None, v)
+
+    exp = pg.checked_expected(vid, TOL_LINEAR, flags, mutants, result, run, final)
+    # the drawn order read where clients belongs moves the result
+    misread = pg.expected(*final(*run(rnds=px.misread_drawn(rounds))))
+    assert pg.detects(exp, misread, TOL_LINEAR) is not None
+    title = ("Local only, linear model with bias: a round drawn in the "
+             "order 2, 0")
+    spec = pg.given_spec(
+        title,
+        "Three clients (n = 4, 2, 3), v_i = (w_1, w_2, b) from w0 = (0.35, "
+        "-0.15, 0.05), half_squared loss, eta = 0.215.  Round 0: S = {0, 1}, "
+        "drawn [0, 1]; round 1: S = {0, 2}, drawn [2, 0]; batches[j] belongs "
+        "to clients[j] (drawn is information only).  v_0 continues in round 1 "
+        "from its round-0 value; v_1 keeps its round-0 value; v_2 starts at w0.",
+        model, clients, init, {"name": "local", "hyperparameters": {"eta": eta}},
+        rounds)
+    prov = pg.provenance("independent", SOURCE_LOCAL + "; docs/formats.md "
+                         "(drawn: information only)",
+                         "golden/local/make_local.py (exact fractions)",
+                         {f"v_{i}": vi for i, vi in enumerate(v)})
+    return "worked-drawn-order.json", pg.vector(vid, title, prov, flags, spec,
+                                                TOL_LINEAR, exp)
+
+
 def main():
-    pg.write_all(sys.argv, HERE, (two_rounds, closed_form_quadratic))
+    pg.write_all(sys.argv, HERE, (two_rounds, closed_form_quadratic, drawn_order))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ Vectors (file = id without "pfedme/", '/' → '-'):
       …/linear-pfllib-beta   the paper switches and the official and pfllib
       presets with every constant distinct and none 1 (β given), K = 3 ≠ R
       (golden/coincidences.py)
+  pfedme/worked/linear-pfllib-drawn     preset pfllib on given minibatches,
+      S^0 = {0, 2} drawn by the sampler as [2, 0]
 
 Inputs are the exact values of their doubles; expected values are
 float(Fraction).  For each flag the generator runs the bugs of that class
@@ -362,10 +364,79 @@ def pfllib_beta():
         flags, mutants, algorithm, rounds, check)
 
 
+def pfllib_drawn():
+    """Preset pfllib (only S^t trains) with round 0 drawn as [2, 0]
+    (golden/CHANGES.md, 2026-11-25, "drawn order"): batches given
+    explicitly, every batch of the permuted round indexing the smaller
+    client too, so pairing batches with drawn trains on other batches."""
+    vid = "pfedme/worked/linear-pfllib-drawn"
+    algorithm = {"name": "pfedme", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.145, "lambda": 1.85, "eta_p": 0.125,
+                                     "K": 3, "beta": 0.67, "pfedme.mu": 0.055}}
+    hp, sw = px.settings(algorithm)
+    assert sw["pfedme.train"] == "sampled"
+    rounds = px.with_drawn([
+        {"clients": [0, 2], "batches": [[[0, 1], [2, 3]], [[3, 1], [0, 2]]]},
+        {"clients": [1, 2], "batches": [[[0, 2], [1, 0]], [[4, 0], [2, 3]]]},
+    ], [[2, 0], [1, 2]])
+
+    def run(bugs=px.NO_BUGS, rnds=rounds):
+        pr = px.Problem(MODEL, CLIENTS)
+        w0 = px.initial(INIT, pr.P, bugs)
+        w, v, trace = list(w0), [list(w0) for _ in pr.clients], pg.Trace()
+        for t, plan in enumerate(px.plans_of(rnds)):
+            w, v = px.pfedme_round(pr, w, v, w0, t, plan, [i for i, _ in plan],
+                                   hp, sw, trace, bugs)
+        return pr, w, v, trace
+
+    result = run()
+    pr, w, v, trace = result
+    for plan in px.plans_of(rounds):
+        for i, steps in plan:
+            px.assert_prox_contractive(pr, i, steps, hp["eta_p"], hp["lambda"],
+                                       hp["pfedme.mu"])
+    assert 0 < hp["eta"] * hp["lambda"] <= 1
+    flags = ["unsampled-client", "theta-start", "personal-eval", "stale-global",
+             "aggregation-weights", "beta-ignored", "prox-sign"]
+    mutants = {"unsampled-client": ["train-all"],
+               "theta-start": ["theta-start-flip"],
+               "personal-eval": ["personal-eval=local_w", "personal-eval=theta"],
+               "stale-global": ["restart-w0"],
+               "aggregation-weights": ["uniform-weights"],
+               "beta-ignored": ["beta-one"],
+               "prox-sign": ["prox-plus"]}
+
+    def final(pr, w, v, trace):
+        return (trace, w, v)
+
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run, final)
+    misread = pg.expected(*final(*run(rnds=px.misread_drawn(rounds))))
+    assert pg.detects(exp, misread, TOL) is not None
+    title = ("pFedMe, preset pfllib, β = 0.67, μ = 0.055, on a linear model: "
+             "a round drawn as [2, 0]")
+    spec = pg.given_spec(
+        title,
+        "The clients (n = 4, 3, 5), model and initial point of "
+        "pfedme/worked/linear-paper-minibatch; η = 0.145, λ = 1.85, η_p = "
+        "0.125, K = 3, β = 0.67, pfedme.mu = 0.055, preset pfllib (θ warm, "
+        "weights n_i/Σn_j, train = sampled, personalised = the global model). "
+        "S^0 = {0, 2} drawn by the sampler as [2, 0] (batches[j] still "
+        "belongs to clients[j]), S^1 = {1, 2}; R = 2 given minibatches per "
+        "client and round.",
+        MODEL, CLIENTS, INIT, algorithm, rounds)
+    prov = pg.provenance(
+        "independent",
+        f"{NOTES} §2(c) (one round), §2(e)-(f) (switches, PFLlib); Dinh et al., "
+        "NeurIPS 2020, Alg. 1; docs/formats.md (drawn: information only)",
+        GENERATOR, {"w": w, **{f"v_{i}": vi for i, vi in enumerate(v)}})
+    return "worked-linear-pfllib-drawn.json", pg.vector(vid, title, prov, flags,
+                                                         spec, TOL, exp)
+
+
 def main():
     pg.write_all(sys.argv, HERE,
                  (paper_minibatch, warm_local_w, train_sampled,
-                  paper_beta, official_beta, pfllib_beta))
+                  paper_beta, official_beta, pfllib_beta, pfllib_drawn))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ normalised weights).
 
 spread-seed-global, spread-exact-alpha-sampled: ρ = 0.065, β = 0.135, client
 sizes 2, 3, 1, 4, two rounds, both values of each switch (golden/coincidences.py).
+spread-seed-global-drawn: a fifth client (n = 3) and I_1 = {1, 3, 4} drawn by
+the sampler as [4, 3, 1] (see S_DRAWN_ROUNDS).
 
 Every generator asserts the notes' published numbers before writing.
 
@@ -319,15 +321,35 @@ S_VARIANTS = {
 }
 
 
-def spread(variant):
+# golden/CHANGES.md, 2026-11-25, "drawn order": a fifth client of n = 3
+# (as client 1) and I_1 = {1, 3, 4} drawn by the sampler as [4, 3, 1].
+# PFLEGO's batches are full (docs/algorithms/pflego.md, "Schedules"): they
+# carry only their count τ, so a candidate that pairs batches with drawn is
+# refused on clients of different sizes and can only be shown wrong,
+# rather than refused, where the swapped clients have equal N_i: clients 1
+# and 4 (n = 3, τ = 3 and 2) swap τ; client 3 (n = 4) keeps the weights
+# size-dependent in that round.
+S_DRAWN_CLIENTS = S_CLIENTS + [{"X": [[-0.95], [1.15], [0.35]],
+                                "y": [-0.55, 1.05, 0.25]}]
+S_DRAWN_ROUNDS = px.with_drawn(
+    [{"clients": [0, 1], "batches": [full_batches(2, 3), full_batches(3, 3)]},
+     {"clients": [1, 3, 4], "batches": [full_batches(3, 3), full_batches(4, 3),
+                                        full_batches(3, 2)]}],
+    [[0, 1], [4, 3, 1]])
+
+
+def spread(variant, drawn=False):
     switches = S_VARIANTS[variant]
-    vid = f"pflego/worked/spread-{variant}"
+    vid = f"pflego/worked/spread-{variant}" + ("-drawn" if drawn else "")
     algorithm = {"name": "pflego",
                  "hyperparameters": {"rho": 0.065, "pflego.beta": 0.135}}
     if switches:
         algorithm["switches"] = switches
     title = (f"PFLEGO ({variant}): ρ = 0.065, β = 0.135, client sizes 2, 3, 1, 4, "
-             "two rounds")
+             "two rounds" + (", I_1 drawn as [3, 1]" if drawn else ""))
+    if drawn:
+        title = ("PFLEGO (seed-global): ρ = 0.065, β = 0.135, five clients, "
+                 "I_1 = {1, 3, 4} drawn as [4, 3, 1]")
     description = (
         "ŷ = w_i·(θ·x) (mlp d = h = k = 1, identity, no biases), ½(ŷ − y)², "
         "four clients (n = 2, 3, 1, 4; α = N_i/N), I = 4, r = 2, τ = 3 (two "
@@ -335,8 +357,21 @@ def spread(variant):
         "then the joint gradient and the last head step), ρ = 0.065, "
         "θ⁰ = 0.85, w⁰ = 0.45, I_0 = {0, 1}, I_1 = {1, 3}, SGD server; "
         f"switches {switches or 'the paper defaults'}.")
-    spec = pg.given_spec(title, description, B_MODEL, S_CLIENTS, S_INIT, algorithm,
-                         rounds_of(S_CLIENTS, [[0, 1], [1, 3]], 3), split=SPLIT)
+    if drawn:
+        description = (
+            "ŷ = w_i·(θ·x) (mlp d = h = k = 1, identity, no biases), ½(ŷ − y)², "
+            "five clients (n = 2, 3, 1, 4, 3; α = N_i/N), I = 5, ρ = 0.065, "
+            "β = 0.135 (τ − 1 cheap full-batch head steps on the cached "
+            "features, then the joint gradient and the last head step), "
+            "θ⁰ = 0.85, w⁰ = 0.45, SGD server, paper switches.  I_0 = {0, 1} "
+            "(τ = 3 each, r = 2); I_1 = {1, 3, 4} (τ = 3, 3, 2, r = 3) drawn by "
+            "the sampler as [4, 3, 1]: batches[j] still belongs to clients[j], "
+            "so client 1 takes 3 steps and client 4 takes 2.")
+    clients = S_DRAWN_CLIENTS if drawn else S_CLIENTS
+    rounds = (S_DRAWN_ROUNDS if drawn
+              else rounds_of(S_CLIENTS, [[0, 1], [1, 3]], 3))
+    spec = pg.given_spec(title, description, B_MODEL, clients, S_INIT, algorithm,
+                         rounds, split=SPLIT)
 
     def run(bugs=px.NO_BUGS):
         w, v, trace = pp.replay(spec, frozenset(bugs))
@@ -345,7 +380,7 @@ def spread(variant):
     trace, w, v = result = run()
     # the cheap steps contract: β·mean((θx)²) < 2 at every client's θ
     for th in [x[0] for x in records(trace, "round_begin", "w")]:
-        for c in S_CLIENTS:
+        for c in clients:
             m = sum((th * pg.exact(x[0])) ** 2 for x in c["X"]) / len(c["X"])
             assert pg.exact(0.135) * m < 2
     # the two switches move the result
@@ -366,18 +401,24 @@ def spread(variant):
                "pflego-body-passes": ["features-per-step"]}
     exp = pg.checked_expected(vid, TOL_B, flags, mutants, result, run,
                               lambda trace, w, v: (trace, w, v))
+    if drawn:                   # drawn read where clients belongs is caught
+        wrong = pp.replay(px.spec_misread_drawn(spec))
+        assert pg.detects(exp, pg.expected(wrong[2], wrong[0], wrong[1]),
+                          TOL_B) is not None
     prov = pg.provenance("independent", f"{NOTES} §2.4 (steps 1–9), §2.9 (F1, F2); "
-                         f"{PAPER}",
+                         f"{PAPER}" + ("; docs/formats.md (drawn: information "
+                                       "only)" if drawn else ""),
                          "golden/pflego/make_worked.py (exact fractions, "
                          "pflref_exact_pfl.py)")
-    return f"worked-spread-{variant}.json", pg.vector(vid, title, prov, flags, spec,
-                                                      TOL_B, exp)
+    fname = f"worked-spread-{variant}" + ("-drawn" if drawn else "") + ".json"
+    return fname, pg.vector(vid, title, prov, flags, spec, TOL_B, exp)
 
 
 def main():
     pg.write_all(sys.argv, HERE, [lambda v=v: example_b(v) for v in B_VARIANTS]
                  + [lambda v=v: example_c(v) for v in ("exact-alpha", "code")]
-                 + [lambda v=v: spread(v) for v in S_VARIANTS])
+                 + [lambda v=v: spread(v) for v in S_VARIANTS]
+                 + [lambda: spread("seed-global", drawn=True)])
 
 
 if __name__ == "__main__":

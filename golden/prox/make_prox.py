@@ -21,6 +21,10 @@ Vectors (the file is the id without "prox/", '/' → '-'):
       rounds of minibatches, warm start across rounds, μ = 1/4
   prox/worked/linear-reset-mu      the same data with the paper's reset start,
       λ = 1.85, η_p = 0.115, K = 3, μ = 0.15
+  prox/worked/linear-lambda0-mu    λ = 0, μ = 0.65: θ̂ still recorded (λ + μ > 0)
+  prox/worked/linear-lambda0-mu0   λ = μ = 0: no θ̂ (a batch with a singular
+      Hessian, where it would not be unique)
+  (both with a round drawn by the sampler as [1, 0])
 
 Inputs are the exact values of their doubles (0.1 is the double nearest
 1/10); expected values are float(Fraction).  For each flag the generator
@@ -71,8 +75,10 @@ TOL_LINEAR = {
 
 
 def prox_vector(vid, fname, title, description, flags, mutants, model, clients,
-                init, algorithm, rounds, tol, provenance, check=None):
-    """rounds: [[(client, batches), ...] per round] (participants ascending)."""
+                init, algorithm, rounds, tol, provenance, check=None,
+                drawn=None):
+    """rounds: [[(client, batches), ...] per round] (participants ascending);
+    drawn: per round the sampler's order of its clients (None: no field)."""
     hp, sw = px.settings(algorithm)
 
     def run(bugs=px.NO_BUGS):
@@ -93,8 +99,14 @@ def prox_vector(vid, fname, title, description, flags, mutants, model, clients,
         check(pr, w, v, trace)
     exp = pg.checked_expected(vid, tol, flags, mutants, result, run,
                               lambda pr, w, v, trace: (trace, w, v))
+    sched = px.schedule_json(rounds)
+    if drawn is not None:
+        sched = px.with_drawn(sched, drawn)
     spec = pg.given_spec(title, description, model, clients, init, algorithm,
-                         px.schedule_json(rounds))
+                         sched)
+    if drawn is not None:       # drawn read where clients belongs is caught
+        _, v2, trace2 = px.replay_personal(px.spec_misread_drawn(spec))
+        assert pg.detects(exp, pg.expected(trace2, w, v2), tol) is not None
     notes = [r for r in trace.records if r["name"] == "theta_hat"]
     named = {f"v_{i}": vi for i, vi in enumerate(v)}
     named.update({f"theta_hat_r{r['round']}_c{r['client']}_s{r['step']}": r["value"]
@@ -279,8 +291,131 @@ def linear_reset():
         check)
 
 
+TOL_LAMBDA0 = {
+    "atol": 1e-12,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "binary inputs: at most 6 inner steps per round on values below "
+             "10 in magnitude, each a contraction (η_p(trace of the batch "
+             "Hessian + λ + μ) < 2, asserted by the generator) adding fewer "
+             "than 20 roundings, so θ stays within 1e-13; with λ = 0 and μ = "
+             "0.65, θ̂ comes from at most 6 conjugate-gradient iterations on "
+             "(H + μI), whose condition number is below 6 (eigenvalues in [μ, "
+             "μ + trace H], trace H < 3, asserted), so its error is a few ulp "
+             "times 6, far below 1e-12; with λ = μ = 0 there is no θ̂; every "
+             "flagged bug moves some value by more than 1e3 times the "
+             "tolerance.",
+}
+PROX_SOURCE = (f"{NOTES} §2(c) (inner solver, μθ of the official code) and §2 "
+               "Objective; Dinh et al., NeurIPS 2020, eq. (3)/(7) and Alg. 1 "
+               "l. 7; docs/formats.md (drawn: information only); "
+               "docs/algorithms/prox.md (θ̂ only when λ + μ > 0)")
+
+
+def linear_lambda0_mu():
+    """λ = 0 with μ > 0 (golden/CHANGES.md, 2026-11-25, "drawn order"): the
+    test λ + μ > 0 that decides whether θ̂ is recorded is met by μ alone,
+    so λ − μ, λ + λ (and λ alone) would drop θ̂.  θ̂ = argmin f(θ; D) +
+    (μ/2)‖θ‖², with (H + μI) nonsingular.  Round 1 is drawn as [1, 0]."""
+    model = {"kind": "linear", "d": 2, "loss": "half_squared", "bias": True}
+    clients = [
+        {"X": [[0.734, -1.219], [-0.486, 0.352], [1.107, 0.861]],
+         "y": [1.183, -0.647, 0.295]},
+        {"X": [[-0.918, 0.473], [0.265, -1.336], [1.342, 0.118], [-0.407, -0.759]],
+         "y": [-0.534, 1.271, 0.886, -1.092]},
+    ]
+    init = {"kind": "given", "w": [0.45, -0.3, 0.15]}
+    algorithm = {"name": "prox",
+                 "hyperparameters": {"lambda": 0.0, "eta_p": 0.135, "K": 3,
+                                     "pfedme.mu": 0.65},
+                 "switches": {"pfedme.theta_start": "warm"}}
+    rounds = [
+        [(0, [[0, 1], [2]]), (1, [[0, 1], [2, 3]])],
+        [(0, [[2, 0]]), (1, [[1, 2], [0, 2]])],
+    ]
+
+    def check(pr, w, v, trace):
+        mu = F(0.65)
+        for plan in rounds:                        # cond(H + μI) < 6
+            for k, steps in plan:
+                assert all(px.curvature_bound(pr, k, b) < 3 for b in steps)
+        hats = [r for r in trace.records if r["name"] == "theta_hat"]
+        assert len(hats) == 7, len(hats)           # one per batch
+        for r in hats:                             # ∇f(θ̂; D) + μθ̂ = 0
+            batch = dict(rounds[r["round"]])[r["client"]][r["step"] // 3 - 1]
+            g = pr.grad(r["client"], r["value"], batch)
+            assert all(gp + mu * th == 0 for gp, th in zip(g, r["value"]))
+
+    flags = ["theta-start", "batch-mean", "local-step-count", "initial-point"]
+    mutants = {"theta-start": ["theta-start-flip"], "batch-mean": ["batch-sum"],
+               "local-step-count": ["inner-plus-one", "inner-minus-one"],
+               "initial-point": ["init-zeros"]}
+    return prox_vector(
+        "prox/worked/linear-lambda0-mu", "worked-linear-lambda0-mu.json",
+        "pFedMe inner loop with λ = 0 and μ = 0.65: θ̂ still recorded (λ + μ "
+        "> 0); warm start; a round drawn as [1, 0]",
+        "Two clients (n = 3, 4), ŷ = x·w + b, half_squared loss, initial "
+        "point (0.45, -0.3, 0.15), λ = 0, η_p = 0.135, K = 3, pfedme.mu = "
+        "0.65, pfedme.theta_start = warm.  K steps θ ← θ − η_p(∇f(θ; D) + μθ) "
+        "per batch; after each batch θ̂ = argmin f(θ; D) + (μ/2)‖θ‖² (recorded "
+        "because λ + μ > 0).  Round 1 is drawn by the sampler as [1, 0]: "
+        "batches[j] still belongs to clients[j].",
+        flags, mutants, model, clients, init, algorithm, rounds, TOL_LAMBDA0,
+        ("independent", PROX_SOURCE,
+         "golden/prox/make_prox.py (exact fractions; θ̂ by exact linear solve)"),
+        check, drawn=[[0, 1], [1, 0]])
+
+
+def linear_lambda0_mu0():
+    """λ = μ = 0 (golden/CHANGES.md, 2026-11-25, "drawn order"): plain
+    gradient steps, and no θ̂: argmin f(θ; D) need not exist or be unique,
+    and here it does not, since client 0's first batch is one sample x with
+    x_2 = 2 x_1 (a rank-one Hessian x xᵀ, exactly singular in binary).
+    A candidate that tests λ + η_p or η_p + μ instead of λ + μ tries to
+    solve that singular system.  Round 1 is drawn as [1, 0]."""
+    model = {"kind": "linear", "d": 2, "loss": "half_squared", "bias": False}
+    clients = [
+        {"X": [[0.75, 1.5], [-0.486, 0.352], [1.107, 0.861]],
+         "y": [1.183, -0.647, 0.295]},
+        {"X": [[-0.918, 0.473], [0.265, -1.336], [1.342, 0.118], [-0.407, -0.759]],
+         "y": [-0.534, 1.271, 0.886, -1.092]},
+    ]
+    init = {"kind": "given", "w": [0.45, -0.3]}
+    algorithm = {"name": "prox",
+                 "hyperparameters": {"lambda": 0.0, "eta_p": 0.235, "K": 2},
+                 "switches": {"pfedme.theta_start": "warm"}}
+    rounds = [
+        [(0, [[0], [1, 2]]), (1, [[0, 1], [2, 3]])],
+        [(0, [[2, 0], [1]]), (1, [[1, 2]])],
+    ]
+
+    def check(pr, w, v, trace):
+        assert not [r for r in trace.records if r["name"] == "theta_hat"]
+        x = [pg.exact(a) for a in clients[0]["X"][0]]
+        assert x[1] == 2 * x[0]                    # H = x xᵀ is singular
+
+    flags = ["theta-start", "batch-mean", "local-step-count", "initial-point"]
+    mutants = {"theta-start": ["theta-start-flip"], "batch-mean": ["batch-sum"],
+               "local-step-count": ["inner-plus-one", "inner-minus-one"],
+               "initial-point": ["init-zeros"]}
+    return prox_vector(
+        "prox/worked/linear-lambda0-mu0", "worked-linear-lambda0-mu0.json",
+        "pFedMe inner loop with λ = μ = 0: plain gradient steps and no θ̂ "
+        "(a batch with a singular Hessian); a round drawn as [1, 0]",
+        "Two clients (n = 3, 4), ŷ = x·w, half_squared loss, initial point "
+        "(0.45, -0.3), λ = 0, η_p = 0.235, K = 2, pfedme.mu = 0 (default), "
+        "pfedme.theta_start = warm.  K steps θ ← θ − η_p ∇f(θ; D) per batch; "
+        "no θ̂ notes, since λ + μ = 0 (client 0's first batch is the single "
+        "sample (0.75, 1.5): its Hessian x xᵀ is singular, so argmin f(θ; D) "
+        "is not unique).  Round 1 is drawn by the sampler as [1, 0].",
+        flags, mutants, model, clients, init, algorithm, rounds, TOL_LAMBDA0,
+        ("independent", PROX_SOURCE, "golden/prox/make_prox.py (exact fractions)"),
+        check, drawn=[[0, 1], [1, 0]])
+
+
 def main():
-    pg.write_all(sys.argv, HERE, (seed003, linear_warm_mu, linear_reset))
+    pg.write_all(sys.argv, HERE, (seed003, linear_warm_mu, linear_reset,
+                                  linear_lambda0_mu, linear_lambda0_mu0))
 
 
 if __name__ == "__main__":
