@@ -880,15 +880,18 @@ def run_pflego(spec, clients, w0, log):
         joint gradient at (W̃, θ_t): G_i (head), g_i (body, one backward)
         W_i ← W̃ − ρ (I/r) G_i       (× α_i with head_step = exact_alpha)
     server: ĝ = (I/r) Σ_{I_t} a_i g_i, θ ← θ − ρ ĝ, with a_i = α_i = N_i/N
-    (theta_weights = global) or N_i / Σ_{I_t} N_j (sampled_normalised).
+    (theta_weights = global) or N_i / Σ_{I_t} N_j (sampled_normalised);
+    with pflego.server = adam, θ takes Adam's step on ĝ instead
+    (docs/algorithms/pflego.md, "The Adam step").
     Notes: g (the joint gradient), body_passes ([forward, backward] passes
     of the body for the client in the round), g_hat."""
     cfg = settings(spec)
     if spec["model"]["kind"] != "mlp":
         raise Unsupported("pflego on model %r (only the mlp)"
                           % spec["model"]["kind"])
-    if cfg["pflego.server"] != "sgd":
-        raise Unsupported("pflego.server %r (only sgd)" % cfg["pflego.server"])
+    adam = cfg["pflego.server"] == "adam"
+    if cfg["pflego.server"] not in ("sgd", "adam"):
+        raise Unsupported("pflego.server %r" % cfg["pflego.server"])
     rho, beta = cfg["rho"], cfg["pflego.beta"]
     head_alpha = cfg["pflego.head_step"] == "exact_alpha"
     if BUG == "pflego-head-alpha":
@@ -906,6 +909,7 @@ def run_pflego(spec, clients, w0, log):
     alpha = [n_i / sum(n) for n_i in n]
     w = w0.copy()
     heads = [w0[head].copy() for _ in clients]
+    m_1, m_2 = np.zeros(w.size), np.zeros(w.size)  # Adam's moments (body)
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         plan = dict(zip(rnd["clients"], rnd["batches"]))
         S_t = sorted(plan)
@@ -965,7 +969,16 @@ def run_pflego(spec, clients, w0, log):
         g_hat = np.zeros_like(w)
         g_hat[body] = scale * acc
         log("note", "train", "g_hat", g_hat, round=t)
-        w = w - rho * g_hat                                # head entries: 0
+        if adam:                   # JAX optimizers.adam, step count t + 1
+            m_1 = 0.9 * m_1 + (1 - 0.9) * g_hat
+            m_2 = 0.999 * m_2 + (1 - 0.999) * g_hat * g_hat
+            m_hat = m_1 / (1 - 0.9 ** (t + 1))
+            v_hat = m_2 / (1 - 0.999 ** (t + 1))
+            w = w.copy()
+            w[body] = w[body] - rho * m_hat[body] / (np.sqrt(v_hat[body])
+                                                     + 1e-8)
+        else:
+            w = w - rho * g_hat                            # head entries: 0
         log("server", "train", "w", w, round=t)
     models = []
     for i in range(len(clients)):
