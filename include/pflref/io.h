@@ -41,6 +41,16 @@ typedef enum {
     PFLREF_INIT_UNIFORM = 3
 } pflref_init_kind;
 
+/* A data file a problem was read from (a .npy file or a .npz archive),
+ * as the result records it: the run is tied to its data by the hash. */
+typedef struct {
+    char *path;                    /* as the JSON names it (relative to
+                                      the folder of that JSON file)      */
+    char sha256[65];               /* 64 lower-case hex digits of the
+                                      whole file's SHA-256               */
+    unsigned long long bytes;      /* the file's size                    */
+} pflref_data_file;
+
 /* A parsed, validated spec.  Everything is owned by the spec. */
 typedef struct {
     char *name;
@@ -62,6 +72,10 @@ typedef struct {
     size_t n_cluster_models;       /* k, or 0                              */
     pflref_record_level record;    /* output.trajectory                    */
     char *problem_source;          /* "inline", "generator:tilt", "file:…" */
+    pflref_data_file *data_files;  /* the .npy and .npz files the problem's
+                                      arrays came from, each once, in the
+                                      order first named; NULL when none  */
+    size_t n_data_files;
 } pflref_spec;
 
 /* Parse a spec from text.  base_dir resolves a relative problem file

@@ -75,6 +75,22 @@ static json_t *schedule_json(builder *b, const pflref_schedule *s)
     return o;
 }
 
+/* The data files the problem was read from, each with its SHA-256 and
+ * size: [{"path", "sha256", "bytes"}, ...] in the order first named. */
+static json_t *data_files_json(builder *b, const pflref_spec *spec)
+{
+    json_t *files = json_array();
+    for (size_t i = 0; i < spec->n_data_files; i++) {
+        const pflref_data_file *f = &spec->data_files[i];
+        json_t *o = json_object();
+        put(b, o, "path", json_string(f->path));
+        put(b, o, "sha256", json_string(f->sha256));
+        put(b, o, "bytes", json_integer((json_int_t)f->bytes));
+        append(b, files, o);
+    }
+    return files;
+}
+
 static json_t *work_json(builder *b, const pflref_local_work *w)
 {
     json_t *o = json_object();
@@ -344,6 +360,8 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
     put(&b, prob, "N", json_integer((json_int_t)N));
     put(&b, prob, "n_train", ntr);
     put(&b, prob, "n_test", nte);
+    if (spec->n_data_files > 0)
+        put(&b, prob, "data_files", data_files_json(&b, spec));
     put(&b, root, "problem", prob);
 
     put(&b, root, "init", init_json(&b, spec));

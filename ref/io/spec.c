@@ -98,6 +98,9 @@ void pflref_spec_free(pflref_spec *spec)
     free(spec->problem_source);
     free(spec->w0);
     free(spec->cluster_models);
+    for (size_t i = 0; i < spec->n_data_files; i++)
+        free(spec->data_files[i].path);
+    free(spec->data_files);
     pflref_problem_free(spec->problem);
     pflref_schedule_free(spec->schedule);
     free(spec);

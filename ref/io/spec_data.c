@@ -9,19 +9,161 @@
  * every client or for none.  Paths inside a problem file are prefixed with
  * the file's name ("p.json:clients[2].X[0]"); a generator's config fields
  * are named "problem.generator.<field>".
+ *
+ * Data in files: wherever a client gives X, y, X_test, y_test, X_val or
+ * y_val, the value may be a string instead of an array: the path of a
+ * NumPy .npy file, or "ARCHIVE.npz:MEMBER" for a member of a .npz archive,
+ * relative to the folder of the JSON file that names it (ref/io/npy.c).
+ * A '<f8' .npy file is used in place: the client's array points into the
+ * file's mapping, which the problem holds (pflref_problem_hold) and marks
+ * borrowed; everything else is widened into an owned array.  Each file is
+ * hashed (SHA-256) once, when first named, into spec->data_files.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/npy.h"
 #include "io/spec_read.h"
 
 #define MAX_COUNT PFLREF_SPEC_MAX_COUNT
 
-/* Read one data set of a client: keys X/y (or X_test/y_test, X_val/y_val). */
+/* Where the data files a problem names are found and recorded. */
+typedef struct {
+    const char *base_dir;   /* the folder of the JSON file naming them  */
+    pflref_spec *spec;      /* spec->data_files: each file once         */
+    pflref_problem *p;      /* holds the mappings used in place         */
+} data_ctx;
+
+/* The entry of spec->data_files for `path`: *known = 1 when it is there
+ * already, else a new entry is appended (*known = 0) for the caller to
+ * fill.  NULL when memory is short. */
+static pflref_data_file *data_file_entry(pflref_spec *spec, const char *path,
+                                         int *known)
+{
+    for (size_t i = 0; i < spec->n_data_files; i++)
+        if (strcmp(spec->data_files[i].path, path) == 0) {
+            *known = 1;
+            return &spec->data_files[i];
+        }
+    *known = 0;
+    pflref_data_file *grown = realloc(spec->data_files,
+                                      (spec->n_data_files + 1) *
+                                          sizeof *grown);
+    if (grown == NULL)
+        return NULL;
+    spec->data_files = grown;
+    pflref_data_file *f = &grown[spec->n_data_files];
+    *f = (pflref_data_file){.path = pflref_spec_strdup(path)};
+    if (f->path == NULL)
+        return NULL;
+    spec->n_data_files++;
+    return f;
+}
+
+/* The array named by the string `ref` (a .npy path or "ARCHIVE.npz:MEMBER")
+ * at JSON path `where` into *a; a mapping used in place is handed to
+ * ctx->p at once, so on success a->data is borrowed when a->map is set and
+ * owned (free() it) otherwise. */
+static pflref_status load_array(const char *ref, const char *where,
+                                const data_ctx *ctx, pflref_npy_array *a,
+                                pflref_error *err)
+{
+    char file[PFLREF_PATH_MAX], full[PFLREF_PATH_MAX];
+    const char *npz = strstr(ref, ".npz:");
+    const char *member = npz != NULL ? npz + 5 : NULL;
+    const size_t flen = npz != NULL ? (size_t)(npz + 4 - ref) : strlen(ref);
+    if (flen == 0 || flen >= sizeof file || (member != NULL && *member == 0))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "\"%s\" is not a data file name (a .npy "
+                                "path, or ARCHIVE.npz:MEMBER)", ref);
+    snprintf(file, sizeof file, "%.*s", (int)flen, ref);
+    if (file[0] == '/' || ctx->base_dir == NULL || ctx->base_dir[0] == '\0')
+        snprintf(full, sizeof full, "%s", file);
+    else
+        snprintf(full, sizeof full, "%s/%s", ctx->base_dir, file);
+    int known;
+    pflref_data_file *rec = data_file_entry(ctx->spec, file, &known);
+    if (rec == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    pflref_npy_digest dg, *want = known ? NULL : &dg;
+    pflref_status st =
+        member != NULL ? pflref_npz_load(full, member, ref, where, a, want, err)
+                       : pflref_npy_load(full, file, where, a, want, err);
+    if (st == PFLREF_OK && want != NULL) {
+        memcpy(rec->sha256, dg.hex, sizeof rec->sha256);
+        rec->bytes = dg.bytes;
+    }
+    if (st == PFLREF_OK && a->map != NULL)
+        st = pflref_problem_hold(ctx->p, a->map, a->map_len, pflref_npy_unmap,
+                                 err);
+    if (st != PFLREF_OK && !known) {
+        /* the entry of a file that could not be read is dropped */
+        free(rec->path);
+        ctx->spec->n_data_files--;
+    }
+    if (st != PFLREF_OK)
+        *a = (pflref_npy_array){.data = NULL};
+    return st;
+}
+
+/* The array of a data file checked against its field: X (is_x) 2-D with d
+ * columns of floats, y 1-D, integer labels only for a classifier. */
+static pflref_status check_array(const pflref_npy_array *a, int is_x,
+                                 const char *name, const char *where,
+                                 const pflref_model *m, pflref_error *err)
+{
+    const char *descr = pflref_npy_descr(a->h.dtype);
+    const int is_float = a->h.dtype == PFLREF_NPY_F8 ||
+                         a->h.dtype == PFLREF_NPY_F4;
+    if (is_x && (a->h.ndim != 2 || a->h.shape[1] != m->d))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s: header field 'shape' has %zu dimensions "
+                                "%s%zu columns: features X are (n, d) with "
+                                "d = %zu", name, a->h.ndim,
+                                a->h.ndim == 2 ? "and " : "(",
+                                a->h.ndim == 2 ? a->h.shape[1] : (size_t)0,
+                                m->d);
+    if (!is_x && a->h.ndim != 1)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s: header field 'shape' has %zu dimensions:"
+                                " labels y are 1-D (n,)", name, a->h.ndim);
+    if (is_x && !is_float)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s: header field 'descr' is '%s': features "
+                                "X are '<f8' or '<f4'", name, descr);
+    if (!is_x && !is_float && !pflref_model_is_classifier(m))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s: header field 'descr' is '%s' (integer "
+                                "labels) but the model is a regression: "
+                                "targets y are '<f8' or '<f4'", name, descr);
+    return PFLREF_OK;
+}
+
+/* One field (X or y) of a data set: from a file when v is a string (*a
+ * loaded and checked, *n its rows), else a JSON array (*n its length). */
+static pflref_status read_field(const json_t *v, int is_x, const char *where,
+                                const pflref_model *m, const data_ctx *ctx,
+                                pflref_npy_array *a, size_t *n,
+                                pflref_error *err)
+{
+    if (!json_is_string(v))
+        return pflref_json_array(v, where, 1, n, err);
+    const char *ref = json_string_value(v);
+    pflref_status st = load_array(ref, where, ctx, a, err);
+    if (st == PFLREF_OK)
+        st = check_array(a, is_x, ref, where, m, err);
+    *n = a->h.shape[0];
+    return st;
+}
+
+/* Read one data set of a client: keys X/y (or X_test/y_test, X_val/y_val),
+ * each an array or a data file; `bits` are the client's
+ * PFLREF_BORROWED_* bits for this set's X and y (x first). */
 static pflref_status read_xy(const json_t *c, const char *where,
                              const char *xkey, const char *ykey,
-                             const pflref_model *m, pflref_data *D,
-                             pflref_error *err)
+                             const pflref_model *m, const data_ctx *ctx,
+                             pflref_client *cl, pflref_data *D,
+                             const unsigned bits[2], pflref_error *err)
 {
     char xp[PFLREF_WHERE_MAX], yp[PFLREF_WHERE_MAX];
     pflref_json_key_path(xp, sizeof xp, where, xkey);
@@ -31,20 +173,42 @@ static pflref_status read_xy(const json_t *c, const char *where,
         return pflref_error_set(err, PFLREF_EINVAL, X == NULL ? xp : yp,
                                 "required field \"%s\" is missing",
                                 X == NULL ? xkey : ykey);
-    size_t n, ny;
-    pflref_status st = pflref_json_array(X, xp, 1, &n, err);
+    pflref_npy_array ax = {.data = NULL}, ay = {.data = NULL};
+    size_t n = 0, ny = 0;
+    pflref_status st = read_field(X, 1, xp, m, ctx, &ax, &n, err);
     if (st == PFLREF_OK)
-        st = pflref_json_array(y, yp, 1, &ny, err);
+        st = read_field(y, 0, yp, m, ctx, &ay, &ny, err);
     if (st == PFLREF_OK && n != ny)
         st = pflref_error_set(err, PFLREF_EINVAL, yp,
                               "%s has %zu rows but %s has %zu entries", xkey,
                               n, ykey, ny);
-    if (st == PFLREF_OK)
+    if (st == PFLREF_OK && (ax.data == NULL || ay.data == NULL))
         st = pflref_data_alloc(D, m, n, err);
+    else if (st == PFLREF_OK)
+        *D = (pflref_data){.n = n};
     if (st == PFLREF_OK)
-        st = pflref_json_matrix(X, xp, n, m->d, D->X, err);
+        st = ax.data != NULL ? PFLREF_OK
+                             : pflref_json_matrix(X, xp, n, m->d, D->X, err);
     if (st == PFLREF_OK)
-        st = pflref_json_vector(y, yp, n, D->y, err);
+        st = ay.data != NULL ? PFLREF_OK
+                             : pflref_json_vector(y, yp, n, D->y, err);
+    /* The file arrays replace the allocated ones; a mapping's are borrowed
+     * (the problem holds the mapping). */
+    const pflref_npy_array *arr[2] = {&ax, &ay};
+    double **slot[2] = {&D->X, &D->y};
+    for (int k = 0; k < 2; k++) {
+        if (arr[k]->data == NULL)
+            continue;
+        if (st != PFLREF_OK) {
+            if (arr[k]->map == NULL)
+                free(arr[k]->data);
+            continue;
+        }
+        free(*slot[k]);
+        *slot[k] = arr[k]->data;
+        if (arr[k]->map != NULL)
+            cl->borrowed |= bits[k];
+    }
     return st;
 }
 
@@ -73,9 +237,15 @@ static pflref_status validate_data(const pflref_model *m, const pflref_data *D,
 }
 
 static pflref_status read_client(const json_t *c, const char *where,
-                                 const pflref_model *m, pflref_client *cl,
-                                 pflref_error *err)
+                                 const pflref_model *m, const data_ctx *ctx,
+                                 pflref_client *cl, pflref_error *err)
 {
+    static const unsigned train_bits[2] = {PFLREF_BORROWED_TRAIN_X,
+                                           PFLREF_BORROWED_TRAIN_Y};
+    static const unsigned test_bits[2] = {PFLREF_BORROWED_TEST_X,
+                                          PFLREF_BORROWED_TEST_Y};
+    static const unsigned val_bits[2] = {PFLREF_BORROWED_VAL_X,
+                                         PFLREF_BORROWED_VAL_Y};
     pflref_status st;
     if (m->kind == PFLREF_MODEL_QUADRATIC) {
         static const char *const keys[] = {"a", "c", "n", NULL};
@@ -102,19 +272,22 @@ static pflref_status read_client(const json_t *c, const char *where,
                                        "y_val", NULL};
     if ((st = pflref_json_object(c, where, keys, err)))
         return st;
-    if ((st = read_xy(c, where, "X", "y", m, &cl->train, err)) ||
+    if ((st = read_xy(c, where, "X", "y", m, ctx, cl, &cl->train,
+                          train_bits, err)) ||
         (st = validate_data(m, &cl->train, where, "", err)))
         return st;
     if (json_object_get(c, "X_test") != NULL ||
         json_object_get(c, "y_test") != NULL) {
-        if ((st = read_xy(c, where, "X_test", "y_test", m, &cl->test, err)) ||
+        if ((st = read_xy(c, where, "X_test", "y_test", m, ctx, cl,
+                          &cl->test, test_bits, err)) ||
             (st = validate_data(m, &cl->test, where, "_test", err)))
             return st;
     }
     /* The validation split (X_val, y_val): optional, both or neither. */
     if (json_object_get(c, "X_val") != NULL ||
         json_object_get(c, "y_val") != NULL) {
-        if ((st = read_xy(c, where, "X_val", "y_val", m, &cl->val, err)) ||
+        if ((st = read_xy(c, where, "X_val", "y_val", m, ctx, cl,
+                          &cl->val, val_bits, err)) ||
             (st = validate_data(m, &cl->val, where, "_val", err)))
             return st;
     }
@@ -139,7 +312,8 @@ static pflref_status same_as_client0(size_t i, size_t n_i, size_t n_0,
 }
 
 static pflref_status read_clients(const json_t *arr, const char *where,
-                                  const pflref_model *m, pflref_problem **out,
+                                  const pflref_model *m, const char *base_dir,
+                                  pflref_spec *spec, pflref_problem **out,
                                   pflref_error *err)
 {
     size_t N;
@@ -149,11 +323,12 @@ static pflref_status read_clients(const json_t *arr, const char *where,
     pflref_problem *p = pflref_problem_alloc(m, N);
     if (p == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    const data_ctx ctx = {.base_dir = base_dir, .spec = spec, .p = p};
     for (size_t i = 0; i < N && st == PFLREF_OK; i++) {
         char path[PFLREF_WHERE_MAX];
         pflref_json_index_path(path, sizeof path, where, i);
         const pflref_client *c = &p->clients[i], *c0 = &p->clients[0];
-        if ((st = read_client(json_array_get(arr, i), path, m,
+        if ((st = read_client(json_array_get(arr, i), path, m, &ctx,
                               &p->clients[i], err)) ||
             (st = same_as_client0(i, c->test.n, c0->test.n, path,
                                   "test data", "has", "X_test and y_test",
@@ -174,7 +349,7 @@ static pflref_status read_clients(const json_t *arr, const char *where,
 static pflref_status read_problem_file(const char *path, const char *base_dir,
                                        const char *where,
                                        const pflref_model *m,
-                                       pflref_problem **out,
+                                       pflref_spec *spec,
                                        pflref_error *err)
 {
     char full[PFLREF_PATH_MAX];
@@ -211,8 +386,12 @@ static pflref_status read_problem_file(const char *path, const char *base_dir,
                               "provenance must be an object");
     if (st == PFLREF_OK)
         st = pflref_json_member(root, prefix, "clients", 1, &clients, err);
+    /* Data files named in the problem file are relative to its folder. */
+    char folder[PFLREF_PATH_MAX];
+    pflref_file_folder(full, folder, sizeof folder);
     if (st == PFLREF_OK)
-        st = read_clients(clients, cpath, m, out, err);
+        st = read_clients(clients, cpath, m, folder, spec, &spec->problem,
+                          err);
     json_decref(root);
     return st;
 }
@@ -315,15 +494,16 @@ pflref_status pflref_spec_read_problem(const json_t *root,
                                 "give exactly one of \"clients\", \"file\" "
                                 "and \"generator\" (%d given)", given);
     if (clients != NULL) {
-        st = read_clients(clients, "problem.clients", m, &spec->problem, err);
+        st = read_clients(clients, "problem.clients", m, base_dir, spec,
+                          &spec->problem, err);
         if (st == PFLREF_OK)
             spec->problem_source = pflref_spec_strdup("inline");
     } else if (file != NULL) {
         const char *path;
         st = pflref_json_string(file, "problem.file", &path, err);
         if (st == PFLREF_OK)
-            st = read_problem_file(path, base_dir, "problem.file", m,
-                                   &spec->problem, err);
+            st = read_problem_file(path, base_dir, "problem.file", m, spec,
+                                   err);
         if (st == PFLREF_OK) {
             size_t n = strlen(path) + 6;
             spec->problem_source = malloc(n);
