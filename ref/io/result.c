@@ -91,6 +91,24 @@ static json_t *data_files_json(builder *b, const pflref_spec *spec)
     return files;
 }
 
+/* "problem": its source, N, the sample counts and the data files. */
+static json_t *problem_json(builder *b, const pflref_spec *spec)
+{
+    const pflref_problem *pr = spec->problem;
+    json_t *prob = json_object(), *ntr = json_array(), *nte = json_array();
+    for (size_t i = 0; i < pr->N; i++) {
+        append(b, ntr, json_integer((json_int_t)pr->clients[i].train.n));
+        append(b, nte, json_integer((json_int_t)pr->clients[i].test.n));
+    }
+    put(b, prob, "source", json_string(spec->problem_source));
+    put(b, prob, "N", json_integer((json_int_t)pr->N));
+    put(b, prob, "n_train", ntr);
+    put(b, prob, "n_test", nte);
+    if (spec->n_data_files > 0)
+        put(b, prob, "data_files", data_files_json(b, spec));
+    return prob;
+}
+
 static json_t *work_json(builder *b, const pflref_local_work *w)
 {
     json_t *o = json_object();
@@ -351,18 +369,7 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
     put(&b, root, "algorithm", algorithm_json(&b, spec));
     put(&b, root, "model", model_json(&b, &pr->model, &spec->hyper.split));
 
-    json_t *prob = json_object(), *ntr = json_array(), *nte = json_array();
-    for (size_t i = 0; i < N; i++) {
-        append(&b, ntr, json_integer((json_int_t)pr->clients[i].train.n));
-        append(&b, nte, json_integer((json_int_t)pr->clients[i].test.n));
-    }
-    put(&b, prob, "source", json_string(spec->problem_source));
-    put(&b, prob, "N", json_integer((json_int_t)N));
-    put(&b, prob, "n_train", ntr);
-    put(&b, prob, "n_test", nte);
-    if (spec->n_data_files > 0)
-        put(&b, prob, "data_files", data_files_json(&b, spec));
-    put(&b, root, "problem", prob);
+    put(&b, root, "problem", problem_json(&b, spec));
 
     put(&b, root, "init", init_json(&b, spec));
     put(&b, root, "w0", pflref_json_new_vector(res->w0, P));
