@@ -156,6 +156,13 @@ static pflref_status read_field(const json_t *v, int is_x, const char *where,
     return st;
 }
 
+/* " (FILE)" after a field given as a data file, for messages: three
+ * printf arguments for "%s%s%s". */
+#define FILE_NAMED(v)                                                    \
+    json_is_string(v) ? " (" : "",                                        \
+        json_is_string(v) ? json_string_value(v) : "",                    \
+        json_is_string(v) ? ")" : ""
+
 /* Read one data set of a client: keys X/y (or X_test/y_test, X_val/y_val),
  * each an array or a data file; `bits` are the client's
  * PFLREF_BORROWED_* bits for this set's X and y (x first). */
@@ -180,8 +187,9 @@ static pflref_status read_xy(const json_t *c, const char *where,
         st = read_field(y, 0, yp, m, ctx, &ay, &ny, err);
     if (st == PFLREF_OK && n != ny)
         st = pflref_error_set(err, PFLREF_EINVAL, yp,
-                              "%s has %zu rows but %s has %zu entries", xkey,
-                              n, ykey, ny);
+                              "%s%s%s%s has %zu rows but %s%s%s%s has %zu "
+                              "entries", xkey, FILE_NAMED(X), n, ykey,
+                              FILE_NAMED(y), ny);
     if (st == PFLREF_OK && (ax.data == NULL || ay.data == NULL))
         st = pflref_data_alloc(D, m, n, err);
     else if (st == PFLREF_OK)
