@@ -73,13 +73,15 @@ static pflref_status read_envelope(const json_t *root, pflref_spec *spec,
 
 /* Every part of root into spec, in the reading order. */
 static pflref_status read_spec(const json_t *root, const char *base_dir,
-                               pflref_spec *spec, pflref_error *err)
+                               pflref_json_numerics *nums, pflref_spec *spec,
+                               pflref_error *err)
 {
     pflref_model m;
     pflref_status st;
     if ((st = read_envelope(root, spec, err)) ||
         (st = pflref_spec_read_model(root, &m, err)) ||
-        (st = pflref_spec_read_problem(root, base_dir, &m, spec, err)) ||
+        (st = pflref_spec_read_problem(root, base_dir, nums, &m, spec,
+                                       err)) ||
         (st = pflref_spec_read_split(root, &m, &spec->hyper.split, err)) ||
         (st = pflref_spec_read_algorithm(root, spec, err)) ||
         (st = pflref_spec_read_init(root, spec, err)) ||
@@ -106,9 +108,37 @@ void pflref_spec_free(pflref_spec *spec)
     free(spec);
 }
 
+char *pflref_spec_lift(const char *text, size_t len,
+                       pflref_json_numerics *nums)
+{
+    char *copy = malloc(len > 0 ? len : 1);
+    if (copy == NULL)
+        return NULL;
+    memcpy(copy, text, len);
+    if (pflref_json_lift(copy, len, nums) == 0) {
+        free(copy);
+        return NULL;
+    }
+    return copy;
+}
+
 pflref_status pflref_spec_parse(const char *text, size_t len,
                                 const char *base_dir, pflref_spec **out,
                                 pflref_error *err)
+{
+    pflref_json_numerics nums = {.a = NULL};
+    char *lifted = text != NULL ? pflref_spec_lift(text, len, &nums) : NULL;
+    pflref_status st = pflref_spec_parse_lifted(
+        lifted != NULL ? lifted : text, len, base_dir, &nums, out, err);
+    free(lifted);
+    pflref_json_numerics_free(&nums);
+    return st;
+}
+
+pflref_status pflref_spec_parse_lifted(const char *text, size_t len,
+                                       const char *base_dir,
+                                       pflref_json_numerics *nums,
+                                       pflref_spec **out, pflref_error *err)
 {
     *out = NULL;
     json_t *root;
@@ -121,7 +151,7 @@ pflref_status pflref_spec_parse(const char *text, size_t len,
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     }
     pflref_hyper_defaults(&spec->hyper);
-    st = read_spec(root, base_dir, spec, err);
+    st = read_spec(root, base_dir, nums, spec, err);
     json_decref(root);
     if (st != PFLREF_OK) {
         pflref_spec_free(spec);

@@ -32,6 +32,8 @@ typedef struct {
     const char *base_dir;   /* the folder of the JSON file naming them  */
     pflref_spec *spec;      /* spec->data_files: each file once         */
     pflref_problem *p;      /* holds the mappings used in place         */
+    pflref_json_numerics *nums; /* the arrays lifted from the JSON text
+                               (pflref_json_lift), or NULL             */
 } data_ctx;
 
 /* The entry of spec->data_files for `path`: *known = 1 when it is there
@@ -139,13 +141,21 @@ static pflref_status check_array(const pflref_npy_array *a, int is_x,
     return PFLREF_OK;
 }
 
-/* One field (X or y) of a data set: from a file when v is a string (*a
- * loaded and checked, *n its rows), else a JSON array (*n its length). */
+/* One field (X or y) of a data set: an array lifted from the text (*lift,
+ * *n its rows), a data file when v is a string (*a loaded and checked, *n
+ * its rows), else a JSON array (*n its length). */
 static pflref_status read_field(const json_t *v, int is_x, const char *where,
                                 const pflref_model *m, const data_ctx *ctx,
+                                pflref_json_numeric **lift,
                                 pflref_npy_array *a, size_t *n,
                                 pflref_error *err)
 {
+    *lift = pflref_json_numeric_of(v, ctx->nums);
+    if (*lift != NULL && (*lift)->v != NULL) {
+        *n = (*lift)->rows;
+        return PFLREF_OK;
+    }
+    *lift = NULL;
     if (!json_is_string(v))
         return pflref_json_array(v, where, 1, n, err);
     const char *ref = json_string_value(v);
@@ -159,9 +169,34 @@ static pflref_status read_field(const json_t *v, int is_x, const char *where,
 /* " (FILE)" after a field given as a data file, for messages: three
  * printf arguments for "%s%s%s". */
 #define FILE_NAMED(v)                                                    \
-    json_is_string(v) ? " (" : "",                                        \
-        json_is_string(v) ? json_string_value(v) : "",                    \
-        json_is_string(v) ? ")" : ""
+    file_name(v) != NULL ? " (" : "",                                     \
+        file_name(v) != NULL ? file_name(v) : "",                         \
+        file_name(v) != NULL ? ")" : ""
+
+/* The data file a field names: its string, unless the string is a
+ * placeholder of a lifted array (which starts with 0x01); else NULL. */
+static const char *file_name(const json_t *v)
+{
+    const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+    return s != NULL && s[0] != '\x01' ? s : NULL;
+}
+
+/* A lifted matrix as X (where: its JSON path): every row has d numbers,
+ * else the first that has not is named as pflref_json_matrix names it. */
+static pflref_status lifted_rows(const pflref_json_numeric *a,
+                                 const char *where, size_t d,
+                                 pflref_error *err)
+{
+    for (size_t i = 0; i < a->rows; i++)
+        if (a->row_len[i] != d) {
+            char path[PFLREF_WHERE_MAX];
+            pflref_json_index_path(path, sizeof path, where, i);
+            return pflref_error_set(err, PFLREF_EINVAL, path,
+                                    "expected %zu numbers, found %zu", d,
+                                    a->row_len[i]);
+        }
+    return PFLREF_OK;
+}
 
 /* Read one data set of a client: keys X/y (or X_test/y_test, X_val/y_val),
  * each an array or a data file; `bits` are the client's
@@ -181,27 +216,41 @@ static pflref_status read_xy(const json_t *c, const char *where,
                                 "required field \"%s\" is missing",
                                 X == NULL ? xkey : ykey);
     pflref_npy_array ax = {.data = NULL}, ay = {.data = NULL};
+    pflref_json_numeric *lx = NULL, *ly = NULL;
     size_t n = 0, ny = 0;
-    pflref_status st = read_field(X, 1, xp, m, ctx, &ax, &n, err);
+    pflref_status st = read_field(X, 1, xp, m, ctx, &lx, &ax, &n, err);
     if (st == PFLREF_OK)
-        st = read_field(y, 0, yp, m, ctx, &ay, &ny, err);
+        st = read_field(y, 0, yp, m, ctx, &ly, &ay, &ny, err);
     if (st == PFLREF_OK && n != ny)
         st = pflref_error_set(err, PFLREF_EINVAL, yp,
                               "%s%s%s%s has %zu rows but %s%s%s%s has %zu "
                               "entries", xkey, FILE_NAMED(X), n, ykey,
                               FILE_NAMED(y), ny);
-    if (st == PFLREF_OK && (ax.data == NULL || ay.data == NULL))
+    /* Arrays from JSON nodes need buffers; lifted and file arrays come
+     * with their own. */
+    const int from_x = ax.data != NULL || lx != NULL;
+    const int from_y = ay.data != NULL || ly != NULL;
+    if (st == PFLREF_OK && (!from_x || !from_y))
         st = pflref_data_alloc(D, m, n, err);
     else if (st == PFLREF_OK)
         *D = (pflref_data){.n = n};
     if (st == PFLREF_OK)
-        st = ax.data != NULL ? PFLREF_OK
-                             : pflref_json_matrix(X, xp, n, m->d, D->X, err);
-    if (st == PFLREF_OK)
-        st = ay.data != NULL ? PFLREF_OK
-                             : pflref_json_vector(y, yp, n, D->y, err);
-    /* The file arrays replace the allocated ones; a mapping's are borrowed
-     * (the problem holds the mapping). */
+        st = lx != NULL ? lifted_rows(lx, xp, m->d, err)
+             : from_x   ? PFLREF_OK
+                        : pflref_json_matrix(X, xp, n, m->d, D->X, err);
+    if (st == PFLREF_OK && !from_y)
+        st = pflref_json_vector(y, yp, n, D->y, err);
+    /* A lifted array is taken from the table, as an owned one. */
+    if (st == PFLREF_OK && lx != NULL) {
+        ax = (pflref_npy_array){.data = lx->v};
+        lx->v = NULL;
+    }
+    if (st == PFLREF_OK && ly != NULL) {
+        ay = (pflref_npy_array){.data = ly->v};
+        ly->v = NULL;
+    }
+    /* The file and lifted arrays replace the allocated ones; a mapping's
+     * are borrowed (the problem holds the mapping). */
     const pflref_npy_array *arr[2] = {&ax, &ay};
     double **slot[2] = {&D->X, &D->y};
     for (int k = 0; k < 2; k++) {
@@ -319,10 +368,12 @@ static pflref_status same_as_client0(size_t i, size_t n_i, size_t n_0,
                             n_0 > 0 ? has_one : "has none", keys);
 }
 
+/* The clients of array arr (at `where`) for model m into *out; `in`
+ * gives the folder for data files, the spec and the lifted arrays (its p
+ * is set here). */
 static pflref_status read_clients(const json_t *arr, const char *where,
-                                  const pflref_model *m, const char *base_dir,
-                                  pflref_spec *spec, pflref_problem **out,
-                                  pflref_error *err)
+                                  const pflref_model *m, data_ctx in,
+                                  pflref_problem **out, pflref_error *err)
 {
     size_t N;
     pflref_status st = pflref_json_array(arr, where, 1, &N, err);
@@ -331,7 +382,8 @@ static pflref_status read_clients(const json_t *arr, const char *where,
     pflref_problem *p = pflref_problem_alloc(m, N);
     if (p == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
-    const data_ctx ctx = {.base_dir = base_dir, .spec = spec, .p = p};
+    const data_ctx ctx = {.base_dir = in.base_dir, .spec = in.spec, .p = p,
+                          .nums = in.nums};
     for (size_t i = 0; i < N && st == PFLREF_OK; i++) {
         char path[PFLREF_WHERE_MAX];
         pflref_json_index_path(path, sizeof path, where, i);
@@ -373,11 +425,16 @@ static pflref_status read_problem_file(const char *path, const char *base_dir,
             snprintf(err->where, sizeof err->where, "%s", where);
         return st;
     }
+    /* The data arrays are lifted from the text (owned here) in place. */
+    pflref_json_numerics nums = {.a = NULL};
+    pflref_json_lift(text, len, &nums);
     json_t *root;
     st = pflref_json_parse(text, len, full, &root, err);
     free(text);
-    if (st != PFLREF_OK)
+    if (st != PFLREF_OK) {
+        pflref_json_numerics_free(&nums);
         return st;
+    }
     static const char *const keys[] = {"format", "description", "provenance",
                                        "clients", NULL};
     /* Paths inside the problem file are prefixed with its name. */
@@ -397,10 +454,11 @@ static pflref_status read_problem_file(const char *path, const char *base_dir,
     /* Data files named in the problem file are relative to its folder. */
     char folder[PFLREF_PATH_MAX];
     pflref_file_folder(full, folder, sizeof folder);
+    const data_ctx in = {.base_dir = folder, .spec = spec, .nums = &nums};
     if (st == PFLREF_OK)
-        st = read_clients(clients, cpath, m, folder, spec, &spec->problem,
-                          err);
+        st = read_clients(clients, cpath, m, in, &spec->problem, err);
     json_decref(root);
+    pflref_json_numerics_free(&nums);
     return st;
 }
 
@@ -483,6 +541,7 @@ static pflref_status read_generator(const json_t *g, const pflref_model *m,
 
 pflref_status pflref_spec_read_problem(const json_t *root,
                                        const char *base_dir,
+                                       pflref_json_numerics *nums,
                                        const pflref_model *m,
                                        pflref_spec *spec, pflref_error *err)
 {
@@ -502,8 +561,10 @@ pflref_status pflref_spec_read_problem(const json_t *root,
                                 "give exactly one of \"clients\", \"file\" "
                                 "and \"generator\" (%d given)", given);
     if (clients != NULL) {
-        st = read_clients(clients, "problem.clients", m, base_dir, spec,
-                          &spec->problem, err);
+        const data_ctx in = {.base_dir = base_dir, .spec = spec,
+                             .nums = nums};
+        st = read_clients(clients, "problem.clients", m, in, &spec->problem,
+                          err);
         if (st == PFLREF_OK)
             spec->problem_source = pflref_spec_strdup("inline");
     } else if (file != NULL) {
