@@ -500,6 +500,17 @@ pflref_status pflref_json_parse(const char *text, size_t len, const char *what,
     return st;
 }
 
+pflref_status pflref_json_parse_lifted(const char *lifted, size_t llen,
+                                       const char *text, size_t len,
+                                       const char *what, json_t **out,
+                                       pflref_error *err)
+{
+    pflref_status st = pflref_json_parse(lifted, llen, what, out, err);
+    if (st != PFLREF_OK && text != NULL && text != lifted)
+        st = pflref_json_parse(text, len, what, out, err);
+    return st;
+}
+
 json_t *pflref_json_new_vector(const double *x, size_t n)
 {
     json_t *a = json_array();

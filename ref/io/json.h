@@ -110,13 +110,22 @@ typedef struct {
     size_t n, cap;
 } pflref_json_numerics;
 
-/* Lift every data array of text[0..len) that jansson would read without
- * complaint into t, overwriting it in the text by a placeholder string of
- * the same bytes and newlines (so jansson's line and column numbers do not
- * move).  Returns how many were lifted (0 when the text holds the escape
- * \u0001, which would let a placeholder be forged, or when memory is
- * short: jansson then reads the arrays as before). */
-size_t pflref_json_lift(char *text, size_t len, pflref_json_numerics *t);
+/* Lift every data array of text[0..*len) that jansson would read without
+ * complaint into t, replacing it in the text by a shorter placeholder
+ * string; the text closes up and *len becomes its new length.  Returns how
+ * many were lifted (0 when the text holds the escape \u0001, which would
+ * let a placeholder be forged: jansson then reads the arrays as before).
+ * Parse the result with pflref_json_parse_lifted. */
+size_t pflref_json_lift(char *text, size_t *len, pflref_json_numerics *t);
+
+/* pflref_json_parse of a lifted text (lifted, llen); when it fails, the
+ * original text (text, len) is parsed instead, so the error names the
+ * line and column of the original.  text may be NULL when the original is
+ * gone: the lifted text's error is then returned as it is. */
+pflref_status pflref_json_parse_lifted(const char *lifted, size_t llen,
+                                       const char *text, size_t len,
+                                       const char *what, json_t **out,
+                                       pflref_error *err);
 
 /* The lifted array a placeholder value v stands for, or NULL when v is
  * not a placeholder of t (t may be NULL). */

@@ -7,10 +7,10 @@
  * pflref_json_lift scans it once and lifts out every array that is the
  * value of a data key, "X", "X_test", "X_val" (an array of rows of
  * numbers) or "y", "y_test", "y_val" (an array of numbers): the numbers go
- * into one malloc'd array of doubles, and the array's text is overwritten
- * by a placeholder string "\u0001<i>" (entry i of the table) padded with
- * spaces, so jansson sees a short string where the array was.  The data
- * reader (ref/io/spec_data.c) takes the doubles from the table when it
+ * into one malloc'd array of doubles, and the array's text is replaced by
+ * a placeholder string "\u0001<i>" (entry i of the table), the text closing
+ * up behind it, so jansson reads a short string where the array was.  The
+ * data reader (ref/io/spec_data.c) takes the doubles from the table when it
  * meets a placeholder.
  *
  * Nothing changes but the cost:
@@ -23,8 +23,10 @@
  *      string, an empty row, a row that is not an array ...); otherwise it
  *      stays in the text and jansson and the readers report it exactly as
  *      they did;
- *   c) line and column numbers of jansson's errors stay the same: the
- *      placeholder keeps the array's bytes and its newlines;
+ *   c) jansson's line and column numbers would move, so when the lifted
+ *      text fails to parse, the original text is parsed again for the
+ *      error (pflref_json_parse_lifted): a lifted array is valid JSON, so
+ *      the two texts are valid or invalid together;
  *   d) a placeholder cannot be forged: when the text holds the escape
  *      \u0001 anywhere, nothing is lifted (a raw 0x01 byte in a string is
  *      not JSON).
@@ -102,6 +104,38 @@ static int push_row(lift_buf *b, size_t len)
     return 1;
 }
 
+/* Clinger's fast path (W. D. Clinger, "How to read floating point numbers
+ * accurately", PLDI 1990): a literal "-?I.F" without exponent whose digits
+ * form an integer m ≤ 2^53 with k ≤ 22 digits after the point is m / 10^k,
+ * both operands exact doubles, so the one correctly rounded IEEE division
+ * gives exactly strtod's result.  *x gets it; 0 when the literal is not of
+ * that form (strtod then reads it). */
+static int fast_decimal(const char *tok, size_t n, double *x)
+{
+    static const double pow10[23] = {
+        1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const int neg = tok[0] == '-';
+    unsigned long long m = 0;
+    size_t k = 0, digits = 0;
+    int point = 0;
+    for (size_t j = (size_t)neg; j < n; j++) {
+        if (tok[j] == '.') {
+            point = 1;
+            continue;
+        }
+        if (tok[j] < '0' || tok[j] > '9' || ++digits > 19)
+            return 0;
+        m = m * 10 + (unsigned long long)(tok[j] - '0');
+        k += (size_t)point;
+    }
+    if (m > (1ULL << 53) || k > 22)
+        return 0;
+    const double q = (double)m / pow10[k];
+    *x = neg ? -q : q;
+    return 1;
+}
+
 /* The number literal at text[*i] (JSON's grammar), converted as jansson
  * converts it, into b; *i moves past it.  0 when jansson would refuse it
  * or the underflow scan would name it (json.c): the array is then left
@@ -126,8 +160,10 @@ static int lift_number(const char *text, size_t len, size_t *i, lift_buf *b)
         for (; j < len && is_digit(text[j]); j++)
             nonzero |= text[j] != '0';
     }
+    int exponent = 0;
     if (j < len && (text[j] == 'e' || text[j] == 'E')) {
         integral = 0;
+        exponent = 1;
         if (++j < len && (text[j] == '+' || text[j] == '-'))
             j++;
         if (j >= len || !is_digit(text[j]))
@@ -148,6 +184,8 @@ static int lift_number(const char *text, size_t len, size_t *i, lift_buf *b)
         if (errno == ERANGE)
             return 0;
         x = (double)v;
+    } else if (!exponent && fast_decimal(tok, j - *i, &x)) {
+        /* exactly strtod's double (see fast_decimal) */
     } else {
         x = strtod(tok, NULL);
         if (errno == ERANGE && (x > 1.0 || x < -1.0))
@@ -210,28 +248,6 @@ static size_t lift_array(const char *text, size_t len, size_t start,
     }
 }
 
-/* Overwrite text[start, end) with the placeholder of entry k: the string
- * "\u0001k" in the first stretch without a newline long enough to hold
- * it, spaces elsewhere, every newline kept.  0 when no stretch fits. */
-static int put_placeholder(char *text, size_t start, size_t end, size_t k)
-{
-    char ph[48];
-    const int n = snprintf(ph, sizeof ph, "\"\\u0001%zu\"", k);
-    size_t at = end, run = 0;
-    for (size_t i = start; i < end && at == end; i++) {
-        run = text[i] == '\n' ? 0 : run + 1;
-        if (run == (size_t)n)
-            at = i + 1 - (size_t)n;
-    }
-    if (at == end)
-        return 0;
-    for (size_t i = start; i < end; i++)
-        if (text[i] != '\n')
-            text[i] = ' ';
-    memcpy(text + at, ph, (size_t)n);
-    return 1;
-}
-
 /* Append b as a new entry of t (taking its arrays): its index, or
  * (size_t)-1 when memory is short. */
 static size_t add_entry(pflref_json_numerics *t, lift_buf *b, int depth)
@@ -253,51 +269,64 @@ static size_t add_entry(pflref_json_numerics *t, lift_buf *b, int depth)
     return t->n++;
 }
 
+/* The text being compacted: text[0, w) is final; text[from, ...) is
+ * still to be copied down to w. */
+typedef struct {
+    char *text;
+    size_t w, from;
+} compactor;
+
 /* Try to lift the array of `depth` at text[start]; the index to resume
- * the scan at (past the array when lifted, else start). */
-static size_t try_lift(char *text, size_t len, size_t start, int depth,
+ * the scan at (past the array when lifted, else start).  A lifted array's
+ * text becomes its placeholder "\u0001k" (no longer than the array). */
+static size_t try_lift(compactor *c, size_t len, size_t start, int depth,
                        pflref_json_numerics *t)
 {
+    char *text = c->text;
     lift_buf b = {.v = NULL};
     const size_t end = lift_array(text, len, start, depth, &b);
+    char ph[48];
+    const int n = snprintf(ph, sizeof ph, "\"\\u0001%zu\"", t->n);
     size_t k = (size_t)-1;
-    if (end > 0)
+    if (end > 0 && end - start >= (size_t)n)
         k = add_entry(t, &b, depth);
-    if (k != (size_t)-1 && put_placeholder(text, start, end, k))
-        return end;
-    if (k != (size_t)-1) {
-        /* no room for the placeholder: drop the entry */
-        t->n--;
-        free(t->a[k].v);
-        free(t->a[k].row_len);
-    }
     free(b.v);
     free(b.rows);
-    return start;
+    if (k == (size_t)-1)
+        return start;
+    /* text[from, start) moves down to w, then the placeholder */
+    memmove(text + c->w, text + c->from, start - c->from);
+    c->w += start - c->from;
+    memcpy(text + c->w, ph, (size_t)n);
+    c->w += (size_t)n;
+    c->from = end;
+    return end;
 }
 
-size_t pflref_json_lift(char *text, size_t len, pflref_json_numerics *t)
+size_t pflref_json_lift(char *text, size_t *len, pflref_json_numerics *t)
 {
     static const char esc[] = "\\u0001";
-    for (size_t i = 0; i + sizeof esc - 1 <= len; i++)
+    const size_t L = *len;
+    for (size_t i = 0; i + sizeof esc - 1 <= L; i++)
         if (text[i] == '\\' && memcmp(text + i, esc, sizeof esc - 1) == 0)
             return 0;
     const size_t before = t->n;
-    for (size_t i = 0; i < len; i++) {
+    compactor c = {.text = text, .w = 0, .from = 0};
+    for (size_t i = 0; i < L; i++) {
         if (text[i] != '"')
             continue;
         /* a string: a key when a ':' follows it */
         size_t end = i + 1;
-        while (end < len && text[end] != '"')
+        while (end < L && text[end] != '"')
             end += text[end] == '\\' ? 2 : 1;
-        if (end >= len)
+        if (end >= L)
             break;
         const int depth = key_depth(text + i + 1, end - i - 1);
-        size_t j = skip_ws(text, len, end + 1);
-        if (depth > 0 && j < len && text[j] == ':') {
-            j = skip_ws(text, len, j + 1);
-            if (j < len && text[j] == '[') {
-                const size_t past = try_lift(text, len, j, depth, t);
+        size_t j = skip_ws(text, L, end + 1);
+        if (depth > 0 && j < L && text[j] == ':') {
+            j = skip_ws(text, L, j + 1);
+            if (j < L && text[j] == '[') {
+                const size_t past = try_lift(&c, L, j, depth, t);
                 if (past > j) {
                     i = past - 1;
                     continue;
@@ -306,6 +335,8 @@ size_t pflref_json_lift(char *text, size_t len, pflref_json_numerics *t)
         }
         i = end;
     }
+    memmove(text + c.w, text + c.from, L - c.from);
+    *len = c.w + (L - c.from);
     return t->n - before;
 }
 

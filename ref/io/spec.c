@@ -108,14 +108,15 @@ void pflref_spec_free(pflref_spec *spec)
     free(spec);
 }
 
-char *pflref_spec_lift(const char *text, size_t len,
+char *pflref_spec_lift(const char *text, size_t len, size_t *llen,
                        pflref_json_numerics *nums)
 {
     char *copy = malloc(len > 0 ? len : 1);
     if (copy == NULL)
         return NULL;
     memcpy(copy, text, len);
-    if (pflref_json_lift(copy, len, nums) == 0) {
+    *llen = len;
+    if (pflref_json_lift(copy, llen, nums) == 0) {
         free(copy);
         return NULL;
     }
@@ -127,22 +128,28 @@ pflref_status pflref_spec_parse(const char *text, size_t len,
                                 pflref_error *err)
 {
     pflref_json_numerics nums = {.a = NULL};
-    char *lifted = text != NULL ? pflref_spec_lift(text, len, &nums) : NULL;
-    pflref_status st = pflref_spec_parse_lifted(
-        lifted != NULL ? lifted : text, len, base_dir, &nums, out, err);
+    size_t llen = 0;
+    char *lifted = text != NULL ? pflref_spec_lift(text, len, &llen, &nums)
+                                : NULL;
+    pflref_status st = pflref_spec_parse_lifted(text, len, lifted, llen,
+                                                base_dir, &nums, out, err);
     free(lifted);
     pflref_json_numerics_free(&nums);
     return st;
 }
 
 pflref_status pflref_spec_parse_lifted(const char *text, size_t len,
+                                       const char *lifted, size_t llen,
                                        const char *base_dir,
                                        pflref_json_numerics *nums,
                                        pflref_spec **out, pflref_error *err)
 {
     *out = NULL;
     json_t *root;
-    pflref_status st = pflref_json_parse(text, len, "", &root, err);
+    pflref_status st =
+        lifted != NULL
+            ? pflref_json_parse_lifted(lifted, llen, text, len, "", &root, err)
+            : pflref_json_parse(text, len, "", &root, err);
     if (st != PFLREF_OK)
         return st;
     pflref_spec *spec = calloc(1, sizeof *spec);

@@ -425,12 +425,20 @@ static pflref_status read_problem_file(const char *path, const char *base_dir,
             snprintf(err->where, sizeof err->where, "%s", where);
         return st;
     }
-    /* The data arrays are lifted from the text (owned here) in place. */
+    /* The data arrays are lifted from the text (owned here) in place; a
+     * text that does not parse is read again, so that the error names the
+     * original's line and column. */
     pflref_json_numerics nums = {.a = NULL};
-    pflref_json_lift(text, len, &nums);
+    size_t llen = len;
+    const size_t lifted = pflref_json_lift(text, &llen, &nums);
     json_t *root;
-    st = pflref_json_parse(text, len, full, &root, err);
+    st = pflref_json_parse(text, llen, full, &root, err);
     free(text);
+    if (st != PFLREF_OK && lifted > 0 &&
+        pflref_read_file(full, &text, &len, NULL) == PFLREF_OK) {
+        st = pflref_json_parse(text, len, full, &root, err);
+        free(text);
+    }
     if (st != PFLREF_OK) {
         pflref_json_numerics_free(&nums);
         return st;

@@ -47,12 +47,14 @@ pflref_status pflref_spec_read_problem(const json_t *root,
 /* A copy of text[0..len) with its data arrays lifted into nums
  * (pflref_json_lift), or NULL when nothing was lifted (or memory is
  * short): then text itself is to be parsed.  free() the copy. */
-char *pflref_spec_lift(const char *text, size_t len,
+char *pflref_spec_lift(const char *text, size_t len, size_t *llen,
                        pflref_json_numerics *nums);
 
-/* pflref_spec_parse on a text whose data arrays were lifted into nums
- * (NULL or empty: none). */
+/* pflref_spec_parse of text (len bytes) whose data arrays were lifted
+ * into nums, giving `lifted` (llen bytes; NULL: nothing lifted, parse
+ * text). */
 pflref_status pflref_spec_parse_lifted(const char *text, size_t len,
+                                       const char *lifted, size_t llen,
                                        const char *base_dir,
                                        pflref_json_numerics *nums,
                                        pflref_spec **out, pflref_error *err);

@@ -68,12 +68,14 @@ pflref_status pflref_spec_run_text(const char *text, size_t len,
      * test for a vector nor the spec's parse builds a node per number. */
     pflref_spec *spec = NULL;
     pflref_json_numerics nums = {.a = NULL};
-    char *lifted = pflref_spec_lift(text, len, &nums);
-    const char *t = lifted != NULL ? lifted : text;
+    size_t llen = 0;
+    char *lifted = pflref_spec_lift(text, len, &llen, &nums);
     pflref_status st =
-        pflref_golden_is_vector(t, len)
+        pflref_golden_is_vector(lifted != NULL ? lifted : text,
+                                lifted != NULL ? llen : len)
             ? pflref_golden_spec(text, len, base_dir, &spec, err)
-            : pflref_spec_parse_lifted(t, len, base_dir, &nums, &spec, err);
+            : pflref_spec_parse_lifted(text, len, lifted, llen, base_dir,
+                                       &nums, &spec, err);
     free(lifted);
     pflref_json_numerics_free(&nums);
     if (st == PFLREF_OK)
