@@ -533,5 +533,6 @@ Suite *npy_suite(void)
     tcase_add_test(tc, test_npy_mapped_not_copied);
     suite_add_tcase(s, tc);
     npy_bad_cases(s);
+    npy_lift_cases(s);
     return s;
 }

@@ -19,5 +19,7 @@ void tn_write_npy(const char *path, const char *descr, size_t rows,
                   size_t cols, const void *data, size_t itemsize);
 /* Add the bad-file cases (tests/test_npy_bad.c) to suite s. */
 void npy_bad_cases(Suite *s);
+/* Add the cases of the lean JSON reading (tests/test_npy_lift.c). */
+void npy_lift_cases(Suite *s);
 
 #endif
