@@ -521,6 +521,64 @@ START_TEST(test_npy_mapped_not_copied)
 }
 END_TEST
 
+/* Files written by NumPy itself (np.save, np.savez with its ZIP64 local
+ * headers, np.savez_compressed, format versions 2.0 and 3.0 through
+ * numpy.lib.format), read through the spec reader: the values are the
+ * closed forms NumPy was given (i/8 − 1 for X, i mod 3 for y), exactly.
+ * Skipped (with a note) when /usr/bin/python3 has no numpy. */
+START_TEST(test_npy_written_by_numpy)
+{
+    if (system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") != 0) {
+        fprintf(stderr, "test_npy_written_by_numpy: no numpy, skipped\n");
+        return;
+    }
+    char *dir = tu_tmpdir();
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && /usr/bin/python3 -c \""
+             "import numpy as np; from numpy.lib import format as F\n"
+             "X = np.arange(12.0).reshape(4, 3) / 8 - 1\n"
+             "y = np.arange(4) %% 3\n"
+             "np.save('X.npy', X); np.save('y.npy', y.astype(np.uint8))\n"
+             "np.savez('s.npz', X=X, y=y.astype(np.int64))\n"
+             "np.savez_compressed('c.npz', X=X.astype(np.float32), "
+             "y=y.astype(np.int32))\n"
+             "F.write_array(open('X2.npy', 'wb'), X, version=(2, 0))\n"
+             "F.write_array(open('X3.npy', 'wb'), X, version=(3, 0))\n"
+             "\"", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    static const char *const pairs[][2] = {
+        {"X.npy", "y.npy"}, {"s.npz:X", "s.npz:y"}, {"c.npz:X.npy", "c.npz:y"},
+        {"X2.npy", "y.npy"}, {"X3.npy", "y.npy"}};
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+        char spec[1024];
+        snprintf(spec, sizeof spec,
+                 "{\"format\": \"pflref-spec/1\", \"name\": \"np\", "
+                 "\"model\": " SOFTMAX ", \"problem\": {\"clients\": "
+                 "[{\"X\": \"%s\", \"y\": \"%s\"}]}, \"algorithm\": "
+                 "{\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": "
+                 "0.1}}, \"schedule\": {\"kind\": \"generate\", "
+                 "\"rounds\": 1, \"clients_per_round\": 1, \"local\": "
+                 "{\"steps\": 1, \"batch_size\": 0}}}",
+                 pairs[k][0], pairs[k][1]);
+        pflref_spec *s = NULL;
+        pflref_error err;
+        ck_assert_msg(pflref_spec_parse(spec, strlen(spec), dir, &s, &err) ==
+                          PFLREF_OK,
+                      "%s: %s: %s", pairs[k][0], err.where, err.message);
+        const pflref_data *T = &s->problem->clients[0].train;
+        ck_assert_uint_eq(T->n, 4);
+        for (size_t i = 0; i < 12; i++)
+            ck_assert_double_eq(T->X[i], (double)i / 8.0 - 1.0);
+        for (size_t i = 0; i < 4; i++)
+            ck_assert_double_eq(T->y[i], (double)(i % 3));
+        pflref_spec_free(s);
+    }
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *npy_suite(void)
 {
     Suite *s = suite_create("npy");
@@ -531,6 +589,7 @@ Suite *npy_suite(void)
     tcase_add_test(tc, test_npz_same_as_json);
     tcase_add_test(tc, test_npy_in_problem_file);
     tcase_add_test(tc, test_npy_mapped_not_copied);
+    tcase_add_test(tc, test_npy_written_by_numpy);
     suite_add_tcase(s, tc);
     npy_bad_cases(s);
     npy_lift_cases(s);
