@@ -51,6 +51,10 @@ typedef struct {
     unsigned long long bytes;      /* the file's size                    */
 } pflref_data_file;
 
+/* The SHA-256 of the data files used in place, computed on a second
+ * thread while the run proceeds (private to the library). */
+typedef struct pflref_digest_job pflref_digest_job;
+
 /* A parsed, validated spec.  Everything is owned by the spec. */
 typedef struct {
     char *name;
@@ -76,6 +80,9 @@ typedef struct {
                                       arrays came from, each once, in the
                                       order first named; NULL when none  */
     size_t n_data_files;
+    pflref_digest_job *digests;    /* the digests of data_files still being
+                                      computed (private: the result writer
+                                      waits for them), or NULL           */
 } pflref_spec;
 
 /* Parse a spec from text.  base_dir resolves a relative problem file

@@ -497,14 +497,17 @@ pflref_status pflref_npy_load(const char *path, const char *name,
         st = pflref_npy_header_parse(bytes, size, name, where, &a->h, err);
     if (st == PFLREF_OK)
         st = npy_check_size(&a->h, size, name, where, err);
-    if (st == PFLREF_OK && digest != NULL) {
-        pflref_sha256_hex(bytes, size, digest->hex);
-        digest->bytes = size;
-    }
-    /* Alg.: '<f8' at an aligned offset is used in place; the rest is
-     * widened into an owned array and the mapping released. */
+    /* '<f8' at an aligned offset is used in place; the rest is widened
+     * into an owned array and the mapping released (after hashing it: a
+     * mapping kept is hashed later, by the caller). */
     const int in_place = a->h.dtype == PFLREF_NPY_F8 &&
                          a->h.offset % sizeof(double) == 0;
+    if (st == PFLREF_OK && digest != NULL) {
+        digest->hex[0] = '\0';
+        if (!in_place)
+            pflref_sha256_hex(bytes, size, digest->hex);
+        digest->bytes = size;
+    }
     if (st == PFLREF_OK && in_place) {
         a->data = (double *)(void *)((unsigned char *)map + a->h.offset);
         a->map = map;

@@ -66,7 +66,9 @@ pflref_status pflref_npy_header_parse(const unsigned char *buf, size_t avail,
  * its values checked finite.  '<f8' data at an 8-aligned offset is used in
  * place (a->map set); other types are widened into a malloc'd array and
  * the mapping released.  digest: when non-NULL, receives the SHA-256 of
- * the whole file.  Errors: PFLREF_EIO (cannot open, not a regular file),
+ * the whole file and its size; when the data is used in place the hex is
+ * left empty ("") for the caller to compute from a->map (a->map_len bytes,
+ * the whole file) while it holds the mapping (ref/io/digest.h).  Errors: PFLREF_EIO (cannot open, not a regular file),
  * PFLREF_EINVAL (bad header, truncated, non-finite value), PFLREF_ENOMEM. */
 pflref_status pflref_npy_load(const char *path, const char *name,
                               const char *where, pflref_npy_array *a,

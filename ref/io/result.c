@@ -16,6 +16,7 @@
 #include <string.h>
 #include "pflref/io.h"
 #include "core/vec.h"
+#include "io/digest.h"
 #include "io/json.h"
 
 /* A tree under construction: any failed allocation sets `failed`, so the
@@ -80,6 +81,7 @@ static json_t *schedule_json(builder *b, const pflref_schedule *s)
 static json_t *data_files_json(builder *b, const pflref_spec *spec)
 {
     json_t *files = json_array();
+    pflref_digest_wait(spec->digests);   /* the second thread's digests */
     for (size_t i = 0; i < spec->n_data_files; i++) {
         const pflref_data_file *f = &spec->data_files[i];
         json_t *o = json_object();

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/digest.h"
 #include "io/spec_read.h"
 
 char *pflref_spec_strdup(const char *s)
@@ -100,6 +101,8 @@ void pflref_spec_free(pflref_spec *spec)
     free(spec->problem_source);
     free(spec->w0);
     free(spec->cluster_models);
+    /* the digest thread reads the problem's mappings: stop it first */
+    pflref_digest_free(spec->digests);
     for (size_t i = 0; i < spec->n_data_files; i++)
         free(spec->data_files[i].path);
     free(spec->data_files);

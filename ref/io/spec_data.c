@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/digest.h"
 #include "io/npy.h"
+#include "io/sha256.h"
 #include "io/spec_read.h"
 
 #define MAX_COUNT PFLREF_SPEC_MAX_COUNT
@@ -94,6 +96,11 @@ static pflref_status load_array(const char *ref, const char *where,
     if (st == PFLREF_OK && want != NULL) {
         memcpy(rec->sha256, dg.hex, sizeof rec->sha256);
         rec->bytes = dg.bytes;
+        /* a mapping used in place is hashed on the second thread */
+        if (dg.hex[0] == '\0' &&
+            !pflref_digest_queue(&ctx->spec->digests, a->map, a->map_len,
+                                 (size_t)(rec - ctx->spec->data_files)))
+            pflref_sha256_hex(a->map, a->map_len, rec->sha256);
     }
     if (st == PFLREF_OK && a->map != NULL)
         st = pflref_problem_hold(ctx->p, a->map, a->map_len, pflref_npy_unmap,
@@ -595,5 +602,8 @@ pflref_status pflref_spec_read_problem(const json_t *root,
         st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     if (st == PFLREF_OK)
         st = pflref_problem_validate(spec->problem, err);
+    /* the problem is read: its files' digests start on the second thread */
+    if (st == PFLREF_OK)
+        pflref_digest_start(spec->digests, spec->data_files);
     return st;
 }
