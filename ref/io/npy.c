@@ -189,7 +189,7 @@ static pflref_status read_entry(cursor *c, const char *name, const char *where,
                                 pflref_npy_header *h, unsigned *seen,
                                 pflref_error *err)
 {
-    char key[32], val[32];
+    char key[32];
     if (!read_string(c, key, sizeof key) || !eat(c, ':'))
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "%s: the header is not a dict literal of "
@@ -205,6 +205,7 @@ static pflref_status read_entry(cursor *c, const char *name, const char *where,
         return bad_field(err, where, name, key, "appears twice");
     *seen |= bit;
     if (bit == 1u) {
+        char val[32];
         if (!read_string(c, val, sizeof val))
             return bad_field(err, where, name, "descr", "is not a dtype string such as "
                              "'<f8'");

@@ -89,7 +89,7 @@ static pflref_status load_array(const char *ref, const char *where,
     pflref_data_file *rec = data_file_entry(ctx->spec, file, &known);
     if (rec == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
-    pflref_npy_digest dg, *want = known ? NULL : &dg;
+    pflref_npy_digest dg = {.bytes = 0}, *want = known ? NULL : &dg;
     pflref_status st =
         member != NULL ? pflref_npz_load(full, member, ref, where, a, want, err)
                        : pflref_npy_load(full, file, where, a, want, err);
@@ -205,6 +205,26 @@ static pflref_status lifted_rows(const pflref_json_numeric *a,
     return PFLREF_OK;
 }
 
+/* A file or lifted array a (if any) into *slot, replacing the allocated
+ * one, when reading succeeded (st); a mapping's array is borrowed (`bit`
+ * set in cl->borrowed: the problem holds the mapping).  On failure an
+ * owned array is freed. */
+static void adopt(double **slot, const pflref_npy_array *a, pflref_status st,
+                  pflref_client *cl, unsigned bit)
+{
+    if (a->data == NULL)
+        return;
+    if (st != PFLREF_OK) {
+        if (a->map == NULL)
+            free(a->data);
+        return;
+    }
+    free(*slot);
+    *slot = a->data;
+    if (a->map != NULL)
+        cl->borrowed |= bit;
+}
+
 /* Read one data set of a client: keys X/y (or X_test/y_test, X_val/y_val),
  * each an array or a data file; `bits` are the client's
  * PFLREF_BORROWED_* bits for this set's X and y (x first). */
@@ -258,21 +278,8 @@ static pflref_status read_xy(const json_t *c, const char *where,
     }
     /* The file and lifted arrays replace the allocated ones; a mapping's
      * are borrowed (the problem holds the mapping). */
-    const pflref_npy_array *arr[2] = {&ax, &ay};
-    double **slot[2] = {&D->X, &D->y};
-    for (int k = 0; k < 2; k++) {
-        if (arr[k]->data == NULL)
-            continue;
-        if (st != PFLREF_OK) {
-            if (arr[k]->map == NULL)
-                free(arr[k]->data);
-            continue;
-        }
-        free(*slot[k]);
-        *slot[k] = arr[k]->data;
-        if (arr[k]->map != NULL)
-            cl->borrowed |= bits[k];
-    }
+    adopt(&D->X, &ax, st, cl, bits[0]);
+    adopt(&D->y, &ay, st, cl, bits[1]);
     return st;
 }
 
