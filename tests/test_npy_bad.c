@@ -1,4 +1,4 @@
-/* tests/test_npy_bad.c: bad .npy and .npz data files, the rows N1–N21 of
+/* tests/test_npy_bad.c: bad .npy and .npz data files, the rows N1–N22 of
  * docs/bad-inputs.md ("Data files").
  *
  * Each row writes a good linear problem (one client, X 5 × 3 '<f8' in
@@ -185,6 +185,16 @@ static void make_npz_not_zip(const char *dir)
     path_in(p, sizeof p, dir, "a.npz");
     tn_write_bytes(p, "this is not a zip archive at all", 32);
 }
+/* A sparse file (no disk blocks) of 10^8 × 3 … rows: a shape whose doubles
+ * exceed any machine's memory, refused before a byte of it is read. */
+static void make_beyond_memory(const char *dir)
+{
+    x_with(dir, 1, "{'descr': '<f8', 'fortran_order': False, "
+           "'shape': (100000000000, 3), }", 0);
+    char p[512];
+    path_in(p, sizeof p, dir, "X.npy");
+    ck_assert_int_eq(truncate(p, (off_t)128 + (off_t)100000000000 * 24), 0);
+}
 static void make_missing(const char *dir)
 {
     char p[512];
@@ -245,6 +255,9 @@ static const bad_case CASES[] = {
      "a.npz:X", "not a readable zip archive"},
     {"N21", "missing file", make_missing, NULL, "X.npy",
      "cannot open X.npy"},
+    {"N22", "data beyond the machine's memory", make_beyond_memory, NULL,
+     "X.npy", "header field 'shape' gives 300000000000 elements, 2.24e+03 "
+     "GiB as doubles: more than this machine's memory"},
 };
 enum { N_CASES = sizeof CASES / sizeof CASES[0] };
 

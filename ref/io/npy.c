@@ -455,18 +455,32 @@ static pflref_status npy_map(int fd, size_t size, const char *name,
 }
 
 /* a->data := a malloc'd array of the h.count values at src, widened. */
+/* The header's count of values, as doubles, within this machine's memory
+ * (pflref_data_limit_bytes): the only limit a data file has, checked
+ * before a byte of data is read, hashed or copied. */
+static pflref_status npy_check_memory(const pflref_npy_header *h,
+                                      const char *name, const char *where,
+                                      pflref_error *err)
+{
+    const size_t n = h->count, limit = pflref_data_limit_bytes();
+    if (n > SIZE_MAX / sizeof(double) || n * sizeof(double) > limit)
+        return pflref_error_set(err, PFLREF_ENOMEM, where,
+                                "%s: header field 'shape' gives %zu elements, "
+                                "%.3g GiB as doubles: more than this "
+                                "machine's memory (%.3g GiB)",
+                                name, n, (double)n * 8.0 / 1073741824.0,
+                                (double)limit / 1073741824.0);
+    return PFLREF_OK;
+}
+
 static pflref_status npy_copy(const unsigned char *src, pflref_npy_array *a,
                               const char *name, const char *where,
                               pflref_error *err)
 {
     const size_t n = a->h.count, bytes = n * sizeof(double);
-    if (n > SIZE_MAX / sizeof(double) || bytes > pflref_data_limit_bytes())
-        return pflref_error_set(err, PFLREF_ENOMEM, where,
-                                "%s: %zu elements as doubles (%.3g GiB) "
-                                "exceed this machine's memory (%.3g GiB)",
-                                name, n, (double)n * 8.0 / 1073741824.0,
-                                (double)pflref_data_limit_bytes() /
-                                    1073741824.0);
+    pflref_status st = npy_check_memory(&a->h, name, where, err);
+    if (st != PFLREF_OK)
+        return st;
     a->data = malloc(bytes > 0 ? bytes : 1);
     if (a->data == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, where,
@@ -498,6 +512,8 @@ pflref_status pflref_npy_load(const char *path, const char *name,
         st = pflref_npy_header_parse(bytes, size, name, where, &a->h, err);
     if (st == PFLREF_OK)
         st = npy_check_size(&a->h, size, name, where, err);
+    if (st == PFLREF_OK)
+        st = npy_check_memory(&a->h, name, where, err);
     /* '<f8' at an aligned offset is used in place; the rest is widened
      * into an owned array and the mapping released (after hashing it: a
      * mapping kept is hashed later, by the caller). */
