@@ -579,6 +579,52 @@ START_TEST(test_npy_written_by_numpy)
 }
 END_TEST
 
+/* release() for test_problem_hold: counts its calls in *(int *)addr. */
+static void count_release(void *addr, size_t len)
+{
+    ck_assert_uint_eq(len, 24);
+    ++*(int *)addr;
+}
+
+/* pflref_problem_hold takes ownership in every case; the byte counts of a
+ * problem split owned from held memory; the data limit is the machine's
+ * memory, at least 64 MiB on any machine the tests run on. */
+START_TEST(test_problem_hold)
+{
+    int released = 0;
+    pflref_error err;
+    ck_assert_int_eq(pflref_problem_hold(NULL, &released, 24, count_release,
+                                         &err), PFLREF_EINVAL);
+    ck_assert_int_eq(released, 1);
+    ck_assert_uint_eq(pflref_problem_bytes_owned(NULL), 0);
+    ck_assert_uint_eq(pflref_problem_bytes_mapped(NULL), 0);
+    pflref_model m;
+    ck_assert_int_eq(pflref_model_init(&m, PFLREF_MODEL_LINEAR,
+                                       PFLREF_LOSS_SQUARED, 3, 1, 0, 0, &err),
+                     PFLREF_OK);
+    pflref_problem *p = pflref_problem_alloc(&m, 2);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(pflref_problem_hold(p, &released, 24, NULL, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "release");
+    ck_assert_int_eq(pflref_problem_hold(p, &released, 24, count_release,
+                                         &err), PFLREF_OK);
+    ck_assert_int_eq(pflref_data_alloc(&p->clients[0].train, &m, 5, &err),
+                     PFLREF_OK);
+    /* client 1's X borrowed from "held" memory: not counted as owned */
+    static double X[6] = {1, 2, 3, 4, 5, 6};
+    p->clients[1].train = (pflref_data){.n = 2, .X = X, .y = NULL};
+    p->clients[1].borrowed = PFLREF_BORROWED_TRAIN_X;
+    ck_assert_uint_eq(pflref_problem_bytes_owned(p),
+                      sizeof *p + 2 * sizeof(pflref_client) +
+                          sizeof(pflref_held) + (5 * 3 + 5) * sizeof(double));
+    ck_assert_uint_eq(pflref_problem_bytes_mapped(p), 24);
+    ck_assert_uint_ge(pflref_data_limit_bytes(), (size_t)64 << 20);
+    pflref_problem_free(p);   /* frees client 0, not X; releases once */
+    ck_assert_int_eq(released, 2);
+}
+END_TEST
+
 Suite *npy_suite(void)
 {
     Suite *s = suite_create("npy");
@@ -590,6 +636,7 @@ Suite *npy_suite(void)
     tcase_add_test(tc, test_npy_in_problem_file);
     tcase_add_test(tc, test_npy_mapped_not_copied);
     tcase_add_test(tc, test_npy_written_by_numpy);
+    tcase_add_test(tc, test_problem_hold);
     suite_add_tcase(s, tc);
     npy_bad_cases(s);
     npy_lift_cases(s);
