@@ -57,7 +57,7 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 # GSL on OpenBLAS.  Not `pkg-config --libs gsl` (it adds -lgslcblas), and
 # -lopenblas AFTER -lgsl: Debian's gcc links --as-needed, and the other
 # order silently drops OpenBLAS so GSL would run its reference CBLAS.
-LDLIBS  := -ljansson -lgsl -lopenblas -lm
+LDLIBS  := -ljansson -lzip -lz -lcrypto -lgsl -lopenblas -lm
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 B       := build
 

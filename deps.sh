@@ -6,10 +6,11 @@
 #   ./deps.sh [GROUP...]      (no group: core)
 #
 #   core      compilers (gcc, and g++ for the C++ header test), make,
-#             pkg-config, GSL, OpenBLAS, Check, jansson, python3 with numpy,
-#             jsonschema and pytest (the Python package's tests), man-db
-#             (make check-install renders pflref(1)): make all, demo, check,
-#             golden, install
+#             pkg-config, GSL, OpenBLAS, Check, jansson, OpenSSL's
+#             libcrypto (SHA-256), zlib and libzip (.npz archives), python3
+#             with numpy, jsonschema and pytest (the Python package's tests),
+#             man-db (make check-install renders pflref(1)): make all, demo,
+#             check, golden, install
 #   lint      cppcheck, python3: make lint
 #   coverage  gcovr: make coverage (with core)
 #   asan      the ASan and UBSan runtimes: make check-asan (with core)
@@ -28,7 +29,8 @@
 set -eu
 
 CORE="make gcc g++ pkg-config libgsl-dev libopenblas-dev check libsubunit-dev \
-libjansson-dev python3 python3-numpy python3-jsonschema python3-pytest man-db"
+libjansson-dev libssl-dev zlib1g-dev libzip-dev python3 python3-numpy \
+python3-jsonschema python3-pytest man-db"
 LINT="cppcheck python3"
 COVERAGE="gcovr"
 ASAN="libasan8 libubsan1"

@@ -26,8 +26,8 @@ int main(void)
         io_suite,       cli_suite,      seed000_suite,  golden_suite,
         spec_suite,
         badinput_suite, reliability_suite, api_suite,
-        hostile_suite,  tamper_suite, bindings_suite,
-        freeze_suite,   version_suite,
+        hostile_suite,  tamper_suite,   bindings_suite,
+        freeze_suite,   version_suite,  npy_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

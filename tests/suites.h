@@ -38,5 +38,6 @@ Suite *tamper_suite(void);
 Suite *bindings_suite(void);
 Suite *freeze_suite(void);
 Suite *version_suite(void);
+Suite *npy_suite(void);
 
 #endif

@@ -237,7 +237,7 @@ static const cli_case CLI_CASES[] = {
     {50, "generated data beyond the limit", RUN,
      SPEC(LIN, "\"problem\": {\"generator\": {\"kind\": \"tilt\", \"K\": 1000000, \"n_train\": "
           "1000000}}", FEDAVG, GEN), 0, NULL, NULL, 2, "problem.generator.K",
-     "exceed the data limit", NULL, F_LIMITS},
+     "exceed this machine's memory", NULL, F_LIMITS},
     {51, "10^9 rounds", RUN,
      SPEC(LIN, TWO, FEDAVG, "\"schedule\": {\"kind\": \"generate\", \"rounds\": 1000000000,"
           " \"local\": {\"epochs\": 1}}"), 0, NULL, NULL, 2, "schedule.rounds",

@@ -14,6 +14,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_linalg.h>
@@ -640,12 +641,12 @@ START_TEST(test_tilt_errors)
     g = ok; g.seed = 0x100000000UL; tilt_fails(&g, &lin, E, "generator.seed");
 #endif
     /* absurd sizes are refused before anything is allocated */
-    g = ok; g.n_train = PFLREF_MAX_DATA;
+    g = ok; g.n_train = SIZE_MAX / 64;
     tilt_fails(&g, &lin, M, "generator.n_train");
     g = ok; g.n_test = SIZE_MAX / 2;
     tilt_fails(&g, &lin, M, "generator.n_test");
-    /* 2²⁴ clients × 414 samples × 13 doubles ≈ 9·10¹⁰ > 2²⁸ */
-    g = ok; g.K = (size_t)1 << 24;
+    /* 2⁴⁰ clients × 414 samples × 13 doubles: beyond any memory */
+    g = ok; g.K = (size_t)1 << 40;
     tilt_fails(&g, &lin, M, "generator.K");
 }
 END_TEST
@@ -689,12 +690,12 @@ START_TEST(test_dirichlet_errors)
     g = ok; g.seed = ULONG_MAX;
     dirichlet_fails(&g, &mlp, E, "generator.seed");
 #endif
-    g = ok; g.n_max = PFLREF_MAX_DATA;
+    g = ok; g.n_max = SIZE_MAX / 64;
     dirichlet_fails(&g, &mlp, M, "generator.n_max");
-    g = ok; g.n_test = PFLREF_MAX_DATA / 8;
+    g = ok; g.n_test = SIZE_MAX / 64;
     dirichlet_fails(&g, &mlp, M, "generator.n_test");
-    /* 2²⁰ clients × (199 + 50) samples × 33 doubles ≈ 8.6·10⁹ > 2²⁸ */
-    g = ok; g.K = (size_t)1 << 20;
+    /* 2⁴⁰ clients × (199 + 50) samples × 33 doubles: beyond any memory */
+    g = ok; g.K = (size_t)1 << 40;
     dirichlet_fails(&g, &mlp, M, "generator.K");
 }
 END_TEST

@@ -1173,9 +1173,9 @@ START_TEST(test_validate_data_models)
     expect_invalid(&sm, &E, W, PFLREF_EINVAL, "clients[2].train.y",
                    "y NULL");
     E = D;
-    E.n = PFLREF_MAX_DATA; /* n·d = 2^29 > 2^28; not read */
+    E.n = SIZE_MAX / 32; /* n·d doubles: beyond any memory; not read */
     expect_invalid(&lin, &E, W, PFLREF_ENOMEM, "clients[2].train.X",
-                   "n·d over PFLREF_MAX_DATA");
+                   "n·d beyond the machine's memory");
     E.n = SIZE_MAX; /* n·d overflows size_t */
     expect_invalid(&lin, &E, W, PFLREF_ENOMEM, "clients[2].train.X",
                    "n·d overflows");

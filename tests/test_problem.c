@@ -149,11 +149,12 @@ START_TEST(test_data_alloc_errors)
     memset(&blank, 0, sizeof blank);
     ck_assert_int_eq(pflref_data_alloc(&D, &blank, 3, &err), PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "m");
-    /* n·d = 4·(2^26 + 1) > 2^28 = PFLREF_MAX_DATA */
-    ck_assert_int_eq(pflref_data_alloc(&D, &lin, ((size_t)1 << 26) + 1, &err),
+    /* 5·n·8 bytes = 5/8 of the address space: beyond any machine's memory
+     * (pflref_data_limit_bytes), refused before calloc */
+    ck_assert_int_eq(pflref_data_alloc(&D, &lin, SIZE_MAX / 64, &err),
                      PFLREF_ENOMEM);
     ck_assert_str_eq(err.where, "n");
-    ck_assert_msg(strstr(err.message, "PFLREF_MAX_DATA") != NULL,
+    ck_assert_msg(strstr(err.message, "exceeds this machine's memory") != NULL,
                   "message should name the limit: %s", err.message);
     ck_assert_msg(D.X == NULL && D.y == NULL && D.n == 0,
                   "a failed data_alloc must leave D empty");
@@ -166,7 +167,7 @@ START_TEST(test_data_alloc_errors)
     /* a hand-made quadratic model with d beyond the data limit */
     pflref_model q = make_model(PFLREF_MODEL_QUADRATIC, PFLREF_LOSS_QUADRATIC,
                                 2, 0, 0, 0);
-    q.d = PFLREF_MAX_DATA + 1;
+    q.d = SIZE_MAX / 32; /* a and c: half the address space */
     ck_assert_int_eq(pflref_data_alloc(&D, &q, 1, &err), PFLREF_ENOMEM);
     ck_assert_str_eq(err.where, "d");
     ck_assert_int_eq(pflref_data_alloc(&D, &lin, 3, NULL), PFLREF_OK);
@@ -201,7 +202,7 @@ START_TEST(test_alloc_out_of_memory)
                                   4, 0, 0, 0);
     pflref_data D;
     pflref_error err;
-    /* n·d = 2^28 doubles = 2 GiB: within PFLREF_MAX_DATA, beyond the cap */
+    /* n·d = 2^28 doubles = 2 GiB: within memory, beyond the cap */
     ck_assert_int_eq(pflref_data_alloc(&D, &lin, (size_t)1 << 26, &err),
                      PFLREF_ENOMEM);
     ck_assert_msg(strstr(err.message, "out of memory") != NULL,
@@ -210,7 +211,7 @@ START_TEST(test_alloc_out_of_memory)
                   "a failed allocation must leave D empty");
     pflref_model q = make_model(PFLREF_MODEL_QUADRATIC, PFLREF_LOSS_QUADRATIC,
                                 2, 0, 0, 0);
-    q.d = PFLREF_MAX_DATA; /* a and c: 2 GiB each */
+    q.d = (size_t)1 << 28; /* a and c: 2 GiB each */
     ck_assert_int_eq(pflref_data_alloc(&D, &q, 1, &err), PFLREF_ENOMEM);
     ck_assert_msg(D.a == NULL && D.c == NULL, "a failed allocation must "
                   "leave D empty");

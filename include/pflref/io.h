@@ -44,6 +44,20 @@ typedef enum {
     PFLREF_INIT_UNIFORM = 3
 } pflref_init_kind;
 
+/* A data file a problem was read from (a .npy file or a .npz archive),
+ * as the result records it: the run is tied to its data by the hash. */
+typedef struct {
+    char *path;                    /* as the JSON names it (relative to
+                                      the folder of that JSON file)      */
+    char sha256[65];               /* 64 lower-case hex digits of the
+                                      whole file's SHA-256               */
+    unsigned long long bytes;      /* the file's size                    */
+} pflref_data_file;
+
+/* The SHA-256 of the data files used in place, computed on a second
+ * thread while the run proceeds (private to the library). */
+typedef struct pflref_digest_job pflref_digest_job;
+
 /* A parsed, validated spec.  Everything is owned by the spec. */
 typedef struct {
     char *name;
@@ -65,6 +79,13 @@ typedef struct {
     size_t n_cluster_models;       /* k, or 0                              */
     pflref_record_level record;    /* output.trajectory                    */
     char *problem_source;          /* "inline", "generator:tilt", "file:…" */
+    pflref_data_file *data_files;  /* the .npy and .npz files the problem's
+                                      arrays came from, each once, in the
+                                      order first named; NULL when none  */
+    size_t n_data_files;
+    pflref_digest_job *digests;    /* the digests of data_files still being
+                                      computed (private: the result writer
+                                      waits for them), or NULL           */
 } pflref_spec;
 
 /* Parse a spec from text.  base_dir resolves a relative problem file

@@ -101,11 +101,11 @@ typedef struct {
     double *c;
 } pflref_data;
 
-/* Largest parameter count and data size a model or problem may have: a spec
- * beyond these fails at once with PFLREF_ENOMEM and a message, instead of
- * being killed by the operating system. */
+/* Largest parameter count a model may have: a spec beyond it fails at once
+ * with PFLREF_ENOMEM and a message, instead of being killed by the
+ * operating system.  Data sizes have no fixed limit: they are bounded by
+ * the machine's memory (pflref_data_limit_bytes, pflref/problem.h). */
 #define PFLREF_MAX_PARAMS ((size_t)1 << 26)   /* 64 Mi doubles = 512 MiB */
-#define PFLREF_MAX_DATA   ((size_t)1 << 28)   /* 256 Mi doubles = 2 GiB  */
 
 /* Fill m for the given kind and sizes, with its blocks and P.
  *   kind   model kind

@@ -21,23 +21,76 @@ typedef struct {
                             val.n = 0 when the client has none; unused by
                             the quadratic model; read only by algorithms
                             that select on it (interp)                   */
+    unsigned borrowed;   /* PFLREF_BORROWED_* bits: the arrays that point
+                            into memory the problem holds (pflref_held)
+                            instead of arrays it allocated; 0 for data
+                            read from JSON or drawn by a generator       */
 } pflref_client;
+
+/* pflref_client.borrowed: which of a client's arrays are borrowed. */
+enum {
+    PFLREF_BORROWED_TRAIN_X = 1u << 0,
+    PFLREF_BORROWED_TRAIN_Y = 1u << 1,
+    PFLREF_BORROWED_TEST_X = 1u << 2,
+    PFLREF_BORROWED_TEST_Y = 1u << 3,
+    PFLREF_BORROWED_VAL_X = 1u << 4,
+    PFLREF_BORROWED_VAL_Y = 1u << 5
+};
+
+/* Memory a problem holds without having allocated it: a read-only mapping
+ * of a .npy file whose '<f8' data a client's X or y uses in place.  The
+ * problem releases it, once, through `release` (e.g. munmap). */
+typedef struct {
+    void *addr;
+    size_t len;                               /* bytes                  */
+    void (*release)(void *addr, size_t len);
+} pflref_held;
 
 typedef struct {
     pflref_model model;
     size_t N;
-    pflref_client *clients;   /* N, owned by the problem */
+    pflref_client *clients;   /* N, owned by the problem                 */
+    pflref_held *held;        /* n_held mappings the clients' borrowed
+                                 arrays point into, released with the
+                                 problem; NULL when none                 */
+    size_t n_held;
 } pflref_problem;
 
 /* A problem for model m with N zeroed clients; NULL when memory is short. */
 pflref_problem *pflref_problem_alloc(const pflref_model *m, size_t N);
 
-/* Frees the problem and every array its clients own.  NULL is allowed. */
+/* Frees the problem, every array its clients own (not the borrowed ones)
+ * and every held mapping.  NULL is allowed. */
 void pflref_problem_free(pflref_problem *p);
+
+/* Hand p the memory [addr, addr + len) to release with `release` when p is
+ * freed.  Ownership passes in every case: when the list cannot grow,
+ * release(addr, len) runs at once and PFLREF_ENOMEM is returned (so the
+ * caller must not have pointed a client's array into it yet). */
+pflref_status pflref_problem_hold(pflref_problem *p, void *addr, size_t len,
+                                  void (*release)(void *addr, size_t len),
+                                  pflref_error *err);
+
+/* Bytes of data the problem allocated itself (X, y, a, c of every client
+ * that are not borrowed, and the clients array): what the problem adds to
+ * the process's heap.  Saturates at SIZE_MAX; 0 for NULL. */
+size_t pflref_problem_bytes_owned(const pflref_problem *p);
+
+/* Bytes of the file mappings the problem holds (pflref_problem_hold):
+ * memory the kernel pages in from the files on demand and may drop again
+ * (page cache), not heap.  Saturates at SIZE_MAX; 0 for NULL. */
+size_t pflref_problem_bytes_mapped(const pflref_problem *p);
+
+/* The most bytes of data a problem may allocate or map: this machine's
+ * physical memory (sysconf: _SC_PHYS_PAGES × _SC_PAGESIZE), or SIZE_MAX
+ * when the system does not say.  Data beyond it is refused up front with
+ * PFLREF_ENOMEM and the sizes, instead of thrashing or being killed. */
+size_t pflref_data_limit_bytes(void);
 
 /* Allocate D's arrays for n samples of model m: X (n·d) and y (n) for data
  * models, a and c (d each) for the quadratic model.  Sets D->n = n.
- * PFLREF_ENOMEM when n·d exceeds PFLREF_MAX_DATA or malloc fails. */
+ * PFLREF_ENOMEM (naming the sizes) when the byte count overflows size_t,
+ * exceeds this machine's physical memory, or calloc fails. */
 pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
                                 size_t n, pflref_error *err);
 

@@ -93,6 +93,49 @@ pflref_status pflref_json_opt_enum(const json_t *obj, const char *where,
 pflref_status pflref_json_parse(const char *text, size_t len, const char *what,
                                 json_t **out, pflref_error *err);
 
+/* ---- numeric arrays lifted out of the text (ref/io/json_numeric.c) ---- */
+
+/* One array lifted: a matrix (the value of "X", "X_test", "X_val": rows
+ * of numbers) or a vector (of "y", "y_test", "y_val"). */
+typedef struct {
+    double *v;           /* n numbers, row-major; NULL once taken        */
+    size_t n;
+    size_t rows;         /* matrix: its rows; vector: n                  */
+    size_t *row_len;     /* matrix: each row's length (≥ 1); else NULL   */
+    int depth;           /* 2: matrix, 1: vector                         */
+} pflref_json_numeric;
+
+/* The arrays lifted from one text, entry i for placeholder "\u0001i". */
+typedef struct {
+    pflref_json_numeric *a;
+    size_t n, cap;
+} pflref_json_numerics;
+
+/* Lift every data array of text[0..*len) that jansson would read without
+ * complaint into t, replacing it in the text by a shorter placeholder
+ * string; the text closes up and *len becomes its new length.  Returns how
+ * many were lifted (0 when the text holds the escape \u0001, which would
+ * let a placeholder be forged: jansson then reads the arrays as before).
+ * Parse the result with pflref_json_parse_lifted. */
+size_t pflref_json_lift(char *text, size_t *len, pflref_json_numerics *t);
+
+/* pflref_json_parse of a lifted text (lifted, llen); when it fails, the
+ * original text (text, len) is parsed instead, so the error names the
+ * line and column of the original.  text may be NULL when the original is
+ * gone: the lifted text's error is then returned as it is. */
+pflref_status pflref_json_parse_lifted(const char *lifted, size_t llen,
+                                       const char *text, size_t len,
+                                       const char *what, json_t **out,
+                                       pflref_error *err);
+
+/* The lifted array a placeholder value v stands for, or NULL when v is
+ * not a placeholder of t (t may be NULL). */
+pflref_json_numeric *pflref_json_numeric_of(const json_t *v,
+                                            const pflref_json_numerics *t);
+
+/* Free every array of t not taken, and t's table. */
+void pflref_json_numerics_free(pflref_json_numerics *t);
+
 /* jansson values for writing: a real (NULL for a non-finite x, which the
  * writers never pass) and arrays of doubles / indices. */
 json_t *pflref_json_new_vector(const double *x, size_t n);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include "pflref/io.h"
 #include "core/vec.h"
+#include "io/digest.h"
 #include "io/json.h"
 
 /* A tree under construction: any failed allocation sets `failed`, so the
@@ -74,6 +75,41 @@ static json_t *schedule_json(builder *b, const pflref_schedule *s)
         put(b, o, "post", post);
     }
     return o;
+}
+
+/* The data files the problem was read from, each with its SHA-256 and
+ * size: [{"path", "sha256", "bytes"}, ...] in the order first named. */
+static json_t *data_files_json(builder *b, const pflref_spec *spec)
+{
+    json_t *files = json_array();
+    pflref_digest_wait(spec->digests);   /* the second thread's digests */
+    for (size_t i = 0; i < spec->n_data_files; i++) {
+        const pflref_data_file *f = &spec->data_files[i];
+        json_t *o = json_object();
+        put(b, o, "path", json_string(f->path));
+        put(b, o, "sha256", json_string(f->sha256));
+        put(b, o, "bytes", json_integer((json_int_t)f->bytes));
+        append(b, files, o);
+    }
+    return files;
+}
+
+/* "problem": its source, N, the sample counts and the data files. */
+static json_t *problem_json(builder *b, const pflref_spec *spec)
+{
+    const pflref_problem *pr = spec->problem;
+    json_t *prob = json_object(), *ntr = json_array(), *nte = json_array();
+    for (size_t i = 0; i < pr->N; i++) {
+        append(b, ntr, json_integer((json_int_t)pr->clients[i].train.n));
+        append(b, nte, json_integer((json_int_t)pr->clients[i].test.n));
+    }
+    put(b, prob, "source", json_string(spec->problem_source));
+    put(b, prob, "N", json_integer((json_int_t)pr->N));
+    put(b, prob, "n_train", ntr);
+    put(b, prob, "n_test", nte);
+    if (spec->n_data_files > 0)
+        put(b, prob, "data_files", data_files_json(b, spec));
+    return prob;
 }
 
 static json_t *work_json(builder *b, const pflref_local_work *w)
@@ -336,16 +372,7 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
     put(&b, root, "algorithm", algorithm_json(&b, spec));
     put(&b, root, "model", model_json(&b, &pr->model, &spec->hyper.split));
 
-    json_t *prob = json_object(), *ntr = json_array(), *nte = json_array();
-    for (size_t i = 0; i < N; i++) {
-        append(&b, ntr, json_integer((json_int_t)pr->clients[i].train.n));
-        append(&b, nte, json_integer((json_int_t)pr->clients[i].test.n));
-    }
-    put(&b, prob, "source", json_string(spec->problem_source));
-    put(&b, prob, "N", json_integer((json_int_t)N));
-    put(&b, prob, "n_train", ntr);
-    put(&b, prob, "n_test", nte);
-    put(&b, root, "problem", prob);
+    put(&b, root, "problem", problem_json(&b, spec));
 
     put(&b, root, "init", init_json(&b, spec));
     put(&b, root, "w0", pflref_json_new_vector(res->w0, P));

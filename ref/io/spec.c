@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/digest.h"
 #include "io/spec_read.h"
 
 char *pflref_spec_strdup(const char *s)
@@ -74,13 +75,15 @@ static pflref_status read_envelope(const json_t *root, pflref_spec *spec,
 
 /* Every part of root into spec, in the reading order. */
 static pflref_status read_spec(const json_t *root, const char *base_dir,
-                               pflref_spec *spec, pflref_error *err)
+                               pflref_json_numerics *nums, pflref_spec *spec,
+                               pflref_error *err)
 {
     pflref_model m;
     pflref_status st;
     if ((st = read_envelope(root, spec, err)) ||
         (st = pflref_spec_read_model(root, &m, err)) ||
-        (st = pflref_spec_read_problem(root, base_dir, &m, spec, err)) ||
+        (st = pflref_spec_read_problem(root, base_dir, nums, &m, spec,
+                                       err)) ||
         (st = pflref_spec_read_split(root, &m, &spec->hyper.split, err)) ||
         (st = pflref_spec_read_algorithm(root, spec, err)) ||
         (st = pflref_spec_read_init(root, spec, err)) ||
@@ -99,18 +102,58 @@ void pflref_spec_free(pflref_spec *spec)
     free(spec->problem_source);
     free(spec->w0);
     free(spec->cluster_models);
+    /* the digest thread reads the problem's mappings: stop it first */
+    pflref_digest_free(spec->digests);
+    for (size_t i = 0; i < spec->n_data_files; i++)
+        free(spec->data_files[i].path);
+    free(spec->data_files);
     pflref_problem_free(spec->problem);
     pflref_schedule_free(spec->schedule);
     free(spec);
+}
+
+char *pflref_spec_lift(const char *text, size_t len, size_t *llen,
+                       pflref_json_numerics *nums)
+{
+    char *copy = malloc(len > 0 ? len : 1);
+    if (copy == NULL)
+        return NULL;
+    memcpy(copy, text, len);
+    *llen = len;
+    if (pflref_json_lift(copy, llen, nums) == 0) {
+        free(copy);
+        return NULL;
+    }
+    return copy;
 }
 
 pflref_status pflref_spec_parse(const char *text, size_t len,
                                 const char *base_dir, pflref_spec **out,
                                 pflref_error *err)
 {
+    pflref_json_numerics nums = {.a = NULL};
+    size_t llen = 0;
+    char *lifted = text != NULL ? pflref_spec_lift(text, len, &llen, &nums)
+                                : NULL;
+    pflref_status st = pflref_spec_parse_lifted(text, len, lifted, llen,
+                                                base_dir, &nums, out, err);
+    free(lifted);
+    pflref_json_numerics_free(&nums);
+    return st;
+}
+
+pflref_status pflref_spec_parse_lifted(const char *text, size_t len,
+                                       const char *lifted, size_t llen,
+                                       const char *base_dir,
+                                       pflref_json_numerics *nums,
+                                       pflref_spec **out, pflref_error *err)
+{
     *out = NULL;
     json_t *root;
-    pflref_status st = pflref_json_parse(text, len, "", &root, err);
+    pflref_status st =
+        lifted != NULL
+            ? pflref_json_parse_lifted(lifted, llen, text, len, "", &root, err)
+            : pflref_json_parse(text, len, "", &root, err);
     if (st != PFLREF_OK)
         return st;
     pflref_spec *spec = calloc(1, sizeof *spec);
@@ -119,7 +162,7 @@ pflref_status pflref_spec_parse(const char *text, size_t len,
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     }
     pflref_hyper_defaults(&spec->hyper);
-    st = read_spec(root, base_dir, spec, err);
+    st = read_spec(root, base_dir, nums, spec, err);
     json_decref(root);
     if (st != PFLREF_OK) {
         pflref_spec_free(spec);

@@ -36,11 +36,29 @@ pflref_status pflref_spec_read_model(const json_t *root, pflref_model *m,
                                      pflref_error *err);
 
 /* "problem" of root for model m into spec->problem and
- * spec->problem_source; base_dir resolves a relative problem file. */
+ * spec->problem_source; base_dir resolves a relative problem file or data
+ * file; nums holds the arrays lifted from the spec's text (NULL: none),
+ * which the problem takes. */
 pflref_status pflref_spec_read_problem(const json_t *root,
                                        const char *base_dir,
+                                       pflref_json_numerics *nums,
                                        const pflref_model *m,
                                        pflref_spec *spec, pflref_error *err);
+
+/* A copy of text[0..len) with its data arrays lifted into nums
+ * (pflref_json_lift), or NULL when nothing was lifted (or memory is
+ * short): then text itself is to be parsed.  free() the copy. */
+char *pflref_spec_lift(const char *text, size_t len, size_t *llen,
+                       pflref_json_numerics *nums);
+
+/* pflref_spec_parse of text (len bytes) whose data arrays were lifted
+ * into nums, giving `lifted` (llen bytes; NULL: nothing lifted, parse
+ * text). */
+pflref_status pflref_spec_parse_lifted(const char *text, size_t len,
+                                       const char *lifted, size_t llen,
+                                       const char *base_dir,
+                                       pflref_json_numerics *nums,
+                                       pflref_spec **out, pflref_error *err);
 
 /* "split" of root (absent: every block shared) into *split. */
 pflref_status pflref_spec_read_split(const json_t *root, const pflref_model *m,

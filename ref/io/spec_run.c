@@ -11,6 +11,7 @@
  */
 #include <stdlib.h>
 #include "pflref/io.h"
+#include "io/spec_read.h"
 
 pflref_status pflref_spec_run(const pflref_spec *spec,
                               const pflref_trace *trace,
@@ -64,10 +65,20 @@ pflref_status pflref_spec_run_text(const char *text, size_t len,
     *result = NULL;
     /* A golden vector's embedded spec is run, and the result carries the
      * vector's id, so it is a candidate for pflref_golden_check. */
+    /* The data arrays are lifted once (pflref_json_lift), so neither the
+     * test for a vector nor the spec's parse builds a node per number. */
     pflref_spec *spec = NULL;
-    pflref_status st = pflref_golden_is_vector(text, len)
-                           ? pflref_golden_spec(text, len, base_dir, &spec, err)
-                           : pflref_spec_parse(text, len, base_dir, &spec, err);
+    pflref_json_numerics nums = {.a = NULL};
+    size_t llen = 0;
+    char *lifted = pflref_spec_lift(text, len, &llen, &nums);
+    pflref_status st =
+        pflref_golden_is_vector(lifted != NULL ? lifted : text,
+                                lifted != NULL ? llen : len)
+            ? pflref_golden_spec(text, len, base_dir, &spec, err)
+            : pflref_spec_parse_lifted(text, len, lifted, llen, base_dir,
+                                       &nums, &spec, err);
+    free(lifted);
+    pflref_json_numerics_free(&nums);
     if (st == PFLREF_OK)
         st = run_and_write(spec, trace, result, err);
     pflref_spec_free(spec);

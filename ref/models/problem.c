@@ -8,8 +8,16 @@
  * ref/sampling/generate.c.
  *
  * Ownership: a pflref_problem owns its clients array and every X, y, a and
- * c array of every client's train, test and validation data;
- * pflref_problem_free releases them all.  Test data is all-or-none: either
+ * c array of every client's train, test and validation data, except the
+ * arrays a client marks borrowed (pflref_client.borrowed): those point into
+ * memory the problem holds (pflref_held, e.g. a read-only mapping of a .npy
+ * file used in place) and releases through the holder's own release
+ * function; pflref_problem_free releases them all, each once.
+ *
+ * Limits: data sizes are bounded by memory, not by a fixed count: a data
+ * set whose bytes overflow size_t or exceed this machine's physical memory
+ * (pflref_data_limit_bytes) is refused with PFLREF_ENOMEM naming n, d and
+ * the bytes, before anything is allocated.  Test data is all-or-none: either
  * every client has test.n ≥ 1 or every client has test.n = 0; so is the
  * validation split (val.n).  The quadratic model ignores both.
  */
@@ -18,6 +26,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <unistd.h>
 #include "pflref/problem.h"
 #include "core/args.h"
 #include "models/models.h"
@@ -57,38 +66,173 @@ pflref_problem *pflref_problem_alloc(const pflref_model *m, size_t N)
     return p;
 }
 
-/* Free D's arrays and zero D. */
-static void data_free(pflref_data *D)
+/* Free D's arrays that are not borrowed (x_borrowed, y_borrowed: the
+ * client's PFLREF_BORROWED_* bits for D's X and y) and zero D. */
+static void data_free(pflref_data *D, unsigned x_borrowed, unsigned y_borrowed)
 {
-    free(D->X);
-    free(D->y);
+    if (!x_borrowed)
+        free(D->X);
+    if (!y_borrowed)
+        free(D->y);
     free(D->a);
     free(D->c);
     *D = (pflref_data){.n = 0};
 }
 
-/* Free p, its clients and every X, y, a, c they hold.  p may be NULL. */
+/* Free p, its clients, every X, y, a, c they own, and every held mapping.
+ * p may be NULL. */
 void pflref_problem_free(pflref_problem *p)
 {
     if (p == NULL)
         return;
     if (p->clients != NULL)
         for (size_t i = 0; i < p->N; i++) {
-            data_free(&p->clients[i].train);
-            data_free(&p->clients[i].test);
-            data_free(&p->clients[i].val);
+            pflref_client *c = &p->clients[i];
+            const unsigned b = c->borrowed;
+            data_free(&c->train, b & PFLREF_BORROWED_TRAIN_X,
+                      b & PFLREF_BORROWED_TRAIN_Y);
+            data_free(&c->test, b & PFLREF_BORROWED_TEST_X,
+                      b & PFLREF_BORROWED_TEST_Y);
+            data_free(&c->val, b & PFLREF_BORROWED_VAL_X,
+                      b & PFLREF_BORROWED_VAL_Y);
         }
+    for (size_t h = 0; h < p->n_held; h++)
+        if (p->held[h].release != NULL)
+            p->held[h].release(p->held[h].addr, p->held[h].len);
+    free(p->held);
     free(p->clients);
     free(p);
+}
+
+/* Append [addr, addr + len) with its release function to p->held.
+ *   p [in,out];  addr, len [in] the memory;  release [in] non-NULL
+ * Ownership passes in every case: on failure release runs at once.
+ * Returns PFLREF_EINVAL for a NULL p or release, PFLREF_ENOMEM when the
+ * list cannot grow. */
+pflref_status pflref_problem_hold(pflref_problem *p, void *addr, size_t len,
+                                  void (*release)(void *addr, size_t len),
+                                  pflref_error *err)
+{
+    if (release == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "release",
+                                "no release function");
+    pflref_held *grown = NULL;
+    if (p != NULL && p->n_held < SIZE_MAX / sizeof *grown - 1)
+        grown = realloc(p->held, (p->n_held + 1) * sizeof *grown);
+    if (grown == NULL) {
+        release(addr, len);
+        return p == NULL ? pflref_error_set(err, PFLREF_EINVAL, "p",
+                                            "p is NULL")
+                         : pflref_error_set(err, PFLREF_ENOMEM, NULL,
+                                            "out of memory");
+    }
+    grown[p->n_held] = (pflref_held){.addr = addr, .len = len,
+                                     .release = release};
+    p->held = grown;
+    p->n_held++;
+    return PFLREF_OK;
+}
+
+/* a + b, or SIZE_MAX when it overflows. */
+static size_t sat_add(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+/* a · b · sizeof(double), or SIZE_MAX when it overflows. */
+static size_t sat_doubles(size_t a, size_t b)
+{
+    size_t ab;
+    if (!pflref_size_mul(a, b, &ab) || ab > SIZE_MAX / sizeof(double))
+        return SIZE_MAX;
+    return ab * sizeof(double);
+}
+
+/* Bytes of D's own arrays for model m (X and y unless borrowed). */
+static size_t data_bytes(const pflref_data *D, size_t d, unsigned x_borrowed,
+                         unsigned y_borrowed)
+{
+    size_t b = 0;
+    if (D->X != NULL && !x_borrowed)
+        b = sat_add(b, sat_doubles(D->n, d));
+    if (D->y != NULL && !y_borrowed)
+        b = sat_add(b, sat_doubles(D->n, 1));
+    if (D->a != NULL)
+        b = sat_add(b, sat_doubles(d, 1));
+    if (D->c != NULL)
+        b = sat_add(b, sat_doubles(d, 1));
+    return b;
+}
+
+size_t pflref_problem_bytes_owned(const pflref_problem *p)
+{
+    if (p == NULL)
+        return 0;
+    size_t b = sat_add(sizeof *p, p->N * sizeof(pflref_client));
+    b = sat_add(b, p->n_held * sizeof(pflref_held));
+    for (size_t i = 0; p->clients != NULL && i < p->N; i++) {
+        const pflref_client *c = &p->clients[i];
+        const unsigned w = c->borrowed;
+        const size_t d = p->model.d;
+        b = sat_add(b, data_bytes(&c->train, d, w & PFLREF_BORROWED_TRAIN_X,
+                                  w & PFLREF_BORROWED_TRAIN_Y));
+        b = sat_add(b, data_bytes(&c->test, d, w & PFLREF_BORROWED_TEST_X,
+                                  w & PFLREF_BORROWED_TEST_Y));
+        b = sat_add(b, data_bytes(&c->val, d, w & PFLREF_BORROWED_VAL_X,
+                                  w & PFLREF_BORROWED_VAL_Y));
+    }
+    return b;
+}
+
+size_t pflref_problem_bytes_mapped(const pflref_problem *p)
+{
+    size_t b = 0;
+    for (size_t h = 0; p != NULL && h < p->n_held; h++)
+        b = sat_add(b, p->held[h].len);
+    return b;
+}
+
+size_t pflref_data_limit_bytes(void)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return SIZE_MAX;
+    size_t bytes;
+    if (!pflref_size_mul((size_t)pages, (size_t)page, &bytes))
+        return SIZE_MAX;
+    return bytes;
+}
+
+/* Refuse `bytes` of data (`what`, for the message) beyond this machine's
+ * memory, with PFLREF_ENOMEM at `where` naming the sizes; `bytes` =
+ * SIZE_MAX stands for an overflow of size_t. */
+static pflref_status check_bytes(size_t bytes, const char *where,
+                                 const char *what, size_t n, size_t d,
+                                 pflref_error *err)
+{
+    const size_t limit = pflref_data_limit_bytes();
+    if (bytes == SIZE_MAX)
+        return pflref_error_set(err, PFLREF_ENOMEM, where,
+                                "%s of n·d = %zu·%zu doubles overflows size_t",
+                                what, n, d);
+    if (bytes > limit)
+        return pflref_error_set(err, PFLREF_ENOMEM, where,
+                                "%s of n·d = %zu·%zu doubles (%.3g GiB) "
+                                "exceeds this machine's memory (%.3g GiB)",
+                                what, n, d, (double)bytes / 1073741824.0,
+                                (double)limit / 1073741824.0);
+    return PFLREF_OK;
 }
 
 /* Allocate D's zeroed arrays for n samples of m and set D->n = n:
  * X (n·d) and y (n) for data models (n = 0: none), a and c (d each) for the
  * quadratic model.  D's previous arrays are not freed.
  *   D [out];  m [in] an initialised model;  n [in];  err [out] may be NULL
- * Returns PFLREF_EINVAL for a NULL argument, PFLREF_ENOMEM (where "n") when
- * n·d overflows or exceeds PFLREF_MAX_DATA, or when calloc fails; D is then
- * left empty. */
+ * Returns PFLREF_EINVAL for a NULL argument, PFLREF_ENOMEM (where "n", or
+ * "d" for the quadratic model) when the bytes overflow size_t or exceed the
+ * machine's memory (pflref_data_limit_bytes), or when calloc fails; D is
+ * then left empty. */
 pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
                                 size_t n, pflref_error *err)
 {
@@ -105,26 +249,19 @@ pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
     int ok;
     if (m->kind == PFLREF_MODEL_QUADRATIC) {
         /* a and c, d entries each; n is only an aggregation weight. */
-        if (m->d > PFLREF_MAX_DATA)
-            return pflref_error_set(err, PFLREF_ENOMEM, "d",
-                                    "d = %zu exceeds PFLREF_MAX_DATA = %zu",
-                                    m->d, PFLREF_MAX_DATA);
+        if ((st = check_bytes(sat_doubles(m->d, 2), "d", "the curvatures "
+                              "and centres", 2, m->d, err)))
+            return st;
         D->a = calloc(m->d, sizeof(double));
         D->c = calloc(m->d, sizeof(double));
         ok = D->a != NULL && D->c != NULL;
     } else {
         /* X (n × d) and y (n); n = 0 gives an empty data set (a client
          * without test data). */
-        if (n > SIZE_MAX / m->d)
-            return pflref_error_set(err, PFLREF_ENOMEM, "n",
-                                    "n·d = %zu·%zu overflows size_t (limit "
-                                    "PFLREF_MAX_DATA = %zu doubles)",
-                                    n, m->d, PFLREF_MAX_DATA);
-        if (n * m->d > PFLREF_MAX_DATA)
-            return pflref_error_set(err, PFLREF_ENOMEM, "n",
-                                    "n·d = %zu·%zu = %zu doubles exceeds "
-                                    "PFLREF_MAX_DATA = %zu",
-                                    n, m->d, n * m->d, PFLREF_MAX_DATA);
+        if ((st = check_bytes(sat_add(sat_doubles(n, m->d),
+                                      sat_doubles(n, 1)),
+                              "n", "a data set", n, m->d, err)))
+            return st;
         if (n > 0) {
             D->X = calloc(n * m->d, sizeof(double));
             D->y = calloc(n, sizeof(double));
@@ -132,7 +269,7 @@ pflref_status pflref_data_alloc(pflref_data *D, const pflref_model *m,
         ok = n == 0 || (D->X != NULL && D->y != NULL);
     }
     if (!ok) {
-        data_free(D);
+        data_free(D, 0, 0);
         return pflref_error_set(err, PFLREF_ENOMEM, NULL,
                                 "out of memory for the data of %zu samples "
                                 "(d = %zu)",
@@ -194,21 +331,23 @@ static pflref_status validate_quadratic(const pflref_data *D, size_t d,
     return PFLREF_OK;
 }
 
-/* A data model's samples: n·d within PFLREF_MAX_DATA, X and y present,
- * every x_ij finite, every label finite and, for a classifier, a class in
- * [0, k). */
+/* A data model's samples: n·d doubles within memory (no data set larger
+ * than the machine's memory can exist, so a larger n is a corrupt record
+ * and is refused before X is read), X and y present, every x_ij finite,
+ * every label finite and, for a classifier, a class in [0, k). */
 static pflref_status validate_samples(const pflref_model *m,
                                       const pflref_data *D,
                                       const char *where, pflref_error *err)
 {
     char p[PFLREF_WHERE_MAX];
     const size_t n = D->n, d = m->d;
-    size_t nd;
-    if (!pflref_size_mul(n, d, &nd) || nd > PFLREF_MAX_DATA)
-        return pflref_error_set(err, PFLREF_ENOMEM,
-                                path(p, sizeof p, where, "X"),
-                                "n·d = %zu·%zu exceeds PFLREF_MAX_DATA = %zu",
-                                n, d, PFLREF_MAX_DATA);
+    pflref_status st = PFLREF_OK;
+    if (sat_doubles(n, d) == SIZE_MAX ||
+        sat_doubles(n, d) > pflref_data_limit_bytes())
+        st = check_bytes(sat_doubles(n, d), path(p, sizeof p, where, "X"),
+                         "the features X", n, d, err);
+    if (st != PFLREF_OK)
+        return st;
     if (D->X == NULL)
         return pflref_error_set(err, PFLREF_EINVAL,
                                 path(p, sizeof p, where, "X"),
@@ -245,7 +384,8 @@ static pflref_status validate_samples(const pflref_model *m,
  *   m [in];  D [in];  where [in] JSON path prefix ("clients[2].train"),
  *   NULL or "" for none;  err [out] may be NULL; err->where is the path of
  *   the first failure ("clients[2].train.X[3][1]").
- * Returns PFLREF_EINVAL, or PFLREF_ENOMEM when n·d > PFLREF_MAX_DATA. */
+ * Returns PFLREF_EINVAL, or PFLREF_ENOMEM when n·d doubles exceed the
+ * machine's memory. */
 pflref_status pflref_data_validate(const pflref_model *m, const pflref_data *D,
                                    const char *where, pflref_error *err)
 {

@@ -80,7 +80,8 @@ static pflref_status check_nonneg(double v, const char *where,
     return PFLREF_OK;
 }
 
-/* Refuse a problem whose data would exceed PFLREF_MAX_DATA doubles, before
+/* Refuse a problem whose data would exceed the machine's memory
+ * (pflref_data_limit_bytes, counted in doubles), before
  * anything is allocated: per client n_train rows plus n_test rows of d + 1
  * doubles (x and y) plus `extra` doubles of generator work, times K.
  * The field that makes the size absurd is named in `where`. */
@@ -88,17 +89,17 @@ static pflref_status check_size(size_t K, size_t n_train, size_t n_test,
                                 size_t d, size_t extra,
                                 const char *train_field, pflref_error *err)
 {
-    const size_t limit = PFLREF_MAX_DATA;
+    const size_t limit = pflref_data_limit_bytes() / sizeof(double);
     const size_t row = d + 1;
     if (d >= limit || n_train > limit / row)
         return pflref_error_set(err, PFLREF_ENOMEM, train_field,
                                 "%zu train samples of %zu features exceed "
-                                "the data limit of %zu doubles",
+                                "this machine's memory (%zu doubles)",
                                 n_train, d, limit);
     if (n_test > limit / row)
         return pflref_error_set(err, PFLREF_ENOMEM, "generator.n_test",
                                 "%zu test samples of %zu features exceed "
-                                "the data limit of %zu doubles",
+                                "this machine's memory (%zu doubles)",
                                 n_test, d, limit);
     /* each term ≤ limit, so the sum cannot overflow a 64-bit size_t;
      * on 32-bit the check below still bounds it */
@@ -107,8 +108,8 @@ static pflref_status check_size(size_t K, size_t n_train, size_t n_test,
         K > limit / (per_client + extra))
         return pflref_error_set(err, PFLREF_ENOMEM, "generator.K",
                                 "K = %zu clients of %zu + %zu samples with "
-                                "%zu features exceed the data limit of %zu "
-                                "doubles", K, n_train, n_test, d, limit);
+                                "%zu features exceed this machine's memory "
+                                "(%zu doubles)", K, n_train, n_test, d, limit);
     return PFLREF_OK;
 }
 
