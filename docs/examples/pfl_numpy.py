@@ -203,6 +203,23 @@ class Mlp:
         return g + self.body_backward(theta, batch, E)
 
 
+DATA_KEYS = ("X", "y", "X_test", "y_test", "X_val", "y_val")
+
+
+def load_array(value, base_dir):
+    """A client's array as the spec gives it: inline numbers, or the path
+    of a .npy file or "ARCHIVE.npz:MEMBER", relative to the JSON file that
+    names it (docs/formats.md, data in .npy and .npz files)."""
+    if not isinstance(value, str):
+        return value
+    path, _, member = value.partition(".npz:")
+    if member:
+        with np.load(os.path.join(base_dir, path + ".npz")) as archive:
+            key = member[:-4] if member.endswith(".npy") else member
+            return archive[key]
+    return np.load(os.path.join(base_dir, value))
+
+
 def load_clients(spec, base_dir):
     model = spec["model"]
     kinds = {"quadratic": Quadratic, "linear": Linear, "mlp": Mlp}
@@ -211,11 +228,15 @@ def load_clients(spec, base_dir):
                           % model["kind"])
     problem = spec["problem"]
     if "file" in problem:            # a pflref-problem/1 file beside the spec
-        with open(os.path.join(base_dir, problem["file"])) as f:
+        path = os.path.join(base_dir, problem["file"])
+        with open(path) as f:
             problem = json.load(f)
+        base_dir = os.path.dirname(path)
     if "clients" not in problem:
         raise Unsupported("a generated problem (give the clients as data)")
-    return [kinds[model["kind"]](model, c) for c in problem["clients"]]
+    clients = [{k: load_array(v, base_dir) if k in DATA_KEYS else v
+                for k, v in c.items()} for c in problem["clients"]]
+    return [kinds[model["kind"]](model, c) for c in clients]
 
 
 def model_blocks(model):

@@ -202,8 +202,8 @@ pflref_status pflref_golden_spec(const char *text, size_t len,
  *               '/', < 128 bytes), or NULL: "reference/<algorithm>/<16 hex
  *               digits of the vector spec's content hash>"
  *   vector_dir  the folder the vector will be written in: a relative
- *               problem file is written relative to it; NULL: by its
- *               absolute path
+ *               problem file or client data file (.npy, ARCHIVE.npz:M)
+ *               is written relative to it; NULL: by its absolute path
  *   trajectory  what the vector expects besides the final state: "step"
  *               (every event; NULL gives it), "round" (client_end, server
  *               and note events: far smaller for a large problem) or

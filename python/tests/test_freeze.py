@@ -73,3 +73,46 @@ def test_version_is_the_one_in_version_h():
     with open(os.path.join(ROOT, "include", "pflref", "version.h")) as f:
         want = re.search(r'#define PFLREF_VERSION "([^"]+)"', f.read())[1]
     assert pflref.__version__ == want
+
+
+def test_freeze_on_npy_data_then_check_the_numpy_candidate(tmp_path):
+    """The issue's path for a user's own problem: data in .npy, the
+    reference frozen on it, a candidate checked against that vector."""
+    import numpy as np
+    rng = np.random.default_rng(7)
+    clients = []
+    for i, n in enumerate((5, 3, 4)):
+        X = rng.normal(size=(n, 3))
+        y = X @ np.array([1.0, -2.0, 0.5]) + 0.1 * i
+        np.save(tmp_path / ("X%d.npy" % i), X)
+        np.save(tmp_path / ("y%d.npy" % i), y.astype(np.float32))
+        clients.append({"X": "X%d.npy" % i, "y": "y%d.npy" % i})
+    spec = {"format": "pflref-spec/1", "name": "fedavg on .npy data",
+            "model": {"kind": "linear", "d": 3, "loss": "squared",
+                      "bias": True},
+            "problem": {"clients": clients},
+            "init": {"kind": "zeros"},
+            "algorithm": {"name": "fedavg",
+                          "hyperparameters": {"eta": 0.05}},
+            "schedule": {"kind": "generate", "rounds": 3,
+                         "clients_per_round": 2, "client_seed": 11,
+                         "local": {"epochs": 2, "batch_size": 2}},
+            "output": {"trajectory": "step"}}
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    out = tmp_path / "vectors" / "mine.json"
+    out.parent.mkdir()
+    vec = pflref.freeze(str(spec_path), out=out, id="mine/fedavg-npy")
+    # the data stay in their files, named relative to the vector's folder
+    assert vec.raw["spec"]["problem"]["clients"][0]["X"] == "../X0.npy"
+    assert pflref.verify(vec)["passed"]
+    result = tmp_path / "result.json"
+    subprocess.run([sys.executable, os.path.join(ROOT, "docs", "examples",
+                                                 "pfl_numpy.py"),
+                    str(out), "-o", str(result)], check=True)
+    report = pflref.check(vec, str(result))
+    assert report.passed, str(report)
+    with open(result) as f:
+        doc = json.load(f)
+    doc["final"]["w"][3] *= 1 + 1e-9                 # the bias, off in digit 9
+    assert pflref.check(vec, doc).first["index"] == 3

@@ -5,7 +5,8 @@
  *
  * A generator's clients are written inline (docs/formats.md, "problem":
  * X, y, X_test, y_test, X_val, y_val; a, c, n for the quadratic model), so
- * the vector draws nothing.  A relative problem file is re-rooted at the
+ * the vector draws nothing.  A relative problem file, and a client's
+ * relative data file (.npy, or ARCHIVE.npz:MEMBER), is re-rooted at the
  * folder the vector goes to, so the vector reads the same file wherever
  * the spec was.
  */
@@ -97,14 +98,14 @@ static void relative_to(const char *file, const char *dir, char *out,
 /* The path a relative problem file is written with (see freeze.h). */
 static pflref_status reroot(const char *file, const char *base_dir,
                             const char *vector_dir, char *out, size_t size,
-                            pflref_error *err)
+                            const char *where, pflref_error *err)
 {
     char joined[PFLREF_PATH_MAX];
     snprintf(joined, sizeof joined, "%s/%s",
              base_dir != NULL && base_dir[0] != '\0' ? base_dir : ".", file);
     char *abs_file = realpath(joined, NULL);
     if (abs_file == NULL)
-        return pflref_error_set(err, PFLREF_EIO, "problem.file",
+        return pflref_error_set(err, PFLREF_EIO, where,
                                 "cannot resolve %.200s", joined);
     char *abs_dir = vector_dir != NULL ? realpath(vector_dir, NULL) : NULL;
     pflref_status st = PFLREF_OK;
@@ -121,12 +122,44 @@ static pflref_status reroot(const char *file, const char *base_dir,
     return st;
 }
 
+/* A client's data file named in the spec (a .npy path, or the archive of
+ * "ARCHIVE.npz:MEMBER"), relative to the spec's folder: written relative
+ * to the vector's folder instead (docs/formats.md, data files). */
+static pflref_status reroot_data(json_t *client, const char *key,
+                                 const char *base_dir, const char *vector_dir,
+                                 size_t i, pflref_error *err)
+{
+    const char *value = json_string_value(json_object_get(client, key));
+    if (value == NULL || value[0] == '/')
+        return PFLREF_OK;
+    char where[64], file[PFLREF_PATH_MAX], path[PFLREF_PATH_MAX];
+    snprintf(where, sizeof where, "problem.clients[%zu].%s", i, key);
+    const char *member = strstr(value, ".npz:");
+    const size_t flen = member != NULL ? (size_t)(member - value) + 4
+                                       : strlen(value);
+    if (flen >= sizeof file)
+        return pflref_error_set(err, PFLREF_EINVAL, where, "path too long");
+    memcpy(file, value, flen);
+    file[flen] = '\0';
+    pflref_status st = reroot(file, base_dir, vector_dir, path,
+                              sizeof path, where, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (member != NULL)
+        strncat(path, member + 4, sizeof path - strlen(path) - 1);
+    if (json_object_set_new(client, key, json_string(path)))
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    return PFLREF_OK;
+}
+
 pflref_status pflref_freeze_problem(json_t *vspec,
                                     const pflref_problem *problem,
                                     const char *base_dir,
                                     const char *vector_dir,
                                     pflref_error *err)
 {
+    static const char *const data_keys[] = {"X", "y", "X_test", "y_test",
+                                            "X_val", "y_val"};
     const json_t *prob = json_object_get(vspec, "problem");
     if (json_object_get(prob, "generator") != NULL) {
         if (json_object_set_new(vspec, "problem", clients_json(problem)))
@@ -134,12 +167,21 @@ pflref_status pflref_freeze_problem(json_t *vspec,
                                     "out of memory writing the clients");
         return PFLREF_OK;
     }
+    const json_t *clients = json_object_get(prob, "clients");
+    for (size_t i = 0; i < json_array_size(clients); i++)
+        for (size_t k = 0; k < sizeof data_keys / sizeof *data_keys; k++) {
+            pflref_status st = reroot_data(json_array_get(clients, i),
+                                           data_keys[k], base_dir,
+                                           vector_dir, i, err);
+            if (st != PFLREF_OK)
+                return st;
+        }
     const char *file = json_string_value(json_object_get(prob, "file"));
     if (file == NULL || file[0] == '/')
         return PFLREF_OK;
     char path[PFLREF_PATH_MAX];
     pflref_status st = reroot(file, base_dir, vector_dir, path, sizeof path,
-                              err);
+                              "problem.file", err);
     if (st == PFLREF_OK &&
         json_object_set_new((json_t *)prob, "file", json_string(path)))
         st = pflref_error_set(err, PFLREF_ENOMEM, "problem.file",

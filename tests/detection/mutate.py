@@ -79,7 +79,7 @@ FILES = PFL_FILES + (FEDAVG_FILE,)
 
 # plumbing, not algorithm: never mutated
 SKIP_FUNCTIONS = {"main", "run_file", "write_json", "_load_extensions",
-                  "load_clients", "model_blocks", "parameter_count",
+                  "load_clients", "load_array", "model_blocks", "parameter_count",
                   "personal_mask", "split_names", "settings", "_host", "_base",
                   "_split", "has_exact_prox", "part", "put", "__init__",
                   "__call__", "outputs_and_backward.back"}
