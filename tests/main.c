@@ -25,7 +25,7 @@ int main(void)
         io_suite,       cli_suite,      seed000_suite,  golden_suite,
         spec_suite,
         badinput_suite, reliability_suite, api_suite,
-        hostile_suite,  tamper_suite,
+        hostile_suite,  tamper_suite,   memory_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

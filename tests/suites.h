@@ -34,5 +34,6 @@ Suite *hostile_suite(void);
 Suite *reliability_suite(void);
 Suite *api_suite(void);
 Suite *tamper_suite(void);
+Suite *memory_suite(void);
 
 #endif

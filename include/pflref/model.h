@@ -100,11 +100,28 @@ typedef struct {
     double *c;
 } pflref_data;
 
-/* Largest parameter count and data size a model or problem may have: a spec
- * beyond these fails at once with PFLREF_ENOMEM and a message, instead of
- * being killed by the operating system. */
+/* Fixed sizes the spec reader still applies to what it reads (given
+ * cluster models, a problem's data); the model and the run are limited by
+ * memory instead (pflref_memory_available). */
 #define PFLREF_MAX_PARAMS ((size_t)1 << 26)   /* 64 Mi doubles = 512 MiB */
 #define PFLREF_MAX_DATA   ((size_t)1 << 28)   /* 256 Mi doubles = 2 GiB  */
+
+/* Limits by memory, not by fixed constants: a model whose parameter
+ * vector, or a run whose estimated memory (pflref_run), exceeds the memory
+ * the process may still use fails at once with PFLREF_ENOMEM and a
+ * message naming the sizes, instead of being killed by the operating
+ * system.
+ *
+ * *bytes := the memory the process may still use: the environment
+ * variable PFLREF_MEMORY_LIMIT (a decimal byte count) when set, else
+ * MemAvailable of /proc/meminfo, else sysconf(_SC_AVPHYS_PAGES) · page
+ * size; a finite RLIMIT_AS less the address space already mapped caps it.
+ * *source (may be NULL) := "PFLREF_MEMORY_LIMIT", "MemAvailable",
+ * "sysconf" or "RLIMIT_AS", whichever gave the value.
+ * Returns PFLREF_EINVAL (where "PFLREF_MEMORY_LIMIT") when the variable is
+ * set but not a positive integer, or (where "bytes") for NULL bytes. */
+pflref_status pflref_memory_available(size_t *bytes, const char **source,
+                                      pflref_error *err);
 
 /* Fill m for the given kind and sizes, with its blocks and P.
  *   kind   model kind
@@ -115,8 +132,9 @@ typedef struct {
  *   h      ≥ 1 for mlp (ignored otherwise);  bias 0 or 1 (quadratic: 0)
  * An mlp gets the ReLU activation and both biases b1, b2 when bias = 1, or
  * neither when bias = 0 (pflref_model_init_mlp sets each on its own).
- * Returns PFLREF_EINVAL naming the bad argument, PFLREF_ENOMEM when P would
- * exceed PFLREF_MAX_PARAMS. */
+ * Returns PFLREF_EINVAL naming the bad argument, PFLREF_ENOMEM (where "P")
+ * when P overflows or one parameter vector of P doubles exceeds the memory
+ * available (pflref_memory_available). */
 pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
                                 pflref_loss loss, size_t d, size_t k, size_t h,
                                 int bias, pflref_error *err);
@@ -129,7 +147,7 @@ pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
  *   output_bias  0 or 1: b2 present (m->bias; where "bias" on error)
  * Returns PFLREF_EINVAL naming the bad argument ("loss", "d", "k", "h",
  * "activation", "hidden_bias", "bias"), PFLREF_ENOMEM (where "P") when P
- * would exceed PFLREF_MAX_PARAMS. */
+ * overflows or one vector of P doubles exceeds the memory available. */
 pflref_status pflref_model_init_mlp(pflref_model *m, pflref_loss loss,
                                     size_t d, size_t k, size_t h,
                                     pflref_activation act, int hidden_bias,
@@ -161,6 +179,10 @@ typedef struct pflref_model_workspace pflref_model_workspace;
 pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
                                                      size_t max_batch);
 void pflref_model_workspace_free(pflref_model_workspace *ws);
+
+/* The bytes pflref_model_workspace_alloc(m, max_batch) allocates;
+ * SIZE_MAX when the count overflows. */
+size_t pflref_model_workspace_bytes(const pflref_model *m, size_t max_batch);
 
 /* Batch selection shared by the functions below: the batch is the samples
  * idx[0..nb−1] of D (indices < D->n, in this order), or all n samples in

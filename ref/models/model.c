@@ -65,6 +65,7 @@
  * Memory: every temporary lives in the workspace; compute functions never
  * allocate and keep no static state.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "core/args.h"
@@ -276,7 +277,8 @@ static void add_blocks(pflref_model *m)
  *     bias         0 or 1 (mlp: b2); quadratic: must be 0
  *   err    [out] may be NULL
  * Returns PFLREF_EINVAL naming the argument, PFLREF_ENOMEM (where "P")
- * when P overflows size_t or exceeds PFLREF_MAX_PARAMS. */
+ * when P overflows size_t or one vector of P doubles exceeds the memory
+ * available (pflref_memory_available). */
 static pflref_status describe(pflref_model *m, const pflref_model *given,
                               pflref_error *err)
 {
@@ -300,18 +302,27 @@ static pflref_status describe(pflref_model *m, const pflref_model *given,
         .activation = mlp ? given->activation : PFLREF_ACT_RELU,
     };
     const char *kname = pflref_model_kind_name(kind);
-    if (!count_params(&c, &c.P))
+    if (!count_params(&c, &c.P) || c.P > SIZE_MAX / sizeof(double))
         return pflref_error_set(
             err, PFLREF_ENOMEM, "P",
             "model %s with d = %zu, k = %zu, h = %zu: the parameter count "
-            "overflows size_t (limit PFLREF_MAX_PARAMS = %zu)",
-            kname, c.d, c.k, c.h, PFLREF_MAX_PARAMS);
-    if (c.P > PFLREF_MAX_PARAMS)
+            "overflows size_t", kname, c.d, c.k, c.h);
+    /* Limits by memory: one parameter vector of P doubles must fit in the
+     * memory available (the run's own estimate, ref/engine/run.c, then
+     * counts every buffer). */
+    size_t avail;
+    const char *source;
+    if ((st = pflref_memory_available(&avail, &source, err)) != PFLREF_OK)
+        return st;
+    if (c.P * sizeof(double) > avail)
         return pflref_error_set(
             err, PFLREF_ENOMEM, "P",
-            "model %s with d = %zu, k = %zu, h = %zu has P = %zu parameters, "
-            "more than PFLREF_MAX_PARAMS = %zu",
-            kname, c.d, c.k, c.h, c.P, PFLREF_MAX_PARAMS);
+            "model %s with d = %zu, k = %zu, h = %zu has P = %zu parameters: "
+            "one parameter vector needs %zu bytes (%.1f MiB), more than the "
+            "%zu bytes (%.1f MiB) of memory available (%s)",
+            kname, c.d, c.k, c.h, c.P, c.P * sizeof(double),
+            (double)(c.P * sizeof(double)) / 1048576.0, avail,
+            (double)avail / 1048576.0, source);
 
     /* Fill the description and its blocks, in state_dict order. */
     add_blocks(&c);
