@@ -26,6 +26,7 @@ int main(void)
         spec_suite,
         badinput_suite, reliability_suite, api_suite,
         hostile_suite,  tamper_suite,   memory_suite,
+        headonly_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

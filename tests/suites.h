@@ -35,5 +35,6 @@ Suite *reliability_suite(void);
 Suite *api_suite(void);
 Suite *tamper_suite(void);
 Suite *memory_suite(void);
+Suite *headonly_suite(void);
 
 #endif

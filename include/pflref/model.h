@@ -203,6 +203,19 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
                                 size_t nb, pflref_model_workspace *ws,
                                 double *g, double *loss);
 
+/* The gradient of the same loss on the blocks marked in mask (P entries,
+ * 1 = wanted; a split's mask, pflref_split_mask): g's marked entries are
+ * pflref_model_grad's bit for bit; the others may be left untouched (an
+ * mlp whose marked blocks are all head blocks: the head's gradient alone,
+ * with no backward pass through the body) or written.  mask NULL: every
+ * block.  Errors as pflref_model_grad. */
+pflref_status pflref_model_grad_blocks(const pflref_model *m, const double *w,
+                                       const pflref_data *D,
+                                       const size_t *idx, size_t nb,
+                                       const unsigned char *mask,
+                                       pflref_model_workspace *ws, double *g,
+                                       double *loss);
+
 /* Hv := ∇²_w [(1/nb) Σ ℓ(w; x_j, y_j)] v   (P entries), exact (Pearlmutter's
  * R-operator; for mlp with σ'' = 0). */
 pflref_status pflref_model_hvp(const pflref_model *m, const double *w,

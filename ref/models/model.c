@@ -472,6 +472,47 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
     return PFLREF_OK;
 }
 
+/* 1 when mask marks at least one block and only head blocks. */
+static int head_only(const pflref_model *m, const unsigned char *mask)
+{
+    int any = 0;
+    for (size_t b = 0; b < m->nblocks; b++)
+        if (mask[m->blocks[b].offset]) {
+            if (!m->blocks[b].is_head)
+                return 0;
+            any = 1;
+        }
+    return any;
+}
+
+/* The gradient on the marked blocks: as pflref_model_grad, but an mlp whose
+ * marked blocks are all in the head gets the head entries alone, from the
+ * forward pass without the pass back through the body (cost O(nb·h·(d +
+ * k)) forward, O(nb·h·k) back instead of O(nb·h·(d + k)) both ways). */
+pflref_status pflref_model_grad_blocks(const pflref_model *m, const double *w,
+                                       const pflref_data *D,
+                                       const size_t *idx, size_t nb,
+                                       const unsigned char *mask,
+                                       pflref_model_workspace *ws, double *g,
+                                       double *loss)
+{
+    const pflref_model_ops *ops = m != NULL ? pflref_model_ops_of(m) : NULL;
+    if (mask == NULL || ops == NULL || ops->head_grad == NULL ||
+        !head_only(m, mask))
+        return pflref_model_grad(m, w, D, idx, nb, ws, g, loss);
+    size_t n_b;
+    double F;
+    pflref_status st;
+    if ((st = pflref_batch_check(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "g", g)) ||
+        (st = batch_loss(m, w, D, idx, n_b, ws, &F)))
+        return st;
+    ops->head_grad(m, n_b, ws, g);
+    if (loss != NULL)
+        *loss = F;
+    return PFLREF_OK;
+}
+
 /* Hv := ∇²_w F(w; B) v, exact (R-operator; mlp with σ'' = 0).
  * Arguments as for pflref_model_loss;  v [in] P entries;  Hv [out] P
  * entries (must not alias v). */
