@@ -16,11 +16,14 @@
 #   make lint            the floors and sizes (tests/lint/floors.py),
 #                        cppcheck, and the floors script's self-test
 #   make proofs          Frama-C WP proofs (proofs/README.md)
+#   make bench           pflref vs NumPy vs PyTorch-CPU fp64, side by side
+#                        (a benchmark, never a test; bench/run.py,
+#                        docs/performance.md; BENCH_ARGS=--quick: smaller)
 #   make clean
 #
 # Every target that runs a tool first runs ./deps.sh with the groups it
 # needs (core: compilers, libraries, python3; lint, coverage, asan,
-# valgrind, fuzz, proofs), which installs missing Debian packages and does
+# valgrind, fuzz, proofs, bench), which installs missing Debian packages and does
 # nothing when they are present.
 
 ifeq ($(origin CC),default)
@@ -56,7 +59,7 @@ TESTS  := $(sort $(wildcard tests/*.c))
 
 .SECONDARY:
 .DELETE_ON_ERROR:
-.PHONY: all deps demo check check-unit check-blas check-golden check-schema \
+.PHONY: all deps demo bench check check-unit check-blas check-golden check-schema \
         check-detection check-mutation check-mutation-fast check-headers \
         check-lint golden golden-update coverage check-asan \
         check-valgrind fuzz fuzz-smoke lint proofs clean
@@ -100,6 +103,15 @@ $(B)/rel/libpflref.so: $(B)/rel/libpflref.so.$(VERSION)
 define RUN_TESTS
 PFLREF_CLI=$(abspath $(B)/$(1)/pflref) PFLREF_ROOT=$(CURDIR) $(2) $(abspath $(B))/$(1)/tests/run
 endef
+
+# The benchmark (bench/run.py): data generated once into build/bench/,
+# then every workload with its contenders alternating; writes
+# build/bench/bench.json, table.md and bench.svg.
+BENCH_ARGS ?=
+bench: deps
+	@./deps.sh bench
+	@$(MAKE) -s --no-print-directory $(B)/rel/pflref
+	@nice $(PYTHON) bench/run.py $(BENCH_ARGS)
 
 demo: deps
 	@$(MAKE) -s --no-print-directory $(B)/rel/pflref

@@ -14,6 +14,9 @@
 #   fuzz      clang, its libFuzzer runtime, llvm (llvm-symbolizer for
 #             readable reports): make fuzz, make fuzz-smoke (with core)
 #   proofs    Frama-C, Why3, Z3, CVC4 and the C preprocessor: make proofs
+#   bench     PyTorch (CPU, the fp64 contender), gnuplot (the plot),
+#             linux-perf (profiles), GNU time (peak RSS): make bench
+#             (with core)
 #
 # Every target of the Makefile that runs a tool calls this script first with
 # its groups.  Only missing packages are installed; when everything is
@@ -30,6 +33,7 @@ ASAN="libasan8 libubsan1"
 VALGRIND="valgrind"
 FUZZ="clang libclang-rt-14-dev llvm"
 PROOFS="gcc frama-c-base why3 z3 cvc4"
+BENCH="python3-torch gnuplot-nox linux-perf time"
 
 [ $# -eq 0 ] && set -- core
 want=""
@@ -42,8 +46,9 @@ for group in "$@"; do
         valgrind) want="$want $VALGRIND" ;;
         fuzz) want="$want $FUZZ" ;;
         proofs) want="$want $PROOFS" ;;
+        bench) want="$want $BENCH" ;;
         *) echo "deps.sh: unknown group '$group' (known: core, lint," \
-                "coverage, asan, valgrind, fuzz, proofs)" >&2
+                "coverage, asan, valgrind, fuzz, proofs, bench)" >&2
            exit 2 ;;
     esac
 done

@@ -213,8 +213,7 @@ static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
         if (st != PFLREF_OK)
             return model_failed(err, st, t, i, q);
         /* head-only: the head blocks' entries alone (cost ∝ |W|) */
-        pflref_blocks_step(m, s->mask, beta, g, x);
-        if (!pflref_blocks_finite(m, s->mask, x))
+        if (!pflref_blocks_step(m, s->mask, beta, g, x))
             return pflref_error_diverge(err, t, (long)i, (long)q, "W_i");
         pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
                           (long)q, "w_local", x, P, CHEAP_LINE);
@@ -231,8 +230,7 @@ static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, (long)tau,
                       "g", g, P, JOINT_LINE);
     /* step 6: the last head step W_i ← W̃_i − head_scale G_i */
-    pflref_blocks_step(m, s->mask, head_scale, g, x);
-    if (!pflref_blocks_finite(m, s->mask, x))
+    if (!pflref_blocks_step(m, s->mask, head_scale, g, x))
         return pflref_error_diverge(err, t, (long)i, (long)tau, "W_i");
     pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i, (long)tau,
                       "w_local", x, P, HEAD_LINE[hp->head_step]);

@@ -72,8 +72,10 @@ pflref_status pflref_batch_grad(const pflref_model *m, const double *theta,
                                long round, long client, pflref_error *err);
 
 /* x[p] −= step · g[p] on every block of m whose entries are marked in mask
- * (mask NULL: every block): cost ∝ the marked blocks' size, not P. */
-void pflref_blocks_step(const pflref_model *m, const unsigned char *mask,
+ * (mask NULL: every block): cost ∝ the marked blocks' size, not P.
+ * Returns 1 when every entry it wrote is finite (tested in the same
+ * pass), else 0. */
+int pflref_blocks_step(const pflref_model *m, const unsigned char *mask,
                         double step, const double *g, double *x);
 
 /* 1 when every entry of x in a block marked in mask (NULL: every block)

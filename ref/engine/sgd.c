@@ -11,6 +11,7 @@
  * Alg. 1); μ > 0 gives the proximal fine-tuning step (FedAvg-FT with μ_ft).
  * Cost per step: one gradient (one pass over the batch) plus O(P).
  */
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include "engine/engine.h"
@@ -61,16 +62,22 @@ pflref_status pflref_batch_grad(const pflref_model *m, const double *theta,
     return PFLREF_OK;
 }
 
-void pflref_blocks_step(const pflref_model *m, const unsigned char *mask,
-                        double step, const double *g, double *x)
+int pflref_blocks_step(const pflref_model *m, const unsigned char *mask,
+                       double step, const double *g, double *x)
 {
+    /* one pass: the step and the finiteness test of its result (|x| ≤
+     * DBL_MAX is false for ±Inf and NaN; branch-free, so it vectorises) */
+    int finite = 1;
     for (size_t b = 0; b < m->nblocks; b++) {
         const pflref_block *B = &m->blocks[b];
         if (mask != NULL && !mask[B->offset])
             continue;
-        for (size_t p = B->offset; p < B->offset + B->size; p++)
+        for (size_t p = B->offset; p < B->offset + B->size; p++) {
             x[p] -= step * g[p];
+            finite &= fabs(x[p]) <= DBL_MAX;
+        }
     }
+    return finite;
 }
 
 int pflref_blocks_finite(const pflref_model *m, const unsigned char *mask,
@@ -119,13 +126,14 @@ pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
                                 job->round, job->client, s + 1, nb);
     /* θ ← θ − η (∇f(θ; D_s) + μ (θ − ref)), block by block on the entries
      * with mask = 1: cost ∝ the moving blocks' size */
-    if (!prox)
-        pflref_blocks_step(m, mask, job->eta, g, theta);
+    int finite = prox || pflref_blocks_step(m, mask, job->eta, g, theta);
     for (size_t q = 0; prox && q < m->nblocks; q++)
         if (mask == NULL || mask[m->blocks[q].offset])
             prox_block_step(&m->blocks[q], job->eta, job->mu, job->ref, g,
                             theta);
-    if (!pflref_blocks_finite(m, mask, theta))
+    if (prox)
+        finite = pflref_blocks_finite(m, mask, theta);
+    if (!finite)
         return pflref_error_diverge(err, job->round, job->client,
                                     (long)(s + 1), job->name);
     pflref_trace_emit(trace, PFLREF_EV_STEP, job->phase, job->round,
