@@ -326,9 +326,12 @@ def run_workload(w, npy, quick):
                 dt, rss, _ = run_rss([PFLREF, "run", specs[w["T"]], "-o",
                                       res_path])
                 runs[c].append({"total": dt, "rss": rss, "cpu": CPU[0]})
-                dt0, _, _ = run_rss([PFLREF, "run", specs[0], "-o",
-                                     res_path + ".T0"])
-                zero.append((dt0, CPU[0]))
+                if r < 2:                  # the 0-round baseline, twice
+                    dt0, _, _ = run_rss([PFLREF, "run", specs[0], "-o",
+                                         res_path + ".T0"])
+                    zero.append((dt0, CPU[0]))
+                    # run_rss set CPU[0] to the baseline's; restore ours
+                    CPU[0] = runs[c][-1]["cpu"]
             else:
                 dt, rss, out = run_rss([PY, os.path.join(HERE,
                                                          "contender.py"),
