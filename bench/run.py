@@ -13,11 +13,13 @@ What it does, in order:
      (bench/gen_data.py; reused when present);
   2. the single-core dgemm peak of this machine (OPENBLAS_NUM_THREADS=1,
      the best of several square products through NumPy's OpenBLAS, the
-     library pflref links, timed in CPU seconds);
+     library pflref links, timed in CPU seconds; measured again before
+     every workload, the best kept);
   3. each workload: every contender runs R times, the contenders
      alternating (their order rotated each repetition), whole process
-     timed from outside by GNU time (CPU seconds, user + sys, and wall
-     clock; the child's peak RSS);
+     timed from outside (CPU seconds by perf stat's task-clock, or GNU
+     time's user + sys without perf; wall clock; the child's peak RSS by
+     GNU time);
      the contenders time their own load and training inside;
      pflref's training time is its whole-process time minus the median
      of the same spec with 0 rounds (load, validation, evaluation and
@@ -60,7 +62,10 @@ SEEDS = os.environ.get("PFLREF_SEEDS", "/work/shared/seeds")
 ENV1 = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
             MKL_NUM_THREADS="1")
 AGREE = 1e-9
-CPU = [0.0]     # user + sys seconds of the last child run_rss reaped
+CPU = [0.0]     # CPU seconds of the last child run_rss reaped
+HAVE_PERF = subprocess.run(["perf", "stat", "-e", "task-clock", "true"],
+                           capture_output=True).returncode == 0 \
+    if shutil.which("perf") else False
 
 
 def log(*a):
@@ -72,13 +77,17 @@ def log(*a):
 # ---------------------------------------------------------------------------
 
 def run_rss(argv, cwd=None):
-    """(seconds, peak RSS in MiB, stdout text) of one child, its peak RSS
-    measured by GNU time (/usr/bin/time -f %M: the child's own maximum
-    resident set; getrusage of a child forked from this Python process
-    would count the parent's pages it started with).  Raises on a non-zero
-    exit."""
+    """(wall seconds, peak RSS in MiB, stdout text) of one child; CPU[0]
+    := its CPU seconds.  perf stat's task-clock gives the CPU time (to the
+    microsecond; GNU time's is in hundredths) of GNU time and the child,
+    GNU time the child's own peak RSS (/usr/bin/time -f %M: getrusage of a
+    child forked from this Python process would count the parent's pages
+    it started with).  Raises on a non-zero exit."""
     rss_file = os.path.join(OUT, ".rss")
-    wrapped = ["/usr/bin/time", "-f", "%M %U %S", "-o", rss_file] + argv
+    cpu_file = os.path.join(OUT, ".cpu")
+    wrapped = (["perf", "stat", "-x,", "-o", cpu_file, "-e", "task-clock",
+                "--"] if HAVE_PERF else []) + \
+        ["/usr/bin/time", "-f", "%M %U %S", "-o", rss_file] + argv
     t0 = time.perf_counter()
     p = subprocess.run(wrapped, cwd=cwd, env=ENV1, capture_output=True,
                        text=True)
@@ -89,6 +98,11 @@ def run_rss(argv, cwd=None):
     with open(rss_file) as f:
         rss_kib, user, sys_ = map(float, f.read().split()[-3:])
     CPU[0] = user + sys_
+    if HAVE_PERF:
+        with open(cpu_file) as f:
+            for line in f:
+                if "task-clock" in line:
+                    CPU[0] = float(line.split(",")[0]) / 1e3
     return dt, rss_kib / 1024.0, p.stdout
 
 
@@ -97,9 +111,9 @@ def run_rss(argv, cwd=None):
 # ---------------------------------------------------------------------------
 
 PEAK_CODE = r"""
-import time, numpy as np
+import sys, time, numpy as np
 best = 0.0
-for n in (1024, 2048):
+for n in ((1024,) if "quick" in sys.argv else (1024, 2048)):
     a = np.random.default_rng(1).random((n, n)); b = a.T.copy(); c = a @ b
     for _ in range(4):
         t = time.perf_counter(); np.matmul(a, b, out=c)
@@ -108,8 +122,11 @@ print(best)
 """
 
 
-def dgemm_peak():
-    _, _, out = run_rss([PY, "-c", PEAK_CODE])
+def dgemm_peak(quick=False):
+    """The best single-core dgemm rate seen (GFLOP/s per CPU second).  On
+    a shared machine one measurement may catch a bad moment: run.py
+    measures again before every workload and keeps the best."""
+    _, _, out = run_rss([PY, "-c", PEAK_CODE] + (["quick"] if quick else []))
     return float(out.strip())
 
 
@@ -354,7 +371,10 @@ def run_workload(w, npy, quick):
             x["train"] = float("nan")
         x["load"] = z
     agree = agreement(w, res_path, names)
-    return summarize(w, runs, agree)
+    s = summarize(w, runs, agree)
+    # the raw data: X (n × d) and y (n) doubles per client
+    s["data_mib"] = w["N"] * w["n"] * (w["d"] + 1) * 8 / 2 ** 20
+    return s
 
 
 def agreement(w, res_path, names):
@@ -493,6 +513,13 @@ def report(results, peak, mach, profile):
     log("(×pflref: the contender's median over pflref's; > 1 means pflref "
         "is faster)")
     log(text)
+    for s in results:
+        ref = s["contenders"].get("pflref")
+        if ref and s.get("data_mib") and s["N"] >= 1000:
+            log("%s: pflref's peak RSS %.0f MiB = %.2f × the raw data "
+                "(%.0f MiB; target ≤ 1.3)" % (
+                    s["name"], ref["rss_mib"], ref["rss_mib"] / s["data_mib"],
+                    s["data_mib"]))
     with open(os.path.join(OUT, "table.md"), "w") as f:
         f.write(text + "\n")
     return text
@@ -569,6 +596,7 @@ def main():
             continue
         if reps_override:
             w["reps"] = reps_override
+        peak = max(peak, dgemm_peak(quick=True))
         results.append(run_workload(w, npy, quick))
         log("bench: %s done (%.0f s)" % (w["name"],
                                         time.perf_counter() - t_start))
