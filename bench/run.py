@@ -240,7 +240,10 @@ def workloads(quick, npy):
     add("ditto-softmax", N=N100, model="softmax", algorithm="ditto",
         epochs=2, hyper={"eta": 0.01, "lambda": 0.1})
     for tau in (1, 2, 5, 10, 50):
-        add("pflego-tau%d" % tau, N=20, m=5, T=5, model="mlp",
+        # quick (JSON): 5 clients, 40 rounds, so that the training is not
+        # lost in the noise of reading the JSON problem
+        add("pflego-tau%d" % tau, N=5 if quick else 20, m=5,
+            T=40 if quick else 5, model="mlp",
             algorithm="pflego", tau=tau, epochs=1, B=0,
             hyper={"rho": 0.05, "pflego.beta": 0.1},
             split=["head"], reps=3)

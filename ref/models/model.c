@@ -312,9 +312,10 @@ static pflref_status describe(pflref_model *m, const pflref_model *given,
      * counts every buffer). */
     size_t avail;
     const char *source;
-    if ((st = pflref_memory_available(&avail, &source, err)) != PFLREF_OK)
-        return st;
-    if (c.P * sizeof(double) > avail)
+    /* a malformed PFLREF_MEMORY_LIMIT is the run's to report (pflref_run,
+     * where "PFLREF_MEMORY_LIMIT"), not this model's field */
+    if (pflref_memory_available(&avail, &source, NULL) == PFLREF_OK &&
+        c.P * sizeof(double) > avail)
         return pflref_error_set(
             err, PFLREF_ENOMEM, "P",
             "model %s with d = %zu, k = %zu, h = %zu has P = %zu parameters: "
