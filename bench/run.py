@@ -377,6 +377,8 @@ def run_workload(w, npy, quick):
     s = summarize(w, runs, agree)
     # the raw data: X (n × d) and y (n) doubles per client
     s["data_mib"] = w["N"] * w["n"] * (w["d"] + 1) * 8 / 2 ** 20
+    if zero:                     # pflref's 0-round run, CPU seconds
+        s["pflref_baseline_cpu"] = zc
     return s
 
 
@@ -518,6 +520,12 @@ def report(results, peak, mach, profile):
     log(text)
     for s in results:
         ref = s["contenders"].get("pflref")
+        if ref and "pflref_baseline_cpu" in s and s["name"] in (
+                "fedavg-softmax", "fedavg-mlp", "scale-N1000"):
+            log("%s: pflref's 0-round run (reading, checking, evaluating, "
+                "writing) is %.0f%% of its whole process" % (
+                    s["name"], 100.0 * s["pflref_baseline_cpu"] /
+                    ref["cpu"][1]))
         if ref and s.get("data_mib") and s["N"] >= 1000:
             log("%s: pflref's peak RSS %.0f MiB = %.2f × the raw data "
                 "(%.0f MiB; target ≤ 1.3)" % (
