@@ -27,11 +27,14 @@
 #                        $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make
 #                        uninstall removes them; make check-install (in
 #                        make check) tries the round trip in a temporary prefix
+#   make bench           pflref vs NumPy vs PyTorch-CPU fp64, side by side
+#                        (a benchmark, never a test; bench/run.py,
+#                        docs/performance.md; BENCH_ARGS=--quick: smaller)
 #   make clean
 #
 # Every target that runs a tool first runs ./deps.sh with the groups it
 # needs (core: compilers, libraries, python3; lint, coverage, asan,
-# valgrind, fuzz, proofs), which installs missing Debian packages and does
+# valgrind, fuzz, proofs, bench), which installs missing Debian packages and does
 # nothing when they are present.
 
 ifeq ($(origin CC),default)
@@ -67,7 +70,7 @@ TESTS  := $(sort $(wildcard tests/*.c))
 
 .SECONDARY:
 .DELETE_ON_ERROR:
-.PHONY: all deps demo check check-unit check-blas check-golden check-schema \
+.PHONY: all deps demo bench check check-unit check-blas check-golden check-schema \
         check-detection check-mutation check-mutation-fast check-headers \
         check-lint check-python golden golden-update coverage check-asan \
         check-valgrind fuzz fuzz-smoke lint proofs clean check-torch install \
@@ -193,6 +196,15 @@ PFLREF_CLI=$(abspath $(B)/$(1)/pflref) PFLREF_ROOT=$(CURDIR) PFLREF_PRODUCTS=$(a
   $(2) $(abspath $(B))/$(1)/tests/run
 endef
 REL_PRODUCTS = $(B)/rel/libpflref.so $(B)/rel/pflref.pc $(B)/rel/man/pflref.1
+
+# The benchmark (bench/run.py): data generated once into build/bench/,
+# then every workload with its contenders alternating; writes
+# build/bench/bench.json, table.md and bench.svg.
+BENCH_ARGS ?=
+bench: deps
+	@./deps.sh bench
+	@$(MAKE) -s --no-print-directory $(B)/rel/pflref
+	@nice $(PYTHON) bench/run.py $(BENCH_ARGS)
 
 demo: deps
 	@$(MAKE) -s --no-print-directory $(B)/rel/pflref

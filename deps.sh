@@ -20,6 +20,9 @@
 #   proofs    Frama-C, Why3, Z3, CVC4 and the C preprocessor: make proofs
 #   torch     PyTorch and pytest for the PyTorch example
 #             (docs/examples/torch/): make check-torch (with core)
+#   bench     PyTorch (CPU, the fp64 contender), gnuplot (the plot),
+#             linux-perf (profiles), GNU time (peak RSS): make bench
+#             (with core)
 #
 # Every target of the Makefile that runs a tool calls this script first with
 # its groups.  Only missing packages are installed; when everything is
@@ -38,6 +41,7 @@ VALGRIND="valgrind"
 FUZZ="clang libclang-rt-14-dev llvm"
 PROOFS="gcc frama-c-base why3 z3 cvc4"
 TORCH="python3-torch python3-pytest"
+BENCH="python3-torch gnuplot-nox linux-perf time"
 
 [ $# -eq 0 ] && set -- core
 want=""
@@ -51,8 +55,9 @@ for group in "$@"; do
         fuzz) want="$want $FUZZ" ;;
         proofs) want="$want $PROOFS" ;;
         torch) want="$want $TORCH" ;;
+        bench) want="$want $BENCH" ;;
         *) echo "deps.sh: unknown group '$group' (known: core, lint," \
-                "coverage, asan, valgrind, fuzz, proofs, torch)" >&2
+                "coverage, asan, valgrind, fuzz, proofs, torch, bench)" >&2
            exit 2 ;;
     esac
 done

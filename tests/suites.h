@@ -39,5 +39,7 @@ Suite *bindings_suite(void);
 Suite *freeze_suite(void);
 Suite *version_suite(void);
 Suite *npy_suite(void);
+Suite *memory_suite(void);
+Suite *headonly_suite(void);
 
 #endif

@@ -36,6 +36,15 @@
  * Helpers
  * ------------------------------------------------------------------------ */
 
+/* Limits by memory: pin the memory available (pflref_memory_available) to
+ * 2^29 bytes = 2^26 doubles, so a model of P = 2^26 parameters is the
+ * largest one allowed whatever the machine. */
+#define PINNED_LIMIT_P ((size_t)1 << 26)
+static void pin_memory_limit(void)
+{
+    ck_assert_int_eq(setenv("PFLREF_MEMORY_LIMIT", "536870912", 1), 0);
+}
+
 static pflref_model make_model(pflref_model_kind kind, pflref_loss loss,
                                size_t d, size_t k, size_t h, int bias)
 {
@@ -900,10 +909,10 @@ static const init_case init_errors[] = {
      "loss", "softmax with squared (only the mlp has a regression head)"},
     {PFLREF_MODEL_QUADRATIC, PFLREF_LOSS_QUADRATIC, 2, 0, 0, 1,
      PFLREF_EINVAL, "bias", "quadratic with bias"},
-    /* P > PFLREF_MAX_PARAMS = 2^26 */
-    {PFLREF_MODEL_QUADRATIC, PFLREF_LOSS_QUADRATIC, PFLREF_MAX_PARAMS + 1, 0,
+    /* P > PINNED_LIMIT_P = 2^26: one vector exceeds the pinned memory */
+    {PFLREF_MODEL_QUADRATIC, PFLREF_LOSS_QUADRATIC, PINNED_LIMIT_P + 1, 0,
      0, 0, PFLREF_ENOMEM, "P", "quadratic d = 2^26 + 1"},
-    {PFLREF_MODEL_LINEAR, PFLREF_LOSS_SQUARED, PFLREF_MAX_PARAMS, 0, 0, 1,
+    {PFLREF_MODEL_LINEAR, PFLREF_LOSS_SQUARED, PINNED_LIMIT_P, 0, 0, 1,
      PFLREF_ENOMEM, "P", "linear d = 2^26 with bias (P = 2^26 + 1)"},
     {PFLREF_MODEL_SOFTMAX, PFLREF_LOSS_CROSS_ENTROPY, 4096, 16385, 0, 0,
      PFLREF_ENOMEM, "P", "softmax 16385 × 4096 (P = 2^26 + 4096)"},
@@ -931,6 +940,7 @@ static const init_case init_errors[] = {
 
 START_TEST(test_init_errors)
 {
+    pin_memory_limit();
     const init_case *c = &init_errors[_i];
     pflref_model m;
     pflref_error err;
@@ -964,9 +974,10 @@ END_TEST
 /* The boundary itself is allowed: P = 2^26 exactly. */
 START_TEST(test_init_max_params)
 {
+    pin_memory_limit();
     pflref_model m = make_model(PFLREF_MODEL_LINEAR, PFLREF_LOSS_SQUARED,
-                                PFLREF_MAX_PARAMS - 1, 0, 0, 1);
-    ck_assert_uint_eq(m.P, PFLREF_MAX_PARAMS);
+                                PINNED_LIMIT_P - 1, 0, 0, 1);
+    ck_assert_uint_eq(m.P, PINNED_LIMIT_P);
 }
 END_TEST
 
@@ -1775,6 +1786,7 @@ END_TEST
  *   model_init(mlp, bias 0):   W1 at 0, W2 2×5 at 15, P = 25, relu. */
 START_TEST(test_mlp_blocks)
 {
+    pin_memory_limit();
     pflref_model m = make_mlp(PFLREF_LOSS_CROSS_ENTROPY, 3, 2, 5,
                               PFLREF_ACT_IDENTITY, 0, 1);
     ck_assert_uint_eq(m.P, 27);
@@ -1818,9 +1830,9 @@ START_TEST(test_mlp_blocks)
                   (int)m.activation, m.hidden_bias);
 
     /* the boundary P = 2^26 is allowed for the bias-free regression mlp */
-    m = make_mlp(PFLREF_LOSS_HALF_SQUARED, PFLREF_MAX_PARAMS - 1, 1, 1,
+    m = make_mlp(PFLREF_LOSS_HALF_SQUARED, PINNED_LIMIT_P - 1, 1, 1,
                  PFLREF_ACT_IDENTITY, 0, 0);
-    ck_assert_uint_eq(m.P, PFLREF_MAX_PARAMS);
+    ck_assert_uint_eq(m.P, PINNED_LIMIT_P);
 
     /* groups on an mlp without b1: input = W1, head = W2, b2 */
     m = make_mlp(PFLREF_LOSS_CROSS_ENTROPY, 3, 2, 5, PFLREF_ACT_IDENTITY, 0,
@@ -1891,7 +1903,7 @@ static const init_mlp_case init_mlp_errors[] = {
      "hidden_bias", "hidden_bias = 2"},
     {PFLREF_LOSS_CROSS_ENTROPY, 2, 2, 2, PFLREF_ACT_RELU, 1, -1,
      PFLREF_EINVAL, "bias", "output bias = -1"},
-    /* P = h·d + k·h = 2^26 + 8192 > PFLREF_MAX_PARAMS without any bias */
+    /* P = h·d + k·h = 2^26 + 8192 > PINNED_LIMIT_P without any bias */
     {PFLREF_LOSS_HALF_SQUARED, 8192, 1, 8192, PFLREF_ACT_IDENTITY, 0, 0,
      PFLREF_ENOMEM, "P", "8192 → 8192 → 1 without biases"},
     {PFLREF_LOSS_CROSS_ENTROPY, 1, 2, SIZE_MAX, PFLREF_ACT_RELU, 1, 0,
@@ -1905,6 +1917,7 @@ static const init_mlp_case init_mlp_errors[] = {
 
 START_TEST(test_init_mlp_errors)
 {
+    pin_memory_limit();
     const init_mlp_case *c = &init_mlp_errors[_i];
     pflref_model m;
     pflref_error err;

@@ -101,11 +101,28 @@ typedef struct {
     double *c;
 } pflref_data;
 
-/* Largest parameter count a model may have: a spec beyond it fails at once
- * with PFLREF_ENOMEM and a message, instead of being killed by the
- * operating system.  Data sizes have no fixed limit: they are bounded by
- * the machine's memory (pflref_data_limit_bytes, pflref/problem.h). */
+/* Fixed sizes the spec reader still applies to what it reads (given
+ * cluster models); the model and the run are limited by memory instead
+ * (pflref_memory_available), and data sizes by the machine's memory
+ * (pflref_data_limit_bytes, pflref/problem.h). */
 #define PFLREF_MAX_PARAMS ((size_t)1 << 26)   /* 64 Mi doubles = 512 MiB */
+
+/* Limits by memory, not by fixed constants: a model whose parameter
+ * vector, or a run whose estimated memory (pflref_run), exceeds the memory
+ * the process may still use fails at once with PFLREF_ENOMEM and a
+ * message naming the sizes, instead of being killed by the operating
+ * system.
+ *
+ * *bytes := the memory the process may still use: the environment
+ * variable PFLREF_MEMORY_LIMIT (a decimal byte count) when set, else
+ * MemAvailable of /proc/meminfo, else sysconf(_SC_AVPHYS_PAGES) · page
+ * size; a finite RLIMIT_AS less the address space already mapped caps it.
+ * *source (may be NULL) := "PFLREF_MEMORY_LIMIT", "MemAvailable",
+ * "sysconf" or "RLIMIT_AS", whichever gave the value.
+ * Returns PFLREF_EINVAL (where "PFLREF_MEMORY_LIMIT") when the variable is
+ * set but not a positive integer, or (where "bytes") for NULL bytes. */
+pflref_status pflref_memory_available(size_t *bytes, const char **source,
+                                      pflref_error *err);
 
 /* Fill m for the given kind and sizes, with its blocks and P.
  *   kind   model kind
@@ -116,8 +133,9 @@ typedef struct {
  *   h      ≥ 1 for mlp (ignored otherwise);  bias 0 or 1 (quadratic: 0)
  * An mlp gets the ReLU activation and both biases b1, b2 when bias = 1, or
  * neither when bias = 0 (pflref_model_init_mlp sets each on its own).
- * Returns PFLREF_EINVAL naming the bad argument, PFLREF_ENOMEM when P would
- * exceed PFLREF_MAX_PARAMS. */
+ * Returns PFLREF_EINVAL naming the bad argument, PFLREF_ENOMEM (where "P")
+ * when P overflows or one parameter vector of P doubles exceeds the memory
+ * available (pflref_memory_available). */
 pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
                                 pflref_loss loss, size_t d, size_t k, size_t h,
                                 int bias, pflref_error *err);
@@ -130,7 +148,7 @@ pflref_status pflref_model_init(pflref_model *m, pflref_model_kind kind,
  *   output_bias  0 or 1: b2 present (m->bias; where "bias" on error)
  * Returns PFLREF_EINVAL naming the bad argument ("loss", "d", "k", "h",
  * "activation", "hidden_bias", "bias"), PFLREF_ENOMEM (where "P") when P
- * would exceed PFLREF_MAX_PARAMS. */
+ * overflows or one vector of P doubles exceeds the memory available. */
 pflref_status pflref_model_init_mlp(pflref_model *m, pflref_loss loss,
                                     size_t d, size_t k, size_t h,
                                     pflref_activation act, int hidden_bias,
@@ -163,6 +181,10 @@ pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
                                                      size_t max_batch);
 void pflref_model_workspace_free(pflref_model_workspace *ws);
 
+/* The bytes pflref_model_workspace_alloc(m, max_batch) allocates;
+ * SIZE_MAX when the count overflows. */
+size_t pflref_model_workspace_bytes(const pflref_model *m, size_t max_batch);
+
 /* Batch selection shared by the functions below: the batch is the samples
  * idx[0..nb−1] of D (indices < D->n, in this order), or all n samples in
  * index order when idx is NULL.  nb ≤ the workspace's max_batch.  The
@@ -181,6 +203,19 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
                                 const pflref_data *D, const size_t *idx,
                                 size_t nb, pflref_model_workspace *ws,
                                 double *g, double *loss);
+
+/* The gradient of the same loss on the blocks marked in mask (P entries,
+ * 1 = wanted; a split's mask, pflref_split_mask): g's marked entries are
+ * pflref_model_grad's bit for bit; the others may be left untouched (an
+ * mlp whose marked blocks are all head blocks: the head's gradient alone,
+ * with no backward pass through the body) or written.  mask NULL: every
+ * block.  Errors as pflref_model_grad. */
+pflref_status pflref_model_grad_blocks(const pflref_model *m, const double *w,
+                                       const pflref_data *D,
+                                       const size_t *idx, size_t nb,
+                                       const unsigned char *mask,
+                                       pflref_model_workspace *ws, double *g,
+                                       double *loss);
 
 /* Hv := ∇²_w [(1/nb) Σ ℓ(w; x_j, y_j)] v   (P entries), exact (Pearlmutter's
  * R-operator; for mlp with σ'' = 0). */

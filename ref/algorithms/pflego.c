@@ -58,7 +58,9 @@
  *           Φ_i ↔ pflego_work.Phi   m, v (Adam) ↔ pflego_work.m, .v
  *
  * Cost per round and sampled client: 1 body forward, 1 body backward,
- * τ head gradients on the cache; + O(N·P).
+ * τ head gradients on the cache, each cheap step touching the head
+ * blocks alone (O(N_i·h·k + |W|), pflref_blocks_step); + O(N·P) per
+ * round.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -211,10 +213,8 @@ static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
                                     NULL);
         if (st != PFLREF_OK)
             return model_failed(err, st, t, i, q);
-        for (size_t p = 0; p < P; p++)
-            if (s->mask[p])
-                x[p] -= beta * g[p];
-        if (!pflref_all_finite(x, P))
+        /* head-only: the head blocks' entries alone (cost ∝ |W|) */
+        if (!pflref_blocks_step(m, s->mask, beta, g, x))
             return pflref_error_diverge(err, t, (long)i, (long)q, "W_i");
         pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
                           (long)q, "w_local", x, P, CHEAP_LINE);
@@ -231,10 +231,7 @@ static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, (long)tau,
                       "g", g, P, JOINT_LINE);
     /* step 6: the last head step W_i ← W̃_i − head_scale G_i */
-    for (size_t p = 0; p < P; p++)
-        if (s->mask[p])
-            x[p] -= head_scale * g[p];
-    if (!pflref_all_finite(x, P))
+    if (!pflref_blocks_step(m, s->mask, head_scale, g, x))
         return pflref_error_diverge(err, t, (long)i, (long)tau, "W_i");
     pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i, (long)tau,
                       "w_local", x, P, HEAD_LINE[hp->head_step]);

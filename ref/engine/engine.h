@@ -72,7 +72,22 @@ pflref_status pflref_batch_grad(const pflref_model *m, const double *theta,
                                pflref_model_workspace *ws, double *g,
                                long round, long client, pflref_error *err);
 
-/* Step s (0-based, < batches->nsteps) of the local solver alone. */
+/* x[p] −= step · g[p] on every block of m whose entries are marked in mask
+ * (mask NULL: every block): cost ∝ the marked blocks' size, not P.
+ * Returns 1 when every entry it wrote is finite (tested in the same
+ * pass), else 0. */
+int pflref_blocks_step(const pflref_model *m, const unsigned char *mask,
+                        double step, const double *g, double *x);
+
+/* 1 when every entry of x in a block marked in mask (NULL: every block)
+ * is finite. */
+int pflref_blocks_finite(const pflref_model *m, const unsigned char *mask,
+                         const double *x);
+
+/* Step s (0-based, < batches->nsteps) of the local solver alone; with a
+ * mask, the gradient is pflref_model_grad_blocks's and only the marked
+ * blocks are touched (the others of θ must be finite on entry: the
+ * divergence test reads the marked blocks only). */
 pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
                                     double *theta, double *g,
                                     pflref_model_workspace *ws,

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/engine.h"
+#include "engine/work.h"
 
 static void state_free(pflref_state *s, const pflref_algorithm *alg)
 {
@@ -76,6 +77,133 @@ static size_t workspace_size(const pflref_problem *pr,
     return size;
 }
 
+/* a + b, saturating at SIZE_MAX. */
+static size_t add_sat(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+/* a · b, saturating at SIZE_MAX. */
+static size_t mul_sat(size_t a, size_t b)
+{
+    return a != 0 && b > SIZE_MAX / a ? SIZE_MAX : a * b;
+}
+
+/* The recording level of the trajectory recorder behind trace (found
+ * through tees), PFLREF_RECORD_NONE when there is none. */
+static pflref_record_level recorded_level(const pflref_trace *trace)
+{
+    if (trace == NULL || trace->emit == NULL)
+        return PFLREF_RECORD_NONE;
+    if (trace->emit == pflref_trajectory_emit)
+        return ((const pflref_trajectory *)trace->ctx)->level;
+    if (trace->emit == pflref_trace_tee_emit) {
+        const pflref_trace_tee *tee = trace->ctx;
+        pflref_record_level a = recorded_level(tee->first);
+        pflref_record_level b = recorded_level(tee->second);
+        return a > b ? a : b;
+    }
+    return PFLREF_RECORD_NONE;
+}
+
+/* The trajectory a recorder at `level` keeps, estimated from the
+ * schedule: every event holds P doubles and a record.  STEP: a round's
+ * start and server events (2 per round), each participation's begin and
+ * end (2) and one event per scheduled step; ROUND: the ends and the server
+ * events; both: the final state (1 + N vectors).  Algorithms that emit
+ * more (pFedMe's K inner steps per batch, notes) make it a lower bound. */
+static size_t trajectory_bytes(pflref_record_level level, size_t P, size_t N,
+                               const pflref_schedule *schedule)
+{
+    if (level == PFLREF_RECORD_NONE)
+        return 0;
+    size_t events = add_sat(1, N), steps = 0, parts = 0;
+    for (size_t t = 0; t < schedule->T; t++) {
+        parts = add_sat(parts, schedule->rounds[t].m);
+        for (size_t j = 0; j < schedule->rounds[t].m; j++)
+            steps = add_sat(steps, schedule->rounds[t].batches[j].nsteps);
+    }
+    events = add_sat(events, mul_sat(level == PFLREF_RECORD_STEP ? 2 : 1,
+                                     add_sat(schedule->T, parts)));
+    if (level == PFLREF_RECORD_STEP)
+        events = add_sat(events, steps);
+    return mul_sat(events, add_sat(mul_sat(P, sizeof(double)),
+                                   sizeof(pflref_record)));
+}
+
+/* The run's memory, estimated up front (docs/performance.md, "Limits by
+ * memory"); each term in bytes. */
+typedef struct {
+    size_t personal;    /* N·P doubles: the personal states v_i          */
+    size_t state;       /* w⁰, w, accum, mix, masks, α_i, clusters, eval */
+    size_t workspace;   /* the model workspace for the largest batch     */
+    size_t trajectory;  /* the recorded trajectory (trajectory_bytes)    */
+    size_t data;        /* the problem's mapped data (.npy files)        */
+    size_t work;        /* the algorithm's buffers (after work_alloc)    */
+} run_memory;
+
+static size_t run_memory_total(const run_memory *r)
+{
+    return add_sat(add_sat(add_sat(r->personal, r->state),
+                           add_sat(r->workspace, r->trajectory)),
+                   add_sat(r->data, r->work));
+}
+
+static run_memory run_memory_estimate(const pflref_problem *pr,
+                                      const pflref_algorithm *alg,
+                                      const pflref_schedule *schedule,
+                                      const pflref_trace *trace)
+{
+    const size_t P = pr->model.P, N = pr->N, D = sizeof(double);
+    size_t state = add_sat(mul_sat(4 * D + 2, P), mul_sat(N, 3 * D));
+    state = add_sat(state, mul_sat(mul_sat(N, 2 * sizeof(pflref_eval)),
+                                   alg->n_eval));
+    if (alg->has_alpha)
+        state = add_sat(state, mul_sat(N, D));
+    if (alg->has_clusters)
+        state = add_sat(state, mul_sat(N, sizeof(size_t)));
+    return (run_memory){
+        .personal = alg->has_personal ? mul_sat(mul_sat(N, P), D) : 0,
+        .state = state,
+        .workspace = pflref_model_workspace_bytes(
+            &pr->model, workspace_size(pr, schedule)),
+        .trajectory = trajectory_bytes(recorded_level(trace), P, N,
+                                       schedule),
+        /* The problem's data: its owned arrays are allocated already (and
+         * so already outside the memory available); its mapped .npy files
+         * are read by the run and must fit beside it, or every epoch
+         * re-reads them from disk (pflref/problem.h). */
+        .data = pflref_problem_bytes_mapped(pr),
+        .work = 0,
+    };
+}
+
+#define MIB(x) ((double)(x) / 1048576.0)
+
+/* PFLREF_ENOMEM naming every term when the estimate exceeds the memory
+ * available (pflref_memory_available), else PFLREF_OK. */
+static pflref_status run_memory_check(const run_memory *r, size_t N, size_t P,
+                                      pflref_error *err)
+{
+    size_t avail;
+    const char *source;
+    pflref_status st = pflref_memory_available(&avail, &source, err);
+    if (st != PFLREF_OK)
+        return st;
+    const size_t total = run_memory_total(r);
+    if (total <= avail)
+        return PFLREF_OK;
+    return pflref_error_set(
+        err, PFLREF_ENOMEM, "clients",
+        "%zu clients × %zu parameters: the run needs about %.1f MiB "
+        "(personal states %.1f MiB, state %.1f MiB, model workspace "
+        "%.1f MiB, trajectory %.1f MiB, data %.1f MiB, algorithm's "
+        "buffers %.1f MiB), more than the %.1f MiB of memory available "
+        "(%s)", N, P, MIB(total), MIB(r->personal), MIB(r->state),
+        MIB(r->workspace), MIB(r->trajectory), MIB(r->data), MIB(r->work),
+        MIB(avail), source);
+}
+
 static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
                                  const pflref_algorithm *alg,
                                  const pflref_hyper *hyper,
@@ -88,11 +216,6 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
     s->hyper = hyper;
     s->P = P;
     s->N = N;
-    if (alg->has_personal && N > PFLREF_MAX_PARAMS / P)
-        return pflref_error_set(err, PFLREF_ENOMEM, "clients",
-                                "%zu clients × %zu parameters exceed the "
-                                "limit of %zu personal parameters",
-                                N, P, (size_t)PFLREF_MAX_PARAMS);
     s->w0 = alloc_doubles(P, 1);
     s->w = alg->has_global ? alloc_doubles(P, 1) : NULL;
     s->v = alg->has_personal ? alloc_doubles(N, P) : NULL;
@@ -370,8 +493,8 @@ static pflref_status run_prepare(const pflref_problem *problem,
                                  const pflref_algorithm *alg,
                                  const pflref_hyper *hyper,
                                  const pflref_schedule *schedule,
-                                 const double *w0, pflref_state *s,
-                                 pflref_error *err)
+                                 const double *w0, const pflref_trace *trace,
+                                 pflref_state *s, pflref_error *err)
 {
     /* Name the first NULL argument, so the caller knows which one. */
     const char *null_arg = problem == NULL    ? "problem"
@@ -421,6 +544,12 @@ static pflref_status run_prepare(const pflref_problem *problem,
     if (schedule->post != NULL && !alg->needs_post && !alg->allows_post)
         return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
                                 "%s has no post-training phase", alg->name);
+    /* Limits by memory: the run's estimate against the memory available,
+     * before anything is allocated, then again with the algorithm's
+     * buffers (calloc'ed, not yet touched) before init touches them. */
+    run_memory mem = run_memory_estimate(problem, alg, schedule, trace);
+    if ((st = run_memory_check(&mem, problem->N, problem->model.P, err)))
+        return st;
     st = state_alloc(s, problem, alg, hyper, schedule, w0, err);
     if (st != PFLREF_OK)
         return st;
@@ -433,6 +562,10 @@ static pflref_status run_prepare(const pflref_problem *problem,
                                   "out of memory allocating %s's work "
                                   "buffers (P = %zu, N = %zu)", alg->name,
                                   s->P, s->N);
+        else {
+            mem.work = ((const pflref_work *)s->extra)->bytes;
+            st = run_memory_check(&mem, s->N, s->P, err);
+        }
     }
     if (st == PFLREF_OK && alg->init != NULL)
         st = alg->init(s, err);
@@ -497,7 +630,8 @@ pflref_status pflref_run(const pflref_problem *problem,
                                 "pflref_run: out is NULL");
     *out = NULL;
     pflref_state s;
-    pflref_status st = run_prepare(problem, alg, hyper, schedule, w0, &s, err);
+    pflref_status st = run_prepare(problem, alg, hyper, schedule, w0, trace, &s,
+                                   err);
     if (st != PFLREF_OK)
         return st;
     st = run_rounds(&s, alg, schedule, NULL, NULL, trace, err);
@@ -543,7 +677,8 @@ pflref_status pflref_run_resync(const pflref_problem *problem,
         return pflref_error_set(err, PFLREF_EINVAL, "load",
                                 "pflref_run_resync: no state loader");
     pflref_state s;
-    pflref_status st = run_prepare(problem, alg, hyper, schedule, w0, &s, err);
+    pflref_status st = run_prepare(problem, alg, hyper, schedule, w0, trace, &s,
+                                   err);
     if (st != PFLREF_OK)
         return st;
     st = run_rounds(&s, alg, schedule, load, load_ctx, trace, err);

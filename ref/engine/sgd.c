@@ -12,6 +12,7 @@
  * Alg. 1); μ > 0 gives the proximal fine-tuning step (FedAvg-FT with μ_ft).
  * Cost per step: one gradient (one pass over the batch) plus O(P).
  */
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include "engine/engine.h"
@@ -62,6 +63,48 @@ pflref_status pflref_batch_grad(const pflref_model *m, const double *theta,
     return PFLREF_OK;
 }
 
+int pflref_blocks_step(const pflref_model *m, const unsigned char *mask,
+                       double step, const double *g, double *x)
+{
+    /* one pass: the step and the finiteness test of its result (|x| ≤
+     * DBL_MAX is false for ±Inf and NaN; branch-free, so it vectorises) */
+    int finite = 1;
+    for (size_t b = 0; b < m->nblocks; b++) {
+        const pflref_block *B = &m->blocks[b];
+        if (mask != NULL && !mask[B->offset])
+            continue;
+        for (size_t p = B->offset; p < B->offset + B->size; p++) {
+            x[p] -= step * g[p];
+            finite &= fabs(x[p]) <= DBL_MAX;
+        }
+    }
+    return finite;
+}
+
+int pflref_blocks_finite(const pflref_model *m, const unsigned char *mask,
+                         const double *x)
+{
+    for (size_t b = 0; b < m->nblocks; b++) {
+        const pflref_block *B = &m->blocks[b];
+        if ((mask == NULL || mask[B->offset]) &&
+            !pflref_all_finite(x + B->offset, B->size))
+            return 0;
+    }
+    return 1;
+}
+
+/* θ ← θ − η (g + μ (θ − ref)) on block B's entries (the proximal step). */
+static void prox_block_step(const pflref_block *B, double eta, double mu,
+                            const double *ref, const double *g,
+                            double *theta)
+{
+    for (size_t p = B->offset; p < B->offset + B->size; p++) {
+        double d = g[p];
+        d += mu * (theta[p] - ref[p]);
+        theta[p] -= eta * d;
+    }
+}
+
 pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
                                     double *theta, double *g,
                                     pflref_model_workspace *ws,
@@ -70,22 +113,28 @@ pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
 {
     const pflref_model *m = job->model;
     const pflref_batches *b = job->batches;
-    const size_t P = m->P;
+    const unsigned char *mask = job->mask;
+    const size_t P = m->P, nb = b->step_off[s + 1] - b->step_off[s];
     const int prox = job->mu != 0.0 && job->ref != NULL;
-    pflref_status st = pflref_batch_grad(m, theta, job->data, b, s, ws, g,
-                                         job->round, job->client, err);
+    /* ∇f(θ; D_s) on the moving blocks only (head-only work where the mask
+     * is the head: pflref_model_grad_blocks) */
+    pflref_status st = pflref_model_grad_blocks(
+        m, theta, job->data, b->idx + b->step_off[s], nb, mask, ws, g, NULL);
     if (st != PFLREF_OK)
-        return st;
-    /* θ ← θ − η (∇f(θ; D_s) + μ (θ − ref)) */
-    for (size_t p = 0; p < P; p++) {
-        if (job->mask != NULL && !job->mask[p])
-            continue;
-        double d = g[p];
-        if (prox)
-            d += job->mu * (theta[p] - job->ref[p]);
-        theta[p] -= job->eta * d;
-    }
-    if (!pflref_all_finite(theta, P))
+        return pflref_error_set(err, st, "schedule",
+                                "gradient failed at round %ld, client "
+                                "%ld, step %zu (batch of %zu samples)",
+                                job->round, job->client, s + 1, nb);
+    /* θ ← θ − η (∇f(θ; D_s) + μ (θ − ref)), block by block on the entries
+     * with mask = 1: cost ∝ the moving blocks' size */
+    int finite = prox || pflref_blocks_step(m, mask, job->eta, g, theta);
+    for (size_t q = 0; prox && q < m->nblocks; q++)
+        if (mask == NULL || mask[m->blocks[q].offset])
+            prox_block_step(&m->blocks[q], job->eta, job->mu, job->ref, g,
+                            theta);
+    if (prox)
+        finite = pflref_blocks_finite(m, mask, theta);
+    if (!finite)
         return pflref_error_diverge(err, job->round, job->client,
                                     (long)(s + 1), job->name);
     pflref_trace_emit(trace, PFLREF_EV_STEP, job->phase, job->round,

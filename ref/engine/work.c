@@ -22,8 +22,10 @@ static void *work_calloc(pflref_work *list, size_t rows, size_t cols,
         p = calloc(rows * cols, size);
     if (p == NULL)
         list->failed = 1;
-    else
+    else {
         list->buf[list->n++] = p;
+        list->bytes += rows * cols * size;
+    }
     return p;
 }
 

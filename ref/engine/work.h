@@ -32,6 +32,8 @@
 typedef struct {
     void *buf[PFLREF_WORK_MAX_BUFFERS]; /* the buffers allocated, in order */
     size_t n;                           /* how many                         */
+    size_t bytes;                       /* their bytes (the run's memory
+                                           estimate counts them)            */
     int failed;                         /* 1 when an allocation failed      */
 } pflref_work;
 

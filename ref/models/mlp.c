@@ -165,6 +165,15 @@ static void grad(const pflref_model *m, const double *w, size_t nb,
     ws->body_backward++;
 }
 
+/* The head entries of g alone after forward and the loss terms: grad's
+ * first two steps (E := ∂ℓ/∂z, head), no body backward. */
+static void grad_head(const pflref_model *m, size_t nb,
+                      pflref_model_workspace *ws, double *g)
+{
+    pflref_output_signal(m, nb, ws);    /* E := P − Y  or  s r */
+    head_backward(m, nb, ws->H, ws->Z, g);
+}
+
 /* g := (1/nb) Σ_j J_j(w)ᵀ E_j for a given signal E (nb × k). */
 static void backward(const pflref_model *m, const double *w, size_t nb,
                      const double *E, pflref_model_workspace *ws, double *g)
@@ -231,7 +240,7 @@ static void hvp(const pflref_model *m, const double *w, size_t nb,
 
 const pflref_model_ops pflref_mlp_ops = {
     .forward = forward, .grad = grad, .backward = backward, .hvp = hvp,
-    .hvp_at_w = 1};
+    .head_grad = grad_head, .hvp_at_w = 1};
 
 /* ------------------------------------------------------------------------
  * Body and head of the mlp (pflref/model.h)

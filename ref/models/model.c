@@ -66,6 +66,7 @@
  * Memory: every temporary lives in the workspace; compute functions never
  * allocate and keep no static state.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "core/args.h"
@@ -277,7 +278,8 @@ static void add_blocks(pflref_model *m)
  *     bias         0 or 1 (mlp: b2); quadratic: must be 0
  *   err    [out] may be NULL
  * Returns PFLREF_EINVAL naming the argument, PFLREF_ENOMEM (where "P")
- * when P overflows size_t or exceeds PFLREF_MAX_PARAMS. */
+ * when P overflows size_t or one vector of P doubles exceeds the memory
+ * available (pflref_memory_available). */
 static pflref_status describe(pflref_model *m, const pflref_model *given,
                               pflref_error *err)
 {
@@ -301,18 +303,28 @@ static pflref_status describe(pflref_model *m, const pflref_model *given,
         .activation = mlp ? given->activation : PFLREF_ACT_RELU,
     };
     const char *kname = pflref_model_kind_name(kind);
-    if (!count_params(&c, &c.P))
+    if (!count_params(&c, &c.P) || c.P > SIZE_MAX / sizeof(double))
         return pflref_error_set(
             err, PFLREF_ENOMEM, "P",
             "model %s with d = %zu, k = %zu, h = %zu: the parameter count "
-            "overflows size_t (limit PFLREF_MAX_PARAMS = %zu)",
-            kname, c.d, c.k, c.h, PFLREF_MAX_PARAMS);
-    if (c.P > PFLREF_MAX_PARAMS)
+            "overflows size_t", kname, c.d, c.k, c.h);
+    /* Limits by memory: one parameter vector of P doubles must fit in the
+     * memory available (the run's own estimate, ref/engine/run.c, then
+     * counts every buffer). */
+    size_t avail;
+    const char *source;
+    /* a malformed PFLREF_MEMORY_LIMIT is the run's to report (pflref_run,
+     * where "PFLREF_MEMORY_LIMIT"), not this model's field */
+    if (pflref_memory_available(&avail, &source, NULL) == PFLREF_OK &&
+        c.P * sizeof(double) > avail)
         return pflref_error_set(
             err, PFLREF_ENOMEM, "P",
-            "model %s with d = %zu, k = %zu, h = %zu has P = %zu parameters, "
-            "more than PFLREF_MAX_PARAMS = %zu",
-            kname, c.d, c.k, c.h, c.P, PFLREF_MAX_PARAMS);
+            "model %s with d = %zu, k = %zu, h = %zu has P = %zu parameters: "
+            "one parameter vector needs %zu bytes (%.1f MiB), more than the "
+            "%zu bytes (%.1f MiB) of memory available (%s)",
+            kname, c.d, c.k, c.h, c.P, c.P * sizeof(double),
+            (double)(c.P * sizeof(double)) / 1048576.0, avail,
+            (double)avail / 1048576.0, source);
 
     /* Fill the description and its blocks, in state_dict order. */
     add_blocks(&c);
@@ -457,6 +469,47 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
         pflref_quadratic_grad(m, w, D, g);
     else
         pflref_model_ops_of(m)->grad(m, w, n_b, ws, g);
+    if (loss != NULL)
+        *loss = F;
+    return PFLREF_OK;
+}
+
+/* 1 when mask marks at least one block and only head blocks. */
+static int head_only(const pflref_model *m, const unsigned char *mask)
+{
+    int any = 0;
+    for (size_t b = 0; b < m->nblocks; b++)
+        if (mask[m->blocks[b].offset]) {
+            if (!m->blocks[b].is_head)
+                return 0;
+            any = 1;
+        }
+    return any;
+}
+
+/* The gradient on the marked blocks: as pflref_model_grad, but an mlp whose
+ * marked blocks are all in the head gets the head entries alone, from the
+ * forward pass without the pass back through the body (cost O(nb·h·(d +
+ * k)) forward, O(nb·h·k) back instead of O(nb·h·(d + k)) both ways). */
+pflref_status pflref_model_grad_blocks(const pflref_model *m, const double *w,
+                                       const pflref_data *D,
+                                       const size_t *idx, size_t nb,
+                                       const unsigned char *mask,
+                                       pflref_model_workspace *ws, double *g,
+                                       double *loss)
+{
+    const pflref_model_ops *ops = m != NULL ? pflref_model_ops_of(m) : NULL;
+    if (mask == NULL || ops == NULL || ops->head_grad == NULL ||
+        !head_only(m, mask))
+        return pflref_model_grad(m, w, D, idx, nb, ws, g, loss);
+    size_t n_b;
+    double F;
+    pflref_status st;
+    if ((st = pflref_batch_check(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "g", g)) ||
+        (st = batch_loss(m, w, D, idx, n_b, ws, &F)))
+        return st;
+    ops->head_grad(m, n_b, ws, g);
     if (loss != NULL)
         *loss = F;
     return PFLREF_OK;

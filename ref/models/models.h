@@ -184,6 +184,11 @@ typedef struct {
      * hvp_at_w is 1, on the gathered batch alone when it is 0. */
     void (*hvp)(const pflref_model *m, const double *w, size_t nb,
                 const double *v, pflref_model_workspace *ws, double *Hv);
+    /* The head entries of g alone, after forward and pflref_loss_terms
+     * (mlp: W2, b2, with no pass back through the body; NULL for the
+     * models whose every block is a head block).  Bit for bit grad's. */
+    void (*head_grad)(const pflref_model *m, size_t nb,
+                      pflref_model_workspace *ws, double *g);
     int hvp_at_w;   /* 0: the Hessian does not depend on w (linear)    */
 } pflref_model_ops;
 
