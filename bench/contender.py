@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """bench/contender.py: the NumPy and PyTorch contenders of make bench.
 
   /usr/bin/python3 bench/contender.py numpy|torch WORK.json

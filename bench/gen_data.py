@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """bench/gen_data.py: the benchmark's synthetic federations, generated once
 into build/bench/data/ and reused (make bench never regenerates a file that
 is already complete).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """bench/run.py: make bench, pflref against NumPy (hand-written gradients)
 and PyTorch-CPU fp64 on one core, side by side.
 

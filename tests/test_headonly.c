@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_headonly.c: head-only work where the paper does head-only
  * work (issue 17, item 4): the gradient on the marked blocks
  * (pflref_model_grad_blocks) of an mlp whose marked blocks are the head

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_memory.c: limits by memory (docs/performance.md, "Limits by
  * memory"): the memory available (pflref_memory_available, ref/models/
  * memory.c), the model workspace's bytes, and the run's up-front estimate

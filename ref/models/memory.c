@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/models/memory.c: how much memory a run may still use, so that the
  * limits of a run come from the machine rather than from fixed constants
  * (docs/performance.md, "Limits by memory").
