@@ -12,14 +12,15 @@
  *             (no empty batch), every sample index < n_i
  * then the post phase, per client ("schedule.post[i]").
  *
- * The range and order scans are the two functions of ref/sampling/ids.c,
- * proved with Frama-C (proofs/); the rest marks ids in a scratch array of
- * N bytes.  Cost: O(N + total ids and indices); one allocation (the
+ * The range and order scans, the step-offset scan, the position search
+ * and the marks of ids in a scratch array of N bytes are the kernels of
+ * ref/sampling/ids.c, proved with Frama-C (proofs/).  Cost: O(N + total ids and indices); one allocation (the
  * marks).  Limits are those of pflref/schedule.h (MAX_INDICES).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include "pflref/schedule.h"
+#include "sampling/kernels.h"
 
 /* The largest number of sample indices (and so of steps) a schedule may
  * hold (schedule.h). */
@@ -48,17 +49,17 @@ static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
                                 "the step offsets start at %zu, not 0",
                                 b->step_off[0]);
     }
-    for (size_t s = 0; s < b->nsteps; s++) {
-        const size_t lo = b->step_off[s], hi = b->step_off[s + 1];
-        if (hi <= lo) {
-            snprintf(where, sizeof where, "%s[%zu]", path, s);
-            return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    hi < lo ? "the step offsets decrease "
-                                              "(%zu after %zu)"
-                                            : "an empty batch (offsets "
-                                              "%zu and %zu)",
-                                    hi, lo);
-        }
+    /* Offsets strictly increasing (the proved scan of ids.c). */
+    const size_t s_bad = pflref_steps_first_bad(b->step_off, b->nsteps);
+    if (s_bad < b->nsteps) {
+        const size_t lo = b->step_off[s_bad], hi = b->step_off[s_bad + 1];
+        snprintf(where, sizeof where, "%s[%zu]", path, s_bad);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                hi < lo ? "the step offsets decrease "
+                                          "(%zu after %zu)"
+                                        : "an empty batch (offsets "
+                                          "%zu and %zu)",
+                                hi, lo);
     }
     if (b->step_off[b->nsteps] > MAX_INDICES || b->idx == NULL) {
         snprintf(where, sizeof where, "%s", path);
@@ -72,9 +73,8 @@ static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
     const size_t total = b->step_off[b->nsteps];
     const size_t bad = pflref_index_first_out_of_range(b->idx, total, n_i);
     if (bad < total) {
-        size_t s = 0;   /* the step holding position bad */
-        while (b->step_off[s + 1] <= bad)
-            s++;
+        /* the step holding position bad (the proved search of ids.c) */
+        const size_t s = pflref_step_of(b->step_off, b->nsteps, bad);
         snprintf(where, sizeof where, "%s[%zu][%zu]", path, s,
                  bad - b->step_off[s]);
         return pflref_error_set(err, PFLREF_EINVAL, where,
@@ -132,8 +132,7 @@ static pflref_status check_selected(const pflref_round_plan *r, size_t t,
 {
     char where[PFLREF_WHERE_MAX];
     pflref_status st = PFLREF_OK;
-    for (size_t j = 0; j < r->m; j++)
-        mark[r->clients[j]] = 1;
+    pflref_marks_set(mark, N, r->clients, r->m, 1);
     if (r->n_selected == 0 || r->n_selected > r->m || r->selected == NULL) {
         snprintf(where, sizeof where, "schedule.rounds[%zu].selected", t);
         st = pflref_error_set(err, PFLREF_EINVAL, where,
@@ -141,12 +140,12 @@ static pflref_status check_selected(const pflref_round_plan *r, size_t t,
                               "1..m = %zu of its participants", t,
                               r->n_selected, r->m);
     }
-    for (size_t j = 0; st == PFLREF_OK && j < r->n_selected; j++) {
-        const size_t c = r->selected[j];
-        if (c < N && mark[c] == 1 && (j == 0 || c > r->selected[j - 1])) {
-            mark[c] = 2;
-            continue;
-        }
+    /* The bitmap kernels are the proved ones of ids.c. */
+    const size_t j_sel = st == PFLREF_OK
+        ? pflref_selected_first_bad(r->selected, r->n_selected, N, mark)
+        : r->n_selected;
+    if (j_sel < r->n_selected) {
+        const size_t j = j_sel, c = r->selected[j];
         snprintf(where, sizeof where, "schedule.rounds[%zu].selected[%zu]",
                  t, j);
         st = pflref_error_set(err, PFLREF_EINVAL, where,
@@ -155,12 +154,11 @@ static pflref_status check_selected(const pflref_round_plan *r, size_t t,
                                   : "client %zu is not a participant of round "
                                     "%zu", c, t);
     }
-    for (size_t j = 0; st == PFLREF_OK && j < r->n_selected; j++) {
-        const size_t d = r->drawn[j];
-        if (d < N && mark[d] == 2) {
-            mark[d] = 3;
-            continue;
-        }
+    const size_t j_drawn = st == PFLREF_OK
+        ? pflref_drawn_first_bad(r->drawn, r->n_selected, N, mark)
+        : r->n_selected;
+    if (j_drawn < r->n_selected) {
+        const size_t j = j_drawn, d = r->drawn[j];
         snprintf(where, sizeof where, "schedule.rounds[%zu].drawn[%zu]", t,
                  j);
         st = pflref_error_set(err, PFLREF_EINVAL, where,
@@ -170,8 +168,7 @@ static pflref_status check_selected(const pflref_round_plan *r, size_t t,
                                     "round %zu",
                               d, t);
     }
-    for (size_t j = 0; j < r->m; j++)
-        mark[r->clients[j]] = 0;
+    pflref_marks_set(mark, N, r->clients, r->m, 0);
     return st;
 }
 
