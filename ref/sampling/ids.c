@@ -20,16 +20,6 @@
 #include "pflref/schedule.h"
 #include "sampling/kernels.h"
 
-/*@ requires 0 <= len;
-    requires \valid_read(ids + (0 .. len - 1));
-    assigns \nothing;
-    ensures 0 <= \result <= len;
-    ensures \forall integer j; 0 <= j < \result ==> ids[j] < bound;
-    ensures \forall integer j; 0 < j < \result ==> ids[j - 1] < ids[j];
-    ensures \result < len ==>
-            ids[\result] >= bound ||
-            (\result > 0 && ids[\result] <= ids[\result - 1]);
- */
 size_t pflref_ids_first_bad(const size_t *ids, size_t len, size_t bound)
 {
     /*@ loop invariant 0 <= j <= len;
@@ -44,13 +34,6 @@ size_t pflref_ids_first_bad(const size_t *ids, size_t len, size_t bound)
     return len;
 }
 
-/*@ requires 0 <= len;
-    requires \valid_read(idx + (0 .. len - 1));
-    assigns \nothing;
-    ensures 0 <= \result <= len;
-    ensures \forall integer j; 0 <= j < \result ==> idx[j] < n;
-    ensures \result < len ==> idx[\result] >= n;
- */
 size_t pflref_index_first_out_of_range(const size_t *idx, size_t len,
                                        size_t n)
 {
@@ -66,19 +49,11 @@ size_t pflref_index_first_out_of_range(const size_t *idx, size_t len,
 }
 
 /* Saturating size arithmetic: SIZE_MAX stands for "overflowed". */
-/*@ assigns \nothing;
-    ensures a * b <= SIZE_MAX ==> \result == a * b;
-    ensures a * b > SIZE_MAX ==> \result == SIZE_MAX;
- */
 size_t pflref_size_mul_sat(size_t a, size_t b)
 {
     return (a != 0 && b > SIZE_MAX / a) ? SIZE_MAX : a * b;
 }
 
-/*@ assigns \nothing;
-    ensures a + b <= SIZE_MAX ==> \result == a + b;
-    ensures a + b > SIZE_MAX ==> \result == SIZE_MAX;
- */
 size_t pflref_size_add_sat(size_t a, size_t b)
 {
     return b > SIZE_MAX - a ? SIZE_MAX : a + b;
@@ -87,14 +62,6 @@ size_t pflref_size_add_sat(size_t a, size_t b)
 /* The first step s < nsteps whose batch is empty or reversed
  * (step_off[s + 1] ≤ step_off[s]), or nsteps when the offsets strictly
  * increase. */
-/*@ requires nsteps < SIZE_MAX;
-    requires \valid_read(step_off + (0 .. nsteps));
-    assigns \nothing;
-    ensures 0 <= \result <= nsteps;
-    ensures \forall integer s; 0 <= s < \result ==>
-            step_off[s] < step_off[s + 1];
-    ensures \result < nsteps ==> step_off[\result + 1] <= step_off[\result];
- */
 size_t pflref_steps_first_bad(const size_t *step_off, size_t nsteps)
 {
     /*@ loop invariant 0 <= s <= nsteps;
@@ -111,15 +78,6 @@ size_t pflref_steps_first_bad(const size_t *step_off, size_t nsteps)
 
 /* The step holding position pos of the index array: the s with
  * step_off[s] ≤ pos < step_off[s + 1]. */
-/*@ requires 1 <= nsteps < SIZE_MAX;
-    requires \valid_read(step_off + (0 .. nsteps));
-    requires step_off[0] <= pos < step_off[nsteps];
-    requires \forall integer s; 0 <= s < nsteps ==>
-             step_off[s] < step_off[s + 1];
-    assigns \nothing;
-    ensures 0 <= \result < nsteps;
-    ensures step_off[\result] <= pos < step_off[\result + 1];
- */
 size_t pflref_step_of(const size_t *step_off, size_t nsteps, size_t pos)
 {
     (void)nsteps;   /* bounds the search in the contract only */
@@ -136,16 +94,6 @@ size_t pflref_step_of(const size_t *step_off, size_t nsteps, size_t pos)
 
 /* mark[ids[j]] := value for every j < len with ids[j] < N (total: an id
  * out of range is skipped; the validation has refused it before). */
-/*@ requires \valid_read(ids + (0 .. len - 1));
-    requires \valid(mark + (0 .. N - 1));
-    requires \separated(mark + (0 .. N - 1), ids + (0 .. len - 1));
-    assigns mark[0 .. N - 1];
-    ensures \forall integer j; 0 <= j < len && ids[j] < N ==>
-            mark[ids[j]] == value;
-    ensures \forall integer v; 0 <= v < N &&
-            (\forall integer j; 0 <= j < len ==> ids[j] != v) ==>
-            mark[v] == \old(mark[v]);
- */
 void pflref_marks_set(unsigned char *mark, size_t N, const size_t *ids,
                       size_t len, unsigned char value)
 {
@@ -167,23 +115,6 @@ void pflref_marks_set(unsigned char *mark, size_t N, const size_t *ids,
  * (mark[c] = 1): the first j at which selected[j] is out of range, not a
  * participant, or not above selected[j − 1], or len.  Each selected[j]
  * before it is marked 2 (selected). */
-/*@ requires \valid_read(selected + (0 .. len - 1));
-    requires \valid(mark + (0 .. N - 1));
-    requires \separated(mark + (0 .. N - 1), selected + (0 .. len - 1));
-    assigns mark[0 .. N - 1];
-    ensures 0 <= \result <= len;
-    ensures \forall integer j; 0 <= j < \result ==>
-            selected[j] < N && \old(mark[selected[j]]) == 1 &&
-            mark[selected[j]] == 2;
-    ensures \forall integer j; 0 < j < \result ==>
-            selected[j - 1] < selected[j];
-    ensures \result < len ==>
-            !(selected[\result] < N && mark[selected[\result]] == 1 &&
-              (\result == 0 || selected[\result] > selected[\result - 1]));
-    ensures \forall integer v; 0 <= v < N &&
-            (\forall integer j; 0 <= j < \result ==> selected[j] != v) ==>
-            mark[v] == \old(mark[v]);
- */
 size_t pflref_selected_first_bad(const size_t *selected, size_t len,
                                  size_t N, unsigned char *mark)
 {
@@ -213,21 +144,6 @@ size_t pflref_selected_first_bad(const size_t *selected, size_t len,
  * unmarked (so a repeat fails), or len.  Each drawn[j] before it is marked
  * 3.  When the result is len, drawn holds len distinct selected clients,
  * which for len = n_selected makes it a permutation of selected. */
-/*@ requires \valid_read(drawn + (0 .. len - 1));
-    requires \valid(mark + (0 .. N - 1));
-    requires \separated(mark + (0 .. N - 1), drawn + (0 .. len - 1));
-    assigns mark[0 .. N - 1];
-    ensures 0 <= \result <= len;
-    ensures \forall integer j; 0 <= j < \result ==>
-            drawn[j] < N && \old(mark[drawn[j]]) == 2 && mark[drawn[j]] == 3;
-    ensures \forall integer j, k; 0 <= j < k < \result ==>
-            drawn[j] != drawn[k];
-    ensures \result < len ==>
-            !(drawn[\result] < N && mark[drawn[\result]] == 2);
-    ensures \forall integer v; 0 <= v < N &&
-            (\forall integer j; 0 <= j < \result ==> drawn[j] != v) ==>
-            mark[v] == \old(mark[v]);
- */
 size_t pflref_drawn_first_bad(const size_t *drawn, size_t len, size_t N,
                               unsigned char *mark)
 {
@@ -254,14 +170,6 @@ size_t pflref_drawn_first_bad(const size_t *drawn, size_t len, size_t N,
 
 /* A round that takes every client: ids[i] = i (and drawn[i] = i unless
  * drawn is NULL), i < N. */
-/*@ requires \valid(ids + (0 .. N - 1));
-    requires drawn == \null || \valid(drawn + (0 .. N - 1));
-    requires drawn == \null ||
-             \separated(ids + (0 .. N - 1), drawn + (0 .. N - 1));
-    assigns ids[0 .. N - 1], drawn[0 .. N - 1];
-    ensures \forall integer i; 0 <= i < N ==> ids[i] == i;
-    ensures drawn != \null ==> \forall integer i; 0 <= i < N ==> drawn[i] == i;
- */
 void pflref_ids_iota(size_t *ids, size_t *drawn, size_t N)
 {
     /*@ loop invariant 0 <= i <= N;
@@ -283,17 +191,6 @@ void pflref_ids_iota(size_t *ids, size_t *drawn, size_t N)
  * generator sizes idx exactly, so it never does) and at perm's end n.  Each
  * copied index is an entry of perm, so < n when perm is a permutation of
  * 0..n−1. */
-/*@ requires off <= cap;
-    requires \valid_read(perm + (0 .. n - 1));
-    requires \valid(idx + (0 .. cap - 1));
-    requires \separated(perm + (0 .. n - 1), idx + (0 .. cap - 1));
-    assigns idx[off .. cap - 1];
-    ensures off <= \result <= cap;
-    ensures lo <= hi <= n && cap - off >= hi - lo ==>
-            \result == off + (hi - lo);
-    ensures \forall integer q; off <= q < \result ==>
-            lo + (q - off) < n && idx[q] == perm[lo + (q - off)];
- */
 size_t pflref_batch_copy(const size_t *perm, size_t n, size_t lo, size_t hi,
                          size_t *idx, size_t off, size_t cap)
 {

@@ -26,8 +26,37 @@
  * hold (schedule.h). */
 #define MAX_INDICES PFLREF_SCHEDULE_MAX_INDICES
 
+/* The error record and the marks are apart from the plan's batches (what
+ * validate_round needs to know that writing them leaves the batches as
+ * they were). */
+/*@ predicate plan_apart{L}(pflref_round_plan *r, pflref_error *err,
+                            unsigned char *mark, integer N) =
+      \separated(err, r) && \separated(mark + (0 .. N - 1), r) &&
+      (r->batches != \null ==>
+         \separated(err, r->batches + (0 .. r->m - 1)) &&
+         \separated(mark + (0 .. N - 1), r->batches + (0 .. r->m - 1)) &&
+         \forall integer j; 0 <= j < r->m ==>
+           (r->batches[j].step_off != \null ==>
+              \separated(err, r->batches[j].step_off +
+                                (0 .. r->batches[j].nsteps)) &&
+              \separated(mark + (0 .. N - 1), r->batches[j].step_off +
+                                (0 .. r->batches[j].nsteps))));
+ */
+
+/* For the proofs of the callers below (proofs/README.md): the one fact
+ * they need of ref/core/status.c, that an error record's setter returns
+ * the status it is given (its code is not proved; it writes only *err). */
+/*@ assigns *err;
+    ensures \result == status;
+ */
+pflref_status pflref_error_set(pflref_error *err, pflref_status status,
+                               const char *where, const char *fmt, ...);
+
 /* One client's batches: path is "schedule.rounds[t].batches[j]" or
  * "schedule.post[i]"; the client has n_i samples. */
+/*@ requires batches_shape(b);
+    assigns *err;
+ */
 static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
                                       size_t client, const char *path,
                                       pflref_error *err)
@@ -87,6 +116,13 @@ static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
 
 /* Round t's participants: 1..N of them, the participant, drawn and
  * batches lists present, the ids in range and strictly ascending. */
+/*@ requires plan_shape(r);
+    assigns *err;
+    ensures \result == PFLREF_OK ==>
+            r->clients != \null && r->drawn != \null &&
+            r->batches != \null && 1 <= r->m <= N &&
+            (\forall integer j; 0 <= j < r->m ==> r->clients[j] < N);
+ */
 static pflref_status check_participants(const pflref_round_plan *r, size_t t,
                                         size_t N, pflref_error *err)
 {
@@ -126,6 +162,16 @@ static pflref_status check_participants(const pflref_round_plan *r, size_t t,
 /* Round t's selected clients, strictly ascending participants, and drawn,
  * a permutation of selected.  mark[0..N−1] is zero on entry and on return;
  * meanwhile 1 = participant, 2 = selected, 3 = drawn. */
+/*@ requires plan_shape(r);
+    requires r->clients != \null && r->drawn != \null;
+    requires \valid(mark + (0 .. N - 1));
+    requires \separated(mark + (0 .. N - 1), r->clients + (0 .. r->m - 1));
+    requires r->selected != \null ==> \separated(mark + (0 .. N - 1),
+                 r->selected + (0 .. r->n_selected - 1));
+    requires \separated(mark + (0 .. N - 1),
+                        r->drawn + (0 .. r->n_selected - 1));
+    assigns *err, mark[0 .. N - 1];
+ */
 static pflref_status check_selected(const pflref_round_plan *r, size_t t,
                                     size_t N, unsigned char *mark,
                                     pflref_error *err)
@@ -174,6 +220,17 @@ static pflref_status check_selected(const pflref_round_plan *r, size_t t,
 
 /* Round t: participants, selected and drawn clients, and batches.
  * mark[0..N−1] is zero on entry and on return. */
+/*@ requires plan_shape(r);
+    requires \valid_read(n + (0 .. N - 1));
+    requires \valid(mark + (0 .. N - 1));
+    requires \separated(mark + (0 .. N - 1), r->clients + (0 .. r->m - 1));
+    requires r->selected != \null ==> \separated(mark + (0 .. N - 1),
+                 r->selected + (0 .. r->n_selected - 1));
+    requires r->drawn != \null ==> \separated(mark + (0 .. N - 1),
+                 r->drawn + (0 .. r->n_selected - 1));
+    requires plan_apart(r, err, mark, N);
+    assigns *err, mark[0 .. N - 1];
+ */
 static pflref_status validate_round(const pflref_round_plan *r, size_t t,
                                     const size_t *n, size_t N,
                                     unsigned char *mark, pflref_error *err)
@@ -184,6 +241,12 @@ static pflref_status validate_round(const pflref_round_plan *r, size_t t,
         return st;
     /* Each participant's batches. */
     char path[PFLREF_WHERE_MAX];
+    /*@ loop invariant 0 <= j <= r->m;
+        loop invariant r->clients != \null && r->batches != \null;
+        loop invariant \forall integer q; 0 <= q < r->m ==>
+                       r->clients[q] < N;
+        loop assigns j, st, path[0 .. PFLREF_WHERE_MAX - 1], *err;
+     */
     for (size_t j = 0; st == PFLREF_OK && j < r->m; j++) {
         snprintf(path, sizeof path, "schedule.rounds[%zu].batches[%zu]", t,
                  j);
@@ -193,6 +256,18 @@ static pflref_status validate_round(const pflref_round_plan *r, size_t t,
     return st;
 }
 
+/* The caller's part (pflref/schedule.h): a schedule of the shapes its
+ * counts say, n of N entries, and an error record apart from the schedule.
+ * Everything else is tested here. */
+/*@ requires s == \null || schedule_shape(s);
+    requires n == \null || \valid_read(n + (0 .. N - 1));
+    requires s == \null || s->rounds == \null ||
+             \forall integer t; 0 <= t < s->T ==>
+               plan_apart(s->rounds + t, err, \null, 0);
+    requires s == \null || s->rounds == \null ||
+             \separated(err, s->rounds + (0 .. s->T - 1));
+    requires \separated(err, s);
+ */
 pflref_status pflref_schedule_validate(const pflref_schedule *s,
                                        const size_t *n, size_t N,
                                        pflref_error *err)
@@ -216,10 +291,16 @@ pflref_status pflref_schedule_validate(const pflref_schedule *s,
     if (mark == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     pflref_status st = PFLREF_OK;
+    /*@ loop invariant 0 <= t <= s->T;
+        loop assigns t, st, *err, mark[0 .. N - 1];
+     */
     for (size_t t = 0; st == PFLREF_OK && t < s->T; t++)
         st = validate_round(&s->rounds[t], t, n, N, mark, err);
     free(mark);
     char path[PFLREF_WHERE_MAX];
+    /*@ loop invariant 0 <= i <= N;
+        loop assigns i, st, *err, path[0 .. PFLREF_WHERE_MAX - 1];
+     */
     for (size_t i = 0; st == PFLREF_OK && s->post != NULL && i < N; i++) {
         snprintf(path, sizeof path, "schedule.post[%zu]", i);
         st = validate_batches(&s->post[i], n[i], i, path, err);
