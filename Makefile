@@ -15,7 +15,7 @@
 #   make fuzz-smoke      every libFuzzer harness briefly (make fuzz: longer)
 #   make lint            the floors and sizes (tests/lint/floors.py),
 #                        cppcheck, and the floors script's self-test
-#   make proofs          Frama-C WP proofs (proofs/README.md)
+#   make proofs          Frama-C WP and Coq proofs (proofs/README.md)
 #   make clean
 #
 # Every target that runs a tool first runs ./deps.sh with the groups it
@@ -289,7 +289,8 @@ fuzz-smoke:
 	@$(MAKE) --no-print-directory $(FUZZ_BINS)
 	$(call RUN_FUZZ,$(FUZZ_BINS),$(FUZZ_SMOKE_SECONDS),-1)
 
-# Frama-C WP proofs of the contracts in ref/ (proofs/README.md).
+# Frama-C WP proofs of the contracts in ref/, their negative controls, and
+# the Coq proofs of proofs/coq/ (proofs/README.md).
 proofs:
 	@./deps.sh proofs
 	proofs/run.sh

@@ -13,7 +13,8 @@
 #   valgrind  valgrind: make check-valgrind (with core)
 #   fuzz      clang, its libFuzzer runtime, llvm (llvm-symbolizer for
 #             readable reports): make fuzz, make fuzz-smoke (with core)
-#   proofs    Frama-C, Why3, Z3, CVC4 and the C preprocessor: make proofs
+#   proofs    Frama-C, Why3, Z3, CVC4 and the C preprocessor; Coq with
+#             mathcomp's ssreflect library and Coquelicot: make proofs
 #
 # Every target of the Makefile that runs a tool calls this script first with
 # its groups.  Only missing packages are installed; when everything is
@@ -29,7 +30,8 @@ COVERAGE="gcovr"
 ASAN="libasan8 libubsan1"
 VALGRIND="valgrind"
 FUZZ="clang libclang-rt-14-dev llvm"
-PROOFS="gcc frama-c-base why3 z3 cvc4"
+PROOFS="gcc make frama-c-base why3 z3 cvc4 coq libcoq-mathcomp-ssreflect \
+libcoq-coquelicot"
 
 [ $# -eq 0 ] && set -- core
 want=""
