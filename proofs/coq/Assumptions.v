@@ -3,7 +3,7 @@
    is one of the standard library's own for the reals (and the excluded
    middle that Coquelicot's derivatives use): no unfinished proof and no
    assumption of our own. *)
-From Pflref Require Import PFedMeInner Sampling Pflego.
+From Pflref Require Import PFedMeInner Sampling Pflego Variance.
 
 Print Assumptions prox_minimises.
 Print Assumptions inner_closed_form.
@@ -17,3 +17,7 @@ Print Assumptions inclusion_probability.
 Print Assumptions unbiased.
 Print Assumptions without_alpha.
 Print Assumptions biased_unless_equal.
+Print Assumptions card_containing2.
+Print Assumptions count_pair.
+Print Assumptions sample_mean_unbiased.
+Print Assumptions sample_mean_variance.
