@@ -42,7 +42,8 @@ JOBS='ids | ref/sampling/ids.c | rte | pflref_ids_first_bad,pflref_index_first_o
 shuffle | ref/sampling/shuffle.c | rte | pflref_interval_mask,pflref_interval_draw,pflref_numpy_permutation
 metrics | ref/core/metrics.c | rte | quantile_lo,worst_decile
 schedule_check calls | ref/sampling/schedule_check.c | calls | validate_batches,check_participants,check_selected,validate_round
-schedule_check guards | ref/sampling/schedule_check.c | rte_assert | validate_round'
+schedule_check guards | ref/sampling/schedule_check.c | rte_assert | validate_round
+schedule calls | ref/sampling/schedule.c | calls | choose_round'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then

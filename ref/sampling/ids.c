@@ -199,7 +199,10 @@ size_t pflref_batch_copy(const size_t *perm, size_t n, size_t lo, size_t hi,
         loop invariant q == lo + (off - off0);
         loop invariant lo <= hi ==> q <= hi;
         loop invariant \forall integer p; off0 <= p < off ==>
-                       lo + (p - off0) < n && idx[p] == perm[lo + (p - off0)];
+                       lo + (p - off0) < n;
+        loop invariant \separated(perm + (0 .. n - 1), idx + (0 .. cap - 1))
+                       ==> \forall integer p; off0 <= p < off ==>
+                           idx[p] == perm[lo + (p - off0)];
         loop assigns q, off, idx[off0 .. cap - 1];
         loop variant hi - q;
      */

@@ -151,17 +151,20 @@ size_t pflref_drawn_first_bad(const size_t *drawn, size_t len, size_t N,
 void pflref_ids_iota(size_t *ids, size_t *drawn, size_t N);
 
 /* idx[off …] := perm[lo … hi − 1], stopping at cap or n; the new
- * offset. */
+ * offset.  The copy is in bounds whatever the arrays; its contents are
+ * perm's when the two arrays do not overlap (the generator's idx is a
+ * fresh allocation). */
 /*@ requires off <= cap;
     requires \valid_read(perm + (0 .. n - 1));
     requires \valid(idx + (0 .. cap - 1));
-    requires \separated(perm + (0 .. n - 1), idx + (0 .. cap - 1));
     assigns idx[off .. cap - 1];
     ensures off <= \result <= cap;
     ensures lo <= hi <= n && cap - off >= hi - lo ==>
             \result == off + (hi - lo);
-    ensures \forall integer q; off <= q < \result ==>
-            lo + (q - off) < n && idx[q] == perm[lo + (q - off)];
+    ensures \forall integer q; off <= q < \result ==> lo + (q - off) < n;
+    ensures \separated(perm + (0 .. n - 1), idx + (0 .. cap - 1)) ==>
+            \forall integer q; off <= q < \result ==>
+              idx[q] == perm[lo + (q - off)];
  */
 size_t pflref_batch_copy(const size_t *perm, size_t n, size_t lo, size_t hi,
                          size_t *idx, size_t off, size_t cap);

@@ -262,6 +262,12 @@ static pflref_status check_work_size(const pflref_local_work *w,
 
 /* Alg. 1, line 5: S_t ← m clients, ascending in `clients`, the sampler's
  * order in `drawn` (may be NULL).  m = N: every client, nothing drawn. */
+/*@ requires \valid_read(cfg);
+    requires \valid(clients + (0 .. cfg->m - 1));
+    requires drawn == \null || \valid(drawn + (0 .. cfg->m - 1));
+    requires drawn == \null ||
+             \separated(clients + (0 .. cfg->m - 1), drawn + (0 .. cfg->m - 1));
+ */
 static pflref_status choose_round(const pflref_schedule_config *cfg,
                                   pflref_sampler *smp, size_t N, size_t t,
                                   size_t *clients, size_t *drawn,
