@@ -18,7 +18,7 @@
 #   make lint            the floors and sizes (tests/lint/floors.py),
 #                        cppcheck, SPDX identifiers (tools/spdx.py), and
 #                        the scripts' self-tests
-#   make proofs          Frama-C WP proofs (proofs/README.md)
+#   make proofs          Frama-C WP and Coq proofs (proofs/README.md)
 #   make check-torch     the PyTorch example (docs/examples/torch/) against
 #                        the golden vectors, its deliberate bug caught, and
 #                        through the pytest plugin once `import pflref` works
@@ -412,7 +412,8 @@ fuzz-smoke:
 	@$(MAKE) --no-print-directory $(FUZZ_BINS)
 	$(call RUN_FUZZ,$(FUZZ_BINS),$(FUZZ_SMOKE_SECONDS),-1)
 
-# Frama-C WP proofs of the contracts in ref/ (proofs/README.md).
+# Frama-C WP proofs of the contracts in ref/, their negative controls, and
+# the Coq proofs of proofs/coq/ (proofs/README.md).
 proofs:
 	@./deps.sh proofs
 	proofs/run.sh

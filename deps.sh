@@ -17,7 +17,8 @@
 #   valgrind  valgrind: make check-valgrind (with core)
 #   fuzz      clang, its libFuzzer runtime, llvm (llvm-symbolizer for
 #             readable reports): make fuzz, make fuzz-smoke (with core)
-#   proofs    Frama-C, Why3, Z3, CVC4 and the C preprocessor: make proofs
+#   proofs    Frama-C, Why3, Z3, CVC4 and the C preprocessor; Coq with
+#             mathcomp's ssreflect library and Coquelicot: make proofs
 #   torch     PyTorch and pytest for the PyTorch example
 #             (docs/examples/torch/): make check-torch (with core)
 #   bench     PyTorch (CPU, the fp64 contender), gnuplot (the plot),
@@ -39,7 +40,8 @@ COVERAGE="gcovr"
 ASAN="libasan8 libubsan1"
 VALGRIND="valgrind"
 FUZZ="clang libclang-rt-14-dev llvm"
-PROOFS="gcc frama-c-base why3 z3 cvc4"
+PROOFS="gcc make frama-c-base why3 z3 cvc4 coq libcoq-mathcomp-ssreflect \
+libcoq-coquelicot"
 TORCH="python3-torch python3-pytest"
 BENCH="python3-torch gnuplot-nox linux-perf time"
 

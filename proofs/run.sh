@@ -1,63 +1,268 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-3.0-or-later
-# proofs/run.sh: prove the kernels of ref/ that carry ACSL contracts with
-# Frama-C's WP plugin, runtime-error guards included (-wp-rte), and check
-# that a deliberately wrong copy is NOT proved.
+# proofs/run.sh: the machine-checked part of pflref (proofs/README.md).
+#
+#  1. Frama-C WP proves the index kernels of ref/ against their ACSL
+#     contracts, runtime-error guards included (-wp-rte, with unsigned
+#     overflow counted as an error), with Z3 and CVC4 through Why3; it prints
+#     proved/total per function and fails on any unproved goal.
+#  2. The negative controls (proofs/negative.txt): one planted bug per proved
+#     function, each in a copy of the real file, and the goal WP must then
+#     fail to prove, named.  A goal counts as failed only when a prover
+#     answered Unknown or Timeout: a crashed or missing prover does not count
+#     (a self-test below runs one control with crashing provers and requires
+#     that it is NOT taken as a caught bug).
+#  3. Coq (proofs/coq/): every .v file compiles, and none holds Admitted,
+#     admit or an Axiom.
 #
 #     proofs/run.sh            (make proofs installs the tools first)
 #
-# Proved files: PROVED below.  Provers: Z3 and CVC4 through Why3.
-# Exit status: 0 every goal of every proved file is valid and every
-# negative file has an unproved goal; 1 otherwise; 2 the tools are missing.
+# For whoever edits proofs/negative.txt: PROOFS_SHOW_NEGATIVE=1 skips the
+# proofs and lists the goals each mutant fails; PROOFS_NEGATIVE_ONLY=f,g
+# runs only the controls of those functions.
+#
+# Exit status: 0 everything above holds; 1 otherwise; 2 a tool is missing.
 set -eu
 cd "$(dirname "$0")/.."
 
-PROVED="ref/sampling/ids.c"
-NEGATIVE="proofs/negative/ids_off_by_one.c"
 PROVERS=z3,cvc4
-TIMEOUT=30          # seconds per goal; every goal here takes well under 1 s
-NEG_TIMEOUT=5       # the negative file's false goals would only time out
+TIMEOUT=20          # seconds per goal; every goal here takes well under 2 s
+NEG_TIMEOUT=2       # a negative control's false goal would only time out
+CPP="-Iinclude -Iref -D_POSIX_C_SOURCE=200809L"
+RTE="-wp-rte -warn-unsigned-overflow"
 
-for tool in frama-c why3 z3 cvc4; do
+# The proofs, one job per line: name | file | WP options | functions.
+#   rte         every property and every runtime-error guard;
+#   calls       the callers of the kernels: each kernel's preconditions at
+#               its call site, the callers' loop invariants and
+#               postconditions (their own runtime guards are in rte_assert,
+#               or they only format error messages);
+#   rte_assert  the runtime-error guards of the function that reads the
+#               indices the kernels vouched for.
+JOBS='ids | ref/sampling/ids.c | rte | pflref_ids_first_bad,pflref_index_first_out_of_range,pflref_size_mul_sat,pflref_size_add_sat,pflref_steps_first_bad,pflref_step_of,pflref_marks_set,pflref_selected_first_bad,pflref_drawn_first_bad,pflref_ids_iota,pflref_batch_copy
+shuffle | ref/sampling/shuffle.c | rte | pflref_interval_mask,pflref_interval_draw,pflref_numpy_permutation
+metrics | ref/core/metrics.c | rte | quantile_lo,worst_decile
+schedule_check calls | ref/sampling/schedule_check.c | calls | validate_batches,check_participants,check_selected,validate_round
+schedule_check guards | ref/sampling/schedule_check.c | rte_assert | validate_round
+schedule calls | ref/sampling/schedule.c | calls | choose_round'
+
+for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then
         echo "proofs/run.sh: $tool not found (./deps.sh proofs installs it)" >&2
         exit 2
     fi
 done
-# Why3 must know the provers; detect them once per user.
-if ! why3 config list-provers 2>/dev/null | grep -q "Z3"; then
-    why3 config detect >/dev/null 2>&1
+# Why3 must know both provers; detect them once per user, then insist.
+if ! why3 config list-provers 2>/dev/null | grep -q "Z3" ||
+   ! why3 config list-provers 2>/dev/null | grep -q "CVC4"; then
+    why3 config detect >/dev/null 2>&1 || true
 fi
+for p in Z3 CVC4; do
+    if ! why3 config list-provers 2>/dev/null | grep -q "^$p "; then
+        echo "proofs/run.sh: Why3 does not know $p (why3 config detect)" >&2
+        exit 2
+    fi
+done
+
+# trim TEXT: TEXT without its leading and trailing blanks (one line; a
+# "\n" in it stays two characters until awk reads it).
+trim() {
+    printf '%s' "$1" | sed 's/^ *//; s/ *$//'
+}
 
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
-# prove FILE TIMEOUT -> prints "proved total" of WP's summary line
-prove() {
-    frama-c -cpp-extra-args="-Iinclude -D_POSIX_C_SOURCE=200809L" \
-        -wp -wp-rte -wp-prover "$PROVERS" -wp-timeout "$2" "$1" \
-        >"$log/out" 2>&1 || true
-    sed -n 's/.*Proved goals: *\([0-9]*\) *\/ *\([0-9]*\).*/\1 \2/p' "$log/out"
+# wp FILE KIND FUNCTIONS TIMEOUT OUT: run WP, output in OUT.
+wp() {
+    case "$2" in
+        rte) opts="$RTE" ;;
+        calls) opts="-wp-prop=@requires,@invariant,@ensures" ;;
+        rte_assert) opts="$RTE -wp-prop=@assert" ;;
+        *) echo "proofs/run.sh: unknown job kind $2" >&2; exit 1 ;;
+    esac
+    # shellcheck disable=SC2086
+    nice frama-c -variadic-no-translation -cpp-extra-args="$CPP" \
+        -wp $opts -wp-fct "$3" -wp-prover "$PROVERS" -wp-timeout "$4" \
+        "$1" >"$5" 2>&1 || true
+}
+
+# per_function FUNCTIONS OUT: "function proved total" for each function,
+# from WP's goal lines (typed_<function>_<property>), then "= proved total"
+# from WP's summary line.
+per_function() {
+    awk -v fns="$1" '
+        BEGIN { n = split(fns, f, ",") }
+        /^\[wp\] .*Goal typed_/ {
+            g = $0; sub(/.*Goal typed_/, "", g); sub(/ .*/, "", g)
+            best = ""
+            for (i = 1; i <= n; i++)
+                if (index(g, f[i] "_") == 1 && length(f[i]) > length(best))
+                    best = f[i]
+            if (best == "") best = "?"
+            total[best]++
+            if ($0 ~ /: Valid/) proved[best]++
+        }
+        /Proved goals:/ { sub(/.*Proved goals: */, ""); split($0, s, "/")
+                          wp_p = s[1] + 0; wp_t = s[2] + 0 }
+        END {
+            for (i = 1; i <= n; i++)
+                printf "%s %d %d\n", f[i], proved[f[i]] + 0, total[f[i]] + 0
+            if ("?" in total) printf "? %d %d\n", proved["?"] + 0, total["?"]
+            printf "= %d %d\n", wp_p + 0, wp_t + 0
+        }' "$2"
+}
+
+# goal_status GOAL OUT: valid | caught (not proved, a prover answered
+# Unknown or Timeout) | crashed (not proved, every prover failed or none
+# ran) | absent.
+goal_status() {
+    awk -v goal="$1" '
+        /^\[wp\] / { inside = 0 }
+        /^\[wp\] .*Goal / {
+            g = $0; sub(/.*Goal /, "", g); sub(/ .*/, "", g)
+            if (g != goal) next
+            seen = 1
+            if ($0 ~ /: Valid/) { valid = 1; next }
+            if ($0 ~ /\[(Unknown|Timeout)\]/) gaveup = 1
+            inside = 1; next
+        }
+        inside && /^  .*: (Unknown|Timeout)/ { gaveup = 1 }
+        END {
+            if (!seen) print "absent"
+            else if (valid) print "valid"
+            else if (gaveup) print "caught"
+            else print "crashed"
+        }' "$2"
 }
 
 status=0
-for f in $PROVED; do
-    set -- $(prove "$f" "$TIMEOUT")
-    if [ $# -eq 2 ] && [ "$2" -gt 0 ] && [ "$1" -eq "$2" ]; then
-        echo "proofs: $f: $1/$2 goals proved (WP with RTE guards; $PROVERS)"
-    else
-        echo "proofs: $f: NOT proved (${1:-?}/${2:-?} goals); WP said:"
-        grep -E "Unknown|Timeout|Failed|Error" "$log/out" | head -20
-        status=1
+
+# ---- 1. the proofs ---------------------------------------------------------
+[ -n "${PROOFS_SHOW_NEGATIVE:-}" ] && JOBS_RUN="" || JOBS_RUN="$JOBS"
+[ -z "$JOBS_RUN" ] || echo "$JOBS_RUN" | while IFS='|' read -r name file kind fns; do
+    name=$(trim "$name"); file=$(trim "$file"); kind=$(trim "$kind")
+    fns=$(trim "$fns")
+    wp "$file" "$kind" "$fns" "$TIMEOUT" "$log/out"
+    per_function "$fns" "$log/out" >"$log/counts"
+    bad=0
+    while read -r fn p t; do
+        case "$fn" in
+            "=") [ "$t" -gt 0 ] && [ "$p" -eq "$t" ] || bad=1 ;;
+            "?") echo "proofs: $file: $t goals of no listed function"; bad=1 ;;
+            *) mark="ok"
+               if [ "$t" -eq 0 ] || [ "$p" -ne "$t" ]; then mark="NOT PROVED"; bad=1; fi
+               printf 'proofs: %-30s %-34s %3d/%-3d %s (%s)\n' "$file" "$fn" \
+                   "$p" "$t" "$mark" "$kind" ;;
+        esac
+    done <"$log/counts"
+    if [ "$bad" -ne 0 ]; then
+        echo "proofs: $name: unproved goals; WP said:"
+        grep -E "Unknown|Timeout|Failed|Error|error" "$log/out" | head -20
+        echo fail >>"$log/failed"
     fi
 done
-for f in $NEGATIVE; do
-    set -- $(prove "$f" "$NEG_TIMEOUT")
-    if [ $# -eq 2 ] && [ "$1" -lt "$2" ]; then
-        echo "proofs: $f: $1/$2 goals proved, as intended (the bug is caught)"
-    else
-        echo "proofs: $f: the deliberately wrong code was proved (${1:-?}/${2:-?}): the proof setup is vacuous"
-        status=1
+[ -f "$log/failed" ] && status=1
+
+# ---- 2. the negative controls ---------------------------------------------
+# mutate FILE FROM TO OUT: OUT is FILE with the one occurrence of FROM
+# (\n for a newline) replaced by TO; fails unless FROM occurs exactly once.
+mutate() {
+    awk -v from="$2" -v to="$3" '
+        { text = text $0 "\n" }
+        END {
+            gsub(/\\n/, "\n", from); gsub(/\\n/, "\n", to)
+            i = index(text, from)
+            if (i == 0) exit 3
+            rest = substr(text, i + length(from))
+            if (index(rest, from) > 0) exit 4
+            printf "%s%s%s", substr(text, 1, i - 1), to, rest
+        }' "$1" >"$4"
+}
+
+# negative FUNCTION FILE KIND FROM TO GOAL: prints "caught", or why not.
+negative() {
+    mkdir -p "$log/m/$(dirname "$2")"
+    mutant="$log/m/$2"
+    if ! mutate "$2" "$4" "$5" "$mutant"; then
+        echo "stale: the text to mutate is not in $2 exactly once"
+        return
     fi
+    wp "$mutant" "$3" "$1" "$NEG_TIMEOUT" "$log/neg"
+    goal_status "$6" "$log/neg"
+}
+
+grep -v '^#' proofs/negative.txt | grep -v '^ *$' >"$log/negatives"
+n_neg=0
+while IFS='|' read -r fn file kind from to goal why; do
+    fn=$(trim "$fn"); file=$(trim "$file"); kind=$(trim "$kind")
+    from=$(trim "$from"); to=$(trim "$to"); goal=$(trim "$goal")
+    why=$(trim "$why")
+    case ",${PROOFS_NEGATIVE_ONLY:-$fn}," in *",$fn,"*) ;; *) continue ;; esac
+    n_neg=$((n_neg + 1))
+    verdict=$(negative "$fn" "$file" "$kind" "$from" "$to" "$goal")
+    if [ -n "${PROOFS_SHOW_NEGATIVE:-}" ]; then
+        # for whoever edits negative.txt: the goals this mutant fails
+        grep -E '^\[wp\] \[(Failed|Unknown|Timeout)\] Goal' "$log/neg" | sed 's/^/    /'
+    fi
+    if [ "$verdict" = "caught" ]; then
+        printf 'proofs: negative %-28s %s fails, as intended (%s)\n' "$fn" "$goal" "$why"
+    else
+        printf 'proofs: negative %-28s %s: %s (expected a failed proof: %s)\n' \
+            "$fn" "$goal" "$verdict" "$why"
+        echo fail >>"$log/negfailed"
+    fi
+done <"$log/negatives"
+[ -f "$log/negfailed" ] && status=1
+
+# The negative controls cover every proved function.
+echo "$JOBS" | while IFS='|' read -r name file kind fns; do
+    for fn in $(echo "$fns" | tr ',' ' '); do
+        grep -q "^$fn |" "$log/negatives" ||
+            { echo "proofs: $fn has no negative control"; echo x >>"$log/nocontrol"; }
+    done
 done
+[ -f "$log/nocontrol" ] && status=1
+
+# A crash is not a caught bug: the first control again, with provers that
+# die on a signal (a Why3 configuration of their own); it must come out
+# "crashed", never "caught".
+head -n 1 "$log/negatives" >"$log/first"
+IFS='|' read -r fn file kind from to goal why <"$log/first"
+fn=$(trim "$fn"); file=$(trim "$file"); kind=$(trim "$kind")
+from=$(trim "$from"); to=$(trim "$to"); goal=$(trim "$goal")
+printf '#!/bin/sh\nkill -SEGV $$\n' >"$log/crash"
+chmod +x "$log/crash"
+conf=${WHY3CONFIG:-$HOME/.why3.conf}
+sed "s|^path = .*|path = \"$log/crash\"|" "$conf" >"$log/why3.conf"
+verdict=$(WHY3CONFIG="$log/why3.conf" negative "$fn" "$file" "$kind" "$from" "$to" "$goal")
+if [ "$verdict" = "crashed" ]; then
+    echo "proofs: self-test: crashing provers on $goal give \"crashed\", not a caught bug"
+else
+    echo "proofs: self-test: crashing provers on $goal gave \"$verdict\" (want crashed)"
+    status=1
+fi
+
+# ---- 3. Coq ----------------------------------------------------------------
+if grep -nE '\b(Admitted|admit|Axiom|Axioms|Parameter|Parameters|Conjecture)\b' \
+        proofs/coq/*.v; then
+    echo "proofs: Coq: the lines above assume what they should prove"
+    status=1
+fi
+if make -s -C proofs/coq >"$log/coq" 2>&1; then
+    for v in proofs/coq/*.v; do
+        if [ "${v%.v}.vo" -nt "$v" ]; then
+            echo "proofs: Coq: $v compiled"
+        else
+            echo "proofs: Coq: $v is not compiled (missing from proofs/coq/Makefile)"
+            status=1
+        fi
+    done
+    sed 's/^/proofs: Coq: /' "$log/coq"
+else
+    cat "$log/coq"
+    echo "proofs: Coq: compilation failed"
+    status=1
+fi
+
 exit $status

@@ -58,7 +58,10 @@ void pflref_sampler_free(pflref_sampler *s);
  *   drawn[0..m−1]   [out, may be NULL] the items in the order the sampler
  *                   produced them (GSL: ascending; numpy: the permutation's
  *                   first m entries)
- * Errors: PFLREF_EINVAL when m = 0, m > N, N > N_max, or seed > PFLREF_SEED_MAX. */
+ * Errors: PFLREF_EINVAL when m = 0, m > N, N > N_max, or seed > PFLREF_SEED_MAX.
+ * On PFLREF_OK, chosen is a strictly ascending subset of 0..N−1 (checked
+ * with the proved scan pflref_ids_first_bad, proofs/README.md; a failed
+ * check, a bug, is PFLREF_EINTERNAL). */
 pflref_status pflref_sampler_choose(pflref_sampler *s, unsigned long seed,
                                     size_t N, size_t m, size_t *chosen,
                                     size_t *drawn, pflref_error *err);

@@ -74,6 +74,42 @@ typedef struct {
     pflref_batches *post;      /* N, or NULL when there is no post phase */
 } pflref_schedule;
 
+/* The shapes above in ACSL, for the proofs of ref/sampling/schedule_check.c
+ * (proofs/README.md): every array holds as many entries as its count says.
+ * This is what a caller of pflref_schedule_validate must guarantee and C
+ * cannot test at run time; everything else the validation tests.
+ *
+ * predicate batches_shape: b readable; step_off, when present, holds
+ *   nsteps + 1 offsets; idx, when present with step_off, step_off[nsteps]
+ *   indices.
+ * predicate plan_shape: r readable; clients and batches, when present, m
+ *   entries (each batches[j] of batches_shape); selected and drawn, when
+ *   present, n_selected entries.
+ * predicate schedule_shape: s readable; rounds, when present, T plans of
+ *   plan_shape; post, when present, N batches of batches_shape. */
+/*@ predicate batches_shape{L}(pflref_batches *b) =
+      \valid_read(b) &&
+      (b->step_off != \null ==>
+         \valid_read(b->step_off + (0 .. b->nsteps)) &&
+         (b->idx != \null ==>
+            \valid_read(b->idx + (0 .. b->step_off[b->nsteps] - 1))));
+    predicate plan_shape{L}(pflref_round_plan *r) =
+      \valid_read(r) &&
+      (r->clients != \null ==> \valid_read(r->clients + (0 .. r->m - 1))) &&
+      (r->selected != \null ==>
+         \valid_read(r->selected + (0 .. r->n_selected - 1))) &&
+      (r->drawn != \null ==>
+         \valid_read(r->drawn + (0 .. r->n_selected - 1))) &&
+      (r->batches != \null ==>
+         \forall integer j; 0 <= j < r->m ==> batches_shape(r->batches + j));
+    predicate schedule_shape{L}(pflref_schedule *s) =
+      \valid_read(s) &&
+      (s->rounds != \null ==>
+         \forall integer t; 0 <= t < s->T ==> plan_shape(s->rounds + t)) &&
+      (s->post != \null ==>
+         \forall integer i; 0 <= i < s->N ==> batches_shape(s->post + i));
+ */
+
 typedef enum {
     PFLREF_BATCH_SPLIT_ONCE = 0,
     PFLREF_BATCH_RESHUFFLE = 1
@@ -146,7 +182,24 @@ pflref_status pflref_schedule_validate(const pflref_schedule *s,
  * when there is none.
  * pflref_index_first_out_of_range: the first j < len with idx[j] ≥ n, or
  * len when there is none. */
+/*@ requires 0 <= len;
+    requires \valid_read(ids + (0 .. len - 1));
+    assigns \nothing;
+    ensures 0 <= \result <= len;
+    ensures \forall integer j; 0 <= j < \result ==> ids[j] < bound;
+    ensures \forall integer j; 0 < j < \result ==> ids[j - 1] < ids[j];
+    ensures \result < len ==>
+            ids[\result] >= bound ||
+            (\result > 0 && ids[\result] <= ids[\result - 1]);
+ */
 size_t pflref_ids_first_bad(const size_t *ids, size_t len, size_t bound);
+/*@ requires 0 <= len;
+    requires \valid_read(idx + (0 .. len - 1));
+    assigns \nothing;
+    ensures 0 <= \result <= len;
+    ensures \forall integer j; 0 <= j < \result ==> idx[j] < n;
+    ensures \result < len ==> idx[\result] >= n;
+ */
 size_t pflref_index_first_out_of_range(const size_t *idx, size_t len,
                                        size_t n);
 

@@ -20,7 +20,7 @@
  *
  * Symbols:  a_i ↔ a[i] (N)   w_i ↔ weights[i] (N)   ā ↔ mean
  *           a_(j) ↔ work[j], the values sorted ascending (N)
- *           c ↔ n_worst = (N + 9) / 10
+ *           c ↔ n_worst = ⌈N/10⌉ (worst_decile)
  *
  * Deviations from the libraries the definitions name, and why:
  *   a) the mean is a plain double accumulator in client order (GSL's
@@ -53,6 +53,42 @@ static int cmp_ascending(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* The lower position type-7 interpolates from, for a candidate lo = ⌊h⌋
+ * of N ≥ 1 sorted values: lo itself when lo < N − 1 (and lo + 1 < N is the
+ * upper one), else N − 1, which the quantile returns alone.  Proved with
+ * Frama-C WP (proofs/README.md): every position the quantile reads is < N. */
+/*@ requires N >= 1;
+    assigns \nothing;
+    ensures \result < N;
+    ensures lo < N - 1 ==> \result == lo && \result + 1 < N;
+    ensures lo >= N - 1 ==> \result == N - 1;
+ */
+static size_t quantile_lo(size_t lo, size_t N)
+{
+    return lo < N - 1 ? lo : N - 1;
+}
+
+/* The c = ⌈N/10⌉ worst clients among N ≥ 1 values sorted ascending: *count
+ * := c and the first of their positions, first … first + c − 1: the c
+ * smallest (0 …) when higher is better (an accuracy), the c largest
+ * (N − c …) when lower is (a loss).  c = N/10 + (N mod 10 ≠ 0), the same
+ * as (N + 9)/10 without its overflow for N > SIZE_MAX − 9.  Proved with
+ * Frama-C WP (proofs/README.md). */
+/*@ requires N >= 1;
+    requires \valid(count);
+    assigns *count;
+    ensures 10 * (*count - 1) < N <= 10 * *count;
+    ensures 1 <= *count <= N;
+    ensures higher != 0 ==> \result == 0;
+    ensures higher == 0 ==> \result == N - *count;
+    ensures \result + *count <= N;
+ */
+static size_t worst_decile(size_t N, int higher, size_t *count)
+{
+    *count = N / 10 + (N % 10 != 0);
+    return higher ? 0 : N - *count;
+}
+
 /* Outside its precondition (N ≥ 1, p ∈ [0, 1]) the quantile does not read
  * out of bounds: N = 0 or a NaN p gives NaN, p < 0 the minimum, p > 1 the
  * maximum. */
@@ -67,8 +103,8 @@ double pflref_quantile_sorted(const double *sorted, size_t N, double p)
         return sorted[N - 1];
     /* h = p (N − 1), lo = ⌊h⌋, δ = h − lo */
     const double h = p * (double)(N - 1);
-    size_t lo = (size_t)floor(h);
-    if (lo >= N - 1)
+    const size_t lo = quantile_lo((size_t)floor(h), N);
+    if (lo == N - 1)
         return sorted[N - 1];  /* p = 1 (or h rounded up to N − 1) */
     const double delta = h - (double)lo;
     /* q = a_(lo) + δ (a_(lo+1) − a_(lo)) */
@@ -183,8 +219,8 @@ pflref_status pflref_metrics_summarize(const double *a, const double *weights,
     /* The c = ⌈N/10⌉ worst clients: the c smallest values of an accuracy
      * (work[0..c−1]), the c largest of a loss (work[N−c..N−1]). */
     const int higher = dir == PFLREF_HIGHER_IS_BETTER;
-    const size_t n_worst = (N + 9) / 10;
-    const size_t first = higher ? 0 : N - n_worst;
+    size_t n_worst;
+    const size_t first = worst_decile(N, higher, &n_worst);
     double worst_sum = 0.0;
     for (size_t j = first; j < first + n_worst; j++)
         worst_sum += work[j];

@@ -63,6 +63,8 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include "pflref/sampler.h"
+#include "pflref/schedule.h"
+#include "sampling/kernels.h"
 
 /* numpy draws 32-bit bounded integers only while the bound N − 1 fits in
  * 32 bits; above it random_interval switches to 64-bit draws. */
@@ -124,23 +126,11 @@ void pflref_sampler_free(pflref_sampler *s)
     free(s);
 }
 
-/* numpy's random_interval(max) on the raw 32-bit stream, 1 ≤ max ≤ 2³² − 1:
- * the smallest mask 2^b − 1 ≥ max, then raw & mask until ≤ max. */
-static unsigned long numpy_interval(gsl_rng *r, unsigned long max)
+/* The raw 32-bit stream the proved kernels of shuffle.c draw from
+ * (kernels.h): mt19937's next word. */
+unsigned long pflref_rng_raw32(void *rng)
 {
-    /* max ≥ 1 here (numpy returns 0 for max = 0 without a draw; the
-     * Fisher–Yates below never asks for it). */
-    unsigned long mask = max;
-    mask |= mask >> 1;
-    mask |= mask >> 2;
-    mask |= mask >> 4;
-    mask |= mask >> 8;
-    mask |= mask >> 16;
-    unsigned long value;
-    do
-        value = gsl_rng_get(r) & mask;
-    while (value > max);
-    return value;
+    return gsl_rng_get((const gsl_rng *)rng);
 }
 
 static int size_cmp(const void *a, const void *b)
@@ -150,14 +140,17 @@ static int size_cmp(const void *a, const void *b)
 }
 
 /* Ascending sort of x[0..m−1].  The ids are distinct, so the order is
- * unique whatever qsort's algorithm; O(m log m) even for m = N large. */
+ * unique whatever qsort's algorithm; O(m log m) even for m = N large.
+ * qsort is the C library's, not proved: pflref_sampler_choose checks its
+ * output (and gsl_ran_choose's) with the proved scan pflref_ids_first_bad. */
 static void sort_ascending(size_t *x, size_t m)
 {
     qsort(x, m, sizeof *x, size_cmp);
 }
 
 /* numpy_legacy: choice(N, m, replace=False) = permutation(N)[:m], the
- * permutation a Fisher–Yates from the top,
+ * permutation a Fisher–Yates from the top (the proved kernel
+ * pflref_numpy_permutation of shuffle.c),
  *   for i = N−1 … 1: j = interval(i); swap perm[i], perm[j]. */
 static pflref_status numpy_choice(pflref_sampler *s, unsigned long seed,
                                   size_t N, size_t m, size_t *chosen,
@@ -169,15 +162,8 @@ static pflref_status numpy_choice(pflref_sampler *s, unsigned long seed,
                                 "for 0, numpy does not; use "
                                 "1 <= seed <= 2^32 - 1");
     size_t *perm = s->ids;
-    for (size_t i = 0; i < N; i++)
-        perm[i] = i;
     gsl_rng_set(s->r, seed);
-    for (size_t i = N - 1; i > 0; i--) {
-        size_t j = (size_t)numpy_interval(s->r, (unsigned long)i);
-        size_t tmp = perm[i];
-        perm[i] = perm[j];
-        perm[j] = tmp;
-    }
+    pflref_numpy_permutation(s->r, perm, N);
     /* choice(N, m, replace=False) = permutation(N)[:m]. */
     for (size_t k = 0; k < m; k++) {
         chosen[k] = perm[k];
@@ -232,10 +218,19 @@ pflref_status pflref_sampler_choose(pflref_sampler *s, unsigned long seed,
                                 "seed = %lu exceeds 2^32 - 1 (mt19937 uses "
                                 "32-bit seeds)", seed);
 
+    pflref_status st = PFLREF_OK;
     if (s->kind == PFLREF_SAMPLER_NUMPY_LEGACY)
-        return numpy_choice(s, seed, N, m, chosen, drawn, err);
-    gsl_choice(s, seed, N, m, chosen, drawn);
-    return PFLREF_OK;
+        st = numpy_choice(s, seed, N, m, chosen, drawn, err);
+    else
+        gsl_choice(s, seed, N, m, chosen, drawn);
+    /* The contract of the output: m ids of 0..N−1, strictly ascending (a
+     * subset of size m), checked by the proved scan of ids.c, since qsort
+     * and gsl_ran_choose are not proved. */
+    if (st == PFLREF_OK && pflref_ids_first_bad(chosen, m, N) != m)
+        st = pflref_error_set(err, PFLREF_EINTERNAL, "chosen",
+                              "the sampler's output is not a strictly "
+                              "ascending subset of 0..%zu", N - 1);
+    return st;
 }
 
 /* A fresh mt19937 seeded with `seed`, for the functions without a

@@ -42,7 +42,8 @@
  * Variant switches: order (split_once | reshuffle), sampler (gsl |
  * numpy_legacy), epochs | steps per phase.
  *
- * Sizes.  Generation counts the schedule before allocating it (a first pass
+ * Sizes (saturating: SIZE_MAX stands for "overflowed", the proved
+ * pflref_size_mul_sat and pflref_size_add_sat of ids.c).  Generation counts the schedule before allocating it (a first pass
  * with the same draws) and refuses, with PFLREF_ENOMEM, one that would hold
  * more than MAX_INDICES sample indices.
  *
@@ -53,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "pflref/schedule.h"
+#include "sampling/kernels.h"
 
 /* The largest number of sample indices (and so of steps, participations,
  * rounds) a schedule may hold (schedule.h). */
@@ -67,16 +69,6 @@ const char *pflref_batch_order_name(pflref_batch_order order)
     return "unknown";
 }
 
-/* Saturating size arithmetic: SIZE_MAX stands for "overflowed". */
-static size_t mul_sat(size_t a, size_t b)
-{
-    return (a != 0 && b > SIZE_MAX / a) ? SIZE_MAX : a * b;
-}
-
-static size_t add_sat(size_t a, size_t b)
-{
-    return b > SIZE_MAX - a ? SIZE_MAX : a + b;
-}
 
 /* ------------------------------------------------------------------------
  * Memory
@@ -212,8 +204,8 @@ static work_size work_size_of(const pflref_local_work *w, size_t n)
         return (work_size){
             .b = b,
             .nb = nb,
-            .nsteps = mul_sat(w->epochs, nb),
-            .total = mul_sat(w->epochs, n),
+            .nsteps = pflref_size_mul_sat(w->epochs, nb),
+            .total = pflref_size_mul_sat(w->epochs, n),
             .nepochs = w->epochs,
         };
     /* K steps: ⌊K/nb⌋ whole epochs, then the first K mod nb batches of one
@@ -222,8 +214,8 @@ static work_size work_size_of(const pflref_local_work *w, size_t n)
         .b = b,
         .nb = nb,
         .nsteps = w->steps,
-        .total = add_sat(mul_sat(w->steps / nb, n),
-                         mul_sat(w->steps % nb, b)),
+        .total = pflref_size_add_sat(pflref_size_mul_sat(w->steps / nb, n),
+                                     pflref_size_mul_sat(w->steps % nb, b)),
         .nepochs = w->steps / nb + (w->steps % nb != 0),
     };
 }
@@ -271,17 +263,19 @@ static pflref_status check_work_size(const pflref_local_work *w,
 
 /* Alg. 1, line 5: S_t ← m clients, ascending in `clients`, the sampler's
  * order in `drawn` (may be NULL).  m = N: every client, nothing drawn. */
+/*@ requires \valid_read(cfg);
+    requires \valid(clients + (0 .. cfg->m - 1));
+    requires drawn == \null || \valid(drawn + (0 .. cfg->m - 1));
+    requires drawn == \null ||
+             \separated(clients + (0 .. cfg->m - 1), drawn + (0 .. cfg->m - 1));
+ */
 static pflref_status choose_round(const pflref_schedule_config *cfg,
                                   pflref_sampler *smp, size_t N, size_t t,
                                   size_t *clients, size_t *drawn,
                                   pflref_error *err)
 {
     if (cfg->m == N) {
-        for (size_t i = 0; i < N; i++) {
-            clients[i] = i;
-            if (drawn != NULL)
-                drawn[i] = i;
-        }
+        pflref_ids_iota(clients, drawn, N);   /* proved: ids.c */
         return PFLREF_OK;
     }
     return pflref_sampler_choose(smp, cfg->client_seed + (unsigned long)t,
@@ -310,8 +304,8 @@ static pflref_status count_schedule(const pflref_schedule_config *cfg,
             const size_t i = cfg->train_all ? j : pick[j];
             const work_size z = work_size_of(&cfg->train, n[i]);
             st = check_work_size(&cfg->train, "local", i, n[i], &z, err);
-            *total = add_sat(*total, z.total);
-            *nepochs = add_sat(*nepochs, z.nepochs);
+            *total = pflref_size_add_sat(*total, z.total);
+            *nepochs = pflref_size_add_sat(*nepochs, z.nepochs);
         }
     }
     /* The post phase. */
@@ -319,8 +313,8 @@ static pflref_status count_schedule(const pflref_schedule_config *cfg,
                        *total <= MAX_INDICES; i++) {
         const work_size z = work_size_of(&cfg->post, n[i]);
         st = check_work_size(&cfg->post, "post", i, n[i], &z, err);
-        *total = add_sat(*total, z.total);
-        *nepochs = add_sat(*nepochs, z.nepochs);
+        *total = pflref_size_add_sat(*total, z.total);
+        *nepochs = pflref_size_add_sat(*nepochs, z.nepochs);
     }
     if (st != PFLREF_OK)
         return st;
@@ -357,11 +351,11 @@ static pflref_status fill_batches(const pflref_local_work *w,
                 st = pflref_shuffle(batch_seed + *e_global, perm, n, err);
             (*e_global)++;
         }
-        /* Batch k = perm[k·b … min((k+1)·b, n) − 1]; the last is ragged. */
+        /* Batch k = perm[k·b … min((k+1)·b, n) − 1]; the last is ragged.
+         * The proved copy of ids.c stays inside idx's z.total entries. */
         const size_t lo = k * z.b;
         const size_t hi = (n - lo > z.b) ? lo + z.b : n;
-        for (size_t q = lo; q < hi; q++)
-            b->idx[off++] = perm[q];
+        off = pflref_batch_copy(perm, n, lo, hi, b->idx, off, z.total);
         b->step_off[s + 1] = off;
     }
     return st;
@@ -430,7 +424,7 @@ static pflref_status check_config(const pflref_schedule_config *cfg,
     if (st != PFLREF_OK)
         return st;
     /* Every participation holds at least one index. */
-    if (mul_sat(cfg->T, cfg->m) > MAX_INDICES)
+    if (pflref_size_mul_sat(cfg->T, cfg->m) > MAX_INDICES)
         return pflref_error_set(err, PFLREF_ENOMEM, "schedule.rounds",
                                 "T = %zu rounds of m = %zu clients exceed "
                                 "the limit of %zu participations", cfg->T,

@@ -13,21 +13,51 @@
  *             (no empty batch), every sample index < n_i
  * then the post phase, per client ("schedule.post[i]").
  *
- * The range and order scans are the two functions of ref/sampling/ids.c,
- * proved with Frama-C (proofs/); the rest marks ids in a scratch array of
- * N bytes.  Cost: O(N + total ids and indices); one allocation (the
+ * The range and order scans, the step-offset scan, the position search
+ * and the marks of ids in a scratch array of N bytes are the kernels of
+ * ref/sampling/ids.c, proved with Frama-C (proofs/).  Cost: O(N + total ids and indices); one allocation (the
  * marks).  Limits are those of pflref/schedule.h (MAX_INDICES).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include "pflref/schedule.h"
+#include "sampling/kernels.h"
 
 /* The largest number of sample indices (and so of steps) a schedule may
  * hold (schedule.h). */
 #define MAX_INDICES PFLREF_SCHEDULE_MAX_INDICES
 
+/* The error record and the marks are apart from the plan's batches (what
+ * validate_round needs to know that writing them leaves the batches as
+ * they were). */
+/*@ predicate plan_apart{L}(pflref_round_plan *r, pflref_error *err,
+                            unsigned char *mark, integer N) =
+      \separated(err, r) && \separated(mark + (0 .. N - 1), r) &&
+      (r->batches != \null ==>
+         \separated(err, r->batches + (0 .. r->m - 1)) &&
+         \separated(mark + (0 .. N - 1), r->batches + (0 .. r->m - 1)) &&
+         \forall integer j; 0 <= j < r->m ==>
+           (r->batches[j].step_off != \null ==>
+              \separated(err, r->batches[j].step_off +
+                                (0 .. r->batches[j].nsteps)) &&
+              \separated(mark + (0 .. N - 1), r->batches[j].step_off +
+                                (0 .. r->batches[j].nsteps))));
+ */
+
+/* For the proofs of the callers below (proofs/README.md): the one fact
+ * they need of ref/core/status.c, that an error record's setter returns
+ * the status it is given (its code is not proved; it writes only *err). */
+/*@ assigns *err;
+    ensures \result == status;
+ */
+pflref_status pflref_error_set(pflref_error *err, pflref_status status,
+                               const char *where, const char *fmt, ...);
+
 /* One client's batches: path is "schedule.rounds[t].batches[j]" or
  * "schedule.post[i]"; the client has n_i samples. */
+/*@ requires batches_shape(b);
+    assigns *err;
+ */
 static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
                                       size_t client, const char *path,
                                       pflref_error *err)
@@ -49,17 +79,17 @@ static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
                                 "the step offsets start at %zu, not 0",
                                 b->step_off[0]);
     }
-    for (size_t s = 0; s < b->nsteps; s++) {
-        const size_t lo = b->step_off[s], hi = b->step_off[s + 1];
-        if (hi <= lo) {
-            snprintf(where, sizeof where, "%s[%zu]", path, s);
-            return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    hi < lo ? "the step offsets decrease "
-                                              "(%zu after %zu)"
-                                            : "an empty batch (offsets "
-                                              "%zu and %zu)",
-                                    hi, lo);
-        }
+    /* Offsets strictly increasing (the proved scan of ids.c). */
+    const size_t s_bad = pflref_steps_first_bad(b->step_off, b->nsteps);
+    if (s_bad < b->nsteps) {
+        const size_t lo = b->step_off[s_bad], hi = b->step_off[s_bad + 1];
+        snprintf(where, sizeof where, "%s[%zu]", path, s_bad);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                hi < lo ? "the step offsets decrease "
+                                          "(%zu after %zu)"
+                                        : "an empty batch (offsets "
+                                          "%zu and %zu)",
+                                hi, lo);
     }
     if (b->step_off[b->nsteps] > MAX_INDICES || b->idx == NULL) {
         snprintf(where, sizeof where, "%s", path);
@@ -73,9 +103,8 @@ static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
     const size_t total = b->step_off[b->nsteps];
     const size_t bad = pflref_index_first_out_of_range(b->idx, total, n_i);
     if (bad < total) {
-        size_t s = 0;   /* the step holding position bad */
-        while (b->step_off[s + 1] <= bad)
-            s++;
+        /* the step holding position bad (the proved search of ids.c) */
+        const size_t s = pflref_step_of(b->step_off, b->nsteps, bad);
         snprintf(where, sizeof where, "%s[%zu][%zu]", path, s,
                  bad - b->step_off[s]);
         return pflref_error_set(err, PFLREF_EINVAL, where,
@@ -88,6 +117,13 @@ static pflref_status validate_batches(const pflref_batches *b, size_t n_i,
 
 /* Round t's participants: 1..N of them, the participant, drawn and
  * batches lists present, the ids in range and strictly ascending. */
+/*@ requires plan_shape(r);
+    assigns *err;
+    ensures \result == PFLREF_OK ==>
+            r->clients != \null && r->drawn != \null &&
+            r->batches != \null && 1 <= r->m <= N &&
+            (\forall integer j; 0 <= j < r->m ==> r->clients[j] < N);
+ */
 static pflref_status check_participants(const pflref_round_plan *r, size_t t,
                                         size_t N, pflref_error *err)
 {
@@ -127,14 +163,23 @@ static pflref_status check_participants(const pflref_round_plan *r, size_t t,
 /* Round t's selected clients, strictly ascending participants, and drawn,
  * a permutation of selected.  mark[0..N−1] is zero on entry and on return;
  * meanwhile 1 = participant, 2 = selected, 3 = drawn. */
+/*@ requires plan_shape(r);
+    requires r->clients != \null && r->drawn != \null;
+    requires \valid(mark + (0 .. N - 1));
+    requires \separated(mark + (0 .. N - 1), r->clients + (0 .. r->m - 1));
+    requires r->selected != \null ==> \separated(mark + (0 .. N - 1),
+                 r->selected + (0 .. r->n_selected - 1));
+    requires \separated(mark + (0 .. N - 1),
+                        r->drawn + (0 .. r->n_selected - 1));
+    assigns *err, mark[0 .. N - 1];
+ */
 static pflref_status check_selected(const pflref_round_plan *r, size_t t,
                                     size_t N, unsigned char *mark,
                                     pflref_error *err)
 {
     char where[PFLREF_WHERE_MAX];
     pflref_status st = PFLREF_OK;
-    for (size_t j = 0; j < r->m; j++)
-        mark[r->clients[j]] = 1;
+    pflref_marks_set(mark, N, r->clients, r->m, 1);
     if (r->n_selected == 0 || r->n_selected > r->m || r->selected == NULL) {
         snprintf(where, sizeof where, "schedule.rounds[%zu].selected", t);
         st = pflref_error_set(err, PFLREF_EINVAL, where,
@@ -142,12 +187,12 @@ static pflref_status check_selected(const pflref_round_plan *r, size_t t,
                               "1..m = %zu of its participants", t,
                               r->n_selected, r->m);
     }
-    for (size_t j = 0; st == PFLREF_OK && j < r->n_selected; j++) {
-        const size_t c = r->selected[j];
-        if (c < N && mark[c] == 1 && (j == 0 || c > r->selected[j - 1])) {
-            mark[c] = 2;
-            continue;
-        }
+    /* The bitmap kernels are the proved ones of ids.c. */
+    const size_t j_sel = st == PFLREF_OK
+        ? pflref_selected_first_bad(r->selected, r->n_selected, N, mark)
+        : r->n_selected;
+    if (j_sel < r->n_selected) {
+        const size_t j = j_sel, c = r->selected[j];
         snprintf(where, sizeof where, "schedule.rounds[%zu].selected[%zu]",
                  t, j);
         st = pflref_error_set(err, PFLREF_EINVAL, where,
@@ -156,12 +201,11 @@ static pflref_status check_selected(const pflref_round_plan *r, size_t t,
                                   : "client %zu is not a participant of round "
                                     "%zu", c, t);
     }
-    for (size_t j = 0; st == PFLREF_OK && j < r->n_selected; j++) {
-        const size_t d = r->drawn[j];
-        if (d < N && mark[d] == 2) {
-            mark[d] = 3;
-            continue;
-        }
+    const size_t j_drawn = st == PFLREF_OK
+        ? pflref_drawn_first_bad(r->drawn, r->n_selected, N, mark)
+        : r->n_selected;
+    if (j_drawn < r->n_selected) {
+        const size_t j = j_drawn, d = r->drawn[j];
         snprintf(where, sizeof where, "schedule.rounds[%zu].drawn[%zu]", t,
                  j);
         st = pflref_error_set(err, PFLREF_EINVAL, where,
@@ -171,13 +215,23 @@ static pflref_status check_selected(const pflref_round_plan *r, size_t t,
                                     "round %zu",
                               d, t);
     }
-    for (size_t j = 0; j < r->m; j++)
-        mark[r->clients[j]] = 0;
+    pflref_marks_set(mark, N, r->clients, r->m, 0);
     return st;
 }
 
 /* Round t: participants, selected and drawn clients, and batches.
  * mark[0..N−1] is zero on entry and on return. */
+/*@ requires plan_shape(r);
+    requires \valid_read(n + (0 .. N - 1));
+    requires \valid(mark + (0 .. N - 1));
+    requires \separated(mark + (0 .. N - 1), r->clients + (0 .. r->m - 1));
+    requires r->selected != \null ==> \separated(mark + (0 .. N - 1),
+                 r->selected + (0 .. r->n_selected - 1));
+    requires r->drawn != \null ==> \separated(mark + (0 .. N - 1),
+                 r->drawn + (0 .. r->n_selected - 1));
+    requires plan_apart(r, err, mark, N);
+    assigns *err, mark[0 .. N - 1];
+ */
 static pflref_status validate_round(const pflref_round_plan *r, size_t t,
                                     const size_t *n, size_t N,
                                     unsigned char *mark, pflref_error *err)
@@ -188,6 +242,12 @@ static pflref_status validate_round(const pflref_round_plan *r, size_t t,
         return st;
     /* Each participant's batches. */
     char path[PFLREF_WHERE_MAX];
+    /*@ loop invariant 0 <= j <= r->m;
+        loop invariant r->clients != \null && r->batches != \null;
+        loop invariant \forall integer q; 0 <= q < r->m ==>
+                       r->clients[q] < N;
+        loop assigns j, st, path[0 .. PFLREF_WHERE_MAX - 1], *err;
+     */
     for (size_t j = 0; st == PFLREF_OK && j < r->m; j++) {
         snprintf(path, sizeof path, "schedule.rounds[%zu].batches[%zu]", t,
                  j);
@@ -197,6 +257,18 @@ static pflref_status validate_round(const pflref_round_plan *r, size_t t,
     return st;
 }
 
+/* The caller's part (pflref/schedule.h): a schedule of the shapes its
+ * counts say, n of N entries, and an error record apart from the schedule.
+ * Everything else is tested here. */
+/*@ requires s == \null || schedule_shape(s);
+    requires n == \null || \valid_read(n + (0 .. N - 1));
+    requires s == \null || s->rounds == \null ||
+             \forall integer t; 0 <= t < s->T ==>
+               plan_apart(s->rounds + t, err, \null, 0);
+    requires s == \null || s->rounds == \null ||
+             \separated(err, s->rounds + (0 .. s->T - 1));
+    requires \separated(err, s);
+ */
 pflref_status pflref_schedule_validate(const pflref_schedule *s,
                                        const size_t *n, size_t N,
                                        pflref_error *err)
@@ -220,10 +292,16 @@ pflref_status pflref_schedule_validate(const pflref_schedule *s,
     if (mark == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     pflref_status st = PFLREF_OK;
+    /*@ loop invariant 0 <= t <= s->T;
+        loop assigns t, st, *err, mark[0 .. N - 1];
+     */
     for (size_t t = 0; st == PFLREF_OK && t < s->T; t++)
         st = validate_round(&s->rounds[t], t, n, N, mark, err);
     free(mark);
     char path[PFLREF_WHERE_MAX];
+    /*@ loop invariant 0 <= i <= N;
+        loop assigns i, st, *err, path[0 .. PFLREF_WHERE_MAX - 1];
+     */
     for (size_t i = 0; st == PFLREF_OK && s->post != NULL && i < N; i++) {
         snprintf(path, sizeof path, "schedule.post[%zu]", i);
         st = validate_batches(&s->post[i], n[i], i, path, err);

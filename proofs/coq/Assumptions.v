@@ -1,0 +1,23 @@
+(* proofs/coq/Assumptions.v: what every theorem of proofs/coq rests on.
+   The Makefile compiles this file and fails unless each axiom printed below
+   is one of the standard library's own for the reals (and the excluded
+   middle that Coquelicot's derivatives use): no unfinished proof and no
+   assumption of our own. *)
+From Pflref Require Import PFedMeInner Sampling Pflego Variance.
+
+Print Assumptions prox_minimises.
+Print Assumptions inner_closed_form.
+Print Assumptions window_iff.
+Print Assumptions inner_converges.
+Print Assumptions inner_no_contraction.
+Print Assumptions envelope_gradient.
+Print Assumptions line8_is_envelope_step.
+Print Assumptions card_containing.
+Print Assumptions inclusion_probability.
+Print Assumptions unbiased.
+Print Assumptions without_alpha.
+Print Assumptions biased_unless_equal.
+Print Assumptions card_containing2.
+Print Assumptions count_pair.
+Print Assumptions sample_mean_unbiased.
+Print Assumptions sample_mean_variance.
