@@ -207,7 +207,7 @@ bench: deps
 	@nice $(PYTHON) bench/run.py $(BENCH_ARGS)
 
 demo: deps
-	@$(MAKE) -s --no-print-directory $(B)/rel/pflref
+	@$(MAKE) -s --no-print-directory $(B)/rel/pflref $(B)/rel/libpflref.so
 	@$(abspath $(B))/rel/pflref run golden/seed000/fedavg-ft.json -o $(B)/demo-ft.json
 	@$(abspath $(B))/rel/pflref run golden/seed000/local.json -o $(B)/demo-local.json
 	@echo "seed 000, Code 14.7.1 on the seed's own data (Output 14.7.1):"

@@ -7,6 +7,7 @@ pflref_golden_check_json and reads the report back as JSON; the human
 report (str(report)) is written here from that JSON in the words of
 `pflref check` (cli/report.c), so a test failure reads like the CLI's.
 """
+import hashlib
 import json
 import math
 import os
@@ -240,9 +241,10 @@ def cli_command():
 
 def replay_dir():
     """Where an in-memory candidate is saved for its replay command:
-    $PFLREF_REPLAY_DIR, else <tmp>/pflref-replay."""
+    $PFLREF_REPLAY_DIR, else <tmp>/pflref-replay-<uid> (one folder per
+    user, so users of one machine do not overwrite each other's)."""
     return os.environ.get("PFLREF_REPLAY_DIR") or \
-        os.path.join(tempfile.gettempdir(), "pflref-replay")
+        os.path.join(tempfile.gettempdir(), "pflref-replay-%d" % os.getuid())
 
 
 def _replayer(vector, text, path, precision, resync, partial):
@@ -254,7 +256,12 @@ def _replayer(vector, text, path, precision, resync, partial):
         if state["path"] is None:
             folder = os.path.abspath(replay_dir())
             os.makedirs(folder, exist_ok=True)
-            name = vector.id.replace("/", "__") + ".candidate.json"
+            # the content's digest in the name: a later candidate for the
+            # same vector never overwrites the file an earlier replay
+            # line names
+            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+            name = "%s.%s.candidate.json" % (vector.id.replace("/", "__"),
+                                              digest)
             target = os.path.join(folder, name)
             fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
