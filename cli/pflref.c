@@ -393,6 +393,8 @@ int main(int argc, char **argv)
         return cli_verify(argc - 2, argv + 2);
     if (strcmp(cmd, "freeze") == 0)
         return cli_freeze(argc - 2, argv + 2);
+    if (strcmp(cmd, "diagnose") == 0)
+        return cli_diagnose(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0)
         return cli_check(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0)

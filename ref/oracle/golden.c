@@ -31,6 +31,7 @@
 #include <string.h>
 #include "pflref.h"
 #include "io/vector.h"
+#include "oracle/diagnose.h"
 
 /* The report holds a vector's id whole. */
 _Static_assert(sizeof ((pflref_golden_report *)0)->id == PFLREF_VECTOR_ID_MAX,
@@ -446,4 +447,23 @@ pflref_status pflref_golden_check(const char *expected, size_t expected_len,
     pflref_candidate_free(&c);
     pflref_vector_free(&v);
     return st;
+}
+
+/* The candidate's records against a run of the reference taken as the
+ * expectation, on the vector's keys (ref/oracle/diagnose.h): what check
+ * does with resync, for a run the caller made (a variant's, for diagnose). */
+void pflref_oracle_compare_run(const pflref_vector *v,
+                               const pflref_trajectory *run,
+                               const pflref_trajectory *cand,
+                               const pflref_check_options *opt,
+                               pflref_golden_report *rep)
+{
+    const pflref_tolerance floor_tol =
+        opt->precision == PFLREF_PRECISION_FP32
+            ? (pflref_tolerance){1e-5, 1e-4}
+            : (pflref_tolerance){1e-13, 1e-11};
+    pflref_tolerances tol = v->tol;
+    tolerances_floor(&tol, floor_tol);
+    report_init(rep, v);
+    compare_tables(&v->expected, run, cand, &tol, opt->partial, rep);
 }
