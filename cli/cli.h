@@ -50,6 +50,9 @@ int cli_freeze(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 int cli_check(int argc, char **argv);
 
+/* pflref list --variants [--markdown] [GOLDEN_DIR] (cli/variants.c). */
+int cli_list_variants(int argc, char **argv);
+
 /* ---- cli/diagnose.c ----------------------------------------------------- */
 
 /* pflref diagnose VECTOR CANDIDATE [options]. */
