@@ -486,8 +486,25 @@ static pflref_status level1(search *s, base *bases, size_t n_bases,
     return st;
 }
 
+/* 1 when the candidate recorded at least one quantity the vector expects
+ * (otherwise there is nothing to diagnose, as check refuses it). */
+static int records_any(const pflref_vector *v, const pflref_candidate *c)
+{
+    for (size_t k = 0; k < v->expected.count; k++)
+        for (size_t r = 0; r < c->records.count; r++)
+            if (pflref_record_same_key(&v->expected.records[k],
+                                       &c->records.records[r]))
+                return 1;
+    return 0;
+}
+
 static pflref_status diagnose(search *s, pflref_error *err)
 {
+    if (!records_any(s->v, s->c))
+        return pflref_error_set(err, PFLREF_EINVAL, "candidate:",
+                                "the candidate recorded none of the %zu "
+                                "quantities the vector expects",
+                                s->v->expected.count);
     base bases[MAX_BASES];
     size_t n_bases = 0;
     pflref_status st = level0(s, bases, &n_bases, err);
