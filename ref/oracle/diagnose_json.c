@@ -63,7 +63,7 @@ static void variant_words(const pflref_diagnosis *d,
 
 void pflref_diagnosis_describe(pflref_diagnosis *d)
 {
-    char v[256], w[192], also[160] = "";
+    char v[256], w[192];
     if (d->wrong_outcome || d->n_best == 0) {
         snprintf(d->summary, sizeof d->summary,
                  d->wrong_outcome ? "the candidate declared an outcome other "
@@ -80,6 +80,7 @@ void pflref_diagnosis_describe(pflref_diagnosis *d)
         return;
     }
     if (d->matched) {
+        char also[160] = "";
         for (size_t i = 1; i < d->n_best; i++)
             if (d->best[i].complete && d->best[i].change[0] == '\0' &&
                 !b->change[0] && strlen(also) < 100) {
