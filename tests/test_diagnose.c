@@ -103,8 +103,9 @@ START_TEST(test_moved_final_value_is_no_known_variant)
                       NULL, "%s", d->summary);
     /* every change of fedavg ran and none agrees further: the spec, then
      * fedavg.weights = uniform, all_keep_old, eta × 2, eta × ½ (eta = 0 is
-     * below the registry's bound, and eta has no default) */
-    ck_assert_uint_eq(d->runs, 5);
+     * below the registry's bound, and eta has no default), one local step
+     * fewer */
+    ck_assert_uint_eq(d->runs, 6);
     ck_assert(!d->budget_exhausted);
     for (size_t i = 1; i < d->n_best; i++)
         ck_assert_uint_le(d->best[i].agreeing, b->agreeing);
@@ -192,6 +193,13 @@ START_TEST(test_cli_exit_codes)
                      "pflref-diagnosis/1");
     ck_assert(json_is_false(json_object_get(doc, "matched")));
     json_decref(doc);
+    free(out);
+    free(err);
+    /* check --diagnose --json: the failing entry carries the document */
+    snprintf(args, sizeof args, "check %s %s --diagnose --json", vec, bad);
+    ck_assert_int_eq(tu_cli(args, &out, &err), 1);
+    ck_assert_msg(strstr(out, "\"diagnosis\"") != NULL &&
+                      strstr(out, "pflref-diagnosis/1") != NULL, "%s", out);
     free(out);
     free(err);
     /* check --diagnose names the nearest variant under the failure */

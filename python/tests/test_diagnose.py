@@ -240,12 +240,14 @@ def _catalogue():
 
 # Catalogued bugs that compute, on the first vector that catches them, a
 # variant pflref knows by name: a switch value (the description says so),
-# or a probe the bug is exactly equivalent to there (the squared loss
+# or a probe the bug is exactly equivalent to there (a loop that stops one
+# batch early is one local step fewer; the squared loss
 # without its 2 is the gradient at half the step; half the prox term is
 # half of λ or μ_ft; a γ_max test that never binds at γ_max/2 on that
 # vector).  Each maps to the change diagnose must name.
 NAMED = {
     "uniform-weights": "fedavg.weights = uniform",
+    "one-step-fewer": "one local step fewer",
     "squared-loss-no-2": "eta × ½",
     "ft-prox-half": "mu_ft × ½",
     "ft-moves-shared": "finetune.scope = full",

@@ -18,7 +18,8 @@
  *            preset's spec is the vector's with algorithm.preset set and
  *            the explicit settings either preset sets removed (those the
  *            algorithm requires stay), parsed as the spec reader parses it
- *   level 1  one change from the spec, and from each preset that agrees
+ *   level 1  one change (a switch, a hyperparameter probe, one local
+ *            step fewer) from the spec, and from each preset that agrees
  *            further than the spec (pruning: a preset that diverges no
  *            later than the spec is not expanded), the most agreeing first
  *
@@ -32,8 +33,10 @@
  * before the first divergence (the expected trajectory's order), fewer
  * mismatches, more correct digits, fewer changes.
  *
- * Not searched (docs/cli.md): two changes at once, schedule changes (a
- * local step more or fewer in the batch lists), other data.
+ * The schedule has one probe: one local step fewer (the last batch of
+ * every participation dropped).  Not searched (docs/cli.md): two changes
+ * at once, a local step more (which batch it would take is a guess),
+ * other data.
  */
 #include <jansson.h>
 #include <math.h>
@@ -119,12 +122,15 @@ static size_t agreeing(const pflref_vector *v, const pflref_golden_report *r)
  * PFLREF_ENOMEM. */
 static pflref_status run_variant(search *s, const pflref_spec *spec,
                                  const pflref_hyper *hyper,
+                                 pflref_schedule *schedule,
                                  const pflref_variant_match *m,
                                  pflref_error *err)
 {
     const int strict = s->n_all == 0 && s->d->runs == 0;  /* the spec */
     pflref_spec copy = *spec;  /* shallow: only the settings differ */
     copy.hyper = *hyper;
+    if (schedule != NULL)
+        copy.schedule = schedule;
     pflref_trajectory tj;
     pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
     pflref_trace rec = {pflref_trajectory_emit, &tj};
@@ -251,7 +257,7 @@ static pflref_status level0(search *s, base *bases, size_t *n_bases,
                                                         : "the paper"};
     snprintf(bases[0].preset, sizeof bases[0].preset, "%s", spec->preset);
     pflref_variant_match m = label("spec", spec->preset, bases[0].source);
-    pflref_status st = run_variant(s, spec, &spec->hyper, &m, err);
+    pflref_status st = run_variant(s, spec, &spec->hyper, NULL, &m, err);
     *n_bases = 1;
     size_t count;
     const pflref_preset *all = pflref_presets(&count);
@@ -275,7 +281,8 @@ static pflref_status level0(search *s, base *bases, size_t *n_bases,
         b->index = s->n_all;
         m = label("preset", name, b->source);
         size_t before = s->n_all;
-        st = run_variant(s, b->spec, &b->spec->hyper, &m, err);
+        st = run_variant(s, b->spec, &b->spec->hyper, NULL, &m,
+                         err);
         if (s->n_all == before)
             b->index = (size_t)-1;   /* refused: not a base */
     }
@@ -380,6 +387,53 @@ static int apply_change(pflref_hyper *h, const change *c)
     return pflref_hyper_set_int(h, c->p, c->n, "", &e) == PFLREF_OK;
 }
 
+/* The probe "one local step fewer": the base's schedule with the last
+ * batch of every participation dropped (a participation of one step
+ * keeps none; the train rounds only, the post phase as it is), as a loop
+ * that stops one batch early runs.  Shallow: the index lists are the
+ * spec's.  No run when no participation has a step. */
+static pflref_status step_fewer(search *s, const base *b, pflref_error *err)
+{
+    const pflref_schedule *sch = b->spec->schedule;
+    size_t total = 0;
+    for (size_t t = 0; t < sch->T; t++)
+        total += sch->rounds[t].m;
+    pflref_schedule fewer = *sch;
+    fewer.rounds = malloc((sch->T + 1) * sizeof *fewer.rounds);
+    pflref_batches *bs = malloc((total + 1) * sizeof *bs);
+    if (fewer.rounds == NULL || bs == NULL) {
+        free(fewer.rounds);
+        free(bs);
+        return pflref_error_set(err, PFLREF_ENOMEM, "diagnose",
+                                "out of memory");
+    }
+    int changed = 0;
+    for (size_t t = 0, k = 0; t < sch->T; t++) {
+        fewer.rounds[t] = sch->rounds[t];
+        fewer.rounds[t].batches = &bs[k];
+        for (size_t j = 0; j < sch->rounds[t].m; j++, k++) {
+            bs[k] = sch->rounds[t].batches[j];
+            if (bs[k].nsteps >= 1) {
+                bs[k].nsteps--;   /* step_off[nsteps] stays in range */
+                changed = 1;
+            }
+        }
+    }
+    pflref_status st = PFLREF_OK;
+    if (changed) {
+        pflref_variant_match m = label("probe", b->preset, b->source);
+        snprintf(m.change, sizeof m.change,
+                 "one local step fewer (the last batch of every "
+                 "participation dropped)");
+        snprintf(m.param, sizeof m.param, "schedule");
+        snprintf(m.value, sizeof m.value, "steps - 1");
+        st = run_variant(s, b->spec, &b->spec->hyper, &fewer, &m, err);
+    }
+    free(bs);
+    free(fewer.rounds);
+    return st;
+}
+
 /* Every change from one base. */
 static pflref_status expand(search *s, const base *b, change *changes,
                             pflref_error *err)
@@ -396,8 +450,10 @@ static pflref_status expand(search *s, const base *b, change *changes,
         snprintf(m.change, sizeof m.change, "%s", changes[i].text);
         snprintf(m.param, sizeof m.param, "%s", changes[i].p->name);
         snprintf(m.value, sizeof m.value, "%s", changes[i].value);
-        st = run_variant(s, spec, &h, &m, err);
+        st = run_variant(s, spec, &h, NULL, &m, err);
     }
+    if (st == PFLREF_OK && budget_left(s))
+        st = step_fewer(s, b, err);
     return st;
 }
 
