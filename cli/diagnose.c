@@ -46,8 +46,8 @@ static int parse_budget(const char *arg, size_t *budget)
     errno = 0;
     unsigned long long n = strtoull(arg, &end, 10);
     if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 ||
-        n < 1 || n > 100000)
-        return cli_usage_error("--budget is a count of runs from 1 to 100000",
+        n < 1 || n > 10000)
+        return cli_usage_error("--budget is a count of runs from 1 to 10000",
                                arg);
     *budget = (size_t)n;
     return EXIT_OK;

@@ -232,7 +232,7 @@ START_TEST(test_diagnose_cli_errors)
         const char *args, *message;
     } rows[] = {
         {"diagnose %s %s --budget 0", "--budget is a count of runs from 1 "
-                                      "to 100000: 0"},
+                                      "to 10000: 0"},
         {"diagnose %s %s --budget many", "--budget is a count of runs"},
         {"diagnose %s", "diagnose needs VECTOR and CANDIDATE"},
         {"diagnose %s %s extra", "diagnose takes VECTOR and CANDIDATE"},
