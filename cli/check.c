@@ -312,6 +312,13 @@ static void check_pair(const char *vpath, const char *vtext, size_t vlen,
                                      tally, entry);
     json_object_set_new(entry, "status", json_string(status));
     json_object_set_new(entry, "replay", json_string(replay));
+    if (o->diagnose && strcmp(status, "mismatch") == 0) {
+        /* which known variant the failing candidate computes instead */
+        json_t *dg = cli_diagnose_pair(vtext, vlen, dir, c->text, c->len,
+                                       &o->cmp, !o->json);
+        if (dg != NULL)
+            json_object_set_new(entry, "diagnosis", dg);
+    }
     json_array_append_new(report, entry);
 }
 

@@ -50,6 +50,24 @@ int cli_freeze(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 int cli_check(int argc, char **argv);
 
+/* pflref list --variants [--markdown] [GOLDEN_DIR] (cli/variants.c). */
+int cli_list_variants(int argc, char **argv);
+
+/* ---- cli/diagnose.c ----------------------------------------------------- */
+
+/* pflref diagnose VECTOR CANDIDATE [options]. */
+int cli_diagnose(int argc, char **argv);
+/* The diagnosis in words ("DIAGNOSIS id: ..."), with the ranked matches
+ * when ranked. */
+void cli_print_diagnosis(const pflref_diagnosis *d, int ranked);
+/* check --diagnose: diagnose one failing pair; print the words (print),
+ * else return the pflref-diagnosis/1 document (NULL on error). */
+struct json_t;
+struct json_t *cli_diagnose_pair(const char *vtext, size_t vlen,
+                                 const char *dir, const char *ctext,
+                                 size_t clen, const pflref_check_options *cmp,
+                                 int print);
+
 /* ---- cli/options.c ------------------------------------------------------ */
 
 #define CLI_MAX_PATTERNS 32
@@ -57,6 +75,7 @@ int cli_check(int argc, char **argv);
 /* The options of `pflref check`. */
 typedef struct {
     int json;
+    int diagnose;          /* --diagnose: diagnose each failing vector */
     pflref_check_options cmp;
     size_t min_vectors;
     /* --partial-min: at least this many expected records compared, and at

@@ -105,6 +105,8 @@ int cli_check_parse(int argc, char **argv, cli_check_options *o,
             i++;
         } else if (strcmp(a, "--json") == 0) {
             o->json = 1;
+        } else if (strcmp(a, "--diagnose") == 0) {
+            o->diagnose = 1;
         } else if (strcmp(a, "--resync") == 0) {
             o->cmp.resync = 1;
         } else if (strcmp(a, "--partial") == 0) {

@@ -393,8 +393,13 @@ int main(int argc, char **argv)
         return cli_verify(argc - 2, argv + 2);
     if (strcmp(cmd, "freeze") == 0)
         return cli_freeze(argc - 2, argv + 2);
+    if (strcmp(cmd, "diagnose") == 0)
+        return cli_diagnose(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0)
         return cli_check(argc - 2, argv + 2);
+    if (strcmp(cmd, "list") == 0 && argc > 2 &&
+        strcmp(argv[2], "--variants") == 0)
+        return cli_list_variants(argc - 3, argv + 3);
     if (strcmp(cmd, "list") == 0)
         return argc == 2 ? cmd_list() : cli_usage_error("list takes no arguments",
                                                      NULL);

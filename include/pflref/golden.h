@@ -159,6 +159,84 @@ pflref_status pflref_golden_check(const char *expected, size_t expected_len,
                                   pflref_golden_report *rep,
                                   pflref_error *err);
 
+/* ---- diagnosis: which known variant a failing candidate computes
+ * (ref/oracle/diagnose.c; docs/cli.md, "diagnose"; docs/variants.md). ---- */
+
+/* Best matches kept in a diagnosis. */
+#define PFLREF_DIAGNOSE_TOP 8
+/* Runs a diagnosis makes unless told otherwise. */
+#define PFLREF_DIAGNOSE_BUDGET 200
+
+/* One variant of the vector's spec, and how far the candidate agrees with
+ * the reference's run of it. */
+typedef struct {
+    char kind[16];         /* "spec" (the vector's own settings), "preset",
+                              "switch" (one switch changed) or "probe" (one
+                              hyperparameter scaled, zeroed or defaulted; a
+                              count one more or fewer)                    */
+    char preset[32];       /* the preset the variant starts from          */
+    char change[128];      /* "" or the one change: "pfedme.weights =
+                              samples", "eta × 2 = 0.43 (instead of
+                              0.215)"                                     */
+    char param[32];        /* the changed parameter's key, or ""          */
+    char value[32];        /* its value in the variant, or ""             */
+    char source[256];      /* the code the preset reproduces, or "the
+                              paper"                                      */
+    int complete;          /* every expected record within tolerance      */
+    size_t agreeing;       /* expected records before the first divergence
+                              (in the expected trajectory's order)        */
+    size_t expected_records, mismatches;
+    double min_lre;        /* fewest correct digits over every number     */
+    int diverged;
+    pflref_divergence first;
+} pflref_variant_match;
+
+typedef struct {
+    char id[128];
+    char algorithm[32];
+    char spec_preset[32];  /* the vector's own preset                     */
+    size_t runs;           /* variants run (the budget bounds it)         */
+    size_t refused;        /* of which the reference refused (a switch
+                              combination or a bound) or saw diverge      */
+    int budget_exhausted;  /* the search stopped at the budget            */
+    int matched;           /* best[0] matches completely                  */
+    int wrong_outcome;     /* the candidate declared another outcome:
+                              nothing compared                            */
+    size_t n_best;         /* best matches, best first                    */
+    pflref_variant_match best[PFLREF_DIAGNOSE_TOP];
+    char summary[768];     /* the verdict in words                        */
+} pflref_diagnosis;
+
+typedef struct {
+    pflref_check_options check;  /* precision, partial (resync, same_id
+                                    as for check)                          */
+    size_t budget;               /* most runs (0: PFLREF_DIAGNOSE_BUDGET)  */
+} pflref_diagnose_options;
+
+/* Search the known variants of the vector's algorithm for the one the
+ * candidate computes: the vector's spec, every preset of the algorithm
+ * ("paper" too), then from the spec and from each preset that agrees
+ * further than the spec one change at a time: every other value of every
+ * switch the algorithm reads, and probes of its hyperparameters (× 2,
+ * × ½, 0 where allowed, the registry's default; a count ± 1).  Each
+ * variant runs the vector's spec with the same schedule
+ * (pflref_spec_run) and the candidate is compared with that run as the
+ * expectation (as pflref_golden_check).  Variants are ranked by a
+ * complete match, then how many expected records agree before the first
+ * divergence, then fewer mismatches, more digits, fewer changes.
+ * The search stops at the first complete match of a level and at the
+ * budget.
+ * Errors: those of pflref_golden_check (a malformed vector, "expected:";
+ * candidate, "candidate:"), and the vector's own spec failing to run
+ * ("expected:"); a variant the reference refuses or that diverges is
+ * counted in d->refused and left out. */
+pflref_status pflref_golden_diagnose(const char *expected, size_t expected_len,
+                                     const char *base_dir,
+                                     const char *candidate,
+                                     size_t candidate_len,
+                                     const pflref_diagnose_options *opt,
+                                     pflref_diagnosis *d, pflref_error *err);
+
 /* ---- for bindings in other languages (the Python package; docs/python.md):
  * JSON text in, JSON text out, so no struct layout has to be mirrored.
  * Every text returned through `out` is NUL-terminated, allocated here, and
@@ -181,6 +259,24 @@ pflref_status pflref_golden_check_json(const char *expected,
                                        size_t candidate_len,
                                        const pflref_check_options *opt,
                                        char **out, pflref_error *err);
+
+/* d as JSON, format pflref-diagnosis/1 (ref/oracle/diagnose_json.c): id,
+ * algorithm, spec_preset, matched, summary, runs, refused,
+ * budget_exhausted, wrong_outcome, best: [{kind, preset, change, param,
+ * value, source, complete, agreeing, expected_records, mismatches,
+ * min_lre, first_divergence (null or as pflref-report/1's)}]. */
+pflref_status pflref_diagnosis_json(const pflref_diagnosis *d, char **out,
+                                    pflref_error *err);
+/* pflref_golden_diagnose with the diagnosis as JSON text; budget 0: the
+ * default.  Same statuses and errors. */
+pflref_status pflref_golden_diagnose_json(const char *expected,
+                                          size_t expected_len,
+                                          const char *base_dir,
+                                          const char *candidate,
+                                          size_t candidate_len,
+                                          const pflref_check_options *opt,
+                                          size_t budget, char **out,
+                                          pflref_error *err);
 
 /* The records the vector's algorithm writes on its spec, derived by running
  * it (ref/oracle/required.c), as JSON, format pflref-required/1:

@@ -24,9 +24,10 @@ from ._recorder import Recorder
 from ._check import Report, Result, check, run, verify
 from ._lib import library_path
 from ._freeze import freeze
+from ._diagnose import Diagnosis, diagnose
 
 __all__ = ["vectors", "Vector", "Spec", "Recorder", "check", "Report",
-           "run", "Result", "verify", "freeze", "Error", "InvalidInput",
+           "run", "Result", "verify", "freeze", "diagnose", "Diagnosis", "Error", "InvalidInput",
            "DivergenceError", "library_path", "__version__"]
 
 

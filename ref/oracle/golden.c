@@ -31,6 +31,7 @@
 #include <string.h>
 #include "pflref.h"
 #include "io/vector.h"
+#include "oracle/diagnose.h"
 
 /* The report holds a vector's id whole. */
 _Static_assert(sizeof ((pflref_golden_report *)0)->id == PFLREF_VECTOR_ID_MAX,
@@ -446,4 +447,38 @@ pflref_status pflref_golden_check(const char *expected, size_t expected_len,
     pflref_candidate_free(&c);
     pflref_vector_free(&v);
     return st;
+}
+
+/* The candidate's records against a run of the reference taken as the
+ * expectation, on the vector's keys (ref/oracle/diagnose.h): what check
+ * does with resync, for a run the caller made (a variant's, for diagnose).
+ * A key neither the run nor the candidate recorded is left out: the
+ * variant does not write it, and neither does the candidate. */
+void pflref_oracle_compare_run(const pflref_vector *v,
+                               const pflref_trajectory *run,
+                               const pflref_trajectory *cand,
+                               const pflref_check_options *opt,
+                               pflref_golden_report *rep)
+{
+    const pflref_tolerance floor_tol =
+        opt->precision == PFLREF_PRECISION_FP32
+            ? (pflref_tolerance){1e-5, 1e-4}
+            : (pflref_tolerance){1e-13, 1e-11};
+    pflref_tolerances tol = v->tol;
+    tolerances_floor(&tol, floor_tol);
+    report_init(rep, v);
+    pflref_trajectory keys = v->expected;
+    keys.records = malloc((v->expected.count + 1) * sizeof *keys.records);
+    if (keys.records == NULL) {   /* every key, then */
+        compare_tables(&v->expected, run, cand, &tol, opt->partial, rep);
+        return;
+    }
+    keys.count = 0;
+    for (size_t k = 0; k < v->expected.count; k++) {
+        const pflref_record *key = &v->expected.records[k];
+        if (find(run, key) != NULL || find(cand, key) != NULL)
+            keys.records[keys.count++] = *key;
+    }
+    compare_tables(&keys, run, cand, &tol, opt->partial, rep);
+    free(keys.records);
 }

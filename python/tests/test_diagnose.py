@@ -1,0 +1,331 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""pflref.diagnose: a candidate computed under a known variant is named as
+that variant; a catalogued bug that is no named variant is "no known
+variant" with its first divergence; a probe is named as the probe.
+
+The candidates are the NumPy candidates of docs/examples (pfl_numpy.py and
+its per-algorithm modules), run in-process on a copy of a golden vector
+whose spec has the variant set: never pflref's own output.  The presets and
+which settings they make are read from `pflref list` (the registry), so a
+preset added there is tested without a change here.
+"""
+import copy
+import glob
+import json
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import pflref
+from conftest import GOLDEN, ROOT
+import helpers  # noqa: F401  (puts docs/examples on the path)
+import pfl_numpy
+
+CLI = os.environ.get("PFLREF_CLI") or os.path.join(ROOT, "build", "rel",
+                                                   "pflref")
+
+
+# ---- the registry, as `pflref list` prints it -------------------------------
+
+def _registry():
+    """({alg: {preset: {key: value}}}, {(key, alg) required})."""
+    text = subprocess.run([CLI, "list"], check=True, capture_output=True,
+                          text=True).stdout
+    presets, required, section = {}, set(), None
+    for line in text.splitlines():
+        if not line.startswith(" "):
+            section = line.split(" ")[0].rstrip(":")
+            continue
+        if section == "presets":
+            m = re.match(r"  (\w+)/(\w+): (.*)$", line)
+            if m:
+                presets.setdefault(m.group(1), {})[m.group(2)] = dict(
+                    kv.split("=", 1) for kv in m.group(3).split())
+        elif section == "hyperparameters":
+            m = re.match(r"  (\S+) .*\[([^\]]*)\] required$", line)
+            if m:
+                required |= {(m.group(1), a) for a in m.group(2).split()}
+    return presets, required
+
+
+PRESETS, REQUIRED = _registry()
+
+
+def _with_preset(doc, preset):
+    """A copy of the vector doc whose spec runs `preset`: algorithm.preset
+    set, the explicit settings the old or the new preset makes removed
+    (those the algorithm requires stay), as docs/cli.md says diagnose
+    builds a preset's spec."""
+    doc = copy.deepcopy(doc)
+    alg = doc["spec"]["algorithm"]
+    name = alg["name"]
+    table = PRESETS.get(name, {})
+    for p in (alg.get("preset", "paper"), preset):
+        for key in table.get(p, {}):
+            if (key, name) in REQUIRED:
+                continue
+            for part in ("hyperparameters", "switches"):
+                alg.get(part, {}).pop(key, None)
+    alg["preset"] = preset
+    return doc
+
+
+def _explicit(doc, preset):
+    """The copy of _with_preset with the preset's settings written out as
+    explicit switches and hyperparameters under preset paper: the same
+    run, for a candidate that reads switches but not that preset's name."""
+    doc = _with_preset(doc, preset)
+    alg = doc["spec"]["algorithm"]
+    alg["preset"] = "paper"
+    for key, value in PRESETS[alg["name"]].get(preset, {}).items():
+        try:
+            alg.setdefault("hyperparameters", {}).setdefault(key, float(value))
+        except ValueError:
+            alg.setdefault("switches", {})[key] = value
+    return doc
+
+
+def _under(doc, preset, tmp_path):
+    """The candidate's result under preset: by name, else written out."""
+    res = _candidate(_with_preset(doc, preset), tmp_path)
+    if res is None and preset != "paper":
+        res = _candidate(_explicit(doc, preset), tmp_path)
+    return res
+
+
+def _candidate(doc, tmp_path, bug=None):
+    """The NumPy candidate's result on the vector doc (written beside the
+    original so a relative problem file resolves), or None when the
+    candidate does not support it."""
+    path = os.path.join(tmp_path, "vector.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    pfl_numpy.BUG = bug
+    try:
+        return pfl_numpy.run_file(path)
+    except Exception:   # Unsupported, or a setting the variant lacks
+        return None
+    finally:
+        pfl_numpy.BUG = None
+
+
+def _reference_takes(doc):
+    """Whether the reference runs the vector's spec at all (a preset may
+    be refused with a setting the vector makes, such as apfl's fedtorch
+    rule with eta_alpha): only then can it be told apart.  The run's
+    numbers are not used."""
+    try:
+        pflref.run(doc["spec"])
+    except pflref.InvalidInput:
+        return False
+    return True
+
+
+def _numbers(result):
+    out = [v for r in result["trajectory"] for v in np.ravel(r["value"])]
+    for v in result["final"].values():
+        out.extend(np.ravel(v))
+    return np.asarray(out, dtype=float)
+
+
+def _same(a, b):
+    x, y = _numbers(a), _numbers(b)
+    return x.shape == y.shape and np.allclose(x, y, rtol=1e-10, atol=1e-12)
+
+
+def _vectors(alg):
+    out = []
+    for path in sorted(glob.glob(os.path.join(GOLDEN, alg, "*.json"))):
+        with open(path) as f:
+            doc = json.load(f)
+        if doc.get("format") == "pflref-golden/1" and \
+                doc["spec"]["algorithm"]["name"] == alg:
+            out.append((path, doc))
+    return out
+
+
+# ---- presets ----------------------------------------------------------------
+
+# Presets no golden vector tells apart from the vector's own settings
+# (where the reference can run them at all), with the reason: a gap of the
+# golden suite, not of diagnose, named here so a new preset cannot slip by.
+UNSHOWN = {
+    ("perfedavg", "pfedme_repo"):
+        "perfedavg.eval = alpha_then_beta needs 2 post batches per client, "
+        "which only worked-linear-pfedme-repo (the preset's own switches) "
+        "and notes-4g-eval-alpha-then-beta (the same numbers) have",
+}
+
+@pytest.mark.parametrize("alg", sorted(PRESETS))
+def test_every_preset_is_diagnosed_as_itself(alg, tmp_path):
+    """For every preset of alg and every vector of alg where the preset
+    changes the candidate's numbers, the candidate run under the preset is
+    diagnosed as a complete match with that preset and no change (a
+    preset giving the same numbers on that vector may rank beside it)."""
+    names = ["paper"] + sorted(PRESETS[alg])
+    shown = {p: 0 for p in names}
+    for path, doc in _vectors(alg):
+        base = _candidate(doc, tmp_path)
+        if base is None:
+            continue
+        results = {p: _under(doc, p, tmp_path) for p in names}
+        own = doc["spec"]["algorithm"].get("preset", "paper")
+        for preset, res in results.items():
+            if preset == own or res is None or _same(res, base) or \
+                    not _reference_takes(_with_preset(doc, preset)):
+                continue
+            d = pflref.diagnose(path, res)
+            named = {m["preset"] for m in d.complete_matches()
+                     if m["change"] == ""}
+            assert d.matched and preset in named, \
+                "%s under preset %s: %s" % (path, preset, d.summary)
+            assert "nearest named implementation" in d.summary or \
+                d.kind == "spec"
+            shown[preset] += 1
+    for preset in names:
+        if preset == "paper" and not any(
+                d["spec"]["algorithm"].get("preset", "paper") != "paper"
+                for _, d in _vectors(alg)):
+            continue   # every vector runs the paper: nothing to tell apart
+        if (alg, preset) in UNSHOWN:
+            assert shown[preset] == 0, "%s/%s is shown now: drop it from " \
+                "UNSHOWN" % (alg, preset)
+            continue
+        assert shown[preset] > 0, \
+            "no golden vector of %s shows preset %s" % (alg, preset)
+
+
+# ---- probes -----------------------------------------------------------------
+
+PROBES = [
+    # (vector, key, new value, the change diagnose must name)
+    ("fedavg/worked-samples.json", "eta", lambda x: 2 * x, "eta × 2"),
+    ("pfedme/worked-linear-official-beta.json", "K", lambda k: k + 1, "K = "),
+    ("pfedme/worked-linear-official-beta.json", "lambda", lambda x: 0.0,
+     "lambda = 0"),
+    ("ditto/worked-linear-official-uniform.json", "lambda",
+     lambda x: x / 2, "lambda × ½"),
+]
+
+
+@pytest.mark.parametrize("vector,key,new,words", PROBES)
+def test_probe_is_named(vector, key, new, words, tmp_path):
+    path = os.path.join(GOLDEN, vector)
+    with open(path) as f:
+        doc = json.load(f)
+    hp = doc["spec"]["algorithm"]["hyperparameters"]
+    hp[key] = new(hp[key])
+    res = _candidate(doc, tmp_path)
+    assert res is not None
+    d = pflref.diagnose(path, res)
+    assert d.matched, d.summary
+    assert d.kind == "probe" and d.param == key, d.summary
+    assert d.change.startswith(words), d.change
+    assert words in d.summary
+
+
+# ---- the detection catalogue -------------------------------------------------
+
+def _catalogue():
+    out = []
+    for f in sorted(glob.glob(os.path.join(ROOT, "tests", "detection",
+                                           "bugs*.json"))):
+        with open(f) as fh:
+            out.extend(json.load(fh))
+    return out
+
+
+# Catalogued bugs that compute, on the first vector that catches them, a
+# variant pflref knows by name: a switch value (the description says so),
+# or a probe the bug is exactly equivalent to there (a loop that stops one
+# batch early is one local step fewer; the squared loss
+# without its 2 is the gradient at half the step; half the prox term is
+# half of λ or μ_ft; a γ_max test that never binds at γ_max/2 on that
+# vector).  Each maps to the change diagnose must name.
+NAMED = {
+    "uniform-weights": "fedavg.weights = uniform",
+    "one-step-fewer": "one local step fewer",
+    "squared-loss-no-2": "eta × ½",
+    "ft-prox-half": "mu_ft × ½",
+    "ft-moves-shared": "finetune.scope = full",
+    "pfedme-beta-ignored": "beta = 1",
+    "pfedme-theta-reset-ignored": "pfedme.theta_start = ",
+    "pfedme-theta-always-reset": "pfedme.theta_start = reset",
+    "pfedme-personal-is-local-w": "pfedme.personal_eval = local_w",
+    "pfedme-personal-is-global": "pfedme.personal_eval = global",
+    "pfedme-mu-missing": "pfedme.mu = 0",
+    "ditto-moving-ref": "ditto.prox_ref = moving",
+    "ditto-prox-half": "lambda × ½",
+    "pfl-stateless-keeps-v": "pfl.state = stateful",
+    "pfl-finetune-personal-only": "pfl.finetune = personal",
+    "pflego-weights-sampled-set": "pflego.theta_weights = sampled_normalised",
+    "pflego-head-alpha": "pflego.head_step = exact_alpha",
+    "apfl-output-mix": "apfl.mix = output",
+    "apfl-mix-new-w": "apfl.alpha_rule = paper",
+    "cfl-no-gamma-test": "gamma_max × ½",
+    "cfl-uniform-always": "cfl.cluster_weights = uniform",
+    "perfedavg-samples-weights": "perfedavg.weights = samples",
+    "perfedavg-hessian-dropped": "perfedavg.variant = fo",
+    "cfl-complete-linkage": "cfl.bipartition = complete_linkage",
+}
+
+
+def _first_failing(bug, tmp_path):
+    """(vector path, the buggy candidate's result) on the first vector of
+    the bug's algorithm where pflref check fails, or (None, None)."""
+    for path, doc in _vectors(bug["algorithm"]):
+        res = _candidate(doc, tmp_path, bug=bug["name"])
+        if res is not None and not pflref.check(path, res).passed:
+            return path, res
+    return None, None
+
+
+@pytest.mark.parametrize("bug", _catalogue(), ids=lambda b: b["name"])
+def test_catalogued_bug(bug, tmp_path):
+    path, res = _first_failing(bug, tmp_path)
+    if path is None:
+        pytest.skip("no vector of %s fails under %s (run.sh judges the "
+                    "catalogue across algorithms)" % (bug["algorithm"],
+                                                      bug["name"]))
+    d = pflref.diagnose(path, res)
+    if bug["name"] in NAMED:
+        assert d.matched and NAMED[bug["name"]] in d.summary, \
+            "%s on %s: %s" % (bug["name"], path, d.summary)
+        return
+    assert not d.matched, "%s on %s: %s" % (bug["name"], path, d.summary)
+    assert d.summary.startswith("no known variant: nearest is "), d.summary
+    first = d.best[0]["first_divergence"]
+    assert first is not None and first["name"] in d.summary
+    assert "diverging at" in d.summary
+
+
+# ---- the API ------------------------------------------------------------------
+
+def test_passing_candidate_matches_its_spec(tmp_path):
+    path = os.path.join(GOLDEN, "fedavg", "worked-samples.json")
+    with open(path) as f:
+        doc = json.load(f)
+    d = pflref.diagnose(path, _candidate(doc, tmp_path))
+    assert d.matched and d.kind == "spec" and bool(d)
+    assert "the candidate passes" in str(d)
+
+
+def test_budget_caps_the_search(tmp_path):
+    path = os.path.join(GOLDEN, "pfedme", "worked-linear-official-beta.json")
+    with open(path) as f:
+        doc = json.load(f)
+    res = _candidate(doc, tmp_path, bug="pfedme-prox-sign")
+    d = pflref.diagnose(path, res, budget=2)
+    assert d.runs == 2 and d.budget_exhausted and not d.matched
+
+
+def test_malformed_candidate_names_the_side():
+    path = os.path.join(GOLDEN, "fedavg", "worked-samples.json")
+    with pytest.raises(pflref.InvalidInput) as e:
+        pflref.diagnose(path, {"format": "pflref-result/1", "final": {"w": 1}})
+    assert e.value.where.startswith("candidate:")
+    with pytest.raises(ValueError):
+        pflref.diagnose(path, "{}", budget=-1)

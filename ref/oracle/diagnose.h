@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/oracle/diagnose.h: what the diagnosis (ref/oracle/diagnose.c) takes
+ * from the comparison of ref/oracle/golden.c. */
+#ifndef PFLREF_ORACLE_DIAGNOSE_H
+#define PFLREF_ORACLE_DIAGNOSE_H
+
+#include "pflref/golden.h"
+#include "io/vector.h"
+
+/* Compare the candidate's records cand with the reference's run `run`
+ * taken as the expectation, on the keys of v's expectation, under v's
+ * tolerances floored by opt->precision (as pflref_golden_check with
+ * resync); opt->partial skips what the candidate did not record.
+ *   rep [out] the report, its id v's. */
+void pflref_oracle_compare_run(const pflref_vector *v,
+                               const pflref_trajectory *run,
+                               const pflref_trajectory *cand,
+                               const pflref_check_options *opt,
+                               pflref_golden_report *rep);
+
+/* Write d->summary, the verdict in words, from d's best matches
+ * (ref/oracle/diagnose_json.c). */
+void pflref_diagnosis_describe(pflref_diagnosis *d);
+
+#endif

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* tests/test_diagnose.c: pflref_golden_diagnose, `pflref diagnose`,
+ * `pflref check --diagnose` and docs/variants.md (suite diagnose).
+ *
+ * The candidates here are built from a vector's own expectation (computed
+ * by an independent generator, never by pflref): unchanged it is the
+ * vector's spec, with one number of its final state moved it is no known
+ * variant and diverges there.  That a candidate computed under a preset,
+ * a switch or a probe is named as such is shown with the NumPy candidates
+ * in python/tests/test_diagnose.py. */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "suites.h"
+#include "testutil.h"
+
+#define VEC "golden/fedavg/worked-samples.json"
+
+/* The vector's expectation as a candidate result; with `bump`, final w[0]
+ * moved by that much (malloc'd text). */
+static char *candidate_text(const char *vector_rel, double bump)
+{
+    char *path = tu_repo_path(vector_rel);
+    json_error_t je;
+    json_t *v = json_load_file(path, 0, &je);
+    ck_assert_msg(v != NULL, "%s: %s", path, je.text);
+    json_t *exp = json_object_get(v, "expected");
+    json_t *c = json_pack("{s:s, s:O, s:O, s:O}", "format", "pflref-result/1",
+                          "id", json_object_get(v, "id"), "trajectory",
+                          json_object_get(exp, "trajectory"), "final",
+                          json_object_get(exp, "final"));
+    ck_assert_ptr_nonnull(c);
+    if (bump != 0.0) {
+        json_t *final = json_deep_copy(json_object_get(exp, "final"));
+        json_t *w0 = json_array_get(json_object_get(final, "w"), 0);
+        json_real_set(w0, json_number_value(w0) + bump);
+        json_object_set_new(c, "final", final);
+    }
+    char *text = json_dumps(c, JSON_COMPACT);
+    json_decref(c);
+    json_decref(v);
+    free(path);
+    return text;
+}
+
+static pflref_status diagnose(const char *cand, size_t budget,
+                              pflref_diagnosis *d, pflref_error *err)
+{
+    char *path = tu_repo_path(VEC);
+    char *text = tu_read(path);
+    char *dir = tu_repo_path("golden/fedavg");
+    const pflref_diagnose_options opt = {.check = {.same_id = 1},
+                                         .budget = budget};
+    pflref_status st = pflref_golden_diagnose(text, strlen(text), dir, cand,
+                                              strlen(cand), &opt, d, err);
+    free(path);
+    free(text);
+    free(dir);
+    return st;
+}
+
+START_TEST(test_expectation_matches_the_spec)
+{
+    char *cand = candidate_text(VEC, 0.0);
+    pflref_diagnosis *d = malloc(sizeof *d);
+    pflref_error err;
+    ck_assert_int_eq(diagnose(cand, 0, d, &err), PFLREF_OK);
+    ck_assert_msg(d->matched, "%s", d->summary);
+    ck_assert_str_eq(d->best[0].kind, "spec");
+    ck_assert_str_eq(d->best[0].preset, "paper");
+    ck_assert_uint_eq(d->best[0].mismatches, 0);
+    /* fedavg has no preset: the spec alone ran, and matched */
+    ck_assert_uint_eq(d->runs, 1);
+    ck_assert_msg(strstr(d->summary, "the candidate passes") != NULL, "%s",
+                  d->summary);
+    free(d);
+    free(cand);
+}
+END_TEST
+
+START_TEST(test_moved_final_value_is_no_known_variant)
+{
+    char *cand = candidate_text(VEC, 0.75);
+    pflref_diagnosis *d = malloc(sizeof *d);
+    pflref_error err;
+    ck_assert_int_eq(diagnose(cand, 0, d, &err), PFLREF_OK);
+    ck_assert_msg(!d->matched, "%s", d->summary);
+    ck_assert_msg(strncmp(d->summary, "no known variant: nearest is fedavg "
+                                      "preset paper, agreeing on ", 62) == 0,
+                  "%s", d->summary);
+    /* the whole trajectory agrees; the final state diverges */
+    const pflref_variant_match *b = &d->best[0];
+    ck_assert_str_eq(b->kind, "spec");
+    ck_assert_str_eq(b->first.event, "final");
+    ck_assert_str_eq(b->first.name, "w");
+    ck_assert_uint_eq(b->first.index, 0);
+    ck_assert_uint_eq(b->mismatches, 1);
+    ck_assert_uint_eq(b->agreeing, b->expected_records - 1);
+    ck_assert_msg(strstr(d->summary, "diverging at the final state (w)") !=
+                      NULL, "%s", d->summary);
+    /* every change of fedavg ran and none agrees further: the spec, then
+     * fedavg.weights = uniform, all_keep_old, eta × 2, eta × ½ (eta = 0 is
+     * below the registry's bound, and eta has no default), one local step
+     * fewer */
+    ck_assert_uint_eq(d->runs, 6);
+    ck_assert(!d->budget_exhausted);
+    for (size_t i = 1; i < d->n_best; i++)
+        ck_assert_uint_le(d->best[i].agreeing, b->agreeing);
+    free(d);
+    free(cand);
+}
+END_TEST
+
+START_TEST(test_budget_caps_the_runs)
+{
+    char *cand = candidate_text(VEC, 0.75);
+    pflref_diagnosis *d = malloc(sizeof *d);
+    pflref_error err;
+    ck_assert_int_eq(diagnose(cand, 3, d, &err), PFLREF_OK);
+    ck_assert_uint_eq(d->runs, 3);
+    ck_assert(d->budget_exhausted);
+    free(d);
+    free(cand);
+}
+END_TEST
+
+START_TEST(test_diagnose_api_errors)
+{
+    pflref_diagnosis *d = malloc(sizeof *d);
+    pflref_error err;
+    /* D3: a malformed candidate is named on its side */
+    ck_assert_int_eq(diagnose("{\"format\": \"pflref-result/1\", \"final\": "
+                              "{\"w\": 1}}", 0, d, &err), PFLREF_EINVAL);
+    ck_assert_msg(strncmp(err.where, "candidate:", 10) == 0, "%s", err.where);
+    /* D4: NULL arguments */
+    const pflref_diagnose_options opt = {.budget = 0};
+    ck_assert_int_eq(pflref_golden_diagnose(NULL, 0, NULL, "{}", 2, &opt, d,
+                                            &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "diagnose");
+    /* JSON text out */
+    char *cand = candidate_text(VEC, 0.0), *path = tu_repo_path(VEC);
+    char *text = tu_read(path), *out = NULL;
+    const pflref_check_options co = {.same_id = 1};
+    ck_assert_int_eq(pflref_golden_diagnose_json(text, strlen(text), NULL, cand,
+                                                 strlen(cand), &co, 0, &out,
+                                                 &err), PFLREF_OK);
+    ck_assert_msg(strstr(out, "\"format\": \"pflref-diagnosis/1\"") != NULL &&
+                      strstr(out, "\"matched\": true") != NULL, "%s", out);
+    pflref_text_free(out);
+    ck_assert_int_eq(pflref_golden_diagnose_json(text, strlen(text), NULL, cand,
+                                                 strlen(cand), NULL, 0, &out,
+                                                 &err), PFLREF_EINVAL);
+    ck_assert_ptr_null(out);
+    free(text);
+    free(path);
+    free(cand);
+    free(d);
+}
+END_TEST
+
+/* Write the candidate into a fresh folder; its path (malloc'd). */
+static char *write_candidate(const char *dir, double bump)
+{
+    char *cand = candidate_text(VEC, bump);
+    char *path = malloc(strlen(dir) + 16);
+    sprintf(path, "%s/c.json", dir);
+    ck_assert_int_eq(tu_write(path, cand), 0);
+    free(cand);
+    return path;
+}
+
+START_TEST(test_cli_exit_codes)
+{
+    char *dir = tu_tmpdir(), *vec = tu_repo_path(VEC);
+    char *good = write_candidate(dir, 0.0);
+    char args[4096], *out = NULL, *err = NULL;
+    snprintf(args, sizeof args, "diagnose %s %s", vec, good);
+    ck_assert_int_eq(tu_cli(args, &out, &err), 0);
+    ck_assert_msg(strstr(out, "DIAGNOSIS fedavg/worked/notes-1g/samples: "
+                              "matches the vector's own spec") != NULL,
+                  "%s", out);
+    free(out);
+    free(err);
+    char *bad = write_candidate(dir, 0.75);
+    snprintf(args, sizeof args, "diagnose %s %s --json --budget 50", vec, bad);
+    ck_assert_int_eq(tu_cli(args, &out, &err), 1);
+    json_t *doc = json_loads(out, 0, NULL);
+    ck_assert_msg(doc != NULL, "not JSON: %s", out);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "format")),
+                     "pflref-diagnosis/1");
+    ck_assert(json_is_false(json_object_get(doc, "matched")));
+    json_decref(doc);
+    free(out);
+    free(err);
+    /* check --diagnose --json: the failing entry carries the document */
+    snprintf(args, sizeof args, "check %s %s --diagnose --json", vec, bad);
+    ck_assert_int_eq(tu_cli(args, &out, &err), 1);
+    ck_assert_msg(strstr(out, "\"diagnosis\"") != NULL &&
+                      strstr(out, "pflref-diagnosis/1") != NULL, "%s", out);
+    free(out);
+    free(err);
+    /* check --diagnose names the nearest variant under the failure */
+    snprintf(args, sizeof args, "check %s %s --diagnose", vec, bad);
+    ck_assert_int_eq(tu_cli(args, &out, &err), 1);
+    ck_assert_msg(strstr(out, "DIAGNOSIS fedavg/worked/notes-1g/samples: no "
+                              "known variant") != NULL, "%s", out);
+    free(out);
+    free(err);
+    unlink(good);
+    unlink(bad);
+    rmdir(dir);
+    free(good);
+    free(bad);
+    free(vec);
+    free(dir);
+}
+END_TEST
+
+/* docs/bad-inputs.md, "Diagnosing a candidate": D1, D2 and D3 at the
+ * command line (exit 2, the option or file named, nothing on stdout). */
+START_TEST(test_diagnose_cli_errors)
+{
+    char *dir = tu_tmpdir(), *vec = tu_repo_path(VEC);
+    char *good = write_candidate(dir, 0.0);
+    char junk[512];
+    snprintf(junk, sizeof junk, "%s/j.json", dir);
+    ck_assert_int_eq(tu_write(junk, "{\"format\": \"pflref-result/1\"}"), 0);
+    struct {
+        const char *args, *message;
+    } rows[] = {
+        {"diagnose %s %s --budget 0", "--budget is a count of runs from 1 "
+                                      "to 10000: 0"},
+        {"diagnose %s %s --budget many", "--budget is a count of runs"},
+        {"diagnose %s", "diagnose needs VECTOR and CANDIDATE"},
+        {"diagnose %s %s extra", "diagnose takes VECTOR and CANDIDATE"},
+        {"diagnose %s %s --frobnicate", "unknown option or missing value"},
+        {"diagnose %s J", "candidate:"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char args[4096], *out = NULL, *err = NULL;
+        const char *second = strstr(rows[i].args, " J") ? junk : good;
+        char fmt[128];
+        snprintf(fmt, sizeof fmt, "%s", rows[i].args);
+        char *j = strstr(fmt, " J");
+        if (j != NULL)
+            strcpy(j, " %s");
+        snprintf(args, sizeof args, fmt, vec, second);
+        ck_assert_int_eq(tu_cli(args, &out, &err), 2);
+        ck_assert_msg(strstr(err, rows[i].message) != NULL, "%s: %s", args,
+                      err);
+        ck_assert_msg(out[0] == '\0', "%s printed %s", args, out);
+        free(out);
+        free(err);
+    }
+    unlink(good);
+    unlink(junk);
+    rmdir(dir);
+    free(good);
+    free(vec);
+    free(dir);
+}
+END_TEST
+
+START_TEST(test_diagnose_catalogue)
+{
+    char *path = tu_repo_path("docs/bad-inputs.md");
+    char *doc = tu_read(path);
+    ck_assert_ptr_nonnull(doc);
+    const char *rows[] = {"| D1 | diagnose: a budget that is not a count |",
+                          "| D2 | diagnose: arguments missing or extra |",
+                          "| D3 | diagnose: malformed vector or candidate |",
+                          "| D4 | diagnose: NULL argument at the C API |"};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        ck_assert_msg(strstr(doc, rows[i]) != NULL, "the catalogue lacks %s",
+                      rows[i]);
+    free(doc);
+    free(path);
+}
+END_TEST
+
+/* docs/variants.md is `pflref list --variants --markdown golden`, run in
+ * the checkout, byte for byte. */
+START_TEST(test_variants_doc_is_generated)
+{
+    const char *cli = getenv("PFLREF_CLI");
+    ck_assert_msg(cli != NULL, "PFLREF_CLI is not set (run through make)");
+    char *root = tu_repo_path("");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' list --variants --markdown "
+                              "golden", root, cli);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t cap = 1 << 20, n = 0;
+    char *got = malloc(cap);
+    size_t k;
+    while ((k = fread(got + n, 1, cap - 1 - n, p)) > 0)
+        n += k;
+    got[n] = '\0';
+    ck_assert_int_eq(pclose(p), 0);
+    char *path = tu_repo_path("docs/variants.md");
+    char *want = tu_read(path);
+    ck_assert_ptr_nonnull(want);
+    ck_assert_msg(strcmp(got, want) == 0,
+                  "docs/variants.md differs from `pflref list --variants "
+                  "--markdown golden`: regenerate it (docs/cli.md)");
+    ck_assert_msg(strstr(got, "| pfedme | preset | `official` |") != NULL &&
+                      strstr(got, "`pfedme/worked/linear-official-beta`") !=
+                          NULL,
+                  "the table lacks pfedme's official preset and its vector");
+    free(want);
+    free(path);
+    free(got);
+    free(root);
+}
+END_TEST
+
+Suite *diagnose_suite(void)
+{
+    Suite *s = suite_create("diagnose");
+    TCase *tc = tcase_create("diagnose");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_expectation_matches_the_spec);
+    tcase_add_test(tc, test_moved_final_value_is_no_known_variant);
+    tcase_add_test(tc, test_budget_caps_the_runs);
+    tcase_add_test(tc, test_diagnose_api_errors);
+    tcase_add_test(tc, test_cli_exit_codes);
+    tcase_add_test(tc, test_diagnose_cli_errors);
+    tcase_add_test(tc, test_diagnose_catalogue);
+    tcase_add_test(tc, test_variants_doc_is_generated);
+    suite_add_tcase(s, tc);
+    return s;
+}
