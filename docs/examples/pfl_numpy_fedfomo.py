@@ -58,18 +58,19 @@ def run(spec, clients, w0, log, bug):
     eta, N = hp["eta"], len(raw)
     l1 = sw.get("fedfomo.distance", "l2") == "l1"
     with_self = sw.get("fedfomo.self", "included") == "included"
-    theta = [w0.copy() for _ in range(N)]
-    phi = [w0.copy() for _ in range(N)]
+    theta = [w0.copy() for _ in raw]
+    phi = [w0.copy() for _ in raw]
     P = np.zeros((N, N))
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         snap = [x.copy() for x in theta]
-        peers = rnd.get("peers", [[] for _ in rnd["clients"]])
+        peers = rnd.get("peers")                # absent: M = 0 for all
         for j, i in enumerate(rnd["clients"]):
             up = theta if bug == "fedfomo-live-uploads" else snap
             a = theta[i] if bug == "fedfomo-anchor-current" else phi[i]
             L_a = _loss(spec, raw[i], a, bug)
             r = np.zeros(N)
-            for n in list(peers[j]) + ([i] if with_self else []):
+            offered = list(peers[j]) if peers else []
+            for n in offered + ([i] if with_self else []):
                 diff = up[n] - a
                 dist = np.sum(np.abs(diff)) if l1 else np.sqrt(np.sum(diff * diff))
                 if bug == "fedfomo-squared-distance":

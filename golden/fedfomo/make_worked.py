@@ -21,8 +21,10 @@ computed in exact rational arithmetic by golden/pflref_exact_fedfomo.py.
   linear-val       linear d = 2 with a bias, loss half_squared, four
                    clients with validation splits (L_i on X_val), three
                    rounds with partial participation, minibatches, peer
-                   lists of 0 to 3 models, irrational distances.
-  linear-val-l1    the same run under fedfomo.distance = l1 (all exact).
+                   lists of 0 to 3 models, irrational distances; round 1's
+                   drawn order (3, 0, 2) differs from its clients.
+  linear-val-l1    the same data under fedfomo.distance = l1 (all exact),
+                   with loss (ŷ − y)² and η = 0.15.
   linear-val-excl  the same run under fedfomo.self = excluded.
 
     /usr/bin/python3 golden/fedfomo/make_worked.py [OUTDIR]
@@ -149,7 +151,7 @@ LIN_ROUNDS = [
     {"clients": [0, 1, 2, 3],
      "batches": [[[0, 1], [2]], [[0, 2], [1, 3]], [[1], [0]], [[0, 1, 2], [3, 4]]],
      "peers": [[1], [0, 2], [], [2, 1]]},
-    {"clients": [0, 2, 3],
+    {"clients": [0, 2, 3], "drawn": [3, 0, 2],
      "batches": [[[2, 0], [1]], [[0, 1]], [[4, 1], [2, 0, 3]]],
      "peers": [[1, 2], [0, 1, 3], [2]]},
     {"clients": [0, 1, 2, 3],
@@ -158,11 +160,11 @@ LIN_ROUNDS = [
 ]
 
 
-def linear(name, switches, title, extra_flags):
-    alg = {"name": "fedfomo", "hyperparameters": {"eta": 0.3}}
+def linear(name, switches, title, extra_flags, loss="half_squared", eta=0.3):
+    alg = {"name": "fedfomo", "hyperparameters": {"eta": eta}}
     if switches:
         alg["switches"] = switches
-    spec = pg.given_spec(title, None, LIN, LIN_CLIENTS,
+    spec = pg.given_spec(title, None, dict(LIN, loss=loss), LIN_CLIENTS,
                          {"kind": "given", "w": [0.25, -0.5, 0.125]}, alg,
                          [dict(r) for r in LIN_ROUNDS])
 
@@ -180,10 +182,12 @@ def linear(name, switches, title, extra_flags):
         # own model as a candidate, which this switch leaves out
         flags.remove("fedfomo-order")
     return make(name, title,
-                "Linear d = 2 with a bias, loss ½(ŷ − y)², η = 0.3, "
+                f"Linear d = 2 with a bias, loss {loss}, η = {eta}, "
                 "w⁰ = (0.25, −0.5, 0.125); four clients with validation "
                 "splits (L_i on X_val, y_val); three rounds, round 1 without "
-                "client 1; minibatch steps; peer lists of 0 to 3 models.",
+                "client 1 and drawn in another order than the clients (the "
+                "batches and peers follow clients); minibatch steps; peer "
+                "lists of 0 to 3 models.",
                 spec, flags, check, TOL_LINEAR,
                 f"{NOTES} §2.3 (steps 1-8), §2.4 (validation split)")
 
@@ -193,7 +197,8 @@ MAKERS = [
     lambda: linear("linear-val", None,
                    "FedFomo, linear with validation splits, partial rounds", []),
     lambda: linear("linear-val-l1", {"fedfomo.distance": "l1"},
-                   "FedFomo, fedfomo.distance = l1 (the authors' default)", []),
+                   "FedFomo, fedfomo.distance = l1 (the authors' default), "
+                   "loss squared", [], loss="squared", eta=0.15),
     lambda: linear("linear-val-excl", {"fedfomo.self": "excluded"},
                    "FedFomo, fedfomo.self = excluded (only the M downloads)",
                    []),
