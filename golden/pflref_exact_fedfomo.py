@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """golden/pflref_exact_fedfomo.py: FedFomo (Zhang, Sapra, Fidler, Yeung,
-Alvarez, ICLR 2021, arXiv 2012.08565v4, Algorithm 1) in exact rational
+Alvarez, ICLR 2021, arXiv 2012.08565v3, Algorithm 1) in exact rational
 arithmetic, written from shared/spec notes-fedbn-fedfomo.md §2.3-§2.6,
 independently of the C reference.
 

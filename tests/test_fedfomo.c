@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/test_fedfomo.c: FedFomo (ref/algorithms/fedfomo.c).
  *
- * Properties of Alg. 1 (Zhang et al., ICLR 2021, arXiv 2012.08565v4) as
+ * Properties of Alg. 1 (Zhang et al., ICLR 2021, arXiv 2012.08565v3) as
  * shared/spec notes-fedbn-fedfomo.md §2.3-§2.6 reads it:
  *   - M = 0 with the own upload as candidate is local training (the own
  *     model improves on the anchor, gets w = 1, and training continues

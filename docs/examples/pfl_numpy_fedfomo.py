@@ -1,6 +1,6 @@
 """pfl_numpy_fedfomo.py: FedFomo for the NumPy candidate (pfl_numpy.py loads
 it), written from Zhang, Sapra, Fidler, Yeung, Alvarez (ICLR 2021,
-arXiv 2012.08565v4, Algorithm 1) as the spec notes
+arXiv 2012.08565v3, Algorithm 1) as the spec notes
 (notes-fedbn-fedfomo.md §2.3) give it, not from pflref's C code.
 
 Every client keeps θ_i (its last upload) and φ_i (where its last local

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """FedFomo golden vectors (Zhang, Sapra, Fidler, Yeung, Alvarez, ICLR 2021,
-arXiv 2012.08565v4, Alg. 1; shared/spec notes-fedbn-fedfomo.md §2.3-§2.6),
+arXiv 2012.08565v3, Alg. 1; shared/spec notes-fedbn-fedfomo.md §2.3-§2.6),
 computed in exact rational arithmetic by golden/pflref_exact_fedfomo.py.
 
   worked-hand      small enough to check by hand: three quadratic clients

@@ -174,7 +174,7 @@ typedef enum {
 /* FedFomo (Zhang, Sapra, Fidler, Yeung, Alvarez, ICLR 2021, Alg. 1)
  * switches; shared/spec notes-fedbn-fedfomo.md §2.8. */
 typedef enum {
-    PFLREF_FEDFOMO_DISTANCE_L2 = 0, /* ‖θ_n − θ_i‖₂ (eq. (6), the paper)  */
+    PFLREF_FEDFOMO_DISTANCE_L2 = 0, /* ‖θ_n − θ_i‖₂ (the paper)            */
     PFLREF_FEDFOMO_DISTANCE_L1 = 1  /* ‖θ_n − θ_i‖₁ (NVlabs/FedFomo's
                                        default, federated/args.py)        */
 } pflref_fedfomo_distance;

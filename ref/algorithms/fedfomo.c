@@ -2,29 +2,31 @@
 /* ref/algorithms/fedfomo.c: FedFomo, Algorithm 1 of
  *   M. Zhang, K. Sapra, S. Fidler, S. Yeung, J. M. Alvarez, "Personalized
  *   Federated Learning with First Order Model Optimization", ICLR 2021,
- *   arXiv 2012.08565v4,
+ *   arXiv 2012.08565v3,
  * with the reading of shared/spec notes-fedbn-fedfomo.md §2.3 (anchor and
  * candidates as both released implementations agree: NVlabs/FedFomo @
  * fe04f66, PFLlib @ 487a29e).
  *
- * One round t, for each participant i (ascending id):
+ * One round t, for each participant i (ascending id); "l. k" below and in
+ * the trace is step k of notes §2.3, the box's lines as the notes number
+ * them:
  *   l. 1  the server sends the M models {θ_n^{t−1} : n ∈ S_i^t} (the
  *         schedule's peers[j]; the selection is data, like client sets)
  *   l. 2  candidates C = S_i^t ∪ {i} (θ_i^{t−1}: the client's own last
  *         upload; fedfomo.self = excluded drops it); anchor a = φ_i^{t−1},
  *         the model the client started its last local training from
- *   l. 3  for n ∈ C:  r_n = (L_i(a) − L_i(θ_n)) / ‖θ_n − a‖    (eq. (6))
+ *   l. 3  for n ∈ C:  r_n = (L_i(a) − L_i(θ_n)) / ‖θ_n − a‖
  *         rule: ‖θ_n − a‖ = 0 gives r_n = 0 (θ_n = a adds nothing; the
  *         authors' code divides 0/0 into NaN and drops it from the model
  *         weights, PFLlib adds 1e-5 to the norm)
  *   l. 4  w_n = max(r_n, 0) / Σ_{m∈C} max(r_m, 0); all w_n = 0 when the
  *         sum is 0 (no candidate improves on the anchor)
- *   l. 5  φ_i^t = a + Σ_{n∈C} w_n (θ_n − a)                     (eq. (7))
+ *   l. 5  φ_i^t = a + Σ_{n∈C} w_n (θ_n − a)
  *         (w = 0: φ_i^t = a, a pure local step from the anchor)
  *   l. 6  θ_i^t ← local SGD from φ_i^t over the scheduled batches:
  *         θ ← θ − η ∇f_i(θ; b)
  *   l. 7  upload θ_i^t and (w_n)_{n∈C}
- *   l. 8  the affinity matrix P_{i,n} ← P_{i,n} + w_n for n ∈ C (§3.2)
+ *   l. 8  the affinity matrix P_{i,n} ← P_{i,n} + w_n for n ∈ C
  * A client outside a round keeps θ_i, φ_i and its row of P.  Every θ_n
  * and φ_i starts at w⁰, so round 0 (all distances 0) is pure local
  * training.  L_i is the mean loss on client i's validation split (X_val,
