@@ -72,6 +72,8 @@ SWITCHES = {
     "cfl": {"cfl.bipartition": ["optimal", "complete_linkage"],
             "cfl.cluster_weights": ["uniform", "samples"]},
     "ifca": {"ifca.mode": ["gradient", "model"]},
+    "fedfomo": {"fedfomo.distance": ["l2", "l1"],
+                "fedfomo.self": ["included", "excluded"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -373,6 +375,21 @@ ONE = {1.0}
 ZERO = {0.0}
 HALF = {0.5}
 
+def r_fedfomo_weights(spec, sw, hp):
+    """FedFomo: no round where some client mixes two candidates with
+    0 < w_n < 1 (no peers at all, or every weight 0 or 1) hides the
+    clipping, the normalisation and the distance."""
+    import pflref_exact_fedfomo as xf
+    if not xf.supported(spec):
+        return []
+    trace = xf.replay(spec)[0]
+    for r in trace.records:
+        if r["name"] == "weights" and \
+                sum(1 for x in r["value"] if 0 < x < 1) >= 2:
+            return []
+    return ["no client mixes two candidates with weights strictly in (0, 1)"]
+
+
 # algorithm -> [(condition on switches, rule, reason)]
 RULES = {
     "fedavg": [
@@ -512,6 +529,14 @@ RULES = {
         (ALWAYS, r_ifca_ties, "an argmin decided by a tie (or within 1e-9)"),
         (ALWAYS, r_single_round, "one round hides the cluster models across rounds"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
+    "fedfomo": [
+        (ALWAYS, r_value(["eta"], ONE), "η = 1 hides a dropped step size"),
+        (ALWAYS, r_single_round, "one round hides θ_i, φ_i and P across rounds "
+         "(and round 0 has every distance 0)"),
+        (ALWAYS, r_fedfomo_weights, "weights all 0 or 1 hide clipping and normalisation"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+        (ALWAYS, r_quadratic_unit, "a = 1 hides a dropped curvature / loss factor"),
     ],
 }
 

@@ -347,6 +347,12 @@ static const diverge_case CASES[] = {
      "theta_local", 1, 1, 2,
      "theta_local is not finite (NaN or Inf) at round 1, client 1, local step "
      "2"},
+    /* FedFomo, no peers: round 1's candidates equal the anchors (distance 0,
+     * weight 0), so client 1's local SGD from w⁰ is problem Q's. */
+    {"fedfomo",
+     QSPEC(ALG("fedfomo", "\"eta\": 1e200"), GIVEN(IDLE_THEN(B2))),
+     "theta", 1, 1, 2,
+     "theta is not finite (NaN or Inf) at round 1, client 1, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
@@ -756,6 +762,7 @@ static const char *const GOLDEN[][2] = {
     {"interp", "golden/interp/worked-grid-validation-linear.json"},
     {"cfl", "golden/cfl/worked-seed003.json"},
     {"ifca", "golden/ifca/worked-partial-model.json"},
+    {"fedfomo", "golden/fedfomo/worked-linear-val.json"},
 };
 #define NGOLDEN ((int)(sizeof GOLDEN / sizeof GOLDEN[0]))
 

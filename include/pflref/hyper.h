@@ -171,6 +171,20 @@ typedef enum {
     PFLREF_IFCA_MODEL = 1      /* Option II: θ_j ← mean of the local models  */
 } pflref_ifca_mode;
 
+/* FedFomo (Zhang, Sapra, Fidler, Yeung, Alvarez, ICLR 2021, Alg. 1)
+ * switches; shared/spec notes-fedbn-fedfomo.md §2.8. */
+typedef enum {
+    PFLREF_FEDFOMO_DISTANCE_L2 = 0, /* ‖θ_n − θ_i‖₂ (the paper)            */
+    PFLREF_FEDFOMO_DISTANCE_L1 = 1  /* ‖θ_n − θ_i‖₁ (NVlabs/FedFomo's
+                                       default, federated/args.py)        */
+} pflref_fedfomo_distance;
+typedef enum {
+    PFLREF_FEDFOMO_SELF_INCLUDED = 0, /* the client's own last upload is a
+                                         candidate (NVlabs code,
+                                         client.py: clients = [self])     */
+    PFLREF_FEDFOMO_SELF_EXCLUDED = 1  /* only the M downloaded models      */
+} pflref_fedfomo_self;
+
 /* The value of an integer hyperparameter that was not set. */
 #define PFLREF_INT_UNSET ((size_t)-1)
 
@@ -260,6 +274,11 @@ typedef struct {
                                   borrowed), or NULL: w⁰ + j δ 𝟙 + σ ξ_j   */
 } pflref_ifca_hyper;
 
+typedef struct {
+    int distance;              /* pflref_fedfomo_distance                  */
+    int self;                  /* pflref_fedfomo_self                      */
+} pflref_fedfomo_hyper;
+
 /* All hyperparameters and switches.  The top-level fields are shared by
  * several algorithms under one symbol; the rest sit in each algorithm's
  * own struct.  Fields an algorithm does not use are ignored by it.
@@ -289,6 +308,7 @@ typedef struct {
     pflref_interp_hyper interp;
     pflref_cfl_hyper cfl;
     pflref_ifca_hyper ifca;
+    pflref_fedfomo_hyper fedfomo;
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

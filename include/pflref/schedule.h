@@ -65,6 +65,11 @@ typedef struct {
                               sampled)                                  */
     size_t *drawn;         /* n_selected ids: selected in the order the
                               sampler drew them                         */
+    pflref_batches *peers; /* FedFomo's downloads S_i^t, or NULL (none):
+                              peers->nsteps = m, and participant
+                              clients[j]'s peer ids are peers->idx
+                              [step_off[j] .. step_off[j+1]−1], a list
+                              that may be empty (the spec's "peers")    */
 } pflref_round_plan;
 
 typedef struct {

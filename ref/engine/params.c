@@ -54,10 +54,14 @@ static const char *const cfl_bipartition_values[] = {"optimal",
                                                     "complete_linkage", NULL};
 static const char *const cfl_weights_values[] = {"uniform", "samples", NULL};
 static const char *const ifca_mode_values[] = {"gradient", "model", NULL};
+static const char *const fedfomo_distance_values[] = {"l2", "l1", NULL};
+static const char *const fedfomo_self_values[] = {"included", "excluded",
+                                                  NULL};
 
 static const pflref_param params[] = {
-    {"eta", "fedavg local finetune pfedme ditto apfl interp cfl",
-     "fedavg local finetune pfedme ditto apfl interp cfl", PFLREF_PARAM_REAL,
+    {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo",
+     "fedavg local finetune pfedme ditto apfl interp cfl fedfomo",
+     PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
      "client step size (local SGD; pFedMe's local update of w_{i,r}; "
      "APFL's w and v steps; interp's global and local training; CFL's "
@@ -261,6 +265,15 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, ifca.mode), 0.0, 0.0, 0, ifca_mode_values, "",
      "IFCA's update: gradient averaging (Option I) | model averaging "
      "(Option II)"},
+    {"fedfomo.distance", "fedfomo", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedfomo.distance), 0.0, 0.0, 0,
+     fedfomo_distance_values, "",
+     "FedFomo's distance in w_{i,n}: Euclidean (the paper) | L1 (the "
+     "authors' code's default)"},
+    {"fedfomo.self", "fedfomo", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedfomo.self), 0.0, 0.0, 0, fedfomo_self_values,
+     "", "FedFomo's candidates: the M downloaded models and the client's own "
+     "last upload (the authors' code) | the M models only"},
 };
 
 static const pflref_preset presets[] = {

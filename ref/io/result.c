@@ -65,6 +65,8 @@ static json_t *schedule_json(builder *b, const pflref_schedule *s)
         for (size_t j = 0; j < r->m; j++)
             append(b, bl, batches_json(b, &r->batches[j]));
         put(b, ro, "batches", bl);
+        if (r->peers != NULL)   /* FedFomo's S_i^t, one list per client */
+            put(b, ro, "peers", batches_json(b, r->peers));
         append(b, rounds, ro);
     }
     put(b, o, "rounds", rounds);

@@ -6,8 +6,9 @@
  *   generate  {rounds, clients_per_round, sampler, client_seed, batches,
  *             batch_seed, local, post}: drawn by the built-in sampler
  *             (ref/sampling/schedule.c), config kept in spec->schedule_cfg
- *   given     {rounds: [{clients, selected, drawn, batches}], post}: every
- *             choice explicit, the form a result writes back
+ *   given     {rounds: [{clients, selected, drawn, batches, peers}],
+ *             post}: every choice explicit, the form a result writes back
+ *             ("peers": FedFomo's downloads, one id list per participant)
  *
  * "post" (the work of the phase after training) is present exactly when
  * the algorithm has such a phase.  Either way the schedule is validated
@@ -139,13 +140,61 @@ static pflref_status read_selected_drawn(const json_t *r, const char *rp,
     return PFLREF_OK;
 }
 
+/* A round's "peers" (FedFomo's S_i^t): one list of client ids per
+ * participant, each possibly empty, into plan->peers (absent: NULL).  Ids
+ * are range-checked here; that a list holds neither the client itself nor
+ * a repeat is FedFomo's check (ref/algorithms/fedfomo.c). */
+static pflref_status read_peers(const json_t *r, const char *rp, size_t N,
+                                const pflref_spec *spec,
+                                pflref_round_plan *plan, pflref_error *err)
+{
+    const json_t *v = json_object_get(r, "peers");
+    if (v == NULL)
+        return PFLREF_OK;
+    char where[PFLREF_WHERE_MAX];
+    pflref_json_key_path(where, sizeof where, rp, "peers");
+    if (strcmp(spec->algorithm->name, "fedfomo") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "only fedfomo takes peer lists (%s does not)",
+                                spec->algorithm->name);
+    size_t n, total = 0, len;
+    pflref_status st = pflref_json_array(v, where, 0, &n, err);
+    if (st == PFLREF_OK && n != plan->m)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%zu peer lists for %zu clients", n, plan->m);
+    for (size_t j = 0; st == PFLREF_OK && j < n; j++) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_index_path(path, sizeof path, where, j);
+        st = pflref_json_array(json_array_get(v, j), path, 0, &len, err);
+        total += len;
+    }
+    if (st != PFLREF_OK)
+        return st;
+    plan->peers = calloc(1, sizeof *plan->peers);
+    if (plan->peers == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    st = pflref_batches_alloc(plan->peers, n, total, err);
+    for (size_t j = 0; st == PFLREF_OK && j < n; j++) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_index_path(path, sizeof path, where, j);
+        const json_t *list = json_array_get(v, j);
+        len = json_array_size(list);
+        plan->peers->step_off[j + 1] = plan->peers->step_off[j] + len;
+        st = pflref_json_indices(list, path, len, N,
+                                 plan->peers->idx + plan->peers->step_off[j],
+                                 err);
+    }
+    return st;
+}
+
 /* Round rp = "schedule.rounds[t]" of a given schedule for N clients:
- * {clients, selected, drawn, batches} into plan. */
+ * {clients, selected, drawn, batches, peers} into plan. */
 static pflref_status read_round(const json_t *r, const char *rp, size_t N,
+                                const pflref_spec *spec,
                                 pflref_round_plan *plan, pflref_error *err)
 {
     static const char *const rkeys[] = {"clients", "selected", "drawn",
-                                        "batches", NULL};
+                                        "batches", "peers", NULL};
     char cp[PFLREF_WHERE_MAX], bp[PFLREF_WHERE_MAX];
     pflref_json_key_path(cp, sizeof cp, rp, "clients");
     pflref_json_key_path(bp, sizeof bp, rp, "batches");
@@ -163,7 +212,8 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
                                 "%zu batch lists for %zu clients", nb, m);
     if ((st = pflref_round_plan_alloc(plan, m, err)) ||
         (st = pflref_json_indices(clients, cp, m, N, plan->clients, err)) ||
-        (st = read_selected_drawn(r, rp, N, plan, err)))
+        (st = read_selected_drawn(r, rp, N, plan, err)) ||
+        (st = read_peers(r, rp, N, spec, plan, err)))
         return st;
     return read_batch_lists(batches, bp, m, plan->batches, err);
 }
@@ -190,7 +240,7 @@ static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
     for (size_t t = 0; t < T && st == PFLREF_OK; t++) {
         char rp[PFLREF_WHERE_MAX];
         pflref_json_index_path(rp, sizeof rp, "schedule.rounds", t);
-        st = read_round(json_array_get(rounds, t), rp, N,
+        st = read_round(json_array_get(rounds, t), rp, N, spec,
                         &spec->schedule->rounds[t], err);
     }
     if (st != PFLREF_OK || post == NULL)

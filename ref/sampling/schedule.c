@@ -113,6 +113,9 @@ static void round_plan_release(pflref_round_plan *r)
     free(r->clients);
     free(r->drawn);
     free(r->selected);
+    if (r->peers != NULL)
+        batches_release(r->peers);
+    free(r->peers);
     *r = (pflref_round_plan){.m = 0, .n_selected = 0};
 }
 

@@ -1,0 +1,208 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""FedFomo golden vectors (Zhang, Sapra, Fidler, Yeung, Alvarez, ICLR 2021,
+arXiv 2012.08565v3, Alg. 1; shared/spec notes-fedbn-fedfomo.md §2.3-§2.6),
+computed in exact rational arithmetic by golden/pflref_exact_fedfomo.py.
+
+  worked-hand      small enough to check by hand: three quadratic clients
+                   f_i = ½ (2 (θ₁ − c_i1)² + ½ (θ₂ − c_i2)²), w⁰ = 0,
+                   η = 1/4, so one step from 0 lands on η a ⊙ c_i:
+                   θ⁰ = (−6, −8), (5, −12), (−3, 4) (norms 10, 13, 5).
+                   Round 0: every model is w⁰, every distance 0, so every
+                   weight is 0 (the distance-0 rule) and each client takes
+                   a pure local step.  Round 1, anchors φ = w⁰:
+                   client 0 (peers 1, 2): L_0(0) = 1168; r = 174/5 (own),
+                   203/13 (client 1), −73/20 (client 2, clipped), so
+                   w = (78/113, 35/113, 0) and φ_0 = (−293/113, −1044/113);
+                   client 1 (peer 2): r = 615/13 (own), −969/20 (client 2):
+                   w = (0, 1, 0), φ_1 = θ_1⁰;
+                   client 2 (no peers, M = 0): only its own upload, w = 1.
+                   Then one local step θ ← θ − η a ⊙ (θ − c_i).
+  linear-val       linear d = 2 with a bias, loss half_squared, four
+                   clients with validation splits (L_i on X_val), three
+                   rounds with partial participation, minibatches, peer
+                   lists of 0 to 3 models, irrational distances; round 1's
+                   drawn order (3, 0, 2) differs from its clients.
+  linear-val-l1    the same data under fedfomo.distance = l1 (all exact),
+                   with loss (ŷ − y)² and η = 0.15.
+  linear-val-excl  the same run under fedfomo.self = excluded.
+
+    /usr/bin/python3 golden/fedfomo/make_worked.py [OUTDIR]
+"""
+import os
+import sys
+from fractions import Fraction as F
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_exact_fedfomo as pf   # noqa: E402
+import pflref_golden as pg          # noqa: E402
+
+NOTES = "shared/spec notes-fedbn-fedfomo.md"
+GENERATOR = ("golden/fedfomo/make_worked.py (exact fractions, "
+             "pflref_exact_fedfomo.py)")
+TOL_HAND = {
+    "atol": 1e-14, "rtol": 1e-13,
+    "basis": "fp64 reference against exact rationals: two rounds of one "
+             "step on values below 100 with Pythagorean distances (square "
+             "roots of perfect squares, exact in fp64); a few roundings per "
+             "value; every flagged bug moves some value by more than 1e3 "
+             "times the tolerance",
+}
+TOL_LINEAR = {
+    "atol": 1e-13, "rtol": 1e-12,
+    "basis": "fp64 reference against exact rationals (irrational norms "
+             "within 1e-70): three rounds of up to three minibatch steps on "
+             "values below 10; each weight is a quotient of a loss "
+             "difference (cancellation of values of order 1 to about 1e-2) "
+             "by a square root, which costs up to two digits; every flagged "
+             "bug moves some value by more than 1e3 times the tolerance",
+}
+
+
+def make(name, title, description, spec, flags, check, tol, source, only=None):
+    vid = f"fedfomo/worked/{name}"
+
+    def run(bugs=frozenset()):
+        return pf.replay(spec, frozenset(bugs))
+
+    result = run()
+    check(result[0], result[2])
+    mutants = {f: (only or {}).get(f, pf.MUTANTS[f]) for f in flags}
+    exp = pg.checked_expected(vid, tol, flags, mutants, result, run,
+                              lambda trace, w, v, alpha: (trace, w, v))
+    prov = pg.provenance("independent", source, GENERATOR,
+                         {f"theta_{i}": v for i, v in enumerate(result[2])})
+    spec["description"] = description
+    return f"worked-{name}.json", pg.vector(vid, title, prov, flags, spec,
+                                            tol, exp)
+
+
+def notes(trace, name, rnd, client):
+    return [r["value"] for r in trace.records if r["event"] == "note"
+            and r["name"] == name and r.get("round") == rnd
+            and r.get("client") == client][0]
+
+
+# ---------------------------------------------------------------- by hand
+
+A = [2.0, 0.5]
+HAND_C = [[-12.0, -64.0], [10.0, -96.0], [-6.0, 32.0]]   # c_i = θ_i⁰ / (η a)
+
+
+def hand():
+    clients = [{"a": A, "c": c} for c in HAND_C]
+    one = [[[0]], [[0]], [[0]]]
+    rounds = [{"clients": [0, 1, 2], "batches": one, "peers": [[1, 2], [2], []]},
+              {"clients": [0, 1, 2], "batches": one, "peers": [[1, 2], [2], []]}]
+    spec = pg.given_spec(
+        "FedFomo by hand: three quadratic clients, two rounds", None,
+        {"kind": "quadratic", "d": 2}, clients, {"kind": "zeros"},
+        {"name": "fedfomo", "hyperparameters": {"eta": 0.25}}, rounds)
+
+    def check(trace, v):
+        for i in range(3):   # round 0: all distances 0, all weights 0
+            assert notes(trace, "weights", 0, i) == [0, 0, 0]
+            assert notes(trace, "phi", 0, i) == [0, 0]
+        assert notes(trace, "weights", 1, 0) == [F(78, 113), F(35, 113), 0]
+        assert notes(trace, "phi", 1, 0) == [F(-293, 113), F(-1044, 113)]
+        assert notes(trace, "weights", 1, 1) == [0, 1, 0]
+        assert notes(trace, "phi", 1, 1) == [5, -12]
+        assert notes(trace, "weights", 1, 2) == [0, 0, 1]
+        assert notes(trace, "P", 1, 0) == [F(78, 113), F(35, 113), 0]
+        # θ ← φ − η a ⊙ (φ − c): coordinate 1 halves the gap, 2 takes 1/8
+        assert v[0] == [F(-293, 226) - 6, F(7, 8) * F(-1044, 113) - 8], v[0]
+        assert v[1] == [F(15, 2), -12 - F(84, 8)], v[1]
+        assert v[2] == [F(-9, 2), 4 + F(28, 8)], v[2]
+
+    return make("hand", "FedFomo by hand: weights 78/113, 35/113 and a "
+                "clipped peer; M = 0; round 0 all distances 0",
+                "Quadratic f_i = ½ Σ a (θ − c_i)², a = (2, 1/2), η = 1/4, "
+                "w⁰ = 0; round 0 is a pure local step (every model is w⁰); "
+                "round 1 weights from the uploads θ⁰ = (−6, −8), (5, −12), "
+                "(−3, 4) against the anchors w⁰ (see the generator's "
+                "docstring for every number).",
+                spec, ["fedfomo-clip", "fedfomo-normalise", "fedfomo-distance",
+                       "fedfomo-self", "fedfomo-affinity", "fedfomo-order"],
+                check, TOL_HAND,
+                f"{NOTES} §2.3 (steps 1-8), §2.6 (zero distance, M = 0); "
+                "worked by hand (the generator's docstring)")
+
+
+# ---------------------------------------------------------------- linear
+
+LIN = {"kind": "linear", "d": 2, "bias": True, "loss": "half_squared"}
+LIN_CLIENTS = [
+    {"X": [[1.0, 0.5], [-0.5, 1.5], [2.0, -1.0]], "y": [1.25, 0.5, 2.0],
+     "X_val": [[1.5, 0.25], [-1.0, 1.0]], "y_val": [1.5, -0.25]},
+    {"X": [[0.5, 1.0], [1.5, 0.5], [-1.0, -0.5], [0.25, 2.0]],
+     "y": [-0.75, 0.25, 1.0, -1.5],
+     "X_val": [[1.0, 1.25], [-0.5, 0.5]], "y_val": [-0.5, 0.75]},
+    {"X": [[2.0, 1.5], [-1.5, 0.25]], "y": [1.75, -0.5],
+     "X_val": [[0.75, 1.0], [1.25, -0.75], [0.5, 0.5]],
+     "y_val": [1.0, 0.25, 0.5]},
+    {"X": [[0.25, -1.0], [1.0, 1.0], [-0.75, 0.5], [1.5, -0.25], [0.5, 2.5]],
+     "y": [0.5, 1.5, -0.25, 1.0, 2.25],
+     "X_val": [[1.0, -0.5], [0.5, 1.5]], "y_val": [0.75, 1.25]},
+]
+LIN_ROUNDS = [
+    {"clients": [0, 1, 2, 3],
+     "batches": [[[0, 1], [2]], [[0, 2], [1, 3]], [[1], [0]], [[0, 1, 2], [3, 4]]],
+     "peers": [[1], [0, 2], [], [2, 1]]},
+    {"clients": [0, 2, 3], "drawn": [3, 0, 2],
+     "batches": [[[2, 0], [1]], [[0, 1]], [[4, 1], [2, 0, 3]]],
+     "peers": [[1, 2], [0, 1, 3], [2]]},
+    {"clients": [0, 1, 2, 3],
+     "batches": [[[1, 2]], [[3, 0], [2]], [[1], [0]], [[2, 3]]],
+     "peers": [[3], [0, 2], [], [0, 1, 2]]},
+]
+
+
+def linear(name, switches, title, extra_flags, loss="half_squared", eta=0.3):
+    alg = {"name": "fedfomo", "hyperparameters": {"eta": eta}}
+    if switches:
+        alg["switches"] = switches
+    spec = pg.given_spec(title, None, dict(LIN, loss=loss), LIN_CLIENTS,
+                         {"kind": "given", "w": [0.25, -0.5, 0.125]}, alg,
+                         [dict(r) for r in LIN_ROUNDS])
+
+    def check(trace, v):
+        # round 1 of client 0 mixes at least two candidates with 0 < w < 1
+        w = notes(trace, "weights", 1, 0) + notes(trace, "weights", 2, 3)
+        assert sum(1 for x in w if 0 < x < 1) >= 2, w
+
+    flags = ["fedfomo-clip", "fedfomo-normalise", "fedfomo-distance",
+             "fedfomo-anchor", "fedfomo-self", "fedfomo-val-loss",
+             "fedfomo-stale-uploads", "fedfomo-order",
+             "fedfomo-affinity"] + extra_flags
+    if switches and switches.get("fedfomo.self") == "excluded":
+        # the mutant trains before the update by swapping in the trained
+        # own model as a candidate, which this switch leaves out
+        flags.remove("fedfomo-order")
+    return make(name, title,
+                f"Linear d = 2 with a bias, loss {loss}, η = {eta}, "
+                "w⁰ = (0.25, −0.5, 0.125); four clients with validation "
+                "splits (L_i on X_val, y_val); three rounds, round 1 without "
+                "client 1 and drawn in another order than the clients (the "
+                "batches and peers follow clients); minibatch steps; peer "
+                "lists of 0 to 3 models.",
+                spec, flags, check, TOL_LINEAR,
+                f"{NOTES} §2.3 (steps 1-8), §2.4 (validation split)")
+
+
+MAKERS = [
+    hand,
+    lambda: linear("linear-val", None,
+                   "FedFomo, linear with validation splits, partial rounds", []),
+    lambda: linear("linear-val-l1", {"fedfomo.distance": "l1"},
+                   "FedFomo, fedfomo.distance = l1 (the authors' default), "
+                   "loss squared", [], loss="squared", eta=0.15),
+    lambda: linear("linear-val-excl", {"fedfomo.self": "excluded"},
+                   "FedFomo, fedfomo.self = excluded (only the M downloads)",
+                   []),
+]
+
+if __name__ == "__main__":
+    pg.write_all(sys.argv, HERE, MAKERS)

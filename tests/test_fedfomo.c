@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* tests/test_fedfomo.c: FedFomo (ref/algorithms/fedfomo.c).
+ *
+ * Properties of Alg. 1 (Zhang et al., ICLR 2021, arXiv 2012.08565v3) as
+ * shared/spec notes-fedbn-fedfomo.md §2.3-§2.6 reads it:
+ *   - M = 0 with the own upload as candidate is local training (the own
+ *     model improves on the anchor, gets w = 1, and training continues
+ *     from it);
+ *   - no candidate at all (M = 0, fedfomo.self = excluded) restarts every
+ *     round from the anchor w⁰: each round is a pure local step from w⁰;
+ *   - every candidate worse than the anchor: all weights 0, a pure local
+ *     step from the anchor;
+ *   - a candidate equal to the anchor (distance 0) gets weight 0, no NaN;
+ *   - the affinity row is the running sum of the weights;
+ *   - bad peer lists are refused before round 0, naming the entry.
+ * The golden vectors' numbers come from golden/fedfomo/make_worked.py.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "suites.h"
+#include "testutil.h"
+#include "builder.h"
+
+static const char *const VECTORS[] = {
+    "golden/fedfomo/worked-hand.json",
+    "golden/fedfomo/worked-linear-val.json",
+    "golden/fedfomo/worked-linear-val-l1.json",
+    "golden/fedfomo/worked-linear-val-excl.json",
+};
+
+START_TEST(test_worked_vectors)
+{
+    tu_assert_golden(VECTORS[_i]);
+}
+END_TEST
+
+/* Round t's peer lists: "1 2 | | 0" gives participant 0 the peers 1, 2,
+ * participant 1 none, participant 2 the peer 0 (one list per participant,
+ * separated by '|'). */
+static void set_peers(pflref_schedule *sch, size_t t, const char *lists)
+{
+    pflref_round_plan *r = &sch->rounds[t];
+    size_t ids[64], off[17] = {0}, n = 0, j = 0;
+    for (const char *p = lists; *p != '\0';) {
+        if (*p == '|') {
+            off[++j] = n;
+            p++;
+        } else if (*p == ' ') {
+            p++;
+        } else {
+            char *end;
+            ids[n++] = strtoul(p, &end, 10);
+            p = end;
+        }
+    }
+    off[++j] = n;
+    ck_assert_uint_eq(j, r->m);
+    pflref_error err;
+    r->peers = calloc(1, sizeof *r->peers);
+    ck_assert_ptr_nonnull(r->peers);
+    ck_assert_int_eq(pflref_batches_alloc(r->peers, j, n, &err), PFLREF_OK);
+    memcpy(r->peers->step_off, off, (j + 1) * sizeof *off);
+    memcpy(r->peers->idx, ids, n * sizeof *ids);
+}
+
+/* Three quadratic clients f_i = ½ Σ a (θ − c_i)², a = (2, 1/2), d = 2,
+ * η = 0.15, w⁰ = (0.25, −0.5); T rounds of one step, every client. */
+static tb_case *quad_case(size_t T)
+{
+    static const double C[3][2] = {{-3.5, 2.25}, {1.75, -4.0}, {2.5, 3.0}};
+    tb_case *c = tb_quadratic(2, 3);
+    for (size_t i = 0; i < 3; i++)
+        tb_quad(c, i, (const double[]){2.0, 0.5}, C[i], 1);
+    tb_w0(c, (const double[]){0.25, -0.5});
+    c->hyper.eta = 0.15;
+    for (size_t t = 0; t < T; t++)
+        tb_round(c, "0 1 2", "0 | 0", "0", "0 | 0 | 0");
+    return c;
+}
+
+/* The NOTE records named `name` of client i in round t (first match). */
+static size_t note_of(const pflref_trajectory *tj, const char *name, long t,
+                      long i, double *out, size_t cap)
+{
+    for (size_t k = 0; k < tj->count; k++) {
+        const pflref_record *rc = &tj->records[k];
+        if (rc->kind != PFLREF_EV_NOTE || strcmp(rc->name, name) != 0 ||
+            rc->round != t || rc->client != i)
+            continue;
+        size_t n = rc->len < cap ? rc->len : cap;
+        memcpy(out, tj->values + rc->offset, n * sizeof *out);
+        return n;
+    }
+    return 0;
+}
+
+/* M = 0, own upload a candidate: FedFomo is local training. */
+START_TEST(test_m0_is_local_training)
+{
+    tb_case *c = quad_case(4);
+    pflref_run_result *local = tb_run(c, "local", NULL);
+    pflref_run_result *fomo = tb_run(c, "fedfomo", NULL);
+    for (size_t q = 0; q < 6; q++)
+        ck_assert_msg(fabs(fomo->v[q] - local->v[q]) <=
+                          1e-14 * (1.0 + fabs(local->v[q])),
+                      "θ[%zu]: fedfomo %.17g, local %.17g", q, fomo->v[q],
+                      local->v[q]);
+    /* the runs differ from w⁰ (training happened) */
+    ck_assert(fabs(local->v[0] - 0.25) > 0.1);
+    pflref_run_result_free(fomo);
+    pflref_run_result_free(local);
+    tb_free(c);
+}
+END_TEST
+
+/* No candidate at all: every round is a pure local step from w⁰. */
+START_TEST(test_no_candidate_restarts_from_anchor)
+{
+    tb_case *one = quad_case(1);
+    pflref_run_result *local = tb_run(one, "local", NULL);
+    tb_case *c = quad_case(3);
+    c->hyper.fedfomo.self = PFLREF_FEDFOMO_SELF_EXCLUDED;
+    pflref_run_result *fomo = tb_run(c, "fedfomo", NULL);
+    ck_assert_mem_eq(fomo->v, local->v, 6 * sizeof(double));
+    pflref_run_result_free(fomo);
+    pflref_run_result_free(local);
+    tb_free(c);
+    tb_free(one);
+}
+END_TEST
+
+/* Every candidate worse than the anchor: all weights 0, φ = anchor, and
+ * the round is a pure local step from it.  Client 2 (c = (2.5, 3)) is
+ * offered client 0's upload, which moved towards (−3.5, 2.25); with the
+ * own model excluded nothing improves on φ_2 = w⁰. */
+START_TEST(test_no_better_peer_is_pure_local_step)
+{
+    tb_case *c = quad_case(2);
+    c->hyper.fedfomo.self = PFLREF_FEDFOMO_SELF_EXCLUDED;
+    pflref_schedule *sch = tb_schedule(c, "fedfomo");
+    set_peers(sch, 1, "| | 0");
+    pflref_trajectory tj;
+    pflref_run_result *fomo = tb_run_recorded(c, "fedfomo", &tj);
+    double w[3] = {-1, -1, -1}, phi[2] = {0, 0};
+    ck_assert_uint_eq(note_of(&tj, "weights", 1, 2, w, 3), 3);
+    ck_assert_msg(w[0] == 0.0 && w[1] == 0.0 && w[2] == 0.0,
+                  "weights (%g, %g, %g), want all 0", w[0], w[1], w[2]);
+    ck_assert_uint_eq(note_of(&tj, "phi", 1, 2, phi, 2), 2);
+    ck_assert(phi[0] == 0.25 && phi[1] == -0.5);
+    /* θ_2 = client 2's three local steps from w⁰: each step shrinks the
+     * gap to c = (2.5, 3) by 1 − η a = (0.7, 0.925) */
+    ck_assert_double_eq_tol(fomo->v[4], 2.5 - 2.25 * 0.7 * 0.7 * 0.7, 1e-14);
+    ck_assert_double_eq_tol(fomo->v[5], 3.0 - 3.5 * 0.925 * 0.925 * 0.925,
+                            1e-14);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(fomo);
+    tb_free(c);
+}
+END_TEST
+
+/* Distance 0: in round 0 every upload equals every anchor (w⁰), so every
+ * r_n is the documented 0, not 0/0; the weights are 0 and finite. */
+START_TEST(test_zero_distance_weight_zero)
+{
+    tb_case *c = quad_case(1);
+    pflref_schedule *sch = tb_schedule(c, "fedfomo");
+    set_peers(sch, 0, "1 2 | 0 2 | 0 1");
+    pflref_trajectory tj;
+    pflref_run_result *fomo = tb_run_recorded(c, "fedfomo", &tj);
+    for (long i = 0; i < 3; i++) {
+        double w[3] = {-1, -1, -1};
+        ck_assert_uint_eq(note_of(&tj, "weights", 0, i, w, 3), 3);
+        for (int n = 0; n < 3; n++)
+            ck_assert_msg(w[n] == 0.0, "client %ld: w_%d = %g, want 0", i, n,
+                          w[n]);
+    }
+    for (size_t q = 0; q < 6; q++)
+        ck_assert(isfinite(fomo->v[q]));
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(fomo);
+    tb_free(c);
+}
+END_TEST
+
+/* The affinity row accumulates the weights: P_0 after round 2 is the sum
+ * of client 0's weights of rounds 1 and 2, and each round's weights sum
+ * to 1 once something improves. */
+START_TEST(test_affinity_accumulates)
+{
+    tb_case *c = quad_case(3);
+    pflref_schedule *sch = tb_schedule(c, "fedfomo");
+    set_peers(sch, 1, "1 2 | 0 | ");
+    set_peers(sch, 2, "2 | 2 | 0 1");
+    pflref_trajectory tj;
+    pflref_run_result *fomo = tb_run_recorded(c, "fedfomo", &tj);
+    double w1[3], w2[3], P[3];
+    ck_assert_uint_eq(note_of(&tj, "weights", 1, 0, w1, 3), 3);
+    ck_assert_uint_eq(note_of(&tj, "weights", 2, 0, w2, 3), 3);
+    ck_assert_uint_eq(note_of(&tj, "P", 2, 0, P, 3), 3);
+    double s1 = 0, s2 = 0;
+    for (int n = 0; n < 3; n++) {
+        ck_assert_double_eq_tol(P[n], w1[n] + w2[n], 1e-15);
+        ck_assert(w1[n] >= 0.0 && w2[n] >= 0.0);
+        s1 += w1[n];
+        s2 += w2[n];
+    }
+    ck_assert_double_eq_tol(s1, 1.0, 1e-15);
+    ck_assert_double_eq_tol(s2, 1.0, 1e-15);
+    ck_assert(w2[1] == 0.0);   /* client 1 was not offered in round 2 */
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(fomo);
+    tb_free(c);
+}
+END_TEST
+
+START_TEST(test_bad_peers)
+{
+    static const char *const cases[][3] = {
+        {"0 | 1 | ", "schedule.rounds[0].peers[0][0]", "own peer"},
+        {"1 2 1 | | ", "schedule.rounds[0].peers[0][2]", "listed twice"},
+    };
+    for (size_t k = 0; k < 2; k++) {
+        tb_case *c = quad_case(1);
+        pflref_schedule *sch = tb_schedule(c, "fedfomo");
+        set_peers(sch, 0, cases[k][0]);
+        pflref_error err;
+        tb_run_error(c, "fedfomo", PFLREF_EINVAL, &err);
+        ck_assert_str_eq(err.where, cases[k][1]);
+        ck_assert_msg(strstr(err.message, cases[k][2]) != NULL,
+                      "message \"%s\" lacks \"%s\"", err.message,
+                      cases[k][2]);
+        tb_free(c);
+    }
+}
+END_TEST
+
+/* The spec reader: "peers" for another algorithm, a count that does not
+ * match the participants, and an id out of range are refused by path. */
+START_TEST(test_spec_peers_errors)
+{
+    static const char *const fmt =
+        "{\"format\": \"pflref-spec/1\", \"name\": \"x\","
+        " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+        " \"problem\": {\"clients\": [{\"a\": [2], \"c\": [1]},"
+        " {\"a\": [2], \"c\": [3]}]}, \"init\": {\"kind\": \"zeros\"},"
+        " \"algorithm\": {\"name\": \"%s\", \"hyperparameters\":"
+        " {\"eta\": 0.25}}, \"schedule\": {\"kind\": \"given\", \"rounds\":"
+        " [{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]],"
+        " \"peers\": %s}]}}";
+    static const char *const cases[][3] = {
+        {"fedavg", "[[1], [0]]", "schedule.rounds[0].peers"},
+        {"fedfomo", "[[1]]", "schedule.rounds[0].peers"},
+        {"fedfomo", "[[1], [2]]", "schedule.rounds[0].peers[1][0]"},
+        {"fedfomo", "[[1], 0]", "schedule.rounds[0].peers[1]"},
+    };
+    char text[1024];
+    for (size_t k = 0; k < 4; k++) {
+        snprintf(text, sizeof text, fmt, cases[k][0], cases[k][1]);
+        pflref_spec *spec = NULL;
+        pflref_error err;
+        ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_EINVAL);
+        ck_assert_msg(strcmp(err.where, cases[k][2]) == 0,
+                      "case %zu: where \"%s\", want \"%s\" (%s)", k,
+                      err.where, cases[k][2], err.message);
+    }
+    /* and a good one parses and runs */
+    snprintf(text, sizeof text, fmt, "fedfomo", "[[1], []]");
+    pflref_spec *spec = tu_spec(text);
+    pflref_run_result *res = tu_run(spec, NULL);
+    ck_assert(isfinite(res->v[0]) && isfinite(res->v[1]));
+    pflref_run_result_free(res);
+    pflref_spec_free(spec);
+}
+END_TEST
+
+Suite *fedfomo_suite(void)
+{
+    Suite *s = suite_create("fedfomo");
+    TCase *tc = tcase_create("fedfomo");
+    tcase_add_loop_test(tc, test_worked_vectors, 0,
+                        (int)(sizeof VECTORS / sizeof VECTORS[0]));
+    tcase_add_test(tc, test_m0_is_local_training);
+    tcase_add_test(tc, test_no_candidate_restarts_from_anchor);
+    tcase_add_test(tc, test_no_better_peer_is_pure_local_step);
+    tcase_add_test(tc, test_zero_distance_weight_zero);
+    tcase_add_test(tc, test_affinity_accumulates);
+    tcase_add_test(tc, test_bad_peers);
+    tcase_add_test(tc, test_spec_peers_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
