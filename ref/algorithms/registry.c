@@ -22,6 +22,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_interp,
     &pflref_cfl,
     &pflref_ifca,
+    &pflref_fedbn,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

@@ -54,10 +54,16 @@ static const char *const cfl_bipartition_values[] = {"optimal",
                                                     "complete_linkage", NULL};
 static const char *const cfl_weights_values[] = {"uniform", "samples", NULL};
 static const char *const ifca_mode_values[] = {"gradient", "model", NULL};
+static const char *const fedbn_weights_values[] = {"uniform", "samples",
+                                                   NULL};
+static const char *const fedbn_bn_values[] = {"local", "shared", NULL};
+static const char *const fedbn_running_var_values[] = {"unbiased", "biased",
+                                                       NULL};
 
 static const pflref_param params[] = {
-    {"eta", "fedavg local finetune pfedme ditto apfl interp cfl",
-     "fedavg local finetune pfedme ditto apfl interp cfl", PFLREF_PARAM_REAL,
+    {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedbn",
+     "fedavg local finetune pfedme ditto apfl interp cfl fedbn",
+     PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
      "client step size (local SGD; pFedMe's local update of w_{i,r}; "
      "APFL's w and v steps; interp's global and local training; CFL's "
@@ -261,6 +267,20 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, ifca.mode), 0.0, 0.0, 0, ifca_mode_values, "",
      "IFCA's update: gradient averaging (Option I) | model averaging "
      "(Option II)"},
+    {"fedbn.weights", "fedbn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedbn.weights), 0.0, 0.0, 0,
+     fedbn_weights_values, "",
+     "FedBN's averaging weights: 1/m (the paper's box and code) | n_k/Σ n_j "
+     "(PFLlib)"},
+    {"fedbn.bn", "fedbn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedbn.bn), 0.0, 0.0, 0, fedbn_bn_values, "",
+     "BN parameters and running statistics: kept on the client (FedBN) | "
+     "averaged like the rest (the FedAvg baseline, the code's --mode fedavg)"},
+    {"fedbn.running_var", "fedbn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedbn.running_var), 0.0, 0.0, 0,
+     fedbn_running_var_values, "",
+     "the variance fed to r_v: nb/(nb − 1) s²_B (PyTorch, the authors' "
+     "code) | s²_B"},
 };
 
 static const pflref_preset presets[] = {
