@@ -72,6 +72,9 @@ SWITCHES = {
     "cfl": {"cfl.bipartition": ["optimal", "complete_linkage"],
             "cfl.cluster_weights": ["uniform", "samples"]},
     "ifca": {"ifca.mode": ["gradient", "model"]},
+    "fedbn": {"fedbn.weights": ["uniform", "samples"],
+              "fedbn.bn": ["local", "shared"],
+              "fedbn.running_var": ["unbiased", "biased"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -362,6 +365,20 @@ def r_ifca_shift(spec, sw, hp):
     return []
 
 
+def r_fedbn_bn(spec, sw, hp):
+    """The BN layer's ε and ρ (model.bn_eps, model.bn_momentum)."""
+    m = spec["model"]
+    eps, rho = float(m.get("bn_eps", 1e-5)), float(m.get("bn_momentum", 0.1))
+    out = []
+    if eps == 0.0:
+        out.append("ε = 0 hides where ε sits (√(s² + ε) or √s² + ε)")
+    if rho == 0.5:
+        out.append("ρ = ½ hides a flipped momentum convention")
+    if rho in (0.0, 1.0):
+        out.append("ρ ∈ {0, 1}: the running statistics keep or drop one side")
+    return out
+
+
 ALWAYS = lambda sw: True                       # noqa: E731
 
 
@@ -511,6 +528,14 @@ RULES = {
         (ALWAYS, r_ifca_shift, "identical cluster models make every estimate a tie"),
         (ALWAYS, r_ifca_ties, "an argmin decided by a tie (or within 1e-9)"),
         (ALWAYS, r_single_round, "one round hides the cluster models across rounds"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
+    "fedbn": [
+        (ALWAYS, r_value(["eta"], ONE), "η = 1 hides a dropped step size"),
+        (ALWAYS, r_fedbn_bn, "ε = 0 or ρ ∈ {0, ½, 1} hide BN bugs"),
+        (when("fedbn.weights", "samples"), r_equal_sizes(who_clients),
+         "equal n_k make the weighted mean uniform"),
+        (ALWAYS, r_single_round, "one round hides the clients' BN state across rounds"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
 }

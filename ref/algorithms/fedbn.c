@@ -158,9 +158,9 @@ static pflref_status client_update(pflref_state *s, size_t k,
         /* w_{t+1,k} ← w_{t,k} − η ∇ℓ_k (the gradient is 0 on r_μ, r_v) */
         if (!pflref_blocks_step(m, NULL, eta, ws->g, ws->theta))
             return pflref_error_diverge(err, (long)s->t, (long)k,
-                                        (long)(q + 1), "theta");
+                                        (long)(q + 1), "v");
         pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t,
-                          (long)k, (long)(q + 1), "theta", ws->theta, s->P,
+                          (long)k, (long)(q + 1), "v", ws->theta, s->P,
                           CLIENT_LINE);
     }
     return PFLREF_OK;
@@ -187,12 +187,12 @@ static pflref_status fedbn_round(pflref_state *s,
             pflref_compose(ws->non_bn, ws->w_t, v_k, ws->theta, P);
         else
             memcpy(ws->theta, ws->w_t, P * sizeof(double));
-        pflref_client_begin(s, k, "theta", ws->theta, NULL, trace);
+        pflref_client_begin(s, k, "v", ws->theta, NULL, trace);
         pflref_status st = client_update(s, k, &plan->batches[j], ws, trace,
                                          err);
         if (st != PFLREF_OK)
             return st;
-        pflref_client_end(s, k, "theta", ws->theta, trace);
+        pflref_client_end(s, k, "v", ws->theta, trace);
         pflref_compose(ws->bn_mask, ws->theta, v_k, v_k, P); /* keep BN */
         /* l. 4: c_k = 1/m (box) or n_k/Σ n_j */
         const double c = weights == PFLREF_FEDBN_WEIGHTS_SAMPLES
