@@ -16,9 +16,12 @@
  *   - the property of issue 21: FedBN with fedbn.bn = shared equals FedAvg
  *     (weights 1/m) on the same BN model in every parameter entry (FedAvg
  *     never moves the running statistics, which are buffers);
+ *   - every golden vector of golden/fedbn/ (60-digit independent
+ *     generator) reproduced;
  *   - every error path: the model option (non-mlp, ε < 0, ρ outside
  *     [0, 1]), fedbn on a model without bn, a batch of one, the running
- *     update without a training pass, the HVP and split API refusing BN.
+ *     update without a training pass, the HVP and split API refusing BN,
+ *     a given init.w whose running variance is negative.
  */
 #include <check.h>
 #include <math.h>
@@ -29,6 +32,20 @@
 #include "suites.h"
 #include "testutil.h"
 #include "builder.h"
+
+static const char *const VECTORS[] = {
+    "golden/fedbn/worked-notes-a1.json",
+    "golden/fedbn/worked-ce-two-rounds.json",
+    "golden/fedbn/worked-shared-baseline.json",
+    "golden/fedbn/worked-samples-biased.json",
+};
+
+/* Every FedBN vector reproduces its independent 60-digit expectation. */
+START_TEST(test_vectors)
+{
+    tu_assert_golden(VECTORS[_i]);
+}
+END_TEST
 
 /* An mlp with bn (ε, ρ given), as pflref_model_add_bn builds it. */
 static pflref_model bn_mlp(pflref_loss loss, size_t d, size_t k, size_t h,
@@ -356,6 +373,11 @@ START_TEST(test_spec_errors)
          "\"bn_momentum\": 2", "model.bn_momentum"},
         {"\"kind\": \"mlp\", \"d\": 1, \"k\": 2, \"h\": 2, \"bn\": 1",
          "model.bn"},
+        /* W1 (2), b1 (2), γ, β, r_μ, r_v (2 each), W2 (4), b2 (2): a
+         * negative running variance at init.w[11] */
+        {"\"kind\": \"mlp\", \"d\": 1, \"k\": 2, \"h\": 2, \"bn\": true}, "
+         "\"init\": {\"kind\": \"given\", \"w\": [1, 2, 0, 0, 1, 1, 0, 0, "
+         "0, 0, 1, -1.5, 1, 1, 1, 1, 0, 0]", "init.w"},
     };
     for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
         char text[1024];
@@ -380,6 +402,8 @@ Suite *fedbn_suite(void)
 {
     Suite *s = suite_create("fedbn");
     TCase *tc = tcase_create("core");
+    tcase_add_loop_test(tc, test_vectors, 0,
+                        (int)(sizeof VECTORS / sizeof VECTORS[0]));
     tcase_add_loop_test(tc, test_grad_fd, 0, 8);
     tcase_add_test(tc, test_worked_a1);
     tcase_add_test(tc, test_shared_is_fedavg);
