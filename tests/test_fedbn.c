@@ -398,6 +398,52 @@ START_TEST(test_spec_errors)
 }
 END_TEST
 
+/* The program on bad FedBN specs: exit 2, the field named on standard
+ * error, no result file (docs/bad-inputs.md, "Batch normalisation and
+ * FedBN"). */
+START_TEST(test_cli_exit)
+{
+    static const struct {
+        const char *model, *alg, *where;
+    } cases[] = {
+        {"\"kind\": \"mlp\", \"d\": 1, \"k\": 2, \"h\": 2, \"bn\": true, "
+         "\"bn_eps\": -1", "fedbn", "model.bn_eps"},
+        {"\"kind\": \"mlp\", \"d\": 1, \"k\": 2, \"h\": 2", "fedbn",
+         "model.bn"},
+        {"\"kind\": \"mlp\", \"d\": 1, \"k\": 2, \"h\": 2, \"bn\": true",
+         "fedbn", "schedule.rounds[0].batches[0][0]"},
+    };
+    char *dir = tu_tmpdir();
+    for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
+        char spec[1024], path[512], args[1200];
+        snprintf(spec, sizeof spec,
+                 "{\"format\": \"pflref-spec/1\", \"model\": {%s}, "
+                 "\"problem\": {\"clients\": [{\"X\": [[1], [2]], "
+                 "\"y\": [0, 1]}]}, \"algorithm\": {\"name\": \"%s\", "
+                 "\"hyperparameters\": {\"eta\": 0.1}}, \"schedule\": "
+                 "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
+                 "\"batches\": [[[1]]]}]}}",
+                 cases[q].model, cases[q].alg);
+        snprintf(path, sizeof path, "%s/s%zu.json", dir, q);
+        ck_assert_int_eq(tu_write(path, spec), 0);
+        snprintf(args, sizeof args, "run %s -o %s/r%zu.json", path, dir, q);
+        char *out = NULL, *errout = NULL;
+        const int rc = tu_cli(args, &out, &errout);
+        ck_assert_msg(rc == 2, "case %zu: exit %d, expected 2 (%s)", q, rc,
+                      errout != NULL ? errout : "");
+        ck_assert_msg(errout != NULL && strstr(errout, cases[q].where),
+                      "case %zu: stderr does not name %s: %s", q,
+                      cases[q].where, errout != NULL ? errout : "");
+        snprintf(path, sizeof path, "%s/r%zu.json", dir, q);
+        ck_assert_msg(!tu_exists(path), "case %zu: a result was written", q);
+        free(out);
+        free(errout);
+    }
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *fedbn_suite(void)
 {
     Suite *s = suite_create("fedbn");
@@ -411,6 +457,7 @@ Suite *fedbn_suite(void)
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_fedbn_errors);
     tcase_add_test(tc, test_spec_errors);
+    tcase_add_test(tc, test_cli_exit);
     suite_add_tcase(s, tc);
     return s;
 }
