@@ -8,8 +8,8 @@ The model is the mlp with batch normalisation after the hidden affine map
 with the batch mean and biased variance, u = γ â + β, φ = relu(u) (or the
 identity), z = φ W2ᵀ + b2; parameters in state_dict order W1, b1, bn_gamma,
 bn_beta, bn_running_mean, bn_running_var, W2, b2.  The base candidate's Mlp
-has no BN, so this module reads a BN model's clients itself (it wraps
-pfl_numpy.load_clients and parameter_count for "bn": true).
+has no BN, so this module reads a BN model's clients and blocks itself (it
+wraps pfl_numpy.load_clients and model_blocks for "bn": true).
 
 Round t: every participant starts from the server's non-BN entries and its
 own BN entries (fedbn.bn = shared: the server's whole model), runs SGD over
@@ -140,11 +140,12 @@ class BnMlp:
 
 
 def _install():
-    """Read a BN model's clients here: the base Mlp has no BN layer."""
+    """Read a BN model's clients and blocks here: the base Mlp and
+    model_blocks have no BN layer."""
     base = _base()
     if getattr(base, "_fedbn_installed", False):
         return
-    load, count = base.load_clients, base.parameter_count
+    load, blocks = base.load_clients, base.model_blocks
 
     def load_clients(spec, base_dir):
         if spec["model"].get("bn"):
@@ -153,12 +154,16 @@ def _install():
             return [BnMlp(spec["model"], c) for c in spec["problem"]["clients"]]
         return load(spec, base_dir)
 
-    def parameter_count(model):
-        if model.get("bn"):
-            return BnMlp(model, {"X": [], "y": []}).P
-        return count(model)
+    def model_blocks(model):
+        if not model.get("bn"):
+            return blocks(model)
+        at = BnMlp(model, {"X": [], "y": []}).at
+        groups = {"W1": ("input",), "b1": ("input",), "W2": ("head",),
+                  "b2": ("head",)}
+        return [(name, lo, hi - lo, groups.get(name, ()))
+                for name, (lo, hi) in at.items()]
 
-    base.load_clients, base.parameter_count = load_clients, parameter_count
+    base.load_clients, base.model_blocks = load_clients, model_blocks
     base._fedbn_installed = True
 
 
