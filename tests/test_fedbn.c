@@ -17,7 +17,8 @@
  *     (weights 1/m) on the same BN model in every parameter entry (FedAvg
  *     never moves the running statistics, which are buffers);
  *   - every golden vector of golden/fedbn/ (60-digit independent
- *     generator) reproduced;
+ *     generator) reproduced, and the same generator against pflref on
+ *     12 random problems to 1e-13 (golden/fedbn/check_random.py);
  *   - every error path: the model option (non-mlp, ε < 0, ρ outside
  *     [0, 1]), fedbn on a model without bn, a batch of one, the running
  *     update without a training pass, the HVP and split API refusing BN,
@@ -444,6 +445,22 @@ START_TEST(test_cli_exit)
 }
 END_TEST
 
+/* Issue 21: the fresh independent generator (golden/pflref_exact_fedbn.py,
+ * 60 digits) agrees with pflref to 1e-13 on random FedBN problems, every
+ * switch drawn (golden/fedbn/check_random.py runs PFLREF_CLI). */
+START_TEST(test_random_problems)
+{
+    char *script = tu_repo_path("golden/fedbn/check_random.py");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s 12 2021 >/dev/null", script);
+    const int rc = system(cmd);
+    ck_assert_msg(rc == 0, "%s: the 60-digit replay and pflref differ by more "
+                  "than 1e-13 on a random problem (exit %d; run it to see "
+                  "which)", script, rc);
+    free(script);
+}
+END_TEST
+
 Suite *fedbn_suite(void)
 {
     Suite *s = suite_create("fedbn");
@@ -458,6 +475,7 @@ Suite *fedbn_suite(void)
     tcase_add_test(tc, test_fedbn_errors);
     tcase_add_test(tc, test_spec_errors);
     tcase_add_test(tc, test_cli_exit);
+    tcase_add_test(tc, test_random_problems);
     suite_add_tcase(s, tc);
     return s;
 }
