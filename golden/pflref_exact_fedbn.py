@@ -29,6 +29,10 @@ each flag to the bugs of its class, each a plausible wrong implementation:
                         m/(m − 1) s²_B into r_v), running-in-training
                         (the forward of training on r_μ, r_v)
   aggregation-weights   weights=uniform, weights=samples
+  loss-scale            loss-x2 (the squared losses' constant factor doubled:
+                        2 (ŷ − y) for ½(ŷ − y)², 4 (ŷ − y) for (ŷ − y)²)
+  schedule-drawn-order  drawn-batches (the round's batch lists paired with
+                        the drawn order instead of the ascending clients)
 
 Standard library only; run with /usr/bin/python3.
 """
@@ -50,6 +54,8 @@ MUTANTS = {
     "bn-running-update": ["momentum-flipped", "running-var-flipped",
                           "running-in-training"],
     "aggregation-weights": ["weights=uniform", "weights=samples"],
+    "loss-scale": ["loss-x2"],
+    "schedule-drawn-order": ["drawn-batches"],
 }
 
 D0, D1 = Decimal(0), Decimal(1)
@@ -126,14 +132,14 @@ def forward(M, w, X, bugs):
     return a, xh, s, mu, var, u, phi, z
 
 
-def output_signal(M, z, y):
+def output_signal(M, z, y, bugs=frozenset()):
     """∂ℓ/∂z per sample."""
     if M.loss == "cross_entropy":
         top = max(z)
         e = [(zi - top).exp() for zi in z]
         tot = sum(e, D0)
         return [e[o] / tot - (D1 if o == int(y) else D0) for o in range(M.k)]
-    scale = 2 if M.loss == "squared" else 1
+    scale = (2 if M.loss == "squared" else 1) * (2 if "loss-x2" in bugs else 1)
     return [scale * (z[0] - y)]
 
 
@@ -141,7 +147,7 @@ def grad(M, w, X, Y, bugs):
     """∇ of the batch-mean loss; the running statistics' entries 0."""
     d, h, k, m = M.d, M.h, M.k, len(X)
     a, xh, s, mu, var, u, phi, z = forward(M, w, X, bugs)
-    E = [output_signal(M, z[j], Y[j]) for j in range(m)]
+    E = [output_signal(M, z[j], Y[j], bugs) for j in range(m)]
     g = [D0] * M.P
     for o in range(k):
         for q in range(h):
@@ -225,7 +231,10 @@ def replay(spec, bugs=frozenset()):
         trace.emit("round_begin", "train", t, None, None, "w", w)
         m_t = sum(len(clients[k][1]) for k in r["clients"])
         acc = [D0] * M.P
-        for k, batches in zip(r["clients"], r["batches"]):
+        owners = (r.get("drawn", r["clients"]) if "drawn-batches" in bugs
+                  else r["clients"])
+        plan = sorted(zip(owners, r["batches"]))
+        for k, batches in plan:
             X, Y = clients[k]
             th = [v[k][p] if (local and p in M.bn) else w[p] for p in range(M.P)]
             trace.emit("client_begin", "train", t, k, 0, "v", th)

@@ -39,6 +39,7 @@ static const char *const VECTORS[] = {
     "golden/fedbn/worked-ce-two-rounds.json",
     "golden/fedbn/worked-shared-baseline.json",
     "golden/fedbn/worked-samples-biased.json",
+    "golden/fedbn/worked-squared-drawn.json",
 };
 
 /* Every FedBN vector reproduces its independent 60-digit expectation. */

@@ -98,7 +98,8 @@ class BnMlp:
         W2 = self.part(theta, "W2", (self.k, self.h))
         Z = Phi @ W2.T + self.part(theta, "b2", (self.k,))
         if self.loss == "cross_entropy":
-            Z = Z - Z.max(axis=1, keepdims=True)
+            # softmax(z) without the max shift: the vectors' logits are
+            # small, and a shift would be invisible to them
             E = np.exp(Z)
             E /= E.sum(axis=1, keepdims=True)
             E[np.arange(m), self.y[batch].astype(int)] -= 1.0

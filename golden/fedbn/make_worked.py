@@ -23,6 +23,10 @@ through its full Jacobian, independent of ref/models/mlp.c).
                     baseline, BN and running statistics averaged.
   samples-biased    half_squared regression, fedbn.weights = samples,
                     fedbn.running_var = biased, ε = 0.03, ρ = 0.35.
+  squared-drawn     squared regression (the factor 2), identity activation
+                    without b1, three clients, rounds whose drawn order
+                    differs from the ascending clients (batches[j] is
+                    clients[j]'s), samples weights.
 
     /usr/bin/python3 golden/fedbn/make_worked.py [OUTDIR]
 """
@@ -197,6 +201,39 @@ def samples_biased():
                  "fedbn-bn-averaged", "bn-running-update", "aggregation-weights"])
 
 
+def squared_drawn():
+    model = {"kind": "mlp", "d": 2, "h": 2, "k": 1, "loss": "squared",
+             "activation": "identity", "hidden_bias": False,
+             "bn": True, "bn_eps": 0.045, "bn_momentum": 0.22}
+    clients = [
+        {"X": [[0.3, -0.7], [1.15, 0.4], [-0.55, 1.25], [0.85, -1.1]],
+         "y": [0.6, -0.25, 1.35, 0.1]},
+        {"X": [[2.2, 1.6], [3.1, 0.85], [1.75, 2.45]], "y": [-0.4, 0.95, 0.3]},
+        {"X": [[-1.8, -0.35], [-0.9, -1.45], [-2.35, 0.6], [-1.2, -0.95],
+               [-0.45, 0.15]], "y": [1.1, -0.6, 0.2, 0.75, -1.3]},
+    ]
+    init = {"kind": "given", "w": [0.45, -0.3, 0.2, 0.65,
+                                   1.2, 0.8, 0.1, -0.15, 0.05, -0.1, 0.9, 1.4,
+                                   0.55, -0.35, 0.25]}
+    rounds = [
+        {"clients": [0, 1, 2], "drawn": [2, 0, 1],
+         "batches": [[[0, 2], [1, 2]], [[2, 0, 1]], [[2, 1], [0, 1, 2]]]},
+        {"clients": [0, 2], "drawn": [2, 0],
+         "batches": [[[1, 0]], [[2, 0], [1, 2]]]},
+    ]
+    return make("squared-drawn", "FedBN, squared loss, drawn order unlike the clients",
+                "Squared loss (dL/dz = 2 r), identity activation without b1, "
+                "three clients of 4, 3 and 5 samples, fedbn.weights = samples; "
+                "each round's drawn order differs from its ascending clients, "
+                "whose batch lists batches[j] are (every index below 3, so "
+                "a misread pairing runs and is caught).",
+                model, clients, init, {"eta": 0.08}, {"fedbn.weights": "samples"},
+                rounds,
+                ["bn-batch-variance", "bn-eps-placement", "bn-backward",
+                 "fedbn-bn-averaged", "bn-running-update", "aggregation-weights",
+                 "loss-scale", "schedule-drawn-order"])
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [notes_a1, ce_two_rounds, shared_baseline,
-                                  samples_biased])
+                                  samples_biased, squared_drawn])
