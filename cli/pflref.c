@@ -330,6 +330,10 @@ static int cmd_list(void)
            "  softmax    cross-entropy, bias optional       blocks: W, b\n"
            "  mlp        one hidden layer (relu | identity), cross-entropy"
            " | squared | half_squared  blocks: W1, b1, W2, b2\n"
+           "             option bn (bn_eps ε, bn_momentum ρ): batch"
+           " normalisation after W1 x + b1,\n"
+           "             blocks W1, b1, bn_gamma, bn_beta, bn_running_mean,"
+           " bn_running_var (buffers), W2, b2\n"
            "  split groups: input, head\n");
     printf("hyperparameters:\n");
     for (size_t i = 0; i < np; i++) {

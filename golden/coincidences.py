@@ -74,6 +74,9 @@ SWITCHES = {
     "ifca": {"ifca.mode": ["gradient", "model"]},
     "fedfomo": {"fedfomo.distance": ["l2", "l1"],
                 "fedfomo.self": ["included", "excluded"]},
+    "fedbn": {"fedbn.weights": ["uniform", "samples"],
+              "fedbn.bn": ["local", "shared"],
+              "fedbn.running_var": ["unbiased", "biased"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -364,6 +367,20 @@ def r_ifca_shift(spec, sw, hp):
     return []
 
 
+def r_fedbn_bn(spec, sw, hp):
+    """The BN layer's ε and ρ (model.bn_eps, model.bn_momentum)."""
+    m = spec["model"]
+    eps, rho = float(m.get("bn_eps", 1e-5)), float(m.get("bn_momentum", 0.1))
+    out = []
+    if eps == 0.0:
+        out.append("ε = 0 hides where ε sits (√(s² + ε) or √s² + ε)")
+    if rho == 0.5:
+        out.append("ρ = ½ hides a flipped momentum convention")
+    if rho in (0.0, 1.0):
+        out.append("ρ ∈ {0, 1}: the running statistics keep or drop one side")
+    return out
+
+
 ALWAYS = lambda sw: True                       # noqa: E731
 
 
@@ -537,6 +554,14 @@ RULES = {
         (ALWAYS, r_fedfomo_weights, "weights all 0 or 1 hide clipping and normalisation"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
         (ALWAYS, r_quadratic_unit, "a = 1 hides a dropped curvature / loss factor"),
+    ],
+    "fedbn": [
+        (ALWAYS, r_value(["eta"], ONE), "η = 1 hides a dropped step size"),
+        (ALWAYS, r_fedbn_bn, "ε = 0 or ρ ∈ {0, ½, 1} hide BN bugs"),
+        (when("fedbn.weights", "samples"), r_equal_sizes(who_clients),
+         "equal n_k make the weighted mean uniform"),
+        (ALWAYS, r_single_round, "one round hides the clients' BN state across rounds"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
 }
 

@@ -26,6 +26,7 @@ Suite *interp_suite(void);
 Suite *cfl_suite(void);
 Suite *ifca_suite(void);
 Suite *fedfomo_suite(void);
+Suite *fedbn_suite(void);
 Suite *io_suite(void);
 Suite *spec_suite(void);
 Suite *cli_suite(void);

@@ -353,6 +353,20 @@ static const diverge_case CASES[] = {
      QSPEC(ALG("fedfomo", "\"eta\": 1e200"), GIVEN(IDLE_THEN(B2))),
      "theta", 1, 1, 2,
      "theta is not finite (NaN or Inf) at round 1, client 1, local step 2"},
+    /* FedBN on a BN mlp (d = h = k = 1, half_squared) from zeros (γ = 1):
+     * a = 0, so x̂ = 0, u = β = 0, φ = 0, z = b2 = 0; client 0 (y = 0) has
+     * a zero gradient and stays; client 1 (y = 2, 4) gets only
+     * ∂F/∂b2 = −3 (G = E W2 = 0): step 1 b2 = 3e200, step 2
+     * b2 = 3e200 − 1e200·(3e200 − 3) → −Inf. */
+    {"fedbn",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 1, \"h\": 1, \"k\": 1, "
+          "\"loss\": \"half_squared\", \"bn\": true}",
+          "\"problem\": {\"clients\": [{\"X\": [[0], [2]], \"y\": [0, 0]}, "
+          "{\"X\": [[1], [3]], \"y\": [2, 4]}]}",
+          ALG("fedbn", "\"eta\": 1e200"),
+          GIVEN(IDLE_THEN("[[0, 1], [0, 1]]"))),
+     "v", 1, 1, 2,
+     "v is not finite (NaN or Inf) at round 1, client 1, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 

@@ -1019,7 +1019,8 @@ ALGORITHMS = {"fedavg": run_fedavg, "local": run_local,
 # module names its ALGORITHM, its BUGS, and run(spec, clients, w0, log, bug)
 # returning {"w": ..., "v": [...], "alpha": [...]} (the keys it keeps).
 EXTENSIONS = ("pfl_numpy_perfedavg", "pfl_numpy_apfl", "pfl_numpy_interp",
-              "pfl_numpy_cfl", "pfl_numpy_ifca", "pfl_numpy_fedfomo")
+              "pfl_numpy_cfl", "pfl_numpy_ifca", "pfl_numpy_fedfomo",
+              "pfl_numpy_fedbn")
 
 
 def _load_extensions():

@@ -279,6 +279,25 @@ typedef struct {
     int self;                  /* pflref_fedfomo_self                      */
 } pflref_fedfomo_hyper;
 
+/* FedBN (Li et al., ICLR 2021, arXiv 2102.07623v2) switches. */
+typedef enum {
+    PFLREF_FEDBN_WEIGHTS_UNIFORM = 0, /* 1/m (the box; fed_digits.py:247)   */
+    PFLREF_FEDBN_WEIGHTS_SAMPLES = 1  /* n_k / Σ_{S_t} n_j (PFLlib)         */
+} pflref_fedbn_weights;
+typedef enum {
+    PFLREF_FEDBN_BN_LOCAL = 0,        /* γ, β, r_μ, r_v never leave the client */
+    PFLREF_FEDBN_BN_SHARED = 1        /* averaged too: the FedAvg baseline   */
+} pflref_fedbn_bn;
+typedef enum {
+    PFLREF_FEDBN_RUNNING_VAR_UNBIASED = 0, /* nb/(nb − 1) s²_B (PyTorch)     */
+    PFLREF_FEDBN_RUNNING_VAR_BIASED = 1    /* s²_B                           */
+} pflref_fedbn_running_var;
+typedef struct {
+    int weights;               /* pflref_fedbn_weights                     */
+    int bn;                    /* pflref_fedbn_bn                          */
+    int running_var;           /* pflref_fedbn_running_var                 */
+} pflref_fedbn_hyper;
+
 /* All hyperparameters and switches.  The top-level fields are shared by
  * several algorithms under one symbol; the rest sit in each algorithm's
  * own struct.  Fields an algorithm does not use are ignored by it.
@@ -309,6 +328,7 @@ typedef struct {
     pflref_cfl_hyper cfl;
     pflref_ifca_hyper ifca;
     pflref_fedfomo_hyper fedfomo;
+    pflref_fedbn_hyper fedbn;
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

@@ -19,7 +19,22 @@
  *   quadratic  w (d)
  *   linear     w (d), then b (1) if bias
  *   softmax    W (k×d), then b (k) if bias
- *   mlp        W1 (h×d), b1 (h) if hidden_bias, W2 (k×h), b2 (k) if bias
+ *   mlp        W1 (h×d), b1 (h) if hidden_bias, then, when bn,
+ *              bn_gamma (h), bn_beta (h), bn_running_mean (h),
+ *              bn_running_var (h), then W2 (k×h), b2 (k) if bias
+ *              (the order of a torch state_dict of Linear, BatchNorm1d,
+ *              Linear without BatchNorm1d's num_batches_tracked)
+ *
+ * Batch normalisation (mlp option bn; docs/models.md): after the hidden
+ * affine map a = W1 x + b1, per hidden unit q,
+ *   training mode (loss, grad):  μ_B = (1/nb) Σ_j a_jq,
+ *       s²_B = (1/nb) Σ_j (a_jq − μ_B)² (biased),  â = (a − μ_B)/√(s²_B + ε)
+ *   evaluation mode (evaluate, outputs):  â = (a − r_μ)/√(r_v + ε)
+ *   u = γ ⊙ â + β,  φ = σ(u).
+ * γ (bn_gamma) and β (bn_beta) are learned parameters; r_μ
+ * (bn_running_mean) and r_v (bn_running_var) are BUFFERS (is_buffer = 1):
+ * state carried in the vector, never trained (their gradient is 0), moved
+ * only by pflref_model_bn_update (FedBN, ref/algorithms/fedbn.c).
  *
  * Labels for softmax and the cross-entropy mlp are stored as doubles
  * holding integers 0..k−1; regression targets (linear, squared-loss mlp)
@@ -58,7 +73,7 @@ typedef enum {
     PFLREF_ACT_IDENTITY = 1        /* σ(a) = a: a linear hidden layer         */
 } pflref_activation;
 
-#define PFLREF_MAX_BLOCKS 4
+#define PFLREF_MAX_BLOCKS 8
 
 /* A named, contiguous block of the parameter vector: entries
  * [offset, offset + size), viewed as a rows × cols row-major matrix
@@ -71,6 +86,8 @@ typedef struct {
     size_t cols;
     int is_input;       /* belongs to the input layer  */
     int is_head;        /* belongs to the output layer */
+    int is_bn;          /* a batch-normalisation block (γ, β, r_μ, r_v) */
+    int is_buffer;      /* state, not a parameter: gradient 0 (r_μ, r_v) */
 } pflref_block;
 
 typedef struct {
@@ -84,6 +101,9 @@ typedef struct {
                       b2                                                     */
     int hidden_bias;           /* mlp: 1 when b1 is present; 0 otherwise    */
     pflref_activation activation; /* mlp: σ; PFLREF_ACT_RELU otherwise     */
+    int bn;        /* mlp: 1 when batch normalisation follows W1 x + b1     */
+    double bn_eps;       /* ε of the BN denominator √(s² + ε); ≥ 0          */
+    double bn_momentum;  /* ρ of the running statistics; in [0, 1]          */
     size_t P;      /* total number of parameters                            */
     size_t nblocks;
     pflref_block blocks[PFLREF_MAX_BLOCKS];
@@ -153,6 +173,22 @@ pflref_status pflref_model_init_mlp(pflref_model *m, pflref_loss loss,
                                     size_t d, size_t k, size_t h,
                                     pflref_activation act, int hidden_bias,
                                     int output_bias, pflref_error *err);
+
+/* Add batch normalisation after the hidden affine map of the mlp m
+ * (re-describing it: P grows by 4h, blocks bn_gamma, bn_beta,
+ * bn_running_mean, bn_running_var between b1 and W2).
+ *   eps       ε ≥ 0, finite (PyTorch's default 1e-5; 0 only where every
+ *             batch variance is nonzero)
+ *   momentum  ρ in [0, 1] (PyTorch's default 0.1):
+ *             r ← (1 − ρ) r + ρ · batch statistic
+ * Returns PFLREF_EINVAL where "m" (not an mlp, or already normalised),
+ * "bn_eps" or "bn_momentum". */
+pflref_status pflref_model_add_bn(pflref_model *m, double eps,
+                                  double momentum, pflref_error *err);
+
+/* PyTorch's initial BN entries of w: γ = 1, β = 0, r_μ = 0, r_v = 1.
+ * Nothing for a model without bn. */
+void pflref_model_bn_reset(const pflref_model *m, double *w);
 
 /* Names used in specs and results: "quadratic", "linear", ...; "squared", ...;
  * "relu", "identity".  NULL for a value outside the enum. */
@@ -226,6 +262,9 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
 
 /* ---- Body and head of the mlp ---------------------------------------
  *
+ * (Not for an mlp with bn, whose body output depends on the whole batch:
+ * these functions return PFLREF_EINVAL, where "m", as pflref_model_hvp
+ * does for it.)
  * The mlp splits into a BODY, the hidden layer φ(x) = σ(W1 x + b1) (blocks
  * W1, b1), and a HEAD, z = W2 φ + b2 (blocks W2, b2).  A "body forward
  * pass" is one pflref_model_features call on a batch, a "body backward
@@ -283,6 +322,20 @@ pflref_status pflref_model_body_grad(const pflref_model *m, const double *w,
  * PFLEGO reads them around a client's update to report its body passes. */
 void pflref_model_workspace_passes(const pflref_model_workspace *ws,
                                    size_t *forward, size_t *backward);
+
+/* The running statistics after one training forward pass (the last
+ * pflref_model_loss or pflref_model_grad on ws), PyTorch's rule:
+ *   r_μ ← (1 − ρ) r_μ + ρ μ_B,
+ *   r_v ← (1 − ρ) r_v + ρ (nb/(nb − 1)) s²_B   (unbiased; biased = 0)
+ *   r_v ← (1 − ρ) r_v + ρ s²_B                 (biased = 1)
+ *   w [in,out] P: only bn_running_mean and bn_running_var are written.
+ * Returns PFLREF_EINVAL where "m" (no bn), "ws" (no training pass on this
+ * workspace since its allocation) or "nb" (a batch of one sample with the
+ * unbiased rule, which PyTorch refuses too). */
+pflref_status pflref_model_bn_update(const pflref_model *m,
+                                     const pflref_model_workspace *ws,
+                                     int biased, double *w,
+                                     pflref_error *err);
 
 /* Evaluation of w on a data set (all samples, index order). */
 typedef struct {

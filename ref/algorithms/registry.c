@@ -23,6 +23,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_cfl,
     &pflref_ifca,
     &pflref_fedfomo,
+    &pflref_fedbn,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

@@ -57,10 +57,15 @@ static const char *const ifca_mode_values[] = {"gradient", "model", NULL};
 static const char *const fedfomo_distance_values[] = {"l2", "l1", NULL};
 static const char *const fedfomo_self_values[] = {"included", "excluded",
                                                   NULL};
+static const char *const fedbn_weights_values[] = {"uniform", "samples",
+                                                   NULL};
+static const char *const fedbn_bn_values[] = {"local", "shared", NULL};
+static const char *const fedbn_running_var_values[] = {"unbiased", "biased",
+                                                       NULL};
 
 static const pflref_param params[] = {
-    {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo",
-     "fedavg local finetune pfedme ditto apfl interp cfl fedfomo",
+    {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn",
+     "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn",
      PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
      "client step size (local SGD; pFedMe's local update of w_{i,r}; "
@@ -274,6 +279,20 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, fedfomo.self), 0.0, 0.0, 0, fedfomo_self_values,
      "", "FedFomo's candidates: the M downloaded models and the client's own "
      "last upload (the authors' code) | the M models only"},
+    {"fedbn.weights", "fedbn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedbn.weights), 0.0, 0.0, 0,
+     fedbn_weights_values, "",
+     "FedBN's averaging weights: 1/m (the paper's box and code) | n_k/Σ n_j "
+     "(PFLlib)"},
+    {"fedbn.bn", "fedbn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedbn.bn), 0.0, 0.0, 0, fedbn_bn_values, "",
+     "BN parameters and running statistics: kept on the client (FedBN) | "
+     "averaged like the rest (the FedAvg baseline, the code's --mode fedavg)"},
+    {"fedbn.running_var", "fedbn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedbn.running_var), 0.0, 0.0, 0,
+     fedbn_running_var_values, "",
+     "the variance fed to r_v: nb/(nb − 1) s²_B (PyTorch, the authors' "
+     "code) | s²_B"},
 };
 
 static const pflref_preset presets[] = {

@@ -189,6 +189,11 @@ static json_t *model_json(builder *b, const pflref_model *m,
     put(b, o, "bias", json_boolean(m->bias));
     if (m->kind == PFLREF_MODEL_MLP)      /* b1; "bias" is b2 for the mlp */
         put(b, o, "hidden_bias", json_boolean(m->hidden_bias));
+    if (m->bn) {                          /* the BN option, only when on */
+        put(b, o, "bn", json_true());
+        put(b, o, "bn_eps", json_real(m->bn_eps));
+        put(b, o, "bn_momentum", json_real(m->bn_momentum));
+    }
     put(b, o, "P", json_integer((json_int_t)m->P));
     json_t *blocks = json_array();
     for (size_t i = 0; i < m->nblocks; i++) {

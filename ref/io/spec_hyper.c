@@ -211,6 +211,11 @@ static pflref_status read_cluster_models(const json_t *v, pflref_spec *spec,
     return pflref_json_matrix(c, where, k, P, spec->cluster_models, err);
 }
 
+static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
+                                  pflref_error *err);
+static pflref_status check_running_var(const pflref_model *m,
+                                       const double *w0, pflref_error *err);
+
 pflref_status pflref_spec_read_init(const json_t *root, pflref_spec *spec,
                                     pflref_error *err)
 {
@@ -220,6 +225,41 @@ pflref_status pflref_spec_read_init(const json_t *root, pflref_spec *spec,
         return pflref_error_set(err, PFLREF_ENOMEM, "init", "out of memory");
     spec->init_kind = PFLREF_INIT_ZEROS;
     json_t *v = json_object_get(root, "init");
+    pflref_status st = read_init_w0(v, spec, err);
+    /* zeros and drawn starts: BatchNorm1d's γ = 1, β = 0, r_μ = 0, r_v = 1
+     * in the BN blocks (after the P draws, so the stream is unchanged);
+     * a given w is kept, its r_v checked */
+    if (st == PFLREF_OK && spec->init_kind != PFLREF_INIT_GIVEN)
+        pflref_model_bn_reset(&spec->problem->model, spec->w0);
+    else if (st == PFLREF_OK)
+        st = check_running_var(&spec->problem->model, spec->w0, err);
+    return st;
+}
+
+/* init.w of a model with bn: r_v + ε > 0 in every entry (else the
+ * evaluation's √(r_v + ε) is not a positive number). */
+static pflref_status check_running_var(const pflref_model *m,
+                                       const double *w0, pflref_error *err)
+{
+    const int b = pflref_model_block_index(m, "bn_running_var");
+    if (b < 0)
+        return PFLREF_OK;
+    for (size_t q = 0; q < m->blocks[b].size; q++) {
+        const size_t p = m->blocks[b].offset + q;
+        if (!(w0[p] + m->bn_eps > 0.0))
+            return pflref_error_set(err, PFLREF_EINVAL, "init.w",
+                                    "init.w[%zu] = %g is bn_running_var[%zu]: "
+                                    "r_v + ε must be > 0 (ε = %g)",
+                                    p, w0[p], q, m->bn_eps);
+    }
+    return PFLREF_OK;
+}
+
+/* The "init" member v (may be NULL) into spec->w0 and spec->init_*. */
+static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
+                                  pflref_error *err)
+{
+    const size_t P = spec->problem->model.P;
     if (v == NULL)
         return PFLREF_OK;
     static const char *const keys[] = {"kind", "w", "seed", "sd", "scale",

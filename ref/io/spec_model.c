@@ -2,7 +2,10 @@
 /* ref/io/spec_model.c: reading a spec's "model" (docs/formats.md, "model").
  *
  * Keys: kind, d, k, h, loss, bias, and for the mlp only activation
- * ("relu" | "identity", default relu) and hidden_bias (default: bias).
+ * ("relu" | "identity", default relu), hidden_bias (default: bias) and
+ * batch normalisation after the hidden affine map: bn (default false),
+ * bn_eps (ε ≥ 0, default 1e-5) and bn_momentum (ρ in [0, 1], default 0.1),
+ * the last two only with bn true (torch.nn.BatchNorm1d's defaults).
  *
  *   kind       loss (default first)                   k            h
  *   quadratic  quadratic                              —            —
@@ -13,7 +16,8 @@
  *
  * The mlp's bias (b2, default true) and hidden_bias (b1) may be false; the
  * quadratic model has no bias.  Fields are read in the order of this table
- * (kind, loss, d, k, h, bias, activation, hidden_bias), so the first error
+ * (kind, loss, d, k, h, bias, activation, hidden_bias, bn, bn_eps,
+ * bn_momentum), so the first error
  * reported does not depend on the order of the keys.
  */
 #include <stdio.h>
@@ -29,6 +33,8 @@ typedef struct {
     int bias;                  /* b (b2 for the mlp)                      */
     pflref_activation act;     /* mlp: σ                                  */
     int hidden_bias;           /* mlp: b1                                 */
+    int bn;                    /* mlp: batch normalisation after W1 x + b1 */
+    double bn_eps, bn_momentum; /* its ε and ρ                            */
 } model_fields;
 
 /* The kinds and their default losses, in the order of the error message. */
@@ -177,11 +183,45 @@ static pflref_status read_bias(const json_t *v, model_fields *f,
     return PFLREF_OK;
 }
 
+/* PyTorch's BatchNorm1d defaults (eps, momentum). */
+#define BN_EPS_DEFAULT 1e-5
+#define BN_MOMENTUM_DEFAULT 0.1
+
+/* model.bn, model.bn_eps, model.bn_momentum: the mlp only; ε and ρ only
+ * with bn true (their ranges are the model's: pflref_model_add_bn). */
+static pflref_status read_bn(const json_t *v, model_fields *f,
+                             pflref_error *err)
+{
+    json_t *bn_v = json_object_get(v, "bn");
+    pflref_status st;
+    f->bn_eps = BN_EPS_DEFAULT;
+    f->bn_momentum = BN_MOMENTUM_DEFAULT;
+    if (bn_v != NULL && f->mk != PFLREF_MODEL_MLP)
+        return pflref_error_set(err, PFLREF_EINVAL, "model.bn",
+                                "model %s has no hidden layer (\"bn\" is "
+                                "for the mlp only)", f->kind);
+    if (bn_v != NULL && (st = pflref_json_bool(bn_v, "model.bn", &f->bn, err)))
+        return st;
+    const char *const keys[] = {"bn_eps", "bn_momentum"};
+    for (size_t q = 0; q < 2; q++)
+        if (!f->bn && json_object_get(v, keys[q]) != NULL)
+            return pflref_error_set(err, PFLREF_EINVAL,
+                                    q == 0 ? "model.bn_eps"
+                                           : "model.bn_momentum",
+                                    "\"%s\" needs \"bn\": true", keys[q]);
+    if ((st = pflref_json_opt_real(v, "model", "bn_eps", BN_EPS_DEFAULT,
+                                   &f->bn_eps, err)))
+        return st;
+    return pflref_json_opt_real(v, "model", "bn_momentum",
+                                BN_MOMENTUM_DEFAULT, &f->bn_momentum, err);
+}
+
 pflref_status pflref_spec_read_model(const json_t *root, pflref_model *m,
                                      pflref_error *err)
 {
     static const char *const keys[] = {"kind", "d", "k", "h", "loss", "bias",
-                                       "activation", "hidden_bias", NULL};
+                                       "activation", "hidden_bias", "bn",
+                                       "bn_eps", "bn_momentum", NULL};
     json_t *v;
     model_fields f = {.k = 1, .h = 0, .act = PFLREF_ACT_RELU};
     pflref_status st;
@@ -190,12 +230,15 @@ pflref_status pflref_spec_read_model(const json_t *root, pflref_model *m,
         (st = read_kind(v, &f, err)) || (st = read_loss(v, &f, err)))
         return st;
     f.bias = f.mk == PFLREF_MODEL_MLP;
-    if ((st = read_sizes(v, &f, err)) || (st = read_bias(v, &f, err)))
+    if ((st = read_sizes(v, &f, err)) || (st = read_bias(v, &f, err)) ||
+        (st = read_bn(v, &f, err)))
         return st;
-    if (f.mk == PFLREF_MODEL_MLP)
+    if (f.mk == PFLREF_MODEL_MLP) {
         st = pflref_model_init_mlp(m, f.loss, f.d, f.k, f.h, f.act,
                                    f.hidden_bias, f.bias, err);
-    else
+        if (st == PFLREF_OK && f.bn)
+            st = pflref_model_add_bn(m, f.bn_eps, f.bn_momentum, err);
+    } else
         st = pflref_model_init(m, f.mk, f.loss, f.d, f.k, f.h, f.bias, err);
     if (st != PFLREF_OK && err != NULL && err->where[0] != '\0') {
         char path[PFLREF_WHERE_MAX];

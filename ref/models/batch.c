@@ -12,7 +12,7 @@
  * even without a prior pflref_data_validate.
  *
  * Memory: one calloc holds every buffer of the workspace (Xb, yb, Z, RZ,
- * A, H, RH, T; shapes in models.h); the compute functions never allocate.
+ * A, H, RH, T, bn; shapes in models.h); the compute functions never allocate.
  */
 #include <math.h>
 #include <stdint.h>
@@ -55,12 +55,12 @@ static pflref_model_workspace carve(const pflref_model_workspace *sized,
 {
     double *Xb = mem, *yb = Xb + nd, *Z = yb + sized->max_batch;
     double *RZ = Z + nk, *A = RZ + nk, *H = A + nh, *RH = H + nh;
-    double *T = RH + nh;
+    double *T = RH + nh, *bn = T + nh;
     return (pflref_model_workspace){
         .kind = sized->kind, .d = sized->d, .k = sized->k, .h = sized->h,
         .max_batch = sized->max_batch,
         .Xb = Xb, .yb = yb, .Z = Z, .RZ = RZ,
-        .A = A, .H = H, .RH = RH, .T = T,
+        .A = A, .H = H, .RH = RH, .T = T, .bn = bn,
         .mem = mem,
     };
 }
@@ -90,7 +90,8 @@ pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
         return NULL;
     }
 
-    /* Sizes: Xb nb·d, yb nb, Z and RZ nb·k, A, H, RH and T nb·h each. */
+    /* Sizes: Xb nb·d, yb nb, Z and RZ nb·k, A, H, RH and T nb·h each,
+     * bn 3h. */
     size_t nd, nk, nh, total = 0;
     if (!pflref_size_mul(max_batch, m->d, &nd) ||
         !pflref_size_mul(max_batch, m->k, &nk) ||
@@ -99,6 +100,7 @@ pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
         !pflref_size_add(&total, nk) || !pflref_size_add(&total, nk) ||
         !pflref_size_add(&total, nh) || !pflref_size_add(&total, nh) ||
         !pflref_size_add(&total, nh) || !pflref_size_add(&total, nh) ||
+        m->h > SIZE_MAX / 3 || !pflref_size_add(&total, 3 * m->h) ||
         total > SIZE_MAX / sizeof(double)) {
         free(ws);
         return NULL;

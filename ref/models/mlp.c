@@ -28,27 +28,50 @@
  *      pflref_model_head_grad and pflref_model_body_grad call, so the split
  *      API agrees with pflref_model_grad bit for bit.
  *
+ * Batch normalisation (the model option bn; S. Ioffe, C. Szegedy, "Batch
+ * Normalization", ICML 2015, arXiv 1502.03167v3, Alg. 1 and §3; the layer
+ * of torch.nn.BatchNorm1d): per hidden unit q, on a = W1 x + b1,
+ *   training mode  μ_B = (1/nb) Σ_j a_j,  s²_B = (1/nb) Σ_j (a_j − μ_B)²
+ *                  (biased), s = √(s²_B + ε)  (ε inside the root)
+ *   evaluation     μ = r_μ, s = √(r_v + ε)   (the running statistics)
+ *   â_j = (a_j − μ)/s,  u_j = γ â_j + β,  φ_j = σ(u_j).
+ * Its backward in training mode goes through the batch statistics
+ * exactly (Ioffe & Szegedy §3): with G_j = ∂ℓ_j/∂u_j per sample,
+ *   ∂F/∂γ = (1/nb) Σ_j G_j â_j,   ∂F/∂β = (1/nb) Σ_j G_j,
+ *   δ_j = (γ/(nb s)) (nb G_j − Σ_c G_c − â_j Σ_c G_c â_c),
+ * then g_W1 = (1/nb) δᵀ X_b, g_b1 = (1/nb) Σ_j δ_j (= 0 up to rounding).
+ * The running statistics are buffers: gradient 0, moved only by
+ * pflref_model_bn_update (r ← (1 − ρ) r + ρ · batch statistic).  loss and
+ * grad run training mode (model.c sets ws->bn_train), evaluate and
+ * outputs evaluation mode; grad_from_output runs training mode.  The HVP
+ * and the body/head split API refuse a BN model.
+ *
  * Every layer is the dense layer of dense.c (GSL BLAS dgemm); the formula
  * stands beside each call.  Cost: O(nb·h·(d + k)) for the loss and the
  * gradient, about twice that for the HVP.  The workspace counts the body
  * passes (pflref_model_workspace_passes).
  */
+#include <math.h>
 #include <string.h>
 #include "core/args.h"
 #include "models/models.h"
 
 /* Offsets of the mlp blocks in the parameter vector: W1 (h×d) at 0, then
- * b1 (h) when hidden_bias, W2 (k×h), b2 (k) when bias.  An absent bias's
- * offset is where it would start (never read). */
+ * b1 (h) when hidden_bias, γ, β, r_μ, r_v (h each) when bn, W2 (k×h), b2
+ * (k) when bias.  An absent block's offset is where it would start (never
+ * read). */
 typedef struct {
-    size_t W1, b1, W2, b2;
+    size_t W1, b1, gamma, beta, r_mu, r_v, W2, b2;
 } mlp_layout;
 
 static mlp_layout mlp_layout_of(const pflref_model *m)
 {
-    const size_t b1 = m->h * m->d;
-    const size_t W2 = b1 + (m->hidden_bias ? m->h : 0);
-    return (mlp_layout){.W1 = 0, .b1 = b1, .W2 = W2, .b2 = W2 + m->k * m->h};
+    const size_t h = m->h, b1 = h * m->d;
+    const size_t gamma = b1 + (m->hidden_bias ? h : 0);
+    const size_t W2 = gamma + (m->bn ? 4 * h : 0);
+    return (mlp_layout){.W1 = 0, .b1 = b1, .gamma = gamma, .beta = gamma + h,
+                        .r_mu = gamma + 2 * h, .r_v = gamma + 3 * h,
+                        .W2 = W2, .b2 = W2 + m->k * h};
 }
 
 /* M := M ⊙ σ'(A) over len entries.  relu: σ'(a) = 1 for a > 0 and 0
@@ -75,18 +98,138 @@ static void act_apply(pflref_activation act, const double *A, double *Phi,
 }
 
 /* ------------------------------------------------------------------------
+ * Batch normalisation
+ * ------------------------------------------------------------------------ */
+
+/* The BN layer on A (nb × h): x̂ into ws->RH, Phi := σ(γ ⊙ x̂ + β).
+ * Training mode (ws->bn_train): μ_B, s²_B, s of the batch into ws->bn
+ * (kept for pflref_model_bn_update and the backward pass); evaluation
+ * mode: μ = r_μ, s = √(r_v + ε) of w, ws->bn untouched. */
+static void bn_forward(const pflref_model *m, const double *w, size_t nb,
+                       pflref_model_workspace *ws, const double *A,
+                       double *Phi)
+{
+    const size_t h = m->h;
+    const mlp_layout L = mlp_layout_of(m);
+    const int train = ws->bn_train;
+    double *xhat = ws->RH;
+    for (size_t q = 0; q < h; q++) {
+        double mu = w[L.r_mu + q], var = w[L.r_v + q];
+        if (train) {
+            double sum = 0.0, sq = 0.0;
+            for (size_t j = 0; j < nb; j++)
+                sum += A[j * h + q];
+            mu = sum / (double)nb;                  /* μ_B = (1/nb) Σ a_j */
+            for (size_t j = 0; j < nb; j++) {
+                const double dev = A[j * h + q] - mu;
+                sq += dev * dev;
+            }
+            var = sq / (double)nb;      /* s²_B = (1/nb) Σ (a_j − μ_B)² */
+        }
+        const double s = sqrt(var + m->bn_eps);     /* s = √(s² + ε) */
+        if (train) {
+            ws->bn[q] = mu;
+            ws->bn[h + q] = var;
+            ws->bn[2 * h + q] = s;
+        }
+        const double gamma = w[L.gamma + q], beta = w[L.beta + q];
+        for (size_t j = 0; j < nb; j++) {
+            const double xh = (A[j * h + q] - mu) / s;  /* x̂ = (a − μ)/s */
+            xhat[j * h + q] = xh;
+            Phi[j * h + q] = gamma * xh + beta;          /* u = γ x̂ + β  */
+        }
+    }
+    if (train)
+        ws->bn_nb = nb;
+    act_apply(m->activation, Phi, Phi, nb * h);          /* φ := σ(u)    */
+}
+
+/* The body entries of g through the BN layer (training mode), from the
+ * hidden signal T = ∂ℓ/∂φ (nb × h) in ws, x̂ in ws->RH and s in ws->bn:
+ *   G := T ⊙ σ'(u)  (relu: u > 0 exactly where φ > 0),
+ *   g_γ := (1/nb) Σ_j G_j x̂_j,  g_β := (1/nb) Σ_j G_j,  g_{r_μ}, g_{r_v} := 0,
+ *   δ_j := (γ/(nb s)) (nb G_j − Σ_c G_c − x̂_j Σ_c G_c x̂_c),
+ *   g_W1 := (1/nb) δᵀ X_b,  g_b1 := (1/nb) Σ_j δ_j. */
+static void bn_backward(const pflref_model *m, const double *w, size_t nb,
+                        pflref_model_workspace *ws, double *g)
+{
+    const size_t h = m->h;
+    const mlp_layout L = mlp_layout_of(m);
+    const double *xhat = ws->RH, *s = ws->bn + 2 * h;
+    double *G = ws->T;
+    act_mask(m->activation, G, ws->H, nb * h);  /* G := T ⊙ σ'(u) */
+    for (size_t q = 0; q < h; q++) {
+        double sg = 0.0, sgx = 0.0;
+        for (size_t j = 0; j < nb; j++) {
+            sg += G[j * h + q];                   /* Σ_c G_c     */
+            sgx += G[j * h + q] * xhat[j * h + q]; /* Σ_c G_c x̂_c */
+        }
+        g[L.gamma + q] = sgx / (double)nb;
+        g[L.beta + q] = sg / (double)nb;
+        g[L.r_mu + q] = 0.0;                      /* buffers: no gradient */
+        g[L.r_v + q] = 0.0;
+        const double c = w[L.gamma + q] / ((double)nb * s[q]);
+        for (size_t j = 0; j < nb; j++)
+            G[j * h + q] = c * ((double)nb * G[j * h + q] - sg -
+                                xhat[j * h + q] * sgx);
+    }
+    pflref_dense_backward(G, nb, h, ws->Xb, m->d, 1.0 / (double)nb, g + L.W1,
+                          m->hidden_bias ? g + L.b1 : NULL);
+}
+
+/* r_μ ← (1 − ρ) r_μ + ρ μ_B;  r_v ← (1 − ρ) r_v + ρ (nb/(nb − 1)) s²_B
+ * (biased: ρ s²_B), from the last training pass on ws. */
+pflref_status pflref_model_bn_update(const pflref_model *m,
+                                     const pflref_model_workspace *ws,
+                                     int biased, double *w,
+                                     pflref_error *err)
+{
+    pflref_status st;
+    if ((st = pflref_arg_nonnull(err, "m", m)) ||
+        (st = pflref_arg_nonnull(err, "ws", ws)) ||
+        (st = pflref_arg_nonnull(err, "w", w)))
+        return st;
+    if (m->kind != PFLREF_MODEL_MLP || !m->bn || ws->kind != m->kind ||
+        ws->h != m->h)
+        return pflref_error_set(err, PFLREF_EINVAL, "m",
+                                "running statistics need an mlp with bn "
+                                "and its workspace");
+    const size_t h = m->h, nb = ws->bn_nb;
+    if (nb == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "ws",
+                                "no training pass on this workspace yet: "
+                                "no batch statistics to move r_μ, r_v by");
+    if (!biased && nb < 2)
+        return pflref_error_set(err, PFLREF_EINVAL, "nb",
+                                "a batch of one sample has no unbiased "
+                                "variance nb/(nb − 1) s²_B for r_v");
+    const mlp_layout L = mlp_layout_of(m);
+    const double rho = m->bn_momentum;
+    const double f = biased ? 1.0 : (double)nb / (double)(nb - 1);
+    for (size_t q = 0; q < h; q++) {
+        w[L.r_mu + q] = (1.0 - rho) * w[L.r_mu + q] + rho * ws->bn[q];
+        w[L.r_v + q] = (1.0 - rho) * w[L.r_v + q] + rho * (f * ws->bn[h + q]);
+    }
+    return PFLREF_OK;
+}
+
+/* ------------------------------------------------------------------------
  * The layers
  * ------------------------------------------------------------------------ */
 
 /* Body forward on the gathered rows X_b (nb × d):
- *   A := X_b W1ᵀ + 1 b1ᵀ  (nb × h; without b1: X_b W1ᵀ),  Phi := σ(A). */
+ *   A := X_b W1ᵀ + 1 b1ᵀ  (nb × h; without b1: X_b W1ᵀ),  Phi := σ(A),
+ * or, with bn, Phi := σ(γ ⊙ BN(A) + β) (bn_forward, in ws's mode). */
 static void body_forward(const pflref_model *m, const double *w, size_t nb,
-                         const double *Xb, double *A, double *Phi)
+                         pflref_model_workspace *ws, double *A, double *Phi)
 {
     const mlp_layout L = mlp_layout_of(m);
     const double *b1 = m->hidden_bias ? w + L.b1 : NULL;
-    pflref_dense_forward(Xb, nb, m->d, w + L.W1, b1, m->h, A);
-    act_apply(m->activation, A, Phi, nb * m->h); /* Phi := σ(A) */
+    pflref_dense_forward(ws->Xb, nb, m->d, w + L.W1, b1, m->h, A);
+    if (m->bn)
+        bn_forward(m, w, nb, ws, A, Phi);
+    else
+        act_apply(m->activation, A, Phi, nb * m->h); /* Phi := σ(A) */
 }
 
 /* Head forward: Z := Phi W2ᵀ + 1 b2ᵀ  (nb × k; without b2: Phi W2ᵀ). */
@@ -137,7 +280,10 @@ static void body_backward(const pflref_model *m, const double *w, size_t nb,
                           pflref_model_workspace *ws, double *g)
 {
     through_head(m, nb, E, w + mlp_layout_of(m).W2, 0.0, ws->T);
-    body_backward_from(m, nb, A, ws, g);
+    if (m->bn)
+        bn_backward(m, w, nb, ws, g);
+    else
+        body_backward_from(m, nb, A, ws, g);
 }
 
 /* ------------------------------------------------------------------------
@@ -148,7 +294,7 @@ static void body_backward(const pflref_model *m, const double *w, size_t nb,
 static void forward(const pflref_model *m, const double *w, size_t nb,
                     pflref_model_workspace *ws)
 {
-    body_forward(m, w, nb, ws->Xb, ws->A, ws->H);
+    body_forward(m, w, nb, ws, ws->A, ws->H);
     ws->body_forward++;
     head_forward(m, w, nb, ws->H, ws->Z);
 }
@@ -178,8 +324,11 @@ static void grad_head(const pflref_model *m, size_t nb,
 static void backward(const pflref_model *m, const double *w, size_t nb,
                      const double *E, pflref_model_workspace *ws, double *g)
 {
-    /* the body forward at w, then the head and body backward on E */
-    body_forward(m, w, nb, ws->Xb, ws->A, ws->H);
+    /* the body forward at w (BN in training mode), then the head and
+     * body backward on E */
+    ws->bn_train = 1;
+    body_forward(m, w, nb, ws, ws->A, ws->H);
+    ws->bn_train = 0;
     ws->body_forward++;
     head_backward(m, nb, ws->H, E, g);
     body_backward(m, w, nb, ws->A, E, ws, g);
@@ -264,6 +413,10 @@ static pflref_status check_mlp_batch(const pflref_model *m, const double *w,
                                 "model %s has no body and head (mlp only)",
                                 kname != NULL ? kname : "(unknown)");
     }
+    if (m->bn)  /* the body's output depends on the whole batch */
+        return pflref_error_set(NULL, PFLREF_EINVAL, "m",
+                                "the body/head split API does not take an "
+                                "mlp with batch normalisation");
     return pflref_batch_check(m, w, D, idx, nb, ws, nb_out);
 }
 
@@ -284,7 +437,7 @@ pflref_status pflref_model_features(const pflref_model *m, const double *w,
         (st = pflref_arg_nonnull(NULL, "Phi", Phi)))
         return st;
     pflref_batch_gather_rows(m, D, idx, 0, n_b, ws);
-    body_forward(m, w, n_b, ws->Xb, A, Phi);
+    body_forward(m, w, n_b, ws, A, Phi);
     ws->body_forward++;
     return PFLREF_OK;
 }

@@ -17,7 +17,8 @@
  *   linear     ŷ = xᵀw + b;  squared ℓ = (ŷ − y)²,  half_squared ℓ = ½(ŷ − y)²
  *   softmax    z = W x + b;  ℓ = logsumexp(z) − z_y
  *   mlp        a = W1 x + b1, φ = σ(a), z = W2 φ + b2  (σ = relu or identity;
- *              b1, b2 each optional);  cross_entropy ℓ = logsumexp(z) − z_y
+ *              b1, b2 each optional; with bn, φ = σ(γ ⊙ BN(a) + β),
+ *              mlp.c);  cross_entropy ℓ = logsumexp(z) − z_y
  *              (k ≥ 2), or squared / half_squared on z = ŷ ∈ ℝ (k = 1)
  *
  * and the parts they share (models.h lists the files): the workspace and
@@ -66,6 +67,7 @@
  * Memory: every temporary lives in the workspace; compute functions never
  * allocate and keep no static state.
  */
+#include <float.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -189,6 +191,18 @@ static pflref_status check_description(const pflref_model *c,
         return pflref_error_set(err, PFLREF_EINVAL, "hidden_bias",
                                 "hidden_bias = %d: must be 0 or 1",
                                 c->hidden_bias);
+    if (c->bn != 0 && (!mlp || c->bn != 1))
+        return pflref_error_set(err, PFLREF_EINVAL, "bn",
+                                "bn = %d: batch normalisation is an mlp "
+                                "option, 0 or 1", c->bn);
+    if (c->bn && !(c->bn_eps >= 0.0 && c->bn_eps <= DBL_MAX))
+        return pflref_error_set(err, PFLREF_EINVAL, "bn_eps",
+                                "bn_eps = %g: ε must be finite and >= 0",
+                                c->bn_eps);
+    if (c->bn && !(c->bn_momentum >= 0.0 && c->bn_momentum <= 1.0))
+        return pflref_error_set(err, PFLREF_EINVAL, "bn_momentum",
+                                "bn_momentum = %g: ρ must lie in [0, 1]",
+                                c->bn_momentum);
     return PFLREF_OK;
 }
 
@@ -209,9 +223,12 @@ static int count_params(const pflref_model *c, size_t *P)
     case PFLREF_MODEL_SOFTMAX:   /* W (k×d), b (k) */
         return pflref_size_mul(k, d, P) &&
                (c->bias == 0 || pflref_size_add(P, k));
-    case PFLREF_MODEL_MLP:       /* W1 (h×d), [b1 (h)], W2 (k×h), [b2 (k)] */
+    case PFLREF_MODEL_MLP:       /* W1 (h×d), [b1 (h)], [γ, β, r_μ, r_v
+                                    (h each)], W2 (k×h), [b2 (k)] */
         return pflref_size_mul(h, d, P) &&
                (c->hidden_bias == 0 || pflref_size_add(P, h)) &&
+               (c->bn == 0 ||
+                (h <= SIZE_MAX / 4 && pflref_size_add(P, 4 * h))) &&
                pflref_size_mul(k, h, &t) && pflref_size_add(P, t) &&
                (c->bias == 0 || pflref_size_add(P, k));
     }
@@ -230,6 +247,20 @@ static void add_block(pflref_model *m, const char *name, size_t rows,
         .name = name, .offset = offset, .size = rows * cols, .rows = rows,
         .cols = cols, .is_input = is_input, .is_head = is_head,
     };
+}
+
+/* The BN layer's blocks, in BatchNorm1d's state_dict order: weight γ,
+ * bias β (parameters), running_mean r_μ, running_var r_v (buffers; its
+ * num_batches_tracked is not kept: with ρ given it is never read). */
+static void add_bn_blocks(pflref_model *m)
+{
+    static const char *const names[] = {"bn_gamma", "bn_beta",
+                                        "bn_running_mean", "bn_running_var"};
+    for (size_t q = 0; q < 4; q++) {
+        add_block(m, names[q], m->h, 1, 0, 0);
+        m->blocks[m->nblocks - 1].is_bn = 1;
+        m->blocks[m->nblocks - 1].is_buffer = q >= 2;
+    }
 }
 
 /* m's blocks in state_dict order (pflref/model.h). */
@@ -254,6 +285,8 @@ static void add_blocks(pflref_model *m)
         add_block(m, "W1", h, d, 1, 0);
         if (m->hidden_bias)
             add_block(m, "b1", h, 1, 1, 0);
+        if (m->bn)
+            add_bn_blocks(m);
         add_block(m, "W2", k, h, 0, 1);
         if (m->bias)
             add_block(m, "b2", k, 1, 0, 1);
@@ -301,6 +334,9 @@ static pflref_status describe(pflref_model *m, const pflref_model *given,
         .bias = given->bias,
         .hidden_bias = mlp ? given->hidden_bias : 0,
         .activation = mlp ? given->activation : PFLREF_ACT_RELU,
+        .bn = given->bn,
+        .bn_eps = given->bn ? given->bn_eps : 0.0,
+        .bn_momentum = given->bn ? given->bn_momentum : 0.0,
     };
     const char *kname = pflref_model_kind_name(kind);
     if (!count_params(&c, &c.P) || c.P > SIZE_MAX / sizeof(double))
@@ -357,6 +393,44 @@ pflref_status pflref_model_init_mlp(pflref_model *m, pflref_loss loss,
         .activation = act, .hidden_bias = hidden_bias, .bias = output_bias,
     };
     return describe(m, &given, err);
+}
+
+/* Batch normalisation after W1 x + b1 of the mlp m (see describe). */
+pflref_status pflref_model_add_bn(pflref_model *m, double eps,
+                                  double momentum, pflref_error *err)
+{
+    pflref_status st = pflref_arg_nonnull(err, "m", m);
+    if (st != PFLREF_OK)
+        return st;
+    if (m->kind != PFLREF_MODEL_MLP || m->bn)
+        return pflref_error_set(err, PFLREF_EINVAL, "m",
+                                "batch normalisation needs an mlp without "
+                                "it (model %s%s)",
+                                pflref_model_kind_name(m->kind) != NULL
+                                    ? pflref_model_kind_name(m->kind)
+                                    : "(unknown)",
+                                m->bn ? ", bn already on" : "");
+    pflref_model given = *m;
+    given.bn = 1;
+    given.bn_eps = eps;
+    given.bn_momentum = momentum;
+    given.nblocks = 0;
+    return describe(m, &given, err);
+}
+
+/* γ := 1, β := 0, r_μ := 0, r_v := 1 (torch.nn.BatchNorm1d's start). */
+void pflref_model_bn_reset(const pflref_model *m, double *w)
+{
+    if (m == NULL || w == NULL || !m->bn)
+        return;
+    for (size_t b = 0; b < m->nblocks; b++) {
+        const pflref_block *B = &m->blocks[b];
+        const int one = strcmp(B->name, "bn_gamma") == 0 ||
+                        strcmp(B->name, "bn_running_var") == 0;
+        if (B->is_bn)
+            for (size_t q = 0; q < B->size; q++)
+                w[B->offset + q] = one ? 1.0 : 0.0;
+    }
 }
 
 int pflref_model_is_regression(const pflref_model *m)
@@ -422,7 +496,9 @@ static pflref_status batch_loss(const pflref_model *m, const double *w,
     pflref_status st = pflref_batch_gather(m, D, idx, 0, nb, ws);
     if (st != PFLREF_OK)
         return st;
+    ws->bn_train = 1;  /* a training pass: BN on the batch statistics */
     pflref_model_ops_of(m)->forward(m, w, nb, ws);
+    ws->bn_train = 0;
     double sum = 0.0;
     pflref_loss_terms(m, nb, ws, &sum);
     *F = sum / (double)nb;              /* (1/nb) Σ_j ℓ_j */
@@ -529,6 +605,10 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
         (st = pflref_arg_nonnull(NULL, "v", v)) ||
         (st = pflref_arg_nonnull(NULL, "Hv", Hv)))
         return st;
+    if (m->bn)  /* the R-operator through the batch statistics: not here */
+        return pflref_error_set(NULL, PFLREF_EINVAL, "m",
+                                "the Hessian-vector product of an mlp with "
+                                "batch normalisation is not implemented");
 
     if (m->kind == PFLREF_MODEL_QUADRATIC) {
         pflref_quadratic_hvp(m, D, v, Hv);

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/algorithms/fedbn.c: FedBN, Algorithm 1 of
+ *   X. Li, M. Jiang, X. Zhang, M. Kamp, Q. Dou, "FedBN: Federated Learning
+ *   on Non-IID Features via Local Batch Normalization", ICLR 2021,
+ *   arXiv 2102.07623v2; the authors' code med-air/FedBN @ 2fa38ad
+ *   (federated/fed_digits.py), read through shared/spec
+ *   notes-fedbn-fedfomo.md §1 (docs/algorithms/fedbn.md).
+ *
+ * FedAvg in which every batch-normalisation block (γ, β and the running
+ * statistics r_μ, r_v) never leaves the client.  The box counts local SGD
+ * steps t and averages every E steps; here one round is one averaging
+ * (E = the round's scheduled batches of the client):
+ *
+ *   l. 1   for t = 1, …, T (the rounds; all clients by default)
+ *   l. 2     each client k, from (w^(non-BN) of the server, its own BN):
+ *              w_{t+1,k} ← w_{t,k} − η ∇ℓ_k(w_{t,k}; batch)   per batch,
+ *              BN in training mode (batch statistics, ref/models/mlp.c),
+ *              r_μ ← (1 − ρ) r_μ + ρ μ_B, r_v ← (1 − ρ) r_v + ρ ŝ²_B
+ *              after each batch's forward pass (PyTorch's BatchNorm1d)
+ *   l. 3     if t mod E = 0 (every round here):
+ *   l. 4       every non-BN layer l: w^(l) ← Σ_k c_k w_{t+1,k}^(l)  (c_k = 1/m)
+ *   l. 5       BN layers are not touched: client k keeps γ_k, β_k, r_μ,k, r_v,k
+ *   evaluation: client k's own model (the shared layers and its own BN) in
+ *   evaluation mode, on r_μ,k and r_v,k (fed_digits.py:143-161).
+ *
+ * Symbols:  w (non-BN entries) ↔ s->w   client k's model ↔ s->v + k·P
+ *           the round's iterate θ ↔ ws->theta   η ↔ hyper->eta
+ *           ρ, ε ↔ model.bn_momentum, model.bn_eps   c_k ↔ c
+ *           the BN entries ↔ ws->bn_mask (1 on bn_gamma, bn_beta,
+ *           bn_running_mean, bn_running_var)
+ *
+ * Switches (the paper first; notes §1.5):
+ *   fedbn.weights      uniform 1/m (box l. 4; fed_digits.py:247) |
+ *                      samples n_k/Σ n_j (PFLlib, the Flower baseline)
+ *   fedbn.bn           local (FedBN) | shared: the BN blocks and running
+ *                      statistics are averaged too, the FedAvg baseline
+ *                      (fed_digits.py:176-188, --mode fedavg)
+ *   fedbn.running_var  unbiased ŝ²_B = nb/(nb − 1) s²_B (PyTorch) | biased
+ * The notes' local_unit (steps | epochs) is the schedule's: a round's
+ * batch list is E steps or whole epochs, as the spec generates it.
+ *
+ * State: s->w holds the averaged non-BN entries (its BN entries stay w⁰'s:
+ * the server's BN is never used, fed_digits.py:167-175); s->v + k·P holds
+ * client k's whole model, its non-BN entries set to w after every round,
+ * so `personalized` evaluates exactly what the code evaluates.  With
+ * fedbn.bn = shared every v_k is w.
+ *
+ * Determinism: clients train and are summed in ascending id; the running
+ * statistics move after each batch's gradient, in batch order.
+ * Cost per round: Σ_k (local steps × one gradient) + O(N·P).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "algorithms/algorithms.h"
+#include "core/vec.h"
+#include "engine/work.h"
+
+static const char *const CLIENT_LINE =
+    "Alg. 1 l. 2: w_{t+1,k} ← w_{t,k} − η ∇ℓ_k(w_{t,k}); "
+    "r ← (1 − ρ) r + ρ (μ_B, ŝ²_B)";
+static const char *const SERVER_LINE[2][2] = {
+    {"Alg. 1 l. 4-5: w^(l) ← (1/m) Σ_k w_{t+1,k}^(l), l not BN",
+     "w^(l) ← Σ_k (n_k/Σ n_j) w_{t+1,k}^(l), l not BN"},
+    {"FedAvg baseline: w ← (1/m) Σ_k w_{t+1,k}, BN included",
+     "FedAvg baseline: w ← Σ_k (n_k/Σ n_j) w_{t+1,k}, BN included"}};
+
+/* FedBN's workspace. */
+typedef struct {
+    pflref_work list;          /* the allocations (ref/engine/work.h)      */
+    double *w_t;               /* P: the server model at the round's start */
+    double *theta;             /* P: client k's iterate w_{t,k}            */
+    double *g;                 /* P: a batch gradient                      */
+    unsigned char *bn_mask;    /* P: 1 on the BN entries                   */
+    unsigned char *non_bn;     /* P: 1 − bn_mask                           */
+} fedbn_work;
+
+static void *fedbn_work_alloc(const pflref_problem *problem,
+                              const pflref_hyper *hyper)
+{
+    (void)hyper;
+    const pflref_model *m = &problem->model;
+    const size_t P = m->P;
+    fedbn_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return NULL;
+    ws->w_t = pflref_work_doubles(&ws->list, P, 1);
+    ws->theta = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->bn_mask = pflref_work_flags(&ws->list, P);
+    ws->non_bn = pflref_work_flags(&ws->list, P);
+    if (ws->bn_mask != NULL && ws->non_bn != NULL)
+        for (size_t b = 0; b < m->nblocks; b++)
+            for (size_t p = m->blocks[b].offset;
+                 p < m->blocks[b].offset + m->blocks[b].size; p++) {
+                ws->bn_mask[p] = (unsigned char)m->blocks[b].is_bn;
+                ws->non_bn[p] = (unsigned char)!m->blocks[b].is_bn;
+            }
+    return pflref_work_ready(ws);
+}
+
+/* A batch must hold two samples for the unbiased running variance
+ * nb/(nb − 1) s²_B (PyTorch refuses a training batch of one too). */
+static pflref_status batch_of_two(const void *ctx, size_t client,
+                                  const size_t *idx, size_t nb,
+                                  pflref_error *err)
+{
+    (void)ctx;
+    (void)client;
+    (void)idx;
+    if (nb < 2)
+        return pflref_error_set(err, PFLREF_EINVAL, NULL,
+                                "a batch of %zu sample: FedBN's unbiased "
+                                "running variance nb/(nb − 1) s²_B needs "
+                                "nb >= 2 (fedbn.running_var = biased "
+                                "takes it)", nb);
+    return PFLREF_OK;
+}
+
+/* The model must be an mlp with bn (model.bn = true); batches of one are
+ * refused under the unbiased running variance. */
+static pflref_status fedbn_check(const pflref_problem *problem,
+                                 const pflref_hyper *hyper,
+                                 const pflref_schedule *schedule,
+                                 const unsigned char *mask, pflref_error *err)
+{
+    (void)mask;
+    if (!problem->model.bn)
+        return pflref_error_set(err, PFLREF_EINVAL, "model.bn",
+                                "fedbn needs an mlp with batch "
+                                "normalisation (\"bn\": true)");
+    if (hyper->fedbn.running_var == PFLREF_FEDBN_RUNNING_VAR_UNBIASED)
+        return pflref_schedule_walk(schedule, NULL, batch_of_two, NULL, err);
+    return PFLREF_OK;
+}
+
+/* Alg. 1 l. 2 for client k: its batches, each a gradient step on the
+ * parameters and a momentum step of the running statistics. */
+static pflref_status client_update(pflref_state *s, size_t k,
+                                   const pflref_batches *b, fedbn_work *ws,
+                                   const pflref_trace *trace,
+                                   pflref_error *err)
+{
+    const pflref_model *m = &s->problem->model;
+    const double eta = s->hyper->eta;
+    const int biased =
+        s->hyper->fedbn.running_var == PFLREF_FEDBN_RUNNING_VAR_BIASED;
+    for (size_t q = 0; q < b->nsteps; q++) {
+        /* ∇ℓ_k(w_{t,k}; batch q), BN on the batch statistics */
+        pflref_status st = pflref_batch_grad(m, ws->theta,
+                                             &s->problem->clients[k].train,
+                                             b, q, s->ws, ws->g, (long)s->t,
+                                             (long)k, err);
+        if (st != PFLREF_OK)
+            return st;
+        /* r_μ ← (1 − ρ) r_μ + ρ μ_B,  r_v ← (1 − ρ) r_v + ρ ŝ²_B */
+        if ((st = pflref_model_bn_update(m, s->ws, biased, ws->theta, err)))
+            return st;
+        /* w_{t+1,k} ← w_{t,k} − η ∇ℓ_k (the gradient is 0 on r_μ, r_v) */
+        if (!pflref_blocks_step(m, NULL, eta, ws->g, ws->theta))
+            return pflref_error_diverge(err, (long)s->t, (long)k,
+                                        (long)(q + 1), "v");
+        pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t,
+                          (long)k, (long)(q + 1), "v", ws->theta, s->P,
+                          CLIENT_LINE);
+    }
+    return PFLREF_OK;
+}
+
+static pflref_status fedbn_round(pflref_state *s,
+                                 const pflref_round_plan *plan,
+                                 const pflref_trace *trace, pflref_error *err)
+{
+    fedbn_work *ws = s->extra;
+    const pflref_problem *pr = s->problem;
+    const int weights = s->hyper->fedbn.weights;      /* c_k's rule     */
+    const int local = s->hyper->fedbn.bn == PFLREF_FEDBN_BN_LOCAL;
+    const size_t P = s->P;
+
+    pflref_round_begin(s, ws->w_t, trace);
+    const double m_t = pflref_train_n(pr, plan->clients, plan->m);
+    for (size_t j = 0; j < plan->m; j++) {
+        const size_t k = plan->clients[j];
+        double *v_k = s->v + k * P;
+        /* l. 2's start: the server's non-BN layers, the client's own BN
+         * (shared: the server's whole model) */
+        if (local)
+            pflref_compose(ws->non_bn, ws->w_t, v_k, ws->theta, P);
+        else
+            memcpy(ws->theta, ws->w_t, P * sizeof(double));
+        pflref_client_begin(s, k, "v", ws->theta, NULL, trace);
+        pflref_status st = client_update(s, k, &plan->batches[j], ws, trace,
+                                         err);
+        if (st != PFLREF_OK)
+            return st;
+        pflref_client_end(s, k, "v", ws->theta, trace);
+        pflref_compose(ws->bn_mask, ws->theta, v_k, v_k, P); /* keep BN */
+        /* l. 4: c_k = 1/m (box) or n_k/Σ n_j */
+        const double c = weights == PFLREF_FEDBN_WEIGHTS_SAMPLES
+                             ? (double)pr->clients[k].train.n / m_t
+                             : 1.0 / (double)plan->m;
+        pflref_accumulate(s->accum, c, ws->theta, P);
+    }
+    /* l. 5: the server's BN entries are not touched (local) */
+    if (local)
+        pflref_compose(ws->non_bn, s->accum, ws->w_t, s->accum, P);
+    pflref_status st =
+        pflref_round_end(s, SERVER_LINE[!local][weights], trace, err);
+    if (st != PFLREF_OK)
+        return st;
+    /* every client's non-BN layers := w (shared: its whole model := w) */
+    for (size_t i = 0; i < s->N; i++) {
+        double *v_i = s->v + i * P;
+        if (local)
+            pflref_compose(ws->non_bn, s->w, v_i, v_i, P);
+        else
+            memcpy(v_i, s->w, P * sizeof(double));
+    }
+    return PFLREF_OK;
+}
+
+const pflref_algorithm pflref_fedbn = {
+    .name = "fedbn",
+    .title = "FedBN (Li et al., ICLR 2021, Alg. 1)",
+    .has_global = 1,
+    .has_personal = 1,
+    .personal_name = "v",
+    .n_eval = 1,
+    .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},
+    .check = fedbn_check,
+    .work_alloc = fedbn_work_alloc,
+    .work_free = pflref_work_free,
+    .round = fedbn_round,
+};
