@@ -24,6 +24,9 @@
 #   bench     PyTorch (CPU, the fp64 contender), gnuplot (the plot),
 #             linux-perf (profiles), GNU time (peak RSS): make bench
 #             (with core)
+#   plot      gnuplot (no X): pflref plot, make demo's figure (with core)
+#   site      gnuplot and Debian's chromium (headless): make site, make
+#             check-site (with core)
 #
 # Every target of the Makefile that runs a tool calls this script first with
 # its groups.  Only missing packages are installed; when everything is
@@ -44,6 +47,8 @@ PROOFS="gcc make frama-c-base why3 z3 cvc4 coq libcoq-mathcomp-ssreflect \
 libcoq-coquelicot"
 TORCH="python3-torch python3-pytest"
 BENCH="python3-torch gnuplot-nox linux-perf time"
+PLOT="gnuplot-nox"
+SITE="gnuplot-nox chromium fonts-dejavu-core"
 
 [ $# -eq 0 ] && set -- core
 want=""
@@ -58,8 +63,10 @@ for group in "$@"; do
         proofs) want="$want $PROOFS" ;;
         torch) want="$want $TORCH" ;;
         bench) want="$want $BENCH" ;;
+        plot) want="$want $PLOT" ;;
+        site) want="$want $SITE" ;;
         *) echo "deps.sh: unknown group '$group' (known: core, lint," \
-                "coverage, asan, valgrind, fuzz, proofs, torch, bench)" >&2
+                "coverage, asan, valgrind, fuzz, proofs, torch, bench, plot, site)" >&2
            exit 2 ;;
     esac
 done

@@ -8,6 +8,8 @@
  *   cli/report.c  check's report: text and pflref-check-report/1
  *   cli/pflref.c  main, run, table, list
  *   cli/freeze.c  pflref freeze
+ *   cli/plot.c    pflref plot (gnuplot figures)
+ *   cli/progress.c the progress line on a terminal
  */
 #ifndef PFLREF_CLI_H
 #define PFLREF_CLI_H
@@ -44,6 +46,9 @@ int cli_output_is_input(const char *out_path, const char *what,
 
 /* pflref freeze SPEC -o VECTOR [options] (cli/freeze.c). */
 int cli_freeze(int argc, char **argv);
+
+/* pflref plot clients|sweep|check ... -o FIG (cli/plot.c). */
+int cli_plot(int argc, char **argv);
 
 /* pflref verify PATH... and pflref check EXPECTED CANDIDATE [options]
  * (cli/check.c). */

@@ -395,6 +395,8 @@ int main(int argc, char **argv)
         return cli_freeze(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0)
         return cli_check(argc - 2, argv + 2);
+    if (strcmp(cmd, "plot") == 0)
+        return cli_plot(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0)
         return argc == 2 ? cmd_list() : cli_usage_error("list takes no arguments",
                                                      NULL);
