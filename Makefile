@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # pflref: build, test and demo entry points.
 #
-#   make demo            the seed 000 experiment (Output 14.7.1) end to end
+#   make demo            the seed 000 experiment (Output 14.7.1) end to end,
+#                        and its figure (build/demo-clients.svg, pflref plot)
 #   make check           every test (Check), golden verify and lint, schema
 #                        checks, the detection catalogue, the BLAS linkage,
 #                        the public headers alone as C and C++, the
@@ -214,6 +215,12 @@ demo: deps
 	@$(abspath $(B))/rel/pflref table --metric test_mse \
 	    global=$(B)/demo-ft.json:global local=$(B)/demo-local.json:local \
 	    personalized=$(B)/demo-ft.json:personalized
+	@./deps.sh plot
+	@$(abspath $(B))/rel/pflref plot clients -o $(B)/demo-clients.svg \
+	    global=$(B)/demo-ft.json:global local=$(B)/demo-local.json:local \
+	    personalized=$(B)/demo-ft.json:personalized
+	@echo "seed 000's figure (every client under each model; mean, worst and worst decile marked):" \
+	    "$(abspath $(B))/demo-clients.svg"
 	@$(abspath $(B))/rel/pflref verify golden | tail -n 1
 
 check: deps

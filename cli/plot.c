@@ -7,6 +7,9 @@
  *       worst client and the worst decile's edge marked and labelled
  *   pflref plot sweep [--metric M] [--title T] -o FIG RESULT
  *       interp's α sweep: each client's metric against α_j, α_i marked
+ *   pflref plot curves [--metric M] [--title T] -o FIG [LABEL=]SPEC ...
+ *       the global model's metric per round, mean and worst client, one
+ *       pair of curves per spec (cli/plot_curves.c)
  *   pflref plot check [--title T] -o FIG REPORT
  *       a pflref-check-report/1 (check --json): correct digits (the
  *       smallest LRE) of each quantity name of each vector compared
@@ -33,31 +36,11 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "cli.h"
-
-#define PLOT_MAX_COLUMNS 16
-
-/* The options every kind of plot takes. */
-typedef struct {
-    const char *out;       /* -o: FIG.svg or FIG.png                    */
-    const char *metric;    /* --metric                                  */
-    const char *title;     /* --title, or NULL for the kind's own title */
-    int png;               /* 1 for .png                                */
-    const char *args[PLOT_MAX_COLUMNS];
-    size_t nargs;
-} plot_opts;
+#include "plot.h"
 
 /* ---- a growing text buffer --------------------------------------------- */
 
-typedef struct {
-    char *s;
-    size_t n, cap;
-    int failed;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
+void sb_printf(sbuf *b, const char *fmt, ...)
 {
     va_list ap;
     for (;;) {
@@ -86,14 +69,17 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
     }
 }
 
-/* A string as a gnuplot double-quoted literal (the terminals are
- * noenhanced, so '_' and '^' print as themselves). */
-static void sb_quoted(sbuf *b, const char *s)
+/* A string as a gnuplot double-quoted literal, its enhanced-text markup
+ * ('@', '&', '^', '_', '{', '}') escaped so it prints as itself (and SVG
+ * titles of plot elements, which test_plot.c reads, keep it). */
+void sb_quoted(sbuf *b, const char *s)
 {
     sb_printf(b, "\"");
     for (; *s != '\0'; s++) {
         if (*s == '"' || *s == '\\')
             sb_printf(b, "\\%c", *s);
+        else if (strchr("@&^_{}", *s) != NULL)
+            sb_printf(b, "\\\\%c", *s);
         else if ((unsigned char)*s >= 0x20)
             sb_printf(b, "%c", *s);
     }
@@ -103,13 +89,13 @@ static void sb_quoted(sbuf *b, const char *s)
 /* ---- running gnuplot ----------------------------------------------------- */
 
 /* The terminal line of a figure. */
-static void sb_terminal(sbuf *b, int png, int width, int height)
+void sb_terminal(sbuf *b, int png, int width, int height)
 {
     if (png)
-        sb_printf(b, "set terminal pngcairo size %d,%d font \"DejaVu Sans,10\" noenhanced\n",
+        sb_printf(b, "set terminal pngcairo size %d,%d font \"DejaVu Sans,10\"\n",
                   width, height);
     else
-        sb_printf(b, "set terminal svg size %d,%d dynamic font \"DejaVu Sans,11\" noenhanced\n",
+        sb_printf(b, "set terminal svg size %d,%d dynamic font \"DejaVu Sans,11\"\n",
                   width, height);
     sb_printf(b, "set output\nset encoding utf8\n"
                  "set offsets 0, 0, graph 0.05, graph 0.05\n");
@@ -157,7 +143,7 @@ static int run_gnuplot(const char *script, size_t len, int fd)
 
 /* Render the script into o->out through a temporary file beside it;
  * returns an exit code (nothing is left behind on failure). */
-static int render(const plot_opts *o, sbuf *script)
+int plot_render(const plot_opts *o, sbuf *script)
 {
     if (script->failed) {
         fprintf(stderr, "pflref: plot: out of memory\n");
@@ -265,6 +251,16 @@ static int read_column(columns *c, const char *head, const char *path,
     }
     if (st != PFLREF_OK)
         return cli_fail(&err, path);
+    size_t w = 0;
+    while (w < n && vals[w] != c->sums[c->ncol].worst)
+        w++;
+    if (w == n) {
+        fprintf(stderr, "pflref: %s: metrics.%s.summary.%s.worst: %.17g is "
+                        "no client's value in metrics.%s.per_client.%s\n",
+                path, label, metric, c->sums[c->ncol].worst, label, metric);
+        free(vals);
+        return EXIT_USAGE;
+    }
     if (c->ncol > 0 && n != c->N) {
         fprintf(stderr, "pflref: %s: metrics.%s.per_client.%s: %zu clients, "
                         "the first column has %zu\n", path, label, metric, n,
@@ -404,7 +400,7 @@ static int plot_clients(const plot_opts *o)
     if (rc == EXIT_OK) {
         sbuf b = {NULL, 0, 0, 0};
         clients_script(&b, o, &c);
-        rc = render(o, &b);
+        rc = plot_render(o, &b);
         free(b.s);
     }
     for (size_t k = 0; k < c.ncol; k++)
@@ -505,7 +501,9 @@ static int sweep_script(sbuf *b, const plot_opts *o, const json_t *root,
         sb_printf(b, "$client%zu using 1:2 with linespoints pt 7 ps 0.5 "
                      "lw 1.5 title \"client %zu\", ", i, i);
     sb_printf(b, "$chosen using 1:2 with points pt 6 ps 2.2 lw 2 lc rgb "
-                 "\"black\" title \"chosen α_i\"\n");
+                 "\"black\" title ");
+    sb_quoted(b, "chosen α_i");
+    sb_printf(b, "\n");
     return EXIT_OK;
 }
 
@@ -522,7 +520,7 @@ static int plot_sweep(const plot_opts *o)
     if (rc == EXIT_OK)
         rc = sweep_script(&b, o, root, o->args[0]);
     if (rc == EXIT_OK)
-        rc = render(o, &b);
+        rc = plot_render(o, &b);
     free(b.s);
     json_decref(root);
     return rc;
@@ -551,9 +549,10 @@ static long check_vector(sbuf *b, const json_t *v, size_t k, const char *path)
                     path, k, q);
             return -1;
         }
-        sb_printf(b, "%zu %.17g ", q, json_number_value(lre));
-        sb_quoted(b, name);
-        sb_printf(b, "\n");
+        sb_printf(b, "%zu %.17g \"", q, json_number_value(lre));
+        for (const char *c = name; *c != '\0'; c++)
+            sb_printf(b, "%c", *c == '"' || (unsigned char)*c < 0x20 ? '\'' : *c);
+        sb_printf(b, "\"\n");
     }
     return (long)json_array_size(byq);
 }
@@ -575,7 +574,7 @@ static int check_script(sbuf *b, const plot_opts *o, const json_t *root,
         sb_printf(b, "\"correct digits (smallest LRE) per quantity\"");
     sb_printf(b, "\nset ylabel \"correct digits\"\nset yrange [0:16.5]\n"
                  "set key outside right\nset grid ytics lc rgb \"#dddddd\"\n"
-                 "set xtics rotate by -30\nset offsets 0.5,0.5,0,0\n"
+                 "set xtics rotate by -30 noenhanced\nset offsets 0.5,0.5,0,0\n"
                  "set arrow from graph 0,first 15.95 to graph 1,first 15.95 "
                  "nohead dt 2 lc rgb \"#888888\"\n");
     size_t k;
@@ -611,7 +610,7 @@ static int plot_check(const plot_opts *o)
     if (rc == EXIT_OK)
         rc = check_script(&b, o, root, o->args[0]);
     if (rc == EXIT_OK)
-        rc = render(o, &b);
+        rc = plot_render(o, &b);
     free(b.s);
     json_decref(root);
     return rc;
@@ -656,7 +655,8 @@ static int parse_opts(int argc, char **argv, plot_opts *o)
 int cli_plot(int argc, char **argv)
 {
     if (argc < 1)
-        return cli_usage_error("plot needs a kind: clients, sweep or check",
+        return cli_usage_error("plot needs a kind: clients, sweep, curves or "
+                               "check",
                                NULL);
     plot_opts o;
     memset(&o, 0, sizeof o);
@@ -670,6 +670,9 @@ int cli_plot(int argc, char **argv)
         return plot_sweep(&o);
     if (strcmp(argv[0], "check") == 0)
         return plot_check(&o);
-    return cli_usage_error("unknown kind of plot (clients, sweep, check)",
+    if (strcmp(argv[0], "curves") == 0)
+        return plot_curves(&o);
+    return cli_usage_error("unknown kind of plot (clients, sweep, curves, "
+                           "check)",
                            argv[0]);
 }

@@ -28,7 +28,7 @@ int main(void)
         badinput_suite, reliability_suite, api_suite,
         hostile_suite,  tamper_suite,   bindings_suite,
         freeze_suite,   version_suite,  npy_suite,
-        memory_suite,   headonly_suite,
+        memory_suite,   headonly_suite, plot_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

@@ -41,5 +41,6 @@ Suite *version_suite(void);
 Suite *npy_suite(void);
 Suite *memory_suite(void);
 Suite *headonly_suite(void);
+Suite *plot_suite(void);
 
 #endif
