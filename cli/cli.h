@@ -55,6 +55,33 @@ int cli_plot(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 int cli_check(int argc, char **argv);
 
+/* ---- cli/progress.c ----------------------------------------------------- */
+
+/* The progress line on standard error (only when it is a terminal). */
+typedef struct {
+    int on;                     /* a terminal, and not --quiet          */
+    int drawn;                  /* a line is on the screen              */
+    const char *what;           /* the command: "run", "verify", "check" */
+    const char *unit;           /* NULL: rounds; else "file"            */
+    long total;                 /* T rounds, or n items; 0: unknown     */
+    long round;                 /* current round, or item index         */
+    long clients;               /* clients done in the current round    */
+    double start, last;         /* seconds: started, last drawn         */
+} cli_progress;
+
+/* Remove --quiet (and -q) from argv; 1 when one was there. */
+int cli_progress_take_quiet(int *argc, char **argv);
+void cli_progress_start(cli_progress *p, const char *what, long total,
+                        int quiet);
+/* A trace sink (ctx: the cli_progress): counts rounds and clients. */
+void cli_progress_emit(void *ctx, const pflref_event *ev);
+/* Item k (from 0) of n is starting. */
+void cli_progress_item(cli_progress *p, const char *unit, size_t k, size_t n);
+/* Erase the line. */
+void cli_progress_end(cli_progress *p);
+/* The rounds a spec (or a golden vector's spec) schedules; 0 unknown. */
+long cli_progress_rounds(const char *text, size_t len);
+
 /* ---- cli/options.c ------------------------------------------------------ */
 
 #define CLI_MAX_PATTERNS 32

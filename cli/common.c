@@ -9,9 +9,9 @@
 #include "cli.h"
 
 const char CLI_USAGE[] =
-    "usage: pflref run SPEC [-o RESULT] [--trace]\n"
+    "usage: pflref run SPEC [-o RESULT] [--trace] [--quiet]\n"
     "       pflref table [--metric NAME] COLUMN=RESULT:LABEL ...\n"
-    "       pflref verify PATH...\n"
+    "       pflref verify [--quiet] PATH...\n"
     "       pflref check EXPECTED CANDIDATE [--resync] [--partial]\n"
     "                    [--partial-min N|FRACTION] [--json]\n"
     "                    [--include PAT]... [--exclude PAT]...\n"
@@ -52,6 +52,10 @@ const char CLI_USAGE[] =
     "         α curves), curves (the global model per round, from specs),\n"
     "         check (correct digits from a check --json report).\n"
     "  list   list the algorithms, models, hyperparameters and switches.\n"
+    "\n"
+    "On a terminal, run, verify and check keep one progress line on\n"
+    "standard error (round t of T, clients done, elapsed, estimate), erased\n"
+    "at the end; --quiet (-q) turns it off.  Never into a pipe or a file.\n"
     "\n"
     "exit status: 0 ok, 1 mismatch, 2 usage or invalid input, 3 numerical\n"
     "             divergence, 4 nothing to verify, 5 internal error.  docs/cli.md has the details.\n";
