@@ -25,7 +25,8 @@
 #             linux-perf (profiles), GNU time (peak RSS): make bench
 #             (with core)
 #   plot      gnuplot (no X): pflref plot, make demo's figure (with core)
-#   site      gnuplot and Debian's chromium (headless): make site, make
+#   site      gnuplot, python3-markdown (the pages), Debian's chromium and
+#             python3-websocket (the headless test): make site, make
 #             check-site (with core)
 #
 # Every target of the Makefile that runs a tool calls this script first with
@@ -48,7 +49,7 @@ libcoq-coquelicot"
 TORCH="python3-torch python3-pytest"
 BENCH="python3-torch gnuplot-nox linux-perf time"
 PLOT="gnuplot-nox"
-SITE="gnuplot-nox chromium fonts-dejavu-core"
+SITE="gnuplot-nox chromium fonts-dejavu-core python3-markdown python3-websocket"
 
 [ $# -eq 0 ] && set -- core
 want=""
