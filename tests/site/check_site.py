@@ -20,6 +20,9 @@ each *.html page is loaded from file://, and
     validate, alg/pfedme.html with Algorithm 1's ten lines beside code).
 
 Then it keeps a screenshot of the pFedMe page as build/site/pfedme.png.
+First, a self-test: a small site with one planted fault per page (a broken
+link, a broken anchor, a missing image, console.error, an uncaught
+exception) must have each caught, and its clean pages must pass.
 Exit 0 when every page passed, 1 otherwise (each failure printed).
 """
 import base64
@@ -154,13 +157,11 @@ def event_problems(events):
     return out
 
 
-def main():
-    site = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/site")
+def check(site, required, browser):
+    """The failures of the site (a list of messages)."""
     pages = sorted(os.path.relpath(os.path.join(d, f), site)
                    for d, _, fs in os.walk(site) for f in fs if f.endswith(".html"))
-    required = ["index.html", "demo.html", "variants.html", "validate.html", "alg/pfedme.html"]
     failures = [f"missing page {p}" for p in required if p not in pages]
-    browser = Browser()
     ids, links, external = {}, [], set()
     try:
         for rel in pages:
@@ -178,8 +179,8 @@ def main():
                 if facts["code"] < 5:
                     failures.append(f"{rel}: only {facts['code']} code excerpts beside the box")
                 browser.screenshot(os.path.join(site, "pfedme.png"))
-    finally:
-        browser.close()
+    except Exception as e:  # a page that hangs the protocol is a failure too
+        failures.append(f"the browser failed: {e}")
     for rel, href in links:
         parts = urllib.parse.urlsplit(href)
         if parts.scheme in ("http", "https", "mailto"):
@@ -194,13 +195,64 @@ def main():
             failures.append(f"{rel}: broken link: {href}")
         elif parts.fragment and trel in ids and urllib.parse.unquote(parts.fragment) not in ids[trel]:
             failures.append(f"{rel}: broken anchor: {href}")
+    check.summary = (f"{len(pages)} pages opened in headless Chromium, {len(links)} links "
+                     f"({len(external)} external, not fetched)")
+    return failures
+
+
+# The self-test: a small site with one planted fault per page; each must be
+# caught, and the clean page must pass.
+PLANTED = {
+    "clean.html": ('<p id="a">ok</p><a href="other.html#b">other</a><img src="dot.svg" alt="">', None),
+    "other.html": ('<p id="b">target</p>', None),
+    "link.html": ('<a href="nowhere.html">gone</a>', "broken link"),
+    "anchor.html": ('<a href="other.html#nope">gone</a>', "broken anchor"),
+    "image.html": ('<img src="missing.png" alt="">', "image not loaded"),
+    "console.html": ('<script>console.error("planted")</script>', "console error"),
+    "throw.html": ('<script>throw new Error("planted")</script>', "exception"),
+}
+
+
+def self_test(browser):
+    tmp = tempfile.mkdtemp(prefix="pflref-site-test-")
+    try:
+        with open(os.path.join(tmp, "dot.svg"), "w") as f:
+            f.write('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>')
+        for name, (body, _) in PLANTED.items():
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(f"<!DOCTYPE html><html><head><title>t</title></head><body>{body}</body></html>")
+        failures = check(tmp, [], browser)
+        bad = []
+        for name, (_, fault) in PLANTED.items():
+            hits = [f for f in failures if f.startswith(name + ":")]
+            if fault is None and hits:
+                bad.append(f"self-test: the clean page {name} failed: {hits}")
+            elif fault is not None and not any(fault in h for h in hits):
+                bad.append(f"self-test: the planted {fault} of {name} was not caught ({failures})")
+        return bad
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    site = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/site")
+    required = ["index.html", "demo.html", "variants.html", "validate.html", "alg/pfedme.html"]
+    browser = Browser()
+    try:
+        bad = self_test(browser)
+        for f in bad:
+            print("check-site: " + f)
+        if not bad:
+            print(f"check-site: self-test: {len(PLANTED) - 2} planted faults caught, the clean pages pass")
+        failures = check(site, required, browser)
+    finally:
+        browser.close()
     for f in failures:
         print("check-site: " + f)
     shot = os.path.join(site, "pfedme.png")
-    print(f"check-site: {len(pages)} pages opened in headless Chromium, {len(links)} links "
-          f"({len(external)} external, not fetched), {len(failures)} failures; "
+    print(f"check-site: {check.summary}, {len(failures)} failures; "
           f"screenshot {os.path.relpath(shot) if os.path.exists(shot) else 'missing'}")
-    return 1 if failures or not os.path.exists(shot) else 0
+    return 1 if bad or failures or not os.path.exists(shot) else 0
 
 
 if __name__ == "__main__":
