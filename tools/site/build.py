@@ -235,7 +235,9 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
         if f not in cited:
             source_page(out, f, cited)
     vectors = vectors_of(alg)
-    worked = next((p for p, i, n in vectors if "worked" in p), vectors[0][0] if vectors else None)
+    # the worked example: the paper's reading first (its formulas cite the box)
+    worked = next((p for key in ("paper", "worked") for p, i, n in vectors if key in p),
+                  vectors[0][0] if vectors else None)
     traced, names = trace_lines(pflref, os.path.join(ROOT, worked)) if worked else ({}, {})
     test = next((f"tests/test_{a}.c" for a in alg.split("-")
                  if os.path.exists(os.path.join(ROOT, f"tests/test_{a}.c"))), None)
