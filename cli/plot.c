@@ -12,7 +12,8 @@
  *       pair of curves per spec (cli/plot_curves.c)
  *   pflref plot check [--title T] -o FIG REPORT
  *       a pflref-check-report/1 (check --json): correct digits (the
- *       smallest LRE) of each quantity name of each vector compared
+ *       smallest LRE) of each quantity name of each vector compared, and
+ *       each failed vector's first divergence written on the figure
  *
  * Glue only: the numbers come from the result or the report as written;
  * this file computes nothing but where to draw them.  It writes a gnuplot
@@ -557,6 +558,35 @@ static long check_vector(sbuf *b, const json_t *v, size_t k, const char *path)
     return (long)json_array_size(byq);
 }
 
+/* The first divergence of vector v, when it has one, as a label at the
+ * bottom of the figure (row k): where the candidate starts to differ. */
+static void first_divergence_label(sbuf *b, const json_t *v, size_t row)
+{
+    const json_t *d = json_object_get(v, "first_divergence");
+    const char *name = json_string_value(json_object_get(d, "name"));
+    if (name == NULL)
+        return;
+    const char *id = json_string_value(json_object_get(v, "id"));
+    char text[512];
+    int n = snprintf(text, sizeof text, "%s: first divergence at %s",
+                     id != NULL ? id : "vector", name);
+    static const char *const keys[] = {"event", "phase", "round", "client",
+                                       "step"};
+    for (size_t k = 0; k < 5 && n > 0 && (size_t)n < sizeof text; k++) {
+        const json_t *x = json_object_get(d, keys[k]);
+        if (json_is_integer(x))
+            n += snprintf(text + n, sizeof text - (size_t)n, ", %s %lld",
+                          keys[k], (long long)json_integer_value(x));
+        else if (json_is_string(x))
+            n += snprintf(text + n, sizeof text - (size_t)n, ", %s",
+                          json_string_value(x));
+    }
+    sb_printf(b, "set label ");
+    sb_quoted(b, text);
+    sb_printf(b, " at graph 0.02, graph %.3f left tc rgb \"#b3261e\" "
+                 "front\n", 0.06 + 0.05 * (double)row);
+}
+
 static int check_script(sbuf *b, const plot_opts *o, const json_t *root,
                         const char *path)
 {
@@ -577,9 +607,11 @@ static int check_script(sbuf *b, const plot_opts *o, const json_t *root,
                  "set xtics rotate by -30 noenhanced\nset offsets 0.5,0.5,0,0\n"
                  "set arrow from graph 0,first 15.95 to graph 1,first 15.95 "
                  "nohead dt 2 lc rgb \"#888888\"\n");
-    size_t k;
+    size_t k, rows = 0;
     const json_t *v;
     json_array_foreach(vecs, k, v) {
+        if (rows < 6 && json_object_get(v, "first_divergence") != NULL)
+            first_divergence_label(b, v, rows++);
         sb_printf(b, "$v%zu << EOD\n", k);
         if (check_vector(b, v, k, path) < 0)
             return EXIT_USAGE;

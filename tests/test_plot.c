@@ -157,6 +157,34 @@ START_TEST(test_check_report)
     ck_assert_int_eq(marks_in(svg, "pfedme/worked/linear-paper-beta"), 4 + 1);
     ck_assert_msg(has_text(svg, "w_local"), "no w_local tic");
     free(svg);
+    /* a candidate off by 1e-9 in round 1: its first divergence is named */
+    snprintf(path, sizeof path, "%s/cand.json", dir);
+    char *cand = tu_read(path);
+    ck_assert_ptr_nonnull(cand);
+    char *at = strstr(cand, "\"round\":1,\"client\":0,\"step\":0,"
+                            "\"name\":\"w_local\",\"value\":[");
+    ck_assert_msg(at != NULL, "no record of round 1's w_local in the result");
+    at = strchr(at, '[') + 1;
+    *at = *at == '0' ? '1' : '0';   /* the first digit of its first entry */
+    snprintf(path, sizeof path, "%s/off.json", dir);
+    ck_assert_int_eq(tu_write(path, cand), 0);
+    free(cand);
+    snprintf(args, sizeof args, "check %s %s --json", vec, path);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    ck_assert_int_eq(tu_write(path, out), 0);
+    free(out);
+    snprintf(args, sizeof args, "plot check -o %s/digits.svg %s", dir, path);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/digits.svg", dir);
+    svg = tu_read(path);
+    ck_assert_msg(svg != NULL && has_text(svg, "pfedme/worked/linear-paper-beta: first "
+                                               "divergence at w_local, client_begin, "
+                                               "train, round 1, client 0, step 0"),
+                  "the first divergence is not marked");
+    free(svg);
+    snprintf(path, sizeof path, "%s/off.json", dir);
+    unlink(path);
     /* a result is not a report */
     snprintf(args, sizeof args, "plot check -o %s/bad.svg %s/cand.json", dir,
              dir);
