@@ -207,6 +207,32 @@ def source_page(out, path, cited):
     cited.add(path)
 
 
+def test_list(test):
+    """[(line, name, the comment above it)] of a test file's START_TESTs."""
+    src = read(test).splitlines()
+    out = []
+    for k, t in enumerate(src):
+        m = re.match(r"START_TEST\((\w+)\)", t)
+        if not m:
+            continue
+        j, comment = k - 1, []
+        if j >= 0 and src[j].rstrip().endswith("*/"):
+            while j >= 0:
+                comment.insert(0, src[j].strip().lstrip("/*").rstrip("*/").strip())
+                if src[j].lstrip().startswith("/*"):
+                    break
+                j -= 1
+        out.append((k + 1, m.group(1), " ".join(c for c in comment if c)))
+    return out
+
+
+def tests_section(test):
+    items = "".join(f'<li><a href="../src/{test}.html#L{n}"><code>{html.escape(name)}</code></a> '
+                    f"{html.escape(doc)}</li>" for n, name, doc in test_list(test))
+    return (f'<h2 id="tests">The tests (<a href="../src/{test}.html">{test}</a>)</h2>'
+            f"<ul>{items}</ul>")
+
+
 def evidence_cell(alg, line, names, vectors, test):
     hit = [(p, i) for p, i, n in vectors if names & n] if names else []
     parts = []
@@ -219,7 +245,7 @@ def evidence_cell(alg, line, names, vectors, test):
         parts.append(f"no quantity of its own; every vector of <code>golden/{alg}/</code> runs it "
                      f'(e.g. <a href="../{vectors[0][0]}">{html.escape(vectors[0][1])}</a>)')
     if test:
-        parts.append(f'<br>tests: <a href="../src/{test}.html">{test}</a>')
+        parts.append(f'<br>tests: <a href="#tests">{test}</a> (every one runs this line)')
     return "".join(parts)
 
 
@@ -266,7 +292,8 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
                    if worked else "")
     body = (f"<h1>{html.escape(title)}</h1>{fix_links(intro, md_rel, 1)}{worked_note}"
             f"<table class=\"beside\"><tr><th>l.</th><th>the paper's box</th><th>the C lines that cite it</th>"
-            f"<th>checked by</th><th>worked example (--trace)</th></tr>{''.join(rows)}</table>")
+            f"<th>checked by</th><th>worked example (--trace)</th></tr>{''.join(rows)}</table>"
+            + (tests_section(test) if test else ""))
     write(out, f"alg/{alg}.html", page(title, body, 1))
     return title
 
