@@ -558,14 +558,19 @@ static long check_vector(sbuf *b, const json_t *v, size_t k, const char *path)
     return (long)json_array_size(byq);
 }
 
+/* Labels of first divergences on one figure, at most (the rest would
+ * cover the plot; the report lists them all). */
+#define CHECK_MAX_LABELS 6
+
 /* The first divergence of vector v, when it has one, as a label at the
- * bottom of the figure (row k): where the candidate starts to differ. */
-static void first_divergence_label(sbuf *b, const json_t *v, size_t row)
+ * bottom of the figure (row `row`): where the candidate starts to differ.
+ * Returns 1 when a label was written. */
+static size_t first_divergence_label(sbuf *b, const json_t *v, size_t row)
 {
     const json_t *d = json_object_get(v, "first_divergence");
     const char *name = json_string_value(json_object_get(d, "name"));
-    if (name == NULL)
-        return;
+    if (name == NULL || row >= CHECK_MAX_LABELS)
+        return 0;
     const char *id = json_string_value(json_object_get(v, "id"));
     char text[512];
     int n = snprintf(text, sizeof text, "%s: first divergence at %s",
@@ -585,6 +590,7 @@ static void first_divergence_label(sbuf *b, const json_t *v, size_t row)
     sb_quoted(b, text);
     sb_printf(b, " at graph 0.02, graph %.3f left tc rgb \"#b3261e\" "
                  "front\n", 0.06 + 0.05 * (double)row);
+    return 1;
 }
 
 static int check_script(sbuf *b, const plot_opts *o, const json_t *root,
@@ -610,8 +616,7 @@ static int check_script(sbuf *b, const plot_opts *o, const json_t *root,
     size_t k, rows = 0;
     const json_t *v;
     json_array_foreach(vecs, k, v) {
-        if (rows < 6 && json_object_get(v, "first_divergence") != NULL)
-            first_divergence_label(b, v, rows++);
+        rows += first_divergence_label(b, v, rows);
         sb_printf(b, "$v%zu << EOD\n", k);
         if (check_vector(b, v, k, path) < 0)
             return EXIT_USAGE;
