@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # pflref: build, test and demo entry points.
 #
-#   make demo            the seed 000 experiment (Output 14.7.1) end to end
+#   make demo            the seed 000 experiment (Output 14.7.1) end to end,
+#                        and its figure (build/demo-clients.svg, pflref plot)
 #   make check           every test (Check), golden verify and lint, schema
 #                        checks, the detection catalogue, the BLAS linkage,
 #                        the public headers alone as C and C++, the
@@ -27,6 +28,8 @@
 #                        $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make
 #                        uninstall removes them; make check-install (in
 #                        make check) tries the round trip in a temporary prefix
+#   make site            the reader's edition: static HTML in build/site/
+#                        (make check-site: every page in headless Chromium)
 #   make bench           pflref vs NumPy vs PyTorch-CPU fp64, side by side
 #                        (a benchmark, never a test; bench/run.py,
 #                        docs/performance.md; BENCH_ARGS=--quick: smaller)
@@ -74,7 +77,7 @@ TESTS  := $(sort $(wildcard tests/*.c))
         check-detection check-mutation check-mutation-fast check-headers \
         check-lint check-python golden golden-update coverage check-asan \
         check-valgrind fuzz fuzz-smoke lint proofs clean check-torch install \
-        uninstall check-install
+        uninstall check-install site check-site
 
 all: deps
 	@$(MAKE) --no-print-directory $(B)/rel/pflref
@@ -214,7 +217,28 @@ demo: deps
 	@$(abspath $(B))/rel/pflref table --metric test_mse \
 	    global=$(B)/demo-ft.json:global local=$(B)/demo-local.json:local \
 	    personalized=$(B)/demo-ft.json:personalized
+	@./deps.sh plot
+	@$(abspath $(B))/rel/pflref plot clients -o $(B)/demo-clients.svg \
+	    global=$(B)/demo-ft.json:global local=$(B)/demo-local.json:local \
+	    personalized=$(B)/demo-ft.json:personalized
+	@echo "seed 000's figure (every client under each model; mean, worst and worst decile marked):" \
+	    "$(abspath $(B))/demo-clients.svg"
 	@$(abspath $(B))/rel/pflref verify golden | tail -n 1
+
+# The reader's edition (tools/site/build.py): static HTML in build/site/,
+# each algorithm's box beside the C lines citing it, the vectors and tests
+# that check each line, a worked example's trace, seed 000's figures, the
+# variants and the validation guide.  check-site opens every page in
+# headless Chromium (tests/site/check_site.py): a broken link, a missing
+# image or a console error fails; keeps build/site/pfedme.png.  Not in
+# `make check` (chromium is its own deps.sh group); .ci/run runs it.
+site: deps
+	@./deps.sh site
+	@$(MAKE) -s --no-print-directory $(B)/rel/pflref
+	@$(PYTHON) tools/site/build.py --pflref $(B)/rel/pflref --out $(B)/site
+
+check-site: site
+	@$(PYTHON) tests/site/check_site.py $(B)/site
 
 check: deps
 	@$(MAKE) -s --no-print-directory check-unit check-blas check-headers \

@@ -9,7 +9,9 @@
 #             pkg-config, GSL, OpenBLAS, Check, jansson, OpenSSL's
 #             libcrypto (SHA-256), zlib and libzip (.npz archives), python3
 #             with numpy, jsonschema and pytest (the Python package's tests),
-#             man-db (make check-install renders pflref(1)): make all, demo,
+#             man-db (make check-install renders pflref(1)), gnuplot-nox
+#             (the plot suite runs pflref plot; the progress suite uses
+#             script(1) of the essential bsdutils): make all, demo,
 #             check, golden, install
 #   lint      cppcheck, python3: make lint
 #   coverage  gcovr: make coverage (with core)
@@ -24,6 +26,10 @@
 #   bench     PyTorch (CPU, the fp64 contender), gnuplot (the plot),
 #             linux-perf (profiles), GNU time (peak RSS): make bench
 #             (with core)
+#   plot      gnuplot (no X): pflref plot, make demo's figure (with core)
+#   site      gnuplot, python3-markdown (the pages), Debian's chromium and
+#             python3-websocket (the headless test): make site, make
+#             check-site (with core)
 #
 # Every target of the Makefile that runs a tool calls this script first with
 # its groups.  Only missing packages are installed; when everything is
@@ -34,7 +40,7 @@ set -eu
 
 CORE="make gcc g++ pkg-config libgsl-dev libopenblas-dev check libsubunit-dev \
 libjansson-dev libssl-dev zlib1g-dev libzip-dev python3 python3-numpy \
-python3-jsonschema python3-pytest man-db"
+python3-jsonschema python3-pytest man-db gnuplot-nox"
 LINT="cppcheck python3"
 COVERAGE="gcovr"
 ASAN="libasan8 libubsan1"
@@ -44,6 +50,8 @@ PROOFS="gcc make frama-c-base why3 z3 cvc4 coq libcoq-mathcomp-ssreflect \
 libcoq-coquelicot"
 TORCH="python3-torch python3-pytest"
 BENCH="python3-torch gnuplot-nox linux-perf time"
+PLOT="gnuplot-nox fonts-dejavu-core"
+SITE="gnuplot-nox chromium fonts-dejavu-core python3-markdown python3-websocket"
 
 [ $# -eq 0 ] && set -- core
 want=""
@@ -58,8 +66,10 @@ for group in "$@"; do
         proofs) want="$want $PROOFS" ;;
         torch) want="$want $TORCH" ;;
         bench) want="$want $BENCH" ;;
+        plot) want="$want $PLOT" ;;
+        site) want="$want $SITE" ;;
         *) echo "deps.sh: unknown group '$group' (known: core, lint," \
-                "coverage, asan, valgrind, fuzz, proofs, torch, bench)" >&2
+                "coverage, asan, valgrind, fuzz, proofs, torch, bench, plot, site)" >&2
            exit 2 ;;
     esac
 done

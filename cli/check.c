@@ -126,6 +126,8 @@ static void verify_one(const char *path, int named, verify_tally *t)
 
 int cli_verify(int argc, char **argv)
 {
+    cli_progress prog;
+    cli_progress_start(&prog, "verify", 0, cli_progress_take_quiet(&argc, argv));
     if (argc == 0)
         return cli_usage_error("verify needs a file or folder", NULL);
     verify_tally t = {.errors = 0, .passed = 0, .failed = 0, .numbers = 0};
@@ -137,9 +139,12 @@ int cli_verify(int argc, char **argv)
         const size_t from = w.paths.n;
         t.errors += cli_walk_add(&w, argv[i]);
         const int named = !cli_is_dir(argv[i]);
-        for (size_t f = from; f < w.paths.n; f++)
+        for (size_t f = from; f < w.paths.n; f++) {
+            cli_progress_item(&prog, "file", f, w.paths.n);
             verify_one(w.paths.items[f], named, &t);
+        }
     }
+    cli_progress_end(&prog);
     cli_walk_free(&w);
     cli_ids_free(&t.ids);
     printf("verify: %zu vectors reproduced, %zu failed, %zu malformed or "
@@ -475,6 +480,8 @@ int cli_check(int argc, char **argv)
 {
     cli_check_options o;
     const char *epath, *cpath;
+    cli_progress prog;
+    cli_progress_start(&prog, "check", 0, cli_progress_take_quiet(&argc, argv));
     int rc = cli_check_parse(argc, argv, &o, &epath, &cpath);
     if (rc != EXIT_OK)
         return rc;
@@ -487,9 +494,12 @@ int cli_check(int argc, char **argv)
     memset(&vectors, 0, sizeof vectors);
     tally.malformed += cli_walk_add(&vectors, epath);
     json_t *report = json_array();
-    for (size_t f = 0; cands != NULL && f < vectors.paths.n; f++)
+    for (size_t f = 0; cands != NULL && f < vectors.paths.n; f++) {
+        cli_progress_item(&prog, "file", f, vectors.paths.n);
         check_vector(vectors.paths.items[f], !cli_is_dir(epath), folder_mode,
                      cands, nc, &o, &tally, report);
+    }
+    cli_progress_end(&prog);
     tally.malformed += unmatched_patterns(&o, &tally);
     if (tally.malformed > 0)
         rc = EXIT_USAGE;

@@ -8,6 +8,8 @@
  *   cli/report.c  check's report: text and pflref-check-report/1
  *   cli/pflref.c  main, run, table, list
  *   cli/freeze.c  pflref freeze
+ *   cli/plot.c    pflref plot (gnuplot figures)
+ *   cli/progress.c the progress line on a terminal
  */
 #ifndef PFLREF_CLI_H
 #define PFLREF_CLI_H
@@ -45,6 +47,9 @@ int cli_output_is_input(const char *out_path, const char *what,
 /* pflref freeze SPEC -o VECTOR [options] (cli/freeze.c). */
 int cli_freeze(int argc, char **argv);
 
+/* pflref plot clients|sweep|check ... -o FIG (cli/plot.c). */
+int cli_plot(int argc, char **argv);
+
 /* pflref verify PATH... and pflref check EXPECTED CANDIDATE [options]
  * (cli/check.c). */
 int cli_verify(int argc, char **argv);
@@ -67,6 +72,33 @@ struct json_t *cli_diagnose_pair(const char *vtext, size_t vlen,
                                  const char *dir, const char *ctext,
                                  size_t clen, const pflref_check_options *cmp,
                                  int print);
+
+/* ---- cli/progress.c ----------------------------------------------------- */
+
+/* The progress line on standard error (only when it is a terminal). */
+typedef struct {
+    int on;                     /* a terminal, and not --quiet          */
+    int drawn;                  /* a line is on the screen              */
+    const char *what;           /* the command: "run", "verify", "check" */
+    const char *unit;           /* NULL: rounds; else "file"            */
+    long total;                 /* T rounds, or n items; 0: unknown     */
+    long round;                 /* current round, or item index         */
+    long clients;               /* clients done in the current round    */
+    double start, last;         /* seconds: started, last drawn         */
+} cli_progress;
+
+/* Remove --quiet (and -q) from argv; 1 when one was there. */
+int cli_progress_take_quiet(int *argc, char **argv);
+void cli_progress_start(cli_progress *p, const char *what, long total,
+                        int quiet);
+/* A trace sink (ctx: the cli_progress): counts rounds and clients. */
+void cli_progress_emit(void *ctx, const pflref_event *ev);
+/* Item k (from 0) of n is starting. */
+void cli_progress_item(cli_progress *p, const char *unit, size_t k, size_t n);
+/* Erase the line. */
+void cli_progress_end(cli_progress *p);
+/* The rounds a spec (or a golden vector's spec) schedules; 0 unknown. */
+long cli_progress_rounds(const char *text, size_t len);
 
 /* ---- cli/options.c ------------------------------------------------------ */
 

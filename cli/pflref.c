@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/pflref.c: the pflref command line (docs/cli.md).
  *
- *   pflref run SPEC [-o RESULT] [--trace]
+ *   pflref run SPEC [-o RESULT] [--trace] [--quiet]
  *   pflref table [--metric NAME] COLUMN=RESULT:LABEL ...
  *   pflref verify PATH...
  *   pflref check EXPECTED CANDIDATE [options]
@@ -157,6 +157,7 @@ static int cmd_run(int argc, char **argv)
 {
     const char *spec_path = NULL, *out_path = NULL;
     int trace_on = 0;
+    const int quiet = cli_progress_take_quiet(&argc, argv);
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--trace") == 0)
             trace_on = 1;
@@ -194,9 +195,15 @@ static int cmd_run(int argc, char **argv)
         return rc;
     }
     pflref_trace printer = {print_event, stderr};
-    pflref_status st = pflref_spec_run_text(text, len, dir,
-                                            trace_on ? &printer : NULL,
-                                            &result, &err);
+    /* the progress line on a terminal (not with --trace, cli/progress.c) */
+    cli_progress prog;
+    cli_progress_start(&prog, "run", cli_progress_rounds(text, len),
+                       quiet || trace_on);
+    pflref_trace progress = {cli_progress_emit, &prog};
+    pflref_status st = pflref_spec_run_text(
+        text, len, dir, prog.on ? &progress : trace_on ? &printer : NULL,
+        &result, &err);
+    cli_progress_end(&prog);
     free(text);
     if (st == PFLREF_OK) {
         if (out_path != NULL)
@@ -404,6 +411,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "list") == 0 && argc > 2 &&
         strcmp(argv[2], "--variants") == 0)
         return cli_list_variants(argc - 3, argv + 3);
+    if (strcmp(cmd, "plot") == 0)
+        return cli_plot(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0)
         return argc == 2 ? cmd_list() : cli_usage_error("list takes no arguments",
                                                      NULL);

@@ -44,5 +44,7 @@ Suite *npy_suite(void);
 Suite *memory_suite(void);
 Suite *headonly_suite(void);
 Suite *diagnose_suite(void);
+Suite *plot_suite(void);
+Suite *progress_suite(void);
 
 #endif

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* cli/plot_curves.c: pflref plot curves, training curves per round.
+ *
+ *   pflref plot curves [--metric M] [--title T] -o FIG [LABEL=]SPEC ...
+ *
+ * A result keeps the final metrics only, so the curves come from running
+ * each spec (or golden vector) through the reference, exactly as `pflref
+ * run` does, with a trace sink that takes the server's new global model
+ * w_{t+1} of every round (the `server` event named "w") and evaluates it
+ * on every client with the library's pflref_model_evaluate; the per-client
+ * values are summarised by pflref_metrics_summarize (mean and worst).  One
+ * figure: a solid mean curve and a dashed worst-client curve per spec, so
+ * algorithms on one problem compare at a glance.
+ *
+ * Metrics: test_mse (the default, as for the other kinds; regression
+ * models), test_loss, test_accuracy (classifiers) (on each client's test data; a client without test data
+ * is refused), train_loss.  Algorithms with no global model per round
+ * (local, cfl, ifca) are refused: they emit no server "w".
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "plot.h"
+
+/* The sink's state: the problem, where each round's point goes. */
+typedef struct {
+    const pflref_problem *problem;
+    pflref_model_workspace *ws;
+    const char *metric;
+    double *per_client;        /* 2N: the values, then scratch */
+    sbuf *data;                /* "t mean worst" lines */
+    size_t points;
+    long last_t;               /* the last point: round, mean, worst */
+    double last_mean, last_worst;
+    pflref_status failed;      /* the first evaluation error */
+    pflref_error err;
+} curve_sink;
+
+/* The metric of one evaluation. */
+static double metric_of(const pflref_eval *e, const char *metric)
+{
+    if (strcmp(metric, "test_mse") == 0)
+        return e->mse;
+    if (strcmp(metric, "test_accuracy") == 0)
+        return e->accuracy;
+    return e->loss;
+}
+
+/* At every server "w" of the rounds: evaluate it on every client, and
+ * write "t+1 mean worst". */
+static void curve_emit(void *ctx, const pflref_event *ev)
+{
+    curve_sink *cs = ctx;
+    const pflref_problem *p = cs->problem;
+    if (cs->failed != PFLREF_OK || ev->kind != PFLREF_EV_SERVER ||
+        strcmp(ev->name, "w") != 0 || ev->len != p->model.P || ev->round < 0)
+        return;
+    const int train = strcmp(cs->metric, "train_loss") == 0;
+    for (size_t i = 0; i < p->N && cs->failed == PFLREF_OK; i++) {
+        pflref_eval e;
+        const pflref_data *D = train ? &p->clients[i].train
+                                     : &p->clients[i].test;
+        cs->failed = pflref_model_evaluate(&p->model, ev->value, D, cs->ws, &e);
+        cs->per_client[i] = metric_of(&e, cs->metric);
+    }
+    pflref_summary s;
+    if (cs->failed == PFLREF_OK)
+        cs->failed = pflref_metrics_summarize(
+            cs->per_client, NULL, p->N,
+            strcmp(cs->metric, "test_accuracy") == 0 ? PFLREF_HIGHER_IS_BETTER
+                                                     : PFLREF_LOWER_IS_BETTER,
+            cs->per_client + p->N, &s, &cs->err);
+    else
+        pflref_error_set(&cs->err, cs->failed, "", "cannot evaluate w");
+    if (cs->failed == PFLREF_OK) {
+        sb_printf(cs->data, "%ld %.17g %.17g\n", ev->round + 1, s.mean,
+                  s.worst);
+        cs->points++;
+        cs->last_t = ev->round + 1;
+        cs->last_mean = s.mean;
+        cs->last_worst = s.worst;
+    }
+}
+
+/* The metric must exist for every client of the problem: EXIT_OK, or the
+ * error printed. */
+static int metric_fits(const pflref_problem *p, const char *metric,
+                       const char *path)
+{
+    const int test = strcmp(metric, "train_loss") != 0;
+    if (strcmp(metric, "test_loss") != 0 && strcmp(metric, "train_loss") != 0 &&
+        strcmp(metric, "test_mse") != 0 &&
+        strcmp(metric, "test_accuracy") != 0)
+        return cli_usage_error("--metric: curves take test_loss, test_mse, "
+                               "test_accuracy or train_loss", metric);
+    if ((strcmp(metric, "test_mse") == 0 && !pflref_model_is_regression(&p->model)) ||
+        (strcmp(metric, "test_accuracy") == 0 &&
+         !pflref_model_is_classifier(&p->model))) {
+        fprintf(stderr, "pflref: %s: model.kind: this model has no %s\n",
+                path, metric);
+        return EXIT_USAGE;
+    }
+    for (size_t i = 0; test && i < p->N; i++)
+        if (p->clients[i].test.n == 0) {
+            fprintf(stderr, "pflref: %s: problem.clients[%zu]: no test data "
+                            "for %s\n", path, i, metric);
+            return EXIT_USAGE;
+        }
+    return EXIT_OK;
+}
+
+/* Read path (a spec or a golden vector) into *spec; an exit code. */
+static int read_spec(const char *path, pflref_spec **spec)
+{
+    pflref_error err;
+    pflref_error_clear(&err);
+    char *text, dir[PFLREF_PATH_MAX];
+    size_t len;
+    if (pflref_read_file(path, &text, &len, &err) != PFLREF_OK)
+        return cli_fail(&err, path);
+    pflref_file_folder(path, dir, sizeof dir);
+    pflref_status st = pflref_golden_is_vector(text, len)
+                           ? pflref_golden_spec(text, len, dir, spec, &err)
+                           : pflref_spec_parse(text, len, dir, spec, &err);
+    free(text);
+    return st == PFLREF_OK ? EXIT_OK : cli_fail(&err, path);
+}
+
+/* Run one spec into datablock $run<k> (in b), its last values labelled
+ * (in labels); returns an exit code. */
+static int curve_of(sbuf *b, sbuf *labels, const char *path,
+                    const char *metric, size_t k)
+{
+    pflref_spec *spec = NULL;
+    int rc = read_spec(path, &spec);
+    if (rc != EXIT_OK)
+        return rc;
+    const pflref_problem *p = spec->problem;
+    rc = metric_fits(p, metric, path);
+    curve_sink cs = {.problem = p, .metric = metric, .data = b,
+                     .failed = PFLREF_OK};
+    pflref_error_clear(&cs.err);
+    if (rc == EXIT_OK) {
+        cs.ws = pflref_model_workspace_alloc(&p->model, pflref_problem_max_n(p));
+        cs.per_client = malloc(2 * p->N * sizeof *cs.per_client);
+        if (cs.ws == NULL || cs.per_client == NULL) {
+            fprintf(stderr, "pflref: %s: out of memory\n", path);
+            rc = EXIT_INTERNAL;
+        }
+    }
+    if (rc == EXIT_OK) {
+        sb_printf(b, "$run%zu << EOD\n", k);
+        pflref_trace sink = {curve_emit, &cs};
+        pflref_run_result *res = NULL;
+        pflref_error err;
+        pflref_error_clear(&err);
+        pflref_status st = pflref_spec_run(spec, &sink, &res, &err);
+        pflref_run_result_free(res);
+        sb_printf(b, "EOD\n");
+        if (st != PFLREF_OK)
+            rc = cli_fail(&err, path);
+        else if (cs.failed != PFLREF_OK)
+            rc = cli_fail(&cs.err, path);
+        else if (cs.points == 0) {
+            fprintf(stderr, "pflref: %s: algorithm.name: %s keeps no global "
+                            "model per round (no server \"w\"): no curve\n",
+                    path, spec->algorithm->name);
+            rc = EXIT_USAGE;
+        } else {
+            sb_printf(labels, "set label \"mean %.3f\" at %ld,%.17g right "
+                              "offset 0,0.8 tc lt %zu front\n", cs.last_mean,
+                      cs.last_t, cs.last_mean, k + 1);
+            sb_printf(labels, "set label \"worst %.3f\" at %ld,%.17g right "
+                              "offset 0,0.8 tc lt %zu front\n", cs.last_worst,
+                      cs.last_t, cs.last_worst, k + 1);
+        }
+    }
+    pflref_model_workspace_free(cs.ws);
+    free(cs.per_client);
+    pflref_spec_free(spec);
+    return rc;
+}
+
+int plot_curves(const plot_opts *o)
+{
+    if (o->nargs == 0)
+        return cli_usage_error("plot curves needs a spec", NULL);
+    sbuf b = {NULL, 0, 0, 0}, data = {NULL, 0, 0, 0};
+    char title[256];
+    snprintf(title, sizeof title, "%s of the global model per round: mean "
+             "(solid) and worst client (dashed)", o->metric);
+    sb_terminal(&b, o->png, 900, 540);
+    sb_printf(&b, "set title ");
+    sb_quoted(&b, o->title != NULL ? o->title : title);
+    sb_printf(&b, "\nset xlabel \"round (log scale)\"\nset ylabel ");
+    sb_quoted(&b, o->metric);
+    sb_printf(&b, "\nset key outside right\nset grid lc rgb \"#dddddd\"\n"
+                  "set logscale x\n");
+    int rc = EXIT_OK;
+    for (size_t k = 0; k < o->nargs && rc == EXIT_OK; k++) {
+        const char *eq = strchr(o->args[k], '=');
+        rc = curve_of(&data, &b, eq != NULL ? eq + 1 : o->args[k], o->metric,
+                      k);
+    }
+    if (rc == EXIT_OK) {
+        sb_printf(&b, "%s", data.s);
+        sb_printf(&b, "plot ");
+        for (size_t k = 0; k < o->nargs; k++) {
+            const char *eq = strchr(o->args[k], '=');
+            char label[128];
+            snprintf(label, sizeof label, "%.*s",
+                     (int)(eq != NULL ? (size_t)(eq - o->args[k])
+                                      : strlen(o->args[k])), o->args[k]);
+            sb_printf(&b, "%s$run%zu using 1:2 with lines lw 2 lc %zu title ",
+                      k ? ", " : "", k, k + 1);
+            sb_quoted(&b, label);
+            sb_printf(&b, ", $run%zu using 1:3 with lines lw 1.5 dt 2 lc %zu "
+                          "title ", k, k + 1);
+            char worst[160];
+            snprintf(worst, sizeof worst, "%s: worst client", label);
+            sb_quoted(&b, worst);
+        }
+        sb_printf(&b, "\n");
+        b.failed |= data.failed;
+        rc = plot_render(o, &b);
+    }
+    free(b.s);
+    free(data.s);
+    return rc;
+}

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* tests/test_plot.c: pflref plot, run as a program on seed 000's results:
+ * the SVG is parsed (one mark per client in each model's plot element, the
+ * mean and worst labels with the numbers of the seed's Output 14.7.1, the
+ * α sweep's curves and chosen α_i, a check report's quantities), and bad
+ * or mismatched input gets exit 2 naming the field with no file left. */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "suites.h"
+#include "testutil.h"
+
+/* The marks (gnuplot's <use xlink:href='#gpPt..'>) inside the plot
+ * element titled `title`: -1 when there is no such element. */
+static int marks_in(const char *svg, const char *title)
+{
+    char head[256];
+    snprintf(head, sizeof head, "><title>%s</title>", title);
+    const char *g = strstr(svg, head);
+    if (g == NULL)
+        return -1;
+    const char *end = strstr(g + 1, "<g id=\"gnuplot_plot_");
+    if (end == NULL)
+        end = g + strlen(g);
+    int n = 0;
+    for (const char *p = strstr(g, "<use xlink:href='#gpPt"); p != NULL && p < end;
+         p = strstr(p + 1, "<use xlink:href='#gpPt"))
+        n++;
+    return n;
+}
+
+/* 1 when the SVG shows `text` as a text element's content (enhanced
+ * text comes in <tspan>s, plain text straight in <text>). */
+static int has_text(const char *svg, const char *text)
+{
+    char pat[256], plain[256];
+    snprintf(pat, sizeof pat, ">%s</tspan>", text);
+    snprintf(plain, sizeof plain, "<text>%s</text>", text);
+    return strstr(svg, pat) != NULL || strstr(svg, plain) != NULL;
+}
+
+/* The number of entries in dir (. and .. excluded). */
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* Run seed 000's spec `name` into dir/<out>. */
+static void run_seed(const char *dir, const char *name, const char *out)
+{
+    char *spec = tu_repo_path(name);
+    char args[1024];
+    snprintf(args, sizeof args, "run %s -o %s/%s", spec, dir, out);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    free(spec);
+}
+
+/* Output 14.7.1 as one command: three strips of six marks, each with the
+ * mean and the worst client of the seed's table (test MSE). */
+START_TEST(test_seed000_clients)
+{
+    char *dir = tu_tmpdir(), args[2048], path[600], *err;
+    run_seed(dir, "golden/seed000/fedavg-ft.json", "ft.json");
+    run_seed(dir, "golden/seed000/local.json", "local.json");
+    snprintf(args, sizeof args, "plot clients -o %s/fig.svg "
+             "global=%s/ft.json:global local=%s/local.json:local "
+             "personalized=%s/ft.json:personalized", dir, dir, dir, dir);
+    ck_assert_msg(tu_cli(args, NULL, &err) == 0, "%s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/fig.svg", dir);
+    char *svg = tu_read(path);
+    ck_assert_ptr_nonnull(svg);
+    ck_assert_int_eq(marks_in(svg, "global: 6 clients"), 6);
+    ck_assert_int_eq(marks_in(svg, "local: 6 clients"), 6);
+    ck_assert_int_eq(marks_in(svg, "personalized: 6 clients"), 6);
+    const char *labels[] = {"mean 3.188", "worst 4.186", "mean 4.543",
+                            "worst 7.982", "mean 2.500", "worst 3.505"};
+    for (size_t k = 0; k < 6; k++)
+        ck_assert_msg(has_text(svg, labels[k]), "no label '%s'", labels[k]);
+    ck_assert_msg(strstr(svg, ">worst decile ≥ ") != NULL, "no decile mark");
+    free(svg);
+    /* A bare result: every model it reports; PNG by the name. */
+    snprintf(args, sizeof args, "plot clients -o %s/ft.png %s/ft.json", dir,
+             dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/ft.png", dir);
+    char *png = tu_read(path);
+    ck_assert_msg(png != NULL && memcmp(png, "\x89PNG", 4) == 0, "not a PNG");
+    free(png);
+    ck_assert_int_eq(entries(dir), 4);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* The α sweep of Exercise 14.7.2: a curve of 11 grid points per client
+ * and the six chosen α_i (each plot element also draws its key sample). */
+START_TEST(test_seed000_sweep)
+{
+    char *dir = tu_tmpdir(), args[1024], path[600], *err;
+    run_seed(dir, "golden/seed000/interp-sweep.json", "sweep.json");
+    snprintf(args, sizeof args, "plot sweep -o %s/sweep.svg %s/sweep.json",
+             dir, dir);
+    ck_assert_msg(tu_cli(args, NULL, &err) == 0, "%s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/sweep.svg", dir);
+    char *svg = tu_read(path);
+    ck_assert_ptr_nonnull(svg);
+    for (int i = 0; i < 6; i++) {
+        char t[32];
+        snprintf(t, sizeof t, "client %d", i);
+        ck_assert_int_eq(marks_in(svg, t), 11 + 1);
+    }
+    ck_assert_int_eq(marks_in(svg, "chosen α_i"), 6 + 1);
+    free(svg);
+    /* fedavg-ft reports no α: refused, naming final.alpha */
+    run_seed(dir, "golden/seed000/fedavg-ft.json", "ft.json");
+    snprintf(args, sizeof args, "plot sweep -o %s/bad.svg %s/ft.json", dir,
+             dir);
+    ck_assert_int_eq(tu_cli(args, NULL, &err), 2);
+    ck_assert_msg(strstr(err, "final.alpha") != NULL, "%s", err);
+    free(err);
+    ck_assert_int_eq(entries(dir), 3);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* A check report (check --json): one mark per quantity name. */
+START_TEST(test_check_report)
+{
+    char *dir = tu_tmpdir(), args[2048], path[600], *out, *err;
+    char *vec = tu_repo_path("golden/pfedme/worked-linear-paper-beta.json");
+    snprintf(args, sizeof args, "run %s -o %s/cand.json", vec, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(args, sizeof args, "check %s %s/cand.json --json", vec, dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 0);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    ck_assert_int_eq(tu_write(path, out), 0);
+    free(out);
+    snprintf(args, sizeof args, "plot check -o %s/digits.svg %s", dir, path);
+    ck_assert_msg(tu_cli(args, NULL, &err) == 0, "%s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/digits.svg", dir);
+    char *svg = tu_read(path);
+    ck_assert_ptr_nonnull(svg);
+    /* w, w_local, theta, v; and the key's sample */
+    ck_assert_int_eq(marks_in(svg, "pfedme/worked/linear-paper-beta"), 4 + 1);
+    ck_assert_msg(has_text(svg, "w_local"), "no w_local tic");
+    free(svg);
+    /* a candidate off by 1e-9 in round 1: its first divergence is named */
+    snprintf(path, sizeof path, "%s/cand.json", dir);
+    char *cand = tu_read(path);
+    ck_assert_ptr_nonnull(cand);
+    char *at = strstr(cand, "\"round\":1,\"client\":0,\"step\":0,"
+                            "\"name\":\"w_local\",\"value\":[");
+    ck_assert_msg(at != NULL, "no record of round 1's w_local in the result");
+    at = strchr(at, '[') + 1;
+    *at = *at == '0' ? '1' : '0';   /* the first digit of its first entry */
+    snprintf(path, sizeof path, "%s/off.json", dir);
+    ck_assert_int_eq(tu_write(path, cand), 0);
+    free(cand);
+    snprintf(args, sizeof args, "check %s %s --json", vec, path);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    ck_assert_int_eq(tu_write(path, out), 0);
+    free(out);
+    snprintf(args, sizeof args, "plot check -o %s/digits.svg %s", dir, path);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/digits.svg", dir);
+    svg = tu_read(path);
+    ck_assert_msg(svg != NULL && has_text(svg, "pfedme/worked/linear-paper-beta: first "
+                                               "divergence at w_local, client_begin, "
+                                               "train, round 1, client 0, step 0"),
+                  "the first divergence is not marked");
+    free(svg);
+    snprintf(path, sizeof path, "%s/off.json", dir);
+    unlink(path);
+    /* a result is not a report */
+    snprintf(args, sizeof args, "plot check -o %s/bad.svg %s/cand.json", dir,
+             dir);
+    ck_assert_int_eq(tu_cli(args, NULL, &err), 2);
+    ck_assert_msg(strstr(err, "format: expected \"pflref-check-report/1\"") !=
+                      NULL, "%s", err);
+    free(err);
+    ck_assert_int_eq(entries(dir), 3);
+    free(vec);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Run `args` (with %s the folder, given n times), expect exit 2 with
+ * `field` in the message and no file besides the `keep` inputs. */
+static void refused(const char *dir, const char *args, const char *field,
+                    int keep)
+{
+    char *err;
+    ck_assert_int_eq(tu_cli(args, NULL, &err), 2);
+    ck_assert_msg(strstr(err, field) != NULL, "'%s' not in: %s", field, err);
+    free(err);
+    ck_assert_int_eq(entries(dir), keep);
+}
+
+/* A result of three clients, test MSE 1.5, 2.25 and `third`, whose
+ * summary is that of 1.5, 2.25, 3.125 (static text). */
+static const char *three_clients(const char *third)
+{
+    static char text[1024];
+    snprintf(text, sizeof text,
+             "{\"format\": \"pflref-result/1\", \"metrics\": {\"global\": "
+             "{\"per_client\": {\"test_mse\": [1.5, 2.25, %s]}, "
+             "\"summary\": {\"test_mse\": {\"mean\": 2.2916666666666665, "
+             "\"sd\": 0.66, \"worst\": 3.125, \"best\": 1.5, \"p10\": 1.65, "
+             "\"p90\": 2.95, \"worst_decile_mean\": 3.125, "
+             "\"weighted_mean\": 2.2916666666666665}}}}}", third);
+    return text;
+}
+
+/* Training curves: FedAvg's 400 rounds of seed 000, the last point is the
+ * global model of Output 14.7.1 (mean 3.188, worst 4.186); a second spec
+ * on the same figure; an algorithm without a global model is refused. */
+START_TEST(test_seed000_curves)
+{
+    char *dir = tu_tmpdir(), args[2048], path[600], *err;
+    char *ft = tu_repo_path("golden/seed000/fedavg-ft.json");
+    char *sweep = tu_repo_path("golden/seed000/interp-sweep.json");
+    char *local = tu_repo_path("golden/seed000/local.json");
+    snprintf(args, sizeof args, "plot curves -o %s/curves.svg fedavg=%s "
+             "interp=%s", dir, ft, sweep);
+    ck_assert_msg(tu_cli(args, NULL, &err) == 0, "%s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/curves.svg", dir);
+    char *svg = tu_read(path);
+    ck_assert_ptr_nonnull(svg);
+    const char *titles[] = {"fedavg", "fedavg: worst client", "interp",
+                            "interp: worst client"};
+    for (size_t k = 0; k < 4; k++)
+        ck_assert_msg(marks_in(svg, titles[k]) == 0, "no curve '%s'",
+                      titles[k]);
+    ck_assert_msg(has_text(svg, "mean 3.188") && has_text(svg, "worst 4.186"),
+                  "the last round is not Output 14.7.1's global column");
+    free(svg);
+    snprintf(args, sizeof args, "plot curves -o %s/bad.svg %s", dir, local);
+    refused(dir, args, "algorithm.name: local keeps no global model", 1);
+    snprintf(args, sizeof args, "plot curves --metric test_accuracy -o "
+             "%s/bad.svg %s", dir, ft);
+    refused(dir, args, "model.kind: this model has no test_accuracy", 1);
+    free(ft);
+    free(sweep);
+    free(local);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Malformed and mismatched results: exit 2 naming the field, no file. */
+START_TEST(test_bad_results)
+{
+    char *dir = tu_tmpdir(), args[2048], path[600];
+    run_seed(dir, "golden/seed000/fedavg-ft.json", "ft.json");
+    /* six clients against three */
+    snprintf(path, sizeof path, "%s/three.json", dir);
+    ck_assert_int_eq(tu_write(path, three_clients("3.125")), 0);
+    snprintf(args, sizeof args, "plot clients -o %s/f.svg a=%s/ft.json:global "
+             "b=%s/three.json:global", dir, dir, dir);
+    refused(dir, args, "metrics.global.per_client.test_mse: 3 clients", 2);
+    /* a model the result does not report */
+    snprintf(args, sizeof args, "plot clients -o %s/f.svg a=%s/ft.json:local",
+             dir, dir);
+    refused(dir, args, "metrics.local", 2);
+    /* a metric it does not have */
+    snprintf(args, sizeof args, "plot clients --metric test_accuracy -o "
+             "%s/f.svg %s/ft.json", dir, dir);
+    refused(dir, args, "test_accuracy", 2);
+    /* a value that is not a number */
+    snprintf(args, sizeof args, "plot clients -o %s/f.svg %s", dir, path);
+    ck_assert_int_eq(tu_write(path, three_clients("\"x\"")), 0);
+    refused(dir, args, "metrics.global[2]", 2);
+    /* a summary that does not belong to the values (worst 3.125, the
+     * largest value now 3.5) */
+    ck_assert_int_eq(tu_write(path, three_clients("3.5")), 0);
+    refused(dir, args, "metrics.global.summary.test_mse.worst", 2);
+    /* not JSON; no metrics */
+    ck_assert_int_eq(tu_write(path, "{\"format\": \"pflref-result/1\""), 0);
+    refused(dir, args, "not valid JSON", 2);
+    ck_assert_int_eq(tu_write(path, "{\"format\": \"pflref-result/1\"}"), 0);
+    refused(dir, args, "metrics", 2);
+    /* the figure's name */
+    snprintf(args, sizeof args, "plot clients -o %s/f.pdf %s/ft.json", dir,
+             dir);
+    refused(dir, args, "-o: the figure's name must end in .svg or .png", 2);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+Suite *plot_suite(void)
+{
+    Suite *s = suite_create("plot");
+    TCase *tc = tcase_create("plot");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_seed000_clients);
+    tcase_add_test(tc, test_seed000_sweep);
+    tcase_add_test(tc, test_check_report);
+    tcase_add_test(tc, test_seed000_curves);
+    tcase_add_test(tc, test_bad_results);
+    suite_add_tcase(s, tc);
+    return s;
+}
