@@ -80,7 +80,7 @@ case "$PREFIX" in
     *) echo "install.sh: PREFIX must be an absolute path: $PREFIX" >&2; exit 1 ;;
 esac
 root="$DESTDIR$PREFIX"
-COMMANDS="run table verify check freeze list"
+COMMANDS="run table verify check diagnose freeze plot list"
 manifest="$root/share/pflref/install-manifest"
 pydir="lib/python3/dist-packages/pflref"
 
