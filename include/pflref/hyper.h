@@ -135,6 +135,18 @@ typedef enum {
     PFLREF_APFL_RULE_PAPER = 0,     /* α ← Π(α − η_α ⟨v − w, ∇f(v̄)⟩)       */
     PFLREF_APFL_RULE_FEDTORCH = 1   /* FedTorch's alpha_update, first step  */
 } pflref_apfl_alpha_rule;
+typedef enum {
+    PFLREF_APFL_VARIANT_PAPER = 0,  /* v steps through the mixture v̄       */
+    PFLREF_APFL_VARIANT_PFLLIB = 1  /* TsingZ0/PFLlib clientapfl.py train():
+                                       v on its own loss, α with +0.02 α at
+                                       every step, v ← (1 − α) w_i + α v at
+                                       the round's end                      */
+} pflref_apfl_variant;
+typedef enum {
+    PFLREF_APFL_WEIGHTS_UNIFORM = 0, /* w ← (1/|U|) Σ_U w_i (the paper)     */
+    PFLREF_APFL_WEIGHTS_SAMPLES = 1  /* Σ_U n_i w_i / Σ_U n_j (PFLlib's
+                                        serverbase.py receive_models)       */
+} pflref_apfl_weights;
 
 /* Model interpolation (seed 000 §2 and Exercise 14.7.2; shared/spec notes
  * §5.2) switches. */
@@ -229,6 +241,8 @@ typedef struct {
     int mix;                   /* pflref_apfl_mix                          */
     int mix_uses_w;            /* pflref_apfl_mix_uses_w                   */
     int alpha_rule;            /* pflref_apfl_alpha_rule                   */
+    int variant;               /* pflref_apfl_variant                      */
+    int weights;               /* pflref_apfl_weights                      */
 } pflref_apfl_hyper;
 
 typedef struct {

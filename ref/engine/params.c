@@ -46,6 +46,8 @@ static const char *const apfl_alpha_values[] = {"fixed", "adaptive", NULL};
 static const char *const apfl_mix_values[] = {"parameter", "output", NULL};
 static const char *const apfl_mix_w_values[] = {"old", "new", NULL};
 static const char *const apfl_rule_values[] = {"paper", "fedtorch", NULL};
+static const char *const apfl_variant_values[] = {"paper", "pfllib", NULL};
+static const char *const apfl_weights_values[] = {"uniform", "samples", NULL};
 static const char *const interp_alpha_values[] = {"fixed", "per_client_grid",
                                                   NULL};
 static const char *const interp_select_values[] = {"validation", "test",
@@ -199,6 +201,13 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, apfl.alpha_rule), 0.0, 0.0, 0, apfl_rule_values,
      "", "adaptive α: the paper's inner product, every step | FedTorch's "
      "alpha_update"},
+    {"apfl.variant", "apfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, apfl.variant), 0.0, 0.0, 0, apfl_variant_values,
+     "", "the local step: v through the mixture v̄ (paper) | PFLlib's: v on "
+     "its own loss, α with +0.02 α, v ← (1 − α) w_i + α v at the end"},
+    {"apfl.weights", "apfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, apfl.weights), 0.0, 0.0, 0, apfl_weights_values,
+     "", "server average over U: 1/|U| (paper) | n_i / Σ_U n_j (PFLlib)"},
     {"alpha", "interp", "", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, interp.alpha), NAN, 0.0, 0, NULL, "α",
      "the fixed interpolation weight in [0, 1] (needed by interp.alpha = "
@@ -311,6 +320,42 @@ static const pflref_preset presets[] = {
      "MLOPTPSU/FedTorch ab8068dbc968 (APFL's training loop, inference_personal, "
      "alpha_update; apfl.alpha is left to the spec, as FedTorch's "
      "--fed_adaptive_alpha; shared/spec notes §6(f) items 1-3)"},
+    {"fedavg", "pfllib", "fedavg.weights=samples", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientavg.py train(), serverbase.py "
+     "receive_models (weights n_i / Σ_U n_j); notes-pfllib-as-run §2.3"},
+    {"local", "pfllib", "", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: serverlocal.py (send_models never "
+     "called, no aggregation) with clientavg.py; notes-pfllib-as-run §2.3"},
+    {"perfedavg", "pfllib",
+     "perfedavg.variant=fo perfedavg.weights=samples "
+     "perfedavg.eval=one_alpha_step", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientperavg.py (first order, "
+     "train_one_step's one α step), PerAvgOptimizer, serverbase.py's n_i "
+     "weights; α = β = η is left to the spec; notes-pfllib-as-run §2.3"},
+    {"apfl", "pfllib",
+     "apfl.variant=pfllib apfl.weights=samples apfl.alpha=adaptive", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientapfl.py train() and alpha_update, "
+     "serverbase.py's n_i weights (the initial α is the spec's, as -al); "
+     "notes-pfllib-as-run §2.3"},
+    {"fedalt", "fedrep_pfllib",
+     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "head",
+     "TsingZ0/PFLlib d832e76f6a23: clientrep.py (head epochs -pls first, "
+     "then the base; one η), serverrep.py's n_i weights; "
+     "notes-pfllib-as-run §2.3"},
+    {"fedsim", "fedper_pfllib",
+     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "head",
+     "TsingZ0/PFLlib d832e76f6a23: clientper.py (joint steps), serverper.py "
+     "(base averaged n_i / Σ_U n_j); notes-pfllib-as-run §2.3"},
+    {"fedsim", "lg_fedavg_pfllib",
+     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "input",
+     "TsingZ0/PFLlib d832e76f6a23: clientlg.py (joint steps; set_parameters "
+     "copies the head only), serverlg.py (head averaged n_i / Σ_U n_j)"},
+    {"fedsim", "fedbabu_pfllib",
+     "gamma_v=0 pfl.state=stateful pfl.weights=samples pfl.finetune=full",
+     "head",
+     "TsingZ0/PFLlib d832e76f6a23: clientbabu.py (head requires_grad = "
+     "False; fine_tune of base and head), serverbabu.py (base averaged n_i "
+     "/ Σ_U n_j; every client fine-tunes after the last round)"},
 };
 
 const pflref_param *pflref_params(size_t *count)
