@@ -11,6 +11,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "apfl-alpha-update",
     "apfl-mix",
     "apfl-mix-uses-w",
+    "apfl-pfllib",
     "apfl-v-scale",
     "batch-mean",
     "beta-ignored",
