@@ -273,6 +273,28 @@ def local_sgd(pr, k, theta, steps, eta, trace, phase, rnd, name,
     return theta
 
 
+def round_factor(algorithm, t, bugs=NO_BUGS):
+    """c_t, the factor of every step size in round t (0-based) under the
+    spec's learning-rate decay (ref/engine/lr.c's switches, written from
+    shared/spec/notes-pfllib-as-run.md §2.2: PFLlib's ExponentialLR stepped
+    once after each train(), so round t trains with eta gamma^t):
+      lr.schedule = constant: 1;  exponential: gamma^t;
+      step: gamma^floor(t / lr.step_rounds).
+    gamma at the exact value of its double.  Bugs: lr-ignored (c_t = 1),
+    lr-shifted (the scheduler stepped before the round: t + 1)."""
+    sw = algorithm.get("switches", {})
+    hp = algorithm.get("hyperparameters", {})
+    schedule = sw.get("lr.schedule", "constant")
+    if schedule == "constant" or "lr-ignored" in bugs:
+        return Fraction(1)
+    if "lr-shifted" in bugs:
+        t += 1
+    gamma = Fraction(hp.get("lr.gamma", 1.0))
+    if schedule == "exponential":
+        return gamma ** t
+    return gamma ** (t // int(hp.get("lr.step_rounds", 1)))
+
+
 def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS):
     """One round of FedAvg (McMahan et al. 2017, Alg. 1).  plan: list of
     (client, batches) for S_t ascending.  Returns w_{t+1}."""

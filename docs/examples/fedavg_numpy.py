@@ -21,6 +21,8 @@ def main(vector_path, result_path):
     assert spec["algorithm"]["name"] == "fedavg" and model["kind"] == "linear"
     assert spec["algorithm"].get("switches", {}).get(
         "fedavg.weights", "samples") == "samples"
+    assert spec["algorithm"].get("switches", {}).get(   # constant η (paper)
+        "lr.schedule", "constant") == "constant"
     d, bias = model["d"], model.get("bias", False)
     s = 2.0 if model["loss"] == "squared" else 1.0      # dℓ/dŷ = s (ŷ − y)
     X = [np.array(c["X"], dtype=float) for c in spec["problem"]["clients"]]

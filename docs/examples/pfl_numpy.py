@@ -364,10 +364,22 @@ def aggregate(w_t, local, n, scheme):
     return w
 
 
+def lr_factor(cfg, t):
+    """The factor of round t's step size under lr.schedule (PFLlib's -ld:
+    the scheduler steps after each round's training, so round t has
+    η γ^t; step: γ^⌊t / lr.step_rounds⌋).  A decaying schedule needs
+    lr.gamma (and lr.step_rounds) in the spec; the golden vectors give them."""
+    if cfg["lr.schedule"] == "exponential":
+        return cfg["lr.gamma"] ** t
+    if cfg["lr.schedule"] == "step":
+        return cfg["lr.gamma"] ** (t // cfg["lr.step_rounds"])
+    return 1.0
+
+
 def fedavg_rounds(spec, clients, w0, log):
     """FedAvg (Alg. 1) over the schedule's rounds; returns the final w."""
     cfg = settings(spec)
-    eta, scheme = cfg["eta"], cfg["fedavg.weights"]
+    scheme = cfg["fedavg.weights"]
     n = [c.n for c in clients]
     w = w0.copy()
     stale = {}                               # read by one bug only
@@ -381,6 +393,7 @@ def fedavg_rounds(spec, clients, w0, log):
                 w_k = w                      # "w_k = w": the same array
             log("client_begin", "train", "w_local", w_k, round=t, client=k,
                 step=0)
+            eta = cfg["eta"] * lr_factor(cfg, t)   # η_t (lr.schedule)
             w_k = local_sgd(w_k, clients[k], batches[k], eta,   # ClientUpdate
                             lambda s, x: log("step", "train", "w_local", x,
                                              round=t, client=k, step=s))
@@ -457,7 +470,7 @@ DEFAULTS = {                 # the paper's reading (shared/spec notes §8)
     "pfl.state": "stateful", "pfl.weights": "samples",
     "pfl.finetune": "personal",
     "pflego.head_step": "seed", "pflego.theta_weights": "global",
-    "pflego.server": "sgd",
+    "pflego.server": "sgd", "lr.schedule": "constant",
 }
 PRESETS = {
     # CharlieDinh/pFedMe (notes §2(c), §2(e), §2(f)): warm θ, μ = 0.001,

@@ -183,6 +183,22 @@ typedef enum {
     PFLREF_IFCA_MODEL = 1      /* Option II: θ_j ← mean of the local models  */
 } pflref_ifca_mode;
 
+/* Learning-rate decay across rounds, for every algorithm with a step size
+ * (ref/engine/lr.c, the one place that gives a round its step sizes). */
+typedef enum {
+    PFLREF_LR_CONSTANT = 0,    /* the papers' constant step sizes          */
+    PFLREF_LR_EXPONENTIAL = 1, /* round t: × γ^t (PFLlib -ld/-ldg: each
+                                  client's ExponentialLR stepped once at the
+                                  end of its train(), clientbase.py)       */
+    PFLREF_LR_STEP = 2         /* round t: × γ^⌊t / lr.step_rounds⌋
+                                  (torch StepLR's shape)                   */
+} pflref_lr_schedule;
+typedef enum {
+    PFLREF_LR_SCOPE_ALL = 0,   /* every step size of the round             */
+    PFLREF_LR_SCOPE_ETA_P = 1  /* only pFedMe's η_p (PFLlib: its
+                                  scheduler wraps pFedMeOptimizer only)    */
+} pflref_lr_scope;
+
 /* The value of an integer hyperparameter that was not set. */
 #define PFLREF_INT_UNSET ((size_t)-1)
 
@@ -274,6 +290,13 @@ typedef struct {
                                   borrowed), or NULL: w⁰ + j δ 𝟙 + σ ξ_j   */
 } pflref_ifca_hyper;
 
+typedef struct {
+    double gamma;              /* γ: the decay factor per round (or step)  */
+    size_t step_rounds;        /* rounds per step of the step schedule     */
+    int schedule;              /* pflref_lr_schedule                       */
+    int scope;                 /* pflref_lr_scope                          */
+} pflref_lr_hyper;
+
 /* All hyperparameters and switches.  The top-level fields are shared by
  * several algorithms under one symbol; the rest sit in each algorithm's
  * own struct.  Fields an algorithm does not use are ignored by it.
@@ -303,6 +326,7 @@ typedef struct {
     pflref_interp_hyper interp;
     pflref_cfl_hyper cfl;
     pflref_ifca_hyper ifca;
+    pflref_lr_hyper lr;        /* learning-rate decay across rounds      */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

@@ -56,6 +56,13 @@ static const char *const cfl_bipartition_values[] = {"optimal",
                                                     "complete_linkage", NULL};
 static const char *const cfl_weights_values[] = {"uniform", "samples", NULL};
 static const char *const ifca_mode_values[] = {"gradient", "model", NULL};
+static const char *const lr_schedule_values[] = {"constant", "exponential",
+                                                 "step", NULL};
+static const char *const lr_scope_values[] = {"all", "eta_p", NULL};
+/* The algorithms with a step size, which lr.* applies to. */
+#define LR_ALGORITHMS                                                        \
+    "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
+    "perfedavg apfl interp cfl ifca"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl",
@@ -270,6 +277,20 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, ifca.mode), 0.0, 0.0, 0, ifca_mode_values, "",
      "IFCA's update: gradient averaging (Option I) | model averaging "
      "(Option II)"},
+    {"lr.schedule", LR_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, lr.schedule), 0.0, 0.0, 0, lr_schedule_values,
+     "", "step sizes across rounds: constant (the papers) | × γ^t in round t "
+     "(PFLlib -ld) | × γ^⌊t/lr.step_rounds⌋"},
+    {"lr.gamma", LR_ALGORITHMS, "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, lr.gamma), 1.0, 0.0, 1, NULL, "γ",
+     "the decay factor of lr.schedule (PFLlib -ldg)"},
+    {"lr.step_rounds", LR_ALGORITHMS, "", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, lr.step_rounds), 1.0, 1.0, 0, NULL, "",
+     "lr.schedule = step: the rounds between two decays"},
+    {"lr.scope", LR_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, lr.scope), 0.0, 0.0, 0, lr_scope_values, "",
+     "which step sizes decay: all of the round's | only pFedMe's η_p "
+     "(PFLlib)"},
 };
 
 static const pflref_preset presets[] = {

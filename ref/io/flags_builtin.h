@@ -38,6 +38,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "interp-selection",
     "local-step-count",
     "loss-scale",
+    "lr-schedule",
     "perfedavg-batch-reuse",
     "perfedavg-eval-steps",
     "perfedavg-hessian-term",
