@@ -54,6 +54,7 @@ MUTANTS = {
                          "pflego": ["cheap-steps-tau"]},
     "ragged-batch": {"*": ["ragged-drop"]},
     "lr-schedule": {"*": ["lr-ignored", "lr-shifted"]},
+    "pfedme-eval-reset": {"pfedme": ["eval-reset-ignored", "eval-reset-every-round"]},
     "batch-mean": {"*": ["batch-sum"]},
     "loss-scale": {"*": ["loss-x2"]},
     "feature-transpose": {"*": ["transpose-x"]},

@@ -471,6 +471,7 @@ DEFAULTS = {                 # the paper's reading (shared/spec notes §8)
     "pfl.finetune": "personal",
     "pflego.head_step": "seed", "pflego.theta_weights": "global",
     "pflego.server": "sgd", "lr.schedule": "constant",
+    "pfedme.eval_reset": "none",
 }
 PRESETS = {
     # CharlieDinh/pFedMe (notes §2(c), §2(e), §2(f)): warm θ, μ = 0.001,
@@ -620,7 +621,9 @@ def run_pfedme(spec, clients, w0, log):
     then w_{t+1} = (1 − β) w_t + β Σ_{i∈S^t} c_i w_{i,R} with c_i = 1/S
     (paper) or n_i / Σ_{S^t} n_j (official code).  Client i's personalised
     model is its last θ, or w_{i,R}, or the global model
-    (pfedme.personal_eval); a client that does not train keeps its own."""
+    (pfedme.personal_eval); a client that does not train keeps its own.
+    pfedme.eval_reset = initial (PFLlib's evaluation defect): the first time
+    a client trains, θ starts at w⁰ instead of w_t."""
     cfg = settings(spec)
     eta, lam, eta_p = cfg["eta"], cfg["lambda"], cfg["eta_p"]
     K, beta, mu = int(cfg["K"]), cfg["beta"], cfg["pfedme.mu"]
@@ -639,6 +642,9 @@ def run_pfedme(spec, clients, w0, log):
     n = [c.n for c in clients]
     w = w0.copy()
     v = [w0.copy() for _ in clients]
+    untrained = {i for i, _ in enumerate(clients)}
+    if cfg["pfedme.eval_reset"] == "none":
+        untrained = set()                     # no evaluation side effect
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         S_t = sorted(rnd.get("selected", rnd["clients"]))
         plan = dict(zip(rnd["clients"], rnd["batches"]))
@@ -648,7 +654,8 @@ def run_pfedme(spec, clients, w0, log):
         w_R = {}
         for i in sorted(plan):
             w_i = w.copy()                            # w_{i,0} = w_t
-            theta = w.copy()
+            theta = w0.copy() if i in untrained else w.copy()
+            untrained.discard(i)
             if BUG == "prox-start-at-zero":
                 theta = np.zeros_like(w)
             log("client_begin", "train", "w_local", w_i, round=t, client=i,

@@ -47,6 +47,12 @@ typedef enum {
     PFLREF_PFEDME_EVAL_LOCAL_W = 1,  /* = w_{i,R} (the official code's alias) */
     PFLREF_PFEDME_EVAL_GLOBAL = 2    /* = the broadcast global (PFLlib)      */
 } pflref_pfedme_personal_eval;
+typedef enum {
+    PFLREF_PFEDME_EVAL_RESET_NONE = 0,    /* evaluation has no side effect */
+    PFLREF_PFEDME_EVAL_RESET_INITIAL = 1  /* defect (PFLlib, evaluation in
+                                             every round): a client's first
+                                             training starts θ at w⁰      */
+} pflref_pfedme_eval_reset;
 
 /* Ditto (Li et al. 2021, Alg. 1) switches; shared/spec notes §3(f). */
 typedef enum {
@@ -218,6 +224,7 @@ typedef struct {
     int weights;               /* pflref_pfedme_weights                    */
     int train;                 /* pflref_pfedme_train                      */
     int personal_eval;         /* pflref_pfedme_personal_eval              */
+    int eval_reset;            /* pflref_pfedme_eval_reset (a defect)      */
 } pflref_pfedme_hyper;
 
 typedef struct {

@@ -22,6 +22,8 @@ static const char *const pfedme_weights_values[] = {"uniform", "samples",
 static const char *const pfedme_train_values[] = {"all", "sampled", NULL};
 static const char *const personal_eval_values[] = {"theta", "local_w",
                                                    "global", NULL};
+static const char *const pfedme_eval_reset_values[] = {"none", "initial",
+                                                       NULL};
 static const char *const ditto_order_values[] = {
     "interleaved_shared_batch", "personal_first", NULL};
 static const char *const ditto_prox_values[] = {"squared", "norm", NULL};
@@ -116,6 +118,11 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, pfedme.personal_eval), 0.0, 0.0, 0,
      personal_eval_values, "",
      "the personalised model reported: last θ (paper) | w_{i,R} | global"},
+    {"pfedme.eval_reset", "pfedme", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedme.eval_reset), 0.0, 0.0, 0,
+     pfedme_eval_reset_values, "",
+     "defect: none | PFLlib's evaluation resets a never-trained client's θ "
+     "start, so its first training starts θ at w⁰ (with theta_start warm)"},
     {"ditto.order", "ditto", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, ditto.order), 0.0, 0.0, 0, ditto_order_values,
      "", "per batch personal then global step | all personal steps first"},

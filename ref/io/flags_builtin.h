@@ -45,6 +45,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "perfedavg-hf-center",
     "perfedavg-no-restore",
     "personal-eval",
+    "pfedme-eval-reset",
     "pfl-update-order",
     "pflego-body-passes",
     "pflego-head-step",
