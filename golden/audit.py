@@ -53,6 +53,8 @@ MUTANTS = {
                          "prox": ["inner-plus-one", "inner-minus-one"],
                          "pflego": ["cheap-steps-tau"]},
     "ragged-batch": {"*": ["ragged-drop"]},
+    "lr-schedule": {"*": ["lr-ignored", "lr-shifted"]},
+    "pfedme-eval-reset": {"pfedme": ["eval-reset-ignored", "eval-reset-every-round"]},
     "batch-mean": {"*": ["batch-sum"]},
     "loss-scale": {"*": ["loss-x2"]},
     "feature-transpose": {"*": ["transpose-x"]},
@@ -181,10 +183,11 @@ def replay(spec, bugs=frozenset()):
     w, v = list(w0), [list(w0) for _ in pr.clients]
     for t, r in enumerate(sched["rounds"]):
         plan = [(k, transform(b, bugs)) for k, b in zip(r["clients"], r["batches"])]
+        eta_t = hp["eta"] * px.round_factor(spec["algorithm"], t, bugs)
         if alg == "local":
-            v = px.local_round(pr, v, w0, t, plan, hp["eta"], trace, bugs)
+            v = px.local_round(pr, v, w0, t, plan, eta_t, trace, bugs)
         else:
-            w = px.fedavg_round(pr, w, w0, t, plan, hp["eta"], weights, trace, bugs)
+            w = px.fedavg_round(pr, w, w0, t, plan, eta_t, weights, trace, bugs)
     if alg == "fedavg":
         return pg.expected(trace, w=w)
     if alg == "local":

@@ -45,7 +45,8 @@ SWITCHES = {
     "pfedme": {"pfedme.theta_start": ["reset", "warm"],
                "pfedme.weights": ["uniform", "samples"],
                "pfedme.train": ["all", "sampled"],
-               "pfedme.personal_eval": ["theta", "local_w", "global"]},
+               "pfedme.personal_eval": ["theta", "local_w", "global"],
+               "pfedme.eval_reset": ["none", "initial"]},
     "ditto": {"ditto.order": ["interleaved_shared_batch", "personal_first"],
               "ditto.prox": ["squared", "norm"],
               "ditto.prox_ref": ["round_start", "moving"],
@@ -65,7 +66,9 @@ SWITCHES = {
     "apfl": {"apfl.alpha": ["fixed", "adaptive"],
              "apfl.mix": ["parameter", "output"],
              "apfl.mix_uses_w": ["old", "new"],
-             "apfl.alpha_rule": ["paper", "fedtorch"]},
+             "apfl.alpha_rule": ["paper", "fedtorch"],
+             "apfl.variant": ["paper", "pfllib"],
+             "apfl.weights": ["uniform", "samples"]},
     "interp": {"fedavg.weights": ["samples", "uniform", "all_keep_old"],
                "interp.alpha": ["fixed", "per_client_grid"],
                "interp.select": ["validation", "test"]},
@@ -97,6 +100,8 @@ PRESETS = {
                                    "perfedavg.eval": "alpha_then_beta"},
     ("apfl", "fedtorch"): {"apfl.mix": "output", "apfl.mix_uses_w": "new",
                            "apfl.alpha_rule": "fedtorch"},
+    ("apfl", "pfllib"): {"apfl.variant": "pfllib", "apfl.weights": "samples",
+                         "apfl.alpha": "adaptive"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.
@@ -516,6 +521,8 @@ RULES = {
         (ALWAYS, r_single_round, "one round hides v_i, α_i state across rounds"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
         (ALWAYS, r_quadratic_unit, "a = 1 hides a dropped curvature / loss factor"),
+        (when("apfl.weights", "samples"), r_equal_sizes(who_clients),
+         "equal n_i make the weighted mean uniform"),
     ],
     "interp": [
         (ALWAYS, r_value(["eta"], ONE), "η = 1 hides a dropped step size"),

@@ -273,6 +273,28 @@ def local_sgd(pr, k, theta, steps, eta, trace, phase, rnd, name,
     return theta
 
 
+def round_factor(algorithm, t, bugs=NO_BUGS):
+    """c_t, the factor of every step size in round t (0-based) under the
+    spec's learning-rate decay (ref/engine/lr.c's switches, written from
+    shared/spec/notes-pfllib-as-run.md §2.2: PFLlib's ExponentialLR stepped
+    once after each train(), so round t trains with eta gamma^t):
+      lr.schedule = constant: 1;  exponential: gamma^t;
+      step: gamma^floor(t / lr.step_rounds).
+    gamma at the exact value of its double.  Bugs: lr-ignored (c_t = 1),
+    lr-shifted (the scheduler stepped before the round: t + 1)."""
+    sw = algorithm.get("switches", {})
+    hp = algorithm.get("hyperparameters", {})
+    schedule = sw.get("lr.schedule", "constant")
+    if schedule == "constant" or "lr-ignored" in bugs:
+        return Fraction(1)
+    if "lr-shifted" in bugs:
+        t += 1
+    gamma = Fraction(hp.get("lr.gamma", 1.0))
+    if schedule == "exponential":
+        return gamma ** t
+    return gamma ** (t // int(hp.get("lr.step_rounds", 1)))
+
+
 def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS):
     """One round of FedAvg (McMahan et al. 2017, Alg. 1).  plan: list of
     (client, batches) for S_t ascending.  Returns w_{t+1}."""
@@ -423,7 +445,8 @@ def assert_contractive(pr, k, steps, eta, mu=Fraction(0)):
 SWITCH_DEFAULTS = {
     "prox": {"pfedme.theta_start": "reset"},
     "pfedme": {"pfedme.theta_start": "reset", "pfedme.weights": "uniform",
-               "pfedme.train": "all", "pfedme.personal_eval": "theta"},
+               "pfedme.train": "all", "pfedme.personal_eval": "theta",
+               "pfedme.eval_reset": "none"},
     "ditto": {"ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
               "ditto.prox_ref": "round_start", "ditto.weights": "samples"},
 }
@@ -554,7 +577,8 @@ def _weights(configured, bugs):
     return configured
 
 
-def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS):
+def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
+                 trained=None):
     """One round of pFedMe (Dinh et al. 2020, Alg. 1).  plan: [(i, batches)]
     for the trainers (all N with pfedme.train = all), ascending; selected:
     S^t.  Each trainer: w_{i,0} = w_t, θ = w_t; for each batch D_{i,r}:
@@ -562,7 +586,16 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS):
     w_{i,r+1} = w_{i,r} − ηλ(w_{i,r} − θ).  Server:
     w_{t+1} = (1 − β) w_t + β Σ_{S^t} c_i w_{i,R}.  A trainer's reported
     personalised model is its last θ, or w_{i,R}; with "global" every client
-    reports w_{t+1}.  Returns (w_{t+1}, v)."""
+    reports w_{t+1}.  pfedme.eval_reset = initial (PFLlib's evaluation
+    defect, shared/spec/notes-pfllib-as-run.md §2.3): a trainer that has
+    never trained before (not in the set `trained`, which this round adds
+    its trainers to) starts theta at w0, not w_t.  Bugs: eval-reset-ignored,
+    eval-reset-every-round (theta from w0 at every training).
+    Returns (w_{t+1}, v)."""
+    reset_first = sw.get("pfedme.eval_reset", "none") == "initial" \
+        and "eval-reset-ignored" not in bugs
+    if trained is None:
+        trained = set()
     lam, eta_p, K, mu = hp["lambda"], hp["eta_p"], hp["K"], hp["pfedme.mu"]
     eta = hp["eta"]
     beta = Fraction(1) if "beta-one" in bugs else hp["beta"]
@@ -585,6 +618,9 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS):
     for i, steps in plan:
         w_t = w0 if "restart-w0" in bugs else w
         wl, theta = list(w_t), list(w_t)
+        if reset_first and (i not in trained or "eval-reset-every-round" in bugs):
+            theta = list(w0)
+        trained.add(i)
         trace.emit("client_begin", "train", t, i, 0, "w_local", wl)
         for r, batch in enumerate(steps):
             if start == "reset":
@@ -740,13 +776,14 @@ def replay_personal(spec, bugs=NO_BUGS):
     sched = spec["schedule"]
     assert sched["kind"] == "given"
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
+    trained = set()
     for t, r in enumerate(sched["rounds"]):
         plan = list(zip(r["clients"], r["batches"]))
         if alg == "prox":
             v = prox_round(pr, v, w0, t, plan, hp, sw, trace, bugs)
         elif alg == "pfedme":
             w, v = pfedme_round(pr, w, v, w0, t, plan, r.get("selected", r["clients"]),
-                                hp, sw, trace, bugs)
+                                hp, sw, trace, bugs, trained)
         else:
             assert alg == "ditto"
             w, v = ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs)

@@ -27,6 +27,18 @@ Switches (spec names; the paper's value first):
                      (a times the above), gw = its gradient in w ((1 - a)
                      times grad f(vbar) for parameter mixing); 0.02 is taken
                      at the double's exact value, as the code holds it
+    apfl.variant     paper | pfllib: TsingZ0/PFLlib clientapfl.py as run
+                     (shared/spec notes-pfllib-as-run.md §2.3, APFL): per
+                     batch, with the gradients at the iterates before it,
+                       gw = grad f_i(w_i); w_i := w_i - eta gw
+                       gv = grad f_i(v_i); v_i := v_i - eta gv   (own loss)
+                       adaptive: a := clip01(a - eta_alpha (sum_p (v - w)_p
+                                 (a gv_p + (1 - a) gw_p) + 0.02 a))
+                                 at the new v_i, w_i, EVERY step
+                     and after the client's last step
+                       v_i := (1 - a) w_i + a v_i
+                     no v_bar note (PFLlib evaluates v_i itself)
+    apfl.weights     uniform | samples: w := sum n_i w_i / sum_U n_j
 Trajectory (the records the reference emits): round_begin w; per client
 client_begin w_local, v (step 0); per step s: step w_local, step v, and when
 adaptive a note alpha [alpha_i]; client_end w_local, v; note v_bar =
@@ -60,6 +72,16 @@ Bugs (for the mutant checks; MUTANTS maps each flag to them):
                        the drawn order instead of the ascending clients
   init-zeros, batch-sum, loss-x2
                        as pflref_exact.py
+  uniform-weights      the server weights 1/|U| where samples is configured
+  pfllib-mixture-v     under pfllib, v stepped through the mixture (the
+                       paper's v step) instead of on its own loss
+  pfllib-no-decay      under pfllib, alpha_update without its + 0.02 a
+  pfllib-no-overwrite  under pfllib, v_i kept at the round's end instead of
+                       (1 - a) w_i + a v_i
+  pfllib-overwrite-swap
+                       under pfllib, v_i := a w_i + (1 - a) v_i
+  pfllib-alpha-old-iterates
+                       under pfllib, alpha_update at the old v_i, w_i
 """
 from fractions import Fraction
 
@@ -71,13 +93,17 @@ NO_BUGS = frozenset()
 SWITCHES = {"apfl.alpha": ("fixed", "adaptive"),
             "apfl.mix": ("parameter", "output"),
             "apfl.mix_uses_w": ("old", "new"),
-            "apfl.alpha_rule": ("paper", "fedtorch")}
+            "apfl.alpha_rule": ("paper", "fedtorch"),
+            "apfl.variant": ("paper", "pfllib"),
+            "apfl.weights": ("uniform", "samples")}
 
 # Presets (named bundles of switches; explicit switches override them).
 # "fedtorch" is the bundle proposed for ref/engine/params.c: keep the two equal.
 PRESETS = {"paper": {},
            "fedtorch": {"apfl.mix": "output", "apfl.mix_uses_w": "new",
-                        "apfl.alpha_rule": "fedtorch"}}
+                        "apfl.alpha_rule": "fedtorch"},
+           "pfllib": {"apfl.variant": "pfllib", "apfl.weights": "samples",
+                      "apfl.alpha": "adaptive"}}
 
 # FedTorch's constant in alpha_update, at the exact value of the double.
 FEDTORCH_DECAY = exact(0.02)
@@ -90,7 +116,10 @@ MUTANTS = {
                           "alpha-sign", "alpha-rule-flip"],
     "stale-personal-state": ["reset-personal", "personal-from-global",
                              "alpha-reset"],
-    "aggregation-weights": ["samples-weights"],
+    "aggregation-weights": ["samples-weights", "uniform-weights"],
+    "apfl-pfllib": ["pfllib-mixture-v", "pfllib-no-decay",
+                    "pfllib-no-overwrite", "pfllib-overwrite-swap",
+                    "pfllib-alpha-old-iterates"],
     "local-step-count": ["steps-plus-one", "steps-minus-one"],
     "stale-global": ["restart-w0"],
     "unsampled-client": ["train-all"],
@@ -178,6 +207,30 @@ def output_mix_grads(pr, k, v, wm, a, batch, bugs):
 # ---------------------------------------------------------------- the round
 
 
+def pfllib_step(pr, i, wi, vi, a, batch, cfg, bugs):
+    """One batch of PFLlib's clientapfl.py train(): returns (w_i, v_i, a)."""
+    eta, eta_alpha = cfg["eta"], cfg["eta_alpha"]
+    gw = pr.grad(i, wi, batch, bugs)
+    wi_new = [x - eta * g for x, g in zip(wi, gw)]
+    if "pfllib-mixture-v" in bugs:
+        vbar = [a * p + (1 - a) * q for p, q in zip(vi, wi)]
+        gv = [a * g for g in pr.grad(i, vbar, batch, bugs)]
+    else:
+        gv = pr.grad(i, vi, batch, bugs)
+    vi_new = [x - eta * g for x, g in zip(vi, gv)]
+    if cfg["switches"]["apfl.alpha"] != "adaptive":
+        return wi_new, vi_new, a
+    pv, pw = (vi, wi) if "pfllib-alpha-old-iterates" in bugs else (vi_new, wi_new)
+    grad = sum((p - q) * (a * g1 + (1 - a) * g2)
+               for p, q, g1, g2 in zip(pv, pw, gv, gw))
+    if "pfllib-no-decay" not in bugs:
+        grad += FEDTORCH_DECAY * a
+    x = a - (eta if eta_alpha is None else eta_alpha) * grad
+    if cfg.get("unclipped") is not None:
+        cfg["unclipped"].append(x)
+    return wi_new, vi_new, min(max(x, Fraction(0)), Fraction(1))
+
+
 def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
     """One communication round; returns (w, v, alpha) (new lists)."""
     eta, eta_alpha, sw = cfg["eta"], cfg["eta_alpha"], cfg["switches"]
@@ -191,6 +244,7 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
     if "mix-flip" in bugs:
         mix = "output" if mix == "parameter" else "parameter"
     new_w = (sw["apfl.mix_uses_w"] == "new") != ("mix-w-flip" in bugs)
+    pfllib = sw["apfl.variant"] == "pfllib"
     v = [list(x) for x in v]
     alpha = list(alpha)
     if "train-all" in bugs:
@@ -217,6 +271,14 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
         trace.emit("client_begin", "train", t, i, 0, "v", v[i])
         for s, batch in enumerate(steps, start=1):
             a, vi = alpha[i], v[i]
+            if pfllib:
+                wi, v[i], alpha[i] = pfllib_step(pr, i, wi, vi, a, batch,
+                                                 cfg, bugs)
+                trace.emit("step", "train", t, i, s, "w_local", wi)
+                trace.emit("step", "train", t, i, s, "v", v[i])
+                if sw["apfl.alpha"] == "adaptive":
+                    trace.emit("note", "train", t, i, s, "alpha", [alpha[i]])
+                continue
             gw_step = pr.grad(i, wi, batch, bugs)
             wi_new = [x - eta * g for x, g in zip(wi, gw_step)]
             wm = wi_new if new_w else wi
@@ -257,12 +319,24 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
                 alpha[i] = x
                 trace.emit("note", "train", t, i, s, "alpha", [x])
             wi, v[i] = wi_new, vi_new
+        if pfllib and "pfllib-no-overwrite" not in bugs:
+            a = alpha[i]
+            if "pfllib-overwrite-swap" in bugs:
+                a = 1 - a
+            v[i] = [(1 - a) * q + a * p for p, q in zip(v[i], wi)]
         trace.emit("client_end", "train", t, i, None, "w_local", wi)
         trace.emit("client_end", "train", t, i, None, "v", v[i])
-        trace.emit("note", "train", t, i, None, "v_bar",
-                   [alpha[i] * p + (1 - alpha[i]) * q for p, q in zip(v[i], wi)])
+        if not pfllib:
+            trace.emit("note", "train", t, i, None, "v_bar",
+                       [alpha[i] * p + (1 - alpha[i]) * q
+                        for p, q in zip(v[i], wi)])
         local[i] = wi
+    samples = sw["apfl.weights"] == "samples"
     if "samples-weights" in bugs:
+        samples = True
+    if "uniform-weights" in bugs:
+        samples = False
+    if samples:
         total = sum(pr.n(i) for i in local)
         c = {i: Fraction(pr.n(i), total) for i in local}
     else:

@@ -21,7 +21,7 @@ int main(void)
         schedule_suite, metrics_suite,  generate_suite,
         fedavg_suite,   local_only_suite, finetune_suite, prox_suite,
         pfedme_suite,   ditto_suite,    fedalt_suite,  pflego_suite,
-        perfedavg_suite, apfl_suite,    interp_suite,
+        perfedavg_suite, apfl_suite,    lr_suite,      interp_suite,
         cfl_suite,      ifca_suite,     fedfomo_suite,
         fedbn_suite,
         io_suite,       cli_suite,      seed000_suite,  golden_suite,

@@ -22,6 +22,7 @@ Suite *fedalt_suite(void);
 Suite *pflego_suite(void);
 Suite *perfedavg_suite(void);
 Suite *apfl_suite(void);
+Suite *lr_suite(void);
 Suite *interp_suite(void);
 Suite *cfl_suite(void);
 Suite *ifca_suite(void);

@@ -193,7 +193,8 @@ START_TEST(test_golden_vectors)
         "golden/apfl/worked-mlp-parameter-adaptive.json",
         "golden/apfl/worked-mlp-fedtorch.json",
         "golden/apfl/worked-linear-minibatch-adaptive.json",
-        "golden/apfl/worked-linear-mix-new.json"};
+        "golden/apfl/worked-linear-mix-new.json",
+        "golden/apfl/worked-linear-pfllib.json"};
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         pflref_golden_report rep;
         tu_golden(files[f], &rep);
@@ -201,6 +202,99 @@ START_TEST(test_golden_vectors)
                       "%s: %zu of %zu quantities differ", files[f],
                       rep.mismatches, rep.quantities);
     }
+}
+END_TEST
+
+/* ------------------------------------------------- PFLlib's variant */
+
+/* The notes' case as PFLlib runs it (apfl.variant = pfllib), α fixed at ½,
+ * worked by hand (every number dyadic, compared with ==).  Round 1,
+ * client 1: w 0 → 2 → 3 and, on its own loss, v 0 → 2 → 3; the overwrite
+ * (1 − α) w + α v = 3.  Client 2: w = v = −1 → −1.5.  w¹ = 0.75.  Round 2,
+ * client 1: w 0.75 → 2.375 → 3.1875, v 3 → 3.5 → 3.75, mixed 3.46875;
+ * client 2: w 0.75 → −0.625 → −1.3125, v −1.5 → −1.75 → −1.875, mixed
+ * −1.59375; w² = 0.9375, FedAvg's (PFLlib's w never sees v). */
+START_TEST(test_pfllib_fixed)
+{
+    tb_case *c = notes_case(1);
+    c->hyper.apfl.variant = PFLREF_APFL_VARIANT_PFLLIB;
+    pflref_run_result *r = run_case(c, "apfl");
+    ck_assert_double_eq(r->w[0], 0.75);
+    ck_assert_double_eq(r->v[0], 3.0);
+    ck_assert_double_eq(r->v[1], -1.5);
+    pflref_run_result_free(r);
+    c = notes_case(2);
+    c->hyper.apfl.variant = PFLREF_APFL_VARIANT_PFLLIB;
+    r = run_case(c, "apfl");
+    ck_assert_double_eq(r->w[0], 0.9375);
+    ck_assert_double_eq(r->v[0], 3.46875);
+    ck_assert_double_eq(r->v[1], -1.59375);
+    ck_assert_double_eq(r->alpha[0], 0.5);
+    pflref_run_result_free(r);
+}
+END_TEST
+
+/* PFLlib's α rule while v_i = w_i (round 1 of the notes' case): the inner
+ * product vanishes and only the + 0.02 α term moves α, so each step
+ * multiplies α by (1 − 0.02 η_α): with η_α unset (= η = ½), two steps give
+ * ½ · 0.99² = 0.49005 on both clients. */
+START_TEST(test_pfllib_alpha_decay)
+{
+    tb_case *c = notes_case(1);
+    tb_preset(c, "apfl", "pfllib");
+    pflref_run_result *r = run_case(c, "apfl");
+    ck_assert_double_eq_tol(r->alpha[0], 0.49005, 1e-15);
+    ck_assert_double_eq_tol(r->alpha[1], 0.49005, 1e-15);
+    ck_assert_double_eq(r->v[0], 3.0);
+    pflref_run_result_free(r);
+}
+END_TEST
+
+/* apfl.weights = samples: n = (1, 3) on the notes' case gives
+ * w¹ = (1 · 3 + 3 · (−1.5)) / 4 = −0.375; uniform gives 0.75. */
+START_TEST(test_weights_samples)
+{
+    tb_case *c = tb_quadratic(1, 2);
+    tb_quad(c, 0, (const double[]){1}, (const double[]){4}, 1);
+    tb_quad(c, 1, (const double[]){1}, (const double[]){-2}, 3);
+    c->hyper.eta = 0.5;
+    c->hyper.apfl.alpha = 0.5;
+    c->hyper.apfl.variant = PFLREF_APFL_VARIANT_PFLLIB;
+    c->hyper.apfl.weights = PFLREF_APFL_WEIGHTS_SAMPLES;
+    tb_round(c, "0 1", "0 | 0", "0 | 0");
+    pflref_run_result *r = run_case(c, "apfl");
+    ck_assert_double_eq(r->w[0], -0.375);
+    pflref_run_result_free(r);
+}
+END_TEST
+
+/* Under the pfllib preset the global model is FedAvg's with n_i weights,
+ * bit for bit, whatever v and α do (notes-pfllib-as-run §2.3), and the
+ * "local" model v_i of a client ends as (1 − α_i) w_i + α_i v_i, so α = 0
+ * fixed makes v_i the client's last local w_i: here FedAvg's one-client
+ * rounds' global. */
+START_TEST(test_pfllib_global_is_fedavg)
+{
+    tb_case *ca = lin_case(), *cf = lin_case();
+    tb_preset(ca, "apfl", "pfllib");
+    ca->hyper.apfl.alpha = 0.6;
+    pflref_run_result *a = run_case(ca, "apfl");
+    pflref_run_result *f = run_case(cf, "fedavg");
+    ck_assert_mem_eq(a->w, f->w, a->P * sizeof(double));
+    pflref_run_result_free(a);
+    pflref_run_result_free(f);
+
+    tb_case *c0 = lin_problem(1), *f0 = lin_problem(1);
+    tb_round(c0, "1", "0 1 | 2");
+    tb_round(f0, "1", "0 1 | 2");
+    c0->hyper.eta = f0->hyper.eta = 0.1;
+    c0->hyper.apfl.alpha = 0.0;
+    c0->hyper.apfl.variant = PFLREF_APFL_VARIANT_PFLLIB;
+    a = run_case(c0, "apfl");
+    f = run_case(f0, "fedavg");
+    ck_assert_mem_eq(a->v + 1 * a->P, f->w, a->P * sizeof(double));
+    pflref_run_result_free(a);
+    pflref_run_result_free(f);
 }
 END_TEST
 
@@ -383,6 +477,17 @@ START_TEST(test_errors)
     c = notes_case(1);
     c->hyper.apfl.mix = PFLREF_APFL_MIX_OUTPUT;
     expect_error(c, PFLREF_EINVAL, "algorithm.switches.apfl.mix");
+    /* PFLlib's variant has no mixture to configure */
+    c = lin_case();
+    c->hyper.apfl.alpha = 0.5;
+    c->hyper.apfl.variant = PFLREF_APFL_VARIANT_PFLLIB;
+    c->hyper.apfl.mix = PFLREF_APFL_MIX_OUTPUT;
+    expect_error(c, PFLREF_EINVAL, "algorithm.switches.apfl.variant");
+    c = notes_case(1);
+    c->hyper.apfl.variant = PFLREF_APFL_VARIANT_PFLLIB;
+    c->hyper.apfl.alpha_mode = PFLREF_APFL_ALPHA_ADAPTIVE;
+    c->hyper.apfl.alpha_rule = PFLREF_APFL_RULE_FEDTORCH;
+    expect_error(c, PFLREF_EINVAL, "algorithm.switches.apfl.variant");
     /* FedTorch's rule steps with η: eta_alpha would be ignored */
     c = notes_case(1);
     c->hyper.apfl.eta_alpha = 0.1;
@@ -712,6 +817,10 @@ Suite *apfl_suite(void)
     tcase_add_test(tc, test_notes_adaptive);
     tcase_add_test(tc, test_notes_fedtorch);
     tcase_add_test(tc, test_golden_vectors);
+    tcase_add_test(tc, test_pfllib_fixed);
+    tcase_add_test(tc, test_pfllib_alpha_decay);
+    tcase_add_test(tc, test_weights_samples);
+    tcase_add_test(tc, test_pfllib_global_is_fedavg);
     tcase_add_test(tc, test_alpha0_is_fedavg);
     tcase_add_test(tc, test_alpha1_is_local);
     tcase_add_test(tc, test_projection);

@@ -262,6 +262,41 @@ START_TEST(test_presets_apply)
     ck_assert_int_eq(h.apfl.mix_uses_w, PFLREF_APFL_MIX_W_NEW);
     ck_assert_int_eq(h.apfl.alpha_rule, PFLREF_APFL_RULE_FEDTORCH);
     ck_assert_int_eq(h.apfl.alpha_mode, PFLREF_APFL_ALPHA_FIXED);
+    /* PFLlib's presets (notes-pfllib-as-run §2.3): n_i weights everywhere */
+    pflref_hyper_defaults(&h);
+    ck_assert_int_eq(pflref_preset_apply(&h, "apfl", "pfllib", "p", &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(h.apfl.variant, PFLREF_APFL_VARIANT_PFLLIB);
+    ck_assert_int_eq(h.apfl.weights, PFLREF_APFL_WEIGHTS_SAMPLES);
+    ck_assert_int_eq(h.apfl.alpha_mode, PFLREF_APFL_ALPHA_ADAPTIVE);
+    pflref_hyper_defaults(&h);
+    ck_assert_int_eq(pflref_preset_apply(&h, "perfedavg", "pfllib", "p",
+                                         &err), PFLREF_OK);
+    ck_assert_int_eq(h.perfedavg.variant, PFLREF_PERFEDAVG_FO);
+    ck_assert_int_eq(h.perfedavg.weights, PFLREF_PERFEDAVG_WEIGHTS_SAMPLES);
+    ck_assert_int_eq(h.perfedavg.eval, PFLREF_PERFEDAVG_EVAL_ONE_ALPHA);
+    pflref_hyper_defaults(&h);
+    ck_assert_int_eq(pflref_preset_apply(&h, "fedalt", "fedrep_pfllib", "p",
+                                         &err), PFLREF_OK);
+    ck_assert_int_eq(h.pfl.weights, PFLREF_PFL_WEIGHTS_SAMPLES);
+    pflref_hyper_defaults(&h);
+    ck_assert_int_eq(pflref_preset_apply(&h, "fedalt", "fedrep", "p", &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(h.pfl.weights, PFLREF_PFL_WEIGHTS_UNIFORM);
+    static const char *const pfllib_presets[][2] = {
+        {"fedavg", "pfllib"}, {"local", "pfllib"}, {"pfedme", "pfllib"},
+        {"ditto", "pfllib"}, {"perfedavg", "pfllib"}, {"apfl", "pfllib"},
+        {"fedalt", "fedrep_pfllib"}, {"fedsim", "fedper_pfllib"},
+        {"fedsim", "lg_fedavg_pfllib"}, {"fedsim", "fedbabu_pfllib"}};
+    for (size_t k = 0; k < sizeof pfllib_presets / sizeof *pfllib_presets;
+         k++) {
+        const pflref_preset *pre = pflref_preset_find(pfllib_presets[k][0],
+                                                      pfllib_presets[k][1]);
+        ck_assert_msg(pre != NULL && strstr(pre->source, "PFLlib") != NULL,
+                      "no PFLlib preset %s/%s", pfllib_presets[k][0],
+                      pfllib_presets[k][1]);
+    }
+    pflref_hyper_defaults(&h);
     ck_assert_int_eq(pflref_preset_apply(&h, "apfl", "official", "p", &err),
                      PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "p");

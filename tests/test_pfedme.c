@@ -281,6 +281,50 @@ START_TEST(test_divergence)
 }
 END_TEST
 
+/* pfedme.eval_reset = initial (PFLlib's evaluation defect), by hand on
+ * f_1 = ½(x − 4)², f_2 = ½(x + 2)²: η = ½, λ = 1, η_p = ¼, K = 1, β = 1,
+ * μ = 0, θ warm, only the sampled train; round 0 trains client 0 alone,
+ * round 1 client 1 alone (one batch each).  Round 0: θ = 0 → 1, w_0 = ½,
+ * w¹ = ½.  Round 1, client 1, w_{1,0} = ½: from θ = w¹ = ½ (no defect)
+ * θ → −⅛, w_{1,1} = 0.1875; from θ = w⁰ = 0 (defect) θ → −⅜,
+ * w_{1,1} = 0.0625.  θ reset at every local round hides the defect. */
+static double eval_reset_run(int defect, int warm)
+{
+    tb_case *c = notes_case(NULL);
+    tb_preset(c, "pfedme", "pfllib");
+    c->hyper.pfedme.mu = 0.0;
+    c->hyper.pfedme.personal_eval = PFLREF_PFEDME_EVAL_THETA;
+    c->hyper.pfedme.theta_start = warm ? PFLREF_PFEDME_THETA_WARM
+                                       : PFLREF_PFEDME_THETA_RESET;
+    c->hyper.pfedme.eval_reset = defect ? PFLREF_PFEDME_EVAL_RESET_INITIAL
+                                        : PFLREF_PFEDME_EVAL_RESET_NONE;
+    c->hyper.eta = 0.5;
+    c->hyper.lambda = 1.0;
+    c->hyper.eta_p = 0.25;
+    c->hyper.K = 1;
+    c->hyper.beta = 1.0;
+    tb_round(c, "0", "0");
+    tb_round(c, "1", "0");
+    pflref_run_result *r = tb_run(c, "pfedme", NULL);
+    const double w = r->w[0];
+    pflref_run_result_free(r);
+    tb_free(c);
+    return w;
+}
+
+START_TEST(test_eval_reset)
+{
+    ck_assert_double_eq(eval_reset_run(0, 1), 0.1875);
+    ck_assert_double_eq(eval_reset_run(1, 1), 0.0625);
+    ck_assert_double_eq(eval_reset_run(1, 0), eval_reset_run(0, 0));
+    pflref_golden_report rep;
+    tu_golden("golden/pfedme/worked-linear-pfllib-eval-reset.json", &rep);
+    ck_assert_msg(rep.numbers > 0 && rep.mismatches == 0,
+                  "linear-pfllib-eval-reset: %zu of %zu quantities differ",
+                  rep.mismatches, rep.quantities);
+}
+END_TEST
+
 Suite *pfedme_suite(void)
 {
     Suite *s = suite_create("pfedme");
@@ -295,6 +339,7 @@ Suite *pfedme_suite(void)
     tcase_add_test(tc, test_moreau_gradient);
     tcase_add_test(tc, test_client_order);
     tcase_add_test(tc, test_divergence);
+    tcase_add_test(tc, test_eval_reset);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,7 +3,8 @@
 
 FedAvg, McMahan et al., AISTATS 2017, Algorithm 1, on pflref's linear model
 (loss squared or half_squared, optional bias), replaying a golden vector's
-given schedule.  Writes the final w and the step-level trajectory.
+given schedule (with the learning-rate decay lr.schedule, PFLlib's -ld).  Writes
+the final w and the step-level trajectory.
 
 usage: fedavg_numpy.py VECTOR.json -o RESULT.json
 """
@@ -21,6 +22,8 @@ def main(vector_path, result_path):
     assert spec["algorithm"]["name"] == "fedavg" and model["kind"] == "linear"
     assert spec["algorithm"].get("switches", {}).get(
         "fedavg.weights", "samples") == "samples"
+    hp = spec["algorithm"]["hyperparameters"]
+    lr = spec["algorithm"].get("switches", {}).get("lr.schedule", "constant")
     d, bias = model["d"], model.get("bias", False)
     s = 2.0 if model["loss"] == "squared" else 1.0      # dℓ/dŷ = s (ŷ − y)
     X = [np.array(c["X"], dtype=float) for c in spec["problem"]["clients"]]
@@ -40,6 +43,11 @@ def main(vector_path, result_path):
                      "value": value.tolist()})
 
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        eta_t = eta                                     # constant η (paper)
+        if lr == "exponential":                         # η γ^t (PFLlib -ld)
+            eta_t = eta * hp["lr.gamma"] ** t
+        elif lr == "step":                              # η γ^⌊t/step_rounds⌋
+            eta_t = eta * hp["lr.gamma"] ** (t // hp["lr.step_rounds"])
         log("round_begin", "w", w, round=t)
         S_t = rnd["clients"]                            # ascending client ids
         m_t = sum(n[k] for k in S_t)                    # m_t = Σ_{k∈S_t} n_k
@@ -48,7 +56,7 @@ def main(vector_path, result_path):
             w_k = w.copy()                              # ClientUpdate(k, w_t)
             log("client_begin", "w_local", w_k, round=t, client=k, step=0)
             for step, b in enumerate(batches, start=1):  # for each batch b
-                w_k = w_k - eta * grad(k, w_k, b)       # w ← w − η∇ℓ(w; b)
+                w_k = w_k - eta_t * grad(k, w_k, b)     # w ← w − η_t∇ℓ(w; b)
                 log("step", "w_local", w_k, round=t, client=k, step=step)
             log("client_end", "w_local", w_k, round=t, client=k)
             w_next += n[k] / m_t * w_k                  # Σ (n_k/m_t) w^k_{t+1}

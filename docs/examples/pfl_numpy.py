@@ -364,10 +364,22 @@ def aggregate(w_t, local, n, scheme):
     return w
 
 
+def lr_factor(cfg, t):
+    """The factor of round t's step size under lr.schedule (PFLlib's -ld:
+    the scheduler steps after each round's training, so round t has
+    η γ^t; step: γ^⌊t / lr.step_rounds⌋).  A decaying schedule needs
+    lr.gamma (and lr.step_rounds) in the spec; the golden vectors give them."""
+    if cfg["lr.schedule"] == "exponential":
+        return cfg["lr.gamma"] ** t
+    if cfg["lr.schedule"] == "step":
+        return cfg["lr.gamma"] ** (t // cfg["lr.step_rounds"])
+    return 1.0
+
+
 def fedavg_rounds(spec, clients, w0, log):
     """FedAvg (Alg. 1) over the schedule's rounds; returns the final w."""
     cfg = settings(spec)
-    eta, scheme = cfg["eta"], cfg["fedavg.weights"]
+    scheme = cfg["fedavg.weights"]
     n = [c.n for c in clients]
     w = w0.copy()
     stale = {}                               # read by one bug only
@@ -381,6 +393,7 @@ def fedavg_rounds(spec, clients, w0, log):
                 w_k = w                      # "w_k = w": the same array
             log("client_begin", "train", "w_local", w_k, round=t, client=k,
                 step=0)
+            eta = cfg["eta"] * lr_factor(cfg, t)   # η_t (lr.schedule)
             w_k = local_sgd(w_k, clients[k], batches[k], eta,   # ClientUpdate
                             lambda s, x: log("step", "train", "w_local", x,
                                              round=t, client=k, step=s))
@@ -457,7 +470,8 @@ DEFAULTS = {                 # the paper's reading (shared/spec notes §8)
     "pfl.state": "stateful", "pfl.weights": "samples",
     "pfl.finetune": "personal",
     "pflego.head_step": "seed", "pflego.theta_weights": "global",
-    "pflego.server": "sgd",
+    "pflego.server": "sgd", "lr.schedule": "constant",
+    "pfedme.eval_reset": "none",
 }
 PRESETS = {
     # CharlieDinh/pFedMe (notes §2(c), §2(e), §2(f)): warm θ, μ = 0.001,
@@ -607,7 +621,9 @@ def run_pfedme(spec, clients, w0, log):
     then w_{t+1} = (1 − β) w_t + β Σ_{i∈S^t} c_i w_{i,R} with c_i = 1/S
     (paper) or n_i / Σ_{S^t} n_j (official code).  Client i's personalised
     model is its last θ, or w_{i,R}, or the global model
-    (pfedme.personal_eval); a client that does not train keeps its own."""
+    (pfedme.personal_eval); a client that does not train keeps its own.
+    pfedme.eval_reset = initial (PFLlib's evaluation defect): the first time
+    a client trains, θ starts at w⁰ instead of w_t."""
     cfg = settings(spec)
     eta, lam, eta_p = cfg["eta"], cfg["lambda"], cfg["eta_p"]
     K, beta, mu = int(cfg["K"]), cfg["beta"], cfg["pfedme.mu"]
@@ -626,6 +642,9 @@ def run_pfedme(spec, clients, w0, log):
     n = [c.n for c in clients]
     w = w0.copy()
     v = [w0.copy() for _ in clients]
+    untrained = {i for i, _ in enumerate(clients)}
+    if cfg["pfedme.eval_reset"] == "none":
+        untrained = set()                     # no evaluation side effect
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         S_t = sorted(rnd.get("selected", rnd["clients"]))
         plan = dict(zip(rnd["clients"], rnd["batches"]))
@@ -635,7 +654,8 @@ def run_pfedme(spec, clients, w0, log):
         w_R = {}
         for i in sorted(plan):
             w_i = w.copy()                            # w_{i,0} = w_t
-            theta = w.copy()
+            theta = w0.copy() if i in untrained else w.copy()
+            untrained.discard(i)
             if BUG == "prox-start-at-zero":
                 theta = np.zeros_like(w)
             log("client_begin", "train", "w_local", w_i, round=t, client=i,

@@ -24,6 +24,15 @@ Switches (notes §6(f)):
                             both steps: α ← clip(α − η (Σ (v − w)(α g_v +
                             (1 − α) g_w) + 0.02 α), 0, 1), g_v and g_w the
                             mixture loss's gradients in v and in w
+  apfl.variant = pfllib     PFLlib's clientapfl.py: per batch the w step, then
+                            v ← v − η ∇f_i(v) on v's own loss, then (adaptive)
+                            α ← clip(α − η_α ((v − w)·(α g_v + (1 − α) g_w)
+                            + 0.02 α), 0, 1) at the new v, w with the two
+                            gradients just taken; after the last batch
+                            v ← (1 − α) w_i + α v; no v_bar note
+  apfl.weights = samples    w = Σ n_i w_i / Σ n_j over U (PFLlib)
+  preset pfllib             apfl.variant = pfllib, apfl.weights = samples,
+                            apfl.alpha = adaptive
 
 The trajectory: round_begin w; per client client_begin w_local and v;
 per step w_local, v and (adaptive) a note "alpha"; client_end w_local and
@@ -35,14 +44,17 @@ import numpy as np
 ALGORITHM = "apfl"
 BUGS = ("apfl-output-mix", "apfl-v-no-alpha", "apfl-mix-new-w",
         "apfl-alpha-new-iterates", "apfl-alpha-no-projection",
-        "apfl-fedtorch-every-step")
+        "apfl-fedtorch-every-step", "apfl-pfllib-no-overwrite")
 
 DEFAULTS = {"apfl.alpha": "fixed", "apfl.mix": "parameter",
-            "apfl.mix_uses_w": "old", "apfl.alpha_rule": "paper"}
+            "apfl.mix_uses_w": "old", "apfl.alpha_rule": "paper",
+            "apfl.variant": "paper", "apfl.weights": "uniform"}
 # FedTorch's training choices as one named bundle (explicit switches win).
 PRESETS = {"paper": {},
            "fedtorch": {"apfl.mix": "output", "apfl.mix_uses_w": "new",
-                        "apfl.alpha_rule": "fedtorch"}}
+                        "apfl.alpha_rule": "fedtorch"},
+           "pfllib": {"apfl.variant": "pfllib", "apfl.weights": "samples",
+                      "apfl.alpha": "adaptive"}}
 
 
 def outputs_and_backward(data, theta, batch):
@@ -96,6 +108,8 @@ def run(spec, clients, w0, log, bug):
     by_output = sw["apfl.mix"] == "output" or (bug == "apfl-output-mix"
                                                and has_outputs)
     after_w_step = sw["apfl.mix_uses_w"] == "new" or bug == "apfl-mix-new-w"
+    pfllib = sw["apfl.variant"] == "pfllib"
+    by_samples = sw["apfl.weights"] == "samples"
 
     w = w0.copy()
     v = [w0.copy() for _ in clients]
@@ -126,7 +140,22 @@ def run(spec, clients, w0, log, bug):
             log("client_begin", "train", "v", v[k], round=t, client=k, step=0)
             for s, batch in enumerate(plan[k], start=1):
                 a = alpha[k]
-                w_next = w_k - eta * clients[k].grad(w_k, batch)
+                g_own = clients[k].grad(w_k, batch)
+                w_next = w_k - eta * g_own
+                if pfllib:
+                    g_v = clients[k].grad(v[k], batch)
+                    v[k] = v[k] - eta * g_v
+                    w_k = w_next
+                    log("step", "train", "w_local", w_k, round=t, client=k,
+                        step=s)
+                    log("step", "train", "v", v[k], round=t, client=k, step=s)
+                    if adaptive:
+                        push = np.dot(v[k] - w_k, a * g_v + (1 - a) * g_own)
+                        a_new = a - eta_alpha * (float(push) + 0.02 * a)
+                        alpha[k] = min(max(a_new, 0.0), 1.0)
+                        log("note", "train", "alpha", [alpha[k]], round=t,
+                            client=k, step=s)
+                    continue
                 w_mix = w_next if after_w_step else w_k
                 g_v, g_w, d_alpha = mixture_grads(k, v[k], w_mix, a, batch)
                 scale = 1.0 if bug == "apfl-v-no-alpha" else a
@@ -151,12 +180,17 @@ def run(spec, clients, w0, log, bug):
                     log("note", "train", "alpha", [a_new], round=t, client=k,
                         step=s)
                 w_k, v[k] = w_next, v_next
+            if pfllib and bug != "apfl-pfllib-no-overwrite":
+                v[k] = (1 - alpha[k]) * w_k + alpha[k] * v[k]
             log("client_end", "train", "w_local", w_k, round=t, client=k)
             log("client_end", "train", "v", v[k], round=t, client=k)
-            log("note", "train", "v_bar",
-                alpha[k] * v[k] + (1 - alpha[k]) * w_k, round=t, client=k)
-            sent.append(w_k)
-        w = sum(sent[1:], sent[0].copy()) / len(sent)
+            if not pfllib:
+                log("note", "train", "v_bar",
+                    alpha[k] * v[k] + (1 - alpha[k]) * w_k, round=t, client=k)
+            share = clients[k].n if by_samples else 1.0
+            sent.append((share, w_k))
+        total = sum(c for c, _ in sent)
+        w = sum(c * w_k for c, w_k in sent) / total
         log("server", "train", "w", w, round=t)
     return {"w": w, "v": v, "alpha": alpha}
 # SPDX-License-Identifier: GPL-3.0-or-later

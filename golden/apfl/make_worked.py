@@ -530,9 +530,63 @@ def linear_default_drawn():
                 "(schedule: drawn is information only)")
 
 
+def linear_pfllib():
+    """The pfllib preset (apfl.variant = pfllib, apfl.weights = samples,
+    apfl.alpha = adaptive) on the linear data: partial participation and
+    unequal n_i, so the n_i weights show; two rounds, so the overwritten v_i
+    is what round 1 starts from.  η_α = 0.35 is given (PFLlib steps α with
+    η; pflref takes η_α when it is set) so that no two step sizes are
+    equal."""
+    algorithm = {"name": "apfl", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.1, "alpha": 0.6,
+                                     "eta_alpha": 0.35}}
+
+    def check(spec, trace, w, v, alpha):
+        # round 0's client 0 ends with v_0 = (1 - α) w_0 + α v_0 (the last
+        # step's own-loss v), which round 1 starts from
+        steps_v = records(trace, "step", "v", 0, 0)
+        w_end = records(trace, "client_end", "w_local", 0, 0)[0]
+        a = records(trace, "note", "alpha", 0, 0)[-1][0]
+        mixed = [(1 - a) * q + a * p for p, q in zip(steps_v[-1], w_end)]
+        assert records(trace, "client_end", "v", 0, 0) == [mixed]
+        assert records(trace, "client_begin", "v", 1, 0) == [mixed]
+        # no v_bar note; the global is the n_i-weighted FedAvg mean
+        assert not records(trace, "note", "v_bar")
+        ends = {i: records(trace, "client_end", "w_local", 0, i)[0] for i in (0, 2)}
+        want = [(5 * p + 4 * q) / 9 for p, q in zip(ends[0], ends[2])]
+        assert records(trace, "server", "w", 0) == [want]
+        # α moves at every step, not only the first
+        al = records(trace, "note", "alpha", 0, 0)
+        assert len(set(x[0] for x in al)) == len(al), al
+
+    flags = ["apfl-pfllib", "aggregation-weights", "stale-personal-state",
+             "unsampled-client", "stale-global", "local-step-count"]
+    mutants = {"apfl-pfllib": ["pfllib-mixture-v", "pfllib-no-decay",
+                               "pfllib-no-overwrite", "pfllib-overwrite-swap",
+                               "pfllib-alpha-old-iterates"],
+               "aggregation-weights": ["uniform-weights"],
+               "stale-personal-state": ["reset-personal", "personal-from-global",
+                                        "alpha-reset"],
+               "unsampled-client": ["train-all"],
+               "stale-global": ["restart-w0"],
+               "local-step-count": ["steps-plus-one", "steps-minus-one"]}
+    return make("linear-pfllib",
+                "APFL as PFLlib runs it (preset pfllib): own-loss v, α with "
+                "+0.02 α at every step, v overwritten by the mixture, n_i weights",
+                "ŷ = x·w + b, squared loss, three clients (n = 5, 3, 4), "
+                "U⁰ = {0, 2}, U¹ = {0, 1}, ragged minibatches of 2, w⁰ given, "
+                "α = 0.6, η = 0.1, η_α = 0.35, preset pfllib.",
+                LIN, LIN_CLIENTS, LIN_INIT, algorithm, lin_rounds(),
+                flags, mutants, check, TOL_DATA,
+                "TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/clientapfl.py "
+                "(train(), alpha_update) and servers/serverbase.py "
+                "(receive_models: n_i / sum_U n_j), as shared/spec/"
+                "notes-pfllib-as-run.md §2.3 writes them down; " + PAPER)
+
+
 MAKERS = [notes_fixed, notes_adaptive, notes_fedtorch, mlp_output,
           mlp_parameter, mlp_fedtorch, linear_adaptive, linear_mix_new,
-          linear_default_drawn]
+          linear_default_drawn, linear_pfllib]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

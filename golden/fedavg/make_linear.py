@@ -53,9 +53,16 @@ TOL = {
 
 
 def fedavg_vector(vid, fname, title, description, flags, mutants, model,
-                  clients, init, eta, weights, rounds):
-    """rounds: [(S_t, B, E)], B None = full batch."""
+                  clients, init, eta, weights, rounds, lr=None):
+    """rounds: [(S_t, B, E)], B None = full batch.  lr: the learning-rate
+    decay ({"hyperparameters": {...}, "switches": {...}} of lr.*), or None
+    (constant)."""
     eta_x = pg.exact(eta)
+    algorithm = {"name": "fedavg", "hyperparameters": {"eta": eta},
+                 "switches": {"fedavg.weights": weights}}
+    if lr is not None:
+        algorithm["hyperparameters"].update(lr["hyperparameters"])
+        algorithm["switches"].update(lr["switches"])
 
     def run(bugs=px.NO_BUGS):
         pr = px.Problem(model, clients)
@@ -64,7 +71,8 @@ def fedavg_vector(vid, fname, title, description, flags, mutants, model,
         for t, (sel, B, E) in enumerate(rounds):
             plan = [(k, px.split_batches(pr.n(k), B, E, bugs)) for k in sel]
             sched.append(plan)
-            w = px.fedavg_round(pr, w, w0, t, plan, eta_x, weights, trace, bugs)
+            eta_t = eta_x * px.round_factor(algorithm, t, bugs)
+            w = px.fedavg_round(pr, w, w0, t, plan, eta_t, weights, trace, bugs)
         return pr, w, trace, sched
 
     result = run()
@@ -74,11 +82,10 @@ def fedavg_vector(vid, fname, title, description, flags, mutants, model,
             px.assert_contractive(pr, k, steps, eta_x)
     exp = pg.checked_expected(vid, TOL, flags, mutants, result, run,
                               lambda pr, w, trace, sched: (trace, w, None))
-    algorithm = {"name": "fedavg", "hyperparameters": {"eta": eta},
-                 "switches": {"fedavg.weights": weights}}
     spec = pg.given_spec(title, description, model, clients, init, algorithm,
                          px.schedule_json(sched))
-    prov = pg.provenance("independent", SOURCE, GENERATOR, {"w": w})
+    source = SOURCE if lr is None else SOURCE + "; " + LR_SOURCE
+    prov = pg.provenance("independent", source, GENERATOR, {"w": w})
     return fname, pg.vector(vid, title, prov, flags, spec, TOL, exp)
 
 
@@ -114,6 +121,64 @@ def squared_bias():
         flags, mutants, model, clients,
         {"kind": "given", "w": [0.25, -0.5, 0.125]}, 0.05, "samples",
         [([0, 1, 2], None, 2), ([0, 2], None, 2)])
+
+
+SQ_CLIENTS = [
+    {"X": [[2.385, -0.716], [0.412, 1.937], [-1.254, 0.583]],
+     "y": [1.62, -0.347, 2.91]},
+    {"X": [[1.118, -2.046], [-0.329, 0.874]], "y": [-1.73, 0.456]},
+    {"X": [[0.761, 1.305], [-1.892, -0.238], [2.047, 0.619], [0.153, -1.461]],
+     "y": [0.982, -2.214, 3.105, -0.667]},
+]
+LR_SOURCE = ("TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/clientbase.py "
+             "(-ld/-ldg: ExponentialLR stepped after each train()); shared/spec/"
+             "notes-pfllib-as-run.md §2.2; ref/engine/lr.c")
+
+
+def lr_exponential():
+    """lr.schedule = exponential, gamma = 0.8: round t steps with
+    0.06 * 0.8^t; every client in every round (so PFLlib's per-client count
+    is the round), three rounds so that gamma^2 shows."""
+    model = {"kind": "linear", "d": 2, "loss": "squared", "bias": True}
+    lr = {"hyperparameters": {"lr.gamma": 0.8},
+          "switches": {"lr.schedule": "exponential"}}
+    flags = ["lr-schedule", "aggregation-weights", "stale-global"]
+    mutants = {"lr-schedule": ["lr-ignored", "lr-shifted"],
+               "aggregation-weights": ["uniform-weights"],
+               "stale-global": ["restart-w0"]}
+    return fedavg_vector(
+        "fedavg/worked/lr-exponential", "worked-lr-exponential.json",
+        "FedAvg with PFLlib's exponential learning-rate decay: eta_t = "
+        "0.06 * 0.8^t, three rounds",
+        "Three clients (n = 3, 2, 4), linear model with bias, squared loss, "
+        "w0 = (0.25, -0.5, 0.125); lr.schedule = exponential, lr.gamma = 0.8, "
+        "eta = 0.06: round t's local steps take 0.06 * 0.8^t; E = 2 full "
+        "batches, every client in every round; server weights n_k / sum n_j.",
+        flags, mutants, model, SQ_CLIENTS,
+        {"kind": "given", "w": [0.25, -0.5, 0.125]}, 0.06, "samples",
+        [([0, 1, 2], None, 2)] * 3, lr)
+
+
+def lr_step():
+    """lr.schedule = step, gamma = 0.5, lr.step_rounds = 2: rounds 0 and 1
+    step with eta, round 2 with eta / 2."""
+    model = {"kind": "linear", "d": 2, "loss": "squared", "bias": True}
+    lr = {"hyperparameters": {"lr.gamma": 0.5, "lr.step_rounds": 2},
+          "switches": {"lr.schedule": "step"}}
+    flags = ["lr-schedule", "unsampled-client"]
+    mutants = {"lr-schedule": ["lr-ignored", "lr-shifted"],
+               "unsampled-client": ["all-denominator", "keep-old"]}
+    return fedavg_vector(
+        "fedavg/worked/lr-step", "worked-lr-step.json",
+        "FedAvg with a step learning-rate schedule: eta halved every two "
+        "rounds, three rounds, minibatches",
+        "Three clients (n = 3, 2, 4), linear model with bias, squared loss, "
+        "w0 = (0.25, -0.5, 0.125); lr.schedule = step, lr.gamma = 0.5, "
+        "lr.step_rounds = 2, eta = 0.07: rounds 0 and 1 step with 0.07, round "
+        "2 with 0.035; B = 2, E = 1; S = {0, 1, 2}, {0, 2}, {1, 2}.",
+        flags, mutants, model, SQ_CLIENTS,
+        {"kind": "given", "w": [0.25, -0.5, 0.125]}, 0.07, "samples",
+        [([0, 1, 2], 2, 1), ([0, 2], 2, 1), ([1, 2], 2, 1)], lr)
 
 
 def minibatch():
@@ -220,7 +285,8 @@ def bias_zeros_drawn():
 
 
 def main():
-    pg.write_all(sys.argv, HERE, (squared_bias, minibatch, bias_zeros_drawn))
+    pg.write_all(sys.argv, HERE, (squared_bias, minibatch, bias_zeros_drawn,
+                                  lr_exponential, lr_step))
 
 
 if __name__ == "__main__":

@@ -109,10 +109,12 @@ def linear_vector(vid, fname, title, description, flags, mutants, algorithm,
         w0 = px.initial(INIT, pr.P, bugs)
         w, v, trace, sched = list(w0), [list(w0) for _ in pr.clients], pg.Trace(), []
         it = Batches(pr, bugs)
+        trained = set()
         for t, (trainers, sel) in enumerate(rounds):
             plan = [(i, it.take(i)) for i in trainers]
             sched.append((plan, sel))
-            w, v = px.pfedme_round(pr, w, v, w0, t, plan, sel, hp, sw, trace, bugs)
+            w, v = px.pfedme_round(pr, w, v, w0, t, plan, sel, hp, sw, trace, bugs,
+                                   trained)
         return pr, w, v, trace, sched
 
     result = run()
@@ -147,11 +149,13 @@ def differs_with(algorithm, rounds, switch, value):
     w0 = px.initial(INIT, pr.P)
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], pg.Trace()
     it = Batches(pr, px.NO_BUGS)
+    trained = set()
     for t, (trainers, sel) in enumerate(rounds):
         if value == "all":
             trainers = list(range(len(pr.clients)))
         plan = [(i, it.take(i)) for i in trainers]
-        w, v = px.pfedme_round(pr, w, v, w0, t, plan, sel, hp, sw, trace)
+        w, v = px.pfedme_round(pr, w, v, w0, t, plan, sel, hp, sw, trace,
+                               trained=trained)
     return w, v
 
 
@@ -364,6 +368,41 @@ def pfllib_beta():
         flags, mutants, algorithm, rounds, check)
 
 
+def pfllib_eval_reset():
+    """Preset pfllib with PFLlib's evaluation defect switched on
+    (pfedme.eval_reset = initial): client 2 first trains in round 1 and
+    clients 0 and 1 in round 0 (from w0 = w^0 either way), so client 2's first theta starts at w0 while
+    its w_{i,0} = w^1; client 1 trains in rounds 0 and 1 (reset once)."""
+    algorithm = {"name": "pfedme", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.155, "lambda": 1.95, "eta_p": 0.115,
+                                     "K": 3, "beta": 0.78, "pfedme.mu": 0.025},
+                 "switches": {"pfedme.eval_reset": "initial"}}
+    rounds = [([0, 1], [0, 1]), ([1, 2], [1, 2]), ([0, 2], [0, 2])]
+
+    def check(pr, w, v, trace, sched):
+        assert differs_with(algorithm, rounds, "pfedme.eval_reset", "none") != (w, v)
+
+    flags = ["pfedme-eval-reset", "unsampled-client", "theta-start",
+             "stale-global", "aggregation-weights", "beta-ignored"]
+    mutants = {"pfedme-eval-reset": ["eval-reset-ignored", "eval-reset-every-round"],
+               "unsampled-client": ["train-all"],
+               "theta-start": ["theta-start-flip"],
+               "stale-global": ["restart-w0"],
+               "aggregation-weights": ["uniform-weights"],
+               "beta-ignored": ["beta-one"]}
+    return linear_vector(
+        "pfedme/worked/linear-pfllib-eval-reset",
+        "worked-linear-pfllib-eval-reset.json",
+        "pFedMe, preset pfllib with PFLlib's evaluation defect: a client's "
+        "first training starts θ at w⁰",
+        "The clients, model, initial point and batch iterators of "
+        "pfedme/worked/linear-paper-minibatch; η = 0.155, λ = 1.95, "
+        "η_p = 0.115, K = 3, β = 0.78, pfedme.mu = 0.025, preset pfllib and "
+        "pfedme.eval_reset = initial.  S = {0, 1}, {1, 2}, {0, 2}: client 2 "
+        "trains first in round 1, from θ = w⁰ and w_{i,0} = w¹.",
+        flags, mutants, algorithm, rounds, check)
+
+
 def pfllib_drawn():
     """Preset pfllib (only S^t trains) with round 0 drawn as [2, 0]
     (golden/CHANGES.md, 2026-11-25, "drawn order"): batches given
@@ -436,7 +475,8 @@ def pfllib_drawn():
 def main():
     pg.write_all(sys.argv, HERE,
                  (paper_minibatch, warm_local_w, train_sampled,
-                  paper_beta, official_beta, pfllib_beta, pfllib_drawn))
+                  paper_beta, official_beta, pfllib_beta, pfllib_drawn,
+                  pfllib_eval_reset))
 
 
 if __name__ == "__main__":

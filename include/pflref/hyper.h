@@ -47,6 +47,12 @@ typedef enum {
     PFLREF_PFEDME_EVAL_LOCAL_W = 1,  /* = w_{i,R} (the official code's alias) */
     PFLREF_PFEDME_EVAL_GLOBAL = 2    /* = the broadcast global (PFLlib)      */
 } pflref_pfedme_personal_eval;
+typedef enum {
+    PFLREF_PFEDME_EVAL_RESET_NONE = 0,    /* evaluation has no side effect */
+    PFLREF_PFEDME_EVAL_RESET_INITIAL = 1  /* defect (PFLlib, evaluation in
+                                             every round): a client's first
+                                             training starts θ at w⁰      */
+} pflref_pfedme_eval_reset;
 
 /* Ditto (Li et al. 2021, Alg. 1) switches; shared/spec notes §3(f). */
 typedef enum {
@@ -135,6 +141,18 @@ typedef enum {
     PFLREF_APFL_RULE_PAPER = 0,     /* α ← Π(α − η_α ⟨v − w, ∇f(v̄)⟩)       */
     PFLREF_APFL_RULE_FEDTORCH = 1   /* FedTorch's alpha_update, first step  */
 } pflref_apfl_alpha_rule;
+typedef enum {
+    PFLREF_APFL_VARIANT_PAPER = 0,  /* v steps through the mixture v̄       */
+    PFLREF_APFL_VARIANT_PFLLIB = 1  /* TsingZ0/PFLlib clientapfl.py train():
+                                       v on its own loss, α with +0.02 α at
+                                       every step, v ← (1 − α) w_i + α v at
+                                       the round's end                      */
+} pflref_apfl_variant;
+typedef enum {
+    PFLREF_APFL_WEIGHTS_UNIFORM = 0, /* w ← (1/|U|) Σ_U w_i (the paper)     */
+    PFLREF_APFL_WEIGHTS_SAMPLES = 1  /* Σ_U n_i w_i / Σ_U n_j (PFLlib's
+                                        serverbase.py receive_models)       */
+} pflref_apfl_weights;
 
 /* Model interpolation (seed 000 §2 and Exercise 14.7.2; shared/spec notes
  * §5.2) switches. */
@@ -184,6 +202,21 @@ typedef enum {
                                          client.py: clients = [self])     */
     PFLREF_FEDFOMO_SELF_EXCLUDED = 1  /* only the M downloaded models      */
 } pflref_fedfomo_self;
+/* Learning-rate decay across rounds, for every algorithm with a step size
+ * (ref/engine/lr.c, the one place that gives a round its step sizes). */
+typedef enum {
+    PFLREF_LR_CONSTANT = 0,    /* the papers' constant step sizes          */
+    PFLREF_LR_EXPONENTIAL = 1, /* round t: × γ^t (PFLlib -ld/-ldg: each
+                                  client's ExponentialLR stepped once at the
+                                  end of its train(), clientbase.py)       */
+    PFLREF_LR_STEP = 2         /* round t: × γ^⌊t / lr.step_rounds⌋
+                                  (torch StepLR's shape)                   */
+} pflref_lr_schedule;
+typedef enum {
+    PFLREF_LR_SCOPE_ALL = 0,   /* every step size of the round             */
+    PFLREF_LR_SCOPE_ETA_P = 1  /* only pFedMe's η_p (PFLlib: its
+                                  scheduler wraps pFedMeOptimizer only)    */
+} pflref_lr_scope;
 
 /* The value of an integer hyperparameter that was not set. */
 #define PFLREF_INT_UNSET ((size_t)-1)
@@ -204,6 +237,7 @@ typedef struct {
     int weights;               /* pflref_pfedme_weights                    */
     int train;                 /* pflref_pfedme_train                      */
     int personal_eval;         /* pflref_pfedme_personal_eval              */
+    int eval_reset;            /* pflref_pfedme_eval_reset (a defect)      */
 } pflref_pfedme_hyper;
 
 typedef struct {
@@ -243,6 +277,8 @@ typedef struct {
     int mix;                   /* pflref_apfl_mix                          */
     int mix_uses_w;            /* pflref_apfl_mix_uses_w                   */
     int alpha_rule;            /* pflref_apfl_alpha_rule                   */
+    int variant;               /* pflref_apfl_variant                      */
+    int weights;               /* pflref_apfl_weights                      */
 } pflref_apfl_hyper;
 
 typedef struct {
@@ -298,6 +334,13 @@ typedef struct {
     int running_var;           /* pflref_fedbn_running_var                 */
 } pflref_fedbn_hyper;
 
+typedef struct {
+    double gamma;              /* γ: the decay factor per round (or step)  */
+    size_t step_rounds;        /* rounds per step of the step schedule     */
+    int schedule;              /* pflref_lr_schedule                       */
+    int scope;                 /* pflref_lr_scope                          */
+} pflref_lr_hyper;
+
 /* All hyperparameters and switches.  The top-level fields are shared by
  * several algorithms under one symbol; the rest sit in each algorithm's
  * own struct.  Fields an algorithm does not use are ignored by it.
@@ -329,6 +372,7 @@ typedef struct {
     pflref_ifca_hyper ifca;
     pflref_fedfomo_hyper fedfomo;
     pflref_fedbn_hyper fedbn;
+    pflref_lr_hyper lr;        /* learning-rate decay across rounds      */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

@@ -56,6 +56,28 @@
  *                    g_v = ∇_{v_i}, g_w = ∇_{w_i} (already carrying α_i and
  *                    1 − α_i), step η (the model's learning rate; η_α is
  *                    refused) and α_i the value before the step
+ *   apfl.variant     paper: the box above;
+ *                    pfllib: TsingZ0/PFLlib d832e76f6a23,
+ *                    system/flcore/clients/clientapfl.py, train() (the
+ *                    loop over the loader: optimizer.step on w, then
+ *                    optimizer_per.step on v, then alpha_update) and
+ *                    alpha_update (the FedTorch rule at EVERY step, with
+ *                    own-loss gradients); per step, with g_w, g_v at the
+ *                    iterates before it:
+ *                      w_i ← w_i − η g_w,  g_w = ∇f_i(w_i; ξ)
+ *                      v_i ← v_i − η g_v,  g_v = ∇f_i(v_i; ξ)   (own loss)
+ *                      adaptive: α_i ← clip_[0,1](α_i − η_α (⟨v_i − w_i,
+ *                        α_i g_v + (1 − α_i) g_w⟩ + 0.02 α_i))  (new v_i,
+ *                        w_i; η_α unset: η, PFLlib's learning_rate)
+ *                    and after the client's last step (train(), the loop
+ *                    over model_per's parameters):
+ *                      v_i ← (1 − α_i) w_i + α_i v_i
+ *                    apfl.mix and apfl.alpha_rule do not apply to it (a
+ *                    non-default value is refused); v_bar is not noted
+ *                    (PFLlib evaluates v_i itself, the "local" model)
+ *   apfl.weights     uniform: w ← (1/|U|) Σ_U w_i (the paper);
+ *                    samples: w ← Σ_U n_i w_i / Σ_U n_j (PFLlib's
+ *                    serverbase.py receive_models, uploaded_weights)
  *
  * State and work: w, v_i and α_i are the state's w, v_i and alpha[i]; the
  * buffers of a step are apfl_work (with output mixing, one batch's
@@ -94,7 +116,19 @@ static const char *const ALPHA_LINE[2] = {
     "w_i, α_i g_v + (1 − α_i) g_w⟩ + 0.02 α_i))"};
 static const char *const VBAR_LINE =
     "v̄_i = α_i v_i + (1 − α_i) w_i (local w_i, before the average)";
-static const char *const SERVER_LINE = "w ← (1/|U|) Σ_{i∈U} w_i";
+static const char *const V_PFLLIB_LINE =
+    "PFLlib clientapfl.py: v_i ← v_i − η ∇f_i(v_i; ξ)";
+static const char *const ALPHA_PFLLIB_LINE =
+    "PFLlib alpha_update: α_i ← clip_[0,1](α_i − η_α (⟨v_i − w_i, α_i g_v "
+    "+ (1 − α_i) g_w⟩ + 0.02 α_i))";
+/* [apfl.weights] */
+static const char *const SERVER_LINE[2] = {
+    "w ← (1/|U|) Σ_{i∈U} w_i", "w ← Σ_{i∈U} n_i w_i / Σ_{j∈U} n_j"};
+
+static int pfllib(const pflref_hyper *h)
+{
+    return h->apfl.variant == PFLREF_APFL_VARIANT_PFLLIB;
+}
 
 static int output_mix(const pflref_hyper *h)
 {
@@ -181,6 +215,15 @@ static pflref_status apfl_check(const pflref_problem *problem,
                                 "apfl.alpha_rule = fedtorch steps α with the "
                                 "model's learning rate η (FedTorch's "
                                 "alpha_update); eta_alpha is not used by it");
+    if (pfllib(hyper) && (output_mix(hyper) ||
+                          hp->alpha_rule != PFLREF_APFL_RULE_PAPER ||
+                          hp->mix_uses_w != PFLREF_APFL_MIX_W_OLD))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.switches.apfl.variant",
+                                "apfl.variant = pfllib trains v on its own "
+                                "loss and has its own α rule: apfl.mix, "
+                                "apfl.alpha_rule and apfl.mix_uses_w must "
+                                "keep their paper values");
     if (!output_mix(hyper))
         return PFLREF_OK;
     if (problem->model.kind == PFLREF_MODEL_QUADRATIC)
@@ -379,39 +422,109 @@ static pflref_status apfl_step(pflref_state *s, size_t i,
                     : PFLREF_OK;
 }
 
+/* One local step of client i on batch q of b as PFLlib runs it
+ * (apfl.variant = pfllib; clientapfl.py train() and alpha_update), with
+ * ws->w_local = w_i; ws->g, ws->G receive g_w, g_v. */
+static pflref_status pfllib_step(pflref_state *s, size_t i,
+                                 const pflref_batches *b, size_t q,
+                                 apfl_work *ws, const pflref_trace *trace,
+                                 pflref_error *err)
+{
+    const pflref_apfl_hyper *hp = &s->hyper->apfl;
+    const double eta = s->hyper->eta;
+    const size_t P = s->P;
+    double *v = s->v + i * P, *w_local = ws->w_local;
+    const double *g_w = ws->g, *g_v = ws->G;
+    const double a = s->alpha[i];       /* α_i before the step   */
+
+    /* w_i ← w_i − η ∇f_i(w_i; ξ)   (optimizer.step) */
+    const pflref_local_sgd job_w = pflref_local_sgd_plain(s, i, b, eta,
+                                                          "w_local", W_LINE);
+    pflref_status st = pflref_local_sgd_step(&job_w, q, w_local, ws->g,
+                                             s->ws, trace, err);
+    /* v_i ← v_i − η ∇f_i(v_i; ξ)   (optimizer_per.step, v's own loss) */
+    const pflref_local_sgd job_v = pflref_local_sgd_plain(
+        s, i, b, eta, "v", V_PFLLIB_LINE);
+    if (st == PFLREF_OK)
+        st = pflref_local_sgd_step(&job_v, q, v, ws->G, s->ws, trace, err);
+    if (st != PFLREF_OK || hp->alpha_mode != PFLREF_APFL_ALPHA_ADAPTIVE)
+        return st;
+
+    /* alpha_update: Σ_p (v_i − w_i)_p (α g_v,p + (1 − α) g_w,p) + 0.02 α,
+     * at the new v_i, w_i, with the gradients taken before the steps */
+    const double eta_alpha = isnan(hp->eta_alpha) ? eta : hp->eta_alpha;
+    double grad_alpha = 0.0;
+    for (size_t p = 0; p < P; p++)
+        grad_alpha += (v[p] - w_local[p]) * (a * g_v[p] + (1.0 - a) * g_w[p]);
+    grad_alpha += PFLREF_APFL_FEDTORCH_ALPHA_DECAY * a;
+    const double x = a - eta_alpha * grad_alpha;
+    if (!isfinite(x))
+        return pflref_error_diverge(err, (long)s->t, (long)i, (long)(q + 1),
+                                    "alpha");
+    s->alpha[i] = clip01(x);
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", (long)s->t, (long)i,
+                      (long)(q + 1), "alpha", s->alpha + i, 1,
+                      ALPHA_PFLLIB_LINE);
+    return PFLREF_OK;
+}
+
+/* The end of client i's local work: PFLlib overwrites v_i by the mixture
+ * (v_i ← (1 − α_i) w_i + α_i v_i); the paper notes v̄_i and keeps v_i. */
+static void client_finish(pflref_state *s, size_t i, apfl_work *ws,
+                          const pflref_trace *trace)
+{
+    const size_t P = s->P;
+    const long t = (long)s->t;
+    const double a = s->alpha[i];
+    double *v = s->v + i * P, *w_local = ws->w_local, *vbar = ws->vbar;
+    /* PFLlib clientapfl.py, end of train(): v_i ← (1 − α_i) w_i + α_i v_i
+     * (the client's end event of v records it) */
+    if (pfllib(s->hyper))
+        for (size_t p = 0; p < P; p++)
+            v[p] = (1.0 - a) * w_local[p] + a * v[p];
+    pflref_client_end(s, i, "w_local", w_local, trace);
+    pflref_client_end(s, i, "v", v, trace);
+    if (pfllib(s->hyper))
+        return;
+    for (size_t p = 0; p < P; p++)  /* v̄_i = α_i v_i + (1 − α_i) w_i */
+        vbar[p] = a * v[p] + (1.0 - a) * w_local[p];
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
+                      "v_bar", vbar, P, VBAR_LINE);
+}
+
 static pflref_status apfl_round(pflref_state *s, const pflref_round_plan *plan,
                                 const pflref_trace *trace, pflref_error *err)
 {
     const size_t P = s->P;
-    const long t = (long)s->t;
     apfl_work *ws = s->extra;
-    double *w_local = ws->w_local, *vbar = ws->vbar;
+    double *w_local = ws->w_local;
+    const int samples = s->hyper->apfl.weights == PFLREF_APFL_WEIGHTS_SAMPLES;
+    /* Σ_{j∈U} n_j (apfl.weights = samples) */
+    const double n_U = pflref_train_n(s->problem, plan->clients, plan->m);
 
     pflref_round_begin(s, NULL, trace);
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
         const pflref_batches *b = &plan->batches[j];
-        double *v = s->v + i * P;
         /* w_i ← w; v_i carries over */
         pflref_client_begin(s, i, "w_local", w_local, s->w, trace);
-        pflref_client_begin(s, i, "v", v, NULL, trace);
+        pflref_client_begin(s, i, "v", s->v + i * P, NULL, trace);
         for (size_t q = 0; q < b->nsteps; q++) {
-            pflref_status st = apfl_step(s, i, b, q, ws, trace, err);
+            pflref_status st = pfllib(s->hyper)
+                                   ? pfllib_step(s, i, b, q, ws, trace, err)
+                                   : apfl_step(s, i, b, q, ws, trace, err);
             if (st != PFLREF_OK)
                 return st;
         }
-        pflref_client_end(s, i, "w_local", w_local, trace);
-        pflref_client_end(s, i, "v", v, trace);
-        const double a = s->alpha[i];
-        for (size_t p = 0; p < P; p++)  /* v̄_i = α_i v_i + (1 − α_i) w_i */
-            vbar[p] = a * v[p] + (1.0 - a) * w_local[p];
-        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
-                          "v_bar", vbar, P, VBAR_LINE);
-        /* 1/|U| */
-        pflref_accumulate(s->accum, 1.0 / (double)plan->m, w_local, P);
+        client_finish(s, i, ws, trace);
+        /* 1/|U| (paper) or n_i / Σ_{j∈U} n_j (PFLlib) */
+        const double n_i = (double)s->problem->clients[i].train.n;
+        pflref_accumulate(s->accum, samples ? n_i / n_U
+                                            : 1.0 / (double)plan->m,
+                          w_local, P);
     }
-    /* w ← (1/|U|) Σ_{i∈U} w_i */
-    return pflref_round_end(s, SERVER_LINE, trace, err);
+    /* w ← Σ_{i∈U} c_i w_i */
+    return pflref_round_end(s, SERVER_LINE[samples], trace, err);
 }
 
 const pflref_algorithm pflref_apfl = {

@@ -33,6 +33,17 @@
  *                         model: theta (the last θ); local_w (w_{i,R}, what
  *                         the official code's aliasing evaluates); global
  *                         (the global model, PFLlib's evaluation)
+ *   pfedme.eval_reset     a defect, not a reading of the paper: none; or
+ *                         initial: PFLlib's evaluation (every round, after
+ *                         send_models) writes a never-trained client's
+ *                         personalized_params, still the initial model,
+ *                         into the model that pFedMeOptimizer steps, so the
+ *                         client's FIRST training starts θ at w⁰ while
+ *                         w_{i,0} = w_t (TsingZ0/PFLlib d832e76f6a23,
+ *                         clientpFedMe.py train() and test_metrics_
+ *                         personalized; shared/spec/notes-pfllib-as-run.md
+ *                         §2.3, "Defect", check 2).  Only theta_start =
+ *                         warm shows it (reset sets θ ← w_{i,r} anyway).
  * A client that does not train in a round keeps its personalised model.
  * The check refuses, before round 0, a round that does not list every
  * client under pfedme.train = all, and a round with no sampled client.
@@ -57,14 +68,16 @@ static const char *const SERVER_LINE[] = {
     "Alg. 1 l. 10: w_{t+1} ← (1 − β) w_t + β (1/S) Σ_{i∈S^t} w_{i,R}",
     "w_{t+1} ← (1 − β) w_t + β Σ_{i∈S^t} (n_i/Σ n_j) w_{i,R}"};
 
-/* pFedMe's work buffers, P doubles each (zero-filled; none is carried
- * between rounds: w_t and the personalised θ_i live in the state). */
+/* pFedMe's work buffers, P doubles each (zero-filled; only `trained` is
+ * carried between rounds: w_t and the personalised θ_i live in the
+ * state). */
 typedef struct {
     pflref_work list; /* the allocations (ref/engine/work.h)               */
     double *w_t;      /* w_t, the round-start global model (l. 3)          */
     double *w_local;  /* w_{i,r}, client i's local model (l. 5, 8)         */
     double *theta;    /* θ, the inner iterate of l. 7                      */
     double *g;        /* ∇f_i(θ; D_{i,r}), the inner gradient              */
+    double *trained;  /* N: 1 once client i has trained (eval_reset only)  */
 } pfedme_work;
 
 static void *pfedme_work_alloc(const pflref_problem *problem,
@@ -79,6 +92,7 @@ static void *pfedme_work_alloc(const pflref_problem *problem,
     ws->w_local = pflref_work_doubles(&ws->list, P, 1);
     ws->theta = pflref_work_doubles(&ws->list, P, 1);
     ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->trained = pflref_work_doubles(&ws->list, problem->N, 1);
     return pflref_work_ready(ws);
 }
 
@@ -137,9 +151,14 @@ static pflref_status client_update(pflref_state *s, size_t i,
     const long t = (long)s->t;
     double *w_local = ws->w_local, *theta = ws->theta;
 
-    /* l. 5: w_{i,0} ← w_t; θ starts there too */
+    /* l. 5: w_{i,0} ← w_t; θ starts there too (eval_reset = initial: at
+     * w⁰ the first time client i trains, PFLlib's evaluation defect) */
     pflref_client_begin(s, i, "w_local", w_local, ws->w_t, trace);
-    memcpy(theta, ws->w_t, P * sizeof *theta);
+    const int from_w0 = h->pfedme.eval_reset ==
+                            PFLREF_PFEDME_EVAL_RESET_INITIAL &&
+                        ws->trained[i] == 0.0;
+    memcpy(theta, from_w0 ? s->w0 : ws->w_t, P * sizeof *theta);
+    ws->trained[i] = 1.0;
     for (size_t r = 0; r < b->nsteps; r++) {
         /* l. 7: θ ← w_{i,r} (reset) or carried over (warm), then K steps */
         if (reset)

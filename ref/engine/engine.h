@@ -11,7 +11,11 @@
 /* The run state shared by every algorithm. */
 struct pflref_state {
     const pflref_problem *problem;
-    const pflref_hyper *hyper;
+    const pflref_hyper *hyper;  /* the round's: hyper_round while a round
+                                   runs, else hyper_base                    */
+    const pflref_hyper *hyper_base; /* the run's, as given                  */
+    pflref_hyper hyper_round;   /* hyper_base with round t's step sizes
+                                   (pflref_round_hyper, ref/engine/lr.c)    */
     size_t P;                   /* parameters                               */
     size_t N;                   /* clients                                  */
     size_t t;                   /* rounds completed                         */
@@ -33,6 +37,17 @@ struct pflref_state {
     void *extra;                /* the algorithm's own state and buffers
                                    (alg->work_alloc), or NULL               */
 };
+
+/* Round t's hyperparameters (ref/engine/lr.c): out := base, with every
+ * step size (lr.scope = all: η, η_p, γ_u, γ_v, ρ, PFLEGO's β, Per-FedAvg's
+ * α and β, η_α, IFCA's γ; eta_p: η_p only) times c_t, where
+ *   lr.schedule = constant:    c_t = 1
+ *                 exponential: c_t = γ^t
+ *                 step:        c_t = γ^⌊t / lr.step_rounds⌋
+ * and γ^k is formed as k products γ·γ·…·γ from the left.  Fine-tuning's η_ft
+ * and every non-step hyperparameter (λ, μ, β of pFedMe's server, K, …) are
+ * left alone.  base [in], out [out] */
+void pflref_round_hyper(const pflref_hyper *base, size_t t, pflref_hyper *out);
 
 /* Shared pieces used by several algorithms (ref/engine/sgd.c,
  * ref/engine/prox_inner.c, ref/engine/round.c). */

@@ -22,6 +22,8 @@ static const char *const pfedme_weights_values[] = {"uniform", "samples",
 static const char *const pfedme_train_values[] = {"all", "sampled", NULL};
 static const char *const personal_eval_values[] = {"theta", "local_w",
                                                    "global", NULL};
+static const char *const pfedme_eval_reset_values[] = {"none", "initial",
+                                                       NULL};
 static const char *const ditto_order_values[] = {
     "interleaved_shared_batch", "personal_first", NULL};
 static const char *const ditto_prox_values[] = {"squared", "norm", NULL};
@@ -46,6 +48,8 @@ static const char *const apfl_alpha_values[] = {"fixed", "adaptive", NULL};
 static const char *const apfl_mix_values[] = {"parameter", "output", NULL};
 static const char *const apfl_mix_w_values[] = {"old", "new", NULL};
 static const char *const apfl_rule_values[] = {"paper", "fedtorch", NULL};
+static const char *const apfl_variant_values[] = {"paper", "pfllib", NULL};
+static const char *const apfl_weights_values[] = {"uniform", "samples", NULL};
 static const char *const interp_alpha_values[] = {"fixed", "per_client_grid",
                                                   NULL};
 static const char *const interp_select_values[] = {"validation", "test",
@@ -62,6 +66,13 @@ static const char *const fedbn_weights_values[] = {"uniform", "samples",
 static const char *const fedbn_bn_values[] = {"local", "shared", NULL};
 static const char *const fedbn_running_var_values[] = {"unbiased", "biased",
                                                        NULL};
+static const char *const lr_schedule_values[] = {"constant", "exponential",
+                                                 "step", NULL};
+static const char *const lr_scope_values[] = {"all", "eta_p", NULL};
+/* The algorithms with a step size, which lr.* applies to. */
+#define LR_ALGORITHMS                                                        \
+    "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
+    "perfedavg apfl interp cfl ifca fedfomo fedbn"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn",
@@ -116,6 +127,11 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, pfedme.personal_eval), 0.0, 0.0, 0,
      personal_eval_values, "",
      "the personalised model reported: last θ (paper) | w_{i,R} | global"},
+    {"pfedme.eval_reset", "pfedme", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedme.eval_reset), 0.0, 0.0, 0,
+     pfedme_eval_reset_values, "",
+     "defect: none | PFLlib's evaluation resets a never-trained client's θ "
+     "start, so its first training starts θ at w⁰ (with theta_start warm)"},
     {"ditto.order", "ditto", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, ditto.order), 0.0, 0.0, 0, ditto_order_values,
      "", "per batch personal then global step | all personal steps first"},
@@ -208,6 +224,13 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, apfl.alpha_rule), 0.0, 0.0, 0, apfl_rule_values,
      "", "adaptive α: the paper's inner product, every step | FedTorch's "
      "alpha_update"},
+    {"apfl.variant", "apfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, apfl.variant), 0.0, 0.0, 0, apfl_variant_values,
+     "", "the local step: v through the mixture v̄ (paper) | PFLlib's: v on "
+     "its own loss, α with +0.02 α, v ← (1 − α) w_i + α v at the end"},
+    {"apfl.weights", "apfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, apfl.weights), 0.0, 0.0, 0, apfl_weights_values,
+     "", "server average over U: 1/|U| (paper) | n_i / Σ_U n_j (PFLlib)"},
     {"alpha", "interp", "", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, interp.alpha), NAN, 0.0, 0, NULL, "α",
      "the fixed interpolation weight in [0, 1] (needed by interp.alpha = "
@@ -293,6 +316,20 @@ static const pflref_param params[] = {
      fedbn_running_var_values, "",
      "the variance fed to r_v: nb/(nb − 1) s²_B (PyTorch, the authors' "
      "code) | s²_B"},
+    {"lr.schedule", LR_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, lr.schedule), 0.0, 0.0, 0, lr_schedule_values,
+     "", "step sizes across rounds: constant (the papers) | × γ^t in round t "
+     "(PFLlib -ld) | × γ^⌊t/lr.step_rounds⌋"},
+    {"lr.gamma", LR_ALGORITHMS, "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, lr.gamma), 1.0, 0.0, 1, NULL, "γ",
+     "the decay factor of lr.schedule (PFLlib -ldg)"},
+    {"lr.step_rounds", LR_ALGORITHMS, "", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, lr.step_rounds), 1.0, 1.0, 0, NULL, "",
+     "lr.schedule = step: the rounds between two decays"},
+    {"lr.scope", LR_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, lr.scope), 0.0, 0.0, 0, lr_scope_values, "",
+     "which step sizes decay: all of the round's | only pFedMe's η_p "
+     "(PFLlib)"},
 };
 
 static const pflref_preset presets[] = {
@@ -343,6 +380,42 @@ static const pflref_preset presets[] = {
      "MLOPTPSU/FedTorch ab8068dbc968 (APFL's training loop, inference_personal, "
      "alpha_update; apfl.alpha is left to the spec, as FedTorch's "
      "--fed_adaptive_alpha; shared/spec notes §6(f) items 1-3)"},
+    {"fedavg", "pfllib", "fedavg.weights=samples", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientavg.py train(), serverbase.py "
+     "receive_models (weights n_i / Σ_U n_j); notes-pfllib-as-run §2.3"},
+    {"local", "pfllib", "", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: serverlocal.py (send_models never "
+     "called, no aggregation) with clientavg.py; notes-pfllib-as-run §2.3"},
+    {"perfedavg", "pfllib",
+     "perfedavg.variant=fo perfedavg.weights=samples "
+     "perfedavg.eval=one_alpha_step", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientperavg.py (first order, "
+     "train_one_step's one α step), PerAvgOptimizer, serverbase.py's n_i "
+     "weights; α = β = η is left to the spec; notes-pfllib-as-run §2.3"},
+    {"apfl", "pfllib",
+     "apfl.variant=pfllib apfl.weights=samples apfl.alpha=adaptive", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientapfl.py train() and alpha_update, "
+     "serverbase.py's n_i weights (the initial α is the spec's, as -al); "
+     "notes-pfllib-as-run §2.3"},
+    {"fedalt", "fedrep_pfllib",
+     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "head",
+     "TsingZ0/PFLlib d832e76f6a23: clientrep.py (head epochs -pls first, "
+     "then the base; one η), serverrep.py's n_i weights; "
+     "notes-pfllib-as-run §2.3"},
+    {"fedsim", "fedper_pfllib",
+     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "head",
+     "TsingZ0/PFLlib d832e76f6a23: clientper.py (joint steps), serverper.py "
+     "(base averaged n_i / Σ_U n_j); notes-pfllib-as-run §2.3"},
+    {"fedsim", "lg_fedavg_pfllib",
+     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "input",
+     "TsingZ0/PFLlib d832e76f6a23: clientlg.py (joint steps; set_parameters "
+     "copies the head only), serverlg.py (head averaged n_i / Σ_U n_j)"},
+    {"fedsim", "fedbabu_pfllib",
+     "gamma_v=0 pfl.state=stateful pfl.weights=samples pfl.finetune=full",
+     "head",
+     "TsingZ0/PFLlib d832e76f6a23: clientbabu.py (head requires_grad = "
+     "False; fine_tune of base and head), serverbabu.py (base averaged n_i "
+     "/ Σ_U n_j; every client fine-tunes after the last round)"},
 };
 
 const pflref_param *pflref_params(size_t *count)

@@ -214,6 +214,7 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
     memset(s, 0, sizeof *s);
     s->problem = pr;
     s->hyper = hyper;
+    s->hyper_base = hyper;
     s->P = P;
     s->N = N;
     s->w0 = alloc_doubles(P, 1);
@@ -598,7 +599,11 @@ static pflref_status run_rounds(pflref_state *s, const pflref_algorithm *alg,
     for (size_t t = 0; st == PFLREF_OK && t < schedule->T; t++) {
         if (load != NULL && t > 0)
             load_state(s, alg, load, ctx, (long)t - 1);
+        /* round t's step sizes (lr.schedule; ref/engine/lr.c) */
+        pflref_round_hyper(s->hyper_base, s->t, &s->hyper_round);
+        s->hyper = &s->hyper_round;
         st = alg->round(s, &schedule->rounds[t], trace, err);
+        s->hyper = s->hyper_base;
         s->t++;
     }
     if (st == PFLREF_OK && alg->finish != NULL &&

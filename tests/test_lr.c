@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* tests/test_lr.c: learning-rate decay across rounds (ref/engine/lr.c, the
+ * driver's round hyperparameters in ref/engine/run.c).
+ *
+ * Expected values are worked by hand on f(v) = ½ (v − 4)² with one step a
+ * round (every number dyadic, so compared with ==), or are properties
+ * (a scope that does not reach an algorithm's step size changes nothing,
+ * bit for bit), or the golden vectors of golden/fedavg/make_linear.py.
+ */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+#include "suites.h"
+#include "testutil.h"
+#include "builder.h"
+
+/* One client, f(v) = ½ (v − 4)², v⁰ = 0, η = ½, `rounds` rounds of one
+ * full step each; local training. */
+static tb_case *one_client(int rounds)
+{
+    tb_case *c = tb_quadratic(1, 1);
+    tb_quad(c, 0, (const double[]){1}, (const double[]){4}, 1);
+    c->hyper.eta = 0.5;
+    for (int t = 0; t < rounds; t++)
+        tb_round(c, "0", "0");
+    return c;
+}
+
+static double run_v0(tb_case *c, const char *alg)
+{
+    pflref_run_result *r = tb_run(c, alg, NULL);
+    const double v = r->v != NULL ? r->v[0] : r->w[0];
+    pflref_run_result_free(r);
+    tb_free(c);
+    return v;
+}
+
+/* Exponential, γ = ½: η_t = ½, ¼, ⅛; v ← v + η_t (4 − v):
+ * 0 → 2 → 2.5 → 2.6875.  Constant: 0 → 2 → 3 → 3.5. */
+START_TEST(test_exponential_by_hand)
+{
+    tb_case *c = one_client(3);
+    c->hyper.lr.schedule = PFLREF_LR_EXPONENTIAL;
+    c->hyper.lr.gamma = 0.5;
+    ck_assert_double_eq(run_v0(c, "local"), 2.6875);
+    ck_assert_double_eq(run_v0(one_client(3), "local"), 3.5);
+    /* FedAvg with one client computes the same w */
+    c = one_client(3);
+    c->hyper.lr.schedule = PFLREF_LR_EXPONENTIAL;
+    c->hyper.lr.gamma = 0.5;
+    ck_assert_double_eq(run_v0(c, "fedavg"), 2.6875);
+}
+END_TEST
+
+/* Step, γ = ½, two rounds a step: η_t = ½, ½, ¼, ¼, ⅛:
+ * 0 → 2 → 3 → 3.25 → 3.4375 → 3.5078125. */
+START_TEST(test_step_by_hand)
+{
+    tb_case *c = one_client(5);
+    c->hyper.lr.schedule = PFLREF_LR_STEP;
+    c->hyper.lr.gamma = 0.5;
+    c->hyper.lr.step_rounds = 2;
+    ck_assert_double_eq(run_v0(c, "local"), 3.5078125);
+    /* step_rounds = 1 is the exponential schedule */
+    c = one_client(3);
+    c->hyper.lr.schedule = PFLREF_LR_STEP;
+    c->hyper.lr.gamma = 0.5;
+    ck_assert_double_eq(run_v0(c, "local"), 2.6875);
+}
+END_TEST
+
+/* lr.scope = eta_p decays pFedMe's η_p only: "local" (no η_p) is the
+ * constant run bit for bit; pFedMe with scope eta_p differs from both the
+ * constant run and scope all. */
+START_TEST(test_scope_eta_p)
+{
+    tb_case *c = one_client(3);
+    c->hyper.lr.schedule = PFLREF_LR_EXPONENTIAL;
+    c->hyper.lr.gamma = 0.5;
+    c->hyper.lr.scope = PFLREF_LR_SCOPE_ETA_P;
+    ck_assert_double_eq(run_v0(c, "local"), 3.5);
+
+    double got[3];
+    for (int k = 0; k < 3; k++) {
+        c = one_client(3);
+        c->hyper.eta = 0.375;
+        c->hyper.lambda = 1.5;
+        c->hyper.eta_p = 0.25;
+        c->hyper.K = 2;
+        if (k > 0) {
+            c->hyper.lr.schedule = PFLREF_LR_EXPONENTIAL;
+            c->hyper.lr.gamma = 0.5;
+            c->hyper.lr.scope = k == 1 ? PFLREF_LR_SCOPE_ETA_P
+                                       : PFLREF_LR_SCOPE_ALL;
+        }
+        pflref_run_result *r = tb_run(c, "pfedme", NULL);
+        got[k] = r->w[0];
+        pflref_run_result_free(r);
+        tb_free(c);
+    }
+    ck_assert_msg(got[0] != got[1] && got[1] != got[2] && got[0] != got[2],
+                  "pFedMe w: constant %.17g, eta_p %.17g, all %.17g", got[0],
+                  got[1], got[2]);
+}
+END_TEST
+
+/* The golden vectors of the exact replay (golden/fedavg/make_linear.py):
+ * exponential over three full rounds, step with partial participation. */
+START_TEST(test_golden_vectors)
+{
+    static const char *const files[] = {
+        "golden/fedavg/worked-lr-exponential.json",
+        "golden/fedavg/worked-lr-step.json"};
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        pflref_golden_report rep;
+        tu_golden(files[f], &rep);
+        ck_assert_msg(rep.numbers > 0 && rep.mismatches == 0,
+                      "%s: %zu of %zu quantities differ", files[f],
+                      rep.mismatches, rep.quantities);
+    }
+}
+END_TEST
+
+/* γ ≤ 0 and lr.step_rounds = 0 are refused with their path. */
+START_TEST(test_errors)
+{
+    pflref_error err;
+    tb_case *c = one_client(1);
+    c->hyper.lr.schedule = PFLREF_LR_EXPONENTIAL;
+    c->hyper.lr.gamma = 0.0;
+    tb_run_error(c, "local", PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "algorithm.hyperparameters.lr.gamma");
+    tb_free(c);
+    c = one_client(1);
+    c->hyper.lr.schedule = PFLREF_LR_STEP;
+    c->hyper.lr.step_rounds = 0;
+    tb_run_error(c, "fedavg", PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "algorithm.hyperparameters.lr.step_rounds");
+    tb_free(c);
+}
+END_TEST
+
+Suite *lr_suite(void)
+{
+    Suite *s = suite_create("lr");
+    TCase *tc = tcase_create("lr");
+    tcase_add_test(tc, test_exponential_by_hand);
+    tcase_add_test(tc, test_step_by_hand);
+    tcase_add_test(tc, test_scope_eta_p);
+    tcase_add_test(tc, test_golden_vectors);
+    tcase_add_test(tc, test_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
