@@ -72,8 +72,9 @@ START_TEST(test_expectation_matches_the_spec)
     ck_assert_str_eq(d->best[0].kind, "spec");
     ck_assert_str_eq(d->best[0].preset, "paper");
     ck_assert_uint_eq(d->best[0].mismatches, 0);
-    /* fedavg has no preset: the spec alone ran, and matched */
-    ck_assert_uint_eq(d->runs, 1);
+    /* the first level ran, the spec and fedavg's one preset (pfllib), and
+     * the spec matched: nothing further */
+    ck_assert_uint_eq(d->runs, 2);
     ck_assert_msg(strstr(d->summary, "the candidate passes") != NULL, "%s",
                   d->summary);
     free(d);
@@ -101,11 +102,13 @@ START_TEST(test_moved_final_value_is_no_known_variant)
     ck_assert_uint_eq(b->agreeing, b->expected_records - 1);
     ck_assert_msg(strstr(d->summary, "diverging at the final state (w)") !=
                       NULL, "%s", d->summary);
-    /* every change of fedavg ran and none agrees further: the spec, then
-     * fedavg.weights = uniform, all_keep_old, eta × 2, eta × ½ (eta = 0 is
-     * below the registry's bound, and eta has no default), one local step
-     * fewer */
-    ck_assert_uint_eq(d->runs, 6);
+    /* every change of fedavg ran and none agrees further: the spec and the
+     * preset pfllib, then fedavg.weights = uniform, all_keep_old,
+     * lr.schedule = exponential, step, lr.gamma × 2, × ½ (0 is below its
+     * bound, 1 its default), lr.step_rounds + 1 (− 1 is below its bound),
+     * lr.scope = eta_p, eta × 2, eta × ½ (eta = 0 is below the registry's
+     * bound, and eta has no default), one local step fewer */
+    ck_assert_uint_eq(d->runs, 13);
     ck_assert(!d->budget_exhausted);
     for (size_t i = 1; i < d->n_best; i++)
         ck_assert_uint_le(d->best[i].agreeing, b->agreeing);
