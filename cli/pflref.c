@@ -370,8 +370,11 @@ static int cmd_list(void)
     const pflref_preset *pre = pflref_presets(&npre);
     printf("presets (besides paper, every algorithm's default):\n");
     for (size_t i = 0; i < npre; i++)
-        printf("  %s/%s: %s\n                   from %s\n", pre[i].algorithm,
-               pre[i].name, pre[i].settings, pre[i].source);
+        printf("  %s/%s: %s%s%s%s\n                   from %s\n",
+               pre[i].algorithm, pre[i].name, pre[i].settings,
+               pre[i].split != NULL ? " (personal: " : "",
+               pre[i].split != NULL ? pre[i].split : "",
+               pre[i].split != NULL ? ")" : "", pre[i].source);
     printf("samplers: gsl | numpy_legacy    batches: split_once | reshuffle\n");
     return EXIT_OK;
 }
