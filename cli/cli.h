@@ -36,6 +36,12 @@ int cli_exit_code(pflref_status st);
 int cli_fail(const pflref_error *err, const char *context);
 /* Print a usage error and the usage; return EXIT_USAGE. */
 int cli_usage_error(const char *msg, const char *arg);
+/* The per-client values of `metric` for the model `label` of the result
+ * file at path (*values: free() it) and their summary: 0, or the exit
+ * code after printing the error with the path (`table`, `plot clients`). */
+int cli_read_metric_column(const char *path, const char *label,
+                           const char *metric, double **values, size_t *n,
+                           pflref_summary *summary);
 
 /* -o out_path must not name the spec at spec_path (identity spec_id, text
  * text, folder dir) or its problem file: EXIT_OK, or the error printed

@@ -6,6 +6,7 @@
  * dispatch to cli_verify and cli_check.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include "cli.h"
 
 const char CLI_USAGE[] =
@@ -96,4 +97,22 @@ int cli_usage_error(const char *msg, const char *arg)
     fprintf(stderr, "pflref: %s%s%s\n%s", msg, arg ? ": " : "",
             arg ? arg : "", CLI_USAGE);
     return EXIT_USAGE;
+}
+
+int cli_read_metric_column(const char *path, const char *label,
+                           const char *metric, double **values, size_t *n,
+                           pflref_summary *summary)
+{
+    pflref_error err;
+    pflref_error_clear(&err);
+    char *text;
+    size_t len;
+    *values = NULL;
+    pflref_status st = pflref_read_file(path, &text, &len, &err);
+    if (st == PFLREF_OK) {
+        st = pflref_result_read_metric(text, len, label, metric, values, n,
+                                       summary, &err);
+        free(text);
+    }
+    return st == PFLREF_OK ? 0 : cli_fail(&err, path);
 }

@@ -242,19 +242,12 @@ static int add_column(table *t, char *arg, const char *metric)
     *eq = '\0';
     *colon = '\0';
     const char *path = eq + 1, *label = colon + 1;
-    pflref_error err;
-    pflref_error_clear(&err);
-    char *text;
-    size_t len, n;
-    double *vals = NULL;
-    pflref_status st = pflref_read_file(path, &text, &len, &err);
-    if (st == PFLREF_OK) {
-        st = pflref_result_read_metric(text, len, label, metric, &vals, &n,
-                                       &t->sums[t->ncol], &err);
-        free(text);
-    }
-    if (st != PFLREF_OK)
-        return cli_fail(&err, path);
+    size_t n;
+    double *vals;
+    int rc = cli_read_metric_column(path, label, metric, &vals, &n,
+                                    &t->sums[t->ncol]);
+    if (rc != 0)
+        return rc;
     if (t->ncol > 0 && n != t->N) {
         fprintf(stderr, "pflref: %s: %zu clients, the first column has "
                         "%zu\n", path, n, t->N);

@@ -239,19 +239,12 @@ static int read_column(columns *c, const char *head, const char *path,
 {
     if (c->ncol == PLOT_MAX_COLUMNS)
         return cli_usage_error("too many columns (at most 16)", head);
-    pflref_error err;
-    pflref_error_clear(&err);
-    char *text;
-    size_t len, n;
-    double *vals = NULL;
-    pflref_status st = pflref_read_file(path, &text, &len, &err);
-    if (st == PFLREF_OK) {
-        st = pflref_result_read_metric(text, len, label, metric, &vals, &n,
-                                       &c->sums[c->ncol], &err);
-        free(text);
-    }
-    if (st != PFLREF_OK)
-        return cli_fail(&err, path);
+    size_t n;
+    double *vals;
+    int rc = cli_read_metric_column(path, label, metric, &vals, &n,
+                                    &c->sums[c->ncol]);
+    if (rc != 0)
+        return rc;
     size_t w = 0;
     while (w < n && vals[w] != c->sums[c->ncol].worst)
         w++;

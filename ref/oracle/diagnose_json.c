@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pflref.h"
+#include "oracle/json_tree.h"
 #include "oracle/diagnose.h"
 
 /* ---- words -------------------------------------------------------------- */
@@ -104,25 +105,6 @@ void pflref_diagnosis_describe(pflref_diagnosis *d)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-typedef struct {
-    int failed;
-} tree;
-
-static void put(tree *t, json_t *o, const char *key, json_t *value)
-{
-    if (o == NULL || value == NULL || json_object_set_new(o, key, value))
-        t->failed = 1;
-}
-
-static json_t *real_or_null(double x)
-{
-    return isfinite(x) ? json_real(x) : json_null();
-}
-
-static json_t *count(size_t n)
-{
-    return json_integer((json_int_t)n);
-}
 
 static json_t *divergence_json(tree *t, const pflref_divergence *f)
 {

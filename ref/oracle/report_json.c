@@ -31,28 +31,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "pflref.h"
+#include "oracle/json_tree.h"
 
-/* A tree under construction: a failed allocation sets `failed`, checked
- * once at the end. */
-typedef struct {
-    int failed;
-} tree;
-
-static void put(tree *t, json_t *o, const char *key, json_t *value)
-{
-    if (o == NULL || value == NULL || json_object_set_new(o, key, value))
-        t->failed = 1;
-}
-
-static json_t *real_or_null(double x)
-{
-    return isfinite(x) ? json_real(x) : json_null();
-}
-
-static json_t *count(uint64_t n)
-{
-    return json_integer(n > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)n);
-}
 
 static json_t *divergence_json(tree *t, const pflref_divergence *d)
 {
