@@ -363,9 +363,7 @@ END_TEST
 
 /* ---- the catalogue ------------------------------------------------------ */
 
-static const struct {
-    const char *no, *name, *test;
-} CLASSES[] = {
+static const tu_catalogue_row CLASSES[] = {
     {"T1", "vector: expected value edited", "test_tamper_expected"},
     {"T2", "vector: tolerance edited", "test_tamper_tolerance"},
     {"T3", "vector: flag edited", "test_tamper_flag"},
@@ -380,28 +378,7 @@ static const struct {
  * class here, and no row beyond the last. */
 START_TEST(test_tamper_catalogue)
 {
-    char *path = tu_repo_path("docs/bad-inputs.md");
-    char *doc = tu_read(path);
-    ck_assert_msg(doc != NULL, "cannot read %s", path);
-    const size_t n = sizeof CLASSES / sizeof CLASSES[0];
-    char row[256];
-    for (size_t i = 0; i < n; i++) {
-        snprintf(row, sizeof row, "| %s | %s |", CLASSES[i].no,
-                 CLASSES[i].name);
-        const char *at = strstr(doc, row);
-        ck_assert_msg(at != NULL, "the catalogue lacks \"%s\"", row);
-        const char *eol = strchr(at, '\n');
-        snprintf(row, sizeof row, "`%s`", CLASSES[i].test);
-        const char *t = strstr(at, row);
-        ck_assert_msg(t != NULL && (eol == NULL || t < eol),
-                      "the catalogue's row %s does not name %s",
-                      CLASSES[i].no, CLASSES[i].test);
-    }
-    snprintf(row, sizeof row, "| T%zu | ", n + 1);
-    ck_assert_msg(strstr(doc, row) == NULL, "the catalogue has a row %s",
-                  row);
-    free(doc);
-    free(path);
+    tu_assert_catalogue(CLASSES, sizeof CLASSES / sizeof CLASSES[0], 'T');
 }
 END_TEST
 

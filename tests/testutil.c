@@ -239,3 +239,27 @@ void tu_remove_tree(const char *dir)
         free(names);
     rmdir(dir);
 }
+
+void tu_assert_catalogue(const tu_catalogue_row *rows, size_t n, char letter)
+{
+    char *path = tu_repo_path("docs/bad-inputs.md");
+    char *doc = tu_read(path);
+    ck_assert_msg(doc != NULL, "cannot read %s", path);
+    char row[256];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(row, sizeof row, "| %s | %s |", rows[i].no, rows[i].name);
+        const char *at = strstr(doc, row);
+        ck_assert_msg(at != NULL, "the catalogue lacks \"%s\"", row);
+        const char *eol = strchr(at, '\n');
+        snprintf(row, sizeof row, "`%s`", rows[i].test);
+        const char *t = strstr(at, row);
+        ck_assert_msg(t != NULL && (eol == NULL || t < eol),
+                      "the catalogue's row %s does not name %s", rows[i].no,
+                      rows[i].test);
+    }
+    snprintf(row, sizeof row, "| %c%zu | ", letter, n + 1);
+    ck_assert_msg(strstr(doc, row) == NULL, "the catalogue has a row %s",
+                  row);
+    free(doc);
+    free(path);
+}

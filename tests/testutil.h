@@ -68,4 +68,15 @@ void tu_assert_golden(const char *rel);
  * is recomputed. */
 char *tu_vector_hashed(const char *text, int replace);
 
+/* One class of docs/bad-inputs.md's lettered tables ("F1", "T3", ...):
+ * its number, its class as the table words it, and the test that covers
+ * it. */
+typedef struct {
+    const char *no, *name, *test;
+} tu_catalogue_row;
+
+/* docs/bad-inputs.md has a row "| no | name | ... `test` ... |" for each
+ * of the n rows, and no row numbered <letter>(n + 1). */
+void tu_assert_catalogue(const tu_catalogue_row *rows, size_t n, char letter);
+
 #endif
