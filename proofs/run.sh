@@ -44,7 +44,9 @@ shuffle | ref/sampling/shuffle.c | rte | pflref_interval_mask,pflref_interval_dr
 metrics | ref/core/metrics.c | rte | quantile_lo,worst_decile
 schedule_check calls | ref/sampling/schedule_check.c | calls | validate_batches,check_participants,check_selected,validate_round
 schedule_check guards | ref/sampling/schedule_check.c | rte_assert | validate_round
-schedule calls | ref/sampling/schedule.c | calls | choose_round'
+schedule calls | ref/sampling/schedule.c | calls | choose_round
+cluster | ref/engine/cluster.c | rte | upper,edge_before,max_spanning_tree,last_tree_edge,subtree_side,optimal_bipartition,merge_cluster,complete_linkage
+cluster calls | ref/engine/cluster.c | calls | pflref_cluster_bipartition'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then

@@ -3,7 +3,7 @@
    is one of the standard library's own for the reals (and the excluded
    middle that Coquelicot's derivatives use): no unfinished proof and no
    assumption of our own. *)
-From Pflref Require Import PFedMeInner Sampling Pflego Variance.
+From Pflref Require Import PFedMeInner Sampling Pflego Variance Bipartition.
 
 Print Assumptions prox_minimises.
 Print Assumptions inner_closed_form.
@@ -21,3 +21,6 @@ Print Assumptions card_containing2.
 Print Assumptions count_pair.
 Print Assumptions sample_mean_unbiased.
 Print Assumptions sample_mean_variance.
+Print Assumptions crossing_edge.
+Print Assumptions cross_after.
+Print Assumptions bipartition_optimal.

@@ -30,7 +30,7 @@
  * O(m³).
  */
 #include <math.h>
-#include <string.h>
+#include <stdint.h>
 #include "engine/cluster.h"
 
 /* The exponent e of x's largest magnitude (frexp: max|x| = f·2^e with
@@ -100,36 +100,98 @@ pflref_status pflref_cluster_similarity(const double *X, size_t P,
     return PFLREF_OK;
 }
 
+/* The kernels of the bipartition below carry ACSL contracts, proved by
+ * Frama-C WP with runtime-error guards (proofs/README.md): every index
+ * they form is in bounds, each writes only the arrays it names, the
+ * subtree walk terminates and gives two non-empty sides.  alpha is m×m with
+ * m·m ≤ SIZE_MAX (the caller allocated it). */
+
+/* The row-major position of the upper-triangle entry of (a, b): a·m + b
+ * when a < b, else b·m + a (complete linkage keeps its cluster links
+ * there). */
+/*@ requires m * m <= SIZE_MAX;
+    requires a < m && b < m;
+    assigns \nothing;
+    ensures a < b ==> \result == a * m + b;
+    ensures a >= b ==> \result == b * m + a;
+    ensures \result < m * m;
+ */
+static size_t upper(size_t a, size_t b, size_t m)
+{
+    /*@ assert a < b ==> a * m <= (m - 1) * m; */
+    /*@ assert a >= b ==> b * m <= (m - 1) * m; */
+    return a < b ? a * m + b : b * m + a;
+}
+
 /* 1 when edge (a1, b1) comes before edge (a2, b2) in Algorithm 1's sorted
  * list (a1 < b1, a2 < b2): larger α first, then the smaller row-major
  * position a·m + b. */
+/*@ requires m * m <= SIZE_MAX;
+    requires a1 < b1 < m && a2 < b2 < m;
+    requires \valid_read(alpha + (0 .. m * m - 1));
+    assigns \nothing;
+    ensures \result == 0 || \result == 1;
+ */
 static int edge_before(const double *alpha, size_t m, size_t a1, size_t b1,
                        size_t a2, size_t b2)
 {
-    const double x = alpha[a1 * m + b1], y = alpha[a2 * m + b2];
+    const size_t p1 = upper(a1, b1, m), p2 = upper(a2, b2, m);
+    const double x = alpha[p1], y = alpha[p2];
     if (x != y)
         return x > y;
-    return a1 * m + b1 < a2 * m + b2;
+    return p1 < p2;
 }
 
-/* Algorithm 1 as a maximum spanning tree (Prim from item 0) under the
- * strict order edge_before, less its last edge in that order. */
-static void optimal_bipartition(const double *alpha, size_t m,
-                                unsigned char *side, size_t *iwork)
+/* Prim's algorithm from item 0 under the strict order edge_before: the
+ * tree edges (parent[v], v), v ≠ 0.  in_tree and link are its work: link[v]
+ * is the best tree vertex for v off the tree.  The test best == m never
+ * holds (while added < m, some vertex is off the tree); it makes the kernel
+ * total for the proof. */
+/*@ requires 2 <= m && m * m <= SIZE_MAX;
+    requires \valid_read(alpha + (0 .. m * m - 1));
+    requires \valid(in_tree + (0 .. m - 1));
+    requires \valid(parent + (0 .. m - 1)) && \valid(link + (0 .. m - 1));
+    requires \separated(parent + (0 .. m - 1), link + (0 .. m - 1),
+                        in_tree + (0 .. m - 1));
+    assigns in_tree[0 .. m - 1], parent[0 .. m - 1], link[0 .. m - 1];
+    ensures \forall integer v; 0 <= v < m ==> parent[v] < m;
+    ensures \forall integer v; 1 <= v < m ==> parent[v] != v;
+ */
+static void max_spanning_tree(const double *alpha, size_t m,
+                              unsigned char *in_tree, size_t *parent,
+                              size_t *link)
 {
-    size_t *parent = iwork;          /* tree edge (parent[v], v), v ≠ 0   */
-    size_t *link = iwork + m;        /* best tree vertex for v off the tree */
+    /*@ loop invariant 0 <= v <= m;
+        loop invariant \forall integer w; 0 <= w < v ==>
+            in_tree[w] == 0 && link[w] == 0 && parent[w] == 0;
+        loop assigns v, in_tree[0 .. m - 1], link[0 .. m - 1],
+                     parent[0 .. m - 1];
+        loop variant m - v; */
     for (size_t v = 0; v < m; v++) {
-        side[v] = 0;                 /* used as "in the tree" for now     */
+        in_tree[v] = 0;
         link[v] = 0;
         parent[v] = 0;
     }
-    side[0] = 1;
+    in_tree[0] = 1;
+    /*@ loop invariant 1 <= added <= m;
+        loop invariant in_tree[0] == 1;
+        loop invariant \forall integer v; 0 <= v < m ==>
+            link[v] < m && parent[v] < m;
+        loop invariant \forall integer v; 1 <= v < m ==> parent[v] != v;
+        loop invariant \forall integer v; 0 <= v < m && in_tree[v] == 0 ==>
+            in_tree[link[v]] != 0;
+        loop assigns added, in_tree[0 .. m - 1], parent[0 .. m - 1],
+                     link[0 .. m - 1];
+        loop variant m - added; */
     for (size_t added = 1; added < m; added++) {
         /* the best edge from the tree to a vertex off it */
         size_t best = m;
+        /*@ loop invariant 0 <= v <= m;
+            loop invariant best == m || (best < v && in_tree[best] == 0);
+            loop assigns v, best;
+            loop variant m - v; */
         for (size_t v = 0; v < m; v++) {
-            if (side[v])
+            if (in_tree[v])
                 continue;
             const size_t u = link[v];
             if (best == m ||
@@ -138,11 +200,20 @@ static void optimal_bipartition(const double *alpha, size_t m,
                             link[best] < best ? best : link[best]))
                 best = v;
         }
-        side[best] = 1;
+        if (best == m)
+            break;
+        in_tree[best] = 1;
         parent[best] = link[best];
         /* vertices off the tree: is the edge to `best` better? */
+        /*@ loop invariant 0 <= v <= m;
+            loop invariant in_tree[best] == 1;
+            loop invariant \forall integer w; 0 <= w < m ==> link[w] < m;
+            loop invariant \forall integer w; 0 <= w < m && in_tree[w] == 0
+                ==> in_tree[link[w]] != 0;
+            loop assigns v, link[0 .. m - 1];
+            loop variant m - v; */
         for (size_t v = 0; v < m; v++) {
-            if (side[v])
+            if (in_tree[v])
                 continue;
             const size_t u = link[v];
             if (edge_before(alpha, m, best < v ? best : v,
@@ -151,68 +222,216 @@ static void optimal_bipartition(const double *alpha, size_t m,
                 link[v] = best;
         }
     }
-    /* The last tree edge in the order (Kruskal would add it last): the
-     * edge (parent[c], c) that no other tree edge follows. */
+}
+
+/* The last tree edge in the order (Kruskal would add it last): the edge
+ * (parent[c], c) that no other tree edge follows; returns c. */
+/*@ requires 2 <= m && m * m <= SIZE_MAX;
+    requires \valid_read(alpha + (0 .. m * m - 1));
+    requires \valid_read(parent + (0 .. m - 1));
+    requires \forall integer v; 1 <= v < m ==> parent[v] < m &&
+                                               parent[v] != v;
+    assigns \nothing;
+    ensures 1 <= \result < m;
+ */
+static size_t last_tree_edge(const double *alpha, size_t m,
+                             const size_t *parent)
+{
     size_t cut = 1;
+    /*@ loop invariant 2 <= v <= m || (v == 2 && m == 2);
+        loop invariant 1 <= cut < m;
+        loop assigns v, cut;
+        loop variant m - v; */
     for (size_t v = 2; v < m; v++) {
         const size_t pv = parent[v], pc = parent[cut];
         if (edge_before(alpha, m, pc < cut ? pc : cut, pc < cut ? cut : pc,
                         pv < v ? pv : v, pv < v ? v : pv))
             cut = v;
     }
-    /* side 1: the subtree of `cut` in the tree rooted at item 0 */
+    return cut;
+}
+
+/* side[v] = 1 when the walk up the tree from v meets `cut` before the root
+ * 0: the subtree of cut.  In a tree every walk reaches 0 or cut within
+ * m − 1 steps, so the bound of m steps never binds; it makes the walk's
+ * termination evident. */
+/*@ requires 2 <= m && 1 <= cut < m;
+    requires \valid_read(parent + (0 .. m - 1));
+    requires \forall integer v; 0 <= v < m ==> parent[v] < m;
+    requires \valid(side + (0 .. m - 1));
+    requires \separated(side + (0 .. m - 1), parent + (0 .. m - 1));
+    assigns side[0 .. m - 1];
+    ensures side[0] == 0 && side[cut] == 1;
+    ensures \forall integer v; 0 <= v < m ==> side[v] == 0 || side[v] == 1;
+    ensures \forall integer v; 0 <= v < m && v != 0 && parent[v] == cut
+        ==> side[v] == 1;
+ */
+static void subtree_side(const size_t *parent, size_t m, size_t cut,
+                         unsigned char *side)
+{
+    /*@ loop invariant 0 <= v <= m;
+        loop invariant \forall integer w; 0 <= w < v ==>
+            side[w] == 0 || side[w] == 1;
+        loop invariant 0 < v ==> side[0] == 0;
+        loop invariant cut < v ==> side[cut] == 1;
+        loop invariant \forall integer w; 0 <= w < v && w != 0 &&
+            parent[w] == cut ==> side[w] == 1;
+        loop assigns v, side[0 .. m - 1];
+        loop variant m - v; */
     for (size_t v = 0; v < m; v++) {
         size_t u = v;
-        while (u != 0 && u != cut)
+        /*@ loop invariant 0 <= step <= m && u < m;
+            loop invariant v == 0 ==> u == 0;
+            loop invariant v == cut ==> u == cut;
+            loop invariant v != 0 && parent[v] == cut ==>
+                (step == 0 && u == v) || u == cut;
+            loop assigns step, u;
+            loop variant m - step; */
+        for (size_t step = 0; step < m && u != 0 && u != cut; step++)
             u = parent[u];
         side[v] = (unsigned char)(u == cut);
     }
+}
+
+/* Algorithm 1 as a maximum spanning tree (Prim from item 0) under the
+ * strict order edge_before, less its last edge in that order. */
+/*@ requires 2 <= m && m * m <= SIZE_MAX;
+    requires \valid_read(alpha + (0 .. m * m - 1));
+    requires \valid(side + (0 .. m - 1));
+    requires \valid(iwork + (0 .. 2 * m - 1));
+    requires \separated(side + (0 .. m - 1), iwork + (0 .. 2 * m - 1));
+    assigns side[0 .. m - 1], iwork[0 .. 2 * m - 1];
+    ensures side[0] == 0;
+    ensures \exists integer c; 1 <= c < m && side[c] == 1;
+    ensures \forall integer v; 0 <= v < m ==> side[v] == 0 || side[v] == 1;
+ */
+static void optimal_bipartition(const double *alpha, size_t m,
+                                unsigned char *side, size_t *iwork)
+{
+    size_t *parent = iwork;          /* tree edge (parent[v], v), v ≠ 0   */
+    size_t *link = iwork + m;        /* best tree vertex for v off the tree */
+    max_spanning_tree(alpha, m, side, parent, link);
+    const size_t cut = last_tree_edge(alpha, m, parent);
+    /* side 1: the subtree of `cut` in the tree rooted at item 0 */
+    subtree_side(parent, m, cut, side);
+}
+
+/* Cluster membership update: every item of cluster B joins cluster A. */
+/*@ requires \valid(rep + (0 .. m - 1));
+    assigns rep[0 .. m - 1];
+    ensures \forall integer v; 0 <= v < m && \old(rep[v]) == B ==>
+        rep[v] == A;
+    ensures \forall integer v; 0 <= v < m && \old(rep[v]) != B ==>
+        rep[v] == \old(rep[v]);
+ */
+static void merge_cluster(size_t *rep, size_t m, size_t A, size_t B)
+{
+    /*@ loop invariant 0 <= v <= m;
+        loop invariant \forall integer w; 0 <= w < v &&
+            \at(rep[w], Pre) == B ==> rep[w] == A;
+        loop invariant \forall integer w; 0 <= w < v &&
+            \at(rep[w], Pre) != B ==> rep[w] == \at(rep[w], Pre);
+        loop invariant \forall integer w; v <= w < m ==>
+            rep[w] == \at(rep[w], Pre);
+        loop assigns v, rep[0 .. m - 1];
+        loop variant m - v; */
+    for (size_t v = 0; v < m; v++)
+        if (rep[v] == B)
+            rep[v] = A;
 }
 
 /* Complete linkage on the distance −α: repeatedly merge the two clusters
  * whose least similar pair is the most similar, until two remain.  A
  * cluster is named by its smallest item (rep); L[A·m + B] (A < B reps)
  * holds min_{a∈A, b∈B} α_ab (the Lance–Williams update of complete
- * linkage in similarities: L(A ∪ B, C) = min(L(A, C), L(B, C))). */
+ * linkage in similarities: L(A ∪ B, C) = min(L(A, C), L(B, C))), first
+ * a copy of α.  The test bestA == m never holds (while clusters > 2, two reps
+ * remain); it makes the kernel total for the proof. */
+/*@ requires 2 <= m && m * m <= SIZE_MAX;
+    requires \valid_read(alpha + (0 .. m * m - 1));
+    requires \valid(L + (0 .. m * m - 1));
+    requires \separated(L + (0 .. m * m - 1), alpha + (0 .. m * m - 1));
+    requires \valid(side + (0 .. m - 1)) && \valid(rep + (0 .. m - 1));
+    requires \separated(L + (0 .. m * m - 1), side + (0 .. m - 1),
+                        rep + (0 .. m - 1));
+    assigns L[0 .. m * m - 1], side[0 .. m - 1], rep[0 .. m - 1];
+    ensures side[0] == 0;
+    ensures \forall integer v; 0 <= v < m ==> side[v] == 0 || side[v] == 1;
+ */
 static void complete_linkage(const double *alpha, size_t m,
-                             unsigned char *side, double *L, size_t *iwork)
+                             unsigned char *side, double *L, size_t *rep)
 {
-    size_t *rep = iwork;            /* each item's cluster (its rep)      */
-    memcpy(L, alpha, m * m * sizeof *L);
+    /*@ loop invariant 0 <= q <= m * m;
+        loop assigns q, L[0 .. m * m - 1];
+        loop variant m * m - q; */
+    for (size_t q = 0; q < m * m; q++)
+        L[q] = alpha[q];                          /* L ← α */
+    /*@ loop invariant 0 <= v <= m;
+        loop assigns v, rep[0 .. m - 1];
+        loop variant m - v; */
     for (size_t v = 0; v < m; v++)
         rep[v] = v;
+    /*@ loop invariant 2 <= clusters <= m;
+        loop assigns clusters, L[0 .. m * m - 1], rep[0 .. m - 1];
+        loop variant clusters; */
     for (size_t clusters = m; clusters > 2; clusters--) {
         size_t bestA = m, bestB = m;
+        /*@ loop invariant 0 <= A <= m;
+            loop invariant (bestA == m && bestB == m) || bestA < bestB < m;
+            loop assigns A, bestA, bestB;
+            loop variant m - A; */
         for (size_t A = 0; A < m; A++) {
             if (rep[A] != A)
                 continue;
+            /*@ loop invariant A + 1 <= B <= m;
+                loop invariant (bestA == m && bestB == m) ||
+                               bestA < bestB < m;
+                loop assigns B, bestA, bestB;
+                loop variant m - B; */
             for (size_t B = A + 1; B < m; B++) {
                 if (rep[B] != B)
                     continue;
                 /* ties: the first pair (A, B) in this scan order */
-                if (bestA == m || L[A * m + B] > L[bestA * m + bestB]) {
+                if (bestA == m || L[upper(A, B, m)] > L[upper(bestA, bestB, m)]) {
                     bestA = A;
                     bestB = B;
                 }
             }
         }
+        if (bestA == m)
+            break;
         /* merge B into A (A < B keeps the smaller rep) */
+        /*@ loop invariant 0 <= C <= m;
+            loop assigns C, L[0 .. m * m - 1];
+            loop variant m - C; */
         for (size_t C = 0; C < m; C++) {
             if (rep[C] != C || C == bestA || C == bestB)
                 continue;
-            const double lb = L[(bestB < C ? bestB : C) * m +
-                                (bestB < C ? C : bestB)];
-            double *la = &L[(bestA < C ? bestA : C) * m +
-                            (bestA < C ? C : bestA)];
+            const double lb = L[upper(bestB, C, m)];
+            double *la = &L[upper(bestA, C, m)];
             *la = lb < *la ? lb : *la;
         }
-        for (size_t v = 0; v < m; v++)
-            if (rep[v] == bestB)
-                rep[v] = bestA;
+        merge_cluster(rep, m, bestA, bestB);
     }
+    /*@ loop invariant 0 <= v <= m;
+        loop invariant \forall integer w; 0 <= w < v ==>
+            side[w] == 0 || side[w] == 1;
+        loop invariant 0 < v ==> side[0] == 0;
+        loop assigns v, side[0 .. m - 1];
+        loop variant m - v; */
     for (size_t v = 0; v < m; v++)
         side[v] = (unsigned char)(rep[v] != rep[0]);
 }
+
+/* For the proof of pflref_cluster_bipartition's calls (proofs/README.md):
+ * the one fact it needs of ref/core/status.c, that an error record's
+ * setter returns the status it is given (its code is not proved; it writes
+ * only *err). */
+/*@ assigns *err;
+    ensures \result == status;
+ */
+pflref_status pflref_error_set(pflref_error *err, pflref_status status,
+                               const char *where, const char *fmt, ...);
 
 pflref_status pflref_cluster_bipartition(const double *alpha, size_t m,
                                          pflref_bipartition_method method,
@@ -234,9 +453,15 @@ pflref_status pflref_cluster_bipartition(const double *alpha, size_t m,
         method != PFLREF_BIPARTITION_COMPLETE_LINKAGE)
         return pflref_error_set(err, PFLREF_EINVAL, "method",
                                 "unknown bipartition method %d", (int)method);
+    /*@ loop invariant 0 <= a <= m;
+        loop assigns a;
+        loop variant m - a; */
     for (size_t a = 0; a < m; a++)
+        /*@ loop invariant a + 1 <= b <= m;
+            loop assigns b;
+            loop variant m - b; */
         for (size_t b = a + 1; b < m; b++)
-            if (!isfinite(alpha[a * m + b]))
+            if (!isfinite(alpha[upper(a, b, m)]))
                 return pflref_error_set(err, PFLREF_EINVAL, "alpha",
                                         "alpha[%zu][%zu] is not finite", a,
                                         b);
@@ -248,10 +473,16 @@ pflref_status pflref_cluster_bipartition(const double *alpha, size_t m,
 
     /* α_max^cross = max_{i∈c₁, j∈c₂} α_ij */
     double cross = -INFINITY;
+    /*@ loop invariant 0 <= a <= m;
+        loop assigns a, cross;
+        loop variant m - a; */
     for (size_t a = 0; a < m; a++)
+        /*@ loop invariant a + 1 <= b <= m;
+            loop assigns b, cross;
+            loop variant m - b; */
         for (size_t b = a + 1; b < m; b++)
-            if (side[a] != side[b] && alpha[a * m + b] > cross)
-                cross = alpha[a * m + b];
+            if (side[a] != side[b] && alpha[upper(a, b, m)] > cross)
+                cross = alpha[upper(a, b, m)];
     *alpha_cross = cross;
     return PFLREF_OK;
 }

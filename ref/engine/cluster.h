@@ -13,6 +13,7 @@
 #define PFLREF_CLUSTER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "pflref/status.h"
 
 #ifdef __cplusplus
@@ -72,6 +73,26 @@ typedef enum {
  * clusters remain, so the partition is Algorithm 1's in O(m²).
  * Errors: PFLREF_EINVAL (where "alpha", "m", "method") for NULL arguments,
  * m < 2, an unknown method or a non-finite α_ab. */
+/*@ requires m * m <= SIZE_MAX;
+    requires alpha != \null ==> \valid_read(alpha + (0 .. m * m - 1));
+    requires side != \null ==> \valid(side + (0 .. m - 1));
+    requires alpha_cross != \null ==> \valid(alpha_cross);
+    requires work != \null ==> \valid(work + (0 .. m * m - 1)) &&
+        \separated(work + (0 .. m * m - 1), alpha + (0 .. m * m - 1));
+    requires iwork != \null ==> \valid(iwork + (0 .. 2 * m - 1));
+    requires side != \null && iwork != \null ==>
+        \separated(side + (0 .. m - 1), iwork + (0 .. 2 * m - 1));
+    requires side != \null && work != \null ==>
+        \separated(side + (0 .. m - 1), work + (0 .. m * m - 1));
+    requires work != \null && iwork != \null ==>
+        \separated(work + (0 .. m * m - 1), iwork + (0 .. 2 * m - 1));
+    assigns side[0 .. m - 1], *alpha_cross, work[0 .. m * m - 1],
+            iwork[0 .. 2 * m - 1], *err;
+    ensures \result == PFLREF_OK ==> side[0] == 0 &&
+        \forall integer v; 0 <= v < m ==> side[v] == 0 || side[v] == 1;
+    ensures \result == PFLREF_OK && method == PFLREF_BIPARTITION_OPTIMAL ==>
+        \exists integer c; 1 <= c < m && side[c] == 1;
+ */
 pflref_status pflref_cluster_bipartition(const double *alpha, size_t m,
                                          pflref_bipartition_method method,
                                          unsigned char *side,

@@ -1,0 +1,131 @@
+(* proofs/coq/Bipartition.v: CFL's optimal bipartition.
+
+   Paper.  F. Sattler, K.-R. Müller, W. Samek, "Clustered Federated
+   Learning: Model-Agnostic Distributed Multitask Optimization Under Privacy
+   Constraints", IEEE TNNLS 32(8):3710–3722, 2021, arXiv 1910.01991, §III
+   and Algorithm 1 ("Optimal Bipartition"): the bipartition
+     (c₁, c₂) = argmin over c₁ ⊔ c₂ = c, c₁, c₂ ≠ ∅ of max_{i∈c₁, j∈c₂} α_ij
+   is what Algorithm 1 returns: sort the pairs by decreasing α (line 1),
+   merge the clusters of each pair in that order (lines 3–5), and stop when
+   two clusters remain (line 6).
+
+   Model.  Items of any type V, similarities α : V → V → ℝ (no symmetry
+   needed), the sorted list s of every pair (line 1: s holds every (a, b);
+   every pair among its first k precedes, in α, every pair after them).
+   When Algorithm 1 stops after k pairs, its two clusters are the connected
+   components of the graph on those first k pairs; C : V → bool names them
+   (components: C x = C y exactly when x and y are joined by a path of
+   those pairs, in either direction).  Any bipartition is a D : V → bool
+   taking both values.
+
+   Proved.
+     - crossing_edge: a path from x to y with D x ≠ D y has an edge whose
+       ends D separates;
+     - cross_after: every pair C separates comes after the first k pairs, so
+       its α is at most that of any of them;
+     - bipartition_optimal: for every bipartition D and every pair (a, b)
+       that C separates, some pair (i, j) that D separates has α_ab ≤ α_ij.
+       So max over D's cross pairs ≥ max over C's cross pairs: C minimises
+       the largest cross-cluster similarity (α_max^cross) over all
+       bipartitions, as the paper states.
+   The sort key's tie rule (the row-major position) does not enter: any
+   order by decreasing α gives an optimal C.
+
+   C code it justifies: optimal_bipartition in ref/engine/cluster.c
+   (pflref_cluster_bipartition with PFLREF_BIPARTITION_OPTIMAL), which
+   builds Algorithm 1's forest as the maximum spanning tree under the strict
+   order of line 1 (Prim) less its last edge in that order; the kernels of
+   its subtree walk are proved by Frama-C (proofs/README.md).  That this
+   forest equals Kruskal's stopped at two components is the classical
+   uniqueness of the maximum spanning tree under a strict order, argued in
+   the file's header and checked by the golden vectors, not here. *)
+
+From Coq Require Import Reals List Bool.
+Import ListNotations.
+Open Scope R_scope.
+
+Section Bipartition.
+
+Variable V : Type.
+Variable alpha : V -> V -> R.
+
+Inductive joined (E : list (V * V)) : V -> V -> Prop :=
+| joined_here x : joined E x x
+| joined_fwd x y z : In (x, y) E -> joined E y z -> joined E x z
+| joined_bwd x y z : In (y, x) E -> joined E y z -> joined E x z.
+
+Lemma crossing_edge (E : list (V * V)) (D : V -> bool) x y :
+  joined E x y -> D x <> D y ->
+  exists i j, In (i, j) E /\ D i <> D j.
+Proof.
+  induction 1 as [x | x y z Hxy _ IH | x y z Hyx _ IH]; intro Hd.
+  - now elim Hd.
+  - destruct (bool_dec (D x) (D y)) as [e | n].
+    + apply IH; now rewrite <- e.
+    + now exists x, y.
+  - destruct (bool_dec (D x) (D y)) as [e | n].
+    + apply IH; now rewrite <- e.
+    + exists y, x; split; auto.
+Qed.
+
+Variable s : list (V * V).
+Variable k : nat.
+Variable C : V -> bool.
+
+Hypothesis every_pair : forall a b, In (a, b) s.
+Hypothesis sorted : forall e f, In e (firstn k s) -> In f (skipn k s) ->
+  alpha (fst f) (snd f) <= alpha (fst e) (snd e).
+Hypothesis components : forall x y, C x = C y <-> joined (firstn k s) x y.
+
+Lemma cross_after a b : C a <> C b ->
+  forall i j, In (i, j) (firstn k s) -> alpha a b <= alpha i j.
+Proof.
+  intros Hab i j Hij.
+  assert (Hs : In (a, b) (firstn k s ++ skipn k s))
+    by (rewrite firstn_skipn; apply every_pair).
+  apply in_app_or in Hs as [Hf | Hl].
+  - elim Hab; apply components.
+    apply (joined_fwd _ a b b Hf), joined_here.
+  - exact (sorted (i, j) (a, b) Hij Hl).
+Qed.
+
+Lemma split_side (D : V -> bool) x y a b : C a <> C b -> C x = C a -> C y = C b ->
+  D x <> D y -> exists i j, D i <> D j /\ alpha a b <= alpha i j.
+Proof.
+  intros Hab Hxa Hyb Hxy.
+  destruct (bool_dec (D a) (D x)) as [ea | na].
+  2: { destruct (crossing_edge (firstn k s) D a x) as (i & j & Hij & Hd).
+       - apply components; now rewrite Hxa.
+       - exact na.
+       - exists i, j; split; [exact Hd | exact (cross_after a b Hab i j Hij)]. }
+  destruct (bool_dec (D b) (D y)) as [eb | nb].
+  2: { destruct (crossing_edge (firstn k s) D b y) as (i & j & Hij & Hd).
+       - apply components; now rewrite Hyb.
+       - exact nb.
+       - exists i, j; split; [exact Hd | exact (cross_after a b Hab i j Hij)]. }
+  exists a, b; split.
+  - rewrite ea, eb; exact Hxy.
+  - apply Rle_refl.
+Qed.
+
+Theorem bipartition_optimal (D : V -> bool) :
+  (exists x y, D x <> D y) ->
+  forall a b, C a <> C b -> exists i j, D i <> D j /\ alpha a b <= alpha i j.
+Proof.
+  intros (x & y & Hxy) a b Hab.
+  destruct (bool_dec (C x) (C y)) as [exy | nxy].
+  - destruct (crossing_edge (firstn k s) D x y) as (i & j & Hij & Hd).
+    + now apply components.
+    + exact Hxy.
+    + exists i, j; split; [exact Hd | exact (cross_after a b Hab i j Hij)].
+  - destruct (bool_dec (C x) (C a)) as [exa | nxa].
+    + apply (split_side D x y a b Hab exa).
+      destruct (C y), (C b), (C x), (C a); congruence.
+      exact Hxy.
+    + apply (split_side D y x a b Hab).
+      * destruct (C y), (C b), (C x), (C a); congruence.
+      * destruct (C y), (C b), (C x), (C a); congruence.
+      * intro e; exact (Hxy (eq_sym e)).
+Qed.
+
+End Bipartition.
