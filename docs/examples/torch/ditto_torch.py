@@ -28,9 +28,9 @@ import os
 
 import torch
 
-from torch_common import (Problem, Recorder, Unsupported, clone, flat,
-                          frozen, load_flat, main, plan, squared_distance,
-                          weights)
+from torch_common import (Problem, Recorder, Unsupported, clone,
+                          constant_steps, flat, frozen, load_flat, main, plan,
+                          squared_distance, weights)
 
 ALIAS_BUG = os.environ.get("PFLREF_TORCH_BUG") == "ditto-alias"
 
@@ -102,6 +102,7 @@ def device_update(prob, rec, t, k, global_model, v_k, batches):
 def run(vector_raw):
     """Ditto on a golden vector; returns its pflref-result/1 dict."""
     prob = Problem(vector_raw, "ditto")
+    constant_steps(prob.cfg, "ditto")
     rec, model = Recorder(prob.id), prob.global_model
     v = [clone(model) for _ in prob.clients]             # v_k⁰ = w⁰
     for t, rnd in enumerate(prob.rounds):

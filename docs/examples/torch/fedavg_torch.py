@@ -20,13 +20,14 @@ usage: fedavg_torch.py VECTOR.json -o RESULT.json
 import torch
 
 from torch_common import (Problem, Recorder, Unsupported, clone, flat,
-                          load_flat, main, plan)
+                          load_flat, lr_factor, main, plan)
 
 
 def client_update(prob, rec, t, k, global_model, batches):
     """ClientUpdate(k, w_t): SGD from a copy of the global model."""
     model = clone(global_model)                          # w ← w_t
-    opt = torch.optim.SGD(model.parameters(), lr=prob.cfg["eta"])
+    opt = torch.optim.SGD(model.parameters(),                 # η_t
+                          lr=prob.cfg["eta"] * lr_factor(prob.cfg, t))
     rec.record("client_begin", "w_local", model, round=t, client=k, step=0)
     for s, b in enumerate(batches, start=1):             # for each batch b
         opt.zero_grad()

@@ -28,8 +28,8 @@ usage: fedrep_torch.py VECTOR.json -o RESULT.json
 """
 import torch
 
-from torch_common import (Problem, Recorder, Unsupported, clone, flat,
-                          is_personal, main, plan)
+from torch_common import (Problem, Recorder, Unsupported, clone,
+                          constant_steps, flat, is_personal, main, plan)
 
 
 def split(prob, model):
@@ -99,6 +99,7 @@ def finetune(prob, rec, models):
 def run(vector_raw):
     """FedAlt / FedRep on a golden vector; returns its result dict."""
     prob = Problem(vector_raw, "fedalt")
+    constant_steps(prob.cfg, "fedalt")
     rec, global_model = Recorder(prob.id), prob.global_model  # (u, v⁰)
     stateful = prob.cfg["pfl.state"] == "stateful"
     if prob.cfg["pfl.state"] not in ("stateful", "stateless"):

@@ -24,17 +24,21 @@ usage: pfedme_torch.py VECTOR.json -o RESULT.json
 import torch
 
 from torch_common import (Problem, Recorder, clone, flat, frozen,
-                          load_flat, main, plan, squared_distance, weights)
+                          load_flat, lr_factor, main, plan, squared_distance,
+                          weights)
 
 
-def client_update(prob, rec, t, i, global_model, batches):
-    """Lines 5-8 for client i; returns (w_{i,R}, the last θ) as modules."""
+def client_update(prob, rec, t, i, global_model, batches, theta_start):
+    """Lines 5-8 for client i; returns (w_{i,R}, the last θ) as modules.
+    θ starts at theta_start: w_t, or w⁰ under pfedme.eval_reset = initial
+    the first time the client trains (PFLlib's evaluation defect)."""
     cfg = prob.cfg
-    lam, eta, K, mu = cfg["lambda"], cfg["eta"], int(cfg["K"]), \
-        cfg["pfedme.mu"]
+    lam, K, mu = cfg["lambda"], int(cfg["K"]), cfg["pfedme.mu"]
+    eta = cfg["eta"] * lr_factor(cfg, t)                  # η_t, η_p,t
     local_model = clone(global_model)                    # l. 5: w_{i,0} = w_t
-    personal = clone(global_model)                       # θ starts at w_t
-    opt = torch.optim.SGD(personal.parameters(), lr=cfg["eta_p"])
+    personal = clone(theta_start)                        # θ's start
+    opt = torch.optim.SGD(personal.parameters(),
+                          lr=cfg["eta_p"] * lr_factor(cfg, t, "eta_p"))
     rec.record("client_begin", "w_local", local_model, round=t, client=i,
                step=0)
     for r, D in enumerate(batches):                      # l. 6: local round r
@@ -66,12 +70,17 @@ def run(vector_raw):
     cfg, rec, model = prob.cfg, Recorder(prob.id), prob.global_model
     report = cfg["pfedme.personal_eval"]
     v = [flat(model) for _ in prob.clients]              # reported models
+    initial = clone(model)                               # w⁰
+    untrained = set(range(len(prob.clients))) \
+        if cfg["pfedme.eval_reset"] == "initial" else set()
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, model)
         w_R = {}
         for i, batches in plan(rnd).items():             # all N, or S^t
+            start = initial if i in untrained else model
+            untrained.discard(i)
             local_model, personal = client_update(prob, rec, t, i, model,
-                                                  batches)
+                                                  batches, start)
             w_R[i] = flat(local_model)
             if report in ("theta", "local_w"):
                 v[i] = flat(personal if report == "theta" else local_model)

@@ -163,6 +163,9 @@ DEFAULTS = {           # each switch's paper reading (docs/algorithms/*.md)
     "ditto.prox_ref": "round_start", "ditto.weights": "samples",
     "pfl.state": "stateful", "pfl.weights": "samples",
     "pfl.finetune": "personal",
+    "pfedme.eval_reset": "none",
+    "lr.schedule": "constant", "lr.scope": "all", "lr.gamma": 1.0,
+    "lr.step_rounds": 1,
 }
 PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     ("pfedme", "official"): {
@@ -194,6 +197,29 @@ def settings(spec):
     if "split" in spec:
         cfg["split"] = spec["split"].get("personal", [])
     return cfg
+
+
+def lr_factor(cfg, t, which="eta"):
+    """Round t's factor on a step size (lr.schedule, docs/formats.md):
+    1 (constant, the papers), γ^t (exponential, PFLlib's -ld) or
+    γ^⌊t / lr.step_rounds⌋ (step, torch's StepLR shape); with lr.scope =
+    eta_p only pFedMe's η_p decays."""
+    if cfg["lr.scope"] == "eta_p" and which != "eta_p":
+        return 1.0
+    if cfg["lr.schedule"] == "exponential":
+        return cfg["lr.gamma"] ** t
+    if cfg["lr.schedule"] == "step":
+        return cfg["lr.gamma"] ** (t // int(cfg["lr.step_rounds"]))
+    if cfg["lr.schedule"] != "constant":
+        raise Unsupported("lr.schedule %r" % cfg["lr.schedule"])
+    return 1.0
+
+
+def constant_steps(cfg, algorithm):
+    """This example decays step sizes in FedAvg and pFedMe only."""
+    if cfg["lr.schedule"] != "constant":
+        raise Unsupported("lr.schedule %r in the %s example"
+                          % (cfg["lr.schedule"], algorithm))
 
 
 def weights(scheme, S, n):
