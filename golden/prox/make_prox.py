@@ -165,7 +165,9 @@ def seed003():
         check)
 
 
-def linear_warm_mu():
+def linear_problem():
+    """The linear vectors' model and two clients (3 and 4 samples, a bias),
+    fresh for each vector."""
     model = {"kind": "linear", "d": 2, "loss": "half_squared", "bias": True}
     clients = [
         {"X": [[0.734, -1.219], [-0.486, 0.352], [1.107, 0.861]],
@@ -173,6 +175,11 @@ def linear_warm_mu():
         {"X": [[-0.918, 0.473], [0.265, -1.336], [1.342, 0.118], [-0.407, -0.759]],
          "y": [-0.534, 1.271, 0.886, -1.092]},
     ]
+    return model, clients
+
+
+def linear_warm_mu():
+    model, clients = linear_problem()
     init = {"kind": "given", "w": [0.5, -0.25, 0.125]}
     algorithm = {"name": "prox",
                  "hyperparameters": {"lambda": 1.5, "eta_p": 0.125, "K": 3,
@@ -234,13 +241,7 @@ def linear_reset():
     """The paper's reset start with every constant distinct from 1 and from
     each other (golden/coincidences.py): λ = 1.85, η_p = 0.115, K = 3,
     μ = 0.15, two rounds, minibatches that differ from step to step."""
-    model = {"kind": "linear", "d": 2, "loss": "half_squared", "bias": True}
-    clients = [
-        {"X": [[0.734, -1.219], [-0.486, 0.352], [1.107, 0.861]],
-         "y": [1.183, -0.647, 0.295]},
-        {"X": [[-0.918, 0.473], [0.265, -1.336], [1.342, 0.118], [-0.407, -0.759]],
-         "y": [-0.534, 1.271, 0.886, -1.092]},
-    ]
+    model, clients = linear_problem()
     init = {"kind": "given", "w": [0.5, -0.25, 0.125]}
     algorithm = {"name": "prox",
                  "hyperparameters": {"lambda": 1.85, "eta_p": 0.115, "K": 3,
@@ -317,13 +318,7 @@ def linear_lambda0_mu():
     test λ + μ > 0 that decides whether θ̂ is recorded is met by μ alone,
     so λ − μ, λ + λ (and λ alone) would drop θ̂.  θ̂ = argmin f(θ; D) +
     (μ/2)‖θ‖², with (H + μI) nonsingular.  Round 1 is drawn as [1, 0]."""
-    model = {"kind": "linear", "d": 2, "loss": "half_squared", "bias": True}
-    clients = [
-        {"X": [[0.734, -1.219], [-0.486, 0.352], [1.107, 0.861]],
-         "y": [1.183, -0.647, 0.295]},
-        {"X": [[-0.918, 0.473], [0.265, -1.336], [1.342, 0.118], [-0.407, -0.759]],
-         "y": [-0.534, 1.271, 0.886, -1.092]},
-    ]
+    model, clients = linear_problem()
     init = {"kind": "given", "w": [0.45, -0.3, 0.15]}
     algorithm = {"name": "prox",
                  "hyperparameters": {"lambda": 0.0, "eta_p": 0.135, "K": 3,
