@@ -77,7 +77,7 @@ TESTS  := $(sort $(wildcard tests/*.c))
         check-detection check-mutation check-mutation-fast check-headers \
         check-lint check-python golden golden-update coverage check-asan \
         check-valgrind fuzz fuzz-smoke lint proofs clean check-torch install \
-        uninstall check-install site check-site
+        uninstall check-install site check-site trace
 
 all: deps
 	@$(MAKE) --no-print-directory $(B)/rel/pflref
@@ -243,7 +243,16 @@ check-site: site
 check: deps
 	@$(MAKE) -s --no-print-directory check-unit check-blas check-headers \
 	  check-golden check-schema check-detection check-mutation-fast check-lint \
-	  check-python check-install
+	  check-python check-install trace
+
+# The traceability matrix (tools/trace.py, docs/traceability.md): every
+# requirement of trace/*.req cited by code and by a test or golden vector,
+# every req: tag registered, the matrix up to date (rewrite it with
+# `$(PYTHON) tools/trace.py --write`); then the script's self-test, each
+# failure planted in a temporary copy of the tree.
+trace:
+	@$(PYTHON) tools/trace.py
+	@$(PYTHON) tools/trace.py --self-test
 
 check-unit: $(B)/rel/pflref $(B)/rel/tests/run $(REL_PRODUCTS)
 	@$(call RUN_TESTS,rel,)

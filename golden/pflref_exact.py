@@ -236,6 +236,7 @@ class Problem:
 def split_batches(n, B, E, bugs=NO_BUGS):
     """Alg. 1 line 11: split 0..n-1 once, in index order, into batches of B
     (None = the full batch), ragged last batch kept; E epochs over them."""
+    # req: fedavg.alg1.l11, fedavg.alg1.l12, fedavg.alg1.l13
     if B is None or B >= n:
         one = [list(range(n))]
     else:
@@ -254,6 +255,7 @@ def local_sgd(pr, k, theta, steps, eta, trace, phase, rnd, name,
     """θ ← θ − η (∇F_k(θ; D_s) + μ (θ − ref)) on the entries with mask 1,
     one step per batch D_s; a "step" record after each."""
     theta = list(theta)
+    # req: fedavg.alg1.l14, local.eq2, finetune.eq3, interp.eq2
     for s, batch in enumerate(steps, start=1):
         g = pr.grad(k, theta, batch, bugs)
         r = theta if "prox-ref-moving" in bugs else ref
@@ -298,16 +300,20 @@ def round_factor(algorithm, t, bugs=NO_BUGS):
 def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS):
     """One round of FedAvg (McMahan et al. 2017, Alg. 1).  plan: list of
     (client, batches) for S_t ascending.  Returns w_{t+1}."""
+    # req: fedavg.alg1.l1, fedavg.alg1.l3, finetune.eq1, interp.eq1
     trace.emit("round_begin", "train", t, None, None, "w", w)
     if "train-all" in bugs:
         steps0 = len(plan[0][1])
         plan = [(k, dict(plan).get(k) or [list(range(pr.n(k)))] * steps0)
                 for k in range(len(pr.clients))]
     local = {}
+    # req: fedavg.alg1.l6
     for k, steps in plan:
         start = w0 if "restart-w0" in bugs else w
         trace.emit("client_begin", "train", t, k, 0, "w_local", start)
+        # req: fedavg.alg1.l7, fedavg.alg1.l10
         wk = local_sgd(pr, k, start, steps, eta, trace, "train", t, "w_local", bugs=bugs)
+        # req: fedavg.alg1.l15
         trace.emit("client_end", "train", t, k, None, "w_local", wk)
         local[k] = wk
     N = len(pr.clients)
@@ -316,6 +322,7 @@ def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS):
         weights = "uniform"
     if "keep-old" in bugs:
         weights = "all_keep_old"
+    # req: fedavg.alg1.l8
     if weights == "samples":                # n_k / m_t, m_t = Σ_{S_t} n_k
         m_t = sum(pr.n(k) for k in local)
         if "all-denominator" in bugs:
@@ -326,6 +333,7 @@ def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS):
     else:                                   # n_k / n, unsampled keep w_t
         c = {k: Fraction(pr.n(k), n_all) for k in range(N)}
         local = {k: local.get(k, w) for k in range(N)}
+    # req: fedavg.alg1.l9
     new = [sum(c[k] * local[k][p] for k in sorted(local)) for p in range(pr.P)]
     trace.emit("server", "train", t, None, None, "w", new)
     return new
@@ -339,6 +347,7 @@ def local_round(pr, v, w0, t, plan, eta, trace, bugs=NO_BUGS):
         steps0 = len(plan[0][1])
         plan = [(k, dict(plan).get(k) or [list(range(pr.n(k)))] * steps0)
                 for k in range(len(pr.clients))]
+    # req: local.eq1
     for i, steps in plan:
         if "reset-personal" in bugs:
             v[i] = list(w0)
@@ -355,17 +364,21 @@ def finetune_phase(pr, w, w0, post, eta_ft, mu_ft, mask, trace, bugs=NO_BUGS):
     thetas = []
     ref = w0 if "prox-ref-w0" in bugs else w
     for i, steps in enumerate(post):
+        # req: finetune.eq2
         theta = list(w0 if "finetune-w0" in bugs else w)
         trace.emit("client_begin", "finetune", None, i, 0, "theta", theta)
+        # req: finetune.eq3
         theta = local_sgd(pr, i, theta, steps, eta_ft, trace, "finetune", None,
                           "theta", mu=mu_ft, ref=ref, mask=mask, bugs=bugs)
         trace.emit("client_end", "finetune", None, i, None, "theta", theta)
+        # req: finetune.eq4
         thetas.append(theta)
     return thetas
 
 
 def initial(init, P, bugs=NO_BUGS):
     """w0 from the spec's "init" (zeros or given)."""
+    # req: fedavg.alg1.l2, pfedme.alg1.l1, ditto.alg1.l1, local.eq1
     if init["kind"] == "zeros" or "init-zeros" in bugs:
         return [Fraction(0)] * P
     assert init["kind"] == "given"
@@ -494,6 +507,7 @@ def prox_steps(pr, k, theta, batch, ref, lam, eta_p, K, mu, trace, rnd, step0,
     if "inner-minus-one" in bugs:
         K -= 1
     sign = -1 if "prox-plus" in bugs else 1
+    # req: pfedme.alg1.l7, pfedme.eq7, prox.alg1.l7, prox.eq7
     for s in range(1, K + 1):
         g = pr.grad(k, theta, batch, bugs)
         r = theta if "prox-ref-moving" in bugs else ref
@@ -529,6 +543,7 @@ def prox_point(pr, k, batch, ref, lam, mu, bugs=NO_BUGS):
     (H + (λ + μ) I) θ = λ ref − g_0; H and g_0 are read off the gradient at
     0 and at the unit vectors."""
     P = pr.P
+    # req: pfedme.eq3, prox.eq3
     g0 = pr.grad(k, [Fraction(0)] * P, batch, bugs)
     cols = []
     for j in range(P):
@@ -556,12 +571,14 @@ def prox_round(pr, v, w, t, plan, hp, sw, trace, bugs=NO_BUGS):
     start = _flip_start(sw["pfedme.theta_start"], bugs)
     exact_point = has_prox_point(pr) and lam + mu > 0
     for i, steps in plan:
+        # req: prox.alg1.l7
         theta = list(w) if start == "reset" else v[i]
         trace.emit("client_begin", "train", t, i, 0, "theta", theta)
         for q, batch in enumerate(steps):
             theta = prox_steps(pr, i, theta, batch, w, lam, eta_p, K, mu, trace,
                                t, q * K, bugs)
             if exact_point:
+                # req: prox.eq3
                 trace.emit("note", "train", t, i, (q + 1) * K, "theta_hat",
                            prox_point(pr, i, batch, w, lam, mu, bugs))
         trace.emit("client_end", "train", t, i, None, "theta", theta)
@@ -612,22 +629,28 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
         have = dict(plan)
         plan = [(i, have.get(i) or [list(range(pr.n(i)))] * R0)
                 for i in range(len(pr.clients))]
+    # req: pfedme.alg1.l2, pfedme.alg1.l3
     trace.emit("round_begin", "train", t, None, None, "w", w)
     v = [list(vi) for vi in v]
     local = {}
+    # req: pfedme.alg1.l4
     for i, steps in plan:
         w_t = w0 if "restart-w0" in bugs else w
+        # req: pfedme.alg1.l5
         wl, theta = list(w_t), list(w_t)
         if reset_first and (i not in trained or "eval-reset-every-round" in bugs):
             theta = list(w0)
         trained.add(i)
         trace.emit("client_begin", "train", t, i, 0, "w_local", wl)
+        # req: pfedme.alg1.l6
         for r, batch in enumerate(steps):
             if start == "reset":
                 theta = list(wl)
             ref = w_t if "pfedme-ref-wt" in bugs else wl
+            # req: pfedme.alg1.l7
             theta = prox_steps(pr, i, theta, batch, ref, lam, eta_p, K, mu, trace,
                                t, r * K, bugs)
+            # req: pfedme.alg1.l8, pfedme.moreau_grad
             wl = [a - eta * lam * (a - th) for a, th in zip(wl, theta)]
             trace.emit("step", "train", t, i, r + 1, "w_local", wl)
         trace.emit("client_end", "train", t, i, None, "w_local", wl)
@@ -637,6 +660,7 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
         elif pe == "local_w":
             v[i] = wl
         local[i] = wl
+    # req: pfedme.alg1.l9
     S = sorted(local) if "aggregate-all" in bugs else [i for i in sorted(local)
                                                        if i in selected]
     if weights == "samples":
@@ -645,6 +669,7 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
     else:
         c = {i: Fraction(1, len(S)) for i in S}
     avg = [sum(c[i] * local[i][p] for i in S) for p in range(pr.P)]
+    # req: pfedme.alg1.l10
     new = [(1 - beta) * a + beta * b for a, b in zip(w, avg)]
     trace.emit("server", "train", t, None, None, "w", new)
     if pe == "global":
@@ -691,9 +716,11 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
         have = dict(plan)
         plan = [(k, have.get(k) or [list(range(pr.n(k)))] * steps0)
                 for k in range(len(pr.clients))]
+    # req: ditto.alg1.l2, ditto.alg1.l3
     trace.emit("round_begin", "train", t, None, None, "w", w)
     v = [list(vi) for vi in v]
     local = {}
+    # req: ditto.alg1.l4
     for k, steps in plan:
         wk = list(w0 if "restart-w0" in bugs else w)
         if "reset-personal" in bugs:
@@ -704,6 +731,7 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
         trace.emit("client_begin", "train", t, k, 0, "v", v[k])
         cur = {"w": wk}
 
+        # req: ditto.alg1.l7, ditto.eq2
         def personal(q):
             vk, ref = v[k], (cur["w"] if moving else w)
             g = pr.grad(k, vk, steps[q], bugs)
@@ -715,11 +743,13 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
             v[k] = [a - eta * (gp + sign * scale * x) for a, gp, x in zip(vk, g, diff)]
             trace.emit("step", "train", t, k, q + 1, "v", v[k])
 
+        # req: ditto.alg1.l5
         def global_step(q):
             g = pr.grad(k, cur["w"], steps[q], bugs)
             cur["w"] = [a - eta * gp for a, gp in zip(cur["w"], g)]
             trace.emit("step", "train", t, k, q + 1, "w_local", cur["w"])
 
+        # req: ditto.alg1.l6
         if order == "interleaved_shared_batch":
             for q in range(len(steps)):
                 personal(q)
@@ -729,7 +759,9 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
                 personal(q)
             for q in range(len(steps)):
                 global_step(q)
+        # req: ditto.alg1.l8
         trace.emit("client_end", "train", t, k, None, "w_local", cur["w"])
+        # req: ditto.alg1.l10
         trace.emit("client_end", "train", t, k, None, "v", v[k])
         local[k] = cur["w"]
     if weights == "samples":
@@ -737,6 +769,7 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
         c = {k: Fraction(pr.n(k), m_t) for k in local}
     else:
         c = {k: Fraction(1, len(local)) for k in local}
+    # req: ditto.alg1.l9
     new = [sum(c[k] * local[k][p] for k in sorted(local)) for p in range(pr.P)]
     trace.emit("server", "train", t, None, None, "w", new)
     return new, v

@@ -252,8 +252,10 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
         have = dict(plan)
         plan = [(i, have.get(i) or [list(range(pr.n(i)))] * steps0)
                 for i in range(len(pr.clients))]
+    # req: apfl.alg1.l1, apfl.alg1.l2
     trace.emit("round_begin", "train", t, None, None, "w", w)
     local = {}
+    # req: apfl.alg1.l3
     for i, steps in plan:
         steps = [list(b) for b in steps]
         if "steps-plus-one" in bugs:
@@ -266,9 +268,11 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
             v[i] = list(w)
         if "alpha-reset" in bugs:
             alpha[i] = alpha0
+        # req: apfl.alg1.l10
         wi = list(w0 if "restart-w0" in bugs else w)
         trace.emit("client_begin", "train", t, i, 0, "w_local", wi)
         trace.emit("client_begin", "train", t, i, 0, "v", v[i])
+        # req: apfl.alg1.l8
         for s, batch in enumerate(steps, start=1):
             a, vi = alpha[i], v[i]
             if pfllib:
@@ -279,10 +283,12 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
                 if sw["apfl.alpha"] == "adaptive":
                     trace.emit("note", "train", t, i, s, "alpha", [alpha[i]])
                 continue
+            # req: apfl.alg1.l5
             gw_step = pr.grad(i, wi, batch, bugs)
             wi_new = [x - eta * g for x, g in zip(wi, gw_step)]
             wm = wi_new if new_w else wi
             if mix == "parameter":
+                # req: apfl.alg1.l4
                 vbar = [a * p + (1 - a) * q for p, q in zip(vi, wm)]
                 Gv = pr.grad(i, vbar, batch, bugs)
                 Gw = Gv
@@ -295,11 +301,13 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
                 step_v = Gv
             else:
                 step_v = [a * g for g in Gv]
+            # req: apfl.alg1.l6
             vi_new = [p - eta * g for p, g in zip(vi, step_v)]
             trace.emit("step", "train", t, i, s, "w_local", wi_new)
             trace.emit("step", "train", t, i, s, "v", vi_new)
             if adaptive:
                 sign = -1 if "alpha-sign" in bugs else 1
+                # req: apfl.alg1.l7
                 if rule == "paper":
                     if "alpha-new-iterates" in bugs:
                         dalpha = sum((p - q) * g for p, q, g in zip(vi_new, wi_new, Gv))
@@ -327,10 +335,12 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
         trace.emit("client_end", "train", t, i, None, "w_local", wi)
         trace.emit("client_end", "train", t, i, None, "v", v[i])
         if not pfllib:
+            # req: apfl.alg1.l11, apfl.eq4
             trace.emit("note", "train", t, i, None, "v_bar",
                        [alpha[i] * p + (1 - alpha[i]) * q
                         for p, q in zip(v[i], wi)])
         local[i] = wi
+    # req: apfl.alg1.l9
     samples = sw["apfl.weights"] == "samples"
     if "samples-weights" in bugs:
         samples = True

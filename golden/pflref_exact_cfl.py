@@ -132,6 +132,7 @@ def similarity(xs, bugs):
     1 on the diagonal (bug cfl-raw-similarity: the plain inner product)."""
     m = len(xs)
     A = [[None] * m for _ in range(m)]
+    # req: cfl.alg5.l10
     for a in range(m):
         for b in range(m):
             if "cfl-raw-similarity" in bugs:
@@ -149,6 +150,7 @@ def algorithm1(A):
     by position; C ← singletons; merge the clusters of i₁ = s div m and
     i₂ = s mod m; stop at |C| = 2.  Returns (c₁, c₂) as positions."""
     m = len(A)
+    # req: cfl.alg1.l1, cfl.alg1.l2
     flat = list(range(m * m))
     # a stable insertion sort on -α (exact comparisons), so equal α keep
     # their row-major order
@@ -158,11 +160,16 @@ def algorithm1(A):
         while pos > 0 and A[order[pos - 1] // m][order[pos - 1] % m] < A[f // m][f % m]:
             pos -= 1
         order.insert(pos, f)
+    # req: cfl.alg1.l3
     C = [{a} for a in range(m)]
+    # req: cfl.alg1.l4
     for f in order:
+        # req: cfl.alg1.l5
         i1, i2 = f // m, f % m
+        # req: cfl.alg1.l6
         hit = [c for c in C if i1 in c or i2 in c]
         C = [c for c in C if not (i1 in c or i2 in c)] + [set().union(*hit)]
+        # req: cfl.alg1.l7, cfl.alg1.opt
         if len(C) == 2:
             break
     return two_parts(C)
@@ -240,34 +247,44 @@ def replay(spec, bugs=frozenset()):
     pr = px.Problem(spec["model"], spec["problem"]["clients"])
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P)
     N = len(pr.clients)
+    # req: cfl.alg5.l1
     theta = [list(w0) for _ in range(N)]
     C = [list(range(N))]
     trace = Trace()
+    # req: cfl.alg5.l2
     for t, r in enumerate(spec["schedule"]["rounds"]):
         assert r["clients"] == list(range(N)), "cfl: every client every round"
         dtheta = {}
         # batches[j] is clients[j]'s; drawn is information only
         owners = r.get("drawn", r["clients"]) if "drawn-batches" in bugs else r["clients"]
+        # req: cfl.alg5.l3
         for i, steps in sorted(zip(owners, r["batches"])):
             trace.emit("client_begin", "train", t, i, 0, "theta", theta[i])
+            # req: cfl.alg5.l5
             local = px.local_sgd(pr, i, theta[i], steps, eta, trace, "train", t, "theta")
             dtheta[i] = [a - b for a, b in zip(local, theta[i])]
             trace.emit("client_end", "train", t, i, None, "dtheta", dtheta[i])
+        # req: cfl.alg5.l6
         C_tmp = []
+        # req: cfl.alg5.l7
         for c in C:
             rep = c[0]
+            # req: cfl.alg5.l8
             upd = cluster_update(pr, c, dtheta, weights)
             nsq = norm_sq(upd)
             max_sq = max(norm_sq(dtheta[i]) for i in c)
             trace.emit("note", "train", t, rep, None, "norm_dtheta_c", [sqrt_dec(nsq)])
             trace.emit("note", "train", t, rep, None, "max_norm_dtheta", [sqrt_dec(max_sq)])
+            # req: cfl.alg5.l9
             if not (nsq < t1 * t1 and max_sq > t2 * t2) or len(c) < 2 \
                     or (size_on and len(c) < size_bound) or t < round_bound:
                 C_tmp.append(c)
                 continue
+            # req: cfl.alg5.l10
             A = similarity([dtheta[i] for i in c], bugs)
             for a, i in enumerate(c):
                 trace.emit("note", "train", t, i, None, "similarity", [x.value() for x in A[a]])
+            # req: cfl.alg5.l11
             p1, p2 = algorithm1(A) if method == "optimal" else complete_linkage(A)
             cross = max((A[a][b] for a in p1 for b in p2), key=CosKey)
             if "cfl-local-indices" in bugs:
@@ -278,6 +295,7 @@ def replay(spec, bugs=frozenset()):
             trace.emit("note", "train", t, rep, None, "c2", [Fraction(i) for i in c2])
             trace.emit("note", "train", t, rep, None, "alpha_cross", [cross.value()])
             # γ_max < √((1 − α)/2)  ⇔  α < 1 − 2 γ_max²  (γ_max ≥ 0)
+            # req: cfl.alg5.l12
             split = cross < 1 - gk * gmax * gmax or "cfl-no-gamma-test" in bugs
             trace.emit("note", "train", t, rep, None, "split", [Fraction(int(split))])
             if split:
@@ -295,6 +313,7 @@ def replay(spec, bugs=frozenset()):
                 c, pu = c
                 fixed[tuple(c)] = pu[c[0]]
             plain.append(c)
+        # req: cfl.alg5.l13
         C = sorted(plain, key=min)
         labels = {}
         for k, c in enumerate(C):
@@ -306,6 +325,7 @@ def replay(spec, bugs=frozenset()):
             upd = fixed.get(tuple(c)) or cluster_update(pr, c, dtheta, weights)
             trace.emit("note", "train", t, c[0], None, "dtheta_c", upd)
             for i in c:
+                # req: cfl.alg5.l4
                 theta[i] = [a + d for a, d in zip(theta[i], upd)]
         for i in range(N):
             trace.emit("client_end", "train", t, i, None, "v", theta[i])

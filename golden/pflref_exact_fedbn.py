@@ -227,6 +227,7 @@ def replay(spec, bugs=frozenset()):
     w = initial(M, spec.get("init", {"kind": "zeros"}))
     v = [list(w) for _ in clients]
     trace = pg.Trace()
+    # req: fedbn.alg1.l1, fedbn.alg1.l3
     for t, r in enumerate(spec["schedule"]["rounds"]):
         trace.emit("round_begin", "train", t, None, None, "w", w)
         m_t = sum(len(clients[k][1]) for k in r["clients"])
@@ -241,11 +242,14 @@ def replay(spec, bugs=frozenset()):
             for q, idx in enumerate(batches):
                 g, mu, var, m = grad(M, th, [X[i] for i in idx], [Y[i] for i in idx], bugs)
                 running(M, th, mu, var, m, unbiased, bugs)
+                # req: fedbn.alg1.l2
                 th = [th[p] - eta * g[p] for p in range(M.P)]
                 trace.emit("step", "train", t, k, q + 1, "v", th)
             trace.emit("client_end", "train", t, k, None, "v", th)
+            # req: fedbn.alg1.l5
             for p in M.bn:
                 v[k][p] = th[p]
+            # req: fedbn.alg1.l4
             c = (Decimal(len(Y)) / m_t if weights == "samples"
                  else D1 / len(r["clients"]))
             acc = [acc[p] + c * th[p] for p in range(M.P)]

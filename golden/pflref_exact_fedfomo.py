@@ -102,6 +102,7 @@ def weights(spec, i, peers, anchor, uploads, sw, bugs):
     l1 = (sw.get("fedfomo.distance", "l2") == "l1") != ("fomo-l1-flip" in bugs)
     self_in = (sw.get("fedfomo.self", "included") == "included") != \
         ("fomo-self-flip" in bugs)
+    # req: fedfomo.alg1.l2
     cands = list(peers) + ([i] if self_in else [])
     L_a = val_loss(spec, i, anchor, bugs)
     r = [Fraction(0)] * N
@@ -111,7 +112,9 @@ def weights(spec, i, peers, anchor, uploads, sw, bugs):
             continue                      # θ_n = φ_i: the documented rule
         if "fomo-squared-dist" in bugs:
             d = d * d
+        # req: fedfomo.alg1.l3
         r[n] = (L_a - val_loss(spec, i, uploads[n], bugs)) / d
+    # req: fedfomo.alg1.l4
     w = list(r) if "fomo-no-clip" in bugs else [max(x, Fraction(0)) for x in r]
     total = sum(w)
     if total != 0 and "fomo-no-normalise" not in bugs:
@@ -131,6 +134,7 @@ def replay(spec, bugs=frozenset()):
     P = [[Fraction(0)] * N for _ in range(N)]
     trace = Trace()
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        # req: fedfomo.alg1.l1
         snap = [list(x) for x in theta]
         peers = rnd.get("peers", [[] for _ in rnd["clients"]])
         for j, i in enumerate(rnd["clients"]):
@@ -143,14 +147,17 @@ def replay(spec, bugs=frozenset()):
             anchor = theta[i] if "fomo-anchor-current" in bugs else phi[i]
             w, r = weights(spec, i, peers[j], anchor, uploads, sw, bugs)
             trace.emit("note", "train", t, i, None, "weights", w)
+            # req: fedfomo.alg1.l5
             new = [a + sum(w[n] * (uploads[n][p] - a) for n in range(N))
                    for p, a in enumerate(anchor)]
             phi[i] = new
             trace.emit("note", "train", t, i, None, "phi", new)
             add = r if "fomo-affinity-ratio" in bugs else w
+            # req: fedfomo.alg1.l8
             P[i] = [a + b for a, b in zip(P[i], add)]
             trace.emit("note", "train", t, i, None, "P", P[i])
             trace.emit("client_begin", "train", t, i, 0, "theta", new)
+            # req: fedfomo.alg1.l6, fedfomo.alg1.l7
             theta[i] = px.local_sgd(pr, i, new, steps, eta, trace, "train", t,
                                     "theta")
             trace.emit("client_end", "train", t, i, None, "theta", theta[i])

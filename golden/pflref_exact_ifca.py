@@ -69,6 +69,7 @@ def loss(pr, i, theta, bugs=frozenset()):
 def estimate(pr, i, thetas, bugs):
     losses = [loss(pr, i, th, bugs) for th in thetas]
     best = 0
+    # req: ifca.alg1.l5
     for j, f in enumerate(losses):
         if f < losses[best] or ("ifca-ties-highest" in bugs and f == losses[best]):
             best = j
@@ -92,6 +93,7 @@ def replay(spec, bugs=frozenset()):
     N = len(pr.clients)
     init = spec.get("init", {"kind": "zeros"})
     w0 = px.initial(init, pr.P)
+    # req: ifca.alg1.l1
     if "cluster_models" in init and "ifca-init-ignored" not in bugs:
         # θ_j⁰ given (a replay of drawn ones: the result's theta0)
         thetas = [[exact(x) for x in row] for row in init["cluster_models"]]
@@ -99,9 +101,11 @@ def replay(spec, bugs=frozenset()):
         thetas = [[w + j * shift for w in w0] for j in range(k)]
     trace = Trace()
     picks = {}
+    # req: ifca.alg1.l2
     for t, r in enumerate(spec["schedule"]["rounds"]):
         if t == 0:
             trace.emit("note", "train", 0, None, None, "theta0", [x for th in thetas for x in th])
+        # req: ifca.alg1.l3
         trace.emit("round_begin", "train", t, None, None, "theta",
                    [x for th in thetas for x in th])
         sums = [[Fraction(0)] * pr.P for _ in range(k)]
@@ -111,6 +115,7 @@ def replay(spec, bugs=frozenset()):
         # batches[j] is clients[j]'s (the drawn order is information only)
         owners = r.get("drawn", M) if "drawn-batches" in bugs else M
         plan = dict(zip(owners, r["batches"]))
+        # req: ifca.alg1.l4
         for i in M:
             steps = plan[i]
             losses, j = estimate(pr, i, thetas, bugs)
@@ -119,10 +124,12 @@ def replay(spec, bugs=frozenset()):
             trace.emit("note", "train", t, i, None, "j_hat", [Fraction(j)])
             if mode == "model":
                 trace.emit("client_begin", "train", t, i, 0, "theta_local", thetas[j])
+                # req: ifca.alg1.l7
                 x = px.local_sgd(pr, i, thetas[j], steps, gamma, trace, "train", t,
                                  "theta_local", bugs=px_bugs(bugs))
                 trace.emit("client_end", "train", t, i, None, "theta_local", x)
             else:
+                # req: ifca.alg1.l6
                 x = pr.grad(i, thetas[j], steps[0], px_bugs(bugs))
                 trace.emit("client_end", "train", t, i, None, "g", x)
             sums[j] = [a + b for a, b in zip(sums[j], x)]
@@ -135,8 +142,10 @@ def replay(spec, bugs=frozenset()):
                     div = max(count[j], 1)
                 if "ifca-divide-all" in bugs:
                     div = N
+                # req: ifca.alg1.l8
                 new.append([a - gamma / div * s for a, s in zip(thetas[j], sums[j])])
             elif count[j] > 0:
+                # req: ifca.alg1.l9
                 new.append([s / count[j] for s in sums[j]])
             else:
                 new.append([Fraction(0)] * pr.P if "ifca-empty-zero" in bugs else thetas[j])
@@ -152,6 +161,7 @@ def replay(spec, bugs=frozenset()):
         _, j = estimate(pr, i, thetas, bugs)
         if "ifca-report-last-pick" in bugs:
             j = picks.get(i, 0)
+        # req: ifca.alg1.l10
         v.append(list(thetas[j]))
     return trace, None, v, None
 

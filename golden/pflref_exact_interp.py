@@ -95,6 +95,7 @@ def mix(alpha, h, w, bugs):
     """v̄ = α h + (1 − α) w (seed 000 §2; notes §5.2)."""
     if "alpha-swap" in bugs:
         return [alpha * b + (1 - alpha) * a for a, b in zip(h, w)]
+    # req: interp.eq3
     return [alpha * a + (1 - alpha) * b for a, b in zip(h, w)]
 
 
@@ -120,17 +121,20 @@ def replay(spec, bugs=frozenset()):
     w = list(w0)
     for t, r in enumerate(sched["rounds"]):
         plan = [(k, _epochs(b, bugs)) for k, b in zip(r["clients"], r["batches"])]
+        # req: interp.eq1
         w = px.fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs)
 
     hs, alphas = [], []
     for i, steps in enumerate(sched["post"]):
         start = w if "local-from-global" in bugs else w0
         trace.emit("client_begin", "interp", None, i, 0, "h", start)
+        # req: interp.eq2
         h = px.local_sgd(pr, i, start, _epochs(steps, bugs), eta, trace,
                          "interp", None, "h", bugs=bugs)
         trace.emit("client_end", "interp", None, i, None, "h", h)
         hs.append(h)
         if mode == "fixed":
+            # req: interp.eq5
             alpha_i = pg.exact(hp["alpha"])
         else:
             c = clients[i]
@@ -142,6 +146,7 @@ def replay(spec, bugs=frozenset()):
             if "select-train" in bugs:
                 sel = _data(c, "X", "y")
             best = None
+            # req: interp.eq4
             for j in range(G + 1):
                 a = pg.exact(j / G)               # the double nearest j/G
                 vbar = mix(a, h, w, bugs)

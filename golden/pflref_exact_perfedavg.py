@@ -131,6 +131,7 @@ def local_step(pr, i, w, w0, batches, t, hp, variant, trace, rnd, bugs=NO_BUGS):
     if "hessian-on-d1" in bugs:
         D2 = D1
     g = pr.grad(i, w, D, bugs)
+    # req: perfedavg.alg1.l7
     w_tilde = _axpy(w, -alpha, g)                    # w̃ = w − α ∇f(w; D)
     trace.emit("step", "train", rnd, i, t, "w_tilde", w_tilde)
     q = pr.grad(i, w_tilde, D1, bugs)                # q = ∇f(w̃; D′)
@@ -150,6 +151,7 @@ def local_step(pr, i, w, w0, batches, t, hp, variant, trace, rnd, bugs=NO_BUGS):
     if "fo-step" in bugs:
         return _record(trace, rnd, i, t, _axpy(base, -beta, q))
     sign = -1 if "hessian-sign" in bugs else 1
+    # req: perfedavg.alg1.l8
     step = [a - sign * alpha * b for a, b in zip(q, hv)]   # q − α H q
     return _record(trace, rnd, i, t, _axpy(base, -beta, step))
 
@@ -166,17 +168,22 @@ def round_(pr, w, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
     weights = sw["perfedavg.weights"]
     if "weights-flip" in bugs:
         weights = "samples" if weights == "uniform" else "uniform"
+    # req: perfedavg.alg1.l1, perfedavg.alg1.l2, perfedavg.alg1.l3
     trace.emit("round_begin", "train", t, None, None, "w", w)
     local = {}
+    # req: perfedavg.alg1.l4
     for i, batches in plan:
         assert len(batches) % 3 == 0 and batches, (i, len(batches))
         tau = len(batches) // 3
         if "steps-minus-one" in bugs:
             tau -= 1
+        # req: perfedavg.alg1.l5
         wi = list(w0 if "restart-w0" in bugs else w)
         trace.emit("client_begin", "train", t, i, 0, "w_local", wi)
+        # req: perfedavg.alg1.l6
         for s in range(1, tau + 1):
             wi = local_step(pr, i, wi, w0, batches, s, hp, variant, trace, t, bugs)
+        # req: perfedavg.alg1.l9
         trace.emit("client_end", "train", t, i, None, "w_local", wi)
         local[i] = wi
     A = sorted(local)
@@ -185,6 +192,7 @@ def round_(pr, w, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
         c = {i: Fraction(pr.n(i), n_A) for i in A}
     else:
         c = {i: Fraction(1, len(A)) for i in A}
+    # req: perfedavg.alg1.l10
     new = [sum(c[i] * local[i][p] for i in A) for p in range(pr.P)]
     trace.emit("server", "train", t, None, None, "w", new)
     return new
@@ -206,6 +214,7 @@ def personalise(pr, w, w0, post, hp, sw, trace, bugs=NO_BUGS):
             # an implementation that ignores the configured count does)
             steps.append((hp["beta"], batches[1] if len(batches) > 1 else batches[0]))
         for r, (eta, batch) in enumerate(steps, start=1):
+            # req: perfedavg.eq4
             theta = _axpy(theta, -eta, pr.grad(i, theta, batch, bugs))
             trace.emit("step", "finetune", None, i, r, "theta", theta)
         trace.emit("client_end", "finetune", None, i, None, "theta", theta)

@@ -135,15 +135,20 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS):
     keep = "keep-personal" in bugs and sw["pfl.state"] == "stateless"
     gu, gv = hp["gamma_u"], hp["gamma_v"]
     v = [list(vi) for vi in v]
+    # req: fedalt.alg4.l1, fedalt.alg4.l2, fedsim.alg5.l1, fedsim.alg5.l2
     trace.emit("round_begin", "train", t, None, None, "w", w)
     local = {}
+    # req: fedalt.alg4.l4, fedsim.alg5.l4
     for i, steps in plan:
+        # req: fedalt.alg4.l5, fedalt.alg4.l11, fedsim.alg5.l5
         x = [w[p] if not mask[p] else (w0[p] if stateless and not keep else v[i][p])
              for p in range(P)]
         trace.emit("client_begin", "train", t, i, 0, "w_local", x)
         if alt:
             tau_v = hp["tau_v"]
             order = list(range(len(steps)))
+            # req: fedalt.alg4.l6, fedalt.alg4.l7, fedalt.alg4.l12
+            # req: fedalt.alg4.l13
             phases = [(0, tau_v, 1), (tau_v, len(steps), 0)]    # (from, to, mask value)
             if "fedalt-u-first" in bugs:
                 tau_u = len(steps) - tau_v
@@ -154,10 +159,12 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS):
                     point = x
                     if on == 0 and "fedalt-stale-v" in bugs:
                         point = [x[p] if not mask[p] else v_start[p] for p in range(P)]
+                    # req: fedalt.alg4.l8, fedalt.alg4.l9, fedalt.alg4.l14
                     g = pr.grad(i, point, steps[q], bugs)
                     x = _step(x, g, mask, gv if on else gu, on)
                     trace.emit("step", "train", t, i, q + 1, "w_local", x)
         else:
+            # req: fedsim.alg5.l6, fedsim.alg5.l7, fedsim.alg5.l8
             for q, batch in enumerate(steps):
                 g = pr.grad(i, x, batch, bugs)
                 if "fedsim-sequential" in bugs:
@@ -165,15 +172,18 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS):
                     g = pr.grad(i, x, batch, bugs)
                     x = _step(x, g, mask, gu, 0)
                 else:
+                    # req: fedsim.alg5.l9, fedsim.alg5.l10
                     x = [x[p] - (gv if mask[p] else gu) * g[p] for p in range(P)]
                 trace.emit("step", "train", t, i, q + 1, "w_local", x)
         trace.emit("client_end", "train", t, i, None, "w_local", x)
+        # req: fedalt.alg4.l10, fedalt.alg4.l15, fedsim.alg5.l11
         if sw["pfl.state"] == "stateful" or keep:
             v[i] = list(x)
             if sw["pfl.state"] == "stateful":
                 trace.emit("client_end", "train", t, i, None, "v", v[i])
         local[i] = (x, len(steps))
     weights = _weights(sw["pfl.weights"], bugs)
+    # req: fedalt.eq1
     if weights == "samples":
         a = {i: Fraction(pr.n(i)) for i in local}
     elif weights == "uniform":
@@ -181,9 +191,11 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS):
     else:
         a = {i: Fraction(local[i][1]) for i in local}
     total = sum(a.values())
+    # req: fedalt.alg4.l16, fedsim.alg5.l12
     w = [w[p] if mask[p] else sum(a[i] / total * local[i][0][p] for i in sorted(local))
          for p in range(P)]
     trace.emit("server", "train", t, None, None, "w", w)
+    # req: fedalt.alg4.l17, fedsim.alg5.l13
     v = [[w[p] if not mask[p] else vi[p] for p in range(P)] for vi in v]
     return w, v
 
@@ -216,12 +228,14 @@ def pflego_client(pr, i, x, tau, beta, mask, trace, t, bugs=NO_BUGS):
     full = list(range(pr.n(i)))
     cheap = tau if "cheap-steps-tau" in bugs else tau - 1
     forward = 1
+    # req: pflego.alg1.l4
     for q in range(1, cheap + 1):
         g = pr.grad(i, x, full, bugs)
         x = _step(x, g, mask, beta, 1)
         if "features-per-step" in bugs:
             forward += 1
         trace.emit("step", "train", t, i, q, "w_local", x)
+    # req: pflego.alg1.l5
     g = pr.grad(i, x, full, bugs)
     trace.emit("note", "train", t, i, tau, "g", g)
     return x, g, [forward, 1]
@@ -244,13 +258,17 @@ def pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs=NO_BUGS):
     v = [list(vi) for vi in v]
     trace.emit("round_begin", "train", t, None, None, "w", w)
     acc = [Fraction(0)] * P
+    # req: pflego.alg1.l1
     for i, steps in plan:
+        # req: pflego.alg1.l2
         x = [w[p] if not mask[p] else v[i][p] for p in range(P)]
         trace.emit("client_begin", "train", t, i, 0, "w_local", x)
         tau = len(steps)
+        # req: pflego.alg1.l3
         x, g, passes = pflego_client(pr, i, x, tau, hp["pflego.beta"], mask, trace, t,
                                      bugs)
         alpha = Fraction(pr.n(i), N_all)
+        # req: pflego.alg1.l6
         head = hp["rho"] * scale * (alpha if exact_alpha else 1)
         if "head-step-beta" in bugs:
             head = hp["pflego.beta"]
@@ -260,11 +278,14 @@ def pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs=NO_BUGS):
         trace.emit("client_end", "train", t, i, None, "v", x)
         trace.emit("note", "train", t, i, None, "body_passes", passes)
         a = Fraction(pr.n(i), N_sel) if sampled else alpha
+        # req: pflego.alg1.l7
         acc = [acc[p] + a * g[p] if not mask[p] else acc[p] for p in range(P)]
+    # req: pflego.alg1.l8, pflego.prop1
     ghat = [scale * a for a in acc]
     trace.emit("note", "train", t, None, None, "g_hat", ghat)
     w = [w[p] - hp["rho"] * ghat[p] if not mask[p] else w[p] for p in range(P)]
     trace.emit("server", "train", t, None, None, "w", w)
+    # req: pflego.alg1.l9
     v = [[w[p] if not mask[p] else vi[p] for p in range(P)] for vi in v]
     return w, v
 

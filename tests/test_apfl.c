@@ -117,6 +117,7 @@ static void expect_error(tb_case *c, pflref_status status, const char *where)
  * w² = 0.9375, v = (2.740234375, −1.5634765625). */
 START_TEST(test_notes_fixed)
 {
+    /* req: apfl.alg1.l4, apfl.alg1.l5, apfl.alg1.l6, apfl.alg1.l9 */
     pflref_run_result *r = run_case(notes_case(1), "apfl");
     ck_assert_double_eq(r->w[0], 0.75);
     ck_assert_double_eq(r->v[0], 1.625);
@@ -152,6 +153,7 @@ static tb_case *adaptive_case(int rounds)
  * α² = (0.4478363186, 0.8172119328) (the notes print 10 digits). */
 START_TEST(test_notes_adaptive)
 {
+    /* req: apfl.alg1.l7 */
     pflref_run_result *r = run_case(adaptive_case(1), "apfl");
     ck_assert_double_eq_tol(r->alpha[0], 0.25, 1e-15);
     ck_assert_double_eq_tol(r->alpha[1], 0.4375, 1e-15);
@@ -304,6 +306,7 @@ END_TEST
  * bit for bit, and the personalized model is the global one. */
 START_TEST(test_alpha0_is_fedavg)
 {
+    /* req: apfl.alg1.l4, apfl.alg1.l5, apfl.alg1.l9 */
     tb_case *ca = lin_case(), *cf = lin_case();
     ca->hyper.apfl.alpha = 0.0;
     cf->hyper.fedavg.weights = PFLREF_FEDAVG_WEIGHTS_UNIFORM;
@@ -325,6 +328,7 @@ END_TEST
  * personalized model is v. */
 START_TEST(test_alpha1_is_local)
 {
+    /* req: apfl.alg1.l6 */
     tb_case *ca = lin_case();
     ca->hyper.apfl.alpha = 1.0;
     pflref_run_result *a = run_case(ca, "apfl");
@@ -359,6 +363,7 @@ static void watch_alpha(void *ctx, const pflref_event *ev)
 
 START_TEST(test_projection)
 {
+    /* req: apfl.alg1.l7 */
     alpha_watch watch = {0, 0, 0, 0};
     const pflref_trace trace = {watch_alpha, &watch};
     tb_case *c = lin_case();
@@ -727,6 +732,7 @@ END_TEST
  * up to rounding; on the mlp it does not. */
 START_TEST(test_model_evaluate_mix)
 {
+    /* req: apfl.alg1.l11, apfl.eq4 */
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 716);
     for (int kind = 0; kind < 3; kind++) {

@@ -34,6 +34,7 @@ static void assert_close(double got, double want, double tol, const char *what)
  * matrix in closed form. */
 START_TEST(test_similarity_seed003)
 {
+    /* req: cfl.alg5.l10 */
     double a[16];
     pflref_error err;
     ck_assert_int_eq(pflref_cluster_similarity(SEED003, 2, NULL, 4, a, &err),
@@ -138,6 +139,7 @@ static void bipartition(const double *alpha, size_t m,
 
 START_TEST(test_bipartition_seed003)
 {
+    /* req: cfl.alg1.l7, cfl.alg5.l11 */
     double a[16], cross;
     unsigned char side[4];
     pflref_error err;
@@ -154,6 +156,7 @@ END_TEST
 /* The notes' counterexample: unit vectors at 0°, 120°, 230°, 260°. */
 START_TEST(test_bipartition_counterexample)
 {
+    /* req: cfl.alg1.opt */
     const double deg[4] = {0.0, 120.0, 230.0, 260.0};
     double X[8], a[16], cross;
     unsigned char side[4];
@@ -230,6 +233,7 @@ static void algorithm1_literal(const double *a, size_t m, unsigned char *side)
  * better. */
 START_TEST(test_bipartition_brute_force)
 {
+    /* req: cfl.alg1.opt, cfl.alg1.l2, cfl.alg1.l6 */
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 1910);
     double X[10 * 5], a[100], cross, cl_cross;
@@ -361,6 +365,7 @@ static const char *const VECTORS[] = {
 
 START_TEST(test_worked_vectors)
 {
+    /* req: cfl.alg5.l8, cfl.alg5.l9, cfl.alg5.l12 */
     tu_assert_golden(VECTORS[_i]);
 }
 END_TEST
@@ -440,6 +445,7 @@ END_TEST
  * deterministic (two runs agree bit for bit). */
 START_TEST(test_zero_update)
 {
+    /* req: cfl.alg5.l9 */
     tb_case *c = seed_case(1);
     double l1[5], l2[5];
     pflref_run_result *r1, *r2;
@@ -461,6 +467,7 @@ END_TEST
  * concept. */
 START_TEST(test_two_populations)
 {
+    /* req: cfl.alg5.l12, cfl.alg5.l13 */
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 31);
     const double wstar[2] = {1.25, -2.0};

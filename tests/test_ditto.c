@@ -60,6 +60,7 @@ static void run_notes(tb_case *c, double *w, double v[2])
 /* Notes §3(g): w¹ = 0.75, v = (2, −1); w² = 0.9375, v = (2.375, −0.625). */
 START_TEST(test_notes)
 {
+    /* req: ditto.alg1.l5, ditto.alg1.l7, ditto.alg1.l9 */
     double w, v[2];
     tb_case *c = notes_case(NULL, 1.0);
     one_round(c);
@@ -86,6 +87,7 @@ END_TEST
  * v = (2.375, −1). */
 START_TEST(test_unselected_keeps_v)
 {
+    /* req: ditto.alg1.l4, ditto.alg1.l10 */
     double w, v[2];
     tb_case *c = notes_case(NULL, 1.0);
     second_only_0(c);
@@ -120,6 +122,7 @@ static tb_case *linear_case(void)
  * linear model with minibatches too. */
 START_TEST(test_lambda0_is_local)
 {
+    /* req: ditto.alg1.l7, ditto.eq2 */
     double w, v[2];
     tb_case *c = notes_case(NULL, 0.0);
     one_round(c);
@@ -145,6 +148,7 @@ END_TEST
  * (one round), whose distance to w is a|c − w|/(a + λ) → 0 as λ grows. */
 START_TEST(test_large_lambda)
 {
+    /* req: ditto.eq2 */
     const double a = 2.385, c = 1.5, w0 = 0.25;
     const double lambdas[3] = {1.0, 100.0, 1e4};
     double prev = INFINITY;
@@ -193,6 +197,7 @@ END_TEST
  * the round_start value. */
 START_TEST(test_prox_ref_and_order)
 {
+    /* req: ditto.alg1.l6 */
     double w, v[2];
     tb_case *c = notes_case(NULL, 1.0);
     c->hyper.ditto.prox_ref = PFLREF_DITTO_REF_MOVING;
@@ -221,6 +226,7 @@ END_TEST
  * global copies are 3 and −1.5, so w¹ = (3 − 4.5)/4 = −0.375 vs 0.75. */
 START_TEST(test_weights)
 {
+    /* req: ditto.alg1.l8, ditto.alg1.l9 */
     static const size_t n[2] = {1, 3};
     tb_case *s1 = notes_case(n, 1.0), *s2 = notes_case(n, 1.0);
     s2->hyper.ditto.weights = PFLREF_DITTO_WEIGHTS_UNIFORM;

@@ -86,6 +86,7 @@ static double objective(const char *name, int stateless, int post)
  * and FedSim, stateful and stateless (12 printed digits). */
 START_TEST(test_notes_a_objective)
 {
+    /* req: fedalt.eq1, fedalt.alg4.l16 */
     const struct {
         const char *name;
         int stateless;
@@ -141,6 +142,7 @@ static void l_schedule(tb_case *c)
  * samples; uniform = uniform). */
 START_TEST(test_empty_personal_is_fedavg)
 {
+    /* req: fedalt.alg4.l14, fedalt.alg4.l16 */
     const struct {
         int fedavg, pfl;
         const char *name;
@@ -192,6 +194,7 @@ END_TEST
  * on the personal entries; the shared entries of every device stay u⁰. */
 START_TEST(test_fedsim_gamma_u0_is_finetune)
 {
+    /* req: fedsim.alg5.l9, fedsim.alg5.l10 */
     tb_case *ss = l_case(), *sf = l_case();
     tb_split(ss, "b");
     tb_split(sf, "b");
@@ -225,6 +228,7 @@ END_TEST
  * keeps anything, so the final personal entries are v⁰. */
 START_TEST(test_state)
 {
+    /* req: fedalt.alg4.l5, fedalt.alg4.l10 */
     for (int k = 0; k < 2; k++) {
         tb_case *c = a_case(2, 0);
         c->hyper.gamma_u = 0.1;
@@ -328,6 +332,7 @@ static void lemma21(const double *a, size_t n, size_t dim, size_t m,
 
 START_TEST(test_lemma21)
 {
+    /* req: sampling.lemma21.var, sampling.lemma21.incl */
     const double a[] = {1, 2, 4, 7};
     double me, ve, vf;
     lemma21(a, 4, 1, 2, &me, &ve, &vf);

@@ -23,6 +23,7 @@ static const char *const VECTORS[] = {
  * emitted and is within tolerance. */
 START_TEST(test_worked_vectors)
 {
+    /* req: fedavg.alg1.l7, fedavg.alg1.l9, fedavg.alg1.l14 */
     tu_assert_golden(VECTORS[_i]);
 }
 END_TEST
@@ -57,6 +58,7 @@ static char *edit_spec(const char *text, const char *from, const char *to)
  * server's w after round 0 (3.375 instead of 3.7). */
 START_TEST(test_wrong_weights_detected)
 {
+    /* req: fedavg.alg1.l8, fedavg.alg1.l9 */
     char *path = tu_repo_path("golden/fedavg/worked-samples.json");
     char *text = tu_read(path);
     ck_assert_ptr_nonnull(text);
@@ -82,6 +84,7 @@ END_TEST
  * step record of client 0. */
 START_TEST(test_missing_step_detected)
 {
+    /* req: fedavg.alg1.l13, fedavg.alg1.l14 */
     char *path = tu_repo_path("golden/fedavg/worked-full-batch-two-epochs.json");
     char *text = tu_read(path);
     ck_assert_ptr_nonnull(text);
@@ -125,6 +128,7 @@ static tb_case *identical_case(size_t T, size_t E)
  * aggregation averages identical vectors, exact up to the sum's rounding). */
 START_TEST(test_identical_clients_is_local_sgd)
 {
+    /* req: fedavg.alg1.l14, fedavg.alg1.l15 */
     tb_case *fed = identical_case(3, 2), *loc = identical_case(1, 6);
     pflref_run_result *ra = tb_run(fed, "fedavg", NULL);
     pflref_run_result *rb = tb_run(loc, "local", NULL);

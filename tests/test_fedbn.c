@@ -173,6 +173,7 @@ static void assert_vec(const double *x, const double *ref, size_t n,
 
 START_TEST(test_worked_a1)
 {
+    /* req: fedbn.alg1.l2, fedbn.alg1.l4, fedbn.alg1.l5 */
     tb_case *c = a1_case();
     pflref_run_result *res = tb_run(c, "fedbn", NULL);
     /* server: W1 = [[378/625, 1991/2500]; [2021/2500, −368/625]],
@@ -219,6 +220,7 @@ END_TEST
  * statistics, buffers FedAvg never moves, differ. */
 START_TEST(test_shared_is_fedavg)
 {
+    /* req: fedbn.alg1.l4 */
     const pflref_model m = bn_mlp(PFLREF_LOSS_CROSS_ENTROPY, 3, 3, 4,
                                   PFLREF_ACT_RELU, 1, 1e-5, 0.1);
     tb_case *c = tb_new(&m, 3);

@@ -33,6 +33,7 @@ static const char *const VECTORS[] = {
 
 START_TEST(test_worked_vectors)
 {
+    /* req: fedfomo.alg1.l3, fedfomo.alg1.l4, fedfomo.alg1.l5 */
     tu_assert_golden(VECTORS[_i]);
 }
 END_TEST
@@ -100,6 +101,7 @@ static size_t note_of(const pflref_trajectory *tj, const char *name, long t,
 /* M = 0, own upload a candidate: FedFomo is local training. */
 START_TEST(test_m0_is_local_training)
 {
+    /* req: fedfomo.alg1.l6 */
     tb_case *c = quad_case(4);
     pflref_run_result *local = tb_run(c, "local", NULL);
     pflref_run_result *fomo = tb_run(c, "fedfomo", NULL);
@@ -138,6 +140,7 @@ END_TEST
  * own model excluded nothing improves on φ_2 = w⁰. */
 START_TEST(test_no_better_peer_is_pure_local_step)
 {
+    /* req: fedfomo.alg1.l4 */
     tb_case *c = quad_case(2);
     c->hyper.fedfomo.self = PFLREF_FEDFOMO_SELF_EXCLUDED;
     pflref_schedule *sch = tb_schedule(c, "fedfomo");
@@ -165,6 +168,7 @@ END_TEST
  * r_n is the documented 0, not 0/0; the weights are 0 and finite. */
 START_TEST(test_zero_distance_weight_zero)
 {
+    /* req: fedfomo.alg1.l3 */
     tb_case *c = quad_case(1);
     pflref_schedule *sch = tb_schedule(c, "fedfomo");
     set_peers(sch, 0, "1 2 | 0 2 | 0 1");
@@ -190,6 +194,7 @@ END_TEST
  * to 1 once something improves. */
 START_TEST(test_affinity_accumulates)
 {
+    /* req: fedfomo.alg1.l8 */
     tb_case *c = quad_case(3);
     pflref_schedule *sch = tb_schedule(c, "fedfomo");
     set_peers(sch, 1, "1 2 | 0 | ");

@@ -16,6 +16,7 @@ static const char *const VECTORS[] = {
 
 START_TEST(test_worked_vectors)
 {
+    /* req: finetune.eq1, finetune.eq2, finetune.eq3, finetune.eq4 */
     tu_assert_golden(VECTORS[_i]);
 }
 END_TEST
@@ -45,6 +46,7 @@ static tb_case *scoped_case(const char *split)
  * shared entries bit for bit and move b. */
 START_TEST(test_scope_personal)
 {
+    /* req: finetune.eq3 */
     tb_case *c = scoped_case("b");
     pflref_run_result *res = tb_run(c, "finetune", NULL);
     for (size_t i = 0; i < 2; i++) {

@@ -64,6 +64,7 @@ static size_t run_records(tb_case *c, const char *name, double *out,
  * model of lowest loss at the new models. */
 START_TEST(test_notes_example)
 {
+    /* req: ifca.alg1.l5, ifca.alg1.l8 */
     double theta[8], jhat[4];
     pflref_run_result *res;
     tb_case *c = ifca_case(NOTES_C, 4);
@@ -100,6 +101,7 @@ END_TEST
  * 2.5 (losses 1 and 1, exact in fp64). */
 START_TEST(test_tie_lowest_index)
 {
+    /* req: ifca.alg1.l5 */
     tb_case *c = ifca_case((const double[]){1.5, 1.5}, 2);
     c->hyper.ifca.k = 2;
     c->hyper.ifca.init_shift = 2.0;
@@ -158,6 +160,7 @@ END_TEST
  * replay the run bit for bit. */
 START_TEST(test_given_init_replays)
 {
+    /* req: ifca.alg1.l1 */
     tb_case *c = drawn_case();
     pflref_run_result *drawn = tb_run(c, "ifca", NULL);
     ck_assert_uint_eq(drawn->n_theta0, 3);
@@ -181,6 +184,7 @@ END_TEST
  * its population's mean optimum and every client reports its own. */
 START_TEST(test_recovers_populations)
 {
+    /* req: ifca.alg1.l9, ifca.alg1.l10 */
     tb_case *c = ifca_case((const double[]){0.9, 1.0, 1.1, 3.8, 4.0, 4.2}, 6);
     tb_w0(c, (const double[]){0});
     c->hyper.ifca.gamma = 0.5;

@@ -111,6 +111,7 @@ static double note(const notes *nt, const char *name, long i, long j)
  * ½(v̄ − 4)² on client 1 and ½(v̄ + 2)² on client 2 (h_2 = −2). */
 START_TEST(test_notes_5_2g)
 {
+    /* req: interp.eq1, interp.eq2, interp.eq3 */
     const double alphas[4] = {0.0, 0.25, 0.5, 1.0};
     const double vbar[4] = {1.0, 1.75, 2.5, 4.0};
     for (int a = 0; a < 4; a++) {
@@ -141,6 +142,7 @@ END_TEST
  * the summaries. */
 START_TEST(test_endpoints)
 {
+    /* req: interp.eq3 */
     for (int a = 0; a <= 1; a++) {
         tb_case *c = lin_case();
         c->hyper.interp.alpha = a;
@@ -183,6 +185,7 @@ static double brute_loss(const double *vbar, const double *X, const double *y,
  * the chosen point. */
 START_TEST(test_grid_brute_force)
 {
+    /* req: interp.eq4 */
     static const double Xv[3][6] = {{0.72, 0.1, -1.05, 0.33},
                                     {0.4, -0.85, 1.2, 0.6, -0.3, -0.2},
                                     {0.6, -0.45}};
@@ -235,6 +238,7 @@ END_TEST
  * w = 77/64, h = 109/32, y_val = 77/64 + (3/8)(141/64) = 2.029296875. */
 START_TEST(test_ties_to_smaller)
 {
+    /* req: interp.eq4 */
     const pflref_model lin = tb_model(PFLREF_MODEL_LINEAR,
                                       PFLREF_LOSS_HALF_SQUARED, 1, 1, 0, 0);
     tb_case *c = tb_new(&lin, 2);
@@ -403,6 +407,7 @@ END_TEST
 /* The golden vectors of golden/interp/ reproduce. */
 START_TEST(test_golden)
 {
+    /* req: interp.eq5 */
     static const char *const files[] = {
         "golden/interp/worked-notes-5.2g-alpha-0.json",
         "golden/interp/worked-notes-5.2g-alpha-1-4.json",

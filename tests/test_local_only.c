@@ -13,6 +13,7 @@
  * each step is exact up to a few roundings, so 1e-14 relative after 7 steps. */
 START_TEST(test_closed_form)
 {
+    /* req: local.eq2 */
     tb_case *c = tb_quadratic(1, 1);
     tb_quad(c, 0, (const double[]){2.385}, (const double[]){1.5}, 1);
     tb_w0(c, (const double[]){0.25});
@@ -37,6 +38,7 @@ END_TEST
  * continues from its own v_i, not from w⁰. */
 START_TEST(test_state_persists)
 {
+    /* req: local.eq1 */
     tb_case *c = tb_quadratic(1, 2);
     tb_quad(c, 0, (const double[]){1}, (const double[]){4}, 1);
     tb_quad(c, 1, (const double[]){1}, (const double[]){-2}, 1);

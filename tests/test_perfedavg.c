@@ -139,6 +139,7 @@ END_TEST
  * w_2 = 178364013/1280000000. */
 START_TEST(test_notes_exact)
 {
+    /* req: perfedavg.alg1.l7, perfedavg.alg1.l8 */
     tb_case *c = notes_case(NULL);
     notes_rounds(c, 1);
     pflref_trajectory tj;
@@ -171,6 +172,7 @@ END_TEST
  * w_2 = 0.1537265625. */
 START_TEST(test_notes_fo)
 {
+    /* req: perfedavg.alg1.l7 */
     tb_case *c = notes_case(NULL);
     c->hyper.perfedavg.variant = PFLREF_PERFEDAVG_FO;
     notes_rounds(c, 2);
@@ -197,6 +199,7 @@ END_TEST
  * β step) gives (1.0, −0.55); the paper's one α step (0.2, −0.1). */
 START_TEST(test_eval_steps)
 {
+    /* req: perfedavg.eq4 */
     tb_case *c = notes_case(NULL);
     c->hyper.perfedavg.eval = PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA;
     tb_post(c, "0 | 0", "0 | 0");
@@ -225,6 +228,7 @@ END_TEST
  * = −0.26688125; uniform gives 8977/80000. */
 START_TEST(test_weights)
 {
+    /* req: perfedavg.alg1.l10 */
     static const size_t n[2] = {1, 3};
     tb_case *c1 = notes_case(n), *c2 = notes_case(n);
     c1->hyper.perfedavg.weights = PFLREF_PERFEDAVG_WEIGHTS_SAMPLES;
@@ -355,6 +359,7 @@ END_TEST
  * batches, bit for bit (the same operations in the same order). */
 START_TEST(test_alpha0_is_fedavg)
 {
+    /* req: perfedavg.alg1.l5, perfedavg.alg1.l10 */
     tb_case *sa = lin_problem();
     tb_round(sa, "0 2", "2 3 | 0 2 3", "2 3 | 1");
     tb_round(sa, "1 2", "1 2 | 1 3", "5 0 | 0 5");

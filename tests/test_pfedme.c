@@ -56,6 +56,7 @@ static void run_notes(tb_case *c, size_t rounds, double *w, double v[2])
  * the personalised models are the last θ. */
 START_TEST(test_notes_paper)
 {
+    /* req: pfedme.alg1.l5, pfedme.alg1.l7, pfedme.alg1.l8, pfedme.alg1.l10 */
     double w, v[2];
     run_notes(notes_case(NULL), 1, &w, v);
     ck_assert_double_eq(w, 87.0 / 256.0);
@@ -101,6 +102,7 @@ END_TEST
  * round's average (87/128); the notes' second round gives 0.8973999023. */
 START_TEST(test_beta)
 {
+    /* req: pfedme.alg1.l10 */
     double w1, w2, v[2];
     tb_case *c = notes_case(NULL);
     c->hyper.beta = 2.0;
@@ -143,6 +145,7 @@ END_TEST
  * clients' θ are updated every round. */
 START_TEST(test_train_all_sampled_subset)
 {
+    /* req: pfedme.alg1.l4, pfedme.alg1.l9 */
     tb_case *c = notes_case(NULL);
     tb_round_selected(c, "0 1", "0", "0 | 0", "0 | 0");
     tb_round_selected(c, "0 1", "1", "0 | 0", "0 | 0");
@@ -203,6 +206,7 @@ END_TEST
  * (R = 1) from w gives (w − w_{i,1})/η = aλ(w − c)/(a + λ). */
 START_TEST(test_moreau_gradient)
 {
+    /* req: pfedme.moreau_grad, pfedme.alg1.l8 */
     const double a = 2.385, c = 1.5, lambda = 1.9, eta = 0.125, w0 = -0.75;
     tb_case *pc = tb_quadratic(1, 1);
     tb_quad(pc, 0, &a, &c, 1);

@@ -156,6 +156,7 @@ static void full_gradient(size_t tau, double *grad_theta, double dW[4])
  *   b_i = I α_i g_i (0.1271709373363676). */
 START_TEST(test_proposition1_enumeration)
 {
+    /* req: pflego.prop1, pflego.alg1.l8 */
     double grad_theta, dW[4];
     full_gradient(3, &grad_theta, dW);
     const double exact_theta = -119093039.0 / 207360000.0;
@@ -225,6 +226,7 @@ END_TEST
  * one body backward pass per round, whatever τ (NOTE body_passes). */
 START_TEST(test_body_passes)
 {
+    /* req: pflego.alg1.l3, pflego.alg1.l5 */
     const size_t taus[] = {1, 5, 50};
     for (size_t k = 0; k < 3; k++) {
         pflref_trajectory tj;
@@ -300,6 +302,7 @@ END_TEST
  * summed and each sampled head its own term; unsampled heads keep w⁰. */
 START_TEST(test_tau1_is_sgd)
 {
+    /* req: pflego.alg1.l4, pflego.alg1.l6 */
     pflref_trajectory tj;
     const size_t S[2] = {0, 2};
     const b_switches exact = {.head_step = PFLREF_PFLEGO_HEAD_EXACT_ALPHA};

@@ -47,6 +47,7 @@ static tb_case *prox_case1(double a, double c, double w, double lambda,
  * the iterate oscillates around θ*). */
 START_TEST(test_inner_closed_form)
 {
+    /* req: prox.alg1.l7, prox.eq7, pfedme.alg1.l7 */
     const double a[3] = {0.5, 3.75, 2.385}, c[3] = {2.385, -1.25, 0.7};
     const double w[3] = {0.3, -0.2, 1.9}, lambda = 1.9, eta_p = 0.15;
     for (int K = 1; K <= 9; K++) {
@@ -74,6 +75,7 @@ END_TEST
  * (product 2) keeps |θ − θ*| constant; η_p = 0.525 (2.1) grows. */
 START_TEST(test_inner_convergence_boundary)
 {
+    /* req: prox.window */
     const double star = (1.0 * 5.0 + 3.0 * 2.0) / 4.0;   /* 11/4 */
     const double eta_p[3] = {0.475, 0.5, 0.525};
     double dist[3];
@@ -119,6 +121,7 @@ static void capture_emit(void *ctx, const pflref_event *ev)
  * the iterates carry a few roundings (1e-15). */
 START_TEST(test_seed003)
 {
+    /* req: prox.alg1.l7 */
     tb_case *pc = prox_case1(1.0, 5.0, 2.0, 3.0, 0.1, 2, 1);
     capture c = {0};
     pflref_trace tr = {capture_emit, &c};
@@ -141,6 +144,7 @@ END_TEST
  * loss it is stationary: ∇f(θ̂; D) + λ(θ̂ − w) + μθ̂ = 0. */
 START_TEST(test_prox_point)
 {
+    /* req: prox.eq3, pfedme.eq3 */
     pflref_model m;
     pflref_error err;
     ck_assert_int_eq(pflref_model_init(&m, PFLREF_MODEL_QUADRATIC,

@@ -294,6 +294,7 @@ static void check_shape_grid(pflref_sampler_kind kind)
 
 START_TEST(test_gsl_distinct_in_range_ascending)
 {
+    /* req: sampling.choose */
     check_shape_grid(PFLREF_SAMPLER_GSL);
 }
 END_TEST
@@ -302,6 +303,7 @@ END_TEST
  * k = 1 → [8]; k = 3 → [3 7 8]; k = 5 → [0 3 6 7 8]. */
 START_TEST(test_gsl_notes_examples)
 {
+    /* req: sampling.choose */
     static const size_t k1[] = {8}, k3[] = {3, 7, 8}, k5[] = {0, 3, 6, 7, 8};
     static const size_t *const expect[] = {k1, k3, k5};
     static const size_t ms[] = {1, 3, 5};
@@ -326,6 +328,7 @@ END_TEST
 
 START_TEST(test_gsl_matches_recorded)
 {
+    /* req: sampling.choose */
     golden_ctx *c = golden_ctx_new(PFLREF_SAMPLER_GSL);
     size_t count = golden_each("gsl_choose", check_choice_record, c);
     golden_ctx_free(c);
@@ -378,6 +381,7 @@ END_TEST
  * = [8, 1, 5]. */
 START_TEST(test_numpy_notes_example)
 {
+    /* req: sampling.numpy */
     static const size_t expect_drawn[] = {8, 1, 5};
     static const size_t expect_chosen[] = {1, 5, 8};
     size_t chosen[3], drawn[3];
@@ -400,6 +404,7 @@ END_TEST
 
 START_TEST(test_numpy_matches_recorded_choice)
 {
+    /* req: sampling.numpy */
     golden_ctx *c = golden_ctx_new(PFLREF_SAMPLER_NUMPY_LEGACY);
     size_t count = golden_each("choice", check_choice_record, c);
     golden_ctx_free(c);
@@ -475,12 +480,14 @@ static void check_inclusion(pflref_sampler_kind kind)
 
 START_TEST(test_gsl_inclusion_frequency)
 {
+    /* req: sampling.lemma21.incl */
     check_inclusion(PFLREF_SAMPLER_GSL);
 }
 END_TEST
 
 START_TEST(test_numpy_inclusion_frequency)
 {
+    /* req: sampling.lemma21.incl, sampling.numpy */
     check_inclusion(PFLREF_SAMPLER_NUMPY_LEGACY);
 }
 END_TEST

@@ -121,6 +121,7 @@ END_TEST
  * kept); two epochs repeat the same split. */
 START_TEST(test_split_once_layout)
 {
+    /* req: fedavg.alg1.l11, fedavg.alg1.l12 */
     static const size_t b0[] = {0, 1}, b1[] = {2, 3}, b2[] = {4};
     const size_t n[] = {5};
     pflref_schedule_config cfg = base_cfg();
@@ -162,6 +163,7 @@ END_TEST
  * epochs: {0,1} {2,3} {4} {0,1} {2,3} {4} {0,1}. */
 START_TEST(test_steps_cycle_split_once)
 {
+    /* req: fedavg.alg1.l12, fedavg.alg1.l13, fedalt.alg4.l8, fedsim.alg5.l8 */
     static const size_t b0[] = {0, 1}, b1[] = {2, 3}, b2[] = {4};
     static const size_t *const want[] = {b0, b1, b2};
     static const size_t len[] = {2, 2, 1};
@@ -270,6 +272,7 @@ END_TEST
  * [3 7 8], [0 3 4], [2 3 7] (gsl_choose 42/43/44 10 3). */
 START_TEST(test_gsl_rounds_reseeded)
 {
+    /* req: fedavg.alg1.l5, pfedme.alg1.l9, ditto.alg1.l3, perfedavg.alg1.l3 */
     static const size_t want[3][3] = {{3, 7, 8}, {0, 3, 4}, {2, 3, 7}};
     size_t n[10];
     for (size_t i = 0; i < 10; i++)
@@ -292,6 +295,7 @@ END_TEST
  * [2 7 9] (numpy RandomState(42 + t).choice(10, 3, replace=False)). */
 START_TEST(test_numpy_rounds_reseeded)
 {
+    /* req: fedalt.alg4.l3, fedsim.alg5.l3, pflego.alg1.l1, fedavg.alg1.l5 */
     static const size_t drawn[3][3] = {{8, 1, 5}, {3, 9, 6}, {2, 7, 9}};
     static const size_t clients[3][3] = {{1, 5, 8}, {3, 6, 9}, {2, 7, 9}};
     size_t n[10];
@@ -315,6 +319,7 @@ END_TEST
  * the client seed does not matter (nothing is drawn). */
 START_TEST(test_all_clients_draw_nothing)
 {
+    /* req: fedavg.alg1.l4, fedavg.alg1.l5 */
     static const size_t all[] = {0, 1, 2, 3};
     const size_t n[] = {2, 3, 4, 5};
     for (int kind = 0; kind < 2; kind++)
@@ -542,6 +547,7 @@ END_TEST
 
 START_TEST(test_generate_rejects_m)
 {
+    /* req: fedavg.alg1.l4 */
     const size_t n[] = {3, 3, 3};
     pflref_schedule_config cfg = base_cfg();
     cfg.m = 0;

@@ -108,6 +108,7 @@ Proof.
   - apply Rle_refl.
 Qed.
 
+(* req: cfl.alg1.opt *)
 Theorem bipartition_optimal (D : V -> bool) :
   (exists x y, D x <> D y) ->
   forall a b, C a <> C b -> exists i j, D i <> D j /\ alpha a b <= alpha i j.

@@ -43,6 +43,7 @@ Lemma h_gap a b lam w th :
   (a + lam) / 2 * (th - prox a b lam w) ^ 2.
 Proof. intros Hc. unfold h, prox. field. exact Hc. Qed.
 
+(* req: pfedme.eq3, prox.eq3 *)
 Theorem prox_minimises a b lam w th :
   0 < a + lam ->
   h a b lam w (prox a b lam w) <= h a b lam w th /\
@@ -79,6 +80,7 @@ Lemma step_towards_prox a b lam w eta th :
 Proof. intros Hc. unfold step, prox, q. field. exact Hc. Qed.
 
 (* The K-step iterate in closed form. *)
+(* req: prox.alg1.l7, pfedme.alg1.l7 *)
 Theorem inner_closed_form a b lam w eta th0 k :
   a + lam <> 0 ->
   inner a b lam w eta th0 k =
@@ -96,6 +98,7 @@ Proof.
 Qed.
 
 (* The step-size window: |q| < 1 iff 0 < η_p < 2/(a + λ). *)
+(* req: prox.window *)
 Theorem window_iff a lam eta :
   0 < a + lam ->
   (Rabs (q a lam eta) < 1 <-> 0 < eta < 2 / (a + lam)).
@@ -116,6 +119,7 @@ Proof.
 Qed.
 
 (* In the window the inner loop converges to the proximal point. *)
+(* req: prox.window *)
 Theorem inner_converges a b lam w eta th0 :
   0 < a + lam -> 0 < eta < 2 / (a + lam) ->
   Un_cv (inner a b lam w eta th0) (prox a b lam w).
@@ -166,6 +170,7 @@ Qed.
    λ (w − θ̂(w)) (Dinh et al., eq. (4)), the direction of Alg. 1, line 8. *)
 Definition envelope (a b lam w : R) : R := h a b lam w (prox a b lam w).
 
+(* req: pfedme.moreau_grad, pfedme.alg1.l8 *)
 Theorem envelope_gradient a b lam w :
   a + lam <> 0 ->
   is_derive (envelope a b lam) w (lam * (w - prox a b lam w)).

@@ -88,6 +88,7 @@ by rewrite sumR_const Rmult_comm.
 Qed.
 
 (* PFLEGO Proposition 1: E[(I/r) Σ_{i∈S} α_i g_i] = Σ_i α_i g_i. *)
+(* req: pflego.prop1, pflego.alg1.l8 *)
 Theorem unbiased (alpha g : T -> R) :
   expect (fun S => nI / INR r * \big[Rplus/0]_(i in S) (alpha i * g i)) =
   \big[Rplus/0]_(i : T) (alpha i * g i).

@@ -81,6 +81,7 @@ Qed.
 
 (* Lemma 21: P(x ∈ S) = C(n−1, m−1)/C(n, m) = m/n, stated without
    division for 1 ≤ m: #{S ∋ x} · n = #{S} · m. *)
+(* req: sampling.lemma21.incl *)
 Theorem inclusion_probability x m :
   0 < m -> #|containing x m| * #|T| = #|[set A : {set T} | #|A| == m]| * m.
 Proof.

@@ -258,6 +258,7 @@ field; lra.
 Qed.
 
 (* Lemma 21, second half: the variance of the sample mean. *)
+(* req: sampling.lemma21.var *)
 Theorem sample_mean_variance :
   expect m (fun S => (sample_mean S - mean) ^ 2) =
   sigma2 / INR m * (nR - INR m) / (nR - 1).

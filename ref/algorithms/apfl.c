@@ -242,6 +242,7 @@ static pflref_status apfl_init(pflref_state *s, pflref_error *err)
 {
     (void)err;
     const double alpha = s->hyper->apfl.alpha;
+    /* req: apfl.alg1.l1 */
     for (size_t i = 0; i < s->N; i++)
         s->alpha[i] = alpha;
     return PFLREF_OK;
@@ -287,6 +288,7 @@ static pflref_status mixture_grad(pflref_state *s, size_t i,
     double *G = ws->G, *H = want_H ? ws->H : NULL;
     if (!output_mix(s->hyper)) {
         double *vbar = ws->vbar;
+        /* req: apfl.alg1.l4 */
         for (size_t p = 0; p < P; p++)  /* v̄ = α v + (1 − α) w */
             vbar[p] = a * v[p] + (1.0 - a) * wm[p];
         pflref_status st = pflref_batch_grad(m, vbar, D, b, q, s->ws, G, t,
@@ -346,6 +348,7 @@ static pflref_status alpha_step(pflref_state *s, size_t i, size_t q,
     if (!fedtorch || q == 0) {
         double x;
         if (!fedtorch) {
+            /* req: apfl.alg1.l7 */
             /* Alg. 1: α_i ← Π_[0,1](α_i − η_α ⟨v_i − w_i, ∇f_i(v̄; ξ)⟩) at
              * the old v_i and the mixture's w_i */
             const double eta_alpha = isnan(hp->eta_alpha) ? eta
@@ -394,6 +397,7 @@ static pflref_status apfl_step(pflref_state *s, size_t i,
     memcpy(ws->w_old, w_local, P * sizeof *ws->w_old);
     memcpy(ws->v_old, v, P * sizeof *ws->v_old);
 
+    /* req: apfl.alg1.l5 */
     /* Alg. 1: w_i ← w_i − η ∇f_i(w_i; ξ) */
     const pflref_local_sgd job = pflref_local_sgd_plain(s, i, b, eta,
                                                         "w_local", W_LINE);
@@ -410,6 +414,7 @@ static pflref_status apfl_step(pflref_state *s, size_t i,
     if (st != PFLREF_OK)
         return st;
 
+    /* req: apfl.alg1.l6 */
     /* Alg. 1: v_i ← v_i − η α_i ∇f_i(v̄; ξ)   (output: G in place of ∇f) */
     for (size_t p = 0; p < P; p++)
         v[p] -= eta * (a * G[p]);
@@ -502,13 +507,17 @@ static pflref_status apfl_round(pflref_state *s, const pflref_round_plan *plan,
     /* Σ_{j∈U} n_j (apfl.weights = samples) */
     const double n_U = pflref_train_n(s->problem, plan->clients, plan->m);
 
+    /* req: apfl.alg1.l2 */
     pflref_round_begin(s, NULL, trace);
+    /* req: apfl.alg1.l3 */
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
         const pflref_batches *b = &plan->batches[j];
+        /* req: apfl.alg1.l10 */
         /* w_i ← w; v_i carries over */
         pflref_client_begin(s, i, "w_local", w_local, s->w, trace);
         pflref_client_begin(s, i, "v", s->v + i * P, NULL, trace);
+        /* req: apfl.alg1.l8 */
         for (size_t q = 0; q < b->nsteps; q++) {
             pflref_status st = pfllib(s->hyper)
                                    ? pfllib_step(s, i, b, q, ws, trace, err)
@@ -517,6 +526,7 @@ static pflref_status apfl_round(pflref_state *s, const pflref_round_plan *plan,
                 return st;
         }
         client_finish(s, i, ws, trace);
+        /* req: apfl.alg1.l9 */
         /* 1/|U| (paper) or n_i / Σ_{j∈U} n_j (PFLlib) */
         const double n_i = (double)s->problem->clients[i].train.n;
         pflref_accumulate(s->accum, samples ? n_i / n_U
@@ -538,6 +548,7 @@ const pflref_algorithm pflref_apfl = {
     .n_eval = 3,
     .eval = {{"global", PFLREF_SOURCE_GLOBAL},
              {"local", PFLREF_SOURCE_PERSONAL},
+             /* req: apfl.alg1.l11, apfl.eq4 */
              {"personalized", PFLREF_SOURCE_MIX}},
     .check = apfl_check,
     .work_alloc = apfl_work_alloc,

@@ -182,6 +182,7 @@ static size_t cluster_members(const pflref_state *s, size_t c,
     return m;
 }
 
+/* req: cfl.alg5.l8 */
 /* acc := Δθ_c = Σ_{i∈c} w_i Δθ_i with w_i = 1/|c| or |D_i|/|D_c|. */
 static void cluster_update(const pflref_state *s, const size_t *members,
                            size_t m, const double *dtheta, double *acc)
@@ -217,6 +218,7 @@ static pflref_status split_cluster(pflref_state *s, size_t m, size_t *next,
     const size_t *members = ws->members;
     const long t = (long)s->t, rep = (long)members[0];
 
+    /* req: cfl.alg5.l10 */
     /* α_ij for i, j ∈ c, emitted row by row (row a belongs to client
      * members[a]) */
     pflref_status st = pflref_cluster_similarity(ws->dtheta, s->P, members,
@@ -228,6 +230,7 @@ static pflref_status split_cluster(pflref_state *s, size_t m, size_t *next,
                           (long)members[a], -1, "similarity",
                           ws->alpha + a * m, m, LINE.sim);
 
+    /* req: cfl.alg5.l11 */
     /* (c₁, c₂) and α_max^cross */
     double cross;
     st = pflref_cluster_bipartition(
@@ -247,6 +250,7 @@ static pflref_status split_cluster(pflref_state *s, size_t m, size_t *next,
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
                       "alpha_cross", &cross, 1, LINE.cross);
 
+    /* req: cfl.alg5.l12 */
     /* γ_max < √((1 − α_max^cross)/2) */
     const int split = gamma_max < sqrt((1.0 - cross) / 2.0);
     const double flag = split ? 1.0 : 0.0;
@@ -298,6 +302,7 @@ static pflref_status test_cluster(pflref_state *s, size_t m, size_t *next,
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
                       "max_norm_dtheta", &max_i, 1, LINE.max);
 
+    /* req: cfl.alg5.l9 */
     /* Alg. 5: if ‖Δθ_c‖ < ε₁ and max_{i∈c} ‖Δθ_i‖ > ε₂ (and the guards) */
     if (!(norm_c < eps1 && max_i > eps2) || m < 2 ||
         (hp->min_cluster_size > 0 && m < hp->min_cluster_size) ||
@@ -392,6 +397,7 @@ static pflref_status cfl_round(pflref_state *s, const pflref_round_plan *plan,
     const size_t N = s->N;
     cfl_work *ws = s->extra;
 
+    /* req: cfl.alg5.l3, cfl.alg5.l5 */
     /* Every client i: Δθ_i ← SGD_n(θ_i, D_i) − θ_i */
     pflref_status st = local_updates(s, plan, trace, err);
     if (st != PFLREF_OK)
@@ -402,13 +408,16 @@ static pflref_status cfl_round(pflref_state *s, const pflref_round_plan *plan,
     size_t K = 0;
     for (size_t i = 0; i < N; i++)
         K = s->cluster[i] + 1 > K ? s->cluster[i] + 1 : K;
+    /* req: cfl.alg5.l6 */
     size_t next = K;
+    /* req: cfl.alg5.l7 */
     for (size_t c = 0; c < K && st == PFLREF_OK; c++)
         st = test_cluster(s, cluster_members(s, c, ws->members), &next, trace,
                           err);
     if (st != PFLREF_OK)
         return st;
 
+    /* req: cfl.alg5.l13, cfl.alg5.l4 */
     /* C ← C_tmp; then θ_i ← θ_i + Δθ_c for every cluster c of it */
     st = apply_updates(s, relabel(s, next, trace), trace, err);
     if (st != PFLREF_OK)

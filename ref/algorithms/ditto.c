@@ -99,6 +99,7 @@ static pflref_status personal_step(pflref_state *s, size_t k,
                                          s->ws, g, t, (long)k, err);
     if (st != PFLREF_OK)
         return st;
+    /* req: ditto.alg1.l7, ditto.eq2 */
     /* prox gradient scale: λ (squared) or λ/‖v − ref‖ (norm; 0 at v = ref) */
     double scale = lambda;
     if (prox == PFLREF_DITTO_PROX_NORM) {
@@ -116,6 +117,7 @@ static pflref_status personal_step(pflref_state *s, size_t k,
     return PFLREF_OK;
 }
 
+/* req: ditto.alg1.l5 */
 /* One global step on batch q: w_k ← w_k − η ∇F_k(w_k; b). */
 static pflref_status global_step(pflref_state *s, size_t k,
                                  const pflref_batches *b, size_t q,
@@ -138,6 +140,7 @@ static pflref_status device_update(pflref_state *s, size_t k,
         hp->prox_ref == PFLREF_DITTO_REF_MOVING ? ws->w_local : ws->w_t;
     double *v_k = s->v + k * s->P;
     pflref_status st = PFLREF_OK;
+    /* req: ditto.alg1.l6 */
     if (hp->order == PFLREF_DITTO_INTERLEAVED) {
         /* per batch: personal step, then global step, same batch */
         for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++) {
@@ -163,9 +166,11 @@ static pflref_status ditto_round(pflref_state *s,
     const int weights = s->hyper->ditto.weights;
     ditto_work *ws = s->extra;
 
+    /* req: ditto.alg1.l3 */
     pflref_round_begin(s, ws->w_t, trace);
     /* m_t = Σ_{k∈S_t} n_k */
     const double m_t = pflref_train_n(pr, plan->clients, plan->m);
+    /* req: ditto.alg1.l4 */
     for (size_t j = 0; j < plan->m; j++) {
         const size_t k = plan->clients[j];
         double *v_k = s->v + k * s->P;
@@ -176,6 +181,7 @@ static pflref_status ditto_round(pflref_state *s,
                                          err);
         if (st != PFLREF_OK)
             return st;
+        /* req: ditto.alg1.l8 */
         pflref_client_end(s, k, "w_local", ws->w_local, trace);
         pflref_client_end(s, k, "v", v_k, trace);
         const double c =
@@ -184,6 +190,7 @@ static pflref_status ditto_round(pflref_state *s,
                 : (double)pr->clients[k].train.n / m_t;      /* n_k/m_t */
         pflref_accumulate(s->accum, c, ws->w_local, s->P);
     }
+    /* req: ditto.alg1.l9 */
     /* AGGREGATE: w^{t+1} ← Σ_{k∈S_t} c_k w_k */
     return pflref_round_end(s, SERVER_LINE[weights], trace, err);
 }
@@ -196,6 +203,7 @@ const pflref_algorithm pflref_ditto = {
     .personal_name = "v",
     .n_eval = 2,
     .eval = {{"global", PFLREF_SOURCE_GLOBAL},
+             /* req: ditto.alg1.l10 */
              {"personalized", PFLREF_SOURCE_PERSONAL}},
     .work_alloc = ditto_work_alloc,
     .work_free = pflref_work_free,

@@ -182,6 +182,7 @@ static pflref_status sim_step(pflref_state *s, size_t i,
                                          s->ws, g, t, (long)i, err);
     if (st != PFLREF_OK)
         return st;
+    /* req: fedsim.alg5.l9, fedsim.alg5.l10 */
     /* Alg. 5 l.9–10: v ← v − γ_v G_{i,v},  u ← u − γ_u G_{i,u} */
     for (size_t p = 0; p < P; p++)
         x[p] -= (s->mask[p] ? gamma_v : gamma_u) * g[p];
@@ -203,29 +204,35 @@ static pflref_status local_update(pflref_state *s, int alt, size_t i,
     const size_t tau_v = h->tau_v;
     const pflref_problem *pr = s->problem;
     pflref_status st = PFLREF_OK;
+    /* req: fedsim.alg5.l6, fedsim.alg5.l7 */
     if (!alt) {
         for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
             st = sim_step(s, i, b, q, x, g, trace, err);
         return st;
     }
     /* LocalAlt: batches 0..τ_v−1 move v (mask), the rest move u. */
+    /* req: fedalt.alg4.l6, fedalt.alg4.l7, fedalt.alg4.l9 */
     const pflref_local_sgd v_job = {
         .model = &pr->model, .data = &pr->clients[i].train, .batches = b,
         .eta = gamma_v, .mask = s->mask, .phase = "train",
         .name = "w_local", .formula = V_LINE, .round = (long)s->t,
         .client = (long)i};
+    /* req: fedalt.alg4.l11, fedalt.alg4.l12, fedalt.alg4.l13 */
+    /* req: fedalt.alg4.l14 */
     const pflref_local_sgd u_job = {
         .model = &pr->model, .data = &pr->clients[i].train, .batches = b,
         .eta = gamma_u, .mask = s->shared, .phase = "train",
         .name = "w_local", .formula = U_LINE, .round = (long)s->t,
         .client = (long)i};
     for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
+        /* req: fedalt.alg4.l10 */
         st = pflref_local_sgd_step(q < tau_v ? &v_job : &u_job, q, x, g,
                                    s->ws, trace, err);
     return st;
 }
 
 /* The server weight α_i of device i (before normalisation over S). */
+/* req: fedalt.eq1 */
 static double server_weight(const pflref_state *s, size_t i,
                             const pflref_batches *b)
 {
@@ -257,9 +264,11 @@ static pflref_status pfl_round(pflref_state *s, const pflref_round_plan *plan,
     for (size_t p = 0; p < P; p++)
         acc[p] = 0.0;
 
+    /* req: fedalt.alg4.l4, fedsim.alg5.l4 */
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
         double *v_i = s->v + i * P;
+        /* req: fedalt.alg4.l5, fedsim.alg5.l5 */
         /* x = (u^(t), v_i^(t)); stateless: (u^(t), v⁰) */
         pflref_compose(s->shared, s->w, stateless ? s->w0 : v_i, x, P);
         pflref_client_begin(s, i, "w_local", x, NULL, trace);
@@ -269,14 +278,17 @@ static pflref_status pfl_round(pflref_state *s, const pflref_round_plan *plan,
             return st;
         pflref_client_end(s, i, "w_local", x, trace);
         if (!stateless) {
+            /* req: fedsim.alg5.l11 */
             memcpy(v_i, x, P * sizeof *x);   /* keeps v_i^(t+1) */
             pflref_client_end(s, i, "v", v_i, trace);
         }
+        /* req: fedalt.alg4.l15 */
         /* the device sends u_i^(t+1) (its shared entries) */
         pflref_accumulate(acc, server_weight(s, i, &plan->batches[j]) / total,
                           x, P);
     }
 
+    /* req: fedalt.alg4.l16, fedsim.alg5.l12 */
     /* u^(t+1) = Σ α_i u_i / Σ α_i on the shared entries; the personal
      * entries of w stay v⁰. */
     for (size_t p = 0; p < P; p++)
@@ -286,6 +298,7 @@ static pflref_status pfl_round(pflref_state *s, const pflref_round_plan *plan,
         return pflref_error_diverge(err, t, -1, -1, "w");
     pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
                       P, SERVER_LINE);
+    /* req: fedalt.alg4.l17, fedsim.alg5.l13 */
     pflref_share_to_all(s);                  /* (u^(t+1), v_i^(t+1)) */
     return PFLREF_OK;
 }

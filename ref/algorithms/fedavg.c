@@ -80,11 +80,14 @@ pflref_status pflref_fedavg_round_with(pflref_state *s,
     const double *w_t = work->w_t;
     double *w_local = work->w_local;
 
+    /* req: fedavg.alg1.l1, fedavg.alg1.l3, finetune.eq1, interp.eq1 */
     pflref_round_begin(s, work->w_t, trace);
+    /* req: fedavg.alg1.l8 */
     /* m_t ← Σ_{k∈S_t} n_k;  n ← Σ_k n_k */
     const double m_t = pflref_train_n(pr, plan->clients, plan->m);
     const double n = pflref_train_n(pr, NULL, s->N);
     size_t j = 0;  /* position of the next participant in plan->clients */
+    /* req: fedavg.alg1.l6 */
     for (size_t k = 0; k < s->N; k++) {
         const double n_k = (double)pr->clients[k].train.n;
         if (j >= plan->m || plan->clients[j] != k) {
@@ -93,6 +96,7 @@ pflref_status pflref_fedavg_round_with(pflref_state *s,
                 pflref_accumulate(s->accum, n_k / n, w_t, P);
             continue;
         }
+        /* req: fedavg.alg1.l7, fedavg.alg1.l10 */
         /* ClientUpdate(k, w_t): w ← w_t, then local SGD over the batches */
         pflref_client_begin(s, k, "w_local", w_local, w_t, trace);
         const pflref_local_sgd job = pflref_local_sgd_plain(
@@ -101,8 +105,10 @@ pflref_status pflref_fedavg_round_with(pflref_state *s,
                                                 s->ws, trace, err);
         if (st != PFLREF_OK)
             return st;
+        /* req: fedavg.alg1.l15 */
         pflref_client_end(s, k, "w_local", w_local, trace);
 
+        /* req: fedavg.alg1.l9 */
         double c;
         switch (weights) {
         case PFLREF_FEDAVG_WEIGHTS_UNIFORM:

@@ -133,6 +133,7 @@ static pflref_status fedbn_check(const pflref_problem *problem,
     return PFLREF_OK;
 }
 
+/* req: fedbn.alg1.l2 */
 /* Alg. 1 l. 2 for client k: its batches, each a gradient step on the
  * parameters and a momentum step of the running statistics. */
 static pflref_status client_update(pflref_state *s, size_t k,
@@ -176,11 +177,13 @@ static pflref_status fedbn_round(pflref_state *s,
     const int local = s->hyper->fedbn.bn == PFLREF_FEDBN_BN_LOCAL;
     const size_t P = s->P;
 
+    /* req: fedbn.alg1.l3 */
     pflref_round_begin(s, ws->w_t, trace);
     const double m_t = pflref_train_n(pr, plan->clients, plan->m);
     for (size_t j = 0; j < plan->m; j++) {
         const size_t k = plan->clients[j];
         double *v_k = s->v + k * P;
+        /* req: fedbn.alg1.l2 */
         /* l. 2's start: the server's non-BN layers, the client's own BN
          * (shared: the server's whole model) */
         if (local)
@@ -194,12 +197,14 @@ static pflref_status fedbn_round(pflref_state *s,
             return st;
         pflref_client_end(s, k, "v", ws->theta, trace);
         pflref_compose(ws->bn_mask, ws->theta, v_k, v_k, P); /* keep BN */
+        /* req: fedbn.alg1.l4 */
         /* l. 4: c_k = 1/m (box) or n_k/Σ n_j */
         const double c = weights == PFLREF_FEDBN_WEIGHTS_SAMPLES
                              ? (double)pr->clients[k].train.n / m_t
                              : 1.0 / (double)plan->m;
         pflref_accumulate(s->accum, c, ws->theta, P);
     }
+    /* req: fedbn.alg1.l5 */
     /* l. 5: the server's BN entries are not touched (local) */
     if (local)
         pflref_compose(ws->non_bn, s->accum, ws->w_t, s->accum, P);

@@ -165,6 +165,7 @@ static double distance(const double *x, const double *a, size_t P, int l1)
     return l1 ? sum : sqrt(sum);
 }
 
+/* req: fedfomo.alg1.l3 */
 /* l. 3: r_n for candidate n against anchor a with L_a = L_i(a); r_n = 0
  * when θ_n = a (distance 0, the documented rule). */
 static pflref_status ratio(const pflref_state *s, size_t i, size_t n,
@@ -199,6 +200,7 @@ static pflref_status federated_update(pflref_state *s,
     memset(ws->weight, 0, N * sizeof *ws->weight);
     double L_a;
     pflref_status st = val_loss(s, i, a, &L_a, err);
+    /* req: fedfomo.alg1.l2, fedfomo.alg1.l3 */
     /* l. 2-3: r_n over C = S_i^t (∪ {i}) */
     const pflref_batches *S = plan->peers;
     const size_t M = S == NULL ? 0 : S->step_off[j + 1] - S->step_off[j];
@@ -214,6 +216,7 @@ static pflref_status federated_update(pflref_state *s,
     }
     if (st != PFLREF_OK)
         return st;
+    /* req: fedfomo.alg1.l4 */
     /* l. 4: w_n ← max(r_n, 0) / Σ_m max(r_m, 0), or all 0 */
     double total = 0.0;
     for (size_t n = 0; n < N; n++)
@@ -222,6 +225,7 @@ static pflref_status federated_update(pflref_state *s,
         ws->weight[n] /= total;
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
                       "weights", ws->weight, N, WEIGHT_LINE);
+    /* req: fedfomo.alg1.l5 */
     /* l. 5: φ_i^t = a + Σ_n w_n (θ_n − a), n ascending, a fixed */
     for (size_t p = 0; p < P; p++) {
         const double a_p = a[p];
@@ -235,6 +239,7 @@ static pflref_status federated_update(pflref_state *s,
         return pflref_error_diverge(err, t, (long)i, 0, "phi");
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1, "phi",
                       a, P, UPDATE_LINE);
+    /* req: fedfomo.alg1.l8 */
     /* l. 8: P_{i,n} += w_n */
     double *row = ws->affinity + i * N;
     for (size_t n = 0; n < N; n++)
@@ -263,6 +268,7 @@ static pflref_status fedfomo_round(pflref_state *s,
     fedfomo_work *ws = s->extra;
     const size_t P = s->P, N = s->N;
     const double eta = s->hyper->eta;   /* η */
+    /* req: fedfomo.alg1.l1 */
     /* l. 1: the uploads θ_n^{t−1} every download of this round sees */
     memcpy(ws->theta_prev, s->v, N * P * sizeof *s->v);
     for (size_t j = 0; j < plan->m; j++) {
@@ -271,6 +277,7 @@ static pflref_status fedfomo_round(pflref_state *s,
         pflref_status st = federated_update(s, plan, j, ws, trace, err);
         if (st != PFLREF_OK)
             return st;
+        /* req: fedfomo.alg1.l6 */
         /* l. 6: θ_i ← local SGD from φ_i^t */
         pflref_client_begin(s, i, "theta", theta_i, ws->phi + i * P, trace);
         const pflref_local_sgd job = pflref_local_sgd_plain(
@@ -278,6 +285,7 @@ static pflref_status fedfomo_round(pflref_state *s,
         st = pflref_local_sgd_run(&job, theta_i, ws->g, s->ws, trace, err);
         if (st != PFLREF_OK)
             return st;
+        /* req: fedfomo.alg1.l7 */
         /* l. 7: upload θ_i^t */
         pflref_client_end(s, i, "theta", theta_i, trace);
     }

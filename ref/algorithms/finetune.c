@@ -84,6 +84,7 @@ static pflref_status finetune_round(pflref_state *s,
                                     const pflref_trace *trace,
                                     pflref_error *err)
 {
+    /* req: finetune.eq1 */
     finetune_work *ws = s->extra;
     return pflref_fedavg_round_with(s, plan, &ws->train, trace, err);
 }
@@ -101,7 +102,9 @@ static pflref_status finetune_finish(pflref_state *s,
 
     for (size_t i = 0; i < s->N; i++) {
         double *theta = s->v + i * s->P;
+        /* req: finetune.eq2 */
         pflref_post_begin(s, i, theta, trace);  /* θ_i ← w */
+        /* req: finetune.eq3 */
         const pflref_local_sgd job = {
             .model = &s->problem->model,
             .data = &s->problem->clients[i].train,
@@ -120,6 +123,7 @@ static pflref_status finetune_finish(pflref_state *s,
                                                 trace, err);
         if (st != PFLREF_OK)
             return st;
+        /* req: finetune.eq4 */
         pflref_post_end(s, i, theta, trace);
     }
     return PFLREF_OK;

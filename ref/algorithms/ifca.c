@@ -154,6 +154,7 @@ static void *ifca_work_alloc(const pflref_problem *problem,
     return pflref_work_ready(ws);
 }
 
+/* req: ifca.alg1.l5 */
 /* ĵ = argmin_j F_i(θ_j) on client i's training set; loss[0..k−1] gets
  * the losses.  Ties go to the lowest j (strict <). */
 static pflref_status estimate(const pflref_state *s, size_t i,
@@ -196,6 +197,7 @@ static pflref_status assign_all(pflref_state *s, pflref_error *err)
     return PFLREF_OK;
 }
 
+/* req: ifca.alg1.l1 */
 /* Alg. 1's input θ_j^(0): given, or w⁰ + j δ 𝟙 + σ ξ_j; recorded in
  * s->theta0; then every client's v_i = θ_ĵ^(0). */
 static pflref_status ifca_init(pflref_state *s, pflref_error *err)
@@ -265,6 +267,7 @@ static pflref_status machine_update(pflref_state *s,
                       &jd, 1, JHAT_LINE);
     const double *theta_j = ws->theta + j_hat * P;
     if (hp->mode == PFLREF_IFCA_MODEL) {
+        /* req: ifca.alg1.l7 */
         /* θ̃_i ← LocalUpdate(θ_ĵ, γ, τ) */
         pflref_client_begin(s, i, "theta_local", x, theta_j, trace);
         const pflref_local_sgd job = pflref_local_sgd_plain(
@@ -274,6 +277,7 @@ static pflref_status machine_update(pflref_state *s,
             return st;
         pflref_client_end(s, i, "theta_local", x, trace);
     } else {
+        /* req: ifca.alg1.l6 */
         /* g_i = ∇F_i(θ_ĵ; b) */
         st = pflref_batch_grad(&pr->model, theta_j, &pr->clients[i].train,
                                &plan->batches[m], 0, s->ws, x, t, (long)i,
@@ -285,6 +289,7 @@ static pflref_status machine_update(pflref_state *s,
         pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", t, (long)i,
                           -1, "g", x, P, GRAD_LINE);
     }
+    /* req: ifca.alg1.l5 */
     pflref_accumulate(ws->sum + j_hat * P, 1.0, x, P);   /* Σ_i s_ij x_i */
     ws->count[j_hat] += 1.0;
     return PFLREF_OK;
@@ -306,6 +311,7 @@ static pflref_status server_update(pflref_state *s, size_t M,
     for (size_t j = 0; j < k; j++) {
         double *theta_j = ws->theta + j * P;
         const double *sum_j = ws->sum + j * P;
+        /* req: ifca.alg1.l8, ifca.alg1.l9 */
         if (!model_mode)
             pflref_accumulate(theta_j, -step, sum_j, P);
         else if (ws->count[j] > 0.0)
@@ -326,6 +332,7 @@ static pflref_status ifca_round(pflref_state *s, const pflref_round_plan *plan,
     const long t = (long)s->t;
     ifca_work *ws = s->extra;
 
+    /* req: ifca.alg1.l3 */
     /* the server broadcasts θ_j^(t) */
     if (t == 0)
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1,
@@ -337,6 +344,7 @@ static pflref_status ifca_round(pflref_state *s, const pflref_round_plan *plan,
     for (size_t j = 0; j < k; j++)
         ws->count[j] = 0.0;
 
+    /* req: ifca.alg1.l4 */
     /* every machine i ∈ M_t, in ascending id */
     for (size_t m = 0; m < plan->m; m++) {
         pflref_status st = machine_update(s, plan, m, trace, err);
@@ -347,6 +355,7 @@ static pflref_status ifca_round(pflref_state *s, const pflref_round_plan *plan,
     if (st != PFLREF_OK)
         return st;
 
+    /* req: ifca.alg1.l10 */
     /* The reported models: v_i = θ_ĵ at the new models */
     st = assign_all(s, err);
     if (st != PFLREF_OK)

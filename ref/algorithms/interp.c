@@ -158,6 +158,7 @@ static pflref_status interp_round(pflref_state *s,
                                   const pflref_round_plan *plan,
                                   const pflref_trace *trace, pflref_error *err)
 {
+    /* req: interp.eq1 */
     interp_work *ws = s->extra;
     return pflref_fedavg_round_with(s, plan, &ws->train, trace, err);
 }
@@ -172,6 +173,7 @@ static pflref_status train_local(pflref_state *s, size_t i,
     const pflref_problem *pr = s->problem;
     const double eta = s->hyper->eta;
     const size_t P = s->P;
+    /* req: interp.eq2 */
     memcpy(h, s->w0, P * sizeof *h);  /* h_i ← w⁰ */
     pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "interp", -1, (long)i, 0,
                       "h", h, P, NULL);
@@ -198,6 +200,7 @@ static pflref_status score_point(pflref_state *s, size_t i, size_t j,
 {
     const pflref_problem *pr = s->problem;
     const size_t P = s->P;
+    /* req: interp.eq3 */
     for (size_t p = 0; p < P; p++)  /* v̄ = α_j h_i + (1 − α_j) w */
         v_bar[p] = alpha_j * h[p] + (1.0 - alpha_j) * s->w[p];
     pflref_eval ev;
@@ -256,6 +259,7 @@ static pflref_status select_alpha(pflref_state *s, size_t i, const double *h,
     const int has_test = pflref_problem_has_test(pr);
     double best_loss = INFINITY;
     for (size_t j = 0; j <= G; j++) {
+        /* req: interp.eq4 */
         const double alpha_j = (double)j / (double)G;  /* α_j = j/G */
         double loss = INFINITY;
         pflref_status st = score_point(s, i, j, alpha_j, h, D_sel, has_test,
@@ -292,6 +296,7 @@ static pflref_status interp_finish(pflref_state *s,
             if (st != PFLREF_OK)
                 return st;
         } else {
+            /* req: interp.eq5 */
             s->alpha[i] = alpha;  /* α_i ← α */
         }
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "interp", -1, (long)i, -1,
@@ -301,6 +306,7 @@ static pflref_status interp_finish(pflref_state *s,
                                : "α_i = α");
         /* the personalized model, as the evaluation builds it
          * (ref/engine/run.c) */
+        /* req: interp.eq3 */
         const double a = s->alpha[i];
         for (size_t p = 0; p < P; p++)
             v_bar[p] = a * h[p] + (1.0 - a) * s->w[p];

@@ -48,7 +48,9 @@ static pflref_status local_only_round(pflref_state *s,
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
         double *v_i = s->v + i * s->P;
+        /* req: local.eq1 */
         pflref_client_begin(s, i, "v", v_i, NULL, trace);
+        /* req: local.eq2 */
         const pflref_local_sgd job = pflref_local_sgd_plain(
             s, i, &plan->batches[j], eta, "v", LOCAL_LINE);
         pflref_status st = pflref_local_sgd_run(&job, v_i, ws->g, s->ws,

@@ -217,6 +217,7 @@ static pflref_status local_step(const pflref_state *s, size_t i,
     const double *hv = ws->hv;
     pflref_status st;
 
+    /* req: perfedavg.alg1.l7 */
     /* Alg. 1: w̃ = w_{t−1} − α ∇f_i(w_{t−1}; D_t) */
     if ((st = batch_grad(s, i, b, D, w, g, k, step, BATCH_NAME[0], err)))
         return st;
@@ -239,6 +240,7 @@ static pflref_status local_step(const pflref_state *s, size_t i,
             return pflref_error_diverge(err, k, (long)i, step, "hvp");
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", k, (long)i, step,
                           "hvp", hv, P, HVP_LINE[variant]);
+        /* req: perfedavg.alg1.l8 */
         /* w_t = w_{t−1} − β (q − α H q)   (exact; HF with d for H q) */
         for (size_t p = 0; p < P; p++)
             w[p] -= beta * (q[p] - alpha * hv[p]);
@@ -263,19 +265,24 @@ static pflref_status perfedavg_round(pflref_state *s,
     const int weights = s->hyper->perfedavg.weights;
     perfedavg_work *ws = s->extra;
 
+    /* req: perfedavg.alg1.l3 */
     pflref_round_begin(s, ws->w_k, trace);
     const double n_A = pflref_train_n(pr, plan->clients, plan->m);
+    /* req: perfedavg.alg1.l4 */
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
         const pflref_batches *b = &plan->batches[j];
+        /* req: perfedavg.alg1.l5 */
         /* w^i_{k+1,0} ← w_k */
         pflref_client_begin(s, i, "w_local", ws->w_local, ws->w_k, trace);
         const size_t tau = b->nsteps / PERFEDAVG_BATCHES_PER_STEP;
+        /* req: perfedavg.alg1.l6 */
         for (size_t t = 1; t <= tau; t++) {
             pflref_status st = local_step(s, i, b, t, ws, trace, err);
             if (st != PFLREF_OK)
                 return st;
         }
+        /* req: perfedavg.alg1.l9 */
         pflref_client_end(s, i, "w_local", ws->w_local, trace);
         const double c =
             weights == PFLREF_PERFEDAVG_WEIGHTS_SAMPLES
@@ -283,6 +290,7 @@ static pflref_status perfedavg_round(pflref_state *s,
                 : 1.0 / (double)plan->m;                 /* 1/|A_k|     */
         pflref_accumulate(s->accum, c, ws->w_local, s->P);
     }
+    /* req: perfedavg.alg1.l10 */
     /* w_{k+1} = Σ_{i∈A_k} c_i w^i_{k+1,τ} */
     return pflref_round_end(s, SERVER_LINE[weights], trace, err);
 }
@@ -305,6 +313,7 @@ static pflref_status perfedavg_finish(pflref_state *s,
     for (size_t i = 0; i < s->N; i++) {
         const pflref_batches *b = &schedule->post[i];
         double *theta = s->v + i * P;
+        /* req: perfedavg.eq4 */
         pflref_post_begin(s, i, theta, trace);  /* θ_i ← w */
         for (size_t r = 0; r < (two ? 2u : 1u); r++) {
             /* r = 0: θ_i ← θ_i − α ∇f_i(θ_i; D);  r = 1: the β step on D₂ */

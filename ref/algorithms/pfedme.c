@@ -151,6 +151,7 @@ static pflref_status client_update(pflref_state *s, size_t i,
     const long t = (long)s->t;
     double *w_local = ws->w_local, *theta = ws->theta;
 
+    /* req: pfedme.alg1.l5 */
     /* l. 5: w_{i,0} ← w_t; θ starts there too (eval_reset = initial: at
      * w⁰ the first time client i trains, PFLlib's evaluation defect) */
     pflref_client_begin(s, i, "w_local", w_local, ws->w_t, trace);
@@ -159,7 +160,9 @@ static pflref_status client_update(pflref_state *s, size_t i,
                         ws->trained[i] == 0.0;
     memcpy(theta, from_w0 ? s->w0 : ws->w_t, P * sizeof *theta);
     ws->trained[i] = 1.0;
+    /* req: pfedme.alg1.l6 */
     for (size_t r = 0; r < b->nsteps; r++) {
+        /* req: pfedme.alg1.l7, pfedme.eq7 */
         /* l. 7: θ ← w_{i,r} (reset) or carried over (warm), then K steps */
         if (reset)
             memcpy(theta, w_local, P * sizeof *theta);
@@ -169,6 +172,7 @@ static pflref_status client_update(pflref_state *s, size_t i,
                                                  trace, err);
         if (st != PFLREF_OK)
             return st;
+        /* req: pfedme.alg1.l8, pfedme.moreau_grad */
         /* l. 8: w_{i,r+1} ← w_{i,r} − ηλ(w_{i,r} − θ) */
         for (size_t p = 0; p < P; p++)
             w_local[p] -= eta * lambda * (w_local[p] - theta[p]);
@@ -195,9 +199,11 @@ static pflref_status pfedme_round(pflref_state *s,
     pfedme_work *ws = s->extra;
     const double *w_t = ws->w_t, *acc = s->accum;
 
+    /* req: pfedme.alg1.l3 */
     pflref_round_begin(s, ws->w_t, trace);
     /* Σ_{i∈S^t} n_i, for pfedme.weights = samples */
     const double n_S = pflref_train_n(pr, plan->selected, plan->n_selected);
+    /* req: pfedme.alg1.l4 */
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
         pflref_status st = client_update(s, i, &plan->batches[j], ws, trace,
@@ -210,6 +216,7 @@ static pflref_status pfedme_round(pflref_state *s,
             memcpy(v_i, ws->theta, P * sizeof *v_i);
         else if (hp->personal_eval == PFLREF_PFEDME_EVAL_LOCAL_W)
             memcpy(v_i, ws->w_local, P * sizeof *v_i);
+        /* req: pfedme.alg1.l9 */
         /* l. 9: only the sampled clients send w_{i,R} */
         if (!is_selected(plan, i))
             continue;
@@ -220,6 +227,7 @@ static pflref_status pfedme_round(pflref_state *s,
         pflref_accumulate(s->accum, c, ws->w_local, P);
     }
 
+    /* req: pfedme.alg1.l10 */
     /* l. 10: w_{t+1} ← (1 − β) w_t + β · (the average above) */
     for (size_t p = 0; p < P; p++)
         s->w[p] = (1.0 - beta) * w_t[p] + beta * acc[p];

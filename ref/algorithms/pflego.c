@@ -203,10 +203,12 @@ static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
     pflego_work *ws = s->extra;
     double *A = ws->A, *Phi = ws->Phi, *E = ws->E;
 
+    /* req: pflego.alg1.l3 */
     /* step 3: Φ_i = φ(X_i; θ_t), once */
     pflref_status st = pflref_model_features(m, x, D, NULL, n, s->ws, A, Phi);
     if (st != PFLREF_OK)
         return model_failed(err, st, t, i, 0);
+    /* req: pflego.alg1.l4 */
     /* step 4: τ − 1 cheap head steps on the cache, W ← W − β ∇_W ℓ_i */
     for (size_t q = 1; q < tau; q++) {
         st = pflref_model_head_grad(m, x, Phi, D, NULL, n, s->ws, g, NULL,
@@ -219,6 +221,7 @@ static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
         pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
                           (long)q, "w_local", x, P, CHEAP_LINE);
     }
+    /* req: pflego.alg1.l5 */
     /* step 5: the joint gradient at (W̃_i, θ_t) */
     st = pflref_model_head_grad(m, x, Phi, D, NULL, n, s->ws, g, E, NULL);
     if (st == PFLREF_OK)
@@ -230,6 +233,7 @@ static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
                                     "the joint gradient (G_i, g_i)");
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, (long)tau,
                       "g", g, P, JOINT_LINE);
+    /* req: pflego.alg1.l6 */
     /* step 6: the last head step W_i ← W̃_i − head_scale G_i */
     if (!pflref_blocks_step(m, s->mask, head_scale, g, x))
         return pflref_error_diverge(err, t, (long)i, (long)tau, "W_i");
@@ -259,6 +263,7 @@ static pflref_status client_round(pflref_state *s,
                                   ? rho * scale * alpha
                                   : rho * scale;
 
+    /* req: pflego.alg1.l2 */
     pflref_compose(s->shared, s->w, v_i, x, P);   /* x = (θ_t, W_i^t) */
     pflref_client_begin(s, i, "w_local", x, NULL, trace);
     size_t fwd0, bwd0, fwd1, bwd1;
@@ -275,6 +280,7 @@ static pflref_status client_round(pflref_state *s,
                       "body_passes", passes, 2,
                       "body [forward, backward] passes of the client's "
                       "update");
+    /* req: pflego.alg1.l7 */
     /* step 7: the client uploads g_i; the server adds α_i g_i */
     const double a =
         hp->theta_weights == PFLREF_PFLEGO_THETA_SAMPLED_NORMALISED
@@ -307,6 +313,7 @@ static void adam_step(pflref_state *s, const double *ghat)
     }
 }
 
+/* req: pflego.alg1.l8, pflego.prop1 */
 /* Step 8: ĝ = (I/r) Σ α_i g_i (acc holds the sum), then the server step
  * θ_{t+1} = θ_t − ρ ĝ (or Adam's), and every client's (θ_{t+1}, W_i). */
 static pflref_status server_step(pflref_state *s, double scale, double *acc,
@@ -351,6 +358,7 @@ static pflref_status pflego_round(pflref_state *s,
     const pflref_problem *pr = s->problem;
     const size_t P = s->P;
     const long t = (long)s->t;
+    /* req: pflego.alg1.l8, pflego.prop1 */
     const double scale = (double)s->N / (double)plan->m;   /* I/r */
     double *acc = s->accum;
 
@@ -364,6 +372,7 @@ static pflref_status pflego_round(pflref_state *s,
     for (size_t p = 0; p < P; p++)
         acc[p] = 0.0;
 
+    /* req: pflego.alg1.l1 */
     /* steps 1–7: the sampled clients I_t, in ascending id */
     for (size_t j = 0; j < plan->m; j++) {
         pflref_status st = client_round(s, plan, j, N_all, N_sel, scale, acc,
@@ -371,6 +380,7 @@ static pflref_status pflego_round(pflref_state *s,
         if (st != PFLREF_OK)
             return st;
     }
+    /* req: pflego.alg1.l9 */
     /* step 8 (step 9: clients outside I_t keep W_i) */
     return server_step(s, scale, acc, trace, err);
 }

@@ -77,8 +77,10 @@ static pflref_status prox_round(pflref_state *s, const pflref_round_plan *plan,
         for (size_t q = 0; q < b->nsteps; q++) {
             const pflref_prox_inner job = pflref_prox_inner_job(s, i, b, q,
                                                                 s->w);
+            /* req: prox.alg1.l7, prox.eq7 */
             pflref_status st = pflref_prox_inner_run(&job, theta, ws->g,
                                                      s->ws, trace, err);
+            /* req: prox.eq3 */
             if (st == PFLREF_OK && exact)
                 st = pflref_prox_point(&job, ws->theta_hat, ws->cg, s->ws,
                                        err);

@@ -47,6 +47,7 @@ static int scale_exponent(const double *x, size_t P, int *zero)
     return e;
 }
 
+/* req: cfl.alg5.l10 */
 pflref_status pflref_cluster_similarity(const double *X, size_t P,
                                         const size_t *rows, size_t m,
                                         double *alpha, pflref_error *err)
@@ -132,6 +133,7 @@ static size_t upper(size_t a, size_t b, size_t m)
     assigns \nothing;
     ensures \result == 0 || \result == 1;
  */
+/* req: cfl.alg1.l2, cfl.alg1.l5 */
 static int edge_before(const double *alpha, size_t m, size_t a1, size_t b1,
                        size_t a2, size_t b2)
 {
@@ -157,6 +159,7 @@ static int edge_before(const double *alpha, size_t m, size_t a1, size_t b1,
     ensures \forall integer v; 0 <= v < m ==> parent[v] < m;
     ensures \forall integer v; 1 <= v < m ==> parent[v] != v;
  */
+/* req: cfl.alg1.l3, cfl.alg1.l4, cfl.alg1.l6 */
 static void max_spanning_tree(const double *alpha, size_t m,
                               unsigned char *in_tree, size_t *parent,
                               size_t *link)
@@ -234,6 +237,7 @@ static void max_spanning_tree(const double *alpha, size_t m,
     assigns \nothing;
     ensures 1 <= \result < m;
  */
+/* req: cfl.alg1.l7 */
 static size_t last_tree_edge(const double *alpha, size_t m,
                              const size_t *parent)
 {
@@ -301,10 +305,12 @@ static void subtree_side(const size_t *parent, size_t m, size_t cut,
     requires \valid(iwork + (0 .. 2 * m - 1));
     requires \separated(side + (0 .. m - 1), iwork + (0 .. 2 * m - 1));
     assigns side[0 .. m - 1], iwork[0 .. 2 * m - 1];
+    // req: cfl.alg1.l7 (two non-empty complementary sets)
     ensures side[0] == 0;
     ensures \exists integer c; 1 <= c < m && side[c] == 1;
     ensures \forall integer v; 0 <= v < m ==> side[v] == 0 || side[v] == 1;
  */
+/* req: cfl.alg1.opt, cfl.alg1.l7 */
 static void optimal_bipartition(const double *alpha, size_t m,
                                 unsigned char *side, size_t *iwork)
 {
@@ -433,6 +439,7 @@ static void complete_linkage(const double *alpha, size_t m,
 pflref_status pflref_error_set(pflref_error *err, pflref_status status,
                                const char *where, const char *fmt, ...);
 
+/* req: cfl.alg1.l1 */
 pflref_status pflref_cluster_bipartition(const double *alpha, size_t m,
                                          pflref_bipartition_method method,
                                          unsigned char *side,

@@ -46,6 +46,7 @@ pflref_status pflref_prox_inner_run(const pflref_prox_inner *job,
                                     pflref_error *err)
 {
     const size_t P = job->model->P;
+    /* req: pfedme.alg1.l7, prox.alg1.l7, prox.window */
     for (size_t k = 1; k <= job->K; k++) {
         const long step = job->step0 + (long)k;
         pflref_status st = pflref_model_grad(job->model, theta, job->data,
@@ -55,6 +56,7 @@ pflref_status pflref_prox_inner_run(const pflref_prox_inner *job,
                                     "gradient failed at round %ld, client "
                                     "%ld, step %ld (batch of %zu samples)",
                                     job->round, job->client, step, job->nb);
+        /* req: pfedme.eq7, prox.eq7 */
         /* θ ← θ − η_p (∇f(θ; D) + λ(θ − w) + μθ) */
         for (size_t p = 0; p < P; p++) {
             double d = g[p] + job->lambda * (theta[p] - job->w[p]);
@@ -112,6 +114,7 @@ static double dot(const double *x, const double *y, size_t n)
     return s;
 }
 
+/* req: pfedme.eq3, prox.eq3 */
 pflref_status pflref_prox_point(const pflref_prox_inner *job,
                                 double *theta_hat, double *work,
                                 pflref_model_workspace *ws, pflref_error *err)

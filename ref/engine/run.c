@@ -239,6 +239,9 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
                                 "out of memory allocating the run state "
                                 "(P = %zu, N = %zu)", P, N);
     }
+    /* req: fedavg.alg1.l2, pfedme.alg1.l1, ditto.alg1.l1, apfl.alg1.l1 */
+    /* req: perfedavg.alg1.l1, fedalt.alg4.l1, fedsim.alg5.l1, ifca.alg1.l1 */
+    /* req: cfl.alg5.l1, local.eq1 */
     memcpy(s->w0, w0, P * sizeof *w0);
     if (s->w != NULL)
         memcpy(s->w, w0, P * sizeof *w0);
@@ -358,6 +361,7 @@ static pflref_status evaluate_one(const pflref_state *s,
         /* α_i v_i(x) + (1 − α_i) w(x): the outputs mixed (APFL's
          * apfl.mix = output) */
         return pflref_model_evaluate_mix(m, v, s->w, a, D, s->ws, out);
+    /* req: apfl.alg1.l11, apfl.eq4, interp.eq3 */
     double *mix = s->mix;
     for (size_t p = 0; p < P; p++)
         mix[p] = a * v[p] + (1.0 - a) * s->w[p];
@@ -596,6 +600,9 @@ static pflref_status run_rounds(pflref_state *s, const pflref_algorithm *alg,
                                 const pflref_trace *trace, pflref_error *err)
 {
     pflref_status st = PFLREF_OK;
+    /* req: pfedme.alg1.l2, ditto.alg1.l2, apfl.alg1.l2, perfedavg.alg1.l2 */
+    /* req: fedalt.alg4.l2, fedsim.alg5.l2, ifca.alg1.l2, cfl.alg5.l2 */
+    /* req: fedbn.alg1.l1 */
     for (size_t t = 0; st == PFLREF_OK && t < schedule->T; t++) {
         if (load != NULL && t > 0)
             load_state(s, alg, load, ctx, (long)t - 1);

@@ -125,6 +125,8 @@ pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
                                 "gradient failed at round %ld, client "
                                 "%ld, step %zu (batch of %zu samples)",
                                 job->round, job->client, s + 1, nb);
+    /* req: fedavg.alg1.l14, local.eq2, finetune.eq3, interp.eq2 */
+    /* req: fedbn.alg1.l2 */
     /* θ ← θ − η (∇f(θ; D_s) + μ (θ − ref)), block by block on the entries
      * with mask = 1: cost ∝ the moving blocks' size */
     int finite = prox || pflref_blocks_step(m, mask, job->eta, g, theta);
@@ -148,6 +150,7 @@ pflref_status pflref_local_sgd_run(const pflref_local_sgd *job, double *theta,
                                    const pflref_trace *trace,
                                    pflref_error *err)
 {
+    /* req: fedavg.alg1.l13 */
     for (size_t s = 0; s < job->batches->nsteps; s++) {
         pflref_status st = pflref_local_sgd_step(job, s, theta, g, ws, trace,
                                                  err);

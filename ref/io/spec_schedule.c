@@ -274,6 +274,7 @@ static pflref_status read_generated_schedule(const json_t *v,
                                  err)) ||
         (st = pflref_json_size(rounds_v, "schedule.rounds", 0, MAX_COUNT,
                                &c->T, err)) ||
+        /* req: fedavg.alg1.l4 */
         (st = pflref_json_opt_size(v, "schedule", "clients_per_round", 1, N,
                                    N, &c->m, err)) ||
         (st = pflref_json_opt_size(v, "schedule", "client_seed", 1,

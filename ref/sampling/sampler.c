@@ -152,6 +152,7 @@ static void sort_ascending(size_t *x, size_t m)
  * permutation a Fisher–Yates from the top (the proved kernel
  * pflref_numpy_permutation of shuffle.c),
  *   for i = N−1 … 1: j = interval(i); swap perm[i], perm[j]. */
+/* req: sampling.numpy, sampling.lemma21.incl */
 static pflref_status numpy_choice(pflref_sampler *s, unsigned long seed,
                                   size_t N, size_t m, size_t *chosen,
                                   size_t *drawn, pflref_error *err)
@@ -184,6 +185,7 @@ static void gsl_choice(pflref_sampler *s, unsigned long seed, size_t N,
             chosen[k] = k;
     } else {
         gsl_rng_set(s->r, seed);
+        /* req: sampling.choose, sampling.lemma21.incl, sampling.lemma21.var */
         gsl_ran_choose(s->r, chosen, m, s->ids, N, sizeof *chosen);
     }
     if (drawn != NULL)

@@ -272,6 +272,9 @@ static pflref_status check_work_size(const pflref_local_work *w,
     requires drawn == \null ||
              \separated(clients + (0 .. cfg->m - 1), drawn + (0 .. cfg->m - 1));
  */
+/* req: fedavg.alg1.l5, pfedme.alg1.l9, ditto.alg1.l3, perfedavg.alg1.l3 */
+/* req: fedalt.alg4.l3, fedsim.alg5.l3, pflego.alg1.l1, apfl.alg1.l10 */
+/* req: ifca.alg1.l3 */
 static pflref_status choose_round(const pflref_schedule_config *cfg,
                                   pflref_sampler *smp, size_t N, size_t t,
                                   size_t *clients, size_t *drawn,
@@ -333,6 +336,7 @@ static pflref_status count_schedule(const pflref_schedule_config *cfg,
 
 /* One client's local work on n samples into b (Alg. 1, lines 11–12).
  * perm[0..n−1] is scratch; *e_global counts the epochs generated so far. */
+/* req: fedavg.alg1.l11, fedavg.alg1.l12, fedalt.alg4.l8, fedsim.alg5.l8 */
 static pflref_status fill_batches(const pflref_local_work *w,
                                   pflref_batch_order order,
                                   unsigned long batch_seed,
