@@ -17,7 +17,11 @@ each *.html page is loaded from file://, and
     target is a page of the site; http(s) links are listed, not fetched
     (the site must read offline; they are citations);
   - the pages the site is built for must be there (index, demo, variants,
-    validate, alg/pfedme.html with Algorithm 1's ten lines beside code).
+    validate, traceability, alg/pfedme.html with Algorithm 1's ten lines
+    beside code);
+  - every box line of an algorithm page (table.beside tr#line-N) links at
+    least one golden vector or test of its own (a.check: those citing that
+    line's requirement tag, docs/traceability.md).
 
 Then it keeps a screenshot of the pFedMe page as build/site/pfedme.png.
 First, a self-test: a small site with one planted fault per page (a broken
@@ -45,7 +49,9 @@ PAGE_FACTS = """JSON.stringify({
   links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
   images: Array.from(document.images).map(i => [i.src, i.complete && i.naturalWidth > 0]),
   lines: document.querySelectorAll('table.beside tr[id^=line-]').length,
-  code: document.querySelectorAll('table.beside td.code pre').length
+  code: document.querySelectorAll('table.beside td.code pre').length,
+  untested: Array.from(document.querySelectorAll('table.beside tr[id^=line-]'))
+    .filter(r => !r.querySelector('td.evidence a.check')).map(r => r.id)
 })"""
 
 
@@ -172,6 +178,10 @@ def check(site, required, browser):
             failures += [f"{rel}: {p}" for p in event_problems(events)]
             failures += [f"{rel}: image not loaded: {src}" for src, ok in facts["images"] if not ok]
             ids[rel] = set(facts["ids"])
+            # each box line links the vectors or tests that check THAT line
+            # (tools/site/build.py, from the traceability data)
+            failures += [f"{rel}: line without a test or vector of its own: {r}"
+                         for r in facts["untested"]]
             links += [(rel, h) for h in facts["links"]]
             if rel == "alg/pfedme.html":
                 if facts["lines"] != 10:
@@ -210,6 +220,11 @@ PLANTED = {
     "image.html": ('<img src="missing.png" alt="">', "image not loaded"),
     "console.html": ('<script>console.error("planted")</script>', "console error"),
     "throw.html": ('<script>throw new Error("planted")</script>', "exception"),
+    "tested.html": ('<table class="beside"><tr id="line-1"><td class="evidence">'
+                    '<a class="check" href="other.html#b">a test</a></td></tr></table>', None),
+    "untested.html": ('<table class="beside"><tr id="line-1"><td class="evidence">'
+                      '<a href="other.html">the whole page</a></td></tr></table>',
+                      "line without a test"),
 }
 
 
@@ -236,14 +251,15 @@ def self_test(browser):
 
 def main():
     site = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/site")
-    required = ["index.html", "demo.html", "variants.html", "validate.html", "alg/pfedme.html"]
+    required = ["index.html", "demo.html", "variants.html", "validate.html", "traceability.html",
+                "alg/pfedme.html"]
     browser = Browser()
     try:
         bad = self_test(browser)
         for f in bad:
             print("check-site: " + f)
         if not bad:
-            print(f"check-site: self-test: {len(PLANTED) - 2} planted faults caught, the clean pages pass")
+            print(f"check-site: self-test: {len(PLANTED) - 3} planted faults caught, the clean pages pass")
         failures = check(site, required, browser)
     finally:
         browser.close()

@@ -9,11 +9,14 @@ Writes, with no server, script or network needed to read them:
   index.html           the algorithms, the demo, the variants, the guide
   alg/<alg>.html       per algorithm: the paper's box line by line (the
                        numbered box of docs/algorithms/<alg>.md), beside it
-                       the C lines that cite that line (comments "l. N" in
-                       the files the page's **Code.** paragraph names), the
-                       golden vectors that record the quantities the line
-                       computes and the algorithm's tests, and the values a
-                       worked example's --trace prints at that line
+                       the C lines that cite that line's requirement tag
+                       (`req: pfedme.alg1.l8`, registered in trace/<alg>.req;
+                       tools/trace.py, docs/traceability.md), the golden
+                       vectors, Check tests and proofs that cite THAT line,
+                       and the values a worked example's --trace prints at
+                       that line; then the algorithm's equations (the
+                       registry's other requirements) the same way
+  traceability.html    docs/traceability.md, the whole matrix
   src/<path>.html      each cited C file with numbered, linkable lines
   golden/...json       the vectors linked to (copies)
   demo.html            seed 000's figures, drawn by `pflref plot`
@@ -23,10 +26,11 @@ Writes, with no server, script or network needed to read them:
                        rendered as doc/<name>.html
   style.css
 
-Which line a quantity belongs to comes from the trace itself: each trace
-line carries the formula of the paper line that produced it ("[Alg. 1 l.
-8: ...]"), so a quantity name (w_local) is tied to a box line (8), and a
-vector that expects records of that name checks that line.
+Which code, tests and vectors belong to a box line comes from the
+traceability data (tools/trace.py: the `req:` tags; a vector checks the
+requirements its generator cites).  Which trace values belong to it comes
+from the trace itself: each trace line carries the formula of the paper
+line that produced it ("[Alg. 1 l. 8: ...]").
 """
 import argparse
 import html
@@ -37,9 +41,15 @@ import shutil
 import subprocess
 import sys
 
+import importlib.util
+
 import markdown
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_spec = importlib.util.spec_from_file_location("pflref_trace", os.path.join(ROOT, "tools/trace.py"))
+trace = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(trace)
+TRACE = [None]   # the traceability data (main collects it once)
 CSS = """body{font-family:"DejaVu Sans",sans-serif;margin:0 auto;max-width:1400px;padding:1em 2em;color:#222}
 nav{margin-bottom:1em}nav a{margin-right:1.2em}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.35em .6em;vertical-align:top}
@@ -49,13 +59,15 @@ td.line{font-weight:bold;text-align:right}td.paper{max-width:28em;font-family:"D
 td.code pre{margin:0 0 .4em 0}td.evidence{font-size:.85em;max-width:18em}td.trace pre{font-size:.8em;max-width:34em;white-space:pre-wrap}
 .src{counter-reset:none}.src a.ln{color:#999;display:inline-block;width:4em;text-align:right;margin-right:1em;text-decoration:none}
 .src span:target{background:#fff3b0}img{max-width:100%;border:1px solid #ddd}
+td.evidence ul{margin:.2em 0;padding-left:1.1em}code.req{color:#555;font-size:.8em}
 """
 
 
 def page(title, body, depth=0):
     up = "../" * depth
     nav = (f'<nav><a href="{up}index.html">pflref</a><a href="{up}demo.html">demo figures</a>'
-           f'<a href="{up}variants.html">variants</a><a href="{up}validate.html">validation guide</a></nav>')
+           f'<a href="{up}variants.html">variants</a><a href="{up}validate.html">validation guide</a>'
+           f'<a href="{up}traceability.html">traceability</a></nav>')
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<title>{html.escape(title)}</title><link rel="stylesheet" href="{up}style.css">'
             f'</head><body>{nav}{body}</body></html>\n')
@@ -93,47 +105,6 @@ def parse_box(md):
         if len(lines) >= 3 and 1 in lines:
             return lines
     return {}
-
-
-CITE = re.compile(r"\bl\.\s*(\d+)(?:\s*[-–]\s*(\d+))?")
-
-
-def code_files(md, alg):
-    """The C files the page's **Code.** paragraph names, its own first."""
-    para = re.search(r"\*\*Code\.\*\*(.*?)\n\n", md, re.S)
-    files = re.findall(r"`(ref/[a-z_/]+\.c)`", para.group(1) if para else "")
-    for part in reversed(alg.split("-")):
-        own = f"ref/algorithms/{part}.c"
-        if os.path.exists(os.path.join(ROOT, own)) and own not in files:
-            files.insert(0, own)
-    return [f for f in dict.fromkeys(files) if os.path.exists(os.path.join(ROOT, f))]
-
-
-def citations(path):
-    """{box line: [(first, last) source lines]}: each comment citing
-    "l. N" (outside the file's header) and the code under it, up to the
-    next blank line or citing comment (at most 10 lines)."""
-    src = read(path).splitlines()
-    body_from = next((k for k, s in enumerate(src) if s.startswith("#include")), 0)
-    out = {}
-    for k in range(body_from, len(src)):
-        s = src[k]
-        if "/*" not in s or not CITE.search(s.split("/*", 1)[1]):
-            continue
-        if s.lstrip().startswith("*"):
-            continue
-        end = k
-        while (end + 1 < len(src) and end - k < 9 and src[end + 1].strip()
-               and not ("/*" in src[end + 1] and CITE.search(src[end + 1]))):
-            end += 1
-        for m in CITE.finditer(s.split("/*", 1)[1]):
-            a = int(m.group(1))
-            b = int(m.group(2)) if m.group(2) else a
-            if b > a + 1:
-                continue  # a function's summary ("l. 5-8"), not a line's code
-            for n in range(a, b + 1):
-                out.setdefault(n, []).append((k + 1, end + 1))
-    return src, out
 
 
 TRACE_FORMULA = re.compile(r"\[Alg\. ?\d+,? l\. ?(\d+)(?:\s*[-–]\s*(\d+))?")
@@ -233,38 +204,111 @@ def tests_section(test):
             f"<ul>{items}</ul>")
 
 
-def evidence_cell(alg, line, names, vectors, test):
-    hit = [(p, i) for p, i, n in vectors if names & n] if names else []
+def box_ids(alg, box):
+    """{box line: requirement id} for the page's box: the registry (of the
+    page's algorithms, fedalt-fedsim: fedalt then fedsim) whose ids
+    <alg>.alg<K>.l<n> number as many lines as the box has."""
+    t = TRACE[0]
+    best = {}
+    for part in alg.split("-"):
+        by_k = {}
+        for rid in t.order.get(part, []):
+            m = re.match(rf"^{re.escape(part)}\.alg(\d+)\.l(\d+)$", rid)
+            if m:
+                by_k.setdefault(m.group(1), {})[int(m.group(2))] = rid
+        for k in sorted(by_k, key=int):
+            ids = by_k[k]
+            if set(ids) == set(box):
+                return ids
+            if len(set(ids) & set(box)) > len(set(best) & set(box)):
+                best = ids
+    return best
+
+
+def linked(out, cited, path):
+    """A source page for path (made once); its site-relative name."""
+    if path not in cited and os.path.exists(os.path.join(ROOT, path)):
+        source_page(out, path, cited)
+    return f"../src/{path}.html"
+
+
+def code_cells(out, cited, rid):
+    """The C lines citing rid: each tag and the code under it, up to the
+    next blank line (at most 8 lines)."""
     parts = []
-    if hit:
-        parts.append("vectors recording " + ", ".join(f"<code>{html.escape(n)}</code>" for n in sorted(names)) + ":<br>")
-        parts.append("<br>".join(f'<a href="../{p}">{html.escape(i)}</a>' for p, i in hit[:8]))
-        if len(hit) > 8:
-            parts.append(f"<br>… and {len(hit) - 8} more")
-    elif vectors:
-        parts.append(f"no quantity of its own; every vector of <code>golden/{alg}/</code> runs it "
-                     f'(e.g. <a href="../{vectors[0][0]}">{html.escape(vectors[0][1])}</a>)')
-    if test:
-        parts.append(f'<br>tests: <a href="#tests">{test}</a> (every one runs this line)')
+    for f, n, _ in TRACE[0].cites.get(rid, {}).get("code", [])[:4]:
+        src = read(f).splitlines()
+        a = n                    # the line under the tag (0-based index n)
+        while a < len(src) and trace.TAG.search(src[a]) and src[a].lstrip().startswith(("/*", "//")):
+            a += 1               # the tag's continuation lines
+        b = a
+        while b < len(src) and b - a < 8 and src[b].strip() and not trace.TAG.search(src[b]):
+            b += 1
+        excerpt = html.escape("\n".join(src[a:b] if b > a else src[a - 1:a]))
+        parts.append(f'<a href="{linked(out, cited, f)}#L{n}">{f}:{n}</a><pre>{excerpt}</pre>')
     return "".join(parts)
+
+
+def evidence_for(out, cited, rid):
+    """The golden vectors, tests and proofs that cite rid, as links (class
+    "check" on the vectors and tests: tests/site/check_site.py counts them)."""
+    t = TRACE[0]
+    by = t.cites.get(rid, {})
+    parts = [f'<code class="req">{html.escape(rid)}</code><br>']
+    vecs = t.vectors.get(rid, [])
+    if vecs:
+        items = "".join(f'<li><a class="check vector" href="../{p}">{html.escape(i)}</a></li>'
+                        for p, i in vecs[:4])
+        more = (f'<li>… and {len(vecs) - 4} more (<a href="../traceability.html#{TRACE[0].reqs[rid]["alg"]}">'
+                f"all</a>)</li>" if len(vecs) > 4 else "")
+        parts.append(f"vectors:<ul>{items}{more}</ul>")
+    tests = by.get("test", [])
+    if tests:
+        items = "".join(f'<li><a class="check test" href="{linked(out, cited, f)}#L{n}">'
+                        f"<code>{html.escape(name or os.path.basename(f))}</code></a></li>"
+                        for f, n, name in tests)
+        parts.append(f"tests:<ul>{items}</ul>")
+    proofs = by.get("proof", [])
+    if proofs:
+        items = "".join(f'<li><a href="{linked(out, cited, f)}#L{n}">{html.escape(f)}:{n}</a></li>'
+                        for f, n, _ in proofs)
+        parts.append(f"proofs:<ul>{items}</ul>")
+    return "".join(parts)
+
+
+def equations_section(out, cited, alg, in_box):
+    """The page's other requirements (equations, the second box of a page
+    with two), each with its code and the tests and vectors citing it."""
+    rows = []
+    for part in alg.split("-"):
+        for rid in TRACE[0].order.get(part, []):
+            if rid in in_box:
+                continue
+            r = TRACE[0].reqs[rid]
+            anchor = "req-" + rid.replace(".", "-")
+            rows.append(f'<tr id="{anchor}"><td class="paper">{html.escape(r["citation"])}:<br>'
+                        f'{html.escape(r["statement"])}</td><td class="code">{code_cells(out, cited, rid)}</td>'
+                        f'<td class="evidence">{evidence_for(out, cited, rid)}</td></tr>')
+    if not rows:
+        return ""
+    return ('<h2 id="requirements">The other requirements of trace/' + html.escape(alg.split("-")[0])
+            + (".req" if "-" not in alg else ".req and its companion") + "</h2>"
+            '<p>Equations and lines outside the box above, from the registry '
+            '(<a href="../traceability.html">the whole matrix</a>).</p>'
+            '<table class="beside reqs"><tr><th>the paper</th><th>the C lines that cite it</th>'
+            "<th>checked by</th></tr>" + "".join(rows) + "</table>")
 
 
 def algorithm_page(out, pflref, alg, md_rel, cited):
     md = read(md_rel)
     title = re.search(r"^# (.+)$", md, re.M).group(1)
     box = parse_box(md)
-    if not box:
-        return None
-    files = code_files(md, alg)
-    cites = {f: citations(f) for f in files}
-    for f in files:
-        if f not in cited:
-            source_page(out, f, cited)
+    ids = box_ids(alg, box) if box else {}
     vectors = vectors_of(alg)
     # the worked example: the paper's reading first (its formulas cite the box)
     worked = next((p for key in ("paper", "worked") for p, i, n in vectors if key in p),
                   vectors[0][0] if vectors else None)
-    traced, names = trace_lines(pflref, os.path.join(ROOT, worked)) if worked else ({}, {})
+    traced = trace_lines(pflref, os.path.join(ROOT, worked))[0] if worked and box else {}
     test = next((f"tests/test_{a}.c" for a in alg.split("-")
                  if os.path.exists(os.path.join(ROOT, f"tests/test_{a}.c"))), None)
     if test and test not in cited:
@@ -272,28 +316,36 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
     for p, _, _ in vectors:
         os.makedirs(os.path.dirname(os.path.join(out, p)), exist_ok=True)
         shutil.copyfile(os.path.join(ROOT, p), os.path.join(out, p))
+    for rid_vecs in TRACE[0].vectors.values():
+        for p, _ in rid_vecs:
+            if not os.path.exists(os.path.join(out, p)):
+                os.makedirs(os.path.dirname(os.path.join(out, p)), exist_ok=True)
+                shutil.copyfile(os.path.join(ROOT, p), os.path.join(out, p))
     rows = []
     for n in sorted(box):
-        code = []
-        for f in files:
-            src, cmap = cites[f]
-            for a, b in cmap.get(n, [])[:3]:
-                excerpt = html.escape("\n".join(src[a - 1:b]))
-                code.append(f'<a href="../src/{f}.html#L{a}">{f}:{a}</a><pre>{excerpt}</pre>')
+        rid = ids.get(n)
+        code = code_cells(out, cited, rid) if rid else ""
+        evidence = evidence_for(out, cited, rid) if rid else "no requirement registered for this line"
         tr = traced.get(n, [])
-        trace = f"<pre>{html.escape(chr(10).join(tr))}</pre>" if tr else ""
-        rows.append(f'<tr id="line-{n}"><td class="line">{n}</td><td class="paper">{html.escape(box[n])}</td>'
-                    f'<td class="code">{"".join(code)}</td>'
-                    f'<td class="evidence">{evidence_cell(alg, n, names.get(n, set()), vectors, test)}</td>'
-                    f'<td class="trace">{trace}</td></tr>')
-    intro = markdown.markdown(md.split("\n## ", 1)[0].split("\n", 1)[1], extensions=["tables"])
-    worked_note = (f'<p>Trace values: <code>pflref run --trace {html.escape(worked)}</code> '
-                   f'(<a href="../{worked}">the vector</a>), the first values printed at each line.</p>'
-                   if worked else "")
-    body = (f"<h1>{html.escape(title)}</h1>{fix_links(intro, md_rel, 1)}{worked_note}"
-            f"<table class=\"beside\"><tr><th>l.</th><th>the paper's box</th><th>the C lines that cite it</th>"
-            f"<th>checked by</th><th>worked example (--trace)</th></tr>{''.join(rows)}</table>"
-            + (tests_section(test) if test else ""))
+        trace_cell = f"<pre>{html.escape(chr(10).join(tr))}</pre>" if tr else ""
+        req_attr = f' data-req="{html.escape(rid)}"' if rid else ""
+        rows.append(f'<tr id="line-{n}"{req_attr}><td class="line">{n}</td><td class="paper">{html.escape(box[n])}</td>'
+                    f'<td class="code">{code}</td><td class="evidence">{evidence}</td>'
+                    f'<td class="trace">{trace_cell}</td></tr>')
+    intro_md = md.split("\n## ", 1)[0].split("\n", 1)[1]
+    if box:
+        intro = markdown.markdown(intro_md, extensions=["tables"])
+        worked_note = (f'<p>Trace values: <code>pflref run --trace {html.escape(worked)}</code> '
+                       f'(<a href="../{worked}">the vector</a>), the first values printed at each line.</p>'
+                       if worked else "")
+        table = (f"<table class=\"beside\"><tr><th>l.</th><th>the paper's box</th><th>the C lines that cite it</th>"
+                 f"<th>checked by (this line)</th><th>worked example (--trace)</th></tr>{''.join(rows)}</table>")
+        body = f"<h1>{html.escape(title)}</h1>{fix_links(intro, md_rel, 1)}{worked_note}{table}"
+    else:
+        # no numbered box (a method of the seeds): its page as written
+        body = fix_links(markdown.markdown(md, extensions=["tables", "fenced_code", "toc"]), md_rel, 1)
+    body += equations_section(out, cited, alg, set(ids.values()))
+    body += tests_section(test) if test else ""
     write(out, f"alg/{alg}.html", page(title, body, 1))
     return title
 
@@ -321,6 +373,12 @@ def fix_links(text, md_rel, depth):
             name = "validate.html" if target == "docs/validate.md" else \
                 "doc/" + target.replace("/", "_")[:-3] + ".html"
             new = up + name
+        elif (target.endswith((".c", ".h", ".py", ".v")) and SITE.get("out")
+              and os.path.isfile(os.path.join(ROOT, target)) and not target.startswith("..")):
+            # a source file: its numbered page, the #L<n> anchor kept
+            if target not in SITE["cited"]:
+                source_page(SITE["out"], target, SITE["cited"])
+            new = up + "src/" + target + ".html"
         elif os.path.exists(os.path.join(ROOT, target)) and not target.startswith(".."):
             RAW.add(target)
             new = up + "raw/" + target + ("/index.html" if os.path.isdir(os.path.join(ROOT, target)) else "")
@@ -335,6 +393,7 @@ def fix_links(text, md_rel, depth):
 
 
 RAW = set()
+SITE = {}      # out folder and the set of source pages made (main sets them)
 TMP = [None]   # the scratch folder (main sets it)
 
 
@@ -421,15 +480,14 @@ def main():
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     write(out, "style.css", CSS)
+    TRACE[0] = trace.collect(ROOT)
     cited, algs = set(), []
+    SITE.update(out=out, cited=cited)
     for name in sorted(os.listdir(os.path.join(ROOT, "docs/algorithms"))):
         alg = name[:-3]
         title = algorithm_page(out, pflref, alg, f"docs/algorithms/{name}", cited)
-        if title is None:
-            # no numbered box (a composition of others): its page as written
-            render_doc(out, f"docs/algorithms/{name}", f"alg/{alg}.html", 1)
-            title = re.search(r"^# (.+)$", read(f"docs/algorithms/{name}"), re.M).group(1)
         algs.append((alg, title))
+    render_doc(out, "docs/traceability.md", "traceability.html", 0)
     demo_page(out, pflref, tmp)
     variants_page(out, pflref)
     render_doc(out, "docs/validate.md", "validate.html", 0)
@@ -446,7 +504,9 @@ def main():
             f"a worked example's traced values. Generated by <code>make site</code> from the sources.</p>"
             f"<h2>Algorithms</h2><ul>{items}</ul><h2>More</h2><ul><li><a href=\"demo.html\">seed 000's figures</a></li>"
             f"<li><a href=\"variants.html\">variants (switches and presets)</a></li>"
-            f"<li><a href=\"validate.html\">validating an implementation</a></li></ul>")
+            f"<li><a href=\"validate.html\">validating an implementation</a></li>"
+            f"<li><a href=\"traceability.html\">traceability: paper line → code → tests → golden "
+            f"vectors → proofs</a> (<code>make trace</code>)</li></ul>")
     write(out, "index.html", page("pflref", body))
     shutil.rmtree(tmp, ignore_errors=True)
     print(f"site: {len(algs)} algorithm pages, {len(cited)} source pages, "
