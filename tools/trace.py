@@ -30,7 +30,8 @@ A golden vector checks the requirements tagged in the generator its
 provenance names ("generator": "golden/<alg>/make_x.py ...") and in the
 golden/ modules that generator imports (transitively), restricted to the
 requirements of the vector's own algorithm (trace/<spec.algorithm.name>.req)
-and of the registries that are not an algorithm (sampling, metrics).
+and of the registries that are not an algorithm (sampling, metrics); an id
+<alg>.preset.<name> only to the vectors of that preset.
 
 Problems (each printed, exit 1): a malformed registry line, an id twice,
 a tag citing an id not registered, a registered requirement with no code,
@@ -210,19 +211,24 @@ def link_vectors(root, t):
             rel = os.path.relpath(path, root).replace(os.sep, "/")
             vec_algs.add(alg)
             t.alg_vectors.setdefault(alg, []).append((rel, v.get("id", rel)))
-            found.append((rel, v.get("id", rel), alg, gen.group(1) if gen else None))
+            preset = v["spec"]["algorithm"].get("preset") if isinstance(v["spec"]["algorithm"], dict) else None
+            found.append((rel, v.get("id", rel), alg, gen.group(1) if gen else None, preset))
     is_alg = {a: (a in vec_algs or os.path.exists(os.path.join(root, f"ref/algorithms/{a}.c")))
               for a in algs}
     cache = {}
-    for rel, vid, alg, gen in sorted(found):
+    for rel, vid, alg, gen, preset in sorted(found, key=lambda x: x[0]):
         if gen is None:
             continue
         if gen not in cache:
             cache[gen] = generator_tags(root, gen, t)
         for rid in sorted(cache[gen]):
             r = t.reqs.get(rid)
-            if r and (r["alg"] == alg or not is_alg[r["alg"]]):
-                t.vectors.setdefault(rid, []).append((rel, vid))
+            if not r or not (r["alg"] == alg or not is_alg[r["alg"]]):
+                continue
+            scoped = re.match(r"^[a-z0-9_]+\.preset\.([a-z0-9_]+)$", rid)
+            if scoped and scoped.group(1) != preset:
+                continue  # a preset's requirement: only the vectors of that preset
+            t.vectors.setdefault(rid, []).append((rel, vid))
 
 
 def collect(root):
@@ -272,7 +278,8 @@ version, algorithm or equation) and the paper's statement in its symbols.
   (`"generator": "golden/<alg>/make_x.py ..."`) and in the `golden/` modules that generator
   imports, restricted to the requirements of the vector's own algorithm
   (`trace/<spec.algorithm.name>.req`) and of the registries that are not an algorithm
-  (`sampling`, `metrics`). A golden vector counts as a test.
+  (`sampling`, `metrics`); a preset's requirement (`fedalt.preset.fedrep`) only to the vectors
+  that run that preset (`spec.algorithm.preset`). A golden vector counts as a test.
 - **Proofs**: `req: ID` in a comment of a Coq file (`proofs/coq/`) or inside an ACSL
   annotation (`/*@ ... */`) in `ref/`.
 - `make trace` fails, naming each problem, when a registered requirement has no code or no

@@ -282,6 +282,7 @@ D_TEXT = ("ŷ = h·(b·x) (an mlp with d = h = k = 1, identity activation, no "
           "(n = 2, 3, 1), S = {0, 1}, b⁰ = 1, h⁰ = 0.5, step 0.1, full-batch. ")
 
 
+# req: fedalt.preset.fedrep
 def fedrep_d():
     def check(trace, w, v):
         end = records(trace, "client_end", "w_local", 0)
@@ -301,6 +302,7 @@ def fedrep_d():
         "step with the new head; the server's plain mean of the bodies.")
 
 
+# req: fedsim.preset.fedper
 def fedper_d():
     def check(trace, w, v):
         end = records(trace, "client_end", "w_local", 0)
@@ -320,6 +322,7 @@ def fedper_d():
         "mean of the bodies (2:3).")
 
 
+# req: fedsim.preset.lg_fedavg
 def lg_fedavg_d():
     def check(trace, w, v):
         end = records(trace, "client_end", "w_local", 0)
@@ -340,6 +343,7 @@ def lg_fedavg_d():
         "heads.")
 
 
+# req: fedsim.preset.fedbabu
 def fedbabu_d():
     def check(trace, w, v):
         end = records(trace, "client_end", "w_local", 0)
@@ -439,6 +443,7 @@ def spread(kind, state, weights, finetune):
                         f"(weights); {PAPER}")
 
 
+# req: fedalt.preset.fedrep
 def fedrep_drawn():
     """Preset fedrep (the server's plain mean) on the linear model of the
     coincidence-free runs, with unequal batch counts in every round (3 and

@@ -350,18 +350,22 @@ static const pflref_preset presets[] = {
      "ditto.order=personal_first ditto.prox=squared "
      "ditto.prox_ref=round_start ditto.weights=samples", NULL,
      "TsingZ0/PFLlib (shared/spec notes §3(f))"},
+    /* req: fedalt.preset.fedrep */
     {"fedalt", "fedrep",
      "pfl.state=stateful pfl.weights=uniform pfl.finetune=personal", "head",
      "Collins et al., ICML 2021, Alg. 1 (head first, then the "
      "representation; server (1/rn) Σ φ_i); shared/spec notes §4.1"},
+    /* req: fedsim.preset.fedper */
     {"fedsim", "fedper",
      "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "head",
      "Arivazhagan et al. 2019 (joint steps, base layers averaged n_j/n); "
      "shared/spec notes §4.2"},
+    /* req: fedsim.preset.lg_fedavg */
     {"fedsim", "lg_fedavg",
      "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "input",
      "Liang et al. 2020 (local representation, global top layers; joint "
      "steps, FedAvg mean); shared/spec notes §4.3"},
+    /* req: fedsim.preset.fedbabu */
     {"fedsim", "fedbabu",
      "gamma_v=0 pfl.state=stateful pfl.weights=samples pfl.finetune=full",
      "head",

@@ -291,9 +291,11 @@ def equations_section(out, cited, alg, in_box):
                         f'<td class="evidence">{evidence_for(out, cited, rid)}</td></tr>')
     if not rows:
         return ""
-    return ('<h2 id="requirements">The other requirements of trace/' + html.escape(alg.split("-")[0])
-            + (".req" if "-" not in alg else ".req and its companion") + "</h2>"
-            '<p>Equations and lines outside the box above, from the registry '
+    regs = ", ".join(f"trace/{p}.req" for p in alg.split("-"))
+    head = "Other requirements" if in_box else "Requirements"
+    return (f'<h2 id="requirements">{head} ({html.escape(regs)})</h2>'
+            '<p>Each statement the code implements, from the registry, with the C lines citing it '
+            'and the vectors, tests and proofs that check it '
             '(<a href="../traceability.html">the whole matrix</a>).</p>'
             '<table class="beside reqs"><tr><th>the paper</th><th>the C lines that cite it</th>'
             "<th>checked by</th></tr>" + "".join(rows) + "</table>")
