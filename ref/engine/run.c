@@ -602,7 +602,7 @@ static pflref_status run_rounds(pflref_state *s, const pflref_algorithm *alg,
     pflref_status st = PFLREF_OK;
     /* req: pfedme.alg1.l2, ditto.alg1.l2, apfl.alg1.l2, perfedavg.alg1.l2 */
     /* req: fedalt.alg4.l2, fedsim.alg5.l2, ifca.alg1.l2, cfl.alg5.l2 */
-    /* req: fedbn.alg1.l1 */
+    /* req: fedbn.alg1.l1, fedavg.alg1.l3 */
     for (size_t t = 0; st == PFLREF_OK && t < schedule->T; t++) {
         if (load != NULL && t > 0)
             load_state(s, alg, load, ctx, (long)t - 1);
