@@ -224,8 +224,8 @@ static pflref_status local_update(pflref_state *s, int alt, size_t i,
         .eta = gamma_u, .mask = s->shared, .phase = "train",
         .name = "w_local", .formula = U_LINE, .round = (long)s->t,
         .client = (long)i};
+    /* req: fedalt.alg4.l10 */
     for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
-        /* req: fedalt.alg4.l10 */
         st = pflref_local_sgd_step(q < tau_v ? &v_job : &u_job, q, x, g,
                                    s->ws, trace, err);
     return st;
