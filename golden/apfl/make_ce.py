@@ -189,31 +189,40 @@ def run(spec, bugs=frozenset(), checks=None):
     hp = alg["hyperparameters"]
     eta, alpha0, eta_alpha = D(hp["eta"]), D(hp["alpha"]), D(hp["eta_alpha"])
     new_w = "mix-w-flip" in bugs        # configured: old (the round's w_i)
+    # req: apfl.alg1.l1
     w = [D(x) for x in spec["init"]["w"]]
     v = [list(w) for _ in data]
     alpha = [alpha0] * len(data)
     trace = pg.Trace()
+    # req: apfl.alg1.l2
     for t, r in enumerate(spec["schedule"]["rounds"]):
         owners = r.get("drawn", r["clients"]) if "drawn-batches" in bugs else r["clients"]
         plan = sorted(zip(owners, r["batches"]))
         trace.emit("round_begin", "train", t, None, None, "w", w)
         sent = {}
+        # req: apfl.alg1.l3
         for i, steps in plan:
+            # req: apfl.alg1.l10
             wi = list(w)
             trace.emit("client_begin", "train", t, i, 0, "w_local", wi)
             trace.emit("client_begin", "train", t, i, 0, "v", v[i])
+            # req: apfl.alg1.l8
             for s, batch in enumerate(steps, start=1):
                 a = alpha[i]
                 gw = own_grad(net, data[i], batch, wi, bugs)
+                # req: apfl.alg1.l5
                 wi_new = [x - eta * g for x, g in zip(wi, gw)]
                 wm = wi_new if new_w else wi
+                # req: apfl.alg1.l4
                 gv, dalpha = mix_grads(net, data[i], batch, v[i], wm, a, bugs)
                 if checks is not None:
                     check_derivatives(net, data[i], batch, v[i], wm, a, gw, gv, dalpha)
                 scale = 1 if "v-no-alpha" in bugs else a
+                # req: apfl.alg1.l6
                 v_new = [x - eta * scale * g for x, g in zip(v[i], gv)]
                 trace.emit("step", "train", t, i, s, "w_local", wi_new)
                 trace.emit("step", "train", t, i, s, "v", v_new)
+                # req: apfl.alg1.l7
                 x = a - (-1 if "alpha-sign" in bugs else 1) * eta_alpha * dalpha
                 if checks is not None:
                     checks.append(x)
@@ -222,6 +231,7 @@ def run(spec, bugs=frozenset(), checks=None):
                 wi, v[i] = wi_new, v_new
             trace.emit("client_end", "train", t, i, None, "w_local", wi)
             trace.emit("client_end", "train", t, i, None, "v", v[i])
+            # req: apfl.alg1.l11, apfl.eq4
             trace.emit("note", "train", t, i, None, "v_bar",
                        [alpha[i] * p + (1 - alpha[i]) * q for p, q in zip(v[i], wi)])
             sent[i] = wi
@@ -230,6 +240,7 @@ def run(spec, bugs=frozenset(), checks=None):
             c = {i: Decimal(n[i]) / Decimal(sum(n.values())) for i in sent}
         else:
             c = {i: Decimal(1) / Decimal(len(sent)) for i in sent}
+        # req: apfl.alg1.l9
         w = [sum(c[i] * sent[i][p] for i in sorted(sent)) for p in range(net.P)]
         trace.emit("server", "train", t, None, None, "w", w)
     return trace, w, v, alpha

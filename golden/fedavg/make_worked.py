@@ -36,6 +36,7 @@ TOL = {
 }
 
 
+# req: fedavg.alg1.l11, fedavg.alg1.l12
 def batches(n, B, E):
     """Split 0..n-1 once in index order into batches of B (None = full
     batch), ragged last batch kept, repeated for E epochs."""
@@ -49,6 +50,7 @@ def batches(n, B, E):
 def client_update(w, ys, steps, t, k, traj):
     """ClientUpdate: w <- w - eta * mean_{j in b}(w - y_j) per batch b."""
     traj.append(rec("client_begin", t, k, 0, "w_local", w))
+    # req: fedavg.alg1.l13, fedavg.alg1.l14
     for s, b in enumerate(steps, start=1):
         w = w - ETA * sum(w - ys[j] for j in b) / len(b)
         traj.append(rec("step", t, k, s, "w_local", w))
@@ -69,17 +71,22 @@ def rec(event, t, k, s, name, value):
 
 def run(weighting, rounds, B, E):
     """rounds: list of client sets.  Returns (w_final, trajectory, schedule)."""
+    # req: fedavg.alg1.l1, fedavg.alg1.l2
     w = F(0)
     traj, sched = [], []
     n_all = sum(len(d) for d in DATA)
+    # req: fedavg.alg1.l3
     for t, sel in enumerate(rounds):
         traj.append(rec("round_begin", t, None, None, "w", w))
         plan = [batches(len(DATA[k]), B, E) for k in sel]
         sched.append({"clients": sel, "drawn": sel, "batches": plan})
+        # req: fedavg.alg1.l6, fedavg.alg1.l7, fedavg.alg1.l10, fedavg.alg1.l15
         local = {k: client_update(w, DATA[k], plan[j], t, k, traj)
                  for j, k in enumerate(sel)}
         if weighting == "samples":      # n_k / m_t, m_t = sum over S_t
+            # req: fedavg.alg1.l8
             m_t = sum(len(DATA[k]) for k in sel)
+            # req: fedavg.alg1.l9
             w = sum(len(DATA[k]) * local[k] for k in sel) / m_t
         elif weighting == "uniform":    # 1/m
             w = sum(local.values()) / len(sel)

@@ -28,9 +28,11 @@ TOL = {"atol": 1e-15, "rtol": 1e-14,
 
 
 def vector(mu, expect):
+    # req: finetune.eq2
     theta, traj = W, [{"event": "client_begin", "phase": "finetune", "client": 0,
                        "step": 0, "name": "theta", "value": [float(W)]}]
     for s in (1, 2):
+        # req: finetune.eq3
         theta = theta - ETA * (A * (theta - C) + mu * (theta - W))
         traj.append({"event": "step", "phase": "finetune", "client": 0, "step": s,
                      "name": "theta", "value": [float(theta)]})
@@ -59,6 +61,7 @@ def vector(mu, expect):
         f"finetune/worked/notes-5.1g/mu{mu}",
         f"Fine-tuning from w = 3/4 on f = 1/2 (x - 4)^2, eta_ft = 1/2, mu_ft = {mu}",
         prov, flags, spec, TOL,
+        # req: finetune.eq4
         {"final": {"w": [float(W)], "v": [[float(theta)]]},
          "trajectory": traj})
 

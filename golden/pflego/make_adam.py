@@ -147,18 +147,23 @@ def run(model, clients, w0, rounds, hp, sw, bugs=frozenset()):
         scale = Decimal(1) if "no-ip-factor" in bugs else Decimal(I) / Decimal(len(sel))
         trace.emit("round_begin", "train", t, None, None, "w", w)
         acc = [Decimal(0)] * P
+        # req: pflego.alg1.l1
         for i in sel:
+            # req: pflego.alg1.l2
             x = [v[i][p] if head[p] else w[p] for p in range(P)]
             trace.emit("client_begin", "train", t, i, 0, "w_local", x)
+            # req: pflego.alg1.l3, pflego.alg1.l4
             # steps 3-4: τ − 1 cheap full-batch head steps at β
             for q in range(1, tau):
                 g = net.grad(x, clients[i])
                 x = [xp - beta * gp if head[p] else xp
                      for p, (xp, gp) in enumerate(zip(x, g))]
                 trace.emit("step", "train", t, i, q, "w_local", x)
+            # req: pflego.alg1.l5
             # step 5: the joint gradient (G_i, g_i) at (θ_t, W̃_i)
             g = net.grad(x, clients[i])
             trace.emit("note", "train", t, i, tau, "g", g)
+            # req: pflego.alg1.l6
             # step 6: the last head step, ρ (I/r) [α_i] G_i
             alpha = Decimal(N[i]) / Decimal(sum(N))
             lr = rho * scale * (alpha if exact_alpha else 1)
@@ -169,8 +174,10 @@ def run(model, clients, w0, rounds, hp, sw, bugs=frozenset()):
             trace.emit("note", "train", t, i, None, "body_passes", [1, 1])
             # step 7: the body gradient, weighted
             a = Decimal(N[i]) / Decimal(sum(N[j] for j in sel)) if sampled else alpha
+            # req: pflego.alg1.l7
             acc = [ap + (0 if head[p] else a * gp) for p, (ap, gp) in enumerate(zip(acc, g))]
         # step 8: ĝ = (I/r) Σ a_i g_i, then the server step on the body
+        # req: pflego.alg1.l8, pflego.prop1
         ghat = [scale * ap for ap in acc]
         trace.emit("note", "train", t, None, None, "g_hat", ghat)
         step = t + 1
@@ -191,6 +198,7 @@ def run(model, clients, w0, rounds, hp, sw, bugs=frozenset()):
             w[p] = w[p] - rho * mhat / (vhat.sqrt() + EPS)
         trace.emit("server", "train", t, None, None, "w", w)
         # step 9: every client holds (θ_{t+1}, W_i)
+        # req: pflego.alg1.l9
         v = [[vi[p] if head[p] else w[p] for p in range(P)] for vi in v]
     return trace, w, v
 
