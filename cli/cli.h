@@ -30,6 +30,17 @@ enum {
 
 extern const char CLI_USAGE[];
 
+/* The program as the user invoked it (argv[0]; "pflref" until main sets
+ * it), for the replay lines of verify and check: the same string run from
+ * the same folder runs the same program (docs/cli.md, "replay"). */
+void cli_set_program(const char *argv0);
+/* A shell word for s (s itself when it needs no quoting, else in single
+ * quotes), into out; returns out. */
+#define CLI_WORD_MAX (4 * PFLREF_PATH_MAX + 3)
+const char *cli_shell_word(const char *s, char out[CLI_WORD_MAX]);
+/* The program as a shell word (static storage). */
+const char *cli_program_word(void);
+
 /* The exit code of a library status. */
 int cli_exit_code(pflref_status st);
 /* Print "pflref: CONTEXT: WHERE: MESSAGE" and return the exit code. */
@@ -182,7 +193,10 @@ void cli_print_divergence(const pflref_divergence *d, const char *who);
  * partial); fewer compared is a failure of its own. */
 void cli_print_pass(const pflref_golden_report *rep, size_t needed);
 void cli_print_fail(const pflref_golden_report *rep, int resync,
-                    size_t needed, const char *replay);
+                    size_t needed, const char *flags, const char *replay);
+/* "  flags: a, b (...)" and a newline, for the vector's flags (space-
+ * separated, as pflref_golden_describe gives them); nothing when none. */
+void cli_print_flags(const char *flags);
 /* The JSON of one divergence, a count, one comparison's statistics. */
 struct json_t;
 struct json_t *cli_divergence_json(const pflref_divergence *d);

@@ -7,7 +7,48 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "cli.h"
+
+/* The program the user ran, as typed: "build/rel/pflref" replays from the
+ * checkout, "/usr/local/bin/pflref" from anywhere, "pflref" through PATH;
+ * its basename alone would name a program PATH may not find. */
+static const char *program = "pflref";
+
+void cli_set_program(const char *argv0)
+{
+    if (argv0 != NULL && argv0[0] != '\0')
+        program = argv0;
+}
+
+const char *cli_shell_word(const char *s, char out[CLI_WORD_MAX])
+{
+    const char *safe = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                       "0123456789_./:=@%+,-";
+    if (s[0] != '\0' && strspn(s, safe) == strlen(s)) {
+        snprintf(out, CLI_WORD_MAX, "%s", s);
+        return out;
+    }
+    /* 'it'\''s': a quote closes, an escaped quote, and it reopens */
+    size_t n = 0;
+    out[n++] = '\'';
+    for (; *s != '\0' && n + 6 < CLI_WORD_MAX; s++) {
+        if (*s == '\'') {
+            memcpy(out + n, "'\\''", 4);
+            n += 4;
+        } else
+            out[n++] = *s;
+    }
+    out[n++] = '\'';
+    out[n] = '\0';
+    return out;
+}
+
+const char *cli_program_word(void)
+{
+    static char word[CLI_WORD_MAX];
+    return cli_shell_word(program, word);
+}
 
 const char CLI_USAGE[] =
     "usage: pflref run SPEC [-o RESULT] [--trace] [--quiet]\n"

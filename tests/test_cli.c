@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "suites.h"
 #include "testutil.h"
@@ -184,7 +185,15 @@ START_TEST(test_verify)
     ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
     ck_assert_msg(strstr(out, "round 1") != NULL && strstr(out, "w (server") != NULL,
                   "%s", out);
-    ck_assert_msg(strstr(out, "replay: pflref verify") != NULL, "%s", out);
+    /* the replay line names the program as it was run (PFLREF_CLI), and
+     * the vector's flags are shown */
+    char want[1024];
+    snprintf(want, sizeof want, "  flags: aggregation-weights, "
+             "local-step-count (");
+    ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+    snprintf(want, sizeof want, "replay: %s verify %s/bad.json\n",
+             getenv("PFLREF_CLI"), dir);
+    ck_assert_msg(strstr(out, want) != NULL, "'%s' not in: %s", want, out);
     free(out);
     ck_assert_int_eq(tu_write(bad, "{\"format\": \"pflref-golden/1\"}"), 0);
     ck_assert_int_eq(tu_cli(args, NULL, NULL), 2);
@@ -351,14 +360,60 @@ START_TEST(test_check_failures)
     snprintf(args, sizeof args, "check %s %s", vec, path);
     ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
     ck_assert_msg(strstr(out, "first divergence: w (server, round 0)[0]") != NULL, "%s", out);
-    ck_assert_msg(strstr(out, "replay: pflref check") != NULL, "%s", out);
+    char want[2048];
+    snprintf(want, sizeof want, "\n  flags: aggregation-weights, "
+             "local-step-count (the bug classes and caveats of the vector; "
+             "its flags.json describes each)\n  replay: %s check %s %s\n",
+             getenv("PFLREF_CLI"), vec, path);
+    ck_assert_msg(strstr(out, want) != NULL, "'%s' not in: %s", want, out);
     free(out);
+    /* the JSON report lists the flags too */
+    snprintf(args, sizeof args, "check %s %s --json", vec, path);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
+    ck_assert_msg(strstr(out, "\"flags\": [\n    \"aggregation-weights\",\n"
+                              "    \"local-step-count\"\n   ]") != NULL,
+                  "%s", out);
+    free(out);
+
+    /* run under another name, by a relative path, from another folder:
+     * the replay line is that command, and it runs as printed (a path
+     * with a quote is quoted) */
+    char odd[600], cmd[8192];
+    snprintf(odd, sizeof odd, "%s/it's.json", dir);
+    ck_assert_int_eq(tu_write(odd, text), 0);
+    snprintf(cmd, sizeof cmd, "ln -s %s %s/my-pflref && cd %s && "
+             "./my-pflref check %s \"%s\" >out.txt", getenv("PFLREF_CLI"),
+             dir, dir, vec, odd);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+    snprintf(cmd, sizeof cmd, "%s/out.txt", dir);
+    out = tu_read(cmd);
+    ck_assert_ptr_nonnull(out);
+    snprintf(want, sizeof want, "  replay: ./my-pflref check %s '%s/it'\\''s.json'\n",
+             vec, dir);
+    char *line = strstr(out, want);
+    ck_assert_msg(line != NULL, "'%s' not in: %s", want, out);
+    /* the printed command, run in that folder, fails the same way */
+    char *end = strchr(line + 2, '\n');
+    *end = '\0';
+    snprintf(cmd, sizeof cmd, "cd %s && %s >out2.txt", dir, line + 10);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/out.txt", dir);
+    unlink(cmd);
+    snprintf(cmd, sizeof cmd, "%s/out2.txt", dir);
+    unlink(cmd);
+    snprintf(cmd, sizeof cmd, "%s/my-pflref", dir);
+    unlink(cmd);
+    unlink(odd);
 
     ck_assert_int_eq(tu_write(path, "{\"format\": \"pflref-result/1\", "
                                     "\"outcome\": {\"class\": \"diverged\"}}"), 0);
     snprintf(args, sizeof args, "check %s %s", vec, path);
     ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
     ck_assert_msg(strstr(out, "1 wrong outcome classes") != NULL, "%s", out);
+    /* a wrong outcome class shows the flags too */
+    ck_assert_msg(strstr(out, "\n  flags: aggregation-weights, "
+                              "local-step-count (") != NULL, "%s", out);
     free(out);
 
     ck_assert_int_eq(tu_write(path, "{\"format\": \"pflref-result/1\", "
