@@ -755,11 +755,16 @@ static int check_panel_script(sbuf *b, const plot_opts *o, check_panel *p,
     char title[300];
     const long long stretch =
         count_value(json_object_get(p->v, "digits_stretch"));
-    snprintf(title, sizeof title, "%s: correct digits along the trajectory%s",
-             id != NULL ? id : "vector",
-             stretch > 1 ? " (each point: the fewest over a stretch of "
-                           "records)" : "");
+    snprintf(title, sizeof title, "%s: correct digits along the trajectory",
+             id != NULL ? id : "vector");
     sb_quoted(b, o->title != NULL ? o->title : title);
+    sb_printf(b, "\nset xlabel \"expected records in round, client, step "
+                 "order");
+    if (stretch > 1)
+        sb_printf(b, "; a point: the fewest digits of %lld records", stretch);
+    else
+        sb_printf(b, " (the final state last)");
+    sb_printf(b, "\"");
     sb_printf(b, "\nset xrange [-0.5:%lld]\n", p->records > 0 ? p->records : 1);
     check_tics(b, p);
     if (check_divergence(b, p, path) != 0)
@@ -841,8 +846,6 @@ static int check_script(sbuf *b, const plot_opts *o, const json_t *root,
                         "a report of one\n", n, drawable);
     sb_terminal(b, o->png, 1040, 400 * (int)n);
     sb_printf(b, "set ylabel \"correct digits (LRE)\"\nset yrange [0:16.9]\n"
-                 "set xlabel \"record of the expected trajectory (round, "
-                 "client, step order; the final state last)\"\n"
                  "set key outside right top vertical Left reverse\n"
                  "set grid ytics lc rgb \"#dddddd\"\nset offsets 0, 0, 0, 0\n");
     if (n > 1)

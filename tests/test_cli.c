@@ -3,6 +3,7 @@
  * messages naming the field, no partial output, byte-identical results,
  * the trace, verify, table, list. */
 #include <check.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,6 +445,66 @@ START_TEST(test_check_failures)
 }
 END_TEST
 
+/* The digits along the trajectory stay bounded on a long run: seed 000's
+ * FedAvg frozen per round (2813 expected records) is drawn in stretches,
+ * the fewest that keep at most 1024 points; each quantity's points rise
+ * in position, one per stretch, and their least digits are the
+ * quantity's min_lre. */
+START_TEST(test_check_digits_bounded)
+{
+    char *dir = tu_tmpdir(), args[2048], *out;
+    char *spec = tu_repo_path("golden/seed000/fedavg-ft.json");
+    snprintf(args, sizeof args, "freeze %s -o %s/v.json --trajectory round",
+             spec, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(args, sizeof args, "run --quiet %s/v.json -o %s/c.json", dir, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(args, sizeof args, "check --json %s/v.json %s/c.json", dir, dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 0);
+    json_error_t je;
+    json_t *root = json_loads(out, 0, &je);
+    ck_assert_msg(root != NULL, "%s", je.text);
+    const json_t *v = json_array_get(json_object_get(root, "vectors"), 0);
+    const json_int_t records =
+        json_integer_value(json_object_get(v, "expected_records"));
+    const json_int_t w = json_integer_value(json_object_get(v, "digits_stretch"));
+    const json_t *byq = json_object_get(v, "by_quantity");
+    const json_int_t names = (json_int_t)json_array_size(byq);
+    ck_assert_int_gt(records, 1024);
+    ck_assert_int_gt(w, 1);
+    /* the fewest: one record fewer per stretch would allow too many */
+    const json_int_t fewer = w - 1 < names ? w - 1 : names;
+    ck_assert_int_gt((records + w - 2) / (w - 1) * fewer, 1024);
+    size_t total = 0, q;
+    const json_t *e;
+    json_array_foreach(byq, q, e) {
+        const json_t *td = json_object_get(e, "trajectory_digits");
+        const json_t *pos = json_object_get(td, "position");
+        const json_t *lre = json_object_get(td, "min_lre");
+        ck_assert_uint_gt(json_array_size(pos), 0);
+        ck_assert_uint_eq(json_array_size(pos), json_array_size(lre));
+        double least = 99.0;
+        for (size_t i = 0; i < json_array_size(pos); i++) {
+            const json_int_t x = json_integer_value(json_array_get(pos, i));
+            ck_assert_int_lt(x, records);
+            if (i > 0)   /* the next stretch */
+                ck_assert_int_gt(x / w, json_integer_value(
+                                            json_array_get(pos, i - 1)) / w);
+            const double d = json_real_value(json_array_get(lre, i));
+            least = d < least ? d : least;
+        }
+        ck_assert_double_eq(least, json_real_value(json_object_get(e, "min_lre")));
+        total += json_array_size(pos);
+    }
+    ck_assert_uint_le(total, 1024);
+    json_decref(root);
+    free(out);
+    free(spec);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 /* The CLI's --trace prints seed 003's numbers for the prox algorithm
  * (tests/test_prox.c checks the same numbers through the C API). */
 START_TEST(test_seed003_cli_trace)
@@ -498,6 +559,7 @@ Suite *cli_suite(void)
     tcase_add_test(tc, test_table_list_help);
     tcase_add_test(tc, test_check_pass_and_filters);
     tcase_add_test(tc, test_check_failures);
+    tcase_add_test(tc, test_check_digits_bounded);
     tcase_add_test(tc, test_seed003_cli_trace);
     suite_add_tcase(s, tc);
     return s;
