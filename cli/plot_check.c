@@ -63,7 +63,7 @@ typedef struct {
     size_t k;
     long long records;           /* expected_records: the x axis' extent */
     check_at *at;                /* every point's (position, round)      */
-    size_t n_at;
+    size_t n_at, cap_at;
     double rtol[PFLREF_MAX_QUANTITY_NAMES];
     size_t n_rtol;
 } check_panel;
@@ -137,12 +137,16 @@ static int check_quantity(sbuf *b, check_panel *p, size_t panel, size_t q,
         }
         const long long rd = json_is_null(ri) ? -1 : count_value(ri);
         sb_printf(b, "%lld %.17g %lld\n", x, json_number_value(di), rd);
-        check_at *grown = realloc(p->at, (p->n_at + 1) * sizeof *grown);
-        if (grown == NULL) {
-            b->failed = 1;
-            return 0;
+        if (p->n_at == p->cap_at) {
+            const size_t cap = 2 * p->cap_at + 64;
+            check_at *grown = realloc(p->at, cap * sizeof *grown);
+            if (grown == NULL) {
+                b->failed = 1;   /* plot_render reports it */
+                return 0;
+            }
+            p->at = grown;
+            p->cap_at = cap;
         }
-        p->at = grown;
         p->at[p->n_at++] = (check_at){x, rd};
     }
     sb_printf(b, "EOD\n");
@@ -267,26 +271,37 @@ static int check_panel_script(sbuf *b, const plot_opts *o, check_panel *p,
     else
         sb_printf(b, " (the final state last)");
     sb_printf(b, "\"");
-    sb_printf(b, "\nset xrange [-0.5:%lld]\n", p->records > 0 ? p->records : 1);
+    sb_printf(b, "\nset xrange [-0.5:%lld.5]\n",
+              p->records > 1 ? p->records - 1 : 0);
     check_tics(b, p);
     if (check_divergence(b, p, path) != 0)
         return -1;
     for (size_t t = 0; t < p->n_rtol; t++)
-        sb_printf(b, "$p%zutol%zu << EOD\n-0.5 %.17g\n%lld %.17g\nEOD\n",
-                  panel, t, -log10(p->rtol[t]), p->records,
-                  -log10(p->rtol[t]));
+        sb_printf(b, "$p%zutol%zu << EOD\n-0.5 %.17g\n%lld.5 %.17g\nEOD\n",
+                  panel, t, -log10(p->rtol[t]),
+                  p->records > 1 ? p->records - 1 : 0, -log10(p->rtol[t]));
+    if (p->n_at == 0)
+        return check_bad(path, p->k, "by_quantity",
+                         "no quantity has a point of trajectory_digits "
+                         "(nothing compared)");
     sb_printf(b, "plot ");
+    const char *sep = "";
     json_array_foreach(byq, q, e) {
+        /* a name skipped under --partial has no point: no line */
+        if (json_array_size(json_object_get(
+                json_object_get(e, "trajectory_digits"), "position")) == 0)
+            continue;
         sb_printf(b, "%s$p%zuq%zu using 1:2 with linespoints pt 7 ps 0.6 "
-                     "title ", q ? ", " : "", panel, q);
+                     "title ", sep, panel, q);
         sb_quoted(b, json_string_value(json_object_get(e, "name")));
+        sep = ", ";
     }
     for (size_t t = 0; t < p->n_rtol; t++) {
         char name[96];
         snprintf(name, sizeof name, "tolerance: %.3g digits (rtol %.3g)",
                  -log10(p->rtol[t]), p->rtol[t]);
-        sb_printf(b, "%s$p%zutol%zu using 1:2 with lines dt 2 lw 1.5 lc rgb "
-                     "\"#1f4e9e\" title ", q || t ? ", " : "", panel, t);
+        sb_printf(b, ", $p%zutol%zu using 1:2 with lines dt 2 lw 1.5 lc rgb "
+                     "\"#1f4e9e\" title ", panel, t);
         sb_quoted(b, name);
     }
     sb_printf(b, "\n");

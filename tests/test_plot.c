@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "suites.h"
 #include "testutil.h"
@@ -302,6 +303,57 @@ START_TEST(test_check_report)
 }
 END_TEST
 
+/* A report of several vectors: a panel each, the failed one first
+ * (fedavg's vector comes first in the folder, pfedme's failed). */
+START_TEST(test_check_report_panels)
+{
+    char *dir = tu_tmpdir(), args[2048], path[600], *out, *err;
+    const char *vecs[] = {"golden/fedavg/worked-samples.json",
+                          "golden/pfedme/worked-linear-paper-beta.json"};
+    snprintf(path, sizeof path, "%s/v", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/c", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    for (size_t k = 0; k < 2; k++) {
+        char *vec = tu_repo_path(vecs[k]);
+        snprintf(args, sizeof args, "run %s -o %s/c/%zu.json", vec, dir, k);
+        ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+        snprintf(args, sizeof args, "cp %s %s/v/%zu.json", vec, dir, k);
+        ck_assert_int_eq(system(args), 0);
+        free(vec);
+    }
+    snprintf(path, sizeof path, "%s/c/1.json", dir);
+    char *cand = tu_read(path);
+    char *at = strstr(cand, "\"round\":1,\"client\":0,\"step\":0,"
+                            "\"name\":\"w_local\",\"value\":[");
+    ck_assert_ptr_nonnull(at);
+    at = strchr(at, '[') + 1;
+    *at = *at == '0' ? '1' : '0';
+    ck_assert_int_eq(tu_write(path, cand), 0);
+    free(cand);
+    snprintf(args, sizeof args, "check --json %s/v %s/c", dir, dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    ck_assert_int_eq(tu_write(path, out), 0);
+    free(out);
+    snprintf(args, sizeof args, "plot check -o %s/digits.svg %s", dir, path);
+    ck_assert_msg(tu_cli(args, NULL, &err) == 0, "%s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/digits.svg", dir);
+    char *svg = tu_read(path);
+    ck_assert_ptr_nonnull(svg);
+    const char *failed = strstr(svg, ">pfedme/worked/linear-paper-beta: "
+                                     "correct digits along the trajectory<");
+    const char *passed = strstr(svg, ">fedavg/worked/notes-1g/samples: "
+                                     "correct digits along the trajectory<");
+    ck_assert_msg(failed != NULL && passed != NULL && failed < passed,
+                  "the failed vector's panel is not first");
+    free(svg);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 /* Replace the `nth` occurrence (from 1) of `what` in text, from `from`
  * on, by `by` (in place: text has room for 64 more bytes). */
 static void replace_nth(char *text, const char *from, const char *what,
@@ -505,6 +557,7 @@ Suite *plot_suite(void)
     tcase_add_test(tc, test_seed000_sweep);
     tcase_add_test(tc, test_check_report);
     tcase_add_test(tc, test_check_report_malformed);
+    tcase_add_test(tc, test_check_report_panels);
     tcase_add_test(tc, test_seed000_curves);
     tcase_add_test(tc, test_bad_results);
     suite_add_tcase(s, tc);
