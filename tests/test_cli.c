@@ -505,6 +505,75 @@ START_TEST(test_check_digits_bounded)
 }
 END_TEST
 
+/* A record the candidate did not write has no correct digit: its point
+ * along the trajectory is 0 and a mismatch, at the first divergence's
+ * position; the records around it keep their digits. */
+START_TEST(test_check_digits_missing_record)
+{
+    char *dir = tu_tmpdir(), args[2048], path[600], *out;
+    char *vec = tu_repo_path("golden/fedavg/worked-samples.json");
+    snprintf(args, sizeof args, "run %s -o %s/c.json", vec, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/c.json", dir);
+    json_error_t je;
+    json_t *c = json_load_file(path, 0, &je);
+    ck_assert_ptr_nonnull(c);
+    /* drop the server's w of round 0 */
+    json_t *traj = json_object_get(c, "trajectory");
+    size_t i, gone = 0;
+    json_t *r;
+    json_array_foreach(traj, i, r) {
+        const char *ev = json_string_value(json_object_get(r, "event"));
+        if (strcmp(ev, "server") == 0 &&
+            json_integer_value(json_object_get(r, "round")) == 0) {
+            json_array_remove(traj, i);
+            gone++;
+            break;
+        }
+    }
+    ck_assert_uint_eq(gone, 1);
+    ck_assert_int_eq(json_dump_file(c, path, 0), 0);
+    json_decref(c);
+    snprintf(args, sizeof args, "check --json %s %s", vec, path);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
+    json_t *root = json_loads(out, 0, &je);
+    ck_assert_ptr_nonnull(root);
+    const json_t *v = json_array_get(json_object_get(root, "vectors"), 0);
+    const json_t *d = json_object_get(v, "first_divergence");
+    ck_assert(json_is_true(json_object_get(d, "missing")));
+    const json_int_t at = json_integer_value(json_object_get(d, "position"));
+    const json_t *w = json_array_get(json_object_get(v, "by_quantity"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(w, "name")), "w");
+    const json_t *td = json_object_get(w, "trajectory_digits");
+    size_t found = 0;
+    for (size_t k = 0; k < json_array_size(json_object_get(td, "position")); k++) {
+        const json_int_t x = json_integer_value(
+            json_array_get(json_object_get(td, "position"), k));
+        const double digits = json_real_value(
+            json_array_get(json_object_get(td, "min_lre"), k));
+        const json_int_t bad = json_integer_value(
+            json_array_get(json_object_get(td, "mismatches"), k));
+        if (x == at) {
+            ck_assert_double_eq(digits, 0.0);
+            ck_assert_int_eq(bad, 1);
+            ck_assert_int_eq(json_integer_value(json_array_get(
+                                 json_object_get(td, "round"), k)), 0);
+            found++;
+        } else {
+            ck_assert_msg(digits > 13.0, "w at %lld: %g digits",
+                          (long long)x, digits);
+            ck_assert_int_eq(bad, 0);
+        }
+    }
+    ck_assert_uint_eq(found, 1);
+    json_decref(root);
+    free(out);
+    free(vec);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 /* The CLI's --trace prints seed 003's numbers for the prox algorithm
  * (tests/test_prox.c checks the same numbers through the C API). */
 START_TEST(test_seed003_cli_trace)
@@ -560,6 +629,7 @@ Suite *cli_suite(void)
     tcase_add_test(tc, test_check_pass_and_filters);
     tcase_add_test(tc, test_check_failures);
     tcase_add_test(tc, test_check_digits_bounded);
+    tcase_add_test(tc, test_check_digits_missing_record);
     tcase_add_test(tc, test_seed003_cli_trace);
     suite_add_tcase(s, tc);
     return s;
