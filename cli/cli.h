@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/cli.h: what the files of the pflref command line share.
  *
- *   cli/common.c  usage text, exit codes, error printing
+ *   cli/common.c  usage text, exit codes, error printing, the program's
+ *                 name for replay lines
  *   cli/check.c   pflref verify and pflref check
  *   cli/options.c check's options
  *   cli/walk.c    the files verify and check read: folder walks
  *   cli/report.c  check's report: text and pflref-check-report/1
  *   cli/pflref.c  main, run, table, list
  *   cli/freeze.c  pflref freeze
- *   cli/plot.c    pflref plot (gnuplot figures)
+ *   cli/plot.c    pflref plot (gnuplot figures; plot_curves.c, and
+ *                 plot_check.c: a check report's digits along the
+ *                 trajectory)
  *   cli/progress.c the progress line on a terminal
  */
 #ifndef PFLREF_CLI_H

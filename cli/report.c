@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/report.c: what `pflref check` and `pflref verify` say about one
- * comparison: the PASS line, the FAIL block with its first divergence,
- * and the same as JSON (pflref-check-report/1; docs/validate.md).
+ * comparison: the PASS line, the FAIL block with its first divergence and
+ * the vector's flags, and the same as JSON (pflref-check-report/1;
+ * docs/formats.md, "Check reports"), with each quantity's tolerance and
+ * its correct digits along the trajectory (pflref_digit_point), which
+ * `pflref plot check` draws (cli/plot_check.c).
  *
  * The report stays meaningful when a value is far off: a divergence whose
  * sign differs says "sign differs", one off by orders of magnitude says
