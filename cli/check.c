@@ -94,9 +94,9 @@ static void verify_one(const char *path, int named, verify_tally *t)
     size_t len;
     if (load_vector(path, named, &text, &len, &t->errors) <= 0)
         return;
-    char id[128];
-    if (pflref_golden_describe(text, len, id, sizeof id, NULL, 0, &err) ==
-            PFLREF_OK &&
+    char id[128], flags[1024] = "", word[CLI_WORD_MAX];
+    if (pflref_golden_describe(text, len, id, sizeof id, flags, sizeof flags,
+                               &err) == PFLREF_OK &&
         !unique_id(&t->ids, id, path, "vector")) {
         t->errors++;
         free(text);
@@ -121,7 +121,8 @@ static void verify_one(const char *path, int named, verify_tally *t)
     printf("FAIL %s: %zu of %zu quantities differ; first divergence: ",
            rep.id, rep.mismatches, rep.quantities);
     cli_print_divergence(&rep.first, "the reference");
-    printf("  replay: pflref verify %s\n", path);
+    cli_print_flags(flags);
+    printf("  replay: %s verify %s\n", cli_program_word(), cli_shell_word(path, word));
 }
 
 int cli_verify(int argc, char **argv)
@@ -247,8 +248,9 @@ static size_t partial_needed(const cli_check_options *o,
 static const char *report_pair(pflref_status st, const pflref_error *err,
                                const pflref_golden_report *rep,
                                const char *vpath, const candidate *c,
-                               const cli_check_options *o, const char *replay,
-                               check_tally *tally, json_t *entry)
+                               const cli_check_options *o, const char *flags,
+                               const char *replay, check_tally *tally,
+                               json_t *entry)
 {
     if (st != PFLREF_OK) {
         tally->malformed++;
@@ -264,10 +266,12 @@ static const char *report_pair(pflref_status st, const pflref_error *err,
     if (rep->wrong_outcome) {
         tally->wrong_outcome++;
         json_object_set_new(entry, "outcome", json_string(rep->outcome));
-        if (!o->json)
+        if (!o->json) {
             printf("FAIL %s: the candidate reports outcome \"%s\", the vector "
-                   "expects \"ok\"\n  replay: %s\n", rep->id, rep->outcome,
-                   replay);
+                   "expects \"ok\"\n", rep->id, rep->outcome);
+            cli_print_flags(flags);
+            printf("  replay: %s\n", replay);
+        }
         return "wrong_outcome";
     }
     /* too few records compared under --partial is a failure too */
@@ -281,16 +285,19 @@ static const char *report_pair(pflref_status st, const pflref_error *err,
     if (!o->json && pass)
         cli_print_pass(rep, needed);
     else if (!o->json)
-        cli_print_fail(rep, o->cmp.resync, needed, replay);
+        cli_print_fail(rep, o->cmp.resync, needed, flags, replay);
     return pass ? "pass" : "mismatch";
 }
 
 /* Compare one pair; print the text report or add to the JSON report. */
 static void check_pair(const char *vpath, const char *vtext, size_t vlen,
-                       const candidate *c, const cli_check_options *o,
-                       check_tally *tally, json_t *report)
+                       const char *flags, const candidate *c,
+                       const cli_check_options *o, check_tally *tally,
+                       json_t *report)
 {
-    char dir[PFLREF_PATH_MAX], replay[8192];
+    char dir[PFLREF_PATH_MAX];
+    static char replay[2 * CLI_WORD_MAX + 256];
+    static char vword[CLI_WORD_MAX], cword[CLI_WORD_MAX];
     pflref_file_folder(vpath, dir, sizeof dir);
     char partial_min[64] = "";
     if (o->partial_min_count > 0)
@@ -299,7 +306,9 @@ static void check_pair(const char *vpath, const char *vtext, size_t vlen,
     else if (o->partial_min_fraction > 0.0)
         snprintf(partial_min, sizeof partial_min, " --partial-min %.17g",
                  o->partial_min_fraction);
-    snprintf(replay, sizeof replay, "pflref check %s %s%s%s%s%s", vpath, c->path,
+    snprintf(replay, sizeof replay, "%s check %s %s%s%s%s%s",
+             cli_program_word(), cli_shell_word(vpath, vword),
+             cli_shell_word(c->path, cword),
              o->cmp.resync ? " --resync" : "",
              o->cmp.partial ? " --partial" : "", partial_min,
              o->cmp.precision == PFLREF_PRECISION_FP32
@@ -313,8 +322,16 @@ static void check_pair(const char *vpath, const char *vtext, size_t vlen,
     json_object_set_new(entry, "id", json_string(rep.id[0] ? rep.id : c->id));
     json_object_set_new(entry, "expected", json_string(vpath));
     json_object_set_new(entry, "candidate", json_string(c->path));
-    const char *status = report_pair(st, &err, &rep, vpath, c, o, replay,
-                                     tally, entry);
+    json_t *fl = json_array();
+    for (const char *f = flags; *f != '\0';) {
+        const size_t n = strcspn(f, " ");
+        if (n > 0)
+            json_array_append_new(fl, json_stringn(f, n));
+        f += n + (f[n] == ' ');
+    }
+    json_object_set_new(entry, "flags", fl);
+    const char *status = report_pair(st, &err, &rep, vpath, c, o, flags,
+                                     replay, tally, entry);
     json_object_set_new(entry, "status", json_string(status));
     json_object_set_new(entry, "replay", json_string(replay));
     if (o->diagnose && strcmp(status, "mismatch") == 0) {
@@ -433,7 +450,7 @@ static void check_vector(const char *vpath, int named, int folder_mode,
         if (match == NULL)
             tally->skipped++;
         else if (!match->duplicate)
-            check_pair(vpath, text, len, match, o, tally, report);
+            check_pair(vpath, text, len, flags, match, o, tally, report);
     }
     free(text);
 }

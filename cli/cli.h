@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/cli.h: what the files of the pflref command line share.
  *
- *   cli/common.c  usage text, exit codes, error printing
+ *   cli/common.c  usage text, exit codes, error printing, the program's
+ *                 name for replay lines
  *   cli/check.c   pflref verify and pflref check
  *   cli/options.c check's options
  *   cli/walk.c    the files verify and check read: folder walks
  *   cli/report.c  check's report: text and pflref-check-report/1
  *   cli/pflref.c  main, run, table, list
  *   cli/freeze.c  pflref freeze
- *   cli/plot.c    pflref plot (gnuplot figures)
+ *   cli/plot.c    pflref plot (gnuplot figures; plot_curves.c, and
+ *                 plot_check.c: a check report's digits along the
+ *                 trajectory)
  *   cli/progress.c the progress line on a terminal
  */
 #ifndef PFLREF_CLI_H
@@ -29,6 +32,17 @@ enum {
 };
 
 extern const char CLI_USAGE[];
+
+/* The program as the user invoked it (argv[0]; "pflref" until main sets
+ * it), for the replay lines of verify and check: the same string run from
+ * the same folder runs the same program (docs/cli.md, "replay"). */
+void cli_set_program(const char *argv0);
+/* A shell word for s (s itself when it needs no quoting, else in single
+ * quotes), into out; returns out. */
+#define CLI_WORD_MAX (4 * PFLREF_PATH_MAX + 3)
+const char *cli_shell_word(const char *s, char out[CLI_WORD_MAX]);
+/* The program as a shell word (static storage). */
+const char *cli_program_word(void);
 
 /* The exit code of a library status. */
 int cli_exit_code(pflref_status st);
@@ -182,7 +196,10 @@ void cli_print_divergence(const pflref_divergence *d, const char *who);
  * partial); fewer compared is a failure of its own. */
 void cli_print_pass(const pflref_golden_report *rep, size_t needed);
 void cli_print_fail(const pflref_golden_report *rep, int resync,
-                    size_t needed, const char *replay);
+                    size_t needed, const char *flags, const char *replay);
+/* "  flags: a, b (...)" and a newline, for the vector's flags (space-
+ * separated, as pflref_golden_describe gives them); nothing when none. */
+void cli_print_flags(const char *flags);
 /* The JSON of one divergence, a count, one comparison's statistics. */
 struct json_t;
 struct json_t *cli_divergence_json(const pflref_divergence *d);

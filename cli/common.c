@@ -7,7 +7,48 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "cli.h"
+
+/* The program the user ran, as typed: "build/rel/pflref" replays from the
+ * checkout, "/usr/local/bin/pflref" from anywhere, "pflref" through PATH;
+ * its basename alone would name a program PATH may not find. */
+static const char *program = "pflref";
+
+void cli_set_program(const char *argv0)
+{
+    if (argv0 != NULL && argv0[0] != '\0')
+        program = argv0;
+}
+
+const char *cli_shell_word(const char *s, char out[CLI_WORD_MAX])
+{
+    const char *safe = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                       "0123456789_./:=@%+,-";
+    if (s[0] != '\0' && strspn(s, safe) == strlen(s)) {
+        snprintf(out, CLI_WORD_MAX, "%s", s);
+        return out;
+    }
+    /* 'it'\''s': a quote closes, an escaped quote, and it reopens */
+    size_t n = 0;
+    out[n++] = '\'';
+    for (; *s != '\0' && n + 6 < CLI_WORD_MAX; s++) {
+        if (*s == '\'') {
+            memcpy(out + n, "'\\''", 4);
+            n += 4;
+        } else
+            out[n++] = *s;
+    }
+    out[n++] = '\'';
+    out[n] = '\0';
+    return out;
+}
+
+const char *cli_program_word(void)
+{
+    static char word[CLI_WORD_MAX];
+    return cli_shell_word(program, word);
+}
 
 const char CLI_USAGE[] =
     "usage: pflref run SPEC [-o RESULT] [--trace] [--quiet]\n"
@@ -60,7 +101,8 @@ const char CLI_USAGE[] =
     "  plot   draw a figure with gnuplot: clients (per-client strips of\n"
     "         results, mean, worst and worst decile marked), sweep (interp's\n"
     "         α curves), curves (the global model per round, from specs),\n"
-    "         check (correct digits from a check --json report).\n"
+    "         check (correct digits along the trajectory, from a check\n"
+    "         --json report; the first divergence marked).\n"
     "  list   list the algorithms, models, hyperparameters and switches;\n"
     "         --variants: every switch value and preset as a Markdown table,\n"
     "         with the vectors under GOLDEN_DIR that run each one.\n"

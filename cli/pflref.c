@@ -377,6 +377,7 @@ int main(int argc, char **argv)
     pflref_blas_pin_threads();
     /* GSL's default handler aborts; pflref checks every GSL status itself. */
     gsl_set_error_handler_off();
+    cli_set_program(argv[0]);   /* for the replay lines of verify, check */
     if (argc < 2)
         return cli_usage_error("no command", NULL);
     const char *cmd = argv[1];

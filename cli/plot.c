@@ -11,9 +11,9 @@
  *       the global model's metric per round, mean and worst client, one
  *       pair of curves per spec (cli/plot_curves.c)
  *   pflref plot check [--title T] -o FIG REPORT
- *       a pflref-check-report/1 (check --json): correct digits (the
- *       smallest LRE) of each quantity name of each vector compared, and
- *       each failed vector's first divergence written on the figure
+ *       a pflref-check-report/1 (check --json): each quantity's correct
+ *       digits along the trajectory, the tolerance's digits, and each
+ *       failed vector's first divergence marked (cli/plot_check.c)
  *
  * Glue only: the numbers come from the result or the report as written;
  * this file computes nothing but where to draw them.  It writes a gnuplot
@@ -187,7 +187,7 @@ int plot_render(const plot_opts *o, sbuf *script)
 /* ---- reading JSON files ---------------------------------------------------- */
 
 /* The JSON object in path, or NULL with the error printed (exit 2). */
-static json_t *load_object(const char *path)
+json_t *plot_load_object(const char *path)
 {
     pflref_error err;
     pflref_error_clear(&err);
@@ -212,8 +212,8 @@ static json_t *load_object(const char *path)
 }
 
 /* The "format" of root must be `format`: 1, or the error printed. */
-static int has_format(const json_t *root, const char *format,
-                      const char *path)
+int plot_has_format(const json_t *root, const char *format,
+                    const char *path)
 {
     const char *f = json_string_value(json_object_get(root, "format"));
     if (f != NULL && strcmp(f, format) == 0)
@@ -272,7 +272,7 @@ static int read_column(columns *c, const char *head, const char *path,
 static int read_result_columns(columns *c, const char *path,
                                const char *metric)
 {
-    json_t *root = load_object(path);
+    json_t *root = plot_load_object(path);
     if (root == NULL)
         return EXIT_USAGE;
     const json_t *metrics = json_object_get(root, "metrics");
@@ -505,140 +505,14 @@ static int plot_sweep(const plot_opts *o)
 {
     if (o->nargs != 1)
         return cli_usage_error("plot sweep takes one result", NULL);
-    json_t *root = load_object(o->args[0]);
+    json_t *root = plot_load_object(o->args[0]);
     if (root == NULL)
         return EXIT_USAGE;
-    int rc = has_format(root, PFLREF_RESULT_FORMAT, o->args[0]) ? EXIT_OK
+    int rc = plot_has_format(root, PFLREF_RESULT_FORMAT, o->args[0]) ? EXIT_OK
                                                                 : EXIT_USAGE;
     sbuf b = {NULL, 0, 0, 0};
     if (rc == EXIT_OK)
         rc = sweep_script(&b, o, root, o->args[0]);
-    if (rc == EXIT_OK)
-        rc = plot_render(o, &b);
-    free(b.s);
-    json_decref(root);
-    return rc;
-}
-
-/* ---- plot check -------------------------------------------------------------- */
-
-/* The quantities of vector v (index k) as "x lre name" lines; returns
- * their number, or -1 with the error printed. */
-static long check_vector(sbuf *b, const json_t *v, size_t k, const char *path)
-{
-    const json_t *byq = json_object_get(v, "by_quantity");
-    if (!json_is_array(byq)) {
-        fprintf(stderr, "pflref: %s: vectors[%zu].by_quantity: expected an "
-                        "array\n", path, k);
-        return -1;
-    }
-    size_t q;
-    const json_t *e;
-    json_array_foreach(byq, q, e) {
-        const char *name = json_string_value(json_object_get(e, "name"));
-        const json_t *lre = json_object_get(e, "min_lre");
-        if (name == NULL || !json_is_number(lre)) {
-            fprintf(stderr, "pflref: %s: vectors[%zu].by_quantity[%zu]: "
-                            "expected \"name\" and a number \"min_lre\"\n",
-                    path, k, q);
-            return -1;
-        }
-        sb_printf(b, "%zu %.17g \"", q, json_number_value(lre));
-        for (const char *c = name; *c != '\0'; c++)
-            sb_printf(b, "%c", *c == '"' || (unsigned char)*c < 0x20 ? '\'' : *c);
-        sb_printf(b, "\"\n");
-    }
-    return (long)json_array_size(byq);
-}
-
-/* Labels of first divergences on one figure, at most (the rest would
- * cover the plot; the report lists them all). */
-#define CHECK_MAX_LABELS 6
-
-/* The first divergence of vector v, when it has one, as a label at the
- * bottom of the figure (row `row`): where the candidate starts to differ.
- * Returns 1 when a label was written. */
-static size_t first_divergence_label(sbuf *b, const json_t *v, size_t row)
-{
-    const json_t *d = json_object_get(v, "first_divergence");
-    const char *name = json_string_value(json_object_get(d, "name"));
-    if (name == NULL || row >= CHECK_MAX_LABELS)
-        return 0;
-    const char *id = json_string_value(json_object_get(v, "id"));
-    char text[512];
-    int n = snprintf(text, sizeof text, "%s: first divergence at %s",
-                     id != NULL ? id : "vector", name);
-    static const char *const keys[] = {"event", "phase", "round", "client",
-                                       "step"};
-    for (size_t k = 0; k < 5 && n > 0 && (size_t)n < sizeof text; k++) {
-        const json_t *x = json_object_get(d, keys[k]);
-        if (json_is_integer(x))
-            n += snprintf(text + n, sizeof text - (size_t)n, ", %s %lld",
-                          keys[k], (long long)json_integer_value(x));
-        else if (json_is_string(x))
-            n += snprintf(text + n, sizeof text - (size_t)n, ", %s",
-                          json_string_value(x));
-    }
-    sb_printf(b, "set label ");
-    sb_quoted(b, text);
-    sb_printf(b, " at graph 0.02, graph %.3f left tc rgb \"#b3261e\" "
-                 "front\n", 0.06 + 0.05 * (double)row);
-    return 1;
-}
-
-static int check_script(sbuf *b, const plot_opts *o, const json_t *root,
-                        const char *path)
-{
-    const json_t *vecs = json_object_get(root, "vectors");
-    if (!json_is_array(vecs) || json_array_size(vecs) == 0) {
-        fprintf(stderr, "pflref: %s: vectors: expected at least one vector "
-                        "compared\n", path);
-        return EXIT_USAGE;
-    }
-    sb_terminal(b, o->png, 900, 520);
-    sb_printf(b, "set title ");
-    if (o->title != NULL)
-        sb_quoted(b, o->title);
-    else
-        sb_printf(b, "\"correct digits (smallest LRE) per quantity\"");
-    sb_printf(b, "\nset ylabel \"correct digits\"\nset yrange [0:16.5]\n"
-                 "set key outside right\nset grid ytics lc rgb \"#dddddd\"\n"
-                 "set xtics rotate by -30 noenhanced\nset offsets 0.5,0.5,0,0\n"
-                 "set arrow from graph 0,first 15.95 to graph 1,first 15.95 "
-                 "nohead dt 2 lc rgb \"#888888\"\n");
-    size_t k, rows = 0;
-    const json_t *v;
-    json_array_foreach(vecs, k, v) {
-        rows += first_divergence_label(b, v, rows);
-        sb_printf(b, "$v%zu << EOD\n", k);
-        if (check_vector(b, v, k, path) < 0)
-            return EXIT_USAGE;
-        sb_printf(b, "EOD\n");
-    }
-    sb_printf(b, "plot ");
-    json_array_foreach(vecs, k, v) {
-        const char *id = json_string_value(json_object_get(v, "id"));
-        sb_printf(b, "%s$v%zu using 1:2:xtic(3) with linespoints pt 7 "
-                     "title ", k ? ", " : "", k);
-        sb_quoted(b, id != NULL ? id : "vector");
-    }
-    sb_printf(b, "\n");
-    return EXIT_OK;
-}
-
-static int plot_check(const plot_opts *o)
-{
-    if (o->nargs != 1)
-        return cli_usage_error("plot check takes one report (check --json)",
-                               NULL);
-    json_t *root = load_object(o->args[0]);
-    if (root == NULL)
-        return EXIT_USAGE;
-    int rc = has_format(root, "pflref-check-report/1", o->args[0])
-                 ? EXIT_OK : EXIT_USAGE;
-    sbuf b = {NULL, 0, 0, 0};
-    if (rc == EXIT_OK)
-        rc = check_script(&b, o, root, o->args[0]);
     if (rc == EXIT_OK)
         rc = plot_render(o, &b);
     free(b.s);

@@ -35,7 +35,15 @@ void sb_terminal(sbuf *b, int png, int width, int height);
  * gnuplot succeeded; nothing left otherwise); returns an exit code. */
 int plot_render(const plot_opts *o, sbuf *script);
 
+/* The JSON object in path, or NULL with the error printed (exit 2). */
+struct json_t *plot_load_object(const char *path);
+/* Whether root's "format" is `format`; the error printed when not. */
+int plot_has_format(const struct json_t *root, const char *format,
+                    const char *path);
+
 /* pflref plot curves (cli/plot_curves.c). */
 int plot_curves(const plot_opts *o);
+/* pflref plot check (cli/plot_check.c). */
+int plot_check(const plot_opts *o);
 
 #endif

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/report.c: what `pflref check` and `pflref verify` say about one
- * comparison: the PASS line, the FAIL block with its first divergence,
- * and the same as JSON (pflref-check-report/1; docs/validate.md).
+ * comparison: the PASS line, the FAIL block with its first divergence and
+ * the vector's flags, and the same as JSON (pflref-check-report/1;
+ * docs/formats.md, "Check reports"), with each quantity's tolerance and
+ * its correct digits along the trajectory (pflref_digit_point), which
+ * `pflref plot check` draws (cli/plot_check.c).
  *
  * The report stays meaningful when a value is far off: a divergence whose
  * sign differs says "sign differs", one off by orders of magnitude says
@@ -130,8 +133,26 @@ void cli_print_pass(const pflref_golden_report *rep, size_t needed)
         print_partial(rep, needed);
 }
 
+void cli_print_flags(const char *flags)
+{
+    if (flags == NULL || strspn(flags, " ") == strlen(flags))
+        return;
+    printf("  flags:");
+    const char *sep = " ";
+    for (const char *f = flags; *f != '\0';) {
+        const size_t n = strcspn(f, " ");
+        if (n > 0) {
+            printf("%s%.*s", sep, (int)n, f);
+            sep = ", ";
+        }
+        f += n + (f[n] == ' ');
+    }
+    printf(" (the bug classes and caveats of the vector; its flags.json "
+           "describes each)\n");
+}
+
 void cli_print_fail(const pflref_golden_report *rep, int resync,
-                    size_t needed, const char *replay)
+                    size_t needed, const char *flags, const char *replay)
 {
     if (!rep->diverged) {
         /* only too little compared under --partial */
@@ -139,6 +160,7 @@ void cli_print_fail(const pflref_golden_report *rep, int resync,
                "fewer than the %zu --partial-min requires\n", rep->id,
                rep->quantities, rep->expected_records, needed);
         print_partial(rep, needed);
+        cli_print_flags(flags);
         printf("  replay: %s\n", replay);
         return;
     }
@@ -175,6 +197,7 @@ void cli_print_fail(const pflref_golden_report *rep, int resync,
     }
     if (needed > 0)
         print_partial(rep, needed);
+    cli_print_flags(flags);
     printf("  replay: %s\n", replay);
 }
 
@@ -192,6 +215,7 @@ json_t *cli_divergence_json(const pflref_divergence *d)
     if (d->step >= 0)
         json_object_set_new(o, "step", json_integer(d->step));
     json_object_set_new(o, "name", json_string(d->name));
+    json_object_set_new(o, "position", cli_count_json(d->position));
     json_object_set_new(o, "missing", json_boolean(d->missing));
     if (d->record > 1)
         json_object_set_new(o, "duplicate_record",
@@ -238,6 +262,31 @@ static void put_stats(json_t *o, const pflref_quantity_stats *q)
     json_object_set_new(o, "skipped", cli_count_json(q->skipped));
 }
 
+/* The digits of quantity slot `name` along the trajectory: parallel
+ * arrays, one entry per point (pflref_digit_point), in position order;
+ * round null where the record has none (the final state). */
+static json_t *trajectory_digits(const pflref_golden_report *rep, size_t name)
+{
+    json_t *pos = json_array(), *round = json_array(), *lre = json_array(),
+           *bad = json_array();
+    for (size_t i = 0; i < rep->n_points; i++) {
+        const pflref_digit_point *p = &rep->points[i];
+        if (p->name != name)
+            continue;
+        json_array_append_new(pos, cli_count_json(p->position));
+        json_array_append_new(round, p->round >= 0 ? json_integer(p->round)
+                                                   : json_null());
+        json_array_append_new(lre, json_real(p->min_lre));
+        json_array_append_new(bad, cli_count_json(p->mismatches));
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "position", pos);
+    json_object_set_new(o, "round", round);
+    json_object_set_new(o, "min_lre", lre);
+    json_object_set_new(o, "mismatches", bad);
+    return o;
+}
+
 void cli_put_comparison(json_t *entry, const pflref_golden_report *rep,
                         size_t needed)
 {
@@ -265,8 +314,13 @@ void cli_put_comparison(json_t *entry, const pflref_golden_report *rep,
         json_t *qo = json_object();
         json_object_set_new(qo, "name", json_string(rep->by_name[k].name));
         put_stats(qo, &rep->by_name[k]);
+        json_object_set_new(qo, "atol", json_real(rep->by_name[k].atol));
+        json_object_set_new(qo, "rtol", json_real(rep->by_name[k].rtol));
+        json_object_set_new(qo, "trajectory_digits", trajectory_digits(rep, k));
         json_array_append_new(names, qo);
     }
+    json_object_set_new(entry, "digits_stretch",
+                        cli_count_json(rep->digits_stretch));
     json_object_set_new(entry, "by_quantity", names);
     if (rep->diverged) {
         json_object_set_new(entry, "first_divergence",

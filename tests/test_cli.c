@@ -3,9 +3,11 @@
  * messages naming the field, no partial output, byte-identical results,
  * the trace, verify, table, list. */
 #include <check.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "suites.h"
 #include "testutil.h"
@@ -184,7 +186,15 @@ START_TEST(test_verify)
     ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
     ck_assert_msg(strstr(out, "round 1") != NULL && strstr(out, "w (server") != NULL,
                   "%s", out);
-    ck_assert_msg(strstr(out, "replay: pflref verify") != NULL, "%s", out);
+    /* the replay line names the program as it was run (PFLREF_CLI), and
+     * the vector's flags are shown */
+    char want[1024];
+    snprintf(want, sizeof want, "  flags: aggregation-weights, "
+             "local-step-count (");
+    ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+    snprintf(want, sizeof want, "replay: %s verify %s/bad.json\n",
+             getenv("PFLREF_CLI"), dir);
+    ck_assert_msg(strstr(out, want) != NULL, "'%s' not in: %s", want, out);
     free(out);
     ck_assert_int_eq(tu_write(bad, "{\"format\": \"pflref-golden/1\"}"), 0);
     ck_assert_int_eq(tu_cli(args, NULL, NULL), 2);
@@ -351,14 +361,60 @@ START_TEST(test_check_failures)
     snprintf(args, sizeof args, "check %s %s", vec, path);
     ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
     ck_assert_msg(strstr(out, "first divergence: w (server, round 0)[0]") != NULL, "%s", out);
-    ck_assert_msg(strstr(out, "replay: pflref check") != NULL, "%s", out);
+    char want[2048];
+    snprintf(want, sizeof want, "\n  flags: aggregation-weights, "
+             "local-step-count (the bug classes and caveats of the vector; "
+             "its flags.json describes each)\n  replay: %s check %s %s\n",
+             getenv("PFLREF_CLI"), vec, path);
+    ck_assert_msg(strstr(out, want) != NULL, "'%s' not in: %s", want, out);
     free(out);
+    /* the JSON report lists the flags too */
+    snprintf(args, sizeof args, "check %s %s --json", vec, path);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
+    ck_assert_msg(strstr(out, "\"flags\": [\n    \"aggregation-weights\",\n"
+                              "    \"local-step-count\"\n   ]") != NULL,
+                  "%s", out);
+    free(out);
+
+    /* run under another name, by a relative path, from another folder:
+     * the replay line is that command, and it runs as printed (a path
+     * with a quote is quoted) */
+    char odd[600], cmd[8192];
+    snprintf(odd, sizeof odd, "%s/it's.json", dir);
+    ck_assert_int_eq(tu_write(odd, text), 0);
+    snprintf(cmd, sizeof cmd, "ln -s %s %s/my-pflref && cd %s && "
+             "./my-pflref check %s \"%s\" >out.txt", getenv("PFLREF_CLI"),
+             dir, dir, vec, odd);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+    snprintf(cmd, sizeof cmd, "%s/out.txt", dir);
+    out = tu_read(cmd);
+    ck_assert_ptr_nonnull(out);
+    snprintf(want, sizeof want, "  replay: ./my-pflref check %s '%s/it'\\''s.json'\n",
+             vec, dir);
+    char *line = strstr(out, want);
+    ck_assert_msg(line != NULL, "'%s' not in: %s", want, out);
+    /* the printed command, run in that folder, fails the same way */
+    char *end = strchr(line + 2, '\n');
+    *end = '\0';
+    snprintf(cmd, sizeof cmd, "cd %s && %s >out2.txt", dir, line + 10);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/out.txt", dir);
+    unlink(cmd);
+    snprintf(cmd, sizeof cmd, "%s/out2.txt", dir);
+    unlink(cmd);
+    snprintf(cmd, sizeof cmd, "%s/my-pflref", dir);
+    unlink(cmd);
+    unlink(odd);
 
     ck_assert_int_eq(tu_write(path, "{\"format\": \"pflref-result/1\", "
                                     "\"outcome\": {\"class\": \"diverged\"}}"), 0);
     snprintf(args, sizeof args, "check %s %s", vec, path);
     ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
     ck_assert_msg(strstr(out, "1 wrong outcome classes") != NULL, "%s", out);
+    /* a wrong outcome class shows the flags too */
+    ck_assert_msg(strstr(out, "\n  flags: aggregation-weights, "
+                              "local-step-count (") != NULL, "%s", out);
     free(out);
 
     ck_assert_int_eq(tu_write(path, "{\"format\": \"pflref-result/1\", "
@@ -385,6 +441,135 @@ START_TEST(test_check_failures)
     free(vec);
     free(golden);
     rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* The digits along the trajectory stay bounded on a long run: seed 000's
+ * FedAvg frozen per round (2813 expected records) is drawn in stretches,
+ * the fewest that keep at most 1024 points; each quantity's points rise
+ * in position, one per stretch, and their least digits are the
+ * quantity's min_lre. */
+START_TEST(test_check_digits_bounded)
+{
+    char *dir = tu_tmpdir(), args[2048], *out;
+    char *spec = tu_repo_path("golden/seed000/fedavg-ft.json");
+    snprintf(args, sizeof args, "freeze %s -o %s/v.json --trajectory round",
+             spec, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(args, sizeof args, "run --quiet %s/v.json -o %s/c.json", dir, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(args, sizeof args, "check --json %s/v.json %s/c.json", dir, dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 0);
+    json_error_t je;
+    json_t *root = json_loads(out, 0, &je);
+    ck_assert_msg(root != NULL, "%s", je.text);
+    const json_t *v = json_array_get(json_object_get(root, "vectors"), 0);
+    const json_int_t records =
+        json_integer_value(json_object_get(v, "expected_records"));
+    const json_int_t w = json_integer_value(json_object_get(v, "digits_stretch"));
+    const json_t *byq = json_object_get(v, "by_quantity");
+    const json_int_t names = (json_int_t)json_array_size(byq);
+    ck_assert_int_gt(records, 1024);
+    ck_assert_int_gt(w, 1);
+    /* the fewest: one record fewer per stretch would allow too many */
+    const json_int_t fewer = w - 1 < names ? w - 1 : names;
+    ck_assert_int_gt((records + w - 2) / (w - 1) * fewer, 1024);
+    size_t total = 0, q;
+    const json_t *e;
+    json_array_foreach(byq, q, e) {
+        const json_t *td = json_object_get(e, "trajectory_digits");
+        const json_t *pos = json_object_get(td, "position");
+        const json_t *lre = json_object_get(td, "min_lre");
+        ck_assert_uint_gt(json_array_size(pos), 0);
+        ck_assert_uint_eq(json_array_size(pos), json_array_size(lre));
+        double least = 99.0;
+        for (size_t i = 0; i < json_array_size(pos); i++) {
+            const json_int_t x = json_integer_value(json_array_get(pos, i));
+            ck_assert_int_lt(x, records);
+            if (i > 0)   /* the next stretch */
+                ck_assert_int_gt(x / w, json_integer_value(
+                                            json_array_get(pos, i - 1)) / w);
+            const double d = json_real_value(json_array_get(lre, i));
+            least = d < least ? d : least;
+        }
+        ck_assert_double_eq(least, json_real_value(json_object_get(e, "min_lre")));
+        total += json_array_size(pos);
+    }
+    ck_assert_uint_le(total, 1024);
+    json_decref(root);
+    free(out);
+    free(spec);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* A record the candidate did not write has no correct digit: its point
+ * along the trajectory is 0 and a mismatch, at the first divergence's
+ * position; the records around it keep their digits. */
+START_TEST(test_check_digits_missing_record)
+{
+    char *dir = tu_tmpdir(), args[2048], path[600], *out;
+    char *vec = tu_repo_path("golden/fedavg/worked-samples.json");
+    snprintf(args, sizeof args, "run %s -o %s/c.json", vec, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/c.json", dir);
+    json_error_t je;
+    json_t *c = json_load_file(path, 0, &je);
+    ck_assert_ptr_nonnull(c);
+    /* drop the server's w of round 0 */
+    json_t *traj = json_object_get(c, "trajectory");
+    size_t i, gone = 0;
+    json_t *r;
+    json_array_foreach(traj, i, r) {
+        const char *ev = json_string_value(json_object_get(r, "event"));
+        if (strcmp(ev, "server") == 0 &&
+            json_integer_value(json_object_get(r, "round")) == 0) {
+            json_array_remove(traj, i);
+            gone++;
+            break;
+        }
+    }
+    ck_assert_uint_eq(gone, 1);
+    ck_assert_int_eq(json_dump_file(c, path, 0), 0);
+    json_decref(c);
+    snprintf(args, sizeof args, "check --json %s %s", vec, path);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
+    json_t *root = json_loads(out, 0, &je);
+    ck_assert_ptr_nonnull(root);
+    const json_t *v = json_array_get(json_object_get(root, "vectors"), 0);
+    const json_t *d = json_object_get(v, "first_divergence");
+    ck_assert(json_is_true(json_object_get(d, "missing")));
+    const json_int_t at = json_integer_value(json_object_get(d, "position"));
+    const json_t *w = json_array_get(json_object_get(v, "by_quantity"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(w, "name")), "w");
+    const json_t *td = json_object_get(w, "trajectory_digits");
+    size_t found = 0;
+    for (size_t k = 0; k < json_array_size(json_object_get(td, "position")); k++) {
+        const json_int_t x = json_integer_value(
+            json_array_get(json_object_get(td, "position"), k));
+        const double digits = json_real_value(
+            json_array_get(json_object_get(td, "min_lre"), k));
+        const json_int_t bad = json_integer_value(
+            json_array_get(json_object_get(td, "mismatches"), k));
+        if (x == at) {
+            ck_assert_double_eq(digits, 0.0);
+            ck_assert_int_eq(bad, 1);
+            ck_assert_int_eq(json_integer_value(json_array_get(
+                                 json_object_get(td, "round"), k)), 0);
+            found++;
+        } else {
+            ck_assert_msg(digits > 13.0, "w at %lld: %g digits",
+                          (long long)x, digits);
+            ck_assert_int_eq(bad, 0);
+        }
+    }
+    ck_assert_uint_eq(found, 1);
+    json_decref(root);
+    free(out);
+    free(vec);
+    tu_remove_tree(dir);
     free(dir);
 }
 END_TEST
@@ -443,6 +628,8 @@ Suite *cli_suite(void)
     tcase_add_test(tc, test_table_list_help);
     tcase_add_test(tc, test_check_pass_and_filters);
     tcase_add_test(tc, test_check_failures);
+    tcase_add_test(tc, test_check_digits_bounded);
+    tcase_add_test(tc, test_check_digits_missing_record);
     tcase_add_test(tc, test_seed003_cli_trace);
     suite_add_tcase(s, tc);
     return s;

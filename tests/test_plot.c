@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "suites.h"
 #include "testutil.h"
@@ -135,15 +136,79 @@ START_TEST(test_seed000_sweep)
 }
 END_TEST
 
-/* A check report (check --json): one mark per quantity name. */
-START_TEST(test_check_report)
+static void refused(const char *dir, const char *args, const char *field,
+                    int keep);
+
+/* The plot element titled `title`: from its <title> to the next element
+ * (or the end); NULL when there is none. */
+static const char *element(const char *svg, const char *title,
+                           const char **end)
 {
-    char *dir = tu_tmpdir(), args[2048], path[600], *out, *err;
-    char *vec = tu_repo_path("golden/pfedme/worked-linear-paper-beta.json");
-    snprintf(args, sizeof args, "run %s -o %s/cand.json", vec, dir);
-    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
-    snprintf(args, sizeof args, "check %s %s/cand.json --json", vec, dir);
-    ck_assert_int_eq(tu_cli(args, &out, NULL), 0);
+    char head[256];
+    snprintf(head, sizeof head, "><title>%s</title>", title);
+    const char *g = strstr(svg, head);
+    if (g == NULL)
+        return NULL;
+    *end = strstr(g + 1, "<g id=\"gnuplot_plot_");
+    if (*end == NULL)
+        *end = g + strlen(g);
+    return g;
+}
+
+/* The tolerance line of a check plot (the element titled `title`, drawn
+ * `with lines`): its height and right end, in SVG pixels (y grows down). */
+static void tolerance_line(const char *svg, const char *title, double *y,
+                           double *right)
+{
+    const char *end, *g = element(svg, title, &end);
+    ck_assert_msg(g != NULL, "no plot element '%s'", title);
+    const char *d = strstr(g, " d='");
+    ck_assert_msg(d != NULL && d < end, "no path in '%s'", title);
+    /* the key sample first, then the line: its last move */
+    const char *m = NULL;
+    for (const char *p = strchr(d, 'M'); p != NULL && p < end && *p != '\'';
+         p = strpbrk(p + 1, "M'"))
+        if (*p == 'M')
+            m = p;
+    ck_assert_ptr_nonnull(m);
+    double x0, y0, x1, y1;
+    ck_assert_int_eq(sscanf(m, "M%lf,%lf L%lf,%lf", &x0, &y0, &x1, &y1), 4);
+    ck_assert(y0 == y1);
+    *y = y0;
+    *right = x1;
+}
+
+/* The marks of the plot element titled `title` left of x = right (the
+ * key's sample is beyond it), in drawing order: their number, positions
+ * into xs, ys (at most max). */
+static int marks_xy(const char *svg, const char *title, double right,
+                    double *xs, double *ys, int max)
+{
+    const char *end, *g = element(svg, title, &end);
+    ck_assert_msg(g != NULL, "no plot element '%s'", title);
+    int n = 0;
+    for (const char *p = strstr(g, "<use xlink:href='#gpPt"); p != NULL && p < end;
+         p = strstr(p + 1, "<use xlink:href='#gpPt")) {
+        double x, y;
+        const char *t = strstr(p, "translate(");
+        ck_assert(t != NULL && sscanf(t, "translate(%lf,%lf)", &x, &y) == 2);
+        if (x > right + 0.5)
+            continue;
+        ck_assert_int_lt(n, max);
+        xs[n] = x;
+        ys[n++] = y;
+    }
+    return n;
+}
+
+/* Check the run of `vec` written to dir/cand.json (or `cand`) with --json
+ * into dir/report.json and plot it into dir/digits.svg; the SVG text. */
+static char *check_plot(const char *dir, const char *vec, const char *cand,
+                        int rc_check)
+{
+    char args[2048], path[600], *out, *err;
+    snprintf(args, sizeof args, "check %s %s --json", vec, cand);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), rc_check);
     snprintf(path, sizeof path, "%s/report.json", dir);
     ck_assert_int_eq(tu_write(path, out), 0);
     free(out);
@@ -153,12 +218,42 @@ START_TEST(test_check_report)
     snprintf(path, sizeof path, "%s/digits.svg", dir);
     char *svg = tu_read(path);
     ck_assert_ptr_nonnull(svg);
-    /* w, w_local, theta, v; and the key's sample */
-    ck_assert_int_eq(marks_in(svg, "pfedme/worked/linear-paper-beta"), 4 + 1);
-    ck_assert_msg(has_text(svg, "w_local"), "no w_local tic");
-    free(svg);
-    /* a candidate off by 1e-9 in round 1: its first divergence is named */
+    return svg;
+}
+
+#define TOL_TITLE "tolerance: 11 digits (rtol 1e-11)"
+
+/* A check report (check --json) drawn along the trajectory: a passing
+ * candidate (the reference's own run) keeps every quantity's every record
+ * above the tolerance's 11 digits; one whose w_local of round 1 is off
+ * drops there, at the divergence's line, and nowhere else. */
+START_TEST(test_check_report)
+{
+    char *dir = tu_tmpdir(), args[2048], path[600], *err;
+    char *vec = tu_repo_path("golden/pfedme/worked-linear-paper-beta.json");
+    snprintf(args, sizeof args, "run %s -o %s/cand.json", vec, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
     snprintf(path, sizeof path, "%s/cand.json", dir);
+    char *svg = check_plot(dir, vec, path, 0);
+    double tol_y, right, xs[64], ys[64];
+    tolerance_line(svg, TOL_TITLE, &tol_y, &right);
+    /* the vector's records: w 5 (round_begin, server, final), w_local 24
+     * (12 per round), theta 42, v 3 (final) */
+    const char *names[] = {"w", "w_local", "theta", "v"};
+    const int records[] = {5, 24, 42, 3};
+    for (size_t q = 0; q < 4; q++) {
+        int n = marks_xy(svg, names[q], right, xs, ys, 64);
+        ck_assert_msg(n == records[q], "%s: %d marks", names[q], n);
+        for (int i = 0; i < n; i++)
+            ck_assert_msg(ys[i] < tol_y, "%s[%d] at y %g, the tolerance at %g",
+                          names[q], i, ys[i], tol_y);
+    }
+    ck_assert_msg(has_text(svg, "round 0") && has_text(svg, "round 1") &&
+                      has_text(svg, "final"), "no round tics");
+    ck_assert_msg(strstr(svg, "first divergence") == NULL,
+                  "a passing candidate has no divergence");
+    free(svg);
+    /* a candidate off in round 1's first w_local (client 0, step 0) */
     char *cand = tu_read(path);
     ck_assert_ptr_nonnull(cand);
     char *at = strstr(cand, "\"round\":1,\"client\":0,\"step\":0,"
@@ -169,21 +264,30 @@ START_TEST(test_check_report)
     snprintf(path, sizeof path, "%s/off.json", dir);
     ck_assert_int_eq(tu_write(path, cand), 0);
     free(cand);
-    snprintf(args, sizeof args, "check %s %s --json", vec, path);
-    ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
-    snprintf(path, sizeof path, "%s/report.json", dir);
-    ck_assert_int_eq(tu_write(path, out), 0);
-    free(out);
-    snprintf(args, sizeof args, "plot check -o %s/digits.svg %s", dir, path);
-    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
-    snprintf(path, sizeof path, "%s/digits.svg", dir);
-    svg = tu_read(path);
-    ck_assert_msg(svg != NULL && has_text(svg, "pfedme/worked/linear-paper-beta: first "
-                                               "divergence at w_local, client_begin, "
-                                               "train, round 1, client 0, step 0"),
-                  "the first divergence is not marked");
+    svg = check_plot(dir, vec, path, 1);
+    tolerance_line(svg, TOL_TITLE, &tol_y, &right);
+    int n = marks_xy(svg, "w_local", right, xs, ys, 64);
+    ck_assert_int_eq(n, 24);
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(i == 12 ? ys[i] > tol_y : ys[i] < tol_y,
+                      "w_local[%d] at y %g, the tolerance at %g", i, ys[i],
+                      tol_y);
+    /* the divergence's vertical line stands at the drop */
+    const char *line = strstr(svg, "stroke='rgb(179,  38,  30)'  d='M");
+    double lx;
+    ck_assert(line != NULL && sscanf(line + 33, "%lf", &lx) == 1);
+    ck_assert_msg(lx > xs[12] - 0.5 && lx < xs[12] + 0.5,
+                  "the divergence line at x %g, the drop at %g", lx, xs[12]);
+    ck_assert_msg(has_text(svg, "pfedme/worked/linear-paper-beta: first "
+                                "divergence at w_local, client_begin, train, "
+                                "round 1, client 0, step 0"),
+                  "the first divergence is not labelled");
+    /* the other quantities did not move */
+    n = marks_xy(svg, "theta", right, xs, ys, 64);
+    ck_assert_int_eq(n, 42);
+    for (int i = 0; i < n; i++)
+        ck_assert(ys[i] < tol_y);
     free(svg);
-    snprintf(path, sizeof path, "%s/off.json", dir);
     unlink(path);
     /* a result is not a report */
     snprintf(args, sizeof args, "plot check -o %s/bad.svg %s/cand.json", dir,
@@ -193,6 +297,146 @@ START_TEST(test_check_report)
                       NULL, "%s", err);
     free(err);
     ck_assert_int_eq(entries(dir), 3);
+    free(vec);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* A report of several vectors: a panel each, the failed one first
+ * (fedavg's vector comes first in the folder, pfedme's failed). */
+START_TEST(test_check_report_panels)
+{
+    char *dir = tu_tmpdir(), args[2048], path[600], *out, *err;
+    const char *vecs[] = {"golden/fedavg/worked-samples.json",
+                          "golden/pfedme/worked-linear-paper-beta.json"};
+    snprintf(path, sizeof path, "%s/v", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/c", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    for (size_t k = 0; k < 2; k++) {
+        char *vec = tu_repo_path(vecs[k]);
+        snprintf(args, sizeof args, "run %s -o %s/c/%zu.json", vec, dir, k);
+        ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+        snprintf(args, sizeof args, "cp %s %s/v/%zu.json", vec, dir, k);
+        ck_assert_int_eq(system(args), 0);
+        free(vec);
+    }
+    snprintf(path, sizeof path, "%s/c/1.json", dir);
+    char *cand = tu_read(path);
+    char *at = strstr(cand, "\"round\":1,\"client\":0,\"step\":0,"
+                            "\"name\":\"w_local\",\"value\":[");
+    ck_assert_ptr_nonnull(at);
+    at = strchr(at, '[') + 1;
+    *at = *at == '0' ? '1' : '0';
+    ck_assert_int_eq(tu_write(path, cand), 0);
+    free(cand);
+    snprintf(args, sizeof args, "check --json %s/v %s/c", dir, dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    ck_assert_int_eq(tu_write(path, out), 0);
+    free(out);
+    snprintf(args, sizeof args, "plot check -o %s/digits.svg %s", dir, path);
+    ck_assert_msg(tu_cli(args, NULL, &err) == 0, "%s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/digits.svg", dir);
+    char *svg = tu_read(path);
+    ck_assert_ptr_nonnull(svg);
+    const char *failed = strstr(svg, ">pfedme/worked/linear-paper-beta: "
+                                     "correct digits along the trajectory<");
+    const char *passed = strstr(svg, ">fedavg/worked/notes-1g/samples: "
+                                     "correct digits along the trajectory<");
+    ck_assert_msg(failed != NULL && passed != NULL && failed < passed,
+                  "the failed vector's panel is not first");
+    free(svg);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Replace the `nth` occurrence (from 1) of `what` in text, from `from`
+ * on, by `by` (in place: text has room for 64 more bytes). */
+static void replace_nth(char *text, const char *from, const char *what,
+                        int nth, const char *by)
+{
+    char *p = strstr(text, from);
+    ck_assert_msg(p != NULL, "no '%s'", from);
+    for (int k = 0; k < nth; k++) {
+        p = strstr(k ? p + 1 : p, what);
+        ck_assert_msg(p != NULL, "no '%s' #%d", what, k + 1);
+    }
+    size_t n = strlen(what), m = strlen(by);
+    ck_assert(m <= n + 64);
+    memmove(p + m, p + n, strlen(p + n) + 1);
+    memcpy(p, by, m);
+}
+
+/* A malformed report: a missing or ill-typed field of the digits along
+ * the trajectory is exit 2 naming it, and no figure. */
+START_TEST(test_check_report_malformed)
+{
+    char *dir = tu_tmpdir(), args[2048], path[600], rpath[600], *out;
+    char *vec = tu_repo_path("golden/pfedme/worked-linear-paper-beta.json");
+    snprintf(args, sizeof args, "run %s -o %s/cand.json", vec, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/cand.json", dir);
+    char *cand = tu_read(path);
+    /* off in round 1, so the report has a first divergence */
+    char *at = strstr(cand, "\"round\":1,\"client\":0,\"step\":0,"
+                            "\"name\":\"w_local\",\"value\":[");
+    ck_assert_ptr_nonnull(at);
+    at = strchr(at, '[') + 1;
+    *at = *at == '0' ? '1' : '0';
+    ck_assert_int_eq(tu_write(path, cand), 0);
+    free(cand);
+    snprintf(args, sizeof args, "check %s %s --json", vec, path);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
+    snprintf(rpath, sizeof rpath, "%s/report.json", dir);
+    snprintf(args, sizeof args, "plot check -o %s/bad.svg %s", dir, rpath);
+    struct {
+        const char *from, *what;
+        int nth;
+        const char *by, *field;
+    } cases[] = {
+        /* w_local (by_quantity[1]) without its digits */
+        {"\"by_quantity\"", "\"trajectory_digits\"", 2, "\"trajectory_digit\"",
+         "vectors[0].by_quantity[1].trajectory_digits: expected an object"},
+        /* w's first digits a string */
+        {"\"trajectory_digits\"", "15.949999999999999", 1, "\"x\"",
+         "vectors[0].by_quantity[0].trajectory_digits.min_lre[0]: expected "
+         "a number"},
+        /* a round that is not an integer */
+        {"\"trajectory_digits\"", "\"round\": [\n       0", 1,
+         "\"round\": [\n       \"0\"",
+         "vectors[0].by_quantity[0].trajectory_digits.round[0]: expected a "
+         "round"},
+        /* a position beyond the records */
+        {"\"trajectory_digits\"", "\"position\": [\n       0", 1,
+         "\"position\": [\n       999",
+         "vectors[0].by_quantity[0].trajectory_digits.position[0]: expected "
+         "a record's position"},
+        /* the first divergence without its position */
+        {"\"first_divergence\"", "\"position\"", 1, "\"positio\"",
+         "vectors[0].first_divergence.position: expected a record's "
+         "position"},
+        /* no tolerance */
+        {"\"by_quantity\"", "\"rtol\"", 1, "\"rto\"",
+         "vectors[0].by_quantity[0].rtol: expected a number"},
+        /* no stretch */
+        {"\"id\"", "\"digits_stretch\"", 1, "\"digits_stretc\"",
+         "vectors[0].digits_stretch: expected an integer >= 1"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *text = malloc(strlen(out) + 64);
+        ck_assert_ptr_nonnull(text);
+        strcpy(text, out);
+        replace_nth(text, cases[c].from, cases[c].what, cases[c].nth,
+                    cases[c].by);
+        ck_assert_int_eq(tu_write(rpath, text), 0);
+        free(text);
+        refused(dir, args, cases[c].field, 2);
+    }
+    free(out);
     free(vec);
     tu_remove_tree(dir);
     free(dir);
@@ -312,6 +556,8 @@ Suite *plot_suite(void)
     tcase_add_test(tc, test_seed000_clients);
     tcase_add_test(tc, test_seed000_sweep);
     tcase_add_test(tc, test_check_report);
+    tcase_add_test(tc, test_check_report_malformed);
+    tcase_add_test(tc, test_check_report_panels);
     tcase_add_test(tc, test_seed000_curves);
     tcase_add_test(tc, test_bad_results);
     suite_add_tcase(s, tc);

@@ -60,6 +60,12 @@ TOL = {
              "times the tolerance.",
 }
 
+# The spread-* runs take up to 4 minibatch steps per device and round (the
+# S_BATCHES lists); the same argument as TOL's, with that count.
+TOL_SPREAD = dict(TOL, basis=TOL["basis"].replace(
+    "at most 3 local steps", "at most 4 local steps"))
+assert TOL_SPREAD["basis"] != TOL["basis"]
+
 TOL_FEDREP = {
     "atol": 1e-13,
     "rtol": 1e-12,
@@ -394,6 +400,7 @@ S_POST = [[[0, 2], [1]], [[1], [0]], [[3, 1], [0, 2]]]
 
 
 def spread(kind, state, weights, finetune):
+    assert max(len(b) for b in S_BATCHES.values()) == 4   # TOL_SPREAD's count
     alt = kind == "fedalt"
     hp = {"gamma_u": 0.135, "gamma_v": 0.215, "eta_ft": 0.165}
     if alt:
@@ -440,7 +447,7 @@ def spread(kind, state, weights, finetune):
         "every client.",
         S_MODEL, S_CLIENTS, S_INIT, S_SPLIT, algorithm, rounds, S_POST, flags,
         mutants, check, f"{NOTES} §3.4 (FedAlt, FedSim, stateless variant), §3.8 "
-                        f"(weights); {PAPER}")
+                        f"(weights); {PAPER}", tol=TOL_SPREAD)
 
 
 # req: fedalt.preset.fedrep

@@ -50,6 +50,9 @@ typedef struct {
                                    no record with this key)               */
     size_t record;              /* 1: the run's first record of this key;
                                    k > 1: its k-th, a duplicate record     */
+    size_t position;            /* the key's place in the expected
+                                   trajectory (0-based, the final state
+                                   last), as pflref_digit_point.position   */
 } pflref_divergence;
 
 /* Digits per quantity name ("w", "w_local", "theta", ...). */
@@ -65,9 +68,32 @@ typedef struct {
                               ⌊|log10(|x| / |r|)|⌋ over x, r non-zero of
                               one sign (0: within a factor of 10)        */
     size_t skipped;        /* records of this name skipped (partial)      */
+    double atol, rtol;     /* the tolerance this name was held to          */
 } pflref_quantity_stats;
 
 #define PFLREF_MAX_QUANTITY_NAMES 16
+
+/* Correct digits along the trajectory: the fewest correct digits of one
+ * quantity name over its records in one stretch of the expected
+ * trajectory.  Positions count the expected records in the vector's order
+ * (round, client, step; the final state last) from 0; a stretch is
+ * `digits_stretch` consecutive positions (1, one point per record, unless
+ * the trajectory has more records than PFLREF_MAX_DIGIT_POINTS allows),
+ * so a long run stays bounded and keeps each stretch's worst digits. */
+typedef struct {
+    size_t position;       /* the first record of this name in the
+                              stretch                                     */
+    long round;            /* its round (−1: none, as the final state)    */
+    size_t name;           /* the quantity: an index into by_name         */
+    size_t records;        /* expected records of this name in the stretch
+                              compared                                    */
+    size_t mismatches;     /* of which out of tolerance or missing        */
+    double min_lre;        /* fewest correct digits over their numbers
+                              (duplicate records too); 0 for a record the
+                              run lacks or wrote with another length      */
+} pflref_digit_point;
+
+#define PFLREF_MAX_DIGIT_POINTS 1024
 
 typedef struct {
     char id[128];
@@ -108,6 +134,11 @@ typedef struct {
     /* Every divergent quantity, in order (at most PFLREF_MAX_LISTED). */
     size_t n_listed;
     pflref_divergence listed[64];
+    /* Correct digits along the trajectory, in position order (names beyond
+     * PFLREF_MAX_QUANTITY_NAMES have none). */
+    size_t digits_stretch;  /* positions per point (≥ 1 once compared)   */
+    size_t n_points;
+    pflref_digit_point points[PFLREF_MAX_DIGIT_POINTS];
 } pflref_golden_report;
 
 #define PFLREF_MAX_LISTED 64

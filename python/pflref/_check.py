@@ -83,6 +83,19 @@ class Report:
                not apply), missing (True: the candidate did not record it)
     .digits    dict quantity name -> fewest correct digits (log relative
                error, capped at 15.95; 0: none)
+    .trajectory_digits
+               dict quantity name -> its digits along the trajectory: a
+               list of dicts position (of the record in the vector's
+               expected trajectory, the final state last), round (None for
+               the final state), digits (the fewest correct digits of the
+               record, or over a stretch of `.digits_stretch` records on a
+               long trajectory), mismatches (records out of tolerance)
+    .digits_stretch
+               expected records per point of .trajectory_digits (1: one
+               point per record)
+    .first_position
+               None, or the first divergence's position in the expected
+               trajectory (as in .trajectory_digits)
     .replay    the shell command that reproduces this check with the CLI
     .missing   the required records the candidate did not give (a Recorder
                checked without partial: named before any comparison)
@@ -103,12 +116,24 @@ class Report:
             self.passed = False
             self.first = _first(self.missing[0], missing=True)
             self.digits = {}
+            self.trajectory_digits = {}
+            self.digits_stretch = 1
+            self.first_position = None
             return
         self.passed = bool(raw["passed"])
         d = raw.get("first_divergence")
         self.first = None if d is None else _first(d, d.get("missing", False))
         self.digits = {q["name"]: q["min_lre"] for q in raw["by_quantity"]
                        if q["quantities"] > 0 and q["numbers"] > 0}
+        self.trajectory_digits = {
+            q["name"]: [{"position": p, "round": r, "digits": d,
+                         "mismatches": m}
+                        for p, r, d, m in zip(*(q["trajectory_digits"][k] for k in
+                                                ("position", "round", "min_lre",
+                                                 "mismatches")))]
+            for q in raw["by_quantity"] if q["quantities"] > 0}
+        self.digits_stretch = raw.get("digits_stretch", 1)
+        self.first_position = None if d is None else d.get("position")
 
     @property
     def replay(self):
@@ -123,8 +148,9 @@ class Report:
         r = self.raw
         if r["wrong_outcome"]:
             return "FAIL %s: the candidate reports outcome \"%s\", the " \
-                "vector expects \"ok\"%s\n  replay: %s" % (
-                    self.id, r["outcome"], self._outcome_where(), self.replay)
+                "vector expects \"ok\"%s\n%s  replay: %s" % (
+                    self.id, r["outcome"], self._outcome_where(),
+                    self._flags_line(), self.replay)
         if self.passed:
             return "PASS %s: %d quantities, %d numbers; max abs err %.3g, " \
                 "max rel err %.3g%s%s" % (
@@ -167,8 +193,19 @@ class Report:
                 _digits_text(q["min_lre"], q["max_ulp"], q)))
         for d in r["divergences"][1:] if self.resync else ():
             lines.append("  also: " + divergence_text(d))
+        if self._flags_line():
+            lines.append(self._flags_line().rstrip("\n"))
         lines.append("  replay: " + self.replay)
         return "\n".join(lines)
+
+    def _flags_line(self):
+        """The vector's flags as `pflref check` shows them on a failure
+        (cli/report.c), with its newline; "" when it has none."""
+        flags = (getattr(self.vector, "raw", None) or {}).get("flags") or []
+        if not flags:
+            return ""
+        return "  flags: %s (the bug classes and caveats of the vector; its " \
+            "flags.json describes each)\n" % ", ".join(flags)
 
     def _missing_text(self):
         n = len(self.missing)

@@ -69,7 +69,35 @@ def test_the_buggy_fedavg_fails_at_the_first_aggregate(tmp_path):
     assert "first divergence: w (server, round 0)[0]: expected 3.7, got " \
         "3.375" in text
     assert "also:" not in text                   # only under resync
-    assert len(text.splitlines()) == 4           # FAIL, w, w_local, replay
+    assert len(text.splitlines()) == 5    # FAIL, w, w_local, flags, replay
+    assert "  flags: aggregation-weights, local-step-count (" in text
+
+
+def test_digits_along_the_trajectory(tmp_path):
+    """report.trajectory_digits: a point per expected record; the buggy
+    FedAvg keeps every digit up to round 0's server record (its first
+    divergence, first_position) and loses them there."""
+    v = pflref.Vector(SAMPLES)
+    good = pflref.check(v, run_example("fedavg_numpy.py", SAMPLES,
+                                       tmp_path / "g.json"))
+    assert good.digits_stretch == 1 and good.first_position is None
+    points = [p for q in good.trajectory_digits.values() for p in q]
+    assert sorted(p["position"] for p in points) == \
+        list(range(len(v.raw["expected"]["trajectory"]) +
+                   sum(len(x) if isinstance(x[0], list) else 1
+                       for x in v.raw["expected"]["final"].values())))
+    assert all(p["digits"] > 13 and p["mismatches"] == 0 for p in points)
+    bad = pflref.check(v, run_example("fedavg_numpy_buggy.py", SAMPLES,
+                                      tmp_path / "b.json"))
+    at = bad.first_position
+    traj = v.raw["expected"]["trajectory"]
+    assert traj[at]["event"] == "server" and traj[at]["round"] == 0
+    w = {p["position"]: p for p in bad.trajectory_digits["w"]}
+    assert w[at]["digits"] < 2 and w[at]["mismatches"] == 1   # 3.375 for 3.7
+    assert w[at]["round"] == 0
+    before = [p for q in bad.trajectory_digits.values() for p in q
+              if p["position"] < at]
+    assert before and all(p["digits"] > 13 for p in before)
 
 
 def test_the_replay_command_reproduces_the_check(tmp_path):

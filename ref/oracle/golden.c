@@ -20,6 +20,13 @@
  * where a ULP count would mean nothing.  The statistics fold in every
  * record compared, so they never contradict the first divergence.
  *
+ * Digits along the trajectory: each expected record's fewest correct
+ * digits also go to the point of its quantity name and stretch of the
+ * trajectory (pflref_digit_point; one point per record unless the
+ * trajectory is longer than PFLREF_MAX_DIGIT_POINTS allows, then the
+ * minimum over a stretch of consecutive records), so a report can show
+ * where along the run a candidate starts to lose digits.
+ *
  * Re-synchronised checking: the reference re-runs every round from the
  * candidate's own state at that round's start (pflref_run_resync); the
  * candidate is then compared with that run, so each divergent step is
@@ -127,10 +134,11 @@ static int orders_off(double x, double r)
 }
 
 static void note_divergence(pflref_golden_report *rep, const pflref_record *key,
-                            size_t index, double expected, double got,
-                            const pflref_divergence *shape)
+                            size_t position, size_t index, double expected,
+                            double got, const pflref_divergence *shape)
 {
     pflref_divergence d = *shape;
+    d.position = position;
     d.round = key->round;
     d.client = key->client;
     d.step = key->step;
@@ -152,7 +160,8 @@ static void note_divergence(pflref_golden_report *rep, const pflref_record *key,
 /* The statistics slot of quantity `name` (a fresh one on first sight), or
  * NULL when every slot is taken. */
 static pflref_quantity_stats *stats_for(pflref_golden_report *rep,
-                                        const char *name)
+                                        const char *name,
+                                        pflref_tolerance tol)
 {
     for (size_t i = 0; i < rep->n_names; i++)
         if (strcmp(rep->by_name[i].name, name) == 0)
@@ -161,9 +170,55 @@ static pflref_quantity_stats *stats_for(pflref_golden_report *rep,
         return NULL;
     pflref_quantity_stats *q = &rep->by_name[rep->n_names++];
     /* nothing counted yet; every digit correct until a number says less */
-    *q = (pflref_quantity_stats){.min_lre = PFLREF_LRE_CAP};
+    *q = (pflref_quantity_stats){.min_lre = PFLREF_LRE_CAP,
+                                 .atol = tol.atol, .rtol = tol.rtol};
     snprintf(q->name, sizeof q->name, "%s", name);
     return q;
+}
+
+/* ---- digits along the trajectory ----------------------------------------- */
+
+/* Positions per point for `count` expected records of at most `names`
+ * quantity names: the fewest that keep every point within
+ * PFLREF_MAX_DIGIT_POINTS (a stretch of w positions holds a point for at
+ * most min(w, names) names). */
+static size_t digits_stretch(size_t count, size_t names)
+{
+    size_t w = 1;
+    for (;;) {
+        const size_t stretches = (count + w - 1) / w;
+        const size_t per = w < names ? w : names;
+        if (stretches * per <= PFLREF_MAX_DIGIT_POINTS)
+            return w;
+        w++;
+    }
+}
+
+/* The point of quantity slot q for the expected record at `position` (a
+ * fresh one on the stretch's first record of that name), or NULL for a
+ * name without a slot. */
+static pflref_digit_point *point_for(pflref_golden_report *rep,
+                                     const pflref_quantity_stats *q,
+                                     size_t position, long round)
+{
+    if (q == NULL)
+        return NULL;
+    const size_t name = (size_t)(q - rep->by_name);
+    const size_t stretch = position / rep->digits_stretch;
+    /* positions only grow: the stretch's points are the last ones */
+    for (size_t i = rep->n_points; i-- > 0;) {
+        pflref_digit_point *p = &rep->points[i];
+        if (p->position / rep->digits_stretch != stretch)
+            break;
+        if (p->name == name)
+            return p;
+    }
+    if (rep->n_points == PFLREF_MAX_DIGIT_POINTS)   /* digits_stretch's bound */
+        return NULL;
+    pflref_digit_point *p = &rep->points[rep->n_points++];
+    *p = (pflref_digit_point){.position = position, .round = round,
+                              .name = name, .min_lre = PFLREF_LRE_CAP};
+    return p;
 }
 
 /* Fold the error of one number x against r into the statistics s. */
@@ -218,23 +273,28 @@ static void note_number(pflref_golden_report *rep, pflref_quantity_stats *q,
 
 /* Hold every record of act with the key of e (values ev) to the
  * expectation: the first and any duplicates, each entry folded into the
- * statistics; at most one divergence (the first entry out of tolerance). */
-static void compare_records(const pflref_record *key, const pflref_record *e,
-                            const double *ev, const pflref_trajectory *act,
+ * statistics and its digits into the point pt; at most one divergence
+ * (the first entry out of tolerance). */
+static void compare_records(const pflref_record *key, size_t position,
+                            const pflref_record *e, const double *ev,
+                            const pflref_trajectory *act,
                             const pflref_record *a, pflref_tolerance tol,
-                            pflref_quantity_stats *q,
+                            pflref_quantity_stats *q, pflref_digit_point *pt,
                             pflref_golden_report *rep)
 {
     int noted = 0;
     for (size_t nth = 1; a != NULL;
          nth++, a = find_from(act, key, (size_t)(a - act->records) + 1)) {
         if (a->len != e->len) {
+            if (pt != NULL)
+                pt->min_lre = 0.0;   /* no number to count digits of */
             if (!noted) {
                 const pflref_divergence shape = {.missing = 1,
                                                  .got_len = a->len,
                                                  .expected_len = e->len,
                                                  .record = nth};
-                note_divergence(rep, key, 0, ev[e->offset], NAN, &shape);
+                note_divergence(rep, key, position, 0, ev[e->offset], NAN,
+                                &shape);
                 rep->missing += nth == 1;
                 if (q != NULL)
                     q->mismatches++;
@@ -246,18 +306,23 @@ static void compare_records(const pflref_record *key, const pflref_record *e,
         size_t bad = e->len;
         for (size_t j = 0; j < e->len; j++) {
             note_number(rep, q, x[j], r[j], nth == 1);
+            const double digits = lre(x[j], r[j]);
+            if (pt != NULL && digits < pt->min_lre)
+                pt->min_lre = digits;
             if (bad == e->len &&
                 !(fabs(x[j] - r[j]) <= tol.atol + tol.rtol * fabs(r[j])))
                 bad = j;
         }
         if (bad < e->len && !noted) {
             const pflref_divergence shape = {.record = nth};
-            note_divergence(rep, key, bad, r[bad], x[bad], &shape);
+            note_divergence(rep, key, position, bad, r[bad], x[bad], &shape);
             if (q != NULL)
                 q->mismatches++;
             noted = 1;
         }
     }
+    if (pt != NULL)
+        pt->mismatches += (size_t)noted;
 }
 
 /* For every record of `keys`: expected values from `ref` (the record with
@@ -271,12 +336,19 @@ static void compare_tables(const pflref_trajectory *keys,
                            pflref_golden_report *rep)
 {
     rep->expected_records = keys->count;
+    /* every name's slot first, in order of first appearance, so the
+     * stretch of the digits' points is known before the first point */
+    for (size_t k = 0; k < keys->count; k++)
+        stats_for(rep, keys->records[k].name,
+                  tolerance_for(tols, keys->records[k].name));
+    rep->digits_stretch = digits_stretch(keys->count, rep->n_names);
     for (size_t k = 0; k < keys->count; k++) {
         const pflref_record *key = &keys->records[k];
         const pflref_record *e = ref == NULL ? key : find(ref, key);
         const double *ev = ref == NULL ? keys->values : ref->values;
         const pflref_record *a = find(act, key);
-        pflref_quantity_stats *q = stats_for(rep, key->name);
+        const pflref_tolerance tol = tolerance_for(tols, key->name);
+        pflref_quantity_stats *q = stats_for(rep, key->name, tol);
         if (a == NULL && partial) {
             rep->skipped++;
             if (q != NULL)
@@ -286,6 +358,9 @@ static void compare_tables(const pflref_trajectory *keys,
         rep->quantities++;
         if (q != NULL)
             q->quantities++;
+        pflref_digit_point *pt = point_for(rep, q, k, key->round);
+        if (pt != NULL)
+            pt->records++;
         if (e == NULL || a == NULL) {
             const pflref_divergence shape = {.missing = 1,
                                              .expected_len = e ? e->len : 0,
@@ -293,11 +368,15 @@ static void compare_tables(const pflref_trajectory *keys,
             rep->missing++;
             if (q != NULL)
                 q->mismatches++;
-            note_divergence(rep, key, 0, e ? ev[e->offset] : NAN, NAN, &shape);
+            if (pt != NULL) {
+                pt->min_lre = 0.0;   /* not produced: no correct digit */
+                pt->mismatches++;
+            }
+            note_divergence(rep, key, k, 0, e ? ev[e->offset] : NAN, NAN,
+                            &shape);
             continue;
         }
-        compare_records(key, e, ev, act, a, tolerance_for(tols, key->name), q,
-                        rep);
+        compare_records(key, k, e, ev, act, a, tol, q, pt, rep);
     }
 }
 

@@ -11,11 +11,18 @@
  *   quantities, numbers, mismatches, missing, skipped, expected_records
  *   max_abs_err, max_rel_err, min_lre, max_ulp, sign_differs, not_finite,
  *   max_orders_off        the statistics over every number compared
+ *   digits_stretch        expected records per point of the digits
+ *                         along the trajectory (1: a point per record)
  *   by_quantity           the same per quantity name, in order of first
- *                         appearance
+ *                         appearance, with its tolerance {atol, rtol} and
+ *                         trajectory_digits {position, round, min_lre,
+ *                         mismatches}: parallel arrays, a point per
+ *                         stretch of the trajectory holding records of
+ *                         the name (pflref_digit_point; round null where
+ *                         a record has none)
  *   first_divergence      null, or {event, phase, round, client, step,
- *                         name, record, missing, and index, expected, got
- *                         or got_length, expected_length}
+ *                         name, record, position, missing, and index,
+ *                         expected, got or got_length, expected_length}
  *   divergences           every divergent quantity listed (at most
  *                         PFLREF_MAX_LISTED), the first one first
  *   wrong_outcome, outcome
@@ -47,6 +54,7 @@ static json_t *divergence_json(tree *t, const pflref_divergence *d)
         put(t, o, "step", json_integer(d->step));
     put(t, o, "name", json_string(d->name));
     put(t, o, "record", count(d->record));
+    put(t, o, "position", count(d->position));
     put(t, o, "missing", json_boolean(d->missing));
     if (d->missing) {
         put(t, o, "got_length", count(d->got_len));
@@ -77,6 +85,32 @@ static void put_stats(tree *t, json_t *o, const pflref_quantity_stats *q)
     put(t, o, "skipped", count(q->skipped));
 }
 
+/* The digits of quantity slot `name` along the trajectory, as parallel
+ * arrays in position order (round null where a record has none). */
+static json_t *trajectory_digits(tree *t, const pflref_golden_report *rep,
+                                 size_t name)
+{
+    json_t *pos = json_array(), *round = json_array(), *lre = json_array(),
+           *bad = json_array();
+    for (size_t i = 0; i < rep->n_points && i < PFLREF_MAX_DIGIT_POINTS; i++) {
+        const pflref_digit_point *p = &rep->points[i];
+        if (p->name != name)
+            continue;
+        if (json_array_append_new(pos, count(p->position)) ||
+            json_array_append_new(round, p->round >= 0 ? json_integer(p->round)
+                                                       : json_null()) ||
+            json_array_append_new(lre, real_or_null(p->min_lre)) ||
+            json_array_append_new(bad, count(p->mismatches)))
+            t->failed = 1;
+    }
+    json_t *o = json_object();
+    put(t, o, "position", pos);
+    put(t, o, "round", round);
+    put(t, o, "min_lre", lre);
+    put(t, o, "mismatches", bad);
+    return o;
+}
+
 pflref_status pflref_golden_report_json(const pflref_golden_report *rep,
                                         char **out, pflref_error *err)
 {
@@ -104,9 +138,13 @@ pflref_status pflref_golden_report_json(const pflref_golden_report *rep,
         json_t *q = json_object();
         put(&t, q, "name", json_string(rep->by_name[k].name));
         put_stats(&t, q, &rep->by_name[k]);
+        put(&t, q, "atol", real_or_null(rep->by_name[k].atol));
+        put(&t, q, "rtol", real_or_null(rep->by_name[k].rtol));
+        put(&t, q, "trajectory_digits", trajectory_digits(&t, rep, k));
         if (json_array_append_new(names, q))
             t.failed = 1;
     }
+    put(&t, root, "digits_stretch", count(rep->digits_stretch));
     put(&t, root, "by_quantity", names);
     put(&t, root, "first_divergence",
         rep->diverged ? divergence_json(&t, &rep->first) : json_null());
