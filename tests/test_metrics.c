@@ -73,6 +73,8 @@ static pflref_summary summarize_ok(const double *a, const double *w,
  *             + 440 + 17.7 = 1572.2;  Σ n_i = 2000;  1572.2/2000 = 0.7861 */
 START_TEST(test_worked_example_accuracy)
 {
+    /* req: metrics.mean, metrics.sd, metrics.worst, metrics.p10 */
+    /* req: metrics.bottom10, metrics.micro */
     double work[10];
     pflref_summary s =
         summarize_ok(A10, N10, 10, PFLREF_HIGHER_IS_BETTER, work);
@@ -96,6 +98,7 @@ END_TEST
  * direction-free statistics are unchanged. */
 START_TEST(test_worked_example_loss)
 {
+    /* req: metrics.worst, metrics.bottom10 */
     double work[10];
     pflref_summary s = summarize_ok(A10, N10, 10, PFLREF_LOWER_IS_BETTER, work);
     ck_assert_msg(s.worst == 0.90, "loss worst = %.17g, expected 0.90",
@@ -130,6 +133,7 @@ END_TEST
 /* weights = NULL gives weighted_mean = mean (header). */
 START_TEST(test_null_weights)
 {
+    /* req: metrics.micro */
     double work[10];
     pflref_summary s =
         summarize_ok(A10, NULL, 10, PFLREF_HIGHER_IS_BETTER, work);
@@ -181,6 +185,7 @@ END_TEST
  *   p10: h = 0.1·10 = 1 → a_(1) = 0.238;  p90: h = 9 → a_(9) = 0.904 */
 START_TEST(test_decile_n11)
 {
+    /* req: metrics.bottom10 */
     const double a[11] = {0.815, 0.372, 0.904, 0.561, 0.238, 0.677,
                           0.449, 0.993, 0.126, 0.750, 0.302};
     double work[11];
@@ -262,6 +267,7 @@ END_TEST
  *   p = 0.25: h = 0.75, 1.5 + 0.75·0.75 = 2.0625 */
 START_TEST(test_quantile_sorted)
 {
+    /* req: metrics.p10 */
     const double x[4] = {1.5, 2.25, 4.0, 7.125};
     ck_assert_msg(pflref_quantile_sorted(x, 4, 0.0) == 1.5, "q(0) != min");
     ck_assert_msg(pflref_quantile_sorted(x, 4, 1.0) == 7.125, "q(1) != max");

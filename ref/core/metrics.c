@@ -68,6 +68,7 @@ static size_t quantile_lo(size_t lo, size_t N)
     return lo < N - 1 ? lo : N - 1;
 }
 
+/* req: metrics.bottom10 */
 /* The c = ⌈N/10⌉ worst clients among N ≥ 1 values sorted ascending: *count
  * := c and the first of their positions, first … first + c − 1: the c
  * smallest (0 …) when higher is better (an accuracy), the c largest
@@ -92,6 +93,7 @@ static size_t worst_decile(size_t N, int higher, size_t *count)
 /* Outside its precondition (N ≥ 1, p ∈ [0, 1]) the quantile does not read
  * out of bounds: N = 0 or a NaN p gives NaN, p < 0 the minimum, p > 1 the
  * maximum. */
+/* req: metrics.p10 */
 double pflref_quantile_sorted(const double *sorted, size_t N, double p)
 {
     /* Quick return if possible. */
@@ -163,6 +165,7 @@ static pflref_status check_inputs(const double *a, const double *weights,
 /* sd = √((1/N) Σ (a_i − ā)²), client order, ddof = 0; when the squares
  * overflow (deviations beyond about 1e154), the same with every deviation
  * divided by s = max |a_i − ā| and s multiplied back. */
+/* req: metrics.sd */
 static double population_sd(const double *a, size_t N, double mean)
 {
     double ss = 0.0;
@@ -196,6 +199,7 @@ pflref_status pflref_metrics_summarize(const double *a, const double *weights,
     if (st != PFLREF_OK)
         return st;
 
+    /* req: metrics.mean */
     /* ā = (1/N) Σ a_i, client order */
     double sum = 0.0;
     for (size_t i = 0; i < N; i++)
@@ -203,6 +207,7 @@ pflref_status pflref_metrics_summarize(const double *a, const double *weights,
     const double mean = sum / (double)N;
     const double sd = population_sd(a, N, mean);
 
+    /* req: metrics.micro */
     /* weighted mean Σ w_i a_i / Σ w_i, client order; NULL weights: ā */
     double weighted_mean = mean;
     if (weights != NULL) {
@@ -229,6 +234,7 @@ pflref_status pflref_metrics_summarize(const double *a, const double *weights,
         .N = N,
         .mean = mean,
         .sd = sd,
+        /* req: metrics.worst */
         .worst = higher ? work[0] : work[N - 1],
         .best = higher ? work[N - 1] : work[0],
         .p10 = pflref_quantile_sorted(work, N, 0.1),
