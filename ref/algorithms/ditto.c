@@ -172,6 +172,7 @@ static pflref_status ditto_round(pflref_state *s,
         /* w_k ← w^t; v_k carries over */
         pflref_client_begin(s, k, "w_local", ws->w_local, ws->w_t, trace);
         pflref_client_begin(s, k, "v", v_k, NULL, trace);
+        pflref_client_lr(s, k, 0, 1);  /* η of k's train() (lr.count) */
         pflref_status st = device_update(s, k, &plan->batches[j], ws, trace,
                                          err);
         if (st != PFLREF_OK)
