@@ -37,8 +37,9 @@ import pflref_exact  # noqa: E402 (after the path is set)
 # can coincide with something.
 
 SWITCHES = {
-    "fedavg": {"fedavg.weights": ["samples", "uniform", "all_keep_old"]},
-    "local": {},
+    "fedavg": {"fedavg.weights": ["samples", "uniform", "all_keep_old"],
+               "lr.count": ["rounds", "trainings"]},
+    "local": {"lr.count": ["rounds", "trainings"]},
     "finetune": {"fedavg.weights": ["samples", "uniform", "all_keep_old"],
                  "finetune.scope": ["full", "personal"]},
     "prox": {"pfedme.theta_start": ["reset", "warm"]},
@@ -209,6 +210,22 @@ def who_selected(spec, sw, r):
 def r_single_round(spec, sw, hp):
     R = len(rounds(spec))
     return ["%d round%s" % (R, "" if R == 1 else "s")] if R < 2 else []
+
+
+def r_lr_count(spec, sw, hp):
+    """lr.count = trainings counts each client's own train() calls: equal
+    to the round when the step is constant or when every participant of
+    every round trained in every round before."""
+    if sw.get("lr.schedule", "constant") == "constant":
+        return ["a constant step: nothing is counted"]
+    trained = {}
+    for t, r in enumerate(rounds(spec)):
+        if any(trained.get(k, 0) != t for k in r["clients"]):
+            return []
+        for k in r["clients"]:
+            trained[k] = trained.get(k, 0) + 1
+    return ["every participant trained in every round before: its count is "
+            "the round"]
 
 
 def r_quadratic_unit(spec, sw, hp):
@@ -421,9 +438,13 @@ RULES = {
         (ALWAYS, r_single_round, "one round hides a stale global model"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
         (ALWAYS, r_quadratic_unit, "a = 1 hides a dropped curvature / loss factor"),
+        (when("lr.count", "trainings"), r_lr_count,
+         "clients' own training counts equal to the round hide the count"),
     ],
     "local": [
         (ALWAYS, r_value(["eta"], ONE), "η = 1 hides a dropped step size"),
+        (when("lr.count", "trainings"), r_lr_count,
+         "clients' own training counts equal to the round hide the count"),
         (ALWAYS, r_single_round, "one round hides personal state reset between rounds"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
         (ALWAYS, r_quadratic_unit, "a = 1 hides a dropped curvature / loss factor"),

@@ -273,20 +273,33 @@ def local_sgd(pr, k, theta, steps, eta, trace, phase, rnd, name,
     return theta
 
 
-def round_factor(algorithm, t, bugs=NO_BUGS):
+def round_factor(algorithm, t, bugs=NO_BUGS, trained=None, call=0, calls=1):
     """c_t, the factor of every step size in round t (0-based) under the
     spec's learning-rate decay (ref/engine/lr.c's switches, written from
     shared/spec/notes-pfllib-as-run.md §2.2: PFLlib's ExponentialLR stepped
     once after each train(), so round t trains with eta gamma^t):
-      lr.schedule = constant: 1;  exponential: gamma^t;
-      step: gamma^floor(t / lr.step_rounds).
+      lr.schedule = constant: 1;  exponential: gamma^k;
+      step: gamma^floor(k / lr.step_rounds),
+    k the scheduler steps before: t, or with lr.count = trainings the
+    client's own train() calls before (`trained`, the rounds it trained in
+    so far: PFLlib steps a client's scheduler only when it trains); with
+    `calls` train() calls a round (Per-FedAvg's PFLlib server calls it
+    twice) k = calls * (t or trained) + call.
     gamma at the exact value of its double.  Bugs: lr-ignored (c_t = 1),
-    lr-shifted (the scheduler stepped before the round: t + 1)."""
+    lr-shifted (the scheduler stepped before the round: t + 1),
+    lr-per-round (lr.count = trainings read as rounds), lr-one-call (the
+    two calls of a round decayed as one)."""
     sw = algorithm.get("switches", {})
     hp = algorithm.get("hyperparameters", {})
     schedule = sw.get("lr.schedule", "constant")
     if schedule == "constant" or "lr-ignored" in bugs:
         return Fraction(1)
+    if (sw.get("lr.count", "rounds") == "trainings" and trained is not None
+            and "lr-per-round" not in bugs):
+        t = trained
+    if "lr-one-call" in bugs:
+        call, calls = 0, 1
+    t = calls * t + call
     if "lr-shifted" in bugs:
         t += 1
     gamma = Fraction(hp.get("lr.gamma", 1.0))
@@ -307,7 +320,9 @@ def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS):
     for k, steps in plan:
         start = w0 if "restart-w0" in bugs else w
         trace.emit("client_begin", "train", t, k, 0, "w_local", start)
-        wk = local_sgd(pr, k, start, steps, eta, trace, "train", t, "w_local", bugs=bugs)
+        eta_k = (eta.get(k, max(eta.values())) if isinstance(eta, dict)
+                 else eta)                      # per client (lr.count)
+        wk = local_sgd(pr, k, start, steps, eta_k, trace, "train", t, "w_local", bugs=bugs)
         trace.emit("client_end", "train", t, k, None, "w_local", wk)
         local[k] = wk
     N = len(pr.clients)
@@ -343,7 +358,9 @@ def local_round(pr, v, w0, t, plan, eta, trace, bugs=NO_BUGS):
         if "reset-personal" in bugs:
             v[i] = list(w0)
         trace.emit("client_begin", "train", t, i, 0, "v", v[i])
-        v[i] = local_sgd(pr, i, v[i], steps, eta, trace, "train", t, "v", bugs=bugs)
+        eta_i = (eta.get(i, max(eta.values())) if isinstance(eta, dict)
+                 else eta)                      # per client (lr.count)
+        v[i] = local_sgd(pr, i, v[i], steps, eta_i, trace, "train", t, "v", bugs=bugs)
         trace.emit("client_end", "train", t, i, None, "v", v[i])
     return v
 

@@ -52,6 +52,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "interp-selection",
     "local-step-count",
     "loss-scale",
+    "lr-count",
     "lr-schedule",
     "perfedavg-batch-reuse",
     "perfedavg-eval-steps",
