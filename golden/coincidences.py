@@ -63,7 +63,9 @@ SWITCHES = {
                "pflego.server": ["sgd", "adam"]},
     "perfedavg": {"perfedavg.variant": ["exact", "fo", "hf"],
                   "perfedavg.weights": ["uniform", "samples"],
-                  "perfedavg.eval": ["one_alpha_step", "alpha_then_beta"]},
+                  "perfedavg.eval": ["one_alpha_step", "alpha_then_beta"],
+                  "perfedavg.calls": ["one", "two"],
+                  "lr.count": ["rounds", "trainings"]},
     "apfl": {"apfl.alpha": ["fixed", "adaptive"],
              "apfl.mix": ["parameter", "output"],
              "apfl.mix_uses_w": ["old", "new"],
@@ -99,6 +101,11 @@ PRESETS = {
     ("perfedavg", "pfedme_repo"): {"perfedavg.variant": "fo",
                                    "perfedavg.weights": "samples",
                                    "perfedavg.eval": "alpha_then_beta"},
+    ("perfedavg", "pfllib"): {"perfedavg.variant": "fo",
+                              "perfedavg.weights": "samples",
+                              "perfedavg.eval": "one_alpha_step",
+                              "perfedavg.calls": "two",
+                              "lr.count": "trainings"},
     ("apfl", "fedtorch"): {"apfl.mix": "output", "apfl.mix_uses_w": "new",
                            "apfl.alpha_rule": "fedtorch"},
     ("apfl", "pfllib"): {"apfl.variant": "pfllib", "apfl.weights": "samples",
@@ -226,6 +233,12 @@ def r_lr_count(spec, sw, hp):
             trained[k] = trained.get(k, 0) + 1
     return ["every participant trained in every round before: its count is "
             "the round"]
+
+
+def r_lr_constant(spec, sw, hp):
+    if sw.get("lr.schedule", "constant") == "constant":
+        return ["a constant step"]
+    return []
 
 
 def r_quadratic_unit(spec, sw, hp):
@@ -533,6 +546,10 @@ RULES = {
         (when("perfedavg.variant", "exact", "hf"), r_constant_hessian,
          "a constant Hessian hides where it is taken (w versus w̃)"),
         (ALWAYS, r_single_round, "one round hides a stale global model"),
+        (when("lr.count", "trainings"), r_lr_count,
+         "clients' own training counts equal to the round hide the count"),
+        (when("perfedavg.calls", "two"), r_lr_constant,
+         "a constant step makes the two train() calls one"),
     ],
     "apfl": [
         (ALWAYS, r_equal_pairs(["eta", "alpha", "eta_alpha"]), "η, α, η_α equal: a swap is invisible"),
