@@ -498,12 +498,71 @@ def fedrep_drawn():
         TOL_FEDREP)
 
 
+def fedrep_pfllib_decay():
+    """Preset fedrep_pfllib (PFLlib's FedRep: head steps first, then the
+    base, n_i weights, each client's -ld scheduler stepped when it trains,
+    lr.count = trainings) with lr.schedule = exponential, γ = 0.6: client
+    i's γ_u, γ_v in a round are times 0.6^(rounds i trained before).
+    S⁰ = {0, 2}, S¹ = {1, 2}, S² = {0, 1}: client 1 first trains in round
+    1 with the undecayed steps, client 0 in round 2 with one decay (the
+    round count would give two)."""
+    algorithm = {"name": "fedalt", "preset": "fedrep_pfllib",
+                 "hyperparameters": {"gamma_u": 0.145, "gamma_v": 0.205,
+                                     "eta_ft": 0.175, "tau_v": 1,
+                                     "lr.gamma": 0.6},
+                 "switches": {"lr.schedule": "exponential"}}
+    rounds = [
+        {"clients": [0, 2], "batches": [[[0, 1], [2], [1, 2]],
+                                        [[1, 2], [0, 2], [2, 1], [0]]]},
+        {"clients": [1, 2], "batches": [[[0, 1], [1], [0]],
+                                        [[0, 1], [2, 3], [3, 0], [1, 2]]]},
+        {"clients": [0, 1], "batches": [[[2, 0], [1], [0, 1, 2]],
+                                        [[1], [0, 1], [0]]]},
+    ]
+    hp, sw = pp.settings(algorithm)[:2]
+    assert sw["pfl.weights"] == "samples" and sw["lr.count"] == "trainings"
+
+    def check(trace, w, v):
+        pr = px.Problem(S_MODEL, S_CLIENTS)
+        for r in rounds:
+            for i, steps in zip(r["clients"], r["batches"]):
+                assert all(F(0.205) * px.curvature_bound(pr, i, b) < 2 for b in steps)
+        for i, steps in enumerate(S_POST):
+            assert all(F(0.175) * px.curvature_bound(pr, i, b) < 2 for b in steps)
+
+    flags = ["lr-count", "lr-schedule", "pfl-update-order",
+             "stale-personal-state", "aggregation-weights"]
+    mutants = {"lr-count": ["lr-per-round"],
+               "lr-schedule": ["lr-ignored", "lr-shifted"],
+               "pfl-update-order": ["fedalt-u-first", "fedalt-stale-v"],
+               "stale-personal-state": ["reset-personal"],
+               "aggregation-weights": ["uniform-weights"]}
+    return make(
+        "fedalt", "fedrep-pfllib-decay",
+        "FedRep as PFLlib runs it (fedalt preset fedrep_pfllib) with -ld: n_i "
+        "weights, each client's steps decayed with the rounds it trained",
+        "ŷ = x·u + v_i (shared weights u, personal bias v_i), ½(ŷ − y)², three "
+        "clients (n = 3, 2, 4), w⁰ = (0.35, −0.15, 0.25), preset fedrep_pfllib "
+        "(stateful, pfl.weights = samples, pfl.finetune = personal, lr.count = "
+        "trainings) with lr.schedule = exponential, lr.gamma = 0.6: client i's "
+        "γ_u = 0.145, γ_v = 0.205 times 0.6^(rounds i trained before); τ_v = 1 "
+        "step on v, then the remaining steps on u; S = {0, 2}, {1, 2}, {0, 1}; "
+        "the server's n_i-weighted mean of the u_i; then 2 fine-tuning "
+        "minibatch steps on v (η_ft = 0.175, undecayed) for every client.",
+        S_MODEL, S_CLIENTS, S_INIT, S_SPLIT, algorithm, rounds, S_POST, flags,
+        mutants, check, f"{NOTES} §3.4 (FedAlt), §4 (FedRep); shared/spec/"
+                        f"notes-pfllib-as-run.md §2.2 (-ld), §2.3 (FedRep); "
+                        f"TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/"
+                        f"clientrep.py; {PAPER}",
+        TOL_FEDREP)
+
+
 MAKERS = {
     "fedalt": (fedalt_a_stateful, fedalt_a_stateless, fedalt_a_uniform, fedrep_d,
                lambda: spread("fedalt", "stateful", "samples", "personal"),
                lambda: spread("fedalt", "stateless", "uniform", "full"),
                lambda: spread("fedalt", "stateful", "batches", "full"),
-               fedrep_drawn),
+               fedrep_drawn, fedrep_pfllib_decay),
     "fedsim": (lambda: fedsim_a(False), lambda: fedsim_a(True), fedper_d,
                lg_fedavg_d, fedbabu_d,
                lambda: spread("fedsim", "stateful", "samples", "personal"),
