@@ -87,6 +87,7 @@ MUTANTS = {
     "ditto-moving-ref": {"ditto": ["ditto-ref-moving", "ditto-ref-round-start",
                                    "ditto-order-flip"]},
     "prox-form": {"ditto": ["prox-form-flip"]},
+    "ditto-personal-batches": {"ditto": ["personal-on-global-batches"]},
     "pfl-update-order": {"fedalt": ["fedalt-u-first", "fedalt-stale-v"],
                          "fedsim": ["fedsim-sequential"]},
     "pflego-inverse-probability": {"pflego": ["no-ip-factor"]},

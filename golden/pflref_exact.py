@@ -465,7 +465,8 @@ SWITCH_DEFAULTS = {
                "pfedme.train": "all", "pfedme.personal_eval": "theta",
                "pfedme.eval_reset": "none"},
     "ditto": {"ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
-              "ditto.prox_ref": "round_start", "ditto.weights": "samples"},
+              "ditto.prox_ref": "round_start", "ditto.weights": "samples",
+              "ditto.batches": "shared"},
 }
 HYPER_DEFAULTS = {"prox": {"pfedme.mu": 0}, "pfedme": {"beta": 1, "pfedme.mu": 0},
                   "ditto": {}}
@@ -480,7 +481,10 @@ PRESETS = {
                             "ditto.prox": "squared", "ditto.prox_ref": "round_start",
                             "ditto.weights": "uniform"},
     ("ditto", "pfllib"): {"ditto.order": "personal_first", "ditto.prox": "squared",
-                          "ditto.prox_ref": "round_start", "ditto.weights": "samples"},
+                          "ditto.prox_ref": "round_start", "ditto.weights": "samples",
+                          # PFLlib's ptrain() iterates its own loader for -pls
+                          # epochs (notes-pfllib-as-run §2.3, Ditto)
+                          "ditto.batches": "separate"},
 }
 
 
@@ -678,7 +682,8 @@ def exact_sqrt(q):
     return Fraction(a, b)
 
 
-def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
+def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
+                personal_lists=None):
     """One round of Ditto (Li et al. 2021, Alg. 1) with FedAvg as the global
     solver.  plan: [(k, batches)] for S_t, ascending.  Each k: w_k ← w^t;
     per batch b a personal step v_k ← v_k − η (∇F_k(v_k; b) + λ ∂R(v_k))
@@ -686,8 +691,16 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
     (v − ref)/‖v − ref‖, 0 at v = ref), ref = w^t (round_start) or the global
     copy w_k as it stands (moving), and a global step
     w_k ← w_k − η ∇F_k(w_k; b); interleaved per batch, or every personal
-    step first.  v_k persists.  w^{t+1} = Σ_{S_t} c_k w_k.
+    step first.  v_k persists.  w^{t+1} = Σ_{S_t} c_k w_k.  ditto.batches =
+    separate (PFLlib's ptrain() over its own loader): the personal steps
+    take personal_lists[k] (every one of them, first), the global steps
+    the plan's batches.  Bug personal-on-global-batches: the personal
+    steps on the global pass's batches regardless.
     Returns (w^{t+1}, v)."""
+    separate = sw.get("ditto.batches", "shared") == "separate"
+    if separate:
+        assert personal_lists is not None and \
+            sw["ditto.order"] == "personal_first", "separate: own lists, first"
     lam, eta = hp["lambda"], hp["eta"]
     order = sw["ditto.order"]
     if "ditto-order-flip" in bugs:
@@ -721,9 +734,13 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
         trace.emit("client_begin", "train", t, k, 0, "v", v[k])
         cur = {"w": wk}
 
+        own = steps
+        if separate and "personal-on-global-batches" not in bugs:
+            own = personal_lists.get(k, steps)
+
         def personal(q):
             vk, ref = v[k], (cur["w"] if moving else w)
-            g = pr.grad(k, vk, steps[q], bugs)
+            g = pr.grad(k, vk, own[q], bugs)
             diff = [a - b for a, b in zip(vk, ref)]
             scale = lam
             if form == "norm":
@@ -742,7 +759,7 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
                 personal(q)
                 global_step(q)
         else:
-            for q in range(len(steps)):
+            for q in range(len(own)):
                 personal(q)
             for q in range(len(steps)):
                 global_step(q)
@@ -803,5 +820,7 @@ def replay_personal(spec, bugs=NO_BUGS):
                                 hp, sw, trace, bugs, trained)
         else:
             assert alg == "ditto"
-            w, v = ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs)
+            own = (dict(zip(r["clients"], r["personal"])) if "personal" in r
+                   else None)
+            w, v = ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs, own)
     return w, v, trace

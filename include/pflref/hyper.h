@@ -73,6 +73,13 @@ typedef enum {
     PFLREF_DITTO_WEIGHTS_SAMPLES = 0, /* like FedAvg: n_k / Σ_{S_t} n_j     */
     PFLREF_DITTO_WEIGHTS_UNIFORM = 1  /* simple mean (official TF code)     */
 } pflref_ditto_weights;
+typedef enum {
+    PFLREF_DITTO_BATCHES_SHARED = 0,  /* the personal steps take the global
+                                         pass's scheduled batches (paper)  */
+    PFLREF_DITTO_BATCHES_SEPARATE = 1 /* their own list, the plan's
+                                         personal (PFLlib's ptrain(): -pls
+                                         epochs of its own loader)         */
+} pflref_ditto_batches;
 
 /* FedAlt / FedSim (Pillutla et al., ICML 2022, Alg. 4 and 5) switches;
  * shared/spec notes-pflego-fedalt-fedsim-fedrep.md §3. */
@@ -258,6 +265,7 @@ typedef struct {
     int prox;                  /* pflref_ditto_prox                        */
     int prox_ref;              /* pflref_ditto_prox_ref                    */
     int weights;               /* pflref_ditto_weights                     */
+    int batches;               /* pflref_ditto_batches                     */
 } pflref_ditto_hyper;
 
 /* FedAlt, FedSim and PFLEGO: partial personalisation. */

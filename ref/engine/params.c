@@ -30,6 +30,7 @@ static const char *const ditto_prox_values[] = {"squared", "norm", NULL};
 static const char *const ditto_prox_ref_values[] = {"round_start", "moving",
                                                     NULL};
 static const char *const ditto_weights_values[] = {"samples", "uniform", NULL};
+static const char *const ditto_batches_values[] = {"shared", "separate", NULL};
 static const char *const pfl_state_values[] = {"stateful", "stateless", NULL};
 static const char *const pfl_weights_values[] = {"samples", "uniform",
                                                  "batches", NULL};
@@ -152,6 +153,10 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, ditto.weights), 0.0, 0.0, 0,
      ditto_weights_values, "",
      "aggregation of the global copies: n_k/Σ n_j (as FedAvg) | simple mean"},
+    {"ditto.batches", "ditto", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, ditto.batches), 0.0, 0.0, 0, ditto_batches_values,
+     "", "the personal steps' batches: the global pass's (paper) | their own "
+     "list, schedule.rounds[t].personal (PFLlib's ptrain(), -pls epochs)"},
     {"gamma_u", "fedalt fedsim", "fedalt fedsim", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, gamma_u), NAN, 0.0, 0, NULL, "γ_u",
      "local step size of the shared parameters u"},
@@ -364,9 +369,11 @@ static const pflref_preset presets[] = {
      "litian96/ditto, TensorFlow (shared/spec notes §3(c))"},
     {"ditto", "pfllib",
      "ditto.order=personal_first ditto.prox=squared "
-     "ditto.prox_ref=round_start ditto.weights=samples lr.count=trainings",
-     NULL,
-     "TsingZ0/PFLlib (shared/spec notes §3(f))"},
+     "ditto.prox_ref=round_start ditto.weights=samples ditto.batches=separate "
+     "lr.count=trainings", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientditto.py (ptrain() over -pls epochs "
+     "of its own loader, then train() over -ls), serverditto.py's n_i "
+     "weights (shared/spec notes §3(f); notes-pfllib-as-run §2.3)"},
     {"fedalt", "fedrep",
      "pfl.state=stateful pfl.weights=uniform pfl.finetune=personal", "head",
      "Collins et al., ICML 2021, Alg. 1 (head first, then the "

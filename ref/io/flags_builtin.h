@@ -29,6 +29,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "cfl-thresholds",
     "cross-entropy-slope",
     "ditto-moving-ref",
+    "ditto-personal-batches",
     "feature-transpose",
     "fedbn-bn-averaged",
     "fedfomo-affinity",
