@@ -339,6 +339,16 @@ START_TEST(test_separate_by_hand)
     pflref_run_result_free(r);
     pflref_spec_free(spec);
     free(text);
+    /* shared leaves a schedule's personal lists unread: the same run */
+    text = sep_spec(PFLLIB ", \"switches\": {\"ditto.batches\": \"shared\"}",
+                    ONE_ROUND_SEP);
+    spec = tu_spec(text);
+    r = tu_run(spec, NULL);
+    ck_assert_double_eq(r->v[0], 2.0);
+    ck_assert_double_eq(r->w[0], 2.0);
+    pflref_run_result_free(r);
+    pflref_spec_free(spec);
+    free(text);
 }
 END_TEST
 
@@ -352,10 +362,6 @@ START_TEST(test_separate_errors)
         /* separate (the pfllib preset) without personal lists */
         {PFLLIB, "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
                  "\"batches\": [[[0]]]}]}",
-         "schedule.rounds[0].personal", 1},
-        /* shared (the paper) given personal lists it would not read */
-        {"\"name\": \"ditto\", \"switches\": {\"ditto.order\": "
-         "\"personal_first\"}", ONE_ROUND_SEP,
          "schedule.rounds[0].personal", 1},
         /* separate with the interleaved order */
         {PFLLIB ", \"switches\": {\"ditto.order\": "

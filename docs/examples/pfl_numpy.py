@@ -479,6 +479,7 @@ DEFAULTS = {                 # the paper's reading (shared/spec notes §8)
     "pfedme.personal_eval": "theta",
     "ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
     "ditto.prox_ref": "round_start", "ditto.weights": "samples",
+    "ditto.batches": "shared",
     "pfl.state": "stateful", "pfl.weights": "samples",
     "pfl.finetune": "personal",
     "pflego.head_step": "seed", "pflego.theta_weights": "global",
@@ -508,7 +509,7 @@ PRESETS = {
     ("ditto", "pfllib"): {
         "ditto.order": "personal_first", "ditto.prox": "squared",
         "ditto.prox_ref": "round_start", "ditto.weights": "samples",
-        "lr.count": "trainings"},
+        "ditto.batches": "separate", "lr.count": "trainings"},
     # Collins et al., ICML 2021 (FedRep): head steps, then the representation;
     # the server's plain mean of the bodies
     ("fedalt", "fedrep"): {
@@ -743,7 +744,9 @@ def run_ditto(spec, clients, w0, log):
     ditto.prox = norm: the regulariser is λ‖v − w‖, gradient
     λ(v − w)/‖v − w‖ (0 at v = w); ditto.prox_ref = moving: w is the global
     copy w_k as it stands.  w^{t+1} = Σ_{k∈S_t} c_k w_k, c_k = n_k/m_t or
-    1/|S_t|.  v_k starts at w⁰ and persists; untouched when k ∉ S_t."""
+    1/|S_t|.  v_k starts at w⁰ and persists; untouched when k ∉ S_t.
+    ditto.batches = separate (PFLlib's ptrain() over its own loader): the
+    personal steps, all first, take the round's "personal" list of k."""
     cfg = settings(spec)
     eta, lam = cfg["eta"], cfg["lambda"]
     moving = cfg["ditto.prox_ref"] == "moving" or BUG == "ditto-moving-ref"
@@ -763,6 +766,12 @@ def run_ditto(spec, clients, w0, log):
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         S_t = sorted(rnd["clients"])
         plan = dict(zip(rnd["clients"], rnd["batches"]))
+        own = plan                                # the personal steps' lists
+        if cfg["ditto.batches"] == "separate":
+            if "personal" not in rnd or cfg["ditto.order"] != "personal_first":
+                raise Unsupported("ditto.batches = separate needs personal "
+                                  "lists and ditto.order = personal_first")
+            own = dict(zip(rnd["clients"], rnd["personal"]))
         log("round_begin", "train", "w", w, round=t)
         local = {}
         for k in S_t:
@@ -774,7 +783,7 @@ def run_ditto(spec, clients, w0, log):
             log("client_begin", "train", "v", v[k], round=t, client=k, step=0)
             steps = list(enumerate(plan[k], start=1))
             if cfg["ditto.order"] == "personal_first":
-                for s, batch in steps:
+                for s, batch in enumerate(own[k], start=1):
                     personal(k, batch, w_k if moving else w)
                     log("step", "train", "v", v[k], round=t, client=k, step=s)
                 for s, batch in steps:

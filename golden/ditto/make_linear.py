@@ -391,6 +391,14 @@ def pfllib_drawn():
                                                          spec, TOL, exp)
 
 
+SEPARATE_ROUNDS = [
+    {"clients": [0, 2], "batches": [[[2, 0], [1, 3]], [[4, 1], [3, 0]]],
+     "personal": [[[1, 3], [0, 2], [3]], [[0, 2], [3, 4], [1]]]},
+    {"clients": [1, 2], "batches": [[[1, 0], [2]], [[2, 3], [0, 4]]],
+     "personal": [[[2, 1], [0], [1, 2]], [[1, 4], [0, 3], [2]]]},
+]
+
+
 def pfllib_separate():
     """Preset pfllib as PFLlib runs it: ptrain() over its own loader for
     -pls epochs, then train() over another for -ls (ditto.batches =
@@ -402,12 +410,7 @@ def pfllib_separate():
                  "hyperparameters": {"eta": 0.085, "lambda": 0.55}}
     hp, sw = px.settings(algorithm)
     assert sw["ditto.batches"] == "separate" and sw["ditto.order"] == "personal_first"
-    rounds = [
-        {"clients": [0, 2], "batches": [[[2, 0], [1, 3]], [[4, 1], [3, 0]]],
-         "personal": [[[1, 3], [0, 2], [3]], [[0, 2], [3, 4], [1]]]},
-        {"clients": [1, 2], "batches": [[[1, 0], [2]], [[2, 3], [0, 4]]],
-         "personal": [[[2, 1], [0], [1, 2]], [[1, 4], [0, 3], [2]]]},
-    ]
+    rounds = SEPARATE_ROUNDS
 
     def run(bugs=px.NO_BUGS):
         pr = px.Problem(MODEL2, CLIENTS2)
@@ -462,10 +465,69 @@ def pfllib_separate():
         vid, title, prov, flags, spec, TOL, exp)
 
 
+def official_unread_personal():
+    """Preset official (the TF code: interleaved on the shared batches,
+    simple mean) on the schedule of linear-pfllib-separate: its personal
+    lists are not read under ditto.batches = shared, so one schedule serves
+    both readings and tells them apart (the run equals the same schedule
+    without the lists, asserted)."""
+    vid = "ditto/worked/linear-official-unread-personal"
+    algorithm = {"name": "ditto", "preset": "official",
+                 "hyperparameters": {"eta": 0.085, "lambda": 0.55}}
+    hp, sw = px.settings(algorithm)
+    assert sw["ditto.batches"] == "shared" and sw["ditto.weights"] == "uniform"
+
+    def run(bugs=px.NO_BUGS, with_lists=True):
+        pr = px.Problem(MODEL2, CLIENTS2)
+        w0 = px.initial(INIT2, pr.P, bugs)
+        w, v, trace = list(w0), [list(w0) for _ in pr.clients], pg.Trace()
+        for t, r in enumerate(SEPARATE_ROUNDS):
+            plan = list(zip(r["clients"], r["batches"]))
+            own = dict(zip(r["clients"], r["personal"])) if with_lists else None
+            w, v = px.ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs,
+                                  own)
+        return pr, w, v, trace
+
+    result = run()
+    pr, w, v, trace = result
+    assert (w, v) == run(with_lists=False)[1:3]
+    for r in SEPARATE_ROUNDS:
+        for k, steps in zip(r["clients"], r["batches"]):
+            px.assert_contractive(pr, k, steps, hp["eta"], hp["lambda"])
+    flags = ["prox-sign", "stale-personal-state", "aggregation-weights"]
+    mutants = {"prox-sign": ["prox-plus"],
+               "stale-personal-state": ["reset-personal", "personal-from-global"],
+               "aggregation-weights": ["samples-weights"]}
+
+    def final(pr, w, v, trace):
+        return (trace, w, v)
+
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run, final)
+    title = ("Ditto, preset official, on a schedule with personal batch "
+             "lists it does not read (ditto.batches = shared)")
+    spec = pg.given_spec(
+        title,
+        "The problem, η = 0.085, λ = 0.55 and schedule of "
+        "ditto/worked/linear-pfllib-separate under preset official "
+        "(interleaved: per batch a personal then a global step on the "
+        "round's batches; ditto.batches = shared, so rounds[t].personal is "
+        "not read; simple mean).",
+        MODEL2, CLIENTS2, INIT2, algorithm, SEPARATE_ROUNDS)
+    prov = pg.provenance(
+        "independent",
+        f"{NOTES} §3(c) (the TF code); Li et al., ICML 2021, Alg. 1; "
+        "ref/algorithms/ditto.c (ditto.batches = shared reads no personal "
+        "lists)",
+        GENERATOR, {"w": w, **{f"v_{i}": vi for i, vi in enumerate(v)}})
+    return "worked-linear-official-unread-personal.json", pg.vector(
+        vid, title, prov, flags, spec, TOL, exp)
+
+
 def main():
     pg.write_all(sys.argv, HERE,
                  (moving_interleaved, moving_personal_first, norm_d1,
-                  official_uniform, pfllib_drawn, pfllib_separate))
+                  official_uniform, pfllib_drawn, pfllib_separate,
+                  official_unread_personal))
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@
  *   ditto.weights   samples: c_k = n_k / Σ_{S_t} n_j (FedAvg's);
  *                   uniform: c_k = 1/|S_t| (the TF code's simple mean)
  *   ditto.batches   shared: the personal steps take the global pass's
- *                   batches; separate: their own list, the schedule's
+ *                   batches (a schedule's personal lists are not read);
+ *                   separate: their own list, the schedule's
  *                   rounds[t].personal[j] (TsingZ0/PFLlib d832e76f6a23,
  *                   clientditto.py: ptrain() iterates its own
  *                   load_train_data() for -pls epochs, train() another for
@@ -173,7 +174,8 @@ static pflref_status device_update(pflref_state *s, size_t k,
 
 /* ditto.batches: separate needs every round's personal lists and the
  * personal_first order (interleaving pairs a personal step with the global
- * step's batch); shared refuses personal lists, which it would not read. */
+ * step's batch).  Under shared a schedule's personal lists are not read
+ * (as FO leaves Per-FedAvg's D″ unread), so one schedule serves both. */
 static pflref_status ditto_check(const pflref_problem *problem,
                                  const pflref_hyper *hyper,
                                  const pflref_schedule *schedule,
@@ -190,22 +192,16 @@ static pflref_status ditto_check(const pflref_problem *problem,
             "batches, which ditto.order = interleaved_shared_batch cannot "
             "pair with the global steps; use ditto.order = personal_first "
             "(PFLlib's ptrain() before train())");
-    for (size_t t = 0; t < schedule->T; t++) {
-        const pflref_round_plan *r = &schedule->rounds[t];
-        if ((r->personal != NULL) == separate)
+    for (size_t t = 0; separate && t < schedule->T; t++) {
+        if (schedule->rounds[t].personal != NULL)
             continue;
         char where[PFLREF_WHERE_MAX];
         snprintf(where, sizeof where, "schedule.rounds[%zu].personal", t);
         return pflref_error_set(
             err, PFLREF_EINVAL, where,
-            separate ? "ditto.batches = separate takes the personal steps "
-                       "from their own batch lists, and round %zu has none "
-                       "(a generated schedule: give schedule.personal, "
-                       "PFLlib's -pls)"
-                     : "round %zu gives personal batch lists, which "
-                       "ditto.batches = shared does not read (the personal "
-                       "steps take the global pass's batches); set "
-                       "ditto.batches = separate",
+            "ditto.batches = separate takes the personal steps from their "
+            "own batch lists, and round %zu has none (a generated schedule: "
+            "give schedule.personal, PFLlib's -pls)",
             t);
     }
     return PFLREF_OK;
