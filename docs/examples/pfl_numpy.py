@@ -533,6 +533,9 @@ PRESETS = {
     ("fedavg", "pfllib"): {
         "fedavg.weights": "samples", "lr.count": "trainings"},
     ("local", "pfllib"): {"lr.count": "trainings"},
+    # PFLlib's FedRep, FedPer, LG-FedAvg and FedBABU share one server
+    # (serverbase.py: n_i / Σ_U n_j over the shared part) and keep the
+    # personal part on the client
     ("fedalt", "fedrep_pfllib"): {
         "pfl.state": "stateful", "pfl.weights": "samples",
         "pfl.finetune": "personal", "lr.count": "trainings"},
@@ -542,6 +545,7 @@ PRESETS = {
     ("fedsim", "lg_fedavg_pfllib"): {
         "pfl.state": "stateful", "pfl.weights": "samples",
         "pfl.finetune": "personal", "lr.count": "trainings"},
+    # FedBABU: the head never trains, then the whole model is fine-tuned
     ("fedsim", "fedbabu_pfllib"): {
         "gamma_v": 0.0, "pfl.state": "stateful", "pfl.weights": "samples",
         "pfl.finetune": "full", "lr.count": "trainings"},

@@ -52,17 +52,15 @@ BUGS = ("perfedavg-hf-around-w-tilde", "perfedavg-shared-batch",
 DEFAULTS = {"perfedavg.variant": "exact", "perfedavg.weights": "uniform",
             "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "one",
             "lr.schedule": "constant", "lr.count": "rounds"}
-# The code bases' readings as named bundles (explicit switches win):
-# the pFedMe repository (notes §4(d)-(f)) and PFLlib (notes-pfllib-as-run
-# §2.3: FO, n_i weights, one α step, train() twice a round, each client's
-# -ld scheduler stepped when it trains).
-PRESETS = {"paper": {},
-           "pfedme_repo": {"perfedavg.variant": "fo",
-                           "perfedavg.weights": "samples",
-                           "perfedavg.eval": "alpha_then_beta"},
-           "pfllib": {"perfedavg.variant": "fo", "perfedavg.weights": "samples",
-                      "perfedavg.eval": "one_alpha_step",
-                      "perfedavg.calls": "two", "lr.count": "trainings"}}
+# PFLlib's reading as a named bundle (explicit switches win;
+# notes-pfllib-as-run §2.3: FO, n_i weights, one α step, train() twice a
+# round, each client's -ld scheduler stepped when it trains).  Other
+# presets are refused: give their switches.
+PRESETS = {("perfedavg", "paper"): {},
+           ("perfedavg", "pfllib"): {
+               "perfedavg.variant": "fo", "perfedavg.weights": "samples",
+               "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "two",
+               "lr.count": "trainings"}}
 
 
 def _host():
@@ -120,10 +118,11 @@ def hvp(model, theta, batch, v):
 
 def run(spec, clients, w0, log, bug):
     alg = spec["algorithm"]
-    if alg.get("preset", "paper") not in PRESETS:
+    preset = ("perfedavg", alg.get("preset", "paper"))
+    if preset not in PRESETS:
         raise _host().Unsupported("perfedavg preset %r" % alg["preset"])
     cfg = dict(DEFAULTS)
-    cfg.update(PRESETS[alg.get("preset", "paper")])
+    cfg.update(PRESETS[preset])
     cfg.update(alg.get("hyperparameters", {}))
     cfg.update(alg.get("switches", {}))
     alpha0, beta0 = float(cfg["alpha"]), float(cfg["beta"])

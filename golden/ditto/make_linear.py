@@ -391,12 +391,14 @@ def pfllib_drawn():
                                                          spec, TOL, exp)
 
 
-SEPARATE_ROUNDS = [
+# round 0 drawn as [2, 0]: personal[j], like batches[j], belongs to
+# clients[j] (every personal batch of that round indexes client 0 too)
+SEPARATE_ROUNDS = px.with_drawn([
     {"clients": [0, 2], "batches": [[[2, 0], [1, 3]], [[4, 1], [3, 0]]],
-     "personal": [[[1, 3], [0, 2], [3]], [[0, 2], [3, 4], [1]]]},
+     "personal": [[[1, 3], [0, 2], [3]], [[0, 2], [3, 1], [1]]]},
     {"clients": [1, 2], "batches": [[[1, 0], [2]], [[2, 3], [0, 4]]],
      "personal": [[[2, 1], [0], [1, 2]], [[1, 4], [0, 3], [2]]]},
-]
+], [[2, 0], [1, 2]])
 
 
 def pfllib_separate():

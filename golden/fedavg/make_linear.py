@@ -60,8 +60,9 @@ def fedavg_vector(vid, fname, title, description, flags, mutants, model,
     eta_x = pg.exact(eta)
     algorithm = {"name": "fedavg", "hyperparameters": {"eta": eta},
                  "switches": {"fedavg.weights": weights}}
-    if preset is not None:
+    if preset is not None:   # the preset's own settings are not restated
         algorithm["preset"] = preset
+        del algorithm["switches"]["fedavg.weights"]
     if lr is not None:
         algorithm["hyperparameters"].update(lr["hyperparameters"])
         algorithm["switches"].update(lr["switches"])
