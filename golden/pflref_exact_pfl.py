@@ -63,6 +63,19 @@ PRESETS = {
                                    "pfl.weights": "samples",
                                    "pfl.finetune": "personal",
                                    "lr.count": "trainings"}, "head"),
+    # PFLlib's FedPer, LG-FedAvg, FedBABU (§2.3; serverbase.py's n_i weights)
+    ("fedsim", "fedper_pfllib"): ({"pfl.state": "stateful",
+                                   "pfl.weights": "samples",
+                                   "pfl.finetune": "personal",
+                                   "lr.count": "trainings"}, "head"),
+    ("fedsim", "lg_fedavg_pfllib"): ({"pfl.state": "stateful",
+                                      "pfl.weights": "samples",
+                                      "pfl.finetune": "personal",
+                                      "lr.count": "trainings"}, "input"),
+    ("fedsim", "fedbabu_pfllib"): ({"gamma_v": 0, "pfl.state": "stateful",
+                                    "pfl.weights": "samples",
+                                    "pfl.finetune": "full",
+                                    "lr.count": "trainings"}, "head"),
 }
 
 
