@@ -5,8 +5,11 @@ Written from the papers and the specification notes (shared/spec notes §1,
 §2, §3 and §5.1; the PFLEGO, FedAlt and FedSim notes), not from pflref's C
 code:
 
-  fedavg    McMahan et al., AISTATS 2017, Algorithm 1 (switch fedavg.weights)
+  fedavg    McMahan et al., AISTATS 2017, Algorithm 1 (switch fedavg.weights;
+            the learning-rate decay lr.*, counted per round or, lr.count =
+            trainings, per client as PFLlib does; preset pfllib)
   local     every client trains its own v_i from w0; nothing is communicated
+            (lr.* as fedavg; preset pfllib)
   finetune  FedAvg rounds, then per client θ_i ← w and
             θ_i ← θ_i − η_ft (∇f_i(θ_i; D) + μ_ft (θ_i − w))   (notes §5.1)
   prox      pFedMe's inner loop alone: K steps per batch of
@@ -18,7 +21,8 @@ code:
             solver, with the switches ditto.* and the presets   (notes §3)
   fedalt    Pillutla et al., ICML 2022, Algorithm 4 (LocalAlt), the switches
   fedsim    pfl.* and the presets fedrep (fedalt), fedper, lg_fedavg and
-            fedbabu (fedsim); Algorithm 5 (LocalSim) for fedsim
+            fedbabu (fedsim) and their _pfllib versions; Algorithm 5
+            (LocalSim) for fedsim
   pflego    Nikoloutsopoulos, Koutsopoulos, Titsias, arXiv 2202.09848: cached
             features, τ − 1 cheap head steps, one joint gradient, the last
             head step and the server's θ step, with the switches pflego.*

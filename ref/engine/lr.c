@@ -10,8 +10,9 @@
  * at its end) gives round t the step η γ^t when the client trained in every
  * round before, which is lr.schedule = exponential; torch's StepLR shape is
  * lr.schedule = step.  The driver (ref/engine/run.c, run_rounds) hands each
- * round a copy of the hyperparameters with the scaled step sizes, so no
- * algorithm knows about the decay.
+ * round a copy of the hyperparameters with the scaled step sizes, and an
+ * algorithm only marks where a client's train() starts
+ * (pflref_client_lr), so none computes a decay itself.
  *
  * PFLlib counts per client and per train() call: a client's scheduler
  * steps when that client trains, so under partial participation its step
@@ -25,8 +26,9 @@
  * with its own count.  pFedMe's PFLlib scheduler wraps pFedMeOptimizer
  * (η_p) only: lr.scope = eta_p.  What remains of PFLlib's decay that
  * pflref does not express:
- *   a) APFL's α step (alpha_update) reads self.learning_rate, which no
- *      scheduler touches; here η_α (unset: η) decays with η.
+ *   a) APFL's α step (clientapfl.py alpha_update, the version stored at
+ *      11443bef) reads self.learning_rate, which no scheduler touches;
+ *      here η_α (unset: η) decays with η.
  *
  * Determinism: γ^k is the product of k factors γ taken from the left.
  */
