@@ -185,6 +185,11 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
                            "lr.count": "trainings"},
     ("fedalt", "fedrep"): {"pfl.weights": "uniform",
                            "pfl.finetune": "personal", "split": ["head"]},
+    # PFLlib's FedRep: n_i weights, each client's -ld schedulers stepped
+    # when it trains (notes-pfllib-as-run §2.2, §2.3)
+    ("fedalt", "fedrep_pfllib"): {"pfl.weights": "samples",
+                                  "pfl.finetune": "personal",
+                                  "split": ["head"], "lr.count": "trainings"},
 }
 
 
@@ -228,7 +233,7 @@ def lr_factor(cfg, t, which="eta", trained=None):
 
 
 def constant_steps(cfg, algorithm):
-    """This example decays step sizes in FedAvg and pFedMe only."""
+    """This example decays step sizes in FedAvg, pFedMe and FedRep only."""
     if cfg["lr.schedule"] != "constant":
         raise Unsupported("lr.schedule %r in the %s example"
                           % (cfg["lr.schedule"], algorithm))
