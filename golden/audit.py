@@ -54,6 +54,7 @@ MUTANTS = {
                          "pflego": ["cheap-steps-tau"]},
     "ragged-batch": {"*": ["ragged-drop"]},
     "lr-schedule": {"*": ["lr-ignored", "lr-shifted"]},
+    "lr-count": {"*": ["lr-per-round"]},
     "pfedme-eval-reset": {"pfedme": ["eval-reset-ignored", "eval-reset-every-round"]},
     "batch-mean": {"*": ["batch-sum"]},
     "loss-scale": {"*": ["loss-x2"]},
@@ -86,6 +87,7 @@ MUTANTS = {
     "ditto-moving-ref": {"ditto": ["ditto-ref-moving", "ditto-ref-round-start",
                                    "ditto-order-flip"]},
     "prox-form": {"ditto": ["prox-form-flip"]},
+    "ditto-personal-batches": {"ditto": ["personal-on-global-batches"]},
     "pfl-update-order": {"fedalt": ["fedalt-u-first", "fedalt-stale-v"],
                          "fedsim": ["fedsim-sequential"]},
     "pflego-inverse-probability": {"pflego": ["no-ip-factor"]},
@@ -181,9 +183,14 @@ def replay(spec, bugs=frozenset()):
     assert sched["kind"] == "given"
     trace = pg.Trace()
     w, v = list(w0), [list(w0) for _ in pr.clients]
+    trained = [0] * len(pr.clients)     # rounds each client trained (lr.count)
     for t, r in enumerate(sched["rounds"]):
         plan = [(k, transform(b, bugs)) for k, b in zip(r["clients"], r["batches"])]
-        eta_t = hp["eta"] * px.round_factor(spec["algorithm"], t, bugs)
+        eta_t = {k: hp["eta"] * px.round_factor(spec["algorithm"], t, bugs,
+                                                trained=trained[k])
+                 for k in r["clients"]}
+        for k in r["clients"]:
+            trained[k] += 1
         if alg == "local":
             v = px.local_round(pr, v, w0, t, plan, eta_t, trace, bugs)
         else:

@@ -37,8 +37,9 @@ import pflref_exact  # noqa: E402 (after the path is set)
 # can coincide with something.
 
 SWITCHES = {
-    "fedavg": {"fedavg.weights": ["samples", "uniform", "all_keep_old"]},
-    "local": {},
+    "fedavg": {"fedavg.weights": ["samples", "uniform", "all_keep_old"],
+               "lr.count": ["rounds", "trainings"]},
+    "local": {"lr.count": ["rounds", "trainings"]},
     "finetune": {"fedavg.weights": ["samples", "uniform", "all_keep_old"],
                  "finetune.scope": ["full", "personal"]},
     "prox": {"pfedme.theta_start": ["reset", "warm"]},
@@ -50,19 +51,24 @@ SWITCHES = {
     "ditto": {"ditto.order": ["interleaved_shared_batch", "personal_first"],
               "ditto.prox": ["squared", "norm"],
               "ditto.prox_ref": ["round_start", "moving"],
-              "ditto.weights": ["samples", "uniform"]},
+              "ditto.weights": ["samples", "uniform"],
+              "ditto.batches": ["shared", "separate"]},
     "fedalt": {"pfl.state": ["stateful", "stateless"],
                "pfl.weights": ["samples", "uniform", "batches"],
-               "pfl.finetune": ["personal", "full"]},
+               "pfl.finetune": ["personal", "full"],
+               "lr.count": ["rounds", "trainings"]},
     "fedsim": {"pfl.state": ["stateful", "stateless"],
                "pfl.weights": ["samples", "uniform", "batches"],
-               "pfl.finetune": ["personal", "full"]},
+               "pfl.finetune": ["personal", "full"],
+               "lr.count": ["rounds", "trainings"]},
     "pflego": {"pflego.head_step": ["seed", "exact_alpha"],
                "pflego.theta_weights": ["global", "sampled_normalised"],
                "pflego.server": ["sgd", "adam"]},
     "perfedavg": {"perfedavg.variant": ["exact", "fo", "hf"],
                   "perfedavg.weights": ["uniform", "samples"],
-                  "perfedavg.eval": ["one_alpha_step", "alpha_then_beta"]},
+                  "perfedavg.eval": ["one_alpha_step", "alpha_then_beta"],
+                  "perfedavg.calls": ["one", "two"],
+                  "lr.count": ["rounds", "trainings"]},
     "apfl": {"apfl.alpha": ["fixed", "adaptive"],
              "apfl.mix": ["parameter", "output"],
              "apfl.mix_uses_w": ["old", "new"],
@@ -91,6 +97,22 @@ PRESETS = {
                            "pfl.finetune": "personal"},
     ("fedsim", "fedper"): {"pfl.state": "stateful", "pfl.weights": "samples",
                            "pfl.finetune": "personal"},
+    ("fedsim", "fedper_pfllib"): {"pfl.state": "stateful",
+                                  "pfl.weights": "samples",
+                                  "pfl.finetune": "personal",
+                                  "lr.count": "trainings"},
+    ("fedsim", "lg_fedavg_pfllib"): {"pfl.state": "stateful",
+                                     "pfl.weights": "samples",
+                                     "pfl.finetune": "personal",
+                                     "lr.count": "trainings"},
+    ("fedsim", "fedbabu_pfllib"): {"gamma_v": 0.0, "pfl.state": "stateful",
+                                   "pfl.weights": "samples",
+                                   "pfl.finetune": "full",
+                                   "lr.count": "trainings"},
+    ("fedalt", "fedrep_pfllib"): {"pfl.state": "stateful",
+                                  "pfl.weights": "samples",
+                                  "pfl.finetune": "personal",
+                                  "lr.count": "trainings"},
     ("fedsim", "lg_fedavg"): {"pfl.state": "stateful", "pfl.weights": "samples",
                               "pfl.finetune": "personal"},
     ("fedsim", "fedbabu"): {"gamma_v": 0.0, "pfl.state": "stateful",
@@ -98,6 +120,11 @@ PRESETS = {
     ("perfedavg", "pfedme_repo"): {"perfedavg.variant": "fo",
                                    "perfedavg.weights": "samples",
                                    "perfedavg.eval": "alpha_then_beta"},
+    ("perfedavg", "pfllib"): {"perfedavg.variant": "fo",
+                              "perfedavg.weights": "samples",
+                              "perfedavg.eval": "one_alpha_step",
+                              "perfedavg.calls": "two",
+                              "lr.count": "trainings"},
     ("apfl", "fedtorch"): {"apfl.mix": "output", "apfl.mix_uses_w": "new",
                            "apfl.alpha_rule": "fedtorch"},
     ("apfl", "pfllib"): {"apfl.variant": "pfllib", "apfl.weights": "samples",
@@ -209,6 +236,28 @@ def who_selected(spec, sw, r):
 def r_single_round(spec, sw, hp):
     R = len(rounds(spec))
     return ["%d round%s" % (R, "" if R == 1 else "s")] if R < 2 else []
+
+
+def r_lr_count(spec, sw, hp):
+    """lr.count = trainings counts each client's own train() calls: equal
+    to the round when the step is constant or when every participant of
+    every round trained in every round before."""
+    if sw.get("lr.schedule", "constant") == "constant":
+        return ["a constant step: nothing is counted"]
+    trained = {}
+    for t, r in enumerate(rounds(spec)):
+        if any(trained.get(k, 0) != t for k in r["clients"]):
+            return []
+        for k in r["clients"]:
+            trained[k] = trained.get(k, 0) + 1
+    return ["every participant trained in every round before: its count is "
+            "the round"]
+
+
+def r_lr_constant(spec, sw, hp):
+    if sw.get("lr.schedule", "constant") == "constant":
+        return ["a constant step"]
+    return []
 
 
 def r_quadratic_unit(spec, sw, hp):
@@ -421,9 +470,13 @@ RULES = {
         (ALWAYS, r_single_round, "one round hides a stale global model"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
         (ALWAYS, r_quadratic_unit, "a = 1 hides a dropped curvature / loss factor"),
+        (when("lr.count", "trainings"), r_lr_count,
+         "clients' own training counts equal to the round hide the count"),
     ],
     "local": [
         (ALWAYS, r_value(["eta"], ONE), "η = 1 hides a dropped step size"),
+        (when("lr.count", "trainings"), r_lr_count,
+         "clients' own training counts equal to the round hide the count"),
         (ALWAYS, r_single_round, "one round hides personal state reset between rounds"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
         (ALWAYS, r_quadratic_unit, "a = 1 hides a dropped curvature / loss factor"),
@@ -478,6 +531,8 @@ RULES = {
         (ALWAYS, r_value(["gamma_u", "gamma_v", "eta_ft"], ONE), "a step size 1 hides its omission"),
         (ALWAYS, r_value(["gamma_u", "gamma_v"], ZERO), "a zero step freezes a block"),
         (ALWAYS, r_fedalt_counts, "τ_v = τ_u hides a swap of the two step counts"),
+        (when("lr.count", "trainings"), r_lr_count,
+         "clients' own training counts equal to the round hide the count"),
         (when("pfl.weights", "samples"), r_equal_sizes(who_clients),
          "equal N_i make the N_i-weighted mean uniform"),
         (when("pfl.weights", "batches"), r_pfl_batches,
@@ -494,6 +549,8 @@ RULES = {
         (when("pfl.weights", "batches"), r_pfl_batches,
          "equal batch counts make the batch-weighted mean uniform"),
         (ALWAYS, r_single_round, "one round hides v_i's state across rounds"),
+        (when("lr.count", "trainings"), r_lr_count,
+         "clients' own training counts equal to the round hide the count"),
     ],
     "pflego": [
         (ALWAYS, r_equal_pairs(["rho", "pflego.beta"]), "ρ = β: the two head steps are confusable"),
@@ -512,6 +569,10 @@ RULES = {
         (when("perfedavg.variant", "exact", "hf"), r_constant_hessian,
          "a constant Hessian hides where it is taken (w versus w̃)"),
         (ALWAYS, r_single_round, "one round hides a stale global model"),
+        (when("lr.count", "trainings"), r_lr_count,
+         "clients' own training counts equal to the round hide the count"),
+        (when("perfedavg.calls", "two"), r_lr_constant,
+         "a constant step makes the two train() calls one"),
     ],
     "apfl": [
         (ALWAYS, r_equal_pairs(["eta", "alpha", "eta_alpha"]), "η, α, η_α equal: a swap is invisible"),

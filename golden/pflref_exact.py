@@ -275,20 +275,33 @@ def local_sgd(pr, k, theta, steps, eta, trace, phase, rnd, name,
     return theta
 
 
-def round_factor(algorithm, t, bugs=NO_BUGS):
+def round_factor(algorithm, t, bugs=NO_BUGS, trained=None, call=0, calls=1):
     """c_t, the factor of every step size in round t (0-based) under the
     spec's learning-rate decay (ref/engine/lr.c's switches, written from
     shared/spec/notes-pfllib-as-run.md §2.2: PFLlib's ExponentialLR stepped
     once after each train(), so round t trains with eta gamma^t):
-      lr.schedule = constant: 1;  exponential: gamma^t;
-      step: gamma^floor(t / lr.step_rounds).
+      lr.schedule = constant: 1;  exponential: gamma^k;
+      step: gamma^floor(k / lr.step_rounds),
+    k the scheduler steps before: t, or with lr.count = trainings the
+    client's own train() calls before (`trained`, the rounds it trained in
+    so far: PFLlib steps a client's scheduler only when it trains); with
+    `calls` train() calls a round (Per-FedAvg's PFLlib server calls it
+    twice) k = calls * (t or trained) + call.
     gamma at the exact value of its double.  Bugs: lr-ignored (c_t = 1),
-    lr-shifted (the scheduler stepped before the round: t + 1)."""
+    lr-shifted (the scheduler stepped before the round: t + 1),
+    lr-per-round (lr.count = trainings read as rounds), lr-one-call (the
+    two calls of a round decayed as one)."""
     sw = algorithm.get("switches", {})
     hp = algorithm.get("hyperparameters", {})
     schedule = sw.get("lr.schedule", "constant")
     if schedule == "constant" or "lr-ignored" in bugs:
         return Fraction(1)
+    if (sw.get("lr.count", "rounds") == "trainings" and trained is not None
+            and "lr-per-round" not in bugs):
+        t = trained
+    if "lr-one-call" in bugs:
+        call, calls = 0, 1
+    t = calls * t + call
     if "lr-shifted" in bugs:
         t += 1
     gamma = Fraction(hp.get("lr.gamma", 1.0))
@@ -312,7 +325,9 @@ def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS):
         start = w0 if "restart-w0" in bugs else w
         trace.emit("client_begin", "train", t, k, 0, "w_local", start)
         # req: fedavg.alg1.l7, fedavg.alg1.l10
-        wk = local_sgd(pr, k, start, steps, eta, trace, "train", t, "w_local", bugs=bugs)
+        eta_k = (eta.get(k, max(eta.values())) if isinstance(eta, dict)
+                 else eta)                      # per client (lr.count)
+        wk = local_sgd(pr, k, start, steps, eta_k, trace, "train", t, "w_local", bugs=bugs)
         # req: fedavg.alg1.l15
         trace.emit("client_end", "train", t, k, None, "w_local", wk)
         local[k] = wk
@@ -352,7 +367,9 @@ def local_round(pr, v, w0, t, plan, eta, trace, bugs=NO_BUGS):
         if "reset-personal" in bugs:
             v[i] = list(w0)
         trace.emit("client_begin", "train", t, i, 0, "v", v[i])
-        v[i] = local_sgd(pr, i, v[i], steps, eta, trace, "train", t, "v", bugs=bugs)
+        eta_i = (eta.get(i, max(eta.values())) if isinstance(eta, dict)
+                 else eta)                      # per client (lr.count)
+        v[i] = local_sgd(pr, i, v[i], steps, eta_i, trace, "train", t, "v", bugs=bugs)
         trace.emit("client_end", "train", t, i, None, "v", v[i])
     return v
 
@@ -461,7 +478,8 @@ SWITCH_DEFAULTS = {
                "pfedme.train": "all", "pfedme.personal_eval": "theta",
                "pfedme.eval_reset": "none"},
     "ditto": {"ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
-              "ditto.prox_ref": "round_start", "ditto.weights": "samples"},
+              "ditto.prox_ref": "round_start", "ditto.weights": "samples",
+              "ditto.batches": "shared"},
 }
 HYPER_DEFAULTS = {"prox": {"pfedme.mu": 0}, "pfedme": {"beta": 1, "pfedme.mu": 0},
                   "ditto": {}}
@@ -476,7 +494,10 @@ PRESETS = {
                             "ditto.prox": "squared", "ditto.prox_ref": "round_start",
                             "ditto.weights": "uniform"},
     ("ditto", "pfllib"): {"ditto.order": "personal_first", "ditto.prox": "squared",
-                          "ditto.prox_ref": "round_start", "ditto.weights": "samples"},
+                          "ditto.prox_ref": "round_start", "ditto.weights": "samples",
+                          # PFLlib's ptrain() iterates its own loader for -pls
+                          # epochs (notes-pfllib-as-run §2.3, Ditto)
+                          "ditto.batches": "separate"},
 }
 
 
@@ -686,7 +707,8 @@ def exact_sqrt(q):
     return Fraction(a, b)
 
 
-def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
+def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
+                personal_lists=None):
     """One round of Ditto (Li et al. 2021, Alg. 1) with FedAvg as the global
     solver.  plan: [(k, batches)] for S_t, ascending.  Each k: w_k ← w^t;
     per batch b a personal step v_k ← v_k − η (∇F_k(v_k; b) + λ ∂R(v_k))
@@ -694,8 +716,16 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
     (v − ref)/‖v − ref‖, 0 at v = ref), ref = w^t (round_start) or the global
     copy w_k as it stands (moving), and a global step
     w_k ← w_k − η ∇F_k(w_k; b); interleaved per batch, or every personal
-    step first.  v_k persists.  w^{t+1} = Σ_{S_t} c_k w_k.
+    step first.  v_k persists.  w^{t+1} = Σ_{S_t} c_k w_k.  ditto.batches =
+    separate (PFLlib's ptrain() over its own loader): the personal steps
+    take personal_lists[k] (every one of them, first), the global steps
+    the plan's batches.  Bug personal-on-global-batches: the personal
+    steps on the global pass's batches regardless.
     Returns (w^{t+1}, v)."""
+    separate = sw.get("ditto.batches", "shared") == "separate"
+    if separate:
+        assert personal_lists is not None and \
+            sw["ditto.order"] == "personal_first", "separate: own lists, first"
     lam, eta = hp["lambda"], hp["eta"]
     order = sw["ditto.order"]
     if "ditto-order-flip" in bugs:
@@ -732,9 +762,13 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
         cur = {"w": wk}
 
         # req: ditto.alg1.l7, ditto.eq2
+        own = steps
+        if separate and "personal-on-global-batches" not in bugs:
+            own = personal_lists.get(k, steps)
+
         def personal(q):
             vk, ref = v[k], (cur["w"] if moving else w)
-            g = pr.grad(k, vk, steps[q], bugs)
+            g = pr.grad(k, vk, own[q], bugs)
             diff = [a - b for a, b in zip(vk, ref)]
             scale = lam
             if form == "norm":
@@ -755,7 +789,7 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
                 personal(q)
                 global_step(q)
         else:
-            for q in range(len(steps)):
+            for q in range(len(own)):
                 personal(q)
             for q in range(len(steps)):
                 global_step(q)
@@ -819,5 +853,7 @@ def replay_personal(spec, bugs=NO_BUGS):
                                 hp, sw, trace, bugs, trained)
         else:
             assert alg == "ditto"
-            w, v = ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs)
+            own = (dict(zip(r["clients"], r["personal"])) if "personal" in r
+                   else None)
+            w, v = ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs, own)
     return w, v, trace

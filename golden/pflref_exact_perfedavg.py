@@ -59,16 +59,33 @@ golden/audit.py):
   steps-minus-one  the last local step of every participation dropped
   drawn-batches    the round's batch lists paired with the clients in the
                    drawn order instead of the ascending clients
-  init-zeros, batch-sum, loss-x2
-                   as in pflref_exact.py
+  init-zeros, batch-sum, loss-x2, lr-ignored, lr-shifted, lr-per-round,
+  lr-one-call      as in pflref_exact.py (round_factor)
+
+Learning-rate decay (lr.schedule, lr.gamma, lr.count) scales α and β of a
+user's local steps by pflref_exact.round_factor; perfedavg.calls = two
+(PFLlib's serverperavg.py calls train() twice a round, written from
+shared/spec/notes-pfllib-as-run.md §2.2 and §2.3) runs steps 1..τ/2 as the
+first call and τ/2+1..τ as the second, the second one decay step further.
+The personalisation after the last round takes the undecayed α, β.
+
+Presets (pflref list; written from the notes, not read from pflref):
+  pfllib           fo, samples, one_alpha_step, calls two, lr.count
+                   trainings (notes-pfllib-as-run.md §2.3 Per-FedAvg, §2.2)
 """
 from fractions import Fraction
 
-from pflref_exact import NO_BUGS, Problem, initial
+from pflref_exact import NO_BUGS, Problem, initial, round_factor
 from pflref_golden import Trace, exact
 
 SWITCH_DEFAULTS = {"perfedavg.variant": "exact", "perfedavg.weights": "uniform",
-                   "perfedavg.eval": "one_alpha_step"}
+                   "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "one",
+                   "lr.schedule": "constant", "lr.count": "rounds"}
+PRESETS = {
+    "pfllib": {"perfedavg.variant": "fo", "perfedavg.weights": "samples",
+               "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "two",
+               "lr.count": "trainings"},
+}
 
 MUTANTS = {
     "perfedavg-hessian-term": ["fo-step", "hessian-sign", "hessian-at-tilde",
@@ -84,6 +101,8 @@ MUTANTS = {
     "batch-mean": ["batch-sum"],
     "loss-scale": ["loss-x2"],
     "schedule-drawn-order": ["drawn-batches"],
+    "lr-count": ["lr-per-round", "lr-one-call"],
+    "lr-schedule": ["lr-ignored", "lr-shifted"],
 }
 
 
@@ -91,6 +110,7 @@ def settings(algorithm):
     """(hyperparameters as exact values, switches) of a spec's algorithm."""
     hp = {k: exact(v) for k, v in algorithm.get("hyperparameters", {}).items()}
     sw = dict(SWITCH_DEFAULTS)
+    sw.update(PRESETS.get(algorithm.get("preset", "paper"), {}))
     sw.update(algorithm.get("switches", {}))
     return hp, sw
 
@@ -161,9 +181,11 @@ def _record(trace, rnd, i, t, w):
     return w
 
 
-def round_(pr, w, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
+def round_(pr, w, w0, t, plan, hp, sw, trace, bugs=NO_BUGS, trained=None):
     """One round; plan = [(i, batch lists)] over A_k ascending.  Returns
-    w_{k+1}."""
+    w_{k+1}.  trained: the rounds each user trained in before (lr.count)."""
+    decay = {"switches": sw, "hyperparameters": hp}
+    calls = 2 if sw.get("perfedavg.calls") == "two" else 1
     variant = sw["perfedavg.variant"]
     weights = sw["perfedavg.weights"]
     if "weights-flip" in bugs:
@@ -180,9 +202,15 @@ def round_(pr, w, w0, t, plan, hp, sw, trace, bugs=NO_BUGS):
         # req: perfedavg.alg1.l5
         wi = list(w0 if "restart-w0" in bugs else w)
         trace.emit("client_begin", "train", t, i, 0, "w_local", wi)
+        half = len(batches) // 3 // 2       # the first call's steps (calls two)
         # req: perfedavg.alg1.l6
         for s in range(1, tau + 1):
-            wi = local_step(pr, i, wi, w0, batches, s, hp, variant, trace, t, bugs)
+            call = 1 if calls == 2 and s > half else 0
+            c = round_factor(decay, t, bugs,
+                             trained=None if trained is None else trained[i],
+                             call=call, calls=calls)
+            hp_s = dict(hp, alpha=hp["alpha"] * c, beta=hp["beta"] * c)
+            wi = local_step(pr, i, wi, w0, batches, s, hp_s, variant, trace, t, bugs)
         # req: perfedavg.alg1.l9
         trace.emit("client_end", "train", t, i, None, "w_local", wi)
         local[i] = wi
@@ -227,8 +255,11 @@ def run(pr, w0, rounds, post, hp, sw, bugs=NO_BUGS):
     list per client.  Returns (trace, w, thetas)."""
     trace = Trace()
     w = list(w0)
+    trained = [0] * len(pr.clients)
     for t, plan in enumerate(rounds):
-        w = round_(pr, w, w0, t, plan, hp, sw, trace, bugs)
+        w = round_(pr, w, w0, t, plan, hp, sw, trace, bugs, trained)
+        for i, _ in plan:
+            trained[i] += 1
     return trace, w, personalise(pr, w, w0, post, hp, sw, trace, bugs)
 
 
@@ -240,7 +271,7 @@ def exact_model(model):
 
 def supported(spec):
     return (spec["algorithm"]["name"] == "perfedavg"
-            and spec["algorithm"].get("preset", "paper") == "paper"
+            and spec["algorithm"].get("preset", "paper") in ("paper",) + tuple(PRESETS)
             and exact_model(spec["model"])
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")

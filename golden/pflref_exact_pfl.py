@@ -35,7 +35,7 @@ Bugs (realistic implementation mistakes; pflref_golden.check_mutants):
 """
 from fractions import Fraction
 
-from pflref_exact import NO_BUGS, Problem, initial
+from pflref_exact import NO_BUGS, Problem, initial, round_factor
 from pflref_golden import Trace, exact
 
 SWITCH_DEFAULTS = {
@@ -57,6 +57,25 @@ PRESETS = {
     ("fedsim", "fedbabu"): ({"gamma_v": 0, "pfl.state": "stateful",
                              "pfl.weights": "samples", "pfl.finetune": "full"},
                             "head"),
+    # PFLlib's FedRep (notes-pfllib-as-run §2.3: head epochs, then the base,
+    # n_i weights; §2.2: each client's -ld scheduler stepped when it trains)
+    ("fedalt", "fedrep_pfllib"): ({"pfl.state": "stateful",
+                                   "pfl.weights": "samples",
+                                   "pfl.finetune": "personal",
+                                   "lr.count": "trainings"}, "head"),
+    # PFLlib's FedPer, LG-FedAvg, FedBABU (§2.3; serverbase.py's n_i weights)
+    ("fedsim", "fedper_pfllib"): ({"pfl.state": "stateful",
+                                   "pfl.weights": "samples",
+                                   "pfl.finetune": "personal",
+                                   "lr.count": "trainings"}, "head"),
+    ("fedsim", "lg_fedavg_pfllib"): ({"pfl.state": "stateful",
+                                      "pfl.weights": "samples",
+                                      "pfl.finetune": "personal",
+                                      "lr.count": "trainings"}, "input"),
+    ("fedsim", "fedbabu_pfllib"): ({"gamma_v": 0, "pfl.state": "stateful",
+                                    "pfl.weights": "samples",
+                                    "pfl.finetune": "full",
+                                    "lr.count": "trainings"}, "head"),
 }
 
 
@@ -124,10 +143,12 @@ def _step(x, g, mask, gamma, on=1):
     return [xi - gamma * gi if m == on else xi for xi, gi, m in zip(x, g, mask)]
 
 
-def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS):
+def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS,
+              trained=None):
     """One round of FedAlt (alt) or FedSim.  w: (u, v⁰); v: the devices'
     full models (u, v_i).  plan: [(device, batches)] ascending.  Returns
-    (w, v)."""
+    (w, v).  trained: the rounds each device trained in before (the
+    learning-rate decay's lr.count; pflref_exact.round_factor)."""
     P = pr.P
     stateless = sw["pfl.state"] == "stateless"
     if "reset-personal" in bugs and not stateless:
@@ -144,6 +165,9 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS):
         x = [w[p] if not mask[p] else (w0[p] if stateless and not keep else v[i][p])
              for p in range(P)]
         trace.emit("client_begin", "train", t, i, 0, "w_local", x)
+        c = round_factor({"switches": sw, "hyperparameters": hp}, t, bugs,
+                         trained=None if trained is None else trained[i])
+        gu, gv = hp["gamma_u"] * c, hp["gamma_v"] * c    # γ of i's train()
         if alt:
             tau_v = hp["tau_v"]
             order = list(range(len(steps)))
@@ -303,13 +327,16 @@ def replay(spec, bugs=NO_BUGS):
     sched = spec["schedule"]
     assert sched["kind"] == "given"
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
+    trained = [0] * len(pr.clients)
     for t, r in enumerate(sched["rounds"]):
         plan = list(zip(r["clients"], r["batches"]))
         if alg == "pflego":
             w, v = pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs)
         else:
             w, v = pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace,
-                             alg == "fedalt", bugs)
+                             alg == "fedalt", bugs, trained)
+        for i in r["clients"]:
+            trained[i] += 1
     if "post" in sched:
         v = pfl_finetune(pr, w, v, w0, mask, sched["post"], hp, sw, trace, bugs)
     return w, v, trace

@@ -294,6 +294,203 @@ START_TEST(test_divergence)
 }
 END_TEST
 
+/* ---- ditto.batches = separate: the personal pass's own batch lists ---- */
+
+/* Two clients of the quadratic model, f_i = ½(x − c_i)², c = (4, −2), on
+ * n = 3 samples each, w⁰ = 0, η = ½ (and λ = ½ for ditto), with `alg`
+ * (name, preset, switches) and `schedule` spliced in. */
+static char *sep_spec(const char *alg, const char *schedule)
+{
+    static const char *const fmt =
+        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"quadratic\", "
+        "\"d\": 1}, \"problem\": {\"clients\": [{\"a\": [1], \"c\": [4], "
+        "\"n\": 3}, {\"a\": [1], \"c\": [-2], \"n\": 3}]}, "
+        "\"algorithm\": {%s, \"hyperparameters\": {\"eta\": 0.5%s}}, "
+        "\"schedule\": %s}";
+    const char *lambda =
+        strstr(alg, "\"ditto\"") != NULL ? ", \"lambda\": 0.5" : "";
+    size_t len = strlen(fmt) + strlen(alg) + strlen(lambda) +
+                 strlen(schedule) + 1;
+    char *text = malloc(len);
+    ck_assert_ptr_nonnull(text);
+    snprintf(text, len, fmt, alg, lambda, schedule);
+    return text;
+}
+
+#define PFLLIB "\"name\": \"ditto\", \"preset\": \"pfllib\""
+#define ONE_ROUND_SEP                                                       \
+    "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0], \"batches\": "    \
+    "[[[0]]], \"personal\": [[[1], [2], [0, 1]]]}]}"
+
+/* By hand: 3 personal steps v ← v − ½((v − 4) + ½ (v − 0)) = v/4 + 2 from
+ * v = 0: 2, 2.5, 2.625; 1 global step w ← 0 − ½(0 − 4) = 2 (one client:
+ * w¹ = w_0).  Shared batches (one step each): v = 2. */
+START_TEST(test_separate_by_hand)
+{
+    char *text = sep_spec(PFLLIB, ONE_ROUND_SEP);
+    pflref_spec *spec = tu_spec(text);
+    pflref_run_result *r = tu_run(spec, NULL);
+    ck_assert_double_eq(r->v[0], 2.625);
+    ck_assert_double_eq(r->w[0], 2.0);
+    ck_assert_double_eq(r->v[1], 0.0);   /* client 1 never trains */
+    pflref_run_result_free(r);
+    pflref_spec_free(spec);
+    free(text);
+    text = sep_spec(PFLLIB ", \"switches\": {\"ditto.batches\": \"shared\"}",
+                    "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
+                    "\"batches\": [[[0]]]}]}");
+    spec = tu_spec(text);
+    r = tu_run(spec, NULL);
+    ck_assert_double_eq(r->v[0], 2.0);
+    pflref_run_result_free(r);
+    pflref_spec_free(spec);
+    free(text);
+    /* shared leaves a schedule's personal lists unread: the same run */
+    text = sep_spec(PFLLIB ", \"switches\": {\"ditto.batches\": \"shared\"}",
+                    ONE_ROUND_SEP);
+    spec = tu_spec(text);
+    r = tu_run(spec, NULL);
+    ck_assert_double_eq(r->v[0], 2.0);
+    ck_assert_double_eq(r->w[0], 2.0);
+    pflref_run_result_free(r);
+    pflref_spec_free(spec);
+    free(text);
+}
+END_TEST
+
+/* Each misuse is refused with exit 2's status and the field named. */
+START_TEST(test_separate_errors)
+{
+    static const struct {
+        const char *alg, *schedule, *where;
+        int at_run;  /* refused by the run's check, not by the reader */
+    } cases[] = {
+        /* separate (the pfllib preset) without personal lists */
+        {PFLLIB, "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
+                 "\"batches\": [[[0]]]}]}",
+         "schedule.rounds[0].personal", 1},
+        /* separate with the interleaved order */
+        {PFLLIB ", \"switches\": {\"ditto.order\": "
+                "\"interleaved_shared_batch\"}", ONE_ROUND_SEP,
+         "algorithm.switches.ditto.order", 1},
+        /* personal lists for another algorithm */
+        {"\"name\": \"fedavg\"", ONE_ROUND_SEP,
+         "schedule.rounds[0].personal", 0},
+        {"\"name\": \"fedavg\"",
+         "{\"kind\": \"generate\", \"rounds\": 1, \"local\": {\"epochs\": 1}, "
+         "\"personal\": {\"epochs\": 1}}", "schedule.personal", 0},
+        /* one list per participant */
+        {PFLLIB, "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
+                 "\"batches\": [[[0]]], \"personal\": [[[1]], [[0]]]}]}",
+         "schedule.rounds[0].personal", 0},
+        /* an index out of the client's range */
+        {PFLLIB, "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
+                 "\"batches\": [[[0]]], \"personal\": [[[1], [3]]]}]}",
+         "schedule.rounds[0].personal[0][1][0]", 0},
+        /* a generated personal phase needs exactly one of epochs, steps */
+        {PFLLIB, "{\"kind\": \"generate\", \"rounds\": 1, \"local\": "
+                 "{\"epochs\": 1}, \"personal\": {\"batch_size\": 2}}",
+         "schedule.personal", 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *text = sep_spec(cases[k].alg, cases[k].schedule);
+        pflref_spec *spec = NULL;
+        pflref_error err;
+        pflref_status st = tu_parse(text, &spec, &err);
+        if (cases[k].at_run) {
+            ck_assert_msg(st == PFLREF_OK, "case %zu: %s: %s", k, err.where,
+                          err.message);
+            tu_run_error(spec, PFLREF_EINVAL, &err);
+            pflref_spec_free(spec);
+        } else {
+            ck_assert_msg(st == PFLREF_EINVAL, "case %zu: status %d", k,
+                          (int)st);
+        }
+        ck_assert_msg(strcmp(err.where, cases[k].where) == 0,
+                      "case %zu: where %s, want %s (%s)", k, err.where,
+                      cases[k].where, err.message);
+        free(text);
+    }
+}
+END_TEST
+
+/* Generation: schedule.personal draws each participant's personal work
+ * just before its local work, so under reshuffle the local work's epochs
+ * take the seeds after the personal ones: with 2 personal epochs, round
+ * 0's local batches are those a schedule without personal work draws from
+ * batch_seed + 2.  n = 3, B = 2: 2 batches an epoch. */
+START_TEST(test_separate_generated)
+{
+    char *text = sep_spec(
+        PFLLIB, "{\"kind\": \"generate\", \"rounds\": 2, \"batches\": "
+                "\"reshuffle\", \"batch_seed\": 7, \"local\": {\"epochs\": 1, "
+                "\"batch_size\": 2}, \"personal\": {\"epochs\": 2, "
+                "\"batch_size\": 2}}");
+    pflref_spec *spec = tu_spec(text);
+    char *plain_text = sep_spec(
+        "\"name\": \"ditto\"",
+        "{\"kind\": \"generate\", \"rounds\": 1, \"batches\": \"reshuffle\", "
+        "\"batch_seed\": 9, \"local\": {\"epochs\": 1, \"batch_size\": 2}}");
+    pflref_spec *plain = tu_spec(plain_text);
+    const pflref_round_plan *r = &spec->schedule->rounds[0];
+    ck_assert_ptr_nonnull(r->personal);
+    ck_assert_uint_eq(r->personal[0].nsteps, 4);   /* 2 epochs × 2 */
+    ck_assert_uint_eq(r->batches[0].nsteps, 2);
+    const pflref_batches *a = &r->batches[0];
+    const pflref_batches *b = &plain->schedule->rounds[0].batches[0];
+    ck_assert_uint_eq(a->step_off[2], b->step_off[2]);
+    for (size_t q = 0; q < a->step_off[2]; q++)
+        ck_assert_uint_eq(a->idx[q], b->idx[q]);
+    pflref_run_result *res = tu_run(spec, NULL);
+    pflref_run_result_free(res);
+    pflref_spec_free(plain);
+    pflref_spec_free(spec);
+    free(plain_text);
+    free(text);
+}
+END_TEST
+
+/* The result records the personal lists, so its frozen vector replays:
+ * freeze a generated spec, then verify the vector. */
+START_TEST(test_separate_recorded)
+{
+    char *dir = tu_tmpdir();
+    char spec_path[4096], vec_path[4096], args[8400];
+    snprintf(spec_path, sizeof spec_path, "%s/spec.json", dir);
+    snprintf(vec_path, sizeof vec_path, "%s/vec.json", dir);
+    char *text = sep_spec(
+        PFLLIB, "{\"kind\": \"generate\", \"rounds\": 2, \"clients_per_round\":"
+                " 1, \"batches\": \"reshuffle\", \"local\": {\"epochs\": 1, "
+                "\"batch_size\": 2}, \"personal\": {\"steps\": 3, "
+                "\"batch_size\": 1}}");
+    ck_assert_int_eq(tu_write(spec_path, text), 0);
+    snprintf(args, sizeof args, "freeze %s -o %s --trajectory step",
+             spec_path, vec_path);
+    char *out = NULL, *err = NULL;
+    ck_assert_msg(tu_cli(args, &out, &err) == 0, "freeze: %s", err);
+    free(out);
+    free(err);
+    char *vec = tu_read(vec_path);
+    ck_assert_msg(strstr(vec, "\"personal\"") != NULL,
+                  "the frozen schedule lacks the personal lists");
+    snprintf(args, sizeof args, "verify %s", vec_path);
+    ck_assert_msg(tu_cli(args, &out, &err) == 0, "verify: %s %s", out, err);
+    free(out);
+    free(err);
+    free(vec);
+    free(text);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* The golden vector (golden/ditto/make_linear.py, exact fractions). */
+START_TEST(test_separate_golden)
+{
+    tu_assert_golden("golden/ditto/worked-linear-pfllib-separate.json");
+}
+END_TEST
+
 Suite *ditto_suite(void)
 {
     Suite *s = suite_create("ditto");
@@ -307,6 +504,11 @@ Suite *ditto_suite(void)
     tcase_add_test(tc, test_weights);
     tcase_add_test(tc, test_client_order);
     tcase_add_test(tc, test_divergence);
+    tcase_add_test(tc, test_separate_by_hand);
+    tcase_add_test(tc, test_separate_errors);
+    tcase_add_test(tc, test_separate_generated);
+    tcase_add_test(tc, test_separate_recorded);
+    tcase_add_test(tc, test_separate_golden);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -104,6 +104,78 @@ START_TEST(test_scope_eta_p)
 }
 END_TEST
 
+/* lr.count = trainings (PFLlib: a client's scheduler steps when it
+ * trains).  Two clients f_i(v) = ½ (v − 4)², local training, η = ½,
+ * γ = ½, S = {0}, {0, 1}, {1}.  Client 1 trains in rounds 1 and 2:
+ *   trainings: η γ⁰, η γ¹ = ½, ¼:  0 → 2 → 2.5
+ *   rounds:    η γ¹, η γ² = ¼, ⅛:  0 → 1 → 1.375
+ * Client 0 trains in rounds 0 and 1, its count equal to the round: 0 → 2 →
+ * 2.5 either way.  FedAvg has one model, so it is left to the vectors. */
+START_TEST(test_count_trainings_by_hand)
+{
+    for (int count = 0; count < 2; count++) {
+        tb_case *c = tb_quadratic(1, 2);
+        for (size_t i = 0; i < 2; i++)
+            tb_quad(c, i, (const double[]){1}, (const double[]){4}, 1);
+        c->hyper.eta = 0.5;
+        c->hyper.lr.schedule = PFLREF_LR_EXPONENTIAL;
+        c->hyper.lr.gamma = 0.5;
+        c->hyper.lr.count = count ? PFLREF_LR_COUNT_TRAININGS
+                                  : PFLREF_LR_COUNT_ROUNDS;
+        tb_round(c, "0", "0");
+        tb_round(c, "0 1", "0", "0");
+        tb_round(c, "1", "0");
+        pflref_run_result *r = tb_run(c, "local", NULL);
+        ck_assert_double_eq(r->v[0], 2.5);
+        ck_assert_double_eq(r->v[1], count ? 2.5 : 1.375);
+        pflref_run_result_free(r);
+        tb_free(c);
+    }
+}
+END_TEST
+
+/* perfedavg.calls = two (PFLlib's server calls train() twice a round):
+ * one client f(v) = ½ (v − 4)², FO, α = β = ½, γ = ½, one round of τ = 2
+ * steps.  A step: w̃ = w − α (w − 4), w ← w − β (w̃ − 4).
+ *   one: both steps with α = β = ½:  0 → 1 → 1.75
+ *   two: the second call with α = β = ¼: 0 → 1, w̃ = 1.75, w = 1 + ¼·2.25
+ *        = 1.5625
+ * and an odd τ is refused under two. */
+START_TEST(test_perfedavg_two_calls_by_hand)
+{
+    for (int calls = 0; calls < 2; calls++) {
+        tb_case *c = tb_quadratic(1, 1);
+        tb_quad(c, 0, (const double[]){1}, (const double[]){4}, 1);
+        c->hyper.perfedavg.alpha = 0.5;
+        c->hyper.perfedavg.beta = 0.5;
+        c->hyper.perfedavg.variant = PFLREF_PERFEDAVG_FO;
+        c->hyper.perfedavg.calls = calls ? PFLREF_PERFEDAVG_CALLS_TWO
+                                         : PFLREF_PERFEDAVG_CALLS_ONE;
+        c->hyper.lr.schedule = PFLREF_LR_EXPONENTIAL;
+        c->hyper.lr.gamma = 0.5;
+        tb_round(c, "0", "0 | 0 | 0 | 0 | 0 | 0");
+        tb_post(c, "0");
+        pflref_run_result *r = tb_run(c, "perfedavg", NULL);
+        ck_assert_double_eq(r->w[0], calls ? 1.5625 : 1.75);
+        pflref_run_result_free(r);
+        tb_free(c);
+    }
+    pflref_error err;
+    tb_case *c = tb_quadratic(1, 1);
+    tb_quad(c, 0, (const double[]){1}, (const double[]){4}, 1);
+    c->hyper.perfedavg.alpha = 0.5;
+    c->hyper.perfedavg.beta = 0.5;
+    c->hyper.perfedavg.calls = PFLREF_PERFEDAVG_CALLS_TWO;
+    tb_round(c, "0", "0 | 0 | 0");
+    tb_post(c, "0");
+    tb_run_error(c, "perfedavg", PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "schedule.rounds[0].batches[0]");
+    ck_assert_msg(strstr(err.message, "perfedavg.calls = two") != NULL, "%s",
+                  err.message);
+    tb_free(c);
+}
+END_TEST
+
 /* The golden vectors of the exact replay (golden/fedavg/make_linear.py):
  * exponential over three full rounds, step with partial participation. */
 START_TEST(test_golden_vectors)
@@ -147,6 +219,8 @@ Suite *lr_suite(void)
     tcase_add_test(tc, test_exponential_by_hand);
     tcase_add_test(tc, test_step_by_hand);
     tcase_add_test(tc, test_scope_eta_p);
+    tcase_add_test(tc, test_count_trainings_by_hand);
+    tcase_add_test(tc, test_perfedavg_two_calls_by_hand);
     tcase_add_test(tc, test_golden_vectors);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);

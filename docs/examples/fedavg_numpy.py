@@ -24,6 +24,11 @@ def main(vector_path, result_path):
         "fedavg.weights", "samples") == "samples"
     hp = spec["algorithm"]["hyperparameters"]
     lr = spec["algorithm"].get("switches", {}).get("lr.schedule", "constant")
+    # lr.count = trainings: a client's decay counts the rounds it trained in
+    # (PFLlib steps each client's scheduler when it trains)
+    per_client = spec["algorithm"].get("switches", {}).get(
+        "lr.count", "rounds") == "trainings"
+    trained = [0] * len(spec["problem"]["clients"])
     d, bias = model["d"], model.get("bias", False)
     s = 2.0 if model["loss"] == "squared" else 1.0      # dℓ/dŷ = s (ŷ − y)
     X = [np.array(c["X"], dtype=float) for c in spec["problem"]["clients"]]
@@ -42,12 +47,15 @@ def main(vector_path, result_path):
         traj.append({"event": event, "phase": "train", **where, "name": name,
                      "value": value.tolist()})
 
+    def eta_of(t, k):                                   # η of k's round t
+        c = trained[k] if per_client else t
+        if lr == "exponential":                         # η γ^c (PFLlib -ld)
+            return eta * hp["lr.gamma"] ** c
+        if lr == "step":                                # η γ^⌊c/step_rounds⌋
+            return eta * hp["lr.gamma"] ** (c // hp["lr.step_rounds"])
+        return eta                                      # constant η (paper)
+
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
-        eta_t = eta                                     # constant η (paper)
-        if lr == "exponential":                         # η γ^t (PFLlib -ld)
-            eta_t = eta * hp["lr.gamma"] ** t
-        elif lr == "step":                              # η γ^⌊t/step_rounds⌋
-            eta_t = eta * hp["lr.gamma"] ** (t // hp["lr.step_rounds"])
         log("round_begin", "w", w, round=t)
         S_t = rnd["clients"]                            # ascending client ids
         m_t = sum(n[k] for k in S_t)                    # m_t = Σ_{k∈S_t} n_k
@@ -55,6 +63,8 @@ def main(vector_path, result_path):
         for k, batches in zip(S_t, rnd["batches"]):
             w_k = w.copy()                              # ClientUpdate(k, w_t)
             log("client_begin", "w_local", w_k, round=t, client=k, step=0)
+            eta_t = eta_of(t, k)
+            trained[k] += 1
             for step, b in enumerate(batches, start=1):  # for each batch b
                 w_k = w_k - eta_t * grad(k, w_k, b)     # w ← w − η_t∇ℓ(w; b)
                 log("step", "w_local", w_k, round=t, client=k, step=step)

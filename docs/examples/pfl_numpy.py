@@ -5,8 +5,11 @@ Written from the papers and the specification notes (shared/spec notes §1,
 §2, §3 and §5.1; the PFLEGO, FedAlt and FedSim notes), not from pflref's C
 code:
 
-  fedavg    McMahan et al., AISTATS 2017, Algorithm 1 (switch fedavg.weights)
+  fedavg    McMahan et al., AISTATS 2017, Algorithm 1 (switch fedavg.weights;
+            the learning-rate decay lr.*, counted per round or, lr.count =
+            trainings, per client as PFLlib does; preset pfllib)
   local     every client trains its own v_i from w0; nothing is communicated
+            (lr.* as fedavg; preset pfllib)
   finetune  FedAvg rounds, then per client θ_i ← w and
             θ_i ← θ_i − η_ft (∇f_i(θ_i; D) + μ_ft (θ_i − w))   (notes §5.1)
   prox      pFedMe's inner loop alone: K steps per batch of
@@ -18,7 +21,8 @@ code:
             solver, with the switches ditto.* and the presets   (notes §3)
   fedalt    Pillutla et al., ICML 2022, Algorithm 4 (LocalAlt), the switches
   fedsim    pfl.* and the presets fedrep (fedalt), fedper, lg_fedavg and
-            fedbabu (fedsim); Algorithm 5 (LocalSim) for fedsim
+            fedbabu (fedsim) and their _pfllib versions; Algorithm 5
+            (LocalSim) for fedsim
   pflego    Nikoloutsopoulos, Koutsopoulos, Titsias, arXiv 2202.09848: cached
             features, τ − 1 cheap head steps, one joint gradient, the last
             head step and the server's θ step, with the switches pflego.*
@@ -364,11 +368,18 @@ def aggregate(w_t, local, n, scheme):
     return w
 
 
-def lr_factor(cfg, t):
-    """The factor of round t's step size under lr.schedule (PFLlib's -ld:
-    the scheduler steps after each round's training, so round t has
-    η γ^t; step: γ^⌊t / lr.step_rounds⌋).  A decaying schedule needs
-    lr.gamma (and lr.step_rounds) in the spec; the golden vectors give them."""
+def lr_factor(cfg, t, trained=None, call=0, calls=1):
+    """The factor of a step size under lr.schedule (PFLlib's -ld: the
+    scheduler steps after each train(), so round t has η γ^t; step:
+    γ^⌊t / lr.step_rounds⌋).  With lr.count = trainings the count is the
+    client's own trainings before (`trained`: PFLlib steps a client's
+    scheduler only when it trains), not t; with `calls` train() calls a
+    round (Per-FedAvg's PFLlib server calls it twice) the count is
+    calls · (t or trained) + call.  A decaying schedule needs lr.gamma (and
+    lr.step_rounds) in the spec; the golden vectors give them."""
+    if cfg.get("lr.count", "rounds") == "trainings" and trained is not None:
+        t = trained
+    t = calls * t + call
     if cfg["lr.schedule"] == "exponential":
         return cfg["lr.gamma"] ** t
     if cfg["lr.schedule"] == "step":
@@ -383,6 +394,7 @@ def fedavg_rounds(spec, clients, w0, log):
     n = [c.n for c in clients]
     w = w0.copy()
     stale = {}                               # read by one bug only
+    trained = [0] * len(clients)             # rounds each client trained in
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", w, round=t)
         batches = dict(zip(rnd["clients"], rnd["batches"]))   # S_t and its plan
@@ -393,7 +405,8 @@ def fedavg_rounds(spec, clients, w0, log):
                 w_k = w                      # "w_k = w": the same array
             log("client_begin", "train", "w_local", w_k, round=t, client=k,
                 step=0)
-            eta = cfg["eta"] * lr_factor(cfg, t)   # η_t (lr.schedule)
+            eta = cfg["eta"] * lr_factor(cfg, t, trained[k])  # lr.*
+            trained[k] += 1
             w_k = local_sgd(w_k, clients[k], batches[k], eta,   # ClientUpdate
                             lambda s, x: log("step", "train", "w_local", x,
                                              round=t, client=k, step=s))
@@ -414,8 +427,9 @@ def run_fedavg(spec, clients, w0, log):
 def run_local(spec, clients, w0, log):
     """Each client keeps v_i (starting at w0) across rounds and trains it on
     its own batches when it takes part; nothing is averaged."""
-    eta = settings(spec)["eta"]
+    cfg = settings(spec)
     v = [w0.copy() for _ in clients]
+    trained = [0] * len(clients)             # rounds each client trained in
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         batches = dict(zip(rnd["clients"], rnd["batches"]))
         if BUG == "local-reset-each-round":
@@ -425,6 +439,8 @@ def run_local(spec, clients, w0, log):
                 batches.setdefault(i, [list(range(clients[i].n))])
         for i in sorted(batches):
             log("client_begin", "train", "v", v[i], round=t, client=i, step=0)
+            eta = cfg["eta"] * lr_factor(cfg, t, trained[i])  # lr.*
+            trained[i] += 1
             v[i] = local_sgd(v[i], clients[i], batches[i], eta,
                              lambda s, x: log("step", "train", "v", x,
                                               round=t, client=i, step=s))
@@ -467,10 +483,12 @@ DEFAULTS = {                 # the paper's reading (shared/spec notes §8)
     "pfedme.personal_eval": "theta",
     "ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
     "ditto.prox_ref": "round_start", "ditto.weights": "samples",
+    "ditto.batches": "shared",
     "pfl.state": "stateful", "pfl.weights": "samples",
     "pfl.finetune": "personal",
     "pflego.head_step": "seed", "pflego.theta_weights": "global",
     "pflego.server": "sgd", "lr.schedule": "constant",
+    "lr.count": "rounds", "lr.scope": "all",
     "pfedme.eval_reset": "none",
 }
 PRESETS = {
@@ -485,7 +503,8 @@ PRESETS = {
     ("pfedme", "pfllib"): {
         "pfedme.theta_start": "warm", "pfedme.mu": 0.001,
         "pfedme.weights": "samples", "pfedme.train": "sampled",
-        "pfedme.personal_eval": "global"},
+        "pfedme.personal_eval": "global", "lr.scope": "eta_p",
+        "lr.count": "trainings"},
     # litian96/ditto, TF (notes §3(c)): interleaved, fixed w^t, simple mean
     ("ditto", "official"): {
         "ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
@@ -493,7 +512,8 @@ PRESETS = {
     # TsingZ0/PFLlib (notes §3(f)): ptrain() first, n_k-weighted
     ("ditto", "pfllib"): {
         "ditto.order": "personal_first", "ditto.prox": "squared",
-        "ditto.prox_ref": "round_start", "ditto.weights": "samples"},
+        "ditto.prox_ref": "round_start", "ditto.weights": "samples",
+        "ditto.batches": "separate", "lr.count": "trainings"},
     # Collins et al., ICML 2021 (FedRep): head steps, then the representation;
     # the server's plain mean of the bodies
     ("fedalt", "fedrep"): {
@@ -512,10 +532,34 @@ PRESETS = {
     ("fedsim", "fedbabu"): {
         "gamma_v": 0.0, "pfl.state": "stateful", "pfl.weights": "samples",
         "pfl.finetune": "full"},
+    # TsingZ0/PFLlib (notes-pfllib-as-run §2.2, §2.3): n_i / Σ_U n_j
+    # weights, and each client's -ld scheduler stepped when it trains
+    ("fedavg", "pfllib"): {
+        "fedavg.weights": "samples", "lr.count": "trainings"},
+    ("local", "pfllib"): {"lr.count": "trainings"},
+    # PFLlib's FedRep, FedPer, LG-FedAvg and FedBABU share one server
+    # (serverbase.py: n_i / Σ_U n_j over the shared part) and keep the
+    # personal part on the client
+    ("fedalt", "fedrep_pfllib"): {
+        "pfl.state": "stateful", "pfl.weights": "samples",
+        "pfl.finetune": "personal", "lr.count": "trainings"},
+    ("fedsim", "fedper_pfllib"): {
+        "pfl.state": "stateful", "pfl.weights": "samples",
+        "pfl.finetune": "personal", "lr.count": "trainings"},
+    ("fedsim", "lg_fedavg_pfllib"): {
+        "pfl.state": "stateful", "pfl.weights": "samples",
+        "pfl.finetune": "personal", "lr.count": "trainings"},
+    # FedBABU: the head never trains, then the whole model is fine-tuned
+    ("fedsim", "fedbabu_pfllib"): {
+        "gamma_v": 0.0, "pfl.state": "stateful", "pfl.weights": "samples",
+        "pfl.finetune": "full", "lr.count": "trainings"},
 }
 PRESET_SPLITS = {       # the split a preset implies unless the spec has one
     ("fedalt", "fedrep"): ["head"], ("fedsim", "fedper"): ["head"],
     ("fedsim", "lg_fedavg"): ["input"], ("fedsim", "fedbabu"): ["head"],
+    ("fedalt", "fedrep_pfllib"): ["head"], ("fedsim", "fedper_pfllib"): ["head"],
+    ("fedsim", "lg_fedavg_pfllib"): ["input"],
+    ("fedsim", "fedbabu_pfllib"): ["head"],
 }
 
 
@@ -708,7 +752,9 @@ def run_ditto(spec, clients, w0, log):
     ditto.prox = norm: the regulariser is λ‖v − w‖, gradient
     λ(v − w)/‖v − w‖ (0 at v = w); ditto.prox_ref = moving: w is the global
     copy w_k as it stands.  w^{t+1} = Σ_{k∈S_t} c_k w_k, c_k = n_k/m_t or
-    1/|S_t|.  v_k starts at w⁰ and persists; untouched when k ∉ S_t."""
+    1/|S_t|.  v_k starts at w⁰ and persists; untouched when k ∉ S_t.
+    ditto.batches = separate (PFLlib's ptrain() over its own loader): the
+    personal steps, all first, take the round's "personal" list of k."""
     cfg = settings(spec)
     eta, lam = cfg["eta"], cfg["lambda"]
     moving = cfg["ditto.prox_ref"] == "moving" or BUG == "ditto-moving-ref"
@@ -728,6 +774,12 @@ def run_ditto(spec, clients, w0, log):
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         S_t = sorted(rnd["clients"])
         plan = dict(zip(rnd["clients"], rnd["batches"]))
+        own = plan                                # the personal steps' lists
+        if cfg["ditto.batches"] == "separate":
+            if "personal" not in rnd or cfg["ditto.order"] != "personal_first":
+                raise Unsupported("ditto.batches = separate needs personal "
+                                  "lists and ditto.order = personal_first")
+            own = dict(zip(rnd["clients"], rnd["personal"]))
         log("round_begin", "train", "w", w, round=t)
         local = {}
         for k in S_t:
@@ -739,7 +791,7 @@ def run_ditto(spec, clients, w0, log):
             log("client_begin", "train", "v", v[k], round=t, client=k, step=0)
             steps = list(enumerate(plan[k], start=1))
             if cfg["ditto.order"] == "personal_first":
-                for s, batch in steps:
+                for s, batch in enumerate(own[k], start=1):
                     personal(k, batch, w_k if moving else w)
                     log("step", "train", "v", v[k], round=t, client=k, step=s)
                 for s, batch in steps:
@@ -806,8 +858,8 @@ def run_partial(spec, clients, w0, log, simultaneous):
     (u^(T), v_i), stateless from (u^(T), v⁰).  final.w = (u, v⁰);
     final.v[i] = device i's model (u^(T), v_i) after fine-tuning."""
     cfg = settings(spec)
-    gamma_u, gamma_v = cfg["gamma_u"], cfg["gamma_v"]
     tau_v = None if simultaneous else int(cfg["tau_v"])
+    trained = [0] * len(clients)             # rounds each device trained in
     stateful = cfg["pfl.state"] == "stateful"
     if cfg["pfl.state"] not in ("stateful", "stateless"):
         raise Unsupported("pfl.state %r" % cfg["pfl.state"])
@@ -835,6 +887,9 @@ def run_partial(spec, clients, w0, log, simultaneous):
             x[personal] = v0 if reset else v[i]
             log("client_begin", "train", "w_local", x, round=t, client=i,
                 step=0)
+            c = lr_factor(cfg, t, trained[i])    # lr.* of i's train()
+            trained[i] += 1
+            gamma_u, gamma_v = c * cfg["gamma_u"], c * cfg["gamma_v"]
             batches = plan[i]
             if not simultaneous and tau_v > len(batches):
                 raise Unsupported("tau_v = %d v steps, but client %d has %d "

@@ -50,7 +50,17 @@ BUGS = ("perfedavg-hf-around-w-tilde", "perfedavg-shared-batch",
         "perfedavg-hessian-on-d-prime", "perfedavg-samples-weights")
 
 DEFAULTS = {"perfedavg.variant": "exact", "perfedavg.weights": "uniform",
-            "perfedavg.eval": "one_alpha_step"}
+            "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "one",
+            "lr.schedule": "constant", "lr.count": "rounds"}
+# PFLlib's reading as a named bundle (explicit switches win;
+# notes-pfllib-as-run §2.3: FO, n_i weights, one α step, train() twice a
+# round, each client's -ld scheduler stepped when it trains).  Other
+# presets are refused: give their switches.
+PRESETS = {("perfedavg", "paper"): {},
+           ("perfedavg", "pfllib"): {
+               "perfedavg.variant": "fo", "perfedavg.weights": "samples",
+               "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "two",
+               "lr.count": "trainings"}}
 
 
 def _host():
@@ -108,12 +118,15 @@ def hvp(model, theta, batch, v):
 
 def run(spec, clients, w0, log, bug):
     alg = spec["algorithm"]
-    if alg.get("preset", "paper") != "paper":
+    preset = ("perfedavg", alg.get("preset", "paper"))
+    if preset not in PRESETS:
         raise _host().Unsupported("perfedavg preset %r" % alg["preset"])
     cfg = dict(DEFAULTS)
+    cfg.update(PRESETS[preset])
     cfg.update(alg.get("hyperparameters", {}))
     cfg.update(alg.get("switches", {}))
-    alpha, beta = float(cfg["alpha"]), float(cfg["beta"])
+    alpha0, beta0 = float(cfg["alpha"]), float(cfg["beta"])
+    alpha, beta = alpha0, beta0    # the personalisation's (undecayed)
     variant = cfg["perfedavg.variant"]
     if bug == "perfedavg-hessian-dropped":
         variant = "fo"
@@ -121,11 +134,20 @@ def run(spec, clients, w0, log, bug):
     if bug == "perfedavg-samples-weights":
         weights = "samples"
     n = [c.n for c in clients]
+    trained = [0] * len(clients)   # the rounds each user trained in (lr.count)
+    calls = 2 if cfg["perfedavg.calls"] == "two" else 1
 
     def local_update(i, w, batches, k):
-        """User i's τ = len(batches)/3 steps from w (Alg. 1, inner loop)."""
+        """User i's τ = len(batches)/3 steps from w (Alg. 1, inner loop);
+        with perfedavg.calls = two the steps after τ/2 are PFLlib's second
+        train() call, one decay step further."""
         data = clients[i]
-        for t in range(1, len(batches) // 3 + 1):
+        tau = len(batches) // 3
+        for t in range(1, tau + 1):
+            c = _host().lr_factor(cfg, k, trained[i],
+                                  1 if calls == 2 and t > tau // 2 else 0,
+                                  calls)
+            alpha, beta = c * alpha0, c * beta0
             D, D1, D2 = batches[3 * t - 3:3 * t]
             if bug == "perfedavg-shared-batch":
                 D1 = D
@@ -161,6 +183,7 @@ def run(spec, clients, w0, log, bug):
         for i in sorted(plan):
             log("client_begin", "train", "w_local", w, round=k, client=i, step=0)
             local[i] = local_update(i, w.copy(), plan[i], k)
+            trained[i] += 1
             log("client_end", "train", "w_local", local[i], round=k, client=i)
         A_k = sorted(local)
         if weights == "samples":

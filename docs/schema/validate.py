@@ -566,6 +566,9 @@ def _good_specs_pfl(linear, mlp):
     }
     ditto_pfllib = _set(linear, ["algorithm"], {
         "name": "ditto", "preset": "pfllib", "hyperparameters": {"eta": 0.05, "lambda": 0.5}})
+    # the preset's personal pass draws its own batches (PFLlib's -pls)
+    ditto_pfllib = _set(ditto_pfllib, ["schedule", "personal"],
+                        {"epochs": 2, "batch_size": 1})
     ditto_switches = _set(mlp, ["algorithm"], {
         "name": "ditto", "hyperparameters": {"eta": 0.1, "lambda": 0.1},
         "switches": {"ditto.order": "interleaved_shared_batch", "ditto.prox": "norm",

@@ -327,8 +327,11 @@ def pfllib_drawn():
     explicitly (not the persistent iterators above) so that every batch of
     the permuted round indexes the smaller client too."""
     vid = "ditto/worked/linear-pfllib-drawn"
+    # ditto.batches = shared: both passes on the given batches (the preset's
+    # own lists are linear-pfllib-separate's)
     algorithm = {"name": "ditto", "preset": "pfllib",
-                 "hyperparameters": {"eta": 0.095, "lambda": 0.45}}
+                 "hyperparameters": {"eta": 0.095, "lambda": 0.45},
+                 "switches": {"ditto.batches": "shared"}}
     hp, sw = px.settings(algorithm)
     assert sw["ditto.weights"] == "samples" and sw["ditto.order"] == "personal_first"
     rounds = px.with_drawn([
@@ -372,7 +375,8 @@ def pfllib_drawn():
         "The clients (n = 4, 3, 5), model and initial point of "
         "ditto/worked/linear-moving-interleaved; η = 0.095, λ = 0.45, preset "
         "pfllib (ditto.order = personal_first, ditto.prox = squared, "
-        "ditto.prox_ref = round_start, ditto.weights = samples).  S_0 = {0, 2} "
+        "ditto.prox_ref = round_start, ditto.weights = samples) with "
+        "ditto.batches = shared (both passes on the given batches).  S_0 = {0, 2} "
         "drawn by the sampler as [2, 0] (batches[j] still belongs to "
         "clients[j]), S_1 = {1, 2}; two given minibatches per device and "
         "round; v_2 carries over from round 0 into round 1.",
@@ -387,10 +391,145 @@ def pfllib_drawn():
                                                          spec, TOL, exp)
 
 
+# round 0 drawn as [2, 0]: personal[j], like batches[j], belongs to
+# clients[j] (every personal batch of that round indexes client 0 too)
+SEPARATE_ROUNDS = px.with_drawn([
+    {"clients": [0, 2], "batches": [[[2, 0], [1, 3]], [[4, 1], [3, 0]]],
+     "personal": [[[1, 3], [0, 2], [3]], [[0, 2], [3, 1], [1]]]},
+    {"clients": [1, 2], "batches": [[[1, 0], [2]], [[2, 3], [0, 4]]],
+     "personal": [[[2, 1], [0], [1, 2]], [[1, 4], [0, 3], [2]]]},
+], [[2, 0], [1, 2]])
+
+
+def pfllib_separate():
+    """Preset pfllib as PFLlib runs it: ptrain() over its own loader for
+    -pls epochs, then train() over another for -ls (ditto.batches =
+    separate): each participant's personal steps take their own given
+    list (three minibatches), the global steps the round's batches (two),
+    so the passes differ in count and in batches.  η ≠ λ, neither 1."""
+    vid = "ditto/worked/linear-pfllib-separate"
+    algorithm = {"name": "ditto", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.085, "lambda": 0.55}}
+    hp, sw = px.settings(algorithm)
+    assert sw["ditto.batches"] == "separate" and sw["ditto.order"] == "personal_first"
+    rounds = SEPARATE_ROUNDS
+
+    def run(bugs=px.NO_BUGS):
+        pr = px.Problem(MODEL2, CLIENTS2)
+        w0 = px.initial(INIT2, pr.P, bugs)
+        w, v, trace = list(w0), [list(w0) for _ in pr.clients], pg.Trace()
+        for t, r in enumerate(rounds):
+            plan = list(zip(r["clients"], r["batches"]))
+            own = dict(zip(r["clients"], r["personal"]))
+            w, v = px.ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs,
+                                  own)
+        return pr, w, v, trace
+
+    result = run()
+    pr, w, v, trace = result
+    for r in rounds:
+        for k, steps, own in zip(r["clients"], r["batches"], r["personal"]):
+            px.assert_contractive(pr, k, steps + own, hp["eta"], hp["lambda"])
+            assert len(own) != len(steps)
+    flags = ["ditto-personal-batches", "prox-sign", "stale-personal-state",
+             "aggregation-weights", "stale-global"]
+    mutants = {"ditto-personal-batches": ["personal-on-global-batches"],
+               "prox-sign": ["prox-plus"],
+               "stale-personal-state": ["reset-personal", "personal-from-global"],
+               "aggregation-weights": ["uniform-weights"],
+               "stale-global": ["restart-w0"]}
+
+    def final(pr, w, v, trace):
+        return (trace, w, v)
+
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run, final)
+    title = ("Ditto as PFLlib runs it (preset pfllib): the personal pass on "
+             "its own batches (3 steps), the global pass on the round's (2)")
+    spec = pg.given_spec(
+        title,
+        "The clients (n = 4, 3, 5), model and initial point of "
+        "ditto/worked/linear-moving-interleaved; η = 0.085, λ = 0.55, preset "
+        "pfllib (ditto.order = personal_first, ditto.prox = squared, "
+        "ditto.prox_ref = round_start, ditto.weights = samples, "
+        "ditto.batches = separate).  S_0 = {0, 2}, S_1 = {1, 2}; each "
+        "participant first takes 3 personal steps v ← v − η (∇F_k(v; b) + "
+        "λ(v − w^t)) on its rounds[t].personal list, then 2 global steps "
+        "from w^t on its rounds[t].batches; server weights n_k / Σ n_j.",
+        MODEL2, CLIENTS2, INIT2, algorithm, rounds)
+    prov = pg.provenance(
+        "independent",
+        f"{NOTES} §3(c), §3(f); shared/spec/notes-pfllib-as-run.md §2.3 "
+        "(Ditto: ptrain() over -pls epochs, then train() over -ls); "
+        "TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/clientditto.py; "
+        "Li et al., ICML 2021, Alg. 1",
+        GENERATOR, {"w": w, **{f"v_{i}": vi for i, vi in enumerate(v)}})
+    return "worked-linear-pfllib-separate.json", pg.vector(
+        vid, title, prov, flags, spec, TOL, exp)
+
+
+def official_unread_personal():
+    """Preset official (the TF code: interleaved on the shared batches,
+    simple mean) on the schedule of linear-pfllib-separate: its personal
+    lists are not read under ditto.batches = shared, so one schedule serves
+    both readings and tells them apart (the run equals the same schedule
+    without the lists, asserted)."""
+    vid = "ditto/worked/linear-official-unread-personal"
+    algorithm = {"name": "ditto", "preset": "official",
+                 "hyperparameters": {"eta": 0.085, "lambda": 0.55}}
+    hp, sw = px.settings(algorithm)
+    assert sw["ditto.batches"] == "shared" and sw["ditto.weights"] == "uniform"
+
+    def run(bugs=px.NO_BUGS, with_lists=True):
+        pr = px.Problem(MODEL2, CLIENTS2)
+        w0 = px.initial(INIT2, pr.P, bugs)
+        w, v, trace = list(w0), [list(w0) for _ in pr.clients], pg.Trace()
+        for t, r in enumerate(SEPARATE_ROUNDS):
+            plan = list(zip(r["clients"], r["batches"]))
+            own = dict(zip(r["clients"], r["personal"])) if with_lists else None
+            w, v = px.ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs,
+                                  own)
+        return pr, w, v, trace
+
+    result = run()
+    pr, w, v, trace = result
+    assert (w, v) == run(with_lists=False)[1:3]
+    for r in SEPARATE_ROUNDS:
+        for k, steps in zip(r["clients"], r["batches"]):
+            px.assert_contractive(pr, k, steps, hp["eta"], hp["lambda"])
+    flags = ["prox-sign", "stale-personal-state", "aggregation-weights"]
+    mutants = {"prox-sign": ["prox-plus"],
+               "stale-personal-state": ["reset-personal", "personal-from-global"],
+               "aggregation-weights": ["samples-weights"]}
+
+    def final(pr, w, v, trace):
+        return (trace, w, v)
+
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run, final)
+    title = ("Ditto, preset official, on a schedule with personal batch "
+             "lists it does not read (ditto.batches = shared)")
+    spec = pg.given_spec(
+        title,
+        "The problem, η = 0.085, λ = 0.55 and schedule of "
+        "ditto/worked/linear-pfllib-separate under preset official "
+        "(interleaved: per batch a personal then a global step on the "
+        "round's batches; ditto.batches = shared, so rounds[t].personal is "
+        "not read; simple mean).",
+        MODEL2, CLIENTS2, INIT2, algorithm, SEPARATE_ROUNDS)
+    prov = pg.provenance(
+        "independent",
+        f"{NOTES} §3(c) (the TF code); Li et al., ICML 2021, Alg. 1; "
+        "ref/algorithms/ditto.c (ditto.batches = shared reads no personal "
+        "lists)",
+        GENERATOR, {"w": w, **{f"v_{i}": vi for i, vi in enumerate(v)}})
+    return "worked-linear-official-unread-personal.json", pg.vector(
+        vid, title, prov, flags, spec, TOL, exp)
+
+
 def main():
     pg.write_all(sys.argv, HERE,
                  (moving_interleaved, moving_personal_first, norm_d1,
-                  official_uniform, pfllib_drawn))
+                  official_uniform, pfllib_drawn, pfllib_separate,
+                  official_unread_personal))
 
 
 if __name__ == "__main__":

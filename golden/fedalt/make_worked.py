@@ -510,17 +510,149 @@ def fedrep_drawn():
         TOL_FEDREP)
 
 
+def fedrep_pfllib_decay():
+    """Preset fedrep_pfllib (PFLlib's FedRep: head steps first, then the
+    base, n_i weights, each client's -ld scheduler stepped when it trains,
+    lr.count = trainings) with lr.schedule = exponential, γ = 0.6: client
+    i's γ_u, γ_v in a round are times 0.6^(rounds i trained before).
+    S⁰ = {0, 2}, S¹ = {1, 2}, S² = {0, 1}: client 1 first trains in round
+    1 with the undecayed steps, client 0 in round 2 with one decay (the
+    round count would give two)."""
+    algorithm = {"name": "fedalt", "preset": "fedrep_pfllib",
+                 "hyperparameters": {"gamma_u": 0.145, "gamma_v": 0.205,
+                                     "eta_ft": 0.175, "tau_v": 1,
+                                     "lr.gamma": 0.6},
+                 "switches": {"lr.schedule": "exponential"}}
+    rounds = [
+        {"clients": [0, 2], "batches": [[[0, 1], [2], [1, 2]],
+                                        [[1, 2], [0, 2], [2, 1], [0]]]},
+        {"clients": [1, 2], "batches": [[[0, 1], [1], [0]],
+                                        [[0, 1], [2, 3], [3, 0], [1, 2]]]},
+        {"clients": [0, 1], "batches": [[[2, 0], [1], [0, 1, 2]],
+                                        [[1], [0, 1], [0]]]},
+    ]
+    hp, sw = pp.settings(algorithm)[:2]
+    assert sw["pfl.weights"] == "samples" and sw["lr.count"] == "trainings"
+
+    def check(trace, w, v):
+        pr = px.Problem(S_MODEL, S_CLIENTS)
+        for r in rounds:
+            for i, steps in zip(r["clients"], r["batches"]):
+                assert all(F(0.205) * px.curvature_bound(pr, i, b) < 2 for b in steps)
+        for i, steps in enumerate(S_POST):
+            assert all(F(0.175) * px.curvature_bound(pr, i, b) < 2 for b in steps)
+
+    flags = ["lr-count", "lr-schedule", "pfl-update-order",
+             "stale-personal-state", "aggregation-weights"]
+    mutants = {"lr-count": ["lr-per-round"],
+               "lr-schedule": ["lr-ignored", "lr-shifted"],
+               "pfl-update-order": ["fedalt-u-first", "fedalt-stale-v"],
+               "stale-personal-state": ["reset-personal"],
+               "aggregation-weights": ["uniform-weights"]}
+    return make(
+        "fedalt", "fedrep-pfllib-decay",
+        "FedRep as PFLlib runs it (fedalt preset fedrep_pfllib) with -ld: n_i "
+        "weights, each client's steps decayed with the rounds it trained",
+        "ŷ = x·u + v_i (shared weights u, personal bias v_i), ½(ŷ − y)², three "
+        "clients (n = 3, 2, 4), w⁰ = (0.35, −0.15, 0.25), preset fedrep_pfllib "
+        "(stateful, pfl.weights = samples, pfl.finetune = personal, lr.count = "
+        "trainings) with lr.schedule = exponential, lr.gamma = 0.6: client i's "
+        "γ_u = 0.145, γ_v = 0.205 times 0.6^(rounds i trained before); τ_v = 1 "
+        "step on v, then the remaining steps on u; S = {0, 2}, {1, 2}, {0, 1}; "
+        "the server's n_i-weighted mean of the u_i; then 2 fine-tuning "
+        "minibatch steps on v (η_ft = 0.175, undecayed) for every client.",
+        S_MODEL, S_CLIENTS, S_INIT, S_SPLIT, algorithm, rounds, S_POST, flags,
+        mutants, check, f"{NOTES} §3.4 (FedAlt), §4 (FedRep); shared/spec/"
+                        f"notes-pfllib-as-run.md §2.2 (-ld), §2.3 (FedRep); "
+                        f"TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/"
+                        f"clientrep.py; {PAPER}",
+        TOL_FEDREP)
+
+
+def fedsim_pfllib_decay(preset):
+    """A fedsim pfllib preset (PFLlib's FedPer, LG-FedAvg or FedBABU: joint
+    steps, n_i weights, each client's -ld scheduler stepped when it
+    trains, lr.count = trainings) with lr.schedule = exponential, γ = 0.6,
+    on the rounds of fedrep-pfllib-decay (S = {0, 2}, {1, 2}, {0, 1}): a
+    client's γ_u, γ_v are times 0.6^(rounds it trained before).  The split
+    is given: the bias personal (fedper, fedbabu: the "head" of the linear
+    model), the weights personal (lg_fedavg: the local input layer)."""
+    lg = preset == "lg_fedavg_pfllib"
+    babu = preset == "fedbabu_pfllib"
+    hp = {"gamma_u": 0.145, "eta_ft": 0.175, "lr.gamma": 0.6}
+    if not babu:
+        hp["gamma_v"] = 0.205
+    algorithm = {"name": "fedsim", "preset": preset, "hyperparameters": hp,
+                 "switches": {"lr.schedule": "exponential"}}
+    split = {"personal": ["w"]} if lg else S_SPLIT
+    rounds = [
+        {"clients": [0, 2], "batches": [[[0, 1], [2], [1, 2]],
+                                        [[1, 2], [0, 2], [2, 1], [0]]]},
+        {"clients": [1, 2], "batches": [[[0, 1], [1], [0]],
+                                        [[0, 1], [2, 3], [3, 0], [1, 2]]]},
+        {"clients": [0, 1], "batches": [[[2, 0], [1], [0, 1, 2]],
+                                        [[1], [0, 1], [0]]]},
+    ]
+    hps, sw = pp.settings(algorithm)[:2]
+    assert sw["pfl.weights"] == "samples" and sw["lr.count"] == "trainings"
+
+    def check(trace, w, v):
+        pr = px.Problem(S_MODEL, S_CLIENTS)
+        for r in rounds:
+            for i, steps in zip(r["clients"], r["batches"]):
+                assert all(F(0.205) * px.curvature_bound(pr, i, b) < 2 for b in steps)
+        for i, steps in enumerate(S_POST):
+            assert all(F(0.175) * px.curvature_bound(pr, i, b) < 2 for b in steps)
+
+    flags = ["lr-count", "lr-schedule", "stale-personal-state",
+             "aggregation-weights", "finetune-scope"]
+    mutants = {"lr-count": ["lr-per-round"],
+               "lr-schedule": ["lr-ignored", "lr-shifted"],
+               "stale-personal-state": ["reset-personal"],
+               "aggregation-weights": ["uniform-weights"],
+               "finetune-scope": ["scope-flip"]}
+    if not babu:
+        flags.insert(2, "pfl-update-order")
+        mutants["pfl-update-order"] = ["fedsim-sequential"]
+    else:           # γ_v = 0: the personal part never moves in training
+        flags.remove("stale-personal-state")
+        del mutants["stale-personal-state"]
+    name = preset.replace("_pfllib", "").replace("_", "-")
+    what = {"fedper_pfllib": "FedPer", "lg_fedavg_pfllib": "LG-FedAvg",
+            "fedbabu_pfllib": "FedBABU"}[preset]
+    return make(
+        "fedsim", f"{name}-pfllib-decay",
+        f"{what} as PFLlib runs it (fedsim preset {preset}) with -ld: n_i "
+        "weights, each client's steps decayed with the rounds it trained",
+        "ŷ = x·w + b, ½(ŷ − y)², three clients (n = 3, 2, 4), w⁰ = (0.35, "
+        f"−0.15, 0.25), personal {'w (the input layer)' if lg else 'b'}; "
+        f"preset {preset} (stateful, pfl.weights = samples, lr.count = "
+        f"trainings{', γ_v = 0, pfl.finetune = full' if babu else ''}) with "
+        "lr.schedule = exponential, lr.gamma = 0.6: client i's γ_u = 0.145"
+        f"{'' if babu else ', γ_v = 0.205'} times 0.6^(rounds i trained "
+        "before); joint steps on every batch; S = {0, 2}, {1, 2}, {0, 1}; "
+        "the server's n_i-weighted mean of the shared part; then 2 "
+        "fine-tuning minibatch steps (η_ft = 0.175, undecayed).",
+        S_MODEL, S_CLIENTS, S_INIT, split, algorithm, rounds, S_POST, flags,
+        mutants, check, f"{NOTES} §3.4 (FedSim), §4 ({what}); shared/spec/"
+                        "notes-pfllib-as-run.md §2.2 (-ld), §2.3; "
+                        f"{PAPER}", TOL_FEDREP)
+
+
 MAKERS = {
     "fedalt": (fedalt_a_stateful, fedalt_a_stateless, fedalt_a_uniform, fedrep_d,
                lambda: spread("fedalt", "stateful", "samples", "personal"),
                lambda: spread("fedalt", "stateless", "uniform", "full"),
                lambda: spread("fedalt", "stateful", "batches", "full"),
-               fedrep_drawn),
+               fedrep_drawn, fedrep_pfllib_decay),
     "fedsim": (lambda: fedsim_a(False), lambda: fedsim_a(True), fedper_d,
                lg_fedavg_d, fedbabu_d,
                lambda: spread("fedsim", "stateful", "samples", "personal"),
                lambda: spread("fedsim", "stateless", "uniform", "full"),
-               lambda: spread("fedsim", "stateful", "batches", "full")),
+               lambda: spread("fedsim", "stateful", "batches", "full"),
+               lambda: fedsim_pfllib_decay("fedper_pfllib"),
+               lambda: fedsim_pfllib_decay("lg_fedavg_pfllib"),
+               lambda: fedsim_pfllib_decay("fedbabu_pfllib")),
 }
 
 

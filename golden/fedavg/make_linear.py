@@ -53,13 +53,16 @@ TOL = {
 
 
 def fedavg_vector(vid, fname, title, description, flags, mutants, model,
-                  clients, init, eta, weights, rounds, lr=None):
+                  clients, init, eta, weights, rounds, lr=None, preset=None):
     """rounds: [(S_t, B, E)], B None = full batch.  lr: the learning-rate
     decay ({"hyperparameters": {...}, "switches": {...}} of lr.*), or None
     (constant)."""
     eta_x = pg.exact(eta)
     algorithm = {"name": "fedavg", "hyperparameters": {"eta": eta},
                  "switches": {"fedavg.weights": weights}}
+    if preset is not None:   # the preset's own settings are not restated
+        algorithm["preset"] = preset
+        del algorithm["switches"]["fedavg.weights"]
     if lr is not None:
         algorithm["hyperparameters"].update(lr["hyperparameters"])
         algorithm["switches"].update(lr["switches"])
@@ -68,10 +71,17 @@ def fedavg_vector(vid, fname, title, description, flags, mutants, model,
         pr = px.Problem(model, clients)
         w0 = px.initial(init, pr.P, bugs)
         w, trace, sched = w0, pg.Trace(), []
+        trained = [0] * len(clients)   # the rounds each client trained in
         for t, (sel, B, E) in enumerate(rounds):
             plan = [(k, px.split_batches(pr.n(k), B, E, bugs)) for k in sel]
             sched.append(plan)
-            eta_t = eta_x * px.round_factor(algorithm, t, bugs)
+            # η of client k's train() in round t (lr.count: the round, or
+            # the client's own trainings before)
+            eta_t = {k: eta_x * px.round_factor(algorithm, t, bugs,
+                                                trained=trained[k])
+                     for k in sel}
+            for k in sel:
+                trained[k] += 1
             w = px.fedavg_round(pr, w, w0, t, plan, eta_t, weights, trace, bugs)
         return pr, w, trace, sched
 
@@ -181,6 +191,36 @@ def lr_step():
         [([0, 1, 2], 2, 1), ([0, 2], 2, 1), ([1, 2], 2, 1)], lr)
 
 
+def lr_per_client():
+    """PFLlib's preset with its exponential decay under partial
+    participation: each client's ExponentialLR steps when that client
+    trains (lr.count = trainings), so a client's step is 0.065 * 0.7^(the
+    rounds it trained before), not 0.065 * 0.7^t.  S = {0, 1}, {1, 2},
+    {0, 2}: client 2 first trains in round 1 with the undecayed step,
+    client 0 trains in round 2 with one decay."""
+    model = {"kind": "linear", "d": 2, "loss": "squared", "bias": True}
+    lr = {"hyperparameters": {"lr.gamma": 0.7},
+          "switches": {"lr.schedule": "exponential", "lr.count": "trainings"}}
+    flags = ["lr-count", "lr-schedule", "unsampled-client"]
+    mutants = {"lr-count": ["lr-per-round"],
+               "lr-schedule": ["lr-ignored", "lr-shifted"],
+               "unsampled-client": ["all-denominator", "keep-old"]}
+    return fedavg_vector(
+        "fedavg/worked/lr-per-client", "worked-lr-per-client.json",
+        "FedAvg as PFLlib runs it with -ld: each client's step decays with "
+        "the rounds it trained, partial participation",
+        "Three clients (n = 3, 2, 4), linear model with bias, squared loss, "
+        "w0 = (0.25, -0.5, 0.125); preset pfllib with lr.schedule = "
+        "exponential, lr.gamma = 0.7, lr.count = trainings, eta = 0.065: "
+        "client k's steps in a round take 0.065 * 0.7^(rounds k trained "
+        "before); B = 2, E = 1; S = {0, 1}, {1, 2}, {0, 2}; server "
+        "weights n_k / sum_{S_t} n_j.",
+        flags, mutants, model, SQ_CLIENTS,
+        {"kind": "given", "w": [0.25, -0.5, 0.125]}, 0.065, "samples",
+        [([0, 1], 2, 1), ([1, 2], 2, 1), ([0, 2], 2, 1)], lr,
+        "pfllib")
+
+
 def minibatch():
     model = {"kind": "linear", "d": 2, "loss": "half_squared", "bias": False}
     clients = [
@@ -286,7 +326,7 @@ def bias_zeros_drawn():
 
 def main():
     pg.write_all(sys.argv, HERE, (squared_bias, minibatch, bias_zeros_drawn,
-                                  lr_exponential, lr_step))
+                                  lr_exponential, lr_step, lr_per_client))
 
 
 if __name__ == "__main__":

@@ -59,18 +59,30 @@ TOL_QUADRATIC = {
 
 
 def local_vector(vid, fname, title, description, flags, mutants, model,
-                 clients, init, eta, rounds, tol, provenance, check=None):
-    """rounds: [(S_t, B, E)], B None = full batch."""
+                 clients, init, eta, rounds, tol, provenance, check=None,
+                 algorithm=None):
+    """rounds: [(S_t, B, E)], B None = full batch.  algorithm: the spec's
+    "algorithm" object (default: eta only); its lr.* settings give client
+    i's step in round t as eta * px.round_factor (lr.count = trainings:
+    the rounds i trained in before)."""
     eta_x = pg.exact(eta)
+    if algorithm is None:
+        algorithm = {"name": "local", "hyperparameters": {"eta": eta}}
 
     def run(bugs=px.NO_BUGS):
         pr = px.Problem(model, clients)
         w0 = px.initial(init, pr.P, bugs)
         v, trace, sched = [list(w0) for _ in pr.clients], pg.Trace(), []
+        trained = [0] * len(clients)
         for t, (sel, B, E) in enumerate(rounds):
             plan = [(k, px.split_batches(pr.n(k), B, E, bugs)) for k in sel]
             sched.append(plan)
-            v = px.local_round(pr, v, w0, t, plan, eta_x, trace, bugs)
+            eta_t = {k: eta_x * px.round_factor(algorithm, t, bugs,
+                                                trained=trained[k])
+                     for k in sel}
+            for k in sel:
+                trained[k] += 1
+            v = px.local_round(pr, v, w0, t, plan, eta_t, trace, bugs)
         return pr, v, trace, sched
 
     result = run()
@@ -82,7 +94,6 @@ def local_vector(vid, fname, title, description, flags, mutants, model,
         check(pr, v, trace)
     exp = pg.checked_expected(vid, tol, flags, mutants, result, run,
                               lambda pr, v, trace, sched: (trace, None, v))
-    algorithm = {"name": "local", "hyperparameters": {"eta": eta}}
     spec = pg.given_spec(title, description, model, clients, init, algorithm,
                          px.schedule_json(sched))
     prov = pg.provenance(*provenance, {f"v_{i}": vi for i, vi in enumerate(v)})
@@ -240,8 +251,53 @@ def drawn_order():
                                                 TOL_LINEAR, exp)
 
 
+def pfllib_decay():
+    """PFLlib's Local with -ld: clientavg.py's ExponentialLR steps at the
+    end of each train(), and serverlocal.py trains only the selected
+    clients, so client i's step is 0.15 * 0.6^(the rounds i trained
+    before) (lr.count = trainings, which the pfllib preset sets).  S = {0},
+    {0, 1}, {1, 2}: client 1 trains first in round 1 with 0.15, client 2
+    in round 2 with 0.15, where the round count would give 0.09 and
+    0.054."""
+    model = {"kind": "linear", "d": 2, "loss": "half_squared", "bias": True}
+    clients = [
+        {"X": [[0.912, -1.347], [-0.284, 0.671], [1.563, 0.238]],
+         "y": [-0.775, 1.409, 0.236]},
+        {"X": [[-1.426, 0.357], [0.689, -0.942]], "y": [0.518, -1.263]},
+        {"X": [[0.347, 1.788], [-0.915, -0.126], [1.204, -0.563]],
+         "y": [2.071, -0.684, 0.955]},
+    ]
+    flags = ["lr-count", "lr-schedule", "stale-personal-state"]
+    mutants = {"lr-count": ["lr-per-round"],
+               "lr-schedule": ["lr-ignored", "lr-shifted"],
+               "stale-personal-state": ["reset-personal"]}
+    algorithm = {"name": "local", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.15, "lr.gamma": 0.6},
+                 "switches": {"lr.schedule": "exponential",
+                              "lr.count": "trainings"}}
+    return local_vector(
+        "local/worked/pfllib-decay", "worked-pfllib-decay.json",
+        "Local only as PFLlib runs it with -ld: each client's step decays "
+        "with the rounds it trained",
+        "Three clients (n = 3, 2, 3), v_i = (w_1, w_2, b) from w0 = (0.3, "
+        "-0.2, 0.1), half_squared loss; preset pfllib, lr.schedule = "
+        "exponential, lr.gamma = 0.6, lr.count = trainings, eta = 0.15: "
+        "client i's steps take 0.15 * 0.6^(rounds i trained before); B = 2, "
+        "E = 1; S = {0}, {0, 1}, {1, 2}.",
+        flags, mutants, model, clients,
+        {"kind": "given", "w": [0.3, -0.2, 0.1]}, 0.15,
+        [([0], 2, 1), ([0, 1], 2, 1), ([1, 2], 2, 1)], TOL_LINEAR,
+        ("independent", SOURCE_LOCAL + "; TsingZ0/PFLlib d832e76f6a23 "
+         "system/flcore/clients/clientbase.py (-ld: each client's "
+         "ExponentialLR stepped after its train()), servers/serverlocal.py; "
+         "shared/spec/notes-pfllib-as-run.md §2.2",
+         "golden/local/make_local.py (exact fractions)"),
+        algorithm=algorithm)
+
+
 def main():
-    pg.write_all(sys.argv, HERE, (two_rounds, closed_form_quadratic, drawn_order))
+    pg.write_all(sys.argv, HERE, (two_rounds, closed_form_quadratic, drawn_order,
+                                  pfllib_decay))
 
 
 if __name__ == "__main__":

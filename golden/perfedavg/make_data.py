@@ -283,6 +283,48 @@ def linear_pfedme_repo():
                  f"1-3; {PAPER}", lin_check_batches)
 
 
+def linear_pfllib_decay():
+    """The pfllib preset (FO, n_i weights, one α step, perfedavg.calls =
+    two, lr.count = trainings) with PFLlib's -ld: user i's scheduler steps
+    at the end of each of its train() calls, two a round, so its step t of
+    τ = 2 in a round takes (α, β) γ^(2k) (step 1, the first call) and
+    γ^(2k+1) (step 2, the second), k the rounds i trained before.  User 1
+    first trains in round 1 (k = 0, where the round would give 1)."""
+    alg = {"name": "perfedavg", "preset": "pfllib",
+           "hyperparameters": {"alpha": 0.1, "beta": 0.05, "lr.gamma": 0.75},
+           "switches": {"lr.schedule": "exponential"}}
+
+    def check(spec, result):
+        lin_check_batches(spec, result)
+        hp, sw = pa.settings(spec["algorithm"])
+        assert sw["perfedavg.calls"] == "two" and sw["lr.count"] == "trainings"
+
+    return build(
+        "perfedavg/worked/linear-pfllib-decay",
+        "Per-FedAvg as PFLlib runs it with -ld: two train() calls a round, "
+        "each user's decay counting its own calls",
+        LIN_DESC + "; preset pfllib (perfedavg.variant = fo, weights = "
+                   "samples, eval = one_alpha_step, calls = two, lr.count = "
+                   "trainings) with lr.schedule = exponential, lr.gamma = "
+                   "0.75: step 1 of a round takes (α, β)·0.75^(2k), step 2 "
+                   "(the second train() call) (α, β)·0.75^(2k+1), k the rounds "
+                   "the user trained before; one personalisation step per "
+                   "client with the undecayed α.",
+        LIN_MODEL, LIN_CLIENTS, LIN_INIT, alg, lin_rounds(),
+        [p[:1] for p in LIN_POST],
+        ["lr-count", "lr-schedule", "aggregation-weights",
+         "perfedavg-batch-reuse"],
+        {"lr-count": ["lr-per-round", "lr-one-call"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"],
+         "aggregation-weights": ["weights-flip"],
+         "perfedavg-batch-reuse": ["reuse-d", "reuse-d-for-d1"]},
+        TOL_LIN, f"{pg.NOTES} §4(c); shared/spec/notes-pfllib-as-run.md §2.2 "
+                 f"(-ld: each client's ExponentialLR stepped after its "
+                 f"train()), §2.3 (Per-FedAvg: train() twice a round); "
+                 f"TsingZ0/PFLlib d832e76f6a23 system/flcore/servers/"
+                 f"serverperavg.py, clients/clientperavg.py; {PAPER}", check)
+
+
 def mlp_algorithm(variant):
     hyper = {"alpha": 0.125, "beta": 0.25}
     alg = {"name": "perfedavg", "hyperparameters": hyper}
@@ -465,7 +507,8 @@ def mlp_squared_drawn():
 
 
 MAKERS = [linear_exact, linear_hf, linear_pfedme_repo, mlp_exact, mlp_hf,
-          mlp_exact_rounds, mlp_hf_rounds, mlp_squared_drawn]
+          mlp_exact_rounds, mlp_hf_rounds, mlp_squared_drawn,
+          linear_pfllib_decay]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

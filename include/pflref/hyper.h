@@ -73,6 +73,13 @@ typedef enum {
     PFLREF_DITTO_WEIGHTS_SAMPLES = 0, /* like FedAvg: n_k / Σ_{S_t} n_j     */
     PFLREF_DITTO_WEIGHTS_UNIFORM = 1  /* simple mean (official TF code)     */
 } pflref_ditto_weights;
+typedef enum {
+    PFLREF_DITTO_BATCHES_SHARED = 0,  /* the personal steps take the global
+                                         pass's scheduled batches (paper)  */
+    PFLREF_DITTO_BATCHES_SEPARATE = 1 /* their own list, the plan's
+                                         personal (PFLlib's ptrain(): -pls
+                                         epochs of its own loader)         */
+} pflref_ditto_batches;
 
 /* FedAlt / FedSim (Pillutla et al., ICML 2022, Alg. 4 and 5) switches;
  * shared/spec notes-pflego-fedalt-fedsim-fedrep.md §3. */
@@ -122,6 +129,12 @@ typedef enum {
     PFLREF_PERFEDAVG_EVAL_ONE_ALPHA = 0,      /* θ_i = w − α ∇f_i(w; D)      */
     PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA = 1 /* then θ_i − β ∇f_i(θ_i; D2)  */
 } pflref_perfedavg_eval;
+typedef enum {
+    PFLREF_PERFEDAVG_CALLS_ONE = 0, /* a round's τ steps are one pass (paper) */
+    PFLREF_PERFEDAVG_CALLS_TWO = 1  /* two train() calls of τ/2 steps each
+                                       (PFLlib's serverperavg.py calls train()
+                                       twice), each with its own decay step */
+} pflref_perfedavg_calls;
 
 /* APFL (Deng, Kamani, Mahdavi 2020, Alg. 1) switches; shared/spec notes
  * §6(f). */
@@ -217,6 +230,13 @@ typedef enum {
     PFLREF_LR_SCOPE_ETA_P = 1  /* only pFedMe's η_p (PFLlib: its
                                   scheduler wraps pFedMeOptimizer only)    */
 } pflref_lr_scope;
+typedef enum {
+    PFLREF_LR_COUNT_ROUNDS = 0,   /* the exponent counts the rounds t        */
+    PFLREF_LR_COUNT_TRAININGS = 1 /* it counts the client's own train()
+                                     calls before this one (PFLlib: each
+                                     client's scheduler steps when that
+                                     client trains)                         */
+} pflref_lr_count;
 
 /* The value of an integer hyperparameter that was not set. */
 #define PFLREF_INT_UNSET ((size_t)-1)
@@ -245,6 +265,7 @@ typedef struct {
     int prox;                  /* pflref_ditto_prox                        */
     int prox_ref;              /* pflref_ditto_prox_ref                    */
     int weights;               /* pflref_ditto_weights                     */
+    int batches;               /* pflref_ditto_batches                     */
 } pflref_ditto_hyper;
 
 /* FedAlt, FedSim and PFLEGO: partial personalisation. */
@@ -268,6 +289,7 @@ typedef struct {
     int variant;               /* pflref_perfedavg_variant                 */
     int weights;               /* pflref_perfedavg_weights                 */
     int eval;                  /* pflref_perfedavg_eval                    */
+    int calls;                 /* pflref_perfedavg_calls                   */
 } pflref_perfedavg_hyper;
 
 typedef struct {
@@ -339,6 +361,7 @@ typedef struct {
     size_t step_rounds;        /* rounds per step of the step schedule     */
     int schedule;              /* pflref_lr_schedule                       */
     int scope;                 /* pflref_lr_scope                          */
+    int count;                 /* pflref_lr_count                          */
 } pflref_lr_hyper;
 
 /* All hyperparameters and switches.  The top-level fields are shared by

@@ -12,7 +12,10 @@
  * the subset of them the server aggregates (all of them, except when every
  * client trains and only the sampled ones are aggregated: train_all).
  * `post` holds one pflref_batches per client for the phase after training
- * (fine-tuning), or is NULL.
+ * (fine-tuning), or is NULL.  A plan's `personal`, when not NULL, holds a
+ * second pflref_batches per participant: the steps of Ditto's personal
+ * pass when it draws its own batches (ditto.batches = separate, PFLlib's
+ * ptrain() over -pls epochs of its own loader).
  *
  * Generation (docs/sampling.md gives the draw order):
  *   clients   m = N: all clients, nothing drawn; else the sampler with seed
@@ -28,6 +31,9 @@
  *   steps     local work is `epochs` full passes, or `steps` minibatch steps
  *             taken cyclically through consecutive epochs (exactly one of
  *             the two is nonzero).
+ *   personal  with has_personal, each participant's personal work is drawn
+ *             just before its local work (PFLlib's ptrain() before
+ *             train()), into the plan's `personal`.
  */
 #ifndef PFLREF_SCHEDULE_H
 #define PFLREF_SCHEDULE_H
@@ -70,6 +76,10 @@ typedef struct {
                               clients[j]'s peer ids are peers->idx
                               [step_off[j] .. step_off[j+1]−1], a list
                               that may be empty (the spec's "peers")    */
+    pflref_batches *personal; /* Ditto's personal pass with its own
+                              batches (ditto.batches = separate), or NULL:
+                              m lists, personal[j] belongs to clients[j]
+                              (the spec's "personal")                   */
 } pflref_round_plan;
 
 typedef struct {
@@ -88,8 +98,8 @@ typedef struct {
  *   nsteps + 1 offsets; idx, when present with step_off, step_off[nsteps]
  *   indices.
  * predicate plan_shape: r readable; clients and batches, when present, m
- *   entries (each batches[j] of batches_shape); selected and drawn, when
- *   present, n_selected entries.
+ *   entries (each batches[j] of batches_shape; personal likewise); selected
+ *   and drawn, when present, n_selected entries.
  * predicate schedule_shape: s readable; rounds, when present, T plans of
  *   plan_shape; post, when present, N batches of batches_shape. */
 /*@ predicate batches_shape{L}(pflref_batches *b) =
@@ -106,7 +116,9 @@ typedef struct {
       (r->drawn != \null ==>
          \valid_read(r->drawn + (0 .. r->n_selected - 1))) &&
       (r->batches != \null ==>
-         \forall integer j; 0 <= j < r->m ==> batches_shape(r->batches + j));
+         \forall integer j; 0 <= j < r->m ==> batches_shape(r->batches + j)) &&
+      (r->personal != \null ==>
+         \forall integer j; 0 <= j < r->m ==> batches_shape(r->personal + j));
     predicate schedule_shape{L}(pflref_schedule *s) =
       \valid_read(s) &&
       (s->rounds != \null ==>
@@ -145,6 +157,10 @@ typedef struct {
                                       participants                       */
     int has_post;                  /* generate the post phase             */
     pflref_local_work post;        /* each client once, after training    */
+    int has_personal;              /* generate personal batch lists       */
+    pflref_local_work personal;    /* each participant's personal pass
+                                      (Ditto, PFLlib's -pls), drawn before
+                                      its local work                      */
 } pflref_schedule_config;
 
 /* Generate a schedule for N clients with n[i] samples each.

@@ -162,9 +162,11 @@ def _vectors(alg):
 # golden suite, not of diagnose, named here so a new preset cannot slip by.
 UNSHOWN = {
     ("local", "pfllib"):
-        "the preset sets nothing: PFLlib's Local (serverlocal.py, no "
-        "aggregation) is the paper's local training, so it equals paper on "
-        "every vector by construction",
+        "the preset sets only lr.count = trainings: PFLlib's Local "
+        "(serverlocal.py, no aggregation) is the paper's local training but "
+        "for the decay's count, so it equals paper on every vector without "
+        "a decay; the one vector with it (local/worked/pfllib-decay) runs "
+        "the preset itself, and there paper is told apart",
     ("perfedavg", "pfedme_repo"):
         "perfedavg.eval = alpha_then_beta needs 2 post batches per client, "
         "which only worked-linear-pfedme-repo (the preset's own switches) "

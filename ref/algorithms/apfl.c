@@ -518,6 +518,7 @@ static pflref_status apfl_round(pflref_state *s, const pflref_round_plan *plan,
         pflref_client_begin(s, i, "w_local", w_local, s->w, trace);
         pflref_client_begin(s, i, "v", s->v + i * P, NULL, trace);
         /* req: apfl.alg1.l8 */
+        pflref_client_lr(s, i, 0, 1);  /* η of i's train() (lr.count) */
         for (size_t q = 0; q < b->nsteps; q++) {
             pflref_status st = pfllib(s->hyper)
                                    ? pfllib_step(s, i, b, q, ws, trace, err)

@@ -18,11 +18,14 @@
  *
  * Local work: one personal step per global step, both on the same batch,
  * personal first (s = the number of scheduled batches, as the authors' TF
- * code with L = s local iterations, flearn/trainers_MTL/ditto.py).
+ * code with L = s local iterations, flearn/trainers_MTL/ditto.py); with
+ * ditto.batches = separate the personal steps take their own list,
+ * plan->personal[j] (s = its length, PFLlib's -pls epochs), and the global
+ * pass the scheduled batches (-ls epochs).
  *
  * Symbols:  w^t ↔ s->w (P)   w_k ↔ ws->w_local (P)   v_k ↔ s->v + k·P
  *           λ ↔ hyper->lambda   η ↔ hyper->eta   S_t ↔ plan->clients
- *           s ↔ plan->batches[j].nsteps
+ *           s ↔ plan->batches[j].nsteps (separate: plan->personal[j])
  *
  * Switches (the paper's reading first; shared/spec notes §3(f)):
  *   ditto.order     interleaved_shared_batch: for each batch b, the
@@ -37,6 +40,16 @@
  *                   as it stands when the personal step runs (s-huu/Ditto)
  *   ditto.weights   samples: c_k = n_k / Σ_{S_t} n_j (FedAvg's);
  *                   uniform: c_k = 1/|S_t| (the TF code's simple mean)
+ *   ditto.batches   shared: the personal steps take the global pass's
+ *                   batches (a schedule's personal lists are not read);
+ *                   separate: their own list, the schedule's
+ *                   rounds[t].personal[j] (TsingZ0/PFLlib d832e76f6a23,
+ *                   clientditto.py: ptrain() iterates its own
+ *                   load_train_data() for -pls epochs, train() another for
+ *                   -ls; notes-pfllib-as-run §2.3), with personal_first
+ *   lr.count        rounds | trainings: the decay of η (ref/engine/lr.c);
+ *                   PFLlib steps the personal and the global scheduler once
+ *                   each per train(), so both passes share one count
  *
  * State and work: w^t and v_k are the state's w and v_k; the buffers of a
  * round (w^t's copy, w_k, the gradient) are ditto_work.
@@ -45,6 +58,7 @@
  * Cost per round: 2 s gradients per selected device + O(N·P).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
 #include "engine/work.h"
@@ -129,9 +143,11 @@ static pflref_status global_step(pflref_state *s, size_t k,
     return pflref_local_sgd_step(&job, q, w_local, g, s->ws, trace, err);
 }
 
-/* Device k's local work on its batches b, in the order ditto.order says. */
+/* Device k's local work on its batches b (personal steps on pb: b, or
+ * their own list), in the order ditto.order says. */
 static pflref_status device_update(pflref_state *s, size_t k,
-                                   const pflref_batches *b, ditto_work *ws,
+                                   const pflref_batches *b,
+                                   const pflref_batches *pb, ditto_work *ws,
                                    const pflref_trace *trace,
                                    pflref_error *err)
 {
@@ -150,12 +166,48 @@ static pflref_status device_update(pflref_state *s, size_t k,
         }
         return st;
     }
-    /* all personal steps, then the global pass */
-    for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
-        st = personal_step(s, k, b, q, ref, v_k, ws->g, trace, err);
+    /* all personal steps (on their own batches when separate), then the
+     * global pass */
+    for (size_t q = 0; st == PFLREF_OK && q < pb->nsteps; q++)
+        st = personal_step(s, k, pb, q, ref, v_k, ws->g, trace, err);
     for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
         st = global_step(s, k, b, q, ws->w_local, ws->g, trace, err);
     return st;
+}
+
+/* ditto.batches: separate needs every round's personal lists and the
+ * personal_first order (interleaving pairs a personal step with the global
+ * step's batch).  Under shared a schedule's personal lists are not read
+ * (as FO leaves Per-FedAvg's D″ unread), so one schedule serves both. */
+static pflref_status ditto_check(const pflref_problem *problem,
+                                 const pflref_hyper *hyper,
+                                 const pflref_schedule *schedule,
+                                 const unsigned char *mask, pflref_error *err)
+{
+    (void)problem;
+    (void)mask;
+    const pflref_ditto_hyper *hp = &hyper->ditto;
+    const int separate = hp->batches == PFLREF_DITTO_BATCHES_SEPARATE;
+    if (separate && hp->order == PFLREF_DITTO_INTERLEAVED)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "algorithm.switches.ditto.order",
+            "ditto.batches = separate gives the personal steps their own "
+            "batches, which ditto.order = interleaved_shared_batch cannot "
+            "pair with the global steps; use ditto.order = personal_first "
+            "(PFLlib's ptrain() before train())");
+    for (size_t t = 0; separate && t < schedule->T; t++) {
+        if (schedule->rounds[t].personal != NULL)
+            continue;
+        char where[PFLREF_WHERE_MAX];
+        snprintf(where, sizeof where, "schedule.rounds[%zu].personal", t);
+        return pflref_error_set(
+            err, PFLREF_EINVAL, where,
+            "ditto.batches = separate takes the personal steps from their "
+            "own batch lists, and round %zu has none (a generated schedule: "
+            "give schedule.personal, PFLlib's -pls)",
+            t);
+    }
+    return PFLREF_OK;
 }
 
 static pflref_status ditto_round(pflref_state *s,
@@ -177,8 +229,13 @@ static pflref_status ditto_round(pflref_state *s,
         /* w_k ← w^t; v_k carries over */
         pflref_client_begin(s, k, "w_local", ws->w_local, ws->w_t, trace);
         pflref_client_begin(s, k, "v", v_k, NULL, trace);
-        pflref_status st = device_update(s, k, &plan->batches[j], ws, trace,
-                                         err);
+        pflref_client_lr(s, k, 0, 1);  /* η of k's train() (lr.count) */
+        const pflref_batches *pb =
+            s->hyper->ditto.batches == PFLREF_DITTO_BATCHES_SEPARATE
+                ? &plan->personal[j]     /* the personal pass's own list */
+                : &plan->batches[j];
+        pflref_status st = device_update(s, k, &plan->batches[j], pb, ws,
+                                         trace, err);
         if (st != PFLREF_OK)
             return st;
         /* req: ditto.alg1.l8 */
@@ -205,6 +262,7 @@ const pflref_algorithm pflref_ditto = {
     .eval = {{"global", PFLREF_SOURCE_GLOBAL},
              /* req: ditto.alg1.l10 */
              {"personalized", PFLREF_SOURCE_PERSONAL}},
+    .check = ditto_check,
     .work_alloc = ditto_work_alloc,
     .work_free = pflref_work_free,
     .round = ditto_round,

@@ -272,6 +272,7 @@ static pflref_status pfl_round(pflref_state *s, const pflref_round_plan *plan,
         /* x = (u^(t), v_i^(t)); stateless: (u^(t), v⁰) */
         pflref_compose(s->shared, s->w, stateless ? s->w0 : v_i, x, P);
         pflref_client_begin(s, i, "w_local", x, NULL, trace);
+        pflref_client_lr(s, i, 0, 1);  /* γ_u, γ_v of i's train() (lr.count) */
         pflref_status st = local_update(s, alt, i, &plan->batches[j], x, g,
                                         trace, err);
         if (st != PFLREF_OK)

@@ -74,7 +74,6 @@ pflref_status pflref_fedavg_round_with(pflref_state *s,
                                        pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
-    const double eta = s->hyper->eta;
     const int weights = s->hyper->fedavg.weights;
     const size_t P = s->P;
     const double *w_t = work->w_t;
@@ -99,8 +98,9 @@ pflref_status pflref_fedavg_round_with(pflref_state *s,
         /* req: fedavg.alg1.l7, fedavg.alg1.l10 */
         /* ClientUpdate(k, w_t): w ← w_t, then local SGD over the batches */
         pflref_client_begin(s, k, "w_local", w_local, w_t, trace);
+        pflref_client_lr(s, k, 0, 1);  /* η of k's train() (lr.count) */
         const pflref_local_sgd job = pflref_local_sgd_plain(
-            s, k, &plan->batches[j], eta, "w_local", CLIENT_LINE);
+            s, k, &plan->batches[j], s->hyper->eta, "w_local", CLIENT_LINE);
         pflref_status st = pflref_local_sgd_run(&job, w_local, work->g,
                                                 s->ws, trace, err);
         if (st != PFLREF_OK)

@@ -42,7 +42,6 @@ static pflref_status local_only_round(pflref_state *s,
                                       const pflref_trace *trace,
                                       pflref_error *err)
 {
-    const double eta = s->hyper->eta;
     local_work *ws = s->extra;
 
     for (size_t j = 0; j < plan->m; j++) {
@@ -51,8 +50,9 @@ static pflref_status local_only_round(pflref_state *s,
         /* req: local.eq1 */
         pflref_client_begin(s, i, "v", v_i, NULL, trace);
         /* req: local.eq2 */
+        pflref_client_lr(s, i, 0, 1);  /* η of i's train() (lr.count) */
         const pflref_local_sgd job = pflref_local_sgd_plain(
-            s, i, &plan->batches[j], eta, "v", LOCAL_LINE);
+            s, i, &plan->batches[j], s->hyper->eta, "v", LOCAL_LINE);
         pflref_status st = pflref_local_sgd_run(&job, v_i, ws->g, s->ws,
                                                 trace, err);
         if (st != PFLREF_OK)

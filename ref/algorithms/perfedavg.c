@@ -276,8 +276,16 @@ static pflref_status perfedavg_round(pflref_state *s,
         /* w^i_{k+1,0} ← w_k */
         pflref_client_begin(s, i, "w_local", ws->w_local, ws->w_k, trace);
         const size_t tau = b->nsteps / PERFEDAVG_BATCHES_PER_STEP;
+        /* perfedavg.calls = two: steps 1..τ/2 are PFLlib's first train()
+         * call, τ/2+1..τ its second, each with its own decayed α, β */
+        const size_t calls = s->hyper_base->perfedavg.calls ==
+                                     PFLREF_PERFEDAVG_CALLS_TWO
+                                 ? 2
+                                 : 1;
         /* req: perfedavg.alg1.l6 */
         for (size_t t = 1; t <= tau; t++) {
+            if (t == 1 || (calls == 2 && t == tau / 2 + 1))
+                pflref_client_lr(s, i, t == 1 ? 0 : 1, calls);
             pflref_status st = local_step(s, i, b, t, ws, trace, err);
             if (st != PFLREF_OK)
                 return st;
@@ -343,10 +351,19 @@ static pflref_status three_per_step(const void *ctx, size_t t, size_t client,
                                     const pflref_batches *b,
                                     pflref_error *err)
 {
-    (void)ctx;
+    const int two_calls = *(const int *)ctx;
     const size_t n = b->nsteps;
-    if (n > 0 && n % PERFEDAVG_BATCHES_PER_STEP == 0)
+    if (n > 0 && n % PERFEDAVG_BATCHES_PER_STEP == 0 &&
+        (!two_calls || (n / PERFEDAVG_BATCHES_PER_STEP) % 2 == 0))
         return PFLREF_OK;
+    if (n > 0 && n % PERFEDAVG_BATCHES_PER_STEP == 0)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, NULL,
+            "perfedavg.calls = two splits a round's τ local steps into two "
+            "train() calls of τ/2, so τ must be even; client %zu has τ = %zu "
+            "in round %zu (a generated schedule: make schedule.local.steps "
+            "a multiple of 6)",
+            client, n / PERFEDAVG_BATCHES_PER_STEP, t);
     return pflref_error_set(
         err, PFLREF_EINVAL, NULL,
         "Per-FedAvg takes three batches per local step t (D_t, D′_t, "
@@ -374,8 +391,9 @@ static pflref_status perfedavg_check(const pflref_problem *problem,
                                 "perfedavg.variant = hf needs hyperparameter "
                                 "delta (δ), the radius of the finite "
                                 "difference");
+    const int two_calls = hp->calls == PFLREF_PERFEDAVG_CALLS_TWO;
     pflref_status st = pflref_schedule_walk(schedule, three_per_step, NULL,
-                                            NULL, err);
+                                            &two_calls, err);
     if (st != PFLREF_OK)
         return st;
     const size_t want =

@@ -206,6 +206,7 @@ static pflref_status pfedme_round(pflref_state *s,
     /* req: pfedme.alg1.l4 */
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
+        pflref_client_lr(s, i, 0, 1);  /* η, η_p of i's train() (lr.count) */
         pflref_status st = client_update(s, i, &plan->batches[j], ws, trace,
                                          err);
         if (st != PFLREF_OK)

@@ -19,6 +19,8 @@ struct pflref_state {
     size_t P;                   /* parameters                               */
     size_t N;                   /* clients                                  */
     size_t t;                   /* rounds completed                         */
+    size_t *trained;            /* N: the rounds each client trained in so
+                                   far (lr.count = trainings)               */
     double *w0;                 /* P: the initial parameters                */
     double *w;                  /* P: the global model, or NULL             */
     double *v;                  /* N×P: personal models v_i, or NULL        */
@@ -48,6 +50,20 @@ struct pflref_state {
  * and every non-step hyperparameter (λ, μ, β of pFedMe's server, K, …) are
  * left alone.  base [in], out [out] */
 void pflref_round_hyper(const pflref_hyper *base, size_t t, pflref_hyper *out);
+
+/* Client i's step sizes for its train() call `call` (0-based) of `calls`
+ * in round s->t (every algorithm 1 call a round; Per-FedAvg's
+ * perfedavg.calls = two: 2): s->hyper_round := s->hyper_base with the step
+ * sizes times c_k, c as in pflref_round_hyper with k (in place of t) the
+ * scheduler steps taken before this call,
+ *   lr.count = rounds:    k = calls · t + call
+ *             trainings:  k = calls · (rounds client i trained before t)
+ *                             + call   (PFLlib: each client's scheduler
+ *                             steps at the end of each of its train())
+ * With calls = 1 and lr.count = rounds it leaves the round's step sizes.
+ * Called while a round runs, before the client's first step and (calls = 2)
+ * between its two calls.  s [in,out] */
+void pflref_client_lr(pflref_state *s, size_t i, size_t call, size_t calls);
 
 /* Shared pieces used by several algorithms (ref/engine/sgd.c,
  * ref/engine/prox_inner.c, ref/engine/round.c). */

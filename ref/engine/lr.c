@@ -10,18 +10,25 @@
  * at its end) gives round t the step η γ^t when the client trained in every
  * round before, which is lr.schedule = exponential; torch's StepLR shape is
  * lr.schedule = step.  The driver (ref/engine/run.c, run_rounds) hands each
- * round a copy of the hyperparameters with the scaled step sizes, so no
- * algorithm knows about the decay.
+ * round a copy of the hyperparameters with the scaled step sizes, and an
+ * algorithm only marks where a client's train() starts
+ * (pflref_client_lr), so none computes a decay itself.
  *
- * Deviations from PFLlib, which counts per client:
- *   a) PFLlib steps a client's scheduler when that client trains, so under
- *      partial participation a client's step is η γ^(rounds it trained);
- *      pflref decays with the round t (equal when every client trains in
- *      every round);
- *   b) Per-FedAvg's server calls train() twice per round, so PFLlib's
- *      second call already has the step η γ^(2t+1); not expressed;
- *   c) pFedMe's PFLlib scheduler wraps pFedMeOptimizer (η_p) only:
- *      lr.scope = eta_p.
+ * PFLlib counts per client and per train() call: a client's scheduler
+ * steps when that client trains, so under partial participation its step
+ * is η γ^(rounds it trained before), lr.count = trainings (the exponent
+ * counts client i's own train() calls; pflref_client_lr, which every
+ * algorithm a pfllib preset names calls at the start of a client's work);
+ * lr.count = rounds, the default, counts the round t (equal when every
+ * client trains in every round).  Per-FedAvg's server calls train() twice
+ * per round (serverperavg.py), so its second call already has η γ^(2k+1):
+ * perfedavg.calls = two splits a round's steps into the two calls, each
+ * with its own count.  pFedMe's PFLlib scheduler wraps pFedMeOptimizer
+ * (η_p) only: lr.scope = eta_p.  What remains of PFLlib's decay that
+ * pflref does not express:
+ *   a) APFL's α step (clientapfl.py alpha_update, the version stored at
+ *      11443bef) reads self.learning_rate, which no scheduler touches;
+ *      here η_α (unset: η) decays with η.
  *
  * Determinism: γ^k is the product of k factors γ taken from the left.
  */
@@ -43,7 +50,8 @@ static const size_t STEP_SIZES[] = {
     offsetof(pflref_hyper, ifca.gamma),      /* IFCA's γ                 */
 };
 
-/* c_t of the schedule: γ^t, γ^⌊t/step_rounds⌋ or 1. */
+/* c of the schedule after t scheduler steps: γ^t, γ^⌊t/step_rounds⌋ or
+ * 1. */
 static double lr_factor(const pflref_lr_hyper *lr, size_t t)
 {
     size_t k = 0;
@@ -57,12 +65,9 @@ static double lr_factor(const pflref_lr_hyper *lr, size_t t)
     return c;
 }
 
-void pflref_round_hyper(const pflref_hyper *base, size_t t, pflref_hyper *out)
+/* out := base with its step sizes times c (lr.scope says which). */
+static void scale_steps(const pflref_hyper *base, double c, pflref_hyper *out)
 {
-    *out = *base;
-    if (base->lr.schedule == PFLREF_LR_CONSTANT)
-        return;
-    const double c = lr_factor(&base->lr, t);
     if (base->lr.scope == PFLREF_LR_SCOPE_ETA_P) {
         out->eta_p = base->eta_p * c;            /* η_p ← η_p c_t */
         return;
@@ -72,4 +77,26 @@ void pflref_round_hyper(const pflref_hyper *base, size_t t, pflref_hyper *out)
         if (!isnan(*x))                          /* unset stays unset */
             *x *= c;                             /* step ← step c_t */
     }
+}
+
+void pflref_round_hyper(const pflref_hyper *base, size_t t, pflref_hyper *out)
+{
+    *out = *base;
+    if (base->lr.schedule == PFLREF_LR_CONSTANT)
+        return;
+    scale_steps(base, lr_factor(&base->lr, t), out);
+}
+
+void pflref_client_lr(pflref_state *s, size_t i, size_t call, size_t calls)
+{
+    const pflref_hyper *base = s->hyper_base;
+    if (base->lr.schedule == PFLREF_LR_CONSTANT)
+        return;
+    /* k: the scheduler steps before this call (lr.count) */
+    const size_t before = base->lr.count == PFLREF_LR_COUNT_TRAININGS
+                              ? s->trained[i]   /* client i's own rounds */
+                              : s->t;           /* the round t            */
+    s->hyper_round = *base;
+    scale_steps(base, lr_factor(&base->lr, calls * before + call),
+                &s->hyper_round);
 }

@@ -30,6 +30,7 @@ static const char *const ditto_prox_values[] = {"squared", "norm", NULL};
 static const char *const ditto_prox_ref_values[] = {"round_start", "moving",
                                                     NULL};
 static const char *const ditto_weights_values[] = {"samples", "uniform", NULL};
+static const char *const ditto_batches_values[] = {"shared", "separate", NULL};
 static const char *const pfl_state_values[] = {"stateful", "stateless", NULL};
 static const char *const pfl_weights_values[] = {"samples", "uniform",
                                                  "batches", NULL};
@@ -69,10 +70,16 @@ static const char *const fedbn_running_var_values[] = {"unbiased", "biased",
 static const char *const lr_schedule_values[] = {"constant", "exponential",
                                                  "step", NULL};
 static const char *const lr_scope_values[] = {"all", "eta_p", NULL};
+static const char *const lr_count_values[] = {"rounds", "trainings", NULL};
+static const char *const perfedavg_calls_values[] = {"one", "two", NULL};
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
     "perfedavg apfl interp cfl ifca fedfomo fedbn"
+/* Those whose clients count their own decay steps (pflref_client_lr): the
+ * algorithms PFLlib runs. */
+#define LR_COUNT_ALGORITHMS                                                  \
+    "fedavg local pfedme ditto fedalt fedsim perfedavg apfl"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn",
@@ -146,6 +153,10 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, ditto.weights), 0.0, 0.0, 0,
      ditto_weights_values, "",
      "aggregation of the global copies: n_k/Σ n_j (as FedAvg) | simple mean"},
+    {"ditto.batches", "ditto", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, ditto.batches), 0.0, 0.0, 0, ditto_batches_values,
+     "", "the personal steps' batches: the global pass's (paper) | their own "
+     "list, schedule.rounds[t].personal (PFLlib's ptrain(), -pls epochs)"},
     {"gamma_u", "fedalt fedsim", "fedalt fedsim", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, gamma_u), NAN, 0.0, 0, NULL, "γ_u",
      "local step size of the shared parameters u"},
@@ -205,6 +216,11 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, perfedavg.eval), 0.0, 0.0, 0,
      perfedavg_eval_values, "",
      "personalisation for evaluation: one α step (paper) | α then β step"},
+    {"perfedavg.calls", "perfedavg", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, perfedavg.calls), 0.0, 0.0, 0,
+     perfedavg_calls_values, "",
+     "a round's τ steps: one pass (paper) | two train() calls of τ/2 steps, "
+     "each a step of the learning-rate decay (PFLlib)"},
     {"alpha", "apfl", "apfl", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, apfl.alpha), NAN, 0.0, 0, NULL, "α",
      "APFL's mixing weight α_i in [0, 1] (the initial value if adaptive)"},
@@ -330,6 +346,10 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, lr.scope), 0.0, 0.0, 0, lr_scope_values, "",
      "which step sizes decay: all of the round's | only pFedMe's η_p "
      "(PFLlib)"},
+    {"lr.count", LR_COUNT_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, lr.count), 0.0, 0.0, 0, lr_count_values, "",
+     "what the decay's exponent counts: the round t | the client's own "
+     "train() calls before (PFLlib: its scheduler steps when it trains)"},
 };
 
 static const pflref_preset presets[] = {
@@ -339,7 +359,8 @@ static const pflref_preset presets[] = {
      "CharlieDinh/pFedMe (shared/spec notes §2(f), run and read)"},
     {"pfedme", "pfllib",
      "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
-     "pfedme.train=sampled pfedme.personal_eval=global", NULL,
+     "pfedme.train=sampled pfedme.personal_eval=global lr.scope=eta_p "
+     "lr.count=trainings", NULL,
      "TsingZ0/PFLlib, clientpFedMe.py and fedoptimizer.py (pFedMeOptimizer's "
      "mu = 0.001 is never overridden; shared/spec notes §2(e), §7)"},
     {"ditto", "official",
@@ -348,8 +369,11 @@ static const pflref_preset presets[] = {
      "litian96/ditto, TensorFlow (shared/spec notes §3(c))"},
     {"ditto", "pfllib",
      "ditto.order=personal_first ditto.prox=squared "
-     "ditto.prox_ref=round_start ditto.weights=samples", NULL,
-     "TsingZ0/PFLlib (shared/spec notes §3(f))"},
+     "ditto.prox_ref=round_start ditto.weights=samples ditto.batches=separate "
+     "lr.count=trainings", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientditto.py (ptrain() over -pls epochs "
+     "of its own loader, then train() over -ls), serverditto.py's n_i "
+     "weights (shared/spec notes §3(f); notes-pfllib-as-run §2.3)"},
     /* req: fedalt.preset.fedrep */
     {"fedalt", "fedrep",
      "pfl.state=stateful pfl.weights=uniform pfl.finetune=personal", "head",
@@ -384,38 +408,44 @@ static const pflref_preset presets[] = {
      "MLOPTPSU/FedTorch ab8068dbc968 (APFL's training loop, inference_personal, "
      "alpha_update; apfl.alpha is left to the spec, as FedTorch's "
      "--fed_adaptive_alpha; shared/spec notes §6(f) items 1-3)"},
-    {"fedavg", "pfllib", "fedavg.weights=samples", NULL,
+    {"fedavg", "pfllib", "fedavg.weights=samples lr.count=trainings", NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientavg.py train(), serverbase.py "
      "receive_models (weights n_i / Σ_U n_j); notes-pfllib-as-run §2.3"},
-    {"local", "pfllib", "", NULL,
+    {"local", "pfllib", "lr.count=trainings", NULL,
      "TsingZ0/PFLlib d832e76f6a23: serverlocal.py (send_models never "
      "called, no aggregation) with clientavg.py; notes-pfllib-as-run §2.3"},
     {"perfedavg", "pfllib",
      "perfedavg.variant=fo perfedavg.weights=samples "
-     "perfedavg.eval=one_alpha_step", NULL,
+     "perfedavg.eval=one_alpha_step perfedavg.calls=two lr.count=trainings",
+     NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientperavg.py (first order, "
      "train_one_step's one α step), PerAvgOptimizer, serverbase.py's n_i "
      "weights; α = β = η is left to the spec; notes-pfllib-as-run §2.3"},
     {"apfl", "pfllib",
-     "apfl.variant=pfllib apfl.weights=samples apfl.alpha=adaptive", NULL,
+     "apfl.variant=pfllib apfl.weights=samples apfl.alpha=adaptive "
+     "lr.count=trainings", NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientapfl.py train() and alpha_update, "
      "serverbase.py's n_i weights (the initial α is the spec's, as -al); "
      "notes-pfllib-as-run §2.3"},
     {"fedalt", "fedrep_pfllib",
-     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "head",
+     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal "
+     "lr.count=trainings", "head",
      "TsingZ0/PFLlib d832e76f6a23: clientrep.py (head epochs -pls first, "
      "then the base; one η), serverrep.py's n_i weights; "
      "notes-pfllib-as-run §2.3"},
     {"fedsim", "fedper_pfllib",
-     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "head",
+     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal "
+     "lr.count=trainings", "head",
      "TsingZ0/PFLlib d832e76f6a23: clientper.py (joint steps), serverper.py "
      "(base averaged n_i / Σ_U n_j); notes-pfllib-as-run §2.3"},
     {"fedsim", "lg_fedavg_pfllib",
-     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "input",
+     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal "
+     "lr.count=trainings", "input",
      "TsingZ0/PFLlib d832e76f6a23: clientlg.py (joint steps; set_parameters "
      "copies the head only), serverlg.py (head averaged n_i / Σ_U n_j)"},
     {"fedsim", "fedbabu_pfllib",
-     "gamma_v=0 pfl.state=stateful pfl.weights=samples pfl.finetune=full",
+     "gamma_v=0 pfl.state=stateful pfl.weights=samples pfl.finetune=full "
+     "lr.count=trainings",
      "head",
      "TsingZ0/PFLlib d832e76f6a23: clientbabu.py (head requires_grad = "
      "False; fine_tune of base and head), serverbabu.py (base averaged n_i "

@@ -38,6 +38,7 @@ static void state_free(pflref_state *s, const pflref_algorithm *alg)
     free(s->shared);
     free(s->accum);
     free(s->cluster);
+    free(s->trained);
     pflref_model_workspace_free(s->ws);
 }
 
@@ -229,7 +230,9 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
                                          workspace_size(pr, schedule));
     if (alg->has_clusters)
         s->cluster = calloc(N, sizeof *s->cluster);
-    if (s->w0 == NULL || (alg->has_global && s->w == NULL) ||
+    s->trained = calloc(N > 0 ? N : 1, sizeof *s->trained);
+    if (s->w0 == NULL || s->trained == NULL ||
+        (alg->has_global && s->w == NULL) ||
         (alg->has_personal && s->v == NULL) ||
         (alg->has_alpha && s->alpha == NULL) || s->mask == NULL ||
         s->shared == NULL || s->accum == NULL || s->mix == NULL ||
@@ -611,6 +614,9 @@ static pflref_status run_rounds(pflref_state *s, const pflref_algorithm *alg,
         s->hyper = &s->hyper_round;
         st = alg->round(s, &schedule->rounds[t], trace, err);
         s->hyper = s->hyper_base;
+        /* the participants' train() calls of round t (lr.count) */
+        for (size_t j = 0; j < schedule->rounds[t].m; j++)
+            s->trained[schedule->rounds[t].clients[j]]++;
         s->t++;
     }
     if (st == PFLREF_OK && alg->finish != NULL &&

@@ -67,6 +67,12 @@ static json_t *schedule_json(builder *b, const pflref_schedule *s)
         put(b, ro, "batches", bl);
         if (r->peers != NULL)   /* FedFomo's S_i^t, one list per client */
             put(b, ro, "peers", batches_json(b, r->peers));
+        if (r->personal != NULL) {  /* Ditto's own personal batches */
+            json_t *pl = json_array();
+            for (size_t j = 0; j < r->m; j++)
+                append(b, pl, batches_json(b, &r->personal[j]));
+            put(b, ro, "personal", pl);
+        }
         append(b, rounds, ro);
     }
     put(b, o, "rounds", rounds);

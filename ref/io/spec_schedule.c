@@ -4,11 +4,15 @@
  * each local step uses.
  *
  *   generate  {rounds, clients_per_round, sampler, client_seed, batches,
- *             batch_seed, local, post}: drawn by the built-in sampler
- *             (ref/sampling/schedule.c), config kept in spec->schedule_cfg
- *   given     {rounds: [{clients, selected, drawn, batches, peers}],
- *             post}: every choice explicit, the form a result writes back
- *             ("peers": FedFomo's downloads, one id list per participant)
+ *             batch_seed, local, post, personal}: drawn by the built-in
+ *             sampler (ref/sampling/schedule.c), config kept in
+ *             spec->schedule_cfg ("personal": Ditto's personal pass's own
+ *             work, PFLlib's -pls)
+ *   given     {rounds: [{clients, selected, drawn, batches, peers,
+ *             personal}], post}: every choice explicit, the form a result
+ *             writes back ("peers": FedFomo's downloads, one id list per
+ *             participant; "personal": Ditto's personal batches, one batch
+ *             list per participant)
  *
  * "post" (the work of the phase after training) is present exactly when
  * the algorithm has such a phase.  Either way the schedule is validated
@@ -187,14 +191,54 @@ static pflref_status read_peers(const json_t *r, const char *rp, size_t N,
     return st;
 }
 
+/* "personal" (a given round's or a generated schedule's) is Ditto's only:
+ * the personal pass's own batches. */
+static pflref_status check_personal(const char *where,
+                                    const pflref_spec *spec,
+                                    pflref_error *err)
+{
+    if (strcmp(spec->algorithm->name, "ditto") == 0)
+        return PFLREF_OK;
+    return pflref_error_set(err, PFLREF_EINVAL, where,
+                            "only ditto takes personal batch lists (%s does "
+                            "not)", spec->algorithm->name);
+}
+
+/* A round's "personal" (Ditto's personal pass with its own batches): one
+ * batch list per participant into plan->personal (absent: NULL). */
+static pflref_status read_personal(const json_t *r, const char *rp,
+                                   const pflref_spec *spec,
+                                   pflref_round_plan *plan, pflref_error *err)
+{
+    const json_t *v = json_object_get(r, "personal");
+    if (v == NULL)
+        return PFLREF_OK;
+    char where[PFLREF_WHERE_MAX];
+    pflref_json_key_path(where, sizeof where, rp, "personal");
+    size_t n;
+    pflref_status st;
+    if ((st = check_personal(where, spec, err)) ||
+        (st = pflref_json_array(v, where, 0, &n, err)))
+        return st;
+    if (n != plan->m)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%zu personal batch lists for %zu clients", n,
+                                plan->m);
+    plan->personal = calloc(n > 0 ? n : 1, sizeof *plan->personal);
+    if (plan->personal == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    return read_batch_lists(v, where, n, plan->personal, err);
+}
+
 /* Round rp = "schedule.rounds[t]" of a given schedule for N clients:
- * {clients, selected, drawn, batches, peers} into plan. */
+ * {clients, selected, drawn, batches, peers, personal} into plan. */
 static pflref_status read_round(const json_t *r, const char *rp, size_t N,
                                 const pflref_spec *spec,
                                 pflref_round_plan *plan, pflref_error *err)
 {
     static const char *const rkeys[] = {"clients", "selected", "drawn",
-                                        "batches", "peers", NULL};
+                                        "batches", "peers", "personal",
+                                        NULL};
     char cp[PFLREF_WHERE_MAX], bp[PFLREF_WHERE_MAX];
     pflref_json_key_path(cp, sizeof cp, rp, "clients");
     pflref_json_key_path(bp, sizeof bp, rp, "batches");
@@ -213,7 +257,8 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
     if ((st = pflref_round_plan_alloc(plan, m, err)) ||
         (st = pflref_json_indices(clients, cp, m, N, plan->clients, err)) ||
         (st = read_selected_drawn(r, rp, N, plan, err)) ||
-        (st = read_peers(r, rp, N, spec, plan, err)))
+        (st = read_peers(r, rp, N, spec, plan, err)) ||
+        (st = read_personal(r, rp, spec, plan, err)))
         return st;
     return read_batch_lists(batches, bp, m, plan->batches, err);
 }
@@ -262,7 +307,8 @@ static pflref_status read_generated_schedule(const json_t *v,
 {
     static const char *const keys[] = {"kind", "rounds", "clients_per_round",
                                        "sampler", "client_seed", "batches",
-                                       "batch_seed", "local", "post", NULL};
+                                       "batch_seed", "local", "post",
+                                       "personal", NULL};
     const size_t N = spec->problem->N;
     pflref_schedule_config *c = &spec->schedule_cfg;
     memset(c, 0, sizeof *c);
@@ -305,6 +351,15 @@ static pflref_status read_generated_schedule(const json_t *v,
     if (post != NULL) {
         c->has_post = 1;
         if ((st = read_work(post, "schedule.post", &c->post, err)))
+            return st;
+    }
+    /* "personal": Ditto's personal pass's own work (PFLlib's -pls) */
+    const json_t *personal = json_object_get(v, "personal");
+    if (personal != NULL) {
+        c->has_personal = 1;
+        if ((st = check_personal("schedule.personal", spec, err)) ||
+            (st = read_work(personal, "schedule.personal", &c->personal,
+                            err)))
             return st;
     }
     return pflref_schedule_generate(c, n, N, &spec->schedule, err);

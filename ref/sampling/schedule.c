@@ -28,7 +28,9 @@
  *   for t = 0 … T−1:
  *     S_t = all clients when m = N (nothing drawn), else
  *           pflref_sampler_choose(seed = client_seed + t)
- *     for i in S_t ascending: client i's local work (below)
+ *     for i in S_t ascending: client i's personal work when the config
+ *       has one (Ditto's own batches, ditto.batches = separate: PFLlib's
+ *       ptrain() runs before train()), then its local work (below)
  *   then, with a post phase, for i = 0 … N−1: client i's post work.
  *   Local work on n samples: b = min(B, n) (b = n when B = 0), nb = ⌈n/b⌉
  *   batches per epoch, the last one ragged (n − (nb−1)·b samples).
@@ -116,6 +118,10 @@ static void round_plan_release(pflref_round_plan *r)
     if (r->peers != NULL)
         batches_release(r->peers);
     free(r->peers);
+    if (r->personal != NULL)
+        for (size_t j = 0; j < r->m; j++)
+            batches_release(&r->personal[j]);
+    free(r->personal);
     *r = (pflref_round_plan){.m = 0, .n_selected = 0};
 }
 
@@ -312,6 +318,13 @@ static pflref_status count_schedule(const pflref_schedule_config *cfg,
             st = check_work_size(&cfg->train, "local", i, n[i], &z, err);
             *total = pflref_size_add_sat(*total, z.total);
             *nepochs = pflref_size_add_sat(*nepochs, z.nepochs);
+            if (st != PFLREF_OK || !cfg->has_personal)
+                continue;
+            const work_size zp = work_size_of(&cfg->personal, n[i]);
+            st = check_work_size(&cfg->personal, "personal", i, n[i], &zp,
+                                 err);
+            *total = pflref_size_add_sat(*total, zp.total);
+            *nepochs = pflref_size_add_sat(*nepochs, zp.nepochs);
         }
     }
     /* The post phase. */
@@ -428,6 +441,8 @@ static pflref_status check_config(const pflref_schedule_config *cfg,
     pflref_status st = check_work(&cfg->train, "local", err);
     if (st == PFLREF_OK && cfg->has_post)
         st = check_work(&cfg->post, "post", err);
+    if (st == PFLREF_OK && cfg->has_personal)
+        st = check_work(&cfg->personal, "personal", err);
     if (st != PFLREF_OK)
         return st;
     /* Every participation holds at least one index. */
@@ -483,10 +498,23 @@ static pflref_status fill_round(fill_pass *f, size_t t, pflref_round_plan *r,
         for (size_t j = 0; j < trainers; j++)
             r->clients[j] = cfg->train_all ? j : r->selected[j];
     }
-    for (size_t j = 0; st == PFLREF_OK && j < trainers; j++)
-        st = fill_batches(&cfg->train, cfg->order, cfg->batch_seed,
-                          &f->e_global, f->n[r->clients[j]], f->perm,
-                          &r->batches[j], err);
+    if (st == PFLREF_OK && cfg->has_personal) {
+        r->personal = calloc(trainers > 0 ? trainers : 1,
+                             sizeof *r->personal);
+        if (r->personal == NULL)
+            st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    }
+    for (size_t j = 0; st == PFLREF_OK && j < trainers; j++) {
+        /* the personal pass's own batches first (ptrain() before train()) */
+        if (cfg->has_personal)
+            st = fill_batches(&cfg->personal, cfg->order, cfg->batch_seed,
+                              &f->e_global, f->n[r->clients[j]], f->perm,
+                              &r->personal[j], err);
+        if (st == PFLREF_OK)
+            st = fill_batches(&cfg->train, cfg->order, cfg->batch_seed,
+                              &f->e_global, f->n[r->clients[j]], f->perm,
+                              &r->batches[j], err);
+    }
     return st;
 }
 

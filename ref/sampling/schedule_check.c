@@ -254,6 +254,20 @@ static pflref_status validate_round(const pflref_round_plan *r, size_t t,
         st = validate_batches(&r->batches[j], n[r->clients[j]],
                               r->clients[j], path, err);
     }
+    /* Each participant's personal batches (Ditto's own, when present). */
+    /*@ loop invariant 0 <= j <= r->m;
+        loop invariant r->clients != \null;
+        loop invariant \forall integer q; 0 <= q < r->m ==>
+                       r->clients[q] < N;
+        loop assigns j, st, path[0 .. PFLREF_WHERE_MAX - 1], *err;
+     */
+    for (size_t j = 0; st == PFLREF_OK && r->personal != NULL && j < r->m;
+         j++) {
+        snprintf(path, sizeof path, "schedule.rounds[%zu].personal[%zu]", t,
+                 j);
+        st = validate_batches(&r->personal[j], n[r->clients[j]],
+                              r->clients[j], path, err);
+    }
     return st;
 }
 

@@ -13,7 +13,9 @@ as the global solver (lines numbered as in docs/algorithms/ditto.md):
 
 v_k starts at w⁰ and persists across rounds (untouched when k ∉ S_t).
 Switches (docs/algorithms/ditto.md): ditto.order (interleaved_shared_batch:
-one personal then one global step per batch; personal_first), ditto.prox
+one personal then one global step per batch; personal_first), ditto.batches
+(shared; separate: the personal steps on the round's "personal" lists,
+PFLlib's ptrain() on its own loader), ditto.prox
 (squared; norm: λ‖v − w‖), ditto.prox_ref (round_start: w^t; moving: the
 global copy w_k as it stands), ditto.weights.  Records: docs/validate.md,
 "ditto".
@@ -56,7 +58,7 @@ def prox(cfg, v_k, ref):
     return lam * norm if norm.item() > 0 else 0.0 * norm
 
 
-def device_update(prob, rec, t, k, global_model, v_k, batches):
+def device_update(prob, rec, t, k, global_model, v_k, batches, own):
     """Lines 5-8 for device k: trains a copy of w^t and v_k in place;
     returns the global copy w_k."""
     cfg = prob.cfg
@@ -84,11 +86,11 @@ def device_update(prob, rec, t, k, global_model, v_k, batches):
 
     steps = list(enumerate(batches, start=1))
     if cfg["ditto.order"] == "personal_first":
-        for s, b in steps:
-            personal_step(s, b)
+        for s, b in enumerate(own, start=1):             # its own list, or
+            personal_step(s, b)                          # the shared one
         for s, b in steps:
             global_step(s, b)
-    elif cfg["ditto.order"] == "interleaved_shared_batch":
+    elif cfg["ditto.order"] == "interleaved_shared_batch" and own is batches:
         for s, b in steps:
             personal_step(s, b)
             global_step(s, b)
@@ -108,9 +110,14 @@ def run(vector_raw):
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, model)
         local = {}
+        own = plan(rnd)                                  # ditto.batches
+        if prob.cfg["ditto.batches"] == "separate":      # PFLlib's ptrain()
+            if "personal" not in rnd:
+                raise Unsupported("ditto.batches = separate without lists")
+            own = dict(sorted(zip(rnd["clients"], rnd["personal"])))
         for k, batches in plan(rnd).items():
             v[k], local[k] = device_update(prob, rec, t, k, model, v[k],
-                                           batches)
+                                           batches, own[k])
         c = weights(prob.cfg["ditto.weights"], sorted(local), prob.n)
         w = torch.zeros_like(flat(model))
         for k in sorted(local):                          # l. 9

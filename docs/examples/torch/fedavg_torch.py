@@ -23,11 +23,13 @@ from torch_common import (Problem, Recorder, Unsupported, clone, flat,
                           load_flat, lr_factor, main, plan)
 
 
-def client_update(prob, rec, t, k, global_model, batches):
-    """ClientUpdate(k, w_t): SGD from a copy of the global model."""
+def client_update(prob, rec, t, k, global_model, batches, trained):
+    """ClientUpdate(k, w_t): SGD from a copy of the global model; trained:
+    the rounds k trained in before (lr.count = trainings)."""
     model = clone(global_model)                          # w ← w_t
     opt = torch.optim.SGD(model.parameters(),                 # η_t
-                          lr=prob.cfg["eta"] * lr_factor(prob.cfg, t))
+                          lr=prob.cfg["eta"] * lr_factor(prob.cfg, t,
+                                                         trained=trained))
     rec.record("client_begin", "w_local", model, round=t, client=k, step=0)
     for s, b in enumerate(batches, start=1):             # for each batch b
         opt.zero_grad()
@@ -61,10 +63,14 @@ def run(vector_raw):
     prob = Problem(vector_raw, "fedavg")
     rec = Recorder(prob.id)
     model = prob.global_model
+    trained = [0] * len(prob.clients)
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, model)
-        local = {k: client_update(prob, rec, t, k, model, batches)
-                 for k, batches in plan(rnd).items()}
+        local = {}
+        for k, batches in plan(rnd).items():
+            local[k] = client_update(prob, rec, t, k, model, batches,
+                                     trained[k])
+            trained[k] += 1
         load_flat(model, aggregate(prob, flat(model), local))
         rec.server(t, model)
     rec.final("w", model)

@@ -29,7 +29,7 @@ usage: fedrep_torch.py VECTOR.json -o RESULT.json
 import torch
 
 from torch_common import (Problem, Recorder, Unsupported, clone,
-                          constant_steps, flat, is_personal, main, plan)
+                          flat, is_personal, lr_factor, main, plan)
 
 
 def split(prob, model):
@@ -56,15 +56,17 @@ def server_weights(prob, local_batches):
     return {i: a / total for i, a in alpha.items()}
 
 
-def local_alt(prob, rec, t, i, model, batches):
-    """LocalAlt (l. 5-15): τ_v head steps, then body steps, in place."""
+def local_alt(prob, rec, t, i, model, batches, trained):
+    """LocalAlt (l. 5-15): τ_v head steps, then body steps, in place;
+    γ_u, γ_v decayed by lr.* (trained: the rounds i trained in before)."""
     tau_v = int(prob.cfg["tau_v"])
     if tau_v > len(batches):
         raise Unsupported("tau_v = %d, but client %d has %d batches in "
                           "round %d" % (tau_v, i, len(batches), t))
     v, u = split(prob, model)
-    head_opt = torch.optim.SGD(v, lr=prob.cfg["gamma_v"])
-    body_opt = torch.optim.SGD(u, lr=prob.cfg["gamma_u"])
+    c = lr_factor(prob.cfg, t, trained=trained)
+    head_opt = torch.optim.SGD(v, lr=prob.cfg["gamma_v"] * c)
+    body_opt = torch.optim.SGD(u, lr=prob.cfg["gamma_u"] * c)
     rec.record("client_begin", "w_local", model, round=t, client=i, step=0)
     for s, z in enumerate(batches, start=1):
         opt = head_opt if s <= tau_v else body_opt
@@ -99,7 +101,7 @@ def finetune(prob, rec, models):
 def run(vector_raw):
     """FedAlt / FedRep on a golden vector; returns its result dict."""
     prob = Problem(vector_raw, "fedalt")
-    constant_steps(prob.cfg, "fedalt")
+    trained = [0] * len(prob.clients)                    # lr.count
     rec, global_model = Recorder(prob.id), prob.global_model  # (u, v⁰)
     stateful = prob.cfg["pfl.state"] == "stateful"
     if prob.cfg["pfl.state"] not in ("stateful", "stateless"):
@@ -115,7 +117,8 @@ def run(vector_raw):
                 with torch.no_grad():
                     for p, v_i in zip(split(prob, model)[0], v_state[i]):
                         p.copy_(v_i)
-            local_alt(prob, rec, t, i, model, batches)
+            local_alt(prob, rec, t, i, model, batches, trained[i])
+            trained[i] += 1
             if stateful:
                 v_state[i] = [p.detach().clone()
                               for p in split(prob, model)[0]]

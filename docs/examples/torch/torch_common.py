@@ -161,11 +161,12 @@ DEFAULTS = {           # each switch's paper reading (docs/algorithms/*.md)
     "pfedme.personal_eval": "theta",
     "ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
     "ditto.prox_ref": "round_start", "ditto.weights": "samples",
+    "ditto.batches": "shared",
     "pfl.state": "stateful", "pfl.weights": "samples",
     "pfl.finetune": "personal",
     "pfedme.eval_reset": "none",
     "lr.schedule": "constant", "lr.scope": "all", "lr.gamma": 1.0,
-    "lr.step_rounds": 1,
+    "lr.step_rounds": 1, "lr.count": "rounds",
 }
 PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     ("pfedme", "official"): {
@@ -174,11 +175,21 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     ("pfedme", "pfllib"): {
         "pfedme.theta_start": "warm", "pfedme.mu": 0.001,
         "pfedme.weights": "samples", "pfedme.train": "sampled",
-        "pfedme.personal_eval": "global"},
+        "pfedme.personal_eval": "global", "lr.scope": "eta_p",
+        "lr.count": "trainings"},
     ("ditto", "official"): {"ditto.weights": "uniform"},
-    ("ditto", "pfllib"): {"ditto.order": "personal_first"},
+    # PFLlib: ptrain() on its own loader first (rounds[t].personal)
+    ("ditto", "pfllib"): {"ditto.order": "personal_first",
+                          "ditto.batches": "separate", "lr.count": "trainings"},
+    ("fedavg", "pfllib"): {"fedavg.weights": "samples",
+                           "lr.count": "trainings"},
     ("fedalt", "fedrep"): {"pfl.weights": "uniform",
                            "pfl.finetune": "personal", "split": ["head"]},
+    # PFLlib's FedRep: n_i weights, each client's -ld schedulers stepped
+    # when it trains (notes-pfllib-as-run §2.2, §2.3)
+    ("fedalt", "fedrep_pfllib"): {"pfl.weights": "samples",
+                                  "pfl.finetune": "personal",
+                                  "split": ["head"], "lr.count": "trainings"},
 }
 
 
@@ -199,13 +210,19 @@ def settings(spec):
     return cfg
 
 
-def lr_factor(cfg, t, which="eta"):
+def lr_factor(cfg, t, which="eta", trained=None):
     """Round t's factor on a step size (lr.schedule, docs/formats.md):
     1 (constant, the papers), γ^t (exponential, PFLlib's -ld) or
     γ^⌊t / lr.step_rounds⌋ (step, torch's StepLR shape); with lr.scope =
-    eta_p only pFedMe's η_p decays."""
+    eta_p only pFedMe's η_p decays.  lr.count = trainings counts the
+    client's own rounds before (`trained`, PFLlib's per-client scheduler)
+    instead of t."""
     if cfg["lr.scope"] == "eta_p" and which != "eta_p":
         return 1.0
+    if cfg["lr.count"] == "trainings" and cfg["lr.schedule"] != "constant":
+        if trained is None:
+            raise Unsupported("lr.count = trainings in this example")
+        t = trained
     if cfg["lr.schedule"] == "exponential":
         return cfg["lr.gamma"] ** t
     if cfg["lr.schedule"] == "step":
@@ -216,7 +233,7 @@ def lr_factor(cfg, t, which="eta"):
 
 
 def constant_steps(cfg, algorithm):
-    """This example decays step sizes in FedAvg and pFedMe only."""
+    """This example decays step sizes in FedAvg, pFedMe and FedRep only."""
     if cfg["lr.schedule"] != "constant":
         raise Unsupported("lr.schedule %r in the %s example"
                           % (cfg["lr.schedule"], algorithm))
