@@ -66,6 +66,7 @@ static const char *const fedbn_weights_values[] = {"uniform", "samples",
 static const char *const fedbn_bn_values[] = {"local", "shared", NULL};
 static const char *const fedbn_running_var_values[] = {"unbiased", "biased",
                                                        NULL};
+static const char *const pfedhn_bias_values[] = {"on", "off", NULL};
 static const char *const lr_schedule_values[] = {"constant", "exponential",
                                                  "step", NULL};
 static const char *const lr_scope_values[] = {"all", "eta_p", NULL};
@@ -316,6 +317,21 @@ static const pflref_param params[] = {
      fedbn_running_var_values, "",
      "the variance fed to r_v: nb/(nb − 1) s²_B (PyTorch, the authors' "
      "code) | s²_B"},
+    /* pFedHN (arXiv 2103.04628v1, Alg. 1; notes-lora-pfedhn.md §4) */
+    {"eta", "pfedhn", "pfedhn", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
+     "pFedHN's client step size (Alg. 1 l. 8, the K local steps)"},
+    {"alpha", "pfedhn", "pfedhn", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, pfedhn.alpha), NAN, 0.0, 1, NULL, "α",
+     "pFedHN's hypernetwork step size (Alg. 1 l. 10: φ)"},
+    {"pfedhn.alpha_v", "pfedhn", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, pfedhn.alpha_v), NAN, 0.0, 1, NULL, "α_v",
+     "pFedHN's embedding step size (Alg. 1 l. 11: v_i); unset: α, the "
+     "box's one rate (the code's --embed-lr, trainer.py:95)"},
+    {"pfedhn.hn_bias", "pfedhn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedhn.bias), 0.0, 0.0, 0, pfedhn_bias_values,
+     "", "pFedHN's linear hypernetwork: θ_i = W_h v_i + b_h | θ_i = W_h v_i "
+     "(the paper's linear analysis form)"},
     {"lr.schedule", LR_ALGORITHMS, "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, lr.schedule), 0.0, 0.0, 0, lr_schedule_values,
      "", "step sizes across rounds: constant (the papers) | × γ^t in round t "
