@@ -1,0 +1,87 @@
+"""pfl_numpy_pfedhn.py: pFedHN with a linear hypernetwork for the NumPy
+candidate (pfl_numpy.py loads it), written from Shamsian, Navon, Fetaya,
+Chechik (ICML 2021, arXiv 2103.04628v1, Algorithm 1) as the spec notes
+(notes-lora-pfedhn.md §4, §4.1) give it, not from pflref's C code.
+
+The server keeps the hypernetwork φ = (W_h, b_h) and one embedding v_i per
+client, all given in the spec's init.hypernetwork; a client's model is
+θ_i = W_h v_i + b_h (b_h absent with pfedhn.hn_bias = off).  Each round
+names one client i: it trains θ̃_i from θ_i over its batches (η), returns
+Δθ_i = θ̃_i − θ_i, and the server steps down the surrogate
+½‖θ̃_i − h(v_i; φ)‖² at the round-start (W_h, v_i):
+    W_h += α Δθ_i v_iᵀ,  b_h += α Δθ_i,  v_i += α_v W_hᵀ Δθ_i
+(α_v = pfedhn.alpha_v, or α when unset).  Every client's final model is
+h(v_j; φ).
+"""
+import importlib
+import sys
+
+import numpy as np
+
+ALGORITHM = "pfedhn"
+BUGS = ("pfedhn-ascent", "pfedhn-embed-new-w", "pfedhn-embed-alpha",
+        "pfedhn-bias-frozen", "pfedhn-all-embeddings", "pfedhn-eval-trained",
+        "pfedhn-embed-frozen")
+
+
+def _base():
+    main = sys.modules.get("__main__")
+    if hasattr(main, "local_sgd") and hasattr(main, "Unsupported"):
+        return main
+    return importlib.import_module("pfl_numpy")
+
+
+def run(spec, clients, w0, log, bug):
+    base = _base()
+    hp = spec["algorithm"]["hyperparameters"]
+    sw = spec["algorithm"].get("switches", {})
+    hn = spec["init"].get("hypernetwork")
+    if hn is None:
+        raise base.Unsupported("pfedhn without init.hypernetwork")
+    eta, alpha = hp["eta"], hp["alpha"]
+    alpha_v = hp.get("pfedhn.alpha_v", alpha)
+    if bug == "pfedhn-embed-alpha":
+        alpha_v = alpha
+    bias = sw.get("pfedhn.hn_bias", "on") == "on"
+    W = np.array(hn["W"], dtype=float)                  # P x e
+    b = np.array(hn["b"], dtype=float) if bias else np.zeros(W.shape[0])
+    V = np.array(hn["v"], dtype=float)                  # N x e
+    sign = -1.0 if bug == "pfedhn-ascent" else 1.0
+    trained = {}
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        if len(rnd["clients"]) != 1:
+            raise base.Unsupported("pfedhn samples one client per round")
+        i = rnd["clients"][0]
+        theta = W @ V[i] + b
+        log("client_begin", "train", "theta", theta, round=t, client=i, step=0)
+        tilde = base.local_sgd(
+            theta.copy(), clients[i], rnd["batches"][0], eta,
+            lambda s, v, i=i, t=t: log("step", "train", "theta", v,
+                                       round=t, client=i, step=s))
+        log("client_end", "train", "theta", tilde, round=t, client=i)
+        trained[i] = tilde
+        delta = tilde - theta
+        log("note", "train", "delta_theta", delta, round=t, client=i)
+        g_v = W.T @ delta                               # at the old W_h
+        v_old = V[i].copy()
+        W = W + sign * alpha * np.outer(delta, v_old)
+        if bias and bug != "pfedhn-bias-frozen":
+            b = b + sign * alpha * delta
+        if bug == "pfedhn-embed-new-w":
+            g_v = W.T @ delta
+        step = sign * alpha_v * g_v
+        if bug == "pfedhn-embed-frozen":
+            step = 0.0 * step
+        if bug == "pfedhn-all-embeddings":
+            V = V + step
+        else:
+            V[i] = v_old + step
+        log("note", "train", "W_h", W.reshape(-1), round=t, client=i)
+        if bias:
+            log("note", "train", "b_h", b, round=t, client=i)
+        log("note", "train", "embedding", V[i], round=t, client=i)
+    v = [W @ V[j] + b for j in range(V.shape[0])]
+    if bug == "pfedhn-eval-trained":
+        v = [trained.get(j, v[j]) for j in range(len(v))]
+    return {"v": v}
+# SPDX-License-Identifier: GPL-3.0-or-later
