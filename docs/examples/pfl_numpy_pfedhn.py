@@ -46,7 +46,6 @@ def run(spec, clients, w0, log, bug):
     W = np.array(hn["W"], dtype=float)                  # P x e
     b = np.array(hn["b"], dtype=float) if bias else np.zeros(W.shape[0])
     V = np.array(hn["v"], dtype=float)                  # N x e
-    sign = -1.0 if bug == "pfedhn-ascent" else 1.0
     trained = {}
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         if len(rnd["clients"]) != 1:
@@ -62,14 +61,16 @@ def run(spec, clients, w0, log, bug):
         trained[i] = tilde
         delta = tilde - theta
         log("note", "train", "delta_theta", delta, round=t, client=i)
+        if bug == "pfedhn-ascent":
+            delta = -delta
         g_v = W.T @ delta                               # at the old W_h
         v_old = V[i].copy()
-        W = W + sign * alpha * np.outer(delta, v_old)
+        W = W + alpha * np.outer(delta, v_old)
         if bias and bug != "pfedhn-bias-frozen":
-            b = b + sign * alpha * delta
+            b = b + alpha * delta
         if bug == "pfedhn-embed-new-w":
             g_v = W.T @ delta
-        step = sign * alpha_v * g_v
+        step = alpha_v * g_v
         if bug == "pfedhn-embed-frozen":
             step = 0.0 * step
         if bug == "pfedhn-all-embeddings":
