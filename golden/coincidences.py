@@ -80,7 +80,10 @@ SWITCHES = {
     "fedbn": {"fedbn.weights": ["uniform", "samples"],
               "fedbn.bn": ["local", "shared"],
               "fedbn.running_var": ["unbiased", "biased"]},
-    "pfedhn": {"pfedhn.hn_bias": ["on", "off"]},
+    "pfedhn": {"pfedhn.hn_bias": ["on", "off"],
+               "pfedhn.outer_opt": ["sgd", "sgd_momentum_wd"],
+               "pfedhn.inner_opt": ["sgd", "sgd_momentum_wd"],
+               "pfedhn.clip": ["off", "norm"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -101,6 +104,9 @@ PRESETS = {
                                    "perfedavg.eval": "alpha_then_beta"},
     ("apfl", "fedtorch"): {"apfl.mix": "output", "apfl.mix_uses_w": "new",
                            "apfl.alpha_rule": "fedtorch"},
+    ("pfedhn", "official"): {"pfedhn.outer_opt": "sgd_momentum_wd",
+                             "pfedhn.inner_opt": "sgd_momentum_wd",
+                             "pfedhn.clip": "norm"},
     ("apfl", "pfllib"): {"apfl.variant": "pfllib", "apfl.weights": "samples",
                          "apfl.alpha": "adaptive"},
 }

@@ -19,6 +19,23 @@ client i (Alg. 1 l. 3) and its K batches:
 α_v = pfedhn.alpha_v when given, else α.  After the run every client's
 model is h(v_j; φ) (the result's final v).
 
+The authors' code's departures (AvivSham/pFedHN @ 1bc0549, notes §4.3
+H1-H4; preset official turns all three on), torch's optimizers written out:
+  pfedhn.inner_opt = sgd_momentum_wd: a new buffer every round; per step
+      d = g + λ_i θ̃, b = d (first step) or μ_i b + d, θ̃ ← θ̃ − η b
+  pfedhn.outer_opt = sgd_momentum_wd: x = every entry of (W_h, b_h, all
+      v_j), G the dense gradient (0 in the other clients' rows):
+      d = G + λ_o x, B = d (round 0) or μ_o B + d, x ← x − lr B
+      (lr = α for W_h, b_h and α_v for the embeddings), so unsampled
+      embeddings move too
+  pfedhn.clip = norm: g ← g · min(1, c / (‖g‖ + 10⁻⁶)), the local gradient
+      before the weight decay, and G over all its entries; ‖g‖ of an
+      irrational root enters as a rational within 10⁻⁷⁰ of it (the decision
+      coef < 1 is made exactly); once a clip has scaled a gradient, every
+      state value (θ̃, W_h, b_h, v_j, the buffers) is kept to 80 decimal
+      digits after the point (q80), so the numbers stay short while the
+      error stays below 10⁻⁷⁰.
+
 replay(spec, bugs) -> (trace, None, v, None).  Bugs (mutants):
 
   hn-ascent          φ and v_i step along +∇ (Δθ with the box's printed
@@ -33,7 +50,16 @@ replay(spec, bugs) -> (trace, None, v, None).  Bugs (mutants):
   hn-eval-trained    a client's final model is its last θ̃ (the trained
                      model), not h(v_j; φ)
   hn-one-step        only the first of the K local batches is used
+  hn-clip-off        pfedhn.clip = norm configured, no clipping done
+  hn-inner-plain     pfedhn.inner_opt = sgd_momentum_wd configured, plain
+                     SGD done
+  hn-inner-kept      the local momentum buffer survives across rounds
+  hn-outer-plain     pfedhn.outer_opt = sgd_momentum_wd configured, plain
+                     SGD done
+  hn-outer-sampled   momentum and weight decay only on the sampled
+                     client's embedding (the other rows kept)
 """
+import math
 from fractions import Fraction
 
 import pflref_exact as px
@@ -47,7 +73,44 @@ MUTANTS = {
     "pfedhn-embedding": ["hn-embed-frozen", "hn-all-embeddings"],
     "pfedhn-eval-model": ["hn-eval-trained"],
     "pfedhn-local-steps": ["hn-one-step"],
+    "pfedhn-clip": ["hn-clip-off"],
+    "pfedhn-inner-opt": ["hn-inner-plain", "hn-inner-kept"],
+    "pfedhn-outer-opt": ["hn-outer-plain", "hn-outer-sampled"],
 }
+
+SCALE = 10 ** 70
+CODE = {"pfedhn.outer_momentum": 0.9, "pfedhn.outer_wd": 1e-3,
+        "pfedhn.inner_momentum": 0.9, "pfedhn.inner_wd": 5e-5,
+        "pfedhn.clip_norm": 50.0}
+OFFICIAL = {"pfedhn.outer_opt": "sgd_momentum_wd",
+            "pfedhn.inner_opt": "sgd_momentum_wd", "pfedhn.clip": "norm"}
+
+
+def sqrt70(q):
+    """√q exactly when it is rational, else a rational within 10⁻⁷⁰·√q."""
+    try:
+        return px.exact_sqrt(q)
+    except ValueError:
+        return Fraction(math.isqrt(q.numerator * q.denominator * SCALE * SCALE),
+                        q.denominator * SCALE)
+
+
+Q80 = 10 ** 80
+
+
+def q80(x):
+    """x to the nearest multiple of 10⁻⁸⁰."""
+    return Fraction(round(x * Q80), Q80)
+
+
+def clip(g, c):
+    """g · min(1, c / (‖g‖ + 1e-6)), 1e-6 at its double's value."""
+    eps = exact(1e-6)
+    n2 = sum(x * x for x in g)
+    if c <= eps or (c - eps) * (c - eps) >= n2:
+        return g                          # coef >= 1: unchanged
+    coef = q80(c / (sqrt70(n2) + eps))
+    return [q80(x * coef) for x in g]
 
 
 def hypernetwork(spec):
@@ -73,6 +136,15 @@ def replay(spec, bugs=frozenset()):
     if "hn-embed-alpha" in bugs:
         alpha_v = alpha
     bias = sw.get("pfedhn.hn_bias", "on") == "on"
+    if alg.get("preset", "paper") == "official":
+        sw = dict(OFFICIAL, **sw)
+    code = {k: exact(hp.get(k, v)) for k, v in CODE.items()}
+    inner_mom = sw.get("pfedhn.inner_opt", "sgd") == "sgd_momentum_wd" \
+        and "hn-inner-plain" not in bugs
+    outer_mom = sw.get("pfedhn.outer_opt", "sgd") == "sgd_momentum_wd" \
+        and "hn-outer-plain" not in bugs
+    clipping = sw.get("pfedhn.clip", "off") == "norm" and "hn-clip-off" not in bugs
+    B_out, b_in = None, None
     pr = px.Problem(spec["model"], spec["problem"]["clients"])
     W, b, V = hypernetwork(spec)
     assert (b is not None) == bias
@@ -89,12 +161,41 @@ def replay(spec, bugs=frozenset()):
             steps = steps[:1]
         theta = h_of(W, b, V[i])                              # req: pfedhn.alg1.l4
         trace.emit("client_begin", "train", t, i, 0, "theta", theta)
-        tt = px.local_sgd(pr, i, theta, steps, eta, trace, "train", t,
-                          "theta")                            # req: pfedhn.alg1.l8
+        if inner_mom or clipping:
+            tt = list(theta)
+            if "hn-inner-kept" not in bugs or b_in is None:
+                b_in = None
+            for k, batch in enumerate(steps, start=1):
+                g = pr.grad(i, tt, batch)
+                if clipping:
+                    g = clip(g, code["pfedhn.clip_norm"])
+                if inner_mom:
+                    d = [g[p] + code["pfedhn.inner_wd"] * tt[p] for p in range(P)]
+                    b_in = d if b_in is None else \
+                        [code["pfedhn.inner_momentum"] * b_in[p] + d[p] for p in range(P)]
+                    g = b_in
+                tt = [tt[p] - eta * g[p] for p in range(P)]
+                if clipping:
+                    tt = [q80(x) for x in tt]
+                    b_in = b_in and [q80(x) for x in b_in]
+                trace.emit("step", "train", t, i, k, "theta", tt)
+        else:
+            tt = px.local_sgd(pr, i, theta, steps, eta, trace, "train", t,
+                              "theta")                        # req: pfedhn.alg1.l8
         trace.emit("client_end", "train", t, i, None, "theta", tt)
         trained[i] = tt
         delta = [a - c for a, c in zip(tt, theta)]            # req: pfedhn.alg1.l9
         trace.emit("note", "train", t, i, None, "delta_theta", delta)
+        if outer_mom or clipping:
+            d_eff = [-x for x in delta] if "hn-ascent" in bugs else delta
+            W, b, V, B_out = code_step(W, b, V, i, d_eff, bias, alpha, alpha_v,
+                                       outer_mom, clipping, code, B_out, bugs)
+            trace.emit("note", "train", t, i, None, "W_h",
+                       [x for row in W for x in row])
+            if bias:
+                trace.emit("note", "train", t, i, None, "b_h", b)
+            trace.emit("note", "train", t, i, None, "embedding", V[i])
+            continue
         v_old = list(V[i])
         # l. 11's direction W_hᵀ Δθ_i at the old W_h; req: pfedhn.alg1.l11
         g_v = [sum(W[p][c] * delta[p] for p in range(P)) for c in range(e)]
@@ -120,10 +221,53 @@ def replay(spec, bugs=frozenset()):
             V = [[V[j][c] + step[c] for c in range(e)] for j in range(N)]
         V[i] = v_new
         trace.emit("note", "train", t, i, None, "embedding", V[i])
+    trace.state = (W, b, V)         # the final (W_h, b_h, [v_j]), for tests
     final = [h_of(W, b, V[j]) for j in range(N)]
     if "hn-eval-trained" in bugs:
         final = [trained.get(j, final[j]) for j in range(N)]
     return trace, None, final, None
+
+
+def code_step(W, b, V, i, delta, bias, alpha, alpha_v, momentum, clipping,
+               code, B, bugs):
+    """The code's l. 10-11: the dense gradient G of (W_h, b_h, V) at the
+    round start, clipped, then plain SGD or torch's momentum step with
+    weight decay on every entry.  Returns (W, b, V, B)."""
+    P, e, N = len(W), len(V[0]), len(V)
+    GW = [[-delta[p] * V[i][c] for c in range(e)] for p in range(P)]
+    Gb = [-delta[p] for p in range(P)] if bias else []
+    GV = [[Fraction(0)] * e for _ in range(N)]
+    GV[i] = [-sum(W[p][c] * delta[p] for p in range(P)) for c in range(e)]
+    if "hn-embed-ascent" in bugs:
+        GV[i] = [-x for x in GV[i]]
+    G = [x for row in GW for x in row] + Gb + [x for row in GV for x in row]
+    X = [x for row in W for x in row] + (list(b) if bias else []) + \
+        [x for row in V for x in row]
+    if clipping:
+        G = clip(G, code["pfedhn.clip_norm"])
+    nphi = P * e + (P if bias else 0)
+    lr = [alpha] * nphi + [alpha_v] * (N * e)
+    if momentum:
+        wd, mu = code["pfedhn.outer_wd"], code["pfedhn.outer_momentum"]
+        D = [G[k] + wd * X[k] for k in range(len(X))]
+        B = D if B is None else [mu * B[k] + D[k] for k in range(len(X))]
+        step = list(B)
+        if "hn-outer-sampled" in bugs:
+            for j in range(N):
+                if j != i:
+                    for c in range(e):
+                        step[nphi + j * e + c] = Fraction(0)
+    else:
+        step = G
+    X = [X[k] - lr[k] * step[k] for k in range(len(X))]
+    if clipping:
+        X = [q80(x) for x in X]
+        B = B and [q80(x) for x in B]
+    W = [X[p * e:(p + 1) * e] for p in range(P)]
+    if bias:
+        b = X[P * e:nphi]
+    V = [X[nphi + j * e:nphi + (j + 1) * e] for j in range(N)]
+    return W, b, V, B
 
 
 def supported(spec):

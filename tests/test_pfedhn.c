@@ -31,6 +31,9 @@ static const char *const VECTORS[] = {
     "golden/pfedhn/worked-linear-bias.json",
     "golden/pfedhn/worked-linear-nobias.json",
     "golden/pfedhn/worked-mlp.json",
+    "golden/pfedhn/worked-notes-6-4-official.json",
+    "golden/pfedhn/worked-linear-official.json",
+    "golden/pfedhn/worked-linear-clip.json",
 };
 
 START_TEST(test_worked_vectors)
@@ -171,6 +174,20 @@ START_TEST(test_one_hot_alpha_one_is_local_training)
 }
 END_TEST
 
+/* A linear hypernetwork with bias, e = 2, on the case (the other pfedhn
+ * settings stay at their defaults). */
+static void set_hn(tb_case *c, double alpha, double alpha_v, const double *W0,
+                   const double *b0, const double *V0)
+{
+    c->hyper.pfedhn.alpha = alpha;
+    c->hyper.pfedhn.alpha_v = alpha_v;
+    c->hyper.pfedhn.bias = PFLREF_PFEDHN_BIAS_ON;
+    c->hyper.pfedhn.e = 2;
+    c->hyper.pfedhn.W0 = W0;
+    c->hyper.pfedhn.b0 = b0;
+    c->hyper.pfedhn.v0 = V0;
+}
+
 /* The state: the result's W_h, b_h and embeddings equal the last NOTE
  * records; client 2, never sampled, keeps v_2⁰; every personal model is
  * W_h v_j + b_h. */
@@ -181,9 +198,7 @@ START_TEST(test_state_recorded)
     static const double b0[3] = {0.1, -0.25, 0.05};
     static const double V0[6] = {0.8, -0.3, -0.4, 0.7, 0.6, 0.9};
     tb_case *c = linear_case();
-    c->hyper.pfedhn = (pflref_pfedhn_hyper){
-        .alpha = 0.3, .alpha_v = 0.55, .bias = PFLREF_PFEDHN_BIAS_ON,
-        .e = 2, .W0 = W0, .b0 = b0, .v0 = V0};
+    set_hn(c, 0.3, 0.55, W0, b0, V0);
     tb_round(c, "0", "0 1 | 2");
     tb_round(c, "1", "2 | 0");
     tb_round(c, "0", "3 2");
@@ -222,9 +237,7 @@ START_TEST(test_round_descends)
     static const double V0[6] = {0.8, -0.3, -0.4, 0.7, 0.6, 0.9};
     tb_case *c = linear_case();
     c->hyper.eta = 0.05;
-    c->hyper.pfedhn = (pflref_pfedhn_hyper){
-        .alpha = 0.1, .alpha_v = 0.1, .bias = PFLREF_PFEDHN_BIAS_ON,
-        .e = 2, .W0 = W0, .b0 = b0, .v0 = V0};
+    set_hn(c, 0.1, 0.1, W0, b0, V0);
     tb_round(c, "2", "0 1 2 3 4");
     pflref_run_result *r = tb_run(c, "pfedhn", NULL);
     /* L_2 at θ = W v_2 + b before and after, on all 5 samples */

@@ -26,6 +26,11 @@ golden/pflref_exact_pfedhn.py.
                  minibatches, W_h⁰ and v⁰ without zeros or ones.
   linear-nobias  the same clients under pfedhn.hn_bias = off (θ = W_h v),
                  loss squared, η = 0.07, α = 0.4, α_v unset (= α, the box).
+  notes-6-4-official  the same example under preset official (notes'
+                 script, part 4b): torch's momentum and weight decay.
+  linear-official  preset official with its constants changed and clipping
+                 active.
+  linear-clip    pfedhn.clip = norm alone, plain SGD steps.
   mlp            the regression mlp d = 2, h = 2, k = 1, relu (P = 9),
                  e = 3, two clients, three rounds, η = 1/8, α = 1/4,
                  α_v = 3/8, inputs in eighths (the mlp's gradient is cubic
@@ -39,6 +44,8 @@ import sys
 from fractions import Fraction as F
 
 sys.dont_write_bytecode = True
+if hasattr(sys, "set_int_max_str_digits"):
+    sys.set_int_max_str_digits(0)      # provenance measures long rationals
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
@@ -54,6 +61,13 @@ TOL_HAND = {
              "intermediate value is a dyadic rational of few bits (exact in "
              "fp64), so the reference is exact; every flagged bug moves some "
              "value by more than 1e3 times the tolerance",
+}
+TOL_HAND_CODE = {
+    "atol": 1e-14, "rtol": 1e-13,
+    "basis": "fp64 reference against exact rationals of the binary inputs "
+             "(0.9, 1e-3, 5e-5 at their doubles): two rounds of one step, "
+             "a few tens of roundings on values below 3; every flagged bug "
+             "moves some value by more than 1e3 times the tolerance",
 }
 TOL = {
     "atol": 1e-13, "rtol": 1e-12,
@@ -133,6 +147,47 @@ def notes_6_4():
                 f"{NOTES} §4 (Alg. 1), §4.1 (linear hypernetwork), §6.4 "
                 "(the worked example); worked by hand (the generator's "
                 "docstring)")
+
+
+def notes_6_4_official():
+    spec = pg.given_spec(
+        "pFedHN by hand, the authors' code (preset official): notes §6.4's "
+        "script, part 4b", None,
+        {"kind": "linear", "d": 2, "bias": False, "loss": "half_squared"},
+        [{"X": [[1.0, 2.0]], "y": [2.0]}, {"X": [[2.0, -1.0]], "y": [1.0]}],
+        {"kind": "zeros",
+         "hypernetwork": {"W": [[0.5, 0.0], [0.25, 1.0]], "b": [0.0, 0.25],
+                          "v": [[1.0, 0.0], [0.0, 1.0]]}},
+        {"name": "pfedhn", "preset": "official",
+         "hyperparameters": {"eta": 0.5, "alpha": 0.5}},
+        rounds_of([(0, [[0]]), (1, [[0]])]))
+
+    def check(trace, v):
+        # round 0: θ̃ = θ − η (g + λ_i θ), λ_i = 5e-5 (the first momentum
+        # step is d itself); the unsampled v_1 decays to (0, 1 − α λ_o)
+        lam_i, lam_o = F(5e-5), F(1e-3)
+        th = [F(1, 2), F(1, 2)]
+        g = [F(-1, 2), F(-1)]
+        tt = [th[p] - F(1, 2) * (g[p] + lam_i * th[p]) for p in range(2)]
+        assert note(trace, "delta_theta", 0) == [tt[p] - th[p] for p in range(2)]
+        emb = [r["value"] for r in trace.records if r["name"] == "embedding"]
+        assert len(emb) == 2
+        W1 = note(trace, "W_h", 0)
+        # W_h[1][1] had zero gradient (v_0 = e_0): only the decay moved it
+        assert W1[3] == 1 - F(1, 2) * lam_o * 1, W1
+
+    return make("notes-6-4-official",
+                "pFedHN by hand with the authors' optimizers (preset "
+                "official): momentum, weight decay on every embedding",
+                "notes §6.4's example under preset official (the script's "
+                "part 4b): outer torch SGD momentum 0.9, weight decay 1e-3 on "
+                "W_h, b_h and every embedding; inner SGD momentum 0.9, weight "
+                "decay 5e-5, a new buffer every round; clipping at 50 "
+                "(inactive at these magnitudes).",
+                spec, ["pfedhn-sign", "pfedhn-outer-opt", "pfedhn-inner-opt",
+                       "pfedhn-eval-model"],
+                check, TOL_HAND_CODE,
+                f"{NOTES} §4.3 H1-H4, §6.4 (the script's part 4b)")
 
 
 # ---------------------------------------------------------------- linear
@@ -260,7 +315,79 @@ def mlp():
                 "target: the concatenated parameters)")
 
 
-MAKERS = [notes_6_4, linear_bias, linear_nobias, mlp]
+def linear_official():
+    spec = pg.given_spec(
+        "pFedHN, the authors' code (preset official) with clipping active",
+        None,
+        {"kind": "linear", "d": 2, "bias": True, "loss": "half_squared"},
+        LIN_CLIENTS,
+        {"kind": "zeros", "hypernetwork": {"W": LIN_W, "b": LIN_B,
+                                           "v": LIN_V}},
+        {"name": "pfedhn", "preset": "official", "hyperparameters": {
+            "eta": 0.15, "alpha": 0.3, "pfedhn.alpha_v": 0.55,
+            "pfedhn.outer_momentum": 0.8, "pfedhn.outer_wd": 0.02,
+            "pfedhn.inner_momentum": 0.7, "pfedhn.inner_wd": 0.03,
+            "pfedhn.clip_norm": 0.9}},
+        rounds_of(LIN_PLAN[:4]))
+
+    def check(trace, v):
+        check_moves(trace, v)
+        # some local gradient is clipped and some is not: the bound sits
+        # between the local gradients' norms (checked with the exact run)
+        spec_noclip = dict(spec, algorithm=dict(
+            spec["algorithm"], switches={"pfedhn.clip": "off"}))
+        other = hn.replay(spec_noclip)[2]
+        assert other != v
+
+    return make("linear-official",
+                "pFedHN, preset official with its constants changed: "
+                "momentum 0.8 / 0.7, weight decay 0.02 / 0.03, clipping at "
+                "0.9 (active)",
+                "The clients of linear-bias, four rounds (clients 2, 0, 2, 1); "
+                "η = 0.15, α = 0.3, α_v = 0.55; pfedhn.outer_opt and "
+                "pfedhn.inner_opt = sgd_momentum_wd, pfedhn.clip = norm with "
+                "every constant unlike the code's, so a constant read from the "
+                "wrong place shows.",
+                spec, ["pfedhn-sign", "pfedhn-embed-rate", "pfedhn-eval-model",
+                       "pfedhn-local-steps", "pfedhn-clip",
+                       "pfedhn-inner-opt", "pfedhn-outer-opt"],
+                check, TOL,
+                f"{NOTES} §4.3 H1-H4 (AvivSham/pFedHN @ 1bc0549)")
+
+
+def linear_clip():
+    spec = pg.given_spec(
+        "pFedHN, pfedhn.clip = norm alone (plain SGD steps)", None,
+        {"kind": "linear", "d": 2, "bias": True, "loss": "squared"},
+        LIN_CLIENTS,
+        {"kind": "zeros", "hypernetwork": {"W": LIN_W, "b": LIN_B,
+                                           "v": LIN_V}},
+        {"name": "pfedhn", "switches": {"pfedhn.clip": "norm"},
+         "hyperparameters": {"eta": 0.07, "alpha": 0.35,
+                             "pfedhn.alpha_v": 0.45, "pfedhn.clip_norm": 1.1}},
+        rounds_of(LIN_PLAN[1:]))
+
+    def check(trace, v):
+        check_moves(trace, v)
+        spec_off = dict(spec, algorithm=dict(
+            spec["algorithm"], switches={"pfedhn.clip": "off"}))
+        assert hn.replay(spec_off)[2] != v      # some clip is active
+
+    return make("linear-clip",
+                "pFedHN, pfedhn.clip = norm with plain SGD: the local and the "
+                "hypernetwork gradient clipped at 1.1",
+                "The clients of linear-bias, loss (ŷ − y)², four rounds "
+                "(clients 0, 2, 1, 0); η = 0.07, α = 0.35, α_v = 0.45; "
+                "torch's clip_grad_norm_ at 1.1, active on some gradients.",
+                spec, ["pfedhn-sign", "pfedhn-embed-rate", "pfedhn-eval-model",
+                       "pfedhn-local-steps", "pfedhn-clip"],
+                check, TOL,
+                f"{NOTES} §4.3 H4 (AvivSham/pFedHN @ 1bc0549, "
+                "trainer.py:160, 180)")
+
+
+MAKERS = [notes_6_4, notes_6_4_official, linear_bias, linear_nobias, mlp,
+          linear_official, linear_clip]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -342,11 +342,30 @@ typedef enum {
     PFLREF_PFEDHN_BIAS_OFF = 1  /* θ_i = W_h v_i (the paper's linear
                                    analysis form)                          */
 } pflref_pfedhn_bias;
+typedef enum {
+    PFLREF_PFEDHN_OPT_SGD = 0,  /* plain SGD (the box)                      */
+    PFLREF_PFEDHN_OPT_SGD_MOMENTUM_WD = 1 /* torch SGD with momentum and
+                                   weight decay (AvivSham/pFedHN @ 1bc0549,
+                                   experiments/pfedhn/trainer.py)          */
+} pflref_pfedhn_opt;
+typedef enum {
+    PFLREF_PFEDHN_CLIP_OFF = 0, /* no clipping (the box)                    */
+    PFLREF_PFEDHN_CLIP_NORM = 1 /* clip_grad_norm_ at pfedhn.clip_norm
+                                   (trainer.py:160, 180)                   */
+} pflref_pfedhn_clip;
 typedef struct {
     double alpha;              /* α: the hypernetwork's step size          */
     double alpha_v;            /* α_v: the embeddings' step (NaN: α, the
                                   box's one α)                             */
     int bias;                  /* pflref_pfedhn_bias                       */
+    int outer_opt;             /* pflref_pfedhn_opt: the φ, v step (H1)     */
+    int inner_opt;             /* pflref_pfedhn_opt: the local steps (H3)  */
+    int clip;                  /* pflref_pfedhn_clip (H4)                  */
+    double outer_momentum;     /* μ of outer_opt = sgd_momentum_wd         */
+    double outer_wd;           /* its weight decay (every HN entry)        */
+    double inner_momentum;     /* μ of inner_opt = sgd_momentum_wd         */
+    double inner_wd;           /* its weight decay                         */
+    double clip_norm;          /* the norm bound of clip = norm            */
     size_t e;                  /* embedding dimension (init.hypernetwork's
                                   columns), 0: no hypernetwork given       */
     const double *W0;          /* P×e: W_h⁰ (borrowed from the spec)       */

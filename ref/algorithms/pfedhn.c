@@ -38,13 +38,29 @@
  * After every round, and after init, every client's personal model is
  * s->v + j·P = h(v_j; φ), the model the paper evaluates (notes §4.3 H8).
  *
- * Switches (the paper's reading first):
- *   pfedhn.hn_bias  on: θ_i = W_h v_i + b_h | off: θ_i = W_h v_i (the
- *                   analysis form; b_h stays 0 and is never written)
- * Code departures not offered as switches (notes §4.3): the outer SGD
- * momentum and weight decay (H1, H2), the inner momentum (H3), clipping
- * (H4), fresh-shuffle batches (H6: the schedule gives the batches), the MLP
- * hypernetwork (§4.1) and pFedHN-PC (§4.2).
+ * Switches (the paper's reading first; the code's departures are those of
+ * AvivSham/pFedHN @ 1bc0549, experiments/pfedhn/trainer.py, notes §4.3):
+ *   pfedhn.hn_bias    on: θ_i = W_h v_i + b_h | off: θ_i = W_h v_i (the
+ *                     analysis form; b_h stays 0 and is never written)
+ *   pfedhn.outer_opt  sgd: l. 10-11 as above | sgd_momentum_wd (H1, H2,
+ *                     trainer.py:96-104): with x every entry of (W_h, b_h,
+ *                     v_1..v_N), G its gradient (0 in the rows of the
+ *                     unsampled embeddings, the code's dense embedding
+ *                     gradient), μ = pfedhn.outer_momentum, λ_o =
+ *                     pfedhn.outer_wd, torch's SGD:
+ *                       d = G + λ_o x;  B = d (first round), μ B + d (after);
+ *                       x ← x − lr B   (lr = α for φ, α_v for the v_j),
+ *                     so every embedding moves (issue #6)
+ *   pfedhn.inner_opt  sgd: l. 8 | sgd_momentum_wd (H3, trainer.py:130-132):
+ *                     a new torch SGD every round, d = g + λ_i θ̃,
+ *                     b = d (first step), μ_i b + d (after), θ̃ ← θ̃ − η b
+ *   pfedhn.clip       off | norm (H4, trainer.py:160, 180): torch's
+ *                     clip_grad_norm_ of the local gradient g (before the
+ *                     weight decay is added) and of G:
+ *                       g ← g · min(1, c / (‖g‖₂ + 10⁻⁶)),  c = clip_norm
+ * Preset official: all three departures with the code's values (0.9, 1e-3,
+ * 0.9, 5e-5, 50).  Not offered: fresh-shuffle batches (H6: the schedule
+ * gives the batches), the MLP hypernetwork (§4.1) and pFedHN-PC (§4.2).
  *
  * Initial state (notes §4.1: "Oracle: data"): W_h⁰, b_h⁰ and every v_i⁰
  * are given (the spec's init.hypernetwork, hyper->pfedhn.W0, b0, v0); the
@@ -79,6 +95,10 @@ static const char *const EMBED_LINE =
     "Alg. 1 l. 11: v_i ← v_i − α_v (∇_{v_i} θ_i)ᵀ (θ_i − θ̃_i) = "
     "v_i + α_v W_hᵀ Δθ_i";
 
+/* The epsilon torch's clip_grad_norm_ adds to the norm (a constant of
+ * torch, not of the paper): coef = c / (‖g‖ + 1e-6). */
+#define PFEDHN_CLIP_EPS 1e-6
+
 /* pFedHN's work buffers (zero-filled); φ and the v_i live in s->hn. */
 typedef struct {
     pflref_work list;   /* the allocations (ref/engine/work.h)             */
@@ -86,6 +106,9 @@ typedef struct {
     double *delta;      /* P: Δθ_i = θ̃_i − θ_i                             */
     double *g_v;        /* e: ∇_{v_i} = W_hᵀ (θ_i − θ̃_i)                   */
     double *g;          /* P: a batch gradient                             */
+    double *b_in;       /* P: the local momentum buffer (inner_opt)        */
+    double *G;          /* n_hn: the gradient of (W_h, b_h, v) (outer_opt) */
+    double *B_out;      /* n_hn: its momentum buffer, kept across rounds   */
 } pfedhn_work;
 
 static void *pfedhn_work_alloc(const pflref_problem *problem,
@@ -100,6 +123,9 @@ static void *pfedhn_work_alloc(const pflref_problem *problem,
     ws->delta = pflref_work_doubles(&ws->list, P, 1);
     ws->g_v = pflref_work_doubles(&ws->list, e, 1);
     ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->b_in = pflref_work_doubles(&ws->list, P, 1);
+    ws->G = pflref_work_doubles(&ws->list, P * e + P + problem->N * e, 1);
+    ws->B_out = pflref_work_doubles(&ws->list, P * e + P + problem->N * e, 1);
     return pflref_work_ready(ws);
 }
 
@@ -177,16 +203,40 @@ static pflref_status pfedhn_init(pflref_state *s, pflref_error *err)
     return PFLREF_OK;
 }
 
+/* g ← g · min(1, c / (‖g‖₂ + 10⁻⁶)) (torch's clip_grad_norm_). */
+static void clip_norm(double *g, size_t n, double c)
+{
+    double sum = 0.0;
+    for (size_t k = 0; k < n; k++)
+        sum += g[k] * g[k];
+    const double coef = c / (sqrt(sum) + PFEDHN_CLIP_EPS);
+    if (coef < 1.0)
+        for (size_t k = 0; k < n; k++)
+            g[k] *= coef;
+}
+
+/* The trace of l. 10-11's result for client i. */
+static void emit_state(const pflref_state *s, size_t i,
+                       const pflref_trace *trace)
+{
+    const size_t P = s->P, e = s->hyper->pfedhn.e;
+    const long t = (long)s->t;
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1, "W_h",
+                      s->hn, P * e, PHI_LINE);
+    if (s->hyper->pfedhn.bias == PFLREF_PFEDHN_BIAS_ON)
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
+                          "b_h", s->hn + P * e, P, PHI_LINE);
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
+                      "embedding", s->hn + P * e + P + i * e, e, EMBED_LINE);
+}
+
 /* l. 10-11 at the round-start (W_h, v_i), d = θ_i − θ̃_i = −Δθ_i:
  *   g_v = W_hᵀ d (old W_h);  W_h ← W_h − α d v_iᵀ;  b_h ← b_h − α d;
  *   v_i ← v_i − α_v g_v. */
-static pflref_status server_update(pflref_state *s, size_t i,
-                                   pfedhn_work *ws, const pflref_trace *trace,
-                                   pflref_error *err)
+static void server_sgd(pflref_state *s, size_t i, pfedhn_work *ws)
 {
     const pflref_pfedhn_hyper *h = &s->hyper->pfedhn;
     const size_t P = s->P, e = h->e;
-    const long t = (long)s->t;
     const double alpha = h->alpha;                         /* α   */
     const double alpha_v = isnan(h->alpha_v) ? alpha : h->alpha_v; /* α_v */
     const int bias = h->bias == PFLREF_PFEDHN_BIAS_ON;
@@ -210,17 +260,93 @@ static pflref_status server_update(pflref_state *s, size_t i,
     /* l. 11: v_i ← v_i − α_v ∇_{v_i}; req: pfedhn.alg1.l11 */
     for (size_t c = 0; c < e; c++)
         v_i[c] -= alpha_v * ws->g_v[c];
-    if (!pflref_all_finite(W_h, P * e + P))
-        return pflref_error_diverge(err, t, (long)i, -1, "W_h");
-    if (!pflref_all_finite(v_i, e))
-        return pflref_error_diverge(err, t, (long)i, -1, "embedding");
-    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1, "W_h",
-                      W_h, P * e, PHI_LINE);
-    if (bias)
-        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
-                          "b_h", b_h, P, PHI_LINE);
-    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
-                      "embedding", v_i, e, EMBED_LINE);
+}
+
+/* The code's l. 10-11 (pfedhn.outer_opt = sgd_momentum_wd or
+ * pfedhn.clip = norm): G, the gradient of the surrogate over
+ * x = (W_h, b_h, v_1..v_N) at the round start (0 off row i of the
+ * embeddings, and in b_h with the bias off), clipped (pfedhn.clip), then
+ * x ← x − lr G (sgd) or torch's step with momentum and weight decay on
+ * every entry (sgd_momentum_wd); lr = α for φ, α_v for the embeddings. */
+static void server_code(pflref_state *s, size_t i, pfedhn_work *ws)
+{
+    const pflref_pfedhn_hyper *h = &s->hyper->pfedhn;
+    const size_t P = s->P, e = h->e, nW = P * e;
+    const double alpha = h->alpha;
+    const double alpha_v = isnan(h->alpha_v) ? alpha : h->alpha_v;
+    const int bias = h->bias == PFLREF_PFEDHN_BIAS_ON;
+    const double *v_i = s->hn + nW + P + i * e;
+    double *G = ws->G;
+    memset(G, 0, s->n_hn * sizeof *G);
+    for (size_t p = 0; p < P; p++) {
+        const double d_p = -ws->delta[p];
+        for (size_t c = 0; c < e; c++)
+            G[p * e + c] = d_p * v_i[c];              /* ∇W_h = d v_iᵀ */
+        if (bias)
+            G[nW + p] = d_p;                          /* ∇b_h = d      */
+    }
+    for (size_t c = 0; c < e; c++) {
+        double x = 0.0;
+        for (size_t p = 0; p < P; p++)
+            x += s->hn[p * e + c] * -ws->delta[p];
+        G[nW + P + i * e + c] = x;                    /* ∇v_i = W_hᵀ d */
+    }
+    if (h->clip == PFLREF_PFEDHN_CLIP_NORM)
+        clip_norm(G, s->n_hn, h->clip_norm);
+    const int momentum = h->outer_opt == PFLREF_PFEDHN_OPT_SGD_MOMENTUM_WD;
+    for (size_t k = 0; k < s->n_hn; k++) {
+        if (!bias && k >= nW && k < nW + P)
+            continue;                                 /* no b_h */
+        const double lr = k < nW + P ? alpha : alpha_v;
+        if (!momentum) {
+            s->hn[k] -= lr * G[k];
+            continue;
+        }
+        /* d = G + λ_o x; B = d in the first round, else μ B + d */
+        const double d = G[k] + h->outer_wd * s->hn[k];
+        ws->B_out[k] = s->t == 0 ? d : h->outer_momentum * ws->B_out[k] + d;
+        s->hn[k] -= lr * ws->B_out[k];
+    }
+}
+
+/* The code's l. 6-8 (pfedhn.inner_opt = sgd_momentum_wd or pfedhn.clip =
+ * norm), for each scheduled batch k: g = ∇L_i(θ̃; B_k), clipped, then
+ * θ̃ ← θ̃ − η g (sgd) or, with a momentum buffer b new this round,
+ * d = g + λ_i θ̃, b = d (k = 1) or μ_i b + d, θ̃ ← θ̃ − η b.
+ *   theta [in,out] P */
+static pflref_status local_code(pflref_state *s, size_t i,
+                                const pflref_batches *batches, double *theta,
+                                pfedhn_work *ws, const pflref_trace *trace,
+                                pflref_error *err)
+{
+    const pflref_pfedhn_hyper *h = &s->hyper->pfedhn;
+    const size_t P = s->P;
+    const double eta = s->hyper->eta;
+    const int momentum = h->inner_opt == PFLREF_PFEDHN_OPT_SGD_MOMENTUM_WD;
+    const pflref_data *D = &s->problem->clients[i].train;
+    for (size_t k = 0; k < batches->nsteps; k++) {
+        pflref_status st =
+            pflref_batch_grad(&s->problem->model, theta, D, batches, k, s->ws,
+                              ws->g, (long)s->t, (long)i, err);
+        if (st != PFLREF_OK)
+            return st;
+        if (h->clip == PFLREF_PFEDHN_CLIP_NORM)
+            clip_norm(ws->g, P, h->clip_norm);
+        for (size_t p = 0; p < P; p++) {
+            if (!momentum) {
+                theta[p] -= eta * ws->g[p];
+                continue;
+            }
+            const double d = ws->g[p] + h->inner_wd * theta[p];
+            ws->b_in[p] = k == 0 ? d : h->inner_momentum * ws->b_in[p] + d;
+            theta[p] -= eta * ws->b_in[p];
+        }
+        if (!pflref_all_finite(theta, P))
+            return pflref_error_diverge(err, (long)s->t, (long)i, (long)k + 1,
+                                        "theta");
+        pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t, (long)i,
+                          (long)k + 1, "theta", theta, P, LOCAL_LINE);
+    }
     return PFLREF_OK;
 }
 
@@ -244,10 +370,17 @@ static pflref_status pfedhn_round(pflref_state *s,
                       (long)i, 0, "theta", theta_tilde, P, GENERATE_LINE);
     /* l. 6-8: K local steps θ̃_i ← θ̃_i − η ∇L_i(θ̃_i; B); req:
      * pfedhn.alg1.l8 */
-    const pflref_local_sgd job = pflref_local_sgd_plain(
-        s, i, &plan->batches[0], eta, "theta", LOCAL_LINE);
-    pflref_status st =
-        pflref_local_sgd_run(&job, theta_tilde, ws->g, s->ws, trace, err);
+    pflref_status st;
+    if (s->hyper->pfedhn.inner_opt == PFLREF_PFEDHN_OPT_SGD &&
+        s->hyper->pfedhn.clip == PFLREF_PFEDHN_CLIP_OFF) {
+        const pflref_local_sgd job = pflref_local_sgd_plain(
+            s, i, &plan->batches[0], eta, "theta", LOCAL_LINE);
+        st = pflref_local_sgd_run(&job, theta_tilde, ws->g, s->ws, trace,
+                                  err);
+    } else {
+        st = local_code(s, i, &plan->batches[0], theta_tilde, ws, trace,
+                        err);
+    }
     if (st != PFLREF_OK)
         return st;
     pflref_client_end(s, i, "theta", theta_tilde, trace);
@@ -257,9 +390,14 @@ static pflref_status pfedhn_round(pflref_state *s,
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", (long)s->t, (long)i,
                       -1, "delta_theta", ws->delta, P, DELTA_LINE);
     /* l. 10-11 */
-    st = server_update(s, i, ws, trace, err);
-    if (st != PFLREF_OK)
-        return st;
+    if (s->hyper->pfedhn.outer_opt == PFLREF_PFEDHN_OPT_SGD &&
+        s->hyper->pfedhn.clip == PFLREF_PFEDHN_CLIP_OFF)
+        server_sgd(s, i, ws);
+    else
+        server_code(s, i, ws);
+    if (!pflref_all_finite(s->hn, s->n_hn))
+        return pflref_error_diverge(err, (long)s->t, (long)i, -1, "W_h");
+    emit_state(s, i, trace);
     /* every client's personal model θ_j = h(v_j; φ) */
     generate_all(s);
     return PFLREF_OK;
