@@ -294,6 +294,7 @@ static void server_code(pflref_state *s, size_t i, pfedhn_work *ws)
     if (h->clip == PFLREF_PFEDHN_CLIP_NORM)
         clip_norm(G, s->n_hn, h->clip_norm);
     const int momentum = h->outer_opt == PFLREF_PFEDHN_OPT_SGD_MOMENTUM_WD;
+    /* the code's l. 10-11; req: pfedhn.alg1.l10, pfedhn.alg1.l11 */
     for (size_t k = 0; k < s->n_hn; k++) {
         if (!bias && k >= nW && k < nW + P)
             continue;                                 /* no b_h */
@@ -332,7 +333,7 @@ static pflref_status local_code(pflref_state *s, size_t i,
             return st;
         if (h->clip == PFLREF_PFEDHN_CLIP_NORM)
             clip_norm(ws->g, P, h->clip_norm);
-        for (size_t p = 0; p < P; p++) {
+        for (size_t p = 0; p < P; p++) {   /* req: pfedhn.alg1.l8 */
             if (!momentum) {
                 theta[p] -= eta * ws->g[p];
                 continue;
@@ -358,7 +359,7 @@ static pflref_status pfedhn_round(pflref_state *s,
     pfedhn_work *ws = s->extra;
     const size_t P = s->P, e = s->hyper->pfedhn.e;
     const double eta = s->hyper->eta;   /* η */
-    /* l. 3: the one sampled client (pfedhn_check) */
+    /* l. 3: the one sampled client (pfedhn_check); req: pfedhn.alg1.l3 */
     const size_t i = plan->clients[0];
     double *theta_tilde = s->v + i * P;
     /* l. 4: θ_i = h(v_i; φ); req: pfedhn.alg1.l4 */
@@ -368,8 +369,7 @@ static pflref_status pfedhn_round(pflref_state *s,
     memcpy(theta_tilde, ws->theta, P * sizeof *theta_tilde);
     pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", (long)s->t,
                       (long)i, 0, "theta", theta_tilde, P, GENERATE_LINE);
-    /* l. 6-8: K local steps θ̃_i ← θ̃_i − η ∇L_i(θ̃_i; B); req:
-     * pfedhn.alg1.l8 */
+    /* l. 6-8: θ̃_i ← θ̃_i − η ∇L_i(θ̃_i; B); req: pfedhn.alg1.l8 */
     pflref_status st;
     if (s->hyper->pfedhn.inner_opt == PFLREF_PFEDHN_OPT_SGD &&
         s->hyper->pfedhn.clip == PFLREF_PFEDHN_CLIP_OFF) {
