@@ -155,14 +155,14 @@ def replay(spec, bugs=frozenset()):
     sgn = -1 if "hn-ascent" in bugs else 1
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         assert len(rnd["clients"]) == 1
-        i = rnd["clients"][0]
+        i = rnd["clients"][0]                                 # req: pfedhn.alg1.l3
         steps = rnd["batches"][0]
         if "hn-one-step" in bugs:
             steps = steps[:1]
         theta = h_of(W, b, V[i])                              # req: pfedhn.alg1.l4
         trace.emit("client_begin", "train", t, i, 0, "theta", theta)
         if inner_mom or clipping:
-            tt = list(theta)
+            tt = list(theta)                                  # req: pfedhn.alg1.l5
             if "hn-inner-kept" not in bugs or b_in is None:
                 b_in = None
             for k, batch in enumerate(steps, start=1):

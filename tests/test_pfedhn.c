@@ -38,8 +38,8 @@ static const char *const VECTORS[] = {
 
 START_TEST(test_worked_vectors)
 {
-    /* req: pfedhn.alg1.l3, pfedhn.alg1.l4, pfedhn.alg1.l8, pfedhn.alg1.l9,
-     * pfedhn.alg1.l10, pfedhn.alg1.l11 */
+    /* req: pfedhn.alg1.l3, pfedhn.alg1.l4, pfedhn.alg1.l5, pfedhn.alg1.l8,
+     * req: pfedhn.alg1.l9, pfedhn.alg1.l10, pfedhn.alg1.l11 */
     tu_assert_golden(VECTORS[_i]);
 }
 END_TEST
