@@ -86,6 +86,10 @@ SWITCHES = {
     "fedbn": {"fedbn.weights": ["uniform", "samples"],
               "fedbn.bn": ["local", "shared"],
               "fedbn.running_var": ["unbiased", "biased"]},
+    "pfedhn": {"pfedhn.hn_bias": ["on", "off"],
+               "pfedhn.outer_opt": ["sgd", "sgd_momentum_wd"],
+               "pfedhn.inner_opt": ["sgd", "sgd_momentum_wd"],
+               "pfedhn.clip": ["off", "norm"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -127,6 +131,9 @@ PRESETS = {
                               "lr.count": "trainings"},
     ("apfl", "fedtorch"): {"apfl.mix": "output", "apfl.mix_uses_w": "new",
                            "apfl.alpha_rule": "fedtorch"},
+    ("pfedhn", "official"): {"pfedhn.outer_opt": "sgd_momentum_wd",
+                             "pfedhn.inner_opt": "sgd_momentum_wd",
+                             "pfedhn.clip": "norm"},
     ("apfl", "pfllib"): {"apfl.variant": "pfllib", "apfl.weights": "samples",
                          "apfl.alpha": "adaptive"},
 }
@@ -461,6 +468,20 @@ def r_fedfomo_weights(spec, sw, hp):
     return ["no client mixes two candidates with weights strictly in (0, 1)"]
 
 
+def r_pfedhn_embeddings(spec, sw, hp):
+    """pFedHN: a one-hot (or zero) initial embedding makes W_h's outer
+    product touch one column only and hides a transposed Δθ_i v_iᵀ; no
+    client sampled twice hides the embedding carried across rounds."""
+    out = []
+    V = spec["init"].get("hypernetwork", {}).get("v", [])
+    if any(sum(1 for x in v if float(x) != 0.0) <= 1 for v in V):
+        out.append("a one-hot or zero initial embedding")
+    seen = [r["clients"][0] for r in rounds(spec) if len(r["clients"]) == 1]
+    if len(set(seen)) == len(seen):
+        out.append("no client sampled twice")
+    return out
+
+
 # algorithm -> [(condition on switches, rule, reason)]
 RULES = {
     "fedavg": [
@@ -629,6 +650,16 @@ RULES = {
         (when("fedbn.weights", "samples"), r_equal_sizes(who_clients),
          "equal n_k make the weighted mean uniform"),
         (ALWAYS, r_single_round, "one round hides the clients' BN state across rounds"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
+    "pfedhn": [
+        (ALWAYS, r_value(["eta", "alpha", "pfedhn.alpha_v"], ONE),
+         "a step size 1 hides a dropped step size"),
+        (ALWAYS, r_equal_pairs(["eta", "alpha", "pfedhn.alpha_v"]),
+         "equal η, α, α_v: the client's, φ's and v_i's steps confusable"),
+        (ALWAYS, r_pfedhn_embeddings, "one-hot embeddings or single visits hide "
+         "the outer product and the embedding's state"),
+        (ALWAYS, r_single_round, "one round hides φ and v_i across rounds"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
 }

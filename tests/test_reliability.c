@@ -367,6 +367,17 @@ static const diverge_case CASES[] = {
           GIVEN(IDLE_THEN("[[0, 1], [0, 1]]"))),
      "v", 1, 1, 2,
      "v is not finite (NaN or Inf) at round 1, client 1, local step 2"},
+    /* pFedHN: W_h = 0, b_h = 0, so every θ_i = 0; round 0's client 0
+     * (c = 0) has a zero gradient, Δθ = 0 and nothing moves; round 1's
+     * client 1 runs problem Q's steps from θ = 0. */
+    {"pfedhn",
+     SPEC(QUAD, Q ", \"init\": {\"kind\": \"zeros\", \"hypernetwork\": "
+          "{\"W\": [[0]], \"b\": [0], \"v\": [[0.5], [-0.25]]}}",
+          ALG("pfedhn", "\"eta\": 1e200, \"alpha\": 0.5"),
+          GIVEN("{\"clients\": [0], \"batches\": [" B2 "]},"
+                " {\"clients\": [1], \"batches\": [" B2 "]}")),
+     "theta", 1, 1, 2,
+     "theta is not finite (NaN or Inf) at round 1, client 1, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 

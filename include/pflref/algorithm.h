@@ -112,6 +112,10 @@ typedef struct {
     double *theta0;             /* n_theta0: IFCA's initial cluster models
                                    θ_j⁰ (k×P, cluster 0 first), or NULL     */
     size_t n_theta0;
+    double *hn;                 /* n_hn: pFedHN's final hypernetwork state,
+                                   W_h (P×e), b_h (P), then the embeddings
+                                   v_i (N×e), or NULL                       */
+    size_t n_hn;
     size_t n_eval;
     pflref_eval_result eval[PFLREF_MAX_EVAL];
 } pflref_run_result;

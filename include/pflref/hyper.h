@@ -356,6 +356,45 @@ typedef struct {
     int running_var;           /* pflref_fedbn_running_var                 */
 } pflref_fedbn_hyper;
 
+/* pFedHN (Shamsian, Navon, Fetaya, Chechik, ICML 2021, arXiv
+ * 2103.04628v1, Alg. 1) switch and initial state; shared/spec
+ * notes-lora-pfedhn.md §4. */
+typedef enum {
+    PFLREF_PFEDHN_BIAS_ON = 0,  /* θ_i = W_h v_i + b_h (notes §4.1)         */
+    PFLREF_PFEDHN_BIAS_OFF = 1  /* θ_i = W_h v_i (the paper's linear
+                                   analysis form)                          */
+} pflref_pfedhn_bias;
+typedef enum {
+    PFLREF_PFEDHN_OPT_SGD = 0,  /* plain SGD (the box)                      */
+    PFLREF_PFEDHN_OPT_SGD_MOMENTUM_WD = 1 /* torch SGD with momentum and
+                                   weight decay (AvivSham/pFedHN @ 1bc0549,
+                                   experiments/pfedhn/trainer.py)          */
+} pflref_pfedhn_opt;
+typedef enum {
+    PFLREF_PFEDHN_CLIP_OFF = 0, /* no clipping (the box)                    */
+    PFLREF_PFEDHN_CLIP_NORM = 1 /* clip_grad_norm_ at pfedhn.clip_norm
+                                   (trainer.py:160, 180)                   */
+} pflref_pfedhn_clip;
+typedef struct {
+    double alpha;              /* α: the hypernetwork's step size          */
+    double alpha_v;            /* α_v: the embeddings' step (NaN: α, the
+                                  box's one α)                             */
+    int bias;                  /* pflref_pfedhn_bias                       */
+    int outer_opt;             /* pflref_pfedhn_opt: the φ, v step (H1)     */
+    int inner_opt;             /* pflref_pfedhn_opt: the local steps (H3)  */
+    int clip;                  /* pflref_pfedhn_clip (H4)                  */
+    double outer_momentum;     /* μ of outer_opt = sgd_momentum_wd         */
+    double outer_wd;           /* its weight decay (every HN entry)        */
+    double inner_momentum;     /* μ of inner_opt = sgd_momentum_wd         */
+    double inner_wd;           /* its weight decay                         */
+    double clip_norm;          /* the norm bound of clip = norm            */
+    size_t e;                  /* embedding dimension (init.hypernetwork's
+                                  columns), 0: no hypernetwork given       */
+    const double *W0;          /* P×e: W_h⁰ (borrowed from the spec)       */
+    const double *b0;          /* P: b_h⁰, or NULL (bias off)              */
+    const double *v0;          /* N×e: the embeddings v_i⁰, row i = v_i    */
+} pflref_pfedhn_hyper;
+
 typedef struct {
     double gamma;              /* γ: the decay factor per round (or step)  */
     size_t step_rounds;        /* rounds per step of the step schedule     */
@@ -395,6 +434,7 @@ typedef struct {
     pflref_ifca_hyper ifca;
     pflref_fedfomo_hyper fedfomo;
     pflref_fedbn_hyper fedbn;
+    pflref_pfedhn_hyper pfedhn;
     pflref_lr_hyper lr;        /* learning-rate decay across rounds      */
 } pflref_hyper;
 

@@ -77,6 +77,10 @@ typedef struct {
     double *cluster_models;        /* ifca: init.cluster_models, k×P, or
                                       NULL (hyper.ifca.theta0 points here) */
     size_t n_cluster_models;       /* k, or 0                              */
+    double *hypernetwork;          /* pfedhn: init.hypernetwork, W_h (P×e),
+                                      b_h (P, zeros when absent), then the
+                                      embeddings v_i (N×e); or NULL
+                                      (hyper.pfedhn's W0, b0, v0 point in) */
     pflref_record_level record;    /* output.trajectory                    */
     char *problem_source;          /* "inline", "generator:tilt", "file:…" */
     pflref_data_file *data_files;  /* the .npy and .npz files the problem's

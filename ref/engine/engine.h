@@ -35,6 +35,10 @@ struct pflref_state {
     double *theta0;             /* n_theta0 doubles: the initial cluster
                                    models actually used (IFCA), or NULL     */
     size_t n_theta0;
+    double *hn;                 /* n_hn doubles: pFedHN's hypernetwork
+                                   state W_h (P×e), b_h (P), v (N×e), or
+                                   NULL                                     */
+    size_t n_hn;
     double *mix;                /* P: the driver's evaluation buffer (v̄_i) */
     void *extra;                /* the algorithm's own state and buffers
                                    (alg->work_alloc), or NULL               */

@@ -67,6 +67,10 @@ static const char *const fedbn_weights_values[] = {"uniform", "samples",
 static const char *const fedbn_bn_values[] = {"local", "shared", NULL};
 static const char *const fedbn_running_var_values[] = {"unbiased", "biased",
                                                        NULL};
+static const char *const pfedhn_bias_values[] = {"on", "off", NULL};
+static const char *const pfedhn_opt_values[] = {"sgd", "sgd_momentum_wd",
+                                                NULL};
+static const char *const pfedhn_clip_values[] = {"off", "norm", NULL};
 static const char *const lr_schedule_values[] = {"constant", "exponential",
                                                  "step", NULL};
 static const char *const lr_scope_values[] = {"all", "eta_p", NULL};
@@ -332,6 +336,51 @@ static const pflref_param params[] = {
      fedbn_running_var_values, "",
      "the variance fed to r_v: nb/(nb − 1) s²_B (PyTorch, the authors' "
      "code) | s²_B"},
+    /* pFedHN (arXiv 2103.04628v1, Alg. 1; notes-lora-pfedhn.md §4) */
+    {"eta", "pfedhn", "pfedhn", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
+     "pFedHN's client step size (Alg. 1 l. 8, the K local steps)"},
+    {"alpha", "pfedhn", "pfedhn", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, pfedhn.alpha), NAN, 0.0, 1, NULL, "α",
+     "pFedHN's hypernetwork step size (Alg. 1 l. 10: φ)"},
+    {"pfedhn.alpha_v", "pfedhn", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, pfedhn.alpha_v), NAN, 0.0, 1, NULL, "α_v",
+     "pFedHN's embedding step size (Alg. 1 l. 11: v_i); unset: α, the "
+     "box's one rate (the code's --embed-lr, trainer.py:95)"},
+    {"pfedhn.hn_bias", "pfedhn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedhn.bias), 0.0, 0.0, 0, pfedhn_bias_values,
+     "", "pFedHN's linear hypernetwork: θ_i = W_h v_i + b_h | θ_i = W_h v_i "
+     "(the paper's linear analysis form)"},
+    {"pfedhn.outer_opt", "pfedhn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedhn.outer_opt), 0.0, 0.0, 0, pfedhn_opt_values,
+     "", "pFedHN's step of φ and the embeddings: plain SGD (the box) | torch "
+     "SGD with momentum and weight decay on every hypernetwork entry, every "
+     "embedding included (AvivSham/pFedHN trainer.py:96-104)"},
+    {"pfedhn.inner_opt", "pfedhn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedhn.inner_opt), 0.0, 0.0, 0, pfedhn_opt_values,
+     "", "pFedHN's local steps: plain SGD (the box) | torch SGD with momentum "
+     "and weight decay, a new optimizer every round (trainer.py:130-132)"},
+    {"pfedhn.clip", "pfedhn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfedhn.clip), 0.0, 0.0, 0, pfedhn_clip_values,
+     "", "pFedHN's gradients: unclipped (the box) | clip_grad_norm_ at "
+     "pfedhn.clip_norm, the local and the hypernetwork gradient "
+     "(trainer.py:160, 180)"},
+    {"pfedhn.outer_momentum", "pfedhn", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, pfedhn.outer_momentum), 0.9, 0.0, 0, NULL, "",
+     "pfedhn.outer_opt = sgd_momentum_wd: the momentum (the code's 0.9)"},
+    {"pfedhn.outer_wd", "pfedhn", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, pfedhn.outer_wd), 1e-3, 0.0, 0, NULL, "",
+     "pfedhn.outer_opt = sgd_momentum_wd: the weight decay (the code's 1e-3)"},
+    {"pfedhn.inner_momentum", "pfedhn", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, pfedhn.inner_momentum), 0.9, 0.0, 0, NULL, "",
+     "pfedhn.inner_opt = sgd_momentum_wd: the momentum (the code's 0.9)"},
+    {"pfedhn.inner_wd", "pfedhn", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, pfedhn.inner_wd), 5e-5, 0.0, 0, NULL, "",
+     "pfedhn.inner_opt = sgd_momentum_wd: the weight decay (the code's 5e-5)"},
+    {"pfedhn.clip_norm", "pfedhn", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, pfedhn.clip_norm), 50.0, 0.0, 1, NULL, "",
+     "pfedhn.clip = norm: the bound on the gradient's Euclidean norm (the "
+     "code's 50)"},
     {"lr.schedule", LR_ALGORITHMS, "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, lr.schedule), 0.0, 0.0, 0, lr_schedule_values,
      "", "step sizes across rounds: constant (the papers) | × γ^t in round t "
@@ -450,6 +499,11 @@ static const pflref_preset presets[] = {
      "TsingZ0/PFLlib d832e76f6a23: clientbabu.py (head requires_grad = "
      "False; fine_tune of base and head), serverbabu.py (base averaged n_i "
      "/ Σ_U n_j; every client fine-tunes after the last round)"},
+    {"pfedhn", "official",
+     "pfedhn.outer_opt=sgd_momentum_wd pfedhn.inner_opt=sgd_momentum_wd "
+     "pfedhn.clip=norm", NULL,
+     "AvivSham/pFedHN @ 1bc0549, experiments/pfedhn/trainer.py:96-104, "
+     "130-132, 160, 180 (shared/spec notes-lora-pfedhn.md §4.3 H1-H4)"},
 };
 
 const pflref_param *pflref_params(size_t *count)

@@ -34,6 +34,7 @@ static void state_free(pflref_state *s, const pflref_algorithm *alg)
     free(s->v);
     free(s->alpha);
     free(s->theta0);
+    free(s->hn);
     free(s->mask);
     free(s->shared);
     free(s->accum);
@@ -321,6 +322,7 @@ void pflref_run_result_free(pflref_run_result *r)
     free(r->v);
     free(r->alpha);
     free(r->theta0);
+    free(r->hn);
     for (size_t e = 0; e < r->n_eval; e++) {
         free(r->eval[e].train);
         free(r->eval[e].test);
@@ -674,7 +676,9 @@ pflref_status pflref_run(const pflref_problem *problem,
         r->alpha = s.alpha;
         r->theta0 = s.theta0;
         r->n_theta0 = s.n_theta0;
-        s.w0 = s.w = s.v = s.alpha = s.theta0 = NULL;
+        r->hn = s.hn;
+        r->n_hn = s.n_hn;
+        s.w0 = s.w = s.v = s.alpha = s.theta0 = s.hn = NULL;
         *out = r;
     } else {
         pflref_run_result_free(r);

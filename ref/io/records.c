@@ -322,7 +322,8 @@ pflref_status pflref_candidate_read(const char *text, size_t len,
                                        "outcome", "meta", "name", "algorithm",
                                        "model", "problem", "init", "w0",
                                        "schedule_config", "schedule",
-                                       "metrics", "build", NULL};
+                                       "metrics", "build", "hypernetwork",
+                                       NULL};
     memset(c, 0, sizeof *c);
     pflref_trajectory_init(&c->records, PFLREF_RECORD_STEP);
     snprintf(c->outcome, sizeof c->outcome, "ok");

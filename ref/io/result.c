@@ -216,6 +216,21 @@ static json_t *model_json(builder *b, const pflref_model *m,
     return o;
 }
 
+/* pFedHN's hypernetwork state x = W_h (P×e), b_h (P), v (N×e) as
+ * {"W", "b" (with pfedhn.hn_bias = on), "v"}. */
+static json_t *hypernetwork_json(builder *b, const pflref_spec *spec,
+                                 const double *x)
+{
+    const size_t P = spec->problem->model.P, N = spec->problem->N,
+                 e = spec->hyper.pfedhn.e;
+    json_t *o = json_object();
+    put(b, o, "W", pflref_json_new_matrix(x, P, e));
+    if (spec->hyper.pfedhn.bias == PFLREF_PFEDHN_BIAS_ON)
+        put(b, o, "b", pflref_json_new_vector(x + P * e, P));
+    put(b, o, "v", pflref_json_new_matrix(x + P * e + P, N, e));
+    return o;
+}
+
 static json_t *init_json(builder *b, const pflref_spec *spec)
 {
     static const char *const kinds[] = {"zeros", "given", "gaussian",
@@ -233,6 +248,9 @@ static json_t *init_json(builder *b, const pflref_spec *spec)
             pflref_json_new_matrix(spec->cluster_models,
                                    spec->n_cluster_models,
                                    spec->problem->model.P));
+    if (spec->hypernetwork != NULL)
+        put(b, o, "hypernetwork",
+            hypernetwork_json(b, spec, spec->hypernetwork));
     return o;
 }
 
@@ -369,6 +387,8 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
                       : res->theta0 != NULL &&
                               !pflref_all_finite(res->theta0, res->n_theta0)
                           ? "theta0"
+                      : res->hn != NULL && !pflref_all_finite(res->hn, res->n_hn)
+                          ? "hypernetwork"
                       : tj != NULL && !pflref_all_finite(tj->values, tj->nvalues)
                           ? "trajectory"
                           : NULL;
@@ -392,6 +412,8 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
     if (res->theta0 != NULL)
         put(&b, root, "theta0",
             pflref_json_new_matrix(res->theta0, res->n_theta0 / P, P));
+    if (res->hn != NULL && spec->hypernetwork != NULL)
+        put(&b, root, "hypernetwork", hypernetwork_json(&b, spec, res->hn));
     if (!spec->schedule_given)
         put(&b, root, "schedule_config", schedule_config_json(&b, spec));
     put(&b, root, "schedule", schedule_json(&b, spec->schedule));

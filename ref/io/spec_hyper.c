@@ -211,6 +211,69 @@ static pflref_status read_cluster_models(const json_t *v, pflref_spec *spec,
     return pflref_json_matrix(c, where, k, P, spec->cluster_models, err);
 }
 
+/* init.hypernetwork: pFedHN's initial state (notes §4.1: "Oracle: data"),
+ * {"W": P arrays of e numbers (W_h⁰), "b": P numbers (b_h⁰; required
+ * with pfedhn.hn_bias = on, refused with off), "v": N arrays of e numbers
+ * (the embeddings v_i⁰, client 0 first)}, e ≥ 1 read from v[0]. */
+static pflref_status read_hypernetwork(const json_t *v, pflref_spec *spec,
+                                       pflref_error *err)
+{
+    const json_t *h = json_object_get(v, "hypernetwork");
+    if (h == NULL)
+        return PFLREF_OK;
+    static const char *const where = "init.hypernetwork";
+    if (strcmp(spec->algorithm->name, "pfedhn") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "only pfedhn takes an initial hypernetwork "
+                                "(the algorithm is %s)",
+                                spec->algorithm->name);
+    static const char *const keys[] = {"W", "b", "v", NULL};
+    const size_t P = spec->problem->model.P, N = spec->problem->N;
+    const int bias = spec->hyper.pfedhn.bias == PFLREF_PFEDHN_BIAS_ON;
+    json_t *W, *b, *V, *v0;
+    size_t rows, e;
+    pflref_status st;
+    if ((st = pflref_json_object(h, where, keys, err)) ||
+        (st = pflref_json_array_member(h, where, "v", 1, &V, &rows, err)))
+        return st;
+    if (rows != N)
+        return pflref_error_set(err, PFLREF_EINVAL, "init.hypernetwork.v",
+                                "expected one embedding per client (N = "
+                                "%zu), found %zu", N, rows);
+    v0 = json_array_get(V, 0);
+    if ((st = pflref_json_array(v0, "init.hypernetwork.v[0]", 0, &e, err)))
+        return st;
+    if (e == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "init.hypernetwork.v[0]",
+                                "the embedding dimension e must be at "
+                                "least 1");
+    if ((st = pflref_json_member(h, where, "W", 1, &W, err)) ||
+        (st = pflref_json_member(h, where, "b", bias, &b, err)))
+        return st;
+    if (!bias && b != NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "init.hypernetwork.b",
+                                "pfedhn.hn_bias = off takes no b_h");
+    if (e > PFLREF_MAX_PARAMS / P || N > PFLREF_MAX_PARAMS / e)
+        return pflref_error_set(err, PFLREF_ENOMEM, where,
+                                "P × e = %zu × %zu or N × e exceeds the "
+                                "limit of %zu", P, e,
+                                (size_t)PFLREF_MAX_PARAMS);
+    double *x = calloc(P * e + P + N * e, sizeof *x);
+    if (x == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    spec->hypernetwork = x;
+    spec->hyper.pfedhn.e = e;
+    spec->hyper.pfedhn.W0 = x;
+    spec->hyper.pfedhn.b0 = bias ? x + P * e : NULL;
+    spec->hyper.pfedhn.v0 = x + P * e + P;
+    if ((st = pflref_json_matrix(W, "init.hypernetwork.W", P, e, x, err)) ||
+        (bias && (st = pflref_json_vector(b, "init.hypernetwork.b", P,
+                                          x + P * e, err))))
+        return st;
+    return pflref_json_matrix(V, "init.hypernetwork.v", N, e, x + P * e + P,
+                              err);
+}
+
 static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
                                   pflref_error *err);
 static pflref_status check_running_var(const pflref_model *m,
@@ -263,12 +326,14 @@ static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
     if (v == NULL)
         return PFLREF_OK;
     static const char *const keys[] = {"kind", "w", "seed", "sd", "scale",
-                                       "cluster_models", NULL};
+                                       "cluster_models", "hypernetwork",
+                                       NULL};
     json_t *kind_v;
     const char *kind;
     pflref_status st;
     if ((st = pflref_json_object(v, "init", keys, err)) ||
         (st = read_cluster_models(v, spec, err)) ||
+        (st = read_hypernetwork(v, spec, err)) ||
         (st = pflref_json_member(v, "init", "kind", 1, &kind_v, err)) ||
         (st = pflref_json_string(kind_v, "init.kind", &kind, err)))
         return st;

@@ -75,7 +75,7 @@ PY = "/usr/bin/python3"
 PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
              "pfl_numpy_interp.py", "pfl_numpy_cfl.py", "pfl_numpy_ifca.py",
              "pfl_numpy_fedfomo.py",
-             "pfl_numpy_fedbn.py")
+             "pfl_numpy_fedbn.py", "pfl_numpy_pfedhn.py")
 FEDAVG_FILE = "fedavg_numpy.py"
 FILES = PFL_FILES + (FEDAVG_FILE,)
 
@@ -94,7 +94,9 @@ HP_KIND = {"K": "count", "tau_v": "count", "interp.grid": "count",
            "eps1": "threshold", "eps2": "threshold", "gamma_max": "threshold"}
 HP_REAL = {"eta", "eta_p", "eta_ft", "mu_ft", "lambda", "pfedme.mu", "beta",
            "gamma_u", "gamma_v", "rho", "pflego.beta", "alpha", "eta_alpha",
-           "delta", "gamma", "ifca.init_shift"}
+           "delta", "gamma", "ifca.init_shift", "pfedhn.alpha_v",
+           "pfedhn.outer_momentum", "pfedhn.outer_wd", "pfedhn.inner_momentum",
+           "pfedhn.inner_wd", "pfedhn.clip_norm"}
 for _k in HP_REAL:
     HP_KIND[_k] = "real"
 HP_DICTS = {"cfg", "hp"}
