@@ -112,6 +112,10 @@ typedef struct {
     double *theta0;             /* n_theta0: IFCA's initial cluster models
                                    θ_j⁰ (k×P, cluster 0 first), or NULL     */
     size_t n_theta0;
+    pflref_batches *chosen_peers; /* T: FedFomo's peer lists chosen at run
+                                   time (round t's nsteps = m_t, or 0 where
+                                   the schedule gave them or had no draws),
+                                   or NULL                                 */
     size_t n_eval;
     pflref_eval_result eval[PFLREF_MAX_EVAL];
 } pflref_run_result;

@@ -33,6 +33,11 @@ struct pflref_state {
     double *theta0;             /* n_theta0 doubles: the initial cluster
                                    models actually used (IFCA), or NULL     */
     size_t n_theta0;
+    pflref_batches *chosen_peers; /* T: FedFomo's run-time peer lists
+                                   (allocated here when a round carries
+                                   peer draws; the algorithm fills round
+                                   t's), or NULL                           */
+    size_t n_chosen;            /* T when chosen_peers is allocated         */
     double *mix;                /* P: the driver's evaluation buffer (v̄_i) */
     void *extra;                /* the algorithm's own state and buffers
                                    (alg->work_alloc), or NULL               */

@@ -116,6 +116,11 @@ static void round_plan_release(pflref_round_plan *r)
     if (r->peers != NULL)
         batches_release(r->peers);
     free(r->peers);
+    if (r->peer_order != NULL)
+        batches_release(r->peer_order);
+    free(r->peer_order);
+    free(r->peer_u_off);
+    free(r->peer_u);
     *r = (pflref_round_plan){.m = 0, .n_selected = 0};
 }
 
