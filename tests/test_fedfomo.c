@@ -31,6 +31,10 @@ static const char *const VECTORS[] = {
     "golden/fedfomo/worked-linear-val.json",
     "golden/fedfomo/worked-linear-val-l1.json",
     "golden/fedfomo/worked-linear-val-excl.json",
+    "golden/fedfomo/worked-draws.json",
+    "golden/fedfomo/worked-draws-nvlabs.json",
+    "golden/fedfomo/worked-draws-pfllib.json",
+    "golden/fedfomo/worked-draws-l2sq.json",
 };
 
 START_TEST(test_worked_vectors)

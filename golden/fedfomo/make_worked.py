@@ -192,6 +192,72 @@ def linear(name, switches, title, extra_flags, loss="half_squared", eta=0.3):
                 f"{NOTES} §2.3 (steps 1-8), §2.4 (validation split)")
 
 
+# ---------------------------------------------------------------- draws
+
+# The run-time choice (notes §2.5): the same data, four rounds whose
+# downloads are chosen from P by the ε-greedy rule with the draws (π, u)
+# given as data; ε₀ = 1/2, δ = 1/8, so ε_t = 1/2, 3/8, 1/4, 1/8, and every
+# u is a dyadic rational at least 1/16 away from every ε_t.
+DRAW_ROUNDS = [
+    {"clients": [0, 1, 2, 3],
+     "batches": [[[0, 1], [2]], [[0, 2], [1, 3]], [[1], [0]], [[0, 1, 2], [3, 4]]],
+     "peer_draws": [{"order": [2, 1, 3], "u": [0.0625, 0.75]},
+                    {"order": [3, 0, 2], "u": [0.875, 0.1875]},
+                    {"order": [1, 3, 0], "u": [0.625]},
+                    {"order": [0, 2, 1], "u": [0.3125, 0.9375, 0.0625]}]},
+    {"clients": [0, 2, 3], "drawn": [3, 0, 2],
+     "batches": [[[2, 0], [1]], [[0, 1]], [[4, 1], [2, 0, 3]]],
+     "peer_draws": [{"order": [3, 1, 2], "u": [0.6875, 0.125]},
+                    {"order": [0, 3, 1], "u": [0.5625, 0.8125]},
+                    {"order": [2, 1, 0], "u": [0.25, 0.6875]}]},
+    {"clients": [0, 1, 2, 3],
+     "batches": [[[1, 2]], [[3, 0], [2]], [[1], [0]], [[2, 3]]],
+     "peer_draws": [{"order": [1, 3, 2], "u": [0.0625, 0.5]},
+                    {"order": [2, 3, 0], "u": [0.75, 0.875]},
+                    {"order": [0, 1, 3], "u": [0.4375, 0.0625]},
+                    {"order": [1, 2, 0], "u": [0.9375, 0.125]}]},
+    {"clients": [0, 1, 2, 3],
+     "batches": [[[0]], [[1]], [[0, 1]], [[4]]],
+     "peer_draws": [{"order": [3, 2, 1], "u": [0.0, 0.4375]},
+                    {"order": [0, 2, 3], "u": [0.0625, 0.375]},
+                    {"order": [3, 0, 1], "u": [0.3125, 0.75]},
+                    {"order": [0, 2, 1], "u": [0.8125, 0.0]}]},
+]
+
+
+def draws(name, switches, title, flags, hyper=None, loss="half_squared",
+          eta=0.3, only=None):
+    hp = {"eta": eta, "fedfomo.epsilon0": 0.5, "fedfomo.delta": 0.125}
+    hp.update(hyper or {})
+    alg = {"name": "fedfomo", "hyperparameters": hp}
+    if switches:
+        alg["switches"] = switches
+    spec = pg.given_spec(title, None, dict(LIN, loss=loss), LIN_CLIENTS,
+                         {"kind": "given", "w": [0.25, -0.5, 0.125]}, alg,
+                         [dict(r) for r in DRAW_ROUNDS])
+
+    def check(trace, v):
+        # from round 1 on some row of P is not constant, so G matters
+        assert any(len(set(notes(trace, "P", 1, i))) > 1 for i in (0, 2, 3))
+
+    return make(name, title,
+                f"Linear d = 2 with a bias, loss {loss}, η = {eta}, "
+                "w⁰ = (0.25, −0.5, 0.125); four clients with validation "
+                "splits; four rounds whose downloads are chosen at run time "
+                "from the affinity matrix P by the ε-greedy rule (ε₀ = 1/2, "
+                "δ = 1/8) with the draws π and u given as data "
+                "(\"peer_draws\"); switches: "
+                + (", ".join(f"{k} = {v}" for k, v in switches.items())
+                   if switches else "the paper's") + ".",
+                spec, flags, check, TOL_LINEAR,
+                f"{NOTES} §2.3 (steps 1-8), §2.5 (the ε-greedy choice), "
+                "§2.7 Example C, §2.8 (the switches)", only)
+
+
+DRAW_FLAGS = ["fedfomo-clip", "fedfomo-normalise", "fedfomo-distance",
+              "fedfomo-val-loss", "fedfomo-selection", "fedfomo-epsilon",
+              "fedfomo-affinity"]
+
 MAKERS = [
     hand,
     lambda: linear("linear-val", None,
@@ -202,6 +268,29 @@ MAKERS = [
     lambda: linear("linear-val-excl", {"fedfomo.self": "excluded"},
                    "FedFomo, fedfomo.self = excluded (only the M downloads)",
                    []),
+    lambda: draws("draws", None, "FedFomo, downloads chosen ε-greedily from "
+                  "P at run time (draws as data)", DRAW_FLAGS),
+    lambda: draws("draws-nvlabs",
+                  {"fedfomo.distance": "l1", "fedfomo.P_update":
+                   "signed_abs_sum", "fedfomo.P_init": "own_0.1",
+                   "fedfomo.M_counts": "total"},
+                  "FedFomo, run-time choice under the NVlabs code's switches "
+                  "(L1, signed P update, own 1/10, M counts the own model)",
+                  DRAW_FLAGS),
+    lambda: draws("draws-pfllib",
+                  {"fedfomo.selection": "topM", "fedfomo.P_update": "raw",
+                   "fedfomo.P_init": "identity", "fedfomo.anchor":
+                   "post_train", "fedfomo.no_positive": "keep_current"},
+                  "FedFomo, PFLlib's switches (top-M of P, raw r in P, P = I, "
+                  "anchor after training, keep the current model, norm + "
+                  "1e-5)",
+                  ["fedfomo-clip", "fedfomo-normalise", "fedfomo-distance",
+                   "fedfomo-val-loss", "fedfomo-affinity"],
+                  hyper={"fedfomo.distance_eps": 1e-5}),
+    lambda: draws("draws-l2sq", {"fedfomo.distance": "l2_squared"},
+                  "FedFomo, fedfomo.distance = l2_squared (the code's "
+                  "\"l2\", no root)", DRAW_FLAGS,
+                  only={"fedfomo-distance": ["fomo-squared-dist"]}),
 ]
 
 if __name__ == "__main__":
