@@ -446,6 +446,21 @@ static const pflref_preset presets[] = {
      "TsingZ0/PFLlib d832e76f6a23: clientperavg.py (first order, "
      "train_one_step's one α step), PerAvgOptimizer, serverbase.py's n_i "
      "weights; α = β = η is left to the spec; notes-pfllib-as-run §2.3"},
+    {"fedfomo", "official",
+     "fedfomo.distance=l1 fedfomo.self=included fedfomo.P_update=signed_abs_sum "
+     "fedfomo.P_init=own_0.1 fedfomo.M_counts=total fedfomo.epsilon0=0.3 "
+     "fedfomo.delta=0.05", NULL,
+     "NVlabs/FedFomo @ fe04f66: federated/args.py:168,180 (l1, own weight "
+     "0.1), client.py:285-288,320,347, federation.py:396-418, README "
+     "(ε₀ 0.3, δ 0.05); shared/spec notes-fedbn-fedfomo.md §2.8"},
+    {"fedfomo", "pfllib",
+     "fedfomo.distance=l2 fedfomo.distance_eps=1e-5 fedfomo.selection=topM "
+     "fedfomo.P_update=raw fedfomo.P_init=identity fedfomo.anchor=post_train "
+     "fedfomo.no_positive=keep_current", NULL,
+     "TsingZ0/PFLlib @ 487a29e: clientfomo.py (weight_cal: norm + 1e-5; "
+     "old_model after aggregation; no positive weight keeps the model), "
+     "serverfomo.py (P = I, topk of P, P += raw weights); shared/spec "
+     "notes-fedbn-fedfomo.md §2.8"},
     {"apfl", "pfllib",
      "apfl.variant=pfllib apfl.weights=samples apfl.alpha=adaptive", NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientapfl.py train() and alpha_update, "
