@@ -110,6 +110,9 @@ def run(spec, clients, w0, log, bug):
     alg = spec["algorithm"]
     if alg.get("preset", "paper") != "paper":
         raise _host().Unsupported("perfedavg preset %r" % alg["preset"])
+    if spec["model"].get("bn"):
+        raise _host().Unsupported("perfedavg on an mlp with batch "
+                                  "normalisation (no BN Hessian here)")
     cfg = dict(DEFAULTS)
     cfg.update(alg.get("hyperparameters", {}))
     cfg.update(alg.get("switches", {}))
