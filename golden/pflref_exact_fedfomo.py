@@ -141,7 +141,7 @@ def weights(spec, i, peers, anchor, uploads, sw, bugs):
             continue                      # θ_n = φ_i: the documented rule
         if "fomo-squared-dist" in bugs:
             d = d * d
-        # req: fedfomo.eq1
+        # req: fedfomo.alg1.l3
         r[n] = (L_a - val_loss(spec, i, uploads[n], bugs)) / (d + eps)
     w = list(r) if "fomo-no-clip" in bugs else [max(x, Fraction(0)) for x in r]
     total = sum(w)
@@ -220,7 +220,7 @@ def replay(spec, bugs=frozenset()):
                                       "anchor") == "keep_current":
                 new = list(snap[i])       # PFLlib: keep the current model
             else:
-                # req: fedfomo.eq3
+                # req: fedfomo.alg1.l5
                 new = [a + sum(w[n] * (uploads[n][p] - a) for n in range(N))
                        for p, a in enumerate(anchor)]
             phi[i] = new

@@ -35,6 +35,7 @@ static const char *const VECTORS[] = {
     "golden/fedfomo/worked-draws-nvlabs.json",
     "golden/fedfomo/worked-draws-pfllib.json",
     "golden/fedfomo/worked-draws-l2sq.json",
+    "golden/fedfomo/worked-hand-raw.json",
 };
 
 START_TEST(test_worked_vectors)

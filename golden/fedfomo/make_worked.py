@@ -12,7 +12,7 @@ computed in exact rational arithmetic by golden/pflref_exact_fedfomo.py.
                    weight is 0 (the distance-0 rule) and each client takes
                    a pure local step.  Round 1, anchors φ = w⁰:
                    client 0 (peers 1, 2): L_0(0) = 1168; r = 174/5 (own),
-                   203/13 (client 1), −73/20 (client 2, clipped), so
+                   203/13 (client 1), −69/5 (client 2, clipped), so
                    w = (78/113, 35/113, 0) and φ_0 = (−293/113, −1044/113);
                    client 1 (peer 2): r = 615/13 (own), −969/20 (client 2):
                    w = (0, 1, 0), φ_1 = θ_1⁰;
@@ -34,6 +34,9 @@ import sys
 from fractions import Fraction as F
 
 sys.dont_write_bytecode = True
+# exact runs without square roots (l1, l2_squared) grow denominators past
+# Python's default limit on integer-to-text conversion
+sys.set_int_max_str_digits(0)
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
@@ -92,15 +95,44 @@ A = [2.0, 0.5]
 HAND_C = [[-12.0, -64.0], [10.0, -96.0], [-6.0, 32.0]]   # c_i = θ_i⁰ / (η a)
 
 
-def hand():
+def hand_spec(switches=None):
     clients = [{"a": A, "c": c} for c in HAND_C]
     one = [[[0]], [[0]], [[0]]]
     rounds = [{"clients": [0, 1, 2], "batches": one, "peers": [[1, 2], [2], []]},
               {"clients": [0, 1, 2], "batches": one, "peers": [[1, 2], [2], []]}]
-    spec = pg.given_spec(
+    alg = {"name": "fedfomo", "hyperparameters": {"eta": 0.25}}
+    if switches:
+        alg["switches"] = switches
+    return pg.given_spec(
         "FedFomo by hand: three quadratic clients, two rounds", None,
-        {"kind": "quadratic", "d": 2}, clients, {"kind": "zeros"},
-        {"name": "fedfomo", "hyperparameters": {"eta": 0.25}}, rounds)
+        {"kind": "quadratic", "d": 2}, clients, {"kind": "zeros"}, alg, rounds)
+
+
+def hand_raw():
+    """The hand example under fedfomo.P_update = raw (PFLlib): the affinity
+    rows hold the ratios themselves, P_0 = (174/5, 203/13, −69/5) after
+    round 1, so the scale of L_i and of the distances shows."""
+    spec = hand_spec({"fedfomo.P_update": "raw"})
+    spec["name"] = "FedFomo by hand, P_update = raw"
+
+    def check(trace, v):
+        assert notes(trace, "P", 1, 0) == [F(174, 5), F(203, 13), F(-69, 5)]
+        assert notes(trace, "weights", 1, 0) == [F(78, 113), F(35, 113), 0]
+
+    return make("hand-raw", "FedFomo by hand under P_update = raw: the "
+                "affinity row holds r = (174/5, 203/13, −69/5)",
+                "The hand example (quadratic, a = (2, 1/2), η = 1/4) with "
+                "fedfomo.P_update = raw (PFLlib's receive_models): P_{i,n} += "
+                "r_n, the ratios before clipping and normalisation.",
+                spec, ["fedfomo-clip", "fedfomo-normalise", "fedfomo-distance",
+                       "fedfomo-affinity"],
+                check, TOL_HAND,
+                f"{NOTES} §2.3 (steps 1-8), §2.8 (fomo.P_update = raw); the "
+                "ratios of the hand example (the generator's docstring)")
+
+
+def hand():
+    spec = hand_spec()
 
     def check(trace, v):
         for i in range(3):   # round 0: all distances 0, all weights 0
@@ -287,10 +319,13 @@ MAKERS = [
                   ["fedfomo-clip", "fedfomo-normalise", "fedfomo-distance",
                    "fedfomo-val-loss", "fedfomo-affinity"],
                   hyper={"fedfomo.distance_eps": 1e-5}),
-    lambda: draws("draws-l2sq", {"fedfomo.distance": "l2_squared"},
+    lambda: draws("draws-l2sq", {"fedfomo.distance": "l2_squared",
+                                 "fedfomo.P_update": "raw"},
                   "FedFomo, fedfomo.distance = l2_squared (the code's "
-                  "\"l2\", no root)", DRAW_FLAGS,
+                  "\"l2\", no root), P_update = raw, loss squared",
+                  DRAW_FLAGS, loss="squared", eta=0.15,
                   only={"fedfomo-distance": ["fomo-squared-dist"]}),
+    hand_raw,
 ]
 
 if __name__ == "__main__":

@@ -223,7 +223,7 @@ static pflref_status ratio(const pflref_state *s, size_t i, size_t n,
         return PFLREF_OK;
     double L_n;
     pflref_status st = val_loss(s, i, theta_n, &L_n, err);
-    if (st == PFLREF_OK)   /* req: fedfomo.eq1 */
+    if (st == PFLREF_OK)   /* req: fedfomo.alg1.l3 */
         ws->r[n] = (L_a - L_n) / (d + s->hyper->fedfomo.distance_eps);
     return st;
 }
@@ -266,7 +266,7 @@ static pflref_status federated_update(pflref_state *s, size_t i,
     for (size_t n = 0; n < N; n++)
         total += ws->weight[n];
     for (size_t n = 0; n < N && total > 0.0; n++)
-        ws->weight[n] /= total;   /* req: fedfomo.eq2 */
+        ws->weight[n] /= total;   /* req: fedfomo.alg1.l4 */
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
                       "weights", ws->weight, N, WEIGHT_LINE);
     /* l. 5: φ_i^t = a + Σ_n w_n (θ_n − a), n ascending, a fixed;
@@ -279,7 +279,7 @@ static pflref_status federated_update(pflref_state *s, size_t i,
         const double a_p = a[p];
         double x = keep != NULL ? keep[p] : a_p;
         for (size_t n = 0; n < N && keep == NULL; n++)
-            if (ws->weight[n] > 0.0)   /* req: fedfomo.eq3 */
+            if (ws->weight[n] > 0.0)   /* req: fedfomo.alg1.l5 */
                 x += ws->weight[n] * (ws->theta_prev[n * P + p] - a_p);
         phi[p] = x;
     }
