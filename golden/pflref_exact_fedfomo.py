@@ -36,6 +36,8 @@ replay(spec, bugs) -> (trace, None, v, None).  Bugs (mutants):
   fomo-ties-highest     ties in G go to the higher id
   fomo-explore-flip     u_s < ε_t exploits and u_s ≥ ε_t explores
   fomo-eps-const        ε_t = ε₀ (no decay δ t)
+  fomo-val-batch-flip   L_i as the mean of batch means where the sample
+                        mean is configured, or the reverse
   fomo-no-skip          a chosen id is not skipped: the list's next entry
                         is taken whatever it is (a repeat counts once);
                         not flagged on a vector (the skipped-to peers of
@@ -50,7 +52,8 @@ the next id of π, else the next of G, skipping ids already chosen; ε_t =
 ε₀ − δ t.  fedfomo.selection = topM takes G's first M.  M_counts = total:
 M − 1 slots when the own upload is a candidate.
 
-Switches of notes §2.8 also computed here: distance l2_squared,
+Switches of notes §2.8 also computed here: distance l2_squared and
+l2_per_tensor_sum (Σ of the blocks' Euclidean norms), val_loss batch_mean,
 distance_eps, anchor post_train (a = θ_i^{t−1}), no_positive keep_current
 (all w = 0: φ = θ_i^{t−1}), P_update signed_abs_sum (r_n / max(|Σ r|,
 10⁻⁹)) and raw (r_n), P_init own_0.1 and identity.
@@ -74,6 +77,7 @@ MUTANTS = {
     "fedfomo-selection": ["fomo-greedy-ascending", "fomo-ties-highest",
                           "fomo-explore-flip"],
     "fedfomo-epsilon": ["fomo-eps-const"],
+    "fedfomo-val-batches": ["fomo-val-batch-flip"],
 }
 
 SCALE = 10 ** 70
@@ -99,8 +103,14 @@ def _data_loss(kind_loss, d, bias, X, y, theta):
 
 
 def val_loss(spec, i, theta, bugs):
-    """L_i(θ): the validation split's mean loss, or the training set's."""
+    """L_i(θ): the validation split's mean loss, or the training set's;
+    fedfomo.val_loss = batch_mean: the mean of the batch means over
+    batches of fedfomo.val_batch samples in index order (the last ragged)."""
     model, raw = spec["model"], spec["problem"]["clients"]
+    alg = spec["algorithm"]
+    B = alg["hyperparameters"].get("fedfomo.val_batch", 0)
+    batch_mean = (alg.get("switches", {}).get("fedfomo.val_loss", "sample_mean")
+                  == "batch_mean") != ("fomo-val-batch-flip" in bugs)
     c = raw[i]
     if model["kind"] == "quadratic":
         return sum(exact(a) * (t - exact(cc)) ** 2
@@ -111,15 +121,31 @@ def val_loss(spec, i, theta, bugs):
         X, y = c["X_val"], c["y_val"]
     else:
         X, y = c["X"], c["y"]
-    return _data_loss(model["loss"], model["d"], bool(model.get("bias", False)),
-                      X, y, theta)
+    args = (model["loss"], model["d"], bool(model.get("bias", False)))
+    if batch_mean and 0 < B < len(X):
+        parts = [_data_loss(*args, X[lo:lo + B], y[lo:lo + B], theta)
+                 for lo in range(0, len(X), B)]
+        return sum(parts) / len(parts)
+    return _data_loss(*args, X, y, theta)
 
 
-def distance(x, a, kind):
+def distance(x, a, kind, blocks=None):
+    if kind == "l2_per_tensor_sum":       # Σ over the blocks of ‖·‖₂
+        return sum(sqrt70(sum((x[p] - a[p]) ** 2 for p in range(lo, hi)))
+                   for lo, hi in blocks)
     if kind == "l1":
         return sum(abs(p - q) for p, q in zip(x, a))
     sq = sum((p - q) ** 2 for p, q in zip(x, a))
     return sq if kind == "l2_squared" else sqrt70(sq)
+
+
+def blocks(model):
+    """The parameter tensors as index ranges: w (and b) of the linear model,
+    the one vector of the quadratic."""
+    d = model["d"]
+    if model["kind"] == "linear" and model.get("bias", False):
+        return [(0, d), (d, d + 1)]
+    return [(0, d)]
 
 
 def weights(spec, i, peers, anchor, uploads, sw, bugs):
@@ -136,7 +162,7 @@ def weights(spec, i, peers, anchor, uploads, sw, bugs):
     L_a = val_loss(spec, i, anchor, bugs)
     r = [Fraction(0)] * N
     for n in cands:
-        d = distance(uploads[n], anchor, kind)
+        d = distance(uploads[n], anchor, kind, blocks(spec["model"]))
         if d == 0:
             continue                      # θ_n = φ_i: the documented rule
         if "fomo-squared-dist" in bugs:

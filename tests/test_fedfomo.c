@@ -36,6 +36,7 @@ static const char *const VECTORS[] = {
     "golden/fedfomo/worked-draws-pfllib.json",
     "golden/fedfomo/worked-draws-l2sq.json",
     "golden/fedfomo/worked-hand-raw.json",
+    "golden/fedfomo/worked-linear-val-batches.json",
 };
 
 START_TEST(test_worked_vectors)

@@ -20,7 +20,9 @@ descending P, ties to the lower id; slot s takes the next of the order when
 u_s < ε₀ − δ t, else the next of G, skipping ids taken already; topM takes
 G's head.  The switches of notes §2.8: distance l1 / l2_squared,
 distance_eps, anchor post_train, no_positive keep_current, P_update
-signed_abs_sum / raw, P_init own_0.1 / identity, M_counts total.
+signed_abs_sum / raw, P_init own_0.1 / identity, M_counts total,
+distance l2_per_tensor_sum (‖Δw‖ + |Δb|) and val_loss batch_mean (the
+mean of the batch means of fedfomo.val_batch samples).
 """
 import importlib
 import sys
@@ -54,7 +56,14 @@ def _loss(spec, raw, theta, bug):
     y = np.asarray(raw["y" + key], float)
     d = model["d"]
     r = X @ theta[:d] + (theta[d] if model.get("bias", False) else 0.0) - y
-    return np.mean(r * r if model["loss"] == "squared" else 0.5 * r * r)
+    terms = r * r if model["loss"] == "squared" else 0.5 * r * r
+    alg = spec["algorithm"]
+    B = alg["hyperparameters"].get("fedfomo.val_batch", 0)
+    if (alg.get("switches", {}).get("fedfomo.val_loss") == "batch_mean"
+            and 0 < B < len(terms)):
+        return np.mean([np.mean(terms[lo:lo + B])
+                        for lo in range(0, len(terms), B)])
+    return np.mean(terms)
 
 
 def choose(row, order, u, slots, eps, top_m, bug):
@@ -122,8 +131,13 @@ def run(spec, clients, w0, log, bug):
             for n in offered + ([i] if with_self else []):
                 diff = up[n] - a
                 sq = np.sum(diff * diff)
-                dist = (np.sum(np.abs(diff)) if dist_kind == "l1" else
-                        sq if dist_kind == "l2_squared" else np.sqrt(sq))
+                if dist_kind == "l2_per_tensor_sum":   # ‖Δw‖ (+ |Δb|)
+                    d = spec["model"]["d"]
+                    dist = np.sqrt(np.sum(diff[:d] ** 2)) + (
+                        np.sqrt(np.sum(diff[d:] ** 2)) if len(diff) > d else 0.0)
+                else:
+                    dist = (np.sum(np.abs(diff)) if dist_kind == "l1" else
+                            sq if dist_kind == "l2_squared" else np.sqrt(sq))
                 if bug == "fedfomo-squared-distance":
                     dist = sq
                 if dist > 0:

@@ -192,8 +192,10 @@ LIN_ROUNDS = [
 ]
 
 
-def linear(name, switches, title, extra_flags, loss="half_squared", eta=0.3):
-    alg = {"name": "fedfomo", "hyperparameters": {"eta": eta}}
+def linear(name, switches, title, extra_flags, loss="half_squared", eta=0.3,
+           hyper=None, only=None):
+    alg = {"name": "fedfomo", "hyperparameters": dict({"eta": eta},
+                                                      **(hyper or {}))}
     if switches:
         alg["switches"] = switches
     spec = pg.given_spec(title, None, dict(LIN, loss=loss), LIN_CLIENTS,
@@ -221,7 +223,7 @@ def linear(name, switches, title, extra_flags, loss="half_squared", eta=0.3):
                 "batches and peers follow clients); minibatch steps; peer "
                 "lists of 0 to 3 models.",
                 spec, flags, check, TOL_LINEAR,
-                f"{NOTES} §2.3 (steps 1-8), §2.4 (validation split)")
+                f"{NOTES} §2.3 (steps 1-8), §2.4 (validation split)", only)
 
 
 # ---------------------------------------------------------------- draws
@@ -290,6 +292,20 @@ DRAW_FLAGS = ["fedfomo-clip", "fedfomo-normalise", "fedfomo-distance",
               "fedfomo-val-loss", "fedfomo-selection", "fedfomo-epsilon",
               "fedfomo-affinity"]
 
+def linear_batches():
+    """linear-val's run under val_loss = batch_mean with val_batch = 2 (so
+    client 2's three validation samples make a batch of 2 and one of 1)
+    and distance = l2_per_tensor_sum (‖Δw‖₂ + |Δb|)."""
+    name, vec = linear(
+        "linear-val-batches", {"fedfomo.val_loss": "batch_mean",
+                               "fedfomo.distance": "l2_per_tensor_sum"},
+        "FedFomo, L_i as the mean of batch means (val_batch = 2) and the "
+        "distance as the sum of the tensors' norms", ["fedfomo-val-batches"],
+        hyper={"fedfomo.val_batch": 2},
+        only={"fedfomo-distance": ["fomo-squared-dist"]})
+    return name, vec
+
+
 MAKERS = [
     hand,
     lambda: linear("linear-val", None,
@@ -326,6 +342,7 @@ MAKERS = [
                   DRAW_FLAGS, loss="squared", eta=0.15,
                   only={"fedfomo-distance": ["fomo-squared-dist"]}),
     hand_raw,
+    lambda: linear_batches(),
 ]
 
 if __name__ == "__main__":

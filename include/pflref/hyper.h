@@ -195,8 +195,10 @@ typedef enum {
     PFLREF_FEDFOMO_DISTANCE_L2 = 0, /* ‖θ_n − θ_i‖₂ (the paper)            */
     PFLREF_FEDFOMO_DISTANCE_L1 = 1, /* ‖θ_n − θ_i‖₁ (NVlabs/FedFomo's
                                        default, federated/args.py)        */
-    PFLREF_FEDFOMO_DISTANCE_L2_SQUARED = 2 /* ‖θ_n − θ_i‖₂² (what the code
+    PFLREF_FEDFOMO_DISTANCE_L2_SQUARED = 2, /* ‖θ_n − θ_i‖₂² (what the code
                                        calls l2, federated/utils.py)      */
+    PFLREF_FEDFOMO_DISTANCE_L2_PER_TENSOR = 3 /* Σ over the model's blocks
+                                       of ‖·‖₂ (the code's l2_root)       */
 } pflref_fedfomo_distance;
 typedef enum {
     PFLREF_FEDFOMO_SELECTION_EPS_GREEDY = 0, /* ε-greedy over P (the paper,
@@ -233,6 +235,13 @@ typedef enum {
                                      when it is a candidate (README's
                                      "5 models" ↔ 4 downloads)          */
 } pflref_fedfomo_m_counts;
+typedef enum {
+    PFLREF_FEDFOMO_VAL_SAMPLE_MEAN = 0, /* L_i: the mean over the samples  */
+    PFLREF_FEDFOMO_VAL_BATCH_MEAN = 1   /* the mean of the batch means of
+                                       batches of fedfomo.val_batch in
+                                       index order, the last ragged
+                                       (NVlabs federated/train.py:258)    */
+} pflref_fedfomo_val_loss;
 typedef enum {
     PFLREF_FEDFOMO_SELF_INCLUDED = 0, /* the client's own last upload is a
                                          candidate (NVlabs code,
@@ -359,6 +368,8 @@ typedef struct {
     int no_positive;           /* pflref_fedfomo_no_positive               */
     int anchor;                /* pflref_fedfomo_anchor                    */
     int m_counts;              /* pflref_fedfomo_m_counts                  */
+    int val_loss;              /* pflref_fedfomo_val_loss                  */
+    size_t val_batch;          /* the validation batch size (0: one batch) */
 } pflref_fedfomo_hyper;
 
 /* FedBN (Li et al., ICLR 2021, arXiv 2102.07623v2) switches. */

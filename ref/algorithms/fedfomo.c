@@ -48,6 +48,9 @@
  * Switches (the paper's reading first; notes §2.8):
  *   fedfomo.distance  l2: ‖·‖₂ (the paper) | l1: ‖·‖₁ (the code's default)
  *                     | l2_squared: ‖·‖₂² (the code's "l2", utils.py:143-176)
+ *                     | l2_per_tensor_sum: Σ_blocks ‖·‖₂ (the code's l2_root)
+ *   fedfomo.val_loss  sample_mean | batch_mean: the mean of the batch means
+ *                     of fedfomo.val_batch samples (train.py:258)
  *   fedfomo.distance_eps  added to every distance (0; PFLlib 1e-5)
  *   fedfomo.self      included: C = S_i^t ∪ {i} (the code, client.py:320)
  *                     | excluded: C = S_i^t
@@ -98,6 +101,7 @@ typedef struct {
     double *r;          /* N: r_n of the current client                    */
     double *g;          /* P: a batch gradient                             */
     size_t *greedy;     /* N: G, the greedy order of the selection         */
+    size_t *vidx;       /* a validation batch's indices                    */
 } fedfomo_work;
 
 static void *fedfomo_work_alloc(const pflref_problem *problem,
@@ -115,6 +119,13 @@ static void *fedfomo_work_alloc(const pflref_problem *problem,
     ws->r = pflref_work_doubles(&ws->list, N, 1);
     ws->g = pflref_work_doubles(&ws->list, P, 1);
     ws->greedy = pflref_work_indices(&ws->list, N, 1);
+    size_t nmax = 1;
+    for (size_t i = 0; i < N; i++) {
+        const pflref_client *c = &problem->clients[i];
+        nmax = c->train.n > nmax ? c->train.n : nmax;
+        nmax = c->val.n > nmax ? c->val.n : nmax;
+    }
+    ws->vidx = pflref_work_indices(&ws->list, nmax, 1);
     return pflref_work_ready(ws);
 }
 
@@ -178,7 +189,10 @@ static pflref_status fedfomo_check(const pflref_problem *problem,
 }
 
 /* L_i(θ): the mean loss on client i's validation split, or on its whole
- * training set when the problem has no validation splits. */
+ * training set when the problem has no validation splits;
+ * fedfomo.val_loss = batch_mean with val_batch = B ≥ 1: the mean over the
+ * batches of B samples in index order (the last ragged) of their mean
+ * losses. */
 static pflref_status val_loss(const pflref_state *s, size_t i,
                               const double *theta, double *L,
                               pflref_error *err)
@@ -187,8 +201,27 @@ static pflref_status val_loss(const pflref_state *s, size_t i,
     const pflref_data *D = pflref_problem_has_val(pr)
                                ? &pr->clients[i].val
                                : &pr->clients[i].train;
-    pflref_status st = pflref_model_loss(&pr->model, theta, D, NULL, D->n,
-                                         s->ws, L);
+    const pflref_fedfomo_hyper *h = &s->hyper->fedfomo;
+    const size_t B = h->val_batch;
+    pflref_status st = PFLREF_OK;
+    if (h->val_loss == PFLREF_FEDFOMO_VAL_BATCH_MEAN && B > 0 && B < D->n &&
+        pr->model.kind != PFLREF_MODEL_QUADRATIC) {
+        size_t *idx = ((fedfomo_work *)s->extra)->vidx;
+        double sum = 0.0;
+        size_t nbatches = 0;
+        for (size_t lo = 0; st == PFLREF_OK && lo < D->n; lo += B) {
+            const size_t nb = D->n - lo < B ? D->n - lo : B;
+            for (size_t j = 0; j < nb; j++)
+                idx[j] = lo + j;
+            double Lb;
+            st = pflref_model_loss(&pr->model, theta, D, idx, nb, s->ws, &Lb);
+            sum += Lb;
+            nbatches++;
+        }
+        *L = sum / (double)nbatches;
+    } else {
+        st = pflref_model_loss(&pr->model, theta, D, NULL, D->n, s->ws, L);
+    }
     if (st != PFLREF_OK)
         return pflref_error_set(err, st, NULL,
                                 "the validation loss L_i of client %zu "
@@ -200,9 +233,24 @@ static pflref_status val_loss(const pflref_state *s, size_t i,
 }
 
 /* ‖x − a‖₂, ‖x − a‖₁ or ‖x − a‖₂² (fedfomo.distance), summed in index
- * order. */
-static double distance(const double *x, const double *a, size_t P, int kind)
+ * order; l2_per_tensor_sum: Σ_blocks ‖x_B − a_B‖₂ over the model's blocks
+ * in layout order (the NVlabs code's l2_root, utils.py:143-176, one norm
+ * per parameter tensor). */
+static double distance(const pflref_model *m, const double *x,
+                       const double *a, size_t P, int kind)
 {
+    if (kind == PFLREF_FEDFOMO_DISTANCE_L2_PER_TENSOR) {
+        double total = 0.0;
+        for (size_t b = 0; b < m->nblocks; b++) {
+            const size_t lo = m->blocks[b].offset;
+            const size_t hi = lo + m->blocks[b].rows * m->blocks[b].cols;
+            double sum = 0.0;
+            for (size_t p = lo; p < hi; p++)
+                sum += (x[p] - a[p]) * (x[p] - a[p]);
+            total += sqrt(sum);
+        }
+        return total;
+    }
     const int l1 = kind == PFLREF_FEDFOMO_DISTANCE_L1;
     double sum = 0.0;
     for (size_t p = 0; p < P; p++)
@@ -217,7 +265,8 @@ static pflref_status ratio(const pflref_state *s, size_t i, size_t n,
                            pflref_error *err)
 {
     const double *theta_n = ws->theta_prev + n * s->P;
-    const double d = distance(theta_n, a, s->P, s->hyper->fedfomo.distance);
+    const double d = distance(&s->problem->model, theta_n, a, s->P,
+                              s->hyper->fedfomo.distance);
     ws->r[n] = 0.0;
     if (d == 0.0)
         return PFLREF_OK;

@@ -58,8 +58,10 @@ static const char *const cfl_bipartition_values[] = {"optimal",
                                                     "complete_linkage", NULL};
 static const char *const cfl_weights_values[] = {"uniform", "samples", NULL};
 static const char *const ifca_mode_values[] = {"gradient", "model", NULL};
-static const char *const fedfomo_distance_values[] = {"l2", "l1",
-                                                       "l2_squared", NULL};
+static const char *const fedfomo_distance_values[] = {
+    "l2", "l1", "l2_squared", "l2_per_tensor_sum", NULL};
+static const char *const fedfomo_val_loss_values[] = {"sample_mean",
+                                                      "batch_mean", NULL};
 static const char *const fedfomo_selection_values[] = {"eps_greedy", "topM",
                                                         NULL};
 static const char *const fedfomo_p_update_values[] = {
@@ -356,6 +358,15 @@ static const pflref_param params[] = {
      fedfomo_m_counts_values, "",
      "FedFomo's schedule.peers = M counts: the other clients | every "
      "candidate, the own upload included"},
+    {"fedfomo.val_loss", "fedfomo", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedfomo.val_loss), 0.0, 0.0, 0,
+     fedfomo_val_loss_values, "",
+     "FedFomo's L_i: the mean over the validation samples | the mean of "
+     "the batch means (NVlabs train.py:258)"},
+    {"fedfomo.val_batch", "fedfomo", "", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, fedfomo.val_batch), 0.0, 0.0, 0, NULL, "",
+     "FedFomo's validation batch size under val_loss = batch_mean (0: the "
+     "whole split, one batch)"},
     {"fedbn.weights", "fedbn", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, fedbn.weights), 0.0, 0.0, 0,
      fedbn_weights_values, "",

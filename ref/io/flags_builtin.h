@@ -41,6 +41,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "fedfomo-selection",
     "fedfomo-self",
     "fedfomo-stale-uploads",
+    "fedfomo-val-batches",
     "fedfomo-val-loss",
     "finetune-scope",
     "ifca-divisor",
