@@ -37,6 +37,7 @@ static const char *const VECTORS[] = {
     "golden/fedfomo/worked-draws-l2sq.json",
     "golden/fedfomo/worked-hand-raw.json",
     "golden/fedfomo/worked-linear-val-batches.json",
+    "golden/fedfomo/worked-linear-val-keep.json",
 };
 
 START_TEST(test_worked_vectors)

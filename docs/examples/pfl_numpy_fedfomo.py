@@ -57,13 +57,39 @@ def _loss(spec, raw, theta, bug):
     d = model["d"]
     r = X @ theta[:d] + (theta[d] if model.get("bias", False) else 0.0) - y
     terms = r * r if model["loss"] == "squared" else 0.5 * r * r
-    alg = spec["algorithm"]
-    B = alg["hyperparameters"].get("fedfomo.val_batch", 0)
-    if (alg.get("switches", {}).get("fedfomo.val_loss") == "batch_mean"
-            and 0 < B < len(terms)):
+    hp, sw = settings(spec["algorithm"])
+    B = hp.get("fedfomo.val_batch", 0)
+    if sw.get("fedfomo.val_loss") == "batch_mean" and 0 < B < len(terms):
         return np.mean([np.mean(terms[lo:lo + B])
                         for lo in range(0, len(terms), B)])
     return np.mean(terms)
+
+
+# The presets (pflref list --presets): the NVlabs code's and PFLlib's
+# values; the spec's own settings override them.
+PRESETS = {
+    "official": {"fedfomo.distance": "l1", "fedfomo.self": "included",
+                 "fedfomo.P_update": "signed_abs_sum",
+                 "fedfomo.P_init": "own_0.1", "fedfomo.M_counts": "total",
+                 "fedfomo.epsilon0": 0.3, "fedfomo.delta": 0.05},
+    "pfllib": {"fedfomo.distance": "l2", "fedfomo.distance_eps": 1e-5,
+               "fedfomo.selection": "topM", "fedfomo.P_update": "raw",
+               "fedfomo.P_init": "identity", "fedfomo.anchor": "post_train",
+               "fedfomo.no_positive": "keep_current"},
+}
+
+
+def settings(alg):
+    """(hyperparameters, switches): the preset's, then the spec's own."""
+    preset = alg.get("preset", "paper")
+    if preset != "paper" and preset not in PRESETS:
+        raise _base().Unsupported("fedfomo preset %r" % preset)
+    hp, sw = {}, {}
+    for k, v in PRESETS.get(preset, {}).items():
+        (sw if isinstance(v, str) else hp)[k] = v
+    hp.update(alg.get("hyperparameters", {}))
+    sw.update(alg.get("switches", {}))
+    return hp, sw
 
 
 def choose(row, order, u, slots, eps, top_m, bug):
@@ -86,8 +112,7 @@ def choose(row, order, u, slots, eps, top_m, bug):
 
 def run(spec, clients, w0, log, bug):
     base = _base()
-    hp = spec["algorithm"]["hyperparameters"]
-    sw = spec["algorithm"].get("switches", {})
+    hp, sw = settings(spec["algorithm"])
     raw = spec["problem"].get("clients")
     if raw is None or any(isinstance(c.get("X"), str) for c in raw):
         raise base.Unsupported("fedfomo needs inline clients")

@@ -343,6 +343,9 @@ MAKERS = [
                   only={"fedfomo-distance": ["fomo-squared-dist"]}),
     hand_raw,
     lambda: linear_batches(),
+    lambda: linear("linear-val-keep", {"fedfomo.no_positive": "keep_current"},
+                   "FedFomo, fedfomo.no_positive = keep_current (PFLlib: no "
+                   "candidate improves, the current model is kept)", []),
 ]
 
 if __name__ == "__main__":

@@ -29,8 +29,8 @@ that Per-FedAvg never moves (only FedBN calls the update): they stay at
 r_μ = 0, r_v = 1 and are averaged unchanged.
 
   bn-relu-exact   two clients of 5 and 6 samples, d = 2, h = 3, one output,
-                  ½(ŷ − y)², relu, ε = 1/64, batches of 3 (one of 2), two
-                  rounds of two local steps, α = 1/8, β = 1/4.
+                  (ŷ − y)², relu, ε = 1/64, batches of 3 (one of 2), two
+                  rounds of two local steps, α = 1/16, β = 1/4.
 
 Bugs: fo-step, hessian-sign, hessian-at-tilde, hessian-on-d1 (the flag
 perfedavg-hessian-term, as pflref_exact_perfedavg.py), hvp-no-stat (the
@@ -66,7 +66,7 @@ TOL = {
     "atol": 1e-13, "rtol": 1e-12,
     "basis": "fp64 reference against 60-digit decimals of the binary "
              "inputs: two rounds of two local steps, each two gradients and "
-             "one Hessian-vector product of a 17-parameter BN mlp on 2 or 3 "
+             "one Hessian-vector product of a 25-parameter BN mlp on 2 or 3 "
              "samples (the R-operator's sums over the batch of terms below "
              "about 10, divided by s ≥ 1/8), then one personalisation step; "
              "some hundred roundings per value, so the error stays below "
@@ -252,7 +252,7 @@ def replay(spec, bugs=frozenset()):
 
 
 MODEL = {"kind": "mlp", "d": 2, "h": 3, "k": 1, "activation": "relu",
-         "loss": "half_squared", "bias": True, "hidden_bias": True,
+         "loss": "squared", "bias": True, "hidden_bias": True,
          "bn": True, "bn_eps": 0.015625, "bn_momentum": 0.1}
 CLIENTS = [
     {"X": [[1.0, 0.5], [-0.5, 1.5], [2.0, -1.0], [0.25, 0.75], [-1.25, -0.5]],
@@ -286,13 +286,13 @@ def bn_relu_exact():
     spec = pg.given_spec(
         "Per-FedAvg (exact) on the mlp with batch normalisation", None,
         MODEL, CLIENTS, {"kind": "given", "w": INIT},
-        {"name": "perfedavg", "hyperparameters": {"alpha": 0.125,
+        {"name": "perfedavg", "hyperparameters": {"alpha": 0.0625,
                                                   "beta": 0.25}},
         ROUNDS, post=POST)
     spec["description"] = (
         "Two clients of 5 and 6 samples, d = 2, h = 3 relu units behind a "
-        "training-mode BN layer (ε = 1/64), one output, ½(ŷ − y)²; Per-FedAvg "
-        "exact, α = 1/8, β = 1/4, two rounds of two local steps on batches "
+        "training-mode BN layer (ε = 1/64), one output, (ŷ − y)²; Per-FedAvg "
+        "exact, α = 1/16, β = 1/4, two rounds of two local steps on batches "
         "of 3 (one of 2), then one personalisation step: every step's "
         "Hessian-vector product goes through the batch statistics.")
     fb.STATS["min_u"] = None

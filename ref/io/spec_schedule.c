@@ -348,16 +348,19 @@ static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
 /* FedFomo's ε-greedy draws for a generated schedule (notes §2.5): for
  * every round t and participant clients[j] (t, then j ascending) one
  * mt19937 stream seeded once with peer_seed gives π, a random order of the
- * N − 1 other ids (gsl_ran_shuffle of them in ascending order), then M
- * uniforms u_1..u_M (gsl_rng_uniform, in [0, 1)).  The draws do not depend
- * on the affinity matrix P, so they are drawn here and kept as data in
- * the schedule (the result writes them back as "peer_draws"); the choice
+ * N − 1 other ids (gsl_ran_shuffle of them in ascending order), then
+ * min(M, N) uniforms u_1.. (gsl_rng_uniform, in [0, 1)).  The draws do
+ * not depend on the affinity matrix P, so they are drawn here and kept as
+ * data in the schedule (the result writes them back as "peer_draws"); the choice
  * of the M peers from P, π and u is made at run time
  * (ref/algorithms/fedfomo.c) and recorded as the result's "peers". */
 static pflref_status draw_peer_draws(pflref_schedule *sched, size_t M,
                                      unsigned long seed, pflref_error *err)
 {
     const size_t N = sched->N;
+    /* at most N − 1 slots are ever filled (N − 1 candidates; one more
+     * uniform when M counts the own upload): min(M, N) uniforms */
+    M = M < N ? M : N;
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (rng == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
