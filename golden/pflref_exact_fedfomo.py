@@ -32,6 +32,31 @@ replay(spec, bugs) -> (trace, None, v, None).  Bugs (mutants):
   fomo-train-first      local training before the federated update
   fomo-affinity-ratio   P_{i,n} += r_n (the ratio) instead of w_n
   fomo-l1-flip          the distance's norm flipped (l2 <-> l1)
+  fomo-greedy-ascending the greedy list G in ascending P (the worst first)
+  fomo-ties-highest     ties in G go to the higher id
+  fomo-explore-flip     u_s < ε_t exploits and u_s ≥ ε_t explores
+  fomo-eps-const        ε_t = ε₀ (no decay δ t)
+  fomo-val-batch-flip   L_i as the mean of batch means where the sample
+                        mean is configured, or the reverse
+  fomo-no-skip          a chosen id is not skipped: the list's next entry
+                        is taken whatever it is (a repeat counts once);
+                        not flagged on a vector (the skipped-to peers of
+                        these data get weight 0), tests/test_fedfomo.c
+                        checks the skip on notes Example C
+
+Run-time choice of the downloads (notes §2.5, §2.7 Example C): a round
+with "peer_draws" [{order: π, u: [u_1..u_M]}] and no "peers" chooses
+client i's peers from row i of P as it stands: G = π's ids by descending
+P_{i,n}, ties to the lower id; for slot s = 1..min(M, |π|): u_s < ε_t takes
+the next id of π, else the next of G, skipping ids already chosen; ε_t =
+ε₀ − δ t.  fedfomo.selection = topM takes G's first M.  M_counts = total:
+M − 1 slots when the own upload is a candidate.
+
+Switches of notes §2.8 also computed here: distance l2_squared and
+l2_per_tensor_sum (Σ of the blocks' Euclidean norms), val_loss batch_mean,
+distance_eps, anchor post_train (a = θ_i^{t−1}), no_positive keep_current
+(all w = 0: φ = θ_i^{t−1}), P_update signed_abs_sum (r_n / max(|Σ r|,
+10⁻⁹)) and raw (r_n), P_init own_0.1 and identity.
 """
 import math
 from fractions import Fraction
@@ -49,6 +74,10 @@ MUTANTS = {
     "fedfomo-stale-uploads": ["fomo-live-uploads"],
     "fedfomo-order": ["fomo-train-first"],
     "fedfomo-affinity": ["fomo-affinity-ratio"],
+    "fedfomo-selection": ["fomo-greedy-ascending", "fomo-ties-highest",
+                          "fomo-explore-flip"],
+    "fedfomo-epsilon": ["fomo-eps-const"],
+    "fedfomo-val-batches": ["fomo-val-batch-flip"],
 }
 
 SCALE = 10 ** 70
@@ -74,8 +103,14 @@ def _data_loss(kind_loss, d, bias, X, y, theta):
 
 
 def val_loss(spec, i, theta, bugs):
-    """L_i(θ): the validation split's mean loss, or the training set's."""
+    """L_i(θ): the validation split's mean loss, or the training set's;
+    fedfomo.val_loss = batch_mean: the mean of the batch means over
+    batches of fedfomo.val_batch samples in index order (the last ragged)."""
     model, raw = spec["model"], spec["problem"]["clients"]
+    alg = spec["algorithm"]
+    B = alg["hyperparameters"].get("fedfomo.val_batch", 0)
+    batch_mean = (alg.get("switches", {}).get("fedfomo.val_loss", "sample_mean")
+                  == "batch_mean") != ("fomo-val-batch-flip" in bugs)
     c = raw[i]
     if model["kind"] == "quadratic":
         return sum(exact(a) * (t - exact(cc)) ** 2
@@ -86,20 +121,41 @@ def val_loss(spec, i, theta, bugs):
         X, y = c["X_val"], c["y_val"]
     else:
         X, y = c["X"], c["y"]
-    return _data_loss(model["loss"], model["d"], bool(model.get("bias", False)),
-                      X, y, theta)
+    args = (model["loss"], model["d"], bool(model.get("bias", False)))
+    if batch_mean and 0 < B < len(X):
+        parts = [_data_loss(*args, X[lo:lo + B], y[lo:lo + B], theta)
+                 for lo in range(0, len(X), B)]
+        return sum(parts) / len(parts)
+    return _data_loss(*args, X, y, theta)
 
 
-def distance(x, a, l1):
-    if l1:
+def distance(x, a, kind, blocks=None):
+    if kind == "l2_per_tensor_sum":       # Σ over the blocks of ‖·‖₂
+        return sum(sqrt70(sum((x[p] - a[p]) ** 2 for p in range(lo, hi)))
+                   for lo, hi in blocks)
+    if kind == "l1":
         return sum(abs(p - q) for p, q in zip(x, a))
-    return sqrt70(sum((p - q) ** 2 for p, q in zip(x, a)))
+    sq = sum((p - q) ** 2 for p, q in zip(x, a))
+    return sq if kind == "l2_squared" else sqrt70(sq)
+
+
+def blocks(model):
+    """The parameter tensors as index ranges: w (and b) of the linear model,
+    the one vector of the quadratic."""
+    d = model["d"]
+    if model["kind"] == "linear" and model.get("bias", False):
+        return [(0, d), (d, d + 1)]
+    return [(0, d)]
 
 
 def weights(spec, i, peers, anchor, uploads, sw, bugs):
     """(w, r) over all N clients (0 off the candidates)."""
     N = len(uploads)
-    l1 = (sw.get("fedfomo.distance", "l2") == "l1") != ("fomo-l1-flip" in bugs)
+    kind = sw.get("fedfomo.distance", "l2")
+    if "fomo-l1-flip" in bugs:
+        kind = {"l1": "l2", "l2": "l1"}.get(kind, kind)
+    eps = exact(spec["algorithm"]["hyperparameters"].get(
+        "fedfomo.distance_eps", 0))
     self_in = (sw.get("fedfomo.self", "included") == "included") != \
         ("fomo-self-flip" in bugs)
     # req: fedfomo.alg1.l2
@@ -107,19 +163,40 @@ def weights(spec, i, peers, anchor, uploads, sw, bugs):
     L_a = val_loss(spec, i, anchor, bugs)
     r = [Fraction(0)] * N
     for n in cands:
-        d = distance(uploads[n], anchor, l1)
+        d = distance(uploads[n], anchor, kind, blocks(spec["model"]))
         if d == 0:
             continue                      # θ_n = φ_i: the documented rule
         if "fomo-squared-dist" in bugs:
             d = d * d
         # req: fedfomo.alg1.l3
-        r[n] = (L_a - val_loss(spec, i, uploads[n], bugs)) / d
+        r[n] = (L_a - val_loss(spec, i, uploads[n], bugs)) / (d + eps)
     # req: fedfomo.alg1.l4
     w = list(r) if "fomo-no-clip" in bugs else [max(x, Fraction(0)) for x in r]
     total = sum(w)
     if total != 0 and "fomo-no-normalise" not in bugs:
         w = [x / total for x in w]
     return w, r
+
+
+def select(row, order, u, slots, eps, top_m, bugs=frozenset()):
+    """The downloads chosen from P's row (notes §2.5)."""
+    # req: fedfomo.alg1.l1
+    sign = 1 if "fomo-greedy-ascending" in bugs else -1
+    tie = -1 if "fomo-ties-highest" in bugs else 1
+    G = sorted(order, key=lambda n: (sign * row[n], tie * n))
+    lists = {True: list(order), False: G}
+    nxt = {True: 0, False: 0}
+    out = []
+    for c in range(min(slots, len(order))):
+        explore = (not top_m) and ((u[c] < eps) != ("fomo-explore-flip" in bugs))
+        lst = lists[explore]
+        while lst[nxt[explore]] in out and "fomo-no-skip" not in bugs:
+            nxt[explore] += 1
+        pick = lst[nxt[explore]]
+        nxt[explore] += 1
+        if pick not in out:
+            out.append(pick)
+    return out
 
 
 def replay(spec, bugs=frozenset()):
@@ -132,11 +209,30 @@ def replay(spec, bugs=frozenset()):
     theta = [list(w0) for _ in range(N)]
     phi = [list(w0) for _ in range(N)]
     P = [[Fraction(0)] * N for _ in range(N)]
+    p_init = sw.get("fedfomo.P_init", "zeros")
+    for i in range(N):
+        if p_init != "zeros":
+            P[i][i] = Fraction(1, 10) if p_init == "own_0.1" else Fraction(1)
+    eps0 = exact(hp.get("fedfomo.epsilon0", 0.3))
+    delta = exact(hp.get("fedfomo.delta", 0.05))
+    self_in = sw.get("fedfomo.self", "included") == "included"
+    m_total = sw.get("fedfomo.M_counts", "others") == "total"
+    top_m = sw.get("fedfomo.selection", "eps_greedy") == "topM"
     trace = Trace()
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         # req: fedfomo.alg1.l1
         snap = [list(x) for x in theta]
         peers = rnd.get("peers", [[] for _ in rnd["clients"]])
+        if "peers" not in rnd and "peer_draws" in rnd:
+            eps_t = eps0 if "fomo-eps-const" in bugs else eps0 - delta * t
+            peers = []
+            for j, i in enumerate(rnd["clients"]):
+                d = rnd["peer_draws"][j]
+                slots = len(d["u"])
+                if m_total and self_in:
+                    slots = max(slots - 1, 0)
+                peers.append(select(P[i], d["order"], [exact(x) for x in d["u"]],
+                                    slots, eps_t, top_m, bugs))
         for j, i in enumerate(rnd["clients"]):
             steps = rnd["batches"][j]
             uploads = theta if "fomo-live-uploads" in bugs else snap
@@ -144,15 +240,30 @@ def replay(spec, bugs=frozenset()):
                 uploads = [list(x) for x in uploads]
                 uploads[i] = px.local_sgd(pr, i, phi[i], steps, eta, Trace(),
                                           "train", t, "theta")
-            anchor = theta[i] if "fomo-anchor-current" in bugs else phi[i]
+            post = sw.get("fedfomo.anchor", "pre_train") == "post_train"
+            anchor = (theta[i] if ("fomo-anchor-current" in bugs) != post
+                      else phi[i])
             w, r = weights(spec, i, peers[j], anchor, uploads, sw, bugs)
             trace.emit("note", "train", t, i, None, "weights", w)
-            # req: fedfomo.alg1.l5
-            new = [a + sum(w[n] * (uploads[n][p] - a) for n in range(N))
-                   for p, a in enumerate(anchor)]
+            if sum(w) == 0 and sw.get("fedfomo.no_positive",
+                                      "anchor") == "keep_current":
+                new = list(snap[i])       # PFLlib: keep the current model
+            else:
+                # req: fedfomo.alg1.l5
+                new = [a + sum(w[n] * (uploads[n][p] - a) for n in range(N))
+                       for p, a in enumerate(anchor)]
             phi[i] = new
             trace.emit("note", "train", t, i, None, "phi", new)
-            add = r if "fomo-affinity-ratio" in bugs else w
+            pu = sw.get("fedfomo.P_update", "weights")
+            if "fomo-affinity-ratio" in bugs:
+                pu = "raw" if pu == "weights" else "weights"
+            if pu == "weights":
+                add = w
+            elif pu == "raw":
+                add = r
+            else:
+                scale = max(abs(sum(r)), Fraction(1, 10 ** 9))
+                add = [x / scale for x in r]
             # req: fedfomo.alg1.l8
             P[i] = [a + b for a, b in zip(P[i], add)]
             trace.emit("note", "train", t, i, None, "P", P[i])

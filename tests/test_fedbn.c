@@ -135,6 +135,109 @@ START_TEST(test_grad_fd)
 }
 END_TEST
 
+/* The Hessian-vector product through the training-mode BN layer (batch
+ * statistics included, mlp.c bn_hvp) against the central difference of
+ * the exact gradient, (g(w + εv) − g(w − εv)) / (2ε), on the variants of
+ * test_grad_fd; uᵀ(Hv) = vᵀ(Hu); the buffers' entries of Hv are 0, a
+ * direction along the buffers alone gives Hv = 0, and w (the running
+ * statistics among it) is not written. */
+START_TEST(test_hvp_fd)
+{
+    const int v = _i;
+    const pflref_activation act = (v & 1) ? PFLREF_ACT_IDENTITY
+                                          : PFLREF_ACT_RELU;
+    const int hb = (v >> 1) & 1, reg = (v >> 2) & 1;
+    const size_t d = 3, h = 4, k = reg ? 1 : 3, n = 7, nb = 5;
+    const pflref_model m =
+        bn_mlp(reg ? PFLREF_LOSS_HALF_SQUARED : PFLREF_LOSS_CROSS_ENTROPY, d,
+               k, h, act, hb, 1e-3, 0.1);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 2000u + (unsigned long)v);
+    const size_t P = m.P;
+    double X[21], y[7], *w = malloc(P * sizeof *w), *w0 = malloc(P * sizeof *w0);
+    double *dir = malloc(P * sizeof *dir), *u = malloc(P * sizeof *u);
+    double *Hv = malloc(P * sizeof *Hv), *Hu = malloc(P * sizeof *Hu);
+    double *gp = malloc(P * sizeof *gp), *gm = malloc(P * sizeof *gm);
+    for (size_t q = 0; q < n * d; q++)
+        X[q] = 2.0 * gsl_rng_uniform(r) - 1.0;
+    for (size_t j = 0; j < n; j++)
+        y[j] = reg ? 2.0 * gsl_rng_uniform(r) - 1.0
+                   : (double)gsl_rng_uniform_int(r, k);
+    for (size_t p = 0; p < P; p++) {
+        w[p] = 1.5 * gsl_rng_uniform(r) - 0.75;
+        dir[p] = 2.0 * gsl_rng_uniform(r) - 1.0;
+        u[p] = 2.0 * gsl_rng_uniform(r) - 1.0;
+    }
+    const int gi = pflref_model_block_index(&m, "bn_gamma");
+    const int mi = pflref_model_block_index(&m, "bn_running_mean");
+    const int vi = pflref_model_block_index(&m, "bn_running_var");
+    for (size_t q = 0; q < h; q++) {
+        w[m.blocks[gi].offset + q] += 1.25;
+        w[m.blocks[vi].offset + q] = 0.5 + (double)q;
+    }
+    memcpy(w0, w, P * sizeof *w);
+    pflref_data D = {.n = n, .X = X, .y = y};
+    const size_t idx[5] = {6, 1, 3, 1, 4};
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(&m, n);
+    const size_t *id = (v & 1) ? idx : NULL;
+    const size_t nbat = (v & 1) ? nb : n;
+    ck_assert_int_eq(pflref_model_hvp(&m, w, &D, id, nbat, dir, ws, Hv),
+                     PFLREF_OK);
+    ck_assert_int_eq(pflref_model_hvp(&m, w, &D, id, nbat, u, ws, Hu),
+                     PFLREF_OK);
+    ck_assert(memcmp(w, w0, P * sizeof *w) == 0);   /* buffers untouched */
+    const double eps = 1e-5;
+    double *wp = malloc(P * sizeof *wp);
+    for (size_t p = 0; p < P; p++)
+        wp[p] = w[p] + eps * dir[p];
+    ck_assert_int_eq(pflref_model_grad(&m, wp, &D, id, nbat, ws, gp, NULL),
+                     PFLREF_OK);
+    for (size_t p = 0; p < P; p++)
+        wp[p] = w[p] - eps * dir[p];
+    ck_assert_int_eq(pflref_model_grad(&m, wp, &D, id, nbat, ws, gm, NULL),
+                     PFLREF_OK);
+    double uHv = 0.0, vHu = 0.0, scale = 0.0;
+    for (size_t p = 0; p < P; p++) {
+        const double fd = (gp[p] - gm[p]) / (2.0 * eps);
+        ck_assert_msg(fabs(fd - Hv[p]) <= 1e-6 * (1.0 + fabs(Hv[p])),
+                      "variant %d: (Hv)[%zu] = %.17g, central difference "
+                      "of the gradient %.17g", v, p, Hv[p], fd);
+        uHv += u[p] * Hv[p];
+        vHu += dir[p] * Hu[p];
+        scale += fabs(u[p] * Hv[p]) + fabs(dir[p] * Hu[p]);
+    }
+    ck_assert_msg(fabs(uHv - vHu) <= 1e-13 * (1.0 + scale),
+                  "variant %d: u'Hv = %.17g, v'Hu = %.17g", v, uHv, vHu);
+    for (size_t q = 0; q < h; q++) {
+        ck_assert(Hv[m.blocks[mi].offset + q] == 0.0);
+        ck_assert(Hv[m.blocks[vi].offset + q] == 0.0);
+    }
+    /* a direction along the running statistics alone: F does not depend
+     * on them in training mode, so Hv = 0 exactly */
+    memset(dir, 0, P * sizeof *dir);
+    for (size_t q = 0; q < h; q++) {
+        dir[m.blocks[mi].offset + q] = 1.0;
+        dir[m.blocks[vi].offset + q] = -2.0;
+    }
+    ck_assert_int_eq(pflref_model_hvp(&m, w, &D, id, nbat, dir, ws, Hv),
+                     PFLREF_OK);
+    for (size_t p = 0; p < P; p++)
+        ck_assert_msg(Hv[p] == 0.0, "variant %d: buffer direction gives "
+                      "(Hv)[%zu] = %g", v, p, Hv[p]);
+    pflref_model_workspace_free(ws);
+    free(w);
+    free(w0);
+    free(wp);
+    free(dir);
+    free(u);
+    free(Hv);
+    free(Hu);
+    free(gp);
+    free(gm);
+    gsl_rng_free(r);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * The worked example A1 (notes §1.6)
  * ------------------------------------------------------------------------ */
@@ -314,8 +417,9 @@ START_TEST(test_refusals)
     ck_assert_int_eq(pflref_model_bn_update(&m, ws, 0, w, &err),
                      PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "ws");
+    /* the HVP goes through the batch statistics (test_hvp_fd) */
     ck_assert_int_eq(pflref_model_hvp(&m, w, &D, NULL, 0, w, ws, g),
-                     PFLREF_EINVAL);
+                     PFLREF_OK);
     ck_assert_int_eq(pflref_model_features(&m, w, &D, NULL, 0, ws, A, Phi),
                      PFLREF_EINVAL);
     /* a batch of one: the unbiased variance is refused, the biased taken */
@@ -471,6 +575,7 @@ Suite *fedbn_suite(void)
     tcase_add_loop_test(tc, test_vectors, 0,
                         (int)(sizeof VECTORS / sizeof VECTORS[0]));
     tcase_add_loop_test(tc, test_grad_fd, 0, 8);
+    tcase_add_loop_test(tc, test_hvp_fd, 0, 8);
     tcase_add_test(tc, test_worked_a1);
     tcase_add_test(tc, test_shared_is_fedavg);
     tcase_add_test(tc, test_model_option_errors);

@@ -22,13 +22,22 @@
 #include <string.h>
 #include "suites.h"
 #include "testutil.h"
+#include <jansson.h>
 #include "builder.h"
+#include "algorithms/fedfomo.h"
 
 static const char *const VECTORS[] = {
     "golden/fedfomo/worked-hand.json",
     "golden/fedfomo/worked-linear-val.json",
     "golden/fedfomo/worked-linear-val-l1.json",
     "golden/fedfomo/worked-linear-val-excl.json",
+    "golden/fedfomo/worked-draws.json",
+    "golden/fedfomo/worked-draws-nvlabs.json",
+    "golden/fedfomo/worked-draws-pfllib.json",
+    "golden/fedfomo/worked-draws-l2sq.json",
+    "golden/fedfomo/worked-hand-raw.json",
+    "golden/fedfomo/worked-linear-val-batches.json",
+    "golden/fedfomo/worked-linear-val-keep.json",
 };
 
 START_TEST(test_worked_vectors)
@@ -281,6 +290,183 @@ START_TEST(test_spec_peers_errors)
 }
 END_TEST
 
+/* notes §2.7 Example C: P₀ = (1/2, −1/5, 1/2, 9/10) over peers 1..4, so
+ * G = (4, 1, 3, 2) (1 and 3 tie: the lower id first); t = 1, ε = 1/4:
+ * u = (0.12, 0.8), π = (3, 4, 2, 1) gives {3, 4}; u = (0.9, 0.1),
+ * π = (4, 3, 2, 1) gives 4, then π's 4 is skipped and 3 taken; t = 6
+ * (ε₀ − 6δ = 0) gives {4, 1}. */
+START_TEST(test_example_c_selection)
+{
+    /* req: fedfomo.alg1.l1 */
+    const double row[5] = {0.0, 0.5, -0.2, 0.5, 0.9};   /* client 0's row */
+    const size_t pi1[4] = {3, 4, 2, 1}, pi2[4] = {4, 3, 2, 1};
+    const double u1[2] = {0.12, 0.8}, u2[2] = {0.9, 0.1};
+    size_t G[4], out[4];
+    const double eps1 = 0.3 - 0.05 * 1.0, eps6 = 0.3 - 0.05 * 6.0;
+    ck_assert_uint_eq(pflref_fedfomo_select(row, pi1, 4, u1, 2, eps1, 0, G,
+                                            out), 2);
+    ck_assert_uint_eq(G[0], 4);
+    ck_assert_uint_eq(G[1], 1);
+    ck_assert_uint_eq(G[2], 3);
+    ck_assert_uint_eq(G[3], 2);
+    ck_assert_uint_eq(out[0], 3);
+    ck_assert_uint_eq(out[1], 4);
+    ck_assert_uint_eq(pflref_fedfomo_select(row, pi2, 4, u2, 2, eps1, 0, G,
+                                            out), 2);
+    ck_assert_uint_eq(out[0], 4);
+    ck_assert_uint_eq(out[1], 3);
+    ck_assert_uint_eq(pflref_fedfomo_select(row, pi1, 4, u1, 2, eps6, 0, G,
+                                            out), 2);
+    ck_assert_uint_eq(out[0], 4);
+    ck_assert_uint_eq(out[1], 1);
+    /* topM ignores u: the two largest, whatever π and u say */
+    ck_assert_uint_eq(pflref_fedfomo_select(row, pi1, 4, u1, 2, 1.0, 1, G,
+                                            out), 2);
+    ck_assert_uint_eq(out[0], 4);
+    ck_assert_uint_eq(out[1], 1);
+    /* fewer candidates than M: every candidate is sent */
+    ck_assert_uint_eq(pflref_fedfomo_select(row, pi1, 2, (const double[]){
+                                                0.9, 0.9, 0.9}, 3, eps1, 0,
+                                            G, out), 2);
+    ck_assert_uint_eq(out[0], 4);
+    ck_assert_uint_eq(out[1], 3);
+}
+END_TEST
+
+/* A generated schedule with schedule.peers = M: the run chooses the
+ * downloads at run time and records them with their draws; the recorded
+ * schedule, run as given (with the peers as data, and again with only the
+ * draws), reproduces the final models and the schedule bit for bit. */
+START_TEST(test_generated_peers_replay)
+{
+    /* req: fedfomo.alg1.l1 */
+    static const char *const spec_text =
+        "{\"format\": \"pflref-spec/1\", \"name\": \"gen\","
+        " \"model\": {\"kind\": \"quadratic\", \"d\": 2},"
+        " \"problem\": {\"clients\": [{\"a\": [2, 0.5], \"c\": [-3.5, 2.25]},"
+        " {\"a\": [2, 0.5], \"c\": [1.75, -4]}, {\"a\": [2, 0.5], \"c\": [2.5, 3]},"
+        " {\"a\": [2, 0.5], \"c\": [-1, 1]}, {\"a\": [1, 1], \"c\": [0.5, -2]}]},"
+        " \"init\": {\"kind\": \"zeros\"}, \"algorithm\": {\"name\": \"fedfomo\","
+        " \"hyperparameters\": {\"eta\": 0.15, \"fedfomo.epsilon0\": 0.6,"
+        " \"fedfomo.delta\": 0.1}}, \"schedule\": {\"kind\": \"generate\","
+        " \"rounds\": 6, \"clients_per_round\": 4, \"local\": {\"steps\": 1,"
+        " \"batch_size\": 1}, \"peers\": 2, \"peer_seed\": 7}}";
+    char *dir = tu_tmpdir();
+    char path[1024], cmd[4096], *out = NULL, *errout = NULL;
+    snprintf(path, sizeof path, "%s/gen.json", dir);
+    ck_assert_int_eq(tu_write(path, spec_text), 0);
+    snprintf(cmd, sizeof cmd, "run %s -o %s/res.json", path, dir);
+    ck_assert_int_eq(tu_cli(cmd, &out, &errout), 0);
+    free(out);
+    free(errout);
+    snprintf(path, sizeof path, "%s/res.json", dir);
+    char *res_text = tu_read(path);
+    json_error_t jerr;
+    json_t *res = json_loads(res_text, 0, &jerr), *spec =
+        json_loads(spec_text, 0, &jerr);
+    ck_assert_ptr_nonnull(res);
+    ck_assert_ptr_nonnull(spec);
+    json_t *sched = json_object_get(res, "schedule");
+    json_t *r0 = json_array_get(json_object_get(sched, "rounds"), 0);
+    ck_assert_uint_eq(json_array_size(json_object_get(r0, "peers")), 4);
+    ck_assert_uint_eq(json_array_size(json_object_get(r0, "peer_draws")), 4);
+    /* round 0: P = 0, so G is ascending; every recorded list holds 2 */
+    for (size_t j = 0; j < 4; j++)
+        ck_assert_uint_eq(
+            json_array_size(json_array_get(json_object_get(r0, "peers"), j)),
+            2);
+    for (int with_peers = 1; with_peers >= 0; with_peers--) {
+        json_t *s2 = json_deep_copy(spec);
+        json_t *given = json_deep_copy(sched);
+        for (size_t t = 0; !with_peers && t < 6; t++)
+            json_object_del(
+                json_array_get(json_object_get(given, "rounds"), t), "peers");
+        json_object_set_new(s2, "schedule", given);
+        char *text = json_dumps(s2, JSON_COMPACT);
+        snprintf(path, sizeof path, "%s/replay.json", dir);
+        ck_assert_int_eq(tu_write(path, text), 0);
+        snprintf(cmd, sizeof cmd, "run %s -o %s/res2.json", path, dir);
+        ck_assert_int_eq(tu_cli(cmd, &out, &errout), 0);
+        free(out);
+        free(errout);
+        snprintf(path, sizeof path, "%s/res2.json", dir);
+        char *t2 = tu_read(path);
+        json_t *res2 = json_loads(t2, 0, &jerr);
+        ck_assert_ptr_nonnull(res2);
+        ck_assert(json_equal(json_object_get(res, "final"),
+                             json_object_get(res2, "final")));
+        ck_assert(json_equal(sched, json_object_get(res2, "schedule")));
+        json_decref(res2);
+        free(t2);
+        free(text);
+        json_decref(s2);
+    }
+    json_decref(res);
+    json_decref(spec);
+    free(res_text);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Refusals of the run-time choice, each naming its field: ε₀ > 1, a draw
+ * order listing the client itself or a repeat, a uniform outside [0, 1),
+ * "peers" in a generated schedule of another algorithm. */
+START_TEST(test_draws_errors)
+{
+    static const char *const fmt =
+        "{\"format\": \"pflref-spec/1\", \"name\": \"x\","
+        " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+        " \"problem\": {\"clients\": [{\"a\": [2], \"c\": [1]},"
+        " {\"a\": [2], \"c\": [3]}, {\"a\": [2], \"c\": [5]}]},"
+        " \"init\": {\"kind\": \"zeros\"}, \"algorithm\": {\"name\": \"%s\","
+        " \"hyperparameters\": {\"eta\": 0.25%s}}, \"schedule\": %s}";
+    static const char *const given =
+        "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1],"
+        " \"batches\": [[[0]], [[0]]], \"peer_draws\": %s}]}";
+    static const char *const cases[][4] = {
+        {"fedfomo", ", \"fedfomo.epsilon0\": 1.5",
+         "[{\"order\": [1, 2], \"u\": [0.5]}, {\"order\": [0], \"u\": []}]",
+         "algorithm.hyperparameters.fedfomo.epsilon0"},
+        {"fedfomo", "",
+         "[{\"order\": [1, 0], \"u\": [0.5]}, {\"order\": [0], \"u\": []}]",
+         "schedule.rounds[0].peer_draws[0].order[1]"},
+        {"fedfomo", "",
+         "[{\"order\": [1, 2], \"u\": [0.5]}, {\"order\": [2, 2], \"u\": []}]",
+         "schedule.rounds[0].peer_draws[1].order[1]"},
+        {"fedfomo", "",
+         "[{\"order\": [1, 2], \"u\": [1.0]}, {\"order\": [0], \"u\": []}]",
+         "schedule.rounds[0].peer_draws[0].u[0]"},
+        {"fedfomo", "", "[{\"order\": [1, 2], \"u\": [0.5]}]",
+         "schedule.rounds[0].peer_draws"},
+        {"fedavg", "", "[{\"order\": [1], \"u\": [0.5]}, {\"order\": [0],"
+         " \"u\": []}]", "schedule.rounds[0].peer_draws"},
+    };
+    char sched[512], text[2048];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        snprintf(sched, sizeof sched, given, cases[k][2]);
+        snprintf(text, sizeof text, fmt, cases[k][0], cases[k][1], sched);
+        pflref_spec *spec = NULL;
+        pflref_error err;
+        pflref_status st = tu_parse(text, &spec, &err);
+        if (st == PFLREF_OK) {   /* refused by the run's check */
+            tu_run_error(spec, PFLREF_EINVAL, &err);
+            pflref_spec_free(spec);
+        }
+        ck_assert_msg(strcmp(err.where, cases[k][3]) == 0,
+                      "case %zu: where \"%s\", want \"%s\" (%s)", k,
+                      err.where, cases[k][3], err.message);
+    }
+    snprintf(text, sizeof text, fmt, "fedavg", "",
+             "{\"kind\": \"generate\", \"rounds\": 1, \"local\":"
+             " {\"steps\": 1, \"batch_size\": 1}, \"peers\": 1}");
+    pflref_spec *spec = NULL;
+    pflref_error err;
+    ck_assert_int_eq(tu_parse(text, &spec, &err), PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "schedule.peers");
+}
+END_TEST
+
 Suite *fedfomo_suite(void)
 {
     Suite *s = suite_create("fedfomo");
@@ -294,6 +480,9 @@ Suite *fedfomo_suite(void)
     tcase_add_test(tc, test_affinity_accumulates);
     tcase_add_test(tc, test_bad_peers);
     tcase_add_test(tc, test_spec_peers_errors);
+    tcase_add_test(tc, test_example_c_selection);
+    tcase_add_test(tc, test_generated_peers_replay);
+    tcase_add_test(tc, test_draws_errors);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -13,6 +13,16 @@ w = max(r, 0) normalised (all 0 if nothing improves),
 φ_i ← φ_i + Σ w_n (θ_n − φ_i), P_i += w, then local SGD from φ_i.
 L_i is the mean loss on X_val, y_val when every client has them, else on
 the training set.
+
+A round with "peer_draws" [{order, u}] and no "peers" picks each client's
+downloads from its row of P first (notes §2.5): G = the order's ids by
+descending P, ties to the lower id; slot s takes the next of the order when
+u_s < ε₀ − δ t, else the next of G, skipping ids taken already; topM takes
+G's head.  The switches of notes §2.8: distance l1 / l2_squared,
+distance_eps, anchor post_train, no_positive keep_current, P_update
+signed_abs_sum / raw, P_init own_0.1 / identity, M_counts total,
+distance l2_per_tensor_sum (‖Δw‖ + |Δb|) and val_loss batch_mean (the
+mean of the batch means of fedfomo.val_batch samples).
 """
 import importlib
 import sys
@@ -22,7 +32,8 @@ import numpy as np
 ALGORITHM = "fedfomo"
 BUGS = ("fedfomo-no-clip", "fedfomo-no-normalise", "fedfomo-squared-distance",
         "fedfomo-anchor-current", "fedfomo-train-loss",
-        "fedfomo-live-uploads", "fedfomo-affinity-ratio")
+        "fedfomo-live-uploads", "fedfomo-affinity-ratio",
+        "fedfomo-greedy-ascending", "fedfomo-eps-no-decay")
 
 
 def _base():
@@ -45,46 +56,133 @@ def _loss(spec, raw, theta, bug):
     y = np.asarray(raw["y" + key], float)
     d = model["d"]
     r = X @ theta[:d] + (theta[d] if model.get("bias", False) else 0.0) - y
-    return np.mean(r * r if model["loss"] == "squared" else 0.5 * r * r)
+    terms = r * r if model["loss"] == "squared" else 0.5 * r * r
+    hp, sw = settings(spec["algorithm"])
+    B = hp.get("fedfomo.val_batch", 0)
+    if sw.get("fedfomo.val_loss") == "batch_mean" and 0 < B < len(terms):
+        return np.mean([np.mean(terms[lo:lo + B])
+                        for lo in range(0, len(terms), B)])
+    return np.mean(terms)
+
+
+# The presets (pflref list --presets): the NVlabs code's and PFLlib's
+# values; the spec's own settings override them.
+PRESETS = {
+    "official": {"fedfomo.distance": "l1", "fedfomo.self": "included",
+                 "fedfomo.P_update": "signed_abs_sum",
+                 "fedfomo.P_init": "own_0.1", "fedfomo.M_counts": "total",
+                 "fedfomo.epsilon0": 0.3, "fedfomo.delta": 0.05},
+    "pfllib": {"fedfomo.distance": "l2", "fedfomo.distance_eps": 1e-5,
+               "fedfomo.selection": "topM", "fedfomo.P_update": "raw",
+               "fedfomo.P_init": "identity", "fedfomo.anchor": "post_train",
+               "fedfomo.no_positive": "keep_current"},
+}
+
+
+def settings(alg):
+    """(hyperparameters, switches): the preset's, then the spec's own."""
+    preset = alg.get("preset", "paper")
+    if preset != "paper" and preset not in PRESETS:
+        raise _base().Unsupported("fedfomo preset %r" % preset)
+    hp, sw = {}, {}
+    for k, v in PRESETS.get(preset, {}).items():
+        (sw if isinstance(v, str) else hp)[k] = v
+    hp.update(alg.get("hyperparameters", {}))
+    sw.update(alg.get("switches", {}))
+    return hp, sw
+
+
+def choose(row, order, u, slots, eps, top_m, bug):
+    """The ε-greedy pick of the downloads from P's row."""
+    order = list(order)
+    key = (lambda n: (row[n], n)) if bug == "fedfomo-greedy-ascending" \
+        else (lambda n: (-row[n], n))
+    greedy = sorted(order, key=key)
+    at = {True: 0, False: 0}
+    picked = []
+    for s in range(min(slots, len(order))):
+        explore = (not top_m) and u[s] < eps
+        lst = order if explore else greedy
+        while lst[at[explore]] in picked:
+            at[explore] += 1
+        picked.append(lst[at[explore]])
+        at[explore] += 1
+    return picked
 
 
 def run(spec, clients, w0, log, bug):
     base = _base()
-    hp = spec["algorithm"]["hyperparameters"]
-    sw = spec["algorithm"].get("switches", {})
+    hp, sw = settings(spec["algorithm"])
     raw = spec["problem"].get("clients")
     if raw is None or any(isinstance(c.get("X"), str) for c in raw):
         raise base.Unsupported("fedfomo needs inline clients")
     eta, N = hp["eta"], len(raw)
-    l1 = sw.get("fedfomo.distance", "l2") == "l1"
+    dist_kind = sw.get("fedfomo.distance", "l2")
+    dist_eps = hp.get("fedfomo.distance_eps", 0.0)
     with_self = sw.get("fedfomo.self", "included") == "included"
+    post_train = sw.get("fedfomo.anchor", "pre_train") == "post_train"
+    keep_current = sw.get("fedfomo.no_positive", "anchor") == "keep_current"
+    p_update = sw.get("fedfomo.P_update", "weights")
+    p_init = sw.get("fedfomo.P_init", "zeros")
+    top_m = sw.get("fedfomo.selection", "eps_greedy") == "topM"
+    m_total = sw.get("fedfomo.M_counts", "others") == "total"
+    eps0 = hp.get("fedfomo.epsilon0", 0.3)
+    delta = hp.get("fedfomo.delta", 0.05)
     theta = [w0.copy() for _ in raw]
     phi = [w0.copy() for _ in raw]
     P = np.zeros((N, N))
+    if p_init != "zeros":
+        P += np.eye(N) * (0.1 if p_init == "own_0.1" else 1.0)
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         snap = [x.copy() for x in theta]
         peers = rnd.get("peers")                # absent: M = 0 for all
+        if peers is None and "peer_draws" in rnd:
+            eps_t = eps0 if bug == "fedfomo-eps-no-decay" else eps0 - delta * t
+            peers = []
+            for j, i in enumerate(rnd["clients"]):
+                dr = rnd["peer_draws"][j]
+                slots = len(dr["u"])
+                if m_total and with_self:
+                    slots = max(slots - 1, 0)
+                peers.append(choose(P[i], dr["order"], dr["u"], slots, eps_t,
+                                    top_m, bug))
         for j, i in enumerate(rnd["clients"]):
             up = theta if bug == "fedfomo-live-uploads" else snap
-            a = theta[i] if bug == "fedfomo-anchor-current" else phi[i]
+            a = theta[i] if (bug == "fedfomo-anchor-current") != post_train \
+                else phi[i]
             L_a = _loss(spec, raw[i], a, bug)
             r = np.zeros(N)
             offered = list(peers[j]) if peers else []
             for n in offered + ([i] if with_self else []):
                 diff = up[n] - a
-                dist = np.sum(np.abs(diff)) if l1 else np.sqrt(np.sum(diff * diff))
+                sq = np.sum(diff * diff)
+                if dist_kind == "l2_per_tensor_sum":   # ‖Δw‖ (+ |Δb|)
+                    d = spec["model"]["d"]
+                    dist = np.sqrt(np.sum(diff[:d] ** 2)) + (
+                        np.sqrt(np.sum(diff[d:] ** 2)) if len(diff) > d else 0.0)
+                else:
+                    dist = (np.sum(np.abs(diff)) if dist_kind == "l1" else
+                            sq if dist_kind == "l2_squared" else np.sqrt(sq))
                 if bug == "fedfomo-squared-distance":
-                    dist = np.sum(diff * diff)
+                    dist = sq
                 if dist > 0:
-                    r[n] = (L_a - _loss(spec, raw[i], up[n], bug)) / dist
+                    r[n] = (L_a - _loss(spec, raw[i], up[n], bug)) / (dist + dist_eps)
             w = r.copy() if bug == "fedfomo-no-clip" else np.maximum(r, 0.0)
             if w.sum() > 0 and bug != "fedfomo-no-normalise":
                 w = w / w.sum()
             log("note", "train", "weights", w, round=t, client=i)
-            new = a + sum(w[n] * (up[n] - a) for n in range(N) if w[n] != 0)
+            if keep_current and not w.sum() > 0:
+                new = snap[i]
+            else:
+                new = a + sum(w[n] * (up[n] - a) for n in range(N) if w[n] != 0)
             phi[i] = np.array(new, dtype=float)
             log("note", "train", "phi", phi[i], round=t, client=i)
-            P[i] += r if bug == "fedfomo-affinity-ratio" else w
+            if bug == "fedfomo-affinity-ratio" or p_update == "raw":
+                P[i] += r
+            elif p_update == "signed_abs_sum":
+                P[i] += r / max(abs(r.sum()), 1e-9)
+            else:
+                P[i] += w
             log("note", "train", "P", P[i], round=t, client=i)
             log("client_begin", "train", "theta", phi[i], round=t, client=i,
                 step=0)

@@ -110,7 +110,75 @@ def mlp_hvp(model, theta, batch, v):
     return out
 
 
+def bn_hvp(model, theta, batch, v):
+    """∇²f(θ; batch) v for the mlp with a training-mode BN layer (the
+    pfl_numpy_fedbn BnMlp): the directional derivative (ẋ) along v of its
+    gradient, batch statistics included,
+        ȧ = X V1ᵀ + v_b1,  μ̇ = mean ȧ,  (s²)˙ = mean 2 (a − μ)(ȧ − μ̇),
+        ṡ = (s²)˙ / (2s),  x̂˙ = (ȧ − μ̇)/s − x̂ ṡ/s,
+        u̇ = v_γ x̂ + γ x̂˙ + v_β,  φ̇ = σ'(u) u̇,  ż = φ̇ W2ᵀ + φ V2ᵀ + v_b2,
+        Ė = the loss's ∂²ℓ/∂z² ż = s ż (squared losses only), /m,
+        g_W2˙ = Ėᵀ φ + Eᵀ φ̇,  G = σ'(u) E W2,  Ġ = σ'(u) (Ė W2 + E V2),
+        g_γ˙ = Σ (Ġ x̂ + G x̂˙),  g_β˙ = Σ Ġ,
+        dA = (γ/s)(G − mean G − x̂ mean(G x̂)), and its derivative,
+        g_W1˙ = dA˙ᵀ X,  g_b1˙ = Σ dA˙;  the running statistics' entries 0."""
+    h, d, k = model.h, model.d, model.k
+    if model.loss == "cross_entropy":
+        raise _host().Unsupported("Hessian-vector product of the "
+                                  "cross-entropy BN mlp")
+    P = lambda w, name, shape: model.part(w, name, shape)   # noqa: E731
+    X, m = model.X[batch], len(batch)
+    W1, V1 = P(theta, "W1", (h, d)), P(v, "W1", (h, d))
+    gam, vgam = P(theta, "bn_gamma", (h,)), P(v, "bn_gamma", (h,))
+    W2, V2 = P(theta, "W2", (k, h)), P(v, "W2", (k, h))
+    # a − μ and ȧ − μ̇ (b1 and v_b1 cancel in them: the batch mean removes
+    # a bias before a training-mode BN)
+    Ac = X @ W1.T
+    Ac = Ac - Ac.mean(axis=0)
+    Adc = X @ V1.T
+    Adc = Adc - Adc.mean(axis=0)
+    var = (Ac * Ac).mean(axis=0)
+    vard = 2.0 * (Ac * Adc).mean(axis=0)
+    s = np.sqrt(var + model.eps)
+    sd = vard / (2.0 * s)
+    xh = Ac / s
+    xhd = Adc / s - xh * sd / s
+    U = gam * xh + P(theta, "bn_beta", (h,))
+    Ud = vgam * xh + gam * xhd + P(v, "bn_beta", (h,))
+    mask = (U > 0.0) if model.relu else np.ones_like(U, dtype=bool)
+    Phi, Phid = np.where(mask, U, 0.0), np.where(mask, Ud, 0.0)
+    Z = Phi @ W2.T + P(theta, "b2", (k,))
+    Zd = Phid @ W2.T + Phi @ V2.T + P(v, "b2", (k,))
+    scale = 2.0 if model.loss == "squared" else 1.0
+    E, Ed = scale * (Z - model.y[batch][:, None]), scale * Zd
+    E, Ed = E / m, Ed / m
+    G = np.where(mask, E @ W2, 0.0)
+    Gd = np.where(mask, Ed @ W2 + E @ V2, 0.0)
+    c = G - G.mean(axis=0) - xh * (G * xh).mean(axis=0)
+    cd = (Gd - Gd.mean(axis=0) - xhd * (G * xh).mean(axis=0)
+          - xh * (Gd * xh + G * xhd).mean(axis=0))
+    dAd = (vgam / s - gam * sd / s ** 2) * c + gam / s * cd
+    out = np.zeros(model.P)
+    model._put(out, "W2", Ed.T @ Phi + E.T @ Phid)
+    model._put(out, "b2", Ed.sum(axis=0))
+    model._put(out, "bn_gamma", (Gd * xh + G * xhd).sum(axis=0))
+    model._put(out, "bn_beta", Gd.sum(axis=0))
+    model._put(out, "W1", dAd.T @ X)
+    model._put(out, "b1", dAd.sum(axis=0))
+    return out
+
+
+def _grad(model, theta, batch):
+    """The batch gradient (the BN mlp's grad also returns its batch
+    statistics, which Per-FedAvg never uses: it moves no running
+    statistic)."""
+    g = model.grad(theta, batch)
+    return g[0] if isinstance(g, tuple) else g
+
+
 def hvp(model, theta, batch, v):
+    if hasattr(model, "bn") and hasattr(model, "eps"):   # the BN mlp
+        return bn_hvp(model, theta, batch, v)
     if isinstance(model, _host().Mlp):
         return mlp_hvp(model, theta, batch, v)
     return model.hessian(batch) @ v
@@ -153,9 +221,9 @@ def run(spec, clients, w0, log, bug):
                 D1 = D
             if bug == "perfedavg-hessian-on-d-prime":
                 D2 = D1
-            w_tilde = w - alpha * data.grad(w, D)
+            w_tilde = w - alpha * _grad(data, w, D)
             log("step", "train", "w_tilde", w_tilde, round=k, client=i, step=t)
-            q = data.grad(w_tilde, D1)
+            q = _grad(data, w_tilde, D1)
             origin = w_tilde if bug == "perfedavg-no-restore" else w
             if variant == "fo":
                 w = origin - beta * q
@@ -166,8 +234,8 @@ def run(spec, clients, w0, log, bug):
                 elif variant == "hf":
                     delta = float(cfg["delta"])
                     at = w_tilde if bug == "perfedavg-hf-around-w-tilde" else w
-                    Hq = (data.grad(at + delta * q, D2)
-                          - data.grad(at - delta * q, D2)) / (2.0 * delta)
+                    Hq = (_grad(data, at + delta * q, D2)
+                          - _grad(data, at - delta * q, D2)) / (2.0 * delta)
                 else:
                     raise _host().Unsupported("perfedavg.variant %r" % variant)
                 log("note", "train", "hvp", Hq, round=k, client=i, step=t)
@@ -201,11 +269,11 @@ def run(spec, clients, w0, log, bug):
     for i, batches in enumerate(spec["schedule"]["post"]):
         theta = w.copy()
         log("client_begin", "finetune", "theta", theta, client=i, step=0)
-        theta = theta - alpha * clients[i].grad(theta, batches[0])
+        theta = theta - alpha * _grad(clients[i], theta, batches[0])
         log("step", "finetune", "theta", theta, client=i, step=1)
         if two:
             second = batches[1] if len(batches) > 1 else batches[0]
-            theta = theta - beta * clients[i].grad(theta, second)
+            theta = theta - beta * _grad(clients[i], theta, second)
             log("step", "finetune", "theta", theta, client=i, step=2)
         log("client_end", "finetune", "theta", theta, client=i)
         thetas.append(theta)

@@ -12,7 +12,7 @@ computed in exact rational arithmetic by golden/pflref_exact_fedfomo.py.
                    weight is 0 (the distance-0 rule) and each client takes
                    a pure local step.  Round 1, anchors φ = w⁰:
                    client 0 (peers 1, 2): L_0(0) = 1168; r = 174/5 (own),
-                   203/13 (client 1), −73/20 (client 2, clipped), so
+                   203/13 (client 1), −69/5 (client 2, clipped), so
                    w = (78/113, 35/113, 0) and φ_0 = (−293/113, −1044/113);
                    client 1 (peer 2): r = 615/13 (own), −969/20 (client 2):
                    w = (0, 1, 0), φ_1 = θ_1⁰;
@@ -34,6 +34,9 @@ import sys
 from fractions import Fraction as F
 
 sys.dont_write_bytecode = True
+# exact runs without square roots (l1, l2_squared) grow denominators past
+# Python's default limit on integer-to-text conversion
+sys.set_int_max_str_digits(0)
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
@@ -92,15 +95,44 @@ A = [2.0, 0.5]
 HAND_C = [[-12.0, -64.0], [10.0, -96.0], [-6.0, 32.0]]   # c_i = θ_i⁰ / (η a)
 
 
-def hand():
+def hand_spec(switches=None):
     clients = [{"a": A, "c": c} for c in HAND_C]
     one = [[[0]], [[0]], [[0]]]
     rounds = [{"clients": [0, 1, 2], "batches": one, "peers": [[1, 2], [2], []]},
               {"clients": [0, 1, 2], "batches": one, "peers": [[1, 2], [2], []]}]
-    spec = pg.given_spec(
+    alg = {"name": "fedfomo", "hyperparameters": {"eta": 0.25}}
+    if switches:
+        alg["switches"] = switches
+    return pg.given_spec(
         "FedFomo by hand: three quadratic clients, two rounds", None,
-        {"kind": "quadratic", "d": 2}, clients, {"kind": "zeros"},
-        {"name": "fedfomo", "hyperparameters": {"eta": 0.25}}, rounds)
+        {"kind": "quadratic", "d": 2}, clients, {"kind": "zeros"}, alg, rounds)
+
+
+def hand_raw():
+    """The hand example under fedfomo.P_update = raw (PFLlib): the affinity
+    rows hold the ratios themselves, P_0 = (174/5, 203/13, −69/5) after
+    round 1, so the scale of L_i and of the distances shows."""
+    spec = hand_spec({"fedfomo.P_update": "raw"})
+    spec["name"] = "FedFomo by hand, P_update = raw"
+
+    def check(trace, v):
+        assert notes(trace, "P", 1, 0) == [F(174, 5), F(203, 13), F(-69, 5)]
+        assert notes(trace, "weights", 1, 0) == [F(78, 113), F(35, 113), 0]
+
+    return make("hand-raw", "FedFomo by hand under P_update = raw: the "
+                "affinity row holds r = (174/5, 203/13, −69/5)",
+                "The hand example (quadratic, a = (2, 1/2), η = 1/4) with "
+                "fedfomo.P_update = raw (PFLlib's receive_models): P_{i,n} += "
+                "r_n, the ratios before clipping and normalisation.",
+                spec, ["fedfomo-clip", "fedfomo-normalise", "fedfomo-distance",
+                       "fedfomo-affinity"],
+                check, TOL_HAND,
+                f"{NOTES} §2.3 (steps 1-8), §2.8 (fomo.P_update = raw); the "
+                "ratios of the hand example (the generator's docstring)")
+
+
+def hand():
+    spec = hand_spec()
 
     def check(trace, v):
         for i in range(3):   # round 0: all distances 0, all weights 0
@@ -160,8 +192,10 @@ LIN_ROUNDS = [
 ]
 
 
-def linear(name, switches, title, extra_flags, loss="half_squared", eta=0.3):
-    alg = {"name": "fedfomo", "hyperparameters": {"eta": eta}}
+def linear(name, switches, title, extra_flags, loss="half_squared", eta=0.3,
+           hyper=None, only=None):
+    alg = {"name": "fedfomo", "hyperparameters": dict({"eta": eta},
+                                                      **(hyper or {}))}
     if switches:
         alg["switches"] = switches
     spec = pg.given_spec(title, None, dict(LIN, loss=loss), LIN_CLIENTS,
@@ -189,7 +223,87 @@ def linear(name, switches, title, extra_flags, loss="half_squared", eta=0.3):
                 "batches and peers follow clients); minibatch steps; peer "
                 "lists of 0 to 3 models.",
                 spec, flags, check, TOL_LINEAR,
-                f"{NOTES} §2.3 (steps 1-8), §2.4 (validation split)")
+                f"{NOTES} §2.3 (steps 1-8), §2.4 (validation split)", only)
+
+
+# ---------------------------------------------------------------- draws
+
+# The run-time choice (notes §2.5): the same data, four rounds whose
+# downloads are chosen from P by the ε-greedy rule with the draws (π, u)
+# given as data; ε₀ = 1/2, δ = 1/8, so ε_t = 1/2, 3/8, 1/4, 1/8, and every
+# u is a dyadic rational at least 1/16 away from every ε_t.
+DRAW_ROUNDS = [
+    {"clients": [0, 1, 2, 3],
+     "batches": [[[0, 1], [2]], [[0, 2], [1, 3]], [[1], [0]], [[0, 1, 2], [3, 4]]],
+     "peer_draws": [{"order": [2, 1, 3], "u": [0.0625, 0.75]},
+                    {"order": [3, 0, 2], "u": [0.875, 0.1875]},
+                    {"order": [1, 3, 0], "u": [0.625]},
+                    {"order": [0, 2, 1], "u": [0.3125, 0.9375, 0.0625]}]},
+    {"clients": [0, 2, 3], "drawn": [3, 0, 2],
+     "batches": [[[2, 0], [1]], [[0, 1]], [[4, 1], [2, 0, 3]]],
+     "peer_draws": [{"order": [3, 1, 2], "u": [0.6875, 0.125]},
+                    {"order": [0, 3, 1], "u": [0.5625, 0.8125]},
+                    {"order": [2, 1, 0], "u": [0.25, 0.6875]}]},
+    {"clients": [0, 1, 2, 3],
+     "batches": [[[1, 2]], [[3, 0], [2]], [[1], [0]], [[2, 3]]],
+     "peer_draws": [{"order": [1, 3, 2], "u": [0.0625, 0.5]},
+                    {"order": [2, 3, 0], "u": [0.75, 0.875]},
+                    {"order": [0, 1, 3], "u": [0.4375, 0.0625]},
+                    {"order": [1, 2, 0], "u": [0.9375, 0.125]}]},
+    {"clients": [0, 1, 2, 3],
+     "batches": [[[0]], [[1]], [[0, 1]], [[4]]],
+     "peer_draws": [{"order": [3, 2, 1], "u": [0.0, 0.4375]},
+                    {"order": [0, 2, 3], "u": [0.0625, 0.375]},
+                    {"order": [3, 0, 1], "u": [0.3125, 0.75]},
+                    {"order": [0, 2, 1], "u": [0.8125, 0.0]}]},
+]
+
+
+def draws(name, switches, title, flags, hyper=None, loss="half_squared",
+          eta=0.3, only=None):
+    hp = {"eta": eta, "fedfomo.epsilon0": 0.5, "fedfomo.delta": 0.125}
+    hp.update(hyper or {})
+    alg = {"name": "fedfomo", "hyperparameters": hp}
+    if switches:
+        alg["switches"] = switches
+    spec = pg.given_spec(title, None, dict(LIN, loss=loss), LIN_CLIENTS,
+                         {"kind": "given", "w": [0.25, -0.5, 0.125]}, alg,
+                         [dict(r) for r in DRAW_ROUNDS])
+
+    def check(trace, v):
+        # from round 1 on some row of P is not constant, so G matters
+        assert any(len(set(notes(trace, "P", 1, i))) > 1 for i in (0, 2, 3))
+
+    return make(name, title,
+                f"Linear d = 2 with a bias, loss {loss}, η = {eta}, "
+                "w⁰ = (0.25, −0.5, 0.125); four clients with validation "
+                "splits; four rounds whose downloads are chosen at run time "
+                "from the affinity matrix P by the ε-greedy rule (ε₀ = 1/2, "
+                "δ = 1/8) with the draws π and u given as data "
+                "(\"peer_draws\"); switches: "
+                + (", ".join(f"{k} = {v}" for k, v in switches.items())
+                   if switches else "the paper's") + ".",
+                spec, flags, check, TOL_LINEAR,
+                f"{NOTES} §2.3 (steps 1-8), §2.5 (the ε-greedy choice), "
+                "§2.7 Example C, §2.8 (the switches)", only)
+
+
+DRAW_FLAGS = ["fedfomo-clip", "fedfomo-normalise", "fedfomo-distance",
+              "fedfomo-val-loss", "fedfomo-selection", "fedfomo-epsilon",
+              "fedfomo-affinity"]
+
+def linear_batches():
+    """linear-val's run under val_loss = batch_mean with val_batch = 2 (so
+    client 2's three validation samples make a batch of 2 and one of 1)
+    and distance = l2_per_tensor_sum (‖Δw‖₂ + |Δb|)."""
+    name, vec = linear(
+        "linear-val-batches", {"fedfomo.val_loss": "batch_mean",
+                               "fedfomo.distance": "l2_per_tensor_sum"},
+        "FedFomo, L_i as the mean of batch means (val_batch = 2) and the "
+        "distance as the sum of the tensors' norms", ["fedfomo-val-batches"],
+        hyper={"fedfomo.val_batch": 2},
+        only={"fedfomo-distance": ["fomo-squared-dist"]})
+    return name, vec
 
 
 MAKERS = [
@@ -202,6 +316,36 @@ MAKERS = [
     lambda: linear("linear-val-excl", {"fedfomo.self": "excluded"},
                    "FedFomo, fedfomo.self = excluded (only the M downloads)",
                    []),
+    lambda: draws("draws", None, "FedFomo, downloads chosen ε-greedily from "
+                  "P at run time (draws as data)", DRAW_FLAGS),
+    lambda: draws("draws-nvlabs",
+                  {"fedfomo.distance": "l1", "fedfomo.P_update":
+                   "signed_abs_sum", "fedfomo.P_init": "own_0.1",
+                   "fedfomo.M_counts": "total"},
+                  "FedFomo, run-time choice under the NVlabs code's switches "
+                  "(L1, signed P update, own 1/10, M counts the own model)",
+                  DRAW_FLAGS),
+    lambda: draws("draws-pfllib",
+                  {"fedfomo.selection": "topM", "fedfomo.P_update": "raw",
+                   "fedfomo.P_init": "identity", "fedfomo.anchor":
+                   "post_train", "fedfomo.no_positive": "keep_current"},
+                  "FedFomo, PFLlib's switches (top-M of P, raw r in P, P = I, "
+                  "anchor after training, keep the current model, norm + "
+                  "1e-5)",
+                  ["fedfomo-clip", "fedfomo-normalise", "fedfomo-distance",
+                   "fedfomo-val-loss", "fedfomo-affinity"],
+                  hyper={"fedfomo.distance_eps": 1e-5}),
+    lambda: draws("draws-l2sq", {"fedfomo.distance": "l2_squared",
+                                 "fedfomo.P_update": "raw"},
+                  "FedFomo, fedfomo.distance = l2_squared (the code's "
+                  "\"l2\", no root), P_update = raw, loss squared",
+                  DRAW_FLAGS, loss="squared", eta=0.15,
+                  only={"fedfomo-distance": ["fomo-squared-dist"]}),
+    hand_raw,
+    lambda: linear_batches(),
+    lambda: linear("linear-val-keep", {"fedfomo.no_positive": "keep_current"},
+                   "FedFomo, fedfomo.no_positive = keep_current (PFLlib: no "
+                   "candidate improves, the current model is kept)", []),
 ]
 
 if __name__ == "__main__":

@@ -116,6 +116,10 @@ typedef struct {
                                    W_h (P×e), b_h (P), then the embeddings
                                    v_i (N×e), or NULL                       */
     size_t n_hn;
+    pflref_batches *chosen_peers; /* T: FedFomo's peer lists chosen at run
+                                   time (round t's nsteps = m_t, or 0 where
+                                   the schedule gave them or had no draws),
+                                   or NULL                                 */
     size_t n_eval;
     pflref_eval_result eval[PFLREF_MAX_EVAL];
 } pflref_run_result;

@@ -206,9 +206,55 @@ typedef enum {
  * switches; shared/spec notes-fedbn-fedfomo.md §2.8. */
 typedef enum {
     PFLREF_FEDFOMO_DISTANCE_L2 = 0, /* ‖θ_n − θ_i‖₂ (the paper)            */
-    PFLREF_FEDFOMO_DISTANCE_L1 = 1  /* ‖θ_n − θ_i‖₁ (NVlabs/FedFomo's
+    PFLREF_FEDFOMO_DISTANCE_L1 = 1, /* ‖θ_n − θ_i‖₁ (NVlabs/FedFomo's
                                        default, federated/args.py)        */
+    PFLREF_FEDFOMO_DISTANCE_L2_SQUARED = 2, /* ‖θ_n − θ_i‖₂² (what the code
+                                       calls l2, federated/utils.py)      */
+    PFLREF_FEDFOMO_DISTANCE_L2_PER_TENSOR = 3 /* Σ over the model's blocks
+                                       of ‖·‖₂ (the code's l2_root)       */
 } pflref_fedfomo_distance;
+typedef enum {
+    PFLREF_FEDFOMO_SELECTION_EPS_GREEDY = 0, /* ε-greedy over P (the paper,
+                                       NVlabs client.py:328-360)          */
+    PFLREF_FEDFOMO_SELECTION_TOPM = 1  /* the M largest P_{i,n} (PFLlib
+                                       serverfomo.py send_models, topk)   */
+} pflref_fedfomo_selection;
+typedef enum {
+    PFLREF_FEDFOMO_P_UPDATE_WEIGHTS = 0, /* P_{i,n} += w_n (the paper)    */
+    PFLREF_FEDFOMO_P_UPDATE_SIGNED = 1,  /* += r_n / max(|Σ_m r_m|, 1e-9)
+                                       (NVlabs federation.py:396-418)     */
+    PFLREF_FEDFOMO_P_UPDATE_RAW = 2      /* += r_n (PFLlib receive_models) */
+} pflref_fedfomo_p_update;
+typedef enum {
+    PFLREF_FEDFOMO_P_INIT_ZEROS = 0,   /* P = 0                             */
+    PFLREF_FEDFOMO_P_INIT_OWN = 1,     /* P_{i,i} = 1/10 (NVlabs
+                                       client.py:285-288, args.py:168)    */
+    PFLREF_FEDFOMO_P_INIT_IDENTITY = 2 /* P = I (PFLlib serverfomo.py)     */
+} pflref_fedfomo_p_init;
+typedef enum {
+    PFLREF_FEDFOMO_NO_POSITIVE_ANCHOR = 0, /* all w_n = 0: φ_i^t = a      */
+    PFLREF_FEDFOMO_NO_POSITIVE_KEEP = 1    /* φ_i^t = θ_i^{t−1}, the current
+                                       model (PFLlib clientfomo.py)       */
+} pflref_fedfomo_no_positive;
+typedef enum {
+    PFLREF_FEDFOMO_ANCHOR_PRE_TRAIN = 0,  /* a = φ_i^{t−1} (both codes)   */
+    PFLREF_FEDFOMO_ANCHOR_POST_TRAIN = 1  /* a = θ_i^{t−1} (PFLlib's
+                                       old_model after its aggregation)   */
+} pflref_fedfomo_anchor;
+typedef enum {
+    PFLREF_FEDFOMO_M_OTHERS = 0,  /* M other clients, own upload extra
+                                     (NVlabs client.py:347)             */
+    PFLREF_FEDFOMO_M_TOTAL = 1    /* M counts the own upload: M − 1 others
+                                     when it is a candidate (README's
+                                     "5 models" ↔ 4 downloads)          */
+} pflref_fedfomo_m_counts;
+typedef enum {
+    PFLREF_FEDFOMO_VAL_SAMPLE_MEAN = 0, /* L_i: the mean over the samples  */
+    PFLREF_FEDFOMO_VAL_BATCH_MEAN = 1   /* the mean of the batch means of
+                                       batches of fedfomo.val_batch in
+                                       index order, the last ragged
+                                       (NVlabs federated/train.py:258)    */
+} pflref_fedfomo_val_loss;
 typedef enum {
     PFLREF_FEDFOMO_SELF_INCLUDED = 0, /* the client's own last upload is a
                                          candidate (NVlabs code,
@@ -335,6 +381,17 @@ typedef struct {
 typedef struct {
     int distance;              /* pflref_fedfomo_distance                  */
     int self;                  /* pflref_fedfomo_self                      */
+    double epsilon0;           /* ε₀: ε_t = ε₀ − δ t (run-time selection)  */
+    double delta;              /* δ                                        */
+    double distance_eps;       /* added to every distance (PFLlib 1e-5)    */
+    int selection;             /* pflref_fedfomo_selection                 */
+    int p_update;              /* pflref_fedfomo_p_update                  */
+    int p_init;                /* pflref_fedfomo_p_init                    */
+    int no_positive;           /* pflref_fedfomo_no_positive               */
+    int anchor;                /* pflref_fedfomo_anchor                    */
+    int m_counts;              /* pflref_fedfomo_m_counts                  */
+    int val_loss;              /* pflref_fedfomo_val_loss                  */
+    size_t val_batch;          /* the validation batch size (0: one batch) */
 } pflref_fedfomo_hyper;
 
 /* FedBN (Li et al., ICLR 2021, arXiv 2102.07623v2) switches. */

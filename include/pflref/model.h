@@ -254,7 +254,9 @@ pflref_status pflref_model_grad_blocks(const pflref_model *m, const double *w,
                                        double *loss);
 
 /* Hv := ∇²_w [(1/nb) Σ ℓ(w; x_j, y_j)] v   (P entries), exact (Pearlmutter's
- * R-operator; for mlp with σ'' = 0). */
+ * R-operator; for mlp with σ'' = 0).  An mlp with bn: through the
+ * training-mode layer, batch statistics included; the running statistics'
+ * entries of Hv are 0, v's are ignored, and w is not written. */
 pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
                                const pflref_data *D, const size_t *idx,
                                size_t nb, const double *v,
@@ -263,8 +265,7 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
 /* ---- Body and head of the mlp ---------------------------------------
  *
  * (Not for an mlp with bn, whose body output depends on the whole batch:
- * these functions return PFLREF_EINVAL, where "m", as pflref_model_hvp
- * does for it.)
+ * these functions return PFLREF_EINVAL, where "m".)
  * The mlp splits into a BODY, the hidden layer φ(x) = σ(W1 x + b1) (blocks
  * W1, b1), and a HEAD, z = W2 φ + b2 (blocks W2, b2).  A "body forward
  * pass" is one pflref_model_features call on a batch, a "body backward

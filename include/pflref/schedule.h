@@ -80,6 +80,15 @@ typedef struct {
                               batches (ditto.batches = separate), or NULL:
                               m lists, personal[j] belongs to clients[j]
                               (the spec's "personal")                   */
+    pflref_batches *peer_order; /* FedFomo's ε-greedy draws, or NULL: for
+                              participant j a random order π of the
+                              candidate ids (peer_order->idx[step_off[j]
+                              .. step_off[j+1]−1]; the spec's
+                              "peer_draws"[j].order)                    */
+    size_t *peer_u_off;    /* m + 1 offsets into peer_u (with peer_order) */
+    double *peer_u;        /* participant j's uniforms u_1..u_M in [0, 1):
+                              peer_u[peer_u_off[j] .. peer_u_off[j+1]−1]
+                              ("peer_draws"[j].u; M = their count)      */
 } pflref_round_plan;
 
 typedef struct {
@@ -161,6 +170,10 @@ typedef struct {
     pflref_local_work personal;    /* each participant's personal pass
                                       (Ditto, PFLlib's -pls), drawn before
                                       its local work                      */
+    size_t peers;                  /* FedFomo's M: models each participant
+                                      downloads, chosen at run time (0:
+                                      none, no draws)                     */
+    unsigned long peer_seed;       /* the mt19937 seed of their draws     */
 } pflref_schedule_config;
 
 /* Generate a schedule for N clients with n[i] samples each.

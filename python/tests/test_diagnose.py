@@ -289,6 +289,12 @@ NAMED = {
     "cfl-complete-linkage": "cfl.bipartition = complete_linkage",
     "fedbn-bn-averaged": "fedbn.bn = shared",
     "fedbn-running-var-biased": "fedbn.running_var = biased",
+    # FedFomo's bugs that are the authors' or PFLlib's switch values
+    "fedfomo-squared-distance": "fedfomo.distance = l2_squared",
+    "fedfomo-anchor-current": ("fedfomo.anchor = post_train",
+                               "preset pfllib"),
+    "fedfomo-affinity-ratio": ("fedfomo.P_update = raw", "preset pfllib"),
+    "fedfomo-eps-no-decay": "fedfomo.delta = 0",
 }
 
 

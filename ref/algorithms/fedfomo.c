@@ -37,10 +37,33 @@
  *           P ↔ ws->affinity (N×N)   w_n ↔ ws->weight[n]   r_n ↔ ws->r[n]
  *           S_i^t ↔ plan->peers (list j)   η ↔ hyper->eta
  *
+ * The downloads S_i^t (l. 1) are the schedule's peers[j] when the round
+ * has them; a round with ε-greedy draws (peer_draws: π and u_1..u_M,
+ * drawn by the schedule generator from schedule.peer_seed or given as
+ * data) and no peers has them chosen here, from P as it stands, by
+ * pflref_fedfomo_select (notes §2.5) with ε_t = ε₀ − δ t; the choice is
+ * recorded (s->chosen_peers, the result's "peers"), so that the result's
+ * schedule replays with them as data.
+ *
  * Switches (the paper's reading first; notes §2.8):
  *   fedfomo.distance  l2: ‖·‖₂ (the paper) | l1: ‖·‖₁ (the code's default)
+ *                     | l2_squared: ‖·‖₂² (the code's "l2", utils.py:143-176)
+ *                     | l2_per_tensor_sum: Σ_blocks ‖·‖₂ (the code's l2_root)
+ *   fedfomo.val_loss  sample_mean | batch_mean: the mean of the batch means
+ *                     of fedfomo.val_batch samples (train.py:258)
+ *   fedfomo.distance_eps  added to every distance (0; PFLlib 1e-5)
  *   fedfomo.self      included: C = S_i^t ∪ {i} (the code, client.py:320)
  *                     | excluded: C = S_i^t
+ *   fedfomo.anchor    pre_train: a = φ_i^{t−1} | post_train: a = θ_i^{t−1}
+ *   fedfomo.no_positive  anchor: all w = 0 gives φ_i^t = a | keep_current:
+ *                     φ_i^t = θ_i^{t−1} (PFLlib clientfomo.py)
+ *   fedfomo.P_update  weights: P += w | signed_abs_sum: P += r/max(|Σr|,
+ *                     1e-9) (federation.py:396-418) | raw: P += r (PFLlib)
+ *   fedfomo.P_init    zeros | own_0.1: P_{i,i} = 1/10 (client.py:285-288)
+ *                     | identity (PFLlib serverfomo.py)
+ *   fedfomo.selection eps_greedy | topM (PFLlib send_models)
+ *   fedfomo.M_counts  others: M downloads | total: M − 1 downloads when
+ *                     the own upload is a candidate (client.py:347)
  *
  * Trace: NOTE "weights" (N entries: w_n at n, 0 off C), NOTE "phi"
  * (φ_i^t), NOTE "P" (row i of P after l. 8), then the local steps as
@@ -57,6 +80,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "algorithms/fedfomo.h"
 #include "engine/work.h"
 
 static const char *const WEIGHT_LINE =
@@ -76,6 +100,8 @@ typedef struct {
     double *weight;     /* N: w_n of the current client (0 off C)          */
     double *r;          /* N: r_n of the current client                    */
     double *g;          /* P: a batch gradient                             */
+    size_t *greedy;     /* N: G, the greedy order of the selection         */
+    size_t *vidx;       /* a validation batch's indices                    */
 } fedfomo_work;
 
 static void *fedfomo_work_alloc(const pflref_problem *problem,
@@ -92,10 +118,50 @@ static void *fedfomo_work_alloc(const pflref_problem *problem,
     ws->weight = pflref_work_doubles(&ws->list, N, 1);
     ws->r = pflref_work_doubles(&ws->list, N, 1);
     ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->greedy = pflref_work_indices(&ws->list, N, 1);
+    size_t nmax = 1;
+    for (size_t i = 0; i < N; i++) {
+        const pflref_client *c = &problem->clients[i];
+        nmax = c->train.n > nmax ? c->train.n : nmax;
+        nmax = c->val.n > nmax ? c->val.n : nmax;
+    }
+    ws->vidx = pflref_work_indices(&ws->list, nmax, 1);
     return pflref_work_ready(ws);
 }
 
-/* Every peer list: ids distinct and never the client itself. */
+/* The first bad entry of an id list of participant j of round t (the
+ * client itself or a repeat), or PFLREF_OK.  what: "peers" or
+ * "peer_draws" (then the list is the draw's "order"). */
+static pflref_status check_ids(const pflref_batches *b,
+                               const pflref_round_plan *r, size_t t,
+                               const char *what, pflref_error *err)
+{
+    for (size_t j = 0; j < r->m; j++) {
+        const size_t *ids = b->idx + b->step_off[j];
+        const size_t M = b->step_off[j + 1] - b->step_off[j];
+        for (size_t q = 0; q < M; q++) {
+            int bad = ids[q] == r->clients[j];
+            for (size_t e = 0; e < q && !bad; e++)
+                bad = ids[e] == ids[q];
+            if (!bad)
+                continue;
+            char where[PFLREF_WHERE_MAX];
+            snprintf(where, sizeof where, "schedule.rounds[%zu].%s[%zu]%s[%zu]",
+                     t, what, j, b == r->peers ? "" : ".order", q);
+            return pflref_error_set(
+                err, PFLREF_EINVAL, where,
+                ids[q] == r->clients[j]
+                    ? "client %zu is listed as its own peer (its own "
+                      "model is a candidate through fedfomo.self)"
+                    : "peer %zu is listed twice",
+                ids[q]);
+        }
+    }
+    return PFLREF_OK;
+}
+
+/* ε₀ ≤ 1, and every peer list and draw order: ids distinct and never the
+ * client itself. */
 static pflref_status fedfomo_check(const pflref_problem *problem,
                                    const pflref_hyper *hyper,
                                    const pflref_schedule *schedule,
@@ -103,39 +169,30 @@ static pflref_status fedfomo_check(const pflref_problem *problem,
                                    pflref_error *err)
 {
     (void)problem;
-    (void)hyper;
     (void)mask;
+    if (!(hyper->fedfomo.epsilon0 <= 1.0))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.fedfomo.epsilon0",
+                                "ε₀ = %.17g is a probability: 0 ≤ ε₀ ≤ 1",
+                                hyper->fedfomo.epsilon0);
     for (size_t t = 0; t < schedule->T; t++) {
         const pflref_round_plan *r = &schedule->rounds[t];
-        if (r->peers == NULL)
-            continue;
-        for (size_t j = 0; j < r->m; j++) {
-            const size_t *ids = r->peers->idx + r->peers->step_off[j];
-            const size_t M = r->peers->step_off[j + 1] - r->peers->step_off[j];
-            for (size_t q = 0; q < M; q++) {
-                int bad = ids[q] == r->clients[j];
-                for (size_t e = 0; e < q && !bad; e++)
-                    bad = ids[e] == ids[q];
-                if (!bad)
-                    continue;
-                char where[PFLREF_WHERE_MAX];
-                snprintf(where, sizeof where,
-                         "schedule.rounds[%zu].peers[%zu][%zu]", t, j, q);
-                return pflref_error_set(
-                    err, PFLREF_EINVAL, where,
-                    ids[q] == r->clients[j]
-                        ? "client %zu is listed as its own peer (its own "
-                          "model is a candidate through fedfomo.self)"
-                        : "peer %zu is listed twice",
-                    ids[q]);
-            }
-        }
+        pflref_status st;
+        if (r->peer_order != NULL &&
+            (st = check_ids(r->peer_order, r, t, "peer_draws", err)))
+            return st;
+        if (r->peers != NULL &&
+            (st = check_ids(r->peers, r, t, "peers", err)))
+            return st;
     }
     return PFLREF_OK;
 }
 
 /* L_i(θ): the mean loss on client i's validation split, or on its whole
- * training set when the problem has no validation splits. */
+ * training set when the problem has no validation splits;
+ * fedfomo.val_loss = batch_mean with val_batch = B ≥ 1: the mean over the
+ * batches of B samples in index order (the last ragged) of their mean
+ * losses. */
 static pflref_status val_loss(const pflref_state *s, size_t i,
                               const double *theta, double *L,
                               pflref_error *err)
@@ -144,8 +201,27 @@ static pflref_status val_loss(const pflref_state *s, size_t i,
     const pflref_data *D = pflref_problem_has_val(pr)
                                ? &pr->clients[i].val
                                : &pr->clients[i].train;
-    pflref_status st = pflref_model_loss(&pr->model, theta, D, NULL, D->n,
-                                         s->ws, L);
+    const pflref_fedfomo_hyper *h = &s->hyper->fedfomo;
+    const size_t B = h->val_batch;
+    pflref_status st = PFLREF_OK;
+    if (h->val_loss == PFLREF_FEDFOMO_VAL_BATCH_MEAN && B > 0 && B < D->n &&
+        pr->model.kind != PFLREF_MODEL_QUADRATIC) {
+        size_t *idx = ((fedfomo_work *)s->extra)->vidx;
+        double sum = 0.0;
+        size_t nbatches = 0;
+        for (size_t lo = 0; st == PFLREF_OK && lo < D->n; lo += B) {
+            const size_t nb = D->n - lo < B ? D->n - lo : B;
+            for (size_t j = 0; j < nb; j++)
+                idx[j] = lo + j;
+            double Lb;
+            st = pflref_model_loss(&pr->model, theta, D, idx, nb, s->ws, &Lb);
+            sum += Lb;
+            nbatches++;
+        }
+        *L = sum / (double)nbatches;
+    } else {
+        st = pflref_model_loss(&pr->model, theta, D, NULL, D->n, s->ws, L);
+    }
     if (st != PFLREF_OK)
         return pflref_error_set(err, st, NULL,
                                 "the validation loss L_i of client %zu "
@@ -156,13 +232,30 @@ static pflref_status val_loss(const pflref_state *s, size_t i,
     return PFLREF_OK;
 }
 
-/* ‖x − a‖₂ or ‖x − a‖₁ (fedfomo.distance), summed in index order. */
-static double distance(const double *x, const double *a, size_t P, int l1)
+/* ‖x − a‖₂, ‖x − a‖₁ or ‖x − a‖₂² (fedfomo.distance), summed in index
+ * order; l2_per_tensor_sum: Σ_blocks ‖x_B − a_B‖₂ over the model's blocks
+ * in layout order (the NVlabs code's l2_root, utils.py:143-176, one norm
+ * per parameter tensor). */
+static double distance(const pflref_model *m, const double *x,
+                       const double *a, size_t P, int kind)
 {
+    if (kind == PFLREF_FEDFOMO_DISTANCE_L2_PER_TENSOR) {
+        double total = 0.0;
+        for (size_t b = 0; b < m->nblocks; b++) {
+            const size_t lo = m->blocks[b].offset;
+            const size_t hi = lo + m->blocks[b].rows * m->blocks[b].cols;
+            double sum = 0.0;
+            for (size_t p = lo; p < hi; p++)
+                sum += (x[p] - a[p]) * (x[p] - a[p]);
+            total += sqrt(sum);
+        }
+        return total;
+    }
+    const int l1 = kind == PFLREF_FEDFOMO_DISTANCE_L1;
     double sum = 0.0;
     for (size_t p = 0; p < P; p++)
         sum += l1 ? fabs(x[p] - a[p]) : (x[p] - a[p]) * (x[p] - a[p]);
-    return l1 ? sum : sqrt(sum);
+    return kind == PFLREF_FEDFOMO_DISTANCE_L2 ? sqrt(sum) : sum;
 }
 
 /* req: fedfomo.alg1.l3 */
@@ -173,44 +266,47 @@ static pflref_status ratio(const pflref_state *s, size_t i, size_t n,
                            pflref_error *err)
 {
     const double *theta_n = ws->theta_prev + n * s->P;
-    const double d = distance(theta_n, a, s->P,
-                              s->hyper->fedfomo.distance ==
-                                  PFLREF_FEDFOMO_DISTANCE_L1);
+    const double d = distance(&s->problem->model, theta_n, a, s->P,
+                              s->hyper->fedfomo.distance);
     ws->r[n] = 0.0;
     if (d == 0.0)
         return PFLREF_OK;
     double L_n;
     pflref_status st = val_loss(s, i, theta_n, &L_n, err);
-    if (st == PFLREF_OK)
-        ws->r[n] = (L_a - L_n) / d;
+    if (st == PFLREF_OK)   /* req: fedfomo.alg1.l3 */
+        ws->r[n] = (L_a - L_n) / (d + s->hyper->fedfomo.distance_eps);
     return st;
 }
 
-/* Alg. 1 l. 2-5 and 8 for client i (participant j of plan): the weights
- * w_n, φ_i ← φ_i + Σ w_n (θ_n − φ_i), and P_{i,·} += w. */
-static pflref_status federated_update(pflref_state *s,
-                                      const pflref_round_plan *plan,
-                                      size_t j, fedfomo_work *ws,
+/* Alg. 1 l. 2-5 and 8 for client i (participant j of plan), with S its
+ * downloads S_i^t (ids[0..M−1]): the weights w_n, φ_i^t = a + Σ w_n
+ * (θ_n − a), and the affinity row P_{i,·}. */
+static pflref_status federated_update(pflref_state *s, size_t i,
+                                      const size_t *ids, size_t M,
+                                      fedfomo_work *ws,
                                       const pflref_trace *trace,
                                       pflref_error *err)
 {
-    const size_t P = s->P, N = s->N, i = plan->clients[j];
+    const size_t P = s->P, N = s->N;
     const long t = (long)s->t;
-    double *a = ws->phi + i * P;    /* φ_i^{t−1}, becomes φ_i^t */
+    const pflref_fedfomo_hyper *h = &s->hyper->fedfomo;
+    double *phi = ws->phi + i * P;            /* becomes φ_i^t */
+    /* l. 2: the anchor a = φ_i^{t−1} (pre_train) or θ_i^{t−1} */
+    const double *a = h->anchor == PFLREF_FEDFOMO_ANCHOR_POST_TRAIN
+                          ? ws->theta_prev + i * P
+                          : phi;
     memset(ws->weight, 0, N * sizeof *ws->weight);
+    memset(ws->r, 0, N * sizeof *ws->r);
     double L_a;
     pflref_status st = val_loss(s, i, a, &L_a, err);
     /* req: fedfomo.alg1.l2, fedfomo.alg1.l3 */
     /* l. 2-3: r_n over C = S_i^t (∪ {i}) */
-    const pflref_batches *S = plan->peers;
-    const size_t M = S == NULL ? 0 : S->step_off[j + 1] - S->step_off[j];
     for (size_t q = 0; st == PFLREF_OK && q < M; q++) {
-        const size_t n = S->idx[S->step_off[j] + q];
+        const size_t n = ids[q];
         st = ratio(s, i, n, a, L_a, ws, err);
         ws->weight[n] = ws->r[n] > 0.0 ? ws->r[n] : 0.0;   /* max(r_n, 0) */
     }
-    if (st == PFLREF_OK &&
-        s->hyper->fedfomo.self == PFLREF_FEDFOMO_SELF_INCLUDED) {
+    if (st == PFLREF_OK && h->self == PFLREF_FEDFOMO_SELF_INCLUDED) {
         st = ratio(s, i, i, a, L_a, ws, err);
         ws->weight[i] = ws->r[i] > 0.0 ? ws->r[i] : 0.0;
     }
@@ -222,41 +318,134 @@ static pflref_status federated_update(pflref_state *s,
     for (size_t n = 0; n < N; n++)
         total += ws->weight[n];
     for (size_t n = 0; n < N && total > 0.0; n++)
-        ws->weight[n] /= total;
+        ws->weight[n] /= total;   /* req: fedfomo.alg1.l4 */
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
                       "weights", ws->weight, N, WEIGHT_LINE);
     /* req: fedfomo.alg1.l5 */
-    /* l. 5: φ_i^t = a + Σ_n w_n (θ_n − a), n ascending, a fixed */
+    /* l. 5: φ_i^t = a + Σ_n w_n (θ_n − a), n ascending, a fixed;
+     * fedfomo.no_positive = keep_current with all w = 0: φ_i^t = θ_i^{t−1} */
+    const double *keep =
+        total > 0.0 || h->no_positive == PFLREF_FEDFOMO_NO_POSITIVE_ANCHOR
+            ? NULL
+            : ws->theta_prev + i * P;
     for (size_t p = 0; p < P; p++) {
         const double a_p = a[p];
-        double x = a_p;
-        for (size_t n = 0; n < N; n++)
-            if (ws->weight[n] > 0.0)
+        double x = keep != NULL ? keep[p] : a_p;
+        for (size_t n = 0; n < N && keep == NULL; n++)
+            if (ws->weight[n] > 0.0)   /* req: fedfomo.alg1.l5 */
                 x += ws->weight[n] * (ws->theta_prev[n * P + p] - a_p);
-        a[p] = x;
+        phi[p] = x;
     }
-    if (!pflref_all_finite(a, P))
+    if (!pflref_all_finite(phi, P))
         return pflref_error_diverge(err, t, (long)i, 0, "phi");
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1, "phi",
-                      a, P, UPDATE_LINE);
+                      phi, P, UPDATE_LINE);
     /* req: fedfomo.alg1.l8 */
-    /* l. 8: P_{i,n} += w_n */
+    /* l. 8: P_{i,n} += w_n (fedfomo.P_update: or r_n / max(|Σ_m r_m|,
+     * 1e-9), or r_n) */
     double *row = ws->affinity + i * N;
-    for (size_t n = 0; n < N; n++)
-        row[n] += ws->weight[n];
+    double scale = 1.0;
+    if (h->p_update == PFLREF_FEDFOMO_P_UPDATE_SIGNED) {
+        double sum = 0.0;
+        for (size_t n = 0; n < N; n++)
+            sum += ws->r[n];
+        scale = fabs(sum) > 1e-9 ? fabs(sum) : 1e-9;
+    }
+    for (size_t n = 0; n < N; n++)   /* req: fedfomo.alg1.l8 */
+        row[n] += h->p_update == PFLREF_FEDFOMO_P_UPDATE_WEIGHTS
+                      ? ws->weight[n]
+                      : ws->r[n] / scale;
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1, "P",
                       row, N, AFFINITY_LINE);
     return PFLREF_OK;
 }
 
-/* The start: every anchor φ_i⁰ = w⁰ (θ_i⁰ = w⁰ is the state's v_i, and
- * P = 0 is the zero-filled workspace). */
+/* Descending P_{i,n}, ties to the lower id: a before b. */
+static int greedy_before(const double *row, size_t a, size_t b)
+{
+    return row[a] > row[b] || (row[a] == row[b] && a < b);
+}
+
+size_t pflref_fedfomo_select(const double *row, const size_t *order, size_t k,
+                             const double *u, size_t slots, double eps,
+                             int top_m, size_t *greedy, size_t *out)
+{
+    /* G: insertion sort of π's ids by (−P_{i,n}, n) */
+    for (size_t q = 0; q < k; q++) {
+        size_t e = q;
+        for (; e > 0 && greedy_before(row, order[q], greedy[e - 1]); e--)
+            greedy[e] = greedy[e - 1];
+        greedy[e] = order[q];
+    }
+    const size_t count = slots < k ? slots : k;
+    size_t next_pi = 0, next_g = 0;
+    for (size_t c = 0; c < count; c++) {
+        /* slot c + 1: explore (π) when u < ε_t, else exploit (G) */
+        const int explore = !top_m && u[c] < eps;
+        const size_t *list = explore ? order : greedy;
+        size_t *next = explore ? &next_pi : &next_g;
+        for (;; (*next)++) {   /* skip ids chosen already; one is left */
+            int taken = 0;
+            for (size_t e = 0; e < c && !taken; e++)
+                taken = out[e] == list[*next];
+            if (!taken)
+                break;
+        }
+        out[c] = list[(*next)++];
+    }
+    return count;
+}
+
+/* Round t's downloads of every participant chosen from P (l. 1, notes
+ * §2.5), into s->chosen_peers[t]: participant j draws with π =
+ * plan->peer_order list j and u = its peer_u; M = the count of u, less the
+ * own upload under fedfomo.M_counts = total. */
+static pflref_status choose_peers(pflref_state *s,
+                                  const pflref_round_plan *plan,
+                                  fedfomo_work *ws, pflref_error *err)
+{
+    const pflref_fedfomo_hyper *h = &s->hyper->fedfomo;
+    const pflref_batches *pi = plan->peer_order;
+    pflref_batches *out = &s->chosen_peers[s->t];
+    size_t total = 0;
+    for (size_t j = 0; j < plan->m; j++)
+        total += pi->step_off[j + 1] - pi->step_off[j];
+    pflref_status st = pflref_batches_alloc(out, plan->m, total, err);
+    if (st != PFLREF_OK)
+        return st;
+    /* ε_t = ε₀ − δ t, req: fedfomo.alg1.l1 */
+    const double eps = h->epsilon0 - h->delta * (double)s->t;
+    for (size_t j = 0; j < plan->m; j++) {
+        const size_t i = plan->clients[j];
+        size_t M = plan->peer_u_off[j + 1] - plan->peer_u_off[j];
+        if (h->m_counts == PFLREF_FEDFOMO_M_TOTAL &&
+            h->self == PFLREF_FEDFOMO_SELF_INCLUDED)
+            M = M > 0 ? M - 1 : 0;
+        const size_t got = pflref_fedfomo_select(
+            ws->affinity + i * s->N, pi->idx + pi->step_off[j],
+            pi->step_off[j + 1] - pi->step_off[j],
+            plan->peer_u + plan->peer_u_off[j], M, eps,
+            h->selection == PFLREF_FEDFOMO_SELECTION_TOPM, ws->greedy,
+            out->idx + out->step_off[j]);
+        out->step_off[j + 1] = out->step_off[j] + got;
+    }
+    return PFLREF_OK;
+}
+
+/* The start: every anchor φ_i⁰ = w⁰ (θ_i⁰ = w⁰ is the state's v_i), and
+ * P = 0 (the zero-filled workspace) or fedfomo.P_init's diagonal. */
 static pflref_status fedfomo_init(pflref_state *s, pflref_error *err)
 {
     (void)err;
     fedfomo_work *ws = s->extra;
-    for (size_t i = 0; i < s->N; i++)
+    const int p_init = s->hyper->fedfomo.p_init;
+    for (size_t i = 0; i < s->N; i++) {
         memcpy(ws->phi + i * s->P, s->w0, s->P * sizeof *s->w0);
+        /* fedfomo.P_init: P_{i,i} = 1/10 (NVlabs) or 1 (PFLlib) */
+        if (p_init != PFLREF_FEDFOMO_P_INIT_ZEROS)
+            ws->affinity[i * s->N + i] =
+                p_init == PFLREF_FEDFOMO_P_INIT_OWN ? 0.1 : 1.0;
+    }
     return PFLREF_OK;
 }
 
@@ -271,10 +460,21 @@ static pflref_status fedfomo_round(pflref_state *s,
     /* req: fedfomo.alg1.l1 */
     /* l. 1: the uploads θ_n^{t−1} every download of this round sees */
     memcpy(ws->theta_prev, s->v, N * P * sizeof *s->v);
+    /* S_i^t: the schedule's peer lists, or chosen now from P and the
+     * round's draws (recorded in s->chosen_peers) */
+    const pflref_batches *S = plan->peers;
+    if (S == NULL && plan->peer_order != NULL && s->chosen_peers != NULL) {
+        pflref_status st = choose_peers(s, plan, ws, err);
+        if (st != PFLREF_OK)
+            return st;
+        S = &s->chosen_peers[s->t];
+    }
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
         double *theta_i = s->v + i * P;
-        pflref_status st = federated_update(s, plan, j, ws, trace, err);
+        const size_t *ids = S == NULL ? NULL : S->idx + S->step_off[j];
+        const size_t M = S == NULL ? 0 : S->step_off[j + 1] - S->step_off[j];
+        pflref_status st = federated_update(s, i, ids, M, ws, trace, err);
         if (st != PFLREF_OK)
             return st;
         /* req: fedfomo.alg1.l6 */

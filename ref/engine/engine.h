@@ -39,6 +39,11 @@ struct pflref_state {
                                    state W_h (P×e), b_h (P), v (N×e), or
                                    NULL                                     */
     size_t n_hn;
+    pflref_batches *chosen_peers; /* T: FedFomo's run-time peer lists
+                                   (allocated here when a round carries
+                                   peer draws; the algorithm fills round
+                                   t's), or NULL                           */
+    size_t n_chosen;            /* T when chosen_peers is allocated         */
     double *mix;                /* P: the driver's evaluation buffer (v̄_i) */
     void *extra;                /* the algorithm's own state and buffers
                                    (alg->work_alloc), or NULL               */

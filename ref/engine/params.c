@@ -59,7 +59,22 @@ static const char *const cfl_bipartition_values[] = {"optimal",
                                                     "complete_linkage", NULL};
 static const char *const cfl_weights_values[] = {"uniform", "samples", NULL};
 static const char *const ifca_mode_values[] = {"gradient", "model", NULL};
-static const char *const fedfomo_distance_values[] = {"l2", "l1", NULL};
+static const char *const fedfomo_distance_values[] = {
+    "l2", "l1", "l2_squared", "l2_per_tensor_sum", NULL};
+static const char *const fedfomo_val_loss_values[] = {"sample_mean",
+                                                      "batch_mean", NULL};
+static const char *const fedfomo_selection_values[] = {"eps_greedy", "topM",
+                                                        NULL};
+static const char *const fedfomo_p_update_values[] = {
+    "weights", "signed_abs_sum", "raw", NULL};
+static const char *const fedfomo_p_init_values[] = {"zeros", "own_0.1",
+                                                     "identity", NULL};
+static const char *const fedfomo_no_positive_values[] = {
+    "anchor", "keep_current", NULL};
+static const char *const fedfomo_anchor_values[] = {"pre_train", "post_train",
+                                                     NULL};
+static const char *const fedfomo_m_counts_values[] = {"others", "total",
+                                                      NULL};
 static const char *const fedfomo_self_values[] = {"included", "excluded",
                                                   NULL};
 static const char *const fedbn_weights_values[] = {"uniform", "samples",
@@ -322,6 +337,56 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, fedfomo.self), 0.0, 0.0, 0, fedfomo_self_values,
      "", "FedFomo's candidates: the M downloaded models and the client's own "
      "last upload (the authors' code) | the M models only"},
+    {"fedfomo.epsilon0", "fedfomo", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, fedfomo.epsilon0), 0.3, 0.0, 0, NULL, "ε₀",
+     "FedFomo's run-time peer choice: exploration ε_t = ε₀ − δ t, 0 ≤ ε₀ ≤ 1 "
+     "(NVlabs README 0.3)"},
+    {"fedfomo.delta", "fedfomo", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, fedfomo.delta), 0.05, 0.0, 0, NULL, "δ",
+     "FedFomo's run-time peer choice: the decay δ of ε_t (NVlabs README "
+     "0.05)"},
+    {"fedfomo.distance_eps", "fedfomo", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, fedfomo.distance_eps), 0.0, 0.0, 0, NULL, "",
+     "FedFomo: added to every distance ‖θ_n − a‖ (0 = the paper; PFLlib "
+     "clientfomo.py weight_cal 1e-5)"},
+    {"fedfomo.selection", "fedfomo", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedfomo.selection), 0.0, 0.0, 0,
+     fedfomo_selection_values, "",
+     "FedFomo's run-time peer choice: ε-greedy over P (the paper) | the M "
+     "largest P_{i,n} (PFLlib)"},
+    {"fedfomo.P_update", "fedfomo", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedfomo.p_update), 0.0, 0.0, 0,
+     fedfomo_p_update_values, "",
+     "FedFomo's affinity P_{i,n} += w_n (the paper) | r_n / |Σ r_m| (NVlabs) "
+     "| r_n (PFLlib)"},
+    {"fedfomo.P_init", "fedfomo", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedfomo.p_init), 0.0, 0.0, 0,
+     fedfomo_p_init_values, "",
+     "FedFomo's initial affinity: 0 | P_{i,i} = 1/10 (NVlabs) | I (PFLlib)"},
+    {"fedfomo.no_positive", "fedfomo", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedfomo.no_positive), 0.0, 0.0, 0,
+     fedfomo_no_positive_values, "",
+     "FedFomo when no candidate improves: restart from the anchor | keep "
+     "the current model θ_i (PFLlib)"},
+    {"fedfomo.anchor", "fedfomo", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedfomo.anchor), 0.0, 0.0, 0,
+     fedfomo_anchor_values, "",
+     "FedFomo's anchor: φ_i, the start of the last training (both codes) | "
+     "θ_i, its end (PFLlib's old_model)"},
+    {"fedfomo.M_counts", "fedfomo", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedfomo.m_counts), 0.0, 0.0, 0,
+     fedfomo_m_counts_values, "",
+     "FedFomo's schedule.peers = M counts: the other clients | every "
+     "candidate, the own upload included"},
+    {"fedfomo.val_loss", "fedfomo", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedfomo.val_loss), 0.0, 0.0, 0,
+     fedfomo_val_loss_values, "",
+     "FedFomo's L_i: the mean over the validation samples | the mean of "
+     "the batch means (NVlabs train.py:258)"},
+    {"fedfomo.val_batch", "fedfomo", "", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, fedfomo.val_batch), 0.0, 0.0, 0, NULL, "",
+     "FedFomo's validation batch size under val_loss = batch_mean (0: the "
+     "whole split, one batch)"},
     {"fedbn.weights", "fedbn", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, fedbn.weights), 0.0, 0.0, 0,
      fedbn_weights_values, "",
@@ -470,6 +535,21 @@ static const pflref_preset presets[] = {
      "TsingZ0/PFLlib d832e76f6a23: clientperavg.py (first order, "
      "train_one_step's one α step), PerAvgOptimizer, serverbase.py's n_i "
      "weights; α = β = η is left to the spec; notes-pfllib-as-run §2.3"},
+    {"fedfomo", "official",
+     "fedfomo.distance=l1 fedfomo.self=included fedfomo.P_update=signed_abs_sum "
+     "fedfomo.P_init=own_0.1 fedfomo.M_counts=total fedfomo.epsilon0=0.3 "
+     "fedfomo.delta=0.05", NULL,
+     "NVlabs/FedFomo @ fe04f66: federated/args.py:168,180 (l1, own weight "
+     "0.1), client.py:285-288,320,347, federation.py:396-418, README "
+     "(ε₀ 0.3, δ 0.05); shared/spec notes-fedbn-fedfomo.md §2.8"},
+    {"fedfomo", "pfllib",
+     "fedfomo.distance=l2 fedfomo.distance_eps=1e-5 fedfomo.selection=topM "
+     "fedfomo.P_update=raw fedfomo.P_init=identity fedfomo.anchor=post_train "
+     "fedfomo.no_positive=keep_current", NULL,
+     "TsingZ0/PFLlib @ 487a29e: clientfomo.py (weight_cal: norm + 1e-5; "
+     "old_model after aggregation; no positive weight keeps the model), "
+     "serverfomo.py (P = I, topk of P, P += raw weights); shared/spec "
+     "notes-fedbn-fedfomo.md §2.8"},
     {"apfl", "pfllib",
      "apfl.variant=pfllib apfl.weights=samples apfl.alpha=adaptive "
      "lr.count=trainings", NULL,

@@ -24,8 +24,19 @@
 #include "engine/engine.h"
 #include "engine/work.h"
 
+/* Free n run-time peer lists and their array. */
+static void chosen_peers_free(pflref_batches *b, size_t n)
+{
+    for (size_t t = 0; b != NULL && t < n; t++) {
+        free(b[t].step_off);
+        free(b[t].idx);
+    }
+    free(b);
+}
+
 static void state_free(pflref_state *s, const pflref_algorithm *alg)
 {
+    chosen_peers_free(s->chosen_peers, s->n_chosen);
     if (s->extra != NULL)
         alg->work_free(s->extra);
     free(s->mix);
@@ -232,8 +243,17 @@ static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
     if (alg->has_clusters)
         s->cluster = calloc(N, sizeof *s->cluster);
     s->trained = calloc(N > 0 ? N : 1, sizeof *s->trained);
-    if (s->w0 == NULL || s->trained == NULL ||
-        (alg->has_global && s->w == NULL) ||
+    /* FedFomo's run-time peer lists: one slot per round once any round
+     * carries ε-greedy draws (schedule.h, peer_order) */
+    int draws = 0;
+    for (size_t t = 0; t < schedule->T; t++)
+        draws |= schedule->rounds[t].peer_order != NULL;
+    if (draws) {
+        s->chosen_peers = calloc(schedule->T, sizeof *s->chosen_peers);
+        s->n_chosen = s->chosen_peers != NULL ? schedule->T : 0;
+    }
+    if ((draws && s->chosen_peers == NULL) || s->w0 == NULL ||
+        s->trained == NULL || (alg->has_global && s->w == NULL) ||
         (alg->has_personal && s->v == NULL) ||
         (alg->has_alpha && s->alpha == NULL) || s->mask == NULL ||
         s->shared == NULL || s->accum == NULL || s->mix == NULL ||
@@ -323,6 +343,7 @@ void pflref_run_result_free(pflref_run_result *r)
     free(r->alpha);
     free(r->theta0);
     free(r->hn);
+    chosen_peers_free(r->chosen_peers, r->T);
     for (size_t e = 0; e < r->n_eval; e++) {
         free(r->eval[e].train);
         free(r->eval[e].test);
@@ -678,6 +699,8 @@ pflref_status pflref_run(const pflref_problem *problem,
         r->n_theta0 = s.n_theta0;
         r->hn = s.hn;
         r->n_hn = s.n_hn;
+        r->chosen_peers = s.chosen_peers;   /* T = s.n_chosen slots */
+        s.chosen_peers = NULL;
         s.w0 = s.w = s.v = s.alpha = s.theta0 = s.hn = NULL;
         *out = r;
     } else {

@@ -48,7 +48,31 @@ static json_t *batches_json(builder *b, const pflref_batches *bt)
     return steps;
 }
 
-static json_t *schedule_json(builder *b, const pflref_schedule *s)
+/* FedFomo's ε-greedy draws of a round: [{"order": π, "u": [u_s]}, ...],
+ * one per participant. */
+static json_t *peer_draws_json(builder *b, const pflref_round_plan *r)
+{
+    json_t *list = json_array();
+    for (size_t j = 0; j < r->m; j++) {
+        const pflref_batches *o = r->peer_order;
+        json_t *d = json_object();
+        put(b, d, "order",
+            pflref_json_new_indices(o->idx + o->step_off[j],
+                                    o->step_off[j + 1] - o->step_off[j]));
+        put(b, d, "u",
+            pflref_json_new_vector(r->peer_u + r->peer_u_off[j],
+                                   r->peer_u_off[j + 1] - r->peer_u_off[j]));
+        append(b, list, d);
+    }
+    return list;
+}
+
+/* The schedule actually used; chosen (T entries, or NULL) holds the peer
+ * lists FedFomo chose at run time in rounds whose schedule had none
+ * (nsteps = 0 where it chose nothing), written as the round's "peers" so
+ * that the result replays with them as data. */
+static json_t *schedule_json(builder *b, const pflref_schedule *s,
+                             const pflref_batches *chosen)
 {
     json_t *o = json_object();
     put(b, o, "kind", json_string("given"));
@@ -67,6 +91,10 @@ static json_t *schedule_json(builder *b, const pflref_schedule *s)
         put(b, ro, "batches", bl);
         if (r->peers != NULL)   /* FedFomo's S_i^t, one list per client */
             put(b, ro, "peers", batches_json(b, r->peers));
+        else if (chosen != NULL && chosen[t].nsteps > 0)
+            put(b, ro, "peers", batches_json(b, &chosen[t]));
+        if (r->peer_order != NULL)   /* the draws S_i^t was chosen with */
+            put(b, ro, "peer_draws", peer_draws_json(b, r));
         if (r->personal != NULL) {  /* Ditto's own personal batches */
             json_t *pl = json_array();
             for (size_t j = 0; j < r->m; j++)
@@ -145,6 +173,10 @@ static json_t *schedule_config_json(builder *b, const pflref_spec *spec)
     put(b, o, "local", work_json(b, &c->train));
     if (c->has_post)
         put(b, o, "post", work_json(b, &c->post));
+    if (c->peers > 0) {
+        put(b, o, "peers", json_integer((json_int_t)c->peers));
+        put(b, o, "peer_seed", json_integer((json_int_t)c->peer_seed));
+    }
     return o;
 }
 
@@ -416,7 +448,8 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
         put(&b, root, "hypernetwork", hypernetwork_json(&b, spec, res->hn));
     if (!spec->schedule_given)
         put(&b, root, "schedule_config", schedule_config_json(&b, spec));
-    put(&b, root, "schedule", schedule_json(&b, spec->schedule));
+    put(&b, root, "schedule",
+        schedule_json(&b, spec->schedule, res->chosen_peers));
 
     json_t *fin = json_object();
     if (res->w != NULL)

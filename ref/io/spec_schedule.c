@@ -4,15 +4,18 @@
  * each local step uses.
  *
  *   generate  {rounds, clients_per_round, sampler, client_seed, batches,
- *             batch_seed, local, post, personal}: drawn by the built-in
- *             sampler (ref/sampling/schedule.c), config kept in
- *             spec->schedule_cfg ("personal": Ditto's personal pass's own
- *             work, PFLlib's -pls)
+ *             batch_seed, local, post, personal, peers, peer_seed}:
+ *             drawn by the built-in sampler (ref/sampling/schedule.c),
+ *             config kept in spec->schedule_cfg ("personal": Ditto's
+ *             personal pass's own work, PFLlib's -pls; FedFomo's "peers" = M
+ *             adds the ε-greedy draws of every participant, draw_peer_draws)
  *   given     {rounds: [{clients, selected, drawn, batches, peers,
- *             personal}], post}: every choice explicit, the form a result
- *             writes back ("peers": FedFomo's downloads, one id list per
- *             participant; "personal": Ditto's personal batches, one batch
- *             list per participant)
+ *             peer_draws, personal}], post}: every choice explicit, the form
+ *             a result writes back ("peers": FedFomo's downloads, one id
+ *             list per participant; "peer_draws": the ε-greedy draws
+ *             {order, u} they are chosen with at run time when "peers" is
+ *             absent, ref/algorithms/fedfomo.c; "personal": Ditto's
+ *             personal batches, one batch list per participant)
  *
  * "post" (the work of the phase after training) is present exactly when
  * the algorithm has such a phase.  Either way the schedule is validated
@@ -20,6 +23,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 #include "io/spec_read.h"
 
 #define MAX_COUNT PFLREF_SPEC_MAX_COUNT
@@ -230,6 +235,86 @@ static pflref_status read_personal(const json_t *r, const char *rp,
     return read_batch_lists(v, where, n, plan->personal, err);
 }
 
+/* A round's "peer_draws" (FedFomo's ε-greedy draws, notes §2.5): one
+ * object {"order": π, "u": [u_1..u_M]} per participant, into
+ * plan->peer_order, peer_u_off and peer_u (absent: NULL).  Ids are
+ * range-checked here and every u_s must lie in [0, 1); that an order holds
+ * neither the client itself nor a repeat is FedFomo's check. */
+static pflref_status read_peer_draws(const json_t *r, const char *rp,
+                                     size_t N, const pflref_spec *spec,
+                                     pflref_round_plan *plan,
+                                     pflref_error *err)
+{
+    static const char *const dkeys[] = {"order", "u", NULL};
+    const json_t *v = json_object_get(r, "peer_draws");
+    if (v == NULL)
+        return PFLREF_OK;
+    char where[PFLREF_WHERE_MAX];
+    pflref_json_key_path(where, sizeof where, rp, "peer_draws");
+    if (strcmp(spec->algorithm->name, "fedfomo") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "only fedfomo takes peer draws (%s does not)",
+                                spec->algorithm->name);
+    size_t n, total = 0, total_u = 0, len;
+    pflref_status st = pflref_json_array(v, where, 0, &n, err);
+    if (st == PFLREF_OK && n != plan->m)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%zu peer draws for %zu clients", n, plan->m);
+    for (size_t j = 0; st == PFLREF_OK && j < n; j++) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_index_path(path, sizeof path, where, j);
+        const json_t *d = json_array_get(v, j);
+        json_t *list;
+        if ((st = pflref_json_object(d, path, dkeys, err)) ||
+            (st = pflref_json_array_member(d, path, "order", 0, &list, &len,
+                                           err)))
+            break;
+        total += len;
+        if ((st = pflref_json_array_member(d, path, "u", 0, &list, &len,
+                                           err)))
+            break;
+        total_u += len;
+    }
+    if (st != PFLREF_OK)
+        return st;
+    plan->peer_order = calloc(1, sizeof *plan->peer_order);
+    plan->peer_u_off = calloc(n + 1, sizeof *plan->peer_u_off);
+    plan->peer_u = malloc((total_u > 0 ? total_u : 1) * sizeof *plan->peer_u);
+    if (plan->peer_order == NULL || plan->peer_u_off == NULL ||
+        plan->peer_u == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    st = pflref_batches_alloc(plan->peer_order, n, total, err);
+    for (size_t j = 0; st == PFLREF_OK && j < n; j++) {
+        char path[PFLREF_WHERE_MAX], op[PFLREF_WHERE_MAX], up[PFLREF_WHERE_MAX];
+        pflref_json_index_path(path, sizeof path, where, j);
+        pflref_json_key_path(op, sizeof op, path, "order");
+        pflref_json_key_path(up, sizeof up, path, "u");
+        const json_t *d = json_array_get(v, j);
+        const json_t *order = json_object_get(d, "order");
+        const json_t *u = json_object_get(d, "u");
+        len = json_array_size(order);
+        plan->peer_order->step_off[j + 1] = plan->peer_order->step_off[j] + len;
+        st = pflref_json_indices(order, op, len, N,
+                                 plan->peer_order->idx +
+                                     plan->peer_order->step_off[j],
+                                 err);
+        len = json_array_size(u);
+        plan->peer_u_off[j + 1] = plan->peer_u_off[j] + len;
+        double *uj = plan->peer_u + plan->peer_u_off[j];
+        if (st == PFLREF_OK && len > 0)
+            st = pflref_json_vector(u, up, len, uj, err);
+        for (size_t s = 0; st == PFLREF_OK && s < len; s++)
+            if (!(uj[s] >= 0.0 && uj[s] < 1.0)) {
+                char sp[PFLREF_WHERE_MAX];
+                pflref_json_index_path(sp, sizeof sp, up, s);
+                st = pflref_error_set(err, PFLREF_EINVAL, sp,
+                                      "a uniform draw must lie in [0, 1), "
+                                      "not %.17g", uj[s]);
+            }
+    }
+    return st;
+}
+
 /* Round rp = "schedule.rounds[t]" of a given schedule for N clients:
  * {clients, selected, drawn, batches, peers, personal} into plan. */
 static pflref_status read_round(const json_t *r, const char *rp, size_t N,
@@ -237,7 +322,7 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
                                 pflref_round_plan *plan, pflref_error *err)
 {
     static const char *const rkeys[] = {"clients", "selected", "drawn",
-                                        "batches", "peers", "personal",
+                                        "batches", "peers", "personal", "peer_draws",
                                         NULL};
     char cp[PFLREF_WHERE_MAX], bp[PFLREF_WHERE_MAX];
     pflref_json_key_path(cp, sizeof cp, rp, "clients");
@@ -258,7 +343,8 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
         (st = pflref_json_indices(clients, cp, m, N, plan->clients, err)) ||
         (st = read_selected_drawn(r, rp, N, plan, err)) ||
         (st = read_peers(r, rp, N, spec, plan, err)) ||
-        (st = read_personal(r, rp, spec, plan, err)))
+        (st = read_personal(r, rp, spec, plan, err)) ||
+        (st = read_peer_draws(r, rp, N, spec, plan, err)))
         return st;
     return read_batch_lists(batches, bp, m, plan->batches, err);
 }
@@ -301,6 +387,57 @@ static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
                             err);
 }
 
+/* FedFomo's ε-greedy draws for a generated schedule (notes §2.5): for
+ * every round t and participant clients[j] (t, then j ascending) one
+ * mt19937 stream seeded once with peer_seed gives π, a random order of the
+ * N − 1 other ids (gsl_ran_shuffle of them in ascending order), then
+ * min(M, N) uniforms u_1.. (gsl_rng_uniform, in [0, 1)).  The draws do
+ * not depend on the affinity matrix P, so they are drawn here and kept as
+ * data in the schedule (the result writes them back as "peer_draws"); the choice
+ * of the M peers from P, π and u is made at run time
+ * (ref/algorithms/fedfomo.c) and recorded as the result's "peers". */
+static pflref_status draw_peer_draws(pflref_schedule *sched, size_t M,
+                                     unsigned long seed, pflref_error *err)
+{
+    const size_t N = sched->N;
+    /* at most N − 1 slots are ever filled (N − 1 candidates; one more
+     * uniform when M counts the own upload): min(M, N) uniforms */
+    M = M < N ? M : N;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (rng == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
+                                "out of memory");
+    gsl_rng_set(rng, seed);
+    pflref_status st = PFLREF_OK;
+    for (size_t t = 0; t < sched->T && st == PFLREF_OK; t++) {
+        pflref_round_plan *r = &sched->rounds[t];
+        r->peer_order = calloc(1, sizeof *r->peer_order);
+        r->peer_u_off = calloc(r->m + 1, sizeof *r->peer_u_off);
+        r->peer_u = malloc((r->m * M > 0 ? r->m * M : 1) * sizeof *r->peer_u);
+        if (r->peer_order == NULL || r->peer_u_off == NULL ||
+            r->peer_u == NULL) {
+            st = pflref_error_set(err, PFLREF_ENOMEM, "schedule",
+                                  "out of memory");
+            break;
+        }
+        st = pflref_batches_alloc(r->peer_order, r->m, r->m * (N - 1), err);
+        for (size_t j = 0; j < r->m && st == PFLREF_OK; j++) {
+            size_t *pi = r->peer_order->idx + j * (N - 1);
+            r->peer_order->step_off[j + 1] = (j + 1) * (N - 1);
+            for (size_t n = 0, q = 0; n < N; n++)
+                if (n != r->clients[j])
+                    pi[q++] = n;
+            if (N > 1)
+                gsl_ran_shuffle(rng, pi, N - 1, sizeof *pi);
+            r->peer_u_off[j + 1] = (j + 1) * M;
+            for (size_t q = 0; q < M; q++)
+                r->peer_u[j * M + q] = gsl_rng_uniform(rng);
+        }
+    }
+    gsl_rng_free(rng);
+    return st;
+}
+
 static pflref_status read_generated_schedule(const json_t *v,
                                              pflref_spec *spec, size_t *n,
                                              pflref_error *err)
@@ -308,7 +445,8 @@ static pflref_status read_generated_schedule(const json_t *v,
     static const char *const keys[] = {"kind", "rounds", "clients_per_round",
                                        "sampler", "client_seed", "batches",
                                        "batch_seed", "local", "post",
-                                       "personal", NULL};
+                                       "personal", "peers",
+                                       "peer_seed", NULL};
     const size_t N = spec->problem->N;
     pflref_schedule_config *c = &spec->schedule_cfg;
     memset(c, 0, sizeof *c);
@@ -362,7 +500,28 @@ static pflref_status read_generated_schedule(const json_t *v,
                             err)))
             return st;
     }
-    return pflref_schedule_generate(c, n, N, &spec->schedule, err);
+    /* FedFomo: "peers" = M, the models each participant downloads, chosen
+     * ε-greedily at run time with draws from "peer_seed" */
+    size_t pseed;
+    if ((st = pflref_json_opt_size(v, "schedule", "peers", 0, MAX_COUNT, 0,
+                                   &c->peers, err)) ||
+        (st = pflref_json_opt_size(v, "schedule", "peer_seed", 1,
+                                   PFLREF_SEED_MAX, 1, &pseed, err)))
+        return st;
+    c->peer_seed = pseed;
+    if ((json_object_get(v, "peers") != NULL ||
+         json_object_get(v, "peer_seed") != NULL) &&
+        strcmp(spec->algorithm->name, "fedfomo") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                json_object_get(v, "peers") != NULL
+                                    ? "schedule.peers"
+                                    : "schedule.peer_seed",
+                                "only fedfomo downloads peers (%s does not)",
+                                spec->algorithm->name);
+    st = pflref_schedule_generate(c, n, N, &spec->schedule, err);
+    if (st == PFLREF_OK && c->peers > 0)
+        st = draw_peer_draws(spec->schedule, c->peers, c->peer_seed, err);
+    return st;
 }
 
 pflref_status pflref_spec_read_schedule(const json_t *root, pflref_spec *spec,

@@ -91,7 +91,7 @@ pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
     }
 
     /* Sizes: Xb nb·d, yb nb, Z and RZ nb·k, A, H, RH and T nb·h each,
-     * bn 3h. */
+     * bn 4h. */
     size_t nd, nk, nh, total = 0;
     if (!pflref_size_mul(max_batch, m->d, &nd) ||
         !pflref_size_mul(max_batch, m->k, &nk) ||
@@ -100,7 +100,7 @@ pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
         !pflref_size_add(&total, nk) || !pflref_size_add(&total, nk) ||
         !pflref_size_add(&total, nh) || !pflref_size_add(&total, nh) ||
         !pflref_size_add(&total, nh) || !pflref_size_add(&total, nh) ||
-        m->h > SIZE_MAX / 3 || !pflref_size_add(&total, 3 * m->h) ||
+        m->h > SIZE_MAX / 4 || !pflref_size_add(&total, 4 * m->h) ||
         total > SIZE_MAX / sizeof(double)) {
         free(ws);
         return NULL;

@@ -120,7 +120,7 @@ size_t pflref_model_workspace_bytes(const pflref_model *m, size_t max_batch)
 {
     if (m == NULL || m->kind == PFLREF_MODEL_QUADRATIC)
         return sizeof(pflref_model_workspace);
-    /* Xb nb·d, yb nb, Z and RZ nb·k, A, H, RH and T nb·h each, bn 3h
+    /* Xb nb·d, yb nb, Z and RZ nb·k, A, H, RH and T nb·h each, bn 4h
      * (batch.c) */
     size_t nd, nk, nh, total = 0;
     if (!pflref_size_mul(max_batch, m->d, &nd) ||
@@ -129,7 +129,7 @@ size_t pflref_model_workspace_bytes(const pflref_model *m, size_t max_batch)
         nh > SIZE_MAX / 4 || !pflref_size_add(&total, nd) ||
         !pflref_size_add(&total, max_batch) ||
         !pflref_size_add(&total, 2 * nk) || !pflref_size_add(&total, 4 * nh) ||
-        m->h > SIZE_MAX / 3 || !pflref_size_add(&total, 3 * m->h) ||
+        m->h > SIZE_MAX / 4 || !pflref_size_add(&total, 4 * m->h) ||
         total > (SIZE_MAX - sizeof(pflref_model_workspace)) / sizeof(double))
         return SIZE_MAX;
     return total * sizeof(double) + sizeof(pflref_model_workspace);

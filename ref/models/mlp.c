@@ -44,7 +44,9 @@
  * pflref_model_bn_update (r ← (1 − ρ) r + ρ · batch statistic).  loss and
  * grad run training mode (model.c sets ws->bn_train), evaluate and
  * outputs evaluation mode; grad_from_output runs training mode.  The HVP
- * and the body/head split API refuse a BN model.
+ * goes through the training-mode layer, batch statistics included
+ * (bn_hvp, the R-operator of the passes above); the body/head split API
+ * refuses a BN model.
  *
  * Every layer is the dense layer of dense.c (GSL BLAS dgemm); the formula
  * stands beside each call.  Cost: O(nb·h·(d + k)) for the loss and the
@@ -376,12 +378,123 @@ static void r_backward(const pflref_model *m, const double *w, size_t nb,
     body_backward_from(m, nb, ws->A, ws, Hv);
 }
 
-/* Hv := ∇²F v after forward and the loss terms: R-forward, G, R-backward. */
+/* The R-operator through the training-mode BN layer (Pearlmutter 1994
+ * applied to bn_forward and bn_backward; docs/models.md): Hv := ∇²F v
+ * after a training-mode forward pass and the loss terms, which left
+ * a in A, φ in H, x̂ in RH, μ_B, s²_B, s in ws->bn and P or r in Z.  Per
+ * hidden unit q (R{·} the directional derivative along v; v's entries
+ * of r_μ and r_v are ignored, F does not depend on the buffers in
+ * training mode):
+ *   R{a}_j = V1 x_j + v_b1,   R{μ} = (1/nb) Σ_j R{a}_j,
+ *   R{s²} = (2/nb) Σ_j (a_j − μ_B)(R{a}_j − R{μ}),   R{s} = R{s²}/(2s),
+ *   R{x̂}_j = (R{a}_j − R{μ})/s − x̂_j R{s}/s,
+ *   R{u}_j = v_γ x̂_j + γ R{x̂}_j + v_β,   R{φ}_j = σ'(u_j) R{u}_j,
+ *   R{z}_j = W2 R{φ}_j + V2 φ_j + v_b2,   R{E} by pflref_output_signal_r;
+ *   (Hv)_W2 = (1/nb) Σ_j (R{E}_j φ_jᵀ + E_j R{φ}_jᵀ),  (Hv)_b2 = (1/nb) Σ R{E}_j,
+ *   G_j = σ'(u_j) (W2ᵀ E_j),   R{G}_j = σ'(u_j) (W2ᵀ R{E}_j + V2ᵀ E_j)
+ *   (σ'' = 0),  S₁ = Σ G_c, S₂ = Σ G_c x̂_c, R{S₁} = Σ R{G}_c,
+ *   R{S₂} = Σ (R{G}_c x̂_c + G_c R{x̂}_c),
+ *   (Hv)_γ = R{S₂}/nb,  (Hv)_β = R{S₁}/nb,  (Hv)_{r_μ} = (Hv)_{r_v} = 0,
+ *   c = γ/(nb s),  R{c} = v_γ/(nb s) − c R{s}/s,
+ *   R{δ}_j = R{c}(nb G_j − S₁ − x̂_j S₂)
+ *            + c (nb R{G}_j − R{S₁} − R{x̂}_j S₂ − x̂_j R{S₂}),
+ *   (Hv)_W1 = (1/nb) Σ_j R{δ}_j x_jᵀ,  (Hv)_b1 = (1/nb) Σ_j R{δ}_j.
+ * Buffers: R{a} then R{x̂} in A (a is spent once R{s²} is formed), R{φ}
+ * then R{G} then R{δ} in T, G in H (φ is spent once R{z} and (Hv)_W2 are
+ * formed; the relu mask σ'(u) is then read from u = γ x̂ + β), R{s} in
+ * ws->bn[3h ..].  w (and so the running statistics) is not written. */
+static void bn_hvp(const pflref_model *m, const double *w, size_t nb,
+                   const double *v, pflref_model_workspace *ws, double *Hv)
+{
+    const size_t h = m->h, k = m->k;
+    const mlp_layout L = mlp_layout_of(m);
+    const double n = (double)nb;
+    const double *xhat = ws->RH, *mu = ws->bn, *s = ws->bn + 2 * h;
+    double *Rs = ws->bn + 3 * h, *Ra = ws->T, *Rx = ws->A;
+    const int relu = m->activation == PFLREF_ACT_RELU;
+    /* R{a} := X_b V1ᵀ + 1 v_b1ᵀ into T */
+    pflref_dense_forward(ws->Xb, nb, m->d, v + L.W1,
+                         m->hidden_bias ? v + L.b1 : NULL, h, Ra);
+    for (size_t q = 0; q < h; q++) {
+        double sum = 0.0, sq = 0.0;
+        for (size_t j = 0; j < nb; j++)
+            sum += Ra[j * h + q];
+        const double Rmu = sum / n;                       /* R{μ}   */
+        for (size_t j = 0; j < nb; j++)
+            sq += (ws->A[j * h + q] - mu[q]) * (Ra[j * h + q] - Rmu);
+        const double Rvar = 2.0 * sq / n;                 /* R{s²}  */
+        Rs[q] = Rvar / (2.0 * s[q]);                      /* R{s}   */
+        for (size_t j = 0; j < nb; j++)                   /* R{x̂}  */
+            Rx[j * h + q] = (Ra[j * h + q] - Rmu) / s[q] -
+                            xhat[j * h + q] * Rs[q] / s[q];
+    }
+    /* R{φ} := σ'(u) ⊙ (v_γ x̂ + γ R{x̂} + v_β) into T (over R{a}) */
+    double *Rphi = ws->T;
+    for (size_t j = 0; j < nb; j++)
+        for (size_t q = 0; q < h; q++) {
+            const size_t e = j * h + q;
+            Rphi[e] = v[L.gamma + q] * xhat[e] + w[L.gamma + q] * Rx[e] +
+                      v[L.beta + q];
+        }
+    act_mask(m->activation, Rphi, ws->H, nb * h);   /* u > 0 ⇔ φ > 0 */
+    /* R{Z} := R{φ} W2ᵀ + 1 v_b2ᵀ + φ V2ᵀ;  R{E};  E := P − Y or s r */
+    pflref_dense_forward(Rphi, nb, h, w + L.W2, m->bias ? v + L.b2 : NULL, k,
+                         ws->RZ);
+    pflref_gemm(CblasNoTrans, CblasTrans, 1.0, ws->H, nb, h, v + L.W2, k, h,
+                1.0, ws->RZ, nb, k);
+    pflref_output_signal_r(m, nb, ws);
+    pflref_output_signal(m, nb, ws);
+    /* (Hv)_W2 := (1/nb) R{E}ᵀ φ + (1/nb) Eᵀ R{φ};  (Hv)_b2 := (1/nb) Σ R{E} */
+    head_backward(m, nb, ws->H, ws->RZ, Hv);
+    pflref_gemm(CblasTrans, CblasNoTrans, 1.0 / n, ws->Z, nb, k, Rphi, nb, h,
+                1.0, Hv + L.W2, k, h);
+    /* R{G} := σ'(u) ⊙ (R{E} W2 + E V2) into T;  G := σ'(u) ⊙ (E W2) into H */
+    through_head(m, nb, ws->RZ, w + L.W2, 0.0, ws->T);
+    through_head(m, nb, ws->Z, v + L.W2, 1.0, ws->T);
+    act_mask(m->activation, ws->T, ws->H, nb * h);
+    through_head(m, nb, ws->Z, w + L.W2, 0.0, ws->H);
+    double *G = ws->H, *RG = ws->T;
+    for (size_t j = 0; relu && j < nb; j++)
+        for (size_t q = 0; q < h; q++)
+            if (!(w[L.gamma + q] * xhat[j * h + q] + w[L.beta + q] > 0.0))
+                G[j * h + q] = 0.0;                   /* σ'(u) = 0, u ≤ 0 */
+    for (size_t q = 0; q < h; q++) {
+        double S1 = 0.0, S2 = 0.0, RS1 = 0.0, RS2 = 0.0;
+        for (size_t j = 0; j < nb; j++) {
+            const size_t e = j * h + q;
+            S1 += G[e];
+            S2 += G[e] * xhat[e];
+            RS1 += RG[e];
+            RS2 += RG[e] * xhat[e] + G[e] * Rx[e];
+        }
+        Hv[L.gamma + q] = RS2 / n;                    /* R{g_γ} */
+        Hv[L.beta + q] = RS1 / n;                     /* R{g_β} */
+        Hv[L.r_mu + q] = 0.0;                         /* buffers */
+        Hv[L.r_v + q] = 0.0;
+        const double c = w[L.gamma + q] / (n * s[q]);
+        const double Rc = v[L.gamma + q] / (n * s[q]) - c * Rs[q] / s[q];
+        for (size_t j = 0; j < nb; j++) {
+            const size_t e = j * h + q;
+            RG[e] = Rc * (n * G[e] - S1 - xhat[e] * S2) +
+                    c * (n * RG[e] - RS1 - Rx[e] * S2 - xhat[e] * RS2);
+        }
+    }
+    /* (Hv)_W1 := (1/nb) R{δ}ᵀ X_b,  (Hv)_b1 := (1/nb) Σ_j R{δ}_j */
+    pflref_dense_backward(RG, nb, h, ws->Xb, m->d, 1.0 / n, Hv + L.W1,
+                          m->hidden_bias ? Hv + L.b1 : NULL);
+}
+
+/* Hv := ∇²F v after forward and the loss terms: R-forward, G, R-backward
+ * (bn_hvp through a BN layer). */
 static void hvp(const pflref_model *m, const double *w, size_t nb,
                 const double *v, pflref_model_workspace *ws, double *Hv)
 {
     ws->body_forward++;                 /* the R-forward through the body */
     ws->body_backward++;                /* and the R-backward (below)     */
+    if (m->bn) {
+        bn_hvp(m, w, nb, v, ws, Hv);
+        return;
+    }
     r_forward(m, w, nb, v, ws);
     pflref_output_signal(m, nb, ws);    /* G := P − Y  or  s r */
     r_backward(m, w, nb, v, ws, Hv);

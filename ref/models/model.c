@@ -605,11 +605,6 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
         (st = pflref_arg_nonnull(NULL, "v", v)) ||
         (st = pflref_arg_nonnull(NULL, "Hv", Hv)))
         return st;
-    if (m->bn)  /* the R-operator through the batch statistics: not here */
-        return pflref_error_set(NULL, PFLREF_EINVAL, "m",
-                                "the Hessian-vector product of an mlp with "
-                                "batch normalisation is not implemented");
-
     if (m->kind == PFLREF_MODEL_QUADRATIC) {
         pflref_quadratic_hvp(m, D, v, Hv);
         return PFLREF_OK;

@@ -38,8 +38,9 @@ struct pflref_model_workspace {
     double *H;                /* max_batch × h   φ = σ(a)                   */
     double *RH;               /* max_batch × h   R{a}, then R{φ}            */
     double *T;                /* max_batch × h   δ, then R{δ}               */
-    double *bn;               /* 3h: μ_B, s²_B, s = √(s² + ε) of the last
-                                 BN pass (mlp with bn; x̂ lives in RH)       */
+    double *bn;               /* 4h: μ_B, s²_B, s = √(s² + ε) of the last
+                                 BN pass (mlp with bn; x̂ lives in RH), then
+                                 R{s} of the HVP                           */
     size_t bn_nb;             /* its batch size; 0 before a training pass   */
     int bn_train;             /* 1: BN in training mode (batch statistics);
                                  0: evaluation mode (running statistics)    */

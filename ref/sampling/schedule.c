@@ -122,6 +122,11 @@ static void round_plan_release(pflref_round_plan *r)
         for (size_t j = 0; j < r->m; j++)
             batches_release(&r->personal[j]);
     free(r->personal);
+    if (r->peer_order != NULL)
+        batches_release(r->peer_order);
+    free(r->peer_order);
+    free(r->peer_u_off);
+    free(r->peer_u);
     *r = (pflref_round_plan){.m = 0, .n_selected = 0};
 }
 
