@@ -438,6 +438,34 @@ static pflref_status draw_peer_draws(pflref_schedule *sched, size_t M,
     return st;
 }
 
+/* FedFomo's "peers" = M, the models each participant downloads, chosen
+ * ε-greedily at run time with draws from "peer_seed" (a generated
+ * schedule's; other algorithms refuse both keys). */
+static pflref_status read_peer_config(const json_t *v,
+                                      const pflref_spec *spec,
+                                      pflref_schedule_config *c,
+                                      pflref_error *err)
+{
+    pflref_status st;
+    size_t pseed;
+    if ((st = pflref_json_opt_size(v, "schedule", "peers", 0, MAX_COUNT, 0,
+                                   &c->peers, err)) ||
+        (st = pflref_json_opt_size(v, "schedule", "peer_seed", 1,
+                                   PFLREF_SEED_MAX, 1, &pseed, err)))
+        return st;
+    c->peer_seed = pseed;
+    if ((json_object_get(v, "peers") != NULL ||
+         json_object_get(v, "peer_seed") != NULL) &&
+        strcmp(spec->algorithm->name, "fedfomo") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                json_object_get(v, "peers") != NULL
+                                    ? "schedule.peers"
+                                    : "schedule.peer_seed",
+                                "only fedfomo downloads peers (%s does not)",
+                                spec->algorithm->name);
+    return PFLREF_OK;
+}
+
 static pflref_status read_generated_schedule(const json_t *v,
                                              pflref_spec *spec, size_t *n,
                                              pflref_error *err)
@@ -500,24 +528,8 @@ static pflref_status read_generated_schedule(const json_t *v,
                             err)))
             return st;
     }
-    /* FedFomo: "peers" = M, the models each participant downloads, chosen
-     * ε-greedily at run time with draws from "peer_seed" */
-    size_t pseed;
-    if ((st = pflref_json_opt_size(v, "schedule", "peers", 0, MAX_COUNT, 0,
-                                   &c->peers, err)) ||
-        (st = pflref_json_opt_size(v, "schedule", "peer_seed", 1,
-                                   PFLREF_SEED_MAX, 1, &pseed, err)))
+    if ((st = read_peer_config(v, spec, c, err)))
         return st;
-    c->peer_seed = pseed;
-    if ((json_object_get(v, "peers") != NULL ||
-         json_object_get(v, "peer_seed") != NULL) &&
-        strcmp(spec->algorithm->name, "fedfomo") != 0)
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                json_object_get(v, "peers") != NULL
-                                    ? "schedule.peers"
-                                    : "schedule.peer_seed",
-                                "only fedfomo downloads peers (%s does not)",
-                                spec->algorithm->name);
     st = pflref_schedule_generate(c, n, N, &spec->schedule, err);
     if (st == PFLREF_OK && c->peers > 0)
         st = draw_peer_draws(spec->schedule, c->peers, c->peer_seed, err);
