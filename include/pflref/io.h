@@ -77,6 +77,12 @@ typedef struct {
     double *cluster_models;        /* ifca: init.cluster_models, k×P, or
                                       NULL (hyper.ifca.theta0 points here) */
     size_t n_cluster_models;       /* k, or 0                              */
+    double *lora_init;             /* lora: init.lora (hyper.lora.q0), or
+                                      NULL                                 */
+    size_t n_lora_init;
+    double *lora_ranks;            /* lora: init.lora_ranks (hyper.lora.
+                                      ranks), N client ranks, or NULL      */
+    size_t n_lora_ranks;
     pflref_record_level record;    /* output.trajectory                    */
     char *problem_source;          /* "inline", "generator:tilt", "file:…" */
     pflref_data_file *data_files;  /* the .npy and .npz files the problem's

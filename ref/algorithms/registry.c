@@ -24,6 +24,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_ifca,
     &pflref_fedfomo,
     &pflref_fedbn,
+    &pflref_lora,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

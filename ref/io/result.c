@@ -227,6 +227,12 @@ static json_t *init_json(builder *b, const pflref_spec *spec)
             pflref_json_new_matrix(spec->cluster_models,
                                    spec->n_cluster_models,
                                    spec->problem->model.P));
+    if (spec->lora_init != NULL)
+        put(b, o, "lora",
+            pflref_json_new_vector(spec->lora_init, spec->n_lora_init));
+    if (spec->lora_ranks != NULL)
+        put(b, o, "lora_ranks",
+            pflref_json_new_vector(spec->lora_ranks, spec->n_lora_ranks));
     return o;
 }
 
