@@ -147,7 +147,8 @@ for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
                    ("interp", "pflref_exact_interp"),
                    ("cfl", "pflref_exact_cfl"), ("ifca", "pflref_exact_ifca"),
                    ("fedfomo", "pflref_exact_fedfomo"),
-                   ("fedbn", "pflref_exact_fedbn")):
+                   ("fedbn", "pflref_exact_fedbn"),
+                   ("lora", "pflref_exact_lora")):
     if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                    _mod + ".py")):
         MODULES[_alg] = importlib.import_module(_mod)

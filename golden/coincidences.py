@@ -80,6 +80,11 @@ SWITCHES = {
     "fedbn": {"fedbn.weights": ["uniform", "samples"],
               "fedbn.bn": ["local", "shared"],
               "fedbn.running_var": ["unbiased", "biased"]},
+    "lora": {"lora.method": ["personal", "ffa", "fedavg", "hetlora"],
+             "lora.targets": ["all", "head", "input"],
+             "lora.weights": ["samples", "uniform"],
+             "hetlora.weights": ["sparsity", "uniform", "samples"],
+             "hetlora.scaling": ["none", "alpha"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -412,6 +417,35 @@ def r_fedfomo_weights(spec, sw, hp):
     return ["no client mixes two candidates with weights strictly in (0, 1)"]
 
 
+def r_lora(spec, sw, hp):
+    """Low-rank adapters: s = α/r where it is read (r = 1 or α/r = 1 hide
+    the scale), HetLoRA's rank machinery (λ = 0, all ranks equal)."""
+    out = []
+    het = sw.get("lora.method") == "hetlora"
+    if not het or sw.get("hetlora.scaling") == "alpha":
+        r, alpha = int(hp.get("lora.r", 1)), float(hp.get("lora.alpha", 1))
+        if r == 1:
+            out.append("r = 1 makes α/r = α")
+        if alpha == r:
+            out.append("α = r makes s = 1")
+    if het:
+        if float(hp.get("hetlora.lambda", 0)) == 0:
+            out.append("λ = 0: no self-pruning")
+        ranks = spec.get("init", {}).get("lora_ranks")
+        if not ranks or len(set(ranks)) == 1:
+            out.append("equal client ranks hide truncation and zero-padding")
+    return out
+
+
+def r_lora_weights(spec, sw, hp):
+    """ffa and fedavg read lora.weights, hetlora hetlora.weights."""
+    het = sw.get("lora.method") == "hetlora"
+    key = "hetlora.weights" if het else "lora.weights"
+    if sw.get("lora.method") == "personal" or sw.get(key) != "samples":
+        return []
+    return r_equal_sizes(who_clients)(spec, sw, hp)
+
+
 # algorithm -> [(condition on switches, rule, reason)]
 RULES = {
     "fedavg": [
@@ -570,11 +604,28 @@ RULES = {
         (ALWAYS, r_single_round, "one round hides the clients' BN state across rounds"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
+    "lora": [
+        (ALWAYS, r_value(["eta"], ONE), "η = 1 hides a dropped step size"),
+        (ALWAYS, r_lora, "r = 1, s = 1, λ = 0 or equal ranks hide adapter bugs"),
+        (ALWAYS, r_lora_weights, "equal n_k make the weighted mean uniform"),
+        (ALWAYS, r_single_round, "one round hides the adapters across rounds"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
 }
 
 # (algorithm, switch, value) -> reason.  A value listed here is not
 # required to have a coincidence-free vector.
-EXCEPTIONS = {}
+EXCEPTIONS = {
+    ("lora", "lora.targets", "all"):
+        "inherent for the exact generator's regression models: the output "
+        "layer among the targets has one row, so r = 1 (α/r = α, and "
+        "HetLoRA's ranks all 1); a softmax model needs the 60-digit "
+        "generator (not yet covered)",
+    ("lora", "lora.targets", "head"):
+        "inherent for the exact generator's regression models: their output "
+        "layer has one row, so its adapter has rank r = 1 (α/r = α); a "
+        "softmax head needs the 60-digit generator (not yet covered)",
+}
 
 
 # --------------------------------------------------------------------------
