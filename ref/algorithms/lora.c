@@ -428,13 +428,20 @@ static pflref_status lora_round(pflref_state *s, const pflref_round_plan *plan,
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", (long)s->t, -1, -1,
                       "weights", ws->weight, s->N, wline);
     /* q ← Σ_k p_k q_k, participants in order; the q_k of HetLoRA are
-     * zero-padded to r_max already (req: hetlora.pad) */
-    memset(ws->q, 0, Q * sizeof *ws->q);
-    for (size_t j = 0; j < plan->m; j++) {
-        const size_t k = plan->clients[j];
-        const double *qk = ws->qi + k * Q;
-        for (size_t p = 0; p < Q; p++)
-            ws->q[p] += ws->weight[k] * qk[p];
+     * zero-padded to r_max already (req: hetlora.pad); FFA-LoRA averages
+     * B only, A is the common frozen one (req: ffalora.avg) */
+    const int ffa = h->method == PFLREF_LORA_FFA;
+    for (size_t l = 0; l < ws->L.ntargets; l++) {
+        const pflref_lora_target *t = &ws->L.targets[l];
+        const size_t p0 = ffa ? t->off_B : t->off_A;
+        const size_t p1 = t->off_B + t->k * ws->L.r;
+        memset(ws->q + p0, 0, (p1 - p0) * sizeof *ws->q);
+        for (size_t j = 0; j < plan->m; j++) {
+            const size_t k = plan->clients[j];
+            const double *qk = ws->qi + k * Q;
+            for (size_t p = p0; p < p1; p++)
+                ws->q[p] += ws->weight[k] * qk[p];
+        }
     }
     pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", (long)s->t, -1, -1,
                       "q", ws->q, Q,
