@@ -5,9 +5,9 @@ papers, independently of the C reference:
 
   LoRA      Hu et al., ICLR 2022, arXiv 2106.09685v2, eq. (3): W = W0 + s B A,
             s = alpha / r, A (r x d), B (k x r)
-  FFA-LoRA  Sun, Li, Li, Ding, ICLR 2024, arXiv 2403.12313v1: A frozen, only
+  FFA-LoRA  Sun, Li, Li, Ding, ICLR 2024, arXiv 2403.12313: A frozen, only
             B trained and averaged
-  HetLoRA   Cho, Liu, Xu, Fahrezi, Joshi, EMNLP 2024, arXiv 2401.06432v2:
+  HetLoRA   Cho, Liu, Xu, Fahrezi, Joshi, EMNLP 2024, arXiv 2401.06432:
             truncation to r_k, local training with the self-pruning
             regulariser lambda ||B_tail|| ||A_tail||, pruning r_k <- floor(gamma
             r_k) when the tail product decreased, sparsity weights

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Low-rank adapter golden vectors (algorithm lora: personal adapters,
-FFA-LoRA arXiv 2403.12313v1, naive FedAvg-LoRA, HetLoRA arXiv 2401.06432v2;
+FFA-LoRA arXiv 2403.12313, naive FedAvg-LoRA, HetLoRA arXiv 2401.06432;
 LoRA arXiv 2106.09685v2 eq. (3)), computed in exact rational arithmetic by
 golden/pflref_exact_lora.py from shared/spec notes-lora-pfedhn.md §1-3.
 

@@ -339,11 +339,11 @@ typedef struct {
 typedef enum {
     PFLREF_LORA_PERSONAL = 0, /* adapters personal over a frozen W₀ (the
                                  FedLoRA line: nothing is aggregated)      */
-    PFLREF_LORA_FFA = 1,      /* FFA-LoRA (arXiv 2403.12313v1): A frozen,
+    PFLREF_LORA_FFA = 1,      /* FFA-LoRA (arXiv 2403.12313): A frozen,
                                  B trained and averaged                    */
     PFLREF_LORA_FEDAVG = 2,   /* naive FedAvg-LoRA: A and B trained and
                                  averaged separately (FFA-LoRA's baseline) */
-    PFLREF_LORA_HETLORA = 3   /* HetLoRA (arXiv 2401.06432v2): ranks r_k,
+    PFLREF_LORA_HETLORA = 3   /* HetLoRA (arXiv 2401.06432): ranks r_k,
                                  truncation, zero-padding, self-pruning    */
 } pflref_lora_method;
 typedef enum {

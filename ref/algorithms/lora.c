@@ -5,14 +5,18 @@
  * ICLR 2022, arXiv 2106.09685v2, eq. (3)).
  *
  *   FFA-LoRA  Y. Sun, Z. Li, Y. Li, B. Ding, "Improving LoRA in Privacy-
- *             preserving Federated Learning", ICLR 2024, arXiv 2403.12313v1
- *             (§4: A fixed at its initialisation, only B trained and
- *             averaged, "freezing A" makes aggregation exact).
+ *             preserving Federated Learning", ICLR 2024, arXiv 2403.12313
+ *             (its abstract was read: "fix the randomly
+ *             initialized non-zero matrices and only fine-tune the
+ *             zero-initialized matrices"; the body was not, so the FedAvg
+ *             weights of B follow the notes §3).
  *   HetLoRA   Y. J. Cho, L. Liu, Z. Xu, A. Fahrezi, G. Joshi, "Heterogeneous
  *             LoRA for Federated Fine-tuning of On-Device Foundation
- *             Models", EMNLP 2024, arXiv 2401.06432v2 (§3: distribution by
- *             truncation, local training with rank self-pruning,
- *             sparsity-weighted aggregation of zero-padded modules).
+ *             Models", EMNLP 2024, arXiv 2401.06432 (abstract and the Fig.
+ *             2 caption read: zero-padding, sparsity weights ‖S_k‖/Z with
+ *             S_k = B_k A_k, truncation; the version of the body, and so
+ *             the exact pruning test, were not read: the notes §2's
+ *             reading, its [SPEC] rules named below).
  *   personal  adapters that never leave the client over a frozen shared W₀
  *             (the FedLoRA line of the design card's seed 000: the part of
  *             the model each client personalises is its adapter).
