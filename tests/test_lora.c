@@ -42,6 +42,8 @@ static const char *const VECTORS[] = {
     "golden/lora/worked-mlp-hetlora.json",
     "golden/lora/worked-mlp-hetlora-uniform.json",
     "golden/lora/worked-mlp-hetlora-samples.json",
+    "golden/lora/worked-mlp-hetlora-keep.json",
+    "golden/lora/worked-mlp-hetlora-zero.json",
 };
 
 START_TEST(test_vectors)

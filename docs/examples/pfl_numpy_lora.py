@@ -76,7 +76,7 @@ def _tail(q, T, r, c, rank):
             for A, B in _views(q, T, r)]
 
 
-def _train(q, data, batches, w0, T, r, rank, cfg, log):
+def _train(q, data, batches, w0, T, r, rank, cfg, log, bug):
     s, eta, method, lam, cut = cfg
     reg = method == "hetlora" and lam > 0 and cut >= _RMIN[0]
     before = sum((nb * na) ** 2 for nb, na in _tail(q, T, r, cut, rank)) if reg else 0.0
@@ -87,7 +87,7 @@ def _train(q, data, batches, w0, T, r, rank, cfg, log):
             G = g[off:off + k * d].reshape(k, d)
             gB = s * G @ A.T
             gA = s * B.T @ G
-            if reg and _BUG[0] != "hetlora-no-regulariser":
+            if reg and bug != "hetlora-no-regulariser":
                 nB = np.linalg.norm(B[:, cut:rank])
                 nA = np.linalg.norm(A[cut:rank])
                 if nB > 0:
@@ -95,8 +95,8 @@ def _train(q, data, batches, w0, T, r, rank, cfg, log):
                 if nA > 0:
                     gA[cut:rank] += lam * nB * A[cut:rank] / nA
             Bn -= eta * gB
-            if method != "ffa" or _BUG[0] == "lora-ffa-trains-a":
-                if _BUG[0] == "lora-sequential":
+            if method != "ffa" or bug == "lora-ffa-trains-a":
+                if bug == "lora-sequential":
                     gA = s * Bn.T @ G
                 An -= eta * gA
         q = new
@@ -105,7 +105,6 @@ def _train(q, data, batches, w0, T, r, rank, cfg, log):
     return q, pruned
 
 
-_BUG = [None]
 _RMIN = [1]
 
 
@@ -119,7 +118,6 @@ def _truncate(q, T, r, rank):
 
 def run(spec, clients, w0, log, bug):
     base = _base()
-    _BUG[0] = bug
     hp = spec["algorithm"]["hyperparameters"]
     sw = spec["algorithm"].get("switches", {})
     model = spec["model"]
@@ -156,7 +154,7 @@ def run(spec, clients, w0, log, bug):
                 qs[i], clients[i], rnd["batches"][j], w0, T, r, rank[i],
                 (s, eta, method, lam, cut),
                 lambda st, x, i=i, t=t: log("step", "train", "q", x, round=t,
-                                            client=i, step=st))
+                                            client=i, step=st), bug)
             if pruned:
                 rank[i] = cut
                 qs[i] = _truncate(qs[i], T, r, cut)

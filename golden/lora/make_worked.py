@@ -207,7 +207,7 @@ MLP_CLIENTS = [
 ]
 MLP_ROUNDS = [
     {"clients": [0, 1, 2], "batches": [[[0, 2], [1]], [[3, 0], [1, 2]], [[1], [0]]]},
-    {"clients": [0, 2], "batches": [[[1, 0], [2]], [[0, 1]]]},
+    {"clients": [0, 2], "drawn": [2, 0], "batches": [[[1, 0], [2]], [[0, 1]]]},
     {"clients": [1, 2], "batches": [[[2, 1], [0, 3], [1]], [[0], [1]]]},
 ]
 LIN = {"kind": "linear", "d": 3, "bias": True, "loss": "squared"}
@@ -231,10 +231,12 @@ def q_of(model, r, targets, seed):
 
 
 def generic(name, model, clients, rounds, method, hp, sw, w0, title,
-            ranks=None):
+            ranks=None, qseed=None, q0=None):
     targets = sw.get("lora.targets", "all")
     init = {"kind": "given", "w": w0,
-            "lora": q_of(model, hp["lora.r"], targets, len(name))}
+            "lora": q0 if q0 is not None else
+            q_of(model, hp["lora.r"], targets,
+                 len(name) if qseed is None else qseed)}
     if ranks is not None:
         init["lora_ranks"] = ranks
     spec = pg.given_spec(title, None, model, clients, init,
@@ -299,6 +301,17 @@ MAKERS = [
                     {"lora.targets": "input", "hetlora.weights": "samples"},
                     MLP_W0, "HetLoRA with n_k-weighted zero-padded averages",
                     ranks=[3, 2, 3]),
+    lambda: generic("mlp-hetlora-keep", MLP, MLP_CLIENTS, MLP_ROUNDS,
+                    "hetlora", {"eta": 0.375, "lora.r": 3, "lora.alpha": 2,
+                                "hetlora.lambda": 0.05, "hetlora.gamma": 0.75},
+                    {"lora.targets": "input"}, MLP_W0,
+                    "HetLoRA with a weak regulariser: tails that grow keep "
+                    "their rank", ranks=[2, 3, 1], qseed=2),
+    lambda: generic("mlp-hetlora-zero", MLP, MLP_CLIENTS, MLP_ROUNDS[:2],
+                    "hetlora", {"eta": 0.375, "lora.r": 2, "lora.alpha": 2},
+                    {"lora.targets": "input"}, MLP_W0,
+                    "HetLoRA from A = B = 0: every S_k = 0, uniform weights "
+                    "(the Z = 0 rule)", ranks=[2, 1, 2], q0=[0.0] * 12),
 ]
 
 if __name__ == "__main__":
