@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* tests/test_lora.c: low-rank adapters (ref/models/lora.c) and the lora
+/* tests/test_lora.c: low-rank adapters (ref/models/adapter.c) and the lora
  * algorithm (ref/algorithms/lora.c: personal, ffa, fedavg, hetlora).
  *
  * Properties (shared/spec notes-lora-pfedhn.md §1-3):
@@ -24,7 +24,7 @@
 #include "suites.h"
 #include "testutil.h"
 #include "builder.h"
-#include "models/lora.h"
+#include "models/adapter.h"
 
 static const char *const VECTORS[] = {
     "golden/lora/worked-hand-lora.json",

@@ -335,7 +335,7 @@ typedef struct {
 } pflref_fedbn_hyper;
 
 /* Low-rank adapters (algorithm lora): W = W₀ + s B A on the targeted
- * weight blocks (ref/models/lora.h, ref/algorithms/lora.c). */
+ * weight blocks (ref/models/adapter.h, ref/algorithms/lora.c). */
 typedef enum {
     PFLREF_LORA_PERSONAL = 0, /* adapters personal over a frozen W₀ (the
                                  FedLoRA line: nothing is aggregated)      */
@@ -376,7 +376,7 @@ typedef struct {
     int het_weights;           /* pflref_hetlora_weights                   */
     int scaling;               /* pflref_hetlora_scaling                   */
     const double *q0;          /* the initial adapter (init.lora, borrowed;
-                                  layout in ref/models/lora.h), or NULL    */
+                                  layout in ref/models/adapter.h), or NULL    */
     size_t nq0;                /* its length                               */
     const double *ranks;       /* N client ranks r_k (init.lora_ranks,
                                   borrowed), or NULL: every r_k = r        */

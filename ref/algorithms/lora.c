@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/lora.c: federated low-rank adapters over a frozen model:
  * personal adapters, FFA-LoRA, naive FedAvg-LoRA and HetLoRA, on the
- * adapter layer of ref/models/lora.h (W = W₀ + s B A, LoRA: Hu et al.,
+ * adapter layer of ref/models/adapter.h (W = W₀ + s B A, LoRA: Hu et al.,
  * ICLR 2022, arXiv 2106.09685v2, eq. (3)).
  *
  *   FFA-LoRA  Y. Sun, Z. Li, Y. Li, B. Ding, "Improving LoRA in Privacy-
@@ -48,7 +48,7 @@
  * the tail product sums (‖B_ℓ,t‖ ‖A_ℓ,t‖)² over ℓ for the pruning test).
  *
  * Symbols:  W₀ ↔ s->w0 (frozen, never sent)   q ↔ ws->q (Q: the global
- *           lora_A, lora_B of every target, layout ref/models/lora.h)
+ *           lora_A, lora_B of every target, layout ref/models/adapter.h)
  *           q_i ↔ ws->qi + i·Q   r_i ↔ ws->rank[i]   s = α/r ↔ scale()
  *           η ↔ hyper->eta   λ, γ, r_min ↔ hyper->lora.lambda, gamma, r_min
  *           p_k ↔ ws->weight[k]   v_i ↔ s->v + i·P   w ↔ s->w
@@ -79,7 +79,7 @@
 #include <string.h>
 #include "algorithms/algorithms.h"
 #include "engine/work.h"
-#include "models/lora.h"
+#include "models/adapter.h"
 
 static const char *const LOCAL_LINE =
     "l. 2: A ← A − η s Bᵀ G, B ← B − η s G Aᵀ, G = ∇_W f_i(W₀ + s B A)";

@@ -211,7 +211,7 @@ static pflref_status read_cluster_models(const json_t *v, pflref_spec *spec,
     return pflref_json_matrix(c, where, k, P, spec->cluster_models, err);
 }
 
-/* init.lora (the adapter vector q⁰, layout ref/models/lora.h) and
+/* init.lora (the adapter vector q⁰, layout ref/models/adapter.h) and
  * init.lora_ranks (HetLoRA's N client ranks r_k): numbers the lora
  * algorithm checks against its layout; absent: NULL. */
 static pflref_status read_lora_member(const json_t *v, pflref_spec *spec,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* ref/models/lora.h: low-rank adapters on a model's weight blocks (private
+/* ref/models/adapter.h: low-rank adapters on a model's weight blocks (private
  * to ref/).  Floor: models.
  *
  * LoRA (Hu et al., "LoRA: Low-Rank Adaptation of Large Language Models",
@@ -28,8 +28,8 @@
  * Gradients (G = ∂L/∂W at W = W₀ + s B A, the base model's gradient):
  *   ∂L/∂A = s Bᵀ G   (r × d)          ∂L/∂B = s G Aᵀ   (k × r)
  */
-#ifndef PFLREF_MODELS_LORA_H
-#define PFLREF_MODELS_LORA_H
+#ifndef PFLREF_MODELS_ADAPTER_H
+#define PFLREF_MODELS_ADAPTER_H
 
 #include <stddef.h>
 #include "pflref/model.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* ref/models/lora.c: low-rank adapters W = W₀ + s B A on a model's weight
- * blocks (layout, merge, gradient); see lora.h for the reference and the
+/* ref/models/adapter.c: low-rank adapters W = W₀ + s B A on a model's weight
+ * blocks (layout, merge, gradient); see adapter.h for the reference and the
  * layout.
  *
  * Shapes: W_ℓ k × d at w + block offset (row-major; the linear model's w is
@@ -9,7 +9,7 @@
  * is a handful), each with its formula beside it.
  */
 #include <string.h>
-#include "models/lora.h"
+#include "models/adapter.h"
 
 pflref_status pflref_lora_layout_init(pflref_lora_layout *L,
                                       const pflref_model *m, size_t r,
