@@ -287,6 +287,13 @@ NAMED = {
     "cfl-complete-linkage": "cfl.bipartition = complete_linkage",
     "fedbn-bn-averaged": "fedbn.bn = shared",
     "fedbn-running-var-biased": "fedbn.running_var = biased",
+    "lora-scale-alpha": "lora.alpha × 2",
+    # the first failing vector is the notes' §6.3b, whose two clients hold
+    # one sample each (samples = uniform) and whose pruned client has a
+    # zero residual (no regulariser = no self-pruning, λ = 0)
+    "hetlora-sample-weights": ("hetlora.weights = samples",
+                               "hetlora.weights = uniform"),
+    "hetlora-no-regulariser": "hetlora.lambda = 0",
 }
 
 
