@@ -405,6 +405,52 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* `pflref freeze` of a HetLoRA spec keeps init.lora and init.lora_ranks,
+ * so the frozen vector replays (verify exits 0). */
+START_TEST(test_freeze_keeps_the_adapter)
+{
+    static const char SPEC[] =
+        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"mlp\", "
+        "\"d\": 2, \"h\": 2, \"k\": 1, \"activation\": \"identity\", "
+        "\"bias\": false, \"loss\": \"half_squared\"}, \"problem\": "
+        "{\"clients\": [{\"X\": [[2, 2]], \"y\": [1]}, {\"X\": [[2, 1]], "
+        "\"y\": [2]}]}, \"init\": {\"kind\": \"given\", \"w\": [1, -1, "
+        "0, 0, 1, 0], \"lora\": [1, 0, 0.6, 0.8, -0.5, 1, 0, 0], "
+        "\"lora_ranks\": [1, 2]}, \"algorithm\": {\"name\": \"lora\", "
+        "\"hyperparameters\": {\"eta\": 0.5, \"lora.r\": 2, "
+        "\"lora.alpha\": 2, \"hetlora.lambda\": 0.5}, \"switches\": "
+        "{\"lora.method\": \"hetlora\", \"lora.targets\": \"input\"}}, "
+        "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": "
+        "[0, 1], \"batches\": [[[0]], [[0]]]}]}}";
+    char *dir = tu_tmpdir();
+    char path[512], out[512], args[1200];
+    snprintf(path, sizeof path, "%s/s.json", dir);
+    snprintf(out, sizeof out, "%s/frozen.json", dir);
+    ck_assert_int_eq(tu_write(path, SPEC), 0);
+    snprintf(args, sizeof args, "freeze %s -o %s", path, out);
+    char *o = NULL, *e = NULL;
+    int rc = tu_cli(args, &o, &e);
+    ck_assert_msg(rc == 0, "freeze exited %d: %s", rc, e != NULL ? e : "");
+    free(o);
+    free(e);
+    char *frozen = tu_read(out);
+    ck_assert_ptr_nonnull(frozen);
+    ck_assert_msg(strstr(frozen, "\"lora_ranks\"") != NULL &&
+                  strstr(frozen, "\"lora\"") != NULL,
+                  "the frozen vector lost init.lora or init.lora_ranks");
+    snprintf(args, sizeof args, "verify %s", out);
+    o = e = NULL;
+    rc = tu_cli(args, &o, &e);
+    ck_assert_msg(rc == 0, "verify of the frozen vector exited %d: %s", rc,
+                  e != NULL ? e : "");
+    free(o);
+    free(e);
+    free(frozen);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 /* The fresh independent generator (golden/pflref_exact_lora.py) agrees
  * with pflref to 1e-13 on random problems of every method (golden/lora/
  * check_random.py runs PFLREF_CLI). */
@@ -435,6 +481,7 @@ Suite *lora_suite(void)
     tcase_add_test(tc, test_hetlora_rank_never_grows);
     tcase_add_test(tc, test_spec_errors);
     tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_freeze_keeps_the_adapter);
     tcase_add_test(tc, test_random_problems);
     suite_add_tcase(s, tc);
     return s;
