@@ -615,17 +615,7 @@ RULES = {
 
 # (algorithm, switch, value) -> reason.  A value listed here is not
 # required to have a coincidence-free vector.
-EXCEPTIONS = {
-    ("lora", "lora.targets", "all"):
-        "inherent for the exact generator's regression models: the output "
-        "layer among the targets has one row, so r = 1 (α/r = α, and "
-        "HetLoRA's ranks all 1); a softmax model needs the 60-digit "
-        "generator (not yet covered)",
-    ("lora", "lora.targets", "head"):
-        "inherent for the exact generator's regression models: their output "
-        "layer has one row, so its adapter has rank r = 1 (α/r = α); a "
-        "softmax head needs the 60-digit generator (not yet covered)",
-}
+EXCEPTIONS = {}
 
 
 # --------------------------------------------------------------------------

@@ -90,6 +90,12 @@ def blocks(model):
     """[(name, offset, k, d, is_weight, is_input, is_head)] in state_dict
     order for linear and the regression mlp (pflref/model.h)."""
     d = model["d"]
+    if model["kind"] == "softmax":
+        k = model["k"]
+        out = [("W", 0, k, d, True, True, True)]
+        if model.get("bias", False):
+            out.append(("b", k * d, k, 1, False, True, True))
+        return out
     if model["kind"] == "linear":
         out = [("w", 0, 1, d, True, True, True)]
         if model.get("bias", False):
@@ -170,6 +176,47 @@ def truncate(L, r, q, rank):
     return q
 
 
+class Softmax:
+    """The softmax model's batch gradient for the adapters: z = W x (+ b),
+    loss -log softmax(z)_y, mean over the batch.  exp is irrational: the
+    probabilities are computed with 80-digit decimals and taken as exact
+    rationals (error below 1e-75, far below any tolerance)."""
+
+    def __init__(self, model, clients):
+        self.d, self.k = model["d"], model["k"]
+        self.bias = bool(model.get("bias", False))
+        self.P = self.k * self.d + (self.k if self.bias else 0)
+        self.clients = [([exact_vec(x) for x in c["X"]], [int(y) for y in c["y"]])
+                        for c in clients]
+
+    def n(self, i):
+        return len(self.clients[i][1])
+
+    def grad(self, i, theta, batch):
+        import decimal
+        X, Y = self.clients[i]
+        d, k = self.d, self.k
+        g = [Fraction(0)] * self.P
+        with decimal.localcontext() as ctx:
+            ctx.prec = 80
+            for j in batch:
+                x, y = X[j], Y[j]
+                z = [sum(theta[c * d + a] * x[a] for a in range(d))
+                     + (theta[k * d + c] if self.bias else 0) for c in range(k)]
+                m = max(z)
+                e = [(decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)).exp()
+                     for q in (zc - m for zc in z)]
+                tot = sum(e)
+                p = [Fraction(ec / tot) for ec in e]
+                for c in range(k):
+                    err = p[c] - (1 if c == y else 0)
+                    for a in range(d):
+                        g[c * d + a] += err * x[a]
+                    if self.bias:
+                        g[k * d + c] += err
+        return short([x / len(batch) for x in g])
+
+
 class Run:
     def __init__(self, spec, bugs):
         alg = spec["algorithm"]
@@ -193,7 +240,8 @@ class Run:
         else:
             self.s = alpha / self.r        # s = alpha / r   # req: lora.eq3
         self.model = spec["model"]
-        self.pr = px.Problem(spec["model"], spec["problem"]["clients"])
+        self.pr = (Softmax if spec["model"]["kind"] == "softmax" else px.Problem)(
+            spec["model"], spec["problem"]["clients"])
         self.L, self.Q = layout(self.model, self.r, self.targets)
         self.w0 = px.initial(spec["init"], self.pr.P)
         self.q0 = exact_vec(spec["init"]["lora"])
@@ -341,7 +389,7 @@ def replay(spec, bugs=frozenset()):
 def supported(spec):
     m = spec["model"]
     return (spec["algorithm"]["name"] == "lora"
-            and (m["kind"] == "linear"
+            and (m["kind"] in ("linear", "softmax")
                  or (m["kind"] == "mlp" and m.get("k", 1) == 1
                      and m.get("loss") in ("squared", "half_squared")))
             and "clients" in spec.get("problem", {})

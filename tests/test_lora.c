@@ -44,6 +44,8 @@ static const char *const VECTORS[] = {
     "golden/lora/worked-mlp-hetlora-samples.json",
     "golden/lora/worked-mlp-hetlora-keep.json",
     "golden/lora/worked-mlp-hetlora-zero.json",
+    "golden/lora/worked-softmax-ffa.json",
+    "golden/lora/worked-softmax-hetlora-head.json",
 };
 
 START_TEST(test_vectors)

@@ -7,8 +7,8 @@ pflref on random low-rank adapter problems (issue 21's "agrees to
     PFLREF_CLI=build/rel/pflref /usr/bin/python3 golden/lora/check_random.py [N] [SEED]
 
 Draws N random problems (Python's random, seeded with SEED; default 12,
-2024): a linear model (bias or not) or a regression mlp (relu or identity,
-biases or not), 2-3 clients of 2-5 samples, three rounds of 1-3 minibatches
+2024): a softmax model (2-3 classes, bias or not), a linear model (bias or
+not) or a regression mlp (relu or identity, biases or not), 2-3 clients of 2-5 samples, three rounds of 1-3 minibatches
 with partial participation, every method (personal, ffa, fedavg, hetlora)
 and switch drawn, the rank as large as the targets allow, HetLoRA's client
 ranks, lambda and gamma drawn; runs each spec through `pflref run` and
@@ -35,7 +35,14 @@ TOL = 1e-13
 
 def draw(rng):
     d = rng.randint(2, 3)
-    if rng.random() < 0.35:
+    u = rng.random()
+    if u < 0.2:
+        k = rng.randint(2, 3)
+        model = {"kind": "softmax", "d": d, "k": k, "bias": rng.random() < 0.5,
+                 "loss": "cross_entropy"}
+        targets = rng.choice(["all", "head", "input"])
+        r = rng.randint(1, min(d, k))
+    elif u < 0.45:
         model = {"kind": "linear", "d": d, "bias": rng.random() < 0.5,
                  "loss": rng.choice(["squared", "half_squared"])}
         targets = rng.choice(["all", "head", "input"])
@@ -55,8 +62,10 @@ def draw(rng):
     for _ in range(N):
         n = rng.randint(2, 5)
         clients.append({"X": [[rng.uniform(-1, 1) for _ in range(d)] for _ in range(n)],
-                        "y": [rng.uniform(-1, 1) for _ in range(n)]})
-    P = pl.px.Problem(model, clients).P
+                        "y": ([float(rng.randrange(model["k"])) for _ in range(n)]
+                              if model["kind"] == "softmax" else
+                              [rng.uniform(-1, 1) for _ in range(n)])})
+    P = (pl.Softmax if model["kind"] == "softmax" else pl.px.Problem)(model, clients).P
     L, Q = pl.layout(model, r, targets)
     init = {"kind": "given", "w": [rng.uniform(-1, 1) for _ in range(P)],
             "lora": [rng.uniform(-1, 1) for _ in range(Q)]}

@@ -28,7 +28,8 @@ By hand (the notes' worked examples §6.1-6.3, every number there):
   the output are the notes' linear model exactly (B's second row stays 0).
 
 Without coincidences (golden/coincidences.py), dyadic data, several rounds,
-minibatches, unequal client sizes: one vector per method and switch value.
+minibatches, unequal client sizes: one vector per method and switch value
+(the softmax ones with probabilities to 80 digits, pflref_exact_lora.Softmax).
 
     /usr/bin/python3 golden/lora/make_worked.py [OUTDIR]
 """
@@ -219,6 +220,17 @@ LIN_CLIENTS = [
 ]
 
 
+SOFTMAX = {"kind": "softmax", "d": 3, "k": 3, "bias": True,
+           "loss": "cross_entropy"}
+SOFTMAX_W0 = d8(3, -2, 1, 5, 2, -4, -1, 6, 2) + d8(1, -3, 2)
+SOFTMAX_CLIENTS = [
+    {"X": [d8(4, -2, 3), d8(-5, 1, 6), d8(2, 7, -3)], "y": [0, 2, 1]},
+    {"X": [d8(1, 3, -4), d8(6, -2, 1), d8(-3, -5, 2), d8(4, 4, 1)],
+     "y": [1, 1, 0, 2]},
+    {"X": [d8(-2, 6, 3), d8(5, 1, -6)], "y": [2, 0]},
+]
+
+
 def q_of(model, r, targets, seed):
     """A dyadic adapter of rank r with a non-zero B (the generic round
     start: B = 0 would hide every bug of dA)."""
@@ -312,6 +324,17 @@ MAKERS = [
                     {"lora.targets": "input"}, MLP_W0,
                     "HetLoRA from A = B = 0: every S_k = 0, uniform weights "
                     "(the Z = 0 rule)", ranks=[2, 1, 2], q0=[0.0] * 12),
+    lambda: generic("softmax-ffa", SOFTMAX, SOFTMAX_CLIENTS, MLP_ROUNDS, "ffa",
+                    {"eta": 0.375, "lora.r": 2, "lora.alpha": 1.5}, {},
+                    SOFTMAX_W0, "FFA-LoRA of rank 2 on a softmax model "
+                    "(cross-entropy, 80-digit probabilities)"),
+    lambda: generic("softmax-hetlora-head", SOFTMAX, SOFTMAX_CLIENTS,
+                    MLP_ROUNDS, "hetlora",
+                    {"eta": 0.375, "lora.r": 2, "lora.alpha": 2,
+                     "hetlora.lambda": 0.3, "hetlora.gamma": 0.75},
+                    {"lora.targets": "head"}, SOFTMAX_W0,
+                    "HetLoRA on a softmax model's output layer, ranks 1 and 2",
+                    ranks=[2, 1, 2]),
 ]
 
 if __name__ == "__main__":
