@@ -35,12 +35,65 @@ def _base():
     return importlib.import_module("pfl_numpy")
 
 
+class Softmax:
+    """z = W x (+ b), loss -log softmax(z)_y, mean over the batch.
+    Parameters: W (k x d, row-major), then b (k)."""
+
+    def __init__(self, model, client):
+        self.X = np.asarray(client["X"], dtype=float)
+        self.y = np.asarray(client["y"], dtype=int)
+        self.n = len(self.y)
+        self.d, self.k = model["d"], model["k"]
+        self.bias = model.get("bias", False)
+
+    def grad(self, theta, batch):
+        d, k = self.d, self.k
+        X, y = self.X[batch], self.y[batch]
+        W = theta[:k * d].reshape(k, d)
+        Z = X @ W.T + (theta[k * d:] if self.bias else 0.0)
+        Z = Z - Z.max(axis=1, keepdims=True)
+        E = np.exp(Z)
+        E = E / E.sum(axis=1, keepdims=True)
+        E[np.arange(len(batch)), y] -= 1.0          # softmax(z) - onehot(y)
+        g = (E.T @ X).ravel() / len(batch)
+        # the biases are frozen under LoRA: their gradient is never read
+        return np.append(g, np.zeros(k)) if self.bias else g
+
+
+def _install():
+    """Read a softmax model's clients and blocks here: the base candidate
+    has no softmax model."""
+    base = _base()
+    if getattr(base, "_lora_installed", False):
+        return
+    load, blocks = base.load_clients, base.model_blocks
+
+    def load_clients(spec, base_dir):
+        if spec["model"]["kind"] == "softmax":
+            if "clients" not in spec["problem"]:
+                raise base.Unsupported("softmax needs inline clients")
+            return [Softmax(spec["model"], c) for c in spec["problem"]["clients"]]
+        return load(spec, base_dir)
+
+    def model_blocks(model):
+        if model["kind"] != "softmax":
+            return blocks(model)
+        k, d = model["k"], model["d"]
+        out = [("W", 0, k * d, ("input", "head"))]
+        if model.get("bias", False):
+            out.append(("b", k * d, k, ("input", "head")))
+        return out
+
+    base.load_clients, base.model_blocks = load_clients, model_blocks
+    base._lora_installed = True
+
+
 def _targets(model, r, which):
     """[(offset of W, k, d, offset of A, offset of B)] and the length Q."""
     d = model["d"]
     out, Q = [], 0
     for name, off, size, groups in _base().model_blocks(model):
-        if name not in ("w", "W1", "W2"):
+        if name not in ("w", "W", "W1", "W2"):
             continue
         if which == "head" and "head" not in groups:
             continue
@@ -48,6 +101,8 @@ def _targets(model, r, which):
             continue
         if model["kind"] == "linear":
             k, dd = 1, d
+        elif name == "W":
+            k, dd = model["k"], d
         elif name == "W1":
             k, dd = model["h"], d
         else:
@@ -121,7 +176,7 @@ def run(spec, clients, w0, log, bug):
     hp = spec["algorithm"]["hyperparameters"]
     sw = spec["algorithm"].get("switches", {})
     model = spec["model"]
-    if model["kind"] not in ("linear", "mlp"):
+    if model["kind"] not in ("linear", "softmax", "mlp"):
         raise base.Unsupported("lora on %s" % model["kind"])
     init = spec.get("init", {})
     method = sw.get("lora.method", "personal")
@@ -198,4 +253,8 @@ def run(spec, clients, w0, log, bug):
         w = _merge(w0, q, T, r, s)
         log("server", "train", "w", w, round=t)
     return {"w": w, "v": v}
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+
+_install()
 # SPDX-License-Identifier: GPL-3.0-or-later
