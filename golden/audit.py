@@ -150,7 +150,8 @@ for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
                    ("cfl", "pflref_exact_cfl"), ("ifca", "pflref_exact_ifca"),
                    ("fedfomo", "pflref_exact_fedfomo"),
                    ("fedbn", "pflref_exact_fedbn"),
-                   ("pfedhn", "pflref_exact_pfedhn")):
+                   ("pfedhn", "pflref_exact_pfedhn"),
+                   ("lora", "pflref_exact_lora")):
     if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                    _mod + ".py")):
         MODULES[_alg] = importlib.import_module(_mod)

@@ -90,6 +90,11 @@ SWITCHES = {
                "pfedhn.outer_opt": ["sgd", "sgd_momentum_wd"],
                "pfedhn.inner_opt": ["sgd", "sgd_momentum_wd"],
                "pfedhn.clip": ["off", "norm"]},
+    "lora": {"lora.method": ["personal", "ffa", "fedavg", "hetlora"],
+             "lora.targets": ["all", "head", "input"],
+             "lora.weights": ["samples", "uniform"],
+             "hetlora.weights": ["sparsity", "uniform", "samples"],
+             "hetlora.scaling": ["none", "alpha"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -482,6 +487,35 @@ def r_pfedhn_embeddings(spec, sw, hp):
     return out
 
 
+def r_lora(spec, sw, hp):
+    """Low-rank adapters: s = α/r where it is read (r = 1 or α/r = 1 hide
+    the scale), HetLoRA's rank machinery (λ = 0, all ranks equal)."""
+    out = []
+    het = sw.get("lora.method") == "hetlora"
+    if not het or sw.get("hetlora.scaling") == "alpha":
+        r, alpha = int(hp.get("lora.r", 1)), float(hp.get("lora.alpha", 1))
+        if r == 1:
+            out.append("r = 1 makes α/r = α")
+        if alpha == r:
+            out.append("α = r makes s = 1")
+    if het:
+        if float(hp.get("hetlora.lambda", 0)) == 0:
+            out.append("λ = 0: no self-pruning")
+        ranks = spec.get("init", {}).get("lora_ranks")
+        if not ranks or len(set(ranks)) == 1:
+            out.append("equal client ranks hide truncation and zero-padding")
+    return out
+
+
+def r_lora_weights(spec, sw, hp):
+    """ffa and fedavg read lora.weights, hetlora hetlora.weights."""
+    het = sw.get("lora.method") == "hetlora"
+    key = "hetlora.weights" if het else "lora.weights"
+    if sw.get("lora.method") == "personal" or sw.get(key) != "samples":
+        return []
+    return r_equal_sizes(who_clients)(spec, sw, hp)
+
+
 # algorithm -> [(condition on switches, rule, reason)]
 RULES = {
     "fedavg": [
@@ -660,6 +694,11 @@ RULES = {
         (ALWAYS, r_pfedhn_embeddings, "one-hot embeddings or single visits hide "
          "the outer product and the embedding's state"),
         (ALWAYS, r_single_round, "one round hides φ and v_i across rounds"),
+    "lora": [
+        (ALWAYS, r_value(["eta"], ONE), "η = 1 hides a dropped step size"),
+        (ALWAYS, r_lora, "r = 1, s = 1, λ = 0 or equal ranks hide adapter bugs"),
+        (ALWAYS, r_lora_weights, "equal n_k make the weighted mean uniform"),
+        (ALWAYS, r_single_round, "one round hides the adapters across rounds"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
 }

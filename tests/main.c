@@ -25,6 +25,7 @@ int main(void)
         cfl_suite,      ifca_suite,     fedfomo_suite,
         fedbn_suite,
         pfedhn_suite,
+        lora_suite,
         io_suite,       cli_suite,      seed000_suite,  golden_suite,
         spec_suite,
         badinput_suite, reliability_suite, api_suite,

@@ -29,6 +29,7 @@ Suite *ifca_suite(void);
 Suite *fedfomo_suite(void);
 Suite *fedbn_suite(void);
 Suite *pfedhn_suite(void);
+Suite *lora_suite(void);
 Suite *io_suite(void);
 Suite *spec_suite(void);
 Suite *cli_suite(void);

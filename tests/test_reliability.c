@@ -378,6 +378,20 @@ static const diverge_case CASES[] = {
                 " {\"clients\": [1], \"batches\": [" B2 "]}")),
      "theta", 1, 1, 2,
      "theta is not finite (NaN or Inf) at round 1, client 1, local step 2"},
+    /* Personal low-rank adapters on a linear d = 1 model, W₀ = 0, A = 1,
+     * B = 0, s = 1: client 0 (x = 0) has a zero gradient; client 1 (x = 1,
+     * y = 2): step 1 B = 2e200, step 2 B = 2e200 − 1e200·(2e200 − 2) →
+     * −Inf. */
+    {"lora",
+     SPEC("\"model\": {\"kind\": \"linear\", \"d\": 1, "
+          "\"loss\": \"half_squared\"}",
+          "\"problem\": {\"clients\": [{\"X\": [[0]], \"y\": [0]}, "
+          "{\"X\": [[1]], \"y\": [2]}]}, \"init\": {\"kind\": "
+          "\"zeros\", \"lora\": [1, 0]}",
+          ALG("lora", "\"eta\": 1e200, \"lora.r\": 1, \"lora.alpha\": 1"),
+          GIVEN(IDLE_THEN(B2))),
+     "q", 1, 1, 2,
+     "q is not finite (NaN or Inf) at round 1, client 1, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 

@@ -1095,7 +1095,8 @@ ALGORITHMS = {"fedavg": run_fedavg, "local": run_local,
 # returning {"w": ..., "v": [...], "alpha": [...]} (the keys it keeps).
 EXTENSIONS = ("pfl_numpy_perfedavg", "pfl_numpy_apfl", "pfl_numpy_interp",
               "pfl_numpy_cfl", "pfl_numpy_ifca", "pfl_numpy_fedfomo",
-              "pfl_numpy_fedbn", "pfl_numpy_pfedhn")
+              "pfl_numpy_fedbn", "pfl_numpy_pfedhn",
+              "pfl_numpy_lora")
 
 
 def _load_extensions():

@@ -451,6 +451,54 @@ typedef struct {
     const double *b0;          /* P: b_h⁰, or NULL (bias off)              */
     const double *v0;          /* N×e: the embeddings v_i⁰, row i = v_i    */
 } pflref_pfedhn_hyper;
+/* Low-rank adapters (algorithm lora): W = W₀ + s B A on the targeted
+ * weight blocks (ref/models/adapter.h, ref/algorithms/lora.c). */
+typedef enum {
+    PFLREF_LORA_PERSONAL = 0, /* adapters personal over a frozen W₀ (the
+                                 FedLoRA line: nothing is aggregated)      */
+    PFLREF_LORA_FFA = 1,      /* FFA-LoRA (arXiv 2403.12313): A frozen,
+                                 B trained and averaged                    */
+    PFLREF_LORA_FEDAVG = 2,   /* naive FedAvg-LoRA: A and B trained and
+                                 averaged separately (FFA-LoRA's baseline) */
+    PFLREF_LORA_HETLORA = 3   /* HetLoRA (arXiv 2401.06432): ranks r_k,
+                                 truncation, zero-padding, self-pruning    */
+} pflref_lora_method;
+typedef enum {
+    PFLREF_LORA_TARGETS_ALL = 0,  /* every weight matrix (w, W, W1, W2)    */
+    PFLREF_LORA_TARGETS_HEAD = 1, /* the output layer's only (w, W, W2)    */
+    PFLREF_LORA_TARGETS_INPUT = 2 /* the input layer's only (w, W, W1)     */
+} pflref_lora_targets;
+typedef enum {
+    PFLREF_LORA_WEIGHTS_SAMPLES = 0, /* n_k / Σ_{S_t} n_j (FedAvg)         */
+    PFLREF_LORA_WEIGHTS_UNIFORM = 1  /* 1 / m                              */
+} pflref_lora_weights;
+typedef enum {
+    PFLREF_HETLORA_WEIGHTS_SPARSITY = 0, /* ‖S_k‖_F / Σ_j ‖S_j‖_F, S = B A */
+    PFLREF_HETLORA_WEIGHTS_UNIFORM = 1,  /* 1 / m (zero-padding baseline)  */
+    PFLREF_HETLORA_WEIGHTS_SAMPLES = 2   /* n_k / Σ_{S_t} n_j              */
+} pflref_hetlora_weights;
+typedef enum {
+    PFLREF_HETLORA_SCALING_NONE = 0,   /* W₀ + B A (the paper's form)      */
+    PFLREF_HETLORA_SCALING_ALPHA = 1   /* W₀ + (α/r_max) B A (loralib)     */
+} pflref_hetlora_scaling;
+typedef struct {
+    size_t r;                  /* r: the rank (HetLoRA: r_max)             */
+    double alpha;              /* α: the scale s = α/r                     */
+    int method;                /* pflref_lora_method                       */
+    int targets;               /* pflref_lora_targets                      */
+    int weights;               /* pflref_lora_weights (ffa, fedavg)        */
+    double lambda;             /* λ: HetLoRA's self-pruning weight         */
+    double gamma;              /* γ: HetLoRA's rank decay, in (0, 1)       */
+    size_t r_min;              /* r_min: HetLoRA's smallest rank           */
+    int het_weights;           /* pflref_hetlora_weights                   */
+    int scaling;               /* pflref_hetlora_scaling                   */
+    const double *q0;          /* the initial adapter (init.lora, borrowed;
+                                  layout in ref/models/adapter.h), or NULL    */
+    size_t nq0;                /* its length                               */
+    const double *ranks;       /* N client ranks r_k (init.lora_ranks,
+                                  borrowed), or NULL: every r_k = r        */
+    size_t nranks;             /* its length                               */
+} pflref_lora_hyper;
 
 typedef struct {
     double gamma;              /* γ: the decay factor per round (or step)  */
@@ -492,6 +540,7 @@ typedef struct {
     pflref_fedfomo_hyper fedfomo;
     pflref_fedbn_hyper fedbn;
     pflref_pfedhn_hyper pfedhn;
+    pflref_lora_hyper lora;    /* low-rank adapters (lora)               */
     pflref_lr_hyper lr;        /* learning-rate decay across rounds      */
 } pflref_hyper;
 

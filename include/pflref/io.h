@@ -81,6 +81,12 @@ typedef struct {
                                       b_h (P, zeros when absent), then the
                                       embeddings v_i (N×e); or NULL
                                       (hyper.pfedhn's W0, b0, v0 point in) */
+    double *lora_init;             /* lora: init.lora (hyper.lora.q0), or
+                                      NULL                                 */
+    size_t n_lora_init;
+    double *lora_ranks;            /* lora: init.lora_ranks (hyper.lora.
+                                      ranks), N client ranks, or NULL      */
+    size_t n_lora_ranks;
     pflref_record_level record;    /* output.trajectory                    */
     char *problem_source;          /* "inline", "generator:tilt", "file:…" */
     pflref_data_file *data_files;  /* the .npy and .npz files the problem's

@@ -295,6 +295,13 @@ NAMED = {
                                "preset pfllib"),
     "fedfomo-affinity-ratio": ("fedfomo.P_update = raw", "preset pfllib"),
     "fedfomo-eps-no-decay": "fedfomo.delta = 0",
+    "lora-scale-alpha": "lora.alpha × 2",
+    # the first failing vector is the notes' §6.3b, whose two clients hold
+    # one sample each (samples = uniform) and whose pruned client has a
+    # zero residual (no regulariser = no self-pruning, λ = 0)
+    "hetlora-sample-weights": ("hetlora.weights = samples",
+                               "hetlora.weights = uniform"),
+    "hetlora-no-regulariser": "hetlora.lambda = 0",
 }
 
 

@@ -25,6 +25,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_fedfomo,
     &pflref_fedbn,
     &pflref_pfedhn,
+    &pflref_lora,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

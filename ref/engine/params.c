@@ -91,6 +91,14 @@ static const char *const lr_schedule_values[] = {"constant", "exponential",
 static const char *const lr_scope_values[] = {"all", "eta_p", NULL};
 static const char *const lr_count_values[] = {"rounds", "trainings", NULL};
 static const char *const perfedavg_calls_values[] = {"one", "two", NULL};
+static const char *const lora_method_values[] = {"personal", "ffa", "fedavg",
+                                                 "hetlora", NULL};
+static const char *const lora_targets_values[] = {"all", "head",
+                                                  "input", NULL};
+static const char *const lora_weights_values[] = {"samples", "uniform", NULL};
+static const char *const hetlora_weights_values[] = {"sparsity", "uniform",
+                                                     "samples", NULL};
+static const char *const hetlora_scaling_values[] = {"none", "alpha", NULL};
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
@@ -101,8 +109,9 @@ static const char *const perfedavg_calls_values[] = {"one", "two", NULL};
     "fedavg local pfedme ditto fedalt fedsim perfedavg apfl"
 
 static const pflref_param params[] = {
-    {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn",
-     "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn",
+    {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "
+     "lora",
+     "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn lora",
      PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
      "client step size (local SGD; pFedMe's local update of w_{i,r}; "
@@ -446,6 +455,48 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, pfedhn.clip_norm), 50.0, 0.0, 1, NULL, "",
      "pfedhn.clip = norm: the bound on the gradient's Euclidean norm (the "
      "code's 50)"},
+    /* low-rank adapters (ref/algorithms/lora.c) */
+    {"lora.r", "lora", "lora", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, lora.r), NAN, 1.0, 0, NULL, "r",
+     "the adapters' rank r, 1 ≤ r ≤ min(k, d) of every target (HetLoRA: "
+     "r_max, the global modules' rank)"},
+    {"lora.alpha", "lora", "lora", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, lora.alpha), NAN, 0.0, 1, NULL, "α",
+     "the adapters' scale s = α/r in W = W₀ + s B A (HetLoRA: read only "
+     "with hetlora.scaling = alpha)"},
+    {"lora.method", "lora", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, lora.method), 0.0, 0.0, 0, lora_method_values,
+     "", "which blocks are trained and averaged: personal adapters over a "
+     "frozen W₀ | FFA-LoRA (A frozen, B averaged) | naive FedAvg of A and B "
+     "| HetLoRA"},
+    {"lora.targets", "lora", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, lora.targets), 0.0, 0.0, 0, lora_targets_values,
+     "", "the adapted blocks: every weight matrix (loralib on every Linear) "
+     "| the output layer's only | the input layer's only"},
+    {"lora.weights", "lora", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, lora.weights), 0.0, 0.0, 0, lora_weights_values,
+     "", "ffa and fedavg: averaging weights n_k/Σ n_j (FedAvg) | 1/m"},
+    {"hetlora.lambda", "lora", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, lora.lambda), 0.0, 0.0, 0, NULL, "λ",
+     "HetLoRA's self-pruning weight λ ‖B_tail‖ ‖A_tail‖ (0: no regulariser "
+     "and no pruning)"},
+    {"hetlora.gamma", "lora", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, lora.gamma), 0.5, 0.0, 1, NULL, "γ",
+     "HetLoRA's rank decay: the tail is ranks ⌊γ r_k⌋+1..r_k, pruning sets "
+     "r_k ← ⌊γ r_k⌋ (γ < 1)"},
+    {"hetlora.r_min", "lora", "", PFLREF_PARAM_INT,
+     offsetof(pflref_hyper, lora.r_min), 1.0, 1.0, 0, NULL, "r_min",
+     "HetLoRA: no regulariser and no pruning when ⌊γ r_k⌋ < r_min"},
+    {"hetlora.weights", "lora", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, lora.het_weights), 0.0, 0.0, 0,
+     hetlora_weights_values, "",
+     "HetLoRA's aggregation weights: ‖B_k A_k‖_F / Σ_j ‖B_j A_j‖_F (sparsity) "
+     "| 1/m (plain zero-padding) | n_k/Σ n_j"},
+    {"hetlora.scaling", "lora", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, lora.scaling), 0.0, 0.0, 0,
+     hetlora_scaling_values, "",
+     "HetLoRA's ΔW: B A (the paper writes W₀ + B A) | (α/r_max) B A "
+     "(loralib's scaling)"},
     {"lr.schedule", LR_ALGORITHMS, "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, lr.schedule), 0.0, 0.0, 0, lr_schedule_values,
      "", "step sizes across rounds: constant (the papers) | × γ^t in round t "

@@ -204,6 +204,14 @@ static pflref_status explicit_spec(json_t *vspec, const json_t *result,
                    set_new(hp, "ifca.init_sd", json_real(0.0));
         }
     }
+    /* lora: the initial adapter and HetLoRA's client ranks, as given */
+    static const char *const lora_keys[] = {"lora", "lora_ranks"};
+    for (size_t q = 0; init != NULL && q < 2; q++) {
+        const json_t *x =
+            json_object_get(json_object_get(result, "init"), lora_keys[q]);
+        if (x != NULL)
+            bad |= set_new(init, lora_keys[q], json_deep_copy(x));
+    }
     bad |= set_new(vspec, "init", init);
     json_t *output = json_object();
     bad |= output == NULL ||

@@ -283,6 +283,12 @@ static json_t *init_json(builder *b, const pflref_spec *spec)
     if (spec->hypernetwork != NULL)
         put(b, o, "hypernetwork",
             hypernetwork_json(b, spec, spec->hypernetwork));
+    if (spec->lora_init != NULL)
+        put(b, o, "lora",
+            pflref_json_new_vector(spec->lora_init, spec->n_lora_init));
+    if (spec->lora_ranks != NULL)
+        put(b, o, "lora_ranks",
+            pflref_json_new_vector(spec->lora_ranks, spec->n_lora_ranks));
     return o;
 }
 

@@ -274,6 +274,48 @@ static pflref_status read_hypernetwork(const json_t *v, pflref_spec *spec,
                               err);
 }
 
+/* init.lora (the adapter vector q⁰, layout ref/models/adapter.h) and
+ * init.lora_ranks (HetLoRA's N client ranks r_k): numbers the lora
+ * algorithm checks against its layout; absent: NULL. */
+static pflref_status read_lora_member(const json_t *v, pflref_spec *spec,
+                                      const char *key, double **out,
+                                      size_t *n, pflref_error *err)
+{
+    const json_t *c = json_object_get(v, key);
+    if (c == NULL)
+        return PFLREF_OK;
+    char where[PFLREF_WHERE_MAX];
+    pflref_json_key_path(where, sizeof where, "init", key);
+    if (strcmp(spec->algorithm->name, "lora") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "only lora takes %s (the algorithm is %s)",
+                                key, spec->algorithm->name);
+    pflref_status st = pflref_json_array(c, where, 1, n, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (*n > PFLREF_MAX_PARAMS)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "too long");
+    *out = malloc(*n * sizeof **out);
+    if (*out == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    return pflref_json_vector(c, where, *n, *out, err);
+}
+
+static pflref_status read_lora_init(const json_t *v, pflref_spec *spec,
+                                    pflref_error *err)
+{
+    pflref_status st = read_lora_member(v, spec, "lora", &spec->lora_init,
+                                        &spec->n_lora_init, err);
+    if (st == PFLREF_OK)
+        st = read_lora_member(v, spec, "lora_ranks", &spec->lora_ranks,
+                              &spec->n_lora_ranks, err);
+    spec->hyper.lora.q0 = spec->lora_init;
+    spec->hyper.lora.nq0 = spec->n_lora_init;
+    spec->hyper.lora.ranks = spec->lora_ranks;
+    spec->hyper.lora.nranks = spec->n_lora_ranks;
+    return st;
+}
+
 static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
                                   pflref_error *err);
 static pflref_status check_running_var(const pflref_model *m,
@@ -327,13 +369,14 @@ static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
         return PFLREF_OK;
     static const char *const keys[] = {"kind", "w", "seed", "sd", "scale",
                                        "cluster_models", "hypernetwork",
-                                       NULL};
+                                       "lora", "lora_ranks", NULL};
     json_t *kind_v;
     const char *kind;
     pflref_status st;
     if ((st = pflref_json_object(v, "init", keys, err)) ||
         (st = read_cluster_models(v, spec, err)) ||
         (st = read_hypernetwork(v, spec, err)) ||
+        (st = read_lora_init(v, spec, err)) ||
         (st = pflref_json_member(v, "init", "kind", 1, &kind_v, err)) ||
         (st = pflref_json_string(kind_v, "init.kind", &kind, err)))
         return st;

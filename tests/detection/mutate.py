@@ -75,7 +75,8 @@ PY = "/usr/bin/python3"
 PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
              "pfl_numpy_interp.py", "pfl_numpy_cfl.py", "pfl_numpy_ifca.py",
              "pfl_numpy_fedfomo.py",
-             "pfl_numpy_fedbn.py", "pfl_numpy_pfedhn.py")
+             "pfl_numpy_fedbn.py", "pfl_numpy_pfedhn.py",
+             "pfl_numpy_lora.py")
 FEDAVG_FILE = "fedavg_numpy.py"
 FILES = PFL_FILES + (FEDAVG_FILE,)
 
