@@ -4,7 +4,8 @@
  * One table names every hyperparameter (with its paper symbol and bounds)
  * and every switch (with its values, the paper's reading first).  The spec
  * reader, `pflref list` and the docs all read this table, so a switch is
- * spelled the same way everywhere (shared/spec/README.md rule 1).
+ * spelled the same way everywhere (shared/spec/README.md rule 1).  The
+ * presets that set several switches at once are in presets.c.
  */
 #include <math.h>
 #include <stddef.h>
@@ -517,125 +518,6 @@ static const pflref_param params[] = {
      "train() calls before (PFLlib: its scheduler steps when it trains)"},
 };
 
-static const pflref_preset presets[] = {
-    {"pfedme", "official",
-     "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
-     "pfedme.train=all pfedme.personal_eval=local_w", NULL,
-     "CharlieDinh/pFedMe (shared/spec notes §2(f), run and read)"},
-    {"pfedme", "pfllib",
-     "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
-     "pfedme.train=sampled pfedme.personal_eval=global lr.scope=eta_p "
-     "lr.count=trainings", NULL,
-     "TsingZ0/PFLlib, clientpFedMe.py and fedoptimizer.py (pFedMeOptimizer's "
-     "mu = 0.001 is never overridden; shared/spec notes §2(e), §7)"},
-    {"ditto", "official",
-     "ditto.order=interleaved_shared_batch ditto.prox=squared "
-     "ditto.prox_ref=round_start ditto.weights=uniform", NULL,
-     "litian96/ditto, TensorFlow (shared/spec notes §3(c))"},
-    {"ditto", "pfllib",
-     "ditto.order=personal_first ditto.prox=squared "
-     "ditto.prox_ref=round_start ditto.weights=samples ditto.batches=separate "
-     "lr.count=trainings", NULL,
-     "TsingZ0/PFLlib d832e76f6a23: clientditto.py (ptrain() over -pls epochs "
-     "of its own loader, then train() over -ls), serverditto.py's n_i "
-     "weights (shared/spec notes §3(f); notes-pfllib-as-run §2.3)"},
-    /* req: fedalt.preset.fedrep */
-    {"fedalt", "fedrep",
-     "pfl.state=stateful pfl.weights=uniform pfl.finetune=personal", "head",
-     "Collins et al., ICML 2021, Alg. 1 (head first, then the "
-     "representation; server (1/rn) Σ φ_i); shared/spec notes §4.1"},
-    /* req: fedsim.preset.fedper */
-    {"fedsim", "fedper",
-     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "head",
-     "Arivazhagan et al. 2019 (joint steps, base layers averaged n_j/n); "
-     "shared/spec notes §4.2"},
-    /* req: fedsim.preset.lg_fedavg */
-    {"fedsim", "lg_fedavg",
-     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal", "input",
-     "Liang et al. 2020 (local representation, global top layers; joint "
-     "steps, FedAvg mean); shared/spec notes §4.3"},
-    /* req: fedsim.preset.fedbabu */
-    {"fedsim", "fedbabu",
-     "gamma_v=0 pfl.state=stateful pfl.weights=samples pfl.finetune=full",
-     "head",
-     "Oh, Kim, Yun, ICLR 2022 (body-only training, head frozen at its "
-     "initial value and shared, then fine-tuning of the whole model); "
-     "shared/spec notes §4.4 B4"},
-    {"perfedavg", "pfedme_repo",
-     "perfedavg.variant=fo perfedavg.weights=samples "
-     "perfedavg.eval=alpha_then_beta", NULL,
-     "CharlieDinh/pFedMe caf24b1f954d: UserPerAvg.train (FO, w restored "
-     "before the β step since 2021-03-20), the shared server's n_i-weighted "
-     "mean, train_one_step (α then β) before evaluation, which the repository "
-     "takes on test batches; shared/spec notes §4(d)-(f)"},
-    {"apfl", "fedtorch",
-     "apfl.mix=output apfl.mix_uses_w=new apfl.alpha_rule=fedtorch", NULL,
-     "MLOPTPSU/FedTorch ab8068dbc968 (APFL's training loop, inference_personal, "
-     "alpha_update; apfl.alpha is left to the spec, as FedTorch's "
-     "--fed_adaptive_alpha; shared/spec notes §6(f) items 1-3)"},
-    {"fedavg", "pfllib", "fedavg.weights=samples lr.count=trainings", NULL,
-     "TsingZ0/PFLlib d832e76f6a23: clientavg.py train(), serverbase.py "
-     "receive_models (weights n_i / Σ_U n_j); notes-pfllib-as-run §2.3"},
-    {"local", "pfllib", "lr.count=trainings", NULL,
-     "TsingZ0/PFLlib d832e76f6a23: serverlocal.py (send_models never "
-     "called, no aggregation) with clientavg.py; notes-pfllib-as-run §2.3"},
-    {"perfedavg", "pfllib",
-     "perfedavg.variant=fo perfedavg.weights=samples "
-     "perfedavg.eval=one_alpha_step perfedavg.calls=two lr.count=trainings",
-     NULL,
-     "TsingZ0/PFLlib d832e76f6a23: clientperavg.py (first order, "
-     "train_one_step's one α step), PerAvgOptimizer, serverbase.py's n_i "
-     "weights; α = β = η is left to the spec; notes-pfllib-as-run §2.3"},
-    {"fedfomo", "official",
-     "fedfomo.distance=l1 fedfomo.self=included fedfomo.P_update=signed_abs_sum "
-     "fedfomo.P_init=own_0.1 fedfomo.M_counts=total fedfomo.epsilon0=0.3 "
-     "fedfomo.delta=0.05", NULL,
-     "NVlabs/FedFomo @ fe04f66: federated/args.py:168,180 (l1, own weight "
-     "0.1), client.py:285-288,320,347, federation.py:396-418, README "
-     "(ε₀ 0.3, δ 0.05); shared/spec notes-fedbn-fedfomo.md §2.8"},
-    {"fedfomo", "pfllib",
-     "fedfomo.distance=l2 fedfomo.distance_eps=1e-5 fedfomo.selection=topM "
-     "fedfomo.P_update=raw fedfomo.P_init=identity fedfomo.anchor=post_train "
-     "fedfomo.no_positive=keep_current", NULL,
-     "TsingZ0/PFLlib @ 487a29e: clientfomo.py (weight_cal: norm + 1e-5; "
-     "old_model after aggregation; no positive weight keeps the model), "
-     "serverfomo.py (P = I, topk of P, P += raw weights); shared/spec "
-     "notes-fedbn-fedfomo.md §2.8"},
-    {"apfl", "pfllib",
-     "apfl.variant=pfllib apfl.weights=samples apfl.alpha=adaptive "
-     "lr.count=trainings", NULL,
-     "TsingZ0/PFLlib d832e76f6a23: clientapfl.py train() and alpha_update, "
-     "serverbase.py's n_i weights (the initial α is the spec's, as -al); "
-     "notes-pfllib-as-run §2.3"},
-    {"fedalt", "fedrep_pfllib",
-     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal "
-     "lr.count=trainings", "head",
-     "TsingZ0/PFLlib d832e76f6a23: clientrep.py (head epochs -pls first, "
-     "then the base; one η), serverrep.py's n_i weights; "
-     "notes-pfllib-as-run §2.3"},
-    {"fedsim", "fedper_pfllib",
-     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal "
-     "lr.count=trainings", "head",
-     "TsingZ0/PFLlib d832e76f6a23: clientper.py (joint steps), serverper.py "
-     "(base averaged n_i / Σ_U n_j); notes-pfllib-as-run §2.3"},
-    {"fedsim", "lg_fedavg_pfllib",
-     "pfl.state=stateful pfl.weights=samples pfl.finetune=personal "
-     "lr.count=trainings", "input",
-     "TsingZ0/PFLlib d832e76f6a23: clientlg.py (joint steps; set_parameters "
-     "copies the head only), serverlg.py (head averaged n_i / Σ_U n_j)"},
-    {"fedsim", "fedbabu_pfllib",
-     "gamma_v=0 pfl.state=stateful pfl.weights=samples pfl.finetune=full "
-     "lr.count=trainings",
-     "head",
-     "TsingZ0/PFLlib d832e76f6a23: clientbabu.py (head requires_grad = "
-     "False; fine_tune of base and head), serverbabu.py (base averaged n_i "
-     "/ Σ_U n_j; every client fine-tunes after the last round)"},
-    {"pfedhn", "official",
-     "pfedhn.outer_opt=sgd_momentum_wd pfedhn.inner_opt=sgd_momentum_wd "
-     "pfedhn.clip=norm", NULL,
-     "AvivSham/pFedHN @ 1bc0549, experiments/pfedhn/trainer.py:96-104, "
-     "130-132, 160, 180 (shared/spec notes-lora-pfedhn.md §4.3 H1-H4)"},
-};
 
 const pflref_param *pflref_params(size_t *count)
 {
@@ -768,69 +650,6 @@ pflref_status pflref_hyper_set_int(pflref_hyper *h, const pflref_param *p,
 size_t pflref_hyper_get_int(const pflref_hyper *h, const pflref_param *p)
 {
     return *(const size_t *)(const void *)((const char *)h + p->offset);
-}
-
-const pflref_preset *pflref_presets(size_t *count)
-{
-    *count = sizeof presets / sizeof presets[0];
-    return presets;
-}
-
-const pflref_preset *pflref_preset_find(const char *alg, const char *name)
-{
-    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
-        if (strcmp(presets[i].algorithm, alg) == 0 &&
-            strcmp(presets[i].name, name) == 0)
-            return &presets[i];
-    return NULL;
-}
-
-pflref_status pflref_preset_apply(pflref_hyper *h, const char *alg,
-                                  const char *name, const char *where,
-                                  pflref_error *err)
-{
-    if (strcmp(name, "paper") == 0)
-        return PFLREF_OK;
-    const pflref_preset *pr = NULL;
-    char known[256] = "paper";
-    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
-        if (strcmp(presets[i].algorithm, alg) != 0)
-            continue;
-        strncat(known, ", ", sizeof known - strlen(known) - 1);
-        strncat(known, presets[i].name, sizeof known - strlen(known) - 1);
-        if (strcmp(presets[i].name, name) == 0)
-            pr = &presets[i];
-    }
-    if (pr == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "unknown preset \"%s\" for %s (known: %s)",
-                                name, alg, known);
-    /* settings: "name=value name=value ..." */
-    const char *p = pr->settings;
-    while (*p != '\0') {
-        while (*p == ' ')
-            p++;
-        size_t n = strcspn(p, " ");
-        char item[128];
-        snprintf(item, sizeof item, "%.*s", (int)n, p);
-        p += n;
-        char *eq = strchr(item, '=');
-        if (eq == NULL)
-            continue;
-        *eq = '\0';
-        const pflref_param *par = pflref_param_find_for(item, alg);
-        pflref_status st = PFLREF_EINTERNAL;
-        if (par != NULL && par->type == PFLREF_PARAM_ENUM)
-            st = pflref_hyper_set_enum(h, par, eq + 1, where, err);
-        else if (par != NULL && par->type == PFLREF_PARAM_REAL)
-            st = pflref_hyper_set_real(h, par, strtod(eq + 1, NULL), where,
-                                       err);
-        if (st != PFLREF_OK)
-            return pflref_error_set(err, PFLREF_EINTERNAL, where,
-                                    "preset %s/%s sets %s, which failed",
-                                    alg, name, item);
-    }
-    return PFLREF_OK;
 }
 
 double pflref_hyper_get_real(const pflref_hyper *h, const pflref_param *p)
