@@ -694,6 +694,8 @@ RULES = {
         (ALWAYS, r_pfedhn_embeddings, "one-hot embeddings or single visits hide "
          "the outer product and the embedding's state"),
         (ALWAYS, r_single_round, "one round hides φ and v_i across rounds"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
     "lora": [
         (ALWAYS, r_value(["eta"], ONE), "η = 1 hides a dropped step size"),
         (ALWAYS, r_lora, "r = 1, s = 1, λ = 0 or equal ranks hide adapter bugs"),
