@@ -60,6 +60,17 @@
  * rounds) a schedule may hold (schedule.h). */
 #define MAX_INDICES PFLREF_SCHEDULE_MAX_INDICES
 
+/* For the proofs below (proofs/README.md): the one fact they need of
+ * ref/core/status.c, that the error setter returns the status it is given
+ * (its code is not proved; it writes only *err). */
+/*@ assigns *err;
+    ensures \result == status;
+ */
+pflref_status pflref_error_set(pflref_error *err, pflref_status status,
+                               const char *where, const char *fmt, ...);
+
+/*@ logic integer sat(integer x) = x <= SIZE_MAX ? x : SIZE_MAX; */
+
 const char *pflref_batch_order_name(pflref_batch_order order)
 {
     switch (order) {
@@ -199,6 +210,23 @@ typedef struct {
     size_t nepochs;  /* epochs begun (permutations drawn)       */
 } work_size;
 
+/*@ requires \valid_read(w);
+    requires 1 <= n;
+    assigns \nothing;
+    ensures 1 <= \result.b <= n;
+    ensures (w->B == 0 || w->B > n) ==> \result.b == n;
+    ensures (w->B != 0 && w->B <= n) ==> \result.b == w->B;
+    ensures \result.nb == n / \result.b + (n % \result.b != 0 ? 1 : 0);
+    ensures 1 <= \result.nb <= n;
+    ensures w->epochs > 0 ==> \result.nepochs == w->epochs &&
+            \result.nsteps == sat(w->epochs * \result.nb) &&
+            \result.total == sat(w->epochs * n);
+    ensures w->epochs == 0 ==> \result.nsteps == w->steps &&
+            \result.total == sat(sat((w->steps / \result.nb) * n) +
+                                 sat((w->steps % \result.nb) * \result.b)) &&
+            \result.nepochs == w->steps / \result.nb +
+                                (w->steps % \result.nb != 0 ? 1 : 0);
+ */
 static work_size work_size_of(const pflref_local_work *w, size_t n)
 {
     const size_t b = (w->B == 0 || w->B > n) ? n : w->B;
@@ -245,6 +273,11 @@ static pflref_status check_work(const pflref_local_work *w,
 }
 
 /* Refuse one client's work when it alone exceeds the limit. */
+/*@ requires \valid_read(z);
+    assigns *err;
+    ensures z->total <= MAX_INDICES ==> \result == PFLREF_OK;
+    ensures z->total > MAX_INDICES ==> \result == PFLREF_ENOMEM;
+ */
 static pflref_status check_work_size(const pflref_local_work *w,
                                      const char *phase, size_t client,
                                      size_t n, const work_size *z,
@@ -271,6 +304,12 @@ static pflref_status check_work_size(const pflref_local_work *w,
     requires drawn == \null || \valid(drawn + (0 .. cfg->m - 1));
     requires drawn == \null ||
              \separated(clients + (0 .. cfg->m - 1), drawn + (0 .. cfg->m - 1));
+    requires \separated(cfg, clients + (0 .. cfg->m - 1));
+    requires drawn == \null || \separated(cfg, drawn + (0 .. cfg->m - 1));
+    assigns pflref_sampler_state, *err, clients[0 .. cfg->m - 1],
+            drawn[0 .. cfg->m - 1];
+    ensures \result == PFLREF_OK ==>
+            \forall integer j; 0 <= j < cfg->m ==> clients[j] < N;
  */
 static pflref_status choose_round(const pflref_schedule_config *cfg,
                                   pflref_sampler *smp, size_t N, size_t t,
@@ -287,7 +326,26 @@ static pflref_status choose_round(const pflref_schedule_config *cfg,
 
 /* The first pass: the exact number of sample indices and of epochs the
  * schedule will hold, with the same client draws as the second pass.
- * pick[0..m−1] is scratch. */
+ * pick[0..m−1] is scratch.  Proved (proofs/README.md): every n[i] it reads
+ * has i < N (the sampler's ids, or j < N), its sums saturate at SIZE_MAX
+ * instead of wrapping, and on PFLREF_OK the total is within the limit. */
+/*@ requires \valid_read(cfg);
+    requires 1 <= cfg->m <= N;
+    requires \valid_read(n + (0 .. N - 1));
+    requires \forall integer i; 0 <= i < N ==> 1 <= n[i];
+    requires \valid(pick + (0 .. cfg->m - 1));
+    requires \valid(total) && \valid(nepochs);
+    requires \separated(total, nepochs, cfg, n + (0 .. N - 1),
+                        pick + (0 .. cfg->m - 1));
+    requires \separated(nepochs, cfg, n + (0 .. N - 1),
+                        pick + (0 .. cfg->m - 1));
+    requires \separated(pick + (0 .. cfg->m - 1), cfg, n + (0 .. N - 1));
+    requires \separated(err, total, nepochs, cfg, n + (0 .. N - 1),
+                        pick + (0 .. cfg->m - 1));
+    assigns pflref_sampler_state, *err, *total, *nepochs,
+            pick[0 .. cfg->m - 1];
+    ensures \result == PFLREF_OK ==> *total <= MAX_INDICES;
+ */
 static pflref_status count_schedule(const pflref_schedule_config *cfg,
                                     const size_t *n, size_t N,
                                     pflref_sampler *smp, size_t *pick,
@@ -298,11 +356,21 @@ static pflref_status count_schedule(const pflref_schedule_config *cfg,
     *total = 0;
     *nepochs = 0;
     /* Rounds (stopping as soon as the limit is passed). */
+    /*@ loop invariant 0 <= t;
+        loop assigns t, st, *total, *nepochs, pflref_sampler_state, *err,
+                     pick[0 .. \at(cfg->m, Pre) - 1];
+     */
     for (size_t t = 0; st == PFLREF_OK && t < cfg->T &&
                        *total <= MAX_INDICES; t++) {
         const size_t trainers = cfg->train_all ? N : cfg->m;
         if (!cfg->train_all)
             st = choose_round(cfg, smp, N, t, pick, NULL, err);
+        /*@ loop invariant 0 <= j;
+            loop invariant st == PFLREF_OK && !cfg->train_all ==>
+                           \forall integer q; 0 <= q < cfg->m ==>
+                             pick[q] < N;
+            loop assigns j, st, *total, *nepochs, *err;
+         */
         for (size_t j = 0; st == PFLREF_OK && j < trainers; j++) {
             const size_t i = cfg->train_all ? j : pick[j];
             const work_size z = work_size_of(&cfg->train, n[i]);
@@ -312,6 +380,9 @@ static pflref_status count_schedule(const pflref_schedule_config *cfg,
         }
     }
     /* The post phase. */
+    /*@ loop invariant 0 <= i;
+        loop assigns i, st, *total, *nepochs, *err;
+     */
     for (size_t i = 0; st == PFLREF_OK && cfg->has_post && i < N &&
                        *total <= MAX_INDICES; i++) {
         const work_size z = work_size_of(&cfg->post, n[i]);
