@@ -52,7 +52,7 @@ shuffle | ref/sampling/shuffle.c | rte | pflref_interval_mask,pflref_interval_dr
 metrics | ref/core/metrics.c | rte | quantile_lo,worst_decile
 schedule_check calls | ref/sampling/schedule_check.c | calls | validate_batches,check_participants,check_selected,validate_round,pflref_schedule_validate
 schedule_check guards | ref/sampling/schedule_check.c | rte_assert | validate_round
-schedule calls | ref/sampling/schedule.c | calls | choose_round,check_work_size
+schedule calls | ref/sampling/schedule.c | calls | choose_round,check_work_size,fill_batches
 schedule | ref/sampling/schedule.c | rte | work_size_of,count_schedule
 sampler calls | ref/sampling/sampler.c | calls | pflref_sampler_choose
 cluster | ref/engine/cluster.c | rte | upper,edge_before,max_spanning_tree,last_tree_edge,subtree_side,optimal_bipartition,merge_cluster,complete_linkage

@@ -63,6 +63,14 @@ pflref_status pflref_sampler_choose(pflref_sampler *s, unsigned long seed,
                                     size_t N, size_t m, size_t *chosen,
                                     size_t *drawn, pflref_error *err);
 
+/* The reshuffle of a minibatch schedule (sampler.c; declared in
+ * pflref/sampler.h): it permutes perm[0..n−1] with GSL and changes nothing
+ * else but the error record and its own generator (an assumption, as
+ * above: gsl_ran_shuffle is not proved). */
+/*@ assigns perm[0 .. n - 1], *err, pflref_sampler_state; */
+pflref_status pflref_shuffle(unsigned long seed, size_t *perm, size_t n,
+                             pflref_error *err);
+
 /* shuffle.c */
 unsigned long pflref_interval_mask(unsigned long max);
 unsigned long pflref_interval_draw(void *rng, unsigned long max);

@@ -402,8 +402,42 @@ static pflref_status count_schedule(const pflref_schedule_config *cfg,
     return PFLREF_OK;
 }
 
+/* pflref_batches_alloc for fill_batches, with what C guarantees of a new
+ * allocation: the blocks that existed (perm) stay valid, and the two new
+ * ones are valid and apart from each other, from b and from perm.  WP 25
+ * does not implement \fresh, so this contract is an assumption of the proof
+ * of fill_batches (proofs/README.md), as calloc's and malloc's own are. */
+/*@ requires \valid(b) && \valid(perm + (0 .. n - 1));
+    assigns *b, *err;
+    ensures \valid(perm + (0 .. n - 1));
+    ensures \result == PFLREF_OK ==>
+            b->nsteps == nsteps && \valid(b->step_off + (0 .. nsteps)) &&
+            \valid(b->idx + (0 .. total - 1)) &&
+            \separated(b->step_off + (0 .. nsteps), b->idx + (0 .. total - 1),
+                       b, perm + (0 .. n - 1));
+ */
+static pflref_status batches_alloc_beside(pflref_batches *b, size_t nsteps,
+                                          size_t total, const size_t *perm,
+                                          size_t n, pflref_error *err)
+{
+    (void)perm;
+    (void)n;
+    return pflref_batches_alloc(b, nsteps, total, err);
+}
+
 /* One client's local work on n samples into b (Alg. 1, lines 11–12).
- * perm[0..n−1] is scratch; *e_global counts the epochs generated so far. */
+ * perm[0..n−1] is scratch; *e_global counts the epochs generated so far.
+ * Proved (proofs/README.md): each call of pflref_batch_copy gets perm of n
+ * entries and idx of the z.total entries allocated for it, each step's end
+ * offset is written inside step_off's nsteps + 1 entries. */
+/*@ requires \valid_read(w);
+    requires 1 <= n;
+    requires \valid(perm + (0 .. n - 1));
+    requires \valid(b) && \valid(e_global);
+    requires \separated(perm + (0 .. n - 1), b, e_global, w);
+    requires \separated(b, e_global, w);
+    requires \separated(err, b, e_global, w, perm + (0 .. n - 1));
+ */
 static pflref_status fill_batches(const pflref_local_work *w,
                                   pflref_batch_order order,
                                   unsigned long batch_seed,
@@ -412,13 +446,30 @@ static pflref_status fill_batches(const pflref_local_work *w,
                                   pflref_error *err)
 {
     const work_size z = work_size_of(w, n);
-    pflref_status st = pflref_batches_alloc(b, z.nsteps, z.total, err);
+    pflref_status st = batches_alloc_beside(b, z.nsteps, z.total, perm, n,
+                                            err);
     size_t off = 0;
+    /*@ loop invariant 0 <= s;
+        loop invariant st == PFLREF_OK ==> s <= z.nsteps;
+        loop invariant 0 <= off <= z.total;
+        loop invariant st == PFLREF_OK ==> b->nsteps == z.nsteps &&
+                       \valid(b->step_off + (0 .. z.nsteps)) &&
+                       \valid(b->idx + (0 .. z.total - 1)) &&
+                       \separated(b->step_off + (0 .. z.nsteps),
+                                  b->idx + (0 .. z.total - 1), b,
+                                  perm + (0 .. n - 1));
+        loop assigns s, st, off, perm[0 .. n - 1], *e_global, *err,
+                     pflref_sampler_state,
+                     b->step_off[0 .. z.nsteps], b->idx[0 .. z.total - 1];
+     */
     for (size_t s = 0; st == PFLREF_OK && s < z.nsteps; s++) {
         const size_t k = s % z.nb;   /* batch k of epoch ⌊s/nb⌋ */
         if (k == 0) {
             /* A new epoch: perm = 0 … n−1, reshuffled with its own seed
              * (on failure the loop stops after this step). */
+            /*@ loop invariant 0 <= q <= n;
+                loop assigns q, perm[0 .. n - 1];
+             */
             for (size_t q = 0; q < n; q++)
                 perm[q] = q;
             if (order == PFLREF_BATCH_RESHUFFLE)
