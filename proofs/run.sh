@@ -118,7 +118,8 @@ per_function() {
             g = $0; sub(/.*Goal typed_(real_)?/, "", g); sub(/ .*/, "", g)
             best = ""
             for (i = 1; i <= n; i++)
-                if (index(g, f[i] "_") == 1 && length(f[i]) > length(best))
+                if ((g == f[i] || index(g, f[i] "_") == 1) &&
+                    length(f[i]) > length(best))
                     best = f[i]
             if (best == "") best = "?"
             total[best]++
