@@ -90,7 +90,8 @@ trim() {
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
-# wp FILE KIND FUNCTIONS TIMEOUT OUT: run WP, output in OUT.
+# wp FILE KIND FUNCTIONS TIMEOUT OUT [PROPERTIES]: run WP, output in OUT;
+# PROPERTIES (-wp-prop's syntax) narrows the goals to those properties.
 wp() {
     case "$2" in
         rte) opts="$RTE" ;;
@@ -100,6 +101,10 @@ wp() {
         lemmas) opts="-wp-model typed+real -wp-prop=@lemma" ;;
         *) echo "proofs/run.sh: unknown job kind $2" >&2; exit 1 ;;
     esac
+    # A negative control asks only for its goal's kind of property.
+    if [ -n "${6:-}" ]; then
+        opts="$(printf '%s' "$opts" | sed 's/-wp-prop=[^ ]*//') -wp-prop=$6"
+    fi
     fct="-wp-fct $3"
     [ "$2" != lemmas ] || fct=""
     # shellcheck disable=SC2086
@@ -202,6 +207,22 @@ mutate() {
         }' "$1" >"$4"
 }
 
+# goal_kind GOAL: the -wp-prop category WP names GOAL from (empty: every
+# property), so a control proves only goals of its named goal's kind (the
+# names and their numbers do not depend on the selection); with
+# PROOFS_SHOW_NEGATIVE, every property, to list all the goals a mutant fails.
+goal_kind() {
+    [ -z "${PROOFS_SHOW_NEGATIVE:-}" ] || return 0
+    case "$1" in
+        *_lemma_*) echo "@lemma" ;;
+        *_loop_invariant*) echo "@invariant" ;;
+        *_call_*_requires*) echo "@requires" ;;
+        *_assert*) echo "@assert" ;;
+        *_ensures*) echo "@ensures" ;;
+        *) echo "" ;;
+    esac
+}
+
 # negative FUNCTION FILE KIND FROM TO GOAL: prints "caught", or why not.
 negative() {
     mkdir -p "$log/m/$(dirname "$2")"
@@ -210,7 +231,7 @@ negative() {
         echo "stale: the text to mutate is not in $2 exactly once"
         return
     fi
-    wp "$mutant" "$3" "$1" "$NEG_TIMEOUT" "$log/neg"
+    wp "$mutant" "$3" "$1" "$NEG_TIMEOUT" "$log/neg" "$(goal_kind "$6")"
     goal_status "$6" "$log/neg"
 }
 

@@ -688,16 +688,11 @@ pflref_status pflref_split_from_names(const pflref_model *m,
     return PFLREF_OK;
 }
 
-/*@ predicate in_personal{L}(pflref_block *blocks,
-                             unsigned char *personal, integer q,
-                             integer p) =
-      \exists integer r; 0 <= r < q && personal[r] != 0 &&
-        blocks[r].offset <= p < blocks[r].offset + blocks[r].size;
-    predicate blocks_within{L}(pflref_block *blocks, integer nblocks,
-                               integer P) =
-      \forall integer q; 0 <= q < nblocks ==>
-        blocks[q].offset + blocks[q].size <= P;
- */
+/*@ predicate in_personal{L}(pflref_block *B, unsigned char *pers, integer q,
+                             integer p) = \exists integer r; 0 <= r < q &&
+      pers[r] != 0 && B[r].offset <= p < B[r].offset + B[r].size;
+    predicate blocks_within{L}(pflref_block *B, integer nb, integer P) =
+      \forall integer q; 0 <= q < nb ==> B[q].offset + B[q].size <= P; */
 
 /* The index kernel of the split mask, proved (proofs/README.md): mask[p] =
  * 1 exactly when p lies in a block q < nblocks with personal[q] ≠ 0 (none
@@ -770,18 +765,15 @@ static void block_mask(const pflref_block *blocks, size_t nblocks,
 /* mask[p] := 1 when parameter p lies in a personal block of split, else 0.
  *   m [in];  split [in] (NULL: everything shared);  mask [out] P entries.
  * Does nothing when m or mask is NULL. */
-/*@ requires m == \null || \valid_read(m);
-    requires m == \null || m->nblocks <= PFLREF_MAX_BLOCKS;
-    requires m == \null || blocks_within(&m->blocks[0], m->nblocks, m->P);
+/*@ requires m != \null ==> \valid_read(m) &&
+             m->nblocks <= PFLREF_MAX_BLOCKS &&
+             blocks_within(&m->blocks[0], m->nblocks, m->P);
     requires split == \null || \valid_read(split);
-    requires m == \null || mask == \null ||
-             \valid(mask + (0 .. m->P - 1));
-    requires m == \null || mask == \null ||
-             \separated(mask + (0 .. m->P - 1), m);
-    requires m == \null || mask == \null || split == \null ||
-             \separated(mask + (0 .. m->P - 1), split);
-    assigns mask[0 .. m->P - 1];
- */
+    requires m != \null && mask != \null ==>
+             \valid(mask + (0 .. m->P - 1)) &&
+             \separated(mask + (0 .. m->P - 1), m) &&
+             (split == \null || \separated(mask + (0 .. m->P - 1), split));
+    assigns mask[0 .. m->P - 1]; */
 void pflref_split_mask(const pflref_model *m, const pflref_split *split,
                        unsigned char *mask)
 {
