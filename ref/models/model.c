@@ -773,7 +773,11 @@ static void block_mask(const pflref_block *blocks, size_t nblocks,
              \valid(mask + (0 .. m->P - 1)) &&
              \separated(mask + (0 .. m->P - 1), m) &&
              (split == \null || \separated(mask + (0 .. m->P - 1), split));
-    assigns mask[0 .. m->P - 1]; */
+    assigns mask[0 .. m->P - 1];
+    ensures m != \null && mask != \null ==> \forall integer p; 0 <= p < m->P ==>
+            (mask[p] == 1 <==> split != \null &&
+               in_personal(&m->blocks[0], &split->personal[0], m->nblocks, p)) &&
+            (mask[p] == 0 || mask[p] == 1); */
 void pflref_split_mask(const pflref_model *m, const pflref_split *split,
                        unsigned char *mask)
 {
