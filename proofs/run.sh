@@ -28,7 +28,8 @@ cd "$(dirname "$0")/.."
 PROVERS=z3,cvc4
 TIMEOUT=20          # seconds per goal; every goal here takes well under 2 s
 NEG_TIMEOUT=2       # a negative control's false goal would only time out
-CPP="-Iinclude -Iref -D_POSIX_C_SOURCE=200809L"
+# Frama-C's own libc first; /usr/include last, for GSL's headers only.
+CPP="-Iinclude -Iref -D_POSIX_C_SOURCE=200809L -idirafter /usr/include"
 RTE="-wp-rte -warn-unsigned-overflow"
 
 # The proofs, one job per line: name | file | WP options | functions.
@@ -38,15 +39,29 @@ RTE="-wp-rte -warn-unsigned-overflow"
 #               postconditions (their own runtime guards are in rte_assert,
 #               or they only format error messages);
 #   rte_assert  the runtime-error guards of the function that reads the
-#               indices the kernels vouched for.
+#               indices the kernels vouched for;
+#   rte_real    as rte, with a double taken for its real value (WP's
+#               typed+real model) and no special-float guards: for the
+#               kernels that only copy or compare doubles (finite ones),
+#               or, for pflref_accumulate, compute one whose value is not
+#               claimed; their index and assigns goals are the same;
+#   lemmas      the ACSL lemmas of the file (the listed names are the
+#               lemmas, prefixed lemma_), which the other jobs use.
 JOBS='ids | ref/sampling/ids.c | rte | pflref_ids_first_bad,pflref_index_first_out_of_range,pflref_size_mul_sat,pflref_size_add_sat,pflref_steps_first_bad,pflref_step_of,pflref_marks_set,pflref_selected_first_bad,pflref_drawn_first_bad,pflref_ids_iota,pflref_batch_copy
 shuffle | ref/sampling/shuffle.c | rte | pflref_interval_mask,pflref_interval_draw,pflref_numpy_permutation
 metrics | ref/core/metrics.c | rte | quantile_lo,worst_decile
-schedule_check calls | ref/sampling/schedule_check.c | calls | validate_batches,check_participants,check_selected,validate_round
+schedule_check calls | ref/sampling/schedule_check.c | calls | validate_batches,check_participants,check_selected,validate_round,pflref_schedule_validate
 schedule_check guards | ref/sampling/schedule_check.c | rte_assert | validate_round
-schedule calls | ref/sampling/schedule.c | calls | choose_round
+schedule calls | ref/sampling/schedule.c | calls | choose_round,check_work_size,fill_batches
+schedule | ref/sampling/schedule.c | rte | work_size_of,count_schedule
+sampler calls | ref/sampling/sampler.c | calls | pflref_sampler_choose
 cluster | ref/engine/cluster.c | rte | upper,edge_before,max_spanning_tree,last_tree_edge,subtree_side,optimal_bipartition,merge_cluster,complete_linkage
-cluster calls | ref/engine/cluster.c | calls | pflref_cluster_bipartition'
+cluster calls | ref/engine/cluster.c | calls | pflref_cluster_bipartition
+vec | ref/core/vec.c | rte_real | pflref_compose,pflref_accumulate
+sgd | ref/engine/sgd.c | rte_real | pflref_share_to_all
+sgd lemmas | ref/engine/sgd.c | lemmas | lemma_block_before,lemma_block_inside
+model | ref/models/model.c | rte | block_mask,pflref_split_mask
+ifca | ref/algorithms/ifca.c | rte_real | lowest_loss'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then
@@ -75,17 +90,26 @@ trim() {
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
-# wp FILE KIND FUNCTIONS TIMEOUT OUT: run WP, output in OUT.
+# wp FILE KIND FUNCTIONS TIMEOUT OUT [PROPERTIES]: run WP, output in OUT;
+# PROPERTIES (-wp-prop's syntax) narrows the goals to those properties.
 wp() {
     case "$2" in
         rte) opts="$RTE" ;;
         calls) opts="-wp-prop=@requires,@invariant,@ensures" ;;
         rte_assert) opts="$RTE -wp-prop=@assert" ;;
+        rte_real) opts="$RTE -wp-model typed+real -warn-special-float none" ;;
+        lemmas) opts="-wp-model typed+real -wp-prop=@lemma" ;;
         *) echo "proofs/run.sh: unknown job kind $2" >&2; exit 1 ;;
     esac
+    # A negative control asks only for its goal's kind of property.
+    if [ -n "${6:-}" ]; then
+        opts="$(printf '%s' "$opts" | sed 's/-wp-prop=[^ ]*//') -wp-prop=$6"
+    fi
+    fct="-wp-fct $3"
+    [ "$2" != lemmas ] || fct=""
     # shellcheck disable=SC2086
     nice frama-c -variadic-no-translation -cpp-extra-args="$CPP" \
-        -wp $opts -wp-fct "$3" -wp-prover "$PROVERS" -wp-timeout "$4" \
+        -wp $opts $fct -wp-prover "$PROVERS" -wp-timeout "$4" \
         "$1" >"$5" 2>&1 || true
 }
 
@@ -96,10 +120,11 @@ per_function() {
     awk -v fns="$1" '
         BEGIN { n = split(fns, f, ",") }
         /^\[wp\] .*Goal typed_/ {
-            g = $0; sub(/.*Goal typed_/, "", g); sub(/ .*/, "", g)
+            g = $0; sub(/.*Goal typed_(real_)?/, "", g); sub(/ .*/, "", g)
             best = ""
             for (i = 1; i <= n; i++)
-                if (index(g, f[i] "_") == 1 && length(f[i]) > length(best))
+                if ((g == f[i] || index(g, f[i] "_") == 1) &&
+                    length(f[i]) > length(best))
                     best = f[i]
             if (best == "") best = "?"
             total[best]++
@@ -182,6 +207,22 @@ mutate() {
         }' "$1" >"$4"
 }
 
+# goal_kind GOAL: the -wp-prop category WP names GOAL from (empty: every
+# property), so a control proves only goals of its named goal's kind (the
+# names and their numbers do not depend on the selection); with
+# PROOFS_SHOW_NEGATIVE, every property, to list all the goals a mutant fails.
+goal_kind() {
+    [ -z "${PROOFS_SHOW_NEGATIVE:-}" ] || return 0
+    case "$1" in
+        *_lemma_*) echo "@lemma" ;;
+        *_loop_invariant*) echo "@invariant" ;;
+        *_call_*_requires*) echo "@requires" ;;
+        *_assert*) echo "@assert" ;;
+        *_ensures*) echo "@ensures" ;;
+        *) echo "" ;;
+    esac
+}
+
 # negative FUNCTION FILE KIND FROM TO GOAL: prints "caught", or why not.
 negative() {
     mkdir -p "$log/m/$(dirname "$2")"
@@ -190,7 +231,7 @@ negative() {
         echo "stale: the text to mutate is not in $2 exactly once"
         return
     fi
-    wp "$mutant" "$3" "$1" "$NEG_TIMEOUT" "$log/neg"
+    wp "$mutant" "$3" "$1" "$NEG_TIMEOUT" "$log/neg" "$(goal_kind "$6")"
     goal_status "$6" "$log/neg"
 }
 

@@ -155,8 +155,39 @@ static void *ifca_work_alloc(const pflref_problem *problem,
 }
 
 /* req: ifca.alg1.l5 */
+/* ĵ = argmin_j loss[j] over j < k (k ≥ 1), ties to the lowest j: the index
+ * kernel of Alg. 2's estimate, proved (proofs/README.md).  Reads only
+ * loss[0..k−1] (all finite, as estimate has checked). */
+/*@ requires 1 <= k;
+    requires \valid_read(loss + (0 .. k - 1));
+    requires \forall integer j; 0 <= j < k ==> \is_finite(loss[j]);
+    assigns \nothing;
+    ensures 0 <= \result < k;
+    ensures \forall integer j; 0 <= j < k ==> loss[\result] <= loss[j];
+    ensures \forall integer j; 0 <= j < \result ==> loss[\result] < loss[j];
+ */
+static size_t lowest_loss(const double *loss, size_t k)
+{
+    size_t j_hat = 0;
+    /*@ loop invariant 1 <= j <= k;
+        loop invariant 0 <= j_hat < j;
+        loop invariant \forall integer l; 0 <= l < j ==>
+                       loss[j_hat] <= loss[l];
+        loop invariant \forall integer l; 0 <= l < j_hat ==>
+                       loss[j_hat] < loss[l];
+        loop assigns j, j_hat;
+        loop variant k - j;
+     */
+    for (size_t j = 1; j < k; j++)
+        if (loss[j] < loss[j_hat])
+            j_hat = j;
+    return j_hat;
+}
+
 /* ĵ = argmin_j F_i(θ_j) on client i's training set; loss[0..k−1] gets
- * the losses.  Ties go to the lowest j (strict <). */
+ * the losses (all k of them, in order, stopping at the first failure or
+ * non-finite one), then lowest_loss picks ĵ.  Ties go to the lowest j
+ * (strict <). */
 static pflref_status estimate(const pflref_state *s, size_t i,
                               const double *theta, double *loss,
                               size_t *j_hat, pflref_error *err)
@@ -175,9 +206,9 @@ static pflref_status estimate(const pflref_state *s, size_t i,
         if (!isfinite(loss[j]))
             return pflref_error_diverge(err, (long)s->t, (long)i, -1,
                                         "the loss F_i(θ_j)");
-        if (loss[j] < loss[*j_hat])
-            *j_hat = j;
     }
+    if (k > 0)
+        *j_hat = lowest_loss(loss, k);
     return PFLREF_OK;
 }
 

@@ -16,6 +16,10 @@ int pflref_all_finite(const double *x, size_t n)
 
 void pflref_accumulate(double *acc, double c, const double *x, size_t P)
 {
+    /*@ loop invariant 0 <= p <= P;
+        loop assigns p, acc[0 .. P - 1];
+        loop variant P - p;
+     */
     for (size_t p = 0; p < P; p++)
         acc[p] += c * x[p];
 }
@@ -23,6 +27,16 @@ void pflref_accumulate(double *acc, double c, const double *x, size_t P)
 void pflref_compose(const unsigned char *shared, const double *u,
                     const double *v, double *x, size_t P)
 {
+    /*@ loop invariant 0 <= p <= P;
+        loop invariant \forall integer q; 0 <= q < p && shared[q] != 0 ==>
+                       x[q] == \at(u[q], Pre);
+        loop invariant \forall integer q; 0 <= q < p && shared[q] == 0 ==>
+                       x[q] == \at(v[q], Pre);
+        loop invariant \forall integer q; p <= q < P ==>
+                       v[q] == \at(v[q], Pre);
+        loop assigns p, x[0 .. P - 1];
+        loop variant P - p;
+     */
     for (size_t p = 0; p < P; p++)
         x[p] = shared[p] ? u[p] : v[p];
 }

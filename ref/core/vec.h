@@ -9,13 +9,34 @@
 int pflref_all_finite(const double *x, size_t n);
 
 /* acc := acc + c·x over P entries: one term of a server aggregation.
+ * Proved (proofs/README.md): it writes acc[0..P−1] and nothing else, each
+ * entry from its own acc[p] and x[p] (the sum itself is tested, not proved).
  * Aggregations add their terms in ascending client id, so the sum has one
  * order and the result is bit-reproducible. */
+/*@ requires \valid(acc + (0 .. P - 1));
+    requires \valid_read(x + (0 .. P - 1));
+    requires \separated(acc + (0 .. P - 1), x + (0 .. P - 1));
+    assigns acc[0 .. P - 1];
+ */
 void pflref_accumulate(double *acc, double c, const double *x, size_t P);
 
 /* Partial personalisation (FedAlt, FedSim, PFLEGO) keeps full vectors:
  * x := (u, v), the entries with shared[p] = 1 from u, the others from v
- * (x may be v). */
+ * (x may be v).  Proved (proofs/README.md): it writes x[0..P−1] and
+ * nothing else, each entry the one of u or v that shared selects. */
+/*@ requires \valid_read(shared + (0 .. P - 1));
+    requires \valid_read(u + (0 .. P - 1));
+    requires \valid_read(v + (0 .. P - 1));
+    requires \valid(x + (0 .. P - 1));
+    requires \separated(x + (0 .. P - 1), shared + (0 .. P - 1));
+    requires \separated(x + (0 .. P - 1), u + (0 .. P - 1));
+    requires x == v || \separated(x + (0 .. P - 1), v + (0 .. P - 1));
+    assigns x[0 .. P - 1];
+    ensures \forall integer p; 0 <= p < P && shared[p] != 0 ==>
+            x[p] == \old(u[p]);
+    ensures \forall integer p; 0 <= p < P && shared[p] == 0 ==>
+            x[p] == \old(v[p]);
+ */
 void pflref_compose(const unsigned char *shared, const double *u,
                     const double *v, double *x, size_t P);
 

@@ -15,13 +15,51 @@
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "engine/engine.h"
 
+/* Block i of an N×P row-major array lies inside it, after blocks 0..i−1. */
+/*@ lemma block_before: \forall integer k, i, P, p;
+      0 <= k < i && 0 <= p < P ==> k * P + p < i * P;
+    lemma block_inside: \forall integer i, N, P;
+      0 <= i && i + 1 <= N && 0 <= P ==> i * P + P <= N * P;
+ */
+
+/* Proved (proofs/README.md): writes s->v[0..N·P−1] and nothing else; pass
+ * i leaves blocks 0..i−1 and i+1..N−1 as they were and makes block i
+ * (s->w where shared, v_i elsewhere). */
+/*@ requires \valid_read(s);
+    requires s->N * s->P <= SIZE_MAX;
+    requires \valid(s->v + (0 .. s->N * s->P - 1));
+    requires \valid_read(s->shared + (0 .. s->P - 1));
+    requires \valid_read(s->w + (0 .. s->P - 1));
+    requires \separated(s->v + (0 .. s->N * s->P - 1), s);
+    requires \separated(s->v + (0 .. s->N * s->P - 1),
+                        s->shared + (0 .. s->P - 1));
+    requires \separated(s->v + (0 .. s->N * s->P - 1),
+                        s->w + (0 .. s->P - 1));
+    assigns s->v[0 .. s->N * s->P - 1];
+ */
 void pflref_share_to_all(const pflref_state *s)
 {
-    for (size_t i = 0; i < s->N; i++)
+    /*@ loop invariant 0 <= i <= s->N;
+        loop invariant \forall integer q; i * s->P <= q < s->N * s->P ==>
+                       s->v[q] == \at(s->v[q], Pre);
+        loop assigns i, s->v[0 .. s->N * s->P - 1];
+        loop variant s->N - i;
+     */
+    for (size_t i = 0; i < s->N; i++) {
+        /*@ assert 0 <= i * s->P && i * s->P + s->P <= s->N * s->P; */
         pflref_compose(s->shared, s->w, s->v + i * s->P, s->v + i * s->P,
                        s->P);
+        /*@ assert \forall integer q; 0 <= q < i * s->P ==>
+                   s->v[q] == \at(s->v[q], LoopCurrent); */
+        /*@ assert \forall integer p; 0 <= p < s->P && s->shared[p] != 0 ==>
+                   s->v[i * s->P + p] == s->w[p]; */
+        /*@ assert \forall integer p; 0 <= p < s->P && s->shared[p] == 0 ==>
+                   s->v[i * s->P + p] ==
+                   \at(s->v[i * s->P + p], LoopCurrent); */
+    }
 }
 
 pflref_local_sgd pflref_local_sgd_plain(const pflref_state *s, size_t i,

@@ -683,18 +683,101 @@ pflref_status pflref_split_from_names(const pflref_model *m,
     return PFLREF_OK;
 }
 
+/*@ predicate in_personal{L}(pflref_block *B, unsigned char *pers, integer q,
+                             integer p) = \exists integer r; 0 <= r < q &&
+      pers[r] != 0 && B[r].offset <= p < B[r].offset + B[r].size;
+    predicate blocks_within{L}(pflref_block *B, integer nb, integer P) =
+      \forall integer q; 0 <= q < nb ==> B[q].offset + B[q].size <= P; */
+
+/* The index kernel of the split mask, proved (proofs/README.md): mask[p] =
+ * 1 exactly when p lies in a block q < nblocks with personal[q] ≠ 0 (none
+ * when personal is NULL), 0 otherwise; writes mask[0..P−1] and nothing
+ * else.  Every block must lie inside the P entries. */
+/*@ requires \valid(mask + (0 .. P - 1));
+    requires \valid_read(blocks + (0 .. nblocks - 1));
+    requires personal == \null || \valid_read(personal + (0 .. nblocks - 1));
+    requires blocks_within(blocks, nblocks, P);
+    requires \separated(mask + (0 .. P - 1), blocks + (0 .. nblocks - 1));
+    requires personal == \null ||
+             \separated(mask + (0 .. P - 1), personal + (0 .. nblocks - 1));
+    assigns mask[0 .. P - 1];
+    ensures \forall integer p; 0 <= p < P ==> mask[p] == 0 || mask[p] == 1;
+    ensures personal == \null ==> \forall integer p; 0 <= p < P ==>
+            mask[p] == 0;
+    ensures personal != \null ==> \forall integer p; 0 <= p < P ==>
+            (mask[p] == 1 <==> in_personal(blocks, personal, nblocks, p));
+ */
+static void block_mask(const pflref_block *blocks, size_t nblocks,
+                       const unsigned char *personal, unsigned char *mask,
+                       size_t P)
+{
+    /*@ loop invariant 0 <= p <= P;
+        loop invariant \forall integer r; 0 <= r < p ==> mask[r] == 0;
+        loop assigns p, mask[0 .. P - 1];
+        loop variant P - p;
+     */
+    for (size_t p = 0; p < P; p++)
+        mask[p] = 0;
+    if (personal == NULL)
+        return;
+    /*@ loop invariant 0 <= q <= nblocks;
+        loop invariant \forall integer r; 0 <= r < P ==>
+                       mask[r] == 0 || mask[r] == 1;
+        loop invariant \forall integer r; 0 <= r < P && mask[r] == 1 ==>
+                       in_personal(blocks, personal, q, r);
+        loop invariant \forall integer r; 0 <= r < P &&
+                       in_personal(blocks, personal, q, r) ==> mask[r] == 1;
+        loop assigns q, mask[0 .. P - 1];
+        loop variant nblocks - q;
+     */
+    for (size_t q = 0; q < nblocks; q++) {
+        /*@ assert \forall integer r;
+                   in_personal(blocks, personal, q + 1, r) ==>
+                   in_personal(blocks, personal, q, r) ||
+                   (personal[q] != 0 && blocks[q].offset <= r <
+                    blocks[q].offset + blocks[q].size); */
+        if (!personal[q])
+            continue;
+        const size_t lo = blocks[q].offset, hi = lo + blocks[q].size;
+        /*@ loop invariant lo <= p <= hi;
+            loop invariant \forall integer r; 0 <= r < P ==>
+                           mask[r] == 0 || mask[r] == 1;
+            loop invariant \forall integer r; 0 <= r < P && mask[r] == 1 ==>
+                           in_personal(blocks, personal, q, r) ||
+                           lo <= r < p;
+            loop invariant \forall integer r; 0 <= r < P &&
+                           in_personal(blocks, personal, q, r) ==>
+                           mask[r] == 1;
+            loop invariant \forall integer r; lo <= r < p ==> mask[r] == 1;
+            loop assigns p, mask[lo .. hi - 1];
+            loop variant hi - p;
+         */
+        for (size_t p = lo; p < hi; p++)
+            mask[p] = 1;
+    }
+}
+
 /* mask[p] := 1 when parameter p lies in a personal block of split, else 0.
  *   m [in];  split [in] (NULL: everything shared);  mask [out] P entries.
  * Does nothing when m or mask is NULL. */
+/*@ requires m != \null ==> \valid_read(m) &&
+             m->nblocks <= PFLREF_MAX_BLOCKS &&
+             blocks_within(&m->blocks[0], m->nblocks, m->P);
+    requires split == \null || \valid_read(split);
+    requires m != \null && mask != \null ==>
+             \valid(mask + (0 .. m->P - 1)) &&
+             \separated(mask + (0 .. m->P - 1), m) &&
+             (split == \null || \separated(mask + (0 .. m->P - 1), split));
+    assigns mask[0 .. m->P - 1];
+    ensures m != \null && mask != \null ==> \forall integer p; 0 <= p < m->P ==>
+            (mask[p] == 1 <==> split != \null &&
+               in_personal(&m->blocks[0], &split->personal[0], m->nblocks, p)) &&
+            (mask[p] == 0 || mask[p] == 1); */
 void pflref_split_mask(const pflref_model *m, const pflref_split *split,
                        unsigned char *mask)
 {
     if (m == NULL || mask == NULL)
         return;
-    memset(mask, 0, m->P);
-    if (split == NULL)
-        return;
-    for (size_t q = 0; q < m->nblocks; q++)
-        if (split->personal[q])
-            memset(mask + m->blocks[q].offset, 1, m->blocks[q].size);
+    block_mask(m->blocks, m->nblocks, split ? split->personal : NULL, mask,
+               m->P);
 }

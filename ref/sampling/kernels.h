@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "pflref/sampler.h"
 
 /*@ ghost int pflref_rng_state; */
 
@@ -39,6 +40,36 @@
 /* The generator's next raw 32-bit output (gsl_rng_get on mt19937). */
 /*@ assigns pflref_rng_state; */
 unsigned long pflref_rng_raw32(void *rng);
+
+/* The sampler's choice (sampler.c; declared in pflref/sampler.h), with what
+ * its callers rely on: on PFLREF_OK the m chosen ids are a strictly
+ * ascending subset of 0..N−1 (proved in sampler.c from its check with
+ * pflref_ids_first_bad).  Its assigns clause is an assumption, as
+ * pflref_rng_raw32's: besides chosen, drawn and *err it changes only the
+ * sampler's own state (its generator and scratch ids), pflref_sampler_state
+ * here. */
+/*@ ghost int pflref_sampler_state; */
+/*@ requires chosen == \null || \valid(chosen + (0 .. m - 1));
+    requires drawn == \null || \valid(drawn + (0 .. m - 1));
+    assigns pflref_sampler_state, *err, chosen[0 .. m - 1],
+            drawn[0 .. m - 1];
+    ensures \result == PFLREF_OK ==> 1 <= m <= N;
+    ensures \result == PFLREF_OK ==>
+            \forall integer j; 0 <= j < m ==> chosen[j] < N;
+    ensures \result == PFLREF_OK ==>
+            \forall integer j; 0 < j < m ==> chosen[j - 1] < chosen[j];
+ */
+pflref_status pflref_sampler_choose(pflref_sampler *s, unsigned long seed,
+                                    size_t N, size_t m, size_t *chosen,
+                                    size_t *drawn, pflref_error *err);
+
+/* The reshuffle of a minibatch schedule (sampler.c; declared in
+ * pflref/sampler.h): it permutes perm[0..n−1] with GSL and changes nothing
+ * else but the error record and its own generator (an assumption, as
+ * above: gsl_ran_shuffle is not proved). */
+/*@ assigns perm[0 .. n - 1], *err, pflref_sampler_state; */
+pflref_status pflref_shuffle(unsigned long seed, size_t *perm, size_t n,
+                             pflref_error *err);
 
 /* shuffle.c */
 unsigned long pflref_interval_mask(unsigned long max);

@@ -66,6 +66,15 @@
 #include "pflref/schedule.h"
 #include "sampling/kernels.h"
 
+/* For the proof of pflref_sampler_choose's contract (kernels.h): the one
+ * fact it needs of ref/core/status.c, that the error setter returns the
+ * status it is given (its code is not proved; it writes only *err). */
+/*@ assigns *err;
+    ensures \result == status;
+ */
+pflref_status pflref_error_set(pflref_error *err, pflref_status status,
+                               const char *where, const char *fmt, ...);
+
 /* numpy draws 32-bit bounded integers only while the bound N − 1 fits in
  * 32 bits; above it random_interval switches to 64-bit draws. */
 #define NUMPY_INTERVAL_MAX 0xffffffffUL
@@ -153,6 +162,8 @@ static void sort_ascending(size_t *x, size_t m)
  * pflref_numpy_permutation of shuffle.c),
  *   for i = N−1 … 1: j = interval(i); swap perm[i], perm[j]. */
 /* req: sampling.numpy, sampling.lemma21.incl */
+/*@ assigns pflref_sampler_state, chosen[0 .. m - 1], drawn[0 .. m - 1],
+            *err; */
 static pflref_status numpy_choice(pflref_sampler *s, unsigned long seed,
                                   size_t N, size_t m, size_t *chosen,
                                   size_t *drawn, pflref_error *err)
@@ -177,6 +188,8 @@ static pflref_status numpy_choice(pflref_sampler *s, unsigned long seed,
 
 /* gsl: Knuth's Algorithm S over the ids 0..N−1 (ascending output).  Quick
  * return: m = N takes every client, nothing is drawn. */
+/*@ assigns pflref_sampler_state, chosen[0 .. m - 1], drawn[0 .. m - 1];
+ */
 static void gsl_choice(pflref_sampler *s, unsigned long seed, size_t N,
                        size_t m, size_t *chosen, size_t *drawn)
 {

@@ -62,6 +62,17 @@
  * rounds) a schedule may hold (schedule.h). */
 #define MAX_INDICES PFLREF_SCHEDULE_MAX_INDICES
 
+/* For the proofs below (proofs/README.md): the one fact they need of
+ * ref/core/status.c, that the error setter returns the status it is given
+ * (its code is not proved; it writes only *err). */
+/*@ assigns *err;
+    ensures \result == status;
+ */
+pflref_status pflref_error_set(pflref_error *err, pflref_status status,
+                               const char *where, const char *fmt, ...);
+
+/*@ logic integer sat(integer x) = x <= SIZE_MAX ? x : SIZE_MAX; */
+
 const char *pflref_batch_order_name(pflref_batch_order order)
 {
     switch (order) {
@@ -210,6 +221,23 @@ typedef struct {
     size_t nepochs;  /* epochs begun (permutations drawn)       */
 } work_size;
 
+/*@ requires \valid_read(w);
+    requires 1 <= n;
+    assigns \nothing;
+    ensures 1 <= \result.b <= n;
+    ensures (w->B == 0 || w->B > n) ==> \result.b == n;
+    ensures (w->B != 0 && w->B <= n) ==> \result.b == w->B;
+    ensures \result.nb == n / \result.b + (n % \result.b != 0 ? 1 : 0);
+    ensures 1 <= \result.nb <= n;
+    ensures w->epochs > 0 ==> \result.nepochs == w->epochs &&
+            \result.nsteps == sat(w->epochs * \result.nb) &&
+            \result.total == sat(w->epochs * n);
+    ensures w->epochs == 0 ==> \result.nsteps == w->steps &&
+            \result.total == sat(sat((w->steps / \result.nb) * n) +
+                                 sat((w->steps % \result.nb) * \result.b)) &&
+            \result.nepochs == w->steps / \result.nb +
+                                (w->steps % \result.nb != 0 ? 1 : 0);
+ */
 static work_size work_size_of(const pflref_local_work *w, size_t n)
 {
     const size_t b = (w->B == 0 || w->B > n) ? n : w->B;
@@ -256,6 +284,11 @@ static pflref_status check_work(const pflref_local_work *w,
 }
 
 /* Refuse one client's work when it alone exceeds the limit. */
+/*@ requires \valid_read(z);
+    assigns *err;
+    ensures z->total <= MAX_INDICES ==> \result == PFLREF_OK;
+    ensures z->total > MAX_INDICES ==> \result == PFLREF_ENOMEM;
+ */
 static pflref_status check_work_size(const pflref_local_work *w,
                                      const char *phase, size_t client,
                                      size_t n, const work_size *z,
@@ -282,6 +315,12 @@ static pflref_status check_work_size(const pflref_local_work *w,
     requires drawn == \null || \valid(drawn + (0 .. cfg->m - 1));
     requires drawn == \null ||
              \separated(clients + (0 .. cfg->m - 1), drawn + (0 .. cfg->m - 1));
+    requires \separated(cfg, clients + (0 .. cfg->m - 1));
+    requires drawn == \null || \separated(cfg, drawn + (0 .. cfg->m - 1));
+    assigns pflref_sampler_state, *err, clients[0 .. cfg->m - 1],
+            drawn[0 .. cfg->m - 1];
+    ensures \result == PFLREF_OK ==>
+            \forall integer j; 0 <= j < cfg->m ==> clients[j] < N;
  */
 /* req: fedavg.alg1.l5, pfedme.alg1.l9, ditto.alg1.l3, perfedavg.alg1.l3 */
 /* req: fedalt.alg4.l3, fedsim.alg5.l3, pflego.alg1.l1, apfl.alg1.l10 */
@@ -301,7 +340,26 @@ static pflref_status choose_round(const pflref_schedule_config *cfg,
 
 /* The first pass: the exact number of sample indices and of epochs the
  * schedule will hold, with the same client draws as the second pass.
- * pick[0..m−1] is scratch. */
+ * pick[0..m−1] is scratch.  Proved (proofs/README.md): every n[i] it reads
+ * has i < N (the sampler's ids, or j < N), its sums saturate at SIZE_MAX
+ * instead of wrapping, and on PFLREF_OK the total is within the limit. */
+/*@ requires \valid_read(cfg);
+    requires 1 <= cfg->m <= N;
+    requires \valid_read(n + (0 .. N - 1));
+    requires \forall integer i; 0 <= i < N ==> 1 <= n[i];
+    requires \valid(pick + (0 .. cfg->m - 1));
+    requires \valid(total) && \valid(nepochs);
+    requires \separated(total, nepochs, cfg, n + (0 .. N - 1),
+                        pick + (0 .. cfg->m - 1));
+    requires \separated(nepochs, cfg, n + (0 .. N - 1),
+                        pick + (0 .. cfg->m - 1));
+    requires \separated(pick + (0 .. cfg->m - 1), cfg, n + (0 .. N - 1));
+    requires \separated(err, total, nepochs, cfg, n + (0 .. N - 1),
+                        pick + (0 .. cfg->m - 1));
+    assigns pflref_sampler_state, *err, *total, *nepochs,
+            pick[0 .. cfg->m - 1];
+    ensures \result == PFLREF_OK ==> *total <= MAX_INDICES;
+ */
 static pflref_status count_schedule(const pflref_schedule_config *cfg,
                                     const size_t *n, size_t N,
                                     pflref_sampler *smp, size_t *pick,
@@ -312,11 +370,21 @@ static pflref_status count_schedule(const pflref_schedule_config *cfg,
     *total = 0;
     *nepochs = 0;
     /* Rounds (stopping as soon as the limit is passed). */
+    /*@ loop invariant 0 <= t;
+        loop assigns t, st, *total, *nepochs, pflref_sampler_state, *err,
+                     pick[0 .. \at(cfg->m, Pre) - 1];
+     */
     for (size_t t = 0; st == PFLREF_OK && t < cfg->T &&
                        *total <= MAX_INDICES; t++) {
         const size_t trainers = cfg->train_all ? N : cfg->m;
         if (!cfg->train_all)
             st = choose_round(cfg, smp, N, t, pick, NULL, err);
+        /*@ loop invariant 0 <= j;
+            loop invariant st == PFLREF_OK && !cfg->train_all ==>
+                           \forall integer q; 0 <= q < cfg->m ==>
+                             pick[q] < N;
+            loop assigns j, st, *total, *nepochs, *err;
+         */
         for (size_t j = 0; st == PFLREF_OK && j < trainers; j++) {
             const size_t i = cfg->train_all ? j : pick[j];
             const work_size z = work_size_of(&cfg->train, n[i]);
@@ -333,6 +401,9 @@ static pflref_status count_schedule(const pflref_schedule_config *cfg,
         }
     }
     /* The post phase. */
+    /*@ loop invariant 0 <= i;
+        loop assigns i, st, *total, *nepochs, *err;
+     */
     for (size_t i = 0; st == PFLREF_OK && cfg->has_post && i < N &&
                        *total <= MAX_INDICES; i++) {
         const work_size z = work_size_of(&cfg->post, n[i]);
@@ -352,9 +423,43 @@ static pflref_status count_schedule(const pflref_schedule_config *cfg,
     return PFLREF_OK;
 }
 
+/* pflref_batches_alloc for fill_batches, with what C guarantees of a new
+ * allocation: the blocks that existed (perm) stay valid, and the two new
+ * ones are valid and apart from each other, from b and from perm.  WP 25
+ * does not implement \fresh, so this contract is an assumption of the proof
+ * of fill_batches (proofs/README.md), as calloc's and malloc's own are. */
+/*@ requires \valid(b) && \valid(perm + (0 .. n - 1));
+    assigns *b, *err;
+    ensures \valid(perm + (0 .. n - 1));
+    ensures \result == PFLREF_OK ==>
+            b->nsteps == nsteps && \valid(b->step_off + (0 .. nsteps)) &&
+            \valid(b->idx + (0 .. total - 1)) &&
+            \separated(b->step_off + (0 .. nsteps), b->idx + (0 .. total - 1),
+                       b, perm + (0 .. n - 1));
+ */
+static pflref_status batches_alloc_beside(pflref_batches *b, size_t nsteps,
+                                          size_t total, const size_t *perm,
+                                          size_t n, pflref_error *err)
+{
+    (void)perm;
+    (void)n;
+    return pflref_batches_alloc(b, nsteps, total, err);
+}
+
 /* One client's local work on n samples into b (Alg. 1, lines 11–12).
- * perm[0..n−1] is scratch; *e_global counts the epochs generated so far. */
+ * perm[0..n−1] is scratch; *e_global counts the epochs generated so far.
+ * Proved (proofs/README.md): each call of pflref_batch_copy gets perm of n
+ * entries and idx of the z.total entries allocated for it, each step's end
+ * offset is written inside step_off's nsteps + 1 entries. */
 /* req: fedavg.alg1.l11, fedavg.alg1.l12, fedalt.alg4.l8, fedsim.alg5.l8 */
+/*@ requires \valid_read(w);
+    requires 1 <= n;
+    requires \valid(perm + (0 .. n - 1));
+    requires \valid(b) && \valid(e_global);
+    requires \separated(perm + (0 .. n - 1), b, e_global, w);
+    requires \separated(b, e_global, w);
+    requires \separated(err, b, e_global, w, perm + (0 .. n - 1));
+ */
 static pflref_status fill_batches(const pflref_local_work *w,
                                   pflref_batch_order order,
                                   unsigned long batch_seed,
@@ -363,13 +468,30 @@ static pflref_status fill_batches(const pflref_local_work *w,
                                   pflref_error *err)
 {
     const work_size z = work_size_of(w, n);
-    pflref_status st = pflref_batches_alloc(b, z.nsteps, z.total, err);
+    pflref_status st = batches_alloc_beside(b, z.nsteps, z.total, perm, n,
+                                            err);
     size_t off = 0;
+    /*@ loop invariant 0 <= s;
+        loop invariant st == PFLREF_OK ==> s <= z.nsteps;
+        loop invariant 0 <= off <= z.total;
+        loop invariant st == PFLREF_OK ==> b->nsteps == z.nsteps &&
+                       \valid(b->step_off + (0 .. z.nsteps)) &&
+                       \valid(b->idx + (0 .. z.total - 1)) &&
+                       \separated(b->step_off + (0 .. z.nsteps),
+                                  b->idx + (0 .. z.total - 1), b,
+                                  perm + (0 .. n - 1));
+        loop assigns s, st, off, perm[0 .. n - 1], *e_global, *err,
+                     pflref_sampler_state,
+                     b->step_off[0 .. z.nsteps], b->idx[0 .. z.total - 1];
+     */
     for (size_t s = 0; st == PFLREF_OK && s < z.nsteps; s++) {
         const size_t k = s % z.nb;   /* batch k of epoch ⌊s/nb⌋ */
         if (k == 0) {
             /* A new epoch: perm = 0 … n−1, reshuffled with its own seed
              * (on failure the loop stops after this step). */
+            /*@ loop invariant 0 <= q <= n;
+                loop assigns q, perm[0 .. n - 1];
+             */
             for (size_t q = 0; q < n; q++)
                 perm[q] = q;
             if (order == PFLREF_BATCH_RESHUFFLE)

@@ -271,6 +271,46 @@ static pflref_status validate_round(const pflref_round_plan *r, size_t t,
     return st;
 }
 
+/* The marks: N zero bytes (one when N = 0) from calloc, or NULL.  WP 25 does
+ * not implement \fresh, so its contract states what C guarantees of a new
+ * block and what the call of validate_round below needs of it: N writable
+ * zero bytes apart from every object that existed before, here the
+ * schedule's arrays and the error record.  This contract is an assumption
+ * of the proofs (proofs/README.md), as calloc's own is. */
+/*@ assigns \nothing;
+    ensures \result == \null || \valid(\result + (0 .. N - 1));
+    ensures \result != \null ==> \separated(\result + (0 .. N - 1), s, err);
+    ensures \result != \null && s->rounds != \null ==>
+            \separated(\result + (0 .. N - 1), s->rounds + (0 .. s->T - 1));
+    ensures \result != \null && s->rounds != \null ==>
+            \forall integer t; 0 <= t < s->T ==>
+              plan_apart(s->rounds + t, err, \result, N) &&
+              (s->rounds[t].clients != \null ==>
+                 \separated(\result + (0 .. N - 1),
+                            s->rounds[t].clients + (0 .. s->rounds[t].m - 1))) &&
+              (s->rounds[t].selected != \null ==>
+                 \separated(\result + (0 .. N - 1), s->rounds[t].selected +
+                              (0 .. s->rounds[t].n_selected - 1))) &&
+              (s->rounds[t].drawn != \null ==>
+                 \separated(\result + (0 .. N - 1), s->rounds[t].drawn +
+                              (0 .. s->rounds[t].n_selected - 1)));
+ */
+static unsigned char *marks_alloc(const pflref_schedule *s,
+                                  const pflref_error *err, size_t N)
+{
+    (void)s;
+    (void)err;
+    return calloc(N > 0 ? N : 1, 1);
+}
+
+/* Free what marks_alloc returned (its contract says nothing of the
+ * allocator's bookkeeping, so free's \freeable is not WP's to check). */
+/*@ assigns \nothing; */
+static void marks_free(unsigned char *mark)
+{
+    free(mark);
+}
+
 /* The caller's part (pflref/schedule.h): a schedule of the shapes its
  * counts say, n of N entries, and an error record apart from the schedule.
  * Everything else is tested here. */
@@ -302,7 +342,7 @@ pflref_status pflref_schedule_validate(const pflref_schedule *s,
         return pflref_error_set(err, PFLREF_EINVAL, "schedule.rounds",
                                 "%zu rounds but no round list", s->T);
 
-    unsigned char *mark = calloc(N > 0 ? N : 1, 1);
+    unsigned char *mark = marks_alloc(s, err, N);
     if (mark == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     pflref_status st = PFLREF_OK;
@@ -311,7 +351,7 @@ pflref_status pflref_schedule_validate(const pflref_schedule *s,
      */
     for (size_t t = 0; st == PFLREF_OK && t < s->T; t++)
         st = validate_round(&s->rounds[t], t, n, N, mark, err);
-    free(mark);
+    marks_free(mark);
     char path[PFLREF_WHERE_MAX];
     /*@ loop invariant 0 <= i <= N;
         loop assigns i, st, *err, path[0 .. PFLREF_WHERE_MAX - 1];
