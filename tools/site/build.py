@@ -450,7 +450,7 @@ def demo_page(out, pflref, tmp):
              "pflref plot sweep -o sweep.svg sweep.json"),
             ("curves.svg", "FedAvg's 400 rounds: the global model's mean and worst-client test MSE per round.",
              "pflref plot curves -o curves.svg fedavg=golden/seed000/fedavg-ft.json"),
-            ("check.svg", "pflref check of a correct candidate on a pFedMe vector: correct digits per quantity.",
+            ("check.svg", "pflref check of a correct candidate on a pFedMe vector: correct digits of each quantity along the trajectory, with the tolerance line.",
              "pflref plot check -o check.svg report.json")]
     body = "<h1>Seed 000's figures</h1>" + "".join(
         f'<figure><img src="fig/{f}" alt="{html.escape(c)}"><figcaption>{html.escape(c)}<br><code>{html.escape(cmd)}</code>'
