@@ -343,7 +343,7 @@ START_TEST(test_spec_errors)
     };
     char *dir = tu_tmpdir();
     for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
-        char spec[1400], path[512], args[1200];
+        char spec[1400];
         const int quad = strstr(cases[q].model, "quadratic") != NULL;
         snprintf(spec, sizeof spec,
                  "{\"format\": \"pflref-spec/1\", \"model\": {%s}, "
@@ -356,20 +356,7 @@ START_TEST(test_spec_errors)
                  quad ? "{\"a\": [1, 2], \"c\": [0, 1]}"
                       : "{\"X\": [[1, 2]], \"y\": [1]}",
                  cases[q].init, cases[q].alg);
-        snprintf(path, sizeof path, "%s/s%zu.json", dir, q);
-        ck_assert_int_eq(tu_write(path, spec), 0);
-        snprintf(args, sizeof args, "run %s -o %s/r%zu.json", path, dir, q);
-        char *out = NULL, *errout = NULL;
-        const int rc = tu_cli(args, &out, &errout);
-        ck_assert_msg(rc == 2, "case %zu: exit %d, expected 2 (%s)", q, rc,
-                      errout != NULL ? errout : "");
-        ck_assert_msg(errout != NULL && strstr(errout, cases[q].where),
-                      "case %zu: stderr does not name %s: %s", q,
-                      cases[q].where, errout != NULL ? errout : "");
-        snprintf(path, sizeof path, "%s/r%zu.json", dir, q);
-        ck_assert_msg(!tu_exists(path), "case %zu: a result was written", q);
-        free(out);
-        free(errout);
+        tu_cli_refuses(dir, q, spec, cases[q].where);
     }
     tu_remove_tree(dir);
     free(dir);

@@ -137,6 +137,26 @@ pflref_run_result *tu_run(const pflref_spec *spec, const pflref_trace *trace)
     return res;
 }
 
+void tu_cli_refuses(const char *dir, size_t q, const char *spec,
+                    const char *where)
+{
+    char path[512], args[1200];
+    snprintf(path, sizeof path, "%s/s%zu.json", dir, q);
+    ck_assert_int_eq(tu_write(path, spec), 0);
+    snprintf(args, sizeof args, "run %s -o %s/r%zu.json", path, dir, q);
+    char *out = NULL, *errout = NULL;
+    const int rc = tu_cli(args, &out, &errout);
+    ck_assert_msg(rc == 2, "case %zu: exit %d, expected 2 (%s)", q, rc,
+                  errout != NULL ? errout : "");
+    ck_assert_msg(errout != NULL && strstr(errout, where),
+                  "case %zu: stderr does not name %s: %s", q, where,
+                  errout != NULL ? errout : "");
+    snprintf(path, sizeof path, "%s/r%zu.json", dir, q);
+    ck_assert_msg(!tu_exists(path), "case %zu: a result was written", q);
+    free(out);
+    free(errout);
+}
+
 void tu_run_error(const pflref_spec *spec, pflref_status expected,
                   pflref_error *err)
 {

@@ -19,6 +19,12 @@ char *tu_tmpdir(void);
 /* Remove dir and everything in it (links are removed, not followed). */
 void tu_remove_tree(const char *dir);
 
+/* Case q of a table of bad specs: write spec to DIR/sQ.json, run it with
+ * `pflref run`, and assert exit 2, a message on stderr that names `where`,
+ * and no result file (DIR/rQ.json). */
+void tu_cli_refuses(const char *dir, size_t q, const char *spec,
+                    const char *where);
+
 /* Write text to path; returns 0 on success. */
 int tu_write(const char *path, const char *text);
 
