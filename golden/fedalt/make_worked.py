@@ -510,6 +510,32 @@ def fedrep_drawn():
         TOL_FEDREP)
 
 
+# The decayed pfllib runs (fedrep and the fedsim presets): partial
+# participation over three rounds, so each client's count of trainings
+# differs from the round count.
+DECAY_ROUNDS = [
+    {"clients": [0, 2], "batches": [[[0, 1], [2], [1, 2]],
+                                    [[1, 2], [0, 2], [2, 1], [0]]]},
+    {"clients": [1, 2], "batches": [[[0, 1], [1], [0]],
+                                    [[0, 1], [2, 3], [3, 0], [1, 2]]]},
+    {"clients": [0, 1], "batches": [[[2, 0], [1], [0, 1, 2]],
+                                    [[1], [0, 1], [0]]]},
+]
+
+
+def decay_check(rounds):
+    """The contraction check of the decayed runs at their undecayed steps
+    (γ_v = 0.205, η_ft = 0.175; a decayed step is smaller)."""
+    def check(trace, w, v):
+        pr = px.Problem(S_MODEL, S_CLIENTS)
+        for r in rounds:
+            for i, steps in zip(r["clients"], r["batches"]):
+                assert all(F(0.205) * px.curvature_bound(pr, i, b) < 2 for b in steps)
+        for i, steps in enumerate(S_POST):
+            assert all(F(0.175) * px.curvature_bound(pr, i, b) < 2 for b in steps)
+    return check
+
+
 def fedrep_pfllib_decay():
     """Preset fedrep_pfllib (PFLlib's FedRep: head steps first, then the
     base, n_i weights, each client's -ld scheduler stepped when it trains,
@@ -523,24 +549,11 @@ def fedrep_pfllib_decay():
                                      "eta_ft": 0.175, "tau_v": 1,
                                      "lr.gamma": 0.6},
                  "switches": {"lr.schedule": "exponential"}}
-    rounds = [
-        {"clients": [0, 2], "batches": [[[0, 1], [2], [1, 2]],
-                                        [[1, 2], [0, 2], [2, 1], [0]]]},
-        {"clients": [1, 2], "batches": [[[0, 1], [1], [0]],
-                                        [[0, 1], [2, 3], [3, 0], [1, 2]]]},
-        {"clients": [0, 1], "batches": [[[2, 0], [1], [0, 1, 2]],
-                                        [[1], [0, 1], [0]]]},
-    ]
+    rounds = DECAY_ROUNDS
     hp, sw = pp.settings(algorithm)[:2]
     assert sw["pfl.weights"] == "samples" and sw["lr.count"] == "trainings"
 
-    def check(trace, w, v):
-        pr = px.Problem(S_MODEL, S_CLIENTS)
-        for r in rounds:
-            for i, steps in zip(r["clients"], r["batches"]):
-                assert all(F(0.205) * px.curvature_bound(pr, i, b) < 2 for b in steps)
-        for i, steps in enumerate(S_POST):
-            assert all(F(0.175) * px.curvature_bound(pr, i, b) < 2 for b in steps)
+    check = decay_check(rounds)
 
     flags = ["lr-count", "lr-schedule", "pfl-update-order",
              "stale-personal-state", "aggregation-weights"]
@@ -585,24 +598,11 @@ def fedsim_pfllib_decay(preset):
     algorithm = {"name": "fedsim", "preset": preset, "hyperparameters": hp,
                  "switches": {"lr.schedule": "exponential"}}
     split = {"personal": ["w"]} if lg else S_SPLIT
-    rounds = [
-        {"clients": [0, 2], "batches": [[[0, 1], [2], [1, 2]],
-                                        [[1, 2], [0, 2], [2, 1], [0]]]},
-        {"clients": [1, 2], "batches": [[[0, 1], [1], [0]],
-                                        [[0, 1], [2, 3], [3, 0], [1, 2]]]},
-        {"clients": [0, 1], "batches": [[[2, 0], [1], [0, 1, 2]],
-                                        [[1], [0, 1], [0]]]},
-    ]
+    rounds = DECAY_ROUNDS
     hps, sw = pp.settings(algorithm)[:2]
     assert sw["pfl.weights"] == "samples" and sw["lr.count"] == "trainings"
 
-    def check(trace, w, v):
-        pr = px.Problem(S_MODEL, S_CLIENTS)
-        for r in rounds:
-            for i, steps in zip(r["clients"], r["batches"]):
-                assert all(F(0.205) * px.curvature_bound(pr, i, b) < 2 for b in steps)
-        for i, steps in enumerate(S_POST):
-            assert all(F(0.175) * px.curvature_bound(pr, i, b) < 2 for b in steps)
+    check = decay_check(rounds)
 
     flags = ["lr-count", "lr-schedule", "stale-personal-state",
              "aggregation-weights", "finetune-scope"]
