@@ -390,6 +390,25 @@ def _table(exp):
     return t
 
 
+def worst_error(exp, result, same_records=False):
+    """The largest |x − r| / (1 + |r|) of a result's records (x) against
+    the expected ones (r), for the random-problem checks: inf when an
+    expected record is missing or of another length, or (same_records)
+    when the result has records the expected trajectory lacks."""
+    a = _table(exp)
+    b = _table({"final": result["final"], "trajectory": result["trajectory"]})
+    if same_records and set(a) != set(b):
+        return float("inf")
+    err = 0.0
+    for key, ref in a.items():
+        x = b.get(key)
+        if x is None or len(x) != len(ref):
+            return float("inf")
+        for r, xv in zip(ref, x):
+            err = max(err, abs(xv - r) / (1.0 + abs(r)))
+    return err
+
+
 def detects(exp, bug_exp, tol, margin=1000.0):
     """Does a run with the bug fail the vector by a wide margin?  Returns a
     description of the first difference, or None.  A record the buggy run

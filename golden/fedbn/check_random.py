@@ -79,17 +79,7 @@ def worst(spec, result):
     low = fb.STATS["min_u"]
     if low is not None and low < 1e-9:
         return None
-    exp = pg.expected(trace, w=w, v=v)
-    got = {"final": result["final"], "trajectory": result["trajectory"]}
-    a, b = pg._table(exp), pg._table(got)
-    err = 0.0
-    for key, ref in a.items():
-        x = b.get(key)
-        if x is None or len(x) != len(ref):
-            return float("inf")
-        for r, xv in zip(ref, x):
-            err = max(err, abs(xv - r) / (1.0 + abs(r)))
-    return err
+    return pg.worst_error(pg.expected(trace, w=w, v=v), result)
 
 
 def main(argv):

@@ -95,19 +95,8 @@ def draw(rng):
 
 def worst(spec, result):
     trace, w, v, _ = pl.replay(spec)
-    exp = pg.expected(trace, w=w, v=v)
-    got = {"final": result["final"], "trajectory": result["trajectory"]}
-    a, b = pg._table(exp), pg._table(got)
-    if set(a) != set(b):
-        return float("inf")
-    err = 0.0
-    for key, ref in a.items():
-        x = b[key]
-        if len(x) != len(ref):
-            return float("inf")
-        for r, xv in zip(ref, x):
-            err = max(err, abs(xv - r) / (1.0 + abs(r)))
-    return err
+    return pg.worst_error(pg.expected(trace, w=w, v=v), result,
+                          same_records=True)
 
 
 def main(argv):
