@@ -201,6 +201,21 @@ static int marks_xy(const char *svg, const char *title, double right,
     return n;
 }
 
+/* Copy the result at `from` to `to` with one wrong number: the first digit
+ * of the first entry of round 1's first w_local (client 0, step 0). */
+static void spoil_round1(const char *from, const char *to)
+{
+    char *cand = tu_read(from);
+    ck_assert_ptr_nonnull(cand);
+    char *at = strstr(cand, "\"round\":1,\"client\":0,\"step\":0,"
+                            "\"name\":\"w_local\",\"value\":[");
+    ck_assert_msg(at != NULL, "no record of round 1's w_local in %s", from);
+    at = strchr(at, '[') + 1;
+    *at = *at == '0' ? '1' : '0';
+    ck_assert_int_eq(tu_write(to, cand), 0);
+    free(cand);
+}
+
 /* Check the run of `vec` written to dir/cand.json (or `cand`) with --json
  * into dir/report.json and plot it into dir/digits.svg; the SVG text. */
 static char *check_plot(const char *dir, const char *vec, const char *cand,
@@ -254,16 +269,10 @@ START_TEST(test_check_report)
                   "a passing candidate has no divergence");
     free(svg);
     /* a candidate off in round 1's first w_local (client 0, step 0) */
-    char *cand = tu_read(path);
-    ck_assert_ptr_nonnull(cand);
-    char *at = strstr(cand, "\"round\":1,\"client\":0,\"step\":0,"
-                            "\"name\":\"w_local\",\"value\":[");
-    ck_assert_msg(at != NULL, "no record of round 1's w_local in the result");
-    at = strchr(at, '[') + 1;
-    *at = *at == '0' ? '1' : '0';   /* the first digit of its first entry */
-    snprintf(path, sizeof path, "%s/off.json", dir);
-    ck_assert_int_eq(tu_write(path, cand), 0);
-    free(cand);
+    char off[600];
+    snprintf(off, sizeof off, "%s/off.json", dir);
+    spoil_round1(path, off);
+    snprintf(path, sizeof path, "%s", off);
     svg = check_plot(dir, vec, path, 1);
     tolerance_line(svg, TOL_TITLE, &tol_y, &right);
     int n = marks_xy(svg, "w_local", right, xs, ys, 64);
@@ -323,14 +332,7 @@ START_TEST(test_check_report_panels)
         free(vec);
     }
     snprintf(path, sizeof path, "%s/c/1.json", dir);
-    char *cand = tu_read(path);
-    char *at = strstr(cand, "\"round\":1,\"client\":0,\"step\":0,"
-                            "\"name\":\"w_local\",\"value\":[");
-    ck_assert_ptr_nonnull(at);
-    at = strchr(at, '[') + 1;
-    *at = *at == '0' ? '1' : '0';
-    ck_assert_int_eq(tu_write(path, cand), 0);
-    free(cand);
+    spoil_round1(path, path);
     snprintf(args, sizeof args, "check --json %s/v %s/c", dir, dir);
     ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
     snprintf(path, sizeof path, "%s/report.json", dir);
@@ -380,15 +382,8 @@ START_TEST(test_check_report_malformed)
     snprintf(args, sizeof args, "run %s -o %s/cand.json", vec, dir);
     ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
     snprintf(path, sizeof path, "%s/cand.json", dir);
-    char *cand = tu_read(path);
     /* off in round 1, so the report has a first divergence */
-    char *at = strstr(cand, "\"round\":1,\"client\":0,\"step\":0,"
-                            "\"name\":\"w_local\",\"value\":[");
-    ck_assert_ptr_nonnull(at);
-    at = strchr(at, '[') + 1;
-    *at = *at == '0' ? '1' : '0';
-    ck_assert_int_eq(tu_write(path, cand), 0);
-    free(cand);
+    spoil_round1(path, path);
     snprintf(args, sizeof args, "check %s %s --json", vec, path);
     ck_assert_int_eq(tu_cli(args, &out, NULL), 1);
     snprintf(rpath, sizeof rpath, "%s/report.json", dir);
