@@ -116,7 +116,6 @@ static int check_quantity(sbuf *b, check_panel *p, size_t panel, size_t q,
     for (size_t i = 0; i < json_array_size(pos); i++) {
         const long long x = count_value(json_array_get(pos, i));
         const json_t *ri = json_array_get(round, i), *di = json_array_get(lre, i);
-        char g[220];
         const char *what = NULL;
         if (x < 0 || x >= p->records)
             what = "position";
@@ -125,6 +124,7 @@ static int check_quantity(sbuf *b, check_panel *p, size_t panel, size_t q,
         else if (!json_is_number(di) || json_number_value(di) < 0.0)
             what = "min_lre";
         if (what != NULL) {
+            char g[220];
             snprintf(g, sizeof g, "%s.trajectory_digits.%s[%zu]", f, what, i);
             return check_bad(path, p->k, g,
                              what[0] == 'p' ? "expected a record's position: "

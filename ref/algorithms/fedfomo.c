@@ -363,7 +363,9 @@ static pflref_status federated_update(pflref_state *s, size_t i,
 /* Descending P_{i,n}, ties to the lower id: a before b. */
 static int greedy_before(const double *row, size_t a, size_t b)
 {
-    return row[a] > row[b] || (row[a] == row[b] && a < b);
+    if (row[a] != row[b])
+        return row[a] > row[b];
+    return a < b;
 }
 
 size_t pflref_fedfomo_select(const double *row, const size_t *order, size_t k,
