@@ -153,7 +153,7 @@ def tail(L, r, q, c, rank):
 def grad_q(L, r, q, rank, s, G, bugs):
     gq = [Fraction(0)] * len(q)
     for off, k, d, oA, oB in L:
-        for p in range(rank):          # dA = s B^T G   # req: lora.grad
+        for p in range(rank):          # dA = s B^T G   # req: lora.grad, lora.alg1.l2
             for j in range(d):
                 gq[oA + p * d + j] = s * sum(q[oB + i * r + p] * G[off + i * d + j]
                                              for i in range(k))
@@ -299,7 +299,7 @@ class Run:
             q = short(new)
             w0i = short(w0i)
             trace.emit("step", "train", t, i, step, "q", q)
-        if reg:                          # l. 3   # req: hetlora.prune
+        if reg:                          # l. 3   # req: hetlora.prune, lora.alg1.l3
             after = sum(b2 * a2 for b2, a2 in tail(L, r, q, cut, rank))
             if after < before:
                 self.rank[i] = cut
@@ -340,7 +340,7 @@ class Run:
 
     def aggregate(self, ids, qs, p):
         q = [Fraction(0)] * self.Q
-        for i in ids:                   # req: hetlora.pad, ffalora.avg
+        for i in ids:                   # req: hetlora.pad, ffalora.avg, lora.alg1.l4
             for a in range(self.Q):
                 q[a] += p[i] * qs[i][a]
         if "het-renormalise" in self.bugs:
@@ -370,7 +370,7 @@ def replay(spec, bugs=frozenset()):
         for j, i in enumerate(ids):
             if shared and "lora-stale-start" not in bugs:
                 rank = R.r if "het-no-truncate" in bugs else R.rank[i]
-                qs[i] = truncate(R.L, R.r, q, rank)    # l. 1   # req: hetlora.trunc
+                qs[i] = truncate(R.L, R.r, q, rank)    # l. 1   # req: hetlora.trunc, lora.alg1.l1
             trace.emit("client_begin", "train", t, i, 0, "q", qs[i])
             qs[i], base[i] = R.local(t, i, qs[i], base[i], rnd["batches"][j], trace)
             v[i] = merge(R.L, R.r, base[i], qs[i], R.rank[i], R.s)

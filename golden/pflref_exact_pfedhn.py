@@ -148,11 +148,12 @@ def replay(spec, bugs=frozenset()):
     pr = px.Problem(spec["model"], spec["problem"]["clients"])
     W, b, V = hypernetwork(spec)
     assert (b is not None) == bias
-    P, e, N = len(W), len(V[0]), len(V)
+    P, e, N = len(W), len(V[0]), len(V)             # req: pfedhn.alg1.l1
     assert P == pr.P and N == len(pr.clients)
     trained = {}
     trace = Trace()
     sgn = -1 if "hn-ascent" in bugs else 1
+    # req: pfedhn.alg1.l2
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         assert len(rnd["clients"]) == 1
         i = rnd["clients"][0]                                 # req: pfedhn.alg1.l3
@@ -165,6 +166,7 @@ def replay(spec, bugs=frozenset()):
             tt = list(theta)                                  # req: pfedhn.alg1.l5
             if "hn-inner-kept" not in bugs or b_in is None:
                 b_in = None
+            # req: pfedhn.alg1.l6, pfedhn.alg1.l7
             for k, batch in enumerate(steps, start=1):
                 g = pr.grad(i, tt, batch)
                 if clipping:
@@ -179,7 +181,7 @@ def replay(spec, bugs=frozenset()):
                     tt = [q80(x) for x in tt]
                     b_in = b_in and [q80(x) for x in b_in]
                 trace.emit("step", "train", t, i, k, "theta", tt)
-        else:
+        else:   # req: pfedhn.alg1.l6, pfedhn.alg1.l7
             tt = px.local_sgd(pr, i, theta, steps, eta, trace, "train", t,
                               "theta")                        # req: pfedhn.alg1.l8
         trace.emit("client_end", "train", t, i, None, "theta", tt)
@@ -221,6 +223,7 @@ def replay(spec, bugs=frozenset()):
             V = [[V[j][c] + step[c] for c in range(e)] for j in range(N)]
         V[i] = v_new
         trace.emit("note", "train", t, i, None, "embedding", V[i])
+    # req: pfedhn.alg1.l12
     trace.state = (W, b, V)         # the final (W_h, b_h, [v_j]), for tests
     final = [h_of(W, b, V[j]) for j in range(N)]
     if "hn-eval-trained" in bugs:

@@ -291,7 +291,7 @@ static pflref_status local_steps(pflref_state *s, size_t i,
                                                        : LOCAL_LINE;
     double *qi = ws->qi + i * Q;
     for (size_t st_i = 0; st_i < b->nsteps; st_i++) {
-        /* G = ∇_W f_i(W₀ + s B A; b)   (req: lora.eq3) */
+        /* G = ∇_W f_i(W₀ + s B A; b)   (req: lora.eq3, lora.alg1.l2) */
         pflref_lora_merge(&ws->L, m, s->w0, qi, rank, sc, ws->theta);
         pflref_status st = pflref_batch_grad(
             m, ws->theta, &s->problem->clients[i].train, b, st_i, s->ws,
@@ -331,7 +331,8 @@ static pflref_status client_update(pflref_state *s, size_t i,
     const size_t Q = ws->L.Q, rank = ws->rank[i];
     const int het = h->method == PFLREF_LORA_HETLORA;
     double *qi = ws->qi + i * Q;
-    /* l. 1: receive q (HetLoRA: truncated to r_i; req: hetlora.trunc) */
+    /* l. 1: receive q (HetLoRA: truncated to r_i)
+     * req: hetlora.trunc, lora.alg1.l1 */
     if (h->method != PFLREF_LORA_PERSONAL) {
         memcpy(qi, ws->q, Q * sizeof *qi);
         pflref_lora_truncate(&ws->L, qi, rank);
@@ -347,7 +348,8 @@ static pflref_status client_update(pflref_state *s, size_t i,
     pflref_status st = local_steps(s, i, b, reg, c, trace, err);
     if (st != PFLREF_OK)
         return st;
-    /* l. 3: prune when the tail product decreased (req: hetlora.prune) */
+    /* l. 3: prune when the tail product decreased
+     * req: hetlora.prune, lora.alg1.l3 */
     if (reg && tail_product(&ws->L, qi, c, rank, NULL, NULL) < before) {
         ws->rank[i] = c;
         pflref_lora_truncate(&ws->L, qi, c);
@@ -427,7 +429,7 @@ static pflref_status lora_round(pflref_state *s, const pflref_round_plan *plan,
     }
     if (h->method == PFLREF_LORA_PERSONAL)
         return PFLREF_OK;   /* personal adapters: nothing is aggregated */
-    /* l. 4: p_k (req: ffalora.avg, hetlora.weights) */
+    /* l. 4: p_k (req: ffalora.avg, hetlora.weights, lora.alg1.l4) */
     const char *wline = round_weights(s, plan);
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", (long)s->t, -1, -1,
                       "weights", ws->weight, s->N, wline);

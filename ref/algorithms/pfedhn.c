@@ -189,6 +189,7 @@ static void generate_all(pflref_state *s)
 /* s->hn := (W_h⁰, b_h⁰ or 0, v⁰), then θ_j = h(v_j⁰; φ⁰) for every j. */
 static pflref_status pfedhn_init(pflref_state *s, pflref_error *err)
 {
+    /* req: pfedhn.alg1.l1 */
     const pflref_pfedhn_hyper *h = &s->hyper->pfedhn;
     const size_t P = s->P, N = s->N, e = h->e;
     s->n_hn = P * e + P + N * e;
@@ -325,6 +326,7 @@ static pflref_status local_code(pflref_state *s, size_t i,
     const double eta = s->hyper->eta;
     const int momentum = h->inner_opt == PFLREF_PFEDHN_OPT_SGD_MOMENTUM_WD;
     const pflref_data *D = &s->problem->clients[i].train;
+    /* req: pfedhn.alg1.l6, pfedhn.alg1.l7 */
     for (size_t k = 0; k < batches->nsteps; k++) {
         pflref_status st =
             pflref_batch_grad(&s->problem->model, theta, D, batches, k, s->ws,

@@ -628,7 +628,7 @@ static pflref_status run_rounds(pflref_state *s, const pflref_algorithm *alg,
     pflref_status st = PFLREF_OK;
     /* req: pfedme.alg1.l2, ditto.alg1.l2, apfl.alg1.l2, perfedavg.alg1.l2 */
     /* req: fedalt.alg4.l2, fedsim.alg5.l2, ifca.alg1.l2, cfl.alg5.l2 */
-    /* req: fedbn.alg1.l1, fedavg.alg1.l3 */
+    /* req: fedbn.alg1.l1, fedavg.alg1.l3, pfedhn.alg1.l2 */
     for (size_t t = 0; st == PFLREF_OK && t < schedule->T; t++) {
         if (load != NULL && t > 0)
             load_state(s, alg, load, ctx, (long)t - 1);
@@ -697,7 +697,7 @@ pflref_status pflref_run(const pflref_problem *problem,
         r->alpha = s.alpha;
         r->theta0 = s.theta0;
         r->n_theta0 = s.n_theta0;
-        r->hn = s.hn;
+        r->hn = s.hn;   /* req: pfedhn.alg1.l12 */
         r->n_hn = s.n_hn;
         r->chosen_peers = s.chosen_peers;   /* T = s.n_chosen slots */
         s.chosen_peers = NULL;
