@@ -649,9 +649,52 @@ def linear_pfllib_decay():
                 "write them down; ref/engine/lr.c; " + PAPER)
 
 
+def linear_adaptive_decay():
+    """The paper's APFL (adaptive α, the paper's α rule) under a decay
+    schedule with the default switches: lr.count = rounds and
+    apfl.alpha_lr = decayed, so round t steps w, v with η γ^t and α with
+    η_α γ^t (the paper has no decay; pflref decays every step size alike).
+    U⁰ = {0, 2}, U¹ = {0, 1}."""
+    algorithm = {"name": "apfl",
+                 "hyperparameters": {"eta": 0.1, "alpha": 0.6,
+                                     "eta_alpha": 0.35, "lr.gamma": 0.6},
+                 "switches": {"apfl.alpha": "adaptive",
+                              "lr.schedule": "exponential"}}
+
+    def check(spec, trace, w, v, alpha):
+        sw = pa.settings(spec["algorithm"])[3]
+        assert sw["apfl.alpha_lr"] == "decayed" and sw["lr.count"] == "rounds"
+        # η_α decays: keeping it constant moves α
+        _, _, _, a_flip = run(spec, {"alpha-lr-flip"})
+        assert a_flip[0] != alpha[0]
+
+    flags = ["lr-schedule", "apfl-alpha-update", "apfl-v-scale",
+             "stale-personal-state", "stale-global"]
+    mutants = {"lr-schedule": ["lr-ignored", "lr-shifted", "alpha-lr-flip"],
+               "apfl-alpha-update": ["alpha-new-iterates", "alpha-sign"],
+               "apfl-v-scale": ["v-no-alpha", "v-own-loss"],
+               "stale-personal-state": ["reset-personal", "personal-from-global",
+                                        "alpha-reset"],
+               "stale-global": ["restart-w0"]}
+    return make("linear-adaptive-decay",
+                "APFL (the paper's steps, adaptive α) with an exponential "
+                "decay: η and η_α decay together",
+                "The data, model, initial point and schedule of "
+                "apfl/worked/linear-pfllib (U⁰ = {0, 2}, U¹ = {0, 1}); α = "
+                "0.6, η = 0.1, η_α = 0.35, apfl.alpha = adaptive, the paper's "
+                "other switches (apfl.alpha_lr = decayed, lr.count = rounds) "
+                "with lr.schedule = exponential, lr.gamma = 0.6: round t steps "
+                "w and v with 0.1 · 0.6^t and α with 0.35 · 0.6^t.",
+                LIN, LIN_CLIENTS, LIN_INIT, algorithm, lin_rounds(),
+                flags, mutants, check, TOL_DATA,
+                "ref/engine/lr.c (lr.schedule, apfl.alpha_lr = decayed: one "
+                "rule for every step size, the paper having no decay); " + PAPER)
+
+
 MAKERS = [notes_fixed, notes_adaptive, notes_fedtorch, mlp_output,
           mlp_parameter, mlp_fedtorch, linear_adaptive, linear_mix_new,
-          linear_default_drawn, linear_pfllib, linear_pfllib_decay]
+          linear_default_drawn, linear_pfllib, linear_pfllib_decay,
+          linear_adaptive_decay]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)
