@@ -470,6 +470,46 @@ def pfllib_decay(eval_reset=False):
         flags, mutants, algorithm, rounds, check)
 
 
+def paper_decay():
+    """The paper's switches under an exponential decay (lr.scope = all and
+    lr.count = rounds, the defaults): round t's η and η_p are both scaled
+    by γ^t.  Every client trains in both rounds (train = all), S^t
+    averaged."""
+    algorithm = {"name": "pfedme",
+                 "hyperparameters": {"eta": 0.175, "lambda": 2.25,
+                                     "eta_p": 0.105, "K": 3, "beta": 0.68,
+                                     "lr.gamma": 0.55},
+                 "switches": {"lr.schedule": "exponential"}}
+    rounds = [([0, 1, 2], [0, 2]), ([0, 1, 2], [1, 2])]
+
+    def check(pr, w, v, trace, sched):
+        assert differs_with(algorithm, rounds, "lr.scope", "eta_p") != (w, v)
+        assert differs_with(algorithm, rounds, "lr.schedule", "constant") != (w, v)
+
+    flags = ["lr-schedule", "theta-start", "prox-sign", "stale-global",
+             "unsampled-client", "personal-eval", "aggregation-weights",
+             "beta-ignored"]
+    mutants = {"lr-schedule": ["lr-ignored", "lr-shifted", "lr-scope-flip"],
+               "theta-start": ["theta-start-flip"],
+               "prox-sign": ["prox-plus"],
+               "stale-global": ["restart-w0"],
+               "unsampled-client": ["aggregate-all"],
+               "personal-eval": ["personal-eval=local_w", "personal-eval=global"],
+               "aggregation-weights": ["samples-weights"],
+               "beta-ignored": ["beta-one"]}
+    return linear_vector(
+        "pfedme/worked/linear-paper-decay", "worked-linear-paper-decay.json",
+        "pFedMe, paper switches, with an exponential decay of η and η_p "
+        "together",
+        "The clients, model, initial point and batch iterators of "
+        "pfedme/worked/linear-paper-minibatch; η = 0.175, λ = 2.25, η_p = "
+        "0.105, K = 3, β = 0.68, paper switches (lr.scope = all, lr.count = "
+        "rounds) with lr.schedule = exponential, lr.gamma = 0.55: round t "
+        "steps with η · 0.55^t and η_p · 0.55^t.  Two rounds, all clients "
+        "train, S^0 = {0, 2} and S^1 = {1, 2} averaged.",
+        flags, mutants, algorithm, rounds, check)
+
+
 def pfllib_drawn():
     """Preset pfllib (only S^t trains) with round 0 drawn as [2, 0]
     (golden/CHANGES.md, 2026-11-25, "drawn order"): batches given
@@ -544,7 +584,7 @@ def main():
                  (paper_minibatch, warm_local_w, train_sampled,
                   paper_beta, official_beta, pfllib_beta, pfllib_drawn,
                   pfllib_eval_reset, pfllib_decay,
-                  lambda: pfllib_decay(eval_reset=True)))
+                  lambda: pfllib_decay(eval_reset=True), paper_decay))
 
 
 if __name__ == "__main__":
