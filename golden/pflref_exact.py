@@ -489,7 +489,9 @@ PRESETS = {
                              "pfedme.personal_eval": "local_w"},
     ("pfedme", "pfllib"): {"pfedme.theta_start": "warm", "pfedme.mu": 0.001,
                            "pfedme.weights": "samples", "pfedme.train": "sampled",
-                           "pfedme.personal_eval": "global"},
+                           "pfedme.personal_eval": "global",
+                           # -ld: each client's scheduler, on η_p only
+                           "lr.scope": "eta_p", "lr.count": "trainings"},
     ("ditto", "official"): {"ditto.order": "interleaved_shared_batch",
                             "ditto.prox": "squared", "ditto.prox_ref": "round_start",
                             "ditto.weights": "uniform"},
@@ -497,7 +499,9 @@ PRESETS = {
                           "ditto.prox_ref": "round_start", "ditto.weights": "samples",
                           # PFLlib's ptrain() iterates its own loader for -pls
                           # epochs (notes-pfllib-as-run §2.3, Ditto)
-                          "ditto.batches": "separate"},
+                          "ditto.batches": "separate",
+                          # -ld: each client's schedulers step when it trains
+                          "lr.count": "trainings"},
 }
 
 
@@ -615,8 +619,20 @@ def _weights(configured, bugs):
     return configured
 
 
+def client_factor(hp, sw, t, i, lr_counts, bugs):
+    """c of client i's train() in round t under lr.* (round_factor), with
+    lr_counts[i] its trainings before (lr.count = trainings), then counted
+    one up; lr_counts None: the round."""
+    k = None if lr_counts is None else lr_counts.get(i, 0)
+    c = round_factor({"switches": sw, "hyperparameters": hp}, t, bugs,
+                     trained=k)
+    if lr_counts is not None:
+        lr_counts[i] = lr_counts.get(i, 0) + 1
+    return c
+
+
 def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
-                 trained=None):
+                 trained=None, lr_counts=None):
     """One round of pFedMe (Dinh et al. 2020, Alg. 1).  plan: [(i, batches)]
     for the trainers (all N with pfedme.train = all), ascending; selected:
     S^t.  Each trainer: w_{i,0} = w_t, θ = w_t; for each batch D_{i,r}:
@@ -629,7 +645,13 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
     never trained before (not in the set `trained`, which this round adds
     its trainers to) starts theta at w0, not w_t.  Bugs: eval-reset-ignored,
     eval-reset-every-round (theta from w0 at every training).
+    Learning-rate decay (lr.*, client_factor): trainer i's η_p is η_p c and
+    its η is η c, or η with lr.scope = eta_p (PFLlib's scheduler wraps
+    pFedMeOptimizer only).  Bug lr-scope-flip: the other scope.
     Returns (w_{t+1}, v)."""
+    scope = sw.get("lr.scope", "all")
+    if "lr-scope-flip" in bugs:
+        scope = "all" if scope == "eta_p" else "eta_p"
     reset_first = sw.get("pfedme.eval_reset", "none") == "initial" \
         and "eval-reset-ignored" not in bugs
     if trained is None:
@@ -656,6 +678,9 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
     local = {}
     # req: pfedme.alg1.l4
     for i, steps in plan:
+        c = client_factor(hp, sw, t, i, lr_counts, bugs)
+        eta_i = eta if scope == "eta_p" else eta * c    # η (lr.scope)
+        eta_p_i = eta_p * c                             # η_p c
         w_t = w0 if "restart-w0" in bugs else w
         # req: pfedme.alg1.l5
         wl, theta = list(w_t), list(w_t)
@@ -669,10 +694,10 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
                 theta = list(wl)
             ref = w_t if "pfedme-ref-wt" in bugs else wl
             # req: pfedme.alg1.l7
-            theta = prox_steps(pr, i, theta, batch, ref, lam, eta_p, K, mu, trace,
-                               t, r * K, bugs)
+            theta = prox_steps(pr, i, theta, batch, ref, lam, eta_p_i, K, mu,
+                               trace, t, r * K, bugs)
             # req: pfedme.alg1.l8, pfedme.moreau_grad
-            wl = [a - eta * lam * (a - th) for a, th in zip(wl, theta)]
+            wl = [a - eta_i * lam * (a - th) for a, th in zip(wl, theta)]
             trace.emit("step", "train", t, i, r + 1, "w_local", wl)
         trace.emit("client_end", "train", t, i, None, "w_local", wl)
         trace.emit("client_end", "train", t, i, None, "theta", theta)
@@ -708,7 +733,7 @@ def exact_sqrt(q):
 
 
 def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
-                personal_lists=None):
+                personal_lists=None, lr_counts=None):
     """One round of Ditto (Li et al. 2021, Alg. 1) with FedAvg as the global
     solver.  plan: [(k, batches)] for S_t, ascending.  Each k: w_k ← w^t;
     per batch b a personal step v_k ← v_k − η (∇F_k(v_k; b) + λ ∂R(v_k))
@@ -720,7 +745,9 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
     separate (PFLlib's ptrain() over its own loader): the personal steps
     take personal_lists[k] (every one of them, first), the global steps
     the plan's batches.  Bug personal-on-global-batches: the personal
-    steps on the global pass's batches regardless.
+    steps on the global pass's batches regardless.  Learning-rate decay
+    (lr.*, client_factor): both passes of k step with η c (PFLlib decays
+    the personal and the global optimizer alike).
     Returns (w^{t+1}, v)."""
     separate = sw.get("ditto.batches", "shared") == "separate"
     if separate:
@@ -752,6 +779,7 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
     local = {}
     # req: ditto.alg1.l4
     for k, steps in plan:
+        eta = hp["eta"] * client_factor(hp, sw, t, k, lr_counts, bugs)
         wk = list(w0 if "restart-w0" in bugs else w)
         if "reset-personal" in bugs:
             v[k] = list(w0)
@@ -843,17 +871,18 @@ def replay_personal(spec, bugs=NO_BUGS):
     sched = spec["schedule"]
     assert sched["kind"] == "given"
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
-    trained = set()
+    trained, lr_counts = set(), {}
     for t, r in enumerate(sched["rounds"]):
         plan = list(zip(r["clients"], r["batches"]))
         if alg == "prox":
             v = prox_round(pr, v, w0, t, plan, hp, sw, trace, bugs)
         elif alg == "pfedme":
             w, v = pfedme_round(pr, w, v, w0, t, plan, r.get("selected", r["clients"]),
-                                hp, sw, trace, bugs, trained)
+                                hp, sw, trace, bugs, trained, lr_counts)
         else:
             assert alg == "ditto"
             own = (dict(zip(r["clients"], r["personal"])) if "personal" in r
                    else None)
-            w, v = ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs, own)
+            w, v = ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs, own,
+                               lr_counts)
     return w, v, trace

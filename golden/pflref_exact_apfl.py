@@ -82,6 +82,17 @@ Bugs (for the mutant checks; MUTANTS maps each flag to them):
                        under pfllib, v_i := a w_i + (1 - a) v_i
   pfllib-alpha-old-iterates
                        under pfllib, alpha_update at the old v_i, w_i
+  lr-ignored, lr-shifted, lr-per-round
+                       as pflref_exact.round_factor
+  alpha-lr-flip        eta_alpha decayed where apfl.alpha_lr = constant and
+                       the other way round
+
+Learning-rate decay (lr.schedule, lr.gamma, lr.step_rounds, lr.count;
+ref/engine/lr.c): client i's train() in round t takes eta c with c of
+pflref_exact.round_factor (k = t, or its own trainings before with
+lr.count = trainings), and eta_alpha c with apfl.alpha_lr = decayed (the
+default) or eta_alpha, unset the undecayed eta, with constant (PFLlib's
+alpha_update reads self.learning_rate, which no scheduler touches).
 """
 from fractions import Fraction
 
@@ -95,7 +106,10 @@ SWITCHES = {"apfl.alpha": ("fixed", "adaptive"),
             "apfl.mix_uses_w": ("old", "new"),
             "apfl.alpha_rule": ("paper", "fedtorch"),
             "apfl.variant": ("paper", "pfllib"),
-            "apfl.weights": ("uniform", "samples")}
+            "apfl.weights": ("uniform", "samples"),
+            "apfl.alpha_lr": ("decayed", "constant"),
+            "lr.schedule": ("constant", "exponential", "step"),
+            "lr.count": ("rounds", "trainings")}
 
 # Presets (named bundles of switches; explicit switches override them).
 # "fedtorch" is the bundle proposed for ref/engine/params.c: keep the two equal.
@@ -103,7 +117,8 @@ PRESETS = {"paper": {},
            "fedtorch": {"apfl.mix": "output", "apfl.mix_uses_w": "new",
                         "apfl.alpha_rule": "fedtorch"},
            "pfllib": {"apfl.variant": "pfllib", "apfl.weights": "samples",
-                      "apfl.alpha": "adaptive"}}
+                      "apfl.alpha": "adaptive", "lr.count": "trainings",
+                      "apfl.alpha_lr": "constant"}}
 
 # FedTorch's constant in alpha_update, at the exact value of the double.
 FEDTORCH_DECAY = exact(0.02)
@@ -127,6 +142,8 @@ MUTANTS = {
     "batch-mean": ["batch-sum"],
     "loss-scale": ["loss-x2"],
     "schedule-drawn-order": ["drawn-batches"],
+    "lr-schedule": ["lr-ignored", "lr-shifted", "alpha-lr-flip"],
+    "lr-count": ["lr-per-round"],
 }
 
 
@@ -232,8 +249,11 @@ def pfllib_step(pr, i, wi, vi, a, batch, cfg, bugs):
 
 
 def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
-    """One communication round; returns (w, v, alpha) (new lists)."""
+    """One communication round; returns (w, v, alpha) (new lists).
+    cfg["lr"]: (t, i) -> the step sizes (eta, eta_alpha) of client i's
+    train() in round t, or absent (no decay)."""
     eta, eta_alpha, sw = cfg["eta"], cfg["eta_alpha"], cfg["switches"]
+    base = cfg
     adaptive = sw["apfl.alpha"] == "adaptive"
     rule = sw["apfl.alpha_rule"]
     if "alpha-rule-flip" in bugs:
@@ -257,6 +277,11 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
     local = {}
     # req: apfl.alg1.l3
     for i, steps in plan:
+        if base.get("lr") is not None:        # lr.*: this train()'s steps
+            eta, eta_alpha = base["lr"](t, i)
+            cfg = dict(base, eta=eta, eta_alpha=eta_alpha)
+            if eta_alpha is None or rule == "fedtorch":
+                eta_alpha = eta
         steps = [list(b) for b in steps]
         if "steps-plus-one" in bugs:
             steps = steps + steps[-1:]
@@ -363,6 +388,21 @@ def replay(spec, bugs=NO_BUGS, unclipped=None):
     eta, alpha0, eta_alpha, sw = settings(spec["algorithm"])
     cfg = {"eta": eta, "eta_alpha": eta_alpha, "switches": sw,
            "unclipped": unclipped}
+    decay = {"switches": sw,
+             "hyperparameters": spec["algorithm"].get("hyperparameters", {})}
+    counts = {}
+
+    def lr(t, i):
+        """(eta c, eta_alpha c or kept) of client i's train() in round t."""
+        c = px.round_factor(decay, t, bugs, trained=counts.get(i, 0))
+        counts[i] = counts.get(i, 0) + 1
+        constant = (sw["apfl.alpha_lr"] == "constant") != ("alpha-lr-flip" in bugs)
+        if constant:                          # PFLlib: self.learning_rate
+            return eta * c, eta if eta_alpha is None else eta_alpha
+        return eta * c, None if eta_alpha is None else eta_alpha * c
+
+    if sw["lr.schedule"] != "constant":
+        cfg["lr"] = lr
     pr = px.Problem(spec["model"], spec["problem"]["clients"])
     if sw["apfl.mix"] == "output" or "mix-flip" in bugs:
         assert pr.kind != "quadratic", "the quadratic model has no outputs"

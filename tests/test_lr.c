@@ -176,13 +176,72 @@ START_TEST(test_perfedavg_two_calls_by_hand)
 }
 END_TEST
 
-/* The golden vectors of the exact replay (golden/fedavg/make_linear.py):
- * exponential over three full rounds, step with partial participation. */
+/* apfl.alpha_lr (PFLlib's alpha_update reads the undecayed learning
+ * rate).  APFL as PFLlib runs it, α adaptive, two clients f_i(v) =
+ * ½ a_i (v − b_i)² (a = 1.5, 0.75; b = 1, −1), three rounds of two steps, every client in every round,
+ * η = ¼, α = 0.6, γ = ½; the final α_0 under
+ *   A: alpha_lr = constant, η_α unset;   B: constant, η_α = ¼ given;
+ *   C: alpha_lr = decayed, η_α unset;    D: constant, schedule constant;
+ *   E: decayed, schedule constant.
+ * constant with η_α unset steps α with the undecayed η (A == B, bit for
+ * bit), decayed differs (C ≠ A); without a schedule the switch changes
+ * nothing (D == E), and the decay itself shows (D ≠ A). */
+static double apfl_alpha0(int alpha_lr, int schedule, double eta_alpha)
+{
+    tb_case *c = tb_quadratic(1, 2);
+    tb_quad(c, 0, (const double[]){1.5}, (const double[]){1}, 1);
+    tb_quad(c, 1, (const double[]){0.75}, (const double[]){-1}, 1);
+    c->hyper.eta = 0.25;
+    c->hyper.apfl.alpha = 0.6;
+    c->hyper.apfl.eta_alpha = eta_alpha;
+    c->hyper.apfl.alpha_mode = PFLREF_APFL_ALPHA_ADAPTIVE;
+    c->hyper.apfl.variant = PFLREF_APFL_VARIANT_PFLLIB;
+    c->hyper.apfl.alpha_lr = alpha_lr;
+    if (schedule) {
+        c->hyper.lr.schedule = PFLREF_LR_EXPONENTIAL;
+        c->hyper.lr.gamma = 0.5;
+    }
+    for (int t = 0; t < 3; t++)
+        tb_round(c, "0 1", "0 | 0", "0 | 0");
+    pflref_run_result *r = tb_run(c, "apfl", NULL);
+    ck_assert_ptr_nonnull(r->alpha);
+    const double a = r->alpha[0];
+    pflref_run_result_free(r);
+    tb_free(c);
+    return a;
+}
+
+START_TEST(test_apfl_alpha_lr)
+{
+    /* req: apfl.alg1.l7 */
+    const double A = apfl_alpha0(PFLREF_APFL_ALPHA_LR_CONSTANT, 1, NAN);
+    const double B = apfl_alpha0(PFLREF_APFL_ALPHA_LR_CONSTANT, 1, 0.25);
+    const double C = apfl_alpha0(PFLREF_APFL_ALPHA_LR_DECAYED, 1, NAN);
+    const double D = apfl_alpha0(PFLREF_APFL_ALPHA_LR_CONSTANT, 0, NAN);
+    const double E = apfl_alpha0(PFLREF_APFL_ALPHA_LR_DECAYED, 0, NAN);
+    ck_assert_double_eq(A, B);
+    ck_assert_double_eq(D, E);
+    ck_assert_msg(C != A && D != A && A > 0.0 && A < 1.0,
+                  "alpha_0: constant %.17g, decayed %.17g, no decay %.17g",
+                  A, C, D);
+}
+END_TEST
+
+/* The golden vectors of the exact replays (golden/fedavg/make_linear.py:
+ * exponential over three full rounds, step with partial participation;
+ * the pfllib presets of pFedMe, Ditto and APFL with -ld under partial
+ * participation, golden/pfedme/make_linear.py, golden/ditto/make_linear.py,
+ * golden/apfl/make_worked.py). */
 START_TEST(test_golden_vectors)
 {
     static const char *const files[] = {
         "golden/fedavg/worked-lr-exponential.json",
-        "golden/fedavg/worked-lr-step.json"};
+        "golden/fedavg/worked-lr-step.json",
+        "golden/pfedme/worked-linear-paper-decay.json",
+        "golden/pfedme/worked-linear-pfllib-decay.json",
+        "golden/pfedme/worked-linear-pfllib-decay-eval-reset.json",
+        "golden/ditto/worked-linear-pfllib-decay.json",
+        "golden/apfl/worked-linear-pfllib-decay.json"};
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         pflref_golden_report rep;
         tu_golden(files[f], &rep);
@@ -221,6 +280,7 @@ Suite *lr_suite(void)
     tcase_add_test(tc, test_scope_eta_p);
     tcase_add_test(tc, test_count_trainings_by_hand);
     tcase_add_test(tc, test_perfedavg_two_calls_by_hand);
+    tcase_add_test(tc, test_apfl_alpha_lr);
     tcase_add_test(tc, test_golden_vectors);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);

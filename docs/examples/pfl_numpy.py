@@ -17,8 +17,10 @@ code:
             and the exact proximal point θ̂ of each batch      (notes §2(c))
   pfedme    Dinh et al., NeurIPS 2020, Algorithm 1, with the switches
             pfedme.* and the presets official / pfllib          (notes §2)
+            (lr.* as fedavg, lr.scope = eta_p decaying η_p only)
   ditto     Li et al., ICML 2021, Algorithm 1 with FedAvg as the global
             solver, with the switches ditto.* and the presets   (notes §3)
+            (lr.* as fedavg, on both passes)
   fedalt    Pillutla et al., ICML 2022, Algorithm 4 (LocalAlt), the switches
   fedsim    pfl.* and the presets fedrep (fedalt), fedper, lg_fedavg and
             fedbabu (fedsim) and their _pfllib versions; Algorithm 5
@@ -667,7 +669,9 @@ def run_pfedme(spec, clients, w0, log):
     model is its last θ, or w_{i,R}, or the global model
     (pfedme.personal_eval); a client that does not train keeps its own.
     pfedme.eval_reset = initial (PFLlib's evaluation defect): the first time
-    a client trains, θ starts at w⁰ instead of w_t."""
+    a client trains, θ starts at w⁰ instead of w_t.  lr.*: client i's η_p
+    is η_p c and its η is η c, or η with lr.scope = eta_p (PFLlib decays
+    η_p only)."""
     cfg = settings(spec)
     eta, lam, eta_p = cfg["eta"], cfg["lambda"], cfg["eta_p"]
     K, beta, mu = int(cfg["K"]), cfg["beta"], cfg["pfedme.mu"]
@@ -689,6 +693,7 @@ def run_pfedme(spec, clients, w0, log):
     untrained = {i for i, _ in enumerate(clients)}
     if cfg["pfedme.eval_reset"] == "none":
         untrained = set()                     # no evaluation side effect
+    trained = [0] * len(clients)             # trainings of each client so far
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         S_t = sorted(rnd.get("selected", rnd["clients"]))
         plan = dict(zip(rnd["clients"], rnd["batches"]))
@@ -697,6 +702,10 @@ def run_pfedme(spec, clients, w0, log):
         log("round_begin", "train", "w", w, round=t)
         w_R = {}
         for i in sorted(plan):
+            c = lr_factor(cfg, t, trained[i])         # lr.* of i's train()
+            trained[i] += 1
+            eta_p_i = eta_p * c
+            eta_i = eta if cfg["lr.scope"] == "eta_p" else eta * c
             w_i = w.copy()                            # w_{i,0} = w_t
             theta = w0.copy() if i in untrained else w.copy()
             untrained.discard(i)
@@ -709,11 +718,11 @@ def run_pfedme(spec, clients, w0, log):
                     theta = (np.zeros_like(w_i) if BUG == "prox-start-at-zero"
                              else w_i.copy())
                 theta = prox_inner(
-                    theta, clients[i], batch, w_i, lam, eta_p, mu, K,
+                    theta, clients[i], batch, w_i, lam, eta_p_i, mu, K,
                     lambda s, x: log("step", "train", "theta", x, round=t,
                                      client=i, step=s),
                     r * K)
-                w_i = w_i - eta * lam * (w_i - theta)     # line 8
+                w_i = w_i - eta_i * lam * (w_i - theta)   # line 8
                 log("step", "train", "w_local", w_i, round=t, client=i,
                     step=r + 1)
             log("client_end", "train", "w_local", w_i, round=t, client=i)
@@ -754,7 +763,8 @@ def run_ditto(spec, clients, w0, log):
     copy w_k as it stands.  w^{t+1} = Σ_{k∈S_t} c_k w_k, c_k = n_k/m_t or
     1/|S_t|.  v_k starts at w⁰ and persists; untouched when k ∉ S_t.
     ditto.batches = separate (PFLlib's ptrain() over its own loader): the
-    personal steps, all first, take the round's "personal" list of k."""
+    personal steps, all first, take the round's "personal" list of k.
+    lr.*: both passes of k take η c (PFLlib decays both optimizers)."""
     cfg = settings(spec)
     eta, lam = cfg["eta"], cfg["lambda"]
     moving = cfg["ditto.prox_ref"] == "moving" or BUG == "ditto-moving-ref"
@@ -762,7 +772,9 @@ def run_ditto(spec, clients, w0, log):
     w = w0.copy()
     v = [w0.copy() for _ in clients]
 
-    def personal(k, batch, ref):
+    trained = [0] * len(clients)             # trainings of each device so far
+
+    def personal(k, batch, ref, eta):
         diff = v[k] - ref
         if cfg["ditto.prox"] == "norm":
             norm = np.sqrt(np.dot(diff, diff))
@@ -783,6 +795,8 @@ def run_ditto(spec, clients, w0, log):
         log("round_begin", "train", "w", w, round=t)
         local = {}
         for k in S_t:
+            eta = cfg["eta"] * lr_factor(cfg, t, trained[k])  # lr.*
+            trained[k] += 1
             w_k = w.copy()
             if BUG == "ditto-v-reset":                # v_k ← w^t, not kept
                 v[k] = w.copy()
@@ -792,7 +806,7 @@ def run_ditto(spec, clients, w0, log):
             steps = list(enumerate(plan[k], start=1))
             if cfg["ditto.order"] == "personal_first":
                 for s, batch in enumerate(own[k], start=1):
-                    personal(k, batch, w_k if moving else w)
+                    personal(k, batch, w_k if moving else w, eta)
                     log("step", "train", "v", v[k], round=t, client=k, step=s)
                 for s, batch in steps:
                     w_k = w_k - eta * clients[k].grad(w_k, batch)
@@ -800,7 +814,7 @@ def run_ditto(spec, clients, w0, log):
                         step=s)
             else:
                 for s, batch in steps:
-                    personal(k, batch, w_k if moving else w)
+                    personal(k, batch, w_k if moving else w, eta)
                     log("step", "train", "v", v[k], round=t, client=k, step=s)
                     w_k = w_k - eta * clients[k].grad(w_k, batch)
                     log("step", "train", "w_local", w_k, round=t, client=k,
@@ -811,7 +825,7 @@ def run_ditto(spec, clients, w0, log):
         if BUG == "ditto-unsampled-v-updated":     # every device runs ptrain()
             for k in range(len(clients)):
                 if k not in plan:
-                    personal(k, list(range(clients[k].n)), w)
+                    personal(k, list(range(clients[k].n)), w, cfg["eta"])
         if cfg["ditto.weights"] == "uniform":
             coef = {k: 1.0 / len(S_t) for k in S_t}
         else:

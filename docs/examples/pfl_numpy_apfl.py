@@ -31,14 +31,23 @@ Switches (notes §6(f)):
                             gradients just taken; after the last batch
                             v ← (1 − α) w_i + α v; no v_bar note
   apfl.weights = samples    w = Σ n_i w_i / Σ n_j over U (PFLlib)
+  lr.*                      client k's train() in round t steps w and v with
+                            η c (pfl_numpy.lr_factor: γ^t, or γ^(k's own
+                            trainings before) with lr.count = trainings)
+                            and α with η_α c, or with η_α itself under
+                            apfl.alpha_lr = constant (PFLlib's alpha_update
+                            reads the undecayed learning rate)
   preset pfllib             apfl.variant = pfllib, apfl.weights = samples,
-                            apfl.alpha = adaptive
+                            apfl.alpha = adaptive, lr.count = trainings,
+                            apfl.alpha_lr = constant
 
 The trajectory: round_begin w; per client client_begin w_local and v;
 per step w_local, v and (adaptive) a note "alpha"; client_end w_local and
 v; a note "v_bar" = α_i v_i + (1 − α_i) w_i with the client's own w_i;
 server w.
 """
+import sys
+
 import numpy as np
 
 ALGORITHM = "apfl"
@@ -48,13 +57,26 @@ BUGS = ("apfl-output-mix", "apfl-v-no-alpha", "apfl-mix-new-w",
 
 DEFAULTS = {"apfl.alpha": "fixed", "apfl.mix": "parameter",
             "apfl.mix_uses_w": "old", "apfl.alpha_rule": "paper",
-            "apfl.variant": "paper", "apfl.weights": "uniform"}
+            "apfl.variant": "paper", "apfl.weights": "uniform",
+            "apfl.alpha_lr": "decayed", "lr.schedule": "constant",
+            "lr.count": "rounds"}
 # FedTorch's training choices as one named bundle (explicit switches win).
 PRESETS = {"paper": {},
            "fedtorch": {"apfl.mix": "output", "apfl.mix_uses_w": "new",
                         "apfl.alpha_rule": "fedtorch"},
            "pfllib": {"apfl.variant": "pfllib", "apfl.weights": "samples",
-                      "apfl.alpha": "adaptive"}}
+                      "apfl.alpha": "adaptive", "lr.count": "trainings",
+                      "apfl.alpha_lr": "constant"}}
+
+
+def _host():
+    """The running pfl_numpy module (its lr_factor): the script when
+    pfl_numpy.py is __main__, else the imported module."""
+    main = sys.modules.get("__main__")
+    if main is not None and hasattr(main, "lr_factor"):
+        return main
+    import pfl_numpy
+    return pfl_numpy
 
 
 def outputs_and_backward(data, theta, batch):
@@ -114,6 +136,8 @@ def run(spec, clients, w0, log, bug):
     w = w0.copy()
     v = [w0.copy() for _ in clients]
     alpha = [alpha0] * len(clients)
+    lr_cfg = dict(sw, **hp)                # lr.schedule, lr.gamma, lr.count
+    trained = [0] * len(clients)           # trainings of each client so far
 
     def mixture_grads(k, vk, wk, a, batch):
         """(g_v, g_w, dα): the mixture loss's gradients in v, in w (both
@@ -134,6 +158,11 @@ def run(spec, clients, w0, log, bug):
         log("round_begin", "train", "w", w, round=t)
         sent = []
         for k in U:
+            c = _host().lr_factor(lr_cfg, t, trained[k])   # lr.*
+            trained[k] += 1
+            eta_k = eta * c
+            eta_alpha_k = eta_alpha if sw["apfl.alpha_lr"] == "constant" \
+                else eta_alpha * c
             w_k = w.copy()
             log("client_begin", "train", "w_local", w_k, round=t, client=k,
                 step=0)
@@ -141,17 +170,17 @@ def run(spec, clients, w0, log, bug):
             for s, batch in enumerate(plan[k], start=1):
                 a = alpha[k]
                 g_own = clients[k].grad(w_k, batch)
-                w_next = w_k - eta * g_own
+                w_next = w_k - eta_k * g_own
                 if pfllib:
                     g_v = clients[k].grad(v[k], batch)
-                    v[k] = v[k] - eta * g_v
+                    v[k] = v[k] - eta_k * g_v
                     w_k = w_next
                     log("step", "train", "w_local", w_k, round=t, client=k,
                         step=s)
                     log("step", "train", "v", v[k], round=t, client=k, step=s)
                     if adaptive:
                         push = np.dot(v[k] - w_k, a * g_v + (1 - a) * g_own)
-                        a_new = a - eta_alpha * (float(push) + 0.02 * a)
+                        a_new = a - eta_alpha_k * (float(push) + 0.02 * a)
                         alpha[k] = min(max(a_new, 0.0), 1.0)
                         log("note", "train", "alpha", [alpha[k]], round=t,
                             client=k, step=s)
@@ -159,7 +188,7 @@ def run(spec, clients, w0, log, bug):
                 w_mix = w_next if after_w_step else w_k
                 g_v, g_w, d_alpha = mixture_grads(k, v[k], w_mix, a, batch)
                 scale = 1.0 if bug == "apfl-v-no-alpha" else a
-                v_next = v[k] - eta * scale * g_v
+                v_next = v[k] - eta_k * scale * g_v
                 log("step", "train", "w_local", w_next, round=t, client=k,
                     step=s)
                 log("step", "train", "v", v_next, round=t, client=k, step=s)
@@ -167,11 +196,11 @@ def run(spec, clients, w0, log, bug):
                     if not fedtorch:
                         if bug == "apfl-alpha-new-iterates":
                             d_alpha = float(np.dot(v_next - w_next, g_v))
-                        a_new = a - eta_alpha * d_alpha
+                        a_new = a - eta_alpha_k * d_alpha
                     elif s == 1 or bug == "apfl-fedtorch-every-step":
                         push = np.dot(v_next - w_next,
                                       a * (a * g_v) + (1 - a) * ((1 - a) * g_w))
-                        a_new = a - eta * (float(push) + 0.02 * a)
+                        a_new = a - eta_k * (float(push) + 0.02 * a)
                     else:
                         a_new = a
                     if bug != "apfl-alpha-no-projection":

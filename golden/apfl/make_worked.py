@@ -584,9 +584,117 @@ def linear_pfllib():
                 "notes-pfllib-as-run.md §2.3 writes them down; " + PAPER)
 
 
+def linear_pfllib_decay():
+    """The pfllib preset with PFLlib's -ld (lr.schedule = exponential,
+    lr.gamma = 0.6): each client's schedulers step at the end of its own
+    train() (lr.count = trainings), so client 0 trains round 1 with η γ and
+    client 1, first sampled in round 1, with η; the α step keeps η_α = 0.35
+    undecayed (apfl.alpha_lr = constant: clientapfl.py alpha_update reads
+    self.learning_rate, which no scheduler touches), while w and v step
+    with the decayed η."""
+    algorithm = {"name": "apfl", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.1, "alpha": 0.6,
+                                     "eta_alpha": 0.35, "lr.gamma": 0.6},
+                 "switches": {"lr.schedule": "exponential"}}
+
+    def check(spec, trace, w, v, alpha):
+        # round 1, client 0 (its second train()): w's first step is
+        # w − η γ ∇f(w; ξ) from the global w¹
+        sw = pa.settings(spec["algorithm"])[3]
+        assert sw["apfl.alpha_lr"] == "constant"
+        assert sw["lr.count"] == "trainings"
+        pr = pa.px.Problem(spec["model"], spec["problem"]["clients"])
+        w1 = records(trace, "server", "w", 0)[0]
+        batch = spec["schedule"]["rounds"][1]["batches"][0][0]
+        g = pr.grad(0, w1, batch)
+        step = [p - pa.exact(0.1) * pa.exact(0.6) * q for p, q in zip(w1, g)]
+        assert records(trace, "step", "w_local", 1, 0)[0] == step
+        # client 1's first train() (round 1) takes the undecayed η
+        w1b = records(trace, "client_begin", "w_local", 1, 1)[0]
+        batch1 = spec["schedule"]["rounds"][1]["batches"][1][0]
+        g1 = pr.grad(1, w1b, batch1)
+        assert records(trace, "step", "w_local", 1, 1)[0] == \
+            [p - pa.exact(0.1) * q for p, q in zip(w1b, g1)]
+        # the α step is undecayed: flipping apfl.alpha_lr moves α
+        _, _, _, a_flip = run(spec, {"alpha-lr-flip"})
+        assert a_flip[0] != alpha[0]
+
+    flags = ["lr-schedule", "lr-count", "apfl-pfllib", "aggregation-weights",
+             "stale-personal-state", "stale-global"]
+    mutants = {"lr-schedule": ["lr-ignored", "lr-shifted", "alpha-lr-flip"],
+               "lr-count": ["lr-per-round"],
+               "apfl-pfllib": ["pfllib-mixture-v", "pfllib-no-decay",
+                               "pfllib-no-overwrite", "pfllib-overwrite-swap",
+                               "pfllib-alpha-old-iterates"],
+               "aggregation-weights": ["uniform-weights"],
+               "stale-personal-state": ["reset-personal", "personal-from-global",
+                                        "alpha-reset"],
+               "stale-global": ["restart-w0"]}
+    return make("linear-pfllib-decay",
+                "APFL as PFLlib runs it with -ld: w and v decay per client "
+                "training, the α step keeps its undecayed rate",
+                "The data, model, initial point and schedule of "
+                "apfl/worked/linear-pfllib (U⁰ = {0, 2}, U¹ = {0, 1}); α = "
+                "0.6, η = 0.1, η_α = 0.35, preset pfllib (apfl.alpha_lr = "
+                "constant, lr.count = trainings) with lr.schedule = "
+                "exponential, lr.gamma = 0.6: client i's w and v steps take "
+                "0.1 · 0.6^(the rounds i trained before), its α step 0.35.",
+                LIN, LIN_CLIENTS, LIN_INIT, algorithm, lin_rounds(),
+                flags, mutants, check, TOL_DATA,
+                "TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/clientapfl.py "
+                "(train(): both schedulers stepped at its end under -ld; "
+                "alpha_update: self.alpha - self.learning_rate * grad_alpha, "
+                "the undecayed rate) and clientbase.py (ExponentialLR, "
+                "-ldg), as shared/spec/notes-pfllib-as-run.md §2.2-§2.3 "
+                "write them down; ref/engine/lr.c; " + PAPER)
+
+
+def linear_adaptive_decay():
+    """The paper's APFL (adaptive α, the paper's α rule) under a decay
+    schedule with the default switches: lr.count = rounds and
+    apfl.alpha_lr = decayed, so round t steps w, v with η γ^t and α with
+    η_α γ^t (the paper has no decay; pflref decays every step size alike).
+    U⁰ = {0, 2}, U¹ = {0, 1}."""
+    algorithm = {"name": "apfl",
+                 "hyperparameters": {"eta": 0.1, "alpha": 0.6,
+                                     "eta_alpha": 0.35, "lr.gamma": 0.6},
+                 "switches": {"apfl.alpha": "adaptive",
+                              "lr.schedule": "exponential"}}
+
+    def check(spec, trace, w, v, alpha):
+        sw = pa.settings(spec["algorithm"])[3]
+        assert sw["apfl.alpha_lr"] == "decayed" and sw["lr.count"] == "rounds"
+        # η_α decays: keeping it constant moves α
+        _, _, _, a_flip = run(spec, {"alpha-lr-flip"})
+        assert a_flip[0] != alpha[0]
+
+    flags = ["lr-schedule", "apfl-alpha-update", "apfl-v-scale",
+             "stale-personal-state", "stale-global"]
+    mutants = {"lr-schedule": ["lr-ignored", "lr-shifted", "alpha-lr-flip"],
+               "apfl-alpha-update": ["alpha-new-iterates", "alpha-sign"],
+               "apfl-v-scale": ["v-no-alpha", "v-own-loss"],
+               "stale-personal-state": ["reset-personal", "personal-from-global",
+                                        "alpha-reset"],
+               "stale-global": ["restart-w0"]}
+    return make("linear-adaptive-decay",
+                "APFL (the paper's steps, adaptive α) with an exponential "
+                "decay: η and η_α decay together",
+                "The data, model, initial point and schedule of "
+                "apfl/worked/linear-pfllib (U⁰ = {0, 2}, U¹ = {0, 1}); α = "
+                "0.6, η = 0.1, η_α = 0.35, apfl.alpha = adaptive, the paper's "
+                "other switches (apfl.alpha_lr = decayed, lr.count = rounds) "
+                "with lr.schedule = exponential, lr.gamma = 0.6: round t steps "
+                "w and v with 0.1 · 0.6^t and α with 0.35 · 0.6^t.",
+                LIN, LIN_CLIENTS, LIN_INIT, algorithm, lin_rounds(),
+                flags, mutants, check, TOL_DATA,
+                "ref/engine/lr.c (lr.schedule, apfl.alpha_lr = decayed: one "
+                "rule for every step size, the paper having no decay); " + PAPER)
+
+
 MAKERS = [notes_fixed, notes_adaptive, notes_fedtorch, mlp_output,
           mlp_parameter, mlp_fedtorch, linear_adaptive, linear_mix_new,
-          linear_default_drawn, linear_pfllib]
+          linear_default_drawn, linear_pfllib, linear_pfllib_decay,
+          linear_adaptive_decay]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -467,6 +467,77 @@ def pfllib_separate():
         vid, title, prov, flags, spec, TOL, exp)
 
 
+def pfllib_decay():
+    """Preset pfllib with PFLlib's -ld (lr.schedule = exponential,
+    lr.gamma = 0.7): clientditto.py's two optimizers (personal and global)
+    each have an ExponentialLR stepped at the end of the client's train(),
+    so both passes of client k take η γ^(the rounds k trained before)
+    (lr.count = trainings, the preset's).  On SEPARATE_ROUNDS (S_0 = {0, 2},
+    S_1 = {1, 2}): client 2 trains round 1 with η γ, client 1, first
+    sampled in round 1, with η."""
+    vid = "ditto/worked/linear-pfllib-decay"
+    algorithm = {"name": "ditto", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.095, "lambda": 0.45,
+                                     "lr.gamma": 0.7},
+                 "switches": {"lr.schedule": "exponential"}}
+    hp, sw = px.settings(algorithm)
+    assert sw["lr.count"] == "trainings" and sw["ditto.batches"] == "separate"
+    rounds = SEPARATE_ROUNDS
+
+    def run(bugs=px.NO_BUGS):
+        pr = px.Problem(MODEL2, CLIENTS2)
+        w0 = px.initial(INIT2, pr.P, bugs)
+        w, v, trace = list(w0), [list(w0) for _ in pr.clients], pg.Trace()
+        lr_counts = {}
+        for t, r in enumerate(rounds):
+            plan = list(zip(r["clients"], r["batches"]))
+            own = dict(zip(r["clients"], r["personal"]))
+            w, v = px.ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs,
+                                  own, lr_counts)
+        return pr, w, v, trace
+
+    result = run()
+    pr, w, v, trace = result
+    for r in rounds:
+        for k, steps, own in zip(r["clients"], r["batches"], r["personal"]):
+            px.assert_contractive(pr, k, steps + own, hp["eta"], hp["lambda"])
+    flags = ["lr-schedule", "lr-count", "ditto-personal-batches", "prox-sign",
+             "stale-personal-state", "aggregation-weights", "stale-global"]
+    mutants = {"lr-schedule": ["lr-ignored", "lr-shifted"],
+               "lr-count": ["lr-per-round"],
+               "ditto-personal-batches": ["personal-on-global-batches"],
+               "prox-sign": ["prox-plus"],
+               "stale-personal-state": ["reset-personal", "personal-from-global"],
+               "aggregation-weights": ["uniform-weights"],
+               "stale-global": ["restart-w0"]}
+
+    def final(pr, w, v, trace):
+        return (trace, w, v)
+
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run, final)
+    title = ("Ditto as PFLlib runs it with -ld: both passes decay with the "
+             "client's own trainings")
+    spec = pg.given_spec(
+        title,
+        "The clients (n = 4, 3, 5), model, initial point and schedule of "
+        "ditto/worked/linear-pfllib-separate (personal lists of 3 "
+        "minibatches, global lists of 2; S_0 = {0, 2}, S_1 = {1, 2}); η = "
+        "0.095, λ = 0.45, preset pfllib (lr.count = trainings) with "
+        "lr.schedule = exponential, lr.gamma = 0.7: client k's personal and "
+        "global steps take 0.095 · 0.7^(the rounds k trained before).",
+        MODEL2, CLIENTS2, INIT2, algorithm, rounds)
+    prov = pg.provenance(
+        "independent",
+        f"{NOTES} §3(c), §3(f); shared/spec/notes-pfllib-as-run.md §2.2 "
+        "(-ld: each client's ExponentialLR stepped at the end of its "
+        "train()) and §2.3 (Ditto); TsingZ0/PFLlib d832e76f6a23 "
+        "system/flcore/clients/clientditto.py, clientbase.py; "
+        "ref/engine/lr.c; Li et al., ICML 2021, Alg. 1",
+        GENERATOR, {"w": w, **{f"v_{i}": vi for i, vi in enumerate(v)}})
+    return "worked-linear-pfllib-decay.json", pg.vector(
+        vid, title, prov, flags, spec, TOL, exp)
+
+
 def official_unread_personal():
     """Preset official (the TF code: interleaved on the shared batches,
     simple mean) on the schedule of linear-pfllib-separate: its personal
@@ -529,7 +600,7 @@ def main():
     pg.write_all(sys.argv, HERE,
                  (moving_interleaved, moving_personal_first, norm_d1,
                   official_uniform, pfllib_drawn, pfllib_separate,
-                  official_unread_personal))
+                  official_unread_personal, pfllib_decay))
 
 
 if __name__ == "__main__":

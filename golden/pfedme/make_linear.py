@@ -109,12 +109,12 @@ def linear_vector(vid, fname, title, description, flags, mutants, algorithm,
         w0 = px.initial(INIT, pr.P, bugs)
         w, v, trace, sched = list(w0), [list(w0) for _ in pr.clients], pg.Trace(), []
         it = Batches(pr, bugs)
-        trained = set()
+        trained, lr_counts = set(), {}
         for t, (trainers, sel) in enumerate(rounds):
             plan = [(i, it.take(i)) for i in trainers]
             sched.append((plan, sel))
             w, v = px.pfedme_round(pr, w, v, w0, t, plan, sel, hp, sw, trace, bugs,
-                                   trained)
+                                   trained, lr_counts)
         return pr, w, v, trace, sched
 
     result = run()
@@ -149,13 +149,13 @@ def differs_with(algorithm, rounds, switch, value):
     w0 = px.initial(INIT, pr.P)
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], pg.Trace()
     it = Batches(pr, px.NO_BUGS)
-    trained = set()
+    trained, lr_counts = set(), {}
     for t, (trainers, sel) in enumerate(rounds):
         if value == "all":
             trainers = list(range(len(pr.clients)))
         plan = [(i, it.take(i)) for i in trainers]
         w, v = px.pfedme_round(pr, w, v, w0, t, plan, sel, hp, sw, trace,
-                               trained=trained)
+                               trained=trained, lr_counts=lr_counts)
     return w, v
 
 
@@ -403,6 +403,113 @@ def pfllib_eval_reset():
         flags, mutants, algorithm, rounds, check)
 
 
+def pfllib_decay(eval_reset=False):
+    """Preset pfllib with PFLlib's -ld (lr.schedule = exponential,
+    lr.gamma = 0.65): the preset decays η_p only (lr.scope = eta_p: the
+    scheduler wraps pFedMeOptimizer) and counts each client's own
+    trainings (lr.count = trainings).  S = {0, 2}, {1, 2}, {0, 1}: client 2
+    trains round 1 with η_p γ, client 1 first trains in round 1 with η_p,
+    client 0 round 2 with η_p γ (one training before, two rounds).
+    eval_reset: with PFLlib's evaluation defect too (pfedme.eval_reset =
+    initial; client 1's first θ starts at w⁰), as PFLlib runs both."""
+    algorithm = {"name": "pfedme", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.135, "lambda": 1.65,
+                                     "eta_p": 0.095, "K": 3, "beta": 0.72,
+                                     "pfedme.mu": 0.045, "lr.gamma": 0.65},
+                 "switches": {"lr.schedule": "exponential"}}
+    if eval_reset:
+        algorithm["switches"]["pfedme.eval_reset"] = "initial"
+    rounds = [([0, 2], [0, 2]), ([1, 2], [1, 2]), ([0, 1], [0, 1])]
+    hp, sw = px.settings(algorithm)
+    assert sw["lr.scope"] == "eta_p" and sw["lr.count"] == "trainings"
+
+    def check(pr, w, v, trace, sched):
+        assert differs_with(algorithm, rounds, "lr.scope", "all") != (w, v)
+        assert differs_with(algorithm, rounds, "lr.count", "rounds") != (w, v)
+        assert differs_with(algorithm, rounds, "lr.schedule", "constant") != (w, v)
+
+    flags = ["lr-schedule", "lr-count", "unsampled-client", "theta-start",
+             "stale-global", "aggregation-weights", "beta-ignored", "prox-sign"]
+    mutants = {"pfedme-eval-reset": ["eval-reset-ignored",
+                                     "eval-reset-every-round"],
+               "lr-schedule": ["lr-ignored", "lr-shifted", "lr-scope-flip"],
+               "lr-count": ["lr-per-round"],
+               "unsampled-client": ["train-all"],
+               "theta-start": ["theta-start-flip"],
+               "stale-global": ["restart-w0"],
+               "aggregation-weights": ["uniform-weights"],
+               "beta-ignored": ["beta-one"],
+               "prox-sign": ["prox-plus"]}
+    if eval_reset:
+        flags.insert(0, "pfedme-eval-reset")
+        check_decay = check
+
+        def check(pr, w, v, trace, sched):
+            check_decay(pr, w, v, trace, sched)
+            assert differs_with(algorithm, rounds, "pfedme.eval_reset",
+                                "none") != (w, v)
+    else:
+        del mutants["pfedme-eval-reset"]
+    suffix = "-eval-reset" if eval_reset else ""
+    return linear_vector(
+        "pfedme/worked/linear-pfllib-decay" + suffix,
+        "worked-linear-pfllib-decay%s.json" % suffix,
+        "pFedMe as PFLlib runs it with -ld: η_p decays per client "
+        "training, η does not" + (", and a first θ starts at w⁰"
+                                  if eval_reset else ""),
+        "The clients, model, initial point and batch iterators of "
+        "pfedme/worked/linear-paper-minibatch; η = 0.135, λ = 1.65, "
+        "η_p = 0.095, K = 3, β = 0.72, pfedme.mu = 0.045, preset pfllib "
+        "(θ warm, weights n_i/Σn_j, train = sampled, personalised = the "
+        "global model, lr.scope = eta_p, lr.count = trainings) with "
+        "lr.schedule = exponential, lr.gamma = 0.65: client i's inner steps "
+        "take 0.095 · 0.65^(the rounds i trained before), its w update η = "
+        "0.135.  Three rounds, S = {0, 2}, {1, 2}, {0, 1}." +
+        (" pfedme.eval_reset = initial: client 1's first training (round "
+         "1) starts θ at w⁰." if eval_reset else ""),
+        flags, mutants, algorithm, rounds, check)
+
+
+def paper_decay():
+    """The paper's switches under an exponential decay (lr.scope = all and
+    lr.count = rounds, the defaults): round t's η and η_p are both scaled
+    by γ^t.  Every client trains in both rounds (train = all), S^t
+    averaged."""
+    algorithm = {"name": "pfedme",
+                 "hyperparameters": {"eta": 0.175, "lambda": 2.25,
+                                     "eta_p": 0.105, "K": 3, "beta": 0.68,
+                                     "lr.gamma": 0.55},
+                 "switches": {"lr.schedule": "exponential"}}
+    rounds = [([0, 1, 2], [0, 2]), ([0, 1, 2], [1, 2])]
+
+    def check(pr, w, v, trace, sched):
+        assert differs_with(algorithm, rounds, "lr.scope", "eta_p") != (w, v)
+        assert differs_with(algorithm, rounds, "lr.schedule", "constant") != (w, v)
+
+    flags = ["lr-schedule", "theta-start", "prox-sign", "stale-global",
+             "unsampled-client", "personal-eval", "aggregation-weights",
+             "beta-ignored"]
+    mutants = {"lr-schedule": ["lr-ignored", "lr-shifted", "lr-scope-flip"],
+               "theta-start": ["theta-start-flip"],
+               "prox-sign": ["prox-plus"],
+               "stale-global": ["restart-w0"],
+               "unsampled-client": ["aggregate-all"],
+               "personal-eval": ["personal-eval=local_w", "personal-eval=global"],
+               "aggregation-weights": ["samples-weights"],
+               "beta-ignored": ["beta-one"]}
+    return linear_vector(
+        "pfedme/worked/linear-paper-decay", "worked-linear-paper-decay.json",
+        "pFedMe, paper switches, with an exponential decay of η and η_p "
+        "together",
+        "The clients, model, initial point and batch iterators of "
+        "pfedme/worked/linear-paper-minibatch; η = 0.175, λ = 2.25, η_p = "
+        "0.105, K = 3, β = 0.68, paper switches (lr.scope = all, lr.count = "
+        "rounds) with lr.schedule = exponential, lr.gamma = 0.55: round t "
+        "steps with η · 0.55^t and η_p · 0.55^t.  Two rounds, all clients "
+        "train, S^0 = {0, 2} and S^1 = {1, 2} averaged.",
+        flags, mutants, algorithm, rounds, check)
+
+
 def pfllib_drawn():
     """Preset pfllib (only S^t trains) with round 0 drawn as [2, 0]
     (golden/CHANGES.md, 2026-11-25, "drawn order"): batches given
@@ -476,7 +583,8 @@ def main():
     pg.write_all(sys.argv, HERE,
                  (paper_minibatch, warm_local_w, train_sampled,
                   paper_beta, official_beta, pfllib_beta, pfllib_drawn,
-                  pfllib_eval_reset))
+                  pfllib_eval_reset, pfllib_decay,
+                  lambda: pfllib_decay(eval_reset=True), paper_decay))
 
 
 if __name__ == "__main__":

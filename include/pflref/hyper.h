@@ -166,6 +166,15 @@ typedef enum {
     PFLREF_APFL_WEIGHTS_SAMPLES = 1  /* Σ_U n_i w_i / Σ_U n_j (PFLlib's
                                         serverbase.py receive_models)       */
 } pflref_apfl_weights;
+typedef enum {
+    PFLREF_APFL_ALPHA_LR_DECAYED = 0, /* η_α decays with η under lr.schedule
+                                         (the paper has no decay: one rule
+                                         for every step size)               */
+    PFLREF_APFL_ALPHA_LR_CONSTANT = 1 /* η_α (unset: η) never decays (PFLlib
+                                         clientapfl.py alpha_update reads
+                                         self.learning_rate, which no
+                                         scheduler touches)                 */
+} pflref_apfl_alpha_lr;
 
 /* Model interpolation (seed 000 §2 and Exercise 14.7.2; shared/spec notes
  * §5.2) switches. */
@@ -347,6 +356,7 @@ typedef struct {
     int alpha_rule;            /* pflref_apfl_alpha_rule                   */
     int variant;               /* pflref_apfl_variant                      */
     int weights;               /* pflref_apfl_weights                      */
+    int alpha_lr;              /* pflref_apfl_alpha_lr                     */
 } pflref_apfl_hyper;
 
 typedef struct {

@@ -279,7 +279,7 @@ NAMED = {
     "pflego-weights-sampled-set": "pflego.theta_weights = sampled_normalised",
     "pflego-head-alpha": "pflego.head_step = exact_alpha",
     "apfl-output-mix": "apfl.mix = output",
-    "apfl-mix-new-w": "apfl.alpha_rule = paper",
+    "apfl-mix-new-w": ("apfl.mix_uses_w = new", "apfl.alpha_rule = paper"),
     "cfl-no-gamma-test": "gamma_max × ½",
     "cfl-uniform-always": "cfl.cluster_weights = uniform",
     "perfedavg-samples-weights": "perfedavg.weights = samples",

@@ -78,6 +78,12 @@
  *   apfl.weights     uniform: w ← (1/|U|) Σ_U w_i (the paper);
  *                    samples: w ← Σ_U n_i w_i / Σ_U n_j (PFLlib's
  *                    serverbase.py receive_models, uploaded_weights)
+ *   apfl.alpha_lr    decayed: under lr.schedule η_α (unset: η) decays with
+ *                    η (the paper has no decay: one rule for every step);
+ *                    constant: η_α, unset the undecayed η (PFLlib's
+ *                    alpha_update reads self.learning_rate, which no
+ *                    scheduler touches); applied by ref/engine/lr.c, read
+ *                    here as hyper->apfl.eta_alpha
  *
  * State and work: w, v_i and α_i are the state's w, v_i and alpha[i]; the
  * buffers of a step are apfl_work (with output mixing, one batch's

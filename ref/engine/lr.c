@@ -24,11 +24,17 @@
  * per round (serverperavg.py), so its second call already has η γ^(2k+1):
  * perfedavg.calls = two splits a round's steps into the two calls, each
  * with its own count.  pFedMe's PFLlib scheduler wraps pFedMeOptimizer
- * (η_p) only: lr.scope = eta_p.  What remains of PFLlib's decay that
- * pflref does not express:
- *   a) APFL's α step (clientapfl.py alpha_update, the version stored at
- *      11443bef) reads self.learning_rate, which no scheduler touches;
- *      here η_α (unset: η) decays with η.
+ * (η_p) only: lr.scope = eta_p.  APFL's α step (TsingZ0/PFLlib
+ * d832e76f6a23, system/flcore/clients/clientapfl.py, alpha_update:
+ * `self.alpha = self.alpha - self.learning_rate * grad_alpha`, line 94 of
+ * the text stored at 487a29e) reads self.learning_rate, a float no
+ * scheduler touches, while w and v step with their optimizers' decayed lr:
+ * apfl.alpha_lr = constant keeps η_α (unset: the undecayed η) out of the
+ * decay; decayed, the default, scales it with the rest (the paper has no
+ * decay, so one rule for every step size).  FedTorch's rule
+ * (apfl.alpha_rule = fedtorch) reads η itself and is not affected.
+ * Per-FedAvg's personalisation step before evaluation: see
+ * docs/algorithms/perfedavg.md (not settled by the notes).
  *
  * Determinism: γ^k is the product of k factors γ taken from the left.
  */
@@ -77,6 +83,11 @@ static void scale_steps(const pflref_hyper *base, double c, pflref_hyper *out)
         if (!isnan(*x))                          /* unset stays unset */
             *x *= c;                             /* step ← step c_t */
     }
+    /* apfl.alpha_lr = constant: η_α ← η_α, or the undecayed η when unset
+     * (PFLlib's alpha_update reads self.learning_rate) */
+    if (base->apfl.alpha_lr == PFLREF_APFL_ALPHA_LR_CONSTANT)
+        out->apfl.eta_alpha = isnan(base->apfl.eta_alpha) ? base->eta
+                                                          : base->apfl.eta_alpha;
 }
 
 void pflref_round_hyper(const pflref_hyper *base, size_t t, pflref_hyper *out)

@@ -52,6 +52,8 @@ static const char *const apfl_mix_w_values[] = {"old", "new", NULL};
 static const char *const apfl_rule_values[] = {"paper", "fedtorch", NULL};
 static const char *const apfl_variant_values[] = {"paper", "pfllib", NULL};
 static const char *const apfl_weights_values[] = {"uniform", "samples", NULL};
+static const char *const apfl_alpha_lr_values[] = {"decayed", "constant",
+                                                   NULL};
 static const char *const interp_alpha_values[] = {"fixed", "per_client_grid",
                                                   NULL};
 static const char *const interp_select_values[] = {"validation", "test",
@@ -276,6 +278,11 @@ static const pflref_param params[] = {
     {"apfl.weights", "apfl", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, apfl.weights), 0.0, 0.0, 0, apfl_weights_values,
      "", "server average over U: 1/|U| (paper) | n_i / Σ_U n_j (PFLlib)"},
+    {"apfl.alpha_lr", "apfl", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, apfl.alpha_lr), 0.0, 0.0, 0,
+     apfl_alpha_lr_values, "",
+     "η_α under lr.schedule: decays with η | constant (PFLlib's "
+     "alpha_update reads the undecayed learning_rate)"},
     {"alpha", "interp", "", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, interp.alpha), NAN, 0.0, 0, NULL, "α",
      "the fixed interpolation weight in [0, 1] (needed by interp.alpha = "

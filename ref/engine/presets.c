@@ -97,8 +97,9 @@ static const pflref_preset presets[] = {
      "notes-fedbn-fedfomo.md §2.8"},
     {"apfl", "pfllib",
      "apfl.variant=pfllib apfl.weights=samples apfl.alpha=adaptive "
-     "lr.count=trainings", NULL,
-     "TsingZ0/PFLlib d832e76f6a23: clientapfl.py train() and alpha_update, "
+     "lr.count=trainings apfl.alpha_lr=constant", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientapfl.py train() and alpha_update "
+     "(whose step reads self.learning_rate, undecayed under -ld), "
      "serverbase.py's n_i weights (the initial α is the spec's, as -al); "
      "notes-pfllib-as-run §2.3"},
     {"fedalt", "fedrep_pfllib",
