@@ -492,6 +492,18 @@ static pflref_status fedfomo_round(pflref_state *s,
     return PFLREF_OK;
 }
 
+/* Re-synchronised checking is refused: a round reads the anchors φ_i
+ * and the uploads θ_n^{t−1} of clients that did not take part in the
+ * round before, and the affinity matrix P; the records give P's rows and
+ * φ_i only for each round's participants, as notes, and reloading them
+ * is not implemented. */
+static const char *fedfomo_resync_gap(const pflref_hyper *hyper)
+{
+    (void)hyper;
+    return "the affinity matrix P, the anchors φ_i and the uploads "
+           "θ_n^{t−1} are not reloaded from the candidate's notes";
+}
+
 const pflref_algorithm pflref_fedfomo = {
     .name = "fedfomo",
     .title = "FedFomo (Zhang, Sapra, Fidler, Yeung, Alvarez, ICLR 2021, "
@@ -505,4 +517,5 @@ const pflref_algorithm pflref_fedfomo = {
     .work_free = pflref_work_free,
     .init = fedfomo_init,
     .round = fedfomo_round,
+    .resync_gap = fedfomo_resync_gap,
 };
