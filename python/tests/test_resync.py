@@ -27,7 +27,6 @@ PFLREF = os.path.join(ROOT, "build", "rel", "pflref")
 
 # the algorithms and switches refused, and the state each message names
 REFUSED = {
-    "fedfomo": "the affinity matrix P",
     "pflego": "Adam's moments",
     "pfedhn": "momentum buffer",
 }
@@ -180,3 +179,37 @@ def test_refused_algorithm_exits_2_naming_it(tmp_path):
     with pytest.raises(pflref.InvalidInput) as e:
         pflref.check(path, cand, resync=True)
     assert "pflego" in str(e.value)
+
+
+# A state record perturbed in round 0 of an otherwise correct candidate:
+# re-synchronised, the reference takes it as the state round 1 starts from,
+# so a later record differs too (were it not reloaded, only the perturbed
+# record itself would).
+STATE_RECORDS = [
+    ("pfedhn/worked-linear-bias.json", "note", "W_h"),
+    ("pfedhn/worked-linear-bias.json", "note", "embedding"),
+    ("lora/worked-mlp-fedavg.json", "server", "q"),
+    ("ifca/worked-partial-model.json", "server", "theta"),
+    ("fedfomo/worked-hand.json", "note", "phi"),
+    ("fedfomo/worked-draws.json", "note", "P"),
+    ("apfl/worked-notes-6g-adaptive.json", "note", "alpha"),
+]
+
+
+@pytest.mark.parametrize("rel,event,name", STATE_RECORDS,
+                         ids=["%s:%s" % (r, n) for r, _, n in STATE_RECORDS])
+def test_a_state_record_is_reloaded(rel, event, name):
+    path = os.path.join(GOLDEN, rel)
+    if not os.path.exists(path):
+        pytest.skip("no vector %s" % rel)
+    with open(path) as f:
+        doc = json.load(f)
+    cand, _ = own_run(path, doc)
+    hits = [r for r in cand["trajectory"] if r["event"] == event
+            and r["name"] == name and r.get("round") == 0]
+    assert hits, (rel, event, name)
+    last = max(hits, key=lambda r: r.get("step") or -1)
+    last["value"][0] += 0.125
+    resync = pflref.check(path, cand, resync=True)
+    assert 0 in rounds_of(resync)
+    assert rounds_of(resync) - {0, None}, resync.raw["divergences"]
