@@ -36,6 +36,14 @@ H1-H4; preset official turns all three on), torch's optimizers written out:
       digits after the point (q80), so the numbers stay short while the
       error stays below 10⁻⁷⁰.
 
+The softmax target (z = W x + b, k classes, cross-entropy, mean over the
+batch): exp is irrational, so the class probabilities are computed with
+60-digit decimals (relative error below 10⁻⁵⁸) and taken as exact
+rationals; the gradient and, after every local step and every round, the
+state (θ̃, W_h, b_h, v_j) are kept to 80 decimal digits after the point
+(q80), so the numbers stay short while the error stays far below any
+tolerance (SoftmaxProblem).
+
 replay(spec, bugs) -> (trace, None, v, None).  Bugs (mutants):
 
   hn-ascent          φ and v_i step along +∇ (Δθ with the box's printed
@@ -113,6 +121,54 @@ def clip(g, c):
     return [q80(x * coef) for x in g]
 
 
+class SoftmaxProblem:
+    """The softmax target for the local steps: θ = (W (k×d, row-major),
+    b (k) with the bias), z_c = Σ_a W_ca x_a + b_c, loss −log p_y with
+    p = softmax(z), the batch mean; ∇_W = Σ (p − e_y) xᵀ / |B|,
+    ∇_b = Σ (p − e_y) / |B|.  p with 60-digit decimals (after subtracting
+    max z), the gradient on the grid 10⁻⁸⁰."""
+
+    def __init__(self, model, clients):
+        self.d, self.k = model["d"], model["k"]
+        self.bias = bool(model.get("bias", False))
+        self.P = self.k * self.d + (self.k if self.bias else 0)
+        self.clients = [([exact_vec(x) for x in c["X"]],
+                         [int(y) for y in c["y"]]) for c in clients]
+
+    def grad(self, i, theta, batch, bugs=frozenset()):
+        import decimal
+        X, Y = self.clients[i]
+        d, k = self.d, self.k
+        g = [Fraction(0)] * self.P
+        with decimal.localcontext() as ctx:
+            ctx.prec = 60
+            for j in batch:
+                x, y = X[j], Y[j]
+                z = [sum(theta[c * d + a] * x[a] for a in range(d))
+                     + (theta[k * d + c] if self.bias else 0)
+                     for c in range(k)]
+                top = max(z)
+                ez = [decimal.Decimal((q - top).numerator)
+                      / decimal.Decimal((q - top).denominator) for q in z]
+                ez = [x.exp() for x in ez]
+                tot = sum(ez)
+                prob = [Fraction(x / tot) for x in ez]
+                for c in range(k):
+                    err = prob[c] - (1 if c == y else 0)
+                    for a in range(d):
+                        g[c * d + a] += err * x[a]
+                    if self.bias:
+                        g[k * d + c] += err
+        return [q80(x / len(batch)) for x in g]
+
+
+def problem(spec):
+    if spec["model"]["kind"] == "softmax":
+        assert spec["model"].get("loss", "cross_entropy") == "cross_entropy"
+        return SoftmaxProblem(spec["model"], spec["problem"]["clients"])
+    return px.Problem(spec["model"], spec["problem"]["clients"])
+
+
 def hypernetwork(spec):
     """(W_h rows, b_h or None, [v_j]) exact, from init.hypernetwork."""
     h = spec["init"]["hypernetwork"]
@@ -145,7 +201,8 @@ def replay(spec, bugs=frozenset()):
         and "hn-outer-plain" not in bugs
     clipping = sw.get("pfedhn.clip", "off") == "norm" and "hn-clip-off" not in bugs
     B_out, b_in = None, None
-    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    pr = problem(spec)
+    softmax = spec["model"]["kind"] == "softmax"
     W, b, V = hypernetwork(spec)
     assert (b is not None) == bias
     P, e, N = len(W), len(V[0]), len(V)             # req: pfedhn.alg1.l1
@@ -177,9 +234,16 @@ def replay(spec, bugs=frozenset()):
                         [code["pfedhn.inner_momentum"] * b_in[p] + d[p] for p in range(P)]
                     g = b_in
                 tt = [tt[p] - eta * g[p] for p in range(P)]
-                if clipping:
+                if clipping or softmax:
                     tt = [q80(x) for x in tt]
                     b_in = b_in and [q80(x) for x in b_in]
+                trace.emit("step", "train", t, i, k, "theta", tt)
+        elif softmax:
+            tt = list(theta)                                  # req: pfedhn.alg1.l5
+            # req: pfedhn.alg1.l6, pfedhn.alg1.l7
+            for k, batch in enumerate(steps, start=1):
+                g = pr.grad(i, tt, batch)
+                tt = [q80(tt[p] - eta * g[p]) for p in range(P)]  # req: pfedhn.alg1.l8
                 trace.emit("step", "train", t, i, k, "theta", tt)
         else:   # req: pfedhn.alg1.l6, pfedhn.alg1.l7
             tt = px.local_sgd(pr, i, theta, steps, eta, trace, "train", t,
@@ -192,6 +256,11 @@ def replay(spec, bugs=frozenset()):
             d_eff = [-x for x in delta] if "hn-ascent" in bugs else delta
             W, b, V, B_out = code_step(W, b, V, i, d_eff, bias, alpha, alpha_v,
                                        outer_mom, clipping, code, B_out, bugs)
+            if softmax and not clipping:   # code_step rounds with clipping
+                W = [[q80(x) for x in row] for row in W]
+                b = b and [q80(x) for x in b]
+                V = [[q80(x) for x in row] for row in V]
+                B_out = B_out and [q80(x) for x in B_out]
             trace.emit("note", "train", t, i, None, "W_h",
                        [x for row in W for x in row])
             if bias:
@@ -222,6 +291,10 @@ def replay(spec, bugs=frozenset()):
             step = [v_new[c] - v_old[c] for c in range(e)]
             V = [[V[j][c] + step[c] for c in range(e)] for j in range(N)]
         V[i] = v_new
+        if softmax:          # the state on the grid 10⁻⁸⁰ (see above)
+            W = [[q80(x) for x in row] for row in W]
+            b = b and [q80(x) for x in b]
+            V = [[q80(x) for x in row] for row in V]
         trace.emit("note", "train", t, i, None, "embedding", V[i])
     # req: pfedhn.alg1.l12
     trace.state = (W, b, V)         # the final (W_h, b_h, [v_j]), for tests
@@ -275,6 +348,7 @@ def code_step(W, b, V, i, delta, bias, alpha, alpha_v, momentum, clipping,
 
 def supported(spec):
     return (spec["algorithm"]["name"] == "pfedhn"
-            and spec["model"]["kind"] in ("quadratic", "linear", "mlp")
+            and spec["model"]["kind"] in ("quadratic", "linear", "mlp",
+                                          "softmax")
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")

@@ -42,6 +42,32 @@ OFFICIAL = {"pfedhn.outer_opt": "sgd_momentum_wd",
             "pfedhn.inner_opt": "sgd_momentum_wd", "pfedhn.clip": "norm"}
 
 
+class _Softmax:
+    """The softmax target: z = W x (+ b), loss −log softmax(z)_y, the batch
+    mean; θ = (W (k × d, row-major), b (k)).  Every entry trains, the bias
+    too (the hypernetwork generates all of θ)."""
+
+    def __init__(self, model, client):
+        self.X = np.asarray(client["X"], dtype=float)
+        self.y = np.asarray(client["y"], dtype=int)
+        self.d, self.k = model["d"], model["k"]
+        self.bias = model.get("bias", False)
+
+    def grad(self, theta, batch):
+        k, d = self.k, self.d
+        X, y = self.X[batch], self.y[batch]
+        Z = X @ theta[:k * d].reshape(k, d).T
+        if self.bias:
+            Z = Z + theta[k * d:]
+        E = np.exp(Z - Z.max(axis=1, keepdims=True))
+        E = E / E.sum(axis=1, keepdims=True)
+        E[np.arange(len(batch)), y] -= 1.0          # softmax(z) − onehot(y)
+        g = (E.T @ X).ravel()
+        if self.bias:
+            g = np.append(g, E.sum(axis=0))
+        return g / len(batch)
+
+
 def _clip(g, c):
     """torch.nn.utils.clip_grad_norm_: g · min(1, c / (‖g‖ + 1e-6))."""
     coef = c / (np.sqrt(np.sum(g * g)) + 1e-6)
@@ -62,6 +88,11 @@ def run(spec, clients, w0, log, bug):
     hn = spec["init"].get("hypernetwork")
     if hn is None:
         raise base.Unsupported("pfedhn without init.hypernetwork")
+    if spec["model"]["kind"] == "softmax":
+        # the base candidate's softmax (the lora extension's) freezes the
+        # bias; pFedHN generates and trains every entry
+        clients = [_Softmax(spec["model"], c)
+                   for c in spec["problem"]["clients"]]
     eta, alpha = hp["eta"], hp["alpha"]
     alpha_v = hp.get("pfedhn.alpha_v", alpha)
     if bug == "pfedhn-embed-alpha":

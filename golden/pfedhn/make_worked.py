@@ -79,6 +79,16 @@ TOL = {
              "some value by more than 1e3 times the tolerance",
 }
 
+TOL_SOFTMAX = {
+    "atol": 1e-13, "rtol": 1e-12,
+    "basis": "fp64 reference against exact rationals of the binary inputs, "
+             "the class probabilities with 60-digit decimals and the state "
+             "on the grid 1e-80 (errors below 1e-55): four rounds of at most "
+             "three minibatch steps and one hypernetwork step on values "
+             "below 10, each a few tens of roundings; every flagged bug "
+             "moves some value by more than 1e3 times the tolerance",
+}
+
 
 def make(name, title, description, spec, flags, check, tol, source):
     vid = f"pfedhn/worked/{name}"
@@ -374,8 +384,49 @@ def linear_clip():
                 "trainer.py:160, 180)")
 
 
+# ---------------------------------------------------------------- softmax
+
+SM_CLIENTS = [
+    {"X": [[0.5, -0.25], [-0.75, 0.5], [0.25, 1.0], [1.0, 0.125]],
+     "y": [0, 2, 1, 0]},
+    {"X": [[-0.5, -0.5], [0.375, 0.75], [1.25, -0.25]], "y": [1, 2, 2]},
+    {"X": [[0.625, -1.0], [-0.25, 0.25], [0.75, 0.5], [-1.0, 0.375],
+           [0.125, -0.625]], "y": [2, 0, 1, 1, 0]},
+]
+# P = 9: W (3×2, row-major), b (3)
+SM_W = [[0.3, -0.6], [0.45, 0.2], [-0.15, 0.35], [0.25, -0.4], [-0.55, 0.1],
+        [0.2, 0.65], [0.05, -0.3], [-0.2, 0.15], [0.4, -0.05]]
+SM_B = [0.1, -0.25, 0.05, 0.3, -0.1, 0.2, -0.15, 0.35, -0.05]
+SM_V = [[0.8, -0.3], [-0.4, 0.7], [0.6, 0.9]]
+
+
+def softmax():
+    spec = pg.given_spec(
+        "pFedHN generating a softmax model (d = 2, k = 3, with a bias), "
+        "cross-entropy", None,
+        {"kind": "softmax", "d": 2, "k": 3, "bias": True,
+         "loss": "cross_entropy"},
+        SM_CLIENTS,
+        {"kind": "zeros", "hypernetwork": {"W": SM_W, "b": SM_B,
+                                           "v": SM_V}},
+        {"name": "pfedhn", "hyperparameters": {
+            "eta": 0.6, "alpha": 0.45, "pfedhn.alpha_v": 0.7}},
+        rounds_of([(1, [[0, 2], [1]]), (2, [[4, 1], [0, 3, 2]]),
+                   (0, [[3, 1], [2], [0, 1]]), (2, [[2], [1, 4]])]))
+    return make("softmax",
+                "pFedHN generating a softmax classifier (P = 9): four "
+                "rounds, e = 2, α = 0.45, α_v = 0.7 (60-digit probabilities)",
+                "Softmax target d = 2, k = 3 with a bias (P = 9), "
+                "cross-entropy; e = 2; η = 0.6, α = 0.45, α_v = 0.7; rounds "
+                "sample clients 1, 2, 0, 2 with minibatches of 1 to 3 "
+                "samples; the class probabilities with 60-digit decimals.",
+                spec, LIN_FLAGS, check_moves, TOL_SOFTMAX,
+                f"{NOTES} §4 (Alg. 1), §4.1 (linear hypernetwork, any "
+                "target: the concatenated parameters)")
+
+
 MAKERS = [notes_6_4, notes_6_4_official, linear_bias, linear_nobias, mlp,
-          linear_official, linear_clip]
+          linear_official, linear_clip, softmax]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -42,6 +42,23 @@ typedef struct {
 
 #define PFLREF_MAX_EVAL 3
 
+/* Where a re-synchronised run takes its state from: load(ctx, kind, what,
+ * t, i, dst, n) copies into dst the n numbers of the candidate's `train`
+ * record of event `kind` named `what` that holds the state after round t,
+ * and returns 1; it returns 0 when the candidate has no such record (the
+ * reference's own state is kept):
+ *   kind = PFLREF_EV_SERVER: the record of round t itself (i = −1);
+ *   any other kind, i ≥ 0: client i's latest such record up to round t
+ *     (the latest round, then the largest step), as it stood after t;
+ *   any other kind, i = −1: the latest such record up to round t of any
+ *     client (a server quantity noted under the round's participant).
+ * The driver loads w (SERVER "w"), every personal model (CLIENT_END of
+ * the algorithm's personal_name) and α_i (NOTE "alpha"); an algorithm's
+ * load_state loads the rest. */
+typedef int (*pflref_state_loader)(void *ctx, pflref_event_kind kind,
+                                   const char *what, long round, long client,
+                                   double *dst, size_t n);
+
 typedef struct {
     const char *name;           /* "fedavg"                                 */
     const char *title;          /* "FedAvg (McMahan et al., AISTATS 2017)"  */
@@ -87,6 +104,15 @@ typedef struct {
     /* The phase after training, or NULL. */
     pflref_status (*finish)(pflref_state *s, const pflref_schedule *schedule,
                             const pflref_trace *trace, pflref_error *err);
+    /* Re-synchronised checking (pflref_run_resync).  resync_gap: the
+     * state beyond w, v_i, α_i that these hyperparameters carry between
+     * rounds and a candidate's records do not (named for the refusal), or
+     * NULL when load_state restores everything (resync_gap NULL: always).
+     * load_state: after the driver's loads, replace the algorithm's own
+     * state by the candidate's after round t (NULL: w, v_i, α_i are all). */
+    const char *(*resync_gap)(const pflref_hyper *hyper);
+    void (*load_state)(pflref_state *s, pflref_state_loader load, void *ctx,
+                       long t);
 } pflref_algorithm;
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count);
@@ -136,19 +162,13 @@ pflref_status pflref_run(const pflref_problem *problem,
                          pflref_error *err);
 void pflref_run_result_free(pflref_run_result *r);
 
-/* Where a re-synchronised run takes its state from: load(ctx, what, t, i,
- * dst, P) copies into dst the candidate's global model after round t
- * (what = "w", i = −1) or client i's personal model as it stood after
- * round t (what = the algorithm's personal_name), and returns 1; it
- * returns 0 when the candidate has no such record (the reference's own
- * state is kept). */
-typedef int (*pflref_state_loader)(void *ctx, const char *what, long round,
-                                   long client, double *dst, size_t P);
-
 /* Like pflref_run, but before every round t > 0 (and before the phase
  * after training) the state is replaced by the candidate's state after
- * round t − 1, so each round is recomputed from where the candidate stood.
- * Emits the same events as pflref_run; evaluates nothing. */
+ * round t − 1 (load_state, alg->load_state), so each round is recomputed
+ * from where the candidate stood.  Emits the same events as pflref_run;
+ * evaluates nothing.  An algorithm whose state these hyperparameters keep
+ * outside the records (alg->resync_gap) is refused before anything runs:
+ * PFLREF_EINVAL at "algorithm.name", the message naming that state. */
 pflref_status pflref_run_resync(const pflref_problem *problem,
                                 const pflref_algorithm *alg,
                                 const pflref_hyper *hyper,

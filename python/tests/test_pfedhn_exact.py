@@ -2,9 +2,9 @@
 """pFedHN: the C reference (through pflref.run) against the independent
 exact-fraction replay golden/pflref_exact_pfedhn.py on random problems:
 random dyadic data, a random client per round, minibatches, random linear
-hypernetworks with and without b_h, α_v given or not, the linear and the
-regression mlp targets, and on some problems the authors' momentum, weight
-decay and clipping.  They agree to 1e-13 on the personal models
+hypernetworks with and without b_h, α_v given or not, the linear, the
+regression mlp and the softmax (cross-entropy) targets, and on some
+problems the authors' momentum, weight decay and clipping.  They agree to 1e-13 on the personal models
 h(v_j; φ) and on the final W_h, b_h and embeddings the result records."""
 import sys
 
@@ -28,7 +28,14 @@ def random_spec(seed):
     rng = np.random.default_rng(seed)
     N, d = int(rng.integers(2, 5)), 2
     mlp = seed % 4 == 3
-    if mlp:
+    softmax = seed % 4 == 1
+    k = 3
+    if softmax:
+        # cross-entropy on k = 3 classes (the replay's 60-digit softmax)
+        model = {"kind": "softmax", "d": d, "k": k, "bias": bool(seed % 8 == 1),
+                 "loss": "cross_entropy"}
+        P = k * d + (k if seed % 8 == 1 else 0)
+    elif mlp:
         model = {"kind": "mlp", "d": d, "h": 2, "k": 1, "activation": "relu",
                  "loss": "half_squared"}
         P = 2 * d + 2 + 2 + 1
@@ -40,7 +47,8 @@ def random_spec(seed):
     clients = []
     for _ in range(N):
         n = int(rng.integers(2, 5))
-        clients.append({"X": dyadic(rng, (n, d)), "y": dyadic(rng, n)})
+        y = rng.integers(0, k, size=n).tolist() if softmax else dyadic(rng, n)
+        clients.append({"X": dyadic(rng, (n, d)), "y": y})
     rounds = []
     for _ in range(2 if mlp else 4):
         i = int(rng.integers(0, N))
@@ -86,7 +94,7 @@ def close(got, want):
     return err.max()
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(16))
 def test_c_reference_agrees_with_the_exact_replay(seed):
     spec = random_spec(seed)
     res = pflref.run(spec)

@@ -428,6 +428,24 @@ static pflref_status cfl_round(pflref_state *s, const pflref_round_plan *plan,
     return PFLREF_OK;
 }
 
+/* Re-synchronised checking: the state after round t is every θ_i (the
+ * driver loads CLIENT_END "v") and the partition, the candidate's NOTE
+ * "partition" of round t (labels that are not integers in [0, N) leave
+ * the reference's own). */
+static void cfl_load_state(pflref_state *s, pflref_state_loader load,
+                           void *ctx, long t)
+{
+    cfl_work *ws = s->extra;
+    if (!load(ctx, PFLREF_EV_NOTE, "partition", t, -1, ws->buf, s->N))
+        return;
+    for (size_t i = 0; i < s->N; i++)
+        if (!(ws->buf[i] >= 0.0 && ws->buf[i] < (double)s->N &&
+              ws->buf[i] == floor(ws->buf[i])))
+            return;
+    for (size_t i = 0; i < s->N; i++)
+        s->cluster[i] = (size_t)ws->buf[i];
+}
+
 const pflref_algorithm pflref_cfl = {
     .name = "cfl",
     .title = "Clustered FL (Sattler, Müller, Samek, IEEE TNNLS 2021, "
@@ -441,4 +459,5 @@ const pflref_algorithm pflref_cfl = {
     .work_alloc = cfl_work_alloc,
     .work_free = pflref_work_free,
     .round = cfl_round,
+    .load_state = cfl_load_state,
 };

@@ -350,6 +350,19 @@ static pflref_status pfl_finish(pflref_state *s,
     return PFLREF_OK;
 }
 
+/* Re-synchronised checking: a device's CLIENT_END "v" is (u_i^(t+1),
+ * v_i^(t+1)), its own shared entries before the average; the state after
+ * round t is (u^(t+1), v_i^(t+1)), the shared entries from the server's
+ * w (l. 17, 13), as the round leaves it. */
+static void pfl_load_state(pflref_state *s, pflref_state_loader load,
+                           void *ctx, long t)
+{
+    (void)load;
+    (void)ctx;
+    (void)t;
+    pflref_share_to_all(s);
+}
+
 /* FedAlt and FedSim differ only in their name, title, check and round. */
 #define PFL_ALGORITHM(name_, title_, check_, round_)                      \
     {                                                                     \
@@ -357,7 +370,8 @@ static pflref_status pfl_finish(pflref_state *s,
         .has_personal = 1, .allows_post = 1, .personal_name = "v",        \
         .n_eval = 1, .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},  \
         .work_alloc = pfl_work_alloc, .work_free = pflref_work_free,      \
-        .check = (check_), .round = (round_), .finish = pfl_finish        \
+        .check = (check_), .round = (round_), .finish = pfl_finish,       \
+        .load_state = pfl_load_state                                      \
     }
 
 const pflref_algorithm pflref_fedalt =

@@ -494,6 +494,22 @@ static pflref_status fedfomo_round(pflref_state *s,
     return PFLREF_OK;
 }
 
+/* Re-synchronised checking: the state after round t is every θ_i (the
+ * driver loads CLIENT_END "theta"; l. 1 copies them into the uploads
+ * θ_n^{t−1} at the next round's start), each client's anchor φ_i (its
+ * last NOTE "phi", φ_i^t of the last round it took part in) and row i of
+ * P (its last NOTE "P": l. 8 moves only the participant's row). */
+static void fedfomo_load_state(pflref_state *s, pflref_state_loader load,
+                               void *ctx, long t)
+{
+    fedfomo_work *ws = s->extra;
+    const size_t P = s->P, N = s->N;
+    for (size_t i = 0; i < N; i++) {
+        load(ctx, PFLREF_EV_NOTE, "phi", t, (long)i, ws->phi + i * P, P);
+        load(ctx, PFLREF_EV_NOTE, "P", t, (long)i, ws->affinity + i * N, N);
+    }
+}
+
 const pflref_algorithm pflref_fedfomo = {
     .name = "fedfomo",
     .title = "FedFomo (Zhang, Sapra, Fidler, Yeung, Alvarez, ICLR 2021, "
@@ -507,4 +523,5 @@ const pflref_algorithm pflref_fedfomo = {
     .work_free = pflref_work_free,
     .init = fedfomo_init,
     .round = fedfomo_round,
+    .load_state = fedfomo_load_state,
 };

@@ -396,6 +396,16 @@ static pflref_status ifca_round(pflref_state *s, const pflref_round_plan *plan,
     return PFLREF_OK;
 }
 
+/* Re-synchronised checking: the state after round t is the k cluster
+ * models θ_j^(t+1), the candidate's SERVER "theta" of round t. */
+static void ifca_load_state(pflref_state *s, pflref_state_loader load,
+                            void *ctx, long t)
+{
+    ifca_work *ws = s->extra;
+    load(ctx, PFLREF_EV_SERVER, "theta", t, -1, ws->theta,
+         s->hyper->ifca.k * s->P);
+}
+
 const pflref_algorithm pflref_ifca = {
     .name = "ifca",
     .title = "IFCA (Ghosh, Chung, Yin, Ramchandran, NeurIPS 2020, Alg. 1)",
@@ -407,4 +417,5 @@ const pflref_algorithm pflref_ifca = {
     .work_free = pflref_work_free,
     .init = ifca_init,
     .round = ifca_round,
+    .load_state = ifca_load_state,
 };

@@ -459,6 +459,34 @@ static pflref_status lora_round(pflref_state *s, const pflref_round_plan *plan,
     return pflref_server_publish(s, MERGE_LINE, trace, err);
 }
 
+/* Re-synchronised checking: the state after round t is the server's
+ * adapter q (its SERVER "q" of round t; not personal), each client's
+ * adapter q_i (its last CLIENT_END "q") and HetLoRA's rank r_i (its last
+ * NOTE "rank"); w and the v_i are merged again from them. */
+static void lora_load_state(pflref_state *s, pflref_state_loader load,
+                            void *ctx, long t)
+{
+    lora_work *ws = s->extra;
+    const pflref_lora_hyper *h = &s->hyper->lora;
+    const size_t Q = ws->L.Q, P = s->P;
+    const double sc = scale(s->hyper);
+    if (h->method != PFLREF_LORA_PERSONAL &&
+        load(ctx, PFLREF_EV_SERVER, "q", t, -1, ws->q, Q))
+        pflref_lora_merge(&ws->L, &s->problem->model, s->w0, ws->q, h->r, sc,
+                          s->w);
+    for (size_t i = 0; i < s->N; i++) {
+        double *qi = ws->qi + i * Q;
+        double r_i;
+        if (h->method == PFLREF_LORA_HETLORA &&
+            load(ctx, PFLREF_EV_NOTE, "rank", t, (long)i, &r_i, 1) &&
+            r_i >= 0.0 && r_i <= (double)h->r && r_i == floor(r_i))
+            ws->rank[i] = (size_t)r_i;
+        if (load(ctx, PFLREF_EV_CLIENT_END, "q", t, (long)i, qi, Q))
+            pflref_lora_merge(&ws->L, &s->problem->model, s->w0, qi,
+                              ws->rank[i], sc, s->v + i * P);
+    }
+}
+
 const pflref_algorithm pflref_lora = {
     .name = "lora",
     .title = "Low-rank adapters: personal, FFA-LoRA (Sun et al., ICLR 2024), "
@@ -474,4 +502,5 @@ const pflref_algorithm pflref_lora = {
     .work_free = pflref_work_free,
     .init = lora_init,
     .round = lora_round,
+    .load_state = lora_load_state,
 };

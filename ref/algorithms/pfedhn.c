@@ -405,6 +405,35 @@ static pflref_status pfedhn_round(pflref_state *s,
     return PFLREF_OK;
 }
 
+/* Re-synchronised checking: the candidate's notes carry φ and the
+ * embeddings (W_h, b_h and the sampled v_i after l. 10-11), so the state
+ * after round t is its last W_h and b_h and each client's last embedding
+ * (a client never sampled keeps v_j⁰), with every θ_j = h(v_j; φ)
+ * regenerated.  The code's outer optimizer (sgd_momentum_wd) also keeps a
+ * momentum buffer and decays every embedding each round, none of which is
+ * recorded. */
+static const char *pfedhn_resync_gap(const pflref_hyper *hyper)
+{
+    return hyper->pfedhn.outer_opt == PFLREF_PFEDHN_OPT_SGD_MOMENTUM_WD
+               ? "the outer optimizer's momentum buffer and the embeddings "
+                 "of the clients not sampled, which it moves every round "
+                 "(pfedhn.outer_opt = sgd_momentum_wd), are in no record"
+               : NULL;
+}
+
+static void pfedhn_load_state(pflref_state *s, pflref_state_loader load,
+                              void *ctx, long t)
+{
+    const size_t P = s->P, e = s->hyper->pfedhn.e;
+    load(ctx, PFLREF_EV_NOTE, "W_h", t, -1, s->hn, P * e);
+    if (s->hyper->pfedhn.bias == PFLREF_PFEDHN_BIAS_ON)
+        load(ctx, PFLREF_EV_NOTE, "b_h", t, -1, s->hn + P * e, P);
+    for (size_t j = 0; j < s->N; j++)
+        load(ctx, PFLREF_EV_NOTE, "embedding", t, (long)j,
+             s->hn + P * e + P + j * e, e);
+    generate_all(s);
+}
+
 const pflref_algorithm pflref_pfedhn = {
     .name = "pfedhn",
     .title = "pFedHN (Shamsian, Navon, Fetaya, Chechik, ICML 2021, Alg. 1; "
@@ -418,4 +447,6 @@ const pflref_algorithm pflref_pfedhn = {
     .work_free = pflref_work_free,
     .init = pfedhn_init,
     .round = pfedhn_round,
+    .resync_gap = pfedhn_resync_gap,
+    .load_state = pfedhn_load_state,
 };

@@ -385,6 +385,17 @@ static pflref_status pflego_round(pflref_state *s,
     return server_step(s, scale, acc, trace, err);
 }
 
+/* Re-synchronised checking: w = (θ_t, the initial head) and the v_i =
+ * (θ_t, W_i) are the whole state with the server's SGD; Adam's moments
+ * (pflego.server = adam) are in no record. */
+static const char *pflego_resync_gap(const pflref_hyper *hyper)
+{
+    return hyper->pflego.server == PFLREF_PFLEGO_SERVER_ADAM
+               ? "Adam's moments m and v of the server step "
+                 "(pflego.server = adam) are in no record"
+               : NULL;
+}
+
 const pflref_algorithm pflref_pflego = {
     .name = "pflego",
     .title = "PFLEGO (Nikoloutsopoulos, Koutsopoulos, Titsias, "
@@ -398,4 +409,5 @@ const pflref_algorithm pflref_pflego = {
     .work_alloc = pflego_work_alloc,
     .work_free = pflref_work_free,
     .round = pflego_round,
+    .resync_gap = pflego_resync_gap,
 };

@@ -605,16 +605,21 @@ static pflref_status run_prepare(const pflref_problem *problem,
     return st;
 }
 
-/* Replace the state by the candidate's after round t (resync only). */
+/* Replace the state by the candidate's after round t (resync only): w,
+ * the personal models, α_i (APFL's adaptive α: its last note), then the
+ * algorithm's own state (alg->load_state). */
 static void load_state(pflref_state *s, const pflref_algorithm *alg,
                        pflref_state_loader load, void *ctx, long t)
 {
     if (alg->has_global)
-        load(ctx, "w", t, -1, s->w, s->P);
+        load(ctx, PFLREF_EV_SERVER, "w", t, -1, s->w, s->P);
     for (size_t i = 0; alg->personal_name != NULL && i < s->N; i++)
-        load(ctx, alg->personal_name, t, (long)i, s->v + i * s->P, s->P);
+        load(ctx, PFLREF_EV_CLIENT_END, alg->personal_name, t, (long)i,
+             s->v + i * s->P, s->P);
     for (size_t i = 0; alg->has_alpha && i < s->N; i++)
-        load(ctx, "alpha", t, (long)i, s->alpha + i, 1);
+        load(ctx, PFLREF_EV_NOTE, "alpha", t, (long)i, s->alpha + i, 1);
+    if (alg->load_state != NULL)
+        alg->load_state(s, load, ctx, t);
 }
 
 /* Iterate: one communication round per scheduled round, then the phase
@@ -721,6 +726,14 @@ pflref_status pflref_run_resync(const pflref_problem *problem,
     if (load == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "load",
                                 "pflref_run_resync: no state loader");
+    /* state a candidate's records do not carry: refused, nothing run */
+    const char *gap = alg != NULL && hyper != NULL && alg->resync_gap != NULL
+                          ? alg->resync_gap(hyper)
+                          : NULL;
+    if (gap != NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "algorithm.name",
+                                "%s cannot be re-synchronised (--resync): "
+                                "%s", alg->name, gap);
     pflref_state s;
     pflref_status st = run_prepare(problem, alg, hyper, schedule, w0, trace, &s,
                                    err);

@@ -423,28 +423,32 @@ pflref_status pflref_golden_verify(const char *text, size_t len,
     return st;
 }
 
-/* The candidate's state after round t, for re-synchronised checking. */
-static int load_from_candidate(void *ctx, const char *what, long round,
-                               long client, double *dst, size_t P)
+/* The candidate's state after round t, for re-synchronised checking
+ * (pflref_state_loader: the record of that round for the server's, else
+ * the latest up to round t, by round, then step, then file order). */
+static int load_from_candidate(void *ctx, pflref_event_kind kind,
+                               const char *what, long round, long client,
+                               double *dst, size_t n)
 {
     const pflref_trajectory *cand = ctx;
     const pflref_record *best = NULL;
     for (size_t r = 0; r < cand->count; r++) {
         const pflref_record *rec = &cand->records[r];
-        if (strcmp(rec->name, what) != 0 || rec->client != client ||
-            rec->round > round || rec->round < 0 || rec->len != P ||
-            strcmp(rec->phase, "train") != 0)
+        if (rec->kind != kind || strcmp(rec->name, what) != 0 ||
+            rec->round > round || rec->round < 0 || rec->len != n ||
+            strcmp(rec->phase, "train") != 0 ||
+            (client >= 0 && rec->client != client))
             continue;
-        /* the global model: the server's record of that round; a personal
-         * model: the client's last client_end record up to that round */
-        if (client < 0 ? rec->kind == PFLREF_EV_SERVER && rec->round == round
-                       : rec->kind == PFLREF_EV_CLIENT_END &&
-                             (best == NULL || rec->round >= best->round))
+        if (kind == PFLREF_EV_SERVER ? rec->round == round
+                                     : best == NULL ||
+                                           rec->round > best->round ||
+                                           (rec->round == best->round &&
+                                            rec->step >= best->step))
             best = rec;
     }
     if (best == NULL)
         return 0;
-    memcpy(dst, cand->values + best->offset, P * sizeof *dst);
+    memcpy(dst, cand->values + best->offset, n * sizeof *dst);
     return 1;
 }
 
