@@ -340,6 +340,82 @@ def linear_pfllib_decay():
                  f"(PerAvgOptimizer); {PAPER}", check)
 
 
+def linear_paper_decay_eval_decayed():
+    """The paper's switches (exact, uniform, lr.scope = all, lr.count =
+    rounds) under an exponential decay with the personalisation α step then
+    β step taken at the decayed rates (perfedavg.eval = alpha_then_beta,
+    perfedavg.eval_lr = decayed): round t's steps take (α, β) γ^t, the
+    personalisation after R = 2 rounds (α, β) γ^2; β decays with α, what
+    lr.scope = no_beta departs from."""
+    alg = lin_algorithm("exact", {"lr.schedule": "exponential",
+                                  "perfedavg.eval": "alpha_then_beta",
+                                  "perfedavg.eval_lr": "decayed"})
+    alg["hyperparameters"]["lr.gamma"] = 0.8
+
+    def check(spec, result):
+        lin_check_batches(spec, result)
+        hp, sw = pa.settings(spec["algorithm"])
+        assert sw["lr.scope"] == "all" and sw["lr.count"] == "rounds"
+        assert hp["alpha"] != hp["beta"]
+
+    return build(
+        "perfedavg/worked/linear-paper-decay-eval-decayed",
+        "Per-FedAvg, exact, under an exponential decay with the "
+        "personalisation at the decayed α and β",
+        LIN_DESC + "; paper switches (lr.scope = all, lr.count = rounds) "
+                   "with lr.schedule = exponential, lr.gamma = 0.8: round t "
+                   "steps with (α, β)·0.8^t; perfedavg.eval = alpha_then_beta "
+                   "and perfedavg.eval_lr = decayed: θ_i = w_2 − α·0.8² "
+                   "∇f_i(w_2; D), then θ_i − β·0.8² ∇f_i(θ_i; D₂) on two post "
+                   "batches per client.",
+        LIN_MODEL, LIN_CLIENTS, LIN_INIT, alg, lin_rounds(), LIN_POST,
+        ["lr-schedule", "perfedavg-eval-steps", "perfedavg-hessian-term"],
+        {"lr-schedule": ["lr-ignored", "lr-shifted", "eval-lr-flip"],
+         "perfedavg-eval-steps": ["eval-steps-flip"],
+         "perfedavg-hessian-term": ["fo-step", "hessian-sign"]},
+        TOL_LIN, f"{pg.NOTES} §4(c), §4(e); shared/spec/notes-pfllib-as-run.md "
+                 f"§2.2 (-ld); TsingZ0/PFLlib 487a29e system/flcore/clients/"
+                 f"clientperavg.py (train_one_step); {PAPER}", check)
+
+
+def linear_pfllib_decay_alpha_then_beta():
+    """The pfllib preset under -ld as linear_pfllib_decay, with the
+    personalisation an α step then a β step (perfedavg.eval =
+    alpha_then_beta): α at its decayed rate α γ^(2K), β undecayed
+    (lr.scope = no_beta; TsingZ0/PFLlib 487a29e clientperavg.py)."""
+    alg = {"name": "perfedavg", "preset": "pfllib",
+           "hyperparameters": {"alpha": 0.1, "beta": 0.05, "lr.gamma": 0.75},
+           "switches": {"lr.schedule": "exponential",
+                        "perfedavg.eval": "alpha_then_beta"}}
+
+    def check(spec, result):
+        lin_check_batches(spec, result)
+        hp, sw = pa.settings(spec["algorithm"])
+        assert sw["lr.scope"] == "no_beta" and sw["perfedavg.eval_lr"] == "decayed"
+        assert hp["alpha"] != hp["beta"]
+
+    return build(
+        "perfedavg/worked/linear-pfllib-decay-alpha-then-beta",
+        "Per-FedAvg as PFLlib runs it with -ld, personalised by a decayed α "
+        "step then an undecayed β step",
+        LIN_DESC + "; preset pfllib (lr.scope = no_beta, eval_lr = decayed) "
+                   "with lr.schedule = exponential, lr.gamma = 0.75 and "
+                   "perfedavg.eval = alpha_then_beta: the local steps as in "
+                   "perfedavg/worked/linear-pfllib-decay; θ_i = w_2 − "
+                   "α·0.75^(2K) ∇f_i(w_2; D), K = 1, 1, 2, then θ_i − β "
+                   "∇f_i(θ_i; D₂) with β = 0.05 undecayed.",
+        LIN_MODEL, LIN_CLIENTS, LIN_INIT, alg, lin_rounds(), LIN_POST,
+        ["lr-schedule", "lr-count", "perfedavg-eval-steps"],
+        {"lr-schedule": ["lr-ignored", "lr-shifted", "beta-decayed",
+                         "eval-lr-flip"],
+         "lr-count": ["lr-per-round", "lr-one-call"],
+         "perfedavg-eval-steps": ["eval-steps-flip"]},
+        TOL_LIN, f"{pg.NOTES} §4(c); shared/spec/notes-pfllib-as-run.md §2.2, "
+                 f"§2.3; TsingZ0/PFLlib 487a29e system/flcore/clients/"
+                 f"clientperavg.py (β = self.learning_rate, a float; "
+                 f"train_one_step's optimizer.step()); {PAPER}", check)
+
+
 def mlp_algorithm(variant):
     hyper = {"alpha": 0.125, "beta": 0.25}
     alg = {"name": "perfedavg", "hyperparameters": hyper}
@@ -523,7 +599,8 @@ def mlp_squared_drawn():
 
 MAKERS = [linear_exact, linear_hf, linear_pfedme_repo, mlp_exact, mlp_hf,
           mlp_exact_rounds, mlp_hf_rounds, mlp_squared_drawn,
-          linear_pfllib_decay]
+          linear_pfllib_decay, linear_paper_decay_eval_decayed,
+          linear_pfllib_decay_alpha_then_beta]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)
