@@ -61,17 +61,30 @@ golden/audit.py):
                    drawn order instead of the ascending clients
   init-zeros, batch-sum, loss-x2, lr-ignored, lr-shifted, lr-per-round,
   lr-one-call      as in pflref_exact.py (round_factor)
+  beta-decayed     β decayed with α where lr.scope = no_beta keeps it
+  eval-lr-flip     perfedavg.eval_lr initial <-> decayed (the
+                   personalisation's α undecayed where it decays, or decayed
+                   where it does not)
 
 Learning-rate decay (lr.schedule, lr.gamma, lr.count) scales α and β of a
 user's local steps by pflref_exact.round_factor; perfedavg.calls = two
 (PFLlib's serverperavg.py calls train() twice a round, written from
 shared/spec/notes-pfllib-as-run.md §2.2 and §2.3) runs steps 1..τ/2 as the
 first call and τ/2+1..τ as the second, the second one decay step further.
-The personalisation after the last round takes the undecayed α, β.
+lr.scope = no_beta keeps β undecayed (TsingZ0/PFLlib 487a29e,
+system/flcore/clients/clientperavg.py: `self.beta = self.learning_rate` once
+in __init__, the second step `self.optimizer.step(beta=self.beta)`).  The
+personalisation after the last round takes the undecayed α, β
+(perfedavg.eval_lr = initial) or, with perfedavg.eval_lr = decayed (the same
+file's train_one_step calls `self.optimizer.step()`, the param group's
+decayed lr), user i's after all its scheduler steps: round_factor at
+t = the number of rounds, trained = the rounds i trained in, call 0.
 
 Presets (pflref list; written from the notes, not read from pflref):
   pfllib           fo, samples, one_alpha_step, calls two, lr.count
-                   trainings (notes-pfllib-as-run.md §2.3 Per-FedAvg, §2.2)
+                   trainings (notes-pfllib-as-run.md §2.3 Per-FedAvg, §2.2),
+                   lr.scope no_beta, eval_lr decayed (clientperavg.py at
+                   PFLlib 487a29e, above)
 """
 from fractions import Fraction
 
@@ -80,11 +93,13 @@ from pflref_golden import Trace, exact
 
 SWITCH_DEFAULTS = {"perfedavg.variant": "exact", "perfedavg.weights": "uniform",
                    "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "one",
-                   "lr.schedule": "constant", "lr.count": "rounds"}
+                   "lr.schedule": "constant", "lr.count": "rounds",
+                   "lr.scope": "all", "perfedavg.eval_lr": "initial"}
 PRESETS = {
     "pfllib": {"perfedavg.variant": "fo", "perfedavg.weights": "samples",
                "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "two",
-               "lr.count": "trainings"},
+               "lr.count": "trainings", "lr.scope": "no_beta",
+               "perfedavg.eval_lr": "decayed"},
 }
 
 MUTANTS = {
@@ -102,7 +117,8 @@ MUTANTS = {
     "loss-scale": ["loss-x2"],
     "schedule-drawn-order": ["drawn-batches"],
     "lr-count": ["lr-per-round", "lr-one-call"],
-    "lr-schedule": ["lr-ignored", "lr-shifted"],
+    "lr-schedule": ["lr-ignored", "lr-shifted", "beta-decayed",
+                    "eval-lr-flip"],
 }
 
 
@@ -209,7 +225,10 @@ def round_(pr, w, w0, t, plan, hp, sw, trace, bugs=NO_BUGS, trained=None):
             c = round_factor(decay, t, bugs,
                              trained=None if trained is None else trained[i],
                              call=call, calls=calls)
-            hp_s = dict(hp, alpha=hp["alpha"] * c, beta=hp["beta"] * c)
+            # lr.scope = no_beta: β keeps its value (step(beta=self.beta))
+            cb = 1 if (sw.get("lr.scope", "all") == "no_beta"
+                       and "beta-decayed" not in bugs) else c
+            hp_s = dict(hp, alpha=hp["alpha"] * c, beta=hp["beta"] * cb)
             wi = local_step(pr, i, wi, w0, batches, s, hp_s, variant, trace, t, bugs)
         # req: perfedavg.alg1.l9
         trace.emit("client_end", "train", t, i, None, "w_local", wi)
@@ -226,9 +245,14 @@ def round_(pr, w, w0, t, plan, hp, sw, trace, bugs=NO_BUGS, trained=None):
     return new
 
 
-def personalise(pr, w, w0, post, hp, sw, trace, bugs=NO_BUGS):
+def personalise(pr, w, w0, post, hp, sw, trace, bugs=NO_BUGS, trained=None,
+                rounds=0):
     """θ_i = w − α ∇f_i(w; D₁) [then θ_i ← θ_i − β ∇f_i(θ_i; D₂)] for every
-    client; returns [θ_0, ...]."""
+    client; returns [θ_0, ...].  perfedavg.eval_lr = decayed: α (and β as
+    lr.scope decays it) times round_factor after `rounds` rounds, user i
+    having trained in trained[i] of them."""
+    decay = {"switches": sw, "hyperparameters": hp}
+    calls = 2 if sw.get("perfedavg.calls") == "two" else 1
     two = sw["perfedavg.eval"] == "alpha_then_beta"
     if "eval-steps-flip" in bugs:
         two = not two
@@ -236,11 +260,22 @@ def personalise(pr, w, w0, post, hp, sw, trace, bugs=NO_BUGS):
     for i, batches in enumerate(post):
         theta = list(w0 if "eval-on-w0" in bugs else w)
         trace.emit("client_begin", "finetune", None, i, 0, "theta", theta)
-        steps = [(hp["alpha"], batches[0])]
+        alpha, beta = hp["alpha"], hp["beta"]
+        decayed = sw.get("perfedavg.eval_lr", "initial") == "decayed"
+        if "eval-lr-flip" in bugs:
+            decayed = not decayed
+        if decayed:
+            c = round_factor(decay, rounds, bugs,
+                             trained=None if trained is None else trained[i],
+                             call=0, calls=calls)
+            alpha = alpha * c
+            if sw.get("lr.scope", "all") != "no_beta" or "beta-decayed" in bugs:
+                beta = beta * c
+        steps = [(alpha, batches[0])]
         if two:
             # the β step on D₂ (a one-batch post list: its batch again, what
             # an implementation that ignores the configured count does)
-            steps.append((hp["beta"], batches[1] if len(batches) > 1 else batches[0]))
+            steps.append((beta, batches[1] if len(batches) > 1 else batches[0]))
         for r, (eta, batch) in enumerate(steps, start=1):
             # req: perfedavg.eq4
             theta = _axpy(theta, -eta, pr.grad(i, theta, batch, bugs))
@@ -260,7 +295,8 @@ def run(pr, w0, rounds, post, hp, sw, bugs=NO_BUGS):
         w = round_(pr, w, w0, t, plan, hp, sw, trace, bugs, trained)
         for i, _ in plan:
             trained[i] += 1
-    return trace, w, personalise(pr, w, w0, post, hp, sw, trace, bugs)
+    return trace, w, personalise(pr, w, w0, post, hp, sw, trace, bugs, trained,
+                                 len(rounds))
 
 
 def exact_model(model):

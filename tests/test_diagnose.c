@@ -106,10 +106,10 @@ START_TEST(test_moved_final_value_is_no_known_variant)
      * preset pfllib, then fedavg.weights = uniform, all_keep_old,
      * lr.schedule = exponential, step, lr.gamma × 2, × ½ (0 is below its
      * bound, 1 its default), lr.step_rounds + 1 (− 1 is below its bound),
-     * lr.scope = eta_p, lr.count = trainings, eta × 2, eta × ½ (eta = 0 is
-     * below the registry's bound, and eta has no default), one local step
-     * fewer */
-    ck_assert_uint_eq(d->runs, 14);
+     * lr.scope = eta_p, no_beta, lr.count = trainings, eta × 2, eta × ½
+     * (eta = 0 is below the registry's bound, and eta has no default), one
+     * local step fewer */
+    ck_assert_uint_eq(d->runs, 15);
     ck_assert(!d->budget_exhausted);
     for (size_t i = 1; i < d->n_best; i++)
         ck_assert_uint_le(d->best[i].agreeing, b->agreeing);

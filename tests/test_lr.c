@@ -13,6 +13,7 @@
 #include "suites.h"
 #include "testutil.h"
 #include "builder.h"
+#include "engine/engine.h"
 
 /* One client, f(v) = ½ (v − 4)², v⁰ = 0, η = ½, `rounds` rounds of one
  * full step each; local training. */
@@ -101,6 +102,35 @@ START_TEST(test_scope_eta_p)
     ck_assert_msg(got[0] != got[1] && got[1] != got[2] && got[0] != got[2],
                   "pFedMe w: constant %.17g, eta_p %.17g, all %.17g", got[0],
                   got[1], got[2]);
+}
+END_TEST
+
+/* lr.scope = no_beta (PFLlib's Per-FedAvg: step(beta=self.beta), a float
+ * no scheduler touches): round 2 of γ = ½ scales every step size by ¼ but
+ * Per-FedAvg's β, which keeps its value bit for bit; scope all scales β
+ * too. */
+START_TEST(test_scope_no_beta)
+{
+    pflref_hyper base;
+    memset(&base, 0, sizeof base);
+    base.eta = 0.5;
+    base.eta_p = 0.25;
+    base.perfedavg.alpha = 0.125;
+    base.perfedavg.beta = 0.375;
+    base.apfl.eta_alpha = NAN;
+    base.lr.schedule = PFLREF_LR_EXPONENTIAL;
+    base.lr.gamma = 0.5;
+    base.lr.step_rounds = 1;
+    pflref_hyper out;
+    for (int scope = 0; scope < 2; scope++) {
+        base.lr.scope = scope ? PFLREF_LR_SCOPE_NO_BETA : PFLREF_LR_SCOPE_ALL;
+        pflref_round_hyper(&base, 2, &out);
+        ck_assert_double_eq(out.eta, 0.125);
+        ck_assert_double_eq(out.eta_p, 0.0625);
+        ck_assert_double_eq(out.perfedavg.alpha, 0.03125);
+        ck_assert_double_eq(out.perfedavg.beta, scope ? 0.375 : 0.09375);
+        ck_assert(isnan(out.apfl.eta_alpha));
+    }
 }
 END_TEST
 
@@ -229,9 +259,12 @@ END_TEST
 
 /* The golden vectors of the exact replays (golden/fedavg/make_linear.py:
  * exponential over three full rounds, step with partial participation;
- * the pfllib presets of pFedMe, Ditto and APFL with -ld under partial
- * participation, golden/pfedme/make_linear.py, golden/ditto/make_linear.py,
- * golden/apfl/make_worked.py). */
+ * the pfllib presets of pFedMe, Ditto, APFL and Per-FedAvg with -ld under
+ * partial participation, golden/pfedme/make_linear.py,
+ * golden/ditto/make_linear.py, golden/apfl/make_worked.py,
+ * golden/perfedavg/make_data.py: Per-FedAvg's β kept by lr.scope =
+ * no_beta, its personalisation at the decayed α by perfedavg.eval_lr =
+ * decayed). */
 START_TEST(test_golden_vectors)
 {
     static const char *const files[] = {
@@ -241,7 +274,10 @@ START_TEST(test_golden_vectors)
         "golden/pfedme/worked-linear-pfllib-decay.json",
         "golden/pfedme/worked-linear-pfllib-decay-eval-reset.json",
         "golden/ditto/worked-linear-pfllib-decay.json",
-        "golden/apfl/worked-linear-pfllib-decay.json"};
+        "golden/apfl/worked-linear-pfllib-decay.json",
+        "golden/perfedavg/worked-linear-pfllib-decay.json",
+        "golden/perfedavg/worked-linear-pfllib-decay-alpha-then-beta.json",
+        "golden/perfedavg/worked-linear-paper-decay-eval-decayed.json"};
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         pflref_golden_report rep;
         tu_golden(files[f], &rep);
@@ -278,6 +314,7 @@ Suite *lr_suite(void)
     tcase_add_test(tc, test_exponential_by_hand);
     tcase_add_test(tc, test_step_by_hand);
     tcase_add_test(tc, test_scope_eta_p);
+    tcase_add_test(tc, test_scope_no_beta);
     tcase_add_test(tc, test_count_trainings_by_hand);
     tcase_add_test(tc, test_perfedavg_two_calls_by_hand);
     tcase_add_test(tc, test_apfl_alpha_lr);

@@ -21,6 +21,13 @@ personalised model is one step θ_i = w − α ∇f_i(w; D) on its first post
 batch (perfedavg.eval = one_alpha_step), followed by θ_i − β ∇f_i(θ_i; D₂)
 on the second with alpha_then_beta.
 
+Learning-rate decay (lr.schedule, pfl_numpy.lr_factor): local step t of a
+round takes α c and β c; lr.scope = no_beta keeps β (PFLlib 487a29e,
+clientperavg.py: step(beta=self.beta), self.beta a float set in __init__).
+The personalisation takes the undecayed α, β (perfedavg.eval_lr = initial)
+or user i's after all its scheduler steps (decayed: PFLlib's
+train_one_step calls optimizer.step(), the decayed lr).
+
 Hessian-vector products: the quadratic and linear models give their
 Hessian matrix (pfl_numpy's hessian(batch)); the mlp (identity activation,
 squared loss) differentiates its gradient along v in forward mode
@@ -51,16 +58,19 @@ BUGS = ("perfedavg-hf-around-w-tilde", "perfedavg-shared-batch",
 
 DEFAULTS = {"perfedavg.variant": "exact", "perfedavg.weights": "uniform",
             "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "one",
-            "lr.schedule": "constant", "lr.count": "rounds"}
+            "lr.schedule": "constant", "lr.count": "rounds",
+            "lr.scope": "all", "perfedavg.eval_lr": "initial"}
 # PFLlib's reading as a named bundle (explicit switches win;
 # notes-pfllib-as-run §2.3: FO, n_i weights, one α step, train() twice a
-# round, each client's -ld scheduler stepped when it trains).  Other
+# round, each client's -ld scheduler stepped when it trains; β never
+# decays, the personalisation's α does: clientperavg.py at 487a29e).  Other
 # presets are refused: give their switches.
 PRESETS = {("perfedavg", "paper"): {},
            ("perfedavg", "pfllib"): {
                "perfedavg.variant": "fo", "perfedavg.weights": "samples",
                "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "two",
-               "lr.count": "trainings"}}
+               "lr.count": "trainings", "lr.scope": "no_beta",
+               "perfedavg.eval_lr": "decayed"}}
 
 
 def _host():
@@ -194,7 +204,7 @@ def run(spec, clients, w0, log, bug):
     cfg.update(alg.get("hyperparameters", {}))
     cfg.update(alg.get("switches", {}))
     alpha0, beta0 = float(cfg["alpha"]), float(cfg["beta"])
-    alpha, beta = alpha0, beta0    # the personalisation's (undecayed)
+    keep_beta = cfg["lr.scope"] == "no_beta"   # β never decays (PFLlib)
     variant = cfg["perfedavg.variant"]
     if bug == "perfedavg-hessian-dropped":
         variant = "fo"
@@ -215,7 +225,8 @@ def run(spec, clients, w0, log, bug):
             c = _host().lr_factor(cfg, k, trained[i],
                                   1 if calls == 2 and t > tau // 2 else 0,
                                   calls)
-            alpha, beta = c * alpha0, c * beta0
+            alpha = c * alpha0
+            beta = beta0 if keep_beta else c * beta0
             D, D1, D2 = batches[3 * t - 3:3 * t]
             if bug == "perfedavg-shared-batch":
                 D1 = D
@@ -266,7 +277,14 @@ def run(spec, clients, w0, log, bug):
     if bug == "perfedavg-eval-two-steps":
         two = True
     thetas = []
+    rounds = len(spec["schedule"]["rounds"])
     for i, batches in enumerate(spec["schedule"]["post"]):
+        alpha, beta = alpha0, beta0    # perfedavg.eval_lr = initial
+        if cfg["perfedavg.eval_lr"] == "decayed":
+            # user i's lr after all its scheduler steps (train_one_step)
+            c = _host().lr_factor(cfg, rounds, trained[i], 0, calls)
+            alpha = c * alpha0
+            beta = beta0 if keep_beta else c * beta0
         theta = w.copy()
         log("client_begin", "finetune", "theta", theta, client=i, step=0)
         theta = theta - alpha * _grad(clients[i], theta, batches[0])

@@ -287,9 +287,14 @@ def linear_pfllib_decay():
     """The pfllib preset (FO, n_i weights, one α step, perfedavg.calls =
     two, lr.count = trainings) with PFLlib's -ld: user i's scheduler steps
     at the end of each of its train() calls, two a round, so its step t of
-    τ = 2 in a round takes (α, β) γ^(2k) (step 1, the first call) and
-    γ^(2k+1) (step 2, the second), k the rounds i trained before.  User 1
-    first trains in round 1 (k = 0, where the round would give 1)."""
+    τ = 2 in a round takes α γ^(2k) (step 1, the first call) and
+    α γ^(2k+1) (step 2, the second), k the rounds i trained before, and β
+    undecayed (lr.scope = no_beta: TsingZ0/PFLlib 487a29e,
+    system/flcore/clients/clientperavg.py, step(beta=self.beta) with
+    self.beta a float set in __init__); the personalisation α γ^(2K)
+    (perfedavg.eval_lr = decayed: train_one_step's optimizer.step() reads
+    the decayed lr), K the rounds i trained in.  User 1 first trains in
+    round 1 (k = 0, where the round would give 1)."""
     alg = {"name": "perfedavg", "preset": "pfllib",
            "hyperparameters": {"alpha": 0.1, "beta": 0.05, "lr.gamma": 0.75},
            "switches": {"lr.schedule": "exponential"}}
@@ -298,6 +303,8 @@ def linear_pfllib_decay():
         lin_check_batches(spec, result)
         hp, sw = pa.settings(spec["algorithm"])
         assert sw["perfedavg.calls"] == "two" and sw["lr.count"] == "trainings"
+        assert sw["lr.scope"] == "no_beta" and sw["perfedavg.eval_lr"] == "decayed"
+        assert hp["alpha"] != hp["beta"]
 
     return build(
         "perfedavg/worked/linear-pfllib-decay",
@@ -305,24 +312,108 @@ def linear_pfllib_decay():
         "each user's decay counting its own calls",
         LIN_DESC + "; preset pfllib (perfedavg.variant = fo, weights = "
                    "samples, eval = one_alpha_step, calls = two, lr.count = "
-                   "trainings) with lr.schedule = exponential, lr.gamma = "
-                   "0.75: step 1 of a round takes (α, β)·0.75^(2k), step 2 "
-                   "(the second train() call) (α, β)·0.75^(2k+1), k the rounds "
-                   "the user trained before; one personalisation step per "
-                   "client with the undecayed α.",
+                   "trainings, lr.scope = no_beta, eval_lr = decayed) with "
+                   "lr.schedule = exponential, lr.gamma = 0.75: step 1 of a "
+                   "round takes α·0.75^(2k), step 2 (the second train() call) "
+                   "α·0.75^(2k+1), β = 0.05 in both (PFLlib's "
+                   "step(beta=self.beta) never decays), k the rounds the user "
+                   "trained before; one personalisation step per client with "
+                   "its decayed α, α·0.75^(2K), K the rounds it trained in "
+                   "(K = 1, 1, 2).",
         LIN_MODEL, LIN_CLIENTS, LIN_INIT, alg, lin_rounds(),
         [p[:1] for p in LIN_POST],
         ["lr-count", "lr-schedule", "aggregation-weights",
          "perfedavg-batch-reuse"],
         {"lr-count": ["lr-per-round", "lr-one-call"],
-         "lr-schedule": ["lr-ignored", "lr-shifted"],
+         "lr-schedule": ["lr-ignored", "lr-shifted", "beta-decayed",
+                         "eval-lr-flip"],
          "aggregation-weights": ["weights-flip"],
          "perfedavg-batch-reuse": ["reuse-d", "reuse-d-for-d1"]},
         TOL_LIN, f"{pg.NOTES} §4(c); shared/spec/notes-pfllib-as-run.md §2.2 "
                  f"(-ld: each client's ExponentialLR stepped after its "
                  f"train()), §2.3 (Per-FedAvg: train() twice a round); "
                  f"TsingZ0/PFLlib d832e76f6a23 system/flcore/servers/"
-                 f"serverperavg.py, clients/clientperavg.py; {PAPER}", check)
+                 f"serverperavg.py, clients/clientperavg.py; TsingZ0/PFLlib "
+                 f"487a29e system/flcore/clients/clientperavg.py (β = "
+                 f"self.learning_rate, a float; train_one_step's "
+                 f"optimizer.step()), flcore/optimizers/fedoptimizer.py "
+                 f"(PerAvgOptimizer); {PAPER}", check)
+
+
+def linear_paper_decay_eval_decayed():
+    """The paper's switches (exact, uniform, lr.scope = all, lr.count =
+    rounds) under an exponential decay with the personalisation α step then
+    β step taken at the decayed rates (perfedavg.eval = alpha_then_beta,
+    perfedavg.eval_lr = decayed): round t's steps take (α, β) γ^t, the
+    personalisation after R = 2 rounds (α, β) γ^2; β decays with α, what
+    lr.scope = no_beta departs from."""
+    alg = lin_algorithm("exact", {"lr.schedule": "exponential",
+                                  "perfedavg.eval": "alpha_then_beta",
+                                  "perfedavg.eval_lr": "decayed"})
+    alg["hyperparameters"]["lr.gamma"] = 0.8
+
+    def check(spec, result):
+        lin_check_batches(spec, result)
+        hp, sw = pa.settings(spec["algorithm"])
+        assert sw["lr.scope"] == "all" and sw["lr.count"] == "rounds"
+        assert hp["alpha"] != hp["beta"]
+
+    return build(
+        "perfedavg/worked/linear-paper-decay-eval-decayed",
+        "Per-FedAvg, exact, under an exponential decay with the "
+        "personalisation at the decayed α and β",
+        LIN_DESC + "; paper switches (lr.scope = all, lr.count = rounds) "
+                   "with lr.schedule = exponential, lr.gamma = 0.8: round t "
+                   "steps with (α, β)·0.8^t; perfedavg.eval = alpha_then_beta "
+                   "and perfedavg.eval_lr = decayed: θ_i = w_2 − α·0.8² "
+                   "∇f_i(w_2; D), then θ_i − β·0.8² ∇f_i(θ_i; D₂) on two post "
+                   "batches per client.",
+        LIN_MODEL, LIN_CLIENTS, LIN_INIT, alg, lin_rounds(), LIN_POST,
+        ["lr-schedule", "perfedavg-eval-steps", "perfedavg-hessian-term"],
+        {"lr-schedule": ["lr-ignored", "lr-shifted", "eval-lr-flip"],
+         "perfedavg-eval-steps": ["eval-steps-flip"],
+         "perfedavg-hessian-term": ["fo-step", "hessian-sign"]},
+        TOL_LIN, f"{pg.NOTES} §4(c), §4(e); shared/spec/notes-pfllib-as-run.md "
+                 f"§2.2 (-ld); TsingZ0/PFLlib 487a29e system/flcore/clients/"
+                 f"clientperavg.py (train_one_step); {PAPER}", check)
+
+
+def linear_pfllib_decay_alpha_then_beta():
+    """The pfllib preset under -ld as linear_pfllib_decay, with the
+    personalisation an α step then a β step (perfedavg.eval =
+    alpha_then_beta): α at its decayed rate α γ^(2K), β undecayed
+    (lr.scope = no_beta; TsingZ0/PFLlib 487a29e clientperavg.py)."""
+    alg = {"name": "perfedavg", "preset": "pfllib",
+           "hyperparameters": {"alpha": 0.1, "beta": 0.05, "lr.gamma": 0.75},
+           "switches": {"lr.schedule": "exponential",
+                        "perfedavg.eval": "alpha_then_beta"}}
+
+    def check(spec, result):
+        lin_check_batches(spec, result)
+        hp, sw = pa.settings(spec["algorithm"])
+        assert sw["lr.scope"] == "no_beta" and sw["perfedavg.eval_lr"] == "decayed"
+        assert hp["alpha"] != hp["beta"]
+
+    return build(
+        "perfedavg/worked/linear-pfllib-decay-alpha-then-beta",
+        "Per-FedAvg as PFLlib runs it with -ld, personalised by a decayed α "
+        "step then an undecayed β step",
+        LIN_DESC + "; preset pfllib (lr.scope = no_beta, eval_lr = decayed) "
+                   "with lr.schedule = exponential, lr.gamma = 0.75 and "
+                   "perfedavg.eval = alpha_then_beta: the local steps as in "
+                   "perfedavg/worked/linear-pfllib-decay; θ_i = w_2 − "
+                   "α·0.75^(2K) ∇f_i(w_2; D), K = 1, 1, 2, then θ_i − β "
+                   "∇f_i(θ_i; D₂) with β = 0.05 undecayed.",
+        LIN_MODEL, LIN_CLIENTS, LIN_INIT, alg, lin_rounds(), LIN_POST,
+        ["lr-schedule", "lr-count", "perfedavg-eval-steps"],
+        {"lr-schedule": ["lr-ignored", "lr-shifted", "beta-decayed",
+                         "eval-lr-flip"],
+         "lr-count": ["lr-per-round", "lr-one-call"],
+         "perfedavg-eval-steps": ["eval-steps-flip"]},
+        TOL_LIN, f"{pg.NOTES} §4(c); shared/spec/notes-pfllib-as-run.md §2.2, "
+                 f"§2.3; TsingZ0/PFLlib 487a29e system/flcore/clients/"
+                 f"clientperavg.py (β = self.learning_rate, a float; "
+                 f"train_one_step's optimizer.step()); {PAPER}", check)
 
 
 def mlp_algorithm(variant):
@@ -508,7 +599,8 @@ def mlp_squared_drawn():
 
 MAKERS = [linear_exact, linear_hf, linear_pfedme_repo, mlp_exact, mlp_hf,
           mlp_exact_rounds, mlp_hf_rounds, mlp_squared_drawn,
-          linear_pfllib_decay]
+          linear_pfllib_decay, linear_paper_decay_eval_decayed,
+          linear_pfllib_decay_alpha_then_beta]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -135,6 +135,18 @@ typedef enum {
                                        (PFLlib's serverperavg.py calls train()
                                        twice), each with its own decay step */
 } pflref_perfedavg_calls;
+typedef enum {
+    PFLREF_PERFEDAVG_EVAL_LR_INITIAL = 0, /* the personalisation step takes
+                                             the undecayed α (the paper has
+                                             no decay)                       */
+    PFLREF_PERFEDAVG_EVAL_LR_DECAYED = 1  /* it takes client i's α after all
+                                             its scheduler steps so far
+                                             (PFLlib clientperavg.py
+                                             train_one_step calls
+                                             self.optimizer.step(), whose
+                                             param-group lr ExponentialLR
+                                             decays)                         */
+} pflref_perfedavg_eval_lr;
 
 /* APFL (Deng, Kamani, Mahdavi 2020, Alg. 1) switches; shared/spec notes
  * §6(f). */
@@ -282,8 +294,12 @@ typedef enum {
 } pflref_lr_schedule;
 typedef enum {
     PFLREF_LR_SCOPE_ALL = 0,   /* every step size of the round             */
-    PFLREF_LR_SCOPE_ETA_P = 1  /* only pFedMe's η_p (PFLlib: its
+    PFLREF_LR_SCOPE_ETA_P = 1, /* only pFedMe's η_p (PFLlib: its
                                   scheduler wraps pFedMeOptimizer only)    */
+    PFLREF_LR_SCOPE_NO_BETA = 2 /* every step size but Per-FedAvg's β
+                                  (PFLlib clientperavg.py: the β step is
+                                  optimizer.step(beta=self.beta), a float
+                                  set once in __init__)                    */
 } pflref_lr_scope;
 typedef enum {
     PFLREF_LR_COUNT_ROUNDS = 0,   /* the exponent counts the rounds t        */
@@ -345,6 +361,7 @@ typedef struct {
     int weights;               /* pflref_perfedavg_weights                 */
     int eval;                  /* pflref_perfedavg_eval                    */
     int calls;                 /* pflref_perfedavg_calls                   */
+    int eval_lr;               /* pflref_perfedavg_eval_lr                 */
 } pflref_perfedavg_hyper;
 
 typedef struct {

@@ -167,10 +167,6 @@ UNSHOWN = {
         "for the decay's count, so it equals paper on every vector without "
         "a decay; the one vector with it (local/worked/pfllib-decay) runs "
         "the preset itself, and there paper is told apart",
-    ("perfedavg", "pfedme_repo"):
-        "perfedavg.eval = alpha_then_beta needs 2 post batches per client, "
-        "which only worked-linear-pfedme-repo (the preset's own switches) "
-        "and notes-4g-eval-alpha-then-beta (the same numbers) have",
 }
 
 @pytest.mark.parametrize("alg", sorted(PRESETS))

@@ -55,6 +55,11 @@
  *                      (the pFedMe repository's shared server, PFLlib)
  *   perfedavg.eval     one_alpha_step (§5) | alpha_then_beta (the pFedMe
  *                      repository; here on training batches)
+ *   perfedavg.calls    one | two (PFLlib: train() twice a round)
+ *   perfedavg.eval_lr  initial: the personalisation takes α, β undecayed
+ *                      (the paper has no decay) | decayed: client i's after
+ *                      its scheduler steps so far (PFLlib 487a29e
+ *                      clientperavg.py train_one_step; ref/engine/lr.c)
  *
  * State and work: w_k and θ_i are the state's w and v_i; the buffers of a
  * round are perfedavg_work.  The check refuses, before round 0, a missing
@@ -312,8 +317,10 @@ static pflref_status perfedavg_finish(pflref_state *s,
                                       pflref_error *err)
 {
     const pflref_perfedavg_hyper *hp = &s->hyper->perfedavg;
-    const double alpha = hp->alpha, beta = hp->beta;
     const int two = hp->eval == PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA;
+    const int decayed = hp->eval_lr == PFLREF_PERFEDAVG_EVAL_LR_DECAYED;
+    const size_t calls =
+        hp->calls == PFLREF_PERFEDAVG_CALLS_TWO ? 2 : 1;
     const size_t P = s->P;
     perfedavg_work *ws = s->extra;
     double *g = ws->g;
@@ -321,6 +328,16 @@ static pflref_status perfedavg_finish(pflref_state *s,
     for (size_t i = 0; i < s->N; i++) {
         const pflref_batches *b = &schedule->post[i];
         double *theta = s->v + i * P;
+        /* perfedavg.eval_lr = decayed: client i's α, β after all its
+         * scheduler steps (calls · k_i, PFLlib's train_one_step reads the
+         * decayed lr); initial: the undecayed ones */
+        double alpha = hp->alpha, beta = hp->beta;
+        if (decayed) {
+            s->hyper_round = *s->hyper_base;
+            pflref_client_lr(s, i, 0, calls);
+            alpha = s->hyper_round.perfedavg.alpha;
+            beta = s->hyper_round.perfedavg.beta;
+        }
         /* req: perfedavg.eq4 */
         pflref_post_begin(s, i, theta, trace);  /* θ_i ← w */
         for (size_t r = 0; r < (two ? 2u : 1u); r++) {

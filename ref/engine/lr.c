@@ -33,8 +33,20 @@
  * decay; decayed, the default, scales it with the rest (the paper has no
  * decay, so one rule for every step size).  FedTorch's rule
  * (apfl.alpha_rule = fedtorch) reads η itself and is not affected.
- * Per-FedAvg's personalisation step before evaluation: see
- * docs/algorithms/perfedavg.md (not settled by the notes).
+ * Per-FedAvg's β (TsingZ0/PFLlib 487a29e,
+ * system/flcore/clients/clientperavg.py: `self.beta = self.learning_rate`
+ * once in __init__, a float, and the second step
+ * `self.optimizer.step(beta=self.beta)`; PerAvgOptimizer in
+ * flcore/optimizers/fedoptimizer.py steps by that β) never decays, while
+ * the first step `self.optimizer.step()` reads the param group's lr, which
+ * the ExponentialLR decays: lr.scope = no_beta scales every step size but
+ * Per-FedAvg's β.  Its personalisation before evaluation (train_one_step,
+ * perfedavg.eval = one_alpha_step) also calls `self.optimizer.step()`, so
+ * its α is client i's lr after all its scheduler steps so far (calls ·
+ * k_i, k_i the rounds it trained in, or the rounds t under lr.count =
+ * rounds): perfedavg.eval_lr = decayed (ref/algorithms/perfedavg.c,
+ * perfedavg_finish, takes it from pflref_client_lr); initial, the default,
+ * keeps the undecayed α, β (the paper has no decay).
  *
  * Determinism: γ^k is the product of k factors γ taken from the left.
  */
@@ -85,6 +97,9 @@ static void scale_steps(const pflref_hyper *base, double c, pflref_hyper *out)
     }
     /* apfl.alpha_lr = constant: η_α ← η_α, or the undecayed η when unset
      * (PFLlib's alpha_update reads self.learning_rate) */
+    /* lr.scope = no_beta: β ← β (PFLlib's step(beta=self.beta)) */
+    if (base->lr.scope == PFLREF_LR_SCOPE_NO_BETA)
+        out->perfedavg.beta = base->perfedavg.beta;
     if (base->apfl.alpha_lr == PFLREF_APFL_ALPHA_LR_CONSTANT)
         out->apfl.eta_alpha = isnan(base->apfl.eta_alpha) ? base->eta
                                                           : base->apfl.eta_alpha;

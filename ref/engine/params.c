@@ -91,9 +91,12 @@ static const char *const pfedhn_opt_values[] = {"sgd", "sgd_momentum_wd",
 static const char *const pfedhn_clip_values[] = {"off", "norm", NULL};
 static const char *const lr_schedule_values[] = {"constant", "exponential",
                                                  "step", NULL};
-static const char *const lr_scope_values[] = {"all", "eta_p", NULL};
+static const char *const lr_scope_values[] = {"all", "eta_p", "no_beta",
+                                              NULL};
 static const char *const lr_count_values[] = {"rounds", "trainings", NULL};
 static const char *const perfedavg_calls_values[] = {"one", "two", NULL};
+static const char *const perfedavg_eval_lr_values[] = {"initial", "decayed",
+                                                       NULL};
 static const char *const lora_method_values[] = {"personal", "ffa", "fedavg",
                                                  "hetlora", NULL};
 static const char *const lora_targets_values[] = {"all", "head",
@@ -252,6 +255,13 @@ static const pflref_param params[] = {
      perfedavg_calls_values, "",
      "a round's τ steps: one pass (paper) | two train() calls of τ/2 steps, "
      "each a step of the learning-rate decay (PFLlib)"},
+    {"perfedavg.eval_lr", "perfedavg", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, perfedavg.eval_lr), 0.0, 0.0, 0,
+     perfedavg_eval_lr_values, "",
+     "the personalisation's step sizes under lr.schedule: undecayed α, β "
+     "(paper: no decay) | client i's after all its decay steps (PFLlib "
+     "clientperavg.py train_one_step: optimizer.step() reads the decayed "
+     "lr)"},
     {"alpha", "apfl", "apfl", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, apfl.alpha), NAN, 0.0, 0, NULL, "α",
      "APFL's mixing weight α_i in [0, 1] (the initial value if adaptive)"},
@@ -518,7 +528,8 @@ static const pflref_param params[] = {
     {"lr.scope", LR_ALGORITHMS, "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, lr.scope), 0.0, 0.0, 0, lr_scope_values, "",
      "which step sizes decay: all of the round's | only pFedMe's η_p "
-     "(PFLlib)"},
+     "(PFLlib) | all but Per-FedAvg's β (PFLlib clientperavg.py: "
+     "step(beta=self.beta), a float set once in __init__)"},
     {"lr.count", LR_COUNT_ALGORITHMS, "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, lr.count), 0.0, 0.0, 0, lr_count_values, "",
      "what the decay's exponent counts: the round t | the client's own "

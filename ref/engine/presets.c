@@ -75,7 +75,8 @@ static const pflref_preset presets[] = {
      "called, no aggregation) with clientavg.py; notes-pfllib-as-run §2.3"},
     {"perfedavg", "pfllib",
      "perfedavg.variant=fo perfedavg.weights=samples "
-     "perfedavg.eval=one_alpha_step perfedavg.calls=two lr.count=trainings",
+     "perfedavg.eval=one_alpha_step perfedavg.calls=two lr.count=trainings "
+     "lr.scope=no_beta perfedavg.eval_lr=decayed",
      NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientperavg.py (first order, "
      "train_one_step's one α step), PerAvgOptimizer, serverbase.py's n_i "
