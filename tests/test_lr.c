@@ -270,7 +270,7 @@ START_TEST(test_golden_vectors)
     static const char *const files[] = {
         "golden/fedavg/worked-lr-exponential.json",
         "golden/fedavg/worked-lr-step.json",
-        "golden/pfedme/worked-linear-paper-decay.json",
+        "golden/pfedme/worked-linear-decay-paper.json",
         "golden/pfedme/worked-linear-pfllib-decay.json",
         "golden/pfedme/worked-linear-pfllib-decay-eval-reset.json",
         "golden/ditto/worked-linear-pfllib-decay.json",

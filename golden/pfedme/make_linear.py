@@ -498,7 +498,7 @@ def paper_decay():
                "aggregation-weights": ["samples-weights"],
                "beta-ignored": ["beta-one"]}
     return linear_vector(
-        "pfedme/worked/linear-paper-decay", "worked-linear-paper-decay.json",
+        "pfedme/worked/linear-decay-paper", "worked-linear-decay-paper.json",
         "pFedMe, paper switches, with an exponential decay of η and η_p "
         "together",
         "The clients, model, initial point and batch iterators of "
