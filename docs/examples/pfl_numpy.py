@@ -766,7 +766,7 @@ def run_ditto(spec, clients, w0, log):
     personal steps, all first, take the round's "personal" list of k.
     lr.*: both passes of k take η c (PFLlib decays both optimizers)."""
     cfg = settings(spec)
-    eta, lam = cfg["eta"], cfg["lambda"]
+    lam = cfg["lambda"]                       # η: per device and round below
     moving = cfg["ditto.prox_ref"] == "moving" or BUG == "ditto-moving-ref"
     n = [c.n for c in clients]
     w = w0.copy()
