@@ -194,7 +194,8 @@ void tu_assert_golden(const char *rel)
 {
     pflref_golden_report rep;
     tu_golden(rel, &rep);
-    ck_assert_msg(rep.quantities > 0, "%s compared nothing", rel);
+    ck_assert_msg(rep.quantities > 0 && rep.numbers > 0,
+                  "%s compared nothing", rel);
     ck_assert_msg(rep.mismatches == 0,
                   "%s: %zu mismatches; first %s %s round %ld client %ld step "
                   "%ld [%zu]: expected %.17g got %.17g", rel, rep.mismatches,
