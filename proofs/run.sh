@@ -59,7 +59,7 @@ cluster | ref/engine/cluster.c | rte | upper,edge_before,max_spanning_tree,last_
 cluster calls | ref/engine/cluster.c | calls | pflref_cluster_bipartition
 vec | ref/core/vec.c | rte_real | pflref_compose,pflref_accumulate
 sgd | ref/engine/sgd.c | rte_real | pflref_share_to_all
-sgd lemmas | ref/engine/sgd.c | lemmas | lemma_block_before,lemma_block_inside
+sgd lemmas | ref/engine/sgd.c | lemmas | lemma_block_before,lemma_block_inside,lemma_block_ends_before,lemma_block_composed_kept,lemma_row_composed_kept
 model | ref/models/model.c | rte | block_mask,pflref_split_mask
 ifca | ref/algorithms/ifca.c | rte_real | lowest_loss'
 

@@ -6,6 +6,7 @@
 #define PFLREF_ENGINE_H
 
 #include "pflref/algorithm.h"
+#include <stdint.h>
 #include "core/vec.h"
 
 /* The run state shared by every algorithm. */
@@ -48,6 +49,42 @@ struct pflref_state {
     void *extra;                /* the algorithm's own state and buffers
                                    (alg->work_alloc), or NULL               */
 };
+
+/* The shapes of the run state from which the algorithms' call sites of
+ * the block kernels are proved (proofs/README.md); state_alloc
+ * (ref/engine/run.c) makes them.
+ * predicate state_base: s readable; 1 ≤ P and N·P ≤ SIZE_MAX; w0, accum
+ *   and mix P writable doubles, mask and shared P writable bytes, apart
+ *   from each other and from *s.
+ * predicate state_global: state_base, and w P writable doubles apart from
+ *   them (algorithms with has_global).
+ * predicate state_personal: state_base, and v N·P writable doubles apart
+ *   from them and from w when w is present (algorithms with
+ *   has_personal). */
+/*@ predicate state_base{L}(pflref_state *s) =
+      \valid_read(s) && 1 <= s->P && s->N * s->P <= SIZE_MAX &&
+      \valid(s->w0 + (0 .. s->P - 1)) &&
+      \valid(s->accum + (0 .. s->P - 1)) &&
+      \valid(s->mix + (0 .. s->P - 1)) &&
+      \valid(s->mask + (0 .. s->P - 1)) &&
+      \valid(s->shared + (0 .. s->P - 1)) &&
+      \separated(s, s->w0 + (0 .. s->P - 1), s->accum + (0 .. s->P - 1),
+                 s->mix + (0 .. s->P - 1), s->mask + (0 .. s->P - 1),
+                 s->shared + (0 .. s->P - 1));
+    predicate state_global{L}(pflref_state *s) =
+      state_base(s) && \valid(s->w + (0 .. s->P - 1)) &&
+      \separated(s->w + (0 .. s->P - 1), s, s->w0 + (0 .. s->P - 1),
+                 s->accum + (0 .. s->P - 1), s->mix + (0 .. s->P - 1),
+                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
+    predicate state_personal{L}(pflref_state *s) =
+      state_base(s) && \valid(s->v + (0 .. s->N * s->P - 1)) &&
+      \separated(s->v + (0 .. s->N * s->P - 1), s,
+                 s->w0 + (0 .. s->P - 1), s->accum + (0 .. s->P - 1),
+                 s->mix + (0 .. s->P - 1), s->mask + (0 .. s->P - 1),
+                 s->shared + (0 .. s->P - 1)) &&
+      (s->w != \null ==>
+         \separated(s->v + (0 .. s->N * s->P - 1), s->w + (0 .. s->P - 1)));
+ */
 
 /* Round t's hyperparameters (ref/engine/lr.c): out := base, with every
  * step size (lr.scope = all: η, η_p, γ_u, γ_v, ρ, PFLEGO's β, Per-FedAvg's
@@ -194,7 +231,37 @@ pflref_status pflref_prox_point(const pflref_prox_inner *job,
 
 
 /* Set the shared entries of every client's s->v to those of s->w, so each
- * v_i is (u, v_i) (FedAlt, FedSim, PFLEGO). */
+ * v_i is (u, v_i) (FedAlt, FedSim, PFLEGO).  Proved (ref/engine/sgd.c,
+ * proofs/README.md): writes s->v[0..N·P−1] and nothing else, and every
+ * block i becomes (u, v_i): s->w's entries where shared, its own elsewhere.
+ */
+/*@ // the P entries of v from offset o are, at label L, those of Pre
+    // composed with w where shared (pflref_compose's postcondition)
+    predicate block_composed{Pre, L}(double *v, unsigned char *shared,
+                                     double *w, integer o, integer P) =
+      \forall integer p; 0 <= p < P ==>
+        \at(v[o + p], L) ==
+        (\at(shared[p], Pre) != 0 ? \at(w[p], Pre) : \at(v[o + p], Pre));
+
+    // block k of the N×P array v (its P entries from k·P) composed
+    predicate row_composed{Pre, L}(double *v, unsigned char *shared,
+                                   double *w, integer k, integer P) =
+      block_composed{Pre, L}(v, shared, w, k * P, P);
+ */
+/*@ requires \valid_read(s);
+    requires s->N * s->P <= SIZE_MAX;
+    requires \valid(s->v + (0 .. s->N * s->P - 1));
+    requires \valid_read(s->shared + (0 .. s->P - 1));
+    requires \valid_read(s->w + (0 .. s->P - 1));
+    requires \separated(s->v + (0 .. s->N * s->P - 1), s);
+    requires \separated(s->v + (0 .. s->N * s->P - 1),
+                        s->shared + (0 .. s->P - 1));
+    requires \separated(s->v + (0 .. s->N * s->P - 1),
+                        s->w + (0 .. s->P - 1));
+    assigns s->v[0 .. s->N * s->P - 1];
+    ensures \forall integer k; 0 <= k < s->N ==>
+            row_composed{Pre, Post}(s->v, s->shared, s->w, k, s->P);
+ */
 void pflref_share_to_all(const pflref_state *s);
 
 
