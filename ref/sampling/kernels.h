@@ -63,6 +63,12 @@ pflref_status pflref_sampler_choose(pflref_sampler *s, unsigned long seed,
                                     size_t N, size_t m, size_t *chosen,
                                     size_t *drawn, pflref_error *err);
 
+/* The sampler's workspace (sampler.c; declared in pflref/sampler.h): a new
+ * allocation, which changes no block that existed before (an assumption,
+ * as above: its code is not proved). */
+/*@ assigns \nothing; */
+pflref_sampler *pflref_sampler_alloc(pflref_sampler_kind kind, size_t N_max);
+
 /* The reshuffle of a minibatch schedule (sampler.c; declared in
  * pflref/sampler.h): it permutes perm[0..n−1] with GSL and changes nothing
  * else but the error record and its own generator (an assumption, as

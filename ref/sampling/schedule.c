@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/sampling/schedule.c: the schedule of a run, i.e. which clients take
  * part in each round and which samples form each local step's minibatch;
- * its generation from seeds and its memory (its validation is in
- * schedule_check.c).
+ * its generation from seeds (its memory is in schedule_mem.c, its
+ * validation in schedule_check.c).
  *
  * Reference.  H. B. McMahan, E. Moore, D. Ramage, S. Hampson, B. Agüera y
  * Arcas, "Communication-Efficient Learning of Deep Networks from
@@ -73,140 +73,6 @@ pflref_status pflref_error_set(pflref_error *err, pflref_status status,
 
 /*@ logic integer sat(integer x) = x <= SIZE_MAX ? x : SIZE_MAX; */
 
-const char *pflref_batch_order_name(pflref_batch_order order)
-{
-    switch (order) {
-    case PFLREF_BATCH_SPLIT_ONCE: return "split_once";
-    case PFLREF_BATCH_RESHUFFLE:  return "reshuffle";
-    }
-    return "unknown";
-}
-
-
-/* ------------------------------------------------------------------------
- * Memory
- * ------------------------------------------------------------------------ */
-
-pflref_schedule *pflref_schedule_alloc(size_t T, size_t N, int has_post)
-{
-    if (T > MAX_INDICES || N > MAX_INDICES)
-        return NULL;
-    const int want_post = has_post && N > 0;
-    pflref_schedule *s = calloc(1, sizeof *s);
-    if (s != NULL)
-        *s = (pflref_schedule){
-            .T = T,
-            .N = N,
-            .rounds = T > 0 ? calloc(T, sizeof *s->rounds) : NULL,
-            .post = want_post ? calloc(N, sizeof *s->post) : NULL,
-        };
-    if (s == NULL || (T > 0 && s->rounds == NULL) ||
-        (want_post && s->post == NULL)) {
-        pflref_schedule_free(s);
-        return NULL;
-    }
-    return s;
-}
-
-/* Free one client's batches and leave them empty. */
-static void batches_release(pflref_batches *b)
-{
-    free(b->step_off);
-    free(b->idx);
-    *b = (pflref_batches){.nsteps = 0};
-}
-
-/* Free a round plan's arrays (and its batches) and leave it empty. */
-static void round_plan_release(pflref_round_plan *r)
-{
-    if (r->batches != NULL)
-        for (size_t j = 0; j < r->m; j++)
-            batches_release(&r->batches[j]);
-    free(r->batches);
-    free(r->clients);
-    free(r->drawn);
-    free(r->selected);
-    if (r->peers != NULL)
-        batches_release(r->peers);
-    free(r->peers);
-    if (r->personal != NULL)
-        for (size_t j = 0; j < r->m; j++)
-            batches_release(&r->personal[j]);
-    free(r->personal);
-    if (r->peer_order != NULL)
-        batches_release(r->peer_order);
-    free(r->peer_order);
-    free(r->peer_u_off);
-    free(r->peer_u);
-    *r = (pflref_round_plan){.m = 0, .n_selected = 0};
-}
-
-pflref_status pflref_batches_alloc(pflref_batches *b, size_t nsteps,
-                                   size_t total, pflref_error *err)
-{
-    if (b == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "b",
-                                "the batch list is NULL");
-    *b = (pflref_batches){.nsteps = 0};
-    if (nsteps > MAX_INDICES || total > MAX_INDICES)
-        return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
-                                "a client's batches of %zu steps and %zu "
-                                "sample indices exceed the limit of %zu",
-                                nsteps, total, MAX_INDICES);
-    b->step_off = calloc(nsteps + 1, sizeof *b->step_off);
-    b->idx = malloc((total > 0 ? total : 1) * sizeof *b->idx);
-    b->nsteps = nsteps;
-    if (b->step_off == NULL || b->idx == NULL) {
-        batches_release(b);
-        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
-    }
-    return PFLREF_OK;
-}
-
-pflref_status pflref_round_plan_alloc(pflref_round_plan *r, size_t m,
-                                      pflref_error *err)
-{
-    if (r == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "r",
-                                "the round plan is NULL");
-    *r = (pflref_round_plan){.m = 0, .n_selected = 0};
-    if (m > MAX_INDICES)
-        return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
-                                "a round of %zu participants exceeds the "
-                                "limit of %zu", m, MAX_INDICES);
-    const size_t cap = m > 0 ? m : 1;
-    *r = (pflref_round_plan){
-        .m = m,
-        .clients = malloc(cap * sizeof *r->clients),
-        .batches = calloc(cap, sizeof *r->batches),
-        .n_selected = m,
-        .selected = malloc(cap * sizeof *r->selected),
-        .drawn = malloc(cap * sizeof *r->drawn),
-    };
-    if (r->clients == NULL || r->drawn == NULL || r->selected == NULL ||
-        r->batches == NULL) {
-        round_plan_release(r);
-        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
-    }
-    return PFLREF_OK;
-}
-
-void pflref_schedule_free(pflref_schedule *s)
-{
-    if (s == NULL)
-        return;
-    if (s->rounds != NULL) {
-        for (size_t t = 0; t < s->T; t++)
-            round_plan_release(&s->rounds[t]);
-        free(s->rounds);
-    }
-    if (s->post != NULL) {
-        for (size_t i = 0; i < s->N; i++)
-            batches_release(&s->post[i]);
-        free(s->post);
-    }
-    free(s);
-}
 
 /* ------------------------------------------------------------------------
  * Generation
@@ -263,6 +129,10 @@ static work_size work_size_of(const pflref_local_work *w, size_t n)
 }
 
 /* Check one phase's local work: exactly one of epochs and steps. */
+/*@ requires \valid_read(w);
+    assigns *err;
+    ensures \result == PFLREF_OK ==> (w->epochs == 0) != (w->steps == 0);
+ */
 static pflref_status check_work(const pflref_local_work *w,
                                 const char *phase, pflref_error *err)
 {
@@ -459,6 +329,7 @@ static pflref_status batches_alloc_beside(pflref_batches *b, size_t nsteps,
     requires \separated(perm + (0 .. n - 1), b, e_global, w);
     requires \separated(b, e_global, w);
     requires \separated(err, b, e_global, w, perm + (0 .. n - 1));
+    assigns *b, *err, *e_global, perm[0 .. n - 1], pflref_sampler_state;
  */
 static pflref_status fill_batches(const pflref_local_work *w,
                                   pflref_batch_order order,
@@ -509,12 +380,22 @@ static pflref_status fill_batches(const pflref_local_work *w,
 }
 
 /* The per-client sample counts: n_i ≥ 1 and within the limit. */
+/*@ requires n == \null || \valid_read(n + (0 .. N - 1));
+    assigns *err;
+    ensures \result == PFLREF_OK ==> n != \null &&
+            \forall integer i; 0 <= i < N ==> 1 <= n[i] <= MAX_INDICES;
+ */
 static pflref_status check_counts(const size_t *n, size_t N,
                                   pflref_error *err)
 {
     if (n == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "n",
                                 "the per-client sample counts are NULL");
+    /*@ loop invariant 0 <= i <= N;
+        loop invariant \forall integer k; 0 <= k < i ==>
+                       1 <= n[k] <= MAX_INDICES;
+        loop assigns i;
+     */
     for (size_t i = 0; i < N; i++) {
         if (n[i] != 0 && n[i] <= MAX_INDICES)
             continue;
@@ -535,6 +416,13 @@ static pflref_status check_counts(const size_t *n, size_t N,
 
 /* The configuration's fields, in the order pflref_schedule_generate
  * documents, for N clients. */
+/*@ requires \valid_read(cfg) && \separated(err, cfg);
+    assigns *err;
+    ensures \result == PFLREF_OK ==> 1 <= cfg->m <= N;
+    ensures \result == PFLREF_OK && cfg->order == PFLREF_BATCH_RESHUFFLE ==>
+            1 <= cfg->batch_seed <= PFLREF_SEED_MAX;
+    ensures \result == PFLREF_OK ==> cfg->T * cfg->m <= MAX_INDICES;
+ */
 static pflref_status check_config(const pflref_schedule_config *cfg,
                                   size_t N, pflref_error *err)
 {
@@ -583,6 +471,17 @@ static pflref_status check_config(const pflref_schedule_config *cfg,
 
 /* The first pass, then what depends on its counts: the epochs' seeds
  * batch_seed + e must stay below 2³². */
+/*@ requires \valid_read(cfg);
+    requires 1 <= cfg->m <= N;
+    requires cfg->order == PFLREF_BATCH_RESHUFFLE ==>
+             cfg->batch_seed <= PFLREF_SEED_MAX;
+    requires \valid_read(n + (0 .. N - 1));
+    requires \forall integer i; 0 <= i < N ==> 1 <= n[i];
+    requires \valid(pick + (0 .. cfg->m - 1));
+    requires \separated(pick + (0 .. cfg->m - 1), cfg, n + (0 .. N - 1));
+    requires \separated(err, cfg, n + (0 .. N - 1), pick + (0 .. cfg->m - 1));
+    assigns pflref_sampler_state, *err, pick[0 .. cfg->m - 1];
+ */
 static pflref_status check_counted(const pflref_schedule_config *cfg,
                                    const size_t *n, size_t N,
                                    pflref_sampler *smp, size_t *pick,
@@ -600,66 +499,241 @@ static pflref_status check_counted(const pflref_schedule_config *cfg,
     return st;
 }
 
-/* What the second pass reads and carries from round to round. */
+/* What the second pass reads (its epoch counter e_global is apart). */
 typedef struct {
     const pflref_schedule_config *cfg;
     const size_t *n;          /* n_i, N entries                           */
     size_t N;
     pflref_sampler *smp;
-    size_t *perm;             /* scratch of max_i n_i                     */
-    unsigned long e_global;   /* epochs generated so far                  */
+    size_t *perm;             /* scratch of n_max = max_i n_i entries     */
+    size_t n_max;
 } fill_pass;
 
-/* Round t: S_t, the trainers (S_t, or everyone) with their local work. */
-static pflref_status fill_round(fill_pass *f, size_t t, pflref_round_plan *r,
-                                pflref_error *err)
+/* For the proofs: what the second pass reads (1 ≤ m ≤ N, n_i in 1..n_max,
+ * perm of n_max entries), apart from what it writes. */
+/*@ predicate fill_ready{L}(fill_pass f) =
+      \valid_read(f.cfg) && 1 <= f.cfg->m <= f.N &&
+      \valid_read(f.n + (0 .. f.N - 1)) &&
+      (\forall integer i; 0 <= i < f.N ==> 1 <= f.n[i] <= f.n_max) &&
+      \valid(f.perm + (0 .. f.n_max - 1));
+    predicate fill_apart(fill_pass f, unsigned long *e, pflref_error *err) =
+      \separated(e, f.cfg, f.n + (0 .. f.N - 1),
+                 f.perm + (0 .. f.n_max - 1), err);
+    predicate beside(fill_pass f, unsigned long *e, pflref_error *err,
+                     pflref_batches *b, integer m) =
+      \separated(b + (0 .. m - 1), e, f.cfg, f.n + (0 .. f.N - 1),
+                 f.perm + (0 .. f.n_max - 1), err);
+    predicate ids_beside(fill_pass f, unsigned long *e, pflref_error *err,
+                         size_t *ids, integer m) =
+      \separated(ids + (0 .. m - 1), e, f.cfg, f.n + (0 .. f.N - 1),
+                 f.perm + (0 .. f.n_max - 1), err);
+    predicate plan_beside{L}(pflref_round_plan *r, integer m, fill_pass f,
+                             unsigned long *e, pflref_error *err) =
+      \valid(r->clients + (0 .. m - 1)) && \valid(r->selected + (0 .. m - 1)) &&
+      \valid(r->drawn + (0 .. m - 1)) && \valid(r->batches + (0 .. m - 1)) &&
+      \separated(r->clients + (0 .. m - 1), r->selected + (0 .. m - 1),
+                 r->drawn + (0 .. m - 1), r->batches + (0 .. m - 1), r) &&
+      ids_beside(f, e, err, r->clients, m) &&
+      ids_beside(f, e, err, r->selected, m) &&
+      ids_beside(f, e, err, r->drawn, m) && beside(f, e, err, r->batches, m);
+ */
+
+/* The allocations of the generation, with what C guarantees of a new block
+ * and WP 25 cannot derive (no \fresh): valid, of the size asked, apart from
+ * the blocks named by the arguments after the size (assumptions of the
+ * proofs: proofs/README.md). */
+
+/*@ requires \valid(r);
+    assigns *r, *err;
+    ensures \result == PFLREF_OK ==> plan_beside(r, m, f, e_global, err);
+ */
+static pflref_status plan_alloc_beside(pflref_round_plan *r, size_t m,
+                                       fill_pass f,
+                                       const unsigned long *e_global,
+                                       pflref_error *err)
 {
-    const pflref_schedule_config *cfg = f->cfg;
-    const size_t trainers = cfg->train_all ? f->N : cfg->m;
-    pflref_status st = pflref_round_plan_alloc(r, trainers, err);
+    (void)f, (void)e_global;
+    return pflref_round_plan_alloc(r, m, err);
+}
+
+/*@ assigns \nothing;
+    ensures \result != \null ==>
+            \valid(\result + (0 .. m - 1)) &&
+            beside(f, e_global, err, \result, m) &&
+            \separated(\result + (0 .. m - 1), r->clients + (0 .. m - 1),
+                       r->batches + (0 .. m - 1), r);
+ */
+static pflref_batches *personal_alloc_beside(const pflref_round_plan *r,
+                                             size_t m, fill_pass f,
+                                             const unsigned long *e_global,
+                                             const pflref_error *err)
+{
+    (void)f, (void)e_global, (void)err;
+    return calloc(m > 0 ? m : 1, sizeof *r->personal);
+}
+
+/*@ assigns \nothing;
+    ensures \result != \null ==>
+            \valid(\result + (0 .. len - 1)) &&
+            \separated(\result + (0 .. len - 1), cfg, n + (0 .. N - 1), err);
+ */
+static size_t *ids_alloc_beside(size_t len, const pflref_schedule_config *cfg,
+                                const size_t *n, size_t N,
+                                const pflref_error *err)
+{
+    (void)cfg, (void)n, (void)N, (void)err;
+    return malloc(len * sizeof(size_t));
+}
+
+/*@ assigns \nothing;
+    ensures \result != \null ==>
+            \valid(\result) && \result->T == T && \result->N == N &&
+            \valid(\result->rounds + (0 .. T - 1)) &&
+            \separated(\result, \result->rounds + (0 .. T - 1), cfg,
+                       n + (0 .. N - 1), perm + (0 .. n_max - 1), err) &&
+            (has_post ==> \valid(\result->post + (0 .. N - 1)) &&
+               \separated(\result->post + (0 .. N - 1), \result,
+                          \result->rounds + (0 .. T - 1), cfg,
+                          n + (0 .. N - 1), perm + (0 .. n_max - 1), err));
+ */
+static pflref_schedule *schedule_alloc_beside(
+    size_t T, size_t N, int has_post, const pflref_schedule_config *cfg,
+    const size_t *n, const size_t *perm, size_t n_max, const pflref_error *err)
+{
+    (void)cfg, (void)n, (void)perm, (void)n_max, (void)err;
+    return pflref_schedule_alloc(T, N, has_post);
+}
+
+/* Free ids_alloc_beside's block (free's \freeable is not WP's to check). */
+/*@ assigns \nothing; */
+static void ids_free(size_t *ids)
+{
+    free(ids);
+}
+
+/* Client i's local work into b, after its personal pass's own batches
+ * into personal when there is one (PFLlib's ptrain() before train()). */
+/*@ requires fill_ready(f) && fill_apart(f, e_global, err) && i < f.N;
+    requires \valid(e_global) && \valid(b) && beside(f, e_global, err, b, 1);
+    requires personal != \null ==> \valid(personal) &&
+             \separated(personal, b) && beside(f, e_global, err, personal, 1);
+    assigns *b, *personal, *err, *e_global, f.perm[0 .. f.n_max - 1],
+            pflref_sampler_state;
+ */
+static pflref_status fill_client(fill_pass f, size_t i,
+                                 pflref_batches *personal, pflref_batches *b,
+                                 unsigned long *e_global, pflref_error *err)
+{
+    const pflref_schedule_config *cfg = f.cfg;
+    pflref_status st = PFLREF_OK;
+    if (personal != NULL)
+        st = fill_batches(&cfg->personal, cfg->order, cfg->batch_seed,
+                          e_global, f.n[i], f.perm, personal, err);
     if (st == PFLREF_OK)
-        st = choose_round(cfg, f->smp, f->N, t, r->selected, r->drawn, err);
-    if (st == PFLREF_OK) {
-        /* S_t is the sampled set; the trainers are S_t, or everyone */
-        r->n_selected = cfg->m;
-        for (size_t j = 0; j < trainers; j++)
-            r->clients[j] = cfg->train_all ? j : r->selected[j];
+        st = fill_batches(&cfg->train, cfg->order, cfg->batch_seed,
+                          e_global, f.n[i], f.perm, b, err);
+    return st;
+}
+
+/* Round t: S_t, the trainers (S_t, or everyone) with their local work
+ * (proved: choose_round's ids < N make n[clients[j]] a count ≤ n_max). */
+/*@ requires fill_ready(f) && fill_apart(f, e_global, err);
+    requires \valid(e_global) && \valid(r);
+    requires \separated(r, e_global, f.cfg, f.n + (0 .. f.N - 1),
+                        f.perm + (0 .. f.n_max - 1), err);
+    assigns *r, *err, *e_global, f.perm[0 .. f.n_max - 1],
+            pflref_sampler_state;
+ */
+static pflref_status fill_round(fill_pass f, size_t t, pflref_round_plan *r,
+                                unsigned long *e_global, pflref_error *err)
+{
+    const pflref_schedule_config *cfg = f.cfg;
+    const size_t trainers = cfg->train_all ? f.N : cfg->m;
+    pflref_status st = plan_alloc_beside(r, trainers, f, e_global, err);
+    if (st == PFLREF_OK)
+        st = choose_round(cfg, f.smp, f.N, t, r->selected, r->drawn, err);
+    if (st != PFLREF_OK)
+        return st;
+    /* S_t is the sampled set; the trainers are S_t, or everyone */
+    size_t *clients = r->clients;
+    const size_t *selected = r->selected;
+    pflref_batches *batches = r->batches;
+    r->n_selected = cfg->m;
+    /*@ loop invariant 0 <= j <= trainers;
+        loop invariant \forall integer q; 0 <= q < j ==> clients[q] < f.N;
+        loop assigns j, clients[0 .. trainers - 1];
+     */
+    for (size_t j = 0; j < trainers; j++)
+        clients[j] = cfg->train_all ? j : selected[j];
+    pflref_batches *personal = NULL;
+    if (cfg->has_personal) {
+        personal = personal_alloc_beside(r, trainers, f, e_global, err);
+        r->personal = personal;
+        if (personal == NULL)
+            return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     }
-    if (st == PFLREF_OK && cfg->has_personal) {
-        r->personal = calloc(trainers > 0 ? trainers : 1,
-                             sizeof *r->personal);
-        if (r->personal == NULL)
-            st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
-    }
-    for (size_t j = 0; st == PFLREF_OK && j < trainers; j++) {
-        /* the personal pass's own batches first (ptrain() before train()) */
-        if (cfg->has_personal)
-            st = fill_batches(&cfg->personal, cfg->order, cfg->batch_seed,
-                              &f->e_global, f->n[r->clients[j]], f->perm,
-                              &r->personal[j], err);
-        if (st == PFLREF_OK)
-            st = fill_batches(&cfg->train, cfg->order, cfg->batch_seed,
-                              &f->e_global, f->n[r->clients[j]], f->perm,
-                              &r->batches[j], err);
-    }
+    /*@ loop invariant 0 <= j <= trainers;
+        loop invariant fill_ready(f);
+        loop invariant \forall integer q; 0 <= q < trainers ==>
+                       clients[q] < f.N;
+        loop assigns j, st, *err, *e_global, f.perm[0 .. f.n_max - 1],
+                     pflref_sampler_state, personal[0 .. trainers - 1],
+                     batches[0 .. trainers - 1];
+     */
+    for (size_t j = 0; st == PFLREF_OK && j < trainers; j++)
+        st = fill_client(f, clients[j], personal != NULL ? &personal[j] : NULL,
+                         &batches[j], e_global, err);
     return st;
 }
 
 /* The second pass, the same draws as the first: rounds, participants
  * ascending with their local work, then the post phase by client. */
-static pflref_status fill_schedule(fill_pass *f, pflref_schedule *s,
+/*@ requires fill_ready(f) && \valid(s) && s->T == f.cfg->T && s->N == f.N;
+    requires \valid(s->rounds + (0 .. s->T - 1));
+    requires \separated(s, s->rounds + (0 .. s->T - 1), f.cfg,
+                        f.n + (0 .. f.N - 1), f.perm + (0 .. f.n_max - 1), err);
+    requires f.cfg->has_post ==> \valid(s->post + (0 .. f.N - 1)) &&
+             \separated(s->post + (0 .. f.N - 1), s,
+                        s->rounds + (0 .. s->T - 1), f.cfg, f.n + (0 .. f.N - 1),
+                        f.perm + (0 .. f.n_max - 1), err);
+    assigns *err, f.perm[0 .. f.n_max - 1], pflref_sampler_state,
+            s->rounds[0 .. s->T - 1], s->post[0 .. f.N - 1];
+ */
+static pflref_status fill_schedule(fill_pass f, pflref_schedule *s,
                                    pflref_error *err)
 {
-    const pflref_schedule_config *cfg = f->cfg;
+    const pflref_schedule_config *cfg = f.cfg;
+    pflref_round_plan *rounds = s->rounds;
+    pflref_batches *post = s->post;
+    unsigned long e_global = 0;   /* epochs generated so far */
     pflref_status st = PFLREF_OK;
-    for (size_t t = 0; st == PFLREF_OK && t < cfg->T; t++)
-        st = fill_round(f, t, &s->rounds[t], err);
-    for (size_t i = 0; st == PFLREF_OK && cfg->has_post && i < f->N; i++)
-        st = fill_batches(&cfg->post, cfg->order, cfg->batch_seed,
-                          &f->e_global, f->n[i], f->perm, &s->post[i], err);
+    const size_t T = cfg->T;
+    /*@ loop invariant 0 <= t <= T;
+        loop invariant fill_ready(f);
+        loop assigns t, st, *err, e_global, f.perm[0 .. f.n_max - 1],
+                     pflref_sampler_state, rounds[0 .. T - 1];
+     */
+    for (size_t t = 0; st == PFLREF_OK && t < T; t++)
+        st = fill_round(f, t, &rounds[t], &e_global, err);
+    /*@ loop invariant 0 <= i <= f.N;
+        loop invariant fill_ready(f);
+        loop assigns i, st, *err, e_global, f.perm[0 .. f.n_max - 1],
+                     pflref_sampler_state, post[0 .. f.N - 1];
+     */
+    for (size_t i = 0; st == PFLREF_OK && cfg->has_post && i < f.N; i++)
+        st = fill_batches(&cfg->post, cfg->order, cfg->batch_seed, &e_global,
+                          f.n[i], f.perm, &post[i], err);
     return st;
 }
 
+/* The caller's part: the records it passes, apart from one another (as
+ * pflref_schedule_validate's).  Everything else is tested here. */
+/*@ requires cfg == \null || \valid_read(cfg);
+    requires n == \null || \valid_read(n + (0 .. N - 1));
+    requires out == \null || \valid(out);
+    requires err == \null || \valid(err);
+    requires \separated(out, cfg, n + (0 .. N - 1), err);
+ */
 pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
                                        const size_t *n, size_t N,
                                        pflref_schedule **out,
@@ -683,7 +757,7 @@ pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
     /* Count the schedule (first pass), then check what depends on it. */
     pflref_schedule *s = NULL;
     size_t *perm = NULL;
-    size_t *pick = malloc(cfg->m * sizeof *pick);
+    size_t *pick = ids_alloc_beside(cfg->m, cfg, n, N, err);
     pflref_sampler *smp = pflref_sampler_alloc(cfg->sampler, N);
     if (pick == NULL || smp == NULL)
         st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
@@ -691,28 +765,33 @@ pflref_status pflref_schedule_generate(const pflref_schedule_config *cfg,
         st = check_counted(cfg, n, N, smp, pick, err);
 
     /* Allocate: the scratch permutation (largest n) and the schedule. */
+    size_t n_max = 0;
     if (st == PFLREF_OK) {
-        size_t n_max = 0;
+        /*@ loop invariant 0 <= i <= N;
+            loop invariant \forall integer k; 0 <= k < i ==> n[k] <= n_max;
+            loop assigns i, n_max;
+         */
         for (size_t i = 0; i < N; i++)
             n_max = n[i] > n_max ? n[i] : n_max;
-        perm = malloc(n_max * sizeof *perm);
-        s = pflref_schedule_alloc(cfg->T, N, cfg->has_post);
+        perm = ids_alloc_beside(n_max, cfg, n, N, err);
+        s = schedule_alloc_beside(cfg->T, N, cfg->has_post, cfg, n, perm,
+                                  n_max, err);
         if (perm == NULL || s == NULL)
             st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     }
 
     /* Fill (second pass, the same draws). */
-    fill_pass f = {.cfg = cfg, .n = n, .N = N, .smp = smp, .perm = perm,
-                   .e_global = 0};
+    const fill_pass f = {.cfg = cfg, .n = n, .N = N, .smp = smp,
+                         .perm = perm, .n_max = n_max};
     if (st == PFLREF_OK)
-        st = fill_schedule(&f, s, err);
+        st = fill_schedule(f, s, err);
     if (st == PFLREF_OK) {
         *out = s;
         s = NULL;
     }
     pflref_schedule_free(s);
     pflref_sampler_free(smp);
-    free(perm);
-    free(pick);
+    ids_free(perm);
+    ids_free(pick);
     return st;
 }
