@@ -57,6 +57,7 @@
 #include <stdlib.h>
 #include "pflref/schedule.h"
 #include "sampling/kernels.h"
+#include "sampling/schedule_fill.h"
 
 /* The largest number of sample indices (and so of steps, participations,
  * rounds) a schedule may hold (schedule.h). */
@@ -499,45 +500,6 @@ static pflref_status check_counted(const pflref_schedule_config *cfg,
     return st;
 }
 
-/* What the second pass reads (its epoch counter e_global is apart). */
-typedef struct {
-    const pflref_schedule_config *cfg;
-    const size_t *n;          /* n_i, N entries                           */
-    size_t N;
-    pflref_sampler *smp;
-    size_t *perm;             /* scratch of n_max = max_i n_i entries     */
-    size_t n_max;
-} fill_pass;
-
-/* For the proofs: what the second pass reads (1 ≤ m ≤ N, n_i in 1..n_max,
- * perm of n_max entries), apart from what it writes. */
-/*@ predicate fill_ready{L}(fill_pass f) =
-      \valid_read(f.cfg) && 1 <= f.cfg->m <= f.N &&
-      \valid_read(f.n + (0 .. f.N - 1)) &&
-      (\forall integer i; 0 <= i < f.N ==> 1 <= f.n[i] <= f.n_max) &&
-      \valid(f.perm + (0 .. f.n_max - 1));
-    predicate fill_apart(fill_pass f, unsigned long *e, pflref_error *err) =
-      \separated(e, f.cfg, f.n + (0 .. f.N - 1),
-                 f.perm + (0 .. f.n_max - 1), err);
-    predicate beside(fill_pass f, unsigned long *e, pflref_error *err,
-                     pflref_batches *b, integer m) =
-      \separated(b + (0 .. m - 1), e, f.cfg, f.n + (0 .. f.N - 1),
-                 f.perm + (0 .. f.n_max - 1), err);
-    predicate ids_beside(fill_pass f, unsigned long *e, pflref_error *err,
-                         size_t *ids, integer m) =
-      \separated(ids + (0 .. m - 1), e, f.cfg, f.n + (0 .. f.N - 1),
-                 f.perm + (0 .. f.n_max - 1), err);
-    predicate plan_beside{L}(pflref_round_plan *r, integer m, fill_pass f,
-                             unsigned long *e, pflref_error *err) =
-      \valid(r->clients + (0 .. m - 1)) && \valid(r->selected + (0 .. m - 1)) &&
-      \valid(r->drawn + (0 .. m - 1)) && \valid(r->batches + (0 .. m - 1)) &&
-      \separated(r->clients + (0 .. m - 1), r->selected + (0 .. m - 1),
-                 r->drawn + (0 .. m - 1), r->batches + (0 .. m - 1), r) &&
-      ids_beside(f, e, err, r->clients, m) &&
-      ids_beside(f, e, err, r->selected, m) &&
-      ids_beside(f, e, err, r->drawn, m) && beside(f, e, err, r->batches, m);
- */
-
 /* The allocations of the generation, with what C guarantees of a new block
  * and WP 25 cannot derive (no \fresh): valid, of the size asked, apart from
  * the blocks named by the arguments after the size (assumptions of the
@@ -619,6 +581,7 @@ static void ids_free(size_t *ids)
              \separated(personal, b) && beside(f, e_global, err, personal, 1);
     assigns *b, *personal, *err, *e_global, f.perm[0 .. f.n_max - 1],
             pflref_sampler_state;
+    ensures fill_ready(f);
  */
 static pflref_status fill_client(fill_pass f, size_t i,
                                  pflref_batches *personal, pflref_batches *b,
@@ -632,6 +595,41 @@ static pflref_status fill_client(fill_pass f, size_t i,
     if (st == PFLREF_OK)
         st = fill_batches(&cfg->train, cfg->order, cfg->batch_seed,
                           e_global, f.n[i], f.perm, b, err);
+    return st;
+}
+
+/* The trainers' local work, clients[j]'s into batches[j] (and personal[j]
+ * when there is a personal pass). */
+/*@ requires fill_ready(f) && fill_apart(f, e_global, err) && \valid(e_global);
+    requires \valid_read(clients + (0 .. m - 1)) &&
+             \valid(batches + (0 .. m - 1));
+    requires \forall integer q; 0 <= q < m ==> clients[q] < f.N;
+    requires ids_beside(f, e_global, err, clients, m) &&
+             beside(f, e_global, err, batches, m) &&
+             \separated(clients + (0 .. m - 1), batches + (0 .. m - 1));
+    requires personal != \null ==> \valid(personal + (0 .. m - 1)) &&
+             beside(f, e_global, err, personal, m) &&
+             \separated(personal + (0 .. m - 1), clients + (0 .. m - 1),
+                        batches + (0 .. m - 1));
+    assigns *err, *e_global, f.perm[0 .. f.n_max - 1], pflref_sampler_state,
+            personal[0 .. m - 1], batches[0 .. m - 1];
+ */
+static pflref_status fill_trainers(fill_pass f, const size_t *clients,
+                                   size_t m, pflref_batches *personal,
+                                   pflref_batches *batches,
+                                   unsigned long *e_global, pflref_error *err)
+{
+    pflref_status st = PFLREF_OK;
+    /*@ loop invariant 0 <= j <= m;
+        loop invariant fill_ready(f);
+        loop invariant \forall integer q; 0 <= q < m ==> clients[q] < f.N;
+        loop assigns j, st, *err, *e_global, f.perm[0 .. f.n_max - 1],
+                     pflref_sampler_state, personal[0 .. m - 1],
+                     batches[0 .. m - 1];
+     */
+    for (size_t j = 0; st == PFLREF_OK && j < m; j++)
+        st = fill_client(f, clients[j], personal != NULL ? &personal[j] : NULL,
+                         &batches[j], e_global, err);
     return st;
 }
 
@@ -672,18 +670,8 @@ static pflref_status fill_round(fill_pass f, size_t t, pflref_round_plan *r,
         if (personal == NULL)
             return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     }
-    /*@ loop invariant 0 <= j <= trainers;
-        loop invariant fill_ready(f);
-        loop invariant \forall integer q; 0 <= q < trainers ==>
-                       clients[q] < f.N;
-        loop assigns j, st, *err, *e_global, f.perm[0 .. f.n_max - 1],
-                     pflref_sampler_state, personal[0 .. trainers - 1],
-                     batches[0 .. trainers - 1];
-     */
-    for (size_t j = 0; st == PFLREF_OK && j < trainers; j++)
-        st = fill_client(f, clients[j], personal != NULL ? &personal[j] : NULL,
-                         &batches[j], e_global, err);
-    return st;
+    return fill_trainers(f, clients, trainers, personal, batches, e_global,
+                         err);
 }
 
 /* The second pass, the same draws as the first: rounds, participants
