@@ -61,7 +61,9 @@ vec | ref/core/vec.c | rte_real | pflref_compose,pflref_accumulate
 sgd | ref/engine/sgd.c | rte_real | pflref_share_to_all
 sgd lemmas | ref/engine/sgd.c | lemmas | lemma_block_before,lemma_block_inside,lemma_block_ends_before,lemma_block_composed_kept,lemma_row_composed_kept
 model | ref/models/model.c | rte | block_mask,pflref_split_mask
-ifca | ref/algorithms/ifca.c | rte_real | lowest_loss'
+ifca | ref/algorithms/ifca.c | rte_real | lowest_loss
+schedule generate calls | ref/sampling/schedule.c | calls | check_counts,check_work,check_config,check_counted,fill_client,fill_trainers,fill_round,fill_schedule,pflref_schedule_generate
+schedule generate guards | ref/sampling/schedule.c | rte_assert | check_counts,fill_client,fill_trainers,fill_schedule,pflref_schedule_generate'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then
