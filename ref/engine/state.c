@@ -32,15 +32,17 @@ pflref_status pflref_error_set(pflref_error *err, pflref_status status,
 pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
                                                      size_t max_batch);
 
-/*@ // block i of an N×P row-major array lies inside it (proved by the
-    // `state lemmas` job; the provers do not find it for a product i·P)
-    // the test of pflref_state_alloc: N ≤ ⌊k/P⌋ makes N·P ≤ k
+/* The facts on products that the proofs below need, which Z3 and CVC4 do
+ * not find in a function's goals (proved by the `state lemmas` job). */
+/*@ // pflref_state_alloc's test: N ≤ ⌊k/P⌋ makes N·P ≤ k
     lemma product_fits: \forall integer N, P, k;
       0 <= N && 1 <= P && 0 <= k && N <= k / P ==> N * P <= k;
 
-    lemma block_start: \forall integer i, P;
+    // row i < N of an N×P row-major array, entries i·P .. i·P + P − 1,
+    // lies inside it
+    lemma row_start: \forall integer i, P;
       0 <= i && 0 <= P ==> 0 <= i * P;
-    lemma block_inside: \forall integer i, N, P;
+    lemma row_inside: \forall integer i, N, P;
       0 <= i && i + 1 <= N && 0 <= P ==> i * P + P <= N * P;
 
     // the state's arrays apart from the objects the initialisation reads:
@@ -227,25 +229,26 @@ static int state_rest_alloc(pflref_state *s, const pflref_problem *pr,
                             const pflref_algorithm *alg,
                             const pflref_schedule *schedule, size_t ws_batch)
 {
-    const size_t N = s->N;
-    s->alpha = alg->has_alpha ? pflref_alloc_doubles(N, 1) : NULL;
+    const size_t N = s->N, T = schedule->T;
+    const int has_alpha = alg->has_alpha, has_clusters = alg->has_clusters;
+    s->alpha = has_alpha ? pflref_alloc_doubles(N, 1) : NULL;
     s->ws = pflref_model_workspace_alloc(&pr->model, ws_batch);
-    s->cluster = alg->has_clusters ? alloc_sizes(N) : NULL;
+    s->cluster = has_clusters ? alloc_sizes(N) : NULL;
     s->trained = alloc_sizes(N > 0 ? N : 1);
     /* FedFomo's run-time peer lists: one slot per round once any round
      * carries ε-greedy draws (schedule.h, peer_order) */
     int draws = 0;
-    /*@ loop invariant 0 <= t <= schedule->T;
+    /*@ loop invariant 0 <= t <= T;
         loop assigns t, draws;
-        loop variant schedule->T - t;
+        loop variant T - t;
      */
-    for (size_t t = 0; t < schedule->T; t++)
+    for (size_t t = 0; t < T; t++)
         draws |= schedule->rounds[t].peer_order != NULL;
-    s->chosen_peers = draws ? alloc_peer_lists(schedule->T) : NULL;
-    s->n_chosen = s->chosen_peers != NULL ? schedule->T : 0;
+    s->chosen_peers = draws ? alloc_peer_lists(T) : NULL;
+    s->n_chosen = s->chosen_peers != NULL ? T : 0;
     return !(draws && s->chosen_peers == NULL) && s->trained != NULL &&
-           !(alg->has_alpha && s->alpha == NULL) && s->ws != NULL &&
-           !(alg->has_clusters && s->cluster == NULL);
+           !(has_alpha && s->alpha == NULL) && s->ws != NULL &&
+           !(has_clusters && s->cluster == NULL);
 }
 
 /* Its contract is on its declaration (state.h). */
@@ -257,17 +260,18 @@ pflref_status pflref_state_alloc(pflref_state *s, const pflref_problem *pr,
                                  pflref_error *err)
 {
     const size_t P = pr->model.P, N = pr->N;
+    const int global = alg->has_global, personal = alg->has_personal;
     state_zero(s, pr, hyper, P, N);
     /* P ≥ 1 parameters, and N·P doubles addressable (the personal models,
      * v_i at i·P; the same bound for every algorithm) */
     int ok = P > 0 && N <= SIZE_MAX / sizeof(double) / P;
     if (ok) {
         ok = state_rest_alloc(s, pr, alg, schedule, ws_batch);
-        state_arrays_alloc(s, alg->has_global, alg->has_personal, w0,
-                           &pr->model, &hyper->split);
+        state_arrays_alloc(s, global, personal, w0, &pr->model,
+                           &hyper->split);
     }
-    if (!ok || s->w0 == NULL || (alg->has_global && s->w == NULL) ||
-        (alg->has_personal && s->v == NULL) || s->mask == NULL ||
+    if (!ok || s->w0 == NULL || (global && s->w == NULL) ||
+        (personal && s->v == NULL) || s->mask == NULL ||
         s->shared == NULL || s->accum == NULL || s->mix == NULL) {
         pflref_state_free(s, alg);
         return pflref_error_set(err, PFLREF_ENOMEM, NULL,
