@@ -10,8 +10,8 @@
  * are proved; every copy of w0 and both masks stay inside their arrays.
  * P ≥ 1 and N·P are tested here; that the new arrays are valid and apart
  * is what C guarantees of a new allocation, which WP cannot derive: it is
- * the contract of one three-line wrapper (state_arrays_alloc), an
- * assumption of the proof.
+ * the contract of one short wrapper of the allocations
+ * (state_arrays_alloc), an assumption of the proof.
  */
 #include <stdint.h>
 #include <stdlib.h>
