@@ -64,7 +64,7 @@ model | ref/models/model.c | rte | block_mask,pflref_split_mask
 ifca | ref/algorithms/ifca.c | rte_real | lowest_loss
 state | ref/engine/state.c | rte_real | state_zero,state_rest_alloc,copy_doubles,copy_rows,state_arrays_init
 state calls | ref/engine/state.c | calls | pflref_state_alloc
-state lemmas | ref/engine/state.c | lemmas | lemma_product_fits,lemma_row_start,lemma_row_inside'
+state lemmas | ref/engine/state.c | lemmas | lemma_product_fits,lemma_row_inside'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then

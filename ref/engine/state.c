@@ -40,10 +40,8 @@ pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
 
     // row i < N of an N×P row-major array, entries i·P .. i·P + P − 1,
     // lies inside it
-    lemma row_start: \forall integer i, P;
-      0 <= i && 0 <= P ==> 0 <= i * P;
     lemma row_inside: \forall integer i, N, P;
-      0 <= i && i + 1 <= N && 0 <= P ==> i * P + P <= N * P;
+      0 <= i && i + 1 <= N && 0 <= P ==> 0 <= i * P && i * P + P <= N * P;
 
     // the state's arrays apart from the objects the initialisation reads:
     // the initial parameters w0, the model and the split
