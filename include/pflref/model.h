@@ -440,7 +440,31 @@ pflref_status pflref_split_from_names(const pflref_model *m,
                                       const char *where, pflref_split *out,
                                       pflref_error *err);
 
-/* mask[p] := 1 if parameter p lies in a personal block, else 0  (P entries). */
+/* mask[p] := 1 if parameter p lies in a personal block of split, else 0.
+ *   m [in];  split [in] (NULL: everything shared);  mask [out] P entries.
+ * Does nothing when m or mask is NULL.  Proved (ref/models/model.c): every
+ * block of m must lie inside its P entries, as pflref_model_init makes
+ * them; mask is then 1 exactly on split's personal blocks. */
+/*@ // some block r < q marked personal holds entry p
+    predicate in_personal{L}(pflref_block *B, unsigned char *pers, integer q,
+                             integer p) = \exists integer r; 0 <= r < q &&
+      pers[r] != 0 && B[r].offset <= p < B[r].offset + B[r].size;
+    // the nb blocks of B lie inside P entries
+    predicate blocks_within{L}(pflref_block *B, integer nb, integer P) =
+      \forall integer q; 0 <= q < nb ==> B[q].offset + B[q].size <= P; */
+/*@ requires m != \null ==> \valid_read(m) &&
+             m->nblocks <= PFLREF_MAX_BLOCKS &&
+             blocks_within(&m->blocks[0], m->nblocks, m->P);
+    requires split == \null || \valid_read(split);
+    requires m != \null && mask != \null ==>
+             \valid(mask + (0 .. m->P - 1)) &&
+             \separated(mask + (0 .. m->P - 1), m) &&
+             (split == \null || \separated(mask + (0 .. m->P - 1), split));
+    assigns mask[0 .. m->P - 1];
+    ensures m != \null && mask != \null ==> \forall integer p; 0 <= p < m->P ==>
+            (mask[p] == 1 <==> split != \null &&
+               in_personal(&m->blocks[0], &split->personal[0], m->nblocks, p)) &&
+            (mask[p] == 0 || mask[p] == 1); */
 void pflref_split_mask(const pflref_model *m, const pflref_split *split,
                        unsigned char *mask);
 

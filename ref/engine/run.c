@@ -4,9 +4,10 @@
  * `round` per scheduled round, `finish`, then evaluate every model the
  * algorithm reports on every client.
  *
- * State and work: the driver allocates the run state (ref/engine/engine.h:
- * w⁰, w, v_i, α_i, the split's masks, the aggregation accumulator, the
- * model workspace, the cluster labels, its own evaluation buffer), and,
+ * State and work: the driver allocates the run state (ref/engine/engine.h,
+ * allocated by ref/engine/state.c: w⁰, w, v_i, α_i, the split's masks, the
+ * aggregation accumulator, the model workspace, the cluster labels, its own
+ * evaluation buffer), and,
  * after the algorithm's check, the algorithm's typed workspace
  * (alg->work_alloc, kept in s->extra and freed by alg->work_free); so an
  * algorithm file never allocates inside a round.  Evaluation: each reported
@@ -22,45 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/engine.h"
+#include "engine/state.h"
 #include "engine/work.h"
-
-/* Free n run-time peer lists and their array. */
-static void chosen_peers_free(pflref_batches *b, size_t n)
-{
-    for (size_t t = 0; b != NULL && t < n; t++) {
-        free(b[t].step_off);
-        free(b[t].idx);
-    }
-    free(b);
-}
-
-static void state_free(pflref_state *s, const pflref_algorithm *alg)
-{
-    chosen_peers_free(s->chosen_peers, s->n_chosen);
-    if (s->extra != NULL)
-        alg->work_free(s->extra);
-    free(s->mix);
-    free(s->w0);
-    free(s->w);
-    free(s->v);
-    free(s->alpha);
-    free(s->theta0);
-    free(s->hn);
-    free(s->mask);
-    free(s->shared);
-    free(s->accum);
-    free(s->cluster);
-    free(s->trained);
-    pflref_model_workspace_free(s->ws);
-}
-
-/* calloc(a·b) doubles, NULL on overflow or failure. */
-static double *alloc_doubles(size_t a, size_t b)
-{
-    if (a == 0 || b == 0 || a > SIZE_MAX / b / sizeof(double))
-        return NULL;
-    return calloc(a * b, sizeof(double));
-}
 
 /* The longest batch in b. */
 static size_t longest_batch(const pflref_batches *b)
@@ -217,66 +181,6 @@ static pflref_status run_memory_check(const run_memory *r, size_t N, size_t P,
         MIB(avail), source);
 }
 
-static pflref_status state_alloc(pflref_state *s, const pflref_problem *pr,
-                                 const pflref_algorithm *alg,
-                                 const pflref_hyper *hyper,
-                                 const pflref_schedule *schedule,
-                                 const double *w0, pflref_error *err)
-{
-    const size_t P = pr->model.P, N = pr->N;
-    memset(s, 0, sizeof *s);
-    s->problem = pr;
-    s->hyper = hyper;
-    s->hyper_base = hyper;
-    s->P = P;
-    s->N = N;
-    s->w0 = alloc_doubles(P, 1);
-    s->w = alg->has_global ? alloc_doubles(P, 1) : NULL;
-    s->v = alg->has_personal ? alloc_doubles(N, P) : NULL;
-    s->alpha = alg->has_alpha ? alloc_doubles(N, 1) : NULL;
-    s->mask = calloc(P, 1);
-    s->shared = calloc(P, 1);
-    s->accum = alloc_doubles(P, 1);
-    s->mix = alloc_doubles(P, 1);
-    s->ws = pflref_model_workspace_alloc(&pr->model,
-                                         workspace_size(pr, schedule));
-    if (alg->has_clusters)
-        s->cluster = calloc(N, sizeof *s->cluster);
-    s->trained = calloc(N > 0 ? N : 1, sizeof *s->trained);
-    /* FedFomo's run-time peer lists: one slot per round once any round
-     * carries ε-greedy draws (schedule.h, peer_order) */
-    int draws = 0;
-    for (size_t t = 0; t < schedule->T; t++)
-        draws |= schedule->rounds[t].peer_order != NULL;
-    if (draws) {
-        s->chosen_peers = calloc(schedule->T, sizeof *s->chosen_peers);
-        s->n_chosen = s->chosen_peers != NULL ? schedule->T : 0;
-    }
-    if ((draws && s->chosen_peers == NULL) || s->w0 == NULL ||
-        s->trained == NULL || (alg->has_global && s->w == NULL) ||
-        (alg->has_personal && s->v == NULL) ||
-        (alg->has_alpha && s->alpha == NULL) || s->mask == NULL ||
-        s->shared == NULL || s->accum == NULL || s->mix == NULL ||
-        s->ws == NULL || (alg->has_clusters && s->cluster == NULL)) {
-        state_free(s, alg);
-        return pflref_error_set(err, PFLREF_ENOMEM, NULL,
-                                "out of memory allocating the run state "
-                                "(P = %zu, N = %zu)", P, N);
-    }
-    /* req: fedavg.alg1.l2, pfedme.alg1.l1, ditto.alg1.l1, apfl.alg1.l1 */
-    /* req: perfedavg.alg1.l1, fedalt.alg4.l1, fedsim.alg5.l1, ifca.alg1.l1 */
-    /* req: cfl.alg5.l1, local.eq1 */
-    memcpy(s->w0, w0, P * sizeof *w0);
-    if (s->w != NULL)
-        memcpy(s->w, w0, P * sizeof *w0);
-    for (size_t i = 0; s->v != NULL && i < N; i++)
-        memcpy(s->v + i * P, w0, P * sizeof *w0);
-    pflref_split_mask(&pr->model, &hyper->split, s->mask);
-    for (size_t p = 0; p < P; p++)
-        s->shared[p] = (unsigned char)!s->mask[p];
-    return PFLREF_OK;
-}
-
 /* Every hyperparameter the algorithm requires is set (NaN or
  * PFLREF_INT_UNSET means not set); every one it reads that is set, or that
  * has a default, holds a value the spec reader would accept (finite and
@@ -343,7 +247,7 @@ void pflref_run_result_free(pflref_run_result *r)
     free(r->alpha);
     free(r->theta0);
     free(r->hn);
-    chosen_peers_free(r->chosen_peers, r->T);
+    pflref_chosen_peers_free(r->chosen_peers, r->T);
     for (size_t e = 0; e < r->n_eval; e++) {
         free(r->eval[e].train);
         free(r->eval[e].test);
@@ -494,7 +398,7 @@ static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg
     const pflref_problem *pr = s->problem;
     const size_t N = s->N;
     const int has_test = pflref_problem_has_test(pr);
-    double *a = alloc_doubles(N, 3);
+    double *a = pflref_alloc_doubles(N, 3);
     if (a == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     double *wts = a + N, *work = a + 2 * N;
@@ -581,7 +485,8 @@ static pflref_status run_prepare(const pflref_problem *problem,
     run_memory mem = run_memory_estimate(problem, alg, schedule, trace);
     if ((st = run_memory_check(&mem, problem->N, problem->model.P, err)))
         return st;
-    st = state_alloc(s, problem, alg, hyper, schedule, w0, err);
+    st = pflref_state_alloc(s, problem, alg, hyper, schedule,
+                            workspace_size(problem, schedule), w0, err);
     if (st != PFLREF_OK)
         return st;
     if (alg->check != NULL)
@@ -601,7 +506,7 @@ static pflref_status run_prepare(const pflref_problem *problem,
     if (st == PFLREF_OK && alg->init != NULL)
         st = alg->init(s, err);
     if (st != PFLREF_OK)
-        state_free(s, alg);
+        pflref_state_free(s, alg);
     return st;
 }
 
@@ -711,7 +616,7 @@ pflref_status pflref_run(const pflref_problem *problem,
     } else {
         pflref_run_result_free(r);
     }
-    state_free(&s, alg);
+    pflref_state_free(&s, alg);
     return st;
 }
 
@@ -740,6 +645,6 @@ pflref_status pflref_run_resync(const pflref_problem *problem,
     if (st != PFLREF_OK)
         return st;
     st = run_rounds(&s, alg, schedule, load, load_ctx, trace, err);
-    state_free(&s, alg);
+    pflref_state_free(&s, alg);
     return st;
 }

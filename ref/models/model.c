@@ -683,12 +683,6 @@ pflref_status pflref_split_from_names(const pflref_model *m,
     return PFLREF_OK;
 }
 
-/*@ predicate in_personal{L}(pflref_block *B, unsigned char *pers, integer q,
-                             integer p) = \exists integer r; 0 <= r < q &&
-      pers[r] != 0 && B[r].offset <= p < B[r].offset + B[r].size;
-    predicate blocks_within{L}(pflref_block *B, integer nb, integer P) =
-      \forall integer q; 0 <= q < nb ==> B[q].offset + B[q].size <= P; */
-
 /* The index kernel of the split mask, proved (proofs/README.md): mask[p] =
  * 1 exactly when p lies in a block q < nblocks with personal[q] ≠ 0 (none
  * when personal is NULL), 0 otherwise; writes mask[0..P−1] and nothing
@@ -757,22 +751,7 @@ static void block_mask(const pflref_block *blocks, size_t nblocks,
     }
 }
 
-/* mask[p] := 1 when parameter p lies in a personal block of split, else 0.
- *   m [in];  split [in] (NULL: everything shared);  mask [out] P entries.
- * Does nothing when m or mask is NULL. */
-/*@ requires m != \null ==> \valid_read(m) &&
-             m->nblocks <= PFLREF_MAX_BLOCKS &&
-             blocks_within(&m->blocks[0], m->nblocks, m->P);
-    requires split == \null || \valid_read(split);
-    requires m != \null && mask != \null ==>
-             \valid(mask + (0 .. m->P - 1)) &&
-             \separated(mask + (0 .. m->P - 1), m) &&
-             (split == \null || \separated(mask + (0 .. m->P - 1), split));
-    assigns mask[0 .. m->P - 1];
-    ensures m != \null && mask != \null ==> \forall integer p; 0 <= p < m->P ==>
-            (mask[p] == 1 <==> split != \null &&
-               in_personal(&m->blocks[0], &split->personal[0], m->nblocks, p)) &&
-            (mask[p] == 0 || mask[p] == 1); */
+/* The contract is on the declaration (pflref/model.h). */
 void pflref_split_mask(const pflref_model *m, const pflref_split *split,
                        unsigned char *mask)
 {

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/engine/state.h: the run state's allocation and release
+ * (ref/engine/state.c), private to the run driver (ref/engine/run.c).
+ * Floor: engine.
+ */
+#ifndef PFLREF_ENGINE_STATE_H
+#define PFLREF_ENGINE_STATE_H
+
+#include "engine/engine.h"
+
+/* calloc(a·b) doubles, NULL when a or b is 0, on overflow of the bytes or
+ * on failure. */
+double *pflref_alloc_doubles(size_t a, size_t b);
+
+/* Free n run-time peer lists (FedFomo's) and their array. */
+void pflref_chosen_peers_free(pflref_batches *b, size_t n);
+
+/* Initialize the run state s of algorithm alg on problem pr (ref/engine/
+ * engine.h): zero it, then allocate w⁰, w (alg->has_global), v_i
+ * (has_personal), α_i (has_alpha), the split's mask and shared, the
+ * aggregation accumulator, the driver's evaluation buffer, the model
+ * workspace for batches up to ws_batch samples, the cluster labels
+ * (has_clusters), the training counts and, when a round of the schedule
+ * carries peer draws, FedFomo's T run-time peer lists; then w⁰ = w = v_i =
+ * the initial parameters w0 (P doubles), mask := hyper's split
+ * (pflref_split_mask) and shared := 1 − mask.
+ * Returns PFLREF_OK, or PFLREF_ENOMEM (nothing left allocated) when an
+ * allocation fails, P = 0, or N·P doubles would not be addressable.
+ * Proved (proofs/README.md): on PFLREF_OK, s has the shapes state_base,
+ * state_global (has_global) and state_personal (has_personal) name, and
+ * shared = 1 − mask, mask 0 or 1.  The caller's part: the problem's model
+ * has its blocks inside its P entries (as pflref_model_init makes it;
+ * nothing tests it at run time), w0 holds its P entries, and the schedule
+ * holds its T rounds (it passed pflref_schedule_validate). */
+/*@ requires \valid(s);
+    requires \valid_read(pr) && \valid_read(alg) && \valid_read(hyper) &&
+             \valid_read(schedule);
+    requires schedule->T > 0 ==>
+             \valid_read(schedule->rounds + (0 .. schedule->T - 1));
+    requires \valid_read(w0 + (0 .. pr->model.P - 1));
+    requires model_shape: pr->model.nblocks <= PFLREF_MAX_BLOCKS &&
+             blocks_within(&pr->model.blocks[0], pr->model.nblocks,
+                           pr->model.P);
+    requires \separated(s, pr, alg, hyper, schedule,
+                        w0 + (0 .. pr->model.P - 1));
+    ensures \result == PFLREF_OK ==> state_base(s) &&
+            s->P == \old(pr->model.P) && s->N == \old(pr->N);
+    ensures \result == PFLREF_OK && \old(alg->has_global) ==>
+            state_global(s);
+    ensures \result == PFLREF_OK && !\old(alg->has_global) ==> s->w == \null;
+    ensures \result == PFLREF_OK && \old(alg->has_personal) ==>
+            state_personal(s);
+    ensures \result == PFLREF_OK && !\old(alg->has_personal) ==>
+            s->v == \null;
+    ensures \result == PFLREF_OK ==> \forall integer p; 0 <= p < s->P ==>
+            (s->mask[p] == 0 || s->mask[p] == 1) &&
+            s->shared[p] == 1 - s->mask[p];
+ */
+pflref_status pflref_state_alloc(pflref_state *s, const pflref_problem *pr,
+                                 const pflref_algorithm *alg,
+                                 const pflref_hyper *hyper,
+                                 const pflref_schedule *schedule,
+                                 size_t ws_batch, const double *w0,
+                                 pflref_error *err);
+
+/* Free everything pflref_state_alloc allocated and the algorithm's
+ * workspace (s->extra, by alg->work_free). */
+void pflref_state_free(pflref_state *s, const pflref_algorithm *alg);
+
+#endif
