@@ -45,6 +45,10 @@ RTE="-wp-rte -warn-unsigned-overflow"
 #               kernels that only copy or compare doubles (finite ones),
 #               or, for pflref_accumulate, compute one whose value is not
 #               claimed; their index and assigns goals are the same;
+#   calls_real  the algorithms' call sites of the block kernels: as calls,
+#               with their own assigns and loop assigns, under the
+#               typed+real model (their contexts hold doubles, on which
+#               CVC4 1.8's floating-point theory gives up);
 #   lemmas      the ACSL lemmas of the file (the listed names are the
 #               lemmas, prefixed lemma_), which the other jobs use.
 JOBS='ids | ref/sampling/ids.c | rte | pflref_ids_first_bad,pflref_index_first_out_of_range,pflref_size_mul_sat,pflref_size_add_sat,pflref_steps_first_bad,pflref_step_of,pflref_marks_set,pflref_selected_first_bad,pflref_drawn_first_bad,pflref_ids_iota,pflref_batch_copy
@@ -61,7 +65,10 @@ vec | ref/core/vec.c | rte_real | pflref_compose,pflref_accumulate
 sgd | ref/engine/sgd.c | rte_real | pflref_share_to_all
 sgd lemmas | ref/engine/sgd.c | lemmas | lemma_block_before,lemma_block_inside,lemma_block_ends_before,lemma_block_composed_kept,lemma_row_composed_kept
 model | ref/models/model.c | rte | block_mask,pflref_split_mask
-ifca | ref/algorithms/ifca.c | rte_real | lowest_loss'
+ifca | ref/algorithms/ifca.c | rte_real | lowest_loss
+engine row | ref/engine/engine.h | rte_real | pflref_row
+fedalt | ref/algorithms/fedalt.c | rte_real | keep_block
+fedalt calls | ref/algorithms/fedalt.c | calls_real | pfl_round,pfl_finetune,pfl_load_state'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then
@@ -96,6 +103,7 @@ wp() {
     case "$2" in
         rte) opts="$RTE" ;;
         calls) opts="-wp-prop=@requires,@invariant,@ensures" ;;
+        calls_real) opts="-wp-model typed+real -warn-special-float none -wp-prop=@requires,@invariant,@ensures,@assigns" ;;
         rte_assert) opts="$RTE -wp-prop=@assert" ;;
         rte_real) opts="$RTE -wp-model typed+real -warn-special-float none" ;;
         lemmas) opts="-wp-model typed+real -wp-prop=@lemma" ;;

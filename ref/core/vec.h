@@ -5,7 +5,9 @@
 
 #include <stddef.h>
 
-/* 1 when every entry of x[0..n−1] is finite. */
+/* 1 when every entry of x[0..n−1] is finite.  It writes nothing (stated
+ * for the proofs of its callers, proofs/README.md). */
+/*@ assigns \nothing; */
 int pflref_all_finite(const double *x, size_t n);
 
 /* acc := acc + c·x over P entries: one term of a server aggregation.
