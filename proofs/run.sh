@@ -67,8 +67,9 @@ sgd lemmas | ref/engine/sgd.c | lemmas | lemma_block_before,lemma_block_inside,l
 model | ref/models/model.c | rte | block_mask,pflref_split_mask
 ifca | ref/algorithms/ifca.c | rte_real | lowest_loss
 engine row | ref/engine/engine.h | rte_real | pflref_row
-fedalt | ref/algorithms/fedalt.c | rte_real | keep_block
-fedalt calls | ref/algorithms/fedalt.c | calls_real | pfl_round,pfl_finetune,pfl_load_state'
+vec copy | ref/core/vec.h | rte_real | pflref_copy
+fedalt calls | ref/algorithms/fedalt.c | calls_real | pfl_round,pfl_finetune,pfl_load_state
+pflego calls | ref/algorithms/pflego.c | calls_real | round_with,client_round,server_step'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then

@@ -263,21 +263,6 @@ static double server_weight(const pflref_state *s, size_t i,
     }
 }
 
-/* v_i := x, P entries (the device keeps its model). */
-/*@ requires \valid(v_i + (0 .. P - 1)) && \valid_read(x + (0 .. P - 1));
-    requires \separated(v_i + (0 .. P - 1), x + (0 .. P - 1));
-    assigns v_i[0 .. P - 1];
- */
-static void keep_block(double *v_i, const double *x, size_t P)
-{
-    /*@ loop invariant 0 <= p <= P;
-        loop assigns p, v_i[0 .. P - 1];
-        loop variant P - p;
-     */
-    for (size_t p = 0; p < P; p++)
-        v_i[p] = x[p];
-}
-
 /* One round of FedAlt (alt = 1) or FedSim.  Proved call sites
  * (proofs/README.md): from the run's state, the validated plan and the
  * workspace, each block v_i it composes, keeps and sums lies in s->v, and
@@ -326,7 +311,7 @@ static pflref_status pfl_round(pflref_state *s, const pfl_work *ws,
         pflref_client_end(s, i, "w_local", x, trace);
         if (!stateless) {
             /* req: fedsim.alg5.l11 */
-            keep_block(v_i, x, P);          /* keeps v_i^(t+1) */
+            pflref_copy(v_i, x, P);         /* keeps v_i^(t+1) */
             pflref_client_end(s, i, "v", v_i, trace);
         }
         /* req: fedalt.alg4.l15 */
