@@ -407,9 +407,10 @@ static pflref_status server_step(pflref_state *s, const pflego_work *ws,
                         plan->clients + (0 .. plan->m - 1));
     requires \separated(plan->clients + (0 .. plan->m - 1), s);
  */
-static pflref_status round_with(pflref_state *s, const pflego_work *ws,
-                                const pflref_round_plan *plan,
-                                const pflref_trace *trace, pflref_error *err)
+static pflref_status pflego_round_with(pflref_state *s, const pflego_work *ws,
+                                       const pflref_round_plan *plan,
+                                       const pflref_trace *trace,
+                                       pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
     const size_t N = s->N, m = plan->m;
@@ -447,7 +448,7 @@ static pflref_status pflego_round(pflref_state *s,
                                   const pflref_round_plan *plan,
                                   const pflref_trace *trace, pflref_error *err)
 {
-    return round_with(s, s->extra, plan, trace, err);
+    return pflego_round_with(s, s->extra, plan, trace, err);
 }
 
 /* Re-synchronised checking: w = (θ_t, the initial head) and the v_i =

@@ -315,6 +315,7 @@ void pflref_round_begin(pflref_state *s, double *w_t,
 /* Σ_j n_{ids[j]} over j = 0..m−1 (ids NULL: clients 0..m−1), the
  * clients' training-set sizes summed in list order, as a double (the
  * denominator of the sample-weighted averages). */
+/*@ assigns \nothing; */
 double pflref_train_n(const pflref_problem *problem, const size_t *ids,
                       size_t m);
 
@@ -338,6 +339,7 @@ pflref_status pflref_server_publish(pflref_state *s, const char *formula,
 
 /* Round end of the averaging algorithms: w := s->accum, then
  * pflref_server_publish. */
+/*@ assigns s->w[0 .. s->P - 1], *err; */
 pflref_status pflref_round_end(pflref_state *s, const char *formula,
                                const pflref_trace *trace, pflref_error *err);
 
