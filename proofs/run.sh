@@ -45,6 +45,10 @@ RTE="-wp-rte -warn-unsigned-overflow"
 #               kernels that only copy or compare doubles (finite ones),
 #               or, for pflref_accumulate, compute one whose value is not
 #               claimed; their index and assigns goals are the same;
+#   calls_real  the algorithms' call sites of the block kernels: as calls,
+#               with their own assigns and loop assigns, under the
+#               typed+real model (their contexts hold doubles, on which
+#               CVC4 1.8's floating-point theory gives up);
 #   lemmas      the ACSL lemmas of the file (the listed names are the
 #               lemmas, prefixed lemma_), which the other jobs use.
 JOBS='ids | ref/sampling/ids.c | rte | pflref_ids_first_bad,pflref_index_first_out_of_range,pflref_size_mul_sat,pflref_size_add_sat,pflref_steps_first_bad,pflref_step_of,pflref_marks_set,pflref_selected_first_bad,pflref_drawn_first_bad,pflref_ids_iota,pflref_batch_copy
@@ -66,7 +70,12 @@ schedule generate calls | ref/sampling/schedule.c | calls | check_counts,check_w
 schedule generate guards | ref/sampling/schedule.c | rte_assert | check_counts,fill_client,fill_trainers,fill_schedule,pflref_schedule_generate
 state | ref/engine/state.c | rte_real | state_zero,state_rest_alloc,copy_doubles,copy_rows,state_arrays_init
 state calls | ref/engine/state.c | calls | pflref_state_alloc
-state lemmas | ref/engine/state.c | lemmas | lemma_product_fits,lemma_row_inside'
+state lemmas | ref/engine/state.c | lemmas | lemma_product_fits,lemma_row_inside
+engine row | ref/engine/engine.h | rte_real | pflref_row
+vec copy | ref/core/vec.h | rte_real | pflref_copy
+fedalt calls | ref/algorithms/fedalt.c | calls_real | pfl_round,pfl_finetune,pfl_load_state
+pflego calls | ref/algorithms/pflego.c | calls_real | pflego_round_with,client_round,server_step
+fedbn calls | ref/algorithms/fedbn.c | calls_real | fedbn_round_with'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then
@@ -101,6 +110,7 @@ wp() {
     case "$2" in
         rte) opts="$RTE" ;;
         calls) opts="-wp-prop=@requires,@invariant,@ensures" ;;
+        calls_real) opts="-wp-model typed+real -warn-special-float none -wp-prop=@requires,@invariant,@ensures,@assigns" ;;
         rte_assert) opts="$RTE -wp-prop=@assert" ;;
         rte_real) opts="$RTE -wp-model typed+real -warn-special-float none" ;;
         lemmas) opts="-wp-model typed+real -wp-prop=@lemma" ;;

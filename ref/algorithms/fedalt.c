@@ -154,6 +154,19 @@ typedef struct {
     double *g;         /* P: a stochastic gradient G_i at the iterate     */
 } pfl_work;
 
+/* The workspace pfl_work_alloc returns for the run state s (the shape the
+ * proofs of pfl_round and pfl_finish start from, proofs/README.md): x and
+ * g P writable doubles each, apart from each other, from the workspace
+ * record and from the state's arrays. */
+/*@ predicate pfl_work_shape{L}(pfl_work *ws, pflref_state *s) =
+      \valid_read(ws) &&
+      \valid(ws->x + (0 .. s->P - 1)) && \valid(ws->g + (0 .. s->P - 1)) &&
+      \separated(ws->x + (0 .. s->P - 1), ws->g + (0 .. s->P - 1), ws, s,
+                 s->w + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1),
+                 s->v + (0 .. s->N * s->P - 1), s->accum + (0 .. s->P - 1),
+                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
+ */
+
 static void *pfl_work_alloc(const pflref_problem *problem,
                             const pflref_hyper *hyper)
 {
@@ -193,7 +206,10 @@ static pflref_status sim_step(pflref_state *s, size_t i,
     return PFLREF_OK;
 }
 
-/* Device i's local update (LocalAlt or LocalSim) on x = (u^(t), v_i). */
+/* Device i's local update (LocalAlt or LocalSim) on x = (u^(t), v_i).
+ * Its frame is an assumption of the proof of pfl_round (proofs/README.md):
+ * it writes x, g and *err (and the model workspace's temporaries). */
+/*@ assigns x[0 .. s->P - 1], g[0 .. s->P - 1], *err; */
 static pflref_status local_update(pflref_state *s, int alt, size_t i,
                                   const pflref_batches *b, double *x,
                                   double *g, const pflref_trace *trace,
@@ -233,6 +249,7 @@ static pflref_status local_update(pflref_state *s, int alt, size_t i,
 
 /* The server weight α_i of device i (before normalisation over S). */
 /* req: fedalt.eq1 */
+/*@ assigns \nothing; */
 static double server_weight(const pflref_state *s, size_t i,
                             const pflref_batches *b)
 {
@@ -246,31 +263,45 @@ static double server_weight(const pflref_state *s, size_t i,
     }
 }
 
-static pflref_status pfl_round(pflref_state *s, const pflref_round_plan *plan,
+/* One round of FedAlt (alt = 1) or FedSim.  Proved call sites
+ * (proofs/README.md): from the run's state, the validated plan and the
+ * workspace, each block v_i it composes, keeps and sums lies in s->v, and
+ * the broadcast's preconditions hold. */
+/*@ requires state_global(s) && state_personal(s);
+    requires round_plan(plan, s->N);
+    requires pfl_work_shape(ws, s);
+    requires \separated(err, s, plan, plan->clients + (0 .. plan->m - 1));
+    requires \separated(plan->clients + (0 .. plan->m - 1), s);
+ */
+static pflref_status pfl_round(pflref_state *s, const pfl_work *ws,
+                               const pflref_round_plan *plan,
                                const pflref_trace *trace, pflref_error *err,
                                int alt)
 {
     const int stateless = s->hyper->pfl.state == PFLREF_PFL_STATELESS;
-    const size_t P = s->P;
+    const size_t P = s->P, N = s->N, m = plan->m;
+    const size_t *const clients = plan->clients;
     const long t = (long)s->t;
-    pfl_work *ws = s->extra;
-    double *x = ws->x, *g = ws->g, *acc = s->accum;
+    double *const x = ws->x, *const g = ws->g, *const acc = s->accum;
+    double *const w = s->w, *const w0 = s->w0, *const v = s->v;
+    const unsigned char *const shared = s->shared;
 
-    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1, "w",
-                      s->w, P, NULL);
+    pflref_round_begin(s, NULL, trace);     /* and acc := 0 */
     double total = 0.0;              /* Σ_{i∈S} α_i */
-    for (size_t j = 0; j < plan->m; j++)
-        total += server_weight(s, plan->clients[j], &plan->batches[j]);
-    for (size_t p = 0; p < P; p++)
-        acc[p] = 0.0;
+    /*@ loop assigns j, total; */
+    for (size_t j = 0; j < m; j++)
+        total += server_weight(s, clients[j], &plan->batches[j]);
 
     /* req: fedalt.alg4.l4, fedsim.alg5.l4 */
-    for (size_t j = 0; j < plan->m; j++) {
-        const size_t i = plan->clients[j];
-        double *v_i = s->v + i * P;
+    /*@ loop assigns j, x[0 .. P - 1], g[0 .. P - 1], v[0 .. N * P - 1],
+                     acc[0 .. P - 1], s->hyper_round, *err;
+     */
+    for (size_t j = 0; j < m; j++) {
+        const size_t i = clients[j];
+        double *v_i = pflref_row(v, i, N, P);
         /* req: fedalt.alg4.l5, fedsim.alg5.l5 */
         /* x = (u^(t), v_i^(t)); stateless: (u^(t), v⁰) */
-        pflref_compose(s->shared, s->w, stateless ? s->w0 : v_i, x, P);
+        pflref_compose(shared, w, stateless ? w0 : v_i, x, P);
         pflref_client_begin(s, i, "w_local", x, NULL, trace);
         pflref_client_lr(s, i, 0, 1);  /* γ_u, γ_v of i's train() (lr.count) */
         pflref_status st = local_update(s, alt, i, &plan->batches[j], x, g,
@@ -280,7 +311,7 @@ static pflref_status pfl_round(pflref_state *s, const pflref_round_plan *plan,
         pflref_client_end(s, i, "w_local", x, trace);
         if (!stateless) {
             /* req: fedsim.alg5.l11 */
-            memcpy(v_i, x, P * sizeof *x);   /* keeps v_i^(t+1) */
+            pflref_copy(v_i, x, P);         /* keeps v_i^(t+1) */
             pflref_client_end(s, i, "v", v_i, trace);
         }
         /* req: fedalt.alg4.l15 */
@@ -291,14 +322,12 @@ static pflref_status pfl_round(pflref_state *s, const pflref_round_plan *plan,
 
     /* req: fedalt.alg4.l16, fedsim.alg5.l12 */
     /* u^(t+1) = Σ α_i u_i / Σ α_i on the shared entries; the personal
-     * entries of w stay v⁰. */
-    for (size_t p = 0; p < P; p++)
-        if (s->shared[p])
-            s->w[p] = acc[p];
-    if (!pflref_all_finite(s->w, P))
+     * entries of w stay v⁰: w := (acc, v⁰). */
+    pflref_compose(shared, acc, w, w, P);
+    if (!pflref_all_finite(w, P))
         return pflref_error_diverge(err, t, -1, -1, "w");
-    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
-                      P, SERVER_LINE);
+    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", w, P,
+                      SERVER_LINE);
     /* req: fedalt.alg4.l17, fedsim.alg5.l13 */
     pflref_share_to_all(s);                  /* (u^(t+1), v_i^(t+1)) */
     return PFLREF_OK;
@@ -308,31 +337,42 @@ static pflref_status fedalt_round(pflref_state *s,
                                   const pflref_round_plan *plan,
                                   const pflref_trace *trace, pflref_error *err)
 {
-    return pfl_round(s, plan, trace, err, 1);
+    return pfl_round(s, s->extra, plan, trace, err, 1);
 }
 
 static pflref_status fedsim_round(pflref_state *s,
                                   const pflref_round_plan *plan,
                                   const pflref_trace *trace, pflref_error *err)
 {
-    return pfl_round(s, plan, trace, err, 0);
+    return pfl_round(s, s->extra, plan, trace, err, 0);
 }
 
-/* Final fine-tuning of every device on its post batches. */
-static pflref_status pfl_finish(pflref_state *s,
-                                const pflref_schedule *schedule,
-                                const pflref_trace *trace, pflref_error *err)
+/* Final fine-tuning of every device on its post batches, with the
+ * workspace ws = s->extra.  Proved call sites (proofs/README.md): every
+ * block v_i it starts from (u^(T), v⁰) lies in s->v. */
+/*@ requires state_global(s) && state_personal(s);
+    requires pfl_work_shape(ws, s);
+    requires s->problem->model.P == s->P;
+    requires \separated(err, s, s->problem);
+ */
+static pflref_status pfl_finetune(pflref_state *s, const pfl_work *ws,
+                                  const pflref_schedule *schedule,
+                                  const pflref_trace *trace,
+                                  pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
     const pflref_pfl_hyper *hp = &s->hyper->pfl;
     const double eta_ft = s->hyper->eta_ft;
     const int full = hp->finetune == PFLREF_PFL_FINETUNE_FULL;
-    const size_t P = s->P;
-    pfl_work *ws = s->extra;
-    for (size_t i = 0; i < s->N; i++) {
-        double *v_i = s->v + i * P;
-        if (hp->state == PFLREF_PFL_STATELESS)    /* from (u^(T), v⁰) */
-            pflref_compose(s->shared, s->w, s->w0, v_i, P);
+    const int stateless = hp->state == PFLREF_PFL_STATELESS;
+    const size_t P = s->P, N = s->N;
+    double *const w = s->w, *const w0 = s->w0, *const v = s->v;
+    const unsigned char *const shared = s->shared;
+    /*@ loop assigns i, v[0 .. N * P - 1], ws->g[0 .. P - 1], *err; */
+    for (size_t i = 0; i < N; i++) {
+        double *v_i = pflref_row(v, i, N, P);
+        if (stateless)                          /* from (u^(T), v⁰) */
+            pflref_compose(shared, w, w0, v_i, P);
         pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "finetune", -1,
                           (long)i, 0, "v", v_i, P, NULL);
         const pflref_local_sgd job = {
@@ -350,10 +390,18 @@ static pflref_status pfl_finish(pflref_state *s,
     return PFLREF_OK;
 }
 
+static pflref_status pfl_finish(pflref_state *s,
+                                const pflref_schedule *schedule,
+                                const pflref_trace *trace, pflref_error *err)
+{
+    return pfl_finetune(s, s->extra, schedule, trace, err);
+}
+
 /* Re-synchronised checking: a device's CLIENT_END "v" is (u_i^(t+1),
  * v_i^(t+1)), its own shared entries before the average; the state after
  * round t is (u^(t+1), v_i^(t+1)), the shared entries from the server's
  * w (l. 17, 13), as the round leaves it. */
+/*@ requires state_global(s) && state_personal(s); */
 static void pfl_load_state(pflref_state *s, pflref_state_loader load,
                            void *ctx, long t)
 {

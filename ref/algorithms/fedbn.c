@@ -74,6 +74,25 @@ typedef struct {
     unsigned char *non_bn;     /* P: 1 − bn_mask                           */
 } fedbn_work;
 
+/* The workspace fedbn_work_alloc returns for the run state s (the shape
+ * the proof of the round starts from, proofs/README.md): three P-double
+ * buffers and two P-byte masks, apart from each other, from the workspace
+ * record and from the state's arrays. */
+/*@ predicate fedbn_work_shape{L}(fedbn_work *ws, pflref_state *s) =
+      \valid_read(ws) &&
+      \valid(ws->w_t + (0 .. s->P - 1)) &&
+      \valid(ws->theta + (0 .. s->P - 1)) &&
+      \valid(ws->g + (0 .. s->P - 1)) &&
+      \valid(ws->bn_mask + (0 .. s->P - 1)) &&
+      \valid(ws->non_bn + (0 .. s->P - 1)) &&
+      \separated(ws->w_t + (0 .. s->P - 1), ws->theta + (0 .. s->P - 1),
+                 ws->g + (0 .. s->P - 1), ws->bn_mask + (0 .. s->P - 1),
+                 ws->non_bn + (0 .. s->P - 1), ws, s,
+                 s->w + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1),
+                 s->v + (0 .. s->N * s->P - 1), s->accum + (0 .. s->P - 1),
+                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
+ */
+
 static void *fedbn_work_alloc(const pflref_problem *problem,
                               const pflref_hyper *hyper)
 {
@@ -135,9 +154,13 @@ static pflref_status fedbn_check(const pflref_problem *problem,
 
 /* req: fedbn.alg1.l2 */
 /* Alg. 1 l. 2 for client k: its batches, each a gradient step on the
- * parameters and a momentum step of the running statistics. */
+ * parameters and a momentum step of the running statistics.  Its frame is
+ * an assumption of the proof of the round (proofs/README.md): it writes
+ * θ, g and *err (and the model workspace's temporaries). */
+/*@ assigns ws->theta[0 .. s->P - 1], ws->g[0 .. s->P - 1], *err; */
 static pflref_status client_update(pflref_state *s, size_t k,
-                                   const pflref_batches *b, fedbn_work *ws,
+                                   const pflref_batches *b,
+                                   const fedbn_work *ws,
                                    const pflref_trace *trace,
                                    pflref_error *err)
 {
@@ -167,60 +190,88 @@ static pflref_status client_update(pflref_state *s, size_t k,
     return PFLREF_OK;
 }
 
-static pflref_status fedbn_round(pflref_state *s,
-                                 const pflref_round_plan *plan,
-                                 const pflref_trace *trace, pflref_error *err)
+/* One round with the workspace ws = s->extra.  Proved call sites
+ * (proofs/README.md): every block v_k it composes or sets, and the
+ * server's buffers, have the sizes and separations the kernels require,
+ * from the run's state, the validated plan and the workspace. */
+/*@ requires state_global(s) && state_personal(s);
+    requires round_plan(plan, s->N);
+    requires fedbn_work_shape(ws, s);
+    requires \separated(err, ws, s, plan,
+                        plan->clients + (0 .. plan->m - 1));
+    requires \separated(plan->clients + (0 .. plan->m - 1), s);
+ */
+static pflref_status fedbn_round_with(pflref_state *s, const fedbn_work *ws,
+                                      const pflref_round_plan *plan,
+                                      const pflref_trace *trace,
+                                      pflref_error *err)
 {
-    fedbn_work *ws = s->extra;
     const pflref_problem *pr = s->problem;
     const int weights = s->hyper->fedbn.weights;      /* c_k's rule     */
     const int local = s->hyper->fedbn.bn == PFLREF_FEDBN_BN_LOCAL;
-    const size_t P = s->P;
+    const size_t P = s->P, N = s->N, m = plan->m;
+    const size_t *const clients = plan->clients;
+    double *const w = s->w, *const v = s->v, *const acc = s->accum;
+    double *const w_t = ws->w_t, *const theta = ws->theta;
 
     /* req: fedbn.alg1.l3 */
-    pflref_round_begin(s, ws->w_t, trace);
-    const double m_t = pflref_train_n(pr, plan->clients, plan->m);
-    for (size_t j = 0; j < plan->m; j++) {
-        const size_t k = plan->clients[j];
-        double *v_k = s->v + k * P;
+    pflref_round_begin(s, w_t, trace);
+    const double m_t = pflref_train_n(pr, clients, m);
+    /*@ loop assigns j, theta[0 .. P - 1], ws->g[0 .. P - 1],
+                     v[0 .. N * P - 1], acc[0 .. P - 1], *err;
+     */
+    for (size_t j = 0; j < m; j++) {
+        const size_t k = clients[j];
+        double *v_k = pflref_row(v, k, N, P);
         /* req: fedbn.alg1.l2 */
         /* l. 2's start: the server's non-BN layers, the client's own BN
          * (shared: the server's whole model) */
         if (local)
-            pflref_compose(ws->non_bn, ws->w_t, v_k, ws->theta, P);
+            pflref_compose(ws->non_bn, w_t, v_k, theta, P);
         else
-            memcpy(ws->theta, ws->w_t, P * sizeof(double));
-        pflref_client_begin(s, k, "v", ws->theta, NULL, trace);
+            pflref_copy(theta, w_t, P);
+        pflref_client_begin(s, k, "v", theta, NULL, trace);
         pflref_status st = client_update(s, k, &plan->batches[j], ws, trace,
                                          err);
         if (st != PFLREF_OK)
             return st;
-        pflref_client_end(s, k, "v", ws->theta, trace);
-        pflref_compose(ws->bn_mask, ws->theta, v_k, v_k, P); /* keep BN */
+        pflref_client_end(s, k, "v", theta, trace);
+        pflref_compose(ws->bn_mask, theta, v_k, v_k, P);   /* keep BN */
         /* req: fedbn.alg1.l4 */
         /* l. 4: c_k = 1/m (box) or n_k/Σ n_j */
         const double c = weights == PFLREF_FEDBN_WEIGHTS_SAMPLES
                              ? (double)pr->clients[k].train.n / m_t
-                             : 1.0 / (double)plan->m;
-        pflref_accumulate(s->accum, c, ws->theta, P);
+                             : 1.0 / (double)m;
+        pflref_accumulate(acc, c, theta, P);
     }
     /* req: fedbn.alg1.l5 */
-    /* l. 5: the server's BN entries are not touched (local) */
-    if (local)
-        pflref_compose(ws->non_bn, s->accum, ws->w_t, s->accum, P);
+    /* l. 5: the server's BN entries are not touched (local): w_t :=
+     * (the average on the non-BN entries, w_t's BN), the new w */
+    if (local) {
+        pflref_compose(ws->non_bn, acc, w_t, w_t, P);
+        pflref_copy(acc, w_t, P);
+    }
     pflref_status st =
         pflref_round_end(s, SERVER_LINE[!local][weights], trace, err);
     if (st != PFLREF_OK)
         return st;
     /* every client's non-BN layers := w (shared: its whole model := w) */
-    for (size_t i = 0; i < s->N; i++) {
-        double *v_i = s->v + i * P;
+    /*@ loop assigns i, v[0 .. N * P - 1]; */
+    for (size_t i = 0; i < N; i++) {
+        double *v_i = pflref_row(v, i, N, P);
         if (local)
-            pflref_compose(ws->non_bn, s->w, v_i, v_i, P);
+            pflref_compose(ws->non_bn, w, v_i, v_i, P);
         else
-            memcpy(v_i, s->w, P * sizeof(double));
+            pflref_copy(v_i, w, P);
     }
     return PFLREF_OK;
+}
+
+static pflref_status fedbn_round(pflref_state *s,
+                                 const pflref_round_plan *plan,
+                                 const pflref_trace *trace, pflref_error *err)
+{
+    return fedbn_round_with(s, s->extra, plan, trace, err);
 }
 
 const pflref_algorithm pflref_fedbn = {

@@ -156,6 +156,27 @@ typedef struct {
     double *E;        /* N_max × k: the output errors ∂ℓ/∂z at (W̃_i, θ_t) */
 } pflego_work;
 
+/* The P-entry buffers of the workspace pflego_work_alloc returns for the
+ * run state s (the shape the proofs of the round start from,
+ * proofs/README.md): m, v, x and g P writable doubles each, apart from
+ * each other, from the workspace record and from the state's arrays. */
+/*@ predicate pflego_work_shape{L}(pflego_work *ws, pflref_state *s) =
+      \valid_read(ws) &&
+      \valid(ws->m + (0 .. s->P - 1)) && \valid(ws->v + (0 .. s->P - 1)) &&
+      \valid(ws->x + (0 .. s->P - 1)) && \valid(ws->g + (0 .. s->P - 1)) &&
+      \separated(ws->m + (0 .. s->P - 1), ws->v + (0 .. s->P - 1),
+                 ws->x + (0 .. s->P - 1), ws->g + (0 .. s->P - 1), ws, s,
+                 s->w + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1),
+                 s->v + (0 .. s->N * s->P - 1), s->accum + (0 .. s->P - 1),
+                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
+ */
+
+/* The body's pass counters of a model workspace (include/pflref/model.h);
+ * for the proofs here, its frame: it writes the two counts only. */
+/*@ assigns *forward, *backward; */
+void pflref_model_workspace_passes(const pflref_model_workspace *ws,
+                                   size_t *forward, size_t *backward);
+
 /* N_max is the largest client data set (pflref_problem_max_n); h and k
  * are the mlp's hidden width and outputs (check ensures an mlp). */
 static void *pflego_work_alloc(const pflref_problem *problem,
@@ -188,7 +209,11 @@ static pflref_status model_failed(pflref_error *err, pflref_status st,
 
 /* Steps 3–6 for client i: x = (θ_t, W_i) in, (θ_t, W_i^{t+1}) out; g gets
  * the joint gradient (g_i in the body entries, G_i in the head entries).
- * head_scale is step 6's ρ (I/r) or ρ (I/r) α_i. */
+ * head_scale is step 6's ρ (I/r) or ρ (I/r) α_i.  Its frame is an
+ * assumption of the proofs below (proofs/README.md): it writes x, g and
+ * *err (and the workspace's caches A, Phi, E and the model workspace's
+ * temporaries, which no proof here reads). */
+/*@ assigns x[0 .. s->P - 1], g[0 .. s->P - 1], *err; */
 static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
                                    double head_scale, double *x, double *g,
                                    const pflref_trace *trace,
@@ -244,8 +269,16 @@ static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
 
 /* Steps 2–7 for participant j of the round: client i = plan->clients[j]
  * updates (θ_t, W_i) and the server adds its α_i g_i to acc.
- *   N_all = N;  N_sel = Σ_{j∈I_t} N_j;  scale = I/r. */
-static pflref_status client_round(pflref_state *s,
+ *   N_all = N;  N_sel = Σ_{j∈I_t} N_j;  scale = I/r;  ws = s->extra.
+ * Proved call sites (proofs/README.md): client i's block v_i lies in s->v. */
+/*@ requires state_global(s) && state_personal(s);
+    requires round_plan(plan, s->N) && j < plan->m;
+    requires pflego_work_shape(ws, s);
+    requires \separated(err, s);
+    assigns ws->x[0 .. s->P - 1], ws->g[0 .. s->P - 1],
+            s->v[0 .. s->N * s->P - 1], acc[0 .. s->P - 1], *err;
+ */
+static pflref_status client_round(pflref_state *s, const pflego_work *ws,
                                   const pflref_round_plan *plan, size_t j,
                                   double N_all, double N_sel, double scale,
                                   double *acc, const pflref_trace *trace,
@@ -253,10 +286,10 @@ static pflref_status client_round(pflref_state *s,
 {
     const pflref_pflego_hyper *hp = &s->hyper->pflego;
     const double rho = s->hyper->rho;
-    const size_t P = s->P, i = plan->clients[j];
+    const size_t P = s->P, N = s->N, i = plan->clients[j];
     const long t = (long)s->t;
-    pflego_work *ws = s->extra;
-    double *x = ws->x, *g = ws->g, *v_i = s->v + i * P;
+    const unsigned char *const shared = s->shared;
+    double *x = ws->x, *g = ws->g, *v_i = pflref_row(s->v, i, N, P);
     const double n_i = (double)s->problem->clients[i].train.n;
     const double alpha = n_i / N_all;                      /* α_i = N_i/N */
     const double head_scale = hp->head_step == PFLREF_PFLEGO_HEAD_EXACT_ALPHA
@@ -264,7 +297,7 @@ static pflref_status client_round(pflref_state *s,
                                   : rho * scale;
 
     /* req: pflego.alg1.l2 */
-    pflref_compose(s->shared, s->w, v_i, x, P);   /* x = (θ_t, W_i^t) */
+    pflref_compose(shared, s->w, v_i, x, P);      /* x = (θ_t, W_i^t) */
     pflref_client_begin(s, i, "w_local", x, NULL, trace);
     size_t fwd0, bwd0, fwd1, bwd1;
     pflref_model_workspace_passes(s->ws, &fwd0, &bwd0);
@@ -273,7 +306,7 @@ static pflref_status client_round(pflref_state *s,
     if (st != PFLREF_OK)
         return st;
     pflref_model_workspace_passes(s->ws, &fwd1, &bwd1);
-    memcpy(v_i, x, P * sizeof *x);          /* the client keeps W_i^{t+1} */
+    pflref_copy(v_i, x, P);                 /* the client keeps W_i^{t+1} */
     pflref_client_end(s, i, "v", v_i, trace);
     const double passes[2] = {(double)(fwd1 - fwd0), (double)(bwd1 - bwd0)};
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
@@ -286,18 +319,22 @@ static pflref_status client_round(pflref_state *s,
         hp->theta_weights == PFLREF_PFLEGO_THETA_SAMPLED_NORMALISED
             ? n_i / N_sel
             : alpha;
+    /*@ loop assigns p, acc[0 .. P - 1]; */
     for (size_t p = 0; p < P; p++)
-        if (s->shared[p])
+        if (shared[p])
             acc[p] += a * g[p];
     return PFLREF_OK;
 }
 
-/* Step 8 with server = adam: JAX's optimizers.adam, step count t. */
-static void adam_step(pflref_state *s, const double *ghat)
+/* Step 8 with server = adam: JAX's optimizers.adam, step count t; ws =
+ * s->extra.  Its frame is an assumption of the proof of server_step. */
+/*@ assigns ws->m[0 .. s->P - 1], ws->v[0 .. s->P - 1], s->w[0 .. s->P - 1];
+ */
+static void adam_step(pflref_state *s, const pflego_work *ws,
+                      const double *ghat)
 {
     const double rho = s->hyper->rho;
     const size_t P = s->P;
-    pflego_work *ws = s->extra;
     double *m = ws->m, *v = ws->v;
     const double c1 = 1.0 - pow(ADAM_B1, (double)(s->t + 1));
     const double c2 = 1.0 - pow(ADAM_B2, (double)(s->t + 1));
@@ -315,16 +352,24 @@ static void adam_step(pflref_state *s, const double *ghat)
 
 /* req: pflego.alg1.l8, pflego.prop1 */
 /* Step 8: ĝ = (I/r) Σ α_i g_i (acc holds the sum), then the server step
- * θ_{t+1} = θ_t − ρ ĝ (or Adam's), and every client's (θ_{t+1}, W_i). */
-static pflref_status server_step(pflref_state *s, double scale, double *acc,
+ * θ_{t+1} = θ_t − ρ ĝ (or Adam's), and every client's (θ_{t+1}, W_i);
+ * ws = s->extra.  Proved call site (proofs/README.md): the broadcast's
+ * preconditions hold from the run state's shapes. */
+/*@ requires state_global(s) && state_personal(s);
+    requires pflego_work_shape(ws, s);
+ */
+static pflref_status server_step(pflref_state *s, const pflego_work *ws,
+                                 double scale, double *acc,
                                  const pflref_trace *trace, pflref_error *err)
 {
     const pflref_pflego_hyper *hp = &s->hyper->pflego;
     const double rho = s->hyper->rho;
     const size_t P = s->P;
     const long t = (long)s->t;
-    pflego_work *ws = s->extra;
+    double *const w = s->w;
+    const unsigned char *const shared = s->shared;
 
+    /*@ loop assigns p, acc[0 .. P - 1]; */
     for (size_t p = 0; p < P; p++)
         acc[p] *= scale;
     if (!pflref_all_finite(acc, P))
@@ -334,55 +379,76 @@ static pflref_status server_step(pflref_state *s, double scale, double *acc,
     if (hp->server == PFLREF_PFLEGO_SERVER_ADAM) {
         /* ĝ² overflows beyond about 1e154: the second moment would turn
          * infinite and freeze θ silently (its step ρ m̂/(√v̂ + ε) = 0) */
-        adam_step(s, acc);
+        adam_step(s, ws, acc);
         if (!pflref_all_finite(ws->v, P))
             return pflref_error_diverge(err, t, -1, -1,
                                         "Adam's second moment");
     } else {
+        /*@ loop assigns p, w[0 .. P - 1]; */
         for (size_t p = 0; p < P; p++)
-            if (s->shared[p])
-                s->w[p] -= rho * acc[p];
+            if (shared[p])
+                w[p] -= rho * acc[p];
     }
-    if (!pflref_all_finite(s->w, P))
+    if (!pflref_all_finite(w, P))
         return pflref_error_diverge(err, t, -1, -1, "θ");
-    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", s->w,
-                      P, SERVER_LINE[hp->server]);
+    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", w, P,
+                      SERVER_LINE[hp->server]);
     pflref_share_to_all(s);                   /* (θ_{t+1}, W_i) */
     return PFLREF_OK;
+}
+
+/* One round with the workspace ws = s->extra.  Proved call sites
+ * (proofs/README.md): each participant's and the server's preconditions
+ * hold from the run's state, the validated plan and the workspace. */
+/*@ requires state_global(s) && state_personal(s);
+    requires round_plan(plan, s->N);
+    requires pflego_work_shape(ws, s);
+    requires \separated(err, ws, s, plan,
+                        plan->clients + (0 .. plan->m - 1));
+    requires \separated(plan->clients + (0 .. plan->m - 1), s);
+ */
+static pflref_status pflego_round_with(pflref_state *s, const pflego_work *ws,
+                                       const pflref_round_plan *plan,
+                                       const pflref_trace *trace,
+                                       pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const size_t N = s->N, m = plan->m;
+    const size_t *const clients = plan->clients;
+    /* req: pflego.alg1.l8, pflego.prop1 */
+    const double scale = (double)N / (double)m;   /* I/r */
+    double *acc = s->accum;
+
+    pflref_round_begin(s, NULL, trace);     /* and acc := 0 */
+    double N_all = 0.0, N_sel = 0.0;     /* N and Σ_{j∈I_t} N_j */
+    /*@ loop assigns i, N_all; */
+    for (size_t i = 0; i < N; i++)
+        N_all += (double)pr->clients[i].train.n;
+    /*@ loop assigns j, N_sel; */
+    for (size_t j = 0; j < m; j++)
+        N_sel += (double)pr->clients[clients[j]].train.n;
+
+    /* req: pflego.alg1.l1 */
+    /* steps 1–7: the sampled clients I_t, in ascending id */
+    /*@ loop assigns j, ws->x[0 .. s->P - 1], ws->g[0 .. s->P - 1],
+                     s->v[0 .. N * s->P - 1], acc[0 .. s->P - 1], *err;
+     */
+    for (size_t j = 0; j < m; j++) {
+        pflref_status st = client_round(s, ws, plan, j, N_all, N_sel, scale,
+                                        acc, trace, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+    /* req: pflego.alg1.l9 */
+    /* step 8 (step 9: clients outside I_t keep W_i) */
+    return server_step(s, ws, scale, acc, trace, err);
 }
 
 static pflref_status pflego_round(pflref_state *s,
                                   const pflref_round_plan *plan,
                                   const pflref_trace *trace, pflref_error *err)
 {
-    const pflref_problem *pr = s->problem;
-    const size_t P = s->P;
-    const long t = (long)s->t;
-    /* req: pflego.alg1.l8, pflego.prop1 */
-    const double scale = (double)s->N / (double)plan->m;   /* I/r */
-    double *acc = s->accum;
-
-    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1, "w",
-                      s->w, P, NULL);
-    double N_all = 0.0, N_sel = 0.0;     /* N and Σ_{j∈I_t} N_j */
-    for (size_t i = 0; i < s->N; i++)
-        N_all += (double)pr->clients[i].train.n;
-    for (size_t j = 0; j < plan->m; j++)
-        N_sel += (double)pr->clients[plan->clients[j]].train.n;
-    for (size_t p = 0; p < P; p++)
-        acc[p] = 0.0;
-
-    /* req: pflego.alg1.l1 */
-    /* steps 1–7: the sampled clients I_t, in ascending id */
-    for (size_t j = 0; j < plan->m; j++) {
-        pflref_status st = client_round(s, plan, j, N_all, N_sel, scale, acc,
-                                        trace, err);
-        if (st != PFLREF_OK)
-            return st;
-    }
-    /* req: pflego.alg1.l9 */
-    /* step 8 (step 9: clients outside I_t keep W_i) */
-    return server_step(s, scale, acc, trace, err);
+    return pflego_round_with(s, s->extra, plan, trace, err);
 }
 
 /* Re-synchronised checking: w = (θ_t, the initial head) and the v_i =

@@ -5,7 +5,9 @@
 
 #include <stddef.h>
 
-/* 1 when every entry of x[0..n−1] is finite. */
+/* 1 when every entry of x[0..n−1] is finite.  It writes nothing (stated
+ * for the proofs of its callers, proofs/README.md). */
+/*@ assigns \nothing; */
 int pflref_all_finite(const double *x, size_t n);
 
 /* acc := acc + c·x over P entries: one term of a server aggregation.
@@ -39,5 +41,22 @@ void pflref_accumulate(double *acc, double c, const double *x, size_t P);
  */
 void pflref_compose(const unsigned char *shared, const double *u,
                     const double *v, double *x, size_t P);
+
+/* x := u over P entries (a client keeps its model in its block of s->v).
+ * Proved (proofs/README.md): it writes x[0..P−1] and nothing else, reading
+ * u[0..P−1]; the two apart. */
+/*@ requires \valid(x + (0 .. P - 1)) && \valid_read(u + (0 .. P - 1));
+    requires \separated(x + (0 .. P - 1), u + (0 .. P - 1));
+    assigns x[0 .. P - 1];
+ */
+static inline void pflref_copy(double *x, const double *u, size_t P)
+{
+    /*@ loop invariant 0 <= p <= P;
+        loop assigns p, x[0 .. P - 1];
+        loop variant P - p;
+     */
+    for (size_t p = 0; p < P; p++)
+        x[p] = u[p];
+}
 
 #endif

@@ -86,6 +86,33 @@ struct pflref_state {
          \separated(s->v + (0 .. s->N * s->P - 1), s->w + (0 .. s->P - 1)));
  */
 
+/* The round plan an algorithm's round receives (ref/engine/run.c calls
+ * it only after pflref_schedule_validate accepted the schedule): plan
+ * readable, m participant ids each < N, and their m batch lists.  The
+ * validation also makes the ids strictly ascending, which no bound here
+ * needs.
+ * predicate round_plan: that shape for N clients. */
+/*@ predicate round_plan{L}(pflref_round_plan *plan, integer N) =
+      \valid_read(plan) &&
+      \valid_read(plan->clients + (0 .. plan->m - 1)) &&
+      \valid_read(plan->batches + (0 .. plan->m - 1)) &&
+      \forall integer j; 0 <= j < plan->m ==> plan->clients[j] < N;
+ */
+
+/* Row i of the N×P row-major array a (client i's block of s->v): a + i·P.
+ * Proved (proofs/README.md): for i < N its P entries lie inside the N·P,
+ * which is all its callers need of the product i·P. */
+/*@ requires i < N && N * P <= SIZE_MAX;
+    assigns \nothing;
+    ensures \result == a + i * P;
+    ensures 0 <= i * P && i * P + P <= N * P;
+ */
+static inline double *pflref_row(double *a, size_t i, size_t N, size_t P)
+{
+    (void)N;
+    return a + i * P;
+}
+
 /* Round t's hyperparameters (ref/engine/lr.c): out := base, with every
  * step size (lr.scope = all: η, η_p, γ_u, γ_v, ρ, PFLEGO's β, Per-FedAvg's
  * α and β, η_α, IFCA's γ; eta_p: η_p only) times c_t, where
@@ -109,6 +136,7 @@ void pflref_round_hyper(const pflref_hyper *base, size_t t, pflref_hyper *out);
  * With calls = 1 and lr.count = rounds it leaves the round's step sizes.
  * Called while a round runs, before the client's first step and (calls = 2)
  * between its two calls.  s [in,out] */
+/*@ assigns s->hyper_round; */
 void pflref_client_lr(pflref_state *s, size_t i, size_t call, size_t calls);
 
 /* Shared pieces used by several algorithms (ref/engine/sgd.c,
@@ -136,6 +164,8 @@ typedef struct {
     long client;
 } pflref_local_sgd;
 
+/*@ assigns theta[0 .. job->model->P - 1], g[0 .. job->model->P - 1], *err;
+ */
 pflref_status pflref_local_sgd_run(const pflref_local_sgd *job, double *theta,
                                    double *g, pflref_model_workspace *ws,
                                    const pflref_trace *trace,
@@ -278,22 +308,26 @@ pflref_local_sgd pflref_local_sgd_plain(const pflref_state *s, size_t i,
 /* Round start: w_t := w (when w_t is not NULL), a ROUND_BEGIN event of w,
  * and the aggregation accumulator s->accum := 0.
  *   w_t [out] P, or NULL */
+/*@ assigns w_t[0 .. s->P - 1], s->accum[0 .. s->P - 1]; */
 void pflref_round_begin(pflref_state *s, double *w_t,
                         const pflref_trace *trace);
 
 /* Σ_j n_{ids[j]} over j = 0..m−1 (ids NULL: clients 0..m−1), the
  * clients' training-set sizes summed in list order, as a double (the
  * denominator of the sample-weighted averages). */
+/*@ assigns \nothing; */
 double pflref_train_n(const pflref_problem *problem, const size_t *ids,
                       size_t m);
 
 /* Client i's start in round s->t: x := from (when from is not NULL), then
  * a CLIENT_BEGIN event of x named `name` (step 0).  x [in,out] P */
+/*@ assigns x[0 .. s->P - 1]; */
 void pflref_client_begin(const pflref_state *s, size_t i, const char *name,
                          double *x, const double *from,
                          const pflref_trace *trace);
 
 /* Client i's end in round s->t: a CLIENT_END event of x named `name`. */
+/*@ assigns \nothing; */
 void pflref_client_end(const pflref_state *s, size_t i, const char *name,
                        const double *x, const pflref_trace *trace);
 
@@ -305,6 +339,7 @@ pflref_status pflref_server_publish(pflref_state *s, const char *formula,
 
 /* Round end of the averaging algorithms: w := s->accum, then
  * pflref_server_publish. */
+/*@ assigns s->w[0 .. s->P - 1], *err; */
 pflref_status pflref_round_end(pflref_state *s, const char *formula,
                                const pflref_trace *trace, pflref_error *err);
 
