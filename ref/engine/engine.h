@@ -51,8 +51,8 @@ struct pflref_state {
 };
 
 /* The shapes of the run state from which the algorithms' call sites of
- * the block kernels are proved (proofs/README.md); state_alloc
- * (ref/engine/run.c) makes them.
+ * the block kernels are proved (proofs/README.md); pflref_state_alloc
+ * (ref/engine/state.c) is proved to make them.
  * predicate state_base: s readable; 1 ≤ P and N·P ≤ SIZE_MAX; w0, accum
  *   and mix P writable doubles, mask and shared P writable bytes, apart
  *   from each other and from *s.
