@@ -62,7 +62,7 @@ sampler calls | ref/sampling/sampler.c | calls | pflref_sampler_choose
 cluster | ref/engine/cluster.c | rte | upper,edge_before,max_spanning_tree,last_tree_edge,subtree_side,optimal_bipartition,merge_cluster,complete_linkage
 cluster calls | ref/engine/cluster.c | calls | pflref_cluster_bipartition
 vec | ref/core/vec.c | rte_real | pflref_compose,pflref_accumulate
-sgd | ref/engine/sgd.c | rte_real | pflref_share_to_all
+sgd | ref/engine/sgd.c | rte_real | pflref_share_to_all,pflref_local_sgd_plain
 sgd lemmas | ref/engine/sgd.c | lemmas | lemma_block_before,lemma_block_inside,lemma_block_ends_before,lemma_block_composed_kept,lemma_row_composed_kept
 model | ref/models/model.c | rte | block_mask,pflref_split_mask
 ifca | ref/algorithms/ifca.c | rte_real | lowest_loss
@@ -75,7 +75,8 @@ engine row | ref/engine/engine.h | rte_real | pflref_row
 vec copy | ref/core/vec.h | rte_real | pflref_copy
 fedalt calls | ref/algorithms/fedalt.c | calls_real | pfl_round,pfl_finetune,pfl_load_state
 pflego calls | ref/algorithms/pflego.c | calls_real | pflego_round_with,client_round,server_step
-fedbn calls | ref/algorithms/fedbn.c | calls_real | fedbn_round_with'
+fedbn calls | ref/algorithms/fedbn.c | calls_real | fedbn_round_with
+fedavg calls | ref/algorithms/fedavg.c | calls_real | pflref_fedavg_round_with'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then

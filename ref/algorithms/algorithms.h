@@ -44,7 +44,35 @@ typedef struct {
 void pflref_fedavg_work_alloc(pflref_fedavg_work *work, pflref_work *list,
                               size_t P);
 
-/* FedAvg's round (ref/algorithms/fedavg.c) with the buffers of work. */
+/* The shape of a FedAvg workspace for the state s: its three buffers P
+ * writable doubles each, apart from each other, from *work, from *s and
+ * from the state's arrays.
+ * predicate fedavg_work_shape: that shape. */
+/*@ predicate fedavg_work_shape{L}(pflref_fedavg_work *work,
+                                   pflref_state *s) =
+      \valid_read(work) && \valid(work->w_t + (0 .. s->P - 1)) &&
+      \valid(work->w_local + (0 .. s->P - 1)) &&
+      \valid(work->g + (0 .. s->P - 1)) &&
+      \separated(work->w_t + (0 .. s->P - 1),
+                 work->w_local + (0 .. s->P - 1),
+                 work->g + (0 .. s->P - 1), work, s,
+                 s->w + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1),
+                 s->accum + (0 .. s->P - 1), s->mix + (0 .. s->P - 1),
+                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
+ */
+
+/* FedAvg's round (ref/algorithms/fedavg.c) with the buffers of work.
+ * Proved (proofs/README.md): from the state's shapes, the validated
+ * plan and the workspace's shape, every block kernel it calls gets the
+ * arrays its contract asks for. */
+/*@ requires state_global(s) && state_model(s);
+    requires round_plan(plan, s->N);
+    requires fedavg_work_shape(work, s);
+    requires \separated(err, s, s->problem, work, plan);
+    assigns work->w_t[0 .. s->P - 1], work->w_local[0 .. s->P - 1],
+            work->g[0 .. s->P - 1], s->accum[0 .. s->P - 1],
+            s->w[0 .. s->P - 1], s->hyper_round, *err;
+ */
 pflref_status pflref_fedavg_round_with(pflref_state *s,
                                        const pflref_round_plan *plan,
                                        pflref_fedavg_work *work,

@@ -87,6 +87,10 @@ pflref_status pflref_fedavg_round_with(pflref_state *s,
     const double n = pflref_train_n(pr, NULL, s->N);
     size_t j = 0;  /* position of the next participant in plan->clients */
     /* req: fedavg.alg1.l6 */
+    /*@ loop invariant j <= plan->m && state_model(s);
+        loop assigns k, j, w_local[0 .. P - 1], work->g[0 .. P - 1],
+                     s->accum[0 .. P - 1], s->hyper_round, *err;
+     */
     for (size_t k = 0; k < s->N; k++) {
         const double n_k = (double)pr->clients[k].train.n;
         if (j >= plan->m || plan->clients[j] != k) {

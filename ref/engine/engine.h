@@ -86,6 +86,13 @@ struct pflref_state {
          \separated(s->v + (0 .. s->N * s->P - 1), s->w + (0 .. s->P - 1)));
  */
 
+/* The problem of the state: readable, with the model of P parameters the
+ * local SGD jobs (pflref_local_sgd_run) write P entries of.
+ * predicate state_model: that, for the state s. */
+/*@ predicate state_model{L}(pflref_state *s) =
+      \valid_read(s->problem) && s->problem->model.P == s->P;
+ */
+
 /* The round plan an algorithm's round receives (ref/engine/run.c calls
  * it only after pflref_schedule_validate accepted the schedule): plan
  * readable, m participant ids each < N, and their m batch lists.  The
@@ -298,6 +305,10 @@ void pflref_share_to_all(const pflref_state *s);
 /* The plain local SGD job of client i in round s->t (phase "train"):
  *   θ ← θ − η ∇f_i(θ; D_s)   on every entry, for the batches of b,
  * its STEP events named `name` and carrying `formula`. */
+/*@ requires \valid_read(s) && \valid_read(s->problem);
+    assigns \nothing;
+    ensures \result.model == &s->problem->model && \result.batches == b;
+ */
 pflref_local_sgd pflref_local_sgd_plain(const pflref_state *s, size_t i,
                                         const pflref_batches *b, double eta,
                                         const char *name,
