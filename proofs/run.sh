@@ -68,9 +68,9 @@ model | ref/models/model.c | rte | block_mask,pflref_split_mask
 ifca | ref/algorithms/ifca.c | rte_real | lowest_loss
 schedule generate calls | ref/sampling/schedule.c | calls | check_counts,check_work,check_config,check_counted,fill_client,fill_trainers,fill_round,fill_schedule,pflref_schedule_generate
 schedule generate guards | ref/sampling/schedule.c | rte_assert | check_counts,fill_client,fill_trainers,fill_schedule,pflref_schedule_generate
-state | ref/engine/state.c | rte_real | state_zero,state_rest_alloc,copy_doubles,copy_rows,state_arrays_init
+state | ref/engine/state.c | rte_real | state_zero,state_rest_alloc,copy_rows,state_arrays_init
 state calls | ref/engine/state.c | calls | pflref_state_alloc
-state lemmas | ref/engine/state.c | lemmas | lemma_product_fits,lemma_row_inside
+state lemmas | ref/engine/state.c | lemmas | lemma_product_fits
 engine row | ref/engine/engine.h | rte_real | pflref_row
 vec copy | ref/core/vec.h | rte_real | pflref_copy
 fedalt calls | ref/algorithms/fedalt.c | calls_real | pfl_round,pfl_finetune,pfl_load_state

@@ -352,7 +352,7 @@ static pflref_status fedsim_round(pflref_state *s,
  * block v_i it starts from (u^(T), v⁰) lies in s->v. */
 /*@ requires state_global(s) && state_personal(s);
     requires pfl_work_shape(ws, s);
-    requires s->problem->model.P == s->P;
+    requires state_model(s);
     requires \separated(err, s, s->problem);
  */
 static pflref_status pfl_finetune(pflref_state *s, const pfl_work *ws,

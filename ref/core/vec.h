@@ -43,15 +43,17 @@ void pflref_compose(const unsigned char *shared, const double *u,
                     const double *v, double *x, size_t P);
 
 /* x := u over P entries (a client keeps its model in its block of s->v).
- * Proved (proofs/README.md): it writes x[0..P−1] and nothing else, reading
- * u[0..P−1]; the two apart. */
+ * Proved (proofs/README.md): x[p] = u[p] for p < P, written there and
+ * nothing else, reading u[0..P−1]; the two apart. */
 /*@ requires \valid(x + (0 .. P - 1)) && \valid_read(u + (0 .. P - 1));
     requires \separated(x + (0 .. P - 1), u + (0 .. P - 1));
     assigns x[0 .. P - 1];
+    ensures \forall integer p; 0 <= p < P ==> x[p] == u[p];
  */
 static inline void pflref_copy(double *x, const double *u, size_t P)
 {
     /*@ loop invariant 0 <= p <= P;
+        loop invariant \forall integer r; 0 <= r < p ==> x[r] == u[r];
         loop assigns p, x[0 .. P - 1];
         loop variant P - p;
      */

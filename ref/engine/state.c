@@ -15,6 +15,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include "core/vec.h"
 #include "engine/engine.h"
 #include "engine/state.h"
 
@@ -32,16 +33,11 @@ pflref_status pflref_error_set(pflref_error *err, pflref_status status,
 pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
                                                      size_t max_batch);
 
-/* The facts on products that the proofs below need, which Z3 and CVC4 do
+/* The fact on products that the proofs below need, which Z3 and CVC4 do
  * not find in a function's goals (proved by the `state lemmas` job). */
 /*@ // pflref_state_alloc's test: N ≤ ⌊k/P⌋ makes N·P ≤ k
     lemma product_fits: \forall integer N, P, k;
       0 <= N && 1 <= P && 0 <= k && N <= k / P ==> N * P <= k;
-
-    // row i < N of an N×P row-major array, entries i·P .. i·P + P − 1,
-    // lies inside it
-    lemma row_inside: \forall integer i, N, P;
-      0 <= i && i + 1 <= N && 0 <= P ==> 0 <= i * P && i * P + P <= N * P;
 
     // the state's arrays apart from the objects the initialisation reads:
     // the initial parameters w0, the model and the split
@@ -119,23 +115,6 @@ static void state_arrays_alloc(pflref_state *s, int global, int personal,
     s->mix = pflref_alloc_doubles(s->P, 1);
 }
 
-/* x := y, n doubles (x and y apart). */
-/*@ requires \valid(x + (0 .. n - 1)) && \valid_read(y + (0 .. n - 1));
-    requires \separated(x + (0 .. n - 1), y + (0 .. n - 1));
-    assigns x[0 .. n - 1];
-    ensures \forall integer p; 0 <= p < n ==> x[p] == y[p];
- */
-static void copy_doubles(double *x, const double *y, size_t n)
-{
-    /*@ loop invariant 0 <= p <= n;
-        loop invariant \forall integer r; 0 <= r < p ==> x[r] == y[r];
-        loop assigns p, x[0 .. n - 1];
-        loop variant n - p;
-     */
-    for (size_t p = 0; p < n; p++)
-        x[p] = y[p];
-}
-
 /* v_i := w0 for every i < N: each of the N rows of P doubles of v (v and
  * w0 apart). */
 /*@ requires N * P <= SIZE_MAX;
@@ -149,10 +128,8 @@ static void copy_rows(double *v, size_t N, size_t P, const double *w0)
         loop assigns i, v[0 .. N * P - 1];
         loop variant N - i;
      */
-    for (size_t i = 0; i < N; i++) {
-        /*@ assert 0 <= i * P && i * P + P <= N * P; */
-        copy_doubles(v + i * P, w0, P);
-    }
+    for (size_t i = 0; i < N; i++)
+        pflref_copy(pflref_row(v, i, N, P), w0, P);
 }
 
 /* The initial values of the state's arrays: w⁰ = w = every v_i = w0,
@@ -180,9 +157,9 @@ static void state_arrays_init(pflref_state *s, const pflref_model *m,
     /* req: fedavg.alg1.l2, pfedme.alg1.l1, ditto.alg1.l1, apfl.alg1.l1 */
     /* req: perfedavg.alg1.l1, fedalt.alg4.l1, fedsim.alg5.l1, ifca.alg1.l1 */
     /* req: cfl.alg5.l1, local.eq1 */
-    copy_doubles(s->w0, w0, P);
+    pflref_copy(s->w0, w0, P);
     if (s->w != NULL)
-        copy_doubles(s->w, w0, P);
+        pflref_copy(s->w, w0, P);
     if (s->v != NULL)
         copy_rows(s->v, N, P, w0);
     pflref_split_mask(m, split, mask);
@@ -199,12 +176,13 @@ static void state_arrays_init(pflref_state *s, const pflref_model *m,
 /* s := zero, its problem, hyperparameters and sizes P, N. */
 /*@ requires \valid(s);
     assigns *s;
-    ensures s->P == P && s->N == N;
+    ensures s->problem == pr && s->P == P && s->N == N;
  */
 static void state_zero(pflref_state *s, const pflref_problem *pr,
                        const pflref_hyper *hyper, size_t P, size_t N)
 {
-    *s = (pflref_state){.problem = pr};
+    *s = (pflref_state){0};
+    s->problem = pr;
     s->hyper = hyper;
     s->hyper_base = hyper;
     s->P = P;

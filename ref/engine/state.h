@@ -27,8 +27,8 @@ void pflref_chosen_peers_free(pflref_batches *b, size_t n);
  * Returns PFLREF_OK, or PFLREF_ENOMEM (nothing left allocated) when an
  * allocation fails, P = 0, or N·P doubles would not be addressable.
  * Proved (proofs/README.md): on PFLREF_OK, s has the shapes state_base,
- * state_global (has_global) and state_personal (has_personal) name, and
- * shared = 1 − mask, mask 0 or 1.  The caller's part: the problem's model
+ * state_model, state_global (has_global) and state_personal (has_personal)
+ * name, and shared = 1 − mask, mask 0 or 1.  The caller's part: the problem's model
  * has its blocks inside its P entries (as pflref_model_init makes it;
  * nothing tests it at run time), w0 holds its P entries, and the schedule
  * holds its T rounds (it passed pflref_schedule_validate). */
@@ -43,7 +43,7 @@ void pflref_chosen_peers_free(pflref_batches *b, size_t n);
                            pr->model.P);
     requires \separated(s, pr, alg, hyper, schedule,
                         w0 + (0 .. pr->model.P - 1));
-    ensures \result == PFLREF_OK ==> state_base(s) &&
+    ensures \result == PFLREF_OK ==> state_base(s) && state_model(s) &&
             s->P == \old(pr->model.P) && s->N == \old(pr->N);
     ensures \result == PFLREF_OK && \old(alg->has_global) ==>
             state_global(s);
