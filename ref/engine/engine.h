@@ -94,16 +94,14 @@ struct pflref_state {
  */
 
 /* The round plan an algorithm's round receives (ref/engine/run.c calls
- * it only after pflref_schedule_validate accepted the schedule): plan
- * readable, m participant ids each < N, and their m batch lists.  The
- * validation also makes the ids strictly ascending, which no bound here
- * needs.
+ * it only after pflref_schedule_validate accepted the schedule, which is
+ * proved to ensure plan_checked of every round: include/pflref/
+ * schedule.h): plan readable, m participant ids each < N, and their m
+ * batch lists.  The validation also makes the ids strictly ascending,
+ * which no bound here needs.
  * predicate round_plan: that shape for N clients. */
 /*@ predicate round_plan{L}(pflref_round_plan *plan, integer N) =
-      \valid_read(plan) &&
-      \valid_read(plan->clients + (0 .. plan->m - 1)) &&
-      \valid_read(plan->batches + (0 .. plan->m - 1)) &&
-      \forall integer j; 0 <= j < plan->m ==> plan->clients[j] < N;
+      plan_checked(plan, N);
  */
 
 /* Row i of the N×P row-major array a (client i's block of s->v): a + i·P.

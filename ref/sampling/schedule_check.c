@@ -231,6 +231,7 @@ static pflref_status check_selected(const pflref_round_plan *r, size_t t,
                  r->drawn + (0 .. r->n_selected - 1));
     requires plan_apart(r, err, mark, N);
     assigns *err, mark[0 .. N - 1];
+    ensures \result == PFLREF_OK ==> plan_checked(r, N);
  */
 static pflref_status validate_round(const pflref_round_plan *r, size_t t,
                                     const size_t *n, size_t N,
@@ -322,6 +323,9 @@ static void marks_free(unsigned char *mark)
     requires s == \null || s->rounds == \null ||
              \separated(err, s->rounds + (0 .. s->T - 1));
     requires \separated(err, s);
+    ensures \result == PFLREF_OK ==> s != \null && s->N == N &&
+            \forall integer t; 0 <= t < s->T ==>
+              plan_checked(s->rounds + t, N);
  */
 pflref_status pflref_schedule_validate(const pflref_schedule *s,
                                        const size_t *n, size_t N,
@@ -347,6 +351,8 @@ pflref_status pflref_schedule_validate(const pflref_schedule *s,
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     pflref_status st = PFLREF_OK;
     /*@ loop invariant 0 <= t <= s->T;
+        loop invariant st == PFLREF_OK ==> \forall integer q; 0 <= q < t ==>
+                       plan_checked(s->rounds + q, N);
         loop assigns t, st, *err, mark[0 .. N - 1];
      */
     for (size_t t = 0; st == PFLREF_OK && t < s->T; t++)
@@ -354,6 +360,8 @@ pflref_status pflref_schedule_validate(const pflref_schedule *s,
     marks_free(mark);
     char path[PFLREF_WHERE_MAX];
     /*@ loop invariant 0 <= i <= N;
+        loop invariant st == PFLREF_OK ==> \forall integer q;
+                       0 <= q < s->T ==> plan_checked(s->rounds + q, N);
         loop assigns i, st, *err, path[0 .. PFLREF_WHERE_MAX - 1];
      */
     for (size_t i = 0; st == PFLREF_OK && s->post != NULL && i < N; i++) {
