@@ -46,11 +46,15 @@ typedef struct {
     void *ctx;
 } pflref_trace;
 
-/* Build an event and hand it to tr (no-op for a NULL tr or emit).
- * For the proofs of the algorithms' call sites (proofs/README.md, an
- * assumption): it changes no memory of the run; the sink writes only its
- * own records, apart from the run's state, schedule and buffers. */
-/*@ assigns \nothing; */
+/* Build an event and hand it to tr (no-op for a NULL tr or emit); it
+ * reads value[0..len−1].  For the proofs of the algorithms' call sites
+ * (proofs/README.md): its precondition is checked at every proved call;
+ * that it changes no memory of the run is an assumption (the sink writes
+ * only its own records, apart from the run's state, schedule and
+ * buffers). */
+/*@ requires len == 0 || \valid_read(value + (0 .. len - 1));
+    assigns \nothing;
+ */
 void pflref_trace_emit(const pflref_trace *tr, pflref_event_kind kind,
                        const char *phase, long round, long client, long step,
                        const char *name, const double *value, size_t len,

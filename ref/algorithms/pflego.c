@@ -357,6 +357,7 @@ static void adam_step(pflref_state *s, const pflego_work *ws,
  * preconditions hold from the run state's shapes. */
 /*@ requires state_global(s) && state_personal(s);
     requires pflego_work_shape(ws, s);
+    requires acc == s->accum;
  */
 static pflref_status server_step(pflref_state *s, const pflego_work *ws,
                                  double scale, double *acc,

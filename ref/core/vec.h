@@ -5,9 +5,12 @@
 
 #include <stddef.h>
 
-/* 1 when every entry of x[0..n−1] is finite.  It writes nothing (stated
- * for the proofs of its callers, proofs/README.md). */
-/*@ assigns \nothing; */
+/* 1 when every entry of x[0..n−1] is finite.  It reads x[0..n−1] (its
+ * precondition, checked at the proved calls) and writes nothing (an
+ * assumption of the proofs of its callers, proofs/README.md). */
+/*@ requires n == 0 || \valid_read(x + (0 .. n - 1));
+    assigns \nothing;
+ */
 int pflref_all_finite(const double *x, size_t n);
 
 /* acc := acc + c·x over P entries: one term of a server aggregation.

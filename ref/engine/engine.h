@@ -317,7 +317,14 @@ pflref_local_sgd pflref_local_sgd_plain(const pflref_state *s, size_t i,
 /* Round start: w_t := w (when w_t is not NULL), a ROUND_BEGIN event of w,
  * and the aggregation accumulator s->accum := 0.
  *   w_t [out] P, or NULL */
-/*@ assigns w_t[0 .. s->P - 1], s->accum[0 .. s->P - 1]; */
+/*@ requires state_global(s);
+    requires w_t != \null ==> \valid(w_t + (0 .. s->P - 1)) &&
+             \separated(w_t + (0 .. s->P - 1), s, s->w + (0 .. s->P - 1),
+                        s->accum + (0 .. s->P - 1));
+    assigns w_t[0 .. s->P - 1], s->accum[0 .. s->P - 1];
+    ensures w_t != \null ==> \forall integer p; 0 <= p < s->P ==>
+            w_t[p] == s->w[p];
+ */
 void pflref_round_begin(pflref_state *s, double *w_t,
                         const pflref_trace *trace);
 
@@ -330,33 +337,60 @@ double pflref_train_n(const pflref_problem *problem, const size_t *ids,
 
 /* Client i's start in round s->t: x := from (when from is not NULL), then
  * a CLIENT_BEGIN event of x named `name` (step 0).  x [in,out] P */
-/*@ assigns x[0 .. s->P - 1]; */
+/*@ requires \valid_read(s) && \valid(x + (0 .. s->P - 1));
+    requires \separated(x + (0 .. s->P - 1), s);
+    requires from != \null ==> \valid_read(from + (0 .. s->P - 1)) &&
+             \separated(x + (0 .. s->P - 1), from + (0 .. s->P - 1));
+    assigns x[0 .. s->P - 1];
+    ensures from != \null ==> \forall integer p; 0 <= p < s->P ==>
+            x[p] == from[p];
+ */
 void pflref_client_begin(const pflref_state *s, size_t i, const char *name,
                          double *x, const double *from,
                          const pflref_trace *trace);
 
 /* Client i's end in round s->t: a CLIENT_END event of x named `name`. */
-/*@ assigns \nothing; */
+/*@ requires \valid_read(s) && \valid_read(x + (0 .. s->P - 1));
+    assigns \nothing;
+ */
 void pflref_client_end(const pflref_state *s, size_t i, const char *name,
                        const double *x, const pflref_trace *trace);
 
 /* The server's new w: refused as divergence (round s->t, name "w") when
  * not finite, else a SERVER event of w carrying `formula`. */
+/*@ requires \valid_read(s) && \valid_read(s->w + (0 .. s->P - 1));
+    assigns *err;
+ */
 pflref_status pflref_server_publish(pflref_state *s, const char *formula,
                                     const pflref_trace *trace,
                                     pflref_error *err);
 
 /* Round end of the averaging algorithms: w := s->accum, then
  * pflref_server_publish. */
-/*@ assigns s->w[0 .. s->P - 1], *err; */
+/*@ requires \valid_read(s) && \valid(s->w + (0 .. s->P - 1)) &&
+             \valid_read(s->accum + (0 .. s->P - 1));
+    requires \separated(s->w + (0 .. s->P - 1), s,
+                        s->accum + (0 .. s->P - 1));
+    assigns s->w[0 .. s->P - 1], *err;
+    ensures \forall integer p; 0 <= p < s->P ==>
+            s->w[p] == \old(s->accum[p]);
+ */
 pflref_status pflref_round_end(pflref_state *s, const char *formula,
                                const pflref_trace *trace, pflref_error *err);
 
 /* The phase after training, client i (phase "finetune", round −1):
  * θ_i := w and a CLIENT_BEGIN event of θ_i named "theta"; and its
  * CLIENT_END event.  theta [out] P */
+/*@ requires state_global(s) && \valid(theta + (0 .. s->P - 1));
+    requires \separated(theta + (0 .. s->P - 1), s, s->w + (0 .. s->P - 1));
+    assigns theta[0 .. s->P - 1];
+    ensures \forall integer p; 0 <= p < s->P ==> theta[p] == s->w[p];
+ */
 void pflref_post_begin(const pflref_state *s, size_t i, double *theta,
                        const pflref_trace *trace);
+/*@ requires \valid_read(s) && \valid_read(theta + (0 .. s->P - 1));
+    assigns \nothing;
+ */
 void pflref_post_end(const pflref_state *s, size_t i, const double *theta,
                      const pflref_trace *trace);
 

@@ -24,19 +24,33 @@
  */
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
+#include "core/vec.h"
 #include "engine/engine.h"
+
+/* The divergence record (ref/core/status.c): for the proofs here
+ * (proofs/README.md, an assumption), it writes the error record only. */
+/*@ assigns *err; */
+pflref_status pflref_error_diverge(pflref_error *err, long round, long client,
+                                   long step, const char *quantity);
+
+/* The contracts of the frame are on the declarations (engine.h); the
+ * `round` job proves them (proofs/README.md). */
 
 void pflref_round_begin(pflref_state *s, double *w_t,
                         const pflref_trace *trace)
 {
     const size_t P = s->P;
+    double *accum = s->accum;
     if (w_t != NULL)
-        memcpy(w_t, s->w, P * sizeof *w_t);
+        pflref_copy(w_t, s->w, P);
     pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", (long)s->t, -1,
                       -1, "w", s->w, P, NULL);
+    /*@ loop invariant 0 <= p <= P;
+        loop assigns p, accum[0 .. P - 1];
+        loop variant P - p;
+     */
     for (size_t p = 0; p < P; p++)
-        s->accum[p] = 0.0;
+        accum[p] = 0.0;
 }
 
 double pflref_train_n(const pflref_problem *problem, const size_t *ids,
@@ -53,7 +67,7 @@ void pflref_client_begin(const pflref_state *s, size_t i, const char *name,
                          const pflref_trace *trace)
 {
     if (from != NULL)
-        memcpy(x, from, s->P * sizeof *x);
+        pflref_copy(x, from, s->P);
     pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", (long)s->t,
                       (long)i, 0, name, x, s->P, NULL);
 }
@@ -80,14 +94,14 @@ pflref_status pflref_server_publish(pflref_state *s, const char *formula,
 pflref_status pflref_round_end(pflref_state *s, const char *formula,
                                const pflref_trace *trace, pflref_error *err)
 {
-    memcpy(s->w, s->accum, s->P * sizeof *s->w);
+    pflref_copy(s->w, s->accum, s->P);
     return pflref_server_publish(s, formula, trace, err);
 }
 
 void pflref_post_begin(const pflref_state *s, size_t i, double *theta,
                        const pflref_trace *trace)
 {
-    memcpy(theta, s->w, s->P * sizeof *theta);  /* θ_i ← w */
+    pflref_copy(theta, s->w, s->P);  /* θ_i ← w */
     pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "finetune", -1, (long)i,
                       0, "theta", theta, s->P, NULL);
 }
