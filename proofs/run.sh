@@ -64,7 +64,7 @@ cluster calls | ref/engine/cluster.c | calls | pflref_cluster_bipartition
 vec | ref/core/vec.c | rte_real | pflref_compose,pflref_accumulate
 sgd | ref/engine/sgd.c | rte_real | pflref_share_to_all,pflref_local_sgd_plain
 sgd lemmas | ref/engine/sgd.c | lemmas | lemma_block_before,lemma_block_inside,lemma_block_ends_before,lemma_block_composed_kept,lemma_row_composed_kept
-model | ref/models/model.c | rte | block_mask,pflref_split_mask
+model | ref/models/model.c | rte | block_mask,pflref_split_mask,pflref_model_blocks_inside
 ifca | ref/algorithms/ifca.c | rte_real | lowest_loss
 schedule generate calls | ref/sampling/schedule.c | calls | check_counts,check_work,check_config,check_counted,fill_client,fill_trainers,fill_round,fill_schedule,pflref_schedule_generate
 schedule generate guards | ref/sampling/schedule.c | rte_assert | check_counts,fill_client,fill_trainers,fill_round,fill_schedule,pflref_schedule_generate

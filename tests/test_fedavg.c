@@ -163,6 +163,26 @@ START_TEST(test_divergence_located)
 }
 END_TEST
 
+/* A model whose block lies outside its P entries (filled by hand, not by
+ * pflref_model_init) is refused before anything runs: PFLREF_EINVAL at
+ * "problem.model" (the run reads and writes every block's entries). */
+START_TEST(test_model_blocks_outside_refused)
+{
+    tb_case *c = tb_quadratic(2, 2);
+    for (size_t i = 0; i < 2; i++)
+        tb_quad(c, i, (const double[]){1, 1}, (const double[]){0, 1}, 1);
+    c->hyper.eta = 0.1;
+    tb_generate(c, 1, 1, 0);
+    pflref_model *m = &c->problem->model;
+    m->blocks[m->nblocks - 1].size += 1;  /* one entry past P */
+    pflref_error err;
+    tb_run_error(c, "fedavg", PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "problem.model");
+    ck_assert_ptr_nonnull(strstr(err.message, "inside its 2 parameters"));
+    tb_free(c);
+}
+END_TEST
+
 Suite *fedavg_suite(void)
 {
     Suite *s = suite_create("fedavg");
@@ -173,6 +193,7 @@ Suite *fedavg_suite(void)
     tcase_add_test(tc, test_missing_step_detected);
     tcase_add_test(tc, test_identical_clients_is_local_sgd);
     tcase_add_test(tc, test_divergence_located);
+    tcase_add_test(tc, test_model_blocks_outside_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1309,6 +1309,38 @@ START_TEST(test_split_names)
 }
 END_TEST
 
+/* pflref_model_blocks_inside: the linear model on d = 2 with a bias has
+ * blocks w (offset 0, size 2) and b (offset 2, size 1), P = 3.  A block
+ * ending exactly at P is inside; one entry past, a size past P, an offset
+ * whose sum with the size wraps around a size_t (SIZE_MAX + 2 = 1 ≤ P) and
+ * one block more than PFLREF_MAX_BLOCKS are each refused. */
+START_TEST(test_blocks_inside)
+{
+    const pflref_model lin = make_model(PFLREF_MODEL_LINEAR,
+                                        PFLREF_LOSS_SQUARED, 2, 0, 0, 1);
+    ck_assert_uint_eq(lin.P, 3);
+    ck_assert_uint_eq(lin.nblocks, 2);
+    ck_assert_int_eq(pflref_model_blocks_inside(&lin), 1);
+    pflref_model m = lin;
+    m.blocks[1].size = 2;                       /* b ends at 4 > P */
+    ck_assert_int_eq(pflref_model_blocks_inside(&m), 0);
+    m = lin;
+    m.blocks[1].offset = 3;                     /* empty, ends at P */
+    m.blocks[1].size = 0;
+    ck_assert_int_eq(pflref_model_blocks_inside(&m), 1);
+    m = lin;
+    m.blocks[0].size = 4;                       /* larger than P */
+    ck_assert_int_eq(pflref_model_blocks_inside(&m), 0);
+    m = lin;
+    m.blocks[1].offset = SIZE_MAX;              /* offset + size wraps */
+    m.blocks[1].size = 2;
+    ck_assert_int_eq(pflref_model_blocks_inside(&m), 0);
+    m = lin;
+    m.nblocks = PFLREF_MAX_BLOCKS + 1;
+    ck_assert_int_eq(pflref_model_blocks_inside(&m), 0);
+}
+END_TEST
+
 START_TEST(test_split_errors)
 {
     pflref_model sm = make_model(PFLREF_MODEL_SOFTMAX,
@@ -2138,6 +2170,7 @@ Suite *model_suite(void)
     tc = tcase_create("split");
     tcase_add_test(tc, test_split_names);
     tcase_add_test(tc, test_split_errors);
+    tcase_add_test(tc, test_blocks_inside);
     tcase_add_test(tc, test_split_mask);
     suite_add_tcase(s, tc);
 

@@ -468,6 +468,18 @@ pflref_status pflref_split_from_names(const pflref_model *m,
 void pflref_split_mask(const pflref_model *m, const pflref_split *split,
                        unsigned char *mask);
 
+/* 1 when m has at most PFLREF_MAX_BLOCKS blocks and each lies inside its P
+ * entries (offset + size ≤ P, as pflref_model_init and its kin make
+ * them), else 0: the run refuses any other model (ref/engine/state.c).
+ * Proved (ref/models/model.c): the result is exactly blocks_within. */
+/*@ requires \valid_read(m);
+    assigns \nothing;
+    ensures \result == 0 || \result == 1;
+    ensures \result == 1 <==> m->nblocks <= PFLREF_MAX_BLOCKS &&
+            blocks_within(&m->blocks[0], m->nblocks, m->P);
+ */
+int pflref_model_blocks_inside(const pflref_model *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -238,6 +238,10 @@ pflref_status pflref_state_alloc(pflref_state *s, const pflref_problem *pr,
     const size_t P = pr->model.P, N = pr->N;
     const int global = alg->has_global, personal = alg->has_personal;
     state_zero(s, pr, hyper, P, N);
+    if (!pflref_model_blocks_inside(&pr->model))
+        return pflref_error_set(err, PFLREF_EINVAL, "problem.model",
+                                "the model's blocks do not lie inside its "
+                                "%zu parameters", P);
     /* P ≥ 1 parameters, and N·P doubles addressable (the personal models,
      * v_i at i·P; the same bound for every algorithm) */
     int ok = P > 0 && N <= SIZE_MAX / sizeof(double) / P;

@@ -24,27 +24,28 @@ void pflref_chosen_peers_free(pflref_batches *b, size_t n);
  * carries peer draws, FedFomo's T run-time peer lists; then w⁰ = w = v_i =
  * the initial parameters w0 (P doubles), mask := hyper's split
  * (pflref_split_mask) and shared := 1 − mask.
- * Returns PFLREF_OK, or PFLREF_ENOMEM (nothing left allocated) when an
- * allocation fails, P = 0, or N·P doubles would not be addressable.
+ * Returns PFLREF_OK; PFLREF_EINVAL (where "problem.model", nothing
+ * allocated) when the model has more than PFLREF_MAX_BLOCKS blocks or one
+ * outside its P entries (pflref_model_blocks_inside); or PFLREF_ENOMEM
+ * (nothing left allocated) when an allocation fails, P = 0, or N·P
+ * doubles would not be addressable.
  * Proved (proofs/README.md): on PFLREF_OK, s has the shapes state_base,
  * state_model, state_global (has_global) and state_personal (has_personal)
- * name, and shared = 1 − mask, mask 0 or 1.  The caller's part: the problem's model
- * has its blocks inside its P entries (as pflref_model_init makes it;
- * nothing tests it at run time), w0 holds its P entries, and the schedule
- * holds its T rounds (it passed pflref_schedule_validate). */
+ * name, and shared = 1 − mask, mask 0 or 1.  The caller's part: w0 holds
+ * its P entries and the schedule its T rounds (it passed
+ * pflref_schedule_validate). */
 /*@ requires \valid(s);
     requires \valid_read(pr) && \valid_read(alg) && \valid_read(hyper) &&
              \valid_read(schedule);
     requires schedule->T > 0 ==>
              \valid_read(schedule->rounds + (0 .. schedule->T - 1));
     requires \valid_read(w0 + (0 .. pr->model.P - 1));
-    requires model_shape: pr->model.nblocks <= PFLREF_MAX_BLOCKS &&
-             blocks_within(&pr->model.blocks[0], pr->model.nblocks,
-                           pr->model.P);
     requires \separated(s, pr, alg, hyper, schedule,
                         w0 + (0 .. pr->model.P - 1));
-    ensures \result == PFLREF_OK ==> state_base(s) && state_model(s) &&
+    ensures \result == PFLREF_OK ==> state_base(s);
+    ensures \result == PFLREF_OK ==> s->problem == \old(pr) &&
             s->P == \old(pr->model.P) && s->N == \old(pr->N);
+    ensures \result == PFLREF_OK ==> state_model(s);
     ensures \result == PFLREF_OK && \old(alg->has_global) ==>
             state_global(s);
     ensures \result == PFLREF_OK && !\old(alg->has_global) ==> s->w == \null;

@@ -760,3 +760,22 @@ void pflref_split_mask(const pflref_model *m, const pflref_split *split,
     block_mask(m->blocks, m->nblocks, split ? split->personal : NULL, mask,
                m->P);
 }
+
+/* The contract is on the declaration (pflref/model.h). */
+int pflref_model_blocks_inside(const pflref_model *m)
+{
+    const size_t nb = m->nblocks, P = m->P;
+    if (nb > PFLREF_MAX_BLOCKS)
+        return 0;
+    /*@ loop invariant 0 <= q <= nb;
+        loop invariant blocks_within(&m->blocks[0], q, P);
+        loop assigns q;
+        loop variant nb - q;
+     */
+    for (size_t q = 0; q < nb; q++) {
+        const pflref_block *b = &m->blocks[q];
+        if (b->size > P || b->offset > P - b->size)  /* offset + size > P */
+            return 0;
+    }
+    return 1;
+}
