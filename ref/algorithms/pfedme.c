@@ -80,6 +80,24 @@ typedef struct {
     double *trained;  /* N: 1 once client i has trained (eval_reset only)  */
 } pfedme_work;
 
+/* The workspace pfedme_work_alloc returns for the run state s (the shape
+ * the proof of pfedme_round_with starts from, proofs/README.md): w_t,
+ * w_local, θ and g P writable doubles each and trained N, apart from each
+ * other, from the workspace record and from the state's arrays. */
+/*@ predicate pfedme_work_shape{L}(pfedme_work *ws, pflref_state *s) =
+      \valid_read(ws) &&
+      \valid(ws->w_t + (0 .. s->P - 1)) &&
+      \valid(ws->w_local + (0 .. s->P - 1)) &&
+      \valid(ws->theta + (0 .. s->P - 1)) && \valid(ws->g + (0 .. s->P - 1)) &&
+      \valid(ws->trained + (0 .. s->N - 1)) &&
+      \separated(ws->w_t + (0 .. s->P - 1), ws->w_local + (0 .. s->P - 1),
+                 ws->theta + (0 .. s->P - 1), ws->g + (0 .. s->P - 1),
+                 ws->trained + (0 .. s->N - 1), ws, s,
+                 s->w + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1),
+                 s->v + (0 .. s->N * s->P - 1), s->accum + (0 .. s->P - 1),
+                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
+ */
+
 static void *pfedme_work_alloc(const pflref_problem *problem,
                                const pflref_hyper *hyper)
 {
@@ -128,7 +146,9 @@ static pflref_status pfedme_check(const pflref_problem *problem,
     return PFLREF_OK;
 }
 
-/* 1 when client i is in the (ascending) selected set of plan. */
+/* 1 when client i is in the (ascending) selected set of plan.  Its frame
+ * is an assumption of the proof of pfedme_round_with (proofs/README.md). */
+/*@ assigns \nothing; */
 static int is_selected(const pflref_round_plan *plan, size_t i)
 {
     for (size_t q = 0; q < plan->n_selected; q++)
@@ -138,7 +158,12 @@ static int is_selected(const pflref_round_plan *plan, size_t i)
 }
 
 /* Client i's R local rounds from w_t (Alg. 1 l. 5-8): ws->w_local ends as
- * w_{i,R} and ws->theta as the last θ. */
+ * w_{i,R} and ws->theta as the last θ.  Its frame is an assumption of the
+ * proof of pfedme_round_with (proofs/README.md): it writes w_local, θ, g,
+ * trained[i] and *err (and the model workspace's temporaries). */
+/*@ assigns ws->w_local[0 .. s->P - 1], ws->theta[0 .. s->P - 1],
+            ws->g[0 .. s->P - 1], ws->trained[i], *err;
+ */
 static pflref_status client_update(pflref_state *s, size_t i,
                                    const pflref_batches *b, pfedme_work *ws,
                                    const pflref_trace *trace,
@@ -187,36 +212,58 @@ static pflref_status client_update(pflref_state *s, size_t i,
     return PFLREF_OK;
 }
 
-static pflref_status pfedme_round(pflref_state *s,
-                                  const pflref_round_plan *plan,
-                                  const pflref_trace *trace,
-                                  pflref_error *err)
+/* One round with the workspace ws = s->extra.  Proved call sites
+ * (proofs/README.md): from the run's state, the validated plan and the
+ * workspace, each block v_i it keeps lies in s->v and each w_{i,R} it sums
+ * is P entries apart from the accumulator. */
+/*@ requires state_global(s) && state_personal(s);
+    requires round_plan(plan, s->N);
+    requires pfedme_work_shape(ws, s);
+    requires \separated(err, ws, s, plan,
+                        plan->clients + (0 .. plan->m - 1));
+    requires \separated(plan->clients + (0 .. plan->m - 1), s);
+    assigns ws->w_t[0 .. s->P - 1], ws->w_local[0 .. s->P - 1],
+            ws->theta[0 .. s->P - 1], ws->g[0 .. s->P - 1],
+            ws->trained[0 .. s->N - 1], s->accum[0 .. s->P - 1],
+            s->w[0 .. s->P - 1], s->v[0 .. s->N * s->P - 1],
+            s->hyper_round, *err;
+ */
+static pflref_status pfedme_round_with(pflref_state *s, pfedme_work *ws,
+                                       const pflref_round_plan *plan,
+                                       const pflref_trace *trace,
+                                       pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
     const pflref_pfedme_hyper *hp = &s->hyper->pfedme;
     const double beta = s->hyper->beta;
-    const size_t P = s->P;
-    pfedme_work *ws = s->extra;
-    const double *w_t = ws->w_t, *acc = s->accum;
+    const size_t P = s->P, N = s->N, m = plan->m;
+    const size_t *const clients = plan->clients;
+    const double *const w_t = ws->w_t, *const acc = s->accum;
+    double *const w = s->w, *const v = s->v;
 
     /* req: pfedme.alg1.l3 */
     pflref_round_begin(s, ws->w_t, trace);
     /* Σ_{i∈S^t} n_i, for pfedme.weights = samples */
     const double n_S = pflref_train_n(pr, plan->selected, plan->n_selected);
     /* req: pfedme.alg1.l4 */
-    for (size_t j = 0; j < plan->m; j++) {
-        const size_t i = plan->clients[j];
+    /*@ loop assigns j, ws->w_local[0 .. P - 1], ws->theta[0 .. P - 1],
+                     ws->g[0 .. P - 1], ws->trained[0 .. N - 1],
+                     v[0 .. N * P - 1], s->accum[0 .. P - 1],
+                     s->hyper_round, *err;
+     */
+    for (size_t j = 0; j < m; j++) {
+        const size_t i = clients[j];
         pflref_client_lr(s, i, 0, 1);  /* η, η_p of i's train() (lr.count) */
         pflref_status st = client_update(s, i, &plan->batches[j], ws, trace,
                                          err);
         if (st != PFLREF_OK)
             return st;
         /* the personalised model reported for client i */
-        double *v_i = s->v + i * P;
+        double *v_i = pflref_row(v, i, N, P);
         if (hp->personal_eval == PFLREF_PFEDME_EVAL_THETA)
-            memcpy(v_i, ws->theta, P * sizeof *v_i);
+            pflref_copy(v_i, ws->theta, P);
         else if (hp->personal_eval == PFLREF_PFEDME_EVAL_LOCAL_W)
-            memcpy(v_i, ws->w_local, P * sizeof *v_i);
+            pflref_copy(v_i, ws->w_local, P);
         /* req: pfedme.alg1.l9 */
         /* l. 9: only the sampled clients send w_{i,R} */
         if (!is_selected(plan, i))
@@ -230,14 +277,24 @@ static pflref_status pfedme_round(pflref_state *s,
 
     /* req: pfedme.alg1.l10 */
     /* l. 10: w_{t+1} ← (1 − β) w_t + β · (the average above) */
+    /*@ loop assigns p, w[0 .. P - 1]; */
     for (size_t p = 0; p < P; p++)
-        s->w[p] = (1.0 - beta) * w_t[p] + beta * acc[p];
+        w[p] = (1.0 - beta) * w_t[p] + beta * acc[p];
     pflref_status st = pflref_server_publish(s, SERVER_LINE[hp->weights],
                                              trace, err);
     if (st == PFLREF_OK && hp->personal_eval == PFLREF_PFEDME_EVAL_GLOBAL)
-        for (size_t i = 0; i < s->N; i++)
-            memcpy(s->v + i * P, s->w, P * sizeof *s->w);
+        /*@ loop assigns i, v[0 .. N * P - 1]; */
+        for (size_t i = 0; i < N; i++)
+            pflref_copy(pflref_row(v, i, N, P), w, P);
     return st;
+}
+
+static pflref_status pfedme_round(pflref_state *s,
+                                  const pflref_round_plan *plan,
+                                  const pflref_trace *trace,
+                                  pflref_error *err)
+{
+    return pfedme_round_with(s, s->extra, plan, trace, err);
 }
 
 const pflref_algorithm pflref_pfedme = {

@@ -344,6 +344,7 @@ void pflref_client_end(const pflref_state *s, size_t i, const char *name,
 
 /* The server's new w: refused as divergence (round s->t, name "w") when
  * not finite, else a SERVER event of w carrying `formula`. */
+/*@ assigns *err; */
 pflref_status pflref_server_publish(pflref_state *s, const char *formula,
                                     const pflref_trace *trace,
                                     pflref_error *err);
