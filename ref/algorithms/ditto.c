@@ -88,7 +88,8 @@ typedef struct {
 /*@ predicate ditto_work_shape{L}(ditto_work *ws, pflref_state *s) =
       \valid_read(ws) &&
       \valid(ws->w_t + (0 .. s->P - 1)) &&
-      \valid(ws->w_local + (0 .. s->P - 1)) && \valid(ws->g + (0 .. s->P - 1)) &&
+      \valid(ws->w_local + (0 .. s->P - 1)) &&
+      \valid(ws->g + (0 .. s->P - 1)) &&
       \separated(ws->w_t + (0 .. s->P - 1), ws->w_local + (0 .. s->P - 1),
                  ws->g + (0 .. s->P - 1), ws, s,
                  s->w + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1),
