@@ -81,6 +81,22 @@ typedef struct {
     double *g;        /* ∇F_k(·; b), the gradient of either step            */
 } ditto_work;
 
+/* The workspace ditto_work_alloc returns for the run state s (the shape the
+ * proof of ditto_round_with starts from, proofs/README.md): w_t, w_local
+ * and g P writable doubles each, apart from each other, from the
+ * workspace record and from the state's arrays. */
+/*@ predicate ditto_work_shape{L}(ditto_work *ws, pflref_state *s) =
+      \valid_read(ws) &&
+      \valid(ws->w_t + (0 .. s->P - 1)) &&
+      \valid(ws->w_local + (0 .. s->P - 1)) &&
+      \valid(ws->g + (0 .. s->P - 1)) &&
+      \separated(ws->w_t + (0 .. s->P - 1), ws->w_local + (0 .. s->P - 1),
+                 ws->g + (0 .. s->P - 1), ws, s,
+                 s->w + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1),
+                 s->v + (0 .. s->N * s->P - 1), s->accum + (0 .. s->P - 1),
+                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
+ */
+
 static void *ditto_work_alloc(const pflref_problem *problem,
                               const pflref_hyper *hyper)
 {
@@ -144,17 +160,22 @@ static pflref_status global_step(pflref_state *s, size_t k,
 }
 
 /* Device k's local work on its batches b (personal steps on pb: b, or
- * their own list), in the order ditto.order says. */
+ * their own list) and its personal model v_k (P), in the order ditto.order
+ * says.  Its frame is an assumption of the proof of ditto_round_with
+ * (proofs/README.md): it writes v_k, w_local, g and *err (and the model
+ * workspace's temporaries). */
+/*@ assigns v_k[0 .. s->P - 1], ws->w_local[0 .. s->P - 1],
+            ws->g[0 .. s->P - 1], *err;
+ */
 static pflref_status device_update(pflref_state *s, size_t k,
                                    const pflref_batches *b,
-                                   const pflref_batches *pb, ditto_work *ws,
-                                   const pflref_trace *trace,
+                                   const pflref_batches *pb, double *v_k,
+                                   ditto_work *ws, const pflref_trace *trace,
                                    pflref_error *err)
 {
     const pflref_ditto_hyper *hp = &s->hyper->ditto;
     const double *ref =
         hp->prox_ref == PFLREF_DITTO_REF_MOVING ? ws->w_local : ws->w_t;
-    double *v_k = s->v + k * s->P;
     pflref_status st = PFLREF_OK;
     /* req: ditto.alg1.l6 */
     if (hp->order == PFLREF_DITTO_INTERLEAVED) {
@@ -210,46 +231,75 @@ static pflref_status ditto_check(const pflref_problem *problem,
     return PFLREF_OK;
 }
 
-static pflref_status ditto_round(pflref_state *s,
-                                 const pflref_round_plan *plan,
-                                 const pflref_trace *trace, pflref_error *err)
+/* One round with the workspace ws = s->extra.  Proved call sites
+ * (proofs/README.md): from the run's state, the validated plan and the
+ * workspace, each device's block v_k lies in s->v and each w_k it sums is
+ * P entries apart from the accumulator. */
+/*@ requires state_global(s) && state_personal(s);
+    requires round_plan(plan, s->N);
+    requires ditto_work_shape(ws, s);
+    requires \separated(err, ws, s, plan,
+                        plan->clients + (0 .. plan->m - 1));
+    requires \separated(plan->clients + (0 .. plan->m - 1), s);
+    assigns ws->w_t[0 .. s->P - 1], ws->w_local[0 .. s->P - 1],
+            ws->g[0 .. s->P - 1], s->accum[0 .. s->P - 1],
+            s->w[0 .. s->P - 1], s->v[0 .. s->N * s->P - 1],
+            s->hyper_round, *err;
+ */
+static pflref_status ditto_round_with(pflref_state *s, ditto_work *ws,
+                                      const pflref_round_plan *plan,
+                                      const pflref_trace *trace,
+                                      pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
     const int weights = s->hyper->ditto.weights;
-    ditto_work *ws = s->extra;
+    const size_t P = s->P, N = s->N, m = plan->m;
+    const size_t *const clients = plan->clients;
+    double *const w_local = ws->w_local, *const v = s->v;
 
     /* req: ditto.alg1.l3 */
     pflref_round_begin(s, ws->w_t, trace);
     /* m_t = Σ_{k∈S_t} n_k */
-    const double m_t = pflref_train_n(pr, plan->clients, plan->m);
+    const double m_t = pflref_train_n(pr, clients, m);
     /* req: ditto.alg1.l4 */
-    for (size_t j = 0; j < plan->m; j++) {
-        const size_t k = plan->clients[j];
-        double *v_k = s->v + k * s->P;
+    /*@ loop assigns j, w_local[0 .. P - 1], ws->g[0 .. P - 1],
+                     v[0 .. N * P - 1], s->accum[0 .. P - 1],
+                     s->hyper_round, *err;
+     */
+    for (size_t j = 0; j < m; j++) {
+        const size_t k = clients[j];
+        double *v_k = pflref_row(v, k, N, P);
         /* w_k ← w^t; v_k carries over */
-        pflref_client_begin(s, k, "w_local", ws->w_local, ws->w_t, trace);
+        pflref_client_begin(s, k, "w_local", w_local, ws->w_t, trace);
         pflref_client_begin(s, k, "v", v_k, NULL, trace);
         pflref_client_lr(s, k, 0, 1);  /* η of k's train() (lr.count) */
         const pflref_batches *pb =
             s->hyper->ditto.batches == PFLREF_DITTO_BATCHES_SEPARATE
                 ? &plan->personal[j]     /* the personal pass's own list */
                 : &plan->batches[j];
-        pflref_status st = device_update(s, k, &plan->batches[j], pb, ws,
-                                         trace, err);
+        pflref_status st = device_update(s, k, &plan->batches[j], pb, v_k,
+                                         ws, trace, err);
         if (st != PFLREF_OK)
             return st;
         /* req: ditto.alg1.l8 */
-        pflref_client_end(s, k, "w_local", ws->w_local, trace);
+        pflref_client_end(s, k, "w_local", w_local, trace);
         pflref_client_end(s, k, "v", v_k, trace);
         const double c =
             weights == PFLREF_DITTO_WEIGHTS_UNIFORM
-                ? 1.0 / (double)plan->m                      /* 1/|S_t| */
+                ? 1.0 / (double)m                            /* 1/|S_t| */
                 : (double)pr->clients[k].train.n / m_t;      /* n_k/m_t */
-        pflref_accumulate(s->accum, c, ws->w_local, s->P);
+        pflref_accumulate(s->accum, c, w_local, P);
     }
     /* req: ditto.alg1.l9 */
     /* AGGREGATE: w^{t+1} ← Σ_{k∈S_t} c_k w_k */
     return pflref_round_end(s, SERVER_LINE[weights], trace, err);
+}
+
+static pflref_status ditto_round(pflref_state *s,
+                                 const pflref_round_plan *plan,
+                                 const pflref_trace *trace, pflref_error *err)
+{
+    return ditto_round_with(s, s->extra, plan, trace, err);
 }
 
 const pflref_algorithm pflref_ditto = {

@@ -58,7 +58,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include "algorithms/algorithms.h"
 #include "engine/work.h"
 
@@ -79,6 +78,29 @@ typedef struct {
     double *g;        /* ∇f_i(θ; D_{i,r}), the inner gradient              */
     double *trained;  /* N: 1 once client i has trained (eval_reset only)  */
 } pfedme_work;
+
+/* The workspace pfedme_work_alloc returns for the run state s (the shape
+ * the proofs of pfedme_round_with and client_update start from,
+ * proofs/README.md): w_t, w_local, θ and g P writable doubles each and
+ * trained N, apart from each other and from the workspace record
+ * (pfedme_buffers), and from the state's arrays (pfedme_work_shape). */
+/*@ predicate pfedme_buffers{L}(pfedme_work *ws, integer P, integer N) =
+      \valid_read(ws) &&
+      \valid(ws->w_t + (0 .. P - 1)) && \valid(ws->w_local + (0 .. P - 1)) &&
+      \valid(ws->theta + (0 .. P - 1)) && \valid(ws->g + (0 .. P - 1)) &&
+      \valid(ws->trained + (0 .. N - 1)) &&
+      \separated(ws->w_t + (0 .. P - 1), ws->w_local + (0 .. P - 1),
+                 ws->theta + (0 .. P - 1), ws->g + (0 .. P - 1),
+                 ws->trained + (0 .. N - 1), ws);
+    predicate pfedme_work_shape{L}(pfedme_work *ws, pflref_state *s) =
+      pfedme_buffers(ws, s->P, s->N) &&
+      \separated(ws->w_t + (0 .. s->P - 1), ws->w_local + (0 .. s->P - 1),
+                 ws->theta + (0 .. s->P - 1), ws->g + (0 .. s->P - 1),
+                 ws->trained + (0 .. s->N - 1), ws, s,
+                 s->w + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1),
+                 s->v + (0 .. s->N * s->P - 1), s->accum + (0 .. s->P - 1),
+                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
+ */
 
 static void *pfedme_work_alloc(const pflref_problem *problem,
                                const pflref_hyper *hyper)
@@ -128,7 +150,9 @@ static pflref_status pfedme_check(const pflref_problem *problem,
     return PFLREF_OK;
 }
 
-/* 1 when client i is in the (ascending) selected set of plan. */
+/* 1 when client i is in the (ascending) selected set of plan.  Its frame
+ * is an assumption of the proof of pfedme_round_with (proofs/README.md). */
+/*@ assigns \nothing; */
 static int is_selected(const pflref_round_plan *plan, size_t i)
 {
     for (size_t q = 0; q < plan->n_selected; q++)
@@ -137,13 +161,38 @@ static int is_selected(const pflref_round_plan *plan, size_t i)
     return 0;
 }
 
-/* Client i's R local rounds from w_t (Alg. 1 l. 5-8): ws->w_local ends as
- * w_{i,R} and ws->theta as the last θ. */
+/* 1 the first time client i trains, which trained[i] = 0 tells; marks it
+ * trained (1).  Its frame is an assumption of the proof of client_update
+ * (proofs/README.md). */
+/*@ assigns trained[i]; */
+static int first_training(double *trained, size_t i)
+{
+    const int first = trained[i] == 0.0;
+    trained[i] = 1.0;
+    return first;
+}
+
+/* Client i's R local rounds from w_t (Alg. 1 l. 5-8), under its step
+ * sizes: ws->w_local ends as w_{i,R} and ws->theta as the last θ.  Proved
+ * call sites (proofs/README.md): θ's starts and the inner loop get P
+ * entries of the workspace, and it writes w_local, θ, g, trained[i], the
+ * round's step sizes and *err only. */
+/*@ requires \valid_read(s) && state_model(s) && i < s->N;
+    requires \valid_read(s->w0 + (0 .. s->P - 1));
+    requires pfedme_buffers(ws, s->P, s->N);
+    requires \separated(ws->theta + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1));
+    requires \separated(ws->w_local + (0 .. s->P - 1), s);
+    requires \separated(err, ws, s, s->problem);
+    assigns ws->w_local[0 .. s->P - 1], ws->theta[0 .. s->P - 1],
+            ws->g[0 .. s->P - 1], ws->trained[i], s->hyper_round, *err;
+    ensures state_model(s);
+ */
 static pflref_status client_update(pflref_state *s, size_t i,
                                    const pflref_batches *b, pfedme_work *ws,
                                    const pflref_trace *trace,
                                    pflref_error *err)
 {
+    pflref_client_lr(s, i, 0, 1);  /* η, η_p of i's train() (lr.count) */
     const pflref_hyper *h = s->hyper;
     const double eta = h->eta, lambda = h->lambda;
     const int reset = h->pfedme.theta_start == PFLREF_PFEDME_THETA_RESET;
@@ -155,17 +204,20 @@ static pflref_status client_update(pflref_state *s, size_t i,
     /* l. 5: w_{i,0} ← w_t; θ starts there too (eval_reset = initial: at
      * w⁰ the first time client i trains, PFLlib's evaluation defect) */
     pflref_client_begin(s, i, "w_local", w_local, ws->w_t, trace);
-    const int from_w0 = h->pfedme.eval_reset ==
-                            PFLREF_PFEDME_EVAL_RESET_INITIAL &&
-                        ws->trained[i] == 0.0;
-    memcpy(theta, from_w0 ? s->w0 : ws->w_t, P * sizeof *theta);
-    ws->trained[i] = 1.0;
+    const int first = first_training(ws->trained, i);
+    const int from_w0 =
+        h->pfedme.eval_reset == PFLREF_PFEDME_EVAL_RESET_INITIAL && first;
+    pflref_copy(theta, from_w0 ? s->w0 : ws->w_t, P);
     /* req: pfedme.alg1.l6 */
+    /*@ loop invariant state_model(s);
+        loop assigns r, w_local[0 .. P - 1], theta[0 .. P - 1],
+                     ws->g[0 .. P - 1], *err;
+     */
     for (size_t r = 0; r < b->nsteps; r++) {
         /* req: pfedme.alg1.l7, pfedme.eq7 */
         /* l. 7: θ ← w_{i,r} (reset) or carried over (warm), then K steps */
         if (reset)
-            memcpy(theta, w_local, P * sizeof *theta);
+            pflref_copy(theta, w_local, P);
         const pflref_prox_inner job = pflref_prox_inner_job(s, i, b, r,
                                                             w_local);
         pflref_status st = pflref_prox_inner_run(&job, theta, ws->g, s->ws,
@@ -174,6 +226,7 @@ static pflref_status client_update(pflref_state *s, size_t i,
             return st;
         /* req: pfedme.alg1.l8, pfedme.moreau_grad */
         /* l. 8: w_{i,r+1} ← w_{i,r} − ηλ(w_{i,r} − θ) */
+        /*@ loop assigns p, w_local[0 .. P - 1]; */
         for (size_t p = 0; p < P; p++)
             w_local[p] -= eta * lambda * (w_local[p] - theta[p]);
         if (!pflref_all_finite(w_local, P))
@@ -187,36 +240,54 @@ static pflref_status client_update(pflref_state *s, size_t i,
     return PFLREF_OK;
 }
 
-static pflref_status pfedme_round(pflref_state *s,
-                                  const pflref_round_plan *plan,
-                                  const pflref_trace *trace,
-                                  pflref_error *err)
+/* One round with the workspace ws = s->extra.  Proved call sites
+ * (proofs/README.md): from the run's state, the validated plan and the
+ * workspace, each block v_i it keeps lies in s->v and each w_{i,R} it sums
+ * is P entries apart from the accumulator. */
+/*@ requires state_global(s) && state_personal(s);
+    requires round_plan(plan, s->N);
+    requires state_model(s) && pfedme_work_shape(ws, s);
+    requires \separated(err, ws, s, s->problem, plan,
+                        plan->clients + (0 .. plan->m - 1));
+    requires \separated(plan->clients + (0 .. plan->m - 1), s);
+ */
+static pflref_status pfedme_round_with(pflref_state *s, pfedme_work *ws,
+                                       const pflref_round_plan *plan,
+                                       const pflref_trace *trace,
+                                       pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
     const pflref_pfedme_hyper *hp = &s->hyper->pfedme;
     const double beta = s->hyper->beta;
-    const size_t P = s->P;
-    pfedme_work *ws = s->extra;
-    const double *w_t = ws->w_t, *acc = s->accum;
+    const size_t P = s->P, N = s->N, m = plan->m;
+    const size_t *const clients = plan->clients;
+    const double *const w_t = ws->w_t, *const acc = s->accum;
+    double *const w = s->w, *const v = s->v;
 
     /* req: pfedme.alg1.l3 */
     pflref_round_begin(s, ws->w_t, trace);
     /* Σ_{i∈S^t} n_i, for pfedme.weights = samples */
     const double n_S = pflref_train_n(pr, plan->selected, plan->n_selected);
     /* req: pfedme.alg1.l4 */
-    for (size_t j = 0; j < plan->m; j++) {
-        const size_t i = plan->clients[j];
-        pflref_client_lr(s, i, 0, 1);  /* η, η_p of i's train() (lr.count) */
+    /*@ loop invariant state_model(s);
+        loop invariant s->P == P && s->N == N && s->w0 == \at(s->w0, Pre);
+        loop assigns j, ws->w_local[0 .. P - 1], ws->theta[0 .. P - 1],
+                     ws->g[0 .. P - 1], ws->trained[0 .. N - 1],
+                     v[0 .. N * P - 1], s->accum[0 .. P - 1],
+                     s->hyper_round, *err;
+     */
+    for (size_t j = 0; j < m; j++) {
+        const size_t i = clients[j];
         pflref_status st = client_update(s, i, &plan->batches[j], ws, trace,
                                          err);
         if (st != PFLREF_OK)
             return st;
         /* the personalised model reported for client i */
-        double *v_i = s->v + i * P;
+        double *v_i = pflref_row(v, i, N, P);
         if (hp->personal_eval == PFLREF_PFEDME_EVAL_THETA)
-            memcpy(v_i, ws->theta, P * sizeof *v_i);
+            pflref_copy(v_i, ws->theta, P);
         else if (hp->personal_eval == PFLREF_PFEDME_EVAL_LOCAL_W)
-            memcpy(v_i, ws->w_local, P * sizeof *v_i);
+            pflref_copy(v_i, ws->w_local, P);
         /* req: pfedme.alg1.l9 */
         /* l. 9: only the sampled clients send w_{i,R} */
         if (!is_selected(plan, i))
@@ -230,14 +301,24 @@ static pflref_status pfedme_round(pflref_state *s,
 
     /* req: pfedme.alg1.l10 */
     /* l. 10: w_{t+1} ← (1 − β) w_t + β · (the average above) */
+    /*@ loop assigns p, w[0 .. P - 1]; */
     for (size_t p = 0; p < P; p++)
-        s->w[p] = (1.0 - beta) * w_t[p] + beta * acc[p];
+        w[p] = (1.0 - beta) * w_t[p] + beta * acc[p];
     pflref_status st = pflref_server_publish(s, SERVER_LINE[hp->weights],
                                              trace, err);
     if (st == PFLREF_OK && hp->personal_eval == PFLREF_PFEDME_EVAL_GLOBAL)
-        for (size_t i = 0; i < s->N; i++)
-            memcpy(s->v + i * P, s->w, P * sizeof *s->w);
+        /*@ loop assigns i, v[0 .. N * P - 1]; */
+        for (size_t i = 0; i < N; i++)
+            pflref_copy(pflref_row(v, i, N, P), w, P);
     return st;
+}
+
+static pflref_status pfedme_round(pflref_state *s,
+                                  const pflref_round_plan *plan,
+                                  const pflref_trace *trace,
+                                  pflref_error *err)
+{
+    return pfedme_round_with(s, s->extra, plan, trace, err);
 }
 
 const pflref_algorithm pflref_pfedme = {

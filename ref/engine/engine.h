@@ -232,6 +232,8 @@ typedef struct {
     long step0;             /* the first step is numbered step0 + 1         */
 } pflref_prox_inner;
 
+/*@ assigns theta[0 .. job->model->P - 1], g[0 .. job->model->P - 1], *err;
+ */
 pflref_status pflref_prox_inner_run(const pflref_prox_inner *job,
                                     double *theta, double *g,
                                     pflref_model_workspace *ws,
@@ -241,6 +243,10 @@ pflref_status pflref_prox_inner_run(const pflref_prox_inner *job,
 /* The inner job of client i in round s->t on batch q of b with reference
  * w (phase "train", the default formula), under the run's λ, η_p, μ
  * (pfedme.mu) and K; its steps are numbered qK + 1..(q+1)K. */
+/*@ requires \valid_read(s) && \valid_read(s->problem);
+    assigns \nothing;
+    ensures \result.model == &s->problem->model;
+ */
 pflref_prox_inner pflref_prox_inner_job(const pflref_state *s, size_t i,
                                         const pflref_batches *b, size_t q,
                                         const double *w);

@@ -27,12 +27,6 @@
 #include "core/vec.h"
 #include "engine/engine.h"
 
-/* The divergence record (ref/core/status.c): for the proofs here
- * (proofs/README.md, an assumption), it writes the error record only. */
-/*@ assigns *err; */
-pflref_status pflref_error_diverge(pflref_error *err, long round, long client,
-                                   long step, const char *quantity);
-
 /* The contracts of the frame are on the declarations (engine.h); the
  * `round` job proves them (proofs/README.md). */
 
