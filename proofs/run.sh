@@ -80,7 +80,8 @@ fedbn calls | ref/algorithms/fedbn.c | calls_real | fedbn_round_with
 fedavg calls | ref/algorithms/fedavg.c | calls_real | pflref_fedavg_round_with
 round | ref/engine/round.c | rte_real | pflref_round_begin,pflref_client_begin,pflref_client_end,pflref_server_publish,pflref_round_end,pflref_post_begin,pflref_post_end
 pfedme calls | ref/algorithms/pfedme.c | calls_real | pfedme_round_with,client_update
-ditto calls | ref/algorithms/ditto.c | calls_real | ditto_round_with'
+ditto calls | ref/algorithms/ditto.c | calls_real | ditto_round_with
+prox_inner job | ref/engine/prox_inner.c | calls_real | pflref_prox_inner_job'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then

@@ -245,7 +245,7 @@ pflref_status pflref_prox_inner_run(const pflref_prox_inner *job,
  * (pfedme.mu) and K; its steps are numbered qK + 1..(q+1)K. */
 /*@ requires \valid_read(s) && \valid_read(s->problem);
     assigns \nothing;
-    ensures \result.model == &s->problem->model;
+    ensures \result.model == &s->problem->model && \result.w == w;
  */
 pflref_prox_inner pflref_prox_inner_job(const pflref_state *s, size_t i,
                                         const pflref_batches *b, size_t q,
