@@ -61,6 +61,7 @@ pflref_status pflref_error_set(pflref_error *err, pflref_status status,
     ;
 
 /* Like pflref_error_set, for a divergence at (round, client, step). */
+/*@ assigns *err; */
 pflref_status pflref_error_diverge(pflref_error *err, long round, long client,
                                    long step, const char *quantity);
 

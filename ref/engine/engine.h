@@ -357,8 +357,10 @@ pflref_status pflref_round_end(pflref_state *s, const char *formula,
 /* The phase after training, client i (phase "finetune", round −1):
  * θ_i := w and a CLIENT_BEGIN event of θ_i named "theta"; and its
  * CLIENT_END event.  theta [out] P */
+/*@ assigns theta[0 .. s->P - 1]; */
 void pflref_post_begin(const pflref_state *s, size_t i, double *theta,
                        const pflref_trace *trace);
+/*@ assigns \nothing; */
 void pflref_post_end(const pflref_state *s, size_t i, const double *theta,
                      const pflref_trace *trace);
 
