@@ -77,7 +77,8 @@ fedalt calls | ref/algorithms/fedalt.c | calls_real | pfl_round,pfl_finetune,pfl
 pflego calls | ref/algorithms/pflego.c | calls_real | pflego_round_with,client_round,server_step
 fedbn calls | ref/algorithms/fedbn.c | calls_real | fedbn_round_with
 fedavg calls | ref/algorithms/fedavg.c | calls_real | pflref_fedavg_round_with
-perfedavg calls | ref/algorithms/perfedavg.c | calls_real | perfedavg_round_with,perfedavg_finish_with'
+perfedavg calls | ref/algorithms/perfedavg.c | calls_real | perfedavg_round_with,perfedavg_finish_with
+apfl calls | ref/algorithms/apfl.c | calls_real | apfl_round_with,client_rates,client_steps,apfl_step,pfllib_step,alpha_step,client_finish'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then

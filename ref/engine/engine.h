@@ -202,6 +202,8 @@ int pflref_blocks_finite(const pflref_model *m, const unsigned char *mask,
  * mask, the gradient is pflref_model_grad_blocks's and only the marked
  * blocks are touched (the others of θ must be finite on entry: the
  * divergence test reads the marked blocks only). */
+/*@ assigns theta[0 .. job->model->P - 1], g[0 .. job->model->P - 1], *err;
+ */
 pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
                                     double *theta, double *g,
                                     pflref_model_workspace *ws,
