@@ -604,7 +604,9 @@ static void client_finish(pflref_state *s, size_t i, apfl_work *ws,
 
 /* Client i's step sizes of its train() (lr.count): pflref_client_lr, which
  * writes only the round's step sizes s->hyper_round, so what the steps need
- * of the state stays true (proved). */
+ * of the state and of the workspace ws stays true (proved; ws is named for
+ * that contract only: the provers could not see it through that write
+ * inside the round). */
 /*@ requires apfl_steps(s, ws);
     assigns s->hyper_round;
     ensures apfl_steps(s, ws);
