@@ -46,7 +46,7 @@ RTE="-wp-rte -warn-unsigned-overflow"
 #               or, for pflref_accumulate, compute one whose value is not
 #               claimed; their index and assigns goals are the same;
 #   calls_real  the algorithms' call sites of the block kernels: as calls,
-#               with their own assigns and loop assigns, under the
+#               with their own assigns, loop assigns and assertions, under the
 #               typed+real model (their contexts hold doubles, on which
 #               CVC4 1.8's floating-point theory gives up);
 #   lemmas      the ACSL lemmas of the file (the listed names are the
@@ -81,7 +81,9 @@ fedavg calls | ref/algorithms/fedavg.c | calls_real | pflref_fedavg_round_with
 round | ref/engine/round.c | rte_real | pflref_round_begin,pflref_client_begin,pflref_client_end,pflref_server_publish,pflref_round_end,pflref_post_begin,pflref_post_end
 pfedme calls | ref/algorithms/pfedme.c | calls_real | pfedme_round_with,client_update
 ditto calls | ref/algorithms/ditto.c | calls_real | ditto_round_with
-prox_inner job | ref/engine/prox_inner.c | calls_real | pflref_prox_inner_job'
+prox_inner job | ref/engine/prox_inner.c | calls_real | pflref_prox_inner_job
+perfedavg calls | ref/algorithms/perfedavg.c | calls_real | perfedavg_round_with,perfedavg_finish_with
+apfl calls | ref/algorithms/apfl.c | calls_real | apfl_round_with,client_rates,client_steps,apfl_step,pfllib_step,alpha_step,client_finish'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then
@@ -116,7 +118,7 @@ wp() {
     case "$2" in
         rte) opts="$RTE" ;;
         calls) opts="-wp-prop=@requires,@invariant,@ensures" ;;
-        calls_real) opts="-wp-model typed+real -warn-special-float none -wp-prop=@requires,@invariant,@ensures,@assigns" ;;
+        calls_real) opts="-wp-model typed+real -warn-special-float none -wp-prop=@requires,@invariant,@ensures,@assigns,@assert" ;;
         rte_assert) opts="$RTE -wp-prop=@assert" ;;
         rte_real) opts="$RTE -wp-model typed+real -warn-special-float none" ;;
         lemmas) opts="-wp-model typed+real -wp-prop=@lemma" ;;

@@ -131,11 +131,13 @@ static const char *const ALPHA_PFLLIB_LINE =
 static const char *const SERVER_LINE[2] = {
     "w ← (1/|U|) Σ_{i∈U} w_i", "w ← Σ_{i∈U} n_i w_i / Σ_{j∈U} n_j"};
 
+/*@ assigns \nothing; */
 static int pfllib(const pflref_hyper *h)
 {
     return h->apfl.variant == PFLREF_APFL_VARIANT_PFLLIB;
 }
 
+/*@ assigns \nothing; */
 static int output_mix(const pflref_hyper *h)
 {
     return h->apfl.mix == PFLREF_APFL_MIX_OUTPUT;
@@ -157,6 +159,62 @@ typedef struct {
     double *Zw;       /* k·n_max, likewise: z(w_i; x)                       */
     double *E;        /* k·n_max, likewise: ŷ, then ∂ℓ/∂ŷ                   */
 } apfl_work;
+
+/* α_i of the run state s (has_alpha; pflref_state_alloc allocates it):
+ * N writable doubles apart from *s and from the state's arrays.
+ * predicate apfl_alpha_shape: that shape. */
+/*@ predicate apfl_alpha_shape{L}(pflref_state *s) =
+      \valid(s->alpha + (0 .. s->N - 1)) &&
+      \separated(s->alpha + (0 .. s->N - 1), s, s->w + (0 .. s->P - 1),
+                 s->w0 + (0 .. s->P - 1), s->v + (0 .. s->N * s->P - 1),
+                 s->accum + (0 .. s->P - 1), s->mix + (0 .. s->P - 1),
+                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
+ */
+
+/* The P-entry buffers of the workspace apfl_work_alloc returns for the run
+ * state s (the shape the proofs of the round start from,
+ * proofs/README.md): the seven P writable doubles each, apart from each
+ * other, from the workspace record, from *s and from the state's arrays
+ * (α_i among them).  The output-mixing caches Zv, Zw, E are not read by
+ * the proofs. */
+/*@ predicate apfl_work_shape{L}(apfl_work *ws, pflref_state *s) =
+      \valid_read(ws) &&
+      \valid(ws->w_local + (0 .. s->P - 1)) &&
+      \valid(ws->w_old + (0 .. s->P - 1)) &&
+      \valid(ws->v_old + (0 .. s->P - 1)) &&
+      \valid(ws->g + (0 .. s->P - 1)) && \valid(ws->G + (0 .. s->P - 1)) &&
+      \valid(ws->H + (0 .. s->P - 1)) &&
+      \valid(ws->vbar + (0 .. s->P - 1)) &&
+      \separated(ws->w_local + (0 .. s->P - 1), ws->w_old + (0 .. s->P - 1),
+                 ws->v_old + (0 .. s->P - 1), ws->g + (0 .. s->P - 1),
+                 ws->G + (0 .. s->P - 1), ws->H + (0 .. s->P - 1),
+                 ws->vbar + (0 .. s->P - 1), ws, s,
+                 s->w + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1),
+                 s->v + (0 .. s->N * s->P - 1), s->alpha + (0 .. s->N - 1),
+                 s->accum + (0 .. s->P - 1), s->mix + (0 .. s->P - 1),
+                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
+ */
+
+/* What a client's local steps need of the state and the workspace (the
+ * preconditions of the step functions below, which the round's shapes
+ * above imply): the state, its problem and the workspace record apart;
+ * v N·P writable doubles, α N; the problem's model has the state's P;
+ * w_i, its copy w_old and v_i's copy v_old P writable doubles, each copy
+ * apart from its source.
+ * predicate apfl_steps: that shape. */
+/*@ predicate apfl_steps{L}(pflref_state *s, apfl_work *ws) =
+      \valid_read(s) && \separated(s, s->problem, ws) &&
+      s->N * s->P <= SIZE_MAX &&
+      \valid(s->v + (0 .. s->N * s->P - 1)) &&
+      \valid(s->alpha + (0 .. s->N - 1)) &&
+      \valid_read(s->problem) && s->problem->model.P == s->P &&
+      \valid_read(ws) && \valid(ws->w_local + (0 .. s->P - 1)) &&
+      \valid(ws->w_old + (0 .. s->P - 1)) &&
+      \valid(ws->v_old + (0 .. s->P - 1)) &&
+      \valid(ws->vbar + (0 .. s->P - 1)) &&
+      \separated(ws->w_old + (0 .. s->P - 1), ws->w_local + (0 .. s->P - 1)) &&
+      \separated(ws->v_old + (0 .. s->P - 1), s->v + (0 .. s->N * s->P - 1));
+ */
 
 /* Output mixing keeps z(v), z(w_i) and ∂ℓ/∂ŷ of one batch: k × the largest
  * data set each (the check refuses longer batches); none otherwise. */
@@ -255,6 +313,7 @@ static pflref_status apfl_init(pflref_state *s, pflref_error *err)
 }
 
 /* Π_[0,1](x) */
+/*@ assigns \nothing; */
 static double clip01(double x)
 {
     return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);
@@ -279,7 +338,13 @@ static pflref_status step_failed(pflref_error *err, pflref_status st,
  *               *dalpha := (1/|ξ|) Σ_x ⟨z(v; x) − z(wm; x), E_x⟩,
  *               H := (1/|ξ|) Σ_x J_wm(x)ᵀ E_x
  * so ∇_v = a G, ∇_wm = (1 − a) H and ∂/∂α = *dalpha of the mixture's loss.
- * Uses ws->vbar (parameter) or ws->Zv, Zw, E (output) as work. */
+ * Uses ws->vbar (parameter) or ws->Zv, Zw, E (output) as work.  Its frame
+ * is an assumption of the proof of apfl_step (proofs/README.md): it writes
+ * vbar, G, H, *dalpha and *err (and the output caches Zv, Zw, E and the
+ * model workspace's temporaries, which no proof here reads). */
+/*@ assigns ws->vbar[0 .. s->P - 1], ws->G[0 .. s->P - 1],
+            ws->H[0 .. s->P - 1], *dalpha, *err;
+ */
 static pflref_status mixture_grad(pflref_state *s, size_t i,
                                   const pflref_batches *b, size_t q,
                                   double a, const double *v,
@@ -337,7 +402,12 @@ static pflref_status mixture_grad(pflref_state *s, size_t i,
 
 /* The α step of client i after step q (apfl.alpha = adaptive), with
  * a = α_i before the step, dalpha = ∂f_i(v̄)/∂α from mixture_grad, and
- * (FedTorch's rule) the new v_i, w_i and the mixture's ws->G, ws->H. */
+ * (FedTorch's rule) the new v_i, w_i and the mixture's ws->G, ws->H.
+ * Proved call site (proofs/README.md): v_i is client i's block of s->v,
+ * and α_i the entry i < N of s->alpha it writes. */
+/*@ requires apfl_steps(s, ws) && i < s->N;
+    assigns s->alpha[i], *err;
+ */
 static pflref_status alpha_step(pflref_state *s, size_t i, size_t q,
                                 double a, double dalpha, const apfl_work *ws,
                                 const pflref_trace *trace, pflref_error *err)
@@ -347,7 +417,7 @@ static pflref_status alpha_step(pflref_state *s, size_t i, size_t q,
     const int fedtorch = hp->alpha_rule == PFLREF_APFL_RULE_FEDTORCH;
     const size_t P = s->P;
     const long t = (long)s->t;
-    const double *v = s->v + i * P, *w_local = ws->w_local;
+    const double *v = pflref_row(s->v, i, s->N, P), *w_local = ws->w_local;
     const double *G = ws->G, *H = ws->H;
 
     /* FedTorch's rule moves α at the first step of a round only */
@@ -364,6 +434,7 @@ static pflref_status alpha_step(pflref_state *s, size_t i, size_t q,
             /* FedTorch: Σ_p (v_i − w_i)_p (α g_v,p + (1 − α) g_w,p) + 0.02 α
              * at the new iterates, g_v = α G, g_w = (1 − α) H */
             double grad_alpha = 0.0;
+            /*@ loop assigns p, grad_alpha; */
             for (size_t p = 0; p < P; p++)
                 grad_alpha += (v[p] - w_local[p]) *
                               (a * (a * G[p]) +
@@ -383,7 +454,18 @@ static pflref_status alpha_step(pflref_state *s, size_t i, size_t q,
 }
 
 /* One local step of client i on batch q of b (Alg. 1, one iteration of the
- * inner loop), with ws->w_local = w_i. */
+ * inner loop), with ws->w_local = w_i.  Proved call sites
+ * (proofs/README.md): v_i is client i's block of s->v, the copies of w_i
+ * and v_i get P valid entries apart from their sources, and α_i is the
+ * entry i < N of s->alpha. */
+/*@ requires apfl_steps(s, ws) && i < s->N;
+    requires \separated(err, s, s->problem, ws);
+    assigns ws->w_old[0 .. s->P - 1], ws->v_old[0 .. s->P - 1],
+            ws->w_local[0 .. s->P - 1], ws->g[0 .. s->P - 1],
+            ws->vbar[0 .. s->P - 1], ws->G[0 .. s->P - 1],
+            ws->H[0 .. s->P - 1], s->v[0 .. s->N * s->P - 1], s->alpha[i],
+            *err;
+ */
 static pflref_status apfl_step(pflref_state *s, size_t i,
                                const pflref_batches *b, size_t q,
                                apfl_work *ws, const pflref_trace *trace,
@@ -397,11 +479,11 @@ static pflref_status apfl_step(pflref_state *s, size_t i,
     const int new_w = hp->mix_uses_w == PFLREF_APFL_MIX_W_NEW;
     const size_t P = s->P;
     const long t = (long)s->t;
-    double *v = s->v + i * P, *w_local = ws->w_local;
+    double *v = pflref_row(s->v, i, s->N, P), *w_local = ws->w_local;
     const double *G = ws->G;
     const double a = s->alpha[i];       /* α_i before the step   */
-    memcpy(ws->w_old, w_local, P * sizeof *ws->w_old);
-    memcpy(ws->v_old, v, P * sizeof *ws->v_old);
+    pflref_copy(ws->w_old, w_local, P);
+    pflref_copy(ws->v_old, v, P);
 
     /* req: apfl.alg1.l5 */
     /* Alg. 1: w_i ← w_i − η ∇f_i(w_i; ξ) */
@@ -422,6 +504,7 @@ static pflref_status apfl_step(pflref_state *s, size_t i,
 
     /* req: apfl.alg1.l6 */
     /* Alg. 1: v_i ← v_i − η α_i ∇f_i(v̄; ξ)   (output: G in place of ∇f) */
+    /*@ loop assigns p, v[0 .. P - 1]; */
     for (size_t p = 0; p < P; p++)
         v[p] -= eta * (a * G[p]);
     if (!pflref_all_finite(v, P))
@@ -435,7 +518,16 @@ static pflref_status apfl_step(pflref_state *s, size_t i,
 
 /* One local step of client i on batch q of b as PFLlib runs it
  * (apfl.variant = pfllib; clientapfl.py train() and alpha_update), with
- * ws->w_local = w_i; ws->g, ws->G receive g_w, g_v. */
+ * ws->w_local = w_i; ws->g, ws->G receive g_w, g_v.  Proved call sites
+ * (proofs/README.md): v_i is client i's block of s->v, each local SGD step
+ * writes P entries (the problem's model), and α_i is the entry i < N of
+ * s->alpha. */
+/*@ requires apfl_steps(s, ws) && i < s->N;
+    requires \separated(err, s, s->problem, ws);
+    assigns ws->w_local[0 .. s->P - 1], ws->g[0 .. s->P - 1],
+            ws->G[0 .. s->P - 1], s->v[0 .. s->N * s->P - 1], s->alpha[i],
+            *err;
+ */
 static pflref_status pfllib_step(pflref_state *s, size_t i,
                                  const pflref_batches *b, size_t q,
                                  apfl_work *ws, const pflref_trace *trace,
@@ -444,9 +536,12 @@ static pflref_status pfllib_step(pflref_state *s, size_t i,
     const pflref_apfl_hyper *hp = &s->hyper->apfl;
     const double eta = s->hyper->eta;
     const size_t P = s->P;
-    double *v = s->v + i * P, *w_local = ws->w_local;
+    double *v = pflref_row(s->v, i, s->N, P), *w_local = ws->w_local;
     const double *g_w = ws->g, *g_v = ws->G;
     const double a = s->alpha[i];       /* α_i before the step   */
+    /* (stated here, where WP's goal for the α event below is free of the
+     * C library's isnan model, which its provers cannot read) */
+    /*@ assert alpha_i: \valid_read(s->alpha + i); */
 
     /* w_i ← w_i − η ∇f_i(w_i; ξ)   (optimizer.step) */
     const pflref_local_sgd job_w = pflref_local_sgd_plain(s, i, b, eta,
@@ -465,6 +560,7 @@ static pflref_status pfllib_step(pflref_state *s, size_t i,
      * at the new v_i, w_i, with the gradients taken before the steps */
     const double eta_alpha = isnan(hp->eta_alpha) ? eta : hp->eta_alpha;
     double grad_alpha = 0.0;
+    /*@ loop assigns p, grad_alpha; */
     for (size_t p = 0; p < P; p++)
         grad_alpha += (v[p] - w_local[p]) * (a * g_v[p] + (1.0 - a) * g_w[p]);
     grad_alpha += PFLREF_APFL_FEDTORCH_ALPHA_DECAY * a;
@@ -480,68 +576,153 @@ static pflref_status pfllib_step(pflref_state *s, size_t i,
 }
 
 /* The end of client i's local work: PFLlib overwrites v_i by the mixture
- * (v_i ← (1 − α_i) w_i + α_i v_i); the paper notes v̄_i and keeps v_i. */
+ * (v_i ← (1 − α_i) w_i + α_i v_i); the paper notes v̄_i and keeps v_i.
+ * Proved call site (proofs/README.md): v_i is client i's block of s->v. */
+/*@ requires apfl_steps(s, ws) && i < s->N;
+    assigns s->v[0 .. s->N * s->P - 1], ws->vbar[0 .. s->P - 1];
+ */
 static void client_finish(pflref_state *s, size_t i, apfl_work *ws,
                           const pflref_trace *trace)
 {
     const size_t P = s->P;
     const long t = (long)s->t;
     const double a = s->alpha[i];
-    double *v = s->v + i * P, *w_local = ws->w_local, *vbar = ws->vbar;
+    double *v = pflref_row(s->v, i, s->N, P), *w_local = ws->w_local;
+    double *vbar = ws->vbar;
     /* PFLlib clientapfl.py, end of train(): v_i ← (1 − α_i) w_i + α_i v_i
      * (the client's end event of v records it) */
     if (pfllib(s->hyper))
+        /*@ loop assigns p, v[0 .. P - 1]; */
         for (size_t p = 0; p < P; p++)
             v[p] = (1.0 - a) * w_local[p] + a * v[p];
     pflref_client_end(s, i, "w_local", w_local, trace);
     pflref_client_end(s, i, "v", v, trace);
     if (pfllib(s->hyper))
         return;
+    /*@ loop assigns p, vbar[0 .. P - 1]; */
     for (size_t p = 0; p < P; p++)  /* v̄_i = α_i v_i + (1 − α_i) w_i */
         vbar[p] = a * v[p] + (1.0 - a) * w_local[p];
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
                       "v_bar", vbar, P, VBAR_LINE);
 }
 
-static pflref_status apfl_round(pflref_state *s, const pflref_round_plan *plan,
-                                const pflref_trace *trace, pflref_error *err)
+/* Client i's step sizes of its train() (lr.count): pflref_client_lr, which
+ * writes only the round's step sizes s->hyper_round, so what the steps need
+ * of the state and of the workspace ws stays true (proved; ws is named for
+ * that contract only: the provers could not see it through that write
+ * inside the round). */
+/*@ requires apfl_steps(s, ws);
+    assigns s->hyper_round;
+    ensures apfl_steps(s, ws);
+ */
+static void client_rates(pflref_state *s, const apfl_work *ws, size_t i)
 {
-    const size_t P = s->P;
-    apfl_work *ws = s->extra;
-    double *w_local = ws->w_local;
+    (void)ws;
+    pflref_client_lr(s, i, 0, 1);
+}
+
+/* Client i's local steps on the batches of b (Alg. 1, the inner loop),
+ * one per scheduled batch, as the paper or PFLlib runs them.  Proved call
+ * sites (proofs/README.md): each step's preconditions hold for i < N. */
+/*@ requires apfl_steps(s, ws) && i < s->N;
+    requires \separated(err, s, s->problem, ws);
+    assigns ws->w_local[0 .. s->P - 1], ws->w_old[0 .. s->P - 1],
+            ws->v_old[0 .. s->P - 1], ws->g[0 .. s->P - 1],
+            ws->G[0 .. s->P - 1], ws->H[0 .. s->P - 1],
+            ws->vbar[0 .. s->P - 1], s->v[0 .. s->N * s->P - 1], s->alpha[i],
+            *err;
+ */
+static pflref_status client_steps(pflref_state *s, size_t i,
+                                  const pflref_batches *b, apfl_work *ws,
+                                  const pflref_trace *trace,
+                                  pflref_error *err)
+{
+    const int lib = pfllib(s->hyper);
+    /*@ loop assigns q, ws->w_local[0 .. s->P - 1], ws->w_old[0 .. s->P - 1],
+                     ws->v_old[0 .. s->P - 1], ws->g[0 .. s->P - 1],
+                     ws->G[0 .. s->P - 1], ws->H[0 .. s->P - 1],
+                     ws->vbar[0 .. s->P - 1], s->v[0 .. s->N * s->P - 1],
+                     s->alpha[i], *err;
+     */
+    for (size_t q = 0; q < b->nsteps; q++) {
+        pflref_status st = lib ? pfllib_step(s, i, b, q, ws, trace, err)
+                               : apfl_step(s, i, b, q, ws, trace, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+    return PFLREF_OK;
+}
+
+/* One round with the workspace ws = s->extra.  Proved call sites
+ * (proofs/README.md): from the run state's shapes (α_i among them), the
+ * validated plan and the workspace's shape, each participant's v_i is its
+ * block of s->v, its α_i an entry of s->alpha, and its accumulation into
+ * s->accum gets P valid entries apart from w_i. */
+/*@ requires state_global(s) && state_personal(s) && state_model(s);
+    requires apfl_alpha_shape(s);
+    requires round_plan(plan, s->N);
+    requires apfl_work_shape(ws, s);
+    requires \separated(err, s, s->problem, ws, plan,
+                        plan->clients + (0 .. plan->m - 1));
+    requires \separated(plan->clients + (0 .. plan->m - 1), s);
+    assigns ws->w_local[0 .. s->P - 1], ws->w_old[0 .. s->P - 1],
+            ws->v_old[0 .. s->P - 1], ws->g[0 .. s->P - 1],
+            ws->G[0 .. s->P - 1], ws->H[0 .. s->P - 1],
+            ws->vbar[0 .. s->P - 1], s->v[0 .. s->N * s->P - 1],
+            s->alpha[0 .. s->N - 1], s->accum[0 .. s->P - 1],
+            s->w[0 .. s->P - 1], s->hyper_round, *err;
+ */
+static pflref_status apfl_round_with(pflref_state *s, apfl_work *ws,
+                                     const pflref_round_plan *plan,
+                                     const pflref_trace *trace,
+                                     pflref_error *err)
+{
+    const size_t P = s->P, N = s->N, m = plan->m;
+    const size_t *const clients = plan->clients;
+    double *const w_local = ws->w_local, *const acc = s->accum;
+    double *const v = s->v;
     const int samples = s->hyper->apfl.weights == PFLREF_APFL_WEIGHTS_SAMPLES;
     /* Σ_{j∈U} n_j (apfl.weights = samples) */
-    const double n_U = pflref_train_n(s->problem, plan->clients, plan->m);
+    const double n_U = pflref_train_n(s->problem, clients, m);
 
     /* req: apfl.alg1.l2 */
     pflref_round_begin(s, NULL, trace);
     /* req: apfl.alg1.l3 */
-    for (size_t j = 0; j < plan->m; j++) {
-        const size_t i = plan->clients[j];
+    /*@ loop invariant apfl_steps(s, ws);
+        loop assigns j, ws->w_local[0 .. P - 1], ws->w_old[0 .. P - 1],
+                     ws->v_old[0 .. P - 1], ws->g[0 .. P - 1],
+                     ws->G[0 .. P - 1], ws->H[0 .. P - 1],
+                     ws->vbar[0 .. P - 1], v[0 .. N * P - 1],
+                     s->alpha[0 .. N - 1], acc[0 .. P - 1], s->hyper_round,
+                     *err;
+     */
+    for (size_t j = 0; j < m; j++) {
+        const size_t i = clients[j];
         const pflref_batches *b = &plan->batches[j];
         /* req: apfl.alg1.l10 */
         /* w_i ← w; v_i carries over */
         pflref_client_begin(s, i, "w_local", w_local, s->w, trace);
-        pflref_client_begin(s, i, "v", s->v + i * P, NULL, trace);
+        pflref_client_begin(s, i, "v", pflref_row(v, i, N, P), NULL, trace);
         /* req: apfl.alg1.l8 */
-        pflref_client_lr(s, i, 0, 1);  /* η of i's train() (lr.count) */
-        for (size_t q = 0; q < b->nsteps; q++) {
-            pflref_status st = pfllib(s->hyper)
-                                   ? pfllib_step(s, i, b, q, ws, trace, err)
-                                   : apfl_step(s, i, b, q, ws, trace, err);
-            if (st != PFLREF_OK)
-                return st;
-        }
+        client_rates(s, ws, i);  /* η of i's train() (lr.count) */
+        pflref_status st = client_steps(s, i, b, ws, trace, err);
+        if (st != PFLREF_OK)
+            return st;
         client_finish(s, i, ws, trace);
         /* req: apfl.alg1.l9 */
         /* 1/|U| (paper) or n_i / Σ_{j∈U} n_j (PFLlib) */
         const double n_i = (double)s->problem->clients[i].train.n;
-        pflref_accumulate(s->accum, samples ? n_i / n_U
-                                            : 1.0 / (double)plan->m,
+        pflref_accumulate(acc, samples ? n_i / n_U : 1.0 / (double)m,
                           w_local, P);
     }
     /* w ← Σ_{i∈U} c_i w_i */
     return pflref_round_end(s, SERVER_LINE[samples], trace, err);
+}
+
+static pflref_status apfl_round(pflref_state *s, const pflref_round_plan *plan,
+                                const pflref_trace *trace, pflref_error *err)
+{
+    return apfl_round_with(s, s->extra, plan, trace, err);
 }
 
 const pflref_algorithm pflref_apfl = {

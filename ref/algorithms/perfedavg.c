@@ -119,6 +119,28 @@ typedef struct {
     double *g2;       /* HF: ∇f_i(w_{t−1} − δq; D″_t)                       */
 } perfedavg_work;
 
+/* The buffers of the workspace perfedavg_work_alloc returns for the run
+ * state s (the shape the proofs of the round start from,
+ * proofs/README.md): the eight P writable doubles each, apart from each
+ * other, from the workspace record, from *s and from the state's arrays. */
+/*@ predicate perfedavg_work_shape{L}(perfedavg_work *ws, pflref_state *s) =
+      \valid_read(ws) &&
+      \valid(ws->w_k + (0 .. s->P - 1)) &&
+      \valid(ws->w_local + (0 .. s->P - 1)) &&
+      \valid(ws->w_tilde + (0 .. s->P - 1)) &&
+      \valid(ws->g + (0 .. s->P - 1)) && \valid(ws->q + (0 .. s->P - 1)) &&
+      \valid(ws->hv + (0 .. s->P - 1)) && \valid(ws->x + (0 .. s->P - 1)) &&
+      \valid(ws->g2 + (0 .. s->P - 1)) &&
+      \separated(ws->w_k + (0 .. s->P - 1), ws->w_local + (0 .. s->P - 1),
+                 ws->w_tilde + (0 .. s->P - 1), ws->g + (0 .. s->P - 1),
+                 ws->q + (0 .. s->P - 1), ws->hv + (0 .. s->P - 1),
+                 ws->x + (0 .. s->P - 1), ws->g2 + (0 .. s->P - 1), ws, s,
+                 s->w + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1),
+                 s->v + (0 .. s->N * s->P - 1), s->accum + (0 .. s->P - 1),
+                 s->mix + (0 .. s->P - 1), s->mask + (0 .. s->P - 1),
+                 s->shared + (0 .. s->P - 1));
+ */
+
 static void *perfedavg_work_alloc(const pflref_problem *problem,
                                   const pflref_hyper *hyper)
 {
@@ -139,7 +161,11 @@ static void *perfedavg_work_alloc(const pflref_problem *problem,
 }
 
 /* g := ∇f_i(x; batch q of b), the gradient of the batch-mean loss; a failure
- * names the round, client, local step and which of D, D′, D″ it was. */
+ * names the round, client, local step and which of D, D′, D″ it was.  Its
+ * frame is an assumption of the proof of perfedavg_finish_with
+ * (proofs/README.md): it writes g and *err (and the model workspace's
+ * temporaries, which no proof here reads). */
+/*@ assigns g[0 .. s->P - 1], *err; */
 static pflref_status batch_grad(const pflref_state *s, size_t i,
                                 const pflref_batches *b, size_t q,
                                 const double *x, double *g, long round,
@@ -261,85 +287,157 @@ static pflref_status local_step(const pflref_state *s, size_t i,
     return PFLREF_OK;
 }
 
-static pflref_status perfedavg_round(pflref_state *s,
-                                     const pflref_round_plan *plan,
-                                     const pflref_trace *trace,
-                                     pflref_error *err)
+/* User i's τ local steps on its batches b (Alg. 1, l. 6–8): ws->w_local
+ * goes from w_k to w^i_{k+1,τ}.  Its frame is an assumption of the proof
+ * of the round (proofs/README.md): it writes the workspace's P-entry
+ * buffers, the round's step sizes s->hyper_round and *err (and the model
+ * workspace's temporaries, which no proof here reads). */
+/*@ assigns ws->w_local[0 .. s->P - 1], ws->w_tilde[0 .. s->P - 1],
+            ws->g[0 .. s->P - 1], ws->q[0 .. s->P - 1],
+            ws->hv[0 .. s->P - 1], ws->x[0 .. s->P - 1],
+            ws->g2[0 .. s->P - 1], s->hyper_round, *err;
+ */
+static pflref_status client_steps(pflref_state *s, size_t i,
+                                  const pflref_batches *b,
+                                  perfedavg_work *ws,
+                                  const pflref_trace *trace,
+                                  pflref_error *err)
+{
+    const size_t tau = b->nsteps / PERFEDAVG_BATCHES_PER_STEP;
+    /* perfedavg.calls = two: steps 1..τ/2 are PFLlib's first train()
+     * call, τ/2+1..τ its second, each with its own decayed α, β */
+    const size_t calls = s->hyper_base->perfedavg.calls ==
+                                 PFLREF_PERFEDAVG_CALLS_TWO
+                             ? 2
+                             : 1;
+    /* req: perfedavg.alg1.l6 */
+    for (size_t t = 1; t <= tau; t++) {
+        if (t == 1 || (calls == 2 && t == tau / 2 + 1))
+            pflref_client_lr(s, i, t == 1 ? 0 : 1, calls);
+        pflref_status st = local_step(s, i, b, t, ws, trace, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+    return PFLREF_OK;
+}
+
+/* One round with the workspace ws = s->extra.  Proved call sites
+ * (proofs/README.md): from the run state's shapes, the validated plan and
+ * the workspace's shape, each participant's accumulation into s->accum
+ * gets P valid entries apart from w^i_{k+1,τ}. */
+/*@ requires state_global(s);
+    requires round_plan(plan, s->N);
+    requires perfedavg_work_shape(ws, s);
+    requires \separated(err, s, ws, plan);
+    assigns ws->w_k[0 .. s->P - 1], ws->w_local[0 .. s->P - 1],
+            ws->w_tilde[0 .. s->P - 1], ws->g[0 .. s->P - 1],
+            ws->q[0 .. s->P - 1], ws->hv[0 .. s->P - 1],
+            ws->x[0 .. s->P - 1], ws->g2[0 .. s->P - 1],
+            s->accum[0 .. s->P - 1], s->w[0 .. s->P - 1], s->hyper_round,
+            *err;
+ */
+static pflref_status perfedavg_round_with(pflref_state *s,
+                                          perfedavg_work *ws,
+                                          const pflref_round_plan *plan,
+                                          const pflref_trace *trace,
+                                          pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
     const int weights = s->hyper->perfedavg.weights;
-    perfedavg_work *ws = s->extra;
+    const size_t P = s->P;
+    double *const acc = s->accum, *const w_local = ws->w_local;
 
     /* req: perfedavg.alg1.l3 */
     pflref_round_begin(s, ws->w_k, trace);
     const double n_A = pflref_train_n(pr, plan->clients, plan->m);
     /* req: perfedavg.alg1.l4 */
+    /*@ loop assigns j, ws->w_local[0 .. P - 1], ws->w_tilde[0 .. P - 1],
+                     ws->g[0 .. P - 1], ws->q[0 .. P - 1],
+                     ws->hv[0 .. P - 1], ws->x[0 .. P - 1],
+                     ws->g2[0 .. P - 1], acc[0 .. P - 1], s->hyper_round,
+                     *err;
+     */
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
         const pflref_batches *b = &plan->batches[j];
         /* req: perfedavg.alg1.l5 */
         /* w^i_{k+1,0} ← w_k */
-        pflref_client_begin(s, i, "w_local", ws->w_local, ws->w_k, trace);
-        const size_t tau = b->nsteps / PERFEDAVG_BATCHES_PER_STEP;
-        /* perfedavg.calls = two: steps 1..τ/2 are PFLlib's first train()
-         * call, τ/2+1..τ its second, each with its own decayed α, β */
-        const size_t calls = s->hyper_base->perfedavg.calls ==
-                                     PFLREF_PERFEDAVG_CALLS_TWO
-                                 ? 2
-                                 : 1;
-        /* req: perfedavg.alg1.l6 */
-        for (size_t t = 1; t <= tau; t++) {
-            if (t == 1 || (calls == 2 && t == tau / 2 + 1))
-                pflref_client_lr(s, i, t == 1 ? 0 : 1, calls);
-            pflref_status st = local_step(s, i, b, t, ws, trace, err);
-            if (st != PFLREF_OK)
-                return st;
-        }
+        pflref_client_begin(s, i, "w_local", w_local, ws->w_k, trace);
+        pflref_status st = client_steps(s, i, b, ws, trace, err);
+        if (st != PFLREF_OK)
+            return st;
         /* req: perfedavg.alg1.l9 */
-        pflref_client_end(s, i, "w_local", ws->w_local, trace);
+        pflref_client_end(s, i, "w_local", w_local, trace);
         const double c =
             weights == PFLREF_PERFEDAVG_WEIGHTS_SAMPLES
                 ? (double)pr->clients[i].train.n / n_A   /* n_i / Σ n_j */
                 : 1.0 / (double)plan->m;                 /* 1/|A_k|     */
-        pflref_accumulate(s->accum, c, ws->w_local, s->P);
+        pflref_accumulate(acc, c, w_local, P);
     }
     /* req: perfedavg.alg1.l10 */
     /* w_{k+1} = Σ_{i∈A_k} c_i w^i_{k+1,τ} */
     return pflref_round_end(s, SERVER_LINE[weights], trace, err);
 }
 
+static pflref_status perfedavg_round(pflref_state *s,
+                                     const pflref_round_plan *plan,
+                                     const pflref_trace *trace,
+                                     pflref_error *err)
+{
+    return perfedavg_round_with(s, s->extra, plan, trace, err);
+}
+
+/* perfedavg.eval_lr = decayed: client i's α, β after all its scheduler
+ * steps (calls · k_i, PFLlib's train_one_step reads the decayed lr), into
+ * *alpha, *beta (initial: the caller keeps the undecayed ones).  Its frame
+ * is an assumption of the proof of perfedavg_finish_with
+ * (proofs/README.md): it writes the round's step sizes and the two. */
+/*@ assigns s->hyper_round, *alpha, *beta; */
+static void decayed_rates(pflref_state *s, size_t i, size_t calls,
+                          double *alpha, double *beta)
+{
+    s->hyper_round = *s->hyper_base;
+    pflref_client_lr(s, i, 0, calls);
+    *alpha = s->hyper_round.perfedavg.alpha;
+    *beta = s->hyper_round.perfedavg.beta;
+}
+
 /* The personalised models (§5): for every client i, θ_i = w − α ∇f_i(w; D)
  * on its first post batch, then (alpha_then_beta) θ_i ← θ_i − β ∇f_i(θ_i;
- * D₂) on its second. */
-static pflref_status perfedavg_finish(pflref_state *s,
-                                      const pflref_schedule *schedule,
-                                      const pflref_trace *trace,
-                                      pflref_error *err)
+ * D₂) on its second; ws = s->extra.  Proved call sites (proofs/README.md):
+ * each θ_i, client i's block of s->v, lies inside it. */
+/*@ requires state_global(s) && state_personal(s);
+    requires perfedavg_work_shape(ws, s);
+    requires \separated(err, s, ws);
+    assigns s->v[0 .. s->N * s->P - 1], ws->g[0 .. s->P - 1],
+            s->hyper_round, *err;
+ */
+static pflref_status perfedavg_finish_with(pflref_state *s,
+                                           perfedavg_work *ws,
+                                           const pflref_schedule *schedule,
+                                           const pflref_trace *trace,
+                                           pflref_error *err)
 {
     const pflref_perfedavg_hyper *hp = &s->hyper->perfedavg;
     const int two = hp->eval == PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA;
     const int decayed = hp->eval_lr == PFLREF_PERFEDAVG_EVAL_LR_DECAYED;
     const size_t calls =
         hp->calls == PFLREF_PERFEDAVG_CALLS_TWO ? 2 : 1;
-    const size_t P = s->P;
-    perfedavg_work *ws = s->extra;
-    double *g = ws->g;
+    const size_t P = s->P, N = s->N;
+    double *const v = s->v, *const g = ws->g;
 
-    for (size_t i = 0; i < s->N; i++) {
+    /*@ loop assigns i, v[0 .. N * P - 1], g[0 .. P - 1], s->hyper_round,
+                     *err;
+     */
+    for (size_t i = 0; i < N; i++) {
         const pflref_batches *b = &schedule->post[i];
-        double *theta = s->v + i * P;
-        /* perfedavg.eval_lr = decayed: client i's α, β after all its
-         * scheduler steps (calls · k_i, PFLlib's train_one_step reads the
-         * decayed lr); initial: the undecayed ones */
+        double *theta = pflref_row(v, i, N, P);
         double alpha = hp->alpha, beta = hp->beta;
-        if (decayed) {
-            s->hyper_round = *s->hyper_base;
-            pflref_client_lr(s, i, 0, calls);
-            alpha = s->hyper_round.perfedavg.alpha;
-            beta = s->hyper_round.perfedavg.beta;
-        }
+        if (decayed)
+            decayed_rates(s, i, calls, &alpha, &beta);
         /* req: perfedavg.eq4 */
         pflref_post_begin(s, i, theta, trace);  /* θ_i ← w */
+        /*@ loop assigns r, theta[0 .. P - 1], g[0 .. P - 1], *err; */
         for (size_t r = 0; r < (two ? 2u : 1u); r++) {
             /* r = 0: θ_i ← θ_i − α ∇f_i(θ_i; D);  r = 1: the β step on D₂ */
             const double eta = r == 0 ? alpha : beta;
@@ -348,6 +446,7 @@ static pflref_status perfedavg_finish(pflref_state *s,
                                           err);
             if (st != PFLREF_OK)
                 return st;
+            /*@ loop assigns p, theta[0 .. P - 1]; */
             for (size_t p = 0; p < P; p++)
                 theta[p] -= eta * g[p];
             if (!pflref_all_finite(theta, P))
@@ -360,6 +459,14 @@ static pflref_status perfedavg_finish(pflref_state *s,
         pflref_post_end(s, i, theta, trace);
     }
     return PFLREF_OK;
+}
+
+static pflref_status perfedavg_finish(pflref_state *s,
+                                      const pflref_schedule *schedule,
+                                      const pflref_trace *trace,
+                                      pflref_error *err)
+{
+    return perfedavg_finish_with(s, s->extra, schedule, trace, err);
 }
 
 /* A participation's batch count is a positive multiple of 3: D_t, D′_t,

@@ -200,6 +200,8 @@ int pflref_blocks_finite(const pflref_model *m, const unsigned char *mask,
  * mask, the gradient is pflref_model_grad_blocks's and only the marked
  * blocks are touched (the others of θ must be finite on entry: the
  * divergence test reads the marked blocks only). */
+/*@ assigns theta[0 .. job->model->P - 1], g[0 .. job->model->P - 1], *err;
+ */
 pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
                                     double *theta, double *g,
                                     pflref_model_workspace *ws,
@@ -387,7 +389,8 @@ pflref_status pflref_round_end(pflref_state *s, const char *formula,
 /* The phase after training, client i (phase "finetune", round −1):
  * θ_i := w and a CLIENT_BEGIN event of θ_i named "theta"; and its
  * CLIENT_END event.  theta [out] P */
-/*@ requires state_global(s) && \valid(theta + (0 .. s->P - 1));
+/*@ requires \valid_read(s) && \valid_read(s->w + (0 .. s->P - 1)) &&
+             \valid(theta + (0 .. s->P - 1));
     requires \separated(theta + (0 .. s->P - 1), s, s->w + (0 .. s->P - 1));
     assigns theta[0 .. s->P - 1];
     ensures \forall integer p; 0 <= p < s->P ==> theta[p] == s->w[p];
