@@ -76,7 +76,8 @@ vec copy | ref/core/vec.h | rte_real | pflref_copy
 fedalt calls | ref/algorithms/fedalt.c | calls_real | pfl_round,pfl_finetune,pfl_load_state
 pflego calls | ref/algorithms/pflego.c | calls_real | pflego_round_with,client_round,server_step
 fedbn calls | ref/algorithms/fedbn.c | calls_real | fedbn_round_with
-fedavg calls | ref/algorithms/fedavg.c | calls_real | pflref_fedavg_round_with'
+fedavg calls | ref/algorithms/fedavg.c | calls_real | pflref_fedavg_round_with
+ifca calls | ref/algorithms/ifca.c | calls_real | assign_all,machine_update,server_update,ifca_round_with'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then
