@@ -77,7 +77,9 @@ fedalt calls | ref/algorithms/fedalt.c | calls_real | pfl_round,pfl_finetune,pfl
 pflego calls | ref/algorithms/pflego.c | calls_real | pflego_round_with,client_round,server_step
 fedbn calls | ref/algorithms/fedbn.c | calls_real | fedbn_round_with
 fedavg calls | ref/algorithms/fedavg.c | calls_real | pflref_fedavg_round_with
-ifca calls | ref/algorithms/ifca.c | calls_real | assign_all,machine_update,server_update,ifca_round_with'
+ifca calls | ref/algorithms/ifca.c | calls_real | assign_all,machine_update,server_update,ifca_round_with
+cfl calls | ref/algorithms/cfl.c | calls_real | cluster_update,local_updates,split_cluster,test_cluster,apply_updates,cfl_round_with
+cfl lemmas | ref/algorithms/cfl.c | lemmas | lemma_square_below'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then
