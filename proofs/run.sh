@@ -83,7 +83,10 @@ pfedme calls | ref/algorithms/pfedme.c | calls_real | pfedme_round_with,client_u
 ditto calls | ref/algorithms/ditto.c | calls_real | ditto_round_with
 prox_inner job | ref/engine/prox_inner.c | calls_real | pflref_prox_inner_job
 perfedavg calls | ref/algorithms/perfedavg.c | calls_real | perfedavg_round_with,perfedavg_finish_with
-apfl calls | ref/algorithms/apfl.c | calls_real | apfl_round_with,client_rates,client_steps,apfl_step,pfllib_step,alpha_step,client_finish'
+apfl calls | ref/algorithms/apfl.c | calls_real | apfl_round_with,client_rates,client_steps,apfl_step,pfllib_step,alpha_step,client_finish
+ifca calls | ref/algorithms/ifca.c | calls_real | assign_all,machine_update,server_update,ifca_round_with
+cfl calls | ref/algorithms/cfl.c | calls_real | cluster_update,local_updates,split_cluster,emit_similarity,test_cluster,apply_updates,cfl_round_with
+cfl lemmas | ref/algorithms/cfl.c | lemmas | lemma_square_below,lemma_row_of_square'
 
 for tool in frama-c why3 z3 cvc4 coqc; do
     if ! command -v "$tool" >/dev/null 2>&1; then

@@ -131,6 +131,46 @@ typedef struct {
     size_t *biwork;         /* 2N: the bipartition's integer work          */
 } cfl_work;
 
+/* The workspace cfl_work_alloc returns for the run state s (the shape the
+ * proof of cfl_round_with starts from, proofs/README.md): θ and g P
+ * writable doubles, Δθ N×P, α and L N×N (N·N ≤ SIZE_MAX: their allocation
+ * succeeded), buf N, side N bytes, members and map N indices, biwork 2N;
+ * with the state's cluster labels (N indices, which pflref_state_alloc
+ * allocates for has_clusters), apart from each other, from the workspace
+ * record and from the state's arrays.
+ * lemma square_below: m ≤ N bounds the m×m matrices of a cluster of m
+ *   clients by the N×N of the workspace (proved by the cfl lemmas job).
+ * lemma row_of_square: row a < m of an m×m matrix lies inside it. */
+/*@ logic integer square(integer m) = m * m;
+    lemma square_below: \forall integer m, N;
+      0 <= m <= N ==> square(m) <= square(N);
+    lemma row_of_square: \forall integer a, m, N;
+      0 <= a < m && square(m) <= square(N) ==>
+      0 <= a * m && a * m + m <= square(N);
+ */
+/*@ predicate cfl_work_shape{L}(cfl_work *ws, pflref_state *s) =
+      \valid_read(ws) && s->N * s->N <= SIZE_MAX &&
+      \valid(s->cluster + (0 .. s->N - 1)) &&
+      \valid(ws->theta + (0 .. s->P - 1)) && \valid(ws->g + (0 .. s->P - 1)) &&
+      \valid(ws->dtheta + (0 .. s->N * s->P - 1)) &&
+      \valid(ws->alpha + (0 .. s->N * s->N - 1)) &&
+      \valid(ws->L + (0 .. s->N * s->N - 1)) &&
+      \valid(ws->buf + (0 .. s->N - 1)) && \valid(ws->side + (0 .. s->N - 1)) &&
+      \valid(ws->members + (0 .. s->N - 1)) &&
+      \valid(ws->map + (0 .. s->N - 1)) &&
+      \valid(ws->biwork + (0 .. 2 * s->N - 1)) &&
+      \separated(ws->theta + (0 .. s->P - 1), ws->g + (0 .. s->P - 1),
+                 ws->dtheta + (0 .. s->N * s->P - 1),
+                 ws->alpha + (0 .. s->N * s->N - 1),
+                 ws->L + (0 .. s->N * s->N - 1), ws->buf + (0 .. s->N - 1),
+                 ws->side + (0 .. s->N - 1), ws->members + (0 .. s->N - 1),
+                 ws->map + (0 .. s->N - 1), ws->biwork + (0 .. 2 * s->N - 1),
+                 s->cluster + (0 .. s->N - 1), ws, s,
+                 s->v + (0 .. s->N * s->P - 1), s->w0 + (0 .. s->P - 1),
+                 s->accum + (0 .. s->P - 1), s->mix + (0 .. s->P - 1),
+                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
+ */
+
 static void *cfl_work_alloc(const pflref_problem *problem,
                             const pflref_hyper *hyper)
 {
@@ -154,7 +194,9 @@ static void *cfl_work_alloc(const pflref_problem *problem,
 
 /* ‖x‖ = √(Σ x_p²) for finite x.  When Σ x_p² overflows (entries beyond
  * about 1e154), ‖x‖ = s √(Σ (x_p/s)²) with s = max |x_p|, so a finite
- * update never has an infinite norm. */
+ * update never has an infinite norm.  It writes nothing (stated for the
+ * proofs of its callers, proofs/README.md). */
+/*@ assigns \nothing; */
 static double norm2(const double *x, size_t P)
 {
     double sq = 0.0;
@@ -171,123 +213,209 @@ static double norm2(const double *x, size_t P)
     return s * sqrt(sq);
 }
 
-/* members[0..m−1] := the clients of cluster c, ascending; returns m. */
-static size_t cluster_members(const pflref_state *s, size_t c,
-                              size_t *members)
-{
-    size_t m = 0;
-    for (size_t i = 0; i < s->N; i++)
-        if (s->cluster[i] == c)
-            members[m++] = i;
-    return m;
-}
-
 /* req: cfl.alg5.l8 */
-/* acc := Δθ_c = Σ_{i∈c} w_i Δθ_i with w_i = 1/|c| or |D_i|/|D_c|. */
-static void cluster_update(const pflref_state *s, const size_t *members,
-                           size_t m, const double *dtheta, double *acc)
+/* The clients of cluster c, ws->members[0..m−1] ascending (returns m),
+ * and s->accum := Δθ_c = Σ_{i∈c} w_i Δθ_i with w_i = 1/|c| or
+ * |D_i|/|D_c|.  Proved call sites (proofs/README.md): every member is a
+ * client i < N, and its Δθ_i a row of Δθ. */
+/*@ requires state_base(s) && cfl_work_shape(ws, s);
+    assigns ws->members[0 .. s->N - 1], s->accum[0 .. s->P - 1];
+    ensures \result <= s->N;
+    ensures \forall integer a; 0 <= a < \result ==> ws->members[a] < s->N;
+ */
+static size_t cluster_update(const pflref_state *s, const cfl_work *ws,
+                             size_t c)
 {
     const pflref_problem *pr = s->problem;
     const int by_samples =
         s->hyper->cfl.cluster_weights == PFLREF_CFL_WEIGHTS_SAMPLES;
+    const size_t P = s->P, N = s->N;
+    const size_t *const cluster = s->cluster;
+    size_t *const members = ws->members;
+    double *const dtheta = ws->dtheta, *const acc = s->accum;
+    size_t m = 0;
+    /*@ loop invariant 0 <= m <= i <= N;
+        loop invariant \forall integer a; 0 <= a < m ==> members[a] < i;
+        loop assigns i, m, members[0 .. N - 1];
+     */
+    for (size_t i = 0; i < N; i++)
+        if (cluster[i] == c)
+            members[m++] = i;
     double D_c = 0.0;  /* |D_c| = Σ_{i∈c} |D_i| */
+    /*@ loop assigns a, D_c; */
     for (size_t a = 0; a < m; a++)
         D_c += (double)pr->clients[members[a]].train.n;
-    for (size_t p = 0; p < s->P; p++)
+    /*@ loop invariant 0 <= p <= P;
+        loop assigns p, acc[0 .. P - 1];
+     */
+    for (size_t p = 0; p < P; p++)
         acc[p] = 0.0;
+    /*@ loop invariant 0 <= a <= m;
+        loop assigns a, acc[0 .. P - 1];
+     */
     for (size_t a = 0; a < m; a++) {
         const size_t i = members[a];
         const double w = by_samples
                              ? (double)pr->clients[i].train.n / D_c
                              : 1.0 / (double)m;           /* 1/|c| */
-        pflref_accumulate(acc, w, dtheta + i * s->P, s->P);
+        pflref_accumulate(acc, w, pflref_row(dtheta, i, N, P), P);
+    }
+    return m;
+}
+
+/* Alg. 5's split test γ_max < √((1 − α_max^cross)/2).  α_max^cross ≤ 1
+ * (every α_ij is clamped to [−1, 1]), so sqrt's argument is not negative
+ * and sqrt sets no errno: it writes nothing (stated for the proofs of its
+ * callers, proofs/README.md). */
+/*@ assigns \nothing; */
+static int splits(double gamma_max, double cross)
+{
+    return gamma_max < sqrt((1.0 - cross) / 2.0);
+}
+
+/* The NOTE events of α's m rows, row a that of client members[a]. */
+/*@ requires \valid_read(alpha + (0 .. square(m) - 1));
+    requires \valid_read(members + (0 .. m - 1));
+    assigns \nothing;
+ */
+static void emit_similarity(const pflref_trace *trace, long t,
+                            const size_t *members, size_t m,
+                            const double *alpha)
+{
+    /*@ loop invariant 0 <= a <= m;
+        loop assigns a;
+     */
+    for (size_t a = 0; a < m; a++) {
+        /*@ assert 0 <= a * m && a * m + m <= square(m); */
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t,
+                          (long)members[a], -1, "similarity",
+                          alpha + a * m, m, LINE.sim);
     }
 }
 
-/* Algorithm 1 on cluster c (members[0..m−1], m ≥ 2) and the γ test:
- * α_ij, (c₁, c₂), α_max^cross, and a split when
+/* Algorithm 1 on cluster c (ws->members[0..m−1], 2 ≤ m ≤ N) and the γ
+ * test: α_ij, (c₁, c₂), α_max^cross, and a split when
  * γ_max < √((1 − α_max^cross)/2), which moves c₂'s members to label *next
- * (then incremented). */
-static pflref_status split_cluster(pflref_state *s, size_t m, size_t *next,
+ * (then incremented).  Proved call sites (proofs/README.md): the
+ * bipartition gets the m×m, m and 2m entries its contract asks for, inside
+ * the workspace's N×N, N and 2N, and each member moved is a client < N. */
+/*@ requires state_base(s) && cfl_work_shape(ws, s);
+    requires 2 <= m <= s->N && square(m) <= square(s->N);
+    requires \forall integer a; 0 <= a < m ==> ws->members[a] < s->N;
+    requires \valid(next) && \separated(next, s, ws, err);
+    requires \separated(next, s->cluster + (0 .. s->N - 1),
+                        ws->members + (0 .. s->N - 1));
+    requires \separated(err, s, ws);
+    assigns ws->alpha[0 .. s->N * s->N - 1], ws->L[0 .. s->N * s->N - 1],
+            ws->side[0 .. s->N - 1], ws->biwork[0 .. 2 * s->N - 1],
+            ws->buf[0 .. s->N - 1], s->cluster[0 .. s->N - 1], *next, *err;
+ */
+static pflref_status split_cluster(pflref_state *s, const cfl_work *ws,
+                                   size_t m, size_t *next,
                                    const pflref_trace *trace,
                                    pflref_error *err)
 {
     const pflref_cfl_hyper *hp = &s->hyper->cfl;
     const double gamma_max = hp->gamma_max;
-    cfl_work *ws = s->extra;
-    const size_t *members = ws->members;
+    const pflref_bipartition_method method =
+        (pflref_bipartition_method)hp->bipartition;
+    const char *const part_line = LINE.part[hp->bipartition];
+    const size_t *const members = ws->members;
+    size_t *const cluster = s->cluster;
+    double *const alpha = ws->alpha, *const buf = ws->buf;
+    const unsigned char *const side = ws->side;
     const long t = (long)s->t, rep = (long)members[0];
 
     /* req: cfl.alg5.l10 */
     /* α_ij for i, j ∈ c, emitted row by row (row a belongs to client
      * members[a]) */
     pflref_status st = pflref_cluster_similarity(ws->dtheta, s->P, members,
-                                                 m, ws->alpha, err);
+                                                 m, alpha, err);
     if (st != PFLREF_OK)
         return st;
-    for (size_t a = 0; a < m; a++)
-        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t,
-                          (long)members[a], -1, "similarity",
-                          ws->alpha + a * m, m, LINE.sim);
+    emit_similarity(trace, t, members, m, alpha);
 
     /* req: cfl.alg5.l11 */
     /* (c₁, c₂) and α_max^cross */
     double cross;
-    st = pflref_cluster_bipartition(
-        ws->alpha, m, (pflref_bipartition_method)hp->bipartition, ws->side,
-        &cross, ws->L, ws->biwork, err);
+    st = pflref_cluster_bipartition(alpha, m, method, ws->side, &cross, ws->L,
+                                    ws->biwork, err);
     if (st != PFLREF_OK)
         return st;
+    /*@ loop assigns part, buf[0 .. \at(s->N, Pre) - 1]; */
     for (unsigned char part = 0; part < 2; part++) {
         size_t k = 0;
+        /*@ loop invariant 0 <= k <= a <= m;
+            loop assigns a, k, buf[0 .. \at(s->N, Pre) - 1];
+         */
         for (size_t a = 0; a < m; a++)
-            if (ws->side[a] == part)
-                ws->buf[k++] = (double)members[a];
+            if (side[a] == part)
+                buf[k++] = (double)members[a];
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
-                          part == 0 ? "c1" : "c2", ws->buf, k,
-                          LINE.part[hp->bipartition]);
+                          part == 0 ? "c1" : "c2", buf, k, part_line);
     }
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
                       "alpha_cross", &cross, 1, LINE.cross);
 
     /* req: cfl.alg5.l12 */
     /* γ_max < √((1 − α_max^cross)/2) */
-    const int split = gamma_max < sqrt((1.0 - cross) / 2.0);
+    const int split = splits(gamma_max, cross);
     const double flag = split ? 1.0 : 0.0;
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1, "split",
                       &flag, 1, LINE.split);
     if (split) {
         /* C_tmp ← (C_tmp \ c) ∪ {c₁, c₂}: side a is position a of c,
          * mapped back to client members[a] */
+        /*@ loop invariant 0 <= a <= m;
+            loop assigns a, cluster[0 .. \at(s->N, Pre) - 1];
+         */
         for (size_t a = 0; a < m; a++)
-            if (ws->side[a] == 1)
-                s->cluster[members[a]] = *next;
+            if (side[a] == 1)
+                cluster[members[a]] = *next;
         (*next)++;
     }
     return PFLREF_OK;
 }
 
-/* The split test of cluster c (ws->members[0..m−1]): ‖Δθ_c‖ < ε₁ and
- * max_{i∈c} ‖Δθ_i‖ > ε₂, then the guards, then split_cluster.  Emits the
- * cluster's notes with client = its smallest member. */
-static pflref_status test_cluster(pflref_state *s, size_t m, size_t *next,
+/* The split test of cluster c: its members and Δθ_c (cluster_update),
+ * ‖Δθ_c‖ < ε₁ and max_{i∈c} ‖Δθ_i‖ > ε₂, then the guards, then
+ * split_cluster.  Emits the cluster's notes with client = its smallest
+ * member.  Proved call sites (proofs/README.md): each Δθ_i is a row of Δθ,
+ * and split_cluster gets 2 ≤ m ≤ N members, each < N. */
+/*@ requires state_base(s) && cfl_work_shape(ws, s);
+    requires \valid(next) && \separated(next, s, ws, err);
+    requires \separated(next, s->cluster + (0 .. s->N - 1),
+                        ws->members + (0 .. s->N - 1));
+    requires \separated(err, s, ws);
+    assigns ws->members[0 .. s->N - 1], s->accum[0 .. s->P - 1],
+            ws->alpha[0 .. s->N * s->N - 1], ws->L[0 .. s->N * s->N - 1],
+            ws->side[0 .. s->N - 1], ws->biwork[0 .. 2 * s->N - 1],
+            ws->buf[0 .. s->N - 1], s->cluster[0 .. s->N - 1], *next, *err;
+ */
+static pflref_status test_cluster(pflref_state *s, const cfl_work *ws,
+                                  size_t c, size_t *next,
                                   const pflref_trace *trace,
                                   pflref_error *err)
 {
     const pflref_cfl_hyper *hp = &s->hyper->cfl;
     const double eps1 = hp->eps1, eps2 = hp->eps2;
-    const size_t P = s->P;
-    cfl_work *ws = s->extra;
-    const size_t *members = ws->members;
-    const long t = (long)s->t, rep = (long)members[0];
-    double *acc = s->accum;
+    const size_t min_size = hp->min_cluster_size, warmup = hp->warmup;
+    const char *const norm_line = LINE.norm[hp->cluster_weights];
+    const size_t P = s->P, N = s->N;
+    const size_t *const members = ws->members;
+    double *const dtheta = ws->dtheta;
+    const double *const acc = s->accum;
 
     /* Δθ_c and the two norms of the test */
-    cluster_update(s, members, m, ws->dtheta, acc);
+    const size_t m = cluster_update(s, ws, c);
+    const long t = (long)s->t, rep = (long)members[0];
     const double norm_c = norm2(acc, P);
     double max_i = 0.0;
+    /*@ loop invariant 0 <= a <= m;
+        loop assigns a, max_i;
+     */
     for (size_t a = 0; a < m; a++) {
-        const double n_i = norm2(ws->dtheta + members[a] * P, P);
+        const double n_i = norm2(pflref_row(dtheta, members[a], N, P), P);
         max_i = n_i > max_i ? n_i : max_i;
     }
     /* finite updates whose norm exceeds DBL_MAX (entries near it): stop
@@ -297,34 +425,45 @@ static pflref_status test_cluster(pflref_state *s, size_t m, size_t *next,
                                     isfinite(norm_c) ? "max_norm_dtheta"
                                                      : "norm_dtheta_c");
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
-                      "norm_dtheta_c", &norm_c, 1,
-                      LINE.norm[hp->cluster_weights]);
+                      "norm_dtheta_c", &norm_c, 1, norm_line);
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, rep, -1,
                       "max_norm_dtheta", &max_i, 1, LINE.max);
 
     /* req: cfl.alg5.l9 */
     /* Alg. 5: if ‖Δθ_c‖ < ε₁ and max_{i∈c} ‖Δθ_i‖ > ε₂ (and the guards) */
     if (!(norm_c < eps1 && max_i > eps2) || m < 2 ||
-        (hp->min_cluster_size > 0 && m < hp->min_cluster_size) ||
-        s->t < hp->warmup)
+        (min_size > 0 && m < min_size) || s->t < warmup)
         return PFLREF_OK;
-    return split_cluster(s, m, next, trace, err);
+    return split_cluster(s, ws, m, next, trace, err);
 }
 
-/* Every client i: Δθ_i ← SGD_n(θ_i, D_i) − θ_i, local SGD with step η. */
-static pflref_status local_updates(pflref_state *s,
+/* Every client i: Δθ_i ← SGD_n(θ_i, D_i) − θ_i, local SGD with step η.
+ * Proved call sites (proofs/README.md): θ_i and Δθ_i are rows i < N. */
+/*@ requires state_personal(s) && state_model(s);
+    requires round_plan(plan, s->N);
+    requires cfl_work_shape(ws, s);
+    requires \separated(err, s, s->problem, ws, plan);
+    assigns ws->theta[0 .. s->P - 1], ws->g[0 .. s->P - 1],
+            ws->dtheta[0 .. s->N * s->P - 1], *err;
+ */
+static pflref_status local_updates(pflref_state *s, const cfl_work *ws,
                                    const pflref_round_plan *plan,
                                    const pflref_trace *trace,
                                    pflref_error *err)
 {
     const double eta = s->hyper->eta;
-    const size_t P = s->P;
+    const size_t P = s->P, N = s->N, M = plan->m;
     const long t = (long)s->t;
-    cfl_work *ws = s->extra;
-    double *theta = ws->theta;
-    for (size_t j = 0; j < plan->m; j++) {
+    double *const theta = ws->theta, *const dtheta = ws->dtheta;
+    double *const v = s->v;
+    /*@ loop invariant 0 <= j <= M && state_model(s);
+        loop assigns j, theta[0 .. P - 1], ws->g[0 .. P - 1],
+                     dtheta[0 .. N * P - 1], *err;
+     */
+    for (size_t j = 0; j < M; j++) {
         const size_t i = plan->clients[j];
-        double *theta_i = s->v + i * P, *d_i = ws->dtheta + i * P;
+        const double *theta_i = pflref_row(v, i, N, P);
+        double *d_i = pflref_row(dtheta, i, N, P);
         pflref_client_begin(s, i, "theta", theta, theta_i, trace);
         const pflref_local_sgd job = pflref_local_sgd_plain(
             s, i, &plan->batches[j], eta, "theta", LINE.client);
@@ -332,6 +471,9 @@ static pflref_status local_updates(pflref_state *s,
                                                 trace, err);
         if (st != PFLREF_OK)
             return st;
+        /*@ loop invariant 0 <= p <= P;
+            loop assigns p, d_i[0 .. P - 1];
+         */
         for (size_t p = 0; p < P; p++)
             d_i[p] = theta[p] - theta_i[p];
         if (!pflref_all_finite(d_i, P))
@@ -343,11 +485,17 @@ static pflref_status local_updates(pflref_state *s,
 }
 
 /* C ← C_tmp (labels 0..next−1), relabelled canonically (by smallest
- * member); returns the number of clusters. */
-static size_t relabel(pflref_state *s, size_t next, const pflref_trace *trace)
+ * member); returns the number of clusters.  Its frame is an assumption of
+ * the proof of cfl_round_with (proofs/README.md): it writes map, the
+ * labels and buf, N entries each (every label is below next ≤ N: each
+ * label names a non-empty cluster). */
+/*@ assigns ws->map[0 .. s->N - 1], s->cluster[0 .. s->N - 1],
+            ws->buf[0 .. s->N - 1];
+ */
+static size_t relabel(pflref_state *s, const cfl_work *ws, size_t next,
+                      const pflref_trace *trace)
 {
     const size_t N = s->N;
-    cfl_work *ws = s->extra;
     size_t *map = ws->map;
     for (size_t c = 0; c < next; c++)
         map[c] = N;                              /* not seen yet */
@@ -364,68 +512,111 @@ static size_t relabel(pflref_state *s, size_t next, const pflref_trace *trace)
 }
 
 /* Every cluster c of the partition (labels 0..K−1): θ_i ← θ_i + Δθ_c,
- * i ∈ c. */
-static pflref_status apply_updates(pflref_state *s, size_t K,
-                                   const pflref_trace *trace,
+ * i ∈ c.  Proved call sites (proofs/README.md): each θ_i is a row i < N of
+ * s->v (cluster_update's members). */
+/*@ requires state_personal(s) && cfl_work_shape(ws, s);
+    requires \separated(err, s, ws);
+    assigns ws->members[0 .. s->N - 1], s->accum[0 .. s->P - 1],
+            s->v[0 .. s->N * s->P - 1], *err;
+ */
+static pflref_status apply_updates(pflref_state *s, const cfl_work *ws,
+                                   size_t K, const pflref_trace *trace,
                                    pflref_error *err)
 {
-    const size_t P = s->P;
+    const size_t P = s->P, N = s->N;
     const long t = (long)s->t;
-    cfl_work *ws = s->extra;
-    double *acc = s->accum;
+    const char *const line = LINE.update[s->hyper->cfl.cluster_weights];
+    const size_t *const members = ws->members;
+    double *const v = s->v;
+    const double *const acc = s->accum;
+    /*@ loop invariant state_personal(s) && cfl_work_shape(ws, s);
+        loop assigns c, members[0 .. N - 1], s->accum[0 .. P - 1],
+                     v[0 .. N * P - 1];
+     */
     for (size_t c = 0; c < K; c++) {
-        const size_t m = cluster_members(s, c, ws->members);
-        cluster_update(s, ws->members, m, ws->dtheta, acc);
+        const size_t m = cluster_update(s, ws, c);
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t,
-                          (long)ws->members[0], -1, "dtheta_c", acc, P,
-                          LINE.update[s->hyper->cfl.cluster_weights]);
+                          (long)members[0], -1, "dtheta_c", acc, P, line);
+        /*@ loop invariant 0 <= a <= m;
+            loop assigns a, v[0 .. N * P - 1];
+         */
         for (size_t a = 0; a < m; a++) {
-            double *theta_i = s->v + ws->members[a] * P;
+            double *theta_i = pflref_row(v, members[a], N, P);
+            /*@ loop invariant 0 <= p <= P;
+                loop assigns p, theta_i[0 .. P - 1];
+             */
             for (size_t p = 0; p < P; p++)
                 theta_i[p] += acc[p];
             if (!pflref_all_finite(theta_i, P))
-                return pflref_error_diverge(err, t, (long)ws->members[a], -1,
+                return pflref_error_diverge(err, t, (long)members[a], -1,
                                             "theta");
         }
     }
     return PFLREF_OK;
 }
 
-static pflref_status cfl_round(pflref_state *s, const pflref_round_plan *plan,
-                               const pflref_trace *trace, pflref_error *err)
+/* One round of CFL with the workspace ws = s->extra.  Proved call sites
+ * (proofs/README.md): from the run's state, the validated plan and the
+ * workspace, every client's rows of s->v and Δθ, and every cluster's
+ * members, similarities and bipartition, lie in their arrays. */
+/*@ requires state_personal(s) && state_model(s);
+    requires round_plan(plan, s->N);
+    requires cfl_work_shape(ws, s);
+    requires \separated(err, s, s->problem, ws, plan);
+ */
+static pflref_status cfl_round_with(pflref_state *s, const cfl_work *ws,
+                                    const pflref_round_plan *plan,
+                                    const pflref_trace *trace,
+                                    pflref_error *err)
 {
-    const size_t N = s->N;
-    cfl_work *ws = s->extra;
+    const size_t N = s->N, P = s->P;
+    const size_t *const cluster = s->cluster;
+    double *const v = s->v;
 
     /* req: cfl.alg5.l3, cfl.alg5.l5 */
     /* Every client i: Δθ_i ← SGD_n(θ_i, D_i) − θ_i */
-    pflref_status st = local_updates(s, plan, trace, err);
+    pflref_status st = local_updates(s, ws, plan, trace, err);
     if (st != PFLREF_OK)
         return st;
 
     /* Server: test every cluster of C (labels 0..K−1) on this round's
      * updates; a split gives its c₂ a fresh label K, K + 1, ... */
     size_t K = 0;
+    /*@ loop assigns i, K; */
     for (size_t i = 0; i < N; i++)
-        K = s->cluster[i] + 1 > K ? s->cluster[i] + 1 : K;
+        K = cluster[i] + 1 > K ? cluster[i] + 1 : K;
     /* req: cfl.alg5.l6 */
     size_t next = K;
     /* req: cfl.alg5.l7 */
+    /*@ loop invariant s->N == N && s->P == P;
+        loop invariant state_personal(s) && cfl_work_shape(ws, s);
+        loop assigns c, st, next, ws->members[0 .. N - 1],
+                     s->accum[0 .. P - 1], ws->alpha[0 .. N * N - 1],
+                     ws->L[0 .. N * N - 1], ws->side[0 .. N - 1],
+                     ws->biwork[0 .. 2 * N - 1], ws->buf[0 .. N - 1],
+                     s->cluster[0 .. N - 1], *err;
+     */
     for (size_t c = 0; c < K && st == PFLREF_OK; c++)
-        st = test_cluster(s, cluster_members(s, c, ws->members), &next, trace,
-                          err);
+        st = test_cluster(s, ws, c, &next, trace, err);
     if (st != PFLREF_OK)
         return st;
 
     /* req: cfl.alg5.l13, cfl.alg5.l4 */
     /* C ← C_tmp; then θ_i ← θ_i + Δθ_c for every cluster c of it */
-    st = apply_updates(s, relabel(s, next, trace), trace, err);
+    st = apply_updates(s, ws, relabel(s, ws, next, trace), trace, err);
     if (st != PFLREF_OK)
         return st;
+    /*@ loop assigns i; */
     for (size_t i = 0; i < N; i++)
         pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", (long)s->t,
-                          (long)i, -1, "v", s->v + i * s->P, s->P, NULL);
+                          (long)i, -1, "v", pflref_row(v, i, N, P), P, NULL);
     return PFLREF_OK;
+}
+
+static pflref_status cfl_round(pflref_state *s, const pflref_round_plan *plan,
+                               const pflref_trace *trace, pflref_error *err)
+{
+    return cfl_round_with(s, s->extra, plan, trace, err);
 }
 
 /* Re-synchronised checking: the state after round t is every θ_i (the

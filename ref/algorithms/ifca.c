@@ -136,6 +136,30 @@ typedef struct {
     double *g;       /* P: the gradient of LocalUpdate's steps             */
 } ifca_work;
 
+/* The workspace ifca_work_alloc returns for the run state s and k = ifca.k
+ * clusters (the shape the proof of ifca_round_with starts from,
+ * proofs/README.md): 1 ≤ k (ifca.k's minimum) and k·P ≤ SIZE_MAX (the
+ * allocation of k×P doubles succeeded); θ and the sums k×P writable
+ * doubles, the counts and the losses k, the partition N, x and g P, apart
+ * from each other, from the workspace record and from the state's arrays.
+ */
+/*@ predicate ifca_work_shape{L}(ifca_work *ws, pflref_state *s,
+                                 integer k) =
+      \valid_read(ws) && 1 <= k && k * s->P <= SIZE_MAX &&
+      \valid(ws->theta + (0 .. k * s->P - 1)) &&
+      \valid(ws->sum + (0 .. k * s->P - 1)) &&
+      \valid(ws->count + (0 .. k - 1)) && \valid(ws->loss + (0 .. k - 1)) &&
+      \valid(ws->part + (0 .. s->N - 1)) &&
+      \valid(ws->x + (0 .. s->P - 1)) && \valid(ws->g + (0 .. s->P - 1)) &&
+      \separated(ws->theta + (0 .. k * s->P - 1),
+                 ws->sum + (0 .. k * s->P - 1), ws->count + (0 .. k - 1),
+                 ws->loss + (0 .. k - 1), ws->part + (0 .. s->N - 1),
+                 ws->x + (0 .. s->P - 1), ws->g + (0 .. s->P - 1), ws, s,
+                 s->v + (0 .. s->N * s->P - 1), s->w0 + (0 .. s->P - 1),
+                 s->accum + (0 .. s->P - 1), s->mix + (0 .. s->P - 1),
+                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
+ */
+
 /* k = hyper->ifca.k ≤ N (ifca_check). */
 static void *ifca_work_alloc(const pflref_problem *problem,
                              const pflref_hyper *hyper)
@@ -184,18 +208,23 @@ static size_t lowest_loss(const double *loss, size_t k)
     return j_hat;
 }
 
-/* ĵ = argmin_j F_i(θ_j) on client i's training set; loss[0..k−1] gets
- * the losses (all k of them, in order, stopping at the first failure or
- * non-finite one), then lowest_loss picks ĵ.  Ties go to the lowest j
- * (strict <). */
+/* The losses of the estimate ĵ = argmin_j F_i(θ_j) on client i's training
+ * set: loss[j] := F_i(θ_j), j = 0..k−1 in order, stopping at the first
+ * failure or non-finite loss; its callers then take ĵ =
+ * lowest_loss(loss, k).  Its frame is an assumption of the proof
+ * of ifca_round_with (proofs/README.md): it writes loss[0..k−1] and *err
+ * (and the model workspace's temporaries); on PFLREF_OK every loss is
+ * finite (its test below), as lowest_loss requires. */
+/*@ assigns loss[0 .. k - 1], *err;
+    ensures \result == PFLREF_OK ==>
+            \forall integer j; 0 <= j < k ==> \is_finite(loss[j]);
+ */
 static pflref_status estimate(const pflref_state *s, size_t i,
-                              const double *theta, double *loss,
-                              size_t *j_hat, pflref_error *err)
+                              const double *theta, size_t k, double *loss,
+                              pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
     const pflref_data *D = &pr->clients[i].train;
-    const size_t k = s->hyper->ifca.k;
-    *j_hat = 0;
     for (size_t j = 0; j < k; j++) {
         pflref_status st = pflref_model_loss(&pr->model, theta + j * s->P, D,
                                              NULL, D->n, s->ws, &loss[j]);
@@ -207,23 +236,36 @@ static pflref_status estimate(const pflref_state *s, size_t i,
             return pflref_error_diverge(err, (long)s->t, (long)i, -1,
                                         "the loss F_i(θ_j)");
     }
-    if (k > 0)
-        *j_hat = lowest_loss(loss, k);
     return PFLREF_OK;
 }
 
 /* Every client's personalised model v_i = θ_ĵ, ĵ = argmin_j F_i(θ_j);
- * part[i] = ĵ. */
-static pflref_status assign_all(pflref_state *s, pflref_error *err)
+ * part[i] = ĵ.  Proved call sites (proofs/README.md): each v_i and θ_ĵ
+ * copied is a row of s->v and of θ. */
+/*@ requires state_personal(s);
+    requires ifca_work_shape(ws, s, k);
+    requires \separated(err, s, ws);
+    assigns s->v[0 .. s->N * s->P - 1], ws->loss[0 .. k - 1],
+            ws->part[0 .. s->N - 1], *err;
+ */
+static pflref_status assign_all(pflref_state *s, const ifca_work *ws,
+                                size_t k, pflref_error *err)
 {
-    ifca_work *ws = s->extra;
-    for (size_t i = 0; i < s->N; i++) {
-        size_t j;
-        pflref_status st = estimate(s, i, ws->theta, ws->loss, &j, err);
+    const size_t P = s->P, N = s->N;
+    double *const v = s->v, *const theta = ws->theta;
+    double *const loss = ws->loss, *const part = ws->part;
+    /*@ loop invariant 0 <= i <= N;
+        loop assigns i, v[0 .. N * P - 1], loss[0 .. k - 1],
+                     part[0 .. N - 1], *err;
+     */
+    for (size_t i = 0; i < N; i++) {
+        pflref_status st = estimate(s, i, theta, k, loss, err);
         if (st != PFLREF_OK)
             return st;
-        memcpy(s->v + i * s->P, ws->theta + j * s->P, s->P * sizeof *s->v);
-        ws->part[i] = (double)j;
+        const size_t j = lowest_loss(loss, k);   /* ĵ */
+        double *v_i = pflref_row(v, i, N, P);
+        pflref_copy(v_i, pflref_row(theta, j, k, P), P);
+        part[i] = (double)j;
     }
     return PFLREF_OK;
 }
@@ -270,34 +312,44 @@ static pflref_status ifca_init(pflref_state *s, pflref_error *err)
                                 "out of memory");
     memcpy(s->theta0, theta, k * P * sizeof *theta);
     s->n_theta0 = k * P;
-    return assign_all(s, err);
+    return assign_all(s, ws, k, err);
 }
 
 /* Machine i = M_t[m]: ĵ_i and its contribution s_iĵ x_i to the server's
- * sums, x_i = g_i (Option I) or θ̃_i (Option II). */
-static pflref_status machine_update(pflref_state *s,
-                                    const pflref_round_plan *plan, size_t m,
-                                    const pflref_trace *trace,
+ * sums, x_i = g_i (Option I) or θ̃_i (Option II).  Proved call sites
+ * (proofs/README.md): θ_ĵ and Σ_ĵ are rows ĵ < k of θ and of the sums. */
+/*@ requires state_base(s) && state_model(s);
+    requires round_plan(plan, s->N) && m < plan->m;
+    requires ifca_work_shape(ws, s, k);
+    requires \separated(err, s, s->problem, ws, plan);
+    assigns ws->x[0 .. s->P - 1], ws->g[0 .. s->P - 1],
+            ws->loss[0 .. k - 1], ws->sum[0 .. k * s->P - 1],
+            ws->count[0 .. k - 1], *err;
+ */
+static pflref_status machine_update(pflref_state *s, const ifca_work *ws,
+                                    size_t k, const pflref_round_plan *plan,
+                                    size_t m, const pflref_trace *trace,
                                     pflref_error *err)
 {
     const pflref_problem *pr = s->problem;
     const pflref_ifca_hyper *hp = &s->hyper->ifca;
     const double gamma = hp->gamma;
-    const size_t P = s->P, k = hp->k, i = plan->clients[m];
+    const int model_mode = hp->mode == PFLREF_IFCA_MODEL;
+    const size_t P = s->P, i = plan->clients[m];
     const long t = (long)s->t;
-    ifca_work *ws = s->extra;
-    double *x = ws->x;
-    size_t j_hat;
-    pflref_status st = estimate(s, i, ws->theta, ws->loss, &j_hat, err);
+    double *const theta = ws->theta, *const sum = ws->sum;
+    double *const x = ws->x;
+    pflref_status st = estimate(s, i, theta, k, ws->loss, err);
     if (st != PFLREF_OK)
         return st;
+    const size_t j_hat = lowest_loss(ws->loss, k);
     const double jd = (double)j_hat;
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1, "loss",
                       ws->loss, k, LOSS_LINE);
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1, "j_hat",
                       &jd, 1, JHAT_LINE);
-    const double *theta_j = ws->theta + j_hat * P;
-    if (hp->mode == PFLREF_IFCA_MODEL) {
+    const double *theta_j = pflref_row(theta, j_hat, k, P);
+    if (model_mode) {
         /* req: ifca.alg1.l7 */
         /* θ̃_i ← LocalUpdate(θ_ĵ, γ, τ) */
         pflref_client_begin(s, i, "theta_local", x, theta_j, trace);
@@ -321,79 +373,129 @@ static pflref_status machine_update(pflref_state *s,
                           -1, "g", x, P, GRAD_LINE);
     }
     /* req: ifca.alg1.l5 */
-    pflref_accumulate(ws->sum + j_hat * P, 1.0, x, P);   /* Σ_i s_ij x_i */
+    pflref_accumulate(pflref_row(sum, j_hat, k, P), 1.0, x, P); /* Σ s_ij x_i */
     ws->count[j_hat] += 1.0;
     return PFLREF_OK;
 }
 
 /* Server: Option I θ_j ← θ_j − (γ/|M_t|) Σ_i s_ij g_i; Option II
- * θ_j ← Σ_i s_ij θ̃_i / Σ_i s_ij (θ_j when no machine chose j). */
-static pflref_status server_update(pflref_state *s, size_t M,
+ * θ_j ← Σ_i s_ij θ̃_i / Σ_i s_ij (θ_j when no machine chose j).  Proved
+ * call sites (proofs/README.md): θ_j and Σ_j are rows j < k. */
+/*@ requires state_base(s);
+    requires ifca_work_shape(ws, s, k);
+    requires \separated(err, s, ws);
+    assigns ws->theta[0 .. k * s->P - 1], *err;
+ */
+static pflref_status server_update(const pflref_state *s,
+                                   const ifca_work *ws, size_t k, size_t M,
                                    const pflref_trace *trace,
                                    pflref_error *err)
 {
     const pflref_ifca_hyper *hp = &s->hyper->ifca;
     const double gamma = hp->gamma;
     const int model_mode = hp->mode == PFLREF_IFCA_MODEL;
-    const size_t P = s->P, k = hp->k;
+    const char *const line = SERVER_LINE[hp->mode];
+    const size_t P = s->P;
     const long t = (long)s->t;
-    ifca_work *ws = s->extra;
+    double *const theta = ws->theta, *const sum = ws->sum;
+    const double *const count = ws->count;
     const double step = gamma / (double)M;   /* γ/|M_t| */
+    /*@ loop invariant 0 <= j <= k;
+        loop assigns j, theta[0 .. k * P - 1];
+     */
     for (size_t j = 0; j < k; j++) {
-        double *theta_j = ws->theta + j * P;
-        const double *sum_j = ws->sum + j * P;
+        double *theta_j = pflref_row(theta, j, k, P);
+        const double *sum_j = pflref_row(sum, j, k, P);
         /* req: ifca.alg1.l8, ifca.alg1.l9 */
         if (!model_mode)
             pflref_accumulate(theta_j, -step, sum_j, P);
-        else if (ws->count[j] > 0.0)
+        else if (count[j] > 0.0)
+            /*@ loop invariant 0 <= p <= P;
+                loop assigns p, theta_j[0 .. P - 1];
+             */
             for (size_t p = 0; p < P; p++)
-                theta_j[p] = sum_j[p] / ws->count[j];
+                theta_j[p] = sum_j[p] / count[j];
     }
-    if (!pflref_all_finite(ws->theta, k * P))
+    if (!pflref_all_finite(theta, k * P))
         return pflref_error_diverge(err, t, -1, -1, "theta");
     pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "theta",
-                      ws->theta, k * P, SERVER_LINE[hp->mode]);
+                      theta, k * P, line);
+    return PFLREF_OK;
+}
+
+/* One round of IFCA with the workspace ws = s->extra.  Proved call sites
+ * (proofs/README.md): from the run's state, the validated plan and the
+ * workspace, every machine's rows of θ and of the sums, and every client's
+ * row of s->v, lie in their arrays. */
+/*@ requires state_personal(s) && state_model(s);
+    requires round_plan(plan, s->N);
+    requires ifca_work_shape(ws, s, s->hyper->ifca.k);
+    requires \separated(err, s, s->problem, ws, plan);
+    assigns ws->theta[0 .. s->hyper->ifca.k * s->P - 1],
+            ws->sum[0 .. s->hyper->ifca.k * s->P - 1],
+            ws->count[0 .. s->hyper->ifca.k - 1],
+            ws->loss[0 .. s->hyper->ifca.k - 1], ws->part[0 .. s->N - 1],
+            ws->x[0 .. s->P - 1], ws->g[0 .. s->P - 1],
+            s->v[0 .. s->N * s->P - 1], *err;
+ */
+static pflref_status ifca_round_with(pflref_state *s, const ifca_work *ws,
+                                     const pflref_round_plan *plan,
+                                     const pflref_trace *trace,
+                                     pflref_error *err)
+{
+    const size_t P = s->P, N = s->N, k = s->hyper->ifca.k, M = plan->m;
+    const long t = (long)s->t;
+    double *const theta = ws->theta, *const sum = ws->sum;
+    double *const count = ws->count;
+
+    /* req: ifca.alg1.l3 */
+    /* the server broadcasts θ_j^(t) */
+    if (t == 0)
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1,
+                          "theta0", theta, k * P, INIT_LINE);
+    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1,
+                      "theta", theta, k * P, NULL);
+    /*@ loop invariant 0 <= q <= k * P;
+        loop assigns q, sum[0 .. k * P - 1];
+     */
+    for (size_t q = 0; q < k * P; q++)
+        sum[q] = 0.0;
+    /*@ loop invariant 0 <= j <= k;
+        loop assigns j, count[0 .. k - 1];
+     */
+    for (size_t j = 0; j < k; j++)
+        count[j] = 0.0;
+
+    /* req: ifca.alg1.l4 */
+    /* every machine i ∈ M_t, in ascending id */
+    /*@ loop invariant 0 <= m <= M;
+        loop assigns m, ws->x[0 .. P - 1], ws->g[0 .. P - 1],
+                     ws->loss[0 .. k - 1], sum[0 .. k * P - 1],
+                     count[0 .. k - 1], *err;
+     */
+    for (size_t m = 0; m < M; m++) {
+        pflref_status st = machine_update(s, ws, k, plan, m, trace, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+    pflref_status st = server_update(s, ws, k, M, trace, err);
+    if (st != PFLREF_OK)
+        return st;
+
+    /* req: ifca.alg1.l10 */
+    /* The reported models: v_i = θ_ĵ at the new models */
+    st = assign_all(s, ws, k, err);
+    if (st != PFLREF_OK)
+        return st;
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1, "partition",
+                      ws->part, N, PARTITION_LINE);
     return PFLREF_OK;
 }
 
 static pflref_status ifca_round(pflref_state *s, const pflref_round_plan *plan,
                                 const pflref_trace *trace, pflref_error *err)
 {
-    const size_t P = s->P, k = s->hyper->ifca.k;
-    const long t = (long)s->t;
-    ifca_work *ws = s->extra;
-
-    /* req: ifca.alg1.l3 */
-    /* the server broadcasts θ_j^(t) */
-    if (t == 0)
-        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1,
-                          "theta0", ws->theta, k * P, INIT_LINE);
-    pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1,
-                      "theta", ws->theta, k * P, NULL);
-    for (size_t q = 0; q < k * P; q++)
-        ws->sum[q] = 0.0;
-    for (size_t j = 0; j < k; j++)
-        ws->count[j] = 0.0;
-
-    /* req: ifca.alg1.l4 */
-    /* every machine i ∈ M_t, in ascending id */
-    for (size_t m = 0; m < plan->m; m++) {
-        pflref_status st = machine_update(s, plan, m, trace, err);
-        if (st != PFLREF_OK)
-            return st;
-    }
-    pflref_status st = server_update(s, plan->m, trace, err);
-    if (st != PFLREF_OK)
-        return st;
-
-    /* req: ifca.alg1.l10 */
-    /* The reported models: v_i = θ_ĵ at the new models */
-    st = assign_all(s, err);
-    if (st != PFLREF_OK)
-        return st;
-    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, -1, -1, "partition",
-                      ws->part, s->N, PARTITION_LINE);
-    return PFLREF_OK;
+    return ifca_round_with(s, s->extra, plan, trace, err);
 }
 
 /* Re-synchronised checking: the state after round t is the k cluster

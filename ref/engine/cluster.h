@@ -40,6 +40,7 @@ extern "C" {
  *   alpha  [out] m×m, row-major
  * Errors: PFLREF_EINVAL (where "X", "P", "m") for a NULL argument, P = 0,
  * m = 0 or a non-finite entry. */
+/*@ assigns alpha[0 .. m * m - 1], *err; */
 pflref_status pflref_cluster_similarity(const double *X, size_t P,
                                         const size_t *rows, size_t m,
                                         double *alpha, pflref_error *err);

@@ -178,6 +178,7 @@ pflref_status pflref_local_sgd_run(const pflref_local_sgd *job, double *theta,
 
 /* g := ∇f(θ; D_s), the gradient of the batch-mean loss on step s's batch
  * (0-based) of b; a failure names the round, client and step (s + 1). */
+/*@ assigns g[0 .. m->P - 1], *err; */
 pflref_status pflref_batch_grad(const pflref_model *m, const double *theta,
                                const pflref_data *data,
                                const pflref_batches *b, size_t s,
