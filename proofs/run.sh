@@ -19,7 +19,9 @@
 #
 # For whoever edits proofs/negative.txt: PROOFS_SHOW_NEGATIVE=1 skips the
 # proofs and lists the goals each mutant fails; PROOFS_NEGATIVE_ONLY=f,g
-# runs only the controls of those functions.
+# runs only the controls of those functions.  The jobs, then the controls, run
+# on PROOFS_WORKERS workers at a time (2 by default: the machines it runs
+# on have two cores).
 #
 # Exit status: 0 everything above holds; 1 otherwise; 2 a tool is missing.
 set -eu
@@ -191,31 +193,64 @@ goal_status() {
 
 status=0
 
+# Two workers share the jobs and, after them, the controls (job k goes to
+# worker k mod WORKERS); each item writes its report to a file of its own,
+# printed in list order once all are done, so the output does not depend
+# on the interleaving.  PROOFS_WORKERS=1 runs everything in turn.
+WORKERS=${PROOFS_WORKERS:-2}
+
 # ---- 1. the proofs ---------------------------------------------------------
-[ -n "${PROOFS_SHOW_NEGATIVE:-}" ] && JOBS_RUN="" || JOBS_RUN="$JOBS"
-[ -z "$JOBS_RUN" ] || echo "$JOBS_RUN" | while IFS='|' read -r name file kind fns; do
-    name=$(trim "$name"); file=$(trim "$file"); kind=$(trim "$kind")
-    fns=$(trim "$fns")
-    wp "$file" "$kind" "$fns" "$TIMEOUT" "$log/out"
-    per_function "$fns" "$log/out" >"$log/counts"
+# prove_job K NAME FILE KIND FUNCTIONS: job K's report in $log/job.K, and
+# $log/failed.K when a goal is unproved.
+prove_job() {
+    out="$log/out.$1"
+    wp "$3" "$4" "$5" "$TIMEOUT" "$out"
+    per_function "$5" "$out" >"$log/counts.$1"
     bad=0
     while read -r fn p t; do
         case "$fn" in
             "=") [ "$t" -gt 0 ] && [ "$p" -eq "$t" ] || bad=1 ;;
-            "?") echo "proofs: $file: $t goals of no listed function"; bad=1 ;;
+            "?") echo "proofs: $3: $t goals of no listed function"; bad=1 ;;
             *) mark="ok"
                if [ "$t" -eq 0 ] || [ "$p" -ne "$t" ]; then mark="NOT PROVED"; bad=1; fi
-               printf 'proofs: %-30s %-34s %3d/%-3d %s (%s)\n' "$file" "$fn" \
-                   "$p" "$t" "$mark" "$kind" ;;
+               printf 'proofs: %-30s %-34s %3d/%-3d %s (%s)\n' "$3" "$fn" \
+                   "$p" "$t" "$mark" "$4" ;;
         esac
-    done <"$log/counts"
+    done <"$log/counts.$1"
     if [ "$bad" -ne 0 ]; then
-        echo "proofs: $name: unproved goals; WP said:"
-        grep -E "Unknown|Timeout|Failed|Error|error" "$log/out" | head -20
-        echo fail >>"$log/failed"
+        echo "proofs: $2: unproved goals; WP said:"
+        grep -E "Unknown|Timeout|Failed|Error|error" "$out" | head -20
+        echo fail >"$log/failed.$1"
     fi
+}
+
+# in_order PREFIX N: print PREFIX.0 .. PREFIX.(N-1) in turn.
+in_order() {
+    k=0
+    while [ "$k" -lt "$2" ]; do
+        cat "$1.$k"
+        k=$((k + 1))
+    done
+}
+
+[ -n "${PROOFS_SHOW_NEGATIVE:-}" ] && JOBS_RUN="" || JOBS_RUN="$JOBS"
+printf '%s\n' "$JOBS_RUN" | grep -v '^ *$' >"$log/jobs" || true
+n_jobs=$(($(wc -l <"$log/jobs")))
+w=0
+while [ "$w" -lt "$WORKERS" ]; do
+    k=0
+    while IFS='|' read -r name file kind fns; do
+        if [ $((k % WORKERS)) -eq "$w" ]; then
+            prove_job "$k" "$(trim "$name")" "$(trim "$file")" \
+                "$(trim "$kind")" "$(trim "$fns")" >"$log/job.$k" 2>&1
+        fi
+        k=$((k + 1))
+    done <"$log/jobs" &
+    w=$((w + 1))
 done
-[ -f "$log/failed" ] && status=1
+wait
+in_order "$log/job" "$n_jobs"
+if ls "$log"/failed.* >/dev/null 2>&1; then status=1; fi
 
 # ---- 2. the negative controls ---------------------------------------------
 # mutate FILE FROM TO OUT: OUT is FILE with the one occurrence of FROM
@@ -249,40 +284,69 @@ goal_kind() {
     esac
 }
 
-# negative FUNCTION FILE KIND FROM TO GOAL: prints "caught", or why not.
+# negative DIR FUNCTION FILE KIND FROM TO GOAL: prints "caught", or why
+# not (the mutant and WP's output in DIR).
 negative() {
-    mkdir -p "$log/m/$(dirname "$2")"
-    mutant="$log/m/$2"
-    if ! mutate "$2" "$4" "$5" "$mutant"; then
-        echo "stale: the text to mutate is not in $2 exactly once"
+    mkdir -p "$1/m/$(dirname "$3")"
+    mutant="$1/m/$3"
+    if ! mutate "$3" "$5" "$6" "$mutant"; then
+        echo "stale: the text to mutate is not in $3 exactly once"
         return
     fi
-    wp "$mutant" "$3" "$1" "$NEG_TIMEOUT" "$log/neg" "$(goal_kind "$6")"
-    goal_status "$6" "$log/neg"
+    wp "$mutant" "$4" "$2" "$NEG_TIMEOUT" "$1/neg" "$(goal_kind "$7")"
+    goal_status "$7" "$1/neg"
+}
+
+# control K LINE: control K (a line of negative.txt) in $log/w.K; its
+# report in $log/ctl.K, and $log/negfailed.K unless it is caught.
+control() {
+    dir="$log/w.$1"
+    mkdir -p "$dir"
+    printf '%s\n' "$2" | {
+        IFS='|' read -r fn file kind from to goal why
+        fn=$(trim "$fn"); file=$(trim "$file"); kind=$(trim "$kind")
+        from=$(trim "$from"); to=$(trim "$to"); goal=$(trim "$goal")
+        why=$(trim "$why")
+        verdict=$(negative "$dir" "$fn" "$file" "$kind" "$from" "$to" "$goal")
+        if [ -n "${PROOFS_SHOW_NEGATIVE:-}" ]; then
+            # for whoever edits negative.txt: the goals this mutant fails
+            grep -E '^\[wp\] \[(Failed|Unknown|Timeout)\] Goal' "$dir/neg" |
+                sed 's/^/    /'
+        fi
+        if [ "$verdict" = "caught" ]; then
+            printf 'proofs: negative %-28s %s fails, as intended (%s)\n' \
+                "$fn" "$goal" "$why"
+        else
+            printf 'proofs: negative %-28s %s: %s (expected a failed proof: %s)\n' \
+                "$fn" "$goal" "$verdict" "$why"
+            echo fail >"$log/negfailed.$1"
+        fi
+    }
+    rm -rf "$dir"
 }
 
 grep -v '^#' proofs/negative.txt | grep -v '^ *$' >"$log/negatives"
-n_neg=0
-while IFS='|' read -r fn file kind from to goal why; do
-    fn=$(trim "$fn"); file=$(trim "$file"); kind=$(trim "$kind")
-    from=$(trim "$from"); to=$(trim "$to"); goal=$(trim "$goal")
-    why=$(trim "$why")
-    case ",${PROOFS_NEGATIVE_ONLY:-$fn}," in *",$fn,"*) ;; *) continue ;; esac
-    n_neg=$((n_neg + 1))
-    verdict=$(negative "$fn" "$file" "$kind" "$from" "$to" "$goal")
-    if [ -n "${PROOFS_SHOW_NEGATIVE:-}" ]; then
-        # for whoever edits negative.txt: the goals this mutant fails
-        grep -E '^\[wp\] \[(Failed|Unknown|Timeout)\] Goal' "$log/neg" | sed 's/^/    /'
-    fi
-    if [ "$verdict" = "caught" ]; then
-        printf 'proofs: negative %-28s %s fails, as intended (%s)\n' "$fn" "$goal" "$why"
-    else
-        printf 'proofs: negative %-28s %s: %s (expected a failed proof: %s)\n' \
-            "$fn" "$goal" "$verdict" "$why"
-        echo fail >>"$log/negfailed"
-    fi
+# the controls asked for (PROOFS_NEGATIVE_ONLY: those of the functions named)
+: >"$log/chosen"
+while IFS= read -r line; do
+    fn=$(trim "${line%%|*}")
+    case ",${PROOFS_NEGATIVE_ONLY:-$fn}," in
+        *",$fn,"*) printf '%s\n' "$line" >>"$log/chosen" ;;
+    esac
 done <"$log/negatives"
-[ -f "$log/negfailed" ] && status=1
+n_neg=$(($(wc -l <"$log/chosen")))
+w=0
+while [ "$w" -lt "$WORKERS" ]; do
+    k=0
+    while IFS= read -r line; do
+        [ $((k % WORKERS)) -ne "$w" ] || control "$k" "$line" >"$log/ctl.$k" 2>&1
+        k=$((k + 1))
+    done <"$log/chosen" &
+    w=$((w + 1))
+done
+wait
+in_order "$log/ctl" "$n_neg"
+if ls "$log"/negfailed.* >/dev/null 2>&1; then status=1; fi
 
 # The negative controls cover every proved function.
 echo "$JOBS" | while IFS='|' read -r name file kind fns; do
@@ -304,7 +368,8 @@ printf '#!/bin/sh\nkill -SEGV $$\n' >"$log/crash"
 chmod +x "$log/crash"
 conf=${WHY3CONFIG:-$HOME/.why3.conf}
 sed "s|^path = .*|path = \"$log/crash\"|" "$conf" >"$log/why3.conf"
-verdict=$(WHY3CONFIG="$log/why3.conf" negative "$fn" "$file" "$kind" "$from" "$to" "$goal")
+mkdir -p "$log/crashtest"
+verdict=$(WHY3CONFIG="$log/why3.conf" negative "$log/crashtest" "$fn" "$file" "$kind" "$from" "$to" "$goal")
 if [ "$verdict" = "crashed" ]; then
     echo "proofs: self-test: crashing provers on $goal give \"crashed\", not a caught bug"
 else
