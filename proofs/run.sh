@@ -200,56 +200,63 @@ status=0
 WORKERS=${PROOFS_WORKERS:-2}
 
 # ---- 1. the proofs ---------------------------------------------------------
-# prove_job K NAME FILE KIND FUNCTIONS: job K's report in $log/job.K, and
-# $log/failed.K when a goal is unproved.
+# prove_job K LINE: job K (a line of JOBS) in $log/out.K; its report on
+# the output, and $log/failed.K when a goal is unproved.
 prove_job() {
-    out="$log/out.$1"
-    wp "$3" "$4" "$5" "$TIMEOUT" "$out"
-    per_function "$5" "$out" >"$log/counts.$1"
-    bad=0
-    while read -r fn p t; do
-        case "$fn" in
-            "=") [ "$t" -gt 0 ] && [ "$p" -eq "$t" ] || bad=1 ;;
-            "?") echo "proofs: $3: $t goals of no listed function"; bad=1 ;;
-            *) mark="ok"
-               if [ "$t" -eq 0 ] || [ "$p" -ne "$t" ]; then mark="NOT PROVED"; bad=1; fi
-               printf 'proofs: %-30s %-34s %3d/%-3d %s (%s)\n' "$3" "$fn" \
-                   "$p" "$t" "$mark" "$4" ;;
-        esac
-    done <"$log/counts.$1"
-    if [ "$bad" -ne 0 ]; then
-        echo "proofs: $2: unproved goals; WP said:"
-        grep -E "Unknown|Timeout|Failed|Error|error" "$out" | head -20
-        echo fail >"$log/failed.$1"
-    fi
+    printf '%s\n' "$2" | {
+        IFS='|' read -r name file kind fns
+        name=$(trim "$name"); file=$(trim "$file"); kind=$(trim "$kind")
+        fns=$(trim "$fns")
+        out="$log/out.$1"
+        wp "$file" "$kind" "$fns" "$TIMEOUT" "$out"
+        per_function "$fns" "$out" >"$log/counts.$1"
+        bad=0
+        while read -r fn p t; do
+            case "$fn" in
+                "=") [ "$t" -gt 0 ] && [ "$p" -eq "$t" ] || bad=1 ;;
+                "?") echo "proofs: $file: $t goals of no listed function"; bad=1 ;;
+                *) mark="ok"
+                   if [ "$t" -eq 0 ] || [ "$p" -ne "$t" ]; then
+                       mark="NOT PROVED"; bad=1
+                   fi
+                   printf 'proofs: %-30s %-34s %3d/%-3d %s (%s)\n' "$file" \
+                       "$fn" "$p" "$t" "$mark" "$kind" ;;
+            esac
+        done <"$log/counts.$1"
+        if [ "$bad" -ne 0 ]; then
+            echo "proofs: $name: unproved goals; WP said:"
+            grep -E "Unknown|Timeout|Failed|Error|error" "$out" | head -20
+            echo fail >"$log/failed.$1"
+        fi
+    }
 }
 
-# in_order PREFIX N: print PREFIX.0 .. PREFIX.(N-1) in turn.
-in_order() {
+# spread LIST FUNCTION: FUNCTION K LINE for every line K of the file LIST,
+# line K on worker K mod WORKERS, each report in LIST.r.K; then the
+# reports in list order.
+spread() {
+    w=0
+    while [ "$w" -lt "$WORKERS" ]; do
+        k=0
+        while IFS= read -r line; do
+            [ $((k % WORKERS)) -ne "$w" ] ||
+                "$2" "$k" "$line" >"$1.r.$k" 2>&1
+            k=$((k + 1))
+        done <"$1" &
+        w=$((w + 1))
+    done
+    wait
     k=0
-    while [ "$k" -lt "$2" ]; do
-        cat "$1.$k"
+    n=$(($(wc -l <"$1")))
+    while [ "$k" -lt "$n" ]; do
+        cat "$1.r.$k"
         k=$((k + 1))
     done
 }
 
 [ -n "${PROOFS_SHOW_NEGATIVE:-}" ] && JOBS_RUN="" || JOBS_RUN="$JOBS"
 printf '%s\n' "$JOBS_RUN" | grep -v '^ *$' >"$log/jobs" || true
-n_jobs=$(($(wc -l <"$log/jobs")))
-w=0
-while [ "$w" -lt "$WORKERS" ]; do
-    k=0
-    while IFS='|' read -r name file kind fns; do
-        if [ $((k % WORKERS)) -eq "$w" ]; then
-            prove_job "$k" "$(trim "$name")" "$(trim "$file")" \
-                "$(trim "$kind")" "$(trim "$fns")" >"$log/job.$k" 2>&1
-        fi
-        k=$((k + 1))
-    done <"$log/jobs" &
-    w=$((w + 1))
-done
-wait
-in_order "$log/job" "$n_jobs"
+spread "$log/jobs" prove_job
 if ls "$log"/failed.* >/dev/null 2>&1; then status=1; fi
 
 # ---- 2. the negative controls ---------------------------------------------
@@ -298,7 +305,7 @@ negative() {
 }
 
 # control K LINE: control K (a line of negative.txt) in $log/w.K; its
-# report in $log/ctl.K, and $log/negfailed.K unless it is caught.
+# report on the output, and $log/negfailed.K unless it is caught.
 control() {
     dir="$log/w.$1"
     mkdir -p "$dir"
@@ -334,18 +341,7 @@ while IFS= read -r line; do
         *",$fn,"*) printf '%s\n' "$line" >>"$log/chosen" ;;
     esac
 done <"$log/negatives"
-n_neg=$(($(wc -l <"$log/chosen")))
-w=0
-while [ "$w" -lt "$WORKERS" ]; do
-    k=0
-    while IFS= read -r line; do
-        [ $((k % WORKERS)) -ne "$w" ] || control "$k" "$line" >"$log/ctl.$k" 2>&1
-        k=$((k + 1))
-    done <"$log/chosen" &
-    w=$((w + 1))
-done
-wait
-in_order "$log/ctl" "$n_neg"
+spread "$log/chosen" control
 if ls "$log"/negfailed.* >/dev/null 2>&1; then status=1; fi
 
 # The negative controls cover every proved function.
