@@ -7,7 +7,8 @@
 #                        checks, the detection catalogue, the BLAS linkage,
 #                        the public headers alone as C and C++, the
 #                        architecture lint's self-test, the Python package's
-#                        tests (check-python)
+#                        tests (check-python), verify and the exact replays
+#                        under every OpenBLAS kernel (check-kernels)
 #   make golden          regenerate every golden vector into a temporary
 #                        folder and diff it with golden/
 #   make golden-update   rewrite golden/ from the generators (values and
@@ -20,7 +21,7 @@
 #                        cppcheck, SPDX identifiers (tools/spdx.py), and
 #                        the scripts' self-tests
 #   make proofs          Frama-C WP and Coq proofs (proofs/README.md)
-#   make check-torch     the PyTorch example (docs/examples/torch/) against
+#   make check-torch     the PyTorch example (docs/examples/pytorch/) against
 #                        the golden vectors, its deliberate bug caught, and
 #                        through the pytest plugin once `import pflref` works
 #   make install         headers, libraries, pflref.pc, pflref, pflref(1), the
@@ -75,7 +76,7 @@ TESTS  := $(sort $(wildcard tests/*.c))
 .DELETE_ON_ERROR:
 .PHONY: all deps demo bench check check-unit check-blas check-golden check-schema \
         check-detection check-mutation check-mutation-fast check-headers \
-        check-lint check-python golden golden-update coverage check-asan \
+        check-lint check-python check-kernels golden golden-update coverage check-asan \
         check-valgrind fuzz fuzz-smoke lint proofs clean check-torch install \
         uninstall check-install site check-site trace
 
@@ -223,7 +224,7 @@ demo: deps
 	    personalized=$(B)/demo-ft.json:personalized
 	@echo "seed 000's figure (every client under each model; mean, worst and worst decile marked):" \
 	    "$(abspath $(B))/demo-clients.svg"
-	@$(abspath $(B))/rel/pflref verify golden | tail -n 1
+	@tools/summary.sh 1 $(abspath $(B))/rel/pflref verify golden
 
 # The reader's edition (tools/site/build.py): static HTML in build/site/,
 # each algorithm's box beside the C lines citing it, the vectors and tests
@@ -243,7 +244,7 @@ check-site: site
 check: deps
 	@$(MAKE) -s --no-print-directory check-unit check-blas check-headers \
 	  check-golden check-schema check-detection check-mutation-fast check-lint \
-	  check-python check-install trace
+	  check-python check-kernels check-install trace
 
 # The traceability matrix (tools/trace.py, docs/traceability.md): every
 # requirement of trace/*.req cited by code and by a test or golden vector,
@@ -256,7 +257,7 @@ trace:
 
 check-unit: $(B)/rel/pflref $(B)/rel/tests/run $(REL_PRODUCTS)
 	@$(call RUN_TESTS,rel,)
-	@$(abspath $(B))/rel/pflref verify golden | tail -n 1
+	@tools/summary.sh 1 $(abspath $(B))/rel/pflref verify golden
 
 # The golden folder's own rules (flags registered, ids unique, hashes
 # matching, provenance kinds), by an independent Python reading.
@@ -270,12 +271,12 @@ check-golden:
 check-schema: $(B)/rel/pflref
 	@$(PYTHON) docs/schema/validate.py --self-test --pflref $(B)/rel/pflref >/dev/null
 	@$(abspath $(B))/rel/pflref run golden/fedavg/worked-samples.json -o $(B)/schema-result.json
-	@$(PYTHON) docs/schema/validate.py golden $(B)/schema-result.json | tail -n 1
+	@tools/summary.sh 1 $(PYTHON) docs/schema/validate.py golden $(B)/schema-result.json
 
 # The validation guide's NumPy candidates and the catalogue of candidate
 # bugs: the correct candidates pass `pflref check`, every bug is caught.
 check-detection: $(B)/rel/pflref
-	@PFLREF_CLI=$(B)/rel/pflref bash tests/detection/run.sh | tail -n 2
+	@PFLREF_CLI=$(B)/rel/pflref tools/summary.sh 2 bash tests/detection/run.sh
 
 # The golden suite's mutation score: AST mutants of the NumPy candidates,
 # each run on the vectors that reach it and judged by `pflref check`;
@@ -353,9 +354,16 @@ check-headers: $(B)/rel/libpflref.a
 # library, the Recorder, the pytest plugin) and its tests (python/tests,
 # docs/python.md), quietly: pytest's summary line.
 check-python: $(B)/rel/libpflref.so $(B)/rel/pflref
-	@set -o pipefail; cd python && PYTHONDONTWRITEBYTECODE=1 \
+	@cd python && PYTHONDONTWRITEBYTECODE=1 \
 	  PFLREF_LIB=$(abspath $(B))/rel/libpflref.so PFLREF_CLI=$(abspath $(B))/rel/pflref \
-	  $(PYTHON) -m pytest -q -p no:cacheprovider tests | tail -n 1
+	  ../tools/summary.sh --keep "^SKIPPED" 1 $(PYTHON) -m pytest -q -rfEs -p no:cacheprovider tests
+
+# verify golden and the exact-replay tests under every OpenBLAS kernel the
+# processor runs (tests/kernels.sh): a tolerance that holds on one machine's
+# kernel must hold on the others'.
+check-kernels: $(B)/rel/libpflref.so $(B)/rel/pflref
+	@PFLREF_CLI=$(B)/rel/pflref PFLREF_LIB=$(B)/rel/libpflref.so PYTHON=$(PYTHON) \
+	  bash tests/kernels.sh
 
 # The architecture lint's own test: floors.py must catch every planted
 # fault and pass the clean tree (tests/lint/test_floors.py).
@@ -377,12 +385,12 @@ coverage:
 # The PyTorch example: FedAvg, pFedMe, Ditto and FedRep as torch.nn.Module
 # candidates pass `pflref check` on every vector of fedavg, pfedme, ditto and
 # fedalt; Ditto's deliberate aliasing bug fails it; and, when python/pflref
-# imports, the same through the pytest plugin (docs/examples/torch/check.sh).
+# imports, the same through the pytest plugin (docs/examples/pytorch/check.sh).
 # Not in `make check` (torch is its own deps.sh group); .ci/run runs it.
 check-torch:
 	@./deps.sh core torch
 	@$(MAKE) -s --no-print-directory $(B)/rel/pflref $(B)/rel/libpflref.so
-	@PFLREF_CLI=$(B)/rel/pflref PYTHON=$(PYTHON) bash docs/examples/torch/check.sh
+	@PFLREF_CLI=$(B)/rel/pflref PYTHON=$(PYTHON) bash docs/examples/pytorch/check.sh
 
 check-asan:
 	@./deps.sh core asan

@@ -22,7 +22,7 @@
 #   proofs    Frama-C, Why3, Z3, CVC4 and the C preprocessor; Coq with
 #             mathcomp's ssreflect library and Coquelicot: make proofs
 #   torch     PyTorch and pytest for the PyTorch example
-#             (docs/examples/torch/): make check-torch (with core)
+#             (docs/examples/pytorch/): make check-torch (with core)
 #   bench     PyTorch (CPU, the fp64 contender), gnuplot (the plot),
 #             linux-perf (profiles), GNU time (peak RSS): make bench
 #             (with core)

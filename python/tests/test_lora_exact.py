@@ -4,7 +4,7 @@ independent exact-fraction replay golden/pflref_exact_lora.py on random
 problems: linear and regression mlp models, every method (personal, ffa,
 fedavg, hetlora) and switch drawn, random ranks, HetLoRA's client ranks,
 lambda and gamma (golden/lora/check_random.py's draw).  They agree to
-1e-13 on the final models and on every trajectory record."""
+1e-12 on the final models (relative where a value exceeds 1)."""
 import os
 import random
 import sys
@@ -20,7 +20,15 @@ sys.path.insert(0, os.path.join(GOLDEN, "lora"))
 import check_random as lora_random  # noqa: E402
 import pflref_exact_lora as exact_lora  # noqa: E402
 
-TOL = 1e-13
+# The C's roundings depend on the OpenBLAS kernel, which OpenBLAS picks for
+# the processor at run time (its dgemm/dgemv summation order).  Measured on
+# seeds 0..59 under each x86-64 kernel (OPENBLAS_CORETYPE): the worst is
+# seed 5, an ill-conditioned draw, at 1.1e-13 (Prescott, Sandybridge),
+# 7.8e-14 (Haswell, SkylakeX, Cooperlake) and 1.4e-14 (Nehalem); every other
+# seed stays below 2.6e-14.  1e-12 leaves a margin of 9 over the worst
+# kernel, and is the agreement stated for independent implementations; a
+# wrong line moves the models by 1e-6 or more (the last assertion).
+TOL = 1e-12
 
 
 @pytest.mark.parametrize("seed", range(10))

@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pytest
 
+import optional
 import pflref
 from conftest import GOLDEN
 from helpers import expected_keys, golden_files, key_of, numpy_candidate
@@ -92,7 +93,7 @@ def test_values_are_converted_exactly_to_float64():
 
 
 def test_torch_tensors_are_converted_exactly():
-    torch = pytest.importorskip("torch")
+    torch = optional.require("torch")
     rec = pflref.Recorder(SAMPLES)
     t = torch.tensor([0.1, 0.2], dtype=torch.float32, requires_grad=True)
     rec.record("note", "t", t)

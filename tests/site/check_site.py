@@ -41,7 +41,11 @@ import time
 import urllib.parse
 import urllib.request
 
-import websocket
+try:
+    import websocket
+except ImportError:
+    sys.exit("check_site: the websocket module is missing: Debian's "
+             "python3-websocket (./deps.sh site); run with /usr/bin/python3")
 
 # What a page reports after loading: its ids, links and images.
 PAGE_FACTS = """JSON.stringify({

@@ -43,7 +43,11 @@ import sys
 
 import importlib.util
 
-import markdown
+try:
+    import markdown
+except ImportError:
+    sys.exit("site: the markdown module is missing: Debian's python3-markdown "
+             "(./deps.sh site); run with /usr/bin/python3")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _spec = importlib.util.spec_from_file_location("pflref_trace", os.path.join(ROOT, "tools/trace.py"))

@@ -7,7 +7,7 @@ its test at the end of the file.  Run it on the linear paper-reading vectors:
 
     pytest -p pflref.pytest_plugin --pflref-algorithm pfedme \
         --pflref-include 'pfedme/worked/linear-paper-*' \
-        docs/examples/torch/quickstart_pfedme.py
+        docs/examples/pytorch/quickstart_pfedme.py
 
 Dinh, Tran, Nguyen, NeurIPS 2020, Algorithm 1; line numbers as in
 docs/algorithms/pfedme.md.

@@ -2,7 +2,7 @@
 
     pytest -p pflref.pytest_plugin --pflref-algorithm fedavg \
         --pflref-algorithm pfedme --pflref-algorithm ditto \
-        --pflref-algorithm fedalt docs/examples/torch/test_torch_candidates.py
+        --pflref-algorithm fedalt docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
 setting an example does not implement (torch_common.Unsupported, e.g. a

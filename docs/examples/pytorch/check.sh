@@ -23,11 +23,17 @@
 set -u
 CLI=${PFLREF_CLI:-build/rel/pflref}
 PY=${PYTHON:-/usr/bin/python3}
-HERE=docs/examples/torch
+HERE=docs/examples/pytorch
 ALGS="fedavg pfedme ditto fedalt"
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 export PYTHONDONTWRITEBYTECODE=1
 fail=0
+# PyTorch itself, not a folder standing in for it (a namespace package
+# imports without error and has no tensor)
+if ! "$PY" -c 'import torch; torch.tensor' 2>/dev/null; then
+    echo "check-torch: PyTorch is not installed: Debian's python3-torch (./deps.sh torch)"
+    exit 1
+fi
 include=()
 for a in $ALGS; do include+=(--include "$a/"); done
 
