@@ -37,6 +37,8 @@ docs/formats.md); a pflref without the .npy reader is detected and the
 bench then runs the --quick profile on JSON problems, saying so, and skips
 the 1000-client runs, which only .npy makes possible.
 """
+import importlib.util
+import io
 import json
 import os
 import re
@@ -53,6 +55,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import gen_data  # noqa: E402
+
+# every file the bench writes (specs, tables, the figure) goes through
+# tools/outfile.py: pflref's writer's rules (regular files only, links
+# kept, nothing partial)
+_spec = importlib.util.spec_from_file_location(
+    "pflref_outfile", os.path.join(ROOT, "tools", "outfile.py"))
+outfile = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(outfile)
 
 OUT = os.path.join(ROOT, "build", "bench")
 DATA = os.path.join(OUT, "data")
@@ -149,12 +159,19 @@ def machine():
             "load": os.getloadavg()}
 
 
+def save_npy(path, array):
+    """np.save through tools/outfile.py."""
+    buf = io.BytesIO()
+    np.save(buf, array)
+    outfile.write(path, buf.getvalue())
+
+
 def npy_supported():
     """1 when this pflref reads .npy problem data (the agreed format)."""
     d = os.path.join(OUT, "probe")
     os.makedirs(d, exist_ok=True)
-    np.save(os.path.join(d, "X.npy"), np.array([[1.0], [2.0]]))
-    np.save(os.path.join(d, "y.npy"), np.array([1.0, 3.0]))
+    save_npy(os.path.join(d, "X.npy"), np.array([[1.0], [2.0]]))
+    save_npy(os.path.join(d, "y.npy"), np.array([1.0, 3.0]))
     spec = {"format": "pflref-spec/1",
             "model": {"kind": "linear", "d": 1, "loss": "squared"},
             "problem": {"clients": [{"X": "X.npy", "y": "y.npy"}]},
@@ -163,8 +180,7 @@ def npy_supported():
             "schedule": {"kind": "generate", "rounds": 1,
                          "local": {"steps": 1}}}
     path = os.path.join(d, "spec.json")
-    with open(path, "w") as f:
-        json.dump(spec, f)
+    outfile.write(path, json.dumps(spec))
     r = subprocess.run([PFLREF, "run", path, "-o",
                         os.path.join(d, "r.json")], capture_output=True)
     return r.returncode == 0
@@ -290,7 +306,7 @@ def prepare(w, npy, quick):
             rng.uniform(-1, 1, h * d + h) / np.sqrt(d),
             rng.uniform(-1, 1, P - h * d - h) / np.sqrt(h)])
     w0_path = os.path.join(WORK, w["name"] + "-w0.npy")
-    np.save(w0_path, w0)
+    save_npy(w0_path, w0)
     if npy:
         problem = "problem-npy-N%d.json" % w["N"]
     else:
@@ -317,16 +333,14 @@ def prepare(w, npy, quick):
         if w.get("split"):
             spec["split"] = {"personal": w["split"]}
         path = os.path.join(folder, "spec-%s-T%d.json" % (w["name"], T))
-        with open(path, "w") as f:
-            json.dump(spec, f)
+        outfile.write(path, json.dumps(spec))
         specs[T] = path
     work = {k: w[k] for k in ("N", "n", "T", "m", "epochs", "B",
                               "client_seed", "algorithm", "hyper", "model",
                               "tau")}
     work.update(npz=npz, w0=w0_path, out=os.path.join(WORK, w["name"]))
     work_path = os.path.join(WORK, w["name"] + ".json")
-    with open(work_path, "w") as f:
-        json.dump(work, f)
+    outfile.write(work_path, json.dumps(work))
     return specs, work_path
 
 
@@ -363,7 +377,8 @@ def run_workload(w, npy, quick):
                 for key in ("w", "v"):     # each contender's own copy
                     p = os.path.join(WORK, "%s_%s.npy" % (w["name"], key))
                     if os.path.exists(p):
-                        os.replace(p, p.replace(".npy", "-%s.npy" % c))
+                        outfile.copy(p, p.replace(".npy", "-%s.npy" % c))
+                        os.unlink(p)
     # pflref's training: whole process less the 0-round run's (NaN when
     # the difference is within the noise of the whole, 2%)
     z = statistics.median(a for a, _ in zero) if zero else 0.0
@@ -451,8 +466,7 @@ def seed000(reps):
                     break
     script = os.path.join(WORK, "seed000_numpy.py")
     os.makedirs(WORK, exist_ok=True)
-    with open(script, "w") as f:
-        f.writelines(code)
+    outfile.write(script, "".join(code))
     g = os.path.join(ROOT, "golden", "seed000")
     ft, lo = os.path.join(WORK, "s0-ft.json"), os.path.join(WORK,
                                                            "s0-local.json")
@@ -532,24 +546,23 @@ def report(results, peak, mach, profile):
                 "(%.0f MiB; target ≤ 1.3)" % (
                     s["name"], ref["rss_mib"], ref["rss_mib"] / s["data_mib"],
                     s["data_mib"]))
-    with open(os.path.join(OUT, "table.md"), "w") as f:
-        f.write(text + "\n")
+    outfile.write(os.path.join(OUT, "table.md"), text + "\n")
     return text
 
 
 def plot(results):
     dat = os.path.join(OUT, "bench.dat")
-    with open(dat, "w") as f:
-        f.write("workload pflref numpy torch\n")
-        for s in results:
-            c = s["contenders"]
-            f.write("%s %s\n" % (s["name"], " ".join(
-                "%.6g" % c[k]["train_cpu"][1] if k in c else "NaN"
-                for k in ("pflref", "numpy", "torch"))))
+    rows = ["workload pflref numpy torch\n"]
+    for s in results:
+        c = s["contenders"]
+        rows.append("%s %s\n" % (s["name"], " ".join(
+            "%.6g" % c[k]["train_cpu"][1] if k in c else "NaN"
+            for k in ("pflref", "numpy", "torch"))))
+    outfile.write(dat, "".join(rows))
     gp = os.path.join(OUT, "bench.gp")
-    with open(gp, "w") as f:
-        f.write("""set terminal svg size 1200,600 dynamic
-set output '%s'
+    # the figure on gnuplot's standard output, which outfile writes
+    outfile.write(gp, """set terminal svg size 1200,600 dynamic
+set output
 set title 'make bench: training CPU time, median (s), one core, fp64'
 set style data histograms
 set style histogram clustered gap 1
@@ -560,9 +573,14 @@ set xtics rotate by -45
 set key top left
 plot '%s' using 2:xtic(1) title 'pflref', '' using 3 title 'NumPy', \\
      '' using 4 title 'PyTorch'
-""" % (os.path.join(OUT, "bench.svg"), dat))
+""" % dat)
     if shutil.which("gnuplot"):
-        subprocess.run(["gnuplot", gp], check=False)
+        try:
+            outfile.write_with(os.path.join(OUT, "bench.svg"),
+                               lambda fd: subprocess.run(["gnuplot", gp],
+                                                         stdout=fd, check=True))
+        except subprocess.CalledProcessError as e:
+            log("bench: gnuplot failed (%s): no plot" % e)
     else:
         log("bench: gnuplot not found (./deps.sh bench): no plot")
 
@@ -613,11 +631,11 @@ def main():
         log("bench: %s done (%.0f s)" % (w["name"],
                                         time.perf_counter() - t_start))
     report(results, peak, mach, profile)
-    with open(os.path.join(OUT, "bench.json"), "w") as f:
-        json.dump({"format": "pflref-bench/1", "profile": profile,
-                   "npy": npy, "machine": mach, "dgemm_peak_gflops": peak,
-                   "agree_limit": AGREE, "workloads": results,
-                   "seconds": time.perf_counter() - t_start}, f, indent=1)
+    outfile.write(os.path.join(OUT, "bench.json"), json.dumps(
+        {"format": "pflref-bench/1", "profile": profile,
+         "npy": npy, "machine": mach, "dgemm_peak_gflops": peak,
+         "agree_limit": AGREE, "workloads": results,
+         "seconds": time.perf_counter() - t_start}, indent=1))
     plot(results)
     bad = [(s["name"], c, x["agree"]) for s in results
            for c, x in s["contenders"].items() if x["agree"] > AGREE]

@@ -2,7 +2,8 @@
 /* cli/cli.h: what the files of the pflref command line share.
  *
  *   cli/common.c  usage text, exit codes, error printing, the program's
- *                 name for replay lines
+ *                 name for replay lines, writing outputs (a file or
+ *                 standard output)
  *   cli/check.c   pflref verify and pflref check
  *   cli/options.c check's options
  *   cli/walk.c    the files verify and check read: folder walks
@@ -56,6 +57,23 @@ int cli_usage_error(const char *msg, const char *arg);
 int cli_read_metric_column(const char *path, const char *label,
                            const char *metric, double **values, size_t *n,
                            pflref_summary *summary);
+
+/* Outputs (cli/common.c).  "-" and "/dev/stdout" name standard output,
+ * written in place (no temporary file, no rename); any other path is a
+ * file, written by the library's one writer (pflref_write_file_with:
+ * regular files only, nothing partial, links followed and kept). */
+int cli_is_stdout(const char *path);
+/* Refuse early what the write would refuse (pflref_write_file_check;
+ * standard output always passes), before the work that makes the output. */
+pflref_status cli_check_output(const char *path, pflref_error *err);
+/* Write path through step (ctx handed to it); err's where is "stdout"
+ * for standard output. */
+pflref_status cli_write_output(const char *path, pflref_write_step step,
+                               void *ctx, pflref_error *err);
+/* Write text to path; on standard output stdout_end follows it (run's
+ * result ends its line there, and only there). */
+pflref_status cli_write_text(const char *path, const char *text,
+                             const char *stdout_end, pflref_error *err);
 
 /* -o out_path must not name the spec at spec_path (identity spec_id, text
  * text, folder dir) or its problem file: EXIT_OK, or the error printed

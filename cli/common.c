@@ -5,9 +5,11 @@
  * (verify and check) call these; neither calls the other except main's
  * dispatch to cli_verify and cli_check.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 
 /* The program the user ran, as typed: "build/rel/pflref" replays from the
@@ -64,7 +66,7 @@ const char CLI_USAGE[] =
     "       pflref freeze SPEC -o VECTOR [--atol A --rtol R --basis TEXT]\n"
     "                    [--id ID] [--trajectory step|round|none]\n"
     "       pflref plot clients|sweep|curves|check [--metric M] [--title T]\n"
-    "                    -o FIG.svg|FIG.png INPUT...\n"
+    "                    [--format svg|png] -o FIG.svg|FIG.png|- INPUT...\n"
     "       pflref list [--variants [--markdown] [GOLDEN_DIR]]\n"
     "       pflref --help | --version\n"
     "\n"
@@ -106,6 +108,10 @@ const char CLI_USAGE[] =
     "  list   list the algorithms, models, hyperparameters and switches;\n"
     "         --variants: every switch value and preset as a Markdown table,\n"
     "         with the vectors under GOLDEN_DIR that run each one.\n"
+    "\n"
+    "-o - (or -o /dev/stdout) writes to standard output.  Any other -o\n"
+    "names a regular file (or a new one), replaced whole when complete; a\n"
+    "FIFO, a device, a folder or a read-only file is refused.\n"
     "\n"
     "On a terminal, run, verify and check keep one progress line on\n"
     "standard error (round t of T, clients done, elapsed, estimate), erased\n"
@@ -157,4 +163,65 @@ int cli_read_metric_column(const char *path, const char *label,
         free(text);
     }
     return st == PFLREF_OK ? 0 : cli_fail(&err, path);
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+int cli_is_stdout(const char *path)
+{
+    return path != NULL &&
+           (strcmp(path, "-") == 0 || strcmp(path, "/dev/stdout") == 0);
+}
+
+pflref_status cli_write_output(const char *path, pflref_write_step step,
+                               void *ctx, pflref_error *err)
+{
+    if (!cli_is_stdout(path))
+        return pflref_write_file_with(path, step, ctx, err);
+    /* Standard output is written where it is, with no temporary file and
+     * no rename: "/dev/stdout" is taken as a name for it, never opened,
+     * so whatever descriptor 1 is (a pipe, a terminal, a file the shell
+     * opened) is written and nothing is renamed over.  stdio's buffer
+     * goes first, so the bytes keep their order. */
+    if (fflush(stdout) != 0)
+        return pflref_error_set(err, PFLREF_EIO, "stdout",
+                                "cannot write stdout: %s", strerror(errno));
+    pflref_error e;
+    pflref_error_clear(&e);
+    pflref_status st = step(ctx, STDOUT_FILENO, "stdout", &e);
+    if (st != PFLREF_OK && err != NULL) {
+        *err = e;
+        err->status = st;
+        if (err->where[0] == '\0')
+            snprintf(err->where, sizeof err->where, "stdout");
+    }
+    return st;
+}
+
+pflref_status cli_check_output(const char *path, pflref_error *err)
+{
+    return cli_is_stdout(path) ? PFLREF_OK
+                               : pflref_write_file_check(path, err);
+}
+
+/* The text, then `end`, into fd (cli_write_text). */
+typedef struct {
+    const char *text, *end;
+} text_then;
+
+static pflref_status text_step(void *ctx, int fd, const char *name,
+                               pflref_error *err)
+{
+    const text_then *t = ctx;
+    pflref_write_buffer a = {t->text, strlen(t->text)};
+    pflref_write_buffer b = {t->end, strlen(t->end)};
+    pflref_status st = pflref_write_buffer_step(&a, fd, name, err);
+    return st == PFLREF_OK ? pflref_write_buffer_step(&b, fd, name, err) : st;
+}
+
+pflref_status cli_write_text(const char *path, const char *text,
+                             const char *stdout_end, pflref_error *err)
+{
+    text_then t = {text, cli_is_stdout(path) ? stdout_end : ""};
+    return cli_write_output(path, text_step, &t, err);
 }

@@ -5,8 +5,9 @@
  * ref/io/freeze.c).
  *
  * Glue only: arguments, reading the spec, writing the vector atomically
- * (nothing is left behind on failure), exit codes (2: usage or invalid
- * input, 3: the run diverged).
+ * (nothing is left behind on failure) or to standard output (-o -, -o
+ * /dev/stdout), exit codes (2: usage or invalid input, 3: the run
+ * diverged).
  */
 #include <errno.h>
 #include <math.h>
@@ -109,11 +110,17 @@ int cli_freeze(int argc, char **argv)
     pflref_file_id spec_id;
     if (pflref_read_file_id(a.spec, &text, &len, &spec_id, &err) != PFLREF_OK)
         return cli_fail(&err, a.spec);
-    char dir[PFLREF_PATH_MAX], out_dir[PFLREF_PATH_MAX];
+    char dir[PFLREF_PATH_MAX], out_dir[PFLREF_PATH_MAX] = ".";
     pflref_file_folder(a.spec, dir, sizeof dir);
-    pflref_file_folder(a.out, out_dir, sizeof out_dir);
+    /* on standard output the vector's relative paths are the current
+     * folder's (where a `> FILE` of the shell puts it) */
+    const int to_stdout = cli_is_stdout(a.out);
+    if (!to_stdout)
+        pflref_file_folder(a.out, out_dir, sizeof out_dir);
     rc = cli_output_is_input(a.out, "vector", a.spec, &spec_id, text, len,
                              dir);
+    if (rc == EXIT_OK && cli_check_output(a.out, &err) != PFLREF_OK)
+        rc = fail(&err, a.spec);   /* refused before the run */
     if (rc != EXIT_OK) {
         free(text);
         return rc;
@@ -123,11 +130,11 @@ int cli_freeze(int argc, char **argv)
                                           &vlen, &err);
     free(text);
     if (st == PFLREF_OK)
-        st = pflref_write_file_atomic(a.out, vector, &err);
+        st = cli_write_text(a.out, vector, "", &err);
     free(vector);
     if (st != PFLREF_OK)
         return fail(&err, a.spec);
-    fprintf(stderr, "pflref: froze %s into %s (%zu bytes)\n", a.spec, a.out,
-            vlen);
+    fprintf(stderr, "pflref: froze %s into %s (%zu bytes)\n", a.spec,
+            to_stdout ? "standard output" : a.out, vlen);
     return EXIT_OK;
 }

@@ -14,8 +14,9 @@
  * codes.  Exit codes: 0 ok, 1 mismatch, 2 usage or invalid input (also
  * unreadable or unwritable files and sizes beyond the limits), 3
  * algorithmic failure (divergence), 4 nothing ran, 5 internal error.
- * No output file is ever left partial: results are written to a temporary
- * file and renamed.
+ * No output file is ever left partial: every file goes through the one
+ * writer (pflref_write_file_with: a temporary file, renamed whole); "-o -"
+ * and "-o /dev/stdout" are standard output (cli_write_output).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,7 +134,8 @@ int cli_output_is_input(const char *out_path, const char *what,
 {
     pflref_file_id out, prob;
     char full[PFLREF_PATH_MAX];
-    if (out_path == NULL || !pflref_file_identify(out_path, &out))
+    if (out_path == NULL || cli_is_stdout(out_path) ||
+        !pflref_file_identify(out_path, &out))
         return EXIT_OK;
     const char *input = NULL, *named = NULL;
     if (out.dev == spec_id->dev && out.ino == spec_id->ino) {
@@ -190,6 +192,9 @@ static int cmd_run(int argc, char **argv)
     pflref_file_folder(spec_path, dir, sizeof dir);
     int rc = cli_output_is_input(out_path, "result", spec_path, &spec_id,
                                  text, len, dir);
+    if (rc == EXIT_OK && out_path != NULL &&
+        cli_check_output(out_path, &err) != PFLREF_OK)
+        rc = cli_fail(&err, spec_path);   /* refused before the run */
     if (rc != EXIT_OK) {
         free(text);
         return rc;
@@ -205,14 +210,11 @@ static int cmd_run(int argc, char **argv)
         &result, &err);
     cli_progress_end(&prog);
     free(text);
-    if (st == PFLREF_OK) {
-        if (out_path != NULL)
-            st = pflref_write_file_atomic(out_path, result, &err);
-        else if (fputs(result, stdout) == EOF || fputc('\n', stdout) == EOF ||
-                 fflush(stdout) != 0)
-            st = pflref_error_set(&err, PFLREF_EIO, "stdout",
-                                  "cannot write the result");
-    }
+    /* without -o, or with -o - (or /dev/stdout): standard output, one
+     * line; otherwise the file, which holds the result's text alone */
+    if (st == PFLREF_OK)
+        st = cli_write_text(out_path != NULL ? out_path : "-", result, "\n",
+                            &err);
     free(result);
     return st == PFLREF_OK ? EXIT_OK : cli_fail(&err, spec_path);
 }

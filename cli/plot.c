@@ -18,11 +18,14 @@
  * Glue only: the numbers come from the result or the report as written;
  * this file computes nothing but where to draw them.  It writes a gnuplot
  * script with the data inline (datablocks) to gnuplot's standard input and
- * takes the picture from gnuplot's standard output into a temporary file
- * beside FIG, renamed over FIG only when gnuplot succeeded: a bad input or
- * a failed gnuplot leaves no file.  Why C and not a Python helper: the
- * results are read by the library's own reader (pflref_result_read_metric
- * names the field at fault), and gnuplot needs nothing but text.
+ * takes the picture from gnuplot's standard output into FIG through the
+ * one writer (pflref_write_file_with: a temporary file beside FIG,
+ * renamed over it only when gnuplot succeeded, and only when FIG is a
+ * regular file or absent), or onto standard output for -o - (SVG unless
+ * --format png): a bad input or a failed gnuplot leaves no file.  Why C
+ * and not a Python helper: the results are read by the library's own
+ * reader (pflref_result_read_metric names the field at fault), and
+ * gnuplot needs nothing but text.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -142,46 +145,39 @@ static int run_gnuplot(const char *script, size_t len, int fd)
     return ok && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-/* Render the script into o->out through a temporary file beside it;
- * returns an exit code (nothing is left behind on failure). */
+/* The writer's step (pflref_write_step): gnuplot draws the script
+ * straight into fd, the writer's temporary file or standard output.  A
+ * gnuplot that fails or writes nothing is an internal error (exit 5): the
+ * script is pflref's own. */
+static pflref_status gnuplot_step(void *ctx, int fd, const char *name,
+                                  pflref_error *err)
+{
+    const sbuf *script = ctx;
+    /* where fd can seek (a file), an empty figure is caught by its size */
+    const off_t start = lseek(fd, 0, SEEK_CUR);
+    if (run_gnuplot(script->s, script->n, fd) != 0)
+        return pflref_error_set(err, PFLREF_EINTERNAL, name,
+                                "gnuplot failed; no figure written");
+    if (start >= 0 && lseek(fd, 0, SEEK_CUR) <= start)
+        return pflref_error_set(err, PFLREF_EINTERNAL, name,
+                                "gnuplot wrote no figure");
+    return PFLREF_OK;
+}
+
+/* Render the script into o->out (the one writer: a temporary file beside
+ * it, renamed when gnuplot succeeded; or standard output); returns an
+ * exit code (nothing is left behind on failure). */
 int plot_render(const plot_opts *o, sbuf *script)
 {
     if (script->failed) {
         fprintf(stderr, "pflref: plot: out of memory\n");
         return EXIT_INTERNAL;
     }
-    size_t n = strlen(o->out) + 16;
-    char *tmp = malloc(n);
-    if (tmp == NULL)
-        return EXIT_INTERNAL;
-    snprintf(tmp, n, "%s.tmpXXXXXX", o->out);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fprintf(stderr, "pflref: %s: cannot write the figure: %s\n", o->out,
-                strerror(errno));
-        free(tmp);
-        return EXIT_USAGE;
-    }
-    int rc = EXIT_OK;
-    if (run_gnuplot(script->s, script->n, fd) != 0) {
-        fprintf(stderr, "pflref: %s: gnuplot failed; no figure written\n",
-                o->out);
-        rc = EXIT_INTERNAL;
-    } else if (fchmod(fd, 0644) != 0 || fsync(fd) != 0 ||
-               lseek(fd, 0, SEEK_END) <= 0) {
-        fprintf(stderr, "pflref: %s: gnuplot wrote no figure\n", o->out);
-        rc = EXIT_INTERNAL;
-    }
-    close(fd);
-    if (rc == EXIT_OK && rename(tmp, o->out) != 0) {
-        fprintf(stderr, "pflref: %s: cannot write the figure: %s\n", o->out,
-                strerror(errno));
-        rc = EXIT_USAGE;
-    }
-    if (rc != EXIT_OK)
-        unlink(tmp);
-    free(tmp);
-    return rc;
+    pflref_error err;
+    pflref_error_clear(&err);
+    if (cli_write_output(o->out, gnuplot_step, script, &err) != PFLREF_OK)
+        return cli_fail(&err, "plot");
+    return EXIT_OK;
 }
 
 /* ---- reading JSON files ---------------------------------------------------- */
@@ -522,13 +518,37 @@ static int plot_sweep(const plot_opts *o)
 
 /* ---- the command ----------------------------------------------------------- */
 
+/* The figure's format: --format, else the name's ending (.svg, .png);
+ * standard output (-o -) is SVG unless --format png says otherwise. */
+static int figure_format(plot_opts *o, const char *format)
+{
+    if (format != NULL && strcmp(format, "svg") != 0 &&
+        strcmp(format, "png") != 0)
+        return cli_usage_error("--format is svg or png", format);
+    if (cli_is_stdout(o->out)) {
+        o->png = format != NULL && strcmp(format, "png") == 0;
+        return EXIT_OK;
+    }
+    size_t n = strlen(o->out);
+    if (n > 4 && strcmp(o->out + n - 4, ".png") == 0)
+        o->png = 1;
+    else if (!(n > 4 && strcmp(o->out + n - 4, ".svg") == 0))
+        return cli_usage_error("-o: the figure's name must end in .svg or "
+                               ".png", o->out);
+    if (format != NULL && strcmp(format, o->png ? "png" : "svg") != 0)
+        return cli_usage_error("--format disagrees with the figure's name",
+                               o->out);
+    return EXIT_OK;
+}
+
 static int parse_opts(int argc, char **argv, plot_opts *o)
 {
+    const char *format = NULL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
         if (strcmp(a, "-o") == 0 || strcmp(a, "--metric") == 0 ||
-            strcmp(a, "--title") == 0) {
+            strcmp(a, "--title") == 0 || strcmp(a, "--format") == 0) {
             if (!has_value)
                 return cli_usage_error("option needs a value", a);
             const char *v = argv[++i];
@@ -536,6 +556,8 @@ static int parse_opts(int argc, char **argv, plot_opts *o)
                 o->out = v;
             else if (a[2] == 'm')
                 o->metric = v;
+            else if (a[2] == 'f')
+                format = v;
             else
                 o->title = v;
         } else if (a[0] == '-' && a[1] != '\0')
@@ -546,14 +568,9 @@ static int parse_opts(int argc, char **argv, plot_opts *o)
             o->args[o->nargs++] = a;
     }
     if (o->out == NULL)
-        return cli_usage_error("plot needs -o FIG.svg or -o FIG.png", NULL);
-    size_t n = strlen(o->out);
-    if (n > 4 && strcmp(o->out + n - 4, ".png") == 0)
-        o->png = 1;
-    else if (!(n > 4 && strcmp(o->out + n - 4, ".svg") == 0))
-        return cli_usage_error("-o: the figure's name must end in .svg or "
-                               ".png", o->out);
-    return EXIT_OK;
+        return cli_usage_error("plot needs -o FIG.svg, -o FIG.png or -o -",
+                               NULL);
+    return figure_format(o, format);
 }
 
 int cli_plot(int argc, char **argv)
@@ -568,6 +585,12 @@ int cli_plot(int argc, char **argv)
     int rc = parse_opts(argc - 1, argv + 1, &o);
     if (rc != EXIT_OK)
         return rc;
+    /* a figure that could not be written is refused before the inputs
+     * are read and the specs of `curves` run */
+    pflref_error err;
+    pflref_error_clear(&err);
+    if (cli_check_output(o.out, &err) != PFLREF_OK)
+        return cli_fail(&err, "plot");
     if (strcmp(argv[0], "clients") == 0)
         return plot_clients(&o);
     if (strcmp(argv[0], "sweep") == 0)

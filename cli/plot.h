@@ -10,7 +10,7 @@
 
 /* The options every kind of plot takes. */
 typedef struct {
-    const char *out;       /* -o: FIG.svg or FIG.png                    */
+    const char *out;       /* -o: FIG.svg, FIG.png, or - (stdout)       */
     const char *metric;    /* --metric                                  */
     const char *title;     /* --title, or NULL for the kind's own title */
     int png;               /* 1 for .png                                */
@@ -31,8 +31,9 @@ void sb_printf(sbuf *b, const char *fmt, ...)
 void sb_quoted(sbuf *b, const char *s);
 /* The terminal (svg or pngcairo) and output lines of a figure. */
 void sb_terminal(sbuf *b, int png, int width, int height);
-/* Run gnuplot on script into o->out (a temporary file, renamed when
- * gnuplot succeeded; nothing left otherwise); returns an exit code. */
+/* Run gnuplot on script into o->out (through the one writer: a temporary
+ * file, renamed when gnuplot succeeded, nothing left otherwise; or
+ * standard output); returns an exit code. */
 int plot_render(const plot_opts *o, sbuf *script);
 
 /* The JSON object in path, or NULL with the error printed (exit 2). */

@@ -32,7 +32,7 @@ int main(void)
         hostile_suite,  tamper_suite,   bindings_suite,
         freeze_suite,   version_suite,  npy_suite,
         memory_suite,   headonly_suite, diagnose_suite,
-        plot_suite,     progress_suite,
+        plot_suite,     progress_suite, output_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

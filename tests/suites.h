@@ -49,5 +49,6 @@ Suite *headonly_suite(void);
 Suite *diagnose_suite(void);
 Suite *plot_suite(void);
 Suite *progress_suite(void);
+Suite *output_suite(void);
 
 #endif

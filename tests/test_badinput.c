@@ -86,9 +86,11 @@
 
 enum {
     F_DEEP = 1,        /* in.json is 3000 nested arrays (the text is unused) */
-    F_STDOUT_FULL = 2, /* standard output is /dev/full                        */
+    F_STDOUT_RDONLY = 2, /* standard output is open for reading only          */
     F_LIMITS = 4,      /* a size class: address-space limit, time, memory     */
-    F_BROKEN = 8       /* the folder aux_name holds x.json, not valid JSON     */
+    F_BROKEN = 8,      /* the folder aux_name holds x.json, not valid JSON     */
+    F_AUX_FIFO = 16    /* aux_name is a FIFO: what is not a regular file, made
+                          in D (no test aims pflref at a device of the machine) */
 };
 
 typedef struct {
@@ -146,10 +148,10 @@ static const cli_case CLI_CASES[] = {
      "no/r.json", "No such file or directory", NULL, 0},
     {17, "-o below a regular file", "run $D/in.json -o $D/in.json/r.json", GOOD, 0, NULL, NULL, 2,
      "in.json/r.json", "Not a directory", NULL, 0},
-    {18, "-o naming a device", "run $D/in.json -o /dev/null", GOOD, 0, NULL, NULL, 2,
-     "/dev/null", "not a regular file", NULL, 0},
+    {18, "-o naming what is not a regular file", "run $D/in.json -o $D/dev", GOOD, 0, "dev",
+     NULL, 2, "dev exists and is not a regular file", "(a FIFO (named pipe))", NULL, F_AUX_FIFO},
     {19, "standard output not writable", "run $D/in.json", GOOD, 0, NULL, NULL, 2,
-     "stdout", "cannot write the result", NULL, F_STDOUT_FULL},
+     "stdout", "cannot write stdout", NULL, F_STDOUT_RDONLY},
     {20, "failed run with an existing RESULT", RUN,
      SPEC("\"model\": {\"kind\": \"linear\", \"d\": 0, \"loss\": \"squared\"}", TWO, FEDAVG, GEN), 0,
      "out.json", "the previous result\n", 2, "model.d", "out of range", NULL, 0},
@@ -452,8 +454,10 @@ static char *snapshot(const char *dir, size_t *len)
             buf = realloc(buf, cap);
             ck_assert_ptr_nonnull(buf);
         }
-        used += (size_t)snprintf(buf + used, cap - used, "%s\n%lld\n",
+        /* the kind too: a FIFO must stay a FIFO, not become a folder */
+        used += (size_t)snprintf(buf + used, cap - used, "%s\n%o %lld\n",
                                  names[i]->d_name,
+                                 (unsigned)(sb.st_mode & S_IFMT),
                                  S_ISREG(sb.st_mode) ? (long long)sb.st_size
                                                      : -1LL);
         if (S_ISREG(sb.st_mode)) {
@@ -529,9 +533,10 @@ static long resident_kb(void)
 }
 
 /* Run the CLI with the arguments in args (split at spaces, $D
- * expanded), standard output to /dev/full when stdout_full, under the
+ * expanded), standard output open for reading only when stdout_rdonly (a
+ * write to it fails, as one to a full disk or a closed pipe would), under the
  * address-space limit when limit_as.  The caller judges r->signal. */
-static void run_cli(const char *args, const char *dir, int stdout_full,
+static void run_cli(const char *args, const char *dir, int stdout_rdonly,
                     int limit_as, cli_run *r)
 {
     const char *cli = getenv("PFLREF_CLI");
@@ -554,8 +559,8 @@ static void run_cli(const char *args, const char *dir, int stdout_full,
     pid_t pid = fork();
     ck_assert_msg(pid >= 0, "fork failed");
     if (pid == 0) {
-        int fo = open(stdout_full ? "/dev/full" : outp,
-                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fo = open(outp, (stdout_rdonly ? O_RDONLY : O_WRONLY) | O_CREAT |
+                                O_TRUNC, 0644);
         int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
             _exit(127);
@@ -574,7 +579,7 @@ static void run_cli(const char *args, const char *dir, int stdout_full,
     r->seconds = (double)(t1.tv_sec - t0.tv_sec) +
                  1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     r->maxrss_kb = ru.ru_maxrss;
-    r->out = stdout_full ? NULL : tu_read(outp);
+    r->out = tu_read(outp);
     if (r->out == NULL) {
         r->out = malloc(1);
         ck_assert_ptr_nonnull(r->out);
@@ -640,6 +645,8 @@ START_TEST(test_cli_class)
             char *aux = tu_vector_hashed(c->aux, 0);
             write_bytes(p, aux, strlen(aux));
             free(aux);
+        } else if (c->flags & F_AUX_FIFO) {
+            ck_assert_int_eq(mkfifo(p, 0644), 0);
         } else {
             ck_assert_int_eq(mkdir(p, 0755), 0);
             if (c->flags & F_BROKEN) {
@@ -659,7 +666,7 @@ START_TEST(test_cli_class)
      * (pflref_memory_available; the address-space limit caps it too) */
     if (c->flags & F_LIMITS)
         ck_assert_int_eq(setenv("PFLREF_MEMORY_LIMIT", "536870912", 1), 0);
-    run_cli(c->args, dir, (c->flags & F_STDOUT_FULL) != 0, limited, &r);
+    run_cli(c->args, dir, (c->flags & F_STDOUT_RDONLY) != 0, limited, &r);
     unsetenv("PFLREF_MEMORY_LIMIT");
 
     ck_assert_msg(r.signal == 0, "class %d (%s): killed by signal %d\n%s",

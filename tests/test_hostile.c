@@ -32,7 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "suites.h"
@@ -80,7 +82,10 @@
  *   f NAME=TEXT  a file         p NAME     a FIFO (nobody writes to it)
  *   d NAME       a folder       s NAME>TO  a symbolic link to TO
  *   h NAME>TO    a hard link    u NAME     GOOD in UTF-16LE with a BOM
- *   U NAME       GOOD in UTF-16LE without one */
+ *   U NAME       GOOD in UTF-16LE without one
+ *   S NAME       a Unix socket (bound, then closed: the entry stays)
+ * Devices are not among them: no row aims pflref at a device of the
+ * machine (a socket and a FIFO are what is not a regular file here). */
 typedef struct {
     int no;                /* the class number in docs/bad-inputs.md */
     const char *name;      /* the class, as the document names it     */
@@ -99,8 +104,8 @@ static const hostile_case CASES[] = {
      NULL},
     {119, "FIFO as the problem file", "run $D/in.json -o $D/out.json",
      {"f in.json=" PFILE, "p p.json"}, 2, "problem.file", "a FIFO (named pipe)", NULL},
-    {120, "device as the spec", "run /dev/zero -o $D/out.json", {NULL}, 2,
-     "/dev/zero is not a regular file", "(a character device)", NULL},
+    {120, "socket as the spec", "run $D/s.json -o $D/out.json", {"S s.json"}, 2,
+     "s.json is not a regular file", "(a socket); refused without reading it", NULL},
     {121, "verify: FIFO in a golden folder", "verify $D/g",
      {"d g", "f g/a.json=" MINI, "p g/z.json"}, 2, "g/z.json: not a regular file",
      "a FIFO (named pipe)", "verify: 1 vectors reproduced, 0 failed, 1 malformed"},
@@ -259,6 +264,20 @@ static void write_utf16(const char *path, int bom)
     free(b);
 }
 
+/* A Unix socket's entry at path: bound, then closed (the entry stays). */
+static void make_socket(const char *path)
+{
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    ck_assert_uint_lt(strlen(path), sizeof a.sun_path);
+    memcpy(a.sun_path, path, strlen(path));
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (const struct sockaddr *)&a, sizeof a), 0);
+    close(fd);
+}
+
 /* Make one entry ("KIND NAME[=TEXT|>TO]") in dir. */
 static void make_entry(const char *dir, const char *entry)
 {
@@ -287,6 +306,7 @@ static void make_entry(const char *dir, const char *entry)
     case 'h': ck_assert_int_eq(link(to, path), 0); break;
     case 'u': write_utf16(path, 1); break;
     case 'U': write_utf16(path, 0); break;
+    case 'S': make_socket(path); break;
     default: ck_abort_msg("unknown entry kind in \"%s\"", entry);
     }
     free(to);

@@ -458,6 +458,18 @@ def self_test(root):
     return 1 if bad else 0
 
 
+def outfile_module():
+    """tools/outfile.py, loaded by path (the writer of every file the
+    project's scripts produce: regular files only, nothing partial)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "pflref_outfile", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                       "outfile.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -471,9 +483,7 @@ def main(argv=None):
     text = render(t)
     doc = os.path.join(a.root, DOC)
     if a.write:
-        with open(doc + ".tmp", "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(doc + ".tmp", doc)
+        outfile_module().write(doc, text)
     else:
         try:
             with open(doc, encoding="utf-8") as f:

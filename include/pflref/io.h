@@ -11,7 +11,9 @@
  *                                   what a golden vector holds
  *   pflref_freeze_text              spec text → a vector of the reference's
  *                                   own output (provenance "reference")
- *   pflref_read_file, _write_file_atomic, pflref_file_folder
+ *   pflref_read_file, pflref_file_folder
+ *   pflref_write_file_with, _bytes, _atomic, _check
+ *                                   the one writer of every output file
  *
  * I/O never computes: it turns a spec into a problem, hyperparameters, a
  * schedule and initial parameters, and a run's outputs into a result; the
@@ -281,11 +283,58 @@ int pflref_file_identify(const char *path, pflref_file_id *id);
 
 /* What a file of mode st_mode (struct stat's st_mode) that is not a
  * regular file is, for messages: "a folder", "a FIFO (named pipe)", "a
- * socket", "a character device", "a block device", else "not a file". */
+ * socket", "a character device", "a block device", "a symbolic link",
+ * else "not a file". */
 const char *pflref_file_kind(unsigned long st_mode);
-/* Write text to path atomically: a temporary file in the same folder,
- * then rename; nothing is left behind on failure. */
+/* The one writer of every file pflref produces (ref/io/write.c): a
+ * result, a vector, a figure, a report.  The content goes to a new
+ * temporary file beside the target, created with the permissions a new
+ * file gets (0666 less the umask), and is renamed over the target only
+ * after the whole of it was written and synced; on any failure the
+ * temporary file is removed and the target is as it was.
+ *
+ * The target must be a regular file or absent: a FIFO, a device, a
+ * socket, a folder is refused by name and left alone (PFLREF_EIO), and so
+ * is a regular file the caller may not write (read-only).  A symbolic
+ * link is followed: the file it names is replaced and the link kept; a
+ * link to nothing (dangling) is refused.  A target that appears, or is
+ * replaced, while the content is written is refused too (ref/io/write.c
+ * states exactly which window remains).
+ *
+ * The content comes from a step that writes into an open descriptor:
+ *   ctx  [in]  the step's own data
+ *   fd   [in]  the temporary file, open for writing at offset 0 (or, for
+ *              a caller that writes to standard output, STDOUT_FILENO)
+ *   name [in]  what fd will become, for messages (the target's path)
+ *   err  [out] what went wrong, when the step fails
+ * It returns PFLREF_OK, or the status of its failure with err set (its
+ * message is passed on as it is, its where filled with the target when
+ * the step leaves it empty). */
+typedef pflref_status (*pflref_write_step)(void *ctx, int fd,
+                                           const char *name,
+                                           pflref_error *err);
+/* Write path through step (ctx handed to it), as above.
+ *   path [in] the target; step [in] not NULL; err [out] may be NULL. */
+pflref_status pflref_write_file_with(const char *path, pflref_write_step step,
+                                     void *ctx, pflref_error *err);
+/* Steps 1-3 of pflref_write_file_with alone: PFLREF_OK when path could be
+ * written now, else the refusal pflref_write_file_with would give, with
+ * nothing created.  For a caller that has long work to do before it
+ * writes (a run): it refuses early; the write checks again. */
+pflref_status pflref_write_file_check(const char *path, pflref_error *err);
+/* Write len bytes to path, as pflref_write_file_with. */
+pflref_status pflref_write_file_bytes(const char *path, const void *bytes,
+                                      size_t len, pflref_error *err);
+/* Write the NUL-terminated text to path, as pflref_write_file_with. */
 pflref_status pflref_write_file_atomic(const char *path, const char *text,
+                                       pflref_error *err);
+/* The step behind the two above: ctx is a pflref_write_buffer, written
+ * whole to fd (short writes continued, EINTR retried). */
+typedef struct {
+    const void *bytes;
+    size_t len;
+} pflref_write_buffer;
+pflref_status pflref_write_buffer_step(void *ctx, int fd, const char *name,
                                        pflref_error *err);
 /* The folder holding the file at path, which resolves the relative paths
  * the file names: path up to its last '/', or "." for a bare name.

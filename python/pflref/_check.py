@@ -300,10 +300,7 @@ def _replayer(vector, text, path, precision, resync, partial):
             name = "%s.%s.candidate.json" % (vector.id.replace("/", "__"),
                                               digest)
             target = os.path.join(folder, name)
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, target)
+            _lib.write_file(target, text)    # the library's one writer
             state["path"] = target
         argv = [cli_command(), "check", vector.path, state["path"]]
         if resync:

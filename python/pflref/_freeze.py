@@ -7,7 +7,6 @@ Such a vector says "agrees with pflref on this problem", not "agrees with
 the paper": docs/validate.md, "Trust levels"."""
 import ctypes
 import os
-import tempfile
 
 from . import _lib
 from ._check import _spec_text
@@ -31,8 +30,10 @@ def freeze(spec, out=None, atol=0.0, rtol=0.0, basis=None, id=None,
     """Run the reference on spec (a dict, JSON text, a path or a Vector)
     and return the golden vector of its output as a pflref.Vector.
 
-    out: write the vector there too (atomically; a relative problem file
-    is then written relative to out's folder).  atol, rtol, basis: the
+    out: write the vector there too, by the library's one writer (a
+    regular file or absent, replaced whole; a FIFO, a folder, a dangling
+    link or a read-only file raises pflref.Error, kind "io"); a relative
+    problem file is then written relative to out's folder.  atol, rtol, basis: the
     tolerance and the argument for it (all three, or none: the documented
     fp64 default).  id: the vector's id (default reference/ALGORITHM/
     <hash>).  trajectory: "step" (default), "round" or "none".
@@ -65,12 +66,5 @@ def freeze(spec, out=None, atol=0.0, rtol=0.0, basis=None, id=None,
         return Vector(os.path.join(base_dir or os.getcwd(), "<frozen>.json"),
                       text=vector_text)
     path = os.path.abspath(os.fspath(out))
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(vector_text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    _lib.write_file(path, vector_text)    # the library's one writer
     return Vector(path, text=vector_text)

@@ -170,6 +170,24 @@ def _dir(base_dir):
     return None if base_dir is None else os.fsencode(base_dir)
 
 
+def write_file(path, text):
+    """Write text (str or bytes) to path through the library's one writer
+    (pflref_write_file_bytes, ref/io/write.c): path is a regular file or
+    absent, a symbolic link is followed and kept, the content is renamed
+    over the target only when complete.  Raises Error (kind "io") naming
+    the path for a FIFO, a device, a folder, a dangling link, a read-only
+    file or a missing folder, which are left as they were."""
+    raw = _encode(text)
+    fn = library().pflref_write_file_bytes
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t,
+                   ctypes.POINTER(_CError)]
+    fn.restype = ctypes.c_int
+    err = _CError()
+    status = fn(os.fsencode(path), raw, len(raw), ctypes.byref(err))
+    if status != OK:
+        _raise(status, err)
+
+
 def text_call(name, text, base_dir):
     """Call one of the text → JSON entry points; the parsed JSON."""
     raw = _encode(text)

@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """pflref.freeze(): a vector of the reference's own output on a user's
-spec, written atomically, that verify reproduces and check holds a
+spec, written atomically by the library's one writer, that verify reproduces and check holds a
 candidate to; its refusals as exceptions naming the field; and
 pflref.__version__ read from the library."""
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 
@@ -67,6 +68,41 @@ def test_a_malformed_spec_is_refused_and_nothing_is_written(tmp_path):
         pflref.freeze({"format": "pflref-spec/0"}, out=out)
     assert e.value.where == "format"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_out_is_written_by_the_librarys_one_writer(tmp_path):
+    """freeze(out=...) keeps the writer's rules (docs/bad-inputs.md W1-W6):
+    a FIFO, a folder, a dangling link and a read-only file are refused by
+    name (pflref.Error, kind "io") and left as they were; a link to a
+    regular file has the file replaced and the link kept."""
+    spec = spec_of(SAMPLES)
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "folder.json").mkdir()
+    (tmp_path / "dangling.json").symlink_to("gone.json")
+    (tmp_path / "ro.json").write_text("kept\n")
+    (tmp_path / "ro.json").chmod(0o444)
+    refused = {"fifo.json": "(a FIFO (named pipe))",
+               "folder.json": "(a folder)",
+               "dangling.json": "(a dangling link)",
+               "ro.json": "read-only"}
+    for name, phrase in refused.items():
+        with pytest.raises(pflref.Error) as e:
+            pflref.freeze(spec, out=tmp_path / name)
+        assert e.value.kind == "io" and e.value.where == str(tmp_path / name)
+        assert phrase in e.value.message
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "fifo.json").st_mode)
+    assert (tmp_path / "folder.json").is_dir()
+    assert (tmp_path / "ro.json").read_text() == "kept\n"
+    assert not os.path.lexists(tmp_path / "gone.json")
+    (tmp_path / "real.json").write_text("old\n")
+    (tmp_path / "link.json").symlink_to("real.json")
+    vec = pflref.freeze(spec, out=tmp_path / "link.json")
+    assert os.readlink(tmp_path / "link.json") == "real.json"
+    with open(tmp_path / "real.json") as f:
+        assert json.load(f) == vec.raw
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "dangling.json", "fifo.json", "folder.json", "link.json",
+        "real.json", "ro.json"]
 
 
 def test_version_is_the_one_in_version_h():

@@ -1,17 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* ref/io/file.c: whole-file reading, atomic writing, and the folder that
- * resolves the relative paths a file names.
- *
- * Writing goes to a temporary file in the destination's folder, which is
- * then renamed over the destination, so a reader never sees a partial file
- * and a failed write leaves nothing behind (DESIGN.md, "Errors").
+/* ref/io/file.c: whole-file reading, and the folder that resolves the
+ * relative paths a file names.  Writing is ref/io/write.c's.
  *
  * Reading never blocks: a path is opened without waiting (O_NONBLOCK) and
  * the open descriptor must be a regular file before a byte is read, so a
  * FIFO, a device, a socket or a folder named as an input is refused by
  * name (docs/bad-inputs.md). */
-/* realpath() is an X/Open extension in glibc. */
-#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,9 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "pflref/io.h"
-
-static pflref_status write_atomic(const char *path, const char *text,
-                                  pflref_error *err);
 
 /* Inputs larger than this are refused before reading (1 GiB). */
 #define MAX_FILE_BYTES ((size_t)1 << 30)
@@ -40,6 +31,8 @@ const char *pflref_file_kind(unsigned long st_mode)
         return "a character device";
     if (S_ISBLK(mode))
         return "a block device";
+    if (S_ISLNK(mode))
+        return "a symbolic link";
     return "not a file";
 }
 
@@ -95,9 +88,19 @@ pflref_status pflref_read_file_id(const char *path, char **out, size_t *len,
      * what was tested is what is read (no window between a stat and the
      * open). */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0) {
+        /* a socket cannot be opened at all (ENXIO): named for what it is,
+         * like the FIFO, the device and the folder below */
+        const int e = errno;
+        struct stat sb;
+        if (e == ENXIO && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+            return pflref_error_set(err, PFLREF_EIO, path,
+                                    "%s is not a regular file (%s); refused "
+                                    "without reading it", path,
+                                    pflref_file_kind(sb.st_mode));
         return pflref_error_set(err, PFLREF_EIO, path, "cannot open %s: %s",
-                                path, strerror(errno));
+                                path, strerror(e));
+    }
     struct stat sb;
     pflref_status st = PFLREF_OK;
     if (fstat(fd, &sb) != 0)
@@ -156,71 +159,4 @@ void pflref_file_folder(const char *path, char *out, size_t size)
         *slash = '\0';
     else
         snprintf(out, size, ".");
-}
-
-pflref_status pflref_write_file_atomic(const char *path, const char *text,
-                                       pflref_error *err)
-{
-    /* Only regular files are (re)written: renaming over a device, a folder
-     * or a socket would replace it.  A symbolic link is followed, so the
-     * file it names is replaced and the link kept. */
-    struct stat sb;
-    char *resolved = NULL;
-    if (stat(path, &sb) == 0) {
-        if (!S_ISREG(sb.st_mode))
-            return pflref_error_set(err, PFLREF_EIO, path,
-                                    "%s exists and is not a regular file; "
-                                    "results are written only to regular "
-                                    "files", path);
-        resolved = realpath(path, NULL);
-        if (resolved == NULL)
-            return pflref_error_set(err, PFLREF_EIO, path,
-                                    "cannot resolve %s: %s", path,
-                                    strerror(errno));
-        path = resolved;
-    }
-    pflref_status st = write_atomic(path, text, err);
-    free(resolved);
-    return st;
-}
-
-/* Write text to a temporary file beside path, then rename it to path. */
-static pflref_status write_atomic(const char *path, const char *text,
-                                  pflref_error *err)
-{
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (tmp == NULL)
-        return pflref_error_set(err, PFLREF_ENOMEM, path, "out of memory");
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        pflref_status st = pflref_error_set(err, PFLREF_EIO, path,
-                                            "cannot write %s: %s", path,
-                                            strerror(errno));
-        free(tmp);
-        return st;
-    }
-    FILE *f = fdopen(fd, "wb");
-    size_t len = strlen(text);
-    int ok = f != NULL && fwrite(text, 1, len, f) == len;
-    if (f != NULL)
-        ok = (fclose(f) == 0) && ok;
-    else
-        close(fd);
-    /* mkstemp creates 0600; give the file the usual 0644 (less umask). */
-    mode_t mask = umask(0);
-    umask(mask);
-    if (ok)
-        ok = chmod(tmp, 0666 & ~mask) == 0;
-    if (ok)
-        ok = rename(tmp, path) == 0;
-    pflref_status st = PFLREF_OK;
-    if (!ok) {
-        st = pflref_error_set(err, PFLREF_EIO, path, "cannot write %s: %s",
-                              path, strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
-    return st;
 }

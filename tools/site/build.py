@@ -53,6 +53,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 _spec = importlib.util.spec_from_file_location("pflref_trace", os.path.join(ROOT, "tools/trace.py"))
 trace = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(trace)
+# every page, copy and report is written by tools/outfile.py (pflref's
+# writer's rules: regular files only, links kept, nothing partial)
+_spec = importlib.util.spec_from_file_location("pflref_outfile", os.path.join(ROOT, "tools/outfile.py"))
+outfile = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(outfile)
 TRACE = [None]   # the traceability data (main collects it once)
 CSS = """body{font-family:"DejaVu Sans",sans-serif;margin:0 auto;max-width:1400px;padding:1em 2em;color:#222}
 nav{margin-bottom:1em}nav a{margin-right:1.2em}
@@ -80,8 +85,7 @@ def page(title, body, depth=0):
 def write(out, rel, text):
     path = os.path.join(out, rel)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    outfile.write(path, text)
 
 
 def read(rel):
@@ -321,12 +325,12 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
         source_page(out, test, cited)
     for p, _, _ in vectors:
         os.makedirs(os.path.dirname(os.path.join(out, p)), exist_ok=True)
-        shutil.copyfile(os.path.join(ROOT, p), os.path.join(out, p))
+        outfile.copy(os.path.join(ROOT, p), os.path.join(out, p))
     for rid_vecs in TRACE[0].vectors.values():
         for p, _ in rid_vecs:
             if not os.path.exists(os.path.join(out, p)):
                 os.makedirs(os.path.dirname(os.path.join(out, p)), exist_ok=True)
-                shutil.copyfile(os.path.join(ROOT, p), os.path.join(out, p))
+                outfile.copy(os.path.join(ROOT, p), os.path.join(out, p))
     rows = []
     for n in sorted(box):
         rid = ids.get(n)
@@ -417,12 +421,12 @@ def copy_raw(out):
         if os.path.isdir(src):
             os.makedirs(dst, exist_ok=True)
             items = "".join(f"<li>{html.escape(n)}</li>" for n in sorted(os.listdir(src)))
-            with open(os.path.join(dst, "index.html"), "w", encoding="utf-8") as f:
-                f.write(page(target, f"<h1>{html.escape(target)}/</h1><ul>{items}</ul>",
-                             target.count("/") + 2))
+            outfile.write(os.path.join(dst, "index.html"),
+                          page(target, f"<h1>{html.escape(target)}/</h1><ul>{items}</ul>",
+                               target.count("/") + 2))
         else:
             os.makedirs(os.path.dirname(dst), exist_ok=True)
-            shutil.copyfile(src, dst)
+            outfile.copy(src, dst)
 
 
 # ---- demo, variants, index ------------------------------------------------------
@@ -444,8 +448,7 @@ def demo_page(out, pflref, tmp):
     cand, report = os.path.join(tmp, "cand.json"), os.path.join(tmp, "report.json")
     run("run", "--quiet", vec, "-o", cand)
     rep = subprocess.run([pflref, "check", "--quiet", "--json", vec, cand], capture_output=True, text=True)
-    with open(report, "w", encoding="utf-8") as f:
-        f.write(rep.stdout)
+    outfile.write(report, rep.stdout)
     run("plot", "check", "-o", os.path.join(out, "fig/check.svg"), report)
     figs = [("clients.svg", "Seed 000, Output 14.7.1: every client's test MSE under the global, local and "
              "personalised models; the mean hides the worst client, and the global model pleases nobody.",
