@@ -415,63 +415,12 @@ static const cli_case CLI_CASES[] = {
 
 /* ---- helpers -------------------------------------------------------------- */
 
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    ck_assert_ptr_nonnull(p);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 static void write_bytes(const char *path, const char *text, size_t len)
 {
     FILE *f = fopen(path, "wb");
     ck_assert_msg(f != NULL, "cannot create %s", path);
     ck_assert_uint_eq(fwrite(text, 1, len, f), len);
     ck_assert_int_eq(fclose(f), 0);
-}
-
-/* The entries of dir (not recursive), sorted, each as "name\n" followed,
- * for a regular file, by its size and bytes: equal snapshots mean nothing
- * in dir was created, removed or changed.  *len gets the length. */
-static char *snapshot(const char *dir, size_t *len)
-{
-    struct dirent **names;
-    int n = scandir(dir, &names, NULL, alphasort);
-    ck_assert_msg(n >= 0, "cannot list %s", dir);
-    size_t cap = 256, used = 0;
-    char *buf = malloc(cap);
-    ck_assert_ptr_nonnull(buf);
-    for (int i = 0; i < n; i++) {
-        char *path = join(dir, names[i]->d_name);
-        struct stat sb;
-        ck_assert_int_eq(lstat(path, &sb), 0);
-        size_t extra = strlen(names[i]->d_name) + 32 +
-                       (S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0);
-        if (used + extra > cap) {
-            cap = 2 * (used + extra);
-            buf = realloc(buf, cap);
-            ck_assert_ptr_nonnull(buf);
-        }
-        /* the kind too: a FIFO must stay a FIFO, not become a folder */
-        used += (size_t)snprintf(buf + used, cap - used, "%s\n%o %lld\n",
-                                 names[i]->d_name,
-                                 (unsigned)(sb.st_mode & S_IFMT),
-                                 S_ISREG(sb.st_mode) ? (long long)sb.st_size
-                                                     : -1LL);
-        if (S_ISREG(sb.st_mode)) {
-            FILE *f = fopen(path, "rb");
-            ck_assert_ptr_nonnull(f);
-            used += fread(buf + used, 1, (size_t)sb.st_size, f);
-            fclose(f);
-        }
-        free(path);
-        free(names[i]);
-    }
-    free(names);
-    *len = used;
-    return buf;
 }
 
 /* A copy of tmpl with every $D replaced by dir. */
@@ -552,7 +501,7 @@ static void run_cli(const char *args, const char *dir, int stdout_rdonly,
     argv[argc] = NULL;
 
     char *cap = tu_tmpdir();
-    char *outp = join(cap, "out"), *errp = join(cap, "err");
+    char *outp = tu_join(cap, "out"), *errp = tu_join(cap, "err");
     struct timespec t0, t1;
     r->base_kb = resident_kb();
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -627,20 +576,20 @@ START_TEST(test_cli_class)
         ck_assert_ptr_nonnull(text);
         memset(text, '[', DEPTH);
         memset(text + DEPTH, ']', DEPTH);
-        char *p = join(dir, "in.json");
+        char *p = tu_join(dir, "in.json");
         write_bytes(p, text, 2 * DEPTH);
         free(p);
         free(text);
     } else if (c->in != NULL) {
         /* a vector written here gets its content hash (tests/testutil.c) */
-        char *p = join(dir, "in.json");
+        char *p = tu_join(dir, "in.json");
         char *in = c->in_len ? NULL : tu_vector_hashed(c->in, 0);
         write_bytes(p, in ? in : c->in, in ? strlen(in) : c->in_len);
         free(in);
         free(p);
     }
     if (c->aux_name != NULL) {
-        char *p = join(dir, c->aux_name);
+        char *p = tu_join(dir, c->aux_name);
         if (c->aux != NULL) {
             char *aux = tu_vector_hashed(c->aux, 0);
             write_bytes(p, aux, strlen(aux));
@@ -650,7 +599,7 @@ START_TEST(test_cli_class)
         } else {
             ck_assert_int_eq(mkdir(p, 0755), 0);
             if (c->flags & F_BROKEN) {
-                char *x = join(p, "x.json");
+                char *x = tu_join(p, "x.json");
                 write_bytes(x, "[[", 2);
                 free(x);
             }
@@ -658,7 +607,7 @@ START_TEST(test_cli_class)
         free(p);
     }
     size_t before_len, after_len;
-    char *before = snapshot(dir, &before_len);
+    char *before = tu_tree(dir, &before_len);
 
     const int limited = (c->flags & F_LIMITS) && limit_usable();
     cli_run r;
@@ -705,7 +654,7 @@ START_TEST(test_cli_class)
     }
 
     /* Nothing written, nothing left behind, nothing replaced. */
-    char *after = snapshot(dir, &after_len);
+    char *after = tu_tree(dir, &after_len);
     ck_assert_msg(after_len == before_len &&
                       memcmp(before, after, before_len) == 0,
                   "class %d (%s): the folder changed:\nbefore:\n%.*s\n"
@@ -1026,7 +975,7 @@ END_TEST
 START_TEST(test_api_read_file)
 {
     char *dir = tu_tmpdir();
-    char *missing = join(dir, "missing.json");
+    char *missing = tu_join(dir, "missing.json");
     char *text = (char *)&text;   /* not NULL */
     size_t len;
     pflref_error err;

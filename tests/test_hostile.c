@@ -207,15 +207,6 @@ static const hostile_case CASES[] = {
 
 /* ---- helpers -------------------------------------------------------------- */
 
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    ck_assert_ptr_nonnull(p);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 /* A copy of tmpl with every $D replaced by dir. */
 static char *expand(const char *tmpl, const char *dir)
 {
@@ -289,8 +280,8 @@ static void make_entry(const char *dir, const char *entry)
     memcpy(name, rest, name_len);
     name[name_len] = '\0';
     const char *arg = rest[name_len] != '\0' ? rest + name_len + 1 : "";
-    char *path = join(dir, name);
-    char *to = kind == 'h' ? join(dir, arg) : NULL;
+    char *path = tu_join(dir, name);
+    char *to = kind == 'h' ? tu_join(dir, arg) : NULL;
     switch (kind) {
     case 'f': {
         /* a hand-written vector gets its content hash; other files as given */
@@ -311,49 +302,6 @@ static void make_entry(const char *dir, const char *entry)
     }
     free(to);
     free(path);
-}
-
-/* Append to *buf the tree below dir, sorted, without following links: per
- * entry its path, its kind, a link's target, a regular file's bytes. */
-static void snapshot(const char *dir, const char *rel, char **buf, size_t *len)
-{
-    struct dirent **names;
-    int n = scandir(dir, &names, NULL, alphasort);
-    ck_assert_msg(n >= 0, "cannot list %s", dir);
-    for (int i = 0; i < n; i++) {
-        const char *nm = names[i]->d_name;
-        if (strcmp(nm, ".") != 0 && strcmp(nm, "..") != 0) {
-            char *path = join(dir, nm), *r = join(rel, nm);
-            struct stat sb;
-            ck_assert_int_eq(lstat(path, &sb), 0);
-            char head[1024], target[512] = "";
-            if (S_ISLNK(sb.st_mode)) {
-                ssize_t t = readlink(path, target, sizeof target - 1);
-                target[t > 0 ? t : 0] = '\0';
-            }
-            int h = snprintf(head, sizeof head, "%s %o %lld %s\n", r,
-                             (unsigned)(sb.st_mode & S_IFMT),
-                             S_ISREG(sb.st_mode) ? (long long)sb.st_size : -1LL,
-                             target);
-            size_t extra = (size_t)h + (S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0);
-            *buf = realloc(*buf, *len + extra + 1);
-            ck_assert_ptr_nonnull(*buf);
-            memcpy(*buf + *len, head, (size_t)h);
-            *len += (size_t)h;
-            if (S_ISREG(sb.st_mode)) {
-                FILE *f = fopen(path, "rb");
-                ck_assert_ptr_nonnull(f);
-                *len += fread(*buf + *len, 1, (size_t)sb.st_size, f);
-                fclose(f);
-            } else if (S_ISDIR(sb.st_mode)) {
-                snapshot(path, r, buf, len);
-            }
-            free(path);
-            free(r);
-        }
-        free(names[i]);
-    }
-    free(names);
 }
 
 typedef struct {
@@ -381,7 +329,7 @@ static void run_cli(const char *args, const char *dir, cli_run *r)
     }
     argv[argc] = NULL;
     char *cap = tu_tmpdir();
-    char *outp = join(cap, "out"), *errp = join(cap, "err");
+    char *outp = tu_join(cap, "out"), *errp = tu_join(cap, "err");
     pid_t pid = fork();
     ck_assert_msg(pid >= 0, "fork failed");
     if (pid == 0) {
@@ -422,7 +370,7 @@ START_TEST(test_hostile_class)
         make_entry(dir, c->entries[k]);
     char *before = NULL, *after = NULL;
     size_t before_len = 0, after_len = 0;
-    snapshot(dir, ".", &before, &before_len);
+    before = tu_tree(dir, &before_len);
 
     cli_run r;
     run_cli(c->args, dir, &r);
@@ -452,7 +400,7 @@ START_TEST(test_hostile_class)
         ck_assert_msg(strstr(r.out, c->out) != NULL,
                       "class %d (%s): stdout lacks \"%s\":\n%s", c->no,
                       c->name, c->out, r.out);
-    snapshot(dir, ".", &after, &after_len);
+    after = tu_tree(dir, &after_len);
     ck_assert_msg(after_len == before_len &&
                       (before_len == 0 || memcmp(before, after, before_len) == 0),
                   "class %d (%s): the folder changed:\nbefore:\n%.*s\n"
@@ -475,7 +423,7 @@ END_TEST
 START_TEST(test_read_file_refuses_without_blocking)
 {
     char *dir = tu_tmpdir();
-    char *fifo = join(dir, "f.json"), *utf16 = join(dir, "u.json");
+    char *fifo = tu_join(dir, "f.json"), *utf16 = tu_join(dir, "u.json");
     ck_assert_int_eq(mkfifo(fifo, 0644), 0);
     char *text = (char *)&text;   /* not NULL */
     size_t len;
@@ -528,7 +476,7 @@ START_TEST(test_summary_agrees_with_first_divergence)
         "{" RES ", \"trajectory\": [" SERVER("1e300") "], \"final\": {\"w\": [-1e-300]}}",
     };
     char *dir = tu_tmpdir();
-    char *v = join(dir, "v.json"), *cp = join(dir, "c.json");
+    char *v = tu_join(dir, "v.json"), *cp = tu_join(dir, "c.json");
     char *mini2 = tu_vector_hashed(MINI2, 0);
     ck_assert_int_eq(tu_write(v, mini2), 0);
     free(mini2);

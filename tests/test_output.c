@@ -50,83 +50,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    ck_assert_ptr_nonnull(p);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
-/* Append to *buf the tree below dir, sorted, links not followed: per entry
- * its name, kind, inode, a link's target and a regular file's mode and
- * bytes. */
-static void walk(const char *dir, const char *rel, char **buf, size_t *len)
-{
-    struct dirent **names;
-    int n = scandir(dir, &names, NULL, alphasort);
-    ck_assert_msg(n >= 0, "cannot list %s", dir);
-    for (int i = 0; i < n; i++) {
-        const char *nm = names[i]->d_name;
-        if (strcmp(nm, ".") != 0 && strcmp(nm, "..") != 0) {
-            char *path = join(dir, nm), *r = join(rel, nm);
-            struct stat sb;
-            ck_assert_int_eq(lstat(path, &sb), 0);
-            char head[1200], target[512] = "";
-            if (S_ISLNK(sb.st_mode)) {
-                ssize_t t = readlink(path, target, sizeof target - 1);
-                target[t > 0 ? t : 0] = '\0';
-            }
-            int h = snprintf(head, sizeof head, "%s %o %llu %o %s\n", r,
-                             (unsigned)(sb.st_mode & S_IFMT),
-                             (unsigned long long)sb.st_ino,
-                             (unsigned)(sb.st_mode & 07777), target);
-            size_t size = S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0;
-            *buf = realloc(*buf, *len + (size_t)h + size + 1);
-            ck_assert_ptr_nonnull(*buf);
-            memcpy(*buf + *len, head, (size_t)h);
-            *len += (size_t)h;
-            if (S_ISREG(sb.st_mode)) {
-                FILE *f = fopen(path, "rb");
-                ck_assert_ptr_nonnull(f);
-                *len += fread(*buf + *len, 1, size, f);
-                fclose(f);
-            } else if (S_ISDIR(sb.st_mode)) {
-                walk(path, r, buf, len);
-            }
-            free(path);
-            free(r);
-        }
-        free(names[i]);
-    }
-    free(names);
-}
-
-/* The folder as a string (see walk), malloc'd. */
-static char *snapshot(const char *dir)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    walk(dir, ".", &buf, &len);
-    buf = realloc(buf, len + 1);
-    ck_assert_ptr_nonnull(buf);
-    buf[len] = '\0';
-    return buf;
-}
-
-/* The number of entries in dir (. and .. excluded). */
-static int entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
-
 static ino_t inode_of(const char *path)
 {
     struct stat sb;
@@ -148,7 +71,7 @@ static int is_fifo(const char *path)
 START_TEST(test_writer_new_and_replaced)
 {
     const mode_t old_mask = umask(027);
-    char *dir = tu_tmpdir(), *path = join(dir, "a.json");
+    char *dir = tu_tmpdir(), *path = tu_join(dir, "a.json");
     pflref_error err;
     ck_assert_int_eq(pflref_write_file_atomic(path, "{\"w\": [2.385]}\n", &err),
                      PFLREF_OK);
@@ -169,9 +92,9 @@ START_TEST(test_writer_new_and_replaced)
     ck_assert_int_eq(stat(path, &sb), 0);
     ck_assert_msg(sb.st_ino != first, "the file was written in place");
     ck_assert_uint_eq(sb.st_mode & 0777, 0640);
-    ck_assert_int_eq(entries(dir), 1);
+    ck_assert_int_eq(tu_entries(dir), 1);
     /* bytes with NULs in them (a PNG), whole */
-    char *bin = join(dir, "b.png");
+    char *bin = tu_join(dir, "b.png");
     const char png[] = {'\x89', 'P', 'N', 'G', '\0', '\r', '\n', '\0'};
     ck_assert_int_eq(pflref_write_file_bytes(bin, png, sizeof png, &err),
                      PFLREF_OK);
@@ -182,7 +105,7 @@ START_TEST(test_writer_new_and_replaced)
     ck_assert_uint_eq(fread(got, 1, sizeof got, f), sizeof png);
     fclose(f);
     ck_assert_int_eq(memcmp(got, png, sizeof png), 0);
-    ck_assert_int_eq(entries(dir), 2);
+    ck_assert_int_eq(tu_entries(dir), 2);
     umask(old_mask);
     free(bin);
     free(path);
@@ -198,13 +121,13 @@ START_TEST(test_writer_long_name)
     char *dir = tu_tmpdir(), name[256];
     memset(name, 'a', 250);
     memcpy(name + 250, ".json", 6);
-    char *path = join(dir, name);
+    char *path = tu_join(dir, name);
     pflref_error err;
     ck_assert_int_eq(pflref_write_file_atomic(path, "[1.5]\n", &err), PFLREF_OK);
     char *back = tu_read(path);
     ck_assert_str_eq(back, "[1.5]\n");
     free(back);
-    ck_assert_int_eq(entries(dir), 1);
+    ck_assert_int_eq(tu_entries(dir), 1);
     free(path);
     tu_remove_tree(dir);
     free(dir);
@@ -216,7 +139,7 @@ END_TEST
 static void assert_refused(const char *dir, const char *path,
                            pflref_status status, const char *phrase)
 {
-    char *before = snapshot(dir);
+    char *before = tu_tree(dir, NULL);
     pflref_error early, err;
     pflref_error_clear(&early);
     ck_assert_int_eq(pflref_write_file_check(path, &early), status);
@@ -229,7 +152,7 @@ static void assert_refused(const char *dir, const char *path,
     ck_assert_msg(strstr(err.message, phrase) != NULL,
                   "%s: the message does not say \"%s\": %s", path, phrase,
                   err.message);
-    char *after = snapshot(dir);
+    char *after = tu_tree(dir, NULL);
     ck_assert_msg(strcmp(before, after) == 0, "%s: the folder changed:\n"
                   "before:\n%s\nafter:\n%s", path, before, after);
     free(before);
@@ -240,9 +163,9 @@ static void assert_refused(const char *dir, const char *path,
 START_TEST(test_writer_refuses)
 {
     char *dir = tu_tmpdir();
-    char *fifo = join(dir, "fifo.json"), *sub = join(dir, "sub.json");
-    char *dang = join(dir, "dangling.json"), *ro = join(dir, "ro.json");
-    char *tofifo = join(dir, "to-fifo.json"), *reg = join(dir, "reg.json");
+    char *fifo = tu_join(dir, "fifo.json"), *sub = tu_join(dir, "sub.json");
+    char *dang = tu_join(dir, "dangling.json"), *ro = tu_join(dir, "ro.json");
+    char *tofifo = tu_join(dir, "to-fifo.json"), *reg = tu_join(dir, "reg.json");
     ck_assert_int_eq(mkfifo(fifo, 0644), 0);
     ck_assert_int_eq(mkdir(sub, 0755), 0);
     ck_assert_int_eq(symlink("gone.json", dang), 0);
@@ -259,19 +182,19 @@ START_TEST(test_writer_refuses)
     assert_refused(dir, ro, PFLREF_EIO, "the file is read-only (mode 0444");
     assert_refused(dir, tofifo, PFLREF_EIO,
                    "which is not a regular file (a FIFO (named pipe))");
-    char *missing = join(dir, "no/r.json"), *below = join(dir, "reg.json/r.json");
-    char *slash = join(dir, "new/");
+    char *missing = tu_join(dir, "no/r.json"), *below = tu_join(dir, "reg.json/r.json");
+    char *slash = tu_join(dir, "new/");
     assert_refused(dir, missing, PFLREF_EIO, "No such file or directory");
     assert_refused(dir, below, PFLREF_EIO, "Not a directory");
     assert_refused(dir, slash, PFLREF_EIO, "names a folder, not a file");
     assert_refused(dir, "", PFLREF_EINVAL, "empty");
     ck_assert_msg(is_fifo(fifo), "the FIFO is not a FIFO any more");
     /* what may be written passes the early check, which creates nothing */
-    char *fresh = join(dir, "fresh.json"), *before = snapshot(dir);
+    char *fresh = tu_join(dir, "fresh.json"), *before = tu_tree(dir, NULL);
     pflref_error err;
     ck_assert_int_eq(pflref_write_file_check(fresh, &err), PFLREF_OK);
     ck_assert_int_eq(pflref_write_file_check(reg, &err), PFLREF_OK);
-    char *after = snapshot(dir);
+    char *after = tu_tree(dir, NULL);
     ck_assert_str_eq(before, after);
     free(before);
     free(after);
@@ -294,9 +217,9 @@ END_TEST
  * is replaced, every link kept, no temporary file left beside either. */
 START_TEST(test_writer_link_followed)
 {
-    char *dir = tu_tmpdir(), *sub = join(dir, "sub");
-    char *file = join(dir, "sub/t.json"), *l1 = join(dir, "l1.json");
-    char *l2 = join(dir, "l2.json");
+    char *dir = tu_tmpdir(), *sub = tu_join(dir, "sub");
+    char *file = tu_join(dir, "sub/t.json"), *l1 = tu_join(dir, "l1.json");
+    char *l2 = tu_join(dir, "l2.json");
     ck_assert_int_eq(mkdir(sub, 0755), 0);
     ck_assert_int_eq(tu_write(file, "old\n"), 0);
     ck_assert_int_eq(symlink("sub/t.json", l1), 0);
@@ -315,8 +238,8 @@ START_TEST(test_writer_link_followed)
     ck_assert_int_gt(n, 0);
     target[n] = '\0';
     ck_assert_str_eq(target, "l1.json");
-    ck_assert_int_eq(entries(sub), 1);
-    ck_assert_int_eq(entries(dir), 3);
+    ck_assert_int_eq(tu_entries(sub), 1);
+    ck_assert_int_eq(tu_entries(dir), 3);
     free(sub);
     free(file);
     free(l1);
@@ -341,8 +264,8 @@ static pflref_status failing_step(void *ctx, int fd, const char *name,
  * and no temporary file. */
 START_TEST(test_writer_fails_midway)
 {
-    char *dir = tu_tmpdir(), *old = join(dir, "old.json");
-    char *absent = join(dir, "absent.json");
+    char *dir = tu_tmpdir(), *old = tu_join(dir, "old.json");
+    char *absent = tu_join(dir, "absent.json");
     ck_assert_int_eq(tu_write(old, "the previous result\n"), 0);
     const ino_t ino = inode_of(old);
     const pflref_status statuses[] = {PFLREF_EIO, PFLREF_EINTERNAL};
@@ -362,7 +285,7 @@ START_TEST(test_writer_fails_midway)
     free(back);
     ck_assert_msg(inode_of(old) == ino, "the old file was replaced");
     ck_assert_msg(!tu_exists(absent), "a failed write created its target");
-    ck_assert_msg(entries(dir) == 1, "a temporary file was left behind");
+    ck_assert_msg(tu_entries(dir) == 1, "a temporary file was left behind");
     free(old);
     free(absent);
     tu_remove_tree(dir);
@@ -423,8 +346,8 @@ START_TEST(test_writer_races)
         {RACE_TARGET_REMOVED, 1, NULL},
     };
     for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
-        char *dir = tu_tmpdir(), *path = join(dir, "r.json");
-        char *other = join(dir, "other.json");
+        char *dir = tu_tmpdir(), *path = tu_join(dir, "r.json");
+        char *other = tu_join(dir, "other.json");
         if (CASES[k].existing)
             ck_assert_int_eq(tu_write(path, "the previous result\n"), 0);
         race_ctx r = {CASES[k].what, path, other};
@@ -445,8 +368,8 @@ START_TEST(test_writer_races)
                                        : strcmp(back, "theirs\n") == 0,
                           "race %zu: the entry that appeared was replaced", k);
         }
-        ck_assert_msg(entries(dir) == 1, "race %zu: %d entries left", k,
-                      entries(dir));
+        ck_assert_msg(tu_entries(dir) == 1, "race %zu: %d entries left", k,
+                      tu_entries(dir));
         free(back);
         free(path);
         free(other);
@@ -482,7 +405,7 @@ START_TEST(test_writer_arguments)
     ck_assert_int_eq(pflref_write_file_bytes("x.json", NULL, 3, &err),
                      PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "bytes");
-    char *dir = tu_tmpdir(), *path = join(dir, "empty.json");
+    char *dir = tu_tmpdir(), *path = tu_join(dir, "empty.json");
     ck_assert_int_eq(pflref_write_file_with(path, quiet_step, NULL, NULL),
                      PFLREF_OK);
     struct stat sb;
@@ -572,7 +495,7 @@ static void run_in(const char *cwd, const char *args, cli_run *r)
 {
     const char *cli = getenv("PFLREF_CLI");
     ck_assert_msg(cli != NULL, "PFLREF_CLI is not set (run through make)");
-    char *cap = tu_tmpdir(), *outp = join(cap, "out"), *errp = join(cap, "err");
+    char *cap = tu_tmpdir(), *outp = tu_join(cap, "out"), *errp = tu_join(cap, "err");
     size_t n = strlen(cwd) + strlen(cli) + strlen(args) + 2 * strlen(cap) + 96;
     char *cmd = malloc(n);
     ck_assert_ptr_nonnull(cmd);
@@ -603,7 +526,7 @@ static void free_run(cli_run *r)
 /* The inputs of command c, made in folder in. */
 static void make_inputs(const command *c, const char *in)
 {
-    char *spec = join(in, "spec.json");
+    char *spec = tu_join(in, "spec.json");
     ck_assert_int_eq(tu_write(spec, SPEC), 0);
     free(spec);
     cli_run r;
@@ -616,7 +539,7 @@ static void make_inputs(const command *c, const char *in)
         free(r.err);
     }
     if (c->report != NULL) {
-        char *args = expand(c->report, in, ""), *rep = join(in, "rep.json");
+        char *args = expand(c->report, in, ""), *rep = tu_join(in, "rep.json");
         run_in(in, args, &r);
         ck_assert_msg(r.status == 0, "%s: report failed: %s", c->name, r.err);
         ck_assert_int_eq(tu_write(rep, r.out), 0);
@@ -647,7 +570,7 @@ static char *make_target(const char *dir, target_kind k, const char *ext)
 {
     char name[32], aside[32];
     snprintf(name, sizeof name, k == T_MISSING ? "no/out%s" : "out%s", ext);
-    char *path = join(dir, name);
+    char *path = tu_join(dir, name);
     switch (k) {
     case T_FIFO: ck_assert_int_eq(mkfifo(path, 0644), 0); break;
     case T_FOLDER: ck_assert_int_eq(mkdir(path, 0755), 0); break;
@@ -657,7 +580,7 @@ static char *make_target(const char *dir, target_kind k, const char *ext)
         break;
     case T_LINK: {
         snprintf(aside, sizeof aside, "real%s", ext);
-        char *real = join(dir, aside);
+        char *real = tu_join(dir, aside);
         ck_assert_int_eq(tu_write(real, "the previous output\n"), 0);
         ck_assert_int_eq(symlink(aside, path), 0);
         free(real);
@@ -683,9 +606,9 @@ static void check_target(size_t cmd, target_kind k)
     char *target = make_target(dir, k, c->ext);
     char real_name[32];
     snprintf(real_name, sizeof real_name, "real%s", c->ext);
-    char *real = join(dir, real_name);
+    char *real = tu_join(dir, real_name);
     const ino_t real_ino = k == T_LINK ? inode_of(real) : 0;
-    char *before = snapshot(dir), *args = expand(c->args, in, target);
+    char *before = tu_tree(dir, NULL), *args = expand(c->args, in, target);
     cli_run r;
     run_in(dir, args, &r);
     if (REFUSAL[k] != NULL) {
@@ -697,7 +620,7 @@ static void check_target(size_t cmd, target_kind k)
                       "%s: stderr does not say \"%s\":\n%s", c->name,
                       REFUSAL[k], r.err);
         ck_assert_msg(r.out[0] == '\0', "%s: stdout: %s", c->name, r.out);
-        char *after = snapshot(dir);
+        char *after = tu_tree(dir, NULL);
         ck_assert_msg(strcmp(before, after) == 0, "%s -o %s: the folder "
                       "changed:\nbefore:\n%s\nafter:\n%s", c->name, target,
                       before, after);
@@ -715,7 +638,7 @@ static void check_target(size_t cmd, target_kind k)
                       "%s: the file the link names holds: %.80s", c->name, back);
         ck_assert_msg(inode_of(real) != real_ino,
                       "%s: written in place, not replaced", c->name);
-        ck_assert_msg(entries(dir) == 2, "%s: a temporary file was left", c->name);
+        ck_assert_msg(tu_entries(dir) == 2, "%s: a temporary file was left", c->name);
         free(back);
     }
     free(before);
@@ -759,7 +682,7 @@ START_TEST(test_output_stdout)
                       names[k], r.status, r.err);
         ck_assert_msg(strncmp(r.out, c->head, strlen(c->head)) == 0,
                       "%s -o %s: stdout: %.80s", c->name, names[k], r.out);
-        ck_assert_msg(entries(dir) == 0, "%s -o %s: a file appeared in the "
+        ck_assert_msg(tu_entries(dir) == 0, "%s -o %s: a file appeared in the "
                       "current folder", c->name, names[k]);
         free(args);
         free(r.out);
@@ -780,7 +703,7 @@ START_TEST(test_output_stdout_bytes)
     char *in = tu_tmpdir(), *dir = tu_tmpdir();
     make_inputs(&COMMANDS[1], in);
     cli_run a, b, f;
-    char *spec = join(in, "spec.json"), *vec = join(dir, "v.json"), args[1024];
+    char *spec = tu_join(in, "spec.json"), *vec = tu_join(dir, "v.json"), args[1024];
     snprintf(args, sizeof args, "run %s", spec);
     run_in(dir, args, &a);
     snprintf(args, sizeof args, "run %s -o -", spec);
@@ -842,8 +765,8 @@ END_TEST
  * for run and for freeze. */
 START_TEST(test_output_refused_before_the_run)
 {
-    char *dir = tu_tmpdir(), *spec = join(dir, "diverges.json");
-    char *fifo = join(dir, "out.json"), args[1024];
+    char *dir = tu_tmpdir(), *spec = tu_join(dir, "diverges.json");
+    char *fifo = tu_join(dir, "out.json"), args[1024];
     /* f = ½ a (w − c)² with a = c = 1e300: ∇f(0) = a (0 − c) overflows
      * to −Inf, so v is not finite at local step 1 (exit 3) */
     ck_assert_int_eq(tu_write(spec, "{\"format\": \"pflref-spec/1\", \"model\": "

@@ -43,18 +43,6 @@ static int has_text(const char *svg, const char *text)
     return strstr(svg, pat) != NULL || strstr(svg, plain) != NULL;
 }
 
-/* The number of entries in dir (. and .. excluded). */
-static int entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
-
 /* Run seed 000's spec `name` into dir/<out>. */
 static void run_seed(const char *dir, const char *name, const char *out)
 {
@@ -97,7 +85,7 @@ START_TEST(test_seed000_clients)
     char *png = tu_read(path);
     ck_assert_msg(png != NULL && memcmp(png, "\x89PNG", 4) == 0, "not a PNG");
     free(png);
-    ck_assert_int_eq(entries(dir), 4);
+    ck_assert_int_eq(tu_entries(dir), 4);
     tu_remove_tree(dir);
     free(dir);
 }
@@ -130,7 +118,7 @@ START_TEST(test_seed000_sweep)
     ck_assert_int_eq(tu_cli(args, NULL, &err), 2);
     ck_assert_msg(strstr(err, "final.alpha") != NULL, "%s", err);
     free(err);
-    ck_assert_int_eq(entries(dir), 3);
+    ck_assert_int_eq(tu_entries(dir), 3);
     tu_remove_tree(dir);
     free(dir);
 }
@@ -305,7 +293,7 @@ START_TEST(test_check_report)
     ck_assert_msg(strstr(err, "format: expected \"pflref-check-report/1\"") !=
                       NULL, "%s", err);
     free(err);
-    ck_assert_int_eq(entries(dir), 3);
+    ck_assert_int_eq(tu_entries(dir), 3);
     free(vec);
     tu_remove_tree(dir);
     free(dir);
@@ -447,7 +435,7 @@ static void refused(const char *dir, const char *args, const char *field,
     ck_assert_int_eq(tu_cli(args, NULL, &err), 2);
     ck_assert_msg(strstr(err, field) != NULL, "'%s' not in: %s", field, err);
     free(err);
-    ck_assert_int_eq(entries(dir), keep);
+    ck_assert_int_eq(tu_entries(dir), keep);
 }
 
 /* A result of three clients, test MSE 1.5, 2.25 and `third`, whose

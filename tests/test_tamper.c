@@ -40,16 +40,6 @@ static json_t *shipped(void)
     return root;
 }
 
-/* dir/name (malloc'd). */
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    ck_assert_ptr_nonnull(p);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 /* Write root to dir/name as a vector: with rehash its "hash" recomputed
  * (a deliberate edit), else as it stands (a silent one).  Returns the
  * path (malloc'd). */
@@ -64,7 +54,7 @@ static char *put(const char *dir, const char *name, const json_t *root,
         free(text);
         text = h;
     }
-    char *path = join(dir, name);
+    char *path = tu_join(dir, name);
     ck_assert_int_eq(tu_write(path, text), 0);
     free(text);
     return path;
@@ -317,7 +307,7 @@ START_TEST(test_unregistered_flag)
         "built-in registry", NULL};
     expect_both(v, f.cand, 2, builtin, "unregistered flag");
     /* a registry of the user's own, beside the vector */
-    char *reg = join(f.dir, "flags.json");
+    char *reg = tu_join(f.dir, "flags.json");
     const char *mine =
         "{\"format\": \"pflref-flags/1\", \"flags\": {"
         "\"aggregation-weights\": {}, \"local-step-count\": {},"
@@ -341,7 +331,7 @@ START_TEST(test_unregistered_flag)
     expect_both(v, f.cand, 2, not_json, "registry not JSON");
     unlink(reg);
     /* a registry in the folder above */
-    char *sub = join(f.dir, "sub");
+    char *sub = tu_join(f.dir, "sub");
     ck_assert_int_eq(mkdir(sub, 0755), 0);
     char *cand = put_candidate(sub, f.vec);
     char *v2 = put(sub, "v.json", f.vec, 1);

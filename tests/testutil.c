@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tests/testutil.c: helpers shared by the test files. */
+/* S_IFMT, S_ISLNK and readlink (tu_tree) are X/Open. */
+#define _XOPEN_SOURCE 700
 #include <check.h>
 #include <dirent.h>
 #include <math.h>
@@ -259,6 +261,83 @@ void tu_remove_tree(const char *dir)
     if (n >= 0)
         free(names);
     rmdir(dir);
+}
+
+char *tu_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    ck_assert_ptr_nonnull(p);
+    snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+int tu_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot list %s", dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* Append the entries below dir (named rel/...) to *buf (*len used). */
+static void tree_walk(const char *dir, const char *rel, char **buf,
+                      size_t *len)
+{
+    struct dirent **names;
+    int n = scandir(dir, &names, NULL, alphasort);
+    ck_assert_msg(n >= 0, "cannot list %s", dir);
+    for (int i = 0; i < n; i++) {
+        const char *nm = names[i]->d_name;
+        if (strcmp(nm, ".") != 0 && strcmp(nm, "..") != 0) {
+            char *path = tu_join(dir, nm), *r = tu_join(rel, nm);
+            struct stat sb;
+            ck_assert_int_eq(lstat(path, &sb), 0);
+            char head[1200], target[512] = "";
+            if (S_ISLNK(sb.st_mode)) {
+                ssize_t t = readlink(path, target, sizeof target - 1);
+                target[t > 0 ? t : 0] = '\0';
+            }
+            int h = snprintf(head, sizeof head, "%s %o %llu %o %s\n", r,
+                             (unsigned)(sb.st_mode & S_IFMT),
+                             (unsigned long long)sb.st_ino,
+                             (unsigned)(sb.st_mode & 07777), target);
+            ck_assert(h > 0 && (size_t)h < sizeof head);
+            size_t size = S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0;
+            *buf = realloc(*buf, *len + (size_t)h + size + 1);
+            ck_assert_ptr_nonnull(*buf);
+            memcpy(*buf + *len, head, (size_t)h);
+            *len += (size_t)h;
+            if (S_ISREG(sb.st_mode)) {
+                FILE *f = fopen(path, "rb");
+                ck_assert_msg(f != NULL, "cannot read %s", path);
+                *len += fread(*buf + *len, 1, size, f);
+                fclose(f);
+            } else if (S_ISDIR(sb.st_mode)) {
+                tree_walk(path, r, buf, len);
+            }
+            free(path);
+            free(r);
+        }
+        free(names[i]);
+    }
+    free(names);
+}
+
+char *tu_tree(const char *dir, size_t *len)
+{
+    char *buf = NULL;
+    size_t used = 0;
+    tree_walk(dir, ".", &buf, &used);
+    buf = realloc(buf, used + 1);
+    ck_assert_ptr_nonnull(buf);
+    buf[used] = '\0';
+    if (len != NULL)
+        *len = used;
+    return buf;
 }
 
 void tu_assert_catalogue(const tu_catalogue_row *rows, size_t n, char letter)

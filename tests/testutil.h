@@ -18,6 +18,17 @@ int tu_cli(const char *args, char **out, char **errout);
 char *tu_tmpdir(void);
 /* Remove dir and everything in it (links are removed, not followed). */
 void tu_remove_tree(const char *dir);
+/* dir/name (malloc'd). */
+char *tu_join(const char *dir, const char *name);
+/* The number of entries in dir (. and .. excluded). */
+int tu_entries(const char *dir);
+/* The tree below dir as one string (malloc'd, NUL-terminated; *len, when
+ * len is not NULL, gets its length, regular files' bytes included): per
+ * entry, sorted, links not followed, its path relative to dir, its kind,
+ * inode and permission bits, a link's target and a regular file's bytes.
+ * Equal strings: nothing below dir was created, removed, replaced (a FIFO
+ * is still that FIFO) or changed. */
+char *tu_tree(const char *dir, size_t *len);
 
 /* Case q of a table of bad specs: write spec to DIR/sQ.json, run it with
  * `pflref run`, and assert exit 2, a message on stderr that names `where`,
