@@ -359,16 +359,23 @@ static void target_free(target *t)
     free(t->name);
 }
 
-pflref_status pflref_write_file_check(const char *path, pflref_error *err)
+/* Steps 1 to 3 for path into *t (which target_free releases whatever
+ * the status). */
+static pflref_status prepare(target *t, const char *path, pflref_error *err)
 {
+    *t = (target){.path = path, .resolved = NULL, .dir = NULL, .name = NULL,
+                  .dirfd = -1, .absent = 0, .tmp = ""};
     if (path == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "path",
                                 "the argument is NULL");
-    target t = {.path = path, .resolved = NULL, .dir = NULL, .name = NULL,
-                .dirfd = -1, .absent = 0, .tmp = ""};
-    pflref_status st = resolve(&t, err);
-    if (st == PFLREF_OK)
-        st = open_folder(&t, err);
+    pflref_status st = resolve(t, err);
+    return st == PFLREF_OK ? open_folder(t, err) : st;
+}
+
+pflref_status pflref_write_file_check(const char *path, pflref_error *err)
+{
+    target t;
+    pflref_status st = prepare(&t, path, err);
     target_free(&t);
     return st;
 }
@@ -376,17 +383,11 @@ pflref_status pflref_write_file_check(const char *path, pflref_error *err)
 pflref_status pflref_write_file_with(const char *path, pflref_write_step step,
                                      void *ctx, pflref_error *err)
 {
-    if (path == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "path",
-                                "the argument is NULL");
-    if (step == NULL)
+    if (path != NULL && step == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "step",
                                 "the argument is NULL");
-    target t = {.path = path, .resolved = NULL, .dir = NULL, .name = NULL,
-                .dirfd = -1, .absent = 0, .tmp = ""};
-    pflref_status st = resolve(&t, err);
-    if (st == PFLREF_OK)
-        st = open_folder(&t, err);
+    target t;
+    pflref_status st = prepare(&t, path, err);
     if (st == PFLREF_OK) {
         int fd = open_tmp(&t);
         st = fd < 0 ? cannot_write(&t, errno, err)
