@@ -27,12 +27,18 @@
 
 /* ---- trace printing ---------------------------------------------------- */
 
+/* Each value as the shortest text that reads back to it (pflref/dtoa.h:
+ * Python's repr, so 2.0, 0.1, 1e-05; nan or inf where a run diverged);
+ * a vector of more than 8 entries is cut to its first 6. */
 static void print_vector(FILE *f, const double *x, size_t n)
 {
     const size_t shown = n <= 8 ? n : 6;
+    char text[PFLREF_DTOA_MAX];
     fputc('[', f);
-    for (size_t j = 0; j < shown; j++)
-        fprintf(f, "%s%.10g", j ? ", " : "", x[j]);
+    for (size_t j = 0; j < shown; j++) {
+        pflref_dtoa(x[j], text);
+        fprintf(f, "%s%s", j ? ", " : "", text);
+    }
     if (shown < n)
         fprintf(f, ", … (%zu entries)", n);
     fputc(']', f);

@@ -10,6 +10,7 @@
  *   pflref/sampler.h    sampling without replacement, random streams
  *   pflref/schedule.h   client sets and minibatch index lists
  *   pflref/metrics.h    client-aware summaries
+ *   pflref/dtoa.h       the shortest text of a double that reads back
  *   pflref/trace.h      events and trajectories
  *   pflref/hyper.h      hyperparameters, variant switches, presets
  *   pflref/algorithm.h  the algorithm registry and the run driver
@@ -26,6 +27,7 @@
 #include "pflref/sampler.h"
 #include "pflref/schedule.h"
 #include "pflref/metrics.h"
+#include "pflref/dtoa.h"
 #include "pflref/trace.h"
 #include "pflref/hyper.h"
 #include "pflref/algorithm.h"

@@ -17,7 +17,8 @@ typedef Suite *(*suite_fn)(void);
 int main(void)
 {
     const suite_fn suites[] = {
-        core_suite,     model_suite,    problem_suite, sampler_suite,
+        core_suite,     dtoa_suite,
+        model_suite,    problem_suite, sampler_suite,
         schedule_suite, metrics_suite,  generate_suite,
         fedavg_suite,   local_only_suite, finetune_suite, prox_suite,
         pfedme_suite,   ditto_suite,    fedalt_suite,  pflego_suite,

@@ -6,6 +6,7 @@
 #include <check.h>
 
 Suite *core_suite(void);
+Suite *dtoa_suite(void);
 Suite *model_suite(void);
 Suite *problem_suite(void);
 Suite *sampler_suite(void);

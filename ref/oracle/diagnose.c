@@ -291,20 +291,6 @@ static pflref_status level0(search *s, base *bases, size_t *n_bases,
 
 /* ---- level 1: one change ------------------------------------------------ */
 
-static void fmt_real(char *buf, size_t n, double x)
-{
-    snprintf(buf, n, "%.17g", x);
-    /* the shortest form that reads back */
-    for (int prec = 1; prec <= 17; prec++) {
-        char t[40];
-        snprintf(t, sizeof t, "%.*g", prec, x);
-        if (strtod(t, NULL) == x) {
-            snprintf(buf, n, "%s", t);
-            return;
-        }
-    }
-}
-
 /* A probe of a real: "eta × 2 = 0.43 (instead of 0.215)"; `mid` before
  * " =", `after` after the value. */
 static void add_real(change *out, size_t *k, const pflref_param *p,
@@ -314,9 +300,9 @@ static void add_real(change *out, size_t *k, const pflref_param *p,
         return;
     change *c = &out[(*k)++];
     *c = (change){.p = p, .x = x, .kind = "probe"};
-    char a[40], b[40];
-    fmt_real(a, sizeof a, x);
-    fmt_real(b, sizeof b, now);
+    char a[PFLREF_DTOA_MAX], b[PFLREF_DTOA_MAX];
+    pflref_dtoa(x, a);   /* the shortest texts that read back (pflref/dtoa.h) */
+    pflref_dtoa(now, b);
     snprintf(c->value, sizeof c->value, "%s", a);
     snprintf(c->text, sizeof c->text, "%s%s = %s%s (instead of %s)", p->name,
              mid, a, after, b);

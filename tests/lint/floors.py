@@ -36,6 +36,7 @@ FLOORS = ["core", "models", "sampling", "engine", "algorithms", "io", "oracle"]
 PUBLIC = {
     "pflref/version.h": "core", "pflref/status.h": "core",
     "pflref/trace.h": "core", "pflref/metrics.h": "core",
+    "pflref/dtoa.h": "core",
     "pflref/model.h": "models", "pflref/problem.h": "models",
     "pflref/sampler.h": "sampling", "pflref/schedule.h": "sampling",
     "pflref/hyper.h": "engine", "pflref/algorithm.h": "engine",
