@@ -15,6 +15,9 @@ ctypes; nothing here recomputes what it computes (docs/python.md).
 
     result = pflref.run("my_spec.json")       # the reference on any spec
 
+    rec.save("cand.json", arrays="files")     # arrays in cand.arrays/*.npy
+    doc = pflref.load_result("cand.json")     # every array a NumPy array
+
 pytest: `pytest -p pflref.pytest_plugin` (fixtures pflref_vector,
 pflref_check).
 """
@@ -25,10 +28,12 @@ from ._check import Report, Result, check, run, verify
 from ._lib import library_path
 from ._freeze import freeze
 from ._diagnose import Diagnosis, diagnose
+from ._arrays import load_result, save_result
 
 __all__ = ["vectors", "Vector", "Spec", "Recorder", "check", "Report",
            "run", "Result", "verify", "freeze", "diagnose", "Diagnosis", "Error", "InvalidInput",
-           "DivergenceError", "library_path", "__version__"]
+           "DivergenceError", "library_path", "load_result", "save_result",
+           "__version__"]
 
 
 def _version():

@@ -17,6 +17,7 @@ import tempfile
 import numpy as np
 
 from . import _lib
+from ._arrays import arrays_of
 from ._recorder import Recorder, describe_key
 from ._vectors import as_vector
 
@@ -346,6 +347,9 @@ class Result:
                  name, value (float64 array)}
     .metrics     the result's metrics dict
     .raw         the pflref-result/1 document as a dict; .text its text
+    .doc         the document with every array a float64 NumPy array, as
+                 pflref.load_result returns it (w0, theta0, hypernetwork,
+                 final, trajectory values)
     """
 
     def __init__(self, text):
@@ -358,6 +362,13 @@ class Result:
                            for r in self.raw.get("trajectory", [])]
         self.metrics = self.raw.get("metrics", {})
         self.id = self.raw.get("id")
+        self._doc = None
+
+    @property
+    def doc(self):
+        if self._doc is None:
+            self._doc = arrays_of(json.loads(self.text))
+        return self._doc
 
     def __repr__(self):
         return "<pflref.Result %s: %d records>" % (

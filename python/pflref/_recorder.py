@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 
 from . import _lib
+from ._arrays import INLINE_MAX, save_result
 from ._vectors import as_vector
 
 RESULT_FORMAT = "pflref-result/1"
@@ -84,6 +85,10 @@ class Recorder:
     rec.record(event, name, value, round=None, client=None, step=None,
                phase="train")                   anything else
     rec.missing(), rec.unexpected(), rec.result()
+    rec.save(path, arrays="inline", inline_max=256)
+                                                the result written to path;
+                                                arrays="files": large arrays
+                                                in NumPy files beside it
 
     Every method takes phase= ("train", "finetune", ...); in a phase after
     training pass round None.  Values are converted exactly to float64;
@@ -251,6 +256,15 @@ class Recorder:
         if self.outcome is not None:
             doc["outcome"] = dict(self.outcome)
         return doc
+
+    def save(self, path, arrays="inline", inline_max=INLINE_MAX):
+        """Write result() to path (pflref.save_result) and return the
+        document as written.  arrays: "inline" (every number in the JSON)
+        or "files" (each array of more than inline_max numbers, and the
+        trajectory's values when they number more in all, in a .npy file
+        of STEM.arrays/ beside path, listed in "array_files")."""
+        return save_result(path, self.result(), arrays=arrays,
+                           inline_max=inline_max)
 
     def __repr__(self):
         return "<pflref.Recorder %s: %d records>" % (self.vector.id,
