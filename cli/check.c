@@ -316,8 +316,12 @@ static void check_pair(const char *vpath, const char *vtext, size_t vlen,
     pflref_error err;
     pflref_error_clear(&err);
     pflref_golden_report rep;
-    pflref_status st = pflref_golden_check(vtext, vlen, dir, c->text, c->len,
-                                           &o->cmp, &rep, &err);
+    /* the candidate's file references are relative to its own folder */
+    char cdir[PFLREF_PATH_MAX];
+    pflref_file_folder(c->path, cdir, sizeof cdir);
+    pflref_status st = pflref_golden_check_at(vtext, vlen, dir, c->text,
+                                              c->len, cdir, &o->cmp, &rep,
+                                              &err);
     json_t *entry = json_object();
     json_object_set_new(entry, "id", json_string(rep.id[0] ? rep.id : c->id));
     json_object_set_new(entry, "expected", json_string(vpath));
@@ -337,7 +341,7 @@ static void check_pair(const char *vpath, const char *vtext, size_t vlen,
     if (o->diagnose && strcmp(status, "mismatch") == 0) {
         /* which known variant the failing candidate computes instead */
         json_t *dg = cli_diagnose_pair(vtext, vlen, dir, c->text, c->len,
-                                       &o->cmp, !o->json);
+                                       cdir, &o->cmp, !o->json);
         if (dg != NULL)
             json_object_set_new(entry, "diagnosis", dg);
     }

@@ -103,13 +103,15 @@ int cli_diagnose(int argc, char **argv);
 /* The diagnosis in words ("DIAGNOSIS id: ..."), with the ranked matches
  * when ranked. */
 void cli_print_diagnosis(const pflref_diagnosis *d, int ranked);
-/* check --diagnose: diagnose one failing pair; print the words (print),
- * else return the pflref-diagnosis/1 document (NULL on error). */
+/* check --diagnose: diagnose one failing pair (dir: the vector's folder,
+ * cdir: the candidate's, which its file references are relative to);
+ * print the words (print), else return the pflref-diagnosis/1 document
+ * (NULL on error). */
 struct json_t;
 struct json_t *cli_diagnose_pair(const char *vtext, size_t vlen,
                                  const char *dir, const char *ctext,
-                                 size_t clen, const pflref_check_options *cmp,
-                                 int print);
+                                 size_t clen, const char *cdir,
+                                 const pflref_check_options *cmp, int print);
 
 /* ---- cli/progress.c ----------------------------------------------------- */
 

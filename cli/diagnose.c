@@ -109,10 +109,12 @@ static int run(const diagnose_args *a, pflref_diagnosis *d)
         free(vtext);
         return cli_fail(&err, a->candidate);
     }
-    char dir[PFLREF_PATH_MAX];
+    char dir[PFLREF_PATH_MAX], cdir[PFLREF_PATH_MAX];
     pflref_file_folder(a->vector, dir, sizeof dir);
-    pflref_status st = pflref_golden_diagnose(vtext, vlen, dir, ctext, clen,
-                                              &a->opt, d, &err);
+    pflref_file_folder(a->candidate, cdir, sizeof cdir);
+    pflref_status st = pflref_golden_diagnose_at(vtext, vlen, dir, ctext,
+                                                 clen, cdir, &a->opt, d,
+                                                 &err);
     free(vtext);
     free(ctext);
     if (st != PFLREF_OK)
@@ -150,7 +152,7 @@ int cli_diagnose(int argc, char **argv)
 }
 
 json_t *cli_diagnose_pair(const char *vtext, size_t vlen, const char *dir,
-                          const char *ctext, size_t clen,
+                          const char *ctext, size_t clen, const char *cdir,
                           const pflref_check_options *cmp, int print)
 {
     pflref_diagnosis *d = malloc(sizeof *d);
@@ -159,9 +161,10 @@ json_t *cli_diagnose_pair(const char *vtext, size_t vlen, const char *dir,
     const pflref_diagnose_options opt = {.check = *cmp};
     json_t *out = NULL;
     pflref_status st = d == NULL ? PFLREF_ENOMEM
-                                 : pflref_golden_diagnose(vtext, vlen, dir,
-                                                          ctext, clen, &opt,
-                                                          d, &err);
+                                 : pflref_golden_diagnose_at(vtext, vlen,
+                                                             dir, ctext, clen,
+                                                             cdir, &opt, d,
+                                                             &err);
     if (st == PFLREF_OK) {
         char *text = NULL;
         if (print)

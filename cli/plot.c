@@ -7,6 +7,8 @@
  *       worst client and the worst decile's edge marked and labelled
  *   pflref plot sweep [--metric M] [--title T] -o FIG RESULT
  *       interp's α sweep: each client's metric against α_j, α_i marked
+ *       (a result whose arrays are in files is made self-contained by
+ *       pflref_result_inline first)
  *   pflref plot curves [--metric M] [--title T] -o FIG [LABEL=]SPEC ...
  *       the global model's metric per round, mean and worst client, one
  *       pair of curves per spec (cli/plot_curves.c)
@@ -182,6 +184,23 @@ int plot_render(const plot_opts *o, sbuf *script)
 
 /* ---- reading JSON files ---------------------------------------------------- */
 
+/* The JSON object in text (len bytes, read from path), or NULL with the
+ * error printed. */
+static json_t *parse_object(const char *text, size_t len, const char *path)
+{
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (root == NULL)
+        fprintf(stderr, "pflref: %s: not valid JSON: line %d: %s\n", path,
+                jerr.line, jerr.text);
+    else if (!json_is_object(root)) {
+        fprintf(stderr, "pflref: %s: expected a JSON object\n", path);
+        json_decref(root);
+        root = NULL;
+    }
+    return root;
+}
+
 /* The JSON object in path, or NULL with the error printed (exit 2). */
 json_t *plot_load_object(const char *path)
 {
@@ -193,17 +212,38 @@ json_t *plot_load_object(const char *path)
         cli_fail(&err, path);
         return NULL;
     }
-    json_error_t jerr;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = parse_object(text, len, path);
     free(text);
-    if (root == NULL)
-        fprintf(stderr, "pflref: %s: not valid JSON: line %d: %s\n", path,
-                jerr.line, jerr.text);
-    else if (!json_is_object(root)) {
-        fprintf(stderr, "pflref: %s: expected a JSON object\n", path);
+    return root;
+}
+
+/* The result in path with its arrays in files (relative to its folder)
+ * replaced by their numbers (pflref_result_inline: references checked,
+ * the manifest too), or NULL with the error printed (exit 2). */
+static json_t *load_result(const char *path)
+{
+    pflref_error err;
+    pflref_error_clear(&err);
+    char *text, *self = NULL;
+    size_t len;
+    if (pflref_read_file(path, &text, &len, &err) != PFLREF_OK) {
+        cli_fail(&err, path);
+        return NULL;
+    }
+    /* malformed JSON is named as plot names it, before the references */
+    json_t *root = parse_object(text, len, path);
+    char dir[PFLREF_PATH_MAX];
+    pflref_file_folder(path, dir, sizeof dir);
+    if (root != NULL) {
         json_decref(root);
         root = NULL;
+        if (pflref_result_inline(text, len, dir, &self, &err) != PFLREF_OK)
+            cli_fail(&err, path);
+        else
+            root = parse_object(self, strlen(self), path);
     }
+    free(self);
+    free(text);
     return root;
 }
 
@@ -501,7 +541,7 @@ static int plot_sweep(const plot_opts *o)
 {
     if (o->nargs != 1)
         return cli_usage_error("plot sweep takes one result", NULL);
-    json_t *root = plot_load_object(o->args[0]);
+    json_t *root = load_result(o->args[0]);
     if (root == NULL)
         return EXIT_USAGE;
     int rc = plot_has_format(root, PFLREF_RESULT_FORMAT, o->args[0]) ? EXIT_OK

@@ -51,5 +51,6 @@ Suite *diagnose_suite(void);
 Suite *plot_suite(void);
 Suite *progress_suite(void);
 Suite *output_suite(void);
+Suite *arrays_suite(void);
 
 #endif

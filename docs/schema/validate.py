@@ -892,6 +892,20 @@ def _bad_documents(spec, ft_spec, golden, result, problem):
          "$.trajectory[0].event", "candidate", True),
         ("golden: malformed content hash", _set(golden, ["hash"], "sha1:abc"),
          "$.hash", "golden", True),
+        # arrays in files (docs/formats.md, "Arrays in files"): a vector is
+        # self-contained; a candidate's ranges and manifest are checked
+        ("golden: a file reference in its spec's init",
+         _set(golden, ["spec", "init", "w"], "w.npy"), "$.spec.init.w", "golden", True),
+        ("golden: a range in its expectation",
+         _set(golden, ["expected", "trajectory", 0, "value"], {"offset": 0, "count": 1}),
+         "$.expected.trajectory[0].value", "golden", True),
+        ("candidate: a range of count 0",
+         _set(_candidate(golden), ["trajectory", 0, "value"], {"offset": 0, "count": 0}),
+         "$.trajectory[0].value", "candidate", True),
+        ("candidate: a manifest entry without a SHA-256",
+         _set(_candidate(golden), ["array_files"],
+              [{"path": "x.npy", "sha256": "ABC", "bytes": 1}]),
+         "$.array_files[0].sha256", "candidate", True),
     ] + _bad_documents_pfl(spec) + _bad_documents_mlp(spec) + _bad_documents_split(spec)
 
 

@@ -190,6 +190,27 @@ pflref_status pflref_golden_check(const char *expected, size_t expected_len,
                                   pflref_golden_report *rep,
                                   pflref_error *err);
 
+/* pflref_golden_check of a candidate whose arrays may be in files: its
+ * file references (final.w, final.v, final.alpha, w0, theta0,
+ * hypernetwork.W/b/v, trajectory_values) are relative to candidate_dir,
+ * the folder of the candidate's file (NULL: the current folder, which is
+ * what pflref_golden_check uses), and are checked against the candidate's
+ * "array_files" manifest when it has one (docs/formats.md, "Arrays in
+ * files").  A reference that cannot be read, has the wrong dtype or
+ * shape, or disagrees with the manifest is a malformed candidate
+ * (PFLREF_EINVAL, or PFLREF_EIO for a file that cannot be opened; where
+ * "candidate:<field>").  base_dir is the vector's folder, as for
+ * pflref_golden_check. */
+pflref_status pflref_golden_check_at(const char *expected,
+                                     size_t expected_len,
+                                     const char *base_dir,
+                                     const char *candidate,
+                                     size_t candidate_len,
+                                     const char *candidate_dir,
+                                     const pflref_check_options *opt,
+                                     pflref_golden_report *rep,
+                                     pflref_error *err);
+
 /* ---- diagnosis: which known variant a failing candidate computes
  * (ref/oracle/diagnose.c; docs/cli.md, "diagnose"; docs/variants.md). ---- */
 
@@ -267,6 +288,17 @@ pflref_status pflref_golden_diagnose(const char *expected, size_t expected_len,
                                      size_t candidate_len,
                                      const pflref_diagnose_options *opt,
                                      pflref_diagnosis *d, pflref_error *err);
+/* pflref_golden_diagnose with the candidate's file references relative to
+ * candidate_dir (as pflref_golden_check_at; NULL: the current folder). */
+pflref_status pflref_golden_diagnose_at(const char *expected,
+                                        size_t expected_len,
+                                        const char *base_dir,
+                                        const char *candidate,
+                                        size_t candidate_len,
+                                        const char *candidate_dir,
+                                        const pflref_diagnose_options *opt,
+                                        pflref_diagnosis *d,
+                                        pflref_error *err);
 
 /* ---- for bindings in other languages (the Python package; docs/python.md):
  * JSON text in, JSON text out, so no struct layout has to be mirrored.
@@ -290,6 +322,16 @@ pflref_status pflref_golden_check_json(const char *expected,
                                        size_t candidate_len,
                                        const pflref_check_options *opt,
                                        char **out, pflref_error *err);
+/* The same with the candidate's file references relative to
+ * candidate_dir (pflref_golden_check_at). */
+pflref_status pflref_golden_check_json_at(const char *expected,
+                                          size_t expected_len,
+                                          const char *base_dir,
+                                          const char *candidate,
+                                          size_t candidate_len,
+                                          const char *candidate_dir,
+                                          const pflref_check_options *opt,
+                                          char **out, pflref_error *err);
 
 /* d as JSON, format pflref-diagnosis/1 (ref/oracle/diagnose_json.c): id,
  * algorithm, spec_preset, matched, summary, runs, refused,
@@ -308,6 +350,17 @@ pflref_status pflref_golden_diagnose_json(const char *expected,
                                           const pflref_check_options *opt,
                                           size_t budget, char **out,
                                           pflref_error *err);
+/* The same with the candidate's file references relative to
+ * candidate_dir (pflref_golden_diagnose_at). */
+pflref_status pflref_golden_diagnose_json_at(const char *expected,
+                                             size_t expected_len,
+                                             const char *base_dir,
+                                             const char *candidate,
+                                             size_t candidate_len,
+                                             const char *candidate_dir,
+                                             const pflref_check_options *opt,
+                                             size_t budget, char **out,
+                                             pflref_error *err);
 
 /* The records the vector's algorithm writes on its spec, derived by running
  * it (ref/oracle/required.c), as JSON, format pflref-required/1:

@@ -7,6 +7,8 @@
  *   pflref_spec_run_text            spec text → result text, in one call
  *   pflref_result_to_json           a run → result text (pflref-result/1)
  *   pflref_result_read_metric       result text → one metric per client
+ *   pflref_result_inline            result text with arrays in files →
+ *                                   the same result, self-contained
  *   pflref_golden_is_vector, _describe, _spec
  *                                   what a golden vector holds
  *   pflref_freeze_text              spec text → a vector of the reference's
@@ -98,6 +100,13 @@ typedef struct {
     pflref_digest_job *digests;    /* the digests of data_files still being
                                       computed (private: the result writer
                                       waits for them), or NULL           */
+    pflref_data_file *init_files;  /* the .npy and .npz files init's arrays
+                                      came from (init.w, .cluster_models,
+                                      .lora, .hypernetwork.W/b/v), each
+                                      once, in the order first named, with
+                                      their SHA-256 and size (the result's
+                                      init.data_files); NULL when none   */
+    size_t n_init_files;
 } pflref_spec;
 
 /* Parse a spec from text.  base_dir resolves a relative problem file
@@ -179,6 +188,29 @@ pflref_status pflref_result_read_metric(const char *text, size_t len,
                                         double **values, size_t *N,
                                         pflref_summary *summary,
                                         pflref_error *err);
+
+/* A result (or candidate result) whose arrays may be in files, made
+ * self-contained (docs/formats.md, "Arrays in files"): every file
+ * reference among w0, theta0, final.w, final.v, final.alpha and
+ * hypernetwork.W / .b / .v, and every ranged trajectory value {offset,
+ * count} of "trajectory_values", replaced by its numbers (17 significant
+ * digits: the same doubles); the "array_files" manifest checked (every
+ * referenced file listed with its size and SHA-256, every listed file
+ * referenced), then removed with "trajectory_values".  Shapes are held to
+ * the result's model.P and problem.N where it states them.
+ *   text, len [in]  the result (len bytes)
+ *   base_dir  [in]  the folder of the result's file, which its references
+ *                   are relative to (NULL: the current folder)
+ *   out       [out] the self-contained text, NUL-terminated, allocated
+ *                   here (free() it); NULL on error
+ *   err       [out] what went wrong, and where (may be NULL)
+ * Errors: PFLREF_EINVAL naming the JSON field and the file (a bad
+ * reference, header, dtype, shape, value, range or manifest), PFLREF_EIO
+ * (a file that cannot be opened or is not a regular file),
+ * PFLREF_ENOMEM. */
+pflref_status pflref_result_inline(const char *text, size_t len,
+                                   const char *base_dir, char **out,
+                                   pflref_error *err);
 
 /* ---- golden vectors as data (format pflref-golden/1; pflref/golden.h
  * compares runs with them) ----------------------------------------------- */

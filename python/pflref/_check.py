@@ -331,8 +331,10 @@ def check(vector, result, precision="fp64", resync=False, partial=False):
         missing = result.missing()
         if missing:
             return Report(vector, None, replay, missing=missing)
+    # a candidate file's arrays in files are relative to its folder
     raw = _lib.check_text(vector.text, vector.folder, text, precision,
-                          resync, partial)
+                          resync, partial,
+                          os.path.dirname(path) if path else None)
     return Report(vector, raw, replay, outcome=outcome, resync=resync)
 
 

@@ -11,6 +11,7 @@ JSON (format pflref-diagnosis/1).
 """
 import ctypes
 import json
+import os
 
 from . import _lib
 from ._check import _candidate
@@ -63,9 +64,9 @@ class Diagnosis:
 
 
 def _declare(lib):
-    fn = lib.pflref_golden_diagnose_json
+    fn = lib.pflref_golden_diagnose_json_at
     fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
-                   ctypes.c_char_p, ctypes.c_size_t,
+                   ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
                    ctypes.POINTER(_lib._CCheckOptions), ctypes.c_size_t,
                    ctypes.POINTER(ctypes.c_void_p),
                    ctypes.POINTER(_lib._CError)]
@@ -85,13 +86,14 @@ def diagnose(vector, result, precision="fp64", partial=False, budget=0):
                          % (precision, ", ".join(_lib.PRECISIONS)))
     if not isinstance(budget, int) or budget < 0:
         raise ValueError("budget: %r is not a count of runs" % (budget,))
-    text, _path, _outcome = _candidate(result)
+    text, path, _outcome = _candidate(result)
     exp, cand = _lib._encode(vector.text), _lib._encode(text)
     opt = _lib._CCheckOptions(precision=_lib.PRECISIONS[precision],
                               resync=0, partial=int(partial), same_id=1)
     out, err = ctypes.c_void_p(), _lib._CError()
     status = _declare(_lib.library())(
         exp, len(exp), _lib._dir(vector.folder), cand, len(cand),
+        _lib._dir(os.path.dirname(path) if path else None),
         ctypes.byref(opt), budget, ctypes.byref(out), ctypes.byref(err))
     if status != _lib.OK:
         _lib._raise(status, err)

@@ -93,9 +93,9 @@ def _declare(lib):
                  "pflref_golden_verify_json"):
         fn = getattr(lib, name)
         fn.argtypes, fn.restype = text_out, ctypes.c_int
-    fn = lib.pflref_golden_check_json
+    fn = lib.pflref_golden_check_json_at
     fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
-                   ctypes.c_char_p, ctypes.c_size_t,
+                   ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
                    ctypes.POINTER(_CCheckOptions),
                    ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_CError)]
     fn.restype = ctypes.c_int
@@ -211,8 +211,11 @@ def run_text(text, base_dir):
     return _take(out)
 
 
-def check_text(expected, base_dir, candidate, precision, resync, partial):
-    """pflref_golden_check_json: the report as a dict."""
+def check_text(expected, base_dir, candidate, precision, resync, partial,
+               candidate_dir=None):
+    """pflref_golden_check_json_at: the report as a dict.  candidate_dir:
+    the folder the candidate's file references are relative to (None: the
+    current folder)."""
     if precision not in PRECISIONS:
         raise ValueError("precision: %r is not one of %s"
                          % (precision, ", ".join(PRECISIONS)))
@@ -220,9 +223,9 @@ def check_text(expected, base_dir, candidate, precision, resync, partial):
     opt = _CCheckOptions(precision=PRECISIONS[precision], resync=int(resync),
                          partial=int(partial), same_id=1)
     out, err = ctypes.c_void_p(), _CError()
-    status = library().pflref_golden_check_json(
-        exp, len(exp), _dir(base_dir), cand, len(cand), ctypes.byref(opt),
-        ctypes.byref(out), ctypes.byref(err))
+    status = library().pflref_golden_check_json_at(
+        exp, len(exp), _dir(base_dir), cand, len(cand), _dir(candidate_dir),
+        ctypes.byref(opt), ctypes.byref(out), ctypes.byref(err))
     if status != OK:
         _raise(status, err)
     return json.loads(_take(out))

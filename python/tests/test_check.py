@@ -212,3 +212,47 @@ def test_the_human_report_reads_like_pflref_check(tmp_path):
             theirs = [l for l in out.splitlines()
                       if not l.startswith(("  replay: ", "check: "))]
             assert mine == theirs
+
+
+def test_a_result_with_arrays_in_files_reads_from_its_own_folder(
+        tmp_path, monkeypatch):
+    """A candidate given as a path resolves its .npy references (and
+    its ranged trajectory values) from its own folder, whatever the
+    current folder; the report is the inline candidate's."""
+    import numpy as np
+    path = run_example("fedavg_numpy.py", SAMPLES, tmp_path / "r.json")
+    doc = json.load(open(path))
+    sub = tmp_path / "c"
+    (sub / "c.arrays").mkdir(parents=True)
+    np.save(str(sub / "c.arrays" / "final.w.npy"),
+            np.asarray(doc["final"]["w"], dtype="<f8"))
+    doc["final"]["w"] = "c.arrays/final.w.npy"
+    values, offset = [], 0
+    for rec in doc["trajectory"]:
+        n = len(rec["value"])
+        values += rec["value"]
+        rec["value"] = {"offset": offset, "count": n}
+        offset += n
+    np.save(str(sub / "c.arrays" / "trajectory.npy"),
+            np.asarray(values, dtype="<f8"))
+    doc["trajectory_values"] = "c.arrays/trajectory.npy"
+    files = sub / "c.json"
+    files.write_text(json.dumps(doc))
+    monkeypatch.chdir(tmp_path)
+    inline = pflref.check(SAMPLES, path)
+    from_files = pflref.check(SAMPLES, str(files))
+    assert from_files.passed and inline.passed
+    assert from_files.raw == inline.raw
+    # a missing file is named with its field (an I/O error, as for
+    # problem data); a bad range is invalid input
+    os.remove(str(sub / "c.arrays" / "final.w.npy"))
+    with pytest.raises(pflref.Error) as e:
+        pflref.check(SAMPLES, str(files))
+    assert e.value.where == "candidate:final.w"
+    assert "c.arrays/final.w.npy" in str(e.value)
+    doc["final"]["w"] = json.load(open(path))["final"]["w"]
+    doc["trajectory"][0]["value"] = {"offset": offset, "count": 1}
+    files.write_text(json.dumps(doc))
+    with pytest.raises(pflref.InvalidInput) as e:
+        pflref.check(SAMPLES, str(files))
+    assert e.value.where == "candidate:trajectory[0].value"

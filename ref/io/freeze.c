@@ -9,7 +9,9 @@
  *               a candidate replays it without pflref's RNG (the schema's
  *               rule 2): schedule := the result's given schedule,
  *               init := {kind: given, w: w0} (and cluster_models := θ⁰ for
- *               IFCA, with δ = σ = 0), a generator problem := its clients
+ *               IFCA, with δ = σ = 0; lora's adapter and pFedHN's
+ *               hypernetwork as read, in numbers even when the spec named
+ *               files for them), a generator problem := its clients
  *               inline, output.trajectory := the level frozen; a
  *               relative problem file is re-rooted at the vector's folder;
  *   expected    the result's final state and trajectory, at step level
@@ -180,6 +182,29 @@ static int set_new(json_t *obj, const char *key, json_t *value)
     return value == NULL || json_object_set_new(obj, key, value) != 0;
 }
 
+/* init.lora and init.hypernetwork {W, b, v} of the vector's spec from the
+ * spec as read, as numbers (the spec may have named files for them):
+ * nonzero when memory is short. */
+static int init_arrays(json_t *init, const pflref_spec *spec)
+{
+    int bad = 0;
+    if (spec->lora_init != NULL)
+        bad |= set_new(init, "lora", pflref_json_new_vector(spec->lora_init,
+                                                          spec->n_lora_init));
+    if (spec->hypernetwork == NULL)
+        return bad;
+    const size_t P = spec->problem->model.P, N = spec->problem->N,
+                 e = spec->hyper.pfedhn.e;
+    const double *x = spec->hypernetwork;
+    json_t *hn = json_object();
+    bad |= hn == NULL || set_new(hn, "W", pflref_json_new_matrix(x, P, e));
+    if (hn != NULL && spec->hyper.pfedhn.bias == PFLREF_PFEDHN_BIAS_ON)
+        bad |= set_new(hn, "b", pflref_json_new_vector(x + P * e, P));
+    if (hn != NULL)
+        bad |= set_new(hn, "v", pflref_json_new_matrix(x + P * e + P, N, e));
+    return bad | set_new(init, "hypernetwork", hn);
+}
+
 /* The vector's spec: the user's with every random choice explicit. */
 static pflref_status explicit_spec(json_t *vspec, const json_t *result,
                                    const pflref_spec *spec,
@@ -204,14 +229,14 @@ static pflref_status explicit_spec(json_t *vspec, const json_t *result,
                    set_new(hp, "ifca.init_sd", json_real(0.0));
         }
     }
-    /* lora: the initial adapter and HetLoRA's client ranks, as given */
-    static const char *const lora_keys[] = {"lora", "lora_ranks"};
-    for (size_t q = 0; init != NULL && q < 2; q++) {
-        const json_t *x =
-            json_object_get(json_object_get(result, "init"), lora_keys[q]);
-        if (x != NULL)
-            bad |= set_new(init, lora_keys[q], json_deep_copy(x));
-    }
+    /* lora's adapter and pFedHN's hypernetwork as read (a file's numbers
+     * inlined: a vector is self-contained); HetLoRA's ranks as given */
+    if (init != NULL)
+        bad |= init_arrays(init, spec);
+    const json_t *ranks =
+        json_object_get(json_object_get(result, "init"), "lora_ranks");
+    if (init != NULL && ranks != NULL)
+        bad |= set_new(init, "lora_ranks", json_deep_copy(ranks));
     bad |= set_new(vspec, "init", init);
     json_t *output = json_object();
     bad |= output == NULL ||

@@ -86,7 +86,7 @@ static pflref_status read_spec(const json_t *root, const char *base_dir,
                                        err)) ||
         (st = pflref_spec_read_split(root, &m, &spec->hyper.split, err)) ||
         (st = pflref_spec_read_algorithm(root, spec, err)) ||
-        (st = pflref_spec_read_init(root, spec, err)) ||
+        (st = pflref_spec_read_init(root, base_dir, spec, err)) ||
         (st = pflref_spec_read_schedule(root, spec, err)))
         return st;
     return read_output(root, spec, err);
@@ -110,6 +110,9 @@ void pflref_spec_free(pflref_spec *spec)
     for (size_t i = 0; i < spec->n_data_files; i++)
         free(spec->data_files[i].path);
     free(spec->data_files);
+    for (size_t i = 0; i < spec->n_init_files; i++)
+        free(spec->init_files[i].path);
+    free(spec->init_files);
     pflref_problem_free(spec->problem);
     pflref_schedule_free(spec->schedule);
     free(spec);

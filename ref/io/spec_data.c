@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/arrays.h"
 #include "io/digest.h"
 #include "io/npy.h"
 #include "io/sha256.h"
@@ -74,26 +75,20 @@ static pflref_status load_array(const char *ref, const char *where,
                                 pflref_error *err)
 {
     char file[PFLREF_PATH_MAX], full[PFLREF_PATH_MAX];
-    const char *npz = strstr(ref, ".npz:");
-    const char *member = npz != NULL ? npz + 5 : NULL;
-    const size_t flen = npz != NULL ? (size_t)(npz + 4 - ref) : strlen(ref);
-    if (flen == 0 || flen >= sizeof file || (member != NULL && *member == 0))
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "\"%s\" is not a data file name (a .npy "
-                                "path, or ARCHIVE.npz:MEMBER)", ref);
-    snprintf(file, sizeof file, "%.*s", (int)flen, ref);
-    if (file[0] == '/' || ctx->base_dir == NULL || ctx->base_dir[0] == '\0')
-        snprintf(full, sizeof full, "%s", file);
-    else
-        snprintf(full, sizeof full, "%s/%s", ctx->base_dir, file);
+    const char *member;
+    pflref_status st = pflref_array_ref_split(ref, where, file, sizeof file,
+                                              &member, err);
+    if (st != PFLREF_OK)
+        return st;
+    pflref_array_ref_path(file, ctx->base_dir, full, sizeof full);
     int known;
     pflref_data_file *rec = data_file_entry(ctx->spec, file, &known);
     if (rec == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
     pflref_npy_digest dg = {.bytes = 0}, *want = known ? NULL : &dg;
-    pflref_status st =
-        member != NULL ? pflref_npz_load(full, member, ref, where, a, want, err)
-                       : pflref_npy_load(full, file, where, a, want, err);
+    st = member != NULL
+             ? pflref_npz_load(full, member, ref, where, a, want, err)
+             : pflref_npy_load(full, file, where, a, want, err);
     if (st == PFLREF_OK && want != NULL) {
         memcpy(rec->sha256, dg.hex, sizeof rec->sha256);
         rec->bytes = dg.bytes;

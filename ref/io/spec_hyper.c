@@ -9,7 +9,11 @@
  *              explicit settings, each checked against the parameter table
  *              (ref/engine/params.c: name, type, range, which algorithms)
  *   init       {kind: zeros | given (w) | gaussian (seed, sd) | uniform
- *              (seed, scale)}, and IFCA's cluster_models
+ *              (seed, scale)}, and IFCA's cluster_models, pFedHN's
+ *              hypernetwork, lora's adapter; each of their arrays (w,
+ *              cluster_models, lora, hypernetwork.W, .b, .v) numbers or a
+ *              file reference (ref/io/arrays.h), copied into the spec and
+ *              recorded with its SHA-256 in spec->init_files
  *
  * Hyperparameters and switches are visited in sorted key order, so the
  * first error reported does not depend on jansson's hash order.
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/arrays.h"
 #include "io/spec_read.h"
 
 #define MAX_COUNT PFLREF_SPEC_MAX_COUNT
@@ -171,10 +176,65 @@ pflref_status pflref_spec_read_algorithm(const json_t *root, pflref_spec *spec,
     return PFLREF_OK;
 }
 
+/* ---- init ---------------------------------------------------------------
+ *
+ * Each array of init (w, cluster_models, lora, hypernetwork.W, .b, .v) is
+ * numbers or a file reference (a .npy path or ARCHIVE.npz:MEMBER relative
+ * to the spec's folder: ref/io/arrays.h) of exactly the array's shape.  A
+ * file's numbers are copied into the spec (init arrays are P-sized) and the
+ * file recorded, with its SHA-256 and size, in spec->init_files. */
+
+/* The init array v at `where` of the fully known shape `want` into dst
+ * (want's count of numbers): a file reference, or numbers (a vector for
+ * rank 1, a matrix for rank 2, checked by the JSON reader). */
+static pflref_status init_array(pflref_arrays *files, const json_t *v,
+                                const char *where,
+                                const pflref_array_shape *want, double *dst,
+                                pflref_error *err)
+{
+    if (!json_is_string(v))
+        return want->rank == 1
+                   ? pflref_json_vector(v, where, want->dim[0], dst, err)
+                   : pflref_json_matrix(v, where, want->dim[0], want->dim[1],
+                                        dst, err);
+    const double *data;
+    size_t shape[2];
+    pflref_status st = pflref_arrays_load(files, json_string_value(v), where,
+                                          want, &data, shape, err);
+    if (st == PFLREF_OK)
+        memcpy(dst, data, shape[0] * shape[1] * sizeof *dst);
+    return st;
+}
+
+/* The file reference v at `where` of shape `want` (some dimensions
+ * unknown) into a malloc'd copy *out; shape gets its dimensions. */
+static pflref_status init_file_copy(pflref_arrays *files, const json_t *v,
+                                    const char *where,
+                                    const pflref_array_shape *want,
+                                    double **out, size_t shape[2],
+                                    pflref_error *err)
+{
+    const double *data;
+    pflref_status st = pflref_arrays_load(files, json_string_value(v), where,
+                                          want, &data, shape, err);
+    if (st != PFLREF_OK)
+        return st;
+    const size_t n = shape[0] * shape[1];
+    if (n > PFLREF_MAX_PARAMS)
+        return pflref_error_set(err, PFLREF_ENOMEM, where,
+                                "%zu numbers exceed the limit of %zu", n,
+                                (size_t)PFLREF_MAX_PARAMS);
+    if ((*out = malloc(n * sizeof **out)) == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    memcpy(*out, data, n * sizeof **out);
+    return PFLREF_OK;
+}
+
 /* init.cluster_models: IFCA's k initial cluster models θ_j⁰, k arrays of P
- * numbers (cluster 0 first), k = ifca.k; absent: NULL (the models follow
- * from w⁰, ifca.init_shift and ifca.init_sd). */
+ * numbers (cluster 0 first) or a file of shape (k, P), k = ifca.k; absent:
+ * NULL (the models follow from w⁰, ifca.init_shift and ifca.init_sd). */
 static pflref_status read_cluster_models(const json_t *v, pflref_spec *spec,
+                                         pflref_arrays *files,
                                          pflref_error *err)
 {
     const json_t *c = json_object_get(v, "cluster_models");
@@ -187,14 +247,16 @@ static pflref_status read_cluster_models(const json_t *v, pflref_spec *spec,
                                 "(the algorithm is %s)",
                                 spec->algorithm->name);
     const size_t P = spec->problem->model.P, k = spec->hyper.ifca.k;
-    size_t rows;
-    pflref_status st = pflref_json_array(c, where, 1, &rows, err);
+    size_t rows = 0;
+    pflref_status st = json_is_string(c)
+                           ? PFLREF_OK
+                           : pflref_json_array(c, where, 1, &rows, err);
     if (st != PFLREF_OK)
         return st;
     if (k == PFLREF_INT_UNSET)
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "give ifca.k with the initial cluster models");
-    if (rows != k)
+    if (!json_is_string(c) && rows != k)
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "expected ifca.k = %zu models, found %zu", k,
                                 rows);
@@ -208,14 +270,56 @@ static pflref_status read_cluster_models(const json_t *v, pflref_spec *spec,
         return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
     spec->n_cluster_models = k;
     spec->hyper.ifca.theta0 = spec->cluster_models;
-    return pflref_json_matrix(c, where, k, P, spec->cluster_models, err);
+    const pflref_array_shape want = {.rank = 2, .dim = {k, P},
+                                     .sym = {"ifca.k", "P"}};
+    return init_array(files, c, where, &want, spec->cluster_models, err);
+}
+
+/* init.hypernetwork.v: the embedding dimension e, from a file of shape
+ * (N, e) (whose numbers *vdata then points at, until the next load) or
+ * from the length of the first of N arrays. */
+static pflref_status hn_dimension(const json_t *V, size_t N,
+                                  pflref_arrays *files, size_t *e,
+                                  const double **vdata, pflref_error *err)
+{
+    static const char *const where = "init.hypernetwork.v";
+    *vdata = NULL;
+    *e = 0;
+    if (json_is_string(V)) {
+        const pflref_array_shape want = {.rank = 2, .dim = {N, 0},
+                                         .sym = {"N", "e"}};
+        size_t shape[2];
+        pflref_status st = pflref_arrays_load(files, json_string_value(V),
+                                              where, &want, vdata, shape,
+                                              err);
+        *e = shape[1];
+        return st;
+    }
+    size_t rows;
+    pflref_status st = pflref_json_array(V, where, 1, &rows, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (rows != N)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "expected one embedding per client (N = "
+                                "%zu), found %zu", N, rows);
+    if ((st = pflref_json_array(json_array_get(V, 0),
+                                "init.hypernetwork.v[0]", 0, e, err)))
+        return st;
+    if (*e == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "init.hypernetwork.v[0]",
+                                "the embedding dimension e must be at "
+                                "least 1");
+    return PFLREF_OK;
 }
 
 /* init.hypernetwork: pFedHN's initial state (notes §4.1: "Oracle: data"),
  * {"W": P arrays of e numbers (W_h⁰), "b": P numbers (b_h⁰; required
  * with pfedhn.hn_bias = on, refused with off), "v": N arrays of e numbers
- * (the embeddings v_i⁰, client 0 first)}, e ≥ 1 read from v[0]. */
+ * (the embeddings v_i⁰, client 0 first)}, e ≥ 1 read from v; each of W,
+ * b, v may be a file of shape (P, e), (P,), (N, e). */
 static pflref_status read_hypernetwork(const json_t *v, pflref_spec *spec,
+                                       pflref_arrays *files,
                                        pflref_error *err)
 {
     const json_t *h = json_object_get(v, "hypernetwork");
@@ -230,24 +334,14 @@ static pflref_status read_hypernetwork(const json_t *v, pflref_spec *spec,
     static const char *const keys[] = {"W", "b", "v", NULL};
     const size_t P = spec->problem->model.P, N = spec->problem->N;
     const int bias = spec->hyper.pfedhn.bias == PFLREF_PFEDHN_BIAS_ON;
-    json_t *W, *b, *V, *v0;
-    size_t rows, e;
+    json_t *W, *b, *V;
+    const double *vdata;
+    size_t e;
     pflref_status st;
     if ((st = pflref_json_object(h, where, keys, err)) ||
-        (st = pflref_json_array_member(h, where, "v", 1, &V, &rows, err)))
-        return st;
-    if (rows != N)
-        return pflref_error_set(err, PFLREF_EINVAL, "init.hypernetwork.v",
-                                "expected one embedding per client (N = "
-                                "%zu), found %zu", N, rows);
-    v0 = json_array_get(V, 0);
-    if ((st = pflref_json_array(v0, "init.hypernetwork.v[0]", 0, &e, err)))
-        return st;
-    if (e == 0)
-        return pflref_error_set(err, PFLREF_EINVAL, "init.hypernetwork.v[0]",
-                                "the embedding dimension e must be at "
-                                "least 1");
-    if ((st = pflref_json_member(h, where, "W", 1, &W, err)) ||
+        (st = pflref_json_member(h, where, "v", 1, &V, err)) ||
+        (st = hn_dimension(V, N, files, &e, &vdata, err)) ||
+        (st = pflref_json_member(h, where, "W", 1, &W, err)) ||
         (st = pflref_json_member(h, where, "b", bias, &b, err)))
         return st;
     if (!bias && b != NULL)
@@ -266,20 +360,29 @@ static pflref_status read_hypernetwork(const json_t *v, pflref_spec *spec,
     spec->hyper.pfedhn.W0 = x;
     spec->hyper.pfedhn.b0 = bias ? x + P * e : NULL;
     spec->hyper.pfedhn.v0 = x + P * e + P;
-    if ((st = pflref_json_matrix(W, "init.hypernetwork.W", P, e, x, err)) ||
-        (bias && (st = pflref_json_vector(b, "init.hypernetwork.b", P,
-                                          x + P * e, err))))
+    /* v first: a file's numbers are held only until the next load */
+    if (vdata != NULL)
+        memcpy(x + P * e + P, vdata, N * e * sizeof *x);
+    const pflref_array_shape wv = {.rank = 2, .dim = {N, e}, .sym = {"N", "e"}};
+    const pflref_array_shape ww = {.rank = 2, .dim = {P, e}, .sym = {"P", "e"}};
+    const pflref_array_shape wb = {.rank = 1, .dim = {P}, .sym = {"P"}};
+    if ((vdata == NULL && (st = init_array(files, V, "init.hypernetwork.v",
+                                           &wv, x + P * e + P, err))) ||
+        (st = init_array(files, W, "init.hypernetwork.W", &ww, x, err)))
         return st;
-    return pflref_json_matrix(V, "init.hypernetwork.v", N, e, x + P * e + P,
-                              err);
+    return bias ? init_array(files, b, "init.hypernetwork.b", &wb, x + P * e,
+                             err)
+                : PFLREF_OK;
 }
 
-/* init.lora (the adapter vector q⁰, layout ref/models/adapter.h) and
- * init.lora_ranks (HetLoRA's N client ranks r_k): numbers the lora
- * algorithm checks against its layout; absent: NULL. */
+/* init.lora (the adapter vector q⁰, layout ref/models/adapter.h; numbers
+ * or a 1-D file) and init.lora_ranks (HetLoRA's N client ranks r_k,
+ * numbers only): what the lora algorithm checks against its layout;
+ * absent: NULL. */
 static pflref_status read_lora_member(const json_t *v, pflref_spec *spec,
-                                      const char *key, double **out,
-                                      size_t *n, pflref_error *err)
+                                      const char *key, pflref_arrays *files,
+                                      double **out, size_t *n,
+                                      pflref_error *err)
 {
     const json_t *c = json_object_get(v, key);
     if (c == NULL)
@@ -290,6 +393,14 @@ static pflref_status read_lora_member(const json_t *v, pflref_spec *spec,
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "only lora takes %s (the algorithm is %s)",
                                 key, spec->algorithm->name);
+    if (files != NULL && json_is_string(c)) {
+        const pflref_array_shape want = {.rank = 1, .sym = {"Q"}};
+        size_t shape[2];
+        pflref_status st = init_file_copy(files, c, where, &want, out, shape,
+                                          err);
+        *n = shape[0];
+        return st;
+    }
     pflref_status st = pflref_json_array(c, where, 1, n, err);
     if (st != PFLREF_OK)
         return st;
@@ -302,12 +413,13 @@ static pflref_status read_lora_member(const json_t *v, pflref_spec *spec,
 }
 
 static pflref_status read_lora_init(const json_t *v, pflref_spec *spec,
-                                    pflref_error *err)
+                                    pflref_arrays *files, pflref_error *err)
 {
-    pflref_status st = read_lora_member(v, spec, "lora", &spec->lora_init,
-                                        &spec->n_lora_init, err);
+    pflref_status st = read_lora_member(v, spec, "lora", files,
+                                        &spec->lora_init, &spec->n_lora_init,
+                                        err);
     if (st == PFLREF_OK)
-        st = read_lora_member(v, spec, "lora_ranks", &spec->lora_ranks,
+        st = read_lora_member(v, spec, "lora_ranks", NULL, &spec->lora_ranks,
                               &spec->n_lora_ranks, err);
     spec->hyper.lora.q0 = spec->lora_init;
     spec->hyper.lora.nq0 = spec->n_lora_init;
@@ -317,12 +429,12 @@ static pflref_status read_lora_init(const json_t *v, pflref_spec *spec,
 }
 
 static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
-                                  pflref_error *err);
+                                  pflref_arrays *files, pflref_error *err);
 static pflref_status check_running_var(const pflref_model *m,
                                        const double *w0, pflref_error *err);
 
-pflref_status pflref_spec_read_init(const json_t *root, pflref_spec *spec,
-                                    pflref_error *err)
+pflref_status pflref_spec_read_init(const json_t *root, const char *base_dir,
+                                    pflref_spec *spec, pflref_error *err)
 {
     const size_t P = spec->problem->model.P;
     spec->w0 = calloc(P, sizeof *spec->w0);
@@ -330,7 +442,14 @@ pflref_status pflref_spec_read_init(const json_t *root, pflref_spec *spec,
         return pflref_error_set(err, PFLREF_ENOMEM, "init", "out of memory");
     spec->init_kind = PFLREF_INIT_ZEROS;
     json_t *v = json_object_get(root, "init");
-    pflref_status st = read_init_w0(v, spec, err);
+    /* every file an init array names is hashed for the result */
+    pflref_arrays files;
+    pflref_arrays_init(&files, base_dir, 1);
+    pflref_status st = read_init_w0(v, spec, &files, err);
+    if (st == PFLREF_OK)
+        st = pflref_arrays_take_files(&files, &spec->init_files,
+                                      &spec->n_init_files, err);
+    pflref_arrays_free(&files);
     /* zeros and drawn starts: BatchNorm1d's γ = 1, β = 0, r_μ = 0, r_v = 1
      * in the BN blocks (after the P draws, so the stream is unchanged);
      * a given w is kept, its r_v checked */
@@ -362,7 +481,7 @@ static pflref_status check_running_var(const pflref_model *m,
 
 /* The "init" member v (may be NULL) into spec->w0 and spec->init_*. */
 static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
-                                  pflref_error *err)
+                                  pflref_arrays *files, pflref_error *err)
 {
     const size_t P = spec->problem->model.P;
     if (v == NULL)
@@ -374,9 +493,9 @@ static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
     const char *kind;
     pflref_status st;
     if ((st = pflref_json_object(v, "init", keys, err)) ||
-        (st = read_cluster_models(v, spec, err)) ||
-        (st = read_hypernetwork(v, spec, err)) ||
-        (st = read_lora_init(v, spec, err)) ||
+        (st = read_cluster_models(v, spec, files, err)) ||
+        (st = read_hypernetwork(v, spec, files, err)) ||
+        (st = read_lora_init(v, spec, files, err)) ||
         (st = pflref_json_member(v, "init", "kind", 1, &kind_v, err)) ||
         (st = pflref_json_string(kind_v, "init.kind", &kind, err)))
         return st;
@@ -406,7 +525,9 @@ static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
         spec->init_kind = PFLREF_INIT_GIVEN;
         if ((st = pflref_json_member(v, "init", "w", 1, &w, err)))
             return st;
-        return pflref_json_vector(w, "init.w", P, spec->w0, err);
+        const pflref_array_shape want = {.rank = 1, .dim = {P},
+                                         .sym = {"P"}};
+        return init_array(files, w, "init.w", &want, spec->w0, err);
     }
     if (takes_seed) {
         size_t seed;

@@ -70,10 +70,12 @@ pflref_status pflref_spec_read_algorithm(const json_t *root, pflref_spec *spec,
                                          pflref_error *err);
 
 /* "init" of root: spec->w0 (P entries, zeros when absent), the init kind,
- * seed and scale, and IFCA's initial cluster models.  Needs the problem,
+ * seed and scale, IFCA's initial cluster models, pFedHN's hypernetwork and
+ * lora's adapter; each array may be a file reference (ref/io/arrays.h)
+ * relative to base_dir, recorded in spec->init_files.  Needs the problem,
  * the algorithm and its hyperparameters. */
-pflref_status pflref_spec_read_init(const json_t *root, pflref_spec *spec,
-                                    pflref_error *err);
+pflref_status pflref_spec_read_init(const json_t *root, const char *base_dir,
+                                    pflref_spec *spec, pflref_error *err);
 
 /* "schedule" of root: spec->schedule (generated or given, validated
  * against the clients' sizes), spec->schedule_given and, when generated,

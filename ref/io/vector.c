@@ -302,11 +302,43 @@ static pflref_status check_hash(const json_t *root, pflref_error *err)
     return hash_refusal(changed, n, first_rec, first_now, err);
 }
 
+/* A golden vector is self-contained: none of its spec's init arrays is a
+ * file reference (pflref freeze writes them as numbers).  Its problem's
+ * data files are allowed: they are the data, hashed in the result. */
+static pflref_status init_inline(const json_t *spec_v, pflref_error *err)
+{
+    const json_t *init = json_object_get(spec_v, "init");
+    const json_t *hn = json_object_get(init, "hypernetwork");
+    const struct {
+        const json_t *v;
+        const char *where;
+    } f[] = {
+        {json_object_get(init, "w"), "spec.init.w"},
+        {json_object_get(init, "cluster_models"), "spec.init.cluster_models"},
+        {json_object_get(init, "lora"), "spec.init.lora"},
+        {json_object_get(hn, "W"), "spec.init.hypernetwork.W"},
+        {json_object_get(hn, "b"), "spec.init.hypernetwork.b"},
+        {json_object_get(hn, "v"), "spec.init.hypernetwork.v"},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (json_is_string(f[i].v))
+            return pflref_error_set(err, PFLREF_EINVAL, f[i].where,
+                                    "a golden vector is self-contained: its "
+                                    "init arrays are numbers, not file "
+                                    "references (\"%s\"); pflref freeze "
+                                    "writes them inline",
+                                    json_string_value(f[i].v));
+    return PFLREF_OK;
+}
+
 /* The embedded spec, parsed from its compact text; error paths inside it
  * start "spec.". */
 static pflref_status read_spec(const json_t *spec_v, const char *base_dir,
                                pflref_spec **spec, pflref_error *err)
 {
+    pflref_status st0 = init_inline(spec_v, err);
+    if (st0 != PFLREF_OK)
+        return st0;
     char *spec_text = json_dumps(spec_v, JSON_COMPACT | JSON_REAL_PRECISION(17));
     if (spec_text == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, "spec", "out of memory");
@@ -327,8 +359,8 @@ static pflref_status read_expected(const json_t *exp_v, pflref_vector *v,
 {
     size_t n_traj;
     pflref_status st;
-    if ((st = pflref_records_read(exp_v, "expected", &v->expected, &n_traj,
-                                  err)) ||
+    if ((st = pflref_records_read(exp_v, "expected", NULL, NULL,
+                                  &v->expected, &n_traj, err)) ||
         (st = pflref_records_unique(&v->expected, n_traj, "expected", err)))
         return st;
     if (v->expected.count == 0)

@@ -23,8 +23,7 @@
 
 #include <stddef.h>
 #include "pflref/io.h"
-
-struct json_t;
+#include "io/arrays.h"
 
 /* A vector's id has at most PFLREF_VECTOR_ID_MAX − 1 bytes (the schema's
  * maxLength), so reports hold it whole. */
@@ -109,15 +108,37 @@ typedef struct {
     struct json_t *json;            /* owns the names borrowed above      */
 } pflref_candidate;
 
+/* The sizes the arrays of a result for a spec have, against which its
+ * file references are checked (ref/io/arrays.h); 0: not known. */
+typedef struct {
+    size_t P, N;   /* parameters; clients                                 */
+    size_t k;      /* theta0's rows (ifca.k)                              */
+    size_t e;      /* the hypernetwork's embedding dimension              */
+    int bias;      /* the hypernetwork has b_h                            */
+} pflref_result_sizes;
+
+/* The sizes of a result of spec (NULL: every size unknown). */
+void pflref_result_sizes_of(const pflref_spec *spec, pflref_result_sizes *z);
+
 /* Parse a candidate result (pflref-result/1 with "final" and/or
  * "trajectory"; the other result fields and a free "meta" are allowed).
+ * Its arrays may be file references and its trajectory values ranges of
+ * "trajectory_values" (docs/formats.md, "Arrays in files"), resolved from
+ * base_dir and checked against its "array_files" manifest when it has one.
  *   vector_id [in]  when not NULL, a candidate that names another vector
  *                   in its "id" is refused
+ *   base_dir  [in]  the folder of the candidate's file (NULL: the current
+ *                   folder)
+ *   spec      [in]  the vector's spec: the shapes the files must have
+ *                   (P, N, ...; NULL: ranks only)
  *   c         [out] filled here, even on error; free with
  *                   pflref_candidate_free
- * Errors: PFLREF_EINVAL naming the JSON path, PFLREF_ENOMEM. */
+ * Errors: PFLREF_EINVAL naming the JSON path, PFLREF_EIO (a referenced
+ * file that cannot be opened), PFLREF_ENOMEM. */
 pflref_status pflref_candidate_read(const char *text, size_t len,
                                     const char *vector_id,
+                                    const char *base_dir,
+                                    const pflref_spec *spec,
                                     pflref_candidate *c, pflref_error *err);
 void pflref_candidate_free(pflref_candidate *c);
 
@@ -127,10 +148,15 @@ int pflref_record_same_key(const pflref_record *x, const pflref_record *y);
 
 /* Records from obj's "trajectory" (records {event, phase, round, client,
  * step, name, value}) and "final" ({w, v, alpha}) appended to tj; prefix
- * starts the JSON paths; *n_traj gets the number of trajectory records. */
+ * starts the JSON paths; *n_traj gets the number of trajectory records.
+ * files: resolves file references in final and ranged values (shapes
+ * checked against z, which may be NULL); NULL for a golden vector, which
+ * is self-contained (a reference or range is refused). */
 pflref_status pflref_records_read(const struct json_t *obj,
-                                  const char *prefix, pflref_trajectory *tj,
-                                  size_t *n_traj, pflref_error *err);
+                                  const char *prefix, pflref_arrays *files,
+                                  const pflref_result_sizes *z,
+                                  pflref_trajectory *tj, size_t *n_traj,
+                                  pflref_error *err);
 
 /* Every key of tj is unique; records 0..n_traj−1 came from
  * `prefix`.trajectory, the rest from `prefix`.final (for the path named in

@@ -569,6 +569,21 @@ pflref_status pflref_golden_diagnose(const char *expected, size_t expected_len,
                                      const pflref_diagnose_options *opt,
                                      pflref_diagnosis *d, pflref_error *err)
 {
+    return pflref_golden_diagnose_at(expected, expected_len, base_dir,
+                                     candidate, candidate_len, NULL, opt, d,
+                                     err);
+}
+
+pflref_status pflref_golden_diagnose_at(const char *expected,
+                                        size_t expected_len,
+                                        const char *base_dir,
+                                        const char *candidate,
+                                        size_t candidate_len,
+                                        const char *candidate_dir,
+                                        const pflref_diagnose_options *opt,
+                                        pflref_diagnosis *d,
+                                        pflref_error *err)
+{
     pflref_error_clear(err);
     if (expected == NULL || candidate == NULL || opt == NULL || d == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "diagnose",
@@ -587,7 +602,8 @@ pflref_status pflref_golden_diagnose(const char *expected, size_t expected_len,
     snprintf(d->algorithm, sizeof d->algorithm, "%s", v.spec->algorithm->name);
     snprintf(d->spec_preset, sizeof d->spec_preset, "%s", v.spec->preset);
     st = pflref_candidate_read(candidate, candidate_len,
-                               opt->check.same_id ? v.id : NULL, &c, err);
+                               opt->check.same_id ? v.id : NULL,
+                               candidate_dir, v.spec, &c, err);
     search s = {.v = &v, .c = &c, .check = &opt->check, .d = d,
                 .base_dir = base_dir,
                 .budget = opt->budget ? opt->budget : PFLREF_DIAGNOSE_BUDGET};

@@ -186,6 +186,21 @@ pflref_status pflref_golden_diagnose_json(const char *expected,
                                           size_t budget, char **out,
                                           pflref_error *err)
 {
+    return pflref_golden_diagnose_json_at(expected, expected_len, base_dir,
+                                          candidate, candidate_len, NULL, opt,
+                                          budget, out, err);
+}
+
+pflref_status pflref_golden_diagnose_json_at(const char *expected,
+                                             size_t expected_len,
+                                             const char *base_dir,
+                                             const char *candidate,
+                                             size_t candidate_len,
+                                             const char *candidate_dir,
+                                             const pflref_check_options *opt,
+                                             size_t budget, char **out,
+                                             pflref_error *err)
+{
     pflref_error_clear(err);
     if (out == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "out", "out is NULL");
@@ -197,9 +212,10 @@ pflref_status pflref_golden_diagnose_json(const char *expected,
     if (d == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     const pflref_diagnose_options o = {.check = *opt, .budget = budget};
-    pflref_status st = pflref_golden_diagnose(expected, expected_len, base_dir,
-                                              candidate, candidate_len, &o, d,
-                                              err);
+    pflref_status st = pflref_golden_diagnose_at(expected, expected_len,
+                                                 base_dir, candidate,
+                                                 candidate_len, candidate_dir,
+                                                 &o, d, err);
     if (st == PFLREF_OK)
         st = pflref_diagnosis_json(d, out, err);
     free(d);

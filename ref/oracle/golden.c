@@ -507,6 +507,20 @@ pflref_status pflref_golden_check(const char *expected, size_t expected_len,
                                   pflref_golden_report *rep,
                                   pflref_error *err)
 {
+    return pflref_golden_check_at(expected, expected_len, base_dir, candidate,
+                                  candidate_len, NULL, opt, rep, err);
+}
+
+pflref_status pflref_golden_check_at(const char *expected,
+                                     size_t expected_len,
+                                     const char *base_dir,
+                                     const char *candidate,
+                                     size_t candidate_len,
+                                     const char *candidate_dir,
+                                     const pflref_check_options *opt,
+                                     pflref_golden_report *rep,
+                                     pflref_error *err)
+{
     pflref_vector v;
     pflref_candidate c;
     pflref_status st = pflref_vector_read(expected, expected_len, base_dir, &v,
@@ -518,7 +532,8 @@ pflref_status pflref_golden_check(const char *expected, size_t expected_len,
         return st;
     }
     st = pflref_candidate_read(candidate, candidate_len,
-                               opt->same_id ? v.id : NULL, &c, err);
+                               opt->same_id ? v.id : NULL, candidate_dir,
+                               v.spec, &c, err);
     if (st != PFLREF_OK)
         name_side(err, "candidate");
     else if (strcmp(c.outcome, "ok") != 0) {

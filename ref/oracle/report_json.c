@@ -203,6 +203,20 @@ pflref_status pflref_golden_check_json(const char *expected,
                                        const pflref_check_options *opt,
                                        char **out, pflref_error *err)
 {
+    return pflref_golden_check_json_at(expected, expected_len, base_dir,
+                                       candidate, candidate_len, NULL, opt,
+                                       out, err);
+}
+
+pflref_status pflref_golden_check_json_at(const char *expected,
+                                          size_t expected_len,
+                                          const char *base_dir,
+                                          const char *candidate,
+                                          size_t candidate_len,
+                                          const char *candidate_dir,
+                                          const pflref_check_options *opt,
+                                          char **out, pflref_error *err)
+{
     pflref_error_clear(err);
     if (out == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "out", "out is NULL");
@@ -216,9 +230,10 @@ pflref_status pflref_golden_check_json(const char *expected,
     pflref_golden_report *rep = malloc(sizeof *rep);
     if (rep == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
-    pflref_status st = pflref_golden_check(expected, expected_len, base_dir,
-                                           candidate, candidate_len, opt, rep,
-                                           err);
+    pflref_status st = pflref_golden_check_at(expected, expected_len,
+                                              base_dir, candidate,
+                                              candidate_len, candidate_dir,
+                                              opt, rep, err);
     st = finish(st, rep, out, err);
     free(rep);
     return st;
