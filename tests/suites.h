@@ -50,5 +50,6 @@ Suite *diagnose_suite(void);
 Suite *plot_suite(void);
 Suite *progress_suite(void);
 Suite *output_suite(void);
+Suite *result_files_suite(void);
 
 #endif
