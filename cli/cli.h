@@ -82,6 +82,13 @@ int cli_output_is_input(const char *out_path, const char *what,
                         const char *spec_path, const pflref_file_id *spec_id,
                         const char *text, size_t len, const char *dir);
 
+/* run's --arrays inline|files and --inline-max N (argument a, its value
+ * v) into o (cli/options.c): EXIT_OK, the usage error (printed), or -1
+ * when a is neither option.  N is bounded as output.inline_max is. */
+#define CLI_INLINE_MAX_MAX ((size_t)1 << 31)
+int cli_run_output_option(const char *a, const char *v,
+                          pflref_output_override *o);
+
 /* pflref freeze SPEC -o VECTOR [options] (cli/freeze.c). */
 int cli_freeze(int argc, char **argv);
 

@@ -53,7 +53,8 @@ const char *cli_program_word(void)
 }
 
 const char CLI_USAGE[] =
-    "usage: pflref run SPEC [-o RESULT] [--trace] [--quiet]\n"
+    "usage: pflref run SPEC [-o RESULT] [--arrays inline|files]\n"
+    "                  [--inline-max N] [--trace] [--quiet]\n"
     "       pflref table [--metric NAME] COLUMN=RESULT:LABEL ...\n"
     "       pflref verify [--quiet] PATH...\n"
     "       pflref check EXPECTED CANDIDATE [--resync] [--partial]\n"

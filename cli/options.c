@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* cli/options.c: the options of `pflref check` (docs/cli.md), each
- * refused by name when its value is not what it takes: a count that is
- * not a count or overflows, an empty pattern, a fraction outside (0, 1].
+/* cli/options.c: the options of `pflref check`, and run's --arrays and
+ * --inline-max (docs/cli.md), each refused by name when its value is not
+ * what it takes: a count that is not a count or overflows, an empty
+ * pattern, a fraction outside (0, 1], a form that is not inline or files.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +20,31 @@ static int parse_count(const char *s, size_t *out)
         return -2;
     *out = (size_t)n;
     return 0;
+}
+
+int cli_run_output_option(const char *a, const char *v,
+                          pflref_output_override *o)
+{
+    size_t n;
+    if (strcmp(a, "--arrays") == 0) {
+        if (strcmp(v, "inline") == 0)
+            o->form = PFLREF_ARRAYS_INLINE;
+        else if (strcmp(v, "files") == 0)
+            o->form = PFLREF_ARRAYS_FILES;
+        else
+            return cli_usage_error("--arrays is inline or files", v);
+        o->set_form = 1;
+    } else if (strcmp(a, "--inline-max") == 0) {
+        /* the bound of output.inline_max in a spec (a count of a spec) */
+        if (parse_count(v, &n) != 0 || n > CLI_INLINE_MAX_MAX)
+            return cli_usage_error("--inline-max takes a count of numbers "
+                                   "from 0 to 2147483648", v);
+        o->inline_max = n;
+        o->set_inline_max = 1;
+    } else {
+        return -1;
+    }
+    return EXIT_OK;
 }
 
 /* --partial-min: a count of records (digits only, >= 1), or a fraction of

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/pflref.c: the pflref command line (docs/cli.md).
  *
- *   pflref run SPEC [-o RESULT] [--trace] [--quiet]
+ *   pflref run SPEC [-o RESULT] [--arrays inline|files] [--inline-max N]
+ *              [--trace] [--quiet]
  *   pflref table [--metric NAME] COLUMN=RESULT:LABEL ...
  *   pflref verify PATH...
  *   pflref check EXPECTED CANDIDATE [options]
@@ -164,7 +165,8 @@ int cli_output_is_input(const char *out_path, const char *what,
 static int cmd_run(int argc, char **argv)
 {
     const char *spec_path = NULL, *out_path = NULL;
-    int trace_on = 0;
+    int trace_on = 0, rc;
+    pflref_output_override over = {.set_form = 0, .set_inline_max = 0};
     const int quiet = cli_progress_take_quiet(&argc, argv);
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--trace") == 0)
@@ -173,6 +175,16 @@ static int cmd_run(int argc, char **argv)
             if (i + 1 >= argc)
                 return cli_usage_error("-o needs a file name", NULL);
             out_path = argv[++i];
+        } else if (strcmp(argv[i], "--arrays") == 0 ||
+                   strcmp(argv[i], "--inline-max") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage_error(argv[i][2] == 'a'
+                                           ? "--arrays needs inline or files"
+                                           : "--inline-max needs a count",
+                                       NULL);
+            if ((rc = cli_run_output_option(argv[i], argv[i + 1], &over)))
+                return rc;
+            i++;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0')
             return cli_usage_error("unknown option", argv[i]);
         else if (spec_path == NULL)
@@ -196,8 +208,8 @@ static int cmd_run(int argc, char **argv)
         return cli_fail(&err, spec_path);
     char dir[PFLREF_PATH_MAX];
     pflref_file_folder(spec_path, dir, sizeof dir);
-    int rc = cli_output_is_input(out_path, "result", spec_path, &spec_id,
-                                 text, len, dir);
+    rc = cli_output_is_input(out_path, "result", spec_path, &spec_id, text,
+                             len, dir);
     if (rc == EXIT_OK && out_path != NULL &&
         cli_check_output(out_path, &err) != PFLREF_OK)
         rc = cli_fail(&err, spec_path);   /* refused before the run */
@@ -211,16 +223,18 @@ static int cmd_run(int argc, char **argv)
     cli_progress_start(&prog, "run", cli_progress_rounds(text, len),
                        quiet || trace_on);
     pflref_trace progress = {cli_progress_emit, &prog};
-    pflref_status st = pflref_spec_run_text(
+    /* without -o, or with -o - (or /dev/stdout): the text, then standard
+     * output, one line (the files form is refused there, before the run);
+     * otherwise the library writes the file, which holds the result's text
+     * alone, its arrays in STEM.arrays/ in the files form */
+    const int to_stdout = out_path == NULL || cli_is_stdout(out_path);
+    pflref_status st = pflref_spec_run_output(
         text, len, dir, prog.on ? &progress : trace_on ? &printer : NULL,
-        &result, &err);
+        &over, to_stdout ? NULL : out_path, &result, &err);
     cli_progress_end(&prog);
     free(text);
-    /* without -o, or with -o - (or /dev/stdout): standard output, one
-     * line; otherwise the file, which holds the result's text alone */
-    if (st == PFLREF_OK)
-        st = cli_write_text(out_path != NULL ? out_path : "-", result, "\n",
-                            &err);
+    if (st == PFLREF_OK && to_stdout)
+        st = cli_write_text("-", result, "\n", &err);
     free(result);
     return st == PFLREF_OK ? EXIT_OK : cli_fail(&err, spec_path);
 }

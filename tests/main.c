@@ -35,6 +35,7 @@ int main(void)
         memory_suite,   headonly_suite, diagnose_suite,
         plot_suite,     progress_suite, output_suite,
         arrays_suite,
+        result_files_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

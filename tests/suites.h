@@ -52,5 +52,6 @@ Suite *plot_suite(void);
 Suite *progress_suite(void);
 Suite *output_suite(void);
 Suite *arrays_suite(void);
+Suite *result_files_suite(void);
 
 #endif

@@ -5,7 +5,11 @@
  *   pflref_spec_parse, _read_file   spec text → pflref_spec
  *   pflref_spec_run                 pflref_spec → pflref_run_result
  *   pflref_spec_run_text            spec text → result text, in one call
+ *   pflref_spec_run_output          spec text → result file (inline or the
+ *                                   files form) or text, as `pflref run`
  *   pflref_result_to_json           a run → result text (pflref-result/1)
+ *   pflref_result_write, _check     a run → result file, its arrays inline
+ *                                   or as .npy files (the files form)
  *   pflref_result_read_metric       result text → one metric per client
  *   pflref_result_inline            result text with arrays in files →
  *                                   the same result, self-contained
@@ -58,6 +62,26 @@ typedef struct {
     unsigned long long bytes;      /* the file's size                    */
 } pflref_data_file;
 
+/* How a result's arrays are written (spec "output.arrays" and
+ * "output.inline_max"; docs/formats.md, "Arrays in files"). */
+typedef enum {
+    PFLREF_ARRAYS_INLINE = 0,      /* every number in the JSON            */
+    PFLREF_ARRAYS_FILES = 1        /* each array of more than inline_max
+                                      numbers a .npy file in STEM.arrays/
+                                      beside the result                  */
+} pflref_arrays_form;
+
+/* output.inline_max when the spec leaves it out: an array of up to 256
+ * numbers (a small model's parameters, the per-client metrics of 256
+ * clients) stays readable in the JSON. */
+#define PFLREF_INLINE_MAX_DEFAULT 256
+
+typedef struct {
+    pflref_arrays_form form;
+    size_t inline_max;             /* an array of more numbers than this
+                                      goes to a file (files form)        */
+} pflref_output_arrays;
+
 /* The SHA-256 of the data files used in place, computed on a second
  * thread while the run proceeds (private to the library). */
 typedef struct pflref_digest_job pflref_digest_job;
@@ -92,6 +116,7 @@ typedef struct {
                                       ranks), N client ranks, or NULL      */
     size_t n_lora_ranks;
     pflref_record_level record;    /* output.trajectory                    */
+    pflref_output_arrays arrays;   /* output.arrays, output.inline_max     */
     char *problem_source;          /* "inline", "generator:tilt", "file:…" */
     pflref_data_file *data_files;  /* the .npy and .npz files the problem's
                                       arrays came from, each once, in the
@@ -136,11 +161,13 @@ pflref_status pflref_spec_run(const pflref_spec *spec,
                               const pflref_trace *trace,
                               pflref_run_result **out, pflref_error *err);
 
-/* From spec text to result text in one call, what `pflref run` does: parse
- * text (a spec, or a golden vector, whose embedded spec is run and whose id
- * the result carries), run it, record the trajectory at the spec's
- * output.trajectory level, and write the result with this build's facts
- * (pflref_result_to_json).
+/* From spec text to result text in one call, what `pflref run -o -` does:
+ * parse text (a spec, or a golden vector, whose embedded spec is run and
+ * whose id the result carries), run it, record the trajectory at the
+ * spec's output.trajectory level, and write the result with this build's
+ * facts (pflref_result_to_json: inline; a spec whose output.arrays is
+ * "files" is refused, PFLREF_EINVAL at "output.arrays", as a text alone
+ * has no folder for its arrays: pflref_spec_run_output writes a file).
  *   text, len  [in]  the spec or vector (len bytes; no NUL needed)
  *   base_dir   [in]  resolves a relative problem file (NULL: the current
  *                    folder); pflref_file_folder gives a file's folder
@@ -156,6 +183,37 @@ pflref_status pflref_spec_run_text(const char *text, size_t len,
                                    const pflref_trace *trace, char **result,
                                    pflref_error *err);
 
+/* What a caller sets over a spec's "output" (`pflref run --arrays`,
+ * `--inline-max`).  Zero-initialised: nothing, the spec's own. */
+typedef struct {
+    int set_form;                  /* 1: form replaces output.arrays       */
+    pflref_arrays_form form;
+    int set_inline_max;            /* 1: inline_max replaces
+                                      output.inline_max                  */
+    size_t inline_max;
+} pflref_output_override;
+
+/* pflref_spec_run_text, with the result written to a file in the form the
+ * spec's output (after over) chooses, or returned as text: what `pflref
+ * run` does.
+ *   over    [in]  replaces the spec's output.arrays / output.inline_max
+ *                 (NULL: nothing)
+ *   path    [in]  the result file (pflref_result_write: the files form
+ *                 writes STEM.arrays/ beside it), *result then NULL; or
+ *                 NULL: the inline text in *result (standard output)
+ *   result  [out] with path NULL: the result text (free() it); may be NULL
+ *                 when path is given
+ * Before the run: the files form without a path is refused (PFLREF_EINVAL
+ * at "output.arrays": a text alone has no folder for its arrays), and a
+ * path the write would refuse is refused (pflref_result_write_check).
+ * Otherwise pflref_spec_run_text's errors, and pflref_result_write's. */
+pflref_status pflref_spec_run_output(const char *text, size_t len,
+                                     const char *base_dir,
+                                     const pflref_trace *trace,
+                                     const pflref_output_override *over,
+                                     const char *path, char **result,
+                                     pflref_error *err);
+
 /* Facts about the build that produced a result. */
 typedef struct {
     const char *version;
@@ -170,13 +228,46 @@ void pflref_build_info_get(pflref_build_info *info);
  * so that sums have one order). */
 void pflref_blas_pin_threads(void);
 
-/* Serialise a result to a NUL-terminated JSON string (*out, free() it).
- * Doubles are written with 17 significant digits and read back exactly. */
+/* Serialise a result to a NUL-terminated JSON string (*out, free() it),
+ * every array inline (whatever spec->arrays says).  Every double reads
+ * back exactly. */
 pflref_status pflref_result_to_json(const pflref_spec *spec,
                                     const pflref_run_result *res,
                                     const pflref_trajectory *tj,
                                     const pflref_build_info *build,
                                     char **out, pflref_error *err);
+
+/* Write a result to the file at path in the given form (arrays NULL:
+ * spec->arrays), every file through the one writer
+ * (pflref_write_file_with).
+ *   inline form: the text of pflref_result_to_json, alone.
+ *   files form:  each array of more than inline_max numbers (w0, theta0,
+ *     hypernetwork.W/.b/.v, final.w/.v/.alpha, and the trajectory's values
+ *     taken together) as a '<f8' .npy file NAME.npy, byte for byte what
+ *     NumPy's np.save writes, in the folder STEM.arrays beside path (STEM:
+ *     path's file name less a final ".json"; made when absent); the JSON
+ *     names each by "STEM.arrays/NAME.npy" and lists them in "array_files"
+ *     with their SHA-256 and size; the trajectory's records become ranges
+ *     of "trajectory_values".  The files first, the JSON last.  When no
+ *     array exceeds inline_max, the result is the inline one (no folder).
+ * On any failure nothing this call wrote is left: the .npy files it wrote
+ * are removed, and the folder when it made it (files of those names that
+ * were there before are replaced, one by one, as they are written).
+ * Errors: pflref_write_file_with's (PFLREF_EIO naming the file, e.g. a
+ * STEM.arrays that is not a folder), pflref_result_to_json's, PFLREF_EINVAL
+ * for a file name that is not UTF-8 (JSON cannot name it). */
+pflref_status pflref_result_write(const char *path, const pflref_spec *spec,
+                                  const pflref_run_result *res,
+                                  const pflref_trajectory *tj,
+                                  const pflref_build_info *build,
+                                  const pflref_output_arrays *arrays,
+                                  pflref_error *err);
+/* What pflref_result_write would refuse before writing anything, with
+ * nothing created: the result file (pflref_write_file_check) and, in the
+ * files form, its STEM.arrays (a folder, or absent) and STEM. */
+pflref_status pflref_result_write_check(const char *path,
+                                        const pflref_output_arrays *arrays,
+                                        pflref_error *err);
 
 /* From a result's text, the per-client values of `metric` ("train_loss",
  * "test_loss", "test_mse", "test_accuracy") for the model labelled `label`

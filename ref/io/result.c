@@ -6,9 +6,18 @@
  * hyperparameter and switch, model, split, initial parameters, the schedule
  * actually used in the replayable "given" form), then the final state, the
  * per-client metrics with their client-aware summaries, the trajectory and
- * the build facts.  Objects keep insertion order and doubles are printed
- * with 17 significant digits, so the same run gives the same bytes and every
- * double reads back exactly.
+ * the build facts.  The text is printed front to back by the streaming
+ * emitter (ref/io/emit.h), every array straight from the run's own C
+ * arrays: nothing is built in between, and nothing is computed here (the
+ * metrics are the run's, pflref_run's evaluation of the models the
+ * algorithm reports, each once).  Members keep the order below, and the
+ * doubles are pflref_dtoa's text (ref/core/dtoa.h), which reads back to
+ * the same double, so the same run gives the same bytes.
+ *
+ * In the files form (ref/io/result_files.c) the arrays of
+ * pflref_result_slot that go to files are written as their references
+ * (strings), the trajectory's records as ranges of "trajectory_values",
+ * and the manifest "array_files" follows the trajectory.
  */
 #include <math.h>
 #include <stddef.h>
@@ -18,278 +27,361 @@
 #include "pflref/io.h"
 #include "core/vec.h"
 #include "io/digest.h"
+#include "io/emit.h"
 #include "io/json.h"
+#include "io/result.h"
 
-/* A tree under construction: any failed allocation sets `failed`, so the
- * building code needs no check per call and the writer fails at the end. */
-typedef struct {
-    int failed;
-} builder;
+/* "k": (a member's value follows) */
+#define KEY(e, k) pflref_emit_key((e), (k))
 
-static void put(builder *b, json_t *obj, const char *key, json_t *value)
+static void key_string(pflref_emit *e, const char *key, const char *s)
 {
-    if (obj == NULL || value == NULL || json_object_set_new(obj, key, value))
-        b->failed = 1;
+    KEY(e, key);
+    pflref_emit_string(e, s);
 }
 
-static void append(builder *b, json_t *arr, json_t *value)
+static void key_size(pflref_emit *e, const char *key, size_t x)
 {
-    if (arr == NULL || value == NULL || json_array_append_new(arr, value))
-        b->failed = 1;
+    KEY(e, key);
+    pflref_emit_size(e, x);
 }
 
-static json_t *batches_json(builder *b, const pflref_batches *bt)
+static void key_real(pflref_emit *e, const char *key, double x)
 {
-    json_t *steps = json_array();
+    KEY(e, key);
+    pflref_emit_real(e, x);
+}
+
+static void key_bool(pflref_emit *e, const char *key, int b)
+{
+    KEY(e, key);
+    pflref_emit_bool(e, b);
+}
+
+/* Array `slot` under key: its reference when refs names one, else its
+ * numbers (rows arrays of cols numbers; cols = 0: a vector of rows). */
+static void key_array(pflref_emit *e, const char *key,
+                      const pflref_result_refs *refs, pflref_result_slot slot,
+                      const double *x, size_t rows, size_t cols)
+{
+    KEY(e, key);
+    if (refs != NULL && refs->ref[slot] != NULL)
+        pflref_emit_string(e, refs->ref[slot]);
+    else if (cols == 0)
+        pflref_emit_reals(e, x, rows);
+    else
+        pflref_emit_matrix(e, x, rows, cols);
+}
+
+/* [[indices of step 0], [step 1], ...] */
+static void emit_batches(pflref_emit *e, const pflref_batches *bt)
+{
+    pflref_emit_array_begin(e);
     for (size_t s = 0; s < bt->nsteps; s++)
-        append(b, steps,
-               pflref_json_new_indices(bt->idx + bt->step_off[s],
-                                       bt->step_off[s + 1] - bt->step_off[s]));
-    return steps;
+        pflref_emit_indices(e, bt->idx + bt->step_off[s],
+                            bt->step_off[s + 1] - bt->step_off[s]);
+    pflref_emit_array_end(e);
 }
 
 /* FedFomo's ε-greedy draws of a round: [{"order": π, "u": [u_s]}, ...],
  * one per participant. */
-static json_t *peer_draws_json(builder *b, const pflref_round_plan *r)
+static void emit_peer_draws(pflref_emit *e, const pflref_round_plan *r)
 {
-    json_t *list = json_array();
+    const pflref_batches *o = r->peer_order;
+    pflref_emit_array_begin(e);
     for (size_t j = 0; j < r->m; j++) {
-        const pflref_batches *o = r->peer_order;
-        json_t *d = json_object();
-        put(b, d, "order",
-            pflref_json_new_indices(o->idx + o->step_off[j],
-                                    o->step_off[j + 1] - o->step_off[j]));
-        put(b, d, "u",
-            pflref_json_new_vector(r->peer_u + r->peer_u_off[j],
-                                   r->peer_u_off[j + 1] - r->peer_u_off[j]));
-        append(b, list, d);
+        pflref_emit_object_begin(e);
+        KEY(e, "order");
+        pflref_emit_indices(e, o->idx + o->step_off[j],
+                            o->step_off[j + 1] - o->step_off[j]);
+        KEY(e, "u");
+        pflref_emit_reals(e, r->peer_u + r->peer_u_off[j],
+                          r->peer_u_off[j + 1] - r->peer_u_off[j]);
+        pflref_emit_object_end(e);
     }
-    return list;
+    pflref_emit_array_end(e);
+}
+
+/* Round t of the schedule actually used; chosen (or NULL) as for
+ * emit_schedule. */
+static void emit_round(pflref_emit *e, const pflref_round_plan *r,
+                       const pflref_batches *chosen)
+{
+    pflref_emit_object_begin(e);
+    KEY(e, "clients");
+    pflref_emit_indices(e, r->clients, r->m);
+    if (r->n_selected != r->m) {
+        KEY(e, "selected");
+        pflref_emit_indices(e, r->selected, r->n_selected);
+    }
+    KEY(e, "drawn");
+    pflref_emit_indices(e, r->drawn, r->n_selected);
+    KEY(e, "batches");
+    pflref_emit_array_begin(e);
+    for (size_t j = 0; j < r->m; j++)
+        emit_batches(e, &r->batches[j]);
+    pflref_emit_array_end(e);
+    if (r->peers != NULL) {   /* FedFomo's S_i^t, one list per client */
+        KEY(e, "peers");
+        emit_batches(e, r->peers);
+    } else if (chosen != NULL && chosen->nsteps > 0) {
+        KEY(e, "peers");
+        emit_batches(e, chosen);
+    }
+    if (r->peer_order != NULL) {   /* the draws S_i^t was chosen with */
+        KEY(e, "peer_draws");
+        emit_peer_draws(e, r);
+    }
+    if (r->personal != NULL) {  /* Ditto's own personal batches */
+        KEY(e, "personal");
+        pflref_emit_array_begin(e);
+        for (size_t j = 0; j < r->m; j++)
+            emit_batches(e, &r->personal[j]);
+        pflref_emit_array_end(e);
+    }
+    pflref_emit_object_end(e);
 }
 
 /* The schedule actually used; chosen (T entries, or NULL) holds the peer
  * lists FedFomo chose at run time in rounds whose schedule had none
  * (nsteps = 0 where it chose nothing), written as the round's "peers" so
  * that the result replays with them as data. */
-static json_t *schedule_json(builder *b, const pflref_schedule *s,
-                             const pflref_batches *chosen)
+static void emit_schedule(pflref_emit *e, const pflref_schedule *s,
+                          const pflref_batches *chosen)
 {
-    json_t *o = json_object();
-    put(b, o, "kind", json_string("given"));
-    json_t *rounds = json_array();
-    for (size_t t = 0; t < s->T; t++) {
-        const pflref_round_plan *r = &s->rounds[t];
-        json_t *ro = json_object();
-        put(b, ro, "clients", pflref_json_new_indices(r->clients, r->m));
-        if (r->n_selected != r->m)
-            put(b, ro, "selected",
-                pflref_json_new_indices(r->selected, r->n_selected));
-        put(b, ro, "drawn", pflref_json_new_indices(r->drawn, r->n_selected));
-        json_t *bl = json_array();
-        for (size_t j = 0; j < r->m; j++)
-            append(b, bl, batches_json(b, &r->batches[j]));
-        put(b, ro, "batches", bl);
-        if (r->peers != NULL)   /* FedFomo's S_i^t, one list per client */
-            put(b, ro, "peers", batches_json(b, r->peers));
-        else if (chosen != NULL && chosen[t].nsteps > 0)
-            put(b, ro, "peers", batches_json(b, &chosen[t]));
-        if (r->peer_order != NULL)   /* the draws S_i^t was chosen with */
-            put(b, ro, "peer_draws", peer_draws_json(b, r));
-        if (r->personal != NULL) {  /* Ditto's own personal batches */
-            json_t *pl = json_array();
-            for (size_t j = 0; j < r->m; j++)
-                append(b, pl, batches_json(b, &r->personal[j]));
-            put(b, ro, "personal", pl);
-        }
-        append(b, rounds, ro);
-    }
-    put(b, o, "rounds", rounds);
+    pflref_emit_object_begin(e);
+    key_string(e, "kind", "given");
+    KEY(e, "rounds");
+    pflref_emit_array_begin(e);
+    for (size_t t = 0; t < s->T; t++)
+        emit_round(e, &s->rounds[t], chosen != NULL ? &chosen[t] : NULL);
+    pflref_emit_array_end(e);
     if (s->post != NULL) {
-        json_t *post = json_array();
+        KEY(e, "post");
+        pflref_emit_array_begin(e);
         for (size_t i = 0; i < s->N; i++)
-            append(b, post, batches_json(b, &s->post[i]));
-        put(b, o, "post", post);
+            emit_batches(e, &s->post[i]);
+        pflref_emit_array_end(e);
     }
-    return o;
+    pflref_emit_object_end(e);
 }
 
-/* The data files the problem was read from, each with its SHA-256 and
- * size: [{"path", "sha256", "bytes"}, ...] in the order first named. */
-static json_t *data_files_json(builder *b, const pflref_spec *spec)
+/* Files, each with its SHA-256 and size: [{"path", "sha256", "bytes"},
+ * ...] in the order given (the problem's data files, the manifest). */
+static void emit_files(pflref_emit *e, const pflref_data_file *files,
+                       size_t n)
 {
-    json_t *files = json_array();
-    pflref_digest_wait(spec->digests);   /* the second thread's digests */
-    for (size_t i = 0; i < spec->n_data_files; i++) {
-        const pflref_data_file *f = &spec->data_files[i];
-        json_t *o = json_object();
-        put(b, o, "path", json_string(f->path));
-        put(b, o, "sha256", json_string(f->sha256));
-        put(b, o, "bytes", json_integer((json_int_t)f->bytes));
-        append(b, files, o);
+    pflref_emit_array_begin(e);
+    for (size_t i = 0; i < n; i++) {
+        pflref_emit_object_begin(e);
+        key_string(e, "path", files[i].path);
+        key_string(e, "sha256", files[i].sha256);
+        KEY(e, "bytes");
+        pflref_emit_integer(e, (long long)files[i].bytes);
+        pflref_emit_object_end(e);
     }
-    return files;
+    pflref_emit_array_end(e);
 }
 
 /* "problem": its source, N, the sample counts and the data files. */
-static json_t *problem_json(builder *b, const pflref_spec *spec)
+static void emit_problem(pflref_emit *e, const pflref_spec *spec)
 {
     const pflref_problem *pr = spec->problem;
-    json_t *prob = json_object(), *ntr = json_array(), *nte = json_array();
-    for (size_t i = 0; i < pr->N; i++) {
-        append(b, ntr, json_integer((json_int_t)pr->clients[i].train.n));
-        append(b, nte, json_integer((json_int_t)pr->clients[i].test.n));
+    pflref_emit_object_begin(e);
+    key_string(e, "source", spec->problem_source);
+    key_size(e, "N", pr->N);
+    KEY(e, "n_train");
+    pflref_emit_array_begin(e);
+    for (size_t i = 0; i < pr->N; i++)
+        pflref_emit_size(e, pr->clients[i].train.n);
+    pflref_emit_array_end(e);
+    KEY(e, "n_test");
+    pflref_emit_array_begin(e);
+    for (size_t i = 0; i < pr->N; i++)
+        pflref_emit_size(e, pr->clients[i].test.n);
+    pflref_emit_array_end(e);
+    if (spec->n_data_files > 0) {
+        pflref_digest_wait(spec->digests);   /* the second thread's digests */
+        KEY(e, "data_files");
+        emit_files(e, spec->data_files, spec->n_data_files);
     }
-    put(b, prob, "source", json_string(spec->problem_source));
-    put(b, prob, "N", json_integer((json_int_t)pr->N));
-    put(b, prob, "n_train", ntr);
-    put(b, prob, "n_test", nte);
-    if (spec->n_data_files > 0)
-        put(b, prob, "data_files", data_files_json(b, spec));
-    return prob;
+    pflref_emit_object_end(e);
 }
 
-static json_t *work_json(builder *b, const pflref_local_work *w)
+static void emit_work(pflref_emit *e, const pflref_local_work *w)
 {
-    json_t *o = json_object();
+    pflref_emit_object_begin(e);
     if (w->epochs > 0)
-        put(b, o, "epochs", json_integer((json_int_t)w->epochs));
+        key_size(e, "epochs", w->epochs);
     else
-        put(b, o, "steps", json_integer((json_int_t)w->steps));
-    put(b, o, "batch_size", json_integer((json_int_t)w->B));
-    return o;
+        key_size(e, "steps", w->steps);
+    key_size(e, "batch_size", w->B);
+    pflref_emit_object_end(e);
 }
 
-static json_t *schedule_config_json(builder *b, const pflref_spec *spec)
+static void emit_schedule_config(pflref_emit *e, const pflref_spec *spec)
 {
     const pflref_schedule_config *c = &spec->schedule_cfg;
-    json_t *o = json_object();
-    put(b, o, "kind", json_string("generate"));
-    put(b, o, "rounds", json_integer((json_int_t)c->T));
-    put(b, o, "clients_per_round", json_integer((json_int_t)c->m));
-    put(b, o, "sampler", json_string(pflref_sampler_kind_name(c->sampler)));
-    put(b, o, "client_seed", json_integer((json_int_t)c->client_seed));
-    put(b, o, "batches", json_string(pflref_batch_order_name(c->order)));
-    put(b, o, "batch_seed", json_integer((json_int_t)c->batch_seed));
-    put(b, o, "local", work_json(b, &c->train));
-    if (c->has_post)
-        put(b, o, "post", work_json(b, &c->post));
-    if (c->peers > 0) {
-        put(b, o, "peers", json_integer((json_int_t)c->peers));
-        put(b, o, "peer_seed", json_integer((json_int_t)c->peer_seed));
+    pflref_emit_object_begin(e);
+    key_string(e, "kind", "generate");
+    key_size(e, "rounds", c->T);
+    key_size(e, "clients_per_round", c->m);
+    key_string(e, "sampler", pflref_sampler_kind_name(c->sampler));
+    key_size(e, "client_seed", c->client_seed);
+    key_string(e, "batches", pflref_batch_order_name(c->order));
+    key_size(e, "batch_seed", c->batch_seed);
+    KEY(e, "local");
+    emit_work(e, &c->train);
+    if (c->has_post) {
+        KEY(e, "post");
+        emit_work(e, &c->post);
     }
-    return o;
+    if (c->peers > 0) {
+        key_size(e, "peers", c->peers);
+        key_size(e, "peer_seed", c->peer_seed);
+    }
+    pflref_emit_object_end(e);
 }
 
-static json_t *algorithm_json(builder *b, const pflref_spec *spec)
+/* "hyperparameters" and "switches": every one that applies to the
+ * algorithm, in the registry's order. */
+static void emit_params(pflref_emit *e, const pflref_spec *spec, int reals)
 {
-    const pflref_algorithm *alg = spec->algorithm;
-    json_t *o = json_object();
-    put(b, o, "name", json_string(alg->name));
-    put(b, o, "title", json_string(alg->title));
-    put(b, o, "preset", json_string(spec->preset));
-    json_t *hp = json_object(), *sw = json_object();
+    const char *alg = spec->algorithm->name;
     size_t count;
     const pflref_param *params = pflref_params(&count);
+    pflref_emit_object_begin(e);
     for (size_t i = 0; i < count; i++) {
         const pflref_param *p = &params[i];
-        if (!pflref_name_in_list(p->algorithms, alg->name))
+        if (!pflref_name_in_list(p->algorithms, alg) ||
+            (p->type == PFLREF_PARAM_ENUM) == reals)
             continue;
+        KEY(e, p->name);
         if (p->type == PFLREF_PARAM_REAL) {
             double x = pflref_hyper_get_real(&spec->hyper, p);
             /* an unused optional hyperparameter stays unset (NaN) */
-            put(b, hp, p->name, isnan(x) ? json_null() : json_real(x));
-        } else if (p->type == PFLREF_PARAM_INT)
-            put(b, hp, p->name,
-                json_integer((json_int_t)pflref_hyper_get_int(&spec->hyper, p)));
-        else
-            put(b, sw, p->name,
-                json_string(pflref_hyper_get_enum(&spec->hyper, p)));
+            if (isnan(x))
+                pflref_emit_null(e);
+            else
+                pflref_emit_real(e, x);
+        } else if (p->type == PFLREF_PARAM_INT) {
+            pflref_emit_integer(
+                e, (long long)pflref_hyper_get_int(&spec->hyper, p));
+        } else {
+            pflref_emit_string(e, pflref_hyper_get_enum(&spec->hyper, p));
+        }
     }
-    put(b, o, "hyperparameters", hp);
-    put(b, o, "switches", sw);
-    return o;
+    pflref_emit_object_end(e);
 }
 
-static json_t *model_json(builder *b, const pflref_model *m,
-                          const pflref_split *split)
+static void emit_algorithm(pflref_emit *e, const pflref_spec *spec)
 {
-    json_t *o = json_object();
-    put(b, o, "kind", json_string(pflref_model_kind_name(m->kind)));
-    put(b, o, "loss", json_string(pflref_loss_name(m->loss)));
-    put(b, o, "d", json_integer((json_int_t)m->d));
-    if (m->kind == PFLREF_MODEL_SOFTMAX || m->kind == PFLREF_MODEL_MLP)
-        put(b, o, "k", json_integer((json_int_t)m->k));
-    if (m->kind == PFLREF_MODEL_MLP) {
-        put(b, o, "h", json_integer((json_int_t)m->h));
-        put(b, o, "activation",
-            json_string(pflref_activation_name(m->activation)));
-    }
-    put(b, o, "bias", json_boolean(m->bias));
-    if (m->kind == PFLREF_MODEL_MLP)      /* b1; "bias" is b2 for the mlp */
-        put(b, o, "hidden_bias", json_boolean(m->hidden_bias));
-    if (m->bn) {                          /* the BN option, only when on */
-        put(b, o, "bn", json_true());
-        put(b, o, "bn_eps", json_real(m->bn_eps));
-        put(b, o, "bn_momentum", json_real(m->bn_momentum));
-    }
-    put(b, o, "P", json_integer((json_int_t)m->P));
-    json_t *blocks = json_array();
+    const pflref_algorithm *alg = spec->algorithm;
+    pflref_emit_object_begin(e);
+    key_string(e, "name", alg->name);
+    key_string(e, "title", alg->title);
+    key_string(e, "preset", spec->preset);
+    KEY(e, "hyperparameters");
+    emit_params(e, spec, 1);
+    KEY(e, "switches");
+    emit_params(e, spec, 0);
+    pflref_emit_object_end(e);
+}
+
+static void emit_blocks(pflref_emit *e, const pflref_model *m,
+                        const pflref_split *split)
+{
+    pflref_emit_array_begin(e);
     for (size_t i = 0; i < m->nblocks; i++) {
         const pflref_block *bl = &m->blocks[i];
-        json_t *bo = json_object();
-        put(b, bo, "name", json_string(bl->name));
-        put(b, bo, "offset", json_integer((json_int_t)bl->offset));
-        put(b, bo, "rows", json_integer((json_int_t)bl->rows));
-        put(b, bo, "cols", json_integer((json_int_t)bl->cols));
-        put(b, bo, "personal", json_boolean(split->personal[i]));
-        append(b, blocks, bo);
+        pflref_emit_object_begin(e);
+        key_string(e, "name", bl->name);
+        key_size(e, "offset", bl->offset);
+        key_size(e, "rows", bl->rows);
+        key_size(e, "cols", bl->cols);
+        key_bool(e, "personal", split->personal[i]);
+        pflref_emit_object_end(e);
     }
-    put(b, o, "blocks", blocks);
-    return o;
+    pflref_emit_array_end(e);
+}
+
+static void emit_model(pflref_emit *e, const pflref_model *m,
+                       const pflref_split *split)
+{
+    pflref_emit_object_begin(e);
+    key_string(e, "kind", pflref_model_kind_name(m->kind));
+    key_string(e, "loss", pflref_loss_name(m->loss));
+    key_size(e, "d", m->d);
+    if (m->kind == PFLREF_MODEL_SOFTMAX || m->kind == PFLREF_MODEL_MLP)
+        key_size(e, "k", m->k);
+    if (m->kind == PFLREF_MODEL_MLP) {
+        key_size(e, "h", m->h);
+        key_string(e, "activation", pflref_activation_name(m->activation));
+    }
+    key_bool(e, "bias", m->bias);
+    if (m->kind == PFLREF_MODEL_MLP)      /* b1; "bias" is b2 for the mlp */
+        key_bool(e, "hidden_bias", m->hidden_bias);
+    if (m->bn) {                          /* the BN option, only when on */
+        key_bool(e, "bn", 1);
+        key_real(e, "bn_eps", m->bn_eps);
+        key_real(e, "bn_momentum", m->bn_momentum);
+    }
+    key_size(e, "P", m->P);
+    KEY(e, "blocks");
+    emit_blocks(e, m, split);
+    pflref_emit_object_end(e);
 }
 
 /* pFedHN's hypernetwork state x = W_h (P×e), b_h (P), v (N×e) as
- * {"W", "b" (with pfedhn.hn_bias = on), "v"}. */
-static json_t *hypernetwork_json(builder *b, const pflref_spec *spec,
-                                 const double *x)
+ * {"W", "b" (with pfedhn.hn_bias = on), "v"}; refs (or NULL) may give
+ * them as files (the final state; the spec's, in "init", stays inline). */
+static void emit_hypernetwork(pflref_emit *e, const pflref_spec *spec,
+                              const double *x, const pflref_result_refs *refs)
 {
     const size_t P = spec->problem->model.P, N = spec->problem->N,
-                 e = spec->hyper.pfedhn.e;
-    json_t *o = json_object();
-    put(b, o, "W", pflref_json_new_matrix(x, P, e));
+                 ed = spec->hyper.pfedhn.e;
+    pflref_emit_object_begin(e);
+    key_array(e, "W", refs, PFLREF_RA_HN_W, x, P, ed);
     if (spec->hyper.pfedhn.bias == PFLREF_PFEDHN_BIAS_ON)
-        put(b, o, "b", pflref_json_new_vector(x + P * e, P));
-    put(b, o, "v", pflref_json_new_matrix(x + P * e + P, N, e));
-    return o;
+        key_array(e, "b", refs, PFLREF_RA_HN_B, x + P * ed, P, 0);
+    key_array(e, "v", refs, PFLREF_RA_HN_V, x + P * ed + P, N, ed);
+    pflref_emit_object_end(e);
 }
 
-static json_t *init_json(builder *b, const pflref_spec *spec)
+static void emit_init(pflref_emit *e, const pflref_spec *spec)
 {
     static const char *const kinds[] = {"zeros", "given", "gaussian",
                                         "uniform"};
-    json_t *o = json_object();
-    put(b, o, "kind", json_string(kinds[spec->init_kind]));
+    pflref_emit_object_begin(e);
+    key_string(e, "kind", kinds[spec->init_kind]);
     if (spec->init_kind == PFLREF_INIT_GAUSSIAN ||
         spec->init_kind == PFLREF_INIT_UNIFORM) {
-        put(b, o, "seed", json_integer((json_int_t)spec->init_seed));
-        put(b, o, spec->init_kind == PFLREF_INIT_GAUSSIAN ? "sd" : "scale",
-            json_real(spec->init_scale));
+        key_size(e, "seed", spec->init_seed);
+        key_real(e, spec->init_kind == PFLREF_INIT_GAUSSIAN ? "sd" : "scale",
+                 spec->init_scale);
     }
-    if (spec->cluster_models != NULL)
-        put(b, o, "cluster_models",
-            pflref_json_new_matrix(spec->cluster_models,
-                                   spec->n_cluster_models,
-                                   spec->problem->model.P));
-    if (spec->hypernetwork != NULL)
-        put(b, o, "hypernetwork",
-            hypernetwork_json(b, spec, spec->hypernetwork));
-    if (spec->lora_init != NULL)
-        put(b, o, "lora",
-            pflref_json_new_vector(spec->lora_init, spec->n_lora_init));
-    if (spec->lora_ranks != NULL)
-        put(b, o, "lora_ranks",
-            pflref_json_new_vector(spec->lora_ranks, spec->n_lora_ranks));
-    return o;
+    if (spec->cluster_models != NULL) {
+        KEY(e, "cluster_models");
+        pflref_emit_matrix(e, spec->cluster_models, spec->n_cluster_models,
+                           spec->problem->model.P);
+    }
+    if (spec->hypernetwork != NULL) {
+        KEY(e, "hypernetwork");
+        emit_hypernetwork(e, spec, spec->hypernetwork, NULL);
+    }
+    if (spec->lora_init != NULL) {
+        KEY(e, "lora");
+        pflref_emit_reals(e, spec->lora_init, spec->n_lora_init);
+    }
+    if (spec->lora_ranks != NULL) {
+        KEY(e, "lora_ranks");
+        pflref_emit_reals(e, spec->lora_ranks, spec->n_lora_ranks);
+    }
+    if (spec->n_init_files > 0) {   /* init's arrays given as files */
+        KEY(e, "data_files");
+        emit_files(e, spec->init_files, spec->n_init_files);
+    }
+    pflref_emit_object_end(e);
 }
 
 /* The fields of a summary in a result, in the order written; the writer
@@ -309,95 +401,294 @@ static const struct {
 };
 #define N_SUMMARY_FIELDS (sizeof SUMMARY_FIELDS / sizeof SUMMARY_FIELDS[0])
 
-static json_t *summary_json(builder *b, const pflref_summary *s)
+static void emit_summary(pflref_emit *e, const pflref_summary *s)
 {
-    json_t *o = json_object();
+    pflref_emit_object_begin(e);
     for (size_t k = 0; k < N_SUMMARY_FIELDS; k++)
-        put(b, o, SUMMARY_FIELDS[k].name,
-            json_real(*(const double *)(const void *)(
-                (const char *)s + SUMMARY_FIELDS[k].offset)));
-    return o;
+        key_real(e, SUMMARY_FIELDS[k].name,
+                 *(const double *)(const void *)(
+                     (const char *)s + SUMMARY_FIELDS[k].offset));
+    pflref_emit_object_end(e);
 }
 
-static json_t *eval_column(builder *b, const pflref_eval *ev, size_t N,
-                           size_t off)
+/* Field `off` (a double of pflref_eval) of ev[0..N−1]. */
+static void emit_eval_column(pflref_emit *e, const pflref_eval *ev, size_t N,
+                             size_t off)
 {
-    json_t *a = json_array();
+    pflref_emit_array_begin(e);
     for (size_t i = 0; i < N; i++)
-        append(b, a, json_real(*(const double *)(const void *)(
-                         (const char *)&ev[i] + off)));
-    return a;
+        pflref_emit_real(e, *(const double *)(const void *)(
+                                (const char *)&ev[i] + off));
+    pflref_emit_array_end(e);
 }
 
-static json_t *metrics_json(builder *b, const pflref_run_result *r,
-                            const pflref_model *m)
+/* The metrics of the test set that this model has (classifier or
+ * regression): "per_client" (per = 1) or "summary" (per = 0) members. */
+static void emit_test_metrics(pflref_emit *e, const pflref_eval_result *er,
+                              size_t N, const pflref_model *m, int per)
 {
-    const int linear = pflref_model_is_regression(m);
-    const int classifier = pflref_model_is_classifier(m);
-    json_t *o = json_object();
-    for (size_t e = 0; e < r->n_eval; e++) {
-        const pflref_eval_result *er = &r->eval[e];
-        json_t *eo = json_object(), *per = json_object(), *sum = json_object();
-        put(b, per, "train_loss",
-            eval_column(b, er->train, r->N, offsetof(pflref_eval, loss)));
-        put(b, sum, "train_loss", summary_json(b, &er->train_loss));
-        if (er->test != NULL) {
-            put(b, per, "test_loss",
-                eval_column(b, er->test, r->N, offsetof(pflref_eval, loss)));
-            put(b, sum, "test_loss", summary_json(b, &er->test_loss));
-            if (linear) {
-                put(b, per, "test_mse",
-                    eval_column(b, er->test, r->N, offsetof(pflref_eval, mse)));
-                put(b, sum, "test_mse", summary_json(b, &er->test_mse));
-            }
-            if (classifier) {
-                put(b, per, "test_accuracy",
-                    eval_column(b, er->test, r->N,
-                                offsetof(pflref_eval, accuracy)));
-                put(b, sum, "test_accuracy",
-                    summary_json(b, &er->test_accuracy));
-            }
-        }
-        put(b, eo, "per_client", per);
-        put(b, eo, "summary", sum);
-        put(b, o, er->label, eo);
+    static const struct {
+        const char *name;
+        size_t eval_off, summary_off;
+        int kind;               /* 0 every model, 1 regression, 2 classifier */
+    } TEST[] = {
+        {"test_loss", offsetof(pflref_eval, loss),
+         offsetof(pflref_eval_result, test_loss), 0},
+        {"test_mse", offsetof(pflref_eval, mse),
+         offsetof(pflref_eval_result, test_mse), 1},
+        {"test_accuracy", offsetof(pflref_eval, accuracy),
+         offsetof(pflref_eval_result, test_accuracy), 2},
+    };
+    for (size_t k = 0; k < sizeof TEST / sizeof TEST[0]; k++) {
+        if ((TEST[k].kind == 1 && !pflref_model_is_regression(m)) ||
+            (TEST[k].kind == 2 && !pflref_model_is_classifier(m)))
+            continue;
+        KEY(e, TEST[k].name);
+        if (per)
+            emit_eval_column(e, er->test, N, TEST[k].eval_off);
+        else
+            emit_summary(e, (const pflref_summary *)(const void *)(
+                                (const char *)er + TEST[k].summary_off));
     }
-    return o;
 }
 
-static json_t *trajectory_json(builder *b, const pflref_trajectory *tj)
+/* Per reported model: {"per_client": {...}, "summary": {...}}. */
+static void emit_metrics(pflref_emit *e, const pflref_run_result *r,
+                         const pflref_model *m)
 {
-    json_t *a = json_array();
+    pflref_emit_object_begin(e);
+    for (size_t k = 0; k < r->n_eval; k++) {
+        const pflref_eval_result *er = &r->eval[k];
+        KEY(e, er->label);
+        pflref_emit_object_begin(e);
+        for (int per = 1; per >= 0; per--) {
+            KEY(e, per ? "per_client" : "summary");
+            pflref_emit_object_begin(e);
+            KEY(e, "train_loss");
+            if (per)
+                emit_eval_column(e, er->train, r->N,
+                                 offsetof(pflref_eval, loss));
+            else
+                emit_summary(e, &er->train_loss);
+            if (er->test != NULL)
+                emit_test_metrics(e, er, r->N, m, per);
+            pflref_emit_object_end(e);
+        }
+        pflref_emit_object_end(e);
+    }
+    pflref_emit_object_end(e);
+}
+
+int pflref_result_record_written(const pflref_trajectory *tj, size_t k)
+{
+    return tj->records[k].kind != PFLREF_EV_FINAL;
+}
+
+/* The trajectory's records (the final ones are the "final" object);
+ * ranged: each value as {"offset", "count"} into trajectory_values, the
+ * records' values one after the other in record order. */
+static void emit_trajectory(pflref_emit *e, const pflref_trajectory *tj,
+                            int ranged)
+{
+    size_t offset = 0;
+    pflref_emit_array_begin(e);
     for (size_t k = 0; tj != NULL && k < tj->count; k++) {
         const pflref_record *rec = &tj->records[k];
-        if (rec->kind == PFLREF_EV_FINAL)
-            continue;   /* written once, as the "final" object */
-        json_t *o = json_object();
-        put(b, o, "event", json_string(pflref_event_kind_name(rec->kind)));
-        put(b, o, "phase", json_string(rec->phase));
-        if (rec->round >= 0)
-            put(b, o, "round", json_integer(rec->round));
-        if (rec->client >= 0)
-            put(b, o, "client", json_integer(rec->client));
-        if (rec->step >= 0)
-            put(b, o, "step", json_integer(rec->step));
-        put(b, o, "name", json_string(rec->name));
-        put(b, o, "value",
-            pflref_json_new_vector(tj->values + rec->offset, rec->len));
-        append(b, a, o);
+        if (!pflref_result_record_written(tj, k))
+            continue;
+        pflref_emit_object_begin(e);
+        key_string(e, "event", pflref_event_kind_name(rec->kind));
+        key_string(e, "phase", rec->phase);
+        if (rec->round >= 0) {
+            KEY(e, "round");
+            pflref_emit_integer(e, rec->round);
+        }
+        if (rec->client >= 0) {
+            KEY(e, "client");
+            pflref_emit_integer(e, rec->client);
+        }
+        if (rec->step >= 0) {
+            KEY(e, "step");
+            pflref_emit_integer(e, rec->step);
+        }
+        key_string(e, "name", rec->name);
+        KEY(e, "value");
+        if (ranged && rec->len > 0) {   /* a range has count >= 1 */
+            pflref_emit_object_begin(e);
+            key_size(e, "offset", offset);
+            key_size(e, "count", rec->len);
+            pflref_emit_object_end(e);
+            offset += rec->len;
+        } else {
+            pflref_emit_reals(e, tj->values + rec->offset, rec->len);
+        }
+        pflref_emit_object_end(e);
     }
-    return a;
+    pflref_emit_array_end(e);
 }
 
-static json_t *build_json(builder *b, const pflref_build_info *bi)
+static void emit_build(pflref_emit *e, const pflref_build_info *bi)
 {
-    json_t *o = json_object();
-    put(b, o, "pflref", json_string(bi->version));
-    put(b, o, "compiler", json_string(bi->compiler));
-    put(b, o, "cflags", json_string(bi->cflags));
-    put(b, o, "blas", json_string(bi->blas));
-    put(b, o, "blas_threads", json_integer(bi->blas_threads));
-    return o;
+    pflref_emit_object_begin(e);
+    key_string(e, "pflref", bi->version);
+    key_string(e, "compiler", bi->compiler);
+    key_string(e, "cflags", bi->cflags);
+    key_string(e, "blas", bi->blas);
+    KEY(e, "blas_threads");
+    pflref_emit_integer(e, bi->blas_threads);
+    pflref_emit_object_end(e);
+}
+
+void pflref_result_arrays(const pflref_spec *spec,
+                          const pflref_run_result *res,
+                          const pflref_trajectory *tj,
+                          pflref_result_array out[PFLREF_RA_COUNT])
+{
+    static const char *const NAMES[PFLREF_RA_COUNT] = {
+        "w0", "theta0", "hypernetwork.W", "hypernetwork.b", "hypernetwork.v",
+        "final.w", "final.v", "final.alpha", "trajectory"};
+    const size_t P = res->P, N = res->N;
+    const size_t ed = spec->hyper.pfedhn.e;
+    const double *hn = res->hn;
+    const int has_hn = hn != NULL && spec->hypernetwork != NULL;
+    size_t nvalues = 0;
+    for (size_t k = 0; tj != NULL && k < tj->count; k++)
+        if (pflref_result_record_written(tj, k))
+            nvalues += tj->records[k].len;
+    const pflref_result_array a[PFLREF_RA_COUNT] = {
+        {NULL, res->w0, P, 0, 1},
+        {NULL, res->theta0, res->n_theta0 / P, P, res->theta0 != NULL},
+        {NULL, hn, P, ed, has_hn},
+        {NULL, has_hn ? hn + P * ed : NULL, P, 0,
+         has_hn && spec->hyper.pfedhn.bias == PFLREF_PFEDHN_BIAS_ON},
+        {NULL, has_hn ? hn + P * ed + P : NULL, N, ed, has_hn},
+        {NULL, res->w, P, 0, res->w != NULL},
+        {NULL, res->v, N, P, res->v != NULL},
+        {NULL, res->alpha, N, 0, res->alpha != NULL},
+        {NULL, NULL, nvalues, 0, 1},
+    };
+    for (size_t s = 0; s < PFLREF_RA_COUNT; s++) {
+        out[s] = a[s];
+        out[s].name = NAMES[s];
+    }
+}
+
+/* JSON has no NaN or Inf: the run stops (PFLREF_EDIVERGE) before one
+ * reaches a result, so one here is a pflref bug, not a lack of memory.
+ * The array that holds one, or NULL. */
+static const char *not_finite(const pflref_run_result *res,
+                              const pflref_trajectory *tj)
+{
+    const size_t P = res->P, N = res->N;
+    return !pflref_all_finite(res->w0, P) ? "w0"
+           : res->w != NULL && !pflref_all_finite(res->w, P) ? "final.w"
+           : res->v != NULL && !pflref_all_finite(res->v, N * P) ? "final.v"
+           : res->alpha != NULL && !pflref_all_finite(res->alpha, N)
+               ? "final.alpha"
+           : res->theta0 != NULL &&
+                   !pflref_all_finite(res->theta0, res->n_theta0)
+               ? "theta0"
+           : res->hn != NULL && !pflref_all_finite(res->hn, res->n_hn)
+               ? "hypernetwork"
+           : tj != NULL && !pflref_all_finite(tj->values, tj->nvalues)
+               ? "trajectory"
+               : NULL;
+}
+
+pflref_status pflref_result_check(const pflref_run_result *res,
+                                  const pflref_trajectory *tj,
+                                  pflref_error *err)
+{
+    if (tj != NULL && tj->failed)
+        return pflref_error_set(err, PFLREF_ENOMEM, "output.trajectory",
+                                "out of memory recording the trajectory; "
+                                "choose a coarser output.trajectory level");
+    const char *bad = not_finite(res, tj);
+    if (bad != NULL)
+        return pflref_error_set(err, PFLREF_EINTERNAL, bad,
+                                "a non-finite number reached the result "
+                                "writer (a pflref bug: please report it)");
+    return PFLREF_OK;
+}
+
+/* The document's members, in order. */
+static void emit_result(pflref_emit *e, const pflref_spec *spec,
+                        const pflref_run_result *res,
+                        const pflref_trajectory *tj,
+                        const pflref_build_info *build,
+                        const pflref_result_refs *refs)
+{
+    const pflref_problem *pr = spec->problem;
+    const size_t P = res->P, N = res->N;
+    pflref_emit_object_begin(e);
+    key_string(e, "format", PFLREF_RESULT_FORMAT);
+    if (spec->id != NULL)
+        key_string(e, "id", spec->id);
+    key_string(e, "name", spec->name);
+    KEY(e, "algorithm");
+    emit_algorithm(e, spec);
+    KEY(e, "model");
+    emit_model(e, &pr->model, &spec->hyper.split);
+    KEY(e, "problem");
+    emit_problem(e, spec);
+    KEY(e, "init");
+    emit_init(e, spec);
+    key_array(e, "w0", refs, PFLREF_RA_W0, res->w0, P, 0);
+    if (res->theta0 != NULL)
+        key_array(e, "theta0", refs, PFLREF_RA_THETA0, res->theta0,
+                  res->n_theta0 / P, P);
+    if (res->hn != NULL && spec->hypernetwork != NULL) {
+        KEY(e, "hypernetwork");
+        emit_hypernetwork(e, spec, res->hn, refs);
+    }
+    if (!spec->schedule_given) {
+        KEY(e, "schedule_config");
+        emit_schedule_config(e, spec);
+    }
+    KEY(e, "schedule");
+    emit_schedule(e, spec->schedule, res->chosen_peers);
+    KEY(e, "final");
+    pflref_emit_object_begin(e);
+    if (res->w != NULL)
+        key_array(e, "w", refs, PFLREF_RA_FINAL_W, res->w, P, 0);
+    if (res->v != NULL)
+        key_array(e, "v", refs, PFLREF_RA_FINAL_V, res->v, N, P);
+    if (res->alpha != NULL)
+        key_array(e, "alpha", refs, PFLREF_RA_FINAL_ALPHA, res->alpha, N, 0);
+    pflref_emit_object_end(e);
+    KEY(e, "metrics");
+    emit_metrics(e, res, &pr->model);
+    const char *tv = refs != NULL ? refs->ref[PFLREF_RA_TRAJECTORY] : NULL;
+    if (tv != NULL)
+        key_string(e, "trajectory_values", tv);
+    KEY(e, "trajectory");
+    emit_trajectory(e, tj, tv != NULL);
+    if (refs != NULL && refs->n_files > 0) {
+        KEY(e, "array_files");
+        emit_files(e, refs->files, refs->n_files);
+    }
+    KEY(e, "build");
+    emit_build(e, build);
+    pflref_emit_object_end(e);
+}
+
+pflref_status pflref_result_text(const pflref_spec *spec,
+                                 const pflref_run_result *res,
+                                 const pflref_trajectory *tj,
+                                 const pflref_build_info *build,
+                                 const pflref_result_refs *refs, char **out,
+                                 size_t *len, pflref_error *err)
+{
+    *out = NULL;
+    if (len != NULL)
+        *len = 0;
+    pflref_status st = pflref_result_check(res, tj, err);
+    if (st != PFLREF_OK)
+        return st;
+    pflref_emit e;
+    pflref_emit_init(&e, 0, err);
+    emit_result(&e, spec, res, tj, build, refs);
+    return pflref_emit_finish(&e, out, len);
 }
 
 pflref_status pflref_result_to_json(const pflref_spec *spec,
@@ -406,79 +697,7 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
                                     const pflref_build_info *build,
                                     char **out, pflref_error *err)
 {
-    *out = NULL;
-    if (tj != NULL && tj->failed)
-        return pflref_error_set(err, PFLREF_ENOMEM, "output.trajectory",
-                                "out of memory recording the trajectory; "
-                                "choose a coarser output.trajectory level");
-    const pflref_problem *pr = spec->problem;
-    const size_t P = res->P, N = res->N;
-    /* JSON has no NaN or Inf: the run stops (PFLREF_EDIVERGE) before one
-     * reaches a result, so one here is a pflref bug, not a lack of memory. */
-    const char *bad = !pflref_all_finite(res->w0, P) ? "w0"
-                      : res->w != NULL && !pflref_all_finite(res->w, P)
-                          ? "final.w"
-                      : res->v != NULL && !pflref_all_finite(res->v, N * P)
-                          ? "final.v"
-                      : res->alpha != NULL && !pflref_all_finite(res->alpha, N)
-                          ? "final.alpha"
-                      : res->theta0 != NULL &&
-                              !pflref_all_finite(res->theta0, res->n_theta0)
-                          ? "theta0"
-                      : res->hn != NULL && !pflref_all_finite(res->hn, res->n_hn)
-                          ? "hypernetwork"
-                      : tj != NULL && !pflref_all_finite(tj->values, tj->nvalues)
-                          ? "trajectory"
-                          : NULL;
-    if (bad != NULL)
-        return pflref_error_set(err, PFLREF_EINTERNAL, bad,
-                                "a non-finite number reached the result "
-                                "writer (a pflref bug: please report it)");
-    builder b = {0};
-    json_t *root = json_object();
-    put(&b, root, "format", json_string(PFLREF_RESULT_FORMAT));
-    if (spec->id != NULL)
-        put(&b, root, "id", json_string(spec->id));
-    put(&b, root, "name", json_string(spec->name));
-    put(&b, root, "algorithm", algorithm_json(&b, spec));
-    put(&b, root, "model", model_json(&b, &pr->model, &spec->hyper.split));
-
-    put(&b, root, "problem", problem_json(&b, spec));
-
-    put(&b, root, "init", init_json(&b, spec));
-    put(&b, root, "w0", pflref_json_new_vector(res->w0, P));
-    if (res->theta0 != NULL)
-        put(&b, root, "theta0",
-            pflref_json_new_matrix(res->theta0, res->n_theta0 / P, P));
-    if (res->hn != NULL && spec->hypernetwork != NULL)
-        put(&b, root, "hypernetwork", hypernetwork_json(&b, spec, res->hn));
-    if (!spec->schedule_given)
-        put(&b, root, "schedule_config", schedule_config_json(&b, spec));
-    put(&b, root, "schedule",
-        schedule_json(&b, spec->schedule, res->chosen_peers));
-
-    json_t *fin = json_object();
-    if (res->w != NULL)
-        put(&b, fin, "w", pflref_json_new_vector(res->w, P));
-    if (res->v != NULL)
-        put(&b, fin, "v", pflref_json_new_matrix(res->v, N, P));
-    if (res->alpha != NULL)
-        put(&b, fin, "alpha", pflref_json_new_vector(res->alpha, N));
-    put(&b, root, "final", fin);
-    put(&b, root, "metrics", metrics_json(&b, res, &pr->model));
-    put(&b, root, "trajectory", trajectory_json(&b, tj));
-    put(&b, root, "build", build_json(&b, build));
-
-    char *text = NULL;
-    if (!b.failed)
-        text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_COMPACT |
-                                    JSON_REAL_PRECISION(17));
-    json_decref(root);
-    if (text == NULL)
-        return pflref_error_set(err, PFLREF_ENOMEM, NULL,
-                                "out of memory writing the result");
-    *out = text;
-    return PFLREF_OK;
+    return pflref_result_text(spec, res, tj, build, NULL, out, NULL, err);
 }
 
 /* ---- reading a metric back (for `pflref table`) ------------------------- */

@@ -5,4 +5,15 @@
 #include <stddef.h>
 /* out := the 64 lower-case hex digits of SHA-256(data[0..len−1]). */
 void pflref_sha256_hex(const unsigned char *data, size_t len, char out[65]);
+
+/* The same digest of data given in pieces (a file as it is written):
+ * pflref_sha256_begin (NULL when out of memory), any number of
+ * pflref_sha256_update, then pflref_sha256_end, which writes the 64 hex
+ * digits and frees the context: 1, or 0 when libcrypto failed (out then
+ * holds no digest).  pflref_sha256_end(NULL, out) returns 0. */
+typedef struct pflref_sha256_stream pflref_sha256_stream;
+pflref_sha256_stream *pflref_sha256_begin(void);
+void pflref_sha256_update(pflref_sha256_stream *s, const void *data,
+                          size_t len);
+int pflref_sha256_end(pflref_sha256_stream *s, char out[65]);
 #endif

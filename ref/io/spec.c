@@ -26,23 +26,37 @@ char *pflref_spec_strdup(const char *s)
     return d;
 }
 
+/* "output": the trajectory level, and how the result's arrays are
+ * written (output.arrays, output.inline_max; docs/formats.md, "output"). */
 static pflref_status read_output(const json_t *root, pflref_spec *spec,
                                  pflref_error *err)
 {
     spec->record = PFLREF_RECORD_ROUND;
+    spec->arrays = (pflref_output_arrays){
+        .form = PFLREF_ARRAYS_INLINE,
+        .inline_max = PFLREF_INLINE_MAX_DEFAULT};
     json_t *v = json_object_get(root, "output");
     if (v == NULL)
         return PFLREF_OK;
-    static const char *const keys[] = {"trajectory", NULL};
-    pflref_status st = pflref_json_object(v, "output", keys, err);
+    static const char *const keys[] = {"trajectory", "arrays", "inline_max",
+                                       NULL};
     static const char *const levels[] = {"none", "round", "step", NULL};
-    int level;
-    if (st == PFLREF_OK)
-        st = pflref_json_opt_enum(v, "output", "trajectory", levels,
-                                  PFLREF_RECORD_ROUND, &level, err);
-    if (st == PFLREF_OK)
-        spec->record = (pflref_record_level)level;
-    return st;
+    static const char *const forms[] = {"inline", "files", NULL};
+    int level, form;
+    pflref_status st;
+    if ((st = pflref_json_object(v, "output", keys, err)) ||
+        (st = pflref_json_opt_enum(v, "output", "trajectory", levels,
+                                   PFLREF_RECORD_ROUND, &level, err)) ||
+        (st = pflref_json_opt_enum(v, "output", "arrays", forms,
+                                   PFLREF_ARRAYS_INLINE, &form, err)) ||
+        (st = pflref_json_opt_size(v, "output", "inline_max", 0,
+                                   PFLREF_SPEC_MAX_COUNT,
+                                   PFLREF_INLINE_MAX_DEFAULT,
+                                   &spec->arrays.inline_max, err)))
+        return st;
+    spec->record = (pflref_record_level)level;
+    spec->arrays.form = (pflref_arrays_form)form;
+    return PFLREF_OK;
 }
 
 /* format (pflref-spec/1), and the optional name and description. */
