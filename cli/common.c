@@ -65,6 +65,7 @@ const char CLI_USAGE[] =
     "                    [--candidate-precision fp64|fp32]\n"
     "       pflref freeze SPEC -o VECTOR [--atol A --rtol R --basis TEXT]\n"
     "                    [--id ID] [--trajectory step|round|none]\n"
+    "                    [--arrays inline|files [--inline-max N]]\n"
     "       pflref plot clients|sweep|curves|check [--metric M] [--title T]\n"
     "                    [--format svg|png] -o FIG.svg|FIG.png|- INPUT...\n"
     "       pflref list [--variants [--markdown] [GOLDEN_DIR]]\n"
