@@ -33,6 +33,7 @@ enum {
 };
 
 extern const char CLI_USAGE[];
+extern const char CLI_HELP[];
 
 /* The program as the user invoked it (argv[0]; "pflref" until main sets
  * it), for the replay lines of verify and check: the same string run from

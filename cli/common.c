@@ -66,10 +66,15 @@ const char CLI_USAGE[] =
     "                    [--candidate-precision fp64|fp32]\n"
     "       pflref freeze SPEC -o VECTOR [--atol A --rtol R --basis TEXT]\n"
     "                    [--id ID] [--trajectory step|round|none]\n"
+    "                    [--arrays inline|files [--inline-max N]]\n"
     "       pflref plot clients|sweep|curves|check [--metric M] [--title T]\n"
     "                    [--format svg|png] -o FIG.svg|FIG.png|- INPUT...\n"
     "       pflref list [--variants [--markdown] [GOLDEN_DIR]]\n"
-    "       pflref --help | --version\n"
+    "       pflref --help | --version\n";
+
+/* What each command does, printed after CLI_USAGE (two strings: ISO C
+ * promises string literals of 4095 characters, not more). */
+const char CLI_HELP[] =
     "\n"
     "  run    run the algorithm a spec describes; write the result to RESULT\n"
     "         (or standard output).  --trace prints every step to standard\n"
@@ -143,8 +148,8 @@ int cli_fail(const pflref_error *err, const char *context)
 
 int cli_usage_error(const char *msg, const char *arg)
 {
-    fprintf(stderr, "pflref: %s%s%s\n%s", msg, arg ? ": " : "",
-            arg ? arg : "", CLI_USAGE);
+    fprintf(stderr, "pflref: %s%s%s\n%s%s", msg, arg ? ": " : "",
+            arg ? arg : "", CLI_USAGE, CLI_HELP);
     return EXIT_USAGE;
 }
 

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cli/freeze.c: pflref freeze SPEC -o VECTOR [--atol A --rtol R --basis
- * TEXT] [--id ID] [--trajectory step|round|none] (docs/cli.md): a golden
- * vector of the reference's own output on the spec (pflref_freeze_text,
- * ref/io/freeze.c).
+ * TEXT] [--id ID] [--trajectory step|round|none] [--arrays inline|files
+ * [--inline-max N]] (docs/cli.md): a golden vector of the reference's own
+ * output on the spec (pflref_freeze_text; with --arrays files
+ * pflref_freeze_write, which puts its large arrays in .npy files of
+ * STEM.arrays/ beside the vector; ref/io/freeze.c).
  *
  * Glue only: arguments, reading the spec, writing the vector atomically
  * (nothing is left behind on failure) or to standard output (-o -, -o
- * /dev/stdout), exit codes (2: usage or invalid input, 3: the run
- * diverged).
+ * /dev/stdout; not with --arrays files), exit codes (2: usage or invalid
+ * input, 3: the run diverged).
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +22,7 @@
 /* The arguments of freeze. */
 typedef struct {
     const char *spec, *out;
-    const char *atol_s, *rtol_s;
+    const char *atol_s, *rtol_s, *inline_max_s;
     pflref_freeze_options opt;
 } freeze_args;
 
@@ -36,11 +39,48 @@ static int parse_bound(const char *name, const char *s, double *out)
     return EXIT_OK;
 }
 
+/* --inline-max: a decimal integer >= 0, the whole argument. */
+static int parse_inline_max(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    const unsigned long long n = strtoull(s, &end, 10);
+    if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno == ERANGE ||
+        n > (unsigned long long)SIZE_MAX)
+        return cli_usage_error("--inline-max takes an integer >= 0 (the "
+                               "most numbers an array keeps inline)", s);
+    *out = (size_t)n;
+    return EXIT_OK;
+}
+
+/* --arrays and --inline-max: files go beside a vector file, so not with
+ * standard output; --inline-max only with files. */
+static int check_arrays(freeze_args *a)
+{
+    const char *form = a->opt.arrays;
+    if (form != NULL && strcmp(form, "inline") != 0 &&
+        strcmp(form, "files") != 0)
+        return cli_usage_error("--arrays is inline or files", form);
+    const int files = form != NULL && strcmp(form, "files") == 0;
+    if (a->inline_max_s != NULL && !files)
+        return cli_usage_error("--inline-max goes with --arrays files",
+                               a->inline_max_s);
+    if (files && cli_is_stdout(a->out))
+        return cli_usage_error("--arrays files writes .npy files beside the "
+                               "vector: give -o VECTOR.json, not standard "
+                               "output", a->out);
+    a->opt.inline_max = PFLREF_FREEZE_INLINE_MAX;
+    return a->inline_max_s != NULL
+               ? parse_inline_max(a->inline_max_s, &a->opt.inline_max)
+               : EXIT_OK;
+}
+
 static int parse_args(int argc, char **argv, freeze_args *a)
 {
     static const char *const WITH_VALUE[] = {"-o", "--atol", "--rtol",
                                              "--basis", "--id",
-                                             "--trajectory", NULL};
+                                             "--trajectory", "--arrays",
+                                             "--inline-max", NULL};
     for (int i = 0; i < argc; i++) {
         int known = -1;
         for (int k = 0; WITH_VALUE[k] != NULL; k++)
@@ -56,6 +96,8 @@ static int parse_args(int argc, char **argv, freeze_args *a)
         case 3: a->opt.basis = v; break;
         case 4: a->opt.id = v; break;
         case 5: a->opt.trajectory = v; break;
+        case 6: a->opt.arrays = v; break;
+        case 7: a->inline_max_s = v; break;
         default:
             if (argv[i][0] == '-' && argv[i][1] != '\0')
                 return cli_usage_error("unknown option", argv[i]);
@@ -76,8 +118,8 @@ static int parse_args(int argc, char **argv, freeze_args *a)
                                "tolerance and why it is what it is); "
                                "without them the fp64 default applies",
                                NULL);
-    int rc = EXIT_OK;
-    if (a->atol_s != NULL &&
+    int rc = check_arrays(a);
+    if (rc == EXIT_OK && a->atol_s != NULL &&
         (rc = parse_bound("--atol", a->atol_s, &a->opt.atol)) == EXIT_OK)
         rc = parse_bound("--rtol", a->rtol_s, &a->opt.rtol);
     return rc;
@@ -99,7 +141,8 @@ static int fail(pflref_error *err, const char *spec)
 int cli_freeze(int argc, char **argv)
 {
     freeze_args a = {.spec = NULL, .out = NULL, .atol_s = NULL,
-                     .rtol_s = NULL, .opt = {.atol = 0.0, .rtol = 0.0}};
+                     .rtol_s = NULL, .inline_max_s = NULL,
+                     .opt = {.atol = 0.0, .rtol = 0.0}};
     int rc = parse_args(argc, argv, &a);
     if (rc != EXIT_OK)
         return rc;
@@ -126,11 +169,16 @@ int cli_freeze(int argc, char **argv)
         return rc;
     }
     a.opt.vector_dir = out_dir;
-    pflref_status st = pflref_freeze_text(text, len, dir, &a.opt, &vector,
-                                          &vlen, &err);
+    pflref_status st;
+    if (a.opt.arrays != NULL && strcmp(a.opt.arrays, "files") == 0) {
+        /* the files, then the vector, each through the one writer */
+        st = pflref_freeze_write(text, len, dir, &a.opt, a.out, &vlen, &err);
+    } else {
+        st = pflref_freeze_text(text, len, dir, &a.opt, &vector, &vlen, &err);
+        if (st == PFLREF_OK)
+            st = cli_write_text(a.out, vector, "", &err);
+    }
     free(text);
-    if (st == PFLREF_OK)
-        st = cli_write_text(a.out, vector, "", &err);
     free(vector);
     if (st != PFLREF_OK)
         return fail(&err, a.spec);

@@ -410,6 +410,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
         strcmp(cmd, "help") == 0) {
         fputs(CLI_USAGE, stdout);
+        fputs(CLI_HELP, stdout);
         return EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0) {

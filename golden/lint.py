@@ -15,6 +15,10 @@ on:
   - two vectors with the same spec hash but different expectations;
   - a missing "hash", or one that is not pflref_golden.vector_hashes(vector)
     (naming each part whose digest differs);
+  - (for the repository's own golden/) a vector in files ("array_files" or
+    "trajectory_values", `pflref freeze --arrays files`): a shipped vector
+    is small and stays inline JSON; elsewhere, a file of its "array_files"
+    whose size or SHA-256 is not the one listed;
   - a provenance kind outside hand, closed_form, enumeration, independent,
     self, reference;
   - a "self" vector without the flag regression-only, a "reference" one
@@ -30,6 +34,7 @@ on:
 Otherwise prints "golden lint: N vectors, M flags, ok" (M = registered
 flags) and exits 0.  Exit 2 when the registry itself cannot be read.
 """
+import hashlib
 import json
 import os
 import sys
@@ -101,6 +106,29 @@ def vectors(root, problems):
                 yield rel, doc
 
 
+def array_file_problems(folder, manifest):
+    """The files of a vector's "array_files" (paths relative to its folder)
+    whose size or SHA-256 differs from the entry's, or that cannot be
+    read."""
+    out = []
+    for j, e in enumerate(manifest if isinstance(manifest, list) else []):
+        path = e.get("path") if isinstance(e, dict) else None
+        if not isinstance(path, str):
+            out.append(f"array_files[{j}]: no path")
+            continue
+        try:
+            with open(os.path.join(folder, path), "rb") as f:
+                data = f.read()
+        except OSError as err:
+            out.append(f"array_files[{j}]: cannot read {path}: {err.strerror}")
+            continue
+        if len(data) != e.get("bytes") or \
+                hashlib.sha256(data).hexdigest() != e.get("sha256"):
+            out.append(f"array_files[{j}]: {path} is not the file listed "
+                       "(size or SHA-256 differs)")
+    return out
+
+
 def lint(root):
     problems = []
     registry = load_registry(root, problems)
@@ -135,6 +163,13 @@ def lint(root):
             problems.append(f"{rel}: provenance reference (pflref's own output, pflref "
                             "freeze) in pflref's golden/: a shipped vector's expected "
                             "values are derived outside pflref")
+        in_files = [p for p in pg.FILES_PARTS if p in v]
+        if in_files and os.path.realpath(root) == os.path.realpath(HERE):
+            problems.append(f"{rel}: {', '.join(in_files)}: a vector in files "
+                            "(pflref freeze --arrays files) in pflref's own "
+                            "golden/: a shipped vector stays inline JSON")
+        problems.extend(f"{rel}: {p}" for p in array_file_problems(
+            os.path.dirname(os.path.join(root, rel)), v.get("array_files")))
         tol = v.get("tolerance")
         basis = tol.get("basis") if isinstance(tol, dict) else None
         if not isinstance(basis, str) or not basis.strip():
@@ -158,7 +193,8 @@ def lint(root):
             problems.append(f"{rel}: hash is not an object of digests "
                             f"(vector, {', '.join(pg.HASH_PARTS)})")
         elif v["hash"] != want:
-            changed = [p for p in pg.HASH_PARTS if v["hash"].get(p) != want[p]]
+            parts = pg.HASH_PARTS + pg.FILES_PARTS
+            changed = [p for p in parts if v["hash"].get(p) != want.get(p)]
             what = ", ".join(changed) if changed else "format, id or title"
             problems.append(f"{rel}: content changed since the hash was written: {what}")
         exp = pg.canonical(v.get("expected"))

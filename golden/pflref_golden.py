@@ -129,17 +129,26 @@ def content_hash(obj):
 # written (golden/README.md, "Content hash"); "vector" covers every member
 # but "hash" itself (format, id and title included).
 HASH_PARTS = ("spec", "expected", "tolerance", "flags", "provenance")
+# The parts of a vector in files (`pflref freeze --arrays files`,
+# docs/formats.md, "Golden vectors in files"), digested when the vector has
+# them: the manifest of its .npy files (so the hash covers their bytes) and
+# the reference to its trajectory's values.  The shipped vectors have none.
+FILES_PARTS = ("trajectory_values", "array_files")
 
 
 def vector_hashes(vector):
     """The "hash" object of a vector: {"vector": content_hash of the vector
-    without its "hash" member, then content_hash of each of HASH_PARTS}."""
+    without its "hash" member, then content_hash of each of HASH_PARTS, then
+    of each of FILES_PARTS the vector has}."""
     body = {k: v for k, v in vector.items() if k != "hash"}
     out = {"vector": content_hash(body)}
     for part in HASH_PARTS:
         if part not in vector:
             raise ValueError(f"a vector needs {part!r}")
         out[part] = content_hash(vector[part])
+    for part in FILES_PARTS:
+        if part in vector:
+            out[part] = content_hash(vector[part])
     return out
 
 

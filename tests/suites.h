@@ -43,6 +43,9 @@ Suite *api_suite(void);
 Suite *tamper_suite(void);
 Suite *bindings_suite(void);
 Suite *freeze_suite(void);
+/* The files form of frozen vectors (tests/test_freeze_files.c), a test
+ * case of freeze_suite. */
+TCase *freeze_files_tcase(void);
 Suite *version_suite(void);
 Suite *npy_suite(void);
 Suite *memory_suite(void);

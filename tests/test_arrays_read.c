@@ -4,7 +4,9 @@
  * ref/io/result_read.c; docs/formats.md, "Arrays in files"): a spec's
  * init arrays, a candidate's final state, w0, theta0 and hypernetwork, its
  * ranged trajectory values and its "array_files" manifest; freeze of a
- * spec that names files; and the bad inputs R1-R27 of docs/bad-inputs.md.
+ * spec that names files; and the bad inputs R1-R27 of docs/bad-inputs.md
+ * (R26, R27: a golden vector's references without its manifest; the
+ * files form of vectors itself is tests/test_freeze_files.c).
  *
  * A candidate in the files form is made here from the inline one that
  * `pflref run VECTOR` writes: every array of numbers goes into its own
@@ -44,41 +46,6 @@ static char *in_dir(const char *dir, const char *name)
     ck_assert_ptr_nonnull(p);
     snprintf(p, 1024, "%s/%s", dir, name);
     return p;
-}
-
-static json_t *load_in(const char *dir, const char *name)
-{
-    char *p = in_dir(dir, name);
-    json_error_t je;
-    json_t *v = json_load_file(p, 0, &je);
-    ck_assert_msg(v != NULL, "%s: %s", p, je.text);
-    free(p);
-    return v;
-}
-
-static void save_in(const char *dir, const char *name, const json_t *v)
-{
-    char *p = in_dir(dir, name);
-    ck_assert_int_eq(json_dump_file(v, p, JSON_PRESERVE_ORDER | JSON_COMPACT |
-                                              JSON_REAL_PRECISION(17)), 0);
-    free(p);
-}
-
-/* `pflref ARGS` (with $D replaced by dir): its exit status, output and
- * error (malloc'd; out and err may be NULL). */
-static int cli_in(const char *dir, const char *fmt, char **out, char **err)
-{
-    char args[4096], *o = args;
-    for (const char *f = fmt; *f != '\0' && o < args + sizeof args - 512;) {
-        if (f[0] == '$' && f[1] == 'D') {
-            o += snprintf(o, 512, "'%s'", dir);
-            f += 2;
-        } else {
-            *o++ = *f++;
-        }
-    }
-    *o = '\0';
-    return tu_cli(args, out, err);
 }
 
 /* The SHA-256 and size of the file at path. */
@@ -198,7 +165,7 @@ static void trajectory_to_file(files_form *ff, json_t *root)
 static void make_files_form(const char *dir, const char *in,
                             const char *stem)
 {
-    json_t *root = load_in(dir, in);
+    json_t *root = tu_json_load_in(dir, in);
     char sub[256];
     snprintf(sub, sizeof sub, "%s.arrays", stem);
     char *p = in_dir(dir, sub);
@@ -221,7 +188,7 @@ static void make_files_form(const char *dir, const char *in,
     json_object_set_new(root, "array_files", ff.manifest);
     char name[256];
     snprintf(name, sizeof name, "%s.json", stem);
-    save_in(dir, name, root);
+    tu_json_save_in(dir, name, root);
     json_decref(root);
 }
 
@@ -238,24 +205,6 @@ static char *candidate_pair(const char *vector)
     return dir;
 }
 
-/* A check or diagnose report (--json) without its file names: the
- * candidate's path, the replay line. */
-static char *report_without_paths(const char *text)
-{
-    json_error_t je;
-    json_t *root = json_loads(text, 0, &je);
-    ck_assert_msg(root != NULL, "not JSON (%s): %s", je.text, text);
-    json_t *vs = json_object_get(root, "vectors");
-    for (size_t i = 0; i < json_array_size(vs); i++) {
-        json_object_del(json_array_get(vs, i), "candidate");
-        json_object_del(json_array_get(vs, i), "replay");
-    }
-    char *s = json_dumps(root, JSON_PRESERVE_ORDER | JSON_COMPACT |
-                                   JSON_REAL_PRECISION(17));
-    json_decref(root);
-    return s;
-}
-
 /* `pflref CMD VECTOR D/r.json OPTS` and the same with D/c.json: one exit
  * status, one report (paths aside); returns the status. */
 static int same_verdict(const char *dir, const char *cmd, const char *vector,
@@ -270,9 +219,9 @@ static int same_verdict(const char *dir, const char *cmd, const char *vector,
                   cmd, vector, opts, rc1, rc2, e2);
     ck_assert_msg(rc1 <= 1, "%s %s %s: exit %d: %s", cmd, vector, opts, rc1,
                   e1);
-    char *r1 = strstr(cmd, "check") != NULL ? report_without_paths(o1)
+    char *r1 = strstr(cmd, "check") != NULL ? tu_report_without_paths(o1)
                                              : strdup(o1);
-    char *r2 = strstr(cmd, "check") != NULL ? report_without_paths(o2)
+    char *r2 = strstr(cmd, "check") != NULL ? tu_report_without_paths(o2)
                                              : strdup(o2);
     ck_assert_msg(strcmp(r1, r2) == 0,
                   "%s %s %s: the reports differ:\ninline: %s\nfiles:  %s",
@@ -299,25 +248,6 @@ static const char *const ROUND_TRIP[] = {
     "golden/pfedhn/worked-linear-bias.json",
 };
 
-/* x ← x + ½ for the first number of final.v (else final.w), and x ←
- * x (1 + 2⁻²⁰) for that of the first trajectory record of r.json: a
- * candidate that fails. */
-static void perturb(const char *dir)
-{
-    json_t *root = load_in(dir, "r.json");
-    json_t *fin = json_object_get(root, "final");
-    json_t *v = json_object_get(fin, "v");
-    json_t *row = v != NULL ? json_array_get(v, 0) : json_object_get(fin, "w");
-    const double x0 = json_number_value(json_array_get(row, 0));
-    json_array_set_new(row, 0, json_real(x0 + 0.5));
-    json_t *rec = json_array_get(json_object_get(root, "trajectory"), 0);
-    json_t *val = json_object_get(rec, "value");
-    const double t0 = json_number_value(json_array_get(val, 0));
-    json_array_set_new(val, 0, json_real(t0 * (1.0 + ldexp(1.0, -20))));
-    save_in(dir, "r.json", root);
-    json_decref(root);
-}
-
 /* The same candidate inline and in files: one verdict, one report, for a
  * passing and a failing candidate, with and without --resync. */
 START_TEST(test_roundtrip_check)
@@ -333,7 +263,7 @@ START_TEST(test_roundtrip_check)
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "rm -rf '%s/c.json' '%s/c.arrays'", dir, dir);
     ck_assert_int_eq(system(cmd), 0);
-    perturb(dir);
+    tu_result_perturb(dir, "r.json");
     make_files_form(dir, "r.json", "c");
     ck_assert_int_eq(same_verdict(dir, "check", vector, "--json"), 1);
     if (resync)
@@ -348,7 +278,7 @@ END_TEST
 START_TEST(test_roundtrip_diagnose)
 {
     char *dir = candidate_pair(APFL);
-    perturb(dir);
+    tu_result_perturb(dir, "r.json");
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "rm -rf '%s/c.json' '%s/c.arrays'", dir, dir);
     ck_assert_int_eq(system(cmd), 0);
@@ -369,7 +299,7 @@ START_TEST(test_result_inline)
     pflref_error err;
     ck_assert_int_eq(pflref_result_inline(text, strlen(text), dir, &self,
                                           &err), PFLREF_OK);
-    json_t *got = json_loads(self, 0, NULL), *want = load_in(dir, "r.json");
+    json_t *got = json_loads(self, 0, NULL), *want = tu_json_load_in(dir, "r.json");
     ck_assert_ptr_nonnull(got);
     static const char *const keys[] = {"w0", "final", "hypernetwork",
                                        "trajectory", "metrics", "schedule"};
@@ -383,7 +313,7 @@ START_TEST(test_result_inline)
     json_decref(want);
     pflref_text_free(self);
     /* the manifest is checked: one byte more is refused */
-    json_t *c = load_in(dir, "c.json");
+    json_t *c = tu_json_load_in(dir, "c.json");
     json_t *e = json_array_get(json_object_get(c, "array_files"), 1);
     json_object_set_new(e, "bytes", json_integer(
         json_integer_value(json_object_get(e, "bytes")) + 1));
@@ -411,10 +341,10 @@ START_TEST(test_plot_sweep_files)
         return;   /* plot needs gnuplot (tests/test_plot.c says so) */
     char *dir =
         candidate_pair("golden/interp/worked-grid-validation-linear.json");
-    ck_assert_int_eq(cli_in(dir, "plot sweep -o $D/a.svg $D/r.json", NULL,
+    ck_assert_int_eq(tu_cli_in(dir, "plot sweep -o $D/a.svg $D/r.json", NULL,
                             NULL), 0);
     char *err = NULL;
-    ck_assert_msg(cli_in(dir, "plot sweep -o $D/b.svg $D/c.json", NULL,
+    ck_assert_msg(tu_cli_in(dir, "plot sweep -o $D/b.svg $D/c.json", NULL,
                          &err) == 0, "plot sweep from files: %s", err);
     char *a = in_dir(dir, "a.svg"), *b = in_dir(dir, "b.svg");
     char *ta = tu_read(a), *tb = tu_read(b);
@@ -438,7 +368,7 @@ START_TEST(test_reference_paths)
     char *dir = candidate_pair(APFL);
     char *sub = in_dir(dir, "sub");
     ck_assert_int_eq(mkdir(sub, 0755), 0);
-    json_t *c = load_in(dir, "c.json");
+    json_t *c = tu_json_load_in(dir, "c.json");
     json_t *fin = json_object_get(c, "final");
     /* final.v from above the candidate's folder, final.w by its absolute
      * path, w0 as a member of an archive */
@@ -459,13 +389,13 @@ START_TEST(test_reference_paths)
     ck_assert_int_eq(zip_close(z), 0);
     json_object_set_new(c, "w0", json_string("a.npz:x"));
     json_object_del(c, "array_files");
-    save_in(sub, "c.json", c);
+    tu_json_save_in(sub, "c.json", c);
     char args[4096], *v = tu_repo_path(APFL), *err = NULL;
     snprintf(args, sizeof args, "check '%s' '%s/c.json'", v, sub);
     ck_assert_msg(tu_cli(args, NULL, &err) == 0, "%s", err);
     free(err);
     /* final.v as float32: accepted, widened, held to the fp32 floor */
-    json_t *r = load_in(dir, "r.json");
+    json_t *r = tu_json_load_in(dir, "r.json");
     size_t rows, cols;
     double *x = numbers_of(json_object_get(json_object_get(r, "final"), "v"),
                            &rows, &cols);
@@ -476,7 +406,7 @@ START_TEST(test_reference_paths)
     char *fp = in_dir(sub, "v32.npy");
     tn_write_npy(fp, "<f4", rows, cols, f, 4);
     json_object_set_new(fin, "v", json_string("v32.npy"));
-    save_in(sub, "c.json", c);
+    tu_json_save_in(sub, "c.json", c);
     snprintf(args, sizeof args, "check '%s' '%s/c.json' "
              "--candidate-precision fp32", v, sub);
     ck_assert_msg(tu_cli(args, NULL, &err) == 0, "%s", err);
@@ -520,7 +450,7 @@ static void init_pair(const char *dir, size_t q)
     json_t *vec = json_load_file(vp, 0, &je);
     ck_assert_ptr_nonnull(vec);
     json_t *spec = json_object_get(vec, "spec");
-    save_in(dir, "s.json", spec);
+    tu_json_save_in(dir, "s.json", spec);
     files_form ff = {.dir = dir, .stem = "t", .manifest = json_array()};
     char *sub = in_dir(dir, "t.arrays");
     ck_assert_int_eq(mkdir(sub, 0755), 0);
@@ -538,7 +468,7 @@ static void init_pair(const char *dir, size_t q)
             to_file(&ff, init, m, name);
         }
     }
-    save_in(dir, "t.json", spec);
+    tu_json_save_in(dir, "t.json", spec);
     json_decref(ff.manifest);
     json_decref(vec);
     free(sub);
@@ -553,15 +483,15 @@ START_TEST(test_init_files)
 {
     char *dir = tu_tmpdir();
     init_pair(dir, (size_t)_i);
-    ck_assert_int_eq(cli_in(dir, "run $D/s.json -o $D/a.json", NULL, NULL),
+    ck_assert_int_eq(tu_cli_in(dir, "run $D/s.json -o $D/a.json", NULL, NULL),
                      0);
     char *err = NULL;
-    ck_assert_msg(cli_in(dir, "run $D/t.json -o $D/b.json", NULL, &err) == 0,
+    ck_assert_msg(tu_cli_in(dir, "run $D/t.json -o $D/b.json", NULL, &err) == 0,
                   "%s", err);
     free(err);
     /* the same result but for the files' record, init.data_files (its
      * entries, when the writer emits them, are the spec's: below) */
-    json_t *ra = load_in(dir, "a.json"), *rb = load_in(dir, "b.json");
+    json_t *ra = tu_json_load_in(dir, "a.json"), *rb = tu_json_load_in(dir, "b.json");
     json_t *recorded = json_incref(json_object_get(
         json_object_get(rb, "init"), "data_files"));
     json_object_del(json_object_get(rb, "init"), "data_files");
@@ -597,16 +527,16 @@ START_TEST(test_init_files)
     json_decref(ra);
     json_decref(rb);
     /* freeze: the same vector, numbers inline */
-    ck_assert_int_eq(cli_in(dir, "freeze $D/s.json -o $D/v1.json", NULL,
+    ck_assert_int_eq(tu_cli_in(dir, "freeze $D/s.json -o $D/v1.json", NULL,
                             NULL), 0);
-    ck_assert_int_eq(cli_in(dir, "freeze $D/t.json -o $D/v2.json", NULL,
+    ck_assert_int_eq(tu_cli_in(dir, "freeze $D/t.json -o $D/v2.json", NULL,
                             NULL), 0);
     char *v1 = in_dir(dir, "v1.json"), *v2 = in_dir(dir, "v2.json");
     char *t1 = tu_read(v1), *t2 = tu_read(v2);
     ck_assert_msg(strcmp(t1, t2) == 0, "%s: the frozen vectors differ",
                   INIT_CASES[_i].vector);
     ck_assert_ptr_null(strstr(t2, ".npy"));
-    ck_assert_int_eq(cli_in(dir, "verify $D/v2.json", NULL, NULL), 0);
+    ck_assert_int_eq(tu_cli_in(dir, "verify $D/v2.json", NULL, NULL), 0);
     free(t1);
     free(t2);
     free(v1);
@@ -709,7 +639,7 @@ static void edit_candidate(const char *d, const char *path,
                            const char *field, json_t *value, long rec,
                            json_t *range)
 {
-    json_t *c = load_in(d, "c.json");
+    json_t *c = tu_json_load_in(d, "c.json");
     json_t *m = json_object_get(c, "array_files");
     for (size_t j = 0; path != NULL && j < json_array_size(m); j++) {
         json_t *e = json_array_get(m, j);
@@ -724,7 +654,7 @@ static void edit_candidate(const char *d, const char *path,
     if (rec >= 0)
         json_object_set(json_array_get(json_object_get(c, "trajectory"),
                                        (size_t)rec), "value", range);
-    save_in(d, "c.json", c);
+    tu_json_save_in(d, "c.json", c);
     json_decref(c);
     json_decref(value);
     json_decref(range);
@@ -744,7 +674,7 @@ static void r_sha(const char *d)
 static void r_unreferenced(const char *d)
 {
     npy_good(d, "extra", 2, 0);
-    json_t *c = load_in(d, "c.json");
+    json_t *c = tu_json_load_in(d, "c.json");
     char *p = in_dir(d, "c.arrays/extra.npy"), hex[65];
     long long bytes;
     digest_of(p, hex, &bytes);
@@ -752,7 +682,7 @@ static void r_unreferenced(const char *d)
                           json_pack("{s:s, s:s, s:I}", "path",
                                     "c.arrays/extra.npy", "sha256", hex,
                                     "bytes", (json_int_t)bytes));
-    save_in(d, "c.json", c);
+    tu_json_save_in(d, "c.json", c);
     json_decref(c);
     free(p);
 }
@@ -782,10 +712,10 @@ static void r_real(const char *d)
 }
 static void r_no_values(const char *d)
 {
-    json_t *c = load_in(d, "c.json");
+    json_t *c = tu_json_load_in(d, "c.json");
     json_object_del(c, "trajectory_values");
     json_object_del(c, "array_files");
-    save_in(d, "c.json", c);
+    tu_json_save_in(d, "c.json", c);
     json_decref(c);
 }
 static void r_values_2d(const char *d)
@@ -917,7 +847,7 @@ static void spec_with_w(const char *d, const char *descr, size_t n)
     json_t *spec = json_object_get(vec, "spec");
     json_object_set_new(json_object_get(spec, "init"), "w",
                         json_string("w.npy"));
-    save_in(d, "s.json", spec);
+    tu_json_save_in(d, "s.json", spec);
     json_decref(vec);
     free(vp);
     if (descr != NULL) {
@@ -934,7 +864,8 @@ static void s_w_missing(const char *d) { spec_with_w(d, NULL, 0); }
 static void s_w_int(const char *d) { spec_with_w(d, "<i4", 3); }
 
 /* DIR/v.json: APFL's vector with spec.init.w (init) or expected.final.w
- * (!init) a file reference, hashed again. */
+ * (!init) a file reference, hashed again: without a manifest (init), or
+ * with one that lists another file (!init). */
 static void vector_with_ref(const char *d, int init)
 {
     char *vp = tu_repo_path(APFL), *text = tu_read(vp);
@@ -943,6 +874,13 @@ static void vector_with_ref(const char *d, int init)
                        : json_object_get(json_object_get(vec, "expected"),
                                          "final");
     json_object_set_new(obj, "w", json_string("w.npy"));
+    if (!init)
+        json_object_set_new(vec, "array_files",
+                            json_pack("[{s:s, s:s, s:i}]", "path", "x.npy",
+                                      "sha256",
+                                      "00000000000000000000000000000000"
+                                      "00000000000000000000000000000000",
+                                      "bytes", 152));
     char *edited = json_dumps(vec, JSON_PRESERVE_ORDER | JSON_INDENT(1) |
                                        JSON_REAL_PRECISION(17));
     char *hashed = tu_vector_hashed(edited, 1), *p = in_dir(d, "v.json");
@@ -971,12 +909,12 @@ static const doc_case DOC_CASES[] = {
     {"R25", "spec init: integer dtype", s_w_int,
      "run $D/s.json -o $D/r.json", "init.w", "w.npy",
      "header field 'descr' is '<i4': init.w holds floats", "r.json"},
-    {"R26", "vector: a file reference in its spec's init", v_init_ref,
+    {"R26", "vector: a file reference without array_files", v_init_ref,
      "verify $D/v.json", "spec.init.w", "w.npy",
-     "a golden vector is self-contained", NULL},
-    {"R27", "vector: a file reference in its expectation", v_expected_ref,
-     "verify $D/v.json", "expected.final.w", "w.npy",
-     "a golden vector is self-contained", NULL},
+     "is a file reference, and the vector has no \"array_files\"", NULL},
+    {"R27", "vector: a file reference not listed in array_files",
+     v_expected_ref, "verify $D/v.json", "expected.final.w", "w.npy",
+     "w.npy is not listed in \"array_files\"", NULL},
 };
 enum { N_DOC_CASES = sizeof DOC_CASES / sizeof DOC_CASES[0] };
 
@@ -985,7 +923,7 @@ START_TEST(test_bad_document)
     const doc_case *k = &DOC_CASES[_i];
     char *dir = tu_tmpdir(), *out = NULL, *err = NULL;
     k->make(dir);
-    const int rc = cli_in(dir, k->args, &out, &err);
+    const int rc = tu_cli_in(dir, k->args, &out, &err);
     ck_assert_msg(rc == 2, "%s (%s): exit %d, want 2; stderr: %s", k->no,
                   k->name, rc, err);
     ck_assert_msg(strstr(err, k->where) != NULL &&

@@ -495,6 +495,10 @@ static const tu_catalogue_row CLASSES[] = {
     {"F8", "vector: provenance reference without its flag",
      "test_freeze_reference_needs_flag"},
     {"F9", "freeze: an unknown trajectory level", "test_freeze_cli_errors"},
+    {"F10", "freeze: arrays in files without a vector file",
+     "test_freeze_files_cli_errors"},
+    {"F11", "freeze: a bad --arrays or --inline-max",
+     "test_freeze_files_cli_errors"},
 };
 
 /* docs/bad-inputs.md has a row "| Fn | class | ... `test` ... |" for every
@@ -520,5 +524,6 @@ Suite *freeze_suite(void)
     tcase_add_test(tc, test_freeze_reference_needs_flag);
     tcase_add_test(tc, test_freeze_catalogue);
     suite_add_tcase(s, tc);
+    suite_add_tcase(s, freeze_files_tcase());   /* tests/test_freeze_files.c */
     return s;
 }

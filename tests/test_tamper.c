@@ -14,7 +14,10 @@
  *   - deliberate edits (the hash recomputed, as a generator would): a
  *     tolerance above the fp64 ceiling without an argument for it, and with
  *     one; a flag no registry holds, with the built-in registry and with a
- *     flags.json beside the vector or in a folder above it.
+ *     flags.json beside the vector or in a folder above it;
+ *   - a vector in files (pflref freeze --arrays files): a byte of a
+ *     referenced .npy file changed; the manifest edited to agree with it,
+ *     or its digest taken out of the hash.
  *
  * test_tamper_catalogue ties the classes to docs/bad-inputs.md.
  */
@@ -25,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "io/sha256.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -353,6 +357,134 @@ END_TEST
 
 /* ---- the catalogue ------------------------------------------------------ */
 
+/* ---- vectors in files (pflref freeze --arrays files) -------------------- */
+
+/* A fresh folder with the shipped vector's spec frozen in files
+ * (--inline-max 0: v.arrays/spec.init.w.npy, trajectory.npy, final.w.npy)
+ * and a candidate, the reference's run of it; the control: both pass. */
+typedef struct {
+    char *dir, *v, *cand;
+} files_fixture;
+
+static void files_setup(files_fixture *f)
+{
+    f->dir = tu_tmpdir();
+    json_t *vec = shipped();
+    char *s = put(f->dir, "s.json", json_object_get(vec, "spec"), 0);
+    json_decref(vec);
+    f->v = tu_join(f->dir, "v.json");
+    f->cand = tu_join(f->dir, "c.json");
+    char args[4096];
+    snprintf(args, sizeof args, "freeze %s -o %s --arrays files "
+             "--inline-max 0", s, f->v);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(args, sizeof args, "run %s -o %s", f->v, f->cand);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    expect_both(f->v, f->cand, 0, NULL, "the intact vector in files");
+    free(s);
+}
+
+static void files_teardown(files_fixture *f)
+{
+    tu_remove_tree(f->dir);
+    free(f->dir);
+    free(f->v);
+    free(f->cand);
+}
+
+/* The byte at offset 128 of dir/rel (the first number's lowest byte, past
+ * the 128-byte header) xor'ed with 0x5a: a finite number still, another
+ * one.  Twice: as it was. */
+static void flip_byte(const char *dir, const char *rel)
+{
+    char *p = tu_join(dir, rel);
+    FILE *fp = fopen(p, "r+b");
+    ck_assert_msg(fp != NULL, "cannot open %s", p);
+    ck_assert_int_eq(fseek(fp, 128, SEEK_SET), 0);
+    const int c = fgetc(fp);
+    ck_assert_int_ne(c, EOF);
+    ck_assert_int_eq(fseek(fp, 128, SEEK_SET), 0);
+    ck_assert_int_ne(fputc(c ^ 0x5a, fp), EOF);
+    ck_assert_int_eq(fclose(fp), 0);
+    free(p);
+}
+
+/* T8: one byte of a referenced file changed (of the expectation's
+ * final.w, then of the spec's init.w): refused, naming the manifest's
+ * entry, the file and the field that references it. */
+START_TEST(test_tamper_array_file)
+{
+    files_fixture f;
+    files_setup(&f);
+    static const char *const final_w[] = {
+        "array_files[", "v.arrays/final.w.npy (named by expected.final.w) "
+        "has SHA-256", "the manifest says", NULL};
+    flip_byte(f.dir, "v.arrays/final.w.npy");
+    expect_both(f.v, f.cand, 2, final_w, "final.w.npy changed");
+    flip_byte(f.dir, "v.arrays/final.w.npy");
+    expect_both(f.v, f.cand, 0, NULL, "final.w.npy as it was");
+    static const char *const init_w[] = {
+        "v.arrays/spec.init.w.npy (named by spec.init.w) has SHA-256", NULL};
+    flip_byte(f.dir, "v.arrays/spec.init.w.npy");
+    expect_both(f.v, f.cand, 2, init_w, "spec.init.w.npy changed");
+    files_teardown(&f);
+}
+END_TEST
+
+/* T9: the manifest edited to agree with a changed file, the hash left as
+ * it was: the content hash covers the manifest, so it covers the file;
+ * and a hash without the manifest's digest. */
+START_TEST(test_tamper_manifest)
+{
+    files_fixture f;
+    files_setup(&f);
+    flip_byte(f.dir, "v.arrays/trajectory.npy");
+    char *tp = tu_join(f.dir, "v.arrays/trajectory.npy");
+    char *bytes = tu_read(tp);
+    struct stat sb;
+    ck_assert_int_eq(stat(tp, &sb), 0);
+    char hex[65];
+    pflref_sha256_hex((const unsigned char *)bytes, (size_t)sb.st_size, hex);
+    json_t *vec = json_load_file(f.v, 0, NULL);
+    ck_assert_ptr_nonnull(vec);
+    json_t *m = json_object_get(vec, "array_files");
+    for (size_t j = 0; j < json_array_size(m); j++)
+        if (strcmp(json_string_value(json_object_get(json_array_get(m, j),
+                                                     "path")),
+                   "v.arrays/trajectory.npy") == 0)
+            json_object_set_new(json_array_get(m, j), "sha256",
+                                json_string(hex));
+    char *v = put(f.dir, "v.json", vec, 0);
+    static const char *const edited[] = {
+        "array_files: the vector's array_files changed since it was written",
+        "hash.array_files records", NULL};
+    expect_both(v, f.cand, 2, edited, "manifest edited");
+    free(v);
+    /* the manifest's digest taken out of the hash */
+    flip_byte(f.dir, "v.arrays/trajectory.npy");
+    json_decref(vec);
+    vec = json_load_file(f.v, 0, NULL);
+    ck_assert_ptr_nonnull(vec);
+    char *text = json_dumps(vec, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    char *fixed = tu_vector_hashed(text, 1);   /* hashed again, then */
+    json_decref(vec);
+    vec = json_loads(fixed, 0, NULL);
+    json_object_del(json_object_get(vec, "hash"), "array_files");
+    v = put(f.dir, "v.json", vec, 0);
+    static const char *const uncovered[] = {
+        "hash.array_files: the vector has array_files, which its hash does "
+        "not cover", NULL};
+    expect_both(v, f.cand, 2, uncovered, "manifest not hashed");
+    free(v);
+    free(text);
+    free(fixed);
+    json_decref(vec);
+    free(bytes);
+    free(tp);
+    files_teardown(&f);
+}
+END_TEST
+
 static const tu_catalogue_row CLASSES[] = {
     {"T1", "vector: expected value edited", "test_tamper_expected"},
     {"T2", "vector: tolerance edited", "test_tamper_tolerance"},
@@ -362,6 +494,9 @@ static const tu_catalogue_row CLASSES[] = {
     {"T5", "vector without its content hash", "test_tamper_no_hash"},
     {"T6", "tolerance above the fp64 ceiling", "test_tolerance_ceiling"},
     {"T7", "flag not in the registry", "test_unregistered_flag"},
+    {"T8", "vector in files: a referenced file changed",
+     "test_tamper_array_file"},
+    {"T9", "vector in files: its manifest edited", "test_tamper_manifest"},
 };
 
 /* docs/bad-inputs.md has a row "| Tn | class | ... | test |" for every
@@ -384,6 +519,8 @@ Suite *tamper_suite(void)
     tcase_add_test(tc, test_tamper_no_hash);
     tcase_add_test(tc, test_tolerance_ceiling);
     tcase_add_test(tc, test_unregistered_flag);
+    tcase_add_test(tc, test_tamper_array_file);
+    tcase_add_test(tc, test_tamper_manifest);
     tcase_add_test(tc, test_tamper_catalogue);
     suite_add_tcase(s, tc);
     return s;

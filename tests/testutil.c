@@ -206,10 +206,79 @@ void tu_assert_golden(const char *rel)
                   rep.first.expected, rep.first.got);
 }
 
+int tu_cli_in(const char *dir, const char *fmt, char **out, char **errout)
+{
+    char args[4096], *o = args;
+    for (const char *f = fmt; *f != '\0' && o < args + sizeof args - 512;) {
+        if (f[0] == '$' && f[1] == 'D') {
+            o += snprintf(o, 512, "'%s'", dir);
+            f += 2;
+        } else {
+            *o++ = *f++;
+        }
+    }
+    *o = '\0';
+    return tu_cli(args, out, errout);
+}
+
+json_t *tu_json_load_in(const char *dir, const char *name)
+{
+    char *p = tu_join(dir, name);
+    json_error_t je;
+    json_t *v = json_load_file(p, 0, &je);
+    ck_assert_msg(v != NULL, "%s: %s", p, je.text);
+    free(p);
+    return v;
+}
+
+void tu_json_save_in(const char *dir, const char *name, const json_t *v)
+{
+    char *p = tu_join(dir, name);
+    ck_assert_int_eq(json_dump_file(v, p, JSON_PRESERVE_ORDER | JSON_COMPACT |
+                                              JSON_REAL_PRECISION(17)), 0);
+    free(p);
+}
+
+void tu_result_perturb(const char *dir, const char *name)
+{
+    json_t *root = tu_json_load_in(dir, name);
+    json_t *fin = json_object_get(root, "final");
+    json_t *v = json_object_get(fin, "v");
+    json_t *row = v != NULL ? json_array_get(v, 0) : json_object_get(fin, "w");
+    const double x0 = json_number_value(json_array_get(row, 0));
+    json_array_set_new(row, 0, json_real(x0 + 0.5));
+    json_t *rec = json_array_get(json_object_get(root, "trajectory"), 0);
+    json_t *val = json_object_get(rec, "value");
+    const double t0 = json_number_value(json_array_get(val, 0));
+    json_array_set_new(val, 0, json_real(t0 * (1.0 + ldexp(1.0, -20))));
+    tu_json_save_in(dir, name, root);
+    json_decref(root);
+}
+
+char *tu_report_without_paths(const char *text)
+{
+    json_error_t je;
+    json_t *root = json_loads(text, 0, &je);
+    ck_assert_msg(root != NULL, "not JSON (%s): %s", je.text, text);
+    json_t *vs = json_object_get(root, "vectors");
+    for (size_t i = 0; i < json_array_size(vs); i++) {
+        json_object_del(json_array_get(vs, i), "expected");
+        json_object_del(json_array_get(vs, i), "candidate");
+        json_object_del(json_array_get(vs, i), "replay");
+    }
+    char *s = json_dumps(root, JSON_PRESERVE_ORDER | JSON_COMPACT |
+                                   JSON_REAL_PRECISION(17));
+    json_decref(root);
+    return s;
+}
+
 char *tu_vector_hashed(const char *text, int replace)
 {
+    /* the last two only in the files form, when the vector has them */
     static const char *const parts[] = {"spec", "expected", "tolerance",
-                                        "flags", "provenance", NULL};
+                                        "flags", "provenance",
+                                        "trajectory_values", "array_files",
+                                        NULL};
     json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
     const char *fmt = json_string_value(json_object_get(root, "format"));
     if (root == NULL || fmt == NULL || strcmp(fmt, "pflref-golden/1") != 0 ||

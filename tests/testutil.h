@@ -36,6 +36,25 @@ char *tu_tree(const char *dir, size_t *len);
 void tu_cli_refuses(const char *dir, size_t q, const char *spec,
                     const char *where);
 
+/* `pflref ARGS` as tu_cli, each "$D" of fmt replaced by dir, quoted. */
+int tu_cli_in(const char *dir, const char *fmt, char **out, char **errout);
+
+/* dir/name parsed as JSON (a failed check when it is not), or written
+ * (compact, members in order, 17 significant digits). */
+struct json_t *tu_json_load_in(const char *dir, const char *name);
+void tu_json_save_in(const char *dir, const char *name,
+                     const struct json_t *v);
+
+/* The result dir/name made a failing candidate: x ← x + ½ for the first
+ * number of final.v (else final.w), x ← x (1 + 2⁻²⁰) for that of the
+ * first trajectory record. */
+void tu_result_perturb(const char *dir, const char *name);
+
+/* A check report (`check --json`) without its file names (each vector's
+ * "expected", "candidate" and "replay"), for comparing the reports of two
+ * forms of one document (malloc'd). */
+char *tu_report_without_paths(const char *text);
+
 /* Write text to path; returns 0 on success. */
 int tu_write(const char *path, const char *text);
 
@@ -78,7 +97,8 @@ void tu_golden(const char *rel, pflref_golden_report *rep);
 void tu_assert_golden(const char *rel);
 
 /* A golden vector's text with its "hash" {vector, spec, expected,
- * tolerance, flags, provenance} computed by ref/io/canonical.c (malloc'd):
+ * tolerance, flags, provenance, and trajectory_values and array_files when
+ * it has them} computed by ref/io/canonical.c (malloc'd):
  * for tests that write vectors by hand or edit one on purpose.  With
  * replace = 0 a text that already has a "hash" (or is not a JSON object of
  * format pflref-golden/1) comes back unchanged; with replace = 1 a "hash"

@@ -783,6 +783,23 @@ def _candidate(golden):
     return cand
 
 
+def _in_files(golden):
+    """golden in the files form (pflref freeze --arrays files), as the
+    schema sees it: spec.init.w and expected.final.w as references listed
+    in array_files, hashed (the files themselves are not there)."""
+    doc = copy.deepcopy(golden)
+    files = []
+    for where, name in ((["spec", "init"], "spec.init.w"),
+                        (["expected", "final"], "final.w")):
+        obj = doc
+        for k in where:
+            obj = obj.setdefault(k, {})
+        obj["w"] = "v.arrays/%s.npy" % name
+        files.append({"path": obj["w"], "sha256": "0" * 64, "bytes": 152})
+    doc["array_files"] = files
+    return _pg().with_hash(doc)
+
+
 def _bad_documents(spec, ft_spec, golden, result, problem):
     """(label, document or raw text, expected path, kind, does pflref's reader
     reject it too: True, False (the schema is stricter on purpose) or None
@@ -892,13 +909,20 @@ def _bad_documents(spec, ft_spec, golden, result, problem):
          "$.trajectory[0].event", "candidate", True),
         ("golden: malformed content hash", _set(golden, ["hash"], "sha1:abc"),
          "$.hash", "golden", True),
-        # arrays in files (docs/formats.md, "Arrays in files"): a vector is
-        # self-contained; a candidate's ranges and manifest are checked
-        ("golden: a file reference in its spec's init",
+        # arrays in files (docs/formats.md, "Arrays in files", "Golden
+        # vectors in files"): a vector's references need its manifest; a
+        # candidate's ranges and manifest are checked
+        ("golden: a file reference in its spec's init, without array_files",
          _set(golden, ["spec", "init", "w"], "w.npy"), "$.spec.init.w", "golden", True),
-        ("golden: a range in its expectation",
+        ("golden: a range in its expectation, without array_files",
          _set(golden, ["expected", "trajectory", 0, "value"], {"offset": 0, "count": 1}),
          "$.expected.trajectory[0].value", "golden", True),
+        ("golden: array_files without its digest in hash",
+         _set(_in_files(golden), ["hash", "array_files"], DELETE),
+         "$.hash.array_files", "golden", None),
+        ("golden: trajectory_values without array_files",
+         _set(golden, ["trajectory_values"], "v.arrays/trajectory.npy"),
+         "$.array_files", "golden", None),
         ("candidate: a range of count 0",
          _set(_candidate(golden), ["trajectory", 0, "value"], {"offset": 0, "count": 0}),
          "$.trajectory[0].value", "candidate", True),
@@ -1286,6 +1310,25 @@ def self_test(pflref_arg):
         result = parse_json(RESULT_EXAMPLE)
         t.expect(check_document(schemas, result).status == "ok",
                  "schema accepts the small result kept in validate.py")
+        out = check_document(schemas, _in_files(golden))
+        t.expect(out.status == "ok", "schema accepts %s in the files form" % golden["id"],
+                 "; ".join("%s: %s" % (format_path(p), m) for p, m in out.errors[:3]))
+        if pflref is not None:
+            # a vector pflref freeze writes in files: valid, and verified
+            _write(tmp / "tofreeze.json", base_spec)
+            vf = tmp / "frozen.json"
+            r = t.run_pflref(["freeze", str(tmp / "tofreeze.json"), "-o", str(vf),
+                              "--arrays", "files", "--inline-max", "0"])
+            t.expect(r.returncode == 0 and (tmp / "frozen.arrays").is_dir(),
+                     "pflref freeze --arrays files writes a vector and its arrays",
+                     r.stderr.strip())
+            if r.returncode == 0:
+                out = check_file(schemas, vf)
+                t.expect(out.status == "ok" and "array_files" in load_json(vf),
+                         "  the schema accepts it",
+                         "; ".join("%s: %s" % (format_path(p), m) for p, m in out.errors[:3]))
+                r = t.run_pflref(["verify", str(vf)])
+                t.expect(r.returncode == 0, "  pflref verify reproduces it", r.stderr.strip())
         split_result = _split_result(parse_json(PROX_RESULT_EXAMPLE))
         t.expect(check_document(schemas, split_result).status == "ok",
                  "schema accepts the small fedalt result kept in validate.py (eta_ft null)")

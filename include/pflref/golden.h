@@ -150,8 +150,10 @@ typedef enum {
     PFLREF_PRECISION_FP32 = 1   /* atol 1e-5,  rtol 1e-4  */
 } pflref_precision;
 
-/* Parse a golden vector, run its spec through the reference (base_dir
- * resolves a relative problem file), and compare with the expectation.
+/* Parse a golden vector, run its spec through the reference (base_dir,
+ * the vector's folder, resolves a relative problem file and the .npy files
+ * of a vector in files: docs/formats.md, "Golden vectors in files"), and
+ * compare with the expectation.
  * Returns PFLREF_OK when the comparison ran (rep->mismatches says whether it
  * passed); an error status for a malformed vector or a failed run.  A
  * vector without its "hash", or whose content does not match it (the

@@ -15,8 +15,10 @@
  *                                   the same result, self-contained
  *   pflref_golden_is_vector, _describe, _spec
  *                                   what a golden vector holds
- *   pflref_freeze_text              spec text → a vector of the reference's
- *                                   own output (provenance "reference")
+ *   pflref_freeze_text, _write      spec text → a vector of the reference's
+ *                                   own output (provenance "reference"),
+ *                                   its large arrays in .npy files when
+ *                                   asked (_write)
  *   pflref_read_file, pflref_file_folder
  *   pflref_write_file_with, _bytes, _atomic, _check
  *                                   the one writer of every output file
@@ -342,14 +344,32 @@ pflref_status pflref_golden_spec(const char *text, size_t len,
  *   trajectory  what the vector expects besides the final state: "step"
  *               (every event; NULL gives it), "round" (client_end, server
  *               and note events: far smaller for a large problem) or
- *               "none" (the final state only) */
+ *               "none" (the final state only)
+ *   arrays      "inline" (NULL gives it): every number in the vector's
+ *               JSON; or "files": each array of the spec's init and of
+ *               the expectation with more than inline_max numbers (and the
+ *               trajectory's values, when they number more in all) in a
+ *               .npy file of the folder STEM.arrays beside the vector,
+ *               listed with its size and SHA-256 in the vector's
+ *               "array_files" (docs/formats.md, "Golden vectors in
+ *               files"); only pflref_freeze_write writes files
+ *   inline_max  with arrays "files": the most numbers an array keeps
+ *               inline (0: every array to a file; `pflref freeze` and
+ *               Python's freeze default to PFLREF_FREEZE_INLINE_MAX) */
 typedef struct {
     double atol, rtol;
     const char *basis;
     const char *id;
     const char *vector_dir;
     const char *trajectory;
+    const char *arrays;
+    size_t inline_max;
 } pflref_freeze_options;
+
+/* The default inline_max of the files form: an array of up to 256 numbers
+ * (a 16 × 16 block) reads as quickly from JSON as from a file, and keeps
+ * a small vector whole in one file. */
+#define PFLREF_FREEZE_INLINE_MAX PFLREF_INLINE_MAX_DEFAULT
 
 /* What `pflref freeze` does: run a spec through the reference (at step
  * level unless opt->trajectory says otherwise) and write a golden vector
@@ -371,15 +391,33 @@ typedef struct {
  *   err            [out] what went wrong, and where (may be NULL)
  * Returns PFLREF_OK; PFLREF_EINVAL for an invalid spec (the JSON path) or
  * option ("opt.atol", "opt.rtol", "opt.basis", "opt.id",
- * "opt.trajectory"), PFLREF_EIO for
- * an unreadable problem file or a folder that does not resolve
- * ("opt.vector_dir"), PFLREF_EDIVERGE when the run diverges,
+ * "opt.trajectory", "opt.arrays": "files" needs pflref_freeze_write),
+ * PFLREF_EIO for an unreadable problem file or a folder that does not
+ * resolve ("opt.vector_dir"), PFLREF_EDIVERGE when the run diverges,
  * PFLREF_ENOMEM. */
 pflref_status pflref_freeze_text(const char *spec_text, size_t len,
                                  const char *base_dir,
                                  const pflref_freeze_options *opt,
                                  char **vector_out, size_t *vector_len,
                                  pflref_error *err);
+
+/* pflref_freeze_text, the vector written to vector_path: in the files
+ * form (opt->arrays "files") the .npy files first, into the folder
+ * STEM.arrays beside it (made when absent; STEM the file name without a
+ * final ".json"), each through the guarded writer, then the vector; on any
+ * failure every file written here and the folder made here are removed
+ * and vector_path is as it was.  opt->vector_dir is ignored: the vector's
+ * folder is vector_path's.
+ *   vector_path [in]  the vector's file (a regular file or absent, as for
+ *                     pflref_write_file_with; not standard output)
+ *   vector_len  [out] the vector's length in bytes, or NULL
+ * Returns pflref_freeze_text's statuses, and the writer's PFLREF_EIO
+ * (err->where the file, or "opt.arrays" for the folder). */
+pflref_status pflref_freeze_write(const char *spec_text, size_t len,
+                                  const char *base_dir,
+                                  const pflref_freeze_options *opt,
+                                  const char *vector_path, size_t *vector_len,
+                                  pflref_error *err);
 
 /* ---- files -------------------------------------------------------------- */
 

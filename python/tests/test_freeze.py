@@ -152,3 +152,81 @@ def test_freeze_on_npy_data_then_check_the_numpy_candidate(tmp_path):
         doc = json.load(f)
     doc["final"]["w"][3] *= 1 + 1e-9                 # the bias, off in digit 9
     assert pflref.check(vec, doc).first["index"] == 3
+
+
+APFL = os.path.join(GOLDEN, "apfl", "worked-linear-adaptive-decay.json")
+
+
+def _inline_arrays(folder, raw):
+    """A vector in files with every reference and range replaced by its
+    numbers (NumPy's reading), and without its manifest and hash."""
+    import numpy as np
+
+    def arr(ref):
+        return np.load(os.path.join(folder, ref)).tolist()
+    doc = json.loads(json.dumps(raw))
+    init = doc["spec"].get("init", {})
+    for key in ("w", "cluster_models", "lora"):
+        if isinstance(init.get(key), str):
+            init[key] = arr(init[key])
+    final = doc["expected"].get("final", {})
+    for key in ("w", "v", "alpha"):
+        if isinstance(final.get(key), str):
+            final[key] = arr(final[key])
+    values = doc.pop("trajectory_values", None)
+    values = None if values is None else arr(values)
+    for rec in doc["expected"].get("trajectory", []):
+        if isinstance(rec["value"], dict):
+            o, c = rec["value"]["offset"], rec["value"]["count"]
+            rec["value"] = values[o:o + c]
+    doc.pop("array_files", None)
+    doc.pop("hash")
+    return doc
+
+
+def test_freeze_in_files_holds_the_same_numbers_and_verdicts(tmp_path):
+    """arrays="files": the large arrays in OUT.arrays/*.npy (what np.save
+    writes, byte for byte), listed with size and SHA-256; the numbers the
+    inline vector holds; verify passes; a candidate gets the same verdict
+    and numbers from both forms."""
+    import hashlib
+    import io
+    import numpy as np
+    spec = spec_of(APFL)
+    inline = pflref.freeze(spec, out=tmp_path / "a.json")
+    files = pflref.freeze(spec, out=tmp_path / "b.json", arrays="files",
+                          inline_max=2)
+    assert files.id == inline.id
+    names = sorted(p.name for p in (tmp_path / "b.arrays").iterdir())
+    assert names == ["final.alpha.npy", "final.v.npy", "final.w.npy",
+                     "spec.init.w.npy", "trajectory.npy"]
+    for entry in files.raw["array_files"]:
+        data = (tmp_path / entry["path"]).read_bytes()
+        assert entry["path"].startswith("b.arrays/")
+        assert len(data) == entry["bytes"]
+        assert hashlib.sha256(data).hexdigest() == entry["sha256"]
+        buf = io.BytesIO()
+        np.save(buf, np.load(tmp_path / entry["path"]))
+        assert buf.getvalue() == data
+    want = dict(inline.raw)
+    want.pop("hash")
+    assert _inline_arrays(str(tmp_path), files.raw) == want
+    assert pflref.verify(files)["passed"]
+    cand = {"format": "pflref-result/1", "id": inline.id,
+            "final": inline.raw["expected"]["final"],
+            "trajectory": inline.raw["expected"]["trajectory"]}
+    for move in (0.0, 1e-6):
+        doc = json.loads(json.dumps(cand))
+        doc["final"]["w"][0] += move
+        a, b = pflref.check(inline, doc), pflref.check(files, doc)
+        assert a.passed == b.passed == (move == 0.0)
+        assert str(a) == str(b).replace("b.json", "a.json")
+
+
+def test_freeze_in_files_needs_out_and_a_form():
+    with pytest.raises(ValueError, match="^arrays: the files form"):
+        pflref.freeze(spec_of(SAMPLES), arrays="files")
+    with pytest.raises(ValueError, match="^arrays: 'npy'"):
+        pflref.freeze(spec_of(SAMPLES), arrays="npy")
+    with pytest.raises(ValueError, match="^inline_max: -1"):
+        pflref.freeze(spec_of(SAMPLES), arrays="files", inline_max=-1)

@@ -11,7 +11,11 @@
  *      rows of c numbers, at least one number;
  *   c) a manifest, when the document has one, lists every file it names
  *      with its size and SHA-256 (the whole file; an .npz archive once),
- *      in the form of a result's problem.data_files.
+ *      in the form of a result's problem.data_files;
+ *   d) a golden vector must have the manifest when it names a file, and
+ *      every file it names must be listed there before it is opened
+ *      (pflref_arrays_open_listed): its content hash covers the manifest,
+ *      so the hash covers the files' bytes.
  * Paths follow problem data's rule: relative to the folder of the JSON
  * file, an absolute path as it is, ".." allowed (pflref reads what the
  * document's author names; it does not confine the names to a folder).
@@ -158,9 +162,48 @@ static pflref_status check_loaded(const pflref_npy_array *x, const char *name,
                                 ? ", at least one number" : "");
 }
 
+/* The entry of the manifest listing `path`: its index, or −1. */
+static long listed(const json_t *m, const char *path)
+{
+    for (size_t j = 0; j < json_array_size(m); j++)
+        if (strcmp(json_string_value(json_object_get(json_array_get(m, j),
+                                                     "path")), path) == 0)
+            return (long)j;
+    return -1;
+}
+
+pflref_status pflref_arrays_listed(const pflref_arrays *a, const char *ref,
+                                   const char *where, pflref_error *err)
+{
+    char file[PFLREF_PATH_MAX];
+    const char *member;
+    pflref_status st = pflref_array_ref_split(ref, where, file, sizeof file,
+                                              &member, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (a->manifest == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "\"%s\" is a file reference, and the vector "
+                                "has no \"array_files\": a golden vector "
+                                "that references files lists each with its "
+                                "size and SHA-256, which its content hash "
+                                "covers (pflref freeze --arrays files "
+                                "writes them)", ref);
+    if (listed(a->manifest, file) < 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s is not listed in \"array_files\": a "
+                                "golden vector lists every file it "
+                                "references with its size and SHA-256 "
+                                "(the manifest lists %zu other%s)", file,
+                                json_array_size(a->manifest),
+                                json_array_size(a->manifest) == 1 ? "" : "s");
+    return PFLREF_OK;
+}
+
 /* Load the file of reference `ref` (split into file and member) into x;
  * the file's entry in a->files is made (and hashed) on first naming, and
- * dropped again when the file cannot be read. */
+ * dropped again when the file cannot be read.  With a->listed_only the
+ * file must be listed in the manifest before it is opened. */
 static pflref_status load_file(pflref_arrays *a, const char *ref,
                                const char *where, pflref_npy_array *x,
                                const char **name, pflref_error *err)
@@ -169,6 +212,8 @@ static pflref_status load_file(pflref_arrays *a, const char *ref,
     const char *member;
     pflref_status st = pflref_array_ref_split(ref, where, file, sizeof file,
                                               &member, err);
+    if (st == PFLREF_OK && a->listed_only)
+        st = pflref_arrays_listed(a, ref, where, err);
     if (st != PFLREF_OK)
         return st;
     pflref_array_ref_path(file, a->base_dir, full, sizeof full);
@@ -283,10 +328,13 @@ static pflref_status read_manifest(pflref_arrays *a, const json_t *root,
     return st;
 }
 
-pflref_status pflref_arrays_open(pflref_arrays *a, const json_t *root,
-                                 const char *base_dir, pflref_error *err)
+/* pflref_arrays_open and _open_listed. */
+static pflref_status arrays_open(pflref_arrays *a, const json_t *root,
+                                 const char *base_dir, int listed_only,
+                                 pflref_error *err)
 {
     pflref_arrays_init(a, base_dir, 0);
+    a->listed_only = listed_only;
     pflref_status st = read_manifest(a, root, err);
     const json_t *tv = json_object_get(root, "trajectory_values");
     if (st != PFLREF_OK || tv == NULL)
@@ -308,6 +356,33 @@ pflref_status pflref_arrays_open(pflref_arrays *a, const json_t *root,
                  json_string_value(tv));
     }
     return st;
+}
+
+pflref_status pflref_arrays_open(pflref_arrays *a, const json_t *root,
+                                 const char *base_dir, pflref_error *err)
+{
+    return arrays_open(a, root, base_dir, 0, err);
+}
+
+pflref_status pflref_arrays_open_listed(pflref_arrays *a, const json_t *root,
+                                        const char *base_dir,
+                                        pflref_error *err)
+{
+    return arrays_open(a, root, base_dir, 1, err);
+}
+
+pflref_status pflref_arrays_note(pflref_arrays *a, const pflref_data_file *f,
+                                 const char *where, pflref_error *err)
+{
+    int known;
+    pflref_array_file *e = file_entry(a, f->path, where, &known);
+    if (e == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    if (!known) {
+        memcpy(e->f.sha256, f->sha256, sizeof e->f.sha256);
+        e->f.bytes = f->bytes;
+    }
+    return PFLREF_OK;
 }
 
 /* Member key of the range v at `where` (of `file`, for messages): an
@@ -368,16 +443,6 @@ pflref_status pflref_arrays_range(const pflref_arrays *a, const json_t *v,
     return PFLREF_OK;
 }
 
-/* The entry of the manifest listing `path`: its index, or −1. */
-static long listed(const json_t *m, const char *path)
-{
-    for (size_t j = 0; j < json_array_size(m); j++)
-        if (strcmp(json_string_value(json_object_get(json_array_get(m, j),
-                                                     "path")), path) == 0)
-            return (long)j;
-    return -1;
-}
-
 pflref_status pflref_arrays_close(const pflref_arrays *a, pflref_error *err)
 {
     if (a->manifest == NULL)
@@ -401,15 +466,16 @@ pflref_status pflref_arrays_close(const pflref_arrays *a, pflref_error *err)
                                     "document references", path);
         if ((json_int_t)f->f.bytes != bytes)
             return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    "%s has %llu bytes, the manifest says "
-                                    "%lld (the file changed since the "
-                                    "document was written)", path,
-                                    f->f.bytes, (long long)bytes);
+                                    "%s (named by %s) has %llu bytes, the "
+                                    "manifest says %lld (the file changed "
+                                    "since the document was written)", path,
+                                    f->where, f->f.bytes, (long long)bytes);
         if (strcmp(f->f.sha256, hex) != 0)
             return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    "%s has SHA-256 %s, the manifest says %s "
-                                    "(the file changed since the document "
-                                    "was written)", path, f->f.sha256, hex);
+                                    "%s (named by %s) has SHA-256 %s, the "
+                                    "manifest says %s (the file changed "
+                                    "since the document was written)", path,
+                                    f->where, f->f.sha256, hex);
     }
     for (size_t i = 0; i < a->n_files; i++)
         if (listed(m, a->files[i].f.path) < 0)

@@ -2,8 +2,9 @@
 /* ref/io/arrays.h: the arrays of a JSON document given as file references
  * (internal; docs/formats.md, "Arrays in files"; issue 30).
  *
- * Any large array of a spec's "init", of a result or of a candidate result
- * may be a string instead of numbers: the path of a NumPy .npy file, or
+ * Any large array of a spec's "init", of a result, of a candidate result
+ * or of a golden vector in files (its spec's init and its expectation,
+ * every file listed in its manifest) may be a string instead of numbers: the path of a NumPy .npy file, or
  * "ARCHIVE.npz:MEMBER", relative to the folder of the JSON file that names
  * it (an absolute path is taken as it is, and a relative one may climb
  * with "..": the rule of problem data, ref/io/spec_data.c).  The file is
@@ -15,6 +16,13 @@
  *
  *   pflref_arrays_open      a document's "array_files" manifest (checked
  *                           for form) and its "trajectory_values"
+ *   pflref_arrays_open_listed
+ *                           the same for a golden vector, whose every
+ *                           reference must be listed in the manifest
+ *   pflref_arrays_listed    that check alone, for a reference another
+ *                           reader opens (a vector's spec.init)
+ *   pflref_arrays_note      a file another reader opened and hashed, to
+ *                           be held to the manifest by _close
  *   pflref_arrays_load      the array a reference names, shape checked
  *   pflref_arrays_range     a ranged trajectory value {offset, count}
  *   pflref_arrays_close     every referenced file listed in the manifest
@@ -58,6 +66,9 @@ typedef struct {
     const char *base_dir;        /* the folder of the JSON file (NULL or
                                     "": the current folder)              */
     int hash;                    /* hash each file when first named      */
+    int listed_only;             /* a golden vector: a file not listed in
+                                    the manifest (or with no manifest) is
+                                    refused before it is opened          */
     const json_t *manifest;      /* "array_files", or NULL               */
     pflref_array_file *files;    /* every file named, each once, in the
                                     order first named                    */
@@ -77,6 +88,27 @@ void pflref_arrays_init(pflref_arrays *a, const char *base_dir, int hash);
  * 1-D array of floats, held until pflref_arrays_free). */
 pflref_status pflref_arrays_open(pflref_arrays *a, const json_t *root,
                                  const char *base_dir, pflref_error *err);
+
+/* pflref_arrays_open for a golden vector: every reference must name a
+ * file its "array_files" lists (pflref_arrays_listed), checked before the
+ * file is opened. */
+pflref_status pflref_arrays_open_listed(pflref_arrays *a, const json_t *root,
+                                        const char *base_dir,
+                                        pflref_error *err);
+
+/* The file of reference ref (at JSON field `where`) is listed in a's
+ * manifest.  Errors: PFLREF_EINVAL at `where` naming ref when a has no
+ * manifest, or the file when the manifest does not list it; a malformed
+ * reference as pflref_array_ref_split. */
+pflref_status pflref_arrays_listed(const pflref_arrays *a, const char *ref,
+                                   const char *where, pflref_error *err);
+
+/* Record the file f (its path as the JSON names it, its SHA-256 and size),
+ * read and hashed by another reader, as named by `where`, so that
+ * pflref_arrays_close holds it to the manifest (nothing when a file of
+ * that path is recorded already).  Errors: PFLREF_ENOMEM. */
+pflref_status pflref_arrays_note(pflref_arrays *a, const pflref_data_file *f,
+                                 const char *where, pflref_error *err);
 
 /* The reference ref (a .npy path or "ARCHIVE.npz:MEMBER") at JSON field
  * `where`, which must have the shape `want`: *data gets its numbers
@@ -100,7 +132,8 @@ pflref_status pflref_arrays_range(const pflref_arrays *a, const json_t *v,
 
 /* With a manifest: every file named is listed with its size and SHA-256,
  * and every listed file is named (errors name "array_files[j]", or
- * "array_files" for a file missing from it).  Without: PFLREF_OK. */
+ * "array_files" for a file missing from it, and in the message the file
+ * and the field that named it).  Without: PFLREF_OK. */
 pflref_status pflref_arrays_close(const pflref_arrays *a, pflref_error *err);
 
 /* The files named, as data_files entries (*files malloc'd, paths moved out

@@ -21,7 +21,11 @@
  *   provenance  {kind: reference, generator: this build};
  *   flags       [reference-output];
  *   hash        the content hashes, as golden/pflref_golden.py computes
- *               them (ref/io/canonical.c).
+ *               them (ref/io/canonical.c);
+ *   in the files form (pflref_freeze_write, opt.arrays "files") the large
+ *   arrays of spec.init and expected in .npy files beside the vector, its
+ *   "trajectory_values" and the "array_files" manifest, which the hash
+ *   covers (ref/io/freeze_arrays.c).  The id stays the inline spec's.
  * Trust: such a vector says "agrees with pflref", not "agrees with the
  * paper"; it is as right as the reference is on the independently derived
  * vectors of golden/ (docs/formats.md, "Provenance").
@@ -63,6 +67,8 @@ typedef struct {
     const char *id;          /* NULL: derived from the spec's hash */
     const char *vector_dir;  /* NULL: problem files by absolute path */
     pflref_record_level level;
+    int files;               /* the files form (opt.arrays "files")  */
+    size_t inline_max;       /* its most numbers inline              */
 } freeze_settings;
 
 /* The trajectory levels by name (docs/formats.md, "output"). */
@@ -118,6 +124,13 @@ static pflref_status read_options(const pflref_freeze_options *opt,
         return st;
     s->id = opt->id;
     s->vector_dir = opt->vector_dir;
+    if (opt->arrays != NULL && strcmp(opt->arrays, "inline") != 0 &&
+        strcmp(opt->arrays, "files") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, "opt.arrays",
+                                "\"%.40s\" is not a form of arrays (known: "
+                                "inline, files)", opt->arrays);
+    s->files = opt->arrays != NULL && strcmp(opt->arrays, "files") == 0;
+    s->inline_max = opt->inline_max;
     if (opt->basis == NULL && (opt->atol != 0.0 || opt->rtol != 0.0))
         return pflref_error_set(err, PFLREF_EINVAL, "opt.basis",
                                 "a tolerance other than the default needs "
@@ -229,8 +242,9 @@ static pflref_status explicit_spec(json_t *vspec, const json_t *result,
                    set_new(hp, "ifca.init_sd", json_real(0.0));
         }
     }
-    /* lora's adapter and pFedHN's hypernetwork as read (a file's numbers
-     * inlined: a vector is self-contained); HetLoRA's ranks as given */
+    /* lora's adapter and pFedHN's hypernetwork as read (a file the spec
+     * named inlined: the vector names only its own files, in the files
+     * form); HetLoRA's ranks as given */
     if (init != NULL)
         bad |= init_arrays(init, spec);
     const json_t *ranks =
@@ -296,15 +310,21 @@ static int put_parts(json_t *body, const json_t *result,
     return bad;
 }
 
-/* The member names of a vector in the order written (golden/). */
+/* The member names of a vector in the order written (golden/); the last
+ * two only in the files form. */
 static const char *const ORDER[] = {"format", "id", "hash", "title",
                                     "provenance", "flags", "spec",
-                                    "tolerance", "expected", NULL};
+                                    "tolerance", "expected",
+                                    "trajectory_values", "array_files",
+                                    NULL};
+/* The parts hashed one by one (ref/io/vector.c, HASH_KEYS); the last two
+ * only when the vector has them. */
 static const char *const PARTS[] = {"spec", "expected", "tolerance", "flags",
-                                    "provenance", NULL};
+                                    "provenance", "trajectory_values",
+                                    "array_files", NULL};
 
 /* The "hash" object of body (which has no "hash" yet): "vector" over the
- * whole body, then each part, as ref/io/vector.c checks them. */
+ * whole body, then each part it has, as ref/io/vector.c checks them. */
 static json_t *hashes(const json_t *body)
 {
     json_t *h = json_object();
@@ -314,21 +334,25 @@ static json_t *hashes(const json_t *body)
         json_decref(h);
         return NULL;
     }
-    for (size_t i = 0; PARTS[i] != NULL; i++)
-        if (!pflref_content_hash(json_object_get(body, PARTS[i]), digest) ||
-            set_new(h, PARTS[i], json_string(digest))) {
+    for (size_t i = 0; PARTS[i] != NULL; i++) {
+        const json_t *part = json_object_get(body, PARTS[i]);
+        if (part != NULL && (!pflref_content_hash(part, digest) ||
+                             set_new(h, PARTS[i], json_string(digest)))) {
             json_decref(h);
             return NULL;
         }
+    }
     return h;
 }
 
-/* Assemble the vector (members in ORDER) from the explicit spec and the
- * result; *vector owns it. */
-static pflref_status assemble(json_t *vspec, const json_t *result,
-                              const pflref_spec *spec,
-                              const freeze_settings *s, json_t **vector,
-                              pflref_error *err)
+/* The vector's body (format, id, spec, title, provenance, flags,
+ * tolerance, expected; no hash yet) from the explicit spec and the result;
+ * the default id is the inline spec's, so both forms of one freeze share
+ * it.  *body owns it. */
+static pflref_status make_body(json_t *vspec, const json_t *result,
+                               const pflref_spec *spec,
+                               const freeze_settings *s, json_t **body,
+                               pflref_error *err)
 {
     char id[PFLREF_VECTOR_ID_MAX];
     if (s->id != NULL)
@@ -338,26 +362,69 @@ static pflref_status assemble(json_t *vspec, const json_t *result,
         if (st != PFLREF_OK)
             return st;
     }
-    json_t *body = json_object();
-    int bad = body == NULL ||
-              set_new(body, "format", json_string(PFLREF_GOLDEN_FORMAT)) ||
-              set_new(body, "id", json_string(id)) ||
-              json_object_set(body, "spec", vspec) != 0 ||
-              put_parts(body, result, spec, s);
-    if (!bad)
-        bad = set_new(body, "hash", hashes(body));
+    json_t *b = json_object();
+    int bad = b == NULL ||
+              set_new(b, "format", json_string(PFLREF_GOLDEN_FORMAT)) ||
+              set_new(b, "id", json_string(id)) ||
+              json_object_set(b, "spec", vspec) != 0 ||
+              put_parts(b, result, spec, s);
+    if (bad) {
+        json_decref(b);
+        return pflref_error_set(err, PFLREF_ENOMEM, "", "out of memory");
+    }
+    *body = b;
+    return PFLREF_OK;
+}
+
+/* The vector: body with its "hash", members in ORDER; *vector owns it. */
+static pflref_status seal(json_t *body, json_t **vector, pflref_error *err)
+{
+    int bad = set_new(body, "hash", hashes(body));
     json_t *out = json_object();
     bad |= out == NULL;
-    for (size_t i = 0; !bad && ORDER[i] != NULL; i++)
-        bad |= json_object_set(out, ORDER[i],
-                               json_object_get(body, ORDER[i])) != 0;
-    json_decref(body);
+    for (size_t i = 0; !bad && ORDER[i] != NULL; i++) {
+        json_t *m = json_object_get(body, ORDER[i]);
+        bad |= m != NULL && json_object_set(out, ORDER[i], m) != 0;
+    }
     if (bad) {
         json_decref(out);
         return pflref_error_set(err, PFLREF_ENOMEM, "", "out of memory");
     }
     *vector = out;
     return PFLREF_OK;
+}
+
+/* The vector of spec_text under settings s; ff not NULL: in the files
+ * form, its large arrays written to files (ref/io/freeze_arrays.c) before
+ * the hash is computed, so the hash covers their manifest. */
+static pflref_status build(const char *spec_text, size_t len,
+                           const char *base_dir, const freeze_settings *s,
+                           pflref_freeze_files *ff, json_t **vector,
+                           pflref_error *err)
+{
+    if (pflref_golden_is_vector(spec_text, len))
+        return pflref_error_set(err, PFLREF_EINVAL, "format",
+                                "this is a golden vector (%s) already: "
+                                "freeze takes a spec (%s)",
+                                PFLREF_GOLDEN_FORMAT, PFLREF_SPEC_FORMAT);
+    pflref_spec *spec = NULL;
+    json_t *root = NULL, *result = NULL, *body = NULL;
+    pflref_status st;
+    if ((st = pflref_spec_parse(spec_text, len, base_dir, &spec, err)) ||
+        (st = pflref_json_parse(spec_text, len, "", &root, err)) ||
+        (st = run_result(spec, s->level, &result, err)) ||
+        (st = explicit_spec(root, result, spec, s, base_dir, err)) ||
+        (st = make_body(root, result, spec, s, &body, err)))
+        goto done;
+    if (ff != NULL && (st = pflref_freeze_files_move(ff, body, err)))
+        goto done;
+    st = seal(body, vector, err);
+done:
+    json_decref(body);
+    json_decref(result);
+    json_decref(root);
+    pflref_spec_free(spec);
+    return st;
 }
 
 pflref_status pflref_freeze_text(const char *spec_text, size_t len,
@@ -380,27 +447,62 @@ pflref_status pflref_freeze_text(const char *spec_text, size_t len,
     pflref_status st = read_options(opt, &s, err);
     if (st != PFLREF_OK)
         return st;
-    if (pflref_golden_is_vector(spec_text, len))
-        return pflref_error_set(err, PFLREF_EINVAL, "format",
-                                "this is a golden vector (%s) already: "
-                                "freeze takes a spec (%s)",
-                                PFLREF_GOLDEN_FORMAT, PFLREF_SPEC_FORMAT);
-    pflref_spec *spec = NULL;
-    json_t *root = NULL, *result = NULL, *vector = NULL;
-    if ((st = pflref_spec_parse(spec_text, len, base_dir, &spec, err)) ||
-        (st = pflref_json_parse(spec_text, len, "", &root, err)) ||
-        (st = run_result(spec, s.level, &result, err)) ||
-        (st = explicit_spec(root, result, spec, &s, base_dir, err)) ||
-        (st = assemble(root, result, spec, &s, &vector, err)))
-        goto done;
+    if (s.files)
+        return pflref_error_set(err, PFLREF_EINVAL, "opt.arrays",
+                                "the files form writes .npy files beside "
+                                "the vector: give the vector's path "
+                                "(pflref_freeze_write)");
+    json_t *vector = NULL;
+    if ((st = build(spec_text, len, base_dir, &s, NULL, &vector, err)))
+        return st;
     if ((*vector_out = pflref_freeze_dump(vector)) == NULL)
         st = pflref_error_set(err, PFLREF_ENOMEM, "", "out of memory");
     else
         *vector_len = strlen(*vector_out);
-done:
     json_decref(vector);
-    json_decref(result);
-    json_decref(root);
-    pflref_spec_free(spec);
+    return st;
+}
+
+pflref_status pflref_freeze_write(const char *spec_text, size_t len,
+                                  const char *base_dir,
+                                  const pflref_freeze_options *opt,
+                                  const char *vector_path, size_t *vector_len,
+                                  pflref_error *err)
+{
+    if (vector_len != NULL)
+        *vector_len = 0;
+    if (spec_text == NULL || vector_path == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                spec_text == NULL ? "spec_text"
+                                                  : "vector_path",
+                                "the argument is NULL");
+    freeze_settings s;
+    pflref_status st = read_options(opt, &s, err);
+    char dir[PFLREF_PATH_MAX];
+    pflref_file_folder(vector_path, dir, sizeof dir);
+    s.vector_dir = dir;
+    /* refused before the run when it cannot be written (the write looks
+     * again) */
+    if (st != PFLREF_OK ||
+        (st = pflref_write_file_check(vector_path, err)) != PFLREF_OK)
+        return st;
+    pflref_freeze_files ff;
+    pflref_freeze_files_init(&ff, vector_path, s.inline_max);
+    json_t *vector = NULL;
+    char *text = NULL;
+    st = build(spec_text, len, base_dir, &s, s.files ? &ff : NULL, &vector,
+               err);
+    if (st == PFLREF_OK && (text = pflref_freeze_dump(vector)) == NULL)
+        st = pflref_error_set(err, PFLREF_ENOMEM, "", "out of memory");
+    /* the files first (written by build), the vector last */
+    if (st == PFLREF_OK)
+        st = pflref_write_file_atomic(vector_path, text, err);
+    if (st == PFLREF_OK && vector_len != NULL)
+        *vector_len = strlen(text);
+    if (st != PFLREF_OK)
+        pflref_freeze_files_undo(&ff);
+    pflref_freeze_files_free(&ff);
+    free(text);
+    json_decref(vector);
     return st;
 }

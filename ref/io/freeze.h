@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* ref/io/freeze.h: the pieces of pflref_freeze_text (internal;
- * ref/io/freeze.c builds the vector, ref/io/freeze_write.c writes its
- * problem and its text). */
+/* ref/io/freeze.h: the pieces of pflref_freeze_text and
+ * pflref_freeze_write (internal; ref/io/freeze.c builds the vector,
+ * ref/io/freeze_write.c writes its problem and its text,
+ * ref/io/freeze_arrays.c moves its large arrays into .npy files). */
 #ifndef PFLREF_IO_FREEZE_H
 #define PFLREF_IO_FREEZE_H
 
 #include <jansson.h>
+#include "pflref/io.h"
 #include "pflref/problem.h"
 #include "pflref/status.h"
 
@@ -30,5 +32,40 @@ pflref_status pflref_freeze_problem(json_t *vspec,
  * expected.trajectory on a line of its own; doubles with 17 significant
  * digits, so every number reads back exactly. */
 char *pflref_freeze_dump(const json_t *vector);
+
+/* The files form of a vector (ref/io/freeze_arrays.c): where its arrays
+ * go, and what was written, to undo on failure. */
+typedef struct {
+    size_t inline_max;                /* more numbers than this: a file  */
+    char rel_dir[PFLREF_PATH_MAX];    /* "STEM.arrays", as the vector
+                                         names it (relative to its folder) */
+    char full_dir[PFLREF_PATH_MAX];   /* that folder, to write in         */
+    int have_dir;                     /* the folder is there              */
+    int made_dir;                     /* ... and was made here            */
+    char **written;                   /* the files written (full paths)  */
+    size_t n_written;
+    json_t *manifest;                 /* "array_files", or NULL: none     */
+} pflref_freeze_files;
+
+/* ff := the files form of the vector at vector_path (STEM.arrays beside
+ * it); nothing is made yet. */
+void pflref_freeze_files_init(pflref_freeze_files *ff,
+                              const char *vector_path, size_t inline_max);
+
+/* Move the arrays of the vector body (before its hash: format, id, spec,
+ * title, provenance, flags, tolerance, expected) with more numbers than
+ * ff->inline_max into STEM.arrays/NAME.npy, each written at once through
+ * the guarded writer and replaced in body by its path; body gets
+ * "trajectory_values" when the trajectory's values went to a file and
+ * "array_files" (the manifest, also kept in ff) when any file was
+ * written.  Errors: PFLREF_EIO (the folder cannot be made, a file cannot
+ * be written), PFLREF_ENOMEM; the files written so far stay until
+ * pflref_freeze_files_undo. */
+pflref_status pflref_freeze_files_move(pflref_freeze_files *ff, json_t *body,
+                                       pflref_error *err);
+
+/* Remove every file written and the folder when made here. */
+void pflref_freeze_files_undo(pflref_freeze_files *ff);
+void pflref_freeze_files_free(pflref_freeze_files *ff);
 
 #endif

@@ -142,3 +142,32 @@ pflref_status pflref_npy_write_step(void *ctx, int fd, const char *name,
                    8ull * (unsigned long long)count;
     return st;
 }
+
+pflref_status pflref_npy_write_f8(const char *path, const double *data,
+                                  size_t rows, size_t cols, char *sha256,
+                                  unsigned long long *bytes,
+                                  pflref_error *err)
+{
+    if (path == NULL || data == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                path == NULL ? "path" : "data",
+                                "the argument is NULL");
+    if (rows == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, path,
+                                "an array of at least one number is "
+                                "written (rows = 0)");
+    const size_t n = cols == 0 ? rows : rows * cols;
+    if (cols != 0 && n / cols != rows)
+        return pflref_error_set(err, PFLREF_ENOMEM, path,
+                                "%zu × %zu numbers overflow", rows, cols);
+    const pflref_npy_piece piece = {data, n};
+    pflref_npy_file f = {.rows = rows, .cols = cols, .pieces = &piece,
+                         .n_pieces = 1};
+    const pflref_status st =
+        pflref_write_file_with(path, pflref_npy_write_step, &f, err);
+    if (st == PFLREF_OK && sha256 != NULL)
+        memcpy(sha256, f.sha256, sizeof f.sha256);
+    if (st == PFLREF_OK && bytes != NULL)
+        *bytes = f.bytes;
+    return st;
+}

@@ -6,6 +6,8 @@
  *   pflref_npy_write_step   a pflref_write_step that writes a whole file
  *                           (header, then the numbers), its SHA-256 and
  *                           size computed on the way
+ *   pflref_npy_write_f8     one array to one file through the guarded
+ *                           writer (the step above, for a single piece)
  */
 #ifndef PFLREF_IO_NPY_WRITE_H
 #define PFLREF_IO_NPY_WRITE_H
@@ -54,5 +56,17 @@ typedef struct {
  * hold the shape's count). */
 pflref_status pflref_npy_write_step(void *ctx, int fd, const char *name,
                                     pflref_error *err);
+
+/* Write rows × cols doubles (row-major; shape (rows,) when cols is 0) to
+ * path as a '<f8' .npy file, byte for byte what np.save writes, through
+ * the guarded writer (pflref_write_file_with: whole or not at all).
+ *   sha256 [out] the file's SHA-256, 64 hex digits and a NUL, or NULL
+ *   bytes  [out] the file's size, or NULL
+ * Errors: PFLREF_EINVAL (a NULL path or data, rows 0), PFLREF_ENOMEM (a
+ * count that overflows), and pflref_write_file_with's. */
+pflref_status pflref_npy_write_f8(const char *path, const double *data,
+                                  size_t rows, size_t cols, char *sha256,
+                                  unsigned long long *bytes,
+                                  pflref_error *err);
 
 #endif

@@ -23,8 +23,9 @@
  * for a file's rows).  Its w0, theta0 and hypernetwork are not compared,
  * but a reference among them is read and its shape checked, and with an
  * "array_files" manifest every referenced file is hashed and held to it.
- * A golden vector is self-contained: a reference or a range in it is
- * refused.
+ * A golden vector's expectation may be given so too (pflref freeze
+ * --arrays files), read by the same code with `files` opened by
+ * pflref_arrays_open_listed: every file it names must be in its manifest.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -183,21 +184,6 @@ static pflref_status reserve(pflref_trajectory *tj, size_t records,
     return PFLREF_OK;
 }
 
-/* The value v given as a file reference or a range where the document may
- * not have one (files NULL: a golden vector, self-contained by rule). */
-static pflref_status not_inline(const json_t *v, const char *where,
-                                pflref_error *err)
-{
-    return pflref_error_set(err, PFLREF_EINVAL, where,
-                            "a golden vector is self-contained: its "
-                            "expected values are numbers, not file "
-                            "references or ranges of trajectory_values "
-                            "(%s%s%s)", json_is_string(v) ? "\"" : "",
-                            json_is_string(v) ? json_string_value(v)
-                                              : "a range",
-                            json_is_string(v) ? "\"" : "");
-}
-
 /* The optional count `key` of record e at rp: −1 when absent; an integer
  * >= 0 otherwise (a negative, real or other value is malformed, not a
  * quantity the candidate failed to produce). */
@@ -281,8 +267,6 @@ static pflref_status read_record(const json_t *e, const char *rp,
                                .name = name};
     if (json_is_array(val))
         return add_record(tj, &key, val, 0, vp, err);
-    if (files == NULL && (json_is_object(val) || json_is_string(val)))
-        return not_inline(val, vp, err);
     if (!json_is_object(val))
         return pflref_error_set(err, PFLREF_EINVAL, vp,
                                 "expected an array of numbers or a range "
@@ -306,7 +290,9 @@ static pflref_status read_final_file(const json_t *ref, const char *p,
                                      pflref_trajectory *tj, pflref_error *err)
 {
     if (files == NULL)
-        return not_inline(ref, p, err);
+        return pflref_error_set(err, PFLREF_EINVAL, p,
+                                "\"%s\" is a file reference, which is not "
+                                "read here", json_string_value(ref));
     const int w = strcmp(name, "w") == 0, alpha = strcmp(name, "alpha") == 0;
     const size_t P = z != NULL ? z->P : 0, N = z != NULL ? z->N : 0;
     const pflref_array_shape want =

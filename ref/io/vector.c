@@ -15,6 +15,18 @@
  * refused, naming what changed), metadata (flags registered:
  * ref/io/vector_flags.c), tolerance (the fp64 ceiling), the expectation's
  * keys, the id's length, the spec, the expected records.
+ *
+ * Arrays in files (pflref freeze --arrays files; docs/formats.md, "Golden
+ * vectors in files"): a vector large enough to need it may give its
+ * spec's init arrays and its expected final state as .npy references and
+ * its expected trajectory values as ranges of a top-level
+ * "trajectory_values", read by the candidate's reader (ref/io/arrays.c,
+ * ref/io/records.c: a '<f8' file mapped and copied once, no JSON numbers),
+ * relative to the vector's folder (base_dir).  Such a vector must carry
+ * the "array_files" manifest, every file it names listed there before it
+ * is opened, each file's size and SHA-256 held to it; its hash has a
+ * digest of the manifest (and of trajectory_values), so the content hash
+ * covers every byte of the files.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,10 +217,13 @@ static pflref_status read_metadata(const json_t *root, const char *base_dir,
 
 /* The members of "hash" (the order of golden/pflref_golden.py's
  * vector_hashes): "vector" covers every member of the vector but "hash"
- * (format, id and title too), the others one part each. */
+ * (format, id and title too), the others one part each; the parts from
+ * FIRST_OPTIONAL on only when the vector has them (the files form). */
 static const char *const HASH_KEYS[] = {"vector", "spec", "expected",
                                         "tolerance", "flags", "provenance",
+                                        "trajectory_values", "array_files",
                                         NULL};
+enum { FIRST_OPTIONAL = 6 };
 
 /* out := the digest hash.<key> covers: the content hash of root without its
  * "hash" member ("vector"), or of the member `key`.  0 when memory is
@@ -279,12 +294,26 @@ static pflref_status check_hash(const json_t *root, pflref_error *err)
         char where[PFLREF_WHERE_MAX], now[PFLREF_HASH_MAX];
         json_t *d;
         const char *recorded;
+        const int absent = i >= FIRST_OPTIONAL &&
+                           json_object_get(root, HASH_KEYS[i]) == NULL;
         pflref_json_key_path(where, sizeof where, "hash", HASH_KEYS[i]);
+        if (absent && json_object_get(hash_v, HASH_KEYS[i]) == NULL)
+            continue;   /* a part of the files form, in neither */
+        if (i >= FIRST_OPTIONAL && !absent &&
+            json_object_get(hash_v, HASH_KEYS[i]) == NULL)
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "the vector has %s, which its hash does "
+                                    "not cover: a vector in files is "
+                                    "written with a digest of it (pflref "
+                                    "freeze, golden/pflref_golden.py)",
+                                    HASH_KEYS[i]);
         if ((st = pflref_json_member(hash_v, "hash", HASH_KEYS[i], 1, &d,
                                      err)) ||
             (st = pflref_json_string(d, where, &recorded, err)))
             break;
-        if (!part_digest(root, HASH_KEYS[i], now))
+        if (absent)   /* the part was removed: nothing hashes to it */
+            snprintf(now, sizeof now, "nothing (no %s)", HASH_KEYS[i]);
+        else if (!part_digest(root, HASH_KEYS[i], now))
             st = pflref_error_set(err, PFLREF_ENOMEM, "hash", "out of memory");
         else if (strcmp(recorded, now) != 0) {
             /* a changed part makes "vector" change too: name the part */
@@ -302,41 +331,87 @@ static pflref_status check_hash(const json_t *root, pflref_error *err)
     return hash_refusal(changed, n, first_rec, first_now, err);
 }
 
-/* A golden vector is self-contained: none of its spec's init arrays is a
- * file reference (pflref freeze writes them as numbers).  Its problem's
- * data files are allowed: they are the data, hashed in the result. */
-static pflref_status init_inline(const json_t *spec_v, pflref_error *err)
+/* The init arrays a spec may give as file references (ref/io/
+ * spec_hyper.c), for a vector's spec: their values and JSON paths. */
+typedef struct {
+    const json_t *v;
+    const char *where;
+} init_field;
+enum { N_INIT_FIELDS = 6 };   /* w, cluster_models, lora, W, b, v */
+
+static size_t init_fields(const json_t *spec_v, init_field f[N_INIT_FIELDS])
 {
     const json_t *init = json_object_get(spec_v, "init");
     const json_t *hn = json_object_get(init, "hypernetwork");
-    const struct {
-        const json_t *v;
-        const char *where;
-    } f[] = {
-        {json_object_get(init, "w"), "spec.init.w"},
-        {json_object_get(init, "cluster_models"), "spec.init.cluster_models"},
-        {json_object_get(init, "lora"), "spec.init.lora"},
-        {json_object_get(hn, "W"), "spec.init.hypernetwork.W"},
-        {json_object_get(hn, "b"), "spec.init.hypernetwork.b"},
-        {json_object_get(hn, "v"), "spec.init.hypernetwork.v"},
-    };
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        if (json_is_string(f[i].v))
-            return pflref_error_set(err, PFLREF_EINVAL, f[i].where,
-                                    "a golden vector is self-contained: its "
-                                    "init arrays are numbers, not file "
-                                    "references (\"%s\"); pflref freeze "
-                                    "writes them inline",
-                                    json_string_value(f[i].v));
+    f[0] = (init_field){json_object_get(init, "w"), "spec.init.w"};
+    f[1] = (init_field){json_object_get(init, "cluster_models"),
+                        "spec.init.cluster_models"};
+    f[2] = (init_field){json_object_get(init, "lora"), "spec.init.lora"};
+    f[3] = (init_field){json_object_get(hn, "W"), "spec.init.hypernetwork.W"};
+    f[4] = (init_field){json_object_get(hn, "b"), "spec.init.hypernetwork.b"};
+    f[5] = (init_field){json_object_get(hn, "v"), "spec.init.hypernetwork.v"};
+    return N_INIT_FIELDS;
+}
+
+/* Every file reference among the spec's init arrays is listed in the
+ * vector's manifest (checked before the spec reader opens it).  Its
+ * problem's data files are not references: they are the data, hashed in
+ * a result's problem.data_files. */
+static pflref_status init_listed(const json_t *spec_v,
+                                 const pflref_arrays *files,
+                                 pflref_error *err)
+{
+    init_field f[N_INIT_FIELDS];
+    const size_t n = init_fields(spec_v, f);
+    for (size_t i = 0; i < n; i++)
+        if (json_is_string(f[i].v)) {
+            const pflref_status st = pflref_arrays_listed(
+                files, json_string_value(f[i].v), f[i].where, err);
+            if (st != PFLREF_OK)
+                return st;
+        }
+    return PFLREF_OK;
+}
+
+/* The init files the spec reader read and hashed (spec->init_files),
+ * recorded in files with the field that named each, to be held to the
+ * manifest by pflref_arrays_close. */
+static pflref_status note_init_files(const json_t *spec_v,
+                                     const pflref_spec *spec,
+                                     pflref_arrays *files, pflref_error *err)
+{
+    init_field f[N_INIT_FIELDS];
+    const size_t n = init_fields(spec_v, f);
+    for (size_t k = 0; k < spec->n_init_files; k++) {
+        const char *where = "spec.init";
+        for (size_t i = 0; i < n; i++) {
+            char file[PFLREF_PATH_MAX];
+            const char *member;
+            if (json_is_string(f[i].v) &&
+                pflref_array_ref_split(json_string_value(f[i].v), f[i].where,
+                                       file, sizeof file, &member,
+                                       NULL) == PFLREF_OK &&
+                strcmp(file, spec->init_files[k].path) == 0) {
+                where = f[i].where;
+                break;
+            }
+        }
+        const pflref_status st = pflref_arrays_note(
+            files, &spec->init_files[k], where, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
     return PFLREF_OK;
 }
 
 /* The embedded spec, parsed from its compact text; error paths inside it
- * start "spec.". */
+ * start "spec.".  Its init files must be listed in the manifest (files),
+ * which then holds them to their size and SHA-256. */
 static pflref_status read_spec(const json_t *spec_v, const char *base_dir,
-                               pflref_spec **spec, pflref_error *err)
+                               pflref_arrays *files, pflref_spec **spec,
+                               pflref_error *err)
 {
-    pflref_status st0 = init_inline(spec_v, err);
+    pflref_status st0 = init_listed(spec_v, files, err);
     if (st0 != PFLREF_OK)
         return st0;
     char *spec_text = json_dumps(spec_v, JSON_COMPACT | JSON_REAL_PRECISION(17));
@@ -350,16 +425,22 @@ static pflref_status read_spec(const json_t *spec_v, const char *base_dir,
         pflref_json_key_path(path, sizeof path, "spec", err->where);
         snprintf(err->where, sizeof err->where, "%s", path);
     }
+    if (st == PFLREF_OK)
+        st = note_init_files(spec_v, *spec, files, err);
     return st;
 }
 
-/* "expected": {trajectory, final}, every key once, at least one record. */
+/* "expected": {trajectory, final}, every key once, at least one record;
+ * file references and ranges resolved through files, the shapes those
+ * of the vector's spec. */
 static pflref_status read_expected(const json_t *exp_v, pflref_vector *v,
-                                   pflref_error *err)
+                                   pflref_arrays *files, pflref_error *err)
 {
     size_t n_traj;
+    pflref_result_sizes z;
+    pflref_result_sizes_of(v->spec, &z);
     pflref_status st;
-    if ((st = pflref_records_read(exp_v, "expected", NULL, NULL,
+    if ((st = pflref_records_read(exp_v, "expected", files, &z,
                                   &v->expected, &n_traj, err)) ||
         (st = pflref_records_unique(&v->expected, n_traj, "expected", err)))
         return st;
@@ -380,7 +461,9 @@ static pflref_status read_envelope(const json_t *root, const char *base_dir,
 {
     static const char *const keys[] = {"format", "id", "hash", "title",
                                        "provenance", "flags", "spec",
-                                       "tolerance", "expected", NULL};
+                                       "tolerance", "expected",
+                                       "trajectory_values", "array_files",
+                                       NULL};
     static const char *const ekeys[] = {"final", "trajectory", NULL};
     json_t *id_v, *tol_v, *any;
     pflref_status st;
@@ -420,9 +503,18 @@ pflref_status pflref_vector_read(const char *text, size_t len,
                                 "the id has %zu bytes, at most %zu are "
                                 "allowed", strlen(id), sizeof v->id - 1);
     snprintf(v->id, sizeof v->id, "%s", id);
-    if ((st = read_spec(spec_v, base_dir, &v->spec, err)))
-        return st;
-    return read_expected(exp_v, v, err);
+    /* arrays in files: the manifest and trajectory_values first, so that
+     * every reference is checked against the manifest before its file is
+     * opened; every file held to its size and SHA-256 at the end */
+    pflref_arrays files;
+    if ((st = pflref_arrays_open_listed(&files, root, base_dir, err)) ==
+            PFLREF_OK &&
+        (st = read_spec(spec_v, base_dir, &files, &v->spec, err)) ==
+            PFLREF_OK &&
+        (st = read_expected(exp_v, v, &files, err)) == PFLREF_OK)
+        st = pflref_arrays_close(&files, err);
+    pflref_arrays_free(&files);
+    return st;
 }
 
 void pflref_vector_free(pflref_vector *v)

@@ -70,7 +70,12 @@ typedef struct {
  * flags (each registered: pflref_flag_registry_find from base_dir),
  * tolerance (at most PFLREF_TOLERANCE_CEILING unless argued for), the spec
  * (base_dir resolves a relative problem file; error paths start "spec."),
- * and the expectation (every key once, at least one record).
+ * and the expectation (every key once, at least one record).  A vector in
+ * files (docs/formats.md, "Golden vectors in files") has its init arrays,
+ * final state and trajectory values as .npy references relative to
+ * base_dir, each listed in its "array_files" manifest (checked before the
+ * file is opened) with the size and SHA-256 the file must have; its hash
+ * covers the manifest.
  *   v   [out] filled here, even on error; free with pflref_vector_free
  * Errors: PFLREF_EINVAL naming the JSON path (or the part that changed),
  * PFLREF_EIO (problem file, flags registry), PFLREF_ENOMEM. */
@@ -150,8 +155,9 @@ int pflref_record_same_key(const pflref_record *x, const pflref_record *y);
  * step, name, value}) and "final" ({w, v, alpha}) appended to tj; prefix
  * starts the JSON paths; *n_traj gets the number of trajectory records.
  * files: resolves file references in final and ranged values (shapes
- * checked against z, which may be NULL); NULL for a golden vector, which
- * is self-contained (a reference or range is refused). */
+ * checked against z, which may be NULL); a golden vector's is opened by
+ * pflref_arrays_open_listed (every file listed in its manifest).  NULL:
+ * a reference or range is refused. */
 pflref_status pflref_records_read(const struct json_t *obj,
                                   const char *prefix, pflref_arrays *files,
                                   const pflref_result_sizes *z,
