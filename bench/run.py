@@ -322,14 +322,17 @@ def prepare(w, npy, quick):
     for T in (w["T"], 0):
         spec = {"format": "pflref-spec/1", "name": "bench " + w["name"],
                 "model": w["model"], "problem": {"file": problem},
-                "init": {"kind": "given", "w": w0.tolist()},
+                # w0 from its .npy file and the result's large arrays in
+                # .npy files (docs/formats.md, "Arrays in files"), as the
+                # contenders read and write theirs
+                "init": {"kind": "given", "w": w0_path},
                 "algorithm": alg,
                 "schedule": {"kind": "generate", "rounds": T,
                              "clients_per_round": w["m"],
                              "sampler": "numpy_legacy",
                              "client_seed": w["client_seed"],
                              "batches": "split_once", "local": local},
-                "output": {"trajectory": "none"}}
+                "output": {"trajectory": "none", "arrays": "files"}}
         if w.get("split"):
             spec["split"] = {"personal": w["split"]}
         path = os.path.join(folder, "spec-%s-T%d.json" % (w["name"], T))
@@ -401,6 +404,10 @@ def run_workload(w, npy, quick):
 def agreement(w, res_path, names):
     with open(res_path) as f:
         final = json.load(f)["final"]
+    for key, value in final.items():   # the files form: a .npy beside it
+        if isinstance(value, str):
+            final[key] = np.load(os.path.join(os.path.dirname(res_path),
+                                              value))
     out = {}
     for c in names:
         if c == "pflref":
