@@ -8,10 +8,13 @@
 #     proved/total per function and fails on any unproved goal.
 #  2. The negative controls (proofs/negative.txt): one planted bug per proved
 #     function, each in a copy of the real file, and the goal WP must then
-#     fail to prove, named.  A goal counts as failed only when a prover
-#     answered Unknown or Timeout: a crashed or missing prover does not count
-#     (a self-test below runs one control with crashing provers and requires
-#     that it is NOT taken as a caught bug).
+#     fail to prove, named.  A control counts only when its goal is proved
+#     in step 1's run of the unmodified file (else it would catch nothing),
+#     and a goal counts as failed only when a prover answered Unknown or
+#     stopped at its step limit: a crashed or missing prover, or one stopped
+#     by the hang guard, does not count (a self-test below runs one control
+#     with crashing provers and requires that it is NOT taken as a caught
+#     bug).
 #  3. Coq (proofs/coq/): every .v file compiles, and none holds Admitted,
 #     admit or an Axiom.
 #
@@ -23,13 +26,44 @@
 # on PROOFS_WORKERS workers at a time (2 by default: the machines it runs
 # on have two cores).
 #
+# The verdicts do not depend on the machine's speed or load: every prover
+# stops at a count of its own resource units (a step limit), which a goal
+# uses the same on any machine, not at a number of seconds.  The jobs and
+# the controls run under the same limits.  A wall-clock limit remains only
+# as a hang guard, far above what any goal needs even on a loaded machine;
+# a prover it stops counts as neither a proof nor a caught bug.
+#
 # Exit status: 0 everything above holds; 1 otherwise; 2 a tool is missing.
 set -eu
 cd "$(dirname "$0")/.."
 
 PROVERS=z3,cvc4
-TIMEOUT=20          # seconds per goal; every goal here takes well under 2 s
-NEG_TIMEOUT=2       # a negative control's false goal would only time out
+# The step limits per goal (proofs/README.md: their calibration), each in
+# its prover's own unit: Z3's rlimit, CVC4's resource units (--rlimit).
+# The goal that needs most of either takes under half of it (Z3 5.5
+# million, CVC4 383 thousand, measured).  A planted bug's goal is false,
+# and a prover often spends its whole limit before it gives up, so the
+# limits are what the negative controls cost: they are kept near twice
+# what the proofs need, not more.  WP passes a single limit (-wp-steps) to
+# every prover, and the two units are some fifteen times apart, so the
+# Why3 configuration of the run (below) writes Z3's limit into Z3's
+# command; -wp-steps is CVC4's.
+Z3_STEPS=12000000
+CVC4_STEPS=800000
+# A negative control's limits.  Its goal is false, and a prover may spend
+# its whole limit before it gives up, so a control runs at these smaller
+# limits when they are at least CONTROL_MARGIN times the steps the goal
+# took in step 1's proof of the unmodified file (its prover's unit; a goal
+# Qed proved took none), and at the full limits above otherwise: the mutant
+# always gets four times what the correct code needed.
+Z3_CONTROL=2000000
+CVC4_CONTROL=100000
+CONTROL_MARGIN=4
+# The hang guard (seconds, wall clock; WP stops a prover at GUARD + 2 s).
+# A prover at its step limit takes under 30 s of processor time, and on a
+# two-core machine loaded eight times over gets a quarter of a core: the
+# guard is far above that, so that it stops only a prover that hangs.
+GUARD=900
 # Frama-C's own libc first; /usr/include last, for GSL's headers only.
 CPP="-Iinclude -Iref -D_POSIX_C_SOURCE=200809L -idirafter /usr/include"
 RTE="-wp-rte -warn-unsigned-overflow"
@@ -90,7 +124,7 @@ ifca calls | ref/algorithms/ifca.c | calls_real | assign_all,machine_update,serv
 cfl calls | ref/algorithms/cfl.c | calls_real | cluster_update,local_updates,split_cluster,emit_similarity,test_cluster,apply_updates,cfl_round_with
 cfl lemmas | ref/algorithms/cfl.c | lemmas | lemma_square_below,lemma_row_of_square'
 
-for tool in frama-c why3 z3 cvc4 coqc; do
+for tool in frama-c why3 z3 cvc4 coqc setsid; do
     if ! command -v "$tool" >/dev/null 2>&1; then
         echo "proofs/run.sh: $tool not found (./deps.sh proofs installs it)" >&2
         exit 2
@@ -117,8 +151,23 @@ trim() {
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
-# wp FILE KIND FUNCTIONS TIMEOUT OUT [PROPERTIES]: run WP, output in OUT;
-# PROPERTIES (-wp-prop's syntax) narrows the goals to those properties.
+# The run's own Why3 configuration: the user's (every prover's command in
+# full), with Z3's step limit in place of -wp-steps in Z3's command for a
+# step limit (rlimit=%S).  Every WP call below reads it.
+why3 config show 2>/dev/null |
+    sed "/z3/s/ rlimit=%S / rlimit=$Z3_STEPS /" >"$log/why3.conf"
+if ! grep -q "^command_steps = .*z3 .* rlimit=$Z3_STEPS " "$log/why3.conf" ||
+   ! grep -q "^command_steps = .*cvc4 .* --rlimit=%S " "$log/why3.conf"; then
+    echo "proofs/run.sh: Why3 has no step-limited command for Z3 (rlimit=%S) or CVC4 (--rlimit=%S)" >&2
+    exit 2
+fi
+WHY3CONFIG="$log/why3.conf"
+export WHY3CONFIG
+
+# wp FILE KIND FUNCTIONS OUT [PROPERTIES [GOAL]]: run WP, output in OUT;
+# PROPERTIES (-wp-prop's syntax) narrows the goals to those properties;
+# with GOAL, WP stops once it has reported GOAL (a negative control reads
+# nothing else: the goals after it would only cost time).
 wp() {
     case "$2" in
         rte) opts="$RTE" ;;
@@ -130,15 +179,39 @@ wp() {
         *) echo "proofs/run.sh: unknown job kind $2" >&2; exit 1 ;;
     esac
     # A negative control asks only for its goal's kind of property.
-    if [ -n "${6:-}" ]; then
-        opts="$(printf '%s' "$opts" | sed 's/-wp-prop=[^ ]*//') -wp-prop=$6"
+    if [ -n "${5:-}" ]; then
+        opts="$(printf '%s' "$opts" | sed 's/-wp-prop=[^ ]*//') -wp-prop=$5"
     fi
     fct="-wp-fct $3"
     [ "$2" != lemmas ] || fct=""
+    if [ -z "${6:-}" ]; then
+        # shellcheck disable=SC2086
+        nice frama-c -variadic-no-translation -cpp-extra-args="$CPP" \
+            -wp $opts $fct -wp-prover "$PROVERS" -wp-steps "$CVC4_STEPS" \
+            -wp-timeout "$GUARD" "$1" >"$4" 2>&1 || true
+        return
+    fi
+    # In a session of its own, so that stopping it stops its Why3 server
+    # and provers too; WP prints a goal's report (its line and one line
+    # per prover) at once.
     # shellcheck disable=SC2086
-    nice frama-c -variadic-no-translation -cpp-extra-args="$CPP" \
-        -wp $opts $fct -wp-prover "$PROVERS" -wp-timeout "$4" \
-        "$1" >"$5" 2>&1 || true
+    setsid nice frama-c -variadic-no-translation -cpp-extra-args="$CPP" \
+        -wp $opts $fct -wp-prover "$PROVERS" -wp-steps "${cvc4_limit:-$CVC4_STEPS}" \
+        -wp-timeout "$GUARD" "$1" >"$4" 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        if grep -Eq "Goal $6( :|\$)" "$4"; then
+            sleep 1
+            kill -TERM "-$pid" 2>/dev/null || true
+            exit 0
+        fi
+        sleep 1
+    done &
+    watch=$!
+    # (the shell would report the killed session as "Terminated")
+    { wait "$pid"; } 2>/dev/null || true
+    kill "$watch" 2>/dev/null || true
+    wait "$watch" 2>/dev/null || true
 }
 
 # per_function FUNCTIONS OUT: "function proved total" for each function,
@@ -168,9 +241,14 @@ per_function() {
         }' "$2"
 }
 
-# goal_status GOAL OUT: valid | caught (not proved, a prover answered
-# Unknown or Timeout) | crashed (not proved, every prover failed or none
-# ran) | absent.
+# goal_status GOAL OUT: from WP's output OUT, valid | caught (not proved;
+# a prover answered Unknown or stopped at its step limit, and every other
+# one too or failed: the same on every machine) | guard (not proved; a
+# prover ran into the hang guard, so whether it would have proved the goal
+# within its step limit is not known) | crashed (not proved; every prover
+# failed or none ran) | absent.  WP reports a goal on one line ([wp] [Prover] Goal G :
+# answer) or, when no prover proves it, as [wp] [Failed] Goal G followed
+# by one line per prover (  Prover: answer).
 goal_status() {
     awk -v goal="$1" '
         /^\[wp\] / { inside = 0 }
@@ -179,13 +257,16 @@ goal_status() {
             if (g != goal) next
             seen = 1
             if ($0 ~ /: Valid/) { valid = 1; next }
-            if ($0 ~ /\[(Unknown|Timeout)\]/) gaveup = 1
+            if ($0 ~ / : (Unknown|Step limit)/) gaveup = 1
+            if ($0 ~ / : Timeout/) guard = 1
             inside = 1; next
         }
-        inside && /^  .*: (Unknown|Timeout)/ { gaveup = 1 }
+        inside && /^  [^:]*: (Unknown|Step limit)/ { gaveup = 1 }
+        inside && /^  [^:]*: Timeout/ { guard = 1 }
         END {
             if (!seen) print "absent"
             else if (valid) print "valid"
+            else if (guard) print "guard"
             else if (gaveup) print "caught"
             else print "crashed"
         }' "$2"
@@ -208,7 +289,7 @@ prove_job() {
         name=$(trim "$name"); file=$(trim "$file"); kind=$(trim "$kind")
         fns=$(trim "$fns")
         out="$log/out.$1"
-        wp "$file" "$kind" "$fns" "$TIMEOUT" "$out"
+        wp "$file" "$kind" "$fns" "$out"
         per_function "$fns" "$out" >"$log/counts.$1"
         bad=0
         while read -r fn p t; do
@@ -225,7 +306,8 @@ prove_job() {
         done <"$log/counts.$1"
         if [ "$bad" -ne 0 ]; then
             echo "proofs: $name: unproved goals; WP said:"
-            grep -E "Unknown|Timeout|Failed|Error|error" "$out" | head -20
+            grep -E "Unknown|Step limit|Timeout|Failed|Error|error" "$out" |
+                head -20
             echo fail >"$log/failed.$1"
         fi
     }
@@ -291,8 +373,9 @@ goal_kind() {
     esac
 }
 
-# negative DIR FUNCTION FILE KIND FROM TO GOAL: prints "caught", or why
-# not (the mutant and WP's output in DIR).
+# negative DIR FUNCTION FILE KIND FROM TO GOAL LIMITS: prints "caught", or
+# why not (the mutant and WP's output in DIR); LIMITS "Z3 CVC4" are the
+# step limits of the control's provers.
 negative() {
     mkdir -p "$1/m/$(dirname "$3")"
     mutant="$1/m/$3"
@@ -300,8 +383,72 @@ negative() {
         echo "stale: the text to mutate is not in $3 exactly once"
         return
     fi
-    wp "$mutant" "$4" "$2" "$NEG_TIMEOUT" "$1/neg" "$(goal_kind "$7")"
-    goal_status "$7" "$1/neg"
+    if [ -n "${PROOFS_SHOW_NEGATIVE:-}" ]; then
+        wp "$mutant" "$4" "$2" "$1/neg" ""
+    else
+        # the control's limits ($8: "Z3 CVC4", from control_limits)
+        cvc4_limit=${8#* }
+        sed "s/ rlimit=$Z3_STEPS / rlimit=${8% *} /" "$WHY3CONFIG" \
+            >"$1/why3.conf"
+        WHY3CONFIG="$1/why3.conf" wp "$mutant" "$4" "$2" "$1/neg" \
+            "$(goal_kind "$7")" "$7"
+        cvc4_limit=
+    fi
+    st=$(goal_status "$7" "$1/neg")
+    [ "$st" != guard ] ||
+        st="guard: a prover ran into the hang guard ($GUARD s) before its step limit"
+    echo "$st"
+}
+
+# job_output FUNCTION FILE KIND: the WP output of step 1's job that proves
+# FUNCTION of FILE as KIND; nothing when there is none.
+job_output() {
+    k=0
+    while IFS='|' read -r name jfile jkind jfns; do
+        if [ "$(trim "$jfile")" = "$2" ] && [ "$(trim "$jkind")" = "$3" ]; then
+            case ",$(trim "$jfns")," in
+                *",$1,"*) echo "$log/out.$k"; return ;;
+            esac
+        fi
+        k=$((k + 1))
+    done <"$log/jobs"
+}
+
+# proved_before FUNCTION FILE KIND GOAL: GOAL's status in step 1's run of
+# the job that proves FUNCTION of FILE as KIND (valid, or what it was
+# there); "unchecked" when the proofs were skipped.  A control whose goal
+# is not proved there would be caught without its bug.
+proved_before() {
+    [ -z "${PROOFS_SHOW_NEGATIVE:-}" ] || { echo unchecked; return; }
+    out=$(job_output "$1" "$2" "$3")
+    if [ -z "$out" ]; then
+        echo "absent (no $3 job proves $1 of $2)"
+    else
+        goal_status "$4" "$out"
+    fi
+}
+
+# control_limits FUNCTION FILE KIND GOAL: "Z3 CVC4", the step limits of
+# GOAL's control: the control limits when they are CONTROL_MARGIN times
+# the steps the prover that proved GOAL in step 1 took (WP's line
+# "[wp] [Z3 4.8.12] Goal G : Valid (...) (STEPS)"; [Qed]: none), the full
+# limits otherwise.
+control_limits() {
+    out=$(job_output "$1" "$2" "$3")
+    line=$(grep -E "^\[wp\] \[[^]]*\] Goal $4 : Valid" "$out" 2>/dev/null |
+               head -n 1)
+    steps=$(printf '%s\n' "$line" | sed -n 's/.*(\([0-9][0-9]*\))$/\1/p')
+    case "$line" in
+        *"[Z3 "*) need=$((CONTROL_MARGIN * ${steps:-$Z3_STEPS})); cap=$Z3_CONTROL ;;
+        *"[CVC4 "*) need=$((CONTROL_MARGIN * ${steps:-$CVC4_STEPS})); cap=$CVC4_CONTROL ;;
+        *"[Qed]"*) need=0; cap=0 ;;
+        *) need=1; cap=0 ;;        # not found: the full limits
+    esac
+    if [ "$need" -le "$cap" ]; then
+        echo "$Z3_CONTROL $CVC4_CONTROL"
+    else
+        echo "$Z3_STEPS $CVC4_STEPS"
+    fi
 }
 
 # control K LINE: control K (a line of negative.txt) in $log/w.K; its
@@ -314,10 +461,17 @@ control() {
         fn=$(trim "$fn"); file=$(trim "$file"); kind=$(trim "$kind")
         from=$(trim "$from"); to=$(trim "$to"); goal=$(trim "$goal")
         why=$(trim "$why")
-        verdict=$(negative "$dir" "$fn" "$file" "$kind" "$from" "$to" "$goal")
+        before=$(proved_before "$fn" "$file" "$kind" "$goal")
+        case "$before" in
+            valid|unchecked)
+                limits=$(control_limits "$fn" "$file" "$kind" "$goal")
+                verdict=$(negative "$dir" "$fn" "$file" "$kind" "$from" "$to" "$goal" "$limits") ;;
+            *)
+                verdict="its goal is not proved in the unmodified file's run ($before), so the control proves nothing" ;;
+        esac
         if [ -n "${PROOFS_SHOW_NEGATIVE:-}" ]; then
             # for whoever edits negative.txt: the goals this mutant fails
-            grep -E '^\[wp\] \[(Failed|Unknown|Timeout)\] Goal' "$dir/neg" |
+            grep -E '^\[wp\] .*Goal ' "$dir/neg" | grep -v ': Valid' |
                 sed 's/^/    /'
         fi
         if [ "$verdict" = "caught" ]; then
@@ -354,18 +508,19 @@ done
 [ -f "$log/nocontrol" ] && status=1
 
 # A crash is not a caught bug: the first control again, with provers that
-# die on a signal (a Why3 configuration of their own); it must come out
-# "crashed", never "caught".
+# die on a signal (the run's Why3 configuration with every prover's
+# command replaced by the crashing script); it must come out "crashed",
+# never "caught".
 head -n 1 "$log/negatives" >"$log/first"
 IFS='|' read -r fn file kind from to goal why <"$log/first"
 fn=$(trim "$fn"); file=$(trim "$file"); kind=$(trim "$kind")
 from=$(trim "$from"); to=$(trim "$to"); goal=$(trim "$goal")
 printf '#!/bin/sh\nkill -SEGV $$\n' >"$log/crash"
 chmod +x "$log/crash"
-conf=${WHY3CONFIG:-$HOME/.why3.conf}
-sed "s|^path = .*|path = \"$log/crash\"|" "$conf" >"$log/why3.conf"
+sed "s|^\(command[a-z_]* = \"\)[^ ]*|\1$log/crash|" "$WHY3CONFIG" \
+    >"$log/why3-crash.conf"
 mkdir -p "$log/crashtest"
-verdict=$(WHY3CONFIG="$log/why3.conf" negative "$log/crashtest" "$fn" "$file" "$kind" "$from" "$to" "$goal")
+verdict=$(WHY3CONFIG="$log/why3-crash.conf" negative "$log/crashtest" "$fn" "$file" "$kind" "$from" "$to" "$goal" "$Z3_CONTROL $CVC4_CONTROL")
 if [ "$verdict" = "crashed" ]; then
     echo "proofs: self-test: crashing provers on $goal give \"crashed\", not a caught bug"
 else

@@ -435,6 +435,9 @@ static pflref_status perfedavg_finish_with(pflref_state *s,
         double alpha = hp->alpha, beta = hp->beta;
         if (decayed)
             decayed_rates(s, i, calls, &alpha, &beta);
+        /* for the provers: the step sizes' write (s->hyper_round) leaves
+         * the sizes and v, which the calls below are given */
+        /*@ assert s->P == P && s->N == N && s->v == v; */
         /* req: perfedavg.eq4 */
         pflref_post_begin(s, i, theta, trace);  /* θ_i ← w */
         /*@ loop assigns r, theta[0 .. P - 1], g[0 .. P - 1], *err; */

@@ -401,6 +401,8 @@ static void complete_linkage(const double *alpha, size_t m,
                 if (bestA == m || L[upper(A, B, m)] > L[upper(bestA, bestB, m)]) {
                     bestA = A;
                     bestB = B;
+                    /* for the provers: the pair, not its position a·m + b */
+                    /*@ assert bestA < bestB < m; */
                 }
             }
         }

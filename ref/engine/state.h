@@ -45,7 +45,11 @@ void pflref_chosen_peers_free(pflref_batches *b, size_t n);
     ensures \result == PFLREF_OK ==> state_base(s);
     ensures \result == PFLREF_OK ==> s->problem == \old(pr) &&
             s->P == \old(pr->model.P) && s->N == \old(pr->N);
-    ensures \result == PFLREF_OK ==> state_model(s);
+    // state_model(s), unfolded: then Qed proves it, where the provers,
+    // given the predicate, took seconds to follow s->problem through the
+    // calls' writes
+    ensures \result == PFLREF_OK ==>
+            \valid_read(s->problem) && s->problem->model.P == s->P;
     ensures \result == PFLREF_OK && \old(alg->has_global) ==>
             state_global(s);
     ensures \result == PFLREF_OK && !\old(alg->has_global) ==> s->w == \null;
