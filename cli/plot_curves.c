@@ -13,8 +13,11 @@
  * algorithms on one problem compare at a glance.
  *
  * Metrics: test_mse (the default, as for the other kinds; regression
- * models), test_loss, test_accuracy (classifiers) (on each client's test data; a client without test data
- * is refused), train_loss.  Algorithms with no global model per round
+ * models), test_loss, test_accuracy (classifiers) (on each client's test
+ * data; a client without test data is refused), and on the training data
+ * train_loss, train_mse (regression), train_accuracy (classifiers): one
+ * evaluation per client and round gives the loss, mse and accuracy of its
+ * set.  Algorithms with no global model per round
  * (local, cfl, ifca) are refused: they emit no server "w".
  */
 #include <math.h>
@@ -38,14 +41,29 @@ typedef struct {
     pflref_error err;
 } curve_sink;
 
-/* The metric of one evaluation. */
+/* 1 when metric is one of the training set's (train_loss, train_mse,
+ * train_accuracy). */
+static int is_train(const char *metric)
+{
+    return strncmp(metric, "train_", 6) == 0;
+}
+
+/* The metric of one evaluation (of the set the metric names). */
 static double metric_of(const pflref_eval *e, const char *metric)
 {
-    if (strcmp(metric, "test_mse") == 0)
+    const char *what = metric + (is_train(metric) ? 6 : 5);
+    if (strcmp(what, "mse") == 0)
         return e->mse;
-    if (strcmp(metric, "test_accuracy") == 0)
+    if (strcmp(what, "accuracy") == 0)
         return e->accuracy;
     return e->loss;
+}
+
+/* 1 when metric is an accuracy (higher is better). */
+static int is_accuracy(const char *metric)
+{
+    return strcmp(metric, "test_accuracy") == 0 ||
+           strcmp(metric, "train_accuracy") == 0;
 }
 
 /* At every server "w" of the rounds: evaluate it on every client, and
@@ -57,7 +75,7 @@ static void curve_emit(void *ctx, const pflref_event *ev)
     if (cs->failed != PFLREF_OK || ev->kind != PFLREF_EV_SERVER ||
         strcmp(ev->name, "w") != 0 || ev->len != p->model.P || ev->round < 0)
         return;
-    const int train = strcmp(cs->metric, "train_loss") == 0;
+    const int train = is_train(cs->metric);
     for (size_t i = 0; i < p->N && cs->failed == PFLREF_OK; i++) {
         pflref_eval e;
         const pflref_data *D = train ? &p->clients[i].train
@@ -69,8 +87,8 @@ static void curve_emit(void *ctx, const pflref_event *ev)
     if (cs->failed == PFLREF_OK)
         cs->failed = pflref_metrics_summarize(
             cs->per_client, NULL, p->N,
-            strcmp(cs->metric, "test_accuracy") == 0 ? PFLREF_HIGHER_IS_BETTER
-                                                     : PFLREF_LOWER_IS_BETTER,
+            is_accuracy(cs->metric) ? PFLREF_HIGHER_IS_BETTER
+                                    : PFLREF_LOWER_IS_BETTER,
             cs->per_client + p->N, &s, &cs->err);
     else
         pflref_error_set(&cs->err, cs->failed, "", "cannot evaluate w");
@@ -89,14 +107,20 @@ static void curve_emit(void *ctx, const pflref_event *ev)
 static int metric_fits(const pflref_problem *p, const char *metric,
                        const char *path)
 {
-    const int test = strcmp(metric, "train_loss") != 0;
-    if (strcmp(metric, "test_loss") != 0 && strcmp(metric, "train_loss") != 0 &&
-        strcmp(metric, "test_mse") != 0 &&
-        strcmp(metric, "test_accuracy") != 0)
+    static const char *const KNOWN[] = {"test_loss", "test_mse",
+                                        "test_accuracy", "train_loss",
+                                        "train_mse", "train_accuracy"};
+    size_t k = 0;
+    while (k < sizeof KNOWN / sizeof KNOWN[0] && strcmp(metric, KNOWN[k]) != 0)
+        k++;
+    if (k == sizeof KNOWN / sizeof KNOWN[0])
         return cli_usage_error("--metric: curves take test_loss, test_mse, "
-                               "test_accuracy or train_loss", metric);
-    if ((strcmp(metric, "test_mse") == 0 && !pflref_model_is_regression(&p->model)) ||
-        (strcmp(metric, "test_accuracy") == 0 &&
+                               "test_accuracy, train_loss, train_mse or "
+                               "train_accuracy", metric);
+    const int test = !is_train(metric);
+    const char *what = metric + (test ? 5 : 6);
+    if ((strcmp(what, "mse") == 0 && !pflref_model_is_regression(&p->model)) ||
+        (strcmp(what, "accuracy") == 0 &&
          !pflref_model_is_classifier(&p->model))) {
         fprintf(stderr, "pflref: %s: model.kind: this model has no %s\n",
                 path, metric);

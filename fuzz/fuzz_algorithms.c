@@ -438,6 +438,11 @@ static void check_result(const pflref_spec *spec, const pflref_run_result *r,
         const pflref_eval_result *er = &r->eval[e];
         for (size_t i = 0; i < N; i++) {
             FUZZ_REQUIRE(isfinite(er->train[i].loss), "train loss not finite");
+            FUZZ_REQUIRE(!reg || isfinite(er->train[i].mse),
+                         "train mse not finite");
+            FUZZ_REQUIRE(!cls || (er->train[i].accuracy >= 0.0 &&
+                                  er->train[i].accuracy <= 1.0),
+                         "train accuracy outside [0, 1]");
             if (er->test == NULL)
                 continue;
             FUZZ_REQUIRE(isfinite(er->test[i].loss), "test loss not finite");
@@ -448,6 +453,11 @@ static void check_result(const pflref_spec *spec, const pflref_run_result *r,
                          "test accuracy outside [0, 1]");
         }
         require_summary(&er->train_loss, "train_loss summary not finite");
+        if (reg)
+            require_summary(&er->train_mse, "train_mse summary not finite");
+        if (cls)
+            require_summary(&er->train_accuracy,
+                            "train_accuracy summary not finite");
         if (er->test != NULL) {
             require_summary(&er->test_loss, "test_loss summary not finite");
             if (reg)

@@ -18,8 +18,9 @@
 #include <jansson.h>
 #include "fuzz_common.h"
 
-static const char *const METRICS[] = {"train_loss", "test_loss", "test_mse",
-                                      "test_accuracy"};
+static const char *const METRICS[] = {"train_loss", "train_mse",
+                                      "train_accuracy", "test_loss",
+                                      "test_mse", "test_accuracy"};
 
 /* One reading of `metric` for `label`; `again` reads it a second time. */
 static void read_one(const char *text, size_t len, const char *label,

@@ -526,6 +526,179 @@ START_TEST(test_mlp_fields_only_for_mlp)
 }
 END_TEST
 
+/* ---- metrics of the training set (docs/formats.md, "Results") ---------- */
+
+/* The result of spec text (no files), parsed; its metrics object. */
+static json_t *run_metrics(const char *text, json_t **root)
+{
+    char *json = NULL;
+    pflref_error err;
+    ck_assert_msg(pflref_spec_run_text(text, strlen(text), NULL, NULL, &json,
+                                       &err) == PFLREF_OK,
+                  "%s: %s", err.where, err.message);
+    *root = json_loads(json, 0, NULL);
+    ck_assert_ptr_nonnull(*root);
+    free(json);
+    return json_object_get(*root, "metrics");
+}
+
+/* metrics.LABEL.per_client.NAME[i], which must be a number. */
+static double per_client(const json_t *metrics, const char *label,
+                         const char *name, size_t i)
+{
+    const json_t *v = json_array_get(json_object_get(json_object_get(
+        json_object_get(metrics, label), "per_client"), name), i);
+    ck_assert_msg(json_is_number(v), "metrics.%s.per_client.%s[%zu] is not "
+                  "a number", label, name, i);
+    return json_number_value(v);
+}
+
+/* metrics.LABEL.summary.NAME.FIELD, which must be a number. */
+static double summary_of(const json_t *metrics, const char *label,
+                         const char *name, const char *field)
+{
+    const json_t *v = json_object_get(json_object_get(json_object_get(
+        json_object_get(metrics, label), "summary"), name), field);
+    ck_assert_msg(json_is_number(v), "metrics.%s.summary.%s.%s is not a "
+                  "number", label, name, field);
+    return json_number_value(v);
+}
+
+/* 1 when metrics.LABEL.per_client and .summary both have NAME. */
+static int has_metric(const json_t *metrics, const char *label,
+                      const char *name)
+{
+    const json_t *m = json_object_get(metrics, label);
+    return json_object_get(json_object_get(m, "per_client"), name) != NULL &&
+           json_object_get(json_object_get(m, "summary"), name) != NULL;
+}
+
+/* A softmax classifier, d = 1, k = 2, no bias, W = (1, −1) given and no
+ * round run, so the logits of x are z = (x, −x): argmax class 0 for
+ * x ≥ 0 (a tie at 0 goes to the lower index), class 1 for x < 0.
+ *   client 0 train x = 2, −1, 0.5, y = 0, 0, 0 → predicted 0, 1, 0: 2/3
+ *            test  x = 1, y = 1              → predicted 0:      0
+ *   client 1 train x = −3, y = 1             → predicted 1:      1
+ *            test  x = −2, 3, y = 1, 1       → predicted 1, 0:   1/2
+ * train_accuracy (2/3, 1): mean 5/6, weighted by n_train = (3, 1)
+ * (2 + 1)/4 = 3/4, worst (the lower) 2/3, best 1; test_accuracy (0, 1/2)
+ * is not the training set's; no train_mse. */
+START_TEST(test_train_accuracy_hand_worked)
+{
+    static const char SPEC_TEXT[] =
+        "{" FMT ", \"model\": {\"kind\": \"softmax\", \"d\": 1, \"k\": 2, "
+        "\"bias\": false}, \"problem\": {\"clients\": ["
+        "{\"X\": [[2.0], [-1.0], [0.5]], \"y\": [0, 0, 0], "
+        "\"X_test\": [[1.0]], \"y_test\": [1]}, "
+        "{\"X\": [[-3.0]], \"y\": [1], \"X_test\": [[-2.0], [3.0]], "
+        "\"y_test\": [1, 1]}]}, \"init\": {\"kind\": \"given\", "
+        "\"w\": [1.0, -1.0]}, " ALG ", \"schedule\": {\"kind\": \"given\", "
+        "\"rounds\": []}}";
+    json_t *root;
+    const json_t *m = run_metrics(SPEC_TEXT, &root);
+    ck_assert_msg(per_client(m, "global", "train_accuracy", 0) == 2.0 / 3.0,
+                  "train_accuracy[0] = %.17g, not 2/3",
+                  per_client(m, "global", "train_accuracy", 0));
+    ck_assert_msg(per_client(m, "global", "train_accuracy", 1) == 1.0,
+                  "train_accuracy[1] is not 1");
+    ck_assert_msg(per_client(m, "global", "test_accuracy", 0) == 0.0 &&
+                      per_client(m, "global", "test_accuracy", 1) == 0.5,
+                  "test_accuracy is not (0, 1/2)");
+    ck_assert_msg(fabs(summary_of(m, "global", "train_accuracy", "mean") -
+                       5.0 / 6.0) <= 1e-15,
+                  "train_accuracy mean %.17g, not 5/6",
+                  summary_of(m, "global", "train_accuracy", "mean"));
+    ck_assert_msg(summary_of(m, "global", "train_accuracy", "weighted_mean") ==
+                      0.75,
+                  "train_accuracy weighted_mean is not 3/4 (weights n_train)");
+    ck_assert_msg(summary_of(m, "global", "train_accuracy", "worst") ==
+                          2.0 / 3.0 &&
+                      summary_of(m, "global", "train_accuracy", "best") == 1.0,
+                  "train_accuracy: worst must be the lower value (2/3), best 1");
+    ck_assert_msg(has_metric(m, "global", "train_loss") &&
+                      !has_metric(m, "global", "train_mse"),
+                  "a classifier has train_loss and no train_mse");
+    /* `pflref table --metric train_accuracy` reads it back */
+    char *text = json_dumps(root, JSON_COMPACT);
+    double *vals;
+    size_t N;
+    pflref_summary sum;
+    pflref_error err;
+    ck_assert_int_eq(pflref_result_read_metric(text, strlen(text), "global",
+                                               "train_accuracy", &vals, &N,
+                                               &sum, &err), PFLREF_OK);
+    ck_assert_msg(N == 2 && vals[0] == 2.0 / 3.0 && sum.weighted_mean == 0.75,
+                  "train_accuracy read back: N %zu, %.17g, %.17g", N, vals[0],
+                  sum.weighted_mean);
+    free(vals);
+    free(text);
+    json_decref(root);
+}
+END_TEST
+
+/* A linear model, d = 1, no bias, loss half_squared (ℓ = ½ r²), w = 0.75
+ * given and no round run; r = 0.75 x − y:
+ *   client 0 train x = 1, 2, y = 2.5, 0.5: r = −1.75, 1 → mse
+ *            (3.0625 + 1)/2 = 2.03125, loss 1.015625;
+ *            test x = 4, y = 1: r = 2 → test_mse 4
+ *   client 1 train x = 1, y = 0.25: r = 0.5 → mse 0.25, loss 0.125;
+ *            test x = 2, y = 2: r = −0.5 → test_mse 0.25
+ * train_mse = 2 · train_loss for each client (exactly: halving is exact);
+ * train_mse weighted by n_train = (2, 1): (4.0625 + 0.25)/3 = 1.4375,
+ * mean 1.140625, worst (the larger) 2.03125; no train_accuracy. */
+START_TEST(test_train_mse_hand_worked)
+{
+    static const char SPEC_TEXT[] =
+        "{" FMT ", \"model\": {\"kind\": \"linear\", \"d\": 1, "
+        "\"bias\": false, \"loss\": \"half_squared\"}, \"problem\": "
+        "{\"clients\": [{\"X\": [[1.0], [2.0]], \"y\": [2.5, 0.5], "
+        "\"X_test\": [[4.0]], \"y_test\": [1.0]}, "
+        "{\"X\": [[1.0]], \"y\": [0.25], \"X_test\": [[2.0]], "
+        "\"y_test\": [2.0]}]}, \"init\": {\"kind\": \"given\", "
+        "\"w\": [0.75]}, " ALG ", \"schedule\": {\"kind\": \"given\", "
+        "\"rounds\": []}}";
+    static const double MSE[] = {2.03125, 0.25}, TEST_MSE[] = {4.0, 0.25};
+    json_t *root;
+    const json_t *m = run_metrics(SPEC_TEXT, &root);
+    for (size_t i = 0; i < 2; i++) {
+        const double mse = per_client(m, "global", "train_mse", i);
+        const double loss = per_client(m, "global", "train_loss", i);
+        ck_assert_msg(mse == MSE[i], "train_mse[%zu] = %.17g, not %.17g", i,
+                      mse, MSE[i]);
+        ck_assert_msg(mse == 2.0 * loss, "train_mse[%zu] = %.17g is not "
+                      "2 · train_loss = %.17g under half_squared", i, mse,
+                      2.0 * loss);
+        ck_assert_msg(per_client(m, "global", "test_mse", i) == TEST_MSE[i],
+                      "test_mse[%zu]", i);
+    }
+    ck_assert_msg(summary_of(m, "global", "train_mse", "weighted_mean") ==
+                      1.4375,
+                  "train_mse weighted_mean %.17g, not 1.4375 (weights n_train)",
+                  summary_of(m, "global", "train_mse", "weighted_mean"));
+    ck_assert_msg(summary_of(m, "global", "train_mse", "mean") == 1.140625 &&
+                      summary_of(m, "global", "train_mse", "worst") == 2.03125,
+                  "train_mse mean or worst (the larger value)");
+    ck_assert_msg(!has_metric(m, "global", "train_accuracy"),
+                  "a regression model has no train_accuracy");
+    /* the member order: the training set's metrics, then the test set's */
+    const char *const ORDER[] = {"train_loss", "train_mse", "test_loss",
+                                 "test_mse"};
+    const json_t *pc = json_object_get(json_object_get(m, "global"),
+                                       "per_client");
+    size_t k = 0;
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)pc, key, v) {
+        (void)v;
+        ck_assert_msg(k < 4 && strcmp(key, ORDER[k]) == 0,
+                      "per_client member %zu is %s", k, key);
+        k++;
+    }
+    ck_assert_uint_eq(k, 4);
+    json_decref(root);
+}
+END_TEST
+
 static void add_mlp_tests(Suite *s)
 {
     TCase *tc = tcase_create("io_mlp");
@@ -547,6 +720,8 @@ Suite *io_suite(void)
     tcase_add_test(tc, test_problem_file);
     tcase_add_test(tc, test_atomic_write);
     tcase_add_test(tc, test_generators_from_spec);
+    tcase_add_test(tc, test_train_accuracy_hand_worked);
+    tcase_add_test(tc, test_train_mse_hand_worked);
     suite_add_tcase(s, tc);
     add_mlp_tests(s);
     return s;

@@ -42,7 +42,7 @@
 #include "testutil.h"
 
 /* A command still running after this long is stuck. */
-#define HANG_SECONDS "60"
+#define HANG_SECONDS 60
 
 /* APFL on a linear model (P = 3, N = 3): w0, final.w, final.alpha of 3
  * numbers, final.v of 9, a step-level trajectory. */
@@ -89,45 +89,11 @@ static unsigned char *read_bytes(const char *path, size_t *len)
 static void run_in(const char *cwd, const char *prefix, const char *args,
                    run_t *r)
 {
-    const char *cli = getenv("PFLREF_CLI");
-    ck_assert_msg(cli != NULL, "PFLREF_CLI is not set (run through make)");
-    char *root = tu_repo_path(""), *cap = tu_tmpdir();
-    char *outp = tu_join(cap, "out"), *errp = tu_join(cap, "err");
-    char expanded[2048];
-    size_t k = 0;
-    for (const char *a = args; *a != '\0' && k + 1 < sizeof expanded; a++) {
-        if (a[0] == '$' && a[1] == 'R') {
-            k += (size_t)snprintf(expanded + k, sizeof expanded - k, "%s",
-                                  root);
-            a++;
-        } else {
-            expanded[k++] = *a;
-        }
-    }
-    expanded[k] = '\0';
-    size_t n = strlen(cwd) + strlen(cli) + k + 2 * strlen(cap) + 256 +
-               (prefix != NULL ? strlen(prefix) : 0);
-    char *cmd = malloc(n);
-    ck_assert_ptr_nonnull(cmd);
-    snprintf(cmd, n, "cd '%s' && %s timeout -s KILL " HANG_SECONDS
-                     " '%s' %s >'%s' 2>'%s'",
-             cwd, prefix != NULL ? prefix : "", cli, expanded, outp, errp);
-    int rc = system(cmd);
-    ck_assert_msg(rc != -1 && WIFEXITED(rc), "could not run: %s", cmd);
-    r->status = WEXITSTATUS(rc);
-    size_t len;
-    r->out = (char *)read_bytes(outp, &len);
-    r->err = (char *)read_bytes(errp, &len);
+    const tu_cli_options opt = {.cwd = cwd, .prefix = prefix,
+                                .hang_seconds = HANG_SECONDS, .repo = 1};
+    r->status = tu_cli_with(&opt, args, &r->out, &r->err);
     ck_assert_ptr_nonnull(r->out);
     ck_assert_ptr_nonnull(r->err);
-    unlink(outp);
-    unlink(errp);
-    rmdir(cap);
-    free(outp);
-    free(errp);
-    free(cap);
-    free(root);
-    free(cmd);
 }
 
 /* Run and require exit 0. */
@@ -207,6 +173,15 @@ static int exists_in(const char *dir, const char *rel)
     const int e = tu_exists(p);
     free(p);
     return e;
+}
+
+/* The number of entries of the folder dir/rel. */
+static int tu_entries_in(const char *dir, const char *rel)
+{
+    char *p = tu_join(dir, rel);
+    const int n = tu_entries(p);
+    free(p);
+    return n;
 }
 
 /* The JSON document at dir/rel. */
@@ -572,6 +547,20 @@ START_TEST(test_files_form_writes_the_files)
     size_t rows, cols;
     free(load_npy(dir, "r.arrays/trajectory.npy", &rows, &cols));
     ck_assert_int_eq((json_int_t)rows, next);
+    /* the metrics stay numbers, the training set's among them (APFL's
+     * linear model: train_mse for each model it reports) */
+    const char *label;
+    json_t *mv;
+    size_t models = 0;
+    json_object_foreach(json_object_get(doc, "metrics"), label, mv) {
+        ck_assert_msg(json_is_array(json_object_get(json_object_get(mv,
+                          "per_client"), "train_mse")) &&
+                          json_is_object(json_object_get(json_object_get(mv,
+                              "summary"), "train_mse")),
+                      "metrics.%s has no train_mse in the files form", label);
+        models++;
+    }
+    ck_assert_uint_eq(models, 3);
     /* the rest of the document is the inline one's */
     json_object_del(doc, "array_files");
     json_object_del(doc, "trajectory_values");
@@ -671,6 +660,14 @@ START_TEST(test_inline_max_threshold)
         const unsigned bits = referenced(dir);
         ck_assert_msg(bits == CASES[k].bits, "inline_max %zu: %u, not %u",
                       CASES[k].inline_max, bits, CASES[k].bits);
+        /* the folder holds the files of this result only: the previous
+         * run's that this one does not write are gone, and with none the
+         * folder too */
+        const int files = __builtin_popcount(bits);
+        ck_assert_msg(files > 0 ? tu_entries_in(dir, "r.arrays") == files
+                                : !exists_in(dir, "r.arrays"),
+                      "inline_max %zu: r.arrays does not hold exactly the "
+                      "%d files the result names", CASES[k].inline_max, files);
     }
     /* the spec's output (APFL's vector spec made a spec with output) */
     char *vec = tu_repo_path(APFL), *text = tu_read(vec);
@@ -761,16 +758,20 @@ END_TEST
 static void assert_refused(const char *dir, const char *prefix,
                            const char *args, const char *phrase)
 {
-    char *before = tu_tree(dir, NULL);
+    size_t n_before, n_after;
+    char *before = tu_tree(dir, &n_before);
     run_t r;
     run_in(dir, prefix, args, &r);
     ck_assert_msg(r.status == 2 && strstr(r.err, phrase) != NULL &&
                       r.out[0] == '\0',
                   "%s: exit %d, stderr: %s (wanted \"%s\")", args, r.status,
                   r.err, phrase);
-    char *after = tu_tree(dir, NULL);
-    ck_assert_msg(strcmp(before, after) == 0, "%s: the folder changed:\n%s\n"
-                  "---\n%s", args, before, after);
+    char *after = tu_tree(dir, &n_after);
+    /* the whole trees, .npy bytes (NULs among them) included */
+    ck_assert_msg(n_before == n_after &&
+                      memcmp(before, after, n_before) == 0,
+                  "%s: the folder changed:\n%s\n---\n%s", args, before,
+                  after);
     run_free(&r);
     free(before);
     free(after);
@@ -847,6 +848,158 @@ START_TEST(test_files_form_failure_midway_leaves_nothing)
     ck_assert_int_eq(tu_entries(arrays), 0);
     free(arrays);
     free(spec);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* The previous result's files that the new one does not name: removed
+ * once the new JSON is written, the folder too when the new result is
+ * inline and nothing else is left; what pflref did not write, or no longer
+ * holds what it wrote, stays:
+ *   run 1 (--inline-max 0): w0, final.w, final.v, final.alpha, trajectory;
+ *   then mine.npy (the user's), final.w.npy changed, final.alpha.npy made
+ *   a link to a copy of itself (same bytes, not the regular file written);
+ *   run 2 (--inline-max 3): final.v and trajectory rewritten, w0.npy gone,
+ *   final.w.npy, final.alpha.npy (the link) and mine.npy kept;
+ *   run 3 (inline): final.v and trajectory gone, the rest kept, folder too;
+ *   the rest removed by hand, run 4 (files) then run 5 (inline): no folder.
+ * A previous r.json that is not pflref's (no "build": a candidate) has its
+ * files left; a run of another stem leaves r's files alone. */
+START_TEST(test_files_form_removes_stale_files)
+{
+    char *dir = tu_tmpdir(), *arrays = tu_join(dir, "r.arrays");
+    run_ok(dir, "run $R/" APFL " -o r.json --arrays files --inline-max 0");
+    ck_assert_int_eq(tu_entries(arrays), 5);
+    char *mine = tu_join(arrays, "mine.npy"), *fw = tu_join(arrays, "final.w.npy"),
+         *fa = tu_join(arrays, "final.alpha.npy"),
+         *copy = tu_join(dir, "alpha-copy.npy");
+    ck_assert_int_eq(tu_write(mine, "the user's\n"), 0);
+    ck_assert_int_eq(rename(fa, copy), 0);
+    ck_assert_int_eq(symlink(copy, fa), 0);
+    size_t len;
+    unsigned char *bytes = read_bytes(fw, &len);
+    ck_assert_ptr_nonnull(bytes);
+    bytes[len - 1] ^= 1;   /* the last number's last byte changed */
+    FILE *f = fopen(fw, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(bytes, 1, len, f), len);
+    fclose(f);
+    free(bytes);
+    run_ok(dir, "run $R/" APFL " -o r.json --arrays files --inline-max 3");
+    ck_assert_uint_eq(referenced(dir), 4 | 16);
+    ck_assert_msg(!exists_in(dir, "r.arrays/w0.npy"),
+                  "w0.npy, written by run 1 and not named by run 2, is left");
+    ck_assert_msg(exists_in(dir, "r.arrays/final.v.npy") &&
+                      exists_in(dir, "r.arrays/trajectory.npy"),
+                  "run 2's files are missing");
+    ck_assert_msg(tu_exists(fw), "final.w.npy, changed since run 1 wrote "
+                  "it, was removed");
+    struct stat sb;
+    ck_assert_msg(lstat(fa, &sb) == 0 && S_ISLNK(sb.st_mode),
+                  "final.alpha.npy, a link in place of the file run 1 "
+                  "wrote, was removed");
+    ck_assert_msg(tu_exists(mine), "mine.npy, not pflref's, was removed");
+    run_ok(dir, "run $R/" APFL " -o r.json");
+    ck_assert_uint_eq(referenced(dir), 0);
+    ck_assert_msg(!exists_in(dir, "r.arrays/final.v.npy") &&
+                      !exists_in(dir, "r.arrays/trajectory.npy"),
+                  "run 2's files are left after the inline run 3");
+    ck_assert_int_eq(tu_entries(arrays), 3);   /* final.w, final.alpha, mine */
+    unlink(mine);
+    unlink(fw);
+    unlink(fa);
+    run_ok(dir, "run $R/" APFL " -o r.json --arrays files --inline-max 2");
+    ck_assert_int_eq(tu_entries(arrays), 5);
+    /* another stem's run leaves r's files alone */
+    run_ok(dir, "run $R/" APFL " -o q.json");
+    ck_assert_int_eq(tu_entries(arrays), 5);
+    run_ok(dir, "run $R/" APFL " -o r.json --arrays inline");
+    ck_assert_msg(!tu_exists(arrays), "r.arrays is left, empty");
+    /* a previous r.json without "build" (not written by pflref) */
+    run_ok(dir, "run $R/" APFL " -o r.json --arrays files --inline-max 0");
+    json_t *doc = load_in(dir, "r.json");
+    json_object_del(doc, "build");
+    char *rj = tu_join(dir, "r.json");
+    ck_assert_int_eq(json_dump_file(doc, rj, JSON_COMPACT), 0);
+    json_decref(doc);
+    run_ok(dir, "run $R/" APFL " -o r.json --arrays inline");
+    ck_assert_msg(tu_entries(arrays) == 5, "the files of a result pflref "
+                  "did not write (no build) were removed");
+    free(rj);
+    free(copy);
+    free(fa);
+    free(fw);
+    free(mine);
+    free(arrays);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* A run that fails midway (a file size limit, as in the test above)
+ * removes nothing of the previous result's: run 1 (inline_max 0) wrote
+ * w0.npy and final.v.npy; run 2 (inline_max 200) would write only
+ * final.v.npy, fails on it, and w0.npy, which it would have removed,
+ * stays, with the whole folder as it was. */
+START_TEST(test_files_form_failure_keeps_stale_files)
+{
+    char *dir = tu_tmpdir(), *spec = tu_join(dir, "s.json");
+    ck_assert_int_eq(tu_write(spec,
+        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"softmax\", "
+        "\"d\": 20, \"k\": 5, \"bias\": true}, \"problem\": {\"generator\": "
+        "{\"kind\": \"dirichlet\", \"K\": 3, \"n_min\": 2, \"n_max\": 4, "
+        "\"n_test\": 2, \"seed\": 5}}, \"init\": {\"kind\": \"gaussian\", "
+        "\"seed\": 3, \"sd\": 0.5}, \"algorithm\": {\"name\": \"local\", "
+        "\"hyperparameters\": {\"eta\": 0.125}}, \"schedule\": {\"kind\": "
+        "\"generate\", \"rounds\": 1, \"local\": {\"steps\": 1}}, \"output\": "
+        "{\"trajectory\": \"none\", \"arrays\": \"files\"}}"),
+        0);
+    run_ok(dir, "run s.json -o r.json --inline-max 0");
+    ck_assert(exists_in(dir, "r.arrays/w0.npy"));
+    ck_assert(exists_in(dir, "r.arrays/final.v.npy"));
+    assert_refused(dir, "ulimit -f 2 && trap '' XFSZ &&",
+                   "run s.json -o r.json --inline-max 200", "File too large");
+    ck_assert(exists_in(dir, "r.arrays/w0.npy"));
+    /* without the limit, the same run removes it */
+    run_ok(dir, "run s.json -o r.json --inline-max 200");
+    ck_assert(!exists_in(dir, "r.arrays/w0.npy"));
+    ck_assert_int_eq(tu_entries_in(dir, "r.arrays"), 1);
+    free(spec);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
+/* A candidate result without the training set's accuracy (a classifier's
+ * train_accuracy, which pflref writes) is still accepted by `pflref check`
+ * (the metrics are optional for candidates): exit 0. */
+START_TEST(test_candidate_without_train_metrics_is_checked)
+{
+    static const char VEC[] = "golden/lora/worked-softmax-ffa.json";
+    char *dir = tu_tmpdir();
+    run_ok(dir, "run $R/golden/lora/worked-softmax-ffa.json -o c.json");
+    json_t *doc = load_in(dir, "c.json");
+    const char *label;
+    json_t *m;
+    size_t dropped = 0;
+    json_object_foreach(json_object_get(doc, "metrics"), label, m) {
+        dropped += json_object_del(json_object_get(m, "per_client"),
+                                   "train_accuracy") == 0;
+        dropped += json_object_del(json_object_get(m, "summary"),
+                                   "train_accuracy") == 0;
+    }
+    ck_assert_msg(dropped >= 2, "%s: the result has no train_accuracy", VEC);
+    char *cj = tu_join(dir, "c.json");
+    ck_assert_int_eq(json_dump_file(doc, cj, JSON_COMPACT), 0);
+    json_decref(doc);
+    run_t r;
+    run_in(dir, NULL, "check $R/golden/lora/worked-softmax-ffa.json c.json",
+           &r);
+    ck_assert_msg(r.status == 0, "check of a candidate without "
+                  "train_accuracy: exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    free(cj);
     tu_remove_tree(dir);
     free(dir);
 }
@@ -996,6 +1149,9 @@ Suite *result_files_suite(void)
     tcase_add_test(f, test_files_form_refuses_stdout);
     tcase_add_test(f, test_files_form_refusals_leave_nothing);
     tcase_add_test(f, test_files_form_failure_midway_leaves_nothing);
+    tcase_add_test(f, test_files_form_removes_stale_files);
+    tcase_add_test(f, test_files_form_failure_keeps_stale_files);
+    tcase_add_test(f, test_candidate_without_train_metrics_is_checked);
     tcase_add_test(f, test_bad_output_values);
     tcase_add_test(f, test_files_form_name_not_utf8);
     tcase_add_test(f, test_files_form_c_api);

@@ -61,36 +61,81 @@ char *tu_tmpdir(void)
     return out;
 }
 
-int tu_cli(const char *args, char **out, char **errout)
+/* args with each "$R" replaced by the repository (PFLREF_ROOT), malloc'd. */
+static char *expand_repo(const char *args)
 {
+    char *root = tu_repo_path("");
+    size_t uses = 0;
+    for (const char *a = strstr(args, "$R"); a != NULL; a = strstr(a + 2, "$R"))
+        uses++;
+    const size_t n = strlen(args) + uses * strlen(root) + 1;
+    char *out = malloc(n), *o = out;
+    ck_assert_ptr_nonnull(out);
+    for (const char *a = args; *a != '\0';) {
+        if (a[0] == '$' && a[1] == 'R') {
+            o += snprintf(o, n - (size_t)(o - out), "%s", root);
+            a += 2;
+        } else {
+            *o++ = *a++;
+        }
+    }
+    *o = '\0';
+    free(root);
+    return out;
+}
+
+int tu_cli_with(const tu_cli_options *opt, const char *args, char **out,
+                char **errout)
+{
+    static const tu_cli_options PLAIN = {.cwd = NULL, .prefix = NULL,
+                                         .hang_seconds = 0, .repo = 0};
+    const tu_cli_options *o = opt != NULL ? opt : &PLAIN;
     const char *cli = getenv("PFLREF_CLI");
     ck_assert_msg(cli != NULL, "PFLREF_CLI is not set (run through make)");
     char *dir = tu_tmpdir();
-    size_t n = strlen(cli) + strlen(args) + 2 * strlen(dir) + 64;
+    char *words = o->repo ? expand_repo(args) : strdup(args);
+    ck_assert_ptr_nonnull(words);
+    char cd[64 + PFLREF_PATH_MAX] = "", timeout[64] = "";
+    if (o->cwd != NULL)
+        snprintf(cd, sizeof cd, "cd '%s' && ", o->cwd);
+    if (o->hang_seconds > 0)
+        snprintf(timeout, sizeof timeout, "timeout -s KILL %d ",
+                 o->hang_seconds);
+    const char *prefix = o->prefix != NULL ? o->prefix : "";
+    size_t n = strlen(cd) + strlen(prefix) + strlen(timeout) + strlen(cli) +
+               strlen(words) + 2 * strlen(dir) + 64;
     char *cmd = malloc(n);
     ck_assert_ptr_nonnull(cmd);
-    snprintf(cmd, n, "%s %s >%s/out 2>%s/err", cli, args, dir, dir);
+    snprintf(cmd, n, "%s%s%s%s%s %s >%s/out 2>%s/err", cd,
+             prefix, o->prefix != NULL ? " " : "", timeout, cli, words, dir,
+             dir);
     int rc = system(cmd);
     ck_assert_msg(rc != -1 && WIFEXITED(rc), "could not run: %s", cmd);
     char path[256];
     snprintf(path, sizeof path, "%s/out", dir);
-    char *o = tu_read(path);
+    char *so = tu_read(path);
     unlink(path);
     snprintf(path, sizeof path, "%s/err", dir);
-    char *e = tu_read(path);
+    char *se = tu_read(path);
     unlink(path);
     rmdir(dir);
     if (out != NULL)
-        *out = o;
+        *out = so;
     else
-        free(o);
+        free(so);
     if (errout != NULL)
-        *errout = e;
+        *errout = se;
     else
-        free(e);
+        free(se);
     free(cmd);
+    free(words);
     free(dir);
     return WEXITSTATUS(rc);
+}
+
+int tu_cli(const char *args, char **out, char **errout)
+{
+    return tu_cli_with(NULL, args, out, errout);
 }
 
 pflref_status tu_parse(const char *text, pflref_spec **spec, pflref_error *err)

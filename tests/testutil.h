@@ -14,6 +14,21 @@ char *tu_repo_path(const char *rel);
  * its standard output and error (malloc'd). */
 int tu_cli(const char *args, char **out, char **errout);
 
+/* How tu_cli_with runs the program; a field 0 or NULL is tu_cli's way. */
+typedef struct {
+    const char *cwd;     /* the folder it runs in (NULL: the current one)  */
+    const char *prefix;  /* shell words before it, e.g. "ulimit -f 2 &&"
+                            (NULL: none)                                  */
+    int hang_seconds;    /* > 0: run under timeout(1), killed (SIGKILL)
+                            after this many seconds                       */
+    int repo;            /* 1: each "$R" of args is the repository
+                            (PFLREF_ROOT)                                 */
+} tu_cli_options;
+/* tu_cli with opt (NULL: tu_cli itself): the shell runs
+ * `[cd CWD &&] [PREFIX] [timeout -s KILL S] $PFLREF_CLI ARGS`. */
+int tu_cli_with(const tu_cli_options *opt, const char *args, char **out,
+                char **errout);
+
 /* A fresh temporary folder (malloc'd path). */
 char *tu_tmpdir(void);
 /* Remove dir and everything in it (links are removed, not followed). */

@@ -933,6 +933,49 @@ def _bad_documents(spec, ft_spec, golden, result, problem):
     ] + _bad_documents_pfl(spec) + _bad_documents_mlp(spec) + _bad_documents_split(spec)
 
 
+def _check_train_metrics(t, schemas, results):
+    """The training set's metrics by model kind, on the first fresh result
+    of a classifier (cross_entropy) and of a regression model (squared,
+    half_squared): the result has train_accuracy (train_mse) for every
+    model it reports; without it, or with the other kind's, a reference
+    result is refused at that metric; a candidate (no "build") without it
+    is accepted."""
+    kinds = (("cross_entropy", "train_accuracy", "train_mse"),
+             ("squared", "train_mse", "train_accuracy"),
+             ("half_squared", "train_mse", "train_accuracy"))
+    for loss, have, other in kinds:
+        found = [(label, load_json(rpath)) for label, _spec, rpath in results
+                 if load_json(rpath).get("model", {}).get("loss") == loss]
+        if not found:
+            continue
+        label, res = found[0]
+        label_m = next(iter(res["metrics"]))
+        ok = all(have in m[part] for m in res["metrics"].values()
+                 for part in ("per_client", "summary"))
+        t.expect(ok, "fresh result of %s (%s) has %s for every model" % (label, loss, have))
+        for part in ("per_client", "summary"):
+            where = "$.metrics.%s.%s" % (label_m, part)
+            out = check_document(schemas, _set(res, ["metrics", label_m, part, have], DELETE))
+            paths = [format_path(p) for p, _ in out.errors]
+            t.expect(out.status == "FAIL" and (where in paths or where + "." + have in paths),
+                     "schema rejects result: %s without %s.%s" % (loss, part, have),
+                     ", ".join(paths))
+            bad = _set(res, ["metrics", label_m, part, other],
+                       res["metrics"][label_m][part][have])
+            out = check_document(schemas, bad)
+            paths = [format_path(p) for p, _ in out.errors]
+            t.expect(out.status == "FAIL" and where + "." + other in paths,
+                     "schema rejects result: %s with %s.%s" % (loss, part, other),
+                     ", ".join(paths))
+        cand = _set(res, ["build"], DELETE)
+        for m in cand["metrics"].values():
+            for part in ("per_client", "summary"):
+                m[part].pop(have, None)
+        out = check_document(schemas, cand)
+        t.expect(out.status == "ok", "schema accepts a candidate (%s) without %s" % (loss, have),
+                 "; ".join("%s: %s" % (format_path(p), m) for p, m in out.errors[:3]))
+
+
 def _bad_documents_pfl(spec):
     """Planted documents of the personalised algorithms (prox, pfedme,
     ditto), in the form of _bad_documents."""
@@ -1267,6 +1310,7 @@ def self_test(pflref_arg):
             out = check_file(schemas, rpath)
             t.expect(out.status == "ok", "fresh result of %s is a valid pflref-result/1" % label,
                      "; ".join("%s: %s" % (format_path(p), m) for p, m in out.errors[:3]))
+        _check_train_metrics(t, schemas, results)
 
         # 4. The recorded schedule is the replayable given form: substituted
         #    into the spec it gives the same result, bit for bit.

@@ -124,6 +124,8 @@ typedef struct {
     pflref_eval *train;         /* N: evaluation on each client's train set */
     pflref_eval *test;          /* N, or NULL when there is no test data    */
     pflref_summary train_loss;
+    pflref_summary train_mse;   /* valid when regression                    */
+    pflref_summary train_accuracy; /* valid when classifier                 */
     pflref_summary test_loss;   /* valid when test != NULL                  */
     pflref_summary test_mse;    /* valid when test != NULL and regression   */
     pflref_summary test_accuracy; /* valid when test != NULL and classifier */

@@ -255,6 +255,13 @@ pflref_status pflref_result_to_json(const pflref_spec *spec,
  * On any failure nothing this call wrote is left: the .npy files it wrote
  * are removed, and the folder when it made it (files of those names that
  * were there before are replaced, one by one, as they are written).
+ * On success, in either form, the files of the result path held before
+ * (a result pflref wrote, with "build") that the new one does not write
+ * are removed, and STEM.arrays with them when the new result is inline
+ * and nothing else is left there: only files its "array_files" lists as
+ * "STEM.arrays/NAME.npy" (NAME one of the arrays above) that are still
+ * regular files of the listed size and SHA-256; every other file stays
+ * (docs/formats.md, "Arrays in files").
  * Errors: pflref_write_file_with's (PFLREF_EIO naming the file, e.g. a
  * STEM.arrays that is not a folder), pflref_result_to_json's, PFLREF_EINVAL
  * for a file name that is not UTF-8 (JSON cannot name it). */
@@ -272,7 +279,8 @@ pflref_status pflref_result_write_check(const char *path,
                                         pflref_error *err);
 
 /* From a result's text, the per-client values of `metric` ("train_loss",
- * "test_loss", "test_mse", "test_accuracy") for the model labelled `label`
+ * "train_mse", "train_accuracy", "test_loss", "test_mse",
+ * "test_accuracy") for the model labelled `label`
  * ("global", "local", "personalized", ...), and their summary.
  * *values is allocated here (free() it), *N gets its length.  Errors name
  * the missing label or metric. */

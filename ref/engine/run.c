@@ -12,8 +12,10 @@
  * (alg->work_alloc, kept in s->extra and freed by alg->work_free); so an
  * algorithm file never allocates inside a round.  Evaluation: each reported
  * model (global w, client i's v_i, or their mixture α_i v_i + (1 − α_i) w)
- * on client i's train set, and on its test set when the problem has one;
- * per-client values are summarised by ref/core/metrics.c, weighted by the
+ * on client i's train set, and on its test set when the problem has one,
+ * one pass over each set giving its loss and its mse (regression) or
+ * accuracy (classifiers); the per-client values are summarised by
+ * ref/core/metrics.c, weighted by the
  * clients' sample counts.  The registry of algorithms is
  * ref/algorithms/registry.c.
  */
@@ -312,9 +314,10 @@ static int summary_finite(const pflref_summary *m)
 }
 
 /* Evaluate model e of the algorithm on client i's train (and test) set into
- * er->train[i] (er->test[i]); a loss that is not finite although the
- * parameters are fails with PFLREF_EDIVERGE, located at the final
- * evaluation (round = the rounds run, step −1). */
+ * er->train[i] (er->test[i]): one pass over each set gives its loss and
+ * its mse (regression) or accuracy (classifiers).  A loss or mse that is
+ * not finite although the parameters are fails with PFLREF_EDIVERGE,
+ * located at the final evaluation (round = the rounds run, step −1). */
 static pflref_status evaluate_client(const pflref_state *s,
                                      const pflref_algorithm *alg, size_t e,
                                      pflref_eval_result *er, size_t i,
@@ -333,6 +336,7 @@ static pflref_status evaluate_client(const pflref_state *s,
                                 "evaluating %s on client %zu failed",
                                 er->label, i);
     if (isfinite(er->train[i].loss) &&
+        (!regression || isfinite(er->train[i].mse)) &&
         (!has_test || (isfinite(er->test[i].loss) &&
                        (!regression || isfinite(er->test[i].mse)))))
         return PFLREF_OK;
@@ -350,37 +354,48 @@ static pflref_status evaluate_client(const pflref_state *s,
     return st;
 }
 
-/* The summaries of one evaluated model (train loss; test loss, MSE or
- * accuracy), over a, wts, work: N doubles each.  A summary that is not
- * finite although every value is fails with PFLREF_EDIVERGE. */
+/* The summaries of one data set's metrics: the loss, and the mse
+ * (regression) or the accuracy (classifiers), each over the N clients'
+ * evals (a, wts, work: N doubles each); *finite 0 when a loss or mse
+ * summary is not finite. */
+static pflref_status summarize_set(const pflref_model *m,
+                                   const pflref_eval *evals, size_t N,
+                                   pflref_summary *loss, pflref_summary *mse,
+                                   pflref_summary *accuracy, double *a,
+                                   double *wts, double *work, int *finite,
+                                   pflref_error *err)
+{
+    const int regression = pflref_model_is_regression(m);
+    pflref_status st = summarize(evals, N, offsetof(pflref_eval, loss),
+                                 PFLREF_LOWER_IS_BETTER, a, wts, work, loss,
+                                 err);
+    if (st == PFLREF_OK && regression)
+        st = summarize(evals, N, offsetof(pflref_eval, mse),
+                       PFLREF_LOWER_IS_BETTER, a, wts, work, mse, err);
+    if (st == PFLREF_OK && pflref_model_is_classifier(m))
+        st = summarize(evals, N, offsetof(pflref_eval, accuracy),
+                       PFLREF_HIGHER_IS_BETTER, a, wts, work, accuracy, err);
+    *finite = summary_finite(loss) && (!regression || summary_finite(mse));
+    return st;
+}
+
+/* The summaries of one evaluated model (train loss, MSE or accuracy; the
+ * same of the test set), over a, wts, work: N doubles each.  A summary
+ * that is not finite although every value is fails with PFLREF_EDIVERGE. */
 static pflref_status summarize_model(const pflref_model *m,
                                      pflref_eval_result *er, size_t N,
                                      double *a, double *wts, double *work,
                                      pflref_error *err)
 {
-    const int has_test = er->test != NULL;
-    const int regression = pflref_model_is_regression(m);
-    pflref_status st = summarize(er->train, N, offsetof(pflref_eval, loss),
-                                 PFLREF_LOWER_IS_BETTER, a, wts, work,
-                                 &er->train_loss, err);
-    if (st == PFLREF_OK && has_test) {
-        st = summarize(er->test, N, offsetof(pflref_eval, loss),
-                       PFLREF_LOWER_IS_BETTER, a, wts, work,
-                       &er->test_loss, err);
-        if (st == PFLREF_OK && regression)
-            st = summarize(er->test, N, offsetof(pflref_eval, mse),
-                           PFLREF_LOWER_IS_BETTER, a, wts, work,
-                           &er->test_mse, err);
-        if (st == PFLREF_OK && pflref_model_is_classifier(m))
-            st = summarize(er->test, N, offsetof(pflref_eval, accuracy),
-                           PFLREF_HIGHER_IS_BETTER, a, wts, work,
-                           &er->test_accuracy, err);
-    }
-    if (st != PFLREF_OK || (summary_finite(&er->train_loss) &&
-                            (!has_test ||
-                             (summary_finite(&er->test_loss) &&
-                              (!regression ||
-                               summary_finite(&er->test_mse))))))
+    int finite = 1, test_finite = 1;
+    pflref_status st = summarize_set(m, er->train, N, &er->train_loss,
+                                     &er->train_mse, &er->train_accuracy, a,
+                                     wts, work, &finite, err);
+    if (st == PFLREF_OK && er->test != NULL)
+        st = summarize_set(m, er->test, N, &er->test_loss, &er->test_mse,
+                           &er->test_accuracy, a, wts, work, &test_finite,
+                           err);
+    if (st != PFLREF_OK || (finite && test_finite))
         return st;
     char where[PFLREF_WHERE_MAX];
     snprintf(where, sizeof where, "metrics.%s.summary", er->label);

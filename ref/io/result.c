@@ -422,37 +422,50 @@ static void emit_eval_column(pflref_emit *e, const pflref_eval *ev, size_t N,
     pflref_emit_array_end(e);
 }
 
-/* The metrics of the test set that this model has (classifier or
- * regression): "per_client" (per = 1) or "summary" (per = 0) members. */
-static void emit_test_metrics(pflref_emit *e, const pflref_eval_result *er,
-                              size_t N, const pflref_model *m, int per)
+/* The metrics of one data set that this model has (every model its loss;
+ * regression its mse, classifiers their accuracy), train = 1 the training
+ * set's (train_loss, train_mse, train_accuracy), 0 the test set's:
+ * "per_client" (per = 1) or "summary" (per = 0) members. */
+static void emit_set_metrics(pflref_emit *e, const pflref_eval_result *er,
+                             size_t N, const pflref_model *m, int train,
+                             int per)
 {
     static const struct {
         const char *name;
+        int train;              /* 1 the training set, 0 the test set       */
         size_t eval_off, summary_off;
         int kind;               /* 0 every model, 1 regression, 2 classifier */
-    } TEST[] = {
-        {"test_loss", offsetof(pflref_eval, loss),
+    } METRICS[] = {
+        {"train_loss", 1, offsetof(pflref_eval, loss),
+         offsetof(pflref_eval_result, train_loss), 0},
+        {"train_mse", 1, offsetof(pflref_eval, mse),
+         offsetof(pflref_eval_result, train_mse), 1},
+        {"train_accuracy", 1, offsetof(pflref_eval, accuracy),
+         offsetof(pflref_eval_result, train_accuracy), 2},
+        {"test_loss", 0, offsetof(pflref_eval, loss),
          offsetof(pflref_eval_result, test_loss), 0},
-        {"test_mse", offsetof(pflref_eval, mse),
+        {"test_mse", 0, offsetof(pflref_eval, mse),
          offsetof(pflref_eval_result, test_mse), 1},
-        {"test_accuracy", offsetof(pflref_eval, accuracy),
+        {"test_accuracy", 0, offsetof(pflref_eval, accuracy),
          offsetof(pflref_eval_result, test_accuracy), 2},
     };
-    for (size_t k = 0; k < sizeof TEST / sizeof TEST[0]; k++) {
-        if ((TEST[k].kind == 1 && !pflref_model_is_regression(m)) ||
-            (TEST[k].kind == 2 && !pflref_model_is_classifier(m)))
+    for (size_t k = 0; k < sizeof METRICS / sizeof METRICS[0]; k++) {
+        if (METRICS[k].train != train ||
+            (METRICS[k].kind == 1 && !pflref_model_is_regression(m)) ||
+            (METRICS[k].kind == 2 && !pflref_model_is_classifier(m)))
             continue;
-        KEY(e, TEST[k].name);
+        KEY(e, METRICS[k].name);
         if (per)
-            emit_eval_column(e, er->test, N, TEST[k].eval_off);
+            emit_eval_column(e, train ? er->train : er->test, N,
+                             METRICS[k].eval_off);
         else
             emit_summary(e, (const pflref_summary *)(const void *)(
-                                (const char *)er + TEST[k].summary_off));
+                                (const char *)er + METRICS[k].summary_off));
     }
 }
 
-/* Per reported model: {"per_client": {...}, "summary": {...}}. */
+/* Per reported model: {"per_client": {...}, "summary": {...}}, the
+ * training set's metrics, then the test set's when there is one. */
 static void emit_metrics(pflref_emit *e, const pflref_run_result *r,
                          const pflref_model *m)
 {
@@ -464,14 +477,9 @@ static void emit_metrics(pflref_emit *e, const pflref_run_result *r,
         for (int per = 1; per >= 0; per--) {
             KEY(e, per ? "per_client" : "summary");
             pflref_emit_object_begin(e);
-            KEY(e, "train_loss");
-            if (per)
-                emit_eval_column(e, er->train, r->N,
-                                 offsetof(pflref_eval, loss));
-            else
-                emit_summary(e, &er->train_loss);
+            emit_set_metrics(e, er, r->N, m, 1, per);
             if (er->test != NULL)
-                emit_test_metrics(e, er, r->N, m, per);
+                emit_set_metrics(e, er, r->N, m, 0, per);
             pflref_emit_object_end(e);
         }
         pflref_emit_object_end(e);

@@ -27,10 +27,23 @@
  *      failures no check can foresee (a full disk, a file size limit).
  * The folder is the one next to path as given (a symbolic link at path
  * has its file replaced, the folder stays beside the link, where a reader
- * of path resolves the references).  Files of the folder the result does
- * not name are left alone.
+ * of path resolves the references).
+ *
+ * The previous result's files (either form, before step 2): when path
+ * already holds a result pflref wrote (format pflref-result/1, with
+ * "build") whose manifest "array_files" names files in D/STEM.arrays that
+ * the new result does not write, each such file is removed once the new
+ * JSON is in place, and the folder with them when the new result is
+ * inline and the folder is left empty.  A file counts only when it is
+ * what that result says pflref wrote: its entry is "STEM.arrays/NAME.npy"
+ * with NAME one of pflref_result_slot's names, and the file there is a
+ * regular file (not a link) of the entry's size and SHA-256.  Anything
+ * else in the folder (files of other names, files changed since, a
+ * manifest that is not pflref's) is left alone; a failure of the write
+ * removes nothing of the previous result's beyond what step 6 says.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +51,10 @@
 #include <unistd.h>
 #include "pflref/io.h"
 #include "io/emit.h"
+#include "io/json.h"
 #include "io/npy_write.h"
 #include "io/result.h"
+#include "io/sha256.h"
 
 /* The folder of the files form (".arrays") and the file suffix. */
 #define ARRAYS_SUFFIX ".arrays"
@@ -149,6 +164,121 @@ pflref_status pflref_result_write_check(const char *path,
         st = check_folder(pl.folder, &exists, err);
     place_free(&pl);
     return st;
+}
+
+/* ---- the previous result's files --------------------------------------- */
+
+/* Bytes read at a time when a previous file is hashed. */
+#define HASH_CHUNK 65536
+
+/* 1 when the file at `file` is a regular file (not a link) of `bytes`
+ * bytes whose SHA-256 is the 64 hex digits `sha256`: the file a result's
+ * manifest entry describes, unchanged since. */
+static int file_matches(const char *file, json_int_t bytes,
+                        const char *sha256)
+{
+    int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat sb;
+    unsigned char *buf = NULL;
+    pflref_sha256_stream *h = NULL;
+    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && bytes >= 0 &&
+             (json_int_t)sb.st_size == bytes &&
+             (buf = malloc(HASH_CHUNK)) != NULL &&
+             (h = pflref_sha256_begin()) != NULL;
+    for (ssize_t k = 1; ok && k != 0;) {
+        k = read(fd, buf, HASH_CHUNK);
+        if (k > 0)
+            pflref_sha256_update(h, buf, (size_t)k);
+        else if (k < 0 && errno != EINTR)
+            ok = 0;
+    }
+    if (h != NULL) {   /* pflref_sha256_end frees the stream */
+        char hex[65];
+        ok = pflref_sha256_end(h, hex) && ok && strcmp(hex, sha256) == 0;
+    }
+    free(buf);
+    close(fd);
+    return ok;
+}
+
+/* The files of the result at path (if it is one pflref wrote) that the new
+ * result does not write (to_file[s] 0), by slot: stale[s] 1 and file[s]
+ * (malloc'd) its path.  Nothing found is no error: the result at path may
+ * be absent, unreadable, not a result, or without files; a[s].name are the
+ * slots' names. */
+static void find_stale(const char *path, const arrays_place *pl,
+                       const pflref_result_array a[PFLREF_RA_COUNT],
+                       const int to_file[PFLREF_RA_COUNT],
+                       int stale[PFLREF_RA_COUNT],
+                       char *file[PFLREF_RA_COUNT])
+{
+    struct stat sb;
+    if (stat(pl->folder, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+        stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return;
+    char *text = NULL;
+    size_t len = 0;
+    json_t *root = NULL;
+    if (pflref_read_file(path, &text, &len, NULL) != PFLREF_OK ||
+        pflref_json_parse(text, len, "", &root, NULL) != PFLREF_OK) {
+        free(text);
+        return;
+    }
+    free(text);
+    const json_t *fmt = json_object_get(root, "format");
+    const json_t *list = json_object_get(root, "array_files");
+    if (!json_is_string(fmt) ||
+        strcmp(json_string_value(fmt), PFLREF_RESULT_FORMAT) != 0 ||
+        !json_is_object(json_object_get(root, "build")))
+        list = NULL;   /* not a result pflref wrote */
+    const size_t plen = strlen(pl->prefix), flen = strlen(pl->folder);
+    for (size_t k = 0; k < json_array_size(list); k++) {
+        const json_t *f = json_array_get(list, k);
+        const char *ref = json_string_value(json_object_get(f, "path"));
+        const char *sha = json_string_value(json_object_get(f, "sha256"));
+        const json_t *bytes = json_object_get(f, "bytes");
+        if (ref == NULL || sha == NULL || !json_is_integer(bytes) ||
+            strncmp(ref, pl->prefix, plen) != 0)
+            continue;
+        const char *leaf = ref + plen;
+        for (size_t s = 0; s < PFLREF_RA_COUNT; s++) {
+            const size_t n = strlen(a[s].name);
+            if (stale[s] || to_file[s] || strncmp(leaf, a[s].name, n) != 0 ||
+                strcmp(leaf + n, NPY_SUFFIX) != 0)
+                continue;
+            char *full = concat(pl->folder, flen, "/");
+            file[s] = full != NULL ? concat(full, flen + 1, leaf) : NULL;
+            free(full);
+            stale[s] = file[s] != NULL &&
+                       file_matches(file[s], json_integer_value(bytes), sha);
+            if (!stale[s]) {
+                free(file[s]);
+                file[s] = NULL;
+            }
+        }
+    }
+    json_decref(root);
+}
+
+/* After the new JSON is in place: remove the stale files, then the folder
+ * when the new result has none there (inline) and it is empty (rmdir
+ * removes only an empty folder, and no link). */
+static void remove_stale(const arrays_place *pl,
+                         const int stale[PFLREF_RA_COUNT],
+                         char *file[PFLREF_RA_COUNT], int inline_form,
+                         pflref_status st)
+{
+    int removed = 0;
+    for (size_t s = 0; s < PFLREF_RA_COUNT; s++) {
+        if (st == PFLREF_OK && stale[s] && unlink(file[s]) == 0)
+            removed = 1;
+        free(file[s]);
+        file[s] = NULL;
+    }
+    if (st == PFLREF_OK && removed && inline_form)
+        rmdir(pl->folder);
 }
 
 /* ---- the files form ----------------------------------------------------- */
@@ -357,12 +487,23 @@ pflref_status pflref_result_write(const char *path, const pflref_spec *spec,
         return pflref_error_set(err, PFLREF_EINVAL, null_arg,
                                 "the argument is NULL");
     const pflref_output_arrays *form = arrays != NULL ? arrays : &spec->arrays;
-    if (form->form != PFLREF_ARRAYS_FILES)
-        return write_inline(path, spec, res, tj, build, err);
     files_job j;
     memset(&j, 0, sizeof j);
     pflref_result_arrays(spec, res, tj, j.a);
-    if (!choose(&j, form->inline_max))   /* nothing beyond inline_max */
-        return write_inline(path, spec, res, tj, build, err);
-    return write_files(&j, path, spec, res, tj, build, err);
+    /* step 1; none beyond inline_max (or the inline form): inline */
+    const int files = form->form == PFLREF_ARRAYS_FILES &&
+                      choose(&j, form->inline_max);
+    /* the previous result's files that this one does not write (a name
+     * the JSON could not hold had no files: nothing to find) */
+    arrays_place pl;
+    int stale[PFLREF_RA_COUNT] = {0};
+    char *stale_file[PFLREF_RA_COUNT] = {NULL};
+    if (place_of(path, &pl, NULL) == PFLREF_OK)
+        find_stale(path, &pl, j.a, j.to_file, stale, stale_file);
+    const pflref_status st =
+        files ? write_files(&j, path, spec, res, tj, build, err)
+              : write_inline(path, spec, res, tj, build, err);
+    remove_stale(&pl, stale, stale_file, !files, st);
+    place_free(&pl);
+    return st;
 }
