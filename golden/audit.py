@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import pflref_exact as px        # noqa: E402
 import pflref_exact_pfl as pp    # noqa: E402
+import pflref_exact_optim as po  # noqa: E402
 import pflref_golden as pg       # noqa: E402
 
 WEIGHTS = ("samples", "uniform", "all_keep_old")
@@ -96,6 +97,16 @@ MUTANTS = {
     "pflego-body-passes": {"pflego": ["features-per-step"]},
     "regression-only": {},
     "reference-output": {},
+    # the client optimizers (golden/pflref_exact_optim.py)
+    "optimizer-state-lifetime": {"fedavg": ["state-reset", "state-client",
+                                            "state-server"]},
+    "momentum-form": {"fedavg": ["momentum-form-swap", "dampening-first"]},
+    "nesterov-momentum": {"fedavg": ["nesterov-ignored"]},
+    "weight-decay-form": {"fedavg": ["decay-form-swap"]},
+    "weight-decay-scope": {"fedavg": ["decay-scope-all"]},
+    "adam-bias-correction": {"fedavg": ["adam-no-bias-correction",
+                                        "adam-eps-inside"]},
+    "clip-scope": {"fedavg": ["clip-after-decay", "clip-per-block"]},
 }
 PERSONAL_ALGORITHMS = ("prox", "pfedme", "ditto")
 PFL_ALGORITHMS = ("fedalt", "fedsim", "pflego")
@@ -161,6 +172,9 @@ for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
 
 def replay(spec, bugs=frozenset()):
     """The expected object of the spec, run exactly (with bugs)."""
+    if spec["algorithm"]["name"] == "fedavg" and po.uses_optimizer(spec):
+        trace, w = po.replay(spec, frozenset(bugs))   # opt.*: optim/
+        return pg.expected(trace, w=w)
     alg = spec["algorithm"]["name"]
     if alg in MODULES:
         trace, w, v, alpha = MODULES[alg].replay(spec, frozenset(bugs))

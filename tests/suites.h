@@ -24,6 +24,7 @@ Suite *pflego_suite(void);
 Suite *perfedavg_suite(void);
 Suite *apfl_suite(void);
 Suite *lr_suite(void);
+Suite *optim_suite(void);
 Suite *interp_suite(void);
 Suite *cfl_suite(void);
 Suite *ifca_suite(void);

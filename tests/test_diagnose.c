@@ -108,8 +108,13 @@ START_TEST(test_moved_final_value_is_no_known_variant)
      * bound, 1 its default), lr.step_rounds + 1 (− 1 is below its bound),
      * lr.scope = eta_p, no_beta, lr.count = trainings, eta × 2, eta × ½
      * (eta = 0 is below the registry's bound, and eta has no default), one
-     * local step fewer */
-    ck_assert_uint_eq(d->runs, 15);
+     * local step fewer; and the client optimizer's 19 (docs/optimizers.md):
+     * opt.method = adam, adamw, opt.momentum_form = classical, opt.nesterov
+     * = on, opt.weight_decay_form = decoupled, opt.decay_scope = weights,
+     * shared, personal, opt.clip = norm, opt.state = client, server,
+     * opt.beta1 and opt.beta2 × 2, × ½, 0, opt.eps × 2, × ½ (μ, τ, λ are
+     * 0, their default; clip_norm is not set) */
+    ck_assert_uint_eq(d->runs, 34);
     ck_assert(!d->budget_exhausted);
     for (size_t i = 1; i < d->n_best; i++)
         ck_assert_uint_le(d->best[i].agreeing, b->agreeing);

@@ -104,6 +104,12 @@ typedef struct {
     /* The phase after training, or NULL. */
     pflref_status (*finish)(pflref_state *s, const pflref_schedule *schedule,
                             const pflref_trace *trace, pflref_error *err);
+    /* The client optimizers (opt.*, ref/engine/optim.c): how many one
+     * client holds (Ditto's global and personal solvers: 2), 0 when the
+     * local steps are the algorithm's own solver; then opt_refusal says
+     * why, for the refusal of a non-default optimizer. */
+    size_t opt_slots;
+    const char *opt_refusal;
     /* Re-synchronised checking (pflref_run_resync).  resync_gap: the
      * state beyond w, v_i, α_i that these hyperparameters carry between
      * rounds and a candidate's records do not (named for the refusal), or

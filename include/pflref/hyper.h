@@ -309,6 +309,51 @@ typedef enum {
                                      client trains)                         */
 } pflref_lr_count;
 
+/* The client optimizer of every algorithm whose clients take local steps
+ * through the shared solver (ref/engine/optim.c, docs/optimizers.md).  The
+ * default (sgd, μ = 0, λ = 0, clipping off) is the papers' plain SGD step
+ * θ ← θ − η d. */
+typedef enum {
+    PFLREF_OPT_SGD = 0,        /* SGD, with momentum and weight decay as
+                                  torch.optim.SGD                          */
+    PFLREF_OPT_ADAM = 1,       /* torch.optim.Adam (Kingma & Ba 2015)      */
+    PFLREF_OPT_ADAMW = 2       /* torch.optim.AdamW: Adam with decoupled
+                                  weight decay (Loshchilov & Hutter 2019)  */
+} pflref_opt_method;
+typedef enum {
+    PFLREF_OPT_MOMENTUM_PYTORCH = 0,   /* b ← μ b + (1 − τ) d (first: b = d);
+                                          θ ← θ − η b  (torch.optim.SGD)   */
+    PFLREF_OPT_MOMENTUM_CLASSICAL = 1  /* v ← μ v − η d;  θ ← θ + v
+                                          (Polyak; Sutskever et al. 2013)  */
+} pflref_opt_momentum_form;
+typedef enum {
+    PFLREF_OPT_NESTEROV_OFF = 0,
+    PFLREF_OPT_NESTEROV_ON = 1         /* d ← d + μ b (torch's nesterov)    */
+} pflref_opt_nesterov;
+typedef enum {
+    PFLREF_OPT_DECAY_COUPLED = 0,      /* d ← d + λθ (torch SGD, Adam)      */
+    PFLREF_OPT_DECAY_DECOUPLED = 1     /* θ ← θ(1 − ηλ) before the step
+                                          (torch AdamW's form)             */
+} pflref_opt_decay_form;
+typedef enum {
+    PFLREF_OPT_SCOPE_ALL = 0,          /* every moving parameter block      */
+    PFLREF_OPT_SCOPE_WEIGHTS = 1,      /* not biases, not batch-norm blocks */
+    PFLREF_OPT_SCOPE_SHARED = 2,       /* the split's shared blocks (u)     */
+    PFLREF_OPT_SCOPE_PERSONAL = 3      /* the split's personal blocks (v)   */
+} pflref_opt_decay_scope;
+typedef enum {
+    PFLREF_OPT_CLIP_OFF = 0,
+    PFLREF_OPT_CLIP_NORM = 1           /* torch.nn.utils.clip_grad_norm_    */
+} pflref_opt_clip;
+typedef enum {
+    PFLREF_OPT_STATE_RESET = 0,        /* a new optimizer per client update */
+    PFLREF_OPT_STATE_CLIENT = 1,       /* one per client, kept across rounds
+                                          (PFLlib clientbase.py __init__)  */
+    PFLREF_OPT_STATE_SERVER = 2        /* one for every client, carried from
+                                          client to client (a simulation
+                                          defect)                          */
+} pflref_opt_state;
+
 /* The value of an integer hyperparameter that was not set. */
 #define PFLREF_INT_UNSET ((size_t)-1)
 
@@ -535,6 +580,23 @@ typedef struct {
     int count;                 /* pflref_lr_count                          */
 } pflref_lr_hyper;
 
+typedef struct {
+    int method;                /* pflref_opt_method                        */
+    double momentum;           /* μ ≥ 0 (SGD)                              */
+    double dampening;          /* τ ≥ 0 (SGD, pytorch form)                */
+    double weight_decay;       /* λ ≥ 0                                    */
+    double beta1;              /* β₁ ∈ [0, 1) (Adam)                       */
+    double beta2;              /* β₂ ∈ [0, 1) (Adam)                       */
+    double eps;                /* ε > 0 (Adam)                             */
+    double clip_norm;          /* c > 0 (clip = norm; NaN: not set)        */
+    int momentum_form;         /* pflref_opt_momentum_form                 */
+    int nesterov;              /* pflref_opt_nesterov                      */
+    int decay_form;            /* pflref_opt_decay_form                    */
+    int decay_scope;           /* pflref_opt_decay_scope                   */
+    int clip;                  /* pflref_opt_clip                          */
+    int state;                 /* pflref_opt_state                         */
+} pflref_opt_hyper;
+
 /* All hyperparameters and switches.  The top-level fields are shared by
  * several algorithms under one symbol; the rest sit in each algorithm's
  * own struct.  Fields an algorithm does not use are ignored by it.
@@ -569,6 +631,7 @@ typedef struct {
     pflref_pfedhn_hyper pfedhn;
     pflref_lora_hyper lora;    /* low-rank adapters (lora)               */
     pflref_lr_hyper lr;        /* learning-rate decay across rounds      */
+    pflref_opt_hyper opt;      /* the client optimizer (opt.*)           */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

@@ -504,11 +504,24 @@ static pflref_status apfl_step(pflref_state *s, size_t i,
 
     /* req: apfl.alg1.l6 */
     /* Alg. 1: v_i ← v_i − η α_i ∇f_i(v̄; ξ)   (output: G in place of ∇f) */
-    /*@ loop assigns p, v[0 .. P - 1]; */
-    for (size_t p = 0; p < P; p++)
-        v[p] -= eta * (a * G[p]);
-    if (!pflref_all_finite(v, P))
-        return pflref_error_diverge(err, t, (long)i, (long)(q + 1), "v");
+    pflref_optim_state *opt = pflref_optim_get(s, i, 1);
+    if (opt != NULL) {
+        /* v's optimizer (opt.*) on d = α_i ∇f_i(v̄; ξ), in v̄'s buffer
+         * (spent: the α step reads v, w_i, G and H) */
+        double *d = ws->vbar;
+        /*@ loop assigns p, d[0 .. P - 1]; */
+        for (size_t p = 0; p < P; p++)
+            d[p] = a * G[p];
+        if (!pflref_optim_step(opt, &s->problem->model, NULL, eta, d, v))
+            return pflref_error_diverge(err, t, (long)i, (long)(q + 1), "v");
+    } else {
+        /*@ loop assigns p, v[0 .. P - 1]; */
+        for (size_t p = 0; p < P; p++)
+            v[p] -= eta * (a * G[p]);
+        if (!pflref_all_finite(v, P))
+            return pflref_error_diverge(err, t, (long)i, (long)(q + 1),
+                                        "v");
+    }
     pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
                       (long)(q + 1), "v", v, P,
                       V_LINE[output_mix(s->hyper)][new_w]);
@@ -549,8 +562,9 @@ static pflref_status pfllib_step(pflref_state *s, size_t i,
     pflref_status st = pflref_local_sgd_step(&job_w, q, w_local, ws->g,
                                              s->ws, trace, err);
     /* v_i ← v_i − η ∇f_i(v_i; ξ)   (optimizer_per.step, v's own loss) */
-    const pflref_local_sgd job_v = pflref_local_sgd_plain(
+    pflref_local_sgd job_v = pflref_local_sgd_plain(
         s, i, b, eta, "v", V_PFLLIB_LINE);
+    job_v.opt = pflref_optim_get(s, i, 1);   /* optimizer_per */
     if (st == PFLREF_OK)
         st = pflref_local_sgd_step(&job_v, q, v, ws->G, s->ws, trace, err);
     if (st != PFLREF_OK || hp->alpha_mode != PFLREF_APFL_ALPHA_ADAPTIVE)
@@ -705,6 +719,7 @@ static pflref_status apfl_round_with(pflref_state *s, apfl_work *ws,
         pflref_client_begin(s, i, "v", pflref_row(v, i, N, P), NULL, trace);
         /* req: apfl.alg1.l8 */
         client_rates(s, ws, i);  /* η of i's train() (lr.count) */
+        pflref_optim_begin(s, i); /* its two optimizers (opt.state) */
         pflref_status st = client_steps(s, i, b, ws, trace, err);
         if (st != PFLREF_OK)
             return st;
@@ -743,4 +758,6 @@ const pflref_algorithm pflref_apfl = {
     .work_free = pflref_work_free,
     .init = apfl_init,
     .round = apfl_round,
+    .opt_slots = 2,   /* 0: w_i's optimizer; 1: v_i's (PFLlib
+                         clientapfl.py: optimizer, optimizer_per) */
 };

@@ -465,6 +465,7 @@ static pflref_status local_updates(pflref_state *s, const cfl_work *ws,
         const double *theta_i = pflref_row(v, i, N, P);
         double *d_i = pflref_row(dtheta, i, N, P);
         pflref_client_begin(s, i, "theta", theta, theta_i, trace);
+        pflref_optim_begin(s, i);   /* its optimizer (opt.state) */
         const pflref_local_sgd job = pflref_local_sgd_plain(
             s, i, &plan->batches[j], eta, "theta", LINE.client);
         pflref_status st = pflref_local_sgd_run(&job, theta, ws->g, s->ws,
@@ -651,4 +652,5 @@ const pflref_algorithm pflref_cfl = {
     .work_free = pflref_work_free,
     .round = cfl_round,
     .load_state = cfl_load_state,
+    .opt_slots = 1,   /* the local SGD's optimizer */
 };

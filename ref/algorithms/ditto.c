@@ -138,6 +138,18 @@ static pflref_status personal_step(pflref_state *s, size_t k,
             sq += (v[p] - ref[p]) * (v[p] - ref[p]);
         scale = sq > 0.0 ? lambda / sqrt(sq) : 0.0;
     }
+    pflref_optim_state *opt = pflref_optim_get(s, k, 1);
+    if (opt != NULL) {
+        /* the personal solver's optimizer (opt.*) on the gradient of
+         * F_k(v) + λ prox(v, ref): d = ∇F_k(v; b) + λ ∂prox */
+        for (size_t p = 0; p < P; p++)
+            g[p] += scale * (v[p] - ref[p]);
+        if (!pflref_optim_step(opt, &s->problem->model, NULL, eta, g, v))
+            return pflref_error_diverge(err, t, (long)k, (long)(q + 1), "v");
+        pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)k,
+                          (long)(q + 1), "v", v, P, PERSONAL_LINE[prox]);
+        return PFLREF_OK;
+    }
     for (size_t p = 0; p < P; p++)
         v[p] -= eta * (g[p] + scale * (v[p] - ref[p]));
     if (!pflref_all_finite(v, P))
@@ -273,6 +285,7 @@ static pflref_status ditto_round_with(pflref_state *s, ditto_work *ws,
         pflref_client_begin(s, k, "w_local", w_local, ws->w_t, trace);
         pflref_client_begin(s, k, "v", v_k, NULL, trace);
         pflref_client_lr(s, k, 0, 1);  /* η of k's train() (lr.count) */
+        pflref_optim_begin(s, k);      /* its two optimizers (opt.state) */
         const pflref_batches *pb =
             s->hyper->ditto.batches == PFLREF_DITTO_BATCHES_SEPARATE
                 ? &plan->personal[j]     /* the personal pass's own list */
@@ -316,4 +329,7 @@ const pflref_algorithm pflref_ditto = {
     .work_alloc = ditto_work_alloc,
     .work_free = pflref_work_free,
     .round = ditto_round,
+    .opt_slots = 2,   /* 0: the global solver (w_k); 1: the personal
+                         solver (v_k): PFLlib clientditto.py's optimizer
+                         and poptimizer, two objects */
 };

@@ -196,6 +196,18 @@ static pflref_status sim_step(pflref_state *s, size_t i,
     if (st != PFLREF_OK)
         return st;
     /* req: fedsim.alg5.l9, fedsim.alg5.l10 */
+    pflref_optim_state *opt = pflref_optim_get(s, i, 0);
+    if (opt != NULL) {
+        /* the client optimizer, one torch optimizer with two parameter
+         * groups (γ_u on u, γ_v on v) on G_i = ∇F_i(x; z_q) */
+        if (!pflref_optim_step_groups(opt, &s->problem->model, NULL, gamma_u,
+                                      gamma_v, g, x))
+            return pflref_error_diverge(err, t, (long)i, (long)(q + 1),
+                                        "w_local");
+        pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
+                          (long)(q + 1), "w_local", x, P, SIM_LINE);
+        return PFLREF_OK;
+    }
     /* Alg. 5 l.9–10: v ← v − γ_v G_{i,v},  u ← u − γ_u G_{i,u} */
     for (size_t p = 0; p < P; p++)
         x[p] -= (s->mask[p] ? gamma_v : gamma_u) * g[p];
@@ -232,14 +244,14 @@ static pflref_status local_update(pflref_state *s, int alt, size_t i,
         .model = &pr->model, .data = &pr->clients[i].train, .batches = b,
         .eta = gamma_v, .mask = s->mask, .phase = "train",
         .name = "w_local", .formula = V_LINE, .round = (long)s->t,
-        .client = (long)i};
+        .client = (long)i, .opt = pflref_optim_get(s, i, 1)};
     /* req: fedalt.alg4.l11, fedalt.alg4.l12, fedalt.alg4.l13 */
     /* req: fedalt.alg4.l14 */
     const pflref_local_sgd u_job = {
         .model = &pr->model, .data = &pr->clients[i].train, .batches = b,
         .eta = gamma_u, .mask = s->shared, .phase = "train",
         .name = "w_local", .formula = U_LINE, .round = (long)s->t,
-        .client = (long)i};
+        .client = (long)i, .opt = pflref_optim_get(s, i, 0)};
     /* req: fedalt.alg4.l10 */
     for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
         st = pflref_local_sgd_step(q < tau_v ? &v_job : &u_job, q, x, g,
@@ -304,6 +316,7 @@ static pflref_status pfl_round(pflref_state *s, const pfl_work *ws,
         pflref_compose(shared, w, stateless ? w0 : v_i, x, P);
         pflref_client_begin(s, i, "w_local", x, NULL, trace);
         pflref_client_lr(s, i, 0, 1);  /* γ_u, γ_v of i's train() (lr.count) */
+        pflref_optim_begin(s, i);      /* its optimizers (opt.state) */
         pflref_status st = local_update(s, alt, i, &plan->batches[j], x, g,
                                         trace, err);
         if (st != PFLREF_OK)
@@ -375,11 +388,13 @@ static pflref_status pfl_finetune(pflref_state *s, const pfl_work *ws,
             pflref_compose(shared, w, w0, v_i, P);
         pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "finetune", -1,
                           (long)i, 0, "v", v_i, P, NULL);
+        pflref_optim_begin(s, i);   /* the fine-tuning's optimizer */
         const pflref_local_sgd job = {
             .model = &pr->model, .data = &pr->clients[i].train,
             .batches = &schedule->post[i], .eta = eta_ft,
             .mask = full ? NULL : s->mask, .phase = "finetune", .name = "v",
-            .formula = FT_LINE[full], .round = -1, .client = (long)i};
+            .formula = FT_LINE[full], .round = -1, .client = (long)i,
+            .opt = pflref_optim_get(s, i, 1)};
         pflref_status st = pflref_local_sgd_run(&job, v_i, ws->g, s->ws,
                                                 trace, err);
         if (st != PFLREF_OK)
@@ -419,7 +434,11 @@ static void pfl_load_state(pflref_state *s, pflref_state_loader load,
         .n_eval = 1, .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},  \
         .work_alloc = pfl_work_alloc, .work_free = pflref_work_free,      \
         .check = (check_), .round = (round_), .finish = pfl_finish,       \
-        .load_state = pfl_load_state                                      \
+        .load_state = pfl_load_state,                                     \
+        /* optimizers (opt.*): 0 the body u (FedSim: u and v, two       \
+         * parameter groups), 1 the personal v and the fine-tuning       \
+         * (PFLlib clientrep.py: optimizer, optimizer_per) */            \
+        .opt_slots = 2                                                    \
     }
 
 const pflref_algorithm pflref_fedalt =

@@ -28,6 +28,9 @@
  * held in fedavg_work here and in the workspaces of finetune and interp,
  * whose training rounds are this one.
  *
+ * Client optimizer (opt.*, ref/engine/optim.c): ClientUpdate's steps are
+ * the optimizer's (one per client update under opt.state = reset).
+ *
  * Determinism: clients train and are summed in ascending id.
  * Cost per round: Σ_{k∈S_t} (local steps × one gradient) + O(N·P).
  */
@@ -103,6 +106,7 @@ pflref_status pflref_fedavg_round_with(pflref_state *s,
         /* ClientUpdate(k, w_t): w ← w_t, then local SGD over the batches */
         pflref_client_begin(s, k, "w_local", w_local, w_t, trace);
         pflref_client_lr(s, k, 0, 1);  /* η of k's train() (lr.count) */
+        pflref_optim_begin(s, k);      /* its optimizer (opt.state) */
         const pflref_local_sgd job = pflref_local_sgd_plain(
             s, k, &plan->batches[j], s->hyper->eta, "w_local", CLIENT_LINE);
         pflref_status st = pflref_local_sgd_run(&job, w_local, work->g,
@@ -150,4 +154,5 @@ const pflref_algorithm pflref_fedavg = {
     .work_alloc = fedavg_work_alloc,
     .work_free = pflref_work_free,
     .round = fedavg_round,
+    .opt_slots = 1,   /* ClientUpdate's optimizer */
 };

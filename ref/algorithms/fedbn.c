@@ -286,4 +286,7 @@ const pflref_algorithm pflref_fedbn = {
     .work_alloc = fedbn_work_alloc,
     .work_free = pflref_work_free,
     .round = fedbn_round,
+    .opt_refusal =
+        "FedBN's local step moves the batch-norm statistics with the "
+        "parameters in its own solver",
 };

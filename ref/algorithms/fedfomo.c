@@ -482,6 +482,7 @@ static pflref_status fedfomo_round(pflref_state *s,
         /* req: fedfomo.alg1.l6 */
         /* l. 6: θ_i ← local SGD from φ_i^t */
         pflref_client_begin(s, i, "theta", theta_i, ws->phi + i * P, trace);
+        pflref_optim_begin(s, i);   /* its optimizer (opt.state) */
         const pflref_local_sgd job = pflref_local_sgd_plain(
             s, i, &plan->batches[j], eta, "theta", LOCAL_LINE);
         st = pflref_local_sgd_run(&job, theta_i, ws->g, s->ws, trace, err);
@@ -524,4 +525,5 @@ const pflref_algorithm pflref_fedfomo = {
     .init = fedfomo_init,
     .round = fedfomo_round,
     .load_state = fedfomo_load_state,
+    .opt_slots = 1,   /* l. 6: the local SGD's optimizer */
 };

@@ -104,6 +104,7 @@ static pflref_status finetune_finish(pflref_state *s,
         double *theta = s->v + i * s->P;
         /* req: finetune.eq2 */
         pflref_post_begin(s, i, theta, trace);  /* θ_i ← w */
+        pflref_optim_begin(s, i);  /* the fine-tuning optimizer (opt.state) */
         /* req: finetune.eq3 */
         const pflref_local_sgd job = {
             .model = &s->problem->model,
@@ -118,6 +119,7 @@ static pflref_status finetune_finish(pflref_state *s,
             .formula = FT_LINE,
             .round = -1,
             .client = (long)i,
+            .opt = pflref_optim_get(s, i, 1),   /* its own optimizer */
         };
         pflref_status st = pflref_local_sgd_run(&job, theta, ws->g, s->ws,
                                                 trace, err);
@@ -143,4 +145,7 @@ const pflref_algorithm pflref_finetune = {
     .work_free = pflref_work_free,
     .round = finetune_round,
     .finish = finetune_finish,
+    .opt_slots = 2,   /* 0: FedAvg's ClientUpdate; 1: the fine-tuning, a
+                         new optimizer over θ_i (opt.state = client: kept
+                         per client beside the training rounds') */
 };

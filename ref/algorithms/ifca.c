@@ -87,6 +87,13 @@ static pflref_status ifca_check(const pflref_problem *problem,
     const size_t k = hp->k, P = problem->model.P;
     const double delta = hp->init_shift, sigma = hp->init_sd;
     const int gradient = hp->mode == PFLREF_IFCA_GRADIENT;
+    if (gradient && !pflref_optim_is_plain(&hyper->opt))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.switches.opt.method",
+                                "the client optimizer (opt.*) moves "
+                                "LocalUpdate's steps: ifca.mode = gradient "
+                                "(Option I) takes none; give ifca.mode = "
+                                "model");
     if (k > problem->N)
         return pflref_error_set(err, PFLREF_EINVAL,
                                 "algorithm.hyperparameters.ifca.k",
@@ -353,6 +360,7 @@ static pflref_status machine_update(pflref_state *s, const ifca_work *ws,
         /* req: ifca.alg1.l7 */
         /* θ̃_i ← LocalUpdate(θ_ĵ, γ, τ) */
         pflref_client_begin(s, i, "theta_local", x, theta_j, trace);
+        pflref_optim_begin(s, i);   /* its optimizer (opt.state) */
         const pflref_local_sgd job = pflref_local_sgd_plain(
             s, i, &plan->batches[m], gamma, "theta_local", LOCAL_LINE);
         st = pflref_local_sgd_run(&job, x, ws->g, s->ws, trace, err);
@@ -520,4 +528,5 @@ const pflref_algorithm pflref_ifca = {
     .init = ifca_init,
     .round = ifca_round,
     .load_state = ifca_load_state,
+    .opt_slots = 1,   /* ifca.mode = model: LocalUpdate's optimizer */
 };

@@ -177,10 +177,12 @@ static pflref_status train_local(pflref_state *s, size_t i,
     memcpy(h, s->w0, P * sizeof *h);  /* h_i ← w⁰ */
     pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "interp", -1, (long)i, 0,
                       "h", h, P, NULL);
+    pflref_optim_begin(s, i);   /* the local training's optimizer */
     const pflref_local_sgd job = {
         .model = &pr->model, .data = &pr->clients[i].train,
         .batches = &schedule->post[i], .eta = eta, .phase = "interp",
-        .name = "h", .formula = LOCAL_LINE, .round = -1, .client = (long)i};
+        .name = "h", .formula = LOCAL_LINE, .round = -1, .client = (long)i,
+        .opt = pflref_optim_get(s, i, 1)};
     pflref_status st = pflref_local_sgd_run(&job, h, g, s->ws, trace, err);
     if (st != PFLREF_OK)
         return st;
@@ -333,4 +335,5 @@ const pflref_algorithm pflref_interp = {
     .work_free = pflref_work_free,
     .round = interp_round,
     .finish = interp_finish,
+    .opt_slots = 2,   /* 0: FedAvg's ClientUpdate; 1: the local model h_i */
 };

@@ -51,6 +51,7 @@ static pflref_status local_only_round(pflref_state *s,
         pflref_client_begin(s, i, "v", v_i, NULL, trace);
         /* req: local.eq2 */
         pflref_client_lr(s, i, 0, 1);  /* η of i's train() (lr.count) */
+        pflref_optim_begin(s, i);      /* its optimizer (opt.state) */
         const pflref_local_sgd job = pflref_local_sgd_plain(
             s, i, &plan->batches[j], s->hyper->eta, "v", LOCAL_LINE);
         pflref_status st = pflref_local_sgd_run(&job, v_i, ws->g, s->ws,
@@ -72,4 +73,5 @@ const pflref_algorithm pflref_local_only = {
     .work_alloc = local_work_alloc,
     .work_free = pflref_work_free,
     .round = local_only_round,
+    .opt_slots = 1,   /* the client's train() optimizer */
 };

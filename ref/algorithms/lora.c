@@ -503,4 +503,7 @@ const pflref_algorithm pflref_lora = {
     .init = lora_init,
     .round = lora_round,
     .load_state = lora_load_state,
+    .opt_refusal =
+        "lora's adapter steps are its own solver on the adapter vector, not"
+        " on the model's blocks",
 };

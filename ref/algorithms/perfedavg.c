@@ -558,4 +558,7 @@ const pflref_algorithm pflref_perfedavg = {
     .work_free = pflref_work_free,
     .round = perfedavg_round,
     .finish = perfedavg_finish,
+    .opt_refusal =
+        "Per-FedAvg's local step is its own meta step (Fallah et al. 2020, "
+        "Alg. 1: w̃ = w − α g, then the β step)",
 };

@@ -140,6 +140,14 @@ static pflref_status pfedhn_check(const pflref_problem *problem,
     (void)problem;
     (void)mask;
     const pflref_pfedhn_hyper *h = &hyper->pfedhn;
+    if (!pflref_optim_is_plain(&hyper->opt) &&
+        (h->inner_opt != PFLREF_PFEDHN_OPT_SGD ||
+         h->clip != PFLREF_PFEDHN_CLIP_OFF))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.switches.opt.method",
+                                "opt.* and pfedhn.inner_opt / pfedhn.clip "
+                                "both set the local steps' optimizer; give "
+                                "one of them");
     if (h->e == 0 || h->W0 == NULL || h->v0 == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "init.hypernetwork",
                                 "pfedhn needs its initial hypernetwork W_h, "
@@ -375,6 +383,7 @@ static pflref_status pfedhn_round(pflref_state *s,
     pflref_status st;
     if (s->hyper->pfedhn.inner_opt == PFLREF_PFEDHN_OPT_SGD &&
         s->hyper->pfedhn.clip == PFLREF_PFEDHN_CLIP_OFF) {
+        pflref_optim_begin(s, i);   /* its optimizer (opt.state) */
         const pflref_local_sgd job = pflref_local_sgd_plain(
             s, i, &plan->batches[0], eta, "theta", LOCAL_LINE);
         st = pflref_local_sgd_run(&job, theta_tilde, ws->g, s->ws, trace,
@@ -449,4 +458,5 @@ const pflref_algorithm pflref_pfedhn = {
     .round = pfedhn_round,
     .resync_gap = pfedhn_resync_gap,
     .load_state = pfedhn_load_state,
+    .opt_slots = 1,   /* l. 6-8 under pfedhn.inner_opt = sgd, clip off */
 };

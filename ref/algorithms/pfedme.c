@@ -334,4 +334,8 @@ const pflref_algorithm pflref_pfedme = {
     .work_alloc = pfedme_work_alloc,
     .work_free = pflref_work_free,
     .round = pfedme_round,
+    .opt_refusal =
+        "pFedMe's inner loop is its own solver (Dinh et al. 2020, eq. (7) "
+        "approximated by K steps of η_p) and its outer step on w_{i,r} is "
+        "Alg. 1's line 8",
 };

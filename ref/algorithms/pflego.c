@@ -477,4 +477,7 @@ const pflref_algorithm pflref_pflego = {
     .work_free = pflref_work_free,
     .round = pflego_round,
     .resync_gap = pflego_resync_gap,
+    .opt_refusal =
+        "PFLEGO's local steps are its own head steps (β, then ρ(I/r)) and "
+        "its server optimizer is pflego.server",
 };

@@ -109,4 +109,6 @@ const pflref_algorithm pflref_prox = {
     .work_alloc = prox_work_alloc,
     .work_free = pflref_work_free,
     .round = prox_round,
+    .opt_refusal =
+        "prox is pFedMe's inner solver alone (eq. (7), K steps of η_p)",
 };

@@ -8,6 +8,7 @@
 #include "pflref/algorithm.h"
 #include <stdint.h>
 #include "core/vec.h"
+#include "engine/optim.h"
 
 /* The run state shared by every algorithm. */
 struct pflref_state {
@@ -48,6 +49,9 @@ struct pflref_state {
     double *mix;                /* P: the driver's evaluation buffer (v̄_i) */
     void *extra;                /* the algorithm's own state and buffers
                                    (alg->work_alloc), or NULL               */
+    pflref_optim *optim;        /* the client optimizers' states (opt.*,
+                                   ref/engine/optim.c), or NULL: plain SGD
+                                   or an algorithm without opt_slots        */
 };
 
 /* The shapes of the run state from which the algorithms' call sites of
@@ -150,10 +154,16 @@ void pflref_client_lr(pflref_state *s, size_t i, size_t call, size_t calls);
 /* Local minibatch SGD with an optional proximal term, the one local solver:
  *   for s = 1..batches->nsteps:
  *     θ ← θ − η (∇f(θ; D_s) + μ (θ − ref))     on the entries with mask = 1
- * (mask NULL: every entry; μ = 0 or ref NULL: no proximal term).  Emits a
- * STEP event named `name` after every step and fails with PFLREF_EDIVERGE
- * (round t, client i, step s) when θ stops being finite.
- *   theta  [in,out] P;  g [work] P */
+ * (mask NULL: every entry; μ = 0 or ref NULL: no proximal term).  With an
+ * optimizer state opt (not NULL), the step is the optimizer's on
+ * d = ∇f(θ; D_s) + μ (θ − ref) (pflref_optim_step: momentum, weight decay,
+ * Adam, clipping), and g holds d, clipped, on return.  Emits a STEP event
+ * named `name` after every step and fails with PFLREF_EDIVERGE (round t,
+ * client i, step s) when θ stops being finite.
+ *   theta  [in,out] P;  g [work] P
+ * The frame below leaves out the optimizer's state (*opt: b, v, t), which
+ * no proved caller reads, as it leaves out the model workspace's
+ * temporaries (proofs/README.md, the assumptions). */
 typedef struct {
     const pflref_model *model;
     const pflref_data *data;
@@ -167,6 +177,8 @@ typedef struct {
     const char *formula;
     long round;
     long client;
+    pflref_optim_state *opt;    /* the client optimizer's state, or NULL:
+                                   the plain step above                    */
 } pflref_local_sgd;
 
 /*@ assigns theta[0 .. job->model->P - 1], g[0 .. job->model->P - 1], *err;
@@ -309,9 +321,27 @@ pflref_status pflref_prox_point(const pflref_prox_inner *job,
 void pflref_share_to_all(const pflref_state *s);
 
 
+/* The start of a client update of client i (its train(): before its first
+ * step, beside pflref_client_lr): under opt.state = reset, every optimizer
+ * of the client is new (its state zeroed); under client and server, the
+ * state carries on.  Nothing without optimizer states (s->optim NULL).
+ * Its frame, like pflref_local_sgd_run's, leaves out the optimizer states,
+ * which no proved caller reads (proofs/README.md, the assumptions). */
+/*@ assigns \nothing; */
+void pflref_optim_begin(const pflref_state *s, size_t i);
+
+/* Optimizer k (< alg->opt_slots) of client i: its state, or NULL when the
+ * run steps with plain SGD (s->optim NULL).  Under opt.state = client the
+ * state is client i's own; under reset and server one state per k serves
+ * every client. */
+/*@ assigns \nothing; */
+pflref_optim_state *pflref_optim_get(const pflref_state *s, size_t i,
+                                     size_t k);
+
 /* The plain local SGD job of client i in round s->t (phase "train"):
  *   θ ← θ − η ∇f_i(θ; D_s)   on every entry, for the batches of b,
- * its STEP events named `name` and carrying `formula`. */
+ * its STEP events named `name` and carrying `formula`; its optimizer is
+ * client i's first (pflref_optim_get(s, i, 0): NULL under plain SGD). */
 /*@ requires \valid_read(s) && \valid_read(s->problem);
     assigns \nothing;
     ensures \result.model == &s->problem->model && \result.batches == b;

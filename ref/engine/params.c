@@ -105,6 +105,25 @@ static const char *const lora_weights_values[] = {"samples", "uniform", NULL};
 static const char *const hetlora_weights_values[] = {"sparsity", "uniform",
                                                      "samples", NULL};
 static const char *const hetlora_scaling_values[] = {"none", "alpha", NULL};
+static const char *const opt_method_values[] = {"sgd", "adam", "adamw",
+                                                NULL};
+static const char *const opt_momentum_form_values[] = {"pytorch",
+                                                       "classical", NULL};
+static const char *const opt_nesterov_values[] = {"off", "on", NULL};
+static const char *const opt_decay_form_values[] = {"coupled", "decoupled",
+                                                    NULL};
+static const char *const opt_decay_scope_values[] = {"all", "weights",
+                                                     "shared", "personal",
+                                                     NULL};
+static const char *const opt_clip_values[] = {"off", "norm", NULL};
+static const char *const opt_state_values[] = {"reset", "client", "server",
+                                               NULL};
+/* The algorithms whose clients step through the shared local solver
+ * (ref/engine/sgd.c), which opt.* applies to (ref/engine/optim.c); each
+ * has opt_slots ≥ 1 in its pflref_algorithm. */
+#define OPT_ALGORITHMS                                                       \
+    "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
+    "apfl pfedhn"
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
@@ -534,6 +553,65 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, lr.count), 0.0, 0.0, 0, lr_count_values, "",
      "what the decay's exponent counts: the round t | the client's own "
      "train() calls before (PFLlib: its scheduler steps when it trains)"},
+    /* the client optimizer (ref/engine/optim.c, docs/optimizers.md) */
+    {"opt.method", OPT_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, opt.method), 0.0, 0.0, 0, opt_method_values, "",
+     "the client optimizer: SGD (plain by default; torch.optim.SGD) | "
+     "torch.optim.Adam | torch.optim.AdamW"},
+    {"opt.momentum", OPT_ALGORITHMS, "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, opt.momentum), 0.0, 0.0, 0, NULL, "μ",
+     "SGD's momentum (0 = plain SGD; torch.optim.SGD momentum)"},
+    {"opt.dampening", OPT_ALGORITHMS, "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, opt.dampening), 0.0, 0.0, 0, NULL, "τ",
+     "SGD's dampening: b ← μ b + (1 − τ) d (torch.optim.SGD dampening)"},
+    {"opt.weight_decay", OPT_ALGORITHMS, "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, opt.weight_decay), 0.0, 0.0, 0, NULL, "λ",
+     "weight decay (0 = none; torch's weight_decay)"},
+    {"opt.beta1", OPT_ALGORITHMS, "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, opt.beta1), 0.9, 0.0, 0, NULL, "β₁",
+     "Adam's first-moment decay, in [0, 1) (torch betas[0] = 0.9)"},
+    {"opt.beta2", OPT_ALGORITHMS, "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, opt.beta2), 0.999, 0.0, 0, NULL, "β₂",
+     "Adam's second-moment decay, in [0, 1) (torch betas[1] = 0.999)"},
+    {"opt.eps", OPT_ALGORITHMS, "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, opt.eps), 1e-8, 0.0, 1, NULL, "ε",
+     "Adam's ε in the denominator √v / √(1 − β₂^t) + ε (torch 1e-8)"},
+    {"opt.clip_norm", OPT_ALGORITHMS, "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, opt.clip_norm), NAN, 0.0, 1, NULL, "c",
+     "opt.clip = norm: the bound on the moving blocks' gradient norm "
+     "(clip_grad_norm_'s max_norm; required with clipping)"},
+    {"opt.momentum_form", OPT_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, opt.momentum_form), 0.0, 0.0, 0,
+     opt_momentum_form_values, "",
+     "SGD momentum: b ← μ b + (1 − τ) d, θ ← θ − η b (torch.optim.SGD) | "
+     "v ← μ v − η d, θ ← θ + v (Polyak, Sutskever et al.; differs when η "
+     "changes)"},
+    {"opt.nesterov", OPT_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, opt.nesterov), 0.0, 0.0, 0, opt_nesterov_values,
+     "", "SGD's Nesterov step: off | d ← d + μ b (torch.optim.SGD nesterov; "
+     "needs μ > 0 and τ = 0)"},
+    {"opt.weight_decay_form", OPT_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, opt.decay_form), 0.0, 0.0, 0,
+     opt_decay_form_values, "",
+     "weight decay of sgd and adam: d ← d + λθ (torch SGD, Adam) | θ ← "
+     "θ(1 − ηλ) before the step (AdamW's form; adamw is always decoupled)"},
+    {"opt.decay_scope", OPT_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, opt.decay_scope), 0.0, 0.0, 0,
+     opt_decay_scope_values, "",
+     "the blocks weight decay applies to: every moving block | not biases "
+     "nor batch-norm blocks (the no-decay parameter group) | the split's "
+     "shared blocks | its personal blocks"},
+    {"opt.clip", OPT_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, opt.clip), 0.0, 0.0, 0, opt_clip_values, "",
+     "gradient clipping: off | d ← d · min(1, c/(‖d‖₂ + 10⁻⁶)) over the "
+     "moving blocks, before weight decay (torch clip_grad_norm_ between "
+     "backward() and step())"},
+    {"opt.state", OPT_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, opt.state), 0.0, 0.0, 0, opt_state_values, "",
+     "the optimizer state's lifetime: a new optimizer per client update | "
+     "one per client kept across rounds (PFLlib clientbase.py) | one "
+     "carried from client to client in training order (a simulation "
+     "defect)"},
 };
 
 

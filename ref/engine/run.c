@@ -469,6 +469,8 @@ static pflref_status run_prepare(const pflref_problem *problem,
         return pflref_error_set(err, PFLREF_EINVAL, "init",
                                 "the initial parameters are not finite");
     pflref_status st = check_required(alg, hyper, err);
+    if (st == PFLREF_OK)   /* opt.*: ref/engine/optim.c */
+        st = pflref_optim_check(alg, hyper, err);
     if (st != PFLREF_OK)
         return st;
     for (size_t t = 0; alg->train_all == NULL && t < schedule->T; t++)
@@ -515,6 +517,21 @@ static pflref_status run_prepare(const pflref_problem *problem,
                                   s->P, s->N);
         else {
             mem.work = ((const pflref_work *)s->extra)->bytes;
+            st = run_memory_check(&mem, s->N, s->P, err);
+        }
+    }
+    /* the client optimizers' states (opt.*; none for plain SGD) */
+    if (st == PFLREF_OK && alg->opt_slots > 0 &&
+        !pflref_optim_is_plain(&hyper->opt)) {
+        s->optim = pflref_optim_alloc(&hyper->opt, s->mask, s->N, s->P,
+                                      alg->opt_slots);
+        if (s->optim == NULL)
+            st = pflref_error_set(err, PFLREF_ENOMEM, NULL,
+                                  "out of memory allocating the client "
+                                  "optimizers' states (opt.state, P = %zu, "
+                                  "N = %zu)", s->P, s->N);
+        else {
+            mem.work = add_sat(mem.work, s->optim->bytes);
             st = run_memory_check(&mem, s->N, s->P, err);
         }
     }
@@ -654,6 +671,18 @@ pflref_status pflref_run_resync(const pflref_problem *problem,
         return pflref_error_set(err, PFLREF_EINVAL, "algorithm.name",
                                 "%s cannot be re-synchronised (--resync): "
                                 "%s", alg->name, gap);
+    /* optimizer state kept beyond one client update is in no record */
+    if (alg != NULL && hyper != NULL && alg->opt_slots > 0 &&
+        hyper->opt.state != PFLREF_OPT_STATE_RESET &&
+        pflref_optim_has_state(&hyper->opt))
+        return pflref_error_set(err, PFLREF_EINVAL, "algorithm.switches."
+                                "opt.state",
+                                "%s cannot be re-synchronised (--resync): "
+                                "the client optimizers' state (opt.state = "
+                                "%s: momentum buffers, Adam's moments and "
+                                "step counts) is in no record", alg->name,
+                                hyper->opt.state == PFLREF_OPT_STATE_CLIENT
+                                    ? "client" : "server");
     pflref_state s;
     pflref_status st = run_prepare(problem, alg, hyper, schedule, w0, trace, &s,
                                    err);

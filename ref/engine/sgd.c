@@ -92,8 +92,29 @@ pflref_local_sgd pflref_local_sgd_plain(const pflref_state *s, size_t i,
         .formula = formula,
         .round = (long)s->t,
         .client = (long)i,
+        .opt = pflref_optim_get(s, i, 0),
     };
     return job;
+}
+
+void pflref_optim_begin(const pflref_state *s, size_t i)
+{
+    const pflref_optim *o = s->optim;
+    if (o == NULL || o->lifetime != PFLREF_OPT_STATE_RESET)
+        return;
+    (void)i;   /* reset: the sets serve every client, each new here */
+    for (size_t k = 0; k < o->slots; k++)
+        pflref_optim_state_reset(&o->sets[k], o->P);
+}
+
+pflref_optim_state *pflref_optim_get(const pflref_state *s, size_t i,
+                                     size_t k)
+{
+    const pflref_optim *o = s->optim;
+    if (o == NULL || k >= o->slots)
+        return NULL;
+    return o->lifetime == PFLREF_OPT_STATE_CLIENT ? &o->sets[i * o->slots + k]
+                                                  : &o->sets[k];
 }
 
 pflref_status pflref_batch_grad(const pflref_model *m, const double *theta,
@@ -177,6 +198,23 @@ pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
                                 job->round, job->client, s + 1, nb);
     /* req: fedavg.alg1.l14, local.eq2, finetune.eq3, interp.eq2 */
     /* req: fedbn.alg1.l2 */
+    if (job->opt != NULL) {
+        /* the client optimizer on d = ∇f(θ; D_s) + μ (θ − ref), the
+         * gradient of the loss with its proximal term (ref/engine/optim.c) */
+        for (size_t q = 0; prox && q < m->nblocks; q++) {
+            const pflref_block *B = &m->blocks[q];
+            if (mask == NULL || mask[B->offset])
+                for (size_t p = B->offset; p < B->offset + B->size; p++)
+                    g[p] += job->mu * (theta[p] - job->ref[p]);
+        }
+        if (!pflref_optim_step(job->opt, m, mask, job->eta, g, theta))
+            return pflref_error_diverge(err, job->round, job->client,
+                                        (long)(s + 1), job->name);
+        pflref_trace_emit(trace, PFLREF_EV_STEP, job->phase, job->round,
+                          job->client, (long)(s + 1), job->name, theta, P,
+                          job->formula);
+        return PFLREF_OK;
+    }
     /* θ ← θ − η (∇f(θ; D_s) + μ (θ − ref)), block by block on the entries
      * with mask = 1: cost ∝ the moving blocks' size */
     int finite = prox || pflref_blocks_step(m, mask, job->eta, g, theta);

@@ -289,4 +289,5 @@ void pflref_state_free(pflref_state *s, const pflref_algorithm *alg)
     free(s->cluster);
     free(s->trained);
     pflref_model_workspace_free(s->ws);
+    pflref_optim_free(s->optim);
 }

@@ -7,6 +7,7 @@
 #ifndef PFLREF_IO_FLAGS_BUILTIN_H
 #define PFLREF_IO_FLAGS_BUILTIN_H
 static const char *const PFLREF_FLAGS_BUILTIN[] = {
+    "adam-bias-correction",
     "aggregation-weights",
     "apfl-alpha-update",
     "apfl-mix",
@@ -27,6 +28,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "cfl-similarity-normalisation",
     "cfl-split-update",
     "cfl-thresholds",
+    "clip-scope",
     "cross-entropy-slope",
     "ditto-moving-ref",
     "ditto-personal-batches",
@@ -69,6 +71,9 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "loss-scale",
     "lr-count",
     "lr-schedule",
+    "momentum-form",
+    "nesterov-momentum",
+    "optimizer-state-lifetime",
     "perfedavg-batch-reuse",
     "perfedavg-eval-steps",
     "perfedavg-hessian-term",
@@ -103,6 +108,8 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "stale-personal-state",
     "theta-start",
     "unsampled-client",
+    "weight-decay-form",
+    "weight-decay-scope",
     NULL
 };
 #endif

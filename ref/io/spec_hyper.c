@@ -99,6 +99,13 @@ static pflref_status read_params(const json_t *obj, const char *where,
                 "algorithm.%s", keys[i],
                 p->type == PFLREF_PARAM_ENUM ? "switch" : "hyperparameter",
                 p->type == PFLREF_PARAM_ENUM ? "switches" : "hyperparameters");
+        else if (!pflref_name_in_list(p->algorithms, alg->name) &&
+                 strncmp(keys[i], "opt.", 4) == 0 && alg->opt_refusal)
+            /* the client optimizer: why this algorithm takes none */
+            st = pflref_error_set(err, PFLREF_EINVAL, path,
+                                  "%s does not apply to %s: %s (the client "
+                                  "optimizer applies to: %s)", keys[i],
+                                  alg->name, alg->opt_refusal, p->algorithms);
         else if (!pflref_name_in_list(p->algorithms, alg->name))
             st = pflref_error_set(err, PFLREF_EINVAL, path,
                                   "%s does not apply to %s (it applies to: "

@@ -1,0 +1,264 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The client optimizers (ref/engine/optim.c, docs/optimizers.md) written
+again, independently, from torch's documented update rules, for the golden
+vectors of golden/optim/.
+
+SGD (torch.optim.SGD: momentum mu, dampening tau, weight_decay lam,
+nesterov), its classical form (Polyak; Sutskever et al. 2013: v <- mu v -
+eta d, theta <- theta + v), decoupled weight decay (theta <- theta (1 -
+eta lam), torch.optim.AdamW's form) and clip_grad_norm_ (coefficient
+c / (||d|| + 1e-6), applied when < 1, on the loss gradient before weight
+decay) are computed in exact fractions, except the clip norm's square
+root; Adam and AdamW (torch.optim.Adam / AdamW: m <- b1 m + (1 - b1) d,
+v <- b2 v + (1 - b2) d^2, theta <- theta - eta/(1 - b1^t) m / (sqrt(v) /
+sqrt(1 - b2^t) + eps)) take their square roots in Python decimal at 60
+digits, and every value of a step that passed a square root is rounded to
+60 significant digits (relative error < 1e-59 per step, far below any
+tolerance).
+
+The state lives as long as opt.state says: `reset` (a new optimizer for
+each client update), `client` (one per client, kept), `server` (one for
+all clients in training order).  Step counts t are per block (torch's
+per-parameter state).
+
+Bugs (for check_mutants; each a plausible implementation mistake):
+  momentum-form-swap   pytorch <-> classical momentum form
+  dampening-first      dampening applied at the first step too (b = (1 - tau) d)
+  nesterov-ignored     nesterov = on stepped as plain momentum
+  decay-form-swap      coupled <-> decoupled weight decay (adamw: as adam)
+  decay-scope-all      weight decay on every block (the bias too)
+  adam-no-bias-correction   theta <- theta - eta m / (sqrt(v) + eps)
+  adam-eps-inside      denominator sqrt(v / (1 - b2^t) + eps)
+  clip-after-decay     clipping of d + lam theta (after coupled decay)
+  clip-per-block       each block clipped by its own norm
+  state-reset, state-client, state-server   the other lifetimes
+"""
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+import pflref_exact as px
+from pflref_golden import Trace
+
+PREC = 60
+CLIP_EPS = Fraction(1e-6)       # torch's 1e-6, at its double's value
+
+
+def _dec(q):
+    with localcontext() as ctx:
+        ctx.prec = PREC
+        return Decimal(q.numerator) / Decimal(q.denominator)
+
+
+def dsqrt(q):
+    """sqrt(q) to 60 significant digits, as a Fraction."""
+    assert q >= 0
+    if q == 0:
+        return Fraction(0)
+    with localcontext() as ctx:
+        ctx.prec = PREC
+        return Fraction(_dec(q).sqrt())
+
+
+def r60(q):
+    """q rounded to 60 significant digits (after a square root)."""
+    return Fraction(_dec(q)) if q != 0 else Fraction(0)
+
+
+DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0, "opt.dampening": 0.0,
+            "opt.weight_decay": 0.0, "opt.beta1": 0.9, "opt.beta2": 0.999,
+            "opt.eps": 1e-8, "opt.clip_norm": None,
+            "opt.momentum_form": "pytorch", "opt.nesterov": "off",
+            "opt.weight_decay_form": "coupled", "opt.decay_scope": "all",
+            "opt.clip": "off", "opt.state": "reset"}
+
+
+def config(algorithm):
+    """The opt.* settings of a spec's algorithm object, defaults filled."""
+    c = dict(DEFAULTS)
+    c.update({k: v for k, v in algorithm.get("hyperparameters", {}).items()
+              if k.startswith("opt.")})
+    c.update({k: v for k, v in algorithm.get("switches", {}).items()
+              if k.startswith("opt.")})
+    return c
+
+
+def blocks(pr):
+    """(name, indices) of the linear model's blocks: w, then b."""
+    out = [("w", list(range(pr.d)))]
+    if pr.bias:
+        out.append(("b", [pr.d]))
+    return out
+
+
+class State:
+    """One optimizer's state: b (momentum buffer / velocity / Adam's m), v
+    (Adam's second moment), t per block."""
+
+    def __init__(self, P):
+        self.b = [Fraction(0)] * P
+        self.v = [Fraction(0)] * P
+        self.t = {}
+
+
+def step(c, st, pr, d, theta, eta, bugs):
+    """One optimizer step; d the loss gradient; returns the new theta."""
+    d, theta = list(d), list(theta)
+    method = c["opt.method"]
+    lam = Fraction(c["opt.weight_decay"])
+    form = c["opt.weight_decay_form"]
+    decoupled = method == "adamw" or form == "decoupled"
+    if "decay-form-swap" in bugs:
+        decoupled = not decoupled
+    scope = "all" if "decay-scope-all" in bugs else c["opt.decay_scope"]
+    blks = blocks(pr)
+
+    def decay_of(name):
+        if scope == "weights" and name == "b":
+            return Fraction(0)
+        return lam
+
+    if "clip-after-decay" in bugs and not decoupled:
+        for name, idx in blks:
+            for p in idx:
+                d[p] += decay_of(name) * theta[p]
+        lam_applied = True
+    else:
+        lam_applied = False
+    if c["opt.clip"] == "norm":
+        cmax = Fraction(c["opt.clip_norm"])
+        groups = ([idx for _, idx in blks] if "clip-per-block" in bugs
+                  else [[p for _, idx in blks for p in idx]])
+        for idx in groups:
+            norm = dsqrt(sum(d[p] * d[p] for p in idx))
+            coef = cmax / (norm + CLIP_EPS)
+            assert abs(coef - 1) > Fraction(1, 10**6), coef  # no near tie
+            if coef < 1:
+                for p in idx:
+                    d[p] = r60(d[p] * coef)
+    mu = Fraction(c["opt.momentum"])
+    tau = Fraction(c["opt.dampening"])
+    classical = c["opt.momentum_form"] == "classical"
+    if "momentum-form-swap" in bugs:
+        classical = not classical
+    nesterov = c["opt.nesterov"] == "on" and "nesterov-ignored" not in bugs
+    b1, b2 = Fraction(c["opt.beta1"]), Fraction(c["opt.beta2"])
+    eps = Fraction(c["opt.eps"])
+    for bi, (name, idx) in enumerate(blks):
+        t = st.t.get(bi, 0) + 1
+        st.t[bi] = t
+        lb = decay_of(name)
+        for p in idx:
+            dp = d[p]
+            if lb and decoupled:
+                theta[p] = theta[p] * (1 - eta * lb)
+            elif lb and not lam_applied:
+                dp = dp + lb * theta[p]
+            if method == "sgd":
+                if mu == 0:
+                    theta[p] = theta[p] - eta * dp
+                elif classical:
+                    st.b[p] = mu * st.b[p] - eta * dp
+                    theta[p] = theta[p] + st.b[p]
+                else:
+                    if t == 1:
+                        st.b[p] = ((1 - tau) * dp if "dampening-first" in bugs
+                                   else dp)
+                    else:
+                        st.b[p] = mu * st.b[p] + (1 - tau) * dp
+                    dp = dp + mu * st.b[p] if nesterov else st.b[p]
+                    theta[p] = theta[p] - eta * dp
+            else:
+                st.b[p] = b1 * st.b[p] + (1 - b1) * dp
+                st.v[p] = b2 * st.v[p] + (1 - b2) * dp * dp
+                bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
+                if "adam-no-bias-correction" in bugs:
+                    bc1, bc2 = Fraction(1), Fraction(1)
+                if "adam-eps-inside" in bugs:
+                    denom = dsqrt(st.v[p] / bc2 + eps)
+                else:
+                    denom = dsqrt(st.v[p]) / dsqrt(bc2) + eps
+                theta[p] = r60(theta[p] - (eta / bc1) * st.b[p] / denom)
+                st.b[p], st.v[p] = r60(st.b[p]), r60(st.v[p])
+    return theta
+
+
+class States:
+    """The states of a run under opt.state (bugs may swap the lifetime)."""
+
+    def __init__(self, c, P, bugs):
+        life = c["opt.state"]
+        for other in ("reset", "client", "server"):
+            if "state-" + other in bugs:
+                life = other
+        self.life, self.P, self.per = life, P, {}
+        self.shared = State(P)
+
+    def begin(self, k):
+        if self.life == "reset":
+            self.shared = State(self.P)
+
+    def get(self, k):
+        if self.life == "client":
+            return self.per.setdefault(k, State(self.P))
+        return self.shared
+
+
+def local_opt(pr, k, theta, steps, eta, c, st, trace, rnd, name, bugs):
+    """The client's steps with optimizer state st (ref/engine/sgd.c with
+    an optimizer): d = grad F_k(theta; D_s), then step."""
+    theta = list(theta)
+    for s, batch in enumerate(steps, start=1):
+        g = pr.grad(k, theta, batch, bugs)
+        theta = step(c, st, pr, g, theta, eta, bugs)
+        trace.emit("step", "train", rnd, k, s, name, theta)
+    return theta
+
+
+def fedavg_run(pr, w0, plan_rounds, eta_of, c, trace, bugs):
+    """FedAvg (McMahan et al. 2017, Alg. 1; pflref_exact.fedavg_round's
+    frame) with the client optimizer; weights n_k / m_t.  eta_of(t, k):
+    client k's step size in round t."""
+    states = States(c, pr.P, bugs)
+    w = list(w0)
+    for t, plan in enumerate(plan_rounds):
+        trace.emit("round_begin", "train", t, None, None, "w", w)
+        local = {}
+        for k, steps in plan:
+            trace.emit("client_begin", "train", t, k, 0, "w_local", w)
+            states.begin(k)
+            local[k] = local_opt(pr, k, w, steps, eta_of(t, k), c,
+                                 states.get(k), trace, t, "w_local", bugs)
+            trace.emit("client_end", "train", t, k, None, "w_local", local[k])
+        m_t = sum(pr.n(k) for k in local)
+        w = [sum(Fraction(pr.n(k), m_t) * local[k][p] for k in sorted(local))
+             for p in range(pr.P)]
+        trace.emit("server", "train", t, None, None, "w", w)
+    return w
+
+
+def uses_optimizer(spec):
+    """1 when a spec's algorithm sets any opt.* away from its default."""
+    c = config(spec["algorithm"])
+    return any(c[k] != DEFAULTS[k] for k in DEFAULTS)
+
+
+def replay(spec, bugs=frozenset()):
+    """A fedavg spec with a client optimizer, as written (given schedule):
+    (trace, w)."""
+    assert spec["algorithm"]["name"] == "fedavg", spec["algorithm"]["name"]
+    assert spec["algorithm"].get("switches", {}).get(
+        "fedavg.weights", "samples") == "samples"
+    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
+    algorithm = spec["algorithm"]
+    eta = Fraction(algorithm["hyperparameters"]["eta"])
+    rounds = spec["schedule"]["rounds"]
+    plans = [list(zip(r["clients"], r["batches"])) for r in rounds]
+    trace = Trace()
+    w = fedavg_run(pr, w0, plans,
+                   lambda t, k: eta * px.round_factor(algorithm, t, bugs),
+                   config(algorithm), trace, bugs)
+    return trace, w
+
+
+__all__ = ["config", "fedavg_run", "step", "State", "States", "px"]
