@@ -29,6 +29,7 @@ Suite *interp_suite(void);
 Suite *cfl_suite(void);
 Suite *ifca_suite(void);
 Suite *fedfomo_suite(void);
+Suite *layers_suite(void);
 Suite *fedbn_suite(void);
 Suite *pfedhn_suite(void);
 Suite *lora_suite(void);

@@ -12,6 +12,9 @@
  *   mlp        z = W2 σ(W1 x (+ b1)) (+ b2),  σ = relu or identity;
  *              cross_entropy −log softmax(z)_y  (k ≥ 2 classes), or
  *              squared (z − y)² / half_squared ½(z − y)²  (k = 1: z is ŷ)
+ *   layers     a list of layers (dense, conv2d, pools, flatten, relu, tanh,
+ *              sigmoid, batchnorm1d/2d; pflref_layer below), then one of
+ *              the losses on the last layer's output
  *
  * Parameter vector layout (the order of PyTorch's state_dict, flattened
  * row-major, so a torch model's parameters concatenate to the same vector):
@@ -56,7 +59,8 @@ typedef enum {
     PFLREF_MODEL_QUADRATIC = 0,
     PFLREF_MODEL_LINEAR = 1,
     PFLREF_MODEL_SOFTMAX = 2,
-    PFLREF_MODEL_MLP = 3
+    PFLREF_MODEL_MLP = 3,
+    PFLREF_MODEL_LAYERS = 4        /* a list of layers (pflref_layer)       */
 } pflref_model_kind;
 
 typedef enum {
@@ -73,13 +77,18 @@ typedef enum {
     PFLREF_ACT_IDENTITY = 1        /* σ(a) = a: a linear hidden layer         */
 } pflref_activation;
 
-#define PFLREF_MAX_BLOCKS 8
+#define PFLREF_MAX_BLOCKS 64
+
+/* A block name's room, its terminating NUL included: a layer's name (at
+ * most PFLREF_LAYER_NAME_MAX − 1 characters) and ".running_mean". */
+#define PFLREF_BLOCK_NAME_MAX 48
 
 /* A named, contiguous block of the parameter vector: entries
  * [offset, offset + size), viewed as a rows × cols row-major matrix
- * (cols = 1 for vectors). */
+ * (cols = 1 for vectors).  The name lives in the block, so a model can be
+ * copied by value. */
 typedef struct {
-    const char *name;   /* static string: "w", "b", "W", "W1", "b1", ... */
+    char name[PFLREF_BLOCK_NAME_MAX]; /* "w", "b", "W1", ..., "conv1.weight" */
     size_t offset;
     size_t size;
     size_t rows;
@@ -89,6 +98,54 @@ typedef struct {
     int is_bn;          /* a batch-normalisation block (γ, β, r_μ, r_v) */
     int is_buffer;      /* state, not a parameter: gradient 0 (r_μ, r_v) */
 } pflref_block;
+
+/* ---- Layer lists (kind "layers"; ref/models/layers.c, docs/models.md) --
+ *
+ * A model of kind PFLREF_MODEL_LAYERS is a sequence of layers applied to
+ * the input x (a vector of d entries, or an image C × H × W flattened in
+ * PyTorch's NCHW order: entry c·H·W + h·W + w), followed by the loss on
+ * the last layer's output (k logits for cross_entropy, one ŷ for the
+ * squared losses).  Shapes are [C, H, W] for images, [n] for vectors. */
+typedef enum {
+    PFLREF_LAYER_DENSE = 0,       /* z = W x + b  (torch.nn.Linear)          */
+    PFLREF_LAYER_CONV2D = 1,      /* torch.nn.Conv2d, square kernel, zeros
+                                     padding, no dilation, one group        */
+    PFLREF_LAYER_MAXPOOL2D = 2,   /* torch.nn.MaxPool2d, no padding          */
+    PFLREF_LAYER_AVGPOOL2D = 3,   /* torch.nn.AvgPool2d, no padding          */
+    PFLREF_LAYER_FLATTEN = 4,     /* [C, H, W] → [C·H·W], NCHW order kept    */
+    PFLREF_LAYER_RELU = 5,        /* max(a, 0), relu'(0) = 0                 */
+    PFLREF_LAYER_TANH = 6,
+    PFLREF_LAYER_SIGMOID = 7,     /* 1/(1 + e^−a)                            */
+    PFLREF_LAYER_BATCHNORM1D = 8, /* per feature of a vector                 */
+    PFLREF_LAYER_BATCHNORM2D = 9  /* per channel over batch × H × W          */
+} pflref_layer_kind;
+
+#define PFLREF_MAX_LAYERS 32
+
+/* A layer's name's room, NUL included (block names add ".running_mean"). */
+#define PFLREF_LAYER_NAME_MAX 35
+
+/* One layer.  The caller of pflref_model_init_layers fills the first
+ * group; the model fills the second. */
+typedef struct {
+    pflref_layer_kind kind;
+    char name[PFLREF_LAYER_NAME_MAX]; /* "" → the index ("0", "4"), as
+                                         nn.Sequential names its members  */
+    size_t out;          /* dense: outputs; conv2d: out_channels            */
+    size_t kernel;       /* conv2d, pools: the square kernel's side         */
+    size_t stride;       /* conv2d: 0 → 1; pools: 0 → kernel                */
+    size_t padding;      /* conv2d: zeros on every side                     */
+    int bias;            /* dense, conv2d: 0 or 1                           */
+    double eps;          /* batchnorm: ε ≥ 0 inside √(s² + ε)              */
+    double momentum;     /* batchnorm: ρ in [0, 1]                          */
+    /* filled by the model */
+    size_t in_shape[3];  /* [C, H, W], or [n, 1, 1] for a vector           */
+    size_t out_shape[3];
+    int in_rank, out_rank; /* 3: an image; 1: a vector                     */
+    size_t in_size, out_size; /* entries per sample                        */
+    int first_block;     /* its first block in blocks[], −1 without         */
+    size_t nblocks;      /* weight, bias; batchnorm: γ, β, r_μ, r_v         */
+} pflref_layer;
 
 typedef struct {
     pflref_model_kind kind;
@@ -107,6 +164,14 @@ typedef struct {
     size_t P;      /* total number of parameters                            */
     size_t nblocks;
     pflref_block blocks[PFLREF_MAX_BLOCKS];
+    /* layers only (d = the input's entries, k = the last layer's outputs,
+       h = the input width of the last dense layer, the head's features;
+       bn = 1 when a batchnorm layer is present) */
+    size_t input[3];     /* [C, H, W] or [d, 1, 1]                          */
+    int input_rank;      /* 3 or 1                                          */
+    size_t nlayers;
+    pflref_layer layers[PFLREF_MAX_LAYERS];
+    char preset[16];     /* "" or the preset the list was expanded from     */
 } pflref_model;
 
 /* One client's data.  For data models X is n × d row-major and y has n
@@ -185,6 +250,46 @@ pflref_status pflref_model_init_mlp(pflref_model *m, pflref_loss loss,
  * "bn_eps" or "bn_momentum". */
 pflref_status pflref_model_add_bn(pflref_model *m, double eps,
                                   double momentum, pflref_error *err);
+
+/* Fill m with a layer list (kind PFLREF_MODEL_LAYERS; docs/models.md):
+ *   loss         CROSS_ENTROPY (the last layer gives k ≥ 2 logits), or
+ *                SQUARED / HALF_SQUARED (the last layer gives one ŷ)
+ *   input        [C, H, W] (input_rank 3) or [d] (input_rank 1), each
+ *                size in [1, 2^24]; d = C·H·W
+ *   layers       nlayers (1 ≤ nlayers ≤ PFLREF_MAX_LAYERS) descriptions:
+ *                kind, name ("" → the index), out (dense: outputs;
+ *                conv2d: out_channels; batchnorm: num_features or 0),
+ *                kernel, stride (0: the default), padding, bias, eps,
+ *                momentum; the rest is filled in m->layers
+ * Blocks follow PyTorch's state_dict order (NAME.weight, NAME.bias,
+ * NAME.running_mean, NAME.running_var); is_input marks the first
+ * parametrised layer's blocks, is_head the last's.
+ * Returns PFLREF_EINVAL with where "loss", "input", "layers" or
+ * "layers[i]" (".field") naming the layer, the field and both shapes
+ * involved when the shapes do not chain; PFLREF_ENOMEM (where "P") as
+ * pflref_model_init. */
+pflref_status pflref_model_init_layers(pflref_model *m, pflref_loss loss,
+                                       const size_t *input, int input_rank,
+                                       const pflref_layer *layers,
+                                       size_t nlayers, pflref_error *err);
+
+/* Expand a preset into a layer list (the caller's PFLREF_MAX_LAYERS
+ * entries; *nlayers its length), each layer named as the state_dict of the
+ * code it reproduces (docs/models.md):
+ *   "fedavgcnn"  PFLlib's FedAvgCNN (an image input; k classes)
+ *   "lenet5"     the LeNet-5 of Dive into Deep Learning §7.6 (an image)
+ *   "mlp"        Linear/act pairs of the nhidden widths hidden[], then
+ *                Linear(·, k), named by index; a Flatten first for an image
+ *                input; act RELU, TANH or SIGMOID
+ * Returns PFLREF_EINVAL where "preset", "input", "hidden" or "activation". */
+pflref_status pflref_layers_preset(const char *preset, int input_rank,
+                                   size_t k, const size_t *hidden,
+                                   size_t nhidden, pflref_layer_kind act,
+                                   pflref_layer *layers, size_t *nlayers,
+                                   pflref_error *err);
+
+/* "dense", "conv2d", ...; NULL outside the enum. */
+const char *pflref_layer_kind_name(pflref_layer_kind kind);
 
 /* PyTorch's initial BN entries of w: γ = 1, β = 0, r_μ = 0, r_v = 1.
  * Nothing for a model without bn. */
@@ -431,8 +536,10 @@ typedef struct {
     unsigned char personal[PFLREF_MAX_BLOCKS];
 } pflref_split;
 
-/* Build a split from names: block names ("W1", "b", ...) or the groups
- * "input" (the first layer's blocks) and "head" (the output layer's blocks).
+/* Build a split from names: block names ("W1", "b", "conv1.weight", ...),
+ * a layer list's layer names (all the layer's blocks), or the groups
+ * "input" (the first layer's blocks), "head" (the output layer's blocks)
+ * and, for a layer list, "bn" (every batchnorm block).
  * count may be 0 (everything shared).  Unknown names give PFLREF_EINVAL with
  * where = "<where>[j]". */
 pflref_status pflref_split_from_names(const pflref_model *m,

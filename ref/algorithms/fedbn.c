@@ -146,7 +146,8 @@ static pflref_status fedbn_check(const pflref_problem *problem,
     if (!problem->model.bn)
         return pflref_error_set(err, PFLREF_EINVAL, "model.bn",
                                 "fedbn needs an mlp with batch "
-                                "normalisation (\"bn\": true)");
+                                "normalisation (\"bn\": true) or a layer "
+                                "list with a batchnorm layer");
     if (hyper->fedbn.running_var == PFLREF_FEDBN_RUNNING_VAR_UNBIASED)
         return pflref_schedule_walk(schedule, NULL, batch_of_two, NULL, err);
     return PFLREF_OK;

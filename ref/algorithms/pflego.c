@@ -128,11 +128,19 @@ static pflref_status pflego_check(const pflref_problem *pr,
 {
     (void)hyper;
     const pflref_model *m = &pr->model;
-    if (m->kind != PFLREF_MODEL_MLP)
+    if (m->kind != PFLREF_MODEL_MLP && m->kind != PFLREF_MODEL_LAYERS)
         return pflref_error_set(err, PFLREF_EINVAL, "model.kind",
-                                "pflego needs an mlp (a body φ(x; θ) and a "
-                                "head W_i); the model is %s",
+                                "pflego needs an mlp or a layer list (a "
+                                "body φ(x; θ) and a head W_i); the model is "
+                                "%s",
                                 pflref_model_kind_name(m->kind));
+    if (m->kind == PFLREF_MODEL_LAYERS &&
+        (m->bn || m->nlayers < 2 ||
+         m->layers[m->nlayers - 1].kind != PFLREF_LAYER_DENSE))
+        return pflref_error_set(err, PFLREF_EINVAL, "model.layers",
+                                "pflego needs a layer list whose last layer "
+                                "is dense (the head W_i) after a body "
+                                "without batch normalisation");
     for (size_t b = 0; b < m->nblocks; b++)
         if (mask[m->blocks[b].offset] != m->blocks[b].is_head)
             return pflref_error_set(err, PFLREF_EINVAL, "split.personal",

@@ -305,10 +305,80 @@ static void emit_blocks(pflref_emit *e, const pflref_model *m,
     pflref_emit_array_end(e);
 }
 
+/* key: [a, b, c] or [a] (a shape of rank 3 or 1). */
+static void key_shape(pflref_emit *e, const char *key, const size_t *shape,
+                      int rank)
+{
+    KEY(e, key);
+    pflref_emit_array_begin(e);
+    for (int q = 0; q < rank; q++)
+        pflref_emit_size(e, shape[q]);
+    pflref_emit_array_end(e);
+}
+
+/* A layer list's layers, each with its type, name, the keys of its type
+ * (defaults written out) and its input and output shapes: a preset's
+ * expansion is visible here. */
+static void emit_layers(pflref_emit *e, const pflref_model *m)
+{
+    pflref_emit_array_begin(e);
+    for (size_t i = 0; i < m->nlayers; i++) {
+        const pflref_layer *L = &m->layers[i];
+        pflref_emit_object_begin(e);
+        key_string(e, "type", pflref_layer_kind_name(L->kind));
+        key_string(e, "name", L->name);
+        switch (L->kind) {
+        case PFLREF_LAYER_DENSE:
+            key_size(e, "out", L->out);
+            key_bool(e, "bias", L->bias);
+            break;
+        case PFLREF_LAYER_CONV2D:
+            key_size(e, "out_channels", L->out);
+            key_size(e, "kernel", L->kernel);
+            key_size(e, "stride", L->stride);
+            key_size(e, "padding", L->padding);
+            key_bool(e, "bias", L->bias);
+            break;
+        case PFLREF_LAYER_MAXPOOL2D:
+        case PFLREF_LAYER_AVGPOOL2D:
+            key_size(e, "kernel", L->kernel);
+            key_size(e, "stride", L->stride);
+            break;
+        case PFLREF_LAYER_BATCHNORM1D:
+        case PFLREF_LAYER_BATCHNORM2D:
+            key_real(e, "eps", L->eps);
+            key_real(e, "momentum", L->momentum);
+            break;
+        default:
+            break;
+        }
+        key_shape(e, "in_shape", L->in_shape, L->in_rank);
+        key_shape(e, "out_shape", L->out_shape, L->out_rank);
+        pflref_emit_object_end(e);
+    }
+    pflref_emit_array_end(e);
+}
+
 static void emit_model(pflref_emit *e, const pflref_model *m,
                        const pflref_split *split)
 {
     pflref_emit_object_begin(e);
+    if (m->kind == PFLREF_MODEL_LAYERS) {
+        key_string(e, "kind", pflref_model_kind_name(m->kind));
+        key_string(e, "loss", pflref_loss_name(m->loss));
+        key_shape(e, "input", m->input, m->input_rank);
+        if (m->preset[0] != '\0')
+            key_string(e, "preset", m->preset);
+        key_size(e, "d", m->d);
+        key_size(e, "k", m->k);
+        KEY(e, "layers");
+        emit_layers(e, m);
+        key_size(e, "P", m->P);
+        KEY(e, "blocks");
+        emit_blocks(e, m, split);
+        pflref_emit_object_end(e);
+        return;
+    }
     key_string(e, "kind", pflref_model_kind_name(m->kind));
     key_string(e, "loss", pflref_loss_name(m->loss));
     key_size(e, "d", m->d);

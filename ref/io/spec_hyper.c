@@ -472,6 +472,24 @@ pflref_status pflref_spec_read_init(const json_t *root, const char *base_dir,
 static pflref_status check_running_var(const pflref_model *m,
                                        const double *w0, pflref_error *err)
 {
+    if (m->kind == PFLREF_MODEL_LAYERS) {
+        /* each batchnorm layer's NAME.running_var, with its ε */
+        for (size_t i = 0; i < m->nlayers; i++) {
+            const pflref_layer *L = &m->layers[i];
+            if (L->kind != PFLREF_LAYER_BATCHNORM1D &&
+                L->kind != PFLREF_LAYER_BATCHNORM2D)
+                continue;
+            const pflref_block *B = &m->blocks[(size_t)L->first_block + 3];
+            for (size_t q = 0; q < B->size; q++)
+                if (!(w0[B->offset + q] + L->eps > 0.0))
+                    return pflref_error_set(
+                        err, PFLREF_EINVAL, "init.w",
+                        "init.w[%zu] = %g is %s[%zu]: r_v + ε must be > 0 "
+                        "(ε = %g)", B->offset + q, w0[B->offset + q],
+                        B->name, q, L->eps);
+        }
+        return PFLREF_OK;
+    }
     const int b = pflref_model_block_index(m, "bn_running_var");
     if (b < 0)
         return PFLREF_OK;

@@ -19,10 +19,22 @@
  * (kind, loss, d, k, h, bias, activation, hidden_bias, bn, bn_eps,
  * bn_momentum), so the first error
  * reported does not depend on the order of the keys.
+ *
+ * A layer list ("kind": "layers"; docs/formats.md, "model": layers) has its
+ * own keys: input ([C, H, W] or [d]), loss (cross_entropy (default),
+ * squared, half_squared), and either layers (an array of layer objects,
+ * each with its type's keys only) or preset ("fedavgcnn", "lenet5", "mlp")
+ * with k (classes or outputs), and for the mlp preset hidden (widths) and
+ * activation (relu (default), tanh, sigmoid).  Read in that order; each
+ * layer's keys in the order type, name, then the type's own.
  */
 #include <stdio.h>
 #include <string.h>
 #include "io/spec_read.h"
+
+/* PyTorch's BatchNorm defaults (eps, momentum). */
+#define BN_EPS_DEFAULT 1e-5
+#define BN_MOMENTUM_DEFAULT 0.1
 
 /* What "model" says, gathered before the model is built. */
 typedef struct {
@@ -66,7 +78,7 @@ static pflref_status read_kind(const json_t *v, model_fields *f,
         }
     return pflref_error_set(err, PFLREF_EINVAL, "model.kind",
                             "unknown model \"%s\" (known: quadratic, "
-                            "linear, softmax, mlp)", f->kind);
+                            "linear, softmax, mlp, layers)", f->kind);
 }
 
 /* model.loss: the linear model and the mlp also take squared or
@@ -183,10 +195,6 @@ static pflref_status read_bias(const json_t *v, model_fields *f,
     return PFLREF_OK;
 }
 
-/* PyTorch's BatchNorm1d defaults (eps, momentum). */
-#define BN_EPS_DEFAULT 1e-5
-#define BN_MOMENTUM_DEFAULT 0.1
-
 /* model.bn, model.bn_eps, model.bn_momentum: the mlp only; ε and ρ only
  * with bn true (their ranges are the model's: pflref_model_add_bn). */
 static pflref_status read_bn(const json_t *v, model_fields *f,
@@ -216,6 +224,292 @@ static pflref_status read_bn(const json_t *v, model_fields *f,
                                 BN_MOMENTUM_DEFAULT, &f->bn_momentum, err);
 }
 
+/* ---- Layer lists ----------------------------------------------------- */
+
+/* The JSON path "model.layers[i]" (or "model.layers[i].key"). */
+static void layer_path(char *out, size_t size, size_t i, const char *key)
+{
+    if (key != NULL)
+        snprintf(out, size, "model.layers[%zu].%s", i, key);
+    else
+        snprintf(out, size, "model.layers[%zu]", i);
+}
+
+/* The layer types of a spec, in the order of pflref_layer_kind. */
+static const char *const LAYER_TYPES[] = {
+    "dense", "conv2d", "maxpool2d", "avgpool2d", "flatten", "relu", "tanh",
+    "sigmoid", "batchnorm1d", "batchnorm2d", NULL};
+
+/* Each type's keys (type and name included). */
+static const char *const *layer_keys(pflref_layer_kind kind)
+{
+    static const char *const dense[] = {"type", "name", "out", "bias", NULL};
+    static const char *const conv[] = {"type", "name", "out_channels",
+                                       "kernel", "stride", "padding", "bias",
+                                       NULL};
+    static const char *const pool[] = {"type", "name", "kernel", "stride",
+                                       NULL};
+    static const char *const plain[] = {"type", "name", NULL};
+    static const char *const bn[] = {"type", "name", "num_features", "eps",
+                                     "momentum", NULL};
+    switch (kind) {
+    case PFLREF_LAYER_DENSE:       return dense;
+    case PFLREF_LAYER_CONV2D:      return conv;
+    case PFLREF_LAYER_MAXPOOL2D:
+    case PFLREF_LAYER_AVGPOOL2D:   return pool;
+    case PFLREF_LAYER_BATCHNORM1D:
+    case PFLREF_LAYER_BATCHNORM2D: return bn;
+    default:                       return plain;
+    }
+}
+
+/* model.layers[i] into L. */
+static pflref_status read_layer(const json_t *v, size_t i, pflref_layer *L,
+                                pflref_error *err)
+{
+    const size_t max = PFLREF_SPEC_MAX_COUNT;
+    char where[96], path[112];
+    layer_path(where, sizeof where, i, NULL);
+    json_t *t_v, *n_v;
+    const char *type;
+    pflref_status st;
+    if (!json_is_object(v))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "a layer is an object with a \"type\", not "
+                                "%s", pflref_json_type_name(v));
+    layer_path(path, sizeof path, i, "type");
+    if ((st = pflref_json_member(v, where, "type", 1, &t_v, err)) ||
+        (st = pflref_json_string(t_v, path, &type, err)))
+        return st;
+    if (strcmp(type, "dropout") == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, path,
+                                "dropout is not implemented yet: its masks "
+                                "would have to be data (masks-as-data, as "
+                                "every other random choice), which pflref "
+                                "does not read yet");
+    int kind = -1;
+    for (int q = 0; LAYER_TYPES[q] != NULL; q++)
+        if (strcmp(type, LAYER_TYPES[q]) == 0)
+            kind = q;
+    if (kind < 0)
+        return pflref_error_set(err, PFLREF_EINVAL, path,
+                                "unknown layer type \"%s\" (known: dense, "
+                                "conv2d, maxpool2d, avgpool2d, flatten, "
+                                "relu, tanh, sigmoid, batchnorm1d, "
+                                "batchnorm2d)", type);
+    *L = (pflref_layer){.kind = (pflref_layer_kind)kind, .bias = 1};
+    if ((st = pflref_json_object(v, where, layer_keys(L->kind), err)))
+        return st;
+    if ((n_v = json_object_get(v, "name")) != NULL) {
+        const char *name;
+        layer_path(path, sizeof path, i, "name");
+        if ((st = pflref_json_string(n_v, path, &name, err)))
+            return st;
+        if (name[0] == '\0' || strlen(name) >= sizeof L->name)
+            return pflref_error_set(err, PFLREF_EINVAL, path,
+                                    "a layer's name has 1 to %d characters",
+                                    PFLREF_LAYER_NAME_MAX - 1);
+        memcpy(L->name, name, strlen(name) + 1);
+    }
+    json_t *x;
+    switch (L->kind) {
+    case PFLREF_LAYER_DENSE:
+        layer_path(path, sizeof path, i, "out");
+        if ((st = pflref_json_member(v, where, "out", 1, &x, err)) ||
+            (st = pflref_json_size(x, path, 1, max, &L->out, err)))
+            return st;
+        break;
+    case PFLREF_LAYER_CONV2D:
+        layer_path(path, sizeof path, i, "out_channels");
+        if ((st = pflref_json_member(v, where, "out_channels", 1, &x, err)) ||
+            (st = pflref_json_size(x, path, 1, max, &L->out, err)) ||
+            (st = pflref_json_opt_size(v, where, "padding", 0, max, 0,
+                                       &L->padding, err)))
+            return st;
+        break;
+    default:
+        break;
+    }
+    switch (L->kind) {  /* conv2d and the pools: kernel and stride */
+    case PFLREF_LAYER_CONV2D:
+    case PFLREF_LAYER_MAXPOOL2D:
+    case PFLREF_LAYER_AVGPOOL2D:
+        layer_path(path, sizeof path, i, "kernel");
+        if ((st = pflref_json_member(v, where, "kernel", 1, &x, err)) ||
+            (st = pflref_json_size(x, path, 1, max, &L->kernel, err)) ||
+            (st = pflref_json_opt_size(v, where, "stride", 1, max, 0,
+                                       &L->stride, err)))
+            return st;
+        break;
+    case PFLREF_LAYER_BATCHNORM1D:
+    case PFLREF_LAYER_BATCHNORM2D:
+        if ((st = pflref_json_opt_size(v, where, "num_features", 1, max, 0,
+                                       &L->out, err)) ||
+            (st = pflref_json_opt_real(v, where, "eps", BN_EPS_DEFAULT,
+                                       &L->eps, err)) ||
+            (st = pflref_json_opt_real(v, where, "momentum",
+                                       BN_MOMENTUM_DEFAULT, &L->momentum,
+                                       err)))
+            return st;
+        break;
+    default:
+        break;
+    }
+    if ((x = json_object_get(v, "bias")) != NULL) {
+        layer_path(path, sizeof path, i, "bias");
+        if ((st = pflref_json_bool(x, path, &L->bias, err)))
+            return st;
+    }
+    return PFLREF_OK;
+}
+
+/* model.input: [C, H, W] or [d]. */
+static pflref_status read_input(const json_t *v, size_t *input, int *rank,
+                                pflref_error *err)
+{
+    json_t *in_v;
+    size_t len;
+    pflref_status st;
+    if ((st = pflref_json_member(v, "model", "input", 1, &in_v, err)) ||
+        (st = pflref_json_array(in_v, "model.input", 1, &len, err)))
+        return st;
+    if (len != 1 && len != 3)
+        return pflref_error_set(err, PFLREF_EINVAL, "model.input",
+                                "input is [C, H, W] (an image) or [d] (a "
+                                "vector), not %zu sizes", len);
+    for (size_t q = 0; q < len; q++) {
+        char path[32];
+        snprintf(path, sizeof path, "model.input[%zu]", q);
+        if ((st = pflref_json_size(json_array_get(in_v, q), path, 1,
+                                   (size_t)1 << 24, &input[q], err)))
+            return st;
+    }
+    *rank = (int)len;
+    return PFLREF_OK;
+}
+
+/* model.preset with model.k (and, for the mlp preset, hidden and
+ * activation) into layers. */
+static pflref_status read_preset(const json_t *v, int rank,
+                                 pflref_layer *layers, size_t *n,
+                                 char *preset, size_t preset_size,
+                                 pflref_error *err)
+{
+    static const char *const acts[] = {"relu", "tanh", "sigmoid", NULL};
+    json_t *p_v, *k_v, *h_v = json_object_get(v, "hidden");
+    const char *name;
+    size_t k, hidden[PFLREF_MAX_LAYERS], nh = 0;
+    int act;
+    pflref_status st;
+    if ((st = pflref_json_member(v, "model", "preset", 1, &p_v, err)) ||
+        (st = pflref_json_string(p_v, "model.preset", &name, err)) ||
+        (st = pflref_json_member(v, "model", "k", 1, &k_v, err)) ||
+        (st = pflref_json_size(k_v, "model.k", 1, PFLREF_SPEC_MAX_COUNT, &k,
+                               err)))
+        return st;
+    const int mlp = strcmp(name, "mlp") == 0;
+    if (!mlp && (h_v != NULL || json_object_get(v, "activation") != NULL))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                h_v != NULL ? "model.hidden"
+                                            : "model.activation",
+                                "\"%s\" is for the mlp preset only",
+                                h_v != NULL ? "hidden" : "activation");
+    if (mlp) {
+        if ((st = pflref_json_member(v, "model", "hidden", 1, &h_v, err)) ||
+            (st = pflref_json_array(h_v, "model.hidden", 0, &nh, err)))
+            return st;
+        if (nh > PFLREF_MAX_LAYERS / 2 - 1)
+            return pflref_error_set(err, PFLREF_EINVAL, "model.hidden",
+                                    "%zu hidden layers: at most %d", nh,
+                                    PFLREF_MAX_LAYERS / 2 - 1);
+        for (size_t q = 0; q < nh; q++) {
+            char path[32];
+            snprintf(path, sizeof path, "model.hidden[%zu]", q);
+            if ((st = pflref_json_size(json_array_get(h_v, q), path, 1,
+                                       PFLREF_SPEC_MAX_COUNT, &hidden[q],
+                                       err)))
+                return st;
+        }
+    }
+    if ((st = pflref_json_opt_enum(v, "model", "activation", acts, 0, &act,
+                                   err)))
+        return st;
+    const pflref_layer_kind ak = act == 1   ? PFLREF_LAYER_TANH
+                                 : act == 2 ? PFLREF_LAYER_SIGMOID
+                                            : PFLREF_LAYER_RELU;
+    st = pflref_layers_preset(name, rank, k, hidden, nh, ak, layers, n, err);
+    if (st != PFLREF_OK && err != NULL) {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_key_path(path, sizeof path, "model", err->where);
+        snprintf(err->where, sizeof err->where, "%s", path);
+    }
+    snprintf(preset, preset_size, "%s", name);
+    return st;
+}
+
+/* A "model" of kind "layers" (v: the model object). */
+static pflref_status read_layers_model(const json_t *v, pflref_model *m,
+                                       pflref_error *err)
+{
+    static const char *const keys[] = {"kind", "input", "loss", "layers",
+                                       "preset", "k", "hidden", "activation",
+                                       NULL};
+    static const char *const losses[] = {"squared", "half_squared",
+                                         "cross_entropy", NULL};
+    size_t input[3] = {0, 0, 0}, n = 0;
+    int rank = 0, loss;
+    pflref_layer layers[PFLREF_MAX_LAYERS];
+    char preset[16] = "";
+    pflref_status st;
+    if ((st = pflref_json_object(v, "model", keys, err)) ||
+        (st = read_input(v, input, &rank, err)) ||
+        (st = pflref_json_opt_enum(v, "model", "loss", losses,
+                                   PFLREF_LOSS_CROSS_ENTROPY, &loss, err)))
+        return st;
+    json_t *l_v = json_object_get(v, "layers");
+    const int has_preset = json_object_get(v, "preset") != NULL;
+    if ((l_v != NULL) == has_preset)
+        return pflref_error_set(err, PFLREF_EINVAL, "model.layers",
+                                "a layer list gives either \"layers\" or "
+                                "\"preset\" (%s)",
+                                has_preset ? "both given" : "neither given");
+    if (has_preset) {
+        if ((st = read_preset(v, rank, layers, &n, preset, sizeof preset,
+                              err)))
+            return st;
+    } else {
+        const char *const only[] = {"k", "hidden", "activation"};
+        for (size_t q = 0; q < 3; q++)
+            if (json_object_get(v, only[q]) != NULL) {
+                char path[32];
+                snprintf(path, sizeof path, "model.%s", only[q]);
+                return pflref_error_set(err, PFLREF_EINVAL, path,
+                                        "\"%s\" is for a preset; a layer "
+                                        "list gives its sizes in its layers",
+                                        only[q]);
+            }
+        if ((st = pflref_json_array(l_v, "model.layers", 1, &n, err)))
+            return st;
+        if (n > PFLREF_MAX_LAYERS)
+            return pflref_error_set(err, PFLREF_EINVAL, "model.layers",
+                                    "%zu layers: at most %d", n,
+                                    PFLREF_MAX_LAYERS);
+        for (size_t i = 0; i < n; i++)
+            if ((st = read_layer(json_array_get(l_v, i), i, &layers[i], err)))
+                return st;
+    }
+    st = pflref_model_init_layers(m, (pflref_loss)loss, input, rank, layers,
+                                  n, err);
+    if (st != PFLREF_OK && err != NULL && err->where[0] != '\0') {
+        char path[PFLREF_WHERE_MAX];
+        pflref_json_key_path(path, sizeof path, "model", err->where);
+        snprintf(err->where, sizeof err->where, "%s", path);
+    }
+    if (st == PFLREF_OK)
+        snprintf(m->preset, sizeof m->preset, "%s", preset);
+    return st;
+}
+
 pflref_status pflref_spec_read_model(const json_t *root, pflref_model *m,
                                      pflref_error *err)
 {
@@ -225,8 +519,14 @@ pflref_status pflref_spec_read_model(const json_t *root, pflref_model *m,
     json_t *v;
     model_fields f = {.k = 1, .h = 0, .act = PFLREF_ACT_RELU};
     pflref_status st;
-    if ((st = pflref_json_member(root, "", "model", 1, &v, err)) ||
-        (st = pflref_json_object(v, "model", keys, err)) ||
+    if ((st = pflref_json_member(root, "", "model", 1, &v, err)))
+        return st;
+    /* a layer list has its own keys */
+    if (json_is_object(v) &&
+        json_is_string(json_object_get(v, "kind")) &&
+        strcmp(json_string_value(json_object_get(v, "kind")), "layers") == 0)
+        return read_layers_model(v, m, err);
+    if ((st = pflref_json_object(v, "model", keys, err)) ||
         (st = read_kind(v, &f, err)) || (st = read_loss(v, &f, err)))
         return st;
     f.bias = f.mk == PFLREF_MODEL_MLP;

@@ -19,6 +19,10 @@ pflref_status pflref_lora_layout_init(pflref_lora_layout *L,
         return pflref_error_set(err, PFLREF_EINVAL, "model.kind",
                                 "low-rank adapters need a layer (linear, "
                                 "softmax or mlp), not the quadratic model");
+    if (m->kind == PFLREF_MODEL_LAYERS)
+        return pflref_error_set(err, PFLREF_EINVAL, "model.kind",
+                                "low-rank adapters on a layer list are not "
+                                "implemented yet (linear, softmax or mlp)");
     if (r == 0)
         return pflref_error_set(err, PFLREF_EINVAL, "lora.r",
                                 "the rank r must be at least 1");

@@ -81,7 +81,7 @@ pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
         return NULL;
     *ws = (pflref_model_workspace){
         .kind = m->kind, .d = m->d, .k = m->k, .h = m->h,
-        .max_batch = max_batch,
+        .max_batch = max_batch, .P = m->P,
     };
     if (m->kind == PFLREF_MODEL_QUADRATIC) /* data-free: no buffers */
         return ws;
@@ -91,26 +91,39 @@ pflref_model_workspace *pflref_model_workspace_alloc(const pflref_model *m,
     }
 
     /* Sizes: Xb nb·d, yb nb, Z and RZ nb·k, A, H, RH and T nb·h each,
-     * bn 4h. */
-    size_t nd, nk, nh, total = 0;
-    if (!pflref_size_mul(max_batch, m->d, &nd) ||
+     * bn 4h; a layer list: no A, H, RH, T, bn, but its layer buffers
+     * (pflref_layers_ws_layout: extra doubles, and ns argmax entries). */
+    const int layers = m->kind == PFLREF_MODEL_LAYERS;
+    const size_t h = layers ? 0 : m->h;
+    size_t nd, nk, nh, total = 0, extra = 0, ns = 0;
+    if ((layers && !pflref_layers_ws_layout(m, max_batch, NULL, NULL, NULL,
+                                            &extra, &ns)) ||
+        !pflref_size_mul(max_batch, m->d, &nd) ||
         !pflref_size_mul(max_batch, m->k, &nk) ||
-        !pflref_size_mul(max_batch, m->h, &nh) ||
+        !pflref_size_mul(max_batch, h, &nh) ||
         !pflref_size_add(&total, nd) || !pflref_size_add(&total, max_batch) ||
         !pflref_size_add(&total, nk) || !pflref_size_add(&total, nk) ||
         !pflref_size_add(&total, nh) || !pflref_size_add(&total, nh) ||
         !pflref_size_add(&total, nh) || !pflref_size_add(&total, nh) ||
-        m->h > SIZE_MAX / 4 || !pflref_size_add(&total, 4 * m->h) ||
+        h > SIZE_MAX / 4 || !pflref_size_add(&total, 4 * h) ||
+        !pflref_size_add(&total, extra) ||
         total > SIZE_MAX / sizeof(double)) {
         free(ws);
         return NULL;
     }
     double *mem = calloc(total, sizeof(double));
-    if (mem == NULL) {
+    size_t *imem = layers ? calloc(ns > 0 ? ns : 1, sizeof(size_t)) : NULL;
+    if (mem == NULL || (layers && imem == NULL)) {
+        free(mem);
+        free(imem);
         free(ws);
         return NULL;
     }
     *ws = carve(ws, mem, nd, nk, nh);
+    ws->P = m->P;
+    if (layers)  /* the layer buffers after the common ones */
+        pflref_layers_ws_layout(m, max_batch, ws, mem + (total - extra),
+                                imem, &extra, &ns);
     return ws;
 }
 
@@ -119,6 +132,7 @@ void pflref_model_workspace_free(pflref_model_workspace *ws)
     if (ws == NULL)
         return;
     free(ws->mem);
+    free(ws->imem);
     free(ws);
 }
 
@@ -136,7 +150,7 @@ void pflref_model_workspace_passes(const pflref_model_workspace *ws,
 static int ws_fits(const pflref_model *m, const pflref_model_workspace *ws)
 {
     return ws->kind == m->kind && ws->d == m->d && ws->k == m->k &&
-           ws->h == m->h;
+           ws->h == m->h && ws->P == m->P;
 }
 
 pflref_status pflref_batch_check_args(const pflref_model *m, const double *w,

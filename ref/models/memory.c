@@ -121,15 +121,23 @@ size_t pflref_model_workspace_bytes(const pflref_model *m, size_t max_batch)
     if (m == NULL || m->kind == PFLREF_MODEL_QUADRATIC)
         return sizeof(pflref_model_workspace);
     /* Xb nb·d, yb nb, Z and RZ nb·k, A, H, RH and T nb·h each, bn 4h
-     * (batch.c) */
-    size_t nd, nk, nh, total = 0;
-    if (!pflref_size_mul(max_batch, m->d, &nd) ||
+     * (batch.c); a layer list: its layer buffers instead of A .. bn */
+    const int layers = m->kind == PFLREF_MODEL_LAYERS;
+    const size_t h = layers ? 0 : m->h;
+    size_t nd, nk, nh, total = 0, extra = 0, ns = 0;
+    if ((layers && !pflref_layers_ws_layout(m, max_batch, NULL, NULL, NULL,
+                                            &extra, &ns)) ||
+        ns > SIZE_MAX / sizeof(size_t) / 2 ||
+        !pflref_size_mul(max_batch, m->d, &nd) ||
         !pflref_size_mul(max_batch, m->k, &nk) ||
-        !pflref_size_mul(max_batch, m->h, &nh) || nk > SIZE_MAX / 2 ||
+        !pflref_size_mul(max_batch, h, &nh) || nk > SIZE_MAX / 2 ||
         nh > SIZE_MAX / 4 || !pflref_size_add(&total, nd) ||
         !pflref_size_add(&total, max_batch) ||
         !pflref_size_add(&total, 2 * nk) || !pflref_size_add(&total, 4 * nh) ||
-        m->h > SIZE_MAX / 4 || !pflref_size_add(&total, 4 * m->h) ||
+        h > SIZE_MAX / 4 || !pflref_size_add(&total, 4 * h) ||
+        !pflref_size_add(&total, extra) ||
+        !pflref_size_add(&total, (ns * sizeof(size_t) + sizeof(double) - 1) /
+                                     sizeof(double)) ||
         total > (SIZE_MAX - sizeof(pflref_model_workspace)) / sizeof(double))
         return SIZE_MAX;
     return total * sizeof(double) + sizeof(pflref_model_workspace);

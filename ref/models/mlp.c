@@ -191,10 +191,14 @@ pflref_status pflref_model_bn_update(const pflref_model *m,
         (st = pflref_arg_nonnull(err, "ws", ws)) ||
         (st = pflref_arg_nonnull(err, "w", w)))
         return st;
+    if (m->kind == PFLREF_MODEL_LAYERS && m->bn && ws->kind == m->kind &&
+        ws->P == m->P)                  /* every batchnorm layer's */
+        return pflref_layers_bn_update(m, ws, biased, w, err);
     if (m->kind != PFLREF_MODEL_MLP || !m->bn || ws->kind != m->kind ||
         ws->h != m->h)
         return pflref_error_set(err, PFLREF_EINVAL, "m",
-                                "running statistics need an mlp with bn "
+                                "running statistics need an mlp with bn, "
+                                "or a layer list with a batchnorm layer, "
                                 "and its workspace");
     const size_t h = m->h, nb = ws->bn_nb;
     if (nb == 0)
@@ -520,10 +524,17 @@ static pflref_status check_mlp_batch(const pflref_model *m, const double *w,
     pflref_status st = pflref_arg_nonnull(NULL, "m", m);
     if (st != PFLREF_OK)
         return st;
+    if (m->kind == PFLREF_MODEL_LAYERS) {
+        st = pflref_layers_check_split(m);
+        return st != PFLREF_OK ? st
+                               : pflref_batch_check(m, w, D, idx, nb, ws,
+                                                    nb_out);
+    }
     if (m->kind != PFLREF_MODEL_MLP) {
         const char *kname = pflref_model_kind_name(m->kind);
         return pflref_error_set(NULL, PFLREF_EINVAL, "m",
-                                "model %s has no body and head (mlp only)",
+                                "model %s has no body and head (mlp and "
+                                "layers only)",
                                 kname != NULL ? kname : "(unknown)");
     }
     if (m->bn)  /* the body's output depends on the whole batch */
@@ -550,6 +561,10 @@ pflref_status pflref_model_features(const pflref_model *m, const double *w,
         (st = pflref_arg_nonnull(NULL, "Phi", Phi)))
         return st;
     pflref_batch_gather_rows(m, D, idx, 0, n_b, ws);
+    if (m->kind == PFLREF_MODEL_LAYERS) {
+        pflref_layers_features(m, w, n_b, ws, A, Phi);
+        return PFLREF_OK;
+    }
     body_forward(m, w, n_b, ws, A, Phi);
     ws->body_forward++;
     return PFLREF_OK;
@@ -576,10 +591,17 @@ pflref_status pflref_model_head_grad(const pflref_model *m, const double *w,
         (st = pflref_batch_gather_labels(m, D, idx, 0, n_b, ws)))
         return st;
     double sum = 0.0;
-    head_forward(m, w, n_b, Phi, ws->Z); /* Z := Phi W2ᵀ + 1 b2ᵀ */
+    const int layers = m->kind == PFLREF_MODEL_LAYERS;
+    if (layers)                         /* Z := Phi Wᵀ + 1 bᵀ (the head) */
+        pflref_layers_head_forward(m, w, n_b, Phi, ws);
+    else
+        head_forward(m, w, n_b, Phi, ws->Z); /* Z := Phi W2ᵀ + 1 b2ᵀ */
     pflref_loss_terms(m, n_b, ws, &sum);
     pflref_output_signal(m, n_b, ws);   /* E := P − Y  or  s r */
-    head_backward(m, n_b, Phi, ws->Z, g);
+    if (layers)
+        pflref_layers_head_backward(m, n_b, Phi, ws->Z, g);
+    else
+        head_backward(m, n_b, Phi, ws->Z, g);
     if (E != NULL)
         memcpy(E, ws->Z, n_b * m->k * sizeof(double));
     if (loss != NULL)
@@ -607,7 +629,10 @@ pflref_status pflref_model_body_grad(const pflref_model *m, const double *w,
         (st = pflref_arg_nonnull(NULL, "g", g)))
         return st;
     pflref_batch_gather_rows(m, D, idx, 0, n_b, ws);
-    body_backward(m, w, n_b, A, E, ws, g);
+    if (m->kind == PFLREF_MODEL_LAYERS)  /* A is not read: see the header */
+        pflref_layers_body_grad(m, w, n_b, E, ws, g);
+    else
+        body_backward(m, w, n_b, A, E, ws, g);
     ws->body_backward++;
     return PFLREF_OK;
 }

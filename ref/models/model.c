@@ -84,6 +84,7 @@ static const char *const KIND_NAMES[] = {
     [PFLREF_MODEL_LINEAR] = "linear",
     [PFLREF_MODEL_SOFTMAX] = "softmax",
     [PFLREF_MODEL_MLP] = "mlp",
+    [PFLREF_MODEL_LAYERS] = "layers",
 };
 static const char *const LOSS_NAMES[] = {
     [PFLREF_LOSS_SQUARED] = "squared",
@@ -137,6 +138,8 @@ static int loss_fits(pflref_model_kind kind, pflref_loss loss)
     case PFLREF_MODEL_SOFTMAX:   return loss == PFLREF_LOSS_CROSS_ENTROPY;
     case PFLREF_MODEL_MLP:
         return loss == PFLREF_LOSS_CROSS_ENTROPY || squared;
+    case PFLREF_MODEL_LAYERS:
+        return 0;   /* pflref_model_init_layers describes a layer list */
     }
     return 0;
 }
@@ -150,6 +153,10 @@ static pflref_status check_description(const pflref_model *c,
     if (kname == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "kind",
                                 "unknown model kind %d", (int)c->kind);
+    if (c->kind == PFLREF_MODEL_LAYERS)
+        return pflref_error_set(err, PFLREF_EINVAL, "kind",
+                                "a layer list is described by "
+                                "pflref_model_init_layers");
     if (!loss_fits(c->kind, c->loss)) {
         const char *lname = pflref_loss_name(c->loss);
         return pflref_error_set(
@@ -223,6 +230,8 @@ static int count_params(const pflref_model *c, size_t *P)
     case PFLREF_MODEL_SOFTMAX:   /* W (k×d), b (k) */
         return pflref_size_mul(k, d, P) &&
                (c->bias == 0 || pflref_size_add(P, k));
+    case PFLREF_MODEL_LAYERS:    /* never here (check_description) */
+        return 0;
     case PFLREF_MODEL_MLP:       /* W1 (h×d), [b1 (h)], [γ, β, r_μ, r_v
                                     (h each)], W2 (k×h), [b2 (k)] */
         return pflref_size_mul(h, d, P) &&
@@ -243,10 +252,12 @@ static void add_block(pflref_model *m, const char *name, size_t rows,
                               ? 0
                               : m->blocks[m->nblocks - 1].offset +
                                     m->blocks[m->nblocks - 1].size;
-    m->blocks[m->nblocks++] = (pflref_block){
-        .name = name, .offset = offset, .size = rows * cols, .rows = rows,
+    pflref_block *B = &m->blocks[m->nblocks++];
+    *B = (pflref_block){
+        .offset = offset, .size = rows * cols, .rows = rows,
         .cols = cols, .is_input = is_input, .is_head = is_head,
     };
+    snprintf(B->name, sizeof B->name, "%s", name);
 }
 
 /* The BN layer's blocks, in BatchNorm1d's state_dict order: weight γ,
@@ -290,6 +301,8 @@ static void add_blocks(pflref_model *m)
         add_block(m, "W2", k, h, 0, 1);
         if (m->bias)
             add_block(m, "b2", k, 1, 0, 1);
+        break;
+    case PFLREF_MODEL_LAYERS:   /* never here (check_description) */
         break;
     }
 }
@@ -423,6 +436,22 @@ void pflref_model_bn_reset(const pflref_model *m, double *w)
 {
     if (m == NULL || w == NULL || !m->bn)
         return;
+    if (m->kind == PFLREF_MODEL_LAYERS) {
+        /* each batchnorm layer's blocks γ, β, r_μ, r_v: 1, 0, 0, 1 */
+        for (size_t i = 0; i < m->nlayers; i++) {
+            const pflref_layer *L = &m->layers[i];
+            if (L->kind != PFLREF_LAYER_BATCHNORM1D &&
+                L->kind != PFLREF_LAYER_BATCHNORM2D)
+                continue;
+            for (size_t q = 0; q < 4; q++) {
+                const pflref_block *B =
+                    &m->blocks[(size_t)L->first_block + q];
+                for (size_t e = 0; e < B->size; e++)
+                    w[B->offset + e] = q == 0 || q == 3 ? 1.0 : 0.0;
+            }
+        }
+        return;
+    }
     for (size_t b = 0; b < m->nblocks; b++) {
         const pflref_block *B = &m->blocks[b];
         const int one = strcmp(B->name, "bn_gamma") == 0 ||
@@ -440,7 +469,8 @@ int pflref_model_is_regression(const pflref_model *m)
     const int squared = m->loss == PFLREF_LOSS_SQUARED ||
                         m->loss == PFLREF_LOSS_HALF_SQUARED;
     return m->kind == PFLREF_MODEL_LINEAR ||
-           (m->kind == PFLREF_MODEL_MLP && squared);
+           ((m->kind == PFLREF_MODEL_MLP || m->kind == PFLREF_MODEL_LAYERS) &&
+            squared);
 }
 
 int pflref_model_is_classifier(const pflref_model *m)
@@ -448,7 +478,7 @@ int pflref_model_is_classifier(const pflref_model *m)
     if (m == NULL)
         return 0;
     return m->kind == PFLREF_MODEL_SOFTMAX ||
-           (m->kind == PFLREF_MODEL_MLP &&
+           ((m->kind == PFLREF_MODEL_MLP || m->kind == PFLREF_MODEL_LAYERS) &&
             m->loss == PFLREF_LOSS_CROSS_ENTROPY);
 }
 
@@ -476,6 +506,7 @@ const pflref_model_ops *pflref_model_ops_of(const pflref_model *m)
     case PFLREF_MODEL_LINEAR:    return &pflref_linear_ops;
     case PFLREF_MODEL_SOFTMAX:   return &pflref_softmax_ops;
     case PFLREF_MODEL_MLP:       return &pflref_mlp_ops;
+    case PFLREF_MODEL_LAYERS:    return &pflref_layers_ops;
     case PFLREF_MODEL_QUADRATIC: break;
     }
     return NULL;
@@ -632,19 +663,26 @@ static pflref_status unknown_name(const pflref_model *m, const char *name,
                                   pflref_error *err)
 {
     char p[PFLREF_WHERE_MAX];
-    char list[128] = "";
-    for (size_t q = 0; q < m->nblocks; q++) {
+    char list[256] = "";
+    const int layers = m->kind == PFLREF_MODEL_LAYERS;
+    /* a layer list names its parametrised layers, the others their blocks */
+    for (size_t q = 0; q < (layers ? m->nlayers : m->nblocks); q++) {
+        if (layers && m->layers[q].first_block < 0)
+            continue;
         size_t len = strlen(list);
-        snprintf(list + len, sizeof list - len, "%s, ", m->blocks[q].name);
+        snprintf(list + len, sizeof list - len, "%s, ",
+                 layers ? m->layers[q].name : m->blocks[q].name);
     }
     snprintf(p, sizeof p, "%s[%zu]", where, j);
     const char *kname = pflref_model_kind_name(m->kind);
     return pflref_error_set(
         err, PFLREF_EINVAL, p,
-        "unknown block or group \"%s\": model %s has blocks %sand the "
-        "groups input, head",
+        "unknown block or group \"%s\": model %s has %s %sand the "
+        "groups input, head%s",
         name != NULL ? name : "(null)", kname != NULL ? kname : "(unknown)",
-        list);
+        layers ? "the layers (each naming its blocks NAME.weight, ...)"
+               : "blocks",
+        list, layers ? ", bn" : "");
 }
 
 /* out->personal[b] := 1 for every block named in names[0..count−1], or in
@@ -668,16 +706,27 @@ pflref_status pflref_split_from_names(const pflref_model *m,
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "%zu names expected, names is NULL", count);
     memset(out, 0, sizeof *out);
+    const int layers = m->kind == PFLREF_MODEL_LAYERS;
     for (size_t j = 0; j < count; j++) {
         const char *name = names[j];
         const int input = name != NULL && strcmp(name, "input") == 0;
         const int head = name != NULL && strcmp(name, "head") == 0;
+        const int bn = layers && name != NULL && strcmp(name, "bn") == 0;
         const int b = pflref_model_block_index(m, name);
-        if (!input && !head && b < 0)
+        /* a layer list's layer name: all of the layer's blocks */
+        const pflref_layer *L = NULL;
+        for (size_t i = 0; layers && name != NULL && i < m->nlayers; i++)
+            if (m->layers[i].first_block >= 0 &&
+                strcmp(m->layers[i].name, name) == 0)
+                L = &m->layers[i];
+        if (!input && !head && !bn && b < 0 && L == NULL)
             return unknown_name(m, name, where, j, err);
         for (size_t q = 0; q < m->nblocks; q++)
             if ((input && m->blocks[q].is_input) ||
-                (head && m->blocks[q].is_head) || (int)q == b)
+                (head && m->blocks[q].is_head) ||
+                (bn && m->blocks[q].is_bn) || (int)q == b ||
+                (L != NULL && q >= (size_t)L->first_block &&
+                 q < (size_t)L->first_block + L->nblocks))
                 out->personal[q] = 1;
     }
     return PFLREF_OK;

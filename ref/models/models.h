@@ -13,6 +13,9 @@
  *   outputs.c    evaluation (pflref_model_evaluate, _evaluate_mix) and
  *                the outputs API of pflref/model.h
  *   quadratic.c, linear.c, softmax.c, mlp.c   one model each
+ *   layers.c     the layer list: shapes, blocks, presets;
+ *   layers_ops.c its forward, backward, R-operator and workspace;
+ *   layers_conv.c  convolution, pooling, batch normalisation
  *   problem.c    problems and their data sets (pflref_data_validate)
  *
  * Symbols and shapes are those of the table in model.c.  Every function
@@ -47,6 +50,27 @@ struct pflref_model_workspace {
     double *mem;              /* the one allocation behind the buffers      */
     size_t body_forward;      /* mlp: passes of a batch through the body    */
     size_t body_backward;     /* mlp: backward passes through the body      */
+    /* layer lists (layers_ops.c; NULL / 0 for the other kinds) */
+    size_t P;                 /* the model's P (a layer list is told apart
+                                 from another of the same d, k by it too)  */
+    double *act[PFLREF_MAX_LAYERS];  /* layer i's output Y_i, max_batch ×
+                                 out_size: its own buffer, or its input's
+                                 (flatten; relu, tanh, sigmoid in place);
+                                 the last layer's is Z                      */
+    double *Ract[PFLREF_MAX_LAYERS]; /* R{Y_i} alike (the last: RZ); NULL
+                                 where R{Y_i} = 0 (a flatten of the data)  */
+    double *xhat[PFLREF_MAX_LAYERS]; /* batchnorm: x̂, max_batch × size   */
+    double *Rxhat[PFLREF_MAX_LAYERS]; /* batchnorm: R{x̂}                   */
+    double *stats[PFLREF_MAX_LAYERS]; /* batchnorm: μ_B, s²_B, s, R{s} (C
+                                 each) of the last training pass            */
+    size_t *arg[PFLREF_MAX_LAYERS];  /* maxpool2d: the argmax of each output
+                                 entry (an index into the input sample)    */
+    double *sig[2], *Rsig[2]; /* signals ∂ℓ/∂Y and R{∂ℓ/∂Y}, max_batch ×
+                                 the largest layer size (ping-pong)         */
+    double *col, *dcol;       /* ONE sample's im2col: C·κ² × H'·W'        */
+    size_t *imem;             /* the allocation behind arg                  */
+    const double *w_fwd;      /* the parameters of the last forward pass
+                                 (the head's gradient reads them)          */
 };
 
 /* ---- batch.c ------------------------------------------------------- */
@@ -201,6 +225,94 @@ typedef struct {
 extern const pflref_model_ops pflref_linear_ops;
 extern const pflref_model_ops pflref_softmax_ops;
 extern const pflref_model_ops pflref_mlp_ops;
+
+extern const pflref_model_ops pflref_layers_ops;
+
+/* ---- layers.c, layers_ops.c, layers_conv.c ---------------------------- */
+
+/* 1 for relu, tanh, sigmoid; 1 for batchnorm1d, batchnorm2d. */
+int pflref_layer_is_activation(pflref_layer_kind kind);
+int pflref_layer_is_bn(pflref_layer_kind kind);
+
+/* The layer buffers of a workspace of a layer list for batches of up to
+ * nb samples: *nd doubles and *ns size_t entries.  With ws non-NULL, the
+ * buffers are carved from mem (nd doubles, zeroed) and imem (ns entries)
+ * into ws (whose Xb, Z and RZ are already set).  0 when a size overflows. */
+int pflref_layers_ws_layout(const pflref_model *m, size_t nb,
+                            pflref_model_workspace *ws, double *mem,
+                            size_t *imem, size_t *nd, size_t *ns);
+
+/* Running statistics of every batchnorm layer (pflref_model_bn_update). */
+pflref_status pflref_layers_bn_update(const pflref_model *m,
+                                      const pflref_model_workspace *ws,
+                                      int biased, double *w,
+                                      pflref_error *err);
+
+/* The body/head split of a layer list (pflref_model_features and kin):
+ * PFLREF_OK when the last layer is dense after a body without batchnorm,
+ * else PFLREF_EINVAL where "m" naming what is missing. */
+pflref_status pflref_layers_check_split(const pflref_model *m);
+/* Phi := the body's output (the head's input, nb × h), A := Phi. */
+void pflref_layers_features(const pflref_model *m, const double *w,
+                            size_t nb, pflref_model_workspace *ws,
+                            double *A, double *Phi);
+/* Z := Phi Wᵀ + 1 bᵀ with the head layer's W, b. */
+void pflref_layers_head_forward(const pflref_model *m, const double *w,
+                                size_t nb, const double *Phi,
+                                pflref_model_workspace *ws);
+/* The head's entries of g: (1/nb) Eᵀ Phi, (1/nb) Σ_j E_j. */
+void pflref_layers_head_backward(const pflref_model *m, size_t nb,
+                                 const double *Phi, const double *E,
+                                 double *g);
+/* The body's entries of g from E: the body forward again, dΦ = E W, back. */
+void pflref_layers_body_grad(const pflref_model *m, const double *w,
+                             size_t nb, const double *E,
+                             pflref_model_workspace *ws, double *g);
+
+/* Convolution of a batch (layers_conv.c), X, Y nb × in_size, out_size in
+ * NCHW order, W O × C·κ², col one sample's im2col (C·κ² × H'·W'):
+ *   Y_n := W col(X_n) + b 1ᵀ   (b may be NULL). */
+void pflref_conv_forward(const pflref_layer *L, const double *W,
+                         const double *b, const double *X, size_t nb,
+                         double *Y, double *col);
+/* R{Y}_n := v_b 1ᵀ + W col(R{X}_n) + V col(X_n)  (RX NULL: R{X} = 0). */
+void pflref_conv_r_forward(const pflref_layer *L, const double *W,
+                           const double *V, const double *vb,
+                           const double *X, const double *RX, size_t nb,
+                           double *RY, double *col);
+/* gW := α Σ_n dY_n col(X_n)ᵀ (+ with RX: α Σ_n E2_n col(RX_n)ᵀ, see
+ * layers_conv.c), gb := α Σ_n Σ_p dY_n[·, p]; dX_n := col2im(Wᵀ dY_n
+ * (+ Vᵀ E2_n)) when dX is non-NULL. */
+void pflref_conv_backward(const pflref_layer *L, const double *W,
+                          const double *V, const double *X,
+                          const double *RX, const double *dY,
+                          const double *E2, size_t nb, double alpha,
+                          double *gW, double *gb, double *dX, double *col,
+                          double *dcol);
+/* Pools: Y := pool(X) (arg: maxpool's argmax); dX := scatter of dY;
+ * RY := the pool's R-operator on RX (through the argmax; NULL RX: 0). */
+void pflref_pool_forward(const pflref_layer *L, const double *X, size_t nb,
+                         double *Y, size_t *arg);
+void pflref_pool_backward(const pflref_layer *L, const double *dY,
+                          size_t nb, const size_t *arg, double *dX);
+void pflref_pool_r_forward(const pflref_layer *L, const double *RX,
+                           size_t nb, const size_t *arg, double *RY);
+/* Batch normalisation (per channel over nb·H·W entries; H = W = 1 for
+ * batchnorm1d), train: batch statistics into stats; else r_μ, r_v. */
+void pflref_bn_forward(const pflref_layer *L, const double *p, size_t nb,
+                       int train, const double *X, double *Y, double *xhat,
+                       double *stats);
+void pflref_bn_backward(const pflref_layer *L, const double *p, size_t nb,
+                        const double *xhat, const double *stats, double *dY,
+                        double *g);
+void pflref_bn_r_forward(const pflref_layer *L, const double *p,
+                         const double *v, size_t nb, const double *X,
+                         const double *RX, const double *xhat, double *stats,
+                         double *Rxhat, double *RY);
+void pflref_bn_r_backward(const pflref_layer *L, const double *p,
+                          const double *v, size_t nb, const double *xhat,
+                          const double *Rxhat, const double *stats,
+                          double *dY, double *RdY, double *Hv);
 
 /* ---- model.c ------------------------------------------------------- */
 
