@@ -8,7 +8,9 @@ arithmetic, and check that its flags are earned.
 For every pflref-golden/1 vector under GOLDEN_DIR (default: this folder)
 whose algorithm and model pflref_exact.py and pflref_exact_pfl.py implement
 (fedavg, local, finetune, prox, pfedme, ditto, fedalt, fedsim, pflego;
-quadratic, linear, and mlp with a squared loss):
+quadratic, linear, mlp with a squared loss, and layer lists through
+pflref_exact_layers.py, whose transcendental layers run in 60-digit
+decimals):
 
  1. replay: the spec as written (model, clients, init, switches, the given
     schedule's clients and batches) is run through pflref_exact.py and every
@@ -170,6 +172,14 @@ for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
             MUTANTS.setdefault(_flag, {})[_alg] = list(_bugs)
 
 
+# The layer-list model's bugs (pflref_exact_layers.py) act inside the model's
+# gradient, so they apply under every algorithm that replays one; the
+# algorithm-specific rows above keep precedence.
+import pflref_exact_layers as pl  # noqa: E402
+for _flag, _bugs in pl.MUTANTS.items():
+    MUTANTS.setdefault(_flag, {}).setdefault("*", list(_bugs))
+
+
 def replay(spec, bugs=frozenset()):
     """The expected object of the spec, run exactly (with bugs)."""
     if spec["algorithm"]["name"] == "fedavg" and po.uses_optimizer(spec):
@@ -224,7 +234,7 @@ def replay(spec, bugs=frozenset()):
 
 def supported(spec):
     model = spec["model"]
-    exact_model = (model["kind"] in ("linear", "quadratic")
+    exact_model = (model["kind"] in ("linear", "quadratic", "layers")
                    or (model["kind"] == "mlp"
                        and model.get("loss") in ("half_squared", "squared")))
     if spec["algorithm"]["name"] in MODULES:

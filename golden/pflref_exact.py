@@ -78,7 +78,8 @@ class Problem:
     """A spec's model and clients, exact.  model: the spec's "model"
     object; clients: the spec's client objects.
 
-    Models (docs/models.md): quadratic; linear; and the mlp
+    Models (docs/models.md): quadratic; linear; layers (the layer list of
+    pflref_exact_layers.py); and the mlp
 
         a = W1 x (+ b1),  phi = sigma(a),  z = W2 phi (+ b2)
 
@@ -93,6 +94,9 @@ class Problem:
 
     def __init__(self, model, clients):
         self.kind = model["kind"]
+        if self.kind == "layers":
+            self._init_layers(model, clients)
+            return
         self.d = model["d"]
         self.bias = bool(model.get("bias", False))
         self.loss = model.get("loss")
@@ -116,6 +120,19 @@ class Problem:
             else:
                 X = [exact_vec(row) for row in c["X"]]
                 self.clients.append({"X": X, "y": exact_vec(c["y"]), "n": len(X)})
+
+    def _init_layers(self, model, clients):
+        """A layer list (pflref_exact_layers.py): exact fractions when every
+        layer is rational, else 60-digit decimals inside grad (its result
+        converted exactly, so the algorithms stay in Fraction)."""
+        import pflref_exact_layers as pl
+        self.layers = pl.Model(model)
+        self.d, self.P, self.loss = self.layers.d, self.layers.P, self.layers.loss
+        self.bias = False
+        self.clients = []
+        for c in clients:
+            data = pl.ClientData(self.layers, c)
+            self.clients.append({"data": data, "n": data.n})
 
     def n(self, k):
         return self.clients[k]["n"]
@@ -166,6 +183,9 @@ class Problem:
         """g = ∇F_k(theta; batch), F the mean over the batch of the
         per-sample loss (shared/spec README rule 3)."""
         c = self.clients[k]
+        if self.kind == "layers":
+            import pflref_exact_layers as pl
+            return pl.grad_exact(self.layers, c["data"], theta, batch, bugs)
         if self.kind == "quadratic":
             # f(θ) = ½ Σ_j a_j (θ_j − c_j)²  →  g_j = a_j (θ_j − c_j)
             s = 2 if "loss-x2" in bugs else 1

@@ -14,7 +14,9 @@ irrational in general), written from shared/spec notes-fedbn-fedfomo.md
   - every input double is converted exactly (Decimal(float)).
 
 replay(spec, bugs) -> (trace, w, v, None) runs a spec as written (given
-schedule; model mlp with "bn": true; init zeros or given); MUTANTS maps
+schedule; model mlp with "bn": true, init zeros or given; or a layer list,
+"kind": "layers", through golden/pflref_exact_layers.py in 60-digit decimals,
+init given, the local BN blocks those of every batchnorm layer); MUTANTS maps
 each flag to the bugs of its class, each a plausible wrong implementation:
 
   bn-batch-variance     unbiased-norm-var (m − 1 in the normalising
@@ -201,15 +203,54 @@ def initial(M, init):
 
 def supported(spec):
     m = spec.get("model", {})
-    return (spec["algorithm"]["name"] == "fedbn" and m.get("kind") == "mlp"
-            and m.get("bn") is True and "clients" in spec.get("problem", {})
+    return (spec["algorithm"]["name"] == "fedbn"
+            and ((m.get("kind") == "mlp" and m.get("bn") is True)
+                 or m.get("kind") == "layers")
+            and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given"
             and spec.get("init", {"kind": "zeros"}).get("kind") in ("zeros", "given"))
 
 
+class _MlpSteps:
+    """The mlp's parameter count, BN entries, start and one batch's
+    gradient and running-statistics update, for replay."""
+
+    def __init__(self, spec):
+        self.M = M = Model(spec["model"])
+        self.P, self.bn = M.P, M.bn
+
+    def initial(self, init):
+        return initial(self.M, init)
+
+    def step(self, th, X, Y, unbiased, bugs):
+        """∇F at th; th's running statistics moved (in place)."""
+        g, mu, var, m = grad(self.M, th, X, Y, bugs)
+        running(self.M, th, mu, var, m, unbiased, bugs)
+        return g
+
+
+class _LayersSteps:
+    """The same for a layer list (golden/pflref_exact_layers.py, 60-digit
+    decimals): the bn group is every batchnorm layer's γ, β, r_μ, r_v."""
+
+    def __init__(self, spec):
+        import pflref_exact_layers as pl
+        self.M = pl.Model(spec["model"], "decimal")
+        self.P, self.bn = self.M.P, self.M.bn_entries()
+
+    def initial(self, init):
+        assert init.get("kind") == "given", "a layers model starts from init.w"
+        return [dec(x) for x in init["w"]]
+
+    def step(self, th, X, Y, unbiased, bugs):
+        g, caches = self.M.grad(th, X, Y, bugs)
+        self.M.update_running(th, caches, unbiased, bugs)
+        return g
+
+
 def replay(spec, bugs=frozenset()):
     """FedBN on the spec's given schedule: (trace, w, v, None)."""
-    M = Model(spec["model"])
+    M = (_LayersSteps if spec["model"]["kind"] == "layers" else _MlpSteps)(spec)
     sw = spec["algorithm"].get("switches", {})
     eta = dec(spec["algorithm"]["hyperparameters"]["eta"])
     weights = sw.get("fedbn.weights", "uniform")
@@ -224,7 +265,7 @@ def replay(spec, bugs=frozenset()):
     unbiased = sw.get("fedbn.running_var", "unbiased") == "unbiased"
     clients = [([[dec(x) for x in row] for row in c["X"]], [dec(y) for y in c["y"]])
                for c in spec["problem"]["clients"]]
-    w = initial(M, spec.get("init", {"kind": "zeros"}))
+    w = M.initial(spec.get("init", {"kind": "zeros"}))
     v = [list(w) for _ in clients]
     trace = pg.Trace()
     # req: fedbn.alg1.l1, fedbn.alg1.l3
@@ -240,8 +281,7 @@ def replay(spec, bugs=frozenset()):
             th = [v[k][p] if (local and p in M.bn) else w[p] for p in range(M.P)]
             trace.emit("client_begin", "train", t, k, 0, "v", th)
             for q, idx in enumerate(batches):
-                g, mu, var, m = grad(M, th, [X[i] for i in idx], [Y[i] for i in idx], bugs)
-                running(M, th, mu, var, m, unbiased, bugs)
+                g = M.step(th, [X[i] for i in idx], [Y[i] for i in idx], unbiased, bugs)
                 # req: fedbn.alg1.l2
                 th = [th[p] - eta * g[p] for p in range(M.P)]
                 trace.emit("step", "train", t, k, q + 1, "v", th)

@@ -119,7 +119,22 @@ def blocks(model):
 
 
 def personal_mask(model, names):
-    """1 on the entries of the named personal blocks or groups."""
+    """1 on the entries of the named personal blocks or groups.  A layer
+    list (pflref_exact_layers.py) also takes layer names (every block of the
+    layer) and the group "bn" (every batchnorm layer's blocks)."""
+    if model["kind"] == "layers":
+        import pflref_exact_layers as pl
+        M = pl.Model(model, "float")
+        mask = [0] * M.P
+        for b, off in M.block_offsets():
+            layer = M.layers[b["layer"]].name
+            on = (b["name"] in names or layer in names
+                  or ("input" in names and b["is_input"])
+                  or ("head" in names and b["is_head"])
+                  or ("bn" in names and b["is_bn"]))
+            for q in range(b["size"]):
+                mask[off + q] = 1 if on else 0
+        return mask
     mask = []
     for name, size, is_input, is_head in blocks(model):
         on = (name in names or ("input" in names and is_input)

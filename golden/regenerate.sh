@@ -12,6 +12,9 @@
 # (`make golden-update` copies the drifted files in once CHANGES.md says
 # why; the generators write every vector's content hash, so a regenerated
 # file carries the hash of what it now holds).
+# The generators are every golden/*/make_*.py, among them layers/make_cnn.py,
+# make_mlp.py, make_ce.py, make_bn.py and make_pfl.py (which import
+# layers/layers_common.py; layers/check_torch.py is a check, not a generator).
 # Exit status: 0 every regenerated file is identical, 1 some differ, are new
 # or are no longer written by any generator, 2 usage or a generator failed.
 set -eu

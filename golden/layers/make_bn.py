@@ -1,0 +1,243 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Golden vectors of layer lists with batch normalisation ("kind":
+"layers", batchnorm2d after a conv2d, batchnorm1d after a dense layer), in
+60-digit decimal arithmetic (the batch's standard deviation is a square
+root; cross-entropy needs exp and log), through
+golden/pflref_exact_layers.py:
+
+  FedAvg (McMahan et al., AISTATS 2017, Alg. 1; golden/pflref_exact.py):
+  the training-mode forward normalises with the batch's mean and biased
+  variance, the running statistics are buffers that FedAvg never moves
+  (docs/models.md: only FedBN calls the running update), so they stay at
+  init.w's values and are averaged unchanged;
+  FedBN (Li et al., ICLR 2021, arXiv 2102.07623v2, Alg. 1;
+  golden/pflref_exact_fedbn.py): every batchnorm layer's γ, β and running
+  statistics stay local, the running statistics move after every batch by
+  PyTorch's rule (unbiased variance; for batchnorm2d with m = n_b·H·W).
+
+  layers/fedavg/bn2d-cnn-ce      input 1×4×4; conv2d "conv1" 1→2, kernel 3,
+      padding 1, no bias (a bias before a training-mode BN is removed by
+      the mean); batchnorm2d "bn1" (ε = 1/64, ρ = 0.15); relu; maxpool2d 2;
+      flatten; dense "fc" 8→3; cross-entropy; three clients, two rounds.
+  layers/fedavg/bn1d-mlp-squared input [3]; dense "fc1" 3→4 (no bias);
+      batchnorm1d "bn1" (ε = 0.03, ρ = 0.2); relu; dense "fc2" 4→1;
+      (ŷ − y)²; three clients, two rounds.
+  layers/fedbn/bn2d-cnn-ce       the first problem under FedBN (BN local,
+      uniform weights), client 1 left out of round 1 (it keeps its BN).
+  layers/fedbn/bn1d-mlp-samples  the second under FedBN with
+      fedbn.weights = samples and fedbn.running_var = biased.
+
+    /usr/bin/python3 golden/layers/make_bn.py [OUTDIR]
+"""
+import os
+import random
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import layers_common as lc          # noqa: E402
+import pflref_exact_fedbn as fb     # noqa: E402
+import pflref_exact_layers as pl    # noqa: E402
+import pflref_golden as pg          # noqa: E402
+
+GENERATOR = "golden/layers/make_bn.py (exact fractions, pflref_exact_layers.py)"
+FEDBN_GENERATOR = ("golden/layers/make_bn.py (60-digit decimal, "
+                   "pflref_exact_fedbn.py on pflref_exact_layers.py)")
+FEDBN_SOURCE = ("Li, Jiang, Zhang, Kamp, Dou, ICLR 2021, arXiv 2102.07623v2, "
+                "Alg. 1; shared/spec notes-fedbn-fedfomo.md §1.2-1.5")
+
+BN_MUTANTS = {
+    "bn-batch-variance": ["unbiased-norm-var"],
+    "bn-eps-placement": ["eps-outside-root"],
+    "bn-backward": ["no-stat-backward"],
+    "bn-eval-mode": ["running-in-training"],
+}
+
+CNN = {"kind": "layers", "input": [1, 4, 4], "loss": "cross_entropy",
+       "layers": [
+           {"type": "conv2d", "name": "conv1", "out_channels": 2, "kernel": 3,
+            "padding": 1, "bias": False},
+           {"type": "batchnorm2d", "name": "bn1", "eps": 0.015625, "momentum": 0.15},
+           {"type": "relu"},
+           {"type": "maxpool2d", "kernel": 2},
+           {"type": "flatten"},
+           {"type": "dense", "name": "fc", "out": 3}]}
+CNN_LABELS = ([0.0, 2.0, 1.0, 2.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0, 0.0, 1.0])
+CNN_CLIENTS = [{"X": lc.rows(800 + i, len(y), 16), "y": list(y)}
+               for i, y in enumerate(CNN_LABELS)]
+CNN_W0 = lc.init_for(CNN, 47, scale=0.75)
+
+MLP = {"kind": "layers", "input": [3], "loss": "squared",
+       "layers": [
+           {"type": "dense", "name": "fc1", "out": 4, "bias": False},
+           {"type": "batchnorm1d", "name": "bn1", "eps": 0.03, "momentum": 0.2},
+           {"type": "relu"},
+           {"type": "dense", "name": "fc2", "out": 1}]}
+MLP_CLIENTS = [{"X": lc.rows(900 + i, n, 3),
+                "y": lc.values(random.Random(950 + i), n, -1.5, 1.5, 16)}
+               for i, n in enumerate((4, 3, 5))]
+MLP_W0 = lc.init_for(MLP, 28, scale=0.75)
+
+
+def fedavg_bn2d():
+    plans = [
+        [(0, [[0, 2], [3, 1]]), (1, [[2, 0, 1]]), (2, [[4, 1], [0, 3, 2]])],
+        [(0, [[1, 3, 0]]), (1, [[1, 2], [0, 2]]), (2, [[2, 4]])],
+    ]
+    flags = ["bn-batch-variance", "bn-eps-placement", "bn-backward", "bn-eval-mode",
+             "bn2d-statistics", "state-dict-order", "conv-kernel-orientation",
+             "batch-mean", "aggregation-weights", "stale-global"]
+    mutants = {k: lc.COMMON_MUTANTS[k] for k in ("batch-mean", "aggregation-weights",
+                                                 "stale-global")}
+    mutants.update(BN_MUTANTS)
+    mutants.update({"bn2d-statistics": ["bn2d-per-position"],
+                    "state-dict-order": ["bias-before-weight", "buffers-last"],
+                    "conv-kernel-orientation": ["conv-flip", "conv-kernel-transpose"]})
+    return lc.fedavg_vector(
+        GENERATOR, "layers/fedavg/bn2d-cnn-ce", "fedavg-bn2d-cnn-ce.json",
+        "FedAvg, CNN with batchnorm2d (batch statistics per channel over "
+        "batch x H x W), cross-entropy, two rounds",
+        "Input 1x4x4; conv1 (2 channels, kernel 3, padding 1, no bias) -> 2x4x4, "
+        "bn1 = batchnorm2d (eps = 1/64, momentum 0.15; training mode: batch "
+        "mean and biased variance; running statistics are buffers FedAvg never "
+        "moves), relu, maxpool2d 2 -> 2x2x2, flatten, fc 8 -> 3; cross-entropy; "
+        "eta = 0.3125; three clients (n = 4, 3, 5); weights n_k / m_t.",
+        CNN, CNN_CLIENTS, CNN_W0, 0.3125, plans, flags, mutants, 1e-13, 1e-12)
+
+
+def fedavg_bn1d():
+    plans = [
+        [(0, [[0, 2], [3, 1]]), (1, [[2, 0, 1]]), (2, [[4, 1], [0, 3, 2]])],
+        [(0, [[1, 3, 0], [2, 1]]), (2, [[2, 4, 3]])],
+    ]
+    flags = ["bn-batch-variance", "bn-eps-placement", "bn-backward", "bn-eval-mode",
+             "state-dict-order", "dense-weight-layout", "loss-scale", "batch-mean",
+             "aggregation-weights", "stale-global"]
+    mutants = {k: lc.COMMON_MUTANTS[k] for k in ("loss-scale", "batch-mean",
+                                                 "aggregation-weights", "stale-global")}
+    mutants.update(BN_MUTANTS)
+    mutants.update({"state-dict-order": ["bias-before-weight", "buffers-last"],
+                    "dense-weight-layout": ["dense-w-transpose"]})
+    return lc.fedavg_vector(
+        GENERATOR, "layers/fedavg/bn1d-mlp-squared", "fedavg-bn1d-mlp-squared.json",
+        "FedAvg, MLP with batchnorm1d between the dense layer and relu, "
+        "squared loss, two rounds",
+        "Input [3]; fc1 3 -> 4 without bias, bn1 = batchnorm1d (eps = 0.03, "
+        "momentum 0.2; batch statistics in training, running statistics "
+        "never moved by FedAvg), relu, fc2 4 -> 1; loss (y-hat - y)^2; eta = "
+        "0.0625; three clients (n = 4, 3, 5), client 1 unsampled in round 1; "
+        "weights n_k / m_t.",
+        MLP, MLP_CLIENTS, MLP_W0, 0.0625, plans, flags, mutants, 1e-13, 1e-12)
+
+
+def fedbn_vector(vid, fname, title, description, model, clients, w0, eta,
+                 switches, rounds, flags, mutants, fedavg_plans):
+    """FedBN through golden/pflref_exact_fedbn.py's replay; the tolerance's
+    fp64 gap is that of the FedAvg run of the same model and data (the same
+    layers, the running update adding three roundings per statistic)."""
+    algorithm = {"name": "fedbn", "hyperparameters": {"eta": eta}}
+    if switches:
+        algorithm["switches"] = switches
+    spec = pg.given_spec(title, description, model, clients,
+                         {"kind": "given", "w": w0}, algorithm, rounds)
+
+    def run(bugs=frozenset()):
+        return fb.replay(spec, frozenset(bugs))
+
+    pl.reset_stats()
+    result = run()
+    lc.guard_kinks()
+    t_ex, w_ex = lc.fedavg_run(model, clients, w0, eta, "samples", fedavg_plans)
+    t_fl, w_fl = lc.fedavg_run(model, clients, w0, eta, "samples", fedavg_plans,
+                               domain="float")
+    fp64 = lc.gap(pg.expected(t_ex, w=w_ex), pg.expected(t_fl, w=w_fl))
+    tol = lc.tolerance(1e-13, 1e-12, "60-digit decimals of the binary inputs "
+                       "(the FedAvg run of this model and data measured)", fp64)
+    exp = pg.checked_expected(vid, tol, flags, mutants, result, run,
+                              lambda trace, w, v, alpha: (trace, w, v))
+    if model["layers"][1]["type"] == "batchnorm1d":
+        # a second path: the same run as the mlp with bn, whose BN backward
+        # goes through the full Jacobian (pflref_exact_fedbn.grad)
+        other = pg.expected(*fb.replay(as_mlp_spec(spec))[:3])
+        assert lc.gap(exp, other) < 1e-40, (vid, lc.gap(exp, other))
+    prov = pg.provenance("independent", f"{FEDBN_SOURCE}; {lc.LAYERS_SOURCE}",
+                         FEDBN_GENERATOR)
+    return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
+
+
+def fedbn_bn2d():
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [3, 1]], [[2, 0, 1]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0]], [[2, 4], [1, 0, 3]]]},
+    ]
+    flags = ["fedbn-bn-averaged", "bn-running-update", "bn-batch-variance",
+             "bn-eps-placement", "bn-backward", "bn-eval-mode", "bn2d-statistics",
+             "state-dict-order"]
+    mutants = dict(BN_MUTANTS)
+    mutants.update({
+        "fedbn-bn-averaged": ["bn-averaged"],
+        "bn-running-update": ["momentum-flipped", "running-var-flipped",
+                              "running-var-count-nb"],
+        "bn2d-statistics": ["bn2d-per-position"],
+        "state-dict-order": ["bias-before-weight", "buffers-last"],
+    })
+    return fedbn_vector(
+        "layers/fedbn/bn2d-cnn-ce", "fedbn-bn2d-cnn-ce.json",
+        "FedBN, CNN with batchnorm2d, cross-entropy, two rounds, client 1 "
+        "left out of round 1",
+        "The model and data of layers/fedavg/bn2d-cnn-ce under FedBN: bn1's "
+        "weight, bias, running_mean and running_var stay with each client; the "
+        "running statistics move after every batch (momentum 0.15, unbiased "
+        "variance with m = n_b x 4 x 4); conv1 and fc averaged with 1/|S_t|.",
+        CNN, CNN_CLIENTS, CNN_W0, 0.3125, {}, rounds, flags, mutants,
+        [[(k, b) for k, b in zip(r["clients"], r["batches"])] for r in rounds])
+
+
+def as_mlp_spec(spec):
+    """The bn1d layer list as the mlp with bn (docs/models.md: the same
+    function and the same vector layout W1, γ, β, r_μ, r_v, W2, b2)."""
+    L = spec["model"]["layers"]
+    model = {"kind": "mlp", "d": spec["model"]["input"][0], "h": L[0]["out"],
+             "k": 1, "loss": spec["model"]["loss"], "hidden_bias": False,
+             "bias": True, "bn": True, "bn_eps": L[1]["eps"],
+             "bn_momentum": L[1]["momentum"]}
+    return dict(spec, model=model)
+
+
+def fedbn_bn1d():
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [3, 1]], [[2, 0, 1]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 1, 2], "batches": [[[1, 3, 0]], [[1, 2], [0, 2]],
+                                           [[2, 4, 3]]]},
+    ]
+    flags = ["fedbn-bn-averaged", "bn-running-update", "bn-batch-variance",
+             "bn-eps-placement", "bn-backward", "bn-eval-mode", "state-dict-order",
+             "aggregation-weights", "loss-scale"]
+    mutants = dict(BN_MUTANTS)
+    mutants.update({
+        "fedbn-bn-averaged": ["bn-averaged"],
+        "bn-running-update": ["momentum-flipped", "running-var-flipped"],
+        "state-dict-order": ["bias-before-weight", "buffers-last"],
+        "aggregation-weights": ["weights=uniform"],
+        "loss-scale": ["loss-x2"],
+    })
+    return fedbn_vector(
+        "layers/fedbn/bn1d-mlp-samples", "fedbn-bn1d-mlp-samples.json",
+        "FedBN, MLP with batchnorm1d, squared loss, weights n_k / sum n_j, "
+        "biased running variance",
+        "The model and data of layers/fedavg/bn1d-mlp-squared under FedBN "
+        "with fedbn.weights = samples and fedbn.running_var = biased: bn1 s "
+        "four blocks stay local, fc1 and fc2 averaged with n_k / m_t.",
+        MLP, MLP_CLIENTS, MLP_W0, 0.0625,
+        {"fedbn.weights": "samples", "fedbn.running_var": "biased"}, rounds, flags,
+        mutants, [[(k, b) for k, b in zip(r["clients"], r["batches"])] for r in rounds])
+
+
+if __name__ == "__main__":
+    pg.write_all(sys.argv, HERE, [fedavg_bn2d, fedavg_bn1d, fedbn_bn2d, fedbn_bn1d])
