@@ -356,8 +356,10 @@ static int cmd_list(void)
            " normalisation after W1 x + b1,\n"
            "             blocks W1, b1, bn_gamma, bn_beta, bn_running_mean,"
            " bn_running_var (buffers), W2, b2\n"
-           "  adapters   (algorithm lora) linear, softmax, mlp: W = W₀ +"
-           " (α/r) B A on w, W, W1, W2 (lora.targets),\n"
+           "  adapters   (algorithm lora) linear, softmax, mlp, layers: W ="
+           " W₀ + (α/r) B A on w, W, W1, W2, dense and\n"
+           "             conv2d weights (lora.targets, or init.lora_targets"
+           " by name),\n"
            "             adapter q (init.lora): per target lora_A (r × d),"
            " lora_B (k × r), row-major\n"
            "  split groups: input, head\n");

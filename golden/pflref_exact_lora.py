@@ -17,8 +17,23 @@ papers, independently of the C reference:
 
 The adapter q lists, for each target block in the model's block order,
 lora_A (r x d, row-major) then lora_B (k x r, row-major); targets: linear
-"w" (1 x d), mlp "W1" (h x d) and "W2" (k x h) (lora.targets all | head |
-input).  The base model's gradient G = dL/dW at the merged W comes from
+"w" (1 x d), mlp "W1" (h x d) and "W2" (k x h), a layer list's dense
+weights (out x in) and conv2d weights read as the matrix out x (in k k)
+(PEFT's convolution adapter: lora_A a Conv2d(in, r, k), lora_B a 1 x 1
+Conv2d(r, out); the conv is linear in its weight), chosen by lora.targets
+all | head | input or named in init.lora_targets (a weight block, or a
+dense/conv2d layer's name meaning its weight).  A layer list's base
+gradient comes from pflref_exact_layers.py through pflref_exact.Problem.
+
+Client optimizers (opt.*, docs/optimizers.md) on the adapter: the blocks
+lora_A, lora_B of each target are the parameters torch would train (FFA-
+LoRA: the B blocks only); d = the adapter gradient (regulariser included),
+then torch's documented rules, written again here (opt_step): clip_grad_norm_
+over the moving blocks, coupled or decoupled weight decay, SGD with
+momentum (pytorch or classical form, nesterov), Adam and AdamW with per-block
+step counts; square roots in 60-digit decimals.  The state lives per
+opt.state (reset | client | server); HetLoRA truncates a client's state
+with its adapter (the pruned ranks no longer exist).  The base model's gradient G = dL/dW at the merged W comes from
 pflref_exact.Problem.grad; then dA = s B^T G, dB = s G A^T, the update is
 simultaneous.  Irrational norms (HetLoRA) are rationals within 1e-70
 (sqrt70), squared tail products are compared exactly.  To keep the
@@ -46,6 +61,9 @@ replay(spec, bugs) -> (trace, w, v, None).  Bugs (mutants):
   het-no-prune         the rank never shrinks
   het-prune-ceil       r_k <- ceil(gamma r_k) and the tail from it
   het-renormalise      each padded rank averaged over the clients holding it
+  opt-plain-step       the optimizer ignored on the adapter (plain SGD)
+  opt-state-reset      the optimizer state reset for every client update
+                       where opt.state keeps it (client, server)
 """
 import math
 from fractions import Fraction
@@ -65,6 +83,7 @@ MUTANTS = {
     "hetlora-weights": ["het-sample-weights", "het-product-weights"],
     "hetlora-prune": ["het-no-reg", "het-no-prune", "het-prune-ceil"],
     "hetlora-pad": ["het-renormalise"],
+    "lora-optimizer": ["opt-plain-step", "opt-state-reset"],
 }
 
 SCALE = 10 ** 70
@@ -86,9 +105,33 @@ def sqrt70(q):
                         q.denominator * SCALE)
 
 
+def layer_blocks(model):
+    """A layer list's blocks (pflref_exact_layers.Model): (name, offset, k,
+    d, is_weight, is_input, is_head, layer name, layer type); a dense
+    weight is out x in, a conv2d weight out x (in k k)."""
+    import pflref_exact_layers as pel
+    M = pel.Model(model)
+    out = []
+    for b, off in M.block_offsets():
+        L = M.layers[b["layer"]]
+        weight = b["role"] == "weight" and L.type in ("dense", "conv2d")
+        if weight and L.type == "dense":
+            k, d = L.out, L.in_shape[0]
+        elif weight:
+            k, d = L.O, L.in_shape[0] * L.k * L.k
+        else:
+            k, d = b["size"], 1
+        out.append((b["name"], off, k, d, weight, b["is_input"],
+                    b["is_head"], L.name, L.type))
+    return out
+
+
 def blocks(model):
     """[(name, offset, k, d, is_weight, is_input, is_head)] in state_dict
-    order for linear and the regression mlp (pflref/model.h)."""
+    order for linear, softmax, the regression mlp (pflref/model.h) and a
+    layer list."""
+    if model["kind"] == "layers":
+        return [b[:7] for b in layer_blocks(model)]
     d = model["d"]
     if model["kind"] == "softmax":
         k = model["k"]
@@ -116,11 +159,31 @@ def blocks(model):
     return out
 
 
-def layout(model, r, targets):
+def named(model, names):
+    """The block names init.lora_targets selects: a block's name, or a
+    layer's name meaning its weight."""
+    out = set()
+    if model["kind"] == "layers":
+        bl = layer_blocks(model)
+        for n in names:
+            hit = [b[0] for b in bl if b[0] == n or (b[7] == n and b[4])]
+            assert len(hit) == 1 and hit[0] not in out, n
+            out.add(hit[0])
+    else:
+        out = set(names)
+    return out
+
+
+def layout(model, r, targets, names=None):
     """[(offset of W, k, d, off_A, off_B)], Q."""
     out, Q = [], 0
+    chosen = named(model, names) if names else None
     for name, off, k, d, weight, inp, head in blocks(model):
-        if not weight or (targets == "head" and not head) or \
+        if chosen is not None:
+            if name not in chosen:
+                continue
+            assert weight, name
+        elif not weight or (targets == "head" and not head) or \
                 (targets == "input" and not inp):
             continue
         assert r <= min(k, d), (name, r, k, d)
@@ -173,6 +236,110 @@ def truncate(L, r, q, rank):
                 q[oA + p * d + j] = Fraction(0)
             for i in range(k):
                 q[oB + i * r + p] = Fraction(0)
+    return q
+
+
+# ---------------------------------------------------------------- optimizers
+
+OPT_DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0, "opt.dampening": 0.0,
+                "opt.weight_decay": 0.0, "opt.beta1": 0.9, "opt.beta2": 0.999,
+                "opt.eps": 1e-8, "opt.clip_norm": None,
+                "opt.momentum_form": "pytorch", "opt.nesterov": "off",
+                "opt.weight_decay_form": "coupled", "opt.decay_scope": "all",
+                "opt.clip": "off", "opt.state": "reset"}
+CLIP_EPS = Fraction(1e-6)      # clip_grad_norm_'s 1e-6, at its double's value
+
+
+def dec60(q):
+    """q to 60 significant digits (a Fraction), after a square root."""
+    import decimal
+    if q == 0:
+        return Fraction(0)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        return Fraction(decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator))
+
+
+def sqrt60(q):
+    import decimal
+    if q == 0:
+        return Fraction(0)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        x = decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)
+        return Fraction(x.sqrt())
+
+
+def opt_config(algorithm):
+    c = dict(OPT_DEFAULTS)
+    for group in ("hyperparameters", "switches"):
+        c.update({k: v for k, v in algorithm.get(group, {}).items()
+                  if k.startswith("opt.")})
+    return c
+
+
+def opt_plain(c):
+    return (c["opt.method"] == "sgd" and c["opt.momentum"] == 0
+            and c["opt.weight_decay"] == 0 and c["opt.clip"] == "off")
+
+
+class OptState:
+    """torch's optimizer.state for the adapter: b (momentum buffer, or
+    Adam's m), v (Adam's second moment), t per block."""
+
+    def __init__(self, Q):
+        self.b = [Fraction(0)] * Q
+        self.v = [Fraction(0)] * Q
+        self.t = {}
+
+
+def opt_step(c, st, blks, d, q, eta):
+    """One step of the client optimizer on the moving blocks blks [(key,
+    indices)] of the adapter q with the gradient d; returns the new q.
+    torch's order: clip_grad_norm_ (after backward), then per parameter
+    decay and the update (torch.optim.SGD / Adam / AdamW)."""
+    d, q = list(d), list(q)
+    method = c["opt.method"]
+    lam = Fraction(c["opt.weight_decay"])
+    decoupled = method == "adamw" or c["opt.weight_decay_form"] == "decoupled"
+    if c["opt.clip"] == "norm":
+        idx = [p for _, ix in blks for p in ix]
+        norm = sqrt60(sum(d[p] * d[p] for p in idx))
+        coef = Fraction(c["opt.clip_norm"]) / (norm + CLIP_EPS)
+        assert abs(coef - 1) > Fraction(1, 10 ** 6), coef   # no near tie
+        if coef < 1:
+            for p in idx:
+                d[p] = dec60(d[p] * coef)
+    mu, tau = Fraction(c["opt.momentum"]), Fraction(c["opt.dampening"])
+    classical = c["opt.momentum_form"] == "classical"
+    nesterov = c["opt.nesterov"] == "on"
+    b1, b2 = Fraction(c["opt.beta1"]), Fraction(c["opt.beta2"])
+    eps = Fraction(c["opt.eps"])
+    for key, idx in blks:
+        t = st.t.get(key, 0) + 1
+        st.t[key] = t
+        for p in idx:
+            dp = d[p]
+            if lam and decoupled:
+                q[p] = q[p] * (1 - eta * lam)
+            elif lam:
+                dp = dp + lam * q[p]
+            if method == "sgd":
+                if mu == 0:
+                    q[p] = q[p] - eta * dp
+                elif classical:
+                    st.b[p] = mu * st.b[p] - eta * dp
+                    q[p] = q[p] + st.b[p]
+                else:
+                    st.b[p] = dp if t == 1 else mu * st.b[p] + (1 - tau) * dp
+                    dp = dp + mu * st.b[p] if nesterov else st.b[p]
+                    q[p] = q[p] - eta * dp
+            else:
+                st.b[p] = b1 * st.b[p] + (1 - b1) * dp
+                st.v[p] = b2 * st.v[p] + (1 - b2) * dp * dp
+                denom = sqrt60(st.v[p]) / sqrt60(1 - b2 ** t) + eps
+                q[p] = dec60(q[p] - (eta / (1 - b1 ** t)) * st.b[p] / denom)
+                st.b[p], st.v[p] = dec60(st.b[p]), dec60(st.v[p])
     return q
 
 
@@ -242,7 +409,13 @@ class Run:
         self.model = spec["model"]
         self.pr = (Softmax if spec["model"]["kind"] == "softmax" else px.Problem)(
             spec["model"], spec["problem"]["clients"])
-        self.L, self.Q = layout(self.model, self.r, self.targets)
+        self.L, self.Q = layout(self.model, self.r, self.targets,
+                                spec["init"].get("lora_targets"))
+        self.opt = opt_config(alg)
+        self.use_opt = not opt_plain(self.opt) and "opt-plain-step" not in bugs
+        life = self.opt["opt.state"]
+        self.life = "reset" if "opt-state-reset" in bugs else life
+        self.states, self.shared_state = {}, None
         self.w0 = px.initial(spec["init"], self.pr.P)
         self.q0 = exact_vec(spec["init"]["lora"])
         assert len(self.q0) == self.Q
@@ -255,10 +428,33 @@ class Run:
                     ("lora-train-bias" in bugs and not weight):
                 self.trainable_base.update(range(off, off + k * d))
 
+    def state_of(self, i):
+        """The client's optimizer state under opt.state, begun for a new
+        client update (reset: a new optimizer)."""
+        if self.life == "client":
+            return self.states.setdefault(i, OptState(self.Q))
+        if self.life == "server" and self.shared_state is not None:
+            return self.shared_state
+        self.shared_state = OptState(self.Q)
+        return self.shared_state
+
+    def truncate_state(self, st, rank):
+        st.b = truncate(self.L, self.r, st.b, rank)
+        st.v = truncate(self.L, self.r, st.v, rank)
+
     def local(self, t, i, q, w0i, steps, trace):
         """l. 2 (and l. 3): returns (q, w0i)."""
         rank, L, r, s, bugs = self.rank[i], self.L, self.r, self.s, self.bugs
         het = self.method == "hetlora"
+        ffa = self.method == "ffa" and "ffa-train-a" not in bugs
+        st = self.state_of(i) if self.use_opt else None
+        if st is not None and het:
+            self.truncate_state(st, rank)
+        blks = []                       # the moving blocks: lora_A, lora_B
+        for li, (off, k, d, oA, oB) in enumerate(L):
+            if not ffa:
+                blks.append((("A", li), list(range(oA, oA + r * d))))
+            blks.append((("B", li), list(range(oB, oB + k * r))))
         cut = math.floor(self.gamma * rank)
         if "het-prune-ceil" in bugs:
             cut = math.ceil(self.gamma * rank)
@@ -282,8 +478,7 @@ class Run:
                             if nA:
                                 gq[oA + p * d + j] += self.lam * nB * q[oA + p * d + j] / nA
             new = list(q)
-            for off, k, d, oA, oB in L:
-                ffa = self.method == "ffa" and "ffa-train-a" not in bugs
+            for off, k, d, oA, oB in ([] if st is not None else L):
                 start = oB if ffa else oA     # req: ffalora.freeze_a
                 for p in range(start, oB + k * r):
                     new[p] = q[p] - self.eta * gq[p]
@@ -293,6 +488,8 @@ class Run:
                         for j in range(d):
                             new[oA + p * d + j] = q[oA + p * d + j] - self.eta * s * sum(
                                 new[oB + i2 * r + p] * G[off + i2 * d + j] for i2 in range(k))
+            if st is not None:           # the client optimizer on d = gq
+                new = opt_step(self.opt, st, blks, gq, q, self.eta)
             if self.trainable_base:
                 w0i = [x - self.eta * G[p] if p in self.trainable_base else x
                        for p, x in enumerate(w0i)]
@@ -304,6 +501,8 @@ class Run:
             if after < before:
                 self.rank[i] = cut
                 q = truncate(L, r, q, cut)
+                if st is not None:
+                    self.truncate_state(st, cut)
         if het:
             trace.emit("note", "train", t, i, None, "rank", [self.rank[i]])
         return q, w0i
@@ -389,7 +588,7 @@ def replay(spec, bugs=frozenset()):
 def supported(spec):
     m = spec["model"]
     return (spec["algorithm"]["name"] == "lora"
-            and (m["kind"] in ("linear", "softmax")
+            and (m["kind"] in ("linear", "softmax", "layers")
                  or (m["kind"] == "mlp" and m.get("k", 1) == 1
                      and m.get("loss") in ("squared", "half_squared")))
             and "clients" in spec.get("problem", {})

@@ -563,11 +563,11 @@ static int limit_usable(void)
 
 /* ---- the command-line classes ------------------------------------------- */
 
-START_TEST(test_cli_class)
+/* Run one command-line case and assert everything the catalogue promises
+ * (the exit status, the field and the problem on stderr, stdout, nothing
+ * written). */
+static void check_cli_case(const cli_case *c)
 {
-    const cli_case *c = &CLI_CASES[_i];
-    /* row i is class i + 1: the table and the document stay in step */
-    ck_assert_msg(c->no == _i + 1, "row %d holds class %d", _i, c->no);
     char *dir = tu_tmpdir();
     if (c->flags & F_DEEP) {
         /* 3000 nested arrays; jansson stops at depth 2048 */
@@ -666,6 +666,227 @@ START_TEST(test_cli_class)
     free(r.err);
     tu_remove_tree(dir);
     free(dir);
+}
+
+START_TEST(test_cli_class)
+{
+    const cli_case *c = &CLI_CASES[_i];
+    /* row i is class i + 1: the table and the document stay in step */
+    ck_assert_msg(c->no == _i + 1, "row %d holds class %d", _i, c->no);
+    check_cli_case(c);
+}
+END_TEST
+
+/* ---- layer lists, client optimizers, low-rank adapters -------------------
+ *
+ * The rows L1.., S1.. and A1.. of docs/bad-inputs.md ("Layer lists",
+ * "Client optimizers", "Low-rank adapters"): `pflref run SPEC -o OUT`
+ * exits 2, names the field and the problem, writes nothing.  Each spec is
+ * valid but for the one defect. */
+
+/* A layer list on the input `in` with the layers `ls` and the loss. */
+#define LAYERS(in, loss, ls) "\"model\": {\"kind\": \"layers\", \"input\": " in \
+    ", \"loss\": \"" loss "\", \"layers\": [" ls "]}"
+#define DENSE1 "{\"type\": \"dense\", \"out\": 1}"
+/* One client of two samples with 16 features (a 1 × 4 × 4 image). */
+#define ROW16 "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]"
+#define IMG2 CLIENTS("{\"X\": [" ROW16 ", " ROW16 "], \"y\": [1, 0]}")
+#define ONE_ROUND GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]]}")
+#define ONE_ROUND_TWO GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")
+/* fedavg with the given extra hyperparameters and switches. */
+#define FEDAVG_OPT(h, sw) "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {" \
+    "\"eta\": 0.1" h "}, \"switches\": {" sw "}}"
+#define LIN_SPEC(alg) SPEC(LIN, TWO, alg, ONE_ROUND_TWO)
+/* A CNN on 1 × 4 × 4: conv (2 × 9), relu, flatten, dense fc (1 × 8). */
+#define CNN LAYERS("[1, 4, 4]", "squared", "{\"type\": \"conv2d\", \"name\": \"conv\", " \
+    "\"out_channels\": 2, \"kernel\": 3}, {\"type\": \"relu\"}, {\"type\": \"flatten\"}, " \
+    "{\"type\": \"dense\", \"name\": \"fc\", \"out\": 1}")
+#define CNN_W "[" "0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, " \
+    "0, 0, 0, 0, 0, 0, 0, 0, 0" "]"
+/* lora on the CNN with init.lora given as q (and more init keys). */
+#define LORA_CNN(init, hyp) SPEC(CNN, IMG2, "\"init\": {\"kind\": \"given\", \"w\": " CNN_W \
+    ", " init "}, \"algorithm\": {\"name\": \"lora\", \"hyperparameters\": {\"eta\": 0.1, " \
+    hyp "}}", ONE_ROUND)
+#define Q11 "\"lora\": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"
+
+typedef struct {
+    const char *no;       /* "L1", "S3", "A2"                        */
+    const char *name;     /* the class, as the document names it     */
+    const char *in;       /* the spec                                */
+    const char *where;    /* stderr names this field                 */
+    const char *what;     /* and says this about it                  */
+} lettered_case;
+
+static const lettered_case LETTERED[] = {
+    /* -- layer lists -- */
+    {"L1", "layer list: shapes that do not chain",
+     SPEC(LAYERS("[1, 4, 4]", "squared", DENSE1), IMG2, FEDAVG, ONE_ROUND),
+     "model.layers[0]", "dense needs a vector input, got the image [1, 4, 4]"},
+    {"L2", "layer list: an image layer on a vector",
+     SPEC(LAYERS("[16]", "squared", "{\"type\": \"maxpool2d\", \"kernel\": 2}, " DENSE1), IMG2,
+          FEDAVG, ONE_ROUND),
+     "model.layers[0]", "maxpool2d needs an image input [C, H, W], got the vector [16]"},
+    {"L3", "layer list: kernel larger than its padded input",
+     SPEC(LAYERS("[1, 4, 4]", "squared", "{\"type\": \"conv2d\", \"out_channels\": 1, "
+                 "\"kernel\": 7, \"padding\": 1}, {\"type\": \"flatten\"}, " DENSE1),
+          IMG2, FEDAVG, ONE_ROUND),
+     "model.layers[0].kernel", "kernel 7 × 7 is larger than the padded input [1, 4, 4] (6 × 6)"},
+    {"L4", "layer list: pooling window that does not tile",
+     SPEC(LAYERS("[1, 4, 4]", "squared", "{\"type\": \"avgpool2d\", \"kernel\": 3}, "
+                 "{\"type\": \"flatten\"}, " DENSE1), IMG2, FEDAVG, ONE_ROUND),
+     "model.layers[0].kernel", "the 3 × 3 window with stride 3 does not tile the input"},
+    {"L5", "layer list: batchnorm1d of the wrong width after flatten",
+     SPEC(LAYERS("[1, 4, 4]", "squared", "{\"type\": \"flatten\"}, {\"type\": \"batchnorm1d\", "
+                 "\"num_features\": 4}, " DENSE1), IMG2, FEDAVG, ONE_ROUND),
+     "model.layers[1].num_features", "num_features = 4 does not match the input [16] (16 features)"},
+    {"L6", "layer list: dropout",
+     SPEC(LAYERS("[16]", "squared", "{\"type\": \"dropout\"}, " DENSE1), IMG2, FEDAVG, ONE_ROUND),
+     "model.layers[0].type", "dropout is not implemented yet: its masks would have to be data"},
+    {"L7", "layer list: unknown layer type",
+     SPEC(LAYERS("[16]", "squared", "{\"type\": \"lstm\"}, " DENSE1), IMG2, FEDAVG, ONE_ROUND),
+     "model.layers[0].type", "unknown layer type \"lstm\""},
+    {"L8", "layer list: unknown key of a layer",
+     SPEC(LAYERS("[16]", "squared", "{\"type\": \"dense\", \"out\": 1, \"units\": 3}"), IMG2,
+          FEDAVG, ONE_ROUND),
+     "model.layers[0].units", "unknown field \"units\" (known: type, name, out, bias)"},
+    {"L9", "layer list: a layer named like a split group",
+     SPEC(LAYERS("[16]", "squared", "{\"type\": \"dense\", \"name\": \"head\", \"out\": 1}"),
+          IMG2, FEDAVG, ONE_ROUND),
+     "model.layers[0].name", "\"head\" names a group of the split (input, head, bn)"},
+    {"L10", "layer list: duplicate layer names",
+     SPEC(LAYERS("[16]", "squared", "{\"type\": \"dense\", \"name\": \"fc\", \"out\": 2}, "
+                 "{\"type\": \"dense\", \"name\": \"fc\", \"out\": 1}"), IMG2, FEDAVG, ONE_ROUND),
+     "model.layers[1].name", "the name \"fc\" is taken by layers[0]"},
+    {"L11", "layer list: last layer that does not fit the loss",
+     SPEC(LAYERS("[16]", "squared", "{\"type\": \"dense\", \"out\": 2}"), IMG2, FEDAVG, ONE_ROUND),
+     "model.layers[0]", "the squared loss needs one output, the last layer gives [2]"},
+    {"L12", "layer list: both layers and preset",
+     SPEC("\"model\": {\"kind\": \"layers\", \"input\": [16], \"loss\": \"squared\", "
+          "\"preset\": \"mlp\", \"layers\": [" DENSE1 "]}", IMG2, FEDAVG, ONE_ROUND),
+     "model.layers", "a layer list gives either \"layers\" or \"preset\" (both given)"},
+    /* -- client optimizers (ref/engine/optim.c, pflref_optim_check) -- */
+    {"S1", "optimizer: beta1 not below 1",
+     LIN_SPEC(FEDAVG_OPT(", \"opt.beta1\": 1", "\"opt.method\": \"adam\"")),
+     "algorithm.hyperparameters.opt.beta1", "opt.beta1 = 1 must be < 1"},
+    {"S2", "optimizer: beta2 not below 1",
+     LIN_SPEC(FEDAVG_OPT(", \"opt.beta2\": 1.5", "\"opt.method\": \"adam\"")),
+     "algorithm.hyperparameters.opt.beta2", "opt.beta2 = 1.5 must be < 1"},
+    {"S3", "optimizer: clipping without its bound",
+     LIN_SPEC(FEDAVG_OPT("", "\"opt.clip\": \"norm\"")),
+     "algorithm.switches.opt.clip", "opt.clip = norm needs opt.clip_norm"},
+    {"S4", "optimizer: a clipping bound without clipping",
+     LIN_SPEC(FEDAVG_OPT(", \"opt.clip_norm\": 1", "")),
+     "algorithm.hyperparameters.opt.clip_norm", "opt.clip_norm is read only with opt.clip = norm"},
+    {"S5", "optimizer: SGD's momentum settings with Adam",
+     LIN_SPEC(FEDAVG_OPT(", \"opt.momentum\": 0.9", "\"opt.method\": \"adamw\"")),
+     "algorithm.hyperparameters.opt.momentum", "opt.momentum is SGD's (opt.method = sgd)"},
+    {"S6", "optimizer: Nesterov without momentum",
+     LIN_SPEC(FEDAVG_OPT("", "\"opt.nesterov\": \"on\"")),
+     "algorithm.switches.opt.nesterov", "opt.nesterov = on requires a momentum and zero dampening"},
+    {"S7", "optimizer: Nesterov with the classical form",
+     LIN_SPEC(FEDAVG_OPT(", \"opt.momentum\": 0.5",
+                         "\"opt.nesterov\": \"on\", \"opt.momentum_form\": \"classical\"")),
+     "algorithm.switches.opt.nesterov", "it takes opt.momentum_form = pytorch"},
+    {"S8", "optimizer: dampening with the classical form",
+     LIN_SPEC(FEDAVG_OPT(", \"opt.momentum\": 0.5, \"opt.dampening\": 0.25",
+                         "\"opt.momentum_form\": \"classical\"")),
+     "algorithm.hyperparameters.opt.dampening", "the classical form v ← μ v − η d has none"},
+    {"S9", "optimizer: a negative momentum or weight decay",
+     LIN_SPEC(FEDAVG_OPT(", \"opt.weight_decay\": -0.5", "")),
+     "algorithm.hyperparameters.opt.weight_decay", "must be >= 0"},
+    {"S10", "optimizer: prox takes none",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"prox\", \"hyperparameters\": {\"lambda\": 1, "
+          "\"eta_p\": 0.1, \"K\": 2, \"opt.momentum\": 0.9}}", ONE_ROUND_TWO),
+     "algorithm.hyperparameters.opt.momentum", "does not apply to prox: prox is pFedMe's inner solver"},
+    {"S11", "optimizer: pfedme takes none",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"pfedme\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"lambda\": 1, \"eta_p\": 0.1, \"K\": 2}, \"switches\": {\"opt.method\": \"adam\"}}",
+          ONE_ROUND_TWO),
+     "algorithm.switches.opt.method", "does not apply to pfedme: pFedMe's inner loop is its own solver"},
+    {"S12", "optimizer: perfedavg takes none",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"perfedavg\", \"hyperparameters\": {\"alpha\": "
+          "0.1, \"beta\": 0.1, \"opt.weight_decay\": 0.1}}", ONE_ROUND_TWO),
+     "algorithm.hyperparameters.opt.weight_decay",
+     "does not apply to perfedavg: Per-FedAvg's local step is its own meta step"},
+    {"S13", "optimizer: pflego takes none",
+     SPEC(SOFTMAX3, CLIENTS("{\"X\": [[1, 2]], \"y\": [1]}, {\"X\": [[0.5, 1]], \"y\": [2]}"),
+          "\"algorithm\": {\"name\": \"pflego\", \"hyperparameters\": {\"pflego.beta\": "
+          "0.1, \"rho\": 0.1, \"opt.momentum\": 0.5}}", ONE_ROUND_TWO),
+     "algorithm.hyperparameters.opt.momentum",
+     "does not apply to pflego: PFLEGO's local steps are its own head steps"},
+    {"S14", "optimizer: fedbn takes none",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"fedbn\", \"hyperparameters\": {\"eta\": 0.1}, "
+          "\"switches\": {\"opt.clip\": \"norm\"}}", ONE_ROUND_TWO),
+     "algorithm.switches.opt.clip",
+     "does not apply to fedbn: FedBN's local step moves the batch-norm statistics"},
+    {"S15", "optimizer: lora's decay scoped by a split",
+     LORA_CNN(Q11 ", \"lora_targets\": [\"conv\"]",
+              "\"lora.r\": 1, \"lora.alpha\": 1, \"opt.weight_decay\": 0.1}, \"switches\": "
+              "{\"opt.decay_scope\": \"personal\""),
+     "algorithm.switches.opt.decay_scope", "lora's optimizer moves the adapter, which has no split"},
+    /* -- low-rank adapters (ref/models/adapter.c) -- */
+    {"A1", "lora: target name unknown",
+     LORA_CNN(Q11 ", \"lora_targets\": [\"fc2\"]", "\"lora.r\": 1, \"lora.alpha\": 1"),
+     "init.lora_targets[0]", "\"fc2\" is neither a block nor a layer of the model"},
+    {"A2", "lora: target that is not a weight matrix",
+     LORA_CNN(Q11 ", \"lora_targets\": [\"conv.bias\"]", "\"lora.r\": 1, \"lora.alpha\": 1"),
+     "init.lora_targets[0]", "block conv.bias is not a weight matrix"},
+    {"A3", "lora: target layer without a weight",
+     LORA_CNN(Q11 ", \"lora_targets\": [\"1\"]", "\"lora.r\": 1, \"lora.alpha\": 1"),
+     "init.lora_targets[0]", "layer \"1\" (layers[1], relu) has no weight to adapt"},
+    {"A4", "lora: target named twice",
+     LORA_CNN(Q11 ", \"lora_targets\": [\"conv\", \"conv.weight\"]",
+              "\"lora.r\": 1, \"lora.alpha\": 1"),
+     "init.lora_targets[1]", "already named by init.lora_targets[0]"},
+    {"A5", "lora: targets named and chosen by lora.targets",
+     LORA_CNN(Q11 ", \"lora_targets\": [\"conv\"]",
+              "\"lora.r\": 1, \"lora.alpha\": 1}, \"switches\": {\"lora.targets\": \"head\""),
+     "init.lora_targets", "not both"},
+    {"A6", "lora: rank above a conv target's min(k, d)",
+     LORA_CNN(Q11 ", \"lora_targets\": [\"conv\"]", "\"lora.r\": 3, \"lora.alpha\": 1"),
+     "lora.r", "rank r = 3 exceeds min(k, d) = 2 of block conv.weight (2 × 9)"},
+    {"A7", "lora: adapter of the wrong length for the named targets",
+     LORA_CNN("\"lora\": [0, 0, 0], \"lora_targets\": [\"fc\"]", "\"lora.r\": 1, \"lora.alpha\": 1"),
+     "init.lora", "expected 9 numbers (rank 1 on 1 target blocks), found 3"},
+    {"A8", "lora: head of a layer list without a weight",
+     SPEC(LAYERS("[16]", "cross_entropy", "{\"type\": \"dense\", \"out\": 2}, "
+                 "{\"type\": \"batchnorm1d\"}"), IMG2,
+          "\"init\": {\"kind\": \"zeros\", \"lora\": [0]}, \"algorithm\": {\"name\": \"lora\", "
+          "\"hyperparameters\": {\"eta\": 0.1, \"lora.r\": 1, \"lora.alpha\": 1}, \"switches\": "
+          "{\"lora.targets\": \"head\"}}", ONE_ROUND),
+     "lora.targets", "the model's last parametrised layer has no weight matrix"},
+    {"A9", "lora: target names for another algorithm",
+     SPECX("\"init\": {\"kind\": \"zeros\", \"lora_targets\": [\"w\"]}"),
+     "init.lora_targets", "only lora takes lora_targets (the algorithm is fedavg)"},
+};
+
+#define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
+
+START_TEST(test_lettered_class)
+{
+    const lettered_case *l = &LETTERED[_i];
+    const cli_case c = {.no = 0, .name = l->name, .args = RUN, .in = l->in,
+                        .exit = 2, .where = l->where, .what = l->what};
+    check_cli_case(&c);
+}
+END_TEST
+
+/* Every lettered row is in docs/bad-inputs.md with its class and test,
+ * and each letter's rows run 1 .. n without a gap. */
+START_TEST(test_lettered_catalogue)
+{
+    static const char letters[] = "LSA";
+    for (const char *ltr = letters; *ltr != '\0'; ltr++) {
+        tu_catalogue_row rows[N_LETTERED];
+        size_t n = 0;
+        for (size_t i = 0; i < N_LETTERED; i++)
+            if (LETTERED[i].no[0] == *ltr) {
+                ck_assert_int_eq(atoi(LETTERED[i].no + 1), (int)n + 1);
+                rows[n++] = (tu_catalogue_row){LETTERED[i].no, LETTERED[i].name,
+                                               "test_lettered_class"};
+            }
+        tu_assert_catalogue(rows, n, *ltr);
+    }
 }
 END_TEST
 
@@ -1129,6 +1350,11 @@ Suite *badinput_suite(void)
     TCase *tc = tcase_create("cli");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_cli_class, 0, (int)N_CLI_CASES);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("models");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_lettered_class, 0, (int)N_LETTERED);
+    tcase_add_test(tc, test_lettered_catalogue);
     suite_add_tcase(s, tc);
     tc = tcase_create("api");
     tcase_add_test(tc, test_api_sampler_m);

@@ -46,6 +46,11 @@ static const char *const VECTORS[] = {
     "golden/lora/worked-mlp-hetlora-zero.json",
     "golden/lora/worked-softmax-ffa.json",
     "golden/lora/worked-softmax-hetlora-head.json",
+    "golden/lora/worked-layers-mlp-fedavg.json",
+    "golden/lora/worked-layers-cnn-ffa.json",
+    "golden/lora/worked-layers-cnn-hetlora.json",
+    "golden/lora/worked-layers-mlp-adam.json",
+    "golden/lora/worked-layers-mlp-sgd-server.json",
 };
 
 START_TEST(test_vectors)
@@ -76,12 +81,36 @@ static double merged_loss(const pflref_model *m, const pflref_lora_layout *L,
     return loss;
 }
 
+/* A layer list: conv2d(1 → 2, κ = 3) on a 1 × 4 × 4 image, tanh,
+ * flatten, dense(8 → 2), tanh, dense(2 → 1), squared loss (smooth, so
+ * central differences hold everywhere). */
+static pflref_model cnn_model(void)
+{
+    pflref_layer ls[6] = {
+        {.kind = PFLREF_LAYER_CONV2D, .name = "conv", .out = 2, .kernel = 3,
+         .bias = 1},
+        {.kind = PFLREF_LAYER_TANH},
+        {.kind = PFLREF_LAYER_FLATTEN},
+        {.kind = PFLREF_LAYER_DENSE, .name = "fc", .out = 2, .bias = 1},
+        {.kind = PFLREF_LAYER_TANH},
+        {.kind = PFLREF_LAYER_DENSE, .name = "out", .out = 1, .bias = 1},
+    };
+    const size_t input[3] = {1, 4, 4};
+    pflref_model m;
+    pflref_error err;
+    ck_assert_int_eq(pflref_model_init_layers(&m, PFLREF_LOSS_SQUARED, input,
+                                              3, ls, 6, &err), PFLREF_OK);
+    return m;
+}
+
 /* ∂A = s Bᵀ G, ∂B = s G Aᵀ against central differences (h = 1e-6) of the
- * merged loss, on linear, softmax and mlp (all targets / input). */
+ * merged loss, on linear, softmax, mlp (all targets / input) and a layer
+ * list whose conv2d weight is adapted as the matrix O × (C·κ·κ). */
 START_TEST(test_grad_fd)
 {
     /* req: lora.grad */
-    const size_t d = 3, n = 4;
+    size_t d = 3;
+    const size_t n = 4;
     pflref_model m;
     size_t r = 1;
     int which = PFLREF_LORA_TARGETS_ALL;
@@ -98,17 +127,27 @@ START_TEST(test_grad_fd)
         m = tb_mlp(PFLREF_LOSS_CROSS_ENTROPY, d, 2, 3, PFLREF_ACT_RELU, 1, 1);
         r = 2;
         break;
-    default:
+    case 3:
         m = tb_mlp(PFLREF_LOSS_HALF_SQUARED, d, 1, 3, PFLREF_ACT_RELU, 1, 1);
         r = 3;
         which = PFLREF_LORA_TARGETS_INPUT;
         break;
+    default:   /* conv 2 × 9, fc 2 × 8, out 1 × 2: rank 2 on conv, fc */
+        m = cnn_model();
+        d = 16;
+        r = 2;
+        break;
     }
     pflref_lora_layout L;
     pflref_error err;
-    ck_assert_int_eq(pflref_lora_layout_init(&L, &m, r, which, &err),
+    static const char *const conv_fc[] = {"fc", "conv.weight"};
+    ck_assert_int_eq(pflref_lora_layout_named(&L, &m, r, which,
+                                              m.kind == PFLREF_MODEL_LAYERS
+                                                  ? conv_fc : NULL,
+                                              m.kind == PFLREF_MODEL_LAYERS
+                                                  ? 2 : 0, &err),
                      PFLREF_OK);
-    double X[12], y[4];
+    double X[64], y[4];
     for (size_t j = 0; j < n * d; j++)
         X[j] = val(j, 1);
     for (size_t j = 0; j < n; j++)
@@ -394,6 +433,158 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* Targets on a layer list: every dense and conv2d weight (all), the
+ * last or first parametrised layer's (head, input), or by name in block
+ * order; the refusals name init.lora_targets[j], lora.targets or lora.r. */
+START_TEST(test_layer_targets)
+{
+    pflref_model m = cnn_model();   /* conv 2 × 9, fc 2 × 8, out 1 × 2 */
+    pflref_lora_layout L;
+    pflref_error err;
+    ck_assert_int_eq(pflref_lora_layout_init(&L, &m, 1, 0, &err), PFLREF_OK);
+    ck_assert_uint_eq(L.ntargets, 3);
+    ck_assert(L.targets[0].k == 2 && L.targets[0].d == 9);   /* O × C·κ² */
+    ck_assert(L.targets[1].k == 2 && L.targets[1].d == 8);
+    ck_assert(L.targets[2].k == 1 && L.targets[2].d == 2);
+    ck_assert_uint_eq(L.Q, 11 + 10 + 3);
+    ck_assert_int_eq(pflref_lora_layout_init(&L, &m, 1, 1, &err), PFLREF_OK);
+    ck_assert_uint_eq(L.ntargets, 1);
+    ck_assert_str_eq(m.blocks[L.targets[0].block].name, "out.weight");
+    ck_assert_int_eq(pflref_lora_layout_init(&L, &m, 2, 2, &err), PFLREF_OK);
+    ck_assert_str_eq(m.blocks[L.targets[0].block].name, "conv.weight");
+    /* named: a block and a layer, given out of order: block order */
+    static const char *const two[] = {"out.weight", "conv"};
+    ck_assert_int_eq(pflref_lora_layout_named(&L, &m, 1, 0, two, 2, &err),
+                     PFLREF_OK);
+    ck_assert_uint_eq(L.ntargets, 2);
+    ck_assert_str_eq(m.blocks[L.targets[0].block].name, "conv.weight");
+    ck_assert_str_eq(m.blocks[L.targets[1].block].name, "out.weight");
+    ck_assert_uint_eq(L.targets[1].off_A, 11);
+    /* the optimizer's blocks: <layer>.lora_A, <layer>.lora_B over q */
+    pflref_model am;
+    pflref_lora_blocks(&L, &m, &am);
+    ck_assert_uint_eq(am.nblocks, 4);
+    ck_assert_uint_eq(am.P, L.Q);
+    ck_assert_str_eq(am.blocks[0].name, "conv.lora_A");
+    ck_assert_str_eq(am.blocks[3].name, "out.lora_B");
+    ck_assert_uint_eq(am.blocks[3].offset, L.targets[1].off_B);
+    ck_assert_uint_eq(am.blocks[1].size, 2);   /* B of conv: 2 × r */
+    /* refusals */
+    static const struct {
+        const char *names[2];
+        size_t n;
+        int which;
+        size_t r;
+        const char *where, *says;
+    } bad[] = {
+        {{"nope"}, 1, 0, 1, "init.lora_targets[0]", "neither a block"},
+        {{"fc.bias"}, 1, 0, 1, "init.lora_targets[0]", "not a weight matrix"},
+        {{"1"}, 1, 0, 1, "init.lora_targets[0]", "(layers[1], tanh) has no "
+                                                 "weight"},
+        {{"conv", "conv.weight"}, 2, 0, 1, "init.lora_targets[1]",
+         "already named by init.lora_targets[0]"},
+        {{"conv"}, 1, 1, 1, "init.lora_targets", "not both"},
+        {{"fc", "out"}, 2, 0, 2, "lora.r", "block out.weight (1 × 2)"},
+    };
+    for (size_t q = 0; q < sizeof bad / sizeof bad[0]; q++) {
+        err.where[0] = '\0';
+        ck_assert_int_eq(pflref_lora_layout_named(&L, &m, bad[q].r,
+                                                  bad[q].which, bad[q].names,
+                                                  bad[q].n, &err),
+                         PFLREF_EINVAL);
+        ck_assert_str_eq(err.where, bad[q].where);
+        ck_assert_msg(strstr(err.message, bad[q].says) != NULL,
+                      "case %zu: \"%s\" lacks \"%s\"", q, err.message,
+                      bad[q].says);
+    }
+    /* a batchnorm as the last parametrised layer: no head weight */
+    pflref_layer ls[2] = {
+        {.kind = PFLREF_LAYER_DENSE, .out = 2, .bias = 1},
+        {.kind = PFLREF_LAYER_BATCHNORM1D, .eps = 1e-5, .momentum = 0.1},
+    };
+    const size_t input[1] = {3};
+    pflref_model bn;
+    ck_assert_int_eq(pflref_model_init_layers(&bn, PFLREF_LOSS_CROSS_ENTROPY,
+                                              input, 1, ls, 2, &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(pflref_lora_layout_init(&L, &bn, 1, 1, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "lora.targets");
+    static const char *const gamma[] = {"1.weight"};
+    ck_assert_int_eq(pflref_lora_layout_named(&L, &bn, 1, 0, gamma, 1, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "init.lora_targets[0]");
+    ck_assert_int_eq(pflref_lora_layout_init(&L, &bn, 1, 2, &err), PFLREF_OK);
+}
+END_TEST
+
+/* The client optimizer on the adapter: FFA-LoRA's A never moves under
+ * Adam either (the mask), Adam changes the trajectory against plain SGD,
+ * and HetLoRA's zero padding survives a state carried from a client of
+ * rank 2 to one of rank 1 (opt.state = server; the state is truncated
+ * with the adapter).  decay_scope = shared | personal is refused. */
+START_TEST(test_optimizer)
+{
+    double q0[12];
+    pflref_error err;
+    /* plain FFA-LoRA, then with Adam */
+    tb_case *c = softmax_case(q0, 2);
+    c->hyper.lora.method = PFLREF_LORA_FFA;
+    pflref_run_result *plain = tb_run(c, "lora", NULL);
+    c->hyper.opt.method = PFLREF_OPT_ADAM;
+    c->hyper.opt.eps = 1e-3;
+    pflref_trajectory tj;
+    pflref_run_result *adam = tb_run_recorded(c, "lora", &tj);
+    int differs = 0;
+    for (size_t p = 0; p < c->problem->model.P; p++)
+        differs |= plain->w[p] != adam->w[p];
+    ck_assert_msg(differs, "Adam left the run as plain SGD's");
+    size_t steps = 0;
+    for (size_t k = 0; k < tj.count; k++) {
+        const pflref_record *rc = &tj.records[k];
+        if (rc->kind != PFLREF_EV_STEP)
+            continue;
+        steps++;
+        for (size_t p = 0; p < 6; p++)   /* A (2 × 3) frozen */
+            ck_assert_msg(tj.values[rc->offset + p] == q0[p],
+                          "FFA-LoRA with Adam moved A[%zu]", p);
+    }
+    ck_assert_uint_gt(steps, 0);
+    pflref_run_result_free(plain);
+    pflref_run_result_free(adam);
+    pflref_trajectory_free(&tj);
+    /* HetLoRA, ranks 2, 1, 2, one Adam state carried across clients */
+    const double ranks[3] = {2, 1, 2};
+    for (size_t p = 6; p < 12; p++)
+        q0[p] = val(p, 13);   /* B ≠ 0: both ranks train */
+    c->hyper.lora.method = PFLREF_LORA_HETLORA;
+    c->hyper.lora.ranks = ranks;
+    c->hyper.lora.nranks = 3;
+    c->hyper.opt.state = PFLREF_OPT_STATE_SERVER;
+    adam = tb_run_recorded(c, "lora", &tj);
+    steps = 0;
+    for (size_t k = 0; k < tj.count; k++) {
+        const pflref_record *rc = &tj.records[k];
+        if (rc->kind != PFLREF_EV_STEP || rc->client != 1)
+            continue;
+        const double *x = tj.values + rc->offset;
+        steps++;
+        for (size_t j = 0; j < 3; j++)   /* A's row 1, B's column 1 */
+            ck_assert_msg(x[3 + j] == 0.0 && x[6 + 2 * j + 1] == 0.0,
+                          "client 1 (rank 1): a padded entry moved");
+    }
+    ck_assert_uint_gt(steps, 0);
+    pflref_run_result_free(adam);
+    pflref_trajectory_free(&tj);
+    /* weight decay scoped by a split the adapter does not have */
+    c->hyper.opt.weight_decay = 0.125;
+    c->hyper.opt.decay_scope = PFLREF_OPT_SCOPE_SHARED;
+    tb_run_error(c, "lora", PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "algorithm.switches.opt.decay_scope");
+    tb_free(c);
+}
+END_TEST
+
 /* `pflref freeze` of a HetLoRA spec keeps init.lora and init.lora_ranks,
  * so the frozen vector replays (verify exits 0). */
 START_TEST(test_freeze_keeps_the_adapter)
@@ -464,7 +655,9 @@ Suite *lora_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_loop_test(tc, test_vectors, 0,
                         (int)(sizeof VECTORS / sizeof VECTORS[0]));
-    tcase_add_loop_test(tc, test_grad_fd, 0, 4);
+    tcase_add_loop_test(tc, test_grad_fd, 0, 5);
+    tcase_add_test(tc, test_layer_targets);
+    tcase_add_test(tc, test_optimizer);
     tcase_add_test(tc, test_b_zero_starts_at_w0);
     tcase_add_test(tc, test_ffa_average_is_exact);
     tcase_add_test(tc, test_hetlora_rank_never_grows);

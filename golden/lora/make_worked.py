@@ -31,6 +31,15 @@ Without coincidences (golden/coincidences.py), dyadic data, several rounds,
 minibatches, unequal client sizes: one vector per method and switch value
 (the softmax ones with probabilities to 80 digits, pflref_exact_lora.Softmax).
 
+On layer lists ("kind": "layers", the base gradient from
+pflref_exact_layers.py, exact fractions under the squared losses): a relu
+MLP with targets named by layer and by block (FedAvg-LoRA), a CNN with its
+conv2d weight adapted as the matrix out x (in k k) (FFA-LoRA on every
+weight, HetLoRA on the conv alone), and the client optimizers on the
+adapter (Adam with one state per client; SGD with Nesterov momentum,
+decoupled weight decay and clipping, one state carried from client to
+client).
+
     /usr/bin/python3 golden/lora/make_worked.py [OUTDIR]
 """
 import os
@@ -231,10 +240,10 @@ SOFTMAX_CLIENTS = [
 ]
 
 
-def q_of(model, r, targets, seed):
+def q_of(model, r, targets, seed, names=None):
     """A dyadic adapter of rank r with a non-zero B (the generic round
     start: B = 0 would hide every bug of dA)."""
-    L, Q = pl.layout(model, r, targets)
+    L, Q = pl.layout(model, r, targets, names)
     vals = []
     for j in range(Q):
         x = ((j * 7 + seed * 5) % 13) - 6
@@ -260,6 +269,72 @@ def generic(name, model, clients, rounds, method, hp, sw, w0, title,
     return make(name, title, desc, spec,
                 f"{NOTES} §1-3 (the method's steps); LoRA arXiv 2106.09685v2 "
                 "eq. (3)")
+
+
+# ---------------------------------------------------------------- layer lists
+
+def layers_mlp(out_name="out"):
+    return {"kind": "layers", "input": [3], "loss": "half_squared",
+            "layers": [{"type": "dense", "name": "fc1", "out": 3},
+                       {"type": "relu"},
+                       {"type": "dense", "name": "fc2", "out": 2},
+                       {"type": "relu"},
+                       {"type": "dense", "name": out_name, "out": 1}]}
+
+
+LMLP = layers_mlp()
+# fc1 (3 x 3, 3), fc2 (2 x 3, 2), out (1 x 2, 1): P = 12 + 8 + 3
+LMLP_W0 = (d8(3, -2, 1, 5, 2, -4, -1, 6, 2) + d8(3, 2, 5)
+           + d8(4, -3, 2, -1, 5, 3) + d8(2, 3)
+           + d8(5, -4) + d8(1))
+
+CNN = {"kind": "layers", "input": [1, 4, 4], "loss": "squared",
+       "layers": [{"type": "conv2d", "name": "conv", "out_channels": 2,
+                   "kernel": 3},
+                  {"type": "relu"},
+                  {"type": "flatten"},
+                  {"type": "dense", "name": "fc", "out": 1}]}
+# conv (2 x 1 x 3 x 3, 2), fc (1 x 8, 1): P = 18 + 2 + 8 + 1
+CNN_W0 = (d8(3, -2, 1, 5, 2, -4, -1, 6, 2, 2, 4, -3, 1, -5, 3, 2, -1, 4)
+          + d8(1, -1) + d8(3, -2, 4, 1, -3, 2, 5, -1) + d8(1))
+
+
+def image(seed):
+    """A 4 x 4 image of eighths, no entry 0."""
+    return [(((seed * 5 + j * 7) % 11) - 5 or 3) / 8 for j in range(16)]
+
+
+CNN_CLIENTS = [
+    {"X": [image(1), image(2), image(3)], "y": d8(3, -6, 5)},
+    {"X": [image(4), image(5), image(6), image(7)], "y": d8(-2, 7, 1, 4)},
+    {"X": [image(8), image(9)], "y": d8(4, -3)},
+]
+
+
+def layer_vector(name, model, clients, method, hp, sw, w0, title, targets=None,
+                 ranks=None, qseed=None):
+    r = hp["lora.r"]
+    L, Q = pl.layout(model, r, sw.get("lora.targets", "all"), targets)
+    init = {"kind": "given", "w": w0,
+            "lora": q_of(model, r, sw.get("lora.targets", "all"),
+                         len(name) if qseed is None else qseed, targets)}
+    if targets is not None:
+        init["lora_targets"] = targets
+    if ranks is not None:
+        init["lora_ranks"] = ranks
+    spec = pg.given_spec(title, None, model, clients, init,
+                         alg(method, hp, **sw), [dict(r_) for r_ in MLP_ROUNDS])
+    desc = (f"layer list ({', '.join(l['type'] for l in model['layers'])}), "
+            f"method {method}, targets {targets or sw.get('lora.targets', 'all')}"
+            f", switches {sw or 'defaults'}, hyperparameters {hp}; three "
+            "rounds with partial participation, minibatches and unequal "
+            "client sizes; dyadic data, a non-zero initial B.")
+    return make(name, title, desc, spec,
+                f"{NOTES} §1-3; LoRA arXiv 2106.09685v2 eq. (3); the layer "
+                "list of docs/models.md (pflref_exact_layers.py)"
+                + ("; torch.optim's documented rules (docs/optimizers.md)"
+                   if any(k.startswith("opt.") for k in list(hp) + list(sw))
+                   else ""))
 
 
 MAKERS = [
@@ -335,6 +410,38 @@ MAKERS = [
                     {"lora.targets": "head"}, SOFTMAX_W0,
                     "HetLoRA on a softmax model's output layer, ranks 1 and 2",
                     ranks=[2, 1, 2]),
+    lambda: layer_vector("layers-mlp-fedavg", LMLP, MLP_CLIENTS, "fedavg",
+                         {"eta": 0.375, "lora.r": 1, "lora.alpha": 1.5}, {},
+                         LMLP_W0, "FedAvg-LoRA on a relu layer list, targets "
+                         "named by layer and by block",
+                         targets=["out.weight", "fc1"]),
+    lambda: layer_vector("layers-cnn-ffa", CNN, CNN_CLIENTS, "ffa",
+                         {"eta": 0.0625, "lora.r": 1, "lora.alpha": 1.5}, {},
+                         CNN_W0, "FFA-LoRA on a CNN: the conv2d weight as "
+                         "out x (in k k) and the dense weight"),
+    lambda: layer_vector("layers-cnn-hetlora", CNN, CNN_CLIENTS, "hetlora",
+                         {"eta": 0.0625, "lora.r": 2, "lora.alpha": 2,
+                          "hetlora.lambda": 0.625, "hetlora.gamma": 0.75},
+                         {}, CNN_W0, "HetLoRA on a CNN's conv2d weight alone",
+                         targets=["conv.weight"], ranks=[2, 1, 2]),
+    lambda: layer_vector("layers-mlp-adam", LMLP, MLP_CLIENTS, "fedavg",
+                         {"eta": 0.0625, "lora.r": 1, "lora.alpha": 1.5,
+                          "opt.beta1": 0.75, "opt.beta2": 0.875,
+                          "opt.eps": 0.001},
+                         {"opt.method": "adam", "opt.state": "client"},
+                         LMLP_W0, "FedAvg-LoRA with Adam on the adapter, one "
+                         "optimizer per client kept across rounds"),
+    lambda: layer_vector("layers-mlp-sgd-server", LMLP, MLP_CLIENTS, "hetlora",
+                         {"eta": 0.25, "lora.r": 2, "lora.alpha": 2,
+                          "hetlora.lambda": 0.625, "hetlora.gamma": 0.75,
+                          "opt.momentum": 0.5, "opt.weight_decay": 0.125,
+                          "opt.clip_norm": 1.25},
+                         {"opt.nesterov": "on", "opt.weight_decay_form":
+                          "decoupled", "opt.clip": "norm",
+                          "opt.state": "server"},
+                         LMLP_W0, "HetLoRA with Nesterov SGD, decoupled decay "
+                         "and clipping, one optimizer carried from client to "
+                         "client", targets=["fc1"], ranks=[2, 1, 2]),
 ]
 
 if __name__ == "__main__":

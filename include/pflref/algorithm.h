@@ -110,6 +110,13 @@ typedef struct {
      * why, for the refusal of a non-default optimizer. */
     size_t opt_slots;
     const char *opt_refusal;
+    /* The length of the vector the client optimizer moves when it is the
+     * algorithm's own rather than the model's parameters (lora's adapter
+     * q: Q entries, and no split: opt.decay_scope = shared | personal do
+     * not apply), called after `check`; NULL: the P parameters, the
+     * split's personal blocks as personal. */
+    size_t (*opt_length)(const pflref_problem *problem,
+                         const pflref_hyper *hyper);
     /* Re-synchronised checking (pflref_run_resync).  resync_gap: the
      * state beyond w, v_i, α_i that these hyperparameters carry between
      * rounds and a candidate's records do not (named for the refusal), or

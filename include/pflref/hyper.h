@@ -570,6 +570,11 @@ typedef struct {
     const double *ranks;       /* N client ranks r_k (init.lora_ranks,
                                   borrowed), or NULL: every r_k = r        */
     size_t nranks;             /* its length                               */
+    const char *const *target_names; /* the targets by name (init.
+                                  lora_targets, borrowed: weight blocks or
+                                  dense/conv2d layer names), or NULL:
+                                  lora.targets chooses them                */
+    size_t ntarget_names;      /* their count                              */
 } pflref_lora_hyper;
 
 typedef struct {

@@ -117,6 +117,10 @@ typedef struct {
     double *lora_ranks;            /* lora: init.lora_ranks (hyper.lora.
                                       ranks), N client ranks, or NULL      */
     size_t n_lora_ranks;
+    char **lora_targets;           /* lora: init.lora_targets (hyper.lora.
+                                      target_names), names in one
+                                      allocation with the array, or NULL  */
+    size_t n_lora_targets;
     pflref_record_level record;    /* output.trajectory                    */
     pflref_output_arrays arrays;   /* output.arrays, output.inline_max     */
     char *problem_source;          /* "inline", "generator:tilt", "file:…" */

@@ -57,8 +57,14 @@
  *
  * Switches (the paper's reading first):
  *   lora.method      personal | ffa | fedavg | hetlora
- *   lora.targets     all (every weight matrix) | head (the output layer)
- *                    | input (the input layer)
+ *   lora.targets     all (every weight matrix; a layer list's dense and
+ *                    conv2d weights) | head (the output layer) | input (the
+ *                    input layer); or by name: init.lora_targets
+ *   opt.*            the client optimizer on the adapter's blocks lora_A,
+ *                    lora_B (ref/engine/optim.c; torch trains A and B with
+ *                    the model's optimizer): off by default (the plain step
+ *                    of l. 2); FFA-LoRA's A stays frozen (the mask), HetLoRA
+ *                    truncates the state with the adapter
  *   lora.weights     samples | uniform   (ffa, fedavg)
  *   hetlora.weights  sparsity | uniform | samples
  *   hetlora.scaling  none (ΔW = B A, the paper) | alpha (s = α/r_max)
@@ -100,6 +106,11 @@ static const char *const MERGE_LINE = "w = W₀ + s B A";
 typedef struct {
     pflref_work list;       /* the allocations (ref/engine/work.h)          */
     pflref_lora_layout L;   /* the targets and the adapter layout (rank r)  */
+    pflref_model am;        /* the adapter's blocks lora_A, lora_B, for the
+                               client optimizer (pflref_lora_blocks)        */
+    unsigned char *move;    /* Q: 1 on the entries that train (FFA-LoRA:
+                               every B; the others: all), the optimizer's
+                               mask                                        */
     double *q;              /* Q: the global adapter (B, A)                 */
     double *qi;             /* N×Q: the clients' adapters (B_i, A_i)        */
     double *gq;             /* Q: a gradient in the adapter                 */
@@ -117,9 +128,13 @@ static void *lora_work_alloc(const pflref_problem *problem,
     if (ws == NULL)
         return NULL;
     /* check has accepted the layout */
-    (void)pflref_lora_layout_init(&ws->L, &problem->model, hyper->lora.r,
-                                  hyper->lora.targets, NULL);
+    (void)pflref_lora_layout_named(&ws->L, &problem->model, hyper->lora.r,
+                                   hyper->lora.targets,
+                                   hyper->lora.target_names,
+                                   hyper->lora.ntarget_names, NULL);
+    pflref_lora_blocks(&ws->L, &problem->model, &ws->am);
     const size_t Q = ws->L.Q;
+    ws->move = pflref_work_flags(&ws->list, Q);
     ws->q = pflref_work_doubles(&ws->list, Q, 1);
     ws->qi = pflref_work_doubles(&ws->list, N, Q);
     ws->gq = pflref_work_doubles(&ws->list, Q, 1);
@@ -179,10 +194,21 @@ static pflref_status lora_check(const pflref_problem *problem,
     (void)mask;
     const pflref_lora_hyper *h = &hyper->lora;
     pflref_lora_layout L;
-    pflref_status st = pflref_lora_layout_init(
-        &L, &problem->model, h->r, h->targets, err);
+    pflref_status st = pflref_lora_layout_named(
+        &L, &problem->model, h->r, h->targets, h->target_names,
+        h->ntarget_names, err);
     if (st != PFLREF_OK)
         return st;
+    /* the adapter has no split: the optimizer's weight decay takes every
+     * adapter block or, as no adapter block is a bias, the same (weights) */
+    if (hyper->opt.weight_decay != 0.0 &&
+        (hyper->opt.decay_scope == PFLREF_OPT_SCOPE_SHARED ||
+         hyper->opt.decay_scope == PFLREF_OPT_SCOPE_PERSONAL))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.switches.opt.decay_scope",
+                                "lora's optimizer moves the adapter, which "
+                                "has no split into shared and personal "
+                                "blocks: opt.decay_scope = all or weights");
     if (h->q0 == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "init.lora",
                                 "give the initial adapter (lora_A, lora_B "
@@ -210,6 +236,13 @@ static pflref_status lora_init(pflref_state *s, pflref_error *err)
     const pflref_lora_hyper *h = &s->hyper->lora;
     const size_t Q = ws->L.Q, P = s->P;
     const double sc = scale(s->hyper);
+    /* the entries that train: FFA-LoRA's B only (req: ffalora.freeze_a) */
+    for (size_t l = 0; l < ws->L.ntargets; l++) {
+        const pflref_lora_target *t = &ws->L.targets[l];
+        const size_t a = h->method == PFLREF_LORA_FFA ? 0 : 1;
+        memset(ws->move + t->off_A, (int)a, ws->L.r * t->d);
+        memset(ws->move + t->off_B, 1, t->k * ws->L.r);
+    }
     memcpy(ws->q, h->q0, Q * sizeof *ws->q);
     pflref_lora_merge(&ws->L, &s->problem->model, s->w0, ws->q, h->r, sc,
                       s->w);
@@ -275,7 +308,8 @@ static void add_regulariser(const pflref_lora_layout *L, const double *q,
 }
 
 /* l. 2: client i's local steps on its adapter q_i (rank r_i), with the
- * regulariser's tail c..r_i−1 when reg. */
+ * regulariser's tail c..r_i−1 when reg; the step is the client
+ * optimizer's on d = ∇ when opt.* is not plain SGD. */
 static pflref_status local_steps(pflref_state *s, size_t i,
                                  const pflref_batches *b, int reg, size_t c,
                                  const pflref_trace *trace, pflref_error *err)
@@ -290,6 +324,8 @@ static pflref_status local_steps(pflref_state *s, size_t i,
                        : method == PFLREF_LORA_HETLORA ? HET_LINE
                                                        : LOCAL_LINE;
     double *qi = ws->qi + i * Q;
+    /* the client optimizer (opt.*), NULL under the papers' plain step */
+    pflref_optim_state *opt = pflref_optim_get(s, i, 0);
     for (size_t st_i = 0; st_i < b->nsteps; st_i++) {
         /* G = ∇_W f_i(W₀ + s B A; b)   (req: lora.eq3, lora.alg1.l2) */
         pflref_lora_merge(&ws->L, m, s->w0, qi, rank, sc, ws->theta);
@@ -304,12 +340,16 @@ static pflref_status local_steps(pflref_state *s, size_t i,
             add_regulariser(&ws->L, qi, c, rank, h->lora.lambda, ws->gq);
         /* (B, A) ← (B, A) − η ∇, simultaneously; FFA-LoRA: B only
          * (req: ffalora.freeze_a) */
-        for (size_t l = 0; l < ws->L.ntargets; l++) {
-            const pflref_lora_target *t = &ws->L.targets[l];
-            const size_t a0 = method == PFLREF_LORA_FFA ? t->off_B : t->off_A;
-            for (size_t p = a0; p < t->off_B + t->k * ws->L.r; p++)
-                qi[p] -= eta * ws->gq[p];
-        }
+        if (opt != NULL)   /* the client optimizer on d = ∇ (opt.*) */
+            (void)pflref_optim_step(opt, &ws->am, ws->move, eta, ws->gq, qi);
+        else
+            for (size_t l = 0; l < ws->L.ntargets; l++) {
+                const pflref_lora_target *t = &ws->L.targets[l];
+                const size_t a0 =
+                    method == PFLREF_LORA_FFA ? t->off_B : t->off_A;
+                for (size_t p = a0; p < t->off_B + t->k * ws->L.r; p++)
+                    qi[p] -= eta * ws->gq[p];
+            }
         if (!pflref_all_finite(qi, Q))
             return pflref_error_diverge(err, (long)s->t, (long)i,
                                         (long)st_i + 1, "q");
@@ -317,6 +357,21 @@ static pflref_status local_steps(pflref_state *s, size_t i,
                           (long)i, (long)st_i + 1, "q", qi, Q, line);
     }
     return PFLREF_OK;
+}
+
+/* The optimizer state of client i truncated with its adapter to `rank`
+ * (HetLoRA: the ranks beyond r_i no longer exist, and their momentum or
+ * moments must not move the zero padding; b and v have q's layout). */
+static void truncate_state(const pflref_state *s, size_t i, size_t rank)
+{
+    lora_work *ws = s->extra;
+    pflref_optim_state *opt = pflref_optim_get(s, i, 0);
+    if (opt == NULL)
+        return;
+    if (opt->b != NULL)
+        pflref_lora_truncate(&ws->L, opt->b, rank);
+    if (opt->v != NULL)
+        pflref_lora_truncate(&ws->L, opt->v, rank);
 }
 
 /* Client i in round t: l. 1 (receive), l. 2 (train), l. 3 (prune); v_i
@@ -337,6 +392,9 @@ static pflref_status client_update(pflref_state *s, size_t i,
         memcpy(qi, ws->q, Q * sizeof *qi);
         pflref_lora_truncate(&ws->L, qi, rank);
     }
+    pflref_optim_begin(s, i);   /* opt.state = reset: a new optimizer */
+    if (het)
+        truncate_state(s, i, rank);
     pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "train", (long)s->t,
                       (long)i, 0, "q", qi, Q, NULL);
     /* c = ⌊γ r_i⌋; the regulariser and pruning only when λ > 0 and
@@ -353,6 +411,7 @@ static pflref_status client_update(pflref_state *s, size_t i,
     if (reg && tail_product(&ws->L, qi, c, rank, NULL, NULL) < before) {
         ws->rank[i] = c;
         pflref_lora_truncate(&ws->L, qi, c);
+        truncate_state(s, i, c);
     }
     if (het) {
         const double r_i = (double)ws->rank[i];
@@ -487,6 +546,18 @@ static void lora_load_state(pflref_state *s, pflref_state_loader load,
     }
 }
 
+/* The client optimizer moves the adapter q: Q entries. */
+static size_t lora_opt_length(const pflref_problem *problem,
+                              const pflref_hyper *hyper)
+{
+    pflref_lora_layout L;
+    (void)pflref_lora_layout_named(&L, &problem->model, hyper->lora.r,
+                                   hyper->lora.targets,
+                                   hyper->lora.target_names,
+                                   hyper->lora.ntarget_names, NULL);
+    return L.Q;
+}
+
 const pflref_algorithm pflref_lora = {
     .name = "lora",
     .title = "Low-rank adapters: personal, FFA-LoRA (Sun et al., ICLR 2024), "
@@ -503,7 +574,6 @@ const pflref_algorithm pflref_lora = {
     .init = lora_init,
     .round = lora_round,
     .load_state = lora_load_state,
-    .opt_refusal =
-        "lora's adapter steps are its own solver on the adapter vector, not"
-        " on the model's blocks",
+    .opt_slots = 1,   /* the adapter's optimizer: torch trains A, B */
+    .opt_length = lora_opt_length,
 };

@@ -119,11 +119,12 @@ static const char *const opt_clip_values[] = {"off", "norm", NULL};
 static const char *const opt_state_values[] = {"reset", "client", "server",
                                                NULL};
 /* The algorithms whose clients step through the shared local solver
- * (ref/engine/sgd.c), which opt.* applies to (ref/engine/optim.c); each
- * has opt_slots ≥ 1 in its pflref_algorithm. */
+ * (ref/engine/sgd.c), or (lora) step their own vector with the same
+ * optimizer, which opt.* applies to (ref/engine/optim.c); each has
+ * opt_slots ≥ 1 in its pflref_algorithm. */
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
-    "apfl pfedhn"
+    "apfl pfedhn lora"
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \

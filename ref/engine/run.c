@@ -523,8 +523,14 @@ static pflref_status run_prepare(const pflref_problem *problem,
     /* the client optimizers' states (opt.*; none for plain SGD) */
     if (st == PFLREF_OK && alg->opt_slots > 0 &&
         !pflref_optim_is_plain(&hyper->opt)) {
-        s->optim = pflref_optim_alloc(&hyper->opt, s->mask, s->N, s->P,
-                                      alg->opt_slots);
+        /* the model's parameters, or the algorithm's own vector (lora's
+         * adapter) without a split */
+        const size_t len = alg->opt_length != NULL
+                               ? alg->opt_length(problem, hyper) : s->P;
+        s->optim = pflref_optim_alloc(&hyper->opt,
+                                      alg->opt_length != NULL ? NULL
+                                                              : s->mask,
+                                      s->N, len, alg->opt_slots);
         if (s->optim == NULL)
             st = pflref_error_set(err, PFLREF_ENOMEM, NULL,
                                   "out of memory allocating the client "

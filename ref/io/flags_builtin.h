@@ -72,6 +72,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "local-step-count",
     "lora-broadcast",
     "lora-frozen",
+    "lora-optimizer",
     "lora-personal",
     "lora-scale",
     "lora-simultaneous",

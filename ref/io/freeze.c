@@ -195,15 +195,23 @@ static int set_new(json_t *obj, const char *key, json_t *value)
     return value == NULL || json_object_set_new(obj, key, value) != 0;
 }
 
-/* init.lora and init.hypernetwork {W, b, v} of the vector's spec from the
- * spec as read, as numbers (the spec may have named files for them):
- * nonzero when memory is short. */
+/* init.lora (with init.lora_targets) and init.hypernetwork {W, b, v} of
+ * the vector's spec from the spec as read, as numbers (the spec may have
+ * named files for them): nonzero when memory is short. */
 static int init_arrays(json_t *init, const pflref_spec *spec)
 {
     int bad = 0;
     if (spec->lora_init != NULL)
         bad |= set_new(init, "lora", pflref_json_new_vector(spec->lora_init,
                                                           spec->n_lora_init));
+    if (spec->lora_targets != NULL) {   /* the adapter's targets by name */
+        json_t *names = json_array();
+        bad |= names == NULL;
+        for (size_t j = 0; names != NULL && j < spec->n_lora_targets; j++)
+            bad |= json_array_append_new(
+                       names, json_string(spec->lora_targets[j])) != 0;
+        bad |= set_new(init, "lora_targets", names);
+    }
     if (spec->hypernetwork == NULL)
         return bad;
     const size_t P = spec->problem->model.P, N = spec->problem->N,

@@ -447,6 +447,13 @@ static void emit_init(pflref_emit *e, const pflref_spec *spec)
         KEY(e, "lora_ranks");
         pflref_emit_reals(e, spec->lora_ranks, spec->n_lora_ranks);
     }
+    if (spec->lora_targets != NULL) {
+        KEY(e, "lora_targets");
+        pflref_emit_array_begin(e);
+        for (size_t j = 0; j < spec->n_lora_targets; j++)
+            pflref_emit_string(e, spec->lora_targets[j]);
+        pflref_emit_array_end(e);
+    }
     if (spec->n_init_files > 0) {   /* init's arrays given as files */
         KEY(e, "data_files");
         emit_files(e, spec->init_files, spec->n_init_files);

@@ -119,6 +119,7 @@ void pflref_spec_free(pflref_spec *spec)
     free(spec->hypernetwork);
     free(spec->lora_init);
     free(spec->lora_ranks);
+    free(spec->lora_targets);
     /* the digest thread reads the problem's mappings: stop it first */
     pflref_digest_free(spec->digests);
     for (size_t i = 0; i < spec->n_data_files; i++)

@@ -419,6 +419,57 @@ static pflref_status read_lora_member(const json_t *v, pflref_spec *spec,
     return pflref_json_vector(c, where, *n, *out, err);
 }
 
+/* init.lora_targets: the adapted weights by name (blocks, or dense and
+ * conv2d layers meaning their weight; ref/models/adapter.h resolves
+ * them), 1 to PFLREF_MAX_BLOCKS strings, copied into one allocation. */
+static pflref_status read_lora_targets(const json_t *v, pflref_spec *spec,
+                                       pflref_error *err)
+{
+    static const char *const where = "init.lora_targets";
+    const json_t *c = json_object_get(v, "lora_targets");
+    if (c == NULL)
+        return PFLREF_OK;
+    if (strcmp(spec->algorithm->name, "lora") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "only lora takes lora_targets (the "
+                                "algorithm is %s)", spec->algorithm->name);
+    size_t n, bytes = 0;
+    pflref_status st = pflref_json_array(c, where, 1, &n, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (n > PFLREF_MAX_BLOCKS)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%zu names: a model has at most %d blocks",
+                                n, PFLREF_MAX_BLOCKS);
+    for (size_t j = 0; j < n; j++) {
+        char path[PFLREF_WHERE_MAX];
+        const char *name;
+        pflref_json_index_path(path, sizeof path, where, j);
+        if ((st = pflref_json_string(json_array_get(c, j), path, &name,
+                                     err)))
+            return st;
+        if (name[0] == '\0' || strlen(name) >= PFLREF_BLOCK_NAME_MAX)
+            return pflref_error_set(err, PFLREF_EINVAL, path,
+                                    "a name has 1 to %d characters",
+                                    PFLREF_BLOCK_NAME_MAX - 1);
+        bytes += strlen(name) + 1;
+    }
+    char **names = malloc(n * sizeof *names + bytes);
+    if (names == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    char *at = (char *)(names + n);
+    for (size_t j = 0; j < n; j++) {
+        const char *name = json_string_value(json_array_get(c, j));
+        const size_t len = strlen(name) + 1;
+        memcpy(at, name, len);
+        names[j] = at;
+        at += len;
+    }
+    spec->lora_targets = names;
+    spec->n_lora_targets = n;
+    return PFLREF_OK;
+}
+
 static pflref_status read_lora_init(const json_t *v, pflref_spec *spec,
                                     pflref_arrays *files, pflref_error *err)
 {
@@ -428,6 +479,10 @@ static pflref_status read_lora_init(const json_t *v, pflref_spec *spec,
     if (st == PFLREF_OK)
         st = read_lora_member(v, spec, "lora_ranks", NULL, &spec->lora_ranks,
                               &spec->n_lora_ranks, err);
+    if (st == PFLREF_OK)
+        st = read_lora_targets(v, spec, err);
+    spec->hyper.lora.target_names = (const char *const *)spec->lora_targets;
+    spec->hyper.lora.ntarget_names = spec->n_lora_targets;
     spec->hyper.lora.q0 = spec->lora_init;
     spec->hyper.lora.nq0 = spec->n_lora_init;
     spec->hyper.lora.ranks = spec->lora_ranks;
@@ -513,7 +568,8 @@ static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
         return PFLREF_OK;
     static const char *const keys[] = {"kind", "w", "seed", "sd", "scale",
                                        "cluster_models", "hypernetwork",
-                                       "lora", "lora_ranks", NULL};
+                                       "lora", "lora_ranks", "lora_targets",
+                                       NULL};
     json_t *kind_v;
     const char *kind;
     pflref_status st;

@@ -17,7 +17,15 @@
  * in_features), "<layer>.lora_B" is (out_features, r), microsoft/LoRA @
  * c4593f0 loralib/layers.py:110-111), so a PyTorch adapter's tensors
  * flatten and concatenate to q (docs/models.md).  Targets: linear "w"
- * (1 × d, k = 1), softmax "W" (k × d), mlp "W1" (h × d) and "W2" (k × h).
+ * (1 × d, k = 1), softmax "W" (k × d), mlp "W1" (h × d) and "W2" (k × h);
+ * on a layer list every dense weight "NAME.weight" (out × in) and every
+ * conv2d weight, read as the matrix O × (C·κ·κ) its block already is
+ * (PEFT's convolution adapter, huggingface/peft src/peft/tuners/lora/
+ * layer.py, class _ConvNd behind Conv2d, update_layer: lora_A =
+ * Conv2d(C, r, κ, stride, padding) whose weight r × C × κ × κ flattens to
+ * A, lora_B = Conv2d(r, O, 1 × 1) whose weight O × r × 1 × 1 is B; the
+ * convolution is linear in its weight, so the adapted layer is the conv
+ * with W₀ + s B A reshaped to O × C × κ × κ).
  *
  * Ranks: the layout is sized for the rank r; an adapter of a smaller rank
  * ρ < r (HetLoRA's client ranks) lives in the same layout with rows ρ..r−1
@@ -51,13 +59,38 @@ typedef struct {
 } pflref_lora_layout;
 
 /* The layout of rank r on m's weight blocks: every weight matrix (which
- * = 0), the output layer's (1: w, W, W2) or the input layer's (2: w, W,
- * W1).  Returns PFLREF_EINVAL where
- * "model.kind" (the quadratic model has no layer) or "lora.r" (r = 0, or
- * r > min(k, d) of a target, named in the message). */
+ * = 0), the output layer's (1: w, W, W2; a layer list's last parametrised
+ * layer) or the input layer's (2: w, W, W1; its first parametrised
+ * layer).  Returns PFLREF_EINVAL where
+ * "model.kind" (the quadratic model has no layer), "lora.targets" (the
+ * head or input layer of a layer list is a batchnorm, without a weight
+ * matrix) or "lora.r" (r = 0, or r > min(k, d) of a target, named in the
+ * message). */
 pflref_status pflref_lora_layout_init(pflref_lora_layout *L,
                                       const pflref_model *m, size_t r,
                                       int which, pflref_error *err);
+
+/* The same with the targets named (init.lora_targets; nnames = 0: as
+ * pflref_lora_layout_init): each name is a weight block ("fc1.0.weight",
+ * "W1") or a dense or conv2d layer's name meaning its weight ("fc1.0");
+ * the targets follow the model's block order whatever the names' order.
+ * With names, which must be 0.  Returns PFLREF_EINVAL as above, and where
+ * "init.lora_targets" (names together with which ≠ 0) or
+ * "init.lora_targets[j]" (an unknown name, a block that is not a weight
+ * matrix — a bias, batch normalisation's γ, β or statistics —, a layer
+ * without a weight, or a target named twice). */
+pflref_status pflref_lora_layout_named(pflref_lora_layout *L,
+                                       const pflref_model *m, size_t r,
+                                       int which, const char *const *names,
+                                       size_t nnames, pflref_error *err);
+
+/* The adapter's blocks as a model for the client optimizer
+ * (ref/engine/optim.c steps per block): am := 2·ntargets blocks over q,
+ * "<target>.lora_A" (r × d) then "<target>.lora_B" (k × r) per target
+ * (the target's name without ".weight": loralib's and PEFT's parameter
+ * names), P = Q.  Only nblocks, blocks and P of am are meaningful. */
+void pflref_lora_blocks(const pflref_lora_layout *L, const pflref_model *m,
+                        pflref_model *am);
 
 /* θ := w₀, then W_ℓ += s Σ_{ρ' < ρ} B_ℓ[:, ρ'] A_ℓ[ρ', :] on every target
  * (the merged model, req: lora.eq3).  w0, theta [P]; q [Q]. */
