@@ -10,6 +10,12 @@
 #   1b. the models no vector of these algorithms uses (softmax, the ReLU mlp):
 #      the candidates agree with `pflref run` record by record
 #      (crosscheck_models.py; the reference's own output, not a golden);
+#   1c. FedAvg on PFLlib's FedAvgCNN with torch.optim.SGD(momentum=0.9,
+#      weight_decay=5e-4) and Adam (fedavgcnn_torch.py) against `pflref
+#      freeze` of the same specs: the optimizer built in train() passes
+#      opt.state = reset, the one kept from Client.__init__ fails it at
+#      round 1, client 0, step 1 and passes opt.state = client
+#      (test_fedavgcnn_torch.py; the reference's own output, not a golden);
 #   2. Ditto with its deliberate bug (PFLREF_TORCH_BUG=ditto-alias) fails
 #      `pflref check` (exit 1) on every ditto vector;
 #   3. when `import pflref` works (python/ on PYTHONPATH, or installed),
@@ -78,6 +84,14 @@ if "$PY" "$HERE/crosscheck_models.py" --pflref "$CLI" >"$tmp/cross.txt"; then
     echo "check-torch: $(tail -n 1 "$tmp/cross.txt")"
 else
     cat "$tmp/cross.txt"; fail=1
+fi
+
+# 1c. FedAvgCNN with torch.optim's momentum, weight decay and Adam
+if PFLREF_CLI="$CLI" "$PY" -m pytest -q -p no:cacheprovider \
+        "$HERE/test_fedavgcnn_torch.py" >"$tmp/cnn.txt" 2>&1; then
+    echo "check-torch: FedAvgCNN with torch.optim: $(tail -n 1 "$tmp/cnn.txt")"
+else
+    cat "$tmp/cnn.txt"; echo "check-torch: the FedAvgCNN torch.optim cases fail"; fail=1
 fi
 
 # 2. the aliasing bug is caught on every ditto vector

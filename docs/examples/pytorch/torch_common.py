@@ -17,6 +17,7 @@ import json
 import os
 import sys
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
@@ -168,6 +169,13 @@ DEFAULTS = {           # each switch's paper reading (docs/algorithms/*.md)
     "lr.schedule": "constant", "lr.scope": "all", "lr.gamma": 1.0,
     "lr.step_rounds": 1, "lr.count": "rounds",
 }
+# the client optimizer's keys (docs/optimizers.md) at the papers' plain SGD
+OPT_DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0,
+                "opt.dampening": 0.0, "opt.nesterov": "off",
+                "opt.weight_decay": 0.0, "opt.weight_decay_form": "coupled",
+                "opt.momentum_form": "pytorch", "opt.decay_scope": "all",
+                "opt.clip": "off", "opt.beta1": 0.9, "opt.beta2": 0.999,
+                "opt.eps": 1e-8, "opt.state": "reset"}
 PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     ("pfedme", "official"): {
         "pfedme.theta_start": "warm", "pfedme.mu": 0.001,
@@ -205,6 +213,11 @@ def settings(spec):
         cfg.update(PRESETS[(alg["name"], preset)])
     cfg.update(alg.get("hyperparameters", {}))
     cfg.update(alg.get("switches", {}))
+    opt = sorted(k for k in cfg if k.startswith("opt.")
+                 and cfg[k] != OPT_DEFAULTS.get(k))
+    if opt:     # these candidates step with plain torch.optim.SGD(lr)
+        raise Unsupported("client optimizer %s (fedavgcnn_torch.py has "
+                          "torch.optim's)" % ", ".join(opt))
     if "split" in spec:
         cfg["split"] = spec["split"].get("personal", [])
     return cfg
@@ -292,21 +305,27 @@ def plan(rnd):
 
 # ---- the result -------------------------------------------------------------
 
-def values(x):
-    """A record's value as a list of Python floats (exact float64)."""
+def values(x, arrays=False):
+    """A record's value as a list of Python floats (exact float64), or
+    with arrays=True a NumPy float64 copy (write_result puts those in
+    .npy files)."""
     if isinstance(x, nn.Module):
         x = flat(x)
     if isinstance(x, torch.Tensor):
-        return x.detach().to(torch.float64).reshape(-1).tolist()
-    return [float(v) for v in x]
+        x = x.detach().to(torch.float64).reshape(-1)
+        return x.numpy().copy() if arrays else x.tolist()
+    return np.array(x, dtype=np.float64) if arrays else [float(v) for v in x]
 
 
 class Recorder:
     """Trajectory records {event, phase, round, client, step, name, value}
-    and the final state; round, client and step are left out when None."""
+    and the final state; round, client and step are left out when None.
+    arrays=True keeps each value as a NumPy array, for a model whose
+    P numbers a record would be slow as Python floats (write_result)."""
 
-    def __init__(self, vector_id):
+    def __init__(self, vector_id, arrays=False):
         self.id, self.trajectory, self.finals = vector_id, [], {}
+        self.arrays = arrays
 
     def record(self, event, name, value, round=None, client=None,
                step=None, phase="train"):
@@ -314,7 +333,7 @@ class Recorder:
         for key, v in (("round", round), ("client", client), ("step", step)):
             if v is not None:
                 rec[key] = v
-        rec.update(name=name, value=values(value))
+        rec.update(name=name, value=values(value, self.arrays))
         self.trajectory.append(rec)
 
     def round_begin(self, t, w):
@@ -332,13 +351,17 @@ class Recorder:
 
     def final(self, name, value, client=None):
         if client is None:
-            self.finals[name] = values(value)
+            self.finals[name] = values(value, self.arrays)
         else:
-            self.finals.setdefault(name, {})[client] = values(value)
+            self.finals.setdefault(name, {})[client] = values(value,
+                                                             self.arrays)
 
     def result(self):
         final = {k: ([v[i] for i in sorted(v)] if isinstance(v, dict) else v)
                  for k, v in self.finals.items()}
+        if self.arrays:     # v: an (N, P) array, as final.v.npy has it
+            final = {k: np.stack(v) if isinstance(v, list) else v
+                     for k, v in final.items()}
         return {"format": "pflref-result/1", "id": self.id, "final": final,
                 "trajectory": self.trajectory,
                 "meta": {"framework": "torch " + torch.__version__}}
@@ -371,7 +394,46 @@ def main(run, argv=None):
         result = run(vector_raw)
     except Unsupported as e:
         fail("%s: unsupported: %s" % (argv[0], e))
-    write_json(result, argv[2])
+    write_result(result, argv[2])
+
+
+def write_result(result, path, inline_max=256):
+    """Write a result; NumPy values (Recorder(arrays=True)) go to .npy
+    files in STEM.arrays/ beside it (docs/formats.md, "Arrays in files"):
+    a final array of more than inline_max numbers as final.NAME.npy, every
+    trajectory value as a range {offset, count} of trajectory.npy."""
+    traj = result.get("trajectory", [])
+    if not any(isinstance(r["value"], np.ndarray) for r in traj) and not any(
+            isinstance(v, np.ndarray) for v in result["final"].values()):
+        write_json(result, path)
+        return
+    stem = os.path.basename(path)
+    stem = stem[:-5] if stem.endswith(".json") else stem
+    folder = os.path.join(os.path.dirname(path), stem + ".arrays")
+    os.makedirs(folder, exist_ok=True)
+    out = dict(result, final=dict(result["final"]))
+    for name, v in result["final"].items():
+        v = np.asarray(v, dtype="<f8")
+        if v.size > inline_max:
+            np.save(os.path.join(folder, "final.%s.npy" % name), v)
+            out["final"][name] = "%s.arrays/final.%s.npy" % (stem, name)
+        else:
+            out["final"][name] = v.tolist()
+    total = sum(np.size(r["value"]) for r in traj)
+    values_file = np.lib.format.open_memmap(
+        os.path.join(folder, "trajectory.npy"), mode="w+", dtype="<f8",
+        shape=(total,))
+    records, at = [], 0
+    for r in traj:
+        v = np.asarray(r["value"], dtype=np.float64).reshape(-1)
+        values_file[at:at + v.size] = v
+        records.append(dict(r, value={"offset": at, "count": int(v.size)}))
+        at += v.size
+    values_file.flush()
+    del values_file
+    out["trajectory"] = records
+    out["trajectory_values"] = "%s.arrays/trajectory.npy" % stem
+    write_json(out, path)
 
 
 def write_json(obj, path):
