@@ -46,7 +46,9 @@ alpha_i v_i + (1 - alpha_i) w_i with the local w_i; server w.
 
 Models: quadratic (parameter mixing only: it has no outputs), linear, and
 the regression mlp (pflref_exact.Problem), whose outputs and their
-parameter derivatives are computed here exactly.
+parameter derivatives are computed here exactly; a layer list with a
+squared loss through pflref_exact_layers.py (outputs_exact and the
+Jacobian-transpose product output_vjp_exact).
 
 Bugs (for the mutant checks; MUTANTS maps each flag to them):
   mix-flip             parameter <-> output mixing
@@ -161,7 +163,8 @@ def settings(algorithm):
 def supported(spec):
     m = spec["model"]
     model_ok = (m["kind"] in ("quadratic", "linear")
-                or (m["kind"] == "mlp" and m.get("loss") in ("squared", "half_squared")))
+                or (m["kind"] in ("mlp", "layers")
+                    and m.get("loss") in ("squared", "half_squared")))
     return (spec["algorithm"]["name"] == "apfl" and model_ok
             and spec["algorithm"].get("preset", "paper") in PRESETS
             and "clients" in spec.get("problem", {})
@@ -210,6 +213,19 @@ def output_mix_grads(pr, k, v, wm, a, batch, bugs):
     c = pr.clients[k]
     s = loss_slope(pr, bugs)
     div = 1 if "batch-sum" in bugs else len(batch)
+    if pr.kind == "layers":
+        # the layer list's outputs and one backward pass seeded with e/|xi|
+        # per sample (pflref_exact_layers.py: sum_x e dz/dtheta = J^T e)
+        import pflref_exact_layers as pl
+        M, data = pr.layers, c["data"]
+        zv = pl.outputs_exact(M, data, v, batch, bugs)
+        zw = pl.outputs_exact(M, data, wm, batch, bugs)
+        e = [s * (a * p + (1 - a) * q - Fraction(float(data.y[j])))
+             for p, q, j in zip(zv, zw, batch)]
+        Gv = pl.output_vjp_exact(M, data, v, batch, e, bugs)
+        Gw = pl.output_vjp_exact(M, data, wm, batch, e, bugs)
+        da = sum((x * (p - q) for x, p, q in zip(e, zv, zw)), Fraction(0))
+        return [g / div for g in Gv], [g / div for g in Gw], da / div
     Gv, Gw, da = [Fraction(0)] * pr.P, [Fraction(0)] * pr.P, Fraction(0)
     for j in batch:
         x = c["X"][j]

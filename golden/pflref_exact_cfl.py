@@ -56,6 +56,7 @@ from decimal import Decimal, getcontext
 from fractions import Fraction
 
 import pflref_exact as px
+import pflref_exact_layers as pl
 from pflref_golden import Trace, exact, exact_vec
 
 getcontext().prec = 60
@@ -261,7 +262,8 @@ def replay(spec, bugs=frozenset()):
         for i, steps in sorted(zip(owners, r["batches"])):
             trace.emit("client_begin", "train", t, i, 0, "theta", theta[i])
             # req: cfl.alg5.l5
-            local = px.local_sgd(pr, i, theta[i], steps, eta, trace, "train", t, "theta")
+            local = px.local_sgd(pr, i, theta[i], steps, eta, trace, "train", t, "theta",
+                                 bugs=frozenset(bugs) & pl.ALL_BUGS)
             dtheta[i] = [a - b for a, b in zip(local, theta[i])]
             trace.emit("client_end", "train", t, i, None, "dtheta", dtheta[i])
         # req: cfl.alg5.l6
@@ -346,7 +348,8 @@ def supported(spec):
     model = spec["model"]
     return (spec["algorithm"]["name"] == "cfl"
             and (model["kind"] in ("quadratic", "linear")
-                 or (model["kind"] == "mlp" and model.get("loss") in ("half_squared", "squared")))
+                 or (model["kind"] in ("mlp", "layers")
+                     and model.get("loss") in ("half_squared", "squared")))
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")
 

@@ -115,18 +115,35 @@ def val_loss(spec, i, theta, bugs):
     if model["kind"] == "quadratic":
         return sum(exact(a) * (t - exact(cc)) ** 2
                    for a, t, cc in zip(c["a"], theta, c["c"])) / 2
-    assert model["kind"] == "linear", model["kind"]
+    assert model["kind"] in ("linear", "layers"), model["kind"]
     has_val = all("X_val" in cl for cl in raw)
     if has_val and "fomo-train-loss" not in bugs:
         X, y = c["X_val"], c["y_val"]
     else:
         X, y = c["X"], c["y"]
-    args = (model["loss"], model["d"], bool(model.get("bias", False)))
+    if model["kind"] == "layers":          # pflref_exact_layers.py
+        import pflref_exact_layers as pl
+        M = pl.Model(model)
+
+        def data_loss(Xb, yb):
+            return pl.loss_exact(M, Xb, yb, theta, model_bugs(bugs))[0]
+    else:
+        args = (model["loss"], model["d"], bool(model.get("bias", False)))
+
+        def data_loss(Xb, yb):
+            return _data_loss(*args, Xb, yb, theta)
     if batch_mean and 0 < B < len(X):
-        parts = [_data_loss(*args, X[lo:lo + B], y[lo:lo + B], theta)
+        parts = [data_loss(X[lo:lo + B], y[lo:lo + B])
                  for lo in range(0, len(X), B)]
         return sum(parts) / len(parts)
-    return _data_loss(*args, X, y, theta)
+    return data_loss(X, y)
+
+
+def model_bugs(bugs):
+    """A layer list's own bugs (pflref_exact_layers.MUTANTS), which act in
+    its loss and gradient."""
+    import pflref_exact_layers as pl
+    return frozenset(bugs) & pl.ALL_BUGS
 
 
 def distance(x, a, kind, blocks=None):
@@ -141,7 +158,12 @@ def distance(x, a, kind, blocks=None):
 
 def blocks(model):
     """The parameter tensors as index ranges: w (and b) of the linear model,
-    the one vector of the quadratic."""
+    the one vector of the quadratic, a layer list's blocks (its state_dict
+    entries, in layout order)."""
+    if model["kind"] == "layers":
+        import pflref_exact_layers as pl
+        return [(o, o + b["size"]) for b, o in
+                pl.Model(model, "float").block_offsets()]
     d = model["d"]
     if model["kind"] == "linear" and model.get("bias", False):
         return [(0, d), (d, d + 1)]
@@ -239,7 +261,8 @@ def replay(spec, bugs=frozenset()):
             if "fomo-train-first" in bugs:
                 uploads = [list(x) for x in uploads]
                 uploads[i] = px.local_sgd(pr, i, phi[i], steps, eta, Trace(),
-                                          "train", t, "theta")
+                                          "train", t, "theta",
+                                          bugs=model_bugs(bugs))
             post = sw.get("fedfomo.anchor", "pre_train") == "post_train"
             anchor = (theta[i] if ("fomo-anchor-current" in bugs) != post
                       else phi[i])
@@ -270,13 +293,15 @@ def replay(spec, bugs=frozenset()):
             trace.emit("client_begin", "train", t, i, 0, "theta", new)
             # req: fedfomo.alg1.l6, fedfomo.alg1.l7
             theta[i] = px.local_sgd(pr, i, new, steps, eta, trace, "train", t,
-                                    "theta")
+                                    "theta", bugs=model_bugs(bugs))
             trace.emit("client_end", "train", t, i, None, "theta", theta[i])
     return trace, None, theta, None
 
 
 def supported(spec):
     return (spec["algorithm"]["name"] == "fedfomo"
-            and spec["model"]["kind"] in ("quadratic", "linear")
+            and (spec["model"]["kind"] in ("quadratic", "linear")
+                 or (spec["model"]["kind"] == "layers"
+                     and spec["model"].get("loss") in ("squared", "half_squared")))
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")

@@ -51,6 +51,10 @@ MUTANTS = {
 def loss(pr, i, theta, bugs=frozenset()):
     """F_i(θ): the mean loss over client i's whole training set."""
     c = pr.clients[i]
+    if pr.kind == "layers":                # pflref_exact_layers.py
+        import pflref_exact_layers as pl
+        d = c["data"]
+        return pl.loss_exact(pr.layers, d.X, d.y, theta, bugs)[0]
     if pr.kind == "quadratic":
         return sum(a * (t - cc) ** 2 for a, t, cc in zip(c["a"], theta, c["c"])) / 2
     assert pr.kind == "linear"
@@ -77,8 +81,10 @@ def estimate(pr, i, thetas, bugs):
 
 
 def px_bugs(bugs):
-    """The bugs pflref_exact's model takes (the loss factor)."""
-    return frozenset(bugs) & {"loss-x2"}
+    """The bugs pflref_exact's model takes (the loss factor; a layer
+    list's own bugs, pflref_exact_layers.MUTANTS)."""
+    import pflref_exact_layers as pl
+    return frozenset(bugs) & ({"loss-x2"} | pl.ALL_BUGS)
 
 
 def replay(spec, bugs=frozenset()):
@@ -169,7 +175,9 @@ def replay(spec, bugs=frozenset()):
 def supported(spec):
     hp = spec["algorithm"].get("hyperparameters", {})
     return (spec["algorithm"]["name"] == "ifca"
-            and spec["model"]["kind"] in ("quadratic", "linear")
+            and (spec["model"]["kind"] in ("quadratic", "linear")
+                 or (spec["model"]["kind"] == "layers"
+                     and spec["model"].get("loss") in ("squared", "half_squared")))
             and hp.get("ifca.init_sd", 0) == 0
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")

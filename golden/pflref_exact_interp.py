@@ -51,7 +51,9 @@ MUTANTS = {
 def supported(spec):
     model = spec["model"]
     return (spec["algorithm"]["name"] == "interp"
-            and model["kind"] in ("linear", "quadratic")
+            and (model["kind"] in ("linear", "quadratic")
+                 or (model["kind"] == "layers"
+                     and model.get("loss") in ("squared", "half_squared")))
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")
 
@@ -83,6 +85,9 @@ def evaluate(model, theta, data):
     the per-sample loss ((ŷ − y)² for squared, ½(ŷ − y)² for half_squared)
     and the mean of (ŷ − y)²."""
     X, y = data
+    if model["kind"] == "layers":          # pflref_exact_layers.py
+        import pflref_exact_layers as pl
+        return pl.loss_exact(pl.Model(model), X, y, theta)
     d = model["d"]
     b = theta[d] if model.get("bias", False) else Fraction(0)
     r = [sum(x[p] * theta[p] for p in range(d)) + b - yj for x, yj in zip(X, y)]

@@ -130,6 +130,81 @@ def _low(key, x):
         STATS[key] = x
 
 
+# ------------------------------------------------------------ dual numbers
+
+class Dual:
+    """a + b ε with ε² = 0, a and b in a model's domain: running the
+    gradient on θ + ε v gives ∇F(θ) + ε ∇²F(θ) v, the Hessian-vector
+    product as the exact directional derivative of the gradient (forward
+    mode over the reverse pass; hvp_exact).  Comparisons (relu, max-pool)
+    read the real part a, so the decisions are those at θ, and relu'' = 0
+    away from the kinks, as the R-operator has it."""
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    @staticmethod
+    def _parts(y):
+        return (y.a, y.b) if isinstance(y, Dual) else (y, 0)
+
+    def __add__(self, y):
+        a, b = Dual._parts(y)
+        return Dual(self.a + a, self.b + b)
+
+    __radd__ = __add__
+
+    def __sub__(self, y):
+        a, b = Dual._parts(y)
+        return Dual(self.a - a, self.b - b)
+
+    def __rsub__(self, y):
+        a, b = Dual._parts(y)
+        return Dual(a - self.a, b - self.b)
+
+    def __neg__(self):
+        return Dual(-self.a, -self.b)
+
+    def __mul__(self, y):
+        a, b = Dual._parts(y)
+        return Dual(self.a * a, self.a * b + self.b * a)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, y):
+        a, b = Dual._parts(y)
+        return Dual(self.a / a, (self.b * a - self.a * b) / (a * a))
+
+    def __rtruediv__(self, y):
+        a, b = Dual._parts(y)
+        return Dual(a / self.a, (b * self.a - a * self.b) / (self.a * self.a))
+
+    def __pow__(self, n):
+        assert n == 2, n
+        return self * self
+
+    def __abs__(self):
+        return abs(self.a)
+
+    def __gt__(self, y):
+        return self.a > Dual._parts(y)[0]
+
+    def __lt__(self, y):
+        return self.a < Dual._parts(y)[0]
+
+    def __ge__(self, y):
+        return self.a >= Dual._parts(y)[0]
+
+    def __le__(self, y):
+        return self.a <= Dual._parts(y)[0]
+
+    def __eq__(self, y):
+        return self.a == Dual._parts(y)[0]
+
+    __hash__ = None
+
+
 # ------------------------------------------------------------ number domains
 
 class Domain:
@@ -149,6 +224,9 @@ class Domain:
         return float(x)
 
     def exp(self, x):
+        if isinstance(x, Dual):        # e^{a + bε} = e^a + b e^a ε
+            e = self.exp(x.a)
+            return Dual(e, x.b * e)
         if self.kind == "decimal":
             return x.exp()
         if self.kind == "float":
@@ -156,6 +234,8 @@ class Domain:
         raise ValueError("exp is not rational: this model needs the decimal domain")
 
     def ln(self, x):
+        if isinstance(x, Dual):
+            return Dual(self.ln(x.a), x.b / x.a)
         if self.kind == "decimal":
             return x.ln()
         if self.kind == "float":
@@ -163,6 +243,9 @@ class Domain:
         raise ValueError("log is not rational: this model needs the decimal domain")
 
     def sqrt(self, x):
+        if isinstance(x, Dual):
+            r = self.sqrt(x.a)
+            return Dual(r, x.b / (2 * r))
         if self.kind == "decimal":
             return x.sqrt()
         if self.kind == "float":
@@ -170,12 +253,18 @@ class Domain:
         raise ValueError("sqrt is not rational: this model needs the decimal domain")
 
     def tanh(self, x):
+        if isinstance(x, Dual):        # tanh' = 1 − tanh²
+            t = self.tanh(x.a)
+            return Dual(t, x.b * (1 - t * t))
         if self.kind == "float":
             return math.tanh(x)
         e = self.exp(2 * x)         # tanh a = (e^{2a} − 1)/(e^{2a} + 1)
         return (e - 1) / (e + 1)
 
     def sigmoid(self, x):
+        if isinstance(x, Dual):        # σ' = σ(1 − σ)
+            t = self.sigmoid(x.a)
+            return Dual(t, x.b * t * (1 - t))
         if self.kind == "float":
             return 1.0 / (1.0 + math.exp(-x))
         return 1 / (1 + self.exp(-x))
@@ -728,3 +817,65 @@ def grad_exact(M, data, theta, batch, bugs=NO_BUGS):
     th = [M.D.num(x) for x in theta]
     g, _ = M.grad(th, [data.X[j] for j in batch], [data.y[j] for j in batch], bugs)
     return [to_exact(x) for x in g]
+
+
+def _dual_part(x, part):
+    if isinstance(x, Dual):
+        return to_exact(x.a if part == 0 else x.b)
+    return to_exact(x) if part == 0 else Fraction(0)
+
+
+def hvp_exact(M, data, theta, v, batch, bugs=NO_BUGS):
+    """∇²F(θ; batch) v (exact rationals from the domain's result): the
+    gradient run on the dual numbers θ + ε v (Dual), its ε part.  Exact in
+    the fraction domain for any layer list away from its kinks; the
+    decimal domain's tanh, sigmoid and exp enter with their 60-digit
+    derivatives."""
+    D = M.D
+    th = [Dual(D.num(a), D.num(b)) for a, b in zip(theta, v)]
+    g, _ = M.grad(th, [data.X[j] for j in batch], [data.y[j] for j in batch], bugs)
+    return [_dual_part(x, 1) for x in g]
+
+
+def outputs_exact(M, data, theta, batch, bugs=NO_BUGS):
+    """z(θ; x_j) (the one output of a squared-loss model) for j in batch,
+    exact rationals from the domain's result."""
+    th = [M.D.num(x) for x in theta]
+    Z, _ = M.forward(th, [data.X[j] for j in batch], True, bugs)
+    return [to_exact(z[0]) for z in Z]
+
+
+def output_vjp_exact(M, data, theta, batch, E, bugs=NO_BUGS):
+    """Σ_j E_j ∂z(θ; x_j)/∂θ over j in batch (E exact, one per sample):
+    the backward pass seeded with E instead of the loss's signal."""
+    D = M.D
+    th = [D.num(x) for x in theta]
+    Z, caches = M.forward(th, [data.X[j] for j in batch], True, bugs)
+    G = [[D.num(e)] for e in E]
+    g = [D.num(0)] * M.P
+    for L, cache in zip(reversed(M.layers), reversed(caches)):
+        G = M._backward(L, cache, th, G, g, bugs)
+    return [to_exact(x) for x in g]
+
+
+def loss_exact(M, X, Y, theta, bugs=NO_BUGS):
+    """(mean ℓ, mean (ŷ − y)²) over the rows X, y (plain numbers; the
+    squared losses only, where ŷ = z_0), exact rationals from the domain's
+    result.  loss-x2: the loss's constant factor wrong, as in the gradient
+    (the ½ of half_squared dropped, or one put on squared)."""
+    assert M.loss in ("squared", "half_squared"), M.loss
+    D = M.D
+    th = [D.num(x) for x in theta]
+    Xd = [[D.num(float(x)) for x in row] for row in X]
+    Z, _ = M.forward(th, Xd, True, bugs)
+    sq = Fraction(0)
+    for z, y in zip(Z, Y):
+        r = to_exact(z[0]) - Fraction(float(y))
+        sq += r * r
+    sq /= len(X)
+    half = (M.loss == "half_squared") != ("loss-x2" in bugs)
+    return (sq / 2 if half else sq), sq
+
+
+# every bug this model implements (the replays pass these to the model)
+ALL_BUGS = frozenset(b for bs in MUTANTS.values() for b in bs)

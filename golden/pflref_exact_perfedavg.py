@@ -29,7 +29,12 @@ polynomial p(ε) of degree ≤ 3 and its derivative at 0 is exactly
 
 (S(ε) = p′(0) + c ε², the odd terms of degree ≤ 3).  hvp confirms the
 degree on every call (the same extrapolation from ε = 1/2 and 1 must
-agree), so a model outside that class cannot slip through.
+agree), so a model outside that class cannot slip through.  A layer list
+("kind": "layers", squared losses) is piecewise smooth instead: its product
+is the ε part of the gradient run on the dual numbers w + ε v
+(pflref_exact_layers.hvp_exact: forward mode over the reverse pass, relu''
+= 0 and the max-pool choices those at w), exact in fractions for the
+rational layers and 60-digit for tanh and sigmoid.
 
 Trajectory (what the C reference is required to emit, docs/formats.md):
 round_begin w; client_begin w_local (step 0); per step t: step w_tilde (t),
@@ -147,7 +152,13 @@ def hvp(pr, i, w, v, batch, bugs=NO_BUGS):
     """∇²f_i(w; batch) v, exact for gradients polynomial of degree ≤ 3 (see
     the module text).  The extrapolation is also formed from ε = 1/2 and 1;
     the two agree for every polynomial of degree ≤ 4 and not in general, so
-    the assertion confirms the degree on every call."""
+    the assertion confirms the degree on every call.  A layer list
+    (pflref_exact_layers.py, any layer kind) takes the ε part of its
+    gradient on the dual numbers w + ε v instead: exact away from its
+    kinks, whatever the degree."""
+    if pr.kind == "layers":
+        import pflref_exact_layers as pl
+        return pl.hvp_exact(pr.layers, pr.clients[i]["data"], w, v, batch, bugs)
     s_half, s1, s2 = (_sym_diff(pr, i, w, v, Fraction(e), batch, bugs)
                       for e in (Fraction(1, 2), 1, 2))
     out = [(4 * a - b) / 3 for a, b in zip(s1, s2)]
@@ -301,6 +312,8 @@ def run(pr, w0, rounds, post, hp, sw, bugs=NO_BUGS):
 
 def exact_model(model):
     return (model["kind"] in ("quadratic", "linear")
+            or (model["kind"] == "layers"
+                and model.get("loss") in ("squared", "half_squared"))
             or (model["kind"] == "mlp" and model.get("activation", "relu") == "identity"
                 and model.get("loss") in ("squared", "half_squared")))
 

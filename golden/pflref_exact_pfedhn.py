@@ -247,7 +247,7 @@ def replay(spec, bugs=frozenset()):
                 trace.emit("step", "train", t, i, k, "theta", tt)
         else:   # req: pfedhn.alg1.l6, pfedhn.alg1.l7
             tt = px.local_sgd(pr, i, theta, steps, eta, trace, "train", t,
-                              "theta")                        # req: pfedhn.alg1.l8
+                              "theta", bugs=model_bugs(bugs))  # req: pfedhn.alg1.l8
         trace.emit("client_end", "train", t, i, None, "theta", tt)
         trained[i] = tt
         delta = [a - c for a, c in zip(tt, theta)]            # req: pfedhn.alg1.l9
@@ -346,9 +346,18 @@ def code_step(W, b, V, i, delta, bias, alpha, alpha_v, momentum, clipping,
     return W, b, V, B
 
 
+def model_bugs(bugs):
+    """A layer list's own bugs (pflref_exact_layers.MUTANTS), which act in
+    its gradient (plain inner SGD only)."""
+    import pflref_exact_layers as pl
+    return frozenset(bugs) & pl.ALL_BUGS
+
+
 def supported(spec):
     return (spec["algorithm"]["name"] == "pfedhn"
-            and spec["model"]["kind"] in ("quadratic", "linear", "mlp",
-                                          "softmax")
+            and (spec["model"]["kind"] in ("quadratic", "linear", "mlp",
+                                           "softmax")
+                 or (spec["model"]["kind"] == "layers"
+                     and spec["model"].get("loss") in ("squared", "half_squared")))
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")
