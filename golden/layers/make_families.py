@@ -14,8 +14,8 @@ and pFedHN, and FedRep, Ditto and pFedMe beside their CNN vectors
                              maxpool, flatten, dense), exact fractions
                              (CNN_FAMILIES below says why only local).
 
-PFLEGO is held back (HELD below): the C's body-pass count on a layer list
-disagrees with the paper's and its own documentation.
+PFLEGO's vector records the body passes, (1, 1) for every tau as the
+paper caches the features.
 
 Every expected number is the exact replay of the spec as written
 (golden/audit.py's replay: pflref_exact.py, pflref_exact_pfl.py and the
@@ -474,12 +474,7 @@ FAMILIES = [fedalt, ditto, pfedme, local, finetune, perfedavg, perfedavg_exact, 
 CNN_FAMILIES = ("local",)
 
 
-# Held back: the PFLEGO vector on a layer list is correct by the paper and
-# by ref/algorithms/pflego.c's own contract (body_passes = [1, 1] for every
-# tau), but the layer list's pflref_layers_body_grad (ref/models/
-# layers_ops.c) runs the body forward a second time and counts it, so the C
-# reports [2, 1]; LAYERS_FAMILIES=pflego writes it once that is resolved.
-HELD = ("pflego",)
+HELD = ()
 
 
 def makers(only=None):

@@ -384,9 +384,18 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
  * bit for bit).  Batch selection and the workspace are as for
  * pflref_model_grad (D holds X and y even where only one is read); A, Phi
  * and E are the caller's, in batch order; none of these functions
- * allocates.  Each returns PFLREF_EINVAL for a model that is not an mlp
- * (checked right after m itself), and for a NULL argument or a bad batch
- * as the functions above. */
+ * allocates.  Each returns PFLREF_EINVAL for a model that is neither an
+ * mlp nor a layer list (checked right after m itself), and for a NULL
+ * argument or a bad batch as the functions above.
+ *
+ * A layer list (kind layers) splits the same way when its last layer is
+ * dense and it has no batchnorm layer: the head is that last layer, the
+ * body every layer before it; A and Phi both receive the body's output Φ.
+ * The body's intermediate outputs do not fit in A: body_grad reads those
+ * the last features call left in the workspace (the same batch and body
+ * parameters, as the mlp's A), and runs the body forward again, counted as
+ * a body forward pass, only when another pass went through the workspace
+ * since. */
 
 /* Body forward: A := X_B W1ᵀ (+ 1 b1ᵀ) and Phi := act(A), both nb × h
  * row-major (batch order).  mlp only.

@@ -233,6 +233,7 @@ static void forward_to(const pflref_model *m, const double *w, size_t nb,
                        pflref_model_workspace *ws, size_t end)
 {
     ws->w_fwd = w;
+    ws->body_cached = 0;
     for (size_t i = 0; i < end; i++)
         layer_forward(m, w, i, nb, ws);
     if (ws->bn_train && m->bn)
@@ -664,6 +665,8 @@ void pflref_layers_features(const pflref_model *m, const double *w,
     const size_t L = m->nlayers, h = m->layers[L - 1].in_size;
     forward_to(m, w, nb, ws, L - 1);
     ws->body_forward++;
+    ws->body_cached = 1;
+    ws->body_cached_nb = nb;
     memcpy(Phi, ws->act[L - 2], nb * h * sizeof *Phi);
     memcpy(A, Phi, nb * h * sizeof *A);
 }
@@ -693,9 +696,14 @@ void pflref_layers_body_grad(const pflref_model *m, const double *w,
 {
     const size_t L = m->nlayers;
     const pflref_layer *H = &m->layers[L - 1];
-    /* the body forward again (its intermediate outputs are not in A) */
-    forward_to(m, w, nb, ws, L - 1);
-    ws->body_forward++;
+    /* the body's intermediate outputs are not in A: those the features
+     * call left in the workspace serve, as A serves the mlp (the same
+     * batch and body parameters, the caller's promise); after any other
+     * pass through the workspace, the body forward again */
+    if (!(ws->body_cached && ws->body_cached_nb == nb && ws->w_fwd == w)) {
+        forward_to(m, w, nb, ws, L - 1);
+        ws->body_forward++;
+    }
     /* dΦ := E W_head, then back through the body */
     pflref_gemm(CblasNoTrans, CblasNoTrans, 1.0, E, nb, H->out,
                 blk(m, H, w, 0), H->out, H->in_size, 0.0, ws->sig[0], nb,

@@ -71,6 +71,11 @@ struct pflref_model_workspace {
     size_t *imem;             /* the allocation behind arg                  */
     const double *w_fwd;      /* the parameters of the last forward pass
                                  (the head's gradient reads them)          */
+    int body_cached;          /* 1: act[] holds the body outputs of the last
+                                 pflref_layers_features call (no pass through
+                                 the workspace since), for w_fwd and
+                                 body_cached_nb samples                     */
+    size_t body_cached_nb;
 };
 
 /* ---- batch.c ------------------------------------------------------- */
