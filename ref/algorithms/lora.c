@@ -503,6 +503,9 @@ const pflref_algorithm pflref_lora = {
     .init = lora_init,
     .round = lora_round,
     .load_state = lora_load_state,
+    .bn_refusal =
+        "the low-rank adapters train A, B over a frozen W₀ in their own "
+        "solver: it is not wired to move running statistics",
     .opt_refusal =
         "lora's adapter steps are its own solver on the adapter vector, not"
         " on the model's blocks",
