@@ -101,8 +101,11 @@ MUTANTS = {
     "reference-output": {},
     # the client optimizers (golden/pflref_exact_optim.py)
     "optimizer-state-lifetime": {"fedavg": ["state-reset", "state-client",
-                                            "state-server"]},
-    "momentum-form": {"fedavg": ["momentum-form-swap", "dampening-first"]},
+                                            "state-server"],
+                                 "fedbn": ["state-reset", "state-client",
+                                           "state-server"]},
+    "momentum-form": {"fedavg": ["momentum-form-swap", "dampening-first"],
+                      "fedbn": ["momentum-form-swap", "dampening-first"]},
     "nesterov-momentum": {"fedavg": ["nesterov-ignored"]},
     "weight-decay-form": {"fedavg": ["decay-form-swap"]},
     "weight-decay-scope": {"fedavg": ["decay-scope-all"]},
@@ -203,7 +206,7 @@ def replay(spec, bugs=frozenset()):
     for b in bugs:
         if b.startswith("weights="):
             weights = b.split("=", 1)[1]
-    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    pr = px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(sw)
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
     sched = spec["schedule"]
     assert sched["kind"] == "given"

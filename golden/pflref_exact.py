@@ -33,6 +33,17 @@ under every bug class the vector is flagged for (pflref_golden.check_mutants):
   prox-ref-moving  proximal reference = the current iterate (term vanishes)
   scope-full       fine-tuning moves every block despite scope = personal
   finetune-w0      fine-tuning starts from w0 instead of the global w
+  running-frozen   batch normalisation's running statistics never moved in
+                   training where bn.running = update (the default) asks
+                   PyTorch's train() rule after every gradient pass
+  running-moved    they move where bn.running = frozen is configured
+
+Batch normalisation (layer lists with a batchnorm layer): the local solver
+local_sgd moves the iterate's running statistics after each gradient pass,
+r ← (1 − ρ) r + ρ · batch statistic (PyTorch's train(); Problem.bn_switches
+reads bn.running and bn.running_var), so FedAvg's average then averages
+them with the rest of w (a torch state_dict average); buffers never step
+(the proximal term skips them).
 
 pFedMe (Dinh et al. 2020, Alg. 1), its inner loop alone ("prox") and Ditto
 (Li et al. 2021, Alg. 1) add (the names above keep their meaning where they
@@ -128,11 +139,45 @@ class Problem:
         import pflref_exact_layers as pl
         self.layers = pl.Model(model)
         self.d, self.P, self.loss = self.layers.d, self.layers.P, self.layers.loss
+        self.buffers = frozenset(
+            o + q for b, o in self.layers.block_offsets() if b["is_buffer"]
+            for q in range(b["size"]))
         self.bias = False
         self.clients = []
         for c in clients:
             data = pl.ClientData(self.layers, c)
             self.clients.append({"data": data, "n": data.n})
+
+    # bn.running = update | frozen, bn.running_var = unbiased | biased
+    # (docs/formats.md): the defaults are PyTorch's train() semantics.
+    bn_running = "update"
+    bn_unbiased = True
+    buffers = frozenset()       # entries of r_μ, r_v (layer lists)
+
+    def bn_switches(self, switches):
+        """Take bn.running and bn.running_var from a spec's switches (a
+        dict); returns self."""
+        self.bn_running = switches.get("bn.running", "update")
+        self.bn_unbiased = switches.get("bn.running_var", "unbiased") == "unbiased"
+        return self
+
+    def move_running(self, k, theta, batch, bugs=NO_BUGS):
+        """theta with its running statistics moved by the training-mode
+        forward pass on client k's batch (PyTorch's rule,
+        pflref_exact_layers.Model.update_running), or theta itself when
+        the model has no batchnorm layer or under bn.running = frozen."""
+        if self.kind != "layers" or not self.buffers:
+            return theta
+        frozen = self.bn_running == "frozen"
+        if "running-frozen" in bugs:
+            frozen = True
+        if "running-moved" in bugs:
+            frozen = False
+        if frozen:
+            return theta
+        import pflref_exact_layers as pl
+        return pl.running_exact(self.layers, self.clients[k]["data"], theta,
+                                batch, self.bn_unbiased, bugs)
 
     def n(self, k):
         return self.clients[k]["n"]
@@ -278,6 +323,8 @@ def local_sgd(pr, k, theta, steps, eta, trace, phase, rnd, name,
     # req: fedavg.alg1.l14, local.eq2, finetune.eq3, interp.eq2
     for s, batch in enumerate(steps, start=1):
         g = pr.grad(k, theta, batch, bugs)
+        # the same training pass moves r_μ, r_v (bn.running = update)
+        theta = pr.move_running(k, theta, batch, bugs)
         r = theta if "prox-ref-moving" in bugs else ref
         new = list(theta)
         for p in range(pr.P):
@@ -286,7 +333,7 @@ def local_sgd(pr, k, theta, steps, eta, trace, phase, rnd, name,
             if "bias-frozen" in bugs and pr.bias and p == pr.d:
                 continue
             step = g[p]
-            if mu:
+            if mu and p not in pr.buffers:     # buffers never step
                 prox = mu * (theta[p] - r[p])
                 step = step - prox if "prox-plus" in bugs else step + prox
             new[p] = theta[p] - eta * step
@@ -886,7 +933,7 @@ def replay_personal(spec, bugs=NO_BUGS):
     caller."""
     alg = spec["algorithm"]["name"]
     hp, sw = settings(spec["algorithm"])
-    pr = Problem(spec["model"], spec["problem"]["clients"])
+    pr = Problem(spec["model"], spec["problem"]["clients"]).bn_switches(sw)
     w0 = initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
     sched = spec["schedule"]
     assert sched["kind"] == "given"

@@ -16,8 +16,13 @@ irrational in general), written from shared/spec notes-fedbn-fedfomo.md
 replay(spec, bugs) -> (trace, w, v, None) runs a spec as written (given
 schedule; model mlp with "bn": true, init zeros or given; or a layer list,
 "kind": "layers", through golden/pflref_exact_layers.py in 60-digit decimals,
-init given, the local BN blocks those of every batchnorm layer); MUTANTS maps
-each flag to the bugs of its class, each a plausible wrong implementation:
+init given, the local BN blocks those of every batchnorm layer), with the
+switches bn.running (update | frozen: the running statistics left as they
+are), bn.running_var (= fedbn.running_var: either set to biased chooses s²_B)
+and a client optimizer opt.* (golden/pflref_exact_optim.py's step, one
+optimizer per client update, its state kept as opt.state says; it steps the
+parameters, never r_μ, r_v); MUTANTS maps each flag to the bugs of its
+class, each a plausible wrong implementation:
 
   bn-batch-variance     unbiased-norm-var (m − 1 in the normalising
                         variance)
@@ -35,6 +40,7 @@ each flag to the bugs of its class, each a plausible wrong implementation:
                         2 (ŷ − y) for ½(ŷ − y)², 4 (ŷ − y) for (ŷ − y)²)
   schedule-drawn-order  drawn-batches (the round's batch lists paired with
                         the drawn order instead of the ascending clients)
+  (optimizer flags)     pflref_exact_optim.py's bugs (state-reset, ...)
 
 Standard library only; run with /usr/bin/python3.
 """
@@ -222,11 +228,23 @@ class _MlpSteps:
     def initial(self, init):
         return initial(self.M, init)
 
-    def step(self, th, X, Y, unbiased, bugs):
-        """∇F at th; th's running statistics moved (in place)."""
+    def step(self, th, X, Y, unbiased, bugs, move=True):
+        """∇F at th; th's running statistics moved (in place, when move)."""
         g, mu, var, m = grad(self.M, th, X, Y, bugs)
-        running(self.M, th, mu, var, m, unbiased, bugs)
+        if move:
+            running(self.M, th, mu, var, m, unbiased, bugs)
         return g
+
+    def opt_blocks(self):
+        """(name, indices) of the parameter blocks, r_μ and r_v left out."""
+        at, M = self.M.at, self.M
+        out = []
+        for name, nxt in (("W1", "b1"), ("b1", "gamma"), ("gamma", "beta"),
+                          ("beta", "r_mu"), ("W2", "b2"), ("b2", None)):
+            end = at[nxt] if nxt is not None else M.P
+            if end > at[name]:
+                out.append((name, list(range(at[name], end))))
+        return out
 
 
 class _LayersSteps:
@@ -242,10 +260,42 @@ class _LayersSteps:
         assert init.get("kind") == "given", "a layers model starts from init.w"
         return [dec(x) for x in init["w"]]
 
-    def step(self, th, X, Y, unbiased, bugs):
+    def step(self, th, X, Y, unbiased, bugs, move=True):
         g, caches = self.M.grad(th, X, Y, bugs)
-        self.M.update_running(th, caches, unbiased, bugs)
+        if move:
+            self.M.update_running(th, caches, unbiased, bugs)
         return g
+
+    def opt_blocks(self):
+        return [(b["name"], list(range(o, o + b["size"])))
+                for b, o in self.M.block_offsets() if not b["is_buffer"]]
+
+
+class _Optimizer:
+    """The client optimizer of a FedBN spec (opt.*), through
+    golden/pflref_exact_optim.py: its step in exact fractions on the
+    parameter blocks (θ and g converted exactly from the 60-digit decimals,
+    the result back to them), one optimizer per client update, its state's
+    lifetime opt.state.  on = 0 when every opt.* keeps its default."""
+
+    def __init__(self, spec, M, bugs):
+        import pflref_exact_optim as po
+        self.po, self.bugs = po, bugs
+        self.on = po.uses_optimizer(spec)
+        self.c = po.config(spec["algorithm"])
+        self.view = type("OptView", (), {"opt_blocks": M.opt_blocks()})()
+        self.states = po.States(self.c, M.P, bugs)
+
+    def begin(self, k):
+        if self.on:
+            self.states.begin(k)
+
+    def step(self, k, g, th, eta):
+        from fractions import Fraction
+        new = self.po.step(self.c, self.states.get(k), self.view,
+                           [Fraction(x) for x in g], [Fraction(x) for x in th],
+                           Fraction(eta), self.bugs)
+        return [Decimal(q.numerator) / Decimal(q.denominator) for q in new]
 
 
 def replay(spec, bugs=frozenset()):
@@ -262,7 +312,13 @@ def replay(spec, bugs=frozenset()):
         local = False
     elif "bn-local-when-shared" in bugs and not local:
         local = True
-    unbiased = sw.get("fedbn.running_var", "unbiased") == "unbiased"
+    # fedbn.running_var and bn.running_var are one switch
+    unbiased = (sw.get("fedbn.running_var", "unbiased") == "unbiased"
+                and sw.get("bn.running_var", "unbiased") == "unbiased")
+    move = sw.get("bn.running", "update") == "update"
+    if "running-frozen" in bugs:
+        move = False
+    opt = _Optimizer(spec, M, bugs)
     clients = [([[dec(x) for x in row] for row in c["X"]], [dec(y) for y in c["y"]])
                for c in spec["problem"]["clients"]]
     w = M.initial(spec.get("init", {"kind": "zeros"}))
@@ -280,10 +336,13 @@ def replay(spec, bugs=frozenset()):
             X, Y = clients[k]
             th = [v[k][p] if (local and p in M.bn) else w[p] for p in range(M.P)]
             trace.emit("client_begin", "train", t, k, 0, "v", th)
+            opt.begin(k)
             for q, idx in enumerate(batches):
-                g = M.step(th, [X[i] for i in idx], [Y[i] for i in idx], unbiased, bugs)
+                g = M.step(th, [X[i] for i in idx], [Y[i] for i in idx], unbiased,
+                           bugs, move)
                 # req: fedbn.alg1.l2
-                th = [th[p] - eta * g[p] for p in range(M.P)]
+                th = (opt.step(k, g, th, eta) if opt.on
+                      else [th[p] - eta * g[p] for p in range(M.P)])
                 trace.emit("step", "train", t, k, q + 1, "v", th)
             trace.emit("client_end", "train", t, k, None, "v", th)
             # req: fedbn.alg1.l5

@@ -37,7 +37,9 @@ Conventions (the spec's, docs/models.md "layers"):
         μ = (1/m) Σ a,  s² = (1/m) Σ (a − μ)²  (biased),
         x̂ = (a − μ)/√(s² + ε),  y = γ x̂ + β;
     evaluation mode uses the running statistics; the running statistics
-    move only in update_running (FedBN), PyTorch's rule
+    move only in update_running (FedBN's replay, and running_exact, which
+    pflref_exact.local_sgd calls after every gradient pass under
+    bn.running = update), PyTorch's rule
         r_μ ← (1 − ρ) r_μ + ρ μ,  r_v ← (1 − ρ) r_v + ρ (m/(m − 1)) s²;
     the backward is Ioffe & Szegedy's §3 chain (∂ℓ/∂x̂, ∂ℓ/∂σ², ∂ℓ/∂μ),
     not the compact form the C uses;
@@ -75,6 +77,9 @@ too):
   running-var-flipped  the other of s² and m/(m − 1) s² into r_v
   running-var-count-nb batchnorm2d's unbiased factor with m = n_b instead of
                        n_b·H·W
+  running-frozen       the running statistics never moved in the local steps
+                       under bn.running = update (pflref_exact.Problem)
+  running-moved        they move under bn.running = frozen
 
 Standard library only; run with /usr/bin/python3.
 """
@@ -108,6 +113,10 @@ MUTANTS = {
     "bn2d-statistics": ["bn2d-per-position"],
     "bn-running-update": ["momentum-flipped", "running-var-flipped",
                           "running-var-count-nb"],
+    # the running statistics in the local solver (pflref_exact.local_sgd,
+    # Problem.move_running; FedBN's replay for running-frozen)
+    "bn-running-frozen": ["running-frozen"],
+    "bn-running-moved": ["running-moved"],
 }
 
 # The smallest |pre-activation| a relu decided on and the smallest gap
@@ -808,6 +817,21 @@ class ClientData:
 def to_exact(x):
     """The exact rational value of a domain number."""
     return x if isinstance(x, Fraction) else Fraction(x)
+
+
+def running_exact(M, data, theta, batch, unbiased=True, bugs=NO_BUGS):
+    """theta (exact rationals) with every batchnorm layer's running
+    statistics moved by the training forward pass on the batch
+    (update_running, PyTorch's rule), as exact rationals: the domain's
+    result converted exactly; the other entries are theta's own."""
+    th = [M.D.num(x) for x in theta]
+    _, caches = M.forward(th, [data.X[j] for j in batch], True, bugs)
+    M.update_running(th, caches, unbiased, bugs)
+    at = M.layout(bugs)                   # the (possibly bugged) layout's
+    moved = {at[(b["layer"], b["role"])] + q for b in M.blocks
+             if b["is_buffer"] for q in range(b["size"])}
+    return [to_exact(th[p]) if p in moved else theta[p]
+            for p in range(len(theta))]
 
 
 def grad_exact(M, data, theta, batch, bugs=NO_BUGS):

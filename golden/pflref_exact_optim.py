@@ -83,7 +83,13 @@ def config(algorithm):
 
 
 def blocks(pr):
-    """(name, indices) of the linear model's blocks: w, then b."""
+    """(name, indices) of the linear model's blocks: w, then b; or, for a
+    model view with opt_blocks (pflref_exact_fedbn.py's mlp with bn), its
+    own list, the parameters only: the batch-norm buffers r_μ, r_v are not
+    parameters and never step (torch optimizers range over parameters()),
+    their entries of theta pass through unchanged."""
+    if hasattr(pr, "opt_blocks"):
+        return pr.opt_blocks
     out = [("w", list(range(pr.d)))]
     if pr.bias:
         out.append(("b", [pr.d]))

@@ -31,6 +31,7 @@ Suite *ifca_suite(void);
 Suite *fedfomo_suite(void);
 Suite *layers_suite(void);
 Suite *fedbn_suite(void);
+Suite *bn_running_suite(void);
 Suite *pfedhn_suite(void);
 Suite *lora_suite(void);
 Suite *io_suite(void);

@@ -14,8 +14,9 @@
  *     r_μ, r_v, and the evaluation-mode predictions at x* = (1, 1)
  *     (30 digits in the notes);
  *   - the property of issue 21: FedBN with fedbn.bn = shared equals FedAvg
- *     (weights 1/m) on the same BN model in every parameter entry (FedAvg
- *     never moves the running statistics, which are buffers);
+ *     (weights 1/m) on the same BN model in every entry, the running
+ *     statistics included (both move them, bn.running = update), and
+ *     under bn.running = frozen both leave them;
  *   - every golden vector of golden/fedbn/ (60-digit independent
  *     generator) reproduced, and the same generator against pflref on
  *     12 random problems to 1e-13 (golden/fedbn/check_random.py);
@@ -40,6 +41,7 @@ static const char *const VECTORS[] = {
     "golden/fedbn/worked-shared-baseline.json",
     "golden/fedbn/worked-samples-biased.json",
     "golden/fedbn/worked-squared-drawn.json",
+    "golden/fedbn/worked-momentum-client.json",
 };
 
 /* Every FedBN vector reproduces its independent 60-digit expectation. */
@@ -319,8 +321,9 @@ START_TEST(test_worked_a1)
 END_TEST
 
 /* With BN averaged (fedbn.bn = shared) FedBN is FedAvg (1/m) on the BN
- * model: every parameter entry agrees bit for bit; only the running
- * statistics, buffers FedAvg never moves, differ. */
+ * model: every entry agrees bit for bit, the running statistics too (both
+ * move them after each gradient pass, bn.running = update, and average
+ * them); under bn.running = frozen both leave them at w⁰'s. */
 START_TEST(test_shared_is_fedavg)
 {
     /* req: fedbn.alg1.l4 */
@@ -352,11 +355,23 @@ START_TEST(test_shared_is_fedavg)
     for (size_t b = 0; b < m.nblocks; b++) {
         const pflref_block *B = &m.blocks[b];
         for (size_t p = B->offset; p < B->offset + B->size; p++)
-            if (!B->is_buffer)
-                ck_assert_msg(bn->w[p] == avg->w[p],
-                              "%s entry %zu: fedbn (shared) %.17g, fedavg "
-                              "%.17g", B->name, p, bn->w[p], avg->w[p]);
+            ck_assert_msg(bn->w[p] == avg->w[p],
+                          "%s entry %zu: fedbn (shared) %.17g, fedavg "
+                          "%.17g", B->name, p, bn->w[p], avg->w[p]);
+        if (B->is_buffer)   /* they moved: the comparison is not empty */
+            ck_assert(bn->w[B->offset] != w0[B->offset]);
     }
+    c->hyper.bn.running = PFLREF_BN_RUNNING_FROZEN;
+    pflref_run_result *bn_f = tb_run(c, "fedbn", NULL);
+    pflref_run_result *avg_f = tb_run(c, "fedavg", NULL);
+    ck_assert(memcmp(bn_f->w, avg_f->w, m.P * sizeof *w0) == 0);
+    for (size_t b = 0; b < m.nblocks; b++)
+        if (m.blocks[b].is_buffer)
+            ck_assert(memcmp(bn_f->w + m.blocks[b].offset,
+                             w0 + m.blocks[b].offset,
+                             m.blocks[b].size * sizeof *w0) == 0);
+    pflref_run_result_free(bn_f);
+    pflref_run_result_free(avg_f);
     /* and every client's model is the server's */
     for (size_t i = 0; i < 3; i++)
         ck_assert(memcmp(bn->v + i * m.P, bn->w, m.P * sizeof *w0) == 0);

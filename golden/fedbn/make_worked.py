@@ -23,6 +23,10 @@ through its full Jacobian, independent of ref/models/mlp.c).
                     baseline, BN and running statistics averaged.
   samples-biased    half_squared regression, fedbn.weights = samples,
                     fedbn.running_var = biased, ε = 0.03, ρ = 0.35.
+  momentum-client   the ce-two-rounds problem with the client optimizer
+                    torch.optim.SGD(momentum 0.6, dampening 0.25) and
+                    opt.state = client (golden/pflref_exact_optim.py's step
+                    on the parameters; the running statistics never step).
   squared-drawn     squared regression (the factor 2), identity activation
                     without b1, three clients, rounds whose drawn order
                     differs from the ascending clients (batches[j] is
@@ -58,7 +62,7 @@ TOL = {
 
 
 def make(name, title, description, model, clients, init, hp, switches, rounds,
-         flags, check=None):
+         flags, check=None, extra_mutants=None):
     vid = f"fedbn/worked/{name}"
     algorithm = {"name": "fedbn", "hyperparameters": hp}
     if switches:
@@ -74,7 +78,8 @@ def make(name, title, description, model, clients, init, hp, switches, rounds,
     assert low is None or low > Fraction(1, 1000), (vid, low)
     if check is not None:
         check(result[1], result[2])
-    mutants = {f: fb.MUTANTS[f] for f in flags}
+    extra_mutants = extra_mutants or {}
+    mutants = {f: extra_mutants.get(f) or fb.MUTANTS[f] for f in flags}
     if "aggregation-weights" in flags:
         mutants["aggregation-weights"] = [
             "weights=" + ("uniform" if switches.get("fedbn.weights") == "samples"
@@ -234,6 +239,34 @@ def squared_drawn():
                  "loss-scale", "schedule-drawn-order"])
 
 
+def momentum_client():
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 1], [2, 3, 4]], [[3, 0], [1, 2]],
+                                           [[5, 1, 3], [0, 4]]]},
+        {"clients": [0, 2], "batches": [[[4, 2, 0], [1, 3]], [[2, 4], [0, 3, 5]]]},
+    ]
+    return make("momentum-client",
+                "FedBN, clients on torch.optim.SGD(momentum, dampening), one "
+                "optimizer per client kept across rounds",
+                "The problem of ce-two-rounds; each client steps with "
+                "torch.optim.SGD(lr = 0.35, momentum = 0.6, dampening = 0.25): "
+                "b <- d at a block's first step, then b <- 0.6 b + 0.75 d, "
+                "theta <- theta - 0.35 b, on every parameter (W1, b1, gamma, "
+                "beta, w2, b2), never on the running statistics, which move "
+                "by PyTorch's rule after each gradient pass; opt.state = "
+                "client: client k's momentum buffers carry from round 0 into "
+                "round 1 (PFLlib builds each client's optimizer once).  Clients "
+                "0 and 2 train in both rounds, client 1 only in the first.",
+                CE_MODEL, CE_CLIENTS, CE_INIT,
+                {"eta": 0.35, "opt.momentum": 0.6, "opt.dampening": 0.25},
+                {"opt.state": "client"}, rounds,
+                ["optimizer-state-lifetime", "momentum-form", "fedbn-bn-averaged",
+                 "bn-running-update", "bn-backward"],
+                extra_mutants={"optimizer-state-lifetime": ["state-reset",
+                                                            "state-server"],
+                               "momentum-form": ["dampening-first"]})
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [notes_a1, ce_two_rounds, shared_baseline,
-                                  samples_biased, squared_drawn])
+                                  samples_biased, squared_drawn, momentum_client])

@@ -78,11 +78,13 @@ def rows(seed, n, d, lo=-2, hi=2, den=32):
 
 
 def fedavg_run(model, clients, w0_list, eta, weights, plans, bugs=frozenset(),
-               domain=None):
+               domain=None, switches=None):
     """(trace, w) of FedAvg on the given plans [[(k, batches)]], exactly
-    (the model's own domain, or `domain`)."""
+    (the model's own domain, or `domain`); switches: the spec's, for
+    bn.running and bn.running_var (the running statistics move after each
+    gradient pass by default, PyTorch's train())."""
     bugs = frozenset(bugs)
-    pr = px.Problem(model, clients)
+    pr = px.Problem(model, clients).bn_switches(switches or {})
     if domain is not None:
         pr.layers = pl.Model(model, domain)
         for c, spec in zip(pr.clients, clients):
@@ -144,10 +146,12 @@ COMMON_MUTANTS = {
 
 
 def fedavg_vector(generator, vid, fname, title, description, model, clients, w0, eta,
-                  plans, flags, mutants, atol, rtol, weights="samples"):
-    """Run, guard, measure the fp64 gap, check the mutants, wrap."""
+                  plans, flags, mutants, atol, rtol, weights="samples", switches=None):
+    """Run, guard, measure the fp64 gap, check the mutants, wrap; switches:
+    further switches of the spec (bn.running, bn.running_var)."""
+    switches = dict(switches or {})
     pl.reset_stats()
-    trace, w = fedavg_run(model, clients, w0, eta, weights, plans)
+    trace, w = fedavg_run(model, clients, w0, eta, weights, plans, switches=switches)
     guard_kinks()
     buffers = {o + q for b, o in pl.Model(model).block_offsets() if b["is_buffer"]
                for q in range(b["size"])}
@@ -155,21 +159,22 @@ def fedavg_vector(generator, vid, fname, title, description, model, clients, w0,
     assert not still, f"{vid}: parameters that never move (a dead unit): {still}"
     exp0 = pg.expected(trace, w=w)
     f_trace, f_w = fedavg_run(model, clients, w0, eta, weights, plans,
-                                 domain="float")
+                                 domain="float", switches=switches)
     fp64 = gap(exp0, pg.expected(f_trace, w=f_w))
     what = "exact rationals of the binary inputs"
     if pl.Model(model).D.kind == "decimal":
         what = "60-digit decimals of the binary inputs"
     tol = tolerance(atol, rtol, what, fp64)
     algorithm = {"name": "fedavg", "hyperparameters": {"eta": eta},
-                 "switches": {"fedavg.weights": weights}}
+                 "switches": dict({"fedavg.weights": weights}, **switches)}
     spec = pg.given_spec(title, description, model, clients,
                          {"kind": "given", "w": w0}, algorithm,
                          [{"clients": [k for k, _ in plan],
                            "batches": [b for _, b in plan]} for plan in plans])
     exp = pg.checked_expected(
         vid, tol, flags, mutants, (trace, w),
-        lambda bugs: fedavg_run(model, clients, w0, eta, weights, plans, bugs),
+        lambda bugs: fedavg_run(model, clients, w0, eta, weights, plans, bugs,
+                                switches=switches),
         lambda trace, w: (trace, w, None))
     gen = generator if pl.Model(model).D.kind == "fraction" else \
         generator.replace("exact fractions", "60-digit decimal")

@@ -8,9 +8,12 @@ golden/pflref_exact_layers.py:
 
   FedAvg (McMahan et al., AISTATS 2017, Alg. 1; golden/pflref_exact.py):
   the training-mode forward normalises with the batch's mean and biased
-  variance, the running statistics are buffers that FedAvg never moves
-  (docs/models.md: only FedBN calls the running update), so they stay at
-  init.w's values and are averaged unchanged;
+  variance; the running statistics are buffers that every training-mode
+  forward moves by PyTorch's rule (bn.running = update, the default:
+  r ← (1 − ρ) r + ρ · batch statistic after each gradient pass, the
+  unbiased m/(m − 1) s² into r_v unless bn.running_var = biased), and the
+  server averages them with the rest of w (a torch state_dict average);
+  under bn.running = frozen they stay at init.w's values;
   FedBN (Li et al., ICLR 2021, arXiv 2102.07623v2, Alg. 1;
   golden/pflref_exact_fedbn.py): every batchnorm layer's γ, β and running
   statistics stay local, the running statistics move after every batch by
@@ -23,6 +26,11 @@ golden/pflref_exact_layers.py:
   layers/fedavg/bn1d-mlp-squared input [3]; dense "fc1" 3→4 (no bias);
       batchnorm1d "bn1" (ε = 0.03, ρ = 0.2); relu; dense "fc2" 4→1;
       (ŷ − y)²; three clients, two rounds.
+  layers/fedavg/bn1d-mlp-frozen  the second problem under bn.running =
+      frozen (the running statistics stay; the forward still normalises
+      with the batch statistics, as torch with momentum = 0).
+  layers/fedavg/bn2d-cnn-biased  the first problem under bn.running_var =
+      biased (s² into r_v).
   layers/fedbn/bn2d-cnn-ce       the first problem under FedBN (BN local,
       uniform weights), client 1 left out of round 1 (it keeps its BN).
   layers/fedbn/bn1d-mlp-samples  the second under FedBN with
@@ -49,6 +57,13 @@ FEDBN_GENERATOR = ("golden/layers/make_bn.py (60-digit decimal, "
                    "pflref_exact_fedbn.py on pflref_exact_layers.py)")
 FEDBN_SOURCE = ("Li, Jiang, Zhang, Kamp, Dou, ICLR 2021, arXiv 2102.07623v2, "
                 "Alg. 1; shared/spec notes-fedbn-fedfomo.md §1.2-1.5")
+
+# the running statistics in FedAvg's local steps (pflref_exact.local_sgd)
+RUNNING_MUTANTS = {
+    "bn-running-frozen": ["running-frozen"],
+    "bn-running-moved": ["running-moved"],
+    "bn-running-update": ["momentum-flipped", "running-var-flipped"],
+}
 
 BN_MUTANTS = {
     "bn-batch-variance": ["unbiased-norm-var"],
@@ -88,12 +103,15 @@ def fedavg_bn2d():
         [(0, [[0, 2], [3, 1]]), (1, [[2, 0, 1]]), (2, [[4, 1], [0, 3, 2]])],
         [(0, [[1, 3, 0]]), (1, [[1, 2], [0, 2]]), (2, [[2, 4]])],
     ]
-    flags = ["bn-batch-variance", "bn-eps-placement", "bn-backward", "bn-eval-mode",
+    flags = ["bn-running-frozen", "bn-running-update", "bn-batch-variance",
+             "bn-eps-placement", "bn-backward", "bn-eval-mode",
              "bn2d-statistics", "state-dict-order", "conv-kernel-orientation",
              "batch-mean", "aggregation-weights", "stale-global"]
     mutants = {k: lc.COMMON_MUTANTS[k] for k in ("batch-mean", "aggregation-weights",
                                                  "stale-global")}
     mutants.update(BN_MUTANTS)
+    mutants.update({k: RUNNING_MUTANTS[k] for k in ("bn-running-frozen",
+                                                    "bn-running-update")})
     mutants.update({"bn2d-statistics": ["bn2d-per-position"],
                     "state-dict-order": ["bias-before-weight", "buffers-last"],
                     "conv-kernel-orientation": ["conv-flip", "conv-kernel-transpose"]})
@@ -103,9 +121,11 @@ def fedavg_bn2d():
         "batch x H x W), cross-entropy, two rounds",
         "Input 1x4x4; conv1 (2 channels, kernel 3, padding 1, no bias) -> 2x4x4, "
         "bn1 = batchnorm2d (eps = 1/64, momentum 0.15; training mode: batch "
-        "mean and biased variance; running statistics are buffers FedAvg never "
-        "moves), relu, maxpool2d 2 -> 2x2x2, flatten, fc 8 -> 3; cross-entropy; "
-        "eta = 0.3125; three clients (n = 4, 3, 5); weights n_k / m_t.",
+        "mean and biased variance; the running statistics move after every "
+        "gradient pass by PyTorch's rule, unbiased m/(m - 1) s^2 with m = n_b "
+        "x 4 x 4, and are averaged with the rest), relu, maxpool2d 2 -> 2x2x2, "
+        "flatten, fc 8 -> 3; cross-entropy; eta = 0.3125; three clients (n = "
+        "4, 3, 5); weights n_k / m_t.",
         CNN, CNN_CLIENTS, CNN_W0, 0.3125, plans, flags, mutants, 1e-13, 1e-12)
 
 
@@ -114,12 +134,15 @@ def fedavg_bn1d():
         [(0, [[0, 2], [3, 1]]), (1, [[2, 0, 1]]), (2, [[4, 1], [0, 3, 2]])],
         [(0, [[1, 3, 0], [2, 1]]), (2, [[2, 4, 3]])],
     ]
-    flags = ["bn-batch-variance", "bn-eps-placement", "bn-backward", "bn-eval-mode",
+    flags = ["bn-running-frozen", "bn-running-update", "bn-batch-variance",
+             "bn-eps-placement", "bn-backward", "bn-eval-mode",
              "state-dict-order", "dense-weight-layout", "loss-scale", "batch-mean",
              "aggregation-weights", "stale-global"]
     mutants = {k: lc.COMMON_MUTANTS[k] for k in ("loss-scale", "batch-mean",
                                                  "aggregation-weights", "stale-global")}
     mutants.update(BN_MUTANTS)
+    mutants.update({k: RUNNING_MUTANTS[k] for k in ("bn-running-frozen",
+                                                    "bn-running-update")})
     mutants.update({"state-dict-order": ["bias-before-weight", "buffers-last"],
                     "dense-weight-layout": ["dense-w-transpose"]})
     return lc.fedavg_vector(
@@ -127,11 +150,59 @@ def fedavg_bn1d():
         "FedAvg, MLP with batchnorm1d between the dense layer and relu, "
         "squared loss, two rounds",
         "Input [3]; fc1 3 -> 4 without bias, bn1 = batchnorm1d (eps = 0.03, "
-        "momentum 0.2; batch statistics in training, running statistics "
-        "never moved by FedAvg), relu, fc2 4 -> 1; loss (y-hat - y)^2; eta = "
+        "momentum 0.2; batch statistics in training; the running statistics "
+        "move after every gradient pass, unbiased n_b/(n_b - 1) s^2, and are "
+        "averaged with the rest), relu, fc2 4 -> 1; loss (y-hat - y)^2; eta = "
         "0.0625; three clients (n = 4, 3, 5), client 1 unsampled in round 1; "
         "weights n_k / m_t.",
         MLP, MLP_CLIENTS, MLP_W0, 0.0625, plans, flags, mutants, 1e-13, 1e-12)
+
+
+def fedavg_bn1d_frozen():
+    plans = [
+        [(0, [[0, 2], [3, 1]]), (1, [[2, 0, 1]]), (2, [[4, 1], [0, 3, 2]])],
+        [(0, [[1, 3, 0], [2, 1]]), (2, [[2, 4, 3]])],
+    ]
+    flags = ["bn-running-moved", "bn-batch-variance", "bn-eval-mode",
+             "state-dict-order", "aggregation-weights"]
+    mutants = {"aggregation-weights": lc.COMMON_MUTANTS["aggregation-weights"],
+               "bn-running-moved": RUNNING_MUTANTS["bn-running-moved"],
+               "bn-batch-variance": BN_MUTANTS["bn-batch-variance"],
+               "bn-eval-mode": BN_MUTANTS["bn-eval-mode"],
+               "state-dict-order": ["bias-before-weight", "buffers-last"]}
+    return lc.fedavg_vector(
+        GENERATOR, "layers/fedavg/bn1d-mlp-frozen", "fedavg-bn1d-mlp-frozen.json",
+        "FedAvg, MLP with batchnorm1d, running statistics frozen in training "
+        "(bn.running = frozen)",
+        "The model, data and schedule of layers/fedavg/bn1d-mlp-squared under "
+        "bn.running = frozen: the forward still normalises with the batch "
+        "statistics, but r_mu and r_v keep init.w's values (as torch with "
+        "momentum = 0), and their average is theirs.",
+        MLP, MLP_CLIENTS, MLP_W0, 0.0625, plans, flags, mutants, 1e-13, 1e-12,
+        switches={"bn.running": "frozen"})
+
+
+def fedavg_bn2d_biased():
+    plans = [
+        [(0, [[0, 2], [3, 1]]), (1, [[2, 0, 1]]), (2, [[4, 1], [0, 3, 2]])],
+        [(0, [[1, 3, 0]]), (1, [[1, 2], [0, 2]]), (2, [[2, 4]])],
+    ]
+    flags = ["bn-running-update", "bn-running-frozen", "bn2d-statistics",
+             "aggregation-weights"]
+    mutants = {"bn-running-update": RUNNING_MUTANTS["bn-running-update"],
+               "bn-running-frozen": RUNNING_MUTANTS["bn-running-frozen"],
+               "bn2d-statistics": ["bn2d-per-position"],
+               "aggregation-weights": lc.COMMON_MUTANTS["aggregation-weights"]}
+    return lc.fedavg_vector(
+        GENERATOR, "layers/fedavg/bn2d-cnn-biased", "fedavg-bn2d-cnn-biased.json",
+        "FedAvg, CNN with batchnorm2d, biased running variance "
+        "(bn.running_var = biased)",
+        "The model, data and schedule of layers/fedavg/bn2d-cnn-ce under "
+        "bn.running_var = biased: after every gradient pass r_v <- (1 - 0.15) "
+        "r_v + 0.15 s^2 with the batch's biased variance over n_b x 4 x 4 "
+        "values (not m/(m - 1) s^2); r_mu as PyTorch moves it.",
+        CNN, CNN_CLIENTS, CNN_W0, 0.3125, plans, flags, mutants, 1e-13, 1e-12,
+        switches={"bn.running_var": "biased"})
 
 
 def fedbn_vector(vid, fname, title, description, model, clients, w0, eta,
@@ -151,9 +222,13 @@ def fedbn_vector(vid, fname, title, description, model, clients, w0, eta,
     pl.reset_stats()
     result = run()
     lc.guard_kinks()
-    t_ex, w_ex = lc.fedavg_run(model, clients, w0, eta, "samples", fedavg_plans)
+    # (measured, as when these vectors were made, with the running
+    # statistics frozen in the FedAvg run: the vectors stay as they were)
+    frozen = {"bn.running": "frozen"}
+    t_ex, w_ex = lc.fedavg_run(model, clients, w0, eta, "samples", fedavg_plans,
+                               switches=frozen)
     t_fl, w_fl = lc.fedavg_run(model, clients, w0, eta, "samples", fedavg_plans,
-                               domain="float")
+                               domain="float", switches=frozen)
     fp64 = lc.gap(pg.expected(t_ex, w=w_ex), pg.expected(t_fl, w=w_fl))
     tol = lc.tolerance(1e-13, 1e-12, "60-digit decimals of the binary inputs "
                        "(the FedAvg run of this model and data measured)", fp64)
@@ -240,4 +315,5 @@ def fedbn_bn1d():
 
 
 if __name__ == "__main__":
-    pg.write_all(sys.argv, HERE, [fedavg_bn2d, fedavg_bn1d, fedbn_bn2d, fedbn_bn1d])
+    pg.write_all(sys.argv, HERE, [fedavg_bn2d, fedavg_bn1d, fedavg_bn1d_frozen,
+                                  fedavg_bn2d_biased, fedbn_bn2d, fedbn_bn1d])

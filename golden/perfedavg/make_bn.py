@@ -25,8 +25,11 @@ to): per round, each user from w: step t reads batches 3(t−1), +1, +2 =
 D, D′, D″; w̃ = w − α ∇f(w; D), q = ∇f(w̃; D′),
 w ← w − β (q − α ∇²f(w; D″) q); the server's uniform mean; then θ_i =
 w − α ∇f_i(w; D₁) on the post batches.  The running statistics are buffers
-that Per-FedAvg never moves (only FedBN calls the update): they stay at
-r_μ = 0, r_v = 1 and are averaged unchanged.
+that Per-FedAvg does not move: its step's three training passes (at w on D,
+at w̃ on D′, the Hessian on D″) would each move them in torch, and the C
+refuses a model with batch normalisation under bn.running = update; the
+vector runs with "bn.running": "frozen", so they stay at r_μ = 0, r_v = 1
+and are averaged unchanged.
 
   bn-relu-exact   two clients of 5 and 6 samples, d = 2, h = 3, one output,
                   (ŷ − y)², relu, ε = 1/64, batches of 3 (one of 2), two
@@ -287,7 +290,8 @@ def bn_relu_exact():
         "Per-FedAvg (exact) on the mlp with batch normalisation", None,
         MODEL, CLIENTS, {"kind": "given", "w": INIT},
         {"name": "perfedavg", "hyperparameters": {"alpha": 0.0625,
-                                                  "beta": 0.25}},
+                                                  "beta": 0.25},
+         "switches": {"bn.running": "frozen"}},
         ROUNDS, post=POST)
     spec["description"] = (
         "Two clients of 5 and 6 samples, d = 2, h = 3 relu units behind a "

@@ -117,6 +117,12 @@ typedef struct {
      * split's personal blocks as personal. */
     size_t (*opt_length)(const pflref_problem *problem,
                          const pflref_hyper *hyper);
+    /* Batch normalisation's running statistics (bn.running): NULL when
+     * the local steps move them (the shared local solver, or the
+     * algorithm's own solver wired to pflref_bn_running_move); otherwise
+     * why not, for the refusal of a model with batch normalisation under
+     * bn.running = update (ref/engine/run.c). */
+    const char *bn_refusal;
     /* Re-synchronised checking (pflref_run_resync).  resync_gap: the
      * state beyond w, v_i, α_i that these hyperparameters carry between
      * rounds and a candidate's records do not (named for the refusal), or

@@ -577,6 +577,26 @@ typedef struct {
     size_t ntarget_names;      /* their count                              */
 } pflref_lora_hyper;
 
+/* Batch normalisation's running statistics r_μ, r_v in training (bn.*;
+ * docs/formats.md "bn.*"): every algorithm's local steps on a model with
+ * batch normalisation (mlp with bn, a layer list with a batchnorm layer). */
+typedef enum {
+    PFLREF_BN_RUNNING_UPDATE = 0,  /* PyTorch's train(): each training-mode
+                                      gradient pass of a local step moves
+                                      the iterate's r_μ, r_v              */
+    PFLREF_BN_RUNNING_FROZEN = 1   /* they stay as they are; the forward
+                                      still on the batch statistics (torch:
+                                      momentum = 0)                        */
+} pflref_bn_running;
+typedef enum {
+    PFLREF_BN_RUNNING_VAR_UNBIASED = 0, /* M/(M − 1) s²_B (PyTorch)         */
+    PFLREF_BN_RUNNING_VAR_BIASED = 1    /* s²_B                              */
+} pflref_bn_running_var;
+typedef struct {
+    int running;               /* pflref_bn_running                        */
+    int running_var;           /* pflref_bn_running_var                    */
+} pflref_bn_hyper;
+
 typedef struct {
     double gamma;              /* γ: the decay factor per round (or step)  */
     size_t step_rounds;        /* rounds per step of the step schedule     */
@@ -637,6 +657,7 @@ typedef struct {
     pflref_lora_hyper lora;    /* low-rank adapters (lora)               */
     pflref_lr_hyper lr;        /* learning-rate decay across rounds      */
     pflref_opt_hyper opt;      /* the client optimizer (opt.*)           */
+    pflref_bn_hyper bn;        /* BN running statistics (bn.*)           */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

@@ -37,7 +37,8 @@
  * γ (bn_gamma) and β (bn_beta) are learned parameters; r_μ
  * (bn_running_mean) and r_v (bn_running_var) are BUFFERS (is_buffer = 1):
  * state carried in the vector, never trained (their gradient is 0), moved
- * only by pflref_model_bn_update (FedBN, ref/algorithms/fedbn.c).
+ * only by pflref_model_bn_update (after each local step's gradient pass
+ * under bn.running = update: ref/engine/sgd.c, pflref_bn_running_move).
  *
  * Labels for softmax and the cross-entropy mlp are stored as doubles
  * holding integers 0..k−1; regression targets (linear, squared-loss mlp)

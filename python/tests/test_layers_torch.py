@@ -3,7 +3,9 @@
 "fedavgcnn" preset) and a small network of every layer kind, on random
 data.  pflref's loss comes from a run of zero rounds (the metrics'
 train_loss at w0), its gradient from one full-batch FedAvg step with
-eta = 1 (g = w0 - w1).  Skipped without torch."""
+eta = 1 (g = w0 - w1) under bn.running = frozen, and the running
+statistics that torch's training pass moves from the same step under
+bn.running = update (the default).  Skipped without torch."""
 import numpy as np
 import pytest
 
@@ -75,21 +77,31 @@ def torch_loss_grad(net, X, y):
     return loss.item(), np.concatenate(parts)
 
 
-def pflref_loss_grad(model, X, y, w0):
-    """pflref's loss at w0 (zero rounds: train_loss) and gradient (one step
-    of FedAvg with eta = 1 on the whole batch: w0 - w1)."""
+def one_step_spec(model, X, y, w0, running):
+    """FedAvg, eta = 1, one full-batch step on (X, y) from w0, with
+    bn.running = running."""
     n = X.shape[0]
-    spec = {
+    return {
         "format": "pflref-spec/1", "model": model,
         "problem": {"clients": [{"X": X.reshape(n, -1).tolist(),
                                  "y": [int(c) for c in y]}]},
-        "algorithm": {"name": "fedavg", "hyperparameters": {"eta": 1.0}},
+        "algorithm": {"name": "fedavg", "hyperparameters": {"eta": 1.0},
+                      "switches": {"bn.running": running}},
         "init": {"kind": "given", "w": w0.tolist()},
-        "schedule": {"kind": "given", "rounds": []}}
+        "schedule": {"kind": "given", "rounds": [
+            {"clients": [0], "batches": [[list(range(n))]]}]}}
+
+
+def pflref_loss_grad(model, X, y, w0):
+    """pflref's loss at w0 (zero rounds: train_loss) and gradient (one step
+    of FedAvg with eta = 1 on the whole batch, the running statistics
+    frozen: w0 - w1)."""
+    spec = one_step_spec(model, X, y, w0, "frozen")
+    rounds = spec["schedule"]["rounds"]
+    spec["schedule"]["rounds"] = []
     r0 = pflref.run(spec)
     loss = r0.raw["metrics"]["global"]["per_client"]["train_loss"][0]
-    spec["schedule"]["rounds"] = [{"clients": [0],
-                                   "batches": [[list(range(n))]]}]
+    spec["schedule"]["rounds"] = rounds
     r1 = pflref.run(spec)
     return loss, w0 - np.asarray(r1.final["w"])
 
@@ -101,7 +113,7 @@ def close(a, b, rtol):
     return np.max(np.abs(a - b)) <= rtol * np.max(np.abs(b))
 
 
-def run_case(net, model, shape, k, seed):
+def run_case(net, model, shape, k, seed, inputs=False):
     torch.manual_seed(seed)
     net = net.double()
     with torch.no_grad():   # batchnorm: γ, β away from 1, 0
@@ -114,6 +126,8 @@ def run_case(net, model, shape, k, seed):
     w0 = state_vector(net)
     loss_t, g_t = torch_loss_grad(net, X, y)
     loss_r, g_r = pflref_loss_grad(model, X.numpy(), y.numpy(), w0)
+    if inputs:
+        return loss_t, g_t, loss_r, g_r, w0, X, y
     return loss_t, g_t, loss_r, g_r
 
 
@@ -128,13 +142,27 @@ def test_fedavgcnn_matches_torch():
 
 
 def test_every_layer_kind_matches_torch():
-    """The gradient in training mode (batch statistics); the zero-round
-    loss in evaluation mode, with the running statistics torch's training
-    pass moved (torch's eval())."""
+    """The gradient in training mode (batch statistics); the running
+    statistics FedAvg's step moves (bn.running = update) against those
+    torch's training pass moved; the zero-round loss in evaluation mode,
+    with the running statistics torch's training pass moved (torch's
+    eval())."""
     model = {"kind": "layers", "input": [2, 6, 6], "layers": SMALL_LAYERS}
     net = small_net()
-    _, g_t, _, g_r = run_case(net, model, (2, 6, 6), 3, 7)
+    _, g_t, _, g_r, w0, X0, y0 = run_case(net, model, (2, 6, 6), 3, 7,
+                                          inputs=True)
     assert close(g_r, g_t, 1e-12)
+    r = pflref.run(one_step_spec(model, X0.numpy(), y0.numpy(), w0, "update"))
+    w1, w_torch = np.asarray(r.final["w"]), state_vector(net)
+    at, buffers = 0, []
+    for k, v in net.state_dict().items():
+        if k.endswith("num_batches_tracked"):
+            continue
+        if k.endswith("running_mean") or k.endswith("running_var"):
+            buffers += range(at, at + v.numel())
+        at += v.numel()
+    assert len(buffers) == 16 and not np.allclose(w_torch[buffers], w0[buffers])
+    assert close(w1[buffers], w_torch[buffers], 1e-12)
     net.eval()
     torch.manual_seed(7)
     X = torch.rand((6, 2, 6, 6), dtype=torch.float64) * 2 - 1

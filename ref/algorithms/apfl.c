@@ -288,6 +288,19 @@ static pflref_status apfl_check(const pflref_problem *problem,
                                 "loss and has its own α rule: apfl.mix, "
                                 "apfl.alpha_rule and apfl.mix_uses_w must "
                                 "keep their paper values");
+    if (!pfllib(hyper) && problem->model.bn &&
+        hyper->bn.running == PFLREF_BN_RUNNING_UPDATE)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.switches.bn.running",
+                                "bn.running = update: apfl.variant = paper "
+                                "steps v through the mixture v̄ (Alg. 1 "
+                                "l. 6), whose training pass has running "
+                                "statistics of neither v nor w_i, and is "
+                                "not wired to move them on a model with "
+                                "batch normalisation; give \"bn.running\": "
+                                "\"frozen\", or apfl.variant = pfllib (v "
+                                "and w_i each train on their own passes, "
+                                "the shared local solver moves both)");
     if (!output_mix(hyper))
         return PFLREF_OK;
     if (problem->model.kind == PFLREF_MODEL_QUADRATIC)

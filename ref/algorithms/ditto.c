@@ -124,34 +124,49 @@ static pflref_status personal_step(pflref_state *s, size_t k,
     const int prox = s->hyper->ditto.prox;
     const size_t P = s->P;
     const long t = (long)s->t;
-    pflref_status st = pflref_batch_grad(&s->problem->model, v,
+    const pflref_model *m = &s->problem->model;
+    pflref_status st = pflref_batch_grad(m, v,
                                          &s->problem->clients[k].train, b, q,
                                          s->ws, g, t, (long)k, err);
     if (st != PFLREF_OK)
         return st;
+    /* v's running statistics from this training pass (bn.running) */
+    if ((st = pflref_bn_running_move(&s->hyper->bn, m, s->ws, v, t, (long)k,
+                                     (long)(q + 1), err)))
+        return st;
     /* req: ditto.alg1.l7, ditto.eq2 */
-    /* prox gradient scale: λ (squared) or λ/‖v − ref‖ (norm; 0 at v = ref) */
+    /* prox gradient scale: λ (squared) or λ/‖v − ref‖ (norm; 0 at v = ref),
+     * over the parameters: batch-norm buffers (r_μ, r_v) are neither in
+     * the norm nor pulled toward ref (torch's prox ranges over
+     * parameters(); PFLlib's PerturbedGradientDescent) */
     double scale = lambda;
     if (prox == PFLREF_DITTO_PROX_NORM) {
         double sq = 0.0;
-        for (size_t p = 0; p < P; p++)
-            sq += (v[p] - ref[p]) * (v[p] - ref[p]);
+        for (size_t j = 0; j < m->nblocks; j++)
+            for (size_t p = m->blocks[j].offset;
+                 !m->blocks[j].is_buffer &&
+                 p < m->blocks[j].offset + m->blocks[j].size; p++)
+                sq += (v[p] - ref[p]) * (v[p] - ref[p]);
         scale = sq > 0.0 ? lambda / sqrt(sq) : 0.0;
     }
     pflref_optim_state *opt = pflref_optim_get(s, k, 1);
     if (opt != NULL) {
         /* the personal solver's optimizer (opt.*) on the gradient of
-         * F_k(v) + λ prox(v, ref): d = ∇F_k(v; b) + λ ∂prox */
+         * F_k(v) + λ prox(v, ref): d = ∇F_k(v; b) + λ ∂prox (the optimizer
+         * skips the buffers) */
         for (size_t p = 0; p < P; p++)
             g[p] += scale * (v[p] - ref[p]);
-        if (!pflref_optim_step(opt, &s->problem->model, NULL, eta, g, v))
+        if (!pflref_optim_step(opt, m, NULL, eta, g, v))
             return pflref_error_diverge(err, t, (long)k, (long)(q + 1), "v");
         pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)k,
                           (long)(q + 1), "v", v, P, PERSONAL_LINE[prox]);
         return PFLREF_OK;
     }
-    for (size_t p = 0; p < P; p++)
-        v[p] -= eta * (g[p] + scale * (v[p] - ref[p]));
+    for (size_t j = 0; j < m->nblocks; j++)
+        for (size_t p = m->blocks[j].offset;
+             !m->blocks[j].is_buffer &&
+             p < m->blocks[j].offset + m->blocks[j].size; p++)
+            v[p] -= eta * (g[p] + scale * (v[p] - ref[p]));
     if (!pflref_all_finite(v, P))
         return pflref_error_diverge(err, t, (long)k, (long)(q + 1), "v");
     pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)k,

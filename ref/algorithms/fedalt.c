@@ -195,6 +195,10 @@ static pflref_status sim_step(pflref_state *s, size_t i,
                                          s->ws, g, t, (long)i, err);
     if (st != PFLREF_OK)
         return st;
+    /* the running statistics of this training pass (bn.running) */
+    if ((st = pflref_bn_running_move(&s->hyper->bn, &s->problem->model, s->ws,
+                                     x, t, (long)i, (long)(q + 1), err)))
+        return st;
     /* req: fedsim.alg5.l9, fedsim.alg5.l10 */
     pflref_optim_state *opt = pflref_optim_get(s, i, 0);
     if (opt != NULL) {
@@ -244,14 +248,16 @@ static pflref_status local_update(pflref_state *s, int alt, size_t i,
         .model = &pr->model, .data = &pr->clients[i].train, .batches = b,
         .eta = gamma_v, .mask = s->mask, .phase = "train",
         .name = "w_local", .formula = V_LINE, .round = (long)s->t,
-        .client = (long)i, .opt = pflref_optim_get(s, i, 1)};
+        .client = (long)i, .opt = pflref_optim_get(s, i, 1),
+        .bn = &h->bn};
     /* req: fedalt.alg4.l11, fedalt.alg4.l12, fedalt.alg4.l13 */
     /* req: fedalt.alg4.l14 */
     const pflref_local_sgd u_job = {
         .model = &pr->model, .data = &pr->clients[i].train, .batches = b,
         .eta = gamma_u, .mask = s->shared, .phase = "train",
         .name = "w_local", .formula = U_LINE, .round = (long)s->t,
-        .client = (long)i, .opt = pflref_optim_get(s, i, 0)};
+        .client = (long)i, .opt = pflref_optim_get(s, i, 0),
+        .bn = &h->bn};
     /* req: fedalt.alg4.l10 */
     for (size_t q = 0; st == PFLREF_OK && q < b->nsteps; q++)
         st = pflref_local_sgd_step(q < tau_v ? &v_job : &u_job, q, x, g,
@@ -394,7 +400,7 @@ static pflref_status pfl_finetune(pflref_state *s, const pfl_work *ws,
             .batches = &schedule->post[i], .eta = eta_ft,
             .mask = full ? NULL : s->mask, .phase = "finetune", .name = "v",
             .formula = FT_LINE[full], .round = -1, .client = (long)i,
-            .opt = pflref_optim_get(s, i, 1)};
+            .opt = pflref_optim_get(s, i, 1), .bn = &s->hyper->bn};
         pflref_status st = pflref_local_sgd_run(&job, v_i, ws->g, s->ws,
                                                 trace, err);
         if (st != PFLREF_OK)

@@ -35,7 +35,15 @@
  *   fedbn.bn           local (FedBN) | shared: the BN blocks and running
  *                      statistics are averaged too, the FedAvg baseline
  *                      (fed_digits.py:176-188, --mode fedavg)
- *   fedbn.running_var  unbiased ŝ²_B = nb/(nb − 1) s²_B (PyTorch) | biased
+ *   fedbn.running_var  unbiased ŝ²_B = nb/(nb − 1) s²_B (PyTorch) | biased;
+ *                      the same switch as bn.running_var (either key
+ *                      set to biased chooses s²_B)
+ *   bn.running         update (PyTorch's train(), the box) | frozen: r_μ,
+ *                      r_v stay (the forward still on the batch
+ *                      statistics; torch: momentum = 0)
+ *   opt.*              the client optimizer (ref/engine/optim.c), one per
+ *                      client update, its state's lifetime opt.state; it
+ *                      steps γ, β and the other parameters, never r_μ, r_v
  * The notes' local_unit (steps | epochs) is the schedule's: a round's
  * batch list is E steps or whole epochs, as the spec generates it.
  *
@@ -46,7 +54,8 @@
  * fedbn.bn = shared every v_k is w.
  *
  * Determinism: clients train and are summed in ascending id; the running
- * statistics move after each batch's gradient, in batch order.
+ * statistics move after each batch's gradient, in batch order (the shared
+ * local solver, ref/engine/sgd.c).
  * Cost per round: Σ_k (local steps × one gradient) + O(N·P).
  */
 #include <stdlib.h>
@@ -117,6 +126,15 @@ static void *fedbn_work_alloc(const pflref_problem *problem,
     return pflref_work_ready(ws);
 }
 
+/* 1 when r_v takes the biased s²_B: bn.running_var = biased, or its
+ * FedBN spelling fedbn.running_var = biased (the two keys are one switch;
+ * either one set to biased chooses it). */
+static int running_biased(const pflref_hyper *h)
+{
+    return h->bn.running_var == PFLREF_BN_RUNNING_VAR_BIASED ||
+           h->fedbn.running_var == PFLREF_FEDBN_RUNNING_VAR_BIASED;
+}
+
 /* A batch must hold two samples for the unbiased running variance
  * nb/(nb − 1) s²_B (PyTorch refuses a training batch of one too). */
 static pflref_status batch_of_two(const void *ctx, size_t client,
@@ -136,7 +154,7 @@ static pflref_status batch_of_two(const void *ctx, size_t client,
 }
 
 /* The model must be an mlp with bn (model.bn = true); batches of one are
- * refused under the unbiased running variance. */
+ * refused under the unbiased running variance (bn.running = update). */
 static pflref_status fedbn_check(const pflref_problem *problem,
                                  const pflref_hyper *hyper,
                                  const pflref_schedule *schedule,
@@ -148,16 +166,22 @@ static pflref_status fedbn_check(const pflref_problem *problem,
                                 "fedbn needs an mlp with batch "
                                 "normalisation (\"bn\": true) or a layer "
                                 "list with a batchnorm layer");
-    if (hyper->fedbn.running_var == PFLREF_FEDBN_RUNNING_VAR_UNBIASED)
+    if (hyper->bn.running == PFLREF_BN_RUNNING_UPDATE &&
+        !running_biased(hyper))
         return pflref_schedule_walk(schedule, NULL, batch_of_two, NULL, err);
     return PFLREF_OK;
 }
 
 /* req: fedbn.alg1.l2 */
 /* Alg. 1 l. 2 for client k: its batches, each a gradient step on the
- * parameters and a momentum step of the running statistics.  Its frame is
- * an assumption of the proof of the round (proofs/README.md): it writes
- * θ, g and *err (and the model workspace's temporaries). */
+ * parameters (the client optimizer's, opt.*, when one is set) and, after
+ * the gradient pass, a momentum step of the running statistics (the
+ * shared local solver, ref/engine/sgd.c, whose order is the box's: the
+ * gradient on the batch statistics, r moves, then the step, 0 on r_μ,
+ * r_v).  fedbn.running_var = biased is bn.running_var = biased.  Its frame
+ * is an assumption of the proof of the round (proofs/README.md): it
+ * writes θ, g and *err (and the model workspace's temporaries and the
+ * optimizer's state). */
 /*@ assigns ws->theta[0 .. s->P - 1], ws->g[0 .. s->P - 1], *err; */
 static pflref_status client_update(pflref_state *s, size_t k,
                                    const pflref_batches *b,
@@ -165,30 +189,17 @@ static pflref_status client_update(pflref_state *s, size_t k,
                                    const pflref_trace *trace,
                                    pflref_error *err)
 {
-    const pflref_model *m = &s->problem->model;
-    const double eta = s->hyper->eta;
-    const int biased =
-        s->hyper->fedbn.running_var == PFLREF_FEDBN_RUNNING_VAR_BIASED;
-    for (size_t q = 0; q < b->nsteps; q++) {
-        /* ∇ℓ_k(w_{t,k}; batch q), BN on the batch statistics */
-        pflref_status st = pflref_batch_grad(m, ws->theta,
-                                             &s->problem->clients[k].train,
-                                             b, q, s->ws, ws->g, (long)s->t,
-                                             (long)k, err);
-        if (st != PFLREF_OK)
-            return st;
-        /* r_μ ← (1 − ρ) r_μ + ρ μ_B,  r_v ← (1 − ρ) r_v + ρ ŝ²_B */
-        if ((st = pflref_model_bn_update(m, s->ws, biased, ws->theta, err)))
-            return st;
-        /* w_{t+1,k} ← w_{t,k} − η ∇ℓ_k (the gradient is 0 on r_μ, r_v) */
-        if (!pflref_blocks_step(m, NULL, eta, ws->g, ws->theta))
-            return pflref_error_diverge(err, (long)s->t, (long)k,
-                                        (long)(q + 1), "v");
-        pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t,
-                          (long)k, (long)(q + 1), "v", ws->theta, s->P,
-                          CLIENT_LINE);
-    }
-    return PFLREF_OK;
+    const pflref_hyper *h = s->hyper;
+    const pflref_bn_hyper bn = {
+        .running = h->bn.running,
+        .running_var = running_biased(h) ? PFLREF_BN_RUNNING_VAR_BIASED
+                                         : PFLREF_BN_RUNNING_VAR_UNBIASED};
+    /* w_{t+1,k} ← w_{t,k} − η ∇ℓ_k(w_{t,k}; batch q), BN on the batch
+     * statistics;  r_μ ← (1 − ρ) r_μ + ρ μ_B,  r_v ← (1 − ρ) r_v + ρ ŝ²_B */
+    pflref_local_sgd job = pflref_local_sgd_plain(s, k, b, h->eta, "v",
+                                                  CLIENT_LINE);
+    job.bn = &bn;
+    return pflref_local_sgd_run(&job, ws->theta, ws->g, s->ws, trace, err);
 }
 
 /* One round with the workspace ws = s->extra.  Proved call sites
@@ -232,6 +243,7 @@ static pflref_status fedbn_round_with(pflref_state *s, const fedbn_work *ws,
         else
             pflref_copy(theta, w_t, P);
         pflref_client_begin(s, k, "v", theta, NULL, trace);
+        pflref_optim_begin(s, k);   /* its optimizer (opt.state) */
         pflref_status st = client_update(s, k, &plan->batches[j], ws, trace,
                                          err);
         if (st != PFLREF_OK)
@@ -287,7 +299,5 @@ const pflref_algorithm pflref_fedbn = {
     .work_alloc = fedbn_work_alloc,
     .work_free = pflref_work_free,
     .round = fedbn_round,
-    .opt_refusal =
-        "FedBN's local step moves the batch-norm statistics with the "
-        "parameters in its own solver",
+    .opt_slots = 1,
 };

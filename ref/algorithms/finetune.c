@@ -120,6 +120,7 @@ static pflref_status finetune_finish(pflref_state *s,
             .round = -1,
             .client = (long)i,
             .opt = pflref_optim_get(s, i, 1),   /* its own optimizer */
+            .bn = &s->hyper->bn,
         };
         pflref_status st = pflref_local_sgd_run(&job, theta, ws->g, s->ws,
                                                 trace, err);

@@ -182,7 +182,7 @@ static pflref_status train_local(pflref_state *s, size_t i,
         .model = &pr->model, .data = &pr->clients[i].train,
         .batches = &schedule->post[i], .eta = eta, .phase = "interp",
         .name = "h", .formula = LOCAL_LINE, .round = -1, .client = (long)i,
-        .opt = pflref_optim_get(s, i, 1)};
+        .opt = pflref_optim_get(s, i, 1), .bn = &s->hyper->bn};
     pflref_status st = pflref_local_sgd_run(&job, h, g, s->ws, trace, err);
     if (st != PFLREF_OK)
         return st;

@@ -576,4 +576,7 @@ const pflref_algorithm pflref_lora = {
     .load_state = lora_load_state,
     .opt_slots = 1,   /* the adapter's optimizer: torch trains A, B */
     .opt_length = lora_opt_length,
+    .bn_refusal =
+        "the low-rank adapters train A, B over a frozen W₀ in their own "
+        "solver: it is not wired to move running statistics",
 };

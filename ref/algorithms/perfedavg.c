@@ -558,6 +558,10 @@ const pflref_algorithm pflref_perfedavg = {
     .work_free = pflref_work_free,
     .round = perfedavg_round,
     .finish = perfedavg_finish,
+    .bn_refusal =
+        "Per-FedAvg's step takes three training passes (at w on D, at w̃ on "
+        "D′, the Hessian on D″) whose running statistics would belong to "
+        "w, w̃ or neither: it is not wired to move them",
     .opt_refusal =
         "Per-FedAvg's local step is its own meta step (Fallah et al. 2020, "
         "Alg. 1: w̃ = w − α g, then the β step)",

@@ -341,6 +341,11 @@ static pflref_status local_code(pflref_state *s, size_t i,
                               ws->g, (long)s->t, (long)i, err);
         if (st != PFLREF_OK)
             return st;
+        /* θ̃'s running statistics from this training pass (bn.running) */
+        if ((st = pflref_bn_running_move(&s->hyper->bn, &s->problem->model,
+                                         s->ws, theta, (long)s->t, (long)i,
+                                         (long)k + 1, err)))
+            return st;
         if (h->clip == PFLREF_PFEDHN_CLIP_NORM)
             clip_norm(ws->g, P, h->clip_norm);
         for (size_t p = 0; p < P; p++) {   /* req: pfedhn.alg1.l8 */

@@ -334,6 +334,11 @@ const pflref_algorithm pflref_pfedme = {
     .work_alloc = pfedme_work_alloc,
     .work_free = pflref_work_free,
     .round = pfedme_round,
+    .bn_refusal =
+        "pFedMe's inner loop (Alg. 1 l. 7-8: K steps on θ toward w_{i,r}) runs "
+        "K training forward passes per batch whose running statistics "
+        "would belong to neither θ nor w_{i,r} alone: it is not wired to "
+        "move them",
     .opt_refusal =
         "pFedMe's inner loop is its own solver (Dinh et al. 2020, eq. (7) "
         "approximated by K steps of η_p) and its outer step on w_{i,r} is "

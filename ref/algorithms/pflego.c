@@ -485,6 +485,10 @@ const pflref_algorithm pflref_pflego = {
     .work_free = pflref_work_free,
     .round = pflego_round,
     .resync_gap = pflego_resync_gap,
+    .bn_refusal =
+        "PFLEGO caches the features φ(X_i; θ_t) once per round and steps the "
+        "head on the cache: it is not wired to move the body's running "
+        "statistics",
     .opt_refusal =
         "PFLEGO's local steps are its own head steps (β, then ρ(I/r)) and "
         "its server optimizer is pflego.server",

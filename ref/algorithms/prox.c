@@ -109,6 +109,10 @@ const pflref_algorithm pflref_prox = {
     .work_alloc = prox_work_alloc,
     .work_free = pflref_work_free,
     .round = prox_round,
+    .bn_refusal =
+        "the prox algorithm's inner loop (K steps on θ toward w) runs K "
+        "training forward passes per batch whose running statistics would "
+        "belong to neither θ nor w alone: it is not wired to move them",
     .opt_refusal =
         "prox is pFedMe's inner solver alone (eq. (7), K steps of η_p)",
 };

@@ -179,6 +179,11 @@ typedef struct {
     long client;
     pflref_optim_state *opt;    /* the client optimizer's state, or NULL:
                                    the plain step above                    */
+    const pflref_bn_hyper *bn;  /* batch normalisation's running
+                                   statistics (bn.*: moved after each
+                                   gradient pass under bn.running = update,
+                                   pflref_bn_running_move), or NULL: left
+                                   as they are                             */
 } pflref_local_sgd;
 
 /*@ assigns theta[0 .. job->model->P - 1], g[0 .. job->model->P - 1], *err;
@@ -196,6 +201,24 @@ pflref_status pflref_batch_grad(const pflref_model *m, const double *theta,
                                const pflref_batches *b, size_t s,
                                pflref_model_workspace *ws, double *g,
                                long round, long client, pflref_error *err);
+
+/* PyTorch's train() on the running statistics: after a training-mode
+ * gradient pass on ws (the last pflref_model_grad or
+ * pflref_model_grad_blocks there), under bn->running = update, every
+ * batchnorm layer's buffers of θ move by that pass's batch statistics,
+ *   r_μ ← (1 − ρ) r_μ + ρ μ_B,  r_v ← (1 − ρ) r_v + ρ c s²_B
+ * with c = M/(M − 1) (bn.running_var = unbiased, torch.nn.BatchNorm1d/2d)
+ * or 1 (biased), M the values a channel normalises over
+ * (pflref_model_bn_update).  Nothing for a model without batch
+ * normalisation, for bn NULL and under bn.running = frozen.  A failure
+ * (unbiased with M = 1) names the round, client and step (step, 1-based).
+ *   theta [in,out] P: only the running-statistics blocks are written */
+/*@ assigns theta[0 .. m->P - 1], *err; */
+pflref_status pflref_bn_running_move(const pflref_bn_hyper *bn,
+                                     const pflref_model *m,
+                                     const pflref_model_workspace *ws,
+                                     double *theta, long round, long client,
+                                     long step, pflref_error *err);
 
 /* x[p] −= step · g[p] on every block of m whose entries are marked in mask
  * (mask NULL: every block): cost ∝ the marked blocks' size, not P.

@@ -118,13 +118,23 @@ static const char *const opt_decay_scope_values[] = {"all", "weights",
 static const char *const opt_clip_values[] = {"off", "norm", NULL};
 static const char *const opt_state_values[] = {"reset", "client", "server",
                                                NULL};
+static const char *const bn_running_values[] = {"update", "frozen", NULL};
+static const char *const bn_running_var_values[] = {"unbiased", "biased",
+                                                    NULL};
 /* The algorithms whose clients step through the shared local solver
  * (ref/engine/sgd.c), or (lora) step their own vector with the same
  * optimizer, which opt.* applies to (ref/engine/optim.c); each has
  * opt_slots ≥ 1 in its pflref_algorithm. */
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
-    "apfl pfedhn lora"
+    "apfl pfedhn lora fedbn"
+/* The algorithms that train a model, which bn.* applies to: those whose
+ * local steps move batch normalisation's running statistics (the shared
+ * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model
+ * with batch normalisation under bn.running = update (alg->bn_refusal). */
+#define BN_ALGORITHMS                                                        \
+    "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
+    "perfedavg apfl interp cfl ifca fedfomo fedbn pfedhn lora"
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
@@ -613,6 +623,19 @@ static const pflref_param params[] = {
      "one per client kept across rounds (PFLlib clientbase.py) | one "
      "carried from client to client in training order (a simulation "
      "defect)"},
+    /* Batch normalisation's running statistics (ref/engine/sgd.c,
+     * pflref_bn_running_move; docs/formats.md) */
+    {"bn.running", BN_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, bn.running), 0.0, 0.0, 0, bn_running_values, "",
+     "r_μ, r_v in training: moved after each local step's gradient pass "
+     "(PyTorch's train(), torch.nn.BatchNorm1d/2d) | left as they are, the "
+     "forward still on the batch statistics (torch: momentum = 0)"},
+    {"bn.running_var", BN_ALGORITHMS, "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, bn.running_var), 0.0, 0.0, 0,
+     bn_running_var_values, "",
+     "the variance fed to r_v: M/(M − 1) s²_B over the M values a channel "
+     "normalises (PyTorch) | s²_B (fedbn.running_var = biased is the same "
+     "switch)"},
 };
 
 

@@ -27,6 +27,7 @@
 #include "engine/engine.h"
 #include "engine/state.h"
 #include "engine/work.h"
+#include "models/models.h"
 
 /* The longest batch in b. */
 static size_t longest_batch(const pflref_batches *b)
@@ -438,6 +439,34 @@ static pflref_status evaluate(const pflref_state *s, const pflref_algorithm *alg
     return st;
 }
 
+/* bn.running = update on a model with batch normalisation, for an
+ * algorithm whose own solver does not move the running statistics
+ * (alg->bn_refusal): refused, naming the algorithm, the model's batchnorm
+ * layer and the switch that runs it with them frozen. */
+static pflref_status check_bn_running(const pflref_algorithm *alg,
+                                      const pflref_model *m,
+                                      const pflref_hyper *hyper,
+                                      pflref_error *err)
+{
+    if (alg->bn_refusal == NULL || !m->bn ||
+        hyper->bn.running != PFLREF_BN_RUNNING_UPDATE)
+        return PFLREF_OK;
+    const char *layer = NULL;
+    for (size_t i = 0; m->kind == PFLREF_MODEL_LAYERS && i < m->nlayers; i++)
+        if (pflref_layer_is_bn(m->layers[i].kind)) {
+            layer = m->layers[i].name;
+            break;
+        }
+    return pflref_error_set(
+        err, PFLREF_EINVAL, "algorithm.switches.bn.running",
+        "bn.running = update: %s cannot move the batch-norm running "
+        "statistics of this model (%s%s): %s; give \"bn.running\": "
+        "\"frozen\" to run it with r_μ, r_v left as they are", alg->name,
+        layer != NULL ? "a layer list with batchnorm layer "
+                      : "an mlp with \"bn\": true",
+        layer != NULL ? layer : "", alg->bn_refusal);
+}
+
 /* Test the input parameters, then allocate and initialise the state. */
 static pflref_status run_prepare(const pflref_problem *problem,
                                  const pflref_algorithm *alg,
@@ -471,6 +500,8 @@ static pflref_status run_prepare(const pflref_problem *problem,
     pflref_status st = check_required(alg, hyper, err);
     if (st == PFLREF_OK)   /* opt.*: ref/engine/optim.c */
         st = pflref_optim_check(alg, hyper, err);
+    if (st == PFLREF_OK)   /* bn.running: ref/engine/sgd.c */
+        st = check_bn_running(alg, &problem->model, hyper, err);
     if (st != PFLREF_OK)
         return st;
     for (size_t t = 0; alg->train_all == NULL && t < schedule->T; t++)

@@ -11,6 +11,16 @@
  * μ = 0 gives plain SGD (FedAvg's ClientUpdate, McMahan et al. 2017,
  * Alg. 1); μ > 0 gives the proximal fine-tuning step (FedAvg-FT with μ_ft).
  * Cost per step: one gradient (one pass over the batch) plus O(P).
+ *
+ * Batch normalisation (a model with bn): the gradient pass is in training
+ * mode (batch statistics), and right after it the iterate's running
+ * statistics move as PyTorch's train() moves them in that forward pass
+ * (bn.running = update, the default; pflref_bn_running_move), whatever the
+ * mask: torch moves a module's buffers in every training-mode forward,
+ * frozen parameters or not.  bn.running = frozen leaves them (the forward
+ * still normalises with the batch statistics; torch with momentum = 0).  Buffers never step: their gradient is 0, the proximal
+ * term skips them and the client optimizer skips them (optim.c), as
+ * torch's proximal terms and optimizers range over parameters() only.
  */
 #include <float.h>
 #include <math.h>
@@ -93,6 +103,7 @@ pflref_local_sgd pflref_local_sgd_plain(const pflref_state *s, size_t i,
         .round = (long)s->t,
         .client = (long)i,
         .opt = pflref_optim_get(s, i, 0),
+        .bn = &s->hyper->bn,
     };
     return job;
 }
@@ -164,11 +175,35 @@ int pflref_blocks_finite(const pflref_model *m, const unsigned char *mask,
     return 1;
 }
 
+pflref_status pflref_bn_running_move(const pflref_bn_hyper *bn,
+                                     const pflref_model *m,
+                                     const pflref_model_workspace *ws,
+                                     double *theta, long round, long client,
+                                     long step, pflref_error *err)
+{
+    if (bn == NULL || !m->bn || bn->running != PFLREF_BN_RUNNING_UPDATE)
+        return PFLREF_OK;
+    /* r_μ ← (1 − ρ) r_μ + ρ μ_B,  r_v ← (1 − ρ) r_v + ρ c s²_B */
+    pflref_error e = {0};
+    const int biased = bn->running_var == PFLREF_BN_RUNNING_VAR_BIASED;
+    pflref_status st = pflref_model_bn_update(m, ws, biased, theta, &e);
+    if (st != PFLREF_OK)
+        return pflref_error_set(err, st, "schedule",
+                                "running statistics at round %ld, client "
+                                "%ld, step %ld: %s (PyTorch refuses it too; "
+                                "algorithm.switches \"bn.running_var\": "
+                                "\"biased\" or \"bn.running\": \"frozen\" "
+                                "takes it)", round, client, step, e.message);
+    return PFLREF_OK;
+}
+
 /* θ ← θ − η (g + μ (θ − ref)) on block B's entries (the proximal step). */
 static void prox_block_step(const pflref_block *B, double eta, double mu,
                             const double *ref, const double *g,
                             double *theta)
 {
+    if (B->is_buffer)   /* r_μ, r_v: not parameters, never stepped */
+        return;
     for (size_t p = B->offset; p < B->offset + B->size; p++) {
         double d = g[p];
         d += mu * (theta[p] - ref[p]);
@@ -196,6 +231,11 @@ pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
                                 "gradient failed at round %ld, client "
                                 "%ld, step %zu (batch of %zu samples)",
                                 job->round, job->client, s + 1, nb);
+    /* the training-mode forward pass's running statistics (bn.running) */
+    st = pflref_bn_running_move(job->bn, m, ws, theta, job->round,
+                                job->client, (long)(s + 1), err);
+    if (st != PFLREF_OK)
+        return st;
     /* req: fedavg.alg1.l14, local.eq2, finetune.eq3, interp.eq2 */
     /* req: fedbn.alg1.l2 */
     if (job->opt != NULL) {
@@ -203,7 +243,7 @@ pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
          * gradient of the loss with its proximal term (ref/engine/optim.c) */
         for (size_t q = 0; prox && q < m->nblocks; q++) {
             const pflref_block *B = &m->blocks[q];
-            if (mask == NULL || mask[B->offset])
+            if (!B->is_buffer && (mask == NULL || mask[B->offset]))
                 for (size_t p = B->offset; p < B->offset + B->size; p++)
                     g[p] += job->mu * (theta[p] - job->ref[p]);
         }

@@ -23,6 +23,8 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "bn-batch-variance",
     "bn-eps-placement",
     "bn-eval-mode",
+    "bn-running-frozen",
+    "bn-running-moved",
     "bn-running-update",
     "bn2d-statistics",
     "cfl-bipartition",
