@@ -86,8 +86,58 @@ def _layout_by_hand(model):
         if model.get("bias", True):
             out["b"] = (k * d, k)
         return out
+    if model["kind"] == "layers":
+        return _layers_layout_by_hand(model)
     return {name: (off, size)
             for name, off, size, _ in pfl_numpy.model_blocks(model)}
+
+
+def _layers_layout_by_hand(model):
+    """A layer list's blocks (docs/models.md, "layers"): per layer with
+    parameters, in list order, NAME.weight and NAME.bias (dense, conv2d)
+    or NAME.weight, NAME.bias, NAME.running_mean, NAME.running_var
+    (batchnorm), the shapes carried through the list by hand."""
+    shape = list(model["input"])
+    out, off = {}, 0
+
+    def add(name, size):
+        nonlocal off
+        out[name] = (off, size)
+        off += size
+
+    for j, layer in enumerate(model["layers"]):
+        kind, name = layer["type"], layer.get("name", str(j))
+        if kind == "dense":
+            width = 1
+            for n in shape:
+                width *= n
+            add(name + ".weight", layer["out"] * width)
+            if layer.get("bias", True):
+                add(name + ".bias", layer["out"])
+            shape = [layer["out"]]
+        elif kind == "conv2d":
+            c, h, w = shape
+            k, s = layer["kernel"], layer.get("stride", 1)
+            p = layer.get("padding", 0)
+            o = layer["out_channels"]
+            add(name + ".weight", o * c * k * k)
+            if layer.get("bias", True):
+                add(name + ".bias", o)
+            shape = [o, (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1]
+        elif kind in ("maxpool2d", "avgpool2d"):
+            c, h, w = shape
+            k = layer["kernel"]
+            s = layer.get("stride", k)
+            shape = [c, (h - k) // s + 1, (w - k) // s + 1]
+        elif kind == "flatten":
+            width = 1
+            for n in shape:
+                width *= n
+            shape = [width]
+        elif kind in ("batchnorm1d", "batchnorm2d"):
+            for part in ("weight", "bias", "running_mean", "running_var"):
+                add(name + "." + part, shape[0])
+    return out
 
 
 @pytest.mark.parametrize("vid", sorted(golden_files()))
@@ -97,6 +147,16 @@ def test_spec_arrays_equal_the_vectors_json(vid):
     raw = doc["spec"]
     assert spec.raw == raw and spec.algorithm == raw["algorithm"]["name"]
     for k, v in raw["model"].items():
+        if k == "layers":
+            # the reference's layer list is the spec's with every default
+            # filled in and each layer's in_shape and out_shape added
+            got = spec.model[k]
+            assert len(got) == len(v), "model field layers"
+            for j, (g, want) in enumerate(zip(got, v)):
+                assert {a: g[a] for a in want} == want, \
+                    "model field layers[%d]" % j
+                assert "in_shape" in g and "out_shape" in g, j
+            continue
         assert spec.model[k] == v, "model field %s" % k
     assert spec.layout == _layout_by_hand(raw["model"])
     P = sum(n for _, n in spec.layout.values())
