@@ -23,6 +23,8 @@ def main(vector_path, result_path):
     assert spec["algorithm"].get("switches", {}).get(
         "fedavg.weights", "samples") == "samples"
     hp = spec["algorithm"]["hyperparameters"]
+    assert not any(key.startswith("opt.") for key in    # plain SGD only: no
+                   list(hp) + list(spec["algorithm"].get("switches", {})))  # opt.*
     lr = spec["algorithm"].get("switches", {}).get("lr.schedule", "constant")
     # lr.count = trainings: a client's decay counts the rounds it trained in
     # (PFLlib steps each client's scheduler when it trains)

@@ -29,8 +29,12 @@ code:
             features, τ − 1 cheap head steps, one joint gradient, the last
             head step and the server's θ step, with the switches pflego.*
 
-on the quadratic and linear models and the mlp with the identity activation
-(k = 1 with a squared loss, or k ≥ 2 with cross-entropy).  It replays the
+on the quadratic and linear models, the mlp with the identity activation
+(k = 1 with a squared loss, or k ≥ 2 with cross-entropy) and the layer
+lists ("kind": "layers": dense, conv2d, pooling, activations, batchnorm;
+pfl_numpy_layers.py).  fedavg, local and finetune step with the client
+optimizers opt.* (torch's SGD with momentum, Nesterov, Adam, AdamW, weight
+decay, clipping; pfl_numpy_optim.py).  It replays the
 vector's given schedule (client sets and minibatch index lists) and writes a
 pflref-result/1 file with the final state and every trajectory record, for
 `pflref check`.
@@ -228,9 +232,10 @@ def load_array(value, base_dir):
 
 def load_clients(spec, base_dir):
     model = spec["model"]
-    kinds = {"quadratic": Quadratic, "linear": Linear, "mlp": Mlp}
+    kinds = {"quadratic": Quadratic, "linear": Linear, "mlp": Mlp,
+             "layers": lambda model, c: pfl_numpy_layers.Layers(spec, c)}
     if model["kind"] not in kinds:
-        raise Unsupported("model %r (only quadratic, linear and mlp)"
+        raise Unsupported("model %r (only quadratic, linear, mlp and layers)"
                           % model["kind"])
     problem = spec["problem"]
     if "file" in problem:            # a pflref-problem/1 file beside the spec
@@ -250,6 +255,8 @@ def model_blocks(model):
     size, groups).  A single-layer model's one layer is both its "input"
     and its "head" group; the mlp's input layer is (W1, b1), its head
     (W2, b2)."""
+    if model["kind"] == "layers":
+        return pfl_numpy_layers.model_blocks(model)
     kind, d = model["kind"], model["d"]
     if kind == "quadratic":
         layout = [("w", d, ("input", "head"))]
@@ -311,11 +318,21 @@ class Recorder:
         self.records.append(rec)
 
 
-def local_sgd(theta, data, batches, eta, log, mu=0.0, anchor=None, mask=None):
+def track(data, theta):
+    """θ after a training-mode pass on it: a layer list's batchnorm layers
+    move their running statistics (bn.running = update, PyTorch's train();
+    pfl_numpy_layers.Layers.track).  Other models: θ itself."""
+    return data.track(theta) if hasattr(data, "track") else theta
+
+
+def local_sgd(theta, data, batches, eta, log, mu=0.0, anchor=None, mask=None,
+              opt=None):
     """Minibatch SGD over the given batches, in order:
         θ ← θ − η (∇f(θ; b) + μ (θ − anchor))
     μ = 0 is FedAvg's ClientUpdate (Alg. 1: w ← w − η∇ℓ(w; b)).  Only the
-    entries where mask is true move.  log(step, θ) records each step."""
+    entries where mask is true move.  With a client optimizer opt
+    (pfl_numpy_optim: the opt.* switches), opt steps on d = ∇f + μ(θ − anchor)
+    instead.  log(step, θ) records each step."""
     if BUG == "one-step-fewer":
         batches = batches[:-1]
     if BUG == "one-step-extra":
@@ -329,13 +346,17 @@ def local_sgd(theta, data, batches, eta, log, mu=0.0, anchor=None, mask=None):
             if BUG == "ft-prox-sign":
                 pull = anchor - theta
             g = g + (mu / 2 if BUG == "ft-prox-half" else mu) * pull
-        step = eta * g
-        if mask is not None and BUG != "ft-moves-shared":
-            step = np.where(mask, step, 0.0)
-        if BUG == "local-model-aliases-global":
-            theta -= step                              # in place: no copy made
+        if opt is not None:                            # torch's optimizer step
+            theta = opt.step(theta, g, eta, mask)
         else:
-            theta = theta - step
+            step = eta * g
+            if mask is not None and BUG != "ft-moves-shared":
+                step = np.where(mask, step, 0.0)
+            if BUG == "local-model-aliases-global":
+                theta -= step                          # in place: no copy made
+            else:
+                theta = theta - step
+        theta = track(data, theta)
         log(s, theta)
     return theta
 
@@ -397,6 +418,7 @@ def fedavg_rounds(spec, clients, w0, log):
     w = w0.copy()
     stale = {}                               # read by one bug only
     trained = [0] * len(clients)             # rounds each client trained in
+    opts = pfl_numpy_optim.for_run(spec)     # opt.*: None for plain SGD
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", w, round=t)
         batches = dict(zip(rnd["clients"], rnd["batches"]))   # S_t and its plan
@@ -411,7 +433,8 @@ def fedavg_rounds(spec, clients, w0, log):
             trained[k] += 1
             w_k = local_sgd(w_k, clients[k], batches[k], eta,   # ClientUpdate
                             lambda s, x: log("step", "train", "w_local", x,
-                                             round=t, client=k, step=s))
+                                             round=t, client=k, step=s),
+                            opt=opts and opts.begin(0, k))
             log("client_end", "train", "w_local", w_k, round=t, client=k)
             local[k] = w_k.copy()
             stale[k] = local[k]
@@ -432,6 +455,7 @@ def run_local(spec, clients, w0, log):
     cfg = settings(spec)
     v = [w0.copy() for _ in clients]
     trained = [0] * len(clients)             # rounds each client trained in
+    opts = pfl_numpy_optim.for_run(spec)     # opt.*: None for plain SGD
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         batches = dict(zip(rnd["clients"], rnd["batches"]))
         if BUG == "local-reset-each-round":
@@ -445,7 +469,8 @@ def run_local(spec, clients, w0, log):
             trained[i] += 1
             v[i] = local_sgd(v[i], clients[i], batches[i], eta,
                              lambda s, x: log("step", "train", "v", x,
-                                              round=t, client=i, step=s))
+                                              round=t, client=i, step=s),
+                             opt=opts and opts.begin(0, i))
             log("client_end", "train", "v", v[i], round=t, client=i)
     return {"v": v}
 
@@ -462,6 +487,7 @@ def run_finetune(spec, clients, w0, log):
     scope = cfg["finetune.scope"]
     mask = personal_mask(spec) if scope == "personal" else None
     w = fedavg_rounds(spec, clients, w0, log)
+    opts = pfl_numpy_optim.for_run(spec)     # slot 1: the fine-tuning's
     anchor = w0 if BUG == "ft-prox-to-w0" else w
     theta = []
     for i, batches in enumerate(spec["schedule"]["post"]):
@@ -470,7 +496,8 @@ def run_finetune(spec, clients, w0, log):
         th = local_sgd(th, clients[i], batches, eta_ft,
                        lambda s, x: log("step", "finetune", "theta", x,
                                         client=i, step=s),
-                       mu=mu_ft, anchor=anchor, mask=mask)
+                       mu=mu_ft, anchor=anchor, mask=mask,
+                       opt=opts and opts.begin(1, i))
         log("client_end", "finetune", "theta", th, client=i)
         theta.append(w if BUG == "ft-reports-global" else th)
     return {"w": w, "v": theta}
@@ -585,6 +612,7 @@ def settings(spec):
         cfg.update(PRESETS[(alg["name"], preset)])
     cfg.update(alg.get("hyperparameters", {}))
     cfg.update(alg.get("switches", {}))
+    pfl_numpy_optim.for_run(spec)      # opt.* only where local_sgd steps
     return cfg
 
 
@@ -601,6 +629,7 @@ def prox_inner(theta, data, batch, w_ref, lam, eta_p, mu, K, log, step0):
             pull = w_ref - theta
         theta = theta - eta_p * (data.grad(theta, batch) + lam * pull
                                  + mu * theta)
+        theta = track(data, theta)
         log(step0 + k, theta)
     return theta
 
@@ -782,6 +811,7 @@ def run_ditto(spec, clients, w0, log):
         else:                                     # (λ/2)‖v − w‖² → λ(v − w)
             scale = lam / 2 if BUG == "ditto-prox-half" else lam
         v[k] = v[k] - eta * (clients[k].grad(v[k], batch) + scale * diff)
+        v[k] = track(clients[k], v[k])
 
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         S_t = sorted(rnd["clients"])
@@ -810,6 +840,7 @@ def run_ditto(spec, clients, w0, log):
                     log("step", "train", "v", v[k], round=t, client=k, step=s)
                 for s, batch in steps:
                     w_k = w_k - eta * clients[k].grad(w_k, batch)
+                    w_k = track(clients[k], w_k)
                     log("step", "train", "w_local", w_k, round=t, client=k,
                         step=s)
             else:
@@ -817,6 +848,7 @@ def run_ditto(spec, clients, w0, log):
                     personal(k, batch, w_k if moving else w, eta)
                     log("step", "train", "v", v[k], round=t, client=k, step=s)
                     w_k = w_k - eta * clients[k].grad(w_k, batch)
+                    w_k = track(clients[k], w_k)
                     log("step", "train", "w_local", w_k, round=t, client=k,
                         step=s)
             log("client_end", "train", "w_local", w_k, round=t, client=k)
@@ -931,6 +963,7 @@ def run_partial(spec, clients, w0, log, simultaneous):
                             at = x.copy()
                             at[personal] = v0 if reset else v[i]
                         x = move(x, clients[i].grad(at, z), shared, gamma_u)
+                x = track(clients[i], x)     # the last pass's statistics
                 log("step", "train", "w_local", x, round=t, client=i, step=s)
             log("client_end", "train", "w_local", x, round=t, client=i)
             if keep:
@@ -965,6 +998,7 @@ def run_partial(spec, clients, w0, log, simultaneous):
             for s, z in enumerate(batches, start=1):
                 g = clients[i].grad(x, z)
                 x = x - eta_ft * g if full else move(x, g, personal, eta_ft)
+                x = track(clients[i], x)
                 log("step", "finetune", "v", x, client=i, step=s)
             log("client_end", "finetune", "v", x, client=i)
             models[i] = x
@@ -1132,6 +1166,8 @@ sys.dont_write_bytecode = True
 # an extension's `import pfl_numpy` finds this module, not a second copy
 sys.modules.setdefault("pfl_numpy", sys.modules[__name__])
 _load_extensions()
+import pfl_numpy_layers      # noqa: E402  the layer-list model
+import pfl_numpy_optim       # noqa: E402  the client optimizers (opt.*)
 
 
 # ---- input and output -----------------------------------------------------------
@@ -1153,6 +1189,7 @@ def run_file(path):
         raise Unsupported("algorithm %r" % algo)
     if spec["schedule"]["kind"] != "given":
         raise Unsupported("a generated schedule (replay a given one)")
+    pfl_numpy_optim.for_run(spec)          # opt.* only where local_sgd runs
     clients = load_clients(spec, os.path.dirname(path))
     init = spec.get("init", {"kind": "zeros"})
     P = parameter_count(spec["model"])

@@ -18,6 +18,11 @@ its batches, moving r_μ ← (1 − ρ) r_μ + ρ mean and r_v ← (1 − ρ) r_
 averages the non-BN entries (1/m, or n_k/Σ n_j with fedbn.weights = samples)
 and keeps its own BN entries; every client then holds the new non-BN entries
 and its own BN.
+
+On a layer list ("kind": "layers", pfl_numpy_layers.py) the BN entries
+are every batchnorm layer's blocks (its bn group), and the layer list's
+own training pass and running-statistics update (Layers.grad, .track) run
+the same round.
 """
 import importlib
 import sys
@@ -170,8 +175,11 @@ def _install():
 
 def run(spec, clients, w0, log, bug):
     base = _base()
-    if not spec["model"].get("bn"):
+    layered = spec["model"]["kind"] == "layers"
+    if not layered and not spec["model"].get("bn"):
         raise base.Unsupported("fedbn without bn")
+    if layered and not clients[0].bn.any():
+        raise base.Unsupported("fedbn on a layer list without batchnorm")
     hp = spec["algorithm"]["hyperparameters"]
     sw = spec["algorithm"].get("switches", {})
     eta = hp["eta"]
@@ -193,8 +201,12 @@ def run(spec, clients, w0, log, bug):
             theta = np.where(bn, v[k], w) if local else w.copy()
             log("client_begin", "train", "v", theta, round=t, client=k, step=0)
             for s, batch in enumerate(batches, start=1):
-                g, mean, var, m = c.grad(theta, batch)
-                c.running(theta, mean, var, m, biased)
+                if layered:     # the pass's statistics into r_μ, r_v
+                    g = c.grad(theta, batch)
+                    theta = c.track(theta, unbiased=not biased, force=True)
+                else:
+                    g, mean, var, m = c.grad(theta, batch)
+                    c.running(theta, mean, var, m, biased)
                 theta = theta - eta * g
                 log("step", "train", "v", theta, round=t, client=k, step=s)
             log("client_end", "train", "v", theta, round=t, client=k)

@@ -25,6 +25,11 @@ Operators (a mutant is named FILE:LINE:COL:OPERATOR[detail]):
                 taken as 1 (uniform); the sampled set's size ↔ all clients
   sign          + ↔ − in an expression or augmented assignment, a unary
                 minus dropped
+  switch        one value of a client-optimizer switch (opt.*) for another
+                of its domain, in a comparison or a default
+In the layer-list module (INDEX_FILES) the index arithmetic is mutated
+too: np.arange(.., n) as range, and a slice a:b inside a subscript shifted
+to a±1:b±1 (off-by-one[sliceI±1], I the slice's position).
 
 Code that only a catalogued bug runs (BUG == "..." branches) and the
 input/output plumbing (argument parsing, file reading, the recorder) are
@@ -76,7 +81,10 @@ PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
              "pfl_numpy_interp.py", "pfl_numpy_cfl.py", "pfl_numpy_ifca.py",
              "pfl_numpy_fedfomo.py",
              "pfl_numpy_fedbn.py", "pfl_numpy_pfedhn.py",
-             "pfl_numpy_lora.py")
+             "pfl_numpy_lora.py", "pfl_numpy_layers.py", "pfl_numpy_optim.py")
+# the files whose index arithmetic (np.arange bounds, slices) is mutated:
+# the convolution's and the pools' windows, the padding, the blocks
+INDEX_FILES = {"pfl_numpy_layers.py"}
 FEDAVG_FILE = "fedavg_numpy.py"
 FILES = PFL_FILES + (FEDAVG_FILE,)
 
@@ -85,7 +93,8 @@ SKIP_FUNCTIONS = {"main", "run_file", "write_json", "_load_extensions",
                   "load_clients", "load_array", "model_blocks", "parameter_count",
                   "personal_mask", "split_names", "settings", "_host", "_base",
                   "_split", "has_exact_prox", "part", "put", "__init__",
-                  "__call__", "outputs_and_backward.back"}
+                  "__call__", "outputs_and_backward.back",
+                  "expand_preset", "layout", "options", "for_run"}
 SKIP_IN_FEDAVG = {"log"}     # fedavg_numpy.py: main is the algorithm
 
 # the spec's hyperparameters by kind (a swap stays within a kind)
@@ -97,7 +106,9 @@ HP_REAL = {"eta", "eta_p", "eta_ft", "mu_ft", "lambda", "pfedme.mu", "beta",
            "gamma_u", "gamma_v", "rho", "pflego.beta", "alpha", "eta_alpha",
            "delta", "gamma", "ifca.init_shift", "pfedhn.alpha_v",
            "pfedhn.outer_momentum", "pfedhn.outer_wd", "pfedhn.inner_momentum",
-           "pfedhn.inner_wd", "pfedhn.clip_norm"}
+           "pfedhn.inner_wd", "pfedhn.clip_norm",
+           "opt.momentum", "opt.dampening", "opt.weight_decay", "opt.beta1",
+           "opt.beta2", "opt.eps", "opt.clip_norm"}
 for _k in HP_REAL:
     HP_KIND[_k] = "real"
 HP_DICTS = {"cfg", "hp"}
@@ -114,6 +125,16 @@ WEIGHT_DOMAIN = {"fedavg.weights": {"samples", "uniform", "all_keep_old"},
                  "pflego.theta_weights": {"global", "sampled_normalised"},
                  "perfedavg.weights": {"samples", "uniform"},
                  "cfl.cluster_weights": {"samples", "uniform"}}
+# the client optimizers' switches (operator "switch"; the same sites as a
+# weighting switch: a comparison, a default)
+SWITCH_DOMAIN = {"opt.method": {"sgd", "adam", "adamw"},
+                 "opt.momentum_form": {"pytorch", "classical"},
+                 "opt.nesterov": {"off", "on"},
+                 "opt.weight_decay_form": {"coupled", "decoupled"},
+                 "opt.decay_scope": {"all", "weights", "shared", "personal"},
+                 "opt.clip": {"off", "norm"},
+                 "opt.state": {"reset", "client", "server"}}
+WEIGHT_DOMAIN.update(SWITCH_DOMAIN)
 # the weighting switch a local holds, by function
 WEIGHT_LOCALS = {("pfl_numpy.py", "aggregate", "scheme"): "fedavg.weights",
                  ("pfl_numpy.py", "pfl_weights", "scheme"): "pfl.weights",
@@ -372,7 +393,7 @@ class Collector(ast.NodeVisitor):
             return
         if fname in ("sorted", "set") and node.args:
             self.in_sorted.add(id(node.args[0]))
-        if fname == "range":
+        if fname == "range" or (fname == "arange" and self.fname in INDEX_FILES):
             self.range_site(node)
         if fname == "len" and len(node.args) == 1 and isinstance(node.args[0], ast.Name):
             self.count_site(node)
@@ -449,11 +470,35 @@ class Collector(ast.NodeVisitor):
         if key == "post" and isinstance(node.ctx, ast.Load):
             self.add(node, "schedule", "post->last-round-batches",
                      lambda n: spec_sub("schedule", "rounds", -1, "batches"))
+        if self.fname in INDEX_FILES:
+            self.slice_sites(node)
         self.visit(node.value)
         if not isinstance(node.slice, ast.Constant):
             self.no_mutate += 1                # index arithmetic: not mutated
             self.visit(node.slice)
             self.no_mutate -= 1
+
+    def slice_sites(self, node):
+        """x[.., a:b, ..] → x[.., a±1:b±1, ..]: a window, the padding's
+        offset or a block's bounds one entry off."""
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) \
+            else [node.slice]
+        for i, sl in enumerate(parts):
+            if not isinstance(sl, ast.Slice) or sl.lower is None or \
+                    sl.upper is None or sl.step is not None:
+                continue
+            for delta in (-1, 1):
+                def make(n, i=i, delta=delta):
+                    n = copy.deepcopy(n)
+                    part = n.slice.elts[i] if isinstance(n.slice, ast.Tuple) \
+                        else n.slice
+                    op = ast.Sub if delta < 0 else ast.Add
+                    part.lower = ast.BinOp(left=part.lower, op=op(),
+                                           right=const(1))
+                    part.upper = ast.BinOp(left=part.upper, op=op(),
+                                           right=const(1))
+                    return n
+                self.add(node, "off-by-one", "slice%d%+d" % (i, delta), make)
 
     def get_site(self, node):
         """rnd.get("selected", rnd["clients"]): selected ignored, or drawn;
@@ -505,10 +550,10 @@ class Collector(ast.NodeVisitor):
             return
         ws = WEIGHT_DOMAIN.get(key, set())
         if node.value in ws:
-            if True:
-                for alt in sorted(ws - {node.value}):
-                    self.add(node, "weighting", "%s->%s" % (node.value, alt),
-                             lambda n, a=alt: const(a))
+            op = "switch" if key in SWITCH_DOMAIN else "weighting"
+            for alt in sorted(ws - {node.value}):
+                self.add(node, op, "%s->%s" % (node.value, alt),
+                         lambda n, a=alt: const(a))
 
     def visit_Attribute(self, node):
         v = node.value
@@ -802,6 +847,8 @@ def module_dict_vectors(site, specs, by_kind):
                "pfl.weights": ("fedalt", "fedsim"),
                "pflego.theta_weights": ("pflego",),
                "perfedavg.weights": ("perfedavg",)}.get(key, ())
+    if key in SWITCH_DOMAIN:                 # pfl_numpy_optim.TAKES
+        readers = ("fedavg", "local", "finetune")
     presets = pfl_presets()
     out = []
     for v in by_kind:

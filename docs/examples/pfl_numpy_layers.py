@@ -1,0 +1,399 @@
+"""pfl_numpy_layers.py: the layer-list model ("kind": "layers") for the
+NumPy candidate (pfl_numpy.py dispatches to it), written from
+docs/models.md ("layers") and the PyTorch modules it names, not from
+pflref's C code.
+
+A sample is a vector [d] or an image [C, H, W]; a data row is the image
+flattened in NCHW order, so X.reshape(n, C, H, W) is the batch.  The
+layers, with α = 1/n_b and every gradient the batch mean:
+
+  dense      Y = X Wᵀ + b                      (nn.Linear; W out × n)
+  conv2d     Y[o] = Σ_c W[o, c] ⋆ pad(X[c]) + b[o], cross-correlation
+             with zero padding p and stride s (nn.Conv2d; W O × C × κ × κ),
+             by im2col: the κ × κ windows gathered with index arrays
+  maxpool2d  the window's maximum; the gradient goes to its first maximum
+             in row-major order (np.argmax, PyTorch's CPU kernel)
+  avgpool2d  the window's mean
+  flatten    the identity on the NCHW entries
+  relu, tanh, sigmoid    elementwise; relu′(0) = 0
+  batchnorm1d / 2d       per channel over the M = n_b·H·W entries: training
+             mode x̂ = (a − μ)/√(s² + ε) with the batch mean μ and biased
+             variance s²; evaluation mode with r_μ, r_v; u = γ x̂ + β
+then the loss on the last layer's output z: cross_entropy
+−log softmax(z)_y, squared (z − y)² or half_squared ½(z − y)², the mean
+over the batch.
+
+Parameters in state_dict order: per parametrised layer NAME.weight,
+NAME.bias (when bias), and for batchnorm NAME.weight (γ), NAME.bias (β),
+NAME.running_mean, NAME.running_var (buffers: their gradient is 0).  NAME
+is the layer's name or its index.  A split names blocks, layers, or the
+groups input (the first parametrised layer), head (the last) and bn.
+
+Running statistics (switch bn.running, default update: PyTorch's train()
+mode): every training-mode gradient pass of an algorithm moves the
+buffers of the model it ran on, r_μ ← (1 − ρ) r_μ + ρ μ,
+r_v ← (1 − ρ) r_v + ρ M/(M − 1) s² (torch.nn.BatchNorm*d: the unbiased
+variance into r_v); bn.running = frozen keeps them.  FedBN moves them
+itself, with its fedbn.running_var switch.
+"""
+import importlib
+import sys
+
+import numpy as np
+
+PRESETS = ("fedavgcnn", "lenet5", "mlp")
+
+
+def _base():
+    main = sys.modules.get("__main__")
+    if hasattr(main, "local_sgd") and hasattr(main, "Unsupported"):
+        return main
+    return importlib.import_module("pfl_numpy")
+
+
+# ---- the layer list: presets, shapes, state_dict layout ------------------------
+
+def expand_preset(model):
+    """The layer list a preset stands for (docs/models.md, presets)."""
+    k = model["k"]
+    if model["preset"] == "fedavgcnn":          # PFLlib FedAvgCNN
+        return [{"type": "conv2d", "name": "conv1.0", "out_channels": 32,
+                 "kernel": 5}, {"type": "relu", "name": "conv1.1"},
+                {"type": "maxpool2d", "name": "conv1.2", "kernel": 2},
+                {"type": "conv2d", "name": "conv2.0", "out_channels": 64,
+                 "kernel": 5}, {"type": "relu", "name": "conv2.1"},
+                {"type": "maxpool2d", "name": "conv2.2", "kernel": 2},
+                {"type": "flatten", "name": "flatten"},
+                {"type": "dense", "name": "fc1.0", "out": 512},
+                {"type": "relu", "name": "fc1.1"},
+                {"type": "dense", "name": "fc", "out": k}]
+    if model["preset"] == "lenet5":             # d2l §7.6
+        return [{"type": "conv2d", "out_channels": 6, "kernel": 5,
+                 "padding": 2}, {"type": "sigmoid"},
+                {"type": "avgpool2d", "kernel": 2},
+                {"type": "conv2d", "out_channels": 16, "kernel": 5},
+                {"type": "sigmoid"}, {"type": "avgpool2d", "kernel": 2},
+                {"type": "flatten"}, {"type": "dense", "out": 120},
+                {"type": "sigmoid"}, {"type": "dense", "out": 84},
+                {"type": "sigmoid"}, {"type": "dense", "out": k}]
+    if model["preset"] == "mlp":
+        act = model.get("activation", "relu")
+        out = [{"type": "flatten"}] if len(model["input"]) == 3 else []
+        for h in model["hidden"]:
+            out += [{"type": "dense", "out": h}, {"type": act}]
+        return out + [{"type": "dense", "out": k}]
+    raise _base().Unsupported("layers preset %r" % model["preset"])
+
+
+def out_shape(L, shape):
+    """The shape a layer gives for one sample of the given shape: conv2d
+    H′ = ⌊(H + 2p − κ)/s⌋ + 1, the pools H′ = (H − κ)/s + 1."""
+    t = L["type"]
+    if t == "dense":
+        return (L["out"],)
+    if t == "conv2d":
+        C, H, W = shape
+        k, s, p = L["kernel"], L.get("stride", 1), L.get("padding", 0)
+        return (L["out_channels"], (H + 2 * p - k) // s + 1,
+                (W + 2 * p - k) // s + 1)
+    if t in ("maxpool2d", "avgpool2d"):
+        C, H, W = shape
+        k = L["kernel"]
+        s = L.get("stride", k)
+        return (C, (H - k) // s + 1, (W - k) // s + 1)
+    if t == "flatten":
+        return (int(np.prod(shape)),)
+    return shape
+
+
+def layout(model):
+    """The layer list with shapes and parameter offsets, and the blocks in
+    state_dict order: (name, offset, size, groups), groups holding the
+    layer's name and input / head / bn where they apply."""
+    spec_layers = model.get("layers")
+    if spec_layers is None:
+        spec_layers = expand_preset(model)
+    layers, shape, off = [], tuple(model["input"]), 0
+    blocks = []
+    for i, spec in enumerate(spec_layers):
+        if spec["type"] == "dropout":
+            raise _base().Unsupported("dropout")
+        L = dict(spec)
+        L["name"] = str(spec.get("name", i))
+        L["in"], L["out_shape"] = shape, out_shape(spec, shape)
+        t = L["type"]
+        if t == "dense":
+            roles = [("weight", L["out"] * shape[0])]
+        elif t == "conv2d":
+            k = L["kernel"]
+            roles = [("weight", L["out_channels"] * shape[0] * k * k)]
+        elif t in ("batchnorm1d", "batchnorm2d"):
+            c = shape[0]
+            roles = [("weight", c), ("bias", c), ("running_mean", c),
+                     ("running_var", c)]
+        else:
+            roles = []
+        if t in ("dense", "conv2d") and L.get("bias", True):
+            roles.append(("bias", L["out_shape"][0]))
+        L["at"] = {}
+        for role, size in roles:
+            L["at"][role] = (off, off + size)
+            blocks.append([L["name"] + "." + role, off, size, [L["name"]]])
+            off += size
+        if t.startswith("batchnorm"):
+            for b in blocks[-4:]:
+                b[3].append("bn")
+        layers.append(L)
+        shape = L["out_shape"]
+    owners = [b[3][0] for b in blocks if not b[0].endswith("running_mean")
+              and not b[0].endswith("running_var")]
+    if owners:
+        for b in blocks:
+            if b[3][0] == owners[0]:
+                b[3].append("input")
+            if b[3][0] == owners[-1]:
+                b[3].append("head")
+    blocks = [(n, o, s, tuple(g)) for n, o, s, g in blocks]
+    return layers, off, blocks
+
+
+def model_blocks(model):
+    return layout(model)[2]
+
+
+# ---- im2col ------------------------------------------------------------------
+
+def window_index(size, k, s):
+    """The rows (or columns) each output position's window reads:
+    r[o, i] = s·o + i for o < (size − k)/s + 1, i < κ."""
+    n_out = (size - k) // s + 1
+    return s * np.arange(n_out)[:, None] + np.arange(k)[None, :]
+
+
+def patches(X, k, s):
+    """im2col: the κ × κ windows of X (n, C, H, W) at stride s, as
+    P (n, C, H′, W′, κ, κ) with P[n, c, y, x, i, j] = X[n, c, sy + i, sx + j]."""
+    r = window_index(X.shape[2], k, s)
+    c = window_index(X.shape[3], k, s)
+    return X[:, :, r[:, None, :, None], c[None, :, None, :]]
+
+
+def unpatches(G, shape, k, s):
+    """col2im, the adjoint of patches: every window entry's signal added
+    back to the input entry it was read from."""
+    r = window_index(shape[2], k, s)
+    c = window_index(shape[3], k, s)
+    dX = np.zeros(shape)
+    np.add.at(dX, (slice(None), slice(None), r[:, None, :, None],
+                   c[None, :, None, :]), G)
+    return dX
+
+
+# ---- the model ------------------------------------------------------------------
+
+class Layers:
+    """One client's data on a layer list.  grad(θ, batch) is the gradient
+    of the batch-mean loss in training mode; it keeps the batch statistics
+    of every batchnorm layer, which track(θ) folds into θ's running
+    statistics (bn.running = update)."""
+
+    def __init__(self, spec, client):
+        model = spec["model"]
+        self.layers, self.P, self.blocks = layout(model)
+        self.input = tuple(model["input"])
+        self.loss = model.get("loss", "cross_entropy")
+        self.X = np.asarray(client["X"], dtype=float)
+        self.y = np.asarray(client["y"], dtype=float)
+        self.n = len(self.y)
+        sw = spec["algorithm"].get("switches", {})
+        self.running = sw.get("bn.running", "update")
+        if self.running not in ("update", "frozen"):
+            raise _base().Unsupported("bn.running %r" % self.running)
+        self.bn = np.zeros(self.P, dtype=bool)       # FedBN's local blocks
+        for name, off, size, groups in self.blocks:
+            if "bn" in groups:
+                self.bn[off:off + size] = True
+        self.stats = []
+
+    def part(self, theta, L, role, shape):
+        lo, hi = L["at"][role]
+        return theta[lo:hi].reshape(shape)
+
+    def put(self, g, L, role, value):
+        lo, hi = L["at"][role]
+        g[lo:hi] = np.ravel(value)
+
+    # -- forward ------------------------------------------------------------------
+    def forward(self, theta, X, train=True):
+        """The output z of the batch X (n_b × d rows) and each layer's
+        cache for the backward pass; in training mode the batch statistics
+        of the batchnorm layers go to self.stats."""
+        A = X.reshape((len(X),) + self.input)
+        caches = []
+        self.stats = []
+        for L in self.layers:
+            t = L["type"]
+            cache = {"X": A}
+            if t == "dense":
+                W = self.part(theta, L, "weight", (L["out"], L["in"][0]))
+                A = A @ W.T
+                if "bias" in L["at"]:
+                    A = A + self.part(theta, L, "bias", (L["out"],))
+            elif t == "conv2d":
+                k, s, p = L["kernel"], L.get("stride", 1), L.get("padding", 0)
+                C, H, W_in = L["in"]
+                O = L["out_channels"]
+                Xp = np.zeros((len(A), C, H + 2 * p, W_in + 2 * p))
+                Xp[:, :, p:p + H, p:p + W_in] = A         # zero padding
+                P = patches(Xp, k, s)
+                cache["P"], cache["Xp_shape"] = P, Xp.shape
+                Wt = self.part(theta, L, "weight", (O, C, k, k))
+                A = np.einsum("nchwij,ocij->nohw", P, Wt)   # cross-correlation
+                if "bias" in L["at"]:
+                    A = A + self.part(theta, L, "bias", (O,))[None, :, None, None]
+            elif t == "maxpool2d":
+                k = L["kernel"]
+                P = patches(A, k, L.get("stride", k))
+                flat = P.reshape(P.shape[:4] + (k * k,))
+                a = np.argmax(flat, axis=-1)                 # first maximum
+                cache["a"] = a
+                A = np.take_along_axis(flat, a[..., None], axis=-1)[..., 0]
+            elif t == "avgpool2d":
+                k = L["kernel"]
+                A = patches(A, k, L.get("stride", k)).sum(axis=(4, 5)) / (k * k)
+            elif t == "flatten":
+                A = A.reshape(len(A), -1)
+            elif t == "relu":
+                A = np.maximum(A, 0.0)
+            elif t == "tanh":
+                A = np.tanh(A)
+            elif t == "sigmoid":
+                A = 1.0 / (1.0 + np.exp(-A))
+            elif t in ("batchnorm1d", "batchnorm2d"):
+                A = self.bn_forward(theta, L, A, train, cache)
+            else:
+                raise _base().Unsupported("layer type %r" % t)
+            cache["Y"] = A
+            caches.append(cache)
+        return A, caches
+
+    def bn_forward(self, theta, L, A, train, cache):
+        """u = γ (a − μ)/√(s² + ε) + β per channel; training mode: μ, s² of
+        the batch (biased), over the samples and, for 2-d, the pixels."""
+        c = L["in"][0]
+        axes = (0,) if L["type"] == "batchnorm1d" else (0, 2, 3)
+        view = (1, c) if L["type"] == "batchnorm1d" else (1, c, 1, 1)
+        eps = L.get("eps", 1e-5)
+        if train:
+            mu = A.mean(axis=axes)
+            var = ((A - mu.reshape(view)) ** 2).mean(axis=axes)
+            M = A.size // c
+            self.stats.append((L, mu, var, M))
+        else:                                        # evaluation mode
+            mu = self.part(theta, L, "running_mean", (c,))
+            var = self.part(theta, L, "running_var", (c,))
+        s = np.sqrt(var + eps)
+        xh = (A - mu.reshape(view)) / s.reshape(view)
+        cache.update(xh=xh, s=s, axes=axes, view=view)
+        gamma = self.part(theta, L, "weight", (c,)).reshape(view)
+        beta = self.part(theta, L, "bias", (c,)).reshape(view)
+        return gamma * xh + beta
+
+    # -- the loss's signal -------------------------------------------------------------
+    def signal(self, z, y):
+        """E = ∂(batch-mean loss)/∂z."""
+        nb = len(y)
+        if self.loss == "cross_entropy":
+            e = np.exp(z - z.max(axis=1, keepdims=True))
+            p = e / e.sum(axis=1, keepdims=True)
+            p[np.arange(nb), y.astype(int)] -= 1.0        # softmax − one-hot
+            return p / nb
+        s = 2.0 if self.loss == "squared" else 1.0         # ∂ℓ/∂z = s (z − y)
+        return s * (z - y[:, None]) / nb
+
+    # -- backward ----------------------------------------------------------------------
+    def grad(self, theta, batch):
+        X, y = self.X[batch], self.y[batch]
+        z, caches = self.forward(theta, X, train=True)
+        G = self.signal(z, y)
+        g = np.zeros(self.P)
+        for L, cache in zip(reversed(self.layers), reversed(caches)):
+            G = self.backward(theta, L, cache, G, g)
+        return g
+
+    def backward(self, theta, L, cache, G, g):
+        """Writes the layer's parameter gradients into g from the signal G
+        = ∂(mean loss)/∂Y; returns ∂(mean loss)/∂X."""
+        t = L["type"]
+        X, Y = cache["X"], cache["Y"]
+        if t == "dense":
+            W = self.part(theta, L, "weight", (L["out"], L["in"][0]))
+            self.put(g, L, "weight", G.T @ X)                # g_W = dYᵀ X
+            if "bias" in L["at"]:
+                self.put(g, L, "bias", G.sum(axis=0))
+            return G @ W                                     # dX = dY W
+        if t == "conv2d":
+            k, s, p = L["kernel"], L.get("stride", 1), L.get("padding", 0)
+            C, H, W_in = L["in"]
+            O = L["out_channels"]
+            Wt = self.part(theta, L, "weight", (O, C, k, k))
+            self.put(g, L, "weight", np.einsum("nohw,nchwij->ocij", G,
+                                                cache["P"]))
+            if "bias" in L["at"]:
+                self.put(g, L, "bias", G.sum(axis=(0, 2, 3)))
+            dP = np.einsum("nohw,ocij->nchwij", G, Wt)       # Wᵀ dY
+            dXp = unpatches(dP, cache["Xp_shape"], k, s)     # col2im
+            return dXp[:, :, p:p + H, p:p + W_in]
+        if t == "maxpool2d":
+            k = L["kernel"]
+            hot = np.arange(k * k) == cache["a"][..., None]  # the argmax
+            dP = (hot * G[..., None]).reshape(G.shape + (k, k))
+            return unpatches(dP, X.shape, k, L.get("stride", k))
+        if t == "avgpool2d":
+            k = L["kernel"]
+            dP = np.broadcast_to((G / (k * k))[..., None, None],
+                                 G.shape + (k, k))
+            return unpatches(dP, X.shape, k, L.get("stride", k))
+        if t == "flatten":
+            return G.reshape(X.shape)
+        if t == "relu":
+            return G * (Y > 0.0)                             # relu′(0) = 0
+        if t == "tanh":
+            return G * (1.0 - Y * Y)
+        if t == "sigmoid":
+            return G * Y * (1.0 - Y)
+        return self.bn_backward(theta, L, cache, G, g)
+
+    def bn_backward(self, theta, L, cache, G, g):
+        """Training mode (Ioffe and Szegedy, Alg. 1's chain): g_γ = Σ G x̂,
+        g_β = Σ G, δ = γ/(M s) (M G − Σ G − x̂ Σ G x̂) per channel."""
+        xh, s, axes, view = cache["xh"], cache["s"], cache["axes"], cache["view"]
+        c = L["in"][0]
+        M = G.size // c
+        gamma = self.part(theta, L, "weight", (c,))
+        sum_G = G.sum(axis=axes)
+        sum_Gx = (G * xh).sum(axis=axes)
+        self.put(g, L, "weight", sum_Gx)
+        self.put(g, L, "bias", sum_G)
+        scale = (gamma / (M * s)).reshape(view)
+        return scale * (M * G - sum_G.reshape(view) - xh * sum_Gx.reshape(view))
+
+    # -- the running statistics --------------------------------------------------------
+    def track(self, theta, unbiased=True, force=False):
+        """θ with its running statistics moved by the last training-mode
+        pass (torch.nn.BatchNorm*d in train()): r_μ ← (1 − ρ) r_μ + ρ μ,
+        r_v ← (1 − ρ) r_v + ρ M/(M − 1) s² (unbiased) or ρ s².  With
+        bn.running = frozen, θ unchanged (unless force: FedBN's own
+        update)."""
+        if not self.stats or (self.running == "frozen" and not force):
+            return theta
+        theta = theta.copy()
+        for L, mu, var, M in self.stats:
+            rho = L.get("momentum", 0.1)
+            if unbiased:
+                var = var * M / (M - 1)
+            for role, stat in (("running_mean", mu), ("running_var", var)):
+                lo, hi = L["at"][role]
+                theta[lo:hi] = (1.0 - rho) * theta[lo:hi] + rho * stat
+        return theta
+# SPDX-License-Identifier: GPL-3.0-or-later
