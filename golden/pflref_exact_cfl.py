@@ -249,6 +249,8 @@ def replay(spec, bugs=frozenset()):
     N = len(pr.clients)
     # req: cfl.alg5.l1
     theta = [list(w0) for _ in range(N)]
+    import pflref_exact_optim as po      # opt.*: the local SGD's optimizer
+    opt = po.for_spec(spec, pr, 1, bugs=bugs)
     C = [list(range(N))]
     trace = Trace()
     # req: cfl.alg5.l2
@@ -261,7 +263,10 @@ def replay(spec, bugs=frozenset()):
         for i, steps in sorted(zip(owners, r["batches"])):
             trace.emit("client_begin", "train", t, i, 0, "theta", theta[i])
             # req: cfl.alg5.l5
-            local = px.local_sgd(pr, i, theta[i], steps, eta, trace, "train", t, "theta")
+            if opt is not None:
+                opt.begin(i)
+            local = px.local_sgd(pr, i, theta[i], steps, eta, trace, "train", t, "theta",
+                                 opt=None if opt is None else opt.stepper(i, 0))
             dtheta[i] = [a - b for a, b in zip(local, theta[i])]
             trace.emit("client_end", "train", t, i, None, "dtheta", dtheta[i])
         # req: cfl.alg5.l6
