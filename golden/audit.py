@@ -99,19 +99,18 @@ MUTANTS = {
     "pflego-body-passes": {"pflego": ["features-per-step"]},
     "regression-only": {},
     "reference-output": {},
-    # the client optimizers (golden/pflref_exact_optim.py)
-    "optimizer-state-lifetime": {"fedavg": ["state-reset", "state-client",
-                                            "state-server"],
-                                 "fedbn": ["state-reset", "state-client",
-                                           "state-server"]},
-    "momentum-form": {"fedavg": ["momentum-form-swap", "dampening-first"],
-                      "fedbn": ["momentum-form-swap", "dampening-first"]},
-    "nesterov-momentum": {"fedavg": ["nesterov-ignored"]},
-    "weight-decay-form": {"fedavg": ["decay-form-swap"]},
-    "weight-decay-scope": {"fedavg": ["decay-scope-all"]},
-    "adam-bias-correction": {"fedavg": ["adam-no-bias-correction",
-                                        "adam-eps-inside"]},
-    "clip-scope": {"fedavg": ["clip-after-decay", "clip-per-block"]},
+    # the client optimizers (golden/pflref_exact_optim.py), under every
+    # algorithm that takes them
+    "optimizer-state-lifetime": {"*": ["state-reset", "state-client",
+                                       "state-server"]},
+    "optimizer-slots-shared": {"*": ["slots-shared"]},
+    "momentum-form": {"*": ["momentum-form-swap", "dampening-first"]},
+    "nesterov-momentum": {"*": ["nesterov-ignored"]},
+    "weight-decay-form": {"*": ["decay-form-swap"]},
+    "weight-decay-scope": {"*": ["decay-scope-all", "decay-scope-flip"]},
+    "adam-bias-correction": {"*": ["adam-no-bias-correction",
+                                   "adam-eps-inside"]},
+    "clip-scope": {"*": ["clip-after-decay", "clip-per-block"]},
 }
 PERSONAL_ALGORITHMS = ("prox", "pfedme", "ditto")
 PFL_ALGORITHMS = ("fedalt", "fedsim", "pflego")
@@ -213,6 +212,10 @@ def replay(spec, bugs=frozenset()):
     trace = pg.Trace()
     w, v = list(w0), [list(w0) for _ in pr.clients]
     trained = [0] * len(pr.clients)     # rounds each client trained (lr.count)
+    # opt.*: local's one optimizer, finetune's two (training, fine-tuning)
+    personal = mask_of(spec, pr) if "split" in spec else None
+    opt = po.for_spec(spec, pr, 2 if alg == "finetune" else 1, personal,
+                      frozenset(bugs))
     for t, r in enumerate(sched["rounds"]):
         plan = [(k, transform(b, bugs)) for k, b in zip(r["clients"], r["batches"])]
         eta_t = {k: hp["eta"] * px.round_factor(spec["algorithm"], t, bugs,
@@ -221,9 +224,10 @@ def replay(spec, bugs=frozenset()):
         for k in r["clients"]:
             trained[k] += 1
         if alg == "local":
-            v = px.local_round(pr, v, w0, t, plan, eta_t, trace, bugs)
+            v = px.local_round(pr, v, w0, t, plan, eta_t, trace, bugs, opt)
         else:
-            w = px.fedavg_round(pr, w, w0, t, plan, eta_t, weights, trace, bugs)
+            w = px.fedavg_round(pr, w, w0, t, plan, eta_t, weights, trace, bugs,
+                                opt)
     if alg == "fedavg":
         return pg.expected(trace, w=w)
     if alg == "local":
@@ -231,7 +235,7 @@ def replay(spec, bugs=frozenset()):
     mask = mask_of(spec, pr) if sw.get("finetune.scope", "full") == "personal" else None
     post = [transform(b, bugs) for b in sched["post"]]
     thetas = px.finetune_phase(pr, w, w0, post, hp["eta_ft"], hp.get("mu_ft", Fraction(0)),
-                               mask, trace, bugs)
+                               mask, trace, bugs, opt)
     return pg.expected(trace, w=w, v=thetas)
 
 

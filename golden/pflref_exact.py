@@ -316,9 +316,12 @@ def split_batches(n, B, E, bugs=NO_BUGS):
 
 
 def local_sgd(pr, k, theta, steps, eta, trace, phase, rnd, name,
-              mu=Fraction(0), ref=None, mask=None, bugs=NO_BUGS):
+              mu=Fraction(0), ref=None, mask=None, bugs=NO_BUGS, opt=None):
     """θ ← θ − η (∇F_k(θ; D_s) + μ (θ − ref)) on the entries with mask 1,
-    one step per batch D_s; a "step" record after each."""
+    one step per batch D_s; a "step" record after each.  opt: a client
+    optimizer's step (pflref_exact_optim.Optimizers.stepper), handed
+    d = ∇F_k(θ; D_s) + μ (θ − ref) on the moving entries in place of the
+    plain step; None = plain SGD."""
     theta = list(theta)
     # req: fedavg.alg1.l14, local.eq2, finetune.eq3, interp.eq2
     for s, batch in enumerate(steps, start=1):
@@ -326,6 +329,16 @@ def local_sgd(pr, k, theta, steps, eta, trace, phase, rnd, name,
         # the same training pass moves r_μ, r_v (bn.running = update)
         theta = pr.move_running(k, theta, batch, bugs)
         r = theta if "prox-ref-moving" in bugs else ref
+        if opt is not None:
+            moving = None if "scope-full" in bugs else mask
+            d = list(g)
+            for p in range(pr.P):
+                if mu and (moving is None or moving[p]):
+                    prox = mu * (theta[p] - r[p])
+                    d[p] = d[p] - prox if "prox-plus" in bugs else d[p] + prox
+            theta = opt(d, theta, eta, moving)
+            trace.emit("step", phase, rnd, k, s, name, theta)
+            continue
         new = list(theta)
         for p in range(pr.P):
             if mask is not None and not mask[p] and "scope-full" not in bugs:
@@ -377,9 +390,12 @@ def round_factor(algorithm, t, bugs=NO_BUGS, trained=None, call=0, calls=1):
     return gamma ** (t // int(hp.get("lr.step_rounds", 1)))
 
 
-def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS):
+def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS,
+                 opt=None):
     """One round of FedAvg (McMahan et al. 2017, Alg. 1).  plan: list of
-    (client, batches) for S_t ascending.  Returns w_{t+1}."""
+    (client, batches) for S_t ascending.  opt: the run's client optimizers
+    (pflref_exact_optim.Optimizers; ClientUpdate's is slot 0), or None.
+    Returns w_{t+1}."""
     # req: fedavg.alg1.l1, fedavg.alg1.l3, finetune.eq1, interp.eq1
     trace.emit("round_begin", "train", t, None, None, "w", w)
     if "train-all" in bugs:
@@ -394,7 +410,10 @@ def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS):
         # req: fedavg.alg1.l7, fedavg.alg1.l10
         eta_k = (eta.get(k, max(eta.values())) if isinstance(eta, dict)
                  else eta)                      # per client (lr.count)
-        wk = local_sgd(pr, k, start, steps, eta_k, trace, "train", t, "w_local", bugs=bugs)
+        if opt is not None:
+            opt.begin(k)
+        wk = local_sgd(pr, k, start, steps, eta_k, trace, "train", t, "w_local", bugs=bugs,
+                       opt=None if opt is None else opt.stepper(k, 0))
         # req: fedavg.alg1.l15
         trace.emit("client_end", "train", t, k, None, "w_local", wk)
         local[k] = wk
@@ -421,9 +440,10 @@ def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS):
     return new
 
 
-def local_round(pr, v, w0, t, plan, eta, trace, bugs=NO_BUGS):
+def local_round(pr, v, w0, t, plan, eta, trace, bugs=NO_BUGS, opt=None):
     """One round of local-only training: each participant i runs local SGD
-    from its own persistent v_i; the others keep theirs."""
+    from its own persistent v_i; the others keep theirs.  opt: the client
+    optimizers (slot 0), or None."""
     v = [list(vi) for vi in v]
     if "train-all" in bugs:
         steps0 = len(plan[0][1])
@@ -436,15 +456,21 @@ def local_round(pr, v, w0, t, plan, eta, trace, bugs=NO_BUGS):
         trace.emit("client_begin", "train", t, i, 0, "v", v[i])
         eta_i = (eta.get(i, max(eta.values())) if isinstance(eta, dict)
                  else eta)                      # per client (lr.count)
-        v[i] = local_sgd(pr, i, v[i], steps, eta_i, trace, "train", t, "v", bugs=bugs)
+        if opt is not None:
+            opt.begin(i)
+        v[i] = local_sgd(pr, i, v[i], steps, eta_i, trace, "train", t, "v", bugs=bugs,
+                         opt=None if opt is None else opt.stepper(i, 0))
         trace.emit("client_end", "train", t, i, None, "v", v[i])
     return v
 
 
-def finetune_phase(pr, w, w0, post, eta_ft, mu_ft, mask, trace, bugs=NO_BUGS):
+def finetune_phase(pr, w, w0, post, eta_ft, mu_ft, mask, trace, bugs=NO_BUGS,
+                   opt=None):
     """Every client i: θ_i ← w, then S_ft steps
     θ_i ← θ_i − η_ft (∇f_i(θ_i; D) + μ_ft (θ_i − w)) on the mask's entries
-    (shared/spec notes §5.1).  Returns [θ_0, ..., θ_{N−1}]."""
+    (shared/spec notes §5.1).  opt: the client optimizers (the fine-tuning's
+    is slot 1, new at each client under opt.state = reset), or None.
+    Returns [θ_0, ..., θ_{N−1}]."""
     thetas = []
     ref = w0 if "prox-ref-w0" in bugs else w
     for i, steps in enumerate(post):
@@ -452,8 +478,11 @@ def finetune_phase(pr, w, w0, post, eta_ft, mu_ft, mask, trace, bugs=NO_BUGS):
         theta = list(w0 if "finetune-w0" in bugs else w)
         trace.emit("client_begin", "finetune", None, i, 0, "theta", theta)
         # req: finetune.eq3
+        if opt is not None:
+            opt.begin(i)
         theta = local_sgd(pr, i, theta, steps, eta_ft, trace, "finetune", None,
-                          "theta", mu=mu_ft, ref=ref, mask=mask, bugs=bugs)
+                          "theta", mu=mu_ft, ref=ref, mask=mask, bugs=bugs,
+                          opt=None if opt is None else opt.stepper(i, 1))
         trace.emit("client_end", "finetune", None, i, None, "theta", theta)
         # req: finetune.eq4
         thetas.append(theta)
@@ -800,7 +829,7 @@ def exact_sqrt(q):
 
 
 def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
-                personal_lists=None, lr_counts=None):
+                personal_lists=None, lr_counts=None, opt=None):
     """One round of Ditto (Li et al. 2021, Alg. 1) with FedAvg as the global
     solver.  plan: [(k, batches)] for S_t, ascending.  Each k: w_k ← w^t;
     per batch b a personal step v_k ← v_k − η (∇F_k(v_k; b) + λ ∂R(v_k))
@@ -814,7 +843,11 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
     the plan's batches.  Bug personal-on-global-batches: the personal
     steps on the global pass's batches regardless.  Learning-rate decay
     (lr.*, client_factor): both passes of k step with η c (PFLlib decays
-    the personal and the global optimizer alike).
+    the personal and the global optimizer alike).  opt: the client
+    optimizers (pflref_exact_optim.Optimizers: slot 0 the global solver,
+    slot 1 the personal one, PFLlib's optimizer and poptimizer), handed
+    ∇F_k(w_k; b) and ∇F_k(v_k; b) + λ ∂R(v_k) in place of the plain steps;
+    None = plain SGD.
     Returns (w^{t+1}, v)."""
     separate = sw.get("ditto.batches", "shared") == "separate"
     if separate:
@@ -855,6 +888,8 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
         trace.emit("client_begin", "train", t, k, 0, "w_local", wk)
         trace.emit("client_begin", "train", t, k, 0, "v", v[k])
         cur = {"w": wk}
+        if opt is not None:
+            opt.begin(k)
 
         # req: ditto.alg1.l7, ditto.eq2
         own = steps
@@ -869,13 +904,20 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
             if form == "norm":
                 norm = exact_sqrt(sum(x * x for x in diff))
                 scale = lam / norm if norm else Fraction(0)
-            v[k] = [a - eta * (gp + sign * scale * x) for a, gp, x in zip(vk, g, diff)]
+            if opt is not None:
+                d = [gp + sign * scale * x for gp, x in zip(g, diff)]
+                v[k] = opt.step(k, 1, d, vk, eta)
+            else:
+                v[k] = [a - eta * (gp + sign * scale * x) for a, gp, x in zip(vk, g, diff)]
             trace.emit("step", "train", t, k, q + 1, "v", v[k])
 
         # req: ditto.alg1.l5
         def global_step(q):
             g = pr.grad(k, cur["w"], steps[q], bugs)
-            cur["w"] = [a - eta * gp for a, gp in zip(cur["w"], g)]
+            if opt is not None:
+                cur["w"] = opt.step(k, 0, g, cur["w"], eta)
+            else:
+                cur["w"] = [a - eta * gp for a, gp in zip(cur["w"], g)]
             trace.emit("step", "train", t, k, q + 1, "w_local", cur["w"])
 
         # req: ditto.alg1.l6
@@ -939,6 +981,10 @@ def replay_personal(spec, bugs=NO_BUGS):
     assert sched["kind"] == "given"
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
     trained, lr_counts = set(), {}
+    opt = None
+    if alg == "ditto":
+        import pflref_exact_optim as po     # (it imports this module)
+        opt = po.for_spec(spec, pr, 2, bugs=bugs)
     for t, r in enumerate(sched["rounds"]):
         plan = list(zip(r["clients"], r["batches"]))
         if alg == "prox":
@@ -951,5 +997,5 @@ def replay_personal(spec, bugs=NO_BUGS):
             own = (dict(zip(r["clients"], r["personal"])) if "personal" in r
                    else None)
             w, v = ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs, own,
-                               lr_counts)
+                               lr_counts, opt)
     return w, v, trace

@@ -243,14 +243,21 @@ def output_mix_grads(pr, k, v, wm, a, batch, bugs):
 def pfllib_step(pr, i, wi, vi, a, batch, cfg, bugs):
     """One batch of PFLlib's clientapfl.py train(): returns (w_i, v_i, a)."""
     eta, eta_alpha = cfg["eta"], cfg["eta_alpha"]
+    opt = cfg.get("opt")
     gw = pr.grad(i, wi, batch, bugs)
-    wi_new = [x - eta * g for x, g in zip(wi, gw)]
+    if opt is not None:                     # optimizer.step
+        wi_new = opt.step(i, 0, gw, wi, eta)
+    else:
+        wi_new = [x - eta * g for x, g in zip(wi, gw)]
     if "pfllib-mixture-v" in bugs:
         vbar = [a * p + (1 - a) * q for p, q in zip(vi, wi)]
         gv = [a * g for g in pr.grad(i, vbar, batch, bugs)]
     else:
         gv = pr.grad(i, vi, batch, bugs)
-    vi_new = [x - eta * g for x, g in zip(vi, gv)]
+    if opt is not None:                     # optimizer_per.step
+        vi_new = opt.step(i, 1, gv, vi, eta)
+    else:
+        vi_new = [x - eta * g for x, g in zip(vi, gv)]
     if cfg["switches"]["apfl.alpha"] != "adaptive":
         return wi_new, vi_new, a
     pv, pw = (vi, wi) if "pfllib-alpha-old-iterates" in bugs else (vi_new, wi_new)
@@ -309,6 +316,8 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
             v[i] = list(w)
         if "alpha-reset" in bugs:
             alpha[i] = alpha0
+        if cfg.get("opt") is not None:      # its two optimizers
+            cfg["opt"].begin(i)
         # req: apfl.alg1.l10
         wi = list(w0 if "restart-w0" in bugs else w)
         trace.emit("client_begin", "train", t, i, 0, "w_local", wi)
@@ -326,7 +335,10 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
                 continue
             # req: apfl.alg1.l5
             gw_step = pr.grad(i, wi, batch, bugs)
-            wi_new = [x - eta * g for x, g in zip(wi, gw_step)]
+            if cfg.get("opt") is not None:  # w_i's optimizer (slot 0)
+                wi_new = cfg["opt"].step(i, 0, gw_step, wi, eta)
+            else:
+                wi_new = [x - eta * g for x, g in zip(wi, gw_step)]
             wm = wi_new if new_w else wi
             if mix == "parameter":
                 # req: apfl.alg1.l4
@@ -343,7 +355,10 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
             else:
                 step_v = [a * g for g in Gv]
             # req: apfl.alg1.l6
-            vi_new = [p - eta * g for p, g in zip(vi, step_v)]
+            if cfg.get("opt") is not None:  # v_i's optimizer (slot 1)
+                vi_new = cfg["opt"].step(i, 1, step_v, vi, eta)
+            else:
+                vi_new = [p - eta * g for p, g in zip(vi, step_v)]
             trace.emit("step", "train", t, i, s, "w_local", wi_new)
             trace.emit("step", "train", t, i, s, "v", vi_new)
             if adaptive:
@@ -423,6 +438,8 @@ def replay(spec, bugs=NO_BUGS, unclipped=None):
     if sw["apfl.mix"] == "output" or "mix-flip" in bugs:
         assert pr.kind != "quadratic", "the quadratic model has no outputs"
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
+    import pflref_exact_optim as po       # opt.*: slot 0 w_i, slot 1 v_i
+    cfg["opt"] = po.for_spec(spec, pr, 2, bugs=bugs)
     sched = spec["schedule"]
     assert sched["kind"] == "given"
     trace = Trace()

@@ -250,6 +250,8 @@ def replay(spec, bugs=frozenset()):
     N = len(pr.clients)
     # req: cfl.alg5.l1
     theta = [list(w0) for _ in range(N)]
+    import pflref_exact_optim as po      # opt.*: the local SGD's optimizer
+    opt = po.for_spec(spec, pr, 1, bugs=bugs)
     C = [list(range(N))]
     trace = Trace()
     # req: cfl.alg5.l2
@@ -262,8 +264,11 @@ def replay(spec, bugs=frozenset()):
         for i, steps in sorted(zip(owners, r["batches"])):
             trace.emit("client_begin", "train", t, i, 0, "theta", theta[i])
             # req: cfl.alg5.l5
+            if opt is not None:
+                opt.begin(i)
             local = px.local_sgd(pr, i, theta[i], steps, eta, trace, "train", t, "theta",
-                                 bugs=frozenset(bugs) & pl.ALL_BUGS)
+                                 bugs=frozenset(bugs) & pl.ALL_BUGS,
+                                 opt=None if opt is None else opt.stepper(i, 0))
             dtheta[i] = [a - b for a, b in zip(local, theta[i])]
             trace.emit("client_end", "train", t, i, None, "dtheta", dtheta[i])
         # req: cfl.alg5.l6

@@ -230,6 +230,8 @@ def replay(spec, bugs=frozenset()):
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P)
     theta = [list(w0) for _ in range(N)]
     phi = [list(w0) for _ in range(N)]
+    import pflref_exact_optim as po      # opt.*: the local SGD's optimizer
+    opt = po.for_spec(spec, pr, 1, bugs=bugs)
     P = [[Fraction(0)] * N for _ in range(N)]
     p_init = sw.get("fedfomo.P_init", "zeros")
     for i in range(N):
@@ -292,8 +294,11 @@ def replay(spec, bugs=frozenset()):
             trace.emit("note", "train", t, i, None, "P", P[i])
             trace.emit("client_begin", "train", t, i, 0, "theta", new)
             # req: fedfomo.alg1.l6, fedfomo.alg1.l7
+            if opt is not None:
+                opt.begin(i)
             theta[i] = px.local_sgd(pr, i, new, steps, eta, trace, "train", t,
-                                    "theta", bugs=model_bugs(bugs))
+                                    "theta", bugs=model_bugs(bugs),
+                                    opt=None if opt is None else opt.stepper(i, 0))
             trace.emit("client_end", "train", t, i, None, "theta", theta[i])
     return trace, None, theta, None
 

@@ -105,6 +105,8 @@ def replay(spec, bugs=frozenset()):
         thetas = [[exact(x) for x in row] for row in init["cluster_models"]]
     else:
         thetas = [[w + j * shift for w in w0] for j in range(k)]
+    import pflref_exact_optim as po      # opt.*: LocalUpdate's optimizer
+    opt = po.for_spec(spec, pr, 1, bugs=bugs) if mode == "model" else None
     trace = Trace()
     picks = {}
     # req: ifca.alg1.l2
@@ -131,8 +133,11 @@ def replay(spec, bugs=frozenset()):
             if mode == "model":
                 trace.emit("client_begin", "train", t, i, 0, "theta_local", thetas[j])
                 # req: ifca.alg1.l7
+                if opt is not None:
+                    opt.begin(i)
                 x = px.local_sgd(pr, i, thetas[j], steps, gamma, trace, "train", t,
-                                 "theta_local", bugs=px_bugs(bugs))
+                                 "theta_local", bugs=px_bugs(bugs),
+                                 opt=None if opt is None else opt.stepper(i, 0))
                 trace.emit("client_end", "train", t, i, None, "theta_local", x)
             else:
                 # req: ifca.alg1.l6

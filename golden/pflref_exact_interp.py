@@ -123,19 +123,24 @@ def replay(spec, bugs=frozenset()):
     sched = spec["schedule"]
     trace = pg.Trace()
 
+    import pflref_exact_optim as po   # opt.*: slot 0 FedAvg's, slot 1 h_i's
+    opt = po.for_spec(spec, pr, 2, bugs=bugs)
     w = list(w0)
     for t, r in enumerate(sched["rounds"]):
         plan = [(k, _epochs(b, bugs)) for k, b in zip(r["clients"], r["batches"])]
         # req: interp.eq1
-        w = px.fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs)
+        w = px.fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs, opt)
 
     hs, alphas = [], []
     for i, steps in enumerate(sched["post"]):
         start = w if "local-from-global" in bugs else w0
         trace.emit("client_begin", "interp", None, i, 0, "h", start)
+        if opt is not None:
+            opt.begin(i)
         # req: interp.eq2
         h = px.local_sgd(pr, i, start, _epochs(steps, bugs), eta, trace,
-                         "interp", None, "h", bugs=bugs)
+                         "interp", None, "h", bugs=bugs,
+                         opt=None if opt is None else opt.stepper(i, 1))
         trace.emit("client_end", "interp", None, i, None, "h", h)
         hs.append(h)
         if mode == "fixed":

@@ -32,6 +32,22 @@ Bugs (for check_mutants; each a plausible implementation mistake):
   clip-after-decay     clipping of d + lam theta (after coupled decay)
   clip-per-block       each block clipped by its own norm
   state-reset, state-client, state-server   the other lifetimes
+  decay-scope-flip     opt.decay_scope shared <-> personal (the split's
+                       blocks read the other way round)
+  slots-shared         a client's optimizers (Ditto's global and personal
+                       solver, APFL's w and v, FedAlt's u and v, the
+                       training and the fine-tuning of finetune and
+                       interp) one state: one buffer, one step count
+
+Every algorithm whose clients step through the shared local solver takes
+these rules (docs/optimizers.md, "Where the state lives"); the exact
+replays (pflref_exact.py: fedavg, local, finetune, ditto;
+pflref_exact_pfl.py: fedalt, fedsim; pflref_exact_apfl.py,
+pflref_exact_interp.py, pflref_exact_cfl.py, pflref_exact_ifca.py,
+pflref_exact_fedfomo.py, pflref_exact_pfedhn.py) build an Optimizers for a
+spec that sets any opt.* away from its default (for_spec) and hand each
+local step's gradient to Optimizers.step instead of the plain SGD step;
+without one they run exactly as before.
 """
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -41,6 +57,9 @@ from pflref_golden import Trace
 
 PREC = 60
 CLIP_EPS = Fraction(1e-6)       # torch's 1e-6, at its double's value
+# A list to receive (||d||, exact?, coefficient) of every clip, or None
+# (the generators' check that a vector's clip norms are rational).
+CLIP_LOG = None
 
 
 def _dec(q):
@@ -83,17 +102,36 @@ def config(algorithm):
 
 
 def blocks(pr):
-    """(name, indices) of the linear model's blocks: w, then b; or, for a
-    model view with opt_blocks (pflref_exact_fedbn.py's mlp with bn), its
-    own list, the parameters only: the batch-norm buffers r_μ, r_v are not
-    parameters and never step (torch optimizers range over parameters()),
-    their entries of theta pass through unchanged."""
+    """(name, indices) of the model's parameter blocks in layout order
+    (docs/models.md): quadratic w; linear w, then b; mlp W1, b1 (when
+    hidden_bias), W2, b2 (when bias); or, for a model view with opt_blocks
+    (pflref_exact_fedbn.py's mlp with bn), its own list, the parameters
+    only: the batch-norm buffers r_μ, r_v are not parameters and never step
+    (torch optimizers range over parameters()), their entries of theta pass
+    through unchanged."""
     if hasattr(pr, "opt_blocks"):
         return pr.opt_blocks
+    if pr.kind == "mlp":
+        out, o = [], 0
+        for name, size, present in (("W1", pr.h * pr.d, True),
+                                    ("b1", pr.h, pr.hidden_bias),
+                                    ("W2", pr.k * pr.h, True),
+                                    ("b2", pr.k, pr.bias)):
+            if present:
+                out.append((name, list(range(o, o + size))))
+                o += size
+        return out
+    assert pr.kind in ("linear", "quadratic"), pr.kind
     out = [("w", list(range(pr.d)))]
     if pr.bias:
         out.append(("b", [pr.d]))
     return out
+
+
+def is_bias(name):
+    """A bias block (b, b1, b2): the no-decay group of opt.decay_scope =
+    weights."""
+    return name[0] == "b" and (len(name) == 1 or name[1:].isdigit())
 
 
 class State:
@@ -106,8 +144,17 @@ class State:
         self.t = {}
 
 
-def step(c, st, pr, d, theta, eta, bugs):
-    """One optimizer step; d the loss gradient; returns the new theta."""
+def step(c, st, pr, d, theta, eta, bugs, moving=None, personal=None,
+         eta_v=None):
+    """One optimizer step; d the loss gradient; returns the new theta.
+    moving: the indices of the blocks that move in this step (a masked job:
+    FedAlt's v or u steps, a personal fine-tuning), None = every block;
+    the others keep their values, buffers and step counts (torch skips a
+    parameter whose grad is None) and stay out of the clip norm.
+    personal: the split's mask (1 on the personal entries) that
+    opt.decay_scope = shared / personal reads, None = no split (every block
+    shared); eta_v: the step size of the personal blocks (FedSim's second
+    parameter group), None = eta."""
     d, theta = list(d), list(theta)
     method = c["opt.method"]
     lam = Fraction(c["opt.weight_decay"])
@@ -116,31 +163,47 @@ def step(c, st, pr, d, theta, eta, bugs):
     if "decay-form-swap" in bugs:
         decoupled = not decoupled
     scope = "all" if "decay-scope-all" in bugs else c["opt.decay_scope"]
-    blks = blocks(pr)
+    if "decay-scope-flip" in bugs and scope in ("shared", "personal"):
+        scope = "personal" if scope == "shared" else "shared"
+    blks = [(bi, name, idx) for bi, (name, idx) in enumerate(blocks(pr))
+            if moving is None or bi in moving]
 
-    def decay_of(name):
-        if scope == "weights" and name == "b":
+    def is_personal(idx):
+        return personal is not None and bool(personal[idx[0]])
+
+    def decay_of(name, idx):
+        if scope == "weights" and is_bias(name):
+            return Fraction(0)
+        if scope == "shared" and is_personal(idx):
+            return Fraction(0)
+        if scope == "personal" and not is_personal(idx):
             return Fraction(0)
         return lam
 
     if "clip-after-decay" in bugs and not decoupled:
-        for name, idx in blks:
+        for _, name, idx in blks:
             for p in idx:
-                d[p] += decay_of(name) * theta[p]
+                d[p] += decay_of(name, idx) * theta[p]
         lam_applied = True
     else:
         lam_applied = False
     if c["opt.clip"] == "norm":
         cmax = Fraction(c["opt.clip_norm"])
-        groups = ([idx for _, idx in blks] if "clip-per-block" in bugs
-                  else [[p for _, idx in blks for p in idx]])
+        groups = ([idx for _, _, idx in blks] if "clip-per-block" in bugs
+                  else [[p for _, _, idx in blks for p in idx]])
         for idx in groups:
-            norm = dsqrt(sum(d[p] * d[p] for p in idx))
+            sq = sum(d[p] * d[p] for p in idx)
+            try:                        # a rational norm (3-4-5): exact
+                norm, rnd = px.exact_sqrt(sq), (lambda q: q)
+            except ValueError:          # else 60 digits
+                norm, rnd = dsqrt(sq), r60
             coef = cmax / (norm + CLIP_EPS)
             assert abs(coef - 1) > Fraction(1, 10**6), coef  # no near tie
+            if CLIP_LOG is not None:
+                CLIP_LOG.append((norm, rnd is not r60, coef))
             if coef < 1:
                 for p in idx:
-                    d[p] = r60(d[p] * coef)
+                    d[p] = rnd(d[p] * coef)
     mu = Fraction(c["opt.momentum"])
     tau = Fraction(c["opt.dampening"])
     classical = c["opt.momentum_form"] == "classical"
@@ -149,21 +212,24 @@ def step(c, st, pr, d, theta, eta, bugs):
     nesterov = c["opt.nesterov"] == "on" and "nesterov-ignored" not in bugs
     b1, b2 = Fraction(c["opt.beta1"]), Fraction(c["opt.beta2"])
     eps = Fraction(c["opt.eps"])
-    for bi, (name, idx) in enumerate(blks):
+    for bi, name, idx in blks:
         t = st.t.get(bi, 0) + 1
         st.t[bi] = t
-        lb = decay_of(name)
+        lb = decay_of(name, idx)
+        eta_b = eta
+        if eta_v is not None and is_personal(idx):
+            eta_b = eta_v                   # the personal group's step size
         for p in idx:
             dp = d[p]
             if lb and decoupled:
-                theta[p] = theta[p] * (1 - eta * lb)
+                theta[p] = theta[p] * (1 - eta_b * lb)
             elif lb and not lam_applied:
                 dp = dp + lb * theta[p]
             if method == "sgd":
                 if mu == 0:
-                    theta[p] = theta[p] - eta * dp
+                    theta[p] = theta[p] - eta_b * dp
                 elif classical:
-                    st.b[p] = mu * st.b[p] - eta * dp
+                    st.b[p] = mu * st.b[p] - eta_b * dp
                     theta[p] = theta[p] + st.b[p]
                 else:
                     if t == 1:
@@ -172,7 +238,7 @@ def step(c, st, pr, d, theta, eta, bugs):
                     else:
                         st.b[p] = mu * st.b[p] + (1 - tau) * dp
                     dp = dp + mu * st.b[p] if nesterov else st.b[p]
-                    theta[p] = theta[p] - eta * dp
+                    theta[p] = theta[p] - eta_b * dp
             else:
                 st.b[p] = b1 * st.b[p] + (1 - b1) * dp
                 st.v[p] = b2 * st.v[p] + (1 - b2) * dp * dp
@@ -183,7 +249,7 @@ def step(c, st, pr, d, theta, eta, bugs):
                     denom = dsqrt(st.v[p] / bc2 + eps)
                 else:
                     denom = dsqrt(st.v[p]) / dsqrt(bc2) + eps
-                theta[p] = r60(theta[p] - (eta / bc1) * st.b[p] / denom)
+                theta[p] = r60(theta[p] - (eta_b / bc1) * st.b[p] / denom)
                 st.b[p], st.v[p] = r60(st.b[p]), r60(st.v[p])
     return theta
 
@@ -207,6 +273,63 @@ class States:
         if self.life == "client":
             return self.per.setdefault(k, State(self.P))
         return self.shared
+
+
+class Optimizers:
+    """The client optimizers of a run (ref/engine/sgd.c's pflref_optim_get
+    and pflref_optim_begin, written again): `slots` optimizers per client
+    (docs/optimizers.md: Ditto's global and personal solver, FedAlt's body
+    and personal one, APFL's w and v, the training and the fine-tuning of
+    finetune and interp), each with its own State.  opt.state = reset: one
+    set of slots, new at every client update (begin); client: a set per
+    client, kept across rounds; server: one set, carried from client to
+    client in training order.  personal: the split's mask, for
+    opt.decay_scope and FedSim's second group."""
+
+    def __init__(self, c, pr, slots, personal=None, bugs=frozenset()):
+        life = c["opt.state"]
+        for other in ("reset", "client", "server"):
+            if "state-" + other in bugs:
+                life = other
+        self.c, self.pr, self.slots, self.life = c, pr, slots, life
+        self.personal, self.bugs = personal, bugs
+        self.sets = {}
+
+    def begin(self, i):
+        """The start of client i's update: under reset, new optimizers."""
+        if self.life == "reset":
+            self.sets.pop(None, None)
+
+    def state(self, i, k):
+        """Client i's optimizer k (bug slots-shared: one for all k)."""
+        key = i if self.life == "client" else None
+        sets = self.sets.setdefault(
+            key, [State(self.pr.P) for _ in range(self.slots)])
+        return sets[0 if "slots-shared" in self.bugs else k]
+
+    def step(self, i, k, d, theta, eta, mask=None, eta_v=None):
+        """One step of client i's optimizer k on the gradient d; mask (1 on
+        the moving entries, None = all) selects the moving blocks."""
+        moving = None
+        if mask is not None:
+            moving = {bi for bi, (_, idx) in enumerate(blocks(self.pr))
+                      if mask[idx[0]]}
+        return step(self.c, self.state(i, k), self.pr, d, theta, eta,
+                    self.bugs, moving, self.personal, eta_v)
+
+    def stepper(self, i, k):
+        """The step of client i's optimizer k as pflref_exact.local_sgd
+        takes it: f(d, theta, eta, mask) -> theta."""
+        return lambda d, theta, eta, mask=None: self.step(i, k, d, theta,
+                                                          eta, mask)
+
+
+def for_spec(spec, pr, slots, personal=None, bugs=frozenset()):
+    """The Optimizers of a spec that sets opt.* away from the defaults, else
+    None (the replays then take their plain SGD path, unchanged)."""
+    if not uses_optimizer(spec):
+        return None
+    return Optimizers(config(spec["algorithm"]), pr, slots, personal, bugs)
 
 
 def local_opt(pr, k, theta, steps, eta, c, st, trace, rnd, name, bugs):
@@ -267,4 +390,5 @@ def replay(spec, bugs=frozenset()):
     return trace, w
 
 
-__all__ = ["config", "fedavg_run", "step", "State", "States", "px"]
+__all__ = ["config", "fedavg_run", "for_spec", "step", "State", "States",
+           "Optimizers", "px"]

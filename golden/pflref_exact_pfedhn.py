@@ -208,6 +208,9 @@ def replay(spec, bugs=frozenset()):
     P, e, N = len(W), len(V[0]), len(V)             # req: pfedhn.alg1.l1
     assert P == pr.P and N == len(pr.clients)
     trained = {}
+    import pflref_exact_optim as po
+    opt = po.for_spec(spec, pr, 1, bugs=bugs)
+    assert opt is None or not (inner_mom or clipping or softmax)
     trace = Trace()
     sgn = -1 if "hn-ascent" in bugs else 1
     # req: pfedhn.alg1.l2
@@ -246,8 +249,11 @@ def replay(spec, bugs=frozenset()):
                 tt = [q80(tt[p] - eta * g[p]) for p in range(P)]  # req: pfedhn.alg1.l8
                 trace.emit("step", "train", t, i, k, "theta", tt)
         else:   # req: pfedhn.alg1.l6, pfedhn.alg1.l7
+            if opt is not None:                  # opt.*: its optimizer
+                opt.begin(i)
             tt = px.local_sgd(pr, i, theta, steps, eta, trace, "train", t,
-                              "theta", bugs=model_bugs(bugs))  # req: pfedhn.alg1.l8
+                              "theta", bugs=model_bugs(bugs),  # req: pfedhn.alg1.l8
+                              opt=None if opt is None else opt.stepper(i, 0))
         trace.emit("client_end", "train", t, i, None, "theta", tt)
         trained[i] = tt
         delta = [a - c for a, c in zip(tt, theta)]            # req: pfedhn.alg1.l9

@@ -159,11 +159,14 @@ def _step(x, g, mask, gamma, on=1):
 
 
 def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS,
-              trained=None):
+              trained=None, opt=None):
     """One round of FedAlt (alt) or FedSim.  w: (u, v⁰); v: the devices'
     full models (u, v_i).  plan: [(device, batches)] ascending.  Returns
     (w, v).  trained: the rounds each device trained in before (the
-    learning-rate decay's lr.count; pflref_exact.round_factor)."""
+    learning-rate decay's lr.count; pflref_exact.round_factor).  opt: the
+    client optimizers (pflref_exact_optim.Optimizers; PFLlib clientrep.py's
+    optimizer, slot 0, on u, FedSim's joint step with the two groups γ_u,
+    γ_v; optimizer_per, slot 1, on v), or None (plain SGD)."""
     P = pr.P
     stateless = sw["pfl.state"] == "stateless"
     if "reset-personal" in bugs and not stateless:
@@ -183,6 +186,8 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS,
         c = round_factor({"switches": sw, "hyperparameters": hp}, t, bugs,
                          trained=None if trained is None else trained[i])
         gu, gv = hp["gamma_u"] * c, hp["gamma_v"] * c    # γ of i's train()
+        if opt is not None:
+            opt.begin(i)
         if alt:
             tau_v = hp["tau_v"]
             order = list(range(len(steps)))
@@ -200,13 +205,20 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS,
                         point = [x[p] if not mask[p] else v_start[p] for p in range(P)]
                     # req: fedalt.alg4.l8, fedalt.alg4.l9, fedalt.alg4.l14
                     g = pr.grad(i, point, steps[q], bugs)
-                    x = _step(x, g, mask, gv if on else gu, on)
+                    if opt is not None:     # slot 1 moves v, slot 0 u
+                        x = opt.step(i, on, g, x, gv if on else gu,
+                                     [1 if m == on else 0 for m in mask])
+                    else:
+                        x = _step(x, g, mask, gv if on else gu, on)
                     trace.emit("step", "train", t, i, q + 1, "w_local", x)
         else:
             # req: fedsim.alg5.l6, fedsim.alg5.l7, fedsim.alg5.l8
             for q, batch in enumerate(steps):
                 g = pr.grad(i, x, batch, bugs)
-                if "fedsim-sequential" in bugs:
+                if opt is not None:
+                    assert "fedsim-sequential" not in bugs
+                    x = opt.step(i, 0, g, x, gu, eta_v=gv)   # two groups
+                elif "fedsim-sequential" in bugs:
                     x = _step(x, g, mask, gv, 1)
                     g = pr.grad(i, x, batch, bugs)
                     x = _step(x, g, mask, gu, 0)
@@ -239,8 +251,11 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS,
     return w, v
 
 
-def pfl_finetune(pr, w, v, w0, mask, post, hp, sw, trace, bugs=NO_BUGS):
-    """The final fine-tuning of every device on its post batches."""
+def pfl_finetune(pr, w, v, w0, mask, post, hp, sw, trace, bugs=NO_BUGS,
+                 opt=None):
+    """The final fine-tuning of every device on its post batches.  opt: the
+    client optimizers (the fine-tuning steps with slot 1, the personal
+    optimizer, new under opt.state = reset), or None."""
     full = sw["pfl.finetune"] == "full"
     if "scope-flip" in bugs:
         full = not full
@@ -250,10 +265,15 @@ def pfl_finetune(pr, w, v, w0, mask, post, hp, sw, trace, bugs=NO_BUGS):
         if sw["pfl.state"] == "stateless":
             x = [w[p] if not mask[p] else w0[p] for p in range(pr.P)]
         trace.emit("client_begin", "finetune", None, i, 0, "v", x)
+        if opt is not None:
+            opt.begin(i)
         for q, batch in enumerate(steps):
             g = pr.grad(i, x, batch, bugs)
-            x = [x[p] - hp["eta_ft"] * g[p] if (full or mask[p]) else x[p]
-                 for p in range(pr.P)]
+            if opt is not None:
+                x = opt.step(i, 1, g, x, hp["eta_ft"], None if full else mask)
+            else:
+                x = [x[p] - hp["eta_ft"] * g[p] if (full or mask[p]) else x[p]
+                     for p in range(pr.P)]
             trace.emit("step", "finetune", None, i, q + 1, "v", x)
         trace.emit("client_end", "finetune", None, i, None, "v", x)
         out.append(x)
@@ -343,15 +363,20 @@ def replay(spec, bugs=NO_BUGS):
     assert sched["kind"] == "given"
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
     trained = [0] * len(pr.clients)
+    opt = None
+    if alg != "pflego":
+        import pflref_exact_optim as po
+        opt = po.for_spec(spec, pr, 2, mask, bugs)
     for t, r in enumerate(sched["rounds"]):
         plan = list(zip(r["clients"], r["batches"]))
         if alg == "pflego":
             w, v = pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs)
         else:
             w, v = pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace,
-                             alg == "fedalt", bugs, trained)
+                             alg == "fedalt", bugs, trained, opt)
         for i in r["clients"]:
             trained[i] += 1
     if "post" in sched:
-        v = pfl_finetune(pr, w, v, w0, mask, sched["post"], hp, sw, trace, bugs)
+        v = pfl_finetune(pr, w, v, w0, mask, sched["post"], hp, sw, trace, bugs,
+                         opt)
     return w, v, trace

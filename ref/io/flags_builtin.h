@@ -84,6 +84,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "lr-schedule",
     "momentum-form",
     "nesterov-momentum",
+    "optimizer-slots-shared",
     "optimizer-state-lifetime",
     "perfedavg-batch-reuse",
     "perfedavg-eval-steps",
