@@ -20,12 +20,25 @@ cites (ref/algorithms/fedavg.c, pfedme.c, ditto.c, pflego.c).
 
 NumPy: hand-written gradients (one matrix product per layer and pass).
 PyTorch: torch.float64 on the CPU, one thread, gradients by autograd.
+
+The CNN (model kind "layers", preset "fedavgcnn": PFLlib's FedAvgCNN,
+docs/models.md) has its own contenders, written as their users write
+them: NumPy with im2col by stride tricks (sliding_window_view) and one
+matrix product per layer and pass over the whole batch, backprop by hand;
+PyTorch with a torch.nn module and torch.optim.SGD (PFLlib's client loop:
+zero_grad, cross_entropy, backward, step; Ditto's personal step adds
+lambda (v - w^t) to the gradients before its optimizer's step, as
+PFLlib's PerturbedGradientDescent does).  The client optimizer opt.*
+(SGD momentum, coupled weight decay; docs/optimizers.md) is torch.optim.SGD's
+documented rule, with a new optimizer for every client update (pflref's
+opt.state = reset).
 """
 import json
 import sys
 import time
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 
 # ---------------------------------------------------------------------------
@@ -218,6 +231,156 @@ class TorchBackend:
 
 
 # ---------------------------------------------------------------------------
+# FedAvgCNN (PFLlib; pflref's "fedavgcnn" preset) by hand in NumPy
+# ---------------------------------------------------------------------------
+
+def cnn_shapes(model):
+    """[(name, shape)] of FedAvgCNN's state_dict for input [C, H, W] and k
+    classes: conv1 = Conv2d(C, 32, 5), ReLU, MaxPool2d(2); conv2 =
+    Conv2d(32, 64, 5), ReLU, MaxPool2d(2); flatten; fc1 = Linear(dim, 512),
+    ReLU; fc = Linear(512, k)."""
+    C, H, W = model["input"]
+    k = model["k"]
+    h2, w2 = ((H - 4) // 2 - 4) // 2, ((W - 4) // 2 - 4) // 2
+    dim = 64 * h2 * w2
+    return [("conv1.0.weight", (32, C, 5, 5)), ("conv1.0.bias", (32,)),
+            ("conv2.0.weight", (64, 32, 5, 5)), ("conv2.0.bias", (64,)),
+            ("fc1.0.weight", (512, dim)), ("fc1.0.bias", (512,)),
+            ("fc.weight", (k, 512)), ("fc.bias", (k,))]
+
+
+def _im2col(x, kk):
+    """x (nb, H, W, C), NHWC -> (nb·H'·W', C·kk·kk), columns in PyTorch's
+    weight order (c, i, j), rows in (n, y, x) order; stride 1, no
+    padding."""
+    nb, H, W, C = x.shape
+    win = sliding_window_view(x, (kk, kk), axis=(1, 2))  # nb,H',W',C,kk,kk
+    return win.reshape(nb * (H - kk + 1) * (W - kk + 1), C * kk * kk)
+
+
+def _pool(a, nb, H, W, C):
+    """2 × 2 max pooling, stride 2, of a (nb·H·W, C) in NHWC order:
+    (nb, H/2, W/2, C) and the argmax within each window (row by row, the
+    first of equal entries, as PyTorch's kernel)."""
+    win = a.reshape(nb, H // 2, 2, W // 2, 2, C).transpose(0, 1, 3, 5, 2, 4)
+    win = win.reshape(nb, H // 2, W // 2, C, 4)
+    arg = np.argmax(win, axis=-1)
+    return np.take_along_axis(win, arg[..., None], axis=-1)[..., 0], arg
+
+
+def _unpool(d, arg, nb, H, W, C):
+    """The pool's backward: d (nb, H/2, W/2, C) to its argmaxes, as an
+    (nb·H·W, C) array in NHWC order."""
+    out = np.zeros((nb, H // 2, W // 2, C, 4))
+    np.put_along_axis(out, arg[..., None], d[..., None], axis=-1)
+    out = out.reshape(nb, H // 2, W // 2, C, 2, 2).transpose(0, 1, 4, 2, 5, 3)
+    return out.reshape(nb * H * W, C)
+
+
+class NumpyCNNBackend(NumpyBackend):
+    """FedAvgCNN on a flat float64 parameter vector (state_dict order), the
+    batch in NHWC inside; one matmul per layer and pass for the whole
+    batch; gradient of the batch-mean cross-entropy by hand."""
+
+    def __init__(self, model):
+        self.shapes = cnn_shapes(model)
+        self.C, self.H, self.W = model["input"]
+        self.k = model["k"]
+        self.offsets, o = [], 0
+        for _, shp in self.shapes:
+            self.offsets.append(o)
+            o += int(np.prod(shp))
+        self.P = o
+
+    def _blocks(self, w):
+        """conv weights as (O, C·25) matrices, the rest as their shapes."""
+        out = []
+        for (name, shp), o in zip(self.shapes, self.offsets):
+            size = int(np.prod(shp))
+            b = w[o:o + size]
+            out.append(b.reshape(shp[0], -1) if len(shp) > 1 else b)
+        return out
+
+    def _forward(self, w, X):
+        W1, b1, W2, b2, Wf1, bf1, Wf, bf = self._blocks(w)
+        nb, C, H, W = len(X), self.C, self.H, self.W
+        H1, W1_ = H - 4, W - 4
+        H2, W2_ = H1 // 2 - 4, W1_ // 2 - 4
+        x = X.reshape(nb, C, H, W).transpose(0, 2, 3, 1)      # NHWC
+        col1 = _im2col(x, 5)                       # nb·H1·W1 × C·25
+        A1 = col1 @ W1.T + b1                      # conv1
+        P1, arg1 = _pool(np.maximum(A1, 0.0), nb, H1, W1_, 32)
+        col2 = _im2col(P1, 5)                      # nb·H2·W2 × 800
+        A2 = col2 @ W2.T + b2                      # conv2
+        P2, arg2 = _pool(np.maximum(A2, 0.0), nb, H2, W2_, 64)
+        F = P2.transpose(0, 3, 1, 2).reshape(nb, -1)  # torch.flatten (NCHW)
+        A3 = F @ Wf1.T + bf1                       # fc1
+        H3 = np.maximum(A3, 0.0)
+        Z = H3 @ Wf.T + bf                         # fc
+        return Z, (col1, A1, arg1, col2, A2, arg2, F, A3, H3)
+
+    def grad(self, w, X, y):
+        nb = len(y)
+        H1, W1_ = self.H - 4, self.W - 4
+        H2, W2_ = H1 // 2 - 4, W1_ // 2 - 4
+        _, _, W2, _, Wf1, _, Wf, _ = self._blocks(w)
+        Z, (col1, A1, arg1, col2, A2, arg2, F, A3, H3) = self._forward(w, X)
+        E, _ = self._signal(Z, y)
+        g = np.empty(self.P)
+        gW1, gb1, gW2, gb2, gWf1, gbf1, gWf, gbf = self._blocks(g)
+        gWf[:] = (E.T @ H3) / nb
+        gbf[:] = E.sum(axis=0) / nb
+        D3 = E @ Wf
+        D3[A3 <= 0.0] = 0.0                        # relu' (0 at 0)
+        gWf1[:] = (D3.T @ F) / nb
+        gbf1[:] = D3.sum(axis=0) / nb
+        dP2 = (D3 @ Wf1).reshape(nb, 64, H2 // 2, W2_ // 2).transpose(
+            0, 2, 3, 1)
+        D2 = _unpool(dP2, arg2, nb, H2, W2_, 64)
+        D2[A2 <= 0.0] = 0.0
+        gW2[:] = (D2.T @ col2) / nb
+        gb2[:] = D2.sum(axis=0) / nb
+        dcol = (D2 @ W2).reshape(nb, H2, W2_, 32, 5, 5)
+        dP1 = np.zeros((nb, H1 // 2, W1_ // 2, 32))
+        for i in range(5):                         # col2im
+            for j in range(5):
+                dP1[:, i:i + H2, j:j + W2_, :] += dcol[:, :, :, :, i, j]
+        D1 = _unpool(dP1, arg1, nb, H1, W1_, 32)
+        D1[A1 <= 0.0] = 0.0
+        gW1[:] = (D1.T @ col1) / nb
+        gb1[:] = D1.sum(axis=0) / nb
+        return g
+
+    def loss(self, w, X, y):
+        return self._signal(self._forward(w, X)[0], y)[1] / len(y)
+
+
+class SGD:
+    """torch.optim.SGD's documented step on a flat vector (dampening 0, no
+    Nesterov): d = g + λθ (weight decay); b = d at the first step, else
+    b = μ b + d; θ ← θ − η b.  μ = λ = 0 is plain SGD, θ ← θ − η g.  A new
+    one per client update (opt.state = reset)."""
+
+    def __init__(self, hyper):
+        self.eta = hyper["eta"]
+        self.mu = hyper.get("opt.momentum", 0.0)
+        self.wd = hyper.get("opt.weight_decay", 0.0)
+        self.b = None
+
+    def step(self, theta, d):
+        if self.wd:
+            d = d + self.wd * theta
+        if self.mu:
+            if self.b is None:
+                self.b = d.copy()
+            else:
+                self.b *= self.mu
+                self.b += d
+            d = self.b
+        theta -= self.eta * d
+
+
+# ---------------------------------------------------------------------------
 # The algorithms (the loops of ref/algorithms/*.c)
 # ---------------------------------------------------------------------------
 
@@ -237,7 +400,6 @@ def batches(n, B, epochs):
 
 
 def fedavg(be, work, data, w):
-    eta = work["hyper"]["eta"]
     for t in range(work["T"]):
         S = clients_of_round(work, t)
         n_sum = float(sum(len(data[i][1]) for i in S))
@@ -245,8 +407,9 @@ def fedavg(be, work, data, w):
         for i in S:                      # McMahan et al. Alg. 1
             X, y = data[i]
             wk = be.copy(w)
+            opt = SGD(work["hyper"])     # θ ← θ − η ∇f with the defaults
             for b in batches(len(y), work["B"], work["epochs"]):
-                wk -= eta * be.grad(wk, X[b], y[b])
+                opt.step(wk, be.grad(wk, X[b], y[b]))
             c = len(y) / n_sum           # n_k / Σ_{S_t} n_j
             acc = c * wk if acc is None else acc + c * wk
         w = acc
@@ -276,8 +439,7 @@ def pfedme(be, work, data, w, v):
 
 
 def ditto(be, work, data, w, v):
-    h = work["hyper"]
-    eta, lam = h["eta"], h["lambda"]
+    lam = work["hyper"]["lambda"]
     for t in range(work["T"]):
         S = clients_of_round(work, t)
         n_sum = float(sum(len(data[i][1]) for i in S))
@@ -285,10 +447,12 @@ def ditto(be, work, data, w, v):
         for i in S:
             X, y = data[i]
             wk, vk = be.copy(w), v[i]
+            gopt, popt = SGD(work["hyper"]), SGD(work["hyper"])
             for b in batches(len(y), work["B"], work["epochs"]):
-                # personal step, then the global step, on the same batch
-                vk -= eta * (be.grad(vk, X[b], y[b]) + lam * (vk - w))
-                wk -= eta * be.grad(wk, X[b], y[b])
+                # personal step v ← v − η (∇F(v) + λ(v − w^t)), then the
+                # global step, on the same batch
+                popt.step(vk, be.grad(vk, X[b], y[b]) + lam * (vk - w))
+                gopt.step(wk, be.grad(wk, X[b], y[b]))
             v[i] = vk
             c = len(y) / n_sum
             acc = c * wk if acc is None else acc + c * wk
@@ -327,8 +491,147 @@ def pflego(be, work, data, w, v):
     return w, v
 
 
+# ---------------------------------------------------------------------------
+# FedAvgCNN in PyTorch: a torch.nn module and torch.optim.SGD
+# ---------------------------------------------------------------------------
+
+def torch_cnn(model):
+    """PFLlib's FedAvgCNN (system/flcore/trainmodel/models.py) as torch.nn
+    writes it, in float64."""
+    import torch
+    nn = torch.nn
+    C, k = model["input"][0], model["k"]
+    dim = int(np.prod(cnn_shapes(model)[4][1][1:]))
+
+    class FedAvgCNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Sequential(nn.Conv2d(C, 32, 5), nn.ReLU(),
+                                       nn.MaxPool2d(kernel_size=(2, 2)))
+            self.conv2 = nn.Sequential(nn.Conv2d(32, 64, 5), nn.ReLU(),
+                                       nn.MaxPool2d(kernel_size=(2, 2)))
+            self.fc1 = nn.Sequential(nn.Linear(dim, 512), nn.ReLU())
+            self.fc = nn.Linear(512, k)
+
+        def forward(self, x):
+            out = self.conv2(self.conv1(x))
+            return self.fc(self.fc1(torch.flatten(out, 1)))
+
+    return FedAvgCNN().double()
+
+
+class TorchCNNBackend:
+    """Data as NCHW float64 tensors; parameters as flat vectors between
+    client updates (w, v_i), loaded into the module for each update."""
+
+    def __init__(self, model):
+        import torch
+        torch.set_num_threads(1)
+        self.torch = torch
+        self.shape = tuple(model["input"])
+        self.net = torch_cnn(model)
+        self.net2 = torch_cnn(model)      # Ditto's personal model
+
+    def asarray(self, a):
+        a = np.ascontiguousarray(a, np.float64)
+        if a.ndim == 2:                   # a client's X: n × C·H·W
+            a = a.reshape((len(a),) + self.shape)
+        return self.torch.from_numpy(a)
+
+    def copy(self, w):
+        return w.clone()
+
+    def numpy(self, w):
+        return w.detach().numpy()
+
+    def labels(self, y):
+        return self.torch.from_numpy(np.ascontiguousarray(y, np.int64))
+
+    def load(self, net, w):
+        """The module's parameters := w's entries (copied: torch's
+        vector_to_parameters would make them views of w)."""
+        o = 0
+        with self.torch.no_grad():
+            for p in net.parameters():
+                p.copy_(w[o:o + p.numel()].view_as(p))
+                o += p.numel()
+
+    def vector(self, net):
+        return self.torch.nn.utils.parameters_to_vector(
+            net.parameters()).detach().clone()
+
+    def optimizer(self, net, hyper):
+        return self.torch.optim.SGD(
+            net.parameters(), lr=hyper["eta"],
+            momentum=hyper.get("opt.momentum", 0.0),
+            weight_decay=hyper.get("opt.weight_decay", 0.0))
+
+    def loss(self, w, X, y):
+        self.load(self.net, w)
+        with self.torch.no_grad():
+            return float(self.torch.nn.functional.cross_entropy(
+                self.net(X), y))
+
+
+def torch_cnn_fedavg(be, work, data, w):
+    F = be.torch.nn.functional
+    for t in range(work["T"]):
+        S = clients_of_round(work, t)
+        n_sum = float(sum(len(data[i][1]) for i in S))
+        acc = None
+        for i in S:                      # PFLlib clientavg.py's train()
+            X, y = data[i]
+            be.load(be.net, w)
+            opt = be.optimizer(be.net, work["hyper"])
+            for b in batches(len(y), work["B"], work["epochs"]):
+                opt.zero_grad()
+                F.cross_entropy(be.net(X[b]), y[b]).backward()
+                opt.step()
+            c = len(y) / n_sum
+            wk = be.vector(be.net)
+            acc = c * wk if acc is None else acc + c * wk
+        w = acc
+    return w, None
+
+
+def torch_cnn_ditto(be, work, data, w, v):
+    F = be.torch.nn.functional
+    lam = work["hyper"]["lambda"]
+    for t in range(work["T"]):
+        S = clients_of_round(work, t)
+        n_sum = float(sum(len(data[i][1]) for i in S))
+        acc = None
+        be.load(be.net, w)                # w^t, block by block
+        ref = [p.detach().clone() for p in be.net.parameters()]
+        for i in S:
+            X, y = data[i]
+            be.load(be.net, w)
+            be.load(be.net2, v[i])
+            gopt = be.optimizer(be.net, work["hyper"])
+            popt = be.optimizer(be.net2, work["hyper"])
+            for b in batches(len(y), work["B"], work["epochs"]):
+                # personal: v ← v − η (∇F(v) + λ (v − w^t))
+                popt.zero_grad()
+                F.cross_entropy(be.net2(X[b]), y[b]).backward()
+                with be.torch.no_grad():
+                    for p, r in zip(be.net2.parameters(), ref):
+                        p.grad.add_(p - r, alpha=lam)
+                popt.step()
+                # global: w_k ← w_k − η ∇F(w_k)
+                gopt.zero_grad()
+                F.cross_entropy(be.net(X[b]), y[b]).backward()
+                gopt.step()
+            v[i] = be.vector(be.net2)
+            c = len(y) / n_sum
+            wk = be.vector(be.net)
+            acc = c * wk if acc is None else acc + c * wk
+        w = acc
+    return w, v
+
+
 ALGORITHMS = {"fedavg": fedavg, "pfedme": pfedme, "ditto": ditto,
               "pflego": pflego}
+TORCH_CNN = {"fedavg": torch_cnn_fedavg, "ditto": torch_cnn_ditto}
 PERSONAL = {"pfedme", "ditto", "pflego"}
 EVALUATED = {"fedavg": ("w",), "pfedme": ("w", "v"), "ditto": ("w", "v"),
              "pflego": ("v",)}
@@ -339,7 +642,11 @@ def main():
     t0 = time.perf_counter()
     with open(work_path) as f:
         work = json.load(f)
-    be = (NumpyBackend if backend == "numpy" else TorchBackend)(work["model"])
+    cnn = work["model"]["kind"] == "layers"    # preset fedavgcnn
+    be = ({"numpy": NumpyCNNBackend, "torch": TorchCNNBackend} if cnn else
+          {"numpy": NumpyBackend, "torch": TorchBackend})[backend](
+              work["model"])
+    algorithms = TORCH_CNN if cnn and backend == "torch" else ALGORITHMS
     # load: the .npz into memory, as a NumPy user does
     with np.load(work["npz"]) as z:
         Xall, yall = z["X"], z["y"]
@@ -351,9 +658,9 @@ def main():
     alg = work["algorithm"]
     if alg in PERSONAL:
         v = [be.copy(w) for _ in range(work["N"])]
-        w, v = ALGORITHMS[alg](be, work, data, w, v)
+        w, v = algorithms[alg](be, work, data, w, v)
     else:
-        w, v = ALGORITHMS[alg](be, work, data, w)
+        w, v = algorithms[alg](be, work, data, w)
     t2 = time.perf_counter()
     c2 = time.process_time()
     losses = []

@@ -18,6 +18,12 @@ problems of 10, 100 and 1000 clients share their first clients.
                           when asked: the fallback for a pflref without the
                           .npy reader; large)
 
+Pools (bench/run.py names them <shape>-n<n>, the seed 17 + 0 for the
+MNIST shape, 17 + d otherwise): MNIST-shaped (d = 784 = 1 × 28 × 28, the
+softmax, mlp and CNN rows), CIFAR-shaped (d = 3072 = 3 × 32 × 32, a row
+the image flattened in NCHW order, channel by channel: the CNN rows; seed
+17 + 3072), and d = 196, 3136 (scale-d).  All are drawn the same way.
+
 Labels: a teacher shared by all clients plus a per-client tilt,
 y = argmax(x W*ᵀ + c_i + noise), so every client is learnable and mildly
 non-IID.  Deterministic: numpy default_rng(SeedSequence([seed, i])).
@@ -44,8 +50,11 @@ def done_marker(folder, what):
     return os.path.join(folder, ".done-" + what)
 
 
-def ensure_pool(folder, seed, N, n, d, k, want_json=False, log=print):
-    """Clients 0 … N−1 of the pool, their .npz of N and problem files."""
+def ensure_pool(folder, seed, N, n, d, k, want_json=False, log=print,
+                npz=True):
+    """Clients 0 … N−1 of the pool, their .npz of N (unless npz is false:
+    a workload that runs pflref alone) and problem files; returns the
+    .npz's path."""
     os.makedirs(folder, exist_ok=True)
     for i in range(N):
         xp = os.path.join(folder, "client%04d_X.npy" % i)
@@ -56,15 +65,15 @@ def ensure_pool(folder, seed, N, n, d, k, want_json=False, log=print):
         np.save(xp, X)
         np.save(yp, y)
         open(done_marker(folder, "c%04d" % i), "w").close()
-    npz = os.path.join(folder, "N%d.npz" % N)
-    if not os.path.exists(done_marker(folder, "npz%d" % N)):
-        log("bench: writing %s" % npz)
+    path = os.path.join(folder, "N%d.npz" % N)
+    if npz and not os.path.exists(done_marker(folder, "npz%d" % N)):
+        log("bench: writing %s" % path)
         X = np.empty((N, n, d))
         y = np.empty((N, n), dtype=np.int64)
         for i in range(N):
             X[i] = np.load(os.path.join(folder, "client%04d_X.npy" % i))
             y[i] = np.load(os.path.join(folder, "client%04d_y.npy" % i))
-        np.savez(npz, X=X, y=y)
+        np.savez(path, X=X, y=y)
         del X
         open(done_marker(folder, "npz%d" % N), "w").close()
     prob = os.path.join(folder, "problem-npy-N%d.json" % N)
@@ -78,7 +87,7 @@ def ensure_pool(folder, seed, N, n, d, k, want_json=False, log=print):
                        "clients": clients}, f)
     if want_json:
         ensure_json_problem(folder, N)
-    return npz
+    return path
 
 
 def ensure_json_problem(folder, N):

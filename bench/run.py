@@ -24,7 +24,7 @@ What it does, in order:
      the contenders time their own load and training inside;
      pflref's training time is its whole-process time minus the median
      of the same spec with 0 rounds (load, validation, evaluation and
-     output alone).  CPU seconds lead the table: on a machine shared with
+     output alone; not measured for cnn-N1000, a memory measurement).  CPU seconds lead the table: on a machine shared with
      other work, wall time mostly measures the waiting;
   4. agreement: the final parameters of every contender against pflref's,
      max |a − b| / max |b| over the vector (normwise, so entries near zero
@@ -37,6 +37,7 @@ docs/formats.md); a pflref without the .npy reader is detected and the
 bench then runs the --quick profile on JSON problems, saying so, and skips
 the 1000-client runs, which only .npy makes possible.
 """
+import atexit
 import importlib.util
 import io
 import json
@@ -94,8 +95,9 @@ def run_rss(argv, cwd=None):
     GNU time the child's own peak RSS (/usr/bin/time -f %M: getrusage of a
     child forked from this Python process would count the parent's pages
     it started with).  Raises on a non-zero exit."""
-    rss_file = os.path.join(OUT, ".rss")
-    cpu_file = os.path.join(OUT, ".cpu")
+    # this process's own files: two bench runs may share OUT
+    rss_file = os.path.join(OUT, ".rss.%d" % os.getpid())
+    cpu_file = os.path.join(OUT, ".cpu.%d" % os.getpid())
     wrapped = (["perf", "stat", "-x,", "-o", cpu_file, "-e", "task-clock",
                 "--"] if HAVE_PERF else []) + \
         ["/usr/bin/time", "-f", "%M %U %S", "-o", rss_file] + argv
@@ -121,14 +123,16 @@ def run_rss(argv, cwd=None):
 # The machine
 # ---------------------------------------------------------------------------
 
+# CPU seconds (process_time), as the table's rates: on a loaded machine a
+# wall-clock peak counts the waiting and falls below the rates it divides
 PEAK_CODE = r"""
 import sys, time, numpy as np
 best = 0.0
 for n in ((1024,) if "quick" in sys.argv else (1024, 2048)):
     a = np.random.default_rng(1).random((n, n)); b = a.T.copy(); c = a @ b
     for _ in range(4):
-        t = time.perf_counter(); np.matmul(a, b, out=c)
-        best = max(best, 2.0 * n ** 3 / (time.perf_counter() - t) / 1e9)
+        t = time.process_time(); np.matmul(a, b, out=c)
+        best = max(best, 2.0 * n ** 3 / (time.process_time() - t) / 1e9)
 print(best)
 """
 
@@ -191,16 +195,34 @@ def npy_supported():
 # ---------------------------------------------------------------------------
 
 MNIST = {"seed": 17, "n": 600, "d": 784, "k": 10}
+# image shapes [C, H, W] of the CNN rows' pools (d = C·H·W)
+SHAPE = {"mnist": [1, 28, 28], "cifar": [3, 32, 32]}
 
 
-def model_of(kind, d, k):
+def model_of(kind, d, k, pool):
     if kind == "softmax":
         return {"kind": "softmax", "d": d, "k": k, "bias": True}
+    if kind == "fedavgcnn":         # PFLlib's FedAvgCNN (docs/models.md)
+        return {"kind": "layers", "input": SHAPE[pool], "preset": kind,
+                "k": k}
     return {"kind": "mlp", "d": d, "k": k, "h": 200, "activation": "relu",
             "bias": True}
 
 
+def cnn_layers(m):
+    """FedAvgCNN's parametrised layers as (fan_in, out, positions): conv1
+    (C·25 → 32 at H1·W1 output positions), conv2 (800 → 64), fc1 (dim →
+    512), fc (512 → k); positions 1 for the dense layers."""
+    C, H, W = m["input"]
+    h1, w1 = H - 4, W - 4
+    h2, w2 = h1 // 2 - 4, w1 // 2 - 4
+    return [(C * 25, 32, h1 * w1), (32 * 25, 64, h2 * w2),
+            (64 * (h2 // 2) * (w2 // 2), 512, 1), (512, m["k"], 1)]
+
+
 def P_of(m):
+    if m["kind"] == "layers":
+        return sum(f * o + o for f, o, _ in cnn_layers(m))
     d, k = m["d"], m["k"]
     if m["kind"] == "softmax":
         return k * d + k
@@ -211,11 +233,18 @@ def P_of(m):
 def flops(w):
     """Training flops (multiply-adds × 2) from the schedule's shape."""
     m, n, B = w["model"], w["n"], w["B"] or w["n"]
-    d, k = m["d"], m["k"]
+    d, k = w["d"], m["k"]
     steps = w["epochs"] * -(-n // B)
     part = w["T"] * w["m"]
     if m["kind"] == "softmax":
         per = 4.0 * B * d * k
+    elif m["kind"] == "layers":
+        # FedAvgCNN: 2 flops a multiply-add; the forward pass's products,
+        # then the backward's two (weight gradient, input signal), save
+        # the first layer's input signal; pooling, ReLU and the softmax
+        # are not counted
+        macs = [f * o * q for f, o, q in cnn_layers(m)]
+        per = 2.0 * B * (3 * sum(macs) - macs[0])
     else:
         h = m["h"]
         per = 4.0 * B * d * h + 6.0 * B * h * k
@@ -272,14 +301,36 @@ def workloads(quick, npy):
         add("scale-d%d" % d, N=10, d=d, pool="mnist" if d == 784 else
             "d%d" % d, model="softmax", algorithm="fedavg",
             hyper={"eta": 0.01})
+    # FedAvgCNN (PFLlib) at MNIST (1 × 28 × 28) and CIFAR (3 × 32 × 32)
+    # shape: 100 clients of 20 samples, 5 rounds of 10 sampled, 1 epoch of
+    # batches of 10 (PFLlib's default batch); FedAvg with torch's SGD
+    # momentum 0.9 and weight decay 5e-4, Ditto with the paper's plain SGD
+    cnn = dict(model="fedavgcnn", N=20 if quick else 100,
+               n=10 if quick else 20, T=2 if quick else 5,
+               m=5 if quick else 10, epochs=1, B=5 if quick else 10,
+               reps=2)
+    for pool, d in (("mnist", 784), ("cifar", 3072)):
+        add("cnn-%s-fedavg" % pool, pool=pool, d=d, algorithm="fedavg",
+            hyper={"eta": 0.01, "opt.momentum": 0.9,
+                   "opt.weight_decay": 5e-4}, **cnn)
+        add("cnn-%s-ditto" % pool, pool=pool, d=d, algorithm="ditto",
+            hyper={"eta": 0.01, "lambda": 0.1}, **cnn)
     if npy and not quick:
+        # the 1000-client MNIST federation (scale-N1000's pool) with the
+        # CNN: peak RSS against the data; one round of 10 clients, 1 epoch
+        # of batches of 50; pflref alone, once, and no 0-round run (its
+        # evaluation of 1000 × 600 samples is most of the process: about
+        # 10 minutes of CPU, so it runs only when --only names it)
+        add("cnn-N1000", N=1000, model="fedavgcnn", algorithm="fedavg",
+            T=1, epochs=1, hyper={"eta": 0.01}, reps=1, baseline=False,
+            contenders=("pflref",), opt_in=True)
         add("pfedme-N1000", N=1000, model="softmax", algorithm="pfedme",
             epochs=1, hyper={"eta": 0.01, "lambda": 1.0, "eta_p": 0.01,
                              "K": 5, "beta": 1.0},
             switches={"pfedme.train": "sampled"}, reps=2,
             contenders=("pflref",))
     for w in L:
-        w["model"] = model_of(w["model"], w["d"], w["k"])
+        w["model"] = model_of(w["model"], w["d"], w["k"], w["pool"])
         w.setdefault("tau", 1)
     return L
 
@@ -293,13 +344,18 @@ def prepare(w, npy, quick):
     work file of workload w."""
     folder = pool_dir(w)
     seed = MNIST["seed"] + (0 if w["pool"] == "mnist" else w["d"])
+    contenders = w.get("contenders") or ("pflref", "numpy", "torch")
     npz = gen_data.ensure_pool(folder, seed, w["N"], w["n"], w["d"], w["k"],
-                               log=log)
+                               log=log, npz=contenders != ("pflref",))
     os.makedirs(WORK, exist_ok=True)
     rng = np.random.default_rng(3)
     P = P_of(w["model"])
     if w["model"]["kind"] == "softmax":
         w0 = np.zeros(P)
+    elif w["model"]["kind"] == "layers":   # PyTorch's default init scale:
+        # weight and bias of each layer U(−1/√fan_in, 1/√fan_in)
+        w0 = np.concatenate([rng.uniform(-1, 1, f * o + o) / np.sqrt(f)
+                             for f, o, _ in cnn_layers(w["model"])])
     else:                                  # PyTorch's default init scale
         d, h = w["model"]["d"], w["model"]["h"]
         w0 = np.concatenate([
@@ -364,7 +420,8 @@ def run_workload(w, npy, quick):
                 dt, rss, _ = run_rss([PFLREF, "run", specs[w["T"]], "-o",
                                       res_path])
                 runs[c].append({"total": dt, "rss": rss, "cpu": CPU[0]})
-                if r < 2:                  # the 0-round baseline, twice
+                if r < 2 and w.get("baseline", True):
+                    # the 0-round baseline, twice
                     dt0, _, _ = run_rss([PFLREF, "run", specs[0], "-o",
                                          res_path + ".T0"])
                     zero.append((dt0, CPU[0]))
@@ -391,6 +448,8 @@ def run_workload(w, npy, quick):
         x["train_cpu"] = x["cpu"] - zc
         if x["train"] < 0.02 * x["total"]:
             x["train"] = float("nan")
+        if not zero:                       # no 0-round run (baseline=False)
+            x["train"] = x["train_cpu"] = float("nan")
         x["load"] = z
     agree = agreement(w, res_path, names)
     s = summarize(w, runs, agree)
@@ -604,6 +663,9 @@ def main():
     if not os.path.exists(PFLREF):
         sys.exit("bench: %s is missing (make)" % PFLREF)
     os.makedirs(OUT, exist_ok=True)
+    atexit.register(lambda: [os.unlink(p) for p in (
+        os.path.join(OUT, ".%s.%d" % (x, os.getpid())) for x in ("rss", "cpu"))
+        if os.path.exists(p)])
     t_start = time.perf_counter()
     npy = npy_supported()
     if not npy and "--full" in sys.argv:
@@ -629,7 +691,8 @@ def main():
             log("bench: seed000 done (%.0f s)" % (time.perf_counter() -
                                                  t_start))
     for w in workloads(quick, npy):
-        if only is not None and w["name"] not in only:
+        if (only is not None or w.get("opt_in")) and \
+                w["name"] not in (only or ()):
             continue
         if reps_override:
             w["reps"] = reps_override
