@@ -18,9 +18,10 @@
  * (bn.running = update, the default; pflref_bn_running_move), whatever the
  * mask: torch moves a module's buffers in every training-mode forward,
  * frozen parameters or not.  bn.running = frozen leaves them (the forward
- * still normalises with the batch statistics; torch with momentum = 0).  Buffers never step: their gradient is 0, the proximal
- * term skips them and the client optimizer skips them (optim.c), as
- * torch's proximal terms and optimizers range over parameters() only.
+ * still normalises with the batch statistics; torch with momentum = 0).
+ * Buffers never step: their gradient is 0, the proximal term skips them
+ * and the client optimizer skips them (optim.c), as torch's proximal
+ * terms and optimizers range over parameters() only.
  */
 #include <float.h>
 #include <math.h>
