@@ -814,11 +814,13 @@ static const lettered_case LETTERED[] = {
           "0.1, \"rho\": 0.1, \"opt.momentum\": 0.5}}", ONE_ROUND_TWO),
      "algorithm.hyperparameters.opt.momentum",
      "does not apply to pflego: PFLEGO's local steps are its own head steps"},
-    {"S14", "optimizer: fedbn takes none",
-     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"fedbn\", \"hyperparameters\": {\"eta\": 0.1}, "
-          "\"switches\": {\"opt.clip\": \"norm\"}}", ONE_ROUND_TWO),
-     "algorithm.switches.opt.clip",
-     "does not apply to fedbn: FedBN's local step moves the batch-norm statistics"},
+    {"S14", "batch norm: pfedme cannot move the running statistics",
+     SPEC(LAYERS("[16]", "cross_entropy", "{\"type\": \"dense\", \"out\": 2}, "
+                 "{\"type\": \"batchnorm1d\"}"), IMG2,
+          "\"algorithm\": {\"name\": \"pfedme\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"lambda\": 1, \"eta_p\": 0.1, \"K\": 2}}", ONE_ROUND),
+     "algorithm.switches.bn.running",
+     "bn.running = update: pfedme cannot move the batch-norm running statistics"},
     {"S15", "optimizer: lora's decay scoped by a split",
      LORA_CNN(Q11 ", \"lora_targets\": [\"conv\"]",
               "\"lora.r\": 1, \"lora.alpha\": 1, \"opt.weight_decay\": 0.1}, \"switches\": "
@@ -853,7 +855,7 @@ static const lettered_case LETTERED[] = {
                  "{\"type\": \"batchnorm1d\"}"), IMG2,
           "\"init\": {\"kind\": \"zeros\", \"lora\": [0]}, \"algorithm\": {\"name\": \"lora\", "
           "\"hyperparameters\": {\"eta\": 0.1, \"lora.r\": 1, \"lora.alpha\": 1}, \"switches\": "
-          "{\"lora.targets\": \"head\"}}", ONE_ROUND),
+          "{\"lora.targets\": \"head\", \"bn.running\": \"frozen\"}}", ONE_ROUND),
      "lora.targets", "the model's last parametrised layer has no weight matrix"},
     {"A9", "lora: target names for another algorithm",
      SPECX("\"init\": {\"kind\": \"zeros\", \"lora_targets\": [\"w\"]}"),
