@@ -466,6 +466,21 @@ static pflref_status alpha_step(pflref_state *s, size_t i, size_t q,
     return PFLREF_OK;
 }
 
+/* v_i's step with its client optimizer (opt.*; ref/engine/optim.c): the
+ * optimizer's rule on d = α_i G, written in d (P doubles, v̄'s spent
+ * buffer).  Returns 1 when v stays finite.  Its frame is an assumption of
+ * the proof of apfl_step (proofs/README.md): it writes d and v (and the
+ * optimizer's state, which no proved code reads). */
+/*@ assigns d[0 .. P - 1], v[0 .. P - 1]; */
+static int v_optim_step(pflref_optim_state *opt, const pflref_model *m,
+                        size_t P, double eta, double a, const double *G,
+                        double *d, double *v)
+{
+    for (size_t p = 0; p < P; p++)
+        d[p] = a * G[p];
+    return pflref_optim_step(opt, m, NULL, eta, d, v);
+}
+
 /* One local step of client i on batch q of b (Alg. 1, one iteration of the
  * inner loop), with ws->w_local = w_i.  Proved call sites
  * (proofs/README.md): v_i is client i's block of s->v, the copies of w_i
@@ -521,11 +536,8 @@ static pflref_status apfl_step(pflref_state *s, size_t i,
     if (opt != NULL) {
         /* v's optimizer (opt.*) on d = α_i ∇f_i(v̄; ξ), in v̄'s buffer
          * (spent: the α step reads v, w_i, G and H) */
-        double *d = ws->vbar;
-        /*@ loop assigns p, d[0 .. P - 1]; */
-        for (size_t p = 0; p < P; p++)
-            d[p] = a * G[p];
-        if (!pflref_optim_step(opt, &s->problem->model, NULL, eta, d, v))
+        if (!v_optim_step(opt, &s->problem->model, P, eta, a, G, ws->vbar,
+                          v))
             return pflref_error_diverge(err, t, (long)i, (long)(q + 1), "v");
     } else {
         /*@ loop assigns p, v[0 .. P - 1]; */
