@@ -24,6 +24,10 @@ per-parameter state).
 Bugs (for check_mutants; each a plausible implementation mistake):
   momentum-form-swap   pytorch <-> classical momentum form
   dampening-first      dampening applied at the first step too (b = (1 - tau) d)
+  buffer-without-momentum   a buffer kept at mu = 0 (b <- d, then b <- 0 b +
+                       (1 - tau) d): the steps after a block's first are
+                       dampened, where torch keeps no buffer without momentum
+                       and ignores the dampening
   nesterov-ignored     nesterov = on stepped as plain momentum
   decay-form-swap      coupled <-> decoupled weight decay (adamw: as adam)
   decay-scope-all      weight decay on every block (the bias too)
@@ -226,7 +230,7 @@ def step(c, st, pr, d, theta, eta, bugs, moving=None, personal=None,
             elif lb and not lam_applied:
                 dp = dp + lb * theta[p]
             if method == "sgd":
-                if mu == 0:
+                if mu == 0 and "buffer-without-momentum" not in bugs:
                     theta[p] = theta[p] - eta_b * dp
                 elif classical:
                     st.b[p] = mu * st.b[p] - eta_b * dp

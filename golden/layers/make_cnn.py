@@ -16,6 +16,15 @@ golden/pflref_exact_layers.py: every layer is rational).
       conv2d 2→3, kernel 2 (3×3×3), relu, maxpool2d kernel 2 stride 1
       (3×2×2), flatten (12), dense "fc1" 12→2, relu, dense "fc2" 2→1;
       ½(ŷ − y)²; three clients, two rounds.
+  layers/fedavg/cnn-inner-pad-squared
+      input 1×4×4; conv2d "conv1" 1→2, kernel 2 (2×3×3), relu, conv2d
+      "conv2" 2→2, kernel 2, padding 1 (2×4×4), relu, flatten (32), dense
+      32→1; (ŷ − y)²; three clients, two rounds.  The padded convolution
+      is the second layer, so the gradient reaching conv1 passes through
+      the crop of conv2's padded input gradient to the unpadded 3×3 grid
+      (a crop shifted or one row or column off moves conv1's weights);
+      in the other vectors a padded conv2d is the first layer, whose input
+      gradient is discarded.
 
 Every data value and parameter is a dyadic rational (k/16, k/64), so the
 exact fractions stay short enough to be fast; no two kernel entries are
@@ -125,5 +134,49 @@ def cnn_2ch():
         model, clients, w0, 0.09375, plans, flags, mutants, 1e-13, 1e-12)
 
 
+def cnn_inner_pad():
+    model = {"kind": "layers", "input": [1, 4, 4], "loss": "squared",
+             "layers": [
+                 {"type": "conv2d", "name": "conv1", "out_channels": 2, "kernel": 2},
+                 {"type": "relu"},
+                 {"type": "conv2d", "name": "conv2", "out_channels": 2, "kernel": 2,
+                  "padding": 1},
+                 {"type": "relu"},
+                 {"type": "flatten"},
+                 {"type": "dense", "name": "fc", "out": 1}]}
+    sizes = (3, 2, 3)
+    clients = []
+    for i, n in enumerate(sizes):
+        clients.append({"X": lc.rows(500 + i, n, 16),
+                        "y": lc.values(random.Random(600 + i), n, -1.5, 1.5, 16)})
+    w0 = lc.init_for(model, 29, scale=0.5)
+    plans = [
+        [(0, [[2, 0], [1]]), (1, [[1, 0]]), (2, [[0, 2], [1]])],
+        [(0, [[1], [0, 2]]), (2, [[2, 1, 0]])],
+    ]
+    flags = ["conv-kernel-orientation", "conv-padding", "conv-weight-layout",
+             "flatten-order", "state-dict-order", "loss-scale", "batch-mean",
+             "aggregation-weights", "stale-global", "initial-point"]
+    mutants = dict(lc.COMMON_MUTANTS)
+    mutants.update({
+        "conv-kernel-orientation": ["conv-flip", "conv-kernel-transpose"],
+        "conv-padding": ["conv-pad-end", "conv-pad-replicate"],
+        "conv-weight-layout": ["conv-weight-io"],
+        "flatten-order": ["flatten-nhwc"],
+        "state-dict-order": ["bias-before-weight"],
+    })
+    return lc.fedavg_vector(
+        GENERATOR, "layers/fedavg/cnn-inner-pad-squared", "fedavg-cnn-inner-pad-squared.json",
+        "FedAvg, CNN whose second conv2d is padded (its input gradient "
+        "cropped back to the first conv2d's output); squared loss, two rounds",
+        "Input 1x4x4; conv1 (2 channels, kernel 2) -> 2x3x3, relu, conv2 (2 "
+        "channels, kernel 2, padding 1) -> 2x4x4, relu, flatten (NCHW), fc "
+        "32 -> 1; loss (y-hat - y)^2; eta = 0.03125; three clients (n = 3, 2, "
+        "3), client 1 unsampled in round 1; weights n_k / m_t.  conv1's "
+        "gradient is conv2's input gradient on the zero-padded 5x5 grid "
+        "cropped to rows and columns 1..3.",
+        model, clients, w0, 0.03125, plans, flags, mutants, 1e-13, 1e-12)
+
+
 if __name__ == "__main__":
-    pg.write_all(sys.argv, HERE, [cnn_stride_pad, cnn_2ch])
+    pg.write_all(sys.argv, HERE, [cnn_stride_pad, cnn_2ch, cnn_inner_pad])

@@ -26,6 +26,14 @@ Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json):
                                carried from client to client
   finetune/nesterov-server     FedAvg rounds, then the fine-tuning's own
                                optimizer (personal scope, proximal term)
+  finetune/decay-shared-momentum   split b, weight decay on the shared w
+                               only, momentum kept per client, full
+                               fine-tuning
+  finetune/decay-personal      split b, weight decay on the personal b
+                               only, no momentum, personal fine-tuning
+  finetune/decay-all-dampening split b, weight decay on every block (the
+                               default scope), momentum with dampening,
+                               personal fine-tuning
   interp/adamw-client          FedAvg rounds and h_i's training, AdamW
   fedalt/decay-shared-client   a personal bias: weight decay on the shared
                                w only, momentum, full fine-tuning
@@ -361,6 +369,94 @@ def finetune_nesterov_server():
         [every_lifetime_differs])
 
 
+def finetune_decay(name, title, description, hyper, switches, flags,
+                   mutants, checks=()):
+    """FedAvg-FT on LINEAR with the split personal = b and weight decay
+    under one opt.decay_scope; the vector is also shown to differ from the
+    runs under the two other scopes of {all, shared, personal} (the split
+    read by the decay, the default scope all)."""
+    algorithm = {"name": "finetune",
+                 "hyperparameters": dict({"eta": 0.078125,
+                                          "eta_ft": 0.109375}, **hyper),
+                 "switches": switches}
+    spec = base_spec(LINEAR, CLIENTS, INIT, algorithm, ROUNDS,
+                     split={"personal": ["b"]}, post=POST)
+
+    def other_scopes(spec, exp, tol):
+        mine = po.config(spec["algorithm"])["opt.decay_scope"]
+        for scope in ("all", "shared", "personal"):
+            if scope != mine:
+                other = copy.deepcopy(spec)
+                other["algorithm"]["switches"]["opt.decay_scope"] = scope
+                assert differs(exp, replay_expected(other), tol), scope
+
+    return make(
+        "finetune", name, title, description, spec,
+        tolerance(STEPS + ", then 2-3 fine-tuning steps"), flags, mutants,
+        [other_scopes] + list(checks))
+
+
+FT_COMMON = ("FedAvg (samples weights, eta = 0.078125) on a linear model with "
+             "bias, squared loss, three clients (n = 3, 4, 5), three rounds "
+             "S = {0, 1}, {1, 2}, {0, 2}; split personal = b; then every "
+             "client fine-tunes (eta_ft = 0.109375, no proximal term).  ")
+
+
+def finetune_decay_shared_momentum():
+    return finetune_decay(
+        "decay-shared-momentum",
+        "FedAvg-FT with a personal bias, weight decay 0.28125 on the shared "
+        "w only, momentum 0.5625 kept per client, full fine-tuning",
+        FT_COMMON + "finetune.scope = full (w and b move).  "
+        "opt.weight_decay = 0.28125 (coupled) with opt.decay_scope = shared: "
+        "w decays in the FedAvg rounds and the fine-tuning, b never; "
+        "opt.momentum = 0.5625, opt.state = client: ClientUpdate's optimizer "
+        "and the fine-tuning's, each kept per client.",
+        {"opt.weight_decay": 0.28125, "opt.momentum": 0.5625},
+        {"finetune.scope": "full", "opt.decay_scope": "shared",
+         "opt.state": "client"},
+        ["weight-decay-scope", "optimizer-state-lifetime",
+         "optimizer-slots-shared"],
+        {"weight-decay-scope": ["decay-scope-all", "decay-scope-flip"]},
+        [every_lifetime_differs])
+
+
+def finetune_decay_personal():
+    return finetune_decay(
+        "decay-personal",
+        "FedAvg-FT with a personal bias, weight decay 0.40625 on the personal "
+        "b only, no momentum, fine-tuning of b",
+        FT_COMMON + "finetune.scope = personal (b moves, w stays).  "
+        "opt.weight_decay = 0.40625 with opt.decay_scope = personal: b decays "
+        "in the FedAvg rounds and the fine-tuning, w never; opt.momentum = 0 "
+        "(plain SGD steps plus the decay term).",
+        {"opt.weight_decay": 0.40625},
+        {"finetune.scope": "personal", "opt.decay_scope": "personal"},
+        ["weight-decay-scope", "finetune-scope"],
+        {"weight-decay-scope": ["decay-scope-all", "decay-scope-flip"],
+         "finetune-scope": ["scope-full"]})
+
+
+def finetune_decay_all_dampening():
+    return finetune_decay(
+        "decay-all-dampening",
+        "FedAvg-FT with a personal bias, weight decay 0.21875 on every block "
+        "(opt.decay_scope left at all), momentum 0.6875 with dampening 0.25, "
+        "fine-tuning of b",
+        FT_COMMON + "finetune.scope = personal (b moves, w stays).  "
+        "opt.weight_decay = 0.21875, opt.decay_scope not set (all: w and b "
+        "decay although the spec has a split); opt.momentum = 0.6875, "
+        "opt.dampening = 0.25 (b <- d at a block's first step, then "
+        "b <- mu b + (1 - tau) d), opt.state = reset (a new optimizer for "
+        "every client update and every fine-tuning).",
+        {"opt.weight_decay": 0.21875, "opt.momentum": 0.6875,
+         "opt.dampening": 0.25},
+        {"finetune.scope": "personal"},
+        ["momentum-form", "finetune-scope"],
+        {"momentum-form": ["dampening-first"],
+         "finetune-scope": ["scope-full"]})
+
+
 # ---------------------------------------------------------------- interp
 
 def interp_adamw_client():
@@ -582,7 +678,9 @@ def pfedhn_momentum_client():
 
 
 MAKERS = (clip_rational, ditto_momentum_client, apfl_momentum_server,
-          finetune_nesterov_server, interp_adamw_client,
+          finetune_nesterov_server, finetune_decay_shared_momentum,
+          finetune_decay_personal, finetune_decay_all_dampening,
+          interp_adamw_client,
           fedalt_decay_shared_client, fedalt_decay_personal_server,
           fedsim_decay_weights_groups, cfl_momentum_client,
           ifca_momentum_client, fedfomo_momentum_client,

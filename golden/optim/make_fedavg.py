@@ -21,6 +21,9 @@ Vectors (ids optim/fedavg/<name>; file fedavg-<name>.json):
   adamw                AdamW (0.7, 0.9, eps 0.001), lam = 0.1, state client
   clip                 clip_norm between the steps' gradient norms, mu = 0.6,
                        lam = 0.15 coupled
+  decay-no-momentum    lam = 0.3 coupled, decay_scope = weights, mu = 0 with
+                       opt.dampening = 0.4 (torch keeps no buffer without
+                       momentum: the dampening is read nowhere)
 
     /usr/bin/python3 golden/optim/make_fedavg.py [OUTDIR]
 """
@@ -236,8 +239,49 @@ def clip():
         {"clip-scope": ["clip-after-decay", "clip-per-block"]})
 
 
+def decay_no_momentum():
+    """Weight decay without momentum: torch.optim.SGD(momentum = 0,
+    dampening = 0.4, weight_decay = 0.3) keeps no momentum buffer, so the
+    dampening changes nothing.  The vector is also shown to move when a
+    buffer is kept at mu = 0 (every step after a block's first dampened)
+    and when the decay is dropped (an optimizer taken as plain SGD because
+    mu = 0), besides its flag's bug."""
+    name, vec = optim_vector(
+        "decay-no-momentum",
+        "FedAvg, clients on torch.optim.SGD(momentum = 0, dampening = 0.4, "
+        "weight_decay = 0.3) on the weights only: decay without momentum, "
+        "the dampening unread",
+        COMMON + "opt.weight_decay = 0.3, coupled (d <- d + lam theta), "
+        "opt.decay_scope = weights (w decays, b does not), opt.momentum = 0 "
+        "with opt.dampening = 0.4: torch.optim.SGD keeps no buffer without "
+        "momentum, so theta <- theta - eta (d + lam theta) and the dampening "
+        "is read nowhere; eta = 0.07, opt.state = reset.",
+        {"eta": 0.07, "opt.weight_decay": 0.3, "opt.dampening": 0.4},
+        {"opt.decay_scope": "weights"},
+        ["weight-decay-scope"],
+        {"weight-decay-scope": ["decay-scope-all"]})
+    exp, tol = vec["expected"], vec["tolerance"]
+
+    def run_with(hyper, bugs=px.NO_BUGS):
+        alg = {"name": "fedavg",
+               "hyperparameters": dict({"eta": 0.07}, **hyper),
+               "switches": {"opt.decay_scope": "weights"}}
+        pr, w, trace, _ = run_opt(alg, bugs)
+        return pg.expected(trace, w=w)
+
+    # a buffer kept at mu = 0 dampens every step after a block's first
+    assert pg.detects(exp, run_with({"opt.weight_decay": 0.3,
+                                     "opt.dampening": 0.4},
+                                    frozenset({"buffer-without-momentum"})),
+                      tol), "buffer-without-momentum"
+    # the decay is live: plain SGD (no decay) gives other numbers
+    assert pg.detects(exp, run_with({}), tol), "weight decay dropped"
+    return name, vec
+
+
 MAKERS = (momentum_pytorch, momentum_classical, nesterov_reset,
-          decay_coupled_weights, decay_decoupled, adam_server, adamw, clip)
+          decay_coupled_weights, decay_decoupled, adam_server, adamw, clip,
+          decay_no_momentum)
 
 
 def main():
