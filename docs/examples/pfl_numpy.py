@@ -32,9 +32,9 @@ code:
 on the quadratic and linear models, the mlp with the identity activation
 (k = 1 with a squared loss, or k ≥ 2 with cross-entropy) and the layer
 lists ("kind": "layers": dense, conv2d, pooling, activations, batchnorm;
-pfl_numpy_layers.py).  fedavg, local and finetune step with the client
-optimizers opt.* (torch's SGD with momentum, Nesterov, Adam, AdamW, weight
-decay, clipping; pfl_numpy_optim.py).  It replays the
+pfl_numpy_layers.py).  fedavg, local, finetune and fedbn step with the
+client optimizers opt.* (torch's SGD with momentum, Nesterov, Adam, AdamW,
+weight decay, clipping; pfl_numpy_optim.py), lora on its adapter.  It replays the
 vector's given schedule (client sets and minibatch index lists) and writes a
 pflref-result/1 file with the final state and every trajectory record, for
 `pflref check`.
@@ -1030,8 +1030,8 @@ def run_pflego(spec, clients, w0, log):
     Notes: g (the joint gradient), body_passes ([forward, backward] passes
     of the body for the client in the round), g_hat."""
     cfg = settings(spec)
-    if spec["model"]["kind"] != "mlp":
-        raise Unsupported("pflego on model %r (only the mlp)"
+    if spec["model"]["kind"] not in ("mlp", "layers"):
+        raise Unsupported("pflego on model %r (only the mlp and layer lists)"
                           % spec["model"]["kind"])
     adam = cfg["pflego.server"] == "adam"
     if cfg["pflego.server"] not in ("sgd", "adam"):

@@ -82,6 +82,8 @@ def _host():
 def outputs_and_backward(data, theta, batch):
     """(z, back): the outputs z of the batch (n_b × k) and back(E), the
     gradient Σ_j E_j ∂z_j/∂θ for per-sample output weights E (n_b × k)."""
+    if hasattr(data, "outputs_and_backward"):          # a layer list
+        return data.outputs_and_backward(theta, batch)
     X = data.X[batch]
     if hasattr(data, "body_forward"):                 # the mlp (identity)
         Phi = data.body_forward(theta, batch)

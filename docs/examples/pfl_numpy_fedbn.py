@@ -13,7 +13,8 @@ wraps pfl_numpy.load_clients and model_blocks for "bn": true).
 
 Round t: every participant starts from the server's non-BN entries and its
 own BN entries (fedbn.bn = shared: the server's whole model), runs SGD over
-its batches, moving r_μ ← (1 − ρ) r_μ + ρ mean and r_v ← (1 − ρ) r_v +
+its batches (or the client optimizer opt.*, pfl_numpy_optim.py, over the
+non-buffer entries), moving r_μ ← (1 − ρ) r_μ + ρ mean and r_v ← (1 − ρ) r_v +
 ρ m/(m − 1) var (biased: ρ var) after each batch's forward pass; the server
 averages the non-BN entries (1/m, or n_k/Σ n_j with fedbn.weights = samples)
 and keeps its own BN entries; every client then holds the new non-BN entries
@@ -187,7 +188,10 @@ def run(spec, clients, w0, log, bug):
     if bug == "fedbn-bn-averaged":
         local = False
     samples = sw.get("fedbn.weights", "uniform") == "samples"
-    biased = sw.get("fedbn.running_var", "unbiased") == "biased"
+    # fedbn.running_var and bn.running_var are one switch: either biased
+    biased = "biased" in (sw.get("fedbn.running_var", "unbiased"),
+                          sw.get("bn.running_var", "unbiased"))
+    opts = base.pfl_numpy_optim.for_run(spec)     # opt.*: None for plain SGD
     bn = clients[0].bn
     w = np.array(w0, dtype=float)
     v = [w.copy() for _ in clients]
@@ -200,6 +204,7 @@ def run(spec, clients, w0, log, bug):
             c = clients[k]
             theta = np.where(bn, v[k], w) if local else w.copy()
             log("client_begin", "train", "v", theta, round=t, client=k, step=0)
+            opt = opts and opts.begin(0, k)
             for s, batch in enumerate(batches, start=1):
                 if layered:     # the pass's statistics into r_μ, r_v
                     g = c.grad(theta, batch)
@@ -207,7 +212,10 @@ def run(spec, clients, w0, log, bug):
                 else:
                     g, mean, var, m = c.grad(theta, batch)
                     c.running(theta, mean, var, m, biased)
-                theta = theta - eta * g
+                if opt is not None:     # torch's optimizer; buffers stay
+                    theta = opt.step(theta, g, eta)
+                else:
+                    theta = theta - eta * g
                 log("step", "train", "v", theta, round=t, client=k, step=s)
             log("client_end", "train", "v", theta, round=t, client=k)
             v[k] = np.where(bn, theta, v[k])

@@ -43,23 +43,32 @@ def _base():
     return importlib.import_module("pfl_numpy")
 
 
-def _loss(spec, raw, theta, bug):
+def _loss(spec, raw, theta, bug, data=None):
+    """L_i(θ); data: the client's model object (a layer list's losses come
+    from its training-mode forward pass, Layers.losses)."""
     model = spec["model"]
     if model["kind"] == "quadratic":
         a, c = np.asarray(raw["a"], float), np.asarray(raw["c"], float)
         return 0.5 * np.sum(a * (theta - c) ** 2)
-    if model["kind"] != "linear":
+    if model["kind"] not in ("linear", "layers"):
         raise _base().Unsupported("fedfomo losses for %s" % model["kind"])
     every_val = all("X_val" in c for c in spec["problem"]["clients"])
     key = "_val" if every_val and bug != "fedfomo-train-loss" else ""
     X = np.asarray(raw["X" + key], float)
     y = np.asarray(raw["y" + key], float)
-    d = model["d"]
-    r = X @ theta[:d] + (theta[d] if model.get("bias", False) else 0.0) - y
-    terms = r * r if model["loss"] == "squared" else 0.5 * r * r
     hp, sw = settings(spec["algorithm"])
     B = hp.get("fedfomo.val_batch", 0)
-    if sw.get("fedfomo.val_loss") == "batch_mean" and 0 < B < len(terms):
+    batch_mean = sw.get("fedfomo.val_loss") == "batch_mean" and 0 < B < len(y)
+    if model["kind"] == "layers":
+        if batch_mean and data.bn.any():
+            raise _base().Unsupported("fedfomo.val_loss = batch_mean on a "
+                                      "layer list with batchnorm")
+        terms = data.losses(theta, X, y)
+    else:
+        d = model["d"]
+        r = X @ theta[:d] + (theta[d] if model.get("bias", False) else 0.0) - y
+        terms = r * r if model["loss"] == "squared" else 0.5 * r * r
+    if batch_mean:
         return np.mean([np.mean(terms[lo:lo + B])
                         for lo in range(0, len(terms), B)])
     return np.mean(terms)
@@ -150,7 +159,7 @@ def run(spec, clients, w0, log, bug):
             up = theta if bug == "fedfomo-live-uploads" else snap
             a = theta[i] if (bug == "fedfomo-anchor-current") != post_train \
                 else phi[i]
-            L_a = _loss(spec, raw[i], a, bug)
+            L_a = _loss(spec, raw[i], a, bug, clients[i])
             r = np.zeros(N)
             offered = list(peers[j]) if peers else []
             for n in offered + ([i] if with_self else []):
@@ -166,7 +175,8 @@ def run(spec, clients, w0, log, bug):
                 if bug == "fedfomo-squared-distance":
                     dist = sq
                 if dist > 0:
-                    r[n] = (L_a - _loss(spec, raw[i], up[n], bug)) / (dist + dist_eps)
+                    r[n] = (L_a - _loss(spec, raw[i], up[n], bug, clients[i])) \
+                        / (dist + dist_eps)
             w = r.copy() if bug == "fedfomo-no-clip" else np.maximum(r, 0.0)
             if w.sum() > 0 and bug != "fedfomo-no-normalise":
                 w = w / w.sum()

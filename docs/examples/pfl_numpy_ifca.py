@@ -30,11 +30,15 @@ def _base():
     return importlib.import_module("pfl_numpy")
 
 
-def _loss(spec, raw, theta):
+def _loss(spec, raw, theta, data=None):
+    """F_i(θ) on the client's training set; data: its model object (a
+    layer list's loss is its training-mode forward pass)."""
     model = spec["model"]
     if model["kind"] == "quadratic":
         a, c = np.asarray(raw["a"], float), np.asarray(raw["c"], float)
         return 0.5 * np.sum(a * (theta - c) ** 2)
+    if model["kind"] == "layers":
+        return np.mean(data.losses(theta, data.X, data.y))
     if model["kind"] != "linear":
         raise _base().Unsupported("ifca losses for %s" % model["kind"])
     X, y = np.asarray(raw["X"], float), np.asarray(raw["y"], float)
@@ -61,7 +65,7 @@ def run(spec, clients, w0, log, bug):
         theta = np.array([w0 + j * hp.get("ifca.init_shift", 0.0) for j in range(k)])
 
     def pick(i):
-        losses = np.array([_loss(spec, raw[i], th) for th in theta])
+        losses = np.array([_loss(spec, raw[i], th, clients[i]) for th in theta])
         if bug == "ifca-ties-to-highest":
             return losses, len(losses) - 1 - int(np.argmin(losses[::-1]))
         return losses, int(np.argmin(losses))

@@ -8,7 +8,8 @@ spec notes §5.2, not from pflref's C code.
                  per_client_grid: alpha_j = j/G, j = 0..G, the mixture
                  alpha_j h_i + (1 - alpha_j) w scored by its mean loss on the
                  validation split (X_val, y_val) or the test set
-                 (interp.select), lowest loss first, ties to the smaller alpha
+                 (interp.select), lowest loss first, ties to the smaller alpha;
+                 a layer list's losses in evaluation mode (Layers.evaluate)
   personalized   v_bar_i = alpha_i h_i + (1 - alpha_i) w
 
 Records (phase "interp"): client_begin / step / client_end "h"; per grid
@@ -41,9 +42,13 @@ def _split(client, xkey, ykey):
     return np.asarray(client[xkey], dtype=float), np.asarray(client[ykey], dtype=float)
 
 
-def _losses(model, theta, data):
-    """(mean loss, mean squared error) of the linear model theta on (X, y)."""
+def _losses(model, theta, data, client=None):
+    """(mean loss, mean squared error) of theta on (X, y): the linear
+    model's, or a regression layer list's in evaluation mode (client: its
+    Layers object)."""
     X, y = data
+    if model["kind"] == "layers":
+        return client.evaluate(theta, X, y)
     d = model["d"]
     pred = X @ theta[:d] + (theta[d] if model.get("bias", False) else 0.0)
     r = pred - y
@@ -62,8 +67,10 @@ def run(spec, clients, w0, log, bug):
     G = hp.get("interp.grid", 10)
     model = spec["model"]
     raw = spec["problem"].get("clients")
-    if mode == "per_client_grid" and (raw is None or model["kind"] != "linear"):
-        raise base.Unsupported("per_client_grid needs inline linear clients")
+    if mode == "per_client_grid" and (
+            raw is None or model["kind"] not in ("linear", "layers")):
+        raise base.Unsupported("per_client_grid needs inline linear or "
+                               "layer-list clients")
 
     w = base.fedavg_rounds(spec, clients, w0, log)      # the global model
 
@@ -91,12 +98,12 @@ def run(spec, clients, w0, log, bug):
             for j in range(G + 1):
                 a = j / G
                 v = mix(a, h)
-                loss, _ = _losses(model, v, on)
+                loss = _losses(model, v, on, clients[i])[0]
                 losses.append(loss)
                 log("note", "interp", "alpha_j", [a], client=i, step=j)
                 log("note", "interp", "select_loss", [loss], client=i, step=j)
                 if test is not None:
-                    tl, tm = _losses(model, v, test)
+                    tl, tm = _losses(model, v, test, clients[i])
                     log("note", "interp", "test_loss", [tl], client=i, step=j)
                     log("note", "interp", "test_mse", [tm], client=i, step=j)
             lowest = min(losses)

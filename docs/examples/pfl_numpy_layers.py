@@ -33,8 +33,17 @@ Running statistics (switch bn.running, default update: PyTorch's train()
 mode): every training-mode gradient pass of an algorithm moves the
 buffers of the model it ran on, r_μ ← (1 − ρ) r_μ + ρ μ,
 r_v ← (1 − ρ) r_v + ρ M/(M − 1) s² (torch.nn.BatchNorm*d: the unbiased
-variance into r_v); bn.running = frozen keeps them.  FedBN moves them
-itself, with its fedbn.running_var switch.
+variance into r_v; bn.running_var = biased: ρ s²); bn.running = frozen
+keeps them.  FedBN moves them itself, with its fedbn.running_var switch
+(or bn.running_var).
+
+Beside the gradient, for the algorithms that read more of the model:
+the per-sample losses (training mode) and the evaluation-mode loss and
+mse of a regression layer list (IFCA, FedFomo, interpolation), the
+outputs and a backward pass from given output weights (APFL's output
+mixing), the body's features and the head's gradient with the head the
+last, dense layer (PFLEGO), and the exact Hessian-vector product,
+forward over reverse (Per-FedAvg).
 """
 import importlib
 import sys
@@ -189,6 +198,19 @@ def unpatches(G, shape, k, s):
     return dX
 
 
+def pad(A, p):
+    """A (n, C, H, W) with p zeros on each side of its rows and columns."""
+    n, C, H, W = A.shape
+    Ap = np.zeros((n, C, H + 2 * p, W + 2 * p))
+    Ap[:, :, p:p + H, p:p + W] = A
+    return Ap
+
+
+def crop(Ap, p, H, W):
+    """The adjoint of pad: the H × W entries inside the padding."""
+    return Ap[:, :, p:p + H, p:p + W]
+
+
 # ---- the model ------------------------------------------------------------------
 
 class Layers:
@@ -202,6 +224,8 @@ class Layers:
         self.layers, self.P, self.blocks = layout(model)
         self.input = tuple(model["input"])
         self.loss = model.get("loss", "cross_entropy")
+        # ∂ℓ/∂z = s (z − y) for the squared losses; None: cross-entropy
+        self.s = {"squared": 2.0, "half_squared": 1.0}.get(self.loss)
         self.X = np.asarray(client["X"], dtype=float)
         self.y = np.asarray(client["y"], dtype=float)
         self.n = len(self.y)
@@ -209,6 +233,8 @@ class Layers:
         self.running = sw.get("bn.running", "update")
         if self.running not in ("update", "frozen"):
             raise _base().Unsupported("bn.running %r" % self.running)
+        # bn.running_var: M/(M − 1) s² into r_v (torch), or biased s²
+        self.unbiased = sw.get("bn.running_var", "unbiased") != "biased"
         self.bn = np.zeros(self.P, dtype=bool)       # FedBN's local blocks
         for name, off, size, groups in self.blocks:
             if "bn" in groups:
@@ -232,50 +258,55 @@ class Layers:
         caches = []
         self.stats = []
         for L in self.layers:
-            t = L["type"]
-            cache = {"X": A}
-            if t == "dense":
-                W = self.part(theta, L, "weight", (L["out"], L["in"][0]))
-                A = A @ W.T
-                if "bias" in L["at"]:
-                    A = A + self.part(theta, L, "bias", (L["out"],))
-            elif t == "conv2d":
-                k, s, p = L["kernel"], L.get("stride", 1), L.get("padding", 0)
-                C, H, W_in = L["in"]
-                O = L["out_channels"]
-                Xp = np.zeros((len(A), C, H + 2 * p, W_in + 2 * p))
-                Xp[:, :, p:p + H, p:p + W_in] = A         # zero padding
-                P = patches(Xp, k, s)
-                cache["P"], cache["Xp_shape"] = P, Xp.shape
-                Wt = self.part(theta, L, "weight", (O, C, k, k))
-                A = np.einsum("nchwij,ocij->nohw", P, Wt)   # cross-correlation
-                if "bias" in L["at"]:
-                    A = A + self.part(theta, L, "bias", (O,))[None, :, None, None]
-            elif t == "maxpool2d":
-                k = L["kernel"]
-                P = patches(A, k, L.get("stride", k))
-                flat = P.reshape(P.shape[:4] + (k * k,))
-                a = np.argmax(flat, axis=-1)                 # first maximum
-                cache["a"] = a
-                A = np.take_along_axis(flat, a[..., None], axis=-1)[..., 0]
-            elif t == "avgpool2d":
-                k = L["kernel"]
-                A = patches(A, k, L.get("stride", k)).sum(axis=(4, 5)) / (k * k)
-            elif t == "flatten":
-                A = A.reshape(len(A), -1)
-            elif t == "relu":
-                A = np.maximum(A, 0.0)
-            elif t == "tanh":
-                A = np.tanh(A)
-            elif t == "sigmoid":
-                A = 1.0 / (1.0 + np.exp(-A))
-            elif t in ("batchnorm1d", "batchnorm2d"):
-                A = self.bn_forward(theta, L, A, train, cache)
-            else:
-                raise _base().Unsupported("layer type %r" % t)
-            cache["Y"] = A
+            A, cache = self.layer_forward(theta, L, A, train)
             caches.append(cache)
         return A, caches
+
+    def layer_forward(self, theta, L, A, train=True):
+        """One layer's output Y for its input A, and its cache {X, Y, …}
+        for the backward pass."""
+        t = L["type"]
+        cache = {"X": A}
+        if t == "dense":
+            W = self.part(theta, L, "weight", (L["out"], L["in"][0]))
+            A = A @ W.T
+            if "bias" in L["at"]:
+                A = A + self.part(theta, L, "bias", (L["out"],))
+        elif t == "conv2d":
+            k, s, p = L["kernel"], L.get("stride", 1), L.get("padding", 0)
+            C, H, W_in = L["in"]
+            O = L["out_channels"]
+            Xp = pad(A, p)                               # zero padding
+            P = patches(Xp, k, s)
+            cache["P"], cache["Xp_shape"] = P, Xp.shape
+            Wt = self.part(theta, L, "weight", (O, C, k, k))
+            A = np.einsum("nchwij,ocij->nohw", P, Wt)   # cross-correlation
+            if "bias" in L["at"]:
+                A = A + self.part(theta, L, "bias", (O,))[None, :, None, None]
+        elif t == "maxpool2d":
+            k = L["kernel"]
+            P = patches(A, k, L.get("stride", k))
+            flat = P.reshape(P.shape[:4] + (k * k,))
+            a = np.argmax(flat, axis=-1)                 # first maximum
+            cache["a"] = a
+            A = np.take_along_axis(flat, a[..., None], axis=-1)[..., 0]
+        elif t == "avgpool2d":
+            k = L["kernel"]
+            A = patches(A, k, L.get("stride", k)).sum(axis=(4, 5)) / (k * k)
+        elif t == "flatten":
+            A = A.reshape(len(A), -1)
+        elif t == "relu":
+            A = np.maximum(A, 0.0)
+        elif t == "tanh":
+            A = np.tanh(A)
+        elif t == "sigmoid":
+            A = 1.0 / (1.0 + np.exp(-A))
+        elif t in ("batchnorm1d", "batchnorm2d"):
+            A = self.bn_forward(theta, L, A, train, cache)
+        else:
+            raise _base().Unsupported("layer type %r" % t)
+        cache["Y"] = A
+        return A, cache
 
     def bn_forward(self, theta, L, A, train, cache):
         """u = γ (a − μ)/√(s² + ε) + β per channel; training mode: μ, s² of
@@ -343,7 +374,7 @@ class Layers:
                 self.put(g, L, "bias", G.sum(axis=(0, 2, 3)))
             dP = np.einsum("nohw,ocij->nchwij", G, Wt)       # Wᵀ dY
             dXp = unpatches(dP, cache["Xp_shape"], k, s)     # col2im
-            return dXp[:, :, p:p + H, p:p + W_in]
+            return crop(dXp, p, H, W_in)
         if t == "maxpool2d":
             k = L["kernel"]
             hot = np.arange(k * k) == cache["a"][..., None]  # the argmax
@@ -378,13 +409,215 @@ class Layers:
         scale = (gamma / (M * s)).reshape(view)
         return scale * (M * G - sum_G.reshape(view) - xh * sum_Gx.reshape(view))
 
+    # -- losses and evaluation ---------------------------------------------------------
+    def terms(self, z, y):
+        """The per-sample losses ℓ(z_j, y_j) = (s/2)(z − y)²: (z − y)² or
+        ½(z − y)² (the algorithms that read a loss value run regression
+        layer lists)."""
+        if self.loss == "cross_entropy":
+            raise _base().Unsupported("the loss value of a cross-entropy "
+                                      "layer list (no golden vector reads one)")
+        r = z[:, 0] - y
+        return 0.5 * self.s * r * r
+
+    def losses(self, theta, X, y):
+        """The per-sample losses of θ on (X, y) in one training-mode pass
+        (batch statistics over all of X, docs/models.md: loss, grad and
+        hvp); the statistics of the last gradient pass are kept for
+        track()."""
+        kept = self.stats
+        z, _ = self.forward(theta, np.asarray(X, dtype=float), train=True)
+        self.stats = kept
+        return self.terms(z, np.asarray(y, dtype=float))
+
+    def evaluate(self, theta, X, y):
+        """Evaluation mode (running statistics): (mean loss, mean squared
+        error) of a regression layer list."""
+        kept = self.stats
+        y = np.asarray(y, dtype=float)
+        z, _ = self.forward(theta, np.asarray(X, dtype=float), train=False)
+        self.stats = kept
+        loss = float(np.mean(self.terms(z, y)))
+        return loss, float(np.mean((z[:, 0] - y) ** 2))
+
+    def outputs_and_backward(self, theta, batch):
+        """(z, back): the training-mode outputs of the batch (n_b × k) and
+        back(E) = Σ_j E_j ∂z_j/∂θ for per-sample output weights E."""
+        z, caches = self.forward(theta, self.X[batch], train=True)
+
+        def back(E):
+            g, G = np.zeros(self.P), E
+            for L, cache in zip(reversed(self.layers), reversed(caches)):
+                G = self.backward(theta, L, cache, G, g)
+            return g
+        return z, back
+
+    # -- body and head (the last layer, a dense one) ------------------------------------
+    def head_layer(self):
+        L = self.layers[-1]
+        if L["type"] != "dense":
+            raise _base().Unsupported("a head that is not the last layer, "
+                                      "a dense one")
+        return L
+
+    def body_forward(self, theta, batch):
+        """The features Φ the head reads: the body's training-mode output
+        for the batch (the layers before the last)."""
+        self.head_layer()
+        A, _ = self._body(theta, batch)
+        return A
+
+    def _body(self, theta, batch):
+        """The body's forward pass: its output and the layers' caches."""
+        A = self.X[batch].reshape((len(batch),) + self.input)
+        caches = []
+        self.stats = []
+        for L in self.layers[:-1]:
+            A, cache = self.layer_forward(theta, L, A)
+            caches.append(cache)
+        return A, caches
+
+    def head_grad(self, theta, Phi, batch):
+        """(E, g): E = ∂(mean loss)/∂z of z = Φ Wᵀ + b and g holding the
+        head's ∇_W = Eᵀ Φ, ∇_b = Σ E (zero elsewhere)."""
+        L = self.head_layer()
+        W = self.part(theta, L, "weight", (L["out"], L["in"][0]))
+        z = Phi @ W.T
+        if "bias" in L["at"]:
+            z = z + self.part(theta, L, "bias", (L["out"],))
+        E = self.signal(z, self.y[batch])
+        g = np.zeros(self.P)
+        self.put(g, L, "weight", E.T @ Phi)
+        if "bias" in L["at"]:
+            self.put(g, L, "bias", E.sum(axis=0))
+        return E, g
+
+    def body_backward(self, theta, batch, E):
+        """The body's gradient from the output signal E: one backward pass
+        of G = E W through the layers before the head."""
+        L = self.head_layer()
+        W = self.part(theta, L, "weight", (L["out"], L["in"][0]))
+        _, caches = self._body(theta, batch)
+        G, g = E @ W, np.zeros(self.P)
+        for L, cache in zip(reversed(self.layers[:-1]), reversed(caches)):
+            G = self.backward(theta, L, cache, G, g)
+        return g
+
+    # -- the Hessian-vector product (forward over reverse) -------------------------------
+    def hvp(self, theta, batch, v):
+        """∇²f(θ; batch) v, exact: the derivative of the backward pass
+        along θ + εv (Pearlmutter's R-operator).  A forward pass with
+        tangents Ẏ of every layer's output, then the backward pass with
+        the signal's tangent Ġ beside G; relu and max-pool are piecewise
+        linear (their second derivative is 0 off the kinks)."""
+        X, y = self.X[batch], self.y[batch]
+        z, caches = self.forward(theta, X, train=True)
+        dA = np.zeros((len(batch),) + self.input)
+        for L, cache in zip(self.layers, caches):
+            cache["dX"] = dA
+            dA = self.tangent(theta, v, L, cache, dA)
+            cache["dY"] = dA
+        if self.s is None:
+            raise _base().Unsupported("the Hessian-vector product of a "
+                                      "cross-entropy layer list")
+        G = self.signal(z, y)
+        dG = self.s * dA / len(y)           # Ġ = ∂²ℓ/∂z² ż / n_b = s ż / n_b
+        out = np.zeros(self.P)
+        for L, cache in zip(reversed(self.layers), reversed(caches)):
+            G, dG = self.backward_tangent(theta, v, L, cache, G, dG, out)
+        return out
+
+    def tangent(self, theta, v, L, cache, dX):
+        """Ẏ of one layer from Ẋ and the direction v of its parameters."""
+        t, Y = L["type"], cache["Y"]
+        if t == "dense":
+            shape = (L["out"], L["in"][0])
+            W, V = self.part(theta, L, "weight", shape), self.part(v, L, "weight", shape)
+            dY = dX @ W.T + cache["X"] @ V.T               # Ẋ Wᵀ + X Vᵀ
+            if "bias" in L["at"]:
+                dY = dY + self.part(v, L, "bias", (L["out"],))
+            return dY
+        if t == "conv2d":
+            k, s, p = L["kernel"], L.get("stride", 1), L.get("padding", 0)
+            C, H, W_in = L["in"]
+            O = L["out_channels"]
+            dP = patches(pad(dX, p), k, s)
+            cache["dP"] = dP
+            Wt = self.part(theta, L, "weight", (O, C, k, k))
+            Vt = self.part(v, L, "weight", (O, C, k, k))
+            dY = np.einsum("nchwij,ocij->nohw", dP, Wt) + \
+                np.einsum("nchwij,ocij->nohw", cache["P"], Vt)
+            if "bias" in L["at"]:
+                dY = dY + self.part(v, L, "bias", (O,))[None, :, None, None]
+            return dY
+        if t == "maxpool2d":
+            k = L["kernel"]
+            flat = patches(dX, k, L.get("stride", k))
+            flat = flat.reshape(flat.shape[:4] + (k * k,))
+            return np.take_along_axis(flat, cache["a"][..., None], axis=-1)[..., 0]
+        if t == "avgpool2d":
+            k = L["kernel"]
+            return patches(dX, k, L.get("stride", k)).sum(axis=(4, 5)) / (k * k)
+        if t == "flatten":
+            return dX.reshape(len(dX), -1)
+        if t == "relu":
+            return dX * (Y > 0.0)
+        if t == "tanh":
+            return dX * (1.0 - Y * Y)
+        if t == "sigmoid":
+            return dX * Y * (1.0 - Y)
+        raise _base().Unsupported("the Hessian-vector product through %s" % t)
+
+    def backward_tangent(self, theta, v, L, cache, G, dG, out):
+        """The backward step and its tangent: writes the derivative of the
+        layer's parameter gradients into out; returns (∂/∂X, its tangent)."""
+        t, X, Y = L["type"], cache["X"], cache["Y"]
+        dX, dY = cache["dX"], cache["dY"]
+        if t == "dense":
+            shape = (L["out"], L["in"][0])
+            W, V = self.part(theta, L, "weight", shape), self.part(v, L, "weight", shape)
+            self.put(out, L, "weight", dG.T @ X + G.T @ dX)   # (Gᵀ X)˙
+            if "bias" in L["at"]:
+                self.put(out, L, "bias", dG.sum(axis=0))
+            return G @ W, dG @ W + G @ V                     # (G W)˙
+        if t == "conv2d":
+            k, s, p = L["kernel"], L.get("stride", 1), L.get("padding", 0)
+            C, H, W_in = L["in"]
+            O = L["out_channels"]
+            Wt = self.part(theta, L, "weight", (O, C, k, k))
+            Vt = self.part(v, L, "weight", (O, C, k, k))
+            self.put(out, L, "weight",
+                     np.einsum("nohw,nchwij->ocij", dG, cache["P"]) +
+                     np.einsum("nohw,nchwij->ocij", G, cache["dP"]))
+            if "bias" in L["at"]:
+                self.put(out, L, "bias", dG.sum(axis=(0, 2, 3)))
+            back = []
+            for P_ in (np.einsum("nohw,ocij->nchwij", G, Wt),
+                       np.einsum("nohw,ocij->nchwij", dG, Wt) +
+                       np.einsum("nohw,ocij->nchwij", G, Vt)):
+                back.append(crop(unpatches(P_, cache["Xp_shape"], k, s),
+                                 p, H, W_in))
+            return back[0], back[1]
+        if t == "tanh":
+            return G * (1.0 - Y * Y), dG * (1.0 - Y * Y) - 2.0 * G * Y * dY
+        if t == "sigmoid":
+            return (G * Y * (1.0 - Y),
+                    dG * Y * (1.0 - Y) + G * (1.0 - 2.0 * Y) * dY)
+        # relu, the pools, flatten: linear maps fixed by the forward pass
+        scratch = np.zeros(self.P)
+        return (self.backward(theta, L, cache, G, scratch),
+                self.backward(theta, L, cache, dG, scratch))
+
     # -- the running statistics --------------------------------------------------------
-    def track(self, theta, unbiased=True, force=False):
+    def track(self, theta, unbiased=None, force=False):
         """θ with its running statistics moved by the last training-mode
         pass (torch.nn.BatchNorm*d in train()): r_μ ← (1 − ρ) r_μ + ρ μ,
-        r_v ← (1 − ρ) r_v + ρ M/(M − 1) s² (unbiased) or ρ s².  With
+        r_v ← (1 − ρ) r_v + ρ M/(M − 1) s² (unbiased, bn.running_var's
+        default) or ρ s² (biased; unbiased None: the switch's).  With
         bn.running = frozen, θ unchanged (unless force: FedBN's own
         update)."""
+        if unbiased is None:
+            unbiased = self.unbiased
         if not self.stats or (self.running == "frozen" and not force):
             return theta
         theta = theta.copy()

@@ -15,6 +15,16 @@ server averages with n_k / sum n_j or 1/m), hetlora (truncation to r_k, the
 regulariser lambda ||B_t|| ||A_t|| on the ranks floor(gamma r_k)..r_k - 1
 when that cut is >= r_min and lambda > 0, pruning when the tail product
 fell, weights ||B_k A_k||_F / sum_j, zero-padded averages).
+
+Targets (lora.targets, or by name in init.lora_targets: a block, or a
+layer's name meaning its weight; in block order): the linear, softmax and
+mlp weights, and on a layer list ("kind": "layers", pfl_numpy_layers.py)
+every dense and conv2d weight, a conv2d weight O x C x kappa x kappa as the
+matrix O x (C kappa kappa).  With the client optimizer (opt.*,
+pfl_numpy_optim.for_adapter) the step is the optimizer's on d = the
+gradient above, per block <layer>.lora_A, <layer>.lora_B (FFA-LoRA's A
+blocks never move); HetLoRA cuts the optimizer's buffers to the client's
+rank with its adapter.
 """
 import importlib
 import math
@@ -88,26 +98,54 @@ def _install():
     base._lora_installed = True
 
 
-def _targets(model, r, which):
-    """[(offset of W, k, d, offset of A, offset of B)] and the length Q."""
-    d = model["d"]
+def _named(spec, blocks):
+    """The block names init.lora_targets asks for (None: not given); a
+    layer's name means its weight (docs/models.md, "Low-rank adapters")."""
+    names = spec.get("init", {}).get("lora_targets")
+    if names is None:
+        return None
+    have = {name for name, _, _, _ in blocks}
+    return {n if n in have else n + ".weight" for n in names}
+
+
+def _targets(spec, r, which):
+    """[(offset of W, k, d, offset of A, offset of B, name)] in block order
+    and the length Q.  A layer list's targets are its dense and conv2d
+    weights, a conv2d weight O x C x kappa x kappa read as the matrix
+    O x (C kappa kappa) (PEFT's Conv2d adapter)."""
+    model = spec["model"]
+    blocks = _base().model_blocks(model)
+    named = _named(spec, blocks)
+    if model["kind"] == "layers":
+        layers = _base().pfl_numpy_layers.layout(model)[0]
+        rows = {L["name"] + ".weight": L.get("out", L.get("out_channels"))
+                for L in layers if L["type"] in ("dense", "conv2d")}
     out, Q = [], 0
-    for name, off, size, groups in _base().model_blocks(model):
-        if name not in ("w", "W", "W1", "W2"):
+    for name, off, size, groups in blocks:
+        if model["kind"] == "layers":
+            if name not in rows:
+                continue
+            k = rows[name]
+            dd = size // k
+        elif name not in ("w", "W", "W1", "W2"):
             continue
-        if which == "head" and "head" not in groups:
-            continue
-        if which == "input" and "input" not in groups:
-            continue
-        if model["kind"] == "linear":
-            k, dd = 1, d
+        elif model["kind"] == "linear":
+            k, dd = 1, model["d"]
         elif name == "W":
-            k, dd = model["k"], d
+            k, dd = model["k"], model["d"]
         elif name == "W1":
-            k, dd = model["h"], d
+            k, dd = model["h"], model["d"]
         else:
             k, dd = model.get("k", 1), model["h"]
-        out.append((off, k, dd, Q, Q + r * dd))
+        if named is not None:
+            if name not in named:
+                continue
+        elif which == "head" and "head" not in groups:
+            continue
+        elif which == "input" and "input" not in groups:
+            continue
+        layer = name[:-len(".weight")] if name.endswith(".weight") else name
+        out.append((off, k, dd, Q, Q + r * dd, layer))
         Q += r * (dd + k)
     return out, Q
 
@@ -115,12 +153,12 @@ def _targets(model, r, which):
 def _views(q, T, r):
     """Per target (A r x d, B k x r) views into q."""
     return [(q[oA:oA + r * d].reshape(r, d), q[oB:oB + k * r].reshape(k, r))
-            for off, k, d, oA, oB in T]
+            for off, k, d, oA, oB, _ in T]
 
 
 def _merge(w0, q, T, r, s):
     theta = w0.copy()
-    for (off, k, d, oA, oB), (A, B) in zip(T, _views(q, T, r)):
+    for (off, k, d, oA, oB, _), (A, B) in zip(T, _views(q, T, r)):
         theta[off:off + k * d] += s * (B @ A).ravel()
     return theta
 
@@ -131,17 +169,26 @@ def _tail(q, T, r, c, rank):
             for A, B in _views(q, T, r)]
 
 
-def _train(q, data, batches, w0, T, r, rank, cfg, log, bug):
+def _train(q, data, batches, w0, T, r, rank, cfg, log, bug, opt=None):
+    """Line 2: the local steps on the adapter q.  The plain step is
+    (B, A) <- (B, A) - eta grad; with a client optimizer opt (opt.*), its
+    step on d = grad over the blocks lora_A, lora_B (FFA-LoRA: B only)."""
     s, eta, method, lam, cut = cfg
     reg = method == "hetlora" and lam > 0 and cut >= _RMIN[0]
     before = sum((nb * na) ** 2 for nb, na in _tail(q, T, r, cut, rank)) if reg else 0.0
+    move = np.ones(len(q), dtype=bool)            # FFA-LoRA: A never moves
+    if method == "ffa" and bug != "lora-ffa-trains-a":
+        for off, k, d, oA, oB, _ in T:
+            move[oA:oB] = False
     for step, batch in enumerate(batches, start=1):
         g = data.grad(_merge(w0, q, T, r, s), batch)
+        gq = np.zeros(len(q))
         new = q.copy()
-        for (off, k, d, oA, oB), (A, B), (An, Bn) in zip(T, _views(q, T, r), _views(new, T, r)):
+        for (off, k, d, oA, oB, _), (A, B), (gA, gB), (An, Bn) in zip(
+                T, _views(q, T, r), _views(gq, T, r), _views(new, T, r)):
             G = g[off:off + k * d].reshape(k, d)
-            gB = s * G @ A.T
-            gA = s * B.T @ G
+            gB[:] = s * G @ A.T
+            gA[:] = s * B.T @ G
             if reg and bug != "hetlora-no-regulariser":
                 nB = np.linalg.norm(B[:, cut:rank])
                 nA = np.linalg.norm(A[cut:rank])
@@ -149,15 +196,37 @@ def _train(q, data, batches, w0, T, r, rank, cfg, log, bug):
                     gB[:, cut:rank] += lam * nA * B[:, cut:rank] / nB
                 if nA > 0:
                     gA[cut:rank] += lam * nB * A[cut:rank] / nA
+            if opt is not None:
+                continue
             Bn -= eta * gB
             if method != "ffa" or bug == "lora-ffa-trains-a":
                 if bug == "lora-sequential":
                     gA = s * Bn.T @ G
                 An -= eta * gA
-        q = new
+        q = opt.step(q, gq, eta, move) if opt is not None else new
         log(step, q)
     pruned = reg and sum((nb * na) ** 2 for nb, na in _tail(q, T, r, cut, rank)) < before
     return q, pruned
+
+
+def _truncate_state(opt, T, r, rank):
+    """HetLoRA: the optimizer's buffers (momentum, Adam's moments) cut to
+    rank with the adapter, so the zero padding stays zero; step counts
+    are kept."""
+    if opt is None:
+        return
+    for off, k, d, oA, oB, layer in T:
+        for block, shape in ((layer + ".lora_A", (r, d)),
+                             (layer + ".lora_B", (k, r))):
+            st = opt.state.get(block, {})
+            for key in ("b", "m", "v"):
+                if isinstance(st.get(key), np.ndarray):
+                    x = st[key].reshape(shape).copy()
+                    if block.endswith("A"):
+                        x[rank:] = 0.0
+                    else:
+                        x[:, rank:] = 0.0
+                    st[key] = x.ravel()
 
 
 _RMIN = [1]
@@ -176,7 +245,7 @@ def run(spec, clients, w0, log, bug):
     hp = spec["algorithm"]["hyperparameters"]
     sw = spec["algorithm"].get("switches", {})
     model = spec["model"]
-    if model["kind"] not in ("linear", "softmax", "mlp"):
+    if model["kind"] not in ("linear", "softmax", "mlp", "layers"):
         raise base.Unsupported("lora on %s" % model["kind"])
     init = spec.get("init", {})
     method = sw.get("lora.method", "personal")
@@ -191,7 +260,11 @@ def run(spec, clients, w0, log, bug):
     lam = hp.get("hetlora.lambda", 0.0)
     gamma = hp.get("hetlora.gamma", 0.5)
     _RMIN[0] = int(hp.get("hetlora.r_min", 1))
-    T, Q = _targets(model, r, sw.get("lora.targets", "all"))
+    T, Q = _targets(spec, r, sw.get("lora.targets", "all"))
+    opts = base.pfl_numpy_optim.for_adapter(
+        spec, [(layer + part, lo, lo + n) for off, k, d, oA, oB, layer in T
+               for part, lo, n in ((".lora_A", oA, r * d),
+                                   (".lora_B", oB, k * r))], Q)
     q = np.asarray(init["lora"], dtype=float)
     N = len(clients)
     rank = [int(x) for x in init.get("lora_ranks", [r] * N)]
@@ -204,15 +277,19 @@ def run(spec, clients, w0, log, bug):
             if method != "personal" and bug != "lora-stale-start":
                 qs[i] = _truncate(q, T, r, r if bug == "hetlora-no-truncate" else rank[i])
             log("client_begin", "train", "q", qs[i], round=t, client=i, step=0)
+            opt = opts and opts.begin(0, i)
+            if method == "hetlora":
+                _truncate_state(opt, T, r, rank[i])
             cut = math.floor(gamma * rank[i])
             qs[i], pruned = _train(
                 qs[i], clients[i], rnd["batches"][j], w0, T, r, rank[i],
                 (s, eta, method, lam, cut),
                 lambda st, x, i=i, t=t: log("step", "train", "q", x, round=t,
-                                            client=i, step=st), bug)
+                                            client=i, step=st), bug, opt)
             if pruned:
                 rank[i] = cut
                 qs[i] = _truncate(qs[i], T, r, cut)
+                _truncate_state(opt, T, r, cut)
             if method == "hetlora":
                 log("note", "train", "rank", [rank[i]], round=t, client=i)
             v[i] = _merge(w0, qs[i], T, r, s)
@@ -238,7 +315,7 @@ def run(spec, clients, w0, log, bug):
             p[i] = p[i] / Z if Z > 0 else 1.0 / len(ids)
         log("note", "train", "weights", p, round=t)
         new = q.copy() if method == "ffa" else np.zeros(Q)
-        for (off, k, d, oA, oB) in T:
+        for (off, k, d, oA, oB, _) in T:
             lo = oB if method == "ffa" else oA
             new[lo:oB + k * r] = sum(p[i] * qs[i][lo:oB + k * r] for i in ids)
         if bug == "hetlora-renormalise":

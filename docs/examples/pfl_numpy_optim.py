@@ -39,8 +39,9 @@ DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0, "opt.dampening": 0.0,
             "opt.nesterov": "off", "opt.weight_decay_form": "coupled",
             "opt.decay_scope": "all", "opt.clip": "off",
             "opt.state": "reset"}
-# the algorithms whose local steps take the optimizer here (local_sgd)
-TAKES = ("fedavg", "local", "finetune")
+# the algorithms whose local steps take the optimizer here (local_sgd,
+# FedBN's own loop, LoRA's adapter steps: for_adapter)
+TAKES = ("fedavg", "local", "finetune", "fedbn", "lora")
 CLIP_EPS = 1e-6                  # clip_grad_norm_'s 1e-6 beside the norm
 
 
@@ -158,13 +159,25 @@ def decay_scope(spec, cfg, blocks):
 
 
 class Optimizers:
-    """Every client's optimizers of one run, by opt.state."""
+    """Every client's optimizers of one run, by opt.state.  The model's
+    parameter blocks by default; blocks [(name, lo, hi)] over a vector of
+    `size` entries instead (LoRA's adapter: every block decays, none is a
+    buffer)."""
 
-    def __init__(self, spec):
+    def __init__(self, spec, blocks=None, size=None):
         base = _base()
         self.cfg = cfg = options(spec)
         if cfg["opt.method"] not in ("sgd", "adam", "adamw"):
             raise base.Unsupported("opt.method %r" % cfg["opt.method"])
+        if blocks is not None:
+            if cfg["opt.decay_scope"] not in ("all", "weights"):
+                raise base.Unsupported("opt.decay_scope %r on an adapter"
+                                       % cfg["opt.decay_scope"])
+            self.blocks = list(blocks)
+            self.buffer = np.zeros(size, dtype=bool)
+            self.decays = np.ones(size, dtype=bool)
+            self.kept = {}
+            return
         model = spec["model"]
         blocks = base.model_blocks(model)
         self.blocks = [(name, off, off + size) for name, off, size, _ in blocks]
@@ -197,4 +210,12 @@ def for_run(spec):
                                   "drive %s)" % (spec["algorithm"]["name"],
                                                  ", ".join(TAKES)))
     return Optimizers(spec)
+
+
+def for_adapter(spec, blocks, size):
+    """LoRA's optimizers over the adapter q (blocks <layer>.lora_A,
+    <layer>.lora_B), or None for the papers' plain step."""
+    if plain(options(spec)):
+        return None
+    return Optimizers(spec, blocks, size)
 # SPDX-License-Identifier: GPL-3.0-or-later

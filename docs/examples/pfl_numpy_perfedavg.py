@@ -31,7 +31,8 @@ train_one_step calls optimizer.step(), the decayed lr).
 Hessian-vector products: the quadratic and linear models give their
 Hessian matrix (pfl_numpy's hessian(batch)); the mlp (identity activation,
 squared loss) differentiates its gradient along v in forward mode
-(mlp_hvp below).
+(mlp_hvp below); a layer list runs its backward pass with tangents
+(pfl_numpy_layers.Layers.hvp, Pearlmutter's R-operator).
 
 Bugs (--bug NAME; tests/detection/bugs-perfedavg.json):
   perfedavg-hf-around-w-tilde    HF's finite difference around w̃, not w
@@ -187,6 +188,8 @@ def _grad(model, theta, batch):
 
 
 def hvp(model, theta, batch, v):
+    if hasattr(model, "hvp"):          # a layer list: forward over reverse
+        return model.hvp(theta, batch, v)
     if hasattr(model, "bn") and hasattr(model, "eps"):   # the BN mlp
         return bn_hvp(model, theta, batch, v)
     if isinstance(model, _host().Mlp):
