@@ -1147,6 +1147,13 @@ EXTENSIONS = ("pfl_numpy_perfedavg", "pfl_numpy_apfl", "pfl_numpy_interp",
               "pfl_numpy_lora")
 
 
+def _extension_run(mod, spec, clients, w0, log):
+    """An extension's run, refusing (Unsupported) a client optimizer it
+    does not drive rather than stepping with plain SGD."""
+    pfl_numpy_optim.for_run(spec)
+    return mod.run(spec, clients, w0, log, BUG)
+
+
 def _load_extensions():
     global BUGS
     here = os.path.dirname(os.path.abspath(__file__))
@@ -1158,7 +1165,7 @@ def _load_extensions():
         mod = __import__(name)
         ALGORITHMS[mod.ALGORITHM] = (
             lambda spec, clients, w0, log, mod=mod:
-            mod.run(spec, clients, w0, log, BUG))
+            _extension_run(mod, spec, clients, w0, log))
         BUGS = BUGS + tuple(mod.BUGS)
 
 
