@@ -467,13 +467,13 @@ static pflref_status check_bn_running(const pflref_algorithm *alg,
         layer != NULL ? layer : "", alg->bn_refusal);
 }
 
-/* Test the input parameters, then allocate and initialise the state. */
-static pflref_status run_prepare(const pflref_problem *problem,
-                                 const pflref_algorithm *alg,
-                                 const pflref_hyper *hyper,
-                                 const pflref_schedule *schedule,
-                                 const double *w0, const pflref_trace *trace,
-                                 pflref_state *s, pflref_error *err)
+/* Test the arguments: none NULL, the schedule's N and post phase, w0
+ * finite, then the hyperparameters (required, opt.*, bn.running). */
+static pflref_status check_arguments(const pflref_problem *problem,
+                                     const pflref_algorithm *alg,
+                                     const pflref_hyper *hyper,
+                                     const pflref_schedule *schedule,
+                                     const double *w0, pflref_error *err)
 {
     /* Name the first NULL argument, so the caller knows which one. */
     const char *null_arg = problem == NULL    ? "problem"
@@ -502,8 +502,18 @@ static pflref_status run_prepare(const pflref_problem *problem,
         st = pflref_optim_check(alg, hyper, err);
     if (st == PFLREF_OK)   /* bn.running: ref/engine/sgd.c */
         st = check_bn_running(alg, &problem->model, hyper, err);
-    if (st != PFLREF_OK)
-        return st;
+    return st;
+}
+
+/* Test the schedule against the algorithm and the clients' data: every
+ * selected client aggregated (unless alg->train_all), the schedule valid
+ * for the training-set sizes, a post phase only where the algorithm has
+ * one. */
+static pflref_status check_schedule(const pflref_problem *problem,
+                                    const pflref_algorithm *alg,
+                                    const pflref_schedule *schedule,
+                                    pflref_error *err)
+{
     for (size_t t = 0; alg->train_all == NULL && t < schedule->T; t++)
         if (schedule->rounds[t].n_selected != schedule->rounds[t].m) {
             char where[PFLREF_WHERE_MAX];
@@ -519,7 +529,7 @@ static pflref_status run_prepare(const pflref_problem *problem,
         return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     for (size_t i = 0; i < problem->N; i++)
         n[i] = problem->clients[i].train.n;
-    st = pflref_schedule_validate(schedule, n, problem->N, err);
+    pflref_status st = pflref_schedule_validate(schedule, n, problem->N, err);
     free(n);
     if (st != PFLREF_OK)
         return st;
@@ -527,6 +537,63 @@ static pflref_status run_prepare(const pflref_problem *problem,
     if (schedule->post != NULL && !alg->needs_post && !alg->allows_post)
         return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
                                 "%s has no post-training phase", alg->name);
+    return PFLREF_OK;
+}
+
+/* The algorithm's work buffers (alg->work_alloc) into s->extra, their
+ * bytes counted in mem and checked against the memory available. */
+static pflref_status alloc_work(pflref_state *s,
+                                const pflref_problem *problem,
+                                const pflref_algorithm *alg,
+                                const pflref_hyper *hyper, run_memory *mem,
+                                pflref_error *err)
+{
+    s->extra = alg->work_alloc(problem, hyper);
+    if (s->extra == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL,
+                                "out of memory allocating %s's work "
+                                "buffers (P = %zu, N = %zu)", alg->name,
+                                s->P, s->N);
+    mem->work = ((const pflref_work *)s->extra)->bytes;
+    return run_memory_check(mem, s->N, s->P, err);
+}
+
+/* The client optimizers' states (opt.*) into s->optim, their bytes added
+ * to mem and checked against the memory available. */
+static pflref_status alloc_optim(pflref_state *s,
+                                 const pflref_problem *problem,
+                                 const pflref_algorithm *alg,
+                                 const pflref_hyper *hyper, run_memory *mem,
+                                 pflref_error *err)
+{
+    /* the model's parameters, or the algorithm's own vector (lora's
+     * adapter) without a split */
+    const size_t len = alg->opt_length != NULL
+                           ? alg->opt_length(problem, hyper) : s->P;
+    s->optim = pflref_optim_alloc(&hyper->opt,
+                                  alg->opt_length != NULL ? NULL : s->mask,
+                                  s->N, len, alg->opt_slots);
+    if (s->optim == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, NULL,
+                                "out of memory allocating the client "
+                                "optimizers' states (opt.state, P = %zu, "
+                                "N = %zu)", s->P, s->N);
+    mem->work = add_sat(mem->work, s->optim->bytes);
+    return run_memory_check(mem, s->N, s->P, err);
+}
+
+/* Test the input parameters, then allocate and initialise the state. */
+static pflref_status run_prepare(const pflref_problem *problem,
+                                 const pflref_algorithm *alg,
+                                 const pflref_hyper *hyper,
+                                 const pflref_schedule *schedule,
+                                 const double *w0, const pflref_trace *trace,
+                                 pflref_state *s, pflref_error *err)
+{
+    pflref_status st;
+    if ((st = check_arguments(problem, alg, hyper, schedule, w0, err)) ||
+        (st = check_schedule(problem, alg, schedule, err)))
+        return st;
     /* Limits by memory: the run's estimate against the memory available,
      * before anything is allocated, then again with the algorithm's
      * buffers (calloc'ed, not yet touched) before init touches them. */
@@ -539,39 +606,12 @@ static pflref_status run_prepare(const pflref_problem *problem,
         return st;
     if (alg->check != NULL)
         st = alg->check(problem, hyper, schedule, s->mask, err);
-    if (st == PFLREF_OK && alg->work_alloc != NULL) {
-        s->extra = alg->work_alloc(problem, hyper);
-        if (s->extra == NULL)
-            st = pflref_error_set(err, PFLREF_ENOMEM, NULL,
-                                  "out of memory allocating %s's work "
-                                  "buffers (P = %zu, N = %zu)", alg->name,
-                                  s->P, s->N);
-        else {
-            mem.work = ((const pflref_work *)s->extra)->bytes;
-            st = run_memory_check(&mem, s->N, s->P, err);
-        }
-    }
+    if (st == PFLREF_OK && alg->work_alloc != NULL)
+        st = alloc_work(s, problem, alg, hyper, &mem, err);
     /* the client optimizers' states (opt.*; none for plain SGD) */
     if (st == PFLREF_OK && alg->opt_slots > 0 &&
-        !pflref_optim_is_plain(&hyper->opt)) {
-        /* the model's parameters, or the algorithm's own vector (lora's
-         * adapter) without a split */
-        const size_t len = alg->opt_length != NULL
-                               ? alg->opt_length(problem, hyper) : s->P;
-        s->optim = pflref_optim_alloc(&hyper->opt,
-                                      alg->opt_length != NULL ? NULL
-                                                              : s->mask,
-                                      s->N, len, alg->opt_slots);
-        if (s->optim == NULL)
-            st = pflref_error_set(err, PFLREF_ENOMEM, NULL,
-                                  "out of memory allocating the client "
-                                  "optimizers' states (opt.state, P = %zu, "
-                                  "N = %zu)", s->P, s->N);
-        else {
-            mem.work = add_sat(mem.work, s->optim->bytes);
-            st = run_memory_check(&mem, s->N, s->P, err);
-        }
-    }
+        !pflref_optim_is_plain(&hyper->opt))
+        st = alloc_optim(s, problem, alg, hyper, &mem, err);
     if (st == PFLREF_OK && alg->init != NULL)
         st = alg->init(s, err);
     if (st != PFLREF_OK)

@@ -3,6 +3,8 @@
  *
  *   ref/io/result.c        the text of a result (pflref-result/1), its
  *                          arrays inline or as file references
+ *   ref/io/result_metrics.c  its "metrics" (per client and summaries),
+ *                          written, and read back for `pflref table`
  *   ref/io/result_files.c  the files form: the arrays beyond inline_max as
  *                          .npy files in STEM.arrays/, then the JSON
  *
@@ -15,6 +17,7 @@
 
 #include <stddef.h>
 #include "pflref/io.h"
+#include "io/emit.h"
 
 typedef enum {
     PFLREF_RA_W0 = 0,        /* w0                 (P)                   */
@@ -52,6 +55,12 @@ void pflref_result_arrays(const pflref_spec *spec,
 /* 1 when record k of tj is written in the result's trajectory (0: a final
  * record, written once as the "final" object). */
 int pflref_result_record_written(const pflref_trajectory *tj, size_t k);
+
+/* The result's "metrics" object into e: per reported model of r,
+ * {"per_client": {...}, "summary": {...}}, the training set's metrics
+ * (those model m has), then the test set's when there is one. */
+void pflref_result_emit_metrics(pflref_emit *e, const pflref_run_result *r,
+                                const pflref_model *m);
 
 /* How a result's arrays are written: each slot's reference (the string
  * written in place of its numbers: "out.arrays/final.v.npy"), or NULL for

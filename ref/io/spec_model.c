@@ -263,20 +263,15 @@ static const char *const *layer_keys(pflref_layer_kind kind)
     }
 }
 
-/* model.layers[i] into L. */
-static pflref_status read_layer(const json_t *v, size_t i, pflref_layer *L,
-                                pflref_error *err)
+/* model.layers[i].type: the layer kind it names, or an error. */
+static pflref_status read_layer_kind(const json_t *v, size_t i,
+                                     const char *where, int *kind,
+                                     pflref_error *err)
 {
-    const size_t max = PFLREF_SPEC_MAX_COUNT;
-    char where[96], path[112];
-    layer_path(where, sizeof where, i, NULL);
-    json_t *t_v, *n_v;
+    char path[112];
+    json_t *t_v;
     const char *type;
     pflref_status st;
-    if (!json_is_object(v))
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "a layer is an object with a \"type\", not "
-                                "%s", pflref_json_type_name(v));
     layer_path(path, sizeof path, i, "type");
     if ((st = pflref_json_member(v, where, "type", 1, &t_v, err)) ||
         (st = pflref_json_string(t_v, path, &type, err)))
@@ -287,31 +282,51 @@ static pflref_status read_layer(const json_t *v, size_t i, pflref_layer *L,
                                 "would have to be data (masks-as-data, as "
                                 "every other random choice), which pflref "
                                 "does not read yet");
-    int kind = -1;
+    *kind = -1;
     for (int q = 0; LAYER_TYPES[q] != NULL; q++)
         if (strcmp(type, LAYER_TYPES[q]) == 0)
-            kind = q;
-    if (kind < 0)
+            *kind = q;
+    if (*kind < 0)
         return pflref_error_set(err, PFLREF_EINVAL, path,
                                 "unknown layer type \"%s\" (known: dense, "
                                 "conv2d, maxpool2d, avgpool2d, flatten, "
                                 "relu, tanh, sigmoid, batchnorm1d, "
                                 "batchnorm2d)", type);
-    *L = (pflref_layer){.kind = (pflref_layer_kind)kind, .bias = 1};
-    if ((st = pflref_json_object(v, where, layer_keys(L->kind), err)))
+    return PFLREF_OK;
+}
+
+/* model.layers[i].name, when given, into L->name. */
+static pflref_status read_layer_name(const json_t *v, size_t i,
+                                     pflref_layer *L, pflref_error *err)
+{
+    char path[112];
+    json_t *n_v;
+    pflref_status st;
+    if ((n_v = json_object_get(v, "name")) == NULL)
+        return PFLREF_OK;
+    const char *name;
+    layer_path(path, sizeof path, i, "name");
+    if ((st = pflref_json_string(n_v, path, &name, err)))
         return st;
-    if ((n_v = json_object_get(v, "name")) != NULL) {
-        const char *name;
-        layer_path(path, sizeof path, i, "name");
-        if ((st = pflref_json_string(n_v, path, &name, err)))
-            return st;
-        if (name[0] == '\0' || strlen(name) >= sizeof L->name)
-            return pflref_error_set(err, PFLREF_EINVAL, path,
-                                    "a layer's name has 1 to %d characters",
-                                    PFLREF_LAYER_NAME_MAX - 1);
-        memcpy(L->name, name, strlen(name) + 1);
-    }
+    if (name[0] == '\0' || strlen(name) >= sizeof L->name)
+        return pflref_error_set(err, PFLREF_EINVAL, path,
+                                "a layer's name has 1 to %d characters",
+                                PFLREF_LAYER_NAME_MAX - 1);
+    memcpy(L->name, name, strlen(name) + 1);
+    return PFLREF_OK;
+}
+
+/* The sizes of model.layers[i] by its kind: out (dense), out_channels and
+ * padding (conv2d), kernel and stride (conv2d, the pools), num_features,
+ * eps and momentum (the batch norms). */
+static pflref_status read_layer_sizes(const json_t *v, size_t i,
+                                      const char *where, pflref_layer *L,
+                                      pflref_error *err)
+{
+    const size_t max = PFLREF_SPEC_MAX_COUNT;
+    char path[112];
     json_t *x;
+    pflref_status st;
     switch (L->kind) {
     case PFLREF_LAYER_DENSE:
         layer_path(path, sizeof path, i, "out");
@@ -355,6 +370,30 @@ static pflref_status read_layer(const json_t *v, size_t i, pflref_layer *L,
     default:
         break;
     }
+    return PFLREF_OK;
+}
+
+/* model.layers[i] into L: its type, then (the keys its kind allows) its
+ * name, sizes and bias. */
+static pflref_status read_layer(const json_t *v, size_t i, pflref_layer *L,
+                                pflref_error *err)
+{
+    char where[96], path[112];
+    layer_path(where, sizeof where, i, NULL);
+    json_t *x;
+    int kind;
+    pflref_status st;
+    if (!json_is_object(v))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "a layer is an object with a \"type\", not "
+                                "%s", pflref_json_type_name(v));
+    if ((st = read_layer_kind(v, i, where, &kind, err)))
+        return st;
+    *L = (pflref_layer){.kind = (pflref_layer_kind)kind, .bias = 1};
+    if ((st = pflref_json_object(v, where, layer_keys(L->kind), err)) ||
+        (st = read_layer_name(v, i, L, err)) ||
+        (st = read_layer_sizes(v, i, where, L, err)))
+        return st;
     if ((x = json_object_get(v, "bias")) != NULL) {
         layer_path(path, sizeof path, i, "bias");
         if ((st = pflref_json_bool(x, path, &L->bias, err)))
