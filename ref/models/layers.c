@@ -102,75 +102,130 @@ static pflref_status layer_error(pflref_error *err, size_t i,
     return pflref_error_set(err, PFLREF_EINVAL, where, fmt, a, b);
 }
 
+/* Dense: [n] → [out]; checks out >= 1 and the bias flag. */
+static pflref_status dense_shape(pflref_layer *L, size_t i, const char *in,
+                                 pflref_error *err)
+{
+    if (L->in_rank != 1)
+        return layer_error(err, i, NULL,
+                           "dense needs a vector input, got the image "
+                           "%s%s", in,
+                           " (put a flatten layer before it)");
+    if (L->out < 1)
+        return layer_error(err, i, "out", "dense needs out >= 1%s%s",
+                           "", "");
+    if (L->bias != 0 && L->bias != 1)
+        return layer_error(err, i, "bias", "bias must be 0 or 1%s%s", "",
+                           "");
+    L->out_shape[0] = L->out;
+    return PFLREF_OK;
+}
+
+/* Conv2d, maxpool2d, avgpool2d: [C, H, W] → [O or C, H', W'] with
+ * H' = ⌊(H + 2p − κ)/s⌋ + 1 (a pool's window must tile the input). */
+static pflref_status window_shape(pflref_layer *L, size_t i, const char *in,
+                                  pflref_error *err)
+{
+    char tmp[160];
+    const size_t *s = L->in_shape;
+    const char *kname = pflref_layer_kind_name(L->kind);
+    const int conv = L->kind == PFLREF_LAYER_CONV2D;
+    if (L->in_rank != 3)
+        return layer_error(err, i, NULL, "%s needs an image input "
+                           "[C, H, W], got the vector %s",
+                           kname, in);
+    if (L->kernel < 1)
+        return layer_error(err, i, "kernel", "%s needs kernel >= 1%s",
+                           kname, "");
+    if (conv && L->out < 1)
+        return layer_error(err, i, "out_channels",
+                           "%s needs out_channels >= 1%s", kname, "");
+    if (conv && L->bias != 0 && L->bias != 1)
+        return layer_error(err, i, "bias", "bias must be 0 or 1%s%s", "",
+                           "");
+    if (L->stride == 0)
+        L->stride = conv ? 1 : L->kernel;
+    const size_t p = conv ? L->padding : 0;
+    if (!conv && L->padding != 0)
+        return layer_error(err, i, "padding",
+                           "%s has no padding%s", kname, "");
+    const size_t Hp = s[1] + 2 * p, Wp = s[2] + 2 * p;
+    if (L->kernel > Hp || L->kernel > Wp) {
+        snprintf(tmp, sizeof tmp, "kernel %zu × %zu is larger than the "
+                 "%sinput %s (%zu × %zu)", L->kernel, L->kernel,
+                 p ? "padded " : "", in, Hp, Wp);
+        return layer_error(err, i, "kernel", "%s%s", tmp, "");
+    }
+    if (!conv && ((Hp - L->kernel) % L->stride != 0 ||
+                  (Wp - L->kernel) % L->stride != 0)) {
+        snprintf(tmp, sizeof tmp, "the %zu × %zu window with stride %zu "
+                 "does not tile the input %s: (H − kernel) %% stride = "
+                 "%zu, (W − kernel) %% stride = %zu", L->kernel,
+                 L->kernel, L->stride, in, (Hp - L->kernel) % L->stride,
+                 (Wp - L->kernel) % L->stride);
+        return layer_error(err, i, "kernel", "%s%s", tmp, "");
+    }
+    L->out_shape[0] = conv ? L->out : s[0];
+    L->out_shape[1] = (Hp - L->kernel) / L->stride + 1;
+    L->out_shape[2] = (Wp - L->kernel) / L->stride + 1;
+    return PFLREF_OK;
+}
+
+/* Batchnorm1d [n] → [n], batchnorm2d [C, H, W] → [C, H, W]; checks
+ * num_features, ε and ρ, and sets out := n or C. */
+static pflref_status bn_shape(pflref_layer *L, size_t i, const char *in,
+                              pflref_error *err)
+{
+    char tmp[160];
+    const size_t *s = L->in_shape;
+    const int two = L->kind == PFLREF_LAYER_BATCHNORM2D;
+    if (two && L->in_rank != 3)
+        return layer_error(err, i, NULL,
+                           "batchnorm2d normalises the channels of an "
+                           "image, got the vector %s%s", in,
+                           " (batchnorm1d normalises a vector)");
+    if (!two && L->in_rank != 1)
+        return layer_error(err, i, NULL,
+                           "batchnorm1d normalises the features of a "
+                           "vector, got the image %s%s", in,
+                           " (batchnorm2d normalises channels; or "
+                           "flatten first)");
+    /* out holds a given num_features (0: not given) */
+    if (L->out != 0 && L->out != s[0]) {
+        snprintf(tmp, sizeof tmp, "num_features = %zu does not match "
+                 "the input %s (%zu %s)", L->out, in, s[0],
+                 two ? "channels" : "features");
+        return layer_error(err, i, "num_features", "%s%s", tmp, "");
+    }
+    if (!(L->eps >= 0.0 && L->eps <= DBL_MAX))
+        return layer_error(err, i, "eps", "ε must be finite and >= 0%s%s",
+                           "", "");
+    if (!(L->momentum >= 0.0 && L->momentum <= 1.0))
+        return layer_error(err, i, "momentum",
+                           "ρ must lie in [0, 1]%s%s", "", "");
+    L->out = s[0];
+    return PFLREF_OK;
+}
+
 /* L->out_shape from L->in_shape (both rank-tagged), for layer i: the
  * shape-chaining rules of the header. */
 static pflref_status layer_shape(pflref_layer *L, size_t i, pflref_error *err)
 {
-    char in[64], tmp[160];
+    char in[64], tmp[32];
     const size_t *s = L->in_shape;
     shape_text(in, sizeof in, s, L->in_rank);
-    const char *kname = pflref_layer_kind_name(L->kind);
     L->out_rank = L->in_rank;
     memcpy(L->out_shape, s, sizeof L->out_shape);
+    pflref_status st = PFLREF_OK;
     switch (L->kind) {
     case PFLREF_LAYER_DENSE:
-        if (L->in_rank != 1)
-            return layer_error(err, i, NULL,
-                               "dense needs a vector input, got the image "
-                               "%s%s", in,
-                               " (put a flatten layer before it)");
-        if (L->out < 1)
-            return layer_error(err, i, "out", "dense needs out >= 1%s%s",
-                               "", "");
-        if (L->bias != 0 && L->bias != 1)
-            return layer_error(err, i, "bias", "bias must be 0 or 1%s%s", "",
-                               "");
-        L->out_shape[0] = L->out;
+        st = dense_shape(L, i, in, err);
         break;
     case PFLREF_LAYER_CONV2D:
     case PFLREF_LAYER_MAXPOOL2D:
-    case PFLREF_LAYER_AVGPOOL2D: {
-        const int conv = L->kind == PFLREF_LAYER_CONV2D;
-        if (L->in_rank != 3)
-            return layer_error(err, i, NULL, "%s needs an image input "
-                               "[C, H, W], got the vector %s",
-                               kname, in);
-        if (L->kernel < 1)
-            return layer_error(err, i, "kernel", "%s needs kernel >= 1%s",
-                               kname, "");
-        if (conv && L->out < 1)
-            return layer_error(err, i, "out_channels",
-                               "%s needs out_channels >= 1%s", kname, "");
-        if (conv && L->bias != 0 && L->bias != 1)
-            return layer_error(err, i, "bias", "bias must be 0 or 1%s%s", "",
-                               "");
-        if (L->stride == 0)
-            L->stride = conv ? 1 : L->kernel;
-        const size_t p = conv ? L->padding : 0;
-        if (!conv && L->padding != 0)
-            return layer_error(err, i, "padding",
-                               "%s has no padding%s", kname, "");
-        const size_t Hp = s[1] + 2 * p, Wp = s[2] + 2 * p;
-        if (L->kernel > Hp || L->kernel > Wp) {
-            snprintf(tmp, sizeof tmp, "kernel %zu × %zu is larger than the "
-                     "%sinput %s (%zu × %zu)", L->kernel, L->kernel,
-                     p ? "padded " : "", in, Hp, Wp);
-            return layer_error(err, i, "kernel", "%s%s", tmp, "");
-        }
-        if (!conv && ((Hp - L->kernel) % L->stride != 0 ||
-                      (Wp - L->kernel) % L->stride != 0)) {
-            snprintf(tmp, sizeof tmp, "the %zu × %zu window with stride %zu "
-                     "does not tile the input %s: (H − kernel) %% stride = "
-                     "%zu, (W − kernel) %% stride = %zu", L->kernel,
-                     L->kernel, L->stride, in, (Hp - L->kernel) % L->stride,
-                     (Wp - L->kernel) % L->stride);
-            return layer_error(err, i, "kernel", "%s%s", tmp, "");
-        }
-        L->out_shape[0] = conv ? L->out : s[0];
-        L->out_shape[1] = (Hp - L->kernel) / L->stride + 1;
-        L->out_shape[2] = (Wp - L->kernel) / L->stride + 1;
+    case PFLREF_LAYER_AVGPOOL2D:
+        st = window_shape(L, i, in, err);
         break;
-    }
     case PFLREF_LAYER_FLATTEN:
         L->out_rank = 1;
         L->out_shape[0] = s[0] * s[1] * s[2];
@@ -181,40 +236,16 @@ static pflref_status layer_shape(pflref_layer *L, size_t i, pflref_error *err)
     case PFLREF_LAYER_SIGMOID:
         break;
     case PFLREF_LAYER_BATCHNORM1D:
-    case PFLREF_LAYER_BATCHNORM2D: {
-        const int two = L->kind == PFLREF_LAYER_BATCHNORM2D;
-        if (two && L->in_rank != 3)
-            return layer_error(err, i, NULL,
-                               "batchnorm2d normalises the channels of an "
-                               "image, got the vector %s%s", in,
-                               " (batchnorm1d normalises a vector)");
-        if (!two && L->in_rank != 1)
-            return layer_error(err, i, NULL,
-                               "batchnorm1d normalises the features of a "
-                               "vector, got the image %s%s", in,
-                               " (batchnorm2d normalises channels; or "
-                               "flatten first)");
-        /* out holds a given num_features (0: not given) */
-        if (L->out != 0 && L->out != s[0]) {
-            snprintf(tmp, sizeof tmp, "num_features = %zu does not match "
-                     "the input %s (%zu %s)", L->out, in, s[0],
-                     two ? "channels" : "features");
-            return layer_error(err, i, "num_features", "%s%s", tmp, "");
-        }
-        if (!(L->eps >= 0.0 && L->eps <= DBL_MAX))
-            return layer_error(err, i, "eps", "ε must be finite and >= 0%s%s",
-                               "", "");
-        if (!(L->momentum >= 0.0 && L->momentum <= 1.0))
-            return layer_error(err, i, "momentum",
-                               "ρ must lie in [0, 1]%s%s", "", "");
-        L->out = s[0];
+    case PFLREF_LAYER_BATCHNORM2D:
+        st = bn_shape(L, i, in, err);
         break;
-    }
     default:
         snprintf(tmp, sizeof tmp, "%d", (int)L->kind);
         return layer_error(err, i, "type", "unknown layer type %s%s", tmp,
                            "");
     }
+    if (st != PFLREF_OK)
+        return st;
     L->in_size = s[0] * s[1] * s[2];
     L->out_size = L->out_shape[0] * L->out_shape[1] * L->out_shape[2];
     return PFLREF_OK;
@@ -318,12 +349,12 @@ static pflref_status layer_name(pflref_model *m, pflref_layer *L, size_t i,
     return PFLREF_OK;
 }
 
-pflref_status pflref_model_init_layers(pflref_model *m, pflref_loss loss,
-                                       const size_t *input, int input_rank,
-                                       const pflref_layer *layers,
-                                       size_t nlayers, pflref_error *err)
+/* Test the input parameters of pflref_model_init_layers. */
+static pflref_status check_init_args(pflref_model *m, pflref_loss loss,
+                                     const size_t *input, int input_rank,
+                                     const pflref_layer *layers,
+                                     size_t nlayers, pflref_error *err)
 {
-    /* Test the input parameters. */
     pflref_status st;
     if ((st = pflref_arg_nonnull(err, "m", m)) ||
         (st = pflref_arg_nonnull(err, "input", input)) ||
@@ -347,23 +378,23 @@ pflref_status pflref_model_init_layers(pflref_model *m, pflref_loss loss,
         return pflref_error_set(err, PFLREF_EINVAL, "layers",
                                 "%zu layers: a list has 1 to %d", nlayers,
                                 PFLREF_MAX_LAYERS);
+    return PFLREF_OK;
+}
 
-    /* The shapes, layer after layer, then the names and blocks. */
-    pflref_model c = {.kind = PFLREF_MODEL_LAYERS, .loss = loss,
-                      .input_rank = input_rank, .nlayers = nlayers,
-                      .activation = PFLREF_ACT_RELU};
-    c.input[0] = input[0];
-    c.input[1] = input_rank == 3 ? input[1] : 1;
-    c.input[2] = input_rank == 3 ? input[2] : 1;
-    c.d = c.input[0] * c.input[1] * c.input[2];
-    size_t shape[3] = {c.input[0], c.input[1], c.input[2]};
-    int rank = input_rank;
+/* The shapes, layer after layer, then each layer's name and blocks, into
+ * c (whose input is set); the first batchnorm layer gives c's ε and ρ. */
+static pflref_status chain_layers(pflref_model *c, const pflref_layer *layers,
+                                  size_t nlayers, pflref_error *err)
+{
+    pflref_status st;
+    size_t shape[3] = {c->input[0], c->input[1], c->input[2]};
+    int rank = c->input_rank;
     for (size_t i = 0; i < nlayers; i++) {
-        pflref_layer *L = &c.layers[i];
+        pflref_layer *L = &c->layers[i];
         *L = layers[i];
         memcpy(L->in_shape, shape, sizeof shape);
         L->in_rank = rank;
-        if ((st = layer_shape(L, i, err)) || (st = layer_name(&c, L, i, err)))
+        if ((st = layer_shape(L, i, err)) || (st = layer_name(c, L, i, err)))
             return st;
         /* no size may pass 2^31 entries per sample */
         if (L->out_size > ((size_t)1 << 31) ||
@@ -373,17 +404,24 @@ pflref_status pflref_model_init_layers(pflref_model *m, pflref_loss loss,
                                "", "");
         memcpy(shape, L->out_shape, sizeof shape);
         rank = L->out_rank;
-        if ((st = layer_blocks(&c, L, i, err)))
+        if ((st = layer_blocks(c, L, i, err)))
             return st;
-        if (pflref_layer_is_bn(L->kind) && !c.bn) {
-            c.bn = 1;
-            c.bn_eps = L->eps;
-            c.bn_momentum = L->momentum;
+        if (pflref_layer_is_bn(L->kind) && !c->bn) {
+            c->bn = 1;
+            c->bn_eps = L->eps;
+            c->bn_momentum = L->momentum;
         }
     }
+    return PFLREF_OK;
+}
 
-    /* The output: k logits (cross_entropy) or one ŷ (squared losses). */
-    const pflref_layer *last = &c.layers[nlayers - 1];
+/* The output: k logits (cross_entropy) or one ŷ (squared losses); sets
+ * c->k and checks that some layer has parameters. */
+static pflref_status check_output(pflref_model *c, pflref_error *err)
+{
+    const size_t nlayers = c->nlayers;
+    const pflref_loss loss = c->loss;
+    const pflref_layer *last = &c->layers[nlayers - 1];
     char out[64];
     shape_text(out, sizeof out, last->out_shape, last->out_rank);
     if (last->out_rank != 1)
@@ -391,44 +429,51 @@ pflref_status pflref_model_init_layers(pflref_model *m, pflref_loss loss,
                            "the last layer's output %s is an image: the "
                            "loss needs a vector (add flatten and dense)%s",
                            out, "");
-    c.k = last->out_shape[0];
-    if (loss == PFLREF_LOSS_CROSS_ENTROPY && c.k < 2)
+    c->k = last->out_shape[0];
+    if (loss == PFLREF_LOSS_CROSS_ENTROPY && c->k < 2)
         return layer_error(err, nlayers - 1, NULL,
                            "cross_entropy needs k >= 2 logits, the last "
                            "layer gives %s%s", out, "");
-    if (loss != PFLREF_LOSS_CROSS_ENTROPY && c.k != 1)
+    if (loss != PFLREF_LOSS_CROSS_ENTROPY && c->k != 1)
         return layer_error(err, nlayers - 1, NULL,
                            "the %s loss needs one output, the last layer "
                            "gives %s", pflref_loss_name(loss), out);
-    if (c.nblocks == 0)
+    if (c->nblocks == 0)
         return pflref_error_set(err, PFLREF_EINVAL, "layers",
                                 "no layer has parameters (dense, conv2d or "
                                 "batchnorm)");
+    return PFLREF_OK;
+}
 
-    /* Flags: the first parametrised layer is the input, the last the
-     * head; h := the features of the last dense layer (its input). */
+/* Flags: the first parametrised layer is the input, the last the head;
+ * h := the features of the last dense layer (its input). */
+static void mark_groups(pflref_model *c)
+{
     const pflref_layer *first = NULL, *lastp = NULL;
-    for (size_t i = 0; i < nlayers; i++)
-        if (c.layers[i].first_block >= 0) {
-            first = first != NULL ? first : &c.layers[i];
-            lastp = &c.layers[i];
+    for (size_t i = 0; i < c->nlayers; i++)
+        if (c->layers[i].first_block >= 0) {
+            first = first != NULL ? first : &c->layers[i];
+            lastp = &c->layers[i];
         }
     for (size_t q = 0; q < first->nblocks; q++)
-        c.blocks[(size_t)first->first_block + q].is_input = 1;
+        c->blocks[(size_t)first->first_block + q].is_input = 1;
     for (size_t q = 0; q < lastp->nblocks; q++)
-        c.blocks[(size_t)lastp->first_block + q].is_head = 1;
-    c.bias = lastp->bias;
-    for (size_t i = 0; i < nlayers; i++)
-        if (c.layers[i].kind == PFLREF_LAYER_DENSE)
-            c.h = c.layers[i].in_size;
+        c->blocks[(size_t)lastp->first_block + q].is_head = 1;
+    c->bias = lastp->bias;
+    for (size_t i = 0; i < c->nlayers; i++)
+        if (c->layers[i].kind == PFLREF_LAYER_DENSE)
+            c->h = c->layers[i].in_size;
+}
 
-    /* P, checked against the memory available. */
+/* c->P := Σ of the block sizes, checked against the memory available. */
+static pflref_status count_P(pflref_model *c, pflref_error *err)
+{
     size_t P = 0;
-    for (size_t b = 0; b < c.nblocks; b++)
-        if (!pflref_size_add(&P, c.blocks[b].size))
+    for (size_t b = 0; b < c->nblocks; b++)
+        if (!pflref_size_add(&P, c->blocks[b].size))
             return pflref_error_set(err, PFLREF_ENOMEM, "P",
                                     "the parameter count overflows");
-    c.P = P;
+    c->P = P;
     size_t avail;
     /* a malformed PFLREF_MEMORY_LIMIT is the run's to report (model.c) */
     if (pflref_memory_available(&avail, NULL, NULL) == PFLREF_OK &&
@@ -437,6 +482,31 @@ pflref_status pflref_model_init_layers(pflref_model *m, pflref_loss loss,
                                 "P = %zu parameters need %zu bytes, more "
                                 "than the %zu available", P,
                                 P * sizeof(double), avail);
+    return PFLREF_OK;
+}
+
+pflref_status pflref_model_init_layers(pflref_model *m, pflref_loss loss,
+                                       const size_t *input, int input_rank,
+                                       const pflref_layer *layers,
+                                       size_t nlayers, pflref_error *err)
+{
+    pflref_status st = check_init_args(m, loss, input, input_rank, layers,
+                                       nlayers, err);
+    if (st != PFLREF_OK)
+        return st;
+    pflref_model c = {.kind = PFLREF_MODEL_LAYERS, .loss = loss,
+                      .input_rank = input_rank, .nlayers = nlayers,
+                      .activation = PFLREF_ACT_RELU};
+    c.input[0] = input[0];
+    c.input[1] = input_rank == 3 ? input[1] : 1;
+    c.input[2] = input_rank == 3 ? input[2] : 1;
+    c.d = c.input[0] * c.input[1] * c.input[2];
+    if ((st = chain_layers(&c, layers, nlayers, err)) ||
+        (st = check_output(&c, err)))
+        return st;
+    mark_groups(&c);
+    if ((st = count_P(&c, err)))
+        return st;
     *m = c;
     return PFLREF_OK;
 }
@@ -459,6 +529,86 @@ static int push(pflref_layer *layers, size_t *n, pflref_layer_kind kind,
     return 1;
 }
 
+/* PFLlib FedAvgCNN: conv1 = Sequential(Conv2d(C, 32, 5), ReLU,
+ * MaxPool2d(2, 2)), conv2 = Sequential(Conv2d(32, 64, 5), ReLU,
+ * MaxPool2d(2, 2)), torch.flatten(out, 1), fc1 =
+ * Sequential(Linear(dim, 512), ReLU), fc = Linear(512, k) */
+static void preset_fedavgcnn(size_t k, pflref_layer *layers, size_t *n)
+{
+    const pflref_layer_kind D = PFLREF_LAYER_DENSE, C = PFLREF_LAYER_CONV2D,
+                            R = PFLREF_LAYER_RELU, F = PFLREF_LAYER_FLATTEN,
+                            M = PFLREF_LAYER_MAXPOOL2D;
+    push(layers, n, C, "conv1.0", 32, 5, 1, 0);
+    push(layers, n, R, "conv1.1", 0, 0, 0, 0);
+    push(layers, n, M, "conv1.2", 0, 2, 2, 0);
+    push(layers, n, C, "conv2.0", 64, 5, 1, 0);
+    push(layers, n, R, "conv2.1", 0, 0, 0, 0);
+    push(layers, n, M, "conv2.2", 0, 2, 2, 0);
+    push(layers, n, F, "flatten", 0, 0, 0, 0);
+    push(layers, n, D, "fc1.0", 512, 0, 0, 0);
+    push(layers, n, R, "fc1.1", 0, 0, 0, 0);
+    push(layers, n, D, "fc", k, 0, 0, 0);
+}
+
+/* d2l's LeNet: nn.Sequential(Conv2d(C, 6, 5, padding=2), Sigmoid,
+ * AvgPool2d(2, 2), Conv2d(6, 16, 5), Sigmoid, AvgPool2d(2, 2),
+ * Flatten, Linear(·, 120), Sigmoid, Linear(120, 84), Sigmoid,
+ * Linear(84, k)) */
+static void preset_lenet5(size_t k, pflref_layer *layers, size_t *n)
+{
+    const pflref_layer_kind D = PFLREF_LAYER_DENSE, C = PFLREF_LAYER_CONV2D,
+                            S = PFLREF_LAYER_SIGMOID, F = PFLREF_LAYER_FLATTEN,
+                            A = PFLREF_LAYER_AVGPOOL2D;
+    push(layers, n, C, "0", 6, 5, 1, 2);
+    push(layers, n, S, "1", 0, 0, 0, 0);
+    push(layers, n, A, "2", 0, 2, 2, 0);
+    push(layers, n, C, "3", 16, 5, 1, 0);
+    push(layers, n, S, "4", 0, 0, 0, 0);
+    push(layers, n, A, "5", 0, 2, 2, 0);
+    push(layers, n, F, "6", 0, 0, 0, 0);
+    push(layers, n, D, "7", 120, 0, 0, 0);
+    push(layers, n, S, "8", 0, 0, 0, 0);
+    push(layers, n, D, "9", 84, 0, 0, 0);
+    push(layers, n, S, "10", 0, 0, 0, 0);
+    push(layers, n, D, "11", k, 0, 0, 0);
+}
+
+/* nn.Sequential([Flatten,] Linear(d, h1), act, ..., Linear(hL, k)), named
+ * by index; checks act and hidden. */
+static pflref_status preset_mlp(int input_rank, size_t k,
+                                const size_t *hidden, size_t nhidden,
+                                pflref_layer_kind act, pflref_layer *layers,
+                                size_t *n, pflref_error *err)
+{
+    if (!pflref_layer_is_activation(act))
+        return pflref_error_set(err, PFLREF_EINVAL, "activation",
+                                "the mlp preset's activation is relu, "
+                                "tanh or sigmoid");
+    if (2 * nhidden + 2 > PFLREF_MAX_LAYERS)
+        return pflref_error_set(err, PFLREF_EINVAL, "hidden",
+                                "%zu hidden layers: at most %d", nhidden,
+                                PFLREF_MAX_LAYERS / 2 - 1);
+    if (nhidden > 0 && hidden == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "hidden",
+                                "hidden is NULL");
+    char name[24];
+    if (input_rank == 3)
+        push(layers, n, PFLREF_LAYER_FLATTEN, "0", 0, 0, 0, 0);
+    for (size_t q = 0; q < nhidden; q++) {
+        if (hidden[q] < 1)
+            return pflref_error_set(err, PFLREF_EINVAL, "hidden",
+                                    "hidden[%zu] = 0: a layer has at "
+                                    "least one unit", q);
+        snprintf(name, sizeof name, "%zu", *n);
+        push(layers, n, PFLREF_LAYER_DENSE, name, hidden[q], 0, 0, 0);
+        snprintf(name, sizeof name, "%zu", *n);
+        push(layers, n, act, name, 0, 0, 0, 0);
+    }
+    snprintf(name, sizeof name, "%zu", *n);
+    push(layers, n, PFLREF_LAYER_DENSE, name, k, 0, 0, 0);
+    return PFLREF_OK;
+}
+
 pflref_status pflref_layers_preset(const char *preset, int input_rank,
                                    size_t k, const size_t *hidden,
                                    size_t nhidden, pflref_layer_kind act,
@@ -471,76 +621,20 @@ pflref_status pflref_layers_preset(const char *preset, int input_rank,
         (st = pflref_arg_nonnull(err, "nlayers", nlayers)))
         return st;
     size_t n = 0;
-    const pflref_layer_kind D = PFLREF_LAYER_DENSE, C = PFLREF_LAYER_CONV2D,
-                            R = PFLREF_LAYER_RELU, S = PFLREF_LAYER_SIGMOID,
-                            F = PFLREF_LAYER_FLATTEN;
-    if (strcmp(preset, "fedavgcnn") == 0) {
-        /* PFLlib FedAvgCNN: conv1 = Sequential(Conv2d(C, 32, 5), ReLU,
-         * MaxPool2d(2, 2)), conv2 = Sequential(Conv2d(32, 64, 5), ReLU,
-         * MaxPool2d(2, 2)), torch.flatten(out, 1), fc1 =
-         * Sequential(Linear(dim, 512), ReLU), fc = Linear(512, k) */
+    const int cnn = strcmp(preset, "fedavgcnn") == 0;
+    if (cnn || strcmp(preset, "lenet5") == 0) {
         if (input_rank != 3)
             return pflref_error_set(err, PFLREF_EINVAL, "input",
-                                    "fedavgcnn takes an image [C, H, W]");
-        push(layers, &n, C, "conv1.0", 32, 5, 1, 0);
-        push(layers, &n, R, "conv1.1", 0, 0, 0, 0);
-        push(layers, &n, PFLREF_LAYER_MAXPOOL2D, "conv1.2", 0, 2, 2, 0);
-        push(layers, &n, C, "conv2.0", 64, 5, 1, 0);
-        push(layers, &n, R, "conv2.1", 0, 0, 0, 0);
-        push(layers, &n, PFLREF_LAYER_MAXPOOL2D, "conv2.2", 0, 2, 2, 0);
-        push(layers, &n, F, "flatten", 0, 0, 0, 0);
-        push(layers, &n, D, "fc1.0", 512, 0, 0, 0);
-        push(layers, &n, R, "fc1.1", 0, 0, 0, 0);
-        push(layers, &n, D, "fc", k, 0, 0, 0);
-    } else if (strcmp(preset, "lenet5") == 0) {
-        /* d2l's LeNet: nn.Sequential(Conv2d(C, 6, 5, padding=2), Sigmoid,
-         * AvgPool2d(2, 2), Conv2d(6, 16, 5), Sigmoid, AvgPool2d(2, 2),
-         * Flatten, Linear(·, 120), Sigmoid, Linear(120, 84), Sigmoid,
-         * Linear(84, k)) */
-        if (input_rank != 3)
-            return pflref_error_set(err, PFLREF_EINVAL, "input",
-                                    "lenet5 takes an image [C, H, W]");
-        push(layers, &n, C, "0", 6, 5, 1, 2);
-        push(layers, &n, S, "1", 0, 0, 0, 0);
-        push(layers, &n, PFLREF_LAYER_AVGPOOL2D, "2", 0, 2, 2, 0);
-        push(layers, &n, C, "3", 16, 5, 1, 0);
-        push(layers, &n, S, "4", 0, 0, 0, 0);
-        push(layers, &n, PFLREF_LAYER_AVGPOOL2D, "5", 0, 2, 2, 0);
-        push(layers, &n, F, "6", 0, 0, 0, 0);
-        push(layers, &n, D, "7", 120, 0, 0, 0);
-        push(layers, &n, S, "8", 0, 0, 0, 0);
-        push(layers, &n, D, "9", 84, 0, 0, 0);
-        push(layers, &n, S, "10", 0, 0, 0, 0);
-        push(layers, &n, D, "11", k, 0, 0, 0);
+                                    "%s takes an image [C, H, W]",
+                                    cnn ? "fedavgcnn" : "lenet5");
+        if (cnn)
+            preset_fedavgcnn(k, layers, &n);
+        else
+            preset_lenet5(k, layers, &n);
     } else if (strcmp(preset, "mlp") == 0) {
-        /* nn.Sequential([Flatten,] Linear(d, h1), act, ..., Linear(hL, k)),
-         * named by index */
-        if (!pflref_layer_is_activation(act))
-            return pflref_error_set(err, PFLREF_EINVAL, "activation",
-                                    "the mlp preset's activation is relu, "
-                                    "tanh or sigmoid");
-        if (2 * nhidden + 2 > PFLREF_MAX_LAYERS)
-            return pflref_error_set(err, PFLREF_EINVAL, "hidden",
-                                    "%zu hidden layers: at most %d", nhidden,
-                                    PFLREF_MAX_LAYERS / 2 - 1);
-        if (nhidden > 0 && hidden == NULL)
-            return pflref_error_set(err, PFLREF_EINVAL, "hidden",
-                                    "hidden is NULL");
-        char name[24];
-        if (input_rank == 3)
-            push(layers, &n, F, "0", 0, 0, 0, 0);
-        for (size_t q = 0; q < nhidden; q++) {
-            if (hidden[q] < 1)
-                return pflref_error_set(err, PFLREF_EINVAL, "hidden",
-                                        "hidden[%zu] = 0: a layer has at "
-                                        "least one unit", q);
-            snprintf(name, sizeof name, "%zu", n);
-            push(layers, &n, D, name, hidden[q], 0, 0, 0);
-            snprintf(name, sizeof name, "%zu", n);
-            push(layers, &n, act, name, 0, 0, 0, 0);
-        }
-        snprintf(name, sizeof name, "%zu", n);
-        push(layers, &n, D, name, k, 0, 0, 0);
+        if ((st = preset_mlp(input_rank, k, hidden, nhidden, act, layers, &n,
+                             err)))
+            return st;
     } else
         return pflref_error_set(err, PFLREF_EINVAL, "preset",
                                 "unknown preset \"%s\" (known: fedavgcnn, "

@@ -507,6 +507,41 @@ static void act_r_backward(pflref_layer_kind kind, const double *y,
     }
 }
 
+/* A dense layer of the R-backward pass: (Hv)_W, (Hv)_b from (dY, R{dY}) =
+ * (cur, Rcur), and, when dst is non-NULL (a layer below takes a signal),
+ * (dX, R{dX}) into (dst, Rdst); 1 when it wrote them. */
+static int dense_r_backward(const pflref_layer *L, const double *X,
+                            const double *RX, const double *W,
+                            const double *V, size_t nb, double alpha,
+                            const double *cur, const double *Rcur,
+                            double *dst, double *Rdst, double *HW,
+                            double *Hb, pflref_model_workspace *ws)
+{
+    const size_t in = L->in_size;
+    if (linear_form(L, X, ws)) {
+        /* (H v)_w := α X_bᵀ R{E},  (H v)_b := α Σ_j R{E}_j */
+        pflref_gemv(CblasTrans, alpha, X, nb, in, Rcur, 0.0, HW);
+        if (Hb != NULL)
+            pflref_colsum(Rcur, nb, 1, alpha, Hb);
+        return 0;
+    }
+    /* (Hv)_W := α R{dY}ᵀ X (+ α dYᵀ R{X}),  (Hv)_b := α Σ R{dY} */
+    pflref_dense_backward(Rcur, nb, L->out, X, in, alpha, HW, Hb);
+    if (RX != NULL)
+        pflref_gemm(CblasTrans, CblasNoTrans, alpha, cur, nb, L->out,
+                    RX, nb, in, 1.0, HW, L->out, in);
+    if (dst == NULL)
+        return 0;
+    /* R{dX} := R{dY} W + dY V,  dX := dY W */
+    pflref_gemm(CblasNoTrans, CblasNoTrans, 1.0, Rcur, nb, L->out,
+                W, L->out, in, 0.0, Rdst, nb, in);
+    pflref_gemm(CblasNoTrans, CblasNoTrans, 1.0, cur, nb, L->out,
+                V, L->out, in, 1.0, Rdst, nb, in);
+    pflref_gemm(CblasNoTrans, CblasNoTrans, 1.0, cur, nb, L->out,
+                W, L->out, in, 0.0, dst, nb, in);
+    return 1;
+}
+
 /* Hv := ∇²F v after forward and the loss terms (Z = P or r): the
  * R-forward pass, R{E} and E, then the R-backward pass from the last
  * layer to the first, carrying (dY, R{dY}) down. */
@@ -530,29 +565,10 @@ static void hvp(const pflref_model *m, const double *w, size_t nb,
         double *Hb = L->bias ? blk_out(m, L, Hv, 1) : NULL;
         const int down = i > fp;
         double *dst = other(ws->sig, cur), *Rdst = other(ws->Rsig, Rcur);
-        const size_t in = L->in_size;
         switch (L->kind) {
         case PFLREF_LAYER_DENSE:
-            if (linear_form(L, X, ws)) {
-                /* (H v)_w := α X_bᵀ R{E},  (H v)_b := α Σ_j R{E}_j */
-                pflref_gemv(CblasTrans, alpha, X, nb, in, Rcur, 0.0, HW);
-                if (Hb != NULL)
-                    pflref_colsum(Rcur, nb, 1, alpha, Hb);
-                break;
-            }
-            /* (Hv)_W := α R{dY}ᵀ X (+ α dYᵀ R{X}),  (Hv)_b := α Σ R{dY} */
-            pflref_dense_backward(Rcur, nb, L->out, X, in, alpha, HW, Hb);
-            if (RX != NULL)
-                pflref_gemm(CblasTrans, CblasNoTrans, alpha, cur, nb, L->out,
-                            RX, nb, in, 1.0, HW, L->out, in);
-            if (down) {
-                /* R{dX} := R{dY} W + dY V,  dX := dY W */
-                pflref_gemm(CblasNoTrans, CblasNoTrans, 1.0, Rcur, nb, L->out,
-                            W, L->out, in, 0.0, Rdst, nb, in);
-                pflref_gemm(CblasNoTrans, CblasNoTrans, 1.0, cur, nb, L->out,
-                            V, L->out, in, 1.0, Rdst, nb, in);
-                pflref_gemm(CblasNoTrans, CblasNoTrans, 1.0, cur, nb, L->out,
-                            W, L->out, in, 0.0, dst, nb, in);
+            if (dense_r_backward(L, X, RX, W, V, nb, alpha, cur, Rcur,
+                                 down ? dst : NULL, Rdst, HW, Hb, ws)) {
                 cur = dst;
                 Rcur = Rdst;
             }

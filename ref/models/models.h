@@ -2,9 +2,9 @@
 /* ref/models/models.h: what the files of ref/models/ share (private to
  * ref/).  Floor: models.
  *
- *   model.c      describe a model; the public loss, grad and hvp, which
- *                dispatch on the kind (pflref_model_ops_of); the split
- *                into blocks
+ *   model.c      describe a model; the split into blocks
+ *   objective.c  the public loss, grad and hvp, which dispatch on the
+ *                kind (pflref_model_ops_of)
  *   batch.c      the workspace, the argument and batch checks, the gather
  *   dense.c      GSL BLAS on flat row-major arrays; the dense layer
  *                Z = X Wᵀ + 1 bᵀ and its gradient
