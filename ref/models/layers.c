@@ -455,6 +455,8 @@ static void mark_groups(pflref_model *c)
             first = first != NULL ? first : &c->layers[i];
             lastp = &c->layers[i];
         }
+    if (first == NULL || lastp == NULL)
+        return;   /* no parameters: check_output refused the model */
     for (size_t q = 0; q < first->nblocks; q++)
         c->blocks[(size_t)first->first_block + q].is_input = 1;
     for (size_t q = 0; q < lastp->nblocks; q++)
