@@ -378,7 +378,7 @@ static pflref_status read_layer_sizes(const json_t *v, size_t i,
 static pflref_status read_layer(const json_t *v, size_t i, pflref_layer *L,
                                 pflref_error *err)
 {
-    char where[96], path[112];
+    char where[96];
     layer_path(where, sizeof where, i, NULL);
     json_t *x;
     int kind;
@@ -395,6 +395,7 @@ static pflref_status read_layer(const json_t *v, size_t i, pflref_layer *L,
         (st = read_layer_sizes(v, i, where, L, err)))
         return st;
     if ((x = json_object_get(v, "bias")) != NULL) {
+        char path[112];
         layer_path(path, sizeof path, i, "bias");
         if ((st = pflref_json_bool(x, path, &L->bias, err)))
             return st;

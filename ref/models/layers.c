@@ -176,7 +176,6 @@ static pflref_status window_shape(pflref_layer *L, size_t i, const char *in,
 static pflref_status bn_shape(pflref_layer *L, size_t i, const char *in,
                               pflref_error *err)
 {
-    char tmp[160];
     const size_t *s = L->in_shape;
     const int two = L->kind == PFLREF_LAYER_BATCHNORM2D;
     if (two && L->in_rank != 3)
@@ -192,6 +191,7 @@ static pflref_status bn_shape(pflref_layer *L, size_t i, const char *in,
                            "flatten first)");
     /* out holds a given num_features (0: not given) */
     if (L->out != 0 && L->out != s[0]) {
+        char tmp[160];
         snprintf(tmp, sizeof tmp, "num_features = %zu does not match "
                  "the input %s (%zu %s)", L->out, in, s[0],
                  two ? "channels" : "features");
@@ -386,7 +386,6 @@ static pflref_status check_init_args(pflref_model *m, pflref_loss loss,
 static pflref_status chain_layers(pflref_model *c, const pflref_layer *layers,
                                   size_t nlayers, pflref_error *err)
 {
-    pflref_status st;
     size_t shape[3] = {c->input[0], c->input[1], c->input[2]};
     int rank = c->input_rank;
     for (size_t i = 0; i < nlayers; i++) {
@@ -394,6 +393,7 @@ static pflref_status chain_layers(pflref_model *c, const pflref_layer *layers,
         *L = layers[i];
         memcpy(L->in_shape, shape, sizeof shape);
         L->in_rank = rank;
+        pflref_status st;
         if ((st = layer_shape(L, i, err)) || (st = layer_name(c, L, i, err)))
             return st;
         /* no size may pass 2^31 entries per sample */
