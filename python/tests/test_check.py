@@ -26,11 +26,16 @@ def run_example(script, vector_path, out):
 
 
 def fedavg_vectors():
+    """The FedAvg vectors fedavg_numpy.py runs: the linear model, n_k
+    weights, plain SGD (it refuses a client optimizer, opt.*)."""
     out = []
     for v in pflref.vectors(algorithm="fedavg"):
-        sw = v.raw["spec"]["algorithm"].get("switches", {})
+        alg = v.raw["spec"]["algorithm"]
+        sw = alg.get("switches", {})
+        opt = [k for part in (sw, alg.get("hyperparameters", {}))
+               for k in part if k.startswith("opt.")]
         if v.raw["spec"]["model"]["kind"] == "linear" and \
-                sw.get("fedavg.weights", "samples") == "samples":
+                sw.get("fedavg.weights", "samples") == "samples" and not opt:
             out.append(v)
     return out
 
