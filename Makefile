@@ -373,6 +373,9 @@ check-lint:
 
 COV_LINE   ?= 90
 COV_BRANCH ?= 75
+# --gcov-ignore-parse-errors: gcov derives one branch count of
+# ref/models/batch.c's workspace allocation as negative ("taken -3"), which
+# gcovr cannot parse; that line's branches are skipped, not the file.
 coverage:
 	@./deps.sh core coverage
 	@$(MAKE) -s --no-print-directory $(B)/cov/pflref $(B)/cov/tests/run $(REL_PRODUCTS)
@@ -380,6 +383,7 @@ coverage:
 	@$(call RUN_TESTS,cov,)
 	gcovr -r . --filter 'ref/' --object-directory $(B)/cov -s \
 	  --exclude-unreachable-branches --exclude-throw-branches \
+	  --gcov-ignore-parse-errors \
 	  --fail-under-line $(COV_LINE) --fail-under-branch $(COV_BRANCH)
 
 # The PyTorch example: FedAvg, pFedMe, Ditto and FedRep as torch.nn.Module
