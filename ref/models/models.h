@@ -269,7 +269,9 @@ void pflref_layers_head_forward(const pflref_model *m, const double *w,
 void pflref_layers_head_backward(const pflref_model *m, size_t nb,
                                  const double *Phi, const double *E,
                                  double *g);
-/* The body's entries of g from E: the body forward again, dΦ = E W, back. */
+/* The body's entries of g from E: dΦ = E W, back through the body on the
+ * outputs the features call left in ws (the body forward again only after
+ * another pass through ws). */
 void pflref_layers_body_grad(const pflref_model *m, const double *w,
                              size_t nb, const double *E,
                              pflref_model_workspace *ws, double *g);
