@@ -153,10 +153,12 @@ void pflref_client_lr(pflref_state *s, size_t i, size_t call, size_t calls);
 
 /* Local minibatch SGD with an optional proximal term, the one local solver:
  *   for s = 1..batches->nsteps:
- *     θ ← θ − η (∇f(θ; D_s) + μ (θ − ref))     on the entries with mask = 1
- * (mask NULL: every entry; μ = 0 or ref NULL: no proximal term).  With an
+ *     θ ← θ − η (∇f(θ; D_s) + c + μ (θ − ref))  on the entries with mask = 1
+ * (mask NULL: every entry; μ = 0 or ref NULL: no proximal term; shift NULL:
+ * no constant term c, such as SCAFFOLD's c − c_i or FedDyn's −∇L_k(θ_k^{t−1});
+ * the sum is formed in that order, ((∇f + c) + μ (θ − ref))).  With an
  * optimizer state opt (not NULL), the step is the optimizer's on
- * d = ∇f(θ; D_s) + μ (θ − ref) (pflref_optim_step: momentum, weight decay,
+ * d = ∇f(θ; D_s) + c + μ (θ − ref) (pflref_optim_step: momentum, weight decay,
  * Adam, clipping), and g holds d, clipped, on return.  Emits a STEP event
  * named `name` after every step and fails with PFLREF_EDIVERGE (round t,
  * client i, step s) when θ stops being finite.
@@ -171,6 +173,7 @@ typedef struct {
     double eta;
     double mu;
     const double *ref;
+    const double *shift;        /* the constant term c (P), or NULL         */
     const unsigned char *mask;
     const char *phase;
     const char *name;

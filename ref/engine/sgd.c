@@ -237,11 +237,19 @@ pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
                                 job->client, (long)(s + 1), err);
     if (st != PFLREF_OK)
         return st;
+    /* ∇f(θ; D_s) + c, the constant term of the local objective's gradient
+     * (SCAFFOLD's correction, FedDyn's linear term) on the moving entries */
+    for (size_t q = 0; job->shift != NULL && q < m->nblocks; q++) {
+        const pflref_block *B = &m->blocks[q];
+        if (!B->is_buffer && (mask == NULL || mask[B->offset]))
+            for (size_t p = B->offset; p < B->offset + B->size; p++)
+                g[p] += job->shift[p];
+    }
     /* req: fedavg.alg1.l14, local.eq2, finetune.eq3, interp.eq2 */
     /* req: fedbn.alg1.l2 */
     if (job->opt != NULL) {
-        /* the client optimizer on d = ∇f(θ; D_s) + μ (θ − ref), the
-         * gradient of the loss with its proximal term (ref/engine/optim.c) */
+        /* the client optimizer on d = ∇f(θ; D_s) + c + μ (θ − ref), the
+         * gradient of the local objective (ref/engine/optim.c) */
         for (size_t q = 0; prox && q < m->nblocks; q++) {
             const pflref_block *B = &m->blocks[q];
             if (!B->is_buffer && (mask == NULL || mask[B->offset]))
@@ -256,7 +264,7 @@ pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
                           job->formula);
         return PFLREF_OK;
     }
-    /* θ ← θ − η (∇f(θ; D_s) + μ (θ − ref)), block by block on the entries
+    /* θ ← θ − η (∇f(θ; D_s) + c + μ (θ − ref)), block by block on the entries
      * with mask = 1: cost ∝ the moving blocks' size */
     int finite = prox || pflref_blocks_step(m, mask, job->eta, g, theta);
     for (size_t q = 0; prox && q < m->nblocks; q++)
