@@ -72,10 +72,27 @@ DEEP_TEXT = ("Input 1x7x7; conv (2 channels, kernel 3, stride 2, padding 1) -> "
              "kernel 2 stride 1 -> 2x2x2, flatten (NCHW), fc1 8 -> 3, tanh, "
              "fc2 3 -> 2, sigmoid, fc3 2 -> 1; loss (y-hat - y)^2.")
 
+# DEEP2: a convolution after another parametrised layer, so the
+# Hessian-vector product's tangents of a conv2d's input patches and input
+# gradient are not zero (a first conv2d's are: its input is data)
+DEEP2 = {"kind": "layers", "input": [1, 5, 5], "loss": "squared",
+         "layers": [
+             {"type": "conv2d", "name": "conv1", "out_channels": 2, "kernel": 2},
+             {"type": "tanh"},
+             {"type": "conv2d", "name": "conv2", "out_channels": 2, "kernel": 2},
+             {"type": "relu"},
+             {"type": "flatten"},
+             {"type": "dense", "name": "fc", "out": 1}]}
+DEEP2_TEXT = ("Input 1x5x5; conv1 (2 channels, kernel 2) -> 2x4x4, tanh, conv2 "
+              "(2 channels, kernel 2) -> 2x3x3, relu, flatten (NCHW), fc 18 -> 1; "
+              "loss (y-hat - y)^2.")
+
 # the layer flags a network can earn (pflref_exact_layers.MUTANTS)
 MODEL_FLAGS = {
     "CNN": ["conv-kernel-orientation", "conv-weight-layout", "conv-padding",
             "pool-gradient", "flatten-order", "state-dict-order"],
+    "DEEP2": ["conv-kernel-orientation", "conv-weight-layout", "flatten-order",
+              "dense-weight-layout", "activation-derivative", "state-dict-order"],
     "DEEP": ["conv-kernel-orientation", "conv-padding", "pool-gradient",
              "flatten-order", "dense-weight-layout", "activation-derivative",
              "state-dict-order"],

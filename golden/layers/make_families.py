@@ -13,6 +13,10 @@ and pFedHN, and FedRep, Ditto and pFedMe beside their CNN vectors
   layers/local/cnn-...       the CNN (the same conv, relu, overlapping
                              maxpool, flatten, dense), exact fractions
                              (CNN_FAMILIES below says why only local).
+  layers/perfedavg/deep2-... DEEP2 (a conv2d after a conv2d: the
+                             Hessian-vector product's tangents of a conv
+                             layer's input), 60-digit decimals, the exact
+                             Per-FedAvg variant only.
 
 PFLEGO's vector records the body passes, (1, 1) for every tau as the
 paper caches the features.
@@ -69,7 +73,8 @@ GENERATOR = ("golden/layers/make_families.py ({}, the family's exact replay on "
              "pflref_exact_layers.py)")
 SKIP = {"lr-count", "lr-schedule", "schedule-drawn-order", "feature-transpose",
         "bias-gradient", "bias-update", "regression-only", "reference-output"}
-NETS = {"cnn": (fc.CNN, fc.CNN_TEXT, "CNN"), "deep": (fc.DEEP, fc.DEEP_TEXT, "DEEP")}
+NETS = {"cnn": (fc.CNN, fc.CNN_TEXT, "CNN"), "deep": (fc.DEEP, fc.DEEP_TEXT, "DEEP"),
+        "deep2": (fc.DEEP2, fc.DEEP2_TEXT, "DEEP2")}
 SOURCES = {
     "fedalt": "Pillutla, Malik, Mohamed, Rabbat, Sanjabi, Xiao, ICML 2022, Alg. 4 "
               "(FedAlt; FedRep preset); shared/spec notes-pflego-fedalt-fedsim-fedrep.md",
@@ -122,6 +127,8 @@ def must_model(net):
     """The layer flags every vector of a network must earn (its kinds)."""
     if net == "cnn":
         return {"conv-kernel-orientation", "conv-padding", "pool-gradient"}
+    if net == "deep2":
+        return {"conv-kernel-orientation", "activation-derivative"}
     return {"conv-kernel-orientation", "pool-gradient", "activation-derivative",
             "dense-weight-layout"}
 
@@ -474,13 +481,19 @@ FAMILIES = [fedalt, ditto, pfedme, local, finetune, perfedavg, perfedavg_exact, 
 CNN_FAMILIES = ("local",)
 
 
+# DEEP2 (a conv2d after another parametrised layer) only where a
+# Hessian-vector product runs: Per-FedAvg's exact variant
+DEEP2_FAMILIES = ("perfedavg_exact",)
+
+
 HELD = ()
 
 
 def makers(only=None):
     return [lambda f=f, net=net: f(net) for f in FAMILIES
             if (f.__name__ in only if only else f.__name__ not in HELD)
-            for net in NETS if net == "deep" or f.__name__ in CNN_FAMILIES]
+            for net in NETS if net == "deep" or f.__name__ in CNN_FAMILIES
+            or (net == "deep2" and f.__name__ in DEEP2_FAMILIES)]
 
 
 if __name__ == "__main__":
