@@ -834,6 +834,59 @@ def stem(path):
     return name[:-len(".json")] if name.endswith(".json") else name
 
 
+def _file_matches(path, size, sha256):
+    """1 when path is a regular file of size bytes whose SHA-256 is sha256
+    (hex): a file the earlier result wrote, unchanged since."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) != size:
+            return False
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest() == sha256
+    except OSError:
+        return False
+
+
+# the names save_result gives its files: FIELD.npy and the trajectory's
+_FILE_NAMES = frozenset([".".join(f) + ".npy" for f in ARRAY_FIELDS]
+                        + [TRAJECTORY_FILE])
+
+
+def _stale_files(path, folder, prefix, keep):
+    """The files of the result at path (a pflref-result/1 with a manifest)
+    under prefix, of a name save_result gives, that the new result does
+    not write (not in keep) and that are still as that result wrote them
+    (size and SHA-256): the C writer's rule (ref/io/result_files.c,
+    find_stale) for the results this package writes.  Nothing found is no
+    error: the result at path may be absent, unreadable or inline."""
+    try:
+        if not os.path.isdir(folder):
+            return []
+        with open(path, "r", encoding="utf-8") as f:
+            old = json.load(f)
+    except (OSError, ValueError):
+        return []
+    if not isinstance(old, dict) or old.get("format") != RESULT_FORMAT:
+        return []
+    stale = []
+    for entry in old.get(MANIFEST) or []:
+        if not isinstance(entry, dict):
+            continue
+        ref, sha, size = entry.get("path"), entry.get("sha256"), entry.get("bytes")
+        if (not isinstance(ref, str) or not isinstance(sha, str)
+                or not _is_index(size) or not ref.startswith(prefix)):
+            continue
+        leaf = ref[len(prefix):]
+        if leaf not in _FILE_NAMES or leaf in keep:
+            continue
+        full = os.path.join(folder, leaf)
+        if _file_matches(full, size, sha):
+            stale.append(full)
+    return stale
+
+
 def save_result(path, doc, arrays="inline", inline_max=INLINE_MAX):
     """Write a pflref-result/1 document (a dict, a Recorder, a Result;
     arrays as lists, NumPy arrays or torch tensors) to path, inline or in
@@ -886,10 +939,14 @@ def save_result(path, doc, arrays="inline", inline_max=INLINE_MAX):
                          "make its references read as .npz members" % path)
     out, written = _plan(doc, files, inline_max, prefix)
     target = _target(path)
+    folder = os.path.join(os.path.dirname(path), prefix[:-1])
+    # an earlier result's files this one does not rewrite, removed once
+    # the new document is in place (a rerun into the same path leaves no
+    # file its manifest does not list)
+    stale = _stale_files(target, folder, prefix, {name for name, _, _ in written})
     staging = _Staging()
     try:
         if written:
-            folder = os.path.join(os.path.dirname(path), prefix[:-1])
             staging.mkdir(folder)
             manifest = []
             for name, _, arr in written:
@@ -903,6 +960,16 @@ def save_result(path, doc, arrays="inline", inline_max=INLINE_MAX):
     except BaseException:
         staging.undo()
         raise
+    for f in stale:
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+    if stale and not written:
+        try:
+            os.rmdir(folder)   # only when empty
+        except OSError:
+            pass
     return out
 
 

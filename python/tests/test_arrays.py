@@ -194,6 +194,36 @@ def test_inline_max_decides_what_goes_to_a_file(tmp_path):
     assert out["final"]["v"] == "t.arrays/final.v.npy"     # STEM: t
 
 
+def test_a_rerun_removes_the_files_it_no_longer_writes(tmp_path):
+    """Saving again to the same path leaves no file of the earlier result
+    that the new manifest does not list (as the C writer), keeps a file
+    someone changed since, and removes the folder when the new result is
+    inline."""
+    path = files_form(tmp_path, name="r.json")
+    folder = tmp_path / "r.arrays"
+    before = sorted(p.name for p in folder.iterdir())
+    assert "final.alpha.npy" in before and "theta0.npy" in before
+    # fewer arrays: theta0, hypernetwork and alpha are no longer written
+    doc = every_kind()
+    for k in ("theta0", "hypernetwork"):
+        del doc[k]
+    del doc["final"]["alpha"]
+    out = pflref.save_result(path, doc, arrays="files", inline_max=0)
+    listed = sorted(os.path.basename(e["path"]) for e in out["array_files"])
+    assert sorted(p.name for p in folder.iterdir()) == listed
+    assert "theta0.npy" not in listed and "final.alpha.npy" not in listed
+    assert_same_arrays(pflref.load_result(path), doc)
+    # a file changed since it was written is not the earlier result's: kept
+    (folder / "w0.npy").write_bytes(b"someone else's")
+    pflref.save_result(path, doc, arrays="inline")
+    assert sorted(p.name for p in folder.iterdir()) == ["w0.npy"]
+    # nothing left of it: the inline save removes the folder too
+    (folder / "w0.npy").unlink()
+    path2 = files_form(tmp_path, name="r.json")
+    pflref.save_result(path2, doc, arrays="inline")
+    assert not folder.exists()
+
+
 def test_inline_json_reads_into_numpy_arrays(tmp_path):
     path = tmp_path / "cand.json"
     path.write_text(json.dumps({
