@@ -261,6 +261,60 @@ START_TEST(test_freeze_files_lint_and_schema)
 }
 END_TEST
 
+/* Freezing again over a vector in files leaves no file of the earlier
+ * vector that the new one does not list (docs/formats.md, "Golden vectors
+ * in files"), keeps a file changed since, and removes the emptied folder
+ * when the new vector is inline. */
+START_TEST(test_freeze_files_refreeze_removes_stale)
+{
+    char *dir = spec_folder(APFL);
+    char *alpha = tu_join(dir, "v.arrays/final.alpha.npy");
+    char *traj = tu_join(dir, "v.arrays/trajectory.npy");
+    char *w0 = tu_join(dir, "v.arrays/spec.init.w.npy");
+    char *folder = tu_join(dir, "v.arrays");
+    ck_assert_int_eq(tu_cli_in(dir, "freeze $D/s.json -o $D/v.json --arrays "
+                                 "files --inline-max 0", NULL, NULL), 0);
+    ck_assert(tu_exists(alpha) && tu_exists(traj) && tu_exists(w0));
+    /* a limit above α's N numbers but below the trajectory's: α inline */
+    json_t *v = tu_json_load_in(dir, "v.json");
+    const size_t N = json_array_size(json_object_get(
+        json_object_get(json_object_get(v, "expected"), "final"), "alpha"));
+    json_decref(v);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "freeze $D/s.json -o $D/v.json --arrays files "
+             "--inline-max %zu", N);
+    ck_assert_int_eq(tu_cli_in(dir, cmd, NULL, NULL), 0);
+    ck_assert_msg(!tu_exists(alpha), "final.alpha.npy left behind");
+    ck_assert(tu_exists(traj));
+    ck_assert_int_eq(tu_cli_in(dir, "verify $D/v.json", NULL, NULL), 0);
+    /* a file changed since it was written is not the vector's: kept */
+    FILE *fp = fopen(traj, "ab");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_int_ne(fputc(0x5a, fp), EOF);
+    ck_assert_int_eq(fclose(fp), 0);
+    ck_assert_int_eq(tu_cli_in(dir, "freeze $D/s.json -o $D/v.json", NULL,
+                               NULL), 0);
+    ck_assert(tu_exists(traj) && !tu_exists(w0));
+    json_t *inl = tu_json_load_in(dir, "v.json");
+    ck_assert_ptr_null(json_object_get(inl, "array_files"));
+    json_decref(inl);
+    ck_assert(tu_exists(folder));   /* the changed file is still in it */
+    /* files form, then inline: the folder goes too */
+    ck_assert_int_eq(unlink(traj), 0);
+    ck_assert_int_eq(tu_cli_in(dir, "freeze $D/s.json -o $D/v.json --arrays "
+                                 "files --inline-max 0", NULL, NULL), 0);
+    ck_assert_int_eq(tu_cli_in(dir, "freeze $D/s.json -o $D/v.json", NULL,
+                               NULL), 0);
+    ck_assert_msg(!tu_exists(folder), "v.arrays/ left behind");
+    free(alpha);
+    free(traj);
+    free(w0);
+    free(folder);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 /* A spec small enough to run in a moment: FedAvg, K = 3 clients in one
  * dimension, w⁰ given. */
 static const char SMALL[] =
@@ -511,6 +565,7 @@ TCase *freeze_files_tcase(void)
     tcase_add_loop_test(tc, test_freeze_files_roundtrip, 0,
                         sizeof VECTORS / sizeof VECTORS[0]);
     tcase_add_test(tc, test_freeze_files_lint_and_schema);
+    tcase_add_test(tc, test_freeze_files_refreeze_removes_stale);
     tcase_add_test(tc, test_freeze_files_api);
     tcase_add_test(tc, test_freeze_files_cli_errors);
     tcase_add_test(tc, test_freeze_files_failure_leaves_nothing);

@@ -496,6 +496,8 @@ pflref_status pflref_freeze_write(const char *spec_text, size_t len,
         return st;
     pflref_freeze_files ff;
     pflref_freeze_files_init(&ff, vector_path, s.inline_max);
+    /* an earlier vector's files, found before the new ones replace any */
+    pflref_freeze_files_find_stale(&ff, vector_path);
     json_t *vector = NULL;
     char *text = NULL;
     st = build(spec_text, len, base_dir, &s, s.files ? &ff : NULL, &vector,
@@ -507,7 +509,9 @@ pflref_status pflref_freeze_write(const char *spec_text, size_t len,
         st = pflref_write_file_atomic(vector_path, text, err);
     if (st == PFLREF_OK && vector_len != NULL)
         *vector_len = strlen(text);
-    if (st != PFLREF_OK)
+    if (st == PFLREF_OK)
+        pflref_freeze_files_remove_stale(&ff);
+    else
         pflref_freeze_files_undo(&ff);
     pflref_freeze_files_free(&ff);
     free(text);

@@ -45,6 +45,8 @@ typedef struct {
     char **written;                   /* the files written (full paths)  */
     size_t n_written;
     json_t *manifest;                 /* "array_files", or NULL: none     */
+    char **stale;                     /* an earlier vector's files there  */
+    size_t n_stale;
 } pflref_freeze_files;
 
 /* ff := the files form of the vector at vector_path (STEM.arrays beside
@@ -68,4 +70,18 @@ pflref_status pflref_freeze_files_move(pflref_freeze_files *ff, json_t *body,
 void pflref_freeze_files_undo(pflref_freeze_files *ff);
 void pflref_freeze_files_free(pflref_freeze_files *ff);
 
+/* Before a vector is frozen over an earlier one at vector_path: ff keeps
+ * the files of that vector (a pflref-golden/1 document of provenance kind
+ * "reference", as pflref freeze writes) that its array_files lists in
+ * STEM.arrays under one of the names pflref_freeze_files_move gives
+ * (NAME.npy), each still a regular file of the listed size and SHA-256.
+ * Nothing found (no vector there, another document, a changed file) is
+ * no error. */
+void pflref_freeze_files_find_stale(pflref_freeze_files *ff,
+                                    const char *vector_path);
+
+/* After the new vector is in place: remove the files kept by
+ * pflref_freeze_files_find_stale that the new vector did not write, then
+ * the folder when the new vector wrote none and it is empty. */
+void pflref_freeze_files_remove_stale(pflref_freeze_files *ff);
 #endif

@@ -45,6 +45,7 @@
 #include "io/freeze.h"
 #include "io/json.h"
 #include "io/npy_write.h"
+#include "io/sha256.h"
 
 void pflref_freeze_files_init(pflref_freeze_files *ff,
                               const char *vector_path, size_t inline_max)
@@ -272,6 +273,98 @@ pflref_status pflref_freeze_files_move(pflref_freeze_files *ff, json_t *body,
     return st;
 }
 
+/* The names of the files pflref_freeze_files_move writes (NAME.npy). */
+static const char *const FILE_NAMES[] = {
+    "spec.init.w", "spec.init.cluster_models", "spec.init.lora",
+    "spec.init.hypernetwork.W", "spec.init.hypernetwork.b",
+    "spec.init.hypernetwork.v", "trajectory", "final.w", "final.v",
+    "final.alpha"};
+
+/* 1 when leaf is NAME.npy for a NAME of FILE_NAMES. */
+static int is_file_name(const char *leaf)
+{
+    for (size_t i = 0; i < sizeof FILE_NAMES / sizeof *FILE_NAMES; i++) {
+        const size_t n = strlen(FILE_NAMES[i]);
+        if (strncmp(leaf, FILE_NAMES[i], n) == 0 &&
+            strcmp(leaf + n, ".npy") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when the earlier vector root is one pflref freeze wrote. */
+static int frozen_by_pflref(const json_t *root)
+{
+    const char *fmt = json_string_value(json_object_get(root, "format"));
+    const char *kind = json_string_value(
+        json_object_get(json_object_get(root, "provenance"), "kind"));
+    return fmt != NULL && strcmp(fmt, PFLREF_GOLDEN_FORMAT) == 0 &&
+           kind != NULL && strcmp(kind, "reference") == 0;
+}
+
+/* Keep full (malloc'd) in ff's stale list; 0 when out of memory. */
+static int keep_stale(pflref_freeze_files *ff, char *full)
+{
+    char **grown = realloc(ff->stale, (ff->n_stale + 1) * sizeof *grown);
+    if (grown == NULL) {
+        free(full);
+        return 0;
+    }
+    ff->stale = grown;
+    ff->stale[ff->n_stale++] = full;
+    return 1;
+}
+
+void pflref_freeze_files_find_stale(pflref_freeze_files *ff,
+                                    const char *vector_path)
+{
+    struct stat sb;
+    char *text = NULL;
+    size_t len = 0;
+    json_t *root = NULL;
+    if (stat(ff->full_dir, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+        pflref_read_file(vector_path, &text, &len, NULL) != PFLREF_OK ||
+        pflref_json_parse(text, len, "", &root, NULL) != PFLREF_OK) {
+        free(text);
+        return;
+    }
+    free(text);
+    const json_t *list = frozen_by_pflref(root)
+                             ? json_object_get(root, "array_files") : NULL;
+    const size_t rlen = strlen(ff->rel_dir);
+    for (size_t k = 0; k < json_array_size(list); k++) {
+        const json_t *f = json_array_get(list, k);
+        const char *ref = json_string_value(json_object_get(f, "path"));
+        const char *sha = json_string_value(json_object_get(f, "sha256"));
+        const json_t *bytes = json_object_get(f, "bytes");
+        if (ref == NULL || sha == NULL || !json_is_integer(bytes) ||
+            strncmp(ref, ff->rel_dir, rlen) != 0 || ref[rlen] != '/' ||
+            !is_file_name(ref + rlen + 1))
+            continue;
+        char full[PFLREF_PATH_MAX];
+        snprintf(full, sizeof full, "%s/%s", ff->full_dir, ref + rlen + 1);
+        char *kept;
+        if (pflref_sha256_file_is(full, json_integer_value(bytes), sha) &&
+            ((kept = strdup(full)) == NULL || !keep_stale(ff, kept)))
+            break;   /* out of memory: remove fewer, never more */
+    }
+    json_decref(root);
+}
+
+void pflref_freeze_files_remove_stale(pflref_freeze_files *ff)
+{
+    int removed = 0;
+    for (size_t i = 0; i < ff->n_stale; i++) {
+        int rewritten = 0;
+        for (size_t j = 0; j < ff->n_written && !rewritten; j++)
+            rewritten = strcmp(ff->stale[i], ff->written[j]) == 0;
+        if (!rewritten && unlink(ff->stale[i]) == 0)
+            removed = 1;
+    }
+    if (removed && ff->n_written == 0)
+        rmdir(ff->full_dir);   /* only when empty */
+}
+
 void pflref_freeze_files_undo(pflref_freeze_files *ff)
 {
     for (size_t i = 0; i < ff->n_written; i++)
@@ -286,6 +379,9 @@ void pflref_freeze_files_free(pflref_freeze_files *ff)
     for (size_t i = 0; i < ff->n_written; i++)
         free(ff->written[i]);
     free(ff->written);
+    for (size_t i = 0; i < ff->n_stale; i++)
+        free(ff->stale[i]);
+    free(ff->stale);
     json_decref(ff->manifest);
     *ff = (pflref_freeze_files){.inline_max = 0};
 }

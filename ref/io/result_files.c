@@ -168,41 +168,6 @@ pflref_status pflref_result_write_check(const char *path,
 
 /* ---- the previous result's files --------------------------------------- */
 
-/* Bytes read at a time when a previous file is hashed. */
-#define HASH_CHUNK 65536
-
-/* 1 when the file at `file` is a regular file (not a link) of `bytes`
- * bytes whose SHA-256 is the 64 hex digits `sha256`: the file a result's
- * manifest entry describes, unchanged since. */
-static int file_matches(const char *file, json_int_t bytes,
-                        const char *sha256)
-{
-    int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    struct stat sb;
-    unsigned char *buf = NULL;
-    pflref_sha256_stream *h = NULL;
-    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && bytes >= 0 &&
-             (json_int_t)sb.st_size == bytes &&
-             (buf = malloc(HASH_CHUNK)) != NULL &&
-             (h = pflref_sha256_begin()) != NULL;
-    for (ssize_t k = 1; ok && k != 0;) {
-        k = read(fd, buf, HASH_CHUNK);
-        if (k > 0)
-            pflref_sha256_update(h, buf, (size_t)k);
-        else if (k < 0 && errno != EINTR)
-            ok = 0;
-    }
-    if (h != NULL) {   /* pflref_sha256_end frees the stream */
-        char hex[65];
-        ok = pflref_sha256_end(h, hex) && ok && strcmp(hex, sha256) == 0;
-    }
-    free(buf);
-    close(fd);
-    return ok;
-}
-
 /* The files of the result at path (if it is one pflref wrote) that the new
  * result does not write (to_file[s] 0), by slot: stale[s] 1 and file[s]
  * (malloc'd) its path.  Nothing found is no error: the result at path may
@@ -252,7 +217,7 @@ static void find_stale(const char *path, const arrays_place *pl,
             file[s] = full != NULL ? concat(full, flen + 1, leaf) : NULL;
             free(full);
             stale[s] = file[s] != NULL &&
-                       file_matches(file[s], json_integer_value(bytes), sha);
+                       pflref_sha256_file_is(file[s], json_integer_value(bytes), sha);
             if (!stale[s]) {
                 free(file[s]);
                 file[s] = NULL;

@@ -11,8 +11,12 @@
  * (pflref_sha256_begin, _update, _end), for a .npy file's digest as it is
  * written (ref/io/npy_write.c), gives the same digits
  * (tests/test_result_files.c). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <openssl/evp.h>
 #include "io/sha256.h"
 
@@ -77,5 +81,37 @@ int pflref_sha256_end(pflref_sha256_stream *s, char out[65])
         to_hex(md, out);
     EVP_MD_CTX_free(s->ctx);
     free(s);
+    return ok;
+}
+
+/* Bytes read at a time when a previous file is hashed. */
+#define HASH_CHUNK 65536
+
+int pflref_sha256_file_is(const char *file, long long bytes,
+                          const char *sha256)
+{
+    int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat sb;
+    unsigned char *buf = NULL;
+    pflref_sha256_stream *h = NULL;
+    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && bytes >= 0 &&
+             (long long)sb.st_size == bytes &&
+             (buf = malloc(HASH_CHUNK)) != NULL &&
+             (h = pflref_sha256_begin()) != NULL;
+    for (ssize_t k = 1; ok && k != 0;) {
+        k = read(fd, buf, HASH_CHUNK);
+        if (k > 0)
+            pflref_sha256_update(h, buf, (size_t)k);
+        else if (k < 0 && errno != EINTR)
+            ok = 0;
+    }
+    if (h != NULL) {   /* pflref_sha256_end frees the stream */
+        char hex[65];
+        ok = pflref_sha256_end(h, hex) && ok && strcmp(hex, sha256) == 0;
+    }
+    free(buf);
+    close(fd);
     return ok;
 }

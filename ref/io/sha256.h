@@ -16,4 +16,12 @@ pflref_sha256_stream *pflref_sha256_begin(void);
 void pflref_sha256_update(pflref_sha256_stream *s, const void *data,
                           size_t len);
 int pflref_sha256_end(pflref_sha256_stream *s, char out[65]);
+
+/* 1 when `file` is a regular file (not a link) of `bytes` bytes whose
+ * SHA-256 is the 64 hex digits `sha256`: the file a manifest entry
+ * ({path, sha256, bytes}) describes, unchanged since it was written;
+ * else 0 (absent, another kind of file, another size or digest, a read
+ * error). */
+int pflref_sha256_file_is(const char *file, long long bytes,
+                          const char *sha256);
 #endif
