@@ -101,6 +101,9 @@ SWITCHES = {
              "lora.weights": ["samples", "uniform"],
              "hetlora.weights": ["sparsity", "uniform", "samples"],
              "hetlora.scaling": ["none", "alpha"]},
+    "feddyn": {"feddyn.alpha_k": ["uniform", "size_scaled"],
+               "feddyn.prox": ["squared", "norm_half"],
+               "feddyn.h_sum": ["differences", "literal"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -150,6 +153,9 @@ PRESETS = {
     ("apfl", "pfllib"): {"apfl.variant": "pfllib", "apfl.weights": "samples",
                          "apfl.alpha": "adaptive", "lr.count": "trainings",
                          "apfl.alpha_lr": "constant"},
+    ("feddyn", "official"): {"feddyn.alpha_k": "size_scaled",
+                             "opt.weight_decay": 0.001},
+    ("feddyn", "pfllib"): {"feddyn.prox": "norm_half"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.
@@ -525,6 +531,26 @@ def r_lora_weights(spec, sw, hp):
     return r_equal_sizes(who_clients)(spec, sw, hp)
 
 
+def r_feddyn_partial(spec, sw, hp):
+    """FedDyn's states show only with partial participation: a round with
+    1 < |P_t| < m (l. 10's divisor m and its two readings of the sum; with
+    |P_t| = 1 they agree) and a device that sits out a round and then
+    comes back (l. 9: its stale grad L_k)."""
+    m = len(spec["problem"]["clients"])
+    out = []
+    if not any(1 < len(r["clients"]) < m for r in rounds(spec)):
+        out.append("no round with 1 < |P_t| < m")
+    seen, prev, back = set(), set(), False
+    for r in rounds(spec):
+        now = set(r["clients"])
+        back = back or bool((now - prev) & seen)
+        seen |= now
+        prev = now
+    if not back:
+        out.append("no device comes back after sitting out a round")
+    return out
+
+
 # algorithm -> [(condition on switches, rule, reason)]
 RULES = {
     "fedavg": [
@@ -723,6 +749,17 @@ RULES = {
         (ALWAYS, r_lora_weights, "equal n_k make the weighted mean uniform"),
         (ALWAYS, r_single_round, "one round hides the adapters across rounds"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
+    "feddyn": [
+        (ALWAYS, r_value(["eta", "feddyn.alpha"], ONE), "a factor 1 hides its omission"),
+        (ALWAYS, r_equal_pairs(["eta", "feddyn.alpha"]),
+         "η = α: the step size and the regulariser's weight confusable"),
+        (when("feddyn.alpha_k", "size_scaled"), r_equal_sizes(who_all),
+         "equal n_k make α_k = α"),
+        (ALWAYS, r_feddyn_partial, "full or single participation hides ∇L_k and h"),
+        (ALWAYS, r_single_round, "one round hides ∇L_k and h across rounds"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+        (ALWAYS, r_quadratic_unit, "a = 1 hides a dropped curvature / loss factor"),
     ],
 }
 

@@ -860,6 +860,26 @@ static const lettered_case LETTERED[] = {
     {"A9", "lora: target names for another algorithm",
      SPECX("\"init\": {\"kind\": \"zeros\", \"lora_targets\": [\"w\"]}"),
      "init.lora_targets", "only lora takes lora_targets (the algorithm is fedavg)"},
+    /* -- FedDyn (ref/algorithms/feddyn.c): α > 0, finite; l. 11 divides by it -- */
+    {"Y1", "feddyn: alpha zero",
+     SPEC(LIN, TWO, HYP("feddyn", "\"eta\": 0.1, \"feddyn.alpha\": 0"), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.feddyn.alpha", "feddyn.alpha = 0 must be > 0"},
+    {"Y2", "feddyn: alpha negative",
+     SPEC(LIN, TWO, HYP("feddyn", "\"eta\": 0.1, \"feddyn.alpha\": -0.5"), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.feddyn.alpha", "feddyn.alpha = -0.5 must be > 0"},
+    {"Y3", "feddyn: alpha missing",
+     SPEC(LIN, TWO, HYP("feddyn", "\"eta\": 0.1"), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.feddyn.alpha", "feddyn needs hyperparameter feddyn.alpha (α)"},
+    {"Y4", "feddyn: unknown switch value",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"feddyn\", \"hyperparameters\": {\"eta\": "
+          "0.1, \"feddyn.alpha\": 0.5}, \"switches\": {\"feddyn.prox\": \"norm\"}}",
+          ONE_ROUND_TWO),
+     "algorithm.switches.feddyn.prox",
+     "unknown value \"norm\" for feddyn.prox (known: squared|norm_half)"},
+    {"Y5", "feddyn: alpha for another algorithm",
+     SPEC(LIN, TWO, HYP("fedavg", "\"eta\": 0.1, \"feddyn.alpha\": 0.5"), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.feddyn.alpha",
+     "feddyn.alpha does not apply to fedavg (it applies to: feddyn)"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
@@ -877,7 +897,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSA";
+    static const char letters[] = "LSAY";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

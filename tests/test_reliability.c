@@ -392,6 +392,15 @@ static const diverge_case CASES[] = {
           GIVEN(IDLE_THEN(B2))),
      "q", 1, 1, 2,
      "q is not finite (NaN or Inf) at round 1, client 1, local step 2"},
+    /* FedDyn: problem Q from θ = 0; round 0 moves nothing (client 0's
+     * gradient is 0, client 1 idle), so ∇L_k = h = 0 and θ¹ = 0; round 1's
+     * client 1: step 1 θ = 4e200 (no pull at θ = θ⁰), step 2 adds
+     * α θ → −Inf. */
+    {"feddyn",
+     QSPEC(ALG("feddyn", "\"eta\": 1e200, \"feddyn.alpha\": 0.5"),
+           GIVEN(IDLE_THEN(B2))),
+     "theta_k", 1, 1, 2,
+     "theta_k is not finite (NaN or Inf) at round 1, client 1, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
@@ -802,6 +811,7 @@ static const char *const GOLDEN[][2] = {
     {"cfl", "golden/cfl/worked-seed003.json"},
     {"ifca", "golden/ifca/worked-partial-model.json"},
     {"fedfomo", "golden/fedfomo/worked-linear-val.json"},
+    {"feddyn", "golden/feddyn/worked-linear-official.json"},
 };
 #define NGOLDEN ((int)(sizeof GOLDEN / sizeof GOLDEN[0]))
 

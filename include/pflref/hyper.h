@@ -622,6 +622,33 @@ typedef struct {
     int state;                 /* pflref_opt_state                         */
 } pflref_opt_hyper;
 
+/* FedDyn (Acar et al., ICLR 2021, arXiv 2111.04263v2, Alg. 1) switches;
+ * ref/algorithms/feddyn.c and docs/algorithms/feddyn.md. */
+typedef enum {
+    PFLREF_FEDDYN_ALPHA_K_UNIFORM = 0,     /* α on every device (the box)  */
+    PFLREF_FEDDYN_ALPHA_K_SIZE_SCALED = 1  /* α_k = α / (n_k m / Σ_j n_j) in
+                                              l. 5 and l. 6
+                                              (alpemreacar/FedDyn
+                                              utils_methods.py:296-297, 387) */
+} pflref_feddyn_alpha_k;
+typedef enum {
+    PFLREF_FEDDYN_PROX_SQUARED = 0,    /* (α/2)‖θ − θ^{t−1}‖² (the box)    */
+    PFLREF_FEDDYN_PROX_NORM_HALF = 1   /* (α/2)‖θ − θ^{t−1}‖₂ (PFLlib
+                                          clientdyn.py:45)                 */
+} pflref_feddyn_prox;
+typedef enum {
+    PFLREF_FEDDYN_H_SUM_DIFFERENCES = 0, /* l. 10: Σ_{k∈P_t}(θ_k^t − θ^{t−1}) */
+    PFLREF_FEDDYN_H_SUM_LITERAL = 1      /* (Σ_{k∈P_t} θ_k^t) − θ^{t−1}, the
+                                            printed parenthesis (FedLab's
+                                            contrib/algorithm/feddyn.py)  */
+} pflref_feddyn_h_sum;
+typedef struct {
+    double alpha;              /* α > 0: the dynamic regulariser's weight  */
+    int alpha_k;               /* pflref_feddyn_alpha_k                    */
+    int prox;                  /* pflref_feddyn_prox                       */
+    int h_sum;                 /* pflref_feddyn_h_sum                      */
+} pflref_feddyn_hyper;
+
 /* All hyperparameters and switches.  The top-level fields are shared by
  * several algorithms under one symbol; the rest sit in each algorithm's
  * own struct.  Fields an algorithm does not use are ignored by it.
@@ -658,6 +685,7 @@ typedef struct {
     pflref_lr_hyper lr;        /* learning-rate decay across rounds      */
     pflref_opt_hyper opt;      /* the client optimizer (opt.*)           */
     pflref_bn_hyper bn;        /* BN running statistics (bn.*)           */
+    pflref_feddyn_hyper feddyn; /* FedDyn (feddyn.*)                      */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

@@ -193,7 +193,7 @@ def test_numpy(pflref_vector, pflref_check):
 
 
 OPT_ONLY_SOME = ("the candidate's client optimizer drives fedavg, local, "
-                 "finetune, fedbn and lora only")
+                 "finetune, fedbn, lora and feddyn only")
 # The vectors the NumPy candidate refuses (it raises its Unsupported, the
 # embedded test skips them), each with the reason: a new gap, or a gap
 # closed, changes this list and fails the test until it is updated.

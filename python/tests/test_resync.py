@@ -203,6 +203,8 @@ STATE_RECORDS = [
     ("fedfomo/worked-hand.json", "note", "phi"),
     ("fedfomo/worked-draws.json", "note", "P"),
     ("apfl/worked-notes-6g-adaptive.json", "note", "alpha"),
+    ("feddyn/worked-linear-paper.json", "note", "h"),
+    ("feddyn/worked-linear-paper.json", "note", "grad_L"),
 ]
 
 

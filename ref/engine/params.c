@@ -121,33 +121,36 @@ static const char *const opt_state_values[] = {"reset", "client", "server",
 static const char *const bn_running_values[] = {"update", "frozen", NULL};
 static const char *const bn_running_var_values[] = {"unbiased", "biased",
                                                     NULL};
+static const char *const dyn_alpha_k[] = {"uniform", "size_scaled", NULL};
+static const char *const dyn_prox[] = {"squared", "norm_half", NULL};
+static const char *const dyn_h_sum[] = {"differences", "literal", NULL};
 /* The algorithms whose clients step through the shared local solver
  * (ref/engine/sgd.c), or (lora) step their own vector with the same
  * optimizer, which opt.* applies to (ref/engine/optim.c); each has
  * opt_slots ≥ 1 in its pflref_algorithm. */
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
-    "apfl pfedhn lora fedbn"
+    "apfl pfedhn lora fedbn feddyn"
 /* The algorithms that train a model, which bn.* applies to: those whose
  * local steps move batch normalisation's running statistics (the shared
  * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model
  * with batch normalisation under bn.running = update (alg->bn_refusal). */
 #define BN_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
-    "perfedavg apfl interp cfl ifca fedfomo fedbn pfedhn lora"
+    "perfedavg apfl interp cfl ifca fedfomo fedbn pfedhn lora feddyn"
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
-    "perfedavg apfl interp cfl ifca fedfomo fedbn"
+    "perfedavg apfl interp cfl ifca fedfomo fedbn feddyn"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
-    "fedavg local pfedme ditto fedalt fedsim perfedavg apfl"
+    "fedavg local pfedme ditto fedalt fedsim perfedavg apfl feddyn"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "
-     "lora",
-     "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn lora",
+     "lora feddyn",
+     "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn lora feddyn",
      PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
      "client step size (local SGD; pFedMe's local update of w_{i,r}; "
@@ -636,6 +639,19 @@ static const pflref_param params[] = {
      "the variance fed to r_v: M/(M − 1) s²_B over the M values a channel "
      "normalises (PyTorch) | s²_B (fedbn.running_var = biased is the same "
      "switch)"},
+    /* FedDyn (arXiv 2111.04263v2, Alg. 1; ref/algorithms/feddyn.c) */
+    {"feddyn.alpha", "feddyn", "feddyn", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, feddyn.alpha), NAN, 0.0, 1, NULL, "α",
+     "FedDyn's dynamic regulariser weight α > 0 (ll. 5, 6, 10; l. 11: 1/α)"},
+    {"feddyn.alpha_k", "feddyn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, feddyn.alpha_k), 0.0, 0.0, 0, dyn_alpha_k, "",
+     "ll. 5-6's α: α | α/(n_k m/Σ n_j) (alpemreacar utils_methods.py:387)"},
+    {"feddyn.prox", "feddyn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, feddyn.prox), 0.0, 0.0, 0, dyn_prox, "",
+     "l. 5's (α/2)‖θ − θ^{t−1}‖² | ‖·‖₂ not squared (PFLlib clientdyn.py:45)"},
+    {"feddyn.h_sum", "feddyn", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, feddyn.h_sum), 0.0, 0.0, 0, dyn_h_sum, "",
+     "l. 10's Σ_{k∈P_t}(θ_k^t − θ^{t−1}) | (Σ θ_k^t) − θ^{t−1} as printed"},
 };
 
 

@@ -131,6 +131,19 @@ static const pflref_preset presets[] = {
      "pfedhn.clip=norm", NULL,
      "AvivSham/pFedHN @ 1bc0549, experiments/pfedhn/trainer.py:96-104, "
      "130-132, 160, 180 (shared/spec notes-lora-pfedhn.md §4.3 H1-H4)"},
+    /* req: feddyn.preset.official */
+    {"feddyn", "official", "feddyn.alpha_k=size_scaled opt.weight_decay=0.001",
+     NULL,
+     "alpemreacar/FedDyn 48a19fa: utils_methods.py:296-297, 387 (alpha_coef "
+     "/ weight_list[clnt]), utils_general.py:190 (SGD weight_decay = "
+     "alpha_coef + weight_decay), example_cifar_10.py:40 (weight_decay = "
+     "1e-3); its clip_grad_norm_ at 10 (utils_general.py:224) is not "
+     "reproduced (docs/algorithms/feddyn.md)"},
+    /* req: feddyn.preset.pfllib */
+    {"feddyn", "pfllib", "feddyn.prox=norm_half", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientdyn.py:45 (alpha/2 * "
+     "torch.norm(v1 - global, 2), not squared), :46, :54; serverdyn.py:80, "
+     "93, 104, 107 (the box's h and θ with the differences)"},
 };
 
 const pflref_preset *pflref_presets(size_t *count)

@@ -198,6 +198,8 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     ("fedalt", "fedrep_pfllib"): {"pfl.weights": "samples",
                                   "pfl.finetune": "personal",
                                   "split": ["head"], "lr.count": "trainings"},
+    # docs/algorithms/feddyn.md (official sets a weight decay: refused here)
+    ("feddyn", "pfllib"): {"feddyn.prox": "norm_half"},
 }
 
 
