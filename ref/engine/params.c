@@ -121,33 +121,36 @@ static const char *const opt_state_values[] = {"reset", "client", "server",
 static const char *const bn_running_values[] = {"update", "frozen", NULL};
 static const char *const bn_running_var_values[] = {"unbiased", "biased",
                                                     NULL};
+static const char *const scaffold_option_values[] = {"II", "I", NULL};
+static const char *const scaffold_c_lr_values[] = {"round", "initial", NULL};
 /* The algorithms whose clients step through the shared local solver
  * (ref/engine/sgd.c), or (lora) step their own vector with the same
  * optimizer, which opt.* applies to (ref/engine/optim.c); each has
  * opt_slots ≥ 1 in its pflref_algorithm. */
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
-    "apfl pfedhn lora fedbn"
+    "apfl pfedhn lora fedbn scaffold"
 /* The algorithms that train a model, which bn.* applies to: those whose
  * local steps move batch normalisation's running statistics (the shared
  * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model
  * with batch normalisation under bn.running = update (alg->bn_refusal). */
 #define BN_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
-    "perfedavg apfl interp cfl ifca fedfomo fedbn pfedhn lora"
+    "perfedavg apfl interp cfl ifca fedfomo fedbn pfedhn lora scaffold"
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
-    "perfedavg apfl interp cfl ifca fedfomo fedbn"
+    "perfedavg apfl interp cfl ifca fedfomo fedbn scaffold"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
-    "fedavg local pfedme ditto fedalt fedsim perfedavg apfl"
+    "fedavg local pfedme ditto fedalt fedsim perfedavg apfl scaffold"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "
-     "lora",
-     "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn lora",
+     "lora scaffold",
+     "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn lora "
+     "scaffold",
      PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
      "client step size (local SGD; pFedMe's local update of w_{i,r}; "
@@ -636,6 +639,18 @@ static const pflref_param params[] = {
      "the variance fed to r_v: M/(M − 1) s²_B over the M values a channel "
      "normalises (PyTorch) | s²_B (fedbn.running_var = biased is the same "
      "switch)"},
+    {"scaffold.eta_g", "scaffold", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, scaffold.eta_g), 1.0, 0.0, 1, NULL, "η_g",
+     "SCAFFOLD's global step size: x ← x + η_g Δx (Alg. 1 l. 17)"},
+    {"scaffold.option", "scaffold", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, scaffold.option), 0.0, 0.0, 0,
+     scaffold_option_values, "",
+     "the control variate c_i⁺ (Alg. 1 l. 12): (ii) c_i − c + (x − y_i)/"
+     "(K η_l) | (i) ∇f_i(x) over the client's whole training set"},
+    {"scaffold.c_lr", "scaffold", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, scaffold.c_lr), 0.0, 0.0, 0,
+     scaffold_c_lr_values, "",
+     "option II's η_l under lr.*: the steps' η | the undecayed η (PFLlib)"},
 };
 
 

@@ -131,6 +131,13 @@ static const pflref_preset presets[] = {
      "pfedhn.clip=norm", NULL,
      "AvivSham/pFedHN @ 1bc0549, experiments/pfedhn/trainer.py:96-104, "
      "130-132, 160, 180 (shared/spec notes-lora-pfedhn.md §4.3 H1-H4)"},
+    {"scaffold", "pfllib",
+     "scaffold.option=II scaffold.c_lr=initial lr.count=trainings", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientscaffold.py (option II only, "
+     "update_yc's 1/num_batches/max_local_epochs/self.learning_rate at :73, "
+     "its ExponentialLR stepped per train() at :55-56), "
+     "fedoptimizer.py:30 (p ← p − lr (grad + c − c_i)), "
+     "serverscaffold.py:126-131 (Δy / num_join_clients · η_g, Δc / N)"},
 };
 
 const pflref_preset *pflref_presets(size_t *count)
