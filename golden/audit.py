@@ -167,7 +167,8 @@ for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
                    ("fedbn", "pflref_exact_fedbn"),
                    ("pfedhn", "pflref_exact_pfedhn"),
                    ("lora", "pflref_exact_lora"),
-                   ("feddyn", "pflref_exact_feddyn")):
+                   ("feddyn", "pflref_exact_feddyn"),
+                   ("scaffold", "pflref_exact_scaffold")):
     if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                    _mod + ".py")):
         MODULES[_alg] = importlib.import_module(_mod)

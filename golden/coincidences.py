@@ -104,6 +104,9 @@ SWITCHES = {
     "feddyn": {"feddyn.alpha_k": ["uniform", "size_scaled"],
                "feddyn.prox": ["squared", "norm_half"],
                "feddyn.h_sum": ["differences", "literal"]},
+    "scaffold": {"scaffold.option": ["II", "I"],
+                 "scaffold.c_lr": ["round", "initial"],
+                 "lr.count": ["rounds", "trainings"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -156,6 +159,9 @@ PRESETS = {
     ("feddyn", "official"): {"feddyn.alpha_k": "size_scaled",
                              "opt.weight_decay": 0.001},
     ("feddyn", "pfllib"): {"feddyn.prox": "norm_half"},
+    ("scaffold", "pfllib"): {"scaffold.option": "II",
+                             "scaffold.c_lr": "initial",
+                             "lr.count": "trainings"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.
@@ -551,6 +557,27 @@ def r_feddyn_partial(spec, sw, hp):
     return out
 
 
+def r_scaffold_state(spec, sw, hp):
+    """SCAFFOLD: |S| = N in every round makes |S|/N = 1 and leaves no
+    client with a stale c_i; no client sampled twice never reads a kept
+    c_i."""
+    N = len(spec["problem"]["clients"])
+    rs = rounds(spec)
+    out = []
+    if all(len(r["clients"]) == N for r in rs):
+        out.append("every client in every round")
+    seen = [i for r in rs for i in r["clients"]]
+    if len(set(seen)) == len(seen):
+        out.append("no client sampled twice")
+    return out
+
+
+def r_scaffold_k(spec, sw, hp):
+    """SCAFFOLD option II: every participation with the same K."""
+    ks = {len(b) for r in rounds(spec) for b in r["batches"]}
+    return ["every K_i = %d" % ks.pop()] if len(ks) == 1 else []
+
+
 # algorithm -> [(condition on switches, rule, reason)]
 RULES = {
     "fedavg": [
@@ -758,6 +785,20 @@ RULES = {
          "equal n_k make α_k = α"),
         (ALWAYS, r_feddyn_partial, "full or single participation hides ∇L_k and h"),
         (ALWAYS, r_single_round, "one round hides ∇L_k and h across rounds"),
+    "scaffold": [
+        (ALWAYS, r_value(["eta", "scaffold.eta_g"], ONE),
+         "η_l = 1 or η_g = 1 hides a dropped step size"),
+        (ALWAYS, r_equal_pairs(["eta", "scaffold.eta_g"]),
+         "η_l = η_g: the local and the global step confusable"),
+        (ALWAYS, r_scaffold_state, "every client sampled every round, or none "
+         "twice, hides c_i's state and the |S|/N factor"),
+        (when("scaffold.option", "II"), r_scaffold_k,
+         "equal K_i hide whose K divides x − y_i"),
+        (when("scaffold.c_lr", "initial"), r_lr_constant,
+         "a constant step hides which η_l divides"),
+        (when("lr.count", "trainings"), r_lr_count,
+         "clients' own training counts equal to the round hide the count"),
+        (ALWAYS, r_single_round, "one round hides c and c_i across rounds"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
         (ALWAYS, r_quadratic_unit, "a = 1 hides a dropped curvature / loss factor"),
     ],

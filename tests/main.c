@@ -38,6 +38,7 @@ int main(void)
         arrays_suite,
         result_files_suite,
         feddyn_suite,
+        scaffold_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

@@ -60,5 +60,6 @@ Suite *output_suite(void);
 Suite *arrays_suite(void);
 Suite *result_files_suite(void);
 Suite *feddyn_suite(void);
+Suite *scaffold_suite(void);
 
 #endif

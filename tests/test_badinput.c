@@ -880,6 +880,31 @@ static const lettered_case LETTERED[] = {
      SPEC(LIN, TWO, HYP("fedavg", "\"eta\": 0.1, \"feddyn.alpha\": 0.5"), ONE_ROUND_TWO),
      "algorithm.hyperparameters.feddyn.alpha",
      "feddyn.alpha does not apply to fedavg (it applies to: feddyn)"},
+    /* -- SCAFFOLD -- */
+    {"C1", "scaffold: zero global step size",
+     SPEC(LIN, TWO, HYP("scaffold", "\"eta\": 0.1, \"scaffold.eta_g\": 0"), GEN),
+     "algorithm.hyperparameters.scaffold.eta_g", "scaffold.eta_g = 0 must be > 0"},
+    {"C2", "scaffold: negative global step size",
+     SPEC(LIN, TWO, HYP("scaffold", "\"eta\": 0.1, \"scaffold.eta_g\": -1.5"), GEN),
+     "algorithm.hyperparameters.scaffold.eta_g", "scaffold.eta_g = -1.5 must be > 0"},
+    {"C3", "scaffold: option II with a client of no local steps",
+     SPEC(LIN, TWO, HYP("scaffold", "\"eta\": 0.1"),
+          GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], []]}")),
+     "schedule.rounds[0].batches[1]", "client 1 takes K = 0 local steps in round 0"},
+    {"C4", "scaffold: unknown option",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"scaffold\", \"hyperparameters\": "
+          "{\"eta\": 0.1}, \"switches\": {\"scaffold.option\": \"III\"}}", GEN),
+     "algorithm.switches.scaffold.option", "unknown value \"III\" for scaffold.option"},
+    {"C5", "scaffold: global step size for another algorithm",
+     SPEC(LIN, TWO, HYP("fedavg", "\"eta\": 0.1, \"scaffold.eta_g\": 0.5"), GEN),
+     "algorithm.hyperparameters.scaffold.eta_g", "scaffold.eta_g does not apply to fedavg"},
+    {"C6", "scaffold: local step size missing",
+     SPEC(LIN, TWO, HYP("scaffold", "\"scaffold.eta_g\": 0.5"), GEN),
+     "algorithm.hyperparameters.eta", "scaffold needs hyperparameter eta"},
+    {"C7", "scaffold: preset official",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"scaffold\", \"preset\": \"official\", "
+          "\"hyperparameters\": {\"eta\": 0.1}}", GEN),
+     "algorithm.preset", "unknown preset \"official\" for scaffold"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
@@ -897,7 +922,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAY";
+    static const char letters[] = "LSAYC";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

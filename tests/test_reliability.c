@@ -401,6 +401,12 @@ static const diverge_case CASES[] = {
            GIVEN(IDLE_THEN(B2))),
      "theta_k", 1, 1, 2,
      "theta_k is not finite (NaN or Inf) at round 1, client 1, local step 2"},
+    /* SCAFFOLD (η_l = 1e200): round 0 moves nothing (client 0 at its
+     * minimum, c = c_0 = 0); round 1, client 1 from x = 0 with c = c_1 = 0:
+     * y = 0 − 1e200·(−4) = 4e200, then 4e200 − 1e200·(4e200 − 4) → −Inf. */
+    {"scaffold", QSPEC(ALG("scaffold", "\"eta\": 1e200"), GIVEN(ONLY0_THEN(B2))),
+     "y", 1, 1, 2,
+     "y is not finite (NaN or Inf) at round 1, client 1, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 

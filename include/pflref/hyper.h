@@ -648,6 +648,25 @@ typedef struct {
     int prox;                  /* pflref_feddyn_prox                       */
     int h_sum;                 /* pflref_feddyn_h_sum                      */
 } pflref_feddyn_hyper;
+/* SCAFFOLD (Karimireddy et al., ICML 2020, arXiv 1910.06378v4, Alg. 1)
+ * switches (ref/algorithms/scaffold.c). */
+typedef enum {
+    PFLREF_SCAFFOLD_OPTION_II = 0, /* l. 12 (ii): c_i⁺ ← c_i − c +
+                                      (x − y_i)/(K η_l) (PFLlib's only)    */
+    PFLREF_SCAFFOLD_OPTION_I = 1   /* l. 12 (i): c_i⁺ ← g_i(x), the whole
+                                      training set at x                    */
+} pflref_scaffold_option;
+typedef enum {
+    PFLREF_SCAFFOLD_C_LR_ROUND = 0,  /* option II's η_l: the steps' own η  */
+    PFLREF_SCAFFOLD_C_LR_INITIAL = 1 /* the undecayed η (TsingZ0/PFLlib
+                                        clientscaffold.py:73)              */
+} pflref_scaffold_c_lr;
+
+typedef struct {
+    double eta_g;              /* η_g > 0: the global step size            */
+    int option;                /* pflref_scaffold_option                   */
+    int c_lr;                  /* pflref_scaffold_c_lr                     */
+} pflref_scaffold_hyper;
 
 /* All hyperparameters and switches.  The top-level fields are shared by
  * several algorithms under one symbol; the rest sit in each algorithm's
@@ -686,6 +705,7 @@ typedef struct {
     pflref_opt_hyper opt;      /* the client optimizer (opt.*)           */
     pflref_bn_hyper bn;        /* BN running statistics (bn.*)           */
     pflref_feddyn_hyper feddyn; /* FedDyn (feddyn.*)                      */
+    pflref_scaffold_hyper scaffold; /* SCAFFOLD (scaffold.*)         */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

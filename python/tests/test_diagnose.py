@@ -298,6 +298,9 @@ NAMED = {
     "hetlora-sample-weights": ("hetlora.weights = samples",
                                "hetlora.weights = uniform"),
     "hetlora-no-regulariser": "hetlora.lambda = 0",
+    # SCAFFOLD's bugs that are a switch value or a hyperparameter's default
+    "scaffold-c-lr-decayed": "scaffold.c_lr = round",
+    "scaffold-global-step-ignored": "scaffold.eta_g = 1",
 }
 
 

@@ -27,6 +27,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_pfedhn,
     &pflref_lora,
     &pflref_feddyn,
+    &pflref_scaffold,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

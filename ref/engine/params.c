@@ -5,7 +5,8 @@
  * and every switch (with its values, the paper's reading first).  The spec
  * reader, `pflref list` and the docs all read this table, so a switch is
  * spelled the same way everywhere (shared/spec/README.md rule 1).  The
- * presets that set several switches at once are in presets.c.
+ * lookups and setters on the table are in params_set.c; the presets that
+ * set several switches at once are in presets.c.
  */
 #include <math.h>
 #include <stddef.h>
@@ -124,33 +125,37 @@ static const char *const bn_running_var_values[] = {"unbiased", "biased",
 static const char *const dyn_alpha_k[] = {"uniform", "size_scaled", NULL};
 static const char *const dyn_prox[] = {"squared", "norm_half", NULL};
 static const char *const dyn_h_sum[] = {"differences", "literal", NULL};
+static const char *const scaffold_option_values[] = {"II", "I", NULL};
+static const char *const scaffold_c_lr_values[] = {"round", "initial", NULL};
 /* The algorithms whose clients step through the shared local solver
  * (ref/engine/sgd.c), or (lora) step their own vector with the same
  * optimizer, which opt.* applies to (ref/engine/optim.c); each has
  * opt_slots ≥ 1 in its pflref_algorithm. */
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
-    "apfl pfedhn lora fedbn feddyn"
+    "apfl pfedhn lora fedbn feddyn scaffold"
 /* The algorithms that train a model, which bn.* applies to: those whose
  * local steps move batch normalisation's running statistics (the shared
  * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model
  * with batch normalisation under bn.running = update (alg->bn_refusal). */
 #define BN_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
-    "perfedavg apfl interp cfl ifca fedfomo fedbn pfedhn lora feddyn"
+    "perfedavg apfl interp cfl ifca fedfomo fedbn pfedhn lora feddyn "      \
+    "scaffold"
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
-    "perfedavg apfl interp cfl ifca fedfomo fedbn feddyn"
+    "perfedavg apfl interp cfl ifca fedfomo fedbn feddyn scaffold"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
-    "fedavg local pfedme ditto fedalt fedsim perfedavg apfl feddyn"
+    "fedavg local pfedme ditto fedalt fedsim perfedavg apfl feddyn scaffold"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "
-     "lora feddyn",
-     "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn lora feddyn",
+     "lora feddyn scaffold",
+     "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn lora "
+     "feddyn scaffold",
      PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
      "client step size (local SGD; pFedMe's local update of w_{i,r}; "
@@ -652,6 +657,18 @@ static const pflref_param params[] = {
     {"feddyn.h_sum", "feddyn", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, feddyn.h_sum), 0.0, 0.0, 0, dyn_h_sum, "",
      "l. 10's Σ_{k∈P_t}(θ_k^t − θ^{t−1}) | (Σ θ_k^t) − θ^{t−1} as printed"},
+    {"scaffold.eta_g", "scaffold", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, scaffold.eta_g), 1.0, 0.0, 1, NULL, "η_g",
+     "SCAFFOLD's global step size: x ← x + η_g Δx (Alg. 1 l. 17)"},
+    {"scaffold.option", "scaffold", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, scaffold.option), 0.0, 0.0, 0,
+     scaffold_option_values, "",
+     "the control variate c_i⁺ (Alg. 1 l. 12): (ii) c_i − c + (x − y_i)/"
+     "(K η_l) | (i) ∇f_i(x) over the client's whole training set"},
+    {"scaffold.c_lr", "scaffold", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, scaffold.c_lr), 0.0, 0.0, 0,
+     scaffold_c_lr_values, "",
+     "option II's η_l under lr.*: the steps' η | the undecayed η (PFLlib)"},
 };
 
 
@@ -659,142 +676,4 @@ const pflref_param *pflref_params(size_t *count)
 {
     *count = sizeof params / sizeof params[0];
     return params;
-}
-
-const pflref_param *pflref_param_find(const char *name)
-{
-    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
-        if (strcmp(params[i].name, name) == 0)
-            return &params[i];
-    return NULL;
-}
-
-const pflref_param *pflref_param_find_for(const char *name, const char *alg)
-{
-    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
-        if (strcmp(params[i].name, name) == 0 &&
-            pflref_name_in_list(params[i].algorithms, alg))
-            return &params[i];
-    return pflref_param_find(name);
-}
-
-int pflref_name_in_list(const char *names, const char *name)
-{
-    size_t len = strlen(name);
-    const char *p = names;
-    while (*p != '\0') {
-        while (*p == ' ')
-            p++;
-        size_t n = strcspn(p, " ");
-        if (n == len && n > 0 && strncmp(p, name, n) == 0)
-            return 1;
-        p += n;
-    }
-    return 0;
-}
-
-static double *real_field(pflref_hyper *h, const pflref_param *p)
-{
-    return (double *)(void *)((char *)h + p->offset);
-}
-
-static int *enum_field(pflref_hyper *h, const pflref_param *p)
-{
-    return (int *)(void *)((char *)h + p->offset);
-}
-
-static size_t *int_field(pflref_hyper *h, const pflref_param *p)
-{
-    return (size_t *)(void *)((char *)h + p->offset);
-}
-
-void pflref_hyper_defaults(pflref_hyper *h)
-{
-    memset(h, 0, sizeof *h);
-    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
-        if (params[i].type == PFLREF_PARAM_REAL)
-            *real_field(h, &params[i]) = params[i].def;
-        else if (params[i].type == PFLREF_PARAM_INT)
-            *int_field(h, &params[i]) = isnan(params[i].def)
-                                            ? PFLREF_INT_UNSET
-                                            : (size_t)params[i].def;
-        else
-            *enum_field(h, &params[i]) = 0;
-    }
-}
-
-pflref_status pflref_hyper_set_real(pflref_hyper *h, const pflref_param *p,
-                                    double value, const char *where,
-                                    pflref_error *err)
-{
-    if (p->type != PFLREF_PARAM_REAL)
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                p->type == PFLREF_PARAM_ENUM
-                                    ? "%s is a switch; give one of its value "
-                                      "names"
-                                    : "%s is a count; give an integer",
-                                p->name);
-    if (!isfinite(value))
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "%s must be finite", p->name);
-    if (p->lo_open ? !(value > p->lo) : !(value >= p->lo))
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "%s = %.17g must be %s %g", p->name, value,
-                                p->lo_open ? ">" : ">=", p->lo);
-    *real_field(h, p) = value;
-    return PFLREF_OK;
-}
-
-pflref_status pflref_hyper_set_enum(pflref_hyper *h, const pflref_param *p,
-                                    const char *value, const char *where,
-                                    pflref_error *err)
-{
-    if (p->type != PFLREF_PARAM_ENUM)
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "%s is a number, not a switch", p->name);
-    for (int i = 0; p->values[i] != NULL; i++) {
-        if (strcmp(p->values[i], value) == 0) {
-            *enum_field(h, p) = i;
-            return PFLREF_OK;
-        }
-    }
-    char known[256] = "";
-    for (int i = 0; p->values[i] != NULL; i++) {
-        strncat(known, i ? "|" : "", sizeof known - strlen(known) - 1);
-        strncat(known, p->values[i], sizeof known - strlen(known) - 1);
-    }
-    return pflref_error_set(err, PFLREF_EINVAL, where,
-                            "unknown value \"%s\" for %s (known: %s)", value,
-                            p->name, known);
-}
-
-pflref_status pflref_hyper_set_int(pflref_hyper *h, const pflref_param *p,
-                                   size_t value, const char *where,
-                                   pflref_error *err)
-{
-    if (p->type != PFLREF_PARAM_INT)
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "%s is not a count", p->name);
-    if ((double)value < p->lo || value == PFLREF_INT_UNSET)
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "%s = %zu must be >= %g", p->name, value,
-                                p->lo);
-    *int_field(h, p) = value;
-    return PFLREF_OK;
-}
-
-size_t pflref_hyper_get_int(const pflref_hyper *h, const pflref_param *p)
-{
-    return *(const size_t *)(const void *)((const char *)h + p->offset);
-}
-
-double pflref_hyper_get_real(const pflref_hyper *h, const pflref_param *p)
-{
-    return *(const double *)(const void *)((const char *)h + p->offset);
-}
-
-const char *pflref_hyper_get_enum(const pflref_hyper *h, const pflref_param *p)
-{
-    int i = *(const int *)(const void *)((const char *)h + p->offset);
-    return p->values[i];
 }

@@ -144,6 +144,13 @@ static const pflref_preset presets[] = {
      "TsingZ0/PFLlib d832e76f6a23: clientdyn.py:45 (alpha/2 * "
      "torch.norm(v1 - global, 2), not squared), :46, :54; serverdyn.py:80, "
      "93, 104, 107 (the box's h and θ with the differences)"},
+    {"scaffold", "pfllib",
+     "scaffold.option=II scaffold.c_lr=initial lr.count=trainings", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientscaffold.py (option II only, "
+     "update_yc's 1/num_batches/max_local_epochs/self.learning_rate at :73, "
+     "its ExponentialLR stepped per train() at :55-56), "
+     "fedoptimizer.py:30 (p ← p − lr (grad + c − c_i)), "
+     "serverscaffold.py:126-131 (Δy / num_join_clients · η_g, Δc / N)"},
 };
 
 const pflref_preset *pflref_presets(size_t *count)

@@ -82,7 +82,7 @@ PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
              "pfl_numpy_fedfomo.py",
              "pfl_numpy_fedbn.py", "pfl_numpy_pfedhn.py",
              "pfl_numpy_lora.py", "pfl_numpy_layers.py", "pfl_numpy_optim.py",
-             "pfl_numpy_feddyn.py")
+             "pfl_numpy_feddyn.py", "pfl_numpy_scaffold.py")
 # the files whose index arithmetic (np.arange bounds, slices) is mutated:
 # the convolution's and the pools' windows, the padding, the blocks
 INDEX_FILES = {"pfl_numpy_layers.py"}

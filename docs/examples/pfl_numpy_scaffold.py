@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""pfl_numpy_scaffold.py: SCAFFOLD for the NumPy candidate (pfl_numpy.py
+loads it), written from Karimireddy et al. (ICML 2020, arXiv 1910.06378v4,
+Algorithm 1) and docs/algorithms/scaffold.md, not from pflref's C code.
+
+Server state x (w) and c, client state c_i, all zero at the start but x.
+Each round, for every sampled client i in ascending order: y ← x, then one
+step per scheduled batch y ← y − η_l (∇f_i(y; b) − c_i + c); then
+c_i⁺ = ∇f_i(x) on all its samples (option I) or c_i − c + (x − y)/(K η_l)
+(option II, K its number of batches); the server averages Δy = y − x and
+Δc = c_i⁺ − c_i over S and sets x ← x + η_g mean Δy, c ← c + (|S|/N) mean Δc.
+Records: "y" (client begin, steps, end), client_end "c_i", server "w" and
+"c".  The pfllib preset: lr.count = trainings, and option II divides by the
+undecayed η (scaffold.c_lr = initial).  With a client optimizer (opt.*) the
+optimizer steps on the corrected gradient.
+"""
+import importlib
+import sys
+
+import numpy as np
+
+ALGORITHM = "scaffold"
+BUGS = ("scaffold-correction-flipped", "scaffold-global-step-ignored",
+        "scaffold-c-without-fraction", "scaffold-ci-forgotten",
+        "scaffold-k-of-first-client", "scaffold-option-i-on-batch",
+        "scaffold-dy-sample-weights", "scaffold-c-lr-decayed",
+        "scaffold-correction-after-optimizer")
+
+PRESETS = {"pfllib": {"scaffold.option": "II", "scaffold.c_lr": "initial",
+                      "lr.count": "trainings"}}
+
+
+def _base():
+    main = sys.modules.get("__main__")
+    if hasattr(main, "local_sgd") and hasattr(main, "Unsupported"):
+        return main
+    return importlib.import_module("pfl_numpy")
+
+
+def _config(spec):
+    """Defaults, then the preset, then the spec's own settings."""
+    base = _base()
+    alg = spec["algorithm"]
+    cfg = dict(base.DEFAULTS)
+    cfg.update({"scaffold.option": "II", "scaffold.c_lr": "round",
+                "scaffold.eta_g": 1.0})
+    preset = alg.get("preset", "paper")
+    if preset != "paper":
+        if preset not in PRESETS:
+            raise base.Unsupported("preset %r for scaffold" % preset)
+        cfg.update(PRESETS[preset])
+    cfg.update(alg.get("hyperparameters", {}))
+    cfg.update(alg.get("switches", {}))
+    return cfg
+
+
+def run(spec, clients, w0, log, bug):
+    base = _base()
+    import pfl_numpy_optim
+    cfg = _config(spec)
+    opts = pfl_numpy_optim.for_run(spec)
+    N = len(clients)
+    x = w0.copy()
+    c = np.zeros_like(x)
+    c_i = [np.zeros_like(x) for _ in range(N)]
+    trained = [0] * N
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        log("round_begin", "train", "w", x, round=t)
+        plan = dict(zip(rnd["clients"], rnd["batches"]))
+        S = sorted(plan)
+        dy, dc = np.zeros_like(x), np.zeros_like(x)
+        for i in S:
+            eta = cfg["eta"] * base.lr_factor(cfg, t, trained[i])
+            trained[i] += 1
+            if bug == "scaffold-ci-forgotten":
+                c_i[i] = np.zeros_like(x)
+            corr = c_i[i] - c if bug == "scaffold-correction-flipped" else c - c_i[i]
+            y = x.copy()
+            log("client_begin", "train", "y", y, round=t, client=i, step=0)
+            opt = None if opts is None else opts.begin(0, i)
+            for s, batch in enumerate(plan[i], start=1):
+                g = clients[i].grad(y, batch)
+                if opt is not None and bug == "scaffold-correction-after-optimizer":
+                    y = opt.step(y, g, eta, None) - eta * corr
+                elif opt is not None:
+                    y = opt.step(y, g + corr, eta, None)
+                else:
+                    y = y - eta * (g + corr)
+                log("step", "train", "y", y, round=t, client=i, step=s)
+            log("client_end", "train", "y", y, round=t, client=i)
+            if cfg["scaffold.option"] == "I":
+                every = list(range(clients[i].n))
+                if bug == "scaffold-option-i-on-batch":
+                    every = plan[i][0]
+                new = clients[i].grad(x, every)
+            else:
+                K = len(plan[S[0]]) if bug == "scaffold-k-of-first-client" else len(plan[i])
+                eta_c = cfg["eta"] if cfg["scaffold.c_lr"] == "initial" else eta
+                if bug == "scaffold-c-lr-decayed":
+                    eta_c = eta
+                new = c_i[i] - c + (x - y) / (K * eta_c)
+            log("client_end", "train", "c_i", new, round=t, client=i)
+            if bug == "scaffold-dy-sample-weights":
+                wy = clients[i].n / sum(clients[j].n for j in S)
+            else:
+                wy = 1.0 / len(S)
+            dy = dy + wy * (y - x)
+            dc = dc + (new - c_i[i]) / len(S)
+            c_i[i] = new
+        eta_g = 1.0 if bug == "scaffold-global-step-ignored" else cfg["scaffold.eta_g"]
+        x = x + eta_g * dy
+        log("server", "train", "w", x, round=t)
+        frac = 1.0 if bug == "scaffold-c-without-fraction" else len(S) / N
+        c = c + frac * dc
+        log("server", "train", "c", c, round=t)
+    return {"w": x}

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/algorithms/scaffold.c: SCAFFOLD, Algorithm 1 of
+ *   S. P. Karimireddy, S. Kale, M. Mohri, S. J. Reddi, S. U. Stich,
+ *   A. T. Suresh, "SCAFFOLD: Stochastic Controlled Averaging for Federated
+ *   Learning", ICML 2020, arXiv 1910.06378v4.
+ *
+ * The box (Alg. 1), line by line:
+ *    1  server input: initial x and c, and global step-size η_g
+ *    2  client i's input: c_i, and local step-size η_l
+ *    3  for each round r = 1, ..., R do
+ *    4    sample clients S ⊆ {1, ..., N}                (the schedule)
+ *    5    communicate (x, c) to all clients i ∈ S
+ *    6    on client i ∈ S in parallel do
+ *    7      initialize local model y_i ← x
+ *    8      for k = 1, ..., K do
+ *    9        compute mini-batch gradient g_i(y_i)
+ *   10        y_i ← y_i − η_l (g_i(y_i) − c_i + c)
+ *   11      end for
+ *   12      c_i⁺ ← (i) g_i(x), or (ii) c_i − c + (1/(K η_l)) (x − y_i)
+ *   13      communicate (Δy_i, Δc_i) ← (y_i − x, c_i⁺ − c_i)
+ *   14      c_i ← c_i⁺
+ *   15    end on client
+ *   16    (Δx, Δc) ← (1/|S|) Σ_{i∈S} (Δy_i, Δc_i)
+ *   17    x ← x + η_g Δx and c ← c + (|S|/N) Δc
+ *   18  end for
+ * x, c and every c_i start at 0 except x (w⁰); a client never sampled
+ * keeps c_i = 0.
+ *
+ * Readings, a)–c):
+ *  a) K is client i's number of local steps in the round, K_i = the
+ *     length of its batch list (the schedule may give clients different
+ *     K; the paper's K is one number for every client).  Option II divides
+ *     by K_i η_l, so check refuses a participation without steps.
+ *  b) Option I's g_i(x) is "an additional pass over the local data to
+ *     compute the gradient at the server model x" (§4, after Alg. 1): the
+ *     gradient of the batch-mean loss over client i's whole training set
+ *     at x, in index order.
+ *  c) l. 10's correction is the local solver's constant term
+ *     (pflref_local_sgd .shift = c − c_i), so the client optimizer (opt.*)
+ *     steps on d = g_i(y_i) + c − c_i, as PFLlib's SCAFFOLDOptimizer adds
+ *     sc − cc to p.grad (fedoptimizer.py:30); that optimizer has no
+ *     momentum or weight decay, so no other order is read anywhere.
+ *
+ * Symbols:  x ↔ s->w (P)   y_i ↔ ws->y (P)   c ↔ ws->c (P)
+ *           c_i ↔ ws->c_i + i·P (N×P)   c_i⁺ ↔ ws->c_plus (P)
+ *           c − c_i ↔ ws->shift (P)   Δx ↔ s->accum   Δc ↔ ws->dc (P)
+ *           η_l ↔ hyper->eta   η_g ↔ hyper->scaffold.eta_g
+ *           K ↔ plan->batches[j].nsteps   S ↔ plan->clients   N ↔ s->N
+ *
+ * Switches (the paper's reading first):
+ *   scaffold.option  II: c_i⁺ ← c_i − c + (x − y_i)/(K η_l) (the paper's
+ *                    cheaper option, and PFLlib's only one);
+ *                    I: c_i⁺ ← ∇f_i(x) on the whole training set
+ *   scaffold.c_lr    round: option II's η_l is the η the client's steps
+ *                    took (the round's, after lr.*); initial: the
+ *                    undecayed η (TsingZ0/PFLlib d832e76f6a23,
+ *                    clientscaffold.py:73, update_yc reads
+ *                    self.learning_rate, which its ExponentialLR never
+ *                    changes)
+ * Preset pfllib (ref/engine/presets.c): option II, c_lr = initial,
+ * lr.count = trainings.  No preset official: no code of the authors is
+ * published.
+ *
+ * Trace: "y" (client begin, steps, end), CLIENT_END "c_i" (c_i⁺, what the
+ * client keeps), SERVER "w" (x) and SERVER "c" of every round; check
+ * --resync reloads c and the c_i from them (scaffold_load_state).
+ *
+ * Determinism: clients train and are summed in ascending id.
+ * Cost per round: Σ_{i∈S} (K_i gradients, + one pass over the data in
+ * option I) + O(|S|·P).
+ */
+#include <stdlib.h>
+#include "algorithms/algorithms.h"
+#include "engine/work.h"
+
+static const char *const LOCAL_LINE =
+    "Alg. 1 l. 10: y_i ← y_i − η_l (g_i(y_i) − c_i + c)";
+static const char *const CONTROL_LINE[] = {
+    "Alg. 1 l. 12 (ii): c_i⁺ ← c_i − c + (1/(K η_l)) (x − y_i)",
+    "Alg. 1 l. 12 (i): c_i⁺ ← g_i(x)"};
+static const char *const SERVER_X_LINE =
+    "Alg. 1 l. 17: x ← x + η_g (1/|S|) Σ_{i∈S} (y_i − x)";
+static const char *const SERVER_C_LINE =
+    "Alg. 1 l. 17: c ← c + (|S|/N) (1/|S|) Σ_{i∈S} (c_i⁺ − c_i)";
+
+/* SCAFFOLD's state and work buffers (zero-filled: c = c_i = 0 at the
+ * start, Alg. 1 l. 1–2). */
+typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)               */
+    double *x;        /* P: x as sent in the round (l. 5)                  */
+    double *y;        /* P: y_i, client i's local model                    */
+    double *g;        /* P: the local solver's gradient, then Δy_i         */
+    double *shift;    /* P: c − c_i, the correction of l. 10               */
+    double *c_plus;   /* P: c_i⁺                                           */
+    double *dc;       /* P: Δc = (1/|S|) Σ Δc_i                            */
+    double *c;        /* P: the server control variate c (kept)            */
+    double *c_i;      /* N×P: the client control variates c_i (kept)       */
+} scaffold_work;
+
+static void *scaffold_work_alloc(const pflref_problem *problem,
+                                 const pflref_hyper *hyper)
+{
+    (void)hyper;
+    const size_t P = problem->model.P;
+    scaffold_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return NULL;
+    /* req: scaffold.alg1.l1, scaffold.alg1.l2 */
+    /* c = 0 and every c_i = 0 (zero-filled); x = w⁰ is the state's w */
+    ws->x = pflref_work_doubles(&ws->list, P, 1);
+    ws->y = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->shift = pflref_work_doubles(&ws->list, P, 1);
+    ws->c_plus = pflref_work_doubles(&ws->list, P, 1);
+    ws->dc = pflref_work_doubles(&ws->list, P, 1);
+    ws->c = pflref_work_doubles(&ws->list, P, 1);
+    ws->c_i = pflref_work_doubles(&ws->list, problem->N, P);
+    return pflref_work_ready(ws);
+}
+
+/* Option II divides by K η_l: every participation has K ≥ 1 steps. */
+static pflref_status has_steps(const void *ctx, size_t t, size_t client,
+                               const pflref_batches *b, pflref_error *err)
+{
+    (void)ctx;
+    if (b->nsteps > 0)
+        return PFLREF_OK;
+    return pflref_error_set(
+        err, PFLREF_EINVAL, NULL,
+        "scaffold.option = II forms c_i⁺ with 1/(K η_l), but client %zu "
+        "takes K = 0 local steps in round %zu (give it a batch, or "
+        "\"scaffold.option\": \"I\")", client, t);
+}
+
+/* Before round 0: η_g and η_l are the registry's (finite, > 0); option II
+ * needs K ≥ 1 in every participation. */
+static pflref_status scaffold_check(const pflref_problem *problem,
+                                    const pflref_hyper *hyper,
+                                    const pflref_schedule *schedule,
+                                    const unsigned char *mask,
+                                    pflref_error *err)
+{
+    (void)problem;
+    (void)mask;
+    /* req: scaffold.alg1.l12 */
+    if (hyper->scaffold.option == PFLREF_SCAFFOLD_OPTION_II)
+        return pflref_schedule_walk(schedule, has_steps, NULL, NULL, err);
+    return PFLREF_OK;
+}
+
+/* Client i's update (l. 7–14) from x = ws->x on its batches b: y_i, then
+ * c_i⁺, then the sums Δx += Δy_i/|S| (s->accum) and Δc += Δc_i/|S|, and
+ * c_i ← c_i⁺. */
+static pflref_status client_update(pflref_state *s, size_t i,
+                                   const pflref_batches *b, double inv_S,
+                                   scaffold_work *ws,
+                                   const pflref_trace *trace,
+                                   pflref_error *err)
+{
+    const size_t P = s->P;
+    const int option = s->hyper->scaffold.option;
+    double *c_i = ws->c_i + i * P;
+    /* req: scaffold.alg1.l7 */
+    pflref_client_begin(s, i, "y", ws->y, ws->x, trace);
+    pflref_client_lr(s, i, 0, 1);  /* η of i's train() (lr.count) */
+    pflref_optim_begin(s, i);      /* its optimizer (opt.state) */
+    /* η_l: the round's (after pflref_client_lr), or the undecayed one */
+    const double eta_l = s->hyper->eta;
+    const int initial = s->hyper->scaffold.c_lr == PFLREF_SCAFFOLD_C_LR_INITIAL;
+    const double eta_c = initial ? s->hyper_base->eta : eta_l;
+    /* req: scaffold.alg1.l10 */
+    for (size_t p = 0; p < P; p++)
+        ws->shift[p] = ws->c[p] - c_i[p];          /* − c_i + c */
+    pflref_local_sgd job = pflref_local_sgd_plain(s, i, b, eta_l, "y",
+                                                  LOCAL_LINE);
+    job.shift = ws->shift;
+    /* req: scaffold.alg1.l8, scaffold.alg1.l9 */
+    pflref_status st = pflref_local_sgd_run(&job, ws->y, ws->g, s->ws, trace,
+                                            err);
+    if (st != PFLREF_OK)
+        return st;
+    /* req: scaffold.alg1.l11 */
+    pflref_client_end(s, i, "y", ws->y, trace);
+    /* req: scaffold.alg1.l12 */
+    if (option == PFLREF_SCAFFOLD_OPTION_I) {
+        /* (i) c_i⁺ ← g_i(x): the whole training set, index order */
+        const pflref_data *D = &s->problem->clients[i].train;
+        st = pflref_model_grad(&s->problem->model, ws->x, D, NULL, D->n,
+                               s->ws, ws->c_plus, NULL);
+        if (st != PFLREF_OK)
+            return pflref_error_set(err, st, "schedule",
+                                    "the gradient at x (option I) failed at "
+                                    "round %zu, client %zu", s->t, i);
+    } else {
+        /* (ii) c_i⁺ ← c_i − c + (1/(K η_l)) (x − y_i) */
+        const double inv_K_eta = 1.0 / ((double)b->nsteps * eta_c);
+        for (size_t p = 0; p < P; p++)
+            ws->c_plus[p] =
+                c_i[p] - ws->c[p] + inv_K_eta * (ws->x[p] - ws->y[p]);
+    }
+    if (!pflref_all_finite(ws->c_plus, P))
+        return pflref_error_diverge(err, (long)s->t, (long)i, -1, "c_i");
+    pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", (long)s->t,
+                      (long)i, -1, "c_i", ws->c_plus, P, CONTROL_LINE[option]);
+    /* req: scaffold.alg1.l13, scaffold.alg1.l16 */
+    for (size_t p = 0; p < P; p++) {
+        s->accum[p] += inv_S * (ws->y[p] - ws->x[p]);      /* Δy_i/|S| */
+        ws->dc[p] += inv_S * (ws->c_plus[p] - c_i[p]);     /* Δc_i/|S| */
+    }
+    /* req: scaffold.alg1.l14 */
+    for (size_t p = 0; p < P; p++)
+        c_i[p] = ws->c_plus[p];
+    /* req: scaffold.alg1.l15 */
+    return PFLREF_OK;
+}
+
+static pflref_status scaffold_round(pflref_state *s,
+                                    const pflref_round_plan *plan,
+                                    const pflref_trace *trace,
+                                    pflref_error *err)
+{
+    scaffold_work *ws = s->extra;
+    const double eta_g = s->hyper->scaffold.eta_g;   /* η_g */
+    const size_t P = s->P;
+    const double S = (double)plan->m;                 /* |S| */
+    /* req: scaffold.alg1.l3, scaffold.alg1.l5 */
+    pflref_round_begin(s, ws->x, trace);              /* Δx := 0 */
+    for (size_t p = 0; p < P; p++)
+        ws->dc[p] = 0.0;                              /* Δc := 0 */
+    /* req: scaffold.alg1.l4, scaffold.alg1.l6 */
+    for (size_t j = 0; j < plan->m; j++) {
+        pflref_status st = client_update(s, plan->clients[j],
+                                         &plan->batches[j], 1.0 / S, ws,
+                                         trace, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+    /* req: scaffold.alg1.l17 */
+    /* x ← x + η_g Δx (into s->accum, which pflref_round_end publishes) */
+    for (size_t p = 0; p < P; p++)
+        s->accum[p] = ws->x[p] + eta_g * s->accum[p];
+    pflref_status st = pflref_round_end(s, SERVER_X_LINE, trace, err);
+    if (st != PFLREF_OK)
+        return st;
+    /* c ← c + (|S|/N) Δc */
+    const double frac = S / (double)s->N;
+    for (size_t p = 0; p < P; p++)
+        ws->c[p] += frac * ws->dc[p];
+    if (!pflref_all_finite(ws->c, P))
+        return pflref_error_diverge(err, (long)s->t, -1, -1, "c");
+    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", (long)s->t, -1, -1,
+                      "c", ws->c, P, SERVER_C_LINE);
+    /* req: scaffold.alg1.l18 */
+    return PFLREF_OK;
+}
+
+/* check --resync: c (SERVER "c" of round t) and every c_i (its last
+ * CLIENT_END "c_i" up to t) from the candidate's records; x is the
+ * driver's (SERVER "w"). */
+static void scaffold_load_state(pflref_state *s, pflref_state_loader load,
+                                void *ctx, long t)
+{
+    scaffold_work *ws = s->extra;
+    (void)load(ctx, PFLREF_EV_SERVER, "c", t, -1, ws->c, s->P);
+    for (size_t i = 0; i < s->N; i++)
+        (void)load(ctx, PFLREF_EV_CLIENT_END, "c_i", t, (long)i,
+                   ws->c_i + i * s->P, s->P);
+}
+
+const pflref_algorithm pflref_scaffold = {
+    .name = "scaffold",
+    .title = "SCAFFOLD (Karimireddy et al., ICML 2020, Alg. 1)",
+    .has_global = 1,
+    .n_eval = 1,
+    .eval = {{"global", PFLREF_SOURCE_GLOBAL}},
+    .check = scaffold_check,
+    .work_alloc = scaffold_work_alloc,
+    .work_free = pflref_work_free,
+    .round = scaffold_round,
+    /* req: scaffold.preset.pfllib (ref/engine/presets.c) */
+    .load_state = scaffold_load_state,
+    .opt_slots = 1,   /* the local solver's (PFLlib: SCAFFOLDOptimizer) */
+};
