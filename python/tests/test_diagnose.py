@@ -301,6 +301,13 @@ NAMED = {
     # SCAFFOLD's bugs that are a switch value or a hyperparameter's default
     "scaffold-c-lr-decayed": "scaffold.c_lr = round",
     "scaffold-global-step-ignored": "scaffold.eta_g = 1",
+    # FedDyn's: a switch value left at the paper's, or a preset's setting
+    # dropped (the d1 vector cannot tell the norm term from the paper's
+    # squared one away from the kink: its whole run is the paper's)
+    "feddyn-h-literal-ignored": "feddyn.h_sum = differences",
+    "feddyn-alpha-k-ignored": "feddyn.alpha_k = uniform",
+    "feddyn-norm-squared": "feddyn preset paper",
+    "feddyn-weight-decay-ignored": "feddyn.alpha_k = size_scaled",
 }
 
 
