@@ -298,6 +298,9 @@ NAMED = {
     "hetlora-sample-weights": ("hetlora.weights = samples",
                                "hetlora.weights = uniform"),
     "hetlora-no-regulariser": "hetlora.lambda = 0",
+    # z_prev from w^t makes z_prev = z_glob: the contrastive gradient
+    # cancels exactly, which is MOON with μ = 0
+    "moon-prev-global": "moon.mu = 0",
 }
 
 

@@ -127,7 +127,8 @@ static const char *const bn_running_var_values[] = {"unbiased", "biased",
  * opt_slots ≥ 1 in its pflref_algorithm. */
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
-    "apfl pfedhn lora fedbn"
+    "apfl pfedhn lora fedbn "                                               \
+    "moon"
 /* The algorithms that train a model, which bn.* applies to: those whose
  * local steps move batch normalisation's running statistics (the shared
  * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model
@@ -138,11 +139,13 @@ static const char *const bn_running_var_values[] = {"unbiased", "biased",
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
-    "perfedavg apfl interp cfl ifca fedfomo fedbn"
+    "perfedavg apfl interp cfl ifca fedfomo fedbn "                         \
+    "moon"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
-    "fedavg local pfedme ditto fedalt fedsim perfedavg apfl"
+    "fedavg local pfedme ditto fedalt fedsim perfedavg apfl "               \
+    "moon"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "
@@ -636,6 +639,16 @@ static const pflref_param params[] = {
      "the variance fed to r_v: M/(M − 1) s²_B over the M values a channel "
      "normalises (PyTorch) | s²_B (fedbn.running_var = biased is the same "
      "switch)"},
+    /* MOON (ref/algorithms/moon.c) */
+    {"eta", "moon", "moon", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
+     "MOON's local step size (Alg. 1 l. 21)"},
+    {"moon.mu", "moon", "moon", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, moon.mu), NAN, 0.0, 0, NULL, "μ",
+     "MOON's weight of the model-contrastive loss (eq. (3), Alg. 1 l. 20)"},
+    {"moon.tau", "moon", "moon", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, moon.tau), NAN, 0.0, 1, NULL, "τ",
+     "MOON's temperature (eq. (2), Alg. 1 l. 19)"},
 };
 
 

@@ -2,7 +2,8 @@
 
     pytest -p pflref.pytest_plugin --pflref-algorithm fedavg \
         --pflref-algorithm pfedme --pflref-algorithm ditto \
-        --pflref-algorithm fedalt docs/examples/pytorch/test_torch_candidates.py
+        --pflref-algorithm fedalt --pflref-algorithm moon \
+        docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
 setting an example does not implement (torch_common.Unsupported, e.g. a
@@ -17,6 +18,7 @@ import pytest
 import ditto_torch
 import fedavg_torch
 import fedrep_torch
+import moon_torch
 import pfedme_torch
 from torch_common import Unsupported
 
@@ -25,6 +27,7 @@ CANDIDATES = {
     "pfedme": pfedme_torch.run,
     "ditto": ditto_torch.run,
     "fedalt": fedrep_torch.run,      # FedRep is FedAlt's preset fedrep
+    "moon": moon_torch.run,
 }
 
 
