@@ -107,6 +107,7 @@ SWITCHES = {
     "scaffold": {"scaffold.option": ["II", "I"],
                  "scaffold.c_lr": ["round", "initial"],
                  "lr.count": ["rounds", "trainings"]},
+    "moon": {},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -162,6 +163,8 @@ PRESETS = {
     ("scaffold", "pfllib"): {"scaffold.option": "II",
                              "scaffold.c_lr": "initial",
                              "lr.count": "trainings"},
+    ("moon", "official"): {"opt.momentum": 0.9, "opt.weight_decay": 0.00001},
+    ("moon", "pfllib"): {"lr.count": "trainings"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.
@@ -528,6 +531,21 @@ def r_lora(spec, sw, hp):
     return out
 
 
+def r_moon_stale(spec, sw, hp):
+    """MOON's previous model w_i^{t−1}: no party skips a round between two
+    trainings (the previous model is then also last round's), or none
+    first trains after round 0 (w⁰ = w^0 there: a zero contrastive
+    gradient)."""
+    last, stale, late = {}, False, False
+    for t, r in enumerate(rounds(spec)):
+        for k in r["clients"]:
+            stale |= k in last and last[k] < t - 1
+            late |= k not in last and t > 0
+            last[k] = t
+    out = [] if stale else ["no party skips a round between two trainings"]
+    return out + ([] if late else ["no party first trains after round 0"])
+
+
 def r_lora_weights(spec, sw, hp):
     """ffa and fedavg read lora.weights, hetlora hetlora.weights."""
     het = sw.get("lora.method") == "hetlora"
@@ -801,6 +819,17 @@ RULES = {
         (ALWAYS, r_single_round, "one round hides c and c_i across rounds"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
         (ALWAYS, r_quadratic_unit, "a = 1 hides a dropped curvature / loss factor"),
+    ],
+    "moon": [
+        (ALWAYS, r_value(["eta", "moon.mu", "moon.tau"], ONE),
+         "η, μ or τ = 1 hides a dropped factor"),
+        (ALWAYS, r_value(["moon.mu"], ZERO), "μ = 0 hides the contrastive term"),
+        (ALWAYS, r_equal_pairs(["eta", "moon.mu", "moon.tau"]),
+         "equal η, μ, τ: a swap is invisible"),
+        (ALWAYS, r_equal_sizes(who_clients), "equal n_i make the weighted mean uniform"),
+        (ALWAYS, r_moon_stale, "every party training every round hides a stale or "
+         "misinitialised previous model"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
 }
 

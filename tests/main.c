@@ -28,6 +28,7 @@ int main(void)
         fedbn_suite,    bn_running_suite, layers_suite,
         pfedhn_suite,
         lora_suite,
+        moon_suite,
         io_suite,       cli_suite,      seed000_suite,  golden_suite,
         spec_suite,
         badinput_suite, reliability_suite, api_suite,

@@ -34,6 +34,7 @@ Suite *fedbn_suite(void);
 Suite *bn_running_suite(void);
 Suite *pfedhn_suite(void);
 Suite *lora_suite(void);
+Suite *moon_suite(void);
 Suite *io_suite(void);
 Suite *spec_suite(void);
 Suite *cli_suite(void);

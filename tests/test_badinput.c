@@ -708,6 +708,10 @@ END_TEST
     ", " init "}, \"algorithm\": {\"name\": \"lora\", \"hyperparameters\": {\"eta\": 0.1, " \
     hyp "}}", ONE_ROUND)
 #define Q11 "\"lora\": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"
+/* MOON: an mlp 2-2-2 on one client of two labelled samples. */
+#define MOON_MLP "\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2}"
+#define MOON_DATA CLIENTS("{\"X\": [[1, 2], [3, 4]], \"y\": [1, 0]}")
+#define MOON_HYP(h) "\"algorithm\": {\"name\": \"moon\", \"hyperparameters\": {\"eta\": 0.1, " h "}}"
 
 typedef struct {
     const char *no;       /* "L1", "S3", "A2"                        */
@@ -905,6 +909,31 @@ static const lettered_case LETTERED[] = {
      SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"scaffold\", \"preset\": \"official\", "
           "\"hyperparameters\": {\"eta\": 0.1}}", GEN),
      "algorithm.preset", "unknown preset \"official\" for scaffold"},
+    /* MOON (ref/algorithms/moon.c) */
+    {"A10", "moon: a negative contrastive weight μ",
+     SPEC(MOON_MLP, MOON_DATA, MOON_HYP("\"moon.mu\": -0.5, \"moon.tau\": 0.5"), ONE_ROUND),
+     "algorithm.hyperparameters.moon.mu", "moon.mu = -0.5 must be >= 0"},
+    {"A11", "moon: a temperature τ ≤ 0",
+     SPEC(MOON_MLP, MOON_DATA, MOON_HYP("\"moon.mu\": 0.5, \"moon.tau\": 0"), ONE_ROUND),
+     "algorithm.hyperparameters.moon.tau", "moon.tau = 0 must be > 0"},
+    {"A12", "moon: μ or τ not given",
+     SPEC(MOON_MLP, MOON_DATA, MOON_HYP("\"moon.mu\": 0.5"), ONE_ROUND),
+     "algorithm.hyperparameters.moon.tau", "moon needs hyperparameter moon.tau"},
+    {"A13", "moon: a model without a representation",
+     SPEC(LIN, MOON_DATA, MOON_HYP("\"moon.mu\": 0.5, \"moon.tau\": 0.5"), ONE_ROUND),
+     "model.kind", "moon needs a representation R_w(x)"},
+    {"A14", "moon: a layer list whose last layer is not dense",
+     SPEC(LAYERS("[2]", "cross_entropy", "{\"type\": \"dense\", \"out\": 2}, {\"type\": \"relu\"}"),
+          MOON_DATA, MOON_HYP("\"moon.mu\": 0.5, \"moon.tau\": 0.5"), ONE_ROUND),
+     "model.layers", "the layer list's last layer must be dense"},
+    {"A15", "moon: batch normalisation in the representation",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2, \"bn\": true}",
+          MOON_DATA, MOON_HYP("\"moon.mu\": 0.5, \"moon.tau\": 0.5"), ONE_ROUND),
+     "model.bn", "depends on the whole batch"},
+    {"A16", "moon: a batch longer than the largest training set",
+     SPEC(MOON_MLP, MOON_DATA, MOON_HYP("\"moon.mu\": 0.5, \"moon.tau\": 0.5"),
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [0, 0, 1]]]}")),
+     "schedule.rounds[0].batches[0][1]", "moon takes batches of at most 2 samples"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])

@@ -407,6 +407,21 @@ static const diverge_case CASES[] = {
     {"scaffold", QSPEC(ALG("scaffold", "\"eta\": 1e200"), GIVEN(ONLY0_THEN(B2))),
      "y", 1, 1, 2,
      "y is not finite (NaN or Inf) at round 1, client 1, local step 2"},
+    /* MOON with μ = 0 on an mlp z = W2 (W1 x), w⁰ = (1, 0): client 0
+     * (x = 0, y = 0) has a zero gradient; client 1 (x = 1, y = 2): step 1
+     * W2 = 2e200 (W1's gradient r W2 x = 0), step 2 W2 = 2e200 −
+     * 1e200·(2e200 − 2) → −Inf. */
+    {"moon",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 1, \"h\": 1, \"k\": 1, "
+          "\"loss\": \"half_squared\", \"activation\": \"identity\", "
+          "\"bias\": false}",
+          "\"problem\": {\"clients\": [{\"X\": [[0]], \"y\": [0]}, "
+          "{\"X\": [[1]], \"y\": [2]}]}, \"init\": {\"kind\": \"given\", "
+          "\"w\": [1, 0]}",
+          ALG("moon", "\"eta\": 1e200, \"moon.mu\": 0, \"moon.tau\": 0.5"),
+          GIVEN(IDLE_THEN(B2))),
+     "w_local", 1, 1, 2,
+     "w_local is not finite (NaN or Inf) at round 1, client 1, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 

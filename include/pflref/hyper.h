@@ -576,6 +576,12 @@ typedef struct {
                                   lora.targets chooses them                */
     size_t ntarget_names;      /* their count                              */
 } pflref_lora_hyper;
+/* MOON (Li, He, Song, CVPR 2021, arXiv 2103.16257v1, Alg. 1): the
+ * contrastive weight μ and the temperature τ (ref/algorithms/moon.c). */
+typedef struct {
+    double mu;                 /* μ ≥ 0: the weight of ℓ_con               */
+    double tau;                /* τ > 0: the temperature                   */
+} pflref_moon_hyper;
 
 /* Batch normalisation's running statistics r_μ, r_v in training (bn.*;
  * docs/formats.md "bn.*"): every algorithm's local steps on a model with
@@ -706,6 +712,7 @@ typedef struct {
     pflref_bn_hyper bn;        /* BN running statistics (bn.*)           */
     pflref_feddyn_hyper feddyn; /* FedDyn (feddyn.*)                      */
     pflref_scaffold_hyper scaffold; /* SCAFFOLD (scaffold.*)         */
+    pflref_moon_hyper moon;    /* MOON (moon.*)                          */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

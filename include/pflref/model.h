@@ -431,6 +431,24 @@ pflref_status pflref_model_body_grad(const pflref_model *m, const double *w,
                                      size_t nb, pflref_model_workspace *ws,
                                      double *g);
 
+/* Body backward from a signal on the features (MOON's contrastive term,
+ * ref/algorithms/moon.c): with dΦ_j = ∂ℓ_j/∂Φ_j the per-sample signal on
+ * the body's output (NOT divided by nb), writes ONLY the body entries of
+ * g: (1/nb) Σ_j J_jᵀ dΦ_j, J_j = ∂Φ_j/∂(body parameters).  mlp:
+ * δ_j = dΦ_j ⊙ act'(A_j), g_W1 := (1/nb) Σ_j δ_j x_jᵀ, g_b1 := (1/nb) Σ_j δ_j;
+ * a layer list: back through every layer before the head, on the outputs
+ * the last features call left in ws (as pflref_model_body_grad).
+ *   A [in] nb × h (from pflref_model_features);  dPhi [in] nb × h;
+ *   g [out] P (head entries untouched).  Reads X of D, not the head. */
+pflref_status pflref_model_body_grad_features(const pflref_model *m,
+                                              const double *w,
+                                              const double *A,
+                                              const double *dPhi,
+                                              const pflref_data *D,
+                                              const size_t *idx, size_t nb,
+                                              pflref_model_workspace *ws,
+                                              double *g);
+
 /* The body passes a workspace has seen since it was allocated (mlp only;
  * 0 for other models): *forward counts every pass of a batch through the
  * body (loss, grad, evaluate, features, and hvp's R-forward), *backward

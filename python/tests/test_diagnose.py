@@ -308,6 +308,9 @@ NAMED = {
     "feddyn-alpha-k-ignored": "feddyn.alpha_k = uniform",
     "feddyn-norm-squared": "feddyn preset paper",
     "feddyn-weight-decay-ignored": "feddyn.alpha_k = size_scaled",
+    # z_prev from w^t makes z_prev = z_glob: the contrastive gradient
+    # cancels exactly, which is MOON with μ = 0
+    "moon-prev-global": "moon.mu = 0",
 }
 
 

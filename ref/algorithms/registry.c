@@ -28,6 +28,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_lora,
     &pflref_feddyn,
     &pflref_scaffold,
+    &pflref_moon,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

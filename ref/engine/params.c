@@ -133,7 +133,7 @@ static const char *const scaffold_c_lr_values[] = {"round", "initial", NULL};
  * opt_slots ≥ 1 in its pflref_algorithm. */
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
-    "apfl pfedhn lora fedbn feddyn scaffold"
+    "apfl pfedhn lora fedbn feddyn scaffold moon"
 /* The algorithms that train a model, which bn.* applies to: those whose
  * local steps move batch normalisation's running statistics (the shared
  * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model
@@ -145,11 +145,12 @@ static const char *const scaffold_c_lr_values[] = {"round", "initial", NULL};
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
-    "perfedavg apfl interp cfl ifca fedfomo fedbn feddyn scaffold"
+    "perfedavg apfl interp cfl ifca fedfomo fedbn feddyn scaffold moon"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
-    "fedavg local pfedme ditto fedalt fedsim perfedavg apfl feddyn scaffold"
+    "fedavg local pfedme ditto fedalt fedsim perfedavg apfl feddyn "        \
+    "scaffold moon"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "
@@ -669,6 +670,16 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, scaffold.c_lr), 0.0, 0.0, 0,
      scaffold_c_lr_values, "",
      "option II's η_l under lr.*: the steps' η | the undecayed η (PFLlib)"},
+    /* MOON (ref/algorithms/moon.c) */
+    {"eta", "moon", "moon", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
+     "MOON's local step size (Alg. 1 l. 21)"},
+    {"moon.mu", "moon", "moon", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, moon.mu), NAN, 0.0, 0, NULL, "μ",
+     "MOON's weight of the model-contrastive loss (eq. (3), Alg. 1 l. 20)"},
+    {"moon.tau", "moon", "moon", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, moon.tau), NAN, 0.0, 1, NULL, "τ",
+     "MOON's temperature (eq. (2), Alg. 1 l. 19)"},
 };
 
 

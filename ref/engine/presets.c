@@ -151,6 +151,16 @@ static const pflref_preset presets[] = {
      "its ExponentialLR stepped per train() at :55-56), "
      "fedoptimizer.py:30 (p ← p − lr (grad + c − c_i)), "
      "serverscaffold.py:126-131 (Δy / num_join_clients · η_g, Δc / N)"},
+    {"moon", "official", "opt.momentum=0.9 opt.weight_decay=0.00001", NULL,
+     "QinbinLi/MOON 8fcba3c main.py:267-269 (torch.optim.SGD, momentum "
+     "0.9, weight_decay --reg = 1e-5, a new optimizer per local "
+     "training); its empty model pool in round 0 (466-476, 537-543) gives "
+     "the paper's numbers (docs/algorithms/moon.md)"},
+    {"moon", "pfllib", "lr.count=trainings", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientmoon.py:39-50 (model.base as R_w, "
+     "the batch mean of l_con: the paper's l), 17 and 53 (old_model: the "
+     "initial model, then the last local one), 55-56 (each client's -ld "
+     "scheduler steps when it trains); serverbase.py's n_i weights"},
 };
 
 const pflref_preset *pflref_presets(size_t *count)

@@ -726,3 +726,18 @@ void pflref_layers_body_grad(const pflref_model *m, const double *w,
                 H->in_size);
     backward_range(m, w, nb, ws->sig[0], ws->sig[0], ws, g, L - 2, 0);
 }
+
+void pflref_layers_body_grad_features(const pflref_model *m, const double *w,
+                                      size_t nb, const double *dPhi,
+                                      pflref_model_workspace *ws, double *g)
+{
+    const size_t L = m->nlayers, h = m->layers[L - 1].in_size;
+    /* the body's outputs of the last features call, as body_grad */
+    if (!(ws->body_cached && ws->body_cached_nb == nb && ws->w_fwd == w)) {
+        forward_to(m, w, nb, ws, L - 1);
+        ws->body_forward++;
+    }
+    /* the signal dΦ itself, then back through the body */
+    memcpy(ws->sig[0], dPhi, nb * h * sizeof *dPhi);
+    backward_range(m, w, nb, ws->sig[0], ws->sig[0], ws, g, L - 2, 0);
+}

@@ -636,3 +636,35 @@ pflref_status pflref_model_body_grad(const pflref_model *m, const double *w,
     ws->body_backward++;
     return PFLREF_OK;
 }
+
+/* The body's gradient from a signal dPhi (nb × h) on the features:
+ *   δ := dPhi ⊙ σ'(A),  g_W1 := (1/nb) δᵀ X_B,  g_b1 := (1/nb) Σ_j δ_j.
+ *   g [out] P entries, only the body's written.
+ * Returns PFLREF_EINVAL for a model without a body, a NULL argument (A,
+ * dPhi, g) or a bad batch. */
+pflref_status pflref_model_body_grad_features(const pflref_model *m,
+                                              const double *w,
+                                              const double *A,
+                                              const double *dPhi,
+                                              const pflref_data *D,
+                                              const size_t *idx, size_t nb,
+                                              pflref_model_workspace *ws,
+                                              double *g)
+{
+    size_t n_b;
+    pflref_status st;
+    if ((st = check_mlp_batch(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "A", A)) ||
+        (st = pflref_arg_nonnull(NULL, "dPhi", dPhi)) ||
+        (st = pflref_arg_nonnull(NULL, "g", g)))
+        return st;
+    pflref_batch_gather_rows(m, D, idx, 0, n_b, ws);
+    if (m->kind == PFLREF_MODEL_LAYERS) {  /* A is not read: see body_grad */
+        pflref_layers_body_grad_features(m, w, n_b, dPhi, ws, g);
+    } else {
+        memcpy(ws->T, dPhi, n_b * m->h * sizeof *dPhi);  /* T := dΦ */
+        body_backward_from(m, n_b, A, ws, g);
+    }
+    ws->body_backward++;
+    return PFLREF_OK;
+}

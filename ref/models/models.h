@@ -276,6 +276,12 @@ void pflref_layers_body_grad(const pflref_model *m, const double *w,
                              size_t nb, const double *E,
                              pflref_model_workspace *ws, double *g);
 
+/* The body's entries of g from a signal dPhi (nb × h) on the body's
+ * output, back through the body as pflref_layers_body_grad (MOON). */
+void pflref_layers_body_grad_features(const pflref_model *m, const double *w,
+                                      size_t nb, const double *dPhi,
+                                      pflref_model_workspace *ws, double *g);
+
 /* Convolution of a batch (layers_conv.c), X, Y nb × in_size, out_size in
  * NCHW order, W O × C·κ², col one sample's im2col (C·κ² × H'·W'):
  *   Y_n := W col(X_n) + b 1ᵀ   (b may be NULL). */

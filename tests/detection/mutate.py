@@ -82,7 +82,8 @@ PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
              "pfl_numpy_fedfomo.py",
              "pfl_numpy_fedbn.py", "pfl_numpy_pfedhn.py",
              "pfl_numpy_lora.py", "pfl_numpy_layers.py", "pfl_numpy_optim.py",
-             "pfl_numpy_feddyn.py", "pfl_numpy_scaffold.py")
+             "pfl_numpy_feddyn.py", "pfl_numpy_scaffold.py",
+             "pfl_numpy_moon.py")
 # the files whose index arithmetic (np.arange bounds, slices) is mutated:
 # the convolution's and the pools' windows, the padding, the blocks
 INDEX_FILES = {"pfl_numpy_layers.py"}
@@ -110,6 +111,7 @@ HP_REAL = {"eta", "eta_p", "eta_ft", "mu_ft", "lambda", "pfedme.mu", "beta",
            "pfedhn.inner_wd", "pfedhn.clip_norm",
            "opt.momentum", "opt.dampening", "opt.weight_decay", "opt.beta1",
            "opt.beta2", "opt.eps", "opt.clip_norm"}
+HP_REAL |= {"moon.mu", "moon.tau"}       # MOON (pfl_numpy_moon.py)
 for _k in HP_REAL:
     HP_KIND[_k] = "real"
 HP_DICTS = {"cfg", "hp"}

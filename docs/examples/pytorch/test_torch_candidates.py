@@ -3,6 +3,7 @@
     pytest -p pflref.pytest_plugin --pflref-algorithm fedavg \
         --pflref-algorithm pfedme --pflref-algorithm ditto \
         --pflref-algorithm fedalt --pflref-algorithm feddyn \
+        --pflref-algorithm moon \
         docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
@@ -19,6 +20,7 @@ import ditto_torch
 import fedavg_torch
 import feddyn_torch
 import fedrep_torch
+import moon_torch
 import pfedme_torch
 from torch_common import Unsupported
 
@@ -28,6 +30,7 @@ CANDIDATES = {
     "ditto": ditto_torch.run,
     "fedalt": fedrep_torch.run,      # FedRep is FedAlt's preset fedrep
     "feddyn": feddyn_torch.run,
+    "moon": moon_torch.run,
 }
 
 

@@ -1,0 +1,201 @@
+"""pfl_numpy_moon.py: MOON for the NumPy candidate (pfl_numpy.py loads it),
+written from Li, He, Song, "Model-Contrastive Federated Learning" (CVPR
+2021, arXiv 2103.16257v1, Algorithm 1) and docs/algorithms/moon.md, not
+from pflref's C code.
+
+The network is a chain of dense and relu/identity layers (the mlp, or a
+layer list of dense and relu layers); the representation R_w(x) is the
+output of every layer before the last dense one.  Per batch, autograd by
+hand:
+    ℓ = mean_j CE(F_w(x_j), y_j) + μ mean_j −log softmax([s_a, s_b])[0],
+    s_a = cos(z_j, z_glob_j)/τ, s_b = cos(z_j, z_prev_j)/τ,
+z_glob from w^t and z_prev from the party's last local model (w0 before
+it first trains), both held fixed.  The server averages the round's local
+models with weights n_i / Σ n_j.  The official preset's torch SGD
+(momentum 0.9, weight decay 1e-5, a new optimizer per local training) is
+pfl_numpy_optim's.
+"""
+import copy
+import importlib
+import sys
+
+import numpy as np
+
+ALGORITHM = "moon"
+BUGS = ("moon-con-sign", "moon-no-tau-chain", "moon-cos-no-proj",
+        "moon-con-sum", "moon-prev-global", "moon-prev-w0",
+        "moon-prev-first-global", "moon-glob-from-local", "moon-rep-output",
+        "moon-uniform-weights")
+PRESETS = {"official": {"opt.momentum": 0.9, "opt.weight_decay": 0.00001},
+           "pfllib": {"lr.count": "trainings"}}
+
+
+def _base():
+    main = sys.modules.get("__main__")
+    if hasattr(main, "local_sgd") and hasattr(main, "Unsupported"):
+        return main
+    return importlib.import_module("pfl_numpy")
+
+
+class Chain:
+    """Dense and elementwise layers in order; parameters in state_dict
+    order (each dense layer's W (out × in), then its b)."""
+
+    def __init__(self, model):
+        base = _base()
+        self.ce = model.get("loss", "cross_entropy") == "cross_entropy"
+        self.sq = 2.0 if model.get("loss") == "squared" else 1.0
+        self.layers, off = [], 0
+
+        def dense(n_in, n_out, bias):
+            nonlocal off
+            W = (off, off + n_in * n_out)
+            off += n_in * n_out
+            b = (off, off + n_out) if bias else None
+            off += n_out if bias else 0
+            self.layers.append(("dense", W, b, n_in, n_out))
+
+        if model["kind"] == "mlp":
+            bias = model.get("bias", True)
+            dense(model["d"], model["h"], model.get("hidden_bias", bias))
+            self.layers.append((model.get("activation", "relu"),))
+            dense(model["h"], model.get("k", 1), bias)
+        elif model["kind"] == "layers" and len(model["input"]) == 1:
+            n = model["input"][0]
+            for L in model["layers"]:
+                if L["type"] == "dense":
+                    dense(n, L["out"], L.get("bias", True))
+                    n = L["out"]
+                elif L["type"] in ("relu", "identity"):
+                    self.layers.append((L["type"],))
+                else:
+                    raise base.Unsupported("moon with a %s layer" % L["type"])
+        else:
+            raise base.Unsupported("moon on a %s model" % model["kind"])
+        if self.layers[-1][0] != "dense":
+            raise base.Unsupported("moon without an output dense layer")
+
+    def forward(self, w, X, upto=None):
+        """Inputs of every layer, then the output of layer upto − 1."""
+        acts = [X]
+        for L in self.layers[:upto]:
+            a = acts[-1]
+            if L[0] == "dense":
+                _, (w0, w1), b, n_in, n_out = L
+                out = a @ w[w0:w1].reshape(n_out, n_in).T
+                if b is not None:
+                    out = out + w[b[0]:b[1]]
+                acts.append(out)
+            elif L[0] == "relu":
+                acts.append(np.maximum(a, 0.0))
+            else:
+                acts.append(a)
+        return acts
+
+    def backward(self, w, acts, G, upto, g, scale):
+        """g += scale · Σ_rows ∂(G · layer output upto − 1)/∂w."""
+        for i in range(upto - 1, -1, -1):
+            L, a = self.layers[i], acts[i]
+            if L[0] == "dense":
+                _, (w0, w1), b, n_in, n_out = L
+                g[w0:w1] += scale * (G.T @ a).ravel()
+                if b is not None:
+                    g[b[0]:b[1]] += scale * G.sum(axis=0)
+                G = G @ w[w0:w1].reshape(n_out, n_in)
+            elif L[0] == "relu":
+                G = G * (a > 0)
+
+    def out_grad(self, Z, y):
+        """Per-row ∂ℓ/∂z: softmax − one-hot, or s (ŷ − y)."""
+        if self.ce:
+            e = np.exp(Z - Z.max(axis=1, keepdims=True))
+            p = e / e.sum(axis=1, keepdims=True)
+            p[np.arange(len(y)), y.astype(int)] -= 1.0
+            return p
+        return self.sq * (Z - y[:, None])
+
+
+def _cos_grad(z, a, bug):
+    """Rows: ∇_z cos(z, a) = a/(|z||a|) − cos z/|z|²."""
+    nz = np.linalg.norm(z, axis=1, keepdims=True)
+    na = np.linalg.norm(a, axis=1, keepdims=True)
+    cos = np.sum(z * a, axis=1, keepdims=True) / (nz * na)
+    if bug == "moon-cos-no-proj":
+        return a / (nz * na), cos
+    return a / (nz * na) - cos * z / nz ** 2, cos
+
+
+def _grad(net, w, w_glob, w_prev, X, y, mu, tau, bug):
+    """∇ of ℓ_sup + μ ℓ_con on the batch (X, y)."""
+    nb, L = len(X), len(net.layers)
+    g = np.zeros_like(w)
+    acts = net.forward(w, X)
+    net.backward(w, acts, net.out_grad(acts[-1], y), L, g, 1.0 / nb)
+    if mu == 0.0:
+        return g
+    rep = L if bug == "moon-rep-output" else L - 1
+    z = acts[rep]
+    z_glob = net.forward(w if bug == "moon-glob-from-local" else w_glob, X,
+                         rep)[-1]
+    z_prev = net.forward(w_prev, X, rep)[-1]
+    ga, ca = _cos_grad(z, z_glob, bug)
+    gb, cb = _cos_grad(z, z_prev, bug)
+    # softmax over [ca, cb]/τ: ∂(−log p_a)/∂(cb/τ) = p_b
+    p_b = 1.0 / (1.0 + np.exp((ca - cb) / tau))
+    dz = (p_b if bug == "moon-no-tau-chain" else p_b / tau) * (gb - ga)
+    g_con = np.zeros_like(w)
+    net.backward(w, acts, dz, rep, g_con, 1.0 if bug == "moon-con-sum" else 1.0 / nb)
+    return g - mu * g_con if bug == "moon-con-sign" else g + mu * g_con
+
+
+def run(spec, clients, w0, log, bug):
+    base = _base()
+    alg = spec["algorithm"]
+    hp = dict(PRESETS.get(alg.get("preset", "paper"), {}))
+    hp.update(alg.get("hyperparameters", {}))
+    hp.update(alg.get("switches", {}))
+    if any(k.startswith("lr.") and k != "lr.count" for k in hp):
+        raise base.Unsupported("moon with a learning-rate decay")
+    raw = spec["problem"].get("clients")
+    if raw is None:
+        raise base.Unsupported("moon needs inline clients")
+    net = Chain(spec["model"])
+    eta, mu, tau = hp["eta"], hp["moon.mu"], hp["moon.tau"]
+    opt_spec = copy.deepcopy(spec)
+    opt_spec["algorithm"]["hyperparameters"] = {
+        k: v for k, v in hp.items() if k.startswith("opt.")}
+    optim = importlib.import_module("pfl_numpy_optim")
+    opts = None if optim.plain(optim.options(opt_spec)) else optim.Optimizers(opt_spec)
+    data = [(np.asarray(c["X"], float), np.asarray(c["y"], float)) for c in raw]
+    w = np.array(w0, dtype=float)
+    prev = [w.copy() for _ in raw]
+    trained = set()
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        log("round_begin", "train", "w", w, round=t)
+        w_t, acc = w.copy(), np.zeros_like(w)
+        n_t = sum(len(data[i][0]) for i in rnd["clients"])
+        for i, batches in zip(rnd["clients"], rnd["batches"]):
+            w_prev = prev[i]
+            if bug == "moon-prev-global" or (bug == "moon-prev-first-global"
+                                             and i not in trained):
+                w_prev = w_t
+            if bug == "moon-prev-w0":
+                w_prev = np.array(w0, dtype=float)
+            trained.add(i)
+            x = w_t.copy()
+            log("client_begin", "train", "w_local", x, round=t, client=i, step=0)
+            opt = opts.begin(0, i) if opts is not None else None
+            X, y = data[i]
+            for s, batch in enumerate(batches, start=1):
+                g = _grad(net, x, w_t, w_prev, X[batch], y[batch], mu, tau, bug)
+                x = opt.step(x, g, eta) if opt is not None else x - eta * g
+                log("step", "train", "w_local", x, round=t, client=i, step=s)
+            prev[i] = x
+            log("client_end", "train", "w_local", x, round=t, client=i)
+            c = (1.0 / len(rnd["clients"]) if bug == "moon-uniform-weights"
+                 else len(X) / n_t)
+            acc = acc + c * x
+        w = acc
+        log("server", "train", "w", w, round=t)
+    return {"w": w, "v": prev}
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -1,0 +1,326 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""golden/pflref_exact_moon.py: MOON (Li, He, Song, "Model-Contrastive
+Federated Learning", CVPR 2021, arXiv 2103.16257v1, Alg. 1 and Sec. 3)
+in 60-digit decimal arithmetic, written from the paper, independently of
+the C reference (ref/algorithms/moon.c).
+
+Every input is the exact value of the double the spec holds (Decimal of a
+float is exact); every operation then rounds to 60 significant digits
+(relative error < 1e-59 per operation), so these values differ from the
+exact ones by far less than any tolerance of the vectors.  exp, log and
+sqrt are Decimal's (correctly rounded at 60 digits).
+
+The model is written again here as a chain of dense and relu/identity
+layers: the mlp (W1, b1, act, W2, b2: docs/models.md) and a layer list of
+dense and relu layers, parameters in the spec's layout (state_dict order).
+The representation R_w(x) (Sec. 3.2) is the output of every layer before
+the last dense one (the mlp's hidden layer φ; a layer list's body,
+projection head included).
+
+One round t of Alg. 1 (the schedule's parties S_t, ascending):
+  w_i ← w^t; for each scheduled batch b:
+    ℓ_sup = mean_j ℓ(F_{w_i}(x_j), y_j)                          (l. 15)
+    z_j = R_{w_i}(x_j), z_glob_j = R_{w^t}(x_j),
+    z_prev_j = R_{w_i^{t−1}}(x_j)                                  (l. 16-18)
+    ℓ_con = mean_j −log(e^{sim(z,z_glob)/τ} /
+                        (e^{sim(z,z_glob)/τ} + e^{sim(z,z_prev)/τ}))  (l. 19)
+    w_i ← w_i − η ∇(ℓ_sup + μ ℓ_con)                               (l. 20-21)
+  w_i^{t−1} ← w_i (party i's previous model from now on)
+  w^{t+1} = Σ_{i∈S_t} (n_i / Σ_{S_t} n_j) w_i                     (l. 8)
+∇ℓ_con: per sample, with p = e^{s_b}/(e^{s_a} + e^{s_b}), s_a =
+sim(z, z_glob)/τ, s_b = sim(z, z_prev)/τ:
+  ∂ℓ_con,j/∂z = (p/τ)(∇_z sim(z, z_prev) − ∇_z sim(z, z_glob)),
+  ∇_z sim(z, a) = a/(‖z‖‖a‖) − sim(z, a) z/‖z‖²,
+taken back through the body by the chain rule (docs/algorithms/moon.md).
+
+w_i^{−1} = w⁰ (a party's previous model before its first training).
+The client optimizer of the official preset (torch SGD, momentum 0.9,
+weight decay 1e-5, a new optimizer per local training) is written here
+too: d = ∇ℓ + λ θ; b = d at the first step, else b = m b + d; θ ← θ − η b.
+
+Bugs (realistic implementation mistakes; check_mutants, golden/audit.py):
+  con-sign         ∇ℓ = ∇ℓ_sup − μ ∇ℓ_con
+  con-no-tau       the chain rule's 1/τ of ∂ℓ_con/∂z left out
+  cos-no-proj      ∇_z sim(z, a) taken as a/(‖z‖‖a‖) (the −sim z/‖z‖² term
+                   dropped)
+  con-batch-sum    ℓ_con summed over the batch instead of averaged
+  prev-global      z_prev from w^t (the previous model = the global one)
+  prev-w0          z_prev always from w⁰ (the previous model never kept)
+  prev-first-global
+                   a party that has not trained yet takes w^t as its
+                   previous model (w⁰ is the reading)
+  mu-tau-swap      μ and τ exchanged
+  rep-output       R_w(x) taken as the network's output F_w(x)
+  uniform-weights  server weights 1/|S_t| instead of n_i/Σ n_j
+  drawn-batches    a round's batch lists paired with its drawn order
+                   instead of its ascending clients
+  epochs-plus-one, epochs-minus-one
+                   one local step too many (the first batch again) / few
+"""
+from decimal import Decimal, localcontext
+
+from pflref_golden import Trace
+
+PREC = 60
+D0 = Decimal(0)
+
+PRESETS = {
+    "official": {"opt.momentum": 0.9, "opt.weight_decay": 0.00001},
+    "pfllib": {"lr.count": "trainings"},
+}
+
+MUTANTS = {
+    "moon-contrastive-gradient": ["con-sign", "con-no-tau", "cos-no-proj",
+                                  "con-batch-sum"],
+    "moon-previous-model": ["prev-global", "prev-w0"],
+    "moon-first-previous": ["prev-first-global"],
+    "moon-mu-tau": ["mu-tau-swap"],
+    "moon-representation": ["rep-output"],
+    "aggregation-weights": ["uniform-weights"],
+    "schedule-drawn-order": ["drawn-batches"],
+    "local-step-count": ["epochs-plus-one", "epochs-minus-one"],
+}
+
+
+def dec(x):
+    """The exact value of the double x."""
+    return Decimal(float(x))
+
+
+class Net:
+    """A chain of ("dense", W offset, b offset or None, n_in, n_out) and
+    ("relu",) / ("identity",) layers; the last layer is dense (the output
+    layer), the layers before it the body."""
+
+    def __init__(self, model):
+        self.loss = model.get("loss", "cross_entropy")
+        ops, off = [], 0
+        if model["kind"] == "mlp":
+            d, h = model["d"], model["h"]
+            k = model.get("k", 1)
+            bias = bool(model.get("bias", True))
+            hb = bool(model.get("hidden_bias", bias))
+            ops.append(("dense", off, off + h * d if hb else None, d, h))
+            off += h * d + (h if hb else 0)
+            ops.append((model.get("activation", "relu"),))
+            ops.append(("dense", off, off + k * h if bias else None, h, k))
+            off += k * h + (k if bias else 0)
+        else:
+            assert model["kind"] == "layers", model["kind"]
+            n = model["input"][0]
+            assert len(model["input"]) == 1
+            for L in model["layers"]:
+                if L["type"] == "dense":
+                    out, b = L["out"], L.get("bias", True)
+                    ops.append(("dense", off, off + out * n if b else None,
+                                n, out))
+                    off += out * n + (out if b else 0)
+                    n = out
+                else:
+                    assert L["type"] in ("relu", "identity"), L["type"]
+                    ops.append((L["type"],))
+        assert ops[-1][0] == "dense" and len(ops) >= 2
+        self.ops, self.P = ops, off
+
+    def forward(self, theta, x, hi=None):
+        """The outputs of the layers 0..hi−1 (all: hi None): acts[0] = x,
+        acts[i + 1] = layer i's output."""
+        acts = [list(x)]
+        for op in self.ops[:hi]:
+            a = acts[-1]
+            if op[0] == "dense":
+                _, ow, ob, n_in, n_out = op
+                acts.append([(theta[ob + o] if ob is not None else D0)
+                             + sum(theta[ow + o * n_in + q] * a[q]
+                                   for q in range(n_in))
+                             for o in range(n_out)])
+            elif op[0] == "relu":
+                for u in a:      # no pre-activation near relu's kink
+                    assert abs(u) > Decimal("1e-6"), u
+                acts.append([u if u > 0 else D0 for u in a])
+            else:
+                acts.append(list(a))
+        return acts
+
+    def backward(self, theta, acts, sig, hi, g, scale):
+        """g += scale · J_{0..hi−1}ᵀ sig, sig the signal on layer hi−1's
+        output, back through the layers hi−1 .. 0."""
+        for i in range(hi - 1, -1, -1):
+            op, x = self.ops[i], acts[i]
+            if op[0] == "dense":
+                _, ow, ob, n_in, n_out = op
+                for o in range(n_out):
+                    for q in range(n_in):
+                        g[ow + o * n_in + q] += scale * sig[o] * x[q]
+                    if ob is not None:
+                        g[ob + o] += scale * sig[o]
+                sig = [sum(theta[ow + o * n_in + q] * sig[o]
+                           for o in range(n_out)) for q in range(n_in)]
+            elif op[0] == "relu":
+                sig = [s if u > 0 else D0 for s, u in zip(sig, x)]
+
+    def out_signal(self, z, y):
+        """∂ℓ/∂z of one sample: p − e_y (cross-entropy), r or 2r."""
+        if self.loss == "cross_entropy":
+            m = max(z)
+            e = [(u - m).exp() for u in z]
+            s = sum(e)
+            return [ei / s - (1 if c == int(y) else 0)
+                    for c, ei in enumerate(e)]
+        r = z[0] - y
+        return [2 * r if self.loss == "squared" else r]
+
+
+def norm(x):
+    return sum(u * u for u in x).sqrt()
+
+
+def cos_grad(z, a, bugs):
+    """∇_z sim(z, a) = a/(‖z‖‖a‖) − sim(z, a) z/‖z‖²."""
+    nz, na = norm(z), norm(a)
+    assert nz > Decimal("0.01") and na > Decimal("0.01"), (nz, na)
+    sim = sum(u * v for u, v in zip(z, a)) / (nz * na)
+    if "cos-no-proj" in bugs:
+        return [v / (nz * na) for v in a], sim
+    return [v / (nz * na) - sim * u / (nz * nz) for u, v in zip(z, a)], sim
+
+
+def con_signal(z, zg, zp, tau, bugs):
+    """∂ℓ_con,j/∂z = (p/τ)(∇sim(z, z_prev) − ∇sim(z, z_glob))."""
+    # req: moon.grad, moon.alg1.l17
+    ga, sa = cos_grad(z, zg, bugs)
+    gb, sb = cos_grad(z, zp, bugs)
+    p = 1 / (1 + ((sa - sb) / tau).exp())
+    c = p if "con-no-tau" in bugs else p / tau
+    return [c * (u - v) for u, v in zip(gb, ga)]
+
+
+def settings(algorithm, bugs):
+    """(η, μ, τ, opt) of the spec's algorithm object; opt None or
+    (momentum, weight decay)."""
+    hp = dict(PRESETS.get(algorithm.get("preset", "paper"), {}))
+    hp.update(algorithm.get("hyperparameters", {}))
+    hp.update(algorithm.get("switches", {}))
+    mu, tau = dec(hp["moon.mu"]), dec(hp["moon.tau"])
+    if "mu-tau-swap" in bugs:
+        mu, tau = tau, mu
+    mom, wd = dec(hp.get("opt.momentum", 0)), dec(hp.get("opt.weight_decay", 0))
+    opt = (mom, wd) if mom or wd else None
+    return dec(hp["eta"]), mu, tau, opt
+
+
+class Party:
+    """One party's data, exact."""
+
+    def __init__(self, c):
+        self.X = [[dec(u) for u in row] for row in c["X"]]
+        self.y = [dec(u) for u in c["y"]]
+        self.n = len(self.X)
+
+
+def step_grad(net, party, theta, w_t, prev, batch, mu, tau, bugs):
+    """∇(ℓ_sup + μ ℓ_con)(θ; batch)."""
+    P, nb = net.P, len(batch)
+    L = len(net.ops)
+    g = [D0] * P
+    gcon = [D0] * P
+    # req: moon.rep
+    hi = L if "rep-output" in bugs else L - 1   # the representation's end
+    for j in batch:
+        x = party.X[j]
+        acts = net.forward(theta, x)
+        # req: moon.alg1.l13
+        net.backward(theta, acts, net.out_signal(acts[-1], party.y[j]), L,
+                     g, 1 / Decimal(nb))
+        if mu == 0:
+            continue
+        # req: moon.alg1.l14, moon.alg1.l15, moon.alg1.l16
+        z = acts[hi]
+        zg = net.forward(w_t, x, hi)[-1]
+        zp = net.forward(prev, x, hi)[-1]
+        dz = con_signal(z, zg, zp, tau, bugs)
+        scale = Decimal(1) if "con-batch-sum" in bugs else 1 / Decimal(nb)
+        net.backward(theta, acts, dz, hi, gcon, scale)
+    # req: moon.alg1.l18
+    sgn = -1 if "con-sign" in bugs else 1
+    return [a + sgn * mu * b for a, b in zip(g, gcon)]
+
+
+def local_training(net, party, i, w_t, prev, batches, hp, trace, t, bugs):
+    """PartyLocalTraining(i, w^t) over the scheduled batches."""
+    eta, mu, tau, opt = hp
+    theta = list(w_t)
+    # req: moon.alg1.l10
+    trace.emit("client_begin", "train", t, i, 0, "w_local", theta)
+    if "epochs-plus-one" in bugs:
+        batches = list(batches) + [batches[0]]
+    if "epochs-minus-one" in bugs:
+        batches = list(batches)[:-1]
+    buf = None
+    # req: moon.alg1.l11, moon.alg1.l12
+    for s, batch in enumerate(batches, start=1):
+        g = step_grad(net, party, theta, w_t, prev, batch, mu, tau, bugs)
+        # req: moon.alg1.l19
+        if opt is not None:
+            mom, wd = opt
+            d = [gp + wd * th for gp, th in zip(g, theta)]
+            buf = d if buf is None else [mom * b + dp for b, dp in zip(buf, d)]
+            g = buf
+        theta = [th - eta * gp for th, gp in zip(theta, g)]
+        trace.emit("step", "train", t, i, s, "w_local", theta)
+    return theta
+
+
+def replay(spec, bugs=frozenset()):
+    """(trace, w, v, None): the run of a MOON spec on its given schedule;
+    v_i = party i's previous local model w_i^{t−1} after the last round."""
+    with localcontext() as ctx:
+        ctx.prec = PREC
+        net = Net(spec["model"])
+        parties = [Party(c) for c in spec["problem"]["clients"]]
+        init = spec["init"]
+        w0 = ([dec(u) for u in init["w"]] if init["kind"] == "given"
+              else [D0] * net.P)
+        hp = settings(spec["algorithm"], bugs)
+        trained = set()
+        w, v, trace = list(w0), [list(w0) for _ in parties], Trace()
+        for t, r in enumerate(spec["schedule"]["rounds"]):
+            # req: moon.alg1.l3, moon.alg1.l5
+            trace.emit("round_begin", "train", t, None, None, "w", w)
+            w_t, acc = list(w), [D0] * net.P
+            n_t = sum(parties[i].n for i in r["clients"])
+            plan = list(zip(r["clients"], r["batches"]))
+            if "drawn-batches" in bugs:     # batches[j] read as drawn[j]'s
+                mine = dict(zip(r.get("drawn", r["clients"]), r["batches"]))
+                plan = [(i, mine[i]) for i in r["clients"]]
+            # req: moon.alg1.l4, moon.alg1.l6
+            for i, batches in plan:
+                prev = v[i]
+                if "prev-global" in bugs or ("prev-first-global" in bugs
+                                             and i not in trained):
+                    prev = w_t
+                if "prev-w0" in bugs:
+                    prev = w0
+                trained.add(i)
+                theta = local_training(net, parties[i], i, w_t, prev, batches,
+                                       hp, trace, t, bugs)
+                # req: moon.alg1.l20
+                v[i] = theta
+                trace.emit("client_end", "train", t, i, None, "w_local", theta)
+                # req: moon.alg1.l7
+                c = (1 / Decimal(len(r["clients"])) if "uniform-weights" in bugs
+                     else Decimal(parties[i].n) / n_t)
+                acc = [a + c * th for a, th in zip(acc, theta)]
+            w = acc
+            trace.emit("server", "train", t, None, None, "w", w)
+        return trace, w, v, None
+
+
+def supported(spec):
+    """Specs this module replays: a given schedule and inline clients."""
+    m = spec["model"]
+    ok_model = m["kind"] == "mlp" or (
+        m["kind"] == "layers" and len(m.get("input", [])) == 1
+        and all(L["type"] in ("dense", "relu", "identity") for L in m["layers"]))
+    return (ok_model and "clients" in spec.get("problem", {})
+            and spec.get("schedule", {}).get("kind") == "given")
