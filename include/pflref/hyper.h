@@ -622,6 +622,24 @@ typedef struct {
     int state;                 /* pflref_opt_state                         */
 } pflref_opt_hyper;
 
+/* FedProx (Li et al., MLSys 2020, Alg. 2): the proximal weight μ and who
+ * is aggregated with which weight (fedprox.sampling). */
+typedef enum {
+    PFLREF_FEDPROX_SAMPLING_PAPER = 0,   /* Alg. 2: K draws with replacement,
+                                            P(k) = n_k/n (the round's
+                                            "draws"), w^{t+1} = (1/K) Σ over
+                                            the draws: weight c_k/K          */
+    PFLREF_FEDPROX_SAMPLING_UNIFORM_WEIGHTED = 1 /* the schedule's sample
+                                            without replacement, weights
+                                            n_k/Σ_{S_t} n_j (litian96/FedProx
+                                            fedbase.py select_clients and
+                                            aggregate; PFLlib serverbase.py) */
+} pflref_fedprox_sampling;
+typedef struct {
+    double mu;                 /* μ ≥ 0: the proximal weight of h_k        */
+    int sampling;              /* pflref_fedprox_sampling                  */
+} pflref_fedprox_hyper;
+
 /* All hyperparameters and switches.  The top-level fields are shared by
  * several algorithms under one symbol; the rest sit in each algorithm's
  * own struct.  Fields an algorithm does not use are ignored by it.
@@ -658,6 +676,7 @@ typedef struct {
     pflref_lr_hyper lr;        /* learning-rate decay across rounds      */
     pflref_opt_hyper opt;      /* the client optimizer (opt.*)           */
     pflref_bn_hyper bn;        /* BN running statistics (bn.*)           */
+    pflref_fedprox_hyper fedprox; /* FedProx (fedprox.*)              */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

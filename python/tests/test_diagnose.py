@@ -298,6 +298,13 @@ NAMED = {
     "hetlora-sample-weights": ("hetlora.weights = samples",
                                "hetlora.weights = uniform"),
     "hetlora-no-regulariser": "hetlora.lambda = 0",
+    # FedProx's bugs that are the authors' / PFLlib's reading
+    # (fedprox.sampling = uniform_weighted, presets official and pfllib)
+    "fedprox-draws-by-size": ("preset official", "preset pfllib",
+                              "fedprox.sampling = uniform_weighted"),
+    "fedprox-ignore-sampling": ("preset paper", "fedprox.sampling = paper"),
+    "fedprox-prox-half": "fedprox.mu × ½",
+    "fedprox-lr-per-round": ("preset official", "lr.count = rounds"),
 }
 
 

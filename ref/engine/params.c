@@ -121,33 +121,36 @@ static const char *const opt_state_values[] = {"reset", "client", "server",
 static const char *const bn_running_values[] = {"update", "frozen", NULL};
 static const char *const bn_running_var_values[] = {"unbiased", "biased",
                                                     NULL};
+static const char *const fedprox_sampling_values[] = {"paper",
+                                                    "uniform_weighted", NULL};
 /* The algorithms whose clients step through the shared local solver
  * (ref/engine/sgd.c), or (lora) step their own vector with the same
  * optimizer, which opt.* applies to (ref/engine/optim.c); each has
  * opt_slots ≥ 1 in its pflref_algorithm. */
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
-    "apfl pfedhn lora fedbn"
+    "apfl pfedhn lora fedbn fedprox"
 /* The algorithms that train a model, which bn.* applies to: those whose
  * local steps move batch normalisation's running statistics (the shared
  * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model
  * with batch normalisation under bn.running = update (alg->bn_refusal). */
 #define BN_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
-    "perfedavg apfl interp cfl ifca fedfomo fedbn pfedhn lora"
+    "perfedavg apfl interp cfl ifca fedfomo fedbn pfedhn lora fedprox"
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
-    "perfedavg apfl interp cfl ifca fedfomo fedbn"
+    "perfedavg apfl interp cfl ifca fedfomo fedbn fedprox"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
-    "fedavg local pfedme ditto fedalt fedsim perfedavg apfl"
+    "fedavg local pfedme ditto fedalt fedsim perfedavg apfl fedprox"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "
-     "lora",
-     "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn lora",
+     "lora fedprox",
+     "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn lora "
+     "fedprox",
      PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
      "client step size (local SGD; pFedMe's local update of w_{i,r}; "
@@ -636,6 +639,18 @@ static const pflref_param params[] = {
      "the variance fed to r_v: M/(M − 1) s²_B over the M values a channel "
      "normalises (PyTorch) | s²_B (fedbn.running_var = biased is the same "
      "switch)"},
+    /* FedProx (ref/algorithms/fedprox.c, docs/algorithms/fedprox.md) */
+    {"fedprox.mu", "fedprox", "fedprox", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, fedprox.mu), NAN, 0.0, 0, NULL, "μ",
+     "FedProx's proximal weight in h_k(w; w^t) = F_k(w) + (μ/2)‖w − w^t‖² "
+     "(0: FedAvg's local solve)"},
+    {"fedprox.sampling", "fedprox", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedprox.sampling), 0.0, 0.0, 0,
+     fedprox_sampling_values, "",
+     "S_t and the server's weights: K draws with replacement, P(k) = n_k/n, "
+     "simple average over the draws (Alg. 2) | the schedule's sample "
+     "without replacement, weights n_k/Σ_{S_t} n_j (the authors' code, "
+     "PFLlib)"},
 };
 
 
