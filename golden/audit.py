@@ -169,7 +169,8 @@ for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
                    ("lora", "pflref_exact_lora"),
                    ("feddyn", "pflref_exact_feddyn"),
                    ("scaffold", "pflref_exact_scaffold"),
-                   ("moon", "pflref_exact_moon")):
+                   ("moon", "pflref_exact_moon"),
+                   ("fedprox", "pflref_exact_fedprox")):
     if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                    _mod + ".py")):
         MODULES[_alg] = importlib.import_module(_mod)

@@ -108,6 +108,8 @@ SWITCHES = {
                  "scaffold.c_lr": ["round", "initial"],
                  "lr.count": ["rounds", "trainings"]},
     "moon": {},
+    "fedprox": {"fedprox.sampling": ["paper", "uniform_weighted"],
+                "lr.count": ["rounds", "trainings"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -165,6 +167,9 @@ PRESETS = {
                              "lr.count": "trainings"},
     ("moon", "official"): {"opt.momentum": 0.9, "opt.weight_decay": 0.00001},
     ("moon", "pfllib"): {"lr.count": "trainings"},
+    ("fedprox", "official"): {"fedprox.sampling": "uniform_weighted"},
+    ("fedprox", "pfllib"): {"fedprox.sampling": "uniform_weighted",
+                            "lr.count": "trainings"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.
@@ -596,6 +601,15 @@ def r_scaffold_k(spec, sw, hp):
     return ["every K_i = %d" % ks.pop()] if len(ks) == 1 else []
 
 
+def r_fedprox_draws(spec, sw, hp):
+    """FedProx's paper sampling: no round with a repeated draw makes every
+    c_k/K equal 1/|S_t| (a multiplicity dropped is invisible)."""
+    if any(len(set(r.get("draws", []))) < len(r.get("draws", []))
+           for r in rounds(spec)):
+        return []
+    return ["no device drawn twice in a round"]
+
+
 # algorithm -> [(condition on switches, rule, reason)]
 RULES = {
     "fedavg": [
@@ -829,6 +843,20 @@ RULES = {
         (ALWAYS, r_equal_sizes(who_clients), "equal n_i make the weighted mean uniform"),
         (ALWAYS, r_moon_stale, "every party training every round hides a stale or "
          "misinitialised previous model"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
+    "fedprox": [
+        (ALWAYS, r_equal_pairs(["eta", "fedprox.mu"]), "η = μ: a swap is invisible"),
+        (ALWAYS, r_value(["eta", "fedprox.mu"], ONE), "a factor 1 hides its omission"),
+        (ALWAYS, r_value(["fedprox.mu"], ZERO),
+         "μ = 0 removes the proximal term (its sign, factor and reference)"),
+        (when("fedprox.sampling", "paper"), r_fedprox_draws,
+         "no repeated draw hides c_k/K versus 1/|S_t|"),
+        (when("fedprox.sampling", "uniform_weighted"), r_equal_sizes(who_clients),
+         "equal n_k make the weighted mean uniform"),
+        (when("lr.count", "trainings"), r_lr_count,
+         "clients' own training counts equal to the round hide the count"),
+        (ALWAYS, r_single_round, "one round hides a stale global model"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
 }

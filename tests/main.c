@@ -40,6 +40,7 @@ int main(void)
         result_files_suite,
         feddyn_suite,
         scaffold_suite,
+        fedprox_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

@@ -62,5 +62,6 @@ Suite *arrays_suite(void);
 Suite *result_files_suite(void);
 Suite *feddyn_suite(void);
 Suite *scaffold_suite(void);
+Suite *fedprox_suite(void);
 
 #endif

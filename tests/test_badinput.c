@@ -208,8 +208,8 @@ static const cli_case CLI_CASES[] = {
      0, NULL, NULL, 2, "model.d", "expected an integer, found a real number", NULL, 0},
     {40, "unknown model", RUN, SPEC("\"model\": {\"kind\": \"cubic\", \"d\": 2}", TWO, FEDAVG, GEN),
      0, NULL, NULL, 2, "model.kind", "unknown model \"cubic\"", NULL, 0},
-    {41, "unknown algorithm", RUN, SPEC(LIN, TWO, HYP("fedprox", "\"eta\": 0.1"), GEN), 0, NULL,
-     NULL, 2, "algorithm.name", "unknown algorithm \"fedprox\"", NULL, 0},
+    {41, "unknown algorithm", RUN, SPEC(LIN, TWO, HYP("fedunknown", "\"eta\": 0.1"), GEN), 0, NULL,
+     NULL, 2, "algorithm.name", "unknown algorithm \"fedunknown\"", NULL, 0},
     {42, "unknown preset", RUN,
      SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"fedavg\", \"preset\": \"official\","
           " \"hyperparameters\": {\"eta\": 0.1}}", GEN), 0, NULL, NULL, 2, "algorithm.preset",
@@ -713,6 +713,12 @@ END_TEST
 #define MOON_DATA CLIENTS("{\"X\": [[1, 2], [3, 4]], \"y\": [1, 0]}")
 #define MOON_HYP(h) "\"algorithm\": {\"name\": \"moon\", \"hyperparameters\": {\"eta\": 0.1, " h "}}"
 
+/* fedprox with "fedprox.mu" given as mu (PROX_MU) or left out (""). */
+#define PROX_MU(mu) ", \"fedprox.mu\": " mu
+#define PROX_ALG(mu) HYP("fedprox", "\"eta\": 0.1" mu)
+/* A round of both clients, one step each, with the given draws. */
+#define PROX_ROUND(d) "{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]], \"draws\": " d "}"
+
 typedef struct {
     const char *no;       /* "L1", "S3", "A2"                        */
     const char *name;     /* the class, as the document names it     */
@@ -934,6 +940,34 @@ static const lettered_case LETTERED[] = {
      SPEC(MOON_MLP, MOON_DATA, MOON_HYP("\"moon.mu\": 0.5, \"moon.tau\": 0.5"),
           GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [0, 0, 1]]]}")),
      "schedule.rounds[0].batches[0][1]", "moon takes batches of at most 2 samples"},
+    /* -- FedProx (X: fedproX) -- */
+    {"X1", "fedprox: a negative proximal weight",
+     SPEC(LIN, TWO, PROX_ALG(PROX_MU("-0.5")), GIVEN(PROX_ROUND("[0, 1]"))),
+     "algorithm.hyperparameters.fedprox.mu", "fedprox.mu = -0.5 must be >= 0"},
+    {"X2", "fedprox: no proximal weight",
+     SPEC(LIN, TWO, PROX_ALG(""), GIVEN(PROX_ROUND("[0, 1]"))),
+     "algorithm.hyperparameters.fedprox.mu", "fedprox needs hyperparameter fedprox.mu"},
+    {"X3", "fedprox: draws of the wrong length",
+     SPEC(LIN, TWO, PROX_ALG(PROX_MU("0.5")), GIVEN(PROX_ROUND("[0, 1, 1]") ", {\"clients\": [0], \"batches\": [[[0]]], \"draws\": [0, 0]}")),
+     "schedule.rounds[1].draws", "2 draws where round 0 has K = 3"},
+    {"X4", "fedprox: no draws in the list",
+     SPEC(LIN, TWO, PROX_ALG(PROX_MU("0.5")), GIVEN(PROX_ROUND("[]"))),
+     "schedule.rounds[0].draws", "the array has 0 entries, at least 1 needed"},
+    {"X5", "fedprox: a drawn id out of range",
+     SPEC(LIN, TWO, PROX_ALG(PROX_MU("0.5")), GIVEN(PROX_ROUND("[0, 2]"))),
+     "schedule.rounds[0].draws[1]", "2 is out of range [0, 1]"},
+    {"X6", "fedprox: a participant not drawn",
+     SPEC(LIN, TWO, PROX_ALG(PROX_MU("0.5")), GIVEN(PROX_ROUND("[0, 0]"))),
+     "schedule.rounds[0].clients[1]", "participant 1 is not among the round's draws"},
+    {"X7", "fedprox: a drawn id not a participant",
+     SPEC(LIN, TWO, PROX_ALG(PROX_MU("0.5")), GIVEN("{\"clients\": [0], \"batches\": [[[0]]], \"draws\": [0, 1]}")),
+     "schedule.rounds[0].draws[1]", "drawn client 1 is not a participant of the round (clients)"},
+    {"X8", "fedprox: paper sampling without draws",
+     SPEC(LIN, TWO, PROX_ALG(PROX_MU("0.5")), GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")),
+     "schedule.rounds[0].draws", "fedprox.sampling = paper needs the round's K draws"},
+    {"X9", "fedprox: draws for another algorithm",
+     SPEC(LIN, TWO, FEDAVG, GIVEN(PROX_ROUND("[0, 1]"))),
+     "schedule.rounds[0].draws", "only fedprox takes draws (fedavg does not)"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
@@ -951,7 +985,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYC";
+    static const char letters[] = "LSAYCX";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

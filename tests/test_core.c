@@ -315,7 +315,8 @@ START_TEST(test_algorithm_registry)
                                         "perfedavg", "apfl", "interp",
                                         "cfl", "ifca", "fedfomo",
                                         "fedbn", "pfedhn", "lora",
-                                        "feddyn", "scaffold", "moon"};
+                                        "feddyn", "scaffold", "moon",
+                                        "fedprox"};
     ck_assert_uint_eq(n, sizeof names / sizeof names[0]);
     for (size_t i = 0; i < n; i++) {
         ck_assert_msg(strcmp(algs[i]->name, names[i]) == 0,
@@ -325,7 +326,7 @@ START_TEST(test_algorithm_registry)
         ck_assert_uint_gt(algs[i]->n_eval, 0);
         ck_assert(algs[i]->round != NULL);
     }
-    ck_assert_ptr_null(pflref_algorithm_find("fedprox"));
+    ck_assert_ptr_null(pflref_algorithm_find("fedunknown"));
 }
 END_TEST
 

@@ -85,7 +85,7 @@ static const bad_case BAD[] = {
     {SPECX("\"split\": {\"personal\": \"b\"}"), PFLREF_EINVAL, "split.personal"},
     {SPECX("\"split\": {\"shared\": []}"), PFLREF_EINVAL, "split.shared"},
     /* algorithm */
-    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedprox\"}", SCHED), PFLREF_EINVAL, "algorithm.name"},
+    {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedunknown\"}", SCHED), PFLREF_EINVAL, "algorithm.name"},
     {SPEC(MODEL, PROBLEM, "\"algorithm\": {}", SCHED), PFLREF_EINVAL, "algorithm.name"},
     {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\", \"preset\": \"official\"}", SCHED), PFLREF_EINVAL, "algorithm.preset"},
     {SPEC(MODEL, PROBLEM, "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"lr\": 0.1}}", SCHED), PFLREF_EINVAL, "algorithm.hyperparameters.lr"},

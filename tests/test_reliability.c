@@ -422,6 +422,16 @@ static const diverge_case CASES[] = {
           GIVEN(IDLE_THEN(B2))),
      "w_local", 1, 1, 2,
      "w_local is not finite (NaN or Inf) at round 1, client 1, local step 2"},
+    /* FedProx (μ = 0.5, the schedule's own participants): problem Q from
+     * w = 0; round 0 moves nothing (client 0 at its minimum), round 1's
+     * client 1: step 1 w = 4e200 (no pull at w = w^t), step 2 adds
+     * μ (w − w^t) → −Inf. */
+    {"fedprox",
+     QSPEC(ALGS("fedprox", "\"eta\": 1e200, \"fedprox.mu\": 0.5",
+                "\"fedprox.sampling\": \"uniform_weighted\""),
+           GIVEN(IDLE_THEN(B2))),
+     "w_local", 1, 1, 2,
+     "w_local is not finite (NaN or Inf) at round 1, client 1, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 

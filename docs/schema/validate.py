@@ -825,7 +825,7 @@ def _bad_documents(spec, ft_spec, golden, result, problem):
          "$.output.trajectory", "spec", True),
         ("spec: bad enum (sampler)", _set(spec, ["schedule", "sampler"], "torch"),
          "$.schedule.sampler", "spec", True),
-        ("spec: unknown algorithm", _set(spec, ["algorithm", "name"], "fedprox"),
+        ("spec: unknown algorithm", _set(spec, ["algorithm", "name"], "fedunknown"),
          "$.algorithm.name", "spec", True),
         ("spec: hyperparameter of another algorithm",
          _set(spec, ["algorithm", "hyperparameters", "eta_ft"], 0.1),

@@ -674,6 +674,24 @@ typedef struct {
     int c_lr;                  /* pflref_scaffold_c_lr                     */
 } pflref_scaffold_hyper;
 
+/* FedProx (Li et al., MLSys 2020, Alg. 2): the proximal weight μ and who
+ * is aggregated with which weight (fedprox.sampling). */
+typedef enum {
+    PFLREF_FEDPROX_SAMPLING_PAPER = 0,   /* Alg. 2: K draws with replacement,
+                                            P(k) = n_k/n (the round's
+                                            "draws"), w^{t+1} = (1/K) Σ over
+                                            the draws: weight c_k/K          */
+    PFLREF_FEDPROX_SAMPLING_UNIFORM_WEIGHTED = 1 /* the schedule's sample
+                                            without replacement, weights
+                                            n_k/Σ_{S_t} n_j (litian96/FedProx
+                                            fedbase.py select_clients and
+                                            aggregate; PFLlib serverbase.py) */
+} pflref_fedprox_sampling;
+typedef struct {
+    double mu;                 /* μ ≥ 0: the proximal weight of h_k        */
+    int sampling;              /* pflref_fedprox_sampling                  */
+} pflref_fedprox_hyper;
+
 /* All hyperparameters and switches.  The top-level fields are shared by
  * several algorithms under one symbol; the rest sit in each algorithm's
  * own struct.  Fields an algorithm does not use are ignored by it.
@@ -713,6 +731,7 @@ typedef struct {
     pflref_feddyn_hyper feddyn; /* FedDyn (feddyn.*)                      */
     pflref_scaffold_hyper scaffold; /* SCAFFOLD (scaffold.*)         */
     pflref_moon_hyper moon;    /* MOON (moon.*)                          */
+    pflref_fedprox_hyper fedprox; /* FedProx (fedprox.*)              */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

@@ -89,6 +89,11 @@ typedef struct {
     double *peer_u;        /* participant j's uniforms u_1..u_M in [0, 1):
                               peer_u[peer_u_off[j] .. peer_u_off[j+1]−1]
                               ("peer_draws"[j].u; M = their count)      */
+    size_t n_draws;        /* FedProx's K draws of the round (0: none)   */
+    size_t *draws;         /* n_draws ids in draw order, repetitions
+                              allowed (FedProx's S_t under
+                              fedprox.sampling = paper: the spec's
+                              "draws"), or NULL                          */
 } pflref_round_plan;
 
 typedef struct {

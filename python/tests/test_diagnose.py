@@ -311,6 +311,13 @@ NAMED = {
     # z_prev from w^t makes z_prev = z_glob: the contrastive gradient
     # cancels exactly, which is MOON with μ = 0
     "moon-prev-global": "moon.mu = 0",
+    # FedProx's bugs that are the authors' / PFLlib's reading
+    # (fedprox.sampling = uniform_weighted, presets official and pfllib)
+    "fedprox-draws-by-size": ("preset official", "preset pfllib",
+                              "fedprox.sampling = uniform_weighted"),
+    "fedprox-ignore-sampling": ("preset paper", "fedprox.sampling = paper"),
+    "fedprox-prox-half": "fedprox.mu × ½",
+    "fedprox-lr-per-round": ("preset official", "lr.count = rounds"),
 }
 
 

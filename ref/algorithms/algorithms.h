@@ -30,6 +30,7 @@ extern const pflref_algorithm pflref_lora;
 extern const pflref_algorithm pflref_feddyn;
 extern const pflref_algorithm pflref_scaffold;
 extern const pflref_algorithm pflref_moon;
+extern const pflref_algorithm pflref_fedprox;
 
 /* FedAvg's work buffers, P doubles each (zero-filled; none is carried
  * between rounds), held inside a workspace: FedAvg's own, or that of an

@@ -29,6 +29,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_feddyn,
     &pflref_scaffold,
     &pflref_moon,
+    &pflref_fedprox,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

@@ -127,13 +127,15 @@ static const char *const dyn_prox[] = {"squared", "norm_half", NULL};
 static const char *const dyn_h_sum[] = {"differences", "literal", NULL};
 static const char *const scaffold_option_values[] = {"II", "I", NULL};
 static const char *const scaffold_c_lr_values[] = {"round", "initial", NULL};
+static const char *const fedprox_sampling_values[] = {"paper",
+                                                    "uniform_weighted", NULL};
 /* The algorithms whose clients step through the shared local solver
  * (ref/engine/sgd.c), or (lora) step their own vector with the same
  * optimizer, which opt.* applies to (ref/engine/optim.c); each has
  * opt_slots ≥ 1 in its pflref_algorithm. */
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
-    "apfl pfedhn lora fedbn feddyn scaffold moon"
+    "apfl pfedhn lora fedbn feddyn scaffold moon fedprox"
 /* The algorithms that train a model, which bn.* applies to: those whose
  * local steps move batch normalisation's running statistics (the shared
  * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model
@@ -141,22 +143,22 @@ static const char *const scaffold_c_lr_values[] = {"round", "initial", NULL};
 #define BN_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
     "perfedavg apfl interp cfl ifca fedfomo fedbn pfedhn lora feddyn "      \
-    "scaffold"
+    "scaffold fedprox"
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
-    "perfedavg apfl interp cfl ifca fedfomo fedbn feddyn scaffold moon"
+    "perfedavg apfl interp cfl ifca fedfomo fedbn feddyn scaffold moon fedprox"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
     "fedavg local pfedme ditto fedalt fedsim perfedavg apfl feddyn "        \
-    "scaffold moon"
+    "scaffold moon fedprox"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "
-     "lora feddyn scaffold",
+     "lora feddyn scaffold fedprox",
      "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn lora "
-     "feddyn scaffold",
+     "feddyn scaffold fedprox",
      PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
      "client step size (local SGD; pFedMe's local update of w_{i,r}; "
@@ -680,6 +682,18 @@ static const pflref_param params[] = {
     {"moon.tau", "moon", "moon", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, moon.tau), NAN, 0.0, 1, NULL, "τ",
      "MOON's temperature (eq. (2), Alg. 1 l. 19)"},
+    /* FedProx (ref/algorithms/fedprox.c, docs/algorithms/fedprox.md) */
+    {"fedprox.mu", "fedprox", "fedprox", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, fedprox.mu), NAN, 0.0, 0, NULL, "μ",
+     "FedProx's proximal weight in h_k(w; w^t) = F_k(w) + (μ/2)‖w − w^t‖² "
+     "(0: FedAvg's local solve)"},
+    {"fedprox.sampling", "fedprox", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedprox.sampling), 0.0, 0.0, 0,
+     fedprox_sampling_values, "",
+     "S_t and the server's weights: K draws with replacement, P(k) = n_k/n, "
+     "simple average over the draws (Alg. 2) | the schedule's sample "
+     "without replacement, weights n_k/Σ_{S_t} n_j (the authors' code, "
+     "PFLlib)"},
 };
 
 

@@ -161,6 +161,18 @@ static const pflref_preset presets[] = {
      "the batch mean of l_con: the paper's l), 17 and 53 (old_model: the "
      "initial model, then the last local one), 55-56 (each client's -ld "
      "scheduler steps when it trains); serverbase.py's n_i weights"},
+    {"fedprox", "official", "fedprox.sampling=uniform_weighted", NULL,
+     "litian96/FedProx d2a4501f319f: flearn/trainers/fedbase.py:112 "
+     "select_clients (np.random.choice without replacement, uniform, seed = "
+     "round) and :121-123 aggregate (weights n_k / Σ n_j over the "
+     "selected); fedprox.py:68-71 keeps the stragglers' partial solutions"},
+    {"fedprox", "pfllib", "fedprox.sampling=uniform_weighted "
+     "lr.count=trainings", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: serverbase.py:99 select_clients "
+     "(uniform without replacement) and :136 receive_models (n_k / Σ n_j), "
+     "clientprox.py:21,55 (each client's ExponentialLR stepped after its "
+     "train()), fedoptimizer.py:74 PerturbedGradientDescent (d = ∇f + "
+     "μ(w − w^t), plain step)"},
 };
 
 const pflref_preset *pflref_presets(size_t *count)

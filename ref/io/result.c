@@ -135,6 +135,10 @@ static void emit_round(pflref_emit *e, const pflref_round_plan *r,
         KEY(e, "peer_draws");
         emit_peer_draws(e, r);
     }
+    if (r->draws != NULL) {    /* FedProx's K draws, in draw order */
+        KEY(e, "draws");
+        pflref_emit_indices(e, r->draws, r->n_draws);
+    }
     if (r->personal != NULL) {  /* Ditto's own personal batches */
         KEY(e, "personal");
         pflref_emit_array_begin(e);

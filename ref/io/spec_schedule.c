@@ -315,6 +315,34 @@ static pflref_status read_peer_draws(const json_t *r, const char *rp,
     return st;
 }
 
+/* A round's "draws" (FedProx's S_t under fedprox.sampling = paper: K ids
+ * in draw order, repetitions allowed) into plan->draws (absent: NULL).
+ * Ids are range-checked here; that the draws and the participants agree
+ * is FedProx's check (ref/algorithms/fedprox.c). */
+static pflref_status read_draws(const json_t *r, const char *rp, size_t N,
+                                const pflref_spec *spec,
+                                pflref_round_plan *plan, pflref_error *err)
+{
+    const json_t *v = json_object_get(r, "draws");
+    if (v == NULL)
+        return PFLREF_OK;
+    char where[PFLREF_WHERE_MAX];
+    pflref_json_key_path(where, sizeof where, rp, "draws");
+    if (strcmp(spec->algorithm->name, "fedprox") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "only fedprox takes draws (%s does not)",
+                                spec->algorithm->name);
+    size_t K;
+    pflref_status st = pflref_json_array(v, where, 1, &K, err);
+    if (st != PFLREF_OK)
+        return st;
+    plan->draws = malloc(K * sizeof *plan->draws);
+    if (plan->draws == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    plan->n_draws = K;
+    return pflref_json_indices(v, where, K, N, plan->draws, err);
+}
+
 /* Round rp = "schedule.rounds[t]" of a given schedule for N clients:
  * {clients, selected, drawn, batches, peers, personal} into plan. */
 static pflref_status read_round(const json_t *r, const char *rp, size_t N,
@@ -323,7 +351,7 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
 {
     static const char *const rkeys[] = {"clients", "selected", "drawn",
                                         "batches", "peers", "personal", "peer_draws",
-                                        NULL};
+                                        "draws", NULL};
     char cp[PFLREF_WHERE_MAX], bp[PFLREF_WHERE_MAX];
     pflref_json_key_path(cp, sizeof cp, rp, "clients");
     pflref_json_key_path(bp, sizeof bp, rp, "batches");
@@ -344,7 +372,8 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
         (st = read_selected_drawn(r, rp, N, plan, err)) ||
         (st = read_peers(r, rp, N, spec, plan, err)) ||
         (st = read_personal(r, rp, spec, plan, err)) ||
-        (st = read_peer_draws(r, rp, N, spec, plan, err)))
+        (st = read_peer_draws(r, rp, N, spec, plan, err)) ||
+        (st = read_draws(r, rp, N, spec, plan, err)))
         return st;
     return read_batch_lists(batches, bp, m, plan->batches, err);
 }
@@ -433,6 +462,79 @@ static pflref_status draw_peer_draws(pflref_schedule *sched, size_t M,
             for (size_t q = 0; q < M; q++)
                 r->peer_u[j * M + q] = gsl_rng_uniform(rng);
         }
+    }
+    gsl_rng_free(rng);
+    return st;
+}
+
+/* FedProx's S_t under fedprox.sampling = paper for a generated schedule
+ * (docs/sampling.md, "FedProx's draws"): one mt19937 stream, seeded once
+ * with the schedule's client_seed, gives for t = 0, 1, … the round's K
+ * draws in order, each j = gsl_rng_uniform_int(rng, n) over the n = Σ_k
+ * n_k training samples (GSL: scale = ⌊(2³² − 1)/n⌋, a raw output x
+ * gives j = ⌊x/scale⌋, redrawn while j ≥ n) mapped to the device k with
+ * n_0 + … + n_{k−1} ≤ j < n_0 + … + n_k, so P(k) = n_k/n exactly.  The
+ * schedule was generated with every client a participant (m = N, nothing
+ * drawn); each round then keeps only its drawn devices, ascending, with
+ * their batch lists (drawn: their first-draw order), and the draws. */
+static pflref_status draw_fedprox(pflref_schedule *sched, size_t K,
+                                  unsigned long seed, const size_t *n,
+                                  pflref_error *err)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < sched->N; i++)
+        total += n[i];
+    /* gsl_rng_uniform_int takes 1 ≤ n ≤ 2³² − 1 */
+    if (total == 0 || total > 0xffffffffUL)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule",
+                                "fedprox's draws need 1 to 2^32 - 1 "
+                                "training samples in all (P(k) = n_k/n), "
+                                "not %zu", total);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (rng == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
+                                "out of memory");
+    gsl_rng_set(rng, seed);
+    pflref_status st = PFLREF_OK;
+    for (size_t t = 0; t < sched->T && st == PFLREF_OK; t++) {
+        pflref_round_plan *r = &sched->rounds[t];
+        r->draws = malloc(K * sizeof *r->draws);
+        if (r->draws == NULL) {
+            st = pflref_error_set(err, PFLREF_ENOMEM, "schedule",
+                                  "out of memory");
+            break;
+        }
+        r->n_draws = K;
+        for (size_t q = 0; q < K; q++) {
+            size_t j = gsl_rng_uniform_int(rng, total), k = 0;
+            while (j >= n[k])
+                j -= n[k++];
+            r->draws[q] = k;
+        }
+        /* keep the drawn participants (r->clients is 0..N−1 here) */
+        size_t kept = 0, nd = 0;
+        for (size_t q = 0; q < K; q++) {   /* drawn: first-draw order */
+            size_t d = 0;
+            while (d < nd && r->drawn[d] != r->draws[q])
+                d++;
+            if (d == nd)
+                r->drawn[nd++] = r->draws[q];
+        }
+        for (size_t j = 0; j < r->m; j++) {
+            size_t d = 0;
+            while (d < nd && r->drawn[d] != r->clients[j])
+                d++;
+            if (d == nd) {   /* not drawn: its batches go */
+                free(r->batches[j].step_off);
+                free(r->batches[j].idx);
+                continue;
+            }
+            r->clients[kept] = r->clients[j];
+            r->selected[kept] = r->clients[j];
+            r->batches[kept++] = r->batches[j];
+        }
+        r->m = kept;
+        r->n_selected = kept;
     }
     gsl_rng_free(rng);
     return st;
@@ -530,9 +632,19 @@ static pflref_status read_generated_schedule(const json_t *v,
     }
     if ((st = read_peer_config(v, spec, c, err)))
         return st;
-    st = pflref_schedule_generate(c, n, N, &spec->schedule, err);
+    /* FedProx's paper sampling: every client a participant, then the K
+     * draws keep the drawn ones (draw_fedprox) */
+    const int prox_draws =
+        strcmp(spec->algorithm->name, "fedprox") == 0 &&
+        spec->hyper.fedprox.sampling == PFLREF_FEDPROX_SAMPLING_PAPER;
+    pflref_schedule_config all = *c;
+    if (prox_draws)
+        all.m = N;
+    st = pflref_schedule_generate(&all, n, N, &spec->schedule, err);
     if (st == PFLREF_OK && c->peers > 0)
         st = draw_peer_draws(spec->schedule, c->peers, c->peer_seed, err);
+    if (st == PFLREF_OK && prox_draws)
+        st = draw_fedprox(spec->schedule, c->m, c->client_seed, n, err);
     return st;
 }
 

@@ -75,6 +75,7 @@ static void round_plan_release(pflref_round_plan *r)
     free(r->peer_order);
     free(r->peer_u_off);
     free(r->peer_u);
+    free(r->draws);
     *r = (pflref_round_plan){.m = 0, .n_selected = 0};
 }
 

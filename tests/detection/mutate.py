@@ -83,7 +83,7 @@ PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
              "pfl_numpy_fedbn.py", "pfl_numpy_pfedhn.py",
              "pfl_numpy_lora.py", "pfl_numpy_layers.py", "pfl_numpy_optim.py",
              "pfl_numpy_feddyn.py", "pfl_numpy_scaffold.py",
-             "pfl_numpy_moon.py")
+             "pfl_numpy_moon.py", "pfl_numpy_fedprox.py")
 # the files whose index arithmetic (np.arange bounds, slices) is mutated:
 # the convolution's and the pools' windows, the padding, the blocks
 INDEX_FILES = {"pfl_numpy_layers.py"}
@@ -112,6 +112,7 @@ HP_REAL = {"eta", "eta_p", "eta_ft", "mu_ft", "lambda", "pfedme.mu", "beta",
            "opt.momentum", "opt.dampening", "opt.weight_decay", "opt.beta1",
            "opt.beta2", "opt.eps", "opt.clip_norm"}
 HP_REAL |= {"moon.mu", "moon.tau"}       # MOON (pfl_numpy_moon.py)
+HP_REAL |= {"fedprox.mu"}                # FedProx (pfl_numpy_fedprox.py)
 for _k in HP_REAL:
     HP_KIND[_k] = "real"
 HP_DICTS = {"cfg", "hp"}
@@ -127,7 +128,8 @@ WEIGHT_DOMAIN = {"fedavg.weights": {"samples", "uniform", "all_keep_old"},
                  "pfl.weights": {"samples", "uniform", "batches"},
                  "pflego.theta_weights": {"global", "sampled_normalised"},
                  "perfedavg.weights": {"samples", "uniform"},
-                 "cfl.cluster_weights": {"samples", "uniform"}}
+                 "cfl.cluster_weights": {"samples", "uniform"},
+                 "fedprox.sampling": {"paper", "uniform_weighted"}}
 # the client optimizers' switches (operator "switch"; the same sites as a
 # weighting switch: a comparison, a default)
 SWITCH_DOMAIN = {"opt.method": {"sgd", "adam", "adamw"},

@@ -5,7 +5,8 @@
 #      record tables name what the vectors expect (validate_tables.py); a
 #      candidate's command line refuses a bad vector (exit 2, no output);
 #   1. the five candidates run on every golden vector of fedavg, pfedme,
-#      ditto, fedalt and moon, and `pflref check` passes them all (--min-vectors:
+#      ditto, fedalt, feddyn, moon and fedprox, and `pflref check` passes them
+#      all (--min-vectors:
 #      as many as were run; a vector a candidate skips is listed with why);
 #   1b. the models no vector of these algorithms uses (softmax, the ReLU mlp):
 #      the candidates agree with `pflref run` record by record
@@ -30,7 +31,7 @@ set -u
 CLI=${PFLREF_CLI:-build/rel/pflref}
 PY=${PYTHON:-/usr/bin/python3}
 HERE=docs/examples/pytorch
-ALGS="fedavg pfedme ditto fedalt feddyn moon"
+ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox"
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 export PYTHONDONTWRITEBYTECODE=1
 fail=0
@@ -70,7 +71,7 @@ for vec in "$tmp/bad.json" "$tmp/none.json" golden/ditto/worked-norm-d1.json; do
     fi
 done
 
-# 1. every vector of the four algorithms passes
+# 1. every vector of the five algorithms passes
 "$PY" "$HERE/run_vectors.py" golden -o "$tmp/ok" 2>"$tmp/ok.err" || { cat "$tmp/ok.err"; exit 1; }
 n=$(find "$tmp/ok" -name '*.json' | wc -l)
 if "$CLI" check golden "$tmp/ok" "${include[@]}" --min-vectors "$n" >"$tmp/ok.txt"; then

@@ -19,6 +19,7 @@ import pytest
 import ditto_torch
 import fedavg_torch
 import feddyn_torch
+import fedprox_torch
 import fedrep_torch
 import moon_torch
 import pfedme_torch
@@ -31,6 +32,7 @@ CANDIDATES = {
     "fedalt": fedrep_torch.run,      # FedRep is FedAlt's preset fedrep
     "feddyn": feddyn_torch.run,
     "moon": moon_torch.run,
+    "fedprox": fedprox_torch.run,
 }
 
 

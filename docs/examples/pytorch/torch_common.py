@@ -168,6 +168,7 @@ DEFAULTS = {           # each switch's paper reading (docs/algorithms/*.md)
     "pfedme.eval_reset": "none",
     "lr.schedule": "constant", "lr.scope": "all", "lr.gamma": 1.0,
     "lr.step_rounds": 1, "lr.count": "rounds",
+    "fedprox.sampling": "paper",
 }
 # the client optimizer's keys (docs/optimizers.md) at the papers' plain SGD
 OPT_DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0,
@@ -200,6 +201,10 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
                                   "split": ["head"], "lr.count": "trainings"},
     # docs/algorithms/feddyn.md (official sets a weight decay: refused here)
     ("feddyn", "pfllib"): {"feddyn.prox": "norm_half"},
+    # docs/algorithms/fedprox.md: the authors' code and PFLlib
+    ("fedprox", "official"): {"fedprox.sampling": "uniform_weighted"},
+    ("fedprox", "pfllib"): {"fedprox.sampling": "uniform_weighted",
+                            "lr.count": "trainings"},
 }
 
 
