@@ -166,7 +166,8 @@ for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
                    ("fedfomo", "pflref_exact_fedfomo"),
                    ("fedbn", "pflref_exact_fedbn"),
                    ("pfedhn", "pflref_exact_pfedhn"),
-                   ("lora", "pflref_exact_lora")):
+                   ("lora", "pflref_exact_lora"),
+                   ("fedrecon", "pflref_exact_fedrecon")):
     if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                    _mod + ".py")):
         MODULES[_alg] = importlib.import_module(_mod)

@@ -37,6 +37,7 @@ int main(void)
         plot_suite,     progress_suite, output_suite,
         arrays_suite,
         result_files_suite,
+        fedrecon_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

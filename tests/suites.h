@@ -59,5 +59,6 @@ Suite *progress_suite(void);
 Suite *output_suite(void);
 Suite *arrays_suite(void);
 Suite *result_files_suite(void);
+Suite *fedrecon_suite(void);
 
 #endif

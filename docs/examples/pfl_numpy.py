@@ -1144,7 +1144,8 @@ ALGORITHMS = {"fedavg": run_fedavg, "local": run_local,
 EXTENSIONS = ("pfl_numpy_perfedavg", "pfl_numpy_apfl", "pfl_numpy_interp",
               "pfl_numpy_cfl", "pfl_numpy_ifca", "pfl_numpy_fedfomo",
               "pfl_numpy_fedbn", "pfl_numpy_pfedhn",
-              "pfl_numpy_lora")
+              "pfl_numpy_lora",
+              "pfl_numpy_fedrecon")
 
 
 def _extension_run(mod, spec, clients, w0, log):

@@ -27,6 +27,7 @@ extern const pflref_algorithm pflref_fedfomo;
 extern const pflref_algorithm pflref_fedbn;
 extern const pflref_algorithm pflref_pfedhn;
 extern const pflref_algorithm pflref_lora;
+extern const pflref_algorithm pflref_fedrecon;
 
 /* FedAvg's work buffers, P doubles each (zero-filled; none is carried
  * between rounds), held inside a workspace: FedAvg's own, or that of an

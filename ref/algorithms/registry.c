@@ -26,6 +26,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_fedbn,
     &pflref_pfedhn,
     &pflref_lora,
+    &pflref_fedrecon,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pflref/algorithm.h"
+#include "engine/params_fedrecon.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -636,6 +637,7 @@ static const pflref_param params[] = {
      "the variance fed to r_v: M/(M − 1) s²_B over the M values a channel "
      "normalises (PyTorch) | s²_B (fedbn.running_var = biased is the same "
      "switch)"},
+    FEDRECON_PARAMS  /* ref/engine/params_fedrecon.h */
 };
 
 

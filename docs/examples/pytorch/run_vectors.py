@@ -5,7 +5,7 @@ algorithms, in one process, for `pflref check GOLDEN OUTDIR`.
 usage: run_vectors.py GOLDEN_DIR -o OUTDIR
 
 Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
-ditto and fedalt; prints `skipped ID: reason` for a vector a candidate does
+ditto, fedalt and fedrecon; prints `skipped ID: reason` for a vector a candidate does
 not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
 on Ditto's deliberate bug (ditto_torch.py).  Exit 2 on bad usage.
 """
@@ -15,12 +15,14 @@ import sys
 
 import ditto_torch
 import fedavg_torch
+import fedrecon_torch
 import fedrep_torch
 import pfedme_torch
 from torch_common import Unsupported, write_json
 
 CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
-              "ditto": ditto_torch.run, "fedalt": fedrep_torch.run}
+              "ditto": ditto_torch.run, "fedalt": fedrep_torch.run,
+              "fedrecon": fedrecon_torch.run}
 
 
 def golden_vectors(root):

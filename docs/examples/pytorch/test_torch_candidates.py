@@ -16,6 +16,7 @@ import pytest
 
 import ditto_torch
 import fedavg_torch
+import fedrecon_torch
 import fedrep_torch
 import pfedme_torch
 from torch_common import Unsupported
@@ -25,6 +26,7 @@ CANDIDATES = {
     "pfedme": pfedme_torch.run,
     "ditto": ditto_torch.run,
     "fedalt": fedrep_torch.run,      # FedRep is FedAlt's preset fedrep
+    "fedrecon": fedrecon_torch.run,
 }
 
 
