@@ -170,8 +170,9 @@ int cli_freeze(int argc, char **argv)
     }
     a.opt.vector_dir = out_dir;
     pflref_status st;
-    if (a.opt.arrays != NULL && strcmp(a.opt.arrays, "files") == 0) {
-        /* the files, then the vector, each through the one writer */
+    if (!to_stdout) {
+        /* the files (--arrays files), then the vector, each through the
+         * one writer; an earlier vector's files it no longer lists go */
         st = pflref_freeze_write(text, len, dir, &a.opt, a.out, &vlen, &err);
     } else {
         st = pflref_freeze_text(text, len, dir, &a.opt, &vector, &vlen, &err);

@@ -170,7 +170,8 @@ for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
                    ("feddyn", "pflref_exact_feddyn"),
                    ("scaffold", "pflref_exact_scaffold"),
                    ("moon", "pflref_exact_moon"),
-                   ("fedprox", "pflref_exact_fedprox")):
+                   ("fedprox", "pflref_exact_fedprox"),
+                   ("fedrecon", "pflref_exact_fedrecon")):
     if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                    _mod + ".py")):
         MODULES[_alg] = importlib.import_module(_mod)

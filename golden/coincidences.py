@@ -110,6 +110,10 @@ SWITCHES = {
     "moon": {},
     "fedprox": {"fedprox.sampling": ["paper", "uniform_weighted"],
                 "lr.count": ["rounds", "trainings"]},
+    "fedrecon": {"fedrecon.local_init": ["given", "last"],
+                 "fedrecon.weights": ["samples", "uniform", "examples"],
+                 "fedrecon.query": ["complement", "whole"],
+                 "fedrecon.eval": ["reconstruct", "kept"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -255,6 +259,44 @@ def r_equal_sizes(participants):
                     seen[n[i]] = i
         return sorted(out)[:2]
     return rule
+
+
+def _fedrecon_weight(spec, sw, i, j, r):
+    """Client i's FedRecon weight in round r (participant j)."""
+    n = sizes(spec)[i]
+    if sw.get("fedrecon.weights") == "examples":
+        return sum(len(b) for b in r["batches"][j])
+    if sw.get("fedrecon.query") == "whole":
+        return n
+    return n - len(spec["init"]["support"][i])
+
+
+def r_fedrecon_weights(spec, sw, hp):
+    """FedRecon: equal weights within a round, or weights proportional to
+    another reading's (|D_i| for |D_{i,q}|, |D_{i,q}| for the examples)."""
+    out = []
+    for t, r in enumerate(rounds(spec)):
+        c = r["clients"]
+        w = [_fedrecon_weight(spec, sw, i, j, r) for j, i in enumerate(c)]
+        other = [sizes(spec)[i] if sw.get("fedrecon.weights") != "examples"
+                 else _fedrecon_weight(spec, dict(sw, **{"fedrecon.weights": "samples"}),
+                                       i, j, r) for j, i in enumerate(c)]
+        if len(set(w)) < len(w):
+            out.append("equal weights in round %d" % t)
+        elif len(c) > 1 and len({Fraction(a, b) for a, b in zip(w, other)}) == 1 \
+                and other != w:
+            out.append("weights proportional to another reading in round %d" % t)
+    return out[:2]
+
+
+def r_fedrecon_revisit(spec, sw, hp):
+    """FedRecon under local_init = last: some client must train twice."""
+    seen = set()
+    for r in rounds(spec):
+        if seen & set(r["clients"]):
+            return []
+        seen |= set(r["clients"])
+    return ["no client trains in two rounds"]
 
 
 def who_clients(spec, sw, r):
@@ -857,6 +899,20 @@ RULES = {
         (when("lr.count", "trainings"), r_lr_count,
          "clients' own training counts equal to the round hide the count"),
         (ALWAYS, r_single_round, "one round hides a stale global model"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
+    "fedrecon": [
+        (ALWAYS, r_equal_pairs(["fedrecon.eta_r", "fedrecon.eta_u", "fedrecon.eta_s"]),
+         "two of η_r, η_u, η_s equal: using one for the other is invisible"),
+        (ALWAYS, r_value(["fedrecon.eta_r", "fedrecon.eta_u", "fedrecon.eta_s"], ONE),
+         "a step size 1 (η_s = 1: g ← g + Δ) hides its omission"),
+        (when("fedrecon.weights", "samples"), r_fedrecon_weights,
+         "equal n_i = |D_{i,q}| (or n_i ∝ |D_i|) hide the weights"),
+        (when("fedrecon.weights", "examples"), r_fedrecon_weights,
+         "equal update examples (or ∝ |D_{i,q}|) hide the weights"),
+        (when("fedrecon.local_init", "last"), r_fedrecon_revisit,
+         "no client trained twice: the kept l_i is never read"),
+        (ALWAYS, r_single_round, "one round hides g and l_i across rounds"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
 }

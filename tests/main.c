@@ -41,6 +41,7 @@ int main(void)
         feddyn_suite,
         scaffold_suite,
         fedprox_suite,
+        fedrecon_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

@@ -63,5 +63,6 @@ Suite *result_files_suite(void);
 Suite *feddyn_suite(void);
 Suite *scaffold_suite(void);
 Suite *fedprox_suite(void);
+Suite *fedrecon_suite(void);
 
 #endif

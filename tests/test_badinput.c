@@ -719,6 +719,28 @@ END_TEST
 /* A round of both clients, one step each, with the given draws. */
 #define PROX_ROUND(d) "{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]], \"draws\": " d "}"
 
+/* FedRecon (rows Q1..): ŷ = g·x + l (split: l = b), two clients, the
+ * support sets `sup`, η_s = `etas`, fedrecon.eval = kept plus the switches
+ * `sw`, one round with the reconstruction lists `pers` and the update
+ * lists `upd`; FR_SPEC_EVAL: fedrecon.eval = `ev`, schedule extra `post`. */
+#define FR_HEAD "\"model\": {\"kind\": \"linear\", \"d\": 1, \"loss\": \"half_squared\", " \
+    "\"bias\": true}, \"split\": {\"personal\": [\"b\"]}"
+#define FR_TWO CLIENTS("{\"X\": [[1], [2]], \"y\": [2, 3]}, {\"X\": [[2], [1], [1]], " \
+    "\"y\": [1, 0, 4]}")
+#define FR_ALG(etas, eval, sw) "\"algorithm\": {\"name\": \"fedrecon\", \"hyperparameters\": " \
+    "{\"fedrecon.eta_r\": 0.5, \"fedrecon.eta_u\": 0.25, \"fedrecon.eta_s\": " etas "}, " \
+    "\"switches\": {\"fedrecon.eval\": \"" eval "\"" sw "}}"
+#define FR_SPEC(sup, etas, sw, pers, upd) "{" FMT ", " FR_HEAD ", " FR_TWO ", \"init\": " \
+    "{\"kind\": \"zeros\"" sup "}, " FR_ALG(etas, "kept", sw) ", " \
+    GIVEN("{\"clients\": [0, 1], " pers "\"batches\": " upd "}") "}"
+#define FR_SPEC_EVAL(sup, ev, post) "{" FMT ", " FR_HEAD ", " FR_TWO ", \"init\": " \
+    "{\"kind\": \"zeros\"" sup "}, " FR_ALG("0.5", ev, "") ", \"schedule\": {\"kind\": " \
+    "\"given\", \"rounds\": [{\"clients\": [0, 1], " FR_PERS "\"batches\": " FR_UPD "}]" \
+    post "}}"
+#define FR_SUP ", \"support\": [[0], [0]]"
+#define FR_PERS "\"personal\": [[[0]], [[0]]], "
+#define FR_UPD "[[[1]], [[1, 2]]]"
+
 typedef struct {
     const char *no;       /* "L1", "S3", "A2"                        */
     const char *name;     /* the class, as the document names it     */
@@ -968,6 +990,49 @@ static const lettered_case LETTERED[] = {
     {"X9", "fedprox: draws for another algorithm",
      SPEC(LIN, TWO, FEDAVG, GIVEN(PROX_ROUND("[0, 1]"))),
      "schedule.rounds[0].draws", "only fedprox takes draws (fedavg does not)"},
+    /* -- FedRecon (rows Q1..; FR_SPEC below) -- */
+    {"Q1", "fedrecon: step size not positive",
+     FR_SPEC(FR_SUP, "0", "", FR_PERS, FR_UPD), "algorithm.hyperparameters.fedrecon.eta_s",
+     "fedrecon.eta_s = 0 must be > 0"},
+    {"Q2", "fedrecon: no support under query = complement",
+     FR_SPEC("", "0.5", "", FR_PERS, FR_UPD), "init.support",
+     "fedrecon.query = complement needs each client's support set"},
+    {"Q3", "fedrecon: a support under query = whole",
+     FR_SPEC(FR_SUP, "0.5", ", \"fedrecon.query\": \"whole\"", FR_PERS, FR_UPD),
+     "init.support", "reconstructs and updates on all of D_i; give no support set"},
+    {"Q4", "fedrecon: support sets and clients differ",
+     FR_SPEC(", \"support\": [[0]]", "0.5", "", FR_PERS, FR_UPD), "init.support",
+     "1 support sets for 2 clients"},
+    {"Q5", "fedrecon: support index out of range",
+     FR_SPEC(", \"support\": [[2], [0]]", "0.5", "", FR_PERS, FR_UPD), "init.support[0][0]",
+     "2 is out of range [0, 1]"},
+    {"Q6", "fedrecon: support index repeated",
+     FR_SPEC(", \"support\": [[0], [0, 0]]", "0.5", "", FR_PERS, FR_UPD),
+     "init.support[1][1]", "0 is a repeat or out of order"},
+    {"Q7", "fedrecon: empty support",
+     FR_SPEC(", \"support\": [[], [0]]", "0.5", "", FR_PERS, FR_UPD), "init.support[0]",
+     "client 0's support set is empty"},
+    {"Q8", "fedrecon: empty query set",
+     FR_SPEC(", \"support\": [[0, 1], [0]]", "0.5", "", FR_PERS, FR_UPD), "init.support[0]",
+     "its query set D_{i,q} is empty"},
+    {"Q9", "fedrecon: no reconstruction lists",
+     FR_SPEC(FR_SUP, "0.5", "", "", FR_UPD), "schedule.rounds[0].personal",
+     "round 0 has none"},
+    {"Q10", "fedrecon: reconstruction batch outside the support",
+     FR_SPEC(FR_SUP, "0.5", "", "\"personal\": [[[1]], [[0]]], ", FR_UPD),
+     "schedule.rounds[0].personal[0][0]", "sample 1 of client 0 is in its query set"},
+    {"Q11", "fedrecon: update batch outside the query set",
+     FR_SPEC(FR_SUP, "0.5", "", FR_PERS, "[[[1]], [[0]]]"), "schedule.rounds[0].batches[1][0]",
+     "sample 0 of client 1 is in its support set"},
+    {"Q12", "fedrecon: examples weights without update batches",
+     FR_SPEC(FR_SUP, "0.5", ", \"fedrecon.weights\": \"examples\"", FR_PERS, "[[[1]], []]"),
+     "schedule.rounds[0].batches[1]", "it has no update batch"},
+    {"Q13", "fedrecon: evaluation with reconstruction without a post phase",
+     FR_SPEC_EVAL(FR_SUP, "reconstruct", ""), "schedule.post",
+     "takes the evaluation's reconstruction batches from schedule.post"},
+    {"Q14", "fedrecon: support for another algorithm",
+     SPECX("\"init\": {\"kind\": \"zeros\", \"support\": [[0], [0]]}"),
+     "init.support", "only fedrecon takes support sets (the algorithm is fedavg)"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
@@ -985,7 +1050,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYCX";
+    static const char letters[] = "LSAYCXQ";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

@@ -275,11 +275,13 @@ START_TEST(test_freeze_files_refreeze_removes_stale)
     ck_assert_int_eq(tu_cli_in(dir, "freeze $D/s.json -o $D/v.json --arrays "
                                  "files --inline-max 0", NULL, NULL), 0);
     ck_assert(tu_exists(alpha) && tu_exists(traj) && tu_exists(w0));
-    /* a limit above α's N numbers but below the trajectory's: α inline */
-    json_t *v = tu_json_load_in(dir, "v.json");
+    /* a limit at α's N numbers (one per client), below the trajectory's:
+     * α inline */
+    json_t *spec = tu_json_load_in(dir, "s.json");
     const size_t N = json_array_size(json_object_get(
-        json_object_get(json_object_get(v, "expected"), "final"), "alpha"));
-    json_decref(v);
+        json_object_get(spec, "problem"), "clients"));
+    json_decref(spec);
+    ck_assert_uint_ge(N, 2);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "freeze $D/s.json -o $D/v.json --arrays files "
              "--inline-max %zu", N);

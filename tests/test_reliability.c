@@ -432,6 +432,26 @@ static const diverge_case CASES[] = {
            GIVEN(IDLE_THEN(B2))),
      "w_local", 1, 1, 2,
      "w_local is not finite (NaN or Inf) at round 1, client 1, local step 2"},
+    /* FedRecon on ŷ = g·x + l (split: l = b), query = whole, no
+     * evaluation phase, (g, l) = 0: client 0 (x = 0, y = 0) has zero
+     * gradients; round 1's client 1 (x = 1, y = 2) reconstructs l with
+     * η_r = 1e200: step 1 l = 2e200, step 2 l = 2e200 − 1e200·(2e200 − 2)
+     * → −Inf. */
+    {"fedrecon",
+     SPEC("\"model\": {\"kind\": \"linear\", \"d\": 1, "
+          "\"loss\": \"half_squared\", \"bias\": true}, "
+          "\"split\": {\"personal\": [\"b\"]}",
+          "\"problem\": {\"clients\": [{\"X\": [[0]], \"y\": [0]}, "
+          "{\"X\": [[1]], \"y\": [2]}]}",
+          ALGS("fedrecon", "\"fedrecon.eta_r\": 1e200, \"fedrecon.eta_u\": "
+               "0.5, \"fedrecon.eta_s\": 0.5", "\"fedrecon.query\": "
+               "\"whole\", \"fedrecon.eval\": \"kept\""),
+          GIVEN("{\"clients\": [0, 1], \"personal\": [[[0]], []], "
+                "\"batches\": [[[0]], []]}, {\"clients\": [0, 1], "
+                "\"personal\": [[[0]], [[0], [0]]], \"batches\": "
+                "[[[0]], []]}")),
+     "w_recon", 1, 1, 2,
+     "w_recon is not finite (NaN or Inf) at round 1, client 1, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 

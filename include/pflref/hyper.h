@@ -692,6 +692,56 @@ typedef struct {
     int sampling;              /* pflref_fedprox_sampling                  */
 } pflref_fedprox_hyper;
 
+/* FedRecon (Singhal et al., NeurIPS 2021, arXiv 2102.03448v6, Alg. 1)
+ * switches; ref/algorithms/fedrecon.c, docs/algorithms/fedrecon.md. */
+typedef enum {
+    PFLREF_FEDRECON_INIT_GIVEN = 0, /* l_i ← l⁰ (the local entries of w⁰) at
+                                       every visit: stateless clients (§3) */
+    PFLREF_FEDRECON_INIT_LAST = 1   /* l_i ← the l_i client i reconstructed
+                                       at its last visit (stateful)        */
+} pflref_fedrecon_local_init;
+typedef enum {
+    PFLREF_FEDRECON_WEIGHTS_SAMPLES = 0,  /* n_i = |D_{i,q}| (Alg. 1)        */
+    PFLREF_FEDRECON_WEIGHTS_UNIFORM = 1,  /* 1 (TFF ClientWeighting.UNIFORM) */
+    PFLREF_FEDRECON_WEIGHTS_EXAMPLES = 2  /* the examples the update steps
+                                             took, Σ_k |batch k| (TFF
+                                             NUM_EXAMPLES: num_examples_sum
+                                             of the post-reconstruction
+                                             pass)                          */
+} pflref_fedrecon_weights;
+typedef enum {
+    PFLREF_FEDRECON_QUERY_COMPLEMENT = 0, /* D_{i,q} = D_i ∖ D_{i,s}: the
+                                             given support's complement
+                                             (disjoint; TFF split_dataset =
+                                             True)                         */
+    PFLREF_FEDRECON_QUERY_WHOLE = 1       /* D_{i,s} = D_{i,q} = D_i (TFF's
+                                             simple_dataset_split_fn)       */
+} pflref_fedrecon_query;
+typedef enum {
+    PFLREF_FEDRECON_EVAL_RECONSTRUCT = 0, /* evaluation reconstructs l on
+                                             D_{i,s} (schedule.post) from
+                                             the final g (§3, Alg. 1's
+                                             evaluation)                    */
+    PFLREF_FEDRECON_EVAL_KEPT = 1         /* evaluates (g, l_i) as the last
+                                             training visit left it         */
+} pflref_fedrecon_eval;
+
+typedef struct {
+    double eta_r;              /* η_r: reconstruction step size on l       */
+    double eta_u;              /* η_u: update step size on g               */
+    double eta_s;              /* η_s: the server's step size              */
+    int local_init;            /* pflref_fedrecon_local_init               */
+    int weights;               /* pflref_fedrecon_weights                  */
+    int query;                 /* pflref_fedrecon_query                    */
+    int eval;                  /* pflref_fedrecon_eval                     */
+    const size_t *support_off; /* N + 1 offsets into support_idx, or NULL
+                                  (no support given): client i's D_{i,s}
+                                  is support_idx[support_off[i] ..
+                                  support_off[i+1] − 1] (the spec's
+                                  init.support, borrowed)                  */
+    const size_t *support_idx;
+} pflref_fedrecon_hyper;
+
 /* All hyperparameters and switches.  The top-level fields are shared by
  * several algorithms under one symbol; the rest sit in each algorithm's
  * own struct.  Fields an algorithm does not use are ignored by it.
@@ -732,6 +782,7 @@ typedef struct {
     pflref_scaffold_hyper scaffold; /* SCAFFOLD (scaffold.*)         */
     pflref_moon_hyper moon;    /* MOON (moon.*)                          */
     pflref_fedprox_hyper fedprox; /* FedProx (fedprox.*)              */
+    pflref_fedrecon_hyper fedrecon; /* FedRecon (fedrecon.*)             */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

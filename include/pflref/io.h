@@ -138,6 +138,11 @@ typedef struct {
                                       their SHA-256 and size (the result's
                                       init.data_files); NULL when none   */
     size_t n_init_files;
+    pflref_batches *fedrecon_support; /* fedrecon: init.support, client i's
+                                      D_{i,s} the indices idx[step_off[i]
+                                      .. step_off[i+1] − 1] (nsteps = N),
+                                      or NULL (hyper.fedrecon's support_off
+                                      and support_idx point in)           */
 } pflref_spec;
 
 /* Parse a spec from text.  base_dir resolves a relative problem file

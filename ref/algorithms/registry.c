@@ -30,6 +30,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_scaffold,
     &pflref_moon,
     &pflref_fedprox,
+    &pflref_fedrecon,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pflref/algorithm.h"
+#include "engine/params_fedrecon.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -694,6 +695,7 @@ static const pflref_param params[] = {
      "simple average over the draws (Alg. 2) | the schedule's sample "
      "without replacement, weights n_k/Σ_{S_t} n_j (the authors' code, "
      "PFLlib)"},
+    FEDRECON_PARAMS  /* ref/engine/params_fedrecon.h */
 };
 
 

@@ -250,6 +250,11 @@ static pflref_status explicit_spec(json_t *vspec, const json_t *result,
                    set_new(hp, "ifca.init_sd", json_real(0.0));
         }
     }
+    /* FedRecon's support sets as given */
+    const json_t *support =
+        json_object_get(json_object_get(result, "init"), "support");
+    if (init != NULL && support != NULL)
+        bad |= set_new(init, "support", json_deep_copy(support));
     /* lora's adapter and pFedHN's hypernetwork as read (a file the spec
      * named inlined: the vector names only its own files, in the files
      * form); HetLoRA's ranks as given */

@@ -461,6 +461,10 @@ static void emit_init(pflref_emit *e, const pflref_spec *spec)
             pflref_emit_string(e, spec->lora_targets[j]);
         pflref_emit_array_end(e);
     }
+    if (spec->fedrecon_support != NULL) {   /* FedRecon's D_{i,s} */
+        KEY(e, "support");
+        emit_batches(e, spec->fedrecon_support);
+    }
     if (spec->n_init_files > 0) {   /* init's arrays given as files */
         KEY(e, "data_files");
         emit_files(e, spec->init_files, spec->n_init_files);

@@ -120,6 +120,11 @@ void pflref_spec_free(pflref_spec *spec)
     free(spec->lora_init);
     free(spec->lora_ranks);
     free(spec->lora_targets);
+    if (spec->fedrecon_support != NULL) {
+        free(spec->fedrecon_support->step_off);
+        free(spec->fedrecon_support->idx);
+        free(spec->fedrecon_support);
+    }
     /* the digest thread reads the problem's mappings: stop it first */
     pflref_digest_free(spec->digests);
     for (size_t i = 0; i < spec->n_data_files; i++)

@@ -282,6 +282,54 @@ static pflref_status read_cluster_models(const json_t *v, pflref_spec *spec,
     return init_array(files, c, where, &want, spec->cluster_models, err);
 }
 
+/* init.support: FedRecon's support sets D_{i,s}, one list of sample
+ * indices per client (each in 0..n_i − 1; ascending and leaving a
+ * non-empty query set is FedRecon's check, ref/algorithms/fedrecon.c),
+ * into spec->fedrecon_support; absent: NULL. */
+static pflref_status read_support(const json_t *v, pflref_spec *spec,
+                                  pflref_error *err)
+{
+    const json_t *c = json_object_get(v, "support");
+    if (c == NULL)
+        return PFLREF_OK;
+    static const char *const where = "init.support";
+    if (strcmp(spec->algorithm->name, "fedrecon") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "only fedrecon takes support sets (the "
+                                "algorithm is %s)", spec->algorithm->name);
+    const size_t N = spec->problem->N;
+    size_t n, total = 0, len;
+    pflref_status st = pflref_json_array(c, where, 0, &n, err);
+    if (st == PFLREF_OK && n != N)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%zu support sets for %zu clients", n, N);
+    char path[PFLREF_WHERE_MAX];
+    for (size_t i = 0; st == PFLREF_OK && i < N; i++) {
+        pflref_json_index_path(path, sizeof path, where, i);
+        st = pflref_json_array(json_array_get(c, i), path, 0, &len, err);
+        total += len;
+    }
+    if (st != PFLREF_OK)
+        return st;
+    pflref_batches *b = calloc(1, sizeof *b);
+    if (b == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    spec->fedrecon_support = b;
+    st = pflref_batches_alloc(b, N, total, err);
+    for (size_t i = 0; st == PFLREF_OK && i < N; i++) {
+        const json_t *list = json_array_get(c, i);
+        pflref_json_index_path(path, sizeof path, where, i);
+        len = json_array_size(list);
+        b->step_off[i + 1] = b->step_off[i] + len;
+        st = pflref_json_indices(list, path, len,
+                                 spec->problem->clients[i].train.n,
+                                 b->idx + b->step_off[i], err);
+    }
+    spec->hyper.fedrecon.support_off = b->step_off;
+    spec->hyper.fedrecon.support_idx = b->idx;
+    return st;
+}
+
 /* init.hypernetwork.v: the embedding dimension e, from a file of shape
  * (N, e) (whose numbers *vdata then points at, until the next load) or
  * from the length of the first of N arrays. */
@@ -569,7 +617,7 @@ static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
     static const char *const keys[] = {"kind", "w", "seed", "sd", "scale",
                                        "cluster_models", "hypernetwork",
                                        "lora", "lora_ranks", "lora_targets",
-                                       NULL};
+                                       "support", NULL};
     json_t *kind_v;
     const char *kind;
     pflref_status st;
@@ -577,6 +625,7 @@ static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
         (st = read_cluster_models(v, spec, files, err)) ||
         (st = read_hypernetwork(v, spec, files, err)) ||
         (st = read_lora_init(v, spec, files, err)) ||
+        (st = read_support(v, spec, err)) ||
         (st = pflref_json_member(v, "init", "kind", 1, &kind_v, err)) ||
         (st = pflref_json_string(kind_v, "init.kind", &kind, err)))
         return st;

@@ -202,11 +202,12 @@ static pflref_status check_personal(const char *where,
                                     const pflref_spec *spec,
                                     pflref_error *err)
 {
-    if (strcmp(spec->algorithm->name, "ditto") == 0)
+    if (strcmp(spec->algorithm->name, "ditto") == 0 ||
+        strcmp(spec->algorithm->name, "fedrecon") == 0)
         return PFLREF_OK;
     return pflref_error_set(err, PFLREF_EINVAL, where,
-                            "only ditto takes personal batch lists (%s does "
-                            "not)", spec->algorithm->name);
+                            "only ditto and fedrecon take personal batch "
+                            "lists (%s does not)", spec->algorithm->name);
 }
 
 /* A round's "personal" (Ditto's personal pass with its own batches): one

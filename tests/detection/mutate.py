@@ -83,7 +83,8 @@ PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
              "pfl_numpy_fedbn.py", "pfl_numpy_pfedhn.py",
              "pfl_numpy_lora.py", "pfl_numpy_layers.py", "pfl_numpy_optim.py",
              "pfl_numpy_feddyn.py", "pfl_numpy_scaffold.py",
-             "pfl_numpy_moon.py", "pfl_numpy_fedprox.py")
+             "pfl_numpy_moon.py", "pfl_numpy_fedprox.py",
+             "pfl_numpy_fedrecon.py")
 # the files whose index arithmetic (np.arange bounds, slices) is mutated:
 # the convolution's and the pools' windows, the padding, the blocks
 INDEX_FILES = {"pfl_numpy_layers.py"}
@@ -113,6 +114,7 @@ HP_REAL = {"eta", "eta_p", "eta_ft", "mu_ft", "lambda", "pfedme.mu", "beta",
            "opt.beta2", "opt.eps", "opt.clip_norm"}
 HP_REAL |= {"moon.mu", "moon.tau"}       # MOON (pfl_numpy_moon.py)
 HP_REAL |= {"fedprox.mu"}                # FedProx (pfl_numpy_fedprox.py)
+HP_REAL |= {"fedrecon.eta_r", "fedrecon.eta_u", "fedrecon.eta_s"}
 for _k in HP_REAL:
     HP_KIND[_k] = "real"
 HP_DICTS = {"cfg", "hp"}
@@ -140,6 +142,7 @@ SWITCH_DOMAIN = {"opt.method": {"sgd", "adam", "adamw"},
                  "opt.clip": {"off", "norm"},
                  "opt.state": {"reset", "client", "server"}}
 WEIGHT_DOMAIN.update(SWITCH_DOMAIN)
+WEIGHT_DOMAIN["fedrecon.weights"] = {"samples", "uniform", "examples"}
 # the weighting switch a local holds, by function
 WEIGHT_LOCALS = {("pfl_numpy.py", "aggregate", "scheme"): "fedavg.weights",
                  ("pfl_numpy.py", "pfl_weights", "scheme"): "pfl.weights",
@@ -149,7 +152,8 @@ WEIGHT_LOCALS = {("pfl_numpy.py", "aggregate", "scheme"): "fedavg.weights",
                  ("pfl_numpy_cfl.py", "run.update", "weights"): "cfl.cluster_weights"}
 # the schedule's post batches exist only for these algorithms' code
 POST_FUNCS = {("pfl_numpy.py", "fedavg_rounds"), ("pfl_numpy.py", "run_partial"),
-              ("pfl_numpy_perfedavg.py", "run")}
+              ("pfl_numpy_perfedavg.py", "run"),
+              ("pfl_numpy_fedrecon.py", "run")}
 # a round's selected may differ from its clients only for pfedme
 SELECTED_FUNCS = {("pfl_numpy.py", "run_pfedme")}
 WEIGHT_KEYS = set(WEIGHT_DOMAIN)

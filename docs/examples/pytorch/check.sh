@@ -4,9 +4,9 @@
 #   0. docs/validate.md's quickstart is quickstart_pfedme.py verbatim; its
 #      record tables name what the vectors expect (validate_tables.py); a
 #      candidate's command line refuses a bad vector (exit 2, no output);
-#   1. the five candidates run on every golden vector of fedavg, pfedme,
-#      ditto, fedalt, feddyn, moon and fedprox, and `pflref check` passes them
-#      all (--min-vectors:
+#   1. the candidates run on every golden vector of fedavg, pfedme,
+#      ditto, fedalt, feddyn, moon, fedprox and fedrecon, and `pflref check`
+#      passes them all (--min-vectors:
 #      as many as were run; a vector a candidate skips is listed with why);
 #   1b. the models no vector of these algorithms uses (softmax, the ReLU mlp):
 #      the candidates agree with `pflref run` record by record
@@ -31,7 +31,7 @@ set -u
 CLI=${PFLREF_CLI:-build/rel/pflref}
 PY=${PYTHON:-/usr/bin/python3}
 HERE=docs/examples/pytorch
-ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox"
+ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox fedrecon"
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 export PYTHONDONTWRITEBYTECODE=1
 fail=0

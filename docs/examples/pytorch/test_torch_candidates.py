@@ -20,6 +20,7 @@ import ditto_torch
 import fedavg_torch
 import feddyn_torch
 import fedprox_torch
+import fedrecon_torch
 import fedrep_torch
 import moon_torch
 import pfedme_torch
@@ -33,6 +34,7 @@ CANDIDATES = {
     "feddyn": feddyn_torch.run,
     "moon": moon_torch.run,
     "fedprox": fedprox_torch.run,
+    "fedrecon": fedrecon_torch.run,
 }
 
 
