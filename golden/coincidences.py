@@ -859,6 +859,7 @@ RULES = {
          "equal n_k make α_k = α"),
         (ALWAYS, r_feddyn_partial, "full or single participation hides ∇L_k and h"),
         (ALWAYS, r_single_round, "one round hides ∇L_k and h across rounds"),
+    ],
     "scaffold": [
         (ALWAYS, r_value(["eta", "scaffold.eta_g"], ONE),
          "η_l = 1 or η_g = 1 hides a dropped step size"),
