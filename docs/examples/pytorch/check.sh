@@ -5,7 +5,8 @@
 #      record tables name what the vectors expect (validate_tables.py); a
 #      candidate's command line refuses a bad vector (exit 2, no output);
 #   1. the candidates run on every golden vector of fedavg, pfedme,
-#      ditto, fedalt, feddyn, moon, fedprox and fedrecon, and `pflref check`
+#      ditto, fedalt, feddyn, moon, fedprox, fedrecon and scaffold, and
+#      `pflref check`
 #      passes them all (--min-vectors:
 #      as many as were run; a vector a candidate skips is listed with why);
 #   1b. the models no vector of these algorithms uses (softmax, the ReLU mlp):
@@ -31,7 +32,7 @@ set -u
 CLI=${PFLREF_CLI:-build/rel/pflref}
 PY=${PYTHON:-/usr/bin/python3}
 HERE=docs/examples/pytorch
-ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox fedrecon"
+ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox fedrecon scaffold"
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 export PYTHONDONTWRITEBYTECODE=1
 fail=0

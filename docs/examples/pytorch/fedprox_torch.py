@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """fedprox_torch.py: FedProx in PyTorch, checked by `pflref check`.
 
 Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, "Federated Optimization in
@@ -83,4 +84,3 @@ def run(vector_raw):
 
 if __name__ == "__main__":
     main(run)
-# SPDX-License-Identifier: GPL-3.0-or-later

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """fedrecon_torch.py: Federated Reconstruction in PyTorch, checked by
 `pflref check`.
 
@@ -124,4 +125,3 @@ def run(vector_raw):
 
 if __name__ == "__main__":
     main(run)
-# SPDX-License-Identifier: GPL-3.0-or-later

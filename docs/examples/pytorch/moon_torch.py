@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """moon_torch.py: MOON in PyTorch, checked by `pflref check`.
 
 Li, He, Song, "Model-Contrastive Federated Learning", CVPR 2021 (arXiv
@@ -91,4 +92,3 @@ def run(vector_raw):
 
 if __name__ == "__main__":
     main(run)
-# SPDX-License-Identifier: GPL-3.0-or-later

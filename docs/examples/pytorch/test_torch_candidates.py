@@ -3,7 +3,8 @@
     pytest -p pflref.pytest_plugin --pflref-algorithm fedavg \
         --pflref-algorithm pfedme --pflref-algorithm ditto \
         --pflref-algorithm fedalt --pflref-algorithm feddyn \
-        --pflref-algorithm moon \
+        --pflref-algorithm moon --pflref-algorithm fedprox \
+        --pflref-algorithm fedrecon --pflref-algorithm scaffold \
         docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
@@ -24,6 +25,7 @@ import fedrecon_torch
 import fedrep_torch
 import moon_torch
 import pfedme_torch
+import scaffold_torch
 from torch_common import Unsupported
 
 CANDIDATES = {
@@ -35,6 +37,7 @@ CANDIDATES = {
     "moon": moon_torch.run,
     "fedprox": fedprox_torch.run,
     "fedrecon": fedrecon_torch.run,
+    "scaffold": scaffold_torch.run,
 }
 
 

@@ -205,6 +205,10 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     ("fedprox", "official"): {"fedprox.sampling": "uniform_weighted"},
     ("fedprox", "pfllib"): {"fedprox.sampling": "uniform_weighted",
                             "lr.count": "trainings"},
+    # docs/algorithms/scaffold.md: PFLlib's option II with its undecayed η
+    ("scaffold", "pfllib"): {"scaffold.option": "II",
+                             "scaffold.c_lr": "initial",
+                             "lr.count": "trainings"},
 }
 
 
