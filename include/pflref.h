@@ -12,7 +12,8 @@
  *   pflref/metrics.h    client-aware summaries
  *   pflref/dtoa.h       the shortest text of a double that reads back
  *   pflref/trace.h      events and trajectories
- *   pflref/hyper.h      hyperparameters, variant switches, presets
+ *   pflref/hyper.h      hyperparameters, variant switches, presets (the
+ *                       baselines' in pflref/hyper_baselines.h)
  *   pflref/algorithm.h  the algorithm registry and the run driver
  *   pflref/io.h         JSON specs and results
  *   pflref/golden.h     golden vectors and their verification
