@@ -318,6 +318,8 @@ NAMED = {
     "fedprox-ignore-sampling": ("preset paper", "fedprox.sampling = paper"),
     "fedprox-prox-half": "fedprox.mu × ½",
     "fedprox-lr-per-round": ("preset official", "lr.count = rounds"),
+    # FedRecon's: the kept l_i read in place of the given start
+    "fedrecon-init-ignored": "fedrecon.local_init = last",
 }
 
 
