@@ -492,7 +492,8 @@ HELD = ()
 def makers(only=None):
     return [lambda f=f, net=net: f(net) for f in FAMILIES
             if (f.__name__ in only if only else f.__name__ not in HELD)
-            for net in NETS if net == "deep" or f.__name__ in CNN_FAMILIES
+            for net in NETS if net == "deep"
+            or (net == "cnn" and f.__name__ in CNN_FAMILIES)
             or (net == "deep2" and f.__name__ in DEEP2_FAMILIES)]
 
 
