@@ -200,7 +200,8 @@ wp() {
         -wp-timeout "$GUARD" "$1" >"$4" 2>&1 &
     pid=$!
     while kill -0 "$pid" 2>/dev/null; do
-        if grep -Eq "Goal $6( :|\$)" "$4"; then
+        # (-s: WP may not have made its output file yet)
+        if grep -Eqs "Goal $6( :|\$)" "$4"; then
             sleep 1
             kill -TERM "-$pid" 2>/dev/null || true
             exit 0
