@@ -21,6 +21,8 @@ ctypes; nothing here recomputes what it computes (docs/python.md).
 pytest: `pytest -p pflref.pytest_plugin` (fixtures pflref_vector,
 pflref_check).
 """
+import sys as _sys
+
 from ._errors import DivergenceError, Error, InvalidInput
 from ._vectors import Spec, Vector, vectors
 from ._recorder import Recorder
@@ -29,11 +31,14 @@ from ._lib import library_path
 from ._freeze import freeze
 from ._diagnose import Diagnosis, diagnose
 from ._arrays import load_result, save_result
+from ._capture import Capture
+from . import _torch as torch      # pflref.torch: imports torch lazily; no
+_sys.modules[__name__ + ".torch"] = torch   # file named torch.py (shadow)
 
 __all__ = ["vectors", "Vector", "Spec", "Recorder", "check", "Report",
            "run", "Result", "verify", "freeze", "diagnose", "Diagnosis", "Error", "InvalidInput",
            "DivergenceError", "library_path", "load_result", "save_result",
-           "__version__"]
+           "__version__", "Capture", "torch"]
 
 
 def _version():

@@ -23,7 +23,12 @@
 #   3. when `import pflref` works (python/ on PYTHONPATH, or installed),
 #      the same two through the pytest plugin: the correct candidates pass,
 #      the buggy Ditto fails with the first divergence in pytest's output;
-#      and docs/validate.md's quickstart (quickstart_pfedme.py) passes.
+#      and docs/validate.md's quickstart (quickstart_pfedme.py) passes;
+#   4. the captured plain PyTorch runs of docs/examples/capture/ (FedAvg,
+#      Ditto, pFedMe) pass, and FedAvg with its one-line bug (a plain mean of the
+#      state_dicts) fails at round 0's server w, diagnosed as
+#      fedavg.weights = uniform; and python/tests/test_capture.py with
+#      PyTorch present.
 #
 # Environment: PFLREF_CLI (default build/rel/pflref), PYTHON (default
 # /usr/bin/python3).  Run from the repository's root.  Exit 0 when every
@@ -139,6 +144,35 @@ if [ "$rc" -eq 1 ] && grep -qi "divergence" "$tmp/pytest-bug.txt" \
 else
     cat "$tmp/pytest-bug.txt"
     echo "check-torch: pytest: ditto-alias not reported as a divergence (exit $rc)"; fail=1
+fi
+
+# 4. a plain PyTorch run captured (docs/python.md, "Capturing a PyTorch run")
+CAP=docs/examples/capture root=$PWD
+mkdir -p "$tmp/capture"
+for ex in fedavg_plain ditto_plain pfedme_plain; do
+    if (cd "$tmp/capture" && "$PY" "$root/$CAP/$ex.py") >"$tmp/$ex.txt" 2>&1; then
+        echo "check-torch: capture: $ex.py: $(head -n 1 "$tmp/$ex.txt")"
+    else
+        cat "$tmp/$ex.txt"; echo "check-torch: capture: $ex.py fails"; fail=1
+    fi
+done
+sed 's|sum(sd\[key\] \* (n / total) for|sum(sd[key] / len(states) for|' \
+    "$CAP/fedavg_plain.py" >"$tmp/capture/fedavg_bug.py"
+(cd "$tmp/capture" && "$PY" fedavg_bug.py) >"$tmp/fedavg_bug.txt" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "first divergence: w (server, round 0)" "$tmp/fedavg_bug.txt" \
+        && grep -q "fedavg.weights = uniform" "$tmp/fedavg_bug.txt"; then
+    echo "check-torch: capture: the one-line bug fails at round 0's server w, diagnosed as fedavg.weights = uniform"
+else
+    cat "$tmp/fedavg_bug.txt"; echo "check-torch: capture: the one-line bug is not caught (exit $rc)"; fail=1
+fi
+# the capture's tests with PyTorch present (make check runs them before
+# PyTorch is installed, and then only their NumPy half)
+if PFLREF_CLI="$CLI" "$PY" -m pytest -q -p no:cacheprovider \
+        python/tests/test_capture.py >"$tmp/capture-tests.txt" 2>&1; then
+    echo "check-torch: capture tests: $(tail -n 1 "$tmp/capture-tests.txt")"
+else
+    cat "$tmp/capture-tests.txt"; echo "check-torch: the capture tests fail"; fail=1
 fi
 exit $fail
 # SPDX-License-Identifier: GPL-3.0-or-later
