@@ -7,6 +7,10 @@ its per-algorithm modules pfl_numpy_*.py, and fedavg_numpy.py) with
 Python's ast, one small edit at one site each, runs every mutant on the
 golden vectors whose run executes the mutated line, and asks
 `pflref check` whether the vectors tell it from the correct candidate.
+A mutant runs those vectors cheapest first (by the correct candidate's
+time on each), each result checked as it is written, and stops at the
+first vector that tells it apart: one is enough to kill it, so the verdict
+is the one the whole set gives, at a fraction of the cost.
 
 Operators (a mutant is named FILE:LINE:COL:OPERATOR[detail]):
   swap-hp       a hyperparameter read or used where another of the same kind
@@ -690,10 +694,15 @@ def apply(site):
 
 # ---- running a candidate (the worker: mutate.py --run DIR OUT KIND VEC...) --------
 
-def run_candidate(src_dir, out_dir, kind, vectors, trace_file=None):
+def run_candidate(src_dir, out_dir, kind, vectors, trace_file=None, pflref=None):
     """Runs the candidate in src_dir on each vector through its normal entry
     point (pfl_numpy.run_file, fedavg_numpy.main), writes the results and
-    status.json {vector: "ok" | "unsupported" | "crash: ..."}."""
+    status.json {vector: "ok" | "unsupported" | "crash: ..."} and
+    times.json {vector: seconds}.  With pflref (a mutant's run), each result
+    is checked against its vector as soon as it is written, and the run
+    stops at the first vector that tells the mutant apart: its status is
+    "mismatch: LINE" (check's exit 1) or "malformed: LINE" (exit 2), and
+    the vectors after it are not run (they could only add kills)."""
     import resource
     import signal
     import warnings
@@ -728,6 +737,7 @@ def run_candidate(src_dir, out_dir, kind, vectors, trace_file=None):
         raise TimeoutError("timed out")
     signal.signal(signal.SIGALRM, alarm)
     status = {}
+    times = {}
     if kind == "pfl":
         import numpy as np
         np.seterr(all="ignore")
@@ -737,6 +747,7 @@ def run_candidate(src_dir, out_dir, kind, vectors, trace_file=None):
     for i, vec in enumerate(vectors):
         out = os.path.join(out_dir, "r%03d.json" % i)
         cur = {}
+        t_vec = time.time()
         signal.alarm(20)
         try:
             if trace_file:
@@ -757,6 +768,12 @@ def run_candidate(src_dir, out_dir, kind, vectors, trace_file=None):
         finally:
             sys.settrace(None)
             signal.alarm(0)
+        times[vec] = time.time() - t_vec
+        if pflref and status[vec] == "ok":
+            rc, first = check(pflref, out, vec)
+            if rc in (1, 2):
+                status[vec] = ("mismatch: " if rc == 1 else "malformed: ") + first
+                break
         spans = {}
         for f, seen in cur.items():
             out_f = spans.setdefault(f, set())
@@ -770,6 +787,8 @@ def run_candidate(src_dir, out_dir, kind, vectors, trace_file=None):
         cov[vec] = {f: sorted(ps) for f, ps in spans.items()}
     with open(out_dir.rstrip("/") + ".status.json", "w") as f:
         json.dump(status, f)
+    with open(out_dir.rstrip("/") + ".times.json", "w") as f:
+        json.dump(times, f)
     if trace_file:
         with open(trace_file, "w") as f:
             json.dump(cov, f)
@@ -795,9 +814,10 @@ def golden_vectors():
     return out
 
 
-def check(pflref, out_dir):
-    """pflref check on a result folder: (verdict, detail)."""
-    p = subprocess.run([pflref, "check", GOLDEN, out_dir], capture_output=True,
+def check(pflref, out, expected=GOLDEN):
+    """pflref check of a result folder against the golden folder, or of one
+    result file against its vector: (exit status, first failing line)."""
+    p = subprocess.run([pflref, "check", expected, out], capture_output=True,
                        text=True)
     first = ""
     for line in p.stdout.splitlines():
@@ -810,12 +830,16 @@ def check(pflref, out_dir):
     return p.returncode, first
 
 
-def run_set(kind, src_dir, vectors, pflref, work, trace=False):
-    """Runs one candidate tree on vectors in a subprocess, then check."""
+def run_set(kind, src_dir, vectors, pflref, work, trace=False, early=False):
+    """Runs one candidate tree on vectors in a subprocess, then check: of
+    the whole folder, or (early) of each result as it is written, up to the
+    first that fails."""
     out = os.path.join(work, "out")
     cmd = [PY, os.path.abspath(__file__)]
     if trace:
         cmd += ["--trace", os.path.join(work, "trace.json")]
+    if early:
+        cmd += ["--early", pflref]
     cmd += ["--run", src_dir, out, kind]
     try:
         subprocess.run(cmd + vectors, capture_output=True, timeout=120,
@@ -828,8 +852,14 @@ def run_set(kind, src_dir, vectors, pflref, work, trace=False):
         return {v: "crash: " + msg[:80] for v in vectors}, 0, "", None
     with open(out + ".status.json") as f:
         status = json.load(f)
-    rc, first = (0, "") if not any(s == "ok" for s in status.values()) \
-        else check(pflref, out)
+    told = [m for m in status.values() if m.startswith(("mismatch: ", "malformed: "))]
+    if early:
+        rc, first = (0, "") if not told else \
+            (1 if told[0].startswith("mismatch: ") else 2, told[0].split(": ", 1)[1])
+        status = {v: m for v, m in status.items() if m not in told}
+    else:
+        rc, first = (0, "") if not any(s == "ok" for s in status.values()) \
+            else check(pflref, out)
     cov = None
     if trace:
         with open(os.path.join(work, "trace.json")) as f:
@@ -878,6 +908,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--run", nargs="+", help=argparse.SUPPRESS)
     ap.add_argument("--trace", help=argparse.SUPPRESS)
+    ap.add_argument("--early", help=argparse.SUPPRESS)
     ap.add_argument("--fast", action="store_true",
                     help="a deterministic sample of the mutants")
     ap.add_argument("--per-group", type=int, default=8,
@@ -897,7 +928,7 @@ def main():
     args = ap.parse_args()
     if args.run:
         run_candidate(args.run[0], args.run[1], args.run[2], args.run[3:],
-                      args.trace)
+                      args.trace, args.early)
         return 0
 
     sites = [s for f in FILES for s in collect(f)]
@@ -938,6 +969,7 @@ def drive(args, sites, pflref, work, t0):
     # the correct candidates: every vector they support passes, and their
     # coverage tells which vectors reach which line
     base = {}
+    cost = {}                  # vector: the correct candidate's seconds on it
     for kind in ("pfl", "fedavg"):
         w = os.path.join(work, "base-" + kind)
         os.makedirs(w)
@@ -952,6 +984,8 @@ def drive(args, sites, pflref, work, t0):
             return 2
         ok = [v for v, s in status.items() if s == "ok"]
         base[kind] = (ok, cov)
+        with open(os.path.join(w, "out.times.json")) as f:
+            cost.update(json.load(f))
 
     equivalent = {}
     if os.path.exists(EQUIVALENT):
@@ -982,9 +1016,12 @@ def drive(args, sites, pflref, work, t0):
     def alg_of(v):
         return specs[v]["algorithm"]["name"]
 
+    # A mutant runs its vectors cheapest first and stops at the first that
+    # tells it apart (run_set's early check): the verdict is the one the
+    # whole set would give, since one failing vector kills.
     plan = []
     for s in sites:
-        vecs = reached(s)
+        vecs = sorted(reached(s), key=lambda v: (cost.get(v, 0.0), v))
         s_group = sorted({alg_of(v) for v in vecs})[0] if vecs else "-"
         plan.append((s, vecs, s_group))
     if args.only:
@@ -1018,7 +1055,8 @@ def drive(args, sites, pflref, work, t0):
         try:
             with open(os.path.join(src, s.file), "w") as f:
                 f.write(apply(s))
-            status, rc, first, _ = run_set(kind_of(s), src, vecs, pflref, d)
+            status, rc, first, _ = run_set(kind_of(s), src, vecs, pflref, d,
+                                           early=True)
         finally:
             shutil.rmtree(d, ignore_errors=True)
         crashes = {v: m for v, m in status.items() if m != "ok"}
