@@ -35,6 +35,13 @@ enum {
 extern const char CLI_USAGE[];
 extern const char CLI_HELP[];
 
+/* `pflref CMD --help`: CMD's usage lines and its paragraph of CLI_HELP on
+ * standard output; returns EXIT_OK, or EXIT_USAGE when CMD has none. */
+int cli_command_help(const char *cmd);
+/* Whether args (n of them) ask for help: one of them is --help, or the
+ * first is -h. */
+int cli_asks_help(int n, char **args);
+
 /* The program as the user invoked it (argv[0]; "pflref" until main sets
  * it), for the replay lines of verify and check: the same string run from
  * the same folder runs the same program (docs/cli.md, "replay"). */

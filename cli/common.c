@@ -126,6 +126,73 @@ const char CLI_HELP[] =
     "exit status: 0 ok, 1 mismatch, 2 usage or invalid input, 3 numerical\n"
     "             divergence, 4 nothing to verify, 5 internal error.  docs/cli.md has the details.\n";
 
+/* The length of the line at s, its newline included. */
+static size_t line_length(const char *s)
+{
+    const char *nl = strchr(s, '\n');
+    return nl != NULL ? (size_t)(nl - s) + 1 : strlen(s);
+}
+
+/* Whether line (of len characters) starts, after its blanks and an
+ * optional "usage:", with "pflref CMD" followed by a blank or its end. */
+static int usage_line_of(const char *line, size_t len, const char *cmd)
+{
+    const char *p = line;
+    if (strncmp(p, "usage:", 6) == 0)
+        p += 6;
+    while (*p == ' ')
+        p++;
+    size_t k = strlen(cmd);
+    return (size_t)(p - line) + 7 + k < len && strncmp(p, "pflref ", 7) == 0 &&
+           strncmp(p + 7, cmd, k) == 0 && (p[7 + k] == ' ' || p[7 + k] == '\n');
+}
+
+int cli_command_help(const char *cmd)
+{
+    int found = 0;
+    /* its usage lines, each with the lines that continue it */
+    for (const char *s = CLI_USAGE; *s != '\0';) {
+        size_t len = line_length(s);
+        if (usage_line_of(s, len, cmd)) {
+            const char *p = strncmp(s, "usage:", 6) == 0 ? s + 6 : s;
+            while (*p == ' ')
+                p++;
+            printf("usage: %.*s", (int)(len - (size_t)(p - s)), p);
+            found = 1;
+            for (s += len; *s == ' ' && strstr(s, "pflref ") != s + strspn(s, " ");
+                 s += line_length(s))
+                printf("%.*s", (int)line_length(s), s);
+        } else
+            s += len;
+    }
+    if (!found)
+        return cli_usage_error("unknown command", cmd);
+    /* its paragraph: "  CMD" and the lines indented under it */
+    size_t k = strlen(cmd);
+    for (const char *s = CLI_HELP; *s != '\0'; s += line_length(s)) {
+        if (strncmp(s, "  ", 2) != 0 || strncmp(s + 2, cmd, k) != 0 || s[2 + k] != ' ')
+            continue;
+        putchar('\n');
+        do {
+            printf("%.*s", (int)line_length(s), s);
+            s += line_length(s);
+        } while (strncmp(s, "         ", 9) == 0);
+        break;
+    }
+    const char *status = strstr(CLI_HELP, "exit status:");
+    if (status != NULL)
+        printf("\n%s", status);
+    return EXIT_OK;
+}
+
+int cli_asks_help(int n, char **args)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(args[i], "--help") == 0 || (i == 0 && strcmp(args[i], "-h") == 0))
+            return 1;
+    return 0;
+}
+
 int cli_exit_code(pflref_status st)
 {
     switch (st) {

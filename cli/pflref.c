@@ -422,6 +422,8 @@ int main(int argc, char **argv)
                bi.blas);
         return EXIT_OK;
     }
+    if (cli_asks_help(argc - 2, argv + 2))
+        return cli_command_help(cmd);
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "table") == 0)

@@ -618,6 +618,40 @@ START_TEST(test_seed003_cli_trace)
 }
 END_TEST
 
+/* `pflref CMD --help` (or -h first) prints CMD's usage and paragraph on
+ * standard output and exits 0, whatever else is on the line; an unknown
+ * command with --help is still an unknown command. */
+START_TEST(test_command_help)
+{
+    static const char *const cmds[] = {"run", "table", "verify", "check",
+                                       "diagnose", "freeze", "plot", "list"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char args[128], want[64], *out;
+        snprintf(args, sizeof args, "%s --help", cmds[i]);
+        snprintf(want, sizeof want, "usage: pflref %s ", cmds[i]);
+        ck_assert_int_eq(tu_cli(args, &out, NULL), 0);
+        ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "%s: %s", args, out);
+        /* its own paragraph, not another command's */
+        snprintf(want, sizeof want, "\n  %s ", cmds[i]);
+        ck_assert_msg(strstr(out, want) != NULL, "%s: %s", args, out);
+        ck_assert_msg(strstr(out, "exit status:") != NULL, "%s: %s", args, out);
+        ck_assert_msg(strstr(out, "\n  freeze ") == NULL || i == 5, "%s: %s", args, out);
+        free(out);
+    }
+    char *out;
+    ck_assert_int_eq(tu_cli("check -h", &out, NULL), 0);
+    ck_assert_ptr_nonnull(strstr(out, "usage: pflref check EXPECTED"));
+    free(out);
+    ck_assert_int_eq(tu_cli("run spec.json -o r.json --help", &out, NULL), 0);
+    ck_assert_ptr_nonnull(strstr(out, "usage: pflref run SPEC"));
+    free(out);
+    char *err;
+    ck_assert_int_eq(tu_cli("frobnicate --help", NULL, &err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "unknown command: frobnicate"));
+    free(err);
+}
+END_TEST
+
 Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -634,6 +668,7 @@ Suite *cli_suite(void)
     tcase_add_test(tc, test_check_digits_bounded);
     tcase_add_test(tc, test_check_digits_missing_record);
     tcase_add_test(tc, test_seed003_cli_trace);
+    tcase_add_test(tc, test_command_help);
     suite_add_tcase(s, tc);
     return s;
 }
