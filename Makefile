@@ -21,6 +21,7 @@
 #                        cppcheck, SPDX identifiers (tools/spdx.py), and
 #                        the scripts' self-tests
 #   make proofs          Frama-C WP and Coq proofs (proofs/README.md)
+#   make proofs-cache    rewrite proofs/cache/, the provers' answers make proofs replays
 #   make check-torch     the PyTorch example (docs/examples/pytorch/) against
 #                        the golden vectors, its deliberate bug caught, and
 #                        through the pytest plugin once `import pflref` works
@@ -76,8 +77,8 @@ TESTS  := $(sort $(wildcard tests/*.c))
 .DELETE_ON_ERROR:
 .PHONY: all deps demo bench check check-unit check-blas check-golden check-schema \
         check-detection check-mutation check-mutation-fast check-headers \
-        check-lint check-python check-kernels golden golden-update coverage check-asan \
-        check-valgrind fuzz fuzz-smoke lint proofs clean check-torch install \
+        check-lint check-python check-kernels check-docs golden golden-update coverage check-asan \
+        check-valgrind fuzz fuzz-smoke lint proofs proofs-cache clean check-torch install \
         uninstall check-install site check-site trace
 
 all: deps
@@ -244,7 +245,16 @@ check-site: site
 check: deps
 	@$(MAKE) -s --no-print-directory check-unit check-blas check-headers \
 	  check-golden check-schema check-detection check-mutation-fast check-lint \
-	  check-python check-kernels check-install trace
+	  check-python check-kernels check-install trace check-docs
+
+# The docs that must agree with the registry and the tree
+# (tools/docgen.py): formats.md's algorithm and preset tables and the
+# manual's ALGORITHMS, generated (rewrite with `$(PYTHON) tools/docgen.py
+# --write`); every vector id and path a page names exists; then the
+# script's self-test, each drift planted in a copy of the pages.
+check-docs: $(B)/rel/pflref
+	@PFLREF_CLI=$(B)/rel/pflref $(PYTHON) tools/docgen.py
+	@PFLREF_CLI=$(B)/rel/pflref $(PYTHON) tools/docgen.py --self-test
 
 # The traceability matrix (tools/trace.py, docs/traceability.md): every
 # requirement of trace/*.req cited by code and by a test or golden vector,
@@ -462,6 +472,13 @@ fuzz-smoke:
 proofs:
 	@./deps.sh proofs
 	proofs/run.sh
+
+# proofs/cache/ rewritten from nothing (proofs/README.md, "The prover
+# cache"): every goal proved, then the answers an update pass adds.
+proofs-cache:
+	@./deps.sh proofs
+	PROOFS_CACHE=rebuild proofs/run.sh
+	PROOFS_CACHE=update proofs/run.sh
 
 # The floors, include cycles and sizes (docs/architecture.md), cppcheck on
 # every file of ref/ (each floor's folder) and cli/, the SPDX license
