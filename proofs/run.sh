@@ -33,6 +33,22 @@
 # as a hang guard, far above what any goal needs even on a loaded machine;
 # a prover it stops counts as neither a proof nor a caught bug.
 #
+# The prover results are cached (proofs/cache/, kept in the repository):
+# WP names each entry by a digest of the goal exactly as the prover reads
+# it, the prover and its version, and the limits, so an entry is reused
+# only for the identical question to the identical prover; any change to
+# a contract, to the code or to the limits is a new goal, which the
+# provers decide.  PROOFS_CACHE selects the use:
+#   replay   (the default) use the entries, prove what has none, add none;
+#   update   as replay, and add the results of what was proved;
+#   none     ignore the cache: every goal goes to the provers;
+#   rebuild  prove everything and write a fresh cache (make proofs-cache;
+#            it drops the entries no goal uses any more).
+# The crash self-test at the end never reads the cache.  The entries hold
+# results of Z3 and CVC4 under the step limits below, which
+# proofs/cache/LIMITS names; a cache written under other limits or prover
+# versions is not read.
+#
 # Exit status: 0 everything above holds; 1 otherwise; 2 a tool is missing.
 set -eu
 cd "$(dirname "$0")/.."
@@ -151,6 +167,35 @@ trim() {
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
+# The cache (see the head of this file): its key names the limits and the
+# provers' versions, which WP's own digest does not all cover (Z3's limit
+# is in the Why3 command, below).
+CACHE_MODE=${PROOFS_CACHE:-replay}
+CACHE_DIR=proofs/cache
+CACHE_KEY="z3 $Z3_STEPS $Z3_CONTROL cvc4 $CVC4_STEPS $CVC4_CONTROL margin $CONTROL_MARGIN; $(z3 --version 2>&1 | head -n 1); $(cvc4 --version 2>&1 | head -n 1)"
+case "$CACHE_MODE" in
+    none) ;;
+    replay|update)
+        if [ "$(cat "$CACHE_DIR/LIMITS" 2>/dev/null)" != "$CACHE_KEY" ]; then
+            echo "proofs: cache: $CACHE_DIR/LIMITS does not name this run's limits and provers; every goal goes to the provers"
+            CACHE_MODE=none
+        fi ;;
+    rebuild)
+        CACHE_NEW="$log/cache"
+        mkdir -p "$CACHE_NEW" ;;
+    *) echo "proofs/run.sh: PROOFS_CACHE is replay, update, none or rebuild" >&2
+       exit 2 ;;
+esac
+# cache_opts: WP's cache options for this run ("" for none).
+cache_opts() {
+    case "$CACHE_MODE" in
+        none) ;;
+        replay) printf '%s' "-wp-cache replay -wp-cache-dir $PWD/$CACHE_DIR" ;;
+        update) printf '%s' "-wp-cache update -wp-cache-dir $PWD/$CACHE_DIR" ;;
+        rebuild) printf '%s' "-wp-cache update -wp-cache-dir $CACHE_NEW" ;;
+    esac
+}
+
 # The run's own Why3 configuration: the user's (every prover's command in
 # full), with Z3's step limit in place of -wp-steps in Z3's command for a
 # step limit (rlimit=%S).  Every WP call below reads it.
@@ -188,7 +233,7 @@ wp() {
         # shellcheck disable=SC2086
         nice frama-c -variadic-no-translation -cpp-extra-args="$CPP" \
             -wp $opts $fct -wp-prover "$PROVERS" -wp-steps "$CVC4_STEPS" \
-            -wp-timeout "$GUARD" "$1" >"$4" 2>&1 || true
+            -wp-timeout "$GUARD" $(cache_opts) "$1" >"$4" 2>&1 || true
         return
     fi
     # In a session of its own, so that stopping it stops its Why3 server
@@ -197,7 +242,7 @@ wp() {
     # shellcheck disable=SC2086
     setsid nice frama-c -variadic-no-translation -cpp-extra-args="$CPP" \
         -wp $opts $fct -wp-prover "$PROVERS" -wp-steps "${cvc4_limit:-$CVC4_STEPS}" \
-        -wp-timeout "$GUARD" "$1" >"$4" 2>&1 &
+        -wp-timeout "$GUARD" $(cache_opts) "$1" >"$4" 2>&1 &
     pid=$!
     while kill -0 "$pid" 2>/dev/null; do
         # (-s: WP may not have made its output file yet)
@@ -438,7 +483,8 @@ control_limits() {
     out=$(job_output "$1" "$2" "$3")
     line=$(grep -E "^\[wp\] \[[^]]*\] Goal $4 : Valid" "$out" 2>/dev/null |
                head -n 1)
-    steps=$(printf '%s\n' "$line" | sed -n 's/.*(\([0-9][0-9]*\))$/\1/p')
+    steps=$(printf '%s\n' "$line" |
+                sed -n 's/.*(\([0-9][0-9]*\))\( (cached)\)\{0,1\}$/\1/p')
     case "$line" in
         *"[Z3 "*) need=$((CONTROL_MARGIN * ${steps:-$Z3_STEPS})); cap=$Z3_CONTROL ;;
         *"[CVC4 "*) need=$((CONTROL_MARGIN * ${steps:-$CVC4_STEPS})); cap=$CVC4_CONTROL ;;
@@ -521,12 +567,29 @@ chmod +x "$log/crash"
 sed "s|^\(command[a-z_]* = \"\)[^ ]*|\1$log/crash|" "$WHY3CONFIG" \
     >"$log/why3-crash.conf"
 mkdir -p "$log/crashtest"
-verdict=$(WHY3CONFIG="$log/why3-crash.conf" negative "$log/crashtest" "$fn" "$file" "$kind" "$from" "$to" "$goal" "$Z3_CONTROL $CVC4_CONTROL")
+verdict=$(WHY3CONFIG="$log/why3-crash.conf" CACHE_MODE=none negative "$log/crashtest" "$fn" "$file" "$kind" "$from" "$to" "$goal" "$Z3_CONTROL $CVC4_CONTROL")
 if [ "$verdict" = "crashed" ]; then
     echo "proofs: self-test: crashing provers on $goal give \"crashed\", not a caught bug"
 else
     echo "proofs: self-test: crashing provers on $goal gave \"$verdict\" (want crashed)"
     status=1
+fi
+
+# The cache: how much of the jobs' work it answered; with rebuild, the
+# fresh cache replaces proofs/cache/ when everything above holds.
+cat "$log"/out.* 2>/dev/null | sed -n 's/^\[wp\] \[Cache\] //p' |
+    tr ',' '\n' | awk -F: '{ gsub(/ /, ""); n[$1] += $2; seen = 1 }
+        END { if (seen) printf "proofs: cache (%s): found %d, missed %d, updated %d prover results of the jobs\n", mode, n["found"], n["missed"], n["updated"] }' mode="$CACHE_MODE"
+if [ "$CACHE_MODE" = rebuild ]; then
+    if [ "$status" -eq 0 ]; then
+        rm -rf "$CACHE_DIR"
+        mkdir -p "$CACHE_DIR"
+        find "$CACHE_NEW" -name '*.json' -exec cp {} "$CACHE_DIR"/ \;
+        printf '%s\n' "$CACHE_KEY" >"$CACHE_DIR/LIMITS"
+        echo "proofs: cache: $(find "$CACHE_DIR" -name '*.json' | wc -l) prover results written to $CACHE_DIR"
+    else
+        echo "proofs: cache: not written (the run failed)"
+    fi
 fi
 
 # ---- 3. Coq ----------------------------------------------------------------
