@@ -8,7 +8,8 @@
 #   core      compilers (gcc, and g++ for the C++ header test), make,
 #             pkg-config, GSL, OpenBLAS, Check, jansson, OpenSSL's
 #             libcrypto (SHA-256), zlib and libzip (.npz archives), python3
-#             with numpy, jsonschema and pytest (the Python package's tests),
+#             with numpy, jsonschema and pytest (the Python package's tests)
+#             and pip (its test of `pip install ./python` into a venv),
 #             man-db (make check-install renders pflref(1)), gnuplot-nox
 #             (the plot suite runs pflref plot; the progress suite uses
 #             script(1) of the essential bsdutils): make all, demo,
@@ -40,7 +41,7 @@ set -eu
 
 CORE="make gcc g++ pkg-config libgsl-dev libopenblas-dev check libsubunit-dev \
 libjansson-dev libssl-dev zlib1g-dev libzip-dev python3 python3-numpy \
-python3-jsonschema python3-pytest man-db gnuplot-nox"
+python3-jsonschema python3-pytest python3-pip man-db gnuplot-nox"
 LINT="cppcheck python3"
 COVERAGE="gcovr"
 ASAN="libasan8 libubsan1"

@@ -263,13 +263,14 @@ def _candidate(result):
 
 def cli_command():
     """How to call the CLI in a replay line: $PFLREF_CLI, the checkout's
-    build/rel/pflref, PREFIX/bin/pflref, else "pflref" on the PATH."""
+    build/rel/pflref (the one the package sits in, or was built from),
+    PREFIX/bin/pflref, else "pflref" on the PATH."""
     if os.environ.get("PFLREF_CLI"):
         return os.environ["PFLREF_CLI"]
-    root = _lib.checkout_root()
-    if root is not None and os.path.exists(os.path.join(root, "build", "rel",
-                                                        "pflref")):
-        return os.path.join(root, "build", "rel", "pflref")
+    for root in (_lib.checkout_root(), _lib.origin_checkout()):
+        if root is not None and os.path.exists(os.path.join(root, "build", "rel",
+                                                            "pflref")):
+            return os.path.join(root, "build", "rel", "pflref")
     prefix = _lib.install_prefix()
     if prefix is not None and os.path.exists(os.path.join(prefix, "bin",
                                                           "pflref")):

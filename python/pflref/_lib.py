@@ -52,6 +52,20 @@ def checkout_root():
     return None
 
 
+def origin_checkout():
+    """The checkout a pip-built package was built from (pflref/_origin.py,
+    written by python/setup.py), when it is still a checkout; else None."""
+    try:
+        from . import _origin
+    except ImportError:
+        return None
+    root = _origin.CHECKOUT
+    if os.path.isdir(os.path.join(root, "golden")) and \
+            os.path.isfile(os.path.join(root, "include", "pflref", "golden.h")):
+        return root
+    return None
+
+
 def install_prefix():
     """PREFIX when the package is installed in
     PREFIX/lib/python3/dist-packages (or a site-packages below PREFIX/lib),
@@ -80,6 +94,10 @@ def candidates():
     if root is not None:
         places.append(("the checkout",
                        os.path.join(root, "build", "rel", "libpflref.so")))
+    origin = origin_checkout()
+    if origin is not None:
+        places.append(("the checkout it was built from",
+                       os.path.join(origin, "build", "rel", "libpflref.so")))
     found = ctypes.util.find_library("pflref")
     if found:
         places.append(("the system (ctypes.util.find_library)", found))

@@ -21,11 +21,18 @@ DATA_KEYS = ("X", "y", "X_test", "y_test", "X_val", "y_val", "a", "c")
 
 def default_root():
     """The repository's golden/ in a checkout, else the installed
-    PREFIX/share/pflref/golden."""
+    PREFIX/share/pflref/golden, else the golden/ of the checkout a pip-built
+    package came from."""
     root = _lib.checkout_root()
     if root is not None:
         return os.path.join(root, "golden")
     prefix = _lib.install_prefix()
+    if prefix is not None and os.path.isdir(os.path.join(prefix, "share", "pflref",
+                                                         "golden")):
+        return os.path.join(prefix, "share", "pflref", "golden")
+    origin = _lib.origin_checkout()
+    if origin is not None:
+        return os.path.join(origin, "golden")
     if prefix is not None:
         return os.path.join(prefix, "share", "pflref", "golden")
     raise FileNotFoundError("root: no golden vectors beside the package "
