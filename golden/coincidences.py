@@ -114,6 +114,9 @@ SWITCHES = {
                  "fedrecon.weights": ["samples", "uniform", "examples"],
                  "fedrecon.query": ["complement", "whole"],
                  "fedrecon.eval": ["reconstruct", "kept"]},
+    "fedamp": {"fedamp.peers": ["all", "previous"],
+               "fedamp.start": ["message", "own"],
+               "fedamp.prox": ["squared", "detached"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -174,6 +177,8 @@ PRESETS = {
     ("fedprox", "official"): {"fedprox.sampling": "uniform_weighted"},
     ("fedprox", "pfllib"): {"fedprox.sampling": "uniform_weighted",
                             "lr.count": "trainings"},
+    ("fedamp", "pfllib"): {"fedamp.peers": "previous", "fedamp.start": "own",
+                           "fedamp.prox": "detached"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.
@@ -652,6 +657,17 @@ def r_fedprox_draws(spec, sw, hp):
     return ["no device drawn twice in a round"]
 
 
+def r_fedamp_stale(spec, sw, hp):
+    """FedAMP: no client skips a round before another's message is formed,
+    so no stale w_j ever enters a u_i^k."""
+    seen, n = set(), len(spec["problem"]["clients"])
+    for r in rounds(spec):
+        if seen and len(r["clients"]) < n:
+            return []
+        seen.update(r["clients"])
+    return ["every client in every round: no stale w_j in a message"]
+
+
 # algorithm -> [(condition on switches, rule, reason)]
 RULES = {
     "fedavg": [
@@ -914,6 +930,18 @@ RULES = {
         (when("fedrecon.local_init", "last"), r_fedrecon_revisit,
          "no client trained twice: the kept l_i is never read"),
         (ALWAYS, r_single_round, "one round hides g and l_i across rounds"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
+    "fedamp": [
+        (ALWAYS, r_value(["eta", "fedamp.alpha_k", "fedamp.lambda", "fedamp.sigma"],
+                         ONE), "a factor 1 hides its omission (σ = 1: A' = e^{−x})"),
+        (ALWAYS, r_equal_pairs(["eta", "fedamp.alpha_k", "fedamp.lambda",
+                                "fedamp.sigma"]),
+         "two of η, α_k, λ, σ equal: a swap is invisible"),
+        (when("fedamp.prox", "squared"), r_value(["fedamp.lambda"], ZERO),
+         "λ = 0 removes the proximal term (its weight, sign and reference)"),
+        (ALWAYS, r_fedamp_stale, "no skipped round hides the snapshot and stale peers"),
+        (ALWAYS, r_single_round, "one round has every distance 0 (w_j = w⁰)"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
 }

@@ -741,6 +741,13 @@ END_TEST
 #define FR_PERS "\"personal\": [[[0]], [[0]]], "
 #define FR_UPD "[[[1]], [[1, 2]]]"
 
+/* FedAMP (rows M1..): fedamp with η = 0.1 and the hyperparameters h
+ * (AMP_H: α_k, λ, σ as given) plus the switches sw. */
+#define AMP_H(a, l, s) "\"fedamp.alpha_k\": " a ", \"fedamp.lambda\": " l s
+#define AMP_ALG(h, sw) "\"algorithm\": {\"name\": \"fedamp\", \"hyperparameters\": " \
+    "{\"eta\": 0.1, " h "}, \"switches\": {" sw "}}"
+#define AMP_S(s) ", \"fedamp.sigma\": " s
+
 typedef struct {
     const char *no;       /* "L1", "S3", "A2"                        */
     const char *name;     /* the class, as the document names it     */
@@ -1033,6 +1040,30 @@ static const lettered_case LETTERED[] = {
     {"Q14", "fedrecon: support for another algorithm",
      SPECX("\"init\": {\"kind\": \"zeros\", \"support\": [[0], [0]]}"),
      "init.support", "only fedrecon takes support sets (the algorithm is fedavg)"},
+    /* -- FedAMP (M: fedaMp) -- */
+    {"M1", "fedamp: σ = 0",
+     SPEC(LIN, TWO, AMP_ALG(AMP_H("0.3", "0.2", AMP_S("0")), ""), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.fedamp.sigma", "fedamp.sigma = 0 must be > 0"},
+    {"M2", "fedamp: a negative σ",
+     SPEC(LIN, TWO, AMP_ALG(AMP_H("0.3", "0.2", AMP_S("-1")), ""), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.fedamp.sigma", "fedamp.sigma = -1 must be > 0"},
+    {"M3", "fedamp: α_k = 0",
+     SPEC(LIN, TWO, AMP_ALG(AMP_H("0", "0.2", AMP_S("0.5")), ""), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.fedamp.alpha_k", "fedamp.alpha_k = 0 must be > 0"},
+    {"M4", "fedamp: a negative λ",
+     SPEC(LIN, TWO, AMP_ALG(AMP_H("0.3", "-0.5", AMP_S("0.5")), ""), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.fedamp.lambda", "fedamp.lambda = -0.5 must be >= 0"},
+    {"M5", "fedamp: no σ",
+     SPEC(LIN, TWO, AMP_ALG(AMP_H("0.3", "0.2", ""), ""), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.fedamp.sigma", "fedamp needs hyperparameter fedamp.sigma"},
+    {"M6", "fedamp: an unknown switch value",
+     SPEC(LIN, TWO, AMP_ALG(AMP_H("0.3", "0.2", AMP_S("0.5")),
+                            "\"fedamp.peers\": \"sampled\""), ONE_ROUND_TWO),
+     "algorithm.switches.fedamp.peers", "unknown value \"sampled\" for fedamp.peers"},
+    {"M7", "fedamp: batch normalisation in the model",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2, \"bn\": true}",
+          MOON_DATA, AMP_ALG(AMP_H("0.3", "0.2", AMP_S("0.5")), ""), ONE_ROUND),
+     "model", "fedamp: a model with batch normalisation is not supported"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
@@ -1050,7 +1081,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYCXQ";
+    static const char letters[] = "LSAYCXQM";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

@@ -452,6 +452,15 @@ static const diverge_case CASES[] = {
                 "[[[0]], []]}")),
      "w_recon", 1, 1, 2,
      "w_recon is not finite (NaN or Inf) at round 1, client 1, local step 2"},
+    /* FedAMP (α_k = 0.5, λ = 0.25, σ = 1.5): problem Q; every w_i stays 0
+     * through round 0, so round 1's messages are u_i = 0 and client 1's
+     * steps are Q's, step 2 adding (λ/α_k)(w − 0) → −Inf. */
+    {"fedamp",
+     QSPEC(ALG("fedamp", "\"eta\": 1e200, \"fedamp.alpha_k\": 0.5, "
+               "\"fedamp.lambda\": 0.25, \"fedamp.sigma\": 1.5"),
+           GIVEN(IDLE_THEN(B2))),
+     "w_i", 1, 1, 2,
+     "w_i is not finite (NaN or Inf) at round 1, client 1, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 

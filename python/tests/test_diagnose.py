@@ -320,6 +320,12 @@ NAMED = {
     "fedprox-lr-per-round": ("preset official", "lr.count = rounds"),
     # FedRecon's: the kept l_i read in place of the given start
     "fedrecon-init-ignored": "fedrecon.local_init = last",
+    # FedAMP's: a switch value read the other way, or half the proximal
+    # weight λ/α_k (= λ × ½)
+    "fedamp-prox-half": "fedamp.lambda × ½",
+    "fedamp-start-own": "fedamp.start = own",
+    "fedamp-all-peers": "fedamp.peers = all",
+    "fedamp-prox-kept": "fedamp.prox = squared",
 }
 
 

@@ -130,6 +130,9 @@ static const char *const scaffold_option_values[] = {"II", "I", NULL};
 static const char *const scaffold_c_lr_values[] = {"round", "initial", NULL};
 static const char *const fedprox_sampling_values[] = {"paper",
                                                     "uniform_weighted", NULL};
+static const char *const fedamp_peers_values[] = {"all", "previous", NULL};
+static const char *const fedamp_start_values[] = {"message", "own", NULL};
+static const char *const fedamp_prox_values[] = {"squared", "detached", NULL};
 /* The algorithms whose clients step through the shared local solver
  * (ref/engine/sgd.c), or (lora) step their own vector with the same
  * optimizer, which opt.* applies to (ref/engine/optim.c); each has
@@ -696,6 +699,33 @@ static const pflref_param params[] = {
      "without replacement, weights n_k/Σ_{S_t} n_j (the authors' code, "
      "PFLlib)"},
     FEDRECON_PARAMS  /* ref/engine/params_fedrecon.h */
+    /* FedAMP (arXiv 2007.03797v5, Alg. 1; ref/algorithms/fedamp.c) */
+    {"eta", "fedamp", "fedamp", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
+     "FedAMP's local step size (the steps on F_i(w) + (λ/(2α_k))‖w − u_i^k‖²)"},
+    {"fedamp.alpha_k", "fedamp", "fedamp", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, fedamp.alpha_k), NAN, 0.0, 1, NULL, "α_k",
+     "FedAMP's message-passing step: ξ_{i,j} = α_k A'(‖w_i − w_j‖²), and "
+     "the proximal weight λ/α_k (a constant α_k, as in the experiments)"},
+    {"fedamp.lambda", "fedamp", "fedamp", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, fedamp.lambda), NAN, 0.0, 0, NULL, "λ",
+     "FedAMP's weight of the attention term: the local objective F_i(w) + "
+     "(λ/(2α_k))‖w − u_i^k‖² (0: local training)"},
+    {"fedamp.sigma", "fedamp", "fedamp", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, fedamp.sigma), NAN, 0.0, 1, NULL, "σ",
+     "FedAMP's scale of A(x) = 1 − e^{−x/σ}: A'(x) = e^{−x/σ}/σ"},
+    {"fedamp.peers", "fedamp", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedamp.peers), 0.0, 0.0, 0, fedamp_peers_values,
+     "", "the w_j in u_i^k: every client's latest (the paper) | the previous "
+     "round's participants' (PFLlib serveramp.py send_models)"},
+    {"fedamp.start", "fedamp", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedamp.start), 0.0, 0.0, 0, fedamp_start_values,
+     "", "the local solve's start: u_i^k | w_i^{k−1} (PFLlib clientamp.py "
+     "train())"},
+    {"fedamp.prox", "fedamp", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedamp.prox), 0.0, 0.0, 0, fedamp_prox_values,
+     "", "the attention term's gradient (λ/α_k)(w − u_i^k) | none: PFLlib "
+     "clientamp.py train() builds the term from p.data (plain SGD)"},
 };
 
 

@@ -88,7 +88,8 @@ PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
              "pfl_numpy_lora.py", "pfl_numpy_layers.py", "pfl_numpy_optim.py",
              "pfl_numpy_feddyn.py", "pfl_numpy_scaffold.py",
              "pfl_numpy_moon.py", "pfl_numpy_fedprox.py",
-             "pfl_numpy_fedrecon.py")
+             "pfl_numpy_fedrecon.py",
+             "pfl_numpy_fedamp.py")
 # the files whose index arithmetic (np.arange bounds, slices) is mutated:
 # the convolution's and the pools' windows, the padding, the blocks
 INDEX_FILES = {"pfl_numpy_layers.py"}
@@ -147,6 +148,13 @@ SWITCH_DOMAIN = {"opt.method": {"sgd", "adam", "adamw"},
                  "opt.state": {"reset", "client", "server"}}
 WEIGHT_DOMAIN.update(SWITCH_DOMAIN)
 WEIGHT_DOMAIN["fedrecon.weights"] = {"samples", "uniform", "examples"}
+# FedAMP (pfl_numpy_fedamp.py): its hyperparameters and switches
+HP_REAL |= {"fedamp.alpha_k", "fedamp.lambda", "fedamp.sigma"}
+for _k in ("fedamp.alpha_k", "fedamp.lambda", "fedamp.sigma"):
+    HP_KIND[_k] = "real"
+WEIGHT_DOMAIN.update({"fedamp.peers": {"all", "previous"},
+                      "fedamp.start": {"message", "own"},
+                      "fedamp.prox": {"squared", "detached"}})
 # the weighting switch a local holds, by function
 WEIGHT_LOCALS = {("pfl_numpy.py", "aggregate", "scheme"): "fedavg.weights",
                  ("pfl_numpy.py", "pfl_weights", "scheme"): "pfl.weights",

@@ -5,7 +5,7 @@
 #      record tables name what the vectors expect (validate_tables.py); a
 #      candidate's command line refuses a bad vector (exit 2, no output);
 #   1. the candidates run on every golden vector of fedavg, pfedme,
-#      ditto, fedalt, feddyn, moon, fedprox, fedrecon and scaffold, and
+#      ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold and fedamp, and
 #      `pflref check`
 #      passes them all (--min-vectors:
 #      as many as were run; a vector a candidate skips is listed with why);
@@ -37,7 +37,7 @@ set -u
 CLI=${PFLREF_CLI:-build/rel/pflref}
 PY=${PYTHON:-/usr/bin/python3}
 HERE=docs/examples/pytorch
-ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox fedrecon scaffold"
+ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox fedrecon scaffold fedamp"
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 export PYTHONDONTWRITEBYTECODE=1
 fail=0

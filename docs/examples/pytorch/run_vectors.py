@@ -5,7 +5,7 @@ algorithms, in one process, for `pflref check GOLDEN OUTDIR`.
 usage: run_vectors.py GOLDEN_DIR -o OUTDIR
 
 Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
-ditto, fedalt, feddyn, moon, fedprox, fedrecon and scaffold; prints `skipped ID:
+ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold and fedamp; prints `skipped ID:
 reason` for a vector a candidate does
 not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
 on Ditto's deliberate bug (ditto_torch.py).  Exit 2 on bad usage.
@@ -23,13 +23,15 @@ import fedrep_torch
 import moon_torch
 import pfedme_torch
 import scaffold_torch
+import fedamp_torch
 from torch_common import Unsupported, write_json
 
 CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
               "ditto": ditto_torch.run, "fedalt": fedrep_torch.run,
               "feddyn": feddyn_torch.run, "moon": moon_torch.run,
               "fedprox": fedprox_torch.run, "fedrecon": fedrecon_torch.run,
-              "scaffold": scaffold_torch.run}
+              "scaffold": scaffold_torch.run,
+              "fedamp": fedamp_torch.run}
 
 
 def golden_vectors(root):

@@ -5,6 +5,7 @@
         --pflref-algorithm fedalt --pflref-algorithm feddyn \
         --pflref-algorithm moon --pflref-algorithm fedprox \
         --pflref-algorithm fedrecon --pflref-algorithm scaffold \
+        --pflref-algorithm fedamp \
         docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
@@ -26,6 +27,7 @@ import fedrep_torch
 import moon_torch
 import pfedme_torch
 import scaffold_torch
+import fedamp_torch
 from torch_common import Unsupported
 
 CANDIDATES = {
@@ -38,6 +40,7 @@ CANDIDATES = {
     "fedprox": fedprox_torch.run,
     "fedrecon": fedrecon_torch.run,
     "scaffold": scaffold_torch.run,
+    "fedamp": fedamp_torch.run,
 }
 
 

@@ -209,6 +209,9 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     ("scaffold", "pfllib"): {"scaffold.option": "II",
                              "scaffold.c_lr": "initial",
                              "lr.count": "trainings"},
+    # docs/algorithms/fedamp.md: PFLlib's clientamp.py and serveramp.py
+    ("fedamp", "pfllib"): {"fedamp.peers": "previous", "fedamp.start": "own",
+                           "fedamp.prox": "detached"},
 }
 
 

@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""fedamp_torch.py: FedAMP in PyTorch, checked by `pflref check`.
+
+Huang, Chu, Zhou, Wang, Liu, Pei, Zhang, "Personalized Cross-Silo Federated
+Learning on Non-IID Data", AAAI 2021 (arXiv 2007.03797v5), Algorithm 1 with
+A(x) = 1 − e^{−x/σ} (lines numbered as in docs/algorithms/fedamp.md):
+
+  l. 3   for each participant i, from the models as the round starts:
+         ξ_ij = α_k e^{−‖w_i − w_j‖²/σ}/σ (j ≠ i), ξ_ii = 1 − Σ_{j≠i} ξ_ij,
+         u_i = Σ_j ξ_ij w_j
+  l. 5   w_i: torch.optim.SGD(lr=η) on F_i(w) + (λ/(2α_k))‖w − u_i‖² from
+         u_i, one step per scheduled batch
+
+fedamp.peers = previous, fedamp.start = own, fedamp.prox = detached
+(preset pfllib) as PFLlib's clientamp.py / serveramp.py run them: the term
+is built from p.data, so autograd sees no gradient in it.  Records:
+docs/algorithms/fedamp.md, "What a run reports".
+
+usage: fedamp_torch.py VECTOR.json -o RESULT.json
+"""
+import math
+
+import torch
+
+from torch_common import (Problem, Recorder, clone, flat, load_flat, main,
+                          plan, squared_distance)
+
+
+def message(cfg, i, models, peers):
+    """Line 3: (ξ_i as a tensor over all clients, u_i flat)."""
+    alpha, sigma = cfg["fedamp.alpha_k"], cfg["fedamp.sigma"]
+    xi = torch.zeros(len(models), dtype=torch.float64)
+    for j in peers:
+        if j != i:
+            d = float(((models[i] - models[j]) ** 2).sum())
+            xi[j] = alpha * math.exp(-d / sigma) / sigma
+    xi[i] = 1.0 - xi.sum()
+    u = sum(xi[j] * models[j] for j in range(len(models)))
+    return xi, u
+
+
+def client_update(prob, rec, t, i, start, u, batches):
+    """Line 5 for client i: returns w_i (flat)."""
+    cfg = prob.cfg
+    model = clone(prob.global_model)
+    load_flat(model, start.clone())        # no alias of the snapshot or u_i
+    ref = clone(prob.global_model)
+    load_flat(ref, u.clone())
+    u_params = [p.detach() for p in ref.parameters()]
+    detached = cfg.get("fedamp.prox", "squared") == "detached"
+    opt = torch.optim.SGD(model.parameters(), lr=cfg["eta"])
+    rec.record("client_begin", "w_i", model, round=t, client=i, step=0)
+    for s, b in enumerate(batches, start=1):
+        opt.zero_grad()
+        loss = prob.clients[i].loss(model, b)
+        weight = cfg["fedamp.lambda"] / cfg["fedamp.alpha_k"]
+        if detached:     # PFLlib: 0.5 λ/α ‖w − u‖ on p.data, no gradient
+            gm = torch.cat([p.data.view(-1) for p in model.parameters()])
+            loss = loss + 0.5 * weight * torch.norm(gm - flat(ref), p=2)
+        else:
+            loss = loss + weight / 2 * squared_distance(model, u_params)
+        loss.backward()
+        opt.step()
+        rec.step(t, i, s, "w_i", model)
+    rec.client_end(t, i, "w_i", model)
+    return flat(model).detach().clone()
+
+
+def run(vector_raw):
+    """FedAMP on a golden vector; returns its pflref-result/1 dict."""
+    prob = Problem(vector_raw, "fedamp")
+    cfg = prob.cfg
+    rec = Recorder(prob.id)
+    w0 = flat(prob.global_model).detach().clone()
+    models = [w0.clone() for _ in prob.clients]
+    last = []
+    for t, rnd in enumerate(prob.rounds):
+        snapshot = [w.clone() for w in models]
+        peers = (last if cfg.get("fedamp.peers", "all") == "previous"
+                 else range(len(models)))
+        work = plan(rnd)
+        for i in sorted(work):
+            xi, u = message(cfg, i, snapshot, peers)
+            rec.record("note", "xi", xi, round=t, client=i)
+            rec.record("note", "u", u, round=t, client=i)
+            own = cfg.get("fedamp.start", "message") == "own"
+            models[i] = client_update(prob, rec, t, i,
+                                      snapshot[i] if own else u, u, work[i])
+        last = sorted(work)
+    for i, w in enumerate(models):
+        rec.final("v", w, client=i)
+    return rec.result()
+
+
+if __name__ == "__main__":
+    main(run)
