@@ -171,7 +171,8 @@ for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
                    ("scaffold", "pflref_exact_scaffold"),
                    ("moon", "pflref_exact_moon"),
                    ("fedprox", "pflref_exact_fedprox"),
-                   ("fedrecon", "pflref_exact_fedrecon")):
+                   ("fedrecon", "pflref_exact_fedrecon"),
+                   ("fedproto", "pflref_exact_fedproto")):
     if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                    _mod + ".py")):
         MODULES[_alg] = importlib.import_module(_mod)

@@ -42,6 +42,7 @@ int main(void)
         scaffold_suite,
         fedprox_suite,
         fedrecon_suite,
+        fedproto_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

@@ -64,5 +64,6 @@ Suite *feddyn_suite(void);
 Suite *scaffold_suite(void);
 Suite *fedprox_suite(void);
 Suite *fedrecon_suite(void);
+Suite *fedproto_suite(void);
 
 #endif

@@ -316,7 +316,8 @@ START_TEST(test_algorithm_registry)
                                         "cfl", "ifca", "fedfomo",
                                         "fedbn", "pfedhn", "lora",
                                         "feddyn", "scaffold", "moon",
-                                        "fedprox", "fedrecon"};
+                                        "fedprox", "fedrecon",
+                                        "fedproto"};
     ck_assert_uint_eq(n, sizeof names / sizeof names[0]);
     for (size_t i = 0; i < n; i++) {
         ck_assert_msg(strcmp(algs[i]->name, names[i]) == 0,

@@ -623,6 +623,42 @@ typedef struct {
 
 #include "hyper_baselines.h"
 
+/* FedProto (Tan et al., AAAI 2022, arXiv 2105.00243, Alg. 1): the weight
+ * λ of the prototype distance and three switches (ref/algorithms/
+ * fedproto.c, docs/algorithms/fedproto.md).  Value 0 is the paper's. */
+typedef enum {
+    PFLREF_FEDPROTO_DISTANCE_SQUARED_L2 = 0, /* R(f, C) = ‖f − C‖² (Eq. 6)  */
+    PFLREF_FEDPROTO_DISTANCE_MSE = 1         /* R(f, C) = ‖f − C‖²/h, torch
+                                                nn.MSELoss (yuetan031/
+                                                FedProto lib/update.py
+                                                update_weights_het; PFLlib
+                                                clientproto.py train)       */
+} pflref_fedproto_distance;
+typedef enum {
+    PFLREF_FEDPROTO_PROTOS_TRAINED = 0, /* C_i^(j) from the trained model
+                                           over D_{i,j} (Eq. 4)            */
+    PFLREF_FEDPROTO_PROTOS_DURING_TRAINING = 1 /* the mean of every f(x)
+                                           of the local steps' batches, at
+                                           the iterate before each step
+                                           (update.py update_weights_het
+                                           with utils.py agg_func; PFLlib
+                                           clientproto.py train)           */
+} pflref_fedproto_protos;
+typedef enum {
+    PFLREF_FEDPROTO_WEIGHTS_CLASS_COUNTS = 0, /* C̄^(j) = Σ (|D_{i,j}|/N_j)
+                                                 C_i^(j) (Eq. 5)            */
+    PFLREF_FEDPROTO_WEIGHTS_UNIFORM = 1       /* the plain mean over N_j
+                                                 (utils.py
+                                                 proto_aggregation; PFLlib
+                                                 serverproto.py)            */
+} pflref_fedproto_weights;
+typedef struct {
+    double lambda;             /* λ ≥ 0: the weight of R                   */
+    int distance;              /* pflref_fedproto_distance                 */
+    int client_protos;         /* pflref_fedproto_protos                   */
+    int weights;               /* pflref_fedproto_weights                  */
+} pflref_fedproto_hyper;
+
 /* All hyperparameters and switches.  The top-level fields are shared by
  * several algorithms under one symbol; the rest sit in each algorithm's
  * own struct.  Fields an algorithm does not use are ignored by it.
@@ -664,6 +700,7 @@ typedef struct {
     pflref_moon_hyper moon;    /* MOON (moon.*)                          */
     pflref_fedprox_hyper fedprox; /* FedProx (fedprox.*)              */
     pflref_fedrecon_hyper fedrecon; /* FedRecon (fedrecon.*)             */
+    pflref_fedproto_hyper fedproto; /* FedProto (fedproto.*)             */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

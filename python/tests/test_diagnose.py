@@ -320,6 +320,13 @@ NAMED = {
     "fedprox-lr-per-round": ("preset official", "lr.count = rounds"),
     # FedRecon's: the kept l_i read in place of the given start
     "fedrecon-init-ignored": "fedrecon.local_init = last",
+    # FedProto's: R's lost factor 2 is λ × ½; the other distance and the
+    # other prototype weights are the switches' other values
+    "fedproto-half-r": "fedproto.lambda × ½",
+    "fedproto-dim-swap": ("fedproto.distance = squared_l2",
+                          "fedproto.distance = mse"),
+    "fedproto-weights-swap": ("fedproto.weights = class_counts",
+                              "fedproto.weights = uniform"),
 }
 
 

@@ -32,6 +32,7 @@ extern const pflref_algorithm pflref_scaffold;
 extern const pflref_algorithm pflref_moon;
 extern const pflref_algorithm pflref_fedprox;
 extern const pflref_algorithm pflref_fedrecon;
+extern const pflref_algorithm pflref_fedproto;
 
 /* FedAvg's work buffers, P doubles each (zero-filled; none is carried
  * between rounds), held inside a workspace: FedAvg's own, or that of an

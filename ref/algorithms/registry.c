@@ -31,6 +31,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_moon,
     &pflref_fedprox,
     &pflref_fedrecon,
+    &pflref_fedproto,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

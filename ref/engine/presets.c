@@ -173,6 +173,22 @@ static const pflref_preset presets[] = {
      "clientprox.py:21,55 (each client's ExponentialLR stepped after its "
      "train()), fedoptimizer.py:74 PerturbedGradientDescent (d = ∇f + "
      "μ(w − w^t), plain step)"},
+    {"fedproto", "official",
+     "fedproto.distance=mse fedproto.client_protos=during_training "
+     "fedproto.weights=uniform opt.momentum=0.5", NULL,
+     "yuetan031/FedProto 97e42e2741e1: lib/update.py update_weights_het "
+     ":143-145 (torch.optim.SGD momentum 0.5, new per local update), "
+     ":161-171 (nn.MSELoss of the features against C̄^(y), none while the "
+     "global set is empty), :177-181 (features kept before :175's step), "
+     "lib/utils.py:205 agg_func and :221 proto_aggregation (plain means); "
+     "exps/federated_main.py:52, :72"},
+    {"fedproto", "pfllib",
+     "fedproto.distance=mse fedproto.client_protos=during_training "
+     "fedproto.weights=uniform lr.count=trainings", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: system/flcore/clients/clientproto.py "
+     "train :52 (MSELoss · lamda), :56 (rep kept before the step), :67 "
+     "agg_func; servers/serverproto.py:45, :107 proto_aggregation (plain "
+     "mean over the round's uploads)"},
 };
 
 const pflref_preset *pflref_presets(size_t *count)

@@ -5,6 +5,7 @@
         --pflref-algorithm fedalt --pflref-algorithm feddyn \
         --pflref-algorithm moon --pflref-algorithm fedprox \
         --pflref-algorithm fedrecon --pflref-algorithm scaffold \
+        --pflref-algorithm fedproto \
         docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
@@ -21,6 +22,7 @@ import ditto_torch
 import fedavg_torch
 import feddyn_torch
 import fedprox_torch
+import fedproto_torch
 import fedrecon_torch
 import fedrep_torch
 import moon_torch
@@ -38,6 +40,7 @@ CANDIDATES = {
     "fedprox": fedprox_torch.run,
     "fedrecon": fedrecon_torch.run,
     "scaffold": scaffold_torch.run,
+    "fedproto": fedproto_torch.run,
 }
 
 
