@@ -172,7 +172,8 @@ for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
                    ("moon", "pflref_exact_moon"),
                    ("fedprox", "pflref_exact_fedprox"),
                    ("fedrecon", "pflref_exact_fedrecon"),
-                   ("fedamp", "pflref_exact_fedamp")):
+                   ("fedamp", "pflref_exact_fedamp"),
+                   ("fedproto", "pflref_exact_fedproto")):
     if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                    _mod + ".py")):
         MODULES[_alg] = importlib.import_module(_mod)

@@ -117,6 +117,9 @@ SWITCHES = {
     "fedamp": {"fedamp.peers": ["all", "previous"],
                "fedamp.start": ["message", "own"],
                "fedamp.prox": ["squared", "detached"]},
+    "fedproto": {"fedproto.distance": ["squared_l2", "mse"],
+                 "fedproto.client_protos": ["trained", "during_training"],
+                 "fedproto.weights": ["class_counts", "uniform"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -179,6 +182,14 @@ PRESETS = {
                             "lr.count": "trainings"},
     ("fedamp", "pfllib"): {"fedamp.peers": "previous", "fedamp.start": "own",
                            "fedamp.prox": "detached"},
+    ("fedproto", "official"): {"fedproto.distance": "mse",
+                               "fedproto.client_protos": "during_training",
+                               "fedproto.weights": "uniform",
+                               "opt.momentum": 0.5},
+    ("fedproto", "pfllib"): {"fedproto.distance": "mse",
+                             "fedproto.client_protos": "during_training",
+                             "fedproto.weights": "uniform",
+                             "lr.count": "trainings"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.
@@ -598,6 +609,35 @@ def r_moon_stale(spec, sw, hp):
     return out + ([] if late else ["no party first trains after round 0"])
 
 
+def r_fedproto_counts(spec, sw, hp):
+    """FedProto's Eq. 5 weights |D_{i,j}|: hidden when, in every round,
+    the clients holding a class hold it equally often (or one client holds
+    it)."""
+    clients = spec["problem"]["clients"]
+    for r in rounds(spec):
+        for j in {int(y) for i in r["clients"] for y in clients[i]["y"]}:
+            counts = {sum(1 for y in clients[i]["y"] if int(y) == j)
+                      for i in r["clients"]}
+            counts.discard(0)
+            if len(counts) > 1:
+                return []
+    return ["no class held unequally often by two clients of a round"]
+
+
+def r_fedproto_missing(spec, sw, hp):
+    """FedProto's rule for a class without a global prototype: hidden
+    when no client trains after round 0 on a class the previous round's
+    clients did not hold."""
+    clients = spec["problem"]["clients"]
+    held = None
+    for r in rounds(spec):
+        mine = {int(y) for i in r["clients"] for y in clients[i]["y"]}
+        if held is not None and mine - held:
+            return []
+        held = mine
+    return ["no class lacks a global prototype after round 0"]
+
+
 def r_lora_weights(spec, sw, hp):
     """ffa and fedavg read lora.weights, hetlora hetlora.weights."""
     het = sw.get("lora.method") == "hetlora"
@@ -942,6 +982,22 @@ RULES = {
          "λ = 0 removes the proximal term (its weight, sign and reference)"),
         (ALWAYS, r_fedamp_stale, "no skipped round hides the snapshot and stale peers"),
         (ALWAYS, r_single_round, "one round has every distance 0 (w_j = w⁰)"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
+    "fedproto": [
+        (ALWAYS, r_value(["eta", "fedproto.lambda"], ONE),
+         "η or λ = 1 hides a dropped factor"),
+        (ALWAYS, r_value(["fedproto.lambda"], ZERO),
+         "λ = 0 removes the prototype term"),
+        (ALWAYS, r_equal_pairs(["eta", "fedproto.lambda"]),
+         "η = λ: a swap is invisible"),
+        (when("fedproto.weights", "class_counts"), r_fedproto_counts,
+         "equal class counts make Eq. 5's weights uniform"),
+        (ALWAYS, r_fedproto_missing, "every class always having a global "
+         "prototype hides the rule for a missing one"),
+        (ALWAYS, r_moon_stale, "every client training every round hides a "
+         "stale or reset personal model"),
+        (ALWAYS, r_single_round, "one round hides the global prototypes"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
 }

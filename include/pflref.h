@@ -13,7 +13,8 @@
  *   pflref/dtoa.h       the shortest text of a double that reads back
  *   pflref/trace.h      events and trajectories
  *   pflref/hyper.h      hyperparameters, variant switches, presets (the
- *                       baselines' in pflref/hyper_baselines.h)
+ *                       baselines' in pflref/hyper_baselines.h, the personalised
+ *                       methods' in pflref/hyper_personal.h)
  *   pflref/algorithm.h  the algorithm registry and the run driver
  *   pflref/io.h         JSON specs and results
  *   pflref/golden.h     golden vectors and their verification

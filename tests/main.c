@@ -43,6 +43,7 @@ int main(void)
         fedprox_suite,
         fedrecon_suite,
         fedamp_suite,
+        fedproto_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

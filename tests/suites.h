@@ -65,5 +65,6 @@ Suite *scaffold_suite(void);
 Suite *fedprox_suite(void);
 Suite *fedrecon_suite(void);
 Suite *fedamp_suite(void);
+Suite *fedproto_suite(void);
 
 #endif

@@ -740,6 +740,12 @@ END_TEST
 #define FR_SUP ", \"support\": [[0], [0]]"
 #define FR_PERS "\"personal\": [[[0]], [[0]]], "
 #define FR_UPD "[[[1]], [[1, 2]]]"
+/* FedProto on MOON's mlp 2-2-2 and data, with hyperparameters h (λ and the
+ * switches); PROTO_SW adds switches. */
+#define PROTO_HYP(h) "\"algorithm\": {\"name\": \"fedproto\", \"hyperparameters\": " \
+    "{\"eta\": 0.1" h "}}"
+#define PROTO_SW(h, sw) "\"algorithm\": {\"name\": \"fedproto\", \"hyperparameters\": " \
+    "{\"eta\": 0.1" h "}, \"switches\": {" sw "}}"
 
 /* FedAMP (rows M1..): fedamp with η = 0.1 and the hyperparameters h
  * (AMP_H: α_k, λ, σ as given) plus the switches sw. */
@@ -1064,6 +1070,36 @@ static const lettered_case LETTERED[] = {
      SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2, \"bn\": true}",
           MOON_DATA, AMP_ALG(AMP_H("0.3", "0.2", AMP_S("0.5")), ""), ONE_ROUND),
      "model", "fedamp: a model with batch normalisation is not supported"},
+    /* -- FedProto (rows P1..) -- */
+    {"P1", "fedproto: a negative prototype weight λ",
+     SPEC(MOON_MLP, MOON_DATA, PROTO_HYP(", \"fedproto.lambda\": -0.5"), ONE_ROUND),
+     "algorithm.hyperparameters.fedproto.lambda", "fedproto.lambda = -0.5 must be >= 0"},
+    {"P2", "fedproto: λ not given",
+     SPEC(MOON_MLP, MOON_DATA, PROTO_HYP(""), ONE_ROUND),
+     "algorithm.hyperparameters.fedproto.lambda", "fedproto needs hyperparameter fedproto.lambda"},
+    {"P3", "fedproto: a model without an embedding",
+     SPEC(LIN, MOON_DATA, PROTO_HYP(", \"fedproto.lambda\": 0.5"), ONE_ROUND),
+     "model.kind", "fedproto needs an embedding f_i(x) and a decision layer"},
+    {"P4", "fedproto: a regression model",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 1, "
+          "\"loss\": \"squared\"}", MOON_DATA, PROTO_HYP(", \"fedproto.lambda\": 0.5"),
+          ONE_ROUND),
+     "model.loss", "fedproto needs a classifier"},
+    {"P5", "fedproto: no global prototype after the last round",
+     SPEC(MOON_MLP, MOON_DATA,
+          PROTO_SW(", \"fedproto.lambda\": 0.5",
+                   "\"fedproto.client_protos\": \"during_training\""),
+          GIVEN("{\"clients\": [0], \"batches\": [[]]}")),
+     "schedule.rounds[0]", "needs C̄ after the last round, and its last round gives no prototype"},
+    {"P6", "fedproto: a batch longer than the largest training set",
+     SPEC(MOON_MLP, MOON_DATA, PROTO_HYP(", \"fedproto.lambda\": 0.5"),
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [0, 0, 1]]]}")),
+     "schedule.rounds[0].batches[0][1]", "fedproto takes batches of at most 2 samples"},
+    {"P7", "fedproto: a switch value unknown",
+     SPEC(MOON_MLP, MOON_DATA,
+          PROTO_SW(", \"fedproto.lambda\": 0.5", "\"fedproto.distance\": \"l1\""),
+          ONE_ROUND),
+     "algorithm.switches.fedproto.distance", "l1"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])

@@ -461,6 +461,20 @@ static const diverge_case CASES[] = {
            GIVEN(IDLE_THEN(B2))),
      "w_i", 1, 1, 2,
      "w_i is not finite (NaN or Inf) at round 1, client 1, local step 2"},
+    /* FedProto (λ = 0.5) on z = W2 (W1 x), k = 2, w⁰ = (1, 0, 0): client 0
+     * (x = 0, class 1) never moves; round 0 gives C̄^(1) = (0 + 1)/2 = 0.5;
+     * round 1's client 1 (x = 1, class 1): step 1 W1 = 1 − 1e200·λ·2(1 −
+     * 0.5) = −5e199, W2 = (−5e199, 5e199); step 2's logits overflow → NaN. */
+    {"fedproto",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 1, \"h\": 1, \"k\": 2, "
+          "\"activation\": \"identity\", \"bias\": false}",
+          "\"problem\": {\"clients\": [{\"X\": [[0]], \"y\": [1]}, "
+          "{\"X\": [[1]], \"y\": [1]}]}, \"init\": {\"kind\": \"given\", "
+          "\"w\": [1, 0, 0]}",
+          ALG("fedproto", "\"eta\": 1e200, \"fedproto.lambda\": 0.5"),
+          GIVEN(IDLE_THEN(B2))),
+     "v", 1, 1, 2,
+     "v is not finite (NaN or Inf) at round 1, client 1, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 

@@ -30,9 +30,12 @@ typedef struct pflref_state pflref_state;
 typedef enum {
     PFLREF_SOURCE_GLOBAL = 0,   /* evaluate state.w on every client        */
     PFLREF_SOURCE_PERSONAL = 1, /* evaluate state.v_i on client i          */
-    PFLREF_SOURCE_MIX = 2       /* evaluate v̄_i = α_i v_i + (1 − α_i) w on
+    PFLREF_SOURCE_MIX = 2,      /* evaluate v̄_i = α_i v_i + (1 − α_i) w on
                                    client i (parameters mixed, or outputs
                                    when the algorithm's output_mix says so) */
+    PFLREF_SOURCE_OWN = 3       /* the algorithm's own predictor on client i
+                                   (its evaluate_own: FedProto's nearest
+                                   global prototype)                        */
 } pflref_model_source;
 
 typedef struct {
@@ -132,6 +135,13 @@ typedef struct {
     const char *(*resync_gap)(const pflref_hyper *hyper);
     void (*load_state)(pflref_state *s, pflref_state_loader load, void *ctx,
                        long t);
+    /* The evaluation of PFLREF_SOURCE_OWN: client i's predictor of the
+     * final state on D (all samples, index order) into *out (loss, and
+     * accuracy for a classifier; mse NaN unless regression), called by the
+     * driver after the rounds while the work struct lives; NULL: the
+     * algorithm has no such source. */
+    pflref_status (*evaluate_own)(const pflref_state *s, size_t i,
+                                  const pflref_data *D, pflref_eval *out);
 } pflref_algorithm;
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count);

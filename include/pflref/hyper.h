@@ -622,43 +622,7 @@ typedef struct {
 } pflref_opt_hyper;
 
 #include "hyper_baselines.h"
-
-/* FedAMP (Huang, Chu, Zhou, Wang, Liu, Pei, Zhang, AAAI 2021, arXiv
- * 2007.03797v5, Alg. 1; ref/algorithms/fedamp.c): α_k (a constant, as in
- * the paper's experiments), λ, σ of A(x) = 1 − e^{−x/σ}, and the switches
- * (value 0 = the paper; the others TsingZ0/PFLlib d832e76f6a23,
- * system/flcore/clients/clientamp.py, servers/serveramp.py). */
-typedef enum {
-    PFLREF_FEDAMP_PEERS_ALL = 0,      /* u_i^k over every client's latest
-                                         w_j (the paper: all clients take
-                                         part in every round)             */
-    PFLREF_FEDAMP_PEERS_PREVIOUS = 1  /* only the previous round's
-                                         participants' w_j (PFLlib
-                                         serveramp.py send_models iterates
-                                         self.uploaded_models)            */
-} pflref_fedamp_peers;
-typedef enum {
-    PFLREF_FEDAMP_START_MESSAGE = 0,  /* the local solve starts at u_i^k  */
-    PFLREF_FEDAMP_START_OWN = 1       /* at w_i^{k−1} (PFLlib clientamp.py
-                                         train() steps self.model, which
-                                         set_parameters leaves alone)     */
-} pflref_fedamp_start;
-typedef enum {
-    PFLREF_FEDAMP_PROX_SQUARED = 0,   /* (λ/(2α_k))‖w − u_i^k‖², gradient
-                                         (λ/α_k)(w − u_i^k)               */
-    PFLREF_FEDAMP_PROX_DETACHED = 1   /* no gradient: PFLlib clientamp.py
-                                         train() builds the term from
-                                         p.data (detached), so the steps
-                                         are plain SGD                    */
-} pflref_fedamp_prox;
-typedef struct {
-    double alpha_k;            /* α_k > 0: the message-passing step      */
-    double lambda;             /* λ ≥ 0: the attention term's weight     */
-    double sigma;              /* σ > 0: A(x) = 1 − e^{−x/σ}             */
-    int peers;                 /* pflref_fedamp_peers                    */
-    int start;                 /* pflref_fedamp_start                    */
-    int prox;                  /* pflref_fedamp_prox                     */
-} pflref_fedamp_hyper;
+#include "hyper_personal.h"
 
 /* All hyperparameters and switches.  The top-level fields are shared by
  * several algorithms under one symbol; the rest sit in each algorithm's
@@ -702,6 +666,7 @@ typedef struct {
     pflref_fedprox_hyper fedprox; /* FedProx (fedprox.*)              */
     pflref_fedrecon_hyper fedrecon; /* FedRecon (fedrecon.*)             */
     pflref_fedamp_hyper fedamp; /* FedAMP (fedamp.*)                      */
+    pflref_fedproto_hyper fedproto; /* FedProto (fedproto.*)             */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

@@ -326,6 +326,13 @@ NAMED = {
     "fedamp-start-own": "fedamp.start = own",
     "fedamp-all-peers": "fedamp.peers = all",
     "fedamp-prox-kept": "fedamp.prox = squared",
+    # FedProto's: R's lost factor 2 is λ × ½; the other distance and the
+    # other prototype weights are the switches' other values
+    "fedproto-half-r": "fedproto.lambda × ½",
+    "fedproto-dim-swap": ("fedproto.distance = squared_l2",
+                          "fedproto.distance = mse"),
+    "fedproto-weights-swap": ("fedproto.weights = class_counts",
+                              "fedproto.weights = uniform"),
 }
 
 

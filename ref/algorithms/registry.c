@@ -32,6 +32,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_fedprox,
     &pflref_fedrecon,
     &pflref_fedamp,
+    &pflref_fedproto,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

@@ -133,13 +133,20 @@ static const char *const fedprox_sampling_values[] = {"paper",
 static const char *const fedamp_peers_values[] = {"all", "previous", NULL};
 static const char *const fedamp_start_values[] = {"message", "own", NULL};
 static const char *const fedamp_prox_values[] = {"squared", "detached", NULL};
+static const char *const fedproto_distance_values[] = {"squared_l2", "mse",
+                                                       NULL};
+static const char *const fedproto_protos_values[] = {"trained",
+                                                     "during_training", NULL};
+static const char *const fedproto_weights_values[] = {"class_counts",
+                                                      "uniform", NULL};
 /* The algorithms whose clients step through the shared local solver
  * (ref/engine/sgd.c), or (lora) step their own vector with the same
  * optimizer, which opt.* applies to (ref/engine/optim.c); each has
  * opt_slots ≥ 1 in its pflref_algorithm. */
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
-    "apfl pfedhn lora fedbn feddyn scaffold moon fedprox"
+    "apfl pfedhn lora fedbn feddyn scaffold moon fedprox"                    \
+    " fedproto"
 /* The algorithms that train a model, which bn.* applies to: those whose
  * local steps move batch normalisation's running statistics (the shared
  * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model
@@ -151,12 +158,14 @@ static const char *const fedamp_prox_values[] = {"squared", "detached", NULL};
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
-    "perfedavg apfl interp cfl ifca fedfomo fedbn feddyn scaffold moon fedprox"
+    "perfedavg apfl interp cfl ifca fedfomo fedbn feddyn scaffold moon fedprox" \
+    " fedproto"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
     "fedavg local pfedme ditto fedalt fedsim perfedavg apfl feddyn "        \
-    "scaffold moon fedprox"
+    "scaffold moon fedprox"                                                  \
+    " fedproto"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "
@@ -726,6 +735,33 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, fedamp.prox), 0.0, 0.0, 0, fedamp_prox_values,
      "", "the attention term's gradient (λ/α_k)(w − u_i^k) | none: PFLlib "
      "clientamp.py train() builds the term from p.data (plain SGD)"},
+    /* FedProto (arXiv 2105.00243, Alg. 1; ref/algorithms/fedproto.c) */
+    {"eta", "fedproto", "fedproto", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
+     "FedProto's local step size (LocalUpdate l. 5)"},
+    {"fedproto.lambda", "fedproto", "fedproto", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, fedproto.lambda), NAN, 0.0, 0, NULL, "λ",
+     "FedProto's weight of the prototype distance R in the local loss "
+     "(Eq. 6)"},
+    {"fedproto.distance", "fedproto", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedproto.distance), 0.0, 0.0, 0,
+     fedproto_distance_values, "",
+     "R(f(x), C̄^(y)): ‖f − C̄‖² | ‖f − C̄‖²/h, torch MSELoss over the "
+     "batch (yuetan031/FedProto lib/update.py update_weights_het; PFLlib "
+     "clientproto.py train)"},
+    {"fedproto.client_protos", "fedproto", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedproto.client_protos), 0.0, 0.0, 0,
+     fedproto_protos_values, "",
+     "C_i^(j): the mean of f_i(x) over D_{i,j} with the trained model "
+     "(Eq. 4) | the mean of the features of every local step's batch, "
+     "before its step (update.py update_weights_het + utils.py agg_func; "
+     "PFLlib clientproto.py train)"},
+    {"fedproto.weights", "fedproto", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedproto.weights), 0.0, 0.0, 0,
+     fedproto_weights_values, "",
+     "C̄^(j): Σ_{i∈N_j} (|D_{i,j}|/N_j) C_i^(j) (Eq. 5) | the plain mean "
+     "over N_j (utils.py proto_aggregation; PFLlib serverproto.py "
+     "proto_aggregation)"},
 };
 
 

@@ -184,6 +184,22 @@ static const pflref_preset presets[] = {
      "gradient), :57-59 set_parameters (u_i = Σ_j ξ_{i,j} w_j + ξ_{i,i} "
      "w_i into client_u only); no official preset: the authors' code was "
      "not found (docs/algorithms/fedamp.md)"},
+    {"fedproto", "official",
+     "fedproto.distance=mse fedproto.client_protos=during_training "
+     "fedproto.weights=uniform opt.momentum=0.5", NULL,
+     "yuetan031/FedProto 97e42e2741e1: lib/update.py update_weights_het "
+     ":143-145 (torch.optim.SGD momentum 0.5, new per local update), "
+     ":161-171 (nn.MSELoss of the features against C̄^(y), none while the "
+     "global set is empty), :177-181 (features kept before :175's step), "
+     "lib/utils.py:205 agg_func and :221 proto_aggregation (plain means); "
+     "exps/federated_main.py:52, :72"},
+    {"fedproto", "pfllib",
+     "fedproto.distance=mse fedproto.client_protos=during_training "
+     "fedproto.weights=uniform lr.count=trainings", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: system/flcore/clients/clientproto.py "
+     "train :52 (MSELoss · lamda), :56 (rep kept before the step), :67 "
+     "agg_func; servers/serverproto.py:45, :107 proto_aggregation (plain "
+     "mean over the round's uploads)"},
 };
 
 const pflref_preset *pflref_presets(size_t *count)

@@ -276,7 +276,8 @@ static pflref_status summarize(const pflref_eval *evals, size_t N, size_t off,
  *   PERSONAL  v_i
  *   MIX       v̄_i = α_i v_i + (1 − α_i) w (built in the driver's buffer s->mix), or,
  *             when the algorithm mixes outputs, the mixture of the two
- *             models' outputs α_i v_i(x) + (1 − α_i) w(x). */
+ *             models' outputs α_i v_i(x) + (1 − α_i) w(x)
+ *   OWN       the algorithm's evaluate_own (FedProto's nearest prototype). */
 static pflref_status evaluate_one(const pflref_state *s,
                                   const pflref_algorithm *alg,
                                   pflref_model_source source, size_t i,
@@ -284,6 +285,9 @@ static pflref_status evaluate_one(const pflref_state *s,
 {
     const pflref_model *m = &s->problem->model;
     const size_t P = s->P;
+    if (source == PFLREF_SOURCE_OWN)   /* the algorithm's own predictor */
+        return alg->evaluate_own != NULL ? alg->evaluate_own(s, i, D, out)
+                                         : PFLREF_EINTERNAL;
     if (source == PFLREF_SOURCE_GLOBAL)
         return pflref_model_evaluate(m, s->w, D, s->ws, out);
     const double *v = s->v + i * P;

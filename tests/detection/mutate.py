@@ -89,7 +89,8 @@ PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
              "pfl_numpy_feddyn.py", "pfl_numpy_scaffold.py",
              "pfl_numpy_moon.py", "pfl_numpy_fedprox.py",
              "pfl_numpy_fedrecon.py",
-             "pfl_numpy_fedamp.py")
+             "pfl_numpy_fedamp.py",
+             "pfl_numpy_fedproto.py")
 # the files whose index arithmetic (np.arange bounds, slices) is mutated:
 # the convolution's and the pools' windows, the padding, the blocks
 INDEX_FILES = {"pfl_numpy_layers.py"}
@@ -120,6 +121,7 @@ HP_REAL = {"eta", "eta_p", "eta_ft", "mu_ft", "lambda", "pfedme.mu", "beta",
 HP_REAL |= {"moon.mu", "moon.tau"}       # MOON (pfl_numpy_moon.py)
 HP_REAL |= {"fedprox.mu"}                # FedProx (pfl_numpy_fedprox.py)
 HP_REAL |= {"fedrecon.eta_r", "fedrecon.eta_u", "fedrecon.eta_s"}
+HP_REAL |= {"fedproto.lambda"}           # FedProto (pfl_numpy_fedproto.py)
 for _k in HP_REAL:
     HP_KIND[_k] = "real"
 HP_DICTS = {"cfg", "hp"}
@@ -136,7 +138,8 @@ WEIGHT_DOMAIN = {"fedavg.weights": {"samples", "uniform", "all_keep_old"},
                  "pflego.theta_weights": {"global", "sampled_normalised"},
                  "perfedavg.weights": {"samples", "uniform"},
                  "cfl.cluster_weights": {"samples", "uniform"},
-                 "fedprox.sampling": {"paper", "uniform_weighted"}}
+                 "fedprox.sampling": {"paper", "uniform_weighted"},
+                 "fedproto.weights": {"class_counts", "uniform"}}
 # the client optimizers' switches (operator "switch"; the same sites as a
 # weighting switch: a comparison, a default)
 SWITCH_DOMAIN = {"opt.method": {"sgd", "adam", "adamw"},

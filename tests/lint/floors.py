@@ -40,6 +40,7 @@ PUBLIC = {
     "pflref/model.h": "models", "pflref/problem.h": "models",
     "pflref/sampler.h": "sampling", "pflref/schedule.h": "sampling",
     "pflref/hyper.h": "engine", "pflref/hyper_baselines.h": "engine",
+    "pflref/hyper_personal.h": "engine",
     "pflref/algorithm.h": "engine",
     "pflref/io.h": "io", "pflref/golden.h": "oracle",
     "pflref.h": "oracle",

@@ -5,8 +5,8 @@ algorithms, in one process, for `pflref check GOLDEN OUTDIR`.
 usage: run_vectors.py GOLDEN_DIR -o OUTDIR
 
 Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
-ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold and fedamp; prints `skipped ID:
-reason` for a vector a candidate does
+ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp and fedproto; prints
+`skipped ID: reason` for a vector a candidate does
 not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
 on Ditto's deliberate bug (ditto_torch.py).  Exit 2 on bad usage.
 """
@@ -18,6 +18,7 @@ import ditto_torch
 import fedavg_torch
 import feddyn_torch
 import fedprox_torch
+import fedproto_torch
 import fedrecon_torch
 import fedrep_torch
 import moon_torch
@@ -31,7 +32,8 @@ CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
               "feddyn": feddyn_torch.run, "moon": moon_torch.run,
               "fedprox": fedprox_torch.run, "fedrecon": fedrecon_torch.run,
               "scaffold": scaffold_torch.run,
-              "fedamp": fedamp_torch.run}
+              "fedamp": fedamp_torch.run,
+              "fedproto": fedproto_torch.run}
 
 
 def golden_vectors(root):

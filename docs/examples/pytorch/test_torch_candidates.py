@@ -6,6 +6,7 @@
         --pflref-algorithm moon --pflref-algorithm fedprox \
         --pflref-algorithm fedrecon --pflref-algorithm scaffold \
         --pflref-algorithm fedamp \
+        --pflref-algorithm fedproto \
         docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
@@ -22,6 +23,7 @@ import ditto_torch
 import fedavg_torch
 import feddyn_torch
 import fedprox_torch
+import fedproto_torch
 import fedrecon_torch
 import fedrep_torch
 import moon_torch
@@ -41,6 +43,7 @@ CANDIDATES = {
     "fedrecon": fedrecon_torch.run,
     "scaffold": scaffold_torch.run,
     "fedamp": fedamp_torch.run,
+    "fedproto": fedproto_torch.run,
 }
 
 
