@@ -187,7 +187,7 @@ def cos_grad(z, a, bugs):
 
 def con_signal(z, zg, zp, tau, bugs):
     """∂ℓ_con,j/∂z = (p/τ)(∇sim(z, z_prev) − ∇sim(z, z_glob))."""
-    # req: moon.grad, moon.alg1.l17
+    # req: moon.grad, moon.alg1.l17, moon.eq3
     ga, sa = cos_grad(z, zg, bugs)
     gb, sb = cos_grad(z, zp, bugs)
     p = 1 / (1 + ((sa - sb) / tau).exp())
@@ -241,7 +241,7 @@ def step_grad(net, party, theta, w_t, prev, batch, mu, tau, bugs):
         dz = con_signal(z, zg, zp, tau, bugs)
         scale = Decimal(1) if "con-batch-sum" in bugs else 1 / Decimal(nb)
         net.backward(theta, acts, dz, hi, gcon, scale)
-    # req: moon.alg1.l18
+    # req: moon.alg1.l18, moon.eq4
     sgn = -1 if "con-sign" in bugs else 1
     return [a + sgn * mu * b for a, b in zip(g, gcon)]
 
@@ -250,7 +250,7 @@ def local_training(net, party, i, w_t, prev, batches, hp, trace, t, bugs):
     """PartyLocalTraining(i, w^t) over the scheduled batches."""
     eta, mu, tau, opt = hp
     theta = list(w_t)
-    # req: moon.alg1.l10
+    # req: moon.alg1.l9, moon.alg1.l10
     trace.emit("client_begin", "train", t, i, 0, "w_local", theta)
     if "epochs-plus-one" in bugs:
         batches = list(batches) + [batches[0]]
@@ -283,6 +283,7 @@ def replay(spec, bugs=frozenset()):
               else [D0] * net.P)
         hp = settings(spec["algorithm"], bugs)
         trained = set()
+        # req: moon.alg1.l2
         w, v, trace = list(w0), [list(w0) for _ in parties], Trace()
         for t, r in enumerate(spec["schedule"]["rounds"]):
             # req: moon.alg1.l3, moon.alg1.l5
@@ -293,7 +294,7 @@ def replay(spec, bugs=frozenset()):
             if "drawn-batches" in bugs:     # batches[j] read as drawn[j]'s
                 mine = dict(zip(r.get("drawn", r["clients"]), r["batches"]))
                 plan = [(i, mine[i]) for i in r["clients"]]
-            # req: moon.alg1.l4, moon.alg1.l6
+            # req: moon.alg1.l4, moon.alg1.l6, moon.sampling
             for i, batches in plan:
                 prev = v[i]
                 if "prev-global" in bugs or ("prev-first-global" in bugs
@@ -313,6 +314,7 @@ def replay(spec, bugs=frozenset()):
                 acc = [a + c * th for a, th in zip(acc, theta)]
             w = acc
             trace.emit("server", "train", t, None, None, "w", w)
+        # req: moon.alg1.l8
         return trace, w, v, None
 
 

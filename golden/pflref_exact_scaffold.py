@@ -5,8 +5,13 @@ rational arithmetic, written from the paper's box and the PFLlib source
 (TsingZ0/PFLlib d832e76f6a23, clientscaffold.py, serverscaffold.py,
 fedoptimizer.py), independently of the C reference.
 
+Start (Alg. 1 l. 1-2 and Sec. 4: the control variates "are initialized to
+ensure that c = 1/N sum c_i and can safely all be initialized to 0"):
+x = w0; c_i = the spec's init.c_i, else 0; c = init.c, else the mean of the
+c_i (0 without init.c_i).
+
 One round over the sampled S (ascending), server state x, c, client state
-c_i (all 0 at the start, x = w0):
+c_i:
   y_i <- x; K_i steps y_i <- y_i - eta_l (g_i(y_i) - c_i + c), one per
   scheduled batch (K_i = the length of client i's batch list);
   c_i+ <- (option I) grad f_i(x) over the whole training set, or
@@ -39,6 +44,9 @@ and server "c".  Bugs:
   momentum-ignored           opt.* ignored (plain SGD)
   drawn-batches              the round's batch lists paired with the clients
                              in the drawn order (batches[j] is clients[j]'s)
+  scaffold-init-ignored      init.c and init.c_i ignored (both start at 0)
+  scaffold-init-c-zero       c starts at 0 when only init.c_i is given (the
+                             mean of the c_i not taken)
   scaffold-correction-outside-optimizer
                              the optimizer steps on g alone and the
                              correction is added after it: y <- opt(y, g)
@@ -65,6 +73,8 @@ MUTANTS = {
     "schedule-drawn-order": ["drawn-batches"],
     "scaffold-optimizer": ["momentum-ignored",
                            "scaffold-correction-outside-optimizer"],
+    "scaffold-initial-control": ["scaffold-init-ignored"],
+    "scaffold-initial-c-mean": ["scaffold-init-c-zero"],
 }
 
 # The switches' paper values and the presets (ref/engine/presets.c, read
@@ -83,6 +93,26 @@ def settings(algorithm):
     sw.update(PRESETS.get(algorithm.get("preset", "paper"), {}))
     sw.update(algorithm.get("switches", {}))
     return sw
+
+
+def initial_controls(init, N, P, bugs):
+    """(c, [c_i]): the given init.c_i or 0, then the given init.c or the
+    mean of the c_i (Sec. 4's c = 1/N sum c_i; 0 when neither is given)."""
+    # req: scaffold.init
+    if "scaffold-init-ignored" in bugs:
+        init = {}
+    ci = [[Fraction(0)] * P for _ in range(N)]
+    if "c_i" in init:
+        ci = [[exact(u) for u in row] for row in init["c_i"]]
+        assert len(ci) == N and all(len(row) == P for row in ci)
+    if "c" in init:
+        c = [exact(u) for u in init["c"]]
+        assert len(c) == P
+    elif "scaffold-init-c-zero" in bugs:
+        c = [Fraction(0)] * P
+    else:
+        c = [sum(row[p] for row in ci) / N for p in range(P)]
+    return c, ci
 
 
 def full_grad(pr, i, x, bugs):
@@ -111,8 +141,7 @@ def replay(spec, bugs=frozenset()):
     pr = px.Problem(spec["model"], spec["problem"]["clients"])
     N, P = len(pr.clients), pr.P
     x = px.initial(spec.get("init", {"kind": "zeros"}), P)
-    c = [Fraction(0)] * P
-    ci = [[Fraction(0)] * P for _ in range(N)]
+    c, ci = initial_controls(spec.get("init", {}), N, P, bugs)
     opt = None
     if "momentum-ignored" not in bugs:
         opt = po.for_spec(spec, pr, 1, bugs=frozenset(bugs) & {"state-client"})
@@ -160,7 +189,7 @@ def replay(spec, bugs=frozenset()):
                 trace.emit("step", "train", t, i, s, "y", y)
             # req: scaffold.alg1.l11
             trace.emit("client_end", "train", t, i, None, "y", y)
-            # req: scaffold.alg1.l12
+            # req: scaffold.alg1.l12, scaffold.eq4
             if option == "I":
                 if "scaffold-full-pass-batch" in bugs:
                     c_plus = pr.grad(i, x, steps[0])

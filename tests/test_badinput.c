@@ -950,6 +950,22 @@ static const lettered_case LETTERED[] = {
      SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"scaffold\", \"preset\": \"official\", "
           "\"hyperparameters\": {\"eta\": 0.1}}", GEN),
      "algorithm.preset", "unknown preset \"official\" for scaffold"},
+    {"C8", "scaffold: initial c of the wrong size",
+     SPEC(LIN, TWO, "\"init\": {\"kind\": \"zeros\", \"c\": [0.5]}, "
+          HYP("scaffold", "\"eta\": 0.1"), GEN),
+     "init.c", "expected 2 numbers, found 1"},
+    {"C9", "scaffold: client control variates and clients differ",
+     SPEC(LIN, TWO, "\"init\": {\"kind\": \"zeros\", \"c_i\": [[0.5, 0.25]]}, "
+          HYP("scaffold", "\"eta\": 0.1"), GEN),
+     "init.c_i", "expected one control variate per client, N = 2, found 1"},
+    {"C10", "scaffold: a client control variate of the wrong size",
+     SPEC(LIN, TWO, "\"init\": {\"kind\": \"zeros\", \"c_i\": [[0.5, 0.25], [0.75]]}, "
+          HYP("scaffold", "\"eta\": 0.1"), GEN),
+     "init.c_i[1]", "expected 2 numbers, found 1"},
+    {"C11", "scaffold: control variates for another algorithm",
+     SPEC(LIN, TWO, "\"init\": {\"kind\": \"zeros\", \"c\": [0.5, 0.25]}, "
+          HYP("fedavg", "\"eta\": 0.1"), GEN),
+     "init.c", "only scaffold takes initial control variates (the algorithm is fedavg)"},
     /* MOON (ref/algorithms/moon.c) */
     {"A10", "moon: a negative contrastive weight μ",
      SPEC(MOON_MLP, MOON_DATA, MOON_HYP("\"moon.mu\": -0.5, \"moon.tau\": 0.5"), ONE_ROUND),

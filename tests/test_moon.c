@@ -86,7 +86,8 @@ static double moon_loss(const pflref_model *m, const pflref_data *Dt,
  * central differences of ℓ to 1e-7. */
 START_TEST(test_step_is_gradient_of_loss)
 {
-    /* req: moon.alg1.l17, moon.alg1.l18, moon.alg1.l19, moon.grad */
+    /* req: moon.alg1.l17, moon.alg1.l18, moon.alg1.l19, moon.grad, moon.eq3,
+     * moon.eq4 */
     const double mu = 0.7, tau = 0.45, eta = 0.3;
     /* run A: round 0 alone gives w¹ and party 0's previous model */
     tb_case *c = moon_case(mu);
@@ -175,7 +176,7 @@ END_TEST
  * skips; w⁰ for a party that never trained. */
 START_TEST(test_previous_model_kept)
 {
-    /* req: moon.alg1.l20 */
+    /* req: moon.alg1.l20, moon.sampling */
     tb_case *c = moon_case(0.7);
     tb_round(c, "0 1", "0 2 | 1", "3 0 | 1 2");
     pflref_run_result *r0 = tb_run(c, "moon", NULL);

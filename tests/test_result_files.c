@@ -50,16 +50,11 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-typedef struct {
-    int status;
-    char *out, *err;
-} run_t;
-
-static void run_free(run_t *r)
-{
-    free(r->out);
-    free(r->err);
-}
+/* How this file runs pflref (tu_cli_with): in folder d, after the shell
+ * words pre (NULL: none), under timeout(1), "$R" the repository. */
+#define IN(d, pre)                                                         \
+    (&(const tu_cli_options){.cwd = (d), .prefix = (pre),                  \
+                             .hang_seconds = HANG_SECONDS, .repo = 1})
 
 /* A whole file, binary (*len its size), or NULL. */
 static unsigned char *read_bytes(const char *path, size_t *len)
@@ -84,26 +79,13 @@ static unsigned char *read_bytes(const char *path, size_t *len)
     return buf;
 }
 
-/* Run `pflref ARGS` in folder cwd under timeout(1), after the shell words
- * of prefix (NULL: none); $R in args is the repository. */
-static void run_in(const char *cwd, const char *prefix, const char *args,
-                   run_t *r)
-{
-    const tu_cli_options opt = {.cwd = cwd, .prefix = prefix,
-                                .hang_seconds = HANG_SECONDS, .repo = 1};
-    r->status = tu_cli_with(&opt, args, &r->out, &r->err);
-    ck_assert_ptr_nonnull(r->out);
-    ck_assert_ptr_nonnull(r->err);
-}
-
 /* Run and require exit 0. */
 static void run_ok(const char *cwd, const char *args)
 {
-    run_t r;
-    run_in(cwd, NULL, args, &r);
-    ck_assert_msg(r.status == 0, "pflref %s: exit %d: %s", args, r.status,
-                  r.err);
-    run_free(&r);
+    char *err;
+    const int status = tu_cli_with(IN(cwd, NULL), args, NULL, &err);
+    ck_assert_msg(status == 0, "pflref %s: exit %d: %s", args, status, err);
+    free(err);
 }
 
 static json_t *load_json(const char *path)
@@ -733,20 +715,22 @@ START_TEST(test_files_form_refuses_stdout)
     const char *const ARGS[] = {
         "run $R/" APFL " --arrays files -o -", "run $R/" APFL " --arrays files",
         "run $R/" APFL " --arrays files -o /dev/stdout"};
+    char *out, *err;
     for (size_t k = 0; k < 3; k++) {
-        run_t r;
-        run_in(dir, NULL, ARGS[k], &r);
-        ck_assert_msg(r.status == 2 && strstr(r.err, "output.arrays") != NULL &&
-                          r.out[0] == '\0',
-                      "%s: exit %d: %s", ARGS[k], r.status, r.err);
-        run_free(&r);
+        const int status = tu_cli_with(IN(dir, NULL), ARGS[k], &out, &err);
+        ck_assert_msg(status == 2 && strstr(err, "output.arrays") != NULL &&
+                          out[0] == '\0',
+                      "%s: exit %d: %s", ARGS[k], status, err);
+        free(out);
+        free(err);
     }
     ck_assert_int_eq(tu_entries(dir), 0);
-    run_t r;
-    run_in(dir, NULL, "run $R/" APFL " --arrays inline -o -", &r);
-    ck_assert_msg(r.status == 0 && strncmp(r.out, "{\"format\"", 9) == 0,
-                  "%s", r.err);
-    run_free(&r);
+    const int status = tu_cli_with(
+        IN(dir, NULL), "run $R/" APFL " --arrays inline -o -", &out, &err);
+    ck_assert_msg(status == 0 && strncmp(out, "{\"format\"", 9) == 0, "%s",
+                  err);
+    free(out);
+    free(err);
     tu_remove_tree(dir);
     free(dir);
 }
@@ -760,19 +744,20 @@ static void assert_refused(const char *dir, const char *prefix,
 {
     size_t n_before, n_after;
     char *before = tu_tree(dir, &n_before);
-    run_t r;
-    run_in(dir, prefix, args, &r);
-    ck_assert_msg(r.status == 2 && strstr(r.err, phrase) != NULL &&
-                      r.out[0] == '\0',
-                  "%s: exit %d, stderr: %s (wanted \"%s\")", args, r.status,
-                  r.err, phrase);
+    char *out, *err;
+    const int status = tu_cli_with(IN(dir, prefix), args, &out, &err);
+    ck_assert_msg(status == 2 && strstr(err, phrase) != NULL &&
+                      out[0] == '\0',
+                  "%s: exit %d, stderr: %s (wanted \"%s\")", args, status,
+                  err, phrase);
     char *after = tu_tree(dir, &n_after);
     /* the whole trees, .npy bytes (NULs among them) included */
     ck_assert_msg(n_before == n_after &&
                       memcmp(before, after, n_before) == 0,
                   "%s: the folder changed:\n%s\n---\n%s", args, before,
                   after);
-    run_free(&r);
+    free(out);
+    free(err);
     free(before);
     free(after);
 }
@@ -993,12 +978,14 @@ START_TEST(test_candidate_without_train_metrics_is_checked)
     char *cj = tu_join(dir, "c.json");
     ck_assert_int_eq(json_dump_file(doc, cj, JSON_COMPACT), 0);
     json_decref(doc);
-    run_t r;
-    run_in(dir, NULL, "check $R/golden/lora/worked-softmax-ffa.json c.json",
-           &r);
-    ck_assert_msg(r.status == 0, "check of a candidate without "
-                  "train_accuracy: exit %d: %s%s", r.status, r.out, r.err);
-    run_free(&r);
+    char *out, *err;
+    const int status = tu_cli_with(
+        IN(dir, NULL), "check $R/golden/lora/worked-softmax-ffa.json c.json",
+        &out, &err);
+    ck_assert_msg(status == 0, "check of a candidate without "
+                  "train_accuracy: exit %d: %s%s", status, out, err);
+    free(out);
+    free(err);
     free(cj);
     tu_remove_tree(dir);
     free(dir);

@@ -30,6 +30,8 @@ static const char *const VECTORS[] = {
     "golden/scaffold/worked-linear-ii-decay.json",
     "golden/scaffold/worked-linear-pfllib.json",
     "golden/scaffold/worked-linear-ii-momentum.json",
+    "golden/scaffold/worked-linear-ii-controls.json",
+    "golden/scaffold/worked-linear-ii-controls-mean.json",
 };
 
 START_TEST(test_worked_vectors)
@@ -109,7 +111,7 @@ END_TEST
 
 START_TEST(test_hand_option_i)
 {
-    /* req: scaffold.alg1.l12 */
+    /* req: scaffold.alg1.l12, scaffold.eq4 */
     tb_case *c = hand_case(PFLREF_SCAFFOLD_OPTION_I);
     pflref_trajectory tj;
     pflref_run_result *res = tb_run_recorded(c, "scaffold", &tj);
@@ -208,6 +210,55 @@ START_TEST(test_resync_loads_controls)
 }
 END_TEST
 
+/* Given control variates (Alg. 1 l. 1–2), the hand case from
+ * c_i⁰ = (½, −1) and no c⁰: c⁰ = (1/N) Σ c_i⁰ = −¼ (§4's rule).
+ * Round 0, S = {0}, K = 2, correction c − c_0 = −¾:
+ *   y: 0 → 0 − ¼(−2 − ¾) = 11/16 → 11/16 − ¼(−5/8 − ¾) = 33/32
+ *   c_0⁺ = ½ + ¼ + (0 − 33/32)/½ = −21/16;  x ← 2·33/32 = 33/16
+ *   c ← −¼ + ½(−21/16 − ½) = −37/32
+ * Round 1, S = {1}, K = 1, c_1 = −1 (given, stale), c − c_1 = −5/32:
+ *   y: 33/16 − ¼(41/4 − 5/32) = −59/128
+ *   c_1⁺ = −1 + 37/32 + 4(33/16 + 59/128) = 41/4
+ * Then c⁰ = ¾ given and no c_i⁰: the first step is 0 − ¼(−2 + ¾) = 5/16. */
+START_TEST(test_initial_controls)
+{
+    /* req: scaffold.init, scaffold.alg1.l1, scaffold.alg1.l2 */
+    tb_case *c = hand_case(PFLREF_SCAFFOLD_OPTION_II);
+    const double c_i0[] = {0.5, -1.0};
+    c->hyper.scaffold.c_i0 = c_i0;
+    pflref_trajectory tj;
+    pflref_run_result *res = tb_run_recorded(c, "scaffold", &tj);
+    double v[4];
+    ck_assert_uint_eq(records_of(&tj, PFLREF_EV_STEP, "y", 0, 0, v, 4), 2);
+    ck_assert_msg(v[0] == 0.6875 && v[1] == 1.03125,
+                  "y = %.17g, %.17g: not from c = −¼, c_0 = ½", v[0], v[1]);
+    ck_assert_uint_eq(
+        records_of(&tj, PFLREF_EV_CLIENT_END, "c_i", 0, 0, v, 4), 1);
+    ck_assert_msg(v[0] == -1.3125, "c_0⁺ = %.17g, not −21/16", v[0]);
+    ck_assert_uint_eq(records_of(&tj, PFLREF_EV_SERVER, "c", 0, -1, v, 4), 1);
+    ck_assert_msg(v[0] == -1.15625, "c = %.17g, not −37/32", v[0]);
+    ck_assert_uint_eq(records_of(&tj, PFLREF_EV_STEP, "y", 1, 1, v, 4), 1);
+    ck_assert_msg(v[0] == -0.4609375, "y = %.17g, not −59/128 (c_1⁰ = −1 "
+                  "kept until round 1)", v[0]);
+    ck_assert_uint_eq(
+        records_of(&tj, PFLREF_EV_CLIENT_END, "c_i", 1, 1, v, 4), 1);
+    ck_assert_msg(v[0] == 10.25, "c_1⁺ = %.17g, not 41/4", v[0]);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(res);
+    tb_free(c);
+    /* c⁰ given, the c_i⁰ 0 */
+    c = hand_case(PFLREF_SCAFFOLD_OPTION_II);
+    const double c0[] = {0.75};
+    c->hyper.scaffold.c0 = c0;
+    res = tb_run_recorded(c, "scaffold", &tj);
+    ck_assert_uint_eq(records_of(&tj, PFLREF_EV_STEP, "y", 0, 0, v, 4), 2);
+    ck_assert_msg(v[0] == 0.3125, "y = %.17g, not 5/16 (c = ¾)", v[0]);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(res);
+    tb_free(c);
+}
+END_TEST
+
 START_TEST(test_errors)
 {
     pflref_error err;
@@ -220,8 +271,21 @@ START_TEST(test_errors)
         ck_assert_str_eq(err.where, "algorithm.hyperparameters.scaffold.eta_g");
         tb_free(c);
     }
-    /* η_l is required and > 0 (option II divides by K η_l) */
+    /* given control variates must be finite, naming the field */
+    const double nan_c[] = {NAN}, nan_ci[] = {0.5, INFINITY};
     tb_case *c = hand_case(PFLREF_SCAFFOLD_OPTION_II);
+    c->hyper.scaffold.c0 = nan_c;
+    tb_run_error(c, "scaffold", PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "init.c");
+    tb_free(c);
+    c = hand_case(PFLREF_SCAFFOLD_OPTION_II);
+    c->hyper.scaffold.c_i0 = nan_ci;
+    tb_run_error(c, "scaffold", PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "init.c_i");
+    ck_assert_ptr_nonnull(strstr(err.message, "client 1"));
+    tb_free(c);
+    /* η_l is required and > 0 (option II divides by K η_l) */
+    c = hand_case(PFLREF_SCAFFOLD_OPTION_II);
     c->hyper.eta = NAN;
     tb_run_error(c, "scaffold", PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, "algorithm.hyperparameters.eta");
@@ -252,6 +316,7 @@ Suite *scaffold_suite(void)
     tcase_add_test(tc, test_hand_option_i);
     tcase_add_test(tc, test_pfllib_c_lr);
     tcase_add_test(tc, test_resync_loads_controls);
+    tcase_add_test(tc, test_initial_controls);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);
     return s;

@@ -119,6 +119,7 @@ int tu_cli_with(const tu_cli_options *opt, const char *args, char **out,
     char *se = tu_read(path);
     unlink(path);
     rmdir(dir);
+    ck_assert_msg(so != NULL && se != NULL, "no output captured: %s", cmd);
     if (out != NULL)
         *out = so;
     else

@@ -25,7 +25,9 @@ typedef struct {
                             (PFLREF_ROOT)                                 */
 } tu_cli_options;
 /* tu_cli with opt (NULL: tu_cli itself): the shell runs
- * `[cd CWD &&] [PREFIX] [timeout -s KILL S] $PFLREF_CLI ARGS`. */
+ * `[cd CWD &&] [PREFIX] [timeout -s KILL S] $PFLREF_CLI ARGS`; its
+ * standard output and error are captured (a failed check when they
+ * cannot be). */
 int tu_cli_with(const tu_cli_options *opt, const char *args, char **out,
                 char **errout);
 

@@ -3,7 +3,9 @@
 loads it), written from Karimireddy et al. (ICML 2020, arXiv 1910.06378v4,
 Algorithm 1) and docs/algorithms/scaffold.md, not from pflref's C code.
 
-Server state x (w) and c, client state c_i, all zero at the start but x.
+Server state x (w) and c, client state c_i.  Start: x = w0; c_i the spec's
+init.c_i (N rows of P) or zero; c the spec's init.c, or else the mean of the
+c_i (the paper keeps c = (1/N) Σ c_i; zero when neither is given).
 Each round, for every sampled client i in ascending order: y ← x, then one
 step per scheduled batch y ← y − η_l (∇f_i(y; b) − c_i + c); then
 c_i⁺ = ∇f_i(x) on all its samples (option I) or c_i − c + (x − y)/(K η_l)
@@ -24,7 +26,8 @@ BUGS = ("scaffold-correction-flipped", "scaffold-global-step-ignored",
         "scaffold-c-without-fraction", "scaffold-ci-forgotten",
         "scaffold-k-of-first-client", "scaffold-option-i-on-batch",
         "scaffold-dy-sample-weights", "scaffold-c-lr-decayed",
-        "scaffold-correction-after-optimizer")
+        "scaffold-correction-after-optimizer", "scaffold-init-dropped",
+        "scaffold-c-start-zero")
 
 PRESETS = {"pfllib": {"scaffold.option": "II", "scaffold.c_lr": "initial",
                       "lr.count": "trainings"}}
@@ -61,8 +64,16 @@ def run(spec, clients, w0, log, bug):
     opts = pfl_numpy_optim.for_run(spec)
     N = len(clients)
     x = w0.copy()
-    c = np.zeros_like(x)
+    init = {} if bug == "scaffold-init-dropped" else spec.get("init", {})
     c_i = [np.zeros_like(x) for _ in range(N)]
+    if "c_i" in init:
+        c_i = [np.array(row, dtype=float) for row in init["c_i"]]
+    if "c" in init:
+        c = np.array(init["c"], dtype=float)
+    elif bug == "scaffold-c-start-zero":
+        c = np.zeros_like(x)
+    else:
+        c = sum(c_i) / N
     trained = [0] * N
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", x, round=t)

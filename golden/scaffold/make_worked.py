@@ -24,6 +24,11 @@ golden/pflref_exact_scaffold.py.
                       under the same decay, η_g = 1.5
   linear-ii-momentum  option II with opt.momentum = 0.6 (torch SGD): the
                       optimizer steps on g − c_i + c; η_l = 0.1 · 0.9^t
+  linear-ii-controls  option II from given control variates (init.c and
+                      init.c_i, Alg. 1 l. 1-2): c⁰ not the mean of the c_i⁰,
+                      clients 1 and 3 enter round 1 with their given c_i⁰
+  linear-ii-controls-mean
+                      init.c_i alone: c⁰ = (1/N) Σ c_i⁰ (Sec. 4's rule)
 
     /usr/bin/python3 golden/scaffold/make_worked.py [OUTDIR]
 """
@@ -149,7 +154,7 @@ DRAWN_ROUNDS = [LIN_ROUNDS[0], dict(LIN_ROUNDS[1], drawn=[2, 1, 3]),
 
 
 def linear(name, title, extra, hp, sw, flags, source, preset=None, check=None,
-           rounds=None):
+           rounds=None, init=None):
     alg = {"name": "scaffold"}
     if preset is not None:
         alg["preset"] = preset
@@ -160,7 +165,7 @@ def linear(name, title, extra, hp, sw, flags, source, preset=None, check=None,
             "samples; x⁰ = (0.25, −0.5, 0.125); S = {0, 2}, {1, 2, 3}, {0, 1} with "
             "K_i = (2, 3), (2, 1, 3), (3, 2) minibatch steps: clients 1 and 3 join "
             "in round 1 with c_i = 0, client 2 is sampled twice. " + extra)
-    return make(name, title, desc, LIN, LIN_CLIENTS, INIT, alg,
+    return make(name, title, desc, LIN, LIN_CLIENTS, init or INIT, alg,
                 rounds or LIN_ROUNDS, flags, source, check)
 
 
@@ -224,8 +229,43 @@ def linear_momentum():
                   "p.grad); docs/optimizers.md")
 
 
+# Initial control variates (Alg. 1 l. 1-2): distinct entries, none 1, and
+# c⁰ away from the mean of the c_i⁰ (so either reading of c⁰ shows).
+C0 = [0.375, -0.625, 0.1875]
+CI0 = [[0.25, 0.5, -0.75], [-1.5, 0.0625, 0.625],
+       [-0.5, 0.3125, 0.875], [0.125, -1.25, 0.4375]]
+INIT_SOURCE = (f"{PAPER}; §4 (\"initialized to ensure that c = 1/N Σ c_i and "
+               "can safely all be initialized to 0\")")
+
+
+def linear_controls():
+    return linear("linear-ii-controls", "SCAFFOLD, option II from given "
+                  "control variates c⁰ and c_i⁰",
+                  "η_l = 0.1, η_g = 0.75; init.c = (0.375, −0.625, 0.1875), "
+                  "init.c_i = (0.25, 0.5, −0.75), (−1.5, 0.0625, 0.625), "
+                  "(−0.5, 0.3125, 0.875), (0.125, −1.25, 0.4375): clients 1 and 3 "
+                  "keep their given c_i⁰ until round 1.",
+                  {"eta": 0.1, "scaffold.eta_g": 0.75}, None,
+                  ["scaffold-initial-control", "scaffold-correction",
+                   "scaffold-server-control", "scaffold-stale-control",
+                   "scaffold-client-control"], INIT_SOURCE,
+                  init=dict(INIT, c=C0, c_i=CI0))
+
+
+def linear_controls_mean():
+    return linear("linear-ii-controls-mean", "SCAFFOLD, option II from given "
+                  "client control variates, c⁰ their mean",
+                  "η_l = 0.1, η_g = 0.75; init.c_i as in linear-ii-controls and "
+                  "no init.c: c⁰ = (1/N) Σ_i c_i⁰ = (−0.40625, −0.09375, 0.296875).",
+                  {"eta": 0.1, "scaffold.eta_g": 0.75}, None,
+                  ["scaffold-initial-control", "scaffold-initial-c-mean",
+                   "scaffold-server-control", "scaffold-stale-control"],
+                  INIT_SOURCE,
+                  init=dict(INIT, c_i=CI0))
+
+
 MAKERS = [quadratic_ii, linear_ii, linear_i, linear_decay, linear_pfllib,
-          linear_momentum]
+          linear_momentum, linear_controls, linear_controls_mean]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -64,6 +64,11 @@ typedef struct {
     double eta_g;              /* η_g > 0: the global step size            */
     int option;                /* pflref_scaffold_option                   */
     int c_lr;                  /* pflref_scaffold_c_lr                     */
+    const double *c0;          /* P: the initial c (l. 1; the spec's
+                                  init.c, borrowed), or NULL: (1/N) Σ_i
+                                  c_i⁰, 0 when c_i0 is NULL too           */
+    const double *c_i0;        /* N×P: the initial c_i (l. 2; init.c_i,
+                                  borrowed), or NULL: every c_i⁰ = 0      */
 } pflref_scaffold_hyper;
 
 /* FedProx (Li et al., MLSys 2020, Alg. 2): the proximal weight μ and who

@@ -143,6 +143,12 @@ typedef struct {
                                       .. step_off[i+1] − 1] (nsteps = N),
                                       or NULL (hyper.fedrecon's support_off
                                       and support_idx point in)           */
+    double *scaffold_c;            /* scaffold: init.c, the server control
+                                      variate c⁰ (P), or NULL (hyper.
+                                      scaffold.c0 points here)            */
+    double *scaffold_c_i;          /* scaffold: init.c_i, the client control
+                                      variates c_i⁰ (N×P, client 0 first),
+                                      or NULL (hyper.scaffold.c_i0)       */
 } pflref_spec;
 
 /* Parse a spec from text.  base_dir resolves a relative problem file

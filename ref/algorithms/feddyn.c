@@ -18,7 +18,10 @@
  *   l. 9      Set θ_k^t = θ_k^{t−1}, ∇L_k(θ_k^t) = ∇L_k(θ_k^{t−1}),
  *   l. 10   Set h^t = h^{t−1} − α (1/m) (Σ_{k∈P_t} θ_k^t − θ^{t−1}),
  *   l. 11   Set θ^t = (1/|P_t|) Σ_{k∈P_t} θ_k^t − (1/α) h^t
- * and h⁰ = 0, which the box leaves implicit: with ∇L_k(θ_k⁰) = 0 it keeps
+ * (The box's text could not be read verbatim here: l. 10 is covered either
+ * way, its printed parenthesis by feddyn.h_sum = literal, the sum of
+ * differences by the default, reading b) below.)
+ * And h⁰ = 0, which the box leaves implicit: with ∇L_k(θ_k⁰) = 0 it keeps
  * h^t = (1/m) Σ_{k∈[m]} ∇L_k(θ_k^t) (reading b) below) from t = 0 on.
  *
  * Readings, where the box leaves a choice (docs/algorithms/feddyn.md):

@@ -4,7 +4,8 @@
  *   "Federated Optimization in Heterogeneous Networks", MLSys 2020,
  *   arXiv 1812.06127v5.
  *
- * The box (Alg. 2, "FedProx (Proposed Framework)"):
+ * The box (Alg. 2, "FedProx (Proposed Framework)"; checked against the
+ * paper's text):
  *   l. 1  Input: K, T, μ, γ, w⁰, N, p_k, k = 1, …, N
  *   l. 2  for t = 0, …, T − 1 do
  *   l. 3    Server selects a subset S_t of K devices at random (each
@@ -15,7 +16,9 @@
  *           w_k^{t+1} ≈ argmin_w h_k(w; w^t) = F_k(w) + (μ/2)‖w − w^t‖²
  *   l. 6    Each device k ∈ S_t sends w_k^{t+1} back to the server
  *   l. 7    Server aggregates the w's as w^{t+1} = (1/K) Σ_{k∈S_t} w_k^{t+1}
- * with p_k = n_k/n, n = Σ_k n_k (Section 2, eq. (1)).
+ * with p_k = n_k/n, n = Σ_k n_k (Section 2, eq. (1)); γ_k^t-inexact is
+ * Definition 2: ‖∇h_k(w*; w^t)‖ ≤ γ_k^t ‖∇h_k(w^t; w^t)‖ with
+ * ∇h_k(w; w^t) = ∇F_k(w) + μ(w − w^t).
  *
  * The inexact solver of l. 5 is the schedule's local work: the steps of
  * device k's batch list, each

@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/moon.c: MOON, Algorithm 1 ("the MOON framework") of
  *   Q. Li, B. He, D. Song, "Model-Contrastive Federated Learning",
- *   CVPR 2021, arXiv 2103.16257v1, with the local loss of its Sec. 3.
+ *   CVPR 2021, arXiv 2103.16257v1, with the local loss of its Sec. 3.3.2
+ *   (eqs. (3)–(5)).
  *
- * One round t (Alg. 1; line numbers as in trace/moon.req):
- *   l. 3–6   for t: for i = 1..N in parallel: send w^t to P_i;
+ * The box (Alg. 1; its numbers, as in trace/moon.req), checked against
+ * the paper's text.  Input: T, N, E, τ, η, μ; Output: the final model w^T.
+ *   l. 1–2   Server executes: initialize w⁰ (the spec's init)
+ *   l. 3–6   for t = 0, 1, …, T − 1: for i = 1, 2, …, N in parallel:
+ *            send the global model w^t to P_i;
  *            w_i^t ← PartyLocalTraining(i, w^t)
- *   l. 7     w^{t+1} ← Σ_i (|D^i|/|D|) w_i^t
- *   PartyLocalTraining(i, w^t):
+ *   l. 7     w^{t+1} ← Σ_{k=1}^N (|D^i|/|D|) w_k^t  (the box's mixed k/i
+ *            index: the weight of party k is |D^k|/|D|, eq. (2))
+ *   l. 8     return w^T (the result's final global model)
+ *   l. 9     PartyLocalTraining(i, w^t):
  *   l. 10    w_i^t ← w^t
  *   l. 11–12 for epoch i = 1..E, for each batch b = {x, y} of D^i:
  *   l. 13      ℓ_sup ← CrossEntropyLoss(F_{w_i^t}(x), y)
@@ -19,13 +25,16 @@
  *   l. 18      ℓ ← ℓ_sup + μ ℓ_con
  *   l. 19      w_i^t ← w_i^t − η ∇ℓ
  *   l. 20    return w_i^t
- * ℓ_sup and ℓ_con are batch means (Sec. 3; the authors' code's
- * CrossEntropyLoss); sim is the cosine similarity.  ℓ_sup is the model's
- * own loss (cross-entropy for a classifier, the squared loss of a
- * regression model).
+ * l. 17 is eq. (3), l. 18 eq. (4) (ℓ = ℓ_sup(w_i^t; (x, y)) +
+ * μ ℓ_con(w_i^t; w_i^{t−1}; w^t; x)), whose expectation over D^i is the
+ * local objective, eq. (5).  ℓ_sup and ℓ_con are batch means (the
+ * authors' code's CrossEntropyLoss); sim is the cosine similarity.  ℓ_sup
+ * is the model's own loss: Sec. 3.3.2 calls it "a typical loss term (e.g.,
+ * cross-entropy loss)" (cross-entropy for a classifier, the squared loss
+ * of a regression model).
  *
- * The representation R_w(x) (Sec. 3.2, "the output before the output
- * layer", including a projection head when the network has one) is the
+ * The representation R_w(x) (Sec. 3.3.1: "the network before the output
+ * layer", after the base encoder and the projection head) is the
  * model's body (include/pflref/model.h, "Body and head"): an mlp's hidden
  * layer φ = σ(W1 x + b1), or everything before a layer list's last dense
  * layer.  A model without one (quadratic, linear, softmax, batch
@@ -41,9 +50,15 @@
  * takes ℓ_sup's gradient alone.  A zero representation (‖z‖, ‖a‖ or ‖b‖
  * = 0: sim undefined) is a defined failure (PFLREF_EDIVERGE, "z").
  *
- * Parties and sampling: the round's parties are the schedule's S_t; the
+ * Parties and sampling: the box runs every party; the text after it
+ * (Sec. 3.3.2) keeps MOON "applicable when only a sample set of parties
+ * participate", each party keeping "the latest local model that the party
+ * has, even though it may not be updated in round (t − 1) (e.g.,
+ * w_i^{t−1} = w_i^{t−2})".  So the round's parties are the schedule's
+ * S_t, a party's w_i^{t−1} is the model of its last training, and the
  * weights are |D^i| / Σ_{j∈S_t} |D^j| (the box's |D^i|/|D| when every
- * party trains; the authors' code and PFLlib normalise over the round's
+ * party trains; a decision: the text does not say how a sample is
+ * weighted, and the authors' code and PFLlib normalise over the round's
  * parties alike: main.py:503–504, serverbase.py receive_models).
  *
  * Symbols:  w^t ↔ s->w, ws->w_t (P)   w_i^t ↔ ws->w_local (P)
@@ -252,7 +267,7 @@ static int contrastive_signal(const moon_work *ws, size_t nb, size_t h,
             za += z[u] * a[u];
             zb += z[u] * b[u];
         }
-        /* req: moon.grad, moon.alg1.l17 */
+        /* req: moon.grad, moon.alg1.l17, moon.eq3 */
         const double c_a = za / (nz * na), c_b = zb / (nz * n_b);
         const double p = 1.0 / (1.0 + exp(c_a / tau - c_b / tau));
         for (size_t u = 0; u < h; u++)
@@ -328,7 +343,7 @@ static pflref_status local_step(pflref_state *s, size_t i,
                                     "%zu, step %ld", s->t, i, step);
         if ((st = contrastive_grad(s, i, idx, nb, step, ws, err)))
             return st;
-        /* req: moon.alg1.l18 */
+        /* req: moon.alg1.l18, moon.eq4 */
         /* ∇ℓ = ∇ℓ_sup + μ ∇ℓ_con */
         for (size_t p = 0; p < P; p++)
             ws->g[p] += mu * ws->g_con[p];
@@ -359,11 +374,11 @@ static pflref_status moon_round(pflref_state *s,
     pflref_round_begin(s, ws->w_t, trace);
     /* Σ_{j∈S_t} |D^j| */
     const double n_t = pflref_train_n(pr, plan->clients, plan->m);
-    /* req: moon.alg1.l4 */
+    /* req: moon.alg1.l4, moon.sampling */
     for (size_t j = 0; j < plan->m; j++) {
         const size_t i = plan->clients[j];
         double *v_i = pflref_row(s->v, i, N, P);   /* w_i^{t−1} */
-        /* req: moon.alg1.l6, moon.alg1.l10 */
+        /* req: moon.alg1.l6, moon.alg1.l9, moon.alg1.l10 */
         pflref_client_begin(s, i, "w_local", ws->w_local, ws->w_t, trace);
         pflref_client_lr(s, i, 0, 1);  /* η of i's train() (lr.count) */
         pflref_optim_begin(s, i);      /* its optimizer (opt.state) */
@@ -374,7 +389,7 @@ static pflref_status moon_round(pflref_state *s,
             if (st != PFLREF_OK)
                 return st;
         }
-        /* req: moon.alg1.l20 */
+        /* req: moon.alg1.l20, moon.sampling */
         /* w_i^t is party i's previous model from now on */
         for (size_t p = 0; p < P; p++)
             v_i[p] = ws->w_local[p];
@@ -389,6 +404,8 @@ static pflref_status moon_round(pflref_state *s,
 const pflref_algorithm pflref_moon = {
     .name = "moon",
     .title = "MOON (Li, He, Song, CVPR 2021, Alg. 1)",
+    /* req: moon.alg1.l2, moon.alg1.l8 (w⁰ is the state's w at round 0;
+     * w^T the reported global model) */
     .has_global = 1,
     .has_personal = 1,        /* v_i = w_i^{t−1}, the previous local model */
     .personal_name = "w_local",

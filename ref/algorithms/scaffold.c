@@ -4,7 +4,11 @@
  *   A. T. Suresh, "SCAFFOLD: Stochastic Controlled Averaging for Federated
  *   Learning", ICML 2020, arXiv 1910.06378v4.
  *
- * The box (Alg. 1), line by line:
+ * The box (Alg. 1), line by line, as printed (checked against the paper's
+ * text); Sec. 4 writes l. 10 as eq. (3), y_i ← y_i − η_l (g_i(y_i) + c −
+ * c_i), l. 12 as eq. (4), c_i⁺ ← Option I. g_i(x), or Option II.
+ * c_i − c + (1/(K η_l)) (x − y_i), and l. 16–17 as eq. (5),
+ * x ← x + (η_g/|S|) Σ_{i∈S} (y_i − x), c ← c + (1/N) Σ_{i∈S} (c_i⁺ − c_i):
  *    1  server input: initial x and c, and global step-size η_g
  *    2  client i's input: c_i, and local step-size η_l
  *    3  for each round r = 1, ..., R do
@@ -23,8 +27,13 @@
  *   16    (Δx, Δc) ← (1/|S|) Σ_{i∈S} (Δy_i, Δc_i)
  *   17    x ← x + η_g Δx and c ← c + (|S|/N) Δc
  *   18  end for
- * x, c and every c_i start at 0 except x (w⁰); a client never sampled
- * keeps c_i = 0.
+ * Start (l. 1–2, the inputs x, c and c_i): x = w⁰; c_i = the spec's
+ * init.c_i, else 0; c = init.c, else (1/N) Σ_i c_i (0 without init.c_i).
+ * The default is Sec. 4's: the control variates "are initialized to ensure
+ * that c = (1/N) Σ c_i and can safely all be initialized to 0" (PFLlib
+ * starts both at zeros, clientscaffold.py, serverscaffold.py); a given c
+ * is taken as given (the box's input), the sum rule not enforced.  A
+ * client never sampled keeps its c_i⁰.
  *
  * Readings, a)–c):
  *  a) K is client i's number of local steps in the round, K_i = the
@@ -48,8 +57,10 @@
  *           K ↔ plan->batches[j].nsteps   S ↔ plan->clients   N ↔ s->N
  *
  * Switches (the paper's reading first):
- *   scaffold.option  II: c_i⁺ ← c_i − c + (x − y_i)/(K η_l) (the paper's
- *                    cheaper option, and PFLlib's only one);
+ *   scaffold.option  II: c_i⁺ ← c_i − c + (x − y_i)/(K η_l) (eq. (4)'s
+ *                    cheaper option: "II is cheaper to compute and usually
+ *                    suffices (all our experiments use Option II)", Sec. 4;
+ *                    PFLlib's only one);
  *                    I: c_i⁺ ← ∇f_i(x) on the whole training set
  *   scaffold.c_lr    round: option II's η_l is the η the client's steps
  *                    took (the round's, after lr.*); initial: the
@@ -83,8 +94,8 @@ static const char *const SERVER_X_LINE =
 static const char *const SERVER_C_LINE =
     "Alg. 1 l. 17: c ← c + (|S|/N) (1/|S|) Σ_{i∈S} (c_i⁺ − c_i)";
 
-/* SCAFFOLD's state and work buffers (zero-filled: c = c_i = 0 at the
- * start, Alg. 1 l. 1–2). */
+/* SCAFFOLD's state and work buffers (zero-filled; c and c_i then take
+ * their start, Alg. 1 l. 1–2: scaffold_start). */
 typedef struct {
     pflref_work list; /* the allocations (ref/engine/work.h)               */
     double *x;        /* P: x as sent in the round (l. 5)                  */
@@ -97,16 +108,35 @@ typedef struct {
     double *c_i;      /* N×P: the client control variates c_i (kept)       */
 } scaffold_work;
 
+/* The start of c (P) and c_i (N×P): the given c_i⁰ or 0, then the given
+ * c⁰ or c = (1/N) Σ_i c_i⁰ (clients ascending). */
+static void scaffold_start(const pflref_scaffold_hyper *h, size_t N,
+                           size_t P, double *c, double *c_i)
+{
+    /* req: scaffold.alg1.l1, scaffold.alg1.l2, scaffold.init */
+    if (h->c_i0 != NULL)
+        for (size_t q = 0; q < N * P; q++)
+            c_i[q] = h->c_i0[q];
+    if (h->c0 != NULL) {
+        for (size_t p = 0; p < P; p++)
+            c[p] = h->c0[p];
+        return;
+    }
+    if (h->c_i0 == NULL)
+        return;                          /* c = 0 (zero-filled) */
+    const double inv_N = 1.0 / (double)N;
+    for (size_t i = 0; i < N; i++)       /* c = (1/N) Σ_i c_i⁰ */
+        pflref_accumulate(c, inv_N, c_i + i * P, P);
+}
+
 static void *scaffold_work_alloc(const pflref_problem *problem,
                                  const pflref_hyper *hyper)
 {
-    (void)hyper;
     const size_t P = problem->model.P;
     scaffold_work *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
         return NULL;
-    /* req: scaffold.alg1.l1, scaffold.alg1.l2 */
-    /* c = 0 and every c_i = 0 (zero-filled); x = w⁰ is the state's w */
+    /* x = w⁰ is the state's w; c and c_i below */
     ws->x = pflref_work_doubles(&ws->list, P, 1);
     ws->y = pflref_work_doubles(&ws->list, P, 1);
     ws->g = pflref_work_doubles(&ws->list, P, 1);
@@ -115,6 +145,8 @@ static void *scaffold_work_alloc(const pflref_problem *problem,
     ws->dc = pflref_work_doubles(&ws->list, P, 1);
     ws->c = pflref_work_doubles(&ws->list, P, 1);
     ws->c_i = pflref_work_doubles(&ws->list, problem->N, P);
+    if (ws->c != NULL && ws->c_i != NULL)
+        scaffold_start(&hyper->scaffold, problem->N, P, ws->c, ws->c_i);
     return pflref_work_ready(ws);
 }
 
@@ -132,16 +164,27 @@ static pflref_status has_steps(const void *ctx, size_t t, size_t client,
         "\"scaffold.option\": \"I\")", client, t);
 }
 
-/* Before round 0: η_g and η_l are the registry's (finite, > 0); option II
- * needs K ≥ 1 in every participation. */
+/* Before round 0: η_g and η_l are the registry's (finite, > 0); given
+ * control variates are finite (the spec reader's numbers are; the C API's
+ * may not be); option II needs K ≥ 1 in every participation. */
 static pflref_status scaffold_check(const pflref_problem *problem,
                                     const pflref_hyper *hyper,
                                     const pflref_schedule *schedule,
                                     const unsigned char *mask,
                                     pflref_error *err)
 {
-    (void)problem;
     (void)mask;
+    const size_t P = problem->model.P;
+    const pflref_scaffold_hyper *h = &hyper->scaffold;
+    if (h->c0 != NULL && !pflref_all_finite(h->c0, P))
+        return pflref_error_set(err, PFLREF_EINVAL, "init.c",
+                                "the initial server control variate c has "
+                                "an entry that is not finite");
+    for (size_t i = 0; h->c_i0 != NULL && i < problem->N; i++)
+        if (!pflref_all_finite(h->c_i0 + i * P, P))
+            return pflref_error_set(err, PFLREF_EINVAL, "init.c_i",
+                                    "client %zu's initial control variate "
+                                    "c_i has an entry that is not finite", i);
     /* req: scaffold.alg1.l12 */
     if (hyper->scaffold.option == PFLREF_SCAFFOLD_OPTION_II)
         return pflref_schedule_walk(schedule, has_steps, NULL, NULL, err);
@@ -181,7 +224,7 @@ static pflref_status client_update(pflref_state *s, size_t i,
         return st;
     /* req: scaffold.alg1.l11 */
     pflref_client_end(s, i, "y", ws->y, trace);
-    /* req: scaffold.alg1.l12 */
+    /* req: scaffold.alg1.l12, scaffold.eq4 */
     if (option == PFLREF_SCAFFOLD_OPTION_I) {
         /* (i) c_i⁺ ← g_i(x): the whole training set, index order */
         const pflref_data *D = &s->problem->clients[i].train;

@@ -156,6 +156,8 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "scaffold-correction",
     "scaffold-full-pass",
     "scaffold-global-step",
+    "scaffold-initial-c-mean",
+    "scaffold-initial-control",
     "scaffold-local-steps",
     "scaffold-optimizer",
     "scaffold-option",

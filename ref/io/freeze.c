@@ -25,12 +25,17 @@
  *   in the files form (pflref_freeze_write, opt.arrays "files") the large
  *   arrays of spec.init and expected in .npy files beside the vector, its
  *   "trajectory_values" and the "array_files" manifest, which the hash
- *   covers (ref/io/freeze_arrays.c).  The id stays the inline spec's.
+ *   covers (ref/io/freeze_arrays.c).  The expected side takes the result
+ *   writer's files form: the result's text names final.w, .v, .alpha and
+ *   the trajectory's values by reference from the start and their files
+ *   are written from the run's numbers, so none of them is printed as
+ *   decimals and parsed back (issue 30); the bytes are those the inline
+ *   text's numbers gave.  The id stays the inline spec's.
  * Trust: such a vector says "agrees with pflref", not "agrees with the
  * paper"; it is as right as the reference is on the independently derived
  * vectors of golden/ (docs/formats.md, "Provenance").
  *
- * I/O only: the run is pflref_spec_run's, the result pflref_result_to_json's;
+ * I/O only: the run is pflref_spec_run's, the result pflref_result_text's;
  * nothing here computes a model.
  */
 #include <stdio.h>
@@ -40,6 +45,7 @@
 #include "pflref/version.h"
 #include "io/canonical.h"
 #include "io/freeze.h"
+#include "io/result.h"
 #include "io/json.h"
 #include "io/vector.h"
 
@@ -165,26 +171,34 @@ static pflref_status read_options(const pflref_freeze_options *opt,
     return PFLREF_OK;
 }
 
-/* Run spec, recording at `level`; *result := the parsed result. */
-static pflref_status run_result(pflref_spec *spec, pflref_record_level level,
-                                json_t **result, pflref_error *err)
+/* Run spec, recording at `level`: *res and tj (initialised here; the
+ * caller frees both, also on failure). */
+static pflref_status run(pflref_spec *spec, pflref_record_level level,
+                         pflref_run_result **res, pflref_trajectory *tj,
+                         pflref_error *err)
 {
     spec->record = level;
-    pflref_trajectory tj;
-    pflref_trajectory_init(&tj, spec->record);
-    pflref_trace recorder = {pflref_trajectory_emit, &tj};
-    pflref_run_result *res = NULL;
+    pflref_trajectory_init(tj, spec->record);
+    pflref_trace recorder = {pflref_trajectory_emit, tj};
+    return pflref_spec_run(spec, &recorder, res, err);
+}
+
+/* *result := the run's result document, parsed: its arrays inline, or as
+ * refs says (the files form's expected side, pflref_freeze_files_plan). */
+static pflref_status result_json(const pflref_spec *spec,
+                                 const pflref_run_result *res,
+                                 const pflref_trajectory *tj,
+                                 const pflref_result_refs *refs,
+                                 json_t **result, pflref_error *err)
+{
+    pflref_build_info bi;
+    pflref_build_info_get(&bi);
     char *text = NULL;
-    pflref_status st = pflref_spec_run(spec, &recorder, &res, err);
-    if (st == PFLREF_OK) {
-        pflref_build_info bi;
-        pflref_build_info_get(&bi);
-        st = pflref_result_to_json(spec, res, &tj, &bi, &text, err);
-    }
-    pflref_run_result_free(res);
-    pflref_trajectory_free(&tj);
+    size_t len = 0;
+    pflref_status st =
+        pflref_result_text(spec, res, tj, &bi, refs, &text, &len, err);
     if (st == PFLREF_OK)
-        st = pflref_json_parse(text, strlen(text), "result", result, err);
+        st = pflref_json_parse(text, len, "result", result, err);
     free(text);
     return st;
 }
@@ -255,6 +269,14 @@ static pflref_status explicit_spec(json_t *vspec, const json_t *result,
         json_object_get(json_object_get(result, "init"), "support");
     if (init != NULL && support != NULL)
         bad |= set_new(init, "support", json_deep_copy(support));
+    /* SCAFFOLD's initial control variates as given */
+    static const char *const controls[] = {"c", "c_i"};
+    for (size_t j = 0; init != NULL && j < 2; j++) {
+        const json_t *cv =
+            json_object_get(json_object_get(result, "init"), controls[j]);
+        if (cv != NULL)
+            bad |= set_new(init, controls[j], json_deep_copy(cv));
+    }
     /* lora's adapter and pFedHN's hypernetwork as read (a file the spec
      * named inlined: the vector names only its own files, in the files
      * form); HetLoRA's ranks as given */
@@ -421,11 +443,22 @@ static pflref_status build(const char *spec_text, size_t len,
                                 "freeze takes a spec (%s)",
                                 PFLREF_GOLDEN_FORMAT, PFLREF_SPEC_FORMAT);
     pflref_spec *spec = NULL;
+    pflref_run_result *res = NULL;
+    pflref_trajectory tj;
+    pflref_trajectory_init(&tj, PFLREF_RECORD_NONE);
     json_t *root = NULL, *result = NULL, *body = NULL;
+    pflref_result_refs refs;
     pflref_status st;
+    /* in the files form the expected side's large arrays are references
+     * from the start (the result writer's files form), their numbers
+     * written from the run's (pflref_freeze_files_move) */
     if ((st = pflref_spec_parse(spec_text, len, base_dir, &spec, err)) ||
         (st = pflref_json_parse(spec_text, len, "", &root, err)) ||
-        (st = run_result(spec, s->level, &result, err)) ||
+        (st = run(spec, s->level, &res, &tj, err)) ||
+        (ff != NULL &&
+         (st = pflref_freeze_files_plan(ff, spec, res, &tj, &refs, err))) ||
+        (st = result_json(spec, res, &tj, ff != NULL ? &refs : NULL, &result,
+                          err)) ||
         (st = explicit_spec(root, result, spec, s, base_dir, err)) ||
         (st = make_body(root, result, spec, s, &body, err)))
         goto done;
@@ -433,9 +466,13 @@ static pflref_status build(const char *spec_text, size_t len,
         goto done;
     st = seal(body, vector, err);
 done:
+    if (ff != NULL)
+        ff->tj = NULL;   /* tj and res end here */
     json_decref(body);
     json_decref(result);
     json_decref(root);
+    pflref_run_result_free(res);
+    pflref_trajectory_free(&tj);
     pflref_spec_free(spec);
     return st;
 }

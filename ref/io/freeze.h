@@ -10,6 +10,7 @@
 #include "pflref/io.h"
 #include "pflref/problem.h"
 #include "pflref/status.h"
+#include "io/result.h"
 
 /* The vector spec's "problem", made explicit and portable:
  *   {"generator": …}  → {"clients": [...]}, the clients of `problem` (the
@@ -47,6 +48,12 @@ typedef struct {
     json_t *manifest;                 /* "array_files", or NULL: none     */
     char **stale;                     /* an earlier vector's files there  */
     size_t n_stale;
+    /* the result's final state and trajectory, written from the run's
+     * numbers (pflref_freeze_files_plan), not from the JSON */
+    pflref_result_array a[PFLREF_RA_COUNT];
+    const pflref_trajectory *tj;      /* the run's records (borrowed)    */
+    char *ref[PFLREF_RA_COUNT];       /* "STEM.arrays/NAME.npy" of each
+                                         slot planned to a file, or NULL */
 } pflref_freeze_files;
 
 /* ff := the files form of the vector at vector_path (STEM.arrays beside
@@ -54,10 +61,27 @@ typedef struct {
 void pflref_freeze_files_init(pflref_freeze_files *ff,
                               const char *vector_path, size_t inline_max);
 
+/* The result writer's files form for the vector's expected side: of the
+ * run's (spec, res, tj), final.w, final.v, final.alpha and the
+ * trajectory's values go to files when they have more than
+ * ff->inline_max numbers (pflref_result_slot_to_file; the trajectory only
+ * when every record written has a value, as the inline vector's records
+ * are then all ranged); refs gets their references, for
+ * pflref_result_text, and ff keeps res's arrays and tj (borrowed: they
+ * must outlive pflref_freeze_files_move).  Errors: PFLREF_ENOMEM. */
+pflref_status pflref_freeze_files_plan(pflref_freeze_files *ff,
+                                       const pflref_spec *spec,
+                                       const pflref_run_result *res,
+                                       const pflref_trajectory *tj,
+                                       pflref_result_refs *refs,
+                                       pflref_error *err);
+
 /* Move the arrays of the vector body (before its hash: format, id, spec,
  * title, provenance, flags, tolerance, expected) with more numbers than
  * ff->inline_max into STEM.arrays/NAME.npy, each written at once through
- * the guarded writer and replaced in body by its path; body gets
+ * the guarded writer and replaced in body by its path (spec.init's from
+ * the JSON; the expected side's, already references in body, from the
+ * numbers pflref_freeze_files_plan kept); body gets
  * "trajectory_values" when the trajectory's values went to a file and
  * "array_files" (the manifest, also kept in ff) when any file was
  * written.  Errors: PFLREF_EIO (the folder cannot be made, a file cannot

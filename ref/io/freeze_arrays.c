@@ -30,8 +30,14 @@
  * .npy files already, and the spec names them), init.lora_ranks
  * (integers), and an array whose rows differ in length.
  *
- * Files are written first, each through the guarded writer
- * (pflref_npy_write_f8 → ref/io/write.c), the vector last (the caller);
+ * spec.init's arrays are read from the vector's JSON (they are P-sized
+ * or k × P); the expected side's from the run's own numbers, through the
+ * result writer's pieces (pflref_freeze_files_plan: the result's text
+ * names them by reference from the start, ref/io/result_files.c), so a
+ * thousand clients' final.v is never printed and parsed back.
+ * Files are written first, each through the guarded writer and the
+ * result writer's .npy step (pflref_npy_write_step → ref/io/write.c), the
+ * vector last (the caller);
  * pflref_freeze_files_undo removes every file written and the folder when
  * it was made here, so a failure leaves nothing.
  */
@@ -122,14 +128,16 @@ static void flatten(const json_t *v, size_t rows, size_t cols, double *x)
     }
 }
 
-/* x (rows × cols; cols 0: 1-D) into STEM.arrays/NAME.npy; *ref := its
- * path as the vector names it (malloc'd); the manifest gets its entry. */
-static pflref_status write_file(pflref_freeze_files *ff, const char *name,
-                                const double *x, size_t rows, size_t cols,
-                                json_t **ref, pflref_error *err)
+/* The pieces (rows × cols numbers in all; cols 0: 1-D) into
+ * STEM.arrays/NAME.npy through the result writer's .npy step (the bytes
+ * np.save writes); *ref := its path as the vector names it; the manifest
+ * gets its entry. */
+static pflref_status write_pieces(pflref_freeze_files *ff, const char *name,
+                                  const pflref_npy_piece *pieces,
+                                  size_t n_pieces, size_t rows, size_t cols,
+                                  json_t **ref, pflref_error *err)
 {
-    char rel[PFLREF_PATH_MAX], full[PFLREF_PATH_MAX], sha[65];
-    unsigned long long bytes;
+    char rel[PFLREF_PATH_MAX], full[PFLREF_PATH_MAX];
     snprintf(rel, sizeof rel, "%s/%s.npy", ff->rel_dir, name);
     snprintf(full, sizeof full, "%s/%s.npy", ff->full_dir, name);
     char **grown = realloc(ff->written, (ff->n_written + 1) * sizeof *grown);
@@ -139,9 +147,11 @@ static pflref_status write_file(pflref_freeze_files *ff, const char *name,
     char *kept = strdup(full);   /* for undo, held before the file exists */
     if (kept == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, name, "out of memory");
+    pflref_npy_file f = {.rows = rows, .cols = cols, .pieces = pieces,
+                         .n_pieces = n_pieces, .sha256 = "", .bytes = 0};
     pflref_status st = make_folder(ff, err);
     if (st == PFLREF_OK)
-        st = pflref_npy_write_f8(full, x, rows, cols, sha, &bytes, err);
+        st = pflref_write_file_with(full, pflref_npy_write_step, &f, err);
     if (st != PFLREF_OK) {
         free(kept);
         return st;
@@ -149,13 +159,23 @@ static pflref_status write_file(pflref_freeze_files *ff, const char *name,
     ff->written[ff->n_written++] = kept;
     if (ff->manifest == NULL)
         ff->manifest = json_array();
-    json_t *entry = json_pack("{s:s, s:s, s:I}", "path", rel, "sha256", sha,
-                              "bytes", (json_int_t)bytes);
+    json_t *entry = json_pack("{s:s, s:s, s:I}", "path", rel, "sha256",
+                              f.sha256, "bytes", (json_int_t)f.bytes);
     *ref = json_string(rel);
     if (ff->manifest == NULL || entry == NULL || *ref == NULL ||
         json_array_append_new(ff->manifest, entry) != 0)
         return pflref_error_set(err, PFLREF_ENOMEM, name, "out of memory");
     return PFLREF_OK;
+}
+
+/* x (rows × cols; cols 0: 1-D) into STEM.arrays/NAME.npy, as
+ * write_pieces. */
+static pflref_status write_file(pflref_freeze_files *ff, const char *name,
+                                const double *x, size_t rows, size_t cols,
+                                json_t **ref, pflref_error *err)
+{
+    const pflref_npy_piece one = {x, rows * (cols ? cols : 1)};
+    return write_pieces(ff, name, &one, 1, rows, cols, ref, err);
 }
 
 /* obj[key], when numbers more than inline_max, into the file NAME.npy and
@@ -183,47 +203,61 @@ static pflref_status move_member(pflref_freeze_files *ff, json_t *obj,
     return st;
 }
 
-/* Every value of the records, when they number more than inline_max in
- * all, into trajectory.npy in record order; each record's value becomes
- * its range {offset, count}; *ref := the file's reference (NULL: kept
- * inline). */
-static pflref_status move_trajectory(pflref_freeze_files *ff, json_t *list,
-                                     json_t **ref, pflref_error *err)
+pflref_status pflref_freeze_files_plan(pflref_freeze_files *ff,
+                                       const pflref_spec *spec,
+                                       const pflref_run_result *res,
+                                       const pflref_trajectory *tj,
+                                       pflref_result_refs *refs,
+                                       pflref_error *err)
 {
-    *ref = NULL;
-    size_t total = 0, rows, cols;
-    for (size_t r = 0; r < json_array_size(list); r++) {
-        const json_t *v = json_object_get(json_array_get(list, r), "value");
-        if (!numbers_shape(v, &rows, &cols) || cols != 0)
-            return PFLREF_OK;   /* not a list of vectors: left inline */
-        total += rows;
+    *refs = (pflref_result_refs){.files = NULL, .n_files = 0};
+    pflref_result_arrays(spec, res, tj, ff->a);
+    ff->tj = tj;
+    /* the trajectory stays inline when a record written has no value (a
+     * range has a count of at least 1) */
+    int all_valued = 1;
+    for (size_t k = 0; tj != NULL && k < tj->count; k++)
+        if (pflref_result_record_written(tj, k) && tj->records[k].len == 0)
+            all_valued = 0;
+    static const pflref_result_slot expected[] = {
+        PFLREF_RA_TRAJECTORY, PFLREF_RA_FINAL_W, PFLREF_RA_FINAL_V,
+        PFLREF_RA_FINAL_ALPHA};
+    for (size_t q = 0; q < sizeof expected / sizeof *expected; q++) {
+        const pflref_result_slot s = expected[q];
+        if (!pflref_result_slot_to_file(&ff->a[s], ff->inline_max) ||
+            (s == PFLREF_RA_TRAJECTORY && !all_valued))
+            continue;
+        char rel[PFLREF_PATH_MAX];
+        snprintf(rel, sizeof rel, "%s/%s.npy", ff->rel_dir,
+                 s == PFLREF_RA_TRAJECTORY ? "trajectory" : ff->a[s].name);
+        if ((ff->ref[s] = strdup(rel)) == NULL)
+            return pflref_error_set(err, PFLREF_ENOMEM, ff->a[s].name,
+                                    "out of memory");
+        refs->ref[s] = ff->ref[s];
     }
-    if (total == 0 || total <= ff->inline_max)
+    return PFLREF_OK;
+}
+
+/* The planned slot s from the run's numbers into its file (the body names
+ * it already: the result text was written with its reference). */
+static pflref_status write_slot(pflref_freeze_files *ff,
+                                pflref_result_slot s, pflref_error *err)
+{
+    if (ff->ref[s] == NULL)
         return PFLREF_OK;
-    double *x = malloc(total * sizeof *x);
-    if (x == NULL)
-        return pflref_error_set(err, PFLREF_ENOMEM, "trajectory",
-                                "out of memory");
-    size_t off = 0;
-    for (size_t r = 0; r < json_array_size(list); r++) {
-        const json_t *v = json_object_get(json_array_get(list, r), "value");
-        flatten(v, json_array_size(v), 0, x + off);
-        off += json_array_size(v);
-    }
-    pflref_status st = write_file(ff, "trajectory", x, total, 0, ref, err);
-    free(x);
-    off = 0;
-    for (size_t r = 0; st == PFLREF_OK && r < json_array_size(list); r++) {
-        json_t *rec = json_array_get(list, r);
-        const size_t n = json_array_size(json_object_get(rec, "value"));
-        if (json_object_set_new(rec, "value",
-                                json_pack("{s:I, s:I}", "offset",
-                                          (json_int_t)off, "count",
-                                          (json_int_t)n)) != 0)
-            st = pflref_error_set(err, PFLREF_ENOMEM, "trajectory",
-                                  "out of memory");
-        off += n;
-    }
+    const pflref_result_array *a = &ff->a[s];
+    pflref_npy_piece one;
+    size_t n;
+    pflref_npy_piece *pieces = pflref_result_pieces(a, s, ff->tj, &one, &n);
+    if (pieces == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, a->name, "out of memory");
+    json_t *ref = NULL;
+    const char *name = s == PFLREF_RA_TRAJECTORY ? "trajectory" : a->name;
+    pflref_status st = write_pieces(ff, name, pieces, n, a->rows, a->cols,
+                                    &ref, err);
+    if (pieces != &one)
+        free(pieces);
+    json_decref(ref);
     return st;
 }
 
@@ -232,8 +266,6 @@ pflref_status pflref_freeze_files_move(pflref_freeze_files *ff, json_t *body,
 {
     json_t *init = json_object_get(json_object_get(body, "spec"), "init");
     json_t *hn = json_object_get(init, "hypernetwork");
-    json_t *exp = json_object_get(body, "expected");
-    json_t *fin = json_object_get(exp, "final");
     const struct {
         json_t *obj;
         const char *key, *name;
@@ -244,28 +276,25 @@ pflref_status pflref_freeze_files_move(pflref_freeze_files *ff, json_t *body,
         {hn, "W", "spec.init.hypernetwork.W"},
         {hn, "b", "spec.init.hypernetwork.b"},
         {hn, "v", "spec.init.hypernetwork.v"},
-    }, finals[] = {
-        {fin, "w", "final.w"},
-        {fin, "v", "final.v"},
-        {fin, "alpha", "final.alpha"},
     };
     pflref_status st = PFLREF_OK;
     for (size_t i = 0; st == PFLREF_OK && i < sizeof members / sizeof *members;
          i++)
         st = move_member(ff, members[i].obj, members[i].key, members[i].name,
                          err);
-    json_t *values = NULL;
-    if (st == PFLREF_OK)
-        st = move_trajectory(ff, json_object_get(exp, "trajectory"), &values,
-                             err);
-    if (st == PFLREF_OK && values != NULL &&
-        json_object_set_new(body, "trajectory_values", values) != 0)
+    /* the expected side, in the order the reader first names it: the
+     * trajectory's values, then the final state */
+    const char *tv = ff->ref[PFLREF_RA_TRAJECTORY];
+    if (st == PFLREF_OK && tv != NULL &&
+        json_object_set_new(body, "trajectory_values", json_string(tv)) != 0)
         st = pflref_error_set(err, PFLREF_ENOMEM, "trajectory_values",
                               "out of memory");
-    for (size_t i = 0; st == PFLREF_OK && i < sizeof finals / sizeof *finals;
-         i++)
-        st = move_member(ff, finals[i].obj, finals[i].key, finals[i].name,
-                         err);
+    static const pflref_result_slot expected[] = {
+        PFLREF_RA_TRAJECTORY, PFLREF_RA_FINAL_W, PFLREF_RA_FINAL_V,
+        PFLREF_RA_FINAL_ALPHA};
+    for (size_t q = 0; st == PFLREF_OK && q < sizeof expected / sizeof *expected;
+         q++)
+        st = write_slot(ff, expected[q], err);
     if (st == PFLREF_OK && ff->manifest != NULL &&
         json_object_set(body, "array_files", ff->manifest) != 0)
         st = pflref_error_set(err, PFLREF_ENOMEM, "array_files",
@@ -383,5 +412,7 @@ void pflref_freeze_files_free(pflref_freeze_files *ff)
         free(ff->stale[i]);
     free(ff->stale);
     json_decref(ff->manifest);
+    for (size_t s = 0; s < PFLREF_RA_COUNT; s++)
+        free(ff->ref[s]);
     *ff = (pflref_freeze_files){.inline_max = 0};
 }

@@ -465,6 +465,15 @@ static void emit_init(pflref_emit *e, const pflref_spec *spec)
         KEY(e, "support");
         emit_batches(e, spec->fedrecon_support);
     }
+    if (spec->scaffold_c != NULL) {         /* SCAFFOLD's c⁰ as given */
+        KEY(e, "c");
+        pflref_emit_reals(e, spec->scaffold_c, spec->problem->model.P);
+    }
+    if (spec->scaffold_c_i != NULL) {       /* and its c_i⁰ */
+        KEY(e, "c_i");
+        pflref_emit_matrix(e, spec->scaffold_c_i, spec->problem->N,
+                           spec->problem->model.P);
+    }
     if (spec->n_init_files > 0) {   /* init's arrays given as files */
         KEY(e, "data_files");
         emit_files(e, spec->init_files, spec->n_init_files);

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include "pflref/io.h"
 #include "io/emit.h"
+#include "io/npy_write.h"
 
 typedef enum {
     PFLREF_RA_W0 = 0,        /* w0                 (P)                   */
@@ -55,6 +56,20 @@ void pflref_result_arrays(const pflref_spec *spec,
 /* 1 when record k of tj is written in the result's trajectory (0: a final
  * record, written once as the "final" object). */
 int pflref_result_record_written(const pflref_trajectory *tj, size_t k);
+
+/* The files form's choice for one slot: 1 when the array is present and
+ * has more than inline_max numbers (it goes to NAME.npy). */
+int pflref_result_slot_to_file(const pflref_result_array *a,
+                               size_t inline_max);
+
+/* The numbers of slot s of the result (its array a) as the pieces of its
+ * .npy file: *one, a single piece, for an array; for the trajectory the
+ * values of the records written, in record order, malloc'd (free it when
+ * it is not one).  *n their count; NULL: out of memory. */
+pflref_npy_piece *pflref_result_pieces(const pflref_result_array *a,
+                                       pflref_result_slot s,
+                                       const pflref_trajectory *tj,
+                                       pflref_npy_piece *one, size_t *n);
 
 /* The result's "metrics" object into e: per reported model of r,
  * {"per_client": {...}, "summary": {...}}, the training set's metrics

@@ -266,12 +266,18 @@ static size_t numbers_of(const pflref_result_array *a)
     return a->rows * (a->cols == 0 ? 1 : a->cols);
 }
 
+int pflref_result_slot_to_file(const pflref_result_array *a,
+                               size_t inline_max)
+{
+    return a->present && numbers_of(a) > inline_max;
+}
+
 /* Step 1: the slots that go to files; 0 when none does. */
 static int choose(files_job *j, size_t inline_max)
 {
     int any = 0;
     for (size_t s = 0; s < PFLREF_RA_COUNT; s++) {
-        j->to_file[s] = j->a[s].present && numbers_of(&j->a[s]) > inline_max;
+        j->to_file[s] = pflref_result_slot_to_file(&j->a[s], inline_max);
         any |= j->to_file[s];
     }
     return any;
@@ -346,20 +352,31 @@ static pflref_npy_piece *trajectory_pieces(const pflref_trajectory *tj,
     return p;
 }
 
+pflref_npy_piece *pflref_result_pieces(const pflref_result_array *a,
+                                       pflref_result_slot s,
+                                       const pflref_trajectory *tj,
+                                       pflref_npy_piece *one, size_t *n)
+{
+    if (s == PFLREF_RA_TRAJECTORY)
+        return trajectory_pieces(tj, n);
+    *one = (pflref_npy_piece){a->x, numbers_of(a)};
+    *n = 1;
+    return one;
+}
+
 /* Step 4 for slot s. */
 static pflref_status write_array(files_job *j, size_t s,
                                  const pflref_trajectory *tj,
                                  pflref_error *err)
 {
     const pflref_result_array *a = &j->a[s];
-    pflref_npy_piece one = {a->x, numbers_of(a)}, *pieces = &one;
-    size_t n_pieces = 1;
-    if (s == PFLREF_RA_TRAJECTORY) {
-        pieces = trajectory_pieces(tj, &n_pieces);
-        if (pieces == NULL)
-            return pflref_error_set(err, PFLREF_ENOMEM, j->file[s],
-                                    "out of memory");
-    }
+    pflref_npy_piece one;
+    size_t n_pieces;
+    pflref_npy_piece *pieces = pflref_result_pieces(
+        a, (pflref_result_slot)s, tj, &one, &n_pieces);
+    if (pieces == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, j->file[s],
+                                "out of memory");
     pflref_npy_file f = {.rows = a->rows, .cols = a->cols, .pieces = pieces,
                          .n_pieces = n_pieces, .sha256 = "", .bytes = 0};
     pflref_status st =

@@ -330,6 +330,65 @@ static pflref_status read_support(const json_t *v, pflref_spec *spec,
     return st;
 }
 
+/* init.c and init.c_i: SCAFFOLD's initial control variates (Alg. 1,
+ * l. 1–2: "server input: initial x and c", "client i's input: c_i"), c⁰
+ * of P numbers and c_i⁰ of N arrays of P (client 0 first), numbers or a
+ * file of shape (P) or (N, P); each absent: NULL (ref/algorithms/
+ * scaffold.c's defaults). */
+static pflref_status read_control(const json_t *v, pflref_spec *spec,
+                                  pflref_arrays *files, pflref_error *err)
+{
+    const json_t *c = json_object_get(v, "c");
+    const json_t *ci = json_object_get(v, "c_i");
+    if (c == NULL && ci == NULL)
+        return PFLREF_OK;
+    const char *where = c != NULL ? "init.c" : "init.c_i";
+    if (strcmp(spec->algorithm->name, "scaffold") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "only scaffold takes initial control "
+                                "variates (the algorithm is %s)",
+                                spec->algorithm->name);
+    const size_t P = spec->problem->model.P, N = spec->problem->N;
+    pflref_status st = PFLREF_OK;
+    if (c != NULL) {
+        if ((spec->scaffold_c = malloc(P * sizeof *spec->scaffold_c)) == NULL)
+            return pflref_error_set(err, PFLREF_ENOMEM, where,
+                                    "out of memory");
+        const pflref_array_shape want = {.rank = 1, .dim = {P},
+                                         .sym = {"P"}};
+        if ((st = init_array(files, c, "init.c", &want, spec->scaffold_c,
+                             err)))
+            return st;
+        spec->hyper.scaffold.c0 = spec->scaffold_c;
+    }
+    if (ci == NULL)
+        return PFLREF_OK;
+    size_t rows = 0;
+    if (!json_is_string(ci) &&
+        (st = pflref_json_array(ci, "init.c_i", 1, &rows, err)))
+        return st;
+    if (!json_is_string(ci) && rows != N)
+        return pflref_error_set(err, PFLREF_EINVAL, "init.c_i",
+                                "expected one control variate per client, "
+                                "N = %zu, found %zu", N, rows);
+    if (N > PFLREF_MAX_PARAMS / P)
+        return pflref_error_set(err, PFLREF_ENOMEM, "init.c_i",
+                                "%zu clients × %zu parameters exceed the "
+                                "limit of %zu", N, P,
+                                (size_t)PFLREF_MAX_PARAMS);
+    if ((spec->scaffold_c_i = malloc(N * P * sizeof *spec->scaffold_c_i)) ==
+        NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, "init.c_i",
+                                "out of memory");
+    const pflref_array_shape want = {.rank = 2, .dim = {N, P},
+                                     .sym = {"N", "P"}};
+    if ((st = init_array(files, ci, "init.c_i", &want, spec->scaffold_c_i,
+                         err)))
+        return st;
+    spec->hyper.scaffold.c_i0 = spec->scaffold_c_i;
+    return PFLREF_OK;
+}
+
 /* init.hypernetwork.v: the embedding dimension e, from a file of shape
  * (N, e) (whose numbers *vdata then points at, until the next load) or
  * from the length of the first of N arrays. */
@@ -617,7 +676,7 @@ static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
     static const char *const keys[] = {"kind", "w", "seed", "sd", "scale",
                                        "cluster_models", "hypernetwork",
                                        "lora", "lora_ranks", "lora_targets",
-                                       "support", NULL};
+                                       "support", "c", "c_i", NULL};
     json_t *kind_v;
     const char *kind;
     pflref_status st;
@@ -626,6 +685,7 @@ static pflref_status read_init_w0(const json_t *v, pflref_spec *spec,
         (st = read_hypernetwork(v, spec, files, err)) ||
         (st = read_lora_init(v, spec, files, err)) ||
         (st = read_support(v, spec, err)) ||
+        (st = read_control(v, spec, files, err)) ||
         (st = pflref_json_member(v, "init", "kind", 1, &kind_v, err)) ||
         (st = pflref_json_string(kind_v, "init.kind", &kind, err)))
         return st;

@@ -149,6 +149,29 @@ static pflref_status read_selected_drawn(const json_t *r, const char *rp,
     return PFLREF_OK;
 }
 
+/* A round's member `key` that only algorithm `alg` takes (FedFomo's
+ * "peers" and "peer_draws", FedProx's "draws"): *v the member, or NULL
+ * when absent (PFLREF_OK, nothing to read); where its path (size
+ * PFLREF_WHERE_MAX).  Another algorithm's round naming it is refused:
+ * "only ALG takes WHAT (NAME does not)". */
+static pflref_status round_member_of(const json_t *r, const char *rp,
+                                     const char *key, const char *alg,
+                                     const char *what,
+                                     const pflref_spec *spec,
+                                     const json_t **v, char *where,
+                                     pflref_error *err)
+{
+    *v = json_object_get(r, key);
+    if (*v == NULL)
+        return PFLREF_OK;
+    pflref_json_key_path(where, PFLREF_WHERE_MAX, rp, key);
+    if (strcmp(spec->algorithm->name, alg) != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "only %s takes %s (%s does not)", alg, what,
+                                spec->algorithm->name);
+    return PFLREF_OK;
+}
+
 /* A round's "peers" (FedFomo's S_i^t): one list of client ids per
  * participant, each possibly empty, into plan->peers (absent: NULL).  Ids
  * are range-checked here; that a list holds neither the client itself nor
@@ -157,17 +180,14 @@ static pflref_status read_peers(const json_t *r, const char *rp, size_t N,
                                 const pflref_spec *spec,
                                 pflref_round_plan *plan, pflref_error *err)
 {
-    const json_t *v = json_object_get(r, "peers");
-    if (v == NULL)
-        return PFLREF_OK;
+    const json_t *v;
     char where[PFLREF_WHERE_MAX];
-    pflref_json_key_path(where, sizeof where, rp, "peers");
-    if (strcmp(spec->algorithm->name, "fedfomo") != 0)
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "only fedfomo takes peer lists (%s does not)",
-                                spec->algorithm->name);
     size_t n, total = 0, len;
-    pflref_status st = pflref_json_array(v, where, 0, &n, err);
+    pflref_status st = round_member_of(r, rp, "peers", "fedfomo",
+                                       "peer lists", spec, &v, where, err);
+    if (st != PFLREF_OK || v == NULL)
+        return st;
+    st = pflref_json_array(v, where, 0, &n, err);
     if (st == PFLREF_OK && n != plan->m)
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "%zu peer lists for %zu clients", n, plan->m);
@@ -247,17 +267,14 @@ static pflref_status read_peer_draws(const json_t *r, const char *rp,
                                      pflref_error *err)
 {
     static const char *const dkeys[] = {"order", "u", NULL};
-    const json_t *v = json_object_get(r, "peer_draws");
-    if (v == NULL)
-        return PFLREF_OK;
+    const json_t *v;
     char where[PFLREF_WHERE_MAX];
-    pflref_json_key_path(where, sizeof where, rp, "peer_draws");
-    if (strcmp(spec->algorithm->name, "fedfomo") != 0)
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "only fedfomo takes peer draws (%s does not)",
-                                spec->algorithm->name);
     size_t n, total = 0, total_u = 0, len;
-    pflref_status st = pflref_json_array(v, where, 0, &n, err);
+    pflref_status st = round_member_of(r, rp, "peer_draws", "fedfomo",
+                                       "peer draws", spec, &v, where, err);
+    if (st != PFLREF_OK || v == NULL)
+        return st;
+    st = pflref_json_array(v, where, 0, &n, err);
     if (st == PFLREF_OK && n != plan->m)
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "%zu peer draws for %zu clients", n, plan->m);
@@ -324,18 +341,14 @@ static pflref_status read_draws(const json_t *r, const char *rp, size_t N,
                                 const pflref_spec *spec,
                                 pflref_round_plan *plan, pflref_error *err)
 {
-    const json_t *v = json_object_get(r, "draws");
-    if (v == NULL)
-        return PFLREF_OK;
+    const json_t *v;
     char where[PFLREF_WHERE_MAX];
-    pflref_json_key_path(where, sizeof where, rp, "draws");
-    if (strcmp(spec->algorithm->name, "fedprox") != 0)
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "only fedprox takes draws (%s does not)",
-                                spec->algorithm->name);
     size_t K;
-    pflref_status st = pflref_json_array(v, where, 1, &K, err);
-    if (st != PFLREF_OK)
+    pflref_status st = round_member_of(r, rp, "draws", "fedprox", "draws",
+                                       spec, &v, where, err);
+    if (st != PFLREF_OK || v == NULL)
+        return st;
+    if ((st = pflref_json_array(v, where, 1, &K, err)))
         return st;
     plan->draws = malloc(K * sizeof *plan->draws);
     if (plan->draws == NULL)

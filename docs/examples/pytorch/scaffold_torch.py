@@ -17,7 +17,8 @@ torch.optim.SGD's step.
   l. 16   Δx, Δc ← the means over S of y_i − x and c_i⁺ − c_i
   l. 17   x ← x + η_g Δx;  c ← c + (|S|/N) Δc
 
-c and every c_i start at 0; a client never sampled keeps c_i = 0.  lr.*
+c_i starts at the vector's init.c_i (else 0), c at init.c (else the mean
+of the c_i); a client never sampled keeps its c_i.  lr.*
 scales η_l per round (per client training with lr.count = trainings, the
 pfllib preset); scaffold.c_lr = initial divides by the undecayed η.
 Records: client_begin / step / client_end "y", client_end "c_i" (c_i⁺),
@@ -84,8 +85,12 @@ def run(vector_raw):
         raise Unsupported("scaffold.c_lr %r" % cfg["scaffold.c_lr"])
     rec, server = Recorder(prob.id), prob.global_model
     N, P = len(prob.clients), flat(server).numel()
-    c = torch.zeros(P, dtype=torch.float64)
-    c_i = [torch.zeros(P, dtype=torch.float64) for _ in range(N)]
+    init = vector_raw["spec"].get("init", {})
+    c_i = [torch.tensor(row, dtype=torch.float64) if "c_i" in init
+           else torch.zeros(P, dtype=torch.float64)
+           for row in init.get("c_i", [None] * N)]
+    c = (torch.tensor(init["c"], dtype=torch.float64) if "c" in init
+         else torch.stack(c_i).mean(dim=0))
     trained = [0] * N
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, server)
