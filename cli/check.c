@@ -274,9 +274,18 @@ static const char *report_pair(pflref_status st, const pflref_error *err,
         }
         return "wrong_outcome";
     }
-    /* too few records compared under --partial is a failure too */
+    /* too few records compared under --partial is a failure too; without
+     * --partial-min so is a round of the expected trajectory of which the
+     * candidate wrote nothing (a final-state-only candidate passes only
+     * with an explicit --partial-min, which the report shows) */
     const size_t needed = partial_needed(o, rep);
-    const int pass = rep->mismatches == 0 && rep->quantities >= needed;
+    const int rounds_short = o->cmp.partial && !o->partial_min_given &&
+                             rep->rounds_compared < rep->rounds_expected;
+    const int pass = rep->mismatches == 0 && rep->quantities >= needed &&
+                     !rounds_short;
+    if (needed > 0)
+        json_object_set_new(entry, "partial_rounds_short",
+                            json_boolean(rounds_short));
     if (pass)
         tally->passed++;
     else
@@ -341,7 +350,8 @@ static void check_pair(const char *vpath, const char *vtext, size_t vlen,
     if (o->diagnose && strcmp(status, "mismatch") == 0) {
         /* which known variant the failing candidate computes instead */
         json_t *dg = cli_diagnose_pair(vtext, vlen, dir, c->text, c->len,
-                                       cdir, &o->cmp, !o->json);
+                                       cdir, &o->cmp, o->diagnose_budget,
+                                       !o->json);
         if (dg != NULL)
             json_object_set_new(entry, "diagnosis", dg);
     }

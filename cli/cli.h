@@ -121,12 +121,16 @@ void cli_print_diagnosis(const pflref_diagnosis *d, int ranked);
 /* check --diagnose: diagnose one failing pair (dir: the vector's folder,
  * cdir: the candidate's, which its file references are relative to);
  * print the words (print), else return the pflref-diagnosis/1 document
- * (NULL on error). */
+ * (NULL on error); budget: check's --budget (0: the default). */
 struct json_t;
 struct json_t *cli_diagnose_pair(const char *vtext, size_t vlen,
                                  const char *dir, const char *ctext,
                                  size_t clen, const char *cdir,
-                                 const pflref_check_options *cmp, int print);
+                                 const pflref_check_options *cmp,
+                                 size_t budget, int print);
+/* --budget N (diagnose, check --diagnose): EXIT_OK, or the usage error
+ * (printed). */
+int cli_parse_budget(const char *arg, size_t *budget);
 
 /* ---- cli/progress.c ----------------------------------------------------- */
 
@@ -173,6 +177,12 @@ typedef struct {
     size_t n_include;
     const char *exclude[CLI_MAX_PATTERNS];
     size_t n_exclude;
+    /* diagnose and hostile folders (docs/cli.md) */
+    size_t diagnose_budget;  /* --budget: runs of each --diagnose (0: the
+                                default)                                  */
+    int partial_min_given;   /* --partial-min was given; without it
+                                --partial must compare records covering
+                                every round of the expected trajectory   */
 } cli_check_options;
 
 /* Parse check's arguments: EXIT_OK, or a usage error (printed). */

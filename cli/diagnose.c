@@ -3,6 +3,9 @@
  * diagnosis `pflref check --diagnose` prints for a failing vector
  * (pflref_golden_diagnose; docs/cli.md, "diagnose").
  *
+ * On a terminal (isatty(stderr)) and without --quiet a progress line
+ * counts the variant runs against the budget (cli/progress.c).
+ *
  * Exit codes: 0 a variant matches completely (the vector's own spec
  * included), 1 no variant matches (the nearest is named), 2 usage or
  * malformed input, 5 an internal error.
@@ -23,9 +26,17 @@ static void print_match(size_t rank, const pflref_variant_match *m)
     if (m->complete)
         printf("matches all %zu records (%.1f digits)\n", m->expected_records,
                m->min_lre);
+    else if (m->compared < m->expected_records)
+        printf("agrees on %zu of the %zu records the candidate wrote (%zu "
+               "expected), %zu mismatched\n", m->agreeing, m->compared,
+               m->expected_records, m->mismatches);
     else
         printf("agrees on %zu of %zu records, %zu mismatched\n", m->agreeing,
                m->expected_records, m->mismatches);
+    if (m->value_source[0] != '\0')
+        printf("     from: %s\n", m->value_source);
+    if (m->identical[0] != '\0')
+        printf("     identical here: %s\n", m->identical);
 }
 
 void cli_print_diagnosis(const pflref_diagnosis *d, int ranked)
@@ -35,12 +46,13 @@ void cli_print_diagnosis(const pflref_diagnosis *d, int ranked)
         return;
     for (size_t i = 0; i < d->n_best; i++)
         print_match(i + 1, &d->best[i]);
-    printf("  %zu runs (%zu refused)%s\n", d->runs, d->refused,
+    printf("  %zu runs (%zu refused, %zu changed nothing on this vector)%s\n",
+           d->runs, d->refused, d->unchanged,
            d->budget_exhausted ? ", budget exhausted" : "");
 }
 
 /* --budget N: 0, or a usage error (printed). */
-static int parse_budget(const char *arg, size_t *budget)
+int cli_parse_budget(const char *arg, size_t *budget)
 {
     char *end;
     errno = 0;
@@ -51,6 +63,13 @@ static int parse_budget(const char *arg, size_t *budget)
                                arg);
     *budget = (size_t)n;
     return EXIT_OK;
+}
+
+/* The progress line's callback (pflref_diagnose_options.progress): "run k
+ * of the budget" -- the search may stop before, at a complete match. */
+static void on_progress(void *ctx, size_t runs, size_t budget)
+{
+    cli_progress_item(ctx, "variant run", runs, budget);
 }
 
 typedef struct {
@@ -70,7 +89,7 @@ static int parse(int argc, char **argv, diagnose_args *a)
         else if (strcmp(s, "--partial") == 0)
             a->opt.check.partial = 1;
         else if (strcmp(s, "--budget") == 0 && i + 1 < argc)
-            rc = parse_budget(argv[++i], &a->opt.budget);
+            rc = cli_parse_budget(argv[++i], &a->opt.budget);
         else if (strcmp(s, "--candidate-precision") == 0 && i + 1 < argc) {
             const char *v = argv[++i];
             if (strcmp(v, "fp32") == 0 || strcmp(v, "fp64") == 0)
@@ -126,15 +145,21 @@ static int run(const diagnose_args *a, pflref_diagnosis *d)
 int cli_diagnose(int argc, char **argv)
 {
     diagnose_args a;
+    cli_progress prog;
+    const int quiet = cli_progress_take_quiet(&argc, argv);
     int rc = parse(argc, argv, &a);
     if (rc != EXIT_OK)
         return rc;
+    cli_progress_start(&prog, "diagnose", 0, quiet);
+    a.opt.progress = on_progress;
+    a.opt.progress_ctx = &prog;
     pflref_diagnosis *d = malloc(sizeof *d);
     if (d == NULL) {
         fprintf(stderr, "pflref: diagnose: out of memory\n");
         return EXIT_INTERNAL;
     }
     rc = run(&a, d);
+    cli_progress_end(&prog);
     if (rc == EXIT_OK && a.json) {
         char *text = NULL;
         pflref_error err;
@@ -153,18 +178,24 @@ int cli_diagnose(int argc, char **argv)
 
 json_t *cli_diagnose_pair(const char *vtext, size_t vlen, const char *dir,
                           const char *ctext, size_t clen, const char *cdir,
-                          const pflref_check_options *cmp, int print)
+                          const pflref_check_options *cmp, size_t budget,
+                          int print)
 {
     pflref_diagnosis *d = malloc(sizeof *d);
     pflref_error err;
     pflref_error_clear(&err);
-    const pflref_diagnose_options opt = {.check = *cmp};
+    cli_progress prog;
+    cli_progress_start(&prog, "check --diagnose", 0, 0);
+    const pflref_diagnose_options opt = {.check = *cmp, .budget = budget,
+                                         .progress = on_progress,
+                                         .progress_ctx = &prog};
     json_t *out = NULL;
     pflref_status st = d == NULL ? PFLREF_ENOMEM
                                  : pflref_golden_diagnose_at(vtext, vlen,
                                                              dir, ctext, clen,
                                                              cdir, &opt, d,
                                                              &err);
+    cli_progress_end(&prog);
     if (st == PFLREF_OK) {
         char *text = NULL;
         if (print)

@@ -121,8 +121,16 @@ int cli_check_parse(int argc, char **argv, cli_check_options *o,
     o->cmp.same_id = 1;
     *expected = *cand = NULL;
     int partial_min = 0;
+    int budget = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
+        if (strcmp(a, "--budget") == 0 && i + 1 < argc) {  /* --diagnose's */
+            const int brc = cli_parse_budget(argv[++i], &o->diagnose_budget);
+            if (brc != EXIT_OK)
+                return brc;
+            budget = 1;
+            continue;
+        }
         int rc = i + 1 < argc ? option_value(a, argv[i + 1], o) : -1;
         if (rc > 0)
             return rc;
@@ -149,6 +157,9 @@ int cli_check_parse(int argc, char **argv, cli_check_options *o,
     }
     if (partial_min && !o->cmp.partial)
         return cli_usage_error("--partial-min needs --partial", NULL);
+    o->partial_min_given = partial_min;
+    if (budget && !o->diagnose)
+        return cli_usage_error("--budget needs --diagnose", NULL);
     if (*cand == NULL)
         return cli_usage_error("check needs EXPECTED and CANDIDATE", NULL);
     return EXIT_OK;

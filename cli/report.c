@@ -115,7 +115,9 @@ static void print_partial(const pflref_golden_report *rep, size_t needed)
                    rep->by_name[k].skipped);
             sep = ", ";
         }
-    printf("; at least %zu required (--partial-min)\n", needed);
+    printf("; at least %zu required (--partial-min)", needed);
+    printf("; rounds covered: %zu of %zu\n", rep->rounds_compared,
+           rep->rounds_expected);
 }
 
 void cli_print_pass(const pflref_golden_report *rep, size_t needed)
@@ -155,10 +157,18 @@ void cli_print_fail(const pflref_golden_report *rep, int resync,
                     size_t needed, const char *flags, const char *replay)
 {
     if (!rep->diverged) {
-        /* only too little compared under --partial */
-        printf("FAIL %s: --partial compared %zu of %zu expected records, "
-               "fewer than the %zu --partial-min requires\n", rep->id,
-               rep->quantities, rep->expected_records, needed);
+        /* only too little compared under --partial: too few records, or
+         * (enough of them) a round not covered without --partial-min */
+        if (rep->quantities >= needed)
+            printf("FAIL %s: --partial compared records of %zu of the %zu "
+                   "rounds of the expected trajectory; without --partial-min "
+                   "every round must be covered (a candidate that records "
+                   "less passes only with an explicit --partial-min)\n",
+                   rep->id, rep->rounds_compared, rep->rounds_expected);
+        else
+            printf("FAIL %s: --partial compared %zu of %zu expected records, "
+                   "fewer than the %zu --partial-min requires\n", rep->id,
+                   rep->quantities, rep->expected_records, needed);
         print_partial(rep, needed);
         cli_print_flags(flags);
         printf("  replay: %s\n", replay);
@@ -308,6 +318,10 @@ void cli_put_comparison(json_t *entry, const pflref_golden_report *rep,
         json_object_set_new(entry, "partial_min", cli_count_json(needed));
         json_object_set_new(entry, "partial_short",
                             json_boolean(rep->quantities < needed));
+        json_object_set_new(entry, "rounds_expected",
+                            cli_count_json(rep->rounds_expected));
+        json_object_set_new(entry, "rounds_compared",
+                            cli_count_json(rep->rounds_compared));
     }
     json_t *names = json_array();
     for (size_t k = 0; k < rep->n_names; k++) {

@@ -10,10 +10,14 @@
  * passed over, so a link loop neither hangs the walk nor counts one vector
  * twice.  A *.json entry that is not a regular file (a FIFO, a device, a
  * socket) is an error named as such, never opened: reading it could block.
+ * A *.json name that leads nowhere -- a dangling symbolic link, or a link
+ * in a cycle -- is an error named as such, never skipped: skipping could
+ * hide a vector (docs/cli.md).
  * Folders are read in sorted order, names starting with '.' skipped, so
  * reports are stable.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +124,26 @@ static size_t walk_file(cli_walk *w, const char *path, const struct stat *sb)
                ? 0 : 1;
 }
 
+/* A *.json name stat() cannot follow: a dangling symbolic link, a link
+ * in a cycle (ELOOP), or one that cannot be read; named, counted as one
+ * problem (the command exits 2). */
+static size_t broken_json(const char *path)
+{
+    const int e = errno;
+    struct stat lb;
+    const int link = lstat(path, &lb) == 0 && S_ISLNK(lb.st_mode);
+    if (e == ELOOP)
+        fprintf(stderr, "pflref: %s: a symbolic link in a cycle (it never "
+                        "reaches a file); refused, not skipped\n", path);
+    else if (link && e == ENOENT)
+        fprintf(stderr, "pflref: %s: a dangling symbolic link (its target "
+                        "does not exist); refused, not skipped\n", path);
+    else
+        fprintf(stderr, "pflref: %s: cannot be read (%s); refused, not "
+                        "skipped\n", path, strerror(e));
+    return 1;
+}
+
 static size_t walk_folder(cli_walk *w, const char *path)
 {
     struct dirent **names;
@@ -136,9 +160,10 @@ static size_t walk_folder(cli_walk *w, const char *path)
         struct stat cb;
         if (child != NULL) {
             snprintf(child, len, "%s/%s", path, name);
-            /* links are followed; a dangling one is passed over */
+            /* links are followed; a *.json one that leads nowhere is an
+             * error (skipping it could hide a vector), other names pass */
             if (stat(child, &cb) != 0)
-                ;
+                problems += has_suffix(name, ".json") ? broken_json(child) : 0;
             else if (S_ISDIR(cb.st_mode)) {
                 if (!id_seen(&w->folders, &cb) &&
                     !id_seen(&w->ancestors, &cb) && id_add(&w->folders, &cb) == 0)
@@ -160,6 +185,9 @@ size_t cli_walk_add(cli_walk *w, const char *path)
 {
     struct stat sb;
     if (stat(path, &sb) != 0) {
+        struct stat lb;
+        if (errno == ELOOP || (lstat(path, &lb) == 0 && S_ISLNK(lb.st_mode)))
+            return broken_json(path);
         fprintf(stderr, "pflref: %s: no such file or folder\n", path);
         return 1;
     }

@@ -73,8 +73,21 @@ START_TEST(test_expectation_matches_the_spec)
     ck_assert_str_eq(d->best[0].preset, "paper");
     ck_assert_uint_eq(d->best[0].mismatches, 0);
     /* the first level ran, the spec and fedavg's one preset (pfllib), and
-     * the spec matched: nothing further */
-    ck_assert_uint_eq(d->runs, 2);
+     * the spec matched: no change is searched.  pfllib's run is the
+     * spec's here (only lr.count differs, nothing decays): named as
+     * identical, and the folder's vectors are run under both settings, in
+     * sorted order, until one differs -- all-keep-old, bias-zeros-drawn,
+     * full-batch-two-epochs, lr-exponential (every client trains every
+     * round: trainings = rounds), lr-per-client: 5 × 2 runs */
+    ck_assert_uint_eq(d->runs, 12);
+    ck_assert_msg(strstr(d->best[0].identical, "preset pfllib (differs in "
+                                               "lr.count rounds vs "
+                                               "trainings); vector "
+                                               "fedavg/worked/lr-per-client "
+                                               "tells them apart") != NULL,
+                  "%s", d->best[0].identical);
+    ck_assert_msg(strstr(d->summary, "identical here: preset pfllib") != NULL,
+                  "%s", d->summary);
     ck_assert_msg(strstr(d->summary, "the candidate passes") != NULL, "%s",
                   d->summary);
     free(d);
@@ -102,26 +115,174 @@ START_TEST(test_moved_final_value_is_no_known_variant)
     ck_assert_uint_eq(b->agreeing, b->expected_records - 1);
     ck_assert_msg(strstr(d->summary, "diverging at the final state (w)") !=
                       NULL, "%s", d->summary);
-    /* every change of fedavg ran and none agrees further: the spec and the
-     * preset pfllib, then fedavg.weights = uniform, all_keep_old,
-     * lr.schedule = exponential, step, lr.gamma × 2, × ½ (0 is below its
-     * bound, 1 its default), lr.step_rounds + 1 (− 1 is below its bound),
-     * lr.scope = eta_p, no_beta, lr.count = trainings, eta × 2, eta × ½
-     * (eta = 0 is below the registry's bound, and eta has no default), one
-     * local step fewer; and the client optimizer's 19 (docs/optimizers.md):
-     * opt.method = adam, adamw, opt.momentum_form = classical, opt.nesterov
-     * = on, opt.weight_decay_form = decoupled, opt.decay_scope = weights,
-     * shared, personal, opt.clip = norm, opt.state = client, server,
-     * opt.beta1 and opt.beta2 × 2, × ½, 0, opt.eps × 2, × ½ (μ, τ, λ are
-     * 0, their default; clip_norm is not set); and the batch-norm running
-     * statistics' 2: bn.running = frozen, bn.running_var = biased (which
-     * change nothing on this model without batch normalisation) */
-    ck_assert_uint_eq(d->runs, 36);
+    /* every base is expanded, whatever its own agreement: the spec
+     * (paper) and preset pfllib, which is identical on this vector (it
+     * sets only lr.count = trainings, and nothing decays) but whose
+     * neighbours differ.  From each: fedavg.weights = uniform,
+     * all_keep_old, lr.schedule = exponential, step, lr.gamma × 2, × ½
+     * (0 is below its bound, 1 its default), lr.step_rounds + 1 (− 1 is
+     * below its bound), lr.scope = eta_p, no_beta, lr.count (the other
+     * value), eta × 2, eta × ½, one local step fewer, the client
+     * optimizer's 19 (docs/optimizers.md) and batch norm's 2: 34 changes.
+     * The links (pflref_param_links): lr.schedule = exponential and step,
+     * each with lr.gamma = 0.99 and 0.5 (a schedule alone, γ = 1, changes
+     * nothing) and, from paper, with lr.count = trainings: 6 from paper, 4
+     * from pfllib.  2 + 34 + 6 + 34 + 4 = 80; no level 2, since no change
+     * agrees further than its base.  Then 10 runs find the vector that
+     * tells the spec and its identical preset apart (see above); and the
+     * probe "float32 arithmetic" is 1 more. */
+    ck_assert_uint_eq(d->runs, 91);
+    /* bn.* (no batch norm here), lr.schedule with γ = 1 and more change
+     * nothing: run, not listed */
+    ck_assert_uint_ge(d->unchanged, 6);
+    ck_assert_msg(strstr(b->identical, "preset pfllib (differs in lr.count "
+                                       "rounds vs trainings)") != NULL,
+                  "%s", b->identical);
+    for (size_t i = 0; i < d->n_best; i++) {
+        ck_assert_msg(strcmp(d->best[i].preset, "pfllib") != 0 ||
+                          d->best[i].change[0] != '\0',
+                      "preset pfllib is listed beside its identical spec");
+        ck_assert_msg(strstr(d->best[i].change, "bn.") == NULL,
+                      "a change that changes nothing is listed: %s",
+                      d->best[i].change);
+    }
     ck_assert(!d->budget_exhausted);
     for (size_t i = 1; i < d->n_best; i++)
         ck_assert_uint_le(d->best[i].agreeing, b->agreeing);
     free(d);
     free(cand);
+}
+END_TEST
+
+/* Under partial, the records the candidate did not write are not
+ * agreeing: a candidate with the server's w of each round and a moved
+ * final w agrees on the server records only. */
+START_TEST(test_partial_counts_only_what_was_written)
+{
+    char *path = tu_repo_path(VEC);
+    json_t *v = json_load_file(path, 0, NULL);
+    ck_assert_ptr_nonnull(v);
+    json_t *exp = json_object_get(v, "expected");
+    json_t *traj = json_array(), *all = json_object_get(exp, "trajectory");
+    size_t k;
+    json_t *r;
+    json_array_foreach(all, k, r)
+        if (strcmp(json_string_value(json_object_get(r, "event")),
+                   "server") == 0)
+            json_array_append(traj, r);
+    const size_t servers = json_array_size(traj);
+    ck_assert_uint_gt(servers, 0);
+    json_t *final = json_deep_copy(json_object_get(exp, "final"));
+    json_t *w0 = json_array_get(json_object_get(final, "w"), 0);
+    json_real_set(w0, json_number_value(w0) + 0.75);
+    json_t *c = json_pack("{s:s, s:O, s:o, s:o}", "format", "pflref-result/1",
+                          "id", json_object_get(v, "id"), "trajectory", traj,
+                          "final", final);
+    char *cand = json_dumps(c, JSON_COMPACT);
+    char *text = tu_read(path);
+    char *dir = tu_repo_path("golden/fedavg");
+    const pflref_diagnose_options opt = {.check = {.same_id = 1,
+                                                   .partial = 1},
+                                         .budget = 3};
+    pflref_diagnosis *d = malloc(sizeof *d);
+    pflref_error err;
+    ck_assert_int_eq(pflref_golden_diagnose(text, strlen(text), dir, cand,
+                                            strlen(cand), &opt, d, &err),
+                     PFLREF_OK);
+    const pflref_variant_match *b = &d->best[0];
+    ck_assert_str_eq(b->kind, "spec");
+    ck_assert_uint_eq(b->compared, servers + 1);
+    ck_assert_uint_eq(b->agreeing, servers);   /* not expected_records - 1 */
+    char words[160];
+    snprintf(words, sizeof words, "agreeing on %zu of the %zu records the "
+             "candidate wrote (%zu expected)", servers, servers + 1,
+             b->expected_records);
+    ck_assert_msg(strstr(d->summary, words) != NULL, "%s", d->summary);
+    free(d);
+    free(dir);
+    free(text);
+    free(cand);
+    json_decref(c);
+    json_decref(v);
+    free(path);
+}
+END_TEST
+
+/* A candidate whose every number is the expectation cast to float32 is
+ * the probe "float32 arithmetic" (a cast is a variant too). */
+START_TEST(test_float32_cast_is_a_variant)
+{
+    char *path = tu_repo_path(VEC);
+    json_t *v = json_load_file(path, 0, NULL);
+    ck_assert_ptr_nonnull(v);
+    json_t *exp = json_deep_copy(json_object_get(v, "expected"));
+    size_t k, j;
+    json_t *r, *x;
+    json_array_foreach(json_object_get(exp, "trajectory"), k, r)
+        json_array_foreach(json_object_get(r, "value"), j, x)
+            json_real_set(x, (double)(float)json_number_value(x));
+    json_array_foreach(json_object_get(json_object_get(exp, "final"), "w"),
+                       j, x)
+        json_real_set(x, (double)(float)json_number_value(x));
+    json_t *c = json_pack("{s:s, s:O, s:O, s:O}", "format", "pflref-result/1",
+                          "id", json_object_get(v, "id"), "trajectory",
+                          json_object_get(exp, "trajectory"), "final",
+                          json_object_get(exp, "final"));
+    char *cand = json_dumps(c, JSON_COMPACT);
+    pflref_diagnosis *d = malloc(sizeof *d);
+    pflref_error err;
+    ck_assert_int_eq(diagnose(cand, 0, d, &err), PFLREF_OK);
+    ck_assert_msg(d->matched, "%s", d->summary);
+    ck_assert_str_eq(d->best[0].param, "precision");
+    ck_assert_str_eq(d->best[0].value, "fp32");
+    /* the spec, pfllib, the probe; a match within float32's tolerance
+     * does not end the search (an exact one would rank first): the 78 of
+     * level 1 (see test_moved_final_value_is_no_known_variant) */
+    ck_assert_uint_eq(d->runs, 81);
+    ck_assert_msg(strstr(d->summary, "except float32 arithmetic") != NULL,
+                  "%s", d->summary);
+    free(d);
+    free(cand);
+    json_decref(c);
+    json_decref(exp);
+    json_decref(v);
+    free(path);
+}
+END_TEST
+
+/* The registry's source of a switch value, and its links. */
+START_TEST(test_value_sources_and_links)
+{
+    ck_assert_str_eq(pflref_param_value_source("ditto", "ditto.prox_ref",
+                                               "round_start"), "the paper");
+    const char *src = pflref_param_value_source("ditto", "ditto.prox_ref",
+                                                "moving");
+    ck_assert_ptr_nonnull(src);
+    ck_assert_msg(strstr(src, "s-huu/Ditto") != NULL, "%s", src);
+    /* from a preset that sets the value: pfedme.theta_start = warm */
+    src = pflref_param_value_source("pfedme", "pfedme.theta_start", "warm");
+    ck_assert_ptr_nonnull(src);
+    ck_assert_ptr_nonnull(strstr(src, "pFedMe"));
+    ck_assert_ptr_null(pflref_param_value_source("fedavg", "fedavg.weights",
+                                                 "all_keep_old"));
+    /* every source names a real switch value, every link two parameters */
+    size_t n;
+    const pflref_value_source *vs = pflref_value_sources(&n);
+    for (size_t i = 0; i < n; i++) {
+        const pflref_param *p = pflref_param_find(vs[i].name);
+        ck_assert_msg(p != NULL && p->type == PFLREF_PARAM_ENUM, "%s",
+                      vs[i].name);
+        int found = 0;
+        for (size_t j = 0; p->values[j] != NULL; j++)
+            found |= strcmp(p->values[j], vs[i].value) == 0;
+        ck_assert_msg(found && strcmp(p->values[0], vs[i].value) != 0,
+                      "%s = %s", vs[i].name, vs[i].value);
+    }
+    const pflref_param_link *l = pflref_param_links(&n);
+    ck_assert_uint_gt(n, 0);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(pflref_param_find(l[i].name) != NULL &&
+                  pflref_param_find(l[i].needs) != NULL);
 }
 END_TEST
 
@@ -211,6 +372,23 @@ START_TEST(test_cli_exit_codes)
     ck_assert_int_eq(tu_cli(args, &out, &err), 1);
     ck_assert_msg(strstr(out, "\"diagnosis\"") != NULL &&
                       strstr(out, "pflref-diagnosis/1") != NULL, "%s", out);
+    free(out);
+    free(err);
+    /* --budget also for check --diagnose; no progress line when standard
+     * error is not a terminal */
+    snprintf(args, sizeof args, "check %s %s --diagnose --budget 3 --json",
+             vec, bad);
+    ck_assert_int_eq(tu_cli(args, &out, &err), 1);
+    ck_assert_msg(strstr(out, "\"runs\": 3,") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "\"budget_exhausted\": true") != NULL, "%s",
+                  out);
+    ck_assert_str_eq(err, "");
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "diagnose %s %s --budget 4", vec, bad);
+    ck_assert_int_eq(tu_cli(args, &out, &err), 1);
+    ck_assert_msg(strstr(out, "4 runs") != NULL, "%s", out);
+    ck_assert_str_eq(err, "");
     free(out);
     free(err);
     /* check --diagnose names the nearest variant under the failure */
@@ -336,6 +514,9 @@ Suite *diagnose_suite(void)
     tcase_add_test(tc, test_expectation_matches_the_spec);
     tcase_add_test(tc, test_moved_final_value_is_no_known_variant);
     tcase_add_test(tc, test_budget_caps_the_runs);
+    tcase_add_test(tc, test_partial_counts_only_what_was_written);
+    tcase_add_test(tc, test_value_sources_and_links);
+    tcase_add_test(tc, test_float32_cast_is_a_variant);
     tcase_add_test(tc, test_diagnose_api_errors);
     tcase_add_test(tc, test_cli_exit_codes);
     tcase_add_test(tc, test_diagnose_cli_errors);

@@ -198,6 +198,30 @@ static const hostile_case CASES[] = {
     {148, "verify: one vector under three names", "verify $D/g $D/g/a.json",
      {"d g", "f g/a.json=" MINI, "h g/b.json>g/a.json", "s g/c.json>a.json"}, 0, NULL, NULL,
      "verify: 1 vectors reproduced, 0 failed, 0 malformed"},
+    /* -- a *.json that leads nowhere is an error, never skipped; --partial
+     * covers every round unless --partial-min says otherwise -- */
+    {149, "verify: dangling link in a golden folder", "verify $D/g",
+     {"d g", "f g/a.json=" MINI, "s g/z.json>gone.json"}, 2,
+     "g/z.json: a dangling symbolic link", "refused, not skipped",
+     "verify: 1 vectors reproduced, 0 failed, 1 malformed"},
+    {150, "check: dangling link in a candidate folder", "check $D/g $D/c",
+     {"d g", "f g/a.json=" MINI, "d c", "f c/a.json=" CAND("2.0"), "s c/b.json>gone.json"}, 2,
+     "c/b.json: a dangling symbolic link", "refused, not skipped", "1 passed"},
+    {151, "verify: link cycle in a golden folder", "verify $D/g",
+     {"d g", "f g/a.json=" MINI, "s g/x.json>y.json", "s g/y.json>x.json"}, 2,
+     "g/x.json: a symbolic link in a cycle", "refused, not skipped",
+     "verify: 1 vectors reproduced, 0 failed, 2 malformed"},
+    {152, "check: link cycle in a golden folder", "check $D/g $D/c",
+     {"d g", "f g/a.json=" MINI, "s g/x.json>x.json", "d c", "f c/a.json=" CAND("2.0")}, 2,
+     "g/x.json: a symbolic link in a cycle", "refused, not skipped", "1 passed"},
+    {153, "check: --partial, a round not covered", "check $D/v.json $D/c.json --partial",
+     {"f v.json=" MINI2, "f c.json=" CAND("2.0")}, 1, NULL, NULL,
+     "--partial compared records of 0 of the 1 rounds of the expected trajectory"},
+    {154, "check: --partial, final state only, explicit --partial-min",
+     "check $D/v.json $D/c.json --partial --partial-min 1",
+     {"f v.json=" MINI2, "f c.json=" CAND("2.0")}, 0, NULL, NULL, "rounds covered: 0 of 1"},
+    {155, "check: --budget without --diagnose", "check $D/v.json $D/c.json --budget 5",
+     {"f v.json=" MINI, "f c.json=" CAND("2.0")}, 2, "--budget needs --diagnose", NULL, NULL},
 };
 
 #define N_CASES (sizeof CASES / sizeof CASES[0])

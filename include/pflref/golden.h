@@ -139,6 +139,13 @@ typedef struct {
     size_t digits_stretch;  /* positions per point (≥ 1 once compared)   */
     size_t n_points;
     pflref_digit_point points[PFLREF_MAX_DIGIT_POINTS];
+    /* The rounds of the expected trajectory -- runs of consecutive
+     * expected records with one phase and round ≥ 0, the final state
+     * not a round -- and how many of them had a record compared (under
+     * `partial` a round the candidate wrote nothing of is not; `check
+     * --partial` without --partial-min needs every round: docs/cli.md). */
+    size_t rounds_expected;
+    size_t rounds_compared;
 } pflref_golden_report;
 
 #define PFLREF_MAX_LISTED 64
@@ -225,9 +232,10 @@ pflref_status pflref_golden_check_at(const char *expected,
  * the reference's run of it. */
 typedef struct {
     char kind[16];         /* "spec" (the vector's own settings), "preset",
-                              "switch" (one switch changed) or "probe" (one
+                              "switch" (one switch changed), "probe" (one
                               hyperparameter scaled, zeroed or defaulted; a
-                              count one more or fewer)                    */
+                              count one more or fewer; a step fewer;
+                              float32) or "pair" (two changes)            */
     char preset[32];       /* the preset the variant starts from          */
     char change[128];      /* "" or the one change: "pfedme.weights =
                               samples", "eta × 2 = 0.43 (instead of
@@ -243,6 +251,16 @@ typedef struct {
     double min_lre;        /* fewest correct digits over every number     */
     int diverged;
     pflref_divergence first;
+    /* -- what the candidate wrote, attribution, identical variants -- */
+    size_t compared;       /* expected records compared (under `partial`,
+                              only those the candidate wrote: `agreeing`
+                              counts only these)                          */
+    char value_source[256];/* the code the changed switch value comes from
+                              (pflref_param_value_source), "" without a
+                              switch change                               */
+    char identical[384];   /* "" or the other variants whose run is
+                              numerically identical to this one on this
+                              vector, and what would tell them apart      */
 } pflref_variant_match;
 
 typedef struct {
@@ -259,27 +277,38 @@ typedef struct {
     size_t n_best;         /* best matches, best first                    */
     pflref_variant_match best[PFLREF_DIAGNOSE_TOP];
     char summary[768];     /* the verdict in words                        */
+    size_t unchanged;      /* changes whose run equals their base's run on
+                              this vector, bit for bit: not listed         */
+    int partial;           /* compared under `partial`                    */
 } pflref_diagnosis;
 
 typedef struct {
     pflref_check_options check;  /* precision, partial (resync, same_id
                                     as for check)                          */
     size_t budget;               /* most runs (0: PFLREF_DIAGNOSE_BUDGET)  */
+    /* Called after each variant run (NULL: none): runs so far, the
+     * budget; the CLI's progress line on a terminal. */
+    void (*progress)(void *ctx, size_t runs, size_t budget);
+    void *progress_ctx;
 } pflref_diagnose_options;
 
 /* Search the known variants of the vector's algorithm for the one the
  * candidate computes: the vector's spec, every preset of the algorithm
- * ("paper" too), then from the spec and from each preset that agrees
- * further than the spec one change at a time: every other value of every
- * switch the algorithm reads, and probes of its hyperparameters (× 2,
- * × ½, 0 where allowed, the registry's default; a count ± 1).  Each
- * variant runs the vector's spec with the same schedule
+ * ("paper" too), the spec's run with the candidate held to float32's
+ * tolerance; then from the spec and from every preset one change at a
+ * time: every other value of every switch the algorithm reads, and probes
+ * of its hyperparameters (× 2, × ½, 0 where allowed, the registry's
+ * default; a count ± 1; one local step fewer in every list), with the
+ * registry's linked pairs (pflref_param_links); then a beam of two
+ * changes.  Each variant runs the vector's spec with the same schedule
  * (pflref_spec_run) and the candidate is compared with that run as the
- * expectation (as pflref_golden_check).  Variants are ranked by a
- * complete match, then how many expected records agree before the first
- * divergence, then fewer mismatches, more digits, fewer changes.
- * The search stops at the first complete match of a level and at the
- * budget.
+ * expectation (as pflref_golden_check).  A change whose run equals its
+ * base's is counted in d->unchanged, not listed; variants identical on
+ * the vector are listed once (`identical`).  Variants are ranked by a
+ * complete match, then how many expected records the candidate wrote
+ * agree before the first divergence, then fewer mismatches, more digits,
+ * fewer changes.  The search stops after the level of the first complete
+ * match and at the budget (docs/cli.md, "diagnose").
  * Errors: those of pflref_golden_check (a malformed vector, "expected:";
  * candidate, "candidate:"), and the vector's own spec failing to run
  * ("expected:"); a variant the reference refuses or that diverges is

@@ -740,6 +740,32 @@ pflref_status pflref_preset_apply(pflref_hyper *h, const char *alg,
                                   pflref_error *err);
 const char *pflref_hyper_get_enum(const pflref_hyper *h, const pflref_param *p);
 
+/* ---- what diagnose reads from the registry (ref/engine/params_links.c;
+ * docs/cli.md, "diagnose") ---- */
+/* The code a switch value reproduces, as an algorithm page names it. */
+typedef struct {
+    const char *algorithm;    /* "" for every algorithm                    */
+    const char *name;         /* the switch's spec key                     */
+    const char *value;
+    const char *source;
+} pflref_value_source;
+const pflref_value_source *pflref_value_sources(size_t *count);
+/* The source of value `value` of switch `name` for algorithm alg: "the
+ * paper" for the paper's value, the table's entry, else the source of a
+ * preset of alg that sets it; NULL when the registry names no code. */
+const char *pflref_param_value_source(const char *alg, const char *name,
+                                      const char *value);
+/* A parameter whose change needs another's to change anything: when
+ * `name` leaves its paper value, `needs` is tried with each of `values`
+ * (space-separated) too. */
+typedef struct {
+    const char *name;
+    const char *needs;
+    const char *values;
+    const char *why;
+} pflref_param_link;
+const pflref_param_link *pflref_param_links(size_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -100,6 +100,9 @@ class Report:
     .replay    the shell command that reproduces this check with the CLI
     .missing   the required records the candidate did not give (a Recorder
                checked without partial: named before any comparison)
+    .partial_short
+               None, or why too little was compared under partial (the
+               report then fails though nothing differs)
     .raw       the library's report (format pflref-report/1), or None
     str(report) is the human report.
     """
@@ -113,6 +116,7 @@ class Report:
         self._replay = replay
         self.missing = list(missing)
         self.outcome = outcome
+        self.partial_short = None   # set by check: too little compared
         if raw is None:                    # records missing: nothing compared
             self.passed = False
             self.first = _first(self.missing[0], missing=True)
@@ -152,6 +156,9 @@ class Report:
                 "vector expects \"ok\"%s\n%s  replay: %s" % (
                     self.id, r["outcome"], self._outcome_where(),
                     self._flags_line(), self.replay)
+        if self.partial_short is not None:
+            return "FAIL %s: %s\n%s  replay: %s" % (
+                self.id, self.partial_short, self._flags_line(), self.replay)
         if self.passed:
             return "PASS %s: %d quantities, %d numbers; max abs err %.3g, " \
                 "max rel err %.3g%s%s" % (
@@ -286,7 +293,8 @@ def replay_dir():
         os.path.join(tempfile.gettempdir(), "pflref-replay-%d" % os.getuid())
 
 
-def _replayer(vector, text, path, precision, resync, partial):
+def _replayer(vector, text, path, precision, resync, partial,
+              partial_min=None):
     """A function giving the replay command, saving an in-memory candidate
     (atomically) the first time it is asked for."""
     state = {"path": path}
@@ -309,25 +317,68 @@ def _replayer(vector, text, path, precision, resync, partial):
             argv.append("--resync")
         if partial:
             argv.append("--partial")
+        if partial and partial_min is not None:
+            argv += ["--partial-min", str(partial_min)]
         if precision != "fp64":
             argv += ["--candidate-precision", precision]
         return " ".join(shlex.quote(a) for a in argv)
     return replay
 
 
-def check(vector, result, precision="fp64", resync=False, partial=False):
+def _partial_short(raw, partial_min):
+    """Why too little was compared under partial (the CLI's rule,
+    docs/cli.md): without partial_min every round of the expected
+    trajectory needs a record compared; with it, at least that count
+    (an int >= 1) or fraction (a float in (0, 1]) of the expected
+    records.  None when enough was."""
+    if partial_min is None:
+        if raw.get("rounds_compared", 0) < raw.get("rounds_expected", 0):
+            return ("partial compared records of %d of the %d rounds of the "
+                    "expected trajectory; without partial_min every round "
+                    "must be covered (a candidate that records less passes "
+                    "only with an explicit partial_min)"
+                    % (raw["rounds_compared"], raw["rounds_expected"]))
+        return None
+    need = partial_min if isinstance(partial_min, int) else \
+        math.ceil(partial_min * raw["expected_records"])
+    if raw["quantities"] < max(need, 1):
+        return ("partial compared %d of %d expected records, fewer than the "
+                "%d partial_min requires" % (raw["quantities"],
+                                             raw["expected_records"], need))
+    return None
+
+
+def _check_partial_min(partial, partial_min):
+    if partial_min is None:
+        return
+    if not partial:
+        raise ValueError("partial_min: needs partial=True")
+    if isinstance(partial_min, bool) or not (
+            (isinstance(partial_min, int) and partial_min >= 1) or
+            (isinstance(partial_min, float) and 0.0 < partial_min <= 1.0)):
+        raise ValueError("partial_min: %r is not a count >= 1 or a fraction "
+                         "in (0, 1]" % (partial_min,))
+
+
+def check(vector, result, precision="fp64", resync=False, partial=False,
+          partial_min=None):
     """Compare a candidate's result with a golden vector (a Vector or a
     path).  result: a Recorder, a pflref-result/1 dict, JSON text or a path.
     A Recorder's missing required records are reported before any
-    comparison (unless partial).  Raises pflref.InvalidInput for a
-    malformed vector or candidate (.where names the field, prefixed
-    "expected:" or "candidate:")."""
+    comparison (unless partial).  Under partial, too little compared
+    fails as `pflref check --partial` does: without partial_min the
+    records compared must cover every round of the expected trajectory;
+    partial_min (a count >= 1, or a fraction in (0, 1]) replaces that
+    rule.  Raises pflref.InvalidInput for a malformed vector or candidate
+    (.where names the field, prefixed "expected:" or "candidate:")."""
+    _check_partial_min(partial, partial_min)
     vector = as_vector(vector)
     if isinstance(result, Recorder) and result.vector.id != vector.id:
         raise ValueError("result: the Recorder is for %s, not %s"
                          % (result.vector.id, vector.id))
     text, path, outcome = _candidate(result)
-    replay = _replayer(vector, text, path, precision, resync, partial)
+    replay = _replayer(vector, text, path, precision, resync, partial,
+                       partial_min)
     if isinstance(result, Recorder) and not partial and outcome is None:
         missing = result.missing()
         if missing:
@@ -336,7 +387,11 @@ def check(vector, result, precision="fp64", resync=False, partial=False):
     raw = _lib.check_text(vector.text, vector.folder, text, precision,
                           resync, partial,
                           os.path.dirname(path) if path else None)
-    return Report(vector, raw, replay, outcome=outcome, resync=resync)
+    report = Report(vector, raw, replay, outcome=outcome, resync=resync)
+    short = _partial_short(raw, partial_min) if partial else None
+    if short is not None and report.passed:
+        report.passed, report.partial_short = False, short
+    return report
 
 
 # ---- run ------------------------------------------------------------------------

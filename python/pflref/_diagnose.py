@@ -4,9 +4,9 @@
 
 The search runs in the C library (pflref_golden_diagnose_json,
 ref/oracle/diagnose.c): the vector's spec is re-run under each preset of
-its algorithm, each other value of each switch and probes of its
-hyperparameters, and the candidate is compared with each run as the
-expectation.  Nothing is recomputed here; the document is read back as
+its algorithm, each other value of each switch from every preset, probes
+of its hyperparameters, linked pairs and a beam of two changes, and the
+candidate is compared with each run as the expectation.  Nothing is recomputed here; the document is read back as
 JSON (format pflref-diagnosis/1).
 """
 import ctypes
@@ -23,13 +23,21 @@ class Diagnosis:
 
     .matched     bool: a variant matches the candidate completely
     .summary     the verdict in words, as `pflref diagnose` prints it
-    .best        the best matches, best first: dicts kind ("spec",
-                 "preset", "switch", "probe"), preset, change, param,
-                 value, source, complete, agreeing, expected_records,
-                 mismatches, min_lre, first_divergence (None or a dict)
+    .best        the best matches, best first, one per numeric outcome:
+                 dicts kind ("spec", "preset", "switch", "probe", "pair"),
+                 preset, change, param, value, source, complete, agreeing,
+                 expected_records, compared (the records compared: under
+                 partial only those the candidate wrote, which are all
+                 `agreeing` counts), mismatches, min_lre, first_divergence
+                 (None or a dict), value_source (the code the changed
+                 switch value comes from, "" none), identical (the other
+                 variants whose run is the same on this vector and what
+                 tells them apart, "" none)
     .preset      the preset of the best match; .change its change ("" none)
+    .value_source, .identical   the best match's
     .runs        variants run; .budget_exhausted whether the budget stopped
-                 the search
+                 the search; .unchanged the changes whose run equals their
+                 base's on this vector (run, not listed)
     .raw         the pflref-diagnosis/1 document
     str(diagnosis) is the summary.
     """
@@ -46,8 +54,11 @@ class Diagnosis:
         self.change = top.get("change", "")
         self.param = top.get("param", "")
         self.value = top.get("value", "")
+        self.value_source = top.get("value_source", "")
+        self.identical = top.get("identical", "")
         self.runs = raw["runs"]
         self.budget_exhausted = bool(raw["budget_exhausted"])
+        self.unchanged = raw.get("unchanged", 0)
 
     def complete_matches(self):
         """Every complete match kept, best first."""

@@ -5,7 +5,8 @@ golden vector, one test per vector (docs/python.md, "pytest plugin").
     pytest -p pflref.pytest_plugin [--pflref-vectors DIR]
            [--pflref-algorithm NAME]... [--pflref-include GLOB]...
            [--pflref-exclude GLOB]... [--pflref-precision fp64|fp32]
-           [--pflref-resync] [--pflref-partial]
+           [--pflref-resync] [--pflref-partial [--pflref-partial-min N]]
+           [--pflref-diagnose]
 
 A test that takes the fixture `pflref_vector` runs once per selected vector
 (its test id is the vector's id); `pflref_check(result)` checks the
@@ -15,6 +16,12 @@ replay command, not a traceback or a wall of floats.
 
     def test_candidate(pflref_vector, pflref_check):
         pflref_check(my_candidate(pflref_vector))
+
+With --pflref-diagnose a failing check also searches the known variants
+of the vector's algorithm (pflref.diagnose: its presets, each switch value,
+probes of its hyperparameters) and puts the verdict in the failure message:
+which preset or change the candidate computes instead, and the code that
+variant comes from.  Without it the message says how to ask.
 
 When the options select no vector at all, the one test that stands for
 them fails (a run that checked nothing is never green).
@@ -48,6 +55,24 @@ def pytest_addoption(parser):
                          "candidate's own state")
     group.addoption("--pflref-partial", action="store_true", default=False,
                     help="skip expected records the candidate did not write")
+    group.addoption("--pflref-partial-min", metavar="N|FRACTION",
+                    default=None, type=_partial_min,
+                    help="with --pflref-partial: at least N records (or "
+                         "this fraction of them) compared; without it every "
+                         "round of the expected trajectory must be covered")
+    group.addoption("--pflref-diagnose", action="store_true", default=False,
+                    help="on a failure, name the known variant (preset, "
+                         "switch value, probe) the candidate computes "
+                         "instead, in the failure message")
+
+
+def _partial_min(text):
+    """--pflref-partial-min: digits are a count, else a fraction."""
+    try:
+        return int(text) if text.isdigit() else float(text)
+    except ValueError:
+        raise pytest.UsageError("--pflref-partial-min takes a count >= 1 or "
+                                "a fraction in (0, 1]: %s" % text) from None
 
 
 def pytest_configure(config):
@@ -116,19 +141,50 @@ def pflref_check(request, pflref_vector):
     test's vector; a failure fails the test with the human report."""
     config = request.config
 
-    def check(result, precision=None, resync=None, partial=None):
+    def check(result, precision=None, resync=None, partial=None,
+              partial_min=None):
         opts = dict(
             precision=precision or config.getoption("--pflref-precision"),
             resync=config.getoption("--pflref-resync") if resync is None
             else resync,
             partial=config.getoption("--pflref-partial") if partial is None
             else partial)
+        pmin = config.getoption("--pflref-partial-min") \
+            if partial_min is None else partial_min
+        if opts["partial"] and pmin is not None:
+            opts["partial_min"] = pmin
         try:
             report = pflref.check(pflref_vector, result, **opts)
         except pflref.InvalidInput as e:
             pytest.fail("MALFORMED %s: %s" % (pflref_vector.id, e),
                         pytrace=False)
         if not report.passed:
-            pytest.fail(str(report), pytrace=False)
+            pytest.fail(str(report) + "\n" + _diagnosis(
+                config, pflref_vector, result, opts), pytrace=False)
         return report
     return check
+
+
+def _diagnosis(config, vector, result, opts):
+    """The failure message's last lines: the diagnosis under
+    --pflref-diagnose (the verdict and the best matches), else how to get
+    it."""
+    if not config.getoption("--pflref-diagnose"):
+        return ("  (rerun with --pflref-diagnose to name the known variant "
+                "-- preset, switch value or probe -- this candidate computes "
+                "instead)")
+    try:
+        d = pflref.diagnose(vector, result, precision=opts["precision"],
+                            partial=opts["partial"])
+    except pflref.InvalidInput as e:
+        return "  diagnosis failed: %s" % e
+    lines = ["DIAGNOSIS %s: %s" % (d.id, d.summary)]
+    for i, m in enumerate(d.best[:3], 1):
+        lines.append("  %d. preset %s%s%s (%s): %s" % (
+            i, m["preset"], ", " if m["change"] else "", m["change"],
+            m["kind"], "matches all %d records" % m["compared"]
+            if m["complete"] else "agrees on %d of %d records"
+            % (m["agreeing"], m["compared"])))
+    lines.append("  %d variants run%s" % (
+        d.runs, ", budget exhausted" if d.budget_exhausted else ""))
+    return "\n".join(lines)

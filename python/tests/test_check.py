@@ -261,3 +261,30 @@ def test_a_result_with_arrays_in_files_reads_from_its_own_folder(
     with pytest.raises(pflref.InvalidInput) as e:
         pflref.check(SAMPLES, str(files))
     assert e.value.where == "candidate:trajectory[0].value"
+
+
+# ---- issue 33 §4: --partial covers every round unless told otherwise ------
+
+def test_partial_needs_every_round_unless_partial_min_is_given():
+    """A candidate that records only its final model passes under partial
+    only with an explicit partial_min, as `pflref check --partial` (which
+    the replay command repeats); one that records each round's server w
+    passes without it."""
+    path = SAMPLES
+    with open(path) as f:
+        doc = json.load(f)
+    exp = doc["expected"]
+    final_only = {"format": "pflref-result/1", "id": doc["id"],
+                  "final": exp["final"]}
+    r = pflref.check(path, final_only, partial=True)
+    assert not r.passed and r.partial_short is not None
+    assert "of the 2 rounds of the expected trajectory" in str(r), str(r)
+    r = pflref.check(path, final_only, partial=True, partial_min=1)
+    assert r.passed and "--partial-min 1" in r.replay
+    servers = dict(final_only, trajectory=[
+        x for x in exp["trajectory"] if x["event"] == "server"])
+    assert pflref.check(path, servers, partial=True).passed
+    with pytest.raises(ValueError):
+        pflref.check(path, final_only, partial_min=1)
+    with pytest.raises(ValueError):
+        pflref.check(path, final_only, partial=True, partial_min=0)

@@ -190,6 +190,11 @@ def test_every_preset_is_diagnosed_as_itself(alg, tmp_path):
             d = pflref.diagnose(path, res)
             named = {m["preset"] for m in d.complete_matches()
                      if m["change"] == ""}
+            # a preset whose run is another's on this vector is named in
+            # that one's `identical` (one numeric outcome is listed once)
+            named |= {p for m in d.complete_matches() if m["change"] == ""
+                      for p in re.findall(r"(?:^|; )preset (\w+) \(",
+                                          m["identical"])}
             assert d.matched and preset in named, \
                 "%s under preset %s: %s" % (path, preset, d.summary)
             assert "nearest named implementation" in d.summary or \
@@ -397,3 +402,144 @@ def test_malformed_candidate_names_the_side():
     assert e.value.where.startswith("candidate:")
     with pytest.raises(ValueError):
         pflref.diagnose(path, "{}", budget=-1)
+
+
+# ---- issue 33: a search that reaches, attribution, counts that mean -------
+
+def _doc(rel):
+    path = os.path.join(GOLDEN, rel)
+    with open(path) as f:
+        return path, json.load(f)
+
+
+def test_switch_one_from_the_paper_under_a_pfllib_vector(tmp_path):
+    """A Ditto whose proximal reference moves, one switch from the paper's
+    reading, checked on a vector run with preset pfllib: the paper agrees
+    no further than the vector's own spec, and used to be pruned ("no
+    known variant: nearest is preset pfllib with lambda = 0").  Every
+    preset is a base now; the change is named with the code it comes
+    from."""
+    path, doc = _doc("ditto/worked-linear-pfllib-drawn.json")
+    assert doc["spec"]["algorithm"]["preset"] == "pfllib"
+    moved = _with_preset(doc, "paper")
+    moved["spec"]["algorithm"].setdefault("switches", {})[
+        "ditto.prox_ref"] = "moving"
+    res = _candidate(moved, tmp_path)
+    assert res is not None
+    d = pflref.diagnose(path, res)
+    assert d.matched, d.summary
+    assert d.preset == "paper" and d.param == "ditto.prox_ref" and \
+        d.value == "moving", d.summary
+    # attribution: the value's code, not the nearest preset's
+    assert "s-huu/Ditto" in d.value_source
+    assert "the change comes from ditto.prox_ref = moving: s-huu/Ditto" in \
+        d.summary and "the rest from the paper" in d.summary
+
+
+def test_linked_decay_is_found_as_a_pair(tmp_path):
+    """PFLlib's -ld is lr.schedule and lr.gamma together: a schedule probed
+    alone (γ = 1) or γ probed alone (constant schedule) changes nothing,
+    so only the registry's link finds it."""
+    path, doc = _doc("fedavg/worked-samples.json")
+    hp = doc["spec"]["algorithm"].setdefault("hyperparameters", {})
+    sw = doc["spec"]["algorithm"].setdefault("switches", {})
+    assert "lr.schedule" not in sw and "lr.gamma" not in hp
+    sw["lr.schedule"] = "exponential"
+    hp["lr.gamma"] = 0.99
+    res = _candidate(doc, tmp_path)
+    assert res is not None
+    d = pflref.diagnose(path, res)
+    assert d.matched and d.kind == "pair", d.summary
+    assert "lr.schedule = exponential" in d.change and \
+        "lr.gamma = 0.99" in d.change, d.change
+    assert "TsingZ0/PFLlib -ld" in d.value_source, d.value_source
+    # the probes that change nothing were run and not listed
+    assert d.unchanged > 0
+    assert not any(m["change"].startswith("lr.schedule = exponential "
+                                          "(instead of constant)")
+                   and "lr.gamma" not in m["change"] for m in d.best)
+
+
+def test_step_fewer_reaches_the_personal_lists(tmp_path):
+    """One local step fewer in a loop shared by both of Ditto's passes
+    drops the last batch of the personal lists too (ditto.batches =
+    separate): the probe changes every list it applies to."""
+    path, doc = _doc("ditto/worked-linear-pfllib-separate.json")
+    for rnd in doc["spec"]["schedule"]["rounds"]:
+        for key in ("batches", "personal"):
+            rnd[key] = [lists[:-1] for lists in rnd[key]]
+    res = _candidate(doc, tmp_path)
+    assert res is not None
+    d = pflref.diagnose(path, res)
+    assert d.matched and d.change.startswith("one local step fewer"), \
+        d.summary
+    assert d.preset == "pfllib"
+
+
+def test_identical_variants_are_named_together(tmp_path):
+    """On a vector whose explicit settings equal preset official's but for
+    the preset's name, official with the moving reference and the paper
+    with it are one run: listed once, the other named as identical."""
+    path, doc = _doc("ditto/worked-notes-3g-both.json")
+    moved = _with_preset(doc, "official")
+    moved["spec"]["algorithm"].setdefault("switches", {})[
+        "ditto.prox_ref"] = "moving"
+    res = _candidate(moved, tmp_path)
+    d = pflref.diagnose(path, res)
+    assert d.matched, d.summary
+    assert "identical here: preset" in d.summary, d.summary
+    listed = [(m["preset"], m["change"]) for m in d.best]
+    assert len(listed) == len(set(listed))
+    others = {"paper", "official"} - {d.preset}
+    assert any("preset %s with ditto.prox_ref = moving" % p in d.identical
+               for p in others), d.identical
+
+
+def test_partial_counts_only_what_the_candidate_wrote(tmp_path):
+    """Under partial, records the candidate did not write are not
+    agreeing ("agreeing on 36 of 46" for a candidate that wrote 10)."""
+    path, doc = _doc("fedavg/worked-samples.json")
+    res = _candidate(doc, tmp_path, bug="uniform-weights")
+    res = dict(res, trajectory=[r for r in res["trajectory"]
+                                if r["event"] == "server"])
+    d = pflref.diagnose(path, res, partial=True, budget=1)
+    top = d.best[0]
+    wrote = len(res["trajectory"]) + len(res["final"])
+    assert top["compared"] == wrote < top["expected_records"]
+    assert top["agreeing"] < wrote
+    assert "records the candidate wrote" in d.summary, d.summary
+
+
+def test_progress_line_only_on_a_terminal(tmp_path):
+    """`pflref diagnose` draws its progress line when standard error is a
+    terminal (a pseudo-terminal here) and writes nothing there into a
+    pipe; --quiet silences it."""
+    import pty
+    path, doc = _doc("fedavg/worked-samples.json")
+    res = _candidate(doc, tmp_path, bug="uniform-weights")
+    cand = tmp_path / "c.json"
+    cand.write_text(json.dumps(res))
+    piped = subprocess.run([CLI, "diagnose", path, str(cand)],
+                           capture_output=True, text=True)
+    assert piped.returncode == 0 and piped.stderr == "", piped.stderr
+    for quiet in (False, True):
+        master, slave = pty.openpty()
+        argv = [CLI, "diagnose", path, str(cand)] + (["--quiet"] if quiet
+                                                    else [])
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        assert p.returncode == 0
+        drawn = b"pflref diagnose: variant run " in seen
+        assert drawn != quiet, seen
+        if not quiet:
+            assert seen.endswith(b"\r\x1b[K"), seen   # erased at the end

@@ -124,6 +124,29 @@ def test_the_options_are_passed_to_check(tmp_path):
     assert "--resync" in out.stdout
 
 
+def test_the_failure_says_how_to_diagnose(tmp_path):
+    out = pytest_run(tmp_path, "--pflref-include", SAMPLES_ID, buggy=True)
+    assert out.returncode == 1
+    assert "rerun with --pflref-diagnose" in out.stdout
+    assert "DIAGNOSIS" not in out.stdout
+
+
+def test_pflref_diagnose_puts_the_diagnosis_in_the_failure(tmp_path):
+    """--pflref-diagnose: the failure message names the variant the buggy
+    candidate computes (uniform weights: fedavg.weights = uniform) and
+    the code it comes from."""
+    out = pytest_run(tmp_path, "--pflref-include", SAMPLES_ID,
+                     "--pflref-diagnose", buggy=True)
+    text = out.stdout
+    assert out.returncode == 1, text + out.stderr
+    assert "FAIL %s: 12 of 22 quantities differ" % SAMPLES_ID in text
+    assert "DIAGNOSIS %s: matches fedavg preset paper except fedavg.weights "\
+        "= uniform (instead of samples)" % SAMPLES_ID in text, text
+    assert "  1. preset paper, fedavg.weights = uniform (instead of samples) "\
+        "(switch): matches all 22 records" in text, text
+    assert "Traceback" not in text
+
+
 def test_no_selected_vector_fails_instead_of_passing(tmp_path):
     out = pytest_run(tmp_path, "--pflref-include", "no/such/*")
     assert out.returncode == 1, out.stdout

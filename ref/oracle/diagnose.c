@@ -1,42 +1,56 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/oracle/diagnose.c: which known variant a failing candidate computes
  * (pflref/golden.h, pflref_golden_diagnose; docs/cli.md, "diagnose";
- * docs/variants.md).
+ * docs/variants.md).  The changes from a base are listed in
+ * ref/oracle/diagnose_changes.c; the ranking and the words of attribution
+ * are in ref/oracle/diagnose_rank.c.
  *
  * Method.  A variant is the vector's spec with its settings changed: the
  * algorithm's presets (ref/engine/params.c's table, read through
  * pflref_presets, so a preset added there is searched without a change
- * here), and one change at a time from a base: every other value of every
- * switch the registry lists for the algorithm, and probes of its
- * hyperparameters (× 2, × ½, 0 and the registry's default for a real; ± 1
- * for a count).  Each variant is run with the vector's schedule
- * (pflref_spec_run on the modified spec) and the candidate is compared
- * with the run as the expectation, on the vector's keys and tolerances
+ * here), and changes from a base: every other value of every switch the
+ * registry lists for the algorithm, and probes of its hyperparameters
+ * (× 2, × ½, 0 and the registry's default for a real; ± 1 for a count).
+ * Each variant is run with the vector's schedule (pflref_spec_run on the
+ * modified spec) and the candidate is compared with the run as the
+ * expectation, on the vector's keys and tolerances
  * (pflref_oracle_compare_run, the comparison of pflref_golden_check).
  *
  *   level 0  the spec as it is, then every preset ("paper" too): the
  *            preset's spec is the vector's with algorithm.preset set and
  *            the explicit settings either preset sets removed (those the
- *            algorithm requires stay), parsed as the spec reader parses it
- *   level 1  one change (a switch, a hyperparameter probe, one local
- *            step fewer) from the spec, and from each preset that agrees
- *            further than the spec (pruning: a preset that diverges no
- *            later than the spec is not expanded), the most agreeing first
+ *            algorithm requires stay), parsed as the spec reader parses it;
+ *            then the spec's run with the candidate held to float32's
+ *            tolerance (a cast is a variant too; its match ranks below
+ *            every exact one and does not end the search)
+ *   level 1  one change from every base -- the spec and every preset, the
+ *            most agreeing first, whatever its own agreement: a variant
+ *            one switch from a preset that agrees no better than the spec
+ *            (the paper, under a vector run with pfllib) is reached too.
+ *            A change of a parameter the registry links to another
+ *            (pflref_param_links: lr.schedule needs lr.gamma ≠ 1) is also
+ *            tried with the other set to each of the link's values; the
+ *            probe "one local step fewer" drops the last batch of every
+ *            list of the round (Ditto's personal lists too)
+ *   level 2  a beam: the BEAM_WIDTH best variants of level 1 that agree
+ *            further than their base (a first change on the way), each
+ *            with a second change of another parameter
  *
- * The search stops after the level (level 1: the base) where a variant
- * matches completely, and at the budget of runs.  A variant the reference
- * refuses (a switch combination the algorithm's check rejects, a bound)
- * or that diverges is counted and left out.
+ * Pruning is by what a branch can still reach, never by its own
+ * agreement: a base whose settings equal an earlier base's reaches the
+ * same variants and is not expanded again; a variant reached a second way
+ * is not run again; a change whose run equals its base's run bit for bit
+ * changes nothing on this vector and is counted (d->unchanged), not
+ * listed -- the reference's own output is the proof.
  *
- * Ranking: a complete match first (fewer changes first, then the search
- * order: spec, presets, changes); otherwise more expected records agreeing
- * before the first divergence (the expected trajectory's order), fewer
- * mismatches, more correct digits, fewer changes.
+ * The search stops after the level where a variant matches completely
+ * (every base of that level is still expanded, so variants identical on
+ * this vector are found and named together), and at the budget of runs.
+ * A variant the reference refuses (a switch combination the algorithm's
+ * check rejects, a bound) or that diverges is counted and left out.
  *
- * The schedule has one probe: one local step fewer (the last batch of
- * every participation dropped).  Not searched (docs/cli.md): two changes
- * at once, a local step more (which batch it would take is a guess),
- * other data.
+ * Not searched (docs/cli.md): three changes at once, a local step more
+ * (which batch it would take is a guess), other data.
  */
 #include <jansson.h>
 #include <math.h>
@@ -45,23 +59,13 @@
 #include <string.h>
 #include "pflref.h"
 #include "oracle/diagnose.h"
+#include "oracle/diagnose_search.h"
 
 /* Presets an algorithm may have, "paper" included (a bound of the search's
  * tables, not of the registry: more are ignored with a note in runs). */
 #define MAX_BASES 16
-/* Changes listed from one base. */
-#define MAX_CHANGES 256
-
-/* One change of one parameter. */
-typedef struct {
-    const pflref_param *p;
-    int e;                  /* ENUM: the value's index */
-    double x;               /* REAL: the value         */
-    size_t n;               /* INT: the value          */
-    const char *kind;       /* "switch" or "probe"     */
-    char text[128];
-    char value[32];
-} change;
+/* Level 2: the variants of level 1 given a second change. */
+#define BEAM_WIDTH 4
 
 /* A starting point of level 1: the spec or a preset's spec. */
 typedef struct {
@@ -69,21 +73,9 @@ typedef struct {
     int owned;
     char preset[32];
     const char *source;
-    size_t index;           /* its match in the search's list */
+    size_t index;           /* its match in the search's list, or -1 */
+    int same_as;            /* its settings equal an earlier base's  */
 } base;
-
-typedef struct {
-    const pflref_vector *v;
-    const pflref_candidate *c;
-    const pflref_check_options *check;
-    const char *base_dir;
-    size_t budget;
-    pflref_diagnosis *d;
-    pflref_golden_report *rep;       /* scratch of one comparison */
-    pflref_variant_match *all;       /* budget entries             */
-    size_t n_all;
-    int found;                       /* a complete match so far    */
-} search;
 
 /* ---- one variant -------------------------------------------------------- */
 
@@ -98,35 +90,104 @@ static void name_side(pflref_error *err, const char *side)
     snprintf(err->where, sizeof err->where, "%s", path);
 }
 
-/* Records of v's expectation before the key of the first divergence. */
-static size_t agreeing(const pflref_vector *v, const pflref_golden_report *r)
+/* Expected records the candidate wrote before the key of the first
+ * divergence (in the expected trajectory's order): under `partial` a
+ * record the candidate did not write is not agreeing, it was not
+ * compared. */
+static size_t agreeing(const dg_search *s, const pflref_golden_report *r)
 {
-    const pflref_trajectory *e = &v->expected;
-    if (!r->diverged)
-        return e->count;
-    const pflref_divergence *f = &r->first;
-    for (size_t k = 0; k < e->count; k++) {
-        const pflref_record *x = &e->records[k];
-        if (x->round == f->round && x->client == f->client &&
-            x->step == f->step && strcmp(x->name, f->name) == 0 &&
-            strcmp(x->phase, f->phase) == 0 &&
-            strcmp(pflref_event_kind_name(x->kind), f->event) == 0)
-            return k;
+    const pflref_trajectory *e = &s->v->expected;
+    size_t end = e->count;
+    if (r->diverged) {
+        const pflref_divergence *f = &r->first;
+        end = 0;
+        for (size_t k = 0; k < e->count; k++) {
+            const pflref_record *x = &e->records[k];
+            if (x->round == f->round && x->client == f->client &&
+                x->step == f->step && strcmp(x->name, f->name) == 0 &&
+                strcmp(x->phase, f->phase) == 0 &&
+                strcmp(pflref_event_kind_name(x->kind), f->event) == 0) {
+                end = k;
+                break;
+            }
+        }
     }
+    size_t n = 0;
+    for (size_t k = 0; k < end; k++)
+        n += s->recorded[k];
+    return n;
+}
+
+/* A fingerprint of a run: FNV-1a over every record's key and the bits of
+ * its numbers.  Two runs with one fingerprint are taken as identical
+ * (a collision of 64 bits between two runs of one vector is not a
+ * concern next to the tolerance of the comparison itself). */
+uint64_t dg_fingerprint(const pflref_trajectory *tj)
+{
+    uint64_t h = 1469598103934665603ULL;
+#define MIX(byte) (h = (h ^ (uint64_t)(byte)) * 1099511628211ULL)
+    for (size_t k = 0; k < tj->count; k++) {
+        const pflref_record *r = &tj->records[k];
+        const long key[4] = {(long)r->kind, r->round, r->client, r->step};
+        for (size_t j = 0; j < 4; j++)
+            for (unsigned b = 0; b < 64; b += 8)
+                MIX(((unsigned long)key[j] >> b) & 0xffu);
+        for (const char *c = r->name; *c; c++)
+            MIX((unsigned char)*c);
+        for (const char *c = r->phase; *c; c++)
+            MIX((unsigned char)*c);
+        for (size_t i = 0; i < r->len; i++) {
+            uint64_t bits;
+            /* −0 + 0 = +0: −0 and +0 are one number here */
+            const double x = tj->values[r->offset + i] + 0.0;
+            memcpy(&bits, &x, sizeof bits);
+            for (unsigned b = 0; b < 64; b += 8)
+                MIX((bits >> b) & 0xffu);
+        }
+    }
+#undef MIX
+    return h;
+}
+
+/* 1 when the variant (spec, settings, schedule) ran before -- a second
+ * path to one variant (a link's pair and the beam's) -- else 0, and it is
+ * noted. */
+static int already_tried(dg_search *s, const pflref_spec *spec,
+                         const pflref_hyper *hyper,
+                         const pflref_schedule *schedule)
+{
+    uint64_t h = 1469598103934665603ULL;
+    const void *ptrs[2] = {spec, schedule};
+    const unsigned char *bytes[2] = {(const unsigned char *)ptrs,
+                                     (const unsigned char *)hyper};
+    const size_t sizes[2] = {sizeof ptrs, sizeof *hyper};
+    for (size_t part = 0; part < 2; part++)
+        for (size_t i = 0; i < sizes[part]; i++)
+            h = (h ^ bytes[part][i]) * 1099511628211ULL;
+    for (size_t i = 0; i < s->n_tried; i++)
+        if (s->tried[i] == h)
+            return 1;
+    if (s->n_tried < s->budget)
+        s->tried[s->n_tried++] = h;
     return 0;
 }
 
-/* Run spec under hyper and compare the candidate with it; the match is
- * appended to s->all (its labels set by the caller first, in *m).
- * Returns PFLREF_OK (also for a refused variant, then not appended) or
- * PFLREF_ENOMEM. */
-static pflref_status run_variant(search *s, const pflref_spec *spec,
+/* Run spec under hyper (and schedule, when not NULL) and compare the
+ * candidate with it; the match is appended to s->all (its labels set by
+ * the caller first, in *m) unless the run is refused, or it has a change
+ * and its run equals the run of the entry `from` (then counted as
+ * unchanged).  *at: the entry's index, or -1.  Returns PFLREF_OK or
+ * PFLREF_ENOMEM (the vector's own spec failing: its error). */
+static pflref_status run_variant(dg_search *s, const pflref_spec *spec,
                                  const pflref_hyper *hyper,
                                  pflref_schedule *schedule,
-                                 const pflref_variant_match *m,
-                                 pflref_error *err)
+                                 const pflref_variant_match *m, size_t from,
+                                 size_t *at, pflref_error *err)
 {
     const int strict = s->n_all == 0 && s->d->runs == 0;  /* the spec */
+    *at = (size_t)-1;
+    if (already_tried(s, spec, hyper, schedule))
+        return PFLREF_OK;   /* reached before from another branch */
     pflref_spec copy = *spec;  /* shallow: only the settings differ */
     copy.hyper = *hyper;
     if (schedule != NULL)
@@ -139,6 +200,8 @@ static pflref_status run_variant(search *s, const pflref_spec *spec,
     pflref_status st = pflref_spec_run(&copy, &rec, &res, &run_err);
     pflref_run_result_free(res);
     s->d->runs++;
+    if (s->opt->progress != NULL)
+        s->opt->progress(s->opt->progress_ctx, s->d->runs, s->budget);
     if (tj.failed || st == PFLREF_ENOMEM) {
         pflref_trajectory_free(&tj);
         return pflref_error_set(err, PFLREF_ENOMEM, "diagnose",
@@ -155,13 +218,24 @@ static pflref_status run_variant(search *s, const pflref_spec *spec,
         s->d->refused++;
         return PFLREF_OK;
     }
+    const uint64_t fp = dg_fingerprint(&tj);
+    if (m->change[0] != '\0' && from < s->n_all && s->fp[from] == fp) {
+        pflref_trajectory_free(&tj);
+        s->d->unchanged++;   /* changes nothing on this vector */
+        return PFLREF_OK;
+    }
     pflref_oracle_compare_run(s->v, &tj, &s->c->records, s->check, s->rep);
     pflref_trajectory_free(&tj);
-    pflref_variant_match *out = &s->all[s->n_all++];
+    *at = s->n_all;
+    pflref_variant_match *out = &s->all[s->n_all];
+    s->fp[s->n_all] = fp;
+    s->from[s->n_all] = from;
+    s->hyper[s->n_all++] = *hyper;
     *out = *m;
     out->complete = s->rep->mismatches == 0 && s->rep->quantities > 0;
-    out->agreeing = agreeing(s->v, s->rep);
+    out->agreeing = agreeing(s, s->rep);
     out->expected_records = s->rep->expected_records;
+    out->compared = s->rep->quantities;
     out->mismatches = s->rep->mismatches;
     out->min_lre = s->rep->min_lre;
     out->diverged = s->rep->diverged;
@@ -170,7 +244,7 @@ static pflref_status run_variant(search *s, const pflref_spec *spec,
     return PFLREF_OK;
 }
 
-static int budget_left(search *s)
+static int budget_left(dg_search *s)
 {
     if (s->d->runs < s->budget)
         return 1;
@@ -212,7 +286,7 @@ static void drop_preset_keys(json_t *alg_obj, const char *alg,
 }
 
 /* The vector's spec under preset `name` (see the header), parsed. */
-static pflref_status preset_spec(const search *s, const char *name,
+static pflref_status preset_spec(const dg_search *s, const char *name,
                                  pflref_spec **out, pflref_error *err)
 {
     const char *alg = s->v->spec->algorithm->name;
@@ -246,8 +320,38 @@ static pflref_variant_match label(const char *kind, const char *preset,
     return m;
 }
 
+/* 1 when base b's settings and split equal those of an earlier base. */
+static int same_as_earlier(const base *bases, size_t b)
+{
+    for (size_t a = 0; a < b; a++)
+        if (memcmp(&bases[a].spec->hyper, &bases[b].spec->hyper,
+                   sizeof bases[a].spec->hyper) == 0 &&
+            bases[a].spec->schedule == bases[b].spec->schedule)
+            return 1;
+    return 0;
+}
+
+/* One preset as a base of level 1: parsed, run, appended. */
+static pflref_status add_preset(dg_search *s, base *bases, size_t *n_bases,
+                                const char *name, const char *source,
+                                pflref_error *err)
+{
+    base *b = &bases[*n_bases];
+    *b = (base){.owned = 1, .source = source};
+    snprintf(b->preset, sizeof b->preset, "%s", name);
+    pflref_error perr;
+    if (preset_spec(s, name, &b->spec, &perr) != PFLREF_OK) {
+        s->d->refused++;   /* a preset the spec cannot take */
+        return PFLREF_OK;
+    }
+    (*n_bases)++;
+    pflref_variant_match m = label("preset", name, b->source);
+    return run_variant(s, b->spec, &b->spec->hyper, NULL, &m, (size_t)-1,
+                       &b->index, err);
+}
+
 /* Level 0: the spec, then each other preset of the algorithm. */
-static pflref_status level0(search *s, base *bases, size_t *n_bases,
+static pflref_status level0(dg_search *s, base *bases, size_t *n_bases,
                             pflref_error *err)
 {
     const pflref_spec *spec = s->v->spec;
@@ -257,7 +361,8 @@ static pflref_status level0(search *s, base *bases, size_t *n_bases,
                                                         : "the paper"};
     snprintf(bases[0].preset, sizeof bases[0].preset, "%s", spec->preset);
     pflref_variant_match m = label("spec", spec->preset, bases[0].source);
-    pflref_status st = run_variant(s, spec, &spec->hyper, NULL, &m, err);
+    pflref_status st = run_variant(s, spec, &spec->hyper, NULL, &m,
+                                   (size_t)-1, &bases[0].index, err);
     *n_bases = 1;
     size_t count;
     const pflref_preset *all = pflref_presets(&count);
@@ -268,117 +373,136 @@ static pflref_status level0(search *s, base *bases, size_t *n_bases,
             strcmp(name, spec->preset) == 0 || *n_bases == MAX_BASES ||
             !budget_left(s))
             continue;
-        base *b = &bases[*n_bases];
-        *b = (base){.owned = 1, .source = i < count ? all[i].source
-                                                    : "the paper"};
-        snprintf(b->preset, sizeof b->preset, "%s", name);
-        pflref_error perr;
-        if (preset_spec(s, name, &b->spec, &perr) != PFLREF_OK) {
-            s->d->refused++;   /* a preset the spec cannot take */
-            continue;
-        }
-        (*n_bases)++;
-        b->index = s->n_all;
-        m = label("preset", name, b->source);
-        size_t before = s->n_all;
-        st = run_variant(s, b->spec, &b->spec->hyper, NULL, &m,
-                         err);
-        if (s->n_all == before)
-            b->index = (size_t)-1;   /* refused: not a base */
+        st = add_preset(s, bases, n_bases, name,
+                        i < count ? all[i].source : "the paper", err);
     }
+    for (size_t b = 1; b < *n_bases; b++)
+        bases[b].same_as = same_as_earlier(bases, b);
+    return st;
+}
+
+/* The probe "float32 arithmetic": the spec's run again, the candidate
+ * held to float32's floor (atol 1e-5, rtol 1e-4, as --candidate-precision
+ * fp32) -- a cast somewhere in the candidate is a variant too.  Its
+ * fingerprint is the spec run's, marked, so it is neither "unchanged" nor
+ * listed as identical to the spec: the run is the same, the comparison
+ * is not.  Only when the candidate is held to fp64. */
+static pflref_status precision_probe(dg_search *s, const base *b,
+                                     pflref_error *err)
+{
+    if (s->check->precision != PFLREF_PRECISION_FP64 || b->index ==
+        (size_t)-1 || !budget_left(s))
+        return PFLREF_OK;
+    pflref_check_options fp32 = *s->check;
+    fp32.precision = PFLREF_PRECISION_FP32;
+    const pflref_check_options *fp64 = s->check;
+    s->check = &fp32;
+    pflref_variant_match m = label("probe", b->preset, b->source);
+    snprintf(m.change, sizeof m.change, "float32 arithmetic (within "
+             "float32's tolerance: --candidate-precision fp32)");
+    snprintf(m.param, sizeof m.param, "precision");
+    snprintf(m.value, sizeof m.value, "fp32");
+    size_t at;
+    const int found = s->found;   /* an exact match is still looked for */
+    /* the schedule given (the spec's own): not the spec's variant again */
+    pflref_status st = run_variant(s, b->spec, &b->spec->hyper,
+                                   b->spec->schedule, &m, (size_t)-1, &at,
+                                   err);
+    s->check = fp64;
+    s->found = found;
+    if (at != (size_t)-1)
+        s->fp[at] ^= 0x9e3779b97f4a7c15ULL;   /* another comparison */
     return st;
 }
 
 /* ---- level 1: one change ------------------------------------------------ */
 
-/* A probe of a real: "eta × 2 = 0.43 (instead of 0.215)"; `mid` before
- * " =", `after` after the value. */
-static void add_real(change *out, size_t *k, const pflref_param *p,
-                     double x, double now, const char *mid, const char *after)
+/* The variant of base b (its entry `from`) with changes c[0..n-1] on the
+ * settings h0; kind "switch"/"probe" for one change, "pair" for two. */
+static pflref_status run_changes(dg_search *s, const base *b, size_t from,
+                                 const pflref_hyper *h0, const dg_change *c,
+                                 size_t n, const char *note, size_t *at,
+                                 pflref_error *err)
 {
-    if (*k == MAX_CHANGES || x == now || !isfinite(x))
-        return;
-    change *c = &out[(*k)++];
-    *c = (change){.p = p, .x = x, .kind = "probe"};
-    char a[PFLREF_DTOA_MAX], b[PFLREF_DTOA_MAX];
-    pflref_dtoa(x, a);   /* the shortest texts that read back (pflref/dtoa.h) */
-    pflref_dtoa(now, b);
-    snprintf(c->value, sizeof c->value, "%s", a);
-    snprintf(c->text, sizeof c->text, "%s%s = %s%s (instead of %s)", p->name,
-             mid, a, after, b);
+    *at = (size_t)-1;
+    pflref_hyper h = *h0;
+    for (size_t i = 0; i < n; i++)
+        if (!dg_apply_change(&h, &c[i]))
+            return PFLREF_OK;
+    pflref_variant_match m = label(n == 1 ? c[0].kind : "pair", b->preset,
+                                   b->source);
+    snprintf(m.change, sizeof m.change, "%s%s%s%s", c[0].text,
+             n > 1 ? " and " : "", n > 1 ? c[1].text : "", note);
+    snprintf(m.param, sizeof m.param, "%s%s%s", c[0].p->name,
+             n > 1 ? " " : "", n > 1 ? c[1].p->name : "");
+    snprintf(m.value, sizeof m.value, "%s%s%s", c[0].value, n > 1 ? " " : "",
+             n > 1 ? c[1].value : "");
+    const char *alg = s->v->spec->algorithm->name;
+    for (size_t i = 0; i < n; i++) {
+        const char *src = c[i].p->type == PFLREF_PARAM_ENUM
+            ? pflref_param_value_source(alg, c[i].p->name, c[i].value) : NULL;
+        const size_t len = strlen(m.value_source);
+        if (src != NULL)
+            snprintf(m.value_source + len, sizeof m.value_source - len,
+                     "%s%s = %s: %s", len ? "; " : "", c[i].p->name,
+                     c[i].value, src);
+    }
+    return run_variant(s, b->spec, &h, NULL, &m, from, at, err);
 }
 
-/* Every change of one parameter p from the settings h. */
-static void changes_of(const pflref_param *p, const pflref_hyper *h,
-                       change *out, size_t *k)
+/* The changes a link adds to change c (see pflref_param_links): c with
+ * each of the linked parameter's values, from the settings h. */
+static pflref_status linked(dg_search *s, const base *b, size_t from,
+                            const pflref_hyper *h, const dg_change *c,
+                            pflref_error *err)
 {
-    if (p->type == PFLREF_PARAM_ENUM) {
-        const char *now = pflref_hyper_get_enum(h, p);
-        for (int j = 0; p->values[j] != NULL && *k < MAX_CHANGES; j++) {
-            if (strcmp(p->values[j], now) == 0)
-                continue;
-            change *c = &out[(*k)++];
-            *c = (change){.p = p, .e = j, .kind = "switch"};
-            snprintf(c->value, sizeof c->value, "%s", p->values[j]);
-            snprintf(c->text, sizeof c->text, "%s = %s (instead of %s)",
-                     p->name, p->values[j], now);
-        }
-    } else if (p->type == PFLREF_PARAM_REAL) {
-        double x = pflref_hyper_get_real(h, p);
-        if (!isfinite(x))
-            return;    /* not set: nothing to probe */
-        add_real(out, k, p, 2.0 * x, x, " × 2", "");
-        add_real(out, k, p, 0.5 * x, x, " × ½", "");
-        add_real(out, k, p, 0.0, x, "", "");
-        if (p->def != 0.0)
-            add_real(out, k, p, p->def, x, "", ", the default");
-    } else {
-        size_t n = pflref_hyper_get_int(h, p);
-        for (int d = -1; d <= 1 && n != PFLREF_INT_UNSET; d += 2) {
-            if ((d < 0 && (n == 0 || (double)(n - 1) < p->lo)) ||
-                *k == MAX_CHANGES)
-                continue;
-            change *c = &out[(*k)++];
-            *c = (change){.p = p, .n = d < 0 ? n - 1 : n + 1,
-                          .kind = "probe"};
-            snprintf(c->value, sizeof c->value, "%zu", c->n);
-            snprintf(c->text, sizeof c->text, "%s = %zu (instead of %zu)",
-                     p->name, c->n, n);
+    size_t nl;
+    const pflref_param_link *l = pflref_param_links(&nl);
+    const char *alg = s->v->spec->algorithm->name;
+    pflref_status st = PFLREF_OK;
+    for (size_t i = 0; i < nl && st == PFLREF_OK; i++) {
+        const pflref_param *q = pflref_param_find_for(l[i].needs, alg);
+        if (strcmp(l[i].name, c->p->name) != 0 || c->e == 0 || q == NULL ||
+            !pflref_name_in_list(q->algorithms, alg))
+            continue;
+        for (const char *v = l[i].values; *v != '\0' && st == PFLREF_OK;) {
+            char val[32];
+            const size_t n = strcspn(v, " ");
+            snprintf(val, sizeof val, "%.*s", (int)n, v);
+            v += n + (v[n] == ' ');
+            dg_change two[2] = {*c};
+            size_t at;
+            if (dg_change_to(q, val, h, &two[1]) && budget_left(s))
+                st = run_changes(s, b, from, h, two, 2, " (linked)", &at,
+                                 err);
         }
     }
+    return st;
 }
 
-/* Every change the registry allows for alg from the settings h. */
-static size_t list_changes(const char *alg, const pflref_hyper *h,
-                           change *out)
+/* Drop the last batch of every participation in lists[0..m-1]; 1 when
+ * one had a step. */
+static int drop_last(pflref_batches *out, const pflref_batches *in, size_t m)
 {
-    size_t count, k = 0;
-    const pflref_param *ps = pflref_params(&count);
-    for (size_t i = 0; i < count; i++)
-        if (pflref_name_in_list(ps[i].algorithms, alg) &&
-            pflref_param_find_for(ps[i].name, alg) == &ps[i])
-            changes_of(&ps[i], h, out, &k);
-    return k;
-}
-
-/* h with change c applied; 0 when the registry refuses the value. */
-static int apply_change(pflref_hyper *h, const change *c)
-{
-    pflref_error e;
-    if (c->p->type == PFLREF_PARAM_ENUM)
-        return pflref_hyper_set_enum(h, c->p, c->p->values[c->e], "", &e) ==
-               PFLREF_OK;
-    if (c->p->type == PFLREF_PARAM_REAL)
-        return pflref_hyper_set_real(h, c->p, c->x, "", &e) == PFLREF_OK;
-    return pflref_hyper_set_int(h, c->p, c->n, "", &e) == PFLREF_OK;
+    int changed = 0;
+    for (size_t j = 0; j < m; j++) {
+        out[j] = in[j];
+        if (out[j].nsteps >= 1) {
+            out[j].nsteps--;   /* step_off[nsteps] stays in range */
+            changed = 1;
+        }
+    }
+    return changed;
 }
 
 /* The probe "one local step fewer": the base's schedule with the last
- * batch of every participation dropped (a participation of one step
- * keeps none; the train rounds only, the post phase as it is), as a loop
- * that stops one batch early runs.  Shallow: the index lists are the
- * spec's.  No run when no participation has a step. */
-static pflref_status step_fewer(search *s, const base *b, pflref_error *err)
+ * batch of every list of every participation dropped -- the local steps'
+ * and, where the round has them, the personal pass's (a count change
+ * reaches every list it applies to) -- in the train rounds (the post
+ * phase as it is), as a loop that stops one batch early runs.  Shallow:
+ * the index lists are the spec's.  No run when no list has a step. */
+static pflref_status step_fewer(dg_search *s, const base *b,
+                                pflref_error *err)
 {
     const pflref_schedule *sch = b->spec->schedule;
     size_t total = 0;
@@ -386,7 +510,7 @@ static pflref_status step_fewer(search *s, const base *b, pflref_error *err)
         total += sch->rounds[t].m;
     pflref_schedule fewer = *sch;
     fewer.rounds = malloc((sch->T + 1) * sizeof *fewer.rounds);
-    pflref_batches *bs = malloc((total + 1) * sizeof *bs);
+    pflref_batches *bs = malloc((2 * total + 1) * sizeof *bs);
     if (fewer.rounds == NULL || bs == NULL) {
         free(fewer.rounds);
         free(bs);
@@ -395,170 +519,179 @@ static pflref_status step_fewer(search *s, const base *b, pflref_error *err)
     }
     int changed = 0;
     for (size_t t = 0, k = 0; t < sch->T; t++) {
-        fewer.rounds[t] = sch->rounds[t];
+        const pflref_round_plan *r = &sch->rounds[t];
+        fewer.rounds[t] = *r;
         fewer.rounds[t].batches = &bs[k];
-        for (size_t j = 0; j < sch->rounds[t].m; j++, k++) {
-            bs[k] = sch->rounds[t].batches[j];
-            if (bs[k].nsteps >= 1) {
-                bs[k].nsteps--;   /* step_off[nsteps] stays in range */
-                changed = 1;
-            }
+        changed |= drop_last(&bs[k], r->batches, r->m);
+        k += r->m;
+        if (r->personal != NULL) {
+            fewer.rounds[t].personal = &bs[k];
+            changed |= drop_last(&bs[k], r->personal, r->m);
+            k += r->m;
         }
     }
     pflref_status st = PFLREF_OK;
     if (changed) {
         pflref_variant_match m = label("probe", b->preset, b->source);
         snprintf(m.change, sizeof m.change,
-                 "one local step fewer (the last batch of every "
-                 "participation dropped)");
+                 "one local step fewer (the last batch of every list of "
+                 "every participation dropped)");
         snprintf(m.param, sizeof m.param, "schedule");
         snprintf(m.value, sizeof m.value, "steps - 1");
-        st = run_variant(s, b->spec, &b->spec->hyper, &fewer, &m, err);
+        size_t at;
+        st = run_variant(s, b->spec, &b->spec->hyper, &fewer, &m, b->index,
+                         &at, err);
     }
     free(bs);
     free(fewer.rounds);
     return st;
 }
 
-/* Every change from one base. */
-static pflref_status expand(search *s, const base *b, change *changes,
+/* Every change from one base, and the links of each. */
+static pflref_status expand(dg_search *s, const base *b, dg_change *changes,
                             pflref_error *err)
 {
     const pflref_spec *spec = b->spec;
-    size_t k = list_changes(spec->algorithm->name, &spec->hyper, changes);
+    size_t k = dg_list_changes(spec->algorithm->name, &spec->hyper, changes);
     pflref_status st = PFLREF_OK;
     for (size_t i = 0; i < k && st == PFLREF_OK && budget_left(s); i++) {
-        pflref_hyper h = spec->hyper;
-        if (!apply_change(&h, &changes[i]))
-            continue;
-        pflref_variant_match m =
-            label(changes[i].kind, b->preset, b->source);
-        snprintf(m.change, sizeof m.change, "%s", changes[i].text);
-        snprintf(m.param, sizeof m.param, "%s", changes[i].p->name);
-        snprintf(m.value, sizeof m.value, "%s", changes[i].value);
-        st = run_variant(s, spec, &h, NULL, &m, err);
+        size_t at;
+        st = run_changes(s, b, b->index, &spec->hyper, &changes[i], 1, "",
+                         &at, err);
+        if (st == PFLREF_OK && changes[i].p->type == PFLREF_PARAM_ENUM)
+            st = linked(s, b, b->index, &spec->hyper, &changes[i], err);
     }
     if (st == PFLREF_OK && budget_left(s))
         st = step_fewer(s, b, err);
     return st;
 }
 
-/* ---- ranking ------------------------------------------------------------ */
-
-static int changes_in(const pflref_variant_match *m)
-{
-    return m->change[0] != '\0';
-}
-
-/* a before b: the order of the header's "Ranking" (stable on the index). */
-static int better(const pflref_variant_match *a, size_t ia,
-                  const pflref_variant_match *b, size_t ib)
-{
-    if (a->complete != b->complete)
-        return a->complete;
-    if (!a->complete) {
-        if (a->agreeing != b->agreeing)
-            return a->agreeing > b->agreeing;
-        if (a->mismatches != b->mismatches)
-            return a->mismatches < b->mismatches;
-        if (a->min_lre != b->min_lre)
-            return a->min_lre > b->min_lre;
-    }
-    if (changes_in(a) != changes_in(b))
-        return changes_in(a) < changes_in(b);
-    return ia < ib;
-}
-
-/* Keep the best PFLREF_DIAGNOSE_TOP matches, best first. */
-static void rank(search *s)
-{
-    pflref_diagnosis *d = s->d;
-    size_t idx[PFLREF_DIAGNOSE_TOP];
-    d->n_best = 0;
-    for (size_t i = 0; i < s->n_all; i++) {
-        size_t pos = d->n_best;
-        while (pos > 0 && better(&s->all[i], i, &s->all[idx[pos - 1]],
-                                 idx[pos - 1]))
-            pos--;
-        if (pos == PFLREF_DIAGNOSE_TOP)
-            continue;
-        size_t last = d->n_best < PFLREF_DIAGNOSE_TOP ? d->n_best
-                                                      : PFLREF_DIAGNOSE_TOP - 1;
-        memmove(&idx[pos + 1], &idx[pos], (last - pos) * sizeof idx[0]);
-        idx[pos] = i;
-        if (d->n_best < PFLREF_DIAGNOSE_TOP)
-            d->n_best++;
-    }
-    for (size_t j = 0; j < d->n_best; j++)
-        d->best[j] = s->all[idx[j]];
-    d->matched = d->n_best > 0 && d->best[0].complete;
-}
-
 /* ---- the search --------------------------------------------------------- */
 
-/* Level 1 from the spec and every preset agreeing further, the most
- * agreeing first; stops after a base that gave a complete match. */
-static pflref_status level1(search *s, base *bases, size_t n_bases,
-                            pflref_error *err)
+/* Level 1 from every base not equal to an earlier one, the most agreeing
+ * first; every base is expanded (a complete match ends the search after
+ * the level, not before the other bases). */
+static pflref_status level1(dg_search *s, base *bases, size_t n_bases,
+                            dg_change *changes, pflref_error *err)
 {
-    change *changes = malloc(MAX_CHANGES * sizeof *changes);
-    if (changes == NULL)
-        return pflref_error_set(err, PFLREF_ENOMEM, "diagnose",
-                                "out of memory");
-    const size_t spec_agrees = s->all[0].agreeing;
     int done[MAX_BASES] = {0};
     pflref_status st = PFLREF_OK;
     for (size_t round = 0; round < n_bases && st == PFLREF_OK; round++) {
         size_t pick = n_bases;
         for (size_t b = 0; b < n_bases; b++) {
-            if (done[b] || (b > 0 && (bases[b].index == (size_t)-1 ||
-                                      s->all[bases[b].index].agreeing <=
-                                          spec_agrees)))
+            if (done[b] || bases[b].index == (size_t)-1 || bases[b].same_as)
                 continue;
             size_t ag = s->all[bases[b].index].agreeing;
             if (pick == n_bases || ag > s->all[bases[pick].index].agreeing)
                 pick = b;
         }
-        if (pick == n_bases || s->found || !budget_left(s))
+        if (pick == n_bases || !budget_left(s))
             break;
         done[pick] = 1;
         st = expand(s, &bases[pick], changes, err);
     }
-    free(changes);
     return st;
 }
 
-/* 1 when the candidate recorded at least one quantity the vector expects
- * (otherwise there is nothing to diagnose, as check refuses it). */
-static int records_any(const pflref_vector *v, const pflref_candidate *c)
+/* Level 2: the BEAM_WIDTH best one-change variants (entries from..n_all),
+ * each with every change of another parameter. */
+static pflref_status level2(dg_search *s, const base *bases, size_t n_bases,
+                            size_t from, dg_change *changes, pflref_error *err)
 {
-    for (size_t k = 0; k < v->expected.count; k++)
-        for (size_t r = 0; r < c->records.count; r++)
-            if (pflref_record_same_key(&v->expected.records[k],
-                                       &c->records.records[r]))
-                return 1;
-    return 0;
+    size_t beam[BEAM_WIDTH], nb = 0;
+    const size_t end = s->n_all;
+    for (size_t i = from; i < end; i++) {
+        const pflref_variant_match *m = &s->all[i];
+        if (strcmp(m->kind, "switch") != 0 && strcmp(m->kind, "probe") != 0)
+            continue;
+        if (strcmp(m->param, "schedule") == 0 || s->from[i] >= s->n_all ||
+            m->agreeing <= s->all[s->from[i]].agreeing)
+            continue;   /* a first change must agree further than its base */
+        size_t pos = nb;
+        while (pos > 0 && s->all[beam[pos - 1]].agreeing < m->agreeing)
+            pos--;
+        if (pos == BEAM_WIDTH)
+            continue;
+        if (nb < BEAM_WIDTH)
+            nb++;
+        memmove(&beam[pos + 1], &beam[pos], (nb - 1 - pos) * sizeof *beam);
+        beam[pos] = i;
+    }
+    pflref_status st = PFLREF_OK;
+    for (size_t j = 0; j < nb && st == PFLREF_OK && budget_left(s); j++) {
+        const pflref_variant_match *first = &s->all[beam[j]];
+        const base *b = NULL;
+        for (size_t q = 0; q < n_bases && b == NULL; q++)
+            if (strcmp(bases[q].preset, first->preset) == 0)
+                b = &bases[q];
+        const pflref_param *p1 = pflref_param_find_for(
+            first->param, s->v->spec->algorithm->name);
+        dg_change one[2];
+        if (b == NULL || p1 == NULL ||
+            !dg_change_to(p1, first->value, &b->spec->hyper, &one[0]))
+            continue;
+        const pflref_hyper h1 = s->hyper[beam[j]];
+        size_t k = dg_list_changes(s->v->spec->algorithm->name, &h1, changes);
+        for (size_t i = 0; i < k && st == PFLREF_OK && budget_left(s); i++) {
+            size_t at;
+            if (changes[i].p == p1)
+                continue;
+            one[1] = changes[i];
+            st = run_changes(s, b, beam[j], &b->spec->hyper, one, 2, "", &at,
+                             err);
+        }
+    }
+    return st;
 }
 
-static pflref_status diagnose(search *s, pflref_error *err)
+/* s->recorded: which expected records the candidate wrote (each looked up
+ * from where the last was found, so an ordered candidate costs one pass).
+ * Returns how many. */
+static size_t mark_recorded(dg_search *s)
 {
-    if (!records_any(s->v, s->c))
+    const pflref_trajectory *e = &s->v->expected, *c = &s->c->records;
+    size_t n = 0, from = 0;
+    for (size_t k = 0; k < e->count; k++) {
+        s->recorded[k] = 0;
+        for (size_t j = 0; j < c->count && !s->recorded[k]; j++) {
+            const size_t r = (from + j) % c->count;
+            if (pflref_record_same_key(&e->records[k], &c->records[r])) {
+                s->recorded[k] = 1;
+                from = r + 1;
+            }
+        }
+        n += s->recorded[k];
+    }
+    return n;
+}
+
+static pflref_status diagnose(dg_search *s, pflref_error *err)
+{
+    if (mark_recorded(s) == 0)
         return pflref_error_set(err, PFLREF_EINVAL, "candidate:",
                                 "the candidate recorded none of the %zu "
                                 "quantities the vector expects",
                                 s->v->expected.count);
     base bases[MAX_BASES];
     size_t n_bases = 0;
+    dg_change *changes = malloc(DG_MAX_CHANGES * sizeof *changes);
+    if (changes == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, "diagnose",
+                                "out of memory");
     pflref_status st = level0(s, bases, &n_bases, err);
     if (st == PFLREF_OK && !s->found)
-        st = level1(s, bases, n_bases, err);
+        st = precision_probe(s, &bases[0], err);
+    const size_t level1_from = s->n_all;
+    if (st == PFLREF_OK && !s->found)
+        st = level1(s, bases, n_bases, changes, err);
+    if (st == PFLREF_OK && !s->found)
+        st = level2(s, bases, n_bases, level1_from, changes, err);
+    free(changes);
     for (size_t b = 0; b < n_bases; b++)
         if (bases[b].owned)
             pflref_spec_free(bases[b].spec);
-    if (st == PFLREF_OK) {
-        rank(s);
-        pflref_diagnosis_describe(s->d);
-    }
+    if (st == PFLREF_OK)
+        pflref_oracle_rank(s);
     return st;
 }
 
@@ -572,6 +705,31 @@ pflref_status pflref_golden_diagnose(const char *expected, size_t expected_len,
     return pflref_golden_diagnose_at(expected, expected_len, base_dir,
                                      candidate, candidate_len, NULL, opt, d,
                                      err);
+}
+
+/* The search's tables for budget entries; 0 when out of memory. */
+static int search_alloc(dg_search *s)
+{
+    s->rep = malloc(sizeof *s->rep);
+    s->all = calloc(s->budget, sizeof *s->all);
+    s->fp = calloc(s->budget, sizeof *s->fp);
+    s->hyper = calloc(s->budget, sizeof *s->hyper);
+    s->from = calloc(s->budget, sizeof *s->from);
+    s->tried = calloc(s->budget, sizeof *s->tried);
+    s->recorded = malloc(s->v->expected.count + 1);
+    return s->rep && s->all && s->fp && s->hyper && s->from && s->tried &&
+           s->recorded;
+}
+
+static void search_free(dg_search *s)
+{
+    free(s->rep);
+    free(s->all);
+    free(s->fp);
+    free(s->hyper);
+    free(s->from);
+    free(s->tried);
+    free(s->recorded);
 }
 
 pflref_status pflref_golden_diagnose_at(const char *expected,
@@ -588,7 +746,7 @@ pflref_status pflref_golden_diagnose_at(const char *expected,
     if (expected == NULL || candidate == NULL || opt == NULL || d == NULL)
         return pflref_error_set(err, PFLREF_EINVAL, "diagnose",
                                 "an argument is NULL");
-    *d = (pflref_diagnosis){.runs = 0};
+    *d = (pflref_diagnosis){.runs = 0, .partial = opt->check.partial};
     pflref_vector v;
     pflref_candidate c;
     pflref_status st = pflref_vector_read(expected, expected_len, base_dir,
@@ -604,23 +762,21 @@ pflref_status pflref_golden_diagnose_at(const char *expected,
     st = pflref_candidate_read(candidate, candidate_len,
                                opt->check.same_id ? v.id : NULL,
                                candidate_dir, v.spec, &c, err);
-    search s = {.v = &v, .c = &c, .check = &opt->check, .d = d,
-                .base_dir = base_dir,
-                .budget = opt->budget ? opt->budget : PFLREF_DIAGNOSE_BUDGET};
+    dg_search s = {.v = &v, .c = &c, .check = &opt->check, .opt = opt,
+                   .d = d, .base_dir = base_dir,
+                   .budget = opt->budget ? opt->budget
+                                         : PFLREF_DIAGNOSE_BUDGET};
     if (st != PFLREF_OK)
         name_side(err, "candidate");
     else if (strcmp(c.outcome, "ok") != 0) {
         d->wrong_outcome = 1;
         pflref_diagnosis_describe(d);
     } else {
-        s.rep = malloc(sizeof *s.rep);
-        s.all = calloc(s.budget, sizeof *s.all);
-        st = s.rep && s.all ? diagnose(&s, err)
-                            : pflref_error_set(err, PFLREF_ENOMEM, "diagnose",
-                                               "out of memory");
+        st = search_alloc(&s) ? diagnose(&s, err)
+                              : pflref_error_set(err, PFLREF_ENOMEM,
+                                                 "diagnose", "out of memory");
     }
-    free(s.rep);
-    free(s.all);
+    search_free(&s);
     pflref_candidate_free(&c);
     pflref_vector_free(&v);
     return st;

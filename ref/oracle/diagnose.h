@@ -18,6 +18,11 @@ void pflref_oracle_compare_run(const pflref_vector *v,
                                const pflref_check_options *opt,
                                pflref_golden_report *rep);
 
+/* Cut s before a UTF-8 sequence that a truncating snprintf left
+ * incomplete at its end (the texts become JSON strings, which must be
+ * valid UTF-8; ref/oracle/diagnose_rank.c). */
+void pflref_oracle_utf8_trim(char *s);
+
 /* Write d->summary, the verdict in words, from d's best matches
  * (ref/oracle/diagnose_json.c). */
 void pflref_diagnosis_describe(pflref_diagnosis *d);

@@ -5,10 +5,14 @@
  *
  * The words (pflref_diagnosis_describe):
  *   matches the vector's own spec (ALG preset P) on all N records (D digits)
- *   matches ALG preset P [except CHANGE] on all N records (D digits);
- *     nearest named implementation: SOURCE [; identical here: preset Q]
+ *   matches ALG preset P on all N records (D digits); nearest named
+ *     implementation: SOURCE [; identical here: ...]
+ *   matches ALG preset P except CHANGE on all N records (D digits); the
+ *     change comes from VALUE SOURCE; the rest from SOURCE [; identical
+ *     here: ...]   (no named code makes the change: a probe, a pair)
  *   no known variant: nearest is ALG preset P [with CHANGE], agreeing on A
- *     of N records, diverging at round r, client c, step s (NAME)
+ *     of N records (under partial: A of the C records the candidate wrote
+ *     (N expected)), diverging at round r, client c, step s (NAME)
  * The JSON document, format pflref-diagnosis/1, is pflref_diagnosis field
  * by field; first_divergence as in pflref-report/1 (round, client and step
  * left out where −1; a non-finite number null).
@@ -62,9 +66,47 @@ static void variant_words(const pflref_diagnosis *d,
              m->change[0] ? join : "", m->change);
 }
 
+/* "A of N records" -- under `partial`, "A of the C records the candidate
+ * wrote (N expected)": records it did not write are not agreeing. */
+static void count_words(const pflref_diagnosis *d,
+                        const pflref_variant_match *b, char *buf, size_t n)
+{
+    if (d->partial && b->compared < b->expected_records)
+        snprintf(buf, n, "%zu of the %zu records the candidate wrote (%zu "
+                 "expected)", b->agreeing, b->compared, b->expected_records);
+    else
+        snprintf(buf, n, "%zu of %zu records", b->agreeing,
+                 b->expected_records);
+}
+
+/* "; identical here: ..." when b has identical variants. */
+static void identical_words(const pflref_variant_match *b, char *buf,
+                            size_t n)
+{
+    buf[0] = '\0';
+    if (b->identical[0] != '\0')
+        snprintf(buf, n, "; identical here: %s", b->identical);
+}
+
+/* Where the match's code comes from: the changed value's source (the
+ * registry's), then the base's. */
+static void source_words(const pflref_variant_match *b, char *buf, size_t n)
+{
+    if (b->change[0] == '\0')
+        snprintf(buf, n, "nearest named implementation: %s", b->source);
+    else if (b->value_source[0] != '\0')
+        snprintf(buf, n, "the change comes from %s; the rest from %s",
+                 b->value_source, b->source);
+    else
+        snprintf(buf, n, "no named code makes the change (a %s); the rest "
+                 "from %s", strcmp(b->kind, "pair") == 0 ? "pair of changes"
+                                                          : b->kind,
+                 b->source);
+}
+
 void pflref_diagnosis_describe(pflref_diagnosis *d)
 {
-    char v[256], w[192];
+    char v[256], w[192], also[420], cnt[96];
     if (d->wrong_outcome || d->n_best == 0) {
         snprintf(d->summary, sizeof d->summary,
                  d->wrong_outcome ? "the candidate declared an outcome other "
@@ -73,34 +115,32 @@ void pflref_diagnosis_describe(pflref_diagnosis *d)
         return;
     }
     const pflref_variant_match *b = &d->best[0];
+    identical_words(b, also, sizeof also);
+    count_words(d, b, cnt, sizeof cnt);
     if (d->matched && strcmp(b->kind, "spec") == 0) {
         snprintf(d->summary, sizeof d->summary,
                  "matches the vector's own spec (%s preset %s) on all %zu "
-                 "records (%.1f digits): the candidate passes",
-                 d->algorithm, b->preset, b->expected_records, b->min_lre);
+                 "records (%.1f digits): the candidate passes%s",
+                 d->algorithm, b->preset, b->compared, b->min_lre, also);
+        pflref_oracle_utf8_trim(d->summary);
         return;
     }
     if (d->matched) {
-        char also[160] = "";
-        for (size_t i = 1; i < d->n_best; i++)
-            if (d->best[i].complete && d->best[i].change[0] == '\0' &&
-                !b->change[0] && strlen(also) < 100) {
-                strcat(also, also[0] ? ", " : "; identical here: preset ");
-                strncat(also, d->best[i].preset, 31);
-            }
+        char src[560];
         variant_words(d, b, " except ", v, sizeof v);
+        source_words(b, src, sizeof src);
         snprintf(d->summary, sizeof d->summary,
-                 "matches %s on all %zu records (%.1f digits); nearest named "
-                 "implementation: %s%s",
-                 v, b->expected_records, b->min_lre, b->source, also);
+                 "matches %s on all %zu records (%.1f digits); %s%s", v,
+                 b->compared, b->min_lre, src, also);
+        pflref_oracle_utf8_trim(d->summary);
         return;
     }
     variant_words(d, b, " with ", v, sizeof v);
     where_words(&b->first, w, sizeof w);
     snprintf(d->summary, sizeof d->summary,
-             "no known variant: nearest is %s, agreeing on %zu of %zu "
-             "records, diverging at %s", v, b->agreeing, b->expected_records,
-             w);
+             "no known variant: nearest is %s, agreeing on %s, diverging at "
+             "%s", v, cnt, w);
+    pflref_oracle_utf8_trim(d->summary);
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -142,6 +182,9 @@ static json_t *match_json(tree *t, const pflref_variant_match *m)
     put(t, o, "min_lre", real_or_null(m->min_lre));
     put(t, o, "first_divergence",
         m->diverged ? divergence_json(t, &m->first) : json_null());
+    put(t, o, "compared", count(m->compared));
+    put(t, o, "value_source", json_string(m->value_source));
+    put(t, o, "identical", json_string(m->identical));
     return o;
 }
 
@@ -163,6 +206,8 @@ pflref_status pflref_diagnosis_json(const pflref_diagnosis *d, char **out,
     put(&t, root, "refused", count(d->refused));
     put(&t, root, "budget_exhausted", json_boolean(d->budget_exhausted));
     put(&t, root, "wrong_outcome", json_boolean(d->wrong_outcome));
+    put(&t, root, "unchanged", count(d->unchanged));
+    put(&t, root, "partial", json_boolean(d->partial));
     json_t *best = json_array();
     for (size_t i = 0; i < d->n_best; i++)
         if (best == NULL || json_array_append_new(best, match_json(&t,

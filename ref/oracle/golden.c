@@ -325,6 +325,32 @@ static void compare_records(const pflref_record *key, size_t position,
         pt->mismatches += (size_t)noted;
 }
 
+/* rep->rounds_expected and rep->rounds_compared (pflref/golden.h): the
+ * runs of consecutive keys with one phase and a round ≥ 0, and those
+ * with a key act recorded. */
+static void count_rounds(const pflref_trajectory *keys,
+                         const pflref_trajectory *act, int partial,
+                         pflref_golden_report *rep)
+{
+    const pflref_record *prev = NULL;
+    int covered = 0;
+    for (size_t k = 0; k < keys->count; k++) {
+        const pflref_record *key = &keys->records[k];
+        if (key->round < 0)
+            continue;
+        if (prev == NULL || prev->round != key->round ||
+            strcmp(prev->phase, key->phase) != 0) {
+            rep->rounds_expected++;
+            covered = 0;
+        }
+        prev = key;
+        if (!covered && (!partial || find(act, key) != NULL)) {
+            covered = 1;
+            rep->rounds_compared++;
+        }
+    }
+}
+
 /* For every record of `keys`: expected values from `ref` (the record with
  * the same key; `keys` itself when ref is NULL), actual values from `act`.
  * Every record act wrote under the key is held to the expectation (the
@@ -378,6 +404,7 @@ static void compare_tables(const pflref_trajectory *keys,
         }
         compare_records(key, k, e, ev, act, a, tol, q, pt, rep);
     }
+    count_rounds(keys, act, partial, rep);
 }
 
 /* ---- verify and check --------------------------------------------------- */

@@ -9,6 +9,8 @@
  *   id, passed            the vector; no quantity out of tolerance or
  *                         missing and no wrong outcome class
  *   quantities, numbers, mismatches, missing, skipped, expected_records
+ *   rounds_expected, rounds_compared   the rounds of the expected
+ *                         trajectory, and those with a record compared
  *   max_abs_err, max_rel_err, min_lre, max_ulp, sign_differs, not_finite,
  *   max_orders_off        the statistics over every number compared
  *   digits_stretch        expected records per point of the digits
@@ -133,6 +135,8 @@ pflref_status pflref_golden_report_json(const pflref_golden_report *rep,
     put_stats(&t, root, &all);
     put(&t, root, "missing", count(rep->missing));
     put(&t, root, "expected_records", count(rep->expected_records));
+    put(&t, root, "rounds_expected", count(rep->rounds_expected));
+    put(&t, root, "rounds_compared", count(rep->rounds_compared));
     json_t *names = json_array();
     for (size_t k = 0; k < rep->n_names && k < PFLREF_MAX_QUANTITY_NAMES; k++) {
         json_t *q = json_object();

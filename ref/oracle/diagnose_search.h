@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/oracle/diagnose_search.h: the state of one diagnosis, shared by the
+ * search (ref/oracle/diagnose.c) and its ranking and attribution
+ * (ref/oracle/diagnose_rank.c). */
+#ifndef PFLREF_ORACLE_DIAGNOSE_SEARCH_H
+#define PFLREF_ORACLE_DIAGNOSE_SEARCH_H
+
+#include <stdint.h>
+#include "pflref.h"
+#include "io/vector.h"
+
+typedef struct {
+    const pflref_vector *v;
+    const pflref_candidate *c;
+    const pflref_check_options *check;
+    const pflref_diagnose_options *opt;
+    const char *base_dir;
+    size_t budget;
+    pflref_diagnosis *d;
+    pflref_golden_report *rep;       /* scratch of one comparison        */
+    /* one entry per variant kept (budget entries each) */
+    pflref_variant_match *all;
+    uint64_t *fp;                    /* the run's fingerprint            */
+    pflref_hyper *hyper;             /* the variant's settings           */
+    size_t *from;                    /* the entry it changes, or -1      */
+    size_t n_all;
+    uint64_t *tried;                 /* every variant run: its spec,
+                                        schedule and settings, hashed    */
+    size_t n_tried;
+    unsigned char *recorded;         /* per expected record: the
+                                        candidate wrote it               */
+    int found;                       /* a complete match so far          */
+} dg_search;
+
+/* Changes listed from one base. */
+#define DG_MAX_CHANGES 256
+
+/* One change of one parameter. */
+typedef struct {
+    const pflref_param *p;
+    int e;                  /* ENUM: the value's index */
+    double x;               /* REAL: the value         */
+    size_t n;               /* INT: the value          */
+    const char *kind;       /* "switch" or "probe"     */
+    char text[128];
+    char value[32];
+} dg_change;
+
+/* ---- ref/oracle/diagnose_changes.c: the changes the registry allows */
+/* Every change the registry allows for alg from the settings h, into out
+ * (DG_MAX_CHANGES entries); returns how many. */
+size_t dg_list_changes(const char *alg, const pflref_hyper *h,
+                       dg_change *out);
+/* h with change c applied; 0 when the registry refuses the value. */
+int dg_apply_change(pflref_hyper *h, const dg_change *c);
+/* The change setting p to the text `value` from h ("0.99",
+ * "trainings"): 1 when it is a change the registry takes, else 0. */
+int dg_change_to(const pflref_param *p, const char *value,
+                 const pflref_hyper *h, dg_change *c);
+
+/* A fingerprint of a run (ref/oracle/diagnose.c): equal for runs equal
+ * bit for bit. */
+uint64_t dg_fingerprint(const pflref_trajectory *tj);
+
+/* ref/oracle/diagnose_apart.c: 1 when a golden vector of the algorithm in
+ * the diagnosed vector's folder gives different runs under the settings a
+ * and b (those in which they differ), its id into id (n bytes). */
+int dg_tell_apart(dg_search *s, const pflref_hyper *a, const pflref_hyper *b,
+                  char *id, size_t n);
+
+/* Keep the best distinct matches in s->d (one per numeric outcome, the
+ * identical ones named in its `identical`), then the words. */
+void pflref_oracle_rank(dg_search *s);
+
+#endif
