@@ -88,7 +88,8 @@ SWITCHES = {
             "cfl.cluster_weights": ["uniform", "samples"]},
     "ifca": {"ifca.mode": ["gradient", "model"]},
     "fedfomo": {"fedfomo.distance": ["l2", "l1"],
-                "fedfomo.self": ["included", "excluded"]},
+                "fedfomo.self": ["included", "excluded", "ranked"],
+                "lr.count": ["rounds", "trainings"]},
     "fedbn": {"fedbn.weights": ["uniform", "samples"],
               "fedbn.bn": ["local", "shared"],
               "fedbn.running_var": ["unbiased", "biased"]},
@@ -174,6 +175,11 @@ PRESETS = {
     ("fedprox", "official"): {"fedprox.sampling": "uniform_weighted"},
     ("fedprox", "pfllib"): {"fedprox.sampling": "uniform_weighted",
                             "lr.count": "trainings"},
+    ("fedfomo", "pfllib"): {"fedfomo.distance": "l2",
+                            "fedfomo.self": "ranked",
+                            "lr.count": "trainings",
+                            "fedfomo.distance_eps": 1e-5},
+    ("fedbn", "pfllib"): {"fedbn.weights": "samples"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.

@@ -1033,6 +1033,18 @@ static const lettered_case LETTERED[] = {
     {"Q14", "fedrecon: support for another algorithm",
      SPECX("\"init\": {\"kind\": \"zeros\", \"support\": [[0], [0]]}"),
      "init.support", "only fedrecon takes support sets (the algorithm is fedavg)"},
+    /* -- FedFomo's equality up to rounding (fedfomo.equal_rtol) -- */
+    {"O1", "fedfomo: equality tolerance above 1e-6",
+     SPEC(QUAD1, CLIENTS("{\"a\": [2], \"c\": [1]}, {\"a\": [3], \"c\": [2]}"),
+          HYP("fedfomo", "\"eta\": 0.25, \"fedfomo.equal_rtol\": 0.001"),
+          GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")),
+     "algorithm.hyperparameters.fedfomo.equal_rtol",
+     "equality up to rounding takes a relative tolerance 0 ≤ τ ≤ 1e-6"},
+    {"O2", "fedfomo: negative equality tolerance",
+     SPEC(QUAD1, CLIENTS("{\"a\": [2], \"c\": [1]}, {\"a\": [3], \"c\": [2]}"),
+          HYP("fedfomo", "\"eta\": 0.25, \"fedfomo.equal_rtol\": -1e-16"),
+          GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")),
+     "algorithm.hyperparameters.fedfomo.equal_rtol", "must be >= 0"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])

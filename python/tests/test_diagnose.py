@@ -320,6 +320,12 @@ NAMED = {
     "fedprox-lr-per-round": ("preset official", "lr.count = rounds"),
     # FedRecon's: the kept l_i read in place of the given start
     "fedrecon-init-ignored": "fedrecon.local_init = last",
+    # FedFomo under the preset pfllib: the own entry left out of the
+    # ranking is fedfomo.self = excluded; the decay counted per round is
+    # lr.count = rounds
+    "fedfomo-ranked-no-own": ("fedfomo.self = excluded",
+                              "fedfomo.self = included"),
+    "fedfomo-lr-per-round": "lr.count = rounds",
 }
 
 
