@@ -495,3 +495,12 @@ lint:
 
 clean:
 	rm -rf $(B)
+
+# PFLlib's own classes against pflref's presets (issue 33 §2), outside
+# `make check`: needs PFLLIB_DIR, a checkout of TsingZ0/PFLlib (read only),
+# and torch; tests/pfllib/*.py say what each compares.
+.PHONY: check-pfllib
+check-pfllib: $(B)/rel/pflref
+	@if [ -z "$(PFLLIB_DIR)" ]; then \
+	  echo "check-pfllib: set PFLLIB_DIR to a PFLlib checkout" >&2; exit 2; fi
+	@PFLLIB_DIR="$(PFLLIB_DIR)" $(PYTHON) tests/pfllib/fedfomo.py $(B)/rel/pflref

@@ -88,7 +88,8 @@ SWITCHES = {
             "cfl.cluster_weights": ["uniform", "samples"]},
     "ifca": {"ifca.mode": ["gradient", "model"]},
     "fedfomo": {"fedfomo.distance": ["l2", "l1"],
-                "fedfomo.self": ["included", "excluded"]},
+                "fedfomo.self": ["included", "excluded", "ranked"],
+                "lr.count": ["rounds", "trainings"]},
     "fedbn": {"fedbn.weights": ["uniform", "samples"],
               "fedbn.bn": ["local", "shared"],
               "fedbn.running_var": ["unbiased", "biased"]},
@@ -190,6 +191,11 @@ PRESETS = {
                              "fedproto.client_protos": "during_training",
                              "fedproto.weights": "uniform",
                              "lr.count": "trainings"},
+    ("fedfomo", "pfllib"): {"fedfomo.distance": "l2",
+                            "fedfomo.self": "ranked",
+                            "lr.count": "trainings",
+                            "fedfomo.distance_eps": 1e-5},
+    ("fedbn", "pfllib"): {"fedbn.weights": "samples"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.

@@ -598,6 +598,16 @@ PRESETS = {
                           "ditto.batches": "separate",
                           # -ld: each client's schedulers step when it trains
                           "lr.count": "trainings"},
+    # PFLlib's serverpFedMe.train() as shipped: the preset pfllib and the
+    # evaluation before each round's training, whose side effect starts a
+    # client's first θ at w⁰ (serverpFedMe.py evaluate_personalized)
+    ("pfedme", "pfllib_run"): {"pfedme.theta_start": "warm",
+                               "pfedme.mu": 0.001,
+                               "pfedme.weights": "samples",
+                               "pfedme.train": "sampled",
+                               "pfedme.personal_eval": "global",
+                               "lr.scope": "eta_p", "lr.count": "trainings",
+                               "pfedme.eval_reset": "initial"},
 }
 
 

@@ -298,10 +298,25 @@ class _Optimizer:
         return [Decimal(q.numerator) / Decimal(q.denominator) for q in new]
 
 
+# The preset pfllib as read from TsingZ0/PFLlib d832e76f6a23 (clientbn.py:
+# set_parameters skips the parameters named "bn", so γ, β and the running
+# statistics stay each client's; serverbase.py's receive_models weighs by
+# train_samples): n_k / Σ n_j weights, the rest the paper's.
+PRESETS = {"pfllib": {"fedbn.weights": "samples"}}
+
+
+def switches(algorithm):
+    """The algorithm's switches with its preset spelt out (the explicit
+    ones win)."""
+    preset = algorithm.get("preset", "paper")
+    base = {} if preset == "paper" else PRESETS[preset]
+    return dict(base, **algorithm.get("switches", {}))
+
+
 def replay(spec, bugs=frozenset()):
     """FedBN on the spec's given schedule: (trace, w, v, None)."""
     M = (_LayersSteps if spec["model"]["kind"] == "layers" else _MlpSteps)(spec)
-    sw = spec["algorithm"].get("switches", {})
+    sw = switches(spec["algorithm"])
     eta = dec(spec["algorithm"]["hyperparameters"]["eta"])
     weights = sw.get("fedbn.weights", "uniform")
     for b in bugs:

@@ -38,6 +38,12 @@ replay(spec, bugs) -> (trace, None, v, None).  Bugs (mutants):
   fomo-eps-const        ε_t = ε₀ (no decay δ t)
   fomo-val-batch-flip   L_i as the mean of batch means where the sample
                         mean is configured, or the reverse
+  fomo-rank-no-own      fedfomo.self = ranked read as excluded: the own
+                        entry P_{i,i} is left out of the ranking
+  fomo-ranked-included  fedfomo.self = ranked read as included: the own
+                        upload added to the M ranked downloads
+  lr-per-round          (pflref_exact.round_factor) lr.count = trainings
+                        read as rounds
   fomo-no-skip          a chosen id is not skipped: the list's next entry
                         is taken whatever it is (a repeat counts once);
                         not flagged on a vector (the skipped-to peers of
@@ -56,8 +62,17 @@ Switches of notes §2.8 also computed here: distance l2_squared and
 l2_per_tensor_sum (Σ of the blocks' Euclidean norms), val_loss batch_mean,
 distance_eps, anchor post_train (a = θ_i^{t−1}), no_positive keep_current
 (all w = 0: φ = θ_i^{t−1}), P_update signed_abs_sum (r_n / max(|Σ r|,
-10⁻⁹)) and raw (r_n), P_init own_0.1 and identity.
+10⁻⁹)) and raw (r_n), P_init own_0.1 and identity; self = ranked (PFLlib
+serverfomo.py send_models: topk over the whole row P[client.id], so the
+own id joins the ranking and is a candidate only when chosen), the
+learning-rate decay lr.* (client i's η decays with its own trainings under
+lr.count = trainings, PFLlib's per-client ExponentialLR), and the preset
+pfllib, restated here from PFLlib's clientfomo.py and serverfomo.py (not
+read from the C).  Exact arithmetic needs no tolerance for "θ_n = a": the
+C's fedfomo.equal_rtol only undoes its own rounding, so the generator
+ignores it.
 """
+import copy
 import math
 from fractions import Fraction
 
@@ -78,7 +93,50 @@ MUTANTS = {
                           "fomo-explore-flip"],
     "fedfomo-epsilon": ["fomo-eps-const"],
     "fedfomo-val-batches": ["fomo-val-batch-flip"],
+    "fedfomo-ranked": ["fomo-rank-no-own", "fomo-ranked-included"],
+    "lr-count": ["lr-per-round"],
 }
+
+# The preset pfllib as read from TsingZ0/PFLlib d832e76f6a23
+# (system/flcore/clients/clientfomo.py, servers/serverfomo.py): the
+# switches and hyperparameters it stands for; the spec's own override it.
+PRESETS = {
+    "pfllib": ({"fedfomo.distance": "l2", "fedfomo.selection": "topM",
+                "fedfomo.P_update": "raw", "fedfomo.P_init": "identity",
+                "fedfomo.anchor": "pre_train",
+                "fedfomo.no_positive": "keep_current",
+                "fedfomo.self": "ranked", "fedfomo.val_loss": "batch_mean",
+                "lr.count": "trainings"},
+               {"fedfomo.distance_eps": 1e-5}),
+}
+
+
+def with_preset(spec):
+    """The spec with its algorithm's preset spelt out as switches and
+    hyperparameters (the explicit ones win)."""
+    alg = spec["algorithm"]
+    name = alg.get("preset", "paper")
+    if name == "paper":
+        return spec
+    sw, hp = PRESETS[name]
+    out = copy.deepcopy(spec)
+    a = out["algorithm"]
+    a["switches"] = dict(sw, **a.get("switches", {}))
+    a["hyperparameters"] = dict(hp, **a["hyperparameters"])
+    return out
+
+
+def self_mode(sw, bugs):
+    """fedfomo.self as the run reads it (the mutants' flips)."""
+    mode = sw.get("fedfomo.self", "included")
+    if "fomo-self-flip" in bugs:
+        mode = {"included": "excluded", "excluded": "included"}.get(mode,
+                                                                    mode)
+    if mode == "ranked" and "fomo-rank-no-own" in bugs:
+        mode = "excluded"
+    if mode == "ranked" and "fomo-ranked-included" in bugs:
+        mode = "included"
+    return mode
 
 SCALE = 10 ** 70
 
@@ -178,10 +236,9 @@ def weights(spec, i, peers, anchor, uploads, sw, bugs):
         kind = {"l1": "l2", "l2": "l1"}.get(kind, kind)
     eps = exact(spec["algorithm"]["hyperparameters"].get(
         "fedfomo.distance_eps", 0))
-    self_in = (sw.get("fedfomo.self", "included") == "included") != \
-        ("fomo-self-flip" in bugs)
+    self_in = self_mode(sw, bugs) == "included"
     # req: fedfomo.alg1.l2
-    cands = list(peers) + ([i] if self_in else [])
+    cands = list(peers) + ([i] if self_in and i not in peers else [])
     L_a = val_loss(spec, i, anchor, bugs)
     r = [Fraction(0)] * N
     for n in cands:
@@ -222,6 +279,7 @@ def select(row, order, u, slots, eps, top_m, bugs=frozenset()):
 
 
 def replay(spec, bugs=frozenset()):
+    spec = with_preset(spec)
     alg = spec["algorithm"]
     hp, sw = alg["hyperparameters"], alg.get("switches", {})
     eta = exact(hp["eta"])
@@ -240,6 +298,8 @@ def replay(spec, bugs=frozenset()):
     eps0 = exact(hp.get("fedfomo.epsilon0", 0.3))
     delta = exact(hp.get("fedfomo.delta", 0.05))
     self_in = sw.get("fedfomo.self", "included") == "included"
+    ranked = self_mode(sw, bugs) == "ranked"
+    trained = [0] * N                    # lr.count = trainings
     m_total = sw.get("fedfomo.M_counts", "others") == "total"
     top_m = sw.get("fedfomo.selection", "eps_greedy") == "topM"
     trace = Trace()
@@ -255,7 +315,9 @@ def replay(spec, bugs=frozenset()):
                 slots = len(d["u"])
                 if m_total and self_in:
                     slots = max(slots - 1, 0)
-                peers.append(select(P[i], d["order"], [exact(x) for x in d["u"]],
+                # self = ranked: i joins π (last), so G ranks P_{i,i} too
+                order = list(d["order"]) + ([i] if ranked else [])
+                peers.append(select(P[i], order, [exact(x) for x in d["u"]],
                                     slots, eps_t, top_m, bugs))
         for j, i in enumerate(rnd["clients"]):
             steps = rnd["batches"][j]
@@ -296,7 +358,10 @@ def replay(spec, bugs=frozenset()):
             # req: fedfomo.alg1.l6, fedfomo.alg1.l7
             if opt is not None:
                 opt.begin(i)
-            theta[i] = px.local_sgd(pr, i, new, steps, eta, trace, "train", t,
+            # η of i's train() (lr.*: the round, or its own trainings)
+            eta_i = eta * px.round_factor(alg, t, bugs, trained=trained[i])
+            trained[i] += 1
+            theta[i] = px.local_sgd(pr, i, new, steps, eta_i, trace, "train", t,
                                     "theta", bugs=model_bugs(bugs),
                                     opt=None if opt is None else opt.stepper(i, 0))
             trace.emit("client_end", "train", t, i, None, "theta", theta[i])

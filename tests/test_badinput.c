@@ -1116,6 +1116,18 @@ static const lettered_case LETTERED[] = {
           PROTO_SW(", \"fedproto.lambda\": 0.5", "\"fedproto.distance\": \"l1\""),
           ONE_ROUND),
      "algorithm.switches.fedproto.distance", "l1"},
+    /* -- FedFomo's equality up to rounding (fedfomo.equal_rtol) -- */
+    {"O1", "fedfomo: equality tolerance above 1e-6",
+     SPEC(QUAD1, CLIENTS("{\"a\": [2], \"c\": [1]}, {\"a\": [3], \"c\": [2]}"),
+          HYP("fedfomo", "\"eta\": 0.25, \"fedfomo.equal_rtol\": 0.001"),
+          GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")),
+     "algorithm.hyperparameters.fedfomo.equal_rtol",
+     "equality up to rounding takes a relative tolerance 0 ≤ τ ≤ 1e-6"},
+    {"O2", "fedfomo: negative equality tolerance",
+     SPEC(QUAD1, CLIENTS("{\"a\": [2], \"c\": [1]}, {\"a\": [3], \"c\": [2]}"),
+          HYP("fedfomo", "\"eta\": 0.25, \"fedfomo.equal_rtol\": -1e-16"),
+          GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")),
+     "algorithm.hyperparameters.fedfomo.equal_rtol", "must be >= 0"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])

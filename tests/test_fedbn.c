@@ -42,6 +42,7 @@ static const char *const VECTORS[] = {
     "golden/fedbn/worked-samples-biased.json",
     "golden/fedbn/worked-squared-drawn.json",
     "golden/fedbn/worked-momentum-client.json",
+    "golden/fedbn/worked-ce-pfllib.json",   /* req: fedbn.preset.pfllib */
 };
 
 /* Every FedBN vector reproduces its independent 60-digit expectation. */
@@ -570,6 +571,22 @@ START_TEST(test_random_problems)
 }
 END_TEST
 
+/* The preset pfllib (PFLlib's clientbn.py / serverbn.py): n_k / Σ n_j
+ * weights, BN local, the running variance unbiased as torch's. */
+START_TEST(test_preset_pfllib)
+{
+    /* req: fedbn.preset.pfllib */
+    pflref_hyper h;
+    pflref_hyper_defaults(&h);
+    pflref_error err;
+    ck_assert_int_eq(pflref_preset_apply(&h, "fedbn", "pfllib",
+                                         "algorithm.preset", &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(h.fedbn.weights, PFLREF_FEDBN_WEIGHTS_SAMPLES);
+    ck_assert_int_eq(h.fedbn.bn, PFLREF_FEDBN_BN_LOCAL);
+}
+END_TEST
+
 Suite *fedbn_suite(void)
 {
     Suite *s = suite_create("fedbn");
@@ -586,6 +603,7 @@ Suite *fedbn_suite(void)
     tcase_add_test(tc, test_spec_errors);
     tcase_add_test(tc, test_cli_exit);
     tcase_add_test(tc, test_random_problems);
+    tcase_add_test(tc, test_preset_pfllib);
     suite_add_tcase(s, tc);
     return s;
 }

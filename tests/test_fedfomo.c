@@ -38,6 +38,9 @@ static const char *const VECTORS[] = {
     "golden/fedfomo/worked-hand-raw.json",
     "golden/fedfomo/worked-linear-val-batches.json",
     "golden/fedfomo/worked-linear-val-keep.json",
+    "golden/fedfomo/worked-draws-pfllib-run.json",
+    "golden/fedfomo/worked-equal-rounding.json",
+    "golden/fedfomo/worked-equal-rounding-x64.json",
 };
 
 START_TEST(test_worked_vectors)
@@ -467,6 +470,118 @@ START_TEST(test_draws_errors)
 }
 END_TEST
 
+/* golden/fedfomo/worked-equal-rounding's run, with τ = fedfomo.equal_rtol:
+ * round 1 gives client 0 the one weight w_1 = 1, so its anchor φ_0 is
+ * θ_1⁰ in exact arithmetic and one ulp off in fp64; client 1 sits out. */
+static pflref_run_result *equal_rounding_run(double tau, pflref_trajectory *tj)
+{
+    static const double A[3][2] = {{1.5, 0.75}, {1.25, 2.5}, {0.5, 1.75}};
+    static const double C[3][2] = {{-0.43, 4.81}, {-1.02, 8.96},
+                                   {-1.27, 1.0}};
+    tb_case *c = tb_quadratic(2, 3);
+    for (size_t i = 0; i < 3; i++)
+        tb_quad(c, i, A[i], C[i], 1);
+    tb_w0(c, (const double[]){0.1, -0.6});
+    c->hyper.eta = 0.25;
+    c->hyper.fedfomo.self = PFLREF_FEDFOMO_SELF_EXCLUDED;
+    c->hyper.fedfomo.p_update = PFLREF_FEDFOMO_P_UPDATE_RAW;
+    c->hyper.fedfomo.equal_rtol = tau;
+    tb_round(c, "0 1 2", "0", "0", "0");
+    tb_round(c, "0 2", "0", "0");
+    tb_round(c, "0 2", "0", "0");
+    pflref_schedule *sch = tb_schedule(c, "fedfomo");
+    set_peers(sch, 1, "1 | 0");
+    set_peers(sch, 2, "1 | 1");
+    pflref_run_result *res = tb_run_recorded(c, "fedfomo", tj);
+    tb_free(c);
+    return res;
+}
+
+/* l. 3's zero-distance rule up to rounding: with τ = 2⁻⁵⁰ (the default)
+ * the candidate equal to the anchor in exact arithmetic gets r = 0 and
+ * weight 0; with τ = 0 (bitwise equality) the one-ulp distance turns the
+ * rounding of the losses into a ratio that takes weight 1 and adds to P
+ * (the noise the tolerance is there to remove; the golden vector holds
+ * the exact numbers). */
+START_TEST(test_equal_up_to_rounding)
+{
+    /* req: fedfomo.alg1.l3, fedfomo.eq.zero_rounding */
+    pflref_trajectory tj0, tj1;
+    pflref_run_result *tol = equal_rounding_run(0x1p-50, &tj1);
+    pflref_run_result *bit = equal_rounding_run(0.0, &tj0);
+    double w1[3], phi[3], w[3], P1[3], P2[3];
+    ck_assert_uint_eq(note_of(&tj1, "weights", 1, 0, w1, 3), 3);
+    ck_assert_msg(w1[0] == 0.0 && w1[1] == 1.0 && w1[2] == 0.0,
+                  "round 1: w = (%g, %g, %g), want (0, 1, 0)", w1[0], w1[1],
+                  w1[2]);
+    ck_assert_uint_eq(note_of(&tj1, "phi", 1, 0, phi, 2), 2);
+    ck_assert_uint_eq(note_of(&tj1, "weights", 2, 0, w, 3), 3);
+    ck_assert_msg(w[1] == 0.0, "τ = 2^-50: w_1 = %g, want 0 (θ_1 = φ_0 up "
+                  "to rounding)", w[1]);
+    ck_assert_uint_eq(note_of(&tj1, "P", 1, 0, P1, 3), 3);
+    ck_assert_uint_eq(note_of(&tj1, "P", 2, 0, P2, 3), 3);
+    ck_assert_msg(P2[1] == P1[1], "τ = 2^-50: P_{0,1} moved in round 2");
+    ck_assert_uint_eq(note_of(&tj0, "weights", 2, 0, w, 3), 3);
+    ck_assert_msg(w[1] == 1.0, "τ = 0: w_1 = %g; the ulp distance no longer "
+                  "decides, so this case no longer shows the rule", w[1]);
+    pflref_trajectory_free(&tj0);
+    pflref_trajectory_free(&tj1);
+    pflref_run_result_free(tol);
+    pflref_run_result_free(bit);
+}
+END_TEST
+
+/* The preset pfllib as PFLlib runs (serverfomo.py, clientfomo.py): the
+ * anchor before training, the ranking of the whole row, the mean of batch
+ * means, the per-client decay count, norm + 1e-5. */
+START_TEST(test_preset_pfllib)
+{
+    /* req: fedfomo.preset.pfllib */
+    pflref_hyper h;
+    pflref_hyper_defaults(&h);
+    pflref_error err;
+    ck_assert_int_eq(pflref_preset_apply(&h, "fedfomo", "pfllib",
+                                         "algorithm.preset", &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(h.fedfomo.anchor, PFLREF_FEDFOMO_ANCHOR_PRE_TRAIN);
+    ck_assert_int_eq(h.fedfomo.self, PFLREF_FEDFOMO_SELF_RANKED);
+    ck_assert_int_eq(h.fedfomo.val_loss, PFLREF_FEDFOMO_VAL_BATCH_MEAN);
+    ck_assert_int_eq(h.fedfomo.selection, PFLREF_FEDFOMO_SELECTION_TOPM);
+    ck_assert_int_eq(h.fedfomo.no_positive, PFLREF_FEDFOMO_NO_POSITIVE_KEEP);
+    ck_assert_int_eq(h.lr.count, PFLREF_LR_COUNT_TRAININGS);
+    ck_assert(h.fedfomo.distance_eps == 1e-5);
+    ck_assert(h.fedfomo.equal_rtol == 0x1p-50);   /* the registry default */
+}
+END_TEST
+
+/* fedfomo.self = ranked: a given peer list may name the client itself
+ * (PFLlib's top-M can choose the own entry), and that candidate is then
+ * scored once; under included the same list is refused. */
+START_TEST(test_ranked_own_peer)
+{
+    tb_case *c = quad_case(2);
+    c->hyper.fedfomo.self = PFLREF_FEDFOMO_SELF_RANKED;
+    pflref_schedule *sch = tb_schedule(c, "fedfomo");
+    set_peers(sch, 1, "0 1 | 1 | 0");
+    pflref_trajectory tj;
+    pflref_run_result *res = tb_run_recorded(c, "fedfomo", &tj);
+    double w[3];
+    ck_assert_uint_eq(note_of(&tj, "weights", 1, 1, w, 3), 3);
+    ck_assert_msg(w[0] == 0.0 && w[2] == 0.0,
+                  "client 1's only candidate is its own upload");
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(res);
+    tb_free(c);
+    c = quad_case(2);
+    sch = tb_schedule(c, "fedfomo");
+    set_peers(sch, 1, "0 1 | 1 | 0");
+    pflref_error err;
+    tb_run_error(c, "fedfomo", PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "schedule.rounds[1].peers[0][0]");
+    tb_free(c);
+}
+END_TEST
+
 Suite *fedfomo_suite(void)
 {
     Suite *s = suite_create("fedfomo");
@@ -483,6 +598,9 @@ Suite *fedfomo_suite(void)
     tcase_add_test(tc, test_example_c_selection);
     tcase_add_test(tc, test_generated_peers_replay);
     tcase_add_test(tc, test_draws_errors);
+    tcase_add_test(tc, test_equal_up_to_rounding);
+    tcase_add_test(tc, test_preset_pfllib);
+    tcase_add_test(tc, test_ranked_own_peer);
     suite_add_tcase(s, tc);
     return s;
 }

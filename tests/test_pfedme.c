@@ -329,6 +329,37 @@ START_TEST(test_eval_reset)
 }
 END_TEST
 
+/* The preset pfllib_run is pfllib and PFLlib's evaluation side effect
+ * (serverpFedMe.py's train() as shipped): it sets what pfllib sets and
+ * pfedme.eval_reset = initial, and its vector (no switch of its own but
+ * the decay) runs as the generator's replay of that bundle. */
+START_TEST(test_preset_pfllib_run)
+{
+    /* req: pfedme.preset.pfllib_run */
+    pflref_hyper run, lib;
+    pflref_hyper_defaults(&run);
+    pflref_hyper_defaults(&lib);
+    pflref_error err;
+    ck_assert_int_eq(pflref_preset_apply(&run, "pfedme", "pfllib_run",
+                                         "algorithm.preset", &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(pflref_preset_apply(&lib, "pfedme", "pfllib",
+                                         "algorithm.preset", &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(run.pfedme.eval_reset, PFLREF_PFEDME_EVAL_RESET_INITIAL);
+    ck_assert_int_eq(lib.pfedme.eval_reset, PFLREF_PFEDME_EVAL_RESET_NONE);
+    run.pfedme.eval_reset = lib.pfedme.eval_reset;   /* the one difference */
+    ck_assert_msg(memcmp(&run.pfedme, &lib.pfedme, sizeof run.pfedme) == 0 &&
+                      memcmp(&run.lr, &lib.lr, sizeof run.lr) == 0,
+                  "pfllib_run differs from pfllib beyond eval_reset");
+    pflref_golden_report rep;
+    tu_golden("golden/pfedme/worked-linear-pfllib-run.json", &rep);
+    ck_assert_msg(rep.numbers > 0 && rep.mismatches == 0,
+                  "linear-pfllib-run: %zu of %zu quantities differ",
+                  rep.mismatches, rep.quantities);
+}
+END_TEST
+
 Suite *pfedme_suite(void)
 {
     Suite *s = suite_create("pfedme");
@@ -344,6 +375,7 @@ Suite *pfedme_suite(void)
     tcase_add_test(tc, test_client_order);
     tcase_add_test(tc, test_divergence);
     tcase_add_test(tc, test_eval_reset);
+    tcase_add_test(tc, test_preset_pfllib_run);
     suite_add_tcase(s, tc);
     return s;
 }

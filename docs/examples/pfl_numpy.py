@@ -1276,6 +1276,12 @@ def main():
           file=sys.stderr)
 
 
+# TsingZ0/PFLlib's serverpFedMe.train() as shipped: pfllib and the
+# evaluation's side effect (a client's first θ starts at w0)
+PRESETS[("pfedme", "pfllib_run")] = dict(PRESETS[("pfedme", "pfllib")],
+                                         **{"pfedme.eval_reset": "initial"})
+
+
 if __name__ == "__main__":
     main()
 # SPDX-License-Identifier: GPL-3.0-or-later

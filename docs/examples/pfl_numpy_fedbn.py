@@ -182,7 +182,12 @@ def run(spec, clients, w0, log, bug):
     if layered and not clients[0].bn.any():
         raise base.Unsupported("fedbn on a layer list without batchnorm")
     hp = spec["algorithm"]["hyperparameters"]
-    sw = spec["algorithm"].get("switches", {})
+    sw = dict(spec["algorithm"].get("switches", {}))
+    preset = spec["algorithm"].get("preset", "paper")
+    if preset == "pfllib":      # PFLlib's clientbn.py / serverbn.py
+        sw = dict({"fedbn.weights": "samples"}, **sw)
+    elif preset != "paper":
+        raise _base().Unsupported("fedbn preset %r" % preset)
     eta = hp["eta"]
     local = sw.get("fedbn.bn", "local") == "local"
     if bug == "fedbn-bn-averaged":

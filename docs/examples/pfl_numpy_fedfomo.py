@@ -22,7 +22,13 @@ G's head.  The switches of notes §2.8: distance l1 / l2_squared,
 distance_eps, anchor post_train, no_positive keep_current, P_update
 signed_abs_sum / raw, P_init own_0.1 / identity, M_counts total,
 distance l2_per_tensor_sum (‖Δw‖ + |Δb|) and val_loss batch_mean (the
-mean of the batch means of fedfomo.val_batch samples).
+mean of the batch means of fedfomo.val_batch samples).  fedfomo.self =
+ranked is PFLlib's send_models: torch.topk over the whole row P[i], the
+client's own entry too, so its own upload is a candidate only when it is
+among the M largest (it then counts as one of the M).  The decay lr.*
+scales η per client's own trainings under lr.count = trainings (PFLlib's
+ExponentialLR of each client, stepped after its train()).  "θ_n = a" is
+tested up to fedfomo.equal_rtol relative per coordinate (default 2^-50).
 """
 import importlib
 import sys
@@ -33,7 +39,8 @@ ALGORITHM = "fedfomo"
 BUGS = ("fedfomo-no-clip", "fedfomo-no-normalise", "fedfomo-squared-distance",
         "fedfomo-anchor-current", "fedfomo-train-loss",
         "fedfomo-live-uploads", "fedfomo-affinity-ratio",
-        "fedfomo-greedy-ascending", "fedfomo-eps-no-decay")
+        "fedfomo-greedy-ascending", "fedfomo-eps-no-decay",
+        "fedfomo-ranked-no-own", "fedfomo-lr-per-round")
 
 
 def _base():
@@ -83,8 +90,10 @@ PRESETS = {
                  "fedfomo.epsilon0": 0.3, "fedfomo.delta": 0.05},
     "pfllib": {"fedfomo.distance": "l2", "fedfomo.distance_eps": 1e-5,
                "fedfomo.selection": "topM", "fedfomo.P_update": "raw",
-               "fedfomo.P_init": "identity", "fedfomo.anchor": "post_train",
-               "fedfomo.no_positive": "keep_current"},
+               "fedfomo.P_init": "identity", "fedfomo.anchor": "pre_train",
+               "fedfomo.no_positive": "keep_current",
+               "fedfomo.self": "ranked", "fedfomo.val_loss": "batch_mean",
+               "lr.count": "trainings"},
 }
 
 
@@ -129,6 +138,16 @@ def run(spec, clients, w0, log, bug):
     dist_kind = sw.get("fedfomo.distance", "l2")
     dist_eps = hp.get("fedfomo.distance_eps", 0.0)
     with_self = sw.get("fedfomo.self", "included") == "included"
+    ranked = (sw.get("fedfomo.self") == "ranked"
+              and bug != "fedfomo-ranked-no-own")
+    tau = hp.get("fedfomo.equal_rtol", 2.0 ** -50)
+    lr_cfg = {"lr.schedule": sw.get("lr.schedule", "constant"),
+              "lr.count": sw.get("lr.count", "rounds"),
+              "lr.gamma": hp.get("lr.gamma", 1.0),
+              "lr.step_rounds": hp.get("lr.step_rounds", 1)}
+    if bug == "fedfomo-lr-per-round":
+        lr_cfg["lr.count"] = "rounds"
+    trained = [0] * len(raw)
     post_train = sw.get("fedfomo.anchor", "pre_train") == "post_train"
     keep_current = sw.get("fedfomo.no_positive", "anchor") == "keep_current"
     p_update = sw.get("fedfomo.P_update", "weights")
@@ -153,7 +172,8 @@ def run(spec, clients, w0, log, bug):
                 slots = len(dr["u"])
                 if m_total and with_self:
                     slots = max(slots - 1, 0)
-                peers.append(choose(P[i], dr["order"], dr["u"], slots, eps_t,
+                order = list(dr["order"]) + ([i] if ranked else [])
+                peers.append(choose(P[i], order, dr["u"], slots, eps_t,
                                     top_m, bug))
         for j, i in enumerate(rnd["clients"]):
             up = theta if bug == "fedfomo-live-uploads" else snap
@@ -174,7 +194,9 @@ def run(spec, clients, w0, log, bug):
                             sq if dist_kind == "l2_squared" else np.sqrt(sq))
                 if bug == "fedfomo-squared-distance":
                     dist = sq
-                if dist > 0:
+                same = np.all(np.abs(diff) <=
+                              tau * np.maximum(np.abs(up[n]), np.abs(a)))
+                if dist > 0 and not same:
                     r[n] = (L_a - _loss(spec, raw[i], up[n], bug, clients[i])) \
                         / (dist + dist_eps)
             w = r.copy() if bug == "fedfomo-no-clip" else np.maximum(r, 0.0)
@@ -196,8 +218,10 @@ def run(spec, clients, w0, log, bug):
             log("note", "train", "P", P[i], round=t, client=i)
             log("client_begin", "train", "theta", phi[i], round=t, client=i,
                 step=0)
+            eta_i = eta * base.lr_factor(lr_cfg, t, trained[i])
+            trained[i] += 1
             theta[i] = base.local_sgd(
-                phi[i].copy(), clients[i], rnd["batches"][j], eta,
+                phi[i].copy(), clients[i], rnd["batches"][j], eta_i,
                 lambda s, v, i=i, t=t: log("step", "train", "theta", v,
                                            round=t, client=i, step=s))
             log("client_end", "train", "theta", theta[i], round=t, client=i)

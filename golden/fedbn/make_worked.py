@@ -62,11 +62,14 @@ TOL = {
 
 
 def make(name, title, description, model, clients, init, hp, switches, rounds,
-         flags, check=None, extra_mutants=None):
+         flags, check=None, extra_mutants=None, preset=None):
     vid = f"fedbn/worked/{name}"
     algorithm = {"name": "fedbn", "hyperparameters": hp}
+    if preset is not None:
+        algorithm["preset"] = preset
     if switches:
         algorithm["switches"] = switches
+    switches = fb.switches(algorithm)    # the preset's spelt out
     spec = pg.given_spec(title, description, model, clients, init, algorithm, rounds)
 
     def run(bugs=frozenset()):
@@ -172,6 +175,22 @@ def ce_two_rounds():
                  "fedbn-bn-averaged", "bn-running-update"])
 
 
+# req: fedbn.preset.pfllib
+def ce_pfllib():
+    """The ce-two-rounds problem (client sizes 5, 4, 6; client 1 out of
+    round 1) by the preset pfllib alone: PFLlib's FedBN weighs the
+    averaged non-BN layers by n_k / Σ_{S_t} n_j."""
+    return make("ce-pfllib", "FedBN as PFLlib runs it, by the preset pfllib: "
+                "n_k-weighted averaging, BN kept local",
+                "The problem of ce-two-rounds under the preset pfllib "
+                "(TsingZ0/PFLlib clientbn.py, serverbn.py): the non-BN "
+                "layers averaged with weights n_k / Σ n_j over the round's "
+                "participants, γ, β and the running statistics local.",
+                CE_MODEL, CE_CLIENTS, CE_INIT, {"eta": 0.35}, {}, CE_ROUNDS,
+                ["bn-batch-variance", "bn-backward", "fedbn-bn-averaged",
+                 "bn-running-update", "aggregation-weights"], preset="pfllib")
+
+
 def shared_baseline():
     return make("shared-baseline", "FedBN with BN shared: the FedAvg baseline",
                 "The problem of ce-two-rounds with fedbn.bn = shared: gamma, "
@@ -269,4 +288,5 @@ def momentum_client():
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [notes_a1, ce_two_rounds, shared_baseline,
-                                  samples_biased, squared_drawn, momentum_client])
+                                  samples_biased, squared_drawn, momentum_client,
+                                  ce_pfllib])

@@ -306,6 +306,113 @@ def linear_batches():
     return name, vec
 
 
+# req: fedfomo.preset.pfllib
+def draws_pfllib_run():
+    """PFLlib's FedFomo as it runs, by the preset pfllib alone (with -ld):
+    top-M of the whole row P_{i,·}, own entry included (fedfomo.self =
+    ranked), the anchor the model local training started from, L_i the
+    mean of batch means (val_batch = 2: client 2's three validation
+    samples make batches of 2 and 1), norm + 1e-5, P = I plus raw ratios,
+    the current model kept when no ratio is positive, and η decayed by
+    0.75 per own training (lr.count = trainings; client 1 skips round 1)."""
+    hp = {"eta": 0.3, "fedfomo.val_batch": 2, "lr.gamma": 0.75}
+    alg = {"name": "fedfomo", "preset": "pfllib", "hyperparameters": hp,
+           "switches": {"lr.schedule": "exponential"}}
+    title = ("FedFomo as PFLlib runs it, by the preset pfllib: top-M of "
+             "the whole affinity row, anchor before training, mean of "
+             "batch means, per-client -ld decay")
+    spec = pg.given_spec(title, None, LIN, LIN_CLIENTS,
+                         {"kind": "given", "w": [0.25, -0.5, 0.125]}, alg,
+                         [dict(r) for r in DRAW_ROUNDS])
+
+    def check(trace, v):
+        # the raw ratios move row i of P off the identity, so the ranking
+        # (own entry included) is not the same as "own + the others":
+        # both readings of fedfomo.self are mutants that must move the
+        # vector (fedfomo-ranked), checked by pg.checked_expected
+        assert any(notes(trace, "P", 2, i)[i] != 1 for i in (0, 1, 2, 3))
+
+    return make("draws-pfllib-run", title,
+                "Linear d = 2 with a bias, loss half_squared, η = 0.3, "
+                "w⁰ = (0.25, −0.5, 0.125); four clients with validation "
+                "splits; four rounds whose downloads are the M = |u| "
+                "largest entries of row i of P, the own entry included "
+                "(PFLlib's send_models); preset pfllib with "
+                "fedfomo.val_batch = 2, lr.schedule = exponential, "
+                "lr.gamma = 0.75 (client 1 skips round 1, so its decay "
+                "counts its own trainings).",
+                spec, ["fedfomo-clip", "fedfomo-distance", "fedfomo-val-loss",
+                       "fedfomo-affinity", "fedfomo-anchor",
+                       "fedfomo-ranked", "fedfomo-val-batches", "lr-count"],
+                check, TOL_LINEAR,
+                f"{NOTES} §2.3, §2.5, §2.8; TsingZ0/PFLlib d832e76f6a23 "
+                "clientfomo.py (train, weight_cal, recalculate_loss, "
+                "weight_scale) and serverfomo.py (send_models, "
+                "receive_models), restated in pflref_exact_fedfomo.PRESETS",
+                only={"fedfomo-distance": ["fomo-squared-dist"]})
+
+
+# req: fedfomo.eq.zero_rounding
+def equal_rounding(scale=1):
+    """The zero-distance rule where rounding decides it (issue 33 §2):
+    round 1 gives client 0 one positive weight, w_1 = 1 on client 1's
+    upload θ_1⁰, so φ_0 = a + 1·(θ_1⁰ − a) = θ_1⁰ exactly; in fp64 it is
+    fl(0.1 + fl(θ − 0.1)), one ulp off θ_1⁰ in its first coordinate.
+    Client 1 sits out rounds 1 and 2, so in round 2 client 0's only
+    candidate θ_1⁰ equals its anchor φ_0: r_1 = 0 (exactly here, and up to
+    fedfomo.equal_rtol in the C), where the ulp distance would give a
+    ratio of rounding noise (1 on these numbers), weight 1 and P_{0,1} one
+    too large (P_update = raw keeps r in P).  scale = 64: w⁰ and every c_i
+    times 64, which fp64 and exact arithmetic carry through exactly (a
+    power of 2), so the same coordinate is one ulp off at 16, an ulp of
+    1.8e-15 > 2⁻⁵⁰: the tolerance is relative, not absolute."""
+    A2 = [[1.5, 0.75], [1.25, 2.5], [0.5, 1.75]]
+    C2 = [[c * scale for c in cc]
+          for cc in [[-0.43, 4.81], [-1.02, 8.96], [-1.27, 1.0]]]
+    W0 = [0.1 * scale, -0.6 * scale]
+    one = [[0]]
+    rounds = [{"clients": [0, 1, 2], "batches": [one, one, one]},
+              {"clients": [0, 2], "batches": [one, one],
+               "peers": [[1], [0]]},
+              {"clients": [0, 2], "batches": [one, one],
+               "peers": [[1], [1]]}]
+    alg = {"name": "fedfomo", "hyperparameters": {"eta": 0.25},
+           "switches": {"fedfomo.self": "excluded",
+                        "fedfomo.P_update": "raw"}}
+    title = ("FedFomo's zero distance up to rounding: a candidate equal to "
+             "the anchor in exact arithmetic, one ulp off in fp64, gets r = 0")
+    spec = pg.given_spec(title, None, {"kind": "quadratic", "d": 2},
+                         [{"a": a, "c": c} for a, c in zip(A2, C2)],
+                         {"kind": "given", "w": W0}, alg, rounds)
+
+    def check(trace, v):
+        assert notes(trace, "weights", 1, 0) == [0, 1, 0]
+        # φ_0 = θ_1⁰ = w⁰ − η a_1 ⊙ (w⁰ − c_1), exactly
+        th1 = [pg.exact(w) - F(1, 4) * pg.exact(a) * (pg.exact(w) - pg.exact(c))
+               for w, a, c in zip(W0, A2[1], C2[1])]
+        assert notes(trace, "phi", 1, 0) == th1
+        # round 2: the candidate is the anchor exactly, so r_1 = 0 and
+        # P_{0,1} keeps round 1's ratio
+        assert notes(trace, "weights", 2, 0) == [0, 0, 0]
+        assert notes(trace, "P", 2, 0) == notes(trace, "P", 1, 0)
+
+    name = "equal-rounding" + ("" if scale == 1 else "-x%d" % scale)
+    return make(name, title + ("" if scale == 1 else
+                               " (×%d: a relative tolerance)" % scale),
+                "Quadratic f_i = ½ Σ a_i (θ − c_i)², three clients, "
+                "w⁰ = %r, η = 1/4, fedfomo.self = excluded, " % (W0,) +
+                "P_update = raw; round 1: client 0's one candidate θ_1⁰ "
+                "gets weight 1; round 2 (client 1 still out): that "
+                "candidate equals client 0's anchor exactly, one ulp off in "
+                "fp64 (fedfomo.equal_rtol decides it).",
+                spec, ["fedfomo-clip", "fedfomo-distance", "fedfomo-anchor",
+                       "fedfomo-stale-uploads"],
+                check, TOL_HAND,
+                f"{NOTES} §2.3 step 3 (the zero-distance rule), §2.6; "
+                "docs/algorithms/fedfomo.md, Equality up to rounding",
+                only={"fedfomo-distance": ["fomo-squared-dist"]})
+
+
 MAKERS = [
     hand,
     lambda: linear("linear-val", None,
@@ -346,6 +453,9 @@ MAKERS = [
     lambda: linear("linear-val-keep", {"fedfomo.no_positive": "keep_current"},
                    "FedFomo, fedfomo.no_positive = keep_current (PFLlib: no "
                    "candidate improves, the current model is kept)", []),
+    draws_pfllib_run,
+    equal_rounding,
+    lambda: equal_rounding(64),
 ]
 
 if __name__ == "__main__":

@@ -403,7 +403,7 @@ def pfllib_eval_reset():
         flags, mutants, algorithm, rounds, check)
 
 
-def pfllib_decay(eval_reset=False):
+def pfllib_decay(eval_reset=False, run_preset=False):
     """Preset pfllib with PFLlib's -ld (lr.schedule = exponential,
     lr.gamma = 0.65): the preset decays η_p only (lr.scope = eta_p: the
     scheduler wraps pFedMeOptimizer) and counts each client's own
@@ -411,13 +411,17 @@ def pfllib_decay(eval_reset=False):
     trains round 1 with η_p γ, client 1 first trains in round 1 with η_p,
     client 0 round 2 with η_p γ (one training before, two rounds).
     eval_reset: with PFLlib's evaluation defect too (pfedme.eval_reset =
-    initial; client 1's first θ starts at w⁰), as PFLlib runs both."""
-    algorithm = {"name": "pfedme", "preset": "pfllib",
+    initial; client 1's first θ starts at w⁰), as PFLlib runs both.
+    run_preset: the same run as eval_reset by the preset pfllib_run alone
+    (PFLlib's server.train() as shipped, its evaluation included)."""
+    eval_reset = eval_reset or run_preset
+    algorithm = {"name": "pfedme",
+                 "preset": "pfllib_run" if run_preset else "pfllib",
                  "hyperparameters": {"eta": 0.135, "lambda": 1.65,
                                      "eta_p": 0.095, "K": 3, "beta": 0.72,
                                      "pfedme.mu": 0.045, "lr.gamma": 0.65},
                  "switches": {"lr.schedule": "exponential"}}
-    if eval_reset:
+    if eval_reset and not run_preset:
         algorithm["switches"]["pfedme.eval_reset"] = "initial"
     rounds = [([0, 2], [0, 2]), ([1, 2], [1, 2]), ([0, 1], [0, 1])]
     hp, sw = px.settings(algorithm)
@@ -451,6 +455,21 @@ def pfllib_decay(eval_reset=False):
     else:
         del mutants["pfedme-eval-reset"]
     suffix = "-eval-reset" if eval_reset else ""
+    if run_preset:   # req: pfedme.preset.pfllib_run
+        assert px.settings(algorithm)[1]["pfedme.eval_reset"] == "initial"
+        return linear_vector(
+            "pfedme/worked/linear-pfllib-run", "worked-linear-pfllib-run.json",
+            "pFedMe as PFLlib's server.train() runs it, by the preset "
+            "pfllib_run alone: -ld on η_p per client training, and the "
+            "evaluation's side effect (a first θ starts at w⁰)",
+            "The clients, model, initial point and batch iterators of "
+            "pfedme/worked/linear-paper-minibatch; η = 0.135, λ = 1.65, "
+            "η_p = 0.095, K = 3, β = 0.72, pfedme.mu = 0.045, preset "
+            "pfllib_run (pfllib and pfedme.eval_reset = initial) with "
+            "lr.schedule = exponential, lr.gamma = 0.65.  Three rounds, "
+            "S = {0, 2}, {1, 2}, {0, 1}: client 1's first training (round 1) "
+            "starts θ at w⁰.",
+            flags, mutants, algorithm, rounds, check)
     return linear_vector(
         "pfedme/worked/linear-pfllib-decay" + suffix,
         "worked-linear-pfllib-decay%s.json" % suffix,
@@ -584,7 +603,8 @@ def main():
                  (paper_minibatch, warm_local_w, train_sampled,
                   paper_beta, official_beta, pfllib_beta, pfllib_drawn,
                   pfllib_eval_reset, pfllib_decay,
-                  lambda: pfllib_decay(eval_reset=True), paper_decay))
+                  lambda: pfllib_decay(eval_reset=True), paper_decay,
+                  lambda: pfllib_decay(run_preset=True)))
 
 
 if __name__ == "__main__":

@@ -258,9 +258,11 @@ typedef enum {
                                        model (PFLlib clientfomo.py)       */
 } pflref_fedfomo_no_positive;
 typedef enum {
-    PFLREF_FEDFOMO_ANCHOR_PRE_TRAIN = 0,  /* a = φ_i^{t−1} (both codes)   */
-    PFLREF_FEDFOMO_ANCHOR_POST_TRAIN = 1  /* a = θ_i^{t−1} (PFLlib's
-                                       old_model after its aggregation)   */
+    PFLREF_FEDFOMO_ANCHOR_PRE_TRAIN = 0,  /* a = φ_i^{t−1} (both codes:
+                                       PFLlib's old_model is cloned after
+                                       aggregation, before training)      */
+    PFLREF_FEDFOMO_ANCHOR_POST_TRAIN = 1  /* a = θ_i^{t−1}, the model the
+                                       last training ended with           */
 } pflref_fedfomo_anchor;
 typedef enum {
     PFLREF_FEDFOMO_M_OTHERS = 0,  /* M other clients, own upload extra
@@ -280,7 +282,13 @@ typedef enum {
     PFLREF_FEDFOMO_SELF_INCLUDED = 0, /* the client's own last upload is a
                                          candidate (NVlabs code,
                                          client.py: clients = [self])     */
-    PFLREF_FEDFOMO_SELF_EXCLUDED = 1  /* only the M downloaded models      */
+    PFLREF_FEDFOMO_SELF_EXCLUDED = 1, /* only the M downloaded models      */
+    PFLREF_FEDFOMO_SELF_RANKED = 2    /* the own upload is a candidate only
+                                         when the M downloads rank it: the
+                                         top-M of the whole row P_{i,·},
+                                         own entry included (PFLlib
+                                         serverfomo.py send_models, topk
+                                         of self.P[client.id])            */
 } pflref_fedfomo_self;
 /* Learning-rate decay across rounds, for every algorithm with a step size
  * (ref/engine/lr.c, the one place that gives a round its step sizes). */
@@ -464,6 +472,10 @@ typedef struct {
     int m_counts;              /* pflref_fedfomo_m_counts                  */
     int val_loss;              /* pflref_fedfomo_val_loss                  */
     size_t val_batch;          /* the validation batch size (0: one batch) */
+    double equal_rtol;         /* τ: θ_n counts as the anchor a when every
+                                  |θ_n,p − a_p| ≤ τ max(|θ_n,p|, |a_p|)
+                                  (l. 3's distance-0 rule up to the
+                                  rounding of l. 5; 2⁻⁵⁰, 0 = exact)      */
 } pflref_fedfomo_hyper;
 
 /* FedBN (Li et al., ICLR 2021, arXiv 2102.07623v2) switches. */

@@ -338,6 +338,12 @@ NAMED = {
                           "fedproto.distance = mse"),
     "fedproto-weights-swap": ("fedproto.weights = class_counts",
                               "fedproto.weights = uniform"),
+    # FedFomo under the preset pfllib: the own entry left out of the
+    # ranking is fedfomo.self = excluded; the decay counted per round is
+    # lr.count = rounds
+    "fedfomo-ranked-no-own": ("fedfomo.self = excluded",
+                              "fedfomo.self = included"),
+    "fedfomo-lr-per-round": "lr.count = rounds",
 }
 
 

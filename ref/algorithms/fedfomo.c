@@ -18,7 +18,19 @@
  *   l. 3  for n ∈ C:  r_n = (L_i(a) − L_i(θ_n)) / ‖θ_n − a‖
  *         rule: ‖θ_n − a‖ = 0 gives r_n = 0 (θ_n = a adds nothing; the
  *         authors' code divides 0/0 into NaN and drops it from the model
- *         weights, PFLlib adds 1e-5 to the norm)
+ *         weights, PFLlib adds 1e-5 to the norm).  θ_n = a is judged up to
+ *         the rounding of l. 5 (fedfomo.equal_rtol = τ, 2⁻⁵⁰): every
+ *         |θ_n,p − a_p| ≤ τ max(|θ_n,p|, |a_p|).  Why: one positive
+ *         weight makes l. 5 φ = a + 1·(θ_n − a), θ_n in exact arithmetic
+ *         but fl(a_p + fl(θ_n,p − a_p)) = θ_n,p + e with |e| ≤ u (2|θ_n,p|
+ *         + |a_p|) + O(u²), u = 2⁻⁵³; a later anchor φ then sits an ulp or
+ *         two from the upload θ_n it copied, and r_n = (loss difference
+ *         of rounding) / (distance of rounding) is noise of any size and
+ *         sign that would get weight 1 and, through P, steer later peer
+ *         choices.  τ = 8u covers |e| whenever |a_p| ≤ 6 max(|θ_n,p|,
+ *         |φ_p|); two models that differ by more are told apart exactly
+ *         as the exact arithmetic of golden/ does (docs/algorithms/
+ *         fedfomo.md, "Equality up to rounding")
  *   l. 4  w_n = max(r_n, 0) / Σ_{m∈C} max(r_m, 0); all w_n = 0 when the
  *         sum is 0 (no candidate improves on the anchor)
  *   l. 5  φ_i^t = a + Σ_{n∈C} w_n (θ_n − a)
@@ -53,8 +65,15 @@
  *                     of fedfomo.val_batch samples (train.py:258)
  *   fedfomo.distance_eps  added to every distance (0; PFLlib 1e-5)
  *   fedfomo.self      included: C = S_i^t ∪ {i} (the code, client.py:320)
- *                     | excluded: C = S_i^t
- *   fedfomo.anchor    pre_train: a = φ_i^{t−1} | post_train: a = θ_i^{t−1}
+ *                     | excluded: C = S_i^t | ranked: C = S_i^t, which may
+ *                     hold i: the run-time choice ranks the whole row
+ *                     P_{i,·}, own entry included (PFLlib serverfomo.py
+ *                     send_models: topk of self.P[client.id])
+ *   fedfomo.equal_rtol  τ of l. 3's equality up to rounding (above)
+ *   lr.*              η of client i's train() (pflref_client_lr; PFLlib's
+ *                     -ld steps each client's scheduler when it trains)
+ *   fedfomo.anchor    pre_train: a = φ_i^{t−1} (PFLlib's old_model too,
+ *                     cloned after aggregation) | post_train: a = θ_i^{t−1}
  *   fedfomo.no_positive  anchor: all w = 0 gives φ_i^t = a | keep_current:
  *                     φ_i^t = θ_i^{t−1} (PFLlib clientfomo.py)
  *   fedfomo.P_update  weights: P += w | signed_abs_sum: P += r/max(|Σr|,
@@ -101,6 +120,8 @@ typedef struct {
     double *r;          /* N: r_n of the current client                    */
     double *g;          /* P: a batch gradient                             */
     size_t *greedy;     /* N: G, the greedy order of the selection         */
+    size_t *pi_own;     /* N: π with the own id i last (fedfomo.self =
+                           ranked)                                         */
     size_t *vidx;       /* a validation batch's indices                    */
 } fedfomo_work;
 
@@ -119,6 +140,7 @@ static void *fedfomo_work_alloc(const pflref_problem *problem,
     ws->r = pflref_work_doubles(&ws->list, N, 1);
     ws->g = pflref_work_doubles(&ws->list, P, 1);
     ws->greedy = pflref_work_indices(&ws->list, N, 1);
+    ws->pi_own = pflref_work_indices(&ws->list, N, 1);
     size_t nmax = 1;
     for (size_t i = 0; i < N; i++) {
         const pflref_client *c = &problem->clients[i];
@@ -134,13 +156,14 @@ static void *fedfomo_work_alloc(const pflref_problem *problem,
  * "peer_draws" (then the list is the draw's "order"). */
 static pflref_status check_ids(const pflref_batches *b,
                                const pflref_round_plan *r, size_t t,
-                               const char *what, pflref_error *err)
+                               const char *what, int own_ok,
+                               pflref_error *err)
 {
     for (size_t j = 0; j < r->m; j++) {
         const size_t *ids = b->idx + b->step_off[j];
         const size_t M = b->step_off[j + 1] - b->step_off[j];
         for (size_t q = 0; q < M; q++) {
-            int bad = ids[q] == r->clients[j];
+            int bad = !own_ok && ids[q] == r->clients[j];
             for (size_t e = 0; e < q && !bad; e++)
                 bad = ids[e] == ids[q];
             if (!bad)
@@ -160,8 +183,9 @@ static pflref_status check_ids(const pflref_batches *b,
     return PFLREF_OK;
 }
 
-/* ε₀ ≤ 1, and every peer list and draw order: ids distinct and never the
- * client itself. */
+/* ε₀ ≤ 1, 0 ≤ τ ≤ 10⁻⁶ (fedfomo.equal_rtol), and every peer list and draw
+ * order: ids distinct and never the client itself (a given peer list may
+ * name it under fedfomo.self = ranked, where P's ranking can choose it). */
 static pflref_status fedfomo_check(const pflref_problem *problem,
                                    const pflref_hyper *hyper,
                                    const pflref_schedule *schedule,
@@ -175,14 +199,21 @@ static pflref_status fedfomo_check(const pflref_problem *problem,
                                 "algorithm.hyperparameters.fedfomo.epsilon0",
                                 "ε₀ = %.17g is a probability: 0 ≤ ε₀ ≤ 1",
                                 hyper->fedfomo.epsilon0);
+    const double tau = hyper->fedfomo.equal_rtol;
+    if (!(tau >= 0.0 && tau <= 1e-6))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.fedfomo.equal_rtol",
+                                "τ = %.17g: equality up to rounding takes a "
+                                "relative tolerance 0 ≤ τ ≤ 1e-6", tau);
+    const int own_ok = hyper->fedfomo.self == PFLREF_FEDFOMO_SELF_RANKED;
     for (size_t t = 0; t < schedule->T; t++) {
         const pflref_round_plan *r = &schedule->rounds[t];
         pflref_status st;
         if (r->peer_order != NULL &&
-            (st = check_ids(r->peer_order, r, t, "peer_draws", err)))
+            (st = check_ids(r->peer_order, r, t, "peer_draws", 0, err)))
             return st;
         if (r->peers != NULL &&
-            (st = check_ids(r->peers, r, t, "peers", err)))
+            (st = check_ids(r->peers, r, t, "peers", own_ok, err)))
             return st;
     }
     return PFLREF_OK;
@@ -258,9 +289,23 @@ static double distance(const pflref_model *m, const double *x,
     return kind == PFLREF_FEDFOMO_DISTANCE_L2 ? sqrt(sum) : sum;
 }
 
+/* θ_n = a up to rounding: every |x_p − a_p| ≤ τ max(|x_p|, |a_p|)
+ * (τ = 0: bitwise equal values). */
+static int equal_up_to(const double *x, const double *a, size_t P,
+                       double tau)
+{
+    for (size_t p = 0; p < P; p++) {
+        const double scale = fmax(fabs(x[p]), fabs(a[p]));
+        if (fabs(x[p] - a[p]) > tau * scale)
+            return 0;
+    }
+    return 1;
+}
+
 /* req: fedfomo.alg1.l3 */
 /* l. 3: r_n for candidate n against anchor a with L_a = L_i(a); r_n = 0
- * when θ_n = a (distance 0, the documented rule). */
+ * when θ_n = a (distance 0, the documented rule; equal up to the rounding
+ * of l. 5 by fedfomo.equal_rtol). */
 static pflref_status ratio(const pflref_state *s, size_t i, size_t n,
                            const double *a, double L_a, fedfomo_work *ws,
                            pflref_error *err)
@@ -269,7 +314,9 @@ static pflref_status ratio(const pflref_state *s, size_t i, size_t n,
     const double d = distance(&s->problem->model, theta_n, a, s->P,
                               s->hyper->fedfomo.distance);
     ws->r[n] = 0.0;
-    if (d == 0.0)
+    /* req: fedfomo.eq.zero_rounding */
+    if (d == 0.0 ||
+        equal_up_to(theta_n, a, s->P, s->hyper->fedfomo.equal_rtol))
         return PFLREF_OK;
     double L_n;
     pflref_status st = val_loss(s, i, theta_n, &L_n, err);
@@ -409,9 +456,10 @@ static pflref_status choose_peers(pflref_state *s,
     const pflref_fedfomo_hyper *h = &s->hyper->fedfomo;
     const pflref_batches *pi = plan->peer_order;
     pflref_batches *out = &s->chosen_peers[s->t];
+    const size_t own = h->self == PFLREF_FEDFOMO_SELF_RANKED;
     size_t total = 0;
     for (size_t j = 0; j < plan->m; j++)
-        total += pi->step_off[j + 1] - pi->step_off[j];
+        total += pi->step_off[j + 1] - pi->step_off[j] + own;
     pflref_status st = pflref_batches_alloc(out, plan->m, total, err);
     if (st != PFLREF_OK)
         return st;
@@ -423,9 +471,16 @@ static pflref_status choose_peers(pflref_state *s,
         if (h->m_counts == PFLREF_FEDFOMO_M_TOTAL &&
             h->self == PFLREF_FEDFOMO_SELF_INCLUDED)
             M = M > 0 ? M - 1 : 0;
+        /* fedfomo.self = ranked: i joins π (last) and so G by P_{i,i} */
+        const size_t *order = pi->idx + pi->step_off[j];
+        size_t k = pi->step_off[j + 1] - pi->step_off[j];
+        if (h->self == PFLREF_FEDFOMO_SELF_RANKED) {
+            memcpy(ws->pi_own, order, k * sizeof *order);
+            ws->pi_own[k++] = i;
+            order = ws->pi_own;
+        }
         const size_t got = pflref_fedfomo_select(
-            ws->affinity + i * s->N, pi->idx + pi->step_off[j],
-            pi->step_off[j + 1] - pi->step_off[j],
+            ws->affinity + i * s->N, order, k,
             plan->peer_u + plan->peer_u_off[j], M, eps,
             h->selection == PFLREF_FEDFOMO_SELECTION_TOPM, ws->greedy,
             out->idx + out->step_off[j]);
@@ -458,7 +513,6 @@ static pflref_status fedfomo_round(pflref_state *s,
 {
     fedfomo_work *ws = s->extra;
     const size_t P = s->P, N = s->N;
-    const double eta = s->hyper->eta;   /* η */
     /* req: fedfomo.alg1.l1 */
     /* l. 1: the uploads θ_n^{t−1} every download of this round sees */
     memcpy(ws->theta_prev, s->v, N * P * sizeof *s->v);
@@ -482,7 +536,9 @@ static pflref_status fedfomo_round(pflref_state *s,
         /* req: fedfomo.alg1.l6 */
         /* l. 6: θ_i ← local SGD from φ_i^t */
         pflref_client_begin(s, i, "theta", theta_i, ws->phi + i * P, trace);
-        pflref_optim_begin(s, i);   /* its optimizer (opt.state) */
+        pflref_client_lr(s, i, 0, 1);   /* η of i's train() (lr.count) */
+        pflref_optim_begin(s, i);       /* its optimizer (opt.state) */
+        const double eta = s->hyper->eta;   /* η */
         const pflref_local_sgd job = pflref_local_sgd_plain(
             s, i, &plan->batches[j], eta, "theta", LOCAL_LINE);
         st = pflref_local_sgd_run(&job, theta_i, ws->g, s->ws, trace, err);

@@ -81,7 +81,7 @@ static const char *const fedfomo_anchor_values[] = {"pre_train", "post_train",
 static const char *const fedfomo_m_counts_values[] = {"others", "total",
                                                       NULL};
 static const char *const fedfomo_self_values[] = {"included", "excluded",
-                                                  NULL};
+                                                  "ranked", NULL};
 static const char *const fedbn_weights_values[] = {"uniform", "samples",
                                                    NULL};
 static const char *const fedbn_bn_values[] = {"local", "shared", NULL};
@@ -164,7 +164,7 @@ static const char *const fedproto_weights_values[] = {"class_counts",
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
     "fedavg local pfedme ditto fedalt fedsim perfedavg apfl feddyn "        \
-    "scaffold moon fedprox"                                                  \
+    "scaffold moon fedprox fedfomo"                                          \
     " fedproto"
 
 static const pflref_param params[] = {
@@ -417,7 +417,8 @@ static const pflref_param params[] = {
     {"fedfomo.self", "fedfomo", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, fedfomo.self), 0.0, 0.0, 0, fedfomo_self_values,
      "", "FedFomo's candidates: the M downloaded models and the client's own "
-     "last upload (the authors' code) | the M models only"},
+     "last upload (the authors' code) | the M models only | the M models, "
+     "the own upload among them when P ranks it (PFLlib)"},
     {"fedfomo.epsilon0", "fedfomo", "", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, fedfomo.epsilon0), 0.3, 0.0, 0, NULL, "ε₀",
      "FedFomo's run-time peer choice: exploration ε_t = ε₀ − δ t, 0 ≤ ε₀ ≤ 1 "
@@ -452,8 +453,8 @@ static const pflref_param params[] = {
     {"fedfomo.anchor", "fedfomo", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, fedfomo.anchor), 0.0, 0.0, 0,
      fedfomo_anchor_values, "",
-     "FedFomo's anchor: φ_i, the start of the last training (both codes) | "
-     "θ_i, its end (PFLlib's old_model)"},
+     "FedFomo's anchor: φ_i, the start of the last training (both codes, "
+     "PFLlib's old_model) | θ_i, its end"},
     {"fedfomo.M_counts", "fedfomo", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, fedfomo.m_counts), 0.0, 0.0, 0,
      fedfomo_m_counts_values, "",
@@ -762,6 +763,12 @@ static const pflref_param params[] = {
      "C̄^(j): Σ_{i∈N_j} (|D_{i,j}|/N_j) C_i^(j) (Eq. 5) | the plain mean "
      "over N_j (utils.py proto_aggregation; PFLlib serverproto.py "
      "proto_aggregation)"},
+    /* FedFomo's equality up to rounding (ref/algorithms/fedfomo.c, l. 3) */
+    {"fedfomo.equal_rtol", "fedfomo", "", PFLREF_PARAM_REAL,
+     offsetof(pflref_hyper, fedfomo.equal_rtol), 0x1p-50, 0.0, 0, NULL, "τ",
+     "FedFomo: θ_n counts as the anchor (r_n = 0) when every |θ_n,p − a_p| "
+     "≤ τ max(|θ_n,p|, |a_p|); 2⁻⁵⁰ = 8 unit roundoffs covers l. 5's two "
+     "roundings (0: exact equality; at most 1e-6)"},
 };
 
 

@@ -88,14 +88,20 @@ static const pflref_preset presets[] = {
      "NVlabs/FedFomo @ fe04f66: federated/args.py:168,180 (l1, own weight "
      "0.1), client.py:285-288,320,347, federation.py:396-418, README "
      "(ε₀ 0.3, δ 0.05); shared/spec notes-fedbn-fedfomo.md §2.8"},
+    /* req: fedfomo.preset.pfllib */
     {"fedfomo", "pfllib",
      "fedfomo.distance=l2 fedfomo.distance_eps=1e-5 fedfomo.selection=topM "
-     "fedfomo.P_update=raw fedfomo.P_init=identity fedfomo.anchor=post_train "
-     "fedfomo.no_positive=keep_current", NULL,
-     "TsingZ0/PFLlib @ 487a29e: clientfomo.py (weight_cal: norm + 1e-5; "
-     "old_model after aggregation; no positive weight keeps the model), "
-     "serverfomo.py (P = I, topk of P, P += raw weights); shared/spec "
-     "notes-fedbn-fedfomo.md §2.8"},
+     "fedfomo.P_update=raw fedfomo.P_init=identity fedfomo.anchor=pre_train "
+     "fedfomo.no_positive=keep_current fedfomo.self=ranked "
+     "fedfomo.val_loss=batch_mean lr.count=trainings", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientfomo.py train() (old_model cloned "
+     "right after aggregate_parameters: the anchor is the model local "
+     "training starts from), weight_cal (norm + 1e-5), recalculate_loss "
+     "(L / len(val_loader): the mean of batch means of -b samples, "
+     "fedfomo.val_batch), weight_scale (no positive weight keeps the "
+     "model); serverfomo.py (P = I, send_models: topk of the whole row "
+     "P[client.id], own entry included; receive_models: P += raw weights); "
+     "clientbase.py's ExponentialLR stepped per train() under -ld"},
     {"apfl", "pfllib",
      "apfl.variant=pfllib apfl.weights=samples apfl.alpha=adaptive "
      "lr.count=trainings apfl.alpha_lr=constant", NULL,
@@ -200,6 +206,24 @@ static const pflref_preset presets[] = {
      "train :52 (MSELoss · lamda), :56 (rep kept before the step), :67 "
      "agg_func; servers/serverproto.py:45, :107 proto_aggregation (plain "
      "mean over the round's uploads)"},
+    /* req: pfedme.preset.pfllib_run */
+    {"pfedme", "pfllib_run",
+     "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
+     "pfedme.train=sampled pfedme.personal_eval=global lr.scope=eta_p "
+     "lr.count=trainings pfedme.eval_reset=initial", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: serverpFedMe.py train() as shipped, "
+     "evaluate() before each round's training (eval_gap = 1) included: "
+     "the preset pfllib plus its evaluation side effect "
+     "(evaluate_personalized copies the initial parameters into a client's "
+     "personalized model; docs/algorithms/pfedme.md, PFLlib's evaluation "
+     "side effect)"},
+    /* req: fedbn.preset.pfllib */
+    {"fedbn", "pfllib", "fedbn.weights=samples", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: clientbn.py (set_parameters copies every "
+     "named parameter whose name lacks 'bn': γ, β and the running "
+     "statistics stay the client's), serverbn.py with serverbase.py's "
+     "receive_models / aggregate_parameters (weights n_i / Σ_U n_j); "
+     "docs/algorithms/fedbn.md, PFLlib"},
 };
 
 const pflref_preset *pflref_presets(size_t *count)

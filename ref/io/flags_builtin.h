@@ -65,6 +65,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "fedfomo-epsilon",
     "fedfomo-normalise",
     "fedfomo-order",
+    "fedfomo-ranked",
     "fedfomo-selection",
     "fedfomo-self",
     "fedfomo-stale-uploads",
