@@ -166,6 +166,8 @@ int cli_verify(int argc, char **argv)
 
 typedef struct {
     size_t compared, passed, mismatched, wrong_outcome, malformed, skipped;
+    size_t resync_skipped;            /* refused by --resync, not compared */
+    size_t inconclusive;              /* passed but with chaotic records */
     cli_ids vector_ids;               /* ids of the vectors read        */
     int include_hit[CLI_MAX_PATTERNS]; /* the pattern selected a vector */
     int exclude_hit[CLI_MAX_PATTERNS];
@@ -252,6 +254,19 @@ static const char *report_pair(pflref_status st, const pflref_error *err,
                                const char *replay, check_tally *tally,
                                json_t *entry)
 {
+    if (st != PFLREF_OK && rep->resync_refused) {
+        /* state outside the records: this vector only is skipped, and
+         * said so (err names the state), the others are still checked */
+        tally->resync_skipped++;
+        json_object_set_new(entry, "where", json_string(err->where));
+        json_object_set_new(entry, "message", json_string(err->message));
+        if (!o->json) {
+            printf("SKIP %s: %s; not compared (check it without --resync)\n",
+                   rep->id, err->message);
+            cli_print_flags(flags);
+        }
+        return "skipped_resync";
+    }
     if (st != PFLREF_OK) {
         tally->malformed++;
         json_object_set_new(entry, "where", json_string(err->where));
@@ -286,16 +301,46 @@ static const char *report_pair(pflref_status st, const pflref_error *err,
     if (needed > 0)
         json_object_set_new(entry, "partial_rounds_short",
                             json_boolean(rounds_short));
-    if (pass)
+    /* within tolerance, but records whose rounding spread reaches their
+     * magnitude are no evidence: said so, never a silent pass */
+    const int chaotic = pass && rep->mca_chaotic > 0;
+    if (chaotic)
+        tally->inconclusive++;
+    else if (pass)
         tally->passed++;
     else
         tally->mismatched++;
     cli_put_comparison(entry, rep, needed);
-    if (!o->json && pass)
+    if (!o->json && chaotic) {
+        printf("INCONCLUSIVE %s: within the tolerance, but chaotic at this "
+               "precision\n", rep->id);
+        cli_print_mca(rep);
+        cli_print_flags(flags);
+        printf("  replay: %s\n", replay);
+    } else if (!o->json && pass)
         cli_print_pass(rep, needed);
     else if (!o->json)
         cli_print_fail(rep, o->cmp.resync, needed, flags, replay);
-    return pass ? "pass" : "mismatch";
+    return chaotic ? "inconclusive" : pass ? "pass" : "mismatch";
+}
+
+/* The Monte Carlo options that differ from the defaults, for the replay
+ * line (a static buffer). */
+static const char *mca_replay(const pflref_check_options *c)
+{
+    static char buf[128];
+    int n = 0;
+    buf[0] = '\0';
+    if (c->mca_runs > 0 && c->mca_runs != PFLREF_MCA_RUNS)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " --mca-runs %zu",
+                      c->mca_runs);
+    if (c->mca_c > 0.0 && c->mca_c != PFLREF_MCA_C)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " --mca-c %.17g",
+                      c->mca_c);
+    if (c->mca_seed != 0)
+        snprintf(buf + n, sizeof buf - (size_t)n, " --mca-seed %llu",
+                 (unsigned long long)c->mca_seed);
+    return buf;
 }
 
 /* Compare one pair; print the text report or add to the JSON report. */
@@ -315,13 +360,16 @@ static void check_pair(const char *vpath, const char *vtext, size_t vlen,
     else if (o->partial_min_fraction > 0.0)
         snprintf(partial_min, sizeof partial_min, " --partial-min %.17g",
                  o->partial_min_fraction);
+    char precision[160] = "";
+    if (o->cmp.precision != PFLREF_PRECISION_FP64)
+        snprintf(precision, sizeof precision,
+                 " --candidate-precision %s%s", cli_precision_name(o->cmp.precision),
+                 mca_replay(&o->cmp));
     snprintf(replay, sizeof replay, "%s check %s %s%s%s%s%s",
              cli_program_word(), cli_shell_word(vpath, vword),
              cli_shell_word(c->path, cword),
              o->cmp.resync ? " --resync" : "",
-             o->cmp.partial ? " --partial" : "", partial_min,
-             o->cmp.precision == PFLREF_PRECISION_FP32
-                 ? " --candidate-precision fp32" : "");
+             o->cmp.partial ? " --partial" : "", partial_min, precision);
     pflref_error err;
     pflref_error_clear(&err);
     pflref_golden_report rep;
@@ -484,6 +532,10 @@ static void print_summary(const cli_check_options *o, const check_tally *t,
         json_object_set_new(sum, "wrong_outcome", cli_count_json(t->wrong_outcome));
         json_object_set_new(sum, "malformed", cli_count_json(t->malformed));
         json_object_set_new(sum, "skipped_no_candidate", cli_count_json(t->skipped));
+        json_object_set_new(sum, "skipped_resync",
+                            cli_count_json(t->resync_skipped));
+        json_object_set_new(sum, "inconclusive",
+                            cli_count_json(t->inconclusive));
         json_object_set_new(sum, "exit", json_integer(rc));
         json_object_set_new(root, "summary", sum);
         json_object_set_new(root, "vectors", json_incref(report));
@@ -497,8 +549,20 @@ static void print_summary(const cli_check_options *o, const check_tally *t,
     }
     printf("check: %zu compared: %zu passed, %zu numeric mismatches, %zu "
            "wrong outcome classes, %zu malformed; %zu skipped (no "
-           "candidate)\n", t->compared, t->passed, t->mismatched,
+           "candidate)", t->compared, t->passed, t->mismatched,
            t->wrong_outcome, t->malformed, t->skipped);
+    if (o->cmp.resync)
+        printf(", %zu skipped (cannot be re-synchronised)",
+               t->resync_skipped);
+    if (o->cmp.precision != PFLREF_PRECISION_FP64)
+        printf("; %zu inconclusive (chaotic at %s)", t->inconclusive,
+               cli_precision_name(o->cmp.precision));
+    printf("\n");
+    if (t->inconclusive > 0)
+        fprintf(stderr, "pflref: check: note: %zu vectors inconclusive at "
+                        "%s: records chaotic under its rounding, no "
+                        "evidence either way (INCONCLUSIVE lines)\n",
+                t->inconclusive, cli_precision_name(o->cmp.precision));
     if (rc == EXIT_NOTHING && t->compared == 0)
         fprintf(stderr, "pflref: check: no vector was compared; nothing "
                         "checked is a failure\n");

@@ -185,6 +185,13 @@ typedef struct {
                                 every round of the expected trajectory   */
 } cli_check_options;
 
+/* --candidate-precision's value into *p: 0, or −1 when it is not one of
+ * CLI_PRECISION_USAGE's; and a precision's name (cli/options.c). */
+#define CLI_PRECISION_USAGE \
+    "--candidate-precision is fp64, fp32, bf16 or tf32"
+int cli_parse_precision(const char *v, pflref_precision *p);
+const char *cli_precision_name(pflref_precision p);
+
 /* Parse check's arguments: EXIT_OK, or a usage error (printed). */
 int cli_check_parse(int argc, char **argv, cli_check_options *o,
                     const char **expected, const char **cand);
@@ -240,6 +247,9 @@ void cli_print_divergence(const pflref_divergence *d, const char *who);
  * --partial, the expected records that had to be compared (0: not
  * partial); fewer compared is a failure of its own. */
 void cli_print_pass(const pflref_golden_report *rep, size_t needed);
+/* The Monte Carlo line (precision fp32, bf16, tf32) and, when some records
+ * are chaotic, the line that says so. */
+void cli_print_mca(const pflref_golden_report *rep);
 void cli_print_fail(const pflref_golden_report *rep, int resync,
                     size_t needed, const char *flags, const char *replay);
 /* "  flags: a, b (...)" and a newline, for the vector's flags (space-

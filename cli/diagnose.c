@@ -92,12 +92,8 @@ static int parse(int argc, char **argv, diagnose_args *a)
             rc = cli_parse_budget(argv[++i], &a->opt.budget);
         else if (strcmp(s, "--candidate-precision") == 0 && i + 1 < argc) {
             const char *v = argv[++i];
-            if (strcmp(v, "fp32") == 0 || strcmp(v, "fp64") == 0)
-                a->opt.check.precision = v[2] == '3' ? PFLREF_PRECISION_FP32
-                                                     : PFLREF_PRECISION_FP64;
-            else
-                rc = cli_usage_error("--candidate-precision is fp32 or fp64",
-                                     v);
+            if (cli_parse_precision(v, &a->opt.check.precision) != 0)
+                rc = cli_usage_error(CLI_PRECISION_USAGE, v);
         } else if (s[0] == '-' && s[1] != '\0')
             rc = cli_usage_error("unknown option or missing value", s);
         else if (a->vector == NULL)

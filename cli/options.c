@@ -74,6 +74,23 @@ static int parse_partial_min(const char *s, cli_check_options *o)
     return EXIT_OK;
 }
 
+int cli_parse_precision(const char *v, pflref_precision *p)
+{
+    static const char *const names[] = {"fp64", "fp32", "bf16", "tf32"};
+    for (int k = 0; k < 4; k++)
+        if (strcmp(v, names[k]) == 0) {
+            *p = (pflref_precision)k;
+            return 0;
+        }
+    return -1;
+}
+
+const char *cli_precision_name(pflref_precision p)
+{
+    static const char *const names[] = {"fp64", "fp32", "bf16", "tf32"};
+    return (unsigned)p < 4 ? names[p] : "fp64";
+}
+
 /* One option that takes a value (argv[*i] is the option, argv[*i + 1] its
  * value, which exists): EXIT_OK, or the usage error. */
 static int option_value(const char *a, const char *v, cli_check_options *o)
@@ -102,12 +119,26 @@ static int option_value(const char *a, const char *v, cli_check_options *o)
                                        : "too many --exclude patterns", NULL);
         (inc ? o->include : o->exclude)[(*count)++] = v;
     } else if (strcmp(a, "--candidate-precision") == 0) {
-        if (strcmp(v, "fp32") == 0)
-            o->cmp.precision = PFLREF_PRECISION_FP32;
-        else if (strcmp(v, "fp64") == 0)
-            o->cmp.precision = PFLREF_PRECISION_FP64;
-        else
-            return cli_usage_error("--candidate-precision is fp32 or fp64", v);
+        if (cli_parse_precision(v, &o->cmp.precision) != 0)
+            return cli_usage_error(CLI_PRECISION_USAGE, v);
+    } else if (strcmp(a, "--mca-runs") == 0) {
+        /* Monte Carlo runs: 1 … PFLREF_MCA_MAX_RUNS */
+        if (parse_count(v, &n) != 0 || n < 1 || n > PFLREF_MCA_MAX_RUNS)
+            return cli_usage_error("--mca-runs takes a count from 1 to 64",
+                                   v);
+        o->cmp.mca_runs = n;
+    } else if (strcmp(a, "--mca-c") == 0) {
+        char *end;
+        errno = 0;
+        const double c = strtod(v, &end);
+        if (end == v || *end != '\0' || errno == ERANGE || !(c >= 1.0) ||
+            !(c <= 1e6))
+            return cli_usage_error("--mca-c takes a number from 1 to 1e6", v);
+        o->cmp.mca_c = c;
+    } else if (strcmp(a, "--mca-seed") == 0) {
+        if (parse_count(v, &n) != 0)
+            return cli_usage_error("--mca-seed takes a count below 2^64", v);
+        o->cmp.mca_seed = (uint64_t)n;
     } else {
         return -1;   /* not an option with a value */
     }

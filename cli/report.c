@@ -207,8 +207,38 @@ void cli_print_fail(const pflref_golden_report *rep, int resync,
     }
     if (needed > 0)
         print_partial(rep, needed);
+    cli_print_mca(rep);
     cli_print_flags(flags);
     printf("  replay: %s\n", replay);
+}
+
+/* A record's key in words: name (event, round, client, step). */
+static void print_key(const pflref_divergence *d)
+{
+    printf("%s (%s", d->name, d->event);
+    if (d->round >= 0)
+        printf(", round %ld", d->round);
+    if (d->client >= 0)
+        printf(", client %ld", d->client);
+    if (d->step >= 0)
+        printf(", step %ld", d->step);
+    printf(")");
+}
+
+void cli_print_mca(const pflref_golden_report *rep)
+{
+    if (!rep->mca)
+        return;
+    printf("  precision: tolerance from %zu Monte Carlo runs at u = %.3g "
+           "(C = %.3g; largest spread %.3g u of its record's magnitude)\n",
+           rep->mca_runs, rep->mca_u, rep->mca_c, rep->mca_amplification);
+    if (rep->mca_chaotic == 0)
+        return;
+    printf("  chaotic: %zu records whose spread under random rounding "
+           "reaches their own magnitude (or that a perturbed run did not "
+           "produce), first ", rep->mca_chaotic);
+    print_key(&rep->mca_first_chaotic);
+    printf(": at this precision they cannot tell a bug from rounding\n");
 }
 
 /* ---- JSON ------------------------------------------------------------- */
@@ -346,4 +376,24 @@ void cli_put_comparison(json_t *entry, const pflref_golden_report *rep,
     }
     json_object_set_new(entry, "not_recorded", cli_count_json(rep->missing));
     json_object_set_new(entry, "skipped", cli_count_json(rep->skipped));
+    if (!rep->mca)
+        return;
+    /* the Monte Carlo runs behind the tolerance (docs/formats.md) */
+    json_t *m = json_object(), *seeds = json_array();
+    json_object_set_new(m, "runs", cli_count_json(rep->mca_runs));
+    json_object_set_new(m, "c", json_real(rep->mca_c));
+    json_object_set_new(m, "u", json_real(rep->mca_u));
+    for (size_t k = 0; k < rep->mca_runs && k < PFLREF_MCA_MAX_RUNS; k++)
+        json_array_append_new(seeds, cli_count_json(rep->mca_seeds[k]));
+    json_object_set_new(m, "seeds", seeds);
+    json_object_set_new(m, "amplification",
+                        isfinite(rep->mca_amplification)
+                            ? json_real(rep->mca_amplification)
+                            : json_null());
+    json_object_set_new(m, "chaotic", cli_count_json(rep->mca_chaotic));
+    json_object_set_new(m, "first_chaotic",
+                        rep->mca_chaotic > 0
+                            ? cli_divergence_json(&rep->mca_first_chaotic)
+                            : json_null());
+    json_object_set_new(entry, "mca", m);
 }

@@ -55,7 +55,7 @@ static void check_self(const char *vec, size_t vlen, unsigned flags)
         return;
     pflref_check_options opt = {(flags & 1) ? PFLREF_PRECISION_FP32
                                             : PFLREF_PRECISION_FP64,
-                                0, (flags >> 2) & 1, 1};
+                                0, (flags >> 2) & 1, 1, 2, 0.0, 0};
     pflref_golden_report rep;
     pflref_error err;
     pflref_error_clear(&err);
@@ -111,7 +111,7 @@ static void check_pair(unsigned flags, const char *vec, size_t vlen,
     pflref_check_options opt = {(flags & 1) ? PFLREF_PRECISION_FP32
                                             : PFLREF_PRECISION_FP64,
                                 (flags >> 1) & 1, (flags >> 2) & 1,
-                                (flags >> 3) & 1};
+                                (flags >> 3) & 1, 2, 0.0, 0};
     if (opt.resync) {   /* only small runs are re-run */
         pflref_spec *spec = NULL;
         if (pflref_golden_spec(vec, vlen, "/nonexistent", &spec, NULL) !=

@@ -120,7 +120,7 @@ static const cli_case CLI_CASES[] = {
     {5, "one operand too many", "run $D/in.json $D/in.json", GOOD, 0, NULL, NULL, 2,
      "run takes one spec", NULL, NULL, 0},
     {6, "option value out of its set", "check $D/v.json $D/in.json --candidate-precision fp16",
-     "{}", 0, "v.json", MINI, 2, "--candidate-precision is fp32 or fp64: fp16", NULL, NULL, 0},
+     "{}", 0, "v.json", MINI, 2, "--candidate-precision is fp64, fp32, bf16 or tf32: fp16", NULL, NULL, 0},
     {7, "count that is not a count", "check $D/v.json $D/in.json --min-vectors -1", "{}", 0,
      "v.json", MINI, 2, "--min-vectors takes a count: -1", NULL, NULL, 0},
     {8, "table column without RESULT:LABEL", "table nonsense", NULL, 0, NULL, NULL, 2,

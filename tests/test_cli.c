@@ -334,6 +334,97 @@ START_TEST(test_check_pass_and_filters)
 }
 END_TEST
 
+/* check --resync: a vector whose state is in no record (pFLEGO with the
+ * server's Adam) is skipped with a SKIP line naming that state, and the
+ * others are still compared (exit 0); alone, nothing is compared (exit 4,
+ * never 2); without --resync it passes. */
+START_TEST(test_check_resync_skips_refused)
+{
+    char *dir = reference_candidates();
+    char *golden = tu_repo_path("golden");
+    char *pv = tu_repo_path("golden/pflego/worked-adam-code.json");
+    char args[2048], *out, *err;
+    snprintf(args, sizeof args, "run %s -o %s/c3.json", pv, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(args, sizeof args, "check %s %s --resync", golden, dir);
+    ck_assert_int_eq(tu_cli(args, &out, &err), 0);
+    ck_assert_msg(strstr(out, "SKIP pflego/worked/adam-code: pflego cannot "
+                              "be re-synchronised (--resync): Adam's "
+                              "moments") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "3 compared: 3 passed") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "1 skipped (cannot be re-synchronised)") !=
+                  NULL, "%s", out);
+    ck_assert_msg(strstr(out, "PASS pflego") == NULL, "%s", out);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "check %s %s --resync --json", golden, dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 0);
+    ck_assert_msg(strstr(out, "\"status\": \"skipped_resync\"") != NULL,
+                  "%s", out);
+    ck_assert_msg(strstr(out, "\"skipped_resync\": 1") != NULL, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "check %s %s/c3.json --resync", pv, dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 4);
+    ck_assert_msg(strstr(out, "SKIP pflego/worked/adam-code") != NULL, "%s",
+                  out);
+    free(out);
+    snprintf(args, sizeof args, "check %s %s/c3.json", pv, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    free(pv);
+    free(golden);
+    remove_candidates(dir);
+}
+END_TEST
+
+/* check --candidate-precision fp32: the tolerance from Monte Carlo runs
+ * (seeds in the JSON report, --mca-runs and --mca-seed in the replay
+ * line); IFCA's cluster choice on a tie is chaotic under float32
+ * rounding: INCONCLUSIVE, never PASS; --mca-runs or --mca-c out of range
+ * is a usage error. */
+START_TEST(test_check_precision_mca)
+{
+    char *dir = tu_tmpdir();
+    char *iv = tu_repo_path("golden/ifca/worked-partial-model.json");
+    char *fv = tu_repo_path("golden/fedavg/worked-samples.json");
+    char args[2048], *out, *err;
+    snprintf(args, sizeof args, "run %s -o %s/c0.json", iv, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(args, sizeof args, "run %s -o %s/c1.json", fv, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(args, sizeof args, "check %s %s/c0.json --candidate-precision "
+             "fp32", iv, dir);
+    ck_assert_int_eq(tu_cli(args, &out, &err), 0);
+    ck_assert_msg(strstr(out, "INCONCLUSIVE ifca/worked/partial-model") !=
+                  NULL, "%s", out);
+    ck_assert_msg(strstr(out, "  chaotic: ") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "PASS ") == NULL, "%s", out);
+    ck_assert_msg(strstr(out, "1 inconclusive (chaotic at fp32)") != NULL,
+                  "%s", out);
+    ck_assert_msg(strstr(err, "inconclusive at fp32") != NULL, "%s", err);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "check %s %s/c1.json --candidate-precision "
+             "fp32 --mca-runs 3 --mca-seed 7 --json", fv, dir);
+    ck_assert_int_eq(tu_cli(args, &out, NULL), 0);
+    ck_assert_msg(strstr(out, "\"status\": \"pass\"") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "\"runs\": 3") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "\"seeds\": [") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "--candidate-precision fp32 --mca-runs 3 "
+                              "--mca-seed 7") != NULL, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "check %s %s/c1.json --mca-runs 0", fv, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, &err), 2);
+    ck_assert_msg(strstr(err, "--mca-runs takes a count from 1 to 64") !=
+                  NULL, "%s", err);
+    free(err);
+    snprintf(args, sizeof args, "check %s %s/c1.json --mca-c 0.5", fv, dir);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 2);
+    free(iv);
+    free(fv);
+    remove_candidates(dir);
+}
+END_TEST
+
 /* check: an empty candidate folder compares nothing (exit 4); a wrong
  * value is a mismatch naming round, server and quantity, with the replay
  * command; a malformed candidate and an unknown option are exit 2; a
@@ -669,6 +760,8 @@ Suite *cli_suite(void)
     tcase_add_test(tc, test_check_digits_missing_record);
     tcase_add_test(tc, test_seed003_cli_trace);
     tcase_add_test(tc, test_command_help);
+    tcase_add_test(tc, test_check_resync_skips_refused);
+    tcase_add_test(tc, test_check_precision_mca);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -43,8 +43,10 @@ static pflref_status check_hashed(const char *vec, size_t len,
     return st;
 }
 
-static const pflref_check_options OPT0 = {PFLREF_PRECISION_FP64, 0, 0, 1};
-static const pflref_check_options OPT1 = {PFLREF_PRECISION_FP64, 1, 0, 1};
+static const pflref_check_options OPT0 = {PFLREF_PRECISION_FP64, 0, 0, 1,
+                                          0, 0.0, 0};
+static const pflref_check_options OPT1 = {PFLREF_PRECISION_FP64, 1, 0, 1,
+                                          0, 0.0, 0};
 
 /* FIPS 180-2 Appendix B.1 and B.2 ("abc", the 448-bit message), the empty
  * message, and padding boundaries (55/56, 64 and 119 bytes: one, two and
@@ -180,7 +182,7 @@ static void check_candidate(const char *cand, pflref_precision prec,
 {
     pflref_error err;
     pflref_error_clear(&err);
-    const pflref_check_options opt = {prec, 0, 0, 1};
+    const pflref_check_options opt = {prec, 0, 0, 1, 0, 0.0, 0};
     ck_assert_msg(check_hashed(VEC, strlen(VEC), NULL, cand,
                                       strlen(cand), &opt, rep, &err)
                       == PFLREF_OK, "%s: %s", err.where, err.message);
@@ -214,10 +216,17 @@ START_TEST(test_digits_and_ulps)
 }
 END_TEST
 
-/* fp32 tolerances: a candidate off by 3e-6 relative fails as fp64 and
- * passes as fp32; a missing record is a divergence marked missing. */
+/* fp32 tolerances from Monte Carlo arithmetic: a candidate off by ~3 u
+ * (u = 2^-24) fails as fp64 and passes as fp32; off by 3e-5 (~500 u, which
+ * the old fixed fp32 floor rtol 1e-4 let pass) it fails as fp32 and passes
+ * as bf16; a missing record is a divergence marked missing. */
 START_TEST(test_precision_and_missing)
 {
+    const char *near =
+        "{\"format\": \"pflref-result/1\", \"trajectory\": ["
+        "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 1, \"name\": \"v\", \"value\": [1.00000018]},"
+        "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 2, \"name\": \"v\", \"value\": [1.5]}],"
+        " \"final\": {\"v\": [[1.5]]}}";
     const char *cand =
         "{\"format\": \"pflref-result/1\", \"trajectory\": ["
         "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 1, \"name\": \"v\", \"value\": [1.000003]},"
@@ -228,8 +237,26 @@ START_TEST(test_precision_and_missing)
     ck_assert_int_eq(rep.mismatches, 1);
     ck_assert_int_eq(rep.first.step, 1);
     ck_assert_double_eq(rep.first.got, 1.000003);
-    check_candidate(cand, PFLREF_PRECISION_FP32, &rep);
+    const char *far =
+        "{\"format\": \"pflref-result/1\", \"trajectory\": ["
+        "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 1, \"name\": \"v\", \"value\": [1.00003]},"
+        "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 2, \"name\": \"v\", \"value\": [1.5]}],"
+        " \"final\": {\"v\": [[1.5]]}}";
+    check_candidate(near, PFLREF_PRECISION_FP64, &rep);
+    ck_assert_int_eq(rep.mismatches, 1);
+    check_candidate(near, PFLREF_PRECISION_FP32, &rep);
     ck_assert_int_eq(rep.mismatches, 0);
+    ck_assert_int_eq(rep.mca, 1);
+    ck_assert_int_eq(rep.mca_runs, PFLREF_MCA_RUNS);
+    ck_assert_double_eq(rep.mca_u, ldexp(1.0, -24));
+    ck_assert_int_eq(rep.mca_chaotic, 0);
+    ck_assert(rep.mca_seeds[0] != rep.mca_seeds[1]);
+    check_candidate(far, PFLREF_PRECISION_FP32, &rep);
+    ck_assert_int_eq(rep.mismatches, 1);
+    ck_assert_int_eq(rep.first.step, 1);
+    check_candidate(far, PFLREF_PRECISION_BF16, &rep);
+    ck_assert_int_eq(rep.mismatches, 0);
+    ck_assert_double_eq(rep.mca_u, ldexp(1.0, -8));
     const char *partial =
         "{\"format\": \"pflref-result/1\", \"trajectory\": ["
         "{\"event\": \"step\", \"phase\": \"train\", \"round\": 0, \"client\": 0, \"step\": 1, \"name\": \"v\", \"value\": [1]}]}";
@@ -242,7 +269,8 @@ START_TEST(test_precision_and_missing)
     ck_assert_str_eq(rep.listed[1].event, "final");
     /* partial: what the candidate did not record is skipped, not failed */
     pflref_error err;
-    const pflref_check_options part = {PFLREF_PRECISION_FP64, 0, 1, 1};
+    const pflref_check_options part = {PFLREF_PRECISION_FP64, 0, 1, 1,
+                                       0, 0.0, 0};
     ck_assert_int_eq(check_hashed(VEC, strlen(VEC), NULL, partial,
                                          strlen(partial), &part, &rep, &err),
                      PFLREF_OK);

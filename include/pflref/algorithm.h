@@ -208,6 +208,15 @@ pflref_status pflref_run_resync(const pflref_problem *problem,
                                 void *load_ctx, const pflref_trace *trace,
                                 pflref_error *err);
 
+/* Whether pflref_run_resync would refuse these hyperparameters (the
+ * state they keep outside the records: alg->resync_gap, or client
+ * optimizer state kept beyond one client update): PFLREF_OK, or the
+ * refusal pflref_run_resync returns (PFLREF_EINVAL, err naming the field
+ * and the state).  Nothing is run. */
+pflref_status pflref_resync_refusal(const pflref_algorithm *alg,
+                                    const pflref_hyper *hyper,
+                                    pflref_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -36,6 +36,13 @@ extern "C" {
  * match; DESIGN.md "Golden vectors" 6). */
 #define PFLREF_LRE_CAP 15.95
 
+/* Monte Carlo arithmetic: the defaults and the most runs. */
+#define PFLREF_MCA_RUNS 8
+#define PFLREF_MCA_C 16.0
+#define PFLREF_MCA_MAX_RUNS 64
+/* units of roundoff of a record's magnitude every entry is allowed */
+#define PFLREF_MCA_FLOOR_UNITS 4.0
+
 /* One quantity that differs: its key, the first entry out of tolerance. */
 typedef struct {
     char event[16];
@@ -131,6 +138,22 @@ typedef struct {
      * {"class": ...}); nothing was compared numerically. */
     int wrong_outcome;
     char outcome[16];
+    /* Under resync, the vector's hyperparameters keep state outside the
+     * records (pflref_resync_refusal): nothing was compared, the check
+     * returned that refusal (err names the state); `check` skips it. */
+    int resync_refused;
+    /* Monte Carlo arithmetic (precision fp32, bf16, tf32): mca is 1 when
+     * the tolerance came from it; the runs, C, the largest unit roundoff,
+     * the runs' seeds; mca_amplification the largest deviation over u ×
+     * its record's magnitude; mca_chaotic the records whose spread
+     * reaches their magnitude or that a perturbed run did not produce
+     * (no evidence either way: never a silent pass), the first named. */
+    int mca;
+    size_t mca_runs;
+    double mca_c, mca_u, mca_amplification;
+    uint64_t mca_seeds[PFLREF_MCA_MAX_RUNS];
+    size_t mca_chaotic;
+    pflref_divergence mca_first_chaotic;
     /* Every divergent quantity, in order (at most PFLREF_MAX_LISTED). */
     size_t n_listed;
     pflref_divergence listed[64];
@@ -152,10 +175,19 @@ typedef struct {
 
 /* Tolerances a candidate is held to at least (docs/validate.md): the
  * vector's own tolerance or these, whichever is looser. */
+/* fp64 is held to the floor alone; fp32, bf16 and tf32 to the vector's
+ * tolerance or the Monte Carlo arithmetic bound of each entry (the
+ * reference re-run with random rounding at the candidate's unit roundoff:
+ * 2^-24, 2^-8, 2^-11 for TF32's products and 2^-24 for its steps),
+ * whichever is looser (docs/validate.md, "Candidate precision").  The
+ * fixed fp32 floor (atol 1e-5, rtol 1e-4) remains only for diagnose. */
 typedef enum {
     PFLREF_PRECISION_FP64 = 0,  /* atol 1e-13, rtol 1e-11 */
-    PFLREF_PRECISION_FP32 = 1   /* atol 1e-5,  rtol 1e-4  */
+    PFLREF_PRECISION_FP32 = 1,  /* Monte Carlo arithmetic, u = 2^-24 */
+    PFLREF_PRECISION_BF16 = 2,  /* Monte Carlo arithmetic, u = 2^-8  */
+    PFLREF_PRECISION_TF32 = 3   /* products 2^-11, steps 2^-24       */
 } pflref_precision;
+
 
 /* Parse a golden vector, run its spec through the reference (base_dir,
  * the vector's folder, resolves a relative problem file and the .npy files
@@ -183,6 +215,12 @@ typedef struct {
                       quantity must still be compared                      */
     int same_id;   /* the candidate's "id", when it has one, must be the
                       vector's                                             */
+    /* Monte Carlo arithmetic (precision fp32, bf16, tf32; 0 = default):
+     * runs K (1 … PFLREF_MCA_MAX_RUNS), the factor C on the largest
+     * deviation, and the seed the runs' seeds are drawn from. */
+    size_t mca_runs;
+    double mca_c;
+    uint64_t mca_seed;
 } pflref_check_options;
 
 /* Compare a candidate result (pflref-result/1 text with "final" and/or
@@ -234,8 +272,10 @@ typedef struct {
     char kind[16];         /* "spec" (the vector's own settings), "preset",
                               "switch" (one switch changed), "probe" (one
                               hyperparameter scaled, zeroed or defaulted; a
-                              count one more or fewer; a step fewer;
-                              float32) or "pair" (two changes)            */
+                              count one more or fewer; a step fewer), "pair"
+                              (two changes) or "precision" (the spec within
+                              float32's or bfloat16's rounding spread: a
+                              precision cast)                             */
     char preset[32];       /* the preset the variant starts from          */
     char change[128];      /* "" or the one change: "pfedme.weights =
                               samples", "eta × 2 = 0.43 (instead of

@@ -159,6 +159,15 @@ class Report:
         if self.partial_short is not None:
             return "FAIL %s: %s\n%s  replay: %s" % (
                 self.id, self.partial_short, self._flags_line(), self.replay)
+        mca = r.get("mca") or {}
+        if not self.passed and mca.get("chaotic") and not r["mismatches"]:
+            # within the tolerance, but chaotic at the candidate precision
+            # (docs/validate.md, "Candidate precision"): never a pass
+            return "INCONCLUSIVE %s: within the tolerance, but chaotic at " \
+                "this precision\n  chaotic: %d records whose spread under " \
+                "random rounding reaches their own magnitude\n%s  replay: " \
+                "%s" % (self.id, mca["chaotic"], self._flags_line(),
+                        self.replay)
         if self.passed:
             return "PASS %s: %d quantities, %d numbers; max abs err %.3g, " \
                 "max rel err %.3g%s%s" % (

@@ -36,10 +36,13 @@ class _CCheckOptions(ctypes.Structure):
     _fields_ = [("precision", ctypes.c_int),   # pflref_precision
                 ("resync", ctypes.c_int),
                 ("partial", ctypes.c_int),
-                ("same_id", ctypes.c_int)]
+                ("same_id", ctypes.c_int),
+                ("mca_runs", ctypes.c_size_t),  # Monte Carlo (0: defaults)
+                ("mca_c", ctypes.c_double),
+                ("mca_seed", ctypes.c_uint64)]
 
 
-PRECISIONS = {"fp64": 0, "fp32": 1}
+PRECISIONS = {"fp64": 0, "fp32": 1, "bf16": 2, "tf32": 3}
 
 
 def checkout_root():

@@ -4,7 +4,7 @@ golden vector, one test per vector (docs/python.md, "pytest plugin").
 
     pytest -p pflref.pytest_plugin [--pflref-vectors DIR]
            [--pflref-algorithm NAME]... [--pflref-include GLOB]...
-           [--pflref-exclude GLOB]... [--pflref-precision fp64|fp32]
+           [--pflref-exclude GLOB]... [--pflref-precision fp64|fp32|bf16|tf32]
            [--pflref-resync] [--pflref-partial [--pflref-partial-min N]]
            [--pflref-diagnose]
 
@@ -47,9 +47,11 @@ def pytest_addoption(parser):
     group.addoption("--pflref-exclude", metavar="GLOB", action="append",
                     default=[], help="leave out vectors whose id or path "
                                      "matches, or with this flag (repeatable)")
-    group.addoption("--pflref-precision", choices=("fp64", "fp32"),
-                    default="fp64", help="the candidate's precision: the "
-                                         "tolerance floor (default fp64)")
+    group.addoption("--pflref-precision",
+                    choices=("fp64", "fp32", "bf16", "tf32"),
+                    default="fp64", help="the candidate's precision: fp64's "
+                                         "floor, or the Monte Carlo "
+                                         "tolerance (default fp64)")
     group.addoption("--pflref-resync", action="store_true", default=False,
                     help="re-synchronised checking: each round from the "
                          "candidate's own state")

@@ -72,20 +72,21 @@ def test_the_reference_resynchronised_on_itself_passes(path, doc, tmp_path):
     name = doc["spec"]["algorithm"]["name"]
     opt_state = doc["spec"]["algorithm"].get("switches", {}).get(
         "opt.state", "reset")
-    if r.returncode == 2 and opt_state != "reset":
+    if r.returncode == 4 and opt_state != "reset":
         # a client optimizer whose state outlives a client update (kept per
         # client or carried from client to client) is in no record:
-        # refused, naming the switch
-        assert "cannot be re-synchronised" in r.stderr, r.stderr
-        assert "opt.state = %s" % opt_state in r.stderr, r.stderr
-        assert not r.stdout.startswith(("PASS", "FAIL"))
+        # skipped with a SKIP line naming the switch, nothing compared
+        assert r.stdout.startswith("SKIP %s: " % doc["id"]), r.stdout
+        assert "cannot be re-synchronised" in r.stdout, r.stdout
+        assert "opt.state = %s" % opt_state in r.stdout, r.stdout
+        assert "1 skipped (cannot be re-synchronised)" in r.stdout
         return
-    if r.returncode == 2 and name in REFUSED:
-        # refused before anything is compared: no report line, the message
-        # names the algorithm and the state
-        assert "cannot be re-synchronised" in r.stderr
-        assert name in r.stderr and REFUSED[name] in r.stderr
-        assert not r.stdout.startswith(("PASS", "FAIL"))
+    if r.returncode == 4 and name in REFUSED:
+        # skipped before anything is compared: the SKIP line names the
+        # algorithm and the state
+        assert r.stdout.startswith("SKIP %s: " % doc["id"]), r.stdout
+        assert "cannot be re-synchronised" in r.stdout
+        assert name in r.stdout and REFUSED[name] in r.stdout
         return
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.startswith("PASS"), r.stdout
@@ -174,16 +175,19 @@ def test_lora_round0_bug_only_round0_differs():
     assert_round0_only(path, cand)
 
 
-def test_refused_algorithm_exits_2_naming_it(tmp_path):
+def test_refused_algorithm_is_skipped_naming_it(tmp_path):
     path = os.path.join(GOLDEN, "pflego", "worked-adam-code.json")
     with open(path) as f:
         doc = json.load(f)
     cand, _ = own_run(path, doc)
     r = check_cli(path, cand, tmp_path, "--resync")
-    assert r.returncode == 2
-    assert "pflego cannot be re-synchronised" in r.stderr
-    assert "pflego.server = adam" in r.stderr
+    # skipped, not an error: nothing compared is exit 4, never 2
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "SKIP pflego/worked/adam-code: pflego cannot be re-synchronised" \
+        in r.stdout
+    assert "pflego.server = adam" in r.stdout
     assert "PASS" not in r.stdout and "FAIL" not in r.stdout
+    assert "nothing checked is a failure" in r.stderr
     # without --resync the same candidate passes
     assert check_cli(path, cand, tmp_path).returncode == 0
     with pytest.raises(pflref.InvalidInput) as e:
@@ -225,3 +229,32 @@ def test_a_state_record_is_reloaded(rel, event, name):
     resync = pflref.check(path, cand, resync=True)
     assert 0 in rounds_of(resync)
     assert rounds_of(resync) - {0, None}, resync.raw["divergences"]
+
+
+def test_a_folder_run_skips_the_refused_and_checks_the_rest(tmp_path):
+    """`check GOLDEN CANDIDATES --resync` over a refused vector and a
+    resynchronisable one: the first is a SKIP line, the second is compared,
+    the exit is 0 (not 2 for the whole run), the JSON report counts it."""
+    cands = tmp_path / "cands"
+    cands.mkdir()
+    for rel in ("pflego/worked-adam-code.json", "fedavg/worked-samples.json"):
+        path = os.path.join(GOLDEN, rel)
+        with open(path) as f:
+            doc = json.load(f)
+        cand, _ = own_run(path, doc)
+        (cands / (rel.replace("/", "__"))).write_text(json.dumps(cand))
+    r = subprocess.run([PFLREF, "check", GOLDEN, str(cands), "--resync"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "SKIP pflego/worked/adam-code: " in r.stdout
+    assert "PASS fedavg/worked/notes-1g/samples" in r.stdout
+    assert "1 compared: 1 passed" in r.stdout
+    assert "1 skipped (cannot be re-synchronised)" in r.stdout
+    r = subprocess.run([PFLREF, "check", GOLDEN, str(cands), "--resync",
+                        "--json"], capture_output=True, text=True)
+    rep = json.loads(r.stdout)
+    assert rep["summary"]["skipped_resync"] == 1
+    assert rep["summary"]["exit"] == 0
+    [skip] = [e for e in rep["vectors"] if e["status"] == "skipped_resync"]
+    assert skip["id"] == "pflego/worked/adam-code"
+    assert "Adam's moments" in skip["message"]

@@ -733,17 +733,10 @@ pflref_status pflref_run(const pflref_problem *problem,
     return st;
 }
 
-pflref_status pflref_run_resync(const pflref_problem *problem,
-                                const pflref_algorithm *alg,
-                                const pflref_hyper *hyper,
-                                const pflref_schedule *schedule,
-                                const double *w0, pflref_state_loader load,
-                                void *load_ctx, const pflref_trace *trace,
-                                pflref_error *err)
+pflref_status pflref_resync_refusal(const pflref_algorithm *alg,
+                                    const pflref_hyper *hyper,
+                                    pflref_error *err)
 {
-    if (load == NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "load",
-                                "pflref_run_resync: no state loader");
     /* state a candidate's records do not carry: refused, nothing run */
     const char *gap = alg != NULL && hyper != NULL && alg->resync_gap != NULL
                           ? alg->resync_gap(hyper)
@@ -764,6 +757,22 @@ pflref_status pflref_run_resync(const pflref_problem *problem,
                                 "step counts) is in no record", alg->name,
                                 hyper->opt.state == PFLREF_OPT_STATE_CLIENT
                                     ? "client" : "server");
+    return PFLREF_OK;
+}
+
+pflref_status pflref_run_resync(const pflref_problem *problem,
+                                const pflref_algorithm *alg,
+                                const pflref_hyper *hyper,
+                                const pflref_schedule *schedule,
+                                const double *w0, pflref_state_loader load,
+                                void *load_ctx, const pflref_trace *trace,
+                                pflref_error *err)
+{
+    if (load == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "load",
+                                "pflref_run_resync: no state loader");
+    if (pflref_resync_refusal(alg, hyper, err) != PFLREF_OK)
+        return PFLREF_EINVAL;
     pflref_state s;
     pflref_status st = run_prepare(problem, alg, hyper, schedule, w0, trace, &s,
                                    err);

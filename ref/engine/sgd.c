@@ -27,6 +27,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "core/mca.h"
 #include "engine/engine.h"
 
 /* The row-major blocks of an N×P array: block k is v[kP .. kP + P − 1].
@@ -198,6 +199,22 @@ pflref_status pflref_bn_running_move(const pflref_bn_hyper *bn,
     return PFLREF_OK;
 }
 
+/* Monte Carlo arithmetic (check --candidate-precision, ref/core/mca.h):
+ * the rounding of the step's result, on the entries it moved.  Off (the
+ * normal run) it is one pointer test. */
+static void mca_round_step(const pflref_model *m, const unsigned char *mask,
+                           double *theta)
+{
+    if (pflref_mca_active == NULL)
+        return;
+    for (size_t b = 0; b < m->nblocks; b++) {
+        const pflref_block *B = &m->blocks[b];
+        if (!B->is_buffer && (mask == NULL || mask[B->offset]))
+            pflref_mca_perturb(PFLREF_MCA_UPDATE, theta + B->offset,
+                               B->size);
+    }
+}
+
 /* θ ← θ − η (g + μ (θ − ref)) on block B's entries (the proximal step). */
 static void prox_block_step(const pflref_block *B, double eta, double mu,
                             const double *ref, const double *g,
@@ -259,6 +276,7 @@ pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
         if (!pflref_optim_step(job->opt, m, mask, job->eta, g, theta))
             return pflref_error_diverge(err, job->round, job->client,
                                         (long)(s + 1), job->name);
+        mca_round_step(m, mask, theta);
         pflref_trace_emit(trace, PFLREF_EV_STEP, job->phase, job->round,
                           job->client, (long)(s + 1), job->name, theta, P,
                           job->formula);
@@ -276,6 +294,7 @@ pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
     if (!finite)
         return pflref_error_diverge(err, job->round, job->client,
                                     (long)(s + 1), job->name);
+    mca_round_step(m, mask, theta);
     pflref_trace_emit(trace, PFLREF_EV_STEP, job->phase, job->round,
                       job->client, (long)(s + 1), job->name, theta, P,
                       job->formula);

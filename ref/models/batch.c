@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/mca.h"
 #include "core/args.h"
 #include "models/models.h"
 
@@ -225,6 +226,9 @@ void pflref_batch_gather_rows(const pflref_model *m, const pflref_data *D,
         const size_t i = idx != NULL ? idx[j] : first + j;
         memcpy(ws->Xb + j * d, D->X + i * d, d * sizeof(double));
     }
+    /* the candidate's copy of the data in its format (Monte Carlo
+     * arithmetic, check --candidate-precision; off: no-op) */
+    pflref_mca_perturb(PFLREF_MCA_PRODUCT, ws->Xb, nb * d);
 }
 
 pflref_status pflref_batch_gather_labels(const pflref_model *m,
@@ -244,6 +248,8 @@ pflref_status pflref_batch_gather_labels(const pflref_model *m,
                                     i, y, m->k);
         ws->yb[j] = y;
     }
+    if (!classifier)   /* a target, not a class: stored in the format too */
+        pflref_mca_perturb(PFLREF_MCA_PRODUCT, ws->yb, nb);
     return PFLREF_OK;
 }
 

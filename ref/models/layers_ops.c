@@ -45,6 +45,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "core/args.h"
+#include "core/mca.h"
 #include "models/models.h"
 
 /* ------------------------------------------------------------------------
@@ -224,8 +225,15 @@ static void layer_forward(const pflref_model *m, const double *w, size_t i,
     case PFLREF_LAYER_BATCHNORM2D:
         pflref_bn_forward(L, W, nb, ws->bn_train, X, Y, ws->xhat[i],
                           ws->stats[i]);
+        /* the batch's μ_B, s²_B (Monte Carlo arithmetic; off: no-op) */
+        if (ws->bn_train)
+            pflref_mca_perturb(PFLREF_MCA_PRODUCT, ws->stats[i],
+                               2 * L->out_shape[0]);
         break;
     }
+    /* the layer's output (check --candidate-precision; off: no-op) */
+    if (L->kind != PFLREF_LAYER_FLATTEN || Y != X)
+        pflref_mca_perturb(PFLREF_MCA_PRODUCT, Y, nb * L->out_size);
 }
 
 /* Layers [0, end) forward. */
@@ -371,6 +379,9 @@ static void backward_range(const pflref_model *m, const double *w, size_t nb,
             cur = cur_ws;
             break;
         }
+        /* the signal handed down (Monte Carlo arithmetic; off: no-op) */
+        if (down && cur == cur_ws && cur_ws != NULL)
+            pflref_mca_perturb(PFLREF_MCA_PRODUCT, cur_ws, nb * L->in_size);
     }
 }
 
@@ -650,6 +661,8 @@ pflref_status pflref_layers_bn_update(const pflref_model *m,
             r_mu[c] = (1.0 - rho) * r_mu[c] + rho * st[c];
             r_v[c] = (1.0 - rho) * r_v[c] + rho * (f * st[C + c]);
         }
+        pflref_mca_perturb(PFLREF_MCA_UPDATE, r_mu, C);   /* off: no-op */
+        pflref_mca_perturb(PFLREF_MCA_UPDATE, r_v, C);
     }
     return PFLREF_OK;
 }

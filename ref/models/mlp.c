@@ -56,6 +56,7 @@
 #include <math.h>
 #include <string.h>
 #include "core/args.h"
+#include "core/mca.h"
 #include "models/models.h"
 
 /* Offsets of the mlp blocks in the parameter vector: W1 (h×d) at 0, then
@@ -563,10 +564,13 @@ pflref_status pflref_model_features(const pflref_model *m, const double *w,
     pflref_batch_gather_rows(m, D, idx, 0, n_b, ws);
     if (m->kind == PFLREF_MODEL_LAYERS) {
         pflref_layers_features(m, w, n_b, ws, A, Phi);
-        return PFLREF_OK;
+    } else {
+        body_forward(m, w, n_b, ws, A, Phi);
+        ws->body_forward++;
     }
-    body_forward(m, w, n_b, ws, A, Phi);
-    ws->body_forward++;
+    /* Monte Carlo arithmetic (check --candidate-precision): no-op when off */
+    pflref_mca_perturb(PFLREF_MCA_PRODUCT, A, n_b * m->h);
+    pflref_mca_perturb(PFLREF_MCA_PRODUCT, Phi, n_b * m->h);
     return PFLREF_OK;
 }
 
@@ -602,10 +606,15 @@ pflref_status pflref_model_head_grad(const pflref_model *m, const double *w,
         pflref_layers_head_backward(m, n_b, Phi, ws->Z, g);
     else
         head_backward(m, n_b, Phi, ws->Z, g);
-    if (E != NULL)
+    pflref_mca_perturb(PFLREF_MCA_GRADIENT, g, m->P);   /* off: no-op */
+    if (E != NULL) {
         memcpy(E, ws->Z, n_b * m->k * sizeof(double));
-    if (loss != NULL)
+        pflref_mca_perturb(PFLREF_MCA_PRODUCT, E, n_b * m->k);
+    }
+    if (loss != NULL) {
         *loss = sum / (double)n_b;      /* (1/nb) Σ_j ℓ_j */
+        pflref_mca_perturb(PFLREF_MCA_PRODUCT, loss, 1);
+    }
     return PFLREF_OK;
 }
 
@@ -634,6 +643,7 @@ pflref_status pflref_model_body_grad(const pflref_model *m, const double *w,
     else
         body_backward(m, w, n_b, A, E, ws, g);
     ws->body_backward++;
+    pflref_mca_perturb(PFLREF_MCA_GRADIENT, g, m->P);   /* off: no-op */
     return PFLREF_OK;
 }
 
@@ -666,5 +676,6 @@ pflref_status pflref_model_body_grad_features(const pflref_model *m,
         body_backward_from(m, n_b, A, ws, g);
     }
     ws->body_backward++;
+    pflref_mca_perturb(PFLREF_MCA_GRADIENT, g, m->P);   /* off: no-op */
     return PFLREF_OK;
 }

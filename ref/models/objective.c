@@ -17,6 +17,7 @@
  */
 #include <stddef.h>
 #include "core/args.h"
+#include "core/mca.h"
 #include "models/models.h"
 
 /* ------------------------------------------------------------------------
@@ -81,7 +82,11 @@ pflref_status pflref_model_loss(const pflref_model *m, const double *w,
     if ((st = pflref_batch_check(m, w, D, idx, nb, ws, &n_b)) ||
         (st = pflref_arg_nonnull(NULL, "loss", loss)))
         return st;
-    return batch_loss(m, w, D, idx, n_b, ws, loss);
+    st = batch_loss(m, w, D, idx, n_b, ws, loss);
+    /* Monte Carlo arithmetic (check --candidate-precision): no-op when off */
+    if (st == PFLREF_OK)
+        pflref_mca_perturb(PFLREF_MCA_PRODUCT, loss, 1);
+    return st;
 }
 
 /* g := ∇_w F(w; B), and *loss := F(w; B) when loss is non-NULL.
@@ -103,6 +108,9 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
         pflref_quadratic_grad(m, w, D, g);
     else
         pflref_model_ops_of(m)->grad(m, w, n_b, ws, g);
+    /* Monte Carlo arithmetic (check --candidate-precision): no-op when off */
+    pflref_mca_perturb(PFLREF_MCA_GRADIENT, g, m->P);
+    pflref_mca_perturb(PFLREF_MCA_PRODUCT, &F, 1);
     if (loss != NULL)
         *loss = F;
     return PFLREF_OK;
@@ -144,6 +152,8 @@ pflref_status pflref_model_grad_blocks(const pflref_model *m, const double *w,
         (st = batch_loss(m, w, D, idx, n_b, ws, &F)))
         return st;
     ops->head_grad(m, n_b, ws, g);
+    pflref_mca_perturb(PFLREF_MCA_GRADIENT, g, m->P);   /* off: no-op */
+    pflref_mca_perturb(PFLREF_MCA_PRODUCT, &F, 1);
     if (loss != NULL)
         *loss = F;
     return PFLREF_OK;
@@ -165,6 +175,7 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
         return st;
     if (m->kind == PFLREF_MODEL_QUADRATIC) {
         pflref_quadratic_hvp(m, D, v, Hv);
+        pflref_mca_perturb(PFLREF_MCA_GRADIENT, Hv, m->P);   /* off: no-op */
         return PFLREF_OK;
     }
     /* The forward pass at w (Z := P  or  r), or, where the Hessian does
@@ -176,5 +187,6 @@ pflref_status pflref_model_hvp(const pflref_model *m, const double *w,
     if (st != PFLREF_OK)
         return st;
     ops->hvp(m, w, n_b, v, ws, Hv);
+    pflref_mca_perturb(PFLREF_MCA_GRADIENT, Hv, m->P);   /* off: no-op */
     return PFLREF_OK;
 }

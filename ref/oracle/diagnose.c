@@ -49,11 +49,16 @@
  * A variant the reference refuses (a switch combination the algorithm's
  * check rejects, a bound) or that diverges is counted and left out.
  *
+ * When nothing matches in fp64, a precision cast is tried last: the
+ * candidate against the spec within float32's, then bfloat16's, rounding
+ * spread (Monte Carlo arithmetic, ref/oracle/precision.c).
+ *
  * Not searched (docs/cli.md): three changes at once, a local step more
  * (which batch it would take is a guess), other data.
  */
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,40 +386,6 @@ static pflref_status level0(dg_search *s, base *bases, size_t *n_bases,
     return st;
 }
 
-/* The probe "float32 arithmetic": the spec's run again, the candidate
- * held to float32's floor (atol 1e-5, rtol 1e-4, as --candidate-precision
- * fp32) -- a cast somewhere in the candidate is a variant too.  Its
- * fingerprint is the spec run's, marked, so it is neither "unchanged" nor
- * listed as identical to the spec: the run is the same, the comparison
- * is not.  Only when the candidate is held to fp64. */
-static pflref_status precision_probe(dg_search *s, const base *b,
-                                     pflref_error *err)
-{
-    if (s->check->precision != PFLREF_PRECISION_FP64 || b->index ==
-        (size_t)-1 || !budget_left(s))
-        return PFLREF_OK;
-    pflref_check_options fp32 = *s->check;
-    fp32.precision = PFLREF_PRECISION_FP32;
-    const pflref_check_options *fp64 = s->check;
-    s->check = &fp32;
-    pflref_variant_match m = label("probe", b->preset, b->source);
-    snprintf(m.change, sizeof m.change, "float32 arithmetic (within "
-             "float32's tolerance: --candidate-precision fp32)");
-    snprintf(m.param, sizeof m.param, "precision");
-    snprintf(m.value, sizeof m.value, "fp32");
-    size_t at;
-    const int found = s->found;   /* an exact match is still looked for */
-    /* the schedule given (the spec's own): not the spec's variant again */
-    pflref_status st = run_variant(s, b->spec, &b->spec->hyper,
-                                   b->spec->schedule, &m, (size_t)-1, &at,
-                                   err);
-    s->check = fp64;
-    s->found = found;
-    if (at != (size_t)-1)
-        s->fp[at] ^= 0x9e3779b97f4a7c15ULL;   /* another comparison */
-    return st;
-}
-
 /* ---- level 1: one change ------------------------------------------------ */
 
 /* The variant of base b (its entry `from`) with changes c[0..n-1] on the
@@ -679,14 +650,14 @@ static pflref_status diagnose(dg_search *s, pflref_error *err)
         return pflref_error_set(err, PFLREF_ENOMEM, "diagnose",
                                 "out of memory");
     pflref_status st = level0(s, bases, &n_bases, err);
-    if (st == PFLREF_OK && !s->found)
-        st = precision_probe(s, &bases[0], err);
     const size_t level1_from = s->n_all;
     if (st == PFLREF_OK && !s->found)
         st = level1(s, bases, n_bases, changes, err);
     if (st == PFLREF_OK && !s->found)
         st = level2(s, bases, n_bases, level1_from, changes, err);
     free(changes);
+    if (st == PFLREF_OK && !s->found)
+        st = dg_precision_variant(s, err);
     for (size_t b = 0; b < n_bases; b++)
         if (bases[b].owned)
             pflref_spec_free(bases[b].spec);

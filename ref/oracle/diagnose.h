@@ -23,6 +23,14 @@ void pflref_oracle_compare_run(const pflref_vector *v,
  * valid UTF-8; ref/oracle/diagnose_rank.c). */
 void pflref_oracle_utf8_trim(char *s);
 
+/* pflref_golden_check of a vector and a candidate already read (what
+ * diagnose uses to try a precision cast). */
+pflref_status pflref_oracle_check_parsed(const pflref_vector *v,
+                                        const pflref_candidate *c,
+                                        const pflref_check_options *opt,
+                                        pflref_golden_report *rep,
+                                        pflref_error *err);
+
 /* Write d->summary, the verdict in words, from d's best matches
  * (ref/oracle/diagnose_json.c). */
 void pflref_diagnosis_describe(pflref_diagnosis *d);

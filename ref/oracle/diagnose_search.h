@@ -72,4 +72,9 @@ int dg_tell_apart(dg_search *s, const pflref_hyper *a, const pflref_hyper *b,
  * identical ones named in its `identical`), then the words. */
 void pflref_oracle_rank(dg_search *s);
 
+/* No variant matched in fp64: a precision cast (float32, then bfloat16),
+ * a complete match of kind "precision" when the candidate is one
+ * (ref/oracle/diagnose_cast.c). */
+pflref_status dg_precision_variant(dg_search *s, pflref_error *err);
+
 #endif

@@ -39,6 +39,7 @@
 #include "pflref.h"
 #include "io/vector.h"
 #include "oracle/diagnose.h"
+#include "oracle/precision.h"
 
 /* The report holds a vector's id whole. */
 _Static_assert(sizeof ((pflref_golden_report *)0)->id == PFLREF_VECTOR_ID_MAX,
@@ -279,8 +280,8 @@ static void compare_records(const pflref_record *key, size_t position,
                             const pflref_record *e, const double *ev,
                             const pflref_trajectory *act,
                             const pflref_record *a, pflref_tolerance tol,
-                            pflref_quantity_stats *q, pflref_digit_point *pt,
-                            pflref_golden_report *rep)
+                            const double *bound, pflref_quantity_stats *q,
+                            pflref_digit_point *pt, pflref_golden_report *rep)
 {
     int noted = 0;
     for (size_t nth = 1; a != NULL;
@@ -309,8 +310,12 @@ static void compare_records(const pflref_record *key, size_t position,
             const double digits = lre(x[j], r[j]);
             if (pt != NULL && digits < pt->min_lre)
                 pt->min_lre = digits;
-            if (bad == e->len &&
-                !(fabs(x[j] - r[j]) <= tol.atol + tol.rtol * fabs(r[j])))
+            /* the tolerance, or the entry's Monte Carlo bound when looser
+             * (ref/oracle/precision.c) */
+            double t = tol.atol + tol.rtol * fabs(r[j]);
+            if (bound != NULL && bound[j] > t)
+                t = bound[j];
+            if (bad == e->len && !(fabs(x[j] - r[j]) <= t))
                 bad = j;
         }
         if (bad < e->len && !noted) {
@@ -358,7 +363,8 @@ static void count_rounds(const pflref_trajectory *keys,
 static void compare_tables(const pflref_trajectory *keys,
                            const pflref_trajectory *ref,
                            const pflref_trajectory *act,
-                           const pflref_tolerances *tols, int partial,
+                           const pflref_tolerances *tols,
+                           const pflref_mca_bounds *mca, int partial,
                            pflref_golden_report *rep)
 {
     rep->expected_records = keys->count;
@@ -402,7 +408,9 @@ static void compare_tables(const pflref_trajectory *keys,
                             &shape);
             continue;
         }
-        compare_records(key, k, e, ev, act, a, tol, q, pt, rep);
+        compare_records(key, k, e, ev, act, a, tol,
+                        mca != NULL ? pflref_mca_bound(mca, key, k) : NULL,
+                        q, pt, rep);
     }
     count_rounds(keys, act, partial, rep);
 }
@@ -444,7 +452,7 @@ pflref_status pflref_golden_verify(const char *text, size_t len,
     if (st == PFLREF_OK)
         st = run_reference(&v, &ref, err);
     if (st == PFLREF_OK)
-        compare_tables(&v.expected, NULL, &ref, &v.tol, 0, rep);
+        compare_tables(&v.expected, NULL, &ref, &v.tol, NULL, 0, rep);
     pflref_trajectory_free(&ref);
     pflref_vector_free(&v);
     return st;
@@ -490,6 +498,41 @@ static void name_side(pflref_error *err, const char *side)
     snprintf(err->where, sizeof err->where, "%s", path);
 }
 
+/* The reference's run as the check makes it: the vector's spec, or under
+ * resync re-run from the candidate's states (a pflref_mca_runner). */
+typedef struct {
+    const pflref_vector *v;
+    const pflref_candidate *c;
+    int resync;
+} check_run;
+
+static pflref_status run_as_checked(void *ctx, pflref_trajectory *tj,
+                                    pflref_error *err)
+{
+    const check_run *cr = ctx;
+    const pflref_spec *sp = cr->v->spec;
+    if (!cr->resync)
+        return run_reference(cr->v, tj, err);
+    pflref_trace rec = {pflref_trajectory_emit, tj};
+    return pflref_run_resync(sp->problem, sp->algorithm, &sp->hyper,
+                             sp->schedule, sp->w0, load_from_candidate,
+                             (void *)&cr->c->records, &rec, err);
+}
+
+/* The fixed floor of a precision: fp64's, or for diagnose (which has no
+ * Monte Carlo runs) fp32's, and bfloat16's looser one. */
+static pflref_tolerance precision_floor(pflref_precision p)
+{
+    switch (p) {
+    case PFLREF_PRECISION_FP64:
+        return (pflref_tolerance){1e-13, 1e-11};
+    case PFLREF_PRECISION_BF16:
+        return (pflref_tolerance){1e-2, 3e-2};
+    default:
+        return (pflref_tolerance){1e-5, 1e-4};
+    }
+}
+
 /* The candidate against the vector (expected values from the vector, or
  * with resync from the reference re-run from the candidate's states). */
 static pflref_status check_candidate(const pflref_vector *v,
@@ -498,33 +541,53 @@ static pflref_status check_candidate(const pflref_vector *v,
                                      pflref_golden_report *rep,
                                      pflref_error *err)
 {
-    /* The candidate is held to the vector's tolerance or the precision's
-     * default, whichever is looser (docs/validate.md). */
-    const pflref_tolerance floor_tol =
-        opt->precision == PFLREF_PRECISION_FP32
-            ? (pflref_tolerance){1e-5, 1e-4}
-            : (pflref_tolerance){1e-13, 1e-11};
+    if (opt->resync &&
+        pflref_resync_refusal(v->spec->algorithm, &v->spec->hyper, err) !=
+            PFLREF_OK) {
+        rep->resync_refused = 1;   /* nothing compared (cli/check.c skips) */
+        return PFLREF_EINVAL;
+    }
+    /* The candidate is held to the vector's tolerance or fp64's floor,
+     * whichever is looser; a float32, bfloat16 or TF32 candidate to that
+     * or each entry's Monte Carlo bound (docs/validate.md). */
     pflref_tolerances tol = v->tol;
-    tolerances_floor(&tol, floor_tol);
+    tolerances_floor(&tol, precision_floor(PFLREF_PRECISION_FP64));
+    check_run cr = {v, c, opt->resync};
     pflref_trajectory ref;
     pflref_trajectory_init(&ref, PFLREF_RECORD_STEP);
+    pflref_mca_bounds mca = {.bound = NULL};
+    const int mc = opt->precision != PFLREF_PRECISION_FP64;
     pflref_status st = PFLREF_OK;
-    if (opt->resync) {
-        pflref_trace rec = {pflref_trajectory_emit, &ref};
-        st = pflref_run_resync(v->spec->problem, v->spec->algorithm,
-                               &v->spec->hyper, v->spec->schedule, v->spec->w0,
-                               load_from_candidate, (void *)&c->records, &rec,
-                               err);
-    }
+    if (mc)
+        st = pflref_mca_measure(&v->expected, opt, run_as_checked, &cr, &mca,
+                                rep, err);
+    else if (opt->resync)
+        st = run_as_checked(&cr, &ref, err);
+    /* under resync the expectation is the unperturbed re-run */
+    const pflref_trajectory *expect = !opt->resync ? NULL
+                                      : mc         ? &mca.base
+                                                   : &ref;
     if (st == PFLREF_OK)
-        compare_tables(&v->expected, opt->resync ? &ref : NULL, &c->records,
-                       &tol, opt->partial, rep);
+        compare_tables(&v->expected, expect, &c->records, &tol,
+                       mc ? &mca : NULL, opt->partial, rep);
     if (st == PFLREF_OK && rep->quantities == 0)
         st = pflref_error_set(err, PFLREF_EINVAL, "candidate",
                               "the candidate recorded none of the %zu "
                               "quantities the vector expects", rep->skipped);
+    if (mc)
+        pflref_mca_bounds_free(&mca);
     pflref_trajectory_free(&ref);
     return st;
+}
+
+pflref_status pflref_oracle_check_parsed(const pflref_vector *v,
+                                        const pflref_candidate *c,
+                                        const pflref_check_options *opt,
+                                        pflref_golden_report *rep,
+                                        pflref_error *err)
+{
+    report_init(rep, v);
+    return check_candidate(v, c, opt, rep, err);
 }
 
 pflref_status pflref_golden_check(const char *expected, size_t expected_len,
@@ -585,17 +648,13 @@ void pflref_oracle_compare_run(const pflref_vector *v,
                                const pflref_check_options *opt,
                                pflref_golden_report *rep)
 {
-    const pflref_tolerance floor_tol =
-        opt->precision == PFLREF_PRECISION_FP32
-            ? (pflref_tolerance){1e-5, 1e-4}
-            : (pflref_tolerance){1e-13, 1e-11};
     pflref_tolerances tol = v->tol;
-    tolerances_floor(&tol, floor_tol);
+    tolerances_floor(&tol, precision_floor(opt->precision));
     report_init(rep, v);
     pflref_trajectory keys = v->expected;
     keys.records = malloc((v->expected.count + 1) * sizeof *keys.records);
     if (keys.records == NULL) {   /* every key, then */
-        compare_tables(&v->expected, run, cand, &tol, opt->partial, rep);
+        compare_tables(&v->expected, run, cand, &tol, NULL, opt->partial, rep);
         return;
     }
     keys.count = 0;
@@ -604,6 +663,6 @@ void pflref_oracle_compare_run(const pflref_vector *v,
         if (find(run, key) != NULL || find(cand, key) != NULL)
             keys.records[keys.count++] = *key;
     }
-    compare_tables(&keys, run, cand, &tol, opt->partial, rep);
+    compare_tables(&keys, run, cand, &tol, NULL, opt->partial, rep);
     free(keys.records);
 }

@@ -28,6 +28,10 @@
  *   divergences           every divergent quantity listed (at most
  *                         PFLREF_MAX_LISTED), the first one first
  *   wrong_outcome, outcome
+ *   mca                   (precision fp32, bf16, tf32 only) {runs, c, u,
+ *                         seeds, amplification, chaotic, first_chaotic}:
+ *                         the Monte Carlo tolerance (docs/formats.md);
+ *                         "passed" is false while chaotic > 0
  *
  * round, client and step are left out where they do not apply (−1), as in
  * a trajectory record.  max_ulp is null where the numbers are too far
@@ -113,6 +117,25 @@ static json_t *trajectory_digits(tree *t, const pflref_golden_report *rep,
     return o;
 }
 
+/* The Monte Carlo runs behind a float32, bfloat16 or TF32 tolerance. */
+static json_t *mca_json(tree *t, const pflref_golden_report *rep)
+{
+    json_t *o = json_object(), *seeds = json_array();
+    put(t, o, "runs", count(rep->mca_runs));
+    put(t, o, "c", real_or_null(rep->mca_c));
+    put(t, o, "u", real_or_null(rep->mca_u));
+    for (size_t k = 0; k < rep->mca_runs && k < PFLREF_MCA_MAX_RUNS; k++)
+        if (json_array_append_new(seeds, count(rep->mca_seeds[k])))
+            t->failed = 1;
+    put(t, o, "seeds", seeds);
+    put(t, o, "amplification", real_or_null(rep->mca_amplification));
+    put(t, o, "chaotic", count(rep->mca_chaotic));
+    put(t, o, "first_chaotic", rep->mca_chaotic > 0
+                                   ? divergence_json(t, &rep->mca_first_chaotic)
+                                   : json_null());
+    return o;
+}
+
 pflref_status pflref_golden_report_json(const pflref_golden_report *rep,
                                         char **out, pflref_error *err)
 {
@@ -124,7 +147,8 @@ pflref_status pflref_golden_report_json(const pflref_golden_report *rep,
     put(&t, root, "format", json_string("pflref-report/1"));
     put(&t, root, "id", json_string(rep->id));
     put(&t, root, "passed",
-        json_boolean(rep->mismatches == 0 && !rep->wrong_outcome));
+        json_boolean(rep->mismatches == 0 && !rep->wrong_outcome &&
+                     rep->mca_chaotic == 0));
     const pflref_quantity_stats all = {
         .quantities = rep->quantities, .numbers = rep->numbers,
         .mismatches = rep->mismatches, .max_abs_err = rep->max_abs_err,
@@ -159,6 +183,8 @@ pflref_status pflref_golden_report_json(const pflref_golden_report *rep,
     put(&t, root, "divergences", list);
     put(&t, root, "wrong_outcome", json_boolean(rep->wrong_outcome));
     put(&t, root, "outcome", json_string(rep->wrong_outcome ? rep->outcome : "ok"));
+    if (rep->mca)
+        put(&t, root, "mca", mca_json(&t, rep));
     *out = t.failed ? NULL
                     : json_dumps(root, JSON_PRESERVE_ORDER | JSON_COMPACT |
                                            JSON_REAL_PRECISION(17));

@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Candidate precision (docs/validate.md, "Candidate precision"): a float32
+or bfloat16 candidate is held to its own rounding spread, measured by Monte
+Carlo arithmetic on the reference, not to a fixed floor.
+
+A fixed set of legitimate and buggy runs, kept short for `make check` (the
+whole golden set and bug catalogue: tests/detection/precision.sh):
+
+- the NumPy candidate in float32 (docs/examples/pfl_numpy_lowp.py) passes
+  vectors of several algorithms and models under fp32, and fails them in
+  fp64 (it does compute in float32);
+- a bug run in float32 is flagged under fp32 on every vector float64 flags;
+- a perturbation far above float32 rounding but below the old fixed floor
+  (rtol 1e-4) is flagged;
+- a chaotic vector (IFCA's cluster choice on a tie) is INCONCLUSIVE, never
+  PASS; the seeds are in the report and replay the same bounds;
+- the bfloat16 emulation rounds to nearest even."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import EXAMPLES, GOLDEN, ROOT
+
+PFLREF = os.path.join(ROOT, "build", "rel", "pflref")
+PY = "/usr/bin/python3"
+LOWP = os.path.join(EXAMPLES, "pfl_numpy_lowp.py")
+CANDIDATE = os.path.join(EXAMPLES, "pfl_numpy.py")
+
+# several algorithms, models and a finite-difference Hessian product
+VECTORS = ["fedavg/worked-samples.json", "ditto/worked-linear-official-uniform.json",
+           "pfedme/worked-linear-official-beta.json",
+           "perfedavg/worked-linear-minibatch-hf.json",
+           "layers/fedavg-bn2d-cnn-ce.json"]
+
+
+def vector(rel):
+    path = os.path.join(GOLDEN, rel)
+    if not os.path.exists(path):
+        pytest.skip("no vector %s" % rel)
+    return path
+
+
+def run_candidate(path, out, dtype=None, bug=None):
+    argv = [PY, LOWP, "--dtype", dtype] if dtype else [PY, CANDIDATE]
+    argv += [path, "-o", str(out)]
+    if bug:
+        argv += ["--bug", bug]
+    subprocess.run(argv, check=True, capture_output=True)
+    return str(out)
+
+
+def check(path, cand, *flags):
+    return subprocess.run([PFLREF, "check", path, cand, *flags],
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("rel", VECTORS)
+def test_float32_candidate_passes_fp32_and_fails_fp64(rel, tmp_path):
+    path = vector(rel)
+    cand = run_candidate(path, tmp_path / "c.json", "float32")
+    r = check(path, cand, "--candidate-precision", "fp32")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith(("PASS", "INCONCLUSIVE")), r.stdout
+    assert "FAIL" not in r.stdout
+    # it does compute in float32: the float64 check sees it
+    assert check(path, cand).returncode == 1
+
+
+@pytest.mark.parametrize("rel,bug", [
+    ("fedavg/worked-samples.json", "one-step-fewer"),
+    ("fedavg/worked-samples.json", "uniform-weights"),
+    ("ditto/worked-linear-official-uniform.json", "ditto-v-reset"),
+])
+def test_a_float32_bug_is_flagged_as_in_float64(rel, bug, tmp_path):
+    path = vector(rel)
+    with open(os.path.join(ROOT, "tests", "detection", "bugs.json")) as f:
+        if bug not in {b["name"] for b in json.load(f)}:
+            pytest.skip("no bug %s in the catalogue" % bug)
+    c64 = run_candidate(path, tmp_path / "c64.json", bug=bug)
+    c32 = run_candidate(path, tmp_path / "c32.json", "float32", bug=bug)
+    if check(path, c64).returncode != 1:
+        pytest.skip("%s does not touch %s" % (bug, rel))
+    r = check(path, c32, "--candidate-precision", "fp32")
+    assert r.returncode == 1, r.stdout
+    assert r.stdout.startswith("FAIL"), r.stdout
+
+
+def test_a_small_error_below_the_old_floor_is_caught(tmp_path):
+    """A relative error of 2e-5 on one entry (about 340 u in float32, below
+    the former fixed floor rtol 1e-4) is flagged; the reference itself,
+    rounded to float32, passes."""
+    path = vector("fedavg/worked-samples.json")
+    cand = run_candidate(path, tmp_path / "c.json", "float32")
+    with open(cand) as f:
+        doc = json.load(f)
+    r = check(path, cand, "--candidate-precision", "fp32")
+    assert r.returncode == 0, r.stdout
+    rec = next(x for x in doc["trajectory"] if x["event"] == "server")
+    rec["value"][0] *= 1 + 2e-5
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = check(path, str(bad), "--candidate-precision", "fp32")
+    assert r.returncode == 1, r.stdout
+    assert "first divergence: w (server, round %d)" % rec["round"] in r.stdout
+
+
+def test_chaotic_vector_is_inconclusive_with_its_seeds(tmp_path):
+    path = vector("ifca/worked-partial-model.json")
+    cand = run_candidate(path, tmp_path / "c.json", "float32")
+    r = check(path, cand, "--candidate-precision", "fp32", "--json")
+    rep = json.loads(r.stdout)
+    [entry] = rep["vectors"]
+    assert entry["status"] == "inconclusive"
+    assert entry["mca"]["chaotic"] > 0
+    assert entry["mca"]["first_chaotic"]["name"]
+    assert len(entry["mca"]["seeds"]) == 8
+    assert rep["summary"]["inconclusive"] == 1 and rep["summary"]["passed"] == 0
+    # the same seed gives the same seeds and bounds
+    again = json.loads(check(path, cand, "--candidate-precision", "fp32",
+                             "--json").stdout)["vectors"][0]["mca"]
+    assert again == entry["mca"]
+    other = json.loads(check(path, cand, "--candidate-precision", "fp32",
+                             "--mca-seed", "5", "--json").stdout)
+    assert other["vectors"][0]["mca"]["seeds"] != entry["mca"]["seeds"]
+
+
+def test_python_check_takes_the_precisions():
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import pflref
+    path = vector("fedavg/worked-samples.json")
+    spec = json.load(open(path))["spec"]
+    spec["output"] = dict(spec.get("output", {}), trajectory="step")
+    res = pflref.run(spec, base_dir=os.path.dirname(path)).raw
+    cand = {"format": "pflref-result/1", "trajectory": res["trajectory"],
+            "final": res["final"]}
+    for prec in ("fp32", "bf16", "tf32"):
+        rep = pflref.check(path, cand, precision=prec)
+        assert rep.passed, prec
+        assert rep.raw["mca"]["runs"] == 8
+    assert "mca" not in pflref.check(path, cand).raw
+
+
+def test_bfloat16_rounding_is_to_nearest_even():
+    sys.path.insert(0, EXAMPLES)
+    import numpy as np
+    import pfl_numpy_lowp as lowp
+    x = np.array([1.0, 1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -7 + 2 ** -9,
+                  -3.0, np.inf], dtype=np.float32)
+    got = lowp.round_bf16(x)
+    want = [1.0, 1.0, 1 + 2 ** -6, 1 + 2 ** -7 + 0.0, -3.0, np.inf]
+    want[3] = 1 + 2 ** -7   # below the halfway point: down
+    assert list(got) == want
+
+
+def diagnose(path, cand):
+    return subprocess.run([PFLREF, "diagnose", path, cand],
+                          capture_output=True, text=True)
+
+
+def test_diagnose_names_a_float32_run_a_precision_cast(tmp_path):
+    path = vector("fedavg/worked-samples.json")
+    cand = run_candidate(path, tmp_path / "c.json", "float32")
+    r = diagnose(path, cand)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "the global model rounded to float32 each round" in r.stdout
+    assert "no known variant" not in r.stdout
+
+
+def test_diagnose_names_personal_models_kept_in_bfloat16(tmp_path):
+    """Ditto's personal models never reach w: rounding only the v records
+    to bfloat16 is the personal model kept in bfloat16."""
+    import numpy as np
+    sys.path.insert(0, EXAMPLES)
+    import pfl_numpy_lowp as lowp
+    path = vector("ditto/worked-linear-official-uniform.json")
+    run_candidate(path, tmp_path / "c.json")
+    doc = json.load(open(tmp_path / "c.json"))
+    for rec in doc["trajectory"]:
+        if rec["name"] == "v":
+            rec["value"] = [float(x) for x in lowp.round_bf16(
+                np.array(rec["value"], dtype=np.float32))]
+    doc["final"]["v"] = [[float(x) for x in lowp.round_bf16(
+        np.array(v, dtype=np.float32))] for v in doc["final"]["v"]]
+    (tmp_path / "v16.json").write_text(json.dumps(doc))
+    r = diagnose(path, str(tmp_path / "v16.json"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "the personal models (v) kept in bfloat16" in r.stdout, r.stdout
+
+
+def test_diagnose_does_not_call_a_bug_a_precision_cast(tmp_path):
+    path = vector("fedavg/worked-samples.json")
+    cand = run_candidate(path, tmp_path / "c.json", "float32",
+                         bug="uniform-weights")
+    r = diagnose(path, cand)
+    assert "precision cast" not in r.stdout.splitlines()[0], r.stdout
+
+
+def test_python_report_of_a_chaotic_vector_is_inconclusive(tmp_path):
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import pflref
+    path = vector("ifca/worked-partial-model.json")
+    cand = run_candidate(path, tmp_path / "c.json", "float32")
+    rep = pflref.check(path, cand, precision="fp32")
+    assert not rep.passed
+    assert rep.raw["mca"]["chaotic"] > 0 and rep.raw["mismatches"] == 0
+    assert str(rep).startswith("INCONCLUSIVE ifca/worked/partial-model")

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/core/mca.c: the Monte Carlo arithmetic perturbation (ref/core/mca.h).
+ * Floor: core. */
+#include <math.h>
+#include "core/mca.h"
+
+PFLREF_THREAD_LOCAL pflref_mca *pflref_mca_active = NULL;
+
+/* splitmix64 (Steele, Lea, Flood 2014): one 64-bit draw. */
+static uint64_t next64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+void pflref_mca_apply(pflref_mca *m, pflref_mca_kind kind, double *x,
+                      size_t n)
+{
+    const double u = m->u[kind == PFLREF_MCA_UPDATE];
+    double norm = 0.0;   /* GRADIENT: the largest magnitude */
+    for (size_t i = 0; kind == PFLREF_MCA_GRADIENT && i < n; i++)
+        norm = fabs(x[i]) > norm ? fabs(x[i]) : norm;
+    for (size_t i = 0; i < n; i++) {
+        /* ξ uniform on [−1, 1): the top 53 bits, scaled */
+        const double xi =
+            (double)(next64(&m->state) >> 11) * 0x1.0p-52 - 1.0;
+        if (kind == PFLREF_MCA_GRADIENT)
+            x[i] += u * xi * norm;
+        else
+            x[i] *= 1.0 + u * xi;
+    }
+    m->draws += n;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/core/mca.h: Monte Carlo arithmetic hook (private to ref/).  Floor:
+ * core.
+ *
+ * `check --candidate-precision fp32|bf16|tf32` (ref/oracle/precision.c) re-runs
+ * the reference with random rounding at its kernel outputs: every value a
+ * choke point hands on (a minibatch gradient, a loss, a Hessian-vector
+ * product, the parameters after a local step) becomes x (1 + u ξ), ξ
+ * uniform on [−1, 1), u the candidate's unit roundoff — the "random
+ * rounding" of Monte Carlo arithmetic (Parker 1997; Verificarlo, Denis et
+ * al. 2016) applied at the kernels' outputs instead of at every
+ * operation.  The spread of those runs is the candidate's legitimate
+ * rounding noise (docs/validate.md, "Candidate precision").
+ *
+ * Off (the normal case) the hook is one test of a thread-local pointer per
+ * kernel call: no arithmetic changes, results are bit for bit those of a
+ * build without it. */
+#ifndef PFLREF_CORE_MCA_H
+#define PFLREF_CORE_MCA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Which kernel a value comes from: TF32 rounds matrix products' inputs
+ * (u_product) but accumulates and steps in float32 (u). */
+typedef enum {
+    PFLREF_MCA_PRODUCT = 0,   /* layer outputs, losses, data              */
+    PFLREF_MCA_UPDATE = 1,    /* the parameters after a step              */
+    /* a gradient or Hessian-vector product: sums over the batch whose
+     * terms may cancel, so each entry moves by u times the vector's
+     * largest magnitude (normwise), not its own (the error of a sum is
+     * ~u Σ|terms|: an entry exactly 0 in exact arithmetic, the gradient
+     * of a batchnorm shift, is ~u‖g‖ in float32); u of PRODUCT */
+    PFLREF_MCA_GRADIENT = 2
+} pflref_mca_kind;
+
+typedef struct {
+    double u[2];        /* unit roundoff: [0] PRODUCT, GRADIENT; [1] UPDATE */
+    uint64_t state;     /* the generator's state (splitmix64)             */
+    uint64_t draws;     /* numbers perturbed so far                       */
+} pflref_mca;
+
+/* Thread-local storage; Frama-C's parser (proofs/run.sh reads this header
+ * with ref/engine/sgd.c) has no _Thread_local, and no proved function
+ * reads the variable, so there it is a plain global. */
+#ifdef __FRAMAC__
+#define PFLREF_THREAD_LOCAL
+#else
+#define PFLREF_THREAD_LOCAL _Thread_local
+#endif
+
+/* The active perturbation of this thread, or NULL (off). */
+extern PFLREF_THREAD_LOCAL pflref_mca *pflref_mca_active;
+
+/* x[i] := x[i] (1 + u ξ_i) for the active perturbation (called by
+ * pflref_mca_perturb only when one is active). */
+void pflref_mca_apply(pflref_mca *m, pflref_mca_kind kind, double *x,
+                      size_t n);
+
+/* The hook: a no-op unless a perturbation is active on this thread. */
+static inline void pflref_mca_perturb(pflref_mca_kind kind, double *x,
+                                      size_t n)
+{
+    pflref_mca *m = pflref_mca_active;
+    if (m != NULL)
+        pflref_mca_apply(m, kind, x, n);
+}
+
+#endif

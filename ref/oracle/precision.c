@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/oracle/precision.c: the tolerance of a float32, bfloat16 or TF32 candidate
+ * (ref/oracle/precision.h).
+ *
+ * A candidate computing in a shorter format differs from the exact
+ * trajectory by its own rounding, amplified by the problem (a sharp loss,
+ * a finite difference, many steps).  No fixed floor fits every problem: a
+ * finite-difference Hessian-vector product with step δ carries an absolute
+ * error ~u‖∇f‖/δ that a relative floor misses, and a small bug hides under
+ * a floor set for the worst problem.  So the reference is re-run K times
+ * with random rounding of relative size u at its kernel outputs (the
+ * hook of ref/core/mca.h: minibatch gradients, losses, Hessian-vector
+ * products, the parameters after each local step), which samples the
+ * spread legitimate rounding produces on this problem (Monte Carlo
+ * arithmetic: Parker 1997; Verificarlo, Denis et al. 2016; CADNA's
+ * CESTAC, Vignes 1993, with K runs).  Each entry is then held to
+ *     C · max_k |x_k − x| + (A + k_step) · u · max_j |x_j|,
+ * C (16) covering what K runs can miss of the spread (with K = 8 the
+ * largest of 8 draws is beyond the median of the spread's distribution, C
+ * times it beyond its tail) and the first-order bound of the steps the
+ * hook does not see as the floor: A units of the record's magnitude (the
+ * aggregation's own rounding, the record's storage) and one more per local
+ * step of a step record (an SGD step rounds w − ηg: ~u(|w| + η|g|) ≤
+ * u·|w| per step to first order).  A record whose bound reaches its own
+ * magnitude says nothing (the runs disagree to the order of the values:
+ * a chaotic problem at this precision) and is counted, never passed
+ * silently. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/mca.h"
+#include "io/vector.h"
+#include "oracle/precision.h"
+
+void pflref_mca_units(pflref_precision p, double u[2])
+{
+    switch (p) {
+    case PFLREF_PRECISION_FP32:
+        u[PFLREF_MCA_PRODUCT] = u[PFLREF_MCA_UPDATE] = 0x1.0p-24;
+        break;
+    case PFLREF_PRECISION_BF16:
+        u[PFLREF_MCA_PRODUCT] = u[PFLREF_MCA_UPDATE] = 0x1.0p-8;
+        break;
+    case PFLREF_PRECISION_TF32:   /* products' inputs rounded, fp32 steps */
+        u[PFLREF_MCA_PRODUCT] = 0x1.0p-11;
+        u[PFLREF_MCA_UPDATE] = 0x1.0p-24;
+        break;
+    default:
+        u[0] = u[1] = 0.0;
+    }
+}
+
+/* The record of tj with key's key: at index `hint` when it is there (runs
+ * of one spec write their records in one order), else the first. */
+static const pflref_record *find_key(const pflref_trajectory *tj,
+                                     const pflref_record *key, size_t hint)
+{
+    if (hint < tj->count && pflref_record_same_key(&tj->records[hint], key))
+        return &tj->records[hint];
+    for (size_t r = 0; r < tj->count; r++)
+        if (pflref_record_same_key(&tj->records[r], key))
+            return &tj->records[r];
+    return NULL;
+}
+
+/* splitmix64 (the seeds of the runs from opt->mca_seed). */
+static uint64_t next_seed(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* One perturbed run: fold |x_k − x| into dev (by base offset) and mark in
+ * lost the base records it did not produce.  A run that fails (diverges)
+ * loses every record; only running out of memory is an error. */
+static pflref_status perturbed_run(const pflref_trajectory *base,
+                                   pflref_mca *m, pflref_mca_runner run,
+                                   void *ctx, double *dev,
+                                   unsigned char *lost, pflref_error *err)
+{
+    pflref_trajectory tj;
+    pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
+    pflref_mca *saved = pflref_mca_active;
+    pflref_mca_active = m;
+    pflref_error e = {0};
+    pflref_status st = run(ctx, &tj, &e);
+    pflref_mca_active = saved;
+    if (st == PFLREF_ENOMEM || tj.failed) {
+        pflref_trajectory_free(&tj);
+        return pflref_error_set(err, PFLREF_ENOMEM, "expected",
+                                "out of memory in a Monte Carlo run");
+    }
+    for (size_t r = 0; r < base->count; r++) {
+        const pflref_record *e0 = &base->records[r];
+        const pflref_record *a = st == PFLREF_OK ? find_key(&tj, e0, r)
+                                                 : NULL;
+        if (a == NULL || a->len != e0->len) {
+            lost[r] = 1;
+            continue;
+        }
+        for (size_t j = 0; j < e0->len; j++) {
+            double d = fabs(tj.values[a->offset + j] -
+                            base->values[e0->offset + j]);
+            if (isnan(d))
+                d = INFINITY;
+            if (d > dev[e0->offset + j])
+                dev[e0->offset + j] = d;
+        }
+    }
+    pflref_trajectory_free(&tj);
+    return PFLREF_OK;
+}
+
+/* The key of a chaotic record into rep (the first one). */
+static void note_chaotic(pflref_golden_report *rep, const pflref_record *key,
+                         size_t position)
+{
+    if (rep->mca_chaotic++ > 0)
+        return;
+    pflref_divergence *d = &rep->mca_first_chaotic;
+    *d = (pflref_divergence){.round = key->round, .client = key->client,
+                             .step = key->step, .position = position,
+                             .record = 1};
+    snprintf(d->event, sizeof d->event, "%s", pflref_event_kind_name(key->kind));
+    snprintf(d->phase, sizeof d->phase, "%s", key->phase);
+    snprintf(d->name, sizeof d->name, "%s", key->name);
+}
+
+/* dev → bound over the records of keys; the chaotic ones noted. */
+static void set_bounds(const pflref_trajectory *keys, pflref_mca_bounds *b,
+                       const unsigned char *lost, double C, double u,
+                       pflref_golden_report *rep)
+{
+    for (size_t k = 0; k < keys->count; k++) {
+        const pflref_record *key = &keys->records[k];
+        const pflref_record *e = find_key(&b->base, key, k);
+        if (e == NULL)
+            continue;   /* the comparison reports it missing */
+        double scale = 0.0, spread = 0.0;
+        for (size_t j = 0; j < e->len; j++) {
+            scale = fmax(scale, fabs(b->base.values[e->offset + j]));
+            spread = fmax(spread, b->bound[e->offset + j]);
+        }
+        const double steps = key->kind == PFLREF_EV_STEP && key->step > 0
+                                 ? (double)key->step : 0.0;
+        const double floor = (PFLREF_MCA_FLOOR_UNITS + steps) * u * scale;
+        for (size_t j = 0; j < e->len; j++)
+            b->bound[e->offset + j] = C * b->bound[e->offset + j] + floor;
+        if (scale > 0.0 && spread / (u * scale) > rep->mca_amplification)
+            rep->mca_amplification = spread / (u * scale);
+        if (lost[e - b->base.records] || (spread > 0.0 && C * spread >= scale))
+            note_chaotic(rep, key, k);
+    }
+}
+
+pflref_status pflref_mca_measure(const pflref_trajectory *keys,
+                                 const pflref_check_options *opt,
+                                 pflref_mca_runner run, void *ctx,
+                                 pflref_mca_bounds *b,
+                                 pflref_golden_report *rep,
+                                 pflref_error *err)
+{
+    double u[2];
+    pflref_mca_units(opt->precision, u);
+    const size_t K = opt->mca_runs > 0 ? opt->mca_runs : PFLREF_MCA_RUNS;
+    const double C = opt->mca_c > 0.0 ? opt->mca_c : PFLREF_MCA_C;
+    b->bound = NULL;
+    pflref_trajectory_init(&b->base, PFLREF_RECORD_STEP);
+    if (K > PFLREF_MCA_MAX_RUNS)
+        return pflref_error_set(err, PFLREF_EINVAL, "mca_runs",
+                                "%zu Monte Carlo runs: at most %d", K,
+                                PFLREF_MCA_MAX_RUNS);
+    rep->mca = 1;
+    rep->mca_runs = K;
+    rep->mca_c = C;
+    rep->mca_u = fmax(u[0], u[1]);
+    pflref_status st = run(ctx, &b->base, err);   /* unperturbed */
+    if (st == PFLREF_OK && b->base.failed)
+        st = pflref_error_set(err, PFLREF_ENOMEM, "expected",
+                              "out of memory recording the trajectory");
+    b->bound = st == PFLREF_OK ? calloc(b->base.nvalues + 1, sizeof *b->bound)
+                               : NULL;
+    unsigned char *lost = st == PFLREF_OK ? calloc(b->base.count + 1, 1)
+                                          : NULL;
+    if (st == PFLREF_OK && (b->bound == NULL || lost == NULL))
+        st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
+    uint64_t seeds = opt->mca_seed;
+    for (size_t k = 0; st == PFLREF_OK && k < K; k++) {
+        rep->mca_seeds[k] = next_seed(&seeds);
+        pflref_mca m = {.u = {u[0], u[1]}, .state = rep->mca_seeds[k]};
+        st = perturbed_run(&b->base, &m, run, ctx, b->bound, lost, err);
+    }
+    if (st == PFLREF_OK)
+        set_bounds(keys, b, lost, C, rep->mca_u, rep);
+    free(lost);
+    if (st != PFLREF_OK)
+        pflref_mca_bounds_free(b);
+    return st;
+}
+
+const double *pflref_mca_bound(const pflref_mca_bounds *b,
+                               const pflref_record *key, size_t hint)
+{
+    const pflref_record *e = find_key(&b->base, key, hint);
+    return e != NULL && e->len == key->len ? b->bound + e->offset : NULL;
+}
+
+void pflref_mca_bounds_free(pflref_mca_bounds *b)
+{
+    pflref_trajectory_free(&b->base);
+    free(b->bound);
+    b->bound = NULL;
+}
