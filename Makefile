@@ -275,6 +275,7 @@ check-golden:
 	@$(PYTHON) golden/lint.py
 	@$(PYTHON) golden/audit.py
 	@$(PYTHON) golden/coincidences.py
+	@$(PYTHON) golden/boundaries.py --self-test
 
 # Every shipped document against the JSON Schemas in docs/schema, and the
 # schemas' own self-test (they must reject planted bad documents).

@@ -15,9 +15,18 @@ only under a switch value, each with its reason), then says, per algorithm
 and per value of each of its switches, whether at least one vector is free
 of all of them.
 
+Three further tables (issue 33 §3): in every vector of an aggregating
+algorithm the clients one mean weighs have distinct sizes, whatever the
+weighting mode, or the vector is listed in SIZES_HARMLESS with its argument
+and the mode has a witness (WEIGHTING, sizes_audit); per algorithm, one
+vector free of each schedule coincidence in ALG_RULES (drawn ↔ clients,
+post ↔ batches, batches by position ↔ by id), or a SCHEDULE_GAPS entry; and
+golden/boundaries.py's table of decisions at their thresholds.
+
 Exit 1 when an algorithm/switch value has no coincidence-free vector and is
 not listed in EXCEPTIONS (with the reason the coincidence is inherent, or
-"not yet covered"); exit 2 on a usage error.  -q prints only the summary.
+"not yet covered"), or one of the three tables has a problem; exit 2 on a
+usage error.  -q prints only the summary.
 """
 import glob
 import json
@@ -714,6 +723,49 @@ def r_fedamp_stale(spec, sw, hp):
     return ["every client in every round: no stale w_j in a message"]
 
 
+def r_real_pairs(spec, sw, hp):
+    """Any two real-valued hyperparameters of the spec equal (step sizes,
+    factors, the decay factor lr.gamma, the client optimizer's constants):
+    a candidate reading one for the other is invisible.  Zero is left to
+    the rules that say what a zero removes."""
+    got = sorted((k, float(v)) for k, v in hp.items()
+                 if isinstance(v, float) and v != 0.0)
+    return ["%s = %s = %g" % (a, b, x) for i, (a, x) in enumerate(got)
+            for b, y in got[i + 1:] if x == y][:2]
+
+
+def r_schedule_fields(spec, sw, hp):
+    """Schedule fields a bug could read for one another: the drawn order
+    equal to the ascending clients in every round that gives it (clients ↔
+    drawn), post-training batches equal to the last round's (post ↔
+    batches)."""
+    out = []
+    given = [r for r in rounds(spec) if "drawn" in r and len(set(r["drawn"])) > 1]
+    if given and all(list(r["drawn"]) == list(r["clients"]) for r in given):
+        out.append("drawn = clients in every round that gives it")
+    post = spec["schedule"].get("post")
+    if post is not None and rounds(spec) and post == rounds(spec)[-1]["batches"]:
+        out.append("post = the last round's batches")
+    return out[:2]
+
+
+def r_batch_positions(spec, sw, hp):
+    """Data models: a round's batches[j] belong to its j-th client.  When
+    every round's clients are 0..m−1 (or a round's batch lists are all
+    alike and every id is below m, so batches[id] exists), reading batches
+    by client id instead of by position is invisible."""
+    if not data_model(spec):
+        return []
+    for r in rounds(spec):
+        c = list(r["clients"])
+        if c != list(range(len(c))) and (
+                max(c) >= len(c) or     # batches[id] is out of range
+                len({json.dumps(b, sort_keys=True) for b in r["batches"]}) > 1):
+            return []
+    return ["every round's clients are 0..m−1: batches by position = by id"] \
+        if rounds(spec) else []
+
+
 # algorithm -> [(condition on switches, rule, reason)]
 RULES = {
     "fedavg": [
@@ -1008,9 +1060,211 @@ RULES = {
     ],
 }
 
+# A rule every algorithm shares (issue 33 §3): every pair of real-valued
+# hyperparameters distinct (per switch value, like the rules above).
+for _name in RULES:
+    RULES[_name].append(
+        (ALWAYS, r_real_pairs, "two real hyperparameters equal: a swap is invisible"))
+
+# Schedule fields a bug could read for one another.  How a candidate pairs
+# a round's batches with its clients does not depend on a switch, so these
+# ask for one vector per algorithm free of the coincidence (not one per
+# switch value); an algorithm without one is listed in SCHEDULE_GAPS.
+ALG_RULES = [
+    (r_schedule_fields, "drawn ↔ clients, post ↔ batches"),
+    (r_batch_positions, "batches by position ↔ by client id (data models)"),
+]
+# (algorithm, rule name) -> reason
+SCHEDULE_GAPS = {
+    ("prox", "r_batch_positions"): "not yet covered: prox has no schedule of "
+    "partial rounds (every vector lists every client)",
+    ("cfl", "r_batch_positions"): "inherent: CFL trains every client in every "
+    "round (Alg. 5), so a round's clients are always 0..N−1",
+}
+
+
+def schedule_audit(vectors):
+    """(rows, problems): per algorithm and schedule rule, the vectors free
+    of the coincidence; an algorithm with none (and vectors the rule
+    applies to) not listed in SCHEDULE_GAPS is a problem."""
+    free, seen = {}, {}
+    for _, v in vectors:
+        name, sw, hp = effective(v["spec"])
+        for rule, _ in ALG_RULES:
+            if rule is r_batch_positions and not data_model(v["spec"]):
+                continue
+            key = (name, rule.__name__)
+            seen[key] = seen.get(key, 0) + 1
+            if not rule(v["spec"], sw, hp):
+                free[key] = free.get(key, 0) + 1
+    rows, problems = [], []
+    for key in sorted(seen):
+        n = free.get(key, 0)
+        if n:
+            status = "ok"
+        elif key in SCHEDULE_GAPS:
+            status = "gap: " + SCHEDULE_GAPS[key]
+        else:
+            status = "MISSING"
+            problems.append("%s %s: no vector free of it" % key)
+        rows.append("  %-10s %-18s %2d free of %2d  %s" % (key + (n, seen[key], status)))
+    for key in SCHEDULE_GAPS:
+        if free.get(key):
+            problems.append("SCHEDULE_GAPS entry no longer needed: %s %s" % key)
+    return rows, problems
+
 # (algorithm, switch, value) -> reason.  A value listed here is not
 # required to have a coincidence-free vector.
 EXCEPTIONS = {}
+
+
+# --------------------------------------------------------------------------
+# Every weighting of every mode: the averaged clients' sizes distinct in
+# every vector (issue 33 §3).  A mode that weighs by n_i hides uniform
+# weights, and one client's n read for another's, when two averaged clients
+# share a size; a uniform mode (or an unweighted one: IFCA's and SCAFFOLD's
+# means, FedDyn's 1/|P_t|) hides a candidate that weighs by n_i.  So the
+# rule holds for every vector of an aggregating algorithm, not only for one
+# per switch value.  A vector where it fails is listed in SIZES_HARMLESS
+# with its argument; the argument the audit can check, that another vector
+# of the same algorithm and weighting mode has distinct sizes (its
+# witness), is checked, and a mode without such a vector fails.
+
+def _lora_mode(sw):
+    m = sw.get("lora.method")
+    if m == "personal":
+        return None                          # nothing is averaged
+    return "%s/%s" % (m, sw.get("hetlora.weights" if m == "hetlora" else "lora.weights"))
+
+
+def _sw(key):
+    return lambda sw: sw.get(key)
+
+
+# algorithm -> (the weighting mode of a vector, the clients one mean weighs)
+WEIGHTING = {
+    "fedavg": (_sw("fedavg.weights"), who_fedavg),
+    "finetune": (_sw("fedavg.weights"), who_fedavg),
+    "interp": (_sw("fedavg.weights"), who_fedavg),
+    "pfedme": (_sw("pfedme.weights"), who_selected),
+    "ditto": (_sw("ditto.weights"), who_clients),
+    "fedalt": (_sw("pfl.weights"), who_clients),
+    "fedsim": (_sw("pfl.weights"), who_clients),
+    "pflego": (_sw("pflego.theta_weights"), who_all),
+    "perfedavg": (_sw("perfedavg.weights"), who_clients),
+    "apfl": (_sw("apfl.weights"), who_clients),
+    "cfl": (_sw("cfl.cluster_weights"), who_clients),
+    "ifca": (_sw("ifca.mode"), who_clients),
+    "fedbn": (_sw("fedbn.weights"), who_clients),
+    "lora": (_lora_mode, who_clients),
+    "feddyn": (_sw("feddyn.alpha_k"), who_clients),
+    "scaffold": (lambda sw: "-", who_clients),
+    "moon": (lambda sw: "-", who_clients),
+    "fedprox": (_sw("fedprox.sampling"), who_clients),
+    "fedrecon": (_sw("fedrecon.weights"), who_clients),
+}
+# local, prox, fedfomo (weights from validation losses) and pfedhn (no
+# server mean) average no clients by size.
+
+_NOTES = ("reproduces a hand-worked example of the spec notes number for "
+          "number (its clients' sizes are the notes'); the mode's weighting is "
+          "decided by its witness")
+_DATA = ("a data model whose clients hold equally many samples by design (the "
+         "vector's subject is elsewhere); the mode's weighting is decided by its "
+         "witness")
+_SAMPLES_NOTES = ("the notes' example in a size-weighted mode: giving the "
+                  "clients other sizes would change its published numbers; the "
+                  "mode's weighting is decided by its witness")
+# vector id -> the argument that its equal sizes are harmless
+SIZES_HARMLESS = {
+    "apfl/worked/notes-6g-adaptive": _NOTES,
+    "apfl/worked/notes-6g-fedtorch": _NOTES,
+    "apfl/worked/notes-6g-fixed": _NOTES,
+    "cfl/worked/counterexample-complete-linkage": _NOTES,
+    "cfl/worked/counterexample-optimal": _NOTES,
+    "cfl/worked/linear-minibatch": _DATA,
+    "cfl/worked/nested-split": _NOTES,
+    "cfl/worked/seed003-gamma": _NOTES,
+    "cfl/worked/seed003-samples": _SAMPLES_NOTES,
+    "cfl/worked/seed003": _NOTES,
+    "cfl/worked/thresholds-min-size": "quadratic clients of the default size; "
+    "the uniform mode's sizes are decided by cfl/worked/boundary-* (distinct n)",
+    "cfl/worked/thresholds-warmup-drawn": "quadratic clients of the default size; "
+    "the uniform mode's sizes are decided by cfl/worked/boundary-* (distinct n)",
+    "ditto/worked/notes-3g-both": _NOTES,
+    "ditto/worked/notes-3g-lambda0": _NOTES,
+    "ditto/worked/notes-3g-partial": _NOTES,
+    "fedbn/worked/notes-a1": _NOTES,
+    "finetune/worked/personal-bias-prox": _DATA,
+    "ifca/worked/bias-half-drawn": _DATA,
+    "ifca/worked/given-models-linear": _DATA,
+    "interp/worked/grid-validation-linear": _DATA,
+    "layers/fedavg/cnn-inner-pad-squared": _DATA,
+    "lora/worked/hand-hetlora-prune": _NOTES,
+    "lora/worked/hand-hetlora": _NOTES,
+    "lora/worked/hand-hetlora-lambda0": "the hand example's network with one "
+    "sample per client; its subject is the λ > 0 test, and sparsity weights "
+    "read no size; the mode's weighting is decided by its witness",
+    "optim/cfl/momentum-client": _DATA,
+    "optim/ifca/momentum-client": _DATA,
+    "perfedavg/worked/notes-4g-exact-one-round": _NOTES,
+    "perfedavg/worked/notes-4g-exact": _NOTES,
+    "perfedavg/worked/notes-4g-fo": _NOTES,
+    "perfedavg/worked/notes-4g-hf": _NOTES,
+    "pfedme/worked/notes-2g-official-mu0-beta2": _NOTES,
+    "pfedme/worked/notes-2g-official-mu0": _NOTES,
+    "pfedme/worked/notes-2g-official": _NOTES,
+    "pfedme/worked/notes-2g-paper-beta2": _NOTES,
+    "pfedme/worked/notes-2g-paper": _NOTES,
+    "pflego/worked/notes-b-code": _NOTES,
+    "pflego/worked/notes-b-exact-alpha": _NOTES,
+    "pflego/worked/notes-b-seed": _NOTES,
+    "pflego/worked/spread-seed-global-drawn": "α_i = N_i/N reads every client's "
+    "size; the equal pair N_1 = N_4 sits beside three distinct sizes, and the "
+    "mode is decided by its witness",
+    "scaffold/worked/quadratic-ii": "quadratic clients of the default size in "
+    "SCAFFOLD's unweighted mean; the mode is decided by its witness",
+}
+
+
+def sizes_audit(vectors):
+    """(rows, problems): per algorithm and weighting mode, the vectors with
+    distinct sizes (the witnesses) and those listed harmless; a vector with
+    equal sizes not listed, a listing no longer needed or naming no vector,
+    and a mode without a witness are problems."""
+    modes, problems, ids = {}, [], set()
+    for _, v in vectors:
+        name, sw, hp = effective(v["spec"])
+        ids.add(v["id"])
+        if name not in WEIGHTING:
+            continue
+        mode_of, who = WEIGHTING[name]
+        mode = mode_of(sw)
+        if mode is None:
+            continue
+        equal = r_equal_sizes(who)(v["spec"], sw, hp)
+        wit, listed = modes.setdefault((name, mode), ([], []))
+        if not equal:
+            wit.append(v["id"])
+            if v["id"] in SIZES_HARMLESS:
+                problems.append("%s: listed in SIZES_HARMLESS but its sizes are "
+                                "distinct" % v["id"])
+        elif v["id"] in SIZES_HARMLESS:
+            listed.append(v["id"])
+        else:
+            problems.append("%s: %s, not listed in SIZES_HARMLESS"
+                            % (v["id"], "; ".join(equal)))
+    for k in sorted(set(SIZES_HARMLESS) - ids):
+        problems.append("SIZES_HARMLESS names no vector: %s" % k)
+    rows = []
+    for (name, mode), (wit, listed) in sorted(modes.items()):
+        rows.append("  %-36s %2d with distinct sizes, %2d listed harmless%s"
+                    % ("%s %s" % (name, mode), len(wit), len(listed),
+                       "" if wit else "  NO WITNESS"))
+        if not wit:
+            problems.append("%s %s: no vector with distinct client sizes"
+                            % (name, mode))
+    return rows, problems
 
 
 # --------------------------------------------------------------------------
@@ -1081,12 +1335,32 @@ def main(argv):
                 status = "MISSING"
                 missing.append(label)
             print("  %-48s %d free of %d  %s" % (label, n_free, n_all, status))
+    sched_rows, sched_problems = schedule_audit(vectors)
+    print("coincidences: schedule fields, one vector per algorithm free of each")
+    if not quiet:
+        for r in sched_rows:
+            print(r)
+    for p in sched_problems:
+        print("coincidences: " + p)
+    size_rows, size_problems = sizes_audit(vectors)
+    size_problems = sched_problems + size_problems
+    print("coincidences: every weighting of every mode, client sizes distinct "
+          "in every vector")
+    if not quiet:
+        for r in size_rows:
+            print(r)
+    for p in size_problems:
+        print("coincidences: " + p)
+    import boundaries
+    b_problems = boundaries.audit(vectors, quiet)
     unused = [k for k in EXCEPTIONS if free.get(k)]
     for k in unused:
         print("coincidences: exception no longer needed: %s %s=%s" % k)
-    if missing or unused:
+    if missing or unused or size_problems or b_problems:
         print("coincidences: %d algorithm/switch values without a coincidence-free vector: %s"
               % (len(missing), ", ".join(missing)))
+        print("coincidences: %d size problems, %d boundary problems"
+              % (len(size_problems), len(b_problems)))
         return 1
     print("coincidences: %d vectors, every algorithm/switch value has a coincidence-free "
           "vector or a listed exception, ok" % len(vectors))

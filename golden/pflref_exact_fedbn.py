@@ -51,8 +51,10 @@ import pflref_golden as pg
 getcontext().prec = 60
 
 # The smallest |u| a relu decided on since the last reset (the generators
-# keep every relu decision away from its kink: a coincidence check).
-STATS = {"min_u": None}
+# keep every relu decision away from its kink: a coincidence check), and
+# how many decisions were taken exactly on it (u = 0) or within 1e-3 of it
+# but not on it (a kink vector sits on it on purpose, never near it).
+STATS = {"min_u": None, "on": 0, "near": 0}
 
 MUTANTS = {
     "bn-batch-variance": ["unbiased-norm-var"],
@@ -133,6 +135,9 @@ def forward(M, w, X, bugs):
         low = min(abs(x) for row in u for x in row)
         if STATS["min_u"] is None or low < STATS["min_u"]:
             STATS["min_u"] = low
+        STATS["on"] += sum(1 for row in u for x in row if x == 0)
+        STATS["near"] += sum(1 for row in u for x in row
+                             if 0 < abs(x) <= Decimal("0.001"))
     phi = [[(x if x > 0 else D0) if M.relu else x for x in row] for row in u]
     z = [[sum((w[M.at["W2"] + o * h + q] * phi[j][q] for q in range(h)), D0)
           + (w[M.at["b2"] + o] if M.bias else D0) for o in range(k)]

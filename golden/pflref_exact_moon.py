@@ -135,8 +135,8 @@ class Net:
                                    for q in range(n_in))
                              for o in range(n_out)])
             elif op[0] == "relu":
-                for u in a:      # no pre-activation near relu's kink
-                    assert abs(u) > Decimal("1e-6"), u
+                for u in a:      # on relu's kink exactly (relu-kink) or away from it
+                    assert u == 0 or abs(u) > Decimal("1e-6"), u
                 acts.append([u if u > 0 else D0 for u in a])
             else:
                 acts.append(list(a))

@@ -586,7 +586,7 @@ def linear_pfllib():
 
 def linear_pfllib_decay():
     """The pfllib preset with PFLlib's -ld (lr.schedule = exponential,
-    lr.gamma = 0.6): each client's schedulers step at the end of its own
+    lr.gamma = 0.75, unlike α = 0.6): each client's schedulers step at the end of its own
     train() (lr.count = trainings), so client 0 trains round 1 with η γ and
     client 1, first sampled in round 1, with η; the α step keeps η_α = 0.35
     undecayed (apfl.alpha_lr = constant: clientapfl.py alpha_update reads
@@ -594,7 +594,7 @@ def linear_pfllib_decay():
     with the decayed η."""
     algorithm = {"name": "apfl", "preset": "pfllib",
                  "hyperparameters": {"eta": 0.1, "alpha": 0.6,
-                                     "eta_alpha": 0.35, "lr.gamma": 0.6},
+                                     "eta_alpha": 0.35, "lr.gamma": 0.75},
                  "switches": {"lr.schedule": "exponential"}}
 
     def check(spec, trace, w, v, alpha):
@@ -607,7 +607,7 @@ def linear_pfllib_decay():
         w1 = records(trace, "server", "w", 0)[0]
         batch = spec["schedule"]["rounds"][1]["batches"][0][0]
         g = pr.grad(0, w1, batch)
-        step = [p - pa.exact(0.1) * pa.exact(0.6) * q for p, q in zip(w1, g)]
+        step = [p - pa.exact(0.1) * pa.exact(0.75) * q for p, q in zip(w1, g)]
         assert records(trace, "step", "w_local", 1, 0)[0] == step
         # client 1's first train() (round 1) takes the undecayed η
         w1b = records(trace, "client_begin", "w_local", 1, 1)[0]
@@ -637,8 +637,8 @@ def linear_pfllib_decay():
                 "apfl/worked/linear-pfllib (U⁰ = {0, 2}, U¹ = {0, 1}); α = "
                 "0.6, η = 0.1, η_α = 0.35, preset pfllib (apfl.alpha_lr = "
                 "constant, lr.count = trainings) with lr.schedule = "
-                "exponential, lr.gamma = 0.6: client i's w and v steps take "
-                "0.1 · 0.6^(the rounds i trained before), its α step 0.35.",
+                "exponential, lr.gamma = 0.75: client i's w and v steps take "
+                "0.1 · 0.75^(the rounds i trained before), its α step 0.35.",
                 LIN, LIN_CLIENTS, LIN_INIT, algorithm, lin_rounds(),
                 flags, mutants, check, TOL_DATA,
                 "TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/clientapfl.py "
@@ -657,7 +657,7 @@ def linear_adaptive_decay():
     U⁰ = {0, 2}, U¹ = {0, 1}."""
     algorithm = {"name": "apfl",
                  "hyperparameters": {"eta": 0.1, "alpha": 0.6,
-                                     "eta_alpha": 0.35, "lr.gamma": 0.6},
+                                     "eta_alpha": 0.35, "lr.gamma": 0.75},
                  "switches": {"apfl.alpha": "adaptive",
                               "lr.schedule": "exponential"}}
 
@@ -683,8 +683,8 @@ def linear_adaptive_decay():
                 "apfl/worked/linear-pfllib (U⁰ = {0, 2}, U¹ = {0, 1}); α = "
                 "0.6, η = 0.1, η_α = 0.35, apfl.alpha = adaptive, the paper's "
                 "other switches (apfl.alpha_lr = decayed, lr.count = rounds) "
-                "with lr.schedule = exponential, lr.gamma = 0.6: round t steps "
-                "w and v with 0.1 · 0.6^t and α with 0.35 · 0.6^t.",
+                "with lr.schedule = exponential, lr.gamma = 0.75: round t steps "
+                "w and v with 0.1 · 0.75^t and α with 0.35 · 0.75^t.",
                 LIN, LIN_CLIENTS, LIN_INIT, algorithm, lin_rounds(),
                 flags, mutants, check, TOL_DATA,
                 "ref/engine/lr.c (lr.schedule, apfl.alpha_lr = decayed: one "

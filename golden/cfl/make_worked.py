@@ -508,9 +508,130 @@ def thresholds_min_size():
                                          if b != "cfl-eps2-is-eps1"]})
 
 
+# The boundary vectors (issue 33 §3): one round, four clients, each vector
+# sitting exactly on one of Alg. 5's comparisons with every other decision
+# well away from its threshold, so a test with < and ≤ (or > and ≥)
+# exchanged splits where the paper does not, or the reverse.  f_i = ½ Σ_j
+# 0.5 (θ_j − c_ij)², η = 0.5 from θ = 0: Δθ_i = c_i/4 exactly, and every
+# update, mean, squared norm and square root below is a short dyadic
+# rational, so fp64 computes each of them exactly (the decision in fp64 is
+# the exact one).  Client sizes |D_i| = 3, 5, 2, 7 (distinct; the uniform
+# cluster mean does not read them, a size-weighted one would).
+BND_N = [3, 5, 2, 7]
+BND_SRC = (f"{NOTES} §1.6 (Alg. 5: ‖Δθ_c‖ < ε₁, max ‖Δθ_i‖ > ε₂, γ_max < "
+           "√((1 − α_max^cross)/2), each strict); docs/algorithms/cfl.md "
+           "(cfl.min_cluster_size: no split when |c| < s); exact dyadic "
+           "values on each boundary (golden/boundaries.py)")
+
+
+def bnd_clients(us):
+    """Clients whose one step from θ = 0 gives the update u: c = 4u."""
+    return [{"a": [0.5] * len(u), "c": [4 * x for x in u], "n": n}
+            for u, n in zip(us, BND_N)]
+
+
+def bnd_rounds(N):
+    return [{"clients": list(range(N)), "drawn": [2, 0, 3, 1],
+             "batches": [[[0]] for _ in range(N)]}]
+
+
+def bnd_checks(norm_c=None, max_i=None, cross=None, split=False):
+    def check(trace, v):
+        if norm_c is not None:
+            assert notes_of(trace, "norm_dtheta_c")[0][0] == norm_c
+        if max_i is not None:
+            assert notes_of(trace, "max_norm_dtheta")[0][0] == max_i
+        if cross is not None:
+            assert notes_of(trace, "alpha_cross")[0][0] == cross
+        assert notes_of(trace, "partition")[0] == ([0, 0, 1, 1] if split
+                                                   else [0, 0, 0, 0])
+    return check
+
+
+def bnd_make(name, title, description, us, hp, check, flags, only):
+    model = {"kind": "quadratic", "d": len(us[0])}
+    return make(name, title, description, None, None, hp, None, None, flags, check,
+                BND_SRC, data=(model, bnd_clients(us), bnd_rounds(len(us))),
+                only=only)
+
+
+# ‖Δθ_c‖ = ‖(0.375, 0.5)‖ = 0.625 = ε₁: no split (< fails); max ‖Δθ_i‖ =
+# √3.25 > ε₂ = 1.25, α_max^cross ≈ −0.78 with √((1 − α)/2) ≈ 0.94 > γ_max.
+BND_EPS1 = [[1.5, 1.0], [1.25, 1.0], [-0.75, 0.0], [-0.5, 0.0]]
+
+
+def boundary_eps1():
+    hp = {"eta": 0.5, "eps1": 0.625, "eps2": 1.25, "gamma_max": 0.75}
+    return bnd_make("boundary-eps1", "CFL on the ε₁ boundary: ‖Δθ_c‖ = ε₁ = 0.625, no split",
+                    "Updates (1.5, 1), (1.25, 1), (−0.75, 0), (−0.5, 0): the mean "
+                    "(0.375, 0.5) has norm 0.625 = ε₁ exactly, and Alg. 5 needs "
+                    "‖Δθ_c‖ < ε₁ to split; every other test passes by a wide margin "
+                    "(max ‖Δθ_i‖ = 1.80 > ε₂ = 1.25, γ_max = 0.75 < 0.94), so ≤ "
+                    "would split {0,1} | {2,3}.",
+                    BND_EPS1, hp, bnd_checks(norm_c=pc.Fraction(5, 8)),
+                    ["cfl-thresholds"],
+                    {"cfl-thresholds": ["cfl-eps1-is-eps2"]})
+
+
+# max ‖Δθ_i‖ = ‖(0.75, 1)‖ = 1.25 = ε₂: no split (> fails); ‖Δθ_c‖ = 0.088
+# < ε₁ = 0.375; α_max^cross ≈ −0.949, √((1 − α)/2) ≈ 0.99 > γ_max = 0.625.
+BND_EPS2 = [[0.75, 1.0], [0.5, 0.75], [-0.75, -0.75], [-0.25, -0.75]]
+
+
+def boundary_eps2():
+    hp = {"eta": 0.5, "eps1": 0.375, "eps2": 1.25, "gamma_max": 0.625}
+    return bnd_make("boundary-eps2", "CFL on the ε₂ boundary: max ‖Δθ_i‖ = ε₂ = 1.25, no split",
+                    "Updates (0.75, 1), (0.5, 0.75), (−0.75, −0.75), (−0.25, −0.75): "
+                    "the largest has norm 1.25 = ε₂ exactly, and Alg. 5 needs max "
+                    "‖Δθ_i‖ > ε₂ to split; ‖Δθ_c‖ = 0.088 < ε₁ = 0.375 and γ_max = "
+                    "0.625 < 0.99, so ≥ would split {0,1} | {2,3}.",
+                    BND_EPS2, hp, bnd_checks(max_i=pc.Fraction(5, 4)),
+                    ["cfl-thresholds"],
+                    {"cfl-thresholds": ["cfl-eps2-is-eps1"]})
+
+
+# The same updates with ε₂ = 1.125 below the largest norm: every test
+# passes and the cluster has |c| = 4 = cfl.min_cluster_size members, which
+# the guard |c| < s lets split (|c| ≤ s would not).
+def boundary_min_size():
+    hp = {"eta": 0.5, "eps1": 0.375, "eps2": 1.125, "gamma_max": 0.625,
+          "cfl.min_cluster_size": 4}
+    return bnd_make("boundary-min-size",
+                    "CFL with |c| = cfl.min_cluster_size = 4: the guard lets it split",
+                    "The updates of cfl/worked/boundary-eps2 with ε₂ = 1.125 < 1.25: "
+                    "both ε tests and the γ test pass and the cluster of four has "
+                    "exactly cfl.min_cluster_size = 4 members, so |c| < s keeps the "
+                    "guard off and {0,1} | {2,3} splits.",
+                    BND_EPS2, hp, bnd_checks(split=True),
+                    ["cfl-split-update", "aggregation-weights"], None)
+
+
+# α_max^cross = cos(u₀, u₂) = −1/8 exactly (u₀ = (1, 0, 0, 0, 0), u₂ =
+# (−1, 7, 3, 2, 1), ‖u₂‖ = 8), so √((1 − α)/2) = √(9/16) = 0.75 = γ_max:
+# no split (< fails).  The other cross cosines are −0.33, −0.24, −0.45;
+# within the clusters 0.97 and 0.99; ‖Δθ_c‖ = 3.92 < ε₁ = 4.5, max =
+# 8.19 > ε₂ = 0.875.
+BND_GAMMA = [[1.0, 0.0, 0.0, 0.0, 0.0], [1.0, -0.25, 0.0, 0.0, 0.0],
+             [-1.0, 7.0, 3.0, 2.0, 1.0], [-2.0, 7.0, 3.0, 2.0, 1.0]]
+
+
+def boundary_gamma():
+    hp = {"eta": 0.5, "eps1": 4.5, "eps2": 0.875, "gamma_max": 0.75}
+    return bnd_make("boundary-gamma",
+                    "CFL on the γ boundary: γ_max = √((1 − α_max^cross)/2) = 0.75, no split",
+                    "Five-dimensional updates (1, 0, 0, 0, 0), (1, −0.25, 0, 0, 0), "
+                    "(−1, 7, 3, 2, 1), (−2, 7, 3, 2, 1): Algorithm 1 pairs {0,1} | "
+                    "{2,3} and α_max^cross = cos(Δθ₀, Δθ₂) = −1/8 exactly, so "
+                    "√((1 − α)/2) = 3/4 = γ_max and the strict test γ_max < 3/4 "
+                    "fails; both ε tests pass by a wide margin, so ≤ would split.",
+                    BND_GAMMA, hp, bnd_checks(cross=pc.Fraction(-1, 8)),
+                    ["cfl-gamma-test"], None)
+
+
 MAKERS = [seed003, seed003_samples, seed003_gamma, lambda: counter("optimal"),
           lambda: counter("complete_linkage"), nested, linear_minibatch,
-          spread_complete_linkage, thresholds_warmup, thresholds_min_size]
+          spread_complete_linkage, thresholds_warmup, thresholds_min_size,
+          boundary_eps1, boundary_eps2, boundary_min_size, boundary_gamma]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

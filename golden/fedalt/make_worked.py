@@ -399,17 +399,21 @@ S_ROUNDS = [[0, 1], [1, 2]]
 S_POST = [[[0, 2], [1]], [[1], [0]], [[3, 1], [0, 2]]]
 
 
-def spread(kind, state, weights, finetune):
+def spread(kind, state, weights, finetune, tau_v=1):
+    """tau_v = 3 (FedAlt): the devices with 3 minibatches in a round take
+    every step on v and none on u, the boundary of a round's τ_v ≤ its
+    batch count (issue 33 §3); those with 4 take one u step."""
     assert max(len(b) for b in S_BATCHES.values()) == 4   # TOL_SPREAD's count
     alt = kind == "fedalt"
     hp = {"gamma_u": 0.135, "gamma_v": 0.215, "eta_ft": 0.165}
     if alt:
-        hp["tau_v"] = 1
+        hp["tau_v"] = tau_v
     sw = {"pfl.state": state, "pfl.weights": weights, "pfl.finetune": finetune}
     algorithm = {"name": kind, "hyperparameters": hp, "switches": sw}
     rounds = [{"clients": S, "batches": [S_BATCHES[(t, i)] for i in S]}
               for t, S in enumerate(S_ROUNDS)]
-    name = f"spread-{state}-{weights}-{finetune}"
+    name = f"spread-{state}-{weights}-{finetune}" + ("" if tau_v == 1 else
+                                                      f"-tau-v-{tau_v}")
 
     def check(trace, w, v):
         pr = px.Problem(S_MODEL, S_CLIENTS)
@@ -432,7 +436,9 @@ def spread(kind, state, weights, finetune):
                                           else "samples-weights"]
     what = {"samples": "α_i = N_i", "uniform": "α_i = 1",
             "batches": "α_i = the device's batch count"}[weights]
-    local = ("τ_v = 1 step on v, then the remaining steps on u" if alt
+    local = (("τ_v = 1 step on v, then the remaining steps on u" if tau_v == 1
+              else f"τ_v = {tau_v} steps on v, then the remaining steps (none "
+              f"for a device with {tau_v} minibatches) on u") if alt
              else "joint steps on (u, v) from the same point")
     return make(
         kind, name,
@@ -644,7 +650,8 @@ MAKERS = {
                lambda: spread("fedalt", "stateful", "samples", "personal"),
                lambda: spread("fedalt", "stateless", "uniform", "full"),
                lambda: spread("fedalt", "stateful", "batches", "full"),
-               fedrep_drawn, fedrep_pfllib_decay),
+               fedrep_drawn, fedrep_pfllib_decay,
+               lambda: spread("fedalt", "stateful", "samples", "personal", tau_v=3)),
     "fedsim": (lambda: fedsim_a(False), lambda: fedsim_a(True), fedper_d,
                lg_fedavg_d, fedbabu_d,
                lambda: spread("fedsim", "stateful", "samples", "personal"),

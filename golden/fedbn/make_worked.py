@@ -62,7 +62,9 @@ TOL = {
 
 
 def make(name, title, description, model, clients, init, hp, switches, rounds,
-         flags, check=None, extra_mutants=None, preset=None):
+         flags, check=None, extra_mutants=None, preset=None, kink=False):
+    """kink: the vector sits on relu's kink on purpose (some u = 0 exactly,
+    none within 1e-3 of it otherwise); else every u is 1e-3 away."""
     vid = f"fedbn/worked/{name}"
     algorithm = {"name": "fedbn", "hyperparameters": hp}
     if preset is not None:
@@ -75,10 +77,13 @@ def make(name, title, description, model, clients, init, hp, switches, rounds,
     def run(bugs=frozenset()):
         return fb.replay(spec, frozenset(bugs))
 
-    fb.STATS["min_u"] = None
+    fb.STATS.update(min_u=None, on=0, near=0)
     result = run()
     low = fb.STATS["min_u"]
-    assert low is None or low > Fraction(1, 1000), (vid, low)
+    if kink:
+        assert fb.STATS["on"] > 0 and fb.STATS["near"] == 0, (vid, fb.STATS)
+    else:
+        assert low is None or low > Fraction(1, 1000), (vid, low)
     if check is not None:
         check(result[1], result[2])
     extra_mutants = extra_mutants or {}
@@ -225,6 +230,36 @@ def samples_biased():
                  "fedbn-bn-averaged", "bn-running-update", "aggregation-weights"])
 
 
+def relu_kink():
+    """The problem of samples-biased with hidden unit 1 dead on relu's kink
+    (issue 33 §3): its input weight 0 and bias b1 = 0.25 make its
+    pre-normalisation activation 0.25 on every sample, so x̂ = 0 / √(0 + ε)
+    = 0 and, with β = 0, u = γ · 0 + 0 = 0 exactly, in every step (no
+    gradient reaches the unit, and the server's mean of equal values keeps
+    them).  relu′(0) = 0 (docs/models.md) passes no gradient to β, γ, W1 or
+    b1 of the unit; relu′(0) = 1 would move β by Σ_j G_j ≠ 0."""
+    model = {"kind": "mlp", "d": 1, "h": 2, "k": 1, "loss": "half_squared",
+             "bn": True, "bn_eps": 0.03, "bn_momentum": 0.35}
+    clients = [
+        {"X": [[0.4], [1.3], [-0.9]], "y": [0.75, -0.5, 1.2]},
+        {"X": [[2.6], [3.45], [1.9], [4.2], [3.05]], "y": [1.6, -0.3, 0.45, 2.2, 0.9]},
+    ]
+    init = {"kind": "given", "w": [0.9, 0.0, 0.2, 0.25, 1.15, 0.8, -0.1, 0.0,
+                                   0.05, 0.4, 0.95, 1.3, 0.7, -0.6, 0.15]}
+    rounds = [
+        {"clients": [0, 1], "batches": [[[0, 1, 2]], [[0, 3], [1, 2, 4]]]},
+        {"clients": [0, 1], "batches": [[[2, 0], [1, 2]], [[4, 2, 0]]]},
+    ]
+    return make("relu-kink", "FedBN, a hidden unit exactly on relu's kink (u = 0)",
+                "samples-biased's problem with hidden unit 1's input weight 0, "
+                "bias 0.25 and β = 0: after normalisation its u is exactly 0 on "
+                "every sample and step, where relu′(0) = 0 passes no gradient.",
+                model, clients, init, {"eta": 0.2},
+                {"fedbn.weights": "samples", "fedbn.running_var": "biased"}, rounds,
+                ["bn-batch-variance", "bn-backward", "fedbn-bn-averaged",
+                 "bn-running-update", "aggregation-weights"], kink=True)
+
+
 def squared_drawn():
     model = {"kind": "mlp", "d": 2, "h": 2, "k": 1, "loss": "squared",
              "activation": "identity", "hidden_bias": False,
@@ -289,4 +324,4 @@ def momentum_client():
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [notes_a1, ce_two_rounds, shared_baseline,
                                   samples_biased, squared_drawn, momentum_client,
-                                  ce_pfllib])
+                                  ce_pfllib, relu_kink])

@@ -29,6 +29,7 @@ computed in exact rational arithmetic by golden/pflref_exact_fedfomo.py.
 
     /usr/bin/python3 golden/fedfomo/make_worked.py [OUTDIR]
 """
+import json
 import os
 import sys
 from fractions import Fraction as F
@@ -259,8 +260,18 @@ DRAW_ROUNDS = [
 ]
 
 
+# The ε-greedy rule on its boundary (issue 33 §3): the draws of
+# DRAW_ROUNDS with u = ε_t exactly in two slots (round 0, client 0's first:
+# u = 1/2 = ε_0; round 1, client 3's first: u = 3/8 = ε_1).  The paper's
+# slot explores when u < ε_t, so these two slots exploit (take G's best);
+# u ≤ ε_t would explore (take π's next) and download other models.
+DRAW_ROUNDS_BND = json.loads(json.dumps(DRAW_ROUNDS))
+DRAW_ROUNDS_BND[0]["peer_draws"][0]["u"][0] = 0.5
+DRAW_ROUNDS_BND[1]["peer_draws"][2]["u"][0] = 0.375
+
+
 def draws(name, switches, title, flags, hyper=None, loss="half_squared",
-          eta=0.3, only=None):
+          eta=0.3, only=None, rounds=None):
     hp = {"eta": eta, "fedfomo.epsilon0": 0.5, "fedfomo.delta": 0.125}
     hp.update(hyper or {})
     alg = {"name": "fedfomo", "hyperparameters": hp}
@@ -268,11 +279,15 @@ def draws(name, switches, title, flags, hyper=None, loss="half_squared",
         alg["switches"] = switches
     spec = pg.given_spec(title, None, dict(LIN, loss=loss), LIN_CLIENTS,
                          {"kind": "given", "w": [0.25, -0.5, 0.125]}, alg,
-                         [dict(r) for r in DRAW_ROUNDS])
+                         [dict(r) for r in (rounds or DRAW_ROUNDS)])
 
     def check(trace, v):
         # from round 1 on some row of P is not constant, so G matters
         assert any(len(set(notes(trace, "P", 1, i))) > 1 for i in (0, 2, 3))
+        if rounds is DRAW_ROUNDS_BND:     # the two slots on ε_t
+            assert hp["fedfomo.epsilon0"] == 0.5 and hp["fedfomo.delta"] == 0.125
+            assert rounds[0]["peer_draws"][0]["u"][0] == 0.5 - 0.125 * 0
+            assert rounds[1]["peer_draws"][2]["u"][0] == 0.5 - 0.125 * 1
 
     return make(name, title,
                 f"Linear d = 2 with a bias, loss {loss}, η = {eta}, "
@@ -450,6 +465,15 @@ MAKERS = [
                   only={"fedfomo-distance": ["fomo-squared-dist"]}),
     hand_raw,
     lambda: linear_batches(),
+    # val_loss = batch_mean with val_batch = 0 (one batch: the whole set),
+    # the boundary of 0 < B < n (issue 33 §3): the numbers of linear-val
+    lambda: linear("linear-val-batch-zero", {"fedfomo.val_loss": "batch_mean"},
+                   "FedFomo, val_loss = batch_mean with val_batch = 0 (one "
+                   "batch of the whole validation set: L_i as in linear-val)",
+                   [], hyper={"fedfomo.val_batch": 0}),
+    lambda: draws("draws-on-epsilon", None, "FedFomo, ε-greedy draws with u = "
+                  "ε_t exactly in two slots (the strict u < ε_t exploits)",
+                  DRAW_FLAGS, rounds=DRAW_ROUNDS_BND),
     lambda: linear("linear-val-keep", {"fedfomo.no_positive": "keep_current"},
                    "FedFomo, fedfomo.no_positive = keep_current (PFLlib: no "
                    "candidate improves, the current model is kept)", []),

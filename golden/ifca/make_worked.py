@@ -57,6 +57,11 @@ TOL = {
              "tolerance.",
 }
 MODEL = {"kind": "quadratic", "d": 1}
+# The quadratic machines' sizes n_i, distinct (issue 33 §3): IFCA's means
+# are unweighted in both options, so n_i changes no number here, but a
+# candidate that weighs a cluster's gradients or models by n_i is told
+# apart only when the sizes differ.
+SIZES = [3, 5, 2, 7, 4]
 
 
 def make(name, title, description, cs, hp, mode, rounds, flags, check, source,
@@ -69,7 +74,8 @@ def make(name, title, description, cs, hp, mode, rounds, flags, check, source,
     algorithm = {"name": "ifca", "hyperparameters": hp}
     if mode != "gradient":
         algorithm["switches"] = {"ifca.mode": mode}
-    model, clients, init = data or (MODEL, [{"a": [2.0], "c": [c]} for c in cs],
+    model, clients, init = data or (MODEL, [{"a": [2.0], "c": [c], "n": n}
+                                            for c, n in zip(cs, SIZES)],
                                     {"kind": "given", "w": [0.5]})
     spec = pg.given_spec(title, description, model, clients, init, algorithm, rounds)
 

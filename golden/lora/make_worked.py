@@ -199,6 +199,40 @@ def hand_het(prune):
                 spec, f"{NOTES} §2, §6.3", check)
 
 
+def hand_het_lambda0():
+    """hand-hetlora's network with client 1's target y = 0.5 and λ = 0
+    (issue 33 §3): the regulariser and the pruning test are off (they run
+    only when λ > 0), though the data alone shrink client 1's tail product
+    ‖B_t‖ ‖A_t‖, so a test λ ≥ 0 would prune client 1 to rank 1."""
+    hp = {"eta": 0.5, "lora.r": 2, "lora.alpha": 2}
+    spec = pg.given_spec(
+        "HetLoRA by hand, λ = 0: no pruning although the tail shrinks", None,
+        {"kind": "mlp", "d": 2, "h": 2, "k": 1, "activation": "identity",
+         "bias": False, "loss": "half_squared"},
+        [{"X": [[2, 2]], "y": [1]}, {"X": [[2, 1]], "y": [0.5]}],
+        {"kind": "given", "w": [1, -1, 0, 0, 1, 0],
+         "lora": [1, 0, 0.6, 0.8, -0.5, 1, 0, 0], "lora_ranks": [1, 2]},
+        alg("hetlora", hp, **{"lora.targets": "input"}),
+        [{"clients": [0, 1], "batches": [[[0]], [[0]]]}])
+
+    def check(trace, w, v, _):
+        # client 1's tail product falls: before (A row 1, B column 1) = 1
+        q1 = [r["value"] for r in trace.records
+              if r["event"] == "step" and r["name"] == "q" and r.get("client") == 1][-1]
+        nA = q1[2] ** 2 + q1[3] ** 2
+        nB = q1[5] ** 2 + q1[7] ** 2
+        assert nA * nB < 1, (nA, nB)
+        ranks = [r["value"][0] for r in trace.records
+                 if r["event"] == "note" and r["name"] == "rank"]
+        assert ranks and all(x == [1, 2][i] for i, x in enumerate(ranks[:2])), ranks
+    return make("hand-hetlora-lambda0",
+                "HetLoRA by hand with λ = 0: the tail shrinks, no pruning",
+                "Notes §6.3's network (client 1's y = 0.5) with hetlora.lambda = 0: "
+                "the regulariser and the pruning test run only when λ > 0, so "
+                "client 1 keeps rank 2 although its tail product falls.",
+                spec, f"{NOTES} §2 step 4 (λ > 0), §6.3", check)
+
+
 # ---------------------------------------------------------------- no coincidences
 
 def d8(*xs):
@@ -442,6 +476,7 @@ MAKERS = [
                          LMLP_W0, "HetLoRA with Nesterov SGD, decoupled decay "
                          "and clipping, one optimizer carried from client to "
                          "client", targets=["fc1"], ranks=[2, 1, 2]),
+    hand_het_lambda0,
 ]
 
 if __name__ == "__main__":

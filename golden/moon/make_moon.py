@@ -189,8 +189,34 @@ def squared_drawn():
         clients=CLIENTS_REG, rounds=px.with_drawn(ROUNDS_REG, DRAWN))
 
 
+# fc1's third unit dead on relu's kink (issue 33 §3): its weights and bias
+# 0, so its pre-activation is exactly 0 on every sample, and relu′(0) = 0
+# keeps every gradient from it (it stays 0 in every model, local, global
+# and previous); relu′(0) = 1 would move its row through proj's column
+# (0.45, −0.4).
+W_KINK = W_LAYERS[:4] + [0.0, 0.0] + W_LAYERS[6:8] + [0.0] + W_LAYERS[9:]
+
+
+def relu_kink():
+    return make(
+        "layers/relu-kink",
+        "MOON, layer list with a hidden unit exactly on relu's kink "
+        "(pre-activation 0), the paper's plain SGD",
+        "moon/layers/official's network and data with fc1's third row and "
+        "bias 0: that unit's pre-activation is exactly 0 on every sample and "
+        "in every step, where relu′(0) = 0 passes no gradient; μ = 1.3, τ = "
+        "0.6, η = 0.2, plain SGD (the paper's).",
+        LAYERS, W_KINK,
+        {"name": "moon", "hyperparameters": {"eta": 0.2, "moon.mu": 1.3,
+                                             "moon.tau": 0.6}},
+        ["moon-contrastive-gradient", "moon-previous-model",
+         "moon-first-previous", "moon-mu-tau", "moon-representation",
+         "aggregation-weights", "local-step-count"])
+
+
 def main():
-    pg.write_all(sys.argv, HERE, (paper, official, mu0, squared_drawn))
+    pg.write_all(sys.argv, HERE, (paper, official, mu0, squared_drawn,
+                                  relu_kink))
 
 
 if __name__ == "__main__":

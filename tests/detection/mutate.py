@@ -31,6 +31,10 @@ Operators (a mutant is named FILE:LINE:COL:OPERATOR[detail]):
                 minus dropped
   switch        one value of a client-optimizer switch (opt.*) for another
                 of its domain, in a comparison or a default
+  strict        a comparison's strictness flipped: < ↔ ≤, > ↔ ≥ (each
+                operator of a chained comparison on its own); a decision
+                taken exactly on its threshold (golden/boundaries.py lists
+                the vectors that sit there) is what tells them apart
 In the layer-list module (INDEX_FILES) the index arithmetic is mutated
 too: np.arange(.., n) as range, and a slice a:b inside a subscript shifted
 to a±1:b±1 (off-by-one[sliceI±1], I the slice's position).
@@ -54,6 +58,7 @@ A mutant is
 score = (killed + killed by crash) / (all mutants − equivalent).
 
 usage: mutate.py [--fast] [--jobs N] [--report FILE] [--list] [--only NAME]
+                 [--op OPERATOR]
   --fast   a deterministic sample (fixed seed, --per-group mutants for each
            algorithm) for `make check`; the default is every mutant
 Exits 0 when the score reaches --target (default 98%), 1 when it does
@@ -172,6 +177,9 @@ POST_FUNCS = {("pfl_numpy.py", "fedavg_rounds"), ("pfl_numpy.py", "run_partial")
 # a round's selected may differ from its clients only for pfedme
 SELECTED_FUNCS = {("pfl_numpy.py", "run_pfedme")}
 WEIGHT_KEYS = set(WEIGHT_DOMAIN)
+# operator "strict": each ordering comparison and its flipped strictness
+STRICT_FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
+OP_TEXT = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 
 
 # ---- the sites -------------------------------------------------------------------
@@ -546,6 +554,7 @@ class Collector(ast.NodeVisitor):
             self.weight_const(node.args[1], key)
 
     def visit_Compare(self, node):
+        self.strict_sites(node)
         sides = [node.left] + node.comparators
         key = None
         for c in sides:
@@ -558,6 +567,22 @@ class Collector(ast.NodeVisitor):
             if isinstance(c, ast.Constant) and key is not None:
                 self.weight_const(c, key)
         self.generic_visit(node)
+
+    def strict_sites(self, node):
+        """a < b → a <= b, a <= b → a < b, a > b → a >= b, a >= b → a > b:
+        the decision at the boundary a = b flipped."""
+        for k, op in enumerate(node.ops):
+            flip = STRICT_FLIP.get(type(op))
+            if flip is None:
+                continue
+
+            def make(n, k=k, flip=flip):
+                n = copy.deepcopy(n)
+                n.ops[k] = flip()
+                return n
+            self.add(node, "strict", "%s->%s%s" % (
+                OP_TEXT[type(op)], OP_TEXT[flip],
+                "" if len(node.ops) == 1 else "@%d" % k), make)
 
     def qual(self):
         return ".".join(f.name for f in self.stack)
@@ -935,6 +960,8 @@ def main():
     ap.add_argument("--list", action="store_true", help="list the mutants")
     ap.add_argument("--only", action="append", default=[],
                     help="run only the mutants whose name starts with this")
+    ap.add_argument("--op", action="append", default=[],
+                    help="run only the mutants of this operator (e.g. strict)")
     ap.add_argument("--show", help="print the mutated source's diff for a mutant")
     args = ap.parse_args()
     if args.run:
@@ -1037,6 +1064,8 @@ def drive(args, sites, pflref, work, t0):
         plan.append((s, vecs, s_group))
     if args.only:
         plan = [p for p in plan if any(p[0].name().startswith(o) for o in args.only)]
+    if args.op:
+        plan = [p for p in plan if p[0].op in args.op]
     if args.fast:
         rng = random.Random(args.seed)
         groups = {}

@@ -1,0 +1,517 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""golden/boundaries.py: decisions at their thresholds.
+
+    /usr/bin/python3 golden/boundaries.py [-q] [GOLDEN_DIR]
+    /usr/bin/python3 golden/boundaries.py --self-test
+
+(golden/coincidences.py runs it too, after the coincidence audit.)
+
+Every comparison by which the C reference decides something from computed
+values (a split criterion, a threshold, a tie of an argmin or of a sort, a
+clamp) is listed in COMPARISONS with the file, the text of its line (the
+audit finds the line number, so the table follows the code), the operator
+and what it decides.  Each comparison is
+
+  decided     by the vectors named: each sits exactly on the boundary, with
+              exactly representable numbers, so that < and ≤ (> and ≥, or
+              the other tie rule) give different runs; the entry's probe
+              checks, by the exact generators' replay (or the spec), that
+              at least one named vector really sits there;
+  equal       when both readings give the same result at the boundary
+              (max(r, 0) at r = 0, a clamp, a saturating count, a factor 1,
+              distinct ids): no vector can tell them apart, and the
+              argument says why (the matching mutants of the NumPy
+              candidates are argued in tests/detection/mutation-equivalent.json);
+  pending     not yet decided by any vector, with the reason; listed here
+              so that the gap is visible, never silent.
+
+Input validation (a hyperparameter's range), loop bounds and array sizes
+are not decisions and are not listed.  Exit 1 when an entry's line is not
+found in its file, a named vector does not exist, no named vector passes
+the probe, or an entry has neither vectors, an argument nor a reason;
+exit 2 on a usage error.  -q prints only the summary.  --self-test plants
+each failure (a vector moved off its boundary, a vector missing, a line not
+found, an entry without a reason) and exits 1 unless every one is caught.
+"""
+import os
+import sys
+from decimal import Decimal
+from fractions import Fraction
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+
+# ---- probes: does the vector (its spec) sit on the boundary? -------------
+
+def _hp(spec):
+    return spec["algorithm"].get("hyperparameters", {})
+
+
+def _cfl_notes(spec, name):
+    import pflref_exact_cfl as xc
+    trace = xc.replay(spec)[0]
+    return [(r.get("round"), r["value"]) for r in trace.records
+            if r["event"] == "note" and r["name"] == name]
+
+
+def _dec(x):
+    import pflref_exact_cfl as xc
+    return xc.dec(x) if isinstance(x, Fraction) else Decimal(x)
+
+
+def cfl_norm_on(note, key):
+    """A note (‖Δθ_c‖ or max ‖Δθ_i‖) equal to the threshold, exactly."""
+    def probe(spec):
+        th = _dec(Fraction(_hp(spec)[key]))
+        return any(_dec(v[0]) == th for _, v in _cfl_notes(spec, note))
+    return probe
+
+
+def cfl_gamma_on(spec):
+    """√((1 − α_max^cross)/2) = γ_max exactly, i.e. (1 − α)/2 = γ_max²."""
+    g = Fraction(_hp(spec)["gamma_max"])
+    return any((1 - _dec(v[0])) / 2 == _dec(g * g)
+               for _, v in _cfl_notes(spec, "alpha_cross"))
+
+
+def cfl_min_size_on(spec):
+    """A cluster of exactly cfl.min_cluster_size members reaches the γ test
+    (so the guard |c| < s let it through)."""
+    s = _hp(spec).get("cfl.min_cluster_size", 0)
+    return bool(s) and any(len(c1) + len(c2) == s for (_, c1), (_, c2) in
+                           zip(_cfl_notes(spec, "c1"), _cfl_notes(spec, "c2")))
+
+
+def cfl_warmup_on(spec):
+    """A split tested in round t = cfl.warmup (t < r lets it through)."""
+    r = _hp(spec).get("cfl.warmup", 0)
+    return bool(r) and any(t == r for t, _ in _cfl_notes(spec, "c1"))
+
+
+def cfl_pair_on(spec):
+    """A cluster of exactly two members reaches the γ test (|c| < 2 lets it
+    through)."""
+    return any(len(c1) + len(c2) == 2 for (_, c1), (_, c2) in
+               zip(_cfl_notes(spec, "c1"), _cfl_notes(spec, "c2")))
+
+
+def ifca_tie(spec):
+    import coincidences
+    name, sw, hp = coincidences.effective(spec)
+    return any(x.startswith("loss tie") for x in coincidences.r_ifca_ties(spec, sw, hp))
+
+
+def ifca_empty(spec):
+    """Option II with a cluster no participant chose in some round."""
+    import pflref_exact_ifca as xi
+    sw = spec["algorithm"].get("switches", {})
+    if sw.get("ifca.mode") != "model":
+        return False
+    k = _hp(spec).get("ifca.k", 1)
+    trace = xi.replay(spec)[0]
+    chosen = {}
+    for r in trace.records:
+        if r["event"] == "note" and r["name"] == "j_hat":
+            chosen.setdefault(r["round"], set()).add(int(r["value"][0]))
+    return any(len(c) < k for c in chosen.values())
+
+
+def interp_tie(spec):
+    import pflref_exact_interp as xp
+    return any(g == 0 for g in xp.grid_gaps(spec).values())
+
+
+def fedfomo_u_on(spec):
+    """A slot's u equal to ε_t = ε₀ − δ t, exactly."""
+    hp = _hp(spec)
+    e0 = Fraction(hp.get("fedfomo.epsilon0", 0.3))
+    d = Fraction(hp.get("fedfomo.delta", 0.05))
+    return any(Fraction(u) == e0 - d * t
+               for t, r in enumerate(spec["schedule"]["rounds"])
+               for dr in r.get("peer_draws", []) for u in dr.get("u", []))
+
+
+def relu_on_kink(spec):
+    """A BN-MLP run with some pre-activation u = 0 exactly."""
+    import pflref_exact_fedbn as fb
+    fb.STATS.update(min_u=None, on=0, near=0)
+    fb.replay(spec)
+    return fb.STATS["on"] > 0
+
+
+def moon_on_kink(spec):
+    """A layer list whose first dense layer has a row of zero weights and a
+    zero bias in front of a relu: that unit's input is exactly 0 on every
+    sample, and relu′(0) = 0 lets no gradient change it, so every step sits
+    on the kink (pflref_exact_moon.py asserts each relu input is 0 or more
+    than 1e-6 away)."""
+    net = spec["model"]
+    if net.get("kind") != "layers" or len(net["layers"]) < 2 or \
+            net["layers"][0]["type"] != "dense" or net["layers"][1]["type"] != "relu":
+        return False
+    w = spec["init"]["w"]
+    d_in, out = net["input"][0], net["layers"][0]["out"]
+    return any(all(x == 0 for x in w[o * d_in:(o + 1) * d_in]) and
+               w[out * d_in + o] == 0 for o in range(out))
+
+
+def fedfomo_batch_zero(spec):
+    """val_loss = batch_mean with val_batch = 0 given."""
+    sw = spec["algorithm"].get("switches", {})
+    return sw.get("fedfomo.val_loss") == "batch_mean" and \
+        _hp(spec).get("fedfomo.val_batch") == 0
+
+
+def fedfomo_no_positive(spec):
+    """A client whose every weight max(r_n, 0) is 0 (Σ = 0)."""
+    import pflref_exact_fedfomo as xf
+    trace = xf.replay(spec)[0]
+    return any(r["name"] == "weights" and all(x == 0 for x in r["value"])
+               for r in trace.records if r["event"] == "note")
+
+
+def fedfomo_topm_tie(spec):
+    """Top-M from P = I: in round 0 every other client's P_{i,n} = 0."""
+    sw = spec["algorithm"].get("switches", {})
+    return sw.get("fedfomo.selection") == "topM" and \
+        sw.get("fedfomo.P_init") == "identity" and len(spec["problem"]["clients"]) > 2
+
+
+def fedalt_all_v(spec):
+    """A client round of FedAlt whose every step is a v step (τ_v = its
+    number of batches)."""
+    tv = _hp(spec).get("tau_v")
+    return tv is not None and any(len(b) == tv for r in spec["schedule"]["rounds"]
+                                  for b in r["batches"])
+
+
+def fedalt_split_step(spec):
+    """A client round with both v and u steps (the step q = τ_v is u's)."""
+    tv = _hp(spec).get("tau_v")
+    return tv is not None and any(len(b) > tv for r in spec["schedule"]["rounds"]
+                                  for b in r["batches"])
+
+
+def _lora_tails(spec):
+    """The exact replay's tail products, each as (where, [(‖B_t‖², ‖A_t‖²)
+    per target]): where is "before" (before the local steps), "grad" (a
+    step's regulariser gradient) or "after" (the pruning test)."""
+    import linecache
+    import pflref_exact_lora as xl
+    calls, orig = [], xl.tail
+
+    def spy(L, r, q, c, rank):
+        out = orig(L, r, q, c, rank)
+        f = sys._getframe(1)
+        src = linecache.getline(f.f_code.co_filename, f.f_lineno)
+        calls.append(("before" if "before =" in src else
+                      "after" if "after =" in src else "grad", out))
+        return out
+    xl.tail = spy
+    try:
+        xl.replay(spec)
+    finally:
+        xl.tail = orig
+    return calls
+
+
+def hetlora_c_is_rmin(spec):
+    """HetLoRA with λ > 0 and a client whose c = ⌊γ r_i⌋ equals r_min (the
+    regulariser and the pruning test run: c ≥ r_min)."""
+    import math
+    hp = _hp(spec)
+    if spec["algorithm"].get("switches", {}).get("lora.method") != "hetlora" \
+            or not float(hp.get("hetlora.lambda", 0)) > 0:
+        return False
+    g, rmin = Fraction(hp.get("hetlora.gamma", 0.5)), int(hp.get("hetlora.r_min", 1))
+    ranks = spec["init"].get("lora_ranks", [])
+    return any(math.floor(g * r) == rmin for r in ranks)
+
+
+def hetlora_tail_unchanged(spec):
+    """A client round whose tail product after the local steps equals the
+    one before, exactly (the pruning test's <)."""
+    seq = [(w, sum(b * a for b, a in out)) for w, out in _lora_tails(spec)
+           if w != "grad"]
+    return any(w1 == "before" and w2 == "after" and x1 == x2
+               for (w1, x1), (w2, x2) in zip(seq, seq[1:]))
+
+
+def hetlora_lambda0_shrinks(spec):
+    """HetLoRA with λ = 0 whose data alone shrink some client's tail
+    product (measured on a copy with a negligible λ = 1e-12, which switches
+    the test on): a test λ ≥ 0 would prune there."""
+    import copy
+    hp = _hp(spec)
+    if spec["algorithm"].get("switches", {}).get("lora.method") != "hetlora" or \
+            float(hp.get("hetlora.lambda", 0)) != 0:
+        return False
+    probe = copy.deepcopy(spec)
+    probe["algorithm"]["hyperparameters"]["hetlora.lambda"] = 1e-12
+    seq = [(w, sum(b * a for b, a in out)) for w, out in _lora_tails(probe)
+           if w != "grad"]
+    return any(w1 == "before" and w2 == "after" and x2 < x1
+               for (w1, x1), (w2, x2) in zip(seq, seq[1:]))
+
+
+def hetlora_all_zero(spec):
+    """HetLoRA (sparsity weights) from A = B = 0: every S_k = 0, Z = 0."""
+    sw = spec["algorithm"].get("switches", {})
+    return sw.get("lora.method") == "hetlora" and \
+        sw.get("hetlora.weights", "sparsity") == "sparsity" and \
+        all(float(x) == 0 for x in spec["init"].get("lora", [1]))
+
+
+def hetlora_zero_norm(spec):
+    """A regulariser step with ‖B_tail‖ = 0 or ‖A_tail‖ = 0 (nB > 0)."""
+    return any(w == "grad" and any(b == 0 or a == 0 for b, a in out)
+               for w, out in _lora_tails(spec))
+
+
+# ---- the table -------------------------------------------------------------
+
+A = "ref/algorithms/"
+# (file, text on the line, operator, what it decides,
+#  ("decided", [vector ids], probe) | ("equal", argument) | ("pending", reason))
+COMPARISONS = [
+    (A + "cfl.c", "if (!(norm_c < eps1 && max_i > eps2) || m < 2 ||", "<",
+     "Alg. 5: split only when ‖Δθ_c‖ < ε₁",
+     ("decided", ["cfl/worked/boundary-eps1"], cfl_norm_on("norm_dtheta_c", "eps1"))),
+    (A + "cfl.c", "if (!(norm_c < eps1 && max_i > eps2) || m < 2 ||", ">",
+     "Alg. 5: split only when max ‖Δθ_i‖ > ε₂",
+     ("decided", ["cfl/worked/boundary-eps2"], cfl_norm_on("max_norm_dtheta", "eps2"))),
+    (A + "cfl.c", "if (!(norm_c < eps1 && max_i > eps2) || m < 2 ||", "<",
+     "a cluster of fewer than 2 members is not split (|c| = 2 is tested)",
+     ("decided", ["cfl/worked/nested-split", "cfl/worked/counterexample-optimal",
+                  "cfl/worked/spread-complete-linkage-samples"], cfl_pair_on)),
+    (A + "cfl.c", "(min_size > 0 && m < min_size) || s->t < warmup)", "<",
+     "cfl.min_cluster_size s: no split when |c| < s (|c| = s is tested)",
+     ("decided", ["cfl/worked/boundary-min-size"], cfl_min_size_on)),
+    (A + "cfl.c", "(min_size > 0 && m < min_size) || s->t < warmup)", "<",
+     "cfl.warmup r: no split in rounds t < r (t = r is tested)",
+     ("decided", ["cfl/worked/thresholds-warmup-drawn"], cfl_warmup_on)),
+    (A + "cfl.c", "return gamma_max < sqrt((1.0 - cross) / 2.0);", "<",
+     "Alg. 5: split iff γ_max < √((1 − α_max^cross)/2)",
+     ("decided", ["cfl/worked/boundary-gamma"], cfl_gamma_on)),
+    ("ref/engine/cluster.c", "", "sort",
+     "Algorithm 1's order of equal similarities (row-major, stable)",
+     ("pending", "no vector has two equal cross similarities whose order "
+      "changes the bipartition")),
+    (A + "ifca.c", "if (loss[j] < loss[j_hat])", "<",
+     "ĵ = argmin_j F_i(θ_j), ties to the lowest j",
+     ("decided", ["ifca/worked/partial-gradient", "ifca/worked/partial-model"],
+      ifca_tie)),
+    (A + "ifca.c", "else if (count[j] > 0.0)", ">",
+     "Option II: a cluster no participant chose keeps its model",
+     ("decided", ["ifca/worked/partial-model"], ifca_empty)),
+    (A + "ifca.c", "if (sigma > 0.0) {", ">",
+     "σ = 0 draws nothing",
+     ("equal", "σ ≥ 0 is validated; at σ = 0 the drawn ξ_j would be scaled "
+      "by 0 and θ_j = w⁰ + j δ either way (the draws are recorded as theta0)")),
+    (A + "interp.c", "if (loss < best_loss) {", "<",
+     "the grid's α_i = argmin validation loss, ties to the smaller α",
+     ("decided", ["interp/worked/grid-validation-linear"], interp_tie)),
+    (A + "fedfomo.c", "const int explore = !top_m && u[c] < eps;", "<",
+     "ε-greedy: slot c explores (π) when u < ε_t, else exploits (G)",
+     ("decided", ["fedfomo/worked/draws-on-epsilon"], fedfomo_u_on)),
+    (A + "fedfomo.c", "ws->weight[n] = ws->r[n] > 0.0 ? ws->r[n] : 0.0;", ">",
+     "w_n = max(r_n, 0)",
+     ("equal", "max(r, 0) is continuous at r = 0: both branches give 0")),
+    (A + "fedfomo.c", "for (size_t n = 0; n < N && total > 0.0; n++)", ">",
+     "normalise the weights only when Σ max(r_m, 0) > 0 (else all 0)",
+     ("decided", ["fedfomo/worked/linear-val-keep", "fedfomo/worked/hand"],
+      fedfomo_no_positive)),
+    (A + "fedfomo.c", "total > 0.0 || h->no_positive == PFLREF_FEDFOMO_NO_POSITIVE_ANCHOR",
+     ">", "fedfomo.no_positive = keep_current: keep θ_i when Σ = 0",
+     ("decided", ["fedfomo/worked/linear-val-keep"], fedfomo_no_positive)),
+    (A + "fedfomo.c", "if (ws->weight[n] > 0.0)   /* req: fedfomo.alg1.l5 */", ">",
+     "l. 5 sums the candidates with w_n > 0",
+     ("equal", "a candidate with w_n = 0 adds 0 · (θ_n − a) = 0 to a finite x")),
+    (A + "fedfomo.c", "scale = fabs(sum) > 1e-9 ? fabs(sum) : 1e-9;", ">",
+     "the P update's divisor max(|Σ r|, 1e-9)",
+     ("equal", "max(|Σ r|, 1e-9) is continuous at |Σ r| = 1e-9: both branches "
+      "give 1e-9")),
+    (A + "fedfomo.c", "return row[a] > row[b];", ">",
+     "G: descending P_{i,n}",
+     ("equal", "reached only when row[a] != row[b], where > and ≥ agree")),
+    (A + "fedfomo.c", "return a < b;", "<",
+     "G: equal P_{i,n} ordered by the lower id (top-M and ε-greedy ties)",
+     ("decided", ["fedfomo/worked/draws-pfllib"], fedfomo_topm_tie)),
+    (A + "fedfomo.c", "M = M > 0 ? M - 1 : 0;", ">",
+     "fedfomo.M_counts = total: M − 1 downloads, at least 0",
+     ("equal", "max(M − 1, 0) is the same at M = 0 either way")),
+    (A + "fedfomo.c", "if (h->val_loss == PFLREF_FEDFOMO_VAL_BATCH_MEAN && B > 0 && B < D->n &&",
+     ">", "val_loss = batch_mean with B = 0: one batch, the whole set",
+     ("decided", ["fedfomo/worked/linear-val-batch-zero"], fedfomo_batch_zero)),
+    (A + "fedfomo.c", "if (h->val_loss == PFLREF_FEDFOMO_VAL_BATCH_MEAN && B > 0 && B < D->n &&",
+     "<", "val_loss = batch_mean splits into batches only when B < n",
+     ("equal", "B = n: one batch of all n samples, whose mean is the whole-set "
+      "mean computed the same way")),
+    (A + "fedalt.c", "st = pflref_local_sgd_step(q < tau_v ? &v_job : &u_job, q, x, g,",
+     "<", "FedAlt: steps q < τ_v train v, the rest u",
+     ("decided", ["fedalt/worked/notes-d-fedrep"], fedalt_split_step)),
+    (A + "fedalt.c", "if (b->nsteps >= tau_v)", ">=",
+     "a client round needs at least τ_v batches (all of them v steps when "
+     "equal)",
+     ("decided", ["fedalt/worked/spread-stateful-samples-personal-tau-v-3"],
+      fedalt_all_v)),
+    (A + "lora.c", "const int reg = het && h->lambda > 0.0 && c >= h->r_min;", ">",
+     "HetLoRA regularises and prunes only when λ > 0",
+     ("decided", ["lora/worked/hand-hetlora-lambda0"], hetlora_lambda0_shrinks)),
+    (A + "lora.c", "const int reg = het && h->lambda > 0.0 && c >= h->r_min;", ">=",
+     "HetLoRA prunes only to c = ⌊γ r_i⌋ ≥ r_min",
+     ("decided", ["lora/worked/hand-hetlora-prune", "lora/worked/mlp-hetlora-uniform"],
+      hetlora_c_is_rmin)),
+    (A + "lora.c", "if (reg && tail_product(&ws->L, qi, c, rank, NULL, NULL) < before) {",
+     "<", "HetLoRA prunes when the tail product decreased",
+     ("decided", ["lora/worked/mlp-hetlora-uniform"], hetlora_tail_unchanged)),
+    (A + "lora.c", "if (nB > 0.0)", ">",
+     "the regulariser's gradient divides by ‖B_tail‖ only when it is not 0",
+     ("decided", ["lora/worked/hand-hetlora-prune", "lora/worked/mlp-hetlora-uniform",
+                  "lora/worked/mlp-hetlora"], hetlora_zero_norm)),
+    (A + "lora.c", "ws->weight[k] = Z > 0.0 ? ws->weight[k] / Z : 1.0 / (double)plan->m;",
+     ">", "sparsity weights: uniform when every S_k = 0",
+     ("decided", ["lora/worked/mlp-hetlora-zero"], hetlora_all_zero)),
+    (A + "apfl.c", "return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);", "<, >",
+     "α clamped to [0, 1]",
+     ("equal", "a clamp is continuous at its ends: x = 0 gives 0 and x = 1 "
+      "gives 1 either way")),
+    (A + "pfedhn.c", "if (coef < 1.0)", "<",
+     "gradient clipping by norm: scale by c/‖g‖ when it is below 1",
+     ("equal", "at coef = 1 the scaled gradient is g · 1 = g exactly")),
+    ("ref/engine/optim.c", "if (!(coef < 1.0))", "<",
+     "opt.clip = norm: scale by c/‖g‖ when it is below 1",
+     ("equal", "at coef = 1 the scaled gradient is g · 1 = g exactly")),
+    ("ref/models/mlp.c", "if (!(A[q] > 0.0))", ">",
+     "ReLU′(0) = 0 (a pre-activation exactly 0 passes no gradient)",
+     ("decided", ["fedbn/worked/relu-kink"], relu_on_kink)),
+    ("ref/models/layers_ops.c", "if (!(y[q] > 0.0))", ">",
+     "a layer list's ReLU′: [y > 0] (relu′(0) = 0)",
+     ("decided", ["moon/layers/relu-kink"], moon_on_kink)),
+    ("ref/models/mlp.c", ": (A[q] > 0.0 ? A[q] : 0.0);", ">",
+     "ReLU(a) = max(a, 0)",
+     ("equal", "max(a, 0) is continuous at a = 0: both branches give 0")),
+]
+# Not decided in one NumPy candidate's own relu code: Per-FedAvg's BN path
+# (pfl_numpy_perfedavg.py, the mask U > 0 of the exact Hessian-vector
+# product), where a pre-activation exactly 0 makes the Hessian undefined
+# (central differences disagree across the kink), so no exact generator
+# can pin a value there.
+
+
+def line_of(path, text):
+    """The 1-based line of the first line of path containing text, or 0."""
+    try:
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            for k, line in enumerate(f, 1):
+                if text and text in line:
+                    return k
+    except OSError:
+        pass
+    return 0
+
+
+def audit(vectors, quiet=False):
+    """Prints the table; returns the list of problems."""
+    specs = {v["id"]: v["spec"] for _, v in vectors}
+    problems, rows = [], []
+    counts = {"decided": 0, "equal": 0, "pending": 0}
+    for path, text, op, what, status in COMPARISONS:
+        kind = status[0]
+        ln = line_of(path, text) if text else 0
+        where = "%s:%s" % (path, ln if ln else "-")
+        if text and not ln:
+            problems.append("%s: line not found: %s" % (path, text))
+        if kind == "decided":
+            names, probe = status[1], status[2]
+            missing = [n for n in names if n not in specs]
+            for n in missing:
+                problems.append("%s %s: no vector %s" % (where, op, n))
+            on = [n for n in names if n in specs and probe(specs[n])]
+            if not on:
+                problems.append("%s %s (%s): no named vector sits on the "
+                                "boundary" % (where, op, what))
+            note = ", ".join(on) if on else "NONE ON THE BOUNDARY"
+        elif kind in ("equal", "pending") and len(status) > 1 and status[1]:
+            note = status[1]
+        else:
+            problems.append("%s %s (%s): neither vectors, an argument nor a "
+                            "reason" % (where, op, what))
+            note = "?"
+        counts[kind] = counts.get(kind, 0) + 1
+        rows.append((where, op, kind, what, note))
+    print("boundaries: each decision's comparison and the vectors on its boundary")
+    if not quiet:
+        for where, op, kind, what, note in rows:
+            print("  %-34s %-5s %-8s %s" % (where, op, kind, what))
+            print("  %-34s %-5s %-8s   %s" % ("", "", "", note))
+    for p in problems:
+        print("boundaries: " + p)
+    print("boundaries: %d comparisons: %d decided by a vector on the boundary, "
+          "%d equal at the boundary (argued), %d pending (not yet covered)%s"
+          % (len(COMPARISONS), counts["decided"], counts["equal"], counts["pending"],
+             "" if not problems else "; %d problems" % len(problems)))
+    return problems
+
+
+def self_test():
+    """Plants what the audit must refuse, each in a copy of the table or of
+    the vectors: a vector moved off its boundary (ε₁ = 0.625 → 0.75), a
+    named vector missing, a line not in its file, an entry with no reason.
+    Returns the number of plants the audit did not catch."""
+    global COMPARISONS
+    import contextlib
+    import copy
+    import io
+    import coincidences
+    vectors = coincidences.load(HERE)
+    off = copy.deepcopy(vectors)
+    for _, v in off:
+        if v["id"] == "cfl/worked/boundary-eps1":
+            v["spec"]["algorithm"]["hyperparameters"]["eps1"] = 0.75
+    plants = {
+        "off the boundary": (off, COMPARISONS),
+        "vector missing": ([x for x in vectors if x[1]["id"] != "cfl/worked/boundary-gamma"],
+                           COMPARISONS),
+        "line not found": (vectors, [(A + "cfl.c", "no such line", "<", "x",
+                                      ("equal", "y"))]),
+        "no reason": (vectors, [(A + "cfl.c", "", "<", "x", ("pending", ""))]),
+    }
+    missed = 0
+    saved = COMPARISONS
+    for what, (vecs, table) in plants.items():
+        COMPARISONS = table
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                problems = audit(vecs, quiet=True)
+        finally:
+            COMPARISONS = saved
+        print("boundaries self-test: %-18s %s" % (what, "caught" if problems else "MISSED"))
+        missed += not problems
+    with contextlib.redirect_stdout(io.StringIO()):
+        clean = audit(vectors, quiet=True)
+    print("boundaries self-test: %-18s %s" % ("the real table", "clean" if not clean
+                                              else "%d problems" % len(clean)))
+    return missed + bool(clean)
+
+
+def main(argv):
+    quiet = "-q" in argv
+    if "--self-test" in argv:
+        return 1 if self_test() else 0
+    args = [a for a in argv if a != "-q"]
+    if len(args) > 1 or any(a.startswith("-") for a in args):
+        print("usage: golden/boundaries.py [-q] [--self-test] [GOLDEN_DIR]",
+              file=sys.stderr)
+        return 2
+    import coincidences
+    vectors = coincidences.load(args[0] if args else HERE)
+    return 1 if audit(vectors, quiet) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
