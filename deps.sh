@@ -41,7 +41,8 @@ set -eu
 
 CORE="make gcc g++ pkg-config libgsl-dev libopenblas-dev check libsubunit-dev \
 libjansson-dev libssl-dev zlib1g-dev libzip-dev python3 python3-numpy \
-python3-jsonschema python3-pytest python3-pip man-db gnuplot-nox"
+python3-jsonschema python3-pytest python3-pip python3-setuptools man-db \
+gnuplot-nox"
 LINT="cppcheck python3"
 COVERAGE="gcovr"
 ASAN="libasan8 libubsan1"

@@ -27,6 +27,16 @@ THIRD_PARTY = {
     "torch": ("python3-torch", "torch"),
     "markdown": ("python3-markdown", "site"),
     "websocket": ("python3-websocket", "site"),
+    "setuptools": ("python3-setuptools", "core"),
+    "pip": ("python3-pip", "core"),
+}
+
+# modules of a fetched checkout that no Debian package provides: name ->
+# (the only folder whose files may import it, where it comes from).  Such a
+# harness stays outside `make check` (it runs when its variable is set).
+FETCHED = {
+    "utils": ("tests/pfllib/", "TsingZ0/PFLlib's system/utils (PFLLIB_DIR)"),
+    "flcore": ("tests/pfllib/", "TsingZ0/PFLlib's system/flcore (PFLLIB_DIR)"),
 }
 
 # folders of a checkout that hold no project source
@@ -113,6 +123,9 @@ def unregistered_imports(root, registry=None):
         for name in imported_names(path):
             if (name in sys.stdlib_module_names or name in own
                     or name in registry or name == "__future__"):
+                continue
+            rel = os.path.relpath(path, root)
+            if name in FETCHED and rel.startswith(FETCHED[name][0]):
                 continue
             out.setdefault(name, []).append(os.path.relpath(path, root))
     return out

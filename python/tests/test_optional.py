@@ -79,3 +79,13 @@ def test_require_fails_on_a_folder_standing_in_for_a_missing_module(
 def test_require_returns_an_installed_module():
     np = optional.require("numpy")
     assert hasattr(np, "float64") and not optional._inside(np.__file__, ROOT)
+
+
+def test_a_fetched_module_only_in_its_folder(tmp_path):
+    """PFLlib's modules (optional.FETCHED) may be imported by the harness
+    under tests/pfllib/ only; elsewhere they are unregistered."""
+    (tmp_path / "tests" / "pfllib").mkdir(parents=True)
+    (tmp_path / "tests" / "pfllib" / "h.py").write_text("import flcore\n")
+    (tmp_path / "other.py").write_text("import flcore.servers\n")
+    assert optional.unregistered_imports(str(tmp_path)) == {
+        "flcore": ["other.py"]}
