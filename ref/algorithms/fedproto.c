@@ -70,6 +70,7 @@
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
 #include "engine/work.h"
+#include "algorithms/body.h"
 
 static const char *const STEP_LINE =
     "LocalUpdate l. 5: v_i ← v_i − η ∇(L_S + λ R(f_i(x), C̄^(y)))";
@@ -99,33 +100,12 @@ typedef struct {
     double *N_bar;    /* K: |N_j| of C̄^(j) (0: no prototype)              */
 } fedproto_work;
 
-/* h, the embedding's length: the mlp's hidden units, or the input of a
- * layer list's last (dense) layer. */
-static size_t embed_size(const pflref_model *m)
-{
-    if (m->kind == PFLREF_MODEL_MLP)
-        return m->h;
-    return m->kind == PFLREF_MODEL_LAYERS && m->nlayers > 0
-               ? m->layers[m->nlayers - 1].in_size
-               : 0;
-}
-
-/* The largest training set, the bound of the feature buffers. */
-static size_t max_train(const pflref_problem *pr)
-{
-    size_t n = 1;
-    for (size_t i = 0; i < pr->N; i++)
-        if (pr->clients[i].train.n > n)
-            n = pr->clients[i].train.n;
-    return n;
-}
-
 static void *fedproto_work_alloc(const pflref_problem *problem,
                                  const pflref_hyper *hyper)
 {
     (void)hyper;
-    const size_t P = problem->model.P, h = embed_size(&problem->model);
-    const size_t K = problem->model.k, n = max_train(problem);
+    const size_t P = problem->model.P, h = pflref_body_size(&problem->model);
+    const size_t K = problem->model.k, n = pflref_largest_train(problem);
     fedproto_work *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
         return NULL;
@@ -212,7 +192,7 @@ static pflref_status fedproto_check(const pflref_problem *problem,
     pflref_status st = check_model(&problem->model, err);
     if (st != PFLREF_OK)
         return st;
-    const size_t n_max = max_train(problem);
+    const size_t n_max = pflref_largest_train(problem);
     for (size_t t = 0; t < schedule->T; t++)
         for (size_t j = 0; j < schedule->rounds[t].m; j++) {
             const pflref_batches *b = &schedule->rounds[t].batches[j];
@@ -286,7 +266,7 @@ static pflref_status step_grad(pflref_state *s, size_t i, double *v_i,
     const pflref_model *m = &s->problem->model;
     const pflref_data *D = &s->problem->clients[i].train;
     const pflref_fedproto_hyper *fp = &s->hyper->fedproto;
-    const size_t h = embed_size(m), nb = b->step_off[q + 1] - b->step_off[q];
+    const size_t h = pflref_body_size(m), nb = b->step_off[q + 1] - b->step_off[q];
     const size_t *idx = b->idx + b->step_off[q];
     const int mse = fp->distance == PFLREF_FEDPROTO_DISTANCE_MSE;
     /* req: fedproto.eq6 */
@@ -365,7 +345,7 @@ static pflref_status client_prototypes(pflref_state *s, size_t i,
 {
     const pflref_model *m = &s->problem->model;
     const pflref_data *D = &s->problem->clients[i].train;
-    const size_t h = embed_size(m), K = m->k;
+    const size_t h = pflref_body_size(m), K = m->k;
     for (size_t j = 0; j < K; j++)
         ws->n_ij[j] = 0.0;
     for (size_t r = 0; r < D->n; r++)
@@ -437,7 +417,7 @@ static pflref_status fedproto_round(pflref_state *s,
 {
     fedproto_work *ws = s->extra;
     const pflref_model *m = &s->problem->model;
-    const size_t K = m->k, h = embed_size(m);
+    const size_t K = m->k, h = pflref_body_size(m);
     const int uniform =
         s->hyper->fedproto.weights == PFLREF_FEDPROTO_WEIGHTS_UNIFORM;
     zero(ws->C_sum, K * h);
@@ -480,7 +460,7 @@ static pflref_status fedproto_evaluate(const pflref_state *s, size_t i,
 {
     const pflref_model *m = &s->problem->model;
     fedproto_work *ws = s->extra;
-    const size_t K = m->k, h = embed_size(m);
+    const size_t K = m->k, h = pflref_body_size(m);
     const int mse = s->hyper->fedproto.distance ==
                     PFLREF_FEDPROTO_DISTANCE_MSE;
     const double *v_i = s->v + i * s->P;
@@ -523,7 +503,7 @@ static void fedproto_load_state(pflref_state *s, pflref_state_loader load,
 {
     fedproto_work *ws = s->extra;
     const pflref_model *m = &s->problem->model;
-    const size_t K = m->k, h = embed_size(m);
+    const size_t K = m->k, h = pflref_body_size(m);
     load(ctx, PFLREF_EV_NOTE, "C_bar", t, -1, ws->C_bar, K * h);
     load(ctx, PFLREF_EV_NOTE, "N_bar", t, -1, ws->N_bar, K);
 }

@@ -97,6 +97,7 @@
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
 #include "engine/work.h"
+#include "algorithms/body.h"
 
 static const char *const STEP_LINE =
     "Alg. 1 l. 19: w_i ← w_i − η ∇(ℓ_sup + μ ℓ_con)";
@@ -118,34 +119,12 @@ typedef struct {
     double *dz;       /* nb × h: ∂ℓ_con,j/∂z_j per sample                  */
 } moon_work;
 
-/* h, the representation's length: the mlp's hidden units, or the input
- * of a layer list's last (dense) layer. */
-static size_t rep_size(const pflref_model *m)
-{
-    if (m->kind == PFLREF_MODEL_MLP)
-        return m->h;
-    return m->kind == PFLREF_MODEL_LAYERS && m->nlayers > 0
-               ? m->layers[m->nlayers - 1].in_size
-               : 0;
-}
-
-/* The largest training set, the bound of the representation buffers
- * (moon_check refuses a longer batch). */
-static size_t max_batch(const pflref_problem *pr)
-{
-    size_t n = 1;
-    for (size_t i = 0; i < pr->N; i++)
-        if (pr->clients[i].train.n > n)
-            n = pr->clients[i].train.n;
-    return n;
-}
-
 static void *moon_work_alloc(const pflref_problem *problem,
                              const pflref_hyper *hyper)
 {
     (void)hyper;
-    const size_t P = problem->model.P, h = rep_size(&problem->model);
-    const size_t nb = max_batch(problem);
+    const size_t P = problem->model.P, h = pflref_body_size(&problem->model);
+    const size_t nb = pflref_largest_train(problem);
     moon_work *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
         return NULL;
@@ -168,7 +147,7 @@ static pflref_status check_batches(const pflref_problem *problem,
                                    const pflref_schedule *schedule,
                                    pflref_error *err)
 {
-    const size_t n_max = max_batch(problem);
+    const size_t n_max = pflref_largest_train(problem);
     for (size_t t = 0; t < schedule->T; t++)
         for (size_t j = 0; j < schedule->rounds[t].m; j++) {
             const pflref_batches *b = &schedule->rounds[t].batches[j];
@@ -287,7 +266,7 @@ static pflref_status contrastive_grad(pflref_state *s, size_t i,
 {
     const pflref_model *m = &s->problem->model;
     const pflref_data *D = &s->problem->clients[i].train;
-    const size_t h = rep_size(m);
+    const size_t h = pflref_body_size(m);
     /* req: moon.alg1.l14 */
     pflref_status st = pflref_model_features(m, ws->w_local, D, idx, nb,
                                              s->ws, ws->A, ws->z);
