@@ -21,7 +21,7 @@
 #                        cppcheck, SPDX identifiers (tools/spdx.py), and
 #                        the scripts' self-tests
 #   make proofs          Frama-C WP and Coq proofs (proofs/README.md)
-#   make proofs-cache    rewrite proofs/cache/, the provers' answers make proofs replays
+#   make proofs-cache    rewrite proofs/cache/ (the provers' answers; proofs/README.md)
 #   make check-torch     the PyTorch example (docs/examples/pytorch/) against
 #                        the golden vectors, its deliberate bug caught, and
 #                        through the pytest plugin once `import pflref` works

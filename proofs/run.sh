@@ -39,9 +39,9 @@
 # only for the identical question to the identical prover; any change to
 # a contract, to the code or to the limits is a new goal, which the
 # provers decide.  PROOFS_CACHE selects the use:
-#   replay   (the default) use the entries, prove what has none, add none;
+#   none     (the default) ignore the cache: every goal goes to the provers;
+#   replay   use the entries, prove what has none, add none;
 #   update   as replay, and add the results of what was proved;
-#   none     ignore the cache: every goal goes to the provers;
 #   rebuild  prove everything and write a fresh cache (make proofs-cache;
 #            it drops the entries no goal uses any more).
 # The crash self-test at the end never reads the cache.  The entries hold
@@ -170,7 +170,11 @@ trap 'rm -rf "$log"' EXIT
 # The cache (see the head of this file): its key names the limits and the
 # provers' versions, which WP's own digest does not all cover (Z3's limit
 # is in the Why3 command, below).
-CACHE_MODE=${PROOFS_CACHE:-replay}
+# Not the default yet: WP checks a cached answer's step count against
+# -wp-steps, which is CVC4's limit here (Z3's is in the Why3 command), so a
+# goal Z3 proved in more than CVC4_STEPS of its own units replays as a
+# step-out (proofs/README.md, "The prover cache").
+CACHE_MODE=${PROOFS_CACHE:-none}
 CACHE_DIR=proofs/cache
 CACHE_KEY="z3 $Z3_STEPS $Z3_CONTROL cvc4 $CVC4_STEPS $CVC4_CONTROL margin $CONTROL_MARGIN; $(z3 --version 2>&1 | head -n 1); $(cvc4 --version 2>&1 | head -n 1)"
 case "$CACHE_MODE" in
