@@ -100,17 +100,41 @@ BOX_LINE = re.compile(r"^\s{0,3}(\d{1,2})\s+(\S.*)$")
 
 def parse_box(md):
     """The numbered box: the first fenced block whose lines start with
-    1, 2, 3, ...; {number: text} with continuation lines joined."""
+    1, 2, 3, ... (a gap of at most two lines: a box that leaves out its
+    "end for" lines); {number: text} with continuation lines joined.  A box of
+    several procedures (a header line at column 0, such as "Server:" or
+    "LocalUpdate(i, C):", then lines numbered from 1 again) gives keys
+    "<procedure>.<number>" with the procedure's first word in lower case
+    ("alg<K>" for a header "Algorithm K")."""
     for block in re.findall(r"```[a-z]*\n(.*?)```", md, re.S):
-        lines, last = {}, None
+        parts, last, header = [], None, None
         for raw in block.splitlines():
             m = BOX_LINE.match(raw)
-            if m and int(m.group(1)) == (last or 0) + 1:
+            if m and int(m.group(1)) == 1 and header is not None:
+                name, undo = header
+                if undo:                     # the header was not a continuation
+                    undo[0][undo[1]] = undo[2]
+                parts.append((name, {}))
+                last = None
+            header = None
+            if m and (last or 0) < int(m.group(1)) <= (last or 0) + 3:
+                if not parts:
+                    parts.append((None, {}))
                 last = int(m.group(1))
-                lines[last] = m.group(2).rstrip()
-            elif last is not None and raw.strip():
-                lines[last] += "\n" + raw.strip()
-        if len(lines) >= 3 and 1 in lines:
+                parts[-1][1][last] = m.group(2).rstrip()
+                continue
+            if raw[:1].isalpha():
+                lines = parts[-1][1] if parts and last is not None else None
+                numbered = re.match(r"Algorithm\s+(\d+)", raw)
+                header = (f"alg{numbered.group(1)}" if numbered else re.match(r"[A-Za-z]\w*", raw).group(0).lower(),
+                          (lines, last, lines[last]) if lines is not None else None)
+            if last is not None and raw.strip():
+                parts[-1][1][last] += "\n" + raw.strip()
+        if len(parts) == 1:
+            lines = parts[0][1]
+        else:
+            lines = {f"{sec}.{n}": t for sec, ls in parts for n, t in ls.items()}
+        if len(lines) >= 3 and (1 in lines or len(parts) > 1):
             return lines
     return {}
 
@@ -212,24 +236,42 @@ def tests_section(test):
             f"<ul>{items}</ul>")
 
 
+def box_key(box, k, procedure, n):
+    """The box's key for line n of Algorithm k's procedure (None: the
+    algorithm's only one)."""
+    if procedure is not None:
+        named = [key.split(".")[0] for key in box if isinstance(key, str) and key.startswith(procedure)]
+        return f"{named[0]}.{n}" if named else f"{procedure}.{n}"
+    return f"alg{k}.{n}" if f"alg{k}.{n}" in box else n
+
+
 def box_ids(alg, box):
     """{box line: requirement id} for the page's box: the registry (of the
     page's algorithms, fedalt-fedsim: fedalt then fedsim) whose ids
-    <alg>.alg<K>.l<n> number as many lines as the box has."""
-    t = TRACE[0]
-    best = {}
+    <alg>.alg<K>.l<n> number as many lines as the box has.  A box of several
+    procedures takes each line's id from its own: <alg>.alg<K>.<procedure>.l<n>
+    (the procedure named by the start of its header, "local" for
+    "LocalUpdate"), or <alg>.alg<K>.l<n> under a header "Algorithm K"."""
+    found = []
     for part in alg.split("-"):
         by_k = {}
-        for rid in t.order.get(part, []):
-            m = re.match(rf"^{re.escape(part)}\.alg(\d+)\.l(\d+)$", rid)
+        for rid in TRACE[0].order.get(part, []):
+            m = re.match(rf"^{re.escape(part)}\.alg(\d+)(?:\.([a-z]+))?\.l(\d+)$", rid)
             if m:
-                by_k.setdefault(m.group(1), {})[int(m.group(2))] = rid
-        for k in sorted(by_k, key=int):
-            ids = by_k[k]
-            if set(ids) == set(box):
-                return ids
-            if len(set(ids) & set(box)) > len(set(best) & set(box)):
-                best = ids
+                key = box_key(box, m.group(1), m.group(2), int(m.group(3)))
+                by_k.setdefault(m.group(1), {})[key] = rid
+        found += [by_k[k] for k in sorted(by_k, key=int)]
+    if any(isinstance(key, str) for key in box):
+        merged = {}
+        for ids in found:
+            merged.update({n: rid for n, rid in ids.items() if n in box and n not in merged})
+        return merged
+    best = {}
+    for ids in found:
+        if set(ids) == set(box):
+            return ids
+        if len(set(ids) & set(box)) > len(set(best) & set(box)):
+            best = ids
     return best
 
 
@@ -314,6 +356,14 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
     title = re.search(r"^# (.+)$", md, re.M).group(1)
     box = parse_box(md)
     ids = box_ids(alg, box) if box else {}
+    # every registered line of an algorithm the box shows has its row (a
+    # line the parser ran into its neighbour would lose its evidence)
+    shown = {rid.rsplit(".l", 1)[0].split(".")[1] for rid in ids.values()}
+    unplaced = [rid for part in alg.split("-") for rid in TRACE[0].order.get(part, [])
+                if re.match(rf"^{re.escape(part)}\.alg\d+(\.[a-z]+)?\.l\d+$", rid)
+                and rid.split(".")[1] in shown and rid not in ids.values()]
+    if unplaced:
+        sys.exit(f"site: {md_rel}: the box has no line for {', '.join(unplaced)} (trace/*.req)")
     vectors = vectors_of(alg)
     # the worked example: the paper's reading first (its formulas cite the box)
     worked = next((p for key in ("paper", "worked") for p, i, n in vectors if key in p),
@@ -332,14 +382,14 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
                 os.makedirs(os.path.dirname(os.path.join(out, p)), exist_ok=True)
                 outfile.copy(os.path.join(ROOT, p), os.path.join(out, p))
     rows = []
-    for n in sorted(box):
+    for n in box:
         rid = ids.get(n)
         code = code_cells(out, cited, rid) if rid else ""
         evidence = evidence_for(out, cited, rid) if rid else "no requirement registered for this line"
         tr = traced.get(n, [])
         trace_cell = f"<pre>{html.escape(chr(10).join(tr))}</pre>" if tr else ""
         req_attr = f' data-req="{html.escape(rid)}"' if rid else ""
-        rows.append(f'<tr id="line-{n}"{req_attr}><td class="line">{n}</td><td class="paper">{html.escape(box[n])}</td>'
+        rows.append(f'<tr id="line-{str(n).replace(".", "-")}"{req_attr}><td class="line">{str(n).replace(".", " ")}</td><td class="paper">{html.escape(box[n])}</td>'
                     f'<td class="code">{code}</td><td class="evidence">{evidence}</td>'
                     f'<td class="trace">{trace_cell}</td></tr>')
     intro_md = md.split("\n## ", 1)[0].split("\n", 1)[1]
