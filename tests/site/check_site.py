@@ -55,7 +55,10 @@ PAGE_FACTS = """JSON.stringify({
   lines: document.querySelectorAll('table.beside tr[id^=line-]').length,
   code: document.querySelectorAll('table.beside td.code pre').length,
   untested: Array.from(document.querySelectorAll('table.beside tr[id^=line-]'))
-    .filter(r => !r.querySelector('td.evidence a.check')).map(r => r.id)
+    .filter(r => !r.querySelector('td.evidence a.check')).map(r => r.id),
+  annotated: Array.from(document.querySelectorAll('table.beside tr[id^=line-]'))
+    .filter(r => Array.from(r.querySelectorAll('td.code pre'))
+      .some(p => /\/\*@|\/\/@/.test(p.textContent))).map(r => r.id)
 })"""
 
 
@@ -186,6 +189,9 @@ def check(site, required, browser):
             # (tools/site/build.py, from the traceability data)
             failures += [f"{rel}: line without a test or vector of its own: {r}"
                          for r in facts["untested"]]
+            # the C beside the box is code: ACSL is proof material, linked
+            failures += [f"{rel}: proof annotation shown beside the box: {r}"
+                         for r in facts["annotated"]]
             links += [(rel, h) for h in facts["links"]]
             if rel == "alg/pfedme.html":
                 if facts["lines"] != 10:
@@ -229,6 +235,9 @@ PLANTED = {
     "untested.html": ('<table class="beside"><tr id="line-1"><td class="evidence">'
                       '<a href="other.html">the whole page</a></td></tr></table>',
                       "line without a test"),
+    "annotated.html": ('<table class="beside"><tr id="line-1"><td class="code"><pre>/*@ requires n &gt; 0; */\n'
+                       'x = 1;</pre></td><td class="evidence"><a class="check" href="other.html#b">a test</a>'
+                       '</td></tr></table>', "proof annotation shown"),
 }
 
 

@@ -282,19 +282,49 @@ def linked(out, cited, path):
     return f"../src/{path}.html"
 
 
+def without_acsl(src, a):
+    """The indices from a on that are not proof annotations: the lines of
+    an ACSL block (/*@ ... */) or an ACSL line (//@ ...) are proof
+    material, linked from the source page but not shown beside the box."""
+    keep, inside = [], False
+    for k in range(a, len(src)):
+        t = src[k].strip()
+        if inside or t.startswith(("/*@", "//@")):
+            inside = (inside or t.startswith("/*@")) and "*/" not in t
+            continue
+        keep.append(k)
+    return keep
+
+
+def statement_excerpt(src, a, most=8, cap=20):
+    """The code under a tag from line a: whole statements up to the next
+    blank line or tag (at least one line, `most` lines, and past `most`
+    only to close a statement left open, at most `cap`), ACSL left out."""
+    shown, depth = [], 0
+    for k in without_acsl(src, a):
+        t = src[k]
+        if not t.strip() or (shown and trace.TAG.search(t)):
+            break
+        if len(shown) >= most and depth <= 0 and shown[-1].rstrip().endswith((";", "{", "}")):
+            break
+        if len(shown) >= cap:
+            break
+        shown.append(t)
+        depth += t.count("(") - t.count(")")
+    return shown
+
+
 def code_cells(out, cited, rid):
-    """The C lines citing rid: each tag and the code under it, up to the
-    next blank line (at most 8 lines)."""
+    """The C lines citing rid: each tag and the statements under it, up to
+    the next blank line (statement_excerpt)."""
     parts = []
     for f, n, _ in TRACE[0].cites.get(rid, {}).get("code", [])[:4]:
         src = read(f).splitlines()
         a = n                    # the line under the tag (0-based index n)
         while a < len(src) and trace.TAG.search(src[a]) and src[a].lstrip().startswith(("/*", "//")):
             a += 1               # the tag's continuation lines
-        b = a
-        while b < len(src) and b - a < 8 and src[b].strip() and not trace.TAG.search(src[b]):
-            b += 1
-        excerpt = html.escape("\n".join(src[a:b] if b > a else src[a - 1:a]))
+        shown = statement_excerpt(src, a)
+        excerpt = html.escape("\n".join(shown if shown else src[a - 1:a]))
         parts.append(f'<a href="{linked(out, cited, f)}#L{n}">{f}:{n}</a><pre>{excerpt}</pre>')
     return "".join(parts)
 
