@@ -18,6 +18,12 @@
 #      opt.state = reset, the one kept from Client.__init__ fails it at
 #      round 1, client 0, step 1 and passes opt.state = client
 #      (test_fedavgcnn_torch.py; the reference's own output, not a golden);
+#   1d. the same candidates in float32 and in bfloat16 (PFLREF_TORCH_DTYPE):
+#      `pflref check --candidate-precision fp32` / `bf16` passes every vector
+#      it can judge (a vector chaotic at that precision is reported
+#      inconclusive, never passed or failed), the float32 run fails the
+#      float64 check (the candidates really ran in float32), and Ditto's
+#      deliberate bug fails every ditto vector at both precisions;
 #   2. Ditto with its deliberate bug (PFLREF_TORCH_BUG=ditto-alias) fails
 #      `pflref check` (exit 1) on every ditto vector;
 #   3. when `import pflref` works (python/ on PYTHONPATH, or installed),
@@ -99,6 +105,35 @@ if PFLREF_CLI="$CLI" "$PY" -m pytest -q -p no:cacheprovider \
     echo "check-torch: FedAvgCNN with torch.optim: $(tail -n 1 "$tmp/cnn.txt")"
 else
     cat "$tmp/cnn.txt"; echo "check-torch: the FedAvgCNN torch.optim cases fail"; fail=1
+fi
+
+# 1d. float32 and bfloat16 candidates, judged by their own rounding spread
+for pair in float32:fp32 bfloat16:bf16; do
+    dt=${pair%%:*} prec=${pair#*:}
+    PFLREF_TORCH_DTYPE=$dt "$PY" "$HERE/run_vectors.py" golden -o "$tmp/$dt" \
+        2>/dev/null >/dev/null || { echo "check-torch: run_vectors.py fails in $dt"; exit 1; }
+    m=$(find "$tmp/$dt" -name '*.json' | wc -l)
+    if "$CLI" check golden "$tmp/$dt" "${include[@]}" --min-vectors "$m" \
+            --candidate-precision "$prec" >"$tmp/$dt.txt" 2>&1 \
+            && grep -q "^check: $m compared: .* 0 numeric mismatches" "$tmp/$dt.txt"; then
+        echo "check-torch: $dt: $(grep '^check:' "$tmp/$dt.txt")"
+    else
+        cat "$tmp/$dt.txt"; echo "check-torch: the $dt candidates fail --candidate-precision $prec"; fail=1
+    fi
+    PFLREF_TORCH_DTYPE=$dt PFLREF_TORCH_BUG=ditto-alias "$PY" "$HERE/run_vectors.py" golden \
+        -o "$tmp/$dt-bug" 2>/dev/null >/dev/null || exit 1
+    nd=$(find "$tmp/$dt-bug" -name 'ditto__*.json' | wc -l)
+    "$CLI" check golden "$tmp/$dt-bug" --include ditto/ --min-vectors "$nd" \
+        --candidate-precision "$prec" >"$tmp/$dt-bug.txt" 2>&1
+    rc=$?
+    if [ "$rc" -eq 1 ] && grep -q "^check: $nd compared: 0 passed" "$tmp/$dt-bug.txt"; then
+        echo "check-torch: $dt: ditto-alias caught on $nd of $nd ditto vectors"
+    else
+        cat "$tmp/$dt-bug.txt"; echo "check-torch: $dt: ditto-alias not caught (exit $rc)"; fail=1
+    fi
+done
+if "$CLI" check golden "$tmp/float32" "${include[@]}" >"$tmp/f32-as-f64.txt" 2>&1; then
+    echo "check-torch: the float32 candidates pass the float64 check: they did not run in float32"; fail=1
 fi
 
 # 2. the aliasing bug is caught on every ditto vector

@@ -30,7 +30,7 @@ from torch_common import (Problem, Recorder, clone, flat, load_flat, main,
 def message(cfg, i, models, peers):
     """Line 3: (ξ_i as a tensor over all clients, u_i flat)."""
     alpha, sigma = cfg["fedamp.alpha_k"], cfg["fedamp.sigma"]
-    xi = torch.zeros(len(models), dtype=torch.float64)
+    xi = torch.zeros(len(models))
     for j in peers:
         if j != i:
             d = float(((models[i] - models[j]) ** 2).sum())

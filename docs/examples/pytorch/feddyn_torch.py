@@ -76,8 +76,8 @@ def run(vector_raw):
     n_all = sum(prob.n)
     rec, server = Recorder(prob.id), prob.global_model
     P = flat(server).numel()
-    G = [torch.zeros(P, dtype=torch.float64) for _ in prob.clients]
-    h = torch.zeros(P, dtype=torch.float64)
+    G = [torch.zeros(P) for _ in prob.clients]
+    h = torch.zeros(P)
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, server)
         prev = flat(server)

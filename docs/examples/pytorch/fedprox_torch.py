@@ -71,7 +71,7 @@ def run(vector_raw):
             local[k] = device_update(prob, rec, t, k, model, batches,
                                      trained[k])
             trained[k] += 1
-            rec.record("note", "c", torch.tensor([c[k]], dtype=torch.float64),
+            rec.record("note", "c", torch.tensor([c[k]]),
                        round=t, client=k)
         w = torch.zeros_like(flat(model))
         for k in sorted(local):                          # l. 7

@@ -8,7 +8,9 @@ Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
 ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp and fedproto; prints
 `skipped ID: reason` for a vector a candidate does
 not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
-on Ditto's deliberate bug (ditto_torch.py).  Exit 2 on bad usage.
+on Ditto's deliberate bug (ditto_torch.py); PFLREF_TORCH_DTYPE=float32 or
+bfloat16 runs the candidates in that precision (torch_common.py), to be
+checked with --candidate-precision fp32 or bf16.  Exit 2 on bad usage.
 """
 import json
 import os

@@ -86,18 +86,18 @@ def run(vector_raw):
     rec, server = Recorder(prob.id), prob.global_model
     N, P = len(prob.clients), flat(server).numel()
     init = vector_raw["spec"].get("init", {})
-    c_i = [torch.tensor(row, dtype=torch.float64) if "c_i" in init
-           else torch.zeros(P, dtype=torch.float64)
+    c_i = [torch.tensor(row) if "c_i" in init
+           else torch.zeros(P)
            for row in init.get("c_i", [None] * N)]
-    c = (torch.tensor(init["c"], dtype=torch.float64) if "c" in init
+    c = (torch.tensor(init["c"]) if "c" in init
          else torch.stack(c_i).mean(dim=0))
     trained = [0] * N
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, server)
         x = flat(server)
         S = plan(rnd)
-        dx = torch.zeros(P, dtype=torch.float64)
-        dc = torch.zeros(P, dtype=torch.float64)
+        dx = torch.zeros(P)
+        dc = torch.zeros(P)
         for i, batches in S.items():                        # ascending i
             y, c_plus = client_update(prob, rec, t, i, server, c, c_i[i],
                                       batches, trained[i])

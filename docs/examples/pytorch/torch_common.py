@@ -7,8 +7,12 @@ method names of the pflref package's pflref.Recorder (round_begin, step,
 client_end, server, final, record), so a candidate written against it moves
 to the package by changing one import.
 
-Everything runs in float64: the reference is double precision, and float32
-would be checked against a tolerance looser by seven orders of magnitude.
+Everything runs in float64 by default: the reference is double precision,
+and a float64 candidate is held to rounding differences.  PFLREF_TORCH_DTYPE
+= float32 or bfloat16 makes torch's default dtype that type (the models, the
+data and every tensor the candidates make without an explicit dtype): the
+same candidates then stand for float32 or bfloat16 code, to be checked with
+`pflref check --candidate-precision fp32` or `bf16` (docs/validate.md).
 Written from docs/models.md, docs/formats.md and docs/algorithms/*.md, not
 from pflref's C code.
 """
@@ -22,7 +26,13 @@ import torch
 from torch import nn
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
-torch.set_default_dtype(torch.float64)
+DTYPES = {"float64": torch.float64, "float32": torch.float32,
+          "bfloat16": torch.bfloat16}
+DTYPE_NAME = os.environ.get("PFLREF_TORCH_DTYPE", "float64")
+if DTYPE_NAME not in DTYPES:
+    sys.exit("torch_common: PFLREF_TORCH_DTYPE is float64, float32 or bfloat16: "
+             + DTYPE_NAME)
+torch.set_default_dtype(DTYPES[DTYPE_NAME])
 
 
 class Unsupported(Exception):
