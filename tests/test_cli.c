@@ -425,6 +425,49 @@ START_TEST(test_check_precision_mca)
 }
 END_TEST
 
+/* The Monte Carlo options' ranges (docs/bad-inputs.md, rows K1..): each
+ * value out of range is a usage error, exit 2, the option and the value
+ * named, nothing on standard output, before any vector is read. */
+static const struct {
+    const char *no, *name, *opt, *what;
+} MCA_ROWS[] = {
+    {"K1", "check: Monte Carlo run count out of 1 .. 64", "--mca-runs 65",
+     "--mca-runs takes a count from 1 to 64: 65"},
+    {"K2", "check: Monte Carlo run count not a count", "--mca-runs 2.5",
+     "--mca-runs takes a count from 1 to 64: 2.5"},
+    {"K3", "check: Monte Carlo factor C out of 1 .. 1e6", "--mca-c 0.5",
+     "--mca-c takes a number from 1 to 1e6: 0.5"},
+    {"K4", "check: Monte Carlo factor C not a number", "--mca-c nan",
+     "--mca-c takes a number from 1 to 1e6: nan"},
+    {"K5", "check: Monte Carlo seed not a count", "--mca-seed -1",
+     "--mca-seed takes a count below 2^64: -1"},
+};
+#define N_MCA_ROWS (sizeof MCA_ROWS / sizeof MCA_ROWS[0])
+
+START_TEST(test_mca_options_refused)
+{
+    char args[512], *out, *err;
+    tu_catalogue_row rows[N_MCA_ROWS];
+    for (size_t i = 0; i < N_MCA_ROWS; i++) {
+        /* the files need not exist: the options are read first */
+        snprintf(args, sizeof args, "check /nonexistent/v.json "
+                 "/nonexistent/c.json --candidate-precision fp32 %s",
+                 MCA_ROWS[i].opt);
+        ck_assert_int_eq(tu_cli(args, &out, &err), 2);
+        ck_assert_msg(strstr(err, MCA_ROWS[i].what) != NULL, "%s: %s",
+                      MCA_ROWS[i].no, err);
+        ck_assert_msg(strstr(err, "/nonexistent") == NULL, "%s: %s",
+                      MCA_ROWS[i].no, err);
+        ck_assert_str_eq(out, "");
+        free(out);
+        free(err);
+        rows[i] = (tu_catalogue_row){MCA_ROWS[i].no, MCA_ROWS[i].name,
+                                     "test_mca_options_refused"};
+    }
+    tu_assert_catalogue(rows, N_MCA_ROWS, 'K');
+}
+END_TEST
+
 /* check: an empty candidate folder compares nothing (exit 4); a wrong
  * value is a mismatch naming round, server and quantity, with the replay
  * command; a malformed candidate and an unknown option are exit 2; a
@@ -762,6 +805,7 @@ Suite *cli_suite(void)
     tcase_add_test(tc, test_command_help);
     tcase_add_test(tc, test_check_resync_skips_refused);
     tcase_add_test(tc, test_check_precision_mca);
+    tcase_add_test(tc, test_mca_options_refused);
     suite_add_tcase(s, tc);
     return s;
 }
