@@ -349,26 +349,129 @@ static int higher_is_better(const pflref_summary *s)
     return s->worst < s->mean;
 }
 
-/* The mean, worst and worst-decile marks of column k (x = k + 1). */
-static void clients_marks(sbuf *b, const columns *c, size_t k)
+/* A mark's label in a strip plot: the value it labels, where it is
+ * drawn (y, moved up off a label below it), its text and colour. */
+typedef struct {
+    double value, y;
+    char text[96];
+    const char *colour;
+    int small;
+} mark_label;
+
+#define MEAN_COLOUR "#1f4e9e"
+#define WORST_COLOUR "#b3261e"
+/* A label's height as a fraction of the y range: an 11-point line, with
+ * room, on the some 420 pixels of the 520-pixel figure's plot area. */
+#define LABEL_HEIGHT 0.05
+
+/* The labels of column s's marks (mean, worst, worst decile's edge),
+ * ascending by value; marks whose values print alike (%.3f) share one
+ * label that names them all ("worst = worst decile 3.125"), never two
+ * labels printed over each other.  Returns their number (1 to 3). */
+static size_t column_labels(const pflref_summary *s, mark_label *l)
+{
+    const int hib = higher_is_better(s);
+    const struct {
+        double y;
+        const char *name, *alone, *colour;
+        int small;
+    } m[3] = {{s->mean, "mean", "mean", MEAN_COLOUR, 0},
+              {s->worst, "worst", "worst", WORST_COLOUR, 0},
+              {hib ? s->p10 : s->p90, "worst decile",
+               hib ? "worst decile ≤" : "worst decile ≥", WORST_COLOUR, 1}};
+    char shown[3][32];
+    size_t n = 0, first[3], marks[3] = {0, 0, 0};
+    for (size_t i = 0; i < 3; i++) {
+        char v[32];
+        snprintf(v, sizeof v, "%.3f", m[i].y);
+        size_t j = 0;
+        while (j < n && strcmp(shown[j], v) != 0)
+            j++;
+        if (j == n) {               /* a label of its own */
+            l[n] = (mark_label){.value = m[i].y, .y = m[i].y,
+                                .colour = m[i].colour, .small = m[i].small};
+            snprintf(l[n].text, sizeof l[n].text, "%s", m[i].name);
+            snprintf(shown[n], sizeof shown[n], "%s", v);
+            first[n++] = i;
+        } else {                    /* printed alike: one label names both */
+            size_t len = strlen(l[j].text);
+            snprintf(l[j].text + len, sizeof l[j].text - len, " = %s", m[i].name);
+            l[j].small = 0;
+        }
+        marks[j]++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (marks[i] == 1)          /* alone: "worst decile ≥ 3.125" */
+            snprintf(l[i].text, sizeof l[i].text, "%s", m[first[i]].alone);
+        size_t len = strlen(l[i].text);
+        snprintf(l[i].text + len, sizeof l[i].text - len, " %s", shown[i]);
+    }
+    for (size_t i = 1; i < n; i++)           /* insertion sort by value */
+        for (size_t j = i; j > 0 && l[j].value < l[j - 1].value; j--) {
+            mark_label t = l[j];
+            l[j] = l[j - 1];
+            l[j - 1] = t;
+        }
+    return n;
+}
+
+/* Labels of one column at least h apart: each moved up as little as it
+ * must to clear the one below it.  Returns the highest label's y. */
+static double stack_labels(mark_label *l, size_t n, double h)
+{
+    for (size_t i = 0; i < n; i++)
+        l[i].y = i == 0 ? l[i].value : fmax(l[i].value, l[i - 1].y + h);
+    return n ? l[n - 1].y : -INFINITY;
+}
+
+/* The y range [*lo, *hi] of a strip plot: every client's value and every
+ * label, with a margin of 5 % of the range on each side; the labels are
+ * stacked LABEL_HEIGHT of the range apart, and since stacking can grow the
+ * range, the range is recomputed until it holds what the labels need. */
+static void clients_range(const columns *c, mark_label l[][3], size_t *nl,
+                          double *lo, double *hi)
+{
+    double a = INFINITY, b = -INFINITY;
+    for (size_t k = 0; k < c->ncol; k++) {
+        for (size_t i = 0; i < c->N; i++) {
+            a = fmin(a, c->vals[k][i]);
+            b = fmax(b, c->vals[k][i]);
+        }
+        nl[k] = column_labels(&c->sums[k], l[k]);
+    }
+    double range = b > a ? (b - a) / 0.9 : fmax(fabs(b), 1.0) * 0.5;
+    for (int it = 0; it < 64; it++) {
+        const double h = LABEL_HEIGHT * range, margin = 0.05 * range;
+        double top = b;
+        for (size_t k = 0; k < c->ncol; k++)
+            top = fmax(top, stack_labels(l[k], nl[k], h) + 0.6 * h);
+        *lo = a - margin;
+        *hi = top + margin;
+        if (*hi - *lo <= range * (1.0 + 1e-9))
+            break;
+        range = *hi - *lo;
+    }
+}
+
+/* The mean, worst and worst-decile marks of column k (x = k + 1), and
+ * their labels l (stacked: clients_range). */
+static void clients_marks(sbuf *b, const columns *c, size_t k,
+                          const mark_label *l, size_t nl)
 {
     const pflref_summary *s = &c->sums[k];
     const double x = (double)k + 1.0;
     const double decile = higher_is_better(s) ? s->p10 : s->p90;
     sb_printf(b, "set arrow from %.17g,%.17g to %.17g,%.17g nohead lw 2.5 "
-                 "lc rgb \"#1f4e9e\" front\n", x - 0.3, s->mean, x + 0.3, s->mean);
-    sb_printf(b, "set label \"mean %.3f\" at %.17g,%.17g left tc rgb "
-                 "\"#1f4e9e\" front\n", s->mean, x + 0.32, s->mean);
+                 "lc rgb \"" MEAN_COLOUR "\" front\n", x - 0.3, s->mean, x + 0.3, s->mean);
     sb_printf(b, "set arrow from %.17g,%.17g to %.17g,%.17g nohead lw 2.5 "
-                 "lc rgb \"#b3261e\" front\n", x - 0.3, s->worst, x + 0.3, s->worst);
-    sb_printf(b, "set label \"worst %.3f\" at %.17g,%.17g left tc rgb "
-                 "\"#b3261e\" front\n", s->worst, x + 0.32, s->worst);
+                 "lc rgb \"" WORST_COLOUR "\" front\n", x - 0.3, s->worst, x + 0.3, s->worst);
     sb_printf(b, "set arrow from %.17g,%.17g to %.17g,%.17g nohead dt 2 "
-                 "lw 1.5 lc rgb \"#b3261e\" front\n", x - 0.3, decile, x + 0.3,
+                 "lw 1.5 lc rgb \"" WORST_COLOUR "\" front\n", x - 0.3, decile, x + 0.3,
               decile);
-    sb_printf(b, "set label \"worst decile %s %.3f\" at %.17g,%.17g left "
-                 "tc rgb \"#b3261e\" font \",9\" front\n",
-              higher_is_better(s) ? "≤" : "≥", decile, x + 0.32, decile);
+    for (size_t i = 0; i < nl; i++)
+        sb_printf(b, "set label \"%s\" at %.17g,%.17g left tc rgb \"%s\"%s front\n",
+                  l[i].text, x + 0.32, l[i].y, l[i].colour,
+                  l[i].small ? " font \",9\"" : "");
 }
 
 /* The gnuplot script of a strip plot: one datablock and one plot element
@@ -392,8 +495,13 @@ static void clients_script(sbuf *b, const plot_opts *o, const columns *c)
         sb_printf(b, " %zu", k + 1);
     }
     sb_printf(b, ")\n");
+    mark_label labels[PLOT_MAX_COLUMNS][3];
+    size_t nl[PLOT_MAX_COLUMNS];
+    double lo, hi;
+    clients_range(c, labels, nl, &lo, &hi);
+    sb_printf(b, "set yrange [%.17g:%.17g]\n", lo, hi);
     for (size_t k = 0; k < c->ncol; k++) {
-        clients_marks(b, c, k);
+        clients_marks(b, c, k, labels[k], nl[k]);
         sb_printf(b, "$col%zu << EOD\n", k);
         /* spread the marks across the strip in client order */
         for (size_t i = 0; i < c->N; i++) {

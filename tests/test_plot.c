@@ -91,6 +91,82 @@ START_TEST(test_seed000_clients)
 }
 END_TEST
 
+/* A label of a gnuplot SVG: its text's box in pixels, from the group's
+ * translate(x, y) (the baseline's start), its font size and its text
+ * (each UTF-8 character taken as 0.62 of the size wide, the body from
+ * 0.8 of it above the baseline to 0.25 below). */
+typedef struct {
+    double x0, y0, x1, y1;
+    char text[96];
+} label_box;
+
+/* The labels of svg whose text starts with "mean" or "worst" (the strip
+ * plot's marks), at most max; returns their number. */
+static size_t mark_labels(const char *svg, label_box *out, size_t max)
+{
+    size_t n = 0;
+    for (const char *g = strstr(svg, "<g transform=\"translate(");
+         g != NULL && n < max; g = strstr(g + 1, "<g transform=\"translate(")) {
+        double x, y, f;
+        const char *fs = strstr(g, "font-size=\""), *t = strstr(g, "<tspan");
+        const char *end = strstr(g, "</g>");
+        if (fs == NULL || t == NULL || end == NULL || t > end ||
+            sscanf(g, "<g transform=\"translate(%lf,%lf)", &x, &y) != 2 ||
+            sscanf(fs, "font-size=\"%lf", &f) != 1)
+            continue;
+        t = strchr(t, '>') + 1;
+        const char *e = strstr(t, "</tspan>");
+        if (e == NULL || (strncmp(t, "mean", 4) != 0 && strncmp(t, "worst", 5) != 0))
+            continue;
+        size_t len = (size_t)(e - t), chars = 0;
+        for (size_t i = 0; i < len; i++)
+            chars += ((unsigned char)t[i] & 0xC0) != 0x80;
+        label_box *b = &out[n++];
+        *b = (label_box){x, y - 0.8 * f, x + 0.62 * f * (double)chars,
+                         y + 0.25 * f, ""};
+        snprintf(b->text, sizeof b->text, "%.*s", (int)len, t);
+    }
+    return n;
+}
+
+/* plot clients keeps its labels apart: marks whose values print alike
+ * share one label ("mean = worst = worst decile 2.000", no second label
+ * over it), and marks close together (a mean of 5.000 and a decile edge
+ * of 5.050 on a range of 10) get labels moved apart so that no two text
+ * boxes overlap. */
+START_TEST(test_clients_labels_apart)
+{
+    char *dir = tu_tmpdir(), args[1024], path[600];
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    ck_assert_int_eq(tu_write(path,
+        "{\"format\": \"pflref-result/1\", \"metrics\": {"
+        "\"global\": {\"per_client\": {\"test_mse\": [0, 10]}, \"summary\": {\"test_mse\": "
+        "{\"mean\": 5, \"sd\": 5, \"worst\": 10, \"best\": 0, \"p10\": 1, \"p90\": 5.05, "
+        "\"worst_decile_mean\": 10, \"weighted_mean\": 5}}}, "
+        "\"local\": {\"per_client\": {\"test_mse\": [2, 2]}, \"summary\": {\"test_mse\": "
+        "{\"mean\": 2, \"sd\": 0, \"worst\": 2, \"best\": 2, \"p10\": 2, \"p90\": 2, "
+        "\"worst_decile_mean\": 2, \"weighted_mean\": 2}}}}}"), 0);
+    snprintf(args, sizeof args, "plot clients -o %s/fig.svg %s", dir, path);
+    ck_assert_int_eq(tu_cli(args, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/fig.svg", dir);
+    char *svg = tu_read(path);
+    ck_assert_ptr_nonnull(svg);
+    label_box l[16];
+    const size_t n = mark_labels(svg, l, 16);
+    ck_assert_uint_eq(n, 4);        /* three in global, one in local */
+    ck_assert_msg(has_text(svg, "mean = worst = worst decile 2.000"), "no joint label");
+    ck_assert_msg(!has_text(svg, "worst 2.000"), "a second label on the joint one");
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            ck_assert_msg(l[i].x1 <= l[j].x0 || l[j].x1 <= l[i].x0 ||
+                          l[i].y1 <= l[j].y0 || l[j].y1 <= l[i].y0,
+                          "labels '%s' and '%s' overlap", l[i].text, l[j].text);
+    free(svg);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 /* The α sweep of Exercise 14.7.2: a curve of 11 grid points per client
  * and the six chosen α_i (each plot element also draws its key sample). */
 START_TEST(test_seed000_sweep)
@@ -537,6 +613,7 @@ Suite *plot_suite(void)
     TCase *tc = tcase_create("plot");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_seed000_clients);
+    tcase_add_test(tc, test_clients_labels_apart);
     tcase_add_test(tc, test_seed000_sweep);
     tcase_add_test(tc, test_check_report);
     tcase_add_test(tc, test_check_report_malformed);
