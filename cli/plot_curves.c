@@ -10,7 +10,9 @@
  * on every client with the library's pflref_model_evaluate; the per-client
  * values are summarised by pflref_metrics_summarize (mean and worst).  One
  * figure: a solid mean curve and a dashed worst-client curve per spec, so
- * algorithms on one problem compare at a glance.
+ * algorithms on one problem compare at a glance, on a linear round axis;
+ * the end labels are stacked apart, and a curve identical to an earlier
+ * one is drawn so that both show and shares that one's labels.
  *
  * Metrics: test_mse (the default, as for the other kinds; regression
  * models), test_loss, test_accuracy (classifiers) (on each client's test
@@ -35,8 +37,9 @@ typedef struct {
     double *per_client;        /* 2N: the values, then scratch */
     sbuf *data;                /* "t mean worst" lines */
     size_t points;
-    long last_t;               /* the last point: round, mean, worst */
-    double last_mean, last_worst;
+    long first_t, last_t;      /* the first round; the last point: round, */
+    double last_mean, last_worst;  /* mean, worst */
+    double lo, hi;             /* the smallest and largest value drawn */
     pflref_status failed;      /* the first evaluation error */
     pflref_error err;
 } curve_sink;
@@ -95,7 +98,10 @@ static void curve_emit(void *ctx, const pflref_event *ev)
     if (cs->failed == PFLREF_OK) {
         sb_printf(cs->data, "%ld %.17g %.17g\n", ev->round + 1, s.mean,
                   s.worst);
-        cs->points++;
+        if (cs->points++ == 0)
+            cs->first_t = ev->round + 1;
+        cs->lo = fmin(cs->lo, fmin(s.mean, s.worst));
+        cs->hi = fmax(cs->hi, fmax(s.mean, s.worst));
         cs->last_t = ev->round + 1;
         cs->last_mean = s.mean;
         cs->last_worst = s.worst;
@@ -152,10 +158,20 @@ static int read_spec(const char *path, pflref_spec **spec)
     return st == PFLREF_OK ? EXIT_OK : cli_fail(&err, path);
 }
 
-/* Run one spec into datablock $run<k> (in b), its last values labelled
- * (in labels); returns an exit code. */
-static int curve_of(sbuf *b, sbuf *labels, const char *path,
-                    const char *metric, size_t k)
+/* One curve of the figure: where its datablock's points are in the data
+ * buffer, its rounds, its last values and the range of its values, and
+ * the earlier curve it is identical to (or -1). */
+typedef struct {
+    size_t from, to;
+    long first_t, last_t;
+    double last_mean, last_worst, lo, hi;
+    long twin;
+} curve;
+
+/* Run one spec into datablock $run<k> (in b), what it drew into *cv;
+ * returns an exit code. */
+static int curve_of(sbuf *b, curve *cv, const char *path, const char *metric,
+                    size_t k)
 {
     pflref_spec *spec = NULL;
     int rc = read_spec(path, &spec);
@@ -164,7 +180,7 @@ static int curve_of(sbuf *b, sbuf *labels, const char *path,
     const pflref_problem *p = spec->problem;
     rc = metric_fits(p, metric, path);
     curve_sink cs = {.problem = p, .metric = metric, .data = b,
-                     .failed = PFLREF_OK};
+                     .failed = PFLREF_OK, .lo = INFINITY, .hi = -INFINITY};
     pflref_error_clear(&cs.err);
     if (rc == EXIT_OK) {
         cs.ws = pflref_model_workspace_alloc(&p->model, pflref_problem_max_n(p));
@@ -176,6 +192,7 @@ static int curve_of(sbuf *b, sbuf *labels, const char *path,
     }
     if (rc == EXIT_OK) {
         sb_printf(b, "$run%zu << EOD\n", k);
+        const size_t from = b->n;
         pflref_trace sink = {curve_emit, &cs};
         pflref_run_result *res = NULL;
         pflref_error err;
@@ -193,18 +210,114 @@ static int curve_of(sbuf *b, sbuf *labels, const char *path,
                     path, spec->algorithm->name);
             rc = EXIT_USAGE;
         } else {
-            sb_printf(labels, "set label \"mean %.3f\" at %ld,%.17g right "
-                              "offset 0,0.8 tc lt %zu front\n", cs.last_mean,
-                      cs.last_t, cs.last_mean, k + 1);
-            sb_printf(labels, "set label \"worst %.3f\" at %ld,%.17g right "
-                              "offset 0,0.8 tc lt %zu front\n", cs.last_worst,
-                      cs.last_t, cs.last_worst, k + 1);
+            *cv = (curve){.from = from, .to = b->n - 4, .first_t = cs.first_t,
+                          .last_t = cs.last_t, .last_mean = cs.last_mean,
+                          .last_worst = cs.last_worst, .lo = cs.lo,
+                          .hi = cs.hi, .twin = -1};
         }
     }
     pflref_model_workspace_free(cs.ws);
     free(cs.per_client);
     pflref_spec_free(spec);
     return rc;
+}
+
+/* An end label: the value it labels, where it is drawn, its text, its
+ * curve's colour. */
+typedef struct {
+    double value, y;
+    char text[200];
+    size_t colour;
+} end_label;
+
+/* The end labels of the curves stacked a line apart (LABEL_STEP of the
+ * y range, which grows to hold them) and the y range [*ylo, *yhi]. */
+#define LABEL_STEP 0.045
+static void end_labels_range(end_label *l, size_t n, double lo, double hi,
+                             double *ylo, double *yhi)
+{
+    for (size_t i = 1; i < n; i++)           /* insertion sort by value */
+        for (size_t j = i; j > 0 && l[j].value < l[j - 1].value; j--) {
+            end_label t = l[j];
+            l[j] = l[j - 1];
+            l[j - 1] = t;
+        }
+    double range = hi > lo ? (hi - lo) / 0.9 : fmax(fabs(hi), 1.0) * 0.5;
+    for (int it = 0; it < 64; it++) {
+        const double h = LABEL_STEP * range, margin = 0.05 * range;
+        double top = hi;
+        for (size_t i = 0; i < n; i++) {
+            l[i].y = i == 0 ? l[i].value : fmax(l[i].value, l[i - 1].y + h);
+            top = fmax(top, l[i].y + 1.4 * h);
+        }
+        *ylo = lo - margin;
+        *yhi = top + margin;
+        if (*yhi - *ylo <= range * (1.0 + 1e-9))
+            break;
+        range = *yhi - *ylo;
+    }
+}
+
+/* The name of argument k: LABEL of LABEL=SPEC, or the whole argument. */
+static void arg_label(const char *arg, char *label, size_t size)
+{
+    const char *eq = strchr(arg, '=');
+    snprintf(label, size, "%.*s",
+             (int)(eq != NULL ? (size_t)(eq - arg) : strlen(arg)), arg);
+}
+
+/* The end labels of the curves: "LABEL mean 3.188" and "LABEL worst
+ * 4.186" at each curve's last round; a curve identical to an earlier one
+ * has none of its own, its name joins that one's ("a, b mean 3.188"). */
+static size_t end_labels(const plot_opts *o, const curve *cv, end_label *l)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < o->nargs; k++) {
+        if (cv[k].twin >= 0)
+            continue;
+        char names[160];
+        arg_label(o->args[k], names, sizeof names);
+        for (size_t j = k + 1; j < o->nargs; j++)
+            if (cv[j].twin == (long)k) {
+                size_t len = strlen(names);
+                snprintf(names + len, sizeof names - len, ", ");
+                arg_label(o->args[j], names + len + 2, sizeof names - len - 2);
+            }
+        const double v[2] = {cv[k].last_mean, cv[k].last_worst};
+        for (int m = 0; m < 2; m++) {
+            l[n] = (end_label){.value = v[m], .y = v[m], .colour = k + 1};
+            snprintf(l[n].text, sizeof l[n].text, "%s %s %.3f", names,
+                     m ? "worst" : "mean", v[m]);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* The plot elements of curve k: its mean (solid) and worst client
+ * (dashed) in colour k + 1; a curve identical to an earlier one is drawn
+ * dotted and wider, under it, its title saying so. */
+static void curve_elements(sbuf *b, const plot_opts *o, const curve *cv,
+                           size_t k)
+{
+    char label[128], title[300];
+    arg_label(o->args[k], label, sizeof label);
+    if (cv[k].twin >= 0) {
+        char twin[128];
+        arg_label(o->args[cv[k].twin], twin, sizeof twin);
+        snprintf(title, sizeof title, "%s (identical to %s)", label, twin);
+    } else {
+        snprintf(title, sizeof title, "%s", label);
+    }
+    const char *style = cv[k].twin >= 0 ? "lw 5 dt 3" : "lw 2";
+    sb_printf(b, "%s$run%zu using 1:2 with lines %s lc %zu title ",
+              k ? ", " : "", k, style, k + 1);
+    sb_quoted(b, title);
+    sb_printf(b, ", $run%zu using 1:3 with lines %s lc %zu title ", k,
+              cv[k].twin >= 0 ? "lw 4 dt 3" : "lw 1.5 dt 2", k + 1);
+    char worst[360];
+    snprintf(worst, sizeof worst, "%s: worst client", title);
+    sb_quoted(b, worst);
 }
 
 int plot_curves(const plot_opts *o)
@@ -218,37 +331,48 @@ int plot_curves(const plot_opts *o)
     sb_terminal(&b, o->png, 900, 540);
     sb_printf(&b, "set title ");
     sb_quoted(&b, o->title != NULL ? o->title : title);
-    sb_printf(&b, "\nset xlabel \"round (log scale)\"\nset ylabel ");
+    sb_printf(&b, "\nset xlabel \"round\"\nset ylabel ");
     sb_quoted(&b, o->metric);
-    sb_printf(&b, "\nset key outside right\nset grid lc rgb \"#dddddd\"\n"
-                  "set logscale x\n");
+    sb_printf(&b, "\nset key outside right\nset grid lc rgb \"#dddddd\"\n");
+    curve cv[PLOT_MAX_COLUMNS] = {{0}};
     int rc = EXIT_OK;
     for (size_t k = 0; k < o->nargs && rc == EXIT_OK; k++) {
         const char *eq = strchr(o->args[k], '=');
-        rc = curve_of(&data, &b, eq != NULL ? eq + 1 : o->args[k], o->metric,
-                      k);
+        rc = curve_of(&data, &cv[k], eq != NULL ? eq + 1 : o->args[k],
+                      o->metric, k);
     }
-    if (rc == EXIT_OK) {
+    if (rc == EXIT_OK && !data.failed) {
+        long t0 = cv[0].first_t, t1 = cv[0].last_t;
+        double lo = cv[0].lo, hi = cv[0].hi;
+        for (size_t k = 0; k < o->nargs; k++) {
+            t0 = cv[k].first_t < t0 ? cv[k].first_t : t0;
+            t1 = cv[k].last_t > t1 ? cv[k].last_t : t1;
+            lo = fmin(lo, cv[k].lo);
+            hi = fmax(hi, cv[k].hi);
+            for (size_t j = 0; j < k && cv[k].twin < 0; j++)
+                if (cv[j].twin < 0 && cv[j].to - cv[j].from == cv[k].to - cv[k].from &&
+                    memcmp(data.s + cv[j].from, data.s + cv[k].from,
+                           cv[k].to - cv[k].from) == 0)
+                    cv[k].twin = (long)j;
+        }
+        end_label l[2 * PLOT_MAX_COLUMNS];
+        const size_t nl = end_labels(o, cv, l);
+        double ylo, yhi;
+        end_labels_range(l, nl, lo, hi, &ylo, &yhi);
+        sb_printf(&b, "set xrange [%ld:%ld]\nset yrange [%.17g:%.17g]\n", t0,
+                  t1 > t0 ? t1 : t0 + 1, ylo, yhi);
+        for (size_t i = 0; i < nl; i++)
+            sb_printf(&b, "set label \"%s\" at %ld,%.17g right offset -0.5,0 "
+                          "tc lt %zu front\n", l[i].text, t1, l[i].y, l[i].colour);
         sb_printf(&b, "%s", data.s);
         sb_printf(&b, "plot ");
-        for (size_t k = 0; k < o->nargs; k++) {
-            const char *eq = strchr(o->args[k], '=');
-            char label[128];
-            snprintf(label, sizeof label, "%.*s",
-                     (int)(eq != NULL ? (size_t)(eq - o->args[k])
-                                      : strlen(o->args[k])), o->args[k]);
-            sb_printf(&b, "%s$run%zu using 1:2 with lines lw 2 lc %zu title ",
-                      k ? ", " : "", k, k + 1);
-            sb_quoted(&b, label);
-            sb_printf(&b, ", $run%zu using 1:3 with lines lw 1.5 dt 2 lc %zu "
-                          "title ", k, k + 1);
-            char worst[160];
-            snprintf(worst, sizeof worst, "%s: worst client", label);
-            sb_quoted(&b, worst);
-        }
+        for (size_t k = 0; k < o->nargs; k++)
+            curve_elements(&b, o, cv, k);
         sb_printf(&b, "\n");
-        b.failed |= data.failed;
         rc = plot_render(o, &b);
+    } else if (rc == EXIT_OK) {
+        fprintf(stderr, "pflref: plot curves: out of memory\n");
+        rc = EXIT_INTERNAL;
     }
     free(b.s);
     free(data.s);

@@ -101,8 +101,9 @@ typedef struct {
 } label_box;
 
 /* The labels of svg whose text starts with "mean" or "worst" (the strip
- * plot's marks), at most max; returns their number. */
-static size_t mark_labels(const char *svg, label_box *out, size_t max)
+ * plot's marks) or, with any = 1, holds " mean " or " worst " followed by
+ * a number (a curve's end label), at most max; returns their number. */
+static size_t mark_labels(const char *svg, label_box *out, size_t max, int any)
 {
     size_t n = 0;
     for (const char *g = strstr(svg, "<g transform=\"translate(");
@@ -116,7 +117,14 @@ static size_t mark_labels(const char *svg, label_box *out, size_t max)
             continue;
         t = strchr(t, '>') + 1;
         const char *e = strstr(t, "</tspan>");
-        if (e == NULL || (strncmp(t, "mean", 4) != 0 && strncmp(t, "worst", 5) != 0))
+        if (e == NULL)
+            continue;
+        char text[96];
+        snprintf(text, sizeof text, "%.*s", (int)(e - t), t);
+        const char *m = strstr(text, " mean "), *w = strstr(text, " worst ");
+        const int end_label = (m != NULL && (m[6] == '-' || (m[6] >= '0' && m[6] <= '9'))) ||
+                              (w != NULL && (w[7] == '-' || (w[7] >= '0' && w[7] <= '9')));
+        if (!(any ? end_label : strncmp(t, "mean", 4) == 0 || strncmp(t, "worst", 5) == 0))
             continue;
         size_t len = (size_t)(e - t), chars = 0;
         for (size_t i = 0; i < len; i++)
@@ -127,6 +135,16 @@ static size_t mark_labels(const char *svg, label_box *out, size_t max)
         snprintf(b->text, sizeof b->text, "%.*s", (int)len, t);
     }
     return n;
+}
+
+/* No two of the n label boxes overlap. */
+static void assert_apart(const label_box *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            ck_assert_msg(l[i].x1 <= l[j].x0 || l[j].x1 <= l[i].x0 ||
+                          l[i].y1 <= l[j].y0 || l[j].y1 <= l[i].y0,
+                          "labels '%s' and '%s' overlap", l[i].text, l[j].text);
 }
 
 /* plot clients keeps its labels apart: marks whose values print alike
@@ -152,15 +170,11 @@ START_TEST(test_clients_labels_apart)
     char *svg = tu_read(path);
     ck_assert_ptr_nonnull(svg);
     label_box l[16];
-    const size_t n = mark_labels(svg, l, 16);
+    const size_t n = mark_labels(svg, l, 16, 0);
     ck_assert_uint_eq(n, 4);        /* three in global, one in local */
     ck_assert_msg(has_text(svg, "mean = worst = worst decile 2.000"), "no joint label");
     ck_assert_msg(!has_text(svg, "worst 2.000"), "a second label on the joint one");
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++)
-            ck_assert_msg(l[i].x1 <= l[j].x0 || l[j].x1 <= l[i].x0 ||
-                          l[i].y1 <= l[j].y0 || l[j].y1 <= l[i].y0,
-                          "labels '%s' and '%s' overlap", l[i].text, l[j].text);
+    assert_apart(l, n);
     free(svg);
     tu_remove_tree(dir);
     free(dir);
@@ -545,14 +559,50 @@ START_TEST(test_seed000_curves)
     snprintf(path, sizeof path, "%s/curves.svg", dir);
     char *svg = tu_read(path);
     ck_assert_ptr_nonnull(svg);
-    const char *titles[] = {"fedavg", "fedavg: worst client", "interp",
-                            "interp: worst client"};
+    /* interp's global model is FedAvg's: one curve, drawn twice, said */
+    const char *titles[] = {"fedavg", "fedavg: worst client",
+                            "interp (identical to fedavg)",
+                            "interp (identical to fedavg): worst client"};
     for (size_t k = 0; k < 4; k++)
         ck_assert_msg(marks_in(svg, titles[k]) == 0, "no curve '%s'",
                       titles[k]);
-    ck_assert_msg(has_text(svg, "mean 3.188") && has_text(svg, "worst 4.186"),
+    ck_assert_msg(has_text(svg, "fedavg, interp mean 3.188") &&
+                  has_text(svg, "fedavg, interp worst 4.186"),
                   "the last round is not Output 14.7.1's global column");
+    ck_assert_msg(strstr(svg, "log scale") == NULL, "a logarithmic round axis");
     free(svg);
+    /* two curves ending 0.1 % apart: four end labels, none over another */
+    const char *etas[2] = {"0.1", "0.1001"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/s%d.json", dir, k);
+        snprintf(args, sizeof args,
+                 "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"linear\", "
+                 "\"d\": 1, \"loss\": \"squared\"}, \"problem\": {\"clients\": ["
+                 "{\"X\": [[1], [2]], \"y\": [1, 3], \"X_test\": [[1]], \"y_test\": [2]}, "
+                 "{\"X\": [[1], [3]], \"y\": [0, 2], \"X_test\": [[2]], \"y_test\": [1]}]}, "
+                 "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {\"eta\": %s}}, "
+                 "\"schedule\": {\"kind\": \"generate\", \"rounds\": 4, "
+                 "\"local\": {\"epochs\": 1}}}", etas[k]);
+        ck_assert_int_eq(tu_write(path, args), 0);
+    }
+    snprintf(args, sizeof args, "plot curves -o %s/close.svg a=%s/s0.json "
+             "b=%s/s1.json", dir, dir, dir);
+    ck_assert_msg(tu_cli(args, NULL, &err) == 0, "%s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/close.svg", dir);
+    svg = tu_read(path);
+    ck_assert_ptr_nonnull(svg);
+    ck_assert_msg(strstr(svg, "identical to") == NULL, "distinct curves called identical");
+    label_box l[16];
+    const size_t n = mark_labels(svg, l, 16, 1);
+    ck_assert_uint_eq(n, 4);
+    assert_apart(l, n);
+    free(svg);
+    const char *made[] = {"s0.json", "s1.json", "close.svg"};
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(path, sizeof path, "%s/%s", dir, made[k]);
+        ck_assert_int_eq(unlink(path), 0);
+    }
     snprintf(args, sizeof args, "plot curves -o %s/bad.svg %s", dir, local);
     refused(dir, args, "algorithm.name: local keeps no global model", 1);
     snprintf(args, sizeof args, "plot curves --metric test_accuracy -o "
