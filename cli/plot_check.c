@@ -29,6 +29,10 @@
 #define CHECK_MAX_PANELS 4
 /* Round tics on a panel's x axis, at most (every k-th round beyond). */
 #define CHECK_MAX_TICS 12
+/* The band above the points (no record has more than PFLREF_LRE_CAP =
+ * 15.95 digits): its two rows of labels, in digits. */
+#define CHECK_BAND_LOW 17.3
+#define CHECK_BAND_TOP 18.5
 
 /* Print "pflref: PATH: vectors[K].FIELD: what" (exit 2) and return -1. */
 static int check_bad(const char *path, size_t k, const char *field,
@@ -221,13 +225,14 @@ static int check_divergence(sbuf *b, const check_panel *p, const char *path)
                  "nohead lw 1.5 lc rgb \"#b3261e\" front\nset label ",
               x, x);
     sb_quoted(b, text);
-    /* the whole text across the bottom, a short one at the line, on the
-     * side with more room */
+    /* both in the band above the 15.95-digit cap, where no point can be
+     * (CHECK_BAND): the whole text on its top row, a short one at the
+     * line on the row below, on the side with more room */
     const int right = 2 * x > p->records;
-    sb_printf(b, " at graph 0.01, graph 0.04 left tc rgb \"#b3261e\" front\n"
-                 "set label \"first divergence\" at first %lld, graph 0.94 %s "
-                 "offset %d,0 tc rgb \"#b3261e\" front\n", x,
-              right ? "right" : "left", right ? -1 : 1);
+    sb_printf(b, " at graph 0.01, first %.2f left tc rgb \"#b3261e\" front\n"
+                 "set label \"first divergence\" at first %lld, first %.2f %s "
+                 "offset %d,0 tc rgb \"#b3261e\" front\n", CHECK_BAND_TOP, x,
+              CHECK_BAND_LOW, right ? "right" : "left", right ? -1 : 1);
     return 0;
 }
 
@@ -362,9 +367,13 @@ static int check_script(sbuf *b, const plot_opts *o, const json_t *root,
                         "(the failed ones first); check --include ID makes "
                         "a report of one\n", n, drawable);
     sb_terminal(b, o->png, 1040, 400 * (int)n);
-    sb_printf(b, "set ylabel \"correct digits (LRE)\"\nset yrange [0:16.9]\n"
-                 "set key outside right top vertical Left reverse\n"
-                 "set grid ytics lc rgb \"#dddddd\"\nset offsets 0, 0, 0, 0\n");
+    /* the key under the axis, across the width, so that the plot has the
+     * whole width; the band above 16 digits holds the labels */
+    sb_printf(b, "set ylabel \"correct digits (LRE)\"\nset yrange [0:%.2f]\n"
+                 "set ytics 0, 2, 16\n"
+                 "set key outside bottom center horizontal Left reverse\n"
+                 "set grid ytics lc rgb \"#dddddd\"\nset offsets 0, 0, 0, 0\n",
+              CHECK_BAND_TOP + 0.8);
     if (n > 1)
         sb_printf(b, "set multiplot layout %zu,1\n", n);
     int rc = EXIT_OK;

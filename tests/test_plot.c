@@ -6,6 +6,7 @@
  * or mismatched input gets exit 2 naming the field with no file left. */
 #include <check.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,27 @@ typedef struct {
     char text[96];
 } label_box;
 
+/* The box of the label whose group starts at g (any text); 1, or 0 when
+ * g is no label. */
+static size_t mark_labels_at(const char *g, label_box *out, size_t max)
+{
+    double x, y, f;
+    const char *fs = strstr(g, "font-size=\""), *t = strstr(g, "<tspan");
+    const char *end = strstr(g, "</g>");
+    if (max == 0 || fs == NULL || t == NULL || end == NULL || t > end ||
+        sscanf(g, "<g transform=\"translate(%lf,%lf)", &x, &y) != 2 ||
+        sscanf(fs, "font-size=\"%lf", &f) != 1)
+        return 0;
+    t = strchr(t, '>') + 1;
+    const char *e = strstr(t, "</tspan>");
+    size_t chars = 0;
+    for (const char *c = t; e != NULL && c < e; c++)
+        chars += ((unsigned char)*c & 0xC0) != 0x80;
+    *out = (label_box){x, y - 0.8 * f, x + 0.62 * f * (double)chars, y + 0.25 * f, ""};
+    snprintf(out->text, sizeof out->text, "%.*s", e != NULL ? (int)(e - t) : 0, t);
+    return 1;
+}
+
 /* The labels of svg whose text starts with "mean" or "worst" (the strip
  * plot's marks) or, with any = 1, holds " mean " or " worst " followed by
  * a number (a curve's end label), at most max; returns their number. */
@@ -108,31 +130,15 @@ static size_t mark_labels(const char *svg, label_box *out, size_t max, int any)
     size_t n = 0;
     for (const char *g = strstr(svg, "<g transform=\"translate(");
          g != NULL && n < max; g = strstr(g + 1, "<g transform=\"translate(")) {
-        double x, y, f;
-        const char *fs = strstr(g, "font-size=\""), *t = strstr(g, "<tspan");
-        const char *end = strstr(g, "</g>");
-        if (fs == NULL || t == NULL || end == NULL || t > end ||
-            sscanf(g, "<g transform=\"translate(%lf,%lf)", &x, &y) != 2 ||
-            sscanf(fs, "font-size=\"%lf", &f) != 1)
+        label_box b;
+        if (mark_labels_at(g, &b, 1) == 0)
             continue;
-        t = strchr(t, '>') + 1;
-        const char *e = strstr(t, "</tspan>");
-        if (e == NULL)
-            continue;
-        char text[96];
-        snprintf(text, sizeof text, "%.*s", (int)(e - t), t);
-        const char *m = strstr(text, " mean "), *w = strstr(text, " worst ");
+        const char *m = strstr(b.text, " mean "), *w = strstr(b.text, " worst ");
         const int end_label = (m != NULL && (m[6] == '-' || (m[6] >= '0' && m[6] <= '9'))) ||
                               (w != NULL && (w[7] == '-' || (w[7] >= '0' && w[7] <= '9')));
-        if (!(any ? end_label : strncmp(t, "mean", 4) == 0 || strncmp(t, "worst", 5) == 0))
-            continue;
-        size_t len = (size_t)(e - t), chars = 0;
-        for (size_t i = 0; i < len; i++)
-            chars += ((unsigned char)t[i] & 0xC0) != 0x80;
-        label_box *b = &out[n++];
-        *b = (label_box){x, y - 0.8 * f, x + 0.62 * f * (double)chars,
-                         y + 0.25 * f, ""};
-        snprintf(b->text, sizeof b->text, "%.*s", (int)len, t);
+        if (any ? end_label
+                : strncmp(b.text, "mean", 4) == 0 || strncmp(b.text, "worst", 5) == 0)
+            out[n++] = b;
     }
     return n;
 }
@@ -256,12 +262,31 @@ static void tolerance_line(const char *svg, const char *title, double *y,
     *right = x1;
 }
 
-/* The marks of the plot element titled `title` left of x = right (the
- * key's sample is beyond it), in drawing order: their number, positions
- * into xs, ys (at most max). */
+/* The bottom edge of the first plot's border (its closed rectangle), in
+ * SVG pixels: the key's samples are below it. */
+static double plot_bottom(const char *svg)
+{
+    const char *p = strstr(svg, "<path stroke='black'  d='M");
+    while (p != NULL) {             /* the first closed one (a tic is not) */
+        const char *q = strchr(p + 25, '\'');
+        if (q != NULL && memchr(p, 'Z', (size_t)(q - p)) != NULL)
+            break;
+        p = strstr(p + 1, "<path stroke='black'  d='M");
+    }
+    ck_assert_ptr_nonnull(p);
+    double x[4], y[4];
+    ck_assert_int_eq(sscanf(p + 25, "M%lf,%lf L%lf,%lf L%lf,%lf L%lf,%lf", &x[0],
+                            &y[0], &x[1], &y[1], &x[2], &y[2], &x[3], &y[3]), 8);
+    return fmax(fmax(y[0], y[1]), fmax(y[2], y[3]));
+}
+
+/* The marks of the plot element titled `title` left of x = right and
+ * above the plot's bottom edge (the key's sample is below it), in drawing
+ * order: their number, positions into xs, ys (at most max). */
 static int marks_xy(const char *svg, const char *title, double right,
                     double *xs, double *ys, int max)
 {
+    const double bottom = plot_bottom(svg);
     const char *end, *g = element(svg, title, &end);
     ck_assert_msg(g != NULL, "no plot element '%s'", title);
     int n = 0;
@@ -270,7 +295,7 @@ static int marks_xy(const char *svg, const char *title, double right,
         double x, y;
         const char *t = strstr(p, "translate(");
         ck_assert(t != NULL && sscanf(t, "translate(%lf,%lf)", &x, &y) == 2);
-        if (x > right + 0.5)
+        if (x > right + 0.5 || y > bottom + 0.5)
             continue;
         ck_assert_int_lt(n, max);
         xs[n] = x;
@@ -374,6 +399,28 @@ START_TEST(test_check_report)
     ck_assert_int_eq(n, 42);
     for (int i = 0; i < n; i++)
         ck_assert(ys[i] < tol_y);
+    /* the labels stand above every point (the band over 16 digits), and
+     * the plot takes the figure's width (the key is under it) */
+    double top = 1e300;
+    const char *q[] = {"w", "w_local", "theta", "v"};
+    for (size_t k = 0; k < 4; k++) {
+        int m = marks_xy(svg, q[k], right, xs, ys, 64);
+        for (int i = 0; i < m; i++)
+            top = fmin(top, ys[i]);
+    }
+    label_box lb[4];
+    const char *texts[] = {"first divergence", "pfedme/worked/linear-paper-beta: "};
+    for (size_t k = 0; k < 2; k++) {
+        const char *t = strstr(svg, texts[k]);
+        ck_assert_ptr_nonnull(t);
+        const char *g = t;
+        while (g > svg && strncmp(g, "<g transform=\"translate(", 24) != 0)
+            g--;
+        ck_assert_int_eq(mark_labels_at(g, lb, 1), 1);
+        ck_assert_msg(lb[0].y1 < top, "label '%s' reaches y %g, a point is at %g",
+                      texts[k], lb[0].y1, top);
+    }
+    ck_assert_msg(right > 0.85 * 1040, "the plot ends at x %g of 1040", right);
     free(svg);
     unlink(path);
     /* a result is not a report */
