@@ -39,8 +39,8 @@
 # only for the identical question to the identical prover; any change to
 # a contract, to the code or to the limits is a new goal, which the
 # provers decide.  PROOFS_CACHE selects the use:
-#   none     (the default) ignore the cache: every goal goes to the provers;
-#   replay   use the entries, prove what has none, add none;
+#   replay   (the default) use the entries, prove what has none, add none;
+#   none     ignore the cache: every goal goes to the provers;
 #   update   as replay, and add the results of what was proved;
 #   rebuild  prove everything and write a fresh cache (make proofs-cache;
 #            it drops the entries no goal uses any more).
@@ -62,8 +62,10 @@ PROVERS=z3,cvc4
 # limits are what the negative controls cost: they are kept near twice
 # what the proofs need, not more.  WP passes a single limit (-wp-steps) to
 # every prover, and the two units are some fifteen times apart, so the
-# Why3 configuration of the run (below) writes Z3's limit into Z3's
-# command; -wp-steps is CVC4's.
+# Why3 configuration of the run (below) writes CVC4's limit into CVC4's
+# command; -wp-steps is Z3's.  (Not the other way round: WP checks a cached
+# answer's step count against -wp-steps, so with CVC4's limit there a goal
+# Z3 proved in more than CVC4_STEPS of its units replayed as a step-out.)
 Z3_STEPS=12000000
 CVC4_STEPS=800000
 # A negative control's limits.  Its goal is false, and a prover may spend
@@ -170,13 +172,9 @@ trap 'rm -rf "$log"' EXIT
 # The cache (see the head of this file): its key names the limits and the
 # provers' versions, which WP's own digest does not all cover (Z3's limit
 # is in the Why3 command, below).
-# Not the default yet: WP checks a cached answer's step count against
-# -wp-steps, which is CVC4's limit here (Z3's is in the Why3 command), so a
-# goal Z3 proved in more than CVC4_STEPS of its own units replays as a
-# step-out (proofs/README.md, "The prover cache").
-CACHE_MODE=${PROOFS_CACHE:-none}
+CACHE_MODE=${PROOFS_CACHE:-replay}
 CACHE_DIR=proofs/cache
-CACHE_KEY="z3 $Z3_STEPS $Z3_CONTROL cvc4 $CVC4_STEPS $CVC4_CONTROL margin $CONTROL_MARGIN; $(z3 --version 2>&1 | head -n 1); $(cvc4 --version 2>&1 | head -n 1)"
+CACHE_KEY="wp-steps z3; z3 $Z3_STEPS $Z3_CONTROL cvc4 $CVC4_STEPS $CVC4_CONTROL margin $CONTROL_MARGIN; $(z3 --version 2>&1 | head -n 1); $(cvc4 --version 2>&1 | head -n 1)"
 case "$CACHE_MODE" in
     none) ;;
     replay|update)
@@ -201,12 +199,12 @@ cache_opts() {
 }
 
 # The run's own Why3 configuration: the user's (every prover's command in
-# full), with Z3's step limit in place of -wp-steps in Z3's command for a
-# step limit (rlimit=%S).  Every WP call below reads it.
+# full), with CVC4's step limit in place of -wp-steps in CVC4's command for
+# a step limit (--rlimit=%S).  Every WP call below reads it.
 why3 config show 2>/dev/null |
-    sed "/z3/s/ rlimit=%S / rlimit=$Z3_STEPS /" >"$log/why3.conf"
-if ! grep -q "^command_steps = .*z3 .* rlimit=$Z3_STEPS " "$log/why3.conf" ||
-   ! grep -q "^command_steps = .*cvc4 .* --rlimit=%S " "$log/why3.conf"; then
+    sed "/cvc4/s/ --rlimit=%S / --rlimit=$CVC4_STEPS /" >"$log/why3.conf"
+if ! grep -q "^command_steps = .*z3 .* rlimit=%S " "$log/why3.conf" ||
+   ! grep -q "^command_steps = .*cvc4 .* --rlimit=$CVC4_STEPS " "$log/why3.conf"; then
     echo "proofs/run.sh: Why3 has no step-limited command for Z3 (rlimit=%S) or CVC4 (--rlimit=%S)" >&2
     exit 2
 fi
@@ -236,7 +234,7 @@ wp() {
     if [ -z "${6:-}" ]; then
         # shellcheck disable=SC2086
         nice frama-c -variadic-no-translation -cpp-extra-args="$CPP" \
-            -wp $opts $fct -wp-prover "$PROVERS" -wp-steps "$CVC4_STEPS" \
+            -wp $opts $fct -wp-prover "$PROVERS" -wp-steps "$Z3_STEPS" \
             -wp-timeout "$GUARD" $(cache_opts) "$1" >"$4" 2>&1 || true
         return
     fi
@@ -245,7 +243,7 @@ wp() {
     # per prover) at once.
     # shellcheck disable=SC2086
     setsid nice frama-c -variadic-no-translation -cpp-extra-args="$CPP" \
-        -wp $opts $fct -wp-prover "$PROVERS" -wp-steps "${cvc4_limit:-$CVC4_STEPS}" \
+        -wp $opts $fct -wp-prover "$PROVERS" -wp-steps "${z3_limit:-$Z3_STEPS}" \
         -wp-timeout "$GUARD" $(cache_opts) "$1" >"$4" 2>&1 &
     pid=$!
     while kill -0 "$pid" 2>/dev/null; do
@@ -437,12 +435,12 @@ negative() {
         wp "$mutant" "$4" "$2" "$1/neg" ""
     else
         # the control's limits ($8: "Z3 CVC4", from control_limits)
-        cvc4_limit=${8#* }
-        sed "s/ rlimit=$Z3_STEPS / rlimit=${8% *} /" "$WHY3CONFIG" \
+        z3_limit=${8% *}
+        sed "s/ --rlimit=$CVC4_STEPS / --rlimit=${8#* } /" "$WHY3CONFIG" \
             >"$1/why3.conf"
         WHY3CONFIG="$1/why3.conf" wp "$mutant" "$4" "$2" "$1/neg" \
             "$(goal_kind "$7")" "$7"
-        cvc4_limit=
+        z3_limit=
     fi
     st=$(goal_status "$7" "$1/neg")
     [ "$st" != guard ] ||
