@@ -139,14 +139,83 @@ def parse_box(md):
     return {}
 
 
-TRACE_FORMULA = re.compile(r"\[Alg\. ?\d+,? l\. ?(\d+)(?:\s*[-–]\s*(\d+))?")
+TRACE_FORMULA = re.compile(r"\[Alg\. ?(\d+),? l\. ?(\d+)(?:\s*[-–]\s*(\d+))?")
 TRACE_NAME = re.compile(r"^\s*(?:round \d+|client \d+ (?:starts|ends)|step \d+|server|final.*?):\s*(\S+) = ")
 
 
-def trace_lines(pflref, vector):
+C_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+CONST_DEF = re.compile(r"^static const char \*const (\w+)(?:\[\w*\])? =")
+
+
+def c_strings(text):
+    """The strings of a C initializer ("a" "b", "c"): adjacent literals
+    joined, commas between them apart."""
+    out, cur = [], None
+    for tok in re.finditer(r'"((?:[^"\\]|\\.)*)"|,', text):
+        if tok.group(0) == ",":
+            if cur is not None:
+                out.append(cur)
+            cur = None
+        else:
+            cur = (cur or "") + tok.group(1)
+    if cur is not None:
+        out.append(cur)
+    return out
+
+
+def formula_lines(alg, box):
+    """{trace formula: box key} for the page's algorithm files: a formula is
+    a string the C passes to the trace, in a named constant or in place;
+    its line is the box line of the nearest `req: <alg>.alg<K>...l<n>` tag
+    above a use of it in the same function (the code's own citation)."""
+    out = {}
+    for part in alg.split("-"):
+        path = os.path.join(ROOT, "ref", "algorithms", part + ".c")
+        if not os.path.exists(path):
+            continue
+        src = read(os.path.relpath(path, ROOT)).splitlines()
+        tag = re.compile(rf"req:.*?\b{re.escape(part)}\.alg(\d+)(?:\.([a-z]+))?\.l(\d+)\b")
+        consts, k = {}, 0
+        while k < len(src):                      # named constants
+            m = CONST_DEF.match(src[k])
+            if m:
+                text, j = "", k
+                while True:
+                    text += src[j]
+                    if src[j].rstrip().endswith(";"):
+                        break
+                    j += 1
+                consts[m.group(1)] = c_strings(text.split("=", 1)[1])
+                k = j
+            k += 1
+
+        def cited_above(n):
+            """The box key of the nearest tag above line n in its function."""
+            for j in range(n, -1, -1):
+                if j < n and src[j].startswith("}"):
+                    return None
+                m = tag.search(src[j])
+                if m:
+                    return box_key(box, m.group(1), m.group(2), int(m.group(3)))
+            return None
+
+        for n, line in enumerate(src):
+            if CONST_DEF.match(line) or line.lstrip().startswith(("/*", "*", "//")):
+                continue
+            texts = [t for name, ts in consts.items() if re.search(rf"\b{name}\b", line) for t in ts]
+            texts += c_strings(line) if ("formula" in line or "trace" in line) else []
+            key = cited_above(n) if texts else None
+            if key is not None and key in box:
+                for t in texts:
+                    out.setdefault(t, key)
+    return out
+
+
+def trace_lines(pflref, vector, formulas=None, box=None):
     """({box line: [trace lines]}, {box line: {quantity names}}) from the
     worked example's --trace; a step's formula holds for later steps of
-    the same name until another is printed."""
+    the same name until another is printed.  A formula without its line
+    number ([Alg. 1, l. 7 …]) takes its line from formulas (formula_lines)."""
     run = subprocess.run([pflref, "run", "--quiet", "--trace", vector, "-o", TMP[0] + "/trace.json"],
                          capture_output=True, text=True, check=True)
     by_line, names, current = {}, {}, {}
@@ -154,8 +223,10 @@ def trace_lines(pflref, vector):
         m = TRACE_NAME.match(t)
         name = m.group(1) if m else None
         f = TRACE_FORMULA.search(t)
-        if f:
-            line = int(f.group(1))
+        bracket = re.search(r"\s{2,}\[(.*)\]$", t)
+        known = (formulas or {}).get(bracket.group(1)) if bracket and not f else None
+        if f or known is not None:
+            line = box_key(box or {}, f.group(1), None, int(f.group(2))) if f else known
             if name:
                 current[name] = line
         elif name in current and t.lstrip().startswith("step"):
@@ -166,7 +237,7 @@ def trace_lines(pflref, vector):
             names.setdefault(line, set()).add(name)
         shown = by_line.setdefault(line, [])
         if len(shown) < 4:
-            shown.append(re.sub(r"\s+\[Alg.*$", "", t.strip()))
+            shown.append(re.sub(r"\s{2,}\[.*$", "", t.strip()))
     return by_line, names
 
 
@@ -398,7 +469,8 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
     # the worked example: the paper's reading first (its formulas cite the box)
     worked = next((p for key in ("paper", "worked") for p, i, n in vectors if key in p),
                   vectors[0][0] if vectors else None)
-    traced = trace_lines(pflref, os.path.join(ROOT, worked))[0] if worked and box else {}
+    traced = (trace_lines(pflref, os.path.join(ROOT, worked), formula_lines(alg, box), box)[0]
+              if worked and box else {})
     test = next((f"tests/test_{a}.c" for a in alg.split("-")
                  if os.path.exists(os.path.join(ROOT, f"tests/test_{a}.c"))), None)
     if test and test not in cited:
