@@ -672,6 +672,13 @@ typedef struct {
     pflref_lr_hyper lr;        /* learning-rate decay across rounds      */
     pflref_opt_hyper opt;      /* the client optimizer (opt.*)           */
     pflref_bn_hyper bn;        /* BN running statistics (bn.*)           */
+    /* The algorithms from here on have no proved code (proofs/README.md,
+     * "What the proofs trust"): their members are hidden from Frama-C,
+     * whose goals hold pflref_hyper's definition, so that adding an
+     * algorithm here leaves every proved goal, and the prover cache,
+     * as it was.  A proved file that used one would not parse under
+     * Frama-C.  A new algorithm adds its member before the #endif. */
+#ifndef __FRAMAC__
     pflref_feddyn_hyper feddyn; /* FedDyn (feddyn.*)                      */
     pflref_scaffold_hyper scaffold; /* SCAFFOLD (scaffold.*)         */
     pflref_moon_hyper moon;    /* MOON (moon.*)                          */
@@ -679,6 +686,7 @@ typedef struct {
     pflref_fedrecon_hyper fedrecon; /* FedRecon (fedrecon.*)             */
     pflref_fedamp_hyper fedamp; /* FedAMP (fedamp.*)                      */
     pflref_fedproto_hyper fedproto; /* FedProto (fedproto.*)             */
+#endif
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and
