@@ -1086,44 +1086,44 @@ static const lettered_case LETTERED[] = {
      SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2, \"bn\": true}",
           MOON_DATA, AMP_ALG(AMP_H("0.3", "0.2", AMP_S("0.5")), ""), ONE_ROUND),
      "model", "fedamp: a model with batch normalisation is not supported"},
-    /* -- FedProto (rows P1..) -- */
-    {"P1", "fedproto: a negative prototype weight λ",
+    /* -- FedProto (rows J1..) -- */
+    {"J1", "fedproto: a negative prototype weight λ",
      SPEC(MOON_MLP, MOON_DATA, PROTO_HYP(", \"fedproto.lambda\": -0.5"), ONE_ROUND),
      "algorithm.hyperparameters.fedproto.lambda", "fedproto.lambda = -0.5 must be >= 0"},
-    {"P2", "fedproto: λ not given",
+    {"J2", "fedproto: λ not given",
      SPEC(MOON_MLP, MOON_DATA, PROTO_HYP(""), ONE_ROUND),
      "algorithm.hyperparameters.fedproto.lambda", "fedproto needs hyperparameter fedproto.lambda"},
-    {"P3", "fedproto: a model without an embedding",
+    {"J3", "fedproto: a model without an embedding",
      SPEC(LIN, MOON_DATA, PROTO_HYP(", \"fedproto.lambda\": 0.5"), ONE_ROUND),
      "model.kind", "fedproto needs an embedding f_i(x) and a decision layer"},
-    {"P4", "fedproto: a regression model",
+    {"J4", "fedproto: a regression model",
      SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 1, "
           "\"loss\": \"squared\"}", MOON_DATA, PROTO_HYP(", \"fedproto.lambda\": 0.5"),
           ONE_ROUND),
      "model.loss", "fedproto needs a classifier"},
-    {"P5", "fedproto: no global prototype after the last round",
+    {"J5", "fedproto: no global prototype after the last round",
      SPEC(MOON_MLP, MOON_DATA,
           PROTO_SW(", \"fedproto.lambda\": 0.5",
                    "\"fedproto.client_protos\": \"during_training\""),
           GIVEN("{\"clients\": [0], \"batches\": [[]]}")),
      "schedule.rounds[0]", "needs C̄ after the last round, and its last round gives no prototype"},
-    {"P6", "fedproto: a batch longer than the largest training set",
+    {"J6", "fedproto: a batch longer than the largest training set",
      SPEC(MOON_MLP, MOON_DATA, PROTO_HYP(", \"fedproto.lambda\": 0.5"),
           GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [0, 0, 1]]]}")),
      "schedule.rounds[0].batches[0][1]", "fedproto takes batches of at most 2 samples"},
-    {"P7", "fedproto: a switch value unknown",
+    {"J7", "fedproto: a switch value unknown",
      SPEC(MOON_MLP, MOON_DATA,
           PROTO_SW(", \"fedproto.lambda\": 0.5", "\"fedproto.distance\": \"l1\""),
           ONE_ROUND),
      "algorithm.switches.fedproto.distance", "l1"},
     /* -- FedFomo's equality up to rounding (fedfomo.equal_rtol) -- */
-    {"O1", "fedfomo: equality tolerance above 1e-6",
+    {"E1", "fedfomo: equality tolerance above 1e-6",
      SPEC(QUAD1, CLIENTS("{\"a\": [2], \"c\": [1]}, {\"a\": [3], \"c\": [2]}"),
           HYP("fedfomo", "\"eta\": 0.25, \"fedfomo.equal_rtol\": 0.001"),
           GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")),
      "algorithm.hyperparameters.fedfomo.equal_rtol",
      "equality up to rounding takes a relative tolerance 0 ≤ τ ≤ 1e-6"},
-    {"O2", "fedfomo: negative equality tolerance",
+    {"E2", "fedfomo: negative equality tolerance",
      SPEC(QUAD1, CLIENTS("{\"a\": [2], \"c\": [1]}, {\"a\": [3], \"c\": [2]}"),
           HYP("fedfomo", "\"eta\": 0.25, \"fedfomo.equal_rtol\": -1e-16"),
           GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")),
@@ -1145,7 +1145,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYCXQM";
+    static const char letters[] = "LSAYCXQMJE";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;
