@@ -21,12 +21,16 @@ each *.html page is loaded from file://, and
     beside code);
   - every box line of an algorithm page (table.beside tr#line-N) links at
     least one golden vector or test of its own (a.check: those citing that
-    line's requirement tag, docs/traceability.md).
+    line's requirement tag, docs/traceability.md), and the C beside it
+    shows no ACSL (proof material stays on the linked source page);
+  - no page is wider than a 1280-pixel window (a reader scrolls down, never
+    sideways).
 
 Then it keeps a screenshot of the pFedMe page as build/site/pfedme.png.
 First, a self-test: a small site with one planted fault per page (a broken
 link, a broken anchor, a missing image, console.error, an uncaught
-exception) must have each caught, and its clean pages must pass.
+exception, an untested line, ACSL beside a box, a page too wide) must have
+each caught, and its clean pages must pass.
 Exit 0 when every page passed, 1 otherwise (each failure printed).
 """
 import base64
@@ -56,6 +60,7 @@ PAGE_FACTS = """JSON.stringify({
   code: document.querySelectorAll('table.beside td.code pre').length,
   untested: Array.from(document.querySelectorAll('table.beside tr[id^=line-]'))
     .filter(r => !r.querySelector('td.evidence a.check')).map(r => r.id),
+  overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
   annotated: Array.from(document.querySelectorAll('table.beside tr[id^=line-]'))
     .filter(r => Array.from(r.querySelectorAll('td.code pre'))
       .some(p => /\/\*@|\/\/@/.test(p.textContent))).map(r => r.id)
@@ -94,7 +99,7 @@ class Browser:
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable")
         self.call("Emulation.setDeviceMetricsOverride",
-                  width=1400, height=1100, deviceScaleFactor=1, mobile=False)
+                  width=1280, height=1100, deviceScaleFactor=1, mobile=False)
 
     def call(self, method, **params):
         self.next_id += 1
@@ -135,7 +140,7 @@ class Browser:
         height = self.call("Runtime.evaluate", expression="document.body.scrollHeight",
                            returnByValue=True)["result"]["value"]
         shot = self.call("Page.captureScreenshot", format="png",
-                         clip={"x": 0, "y": 0, "width": 1400,
+                         clip={"x": 0, "y": 0, "width": 1280,
                                "height": min(int(height), 2400), "scale": 1},
                          captureBeyondViewport=True)
         with open(path, "wb") as f:
@@ -189,6 +194,9 @@ def check(site, required, browser):
             # (tools/site/build.py, from the traceability data)
             failures += [f"{rel}: line without a test or vector of its own: {r}"
                          for r in facts["untested"]]
+            # a reader at 1280 pixels scrolls down, never sideways
+            if facts["overflow"] > 0:
+                failures.append(f"{rel}: {facts['overflow']} pixels wider than a 1280-pixel window")
             # the C beside the box is code: ACSL is proof material, linked
             failures += [f"{rel}: proof annotation shown beside the box: {r}"
                          for r in facts["annotated"]]
@@ -235,6 +243,8 @@ PLANTED = {
     "untested.html": ('<table class="beside"><tr id="line-1"><td class="evidence">'
                       '<a href="other.html">the whole page</a></td></tr></table>',
                       "line without a test"),
+    "wide.html": ('<div style="width:1500px">wider than the window</div>',
+                  "wider than a 1280-pixel window"),
     "annotated.html": ('<table class="beside"><tr id="line-1"><td class="code"><pre>/*@ requires n &gt; 0; */\n'
                        'x = 1;</pre></td><td class="evidence"><a class="check" href="other.html#b">a test</a>'
                        '</td></tr></table>', "proof annotation shown"),

@@ -66,6 +66,11 @@ th{background:#f3f3f3}pre,code{font-family:"DejaVu Sans Mono",monospace;font-siz
 pre{background:#f7f7f7;padding:.5em;overflow-x:auto;margin:.2em 0}
 td.line{font-weight:bold;text-align:right}td.paper{max-width:28em;font-family:"DejaVu Sans Mono",monospace;font-size:.9em;white-space:pre-wrap}
 td.code pre{margin:0 0 .4em 0}td.evidence{font-size:.85em;max-width:18em}td.trace pre{font-size:.8em;max-width:34em;white-space:pre-wrap}
+td,th{overflow-wrap:anywhere}td code{overflow-wrap:anywhere}
+table.beside{table-layout:fixed;width:100%}table.beside th:nth-child(1){width:3em}
+table.beside th:nth-child(2){width:22%}table.beside th:nth-child(3){width:34%}
+table.beside th:nth-child(4){width:14%}table.beside td pre{white-space:pre-wrap;overflow-wrap:anywhere}
+table.beside td.paper,table.beside td.evidence,table.beside td.trace pre{max-width:none}
 .src{counter-reset:none}.src a.ln{color:#999;display:inline-block;width:4em;text-align:right;margin-right:1em;text-decoration:none}
 .src span:target{background:#fff3b0}img{max-width:100%;border:1px solid #ddd}
 td.evidence ul{margin:.2em 0;padding-left:1.1em}code.req{color:#555;font-size:.8em}
