@@ -145,6 +145,7 @@ def parse_box(md):
 
 
 TRACE_FORMULA = re.compile(r"\[Alg\. ?(\d+),? l\. ?(\d+)(?:\s*[-–]\s*(\d+))?")
+TRACE_EVENT = re.compile(r"^\s*(?:(round) \d+|client \d+ (starts|ends)): (\S+) = ")
 TRACE_NAME = re.compile(r"^\s*(?:round \d+|client \d+ (?:starts|ends)|step \d+|server|final.*?):\s*(\S+) = ")
 
 
@@ -207,6 +208,14 @@ def formula_lines(alg, box):
         for n, line in enumerate(src):
             if CONST_DEF.match(line) or line.lstrip().startswith(("/*", "*", "//")):
                 continue
+            # the engine's events: "round t: w", "client i starts: NAME", "… ends: NAME"
+            ev = re.search(r"\bpflref_(round_begin|client_begin|client_end)\((?:[^\"]*\"(\w+)\")?", line)
+            if ev:
+                key = cited_above(n)
+                if key is not None and key in box:
+                    kind = {"round_begin": "round", "client_begin": "starts",
+                            "client_end": "ends"}[ev.group(1)]
+                    out.setdefault((kind, ev.group(2) if kind != "round" else None), key)
             texts = [t for name, ts in consts.items() if re.search(rf"\b{name}\b", line) for t in ts]
             texts += c_strings(line) if ("formula" in line or "trace" in line) else []
             key = cited_above(n) if texts else None
@@ -230,10 +239,17 @@ def trace_lines(pflref, vector, formulas=None, box=None):
         f = TRACE_FORMULA.search(t)
         bracket = re.search(r"\s{2,}\[(.*)\]$", t)
         known = (formulas or {}).get(bracket.group(1)) if bracket and not f else None
+        event = TRACE_EVENT.match(t)
+        at_event = None
+        if event and not f and known is None:
+            kind = "round" if event.group(1) else event.group(2)
+            at_event = (formulas or {}).get((kind, event.group(3) if kind != "round" else None))
         if f or known is not None:
             line = box_key(box or {}, f.group(1), None, int(f.group(2))) if f else known
             if name:
                 current[name] = line
+        elif at_event is not None:
+            line = at_event
         elif name in current and t.lstrip().startswith("step"):
             line = current[name]
         else:
