@@ -287,7 +287,33 @@ def vectors_in(alg):
         names = {r.get("name") for r in exp.get("trajectory", [])}
         names |= set(exp.get("final", {}).keys())
         out.append((f"golden/{alg}/{name}", v.get("id", name), names))
+        READING[f"golden/{alg}/{name}"] = paper_reading(v, name)
     return out
+
+
+READING = {}   # vector path: its paper_reading key
+DEFAULTS = {}  # switch: its default value (the paper's), from `pflref list`
+
+
+def switch_defaults(pflref):
+    """{switch: default value} from `pflref list` (a switch's line lists its
+    values, the default first)."""
+    run = subprocess.run([pflref, "list"], capture_output=True, text=True, check=True)
+    return {m.group(1): m.group(2) for m in
+            re.finditer(r"^  (\S+\.\S+)\s+([\w-]+)\|", run.stdout, re.M)}
+
+
+def paper_reading(v, name):
+    """How far vector v is from the paper's own reading, as a sort key: a
+    preset first, then the switches its spec sets to other than their
+    defaults, then "paper" in the file name, then the model (linear
+    before the rest) and its size."""
+    spec = v.get("spec", {})
+    a = spec.get("algorithm", {}) if isinstance(spec, dict) else {}
+    model = spec.get("model", {}) if isinstance(spec, dict) else {}
+    moved = [k for k, x in (a.get("switches", {}) or {}).items() if DEFAULTS.get(k) != x]
+    return ("preset" in a, len(moved), "paper" not in name,
+            model.get("kind") != "linear", len(json.dumps(v.get("expected", {}))))
 
 
 def source_page(out, path, cited):
@@ -487,9 +513,11 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
     if unplaced:
         sys.exit(f"site: {md_rel}: the box has no line for {', '.join(unplaced)} (trace/*.req)")
     vectors = vectors_of(alg)
-    # the worked example: the paper's reading first (its formulas cite the box)
-    worked = next((p for key in ("paper", "worked") for p, i, n in vectors if key in p),
-                  vectors[0][0] if vectors else None)
+    # the worked example: the paper's reading (no preset, the fewest
+    # switches; its formulas cite the box), paper_reading
+    first = f"golden/{alg.split('-')[0]}/"     # a page of two: its first algorithm's
+    worked = min((p for p, _, _ in vectors),
+                 key=lambda p: (not p.startswith(first),) + READING.get(p, ()), default=None)
     traced = (trace_lines(pflref, os.path.join(ROOT, worked), formula_lines(alg, box), box)[0]
               if worked and box else {})
     test = next((f"tests/test_{a}.c" for a in alg.split("-")
@@ -663,6 +691,7 @@ def main():
     os.makedirs(out)
     write(out, "style.css", CSS)
     TRACE[0] = trace.collect(ROOT)
+    DEFAULTS.update(switch_defaults(pflref))
     cited, algs = set(), []
     SITE.update(out=out, cited=cited)
     for name in sorted(os.listdir(os.path.join(ROOT, "docs/algorithms"))):
