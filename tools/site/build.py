@@ -229,10 +229,15 @@ def trace_lines(pflref, vector, formulas=None, box=None):
     """({box line: [trace lines]}, {box line: {quantity names}}) from the
     worked example's --trace; a step's formula holds for later steps of
     the same name until another is printed.  A formula without its line
-    number ([Alg. 1, l. 7 …]) takes its line from formulas (formula_lines)."""
+    number ([Alg. 1, l. 7 …]) takes its line from formulas (formula_lines);
+    the final records go to the box's "return" line, round 0's model to its
+    "input" line when that names a start model (w^0, θ_0, …)."""
     run = subprocess.run([pflref, "run", "--quiet", "--trace", vector, "-o", TMP[0] + "/trace.json"],
                          capture_output=True, text=True, check=True)
     by_line, names, current = {}, {}, {}
+    lines = [(k, str(x).split("\n")[0]) for k, x in (box or {}).items()]
+    returns = next((k for k, x in lines if re.match(r"\s*(return|output)\b", x)), None)
+    given = next((k for k, x in lines if re.match(r"\s*input\b.*\w\^?[{(]?0", x)), None)
     for t in run.stderr.splitlines():
         m = TRACE_NAME.match(t)
         name = m.group(1) if m else None
@@ -252,6 +257,10 @@ def trace_lines(pflref, vector, formulas=None, box=None):
             line = at_event
         elif name in current and t.lstrip().startswith("step"):
             line = current[name]
+        elif t.startswith("final") and returns is not None:
+            line = returns           # the box's return line: what the run ends with
+        elif t.startswith("round 0:") and given is not None:
+            line = given             # w⁰, one of the box's inputs
         else:
             continue
         if name:
