@@ -554,7 +554,7 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
                     f'<td class="trace">{trace_cell}</td></tr>')
     intro_md = md.split("\n## ", 1)[0].split("\n", 1)[1]
     if box:
-        intro = markdown.markdown(intro_md, extensions=["tables"])
+        intro = md_render(intro_md, ["tables"])
         worked_note = (f'<p>Trace values: <code>pflref run --trace {html.escape(worked)}</code> '
                        f'(<a href="../{worked}">the vector</a>), the first values printed at each line.</p>'
                        if worked else "")
@@ -563,7 +563,7 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
         body = f"<h1>{html.escape(title)}</h1>{fix_links(intro, md_rel, 1)}{worked_note}{table}"
     else:
         # no numbered box (a method of the seeds): its page as written
-        body = fix_links(markdown.markdown(md, extensions=["tables", "fenced_code", "toc"]), md_rel, 1)
+        body = fix_links(md_render(md, ["tables", "fenced_code", "toc"]), md_rel, 1)
     body += equations_section(out, cited, alg, set(ids.values()))
     body += tests_section(test) if test else ""
     write(out, f"alg/{alg}.html", page(title, body, 1))
@@ -612,6 +612,44 @@ def fix_links(text, md_rel, depth):
     return re.sub(r'href="([^"]*)"', repl, text)
 
 
+def md_render(md, extensions):
+    """Markdown to HTML with the mathematics kept: a star that follows a
+    symbol without an emphasis open before it (w*, θ*) is a star, not the
+    start of an emphasis that would eat the text up to the next one."""
+    return markdown.markdown(protect_stars(md), extensions=extensions)
+
+
+def protect_stars(md):
+    out, fenced = [], False
+    for line in md.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if fenced or "*" not in line:
+            out.append(line)
+            continue
+        parts = re.split(r"(`[^`]*`)", line)     # code spans as they are
+        opened = False
+        for k in range(0, len(parts), 2):
+            t, res = parts[k], []
+            for i, c in enumerate(t):
+                if c != "*" or (i + 1 < len(t) and t[i + 1] == "*") or (i > 0 and t[i - 1] == "*"):
+                    res.append(c)         # ** (strong) is Markdown's
+                    continue
+                before = t[i - 1] if i > 0 else " "
+                after = t[i + 1] if i + 1 < len(t) else " "
+                if not (before.isalnum() or before in ")}]'") :
+                    opened = opened or not after.isspace()
+                    res.append(c)         # an emphasis opens (or a lone star)
+                elif opened:
+                    opened = False
+                    res.append(c)         # it closes
+                else:
+                    res.append("\\*")     # w*: a star of the mathematics
+            parts[k] = "".join(res)
+        out.append("".join(parts))
+    return "\n".join(out)
+
+
 RAW = set()
 SITE = {}      # out folder and the set of source pages made (main sets them)
 TMP = [None]   # the scratch folder (main sets it)
@@ -619,7 +657,7 @@ TMP = [None]   # the scratch folder (main sets it)
 
 def render_doc(out, md_rel, rel_out, depth):
     md = read(md_rel)
-    h = markdown.markdown(md, extensions=["tables", "fenced_code", "toc"])
+    h = md_render(md, ["tables", "fenced_code", "toc"])
     title = (re.search(r"^# (.+)$", md, re.M) or re.match("(.*)", md_rel)).group(1)
     write(out, rel_out, page(title, fix_links(h, md_rel, depth), depth))
 
