@@ -1128,6 +1128,31 @@ static const lettered_case LETTERED[] = {
           HYP("fedfomo", "\"eta\": 0.25, \"fedfomo.equal_rtol\": -1e-16"),
           GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")),
      "algorithm.hyperparameters.fedfomo.equal_rtol", "must be >= 0"},
+    /* -- FedRoD (rows R1..): MOON's mlp 2-2-2 and data -- */
+    {"R1", "fedrod: η not given",
+     SPEC(MOON_MLP, MOON_DATA, HYP("fedrod", ""), ONE_ROUND),
+     "algorithm.hyperparameters.eta", "fedrod needs hyperparameter eta"},
+    {"R2", "fedrod: η = 0",
+     SPEC(MOON_MLP, MOON_DATA, HYP("fedrod", "\"eta\": 0"), ONE_ROUND),
+     "algorithm.hyperparameters.eta", "eta = 0 must be > 0"},
+    {"R3", "fedrod: a model without a body and a linear head",
+     SPEC(LIN, MOON_DATA, HYP("fedrod", "\"eta\": 0.1"), ONE_ROUND),
+     "model.kind", "fedrod needs a body f_θ and a linear head φ_G"},
+    {"R4", "fedrod: a regression model",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 1, "
+          "\"loss\": \"squared\"}", MOON_DATA, HYP("fedrod", "\"eta\": 0.1"),
+          ONE_ROUND),
+     "model.loss", "fedrod needs a classifier"},
+    {"R5", "fedrod: a batch longer than the largest training set",
+     SPEC(MOON_MLP, MOON_DATA, HYP("fedrod", "\"eta\": 0.1"),
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [0, 0, 1]]]}")),
+     "schedule.rounds[0].batches[0][1]", "fedrod takes batches of at most 2 samples"},
+    {"R6", "fedrod: a switch value unknown",
+     SPEC(MOON_MLP, MOON_DATA,
+          "\"algorithm\": {\"name\": \"fedrod\", \"hyperparameters\": "
+          "{\"eta\": 0.1}, \"switches\": {\"fedrod.features\": \"during\"}}",
+          ONE_ROUND),
+     "algorithm.switches.fedrod.features", "unknown value \"during\" for fedrod.features"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
