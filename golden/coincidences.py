@@ -130,6 +130,8 @@ SWITCHES = {
     "fedproto": {"fedproto.distance": ["squared_l2", "mse"],
                  "fedproto.client_protos": ["trained", "during_training"],
                  "fedproto.weights": ["class_counts", "uniform"]},
+    "fedrod": {"fedrod.features": ["after", "before"],
+               "fedrod.phi_p0": ["zero", "generic"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -205,6 +207,9 @@ PRESETS = {
                             "lr.count": "trainings",
                             "fedfomo.distance_eps": 1e-5},
     ("fedbn", "pfllib"): {"fedbn.weights": "samples"},
+    ("fedrod", "pfllib"): {"fedrod.features": "before",
+                           "fedrod.phi_p0": "generic",
+                           "lr.count": "trainings"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.
@@ -723,6 +728,27 @@ def r_fedamp_stale(spec, sw, hp):
     return ["every client in every round: no stale w_j in a message"]
 
 
+def r_fedrod_absent(spec, sw, hp):
+    """FedRoD's balanced softmax: hidden when no trained client lacks a
+    class (no N_{i,c} = 0), or when every client holds the classes equally
+    often (log N_{i,c} the same for every c: the plain softmax)."""
+    clients, k = spec["problem"]["clients"], 0
+    for c in clients:
+        k = max([k] + [int(y) + 1 for y in c["y"]])
+    out, absent, skew = [], False, False
+    for r in rounds(spec):
+        for i in r["clients"]:
+            n = [sum(1 for y in clients[i]["y"] if int(y) == c)
+                 for c in range(k)]
+            absent |= 0 in n
+            skew |= len({u for u in n if u > 0}) > 1
+    if not absent:
+        out.append("no trained client lacks a class")
+    if not skew:
+        out.append("every trained client holds its classes equally often")
+    return out
+
+
 def r_real_pairs(spec, sw, hp):
     """Any two real-valued hyperparameters of the spec equal (step sizes,
     factors, the decay factor lr.gamma, the client optimizer's constants):
@@ -1056,6 +1082,16 @@ RULES = {
         (ALWAYS, r_moon_stale, "every client training every round hides a "
          "stale or reset personal model"),
         (ALWAYS, r_single_round, "one round hides the global prototypes"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
+    "fedrod": [
+        (ALWAYS, r_value(["eta"], ONE), "η = 1 hides a dropped factor"),
+        (ALWAYS, r_fedrod_absent, "no absent class, or equal class counts, hide "
+         "the balanced softmax's log N"),
+        (ALWAYS, r_equal_sizes(who_clients), "equal n_i make the weighted mean uniform"),
+        (ALWAYS, r_moon_stale, "every client training every round hides a stale or "
+         "reset personal head"),
+        (ALWAYS, r_single_round, "one round hides the carried personal heads"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
 }

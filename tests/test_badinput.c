@@ -1128,6 +1128,31 @@ static const lettered_case LETTERED[] = {
           HYP("fedfomo", "\"eta\": 0.25, \"fedfomo.equal_rtol\": -1e-16"),
           GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")),
      "algorithm.hyperparameters.fedfomo.equal_rtol", "must be >= 0"},
+    /* -- FedRoD (rows R1..): MOON's mlp 2-2-2 and data -- */
+    {"B1", "fedrod: η not given",
+     SPEC(MOON_MLP, MOON_DATA, HYP("fedrod", ""), ONE_ROUND),
+     "algorithm.hyperparameters.eta", "fedrod needs hyperparameter eta"},
+    {"B2", "fedrod: η = 0",
+     SPEC(MOON_MLP, MOON_DATA, HYP("fedrod", "\"eta\": 0"), ONE_ROUND),
+     "algorithm.hyperparameters.eta", "eta = 0 must be > 0"},
+    {"B3", "fedrod: a model without a body and a linear head",
+     SPEC(LIN, MOON_DATA, HYP("fedrod", "\"eta\": 0.1"), ONE_ROUND),
+     "model.kind", "fedrod needs a body f_θ and a linear head φ_G"},
+    {"B4", "fedrod: a regression model",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 1, "
+          "\"loss\": \"squared\"}", MOON_DATA, HYP("fedrod", "\"eta\": 0.1"),
+          ONE_ROUND),
+     "model.loss", "fedrod needs a classifier"},
+    {"B5", "fedrod: a batch longer than the largest training set",
+     SPEC(MOON_MLP, MOON_DATA, HYP("fedrod", "\"eta\": 0.1"),
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [0, 0, 1]]]}")),
+     "schedule.rounds[0].batches[0][1]", "fedrod takes batches of at most 2 samples"},
+    {"B6", "fedrod: a switch value unknown",
+     SPEC(MOON_MLP, MOON_DATA,
+          "\"algorithm\": {\"name\": \"fedrod\", \"hyperparameters\": "
+          "{\"eta\": 0.1}, \"switches\": {\"fedrod.features\": \"during\"}}",
+          ONE_ROUND),
+     "algorithm.switches.fedrod.features", "unknown value \"during\" for fedrod.features"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
@@ -1145,7 +1170,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYCXQMJE";
+    static const char letters[] = "LSAYCXQMJEB";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

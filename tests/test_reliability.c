@@ -475,6 +475,19 @@ static const diverge_case CASES[] = {
           GIVEN(IDLE_THEN(B2))),
      "v", 1, 1, 2,
      "v is not finite (NaN or Inf) at round 1, client 1, local step 2"},
+    /* FedRoD (η = 1e200) on z = W2 (W1 x), k = 2, w⁰ = (1, 0, 0), one
+     * client x = 1 (class 0), x = 2 (class 1), N = (1, 1): step 1 gives
+     * W2 = (−2.5e199, 2.5e199); step 2's softmax saturates and W1's
+     * gradient is −2.5e199, so W1 = 1 + 2.5e399 → Inf. */
+    {"fedrod",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 1, \"h\": 1, \"k\": 2, "
+          "\"activation\": \"identity\", \"bias\": false}",
+          "\"problem\": {\"clients\": [{\"X\": [[1], [2]], \"y\": [0, 1]}]}, "
+          "\"init\": {\"kind\": \"given\", \"w\": [1, 0, 0]}",
+          ALG("fedrod", "\"eta\": 1e200"),
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [0, 1]]]}")),
+     "w_local", 0, 0, 2,
+     "w_local is not finite (NaN or Inf) at round 0, client 0, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 

@@ -686,6 +686,7 @@ typedef struct {
     pflref_fedrecon_hyper fedrecon; /* FedRecon (fedrecon.*)             */
     pflref_fedamp_hyper fedamp; /* FedAMP (fedamp.*)                      */
     pflref_fedproto_hyper fedproto; /* FedProto (fedproto.*)             */
+    pflref_fedrod_hyper fedrod; /* FedRoD (fedrod.*)                      */
 #endif
 } pflref_hyper;
 

@@ -84,6 +84,31 @@ typedef struct {
     int weights;               /* pflref_fedproto_weights                  */
 } pflref_fedproto_hyper;
 
+/* FedRoD (Chen and Chao, ICLR 2022, arXiv 2107.00778, Alg. 1, the linear
+ * personalised head): two switches (ref/algorithms/fedrod.c,
+ * docs/algorithms/fedrod.md).  Value 0 is pflref's reading of the paper. */
+typedef enum {
+    PFLREF_FEDROD_FEATURES_AFTER = 0,  /* the personal step's features and
+                                          z_G at the iterate after the
+                                          generic step (the box's lines in
+                                          order)                           */
+    PFLREF_FEDROD_FEATURES_BEFORE = 1  /* at the iterate before it (PFLlib
+                                          clientrod.py train(): rep, out_g
+                                          computed before optimizer.step(),
+                                          then detached)                   */
+} pflref_fedrod_features;
+typedef enum {
+    PFLREF_FEDROD_PHI_P0_ZERO = 0,     /* φ_P⁰ = 0: the personalised
+                                          output starts as z_G             */
+    PFLREF_FEDROD_PHI_P0_GENERIC = 1   /* φ_P⁰ = φ_G⁰, w⁰'s head (PFLlib
+                                          clientrod.py __init__:
+                                          copy.deepcopy(self.model.head))  */
+} pflref_fedrod_phi_p0;
+typedef struct {
+    int features;              /* pflref_fedrod_features                  */
+    int phi_p0;                /* pflref_fedrod_phi_p0                    */
+} pflref_fedrod_hyper;
+
 #ifdef __cplusplus
 }
 #endif

@@ -344,6 +344,12 @@ NAMED = {
     "fedfomo-ranked-no-own": ("fedfomo.self = excluded",
                               "fedfomo.self = included"),
     "fedfomo-lr-per-round": "lr.count = rounds",
+    # FedRoD's: the features' iterate and φ_P⁰ are the switches' other
+    # values (PFLlib's, which the preset pfllib sets together)
+    "fedrod-features-swap": ("fedrod.features = before",
+                             "fedrod.features = after", "preset pfllib"),
+    "fedrod-phi0-swap": ("fedrod.phi_p0 = generic", "fedrod.phi_p0 = zero",
+                         "preset pfllib"),
 }
 
 

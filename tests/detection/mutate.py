@@ -95,7 +95,8 @@ PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
              "pfl_numpy_moon.py", "pfl_numpy_fedprox.py",
              "pfl_numpy_fedrecon.py",
              "pfl_numpy_fedamp.py",
-             "pfl_numpy_fedproto.py")
+             "pfl_numpy_fedproto.py",
+             "pfl_numpy_fedrod.py")
 # the files whose index arithmetic (np.arange bounds, slices) is mutated:
 # the convolution's and the pools' windows, the padding, the blocks
 INDEX_FILES = {"pfl_numpy_layers.py"}

@@ -1,0 +1,151 @@
+"""pfl_numpy_fedrod.py: FedRoD for the NumPy candidate (pfl_numpy.py loads
+it), written from Chen and Chao, "On Bridging Generic and Personalized
+Federated Learning for Image Classification" (ICLR 2022, arXiv 2107.00778,
+Algorithm 1 with a linear personal head) and docs/algorithms/fedrod.md,
+not from pflref's C code.
+
+The network (pfl_numpy_moon's Chain of dense and relu/identity layers) is
+a body f(x) (every layer before the last) and a generic head (the last
+dense layer); w = (body, generic head) is averaged with weights n_i over
+the round's clients.  Every client keeps a personal head (W_P, b_P) of the
+generic head's shape.  Per batch, by hand:
+    generic step:  w ← w − η ∇ mean_b −log softmax(z_G + log N_i)_y
+                   (N_i the client's class counts over its training set;
+                   an absent class gets probability 0)
+    personal step: (W_P, b_P) ← (W_P, b_P) − η ∇ mean_b CE(z_G + z_P, y),
+                   with f(x) and z_G of the updated w (fedrod.features =
+                   before: those of the forward pass before the generic
+                   step), held fixed.
+The personal heads start at 0 (fedrod.phi_p0 = generic: w0's head).
+"""
+import importlib
+import sys
+
+import numpy as np
+
+ALGORITHM = "fedrod"
+BUGS = ("fedrod-plain-ce", "fedrod-batch-counts", "fedrod-absent-clamp",
+        "fedrod-features-swap", "fedrod-personal-alone",
+        "fedrod-phi0-swap", "fedrod-phi-reset", "fedrod-uniform-weights")
+
+
+def _base():
+    main = sys.modules.get("__main__")
+    if hasattr(main, "local_sgd") and hasattr(main, "Unsupported"):
+        return main
+    return importlib.import_module("pfl_numpy")
+
+
+def _preset(name, base):
+    if name == "paper":
+        return {}
+    if name == "pfllib":
+        return {"fedrod.features": "before", "fedrod.phi_p0": "generic",
+                "lr.count": "trainings"}
+    raise base.Unsupported("preset %r for fedrod" % name)
+
+
+def _softmax_grad(Z, y, logN=None):
+    """rows p − e_y, p = softmax(Z + logN) (logN −inf: p = 0)."""
+    A = Z if logN is None else Z + logN
+    A = A - A.max(axis=1, keepdims=True)
+    E = np.exp(A)
+    E /= E.sum(axis=1, keepdims=True)
+    E[np.arange(len(y)), y] -= 1.0
+    return E
+
+
+def run(spec, clients, w0, log, bug):
+    base = _base()
+    moon = importlib.import_module("pfl_numpy_moon")
+    alg = spec["algorithm"]
+    hp = _preset(alg.get("preset", "paper"), base)
+    hp.update(alg.get("hyperparameters", {}))
+    hp.update(alg.get("switches", {}))
+    if any(k.startswith("lr.") and k != "lr.count" for k in hp):
+        raise base.Unsupported("fedrod with a learning-rate decay")
+    raw = spec["problem"].get("clients")
+    if raw is None:
+        raise base.Unsupported("fedrod needs inline clients")
+    net = moon.Chain(spec["model"])
+    if not net.ce:
+        raise base.Unsupported("fedrod on a regression model")
+    _, (hw0, hw1), hb, h, K = net.layers[-1]
+    L = len(net.layers)
+    eta = hp["eta"]
+    before = hp.get("fedrod.features", "after") == "before"
+    if bug == "fedrod-features-swap":
+        before = not before
+    generic0 = hp.get("fedrod.phi_p0", "zero") == "generic"
+    if bug == "fedrod-phi0-swap":
+        generic0 = not generic0
+    w = np.array(w0, dtype=float)
+
+    def head0():
+        if generic0:
+            W = w0[hw0:hw1].reshape(K, h).copy()
+            b = w0[hb[0]:hb[1]].copy() if hb is not None else None
+        else:
+            W, b = np.zeros((K, h)), (np.zeros(K) if hb is not None else None)
+        return [W, b]
+
+    w0 = np.array(w0, dtype=float)
+    data = [(np.asarray(c["X"], float), np.asarray(c["y"]).astype(int))
+            for c in raw]
+    heads = [head0() for _ in raw]
+
+    def flat(head):
+        W, b = head
+        return np.concatenate([W.ravel()] + ([b] if b is not None else []))
+
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        log("round_begin", "train", "w", w, round=t)
+        n_S = float(sum(len(data[i][0]) for i in rnd["clients"]))
+        acc = np.zeros_like(w)
+        for i, batches in zip(rnd["clients"], rnd["batches"]):
+            X, y = data[i]
+            if bug == "fedrod-phi-reset":
+                heads[i] = head0()
+            W_P, b_P = heads[i]
+            x = w.copy()
+            log("client_begin", "train", "w_local", x, round=t, client=i,
+                step=0)
+            N = np.bincount(y, minlength=K).astype(float)
+            for s, batch in enumerate(batches, start=1):
+                Xb, yb = X[batch], y[batch]
+                nb = len(batch)
+                counts = (np.bincount(yb, minlength=K).astype(float)
+                          if bug == "fedrod-batch-counts" else N)
+                if bug == "fedrod-absent-clamp":
+                    counts = np.maximum(counts, 1.0)
+                with np.errstate(divide="ignore"):
+                    logN = np.log(counts)
+                acts = net.forward(x, Xb)
+                F, ZG = acts[L - 1], acts[L]
+                E = _softmax_grad(ZG, yb,
+                                  None if bug == "fedrod-plain-ce" else logN)
+                g = np.zeros_like(x)
+                net.backward(x, acts, E, L, g, 1.0 / nb)
+                x = x - eta * g
+                log("step", "train", "w_local", x, round=t, client=i, step=s)
+                if not before:
+                    acts = net.forward(x, Xb)
+                    F, ZG = acts[L - 1], acts[L]
+                ZP = F @ W_P.T + (b_P if b_P is not None else 0.0)
+                Z = ZP if bug == "fedrod-personal-alone" else ZG + ZP
+                EP = _softmax_grad(Z, yb)
+                W_P = W_P - eta * (EP.T @ F) / nb
+                if b_P is not None:
+                    b_P = b_P - eta * EP.sum(axis=0) / nb
+                log("step", "train", "phi_P", flat([W_P, b_P]), round=t,
+                    client=i, step=s)
+            heads[i] = [W_P, b_P]
+            log("client_end", "train", "w_local", x, round=t, client=i)
+            log("note", "train", "phi_P", flat(heads[i]), round=t, client=i)
+            c = (1.0 / len(rnd["clients"]) if bug == "fedrod-uniform-weights"
+                 else len(X) / n_S)
+            acc += c * x
+        w = acc
+        log("server", "train", "w", w, round=t)
+    return {"w": w}
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""FedRoD golden vectors (Chen and Chao, ICLR 2022, arXiv 2107.00778,
+Alg. 1 with a linear personal head and the balanced softmax), computed by
+golden/pflref_exact_fedrod.py in 60-digit decimal arithmetic,
+independently of the C reference.
+
+Three clients of distinct sizes (n = 3, 4, 5) and three classes, label
+skew: client 0 holds classes {0, 1} (no sample of class 2: its balanced
+softmax gives class 2 probability 0), client 1 all three with distinct
+counts, client 2 {1, 2}.  Rounds S_0 = {1}, S_1 = {0, 2}, S_2 = {0, 1}:
+client 0 first trains in round 1 (φ_P⁰ matters), client 2 skips round 2
+and client 1 round 1 (their φ_P stay stale, then carry on); the batches
+differ in size; η ≠ 1 and distinct across vectors.
+
+Vectors (file = id without "fedrod/", '/' → '-'):
+  fedrod/mlp/paper       mlp 2-3-3 (identity body), the paper's reading
+                         (features after the generic step, φ_P⁰ = 0)
+  fedrod/mlp/before      fedrod.features = before
+  fedrod/mlp/generic     fedrod.phi_p0 = generic
+  fedrod/layers/paper    a layer list (dense 2→4, ReLU, dense 4→3), the
+                         paper's reading
+  fedrod/layers/pfllib   the pfllib preset
+  fedrod/mlp/drawn       the paper's reading, batches on samples 0-2 only,
+                         rounds 1 and 2's clients drawn as 2, 0 and 1, 0
+
+    /usr/bin/python3 golden/fedrod/make_fedrod.py [OUTDIR]
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_exact as px           # noqa: E402
+import pflref_exact_fedrod as pr     # noqa: E402
+import pflref_golden as pg           # noqa: E402
+
+SOURCE = ("Chen and Chao, ICLR 2022, arXiv 2107.00778, Alg. 1 (linear "
+          "personal head, balanced softmax); TsingZ0/PFLlib d832e76f6a23 "
+          "system/flcore/clients/clientrod.py, servers/serverrod.py")
+GENERATOR = ("golden/fedrod/make_fedrod.py (60-digit decimals, "
+             "pflref_exact_fedrod.py)")
+TOL = {
+    "atol": 1e-13,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against 60-digit decimal values "
+             "of the binary inputs: three rounds of at most three local "
+             "steps per client, each a balanced-softmax gradient of a model "
+             "with P ≤ 27 and a personal-head gradient (h ≤ 4, k = 3), exp "
+             "and log of magnitudes below 10; a few hundred roundings of "
+             "1.1e-16, amplified by at most the products of η-scaled "
+             "Jacobians below 10, stay far inside 1e-13 + 1e-12 |r|; every "
+             "flagged bug moves some value by more than 1e3 times the "
+             "tolerance.",
+}
+
+CLIENTS = [
+    {"X": [[0.8, -0.35], [-0.6, 0.9], [0.45, 0.7]], "y": [1.0, 0.0, 1.0]},
+    {"X": [[-0.3, -0.85], [0.95, 0.15], [-0.7, 0.4], [0.25, -0.55]],
+     "y": [0.0, 2.0, 0.0, 1.0]},
+    {"X": [[0.65, 0.55], [-0.9, -0.2], [0.35, -0.75], [-0.15, 0.6],
+           [0.7, 0.05]],
+     "y": [2.0, 1.0, 2.0, 2.0, 1.0]},
+]
+ROUNDS = [
+    {"clients": [1], "batches": [[[2, 1, 0], [3, 1]]]},
+    {"clients": [0, 2], "batches": [[[0, 2], [1, 0, 2]],
+                                    [[4, 0, 3], [1, 2], [3]]]},
+    {"clients": [0, 1], "batches": [[[1, 2]], [[0, 3], [2, 1, 0]]]},
+]
+MLP = {"kind": "mlp", "d": 2, "h": 3, "k": 3, "loss": "cross_entropy",
+       "activation": "identity"}
+# W1 (3 × 2), b1 (3), W2 (3 × 3), b2 (3)
+W_MLP = [0.7, -0.4, 0.3, 0.9, -0.5, 0.6, 0.35, 0.25, 0.4,
+         0.8, -0.45, 0.55, -0.6, 0.5, 0.3, 0.1, -0.15, 0.65,
+         0.05, -0.2, 0.15]
+LAYERS = {"kind": "layers", "input": [2], "loss": "cross_entropy",
+          "layers": [{"type": "dense", "name": "fc1", "out": 4},
+                     {"type": "relu"},
+                     {"type": "dense", "name": "out", "out": 3}]}
+# fc1 (4 × 2, 4), out (3 × 4, 3)
+W_LAYERS = [0.7, -0.4, 0.3, 0.9, -0.5, 0.6, 0.35, -0.75,
+            0.4, 0.25, 0.45, 0.2,
+            0.6, -0.35, 0.45, 0.2, 0.5, -0.4, 0.15, -0.25, 0.7, -0.3, 0.4,
+            0.65,
+            0.05, -0.1, 0.12]
+
+COMMON = ["fedrod-balanced-risk", "fedrod-absent-class",
+          "fedrod-personal-output", "stale-personal-state",
+          "aggregation-weights", "local-step-count"]
+
+
+def make(name, title, description, model, w0, algorithm, flags,
+         rounds=ROUNDS):
+    vid = f"fedrod/{name}"
+    init = {"kind": "given", "w": w0}
+    spec = pg.given_spec(title, description, model, CLIENTS, init, algorithm,
+                         rounds)
+    mutants = {f: pr.MUTANTS[f] for f in flags}
+
+    def run(bugs=frozenset()):
+        return pr.replay(spec, frozenset(bugs))
+
+    result = run()
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run,
+                              lambda trace, w, v, alpha: (trace, w, v))
+    prov = pg.provenance("independent", SOURCE, GENERATOR)
+    return (name.replace("/", "-") + ".json",
+            pg.vector(vid, title, prov, flags, spec, TOL, exp))
+
+
+def alg(eta, preset=None, **switches):
+    a = {"name": "fedrod"}
+    if preset:
+        a["preset"] = preset
+    a["hyperparameters"] = {"eta": eta}
+    if switches:
+        a["switches"] = {f"fedrod.{k}": v for k, v in switches.items()}
+    return a
+
+
+def paper():
+    return make(
+        "mlp/paper",
+        "FedRoD, mlp 2-3-3 (identity body), three clients with label skew, "
+        "three rounds, the paper's reading",
+        "η = 0.35; the generic step on the balanced softmax, the personal "
+        "head's step at the features after it; φ_P⁰ = 0.",
+        MLP, W_MLP, alg(0.35),
+        COMMON + ["fedrod-features", "fedrod-phi-p0"])
+
+
+def before():
+    return make(
+        "mlp/before",
+        "FedRoD with fedrod.features = before (PFLlib's rep and out_g, "
+        "taken before the generic step)",
+        "η = 0.45; the rest as fedrod/mlp/paper.",
+        MLP, W_MLP, alg(0.45, features="before"),
+        COMMON + ["fedrod-features-before", "fedrod-phi-p0"])
+
+
+def generic():
+    return make(
+        "mlp/generic",
+        "FedRoD with fedrod.phi_p0 = generic (φ_P⁰ = w⁰'s head)",
+        "η = 0.3; the rest as fedrod/mlp/paper.",
+        MLP, W_MLP, alg(0.3, phi_p0="generic"),
+        COMMON + ["fedrod-features", "fedrod-phi-p0-generic"])
+
+
+def layers_paper():
+    return make(
+        "layers/paper",
+        "FedRoD on a layer list (dense 2→4, ReLU, dense 4→3), the paper's "
+        "reading",
+        "η = 0.4; the rest as fedrod/mlp/paper.",
+        LAYERS, W_LAYERS, alg(0.4),
+        COMMON + ["fedrod-features", "fedrod-phi-p0"])
+
+
+def pfllib():
+    return make(
+        "layers/pfllib",
+        "FedRoD on a layer list, the pfllib preset",
+        "η = 0.25; preset pfllib (clientrod.py: features before the "
+        "generic step, φ_P⁰ = w⁰'s head).",
+        LAYERS, W_LAYERS, alg(0.25, preset="pfllib"),
+        COMMON + ["fedrod-features-before", "fedrod-phi-p0-generic"])
+
+
+# the sampler's order of each round's clients (information only:
+# batches[j] stays clients[j]'s); the batches use samples 0-2 only, which
+# every client has, so a candidate that pairs them with the drawn order
+# runs (and differs) instead of failing
+DRAWN = [[1], [2, 0], [1, 0]]
+ROUNDS_DRAWN = [
+    {"clients": [1], "batches": [[[2, 1, 0], [0, 1]]]},
+    {"clients": [0, 2], "batches": [[[0, 2], [1, 0, 2]], [[2, 0], [1]]]},
+    {"clients": [0, 1], "batches": [[[1, 2]], [[0, 2], [2, 1, 0]]]},
+]
+
+
+def drawn():
+    return make(
+        "mlp/drawn",
+        "FedRoD, the paper's reading, rounds 1 and 2's clients drawn in "
+        "another order than listed",
+        "η = 0.55; each round carries its drawn order (docs/formats.md), "
+        "which must not be paired with the batch lists.",
+        MLP, W_MLP, alg(0.55),
+        COMMON + ["fedrod-features", "fedrod-phi-p0", "schedule-drawn-order"],
+        rounds=px.with_drawn(ROUNDS_DRAWN, DRAWN))
+
+
+def main():
+    pg.write_all(sys.argv, HERE, (paper, before, generic, layers_paper,
+                                  pfllib, drawn))
+
+
+if __name__ == "__main__":
+    main()

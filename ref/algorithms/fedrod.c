@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/algorithms/fedrod.c: FedRoD with a linear personalised head,
+ * Algorithm 1 of
+ *   H.-Y. Chen and W.-L. Chao, "On Bridging Generic and Personalized
+ *   Federated Learning for Image Classification", ICLR 2022,
+ *   arXiv 2107.00778 (v2),
+ * with the balanced softmax (BSM) as the balanced risk L^BR.  The
+ * hypernetwork variant of the paper (the personal head generated from the
+ * client's class distribution) is not implemented.
+ *
+ * The model is a body θ (the feature extractor f_θ) followed by a linear
+ * generic head φ_G: z_G = φ_G(f_θ(x)).  w = (θ, φ_G) is shared and averaged;
+ * each client i keeps a personal head φ_P,i of φ_G's shape, never sent,
+ * and predicts with z_G + z_P, z_P = φ_P,i(f_θ(x)).  One round t (line
+ * numbers as in trace/fedrod.req; docs/algorithms/fedrod.md gives the
+ * reading of the box and its open points):
+ *   l. 3   the server sends w_t = (θ, φ_G) to the clients of S_t
+ *   l. 4   client i: (θ_i, φ_G,i) ← w_t; φ_P,i its own, kept across rounds
+ *   l. 5-6 for each scheduled batch b (in order):
+ *   l. 7     (θ_i, φ_G,i) ← (θ_i, φ_G,i) − η ∇ L^BR_i(θ_i, φ_G,i; b)
+ *            L^BR_i = (1/|b|) Σ_{(x,y)∈b} −log [N_{i,y} e^{z_{G,y}} /
+ *                                              Σ_c N_{i,c} e^{z_{G,c}}]
+ *            (BSM, eq. of §4: logits z_G + log N_{i,·}, N_{i,c} client
+ *            i's training samples of class c; a class with N_{i,c} = 0
+ *            has probability exactly 0 and adds no term)
+ *   l. 8     φ_P,i ← φ_P,i − η ∇_{φ_P} L_i(φ_P,i; b)
+ *            L_i = (1/|b|) Σ CE(z_G + z_P, y), f_θ(x) and z_G held fixed
+ *            (no gradient into θ or φ_G), taken at the iterate after l. 7
+ *   l. 10  the client sends (θ_i, φ_G,i)
+ *   l. 12  w_{t+1} = Σ_{i∈S_t} (n_i / Σ_{j∈S_t} n_j) (θ_i, φ_G,i)
+ * A client outside S_t keeps its φ_P,i (stale until its next round).
+ *
+ * Switches (value 0 first; TsingZ0/PFLlib d832e76f6a23, preset pfllib):
+ *   fedrod.features  after | before: l. 8's f_θ(x) and z_G at the iterate
+ *                    before l. 7's step (system/flcore/clients/
+ *                    clientrod.py:48-49 compute rep and out_g, :53 steps
+ *                    the model, :55-56 use rep.detach(), out_g.detach())
+ *   fedrod.phi_p0    zero: φ_P⁰ = 0 | generic: φ_P⁰ = φ_G⁰, w⁰'s head
+ *                    (clientrod.py:15 copy.deepcopy(self.model.head))
+ * The authors' repository (hongyouc/Fed-RoD b5050f4) holds a README only:
+ * no official preset.
+ *
+ * Symbols:  w = (θ, φ_G) ↔ s->w (P)   (θ_i, φ_G,i) ↔ ws->x (trace
+ *           "w_local")   φ_P,i ↔ ws->phi_P + i·H (H = k·h [+ k]: W_P k × h
+ *           row-major, then b_P when the head has a bias; trace "phi_P")
+ *           f_θ(x) ↔ ws->Phi rows (h)   z_G ↔ ws->Z_G rows (k)
+ *           N_{i,c} ↔ ws->N_c   η ↔ hyper->eta
+ * Records: ROUND_BEGIN and SERVER "w"; CLIENT_BEGIN, STEP, CLIENT_END
+ * "w_local"; STEP "phi_P" after each l. 8; per participant NOTE "phi_P"
+ * (its head after the round), which `check --resync` reloads.
+ * Evaluation: "global" is w; "personalized" (PFLREF_SOURCE_OWN) is the
+ * model (θ, φ_G + φ_P,i), whose logits are z_G + z_P since both heads are
+ * linear in the same features.
+ * Determinism: clients in ascending id, samples in batch order, the
+ * server's sum in ascending client id.
+ * Cost per step: one body forward pass, one body backward pass, two head
+ * passes (O(nb·k·h)); under after, one more body forward pass.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "algorithms/algorithms.h"
+#include "engine/work.h"
+#include "algorithms/body.h"
+
+static const char *const CLIENT_LINE =
+    "Alg. 1 l. 7: (θ, φ_G) ← (θ, φ_G) − η ∇L^BR (BSM: z_G + log N_i)";
+static const char *const PERSONAL_LINE =
+    "Alg. 1 l. 8: φ_P ← φ_P − η ∇_{φ_P} CE(z_G + z_P, y)";
+static const char *const SERVER_LINE =
+    "Alg. 1 l. 12: w ← Σ_{i∈S_t} (n_i / Σ_{j∈S_t} n_j) (θ_i, φ_G,i)";
+
+/* FedRoD's buffers (zero-filled).  phi_P is carried from round to round;
+ * the others are per step or per client. */
+typedef struct {
+    pflref_work list; /* the allocations (ref/engine/work.h)               */
+    double *w_t;      /* P: w at the round's start                         */
+    double *x;        /* P: the client's (θ_i, φ_G,i)                      */
+    double *g;        /* P: ∇L^BR                                          */
+    double *A;        /* nb × h: the body's pre-activations (mlp)          */
+    double *Phi;      /* nb × h: f_θ(x) of the batch                       */
+    double *Z_G;      /* nb × k: z_G of the batch                          */
+    double *E;        /* nb × k: per-sample ∂ℓ/∂z                          */
+    double *N_c;      /* k: N_{i,c}                                        */
+    double *g_P;      /* H: ∇_{φ_P} L_i                                    */
+    double *phi_P;    /* N × H: the personal heads φ_P,i                   */
+    size_t W_off;     /* the head's weight block in w (k × h)              */
+    size_t b_off;     /* its bias block (k), if has_b                      */
+    int has_b;        /* the head has a bias                               */
+    size_t h, k, H;   /* features, classes, the head's entries             */
+} fedrod_work;
+
+/* The head's blocks of m: its weight (k × h) and, when present, its bias
+ * (k); 0 when m has no head block. */
+static int head_layout(const pflref_model *m, fedrod_work *ws)
+{
+    int found = 0;
+    for (size_t b = 0; b < m->nblocks; b++) {
+        if (!m->blocks[b].is_head)
+            continue;
+        if (found == 0)
+            ws->W_off = m->blocks[b].offset;
+        else {
+            ws->b_off = m->blocks[b].offset;
+            ws->has_b = 1;
+        }
+        found++;
+    }
+    return found > 0;
+}
+
+static void *fedrod_work_alloc(const pflref_problem *problem,
+                               const pflref_hyper *hyper)
+{
+    (void)hyper;
+    const pflref_model *m = &problem->model;
+    const size_t P = m->P, h = pflref_body_size(m), K = m->k;
+    const size_t n = pflref_largest_train(problem);
+    fedrod_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return NULL;
+    (void)head_layout(m, ws);    /* fedrod_check: the head exists */
+    ws->h = h;
+    ws->k = K;
+    ws->H = K * h + (ws->has_b ? K : 0);
+    ws->w_t = pflref_work_doubles(&ws->list, P, 1);
+    ws->x = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->A = pflref_work_doubles(&ws->list, n, h);
+    ws->Phi = pflref_work_doubles(&ws->list, n, h);
+    ws->Z_G = pflref_work_doubles(&ws->list, n, K);
+    ws->E = pflref_work_doubles(&ws->list, n, K);
+    ws->N_c = pflref_work_doubles(&ws->list, K, 1);
+    ws->g_P = pflref_work_doubles(&ws->list, ws->H, 1);
+    ws->phi_P = pflref_work_doubles(&ws->list, problem->N, ws->H);
+    return pflref_work_ready(ws);   /* φ_P,i = 0 (fedrod.phi_p0 = zero) */
+}
+
+/* The model must be a classifier with a body and a linear head: an mlp
+ * without batch normalisation, or a layer list whose last layer is dense
+ * after at least one layer and that has no batchnorm layer. */
+static pflref_status check_model(const pflref_model *m, pflref_error *err)
+{
+    /* req: fedrod.model */
+    if (m->kind != PFLREF_MODEL_MLP && m->kind != PFLREF_MODEL_LAYERS)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "model.kind",
+            "fedrod needs a body f_θ and a linear head φ_G: an mlp (its "
+            "hidden layer and output layer) or a layer list (its last dense "
+            "layer after the body); the model is %s",
+            pflref_model_kind_name(m->kind));
+    if (m->kind == PFLREF_MODEL_LAYERS &&
+        (m->nlayers < 2 ||
+         m->layers[m->nlayers - 1].kind != PFLREF_LAYER_DENSE))
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "model.layers",
+            "fedrod needs a linear head: the layer list's last layer must "
+            "be dense (φ_G) after at least one layer (the body f_θ)");
+    if (m->bn)
+        return pflref_error_set(
+            err, PFLREF_EINVAL,
+            m->kind == PFLREF_MODEL_MLP ? "model.bn" : "model.layers",
+            "fedrod's personal step holds the features f_θ(x) of single "
+            "samples fixed; with batch normalisation in the body they "
+            "depend on the whole batch");
+    if (!pflref_model_is_classifier(m))
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "model.loss",
+            "fedrod needs a classifier (cross-entropy): its balanced risk "
+            "and its personalised output z_G + z_P are over classes");
+    return PFLREF_OK;
+}
+
+/* A batch may repeat indices; the feature buffers hold the largest
+ * training set. */
+static pflref_status batch_fits(const void *ctx, size_t client,
+                                const size_t *idx, size_t nb,
+                                pflref_error *err)
+{
+    (void)client;
+    (void)idx;
+    const size_t n_max = *(const size_t *)ctx;
+    if (nb <= n_max)
+        return PFLREF_OK;
+    return pflref_error_set(err, PFLREF_EINVAL, NULL,
+                            "fedrod takes batches of at most %zu samples "
+                            "(the largest training set, which sizes its "
+                            "feature buffers); this one has %zu (indices "
+                            "repeated)", n_max, nb);
+}
+
+static pflref_status fedrod_check(const pflref_problem *problem,
+                                  const pflref_hyper *hyper,
+                                  const pflref_schedule *schedule,
+                                  const unsigned char *mask,
+                                  pflref_error *err)
+{
+    (void)hyper;
+    (void)mask;
+    pflref_status st = check_model(&problem->model, err);
+    if (st != PFLREF_OK)
+        return st;
+    const size_t n_max = pflref_largest_train(problem);
+    return pflref_schedule_walk(schedule, NULL, batch_fits, &n_max, err);
+}
+
+/* φ_P⁰ for every client: 0 (zero-filled), or w⁰'s head (generic). */
+static pflref_status fedrod_init(pflref_state *s, pflref_error *err)
+{
+    (void)err;
+    fedrod_work *ws = s->extra;
+    /* req: fedrod.alg1.l1 */
+    if (s->hyper->fedrod.phi_p0 != PFLREF_FEDROD_PHI_P0_GENERIC)
+        return PFLREF_OK;
+    const size_t kh = ws->k * ws->h;
+    for (size_t i = 0; i < s->N; i++) {
+        double *phi = ws->phi_P + i * ws->H;
+        for (size_t r = 0; r < kh; r++)
+            phi[r] = s->w0[ws->W_off + r];
+        for (size_t c = 0; ws->has_b && c < ws->k; c++)
+            phi[kh + c] = s->w0[ws->b_off + c];
+    }
+    return PFLREF_OK;
+}
+
+/* Z := Phi Wᵀ (+ 1 bᵀ), nb × k, with the head W (k × h), b (k) read from
+ * `head` at offsets W_off, b_off (a model vector) or 0, k·h (φ_P); Z += when
+ * add. */
+static void head_forward(const fedrod_work *ws, const double *W,
+                         const double *b, size_t nb, int add, double *Z)
+{
+    const size_t h = ws->h, K = ws->k;
+    for (size_t r = 0; r < nb; r++)
+        for (size_t c = 0; c < K; c++) {
+            double z = b != NULL ? b[c] : 0.0;
+            for (size_t u = 0; u < h; u++)
+                z += ws->Phi[r * h + u] * W[c * h + u];
+            Z[r * K + c] = add ? Z[r * K + c] + z : z;
+        }
+}
+
+/* E_r := softmax(z_r + log N) − e_{y_r} over the classes with N_c > 0
+ * (logN NULL: plain softmax over every class); a class with N_c = 0 gets
+ * probability 0 (its e^{z + log 0} = 0), computed without log 0. */
+static void softmax_signal(const fedrod_work *ws, const double *Z,
+                           const double *N, const pflref_data *D,
+                           const size_t *idx, size_t nb, double *E)
+{
+    const size_t K = ws->k;
+    for (size_t r = 0; r < nb; r++) {
+        const double *z = Z + r * K;
+        double *e = E + r * K;
+        double mx = -INFINITY, sum = 0.0;
+        for (size_t c = 0; c < K; c++)
+            if (N == NULL || N[c] > 0.0) {
+                const double a = N == NULL ? z[c] : z[c] + log(N[c]);
+                mx = a > mx ? a : mx;
+            }
+        for (size_t c = 0; c < K; c++) {
+            /* req: fedrod.bsm.absent */
+            e[c] = N == NULL ? exp(z[c] - mx)
+                   : N[c] > 0.0 ? exp(z[c] + log(N[c]) - mx) : 0.0;
+            sum += e[c];
+        }
+        for (size_t c = 0; c < K; c++)
+            e[c] /= sum;
+        e[(size_t)D->y[idx[r]]] -= 1.0;
+    }
+}
+
+/* The head's gradient from E: gW := (1/nb) Eᵀ Phi (k × h) at gW, and
+ * gb := (1/nb) Σ_r E_r at gb (NULL: no bias). */
+static void head_backward(const fedrod_work *ws, size_t nb, double *gW,
+                          double *gb)
+{
+    const size_t h = ws->h, K = ws->k;
+    const double inv = 1.0 / (double)nb;
+    for (size_t c = 0; c < K; c++) {
+        for (size_t u = 0; u < h; u++) {
+            double a = 0.0;
+            for (size_t r = 0; r < nb; r++)
+                a += ws->E[r * K + c] * ws->Phi[r * h + u];
+            gW[c * h + u] = inv * a;
+        }
+        if (gb != NULL) {
+            double a = 0.0;
+            for (size_t r = 0; r < nb; r++)
+                a += ws->E[r * K + c];
+            gb[c] = inv * a;
+        }
+    }
+}
+
+/* f_θ(x) and z_G of the batch at x into Phi, Z_G. */
+static pflref_status generic_forward(pflref_state *s, size_t i,
+                                     const double *x, const size_t *idx,
+                                     size_t nb, size_t q, fedrod_work *ws,
+                                     pflref_error *err)
+{
+    const pflref_model *m = &s->problem->model;
+    const pflref_data *D = &s->problem->clients[i].train;
+    pflref_status st = pflref_model_features(m, x, D, idx, nb, s->ws, ws->A,
+                                             ws->Phi);
+    if (st != PFLREF_OK)
+        return pflref_error_set(err, st, "schedule",
+                                "features failed at round %zu, client %zu, "
+                                "step %zu", s->t, i, q + 1);
+    head_forward(ws, x + ws->W_off, ws->has_b ? x + ws->b_off : NULL, nb, 0,
+                 ws->Z_G);
+    return PFLREF_OK;
+}
+
+/* l. 7 on batch q: g := ∇L^BR at x, then x ← x − η g. */
+static pflref_status generic_step(pflref_state *s, size_t i,
+                                  const pflref_batches *b, size_t q,
+                                  fedrod_work *ws, const pflref_trace *trace,
+                                  pflref_error *err)
+{
+    const pflref_model *m = &s->problem->model;
+    const pflref_data *D = &s->problem->clients[i].train;
+    const size_t nb = b->step_off[q + 1] - b->step_off[q];
+    const size_t *idx = b->idx + b->step_off[q];
+    pflref_status st = generic_forward(s, i, ws->x, idx, nb, q, ws, err);
+    if (st != PFLREF_OK)
+        return st;
+    /* req: fedrod.bsm */
+    softmax_signal(ws, ws->Z_G, ws->N_c, D, idx, nb, ws->E);
+    head_backward(ws, nb, ws->g + ws->W_off,
+                  ws->has_b ? ws->g + ws->b_off : NULL);
+    st = pflref_model_body_grad(m, ws->x, ws->A, ws->E, D, idx, nb, s->ws,
+                                ws->g);
+    if (st != PFLREF_OK)
+        return pflref_error_set(err, st, "schedule",
+                                "body gradient failed at round %zu, client "
+                                "%zu, step %zu", s->t, i, q + 1);
+    /* req: fedrod.alg1.l7 */
+    if (!pflref_blocks_step(m, NULL, s->hyper->eta, ws->g, ws->x))
+        return pflref_error_diverge(err, (long)s->t, (long)i, (long)(q + 1),
+                                    "w_local");
+    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t, (long)i,
+                      (long)(q + 1), "w_local", ws->x, s->P, CLIENT_LINE);
+    return PFLREF_OK;
+}
+
+/* l. 8 on batch q: φ_P ← φ_P − η ∇_{φ_P} (1/|b|) Σ CE(z_G + z_P, y), with
+ * Phi and Z_G as left by l. 7 (before) or recomputed at the new x
+ * (after). */
+static pflref_status personal_step(pflref_state *s, size_t i,
+                                   const pflref_batches *b, size_t q,
+                                   fedrod_work *ws, const pflref_trace *trace,
+                                   pflref_error *err)
+{
+    const pflref_data *D = &s->problem->clients[i].train;
+    const size_t nb = b->step_off[q + 1] - b->step_off[q];
+    const size_t *idx = b->idx + b->step_off[q], kh = ws->k * ws->h;
+    double *phi = ws->phi_P + i * ws->H;
+    if (s->hyper->fedrod.features == PFLREF_FEDROD_FEATURES_AFTER) {
+        /* req: fedrod.features */
+        pflref_status st = generic_forward(s, i, ws->x, idx, nb, q, ws, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+    /* z = z_G + z_P, then E = softmax(z) − e_y */
+    head_forward(ws, phi, ws->has_b ? phi + kh : NULL, nb, 1, ws->Z_G);
+    softmax_signal(ws, ws->Z_G, NULL, D, idx, nb, ws->E);
+    head_backward(ws, nb, ws->g_P, ws->has_b ? ws->g_P + kh : NULL);
+    /* req: fedrod.alg1.l8 */
+    int finite = 1;
+    for (size_t r = 0; r < ws->H; r++) {
+        phi[r] -= s->hyper->eta * ws->g_P[r];
+        finite &= isfinite(phi[r]) != 0;
+    }
+    if (!finite)
+        return pflref_error_diverge(err, (long)s->t, (long)i, (long)(q + 1),
+                                    "phi_P");
+    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t, (long)i,
+                      (long)(q + 1), "phi_P", phi, ws->H, PERSONAL_LINE);
+    return PFLREF_OK;
+}
+
+/* N_{i,c}: client i's training samples of each class. */
+static void class_counts(const pflref_data *D, fedrod_work *ws)
+{
+    for (size_t c = 0; c < ws->k; c++)
+        ws->N_c[c] = 0.0;
+    for (size_t r = 0; r < D->n; r++)
+        ws->N_c[(size_t)D->y[r]] += 1.0;
+}
+
+static pflref_status fedrod_round(pflref_state *s,
+                                  const pflref_round_plan *plan,
+                                  const pflref_trace *trace,
+                                  pflref_error *err)
+{
+    fedrod_work *ws = s->extra;
+    const pflref_problem *pr = s->problem;
+    /* req: fedrod.alg1.l3 */
+    pflref_round_begin(s, ws->w_t, trace);
+    const double n_S = pflref_train_n(pr, plan->clients, plan->m);
+    /* req: fedrod.alg1.l2 */
+    for (size_t j = 0; j < plan->m; j++) {
+        const size_t i = plan->clients[j];
+        const pflref_batches *b = &plan->batches[j];
+        /* req: fedrod.alg1.l4 */
+        pflref_client_begin(s, i, "w_local", ws->x, ws->w_t, trace);
+        pflref_client_lr(s, i, 0, 1);  /* η of i's update (lr.count) */
+        class_counts(&pr->clients[i].train, ws);
+        /* req: fedrod.alg1.l5, fedrod.alg1.l6 */
+        for (size_t q = 0; q < b->nsteps; q++) {
+            pflref_status st = generic_step(s, i, b, q, ws, trace, err);
+            if (st == PFLREF_OK)
+                st = personal_step(s, i, b, q, ws, trace, err);
+            if (st != PFLREF_OK)
+                return st;
+        }
+        /* req: fedrod.alg1.l10 */
+        pflref_client_end(s, i, "w_local", ws->x, trace);
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", (long)s->t,
+                          (long)i, -1, "phi_P", ws->phi_P + i * ws->H, ws->H,
+                          PERSONAL_LINE);
+        /* req: fedrod.alg1.l12 */
+        pflref_accumulate(s->accum,
+                          (double)pr->clients[i].train.n / n_S, ws->x, s->P);
+    }
+    return pflref_round_end(s, SERVER_LINE, trace, err);
+}
+
+/* "personalized": the model (θ, φ_G + φ_P,i) of the final state, whose
+ * logits are z_G + z_P. */
+static pflref_status fedrod_evaluate(const pflref_state *s, size_t i,
+                                     const pflref_data *D, pflref_eval *out)
+{
+    const fedrod_work *ws = s->extra;
+    const double *phi = ws->phi_P + i * ws->H;
+    const size_t kh = ws->k * ws->h;
+    /* req: fedrod.eval */
+    for (size_t p = 0; p < s->P; p++)
+        s->mix[p] = s->w[p];
+    for (size_t r = 0; r < kh; r++)
+        s->mix[ws->W_off + r] += phi[r];
+    for (size_t c = 0; ws->has_b && c < ws->k; c++)
+        s->mix[ws->b_off + c] += phi[kh + c];
+    return pflref_model_evaluate(&s->problem->model, s->mix, D, s->ws, out);
+}
+
+/* check --resync: φ_P,i after round t is client i's latest NOTE
+ * "phi_P" up to t (none: its φ_P⁰). */
+static void fedrod_load_state(pflref_state *s, pflref_state_loader load,
+                              void *ctx, long t)
+{
+    fedrod_work *ws = s->extra;
+    for (size_t i = 0; i < s->N; i++)
+        load(ctx, PFLREF_EV_NOTE, "phi_P", t, (long)i,
+             ws->phi_P + i * ws->H, ws->H);
+}
+
+const pflref_algorithm pflref_fedrod = {
+    .name = "fedrod",
+    .title = "FedRoD (Chen and Chao, ICLR 2022, Alg. 1, linear head)",
+    .has_global = 1,
+    .n_eval = 2,
+    .eval = {{"global", PFLREF_SOURCE_GLOBAL},
+             {"personalized", PFLREF_SOURCE_OWN}},
+    .check = fedrod_check,
+    .work_alloc = fedrod_work_alloc,
+    .work_free = pflref_work_free,
+    .init = fedrod_init,
+    .round = fedrod_round,
+    .opt_refusal = "FedRoD's two local steps (the generic model's on the "
+                   "balanced risk, the personal head's on the empirical "
+                   "risk) are plain SGD steps of its own",
+    .bn_refusal = "FedRoD refuses batch normalisation (its features are "
+                  "per sample)",
+    .load_state = fedrod_load_state,
+    .evaluate_own = fedrod_evaluate,
+};

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* tests/test_fedrod.c: FedRoD (ref/algorithms/fedrod.c).
+ *
+ * The problem of golden/fedrod/: an mlp 2-3-3 (identity body,
+ * cross-entropy), three clients of 3, 4 and 5 samples with label skew
+ * (client 0 holds classes {0, 1} only).  The generic step is checked
+ * against central differences of the balanced softmax formed here from
+ * the public features call, the personal step against central differences
+ * of CE(z_G + z_P) formed here, the server's average and the
+ * "personalized" evaluation against sums and evaluations formed here; the
+ * golden vectors check whole runs against the 60-digit generator.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "suites.h"
+#include "testutil.h"
+#include "builder.h"
+
+enum { D = 2, H = 3, K = 3, P = H * D + H + K * H + K, W2 = 9, B2 = 18,
+       HP = K * H + K };
+
+static const double W0[P] = {0.7,  -0.4, 0.3,   0.9, -0.5, 0.6, 0.35,
+                             0.25, 0.4,  0.8, -0.45, 0.55, -0.6, 0.5,
+                             0.3,  0.1, -0.15, 0.65, 0.05, -0.2, 0.15};
+static const double X0[] = {0.8, -0.35, -0.6, 0.9, 0.45, 0.7};
+static const double Y0[] = {1, 0, 1};
+static const double X1[] = {-0.3, -0.85, 0.95, 0.15, -0.7, 0.4, 0.25, -0.55};
+static const double Y1[] = {0, 2, 0, 1};
+static const double X2[] = {0.65, 0.55, -0.9, -0.2, 0.35, -0.75, -0.15, 0.6,
+                            0.7, 0.05};
+static const double Y2[] = {2, 1, 2, 2, 1};
+
+/* The three clients, w⁰ = W0, η = eta. */
+static tb_case *rod_case(double eta)
+{
+    pflref_model m = tb_mlp(PFLREF_LOSS_CROSS_ENTROPY, D, K, H,
+                            PFLREF_ACT_IDENTITY, 1, 1);
+    tb_case *c = tb_new(&m, 3);
+    tb_train(c, 0, 3, X0, Y0);
+    tb_train(c, 1, 4, X1, Y1);
+    tb_train(c, 2, 5, X2, Y2);
+    tb_w0(c, W0);
+    c->hyper.eta = eta;
+    return c;
+}
+
+/* The record (kind, round, client, step, name) of tj (step −1: any). */
+static const double *record(const pflref_trajectory *tj,
+                            pflref_event_kind kind, long round, long client,
+                            long step, const char *name, size_t len)
+{
+    for (size_t r = 0; r < tj->count; r++) {
+        const pflref_record *rec = &tj->records[r];
+        if (rec->kind == kind && rec->round == round &&
+            rec->client == client && (step < 0 || rec->step == step) &&
+            strcmp(rec->name, name) == 0) {
+            ck_assert_uint_eq(rec->len, len);
+            return tj->values + rec->offset;
+        }
+    }
+    ck_abort_msg("no record %s of round %ld, client %ld", name, round,
+                 client);
+    return NULL;
+}
+
+/* F := the features of the samples idx of Dt at w; Z := their logits
+ * W2 F + b2 at the head `head` (W2 then b2, HP entries). */
+static void logits(const pflref_model *m, const pflref_data *Dt,
+                   const size_t *idx, size_t nb, const double *w,
+                   const double *head, double *F, double *Z)
+{
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(m, 4);
+    double A[4 * H];
+    ck_assert_int_eq(pflref_model_features(m, w, Dt, idx, nb, ws, A, F),
+                     PFLREF_OK);
+    for (size_t r = 0; r < nb; r++)
+        for (size_t c = 0; c < K; c++) {
+            double z = head[K * H + c];
+            for (size_t u = 0; u < H; u++)
+                z += head[c * H + u] * F[r * H + u];
+            Z[r * K + c] = z;
+        }
+    pflref_model_workspace_free(ws);
+}
+
+/* mean −log softmax(z_r + log N)_{y_r} over the classes with N_c > 0 */
+static double bsm_loss(const double *Z, const double *y, const size_t *idx,
+                       size_t nb, const double N[K])
+{
+    double loss = 0;
+    for (size_t r = 0; r < nb; r++) {
+        double s = 0;
+        for (size_t c = 0; c < K; c++)
+            if (N[c] > 0)
+                s += N[c] * exp(Z[r * K + c]);
+        const size_t yr = (size_t)y[idx[r]];
+        loss += log(s) - (Z[r * K + yr] + log(N[yr]));
+    }
+    return loss / (double)nb;
+}
+
+/* Client 0's first step (batch {0, 2}, N = (1, 2, 0)) is w ← w − η ∇ of
+ * the balanced softmax formed here: central differences to 1e-7; class 2
+ * (absent: probability 0) moves none of its head entries, and every entry
+ * is finite. */
+START_TEST(test_generic_step_is_bsm_gradient)
+{
+    /* req: fedrod.bsm, fedrod.bsm.absent, fedrod.alg1.l7 */
+    const double eta = 0.35, N[K] = {1, 2, 0};
+    tb_case *c = rod_case(eta);
+    tb_round(c, "0", "0 2");
+    pflref_run_result *r = tb_run(c, "fedrod", NULL);
+    const pflref_model *m = &c->problem->model;
+    const pflref_data *Dt = &c->problem->clients[0].train;
+    const size_t idx[] = {0, 2};
+    double theta[P], F[4 * H], Z[4 * K];
+    for (size_t p = 0; p < P; p++) {
+        const double h = 1e-6;
+        double up, dn;
+        memcpy(theta, W0, sizeof theta);
+        theta[p] += h;
+        logits(m, Dt, idx, 2, theta, theta + W2, F, Z);
+        up = bsm_loss(Z, Dt->y, idx, 2, N);
+        theta[p] -= 2 * h;
+        logits(m, Dt, idx, 2, theta, theta + W2, F, Z);
+        dn = bsm_loss(Z, Dt->y, idx, 2, N);
+        const double fd = (up - dn) / (2 * h);
+        const double step = (W0[p] - r->w[p]) / eta;
+        ck_assert_msg(isfinite(r->w[p]), "entry %zu not finite", p);
+        ck_assert_msg(fabs(step - fd) <= 1e-7 * (1 + fabs(fd)),
+                      "entry %zu: (w⁰ − w)/η = %.12g, central difference "
+                      "%.12g", p, step, fd);
+    }
+    for (size_t u = 0; u < H; u++)
+        ck_assert(r->w[W2 + 2 * H + u] == W0[W2 + 2 * H + u]);
+    ck_assert(r->w[B2 + 2] == W0[B2 + 2]);
+    pflref_run_result_free(r);
+    tb_free(c);
+}
+END_TEST
+
+/* mean CE(z_G + W_P f + b_P, y) at the features F and generic logits Z */
+static double personal_loss(const double *F, const double *ZG,
+                            const double *phi, const double *y,
+                            const size_t *idx, size_t nb)
+{
+    double loss = 0;
+    for (size_t r = 0; r < nb; r++) {
+        double z[K], mx = -INFINITY, s = 0;
+        for (size_t c = 0; c < K; c++) {
+            z[c] = ZG[r * K + c] + phi[K * H + c];
+            for (size_t u = 0; u < H; u++)
+                z[c] += phi[c * H + u] * F[r * H + u];
+            mx = fmax(mx, z[c]);
+        }
+        for (size_t c = 0; c < K; c++)
+            s += exp(z[c] - mx);
+        loss += log(s) + mx - z[(size_t)y[idx[r]]];
+    }
+    return loss / (double)nb;
+}
+
+/* Client 0's first personal step from φ_P⁰ = 0 is φ_P ← −η ∇ of
+ * CE(z_G + z_P) with f(x) and z_G at the iterate after the generic step
+ * (fedrod.features = after) or at w⁰ (before): central differences to
+ * 1e-7 in each case; the two differ. */
+START_TEST(test_personal_step_is_ce_gradient)
+{
+    /* req: fedrod.alg1.l8, fedrod.features */
+    const double eta = 0.45;
+    const size_t idx[] = {0, 2};
+    double phi_run[2][HP];
+    for (int before = 0; before <= 1; before++) {
+        tb_case *c = rod_case(eta);
+        c->hyper.fedrod.features = before;
+        tb_round(c, "0", "0 2");
+        pflref_trajectory tj;
+        pflref_run_result *r = tb_run_recorded(c, "fedrod", &tj);
+        const pflref_model *m = &c->problem->model;
+        const pflref_data *Dt = &c->problem->clients[0].train;
+        const double *phi = record(&tj, PFLREF_EV_STEP, 0, 0, 1, "phi_P", HP);
+        const double *at = before ? W0 : r->w;
+        double F[4 * H], Z[4 * K], q[HP] = {0};
+        logits(m, Dt, idx, 2, at, at + W2, F, Z);
+        for (size_t p = 0; p < HP; p++) {
+            const double h = 1e-6;
+            q[p] = h;
+            const double up = personal_loss(F, Z, q, Dt->y, idx, 2);
+            q[p] = -h;
+            const double dn = personal_loss(F, Z, q, Dt->y, idx, 2);
+            q[p] = 0;
+            const double fd = (up - dn) / (2 * h), step = -phi[p] / eta;
+            ck_assert_msg(fabs(step - fd) <= 1e-7 * (1 + fabs(fd)),
+                          "before %d, entry %zu: −φ_P/η = %.12g, central "
+                          "difference %.12g", before, p, step, fd);
+        }
+        memcpy(phi_run[before], phi, sizeof phi_run[0]);
+        pflref_trajectory_free(&tj);
+        pflref_run_result_free(r);
+        tb_free(c);
+    }
+    double diff = 0;
+    for (size_t p = 0; p < HP; p++)
+        diff = fmax(diff, fabs(phi_run[0][p] - phi_run[1][p]));
+    ck_assert_msg(diff > 1e-4, "features before/after differ by %g", diff);
+}
+END_TEST
+
+/* l. 12: w = Σ_{i∈S_t} (n_i / Σ n_j) w_local,i from the CLIENT_END
+ * records (n = 3, 4). */
+START_TEST(test_server_average)
+{
+    /* req: fedrod.alg1.l12, fedrod.alg1.l10 */
+    tb_case *c = rod_case(0.3);
+    tb_round(c, "0 1", "0 2 | 1", "3 0 | 1 2");
+    pflref_trajectory tj;
+    pflref_run_result *r = tb_run_recorded(c, "fedrod", &tj);
+    const double *w0l = record(&tj, PFLREF_EV_CLIENT_END, 0, 0, -1,
+                               "w_local", P);
+    const double *w1l = record(&tj, PFLREF_EV_CLIENT_END, 0, 1, -1,
+                               "w_local", P);
+    for (size_t p = 0; p < P; p++) {
+        const double want = (3.0 / 7.0) * w0l[p] + (4.0 / 7.0) * w1l[p];
+        ck_assert_msg(fabs(r->w[p] - want) <= 1e-15 * (1 + fabs(want)),
+                      "entry %zu: w %.17g, the average %.17g", p, r->w[p],
+                      want);
+    }
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(r);
+    tb_free(c);
+}
+END_TEST
+
+/* "personalized" evaluates (θ, φ_G + φ_P,i): client 0 trains in round 0
+ * only and keeps its φ_P (its NOTE of round 0) through round 1; client 2
+ * never trains and keeps φ_P⁰ (0, or w⁰'s head under phi_p0 = generic). */
+START_TEST(test_personalized_evaluation_and_stale_heads)
+{
+    /* req: fedrod.eval, fedrod.alg1.l1 */
+    for (int generic = 0; generic <= 1; generic++) {
+        tb_case *c = rod_case(0.3);
+        c->hyper.fedrod.phi_p0 = generic;
+        tb_round(c, "0", "0 2 | 1");
+        tb_round(c, "1", "3 0 | 1 2");
+        pflref_trajectory tj;
+        pflref_run_result *r = tb_run_recorded(c, "fedrod", &tj);
+        ck_assert_uint_eq(r->n_eval, 2);
+        ck_assert_str_eq(r->eval[0].label, "global");
+        ck_assert_str_eq(r->eval[1].label, "personalized");
+        const pflref_model *m = &c->problem->model;
+        const double *phi0 = record(&tj, PFLREF_EV_NOTE, 0, 0, -1, "phi_P",
+                                    HP);
+        const double *heads[3] = {phi0, NULL, NULL};
+        heads[2] = W0 + W2;
+        double zero[HP] = {0};
+        if (!generic)
+            heads[2] = zero;
+        pflref_model_workspace *ws = pflref_model_workspace_alloc(m, 5);
+        for (size_t i = 0; i < 3; i += 2) {
+            double v[P];
+            pflref_eval e;
+            memcpy(v, r->w, sizeof v);
+            for (size_t p = 0; p < HP; p++)
+                v[W2 + p] += heads[i][p];
+            ck_assert_int_eq(pflref_model_evaluate(
+                                 m, v, &c->problem->clients[i].train, ws, &e),
+                             PFLREF_OK);
+            const pflref_eval *got = &r->eval[1].train[i];
+            ck_assert_msg(fabs(got->loss - e.loss) <= 1e-15 * (1 + e.loss),
+                          "generic %d, client %zu: loss %.17g, formed here "
+                          "%.17g", generic, i, got->loss, e.loss);
+            ck_assert(got->accuracy == e.accuracy);
+        }
+        pflref_model_workspace_free(ws);
+        pflref_trajectory_free(&tj);
+        pflref_run_result_free(r);
+        tb_free(c);
+    }
+}
+END_TEST
+
+/* A model without a body and a linear head is refused naming model.kind;
+ * a regression mlp naming model.loss. */
+START_TEST(test_refusals)
+{
+    /* req: fedrod.model */
+    pflref_model m = tb_model(PFLREF_MODEL_SOFTMAX, PFLREF_LOSS_CROSS_ENTROPY,
+                              D, K, 0, 1);
+    tb_case *c = tb_new(&m, 1);
+    tb_train(c, 0, 3, X0, Y0);
+    c->hyper.eta = 0.3;
+    tb_round(c, "0", "0 1");
+    pflref_error err;
+    tb_run_error(c, "fedrod", PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "model.kind");
+    ck_assert(strstr(err.message, "linear head") != NULL);
+    tb_free(c);
+    m = tb_mlp(PFLREF_LOSS_SQUARED, D, 1, H, PFLREF_ACT_IDENTITY, 1, 1);
+    c = tb_new(&m, 1);
+    tb_train(c, 0, 3, X0, Y0);
+    c->hyper.eta = 0.3;
+    tb_round(c, "0", "0 1");
+    tb_run_error(c, "fedrod", PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "model.loss");
+    tb_free(c);
+}
+END_TEST
+
+Suite *fedrod_suite(void)
+{
+    Suite *s = suite_create("fedrod");
+    TCase *tc = tcase_create("fedrod");
+    tcase_add_test(tc, test_generic_step_is_bsm_gradient);
+    tcase_add_test(tc, test_personal_step_is_ce_gradient);
+    tcase_add_test(tc, test_server_average);
+    tcase_add_test(tc, test_personalized_evaluation_and_stale_heads);
+    tcase_add_test(tc, test_refusals);
+    suite_add_tcase(s, tc);
+    return s;
+}
