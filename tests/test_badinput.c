@@ -1128,7 +1128,7 @@ static const lettered_case LETTERED[] = {
           HYP("fedfomo", "\"eta\": 0.25, \"fedfomo.equal_rtol\": -1e-16"),
           GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")),
      "algorithm.hyperparameters.fedfomo.equal_rtol", "must be >= 0"},
-    /* -- FedRoD (rows R1..): MOON's mlp 2-2-2 and data -- */
+    /* -- FedRoD (rows B1..): MOON's mlp 2-2-2 and data -- */
     {"B1", "fedrod: η not given",
      SPEC(MOON_MLP, MOON_DATA, HYP("fedrod", ""), ONE_ROUND),
      "algorithm.hyperparameters.eta", "fedrod needs hyperparameter eta"},
