@@ -1128,6 +1128,32 @@ static const lettered_case LETTERED[] = {
           HYP("fedfomo", "\"eta\": 0.25, \"fedfomo.equal_rtol\": -1e-16"),
           GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")),
      "algorithm.hyperparameters.fedfomo.equal_rtol", "must be >= 0"},
+    /* -- APPLE (rows E1..): apple with η = 0.1 and the hyperparameters h -- */
+#define APL_ALG(h, sw) "\"algorithm\": {\"name\": \"apple\", \"hyperparameters\": " \
+    "{\"eta\": 0.1, " h "}, \"switches\": {" sw "}}"
+#define APL_H(ep, mu, L) "\"eta_p\": " ep ", \"apple.mu\": " mu L
+    {"E1", "apple: η_p = 0",
+     SPEC(LIN, TWO, APL_ALG(APL_H("0", "0.3", ", \"apple.L\": 2"), ""), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.eta_p", "eta_p = 0 must be > 0"},
+    {"E2", "apple: a negative μ",
+     SPEC(LIN, TWO, APL_ALG(APL_H("0.05", "-0.5", ", \"apple.L\": 2"), ""), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.apple.mu", "apple.mu = -0.5 must be >= 0"},
+    {"E3", "apple: L = 0",
+     SPEC(LIN, TWO, APL_ALG(APL_H("0.05", "0.3", ", \"apple.L\": 0"), ""), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.apple.L", "apple.L"},
+    {"E4", "apple: no L",
+     SPEC(LIN, TWO, APL_ALG(APL_H("0.05", "0.3", ""), ""), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.apple.L", "apple needs hyperparameter apple.L"},
+    {"E5", "apple: an unknown switch value",
+     SPEC(LIN, TWO, APL_ALG(APL_H("0.05", "0.3", ", \"apple.L\": 2"),
+                            "\"apple.scheduler\": \"linear\""), ONE_ROUND_TWO),
+     "algorithm.switches.apple.scheduler", "unknown value \"linear\" for apple.scheduler"},
+    {"E6", "apple: batch normalisation in the model",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2, \"bn\": true}",
+          MOON_DATA, APL_ALG(APL_H("0.05", "0.3", ", \"apple.L\": 2"), ""), ONE_ROUND),
+     "model", "apple: a model with batch normalisation is not supported"},
+#undef APL_ALG
+#undef APL_H
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])

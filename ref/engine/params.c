@@ -15,6 +15,7 @@
 #include <string.h>
 #include "pflref/algorithm.h"
 #include "engine/params_fedrecon.h"
+#include "engine/params_apple.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -159,7 +160,8 @@ static const char *const fedproto_weights_values[] = {"class_counts",
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
     "perfedavg apfl interp cfl ifca fedfomo fedbn feddyn scaffold moon fedprox" \
-    " fedproto"
+    " fedproto"                                                              \
+    " apple"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
@@ -768,7 +770,7 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, fedfomo.equal_rtol), 0x1p-50, 0.0, 0, NULL, "τ",
      "FedFomo: θ_n counts as the anchor (r_n = 0) when every |θ_n,p − a_p| "
      "≤ τ max(|θ_n,p|, |a_p|); 2⁻⁵⁰ = 8 unit roundoffs covers l. 5's two "
-     "roundings (0: exact equality; at most 1e-6)"},
+     "roundings (0: exact equality; at most 1e-6)"},    APPLE_PARAMS  /* ref/engine/params_apple.h */
 };
 
 
