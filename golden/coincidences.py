@@ -132,6 +132,13 @@ SWITCHES = {
                  "fedproto.weights": ["class_counts", "uniform"]},
     "fedrod": {"fedrod.features": ["after", "before"],
                "fedrod.phi_p0": ["zero", "generic"]},
+    "apple": {"apple.scheduler": ["cosine", "exponential"],
+              "apple.prox": ["half", "full"],
+              "apple.p_init": ["samples", "uniform"],
+              "apple.order": ["joint", "core_first"],
+              "apple.p_grad": ["inner", "block_mean"],
+              "apple.core_lr": ["eta", "n_eta"],
+              "apple.lambda_round": ["current", "previous"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -210,6 +217,13 @@ PRESETS = {
     ("fedrod", "pfllib"): {"fedrod.features": "before",
                            "fedrod.phi_p0": "generic",
                            "lr.count": "trainings"},
+    ("apple", "official"): {"apple.scheduler": "exponential",
+                            "apple.prox": "full"},
+    ("apple", "pfllib"): {"apple.p_init": "uniform",
+                          "apple.order": "core_first",
+                          "apple.p_grad": "block_mean",
+                          "apple.core_lr": "n_eta",
+                          "apple.lambda_round": "previous"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.
@@ -747,6 +761,14 @@ def r_fedrod_absent(spec, sw, hp):
     if not skew:
         out.append("every trained client holds its classes equally often")
     return out
+def r_apple_cutoff(spec, sw, hp):
+    """APPLE: no round r >= L (the scheduler's cut-off to 0 never read),
+    or (lambda_round = previous) none past it either."""
+    L = int(hp.get("apple.L", 0))
+    T = len(rounds(spec))
+    last = T - 2 if sw.get("apple.lambda_round") == "previous" else T - 1
+    return [] if last >= L else ["every round before L = %d: the cut-off "
+                                 "to 0 is never read" % L]
 
 
 def r_real_pairs(spec, sw, hp):
@@ -1066,6 +1088,21 @@ RULES = {
          "λ = 0 removes the proximal term (its weight, sign and reference)"),
         (ALWAYS, r_fedamp_stale, "no skipped round hides the snapshot and stale peers"),
         (ALWAYS, r_single_round, "one round has every distance 0 (w_j = w⁰)"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
+    "apple": [
+        (ALWAYS, r_value(["eta", "eta_p", "apple.mu"], ONE),
+         "a factor 1 hides its omission"),
+        (ALWAYS, r_equal_pairs(["eta", "eta_p", "apple.mu"]),
+         "two of η, η_p, μ equal: a swap is invisible"),
+        (ALWAYS, r_value(["apple.mu"], ZERO),
+         "μ = 0 removes the proximal term (its weight, sign and p_0)"),
+        (ALWAYS, r_equal_sizes(lambda spec, sw, r: range(len(sizes(spec)))),
+         "equal n_j make p_0 uniform"),
+        (ALWAYS, r_apple_cutoff, "no round past L hides the scheduler's cut-off"),
+        (ALWAYS, r_fedamp_stale, "no skipped round hides the round-start "
+         "downloads and stale cores"),
+        (ALWAYS, r_single_round, "one round has every download w⁰"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
     "fedproto": [

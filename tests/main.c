@@ -45,6 +45,7 @@ int main(void)
         fedamp_suite,
         fedproto_suite,
         fedrod_suite,
+        apple_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

@@ -67,5 +67,6 @@ Suite *fedrecon_suite(void);
 Suite *fedamp_suite(void);
 Suite *fedproto_suite(void);
 Suite *fedrod_suite(void);
+Suite *apple_suite(void);
 
 #endif

@@ -1153,6 +1153,32 @@ static const lettered_case LETTERED[] = {
           "{\"eta\": 0.1}, \"switches\": {\"fedrod.features\": \"during\"}}",
           ONE_ROUND),
      "algorithm.switches.fedrod.features", "unknown value \"during\" for fedrod.features"},
+    /* -- APPLE (rows G1..): apple with η = 0.1 and the hyperparameters h -- */
+#define APL_ALG(h, sw) "\"algorithm\": {\"name\": \"apple\", \"hyperparameters\": " \
+    "{\"eta\": 0.1, " h "}, \"switches\": {" sw "}}"
+#define APL_H(ep, mu, L) "\"eta_p\": " ep ", \"apple.mu\": " mu L
+    {"G1", "apple: η_p = 0",
+     SPEC(LIN, TWO, APL_ALG(APL_H("0", "0.3", ", \"apple.L\": 2"), ""), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.eta_p", "eta_p = 0 must be > 0"},
+    {"G2", "apple: a negative μ",
+     SPEC(LIN, TWO, APL_ALG(APL_H("0.05", "-0.5", ", \"apple.L\": 2"), ""), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.apple.mu", "apple.mu = -0.5 must be >= 0"},
+    {"G3", "apple: L = 0",
+     SPEC(LIN, TWO, APL_ALG(APL_H("0.05", "0.3", ", \"apple.L\": 0"), ""), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.apple.L", "apple.L"},
+    {"G4", "apple: no L",
+     SPEC(LIN, TWO, APL_ALG(APL_H("0.05", "0.3", ""), ""), ONE_ROUND_TWO),
+     "algorithm.hyperparameters.apple.L", "apple needs hyperparameter apple.L"},
+    {"G5", "apple: an unknown switch value",
+     SPEC(LIN, TWO, APL_ALG(APL_H("0.05", "0.3", ", \"apple.L\": 2"),
+                            "\"apple.scheduler\": \"linear\""), ONE_ROUND_TWO),
+     "algorithm.switches.apple.scheduler", "unknown value \"linear\" for apple.scheduler"},
+    {"G6", "apple: batch normalisation in the model",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2, \"bn\": true}",
+          MOON_DATA, APL_ALG(APL_H("0.05", "0.3", ", \"apple.L\": 2"), ""), ONE_ROUND),
+     "model", "apple: a model with batch normalisation is not supported"},
+#undef APL_ALG
+#undef APL_H
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
@@ -1170,7 +1196,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYCXQMJEB";
+    static const char letters[] = "LSAYCXQMJEBG";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

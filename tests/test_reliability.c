@@ -488,6 +488,15 @@ static const diverge_case CASES[] = {
           GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [0, 1]]]}")),
      "w_local", 0, 0, 2,
      "w_local is not finite (NaN or Inf) at round 0, client 0, local step 2"},
+    /* APPLE (η = 1e200): problem Q; client 1 idle in round 0, then its
+     * first step moves its core w_1 by η p_11 (c − w_p) = O(1e200), and
+     * the second step's gradient, O(1e200), times η overflows. */
+    {"apple",
+     QSPEC(ALG("apple", "\"eta\": 1e200, \"eta_p\": 0.35, \"apple.mu\": 0.6, "
+               "\"apple.L\": 2"),
+           GIVEN(IDLE_THEN(B2))),
+     "w_i", 1, 1, 2,
+     "w_i is not finite (NaN or Inf) at round 1, client 1, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 

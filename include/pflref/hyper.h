@@ -687,6 +687,7 @@ typedef struct {
     pflref_fedamp_hyper fedamp; /* FedAMP (fedamp.*)                      */
     pflref_fedproto_hyper fedproto; /* FedProto (fedproto.*)             */
     pflref_fedrod_hyper fedrod; /* FedRoD (fedrod.*)                      */
+    pflref_apple_hyper apple;  /* APPLE (apple.*)                        */
 #endif
 } pflref_hyper;
 

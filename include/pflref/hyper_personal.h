@@ -7,6 +7,8 @@
 #ifndef PFLREF_HYPER_PERSONAL_H
 #define PFLREF_HYPER_PERSONAL_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -108,6 +110,73 @@ typedef struct {
     int features;              /* pflref_fedrod_features                  */
     int phi_p0;                /* pflref_fedrod_phi_p0                    */
 } pflref_fedrod_hyper;
+/* APPLE (Luo, Wu, IJCAI 2022, arXiv 2110.08394v3, Alg. 1;
+ * ref/algorithms/apple.c, docs/algorithms/apple.md): the weight μ of the
+ * proximal term on p_i, the scheduler's length L (rounds), and the
+ * switches (value 0 = the paper; the others the authors' code,
+ * ljaiverson/pFL-APPLE 8078196731b5, and TsingZ0/PFLlib d832e76f6a23,
+ * system/flcore/clients/clientapple.py). */
+typedef enum {
+    PFLREF_APPLE_SCHEDULER_COSINE = 0,     /* λ(r) = (cos(rπ/L) + 1)/2 for
+                                              r < L, 0 after              */
+    PFLREF_APPLE_SCHEDULER_EXPONENTIAL = 1 /* λ(r) = ε^{r/L}, ε = 0.001,
+                                              for r < L, 0 after (the
+                                              authors' default:
+                                              utils/losses.py:18-21,
+                                              utils/utils.py:37)          */
+} pflref_apple_scheduler;
+typedef enum {
+    PFLREF_APPLE_PROX_HALF = 0,  /* λ(r) (μ/2)‖p_i − p_0‖², gradient
+                                    λ(r) μ (p_i − p_0)                    */
+    PFLREF_APPLE_PROX_FULL = 1   /* λ(r) μ ‖p_i − p_0‖², gradient
+                                    2 λ(r) μ (p_i − p_0) (the authors'
+                                    utils/losses.py:4-6 reg_loss)         */
+} pflref_apple_prox;
+typedef enum {
+    PFLREF_APPLE_P_INIT_SAMPLES = 0, /* p_i⁰ = p_0 = (n_j / Σ_k n_k)_j    */
+    PFLREF_APPLE_P_INIT_UNIFORM = 1  /* p_i⁰ = (1/N)_j (PFLlib
+                                        clientapple.py:22); p_0 stays
+                                        the sample shares (serverapple.py
+                                        :26-32)                           */
+} pflref_apple_p_init;
+typedef enum {
+    PFLREF_APPLE_ORDER_JOINT = 0,     /* w_i and p_i step from the same
+                                         point (one backward pass, one
+                                         optimizer step)                  */
+    PFLREF_APPLE_ORDER_CORE_FIRST = 1 /* w_i steps first; ∂/∂p_ii then
+                                         reads the new w_i (PFLlib
+                                         clientapple.py:55-66)            */
+} pflref_apple_order;
+typedef enum {
+    PFLREF_APPLE_P_GRAD_INNER = 0,     /* ∂ℓ/∂p_ij = ⟨w_j, ∇ℓ(w_p)⟩       */
+    PFLREF_APPLE_P_GRAD_BLOCK_MEAN = 1 /* the mean over the parameter
+                                          blocks of each block's mean of
+                                          w_j ⊙ ∇ℓ(w_p) (PFLlib
+                                          clientapple.py:58-64)           */
+} pflref_apple_p_grad;
+typedef enum {
+    PFLREF_APPLE_CORE_LR_ETA = 0,     /* the core's step size η           */
+    PFLREF_APPLE_CORE_LR_N_ETA = 1    /* N η (PFLlib clientapple.py:18)   */
+} pflref_apple_core_lr;
+typedef enum {
+    PFLREF_APPLE_LAMBDA_ROUND_CURRENT = 0,  /* round r uses λ(r)          */
+    PFLREF_APPLE_LAMBDA_ROUND_PREVIOUS = 1  /* round r uses λ(r − 1), round
+                                               0 uses 1 (PFLlib
+                                               clientapple.py:15, :68-71:
+                                               λ is set after the round's
+                                               training)                  */
+} pflref_apple_lambda_round;
+typedef struct {
+    double mu;                 /* μ ≥ 0: the proximal term's weight      */
+    size_t L;                  /* L ≥ 1: the scheduler's rounds          */
+    int scheduler;             /* pflref_apple_scheduler                 */
+    int prox;                  /* pflref_apple_prox                      */
+    int p_init;                /* pflref_apple_p_init                    */
+    int order;                 /* pflref_apple_order                     */
+    int p_grad;                /* pflref_apple_p_grad                    */
+    int core_lr;               /* pflref_apple_core_lr                   */
+    int lambda_round;          /* pflref_apple_lambda_round              */
+} pflref_apple_hyper;
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_fedamp,
     &pflref_fedproto,
     &pflref_fedrod,
+    &pflref_apple,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

@@ -15,6 +15,8 @@
 #include <string.h>
 #include "pflref/algorithm.h"
 #include "engine/params_fedrecon.h"
+#include "engine/params_apple.h"
+#include "engine/params_fedrod.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -139,8 +141,6 @@ static const char *const fedproto_protos_values[] = {"trained",
                                                      "during_training", NULL};
 static const char *const fedproto_weights_values[] = {"class_counts",
                                                       "uniform", NULL};
-static const char *const fedrod_features_values[] = {"after", "before", NULL};
-static const char *const fedrod_phi_p0_values[] = {"zero", "generic", NULL};
 /* The algorithms whose clients step through the shared local solver
  * (ref/engine/sgd.c), or (lora) step their own vector with the same
  * optimizer, which opt.* applies to (ref/engine/optim.c); each has
@@ -162,7 +162,8 @@ static const char *const fedrod_phi_p0_values[] = {"zero", "generic", NULL};
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
     "perfedavg apfl interp cfl ifca fedfomo fedbn feddyn scaffold moon fedprox" \
     " fedproto"                                                              \
-    " fedrod"
+    " fedrod"                                                                \
+    " apple"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
@@ -773,22 +774,8 @@ static const pflref_param params[] = {
      "FedFomo: θ_n counts as the anchor (r_n = 0) when every |θ_n,p − a_p| "
      "≤ τ max(|θ_n,p|, |a_p|); 2⁻⁵⁰ = 8 unit roundoffs covers l. 5's two "
      "roundings (0: exact equality; at most 1e-6)"},
-    /* FedRoD (arXiv 2107.00778, Alg. 1; ref/algorithms/fedrod.c) */
-    {"eta", "fedrod", "fedrod", PFLREF_PARAM_REAL,
-     offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
-     "FedRoD's local step size: the generic model's step on the balanced "
-     "risk and the personal head's on the empirical risk (Alg. 1)"},
-    {"fedrod.features", "fedrod", "", PFLREF_PARAM_ENUM,
-     offsetof(pflref_hyper, fedrod.features), 0.0, 0.0, 0,
-     fedrod_features_values, "",
-     "the personal head's step takes f_θ(x) and z_G after the generic "
-     "step | before it (PFLlib clientrod.py:48-56: rep and out_g computed "
-     "before optimizer.step(), then detached)"},
-    {"fedrod.phi_p0", "fedrod", "", PFLREF_PARAM_ENUM,
-     offsetof(pflref_hyper, fedrod.phi_p0), 0.0, 0.0, 0,
-     fedrod_phi_p0_values, "",
-     "φ_P⁰: 0 | w⁰'s generic head φ_G⁰ (PFLlib clientrod.py:15 "
-     "copy.deepcopy(self.model.head))"},
+    FEDROD_PARAMS /* ref/engine/params_fedrod.h */
+    APPLE_PARAMS  /* ref/engine/params_apple.h */
 };
 
 

@@ -55,7 +55,27 @@ static const pflref_value_source value_sources[] = {
      "only; docs/algorithms/perfedavg.md)"},
     {"perfedavg", "perfedavg.weights", "samples",
      "the pFedMe repository's shared server class; TsingZ0/PFLlib "
-     "(docs/algorithms/perfedavg.md)"},
+     "(docs/algorithms/perfedavg.md)"},    /* APPLE (docs/algorithms/apple.md): each value's own lines */
+    {"apple", "apple.scheduler", "exponential",
+     "ljaiverson/pFL-APPLE 8078196731b5 utils/losses.py:18-21 get_reg_coef "
+     "(0.001^{r/L}; the default of utils/utils.py:37)"},
+    {"apple", "apple.prox", "full",
+     "ljaiverson/pFL-APPLE 8078196731b5 utils/losses.py:4-6 reg_loss "
+     "(coef ‖p − p0‖², no ½)"},
+    {"apple", "apple.p_init", "uniform",
+     "TsingZ0/PFLlib d832e76f6a23 clientapple.py:22 (ps = 1/N)"},
+    {"apple", "apple.order", "core_first",
+     "TsingZ0/PFLlib d832e76f6a23 clientapple.py:55-66 (the own core steps "
+     "before p's gradient reads it)"},
+    {"apple", "apple.p_grad", "block_mean",
+     "TsingZ0/PFLlib d832e76f6a23 clientapple.py:58-64 (mean of "
+     "torch.mean(grad * param_c) over the parameter tensors)"},
+    {"apple", "apple.core_lr", "n_eta",
+     "TsingZ0/PFLlib d832e76f6a23 clientapple.py:18 (learning_rate × "
+     "num_clients)"},
+    {"apple", "apple.lambda_round", "previous",
+     "TsingZ0/PFLlib d832e76f6a23 clientapple.py:15, :68-71 (λ = 1, then "
+     "set after each round's training)"},
 };
 
 static const pflref_param_link links[] = {

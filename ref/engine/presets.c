@@ -234,6 +234,26 @@ static const pflref_preset presets[] = {
      "balanced_softmax_loss (logits + log N); servers/serverbase.py:114-138 "
      "(weights n_i / Σ n_j over the uploads); no official preset: "
      "hongyouc/Fed-RoD holds a README only (docs/algorithms/fedrod.md)"},
+    /* req: apple.preset.official */
+    {"apple", "official", "apple.scheduler=exponential apple.prox=full",
+     NULL,
+     "ljaiverson/pFL-APPLE 8078196731b5: utils/losses.py:4-6 reg_loss "
+     "(coef ‖p − p0‖², no ½), :8-21 get_reg_coef (exponential, ε = 0.001, "
+     "the default of utils/utils.py:37); utils/apple.py:5-12 init_pss "
+     "(p_i⁰ = p_0 = the sample shares); train_APPLE.py:46-62 (one SGD step "
+     "on the cores and ps together); its momentum 0.9 (train_APPLE.py:52) "
+     "is not expressible (APPLE takes its own plain steps)"},
+    /* req: apple.preset.pfllib */
+    {"apple", "pfllib",
+     "apple.p_init=uniform apple.order=core_first apple.p_grad=block_mean "
+     "apple.core_lr=n_eta apple.lambda_round=previous", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: system/flcore/clients/clientapple.py:15 "
+     "(λ = 1 before the first round), :18 (η N), :22 (p_i = 1/N), :55-56 "
+     "(the core steps first), :58-66 (p's gradient: block means, with the "
+     "new core), :68-71 (λ set after the round); servers/serverapple.py:"
+     "26-32 (p_0 = the sample shares); not expressed: :77 (the uploaded "
+     "core is the last step's mixture) and the evaluation of that mixture "
+     "(docs/algorithms/apple.md)"},
 };
 
 const pflref_preset *pflref_presets(size_t *count)

@@ -96,7 +96,8 @@ PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
              "pfl_numpy_fedrecon.py",
              "pfl_numpy_fedamp.py",
              "pfl_numpy_fedproto.py",
-             "pfl_numpy_fedrod.py")
+             "pfl_numpy_fedrod.py",
+             "pfl_numpy_apple.py")
 # the files whose index arithmetic (np.arange bounds, slices) is mutated:
 # the convolution's and the pools' windows, the padding, the blocks
 INDEX_FILES = {"pfl_numpy_layers.py"}
@@ -164,6 +165,17 @@ for _k in ("fedamp.alpha_k", "fedamp.lambda", "fedamp.sigma"):
 WEIGHT_DOMAIN.update({"fedamp.peers": {"all", "previous"},
                       "fedamp.start": {"message", "own"},
                       "fedamp.prox": {"squared", "detached"}})
+# APPLE (pfl_numpy_apple.py): its hyperparameters and switches
+HP_REAL |= {"apple.mu"}
+HP_KIND["apple.mu"] = "real"
+HP_KIND["apple.L"] = "count"
+WEIGHT_DOMAIN.update({"apple.scheduler": {"cosine", "exponential"},
+                      "apple.prox": {"half", "full"},
+                      "apple.p_init": {"samples", "uniform"},
+                      "apple.order": {"joint", "core_first"},
+                      "apple.p_grad": {"inner", "block_mean"},
+                      "apple.core_lr": {"eta", "n_eta"},
+                      "apple.lambda_round": {"current", "previous"}})
 # the weighting switch a local holds, by function
 WEIGHT_LOCALS = {("pfl_numpy.py", "aggregate", "scheme"): "fedavg.weights",
                  ("pfl_numpy.py", "pfl_weights", "scheme"): "pfl.weights",

@@ -5,7 +5,7 @@ algorithms, in one process, for `pflref check GOLDEN OUTDIR`.
 usage: run_vectors.py GOLDEN_DIR -o OUTDIR
 
 Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
-ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp, fedproto and fedrod; prints
+ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp, fedproto, fedrod and apple; prints
 `skipped ID: reason` for a vector a candidate does
 not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
 on Ditto's deliberate bug (ditto_torch.py); PFLREF_TORCH_DTYPE=float32 or
@@ -28,6 +28,7 @@ import pfedme_torch
 import scaffold_torch
 import fedamp_torch
 import fedrod_torch
+import apple_torch
 from torch_common import Unsupported, write_json
 
 CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
@@ -37,7 +38,8 @@ CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
               "scaffold": scaffold_torch.run,
               "fedamp": fedamp_torch.run,
               "fedproto": fedproto_torch.run,
-              "fedrod": fedrod_torch.run}
+              "fedrod": fedrod_torch.run,
+              "apple": apple_torch.run}
 
 
 def golden_vectors(root):

@@ -8,6 +8,7 @@
         --pflref-algorithm fedamp \
         --pflref-algorithm fedproto \
         --pflref-algorithm fedrod \
+        --pflref-algorithm apple \
         docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
@@ -32,6 +33,7 @@ import pfedme_torch
 import scaffold_torch
 import fedamp_torch
 import fedrod_torch
+import apple_torch
 from torch_common import Unsupported
 
 CANDIDATES = {
@@ -47,6 +49,7 @@ CANDIDATES = {
     "fedamp": fedamp_torch.run,
     "fedproto": fedproto_torch.run,
     "fedrod": fedrod_torch.run,
+    "apple": apple_torch.run,
 }
 
 

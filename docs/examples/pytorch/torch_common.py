@@ -222,6 +222,14 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     # docs/algorithms/fedamp.md: PFLlib's clientamp.py and serveramp.py
     ("fedamp", "pfllib"): {"fedamp.peers": "previous", "fedamp.start": "own",
                            "fedamp.prox": "detached"},
+    # docs/algorithms/apple.md: the authors' code and PFLlib
+    ("apple", "official"): {"apple.scheduler": "exponential",
+                            "apple.prox": "full"},
+    ("apple", "pfllib"): {"apple.p_init": "uniform",
+                          "apple.order": "core_first",
+                          "apple.p_grad": "block_mean",
+                          "apple.core_lr": "n_eta",
+                          "apple.lambda_round": "previous"},
 }
 
 

@@ -1,0 +1,297 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""APPLE golden vectors (Luo, Wu, IJCAI 2022, arXiv 2110.08394v3, Alg. 1),
+computed by golden/pflref_exact_apple.py in exact fractions.
+
+Four clients of a linear model with a bias and the squared loss (n = 4, 3,
+5, 2), w⁰ = (0.2, -0.3, 0.1), given minibatches; every client downloads
+every other core; clients skip rounds, so a core another client downloads
+can be rounds old.
+
+  paper-partial    the paper's reading, cosine λ(r) with L = 2 over four
+                   rounds: λ = 1, 1/2, 0, 0 (round 3 past the cut-off,
+                   where the cosine alone would give 1/2)
+  cosine-every     every client every round, L = 3: λ = 1, 3/4, 1/4
+  prox-full        apple.prox = full alone
+  exponential      apple.scheduler = exponential alone (L = 3: λ = 1,
+                   1/10, 1/100, then 0)
+  p-init-uniform   apple.p_init = uniform alone
+  core-first       apple.order = core_first alone
+  block-mean       apple.p_grad = block_mean alone
+  core-lr-n        apple.core_lr = n_eta alone
+  lambda-previous  apple.lambda_round = previous alone
+  official         preset official (exponential, full)
+  pfllib           preset pfllib (uniform, core_first, block_mean, n_eta,
+                   previous)
+
+    /usr/bin/python3 golden/apple/make_apple.py [OUTDIR]
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_exact_apple as xa      # noqa: E402
+import pflref_golden as pg           # noqa: E402
+
+PAPER = ("Luo, Wu, IJCAI 2022, arXiv 2110.08394v3, Alg. 1 (w_p^(i) = Σ_j "
+         "p_ij w_j; w_i ← w_i − η ∂ℒ/∂w_i, p_i ← p_i − η_p ∂ℒ/∂p_i on ℒ = "
+         "ℓ_i(w_p^(i)) + λ(r)(μ/2)‖p_i − p_0‖², p_i⁰ = p_0 = (n_j/n)_j; "
+         "λ(r) = (cos(rπ/L) + 1)/2 for r < L, else 0)")
+OFFICIAL = ("ljaiverson/pFL-APPLE 8078196731b5 utils/losses.py:4-21 "
+            "(reg_loss coef‖p − p0‖², exponential get_reg_coef), "
+            "utils/apple.py:5-12, train_APPLE.py:46-62")
+PFLLIB = ("TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/"
+          "clientapple.py:15-22, :55-71; servers/serverapple.py:26-32")
+GENERATOR = ("golden/apple/make_apple.py (exact fractions; "
+             "pflref_exact_apple.py)")
+TOL = {
+    "atol": 1e-12,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against the exact values of "
+             "the binary inputs: λ(r) is rational here (cos(rπ/L) ∈ {1, "
+             "1/2, 0, −1/2}, 0.001^{r/L} = 10^{−r}), which libm's cos and "
+             "pow give within an ulp; each step forms w_p = Σ_j p_ij w_j (4 "
+             "terms), a batch gradient of at most 3 samples and ⟨w_j, g⟩ "
+             "over 3 entries, all of magnitude below 10, with step sizes "
+             "below 0.15, over at most 8 steps on any chain of dependence: "
+             "the relative rounding error stays below 1e-14; every flagged "
+             "bug moves some value by more than 1e3 times the tolerance.",
+}
+MODEL = {"kind": "linear", "d": 2, "loss": "squared", "bias": True}
+CLIENTS = [
+    {"X": [[0.527, -0.843], [-1.214, 0.366], [0.908, 1.072], [-0.315, -0.694]],
+     "y": [0.961, -1.387, 0.452, -0.218]},
+    {"X": [[1.136, -0.257], [-0.642, 0.918], [0.183, -1.165]],
+     "y": [-1.244, 0.571, 0.339]},
+    {"X": [[-0.476, 0.731], [0.852, 0.219], [-1.093, -0.884], [0.314, 1.247],
+           [0.695, -0.402]],
+     "y": [1.823, 0.617, -1.158, 1.942, 0.276]},
+    {"X": [[0.736, 0.482], [-0.914, -0.127]],
+     "y": [-0.588, 0.734]},
+]
+INIT = {"kind": "given", "w": [0.2, -0.3, 0.1]}
+
+# four rounds; client 1 skips round 0, client 3 round 1, clients 0 and 2
+# round 2, client 1 round 3: every round after the first downloads a
+# stale core
+PARTIAL = [
+    ([0, 2, 3], [[[0, 1], [2, 3]], [[1, 2], [3, 4]], [[0, 1]]]),
+    ([0, 1, 2], [[[2, 3]], [[0, 2], [1]], [[4, 0], [2]]]),
+    ([1, 3], [[[1, 2], [0]], [[1], [0, 1]]]),
+    ([0, 2, 3], [[[1], [3, 0]], [[3, 1]], [[0], [1]]]),
+]
+EVERY = [
+    ([0, 1, 2, 3], [[[0, 1], [2, 3]], [[0, 1], [2]], [[1, 3], [0, 4]],
+                    [[0], [1]]]),
+    ([0, 1, 2, 3], [[[3, 1], [0]], [[2, 0], [1]], [[2, 4], [1]],
+                    [[1, 0], [0]]]),
+    ([0, 1, 2, 3], [[[2], [0, 3]], [[1], [2, 0]], [[0, 3], [4, 2]],
+                    [[1], [0, 1]]]),
+]
+
+
+# the order in which a sampler drew each PARTIAL round's clients (schedule
+# data a candidate must not pair with the batch lists)
+DRAWN = [[3, 0, 2], [1, 2, 0], [3, 1], [2, 3, 0]]
+
+
+def rounds_json(rounds):
+    """The given schedule's rounds; the PARTIAL rounds carry their drawn
+    order (batches[j] stays clients[j]'s)."""
+    out = []
+    for t, (c, b) in enumerate(rounds):
+        r = {"clients": c}
+        if rounds is PARTIAL:
+            r["drawn"] = DRAWN[t]
+        r["batches"] = b
+        out.append(r)
+    return out
+
+
+def make(vid, fname, title, description, algorithm, rounds, flags, mutants,
+         source, check=None):
+    spec = pg.given_spec(title, description, MODEL, CLIENTS, INIT, algorithm,
+                         rounds_json(rounds))
+
+    def run(bugs=frozenset()):
+        return xa.replay(spec, bugs)
+
+    result = run()
+    for clients, _ in rounds:
+        assert sorted(clients) == clients
+    if check is not None:
+        check(spec, result)
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run,
+                              lambda trace, w, v, alpha: (trace, None, v))
+    prov = pg.provenance("independent", source, GENERATOR)
+    return fname, pg.vector(vid, title, prov, flags, spec, TOL, exp)
+
+
+def final_with(spec, **switches):
+    alg = dict(spec["algorithm"], switches=dict(
+        spec["algorithm"].get("switches", {}), **switches))
+    return xa.replay(dict(spec, algorithm=alg))[2]
+
+
+def subset(*flags):
+    return list(flags), {f: xa.MUTANTS[f] for f in flags}
+
+
+def hyper(eta, eta_p, mu, L):
+    return {"eta": eta, "eta_p": eta_p, "apple.mu": mu, "apple.L": L}
+
+
+# the flags every vector carries (the scheduler's, the steps', the
+# downloads'); each single-switch vector adds its own
+COMMON = ("apple-prox", "prox-sign", "apple-core-step", "apple-p-grad",
+          "apple-downloads", "apple-personalized", "local-step-count",
+          "batch-mean")
+
+
+def paper_partial():
+    algorithm = {"name": "apple", "hyperparameters": hyper(0.11, 0.07, 0.35,
+                                                           2)}
+
+    def check(spec, result):
+        for name, values in xa.SWITCHES.items():
+            if name != "apple.scheduler":   # 0.001^{1/2} is irrational
+                assert final_with(spec, **{name: values[1]}) != result[2], \
+                    name
+
+    flags, mutants = subset(*xa.MUTANTS)
+    mutants["apple-scheduler"] = ["lambda-no-half", "lambda-rising",
+                                  "lambda-one-based", "lambda-no-cutoff"]
+    return make(
+        "apple/worked/paper-partial", "worked-paper-partial.json",
+        "APPLE as Alg. 1 writes it, with clients that skip rounds",
+        "Four clients (n = 4, 3, 5, 2), ŷ = x·w + b, squared loss, w⁰ = "
+        "(0.2, -0.3, 0.1), η = 0.11, η_p = 0.07, μ = 0.35, L = 2 (λ = 1, "
+        "1/2, 0, 0).  Rounds {0, 2, 3}, {0, 1, 2}, {1, 3}, {0, 2, 3}: each "
+        "participant downloads every other core as the server holds it at "
+        "the round's start (stale for the clients that skipped), then "
+        "steps its core and p_i jointly through w_p = Σ_j p_ij w_j.",
+        algorithm, PARTIAL, flags, mutants, PAPER, check)
+
+
+def cosine_every():
+    algorithm = {"name": "apple", "hyperparameters": hyper(0.09, 0.13, 0.45,
+                                                           3)}
+    flags, mutants = subset("apple-scheduler", *COMMON)
+    mutants["apple-scheduler"] = ["lambda-no-half", "lambda-rising",
+                                  "lambda-one-based", "scheduler-flip"]
+    return make(
+        "apple/worked/cosine-every", "worked-cosine-every.json",
+        "APPLE with every client in every round and the cosine scheduler "
+        "at L = 3",
+        "The clients and w⁰ of apple/worked/paper-partial; η = 0.09, η_p = "
+        "0.13, μ = 0.45, L = 3: λ(r) = (cos(rπ/3) + 1)/2 = 1, 3/4, 1/4 in "
+        "rounds 0, 1, 2.",
+        algorithm, EVERY, flags, mutants, PAPER)
+
+
+def single(name, value, vid, eta, eta_p, mu, L, flag, bugs, title, text,
+           source):
+    algorithm = {"name": "apple", "hyperparameters": hyper(eta, eta_p, mu, L),
+                 "switches": {name: value}}
+    flags, mutants = subset(flag, *[f for f in COMMON if f != flag])
+    mutants[flag] = bugs
+
+    def maker():
+        return make(
+            "apple/worked/" + vid, "worked-" + vid + ".json", title,
+            "The clients, w⁰ and rounds of apple/worked/paper-partial; η = "
+            f"{eta}, η_p = {eta_p}, μ = {mu}, L = {L}; {name} = {value}. "
+            + text, algorithm, PARTIAL, flags, mutants, source)
+    return maker
+
+
+SINGLES = [
+    single("apple.prox", "full", "prox-full", 0.12, 0.06, 0.55, 2,
+           "apple-prox", ["prox-flip", "prox-no-lambda", "p0-uniform"],
+           "APPLE with the authors' proximal term λ(r) μ‖p_i − p_0‖² "
+           "(apple.prox = full)",
+           "The gradient of the term is 2 λ(r) μ (p_i − p_0).",
+           PAPER + "; " + OFFICIAL),
+    single("apple.scheduler", "exponential", "exponential", 0.1, 0.08, 0.6,
+           3, "apple-scheduler",
+           ["scheduler-flip", "lambda-one-based", "lambda-no-cutoff"],
+           "APPLE with the authors' exponential loss scheduler "
+           "(apple.scheduler = exponential)",
+           "λ(r) = 0.001^{r/3} = 1, 1/10, 1/100, then 0 in round 3.",
+           PAPER + "; " + OFFICIAL),
+    single("apple.p_init", "uniform", "p-init-uniform", 0.13, 0.09, 0.3, 2,
+           "apple-p-init", ["p-init-flip"],
+           "APPLE with p_i starting at (1/N)_j (apple.p_init = uniform, "
+           "PFLlib)",
+           "p_0 stays the sample shares (4, 3, 5, 2)/14 in the proximal "
+           "term.", PAPER + "; " + PFLLIB),
+    single("apple.order", "core_first", "core-first", 0.14, 0.1, 0.25, 2,
+           "apple-order", ["order-flip"],
+           "APPLE with the core stepped before p_i's gradient "
+           "(apple.order = core_first, PFLlib)",
+           "∂ℒ/∂p_ii reads the core after its step.", PAPER + "; " + PFLLIB),
+    single("apple.p_grad", "block_mean", "block-mean", 0.08, 0.15, 0.4, 2,
+           "apple-p-grad", ["p-grad-flip", "p-normalised"],
+           "APPLE with PFLlib's gradient of p_i: the mean of the block "
+           "means (apple.p_grad = block_mean)",
+           "The blocks are w (2 entries) and b (1): ∂ℓ/∂p_ij = "
+           "(⟨w_j, g⟩_w / 2 + (w_j g)_b) / 2.", PAPER + "; " + PFLLIB),
+    single("apple.core_lr", "n_eta", "core-lr-n", 0.03, 0.07, 0.5, 2,
+           "apple-core-step", ["core-lr-flip", "core-no-pii"],
+           "APPLE with the core's step size N η (apple.core_lr = n_eta, "
+           "PFLlib)",
+           "The core steps by 4 η = 0.12.", PAPER + "; " + PFLLIB),
+    single("apple.lambda_round", "previous", "lambda-previous", 0.11, 0.12,
+           0.65, 2, "apple-lambda-round", ["lambda-round-flip"],
+           "APPLE with round r's λ computed after round r − 1 "
+           "(apple.lambda_round = previous, PFLlib)",
+           "λ = 1 (round 0), λ(0) = 1, λ(1) = 1/2, λ(2) = 0.",
+           PAPER + "; " + PFLLIB),
+]
+
+
+def official():
+    algorithm = {"name": "apple", "preset": "official",
+                 "hyperparameters": hyper(0.1, 0.05, 0.7, 3)}
+    flags, mutants = subset("apple-scheduler", *COMMON)
+    mutants["apple-scheduler"] = ["scheduler-flip", "lambda-one-based"]
+    mutants["apple-prox"] = ["prox-flip", "prox-no-lambda", "p0-uniform"]
+    return make(
+        "apple/worked/official", "worked-official.json",
+        "APPLE as the authors' code runs it (preset official): the "
+        "exponential scheduler and the proximal term without ½",
+        "The clients, w⁰ and rounds of apple/worked/paper-partial; η = 0.1, "
+        "η_p = 0.05, μ = 0.7, L = 3; preset official (apple.scheduler = "
+        "exponential, apple.prox = full).  The code's momentum 0.9 is not "
+        "part of the preset.",
+        algorithm, PARTIAL, flags, mutants, PAPER + "; " + OFFICIAL)
+
+
+def pfllib():
+    algorithm = {"name": "apple", "preset": "pfllib",
+                 "hyperparameters": hyper(0.03, 0.09, 0.3, 2)}
+    flags, mutants = subset("apple-p-init", "apple-order",
+                            "apple-lambda-round", *COMMON)
+    mutants["apple-core-step"] = ["core-lr-flip", "core-no-pii"]
+    mutants["apple-p-grad"] = ["p-grad-flip", "p-normalised"]
+    return make(
+        "apple/worked/pfllib", "worked-pfllib.json",
+        "APPLE as PFLlib's update rules read it (preset pfllib)",
+        "The clients, w⁰ and rounds of apple/worked/paper-partial; η = "
+        "0.03, η_p = 0.09, μ = 0.3, L = 2; preset pfllib (apple.p_init = "
+        "uniform, apple.order = core_first, apple.p_grad = block_mean, "
+        "apple.core_lr = n_eta, apple.lambda_round = previous).  PFLlib's "
+        "upload of the last step's mixture as the core is not expressed.",
+        algorithm, PARTIAL, flags, mutants, PAPER + "; " + PFLLIB)
+
+
+def main():
+    pg.write_all(sys.argv, HERE,
+                 (paper_partial, cosine_every, *SINGLES, official, pfllib))
+
+
+if __name__ == "__main__":
+    main()

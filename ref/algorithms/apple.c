@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/algorithms/apple.c: APPLE, Algorithm 1 of
+ *   J. Luo, S. Wu, "Adapt to Adaptation: Learning Personalization for
+ *   Cross-Silo Federated Learning", IJCAI 2022, arXiv 2110.08394v3,
+ * in the case where every client downloads every other core model each
+ * round (the authors' code with limit_downloaded_models + 1 ≥ N).
+ *
+ * The box (Alg. 1, "APPLE"), as trace/apple.req numbers it (its text was
+ * not retrievable verbatim here; the lines are pflref's reading of the
+ * paper's Section 3 and of the authors' code, docs/algorithms/apple.md):
+ *   l. 1  the server initialises the core models w_1⁰ = … = w_N⁰ = w⁰;
+ *         client i initialises p_i ← p_0, p_0 = (n_1/n, …, n_N/n)
+ *   l. 2  for each round r = 0, 1, …, R − 1 do
+ *   l. 3    for each client i in parallel do
+ *   l. 4      download the core models w_j, j ≠ i, from the server
+ *   l. 5      for each local step with batch b do
+ *   l. 6        w_p^(i) ← Σ_j p_ij w_j                          (eq. (1))
+ *   l. 7        ℒ ← ℓ_i(w_p^(i); b) + λ(r) (μ/2)‖p_i − p_0‖²    (eq. (3))
+ *   l. 8        (the gradients of ℒ at that point)
+ *   l. 9        w_i ← w_i − η ∂ℒ/∂w_i = w_i − η p_ii ∇ℓ_i(w_p^(i); b)
+ *   l. 10       p_i ← p_i − η_p ∂ℒ/∂p_i,
+ *               ∂ℒ/∂p_ij = ⟨w_j, ∇ℓ_i(w_p^(i); b)⟩ + λ(r) μ (p_ij − p_0j)
+ *   l. 11     upload w_i to the server
+ * with the loss scheduler (eq. (4))
+ *   λ(r) = (cos(rπ/L) + 1)/2 for r < L, 0 for r ≥ L.
+ * The cores downloaded in l. 4 stay fixed during the local steps (only
+ * w_i and p_i have gradients: utils/apple.py:43); the personalised model
+ * of client i is w_p^(i) = Σ_j p_ij w_j over its own final core and the
+ * cores it downloaded (the authors' evaluation, train_APPLE.py:191-205).
+ * A schedule with partial participation runs l. 4-11 for the round's
+ * participants; every download is the server's copy at the round's
+ * start (a client outside the round keeps w_i, p_i and w_p^(i)).
+ *
+ * Symbols:  w_i ↔ s->v + i·P (trace "w_i")   w_j as downloaded ↔
+ *           ws->w_prev + j·P   p_i ↔ ws->p + i·N (trace "p_i")
+ *           p_0 ↔ ws->p0 (N)   w_p^(i) ↔ ws->w_p + i·P (trace "w_p")
+ *           λ(r) ↔ trace "lambda"   μ ↔ apple.mu   L ↔ apple.L
+ *           η ↔ hyper->eta   η_p ↔ hyper->eta_p
+ *
+ * Switches (the paper's reading first; the authors' code ljaiverson/
+ * pFL-APPLE 8078196731b5, preset official; TsingZ0/PFLlib d832e76f6a23,
+ * preset pfllib):
+ *   apple.scheduler     cosine | exponential: λ(r) = 0.001^{r/L}
+ *                       (utils/losses.py:18-21, the default of
+ *                       utils/utils.py:37)
+ *   apple.prox          half: λ(r)(μ/2)‖p_i − p_0‖² | full: λ(r) μ
+ *                       ‖p_i − p_0‖² (utils/losses.py:4-6)
+ *   apple.p_init        samples: p_i⁰ = p_0 | uniform: 1/N
+ *                       (clientapple.py:22)
+ *   apple.order         joint | core_first: w_i steps first, ∂ℒ/∂p_ii
+ *                       then reads the new w_i (clientapple.py:55-66)
+ *   apple.p_grad        inner | block_mean: the mean over the parameter
+ *                       blocks of each block's mean of w_j ⊙ ∇ℓ
+ *                       (clientapple.py:58-64)
+ *   apple.core_lr       eta | n_eta: the core steps by N η
+ *                       (clientapple.py:18)
+ *   apple.lambda_round  current: λ(r) | previous: λ(r − 1), 1 in round 0
+ *                       (clientapple.py:15, :68-71)
+ *
+ * State and work: w_i is the state's v_i; p_i and w_p^(i) live across
+ * rounds in the work struct (reported as the notes "p_i" and "w_p", and
+ * reloaded from them by check --resync: apple_load_state).
+ * Trace: per participant NOTE "lambda" (λ(r)), CLIENT_BEGIN "w_i", after
+ * every step STEP "w_i" and STEP "p_i" (N), then CLIENT_END "w_i", NOTE
+ * "p_i" and NOTE "w_p".
+ * Determinism: participants in ascending id, every download from the
+ * snapshot taken at the round's start; Σ_j over j ascending, inner
+ * products and block sums in index order.
+ * Cost per step: O(N · P) for the mixture and ∂ℒ/∂p_i + one gradient.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "algorithms/algorithms.h"
+#include "engine/work.h"
+
+static const char *const MIX_LINE =
+    "Alg. 1 l. 6: w_p^(i) = Σ_j p_ij w_j";
+static const char *const LAMBDA_LINE[] = {
+    "eq. (4): λ(r) = (cos(rπ/L) + 1)/2 (r < L), 0 (r ≥ L)",
+    "λ(r) = 0.001^{r/L} (r < L), 0 (r ≥ L)  (apple.scheduler = "
+    "exponential)"};
+static const char *const CORE_LINE =
+    "Alg. 1 l. 9: w_i ← w_i − η p_ii ∇ℓ_i(w_p^(i); b)";
+static const char *const P_LINE =
+    "Alg. 1 l. 10: p_ij ← p_ij − η_p (⟨w_j, ∇ℓ_i(w_p^(i); b)⟩ + "
+    "λ(r) μ (p_ij − p_0j))";
+
+/* The authors' ε of the exponential scheduler (utils/losses.py:20). */
+#define APPLE_EXP_EPSILON 0.001
+/* π to double precision (C11 has no M_PI). */
+#define APPLE_PI 3.14159265358979323846
+
+/* APPLE's work buffers (zero-filled). */
+typedef struct {
+    pflref_work list;    /* the allocations (ref/engine/work.h)          */
+    double *w_prev;      /* N×P: the cores at the round's start (l. 4)   */
+    double *p;           /* N×N: row i is p_i                            */
+    double *p0;          /* N: p_0 = (n_j / n)_j                         */
+    double *w_p;         /* N×P: row i is w_p^(i)                        */
+    double *theta;       /* P: w_p^(i) of the current step               */
+    double *g;           /* P: ∇ℓ_i(w_p^(i); b)                          */
+    double *g_p;         /* N: ∂ℒ/∂p_i                                   */
+} apple_work;
+
+static void *apple_work_alloc(const pflref_problem *problem,
+                              const pflref_hyper *hyper)
+{
+    (void)hyper;
+    const size_t P = problem->model.P, N = problem->N;
+    apple_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return NULL;
+    ws->w_prev = pflref_work_doubles(&ws->list, N, P);
+    ws->p = pflref_work_doubles(&ws->list, N, N);
+    ws->p0 = pflref_work_doubles(&ws->list, N, 1);
+    ws->w_p = pflref_work_doubles(&ws->list, N, P);
+    ws->theta = pflref_work_doubles(&ws->list, P, 1);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->g_p = pflref_work_doubles(&ws->list, N, 1);
+    return pflref_work_ready(ws);
+}
+
+/* The registry holds η, η_p > 0, μ ≥ 0, L ≥ 1; here the model: one
+ * without batch normalisation (w_p^(i) mixes every entry, running
+ * statistics included), and training sets that are not all empty (p_0
+ * divides by n = Σ_j n_j). */
+static pflref_status apple_check(const pflref_problem *problem,
+                                 const pflref_hyper *hyper,
+                                 const pflref_schedule *schedule,
+                                 const unsigned char *mask,
+                                 pflref_error *err)
+{
+    (void)hyper;
+    (void)schedule;
+    (void)mask;
+    if (problem->model.bn)
+        return pflref_error_set(err, PFLREF_EINVAL, "model",
+                                "apple: a model with batch normalisation "
+                                "is not supported (w_p = Σ_j p_ij w_j "
+                                "would mix its running statistics)");
+    if (!(pflref_train_n(problem, NULL, problem->N) > 0.0))
+        return pflref_error_set(err, PFLREF_EINVAL, "clients",
+                                "apple: p_0 = n_j / Σ_k n_k needs at least "
+                                "one training sample over the clients");
+    return PFLREF_OK;
+}
+
+/* req: apple.alg1.l1 */
+/* l. 1: p_0 = (n_j / n)_j; p_i⁰ = p_0 (apple.p_init = uniform: 1/N);
+ * every core is w⁰ (the driver's copies), so w_p^(i) = Σ_j p_ij w⁰. */
+static pflref_status apple_init(pflref_state *s, pflref_error *err)
+{
+    (void)err;
+    apple_work *ws = s->extra;
+    const size_t P = s->P, N = s->N;
+    const double n = pflref_train_n(s->problem, NULL, N);
+    const int uniform = s->hyper->apple.p_init == PFLREF_APPLE_P_INIT_UNIFORM;
+    for (size_t j = 0; j < N; j++)
+        ws->p0[j] = (double)s->problem->clients[j].train.n / n;
+    for (size_t i = 0; i < N; i++) {
+        double *p_i = ws->p + i * N;
+        for (size_t j = 0; j < N; j++)
+            p_i[j] = uniform ? 1.0 / (double)N : ws->p0[j];
+        for (size_t q = 0; q < P; q++) {
+            double x = 0.0;
+            for (size_t j = 0; j < N; j++)
+                x += p_i[j] * s->w0[q];
+            ws->w_p[i * P + q] = x;
+        }
+    }
+    return PFLREF_OK;
+}
+
+/* req: apple.eq4 */
+/* λ(r) of the loss scheduler (eq. (4), or the exponential shape); round
+ * r of apple.lambda_round = previous reads λ(r − 1), and 1 in round 0. */
+static double apple_lambda(const pflref_apple_hyper *h, size_t t)
+{
+    size_t r = t;
+    if (h->lambda_round == PFLREF_APPLE_LAMBDA_ROUND_PREVIOUS) {
+        if (t == 0)
+            return 1.0;
+        r = t - 1;
+    }
+    if (r >= h->L)
+        return 0.0;
+    const double x = (double)r / (double)h->L;
+    if (h->scheduler == PFLREF_APPLE_SCHEDULER_EXPONENTIAL)
+        return pow(APPLE_EXP_EPSILON, x);
+    return (cos(APPLE_PI * x) + 1.0) / 2.0;
+}
+
+/* out := Σ_j p_i[j] c_j (j ascending), c_j = w_prev_j for j ≠ i and w_i
+ * for j = i. */
+static void mix(const apple_work *ws, size_t i, const double *p_i,
+                const double *w_i, size_t N, size_t P, double *out)
+{
+    for (size_t q = 0; q < P; q++) {
+        double x = 0.0;
+        for (size_t j = 0; j < N; j++)
+            x += p_i[j] * (j == i ? w_i[q] : ws->w_prev[j * P + q]);
+        out[q] = x;
+    }
+}
+
+/* The data part of ∂ℒ/∂p_ij for the core c: ⟨c, g⟩, or (block_mean) the
+ * mean over the model's blocks of each block's mean of c ⊙ g. */
+static double p_grad_data(const pflref_model *m, int block_mean,
+                          const double *c, const double *g)
+{
+    if (!block_mean) {
+        double x = 0.0;
+        for (size_t q = 0; q < m->P; q++)
+            x += c[q] * g[q];
+        return x;
+    }
+    double sum = 0.0;
+    for (size_t b = 0; b < m->nblocks; b++) {
+        const pflref_block *blk = &m->blocks[b];
+        double x = 0.0;
+        for (size_t q = blk->offset; q < blk->offset + blk->size; q++)
+            x += c[q] * g[q];
+        sum += x / (double)blk->size;
+    }
+    return sum / (double)m->nblocks;
+}
+
+/* ws->g_p := ∂ℒ/∂p_i at the cores (w_prev, w_i), p_i and g:
+ * ⟨c_j, g⟩ (or its block mean) + κ λ(r) μ (p_ij − p_0j), κ = 1 (half)
+ * or 2 (full). */
+static void p_gradient(const pflref_state *s, apple_work *ws, size_t i,
+                       const double *w_i, const double *p_i,
+                       double lam_mu)
+{
+    const pflref_apple_hyper *h = &s->hyper->apple;
+    const size_t P = s->P, N = s->N;
+    const double kappa = h->prox == PFLREF_APPLE_PROX_FULL ? 2.0 : 1.0;
+    const int block_mean = h->p_grad == PFLREF_APPLE_P_GRAD_BLOCK_MEAN;
+    for (size_t j = 0; j < N; j++) {
+        const double *c = j == i ? w_i : ws->w_prev + j * P;
+        ws->g_p[j] = p_grad_data(&s->problem->model, block_mean, c, ws->g) +
+                     kappa * lam_mu * (p_i[j] - ws->p0[j]);
+    }
+}
+
+/* One local step (l. 6-10) of client i on step k's batch of b. */
+static pflref_status apple_step(pflref_state *s, apple_work *ws, size_t i,
+                                const pflref_batches *b, size_t k,
+                                double lam_mu, const pflref_trace *trace,
+                                pflref_error *err)
+{
+    const pflref_apple_hyper *h = &s->hyper->apple;
+    const size_t P = s->P, N = s->N;
+    const long t = (long)s->t;
+    const double eta_w = h->core_lr == PFLREF_APPLE_CORE_LR_N_ETA
+                             ? (double)N * s->hyper->eta
+                             : s->hyper->eta;              /* η (or N η) */
+    const double eta_p = s->hyper->eta_p;                  /* η_p */
+    double *w_i = s->v + i * P, *p_i = ws->p + i * N;
+    /* req: apple.alg1.l6 */
+    mix(ws, i, p_i, w_i, N, P, ws->theta);   /* w_p^(i) = Σ_j p_ij w_j */
+    /* req: apple.alg1.l7, apple.alg1.l8 */
+    pflref_status st = pflref_batch_grad(&s->problem->model, ws->theta,
+                                         &s->problem->clients[i].train, b,
+                                         k, s->ws, ws->g, t, (long)i, err);
+    if (st != PFLREF_OK)
+        return st;
+    const int core_first = h->order == PFLREF_APPLE_ORDER_CORE_FIRST;
+    if (!core_first)   /* both gradients at the step's start point */
+        p_gradient(s, ws, i, w_i, p_i, lam_mu);
+    /* req: apple.alg1.l9 */
+    const double p_ii = p_i[i];
+    for (size_t q = 0; q < P; q++)   /* w_i ← w_i − η p_ii g */
+        w_i[q] -= eta_w * (p_ii * ws->g[q]);
+    if (core_first)    /* ∂ℒ/∂p_ii with the new w_i (PFLlib) */
+        p_gradient(s, ws, i, w_i, p_i, lam_mu);
+    /* req: apple.alg1.l10 */
+    for (size_t j = 0; j < N; j++)   /* p_i ← p_i − η_p ∂ℒ/∂p_i */
+        p_i[j] -= eta_p * ws->g_p[j];
+    const long step = (long)k + 1;
+    if (!pflref_all_finite(w_i, P))
+        return pflref_error_diverge(err, t, (long)i, step, "w_i");
+    if (!pflref_all_finite(p_i, N))
+        return pflref_error_diverge(err, t, (long)i, step, "p_i");
+    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i, step,
+                      "w_i", w_i, P, CORE_LINE);
+    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i, step,
+                      "p_i", p_i, N, P_LINE);
+    return PFLREF_OK;
+}
+
+static pflref_status apple_round(pflref_state *s,
+                                 const pflref_round_plan *plan,
+                                 const pflref_trace *trace,
+                                 pflref_error *err)
+{
+    apple_work *ws = s->extra;
+    const pflref_apple_hyper *h = &s->hyper->apple;
+    const size_t P = s->P, N = s->N;
+    const long t = (long)s->t;
+    const double lambda = apple_lambda(h, s->t);      /* λ(r) */
+    const int exponential = h->scheduler == PFLREF_APPLE_SCHEDULER_EXPONENTIAL;
+    /* req: apple.alg1.l2, apple.alg1.l4 */
+    /* l. 4: the cores on the server at the round's start */
+    memcpy(ws->w_prev, s->v, N * P * sizeof *s->v);
+    /* req: apple.alg1.l3 */
+    for (size_t q = 0; q < plan->m; q++) {
+        const size_t i = plan->clients[q];
+        const pflref_batches *b = &plan->batches[q];
+        double *w_i = s->v + i * P;
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
+                          "lambda", &lambda, 1, LAMBDA_LINE[exponential]);
+        pflref_client_begin(s, i, "w_i", w_i, NULL, trace);
+        /* req: apple.alg1.l5 */
+        for (size_t k = 0; k < b->nsteps; k++) {
+            pflref_status st = apple_step(s, ws, i, b, k, lambda * h->mu,
+                                          trace, err);
+            if (st != PFLREF_OK)
+                return st;
+        }
+        /* req: apple.alg1.l11 */
+        pflref_client_end(s, i, "w_i", w_i, trace);
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
+                          "p_i", ws->p + i * N, N, P_LINE);
+        /* req: apple.eq1 */
+        mix(ws, i, ws->p + i * N, w_i, N, P, ws->w_p + i * P);
+        if (!pflref_all_finite(ws->w_p + i * P, P))
+            return pflref_error_diverge(err, t, (long)i, 0, "w_p");
+        pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
+                          "w_p", ws->w_p + i * P, P, MIX_LINE);
+    }
+    return PFLREF_OK;
+}
+
+/* req: apple.eval */
+/* Client i's personalised model w_p^(i) on D. */
+static pflref_status apple_evaluate(const pflref_state *s, size_t i,
+                                    const pflref_data *D, pflref_eval *out)
+{
+    const apple_work *ws = s->extra;
+    return pflref_model_evaluate(&s->problem->model, ws->w_p + i * s->P, D,
+                                 s->ws, out);
+}
+
+/* check --resync: p_i and w_p^(i) after round t are client i's latest
+ * notes "p_i" and "w_p" (the cores are the driver's v_i). */
+static void apple_load_state(pflref_state *s, pflref_state_loader load,
+                             void *ctx, long t)
+{
+    apple_work *ws = s->extra;
+    const size_t P = s->P, N = s->N;
+    for (size_t i = 0; i < N; i++) {
+        load(ctx, PFLREF_EV_NOTE, "p_i", t, (long)i, ws->p + i * N, N);
+        load(ctx, PFLREF_EV_NOTE, "w_p", t, (long)i, ws->w_p + i * P, P);
+    }
+}
+
+const pflref_algorithm pflref_apple = {
+    .name = "apple",
+    .title = "APPLE (Luo, Wu, IJCAI 2022, Alg. 1)",
+    .has_personal = 1,
+    .personal_name = "w_i",
+    .n_eval = 1,
+    .eval = {{"personalized", PFLREF_SOURCE_OWN}},
+    .check = apple_check,
+    .work_alloc = apple_work_alloc,
+    .work_free = pflref_work_free,
+    .init = apple_init,
+    .round = apple_round,
+    .opt_refusal = "APPLE's box takes plain SGD steps on w_i (η) and p_i "
+                   "(η_p) through the mixture w_p = Σ_j p_ij w_j",
+    .load_state = apple_load_state,
+    .evaluate_own = apple_evaluate,
+};
