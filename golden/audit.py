@@ -173,7 +173,8 @@ for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
                    ("fedprox", "pflref_exact_fedprox"),
                    ("fedrecon", "pflref_exact_fedrecon"),
                    ("fedamp", "pflref_exact_fedamp"),
-                   ("fedproto", "pflref_exact_fedproto")):
+                   ("fedproto", "pflref_exact_fedproto"),
+                   ("fedala", "pflref_exact_fedala")):
     if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                    _mod + ".py")):
         MODULES[_alg] = importlib.import_module(_mod)

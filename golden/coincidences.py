@@ -130,6 +130,8 @@ SWITCHES = {
     "fedproto": {"fedproto.distance": ["squared_l2", "mse"],
                  "fedproto.client_protos": ["trained", "during_training"],
                  "fedproto.weights": ["class_counts", "uniform"]},
+    "fedala": {"fedala.skip": ["first_round", "sum_first"],
+               "fedala.p_unit": ["layers", "tensors"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -205,6 +207,11 @@ PRESETS = {
                             "lr.count": "trainings",
                             "fedfomo.distance_eps": 1e-5},
     ("fedbn", "pfllib"): {"fedbn.weights": "samples"},
+    ("fedala", "official"): {"fedala.skip": "sum_first",
+                             "fedala.p_unit": "tensors"},
+    ("fedala", "pfllib"): {"fedala.skip": "sum_first",
+                           "fedala.p_unit": "tensors",
+                           "lr.count": "trainings"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.
@@ -723,6 +730,30 @@ def r_fedamp_stale(spec, sw, hp):
     return ["every client in every round: no stale w_j in a message"]
 
 
+def r_fedala_late_start(spec, sw, hp):
+    """FedALA: every client's first ALA round is the second round, so a
+    start phase per client and one in round 2 only are the same."""
+    first, seen = {}, set()
+    for t, r in enumerate(rounds(spec)):
+        for i in r["clients"]:
+            if t > 0 and i not in first:
+                first[i] = t
+    if first and all(t == 1 for t in first.values()):
+        return ["every client's first ALA in the second round"]
+    return []
+
+
+def r_fedala_alone(spec, sw, hp):
+    """FedALA under fedala.skip = sum_first: no client finds Θ = Θ_i (it
+    trained alone in the previous round and takes part again), so the
+    early return never fires."""
+    rs = rounds(spec)
+    for a, b in zip(rs, rs[1:]):
+        if len(a["clients"]) == 1 and a["clients"][0] in b["clients"]:
+            return []
+    return ["no client alone in a round and back in the next"]
+
+
 def r_real_pairs(spec, sw, hp):
     """Any two real-valued hyperparameters of the spec equal (step sizes,
     factors, the decay factor lr.gamma, the client optimizer's constants):
@@ -1056,6 +1087,18 @@ RULES = {
         (ALWAYS, r_moon_stale, "every client training every round hides a "
          "stale or reset personal model"),
         (ALWAYS, r_single_round, "one round hides the global prototypes"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
+    "fedala": [
+        (ALWAYS, r_value(["eta", "fedala.eta", "fedala.threshold"], ONE),
+         "α, η or the threshold = 1 hides a dropped factor"),
+        (ALWAYS, r_equal_pairs(["eta", "fedala.eta"]),
+         "α = η: the local and the weight learning rates swapped are invisible"),
+        (ALWAYS, r_fedala_late_start,
+         "every first ALA in round 2 hides a global start phase"),
+        (when("fedala.skip", "sum_first"), r_fedala_alone,
+         "no Θ = Θ_i hides the early return"),
+        (ALWAYS, r_single_round, "one round has no ALA (Θ_i = Θ = Θ⁰)"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
 }

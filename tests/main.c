@@ -44,6 +44,7 @@ int main(void)
         fedrecon_suite,
         fedamp_suite,
         fedproto_suite,
+        fedala_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

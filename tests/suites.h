@@ -66,5 +66,6 @@ Suite *fedprox_suite(void);
 Suite *fedrecon_suite(void);
 Suite *fedamp_suite(void);
 Suite *fedproto_suite(void);
+Suite *fedala_suite(void);
 
 #endif

@@ -1147,7 +1147,8 @@ EXTENSIONS = ("pfl_numpy_perfedavg", "pfl_numpy_apfl", "pfl_numpy_interp",
               "pfl_numpy_lora",
               "pfl_numpy_feddyn", "pfl_numpy_scaffold",
               "pfl_numpy_moon", "pfl_numpy_fedprox", "pfl_numpy_fedrecon",
-              "pfl_numpy_fedamp", "pfl_numpy_fedproto")
+              "pfl_numpy_fedamp", "pfl_numpy_fedproto",
+              "pfl_numpy_fedala")
 
 
 def _extension_run(mod, spec, clients, w0, log):

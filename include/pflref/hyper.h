@@ -679,6 +679,7 @@ typedef struct {
     pflref_fedrecon_hyper fedrecon; /* FedRecon (fedrecon.*)             */
     pflref_fedamp_hyper fedamp; /* FedAMP (fedamp.*)                      */
     pflref_fedproto_hyper fedproto; /* FedProto (fedproto.*)             */
+    pflref_fedala_hyper fedala; /* FedALA (fedala.*)                      */
 } pflref_hyper;
 
 /* The registry of hyperparameters and switches (for spec parsing and

@@ -34,6 +34,7 @@ extern const pflref_algorithm pflref_fedprox;
 extern const pflref_algorithm pflref_fedrecon;
 extern const pflref_algorithm pflref_fedamp;
 extern const pflref_algorithm pflref_fedproto;
+extern const pflref_algorithm pflref_fedala;
 
 /* FedAvg's work buffers, P doubles each (zero-filled; none is carried
  * between rounds), held inside a workspace: FedAvg's own, or that of an

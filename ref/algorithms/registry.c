@@ -33,6 +33,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_fedrecon,
     &pflref_fedamp,
     &pflref_fedproto,
+    &pflref_fedala,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

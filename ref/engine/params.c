@@ -15,6 +15,7 @@
 #include <string.h>
 #include "pflref/algorithm.h"
 #include "engine/params_fedrecon.h"
+#include "engine/params_fedala.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -146,7 +147,8 @@ static const char *const fedproto_weights_values[] = {"class_counts",
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
     "apfl pfedhn lora fedbn feddyn scaffold moon fedprox"                    \
-    " fedproto"
+    " fedproto"                                                           \
+    " fedala"
 /* The algorithms that train a model, which bn.* applies to: those whose
  * local steps move batch normalisation's running statistics (the shared
  * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model
@@ -159,13 +161,15 @@ static const char *const fedproto_weights_values[] = {"class_counts",
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
     "perfedavg apfl interp cfl ifca fedfomo fedbn feddyn scaffold moon fedprox" \
-    " fedproto"
+    " fedproto"                                                           \
+    " fedala"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
     "fedavg local pfedme ditto fedalt fedsim perfedavg apfl feddyn "        \
     "scaffold moon fedprox fedfomo"                                          \
-    " fedproto"
+    " fedproto"                                                           \
+    " fedala"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "
@@ -769,6 +773,7 @@ static const pflref_param params[] = {
      "FedFomo: θ_n counts as the anchor (r_n = 0) when every |θ_n,p − a_p| "
      "≤ τ max(|θ_n,p|, |a_p|); 2⁻⁵⁰ = 8 unit roundoffs covers l. 5's two "
      "roundings (0: exact equality; at most 1e-6)"},
+    FEDALA_PARAMS    /* ref/engine/params_fedala.h */
 };
 
 

@@ -5,7 +5,8 @@ algorithms, in one process, for `pflref check GOLDEN OUTDIR`.
 usage: run_vectors.py GOLDEN_DIR -o OUTDIR
 
 Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
-ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp and fedproto; prints
+ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp, fedproto
+and fedala; prints
 `skipped ID: reason` for a vector a candidate does
 not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
 on Ditto's deliberate bug (ditto_torch.py).  Exit 2 on bad usage.
@@ -25,6 +26,7 @@ import moon_torch
 import pfedme_torch
 import scaffold_torch
 import fedamp_torch
+import fedala_torch
 from torch_common import Unsupported, write_json
 
 CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
@@ -33,7 +35,8 @@ CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
               "fedprox": fedprox_torch.run, "fedrecon": fedrecon_torch.run,
               "scaffold": scaffold_torch.run,
               "fedamp": fedamp_torch.run,
-              "fedproto": fedproto_torch.run}
+              "fedproto": fedproto_torch.run,
+              "fedala": fedala_torch.run}
 
 
 def golden_vectors(root):

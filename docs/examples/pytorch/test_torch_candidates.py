@@ -6,7 +6,7 @@
         --pflref-algorithm moon --pflref-algorithm fedprox \
         --pflref-algorithm fedrecon --pflref-algorithm scaffold \
         --pflref-algorithm fedamp \
-        --pflref-algorithm fedproto \
+        --pflref-algorithm fedproto --pflref-algorithm fedala \
         docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
@@ -30,6 +30,7 @@ import moon_torch
 import pfedme_torch
 import scaffold_torch
 import fedamp_torch
+import fedala_torch
 from torch_common import Unsupported
 
 CANDIDATES = {
@@ -44,6 +45,7 @@ CANDIDATES = {
     "scaffold": scaffold_torch.run,
     "fedamp": fedamp_torch.run,
     "fedproto": fedproto_torch.run,
+    "fedala": fedala_torch.run,
 }
 
 

@@ -212,6 +212,12 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     # docs/algorithms/fedamp.md: PFLlib's clientamp.py and serveramp.py
     ("fedamp", "pfllib"): {"fedamp.peers": "previous", "fedamp.start": "own",
                            "fedamp.prox": "detached"},
+    # docs/algorithms/fedala.md: TsingZ0/FedALA's and PFLlib's ALA.py
+    ("fedala", "official"): {"fedala.skip": "sum_first",
+                             "fedala.p_unit": "tensors"},
+    ("fedala", "pfllib"): {"fedala.skip": "sum_first",
+                           "fedala.p_unit": "tensors",
+                           "lr.count": "trainings"},
 }
 
 
