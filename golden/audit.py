@@ -175,7 +175,8 @@ for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
                    ("fedamp", "pflref_exact_fedamp"),
                    ("fedproto", "pflref_exact_fedproto"),
                    ("fedrod", "pflref_exact_fedrod"),
-                   ("apple", "pflref_exact_apple")):
+                   ("apple", "pflref_exact_apple"),
+                   ("fedala", "pflref_exact_fedala")):
     if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                    _mod + ".py")):
         MODULES[_alg] = importlib.import_module(_mod)

@@ -125,6 +125,14 @@ def interp_tie(spec):
     return any(g == 0 for g in xp.grid_gaps(spec).values())
 
 
+def fedala_std_on(spec):
+    """A start phase's std test with the std exactly the threshold."""
+    import pflref_exact_fedala as xf
+    state = {}
+    xf.replay(spec, state=state)
+    return any(m == 1 for m in state["margins"])
+
+
 def fedfomo_u_on(spec):
     """A slot's u equal to ε_t = ε₀ − δ t, exactly."""
     hp = _hp(spec)
@@ -395,6 +403,15 @@ COMPARISONS = [
     ("ref/models/mlp.c", ": (A[q] > 0.0 ? A[q] : 0.0);", ">",
      "ReLU(a) = max(a, 0)",
      ("equal", "max(a, 0) is continuous at a = 0: both branches give 0")),
+    (A + "fedala.c", "return sqrt(var / (double)k) < thr;", "<",
+     "FedALA's start phase stops when the std of the last k losses < threshold",
+     ("decided", ["fedala/worked/stop-boundary"], fedala_std_on)),
+    (A + "fedala.c", "W_i[p] = x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);", "<",
+     "eq. (6)'s clip to [0, 1] from below",
+     ("equal", "a clamp: at x = 0 both branches give 0")),
+    (A + "fedala.c", "W_i[p] = x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);", ">",
+     "eq. (6)'s clip to [0, 1] from above",
+     ("equal", "a clamp: at x = 1 both branches give 1")),
 ]
 # Not decided in one NumPy candidate's own relu code: Per-FedAvg's BN path
 # (pfl_numpy_perfedavg.py, the mask U > 0 of the exact Hessian-vector

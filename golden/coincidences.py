@@ -139,6 +139,8 @@ SWITCHES = {
               "apple.p_grad": ["inner", "block_mean"],
               "apple.core_lr": ["eta", "n_eta"],
               "apple.lambda_round": ["current", "previous"]},
+    "fedala": {"fedala.skip": ["first_round", "sum_first"],
+               "fedala.p_unit": ["layers", "tensors"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -224,6 +226,11 @@ PRESETS = {
                           "apple.p_grad": "block_mean",
                           "apple.core_lr": "n_eta",
                           "apple.lambda_round": "previous"},
+    ("fedala", "official"): {"fedala.skip": "sum_first",
+                             "fedala.p_unit": "tensors"},
+    ("fedala", "pfllib"): {"fedala.skip": "sum_first",
+                           "fedala.p_unit": "tensors",
+                           "lr.count": "trainings"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.
@@ -769,6 +776,28 @@ def r_apple_cutoff(spec, sw, hp):
     last = T - 2 if sw.get("apple.lambda_round") == "previous" else T - 1
     return [] if last >= L else ["every round before L = %d: the cut-off "
                                  "to 0 is never read" % L]
+def r_fedala_late_start(spec, sw, hp):
+    """FedALA: every client's first ALA round is the second round, so a
+    start phase per client and one in round 2 only are the same."""
+    first, seen = {}, set()
+    for t, r in enumerate(rounds(spec)):
+        for i in r["clients"]:
+            if t > 0 and i not in first:
+                first[i] = t
+    if first and all(t == 1 for t in first.values()):
+        return ["every client's first ALA in the second round"]
+    return []
+
+
+def r_fedala_alone(spec, sw, hp):
+    """FedALA under fedala.skip = sum_first: no client finds Θ = Θ_i (it
+    trained alone in the previous round and takes part again), so the
+    early return never fires."""
+    rs = rounds(spec)
+    for a, b in zip(rs, rs[1:]):
+        if len(a["clients"]) == 1 and a["clients"][0] in b["clients"]:
+            return []
+    return ["no client alone in a round and back in the next"]
 
 
 def r_real_pairs(spec, sw, hp):
@@ -1129,6 +1158,18 @@ RULES = {
         (ALWAYS, r_moon_stale, "every client training every round hides a stale or "
          "reset personal head"),
         (ALWAYS, r_single_round, "one round hides the carried personal heads"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
+    "fedala": [
+        (ALWAYS, r_value(["eta", "fedala.eta", "fedala.threshold"], ONE),
+         "α, η or the threshold = 1 hides a dropped factor"),
+        (ALWAYS, r_equal_pairs(["eta", "fedala.eta"]),
+         "α = η: the local and the weight learning rates swapped are invisible"),
+        (ALWAYS, r_fedala_late_start,
+         "every first ALA in round 2 hides a global start phase"),
+        (when("fedala.skip", "sum_first"), r_fedala_alone,
+         "no Θ = Θ_i hides the early return"),
+        (ALWAYS, r_single_round, "one round has no ALA (Θ_i = Θ = Θ⁰)"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
 }

@@ -46,6 +46,7 @@ int main(void)
         fedproto_suite,
         fedrod_suite,
         apple_suite,
+        fedala_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

@@ -68,5 +68,6 @@ Suite *fedamp_suite(void);
 Suite *fedproto_suite(void);
 Suite *fedrod_suite(void);
 Suite *apple_suite(void);
+Suite *fedala_suite(void);
 
 #endif

@@ -754,6 +754,16 @@ END_TEST
     "{\"eta\": 0.1, " h "}, \"switches\": {" sw "}}"
 #define AMP_S(s) ", \"fedamp.sigma\": " s
 
+/* FedALA (rows H1..): fedala with α = 0.1, η = 0.5 and the hyperparameters
+ * h, on LIN and TWO, two rounds, round 1's sample given by the clause ps
+ * (ALA_PS: D_0^s = {0}, one of client 0's two samples at s = 50). */
+#define ALA_ALG(h) "\"algorithm\": {\"name\": \"fedala\", \"hyperparameters\": " \
+    "{\"eta\": 0.1, \"fedala.eta\": 0.5, " h "}}"
+#define ALA_ROUNDS(ps) GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}, " \
+    "{\"clients\": [0], " ps "\"batches\": [[[1]]]}")
+#define ALA_PS "\"personal\": [[[0]]], "
+#define ALA_SPEC(h, ps) SPEC(LIN, TWO, ALA_ALG(h), ALA_ROUNDS(ps))
+
 typedef struct {
     const char *no;       /* "L1", "S3", "A2"                        */
     const char *name;     /* the class, as the document names it     */
@@ -1179,6 +1189,40 @@ static const lettered_case LETTERED[] = {
      "model", "apple: a model with batch normalisation is not supported"},
 #undef APL_ALG
 #undef APL_H
+    /* -- FedALA (K) -- */
+    {"H1", "fedala: s% selects no sample",
+     ALA_SPEC("\"fedala.s\": 40, \"fedala.p\": 1", ALA_PS),
+     "algorithm.hyperparameters.fedala.s",
+     "fedala.s = 40% of client 0's 2 samples selects none"},
+    {"H2", "fedala: s above 100",
+     ALA_SPEC("\"fedala.s\": 150, \"fedala.p\": 1", ALA_PS),
+     "algorithm.hyperparameters.fedala.s", "fedala.s = 150 must be <= 100"},
+    {"H3", "fedala: s = 0",
+     ALA_SPEC("\"fedala.s\": 0, \"fedala.p\": 1", ALA_PS),
+     "algorithm.hyperparameters.fedala.s", "fedala.s = 0 must be > 0"},
+    {"H4", "fedala: p larger than the model's layers",
+     ALA_SPEC("\"fedala.s\": 50, \"fedala.p\": 2", ALA_PS),
+     "algorithm.hyperparameters.fedala.p",
+     "fedala.p = 2 must be in [1, 1], the model's layers"},
+    {"H5", "fedala: threshold 0",
+     ALA_SPEC("\"fedala.s\": 50, \"fedala.p\": 1, \"fedala.threshold\": 0",
+              ALA_PS),
+     "algorithm.hyperparameters.fedala.threshold",
+     "fedala.threshold = 0 must be > 0"},
+    {"H6", "fedala: a sample list of the wrong size",
+     ALA_SPEC("\"fedala.s\": 50, \"fedala.p\": 1", "\"personal\": [[[0, 1]]], "),
+     "schedule.rounds[1].personal[0]",
+     "one pass over D_i^s holds ⌊s n_i/100⌋ = 1 samples of client 0"},
+    {"H7", "fedala: no sample lists in a round after the first",
+     ALA_SPEC("\"fedala.s\": 50, \"fedala.p\": 1", ""),
+     "schedule.rounds[1].personal",
+     "fedala takes each participant's sample D_i^s from the round's personal lists"},
+    {"H8", "fedala: p not given",
+     ALA_SPEC("\"fedala.s\": 50", ALA_PS),
+     "algorithm.hyperparameters.fedala.p", "fedala needs hyperparameter fedala.p"},
+    {"H9", "fedala: a window of k = 0 losses",
+     ALA_SPEC("\"fedala.s\": 50, \"fedala.p\": 1, \"fedala.k\": 0", ALA_PS),
+     "algorithm.hyperparameters.fedala.k", "fedala.k = 0 must be >= 1"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
@@ -1196,7 +1240,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYCXQMJEBG";
+    static const char letters[] = "LSAYCXQMJEBGH";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

@@ -497,6 +497,17 @@ static const diverge_case CASES[] = {
            GIVEN(IDLE_THEN(B2))),
      "w_i", 1, 1, 2,
      "w_i is not finite (NaN or Inf) at round 1, client 1, local step 2"},
+    /* FedALA (η = 0.5, s = 100, p = 1): problem Q; every Θ_i and Θ stay 0
+     * through round 0, so round 1's ALA has Θ − Θ_i = 0 (Θ̂_i = 0) and
+     * client 1's steps are Q's: step 2 → −Inf. */
+    {"fedala",
+     QSPEC(ALG("fedala", "\"eta\": 1e200, \"fedala.eta\": 0.5, "
+               "\"fedala.s\": 100, \"fedala.p\": 1"),
+           GIVEN("{\"clients\": [0, 1], \"batches\": [" B2 ", []]}, "
+                 "{\"clients\": [0, 1], \"personal\": [[[0]], [[0]]], "
+                 "\"batches\": [" B2 ", " B2 "]}")),
+     "theta_i", 1, 1, 2,
+     "theta_i is not finite (NaN or Inf) at round 1, client 1, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 

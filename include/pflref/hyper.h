@@ -688,6 +688,7 @@ typedef struct {
     pflref_fedproto_hyper fedproto; /* FedProto (fedproto.*)             */
     pflref_fedrod_hyper fedrod; /* FedRoD (fedrod.*)                      */
     pflref_apple_hyper apple;  /* APPLE (apple.*)                        */
+    pflref_fedala_hyper fedala; /* FedALA (fedala.*)                      */
 #endif
 } pflref_hyper;
 

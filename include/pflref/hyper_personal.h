@@ -177,6 +177,38 @@ typedef struct {
     int core_lr;               /* pflref_apple_core_lr                   */
     int lambda_round;          /* pflref_apple_lambda_round              */
 } pflref_apple_hyper;
+/* FedALA (Zhang, Hua, Wang, Song, Xue, Ma, Guan, AAAI 2023, arXiv
+ * 2212.01197v4, Alg. 1 and the ALA module; ref/algorithms/fedala.c): the
+ * weight learning rate η, the sampled percentage s, the range p, the
+ * start phase's stopping rule (the std of the last k recorded losses below
+ * the threshold, at most max_epochs passes) and the switches (value 0 =
+ * the paper; the others TsingZ0/FedALA a7a9b21 system/utils/ALA.py, which
+ * PFLlib's system/utils/ALA.py repeats). */
+typedef enum {
+    PFLREF_FEDALA_SKIP_FIRST_ROUND = 0, /* ALA from the second round on
+                                           (Θ_i = Θ = Θ⁰ in the first)     */
+    PFLREF_FEDALA_SKIP_SUM_FIRST = 1    /* ALA returns at once when the sum
+                                           of the entries of the first
+                                           block of Θ − Θ_i is 0 (ALA.py
+                                           :82, a sum, not a norm)          */
+} pflref_fedala_skip;
+typedef enum {
+    PFLREF_FEDALA_P_LAYERS = 0,  /* p counts layers from the output        */
+    PFLREF_FEDALA_P_TENSORS = 1  /* p counts parameter tensors (weight and
+                                    bias apart; 0 = all), ALA.py:86,95
+                                    params[-layer_idx:]                    */
+} pflref_fedala_p_unit;
+typedef struct {
+    double eta;                /* η > 0: W_i's learning rate             */
+    double s;                  /* s in (0, 100]: the percentage of D_i   */
+    size_t p;                  /* p: the range of ALA (top layers)       */
+    double threshold;          /* > 0: the start phase stops when the
+                                  std of the last k losses is below it   */
+    size_t k;                  /* k ≥ 1: the losses in that window       */
+    size_t max_epochs;         /* ≥ 1: the start phase's cap on passes   */
+    int skip;                  /* pflref_fedala_skip                     */
+    int p_unit;                /* pflref_fedala_p_unit                   */
+} pflref_fedala_hyper;
 
 #ifdef __cplusplus
 }

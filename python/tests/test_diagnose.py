@@ -350,6 +350,14 @@ NAMED = {
                              "fedrod.features = after", "preset pfllib"),
     "fedrod-phi0-swap": ("fedrod.phi_p0 = generic", "fedrod.phi_p0 = zero",
                          "preset pfllib"),
+    # FedALA's start-phase rule: on the first vector that catches each,
+    # another rule stops the same passes as a threshold, a window or a
+    # cap would; the early return ignored is the paper's reading (or, on
+    # pfllib-alone, a range p that leaves the run the same)
+    "fedala-stop-sample-std": "fedala.threshold × ½",
+    "fedala-stop-at-k": "fedala.k = 1",
+    "fedala-loss-mean": ("fedala.threshold = 0.1", "fedala.max_epochs = 3"),
+    "fedala-skip-ignored": ("fedala.skip = first_round", "fedala.p = 1"),
 }
 
 

@@ -36,6 +36,7 @@ extern const pflref_algorithm pflref_fedamp;
 extern const pflref_algorithm pflref_fedproto;
 extern const pflref_algorithm pflref_fedrod;
 extern const pflref_algorithm pflref_apple;
+extern const pflref_algorithm pflref_fedala;
 
 /* FedAvg's work buffers, P doubles each (zero-filled; none is carried
  * between rounds), held inside a workspace: FedAvg's own, or that of an

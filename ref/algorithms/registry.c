@@ -35,6 +35,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_fedproto,
     &pflref_fedrod,
     &pflref_apple,
+    &pflref_fedala,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

@@ -17,6 +17,7 @@
 #include "engine/params_fedrecon.h"
 #include "engine/params_apple.h"
 #include "engine/params_fedrod.h"
+#include "engine/params_fedala.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -148,7 +149,8 @@ static const char *const fedproto_weights_values[] = {"class_counts",
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
     "apfl pfedhn lora fedbn feddyn scaffold moon fedprox"                    \
-    " fedproto"
+    " fedproto"                                                           \
+    " fedala"
 /* The algorithms that train a model, which bn.* applies to: those whose
  * local steps move batch normalisation's running statistics (the shared
  * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model
@@ -163,14 +165,16 @@ static const char *const fedproto_weights_values[] = {"class_counts",
     "perfedavg apfl interp cfl ifca fedfomo fedbn feddyn scaffold moon fedprox" \
     " fedproto"                                                              \
     " fedrod"                                                                \
-    " apple"
+    " apple"                                                                 \
+    " fedala"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
     "fedavg local pfedme ditto fedalt fedsim perfedavg apfl feddyn "        \
     "scaffold moon fedprox fedfomo"                                          \
     " fedproto"                                                              \
-    " fedrod"
+    " fedrod"                                                                \
+    " fedala"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "
@@ -776,6 +780,7 @@ static const pflref_param params[] = {
      "roundings (0: exact equality; at most 1e-6)"},
     FEDROD_PARAMS /* ref/engine/params_fedrod.h */
     APPLE_PARAMS  /* ref/engine/params_apple.h */
+    FEDALA_PARAMS    /* ref/engine/params_fedala.h */
 };
 
 

@@ -254,6 +254,22 @@ static const pflref_preset presets[] = {
      "26-32 (p_0 = the sample shares); not expressed: :77 (the uploaded "
      "core is the last step's mixture) and the evaluation of that mixture "
      "(docs/algorithms/apple.md)"},
+    /* req: fedala.preset.official */
+    {"fedala", "official", "fedala.skip=sum_first fedala.p_unit=tensors",
+     NULL,
+     "TsingZ0/FedALA a7a9b21: system/utils/ALA.py:82 (returns when "
+     "torch.sum(params_g[0] - params[0]) == 0), :86,:95 (layer_idx counts "
+     "parameters() entries from the output), :52,:146,:155 (one start "
+     "phase per client); serverALA.py:93-94 runs ALA on every client each "
+     "round, which the schedule's participants express only when all "
+     "take part (docs/algorithms/fedala.md)"},
+    /* req: fedala.preset.pfllib */
+    {"fedala", "pfllib",
+     "fedala.skip=sum_first fedala.p_unit=tensors lr.count=trainings", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: system/utils/ALA.py:82, :86, :95 (as "
+     "the authors' code), clients/clientala.py:48-49 (each client's "
+     "scheduler steps after its train()), servers/serverala.py:73-74 "
+     "(ALA on every client; docs/algorithms/fedala.md)"},
 };
 
 const pflref_preset *pflref_presets(size_t *count)

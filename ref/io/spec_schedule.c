@@ -223,11 +223,13 @@ static pflref_status check_personal(const char *where,
                                     pflref_error *err)
 {
     if (strcmp(spec->algorithm->name, "ditto") == 0 ||
-        strcmp(spec->algorithm->name, "fedrecon") == 0)
+        strcmp(spec->algorithm->name, "fedrecon") == 0 ||
+        strcmp(spec->algorithm->name, "fedala") == 0)
         return PFLREF_OK;
     return pflref_error_set(err, PFLREF_EINVAL, where,
-                            "only ditto and fedrecon take personal batch "
-                            "lists (%s does not)", spec->algorithm->name);
+                            "only ditto, fedrecon and fedala take personal "
+                            "batch lists (%s does not)",
+                            spec->algorithm->name);
 }
 
 /* A round's "personal" (Ditto's personal pass with its own batches): one

@@ -97,7 +97,8 @@ PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
              "pfl_numpy_fedamp.py",
              "pfl_numpy_fedproto.py",
              "pfl_numpy_fedrod.py",
-             "pfl_numpy_apple.py")
+             "pfl_numpy_apple.py",
+             "pfl_numpy_fedala.py")
 # the files whose index arithmetic (np.arange bounds, slices) is mutated:
 # the convolution's and the pools' windows, the padding, the blocks
 INDEX_FILES = {"pfl_numpy_layers.py"}
@@ -176,6 +177,14 @@ WEIGHT_DOMAIN.update({"apple.scheduler": {"cosine", "exponential"},
                       "apple.p_grad": {"inner", "block_mean"},
                       "apple.core_lr": {"eta", "n_eta"},
                       "apple.lambda_round": {"current", "previous"}})
+# FedALA (pfl_numpy_fedala.py): its hyperparameters and switches
+HP_REAL |= {"fedala.eta", "fedala.s", "fedala.threshold"}
+for _k in ("fedala.eta", "fedala.s", "fedala.threshold"):
+    HP_KIND[_k] = "real"
+for _k in ("fedala.p", "fedala.k", "fedala.max_epochs"):
+    HP_KIND[_k] = "count"
+WEIGHT_DOMAIN.update({"fedala.skip": {"first_round", "sum_first"},
+                      "fedala.p_unit": {"layers", "tensors"}})
 # the weighting switch a local holds, by function
 WEIGHT_LOCALS = {("pfl_numpy.py", "aggregate", "scheme"): "fedavg.weights",
                  ("pfl_numpy.py", "pfl_weights", "scheme"): "pfl.weights",

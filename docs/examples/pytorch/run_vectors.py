@@ -5,7 +5,8 @@ algorithms, in one process, for `pflref check GOLDEN OUTDIR`.
 usage: run_vectors.py GOLDEN_DIR -o OUTDIR
 
 Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
-ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp, fedproto, fedrod and apple; prints
+ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp, fedproto, fedrod, apple
+and fedala; prints
 `skipped ID: reason` for a vector a candidate does
 not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
 on Ditto's deliberate bug (ditto_torch.py); PFLREF_TORCH_DTYPE=float32 or
@@ -29,6 +30,7 @@ import scaffold_torch
 import fedamp_torch
 import fedrod_torch
 import apple_torch
+import fedala_torch
 from torch_common import Unsupported, write_json
 
 CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
@@ -39,7 +41,8 @@ CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
               "fedamp": fedamp_torch.run,
               "fedproto": fedproto_torch.run,
               "fedrod": fedrod_torch.run,
-              "apple": apple_torch.run}
+              "apple": apple_torch.run,
+              "fedala": fedala_torch.run}
 
 
 def golden_vectors(root):

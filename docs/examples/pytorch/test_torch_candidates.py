@@ -9,6 +9,7 @@
         --pflref-algorithm fedproto \
         --pflref-algorithm fedrod \
         --pflref-algorithm apple \
+        --pflref-algorithm fedproto --pflref-algorithm fedala \
         docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
@@ -34,6 +35,7 @@ import scaffold_torch
 import fedamp_torch
 import fedrod_torch
 import apple_torch
+import fedala_torch
 from torch_common import Unsupported
 
 CANDIDATES = {
@@ -50,6 +52,7 @@ CANDIDATES = {
     "fedproto": fedproto_torch.run,
     "fedrod": fedrod_torch.run,
     "apple": apple_torch.run,
+    "fedala": fedala_torch.run,
 }
 
 

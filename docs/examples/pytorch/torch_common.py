@@ -230,6 +230,12 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
                           "apple.p_grad": "block_mean",
                           "apple.core_lr": "n_eta",
                           "apple.lambda_round": "previous"},
+    # docs/algorithms/fedala.md: TsingZ0/FedALA's and PFLlib's ALA.py
+    ("fedala", "official"): {"fedala.skip": "sum_first",
+                             "fedala.p_unit": "tensors"},
+    ("fedala", "pfllib"): {"fedala.skip": "sum_first",
+                           "fedala.p_unit": "tensors",
+                           "lr.count": "trainings"},
 }
 
 

@@ -1,0 +1,219 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""pfl_numpy_fedala.py: FedALA for the NumPy candidate (pfl_numpy.py loads
+it), written from Zhang, Hua, Wang, Song, Xue, Ma, Guan, "FedALA: Adaptive
+Local Aggregation for Personalized Federated Learning" (AAAI 2023, arXiv
+2212.01197v4, Algorithm 1 and the ALA module) and the authors' ALA.py, not
+from pflref's C code.
+
+The server is FedAvg's: Theta <- sum_i n_i Theta_i / sum_i n_i over the
+round's participants.  Each client keeps its local model Theta_i (all
+start at w0) and element-wise weights W_i (ones).  Before its local
+training a participant forms its start point from Theta (the round-start
+global model):
+    Theta_hat = Theta_i + (Theta - Theta_i) * W_i   on the top p layers
+    Theta_hat = Theta                               below them
+and learns W_i on its sample D_i^s (the round's "personal" batch lists):
+per batch b, W_i <- clip(W_i - eta_w * grad L(Theta_hat; b) * (Theta -
+Theta_i), 0, 1), then Theta_hat is formed again.  The client's first ALA
+repeats the pass until more than k losses are recorded (one per pass: the
+loss of its last batch, taken before that batch's step) and the
+population std of the last k is below the threshold (at most max_epochs
+passes); later ALAs make one pass.  Nothing happens in the first round.
+Then the scheduled SGD steps from Theta_hat give the new Theta_i.
+Switches (the authors' code; presets official and pfllib):
+  fedala.skip = sum_first  no ALA (not even the overwrite of the lower
+                           layers) when the first parameter tensor's
+                           entries of Theta - Theta_i sum to 0
+  fedala.p_unit = tensors  p counts parameter tensors (0: all of them)
+"""
+import importlib
+import sys
+
+import numpy as np
+
+ALGORITHM = "fedala"
+BUGS = ("fedala-no-clip", "fedala-clip-upper-only", "fedala-w-no-diff",
+        "fedala-w-lr-alpha", "fedala-hat-swapped", "fedala-hat-stale",
+        "fedala-lower-keep-local", "fedala-p-from-input",
+        "fedala-no-start-phase", "fedala-start-every-round",
+        "fedala-start-global", "fedala-stop-sample-std", "fedala-stop-at-k",
+        "fedala-loss-mean", "fedala-skip-ignored", "fedala-w-reset",
+        "fedala-uniform-server")
+
+
+def _base():
+    main = sys.modules.get("__main__")
+    if hasattr(main, "local_sgd") and hasattr(main, "Unsupported"):
+        return main
+    return importlib.import_module("pfl_numpy")
+
+
+def _config(spec):
+    base = _base()
+    alg = spec["algorithm"]
+    cfg = {"fedala.threshold": 0.1, "fedala.k": 10,
+           "fedala.max_epochs": 1000, "fedala.skip": "first_round",
+           "fedala.p_unit": "layers"}
+    code = {"fedala.skip": "sum_first", "fedala.p_unit": "tensors"}
+    presets = {"official": code, "pfllib": code}
+    preset = alg.get("preset", "paper")
+    if preset != "paper":
+        if preset not in presets:
+            raise base.Unsupported("preset %r for fedala" % preset)
+        cfg.update(presets[preset])
+    cfg.update(alg.get("hyperparameters", {}))
+    cfg.update(alg.get("switches", {}))
+    if spec.get("lr", {}) or any(k.startswith("lr.") for k in cfg):
+        raise base.Unsupported("fedala with a learning-rate schedule")
+    return cfg
+
+
+def _tensors(spec):
+    """The model's parameter tensors from the input: (offset, size, layer)."""
+    base = _base()
+    if spec["model"]["kind"] not in ("linear", "mlp"):
+        raise base.Unsupported("fedala on a %s model" % spec["model"]["kind"])
+    return [(off, size, 1 if "head" in groups and "input" not in groups
+             else 0)
+            for _, off, size, groups in base.model_blocks(spec["model"])]
+
+
+def _range(spec, cfg, bug):
+    """True on the entries ALA weighs."""
+    tensors = _tensors(spec)
+    p = int(cfg["fedala.p"])
+    if cfg["fedala.p_unit"] == "tensors":
+        chosen = tensors if p == 0 else tensors[-p:]
+        if bug == "fedala-p-from-input" and p > 0:
+            chosen = tensors[:p]
+    else:
+        top = max(layer for _, _, layer in tensors)
+        keep = (lambda layer: layer < p) if bug == "fedala-p-from-input" \
+            else (lambda layer: layer > top - p)
+        chosen = [t for t in tensors if keep(t[2])]
+    mask = np.zeros(sum(size for _, size, _ in tensors), dtype=bool)
+    for off, size, _ in chosen:
+        mask[off:off + size] = True
+    return mask
+
+
+def _loss(data, theta, batch):
+    """The batch-mean loss of a regression model."""
+    if hasattr(data, "body_forward"):
+        z = data.body_forward(theta, batch) @ data.part(
+            theta, "W2", (1, data.h)).T + data.part(theta, "b2", (1,))
+        z = z[:, 0]
+    else:
+        z = data.X[batch] @ theta[:data.d]
+        if data.bias:
+            z = z + theta[data.d]
+    return 0.5 * data.s * float(np.mean((z - data.y[batch]) ** 2))
+
+
+def _converged(losses, cfg, bug):
+    k = int(cfg["fedala.k"])
+    if len(losses) < k or (len(losses) == k and bug != "fedala-stop-at-k"):
+        return False
+    ddof = 1 if bug == "fedala-stop-sample-std" else 0
+    return float(np.std(losses[-k:], ddof=ddof)) < cfg["fedala.threshold"]
+
+
+def _one_pass(data, hat, diff, base_i, W, mask, passes, eta_w, bug):
+    """One pass over D_i^s: returns (hat, the loss recorded)."""
+    seen = []
+    first = hat.copy()
+    for batch in passes:
+        at = first if bug == "fedala-hat-stale" else hat
+        seen.append(_loss(data, at, batch))
+        g = data.grad(at, batch)
+        scale = np.ones_like(diff) if bug == "fedala-w-no-diff" else diff
+        W[mask] = W[mask] - eta_w * g[mask] * scale[mask]
+        if bug != "fedala-no-clip":
+            W[mask] = np.maximum(W[mask], 0.0)
+            if bug != "fedala-clip-upper-only":
+                W[mask] = np.minimum(W[mask], 1.0)
+        hat = hat.copy()
+        hat[mask] = base_i[mask] + diff[mask] * W[mask]
+    return hat, (float(np.mean(seen)) if bug == "fedala-loss-mean"
+                 else seen[-1])
+
+
+def _ala(data, theta, theta_i, W, mask, passes, first_time, cfg, bug):
+    """(Theta_hat, passes made) of one ALA; W is learned in place."""
+    diff = theta - theta_i
+    base_i = theta_i
+    hat = theta_i if bug == "fedala-lower-keep-local" else theta
+    hat = hat.copy()
+    if bug == "fedala-hat-swapped":
+        base_i, diff = theta, theta_i - theta
+    hat[mask] = base_i[mask] + diff[mask] * W[mask]
+    eta_w = cfg["eta"] if bug == "fedala-w-lr-alpha" else cfg["fedala.eta"]
+    losses = []
+    while True:
+        hat, loss = _one_pass(data, hat, diff, base_i, W, mask, passes,
+                              eta_w, bug)
+        losses.append(loss)
+        if not first_time or _converged(losses, cfg, bug):
+            break
+        if len(losses) >= int(cfg["fedala.max_epochs"]):
+            break
+    return hat, len(losses)
+
+
+def _skips(spec, t, theta, theta_i, cfg, bug):
+    if t == 0:
+        return True
+    if cfg["fedala.skip"] == "sum_first" and bug != "fedala-skip-ignored":
+        off, size, _ = _tensors(spec)[0]
+        return float(np.sum(theta[off:off + size] - theta_i[off:off + size])) \
+            == 0.0
+    return False
+
+
+def run(spec, clients, w0, log, bug):
+    cfg = _config(spec)
+    mask = _range(spec, cfg, bug)
+    theta = np.array(w0, dtype=float)
+    local = [theta.copy() for _ in clients]
+    weights = [np.ones_like(theta) for _ in clients]
+    started = set()
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        log("round_begin", "train", "w", theta, round=t)
+        samples = rnd.get("personal", [None] * len(rnd["clients"]))
+        plan = {i: (b, s) for i, b, s in zip(rnd["clients"], rnd["batches"],
+                                             samples)}
+        uploads = {}
+        for i in sorted(plan):
+            batches, passes = plan[i]
+            if bug == "fedala-w-reset":
+                weights[i] = np.ones_like(theta)
+            made = 0
+            hat = local[i].copy()
+            if not _skips(spec, t, theta, local[i], cfg, bug):
+                first = i not in started
+                if bug == "fedala-no-start-phase":
+                    first = False
+                if bug == "fedala-start-every-round":
+                    first = True
+                if bug == "fedala-start-global":
+                    first = t == 1
+                hat, made = _ala(clients[i], theta, local[i], weights[i],
+                                 mask, passes, first, cfg, bug)
+                started.add(i)
+            log("note", "train", "ala_epochs", [made], round=t, client=i)
+            log("note", "train", "W_i", weights[i], round=t, client=i)
+            log("client_begin", "train", "theta_i", hat, round=t, client=i,
+                step=0)
+            x = hat
+            for s, batch in enumerate(batches, start=1):
+                x = x - cfg["eta"] * clients[i].grad(x, batch)
+                log("step", "train", "theta_i", x, round=t, client=i, step=s)
+            log("client_end", "train", "theta_i", x, round=t, client=i)
+            local[i] = x
+            uploads[i] = x
+        n = {i: (1.0 if bug == "fedala-uniform-server" else clients[i].n)
+             for i in uploads}
+        total = sum(n.values())
+        theta = sum(n[i] / total * uploads[i] for i in sorted(uploads))
+        log("server", "train", "w", theta, round=t)
+    return {"w": theta, "v": np.array(local)}

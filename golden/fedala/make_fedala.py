@@ -1,0 +1,390 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""FedALA golden vectors (Zhang et al., AAAI 2023, arXiv 2212.01197v4,
+Alg. 1 and the ALA module), computed by golden/pflref_exact_fedala.py:
+rational steps, rounded to 60 significant digits after each.
+
+Four clients of a regression mlp (d = 2, h = 2, identity activation, squared loss; n =
+5, 4, 6, 3), w⁰ given, clients that skip rounds, each participant's
+sample D_i^s (s = 60: 3, 2, 3, 1 samples) given as the round's personal
+lists (one pass in batches).
+
+  paper-partial  the paper's reading: p = 1 layer (W2, b2), a start phase
+                 that runs past k + 1 passes, client 1's start phase in
+                 round 2, client 3's on one sample; W_i clipped at 0 and
+                 at 1
+  p-tensors      fedala.p_unit = tensors, p = 3 (b1, W2, b2: b1 weighed,
+                 W1 overwritten by Θ), a start phase stopped by the cap
+  sum-first      fedala.skip = sum_first: client 1 trains alone in round
+                 2, so Θ = Θ_1 in round 3 and ALA returns at once (its
+                 start phase waits); the paper's reading runs it
+  official       preset official (sum_first, tensors), p = 0 (every
+                 tensor), every client in every round (the authors' code
+                 runs ALA on every client; the same run)
+
+    /usr/bin/python3 golden/fedala/make_fedala.py [OUTDIR]
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_exact_fedala as xa     # noqa: E402
+import pflref_golden as pg           # noqa: E402
+
+PAPER = ("Zhang, Hua, Wang, Song, Xue, Ma, Guan, AAAI 2023, arXiv "
+         "2212.01197v4, Alg. 1 and the ALA module (Θ̂_i = Θ_i + (Θ − Θ_i) ⊙ "
+         "W_i on the top p layers, eq. (3); W_i ← clip_[0,1](W_i − η "
+         "∇_{Θ̂_i} L ⊙ (Θ − Θ_i)), eq. (6); a start phase until convergence, "
+         "then one pass), the stopping rule of TsingZ0/FedALA a7a9b2134285 "
+         "system/utils/ALA.py:142-153")
+OFFICIAL = ("TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:82 (Σ of the "
+            "first tensor's Θ − Θ_i == 0: return), :86, :95 (layer_idx "
+            "counts parameters() from the output)")
+GENERATOR = ("golden/fedala/make_fedala.py (rational steps rounded to 60 "
+             "digits; pflref_exact_fedala.py)")
+TOL = {
+    "atol": 1e-11,
+    "rtol": 1e-11,
+    "basis": "fp64 reference in fixed order against 60-digit values of the "
+             "binary inputs: a 9-parameter mlp, at most 9 ALA passes of one "
+             "to two batches and two local steps per round over four "
+             "rounds, every step a small move (α = 0.05; η |∇L ⊙ (Θ − Θ_i)| "
+             "below 0.2); the start phase's test var < "
+             "threshold² is asserted at least 1 % away from equality, so "
+             "fp64 errors stay below 1e-13; every flagged bug moves some "
+             "value by more than 1e3 times the tolerance.",
+}
+MODEL = {"kind": "mlp", "d": 2, "h": 2, "k": 1, "loss": "squared",
+         "activation": "identity", "bias": True}
+CLIENTS = [
+    {"X": [[0.62, -0.41], [-0.35, 0.88], [0.91, 0.27], [-0.74, -0.52],
+           [0.18, 0.69]],
+     "y": [0.83, -0.47, 1.12, -0.95, 0.36]},
+    {"X": [[0.44, 0.93], [-0.86, 0.15], [0.29, -0.77], [0.71, 0.38]],
+     "y": [-0.62, 0.91, 0.48, -0.33]},
+    {"X": [[-0.57, 0.46], [0.83, -0.64], [0.12, 0.95], [-0.39, -0.81],
+           [0.66, 0.21], [-0.93, 0.34]],
+     "y": [1.27, -0.38, 0.74, -1.06, 0.19, 0.88]},
+    {"X": [[0.52, 0.77], [-0.68, -0.23], [0.97, -0.49]],
+     "y": [0.58, -0.84, 1.31]},
+]
+INIT = {"kind": "given",
+        "w": [0.45, -0.3, 0.25, 0.55, 0.1, -0.15, 0.6, -0.4, 0.05]}
+
+# four rounds; client 3 first in round 1, client 1 first ALA'd in round 2;
+# the personal lists of round 0 are unread (no ALA in the first round)
+PARTIAL = [
+    {"clients": [0, 1, 2], "drawn": [2, 0, 1],
+     "batches": [[[0, 1], [2, 3]], [[1, 2], [3]], [[4, 5], [0, 2]]]},
+    {"clients": [0, 2, 3], "drawn": [3, 0, 2],
+     "batches": [[[3, 4], [0]], [[1, 3], [2, 5]], [[0, 2], [1]]],
+     "personal": [[[1, 2], [3]], [[2, 3], [4]], [[2]]]},
+    {"clients": [1, 2], "drawn": [2, 1],
+     "batches": [[[0, 3], [1, 2]], [[5, 1], [3]]],
+     "personal": [[[2, 3]], [[0, 1], [2]]]},
+    {"clients": [0, 1, 3], "drawn": [1, 3, 0],
+     "batches": [[[2, 4], [1, 3]], [[2], [0, 1]], [[1, 2], [0]]],
+     "personal": [[[0, 1], [2]], [[1, 2]], [[0]]]},
+]
+# client 1 alone in round 2, again in round 3 (Θ = Θ_1 there)
+ALONE = [
+    {"clients": [0, 2, 3],
+     "batches": [[[0, 1], [2]], [[1, 3], [0, 5]], [[2, 0], [1]]]},
+    {"clients": [0, 1, 2],
+     "batches": [[[4, 2], [3]], [[0, 1], [2, 3]], [[2, 4], [1]]],
+     "personal": [[[2, 3], [4]], [[0, 1]], [[1, 2], [3]]]},
+    {"clients": [1],
+     "batches": [[[3, 2], [0]]],
+     "personal": [[[1], [2]]]},
+    {"clients": [1, 2, 3],
+     "batches": [[[1, 0], [2]], [[5, 3], [1, 4]], [[0, 1], [2]]],
+     "personal": [[[2, 3]], [[3, 4], [5]], [[1]]]},
+]
+# client 1 alone in round 0: in round 1 it finds Θ = Θ_1 before its first
+# ALA (the paper's reading spends its start phase there, sum_first keeps it
+# for round 2)
+ALONE_FIRST = [
+    {"clients": [1],
+     "batches": [[[2, 0], [3]]]},
+    {"clients": [1, 2],
+     "batches": [[[1], [0, 3]], [[4, 1], [2, 5]]],
+     "personal": [[[0, 1]], [[2, 3], [4]]]},
+    {"clients": [0, 1, 3],
+     "batches": [[[1, 3], [4]], [[3, 2], [0]], [[2, 0], [1]]],
+     "personal": [[[3, 4], [0]], [[2], [3]], [[0]]]},
+    {"clients": [1, 2, 3],
+     "batches": [[[0, 2], [1]], [[3, 0], [5]], [[1], [0, 2]]],
+     "personal": [[[1, 2]], [[4, 5], [0]], [[2]]]},
+]
+EVERY = [
+    {"clients": [0, 1, 2, 3],
+     "batches": [[[0, 2], [4]], [[3, 1], [0]], [[1, 5], [2, 4]], [[2], [0]]]},
+    {"clients": [0, 1, 2, 3],
+     "batches": [[[1, 3], [0]], [[2, 0], [3]], [[0, 3], [5]], [[1, 0], [2]]],
+     "personal": [[[0, 1], [2]], [[2, 3]], [[3, 4], [5]], [[1]]]},
+    {"clients": [0, 1, 2, 3],
+     "batches": [[[4, 3], [2]], [[1], [2, 3]], [[4, 1], [0, 2]], [[2, 1]]],
+     "personal": [[[1, 2], [3]], [[0, 1]], [[0, 1], [2]], [[2]]]},
+]
+
+ALL_MUTANTS = xa.MUTANTS
+
+
+def subset(*flags):
+    return list(flags), {f: ALL_MUTANTS[f] for f in flags}
+
+
+def make(vid, fname, title, description, algorithm, rounds, flags, mutants,
+         source, check=None, problem=None, boundary=False):
+    model, clients, init = problem or (MODEL, CLIENTS, INIT)
+    spec = pg.given_spec(title, description, model, clients, init, algorithm,
+                         rounds)
+    state = {}
+    result = xa.replay(spec, state=state)
+    if boundary:
+        # one test sits exactly on var = threshold² (std < threshold fails)
+        assert any(m == 1 for m in state["margins"]), state["margins"]
+    else:
+        # the start phase's test is never near equality
+        assert all(abs(m - 1) > 0.01 for m in state["margins"]), \
+            state["margins"]
+    if check is not None:
+        check(spec, result, state)
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result,
+                              lambda bugs: xa.replay(spec, bugs),
+                              lambda trace, w, v, alpha: (trace, w, v))
+    prov = pg.provenance("independent", source, GENERATOR)
+    return fname, pg.vector(vid, title, prov, flags, spec, TOL, exp)
+
+
+def clipped_both_ways(state):
+    W = [x for Wi in state["W"] for x in Wi]
+    return any(x == 0 for x in W) and any(0 < x < 1 for x in W)
+
+
+def final_with(spec, **switches):
+    alg = dict(spec["algorithm"], switches=dict(
+        spec["algorithm"].get("switches", {}), **switches))
+    return xa.replay(dict(spec, algorithm=alg))[2]
+
+
+def paper_partial():
+    algorithm = {"name": "fedala",
+                 "hyperparameters": {"eta": 0.05, "fedala.eta": 3.5,
+                                     "fedala.s": 60, "fedala.p": 1,
+                                     "fedala.k": 2, "fedala.threshold": 0.0063,
+                                     "fedala.max_epochs": 9}}
+
+    def check(spec, result, state):
+        assert clipped_both_ways(state)
+        assert max(state["epochs"]) > 3 and 9 not in state["epochs"]
+        assert final_with(spec, **{"fedala.p_unit": "tensors"}) != result[2]
+
+    flags, mutants = subset("fedala-clip", "fedala-w-gradient",
+                            "fedala-theta-hat", "fedala-lower-layers",
+                            "fedala-range", "fedala-start-phase",
+                            "fedala-stop-rule", "fedala-w-state",
+                            "aggregation-weights", "local-step-count",
+                            "batch-mean")
+    # the recorded loss of a pass: p-tensors tells it (its stop moves)
+    mutants["fedala-stop-rule"] = ["stop-ddof1", "stop-window-all",
+                                   "stop-at-k"]
+    return make(
+        "fedala/worked/paper-partial", "worked-paper-partial.json",
+        "FedALA as Alg. 1 writes it, with clients that skip rounds",
+        "Four clients (n = 5, 4, 6, 3) of a 2-2-1 linear-activation mlp, squared loss; "
+        "α = 0.05 (eta), η = 3.5, s = 60 (|D_i^s| = 3, 2, 3, 1), p = 1 "
+        "layer (W2, b2), k = 2, threshold 0.0063, at most 9 passes.  Rounds "
+        "{0, 1, 2}, {0, 2, 3}, {1, 2}, {0, 1, 3}: no ALA in round 0; client "
+        "0's start phase runs 4 passes, clients 2 and 3 stop at k + 1 = 3, "
+        "client 1's start phase is in round 2; later rounds one pass.",
+        algorithm, PARTIAL, flags, mutants, PAPER, check)
+
+
+def p_tensors():
+    algorithm = {"name": "fedala",
+                 "hyperparameters": {"eta": 0.04, "fedala.eta": 2.75,
+                                     "fedala.s": 60, "fedala.p": 3,
+                                     "fedala.k": 2, "fedala.threshold": 0.01,
+                                     "fedala.max_epochs": 4},
+                 "switches": {"fedala.p_unit": "tensors"}}
+
+    def check(spec, result, state):
+        assert 4 in state["epochs"]
+
+    flags, mutants = subset("fedala-clip", "fedala-w-gradient",
+                            "fedala-theta-hat", "fedala-lower-layers",
+                            "fedala-range", "fedala-start-phase",
+                            "fedala-w-state", "fedala-stop-rule")
+    # the last batch's loss, not the pass's mean: client 0 stops at the
+    # cap (4 passes), the mean would stop it after 3
+    mutants["fedala-stop-rule"] = ["loss-mean"]
+    return make(
+        "fedala/worked/p-tensors", "worked-p-tensors.json",
+        "FedALA with p counting parameter tensors (fedala.p_unit = tensors, "
+        "p = 3): b1, W2 and b2 weighed, W1 overwritten by Θ",
+        "The clients, w⁰ and rounds of fedala/worked/paper-partial; α = "
+        "0.04, η = 2.75, s = 60, p = 3 tensors, k = 2, threshold 0.01, at "
+        "most 4 passes (client 0's start phase ends at the cap).",
+        algorithm, PARTIAL, flags, mutants, PAPER + "; " + OFFICIAL, check)
+
+
+def sum_first():
+    algorithm = {"name": "fedala",
+                 "hyperparameters": {"eta": 0.06, "fedala.eta": 3.25,
+                                     "fedala.s": 60, "fedala.p": 1,
+                                     "fedala.k": 2, "fedala.threshold": 0.015,
+                                     "fedala.max_epochs": 7},
+                 "switches": {"fedala.skip": "sum_first"}}
+
+    def check(spec, result, state):
+        rec = [r for r in result[0].records
+               if r["name"] == "ala_epochs" and r["round"] == 3
+               and r["client"] == 1]
+        assert rec[0]["value"] == [0]
+
+    flags, mutants = subset("fedala-skip", "fedala-start-phase",
+                            "fedala-theta-hat", "fedala-lower-layers")
+    return make(
+        "fedala/worked/sum-first", "worked-sum-first.json",
+        "FedALA with the authors' early return (fedala.skip = sum_first): "
+        "a client that trained alone finds Θ = Θ_i",
+        "The clients and w⁰ of fedala/worked/paper-partial; α = 0.06, η = "
+        "3.25, s = 60, p = 1, k = 2, threshold 0.015, at most 7 passes.  "
+        "Rounds {0, 2, 3}, {0, 1, 2}, {1}, {1, 2, 3}: client 1 trains "
+        "alone in round 2, so in round 3 Σ(Θ − Θ_1) over W1 is 0 and ALA "
+        "returns (the paper's reading runs ALA with Θ − Θ_1 = 0 and ends "
+        "its start phase).",
+        algorithm, ALONE, flags, mutants, PAPER + "; " + OFFICIAL, check)
+
+
+def official():
+    algorithm = {"name": "fedala", "preset": "official",
+                 "hyperparameters": {"eta": 0.045, "fedala.eta": 2.25,
+                                     "fedala.s": 60, "fedala.p": 0,
+                                     "fedala.k": 2, "fedala.threshold": 0.02,
+                                     "fedala.max_epochs": 6}}
+    flags, mutants = subset("fedala-w-gradient", "fedala-theta-hat",
+                            "fedala-range", "fedala-w-state",
+                            "aggregation-weights")
+    mutants["fedala-range"] = ["p-flip"]   # p = 0: every tensor, no bottom
+    return make(
+        "fedala/worked/official", "worked-official.json",
+        "FedALA as the authors' code runs it (preset official), every "
+        "client in every round",
+        "The clients and w⁰ of fedala/worked/paper-partial; α = 0.045, η = "
+        "2.25, s = 60, p = 0 (every tensor: layer_idx = 0), k = 2, "
+        "threshold 0.02, at most 6 passes; all four clients in each of "
+        "three rounds, so ALA on every client (serverALA.py:93-94) is the "
+        "same run.",
+        algorithm, EVERY, flags, mutants, PAPER + "; " + OFFICIAL)
+
+
+LINEAR = ({"kind": "linear", "d": 2, "loss": "half_squared", "bias": True},
+          CLIENTS, {"kind": "given", "w": [0.35, -0.25, 0.15]})
+
+
+def paper_alone():
+    algorithm = {"name": "fedala",
+                 "hyperparameters": {"eta": 0.07, "fedala.eta": 4.5,
+                                     "fedala.s": 60, "fedala.p": 1,
+                                     "fedala.k": 2, "fedala.threshold": 0.0025,
+                                     "fedala.max_epochs": 8}}
+
+    def check(spec, result, state):
+        assert final_with(spec, **{"fedala.skip": "sum_first"}) != result[2]
+
+    flags, mutants = subset("fedala-skip", "fedala-start-phase",
+                            "fedala-w-gradient", "fedala-theta-hat",
+                            "aggregation-weights")
+    mutants["fedala-theta-hat"] = ["hat-swap"]
+    return make(
+        "fedala/worked/paper-alone", "worked-paper-alone.json",
+        "FedALA as Alg. 1 writes it on a linear model, a client that "
+        "trained alone coming back (Θ = Θ_i: ALA runs, its start phase "
+        "is spent)",
+        "The clients of fedala/worked/paper-partial, ŷ = x·w + b with the "
+        "half-squared loss, w⁰ = (0.35, -0.25, 0.15); α = 0.07, η = 4.5, s "
+        "= 60, p = 1 (the one layer), k = 2, threshold 0.0025, at most 8 "
+        "passes.  Client 1 trains alone in round 0, so in round 1 it finds Θ "
+        "= Θ_1 before its first ALA: the paper's reading runs it (W_1 "
+        "unchanged, Θ̂_1 = Θ_1, the start phase spent), the authors' early "
+        "return would keep the start phase for round 2.",
+        algorithm, ALONE_FIRST, flags, mutants, PAPER, check, problem=LINEAR)
+
+
+def pfllib_alone():
+    algorithm = {"name": "fedala", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.055, "fedala.eta": 3.75,
+                                     "fedala.s": 60, "fedala.p": 2,
+                                     "fedala.k": 2, "fedala.threshold": 0.013,
+                                     "fedala.max_epochs": 7}}
+
+    def check(spec, result, state):
+        assert final_with(spec, **{"fedala.skip": "first_round"}) != result[2]
+
+    flags, mutants = subset("fedala-skip", "fedala-range",
+                            "fedala-w-gradient", "fedala-lower-layers")
+    return make(
+        "fedala/worked/pfllib-alone", "worked-pfllib-alone.json",
+        "FedALA as PFLlib runs it (preset pfllib), a client that trained "
+        "alone coming back",
+        "The clients and w⁰ of fedala/worked/paper-partial; α = 0.055, η = "
+        "3.75, s = 60, p = 2 tensors (W2, b2), k = 2, threshold 0.013, at "
+        "most 7 passes; the rounds of fedala/worked/paper-alone (client 1 "
+        "alone in round 0: ALA returns for it in round 1, its start phase "
+        "is in round 2).  The learning "
+        "rate is constant, so lr.count = trainings changes nothing.",
+        algorithm, ALONE_FIRST, flags, mutants, PAPER + "; " + OFFICIAL,
+        check)
+
+
+# dyadic numbers throughout: the start phase's std test is exact in fp64
+BOUNDARY = ({"kind": "linear", "d": 1, "loss": "squared"},
+            [{"X": [[1.0]], "y": [0.75]},
+             {"X": [[1.0], [1.0], [1.0]], "y": [0.25, 0.5, 0.25]}],
+            {"kind": "given", "w": [0.125]})
+# |l_2 − l_3|/2 of client 0's start phase below (exact, 44 bits)
+BOUNDARY_THR = 11356627629375 / 2 ** 51
+
+
+def stop_boundary():
+    algorithm = {"name": "fedala",
+                 "hyperparameters": {"eta": 0.25, "fedala.eta": 0.5,
+                                     "fedala.s": 100, "fedala.p": 1,
+                                     "fedala.k": 2,
+                                     "fedala.threshold": BOUNDARY_THR,
+                                     "fedala.max_epochs": 6}}
+
+    def check(spec, result, state):
+        assert state["epochs"] == [4], state["epochs"]
+
+    flags, mutants = subset("fedala-stop-rule", "fedala-w-gradient")
+    mutants["fedala-stop-rule"] = ["stop-ddof1", "stop-le"]
+    return make(
+        "fedala/worked/stop-boundary", "worked-stop-boundary.json",
+        "FedALA's start phase on its stopping boundary: the std of the last "
+        "k losses equal to the threshold does not stop it",
+        "ŷ = x w, squared loss, client 0 (x = 1, y = 0.75) and client 1 (x "
+        "= 1, 1, 1; y = 0.25, 0.5, 0.25), w⁰ = 0.125, α = 0.25, η = 0.5, s "
+        "= 100, p = 1, k = 2, threshold = |l_2 − l_3|/2 of client 0's start "
+        "phase in round 1 (every number dyadic, so fp64 is exact): the std "
+        "after pass 3 equals the threshold, std < threshold fails, and pass "
+        "4 stops it (std ≤ threshold would stop after 3).",
+        algorithm, [{"clients": [0, 1], "batches": [[[0]], [[0, 1, 2]]]},
+                    {"clients": [0], "personal": [[[0]]],
+                     "batches": [[[0]]]}],
+        flags, mutants, PAPER, check, problem=BOUNDARY, boundary=True)
+
+
+def main():
+    pg.write_all(sys.argv, HERE, (paper_partial, p_tensors, sum_first,
+                                  official, paper_alone, pfllib_alone,
+                                  stop_boundary))
+
+
+if __name__ == "__main__":
+    main()

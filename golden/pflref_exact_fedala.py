@@ -1,0 +1,360 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""golden/pflref_exact_fedala.py: FedALA (Zhang, Hua, Wang, Song, Xue, Ma,
+Guan, "FedALA: Adaptive Local Aggregation for Personalized Federated
+Learning", AAAI 2023, arXiv 2212.01197v4, Algorithm 1 and the ALA module),
+written from the paper and the authors' ALA.py, independently of the C
+reference.
+
+Arithmetic.  Every input is the exact value of the double the spec holds;
+the models are regression models (linear, mlp with the squared loss), so
+every step is rational; but the mlp's products would double the digits of
+every value at every step, so W_i and Theta_hat after each ALA batch,
+Theta_i after local training and Theta after the server's mean are
+rounded to 60 significant digits (tidy), a relative error of 1e-60 per
+rounding, far below the vectors' tolerance.  The start phase's stopping
+rule compares a population standard deviation with the threshold: here as
+var < threshold^2 (the generator asserts a margin, so the reference's
+sqrt cannot flip it).
+
+One round t (0-based), the participants i ascending, Theta the
+round-start global model:
+  t = 0 (or fedala.skip = sum_first and sum over the first block of
+  (Theta - Theta_i) == 0):  no ALA, Theta_hat = Theta_i
+  else:
+    diff = Theta - Theta_i; Theta_hat = Theta_i + diff * W_i on the range
+    (the top p layers, or p parameter tensors), Theta below it;
+    passes over D_i^s (the round's personal list, batches in order):
+      per batch b: g = grad L(Theta_hat; b), loss = L(Theta_hat; b);
+        W_i <- clip_[0,1](W_i - eta g * diff); Theta_hat re-formed
+      record the last batch's loss
+    one pass, or (client i's first ALA) until more than k losses are
+    recorded and the population std of the last k is < threshold, at
+    most max_epochs passes
+  then local SGD from Theta_hat with the round's batches (alpha = the
+  spec's eta); Theta <- sum_i (n_i / sum_j n_j) Theta_i.
+
+Records, in the reference's order: round_begin "w"; per participant note
+"ala_epochs" ([passes], 0 without ALA), note "W_i" (P; 1 off the range),
+client_begin "theta_i" (Theta_hat), a step per batch, client_end; server
+"w".  Final: w and v = every Theta_i.
+
+Bugs (replay(spec, bugs)):
+  clip-none, clip-upper-only, clip-lower-only   the clip to [0, 1]
+  w-grad-no-diff   the W step without the factor (Theta - Theta_i)
+  w-grad-sign      W + eta g * diff
+  w-eta-alpha      the W step with the local learning rate
+  hat-swap         Theta_hat = Theta + (Theta_i - Theta) * W
+  hat-stale        Theta_hat not re-formed within a pass
+  lower-local      the layers below the range keep Theta_i
+  range-bottom     p counted from the input
+  p-flip           fedala.p_unit read the other way
+  start-never      no start phase (one pass always)
+  start-every      the start phase in every round
+  start-global     the start phase only in round 1 (a client first in
+                   round 2 or later gets one pass)
+  stop-ddof1       the sample standard deviation
+  stop-window-all  the std of every recorded loss
+  stop-at-k        stops with k losses (>= k, not > k)
+  stop-le          stops when the std equals the threshold (<=, not <)
+  loss-mean        the recorded loss is the mean over the pass's batches
+  skip-flip        fedala.skip read the other way
+  w-reset          W_i back to ones in every round
+  uniform-weights  the server's mean is uniform
+  step-extra       one local step more (the first batch again)
+  batch-sum        passes through to pflref_exact's gradient
+"""
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+import pflref_exact as px
+from pflref_golden import Trace, exact
+
+ALGORITHM = "fedala"
+DIGITS = 60
+SWITCHES = {"fedala.skip": ["first_round", "sum_first"],
+            "fedala.p_unit": ["layers", "tensors"]}
+PRESETS = {
+    # TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:82, :86, :95
+    "official": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors"},
+    # TsingZ0/PFLlib d832e76f6a23 system/utils/ALA.py (the same lines)
+    "pfllib": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors"},
+}
+MUTANTS = {
+    "fedala-clip": ["clip-none", "clip-upper-only", "clip-lower-only"],
+    "fedala-w-gradient": ["w-grad-no-diff", "w-grad-sign", "w-eta-alpha"],
+    "fedala-theta-hat": ["hat-swap", "hat-stale"],
+    "fedala-lower-layers": ["lower-local"],
+    "fedala-range": ["range-bottom", "p-flip"],
+    "fedala-start-phase": ["start-never", "start-every", "start-global"],
+    "fedala-stop-rule": ["stop-ddof1", "stop-window-all", "stop-at-k",
+                         "loss-mean", "stop-le"],
+    "fedala-skip": ["skip-flip"],
+    "fedala-w-state": ["w-reset"],
+    "aggregation-weights": ["uniform-weights"],
+    "local-step-count": ["step-extra"],
+    "batch-mean": ["batch-sum"],
+}
+DEFAULTS = {"fedala.threshold": Fraction(1, 10), "fedala.k": 10,
+            "fedala.max_epochs": 1000}
+
+
+def supported(spec):
+    """The specs replay() runs: a regression linear or mlp model on
+    inline clients, a given schedule, no lr decay."""
+    return (spec["algorithm"]["name"] == ALGORITHM
+            and spec["model"]["kind"] in ("linear", "mlp")
+            and "clients" in spec.get("problem", {})
+            and spec.get("schedule", {}).get("kind") == "given")
+
+
+def settings(algorithm):
+    """(hyperparameters as exact values or counts, switches)."""
+    sw = {name: values[0] for name, values in SWITCHES.items()}
+    sw.update(PRESETS.get(algorithm.get("preset", "paper"), {}))
+    sw.update(algorithm.get("switches", {}))
+    hp = dict(DEFAULTS)
+    for key, v in algorithm["hyperparameters"].items():
+        hp[key] = v if key in ("fedala.p", "fedala.k",
+                               "fedala.max_epochs") else exact(v)
+    return hp, sw
+
+
+def tidy(xs):
+    """Each value rounded to DIGITS significant decimal digits (correctly
+    rounded), as the exact fraction of that decimal: the mlp's products
+    would otherwise double the digits of every value at every step."""
+    out = []
+    with localcontext() as ctx:
+        ctx.prec = DIGITS
+        for x in xs:
+            out.append(Fraction(Decimal(x.numerator) / Decimal(x.denominator)))
+    return out
+
+
+def blocks(pr):
+    """The model's parameter tensors from the input: (offset, size, layer)
+    with layer 0 the input layer."""
+    if pr.kind == "linear":
+        out = [(0, pr.d, 0)]
+        if pr.bias:
+            out.append((pr.d, 1, 0))
+        return out
+    h, d, k = pr.h, pr.d, pr.k
+    out, o = [(0, h * d, 0)], h * d
+    if pr.hidden_bias:
+        out.append((o, h, 0))
+        o += h
+    out.append((o, k * h, 1))
+    o += k * h
+    if pr.bias:
+        out.append((o, k, 1))
+    return out
+
+
+def ala_range(pr, p, unit, bugs):
+    """The entries ALA weighs: the top p layers or tensors (tensors: p = 0,
+    every tensor)."""
+    bl = blocks(pr)
+    if unit == "tensors":
+        chosen = bl if p == 0 else bl[len(bl) - p:]
+        if "range-bottom" in bugs:
+            chosen = bl if p == 0 else bl[:p]
+    else:
+        top = max(b[2] for b in bl)
+        layers = set(range(top - p + 1, top + 1))
+        if "range-bottom" in bugs:
+            layers = set(range(p))
+        chosen = [b for b in bl if b[2] in layers]
+    mark = [False] * pr.P
+    for off, size, _ in chosen:
+        for q in range(off, off + size):
+            mark[q] = True
+    return mark
+
+
+def predict(pr, c, theta, j):
+    """y-hat of sample j of client c."""
+    x = c["X"][j]
+    if pr.kind == "linear":
+        b = theta[pr.d] if pr.bias else Fraction(0)
+        return sum(x[q] * theta[q] for q in range(pr.d)) + b
+    W1, b1, W2, b2 = pr._mlp_params(theta)
+    phi = [pr._sigma(a) for a in pr._hidden(x, W1, b1)]
+    return b2[0] + sum(W2[0][u] * phi[u] for u in range(pr.h))
+
+
+def batch_loss(pr, k, theta, batch):
+    """L(theta; b): the batch mean of (y-hat - y)^2 (squared) or half."""
+    c = pr.clients[k]
+    s = Fraction(1) if pr.loss == "squared" else Fraction(1, 2)
+    return s * sum((predict(pr, c, theta, j) - c["y"][j]) ** 2
+                   for j in batch) / len(batch)
+
+
+def std_below(losses, thr, ddof=0, le=False):
+    """std(losses) < thr, as var < thr^2 (exact); le: <= (a bug)."""
+    n = len(losses)
+    mean = sum(losses) / n
+    var = sum((x - mean) ** 2 for x in losses) / (n - ddof)
+    return var <= thr * thr if le else var < thr * thr
+
+
+def clip(x, bugs):
+    if "clip-none" in bugs:
+        return x
+    if "clip-upper-only" not in bugs and x < 0:
+        x = Fraction(0)
+    if "clip-lower-only" not in bugs and x > 1:
+        x = Fraction(1)
+    return x
+
+
+def hat_of(theta_g, theta_i, W, rng, bugs):
+    """Eq. (3) on the range, Theta below it."""
+    out = []
+    for q in range(len(theta_g)):
+        if not rng[q]:
+            out.append(theta_i[q] if "lower-local" in bugs else theta_g[q])
+        elif "hat-swap" in bugs:
+            out.append(theta_g[q] + (theta_i[q] - theta_g[q]) * W[q])
+        else:
+            out.append(theta_i[q] + (theta_g[q] - theta_i[q]) * W[q])
+    return out
+
+
+def ala_pass(pr, i, hat, theta_g, theta_i, W, rng, passes, hp, bugs):
+    """One pass over D_i^s: (Theta_hat, W, the recorded loss)."""
+    eta = hp["eta"] if "w-eta-alpha" in bugs else hp["fedala.eta"]
+    start = list(hat)
+    losses = []
+    for batch in passes:
+        at = start if "hat-stale" in bugs else hat
+        g = pr.grad(i, at, batch, bugs)
+        losses.append(batch_loss(pr, i, at, batch))
+        for q in range(pr.P):
+            if not rng[q]:
+                continue
+            diff = 1 if "w-grad-no-diff" in bugs else theta_g[q] - theta_i[q]
+            step = eta * g[q] * diff
+            # req: fedala.eq6
+            W[q] = clip(W[q] + step if "w-grad-sign" in bugs
+                        else W[q] - step, bugs)
+        W[:] = tidy(W)
+        hat = tidy(hat_of(theta_g, theta_i, W, rng, bugs))
+    loss = sum(losses) / len(losses) if "loss-mean" in bugs else losses[-1]
+    return hat, W, loss
+
+
+def stop(losses, hp, bugs, margins):
+    """The start phase's rule after a pass (ALA.py:150); margins gets
+    var / threshold^2 of each test the correct run makes."""
+    k = hp["fedala.k"]
+    enough = len(losses) >= k if "stop-at-k" in bugs else len(losses) > k
+    if not enough:
+        return False
+    window = losses if "stop-window-all" in bugs else losses[-k:]
+    thr = hp["fedala.threshold"]
+    if not bugs:
+        mean = sum(window) / len(window)
+        var = sum((x - mean) ** 2 for x in window) / len(window)
+        margins.append(var / (thr * thr))
+    return std_below(window, thr, 1 if "stop-ddof1" in bugs else 0,
+                     "stop-le" in bugs)
+
+
+def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs):
+    """ALA for client i: (Theta_hat, passes made)."""
+    skip = sw["fedala.skip"]
+    if "skip-flip" in bugs:
+        skip = "sum_first" if skip == "first_round" else "first_round"
+    if t == 0:
+        return list(theta_i), 0
+    if skip == "sum_first":
+        first = blocks(pr)[0]
+        if sum(theta_g[q] - theta_i[q]
+               for q in range(first[0], first[0] + first[1])) == 0:
+            return list(theta_i), 0
+    # req: fedala.alg1.l8
+    hat = hat_of(theta_g, theta_i, W, rng, bugs)
+    start_phase = i not in state["started"]
+    if "start-never" in bugs:
+        start_phase = False
+    if "start-every" in bugs:
+        start_phase = True
+    if "start-global" in bugs:
+        start_phase = t == 1
+    losses = []
+    # req: fedala.alg1.l6, fedala.alg1.l7
+    while True:
+        hat, W, loss = ala_pass(pr, i, hat, theta_g, theta_i, W, rng,
+                                passes, hp, bugs)
+        losses.append(loss)
+        if not start_phase or stop(losses, hp, bugs, state["margins"]):
+            break
+        if len(losses) >= hp["fedala.max_epochs"]:
+            break
+    state["started"].add(i)
+    state["epochs"].append(len(losses))
+    return hat, len(losses)
+
+
+def server(pr, local, bugs):
+    """Alg. 1 l. 11: Theta <- sum (n_i / sum n_j) Theta_i."""
+    # req: fedala.alg1.l11
+    m_t = sum(pr.n(i) for i in local)
+    c = {i: (Fraction(1, len(local)) if "uniform-weights" in bugs
+             else Fraction(pr.n(i), m_t)) for i in local}
+    return [sum(c[i] * local[i][q] for i in sorted(local))
+            for q in range(pr.P)]
+
+
+def replay(spec, bugs=frozenset(), state=None):
+    """The spec (given schedule) run: (trace, w, v, None).  state (a dict,
+    optional) receives "epochs" (passes of every ALA run, in order) and
+    "W" (the final W_i)."""
+    bugs = frozenset(bugs)
+    hp, sw = settings(spec["algorithm"])
+    unit = sw["fedala.p_unit"]
+    if "p-flip" in bugs:
+        unit = "tensors" if unit == "layers" else "layers"
+    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    w = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
+    N = len(pr.clients)
+    # req: fedala.alg1.l1
+    V = [list(w) for _ in range(N)]
+    Ws = [[Fraction(1)] * pr.P for _ in range(N)]
+    rng = ala_range(pr, hp["fedala.p"], unit, bugs)
+    st = state if state is not None else {}
+    st.setdefault("started", set())
+    st.setdefault("epochs", [])
+    st.setdefault("margins", [])
+    trace = Trace()
+    # req: fedala.alg1.l2, fedala.alg1.l3
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        trace.emit("round_begin", "train", t, None, None, "w", w)
+        personal = rnd.get("personal", [None] * len(rnd["clients"]))
+        local = {}
+        # req: fedala.alg1.l4
+        for i, steps, passes in zip(rnd["clients"], rnd["batches"],
+                                    personal):
+            if "w-reset" in bugs:
+                Ws[i] = [Fraction(1)] * pr.P
+            # req: fedala.alg1.l5
+            hat, e = ala(pr, i, t, w, V[i], Ws[i], rng, passes, st, hp, sw,
+                         bugs)
+            trace.emit("note", "train", t, i, None, "ala_epochs",
+                       [Fraction(e)])
+            trace.emit("note", "train", t, i, None, "W_i", Ws[i])
+            trace.emit("client_begin", "train", t, i, 0, "theta_i", hat)
+            if "step-extra" in bugs:
+                steps = list(steps) + list(steps[:1])
+            # req: fedala.alg1.l9
+            V[i] = tidy(px.local_sgd(pr, i, hat, steps, hp["eta"], trace,
+                                     "train", t, "theta_i", bugs=bugs))
+            # req: fedala.alg1.l10
+            trace.emit("client_end", "train", t, i, None, "theta_i", V[i])
+            local[i] = V[i]
+        w = tidy(server(pr, local, bugs))
+        trace.emit("server", "train", t, None, None, "w", w)
+    st["W"] = Ws
+    return trace, w, V, None

@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/algorithms/fedala.c: FedALA, Algorithm 1 and the ALA module of
+ *   J. Zhang, Y. Hua, H. Wang, T. Song, Z. Xue, R. Ma, H. Guan,
+ *   "FedALA: Adaptive Local Aggregation for Personalized Federated
+ *   Learning", AAAI 2023, arXiv 2212.01197v4.
+ *
+ * The box (Alg. 1, "FedALA"), as trace/fedala.req numbers it (its text was
+ * not retrievable verbatim here; docs/algorithms/fedala.md gives it as
+ * read from the paper and the authors' README, which maps ALA.py to its
+ * lines 6-16):
+ *   l. 1   the server sends Θ⁰ to every client: Θ_i⁰ ← Θ⁰
+ *   l. 2   for t = 1 … T:
+ *   l. 3     the server samples I^t and sends Θ^{t−1} to them
+ *   l. 4     for client i ∈ I^t:
+ *   l. 5       it samples s% of its data, D_i^s
+ *   l. 6       in its first ALA round (t = 2 for a client of I²): W_i ← 1,
+ *              then trains W_i by eq. (6) until it converges
+ *   l. 7       later: trains W_i by eq. (6) once (one pass over D_i^s)
+ *   l. 8       Θ̂_i ← Θ_i^{t−1} + (Θ^{t−1} − Θ_i^{t−1}) ⊙ W_i   (eq. (3),
+ *              the top p layers; the lower layers take Θ^{t−1})
+ *   l. 9       local training from Θ̂_i gives Θ_i^t           (eq. (2))
+ *   l. 10      it uploads Θ_i^t
+ *   l. 11    Θ^t ← Σ_{i∈I^t} (k_i / Σ_{j∈I^t} k_j) Θ_i^t       (eq. (1))
+ * Eq. (6): W_i ← clip_[0,1](W_i − η (∇_{Θ̂_i} L(Θ̂_i; D_i^s)) ⊙ (Θ − Θ_i)),
+ * the chain rule through eq. (3), one step per batch of D_i^s, Θ̂_i
+ * re-formed after each step.
+ *
+ * pflref's reading (each pinned from the paper, then the code):
+ *   a) D_i^s is data: the round's `personal` list of client i holds one
+ *      pass over D_i^s in batches (ALA.py:74: a DataLoader over the slice,
+ *      the client's batch size, drop_last = False, no shuffle), exactly
+ *      ⌊s n_i/100⌋ indices; the start phase repeats that pass.
+ *   b) "until convergence" is the code's rule (ALA.py:142-153): after
+ *      each pass the loss of its last batch (before that batch's step) is
+ *      recorded; the start phase stops once more than k are recorded and
+ *      the population std of the last k is below the threshold, or after
+ *      max_epochs passes (the code has no cap).
+ *   c) the start phase is per client (ALA.py:52, :155: each client's ALA
+ *      object), its first ALA round; ALA runs from the second round on
+ *      (in the first Θ_i = Θ = Θ⁰, so Θ̂_i = Θ⁰ whatever W_i).
+ *   d) p counts layers from the output (a layer's weight and bias
+ *      together); W_i covers their entries, initialised to ones.
+ *
+ * Symbols:  Θ ↔ s->w (P)   Θ^{t−1} ↔ ws->theta_t   Θ_i ↔ s->v + i·P
+ *           Θ̂_i ↔ ws->theta_hat   Θ − Θ_i ↔ ws->diff   W_i ↔ ws->W + i·P
+ *           η ↔ fedala.eta   α ↔ hyper->eta   s ↔ fedala.s   p ↔ fedala.p
+ *           D_i^s ↔ plan->personal[j]   k_i ↔ clients[i].train.n
+ *
+ * Switches (the paper's reading first; TsingZ0/FedALA a7a9b2134285,
+ * presets official and pfllib, which TsingZ0/PFLlib d832e76f6a23 repeats):
+ *   fedala.skip    first_round: ALA from the second round | sum_first:
+ *                  ALA returns at once (no overwrite of the lower layers,
+ *                  W_i and the start phase untouched) when the first
+ *                  block's Σ_p (Θ − Θ_i)_p = 0 (ALA.py:82: a sum, so
+ *                  differences that cancel count as none)
+ *   fedala.p_unit  layers | tensors: p counts parameter tensors, 0 = all
+ *                  (ALA.py:86, :95, params[-layer_idx:])
+ * Both codes run ALA on every client each round (serverALA.py:93-94,
+ * serverala.py:73-74); here only the round's participants do (the box's
+ * l. 4), the same run whenever every client takes part.
+ *
+ * State: Θ and Θ_i in the state; W_i and whether client i's start phase is
+ * done in the work struct (W_i reported per participant as the NOTE
+ * "W_i"; `check --resync` is refused, fedala_resync_gap).
+ * Trace: per participant NOTE "ala_epochs" (the passes; 0 when ALA did
+ * nothing), NOTE "W_i" (P: 1 off the ALA range), then "theta_i"
+ * (CLIENT_BEGIN = Θ̂_i, STEP, CLIENT_END); SERVER "w".
+ * Determinism: participants ascending, batches in list order.
+ * Cost per round: Σ_{i∈I^t} (ALA passes × |D_i^s| + local steps) gradients.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "algorithms/algorithms.h"
+#include "engine/work.h"
+
+static const char *const W_LINE =
+    "eq. (6): W_i ← clip_[0,1](W_i − η ∇_{Θ̂_i} L(Θ̂_i; b) ⊙ (Θ − Θ_i))";
+static const char *const EPOCH_LINE =
+    "Alg. 1 l. 6-7: passes over D_i^s (start phase: until the std of the "
+    "last k losses < threshold)";
+static const char *const LOCAL_LINE =
+    "Alg. 1 l. 9: Θ_i ← Θ_i − α ∇L(Θ_i; b), from Θ̂_i";
+static const char *const SERVER_LINE =
+    "Alg. 1 l. 11: Θ^t ← Σ_{i∈I^t} (k_i/Σ_j k_j) Θ_i^t";
+
+/* FedALA's work buffers (zero-filled). */
+typedef struct {
+    pflref_work list;        /* the allocations (ref/engine/work.h)        */
+    double *theta_t;         /* P: Θ^{t−1}, the round-start global model   */
+    double *theta_hat;       /* P: Θ̂_i                                    */
+    double *diff;            /* P: Θ^{t−1} − Θ_i                           */
+    double *W;               /* N×P: W_i (1 off the ALA range)             */
+    double *g;               /* P: a batch gradient                        */
+    double *losses;          /* max_epochs: the start phase's losses       */
+    unsigned char *range;    /* P: 1 = in the top p layers (ALA's range)   */
+    unsigned char *started;  /* N: 1 = client i's start phase is done      */
+} fedala_work;
+
+static void *fedala_work_alloc(const pflref_problem *problem,
+                               const pflref_hyper *hyper)
+{
+    const size_t P = problem->model.P, N = problem->N;
+    fedala_work *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return NULL;
+    ws->theta_t = pflref_work_doubles(&ws->list, P, 1);
+    ws->theta_hat = pflref_work_doubles(&ws->list, P, 1);
+    ws->diff = pflref_work_doubles(&ws->list, P, 1);
+    ws->W = pflref_work_doubles(&ws->list, N, P);
+    ws->g = pflref_work_doubles(&ws->list, P, 1);
+    ws->losses = pflref_work_doubles(&ws->list, hyper->fedala.max_epochs, 1);
+    ws->range = pflref_work_flags(&ws->list, P);
+    ws->started = pflref_work_flags(&ws->list, N);
+    return pflref_work_ready(ws);
+}
+
+/* 1 when block b starts a new layer, reading the blocks from the output:
+ * a layer list's blocks share the name before their last '.'; an mlp's
+ * layers are its input and head blocks; a one-layer model has one. */
+static int same_layer(const pflref_model *m, size_t a, size_t b)
+{
+    const pflref_block *A = &m->blocks[a], *B = &m->blocks[b];
+    if (m->kind == PFLREF_MODEL_LAYERS) {
+        const char *da = strrchr(A->name, '.'), *db = strrchr(B->name, '.');
+        const size_t la = da ? (size_t)(da - A->name) : strlen(A->name);
+        const size_t lb = db ? (size_t)(db - B->name) : strlen(B->name);
+        return la == lb && strncmp(A->name, B->name, la) == 0;
+    }
+    return A->is_head == B->is_head && A->is_input == B->is_input;
+}
+
+/* The number of layers of m (fedala.p_unit = layers) or of parameter
+ * tensors (tensors). */
+static size_t count_units(const pflref_model *m, int p_unit)
+{
+    if (p_unit == PFLREF_FEDALA_P_TENSORS)
+        return m->nblocks;
+    size_t L = m->nblocks > 0;
+    for (size_t b = 1; b < m->nblocks; b++)
+        L += !same_layer(m, b - 1, b);
+    return L;
+}
+
+/* req: fedala.alg1.l8 */
+/* range := 1 on the entries of the top p units (tensors: p = 0, all). */
+static void ala_range(const pflref_model *m, const pflref_fedala_hyper *h,
+                      unsigned char *range)
+{
+    const size_t units = count_units(m, h->p_unit);
+    const size_t p = (h->p_unit == PFLREF_FEDALA_P_TENSORS && h->p == 0)
+                         ? units : h->p;
+    memset(range, 0, m->P);
+    size_t unit = 0;   /* units counted from the output, this one included */
+    for (size_t b = m->nblocks; b-- > 0;) {
+        if (b + 1 == m->nblocks ||
+            h->p_unit == PFLREF_FEDALA_P_TENSORS || !same_layer(m, b, b + 1))
+            unit++;
+        if (unit <= p)
+            memset(range + m->blocks[b].offset, 1, m->blocks[b].size);
+    }
+}
+
+/* Every participation from the second round on needs one pass over D_i^s
+ * of exactly ⌊s n_i/100⌋ samples; the first-round lists are unread. */
+static pflref_status check_samples(const pflref_problem *problem,
+                                   const pflref_fedala_hyper *h,
+                                   const pflref_schedule *schedule,
+                                   pflref_error *err)
+{
+    char where[PFLREF_WHERE_MAX];
+    for (size_t t = 1; t < schedule->T; t++) {
+        const pflref_round_plan *r = &schedule->rounds[t];
+        snprintf(where, sizeof where, "schedule.rounds[%zu].personal", t);
+        if (r->personal == NULL && r->m > 0)
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "fedala takes each participant's "
+                                    "sample D_i^s from the round's personal "
+                                    "lists; round %zu has none", t);
+        for (size_t j = 0; j < r->m; j++) {
+            const size_t i = r->clients[j];
+            const size_t n_i = problem->clients[i].train.n;
+            /* |D_i^s| = ⌊s n_i / 100⌋ */
+            const size_t n_s = (size_t)floor(h->s * (double)n_i / 100.0);
+            if (n_s == 0)
+                return pflref_error_set(
+                    err, PFLREF_EINVAL, "algorithm.hyperparameters.fedala.s",
+                    "fedala.s = %g%% of client %zu's %zu samples selects "
+                    "none (⌊s n_i/100⌋ = 0)", h->s, i, n_i);
+            const pflref_batches *b = &r->personal[j];
+            snprintf(where, sizeof where,
+                     "schedule.rounds[%zu].personal[%zu]", t, j);
+            if (b->step_off[b->nsteps] != n_s)
+                return pflref_error_set(
+                    err, PFLREF_EINVAL, where,
+                    "one pass over D_i^s holds ⌊s n_i/100⌋ = %zu samples "
+                    "of client %zu (s = %g, n_i = %zu); the list has %zu",
+                    n_s, i, h->s, n_i, b->step_off[b->nsteps]);
+        }
+    }
+    return PFLREF_OK;
+}
+
+/* The registry holds η > 0, s > 0, threshold > 0, k ≥ 1, max_epochs ≥ 1,
+ * all finite; here s ≤ 100, p against the model, the model, the
+ * samples. */
+static pflref_status fedala_check(const pflref_problem *problem,
+                                  const pflref_hyper *hyper,
+                                  const pflref_schedule *schedule,
+                                  const unsigned char *mask,
+                                  pflref_error *err)
+{
+    (void)mask;
+    const pflref_fedala_hyper *h = &hyper->fedala;
+    const pflref_model *m = &problem->model;
+    if (m->bn)
+        return pflref_error_set(err, PFLREF_EINVAL, "model",
+                                "fedala: a model with batch normalisation "
+                                "is not supported (its running statistics "
+                                "are no parameters W_i could weigh)");
+    if (!(h->s <= 100.0))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.hyperparameters.fedala.s",
+                                "fedala.s = %g must be <= 100 (a percentage "
+                                "of the client's data)", h->s);
+    const size_t units = count_units(m, h->p_unit);
+    const int tensors = h->p_unit == PFLREF_FEDALA_P_TENSORS;
+    if ((!tensors && h->p == 0) || h->p > units)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "algorithm.hyperparameters.fedala.p",
+            "fedala.p = %zu must be in [%d, %zu], the model's %s", h->p,
+            tensors ? 0 : 1, units,
+            tensors ? "parameter tensors (0: all)" : "layers");
+    return check_samples(problem, h, schedule, err);
+}
+
+/* W_i ← 1 for every client (l. 6's initialisation; entries off the range
+ * stay 1 and are never read); the range of ALA from p. */
+static pflref_status fedala_init(pflref_state *s, pflref_error *err)
+{
+    (void)err;
+    fedala_work *ws = s->extra;
+    for (size_t q = 0; q < s->N * s->P; q++)
+        ws->W[q] = 1.0;
+    ala_range(&s->problem->model, &s->hyper->fedala, ws->range);
+    return PFLREF_OK;
+}
+
+/* Population std of x[0..k−1] below thr (np.std, ddof = 0). */
+static int std_below(const double *x, size_t k, double thr)
+{
+    double mean = 0.0, var = 0.0;
+    for (size_t q = 0; q < k; q++)
+        mean += x[q];
+    mean /= (double)k;
+    for (size_t q = 0; q < k; q++)
+        var += (x[q] - mean) * (x[q] - mean);
+    return sqrt(var / (double)k) < thr;
+}
+
+/* req: fedala.eq6 */
+/* One pass over D_i^s (the batches of b): per batch, the gradient at Θ̂_i,
+ * then eq. (6) on W_i and eq. (3) on Θ̂_i, on the range.  *loss := the
+ * last batch's loss, taken before its step. */
+static pflref_status ala_pass(pflref_state *s, size_t i,
+                              const pflref_batches *b, fedala_work *ws,
+                              double *loss, pflref_error *err)
+{
+    const size_t P = s->P;
+    const double eta = s->hyper->fedala.eta;             /* η */
+    const double *theta_i = s->v + i * P;
+    double *W_i = ws->W + i * P;
+    for (size_t q = 0; q < b->nsteps; q++) {
+        const size_t *idx = b->idx + b->step_off[q];
+        const size_t nb = b->step_off[q + 1] - b->step_off[q];
+        pflref_status st = pflref_model_grad(
+            &s->problem->model, ws->theta_hat, &s->problem->clients[i].train,
+            idx, nb, s->ws, ws->g, loss);
+        if (st != PFLREF_OK)
+            return pflref_error_set(err, st, "schedule",
+                                    "gradient failed at round %zu, client "
+                                    "%zu, ALA batch %zu", s->t, i, q + 1);
+        for (size_t p = 0; p < P; p++) {
+            if (!ws->range[p])
+                continue;
+            /* W ← clip_[0,1](W − η ∇_{Θ̂} L ⊙ (Θ − Θ_i)) */
+            const double x = W_i[p] - eta * (ws->g[p] * ws->diff[p]);
+            W_i[p] = x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);
+            /* Θ̂ ← Θ_i + (Θ − Θ_i) ⊙ W */
+            ws->theta_hat[p] = theta_i[p] + ws->diff[p] * W_i[p];
+        }
+        if (!pflref_all_finite(ws->theta_hat, P))
+            return pflref_error_diverge(err, (long)s->t, (long)i,
+                                        (long)(q + 1), "theta_hat");
+    }
+    return PFLREF_OK;
+}
+
+/* 1 when ALA does nothing for client i this round (fedala.skip). */
+static int ala_skips(const pflref_state *s, const fedala_work *ws,
+                     size_t i)
+{
+    if (s->t == 0)
+        return 1;   /* first round: Θ_i = Θ = Θ⁰ */
+    if (s->hyper->fedala.skip != PFLREF_FEDALA_SKIP_SUM_FIRST)
+        return 0;
+    /* ALA.py:82: Σ over the first block of (Θ − Θ_i) == 0 */
+    const pflref_block *B = &s->problem->model.blocks[0];
+    const double *theta_i = s->v + i * s->P;
+    double sum = 0.0;
+    for (size_t p = B->offset; p < B->offset + B->size; p++)
+        sum += ws->theta_t[p] - theta_i[p];
+    return sum == 0.0;
+}
+
+/* req: fedala.alg1.l5, fedala.alg1.l6, fedala.alg1.l7, fedala.alg1.l8 */
+/* ALA for client i on D_i^s (b): ws->theta_hat := Θ̂_i, W_i learned;
+ * the NOTEs "ala_epochs" and "W_i". */
+static pflref_status ala(pflref_state *s, size_t i, const pflref_batches *b,
+                         fedala_work *ws, const pflref_trace *trace,
+                         pflref_error *err)
+{
+    const pflref_fedala_hyper *h = &s->hyper->fedala;
+    const size_t P = s->P;
+    const double *theta_i = s->v + i * P;
+    double epochs = 0.0;
+    memcpy(ws->theta_hat, theta_i, P * sizeof *theta_i);
+    if (!ala_skips(s, ws, i)) {
+        const double *W_i = ws->W + i * P;
+        for (size_t p = 0; p < P; p++) {
+            ws->diff[p] = ws->theta_t[p] - theta_i[p];
+            /* l. 8: Θ̂ = Θ_i + (Θ − Θ_i) ⊙ W on the range, Θ below */
+            ws->theta_hat[p] = ws->range[p]
+                                   ? theta_i[p] + ws->diff[p] * W_i[p]
+                                   : ws->theta_t[p];
+        }
+        const size_t cap = ws->started[i] ? 1 : h->max_epochs;
+        size_t e = 0;
+        while (e < cap) {
+            pflref_status st = ala_pass(s, i, b, ws, &ws->losses[e], err);
+            if (st != PFLREF_OK)
+                return st;
+            e++;
+            /* start phase: more than k losses, their last k's std < thr */
+            if (e > h->k && std_below(ws->losses + (e - h->k), h->k,
+                                      h->threshold))
+                break;
+        }
+        ws->started[i] = 1;
+        epochs = (double)e;
+    }
+    const long t = (long)s->t;
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
+                      "ala_epochs", &epochs, 1, EPOCH_LINE);
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1, "W_i",
+                      ws->W + i * P, P, W_LINE);
+    return PFLREF_OK;
+}
+
+static pflref_status fedala_round(pflref_state *s,
+                                  const pflref_round_plan *plan,
+                                  const pflref_trace *trace,
+                                  pflref_error *err)
+{
+    fedala_work *ws = s->extra;
+    const pflref_problem *pr = s->problem;
+    const size_t P = s->P;
+    /* req: fedala.alg1.l1, fedala.alg1.l2, fedala.alg1.l3 */
+    pflref_round_begin(s, ws->theta_t, trace);   /* Θ^{t−1}, accum ← 0 */
+    const double m_t = pflref_train_n(pr, plan->clients, plan->m);
+    /* req: fedala.alg1.l4 */
+    for (size_t q = 0; q < plan->m; q++) {
+        const size_t i = plan->clients[q];
+        double *theta_i = s->v + i * P;
+        pflref_status st =
+            ala(s, i, plan->personal != NULL ? &plan->personal[q] : NULL, ws,
+                trace, err);
+        if (st != PFLREF_OK)
+            return st;
+        /* req: fedala.alg1.l9 */
+        /* l. 9: local training from Θ̂_i */
+        pflref_client_begin(s, i, "theta_i", theta_i, ws->theta_hat, trace);
+        pflref_client_lr(s, i, 0, 1);
+        pflref_optim_begin(s, i);
+        const pflref_local_sgd job = pflref_local_sgd_plain(
+            s, i, &plan->batches[q], s->hyper->eta, "theta_i", LOCAL_LINE);
+        st = pflref_local_sgd_run(&job, theta_i, ws->g, s->ws, trace, err);
+        if (st != PFLREF_OK)
+            return st;
+        /* req: fedala.alg1.l10 */
+        pflref_client_end(s, i, "theta_i", theta_i, trace);
+        /* req: fedala.alg1.l11 */
+        pflref_accumulate(s->accum, (double)pr->clients[i].train.n / m_t,
+                          theta_i, P);
+    }
+    return pflref_round_end(s, SERVER_LINE, trace, err);
+}
+
+/* W_i and the start phases are in the NOTE records, but no reload of them
+ * is written: a re-synchronised check is refused. */
+static const char *fedala_resync_gap(const pflref_hyper *hyper)
+{
+    (void)hyper;
+    return "each client's W_i and whether its start phase is done "
+           "(fedala's ALA state) are not reloaded from a candidate";
+}
+
+const pflref_algorithm pflref_fedala = {
+    .name = "fedala",
+    .title = "FedALA (Zhang, Hua, Wang, Song, Xue, Ma, Guan, AAAI 2023, "
+             "Alg. 1)",
+    .has_global = 1,
+    .has_personal = 1,
+    .personal_name = "theta_i",
+    .n_eval = 2,
+    .eval = {{"global", PFLREF_SOURCE_GLOBAL},
+             {"personalized", PFLREF_SOURCE_PERSONAL}},
+    .check = fedala_check,
+    .work_alloc = fedala_work_alloc,
+    .work_free = pflref_work_free,
+    .init = fedala_init,
+    .round = fedala_round,
+    .resync_gap = fedala_resync_gap,
+    .opt_slots = 1,   /* the local training's optimizer */
+};

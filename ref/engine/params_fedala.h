@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/engine/params_fedala.h: FedALA's rows of the registry of
+ * hyperparameters and switches (ref/engine/params.c includes it once and
+ * places FEDALA_PARAMS at the end of its table).  FedALA: Zhang et al.,
+ * AAAI 2023, arXiv 2212.01197v4, Alg. 1; ref/algorithms/fedala.c.  Value
+ * names in the order of the enums of include/pflref/hyper_personal.h, the
+ * paper's reading first. */
+#ifndef PFLREF_PARAMS_FEDALA_H
+#define PFLREF_PARAMS_FEDALA_H
+
+#include <math.h>
+#include <stddef.h>
+#include "pflref/hyper.h"
+
+static const char *const fedala_skip_values[] = {"first_round", "sum_first",
+                                                 NULL};
+static const char *const fedala_p_unit_values[] = {"layers", "tensors", NULL};
+
+#define FEDALA_PARAMS \
+    {"eta", "fedala", "fedala", PFLREF_PARAM_REAL, \
+     offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "α", \
+     "FedALA's local learning rate (the paper's α: Alg. 1's local training " \
+     "from Θ̂_i)"}, \
+    {"fedala.eta", "fedala", "fedala", PFLREF_PARAM_REAL, \
+     offsetof(pflref_hyper, fedala.eta), NAN, 0.0, 1, NULL, "η", \
+     "FedALA's weight learning rate: W_i ← clip_[0,1](W_i − η ∇_{W_i} " \
+     "L(Θ̂_i; D_i^s)) (Eq. 6)"}, \
+    {"fedala.s", "fedala", "fedala", PFLREF_PARAM_REAL, \
+     offsetof(pflref_hyper, fedala.s), NAN, 0.0, 1, NULL, "s", \
+     "FedALA's percentage of D_i the weights learn on: |D_i^s| = ⌊s n_i / " \
+     "100⌋ (in (0, 100]; the sample is the round's personal lists)"}, \
+    {"fedala.p", "fedala", "fedala", PFLREF_PARAM_INT, \
+     offsetof(pflref_hyper, fedala.p), NAN, 0.0, 0, NULL, "p", \
+     "FedALA's range: the top p layers (fedala.p_unit) take Θ_i + (Θ − " \
+     "Θ_i) ⊙ W_i, the lower ones Θ"}, \
+    {"fedala.threshold", "fedala", "", PFLREF_PARAM_REAL, \
+     offsetof(pflref_hyper, fedala.threshold), 0.1, 0.0, 1, NULL, "", \
+     "FedALA's start phase stops when the std of the last k recorded " \
+     "losses is below this (ALA.py:19,150: 0.1)"}, \
+    {"fedala.k", "fedala", "", PFLREF_PARAM_INT, \
+     offsetof(pflref_hyper, fedala.k), 10.0, 1.0, 0, NULL, "k", \
+     "FedALA's window of recorded losses the start phase's std is taken " \
+     "over, after more than k passes (ALA.py:20,150 num_pre_loss: 10)"}, \
+    {"fedala.max_epochs", "fedala", "", PFLREF_PARAM_INT, \
+     offsetof(pflref_hyper, fedala.max_epochs), 1000.0, 1.0, 0, NULL, "", \
+     "FedALA's cap on the start phase's passes over D_i^s (the code has " \
+     "none: a reference must end)"}, \
+    {"fedala.skip", "fedala", "", PFLREF_PARAM_ENUM, \
+     offsetof(pflref_hyper, fedala.skip), 0.0, 0.0, 0, fedala_skip_values, \
+     "", "when ALA does nothing: in the first round (Θ_i = Θ = Θ⁰) | " \
+     "whenever the first block's Σ(Θ − Θ_i) = 0 (ALA.py:82, a sum: the " \
+     "lower layers keep Θ_i and the start phase waits)"}, \
+    {"fedala.p_unit", "fedala", "", PFLREF_PARAM_ENUM, \
+     offsetof(pflref_hyper, fedala.p_unit), 0.0, 0.0, 0, \
+     fedala_p_unit_values, "", \
+     "what p counts from the output: layers (weight and bias together) | " \
+     "parameter tensors, 0 = all (ALA.py:86,95 params[-layer_idx:])"},
+
+#endif

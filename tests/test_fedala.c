@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* tests/test_fedala.c: FedALA (ref/algorithms/fedala.c) against its golden
+ * vectors (golden/fedala/, computed by golden/pflref_exact_fedala.py) and
+ * its properties on a hand example: no ALA in the first round, the start
+ * phase's W_i steps and its stopping rule, the clip to [0, 1] both ways in
+ * one start phase, one pass afterwards, the authors' early return
+ * (fedala.skip = sum_first), the presets, and the refusals of bad input. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "suites.h"
+#include "testutil.h"
+
+static const char *const VECTORS[] = {
+    "golden/fedala/worked-paper-partial.json",
+    "golden/fedala/worked-p-tensors.json",
+    "golden/fedala/worked-sum-first.json",
+    "golden/fedala/worked-official.json",
+    "golden/fedala/worked-paper-alone.json",
+    "golden/fedala/worked-pfllib-alone.json",
+    "golden/fedala/worked-stop-boundary.json",
+};
+
+/* Every vector is reproduced: every expected quantity was emitted and is
+ * within tolerance. */
+START_TEST(test_worked_vectors)
+{
+    /* req: fedala.alg1.l6, fedala.alg1.l8, fedala.alg1.l9, fedala.eq6 */
+    /* req: fedala.alg1.l11 */
+    tu_assert_golden(VECTORS[_i]);
+}
+END_TEST
+
+/* The hand example: ŷ = x w (P = 1, no bias), squared loss; client 0: x =
+ * (1, 2), y = (2, 3); client 1: x = (2, 1, 1), y = (1, 0, 4); w⁰ = 0, α =
+ * 0.25, s = 50 (|D_i^s| = 1), p = 1, k = 1.  Round 0 (both, full
+ * batches): θ_0 = 2, θ_1 = 1, Θ = (2·2 + 3·1)/5 = 1.4.  Round 1: client 0
+ * on D_0^s = {1} (x = 2, y = 3), diff = Θ − Θ_0 = −0.6; round 2: client 0
+ * again (Θ = Θ_0: it trained alone). */
+#define HAND_FMT                                                             \
+    "{\"format\": \"pflref-spec/1\", "                                      \
+    "\"model\": {\"kind\": \"linear\", \"d\": 1, \"loss\": \"squared\"}, "  \
+    "\"problem\": {\"clients\": [{\"X\": [[1], [2]], \"y\": [2, 3]}, "      \
+    "{\"X\": [[2], [1], [1]], \"y\": [1, 0, 4]}]}, "                        \
+    "\"init\": {\"kind\": \"zeros\"}, "                                     \
+    "\"algorithm\": {\"name\": \"fedala\", %s\"hyperparameters\": "         \
+    "{\"eta\": 0.25, \"fedala.eta\": %s, \"fedala.s\": 50, \"fedala.p\": "  \
+    "1, \"fedala.k\": 1, \"fedala.threshold\": 0.5}, \"switches\": {%s}}, " \
+    "\"schedule\": {\"kind\": \"given\", \"rounds\": ["                     \
+    "{\"clients\": [0, 1], \"batches\": [[[0, 1]], [[0, 1, 2]]]}, "         \
+    "{\"clients\": [0], %s\"batches\": [[[0]]]}, "                       \
+    "{\"clients\": [0], \"personal\": [[[0]]], \"batches\": [[[1]]]}]}, "   \
+    "\"output\": {\"trajectory\": \"step\"}}"
+
+/* Round 1's sample, D_0^s = {1}. */
+#define SAMPLE "\"personal\": [[[1]]], "
+
+/* Run the hand example with W's rate eta_w, the preset clause pre ("" or
+ * "\"preset\": \"official\", ") and the switches sw; the trajectory in tj. */
+static pflref_run_result *run_hand(const char *pre, const char *eta_w,
+                                   const char *sw, pflref_trajectory *tj)
+{
+    char text[2048];
+    snprintf(text, sizeof text, HAND_FMT, pre, eta_w, sw, SAMPLE);
+    pflref_spec *spec = tu_spec(text);
+    pflref_trajectory_init(tj, PFLREF_RECORD_STEP);
+    const pflref_trace trace = {.emit = pflref_trajectory_emit, .ctx = tj};
+    pflref_run_result *r = tu_run(spec, &trace);
+    pflref_spec_free(spec);
+    return r;
+}
+
+/* The NOTE or CLIENT_BEGIN record `name` of client i in round t: its first
+ * value (NAN when absent). */
+static double value_of(const pflref_trajectory *tj, pflref_event_kind kind,
+                       const char *name, long t, long i)
+{
+    for (size_t q = 0; q < tj->count; q++) {
+        const pflref_record *rc = &tj->records[q];
+        if (rc->kind == kind && strcmp(rc->name, name) == 0 &&
+            rc->round == t && rc->client == i)
+            return tj->values[rc->offset];
+    }
+    return NAN;
+}
+
+/* η = 0.5.  Pass 1 at Θ̂ = 1.4: g = 2·2·(2.8 − 3) = −0.8, W = 1 − 0.5·
+ * (−0.8)(−0.6) = 0.76, Θ̂ = 2 − 0.6·0.76 = 1.544; pass 2: g = 4·0.088 =
+ * 0.352, W = 0.76 + 0.5·0.352·0.6 = 0.8656, Θ̂ = 1.48064; two losses (>
+ * k = 1) and the std of the last one is 0 < 0.5: stop.  Local step from
+ * Θ̂: 1.48064 − 0.25·2·(1.48064 − 2) = 1.74032.  No ALA in round 0. */
+START_TEST(test_start_phase_by_hand)
+{
+    /* req: fedala.alg1.l6, fedala.alg1.l8, fedala.eq6, fedala.alg1.l9 */
+    pflref_trajectory tj;
+    pflref_run_result *r = run_hand("", "0.5", "", &tj);
+    ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "ala_epochs", 0, 0),
+                        0.0);
+    ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "W_i", 0, 0), 1.0);
+    ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "ala_epochs", 1, 0),
+                        2.0);
+    const double W = value_of(&tj, PFLREF_EV_NOTE, "W_i", 1, 0);
+    ck_assert_msg(fabs(W - 0.8656) < 1e-14, "W_0 = %.17g", W);
+    const double hat =
+        value_of(&tj, PFLREF_EV_CLIENT_BEGIN, "theta_i", 1, 0);
+    ck_assert_msg(fabs(hat - 1.48064) < 1e-14, "Θ̂_0 = %.17g", hat);
+    const double theta =
+        value_of(&tj, PFLREF_EV_CLIENT_END, "theta_i", 1, 0);
+    ck_assert_msg(fabs(theta - 1.74032) < 1e-14, "Θ_0 = %.17g", theta);
+    /* round 2: started, so one pass (Θ − Θ_0 = 0: W_0 unchanged) */
+    /* req: fedala.alg1.l7 */
+    ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "ala_epochs", 2, 0),
+                        1.0);
+    ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "W_i", 2, 0), W);
+    /* client 1 never ALA'd: its W_1 stays 1, its Θ_1 = 1 */
+    ck_assert_double_eq(r->v[1], 1.0);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(r);
+}
+END_TEST
+
+/* η = 5: pass 1 drives W to 1 − 5·0.48 = −1.4, clipped to 0 (Θ̂ = Θ_0 =
+ * 2); pass 2: g = 4·(4 − 3) = 4, W = 0 + 5·4·0.6 = 12, clipped to 1 (Θ̂ =
+ * Θ = 1.4); then Θ_0 = 1.4 + 0.25·2·0.6 = 1.7. */
+START_TEST(test_clip_both_ways)
+{
+    /* req: fedala.eq6 */
+    pflref_trajectory tj;
+    pflref_run_result *r = run_hand("", "5", "", &tj);
+    ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "W_i", 1, 0), 1.0);
+    const double hat =
+        value_of(&tj, PFLREF_EV_CLIENT_BEGIN, "theta_i", 1, 0);
+    ck_assert_msg(fabs(hat - 1.4) < 1e-15, "Θ̂_0 = %.17g", hat);
+    const double theta =
+        value_of(&tj, PFLREF_EV_CLIENT_END, "theta_i", 1, 0);
+    ck_assert_msg(fabs(theta - 1.7) < 1e-15, "Θ_0 = %.17g", theta);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(r);
+    /* one pass only (k = 1 needs two losses): W stays at the clip to 0 */
+    char text[2048];
+    snprintf(text, sizeof text, HAND_FMT, "", "5", "", SAMPLE);
+    char *one = strstr(text, "\"fedala.threshold\": 0.5");
+    ck_assert_ptr_nonnull(one);
+    memcpy(one, "\"fedala.max_epochs\": 1 ", 23);
+    pflref_spec *spec = tu_spec(text);
+    pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
+    const pflref_trace trace = {.emit = pflref_trajectory_emit, .ctx = &tj};
+    r = tu_run(spec, &trace);
+    ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "W_i", 1, 0), 0.0);
+    ck_assert_double_eq(
+        value_of(&tj, PFLREF_EV_CLIENT_BEGIN, "theta_i", 1, 0), 2.0);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(r);
+    pflref_spec_free(spec);
+}
+END_TEST
+
+/* fedala.skip = sum_first (and the official preset): in round 2 client 0
+ * finds Θ = Θ_0 (it trained alone in round 1) and ALA returns: no pass;
+ * the paper's reading makes one pass that leaves W_0 as it was. */
+START_TEST(test_sum_first_returns)
+{
+    /* req: fedala.alg1.l6, fedala.preset.official */
+    pflref_trajectory tj;
+    pflref_run_result *r =
+        run_hand("", "0.5", "\"fedala.skip\": \"sum_first\"", &tj);
+    ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "ala_epochs", 1, 0),
+                        2.0);
+    ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "ala_epochs", 2, 0),
+                        0.0);
+    const double w_sum = r->w[0];
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(r);
+    r = run_hand("\"preset\": \"official\", ", "0.5", "", &tj);
+    ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "ala_epochs", 2, 0),
+                        0.0);
+    ck_assert_double_eq(r->w[0], w_sum);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(r);
+}
+END_TEST
+
+/* The presets set the code's switches; the paper's are the defaults. */
+START_TEST(test_presets)
+{
+    /* req: fedala.preset.official, fedala.preset.pfllib */
+    static const char *const names[] = {"official", "pfllib"};
+    for (size_t q = 0; q < 2; q++) {
+        pflref_hyper h;
+        pflref_hyper_defaults(&h);
+        ck_assert_int_eq(h.fedala.skip, PFLREF_FEDALA_SKIP_FIRST_ROUND);
+        ck_assert_int_eq(h.fedala.p_unit, PFLREF_FEDALA_P_LAYERS);
+        pflref_error err = {0};
+        ck_assert_int_eq(pflref_preset_apply(&h, "fedala", names[q],
+                                                   "algorithm.preset", &err),
+                         PFLREF_OK);
+        ck_assert_int_eq(h.fedala.skip, PFLREF_FEDALA_SKIP_SUM_FIRST);
+        ck_assert_int_eq(h.fedala.p_unit, PFLREF_FEDALA_P_TENSORS);
+    }
+}
+END_TEST
+
+/* Bad input, refused before round 0 with the field's path. */
+START_TEST(test_refusals)
+{
+    static const struct {
+        const char *pre, *hyper, *where, *msg;
+    } bad[] = {
+        {"", "\"fedala.s\": 40", "algorithm.hyperparameters.fedala.s",
+         "selects none"},
+        {"", "\"fedala.s\": 120", "algorithm.hyperparameters.fedala.s",
+         "must be <= 100"},
+        {"", "\"fedala.p\": 2", "algorithm.hyperparameters.fedala.p",
+         "layers"},
+        {"", "\"fedala.p\": 0", "algorithm.hyperparameters.fedala.p",
+         "must be in [1, 1]"},
+        {"\"preset\": \"official\", ", "\"fedala.p\": 2",
+         "algorithm.hyperparameters.fedala.p", "parameter tensors"},
+    };
+    for (size_t q = 0; q < sizeof bad / sizeof bad[0]; q++) {
+        char text[2048];
+        snprintf(text, sizeof text, HAND_FMT, bad[q].pre, "0.5", "", SAMPLE);
+        /* replace s = 50 and p = 1 by the row's value */
+        char *s = strstr(text, "\"fedala.s\": 50, \"fedala.p\": 1");
+        ck_assert_ptr_nonnull(s);
+        const char *keep = strstr(bad[q].hyper, "fedala.s") != NULL
+                               ? "\"fedala.p\": 1"
+                               : "\"fedala.s\": 50";
+        char repl[128];
+        snprintf(repl, sizeof repl, "%s, %s", bad[q].hyper, keep);
+        char out[2048];
+        snprintf(out, sizeof out, "%.*s%s%s", (int)(s - text), text, repl,
+                 s + strlen("\"fedala.s\": 50, \"fedala.p\": 1"));
+        pflref_spec *spec = tu_spec(out);
+        pflref_error err = {0};
+        tu_run_error(spec, PFLREF_EINVAL, &err);
+        ck_assert_str_eq(err.where, bad[q].where);
+        ck_assert_msg(strstr(err.message, bad[q].msg) != NULL, "row %zu: %s", q,
+                      err.message);
+        pflref_spec_free(spec);
+    }
+}
+END_TEST
+
+/* A personal list of the wrong size, or none in a round that needs one. */
+START_TEST(test_sample_lists)
+{
+    static const struct {
+        const char *personal, *where, *msg;
+    } bad[] = {
+        {"\"personal\": [[[0, 1]]], ", "schedule.rounds[1].personal[0]",
+         "= 1 samples"},
+        {"", "schedule.rounds[1].personal", "round 1 has none"},
+    };
+    for (size_t q = 0; q < 2; q++) {
+        char text[2048];
+        snprintf(text, sizeof text, HAND_FMT, "", "0.5", "", bad[q].personal);
+        pflref_spec *spec = tu_spec(text);
+        pflref_error err = {0};
+        tu_run_error(spec, PFLREF_EINVAL, &err);
+        ck_assert_str_eq(err.where, bad[q].where);
+        ck_assert_msg(strstr(err.message, bad[q].msg) != NULL, "%s", err.message);
+        pflref_spec_free(spec);
+    }
+}
+END_TEST
+
+/* The registry refuses η ≤ 0, s ≤ 0, threshold ≤ 0, k = 0, max_epochs =
+ * 0 and non-finite values, naming the field; η, s and p are required. */
+START_TEST(test_hyper_refused)
+{
+    static const struct {
+        const char *name;
+        double value;
+    } bad[] = {
+        {"fedala.eta", 0.0},       {"fedala.eta", NAN},
+        {"fedala.s", 0.0},         {"fedala.s", INFINITY},
+        {"fedala.threshold", 0.0}, {"fedala.threshold", -0.1},
+        {"fedala.threshold", NAN}, {"eta", -0.5},
+    };
+    for (size_t q = 0; q < sizeof bad / sizeof bad[0]; q++) {
+        const pflref_param *p = pflref_param_find_for(bad[q].name, "fedala");
+        ck_assert_ptr_nonnull(p);
+        char where[96];
+        snprintf(where, sizeof where, "algorithm.hyperparameters.%s",
+                 bad[q].name);
+        pflref_hyper h;
+        pflref_hyper_defaults(&h);
+        pflref_error err = {0};
+        ck_assert_int_eq(pflref_hyper_set_real(&h, p, bad[q].value, where,
+                                               &err),
+                         PFLREF_EINVAL);
+        ck_assert_str_eq(err.where, where);
+    }
+    static const char *const counts[] = {"fedala.k", "fedala.max_epochs"};
+    for (size_t q = 0; q < 2; q++) {
+        const pflref_param *p = pflref_param_find_for(counts[q], "fedala");
+        pflref_hyper h;
+        pflref_hyper_defaults(&h);
+        pflref_error err = {0};
+        ck_assert_int_eq(pflref_hyper_set_int(&h, p, 0, "x", &err),
+                         PFLREF_EINVAL);
+    }
+    pflref_hyper h;
+    pflref_hyper_defaults(&h);
+    ck_assert(isnan(h.fedala.eta) && isnan(h.fedala.s));
+    ck_assert(h.fedala.p == PFLREF_INT_UNSET);
+    ck_assert_double_eq(h.fedala.threshold, 0.1);
+    ck_assert_uint_eq(h.fedala.k, 10);
+}
+END_TEST
+
+Suite *fedala_suite(void)
+{
+    Suite *s = suite_create("fedala");
+    TCase *tc = tcase_create("fedala");
+    tcase_add_loop_test(tc, test_worked_vectors, 0,
+                        (int)(sizeof VECTORS / sizeof VECTORS[0]));
+    tcase_add_test(tc, test_start_phase_by_hand);
+    tcase_add_test(tc, test_clip_both_ways);
+    tcase_add_test(tc, test_sum_first_returns);
+    tcase_add_test(tc, test_presets);
+    tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_sample_lists);
+    tcase_add_test(tc, test_hyper_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}
