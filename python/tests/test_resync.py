@@ -29,6 +29,7 @@ PFLREF = os.path.join(ROOT, "build", "rel", "pflref")
 REFUSED = {
     "pflego": "Adam's moments",
     "pfedhn": "momentum buffer",
+    "fedala": "ALA state",
 }
 
 
