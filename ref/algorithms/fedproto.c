@@ -137,29 +137,20 @@ static void *fedproto_work_alloc(const pflref_problem *problem,
  * after at least one layer and that has no batchnorm layer. */
 static pflref_status check_model(const pflref_model *m, pflref_error *err)
 {
+    static const pflref_body_words words = {
+        "fedproto needs an embedding f_i(x) and a decision layer: an "
+        "mlp (its hidden layer) or a layer list (every layer before the "
+        "last dense one); the model is ", ", which has no embedding",
+        "fedproto needs an embedding f_i(x): the layer list's last "
+        "layer must be dense (the decision layer) after at least one "
+        "layer (the embedding)",
+        "fedproto's prototypes average f_i(x) of single samples; with "
+        "batch normalisation in the embedding f_i(x) depends on the "
+        "whole batch"};
     /* req: fedproto.model */
-    if (m->kind != PFLREF_MODEL_MLP && m->kind != PFLREF_MODEL_LAYERS)
-        return pflref_error_set(
-            err, PFLREF_EINVAL, "model.kind",
-            "fedproto needs an embedding f_i(x) and a decision layer: an "
-            "mlp (its hidden layer) or a layer list (every layer before the "
-            "last dense one); the model is %s, which has no embedding",
-            pflref_model_kind_name(m->kind));
-    if (m->kind == PFLREF_MODEL_LAYERS &&
-        (m->nlayers < 2 ||
-         m->layers[m->nlayers - 1].kind != PFLREF_LAYER_DENSE))
-        return pflref_error_set(
-            err, PFLREF_EINVAL, "model.layers",
-            "fedproto needs an embedding f_i(x): the layer list's last "
-            "layer must be dense (the decision layer) after at least one "
-            "layer (the embedding)");
-    if (m->bn)
-        return pflref_error_set(
-            err, PFLREF_EINVAL,
-            m->kind == PFLREF_MODEL_MLP ? "model.bn" : "model.layers",
-            "fedproto's prototypes average f_i(x) of single samples; with "
-            "batch normalisation in the embedding f_i(x) depends on the "
-            "whole batch");
+    pflref_status st = pflref_body_check(m, &words, err);
+    if (st != PFLREF_OK)
+        return st;
     if (!pflref_model_is_classifier(m))
         return pflref_error_set(
             err, PFLREF_EINVAL, "model.loss",

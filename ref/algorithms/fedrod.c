@@ -141,28 +141,19 @@ static void *fedrod_work_alloc(const pflref_problem *problem,
  * after at least one layer and that has no batchnorm layer. */
 static pflref_status check_model(const pflref_model *m, pflref_error *err)
 {
+    static const pflref_body_words words = {
+        "fedrod needs a body f_θ and a linear head φ_G: an mlp (its "
+        "hidden layer and output layer) or a layer list (its last dense "
+        "layer after the body); the model is ", "",
+        "fedrod needs a linear head: the layer list's last layer must "
+        "be dense (φ_G) after at least one layer (the body f_θ)",
+        "fedrod's personal step holds the features f_θ(x) of single "
+        "samples fixed; with batch normalisation in the body they "
+        "depend on the whole batch"};
     /* req: fedrod.model */
-    if (m->kind != PFLREF_MODEL_MLP && m->kind != PFLREF_MODEL_LAYERS)
-        return pflref_error_set(
-            err, PFLREF_EINVAL, "model.kind",
-            "fedrod needs a body f_θ and a linear head φ_G: an mlp (its "
-            "hidden layer and output layer) or a layer list (its last dense "
-            "layer after the body); the model is %s",
-            pflref_model_kind_name(m->kind));
-    if (m->kind == PFLREF_MODEL_LAYERS &&
-        (m->nlayers < 2 ||
-         m->layers[m->nlayers - 1].kind != PFLREF_LAYER_DENSE))
-        return pflref_error_set(
-            err, PFLREF_EINVAL, "model.layers",
-            "fedrod needs a linear head: the layer list's last layer must "
-            "be dense (φ_G) after at least one layer (the body f_θ)");
-    if (m->bn)
-        return pflref_error_set(
-            err, PFLREF_EINVAL,
-            m->kind == PFLREF_MODEL_MLP ? "model.bn" : "model.layers",
-            "fedrod's personal step holds the features f_θ(x) of single "
-            "samples fixed; with batch normalisation in the body they "
-            "depend on the whole batch");
+    pflref_status st = pflref_body_check(m, &words, err);
+    if (st != PFLREF_OK)
+        return st;
     if (!pflref_model_is_classifier(m))
         return pflref_error_set(
             err, PFLREF_EINVAL, "model.loss",

@@ -178,30 +178,20 @@ static pflref_status moon_check(const pflref_problem *problem,
 {
     (void)hyper;
     (void)mask;
-    const pflref_model *m = &problem->model;
+    static const pflref_body_words words = {
+        "moon needs a representation R_w(x) (Sec. 3.2): an mlp (its "
+        "hidden layer) or a layer list (every layer before the last "
+        "dense one); the model is ", ", which has none",
+        "moon needs a representation R_w(x): the layer list's last "
+        "layer must be dense (the output layer) after at least one "
+        "layer (the body, whose output is R_w)",
+        "moon's representation R_w(x) must be a function of x alone; "
+        "with batch normalisation in the body it depends on the whole "
+        "batch"};
     /* req: moon.rep */
-    if (m->kind != PFLREF_MODEL_MLP && m->kind != PFLREF_MODEL_LAYERS)
-        return pflref_error_set(
-            err, PFLREF_EINVAL, "model.kind",
-            "moon needs a representation R_w(x) (Sec. 3.2): an mlp (its "
-            "hidden layer) or a layer list (every layer before the last "
-            "dense one); the model is %s, which has none",
-            pflref_model_kind_name(m->kind));
-    if (m->kind == PFLREF_MODEL_LAYERS &&
-        (m->nlayers < 2 ||
-         m->layers[m->nlayers - 1].kind != PFLREF_LAYER_DENSE))
-        return pflref_error_set(
-            err, PFLREF_EINVAL, "model.layers",
-            "moon needs a representation R_w(x): the layer list's last "
-            "layer must be dense (the output layer) after at least one "
-            "layer (the body, whose output is R_w)");
-    if (m->bn)
-        return pflref_error_set(
-            err, PFLREF_EINVAL,
-            m->kind == PFLREF_MODEL_MLP ? "model.bn" : "model.layers",
-            "moon's representation R_w(x) must be a function of x alone; "
-            "with batch normalisation in the body it depends on the whole "
-            "batch");
+    pflref_status st = pflref_body_check(&problem->model, &words, err);
+    if (st != PFLREF_OK)
+        return st;
     return check_batches(problem, schedule, err);
 }
 
