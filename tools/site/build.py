@@ -149,7 +149,6 @@ TRACE_EVENT = re.compile(r"^\s*(?:(round) \d+|client \d+ (starts|ends)): (\S+) =
 TRACE_NAME = re.compile(r"^\s*(?:round \d+|client \d+ (?:starts|ends)|step \d+|server|final.*?):\s*(\S+) = ")
 
 
-C_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 CONST_DEF = re.compile(r"^static const char \*const (\w+)(?:\[\w*\])? =")
 
 
