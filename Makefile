@@ -230,9 +230,16 @@ demo: deps
 # The reader's edition (tools/site/build.py): static HTML in build/site/,
 # each algorithm's box beside the C lines citing it, the vectors and tests
 # that check each line, a worked example's trace, seed 000's figures, the
-# variants and the validation guide.  check-site opens every page in
-# headless Chromium (tests/site/check_site.py): a broken link, a missing
-# image or a console error fails; keeps build/site/pfedme.png.  Not in
+# variants and the validation guide; its formulas typeset by KaTeX at build
+# time (tools/site/math.py, node and Debian's libjs-katex: a KaTeX warning
+# fails the build).  check-site opens every page in headless Chromium
+# (tests/site/check_site.py): a broken link, a missing image, a console
+# error, a computing box line without trace values (tools/site/
+# untraced.json lists the exceptions) or a layout regression of an
+# algorithm page against tests/site/layout-baseline.json fails; keeps
+# build/site/pfedme.png and a screenshot of each algorithm page in
+# build/site/shots/.  After a deliberate layout change, `make check-site
+# LAYOUT=update` rewrites the baseline (review its diff).  Not in
 # `make check` (chromium is its own deps.sh group); .ci/run runs it.
 site: deps
 	@./deps.sh site
@@ -240,7 +247,7 @@ site: deps
 	@$(PYTHON) tools/site/build.py --pflref $(B)/rel/pflref --out $(B)/site
 
 check-site: site
-	@$(PYTHON) tests/site/check_site.py $(B)/site
+	@$(PYTHON) tests/site/check_site.py $(B)/site $(if $(filter update,$(LAYOUT)),--update-layout)
 
 check: deps
 	@$(MAKE) -s --no-print-directory check-unit check-blas check-headers \

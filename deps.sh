@@ -28,9 +28,10 @@
 #             linux-perf (profiles), GNU time (peak RSS): make bench
 #             (with core)
 #   plot      gnuplot (no X): pflref plot, make demo's figure (with core)
-#   site      gnuplot, python3-markdown (the pages), Debian's chromium and
-#             python3-websocket (the headless test): make site, make
-#             check-site (with core)
+#   site      gnuplot, python3-markdown (the pages), libjs-katex and
+#             nodejs (their mathematics, typeset at build time), Debian's
+#             chromium and python3-websocket (the headless test): make
+#             site, make check-site (with core)
 #
 # Every target of the Makefile that runs a tool calls this script first with
 # its groups.  Only missing packages are installed; when everything is
@@ -53,7 +54,8 @@ libcoq-coquelicot"
 TORCH="python3-torch python3-pytest"
 BENCH="python3-torch gnuplot-nox linux-perf time"
 PLOT="gnuplot-nox fonts-dejavu-core"
-SITE="gnuplot-nox chromium fonts-dejavu-core python3-markdown python3-websocket"
+SITE="gnuplot-nox chromium fonts-dejavu-core python3-markdown python3-websocket \
+libjs-katex nodejs"
 
 [ $# -eq 0 ] && set -- core
 want=""

@@ -14,6 +14,19 @@
  * the end labels are stacked apart, and a curve identical to an earlier
  * one is drawn so that both show and shares that one's labels.
  *
+ * Beside the global model's, the personalised models' curves (dash-dot,
+ * with points, in the curve's colour) where the algorithm keeps one
+ * personalised model per client across the rounds, the model its result's
+ * `personalized` metrics evaluate (docs/formats.md, "Metrics"): Ditto's
+ * v_k, FedAlt's and FedSim's (u, v_i) (the `client_end` "v" events),
+ * pFedMe's θ_i or w_{i,R} (`pfedme.personal_eval`; the "theta" or
+ * "w_local" client_end), APFL's v̄_i (the `v_bar` note, `apfl.mix =
+ * parameter`: α_i v_i + (1 − α_i) w_i with the client's own w_i, what
+ * FedTorch evaluates each round; the result's final `personalized` mixes
+ * in the global w).  After each round every client's latest personalised model
+ * is evaluated, from the first round after which every client has one (a
+ * client that never trained has none yet).
+ *
  * Metrics: test_mse (the default, as for the other kinds; regression
  * models), test_loss, test_accuracy (classifiers) (on each client's test
  * data; a client without test data is refused), and on the training data
@@ -42,7 +55,41 @@ typedef struct {
     double lo, hi;             /* the smallest and largest value drawn */
     pflref_status failed;      /* the first evaluation error */
     pflref_error err;
+    /* the personalised models: the event that carries client i's (kind,
+     * name; NULL: none), each client's latest (N×P) and whether it has one */
+    pflref_event_kind pers_kind;
+    const char *pers_name;
+    double *pers;
+    unsigned char *have;
+    size_t n_have;
+    sbuf pdata;                /* "t mean worst" lines of the personalised */
+    size_t ppoints;
+    double plast_mean, plast_worst;
 } curve_sink;
+
+/* The event of algorithm alg (under hyper h) that carries a client's
+ * personalised model after its round, into *kind and *name; 0 when the
+ * algorithm keeps none across the rounds (its personalisation happens
+ * after training, or it has no full personal parameter vector). */
+static int personal_event(const char *alg, const pflref_hyper *h,
+                          pflref_event_kind *kind, const char **name)
+{
+    *kind = PFLREF_EV_CLIENT_END;
+    if (strcmp(alg, "ditto") == 0 || strcmp(alg, "fedalt") == 0 ||
+        strcmp(alg, "fedsim") == 0)
+        *name = "v";
+    else if (strcmp(alg, "pfedme") == 0 &&
+             h->pfedme.personal_eval != PFLREF_PFEDME_EVAL_GLOBAL)
+        *name = h->pfedme.personal_eval == PFLREF_PFEDME_EVAL_THETA ? "theta"
+                                                                   : "w_local";
+    else if (strcmp(alg, "apfl") == 0 &&
+             h->apfl.mix == PFLREF_APFL_MIX_PARAMETER) {
+        *kind = PFLREF_EV_NOTE;
+        *name = "v_bar";
+    } else
+        return 0;
+    return 1;
+}
 
 /* 1 when metric is one of the training set's (train_loss, train_mse,
  * train_accuracy). */
@@ -69,33 +116,77 @@ static int is_accuracy(const char *metric)
            strcmp(metric, "train_accuracy") == 0;
 }
 
-/* At every server "w" of the rounds: evaluate it on every client, and
- * write "t+1 mean worst". */
-static void curve_emit(void *ctx, const pflref_event *ev)
+/* Evaluate on every client i the model at models + i·stride (stride 0:
+ * one model for all) and summarise into *s; 0 on failure (cs->failed and
+ * cs->err set). */
+static int evaluate_all(curve_sink *cs, const double *models, size_t stride,
+                        pflref_summary *s)
 {
-    curve_sink *cs = ctx;
     const pflref_problem *p = cs->problem;
-    if (cs->failed != PFLREF_OK || ev->kind != PFLREF_EV_SERVER ||
-        strcmp(ev->name, "w") != 0 || ev->len != p->model.P || ev->round < 0)
-        return;
     const int train = is_train(cs->metric);
     for (size_t i = 0; i < p->N && cs->failed == PFLREF_OK; i++) {
         pflref_eval e;
         const pflref_data *D = train ? &p->clients[i].train
                                      : &p->clients[i].test;
-        cs->failed = pflref_model_evaluate(&p->model, ev->value, D, cs->ws, &e);
+        cs->failed = pflref_model_evaluate(&p->model, models + i * stride, D,
+                                           cs->ws, &e);
         cs->per_client[i] = metric_of(&e, cs->metric);
     }
-    pflref_summary s;
     if (cs->failed == PFLREF_OK)
         cs->failed = pflref_metrics_summarize(
             cs->per_client, NULL, p->N,
             is_accuracy(cs->metric) ? PFLREF_HIGHER_IS_BETTER
                                     : PFLREF_LOWER_IS_BETTER,
-            cs->per_client + p->N, &s, &cs->err);
+            cs->per_client + p->N, s, &cs->err);
     else
-        pflref_error_set(&cs->err, cs->failed, "", "cannot evaluate w");
-    if (cs->failed == PFLREF_OK) {
+        pflref_error_set(&cs->err, cs->failed, "", "cannot evaluate a model");
+    return cs->failed == PFLREF_OK;
+}
+
+/* Keep client i's personalised model when ev carries it. */
+static void keep_personal(curve_sink *cs, const pflref_event *ev)
+{
+    const size_t P = cs->problem->model.P;
+    if (cs->pers == NULL || ev->kind != cs->pers_kind || ev->client < 0 ||
+        (size_t)ev->client >= cs->problem->N || ev->len != P ||
+        strcmp(ev->name, cs->pers_name) != 0 ||
+        (ev->phase != NULL && strcmp(ev->phase, "train") != 0))
+        return;
+    memcpy(cs->pers + (size_t)ev->client * P, ev->value, P * sizeof *ev->value);
+    cs->n_have += !cs->have[ev->client];
+    cs->have[ev->client] = 1;
+}
+
+/* After round t, once every client has a personalised model: their
+ * summary, "t+1 mean worst" in the personalised datablock. */
+static void personal_point(curve_sink *cs, long t)
+{
+    pflref_summary s;
+    if (cs->pers == NULL || cs->n_have < cs->problem->N ||
+        !evaluate_all(cs, cs->pers, cs->problem->model.P, &s))
+        return;
+    sb_printf(&cs->pdata, "%ld %.17g %.17g\n", t + 1, s.mean, s.worst);
+    cs->ppoints++;
+    cs->lo = fmin(cs->lo, fmin(s.mean, s.worst));
+    cs->hi = fmax(cs->hi, fmax(s.mean, s.worst));
+    cs->plast_mean = s.mean;
+    cs->plast_worst = s.worst;
+}
+
+/* At every server "w" of the rounds: evaluate it on every client, and
+ * write "t+1 mean worst"; then the personalised models' point. */
+static void curve_emit(void *ctx, const pflref_event *ev)
+{
+    curve_sink *cs = ctx;
+    const pflref_problem *p = cs->problem;
+    if (cs->failed != PFLREF_OK)
+        return;
+    keep_personal(cs, ev);
+    if (ev->kind != PFLREF_EV_SERVER || strcmp(ev->name, "w") != 0 ||
+        ev->len != p->model.P || ev->round < 0)
+        return;
+    pflref_summary s;
+    if (evaluate_all(cs, ev->value, 0, &s)) {
         sb_printf(cs->data, "%ld %.17g %.17g\n", ev->round + 1, s.mean,
                   s.worst);
         if (cs->points++ == 0)
@@ -105,6 +196,7 @@ static void curve_emit(void *ctx, const pflref_event *ev)
         cs->last_t = ev->round + 1;
         cs->last_mean = s.mean;
         cs->last_worst = s.worst;
+        personal_point(cs, ev->round);
     }
 }
 
@@ -166,6 +258,8 @@ typedef struct {
     long first_t, last_t;
     double last_mean, last_worst, lo, hi;
     long twin;
+    int pers;                      /* a personalised datablock $pers<k> */
+    double plast_mean, plast_worst;
 } curve;
 
 /* Run one spec into datablock $run<k> (in b), what it drew into *cv;
@@ -185,7 +279,13 @@ static int curve_of(sbuf *b, curve *cv, const char *path, const char *metric,
     if (rc == EXIT_OK) {
         cs.ws = pflref_model_workspace_alloc(&p->model, pflref_problem_max_n(p));
         cs.per_client = malloc(2 * p->N * sizeof *cs.per_client);
-        if (cs.ws == NULL || cs.per_client == NULL) {
+        if (personal_event(spec->algorithm->name, &spec->hyper, &cs.pers_kind,
+                           &cs.pers_name)) {
+            cs.pers = malloc(p->N * p->model.P * sizeof *cs.pers);
+            cs.have = calloc(p->N, 1);
+        }
+        if (cs.ws == NULL || cs.per_client == NULL ||
+            (cs.pers_name != NULL && (cs.pers == NULL || cs.have == NULL))) {
             fprintf(stderr, "pflref: %s: out of memory\n", path);
             rc = EXIT_INTERNAL;
         }
@@ -213,11 +313,18 @@ static int curve_of(sbuf *b, curve *cv, const char *path, const char *metric,
             *cv = (curve){.from = from, .to = b->n - 4, .first_t = cs.first_t,
                           .last_t = cs.last_t, .last_mean = cs.last_mean,
                           .last_worst = cs.last_worst, .lo = cs.lo,
-                          .hi = cs.hi, .twin = -1};
+                          .hi = cs.hi, .twin = -1, .pers = cs.ppoints > 0 && !cs.pdata.failed,
+                          .plast_mean = cs.plast_mean,
+                          .plast_worst = cs.plast_worst};
+            if (cv->pers)
+                sb_printf(b, "$pers%zu << EOD\n%sEOD\n", k, cs.pdata.s);
         }
     }
     pflref_model_workspace_free(cs.ws);
     free(cs.per_client);
+    free(cs.pers);
+    free(cs.have);
+    free(cs.pdata.s);
     pflref_spec_free(spec);
     return rc;
 }
@@ -291,6 +398,20 @@ static size_t end_labels(const plot_opts *o, const curve *cv, end_label *l)
             n++;
         }
     }
+    /* the personalised curves' labels, of each spec that has them */
+    for (size_t k = 0; k < o->nargs; k++) {
+        if (!cv[k].pers)
+            continue;
+        char name[128];
+        arg_label(o->args[k], name, sizeof name);
+        const double v[2] = {cv[k].plast_mean, cv[k].plast_worst};
+        for (int m = 0; m < 2; m++) {
+            l[n] = (end_label){.value = v[m], .y = v[m], .colour = k + 1};
+            snprintf(l[n].text, sizeof l[n].text, "%s personalized %s %.3f",
+                     name, m ? "worst" : "mean", v[m]);
+            n++;
+        }
+    }
     return n;
 }
 
@@ -318,6 +439,18 @@ static void curve_elements(sbuf *b, const plot_opts *o, const curve *cv,
     char worst[360];
     snprintf(worst, sizeof worst, "%s: worst client", title);
     sb_quoted(b, worst);
+    if (!cv[k].pers)
+        return;
+    /* the personalised models: dash-dot with points, the same colour */
+    char pers[300];
+    snprintf(pers, sizeof pers, "%s personalized", label);
+    sb_printf(b, ", $pers%zu using 1:2 with linespoints lw 2 dt 4 pt 7 "
+              "ps 0.6 lc %zu title ", k, k + 1);
+    sb_quoted(b, pers);
+    snprintf(worst, sizeof worst, "%s personalized: worst client", label);
+    sb_printf(b, ", $pers%zu using 1:3 with linespoints lw 1.5 dt 5 pt 6 "
+              "ps 0.6 lc %zu title ", k, k + 1);
+    sb_quoted(b, worst);
 }
 
 int plot_curves(const plot_opts *o)
@@ -327,7 +460,8 @@ int plot_curves(const plot_opts *o)
     sbuf b = {NULL, 0, 0, 0}, data = {NULL, 0, 0, 0};
     char title[256];
     snprintf(title, sizeof title, "%s of the global model per round: mean "
-             "(solid) and worst client (dashed)", o->metric);
+             "(solid) and worst client (dashed); personalised models "
+             "dash-dot with points", o->metric);
     sb_terminal(&b, o->png, 900, 540);
     sb_printf(&b, "set title ");
     sb_quoted(&b, o->title != NULL ? o->title : title);
@@ -355,7 +489,7 @@ int plot_curves(const plot_opts *o)
                            cv[k].to - cv[k].from) == 0)
                     cv[k].twin = (long)j;
         }
-        end_label l[2 * PLOT_MAX_COLUMNS];
+        end_label l[4 * PLOT_MAX_COLUMNS];
         const size_t nl = end_labels(o, cv, l);
         double ylo, yhi;
         end_labels_range(l, nl, lo, hi, &ylo, &yhi);

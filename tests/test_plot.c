@@ -663,6 +663,60 @@ START_TEST(test_seed000_curves)
 }
 END_TEST
 
+/* plot curves draws the personalised models' curves beside the global
+ * model's where the algorithm keeps them across the rounds (Ditto's v_k):
+ * drawn with points (the global curves have none), titled "LABEL
+ * personalized", their end labels stacked with the global ones without
+ * overlap although Ditto's personalised worst client ends 2 % from the
+ * global mean (λ = 9); FedAvg on the same problem has none. */
+START_TEST(test_curves_personalized)
+{
+    char *dir = tu_tmpdir(), args[2048], path[600], *err;
+    const char *algs[2] = {"ditto", "fedavg"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s.json", dir, algs[k]);
+        snprintf(args, sizeof args,
+                 "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"linear\", "
+                 "\"d\": 1, \"loss\": \"squared\"}, \"problem\": {\"clients\": ["
+                 "{\"X\": [[1], [2]], \"y\": [1, 3], \"X_test\": [[1]], \"y_test\": [2]}, "
+                 "{\"X\": [[1], [3]], \"y\": [0, 2], \"X_test\": [[2]], \"y_test\": [1]}]}, "
+                 "\"algorithm\": {\"name\": \"%s\", \"hyperparameters\": {\"eta\": 0.1%s}}, "
+                 "\"schedule\": {\"kind\": \"generate\", \"rounds\": 4, "
+                 "\"local\": {\"epochs\": 1}}}", algs[k], k == 0 ? ", \"lambda\": 9" : "");
+        ck_assert_int_eq(tu_write(path, args), 0);
+    }
+    snprintf(args, sizeof args, "plot curves -o %s/pers.svg d=%s/ditto.json", dir, dir);
+    ck_assert_msg(tu_cli(args, NULL, &err) == 0, "%s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/pers.svg", dir);
+    char *svg = tu_read(path);
+    ck_assert_ptr_nonnull(svg);
+    ck_assert_msg(marks_in(svg, "d personalized") > 0 &&
+                  marks_in(svg, "d personalized: worst client") > 0,
+                  "the personalised curves are missing or drawn without points");
+    ck_assert_msg(marks_in(svg, "d") == 0 && marks_in(svg, "d: worst client") == 0,
+                  "the global curves are missing or look like the personalised ones");
+    ck_assert_msg(has_text(svg, "d mean 0.910") && has_text(svg, "d personalized worst 0.891"),
+                  "the end labels of the global and the personalised curves");
+    label_box l[16];
+    const size_t n = mark_labels(svg, l, 16, 1);
+    ck_assert_uint_eq(n, 4);
+    assert_apart(l, n);
+    free(svg);
+    ck_assert_int_eq(unlink(path), 0);
+    snprintf(args, sizeof args, "plot curves -o %s/pers.svg a=%s/fedavg.json", dir, dir);
+    ck_assert_msg(tu_cli(args, NULL, &err) == 0, "%s", err);
+    free(err);
+    svg = tu_read(path);
+    ck_assert_ptr_nonnull(svg);
+    ck_assert_msg(marks_in(svg, "a personalized") < 0 && !has_text(svg, "a personalized mean"),
+                  "FedAvg keeps no personalised model, yet one is drawn");
+    free(svg);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 /* Malformed and mismatched results: exit 2 naming the field, no file. */
 START_TEST(test_bad_results)
 {
@@ -716,6 +770,7 @@ Suite *plot_suite(void)
     tcase_add_test(tc, test_check_report_malformed);
     tcase_add_test(tc, test_check_report_panels);
     tcase_add_test(tc, test_seed000_curves);
+    tcase_add_test(tc, test_curves_personalized);
     tcase_add_test(tc, test_bad_results);
     suite_add_tcase(s, tc);
     return s;

@@ -24,13 +24,27 @@ each *.html page is loaded from file://, and
     line's requirement tag, docs/traceability.md), and the C beside it
     shows no ACSL (proof material stays on the linked source page);
   - no page is wider than a 1280-pixel window (a reader scrolls down, never
-    sideways).
+    sideways);
+  - every box line's worked-example column (td.trace, its data-kind set by
+    tools/site/lines.py) is filled: a line that computes shows values of the
+    run (pre.values), or is one of tools/site/untraced.json's lines and
+    shows its reason (pre.untraced); a loop, input, comment or end line
+    shows what it is; an entry of untraced.json whose line shows values is
+    stale and fails too;
+  - every formula is typeset (no KaTeX marker or error left);
+  - each algorithm page's layout at 1280 pixels (the box table's left edge
+    and width, each column's header, left edge and width) matches
+    tests/site/layout-baseline.json within 3 pixels; a screenshot of each
+    goes to build/site/shots/ (`--update-layout`, make check-site
+    LAYOUT=update, rewrites the baseline after a deliberate change).
 
 Then it keeps a screenshot of the pFedMe page as build/site/pfedme.png.
 First, a self-test: a small site with one planted fault per page (a broken
 link, a broken anchor, a missing image, console.error, an uncaught
-exception, an untested line, ACSL beside a box, a page too wide) must have
-each caught, and its clean pages must pass.
+exception, an untested line, ACSL beside a box, a page too wide, a
+computing line without values, an empty loop line, a stale untraced.json
+entry, a layout regression, a formula left untypeset) must have each
+caught, and its clean pages must pass.
 Exit 0 when every page passed, 1 otherwise (each failure printed).
 """
 import base64
@@ -61,6 +75,22 @@ PAGE_FACTS = """JSON.stringify({
   untested: Array.from(document.querySelectorAll('table.beside tr[id^=line-]'))
     .filter(r => !r.querySelector('td.evidence a.check')).map(r => r.id),
   overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  traces: Array.from(document.querySelectorAll('table.beside tr[id^=line-]'))
+    .filter(r => r.querySelector('td.trace')).map(r => {
+      const c = r.querySelector('td.trace');
+      return [r.id, c.dataset.kind || '', c.querySelector('pre.values') ? 'values'
+              : c.querySelector('pre.untraced') ? 'untraced'
+              : c.textContent.trim() ? 'structure' : 'empty'];
+    }),
+  layout: (() => {
+    const t = document.querySelector('table.beside');
+    if (!t) return null;
+    const box = e => { const b = e.getBoundingClientRect(); return [Math.round(b.left), Math.round(b.width)]; };
+    return {table: box(t), columns: Array.from(t.querySelectorAll('tr:first-child th'))
+      .map(th => [th.textContent.trim()].concat(box(th)))};
+  })(),
+  untypeset: (document.body.innerHTML.match(/<!--tex:\d+-->|KXTEXPH\d+Z/g) || []).length
+    + document.querySelectorAll('.katex-error').length,
   annotated: Array.from(document.querySelectorAll('table.beside tr[id^=line-]'))
     .filter(r => Array.from(r.querySelectorAll('td.code pre'))
       .some(p => /\/\*@|\/\/@/.test(p.textContent))).map(r => r.id)
@@ -136,12 +166,12 @@ class Browser:
                                      returnByValue=True)["result"]["value"])
         return loaded, facts, list(self.events)
 
-    def screenshot(self, path):
+    def screenshot(self, path, most=2400):
         height = self.call("Runtime.evaluate", expression="document.body.scrollHeight",
                            returnByValue=True)["result"]["value"]
         shot = self.call("Page.captureScreenshot", format="png",
                          clip={"x": 0, "y": 0, "width": 1280,
-                               "height": min(int(height), 2400), "scale": 1},
+                               "height": min(int(height), most), "scale": 1},
                          captureBeyondViewport=True)
         with open(path, "wb") as f:
             f.write(base64.b64decode(shot["data"]))
@@ -175,8 +205,73 @@ def event_problems(events):
     return out
 
 
-def check(site, required, browser):
-    """The failures of the site (a list of messages)."""
+def trace_problems(rel, rows, allowed):
+    """The worked-example column of one page: a line that computes must show
+    values of the run, or be one of tools/site/untraced.json's lines (which
+    show their reason); no line shows an empty column; an entry of the list
+    whose line now shows values is stale."""
+    page = os.path.splitext(os.path.basename(rel))[0]
+    mine = allowed.get(page, {})
+    out = []
+    for row, kind, state in rows:
+        listed = row[len("line-"):] in mine
+        if kind == "computes" and state != "values" and not (state == "untraced" and listed):
+            out.append(f"{rel}: computing line without trace values: {row} ({state})")
+        elif state == "empty":
+            out.append(f"{rel}: empty trace column: {row} ({kind or 'no kind'})")
+        elif state == "untraced" and not listed:
+            out.append(f"{rel}: untraced line not in tools/site/untraced.json: {row}")
+        if state == "values" and listed:
+            out.append(f"{rel}: stale entry of tools/site/untraced.json: {row} shows values")
+    return out
+
+
+def untraced_list():
+    """tools/site/untraced.json: {page: {box line: reason}}."""
+    with open(os.path.join(ROOT, "tools", "site", "untraced.json"), encoding="utf-8") as f:
+        data = json.load(f)
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+LAYOUT = os.path.join(ROOT, "tests", "site", "layout-baseline.json")
+SLACK = 3    # pixels a box may move or grow before it is a regression
+
+
+def layout_problems(rel, got, want):
+    """An algorithm page's layout at 1280 pixels against its baseline: the
+    box table's left edge and width, and each column's header text, left
+    edge and width (heights follow the content and are not compared)."""
+    if want is None:
+        return [f"{rel}: no layout baseline (tests/site/layout-baseline.json; "
+                "make check-site LAYOUT=update writes it)"]
+    if got is None:
+        return [f"{rel}: layout regression: the box table is gone"]
+    out = []
+    if any(abs(a - b) > SLACK for a, b in zip(got["table"], want["table"])):
+        out.append(f"{rel}: layout regression: the table at x, width {got['table']}, baseline {want['table']}")
+    names = [c[0] for c in got["columns"]]
+    if names != [c[0] for c in want["columns"]]:
+        out.append(f"{rel}: layout regression: columns {names}, baseline {[c[0] for c in want['columns']]}")
+    else:
+        for g, w in zip(got["columns"], want["columns"]):
+            if abs(g[1] - w[1]) > SLACK or abs(g[2] - w[2]) > SLACK:
+                out.append(f"{rel}: layout regression: column '{g[0]}' at x, width {g[1:]}, baseline {w[1:]}")
+    return out
+
+
+def check(site, required, browser, allowed=None, baseline=None, shots=None):
+    """The failures of the site (a list of messages); check.layouts holds
+    the layouts measured (for LAYOUT=update)."""
+    allowed = untraced_list() if allowed is None else allowed
+    if baseline is None:
+        baseline = {}
+        if os.path.exists(LAYOUT):
+            with open(LAYOUT, encoding="utf-8") as f:
+                baseline = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+    layouts = check.layouts = {}
     pages = sorted(os.path.relpath(os.path.join(d, f), site)
                    for d, _, fs in os.walk(site) for f in fs if f.endswith(".html"))
     failures = [f"missing page {p}" for p in required if p not in pages]
@@ -200,7 +295,17 @@ def check(site, required, browser):
             # the C beside the box is code: ACSL is proof material, linked
             failures += [f"{rel}: proof annotation shown beside the box: {r}"
                          for r in facts["annotated"]]
+            failures += trace_problems(rel, facts["traces"], allowed)
+            # every formula typeset by KaTeX (tools/site/math.py)
+            if facts["untypeset"]:
+                failures.append(f"{rel}: {facts['untypeset']} formulas not typeset")
             links += [(rel, h) for h in facts["links"]]
+            if rel in baseline or rel.startswith("alg/"):
+                layouts[rel] = facts["layout"]
+                failures += layout_problems(rel, facts["layout"], baseline.get(rel))
+                if shots:
+                    # the first screen: the table's head and first lines
+                    browser.screenshot(os.path.join(shots, rel.replace("/", "_")[:-5] + ".png"), 1100)
             if rel == "alg/pfedme.html":
                 if facts["lines"] != 10:
                     failures.append(f"{rel}: {facts['lines']} lines of Algorithm 1, expected 10")
@@ -223,10 +328,19 @@ def check(site, required, browser):
             failures.append(f"{rel}: broken link: {href}")
         elif parts.fragment and trel in ids and urllib.parse.unquote(parts.fragment) not in ids[trel]:
             failures.append(f"{rel}: broken anchor: {href}")
+    failures += [f"{p}: a layout baseline of a page that is not there" for p in baseline if p not in pages]
     check.summary = (f"{len(pages)} pages opened in headless Chromium, {len(links)} links "
-                     f"({len(external)} external, not fetched)")
+                     f"({len(external)} external, not fetched), {len(layouts)} layouts compared")
     return failures
 
+
+# A box table of fixed geometry (the self-test's layout pages): the paper's
+# column {w} pixels wide, the page without margins.
+LAYOUT_PAGE = ('<style>body{{margin:0}}</style><table class="beside" style="table-layout:fixed;'
+               'width:1000px;border-collapse:collapse"><tr><th style="width:100px;padding:0">l.</th>'
+               '<th style="width:{w}px;padding:0">the paper</th><th style="padding:0">the C</th></tr></table>')
+LAYOUT_WANT = {"table": [0, 1000], "columns": [["l.", 0, 100], ["the paper", 100, 300],
+                                                ["the C", 400, 600]]}
 
 # The self-test: a small site with one planted fault per page; each must be
 # caught, and the clean page must pass.
@@ -245,6 +359,24 @@ PLANTED = {
                       "line without a test"),
     "wide.html": ('<div style="width:1500px">wider than the window</div>',
                   "wider than a 1280-pixel window"),
+    "traced.html": ('<table class="beside"><tr id="line-1"><td class="evidence"><a class="check" href="other.html#b">'
+                    't</a></td><td class="trace" data-kind="computes"><pre class="values">w = [1]</pre></td></tr>'
+                    '<tr id="line-2"><td class="evidence"><a class="check" href="other.html#b">t</a></td>'
+                    '<td class="trace" data-kind="loop"><pre class="structure">t = 0, 1</pre></td></tr>'
+                    '<tr id="line-3"><td class="evidence"><a class="check" href="other.html#b">t</a></td>'
+                    '<td class="trace" data-kind="computes"><pre class="untraced">no traced value: why</pre></td>'
+                    '</tr></table>', None),
+    "emptytrace.html": ('<table class="beside"><tr id="line-1"><td class="evidence"><a class="check" href="other.html#b">'
+                        't</a></td><td class="trace" data-kind="computes"></td></tr></table>',
+                        "computing line without trace values"),
+    "emptyloop.html": ('<table class="beside"><tr id="line-1"><td class="evidence"><a class="check" href="other.html#b">'
+                       't</a></td><td class="trace" data-kind="loop"></td></tr></table>', "empty trace column"),
+    "stale.html": ('<table class="beside"><tr id="line-4"><td class="evidence"><a class="check" href="other.html#b">'
+                   't</a></td><td class="trace" data-kind="computes"><pre class="values">w = [1]</pre></td></tr></table>',
+                   "stale entry"),
+    "layoutok.html": (LAYOUT_PAGE.format(w=300), None),
+    "layoutbad.html": (LAYOUT_PAGE.format(w=500), "layout regression"),
+    "formula.html": ('<p>w<!--tex:3--> and <span class="katex-error">w_{</span></p>', "formulas not typeset"),
     "annotated.html": ('<table class="beside"><tr id="line-1"><td class="code"><pre>/*@ requires n &gt; 0; */\n'
                        'x = 1;</pre></td><td class="evidence"><a class="check" href="other.html#b">a test</a>'
                        '</td></tr></table>', "proof annotation shown"),
@@ -259,7 +391,8 @@ def self_test(browser):
         for name, (body, _) in PLANTED.items():
             with open(os.path.join(tmp, name), "w") as f:
                 f.write(f"<!DOCTYPE html><html><head><title>t</title></head><body>{body}</body></html>")
-        failures = check(tmp, [], browser)
+        failures = check(tmp, [], browser, allowed={"traced": {"3": "why"}, "stale": {"4": "why"}},
+                         baseline={"layoutok.html": LAYOUT_WANT, "layoutbad.html": LAYOUT_WANT})
         bad = []
         for name, (_, fault) in PLANTED.items():
             hits = [f for f in failures if f.startswith(name + ":")]
@@ -273,7 +406,11 @@ def self_test(browser):
 
 
 def main():
-    site = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/site")
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    update = "--update-layout" in sys.argv[1:]
+    site = os.path.abspath(args[0] if args else "build/site")
+    shots = os.path.join(site, "shots")
+    os.makedirs(shots, exist_ok=True)
     required = ["index.html", "demo.html", "variants.html", "validate.html", "traceability.html",
                 "alg/pfedme.html"]
     browser = Browser()
@@ -282,10 +419,23 @@ def main():
         for f in bad:
             print("check-site: " + f)
         if not bad:
-            print(f"check-site: self-test: {len(PLANTED) - 3} planted faults caught, the clean pages pass")
-        failures = check(site, required, browser)
+            print(f"check-site: self-test: {sum(1 for _, f in PLANTED.values() if f)} planted faults caught, "
+                  "the clean pages pass")
+        failures = check(site, required, browser, baseline={} if update else None, shots=shots)
     finally:
         browser.close()
+    if update:
+        # the layouts measured become the baseline; only their failures drop
+        doc = ("tests/site/check_site.py's layout baseline: per algorithm page at 1280 pixels, the "
+               "box table's [left, width] and each column's [header, left, width]. Rewrite: make "
+               "check-site LAYOUT=update (after a deliberate change of the page layout; review the "
+               "diff and the screenshots in build/site/shots/).")
+        rows = [f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}"
+                for k, v in [("_doc", doc)] + sorted(check.layouts.items())]
+        with open(LAYOUT, "w", encoding="utf-8") as f:
+            f.write("{\n" + ",\n".join(rows) + "\n}\n")
+        failures = [f for f in failures if "layout" not in f]
+        print(f"check-site: wrote {os.path.relpath(LAYOUT)} ({len(check.layouts)} pages)")
     for f in failures:
         print("check-site: " + f)
     shot = os.path.join(site, "pfedme.png")

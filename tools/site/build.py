@@ -24,13 +24,20 @@ Writes, with no server, script or network needed to read them:
                        exists, else `pflref list`)
   validate.html        docs/validate.md; other documents it links to are
                        rendered as doc/<name>.html
-  style.css
+  style.css            and katex.min.css with fonts/: the formulas are
+                       typeset at build time (tools/site/math.py)
 
 Which code, tests and vectors belong to a box line comes from the
 traceability data (tools/trace.py: the `req:` tags; a vector checks the
 requirements its generator cites).  Which trace values belong to it comes
 from the trace itself: each trace line carries the formula of the paper
-line that produced it ("[Alg. 1 l. 8: ...]").
+line that produced it ("[Alg. 1 l. 8: ...]"); a formula without its line
+number goes to the box line whose statement it writes out or whose symbol
+it assigns (text_line), else to the line the nearest `req:` tag above its
+use in the C cites (formula_lines).  A line that computes nothing shows what
+it is, and a random choice the result's schedule (tools/site/lines.py); a
+computing line without values is one of tools/site/untraced.json's, each
+with its reason, or `make check-site` fails.
 """
 import argparse
 import html
@@ -50,6 +57,13 @@ except ImportError:
              "(./deps.sh site); run with /usr/bin/python3")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_spec = importlib.util.spec_from_file_location("pflref_lines", os.path.join(ROOT, "tools/site/lines.py"))
+lines = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lines)
+_spec = importlib.util.spec_from_file_location("pflref_math", os.path.join(ROOT, "tools/site/math.py"))
+pmath = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(pmath)
+FORMULAS = pmath.Formulas()   # every formula of the site, typeset at the end
 _spec = importlib.util.spec_from_file_location("pflref_trace", os.path.join(ROOT, "tools/trace.py"))
 trace = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(trace)
@@ -74,6 +88,7 @@ table.beside td.paper,table.beside td.evidence,table.beside td.trace pre{max-wid
 .src{counter-reset:none}.src a.ln{color:#999;display:inline-block;width:4em;text-align:right;margin-right:1em;text-decoration:none}
 .src span:target{background:#fff3b0}img{max-width:100%;border:1px solid #ddd}
 td.evidence ul{margin:.2em 0;padding-left:1.1em}code.req{color:#555;font-size:.8em}
+td.trace pre.structure{color:#555;font-style:italic}td.trace pre.untraced{color:#8a5a00}
 """
 
 
@@ -145,6 +160,7 @@ def parse_box(md):
 
 
 TRACE_FORMULA = re.compile(r"\[Alg\. ?(\d+),? l\. ?(\d+)(?:\s*[-–]\s*(\d+))?")
+ALG_LINE = re.compile(r"Alg\. ?(\d+),? l\. ?(\d+)(?:\s*[-–]\s*(\d+))?")
 TRACE_EVENT = re.compile(r"^\s*(?:(round) \d+|client \d+ (starts|ends)): (\S+) = ")
 TRACE_NAME = re.compile(r"^\s*(?:round \d+|client \d+ (?:starts|ends)|step \d+|server|final.*?):\s*(\S+) = ")
 
@@ -174,12 +190,15 @@ def formula_lines(alg, box):
     its line is the box line of the nearest `req: <alg>.alg<K>...l<n>` tag
     above a use of it in the same function (the code's own citation)."""
     out = {}
-    for part in alg.split("-"):
+    parts = alg.split("-")
+    # every tag of the page's algorithms, in any of their files (fedsim's
+    # lines are cited in fedalt.c)
+    tag = re.compile(rf"\b(?:{'|'.join(map(re.escape, parts))})\.alg(\d+)(?:\.([a-z]+))?\.l(\d+)\b")
+    for part in parts:
         path = os.path.join(ROOT, "ref", "algorithms", part + ".c")
         if not os.path.exists(path):
             continue
         src = read(os.path.relpath(path, ROOT)).splitlines()
-        tag = re.compile(rf"req:.*?\b{re.escape(part)}\.alg(\d+)(?:\.([a-z]+))?\.l(\d+)\b")
         consts, k = {}, 0
         while k < len(src):                      # named constants
             m = CONST_DEF.match(src[k])
@@ -199,9 +218,12 @@ def formula_lines(alg, box):
             for j in range(n, -1, -1):
                 if j < n and src[j].startswith("}"):
                     return None
-                m = tag.search(src[j])
-                if m:
-                    return box_key(box, m.group(1), m.group(2), int(m.group(3)))
+                if "req:" not in src[j]:
+                    continue
+                keys = [box_key(box, m.group(1), m.group(2), int(m.group(3)))
+                        for m in tag.finditer(src[j])]
+                if keys:      # the first of the tag's lines this box shows
+                    return next((k for k in keys if k in box), keys[0])
             return None
 
         for n, line in enumerate(src):
@@ -224,7 +246,7 @@ def formula_lines(alg, box):
     return out
 
 
-def trace_lines(pflref, vector, formulas=None, box=None):
+def trace_lines(pflref, vector, formulas=None, box=None, page=None):
     """({box line: [trace lines]}, {box line: {quantity names}}) from the
     worked example's --trace; a step's formula holds for later steps of
     the same name until another is printed.  A formula without its line
@@ -234,20 +256,25 @@ def trace_lines(pflref, vector, formulas=None, box=None):
     run = subprocess.run([pflref, "run", "--quiet", "--trace", vector, "-o", TMP[0] + "/trace.json"],
                          capture_output=True, text=True, check=True)
     by_line, names, current = {}, {}, {}
-    lines = [(k, str(x).split("\n")[0]) for k, x in (box or {}).items()]
-    returns = next((k for k, x in lines if re.match(r"\s*(return|output)\b", x)), None)
-    given = next((k for k, x in lines if re.match(r"\s*input\b.*\w\^?[{(]?0", x)), None)
+    heads = [(k, str(x).split("\n")[0]) for k, x in (box or {}).items()]
+    returns = next((k for k, x in heads if re.match(r"\s*(return|output)\b", x)), None)
+    given = next((k for k, x in heads if re.match(r"\s*input\b.*\w\^?[{(]?0", x)), None)
     for t in run.stderr.splitlines():
         m = TRACE_NAME.match(t)
         name = m.group(1) if m else None
         f = TRACE_FORMULA.search(t)
         bracket = re.search(r"\s{2,}\[(.*)\]$", t)
-        known = (formulas or {}).get(bracket.group(1)) if bracket and not f else None
+        known = None
+        if bracket and not f:      # the formula's own text, then the C's citation
+            known = lines.PLACED.get((page, bracket.group(1).split(":")[0] + ":"))
+            known = known if known in (box or {}) else lines.text_line(box or {}, bracket.group(1))
+            known = known if known is not None else (formulas or {}).get(bracket.group(1))
         event = TRACE_EVENT.match(t)
         at_event = None
         if event and not f and known is None:
             kind = "round" if event.group(1) else event.group(2)
-            at_event = (formulas or {}).get((kind, event.group(3) if kind != "round" else None))
+            at_event = next((k for k in lines.PLACED.get((page, kind, event.group(3)), ()) if k in (box or {})),
+                            None) or (formulas or {}).get((kind, event.group(3) if kind != "round" else None))
         if f or known is not None:
             line = box_key(box or {}, f.group(1), None, int(f.group(2))) if f else known
             if name:
@@ -261,13 +288,30 @@ def trace_lines(pflref, vector, formulas=None, box=None):
         elif t.startswith("round 0:") and given is not None:
             line = given             # w⁰, one of the box's inputs
         else:
+            if os.environ.get("SITE_DEBUG"):    # SITE_DEBUG=1: what no line shows
+                print(f"site: unplaced trace line: {t.strip()[:150]}", file=sys.stderr)
             continue
-        if name:
-            names.setdefault(line, set()).add(name)
-        shown = by_line.setdefault(line, [])
-        if len(shown) < 4:
-            shown.append(re.sub(r"\s{2,}\[.*$", "", t.strip()))
+        # a formula of a range of lines ([Alg. 1 l. 6-7: …]) holds on each,
+        # one of several algorithms' lines ([Alg. 4 l.16 / Alg. 5 l.12: …]) on
+        # each of those the box has
+        span = [line]
+        for g in ALG_LINE.finditer(t) if f else []:
+            last = int(g.group(3)) if g.group(3) and int(g.group(3)) - int(g.group(2)) < 4 else int(g.group(2))
+            span += [box_key(box or {}, g.group(1), None, k) for k in range(int(g.group(2)), last + 1)]
+        span = [k for k in dict.fromkeys(span) if k == line or k in (box or {})]
+        for at in span:
+            if name:
+                names.setdefault(at, set()).add(name)
+            shown = by_line.setdefault(at, [])
+            if len(shown) < 4:
+                shown.append(re.sub(r"\s{2,}\[.*$", "", t.strip()))
+    RESULT[0] = json.loads(open(TMP[0] + "/trace.json", encoding="utf-8").read())
+    TRACE_TEXT[0] = run.stderr.splitlines()
     return by_line, names
+
+
+RESULT = [None]       # the worked example's result (its schedule, w0, hyperparameters)
+TRACE_TEXT = [None]   # its --trace lines
 
 
 def vectors_of(alg):
@@ -493,7 +537,7 @@ def equations_section(out, cited, alg, in_box):
             r = TRACE[0].reqs[rid]
             anchor = "req-" + rid.replace(".", "-")
             rows.append(f'<tr id="{anchor}"><td class="paper">{html.escape(r["citation"])}:<br>'
-                        f'{html.escape(r["statement"])}</td><td class="code">{code_cells(out, cited, rid)}</td>'
+                        f'{FORMULAS.html_of(r["statement"], rid)}</td><td class="code">{code_cells(out, cited, rid)}</td>'
                         f'<td class="evidence">{evidence_for(out, cited, rid)}</td></tr>')
     if not rows:
         return ""
@@ -523,11 +567,22 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
     vectors = vectors_of(alg)
     # the worked example: the paper's reading (no preset, the fewest
     # switches; its formulas cite the box), paper_reading
-    first = f"golden/{alg.split('-')[0]}/"     # a page of two: its first algorithm's
-    worked = min((p for p, _, _ in vectors),
-                 key=lambda p: (not p.startswith(first),) + READING.get(p, ()), default=None)
-    traced = (trace_lines(pflref, os.path.join(ROOT, worked), formula_lines(alg, box), box)[0]
-              if worked and box else {})
+    # A page of two (fedalt-fedsim): each algorithm's lines from its own
+    # worked example; the note names the first algorithm's.
+    traced, runs, examples = {}, {}, []
+    for part in alg.split("-"):
+        mine = [p for p, _, _ in vectors if p.startswith(f"golden/{part}/")]
+        example = min(mine, key=lambda p: READING.get(p, ()), default=None)
+        if not (example and box):
+            continue
+        RESULT[0], TRACE_TEXT[0] = None, None
+        keys = [k for k in box if (ids.get(k) or part + ".").startswith(part + ".")]
+        own = {k: box[k] for k in keys}
+        got = trace_lines(pflref, os.path.join(ROOT, example), formula_lines(alg, own), own, alg)[0]
+        traced.update({k: got[k] for k in keys if k in got and k not in traced})
+        runs.update({k: (RESULT[0], TRACE_TEXT[0] or []) for k in keys if k not in runs})
+        examples.append(example)
+    worked = examples[0] if examples else None
     test = next((f"tests/test_{a}.c" for a in alg.split("-")
                  if os.path.exists(os.path.join(ROOT, f"tests/test_{a}.c"))), None)
     if test and test not in cited:
@@ -541,28 +596,32 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
                 os.makedirs(os.path.dirname(os.path.join(out, p)), exist_ok=True)
                 outfile.copy(os.path.join(ROOT, p), os.path.join(out, p))
     rows = []
+    allowed = lines.allow_list().get(alg, {})
     for n in box:
         rid = ids.get(n)
         code = code_cells(out, cited, rid) if rid else ""
         evidence = evidence_for(out, cited, rid) if rid else "no requirement registered for this line"
-        tr = traced.get(n, [])
-        trace_cell = f"<pre>{html.escape(chr(10).join(tr))}</pre>" if tr else ""
+        kind, cls, tr = lines.cell(alg, n, box[n], traced.get(n, []), *runs.get(n, (None, [])),
+                                   allowed, box)
+        trace_cell = (f'<pre class="{cls}">{html.escape(chr(10).join(tr))}</pre>' if tr else "")
         req_attr = f' data-req="{html.escape(rid)}"' if rid else ""
-        rows.append(f'<tr id="line-{str(n).replace(".", "-")}"{req_attr}><td class="line">{str(n).replace(".", " ")}</td><td class="paper">{html.escape(box[n])}</td>'
+        rows.append(f'<tr id="line-{str(n).replace(".", "-")}"{req_attr}><td class="line">{str(n).replace(".", " ")}</td><td class="paper">{FORMULAS.html_of(box[n], md_rel)}</td>'
                     f'<td class="code">{code}</td><td class="evidence">{evidence}</td>'
-                    f'<td class="trace">{trace_cell}</td></tr>')
+                    f'<td class="trace" data-kind="{kind}">{trace_cell}</td></tr>')
     intro_md = md.split("\n## ", 1)[0].split("\n", 1)[1]
     if box:
-        intro = md_render(intro_md, ["tables"])
-        worked_note = (f'<p>Trace values: <code>pflref run --trace {html.escape(worked)}</code> '
-                       f'(<a href="../{worked}">the vector</a>), the first values printed at each line.</p>'
-                       if worked else "")
+        intro = md_render(intro_md, ["tables"], where=md_rel)
+        worked_note = "".join(
+            f'<p>Trace values{" of " + html.escape(ex.split("/")[1]) + "&#8217;s lines" if len(examples) > 1 else ""}: '
+            f'<code>pflref run --trace {html.escape(ex)}</code> '
+            f'(<a href="../{ex}">the vector</a>), the first values printed at each line; a line that computes '
+            f'nothing shows what it is (a loop: its index values in the run).</p>' for ex in examples)
         table = (f"<table class=\"beside\"><tr><th>l.</th><th>the paper's box</th><th>the C lines that cite it</th>"
                  f"<th>checked by (this line)</th><th>worked example (--trace)</th></tr>{''.join(rows)}</table>")
         body = f"<h1>{html.escape(title)}</h1>{fix_links(intro, md_rel, 1)}{worked_note}{table}"
     else:
         # no numbered box (a method of the seeds): its page as written
-        body = fix_links(md_render(md, ["tables", "fenced_code", "toc"]), md_rel, 1)
+        body = fix_links(md_render(md, ["tables", "fenced_code", "toc"], where=md_rel), md_rel, 1)
     body += equations_section(out, cited, alg, set(ids.values()))
     body += tests_section(test) if test else ""
     write(out, f"alg/{alg}.html", page(title, body, 1))
@@ -611,11 +670,14 @@ def fix_links(text, md_rel, depth):
     return re.sub(r'href="([^"]*)"', repl, text)
 
 
-def md_render(md, extensions):
-    """Markdown to HTML with the mathematics kept: a star that follows a
-    symbol without an emphasis open before it (w*, θ*) is a star, not the
-    start of an emphasis that would eat the text up to the next one."""
-    return markdown.markdown(protect_stars(md), extensions=extensions)
+def md_render(md, extensions, formulas=None, where=""):
+    """Markdown to HTML with the mathematics kept: each formula token
+    (w_{i,r}, clip_[0,1], w*: tools/site/math.py) taken out before Markdown
+    runs and typeset by KaTeX, and a star left after that which follows a
+    symbol without an emphasis open before it is a star, not the start of
+    an emphasis that would eat the text up to the next one."""
+    f = FORMULAS if formulas is None else formulas
+    return f.restore(markdown.markdown(protect_stars(f.protect(md, where)), extensions=extensions))
 
 
 def protect_stars(md):
@@ -656,7 +718,7 @@ TMP = [None]   # the scratch folder (main sets it)
 
 def render_doc(out, md_rel, rel_out, depth):
     md = read(md_rel)
-    h = md_render(md, ["tables", "fenced_code", "toc"])
+    h = md_render(md, ["tables", "fenced_code", "toc"], where=md_rel)
     title = (re.search(r"^# (.+)$", md, re.M) or re.match("(.*)", md_rel)).group(1)
     write(out, rel_out, page(title, fix_links(h, md_rel, depth), depth))
 
@@ -728,6 +790,11 @@ def main():
     ap.add_argument("--pflref", required=True)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
+    bad = pmath.self_test(md_render)      # `_`, `*` and `[ ]` of formulas survive
+    if bad:
+        sys.exit("site: the formulas' self-test failed:\n  " + "\n  ".join(bad))
+    if not pmath.self_test(lambda md, ext, f: markdown.markdown(md, extensions=ext)):
+        sys.exit("site: the formulas' self-test passes plain Markdown, which eats them")
     pflref, out = os.path.abspath(a.pflref), os.path.abspath(a.out)
     tmp = out + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -765,9 +832,12 @@ def main():
             f"<li><a href=\"traceability.html\">traceability: paper line → code → tests → golden "
             f"vectors → proofs</a> (<code>make trace</code>)</li></ul>")
     write(out, "index.html", page("pflref", body))
+    problems = FORMULAS.typeset(out, outfile.write)
+    if problems:
+        sys.exit("site: KaTeX:\n  " + "\n  ".join(problems))
     shutil.rmtree(tmp, ignore_errors=True)
     print(f"site: {len(algs)} algorithm pages, {len(cited)} source pages, "
-          f"{len(DOC_PAGES)} documents in {os.path.relpath(out)}")
+          f"{len(DOC_PAGES)} documents, {len(FORMULAS.tex)} formulas (KaTeX) in {os.path.relpath(out)}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,289 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""tools/site/lines.py: what the "worked example" column shows for each
+line of a paper's box (tools/site/build.py's algorithm pages).
+
+Every box line is one of
+
+  computes   an assignment, an update, a return, a sum, a choice (a sampled
+             client set, a minibatch): it must show values of the worked
+             example's run.  They come from the trace (build.py: the line
+             number in the formula; the formula's text or the symbol it
+             assigns, text_line; PLACED below; the nearest `req:` tag above
+             the C's use of the formula or the engine's event; the final
+             records at the return line) or, for
+             the random choices, from the run's result: its `schedule` is the
+             record of every choice made (client sets S_t, minibatches), which
+             docs/formats.md calls replayable.  A computing line the C does
+             compute but the trace prints no event for is listed in
+             untraced.json with its reason, and shows that reason; any other
+             computing line without values fails `make check-site`.
+  loop       a loop header ("for t = 0, …, T − 1 do"): shows its index values
+             in the run (the rounds, the clients of each round, the batches
+             of each client's local work)
+  input      an input line ("input: …", "Require", "initialize w_0"): the
+             given values (w⁰ and the hyperparameters the result records)
+  end        "end for", "end on client": closes a loop
+  comment    a comment or an explanatory line of the box ("// update …")
+  message    a line that moves values without computing them ("the server
+             sends w^t"): the values sent, when the trace prints them
+  header     a procedure's header ("ClientUpdate(k, w):")
+
+The kind is found from the line's text (classify); KIND_OVERRIDES names the
+few lines the patterns read wrongly, each with its reason.
+"""
+import json
+import os
+import re
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ALLOW = os.path.join(HERE, "untraced.json")
+MOST = 6    # lines shown per cell
+
+# (page, box line): kind, where the patterns below would read the line wrongly
+KIND_OVERRIDES = {
+    # "for each round t: S_t (the schedule's clients)": the round loop
+    ("fedrod", "2"): "loop:rounds",
+    # "for r = 0, …, R − 1 do   (local rounds)": pFedMe's local rounds
+    ("pfedme", "6"): "loop:local",
+    # "optional: α_i ← …": an update, run only when apfl.alpha = adaptive
+    ("apfl", "7"): "computes",
+    # "if t does not divide τ: U^(t+1) ← U^(t)": keeps the client set (a choice)
+    ("apfl", "8"): "computes",
+    # CFL's clustering box loops over the sorted pairs, not over rounds
+    ("cfl", "4"): "loop:pairs",
+    # "for each client i ∈ S_t: (Δ_i, n_i) ← ClientUpdate(i, g^t)": a loop header
+    ("fedrecon", "4"): "loop:clients",
+    # "sample client i ∈ [n]": one client per round (pFedHN)
+    ("pfedhn", "3"): "computes:sample",
+    # "f_i(x) for x ∈ b": the body's features, computed
+    ("fedproto", "localupdate-3"): "computes",
+    # "for client i ∈ I^t:" and the round loop "for t = 1 … T:" (no "do")
+    ("fedala", "2"): "loop:rounds",
+    ("fedala", "4"): "loop:clients",
+    # "later rounds: train W_i by eq. (6) once": an update of W_i
+    ("fedala", "7"): "computes",
+    # "(the gradients of ℒ at that point; …)": the gradients of line 7's ℒ
+    ("apple", "8"): "comment",
+}
+
+# (page, a trace formula's text up to its first colon): the box line, where
+# the formula's text names no line of the box and no `req:` tag above its use
+# does (the box is a different algorithm of the same paper); (page, event,
+# name): the box lines an engine event goes to, the first the box shows,
+# where the tag above its call cites only another algorithm's line
+PLACED = {
+    # "[Alg. 1: (c₁, c₂) = argmin …]": the two clusters the bipartition returns
+    ("cfl", "Alg. 1:"): 7,
+    # fedalt.c's `client i ends: v` sits under fedsim.alg5.l11's tag only;
+    # for FedAlt it is Alg. 4 l. 10's v_i^(t+1)
+    ("fedalt-fedsim", "ends", "v"): ("alg4.10", "alg5.11"),
+}
+
+
+def first_line(text):
+    """The line's statement: its first line, the box's side notes (after
+    three or more spaces) left out."""
+    return re.split(r"\s{3,}", text.split("\n")[0].strip())[0]
+
+
+def first_loop(box, key=None):
+    """The key of the first loop of key's procedure (a box of several:
+    the keys "<procedure>.<n>") that is not over clients or steps."""
+    section = str(key).split(".")[0] if "." in str(key) else None
+    for k, text in (box or {}).items():
+        if section is not None and str(k).split(".")[0] != section:
+            continue
+        low = first_line(text).lower()
+        if re.match(r"for\b", low) and not re.search(
+                r"epoch|batch|local|step|iteration|τ|client|device|user|machine|all i\b|\bi ∈|\bk ∈|in parallel", low):
+            return k
+    return None
+
+
+def classify(page, key, text, box=None):
+    """The kind of box line `key` of `page` (see the module's doc), with a
+    subtype after a colon for loops (rounds, clients, local) and for the
+    choices (sample, batches)."""
+    over = KIND_OVERRIDES.get((page, str(key).replace(".", "-")))
+    if over:
+        return over
+    t = first_line(text)
+    low = t.lower()
+    assigns = bool(re.search(r"←|(?<![<>≤≥!=])=(?!=)", t))
+    if t.startswith("//") or t.startswith("(") and not assigns:
+        return "comment"
+    if re.match(r"end\b", low):
+        return "end"
+    if re.match(r"(input|require|server input|client i's input)\b", low) or \
+            re.match(r"initiali[sz]e\b", low) and "=" not in t:
+        return "input"
+    if re.match(r"the server initialises", low):
+        return "input"
+    if re.match(r"(sample|.*\bsamples?\b).*\b(data|mini-?batch|batch)", low) or \
+            re.search(r"split .* into batches", low):
+        return "computes:batches"
+    if re.search(r"\b(samples?|random set|selects?)\b", low) and "batch" not in low:
+        return "computes:sample"
+    if re.match(r"(for|on client .* in parallel)\b", low):
+        if re.search(r"epoch|batch|local|step|iteration|τ", low):
+            return "loop:local"
+        if re.search(r"client|device|user|machine|all i\b|\bi ∈|\bk ∈|in parallel", low):
+            return "loop:clients"
+        # the box's first other loop runs over the rounds, a later one over
+        # the local steps ("for k = 1, …, K do" inside the client's loop)
+        return "loop:rounds" if key == first_loop(box, key) else "loop:local"
+    if re.match(r"[a-z][\w ]*(\([^)]*\))?:\s*(//.*)?$", t, re.I) and not assigns:
+        return "header"
+    if re.search(r"\b(sends?|communicate|download|transmit)\b", low) and not assigns:
+        return "message"
+    return "computes"
+
+
+def allow_list():
+    """{page: {box line: reason}}: the computing lines that show no trace
+    value, each with the reason (untraced.json)."""
+    with open(ALLOW, encoding="utf-8") as f:
+        data = json.load(f)
+    return {page: dict(lines) for page, lines in data.items() if not page.startswith("_")}
+
+
+def loop_var(t, default):
+    m = re.search(r"\bfor (?:each |all )?(?:round |client |device |user |machine )?(\w)\b ?[=∈∉]", t)
+    return m.group(1) if m else default
+
+
+def rounds_of(result):
+    return (result or {}).get("schedule", {}).get("rounds", [])
+
+
+def plural(n, one, many=None):
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def clip(out):
+    return out[:MOST] + ([f"… ({len(out) - MOST} more)"] if len(out) > MOST else [])
+
+
+def loop_values(sub, t, result, trace_text):
+    """The loop's index values in the run."""
+    rounds = rounds_of(result)
+    if sub == "rounds":
+        var = loop_var(t, "t")
+        one = bool(re.search(r"=\s*1\b", t))
+        ts = [str(k + 1 if one else k) for k in range(len(rounds))]
+        note = " (the trace numbers them from 0)" if one else ""
+        return [f"{var} = {', '.join(ts)}: {plural(len(rounds), 'round')} run{note}"] if rounds else []
+    if sub == "clients":
+        var = loop_var(t, "i")
+        n = (result or {}).get("problem", {}).get("N", 0)
+        out = []
+        for k, r in enumerate(rounds):
+            who = r.get("clients", [])
+            if "∉" in t:
+                who = [c for c in range(n) if c not in who]
+            out.append(f"round {k}: {var} ∈ {{{', '.join(map(str, who))}}}")
+        return clip(out)
+    if sub == "local":
+        out = []
+        for k, r in enumerate(rounds):
+            for c, b in zip(r.get("clients", []), r.get("batches", [])):
+                out.append(f"round {k}, client {c}: {plural(len(b), 'step')}, batches "
+                           + ", ".join(json.dumps(x) for x in b[:4]) + (" …" if len(b) > 4 else ""))
+        return clip(out)
+    if sub == "pairs":
+        n = (result or {}).get("problem", {}).get("N", 0)
+        return [f"t = 1, …, {n * n}: the m² = {n * n} sorted pairs, until |C| = 2 (line 7)"] if n else []
+    return []
+
+
+def choice_values(sub, result):
+    """A random choice's values: the result's schedule (its record)."""
+    out = []
+    for k, r in enumerate(rounds_of(result)):
+        if sub == "sample":
+            who = r.get("selected", r.get("clients", []))
+            out.append(f"round {k}: {{{', '.join(map(str, who))}}}")
+        else:
+            for c, b in zip(r.get("clients", []), r.get("batches", [])):
+                out.append(f"round {k}, client {c}: " + ", ".join(json.dumps(x) for x in b[:4])
+                           + (" …" if len(b) > 4 else ""))
+    return clip([x + "  (the result's schedule)" if i == 0 else x for i, x in enumerate(out)])
+
+
+def input_values(result):
+    """The given values: w⁰ and the algorithm's own hyperparameters."""
+    out = []
+    w0 = (result or {}).get("w0")
+    if w0 is not None:
+        shown = ", ".join(repr(x) for x in w0[:4]) + (", …" if len(w0) > 4 else "")
+        out.append(f"w0 = [{shown}]  ({plural(len(w0), 'entry', 'entries')})")
+    hyper = (result or {}).get("algorithm", {}).get("hyperparameters", {})
+    own = [f"{k} = {v}" for k, v in hyper.items()
+           if v is not None and not k.startswith(("opt.", "lr.", "bn."))]
+    if own:
+        out.append(", ".join(own))
+    rounds = rounds_of(result)
+    if rounds:
+        out.append(f"{plural(len(rounds), 'round')}, N = {(result or {}).get('problem', {}).get('N', '?')} clients")
+    return out
+
+
+def cell(page, key, text, traced, result, trace_text, allowed, box=None):
+    """(kind, css class, [lines]) of the worked-example cell of one box line:
+    class "values" (values of the run), "structure" (what a line that
+    computes nothing is, with its index values) or "untraced" (a computing
+    line of untraced.json: its reason)."""
+    kind = classify(page, key, text, box)
+    base, _, sub = kind.partition(":")
+    t = first_line(text)
+    if traced:
+        return base, "values", traced
+    if base == "computes":
+        vals = choice_values(sub, result) if sub in ("sample", "batches") else []
+        if vals:
+            return base, "values", vals
+        reason = allowed.get(str(key).replace(".", "-"))
+        if reason:
+            return base, "untraced", [f"no traced value: {reason}"]
+        return base, "values", []
+    if base == "loop":
+        vals = loop_values(sub, t, result, trace_text)
+        return base, "structure", ["loop header; in this run:"] + vals if vals else ["loop header"]
+    if base == "input":
+        return base, "structure", ["input; given:"] + input_values(result)
+    if base == "message":
+        sent = [x.strip() for x in trace_text if re.match(r"round \d+:", x)][:3]
+        return base, "structure", ["sends values, computes none"] + (
+            ["the model sent each round: " + sent[0]] + sent[1:] if sent else [])
+    return base, "structure", [{"end": "closes a loop; no value",
+                                 "comment": "a comment of the box; no value",
+                                 "header": "a procedure's header; no value"}.get(base, base)]
+
+
+def squeeze(text):
+    """A statement compared by its symbols: no spaces, no round or step
+    superscripts (^(t), ^{t−1}), "←" read as "="."""
+    text = re.sub(r"\^(\([^)]*\)|\{[^}]*\})", "", text)
+    return re.sub(r"\s+", "", text).replace("←", "=")
+
+
+def text_line(box, formula):
+    """The box line whose statement the trace's formula writes out: first
+    the one (of the box) whose statement, or a part of it between
+    semicolons, equals or holds the formula's text after its "Alg. 1 …:"
+    prefix (or is held by it; 8 characters at least); else the one line
+    whose part assigns the quantity the formula assigns (the same symbol
+    left of "←" or "=").  None when no line or more than one does."""
+    body = squeeze(re.sub(r"^(Alg\.[^:]*|Option \w+|step \d+|eq\. \(\d+\)|§\d+[^:]*):\s*", "", formula))
+    body = re.sub(r"\((ties|local|split|each|row)[^)]*\)$", "", body)
+    parts = {key: [re.sub(r"(do|then)$", "", p) for p in squeeze(first_line(text)).split(";") if p]
+             for key, text in box.items()}
+    hits = [key for key, ps in parts.items()
+            if any(len(p) >= 8 and len(body) >= 8 and (p == body or p in body or body in p) for p in ps)]
+    if len(hits) == 1:
+        return hits[0]
+    lhs = body.split("=", 1)[0] if "=" in body else None
+    if hits or not lhs or len(lhs) > 12:
+        return None
+    hits = [key for key, ps in parts.items() if any("=" in p and p.split("=", 1)[0] == lhs for p in ps)]
+    return hits[0] if len(hits) == 1 else None
