@@ -249,10 +249,20 @@ site: deps
 check-site: site
 	@$(PYTHON) tests/site/check_site.py $(B)/site $(if $(filter update,$(LAYOUT)),--update-layout)
 
+# The parts run CHECK_JOBS at a time (the machines it runs on have two
+# cores; CHECK_JOBS=1 runs them in turn), the longest first; each part's
+# output is printed whole when it ends (--output-sync), and the first
+# failure stops the rest.  The builds they share come first, so no two
+# parts build the same file.
+CHECK_JOBS ?= 2
+CHECK_PARTS := check-detection check-python check-golden check-mutation-fast \
+  check-unit check-schema check-kernels check-install trace check-docs \
+  check-lint check-blas check-headers
 check: deps
-	@$(MAKE) -s --no-print-directory check-unit check-blas check-headers \
-	  check-golden check-schema check-detection check-mutation-fast check-lint \
-	  check-python check-kernels check-install trace check-docs
+	@$(MAKE) -s --no-print-directory -j$(CHECK_JOBS) $(INSTALL_DEPS) \
+	  $(B)/rel/tests/run $(REL_PRODUCTS)
+	@$(MAKE) -s --no-print-directory -j$(CHECK_JOBS) --output-sync=target \
+	  $(CHECK_PARTS)
 
 # The docs that must agree with the registry and the tree
 # (tools/docgen.py): formats.md's algorithm and preset tables and the

@@ -40,12 +40,15 @@ class, each a plausible wrong implementation:
                         2 (ŷ − y) for ½(ŷ − y)², 4 (ŷ − y) for (ŷ − y)²)
   schedule-drawn-order  drawn-batches (the round's batch lists paired with
                         the drawn order instead of the ascending clients)
+  lr-schedule           lr-ignored, lr-shifted (pflref_exact.round_factor)
+  lr-count              lr-per-round: lr.count = trainings read as rounds
   (optimizer flags)     pflref_exact_optim.py's bugs (state-reset, ...)
 
 Standard library only; run with /usr/bin/python3.
 """
 from decimal import Decimal, getcontext
 
+import pflref_exact as pe
 import pflref_golden as pg
 
 getcontext().prec = 60
@@ -66,6 +69,8 @@ MUTANTS = {
     "aggregation-weights": ["weights=uniform", "weights=samples"],
     "loss-scale": ["loss-x2"],
     "schedule-drawn-order": ["drawn-batches"],
+    "lr-schedule": ["lr-ignored", "lr-shifted"],
+    "lr-count": ["lr-per-round"],
 }
 
 D0, D1 = Decimal(0), Decimal(1)
@@ -307,7 +312,9 @@ class _Optimizer:
 # set_parameters skips the parameters named "bn", so γ, β and the running
 # statistics stay each client's; serverbase.py's receive_models weighs by
 # train_samples): n_k / Σ n_j weights, the rest the paper's.
-PRESETS = {"pfllib": {"fedbn.weights": "samples"}}
+# clientbn.py:39-40 with clientbase.py: -ld's ExponentialLR steps at the end
+# of the client's own train(), so lr.count = trainings.
+PRESETS = {"pfllib": {"fedbn.weights": "samples", "lr.count": "trainings"}}
 
 
 def switches(algorithm):
@@ -339,11 +346,16 @@ def replay(spec, bugs=frozenset()):
     if "running-frozen" in bugs:
         move = False
     opt = _Optimizer(spec, M, bugs)
+    # the learning-rate decay (lr.*): η of client k's train() in round t is
+    # η c, c = pflref_exact.round_factor's γ^(t, or k's trainings before)
+    decay = {"switches": sw,
+             "hyperparameters": spec["algorithm"]["hyperparameters"]}
     clients = [([[dec(x) for x in row] for row in c["X"]], [dec(y) for y in c["y"]])
                for c in spec["problem"]["clients"]]
     w = M.initial(spec.get("init", {"kind": "zeros"}))
     v = [list(w) for _ in clients]
     trace = pg.Trace()
+    trained = [0] * len(clients)
     # req: fedbn.alg1.l1, fedbn.alg1.l3
     for t, r in enumerate(spec["schedule"]["rounds"]):
         trace.emit("round_begin", "train", t, None, None, "w", w)
@@ -357,12 +369,15 @@ def replay(spec, bugs=frozenset()):
             th = [v[k][p] if (local and p in M.bn) else w[p] for p in range(M.P)]
             trace.emit("client_begin", "train", t, k, 0, "v", th)
             opt.begin(k)
+            c_t = pe.round_factor(decay, t, bugs, trained=trained[k])
+            eta_k = eta * Decimal(c_t.numerator) / Decimal(c_t.denominator)
+            trained[k] += 1
             for q, idx in enumerate(batches):
                 g = M.step(th, [X[i] for i in idx], [Y[i] for i in idx], unbiased,
                            bugs, move)
                 # req: fedbn.alg1.l2
-                th = (opt.step(k, g, th, eta) if opt.on
-                      else [th[p] - eta * g[p] for p in range(M.P)])
+                th = (opt.step(k, g, th, eta_k) if opt.on
+                      else [th[p] - eta_k * g[p] for p in range(M.P)])
                 trace.emit("step", "train", t, k, q + 1, "v", th)
             trace.emit("client_end", "train", t, k, None, "v", th)
             # req: fedbn.alg1.l5

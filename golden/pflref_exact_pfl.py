@@ -24,6 +24,9 @@ Bugs (realistic implementation mistakes; pflref_golden.check_mutants):
                      where uniform is configured
   scope-flip         fine-tuning moves (u, v) where v only is configured,
                      and the reverse
+  ft-start-global    pfl.finetune_start = last_local ignored: fine-tuning
+                     from (u^(T), v_i) instead of the device's own model
+  ft-lr-constant     pfl.finetune_lr = decayed ignored: η_ft undecayed
   no-ip-factor       PFLEGO: the I/r factor left out (head and θ steps)
   theta-weights-flip PFLEGO: α_i = N_i/N <-> N_i/Σ_{I_t} N_j
   head-alpha-flip    PFLEGO: the last head step with / without α_i, the
@@ -40,9 +43,11 @@ from pflref_golden import Trace, exact
 
 SWITCH_DEFAULTS = {
     "fedalt": {"pfl.state": "stateful", "pfl.weights": "samples",
-               "pfl.finetune": "personal"},
+               "pfl.finetune": "personal", "pfl.finetune_start": "global",
+               "pfl.finetune_lr": "constant"},
     "fedsim": {"pfl.state": "stateful", "pfl.weights": "samples",
-               "pfl.finetune": "personal"},
+               "pfl.finetune": "personal", "pfl.finetune_start": "global",
+               "pfl.finetune_lr": "constant"},
     "pflego": {"pflego.head_step": "seed", "pflego.theta_weights": "global",
                "pflego.server": "sgd"},
 }
@@ -72,10 +77,15 @@ PRESETS = {
                                       "pfl.weights": "samples",
                                       "pfl.finetune": "personal",
                                       "lr.count": "trainings"}, "input"),
+    # FedBABU's fine_tune (serverbabu.py train, clientbabu.py fine_tune):
+    # every client after the last round, from the model it holds (no
+    # send_models first), with its own optimizer's decayed lr
     ("fedsim", "fedbabu_pfllib"): ({"gamma_v": 0, "pfl.state": "stateful",
                                     "pfl.weights": "samples",
                                     "pfl.finetune": "full",
-                                    "lr.count": "trainings"}, "head"),
+                                    "lr.count": "trainings",
+                                    "pfl.finetune_start": "last_local",
+                                    "pfl.finetune_lr": "decayed"}, "head"),
 }
 
 
@@ -159,14 +169,17 @@ def _step(x, g, mask, gamma, on=1):
 
 
 def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS,
-              trained=None, opt=None):
+              trained=None, opt=None, held=None):
     """One round of FedAlt (alt) or FedSim.  w: (u, v⁰); v: the devices'
     full models (u, v_i).  plan: [(device, batches)] ascending.  Returns
     (w, v).  trained: the rounds each device trained in before (the
     learning-rate decay's lr.count; pflref_exact.round_factor).  opt: the
     client optimizers (pflref_exact_optim.Optimizers; PFLlib clientrep.py's
     optimizer, slot 0, on u, FedSim's joint step with the two groups γ_u,
-    γ_v; optimizer_per, slot 1, on v), or None (plain SGD)."""
+    γ_v; optimizer_per, slot 1, on v), or None (plain SGD).  held: a list
+    to fill with each device's model as it stands after the round, before
+    the broadcast (its iterate if it trained, else the (u^(t), v_i) it was
+    sent at the round's start), or None."""
     P = pr.P
     stateless = sw["pfl.state"] == "stateless"
     if "reset-personal" in bugs and not stateless:
@@ -233,6 +246,9 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS,
             if sw["pfl.state"] == "stateful":
                 trace.emit("client_end", "train", t, i, None, "v", v[i])
         local[i] = (x, len(steps))
+    if held is not None:
+        held[:] = [list(local[i][0]) if i in local else list(v[i])
+                   for i in range(len(v))]
     weights = _weights(sw["pfl.weights"], bugs)
     # req: fedalt.eq1
     if weights == "samples":
@@ -252,27 +268,43 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS,
 
 
 def pfl_finetune(pr, w, v, w0, mask, post, hp, sw, trace, bugs=NO_BUGS,
-                 opt=None):
+                 opt=None, held=None, T=0, trained=None):
     """The final fine-tuning of every device on its post batches.  opt: the
     client optimizers (the fine-tuning steps with slot 1, the personal
-    optimizer, new under opt.state = reset), or None."""
+    optimizer, new under opt.state = reset), or None.  held: the devices'
+    models after the last round before its broadcast (pfl_round), where
+    pfl.finetune_start = last_local starts them; T, trained: the rounds
+    and each device's trainings, for pfl.finetune_lr = decayed (η_ft times
+    round_factor at T, or at the device's own count under lr.count =
+    trainings: PFLlib's fine_tune steps the client's decayed optimizer)."""
     full = sw["pfl.finetune"] == "full"
     if "scope-flip" in bugs:
         full = not full
+    from_held = (sw["pfl.finetune_start"] == "last_local"
+                 and "ft-start-global" not in bugs and held)
+    decayed = (sw["pfl.finetune_lr"] == "decayed"
+               and "ft-lr-constant" not in bugs)
     out = []
     for i, steps in enumerate(post):
         x = list(v[i])
-        if sw["pfl.state"] == "stateless":
+        if from_held:
+            x = list(held[i])
+        elif sw["pfl.state"] == "stateless":
             x = [w[p] if not mask[p] else w0[p] for p in range(pr.P)]
+        eta_ft = hp["eta_ft"]
+        if decayed:
+            eta_ft = eta_ft * round_factor(
+                {"switches": sw, "hyperparameters": hp}, T, bugs,
+                trained=None if trained is None else trained[i])
         trace.emit("client_begin", "finetune", None, i, 0, "v", x)
         if opt is not None:
             opt.begin(i)
         for q, batch in enumerate(steps):
             g = pr.grad(i, x, batch, bugs)
             if opt is not None:
-                x = opt.step(i, 1, g, x, hp["eta_ft"], None if full else mask)
+                x = opt.step(i, 1, g, x, eta_ft, None if full else mask)
             else:
-                x = [x[p] - hp["eta_ft"] * g[p] if (full or mask[p]) else x[p]
+                x = [x[p] - eta_ft * g[p] if (full or mask[p]) else x[p]
                      for p in range(pr.P)]
             trace.emit("step", "finetune", None, i, q + 1, "v", x)
         trace.emit("client_end", "finetune", None, i, None, "v", x)
@@ -363,6 +395,7 @@ def replay(spec, bugs=NO_BUGS):
     assert sched["kind"] == "given"
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
     trained = [0] * len(pr.clients)
+    held = []
     opt = None
     if alg != "pflego":
         import pflref_exact_optim as po
@@ -373,10 +406,10 @@ def replay(spec, bugs=NO_BUGS):
             w, v = pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs)
         else:
             w, v = pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace,
-                             alg == "fedalt", bugs, trained, opt)
+                             alg == "fedalt", bugs, trained, opt, held)
         for i in r["clients"]:
             trained[i] += 1
     if "post" in sched:
         v = pfl_finetune(pr, w, v, w0, mask, sched["post"], hp, sw, trace, bugs,
-                         opt)
+                         opt, held, len(sched["rounds"]), trained)
     return w, v, trace

@@ -385,6 +385,18 @@ spread() {
 }
 
 [ -n "${PROOFS_SHOW_NEGATIVE:-}" ] && JOBS_RUN="" || JOBS_RUN="$JOBS"
+# PROOFS_ONLY=REGEX (for whoever edits a proved file) runs only the jobs
+# whose name matches; such a run is partial and says so at its end.
+# Their controls run (unless PROOFS_NEGATIVE_ONLY names others); the cache
+# is never rebuilt from such a run.
+if [ -n "${PROOFS_ONLY:-}" ]; then
+    [ "$CACHE_MODE" != rebuild ] ||
+        { echo "proofs: PROOFS_ONLY cannot rebuild the cache" >&2; exit 2; }
+    JOBS_RUN=$(printf '%s\n' "$JOBS_RUN" | grep -E "^(${PROOFS_ONLY}) *[|]" || true)
+    [ -n "$JOBS_RUN" ] ||
+        { echo "proofs: PROOFS_ONLY=$PROOFS_ONLY matches no job" >&2; exit 2; }
+    : "${PROOFS_NEGATIVE_ONLY:=$(printf '%s\n' "$JOBS_RUN" | cut -d'|' -f4 | tr -d ' ' | paste -sd, -)}"
+fi
 printf '%s\n' "$JOBS_RUN" | grep -v '^ *$' >"$log/jobs" || true
 spread "$log/jobs" prove_job
 if ls "$log"/failed.* >/dev/null 2>&1; then status=1; fi
@@ -548,6 +560,7 @@ spread "$log/chosen" control
 if ls "$log"/negfailed.* >/dev/null 2>&1; then status=1; fi
 
 # The negative controls cover every proved function.
+[ -n "${PROOFS_ONLY:-}" ] && echo "proofs: PARTIAL RUN (PROOFS_ONLY=$PROOFS_ONLY): only the jobs matched and their controls"
 echo "$JOBS" | while IFS='|' read -r name file kind fns; do
     for fn in $(echo "$fns" | tr ',' ' '); do
         grep -q "^$fn |" "$log/negatives" ||

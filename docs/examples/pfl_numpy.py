@@ -68,6 +68,7 @@ BUGS = ("uniform-weights", "weights-over-all-K", "delta-without-w_t",
         "ditto-prox-half", "prox-start-at-zero",
         "pfl-stateful-reset", "pfl-stateless-keeps-v", "fedsim-sequential",
         "fedalt-u-first", "fedalt-stale-v", "pfl-finetune-personal-only",
+        "pfl-finetune-from-global", "pfl-finetune-lr-undecayed",
         "pflego-missing-ip-factor", "pflego-weights-sampled-set",
         "pflego-features-every-step", "pflego-head-alpha",
         "pflego-cheap-steps-tau")
@@ -514,7 +515,8 @@ DEFAULTS = {                 # the paper's reading (shared/spec notes §8)
     "ditto.prox_ref": "round_start", "ditto.weights": "samples",
     "ditto.batches": "shared",
     "pfl.state": "stateful", "pfl.weights": "samples",
-    "pfl.finetune": "personal",
+    "pfl.finetune": "personal", "pfl.finetune_start": "global",
+    "pfl.finetune_lr": "constant",
     "pflego.head_step": "seed", "pflego.theta_weights": "global",
     "pflego.server": "sgd", "lr.schedule": "constant",
     "lr.count": "rounds", "lr.scope": "all",
@@ -581,7 +583,10 @@ PRESETS = {
     # FedBABU: the head never trains, then the whole model is fine-tuned
     ("fedsim", "fedbabu_pfllib"): {
         "gamma_v": 0.0, "pfl.state": "stateful", "pfl.weights": "samples",
-        "pfl.finetune": "full", "lr.count": "trainings"},
+        "pfl.finetune": "full", "lr.count": "trainings",
+        # serverbabu.py: fine_tune() on the model each client holds, with
+        # its own optimizer's -ld-decayed lr (clientbabu.py)
+        "pfl.finetune_start": "last_local", "pfl.finetune_lr": "decayed"},
 }
 PRESET_SPLITS = {       # the split a preset implies unless the spec has one
     ("fedalt", "fedrep"): ["head"], ("fedsim", "fedper"): ["head"],
@@ -901,7 +906,11 @@ def run_partial(spec, clients, w0, log, simultaneous):
     then u^(t+1) = Σ_S α_i u_i / Σ_S α_i.  pfl.state = stateless: v starts
     at v⁰ at every visit and is thrown away.  Optional post phase: every
     device fine-tunes v (pfl.finetune = personal) or (u, v) (full) from
-    (u^(T), v_i), stateless from (u^(T), v⁰).  final.w = (u, v⁰);
+    (u^(T), v_i), stateless from (u^(T), v⁰); with pfl.finetune_start =
+    last_local from the model it holds after the last round (its own
+    trained model if it trained there, else the one it was sent), and with
+    pfl.finetune_lr = decayed at η_ft times its lr.* factor after all its
+    trainings.  final.w = (u, v⁰);
     final.v[i] = device i's model (u^(T), v_i) after fine-tuning."""
     cfg = settings(spec)
     tau_v = None if simultaneous else int(cfg["tau_v"])
@@ -923,11 +932,17 @@ def run_partial(spec, clients, w0, log, simultaneous):
         x[which] = x[which] - gamma * g[which]
         return x
 
+    held = None        # each device's model after the last round (last_local)
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         plan = dict(zip(rnd["clients"], rnd["batches"]))
         S_t = sorted(plan)
         log("round_begin", "train", "w", w, round=t)
         u_new = {}
+        held = []
+        for i in range(len(clients)):        # what each was sent
+            x = w.copy()
+            x[personal] = v[i] if keep else v0
+            held.append(x)
         for i in S_t:
             x = w.copy()                     # (u^(t), v_i^(t))
             x[personal] = v0 if reset else v[i]
@@ -971,6 +986,7 @@ def run_partial(spec, clients, w0, log, simultaneous):
             if stateful:
                 log("client_end", "train", "v", x, round=t, client=i)
             u_new[i] = x[shared]
+            held[i] = x.copy()
         coef = pfl_weights(cfg["pfl.weights"], S_t, n, plan)
         u = np.zeros(int(shared.sum()))
         for i in S_t:
@@ -991,9 +1007,15 @@ def run_partial(spec, clients, w0, log, simultaneous):
             raise Unsupported("pfl.finetune %r" % cfg["pfl.finetune"])
         if BUG == "pfl-finetune-personal-only":
             full = False
-        eta_ft = cfg["eta_ft"]
+        from_held = cfg["pfl.finetune_start"] == "last_local"
+        if BUG == "pfl-finetune-from-global":
+            from_held = False
+        decayed = (cfg["pfl.finetune_lr"] == "decayed"
+                   and BUG != "pfl-finetune-lr-undecayed")
         for i, batches in enumerate(post):
-            x = models[i]
+            x = held[i] if from_held and held is not None else models[i]
+            eta_ft = cfg["eta_ft"] * (lr_factor(cfg, len(
+                spec["schedule"]["rounds"]), trained[i]) if decayed else 1.0)
             log("client_begin", "finetune", "v", x, client=i, step=0)
             for s, z in enumerate(batches, start=1):
                 g = clients[i].grad(x, z)

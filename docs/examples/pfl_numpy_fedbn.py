@@ -34,7 +34,7 @@ ALGORITHM = "fedbn"
 BUGS = ("fedbn-unbiased-batch-variance", "fedbn-eps-outside-sqrt",
         "fedbn-bn-averaged", "fedbn-running-stats-in-training",
         "fedbn-momentum-flipped", "fedbn-backward-stats-constant",
-        "fedbn-running-var-biased")
+        "fedbn-running-var-biased", "fedbn-lr-per-round")
 
 
 def _base():
@@ -184,11 +184,19 @@ def run(spec, clients, w0, log, bug):
     hp = spec["algorithm"]["hyperparameters"]
     sw = dict(spec["algorithm"].get("switches", {}))
     preset = spec["algorithm"].get("preset", "paper")
-    if preset == "pfllib":      # PFLlib's clientbn.py / serverbn.py
-        sw = dict({"fedbn.weights": "samples"}, **sw)
+    if preset == "pfllib":      # PFLlib's clientbn.py / serverbn.py, -ld
+        sw = dict({"fedbn.weights": "samples", "lr.count": "trainings"}, **sw)
     elif preset != "paper":
         raise _base().Unsupported("fedbn preset %r" % preset)
     eta = hp["eta"]
+    # the learning-rate decay: client k's η γ^(t, or its trainings before)
+    decay = {"lr.schedule": sw.get("lr.schedule", "constant"),
+             "lr.count": sw.get("lr.count", "rounds"),
+             "lr.gamma": hp.get("lr.gamma"),
+             "lr.step_rounds": hp.get("lr.step_rounds")}
+    if bug == "fedbn-lr-per-round":
+        decay["lr.count"] = "rounds"
+    trained = [0] * len(clients)
     local = sw.get("fedbn.bn", "local") == "local"
     if bug == "fedbn-bn-averaged":
         local = False
@@ -210,6 +218,8 @@ def run(spec, clients, w0, log, bug):
             theta = np.where(bn, v[k], w) if local else w.copy()
             log("client_begin", "train", "v", theta, round=t, client=k, step=0)
             opt = opts and opts.begin(0, k)
+            eta_k = eta * base.lr_factor(decay, t, trained[k])
+            trained[k] += 1
             for s, batch in enumerate(batches, start=1):
                 if layered:     # the pass's statistics into r_μ, r_v
                     g = c.grad(theta, batch)
@@ -218,9 +228,9 @@ def run(spec, clients, w0, log, bug):
                     g, mean, var, m = c.grad(theta, batch)
                     c.running(theta, mean, var, m, biased)
                 if opt is not None:     # torch's optimizer; buffers stay
-                    theta = opt.step(theta, g, eta)
+                    theta = opt.step(theta, g, eta_k)
                 else:
-                    theta = theta - eta * g
+                    theta = theta - eta_k * g
                 log("step", "train", "v", theta, round=t, client=k, step=s)
             log("client_end", "train", "v", theta, round=t, client=k)
             v[k] = np.where(bn, theta, v[k])

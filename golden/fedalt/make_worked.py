@@ -623,6 +623,10 @@ def fedsim_pfllib_decay(preset):
     else:           # γ_v = 0: the personal part never moves in training
         flags.remove("stale-personal-state")
         del mutants["stale-personal-state"]
+        # PFLlib's fine_tune: from each client's own model, decayed lr
+        flags += ["finetune-start", "finetune-lr"]
+        mutants["finetune-start"] = ["ft-start-global"]
+        mutants["finetune-lr"] = ["ft-lr-constant"]
     name = preset.replace("_pfllib", "").replace("_", "-")
     what = {"fedper_pfllib": "FedPer", "lg_fedavg_pfllib": "LG-FedAvg",
             "fedbabu_pfllib": "FedBABU"}[preset]
@@ -638,7 +642,12 @@ def fedsim_pfllib_decay(preset):
         f"{'' if babu else ', γ_v = 0.205'} times 0.6^(rounds i trained "
         "before); joint steps on every batch; S = {0, 2}, {1, 2}, {0, 1}; "
         "the server's n_i-weighted mean of the shared part; then 2 "
-        "fine-tuning minibatch steps (η_ft = 0.175, undecayed).",
+        + ("fine-tuning minibatch steps of each client from the model it "
+           "holds after round 2 (clients 0 and 1 their trained models, "
+           "client 2 the model sent at round 2's start: pfl.finetune_start "
+           "= last_local) with η_ft = 0.175 times 0.6^(its trainings) "
+           "(pfl.finetune_lr = decayed)." if babu else
+           "fine-tuning minibatch steps (η_ft = 0.175, undecayed)."),
         S_MODEL, S_CLIENTS, S_INIT, split, algorithm, rounds, S_POST, flags,
         mutants, check, f"{NOTES} §3.4 (FedSim), §4 ({what}); shared/spec/"
                         "notes-pfllib-as-run.md §2.2 (-ld), §2.3; "

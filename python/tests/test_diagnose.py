@@ -323,6 +323,9 @@ NAMED = {
     "fedprox-ignore-sampling": ("preset paper", "fedprox.sampling = paper"),
     "fedprox-prox-half": "fedprox.mu × ½",
     "fedprox-lr-per-round": ("preset official", "lr.count = rounds"),
+    "fedbn-lr-per-round": "lr.count = rounds",
+    "pfl-finetune-from-global": "pfl.finetune_start = global",
+    "pfl-finetune-lr-undecayed": "pfl.finetune_lr = constant",
     # FedRecon's: the kept l_i read in place of the given start
     "fedrecon-init-ignored": "fedrecon.local_init = last",
     # FedAMP's: a switch value read the other way, or half the proximal

@@ -39,6 +39,11 @@
  *   v_i ← v_i − η_ft ∇_v F_i(u^(T), v_i; z)      (pfl.finetune = personal)
  *   (u, v_i) ← (u, v_i) − η_ft ∇F_i(u, v_i; z)   (pfl.finetune = full)
  * from (u^(T), v_i^(T)) (stateless: from (u^(T), v⁰)).
+ * PFLlib's FedBABU (ref/algorithms/fedalt_ft.c): pfl.finetune_start =
+ * last_local starts device i from the model it last held, its iterate
+ * (u_i^(T), v_i^(T)) if it trained in round T−1, else (u^(T−1), v_i) as it
+ * was sent at that round's start; pfl.finetune_lr = decayed steps with
+ * η_ft times the decay its scheduler reached (lr.*).
  *
  * Switches (the paper's reading first):
  *   pfl.state     stateful: v_i persists; stateless: v_i ← v⁰ at every
@@ -49,6 +54,8 @@
  *                 the device's number of scheduled batches this round (the
  *                 official code weights by len(client_loader))
  *   pfl.finetune  personal | full (FedBABU fine-tunes the whole model)
+ *   pfl.finetune_start  global | last_local (PFLlib's FedBABU)
+ *   pfl.finetune_lr     constant | decayed (PFLlib's FedBABU)
  *
  * State: s->w holds (u, v⁰): u in the shared entries, the initial personal
  * parameters in the personal ones.  s->v + i·P holds device i's full model
@@ -70,6 +77,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "algorithms/fedalt_ft.h"
 #include "engine/work.h"
 
 static const char *const V_LINE =
@@ -147,36 +155,50 @@ static pflref_status fedalt_check(const pflref_problem *problem,
     return pflref_schedule_walk(schedule, has_tau_v, NULL, &tau_v, err);
 }
 
-/* The work buffers of FedAlt and FedSim (no extra state). */
+/* The work buffers of FedAlt and FedSim, and pfl.finetune_start =
+ * last_local's record of the devices' own models. */
 typedef struct {
     pflref_work list;  /* the allocations (ref/engine/work.h)             */
     double *x;         /* P: device i's iterate (u_{i,k}, v_{i,k})        */
     double *g;         /* P: a stochastic gradient G_i at the iterate     */
+    double *last;      /* N×P: device i's model as it stands after the
+                          latest round, before the broadcast (its iterate
+                          if it trained, else the model it was sent);
+                          NULL unless pfl.finetune_start = last_local     */
 } pfl_work;
 
 /* The workspace pfl_work_alloc returns for the run state s (the shape the
  * proofs of pfl_round and pfl_finish start from, proofs/README.md): x and
- * g P writable doubles each, apart from each other, from the workspace
- * record and from the state's arrays. */
+ * g P writable doubles each, and last (when not NULL) N·P, apart from each
+ * other, from the workspace record and from the state's arrays. */
 /*@ predicate pfl_work_shape{L}(pfl_work *ws, pflref_state *s) =
       \valid_read(ws) &&
       \valid(ws->x + (0 .. s->P - 1)) && \valid(ws->g + (0 .. s->P - 1)) &&
       \separated(ws->x + (0 .. s->P - 1), ws->g + (0 .. s->P - 1), ws, s,
                  s->w + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1),
                  s->v + (0 .. s->N * s->P - 1), s->accum + (0 .. s->P - 1),
-                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
+                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1)) &&
+      (ws->last == \null ||
+       (\valid(ws->last + (0 .. s->N * s->P - 1)) &&
+        \separated(ws->last + (0 .. s->N * s->P - 1),
+                   ws->x + (0 .. s->P - 1), ws->g + (0 .. s->P - 1), ws, s,
+                   s->w + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1),
+                   s->v + (0 .. s->N * s->P - 1), s->accum + (0 .. s->P - 1),
+                   s->mask + (0 .. s->P - 1),
+                   s->shared + (0 .. s->P - 1))));
  */
 
 static void *pfl_work_alloc(const pflref_problem *problem,
                             const pflref_hyper *hyper)
 {
-    (void)hyper;
     const size_t P = problem->model.P;
     pfl_work *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
         return NULL;
     ws->x = pflref_work_doubles(&ws->list, P, 1);
     ws->g = pflref_work_doubles(&ws->list, P, 1);
+    if (pflref_pfl_ft_last_local(hyper))
+        ws->last = pflref_work_doubles(&ws->list, problem->N, P);
     return pflref_work_ready(ws);
 }
 
@@ -309,10 +331,14 @@ static pflref_status pfl_round(pflref_state *s, const pfl_work *ws,
     /*@ loop assigns j, total; */
     for (size_t j = 0; j < m; j++)
         total += server_weight(s, clients[j], &plan->batches[j]);
+    /* last_local: every device's model as sent, (u^(t), v_i^(t)) */
+    if (ws->last != NULL)
+        pflref_copy(ws->last, v, N * P);
 
     /* req: fedalt.alg4.l4, fedsim.alg5.l4 */
     /*@ loop assigns j, x[0 .. P - 1], g[0 .. P - 1], v[0 .. N * P - 1],
-                     acc[0 .. P - 1], s->hyper_round, *err;
+                     acc[0 .. P - 1], s->hyper_round, *err,
+                     ws->last[0 .. N * P - 1];
      */
     for (size_t j = 0; j < m; j++) {
         const size_t i = clients[j];
@@ -328,6 +354,8 @@ static pflref_status pfl_round(pflref_state *s, const pfl_work *ws,
         if (st != PFLREF_OK)
             return st;
         pflref_client_end(s, i, "w_local", x, trace);
+        if (ws->last != NULL)          /* last_local: its own iterate */
+            pflref_copy(pflref_row(ws->last, i, N, P), x, P);
         if (!stateless) {
             /* req: fedsim.alg5.l11 */
             pflref_copy(v_i, x, P);         /* keeps v_i^(t+1) */
@@ -381,7 +409,6 @@ static pflref_status pfl_finetune(pflref_state *s, const pfl_work *ws,
 {
     const pflref_problem *pr = s->problem;
     const pflref_pfl_hyper *hp = &s->hyper->pfl;
-    const double eta_ft = s->hyper->eta_ft;
     const int full = hp->finetune == PFLREF_PFL_FINETUNE_FULL;
     const int stateless = hp->state == PFLREF_PFL_STATELESS;
     const size_t P = s->P, N = s->N;
@@ -390,14 +417,17 @@ static pflref_status pfl_finetune(pflref_state *s, const pfl_work *ws,
     /*@ loop assigns i, v[0 .. N * P - 1], ws->g[0 .. P - 1], *err; */
     for (size_t i = 0; i < N; i++) {
         double *v_i = pflref_row(v, i, N, P);
-        if (stateless)                          /* from (u^(T), v⁰) */
+        if (ws->last != NULL)      /* last_local: from its own last model */
+            pflref_copy(v_i, pflref_row(ws->last, i, N, P), P);
+        else if (stateless)                     /* from (u^(T), v⁰) */
             pflref_compose(shared, w, w0, v_i, P);
         pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "finetune", -1,
                           (long)i, 0, "v", v_i, P, NULL);
         pflref_optim_begin(s, i);   /* the fine-tuning's optimizer */
         const pflref_local_sgd job = {
             .model = &pr->model, .data = &pr->clients[i].train,
-            .batches = &schedule->post[i], .eta = eta_ft,
+            .batches = &schedule->post[i],
+            .eta = pflref_pfl_ft_eta(s, i),    /* η_ft (finetune_lr) */
             .mask = full ? NULL : s->mask, .phase = "finetune", .name = "v",
             .formula = FT_LINE[full], .round = -1, .client = (long)i,
             .opt = pflref_optim_get(s, i, 1), .bn = &s->hyper->bn};

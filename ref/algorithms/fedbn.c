@@ -44,6 +44,11 @@
  *   opt.*              the client optimizer (ref/engine/optim.c), one per
  *                      client update, its state's lifetime opt.state; it
  *                      steps γ, β and the other parameters, never r_μ, r_v
+ *   lr.*               η of client k's train() (pflref_client_lr): the
+ *                      round's decay, or under lr.count = trainings the
+ *                      decay of k's own trainings (PFLlib's -ld: clientbn.py
+ *                      inherits clientbase.py's ExponentialLR, stepped at
+ *                      the end of each train())
  * The notes' local_unit (steps | epochs) is the schedule's: a round's
  * batch list is E steps or whole epochs, as the spec generates it.
  *
@@ -230,7 +235,8 @@ static pflref_status fedbn_round_with(pflref_state *s, const fedbn_work *ws,
     pflref_round_begin(s, w_t, trace);
     const double m_t = pflref_train_n(pr, clients, m);
     /*@ loop assigns j, theta[0 .. P - 1], ws->g[0 .. P - 1],
-                     v[0 .. N * P - 1], acc[0 .. P - 1], *err;
+                     v[0 .. N * P - 1], acc[0 .. P - 1], s->hyper_round,
+                     *err;
      */
     for (size_t j = 0; j < m; j++) {
         const size_t k = clients[j];
@@ -243,6 +249,7 @@ static pflref_status fedbn_round_with(pflref_state *s, const fedbn_work *ws,
         else
             pflref_copy(theta, w_t, P);
         pflref_client_begin(s, k, "v", theta, NULL, trace);
+        pflref_client_lr(s, k, 0, 1);  /* η of k's train() (lr.count) */
         pflref_optim_begin(s, k);   /* its optimizer (opt.state) */
         pflref_status st = client_update(s, k, &plan->batches[j], ws, trace,
                                          err);

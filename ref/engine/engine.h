@@ -148,6 +148,14 @@ void pflref_round_hyper(const pflref_hyper *base, size_t t, pflref_hyper *out);
 /*@ assigns s->hyper_round; */
 void pflref_client_lr(pflref_state *s, size_t i, size_t call, size_t calls);
 
+/* The factor c_k pflref_client_lr gives client i's step sizes for that
+ * call (1 under lr.schedule = constant), without setting them: for a step
+ * size outside the round's list, FedBABU's η_ft as PFLlib decays it
+ * (pfl.finetune_lr = decayed).  s [in] */
+/*@ assigns \nothing; */
+double pflref_client_lr_factor(const pflref_state *s, size_t i, size_t call,
+                               size_t calls);
+
 /* Shared pieces used by several algorithms (ref/engine/sgd.c,
  * ref/engine/prox_inner.c, ref/engine/round.c). */
 

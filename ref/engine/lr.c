@@ -113,16 +113,23 @@ void pflref_round_hyper(const pflref_hyper *base, size_t t, pflref_hyper *out)
     scale_steps(base, lr_factor(&base->lr, t), out);
 }
 
+double pflref_client_lr_factor(const pflref_state *s, size_t i, size_t call,
+                               size_t calls)
+{
+    const pflref_hyper *base = s->hyper_base;
+    /* k: the scheduler steps before this call (lr.count) */
+    const size_t before = base->lr.count == PFLREF_LR_COUNT_TRAININGS
+                              ? s->trained[i]   /* client i's own rounds */
+                              : s->t;           /* the round t            */
+    return lr_factor(&base->lr, calls * before + call);
+}
+
 void pflref_client_lr(pflref_state *s, size_t i, size_t call, size_t calls)
 {
     const pflref_hyper *base = s->hyper_base;
     if (base->lr.schedule == PFLREF_LR_CONSTANT)
         return;
-    /* k: the scheduler steps before this call (lr.count) */
-    const size_t before = base->lr.count == PFLREF_LR_COUNT_TRAININGS
-                              ? s->trained[i]   /* client i's own rounds */
-                              : s->t;           /* the round t            */
     s->hyper_round = *base;
-    scale_steps(base, lr_factor(&base->lr, calls * before + call),
+    scale_steps(base, pflref_client_lr_factor(s, i, call, calls),
                 &s->hyper_round);
 }

@@ -41,6 +41,9 @@ static const char *const pfl_state_values[] = {"stateful", "stateless", NULL};
 static const char *const pfl_weights_values[] = {"samples", "uniform",
                                                  "batches", NULL};
 static const char *const pfl_finetune_values[] = {"personal", "full", NULL};
+static const char *const pfl_ft_start_values[] = {"global", "last_local",
+                                                  NULL};
+static const char *const pfl_ft_lr_values[] = {"constant", "decayed", NULL};
 static const char *const pflego_head_values[] = {"seed", "exact_alpha", NULL};
 static const char *const pflego_theta_values[] = {
     "global", "sampled_normalised", NULL};
@@ -174,7 +177,8 @@ static const char *const fedproto_weights_values[] = {"class_counts",
     "scaffold moon fedprox fedfomo"                                          \
     " fedproto"                                                              \
     " fedrod"                                                                \
-    " fedala"
+    " fedala"                                                                \
+    " fedbn"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "
@@ -273,6 +277,14 @@ static const pflref_param params[] = {
     {"pfl.finetune", "fedalt fedsim", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, pfl.finetune), 0.0, 0.0, 0, pfl_finetune_values,
      "", "final fine-tuning (schedule.post) moves: v only | u and v"},
+    {"pfl.finetune_start", "fedalt fedsim", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfl_ft.start), 0.0, 0.0, 0, pfl_ft_start_values,
+     "", "fine-tuning starts from (u^(T), v_i) | the device's own last "
+     "model (trained in the last round, else received at its start)"},
+    {"pfl.finetune_lr", "fedalt fedsim", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, pfl_ft.lr), 0.0, 0.0, 0, pfl_ft_lr_values, "",
+     "fine-tuning step: η_ft | η_ft times the decay its client's scheduler "
+     "reached (lr.*)"},
     {"rho", "pflego", "pflego", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, rho), NAN, 0.0, 1, NULL, "ρ",
      "server step size (also the last head step's)"},

@@ -127,11 +127,15 @@ static const pflref_preset presets[] = {
      "copies the head only), serverlg.py (head averaged n_i / Σ_U n_j)"},
     {"fedsim", "fedbabu_pfllib",
      "gamma_v=0 pfl.state=stateful pfl.weights=samples pfl.finetune=full "
-     "lr.count=trainings",
+     "lr.count=trainings pfl.finetune_start=last_local "
+     "pfl.finetune_lr=decayed",
      "head",
      "TsingZ0/PFLlib d832e76f6a23: clientbabu.py (head requires_grad = "
-     "False; fine_tune of base and head), serverbabu.py (base averaged n_i "
-     "/ Σ_U n_j; every client fine-tunes after the last round)"},
+     "False; fine_tune of base and head with the client's own optimizer, "
+     "whose lr its -ld scheduler decayed), serverbabu.py (base averaged n_i "
+     "/ Σ_U n_j; send_models to every client at each round's start; after "
+     "the last round every client fine-tunes the model it holds, no final "
+     "send_models)"},
     {"pfedhn", "official",
      "pfedhn.outer_opt=sgd_momentum_wd pfedhn.inner_opt=sgd_momentum_wd "
      "pfedhn.clip=norm", NULL,
@@ -218,12 +222,13 @@ static const pflref_preset presets[] = {
      "personalized model; docs/algorithms/pfedme.md, PFLlib's evaluation "
      "side effect)"},
     /* req: fedbn.preset.pfllib */
-    {"fedbn", "pfllib", "fedbn.weights=samples", NULL,
+    {"fedbn", "pfllib", "fedbn.weights=samples lr.count=trainings", NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientbn.py (set_parameters copies every "
      "named parameter whose name lacks 'bn': γ, β and the running "
      "statistics stay the client's), serverbn.py with serverbase.py's "
-     "receive_models / aggregate_parameters (weights n_i / Σ_U n_j); "
-     "docs/algorithms/fedbn.md, PFLlib"},
+     "receive_models / aggregate_parameters (weights n_i / Σ_U n_j), "
+     "clientbn.py:39-40 (-ld: the client's scheduler steps after its own "
+     "train()); docs/algorithms/fedbn.md, PFLlib"},
     /* req: fedrod.preset.pfllib */
     {"fedrod", "pfllib",
      "fedrod.features=before fedrod.phi_p0=generic lr.count=trainings", NULL,

@@ -806,7 +806,10 @@ def run_candidate(src_dir, out_dir, kind, vectors, trace_file=None, pflref=None)
         out = os.path.join(out_dir, "r%03d.json" % i)
         cur = {}
         t_vec = time.time()
-        signal.alarm(20)
+        # a mutant that loops stops at 20 s; the correct candidates' traced
+        # run (coverage, several times slower) only guards against a hang,
+        # so that a loaded machine cannot fail the base run
+        signal.alarm(300 if trace_file else 20)
         try:
             if trace_file:
                 sys.settrace(tracer)
@@ -900,7 +903,8 @@ def run_set(kind, src_dir, vectors, pflref, work, trace=False, early=False):
         cmd += ["--early", pflref]
     cmd += ["--run", src_dir, out, kind]
     try:
-        subprocess.run(cmd + vectors, capture_output=True, timeout=120,
+        subprocess.run(cmd + vectors, capture_output=True,
+                       timeout=3600 if trace else 120,
                        check=True, env=dict(os.environ, OPENBLAS_NUM_THREADS="1",
                                             OMP_NUM_THREADS="1"))
     except subprocess.TimeoutExpired:
