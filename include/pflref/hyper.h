@@ -689,6 +689,7 @@ typedef struct {
     pflref_fedrod_hyper fedrod; /* FedRoD (fedrod.*)                      */
     pflref_apple_hyper apple;  /* APPLE (apple.*)                        */
     pflref_fedala_hyper fedala; /* FedALA (fedala.*)                      */
+    pflref_fedpac_hyper fedpac; /* FedPAC (fedpac.*)                      */
 #endif
 } pflref_hyper;
 
