@@ -176,7 +176,8 @@ for _alg, _mod in (("perfedavg", "pflref_exact_perfedavg"),
                    ("fedproto", "pflref_exact_fedproto"),
                    ("fedrod", "pflref_exact_fedrod"),
                    ("apple", "pflref_exact_apple"),
-                   ("fedala", "pflref_exact_fedala")):
+                   ("fedala", "pflref_exact_fedala"),
+                   ("fedpac", "pflref_exact_fedpac")):
     if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                    _mod + ".py")):
         MODULES[_alg] = importlib.import_module(_mod)

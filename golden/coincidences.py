@@ -141,6 +141,10 @@ SWITCHES = {
               "apple.lambda_round": ["current", "previous"]},
     "fedala": {"fedala.skip": ["first_round", "sum_first"],
                "fedala.p_unit": ["layers", "tensors"]},
+    "fedpac": {"fedpac.distance": ["squared_l2", "mse"],
+               "fedpac.alpha_small": ["exact", "renormalised", "raw"],
+               "fedpac.missing": ["none", "own_start"],
+               "fedpac.centroid_weights": ["class_counts", "uniform"]},
 }
 
 # The presets as the spec reader applies them: pFedMe's and Ditto's are the
@@ -231,6 +235,12 @@ PRESETS = {
     ("fedala", "pfllib"): {"fedala.skip": "sum_first",
                            "fedala.p_unit": "tensors",
                            "lr.count": "trainings"},
+    ("fedpac", "official"): {"fedpac.distance": "mse",
+                             "fedpac.alpha_small": "renormalised",
+                             "fedpac.missing": "own_start"},
+    ("fedpac", "pfllib"): {"fedpac.distance": "mse",
+                           "fedpac.alpha_small": "raw",
+                           "fedpac.centroid_weights": "uniform"},
 }
 
 # Hyperparameter defaults that take part in a coincidence when unset.
@@ -677,6 +687,14 @@ def r_fedproto_missing(spec, sw, hp):
             return []
         held = mine
     return ["no class lacks a global prototype after round 0"]
+
+
+def r_fedpac_collaboration(spec, sw, hp):
+    """FedPAC's classifier weights: hidden when no round has two
+    participants (α = (1) alone)."""
+    if any(len(r["clients"]) >= 2 for r in rounds(spec)):
+        return []
+    return ["no round has two participants: every α_i is (1)"]
 
 
 def r_lora_weights(spec, sw, hp):
@@ -1170,6 +1188,19 @@ RULES = {
         (when("fedala.skip", "sum_first"), r_fedala_alone,
          "no Θ = Θ_i hides the early return"),
         (ALWAYS, r_single_round, "one round has no ALA (Θ_i = Θ = Θ⁰)"),
+        (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
+    ],
+    "fedpac": [
+        (ALWAYS, r_value(["eta", "fedpac.lambda", "fedpac.eta_phi"], ONE),
+         "η, λ or η_φ = 1 hides a dropped factor"),
+        (ALWAYS, r_fedproto_missing, "every class always having a global "
+         "centroid hides the rule for a missing one"),
+        (ALWAYS, r_equal_sizes(who_clients), "equal n_i make θ's weighted mean uniform"),
+        (ALWAYS, r_moon_stale, "every client training every round hides a stale or "
+         "reset classifier"),
+        (ALWAYS, r_fedpac_collaboration, "one participant a round hides the "
+         "classifier collaboration"),
+        (ALWAYS, r_single_round, "one round hides the centroids' alignment"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
 }

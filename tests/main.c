@@ -47,6 +47,7 @@ int main(void)
         fedrod_suite,
         apple_suite,
         fedala_suite,
+        fedpac_suite,
     };
     /* As in the CLI: GSL reports through return codes, never aborts, and
      * OpenBLAS runs on one thread. */

@@ -69,5 +69,6 @@ Suite *fedproto_suite(void);
 Suite *fedrod_suite(void);
 Suite *apple_suite(void);
 Suite *fedala_suite(void);
+Suite *fedpac_suite(void);
 
 #endif

@@ -1223,6 +1223,65 @@ static const lettered_case LETTERED[] = {
     {"H9", "fedala: a window of k = 0 losses",
      ALA_SPEC("\"fedala.s\": 50, \"fedala.p\": 1, \"fedala.k\": 0", ALA_PS),
      "algorithm.hyperparameters.fedala.k", "fedala.k = 0 must be >= 1"},
+    /* -- FedPAC (V) -- */
+#define PAC_H(h) HYP("fedpac", "\"eta\": 0.1, " h)
+#define PAC_OK "\"fedpac.lambda\": 0.5, \"fedpac.eta_phi\": 0.2"
+    {"V1", "fedpac: λ not given",
+     SPEC(MOON_MLP, MOON_DATA,
+          PAC_H("\"fedpac.eta_phi\": 0.2, \"fedpac.tau_phi\": 1"), ONE_ROUND),
+     "algorithm.hyperparameters.fedpac.lambda",
+     "fedpac needs hyperparameter fedpac.lambda"},
+    {"V2", "fedpac: η_φ = 0",
+     SPEC(MOON_MLP, MOON_DATA,
+          PAC_H("\"fedpac.lambda\": 0.5, \"fedpac.eta_phi\": 0, "
+                "\"fedpac.tau_phi\": 1"), ONE_ROUND),
+     "algorithm.hyperparameters.fedpac.eta_phi", "fedpac.eta_phi = 0 must be > 0"},
+    {"V3", "fedpac: τ_φ = 0",
+     SPEC(MOON_MLP, MOON_DATA, PAC_H(PAC_OK ", \"fedpac.tau_phi\": 0"),
+          ONE_ROUND),
+     "algorithm.hyperparameters.fedpac.tau_phi", "fedpac.tau_phi = 0 must be >= 1"},
+    {"V4", "fedpac: λ negative",
+     SPEC(MOON_MLP, MOON_DATA,
+          PAC_H("\"fedpac.lambda\": -0.5, \"fedpac.eta_phi\": 0.2, "
+                "\"fedpac.tau_phi\": 1"), ONE_ROUND),
+     "algorithm.hyperparameters.fedpac.lambda", "fedpac.lambda = -0.5 must be >= 0"},
+    {"V5", "fedpac: a model without a feature extractor",
+     SPEC(LIN, MOON_DATA, PAC_H(PAC_OK ", \"fedpac.tau_phi\": 1"), ONE_ROUND),
+     "model.kind", "fedpac needs a feature extractor f_θ and a linear classifier φ"},
+    {"V6", "fedpac: a regression model",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 1, "
+          "\"loss\": \"squared\"}", MOON_DATA,
+          PAC_H(PAC_OK ", \"fedpac.tau_phi\": 1"), ONE_ROUND),
+     "model.loss", "fedpac needs a classifier"},
+    {"V7", "fedpac: fewer batches than τ_φ",
+     SPEC(MOON_MLP, MOON_DATA, PAC_H(PAC_OK ", \"fedpac.tau_phi\": 2"),
+          ONE_ROUND),
+     "schedule.rounds[0].batches[0]",
+     "fedpac takes its fedpac.tau_phi = 2 classifier steps from the first batches"},
+    {"V8", "fedpac: a switch value unknown",
+     SPEC(MOON_MLP, MOON_DATA,
+          "\"algorithm\": {\"name\": \"fedpac\", \"hyperparameters\": {"
+          "\"eta\": 0.1, " PAC_OK ", \"fedpac.tau_phi\": 1}, \"switches\": "
+          "{\"fedpac.distance\": \"l1\"}}", ONE_ROUND),
+     "algorithm.switches.fedpac.distance",
+     "unknown value \"l1\" for fedpac.distance"},
+    {"V9", "fedpac: a batch longer than the largest training set",
+     SPEC(MOON_MLP, MOON_DATA, PAC_H(PAC_OK ", \"fedpac.tau_phi\": 1"),
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 0, 1]]]}")),
+     "schedule.rounds[0].batches[0][0]", "fedpac takes batches of at most 2 samples"},
+    {"V10", "fedpac: ε of renormalised small weights not below 1/m",
+     SPEC(MOON_MLP,
+          CLIENTS("{\"X\": [[1, 2], [3, 4]], \"y\": [1, 0]}, "
+                  "{\"X\": [[1, 0], [0, 1]], \"y\": [0, 1]}"),
+          "\"algorithm\": {\"name\": \"fedpac\", \"hyperparameters\": {"
+          "\"eta\": 0.1, " PAC_OK ", \"fedpac.tau_phi\": 1, "
+          "\"fedpac.alpha_eps\": 0.5}, \"switches\": "
+          "{\"fedpac.alpha_small\": \"renormalised\"}}",
+          GIVEN("{\"clients\": [0, 1], \"batches\": [[[0, 1]], [[0, 1]]]}")),
+     "algorithm.hyperparameters.fedpac.alpha_eps",
+     "fedpac.alpha_eps = 0.5 must be below 1/m = 1/2"},
+#undef PAC_OK
+#undef PAC_H
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
@@ -1240,7 +1299,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYCXQMJEBGH";
+    static const char letters[] = "LSAYCXQMJEBGHV";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

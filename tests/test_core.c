@@ -320,7 +320,8 @@ START_TEST(test_algorithm_registry)
                                         "fedamp", "fedproto",
                                         "fedrod",
                                         "apple",
-                                        "fedala"};
+                                        "fedala",
+                                        "fedpac"};
     ck_assert_uint_eq(n, sizeof names / sizeof names[0]);
     for (size_t i = 0; i < n; i++) {
         ck_assert_msg(strcmp(algs[i]->name, names[i]) == 0,

@@ -508,6 +508,21 @@ static const diverge_case CASES[] = {
                  "\"batches\": [" B2 ", " B2 "]}")),
      "theta_i", 1, 1, 2,
      "theta_i is not finite (NaN or Inf) at round 1, client 1, local step 2"},
+    /* FedPAC (τ_φ = 1, η_φ = 1e200, η = 1e200) on z = W2 (W1 x), k = 2,
+     * w⁰ = (1, 0, 0), one client x = 1 (class 0), x = 2 (class 1): the
+     * classifier's step gives W2 = (−2.5e199, 2.5e199); in the body's
+     * step the softmax saturates and W1's gradient is 2.5e199 (no
+     * centroid in round 0), so W1 = 1 − 2.5e399 → −Inf. */
+    {"fedpac",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 1, \"h\": 1, \"k\": 2, "
+          "\"activation\": \"identity\", \"bias\": false}",
+          "\"problem\": {\"clients\": [{\"X\": [[1], [2]], \"y\": [0, 1]}]}, "
+          "\"init\": {\"kind\": \"given\", \"w\": [1, 0, 0]}",
+          ALG("fedpac", "\"eta\": 1e200, \"fedpac.lambda\": 0.5, "
+              "\"fedpac.eta_phi\": 1e200, \"fedpac.tau_phi\": 1"),
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [0, 1]]]}")),
+     "v", 0, 0, 2,
+     "v is not finite (NaN or Inf) at round 0, client 0, local step 2"},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 

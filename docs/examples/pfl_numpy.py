@@ -1172,7 +1172,8 @@ EXTENSIONS = ("pfl_numpy_perfedavg", "pfl_numpy_apfl", "pfl_numpy_interp",
               "pfl_numpy_fedamp", "pfl_numpy_fedproto",
               "pfl_numpy_fedrod",
               "pfl_numpy_apple",
-              "pfl_numpy_fedala")
+              "pfl_numpy_fedala",
+              "pfl_numpy_fedpac")
 
 
 def _extension_run(mod, spec, clients, w0, log):

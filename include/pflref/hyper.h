@@ -710,6 +710,7 @@ typedef struct {
     pflref_fedala_hyper fedala; /* FedALA (fedala.*)                      */
     pflref_pfl_ft_hyper pfl_ft; /* FedAlt/FedSim's fine-tuning start and
                                    step (pfl.finetune_start, _lr)         */
+    pflref_fedpac_hyper fedpac; /* FedPAC (fedpac.*)                      */
 #endif
 } pflref_hyper;
 

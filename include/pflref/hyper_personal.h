@@ -210,6 +210,53 @@ typedef struct {
     int p_unit;                /* pflref_fedala_p_unit                   */
 } pflref_fedala_hyper;
 
+/* FedPAC (Xu, Tong, Huang, ICLR 2023, arXiv 2306.11867, Alg. 1;
+ * ref/algorithms/fedpac.c): the weight λ of the feature alignment, the
+ * classifier's step size η_φ and its steps τ_φ (the first τ_φ batches of a
+ * participation; the body takes the rest with η), and the switches (value
+ * 0 = pflref's reading of the paper). */
+typedef enum {
+    PFLREF_FEDPAC_DISTANCE_SQUARED_L2 = 0, /* R = ‖f_θ(x) − c_y‖²          */
+    PFLREF_FEDPAC_DISTANCE_MSE = 1         /* R = ‖f_θ(x) − c_y‖²/d, torch's
+                                              nn.MSELoss (JianXu95/FedPAC
+                                              methods/fedpac.py:34, :242;
+                                              PFLlib clientpac.py:78)        */
+} pflref_fedpac_distance;
+typedef enum {
+    PFLREF_FEDPAC_ALPHA_EXACT = 0,        /* α_i the QP's minimiser         */
+    PFLREF_FEDPAC_ALPHA_RENORMALISED = 1, /* every α_ij ≤ ε set to 0, then
+                                             α_i divided by its sum
+                                             (JianXu95/FedPAC tools.py:140,
+                                             :84-90)                        */
+    PFLREF_FEDPAC_ALPHA_RAW = 2           /* every α_ij ≤ ε set to 0, the
+                                             rest as they are (PFLlib
+                                             serverpac.py:242, :171-173)    */
+} pflref_fedpac_alpha_small;
+typedef enum {
+    PFLREF_FEDPAC_MISSING_NONE = 0,      /* a class without a centroid adds
+                                            no alignment term               */
+    PFLREF_FEDPAC_MISSING_OWN_START = 1  /* from round 1 on, its samples
+                                            align to the client's own
+                                            centroid at θ^(t) (JianXu95/
+                                            FedPAC methods/fedpac.py:177,
+                                            :233-241)                       */
+} pflref_fedpac_missing;
+typedef enum {
+    PFLREF_FEDPAC_CENTROIDS_CLASS_COUNTS = 0, /* c_k weighted by n_{i,k}    */
+    PFLREF_FEDPAC_CENTROIDS_UNIFORM = 1       /* the plain mean (PFLlib
+                                                 serverpac.py:178-193)      */
+} pflref_fedpac_centroid_weights;
+typedef struct {
+    double lambda;             /* λ ≥ 0: the feature alignment's weight  */
+    double eta_phi;            /* η_φ > 0: the classifier's step size    */
+    size_t tau_phi;            /* τ_φ ≥ 1: the classifier's steps        */
+    double alpha_eps;          /* ε > 0: the threshold of alpha_small    */
+    int distance;              /* pflref_fedpac_distance                 */
+    int alpha_small;           /* pflref_fedpac_alpha_small              */
+    int missing;               /* pflref_fedpac_missing                  */
+    int centroid_weights;      /* pflref_fedpac_centroid_weights         */
+} pflref_fedpac_hyper;
+
 #ifdef __cplusplus
 }
 #endif

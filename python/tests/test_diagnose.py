@@ -364,6 +364,23 @@ NAMED = {
     # APPLE's proximal term without its ½ is the authors' reg_loss
     # (apple.prox = full, which the preset official sets), or μ doubled
     "apple-prox-twice": ("apple.prox = full", "apple.mu × 2", "preset official"),
+    # FedPAC's: the alignment's lost factor 2 is λ × ½; the swapped or
+    # ignored switches are their other values (the presets set them
+    # together); no threshold is, on fedpac/layers/pfllib, a threshold
+    # below every weight there (ε × ½)
+    "fedpac-align-half": "fedpac.lambda × ½",
+    "fedpac-proto-uniform": ("fedpac.centroid_weights = uniform",
+                             "preset pfllib"),
+    "fedpac-centroid-swap": ("fedpac.centroid_weights = uniform",
+                             "fedpac.centroid_weights = class_counts",
+                             "preset pfllib"),
+    "fedpac-distance-swap": ("fedpac.distance = mse",
+                             "fedpac.distance = squared_l2",
+                             "preset official", "preset pfllib"),
+    "fedpac-no-threshold": ("fedpac.alpha_small = exact", "fedpac.alpha_eps"),
+    "fedpac-renormalise-swap": ("fedpac.alpha_small = renormalised",
+                                "fedpac.alpha_small = raw"),
+    "fedpac-own-skip": "fedpac.missing = none",
 }
 
 

@@ -30,6 +30,7 @@ REFUSED = {
     "pflego": "Adam's moments",
     "pfedhn": "momentum buffer",
     "fedala": "ALA state",
+    "fedpac": "global centroids",
 }
 
 

@@ -37,6 +37,7 @@ extern const pflref_algorithm pflref_fedproto;
 extern const pflref_algorithm pflref_fedrod;
 extern const pflref_algorithm pflref_apple;
 extern const pflref_algorithm pflref_fedala;
+extern const pflref_algorithm pflref_fedpac;
 
 /* FedAvg's work buffers, P doubles each (zero-filled; none is carried
  * between rounds), held inside a workspace: FedAvg's own, or that of an

@@ -36,6 +36,7 @@ static const pflref_algorithm *const registry[] = {
     &pflref_fedrod,
     &pflref_apple,
     &pflref_fedala,
+    &pflref_fedpac,
 };
 
 const pflref_algorithm *const *pflref_algorithms(size_t *count)

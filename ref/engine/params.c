@@ -18,6 +18,7 @@
 #include "engine/params_apple.h"
 #include "engine/params_fedrod.h"
 #include "engine/params_fedala.h"
+#include "engine/params_fedpac.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -793,6 +794,7 @@ static const pflref_param params[] = {
     FEDROD_PARAMS /* ref/engine/params_fedrod.h */
     APPLE_PARAMS  /* ref/engine/params_apple.h */
     FEDALA_PARAMS    /* ref/engine/params_fedala.h */
+    FEDPAC_PARAMS    /* ref/engine/params_fedpac.h */
 };
 
 

@@ -275,6 +275,30 @@ static const pflref_preset presets[] = {
      "the authors' code), clients/clientala.py:48-49 (each client's "
      "scheduler steps after its train()), servers/serverala.py:73-74 "
      "(ALA on every client; docs/algorithms/fedala.md)"},
+    /* req: fedpac.preset.official */
+    {"fedpac", "official",
+     "fedpac.distance=mse fedpac.alpha_small=renormalised "
+     "fedpac.missing=own_start", NULL,
+     "JianXu95/FedPAC 5770f4ff8f11: methods/fedpac.py:34, :242 "
+     "(nn.MSELoss), :177, :233-241 (from round 1, a class without a global "
+     "centroid aligned to the client's centroid before training); "
+     "tools.py:133-140 (α ≤ 1e-3 set to 0), :76-91 (divided by the sum); "
+     "not expressed: the SGD momentum 0.5 and weight decay 5e-4 of "
+     "methods/fedpac.py:190-206, the classifier's fixed step 0.1 (give "
+     "fedpac.eta_phi = 0.1), cvxpy's iterative solve and its eigenvalue "
+     "clipping (docs/algorithms/fedpac.md)"},
+    /* req: fedpac.preset.pfllib */
+    {"fedpac", "pfllib",
+     "fedpac.distance=mse fedpac.alpha_small=raw "
+     "fedpac.centroid_weights=uniform", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: system/flcore/clients/clientpac.py:16, "
+     ":72-78 (nn.MSELoss; a class without a global prototype keeps its own "
+     "feature: no term, counted in the mean), :108 (V_i, h_i at the "
+     "received model); servers/serverpac.py:178-193 (the plain mean of the "
+     "prototypes), :242 (α ≤ 1e-3 set to 0), :166-174 (not renormalised); "
+     "not expressed: cvxpy's solve and its eigenvalue clipping, the "
+     "client's single optimizer (give fedpac.eta_phi = eta) "
+     "(docs/algorithms/fedpac.md)"},
 };
 
 const pflref_preset *pflref_presets(size_t *count)

@@ -98,7 +98,8 @@ PFL_FILES = ("pfl_numpy.py", "pfl_numpy_perfedavg.py", "pfl_numpy_apfl.py",
              "pfl_numpy_fedproto.py",
              "pfl_numpy_fedrod.py",
              "pfl_numpy_apple.py",
-             "pfl_numpy_fedala.py")
+             "pfl_numpy_fedala.py",
+             "pfl_numpy_fedpac.py")
 # the files whose index arithmetic (np.arange bounds, slices) is mutated:
 # the convolution's and the pools' windows, the padding, the blocks
 INDEX_FILES = {"pfl_numpy_layers.py"}

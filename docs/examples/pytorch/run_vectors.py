@@ -5,8 +5,8 @@ algorithms, in one process, for `pflref check GOLDEN OUTDIR`.
 usage: run_vectors.py GOLDEN_DIR -o OUTDIR
 
 Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
-ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp, fedproto, fedrod, apple
-and fedala; prints
+ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp, fedproto, fedrod, apple,
+fedala and fedpac; prints
 `skipped ID: reason` for a vector a candidate does
 not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
 on Ditto's deliberate bug (ditto_torch.py); PFLREF_TORCH_DTYPE=float32 or
@@ -31,6 +31,7 @@ import fedamp_torch
 import fedrod_torch
 import apple_torch
 import fedala_torch
+import fedpac_torch
 from torch_common import Unsupported, write_json
 
 CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
@@ -42,7 +43,8 @@ CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
               "fedproto": fedproto_torch.run,
               "fedrod": fedrod_torch.run,
               "apple": apple_torch.run,
-              "fedala": fedala_torch.run}
+              "fedala": fedala_torch.run,
+              "fedpac": fedpac_torch.run}
 
 
 def golden_vectors(root):

@@ -36,6 +36,7 @@ import fedamp_torch
 import fedrod_torch
 import apple_torch
 import fedala_torch
+import fedpac_torch
 from torch_common import Unsupported
 
 CANDIDATES = {
@@ -53,6 +54,7 @@ CANDIDATES = {
     "fedrod": fedrod_torch.run,
     "apple": apple_torch.run,
     "fedala": fedala_torch.run,
+    "fedpac": fedpac_torch.run,
 }
 
 

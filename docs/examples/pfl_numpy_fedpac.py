@@ -1,0 +1,270 @@
+"""pfl_numpy_fedpac.py: FedPAC for the NumPy candidate (pfl_numpy.py loads
+it), written from Xu, Tong, Huang, "Personalized Federated Learning with
+Feature Alignment and Classifier Collaboration" (ICLR 2023, arXiv
+2306.11867, Algorithm 1 with a linear classifier) and
+docs/algorithms/fedpac.md, not from pflref's C code.
+
+The network (pfl_numpy_moon's Chain of dense and relu/identity layers) is
+a feature extractor f(x) (every layer before the last) and a classifier
+(the last dense layer).  Per round, each participant i, from (θ, φ_i):
+    statistics at θ:  h_k = p_k μ_k,
+                      V = (1/n) Σ_k [p_k mean_k ‖f‖² − p_k² ‖μ_k‖²]
+    the first τ_φ batches move φ only (step η_φ, mean cross-entropy);
+    the rest move θ only (step η) on mean [CE + λ ‖f − c_y‖²] (÷ d under
+    fedpac.distance = mse), no term where class y has no centroid;
+    local centroids: class means of f at the trained θ.
+Server: θ ← Σ n_i θ_i / Σ n_i; c_k ← Σ n_ik ĉ_ik / Σ n_ik over the
+holders of k (a fresh table each round); for each participant the weights
+α minimising αᵀQα on the simplex, Q[j][l] = [j=l] V_j + Σ_k ⟨h_i − h_j,
+h_i − h_l⟩, found here by trying every support S with the closed form
+α_S ∝ Q_SS⁻¹ 1 and keeping the feasible KKT point of least objective; then
+φ_i ← Σ_j α_ij φ_j (the classifiers after their own steps).
+Switches: fedpac.distance (mse: ÷ d), fedpac.alpha_small (renormalised:
+α ≤ ε dropped, then divided by the sum; raw: dropped only),
+fedpac.missing (own_start: from round 1, a class without a centroid is
+pulled toward the client's own class mean at the received θ),
+fedpac.centroid_weights (uniform: the plain mean); presets official and
+pfllib.
+"""
+import importlib
+import itertools
+import sys
+
+import numpy as np
+
+ALGORITHM = "fedpac"
+BUGS = ("fedpac-align-half", "fedpac-lambda-one", "fedpac-stats-after",
+        "fedpac-protos-before", "fedpac-proto-uniform",
+        "fedpac-missing-zero", "fedpac-keep-old", "fedpac-no-prior",
+        "fedpac-var-no-n", "fedpac-alpha-uniform", "fedpac-alpha-self",
+        "fedpac-heads-before", "fedpac-body-first",
+        "fedpac-theta-uniform", "fedpac-phi-reset", "fedpac-distance-swap",
+        "fedpac-no-threshold", "fedpac-renormalise-swap",
+        "fedpac-own-round0", "fedpac-own-skip", "fedpac-centroid-swap")
+
+PRESETS = {
+    "paper": {},
+    "official": {"fedpac.distance": "mse",
+                 "fedpac.alpha_small": "renormalised",
+                 "fedpac.missing": "own_start"},
+    "pfllib": {"fedpac.distance": "mse", "fedpac.alpha_small": "raw",
+               "fedpac.centroid_weights": "uniform"},
+}
+
+
+def _base():
+    main = sys.modules.get("__main__")
+    if hasattr(main, "local_sgd") and hasattr(main, "Unsupported"):
+        return main
+    return importlib.import_module("pfl_numpy")
+
+
+def _simplex_qp(Q):
+    """argmin αᵀQα, α ≥ 0, Σα = 1 (Q positive definite): on each face S
+    of the simplex the minimiser of the affine problem is
+    α_S = Q_SS⁻¹1 / 1ᵀQ_SS⁻¹1; every such point that is feasible is a
+    point of the simplex, and the minimiser's own face gives it, so the
+    feasible one of least objective is the answer."""
+    m = len(Q)
+    feasible = []
+    for S in itertools.chain.from_iterable(
+            itertools.combinations(range(m), k) for k, _ in enumerate(Q, 1)):
+        u = np.linalg.solve(Q[np.ix_(S, S)], np.ones(len(S)))
+        a = np.zeros(m)
+        a[list(S)] = u / u.sum()
+        if a.min() >= 0.0:
+            feasible.append(a)
+    return min(feasible, key=lambda a: a @ Q @ a)
+
+
+def _class_stats(F, y, K):
+    """(counts, means K × d, mean squared norms K)."""
+    d = F.shape[1]
+    n_k = np.bincount(y, minlength=K).astype(float)
+    mu = np.zeros((K, d))
+    s2 = np.zeros(K)
+    for k in range(K):
+        if n_k[k] > 0:
+            mu[k] = F[y == k].mean(axis=0)
+            s2[k] = (F[y == k] ** 2).sum(axis=1).mean()
+    return n_k, mu, s2
+
+
+def run(spec, clients, w0, log, bug):
+    base = _base()
+    moon = importlib.import_module("pfl_numpy_moon")
+    alg = spec["algorithm"]
+    if alg.get("preset", "paper") not in PRESETS:
+        raise base.Unsupported("preset %r for fedpac" % alg["preset"])
+    hp = dict(PRESETS[alg.get("preset", "paper")])
+    hp.update(alg.get("hyperparameters", {}))
+    hp.update(alg.get("switches", {}))
+    if any(k.startswith("lr.") for k in hp):
+        raise base.Unsupported("fedpac with a learning-rate decay")
+    raw = spec["problem"].get("clients")
+    if raw is None:
+        raise base.Unsupported("fedpac needs inline clients")
+    net = moon.Chain(spec["model"])
+    if not net.ce:
+        raise base.Unsupported("fedpac on a regression model")
+    _, (hw0, hw1), hb, d, K = net.layers[-1]
+    L = len(net.layers)
+    head = np.zeros(net_size(net), dtype=bool)
+    head[hw0:hw1] = True
+    if hb is not None:
+        head[hb[0]:hb[1]] = True
+    eta, eta_phi = hp["eta"], hp["fedpac.eta_phi"]
+    lam = 1.0 if bug == "fedpac-lambda-one" else hp["fedpac.lambda"]
+    tau = int(hp["fedpac.tau_phi"])
+    mse = hp.get("fedpac.distance", "squared_l2") == "mse"
+    if bug == "fedpac-distance-swap":
+        mse = not mse
+    coef = (1.0 if bug == "fedpac-align-half" else 2.0) / (d if mse else 1.0)
+    small = hp.get("fedpac.alpha_small", "exact")
+    if bug == "fedpac-no-threshold":
+        small = "exact"
+    if bug == "fedpac-renormalise-swap" and small != "exact":
+        small = "raw" if small == "renormalised" else "renormalised"
+    eps = hp.get("fedpac.alpha_eps", 1e-3)
+    own_start = hp.get("fedpac.missing", "none") == "own_start"
+    if bug == "fedpac-own-skip":
+        own_start = False
+    uniform_c = hp.get("fedpac.centroid_weights", "class_counts") == "uniform"
+    if bug == "fedpac-centroid-swap":
+        uniform_c = not uniform_c
+    w0 = np.array(w0, dtype=float)
+    data = [(np.asarray(c["X"], float), np.asarray(c["y"]).astype(int))
+            for c in raw]
+    N = len(data)
+    theta = w0.copy()                       # θ in the body entries
+    phis = [w0[head].copy() for _ in data]
+    cbar = {}                               # class -> centroid
+
+    def feats(x, X):
+        return net.forward(x, X, L - 1)[-1]
+
+    def stats(x, X, y):
+        n_k, mu, s2 = _class_stats(feats(x, X), y, K)
+        p = n_k / len(y)
+        h = (mu if bug == "fedpac-no-prior" else p[:, None] * mu).ravel()
+        V = float(np.sum(p * s2 - p ** 2 * (mu ** 2).sum(axis=1)))
+        return (V if bug == "fedpac-var-no-n" else V / len(y)), h
+
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        log("round_begin", "train", "w", theta, round=t)
+        ids = list(rnd["clients"])
+        n_S = float(sum(len(data[i][0]) for i in ids))
+        acc = np.zeros_like(theta)
+        got, start_phi, contrib = {}, {}, []
+        for i, batches in zip(ids, rnd["batches"]):
+            X, y = data[i]
+            if bug == "fedpac-phi-reset":
+                phis[i] = w0[head].copy()
+            x = theta.copy()
+            x[head] = phis[i]
+            start_phi[i] = phis[i].copy()
+            log("client_begin", "train", "v", x, round=t, client=i, step=0)
+            V, h = stats(x, X, y)
+            own = None
+            if own_start and (t > 0 or bug == "fedpac-own-round0"):
+                own = _class_stats(feats(x, X), y, K)[1]
+            log("note", "train", "V", [V], round=t, client=i)
+            log("note", "train", "h", h, round=t, client=i)
+            kinds = [q < tau for q, _ in enumerate(batches)]
+            if bug == "fedpac-body-first":
+                kinds = kinds[tau:] + kinds[:tau]
+            for s, (batch, is_head) in enumerate(zip(batches, kinds), 1):
+                Xb, yb = X[batch], y[batch]
+                nb = len(batch)
+                acts = net.forward(x, Xb)
+                g = np.zeros_like(x)
+                net.backward(x, acts, net.out_grad(acts[-1], yb), L, g,
+                             1.0 / nb)
+                if is_head:
+                    x = np.where(head, x - eta_phi * g, x)
+                else:
+                    Fb = acts[L - 1]
+                    G = np.zeros_like(Fb)
+                    for r, k in enumerate(yb):
+                        c = cbar.get(int(k))
+                        if c is None and own is not None:
+                            c = own[int(k)]
+                        if c is None and bug == "fedpac-missing-zero":
+                            c = np.zeros(d)
+                        if c is not None:
+                            G[r] = coef * (Fb[r] - c)
+                    gR = np.zeros_like(x)
+                    net.backward(x, acts, G, L - 1, gR, 1.0 / nb)
+                    x = np.where(head, x, x - eta * (g + lam * gR))
+                log("step", "train", "v", x, round=t, client=i, step=s)
+            if bug == "fedpac-stats-after":
+                V, h = stats(x, X, y)
+            got[i] = (V, h, x[head].copy())
+            log("client_end", "train", "v", x, round=t, client=i)
+            at = x.copy()
+            if bug == "fedpac-protos-before":
+                at[~head] = theta[~head]
+            n_k, mu, _ = _class_stats(feats(at, X), y, K)
+            log("note", "train", "C", mu.ravel(), round=t, client=i)
+            log("note", "train", "n_C", n_k, round=t, client=i)
+            contrib.append((n_k, mu))
+            c = (1.0 / len(ids) if bug == "fedpac-theta-uniform"
+                 else len(X) / n_S)
+            acc += c * x
+        num, den, holders = np.zeros((K, d)), np.zeros(K), np.zeros(K)
+        for n_k, mu in contrib:
+            flat_w = uniform_c != (bug == "fedpac-proto-uniform")
+            wts = (n_k > 0).astype(float) if flat_w else n_k
+            num += wts[:, None] * mu
+            den += wts
+            holders += n_k > 0
+        new = {k: num[k] / den[k] for k in range(K) if holders[k] > 0}
+        if bug == "fedpac-keep-old":
+            new = {**cbar, **new}
+            holders = np.array([max(holders[k], float(k in cbar))
+                                for k in range(K)])
+        cbar = new
+        log("note", "train", "C_bar",
+            np.concatenate([cbar.get(k, np.zeros(d)) for k in range(K)]),
+            round=t)
+        log("note", "train", "N_bar", holders, round=t)
+        m = len(ids)
+        Hs = np.array([got[j][1] for j in ids])
+        Vs = np.array([got[j][0] for j in ids])
+        src = start_phi if bug == "fedpac-heads-before" else \
+            {j: got[j][2] for j in ids}
+        Phi = np.array([src[j] for j in ids])
+        new_phi = {}
+        for a, i in enumerate(ids):
+            if bug == "fedpac-alpha-uniform":
+                al = np.full(m, 1.0 / m)
+            elif bug == "fedpac-alpha-self":
+                al = np.eye(m)[a]
+            else:
+                D = Hs[a] - Hs                      # rows h_i − h_j
+                al = _simplex_qp(np.diag(Vs) + D @ D.T)
+                if small != "exact":
+                    al = np.where(al > eps, al, 0.0)
+                    if small == "renormalised":
+                        al = al / al.sum()
+            full = np.zeros(N)
+            full[ids] = al
+            log("note", "train", "alpha_i", full, round=t, client=i)
+            new_phi[i] = al @ Phi
+            log("note", "train", "phi", new_phi[i], round=t, client=i)
+        phis = [new_phi.get(i, phis[i]) for i in range(N)]
+        theta = np.where(head, w0, acc)
+        log("server", "train", "w", theta, round=t)
+    v = []
+    for i in range(N):
+        x = theta.copy()
+        x[head] = phis[i]
+        v.append(x)
+    return {"w": theta, "v": np.array(v)}
+
+
+def net_size(net):
+    """P: the end of the last layer's parameters."""
+    last = net.layers[-1]
+    return last[2][1] if last[2] is not None else last[1][1]
+# SPDX-License-Identifier: GPL-3.0-or-later

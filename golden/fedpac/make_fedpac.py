@@ -1,0 +1,249 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""FedPAC golden vectors (Xu, Tong, Huang, ICLR 2023, arXiv 2306.11867,
+Alg. 1 with a linear classifier head), computed by
+golden/pflref_exact_fedpac.py in 60-digit decimal arithmetic,
+independently of the C reference.
+
+Three clients of distinct sizes (n = 3, 4, 5) and three classes, label
+skew: client 0 holds classes {0, 1} (no sample of class 2), client 1 all
+three with distinct counts, client 2 {1, 2}; the clients' inputs on
+distinct scales (×2, ×0.5, ×4), so that in round 2 of
+fedpac/mlp/paper clients 0 and 2 put α = 0 on each other's head (the
+QP's boundary) while their other weights are interior.  Rounds S_0 = {0, 1}, S_1 = {2} (alone:
+α = (1); no holder of class 0, so round 2 has no centroid c_0),
+S_2 = {0, 1, 2}: clients 0 and 1 skip round 1 (their φ stay stale),
+client 2 first trains in round 1 (its φ is w⁰'s head); round 0 has no
+centroid at all; the batches differ in size; η, η_φ, λ distinct and ≠ 1.
+
+Vectors (file = id without "fedpac/", '/' → '-'):
+  fedpac/mlp/paper       mlp 2-3-3 (identity body), the paper's reading, τ_φ = 1
+  fedpac/mlp/mse         fedpac.distance = mse (‖·‖²/d, torch's MSELoss)
+  fedpac/layers/paper    a layer list (dense 2→4, ReLU, dense 4→3), τ_φ = 2
+  fedpac/mlp/official    preset official (fedpac.distance = mse,
+                         alpha_small = renormalised, missing = own_start)
+  fedpac/layers/pfllib   preset pfllib (fedpac.distance = mse,
+                         alpha_small = raw, centroid_weights = uniform)
+  fedpac/mlp/drawn       the paper's reading, rounds 0 and 2's clients drawn
+                         in another order than listed (batches on samples
+                         0-2 only)
+
+    /usr/bin/python3 golden/fedpac/make_fedpac.py [OUTDIR]
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pflref_exact as px           # noqa: E402
+import pflref_exact_fedpac as pp     # noqa: E402
+import pflref_golden as pg           # noqa: E402
+
+SOURCE = ("Xu, Tong, Huang, ICLR 2023, arXiv 2306.11867, Alg. 1 (linear "
+          "classifier head; the box rebuilt from the method, "
+          "docs/algorithms/fedpac.md); JianXu95/FedPAC 5770f4ff8f11 "
+          "methods/fedpac.py, tools.py, running.py")
+GENERATOR = ("golden/fedpac/make_fedpac.py (60-digit decimals, "
+             "pflref_exact_fedpac.py)")
+TOL = {
+    "atol": 1e-13,
+    "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against 60-digit decimal values "
+             "of the binary inputs: three rounds of at most four local "
+             "steps per client on a model with P ≤ 27 (cross-entropy "
+             "gradients, exp of magnitudes below 10), class means of at "
+             "most five features, and the classifier weights from a "
+             "regular bordered system of at most four rows whose smallest "
+             "pivot is far from 0; a few hundred roundings of 1.1e-16, "
+             "amplified by at most 1e2, stay inside 1e-13 + 1e-12 |r|; "
+             "every flagged bug moves some value by more than 1e3 times "
+             "the tolerance.",
+}
+
+
+def scaled(rows, f):
+    return [[u * f for u in r] for r in rows]
+
+
+CLIENTS = [
+    {"X": scaled([[0.8, -0.35], [-0.6, 0.9], [0.45, 0.7]], 2.0),
+     "y": [1.0, 0.0, 1.0]},
+    {"X": scaled([[-0.3, -0.85], [0.95, 0.15], [-0.7, 0.4], [0.25, -0.55]],
+                 0.5),
+     "y": [0.0, 2.0, 0.0, 1.0]},
+    {"X": scaled([[0.65, 0.55], [-0.9, -0.2], [0.35, -0.75], [-0.15, 0.6],
+                  [0.7, 0.05]], 4.0),
+     "y": [2.0, 1.0, 2.0, 2.0, 1.0]},
+]
+ROUNDS = [
+    {"clients": [0, 1], "batches": [[[0, 2], [1, 0, 2]],
+                                    [[2, 1, 0], [3, 1]]]},
+    {"clients": [2], "batches": [[[4, 0, 3], [1, 2], [3]]]},
+    {"clients": [0, 1, 2], "batches": [[[1, 2], [0, 1]],
+                                       [[0, 3], [2, 1, 0], [1]],
+                                       [[2, 4], [0, 1, 3]]]},
+]
+ROUNDS_LAYERS = [
+    {"clients": [0, 1], "batches": [[[0, 2], [1], [1, 0, 2]],
+                                    [[2, 1, 0], [3], [3, 1]]]},
+    {"clients": [2], "batches": [[[4, 0, 3], [1, 2], [3]]]},
+    {"clients": [0, 1, 2], "batches": [[[1, 2], [0], [0, 1]],
+                                       [[0, 3], [2, 1, 0], [1], [2]],
+                                       [[2, 4], [1], [0, 1, 3]]]},
+]
+MLP = {"kind": "mlp", "d": 2, "h": 3, "k": 3, "loss": "cross_entropy",
+       "activation": "identity"}
+# W1 (3 × 2), b1 (3), W2 (3 × 3), b2 (3)
+W_MLP = [0.7, -0.4, 0.3, 0.9, -0.5, 0.6, 0.35, 0.25, 0.4,
+         0.8, -0.45, 0.55, -0.6, 0.5, 0.3, 0.1, -0.15, 0.65,
+         0.05, -0.2, 0.15]
+LAYERS = {"kind": "layers", "input": [2], "loss": "cross_entropy",
+          "layers": [{"type": "dense", "name": "fc1", "out": 4},
+                     {"type": "relu"},
+                     {"type": "dense", "name": "out", "out": 3}]}
+# fc1 (4 × 2, 4), out (3 × 4, 3)
+W_LAYERS = [0.7, -0.4, 0.3, 0.9, -0.5, 0.6, 0.35, -0.75,
+            0.4, 0.25, 0.45, 0.2,
+            0.6, -0.35, 0.45, 0.2, 0.5, -0.4, 0.15, -0.25, 0.7, -0.3, 0.4,
+            0.65,
+            0.05, -0.1, 0.12]
+
+COMMON = ["fedpac-alignment", "fedpac-statistics", "fedpac-centroids",
+          "fedpac-missing-centroid", "fedpac-combination", "fedpac-order",
+          "aggregation-weights", "stale-personal-state", "local-step-count"]
+
+
+def make(name, title, description, model, w0, algorithm, flags,
+         rounds=ROUNDS):
+    vid = f"fedpac/{name}"
+    init = {"kind": "given", "w": w0}
+    spec = pg.given_spec(title, description, model, CLIENTS, init, algorithm,
+                         rounds)
+    mutants = {f: pp.MUTANTS[f] for f in flags if f in pp.MUTANTS}
+
+    def run(bugs=frozenset()):
+        return pp.replay(spec, frozenset(bugs))
+
+    result = run()
+    exp = pg.checked_expected(vid, TOL, flags, mutants, result, run,
+                              lambda trace, w, v, alpha: (trace, w, v))
+    prov = pg.provenance("independent", SOURCE, GENERATOR)
+    return (name.replace("/", "-") + ".json",
+            pg.vector(vid, title, prov, flags, spec, TOL, exp))
+
+
+def alg(eta, lam, eta_phi, tau_phi, preset=None, eps=None, **switches):
+    a = {"name": "fedpac"}
+    if preset:
+        a["preset"] = preset
+    a["hyperparameters"] = {"eta": eta, "fedpac.lambda": lam,
+                            "fedpac.eta_phi": eta_phi,
+                            "fedpac.tau_phi": tau_phi}
+    if eps is not None:
+        a["hyperparameters"]["fedpac.alpha_eps"] = eps
+    if switches:
+        a["switches"] = {f"fedpac.{k}": v for k, v in switches.items()}
+    return a
+
+
+def paper():
+    return make(
+        "mlp/paper",
+        "FedPAC, mlp 2-3-3 (identity body), three clients with label skew, "
+        "three rounds, the paper's reading",
+        "η = 0.35, λ = 0.6, η_φ = 0.45, τ_φ = 1; statistics at θ^(t), "
+        "centroids at the trained θ_i, α_i by the exact QP.",
+        MLP, W_MLP, alg(0.35, 0.6, 0.45, 1), COMMON)
+
+
+def mse():
+    return make(
+        "mlp/mse",
+        "FedPAC with fedpac.distance = mse (‖f − c‖²/d, torch's MSELoss)",
+        "η = 0.3, λ = 0.75, η_φ = 0.55, τ_φ = 1; the rest as "
+        "fedpac/mlp/paper.",
+        MLP, W_MLP, alg(0.3, 0.75, 0.55, 1, distance="mse"),
+        COMMON + ["fedpac-distance-mse"])
+
+
+def layers_paper():
+    return make(
+        "layers/paper",
+        "FedPAC on a layer list (dense 2→4, ReLU, dense 4→3), τ_φ = 2, the "
+        "paper's reading",
+        "η = 0.4, λ = 0.65, η_φ = 0.5, τ_φ = 2; the rest as "
+        "fedpac/mlp/paper.",
+        LAYERS, W_LAYERS, alg(0.4, 0.65, 0.5, 2), COMMON,
+        rounds=ROUNDS_LAYERS)
+
+
+PRESET_COMMON = [f for f in COMMON if f != "fedpac-alignment"]
+
+
+def official():
+    return make(
+        "mlp/official",
+        "FedPAC, the official preset (JianXu95/FedPAC: MSE alignment, small "
+        "classifier weights dropped and renormalised, a missing centroid "
+        "replaced by the client's own)",
+        "η = 0.25, λ = 0.7, η_φ = 0.1 (the authors' classifier step), "
+        "τ_φ = 1, ε = 0.035: the weights 0.031 (round 0) and 0.021 "
+        "(round 2) are dropped, 0.041 kept; round 2 has no c_0, so clients "
+        "0 and 1 align class 0 to their own centroids at θ^(2).",
+        MLP, W_MLP, alg(0.25, 0.7, 0.1, 1, preset="official", eps=0.035),
+        PRESET_COMMON + ["fedpac-distance-mse", "fedpac-alpha-small",
+                         "fedpac-alpha-renormalised", "fedpac-missing-own"])
+
+
+def pfllib():
+    return make(
+        "layers/pfllib",
+        "FedPAC on a layer list, the pfllib preset (MSE alignment, small "
+        "classifier weights dropped without renormalising, the plain mean "
+        "of the centroids)",
+        "η = 0.45, λ = 0.55, η_φ = 0.35, τ_φ = 2, ε = 0.05: the weights "
+        "0.045, 0.035 and 0.030 are dropped, 0.055 kept.",
+        LAYERS, W_LAYERS, alg(0.45, 0.55, 0.35, 2, preset="pfllib", eps=0.05),
+        [f for f in PRESET_COMMON if f != "fedpac-missing-centroid"]
+        + ["fedpac-distance-mse", "fedpac-alpha-small", "fedpac-alpha-raw",
+           "fedpac-centroid-uniform"],
+        rounds=ROUNDS_LAYERS)
+
+
+# the sampler's order of each round's clients (information only:
+# batches[j] stays clients[j]'s); the batches use samples 0-2 only, which
+# every client has, so a candidate that pairs them with the drawn order
+# runs (and differs) instead of failing
+DRAWN = [[1, 0], [2], [2, 0, 1]]
+ROUNDS_DRAWN = [
+    {"clients": [0, 1], "batches": [[[0, 2], [1, 0, 2]],
+                                    [[2, 1, 0], [0, 1]]]},
+    {"clients": [2], "batches": [[[2, 0], [1, 2], [0]]]},
+    {"clients": [0, 1, 2], "batches": [[[1, 2], [0, 1]],
+                                       [[0, 2], [2, 1, 0], [1]],
+                                       [[2, 0], [0, 1, 2]]]},
+]
+
+
+def drawn():
+    return make(
+        "mlp/drawn",
+        "FedPAC, the paper's reading, rounds 0 and 2's clients drawn in "
+        "another order than listed",
+        "η = 0.55, λ = 0.4, η_φ = 0.3, τ_φ = 1; each round carries its drawn "
+        "order (docs/formats.md), which must not be paired with the batch "
+        "lists.",
+        MLP, W_MLP, alg(0.55, 0.4, 0.3, 1),
+        COMMON + ["schedule-drawn-order"],
+        rounds=px.with_drawn(ROUNDS_DRAWN, DRAWN))
+
+
+def main():
+    pg.write_all(sys.argv, HERE, (paper, mse, layers_paper, official,
+                                  pfllib, drawn))
+
+
+if __name__ == "__main__":
+    main()

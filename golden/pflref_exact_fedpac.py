@@ -1,0 +1,469 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""golden/pflref_exact_fedpac.py: FedPAC (Xu, Tong, Huang, "Personalized
+Federated Learning with Feature Alignment and Classifier Collaboration",
+ICLR 2023, arXiv 2306.11867, Alg. 1) with a linear classifier head, in
+60-digit decimal arithmetic, written from the method and the authors' code
+(JianXu95/FedPAC 5770f4ff8f11), independently of the C reference
+(ref/algorithms/fedpac.c).
+
+Every input is the exact value of the double the spec holds; every
+operation rounds to 60 significant digits.  The features (a ReLU or
+identity body) and the statistics are rational; only the cross-entropy's
+softmax needs exp (Decimal's, correctly rounded).  The network is
+pflref_exact_moon's Net; f_θ(x) is the input of the last dense layer (the
+classifier φ), whose entries are the head.
+
+One round t (the schedule's clients S_t, ascending):
+  each i ∈ S_t, from (θ^(t), φ_i):
+    statistics at θ^(t): p_k = n_{i,k}/n_i, μ_k the class means of f_θ(x),
+      h_{i,k} = p_k μ_k, V_i = (1/n_i) Σ_k [p_k mean_k ‖f‖² − p_k² ‖μ_k‖²]
+    the first τ_φ batches: φ ← φ − η_φ ∇_φ mean CE
+    the rest: θ ← θ − η ∇_θ mean [CE + λ ‖f_θ(x) − c_y‖²] (÷ d under
+      fedpac.distance = mse); no term for a class without a centroid
+    ĉ_{i,k}: the class means of f at the trained θ_i
+  θ^(t+1) = Σ n_i θ_i / Σ n_i; c_k = Σ n_{i,k} ĉ_{i,k} / Σ n_{i,k} over the
+  clients of S_t holding k (a new set each round)
+  α_i = argmin αᵀ Q_i α, α ≥ 0, Σα = 1, Q_i[j][j'] = [j=j'] V_j +
+    Σ_k ⟨h_i,k − h_j,k, h_i,k − h_j',k⟩: the first support (by size, then
+    by Σ 2^j) whose bordered KKT system is regular and whose point passes
+    the KKT tests; φ_i ← Σ_j α_ij φ_j (the heads after their steps)
+
+Bugs (realistic implementation mistakes; check_mutants, golden/audit.py):
+  align-half       R = ½‖f − c‖² (the factor 2 of ∂R/∂f lost)
+  align-dim        ‖·‖²/d where ‖·‖² is configured, or the reverse
+  lambda-one       λ left out (λ = 1)
+  stats-trained    V_i, h_i at the trained θ_i instead of θ^(t)
+  protos-start     ĉ_{i,k} at θ^(t) instead of the trained θ_i
+  proto-uniform    c_k the plain mean of the ĉ_{i,k}
+  missing-zero     a class without a centroid pulled toward 0
+  keep-old-global  classes no client of S_t holds keep their old c_k
+  bias-no-prior    h_{i,k} = μ_{i,k} (the prior p_{i,k} left out)
+  var-no-n         V_i not divided by n_i
+  var-zero         the variance term left out of Q_i
+  alpha-uniform    α_i = 1/m for every j
+  alpha-self       α_i = e_i (no collaboration: the own head)
+  heads-before     the heads combined as they were before the τ_φ steps
+  body-first       the body's steps before the classifier's
+  theta-uniform    θ^(t+1) the plain mean
+  phi-reset        φ_i restarts from w⁰'s head at every visit
+  epochs-plus-one, epochs-minus-one
+                   one local step too many (the first batch again) / few
+  no-threshold     alpha_small configured, the minimiser used as it is
+  no-renormalise, renormalise
+                   the thresholded weights not divided by their sum under
+                   renormalised / divided under raw
+  own-round0       own_start applied in round 0 too
+  own-trained      own_start's centroid at the client's last trained θ_i
+  missing-skip     own_start configured, no term used
+  proto-counts     uniform centroid weights configured, n_{i,k} used
+  drawn-batches    a round's batch lists paired with its drawn order
+                   instead of its ascending clients
+Switches: fedpac.distance, fedpac.alpha_small (with fedpac.alpha_eps),
+fedpac.missing (own_start: from round 1, the client's own class means at
+θ^(t) stand in for a missing centroid), fedpac.centroid_weights; presets
+official and pfllib (PRESETS).
+"""
+from decimal import Decimal, localcontext
+
+from pflref_exact_moon import Net, Party, dec
+from pflref_golden import Trace
+
+PREC = 60
+D0 = Decimal(0)
+TOL = Decimal("1e-40")   # a pivot or KKT sign test's zero at 60 digits
+
+PRESETS = {
+    "official": {"fedpac.distance": "mse",
+                 "fedpac.alpha_small": "renormalised",
+                 "fedpac.missing": "own_start"},
+    "pfllib": {"fedpac.distance": "mse", "fedpac.alpha_small": "raw",
+               "fedpac.centroid_weights": "uniform"},
+}
+
+MUTANTS = {
+    "fedpac-alignment": ["align-half", "align-dim", "lambda-one"],
+    "fedpac-statistics": ["stats-trained", "bias-no-prior", "var-no-n",
+                          "var-zero"],
+    "fedpac-centroids": ["protos-start", "proto-uniform"],
+    "fedpac-missing-centroid": ["missing-zero", "keep-old-global"],
+    "fedpac-combination": ["alpha-uniform", "alpha-self", "heads-before"],
+    "fedpac-order": ["body-first"],
+    "fedpac-distance-mse": ["align-dim"],
+    "fedpac-alpha-small": ["no-threshold"],
+    "fedpac-alpha-renormalised": ["no-renormalise"],
+    "fedpac-alpha-raw": ["renormalise"],
+    "fedpac-missing-own": ["own-round0", "own-trained", "missing-skip"],
+    "fedpac-centroid-uniform": ["proto-counts"],
+    "aggregation-weights": ["theta-uniform"],
+    "stale-personal-state": ["phi-reset"],
+    "local-step-count": ["epochs-plus-one", "epochs-minus-one"],
+    "schedule-drawn-order": ["drawn-batches"],
+}
+
+
+def settings(algorithm, bugs):
+    """The spec's hyperparameters and switches, the preset's first."""
+    hp = dict(PRESETS.get(algorithm.get("preset", "paper"), {}))
+    hp.update(algorithm.get("hyperparameters", {}))
+    hp.update(algorithm.get("switches", {}))
+    s = {
+        "eta": dec(hp["eta"]),
+        "eta_phi": dec(hp["fedpac.eta_phi"]),
+        "tau_phi": int(hp["fedpac.tau_phi"]),
+        "lam": Decimal(1) if "lambda-one" in bugs
+        else dec(hp["fedpac.lambda"]),
+        "mse": hp.get("fedpac.distance", "squared_l2") == "mse",
+        "small": hp.get("fedpac.alpha_small", "exact"),
+        "eps": dec(hp.get("fedpac.alpha_eps", 1e-3)),
+        "own": hp.get("fedpac.missing", "none") == "own_start",
+        "uniform": hp.get("fedpac.centroid_weights",
+                          "class_counts") == "uniform",
+    }
+    if "proto-uniform" in bugs or "proto-counts" in bugs:
+        s["uniform"] = not s["uniform"]
+    if "no-threshold" in bugs:
+        s["small"] = "exact"
+    if "no-renormalise" in bugs:
+        s["small"] = "raw"
+    if "renormalise" in bugs:
+        s["small"] = "renormalised"
+    if "missing-skip" in bugs:
+        s["own"] = False
+    if "align-dim" in bugs:
+        s["mse"] = not s["mse"]
+    return s
+
+
+def head_entries(net):
+    """The entries of the last dense layer (the classifier φ)."""
+    _, ow, ob, n_in, n_out = net.ops[-1]
+    idx = list(range(ow, ow + n_in * n_out))
+    if ob is not None:
+        idx += list(range(ob, ob + n_out))
+    return sorted(idx)
+
+
+def features(net, theta, x):
+    acts = net.forward(theta, x)
+    return acts, acts[len(net.ops) - 1]
+
+
+def class_means(net, party, theta, K):
+    """({k: μ_k}, {k: mean ‖f‖²}, {k: n_k}) over the party's samples."""
+    sums, sq, cnt = {}, {}, {}
+    for x, y in zip(party.X, party.y):
+        k = int(y)
+        f = features(net, theta, x)[1]
+        sums[k] = [a + b for a, b in zip(sums.get(k, [D0] * len(f)), f)]
+        sq[k] = sq.get(k, D0) + sum(u * u for u in f)
+        cnt[k] = cnt.get(k, 0) + 1
+    return ({k: [u / cnt[k] for u in s] for k, s in sums.items()},
+            {k: sq[k] / cnt[k] for k in sq}, cnt)
+
+
+def statistics(net, party, theta, K, d, bugs):
+    """(V_i, h_i as K·d entries) at theta."""
+    # req: fedpac.stats
+    mu, s2, cnt = class_means(net, party, theta, K)
+    n = Decimal(party.n)
+    V, h = D0, []
+    for k in range(K):
+        if k not in cnt:
+            h.extend([D0] * d)
+            continue
+        p = Decimal(cnt[k]) / n
+        V += p * s2[k] - p * p * sum(u * u for u in mu[k])
+        prior = Decimal(1) if "bias-no-prior" in bugs else p
+        h.extend(prior * u for u in mu[k])
+    return (V if "var-no-n" in bugs else V / n), h
+
+
+def head_grad(net, party, theta, batch, head):
+    L, nb = len(net.ops), len(batch)
+    g = [D0] * net.P
+    for j in batch:
+        acts = net.forward(theta, party.X[j])
+        net.backward(theta, acts, net.out_signal(acts[-1], party.y[j]), L, g,
+                     1 / Decimal(nb))
+    return g
+
+
+def body_grad(net, party, theta, batch, cbar, hp, d, bugs, own=None):
+    """∇_θ mean [CE + λ R] on the batch (the body entries are used)."""
+    L, nb = len(net.ops), len(batch)
+    g, gr = [D0] * net.P, [D0] * net.P
+    two = Decimal(1) if "align-half" in bugs else Decimal(2)
+    c = two / d if hp["mse"] else two
+    for j in batch:
+        y = int(party.y[j])
+        acts, f = features(net, theta, party.X[j])
+        # req: fedpac.eq.align
+        net.backward(theta, acts, net.out_signal(acts[-1], party.y[j]), L, g,
+                     1 / Decimal(nb))
+        target = cbar.get(y)
+        if target is None and own is not None:
+            target = own.get(y)
+        if target is None and "missing-zero" in bugs:
+            target = [D0] * d
+        if target is None:
+            continue
+        sig = [c * (fu - cu) for fu, cu in zip(f, target)]
+        net.backward(theta, acts, sig, L - 1, gr, 1 / Decimal(nb))
+    return [a + hp["lam"] * b for a, b in zip(g, gr)]
+
+
+def local_update(net, party, i, x, batches, cbar, hp, d, head, trace, t,
+                 bugs, own=None):
+    """ll. 6-7: the τ_φ classifier steps, then the body's; returns
+    (x, the head before the body steps)."""
+    hs = set(head)
+    if "epochs-plus-one" in bugs:
+        batches = list(batches) + [batches[0]]
+    if "epochs-minus-one" in bugs:
+        batches = list(batches)[:-1]
+    kinds = [q < hp["tau_phi"] for q in range(len(batches))]
+    if "body-first" in bugs:
+        kinds = kinds[hp["tau_phi"]:] + kinds[:hp["tau_phi"]]
+    for s, (batch, is_head) in enumerate(zip(batches, kinds), start=1):
+        if is_head:
+            # req: fedpac.alg1.l6
+            g = head_grad(net, party, x, batch, head)
+            x = [u - hp["eta_phi"] * gp if p in hs else u
+                 for p, (u, gp) in enumerate(zip(x, g))]
+        else:
+            # req: fedpac.alg1.l7
+            g = body_grad(net, party, x, batch, cbar, hp, d, bugs, own)
+            x = [u - hp["eta"] * gp if p not in hs else u
+                 for p, (u, gp) in enumerate(zip(x, g))]
+        trace.emit("step", "train", t, i, s, "v", x)
+    return x
+
+
+def solve(B, z):
+    """B z = z by Gaussian elimination with partial pivoting (the lowest
+    row on a tie); None when a pivot is ≤ TOL times B's largest entry."""
+    n = len(z)
+    B, z = [list(r) for r in B], list(z)
+    big = max(abs(u) for r in B for u in r)
+    for c in range(n):
+        piv = c
+        for r in range(c + 1, n):
+            if abs(B[r][c]) > abs(B[piv][c]):
+                piv = r
+        if not abs(B[piv][c]) > TOL * big:
+            return None
+        B[c], B[piv] = B[piv], B[c]
+        z[c], z[piv] = z[piv], z[c]
+        for r in range(c + 1, n):
+            f = B[r][c] / B[c][c]
+            for u in range(c, n):
+                B[r][u] -= f * B[c][u]
+            z[r] -= f * z[c]
+    for c in range(n - 1, -1, -1):
+        z[c] = (z[c] - sum(B[c][u] * z[u] for u in range(c + 1, n))) / B[c][c]
+    return z
+
+
+def qp(Q):
+    """argmin αᵀQα over the simplex: the first KKT point by support size,
+    then by Σ_{j∈S} 2^j."""
+    # req: fedpac.qp.exact
+    m = len(Q)
+    qmax = max(abs(u) for r in Q for u in r)
+    for size in range(1, m + 1):
+        for S in range(1, 1 << m):
+            if bin(S).count("1") != size:
+                continue
+            idx = [j for j in range(m) if S >> j & 1]
+            B = [[Q[a][c] for c in idx] + [Decimal(1)] for a in idx]
+            B.append([Decimal(1)] * len(idx) + [D0])
+            z = solve(B, [D0] * len(idx) + [Decimal(1)])
+            if z is None or any(u < -TOL for u in z[:-1]):
+                continue
+            alpha = [D0] * m
+            for a, j in enumerate(idx):
+                alpha[j] = z[a] if z[a] > TOL else D0
+            mu = z[-1]
+            if all(sum(Q[j][c] * alpha[c] for c in range(m)) + mu
+                   >= -TOL * qmax for j in range(m) if j not in idx):
+                return alpha
+    raise AssertionError("no KKT point")
+
+
+def q_matrix(stats, ids, a, bugs):
+    # req: fedpac.qp.matrix
+    hi = stats[ids[a]][1]
+    Q = []
+    for j in ids:
+        row = []
+        for c in ids:
+            hj, hc = stats[j][1], stats[c][1]
+            q = stats[j][0] if j == c and "var-zero" not in bugs else D0
+            q += sum((u - v) * (u - w) for u, v, w in zip(hi, hj, hc))
+            row.append(q)
+        Q.append(row)
+    return Q
+
+
+def small(al, hp, bugs):
+    """fedpac.alpha_small: α ≤ ε set to 0 (eps-inclusive: < ε), then
+    divided by the sum (renormalised)."""
+    if hp["small"] == "exact":
+        return al
+    # req: fedpac.alpha_small
+    if "eps-inclusive" in bugs:
+        al = [u if u >= hp["eps"] else D0 for u in al]
+    else:
+        al = [u if u > hp["eps"] else D0 for u in al]
+    if hp["small"] == "renormalised":
+        tot = sum(al)
+        al = [u / tot for u in al]
+    return al
+
+
+def alphas(stats, ids, hp, bugs):
+    m = len(ids)
+    out = []
+    for a in range(m):
+        if "alpha-uniform" in bugs:
+            out.append([Decimal(1) / m] * m)
+        elif "alpha-self" in bugs:
+            out.append([Decimal(int(j == a)) for j in range(m)])
+        else:
+            out.append(small(qp(q_matrix(stats, ids, a, bugs)), hp, bugs))
+    return out
+
+
+def centroid_table(contrib, parties, hp):
+    """l. 12 over contrib = [(i, {k: ĉ_{i,k}})]: ({k: c_k}, {k: clients})."""
+    sums, wts, cnt = {}, {}, {}
+    # req: fedpac.alg1.l12
+    for i, C in contrib:
+        for k, c in sorted(C.items()):
+            a = Decimal(1) if hp["uniform"] else Decimal(
+                sum(1 for y in parties[i].y if int(y) == k))
+            sums[k] = [s + a * u for s, u in zip(sums.get(k, [D0] * len(c)),
+                                                 c)]
+            wts[k] = wts.get(k, D0) + a
+            cnt[k] = cnt.get(k, 0) + 1
+    return {k: [u / wts[k] for u in s] for k, s in sums.items()}, cnt
+
+
+def flat(table, K, d):
+    out = []
+    for k in range(K):
+        out.extend(table.get(k, [D0] * d))
+    return out
+
+
+def replay(spec, bugs=frozenset()):
+    """(trace, w, v, None): the run of a FedPAC spec on its given schedule;
+    v_i = (θ, φ_i) every client's final model."""
+    with localcontext() as ctx:
+        ctx.prec = PREC
+        net = Net(spec["model"])
+        m = spec["model"]
+        K = m.get("k", 2) if m["kind"] == "mlp" else m["layers"][-1]["out"]
+        d = net.ops[-1][3]
+        head = head_entries(net)
+        hs = set(head)
+        parties = [Party(c) for c in spec["problem"]["clients"]]
+        N = len(parties)
+        w0 = [dec(u) for u in spec["init"]["w"]]
+        hp = settings(spec["algorithm"], bugs)
+        # req: fedpac.alg1.l1
+        w, v, trace, cbar = list(w0), [list(w0) for _ in parties], Trace(), {}
+        last = {}
+        # req: fedpac.alg1.l2
+        for t, r in enumerate(spec["schedule"]["rounds"]):
+            ids = list(r["clients"])
+            # req: fedpac.alg1.l3
+            trace.emit("round_begin", "train", t, None, None, "w", w)
+            contrib, stats, before, n_S = [], {}, {}, Decimal(0)
+            acc = [D0] * net.P
+            n_S = sum(Decimal(parties[i].n) for i in ids)
+            plan = list(zip(ids, r["batches"]))
+            if "drawn-batches" in bugs:     # batches[j] read as drawn[j]'s
+                mine = dict(zip(r.get("drawn", ids), r["batches"]))
+                plan = [(i, mine[i]) for i in ids]
+            for i, batches in plan:
+                # req: fedpac.alg1.l4, fedpac.alg1.l5
+                x = [w0[p] if (p in hs and "phi-reset" in bugs)
+                     else (v[i][p] if p in hs else w[p])
+                     for p in range(net.P)]
+                trace.emit("client_begin", "train", t, i, 0, "v", x)
+                start = list(x)
+                stats[i] = statistics(net, parties[i], x, K, d, bugs)
+                own = None
+                use_own = hp["own"] and (t > 0 or "own-round0" in bugs)
+                if use_own:
+                    model = x
+                    if "own-trained" in bugs:   # the last visit's θ_i
+                        model = last.get(i, x)
+                    own = class_means(net, parties[i], model, K)[0]
+                trace.emit("note", "train", t, i, None, "V", [stats[i][0]])
+                trace.emit("note", "train", t, i, None, "h", stats[i][1])
+                x = local_update(net, parties[i], i, x, batches, cbar, hp, d,
+                                 head, trace, t, bugs, own)
+                last[i] = list(x)
+                if "stats-trained" in bugs:
+                    stats[i] = statistics(net, parties[i], x, K, d, bugs)
+                before[i] = start
+                v[i] = x
+                trace.emit("client_end", "train", t, i, None, "v", x)
+                # req: fedpac.alg1.l8, fedpac.alg1.l9
+                model = start if "protos-start" in bugs else x
+                mu, _, cnt = class_means(net, parties[i], model, K)
+                trace.emit("note", "train", t, i, None, "C", flat(mu, K, d))
+                trace.emit("note", "train", t, i, None, "n_C",
+                           [Decimal(cnt.get(k, 0)) for k in range(K)])
+                contrib.append((i, mu))
+                # req: fedpac.alg1.l11
+                a_i = (Decimal(1) / len(ids) if "theta-uniform" in bugs
+                       else Decimal(parties[i].n) / n_S)
+                acc = [s + a_i * u for s, u in zip(acc, x)]
+            new, cnt = centroid_table(contrib, parties, hp)
+            if "keep-old-global" in bugs:
+                new = {**cbar, **new}
+                cnt = {**{k: 1 for k in cbar}, **cnt}
+            cbar = new
+            trace.emit("note", "train", t, None, None, "C_bar",
+                       flat(cbar, K, d))
+            trace.emit("note", "train", t, None, None, "N_bar",
+                       [Decimal(cnt.get(k, 0)) for k in range(K)])
+            # req: fedpac.alg1.l13, fedpac.alg1.l14
+            src = before if "heads-before" in bugs else v
+            heads = {}
+            for a, (i, al) in enumerate(zip(ids, alphas(stats, ids, hp,
+                                                        bugs))):
+                full = [D0] * N
+                for j, u in zip(ids, al):
+                    full[j] = u
+                trace.emit("note", "train", t, i, None, "alpha_i", full)
+                heads[i] = [sum(u * src[j][p] for j, u in zip(ids, al))
+                            for p in head]
+                trace.emit("note", "train", t, i, None, "phi", heads[i])
+            for i, phi in heads.items():
+                for p, u in zip(head, phi):
+                    v[i][p] = u
+            w = [w[p] if p in hs else acc[p] for p in range(net.P)]
+            trace.emit("server", "train", t, None, None, "w", w)
+            for i in range(N):
+                for p in range(net.P):
+                    if p not in hs:
+                        v[i][p] = w[p]
+        return trace, w, v, None
+
+
+def supported(spec):
+    """Specs this module replays: a given schedule, inline clients, a
+    classifier mlp or dense/relu layer list, given w⁰."""
+    m = spec["model"]
+    ok_model = m["kind"] == "mlp" or (
+        m["kind"] == "layers" and len(m.get("input", [])) == 1
+        and all(L["type"] in ("dense", "relu", "identity")
+                for L in m["layers"]))
+    return (ok_model and m.get("loss", "cross_entropy") == "cross_entropy"
+            and "clients" in spec.get("problem", {})
+            and spec.get("init", {}).get("kind") == "given"
+            and spec.get("schedule", {}).get("kind") == "given")
