@@ -514,11 +514,20 @@ lint:
 clean:
 	rm -rf $(B)
 
-# PFLlib's own classes against pflref's presets (issue 33 §2), outside
-# `make check`: needs PFLLIB_DIR, a checkout of TsingZ0/PFLlib (read only),
-# and torch; tests/pfllib/*.py say what each compares.
+# PFLlib's own classes against pflref's presets (issues 33 §2, 34, 35),
+# outside `make check`: needs PFLLIB_DIR, a checkout of TsingZ0/PFLlib (read
+# only), and torch; tests/pfllib/*.py say what each compares.  One line per
+# algorithm: agree, DIFFER with the max difference, or cannot run and why;
+# the target fails when any differs or cannot run (each harness's stderr
+# is kept in $(B)/pfllib/<alg>.err).
+PFLLIB_HARNESSES = fedfomo fedprox scaffold feddyn moon fedproto fedrod \
+  apple fedala fedamp ditto pfedme perfedavg fedrep fedper lgfedavg apfl
 .PHONY: check-pfllib
 check-pfllib: $(B)/rel/pflref
 	@if [ -z "$(PFLLIB_DIR)" ]; then \
 	  echo "check-pfllib: set PFLLIB_DIR to a PFLlib checkout" >&2; exit 2; fi
-	@PFLLIB_DIR="$(PFLLIB_DIR)" $(PYTHON) tests/pfllib/fedfomo.py $(B)/rel/pflref
+	@mkdir -p $(B)/pfllib; fail=0; for a in $(PFLLIB_HARNESSES); do \
+	  PFLLIB_DIR="$(PFLLIB_DIR)" $(PYTHON) tests/pfllib/$$a.py $(B)/rel/pflref \
+	    2>$(B)/pfllib/$$a.err || fail=1; \
+	done; [ $$fail = 0 ] || echo "check-pfllib: stderr in $(B)/pfllib/*.err" >&2; \
+	exit $$fail

@@ -39,6 +39,15 @@ download from the snapshot W of the cores at the round's start:
   l. 11  upload w_i; w_p^(i) = sum_j p_ij c_j with the final c_i and p_i
   lambda(r): apple.lambda_round = current: the scheduler at r; previous:
   at r - 1, and 1 in round 0.
+  apple.upload = mixture: the core carried on (uploaded, and the client's
+  own next round's start) is the w_p of the last step (formed before that
+  step), and so is w_p^(i) (TsingZ0/PFLlib clientapple.py:77); a client
+  without steps keeps its core.
+  apple.peers = sequential: a participant downloads, for each client that
+  trained before it in this round (ascending id), that client's core as
+  its steps left it (not the uploaded mixture): PFLlib's server trains the
+  clients in turn, sends a list of the cores' objects, and each steps its
+  own in place (serverapple.py:46-47, :84; clientapple.py:55-56).
 
 Records, in the reference's order: per participant note "lambda" (1
 value), client_begin "w_i" (step 0), per step a step "w_i" and a step
@@ -68,6 +77,8 @@ Bugs (replay(spec, bugs); MUTANTS maps the vectors' flags to them):
   live-downloads      a later participant downloads the cores trained
                       earlier in the same round
   wp-start-p          w_p^(i) formed with the round's starting p_i
+  upload-flip         apple.upload read the other way
+  peers-flip          apple.peers read the other way
   step-extra, step-fewer   one local step more (the first batch again) /
                       fewer (the last dropped, never below one)
   batch-sum           passes through to pflref_exact's gradient
@@ -86,7 +97,9 @@ SWITCHES = {"apple.scheduler": ["cosine", "exponential"],
             "apple.order": ["joint", "core_first"],
             "apple.p_grad": ["inner", "block_mean"],
             "apple.core_lr": ["eta", "n_eta"],
-            "apple.lambda_round": ["current", "previous"]}
+            "apple.lambda_round": ["current", "previous"],
+            "apple.upload": ["core", "mixture"],
+            "apple.peers": ["snapshot", "sequential"]}
 PRESETS = {
     # ljaiverson/pFL-APPLE 8078196731b5 utils/losses.py:4-21
     "official": {"apple.scheduler": "exponential", "apple.prox": "full"},
@@ -94,6 +107,12 @@ PRESETS = {
     "pfllib": {"apple.p_init": "uniform", "apple.order": "core_first",
                "apple.p_grad": "block_mean", "apple.core_lr": "n_eta",
                "apple.lambda_round": "previous"},
+    # req: apple.preset.pfllib_run
+    # the same, plus clientapple.py:77 and serverapple.py:46-47, :84
+    "pfllib_run": {"apple.p_init": "uniform", "apple.order": "core_first",
+                   "apple.p_grad": "block_mean", "apple.core_lr": "n_eta",
+                   "apple.lambda_round": "previous",
+                   "apple.upload": "mixture", "apple.peers": "sequential"},
 }
 
 MUTANTS = {
@@ -108,6 +127,8 @@ MUTANTS = {
     "apple-order": ["order-flip"],
     "apple-downloads": ["train-downloaded", "live-downloads"],
     "apple-personalized": ["wp-start-p"],
+    "apple-upload": ["upload-flip"],
+    "apple-peers": ["peers-flip"],
     "local-step-count": ["step-extra", "step-fewer"],
     "batch-mean": ["batch-sum"],
 }
@@ -233,13 +254,14 @@ def mix(p_i, cores, P):
 def client_update(pr, i, cores, p_i, p0, steps, lam, hp, sw, t, trace,
                   bugs):
     """Client i's local steps (l. 5-10): (new core, new p_i, cores as held
-    at the end)."""
+    at the end, the last step's w_p or None without steps)."""
     N, P = len(cores), pr.P
     cores = [list(c) for c in cores]
     p_i = list(p_i)
     eta, eta_p, mu = hp["eta"], hp["eta_p"], hp["apple.mu"]
     eta_w = N * eta if sw["apple.core_lr"] == "n_eta" else eta
     lam_mu = (lam * mu, mu)
+    w_p = None
     # req: apple.alg1.l5
     for s, batch in enumerate(steps, start=1):
         w_p = mix(p_i, cores, P)
@@ -267,7 +289,7 @@ def client_update(pr, i, cores, p_i, p0, steps, lam, hp, sw, t, trace,
         cores = [carried(c) for c in cores]
         trace.emit("step", "train", t, i, s, "w_i", cores[i])
         trace.emit("step", "train", t, i, s, "p_i", p_i)
-    return cores[i], p_i, cores
+    return cores[i], p_i, cores, None if w_p is None else carried(w_p)
 
 
 def steps_of(steps, bugs):
@@ -290,7 +312,9 @@ def replay(spec, bugs=frozenset()):
                       ("p-init-flip", "apple.p_init"),
                       ("core-lr-flip", "apple.core_lr"),
                       ("p-grad-flip", "apple.p_grad"),
-                      ("order-flip", "apple.order")):
+                      ("order-flip", "apple.order"),
+                      ("upload-flip", "apple.upload"),
+                      ("peers-flip", "apple.peers")):
         if bug in bugs:
             sw[name] = flipped(sw[name], SWITCHES[name])
     pr = px.Problem(spec["model"], spec["problem"]["clients"])
@@ -309,7 +333,7 @@ def replay(spec, bugs=frozenset()):
     trace = Trace()
     # req: apple.alg1.l2
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
-        snapshot = [list(w) for w in W]
+        snapshot = [list(w) for w in W]   # apple.peers = sequential: updated
         lam = lambda_of(t, hp, sw, bugs)
         # req: apple.alg1.l3
         for i, steps in sorted(zip(rnd["clients"], rnd["batches"])):
@@ -320,16 +344,21 @@ def replay(spec, bugs=frozenset()):
             trace.emit("note", "train", t, i, None, "lambda", [lam])
             trace.emit("client_begin", "train", t, i, 0, "w_i", W[i])
             p_start = p[i]
-            wi, pi, held = client_update(pr, i, cores, p[i], p0,
-                                         steps_of(steps, bugs), lam, hp, sw,
-                                         t, trace, bugs)
+            wi, pi, held, last = client_update(pr, i, cores, p[i], p0,
+                                               steps_of(steps, bugs), lam, hp,
+                                               sw, t, trace, bugs)
+            if sw["apple.peers"] == "sequential":
+                snapshot[i] = list(wi)
+            mixture = sw["apple.upload"] == "mixture" and last is not None
+            if mixture:
+                wi = last
             # req: apple.alg1.l11
             trace.emit("client_end", "train", t, i, None, "w_i", wi)
             trace.emit("note", "train", t, i, None, "p_i", pi)
             W[i], p[i] = wi, pi
             held[i] = wi
             # req: apple.eval
-            w_p[i] = carried(mix(p_start if "wp-start-p" in bugs else pi,
-                                 held, pr.P))
+            w_p[i] = list(last) if mixture else carried(
+                mix(p_start if "wp-start-p" in bugs else pi, held, pr.P))
             trace.emit("note", "train", t, i, None, "w_p", w_p[i])
     return trace, None, W, None

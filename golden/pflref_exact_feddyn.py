@@ -69,6 +69,8 @@ MUTANTS = {
     "local-step-count": ["epochs-plus-one", "epochs-minus-one"],
     "batch-mean": ["batch-sum"],
     "schedule-drawn-order": ["drawn-batches"],
+    "lr-schedule": ["lr-ignored", "lr-shifted"],
+    "lr-count": ["lr-per-round"],
 }
 
 # The presets as the C registry's (ref/engine/presets.c) documents them.
@@ -76,7 +78,7 @@ PRESETS = {
     # req: feddyn.preset.official
     "official": {"feddyn.alpha_k": "size_scaled", "opt.weight_decay": 0.001},
     # req: feddyn.preset.pfllib
-    "pfllib": {"feddyn.prox": "norm_half"},
+    "pfllib": {"feddyn.prox": "norm_half", "lr.count": "trainings"},
 }
 SWITCH_DEFAULTS = {"feddyn.alpha_k": "uniform", "feddyn.prox": "squared",
                    "feddyn.h_sum": "differences"}

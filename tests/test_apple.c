@@ -4,8 +4,10 @@
  * properties: two steps of the box in closed form (the core through p_ii,
  * p_i through ⟨w_j, g⟩ and the proximal pull), the loss scheduler's values
  * round by round, the core-first order, the personalised model as the
- * mixture of the recorded p_i and cores, and every refusal of the
- * hyperparameters. */
+ * mixture of the recorded p_i and cores, PFLlib's upload of the last
+ * mixture and its sequential downloads (preset pfllib_run, which
+ * tests/pfllib/apple.py compares with PFLlib's own classes), and every
+ * refusal of the hyperparameters. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +29,8 @@ static const char *const VECTORS[] = {
     "golden/apple/worked-lambda-previous.json",
     "golden/apple/worked-official.json",
     "golden/apple/worked-pfllib.json",
+    "golden/apple/worked-pfllib-run.json",
+    "golden/apple/worked-pfllib-run-partial.json",
 };
 
 /* Every vector is reproduced: every expected quantity was emitted and is
@@ -274,6 +278,110 @@ START_TEST(test_presets)
 }
 END_TEST
 
+/* Two quadratic clients both in round 0 (two steps each, then one each in
+ * round 1), p_i⁰ = p_0 = (3/8, 5/8).  apple.upload = mixture: the core
+ * carried on (client_end, final v) and w_p are the mixture the last step
+ * started from, p_i0 c_0 + p_i1 c_1 with the p_i and cores before that step,
+ * not the stepped core.  apple.peers = sequential: client 1's first step
+ * mixes client 0's stepped core (its last step record) where the snapshot
+ * reading mixes w⁰. */
+static tb_case *both_train(int upload, int peers)
+{
+    tb_case *c = tb_quadratic(1, 2);
+    tb_quad(c, 0, (const double[]){1.5}, (const double[]){2.0}, 3);
+    tb_quad(c, 1, (const double[]){0.75}, (const double[]){-1.0}, 5);
+    tb_w0(c, (const double[]){0.25});
+    c->hyper.eta = 0.2;
+    c->hyper.eta_p = 0.35;
+    c->hyper.apple.mu = 0.6;
+    c->hyper.apple.L = 2;
+    tb_round(c, "0 1", "0 | 0", "0 | 0");
+    tb_round(c, "0 1", "0", "0");
+    c->hyper.apple.upload = upload;
+    c->hyper.apple.peers = peers;
+    return c;
+}
+
+START_TEST(test_upload_mixture)
+{
+    /* req: apple.preset.pfllib_run */
+    tb_case *c = both_train(PFLREF_APPLE_UPLOAD_MIXTURE,
+                            PFLREF_APPLE_PEERS_SNAPSHOT);
+    pflref_trajectory tj;
+    pflref_run_result *res = tb_run_recorded(c, "apple", &tj);
+    double w1, w2, p1[2], wend, wp;
+    /* client 0, round 0: after step 1 the core w1 and p_0 = p1; step 2
+     * starts from the mixture p1[0] w1 + p1[1] w⁰ (client 1's download) */
+    ck_assert_uint_eq(record_of(&tj, PFLREF_EV_STEP, "w_i", 0, 0, 1, &w1, 1),
+                      1);
+    ck_assert_uint_eq(record_of(&tj, PFLREF_EV_STEP, "p_i", 0, 0, 1, p1, 2),
+                      2);
+    ck_assert_uint_eq(record_of(&tj, PFLREF_EV_STEP, "w_i", 0, 0, 2, &w2, 1),
+                      1);
+    ck_assert_uint_eq(record_of(&tj, PFLREF_EV_CLIENT_END, "w_i", 0, 0, -1,
+                                &wend, 1), 1);
+    ck_assert_uint_eq(record_of(&tj, PFLREF_EV_NOTE, "w_p", 0, 0, -1, &wp, 1),
+                      1);
+    const double mixture = p1[0] * w1 + p1[1] * 0.25;
+    ck_assert_double_eq_tol(wend, mixture, 1e-15);
+    ck_assert(wp == wend);
+    ck_assert(fabs(w2 - wend) > 1e-3);    /* not the stepped core */
+    /* round 1 starts client 0 from the mixture it carried on */
+    double start;
+    ck_assert_uint_eq(record_of(&tj, PFLREF_EV_CLIENT_BEGIN, "w_i", 1, 0, -1,
+                                &start, 1), 1);
+    ck_assert(start == wend);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(res);
+    tb_free(c);
+}
+END_TEST
+
+/* client 1's first step under both readings of apple.peers: w_1 ← w⁰ −
+ * η p_11 a_1 (p_10 c_0 + p_11 w⁰ − c_1), c_0 = w⁰ (snapshot) or client 0's
+ * stepped core (sequential). */
+START_TEST(test_peers_sequential)
+{
+    /* req: apple.preset.pfllib_run, apple.alg1.l4 */
+    const double w0 = 0.25, eta = 0.2, a1 = 0.75, c1 = -1.0;
+    const double p10 = 3.0 / 8.0, p11 = 5.0 / 8.0;
+    for (int peers = 0; peers < 2; peers++) {
+        tb_case *c = both_train(PFLREF_APPLE_UPLOAD_CORE, peers);
+        pflref_trajectory tj;
+        pflref_run_result *res = tb_run_recorded(c, "apple", &tj);
+        double stepped0, w1;
+        ck_assert_uint_eq(record_of(&tj, PFLREF_EV_STEP, "w_i", 0, 0, 2,
+                                    &stepped0, 1), 1);
+        ck_assert_uint_eq(record_of(&tj, PFLREF_EV_STEP, "w_i", 0, 1, 1,
+                                    &w1, 1), 1);
+        const double c0 = peers ? stepped0 : w0;
+        const double want = w0 - eta * (p11 * (a1 * (p10 * c0 + p11 * w0 - c1)));
+        ck_assert_double_eq_tol(w1, want, 1e-15);
+        const double other = peers ? w0 : stepped0;
+        const double not_want =
+            w0 - eta * (p11 * (a1 * (p10 * other + p11 * w0 - c1)));
+        ck_assert(fabs(w1 - not_want) > 1e-4);
+        pflref_trajectory_free(&tj);
+        pflref_run_result_free(res);
+        tb_free(c);
+    }
+    /* the preset sets both, on top of pfllib */
+    pflref_hyper h;
+    pflref_hyper_defaults(&h);
+    pflref_error err = {0};
+    ck_assert_int_eq(pflref_preset_apply(&h, "apple", "pfllib_run", "preset",
+                                         &err), PFLREF_OK);
+    ck_assert_int_eq(h.apple.upload, PFLREF_APPLE_UPLOAD_MIXTURE);
+    ck_assert_int_eq(h.apple.peers, PFLREF_APPLE_PEERS_SEQUENTIAL);
+    ck_assert_int_eq(h.apple.core_lr, PFLREF_APPLE_CORE_LR_N_ETA);
+    pflref_hyper_defaults(&h);
+    ck_assert_int_eq(pflref_preset_apply(&h, "apple", "pfllib", "preset",
+                                         &err), PFLREF_OK);
+    ck_assert_int_eq(h.apple.upload, PFLREF_APPLE_UPLOAD_CORE);
+    ck_assert_int_eq(h.apple.peers, PFLREF_APPLE_PEERS_SNAPSHOT);
+}
+END_TEST
+
 /* η, η_p > 0, μ ≥ 0, finite, L ≥ 1: the registry's setters refuse each bad
  * value naming the field; η_p, μ and L are required. */
 START_TEST(test_hyper_refused)
@@ -341,6 +449,8 @@ Suite *apple_suite(void)
     tcase_add_test(tc, test_personalized_model);
     tcase_add_test(tc, test_presets);
     tcase_add_test(tc, test_hyper_refused);
+    tcase_add_test(tc, test_upload_mixture);
+    tcase_add_test(tc, test_peers_sequential);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -23,6 +23,9 @@ can be rounds old.
   official         preset official (exponential, full)
   pfllib           preset pfllib (uniform, core_first, block_mean, n_eta,
                    previous)
+  pfllib-run       preset pfllib_run (pfllib, apple.upload = mixture,
+                   apple.peers = sequential), every client every round
+  pfllib-run-partial  the same with clients that skip rounds
 
     /usr/bin/python3 golden/apple/make_apple.py [OUTDIR]
 """
@@ -161,7 +164,10 @@ def paper_partial():
                 assert final_with(spec, **{name: values[1]}) != result[2], \
                     name
 
-    flags, mutants = subset(*xa.MUTANTS)
+    # the flags of the switches added with preset pfllib_run are the
+    # pfllib-run vectors' (this frozen vector keeps its own)
+    flags, mutants = subset(*[f for f in xa.MUTANTS
+                              if f not in ("apple-upload", "apple-peers")])
     mutants["apple-scheduler"] = ["lambda-no-half", "lambda-rising",
                                   "lambda-one-based", "lambda-no-cutoff"]
     return make(
@@ -288,9 +294,57 @@ def pfllib():
         algorithm, PARTIAL, flags, mutants, PAPER + "; " + PFLLIB)
 
 
+PFLLIB_RUN = PFLLIB + ("; clientapple.py:74-77 (model_c = the mixture; "
+                      "the restore copies model_c onto itself), "
+                      "serverapple.py:46-47, :84 (every client in turn, "
+                      "the cores' objects sent)")
+
+
+def pfllib_run(vid, rounds, eta, eta_p, mu, L, text):
+    def maker():
+        algorithm = {"name": "apple", "preset": "pfllib_run",
+                     "hyperparameters": hyper(eta, eta_p, mu, L)}
+        # apple-personalized's bug (w_p from the round's starting p_i) has
+        # no object here: w_p^(i) is the last step's mixture
+        flags, mutants = subset("apple-upload", "apple-peers", "apple-p-init",
+                                "apple-order", "apple-lambda-round",
+                                *[f for f in COMMON
+                                  if f != "apple-personalized"])
+        mutants["apple-core-step"] = ["core-lr-flip", "core-no-pii"]
+        mutants["apple-p-grad"] = ["p-grad-flip", "p-normalised"]
+
+        def check(spec, result):
+            for name in ("apple.upload", "apple.peers"):
+                other = xa.SWITCHES[name][0]
+                assert final_with(spec, **{name: other}) != result[2], name
+        return make(
+            "apple/worked/" + vid, "worked-" + vid + ".json",
+            "APPLE as PFLlib's APPLE.train() runs it (preset pfllib_run)",
+            "The clients and w⁰ of apple/worked/paper-partial; η = "
+            f"{eta}, η_p = {eta_p}, μ = {mu}, L = {L}; preset pfllib_run: "
+            "the preset pfllib, the core carried on is the last step's "
+            "mixture w_p (apple.upload = mixture) and a client downloads "
+            "the stepped cores of the clients that trained before it in "
+            "the round (apple.peers = sequential). " + text,
+            algorithm, rounds, flags, mutants, PAPER + "; " + PFLLIB_RUN,
+            check)
+    return maker
+
+
+PFLLIB_RUNS = [
+    pfllib_run("pfllib-run", EVERY, 0.04, 0.11, 0.35, 2,
+               "Every client in every round, as PFLlib trains them."),
+    pfllib_run("pfllib-run-partial", PARTIAL, 0.05, 0.06, 0.45, 2,
+               "Clients that skip rounds: a skipped client's core (its last "
+               "mixture) is downloaded stale, and the earlier participants' "
+               "stepped cores are read only within their round."),
+]
+
+
 def main():
     pg.write_all(sys.argv, HERE,
-                 (paper_partial, cosine_every, *SINGLES, official, pfllib))
+                 (paper_partial, cosine_every, *SINGLES, official, pfllib,
+                  *PFLLIB_RUNS))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@ two readings of its sum differ.  Each participation takes two minibatches
                     theta^{t-1}| (not squared), d = 1 without a bias, loss
                     half_squared, so |theta - theta^{t-1}| is rational and
                     the run exact; eta = 0.15, alpha = 0.55
+  d1-pfllib-decay   preset pfllib with lr.schedule = exponential (gamma =
+                    0.75): lr.count = trainings, each device's step size
+                    decays with its own trainings; eta = 0.2, alpha = 0.65
 
 Inputs are the exact values of their doubles; expected values are
 float(Fraction).  For each flag the generator runs the bugs of its class
@@ -267,7 +270,27 @@ def d1_pfllib():
         tol=TOL_NORM, check=check_norm)
 
 
-MAKERS = [linear_paper, linear_h_literal, linear_official, d1_pfllib]
+def d1_pfllib_decay():
+    algorithm = {"name": "feddyn", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.2, "feddyn.alpha": 0.65, "lr.gamma": 0.75},
+                 "switches": {"lr.schedule": "exponential"}}
+    return make(
+        "d1-pfllib-decay",
+        "FedDyn, preset pfllib with PFLlib's -ld: each device's own step-size decay",
+        "The data and schedule of feddyn/worked/d1-pfllib, eta = 0.2, alpha = "
+        "0.65, lr.schedule = exponential with gamma = 0.75, preset pfllib "
+        "(lr.count = trainings, TsingZ0/PFLlib clientdyn.py:58-59: a device's "
+        "ExponentialLR steps after its own train()): device 0 trains in "
+        "rounds 0 and 2 with eta and 0.75 eta, device 1 in rounds 0 and 1 "
+        "with eta and 0.75 eta, device 2 in rounds 1 and 2 with eta and 0.75 "
+        "eta (a per-round count would give 0.5625 eta in round 2).",
+        MODEL1, CLIENTS1, INIT1, algorithm,
+        ["lr-count", "lr-schedule", "feddyn-prox"],
+        tol=TOL_NORM, check=check_norm)
+
+
+MAKERS = [linear_paper, linear_h_literal, linear_official, d1_pfllib,
+          d1_pfllib_decay]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -166,6 +166,24 @@ typedef enum {
                                                λ is set after the round's
                                                training)                  */
 } pflref_apple_lambda_round;
+typedef enum {
+    PFLREF_APPLE_UPLOAD_CORE = 0,    /* l. 11 uploads the stepped core w_i */
+    PFLREF_APPLE_UPLOAD_MIXTURE = 1  /* the core carried to the next round
+                                        is the last step's mixture w_p^(i)
+                                        (PFLlib clientapple.py:77, model_c
+                                        = copy of self.model), which is
+                                        also the model evaluated          */
+} pflref_apple_upload;
+typedef enum {
+    PFLREF_APPLE_PEERS_SNAPSHOT = 0,   /* every download is the core at the
+                                          round's start                    */
+    PFLREF_APPLE_PEERS_SEQUENTIAL = 1  /* the participants train in
+                                          ascending id and a later one
+                                          downloads the stepped cores of
+                                          the earlier ones (PFLlib
+                                          serverapple.py:46-47, :84;
+                                          clientapple.py:55-56, :74-75)   */
+} pflref_apple_peers;
 typedef struct {
     double mu;                 /* μ ≥ 0: the proximal term's weight      */
     size_t L;                  /* L ≥ 1: the scheduler's rounds          */
@@ -176,6 +194,8 @@ typedef struct {
     int p_grad;                /* pflref_apple_p_grad                    */
     int core_lr;               /* pflref_apple_core_lr                   */
     int lambda_round;          /* pflref_apple_lambda_round              */
+    int upload;                /* pflref_apple_upload                    */
+    int peers;                 /* pflref_apple_peers                     */
 } pflref_apple_hyper;
 /* FedALA (Zhang, Hua, Wang, Song, Xue, Ma, Guan, AAAI 2023, arXiv
  * 2212.01197v4, Alg. 1 and the ALA module; ref/algorithms/fedala.c): the

@@ -56,6 +56,13 @@
  *                       (clientapple.py:18)
  *   apple.lambda_round  current: λ(r) | previous: λ(r − 1), 1 in round 0
  *                       (clientapple.py:15, :68-71)
+ *   apple.upload        core | mixture: the core carried to the next round
+ *                       (and w_p^(i)) is the last step's mixture
+ *                       (clientapple.py:77)
+ *   apple.peers         snapshot | sequential: a participant downloads
+ *                       the stepped cores of those before it in ascending
+ *                       id (serverapple.py:46-47, :84; clientapple.py:55-56,
+ *                       :74-75); preset pfllib_run = pfllib + both
  *
  * State and work: w_i is the state's v_i; p_i and w_p^(i) live across
  * rounds in the work struct (reported as the notes "p_i" and "w_p", and
@@ -319,12 +326,25 @@ static pflref_status apple_round(pflref_state *s,
             if (st != PFLREF_OK)
                 return st;
         }
+        /* apple.peers = sequential: the later participants download the
+         * stepped core */
+        if (h->peers == PFLREF_APPLE_PEERS_SEQUENTIAL)
+            memcpy(ws->w_prev + i * P, w_i, P * sizeof *w_i);
+        /* apple.upload = mixture: the last step's w_p^(i) (ws->theta)
+         * replaces the core; a participant without steps keeps it */
+        const int upload_mix =
+            h->upload == PFLREF_APPLE_UPLOAD_MIXTURE && b->nsteps > 0;
+        if (upload_mix)
+            memcpy(w_i, ws->theta, P * sizeof *w_i);
         /* req: apple.alg1.l11 */
         pflref_client_end(s, i, "w_i", w_i, trace);
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
                           "p_i", ws->p + i * N, N, P_LINE);
         /* req: apple.eq1 */
-        mix(ws, i, ws->p + i * N, w_i, N, P, ws->w_p + i * P);
+        if (upload_mix)
+            memcpy(ws->w_p + i * P, ws->theta, P * sizeof *w_i);
+        else
+            mix(ws, i, ws->p + i * N, w_i, N, P, ws->w_p + i * P);
         if (!pflref_all_finite(ws->w_p + i * P, P))
             return pflref_error_diverge(err, t, (long)i, 0, "w_p");
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,

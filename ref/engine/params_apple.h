@@ -24,6 +24,9 @@ static const char *const apple_p_grad_values[] = {"inner", "block_mean",
 static const char *const apple_core_lr_values[] = {"eta", "n_eta", NULL};
 static const char *const apple_lambda_round_values[] = {"current",
                                                         "previous", NULL};
+static const char *const apple_upload_values[] = {"core", "mixture", NULL};
+static const char *const apple_peers_values[] = {"snapshot", "sequential",
+                                                 NULL};
 
 /* The rows, comma-terminated: η, η_p (required, > 0), μ (required, ≥ 0),
  * L (required, ≥ 1), then the switches. */
@@ -74,6 +77,16 @@ static const char *const apple_lambda_round_values[] = {"current",
      offsetof(pflref_hyper, apple.lambda_round), 0.0, 0.0, 0, \
      apple_lambda_round_values, "", \
      "round r's scheduler value: λ(r) | λ(r − 1), and 1 in round 0 " \
-     "(PFLlib clientapple.py:15, :68-71)"},
+     "(PFLlib clientapple.py:15, :68-71)"}, \
+    {"apple.upload", "apple", "", PFLREF_PARAM_ENUM, \
+     offsetof(pflref_hyper, apple.upload), 0.0, 0.0, 0, apple_upload_values, \
+     "", "the core carried to the next round: the stepped w_i | the last " \
+     "step's mixture w_p^(i), also the model evaluated (PFLlib " \
+     "clientapple.py:77)"}, \
+    {"apple.peers", "apple", "", PFLREF_PARAM_ENUM, \
+     offsetof(pflref_hyper, apple.peers), 0.0, 0.0, 0, apple_peers_values, \
+     "", "the downloads: the cores at the round's start | the stepped " \
+     "cores of the participants that trained before, in ascending id " \
+     "(PFLlib serverapple.py:46-47, :84; clientapple.py:55-56, :74-75)"},
 
 #endif

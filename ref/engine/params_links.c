@@ -76,6 +76,14 @@ static const pflref_value_source value_sources[] = {
     {"apple", "apple.lambda_round", "previous",
      "TsingZ0/PFLlib d832e76f6a23 clientapple.py:15, :68-71 (λ = 1, then "
      "set after each round's training)"},
+    {"apple", "apple.upload", "mixture",
+     "TsingZ0/PFLlib d832e76f6a23 clientapple.py:77 (model_c = "
+     "copy.deepcopy(self.model): the mixture of the last step's start)"},
+    {"apple", "apple.peers", "sequential",
+     "TsingZ0/PFLlib d832e76f6a23 serverapple.py:46-47, :84 (every client "
+     "trains in turn; the list sent holds the clients' model_c objects), "
+     "clientapple.py:55-56 (the own core stepped in place), :74-75 (its "
+     "restore copies model_c onto itself)"},
 };
 
 static const pflref_param_link links[] = {

@@ -150,9 +150,10 @@ static const pflref_preset presets[] = {
      "1e-3); its clip_grad_norm_ at 10 (utils_general.py:224) is not "
      "reproduced (docs/algorithms/feddyn.md)"},
     /* req: feddyn.preset.pfllib */
-    {"feddyn", "pfllib", "feddyn.prox=norm_half", NULL,
+    {"feddyn", "pfllib", "feddyn.prox=norm_half lr.count=trainings", NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientdyn.py:45 (alpha/2 * "
-     "torch.norm(v1 - global, 2), not squared), :46, :54; serverdyn.py:80, "
+     "torch.norm(v1 - global, 2), not squared), :46, :54, :58-59 (each "
+     "client's ExponentialLR stepped after its train()); serverdyn.py:80, "
      "93, 104, 107 (the box's h and θ with the differences)"},
     {"scaffold", "pfllib",
      "scaffold.option=II scaffold.c_lr=initial lr.count=trainings", NULL,
@@ -256,9 +257,9 @@ static const pflref_preset presets[] = {
      "(λ = 1 before the first round), :18 (η N), :22 (p_i = 1/N), :55-56 "
      "(the core steps first), :58-66 (p's gradient: block means, with the "
      "new core), :68-71 (λ set after the round); servers/serverapple.py:"
-     "26-32 (p_0 = the sample shares); not expressed: :77 (the uploaded "
-     "core is the last step's mixture) and the evaluation of that mixture "
-     "(docs/algorithms/apple.md)"},
+     "26-32 (p_0 = the sample shares); :77 (the uploaded core is the last "
+     "step's mixture) and the sequential downloads are the preset "
+     "pfllib_run's (docs/algorithms/apple.md)"},
     /* req: fedala.preset.official */
     {"fedala", "official", "fedala.skip=sum_first fedala.p_unit=tensors",
      NULL,
@@ -299,6 +300,16 @@ static const pflref_preset presets[] = {
      "not expressed: cvxpy's solve and its eigenvalue clipping, the "
      "client's single optimizer (give fedpac.eta_phi = eta) "
      "(docs/algorithms/fedpac.md)"},
+    /* req: apple.preset.pfllib_run */
+    {"apple", "pfllib_run",
+     "apple.p_init=uniform apple.order=core_first apple.p_grad=block_mean "
+     "apple.core_lr=n_eta apple.lambda_round=previous apple.upload=mixture "
+     "apple.peers=sequential", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: APPLE.train() as shipped, every client "
+     "every round: the preset pfllib plus clientapple.py:77 (the core "
+     "carried on is the last step's mixture) and serverapple.py:46-47, :84 "
+     "with clientapple.py:55-56, :74-75 (a client downloads the stepped "
+     "cores of those that trained before it; tests/pfllib/apple.py)"},
 };
 
 const pflref_preset *pflref_presets(size_t *count)
