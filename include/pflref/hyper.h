@@ -98,25 +98,6 @@ typedef enum {
     PFLREF_PFL_FINETUNE_PERSONAL = 0, /* final fine-tuning moves v only     */
     PFLREF_PFL_FINETUNE_FULL = 1      /* moves (u, v) jointly (FedBABU)     */
 } pflref_pfl_finetune;
-/* Where and with what step a device's final fine-tuning starts (FedBABU as
- * TsingZ0/PFLlib d832e76f6a23 runs it: serverbabu.py, train, calls every
- * client's fine_tune() after the last round without sending the final
- * model; clientbabu.py, fine_tune, steps its own optimizer). */
-typedef enum {
-    PFLREF_PFL_FT_START_GLOBAL = 0,    /* from (u^(T), v_i^(T))             */
-    PFLREF_PFL_FT_START_LAST_LOCAL = 1 /* from the device's own last model:
-                                          trained in round T−1, or
-                                          (u^(T−1), v_i) received there    */
-} pflref_pfl_finetune_start;
-typedef enum {
-    PFLREF_PFL_FT_LR_CONSTANT = 0,     /* η_ft                              */
-    PFLREF_PFL_FT_LR_DECAYED = 1       /* η_ft c, c the decay its client's
-                                          scheduler reached (lr.*)         */
-} pflref_pfl_finetune_lr;
-typedef struct {
-    int start;                 /* pflref_pfl_finetune_start                */
-    int lr;                    /* pflref_pfl_finetune_lr                   */
-} pflref_pfl_ft_hyper;
 
 /* PFLEGO (Nikoloutsopoulos et al., arXiv 2202.09848) switches; shared/spec
  * notes-pflego-fedalt-fedsim-fedrep.md §2. */

@@ -13,6 +13,27 @@
 extern "C" {
 #endif
 
+/* FedAlt and FedSim (ref/algorithms/fedalt.c, fedalt_ft.c): where and with
+ * what step a device's final fine-tuning starts, for FedBABU as
+ * TsingZ0/PFLlib d832e76f6a23 runs it (serverbabu.py, train, calls every
+ * client's fine_tune() after the last round without sending the final
+ * model; clientbabu.py, fine_tune, steps its own optimizer). */
+typedef enum {
+    PFLREF_PFL_FT_START_GLOBAL = 0,    /* from (u^(T), v_i^(T))             */
+    PFLREF_PFL_FT_START_LAST_LOCAL = 1 /* from the device's own last model:
+                                          trained in round T−1, or
+                                          (u^(T−1), v_i) received there    */
+} pflref_pfl_finetune_start;
+typedef enum {
+    PFLREF_PFL_FT_LR_CONSTANT = 0,     /* η_ft                              */
+    PFLREF_PFL_FT_LR_DECAYED = 1       /* η_ft c, c the decay its client's
+                                          scheduler reached (lr.*)         */
+} pflref_pfl_finetune_lr;
+typedef struct {
+    int start;                 /* pflref_pfl_finetune_start                */
+    int lr;                    /* pflref_pfl_finetune_lr                   */
+} pflref_pfl_ft_hyper;
+
 /* FedAMP (Huang, Chu, Zhou, Wang, Liu, Pei, Zhang, AAAI 2021, arXiv
  * 2007.03797v5, Alg. 1; ref/algorithms/fedamp.c): α_k (a constant, as in
  * the paper's experiments), λ, σ of A(x) = 1 − e^{−x/σ}, and the switches

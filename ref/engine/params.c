@@ -19,6 +19,7 @@
 #include "engine/params_fedrod.h"
 #include "engine/params_fedala.h"
 #include "engine/params_fedpac.h"
+#include "engine/params_pfl_ft.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -42,9 +43,6 @@ static const char *const pfl_state_values[] = {"stateful", "stateless", NULL};
 static const char *const pfl_weights_values[] = {"samples", "uniform",
                                                  "batches", NULL};
 static const char *const pfl_finetune_values[] = {"personal", "full", NULL};
-static const char *const pfl_ft_start_values[] = {"global", "last_local",
-                                                  NULL};
-static const char *const pfl_ft_lr_values[] = {"constant", "decayed", NULL};
 static const char *const pflego_head_values[] = {"seed", "exact_alpha", NULL};
 static const char *const pflego_theta_values[] = {
     "global", "sampled_normalised", NULL};
@@ -278,14 +276,7 @@ static const pflref_param params[] = {
     {"pfl.finetune", "fedalt fedsim", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, pfl.finetune), 0.0, 0.0, 0, pfl_finetune_values,
      "", "final fine-tuning (schedule.post) moves: v only | u and v"},
-    {"pfl.finetune_start", "fedalt fedsim", "", PFLREF_PARAM_ENUM,
-     offsetof(pflref_hyper, pfl_ft.start), 0.0, 0.0, 0, pfl_ft_start_values,
-     "", "fine-tuning starts from (u^(T), v_i) | the device's own last "
-     "model (trained in the last round, else received at its start)"},
-    {"pfl.finetune_lr", "fedalt fedsim", "", PFLREF_PARAM_ENUM,
-     offsetof(pflref_hyper, pfl_ft.lr), 0.0, 0.0, 0, pfl_ft_lr_values, "",
-     "fine-tuning step: η_ft | η_ft times the decay its client's scheduler "
-     "reached (lr.*)"},
+    PFL_FT_PARAMS    /* ref/engine/params_pfl_ft.h */
     {"rho", "pflego", "pflego", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, rho), NAN, 0.0, 1, NULL, "ρ",
      "server step size (also the last head step's)"},
