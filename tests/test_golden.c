@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/mca_decide.h"
 #include "io/canonical.h"
 #include "io/sha256.h"
 #include "suites.h"
@@ -508,6 +509,67 @@ START_TEST(test_vector_reader_limits)
 }
 END_TEST
 
+
+/* pflref_mca_begin/_end (include/pflref/golden.h): the calling thread's
+ * runs perturbed as a check's perturbed run with that seed (one seed, one
+ * trajectory; another seed, another; after _end the plain run), and the
+ * zero test of ref/core/mca_decide.h: a sum within u·mass of 0 counts as
+ * 0 only in a perturbed run, at that run's u. */
+static char *run_vector_text(const char *text)
+{
+    char *out = NULL;
+    pflref_error err;
+    pflref_error_clear(&err);
+    ck_assert_int_eq(pflref_spec_run_text(text, strlen(text), NULL, NULL,
+                                          &out, &err), PFLREF_OK);
+    return out;
+}
+
+START_TEST(test_mca_runs_and_zero_test)
+{
+    ck_assert_int_eq(pflref_mca_is_zero(0.0, 1.0), 1);
+    ck_assert_int_eq(pflref_mca_is_zero(1e-9, 1.0), 0);
+    pflref_mca_begin(PFLREF_PRECISION_BF16, 7);
+    ck_assert_int_eq(pflref_mca_is_zero(3e-3, 1.0), 1);    /* ≤ 2^-8 */
+    ck_assert_int_eq(pflref_mca_is_zero(-3e-3, 1.0), 1);
+    ck_assert_int_eq(pflref_mca_is_zero(5e-3, 1.0), 0);
+    ck_assert_int_eq(pflref_mca_is_zero(5e-3, 2.0), 1);
+    pflref_mca_begin(PFLREF_PRECISION_FP32, 7);
+    ck_assert_int_eq(pflref_mca_is_zero(3e-3, 1.0), 0);
+    ck_assert_int_eq(pflref_mca_is_zero(5e-8, 1.0), 1);    /* ≤ 2^-24 */
+    pflref_mca_begin(PFLREF_PRECISION_FP64, 7);             /* off */
+    ck_assert_int_eq(pflref_mca_is_zero(5e-8, 1.0), 0);
+    pflref_mca_begin(PFLREF_PRECISION_FP32, 7);
+    pflref_mca_end();
+    ck_assert_int_eq(pflref_mca_is_zero(5e-8, 1.0), 0);
+
+    char *path = tu_repo_path("golden/fedavg/worked-samples.json");
+    char *text = tu_read(path);
+    ck_assert_ptr_nonnull(text);
+    char *plain = run_vector_text(text);
+    pflref_mca_begin(PFLREF_PRECISION_FP32, 7);
+    char *a = run_vector_text(text);
+    pflref_mca_end();
+    pflref_mca_begin(PFLREF_PRECISION_FP32, 7);
+    char *b = run_vector_text(text);
+    pflref_mca_begin(PFLREF_PRECISION_FP32, 8);
+    char *c = run_vector_text(text);
+    pflref_mca_end();
+    char *again = run_vector_text(text);
+    ck_assert_str_eq(a, b);
+    ck_assert_str_ne(a, c);
+    ck_assert_str_ne(a, plain);
+    ck_assert_str_eq(again, plain);
+    free(a);
+    free(b);
+    free(c);
+    free(plain);
+    free(again);
+    free(text);
+    free(path);
+}
+END_TEST
+
 Suite *golden_suite(void)
 {
     Suite *s = suite_create("golden");
@@ -523,6 +585,7 @@ Suite *golden_suite(void)
     tcase_add_test(tc, test_malformed);
     tcase_add_test(tc, test_vector_reader_limits);
     tcase_add_test(tc, test_vector_metadata_and_tolerances);
+    tcase_add_test(tc, test_mca_runs_and_zero_test);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -15,14 +15,37 @@ float32 (NumPy keeps float32 with Python scalars and float32 operands; its
 matrix products call sgemm).  That is what a float32 port of the code
 computes, loop for loop.
 
-bfloat16 (8 significant bits, float32's exponent range) has no NumPy type:
-the arrays are float32 arrays of a subclass whose every ufunc result
-(+, −, ×, /, exp, log, matmul, ...) and every array function's result is
-rounded to the nearest bfloat16, ties to even, by clearing the low 16 bits
-of the float32 after adding the rounding bias — the rounding a bfloat16
-kernel applies to its outputs (the products inside a matmul are exact in
-float32 and the result rounded once, as on hardware with float32
-accumulation).
+bfloat16 (8 significant bits, float32's exponent range) has no NumPy type.
+The emulation computes as bfloat16 code does on hardware (PyTorch's CPU
+bfloat16 kernels, GPU tensor cores): values are STORED in bfloat16, and
+each KERNEL computes in float32 and rounds its outputs once to bfloat16
+(round to nearest, ties to even: the low 16 bits of the float32 cleared
+after adding the rounding bias).  Products of two bfloat16 numbers are
+exact in float32 (8 + 8 significant bits); a matmul, a convolution, a
+sum or a mean accumulates them in float32 and rounds only its result.
+What counts as one kernel:
+
+- one NumPy operation outside the layer-list model: every ufunc result
+  (+, −, ×, /, exp, log, ...) and every array function's result (matmul,
+  einsum, sum, mean, ...) is rounded once (a mean is one kernel, not a
+  rounded sum then a rounded quotient); this is eager PyTorch, where each
+  operation of a chain is its own kernel;
+- in the layer-list model (pfl_numpy_layers.Layers), one layer's forward
+  pass (a convolution or dense layer with its bias, as torch's conv2d
+  and addmm add the bias in the float32 accumulator; a batchnorm with
+  its batch statistics, as torch's fused batch_norm), one layer's
+  backward pass (its parameter gradients and the signal handed down),
+  the loss and its gradient signal, one layer's tangent (the
+  Hessian-vector product), and the running-statistics update.  Inside
+  such a kernel NumPy's results stay float32; on leaving it, its return
+  values and the arrays it wrote into (the gradient vector, the cache's
+  outputs) are rounded to bfloat16 in place.
+
+The former emulation rounded after every NumPy operation, also inside a
+layer: a convolution's output was rounded, then rounded again after its
+bias; a mean rounded its sum.  That is no bfloat16 kernel's arithmetic
+and gave a false positive under `--candidate-precision bf16`
+(layers/ditto/cnn-two-rounds, docs/validate.md).
 """
 import json
 import os
@@ -73,10 +96,67 @@ class BF16(np.ndarray):
         res = func(*plain(args), **{k: plain(v) for k, v in kwargs.items()})
         return _wrap(res)
 
+    def mean(self, *args, **kw):
+        """One kernel: the float32 mean rounded once (ndarray.mean would
+        round the sum, then the quotient)."""
+        return _wrap(self.view(np.ndarray).mean(*args, **kw))
+
+
+_DEPTH = [0]     # > 0 while a kernel runs: results stay float32
+
+
+def _round_in_place(x):
+    """Rounds a kernel's output to bfloat16: arrays in place (so every
+    reference to them, a cache entry, sees the stored value), tuples and
+    lists entry by entry; a read-only array is replaced by a rounded
+    copy."""
+    if isinstance(x, (tuple, list)):
+        return type(x)(_round_in_place(y) for y in x)
+    if isinstance(x, np.ndarray) and x.dtype == np.float32:
+        plain = x.view(np.ndarray)
+        if plain.flags.writeable:
+            plain[...] = round_bf16(plain)
+            return x
+        return round_bf16(plain).view(BF16)
+    if isinstance(x, np.floating):
+        return np.float32(round_bf16(np.float32(x)))
+    return x
+
+
+def kernel(fn):
+    """fn as one bfloat16 kernel: float32 inside, its return values and
+    the float arrays among its arguments (the arrays it writes into)
+    rounded once to bfloat16 when the outermost kernel returns."""
+    def run(*args, **kw):
+        _DEPTH[0] += 1
+        try:
+            res = fn(*args, **kw)
+        finally:
+            _DEPTH[0] -= 1
+        if _DEPTH[0] == 0:
+            for a in list(args) + list(kw.values()):
+                if isinstance(a, np.ndarray):
+                    _round_in_place(a)
+            res = _round_in_place(res)
+        return res
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    run.is_kernel = True
+    return run
+
+
+# pfl_numpy_layers.Layers' methods that are one kernel each in bfloat16 code
+KERNELS = ("layer_forward", "signal", "terms", "backward", "tangent",
+           "backward_tangent", "track")
+
 
 def _wrap(res):
     if isinstance(res, tuple):
         return tuple(_wrap(r) for r in res)
+    if _DEPTH[0] > 0:                  # inside a kernel: float32, unrounded
+        if isinstance(res, np.ndarray) and res.dtype.kind == "f":
+            return res.astype(np.float32, copy=False).view(BF16)
+        return res
     if isinstance(res, np.ndarray) and res.dtype.kind == "f":
         return round_bf16(res.astype(np.float32, copy=False)).view(BF16)
     if isinstance(res, np.floating):
@@ -124,6 +204,18 @@ def install(mode):
     json.JSONEncoder.default = encode
 
 
+def kernels():
+    """In bfloat16, make the layer-list model's KERNELS one kernel each
+    (after install; pfl_numpy_layers on sys.path)."""
+    if MODE != "bfloat16":
+        return
+    import pfl_numpy_layers
+    for name in KERNELS:
+        method = getattr(pfl_numpy_layers.Layers, name)
+        if not getattr(method, "is_kernel", False):
+            setattr(pfl_numpy_layers.Layers, name, kernel(method))
+
+
 def main():
     argv = sys.argv[1:]
     mode = os.environ.get("PFL_NUMPY_DTYPE", "")
@@ -136,6 +228,7 @@ def main():
     install(mode or "float32")
     sys.path.insert(0, HERE)
     import pfl_numpy
+    kernels()
     sys.argv = [os.path.join(HERE, "pfl_numpy.py")] + argv
     pfl_numpy.main()
 

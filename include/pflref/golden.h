@@ -188,6 +188,16 @@ typedef enum {
     PFLREF_PRECISION_TF32 = 3   /* products 2^-11, steps 2^-24       */
 } pflref_precision;
 
+/* One Monte Carlo run outside a check, for measuring the bound itself
+ * (tests/detection/precision_margin.py): after pflref_mca_begin(p, seed)
+ * every run of the reference on the calling thread (pflref_spec_run_text,
+ * ...) is perturbed as a check's perturbed run with that seed is (the
+ * seeds a check draws are in its report), until pflref_mca_end().  p =
+ * PFLREF_PRECISION_FP64 (or any other value) turns the perturbation off.
+ * Not for validation: a check makes its own runs. */
+void pflref_mca_begin(pflref_precision p, uint64_t seed);
+void pflref_mca_end(void);
+
 
 /* Parse a golden vector, run its spec through the reference (base_dir,
  * the vector's folder, resolves a relative problem file and the .npy files

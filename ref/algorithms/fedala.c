@@ -73,6 +73,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "core/mca_decide.h"
 #include "engine/work.h"
 
 static const char *const W_LINE =
@@ -305,13 +306,17 @@ static int ala_skips(const pflref_state *s, const fedala_work *ws,
         return 1;   /* first round: Θ_i = Θ = Θ⁰ */
     if (s->hyper->fedala.skip != PFLREF_FEDALA_SKIP_SUM_FIRST)
         return 0;
-    /* ALA.py:82: Σ over the first block of (Θ − Θ_i) == 0 */
+    /* ALA.py:82: Σ over the first block of (Θ − Θ_i) == 0 (under a
+     * precision check, also a sum the candidate's rounding can make 0:
+     * ref/core/mca_decide.h) */
     const pflref_block *B = &s->problem->model.blocks[0];
     const double *theta_i = s->v + i * s->P;
-    double sum = 0.0;
-    for (size_t p = B->offset; p < B->offset + B->size; p++)
+    double sum = 0.0, mass = 0.0;
+    for (size_t p = B->offset; p < B->offset + B->size; p++) {
         sum += ws->theta_t[p] - theta_i[p];
-    return sum == 0.0;
+        mass += fabs(ws->theta_t[p]) + fabs(theta_i[p]);
+    }
+    return pflref_mca_is_zero(sum, mass);
 }
 
 /* req: fedala.alg1.l5, fedala.alg1.l6, fedala.alg1.l7, fedala.alg1.l8 */

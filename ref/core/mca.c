@@ -3,6 +3,7 @@
  * Floor: core. */
 #include <math.h>
 #include "core/mca.h"
+#include "core/mca_decide.h"
 
 PFLREF_THREAD_LOCAL pflref_mca *pflref_mca_active = NULL;
 
@@ -32,4 +33,12 @@ void pflref_mca_apply(pflref_mca *m, pflref_mca_kind kind, double *x,
             x[i] *= 1.0 + u * xi;
     }
     m->draws += n;
+}
+
+int pflref_mca_is_zero(double sum, double mass)
+{
+    const pflref_mca *m = pflref_mca_active;
+    if (sum == 0.0)
+        return 1;
+    return m != NULL && fabs(sum) <= m->u[PFLREF_MCA_PRODUCT] * mass;
 }

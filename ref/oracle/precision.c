@@ -213,3 +213,23 @@ void pflref_mca_bounds_free(pflref_mca_bounds *b)
     free(b->bound);
     b->bound = NULL;
 }
+
+/* The perturbation of pflref_mca_begin (one per thread). */
+static PFLREF_THREAD_LOCAL pflref_mca session;
+
+void pflref_mca_begin(pflref_precision p, uint64_t seed)
+{
+    double u[2];
+    pflref_mca_units(p, u);
+    if (u[0] == 0.0 && u[1] == 0.0) {
+        pflref_mca_active = NULL;
+        return;
+    }
+    session = (pflref_mca){.u = {u[0], u[1]}, .state = seed};
+    pflref_mca_active = &session;
+}
+
+void pflref_mca_end(void)
+{
+    pflref_mca_active = NULL;
+}

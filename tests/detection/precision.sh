@@ -14,8 +14,11 @@
 #       are chaotic in the low precision (INCONCLUSIVE: a tie that rounding
 #       breaks either way) is noted and counted apart, not failed.
 #
-# usage: precision.sh [--dtype float32|bfloat16] [--bugs N] [--include PAT]...
+# usage: precision.sh [--dtype float32|bfloat16] [--bugs N] [--only GLOBS]
+#                     [--include PAT]...
 #   --bugs N      only the first N bugs of every catalogue file (0: none)
+#   --only GLOBS  only the bugs whose name matches one of the comma-separated
+#                 GLOBS (e.g. 'fedala-*,ifca-*')
 #   --include PAT only the vectors PAT selects (pflref check --include)
 # The pflref binary is $PFLREF_CLI (default build/rel/pflref).  Builds
 # nothing.  Exits 0 when every check passed, 1 otherwise, 2 when it cannot
@@ -36,11 +39,13 @@ CANDIDATE=docs/examples/pfl_numpy.py
 GOLDEN=golden
 DTYPE=float32
 PER_FILE=-1
+ONLY='*'
 INCLUDE=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --dtype) DTYPE=$2; shift 2 ;;
         --bugs) PER_FILE=$2; shift 2 ;;
+        --only) ONLY=$2; shift 2 ;;
         --include) INCLUDE+=(--include "$2"); shift 2 ;;
         *) echo "precision.sh: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -85,11 +90,13 @@ else
 fi
 
 # ---- (b) every catalogued bug, in float64 and in the low precision ---------
-bugs=$("$PY" -c 'import glob, json, os, sys
+bugs=$("$PY" -c 'import fnmatch, glob, json, os, sys
 n = int(sys.argv[2])
 for f in [sys.argv[1]] + sorted(glob.glob(os.path.join(os.path.dirname(sys.argv[1]), "bugs-*.json"))):
-    for b in json.load(open(f))[: None if n < 0 else n]: print(b["name"])' \
-    tests/detection/bugs.json "$PER_FILE") || {
+    for b in json.load(open(f))[: None if n < 0 else n]:
+        if any(fnmatch.fnmatch(b["name"], g) for g in sys.argv[3].split(",")):
+            print(b["name"])' \
+    tests/detection/bugs.json "$PER_FILE" "$ONLY") || {
     echo "precision.sh: cannot read the catalogue" >&2; exit 2; }
 n_bugs=0 det64=0 detlow=0 vec64=0 veclow=0 vecinc=0 n_inc=0
 for bug in $bugs; do
