@@ -221,6 +221,15 @@ OPT_ONLY_SOME = ("the candidate's client optimizer drives fedavg, local, "
 # embedded test skips them), each with the reason: a new gap, or a gap
 # closed, changes this list and fails the test until it is updated.
 NUMPY_UNSUPPORTED = {
+    # APPLE as PFLlib's run executes (apple.upload, apple.peers): the
+    # candidate refuses the preset pfllib_run by name
+    "apple/worked/pfllib-run":
+        "pfl_numpy_apple.py has no apple.upload / apple.peers",
+    "apple/worked/pfllib-run-partial":
+        "pfl_numpy_apple.py has no apple.upload / apple.peers",
+    # FedDyn under PFLlib's -ld: the candidate refuses lr.*
+    "feddyn/worked/d1-pfllib-decay":
+        "pfl_numpy_feddyn.py has no learning-rate decay",
     "optim/apfl/momentum-server":
         OPT_ONLY_SOME,
     "optim/cfl/momentum-client":

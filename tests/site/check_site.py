@@ -66,7 +66,7 @@ except ImportError:
              "python3-websocket (./deps.sh site); run with /usr/bin/python3")
 
 # What a page reports after loading: its ids, links and images.
-PAGE_FACTS = """JSON.stringify({
+PAGE_FACTS = r"""JSON.stringify({
   ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id),
   links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
   images: Array.from(document.images).map(i => [i.src, i.complete && i.naturalWidth > 0]),
