@@ -49,9 +49,9 @@ def class_means(body, X, y, K):
     """(counts K, means K × d, mean squared norms K) of body(X) by class."""
     with torch.no_grad():
         F = body(X)
-    n = torch.bincount(y, minlength=K).to(torch.float64)
-    mu = torch.zeros(K, F.shape[1], dtype=torch.float64)
-    s2 = torch.zeros(K, dtype=torch.float64)
+    n = torch.bincount(y, minlength=K).to(torch.get_default_dtype())
+    mu = torch.zeros(K, F.shape[1], dtype=torch.get_default_dtype())
+    s2 = torch.zeros(K, dtype=torch.get_default_dtype())
     for k in range(K):
         if n[k] > 0:
             mu[k] = F[y == k].mean(0)
@@ -60,6 +60,10 @@ def class_means(body, X, y, K):
 
 
 def simplex_qp(Q):
+    """The QP in float64 whatever the model's dtype (the codes hand it to
+    cvxpy as NumPy float64 arrays); α back in the model's dtype."""
+    dtype = Q.dtype
+    Q = Q.to(torch.float64)
     m = Q.shape[0]
     feasible = []
     for k in range(1, m + 1):
@@ -71,7 +75,7 @@ def simplex_qp(Q):
             a[idx] = u / u.sum()
             if a.min() >= 0:
                 feasible.append(a)
-    return min(feasible, key=lambda a: float(a @ Q @ a))
+    return min(feasible, key=lambda a: float(a @ Q @ a)).to(dtype)
 
 
 def client_update(prob, rec, t, i, body, head, batches, cbar, own):
@@ -147,18 +151,18 @@ def run(vector_raw):
         num = den = cnt = 0
         for i in ids:
             n_k, mu = cents[i]
-            wk = (n_k > 0).to(torch.float64) \
+            wk = (n_k > 0).to(torch.get_default_dtype()) \
                 if cfg.get("fedpac.centroid_weights") == "uniform" else n_k
             num, den = num + wk[:, None] * mu, den + wk
-            cnt = cnt + (n_k > 0).to(torch.float64)
+            cnt = cnt + (n_k > 0).to(torch.get_default_dtype())
         cbar = {k: num[k] / den[k] for k in range(len(cnt)) if cnt[k] > 0}
         rec.record("note", "C_bar",
                    torch.stack([cbar.get(k, torch.zeros(num.shape[1],
-                                                        dtype=torch.float64))
+                                                        dtype=torch.get_default_dtype()))
                                 for k in range(len(cnt))]), round=t)
         rec.record("note", "N_bar", cnt, round=t)
         H = torch.stack([stats[j][1] for j in ids])
-        V = torch.tensor([stats[j][0] for j in ids], dtype=torch.float64)
+        V = torch.tensor([stats[j][0] for j in ids], dtype=torch.get_default_dtype())
         Phi = torch.stack([flat(nets[j][-1]) for j in ids])
         for a, i in enumerate(ids):
             D = H[a] - H
@@ -167,7 +171,7 @@ def run(vector_raw):
                 al = torch.where(al > eps, al, torch.zeros_like(al))
                 if small == "renormalised":
                     al = al / al.sum()
-            full = torch.zeros(N, dtype=torch.float64)
+            full = torch.zeros(N, dtype=torch.get_default_dtype())
             full[ids] = al
             rec.record("note", "alpha_i", full, round=t, client=i)
             phi = al @ Phi
