@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/algorithms/body.h: for the algorithms that act on a model's body
- * features (MOON's representation, FedProto's embedding, FedRoD's
- * features under two heads): the check that the model has a body, and the
- * sizes of the buffers that hold its features. */
+ * features (MOON's representation, FedProto's embedding, FedPAC's
+ * features and centroids, FedRoD's features under two heads): the check
+ * that the model has a body, and the sizes of the buffers that hold its
+ * features. */
 #ifndef PFLREF_ALGORITHMS_BODY_H
 #define PFLREF_ALGORITHMS_BODY_H
 
@@ -14,15 +15,18 @@
 /* An algorithm's words for refusing a model without a usable body, each
  * a whole message: no body (no_body, the model's kind name, no_body_end),
  * no dense last layer after another (no_head), batch normalisation in the
- * body (bn, whose features would depend on the whole batch). */
+ * body (bn, whose features would depend on the whole batch), and, for an
+ * algorithm whose quantities are per class, a model that is not a
+ * classifier (not_classifier; NULL: any loss). */
 typedef struct {
-    const char *no_body, *no_body_end, *no_head, *bn;
+    const char *no_body, *no_body_end, *no_head, *bn, *not_classifier;
 } pflref_body_words;
 
 /* The model has a body and a dense last layer: an mlp, or a layer list
  * whose last layer is dense after at least one layer; and no batch
- * normalisation.  PFLREF_OK, or PFLREF_EINVAL naming model.kind,
- * model.layers or model.bn with the algorithm's words w. */
+ * normalisation; a classifier when w->not_classifier is set.  PFLREF_OK,
+ * or PFLREF_EINVAL naming model.kind, model.layers, model.bn or
+ * model.loss with the algorithm's words w. */
 static inline pflref_status pflref_body_check(const pflref_model *m,
                                               const pflref_body_words *w,
                                               pflref_error *err)
@@ -41,6 +45,9 @@ static inline pflref_status pflref_body_check(const pflref_model *m,
             err, PFLREF_EINVAL,
             m->kind == PFLREF_MODEL_MLP ? "model.bn" : "model.layers", "%s",
             w->bn);
+    if (w->not_classifier != NULL && !pflref_model_is_classifier(m))
+        return pflref_error_set(err, PFLREF_EINVAL, "model.loss", "%s",
+                                w->not_classifier);
     return PFLREF_OK;
 }
 

@@ -220,17 +220,11 @@ static pflref_status check_model(const pflref_model *m, pflref_error *err)
         "must be dense after at least one layer (the feature extractor)",
         "fedpac's centroids and statistics average f_θ(x) of single "
         "samples; with batch normalisation f_θ(x) depends on the whole "
-        "batch"};
+        "batch",
+        "fedpac needs a classifier (cross-entropy): its centroids and "
+        "statistics are per class"};
     /* req: fedpac.model */
-    pflref_status st = pflref_body_check(m, &words, err);
-    if (st != PFLREF_OK)
-        return st;
-    if (!pflref_model_is_classifier(m))
-        return pflref_error_set(
-            err, PFLREF_EINVAL, "model.loss",
-            "fedpac needs a classifier (cross-entropy): its centroids and "
-            "statistics are per class");
-    return PFLREF_OK;
+    return pflref_body_check(m, &words, err);
 }
 
 /* A participation must hold the τ_φ classifier steps. */

@@ -146,17 +146,11 @@ static pflref_status check_model(const pflref_model *m, pflref_error *err)
         "layer (the embedding)",
         "fedproto's prototypes average f_i(x) of single samples; with "
         "batch normalisation in the embedding f_i(x) depends on the "
-        "whole batch"};
+        "whole batch",
+        "fedproto needs a classifier (cross-entropy): its prototypes "
+        "are per class, C̄^(y) for the label y"};
     /* req: fedproto.model */
-    pflref_status st = pflref_body_check(m, &words, err);
-    if (st != PFLREF_OK)
-        return st;
-    if (!pflref_model_is_classifier(m))
-        return pflref_error_set(
-            err, PFLREF_EINVAL, "model.loss",
-            "fedproto needs a classifier (cross-entropy): its prototypes "
-            "are per class, C̄^(y) for the label y");
-    return PFLREF_OK;
+    return pflref_body_check(m, &words, err);
 }
 
 /* Whether round t gives at least one global prototype: a client of S_t

@@ -149,17 +149,11 @@ static pflref_status check_model(const pflref_model *m, pflref_error *err)
         "be dense (φ_G) after at least one layer (the body f_θ)",
         "fedrod's personal step holds the features f_θ(x) of single "
         "samples fixed; with batch normalisation in the body they "
-        "depend on the whole batch"};
+        "depend on the whole batch",
+        "fedrod needs a classifier (cross-entropy): its balanced risk "
+        "and its personalised output z_G + z_P are over classes"};
     /* req: fedrod.model */
-    pflref_status st = pflref_body_check(m, &words, err);
-    if (st != PFLREF_OK)
-        return st;
-    if (!pflref_model_is_classifier(m))
-        return pflref_error_set(
-            err, PFLREF_EINVAL, "model.loss",
-            "fedrod needs a classifier (cross-entropy): its balanced risk "
-            "and its personalised output z_G + z_P are over classes");
-    return PFLREF_OK;
+    return pflref_body_check(m, &words, err);
 }
 
 /* A batch may repeat indices; the feature buffers hold the largest

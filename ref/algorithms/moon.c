@@ -187,7 +187,8 @@ static pflref_status moon_check(const pflref_problem *problem,
         "layer (the body, whose output is R_w)",
         "moon's representation R_w(x) must be a function of x alone; "
         "with batch normalisation in the body it depends on the whole "
-        "batch"};
+        "batch",
+        NULL};  /* ℓ_sup: the model's own loss (no class condition) */
     /* req: moon.rep */
     pflref_status st = pflref_body_check(&problem->model, &words, err);
     if (st != PFLREF_OK)
