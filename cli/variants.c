@@ -101,13 +101,24 @@ static void doc_part(const char *doc, size_t k, size_t parts, char *buf,
                                        : strlen(start)), start);
 }
 
-/* The presets of alg that set key=value, as "preset NAME (alg)", or "". */
+/* The code key=value reproduces, as the registry's table of value sources
+ * names it (ref/engine/params_links.c), then the presets of alg that set
+ * it, as "preset `NAME`"; "" when neither names it. */
 static void sources(const char *alg, const char *key, const char *value,
                     char *buf, size_t n)
 {
     char want[160];
     snprintf(want, sizeof want, "%s=%s", key, value);
     buf[0] = '\0';
+    size_t nv;
+    const pflref_value_source *vs = pflref_value_sources(&nv);
+    for (size_t i = 0; i < nv; i++)
+        if ((vs[i].algorithm[0] == '\0' ||
+             strcmp(vs[i].algorithm, alg) == 0) &&
+            strcmp(vs[i].name, key) == 0 && strcmp(vs[i].value, value) == 0) {
+            snprintf(buf, n, "%s", vs[i].source);
+            break;
+        }
     size_t np;
     const pflref_preset *pre = pflref_presets(&np);
     for (size_t i = 0; i < np; i++) {
@@ -117,7 +128,7 @@ static void sources(const char *alg, const char *key, const char *value,
             (hit[w] != ' ' && hit[w] != '\0'))
             continue;
         size_t used = strlen(buf);
-        snprintf(buf + used, n - used, "%spreset `%s`", used ? ", " : "",
+        snprintf(buf + used, n - used, "%spreset `%s`", used ? "; " : "",
                  pre[i].name);
     }
 }
@@ -135,7 +146,7 @@ static void switch_rows(const pflref_algorithm *alg, const shown *s)
         while (p->values[parts] != NULL)
             parts++;
         for (size_t k = 1; k < parts; k++) {
-            char what[512], src[256], needle[160];
+            char what[512], src[512], needle[160];
             doc_part(p->doc, k, parts, what, sizeof what);
             sources(alg->name, p->name, p->values[k], src, sizeof src);
             printf("| %s | switch `%s` | `%s` | %s | %s | ", alg->name,

@@ -267,8 +267,25 @@ START_TEST(test_value_sources_and_links)
     src = pflref_param_value_source("pfedme", "pfedme.theta_start", "warm");
     ck_assert_ptr_nonnull(src);
     ck_assert_ptr_nonnull(strstr(src, "pFedMe"));
-    ck_assert_ptr_null(pflref_param_value_source("fedavg", "fedavg.weights",
-                                                 "all_keep_old"));
+    /* every value other than the paper's, of every switch of every
+     * algorithm, names the code (or the reading) it comes from */
+    size_t na;
+    const pflref_algorithm *const *algs = pflref_algorithms(&na);
+    size_t np;
+    const pflref_param *ps = pflref_params(&np);
+    for (size_t a = 0; a < na; a++)
+        for (size_t i = 0; i < np; i++) {
+            if (ps[i].type != PFLREF_PARAM_ENUM ||
+                !pflref_name_in_list(ps[i].algorithms, algs[a]->name))
+                continue;
+            for (size_t k = 1; ps[i].values[k] != NULL; k++)
+                ck_assert_msg(pflref_param_value_source(
+                                  algs[a]->name, ps[i].name,
+                                  ps[i].values[k]) != NULL,
+                              "%s: %s = %s has no source (add it to "
+                              "value_sources in ref/engine/params_links.c)",
+                              algs[a]->name, ps[i].name, ps[i].values[k]);
+        }
     /* every source names a real switch value, every link two parameters */
     size_t n;
     const pflref_value_source *vs = pflref_value_sources(&n);

@@ -84,6 +84,193 @@ static const pflref_value_source value_sources[] = {
      "trains in turn; the list sent holds the clients' model_c objects), "
      "clientapple.py:55-56 (the own core stepped in place), :74-75 (its "
      "restore copies model_c onto itself)"},
+    /* The client optimizer, the learning-rate schedule and batch
+     * normalisation's running statistics: the same code for every
+     * algorithm (docs/optimizers.md, docs/models.md) */
+    {"", "opt.method", "adam",
+     "torch.optim.Adam (_single_tensor_adam: bias-corrected step_size and "
+     "denominator; docs/optimizers.md)"},
+    {"", "opt.method", "adamw",
+     "torch.optim.AdamW (decoupled decay param.mul_(1 - lr * "
+     "weight_decay); Loshchilov & Hutter, ICLR 2019, Alg. 2)"},
+    {"", "opt.momentum_form", "classical",
+     "Polyak 1964; Sutskever, Martens, Dahl, Hinton, ICML 2013, eq. (1)-(2): "
+     "v <- mu v - eta d, theta <- theta + v (docs/optimizers.md)"},
+    {"", "opt.nesterov", "on",
+     "torch.optim.SGD(nesterov=True), its documented algorithm "
+     "(docs/optimizers.md)"},
+    {"", "opt.weight_decay_form", "decoupled",
+     "torch.optim.AdamW's form applied to SGD: theta <- theta (1 - eta "
+     "lambda) before the step (docs/optimizers.md)"},
+    {"", "opt.decay_scope", "weights",
+     "the no-decay parameter group of common training code: no weight "
+     "decay on biases and batch-norm parameters (docs/optimizers.md)"},
+    {"", "opt.decay_scope", "shared",
+     "weight decay on the split's shared blocks only: one parameter group "
+     "per split part (docs/optimizers.md)"},
+    {"", "opt.decay_scope", "personal",
+     "weight decay on the split's personal blocks only: one parameter "
+     "group per split part (docs/optimizers.md)"},
+    {"", "opt.clip", "norm",
+     "torch.nn.utils.clip_grad_norm_ between backward() and step() "
+     "(docs/optimizers.md)"},
+    {"", "opt.state", "client",
+     "TsingZ0/PFLlib clientbase.py: self.optimizer built once in __init__ "
+     "and kept across rounds (docs/optimizers.md)"},
+    {"", "opt.state", "server",
+     "no published code: a simulation defect, one optimizer object reused "
+     "for every client in training order (docs/optimizers.md)"},
+    {"", "lr.schedule", "step",
+     "torch.optim.lr_scheduler.StepLR(step_size = lr.step_rounds, gamma = "
+     "lr.gamma) stepped once per round (docs/optimizers.md)"},
+    {"", "lr.scope", "eta_p",
+     "TsingZ0/PFLlib clientpfedme.py: the -ld scheduler wraps the "
+     "pFedMeOptimizer, whose lr is the personal rate eta_p "
+     "(docs/algorithms/pfedme.md)"},
+    {"", "lr.scope", "no_beta",
+     "TsingZ0/PFLlib clientperavg.py: step(beta=self.beta), a float set "
+     "once in __init__, so -ld never decays beta (docs/algorithms/"
+     "perfedavg.md)"},
+    {"", "bn.running", "frozen",
+     "torch.nn.BatchNorm1d/2d with momentum = 0: the forward normalises "
+     "with the batch statistics and leaves the running ones (docs/"
+     "models.md)"},
+    {"", "bn.running_var", "biased",
+     "the biased batch variance s_B^2 fed to the running variance "
+     "(PyTorch feeds M/(M - 1) s_B^2; docs/models.md)"},
+    /* FedAvg's server weights (docs/algorithms/fedavg.md, Switches), for
+     * every algorithm whose rounds are FedAvg's */
+    {"", "fedavg.weights", "uniform",
+     "1/m: the Per-FedAvg paper, pFedMe's Algorithm 1, Ditto's TensorFlow "
+     "code and FedTorch (spec notes 1(f); docs/algorithms/fedavg.md)"},
+    {"", "fedavg.weights", "all_keep_old",
+     "the normaliser over all K clients of the early arXiv version, absent "
+     "clients contributing the old model (omarfoq/FedEM issue #1; "
+     "docs/algorithms/fedavg.md)"},
+    {"finetune", "finetune.scope", "personal",
+     "fine-tuning only the split's personal blocks, the shared ones fixed "
+     "at w (docs/algorithms/finetune.md)"},
+    {"prox", "pfedme.theta_start", "warm",
+     "CharlieDinh/pFedMe and TsingZ0/PFLlib: the personal model theta is "
+     "kept from the client's previous round (pFedMe's presets official and "
+     "pfllib; docs/algorithms/prox.md)"},
+    {"fedbn", "fedbn.bn", "shared",
+     "the FedBN authors' FedAvg baseline, --mode fedavg (fed_digits.py:"
+     "176-188): gamma, beta and the running statistics averaged"},
+    {"fedbn", "fedbn.running_var", "biased",
+     "the biased batch variance s_B^2 (the authors' code and PyTorch feed "
+     "n_b/(n_b - 1) s_B^2; notes 1.3, A5)"},
+    /* FedAlt and FedSim (docs/algorithms/fedalt-fedsim.md, Switches) */
+    {"", "pfl.state", "stateless",
+     "the paper's App. C.4 (devices that keep no state); "
+     "facebookresearch/FL_partial_personalization --stateless_clients"},
+    {"", "pfl.weights", "uniform",
+     "Alg. 1 line 8 of the main text; FedRep's (1/rn) sum; the FedBABU and "
+     "LG-FedAvg repositories' plain mean over the sampled devices"},
+    {"", "pfl.weights", "batches",
+     "facebookresearch/FL_partial_personalization: weights by "
+     "len(client_loader) (notes P1)"},
+    {"", "pfl.finetune", "full",
+     "FedBABU: the whole model fine-tuned after training (notes B3)"},
+    {"", "pfl.finetune_start", "last_local",
+     "TsingZ0/PFLlib d832e76f6a23 serverbabu.py, train: fine_tune() on "
+     "every client after the last round, no send_models before it"},
+    {"", "pfl.finetune_lr", "decayed",
+     "TsingZ0/PFLlib d832e76f6a23 clientbabu.py, fine_tune: the client's "
+     "own optimizer, whose lr -ld decayed once per train()"},
+    /* PFLEGO (docs/algorithms/pflego.md) */
+    {"pflego", "pflego.head_step", "exact_alpha",
+     "the gradient of eq. (4) with alpha_i kept: -rho (I/r) alpha_i G_i "
+     "(docs/algorithms/pflego.md; the seed's step is the I-times form)"},
+    {"pflego", "pflego.theta_weights", "sampled_normalised",
+     "the PFLEGO authors' code (l. 1454-1459): alpha_i replaced by N_i / "
+     "sum_{I_t} N_j (notes F2)"},
+    {"pflego", "pflego.server", "adam",
+     "the PFLEGO authors' code, --optimizer adam by default: JAX "
+     "optimizers.adam (b1 0.9, b2 0.999, eps 1e-8; notes F3)"},
+    {"perfedavg", "perfedavg.variant", "hf",
+     "Fallah, Mokhtari, Ozdaglar 2020, the paper's second estimate: the "
+     "Hessian-vector product by a central difference of radius delta"},
+    /* Interpolation (docs/algorithms/interp.md) */
+    {"interp", "interp.alpha", "per_client_grid",
+     "Mansour et al.'s interpolation with alpha chosen per client on the "
+     "grid j/G (docs/algorithms/interp.md)"},
+    {"interp", "interp.select", "test",
+     "the textbook's Exercise 14.7.2, which reads the best alpha off the "
+     "test-error curve (docs/algorithms/interp.md)"},
+    {"cfl", "cfl.bipartition", "complete_linkage",
+     "the CFL authors' notebook: sklearn AgglomerativeClustering(affinity="
+     "\"precomputed\", linkage=\"complete\").fit(-S) (docs/algorithms/"
+     "cfl.md)"},
+    {"cfl", "cfl.cluster_weights", "samples",
+     "Algorithm 2's FL sub-routine, |D_i|/|D_c|; omarfoq/FedEM's port "
+     "(docs/algorithms/cfl.md)"},
+    {"ifca", "ifca.mode", "model",
+     "Ghosh et al. 2020, Algorithm 2, Option II (model averaging; the "
+     "authors' code's experiments)"},
+    /* FedFomo (docs/algorithms/fedfomo.md) */
+    {"fedfomo", "fedfomo.distance", "l2_squared",
+     "NVlabs/FedFomo utils.py:143-176, the distance the code calls l2 "
+     "(squared Euclidean)"},
+    {"fedfomo", "fedfomo.distance", "l2_per_tensor_sum",
+     "NVlabs/FedFomo utils.py:143-176, the code's l2_root: the sum over "
+     "the model's tensors of their Euclidean norms"},
+    {"fedfomo", "fedfomo.self", "excluded",
+     "the M downloaded models only, the client's own upload not a "
+     "candidate (docs/algorithms/fedfomo.md)"},
+    {"fedfomo", "fedfomo.anchor", "post_train",
+     "an earlier reading of PFLlib's old_model (the former pfllib preset): "
+     "theta_i where the last training ended (docs/algorithms/fedfomo.md)"},
+    {"pfedhn", "pfedhn.hn_bias", "off",
+     "pFedHN's linear analysis form theta_i = W_h v_i (notes 4.1; "
+     "docs/algorithms/pfedhn.md)"},
+    /* Low-rank adapters (docs/algorithms/lora.md) */
+    {"lora", "lora.method", "ffa",
+     "FFA-LoRA (Sun, Li, Li, Ding, ICLR 2024): A frozen at its start, B "
+     "trained and averaged (docs/algorithms/lora.md)"},
+    {"lora", "lora.method", "fedavg",
+     "the naive FedAvg of A and B that FFA-LoRA's paper sets against "
+     "(docs/algorithms/lora.md)"},
+    {"lora", "lora.method", "hetlora",
+     "HetLoRA (Cho et al., 2024): heterogeneous ranks, zero-padded "
+     "sparsity-weighted aggregation (docs/algorithms/lora.md)"},
+    {"lora", "lora.targets", "head",
+     "adapters on the output layer only (docs/algorithms/lora.md)"},
+    {"lora", "lora.targets", "input",
+     "adapters on the input layer only (docs/algorithms/lora.md)"},
+    {"lora", "lora.weights", "uniform",
+     "1/m: the plain mean of the sampled clients' adapters "
+     "(docs/algorithms/lora.md)"},
+    {"lora", "hetlora.weights", "uniform",
+     "HetLoRA's zero-padding baseline, a plain mean (docs/algorithms/"
+     "lora.md)"},
+    {"lora", "hetlora.weights", "samples",
+     "n_k/sum n_j in place of HetLoRA's sparsity weights "
+     "(docs/algorithms/lora.md)"},
+    {"lora", "hetlora.scaling", "alpha",
+     "loralib's scaling alpha/r_max applied to B A (docs/algorithms/"
+     "lora.md)"},
+    {"feddyn", "feddyn.h_sum", "literal",
+     "Algorithm 1 line 10 with its parenthesis as printed, (sum theta_k^t) "
+     "- theta^{t-1}; FedLab contrib/algorithm/feddyn.py"},
+    {"scaffold", "scaffold.option", "I",
+     "Karimireddy et al. 2020, Alg. 1 l. 12, option (i): the gradient at x "
+     "over the client's whole training set"},
+    /* FedRecon (docs/algorithms/fedrecon.md) */
+    {"fedrecon", "fedrecon.local_init", "last",
+     "stateful clients, l_i kept from the last visit (as FedAlt's v_i), "
+     "against the paper's 3 and TFF's fresh model_fn() per call"},
+    {"fedrecon", "fedrecon.weights", "uniform",
+     "TFF reconstruction training_process.py, client_weighting UNIFORM"},
+    {"fedrecon", "fedrecon.weights", "examples",
+     "TFF reconstruction training_process.py, client_weighting "
+     "NUM_EXAMPLES (num_examples_sum of the post-reconstruction pass)"},
+    {"fedrecon", "fedrecon.query", "whole",
+     "TFF reconstruction_utils.py simple_dataset_split_fn / "
+     "build_dataset_split_fn(split_dataset=False): support = query = D_i"},
+    {"fedrecon", "fedrecon.eval", "kept",
+     "evaluation of (g, l_i) as the last visit left it, without the "
+     "paper's and TFF evaluation_computation.py's reconstruction"},
 };
 
 static const pflref_param_link links[] = {
