@@ -95,13 +95,13 @@ static const pflref_value_source value_sources[] = {
      "weight_decay); Loshchilov & Hutter, ICLR 2019, Alg. 2)"},
     {"", "opt.momentum_form", "classical",
      "Polyak 1964; Sutskever, Martens, Dahl, Hinton, ICML 2013, eq. (1)-(2): "
-     "v <- mu v - eta d, theta <- theta + v (docs/optimizers.md)"},
+     "v ← μ v − η d, θ ← θ + v (docs/optimizers.md)"},
     {"", "opt.nesterov", "on",
      "torch.optim.SGD(nesterov=True), its documented algorithm "
      "(docs/optimizers.md)"},
     {"", "opt.weight_decay_form", "decoupled",
-     "torch.optim.AdamW's form applied to SGD: theta <- theta (1 - eta "
-     "lambda) before the step (docs/optimizers.md)"},
+     "torch.optim.AdamW's form applied to SGD: θ ← θ(1 − η "
+     "λ) before the step (docs/optimizers.md)"},
     {"", "opt.decay_scope", "weights",
      "the no-decay parameter group of common training code: no weight "
      "decay on biases and batch-norm parameters (docs/optimizers.md)"},
@@ -125,19 +125,19 @@ static const pflref_value_source value_sources[] = {
      "lr.gamma) stepped once per round (docs/optimizers.md)"},
     {"", "lr.scope", "eta_p",
      "TsingZ0/PFLlib clientpfedme.py: the -ld scheduler wraps the "
-     "pFedMeOptimizer, whose lr is the personal rate eta_p "
+     "pFedMeOptimizer, whose lr is the personal rate η_p "
      "(docs/algorithms/pfedme.md)"},
     {"", "lr.scope", "no_beta",
      "TsingZ0/PFLlib clientperavg.py: step(beta=self.beta), a float set "
-     "once in __init__, so -ld never decays beta (docs/algorithms/"
+     "once in __init__, so -ld never decays β (docs/algorithms/"
      "perfedavg.md)"},
     {"", "bn.running", "frozen",
      "torch.nn.BatchNorm1d/2d with momentum = 0: the forward normalises "
      "with the batch statistics and leaves the running ones (docs/"
      "models.md)"},
     {"", "bn.running_var", "biased",
-     "the biased batch variance s_B^2 fed to the running variance "
-     "(PyTorch feeds M/(M - 1) s_B^2; docs/models.md)"},
+     "the biased batch variance s²_B fed to the running variance "
+     "(PyTorch feeds M/(M − 1) s²_B; docs/models.md)"},
     /* FedAvg's server weights (docs/algorithms/fedavg.md, Switches), for
      * every algorithm whose rounds are FedAvg's */
     {"", "fedavg.weights", "uniform",
@@ -151,21 +151,21 @@ static const pflref_value_source value_sources[] = {
      "fine-tuning only the split's personal blocks, the shared ones fixed "
      "at w (docs/algorithms/finetune.md)"},
     {"prox", "pfedme.theta_start", "warm",
-     "CharlieDinh/pFedMe and TsingZ0/PFLlib: the personal model theta is "
+     "CharlieDinh/pFedMe and TsingZ0/PFLlib: the personal model θ is "
      "kept from the client's previous round (pFedMe's presets official and "
      "pfllib; docs/algorithms/prox.md)"},
     {"fedbn", "fedbn.bn", "shared",
      "the FedBN authors' FedAvg baseline, --mode fedavg (fed_digits.py:"
-     "176-188): gamma, beta and the running statistics averaged"},
+     "176-188): γ, β and the running statistics averaged"},
     {"fedbn", "fedbn.running_var", "biased",
-     "the biased batch variance s_B^2 (the authors' code and PyTorch feed "
-     "n_b/(n_b - 1) s_B^2; notes 1.3, A5)"},
+     "the biased batch variance s²_B (the authors' code and PyTorch feed "
+     "n_b/(n_b − 1) s²_B; notes 1.3, A5)"},
     /* FedAlt and FedSim (docs/algorithms/fedalt-fedsim.md, Switches) */
     {"", "pfl.state", "stateless",
      "the paper's App. C.4 (devices that keep no state); "
      "facebookresearch/FL_partial_personalization --stateless_clients"},
     {"", "pfl.weights", "uniform",
-     "Alg. 1 line 8 of the main text; FedRep's (1/rn) sum; the FedBABU and "
+     "Alg. 1 line 8 of the main text; FedRep's (1/rn) Σ; the FedBABU and "
      "LG-FedAvg repositories' plain mean over the sampled devices"},
     {"", "pfl.weights", "batches",
      "facebookresearch/FL_partial_personalization: weights by "
@@ -180,23 +180,23 @@ static const pflref_value_source value_sources[] = {
      "own optimizer, whose lr -ld decayed once per train()"},
     /* PFLEGO (docs/algorithms/pflego.md) */
     {"pflego", "pflego.head_step", "exact_alpha",
-     "the gradient of eq. (4) with alpha_i kept: -rho (I/r) alpha_i G_i "
+     "the gradient of eq. (4) with α_i kept: −ρ(I/r) α_i G_i "
      "(docs/algorithms/pflego.md; the seed's step is the I-times form)"},
     {"pflego", "pflego.theta_weights", "sampled_normalised",
-     "the PFLEGO authors' code (l. 1454-1459): alpha_i replaced by N_i / "
-     "sum_{I_t} N_j (notes F2)"},
+     "the PFLEGO authors' code (l. 1454-1459): α_i replaced by N_i / "
+     "Σ_{I_t} N_j (notes F2)"},
     {"pflego", "pflego.server", "adam",
      "the PFLEGO authors' code, --optimizer adam by default: JAX "
-     "optimizers.adam (b1 0.9, b2 0.999, eps 1e-8; notes F3)"},
+     "optimizers.adam (b1 = 0.9, b2 = 0.999, eps = 10⁻⁸; notes F3)"},
     {"perfedavg", "perfedavg.variant", "hf",
      "Fallah, Mokhtari, Ozdaglar 2020, the paper's second estimate: the "
-     "Hessian-vector product by a central difference of radius delta"},
+     "Hessian-vector product by a central difference of radius δ"},
     /* Interpolation (docs/algorithms/interp.md) */
     {"interp", "interp.alpha", "per_client_grid",
-     "Mansour et al.'s interpolation with alpha chosen per client on the "
+     "Mansour et al.'s interpolation with α chosen per client on the "
      "grid j/G (docs/algorithms/interp.md)"},
     {"interp", "interp.select", "test",
-     "the textbook's Exercise 14.7.2, which reads the best alpha off the "
+     "the textbook's Exercise 14.7.2, which reads the best α off the "
      "test-error curve (docs/algorithms/interp.md)"},
     {"cfl", "cfl.bipartition", "complete_linkage",
      "the CFL authors' notebook: sklearn AgglomerativeClustering(affinity="
@@ -220,9 +220,9 @@ static const pflref_value_source value_sources[] = {
      "candidate (docs/algorithms/fedfomo.md)"},
     {"fedfomo", "fedfomo.anchor", "post_train",
      "an earlier reading of PFLlib's old_model (the former pfllib preset): "
-     "theta_i where the last training ended (docs/algorithms/fedfomo.md)"},
+     "θ_i where the last training ended (docs/algorithms/fedfomo.md)"},
     {"pfedhn", "pfedhn.hn_bias", "off",
-     "pFedHN's linear analysis form theta_i = W_h v_i (notes 4.1; "
+     "pFedHN's linear analysis form θ_i = W_h v_i (notes 4.1; "
      "docs/algorithms/pfedhn.md)"},
     /* Low-rank adapters (docs/algorithms/lora.md) */
     {"lora", "lora.method", "ffa",
@@ -245,16 +245,16 @@ static const pflref_value_source value_sources[] = {
      "HetLoRA's zero-padding baseline, a plain mean (docs/algorithms/"
      "lora.md)"},
     {"lora", "hetlora.weights", "samples",
-     "n_k/sum n_j in place of HetLoRA's sparsity weights "
+     "n_k/Σ n_j in place of HetLoRA's sparsity weights "
      "(docs/algorithms/lora.md)"},
     {"lora", "hetlora.scaling", "alpha",
-     "loralib's scaling alpha/r_max applied to B A (docs/algorithms/"
+     "loralib's scaling α/r_max applied to B A (docs/algorithms/"
      "lora.md)"},
     {"feddyn", "feddyn.h_sum", "literal",
-     "Algorithm 1 line 10 with its parenthesis as printed, (sum theta_k^t) "
-     "- theta^{t-1}; FedLab contrib/algorithm/feddyn.py"},
+     "Algorithm 1 line 10 with its parenthesis as printed, (Σ θ_k^t) "
+     "− θ^{t−1}; FedLab contrib/algorithm/feddyn.py"},
     {"scaffold", "scaffold.option", "I",
-     "Karimireddy et al. 2020, Alg. 1 l. 12, option (i): the gradient at x "
+     "Karimireddy et al. 2020, Alg. 1 l. 12, option (i): ∇f_i(x) at x "
      "over the client's whole training set"},
     /* FedRecon (docs/algorithms/fedrecon.md) */
     {"fedrecon", "fedrecon.local_init", "last",
