@@ -254,7 +254,7 @@ static const pflref_value_source value_sources[] = {
      "Algorithm 1 line 10 with its parenthesis as printed, (Σ θ_k^t) "
      "− θ^{t−1}; FedLab contrib/algorithm/feddyn.py"},
     {"scaffold", "scaffold.option", "I",
-     "Karimireddy et al. 2020, Alg. 1 l. 12, option (i): ∇f_i(x) at x "
+     "Karimireddy et al. 2020, Alg. 1 l. 12, option (i): ∇f_i(x), the gradient at x "
      "over the client's whole training set"},
     /* FedRecon (docs/algorithms/fedrecon.md) */
     {"fedrecon", "fedrecon.local_init", "last",
