@@ -99,6 +99,20 @@ def cfl_pair_on(spec):
                zip(_cfl_notes(spec, "c1"), _cfl_notes(spec, "c2")))
 
 
+def cfl_tie_order_on(spec):
+    """Two equal similarities whose order in Algorithm 1's sort changes the
+    bipartition: the partition differs when equal α are taken last position
+    first."""
+    import pflref_exact_cfl as xc
+
+    def parts(bugs):
+        return [r["value"] for r in xc.replay(spec, bugs)[0].records
+                if r["event"] == "note" and r["name"] == "partition"]
+    sw = spec["algorithm"].get("switches", {})
+    return (sw.get("cfl.bipartition", "optimal") == "optimal" and
+            parts(frozenset()) != parts(frozenset({"cfl-ties-reversed"})))
+
+
 def ifca_tie(spec):
     import coincidences
     name, sw, hp = coincidences.effective(spec)
@@ -307,8 +321,7 @@ COMPARISONS = [
      ("decided", ["cfl/worked/boundary-gamma"], cfl_gamma_on)),
     ("ref/engine/cluster.c", "", "sort",
      "Algorithm 1's order of equal similarities (row-major, stable)",
-     ("pending", "no vector has two equal cross similarities whose order "
-      "changes the bipartition")),
+     ("decided", ["cfl/worked/boundary-tie-order"], cfl_tie_order_on)),
     (A + "ifca.c", "if (loss[j] < loss[j_hat])", "<",
      "ĵ = argmin_j F_i(θ_j), ties to the lowest j",
      ("decided", ["ifca/worked/partial-gradient", "ifca/worked/partial-model"],

@@ -29,6 +29,9 @@ Bugs (the catalogue's classes):
   cfl-raw-similarity     α_ab = ⟨Δθ_a, Δθ_b⟩, the updates not normalised
   cfl-bipartition-flip   complete linkage where optimal is configured, or
                          the reverse
+  cfl-ties-reversed      Algorithm 1's equal similarities taken in reverse
+                         row-major order (an unstable or descending-index
+                         sort) instead of the stable sort's
   cfl-no-gamma-test      split on the ε tests alone
   cfl-local-indices      a split's c₁, c₂ kept as positions within the
                          cluster, not mapped back to client ids
@@ -63,7 +66,7 @@ getcontext().prec = 60
 
 MUTANTS = {
     "cfl-similarity-normalisation": ["cfl-raw-similarity"],
-    "cfl-bipartition": ["cfl-bipartition-flip"],
+    "cfl-bipartition": ["cfl-bipartition-flip", "cfl-ties-reversed"],
     "cfl-gamma-test": ["cfl-no-gamma-test"],
     "cfl-nested-split-indices": ["cfl-local-indices"],
     "aggregation-weights": ["cfl-weights-flip"],
@@ -146,13 +149,16 @@ def similarity(xs, bugs):
     return A
 
 
-def algorithm1(A):
+def algorithm1(A, ties_reversed=False):
     """Algorithm 1 literally: the flat indices s sorted by decreasing α, ties
     by position; C ← singletons; merge the clusters of i₁ = s div m and
-    i₂ = s mod m; stop at |C| = 2.  Returns (c₁, c₂) as positions."""
+    i₂ = s mod m; stop at |C| = 2.  Returns (c₁, c₂) as positions.
+    ties_reversed: the bug cfl-ties-reversed (equal α, last position first)."""
     m = len(A)
     # req: cfl.alg1.l1, cfl.alg1.l2
     flat = list(range(m * m))
+    if ties_reversed:
+        flat.reverse()
     # a stable insertion sort on -α (exact comparisons), so equal α keep
     # their row-major order
     order = []
@@ -292,7 +298,8 @@ def replay(spec, bugs=frozenset()):
             for a, i in enumerate(c):
                 trace.emit("note", "train", t, i, None, "similarity", [x.value() for x in A[a]])
             # req: cfl.alg5.l11
-            p1, p2 = algorithm1(A) if method == "optimal" else complete_linkage(A)
+            p1, p2 = (algorithm1(A, "cfl-ties-reversed" in bugs) if method == "optimal"
+                      else complete_linkage(A))
             cross = max((A[a][b] for a in p1 for b in p2), key=CosKey)
             if "cfl-local-indices" in bugs:
                 c1, c2 = list(p1), list(p2)

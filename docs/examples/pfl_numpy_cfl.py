@@ -27,7 +27,8 @@ import numpy as np
 
 ALGORITHM = "cfl"
 BUGS = ("cfl-dot-similarity", "cfl-complete-linkage", "cfl-no-gamma-test",
-        "cfl-local-indices", "cfl-update-with-parent", "cfl-uniform-always")
+        "cfl-local-indices", "cfl-update-with-parent", "cfl-uniform-always",
+        "cfl-argsort-reversed")
 
 
 def _base():
@@ -50,9 +51,12 @@ def _cosines(U, bug):
     return np.clip(S, -1.0, 1.0)
 
 
-def _algorithm1(S):
+def _algorithm1(S, bug=None):
     m = len(S)
-    order = np.argsort(-S.ravel(), kind="stable")
+    if bug == "cfl-argsort-reversed":
+        order = np.argsort(S.ravel(), kind="stable")[::-1]
+    else:
+        order = np.argsort(-S.ravel(), kind="stable")
     C = [{a} for a in range(m)]
     for s in order:
         i1, i2 = divmod(int(s), m)
@@ -129,7 +133,7 @@ def run(spec, clients, w0, log, bug):
             S = _cosines(np.array([delta[i] for i in c]), bug)
             for a, i in enumerate(c):
                 log("note", "train", "similarity", S[a], round=t, client=i)
-            parts = _algorithm1(S) if method == "optimal" else _complete_linkage(S)
+            parts = _algorithm1(S, bug) if method == "optimal" else _complete_linkage(S)
             p1, p2 = sorted((sorted(p) for p in parts), key=min)
             cross = max(S[a, b] for a in p1 for b in p2)
             if bug == "cfl-local-indices":

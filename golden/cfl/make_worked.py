@@ -99,6 +99,12 @@ def close(x, y, digits=6):
     return abs(float(x) - y) <= 0.6 * 10 ** -digits
 
 
+# The bipartition vectors without equal similarities earn their flag by the
+# method flip only (the tie-order bug cannot move them; boundary-tie-order
+# earns it by the tie order only).
+FLIP_ONLY = {"cfl-bipartition": ["cfl-bipartition-flip"]}
+
+
 def make(name, title, description, cs, ns, hp, switches, T, flags, check, source,
          data=None, only=None, tol=TOL):
     """cs, ns, T: the quadratic clients' c_i and |D_i|, one step a round for T
@@ -210,7 +216,8 @@ def counter(method):
                 "The notes' counterexample where complete linkage and the optimal "
                 "bipartition disagree; updates (cos φ, sin φ) as doubles.",
                 UNIT, None, HP, sw, 1, ["cfl-bipartition"], counter_checks(method),
-                f"{NOTES} §1.9 (counterexample, brute force and sklearn 1.2.1)")
+                f"{NOTES} §1.9 (counterexample, brute force and sklearn 1.2.1)",
+                only=FLIP_ONLY)
 
 
 NESTED_C = [[1.0, 0.0], [1.0, 0.0], [-0.5, 1.0], [-0.5, -0.375], [-0.5, -0.625]]
@@ -344,7 +351,7 @@ def spread_complete_linkage():
                  "cfl-similarity-normalisation"], spread_checks,
                 f"{NOTES} §1.6-1.9 (Alg. 5, Alg. 2's weights, the notebook's complete "
                 "linkage); every decision's margin asserted above 1e-3",
-                data=(MODEL, cls, rounds))
+                data=(MODEL, cls, rounds), only=FLIP_ONLY)
 
 
 # The threshold vectors: f_i = ½ Σ_j a_ij (θ_j − c_ij)², η = 0.4 (every
@@ -628,10 +635,44 @@ def boundary_gamma():
                     ["cfl-gamma-test"], None)
 
 
+# Algorithm 1's order of equal similarities.  Three clients with updates
+# (1, 0), (1, 1), (0, 1): α₀₁ = α₁₂ = 1/√2 exactly in fp64 too (the same
+# dot product 1 over the same product √1·√2 of scaled norms, in either
+# order), α₀₂ = 0.  The stable row-major sort takes (0, 1) before (1, 2), so
+# the first merge gives {0, 1} | {2}; the reverse order gives {0} | {1, 2}.
+# Both ε tests and the γ test pass by a wide margin either way (‖Δθ_c‖ =
+# 0.94 < 2, max ‖Δθ_i‖ = 1.41 > 1, γ_max = 1/4 < √((1 − 1/√2)/2) = 0.38).
+BND_TIE = [[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]
+
+
+def boundary_tie_order():
+    hp = {"eta": 0.5, "eps1": 2.0, "eps2": 1.0, "gamma_max": 0.25}
+
+    def check(trace, v):
+        rows = notes_of(trace, "similarity")
+        assert rows[0][1] == rows[1][2] and rows[0][2] == 0.0
+        assert notes_of(trace, "partition")[0] == [0, 0, 1]
+
+    model = {"kind": "quadratic", "d": 2}
+    rounds = [{"clients": [0, 1, 2], "drawn": [2, 0, 1],
+               "batches": [[[0]] for _ in range(3)]}]
+    return make("boundary-tie-order",
+                "CFL with two equal similarities: Algorithm 1's stable order splits {0,1} | {2}",
+                "Updates (1, 0), (1, 1), (0, 1): α₀₁ = α₁₂ = 1/√2 (equal in fp64 too) "
+                "and α₀₂ = 0. Algorithm 1 sorts the flat indices by decreasing α, "
+                "equal values in row-major order, so (0, 1) merges first and the "
+                "bipartition is {0, 1} | {2}; taking the tie the other way gives "
+                "{0} | {1, 2}. Every split test passes by a wide margin.",
+                None, None, hp, None, None, ["cfl-bipartition"], check, BND_SRC,
+                data=(model, bnd_clients(BND_TIE), rounds),
+                only={"cfl-bipartition": ["cfl-ties-reversed"]})
+
+
 MAKERS = [seed003, seed003_samples, seed003_gamma, lambda: counter("optimal"),
           lambda: counter("complete_linkage"), nested, linear_minibatch,
           spread_complete_linkage, thresholds_warmup, thresholds_min_size,
-          boundary_eps1, boundary_eps2, boundary_min_size, boundary_gamma]
+          boundary_eps1, boundary_eps2, boundary_min_size, boundary_gamma,
+          boundary_tie_order]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)
