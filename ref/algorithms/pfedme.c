@@ -44,6 +44,14 @@
  *                         personalized; shared/spec/notes-pfllib-as-run.md
  *                         §2.3, "Defect", check 2).  Only theta_start =
  *                         warm shows it (reset sets θ ← w_{i,r} anyway).
+ * The client optimizer (opt.*; docs/algorithms/pfedme.md) is line 7's: the
+ * object that steps θ in both codes is an optimizer of the client's model
+ * (pFedMeOptimizer, TsingZ0/PFLlib clientpFedMe.py:21, CharlieDinh/pFedMe
+ * userpFedMe.py:26), so opt.* steps θ on ∇h_i at η_p (prox_inner.c), its
+ * state begun per opt.state at each client update and carried through
+ * the R inner solves; line 8 stays the paper's.  Batch normalisation:
+ * θ's K training passes per batch move its r_μ, r_v (bn.running), and
+ * w_{i,r+1} takes θ's (buffers_follow: the uploaded model is θ's).
  * A client that does not train in a round keeps its personalised model.
  * The check refuses, before round 0, a round that does not list every
  * client under pfedme.train = all, and a round with no sampled client.

@@ -20,7 +20,11 @@
  *           η_p ↔ hyper->eta_p   K ↔ hyper->K   μ ↔ hyper->pfedme.mu
  *           D ↔ the batch q of plan->batches[j]
  *
- * Switches: pfedme.theta_start (reset | warm) and pfedme.mu, as pFedMe's.
+ * Switches: pfedme.theta_start (reset | warm) and pfedme.mu, as pFedMe's;
+ * the client optimizer (opt.*, one slot: the inner solver's, begun at
+ * each participation per opt.state) and bn.* (θ's passes move its
+ * running statistics; the reference w keeps its own), as pFedMe's inner
+ * solver (docs/algorithms/prox.md).
  * State and work: θ_i is the state's v_i; the work buffers are prox_work.
  * Trace: θ's steps are STEP "theta" numbered qK + k.
  * Cost per round: K gradients per batch; θ̂ one gradient and at most 2P

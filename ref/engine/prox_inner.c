@@ -16,6 +16,10 @@
  *     θ ← θ − η_p (∇f(θ; D) + λ(θ − w) [+ μθ])          k = 1..K
  *
  * The bracket is the official code's extra term (pfedme.mu = μ, paper 0).
+ * With a client optimizer (opt.*, job->opt) the optimizer's step on that
+ * d = ∇f(θ; D) + λ(θ − w) + μθ replaces the plain one (ref/engine/optim.c);
+ * each gradient pass moves θ's batch-norm running statistics (job->bn,
+ * pflref_bn_running_move), and no step touches them (buffers).
  *
  * pflref_prox_inner_run   the K steps (pflref_prox_inner_job: one client's
  *                         job on one batch of a round)
