@@ -34,7 +34,8 @@ on the quadratic and linear models, the mlp with the identity activation
 lists ("kind": "layers": dense, conv2d, pooling, activations, batchnorm;
 pfl_numpy_layers.py).  fedavg, local, finetune and fedbn step with the
 client optimizers opt.* (torch's SGD with momentum, Nesterov, Adam, AdamW,
-weight decay, clipping; pfl_numpy_optim.py), lora on its adapter.  It replays the
+weight decay, clipping; pfl_numpy_optim.py), lora on its adapter, pfedme
+and prox in their inner solver (θ's steps).  It replays the
 vector's given schedule (client sets and minibatch index lists) and writes a
 pflref-result/1 file with the final state and every trajectory record, for
 `pflref check`.
