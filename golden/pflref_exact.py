@@ -627,11 +627,17 @@ def settings(algorithm):
 
 
 def prox_steps(pr, k, theta, batch, ref, lam, eta_p, K, mu, trace, rnd, step0,
-               bugs=NO_BUGS):
+               bugs=NO_BUGS, opt=None):
     """pFedMe Alg. 1 l. 7 with the experiments' solver: K gradient steps of
     h(θ) = f(θ; D) + (λ/2)‖θ − ref‖² (+ (μ/2)‖θ‖², the official code's term)
         θ ← θ − η_p (∇f(θ; D) + λ(θ − ref) + μθ),
-    a "step" record "theta" numbered step0 + k after each."""
+    a "step" record "theta" numbered step0 + k after each.  Each step's
+    training pass moves θ's running statistics (bn.running = update,
+    Problem.move_running: the θ model's K forwards in torch); buffers
+    never step.  opt: the inner solver's optimizer
+    (pflref_exact_optim.Optimizers.stepper), handed d = ∇f(θ; D) +
+    λ(θ − ref) + μθ at step size η_p in place of the plain step; None =
+    plain."""
     theta = list(theta)
     if "inner-plus-one" in bugs:
         K += 1
@@ -641,9 +647,15 @@ def prox_steps(pr, k, theta, batch, ref, lam, eta_p, K, mu, trace, rnd, step0,
     # req: pfedme.alg1.l7, pfedme.eq7, prox.alg1.l7, prox.eq7
     for s in range(1, K + 1):
         g = pr.grad(k, theta, batch, bugs)
+        theta = pr.move_running(k, theta, batch, bugs)
         r = theta if "prox-ref-moving" in bugs else ref
-        theta = [th - eta_p * (gp + sign * lam * (th - rp) + mu * th)
-                 for th, gp, rp in zip(theta, g, r)]
+        d = [gp + sign * lam * (th - rp) + mu * th
+             for th, gp, rp in zip(theta, g, r)]
+        if opt is not None:
+            theta = opt(d, theta, eta_p, None)
+        else:
+            theta = [th if p in pr.buffers else th - eta_p * dp
+                     for p, (th, dp) in enumerate(zip(theta, d))]
         trace.emit("step", "train", rnd, k, step0 + s, "theta", theta)
     return theta
 
@@ -691,12 +703,14 @@ def _flip_start(start, bugs):
     return start
 
 
-def prox_round(pr, v, w, t, plan, hp, sw, trace, bugs=NO_BUGS):
+def prox_round(pr, v, w, t, plan, hp, sw, trace, bugs=NO_BUGS, opt=None):
     """One round of "prox", pFedMe's inner loop alone (seed 003's worked
     example): the reference w is the initial point and never changes; each
     participant i starts from θ = w (reset) or its θ of the last round
     (warm), runs prox_steps on each of its batches, and after each batch a
-    "note" records the exact θ̂ on that batch.  v_i = θ.  Returns v."""
+    "note" records the exact θ̂ on that batch.  v_i = θ.  opt: the inner
+    solver's Optimizers (one slot; begin at each participation), or None.
+    Returns v."""
     v = [list(vi) for vi in v]
     lam, eta_p, K, mu = hp["lambda"], hp["eta_p"], hp["K"], hp["pfedme.mu"]
     start = _flip_start(sw["pfedme.theta_start"], bugs)
@@ -705,9 +719,12 @@ def prox_round(pr, v, w, t, plan, hp, sw, trace, bugs=NO_BUGS):
         # req: prox.alg1.l7
         theta = list(w) if start == "reset" else v[i]
         trace.emit("client_begin", "train", t, i, 0, "theta", theta)
+        if opt is not None:
+            opt.begin(i)
+        step = None if opt is None else opt.stepper(i, 0)
         for q, batch in enumerate(steps):
             theta = prox_steps(pr, i, theta, batch, w, lam, eta_p, K, mu, trace,
-                               t, q * K, bugs)
+                               t, q * K, bugs, step)
             if exact_point:
                 # req: prox.eq3
                 trace.emit("note", "train", t, i, (q + 1) * K, "theta_hat",
@@ -738,7 +755,7 @@ def client_factor(hp, sw, t, i, lr_counts, bugs):
 
 
 def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
-                 trained=None, lr_counts=None):
+                 trained=None, lr_counts=None, opt=None):
     """One round of pFedMe (Dinh et al. 2020, Alg. 1).  plan: [(i, batches)]
     for the trainers (all N with pfedme.train = all), ascending; selected:
     S^t.  Each trainer: w_{i,0} = w_t, θ = w_t; for each batch D_{i,r}:
@@ -754,6 +771,13 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
     Learning-rate decay (lr.*, client_factor): trainer i's η_p is η_p c and
     its η is η c, or η with lr.scope = eta_p (PFLlib's scheduler wraps
     pFedMeOptimizer only).  Bug lr-scope-flip: the other scope.
+    opt: the inner solver's Optimizers (one slot, begun at each trainer's
+    update, opt.state), or None: plain steps.  A model with batch
+    normalisation: θ's K training passes per batch move its r_μ, r_v
+    (prox_steps) and line 8 steps the parameters only, w_{i,r+1} taking θ's
+    statistics (the uploaded model is the θ model, whose buffers those
+    passes moved; line 10 then mixes them like every entry of w).  Bug
+    bn-stats-of-w: w_{i,r+1}'s statistics moved by line 8 like parameters.
     Returns (w_{t+1}, v)."""
     scope = sw.get("lr.scope", "all")
     if "lr-scope-flip" in bugs:
@@ -794,6 +818,9 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
             theta = list(w0)
         trained.add(i)
         trace.emit("client_begin", "train", t, i, 0, "w_local", wl)
+        if opt is not None:
+            opt.begin(i)
+        step = None if opt is None else opt.stepper(i, 0)
         # req: pfedme.alg1.l6
         for r, batch in enumerate(steps):
             if start == "reset":
@@ -801,9 +828,11 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
             ref = w_t if "pfedme-ref-wt" in bugs else wl
             # req: pfedme.alg1.l7
             theta = prox_steps(pr, i, theta, batch, ref, lam, eta_p_i, K, mu,
-                               trace, t, r * K, bugs)
+                               trace, t, r * K, bugs, step)
             # req: pfedme.alg1.l8, pfedme.moreau_grad
-            wl = [a - eta_i * lam * (a - th) for a, th in zip(wl, theta)]
+            wl = [th if p in pr.buffers and "bn-stats-of-w" not in bugs
+                  else a - eta_i * lam * (a - th)
+                  for p, (a, th) in enumerate(zip(wl, theta))]
             trace.emit("step", "train", t, i, r + 1, "w_local", wl)
         trace.emit("client_end", "train", t, i, None, "w_local", wl)
         trace.emit("client_end", "train", t, i, None, "theta", theta)
@@ -992,16 +1021,18 @@ def replay_personal(spec, bugs=NO_BUGS):
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
     trained, lr_counts = set(), {}
     opt = None
-    if alg == "ditto":
+    if alg in ("ditto", "pfedme", "prox"):
         import pflref_exact_optim as po     # (it imports this module)
-        opt = po.for_spec(spec, pr, 2, bugs=bugs)
+        # Ditto: the global and the personal solver; pFedMe, prox: the
+        # inner solver (the object that steps θ)
+        opt = po.for_spec(spec, pr, 2 if alg == "ditto" else 1, bugs=bugs)
     for t, r in enumerate(sched["rounds"]):
         plan = list(zip(r["clients"], r["batches"]))
         if alg == "prox":
-            v = prox_round(pr, v, w0, t, plan, hp, sw, trace, bugs)
+            v = prox_round(pr, v, w0, t, plan, hp, sw, trace, bugs, opt)
         elif alg == "pfedme":
             w, v = pfedme_round(pr, w, v, w0, t, plan, r.get("selected", r["clients"]),
-                                hp, sw, trace, bugs, trained, lr_counts)
+                                hp, sw, trace, bugs, trained, lr_counts, opt)
         else:
             assert alg == "ditto"
             own = (dict(zip(r["clients"], r["personal"])) if "personal" in r

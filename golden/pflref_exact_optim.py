@@ -45,7 +45,8 @@ Bugs (for check_mutants; each a plausible implementation mistake):
 
 Every algorithm whose clients step through the shared local solver takes
 these rules (docs/optimizers.md, "Where the state lives"); the exact
-replays (pflref_exact.py: fedavg, local, finetune, ditto;
+replays (pflref_exact.py: fedavg, local, finetune, ditto, pfedme and prox
+(their inner solver);
 pflref_exact_pfl.py: fedalt, fedsim; pflref_exact_apfl.py,
 pflref_exact_interp.py, pflref_exact_cfl.py, pflref_exact_ifca.py,
 pflref_exact_fedfomo.py, pflref_exact_pfedhn.py) build an Optimizers for a

@@ -849,15 +849,17 @@ static const lettered_case LETTERED[] = {
     {"S9", "optimizer: a negative momentum or weight decay",
      LIN_SPEC(FEDAVG_OPT(", \"opt.weight_decay\": -0.5", "")),
      "algorithm.hyperparameters.opt.weight_decay", "must be >= 0"},
-    {"S10", "optimizer: prox takes none",
-     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"prox\", \"hyperparameters\": {\"lambda\": 1, "
-          "\"eta_p\": 0.1, \"K\": 2, \"opt.momentum\": 0.9}}", ONE_ROUND_TWO),
-     "algorithm.hyperparameters.opt.momentum", "does not apply to prox: prox is pFedMe's inner solver"},
-    {"S11", "optimizer: pfedme takes none",
+    {"S10", "prox: batch of one under the unbiased r_v",
+     SPEC(LAYERS("[16]", "cross_entropy", "{\"type\": \"dense\", \"out\": 2}, "
+                 "{\"type\": \"batchnorm1d\"}"), IMG2,
+          "\"algorithm\": {\"name\": \"prox\", \"hyperparameters\": {\"lambda\": 1, "
+          "\"eta_p\": 0.1, \"K\": 2}}", GIVEN("{\"clients\": [0], \"batches\": [[[1]]]}")),
+     "schedule", "running statistics at round 0, client 0, step 1: layer 1 normalises over one entry"},
+    {"S11", "optimizer: pfedme's clipping without its norm",
      SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"pfedme\", \"hyperparameters\": {\"eta\": 0.1, "
-          "\"lambda\": 1, \"eta_p\": 0.1, \"K\": 2}, \"switches\": {\"opt.method\": \"adam\"}}",
+          "\"lambda\": 1, \"eta_p\": 0.1, \"K\": 2}, \"switches\": {\"opt.clip\": \"norm\"}}",
           ONE_ROUND_TWO),
-     "algorithm.switches.opt.method", "does not apply to pfedme: pFedMe's inner loop is its own solver"},
+     "algorithm.switches.opt.clip", "opt.clip = norm needs opt.clip_norm"},
     {"S12", "optimizer: perfedavg takes none",
      SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"perfedavg\", \"hyperparameters\": {\"alpha\": "
           "0.1, \"beta\": 0.1, \"opt.weight_decay\": 0.1}}", ONE_ROUND_TWO),
@@ -869,13 +871,25 @@ static const lettered_case LETTERED[] = {
           "0.1, \"rho\": 0.1, \"opt.momentum\": 0.5}}", ONE_ROUND_TWO),
      "algorithm.hyperparameters.opt.momentum",
      "does not apply to pflego: PFLEGO's local steps are its own head steps"},
-    {"S14", "batch norm: pfedme cannot move the running statistics",
+    {"S14", "batch norm: pfedme's batch of one under the unbiased r_v",
      SPEC(LAYERS("[16]", "cross_entropy", "{\"type\": \"dense\", \"out\": 2}, "
                  "{\"type\": \"batchnorm1d\"}"), IMG2,
           "\"algorithm\": {\"name\": \"pfedme\", \"hyperparameters\": {\"eta\": 0.1, "
-          "\"lambda\": 1, \"eta_p\": 0.1, \"K\": 2}}", ONE_ROUND),
-     "algorithm.switches.bn.running",
-     "bn.running = update: pfedme cannot move the batch-norm running statistics"},
+          "\"lambda\": 1, \"eta_p\": 0.1, \"K\": 2}}", GIVEN("{\"clients\": [0], \"batches\": [[[0]]]}")),
+     "schedule", "running statistics at round 0, client 0, step 1: layer 1 normalises over one entry"},
+    /* -- pFedMe's and prox's inner solver with the client optimizer -- */
+    {"I1", "pfedme: weight decay scoped by a split",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"pfedme\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"lambda\": 1, \"eta_p\": 0.1, \"K\": 2, \"opt.weight_decay\": 0.25}, \"switches\": "
+          "{\"opt.decay_scope\": \"personal\"}}", ONE_ROUND_TWO),
+     "algorithm.switches.opt.decay_scope",
+     "pfedme's inner solver steps θ, the whole model, which has no split"},
+    {"I2", "prox: weight decay scoped by a split",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"prox\", \"hyperparameters\": {\"lambda\": 1, "
+          "\"eta_p\": 0.1, \"K\": 2, \"opt.weight_decay\": 0.25}, \"switches\": "
+          "{\"opt.decay_scope\": \"shared\"}}", ONE_ROUND_TWO),
+     "algorithm.switches.opt.decay_scope",
+     "prox's inner solver steps θ, the whole model, which has no split"},
     {"S15", "optimizer: lora's decay scoped by a split",
      LORA_CNN(Q11 ", \"lora_targets\": [\"conv\"]",
               "\"lora.r\": 1, \"lora.alpha\": 1, \"opt.weight_decay\": 0.1}, \"switches\": "
@@ -1299,7 +1313,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYCXQMJEBGHV";
+    static const char letters[] = "LSAYCXQMJEBGHVI";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

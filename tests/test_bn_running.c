@@ -19,8 +19,8 @@
  *     (buffers never step), and the golden vector
  *     golden/fedbn/worked-momentum-client.json (independent 60-digit
  *     generator through golden/pflref_exact_optim.py) reproduces;
- *   - the refusals, with their exact messages: pfedme, prox, perfedavg,
- *     pflego and apfl (paper variant) on a model with bn under
+ *   - the refusals, with their exact messages: perfedavg, pflego and
+ *     apfl (paper variant) on a model with bn under
  *     bn.running = update; a batch of one under the unbiased r_v; the CLI
  *     exits 2 naming algorithm.switches.bn.running.
  */
@@ -262,16 +262,6 @@ END_TEST
 static const struct {
     const char *alg, *hyper, *rounds, *post, *why;
 } REFUSED[] = {
-    {"pfedme", "\"eta\": 0.1, \"lambda\": 2, \"eta_p\": 0.05, \"K\": 2",
-     "{\"clients\": [0, 1], \"batches\": [[[0, 1]], [[0, 1]]]}", NULL,
-     "pFedMe's inner loop (Alg. 1 l. 7-8: K steps on θ toward w_{i,r}) runs "
-     "K training forward passes per batch whose running statistics would "
-     "belong to neither θ nor w_{i,r} alone: it is not wired to move them"},
-    {"prox", "\"lambda\": 2, \"eta_p\": 0.05, \"K\": 2",
-     "{\"clients\": [0, 1], \"batches\": [[[0, 1]], [[0, 1]]]}", NULL,
-     "the prox algorithm's inner loop (K steps on θ toward w) runs K "
-     "training forward passes per batch whose running statistics would "
-     "belong to neither θ nor w alone: it is not wired to move them"},
     {"perfedavg", "\"alpha\": 0.05, \"beta\": 0.1",
      "{\"clients\": [0, 1], \"batches\": [[[0, 1], [1, 2], [0, 2]], "
      "[[0, 1], [1, 2], [0, 2]]]}", "[[0, 1]], [[1, 2]]",
@@ -374,11 +364,8 @@ START_TEST(test_cli_exit)
 {
     char *dir = tu_tmpdir();
     char spec[4096];
-    snprintf(spec, sizeof spec,
-             "{\"format\": \"pflref-spec/1\", " BN_MODEL
-             "\"algorithm\": {\"name\": \"pfedme\", \"hyperparameters\": "
-             "{%s}}, \"schedule\": {\"kind\": \"given\", \"rounds\": [%s]}}",
-             REFUSED[0].hyper, REFUSED[0].rounds);
+    bn_text(spec, sizeof spec, REFUSED[0].alg, REFUSED[0].hyper, "",
+            REFUSED[0].rounds, REFUSED[0].post);
     tu_cli_refuses(dir, 0, spec, "algorithm.switches.bn.running");
     /* an unknown value of the switch */
     snprintf(spec, sizeof spec,

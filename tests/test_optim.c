@@ -364,9 +364,10 @@ START_TEST(test_refusals_cli)
          "0.9}, \"switches\": {\"opt.method\": \"adam\"}",
          "algorithm.hyperparameters.opt.momentum", "is SGD's"},
         {"pfedme", "\"hyperparameters\": {\"eta\": 0.1, \"lambda\": 1, "
-         "\"eta_p\": 0.1, \"K\": 1}, \"switches\": {\"opt.method\": "
-         "\"adam\"}", "algorithm.switches.opt.method",
-         "pFedMe's inner loop is its own solver"},
+         "\"eta_p\": 0.1, \"K\": 1, \"opt.weight_decay\": 0.5}, "
+         "\"switches\": {\"opt.decay_scope\": \"personal\"}",
+         "algorithm.switches.opt.decay_scope",
+         "pfedme's inner solver steps θ, the whole model"},
         {"perfedavg", "\"hyperparameters\": {\"alpha\": 0.1, \"beta\": "
          "0.1, \"opt.momentum\": 0.9}",
          "algorithm.hyperparameters.opt.momentum",
@@ -412,10 +413,13 @@ START_TEST(test_refusal_api)
     c->hyper.lambda = 1.0;
     c->hyper.eta_p = 0.5;
     c->hyper.K = 1;
+    c->hyper.fedamp.alpha_k = 0.5;
+    c->hyper.fedamp.lambda = 1.0;
+    c->hyper.fedamp.sigma = 1.0;
     c->hyper.opt.method = PFLREF_OPT_ADAMW;
     tb_round(c, "0", "0");
     pflref_error err;
-    tb_run_error(c, "pfedme", PFLREF_EINVAL, &err);
+    tb_run_error(c, "fedamp", PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, "algorithm.switches.opt.method");
     ck_assert_msg(strstr(err.message, "opt.method = adamw") != NULL,
                   "%s", err.message);

@@ -360,6 +360,141 @@ START_TEST(test_preset_pfllib_run)
 }
 END_TEST
 
+/* The client optimizer steps θ in the inner solver (Alg. 1 l. 7), line 8
+ * stays the paper's.  The notes' problem, one local round (R = 1), K = 2,
+ * opt.momentum = 1/2 (torch's form: b ← d at the first step, then
+ * b ← ½ b + d; θ ← θ − η_p b) on d = (θ − c_i) + λ(θ − w_{i,0}):
+ *   client 0 (c = 4):  d = −4, b = −4, θ = 1;  d = −2, b = −4, θ = 2;
+ *                      w_{0,1} = 0 − ½(0 − 2) = 1
+ *   client 1 (c = −2): d = 2, b = 2, θ = −1/2;  d = 1, b = 2, θ = −1;
+ *                      w_{1,1} = −1/2
+ *   w_1 = (1 − 1/2)/2 = 1/4;  v = (2, −1)
+ * where plain SGD gives θ = 3/2, −3/4 and w_1 = 3/16. */
+START_TEST(test_inner_momentum)
+{
+    /* req: pfedme.alg1.l7, pfedme.alg1.l8 */
+    tb_case *c = notes_case(NULL);
+    c->hyper.opt.momentum = 0.5;
+    tb_round(c, "0 1", "0", "0");
+    pflref_run_result *res = tb_run(c, "pfedme", NULL);
+    ck_assert_msg(res->w[0] == 0.25 && res->v[0] == 2.0 && res->v[1] == -1.0,
+                  "momentum 1/2 in the inner solver: w_1 = %.17g, θ = "
+                  "(%.17g, %.17g); by hand 1/4, (2, −1)", res->w[0],
+                  res->v[0], res->v[1]);
+    pflref_run_result_free(res);
+    tb_free(c);
+    c = notes_case(NULL);
+    tb_round(c, "0 1", "0", "0");
+    res = tb_run(c, "pfedme", NULL);
+    ck_assert_msg(res->w[0] == 0.1875 && res->v[0] == 1.5 &&
+                      res->v[1] == -0.75,
+                  "plain SGD: w_1 = %.17g, θ = (%.17g, %.17g); by hand 3/16, "
+                  "(3/2, −3/4)", res->w[0], res->v[0], res->v[1]);
+    pflref_run_result_free(res);
+    tb_free(c);
+}
+END_TEST
+
+/* opt.state: the inner optimizer lives through a client update's R inner
+ * solves (reset: new at the next update), or across rounds (client): two
+ * rounds of two local rounds give three different runs for reset, client
+ * and server; and under reset, a run whose second round repeats the first
+ * round's w_t starts its optimizer afresh (the golden vectors pin the
+ * values: golden/pfedme/optim-*.json). */
+START_TEST(test_inner_optimizer_lifetime)
+{
+    static const int lives[] = {PFLREF_OPT_STATE_RESET,
+                                PFLREF_OPT_STATE_CLIENT,
+                                PFLREF_OPT_STATE_SERVER};
+    double w[3];
+    for (size_t q = 0; q < 3; q++) {
+        tb_case *c = notes_case(NULL);
+        c->hyper.opt.momentum = 0.5;
+        c->hyper.opt.state = lives[q];
+        tb_round(c, "0 1", "0 | 0", "0 | 0");
+        tb_round(c, "0 1", "0 | 0", "0 | 0");
+        pflref_run_result *res = tb_run(c, "pfedme", NULL);
+        w[q] = res->w[0];
+        pflref_run_result_free(res);
+        tb_free(c);
+    }
+    ck_assert_msg(w[0] != w[1] && w[1] != w[2] && w[0] != w[2],
+                  "opt.state reset, client, server give w_2 = %.17g, %.17g, "
+                  "%.17g: the lifetime is not reaching the inner solver",
+                  w[0], w[1], w[2]);
+    tu_assert_golden("golden/pfedme/optim-momentum-decay-client.json");
+    tu_assert_golden("golden/pfedme/optim-adam-reset.json");
+}
+END_TEST
+
+/* Batch normalisation (bn.running = update): θ's K training passes move
+ * its running statistics, and w_{i,r+1} takes θ's.  The mlp with bn of
+ * tests/test_bn_running.c (d = h = k = 1, ε = 0, ρ = 1/4; W1 = 2, b1 =
+ * 1/2 get a zero gradient, so a = 2x + 1/2 on every pass): client 0's
+ * batch {x = 1, 3}: a = 5/2, 13/2, μ_B = 9/2, unbiased s² = 8; two passes
+ *   r_μ = 9/8, then (3/4)(9/8) + (1/4)(9/2) = 63/32
+ *   r_v = 11/4, then (3/4)(11/4) + (1/4)·8 = 65/16
+ * client 1's batch {x = 3/2, −2}: a = 7/2, −7/2, μ_B = 0, s² = 49/2:
+ *   r_μ = 0,  r_v = 55/8, then (3/4)(55/8) + 49/8 = 361/32
+ * Line 8 (ηλ = 1/5) would have moved w's statistics only a fifth of the
+ * way; the server (β = 1, uniform) averages w_{i,1}'s: r_μ = 63/64,
+ * r_v = (130 + 361)/64 = 491/64. */
+#define BN_SPEC(switches)                                                    \
+    "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"mlp\", "       \
+    "\"d\": 1, \"h\": 1, \"k\": 1, \"loss\": \"squared\", \"bn\": true, "   \
+    "\"bn_eps\": 0, \"bn_momentum\": 0.25}, \"problem\": {\"clients\": "    \
+    "[{\"X\": [[1], [3], [2]], \"y\": [0.5, -1.25, 2]}, {\"X\": [[1.5], "   \
+    "[-2], [0.5]], \"y\": [1, 0.25, -0.75]}]}, \"init\": {\"kind\": "       \
+    "\"given\", \"w\": [2, 0.5, 1, 0, 0, 1, 0.75, 0.1]}, \"algorithm\": "   \
+    "{\"name\": \"pfedme\", \"hyperparameters\": {\"eta\": 0.1, "           \
+    "\"lambda\": 2, \"eta_p\": 0.05, \"K\": 2}, \"switches\": {" switches    \
+    "}}, \"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": "   \
+    "[0, 1], \"batches\": [[[0, 1]], [[0, 1]]]}]}}"
+enum { BN_W1 = 0, BN_B1 = 1, BN_MU = 4, BN_VAR = 5, BN_P = 8 };
+
+static pflref_run_result *bn_run(const char *text)
+{
+    pflref_spec *spec = tu_spec(text);
+    pflref_run_result *res = tu_run(spec, NULL);
+    pflref_spec_free(spec);
+    ck_assert_uint_eq(res->P, BN_P);
+    return res;
+}
+
+START_TEST(test_bn_running)
+{
+    /* req: pfedme.alg1.l7, pfedme.alg1.l8 */
+    pflref_run_result *res = bn_run(BN_SPEC(""));
+    const double *v0 = res->v, *v1 = res->v + BN_P;
+    ck_assert_msg(fabs(v0[BN_MU] - 63.0 / 32.0) < 1e-13 &&
+                      fabs(v0[BN_VAR] - 65.0 / 16.0) < 1e-13,
+                  "client 0's θ: r_μ = %.17g, r_v = %.17g; two passes of "
+                  "PyTorch's rule give 63/32, 65/16", v0[BN_MU], v0[BN_VAR]);
+    ck_assert_msg(fabs(v1[BN_MU]) < 1e-13 &&
+                      fabs(v1[BN_VAR] - 361.0 / 32.0) < 1e-13,
+                  "client 1's θ: r_μ = %.17g, r_v = %.17g; by hand 0, "
+                  "361/32", v1[BN_MU], v1[BN_VAR]);
+    ck_assert_msg(fabs(res->w[BN_MU] - 63.0 / 64.0) < 1e-13 &&
+                      fabs(res->w[BN_VAR] - 491.0 / 64.0) < 1e-13,
+                  "w_1: r_μ = %.17g, r_v = %.17g; the average of θ's is "
+                  "63/64, 491/64 (line 8 on them would give 63/320 and "
+                  "1 + (491/64 − 1)/5)", res->w[BN_MU], res->w[BN_VAR]);
+    /* the premise of the hand-working: W1, b1 stay */
+    ck_assert(fabs(v0[BN_W1] - 2.0) < 1e-14 && fabs(v0[BN_B1] - 0.5) < 1e-14);
+    pflref_run_result_free(res);
+    /* bn.running = frozen: r_μ, r_v stay init.w's in θ and w (the inner
+     * step no longer pulls the buffers) */
+    res = bn_run(BN_SPEC("\"bn.running\": \"frozen\""));
+    ck_assert_msg(res->w[BN_MU] == 0.0 && res->w[BN_VAR] == 1.0 &&
+                      res->v[BN_MU] == 0.0 && res->v[BN_VAR] == 1.0,
+                  "frozen moved the running statistics: w (%.17g, %.17g), "
+                  "θ_0 (%.17g, %.17g)", res->w[BN_MU], res->w[BN_VAR],
+                  res->v[BN_MU], res->v[BN_VAR]);
+    pflref_run_result_free(res);
+    tu_assert_golden("golden/pfedme/layers-bn1d-mlp-update.json");
+}
+END_TEST
+
 Suite *pfedme_suite(void)
 {
     Suite *s = suite_create("pfedme");
@@ -376,6 +511,9 @@ Suite *pfedme_suite(void)
     tcase_add_test(tc, test_divergence);
     tcase_add_test(tc, test_eval_reset);
     tcase_add_test(tc, test_preset_pfllib_run);
+    tcase_add_test(tc, test_inner_momentum);
+    tcase_add_test(tc, test_inner_optimizer_lifetime);
+    tcase_add_test(tc, test_bn_running);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -271,6 +271,86 @@ START_TEST(test_required)
 }
 END_TEST
 
+/* The client optimizer is the inner solver: f = ½(θ − 4)², w = 0, λ = 1,
+ * η_p = 1/4, K = 2, opt.momentum = 1/2 (b ← d, then ½ b + d; θ ← θ −
+ * η_p b) on d = (θ − 4) + λ θ:
+ *   round 0:  d = −4, b = −4, θ = 1;  d = −2, b = −4, θ = 2
+ *   round 1, θ reset to w = 0:
+ *     opt.state = reset:  a new optimizer, θ = 2 again
+ *     opt.state = client: b = −4 carried: d = −4, b = −6, θ = 3/2;
+ *                         d = −1, b = −4, θ = 5/2
+ * and plain SGD gives θ = 3/2 in each round. */
+static double prox_momentum(int state, size_t rounds, double momentum)
+{
+    tb_case *pc = prox_case1(1.0, 4.0, 0.0, 1.0, 0.25, 2, rounds);
+    pc->hyper.opt.momentum = momentum;
+    pc->hyper.opt.state = state;
+    pflref_run_result *res = tb_run(pc, "prox", NULL);
+    const double theta = res->v[0];
+    pflref_run_result_free(res);
+    tb_free(pc);
+    return theta;
+}
+
+START_TEST(test_inner_optimizer)
+{
+    /* req: prox.alg1.l7, prox.eq7 */
+    double th = prox_momentum(PFLREF_OPT_STATE_RESET, 1, 0.5);
+    ck_assert_msg(th == 2.0, "momentum 1/2, one round: θ = %.17g, by hand 2",
+                  th);
+    th = prox_momentum(PFLREF_OPT_STATE_RESET, 2, 0.5);
+    ck_assert_msg(th == 2.0, "opt.state = reset, round 1: θ = %.17g, by "
+                  "hand 2 (a new optimizer)", th);
+    th = prox_momentum(PFLREF_OPT_STATE_CLIENT, 2, 0.5);
+    ck_assert_msg(th == 2.5, "opt.state = client, round 1: θ = %.17g, by "
+                  "hand 5/2 (the buffer carried)", th);
+    th = prox_momentum(PFLREF_OPT_STATE_RESET, 1, 0.0);
+    ck_assert_msg(th == 1.5, "plain SGD: θ = %.17g, by hand 3/2", th);
+    tu_assert_golden("golden/prox/optim-nesterov-client.json");
+}
+END_TEST
+
+/* Batch normalisation: θ's K passes move its running statistics, the
+ * reference w keeps its own.  The mlp with bn of tests/test_bn_running.c
+ * (ε = 0, ρ = 1/4, W1 = 2, b1 = 1/2 with a zero gradient: a = 2x + 1/2),
+ * client 0's batch {x = 1, 3}, K = 2: r_μ = 9/8, then 63/32; r_v = 11/4,
+ * then 65/16 (μ_B = 9/2, unbiased s² = 8).  Frozen: 0 and 1 stay. */
+#define PROX_BN_SPEC(switches)                                               \
+    "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"mlp\", "       \
+    "\"d\": 1, \"h\": 1, \"k\": 1, \"loss\": \"squared\", \"bn\": true, "   \
+    "\"bn_eps\": 0, \"bn_momentum\": 0.25}, \"problem\": {\"clients\": "    \
+    "[{\"X\": [[1], [3], [2]], \"y\": [0.5, -1.25, 2]}]}, \"init\": "       \
+    "{\"kind\": \"given\", \"w\": [2, 0.5, 1, 0, 0, 1, 0.75, 0.1]}, "       \
+    "\"algorithm\": {\"name\": \"prox\", \"hyperparameters\": {\"lambda\": " \
+    "2, \"eta_p\": 0.05, \"K\": 2}, \"switches\": {" switches "}}, "         \
+    "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "  \
+    "\"batches\": [[[0, 1]]]}]}}"
+
+START_TEST(test_bn_running)
+{
+    /* req: prox.alg1.l7 */
+    pflref_spec *spec = tu_spec(PROX_BN_SPEC(""));
+    pflref_run_result *res = tu_run(spec, NULL);
+    pflref_spec_free(spec);
+    ck_assert_msg(fabs(res->v[4] - 63.0 / 32.0) < 1e-13 &&
+                      fabs(res->v[5] - 65.0 / 16.0) < 1e-13,
+                  "θ's r_μ = %.17g, r_v = %.17g; two passes of PyTorch's "
+                  "rule give 63/32, 65/16", res->v[4], res->v[5]);
+    ck_assert_msg(res->w[4] == 0.0 && res->w[5] == 1.0,
+                  "the reference w's statistics moved: %.17g, %.17g",
+                  res->w[4], res->w[5]);
+    pflref_run_result_free(res);
+    spec = tu_spec(PROX_BN_SPEC("\"bn.running\": \"frozen\""));
+    res = tu_run(spec, NULL);
+    pflref_spec_free(spec);
+    ck_assert_msg(res->v[4] == 0.0 && res->v[5] == 1.0,
+                  "frozen: θ's r_μ = %.17g, r_v = %.17g, expected 0 and 1 "
+                  "(no pass moves them and no step pulls them)", res->v[4],
+                  res->v[5]);
+    pflref_run_result_free(res);
+}
+END_TEST
+
 Suite *prox_suite(void)
 {
     Suite *s = suite_create("prox");
@@ -282,6 +362,8 @@ Suite *prox_suite(void)
     tcase_add_test(tc, test_theta_start);
     tcase_add_test(tc, test_divergence);
     tcase_add_test(tc, test_required);
+    tcase_add_test(tc, test_inner_optimizer);
+    tcase_add_test(tc, test_bn_running);
     suite_add_tcase(s, tc);
     return s;
 }

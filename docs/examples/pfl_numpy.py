@@ -34,7 +34,8 @@ on the quadratic and linear models, the mlp with the identity activation
 lists ("kind": "layers": dense, conv2d, pooling, activations, batchnorm;
 pfl_numpy_layers.py).  fedavg, local, finetune and fedbn step with the
 client optimizers opt.* (torch's SGD with momentum, Nesterov, Adam, AdamW,
-weight decay, clipping; pfl_numpy_optim.py), lora on its adapter.  It replays the
+weight decay, clipping; pfl_numpy_optim.py), lora on its adapter, pfedme
+and prox in their inner solver (θ's steps).  It replays the
 vector's given schedule (client sets and minibatch index lists) and writes a
 pflref-result/1 file with the final state and every trajectory record, for
 `pflref check`.
@@ -64,6 +65,8 @@ BUGS = ("uniform-weights", "weights-over-all-K", "delta-without-w_t",
         "pfedme-theta-always-reset", "pfedme-beta-ignored",
         "pfedme-personal-is-local-w", "pfedme-personal-is-global",
         "pfedme-mu-missing", "pfedme-train-only-sampled",
+        "pfedme-inner-opt-per-solve", "pfedme-inner-opt-kept",
+        "pfedme-bn-stats-of-w", "pfedme-bn-stats-frozen",
         "ditto-moving-ref", "ditto-v-reset", "ditto-unsampled-v-updated",
         "ditto-prox-half", "prox-start-at-zero",
         "pfl-stateful-reset", "pfl-stateless-keeps-v", "fedsim-sequential",
@@ -623,18 +626,40 @@ def settings(spec):
 
 # ---- pFedMe's inner problem (notes §2(c), Alg. 1 line 7) -----------------------
 
-def prox_inner(theta, data, batch, w_ref, lam, eta_p, mu, K, log, step0):
+def buffers_of(spec):
+    """True on a layer list's batchnorm running statistics (r_μ, r_v):
+    buffers, which no step moves (only a training pass does)."""
+    buf = np.zeros(parameter_count(spec["model"]), dtype=bool)
+    for name, off, size, _ in model_blocks(spec["model"]):
+        if name.endswith("running_mean") or name.endswith("running_var"):
+            buf[off:off + size] = True
+    return buf
+
+
+def prox_inner(theta, data, batch, w_ref, lam, eta_p, mu, K, log, step0,
+               opt=None, buf=None):
     """K gradient steps on one batch D of
         h(θ) = f(θ; D) + (λ/2)‖θ − w‖²   [+ (μ/2)‖θ‖², the official code]:
         θ ← θ − η_p (∇f(θ; D) + λ(θ − w) + μθ).
-    log(step, θ) records step step0 + k."""
+    With a client optimizer opt (opt.*: the torch optimizer that replaces
+    pFedMeOptimizer as the object stepping θ), opt steps on that gradient
+    of h at step size η_p.  Each pass is a training-mode forward of the θ
+    model: θ's batchnorm statistics move (track); buf marks them, and no
+    step touches them.  log(step, θ) records step step0 + k."""
     for k in range(1, K + 1):
         pull = theta - w_ref                         # ∇ of (λ/2)‖θ − w‖² / λ
         if BUG == "pfedme-prox-sign":
             pull = w_ref - theta
-        theta = theta - eta_p * (data.grad(theta, batch) + lam * pull
-                                 + mu * theta)
-        theta = track(data, theta)
+        d = data.grad(theta, batch) + lam * pull + mu * theta
+        if opt is not None:
+            theta = opt.step(theta, d, eta_p)        # torch's optimizer step
+        else:
+            step = eta_p * d
+            if buf is not None:
+                step = np.where(buf, 0.0, step)
+            theta = theta - step
+        if BUG != "pfedme-bn-stats-frozen":
+            theta = track(data, theta)
         log(step0 + k, theta)
     return theta
 
@@ -666,6 +691,8 @@ def run_prox(spec, clients, w0, log):
     lam, eta_p, K, mu = cfg["lambda"], cfg["eta_p"], int(cfg["K"]), \
         cfg["pfedme.mu"]
     exact = has_exact_prox(spec) and lam + mu > 0
+    opts = pfl_numpy_optim.for_run(spec)     # the inner solver's (opt.*)
+    buf = buffers_of(spec)
     w = w0.copy()
     start = np.zeros_like(w) if BUG == "prox-start-at-zero" else w
     theta = [start.copy() for _ in clients]
@@ -675,12 +702,13 @@ def run_prox(spec, clients, w0, log):
                 theta[i] = start.copy()               # θ ← w
             log("client_begin", "train", "theta", theta[i], round=t,
                 client=i, step=0)
+            opt = None if opts is None else opts.begin(0, i)
             for q, batch in enumerate(batches):
                 theta[i] = prox_inner(
                     theta[i], clients[i], batch, w, lam, eta_p, mu, K,
                     lambda s, x: log("step", "train", "theta", x, round=t,
                                      client=i, step=s),
-                    q * K)
+                    q * K, opt, buf)
                 if exact:
                     log("note", "train", "theta_hat",
                         prox_point(clients[i], batch, w, lam, mu),
@@ -705,8 +733,16 @@ def run_pfedme(spec, clients, w0, log):
     pfedme.eval_reset = initial (PFLlib's evaluation defect): the first time
     a client trains, θ starts at w⁰ instead of w_t.  lr.*: client i's η_p
     is η_p c and its η is η c, or η with lr.scope = eta_p (PFLlib decays
-    η_p only)."""
+    η_p only).
+    opt.*: the inner solver's optimizer (the object that steps θ; opt.state
+    says how long it lives: a new one per train() call, the client's own,
+    or one for all).  Batch normalisation: θ's training passes move its
+    running statistics, and w_{i,r+1} carries θ's (w_{i,r} is a parameter
+    list; the model uploaded is θ's), line 8 stepping only parameters."""
     cfg = settings(spec)
+    opts = pfl_numpy_optim.for_run(spec)     # the inner solver's (opt.*)
+    buf = buffers_of(spec)
+    kept = {}                                # (bug pfedme-inner-opt-kept)
     eta, lam, eta_p = cfg["eta"], cfg["lambda"], cfg["eta_p"]
     K, beta, mu = int(cfg["K"]), cfg["beta"], cfg["pfedme.mu"]
     if BUG == "pfedme-mu-missing":
@@ -747,7 +783,13 @@ def run_pfedme(spec, clients, w0, log):
                 theta = np.zeros_like(w)
             log("client_begin", "train", "w_local", w_i, round=t, client=i,
                 step=0)
+            opt = None if opts is None else opts.begin(0, i)
+            if BUG == "pfedme-inner-opt-kept" and opts is not None:
+                opt = kept.setdefault(i, opt)      # built once per client
             for r, batch in enumerate(plan[i]):
+                if BUG == "pfedme-inner-opt-per-solve" and opts is not None:
+                    opt = pfl_numpy_optim.Optimizer(   # a new one per solve
+                        opts.cfg, opts.blocks, opts.decays, opts.buffer)
                 if not warm:                          # θ ← w_{i,r}
                     theta = (np.zeros_like(w_i) if BUG == "prox-start-at-zero"
                              else w_i.copy())
@@ -755,8 +797,11 @@ def run_pfedme(spec, clients, w0, log):
                     theta, clients[i], batch, w_i, lam, eta_p_i, mu, K,
                     lambda s, x: log("step", "train", "theta", x, round=t,
                                      client=i, step=s),
-                    r * K)
-                w_i = w_i - eta_i * lam * (w_i - theta)   # line 8
+                    r * K, opt, buf)
+                w_new = w_i - eta_i * lam * (w_i - theta)   # line 8
+                if BUG != "pfedme-bn-stats-of-w":     # r_μ, r_v: θ's
+                    w_new = np.where(buf, theta, w_new)
+                w_i = w_new
                 log("step", "train", "w_local", w_i, round=t, client=i,
                     step=r + 1)
             log("client_end", "train", "w_local", w_i, round=t, client=i)

@@ -284,6 +284,10 @@ NAMED = {
     "pfedme-personal-is-local-w": "pfedme.personal_eval = local_w",
     "pfedme-personal-is-global": "pfedme.personal_eval = global",
     "pfedme-mu-missing": "pfedme.mu = 0",
+    # pFedMe's inner optimizer built once per client is opt.state = client;
+    # θ's statistics never moved are bn.running = frozen
+    "pfedme-inner-opt-kept": "opt.state = client",
+    "pfedme-bn-stats-frozen": "bn.running = frozen",
     "ditto-moving-ref": "ditto.prox_ref = moving",
     "ditto-prox-half": "lambda × ½",
     "pfl-stateless-keeps-v": ("pfl.state = stateful",

@@ -44,6 +44,14 @@
  *                         personalized; shared/spec/notes-pfllib-as-run.md
  *                         §2.3, "Defect", check 2).  Only theta_start =
  *                         warm shows it (reset sets θ ← w_{i,r} anyway).
+ * The client optimizer (opt.*; docs/algorithms/pfedme.md) is line 7's: the
+ * object that steps θ in both codes is an optimizer of the client's model
+ * (pFedMeOptimizer, TsingZ0/PFLlib clientpFedMe.py:21, CharlieDinh/pFedMe
+ * userpFedMe.py:26), so opt.* steps θ on ∇h_i at η_p (prox_inner.c), its
+ * state begun per opt.state at each client update and carried through
+ * the R inner solves; line 8 stays the paper's.  Batch normalisation:
+ * θ's K training passes per batch move its r_μ, r_v (bn.running), and
+ * w_{i,r+1} takes θ's (buffers_follow: the uploaded model is θ's).
  * A client that does not train in a round keeps its personalised model.
  * The check refuses, before round 0, a round that does not list every
  * client under pfedme.train = all, and a round with no sampled client.
@@ -124,9 +132,10 @@ static int pfedme_train_all(const pflref_hyper *hyper)
 }
 
 /* Every round against the switches, before round 0: under pfedme.train =
- * all every client trains.  (That every round samples at least one client,
- * l. 9's S^t ≠ ∅, the driver's schedule validation has already ensured:
- * ref/sampling/schedule_check.c.) */
+ * all every client trains; the client optimizer's weight decay is not
+ * scoped by a split (pflref_prox_opt_check).  (That every round samples at
+ * least one client, l. 9's S^t ≠ ∅, the driver's schedule validation has
+ * already ensured: ref/sampling/schedule_check.c.) */
 static pflref_status pfedme_check(const pflref_problem *problem,
                                   const pflref_hyper *hyper,
                                   const pflref_schedule *schedule,
@@ -134,6 +143,9 @@ static pflref_status pfedme_check(const pflref_problem *problem,
                                   pflref_error *err)
 {
     (void)mask;
+    pflref_status st = pflref_prox_opt_check(hyper, "pfedme", err);
+    if (st != PFLREF_OK)
+        return st;
     if (!pfedme_train_all(hyper))
         return PFLREF_OK;
     for (size_t t = 0; t < schedule->T; t++) {
@@ -159,6 +171,28 @@ static int is_selected(const pflref_round_plan *plan, size_t i)
         if (plan->selected[q] == i)
             return 1;
     return 0;
+}
+
+/* The running statistics of w_{i,r+1} (a model with batch normalisation):
+ * θ's.  In both codes w_{i,r} is a list of parameters() only (PFLlib
+ * clientpFedMe.py:18 local_params; CharlieDinh/pFedMe userbase.py:34
+ * local_model) and the model uploaded with w_{i,R} is the θ model, whose
+ * buffers its K·R training forwards moved (clientpFedMe.py:68
+ * update_parameters(self.model, self.local_params) replaces the
+ * parameters only; serverbase.py:133 uploads client.model).  So line 8
+ * steps the parameters and w_{i,r+1}'s r_μ, r_v are θ's, and θ ← w_{i,r}
+ * (theta_start = reset) keeps them.  Without batch normalisation it writes
+ * nothing.  Its frame is an assumption of the proof of client_update
+ * (proofs/README.md). */
+/*@ assigns w_local[0 .. s->P - 1]; */
+static void buffers_follow(const pflref_state *s, const double *theta,
+                           double *w_local)
+{
+    const pflref_model *m = &s->problem->model;
+    for (size_t q = 0; m->bn && q < m->nblocks; q++)
+        if (m->blocks[q].is_buffer)
+            pflref_copy(w_local + m->blocks[q].offset,
+                        theta + m->blocks[q].offset, m->blocks[q].size);
 }
 
 /* 1 the first time client i trains, which trained[i] = 0 tells; marks it
@@ -193,6 +227,8 @@ static pflref_status client_update(pflref_state *s, size_t i,
                                    pflref_error *err)
 {
     pflref_client_lr(s, i, 0, 1);  /* η, η_p of i's train() (lr.count) */
+    pflref_optim_begin(s, i);      /* the inner solver's optimizer
+                                      (opt.state: reset = new here) */
     const pflref_hyper *h = s->hyper;
     const double eta = h->eta, lambda = h->lambda;
     const int reset = h->pfedme.theta_start == PFLREF_PFEDME_THETA_RESET;
@@ -229,6 +265,8 @@ static pflref_status client_update(pflref_state *s, size_t i,
         /*@ loop assigns p, w_local[0 .. P - 1]; */
         for (size_t p = 0; p < P; p++)
             w_local[p] -= eta * lambda * (w_local[p] - theta[p]);
+        /* r_μ, r_v are not parameters: w_{i,r+1} carries θ's */
+        buffers_follow(s, theta, w_local);
         if (!pflref_all_finite(w_local, P))
             return pflref_error_diverge(err, t, (long)i, (long)(r + 1),
                                         "w_local");
@@ -334,13 +372,7 @@ const pflref_algorithm pflref_pfedme = {
     .work_alloc = pfedme_work_alloc,
     .work_free = pflref_work_free,
     .round = pfedme_round,
-    .bn_refusal =
-        "pFedMe's inner loop (Alg. 1 l. 7-8: K steps on θ toward w_{i,r}) runs "
-        "K training forward passes per batch whose running statistics "
-        "would belong to neither θ nor w_{i,r} alone: it is not wired to "
-        "move them",
-    .opt_refusal =
-        "pFedMe's inner loop is its own solver (Dinh et al. 2020, eq. (7) "
-        "approximated by K steps of η_p) and its outer step on w_{i,r} is "
-        "Alg. 1's line 8",
+    .opt_slots = 1,   /* the inner solver's (Alg. 1 l. 7: the object that
+                         steps θ, pFedMeOptimizer in both codes); line 8
+                         stays the paper's step on w_{i,r} */
 };

@@ -20,7 +20,11 @@
  *           η_p ↔ hyper->eta_p   K ↔ hyper->K   μ ↔ hyper->pfedme.mu
  *           D ↔ the batch q of plan->batches[j]
  *
- * Switches: pfedme.theta_start (reset | warm) and pfedme.mu, as pFedMe's.
+ * Switches: pfedme.theta_start (reset | warm) and pfedme.mu, as pFedMe's;
+ * the client optimizer (opt.*, one slot: the inner solver's, begun at
+ * each participation per opt.state) and bn.* (θ's passes move its
+ * running statistics; the reference w keeps its own), as pFedMe's inner
+ * solver (docs/algorithms/prox.md).
  * State and work: θ_i is the state's v_i; the work buffers are prox_work.
  * Trace: θ's steps are STEP "theta" numbered qK + k.
  * Cost per round: K gradients per batch; θ̂ one gradient and at most 2P
@@ -55,6 +59,19 @@ static void *prox_work_alloc(const pflref_problem *problem,
     return pflref_work_ready(ws);
 }
 
+/* The client optimizer's settings the inner solver cannot take, before
+ * round 0 (pflref_prox_opt_check). */
+static pflref_status prox_check(const pflref_problem *problem,
+                                const pflref_hyper *hyper,
+                                const pflref_schedule *schedule,
+                                const unsigned char *mask, pflref_error *err)
+{
+    (void)problem;
+    (void)schedule;
+    (void)mask;
+    return pflref_prox_opt_check(hyper, "prox", err);
+}
+
 static pflref_status prox_round(pflref_state *s, const pflref_round_plan *plan,
                                 const pflref_trace *trace, pflref_error *err)
 {
@@ -74,6 +91,7 @@ static pflref_status prox_round(pflref_state *s, const pflref_round_plan *plan,
         double *theta = s->v + i * P;
         /* θ ← w (reset), or θ carried over from the last round (warm) */
         pflref_client_begin(s, i, "theta", theta, reset ? s->w : NULL, trace);
+        pflref_optim_begin(s, i);   /* its optimizer (opt.state) */
         for (size_t q = 0; q < b->nsteps; q++) {
             const pflref_prox_inner job = pflref_prox_inner_job(s, i, b, q,
                                                                 s->w);
@@ -106,13 +124,9 @@ const pflref_algorithm pflref_prox = {
     .n_eval = 2,
     .eval = {{"reference", PFLREF_SOURCE_GLOBAL},
              {"personalized", PFLREF_SOURCE_PERSONAL}},
+    .check = prox_check,
     .work_alloc = prox_work_alloc,
     .work_free = pflref_work_free,
     .round = prox_round,
-    .bn_refusal =
-        "the prox algorithm's inner loop (K steps on θ toward w) runs K "
-        "training forward passes per batch whose running statistics would "
-        "belong to neither θ nor w alone: it is not wired to move them",
-    .opt_refusal =
-        "prox is pFedMe's inner solver alone (eq. (7), K steps of η_p)",
+    .opt_slots = 1,   /* the inner solver's: the object that steps θ */
 };

@@ -260,10 +260,20 @@ pflref_status pflref_local_sgd_step(const pflref_local_sgd *job, size_t s,
  *   for k = 1..K:
  *     θ ← θ − η_p (∇f(θ; D) + λ(θ − w) + μθ)
  * on one batch D (the K steps reuse it).  μ = 0 is the paper; the official
- * code adds μθ (pfedme.mu).  Emits a STEP event named "theta" after every
- * step, numbered step0 + k, and fails with PFLREF_EDIVERGE (round, client,
- * step) when θ stops being finite.
- *   theta [in,out] P: the start point, then θ_K;  g [work] P */
+ * code adds μθ (pfedme.mu).  With an optimizer state opt (not NULL: opt.*
+ * away from plain SGD), the step is the optimizer's (pflref_optim_step,
+ * step size η_p) on d = ∇f(θ; D) + λ(θ − w) + μθ, the gradient of h: the
+ * optimizer takes the place of the plain step of the object that steps θ
+ * (pFedMeOptimizer in the authors' code and PFLlib), and g holds d,
+ * clipped, on return.  After each gradient pass θ's running statistics
+ * move (bn NULL or bn.running = frozen: they stay), as the K training
+ * forwards of the θ model move them in torch; buffers never step (their
+ * gradient is 0 and the proximal terms skip them).  Emits a STEP event
+ * named "theta" after every step, numbered step0 + k, and fails with
+ * PFLREF_EDIVERGE (round, client, step) when θ stops being finite.
+ *   theta [in,out] P: the start point, then θ_K;  g [work] P
+ * The frame below leaves out the optimizer's state (*opt), which no proved
+ * caller reads, as pflref_local_sgd_run's does (proofs/README.md). */
 typedef struct {
     const pflref_model *model;
     const pflref_data *data;
@@ -279,6 +289,10 @@ typedef struct {
     long round;
     long client;
     long step0;             /* the first step is numbered step0 + 1         */
+    pflref_optim_state *opt;    /* the inner solver's optimizer (opt.*), or
+                                   NULL: the plain step above              */
+    const pflref_bn_hyper *bn;  /* bn.*: θ's running statistics move after
+                                   each gradient pass (update), or NULL    */
 } pflref_prox_inner;
 
 /*@ assigns theta[0 .. job->model->P - 1], g[0 .. job->model->P - 1], *err;
@@ -291,7 +305,8 @@ pflref_status pflref_prox_inner_run(const pflref_prox_inner *job,
 
 /* The inner job of client i in round s->t on batch q of b with reference
  * w (phase "train", the default formula), under the run's λ, η_p, μ
- * (pfedme.mu) and K; its steps are numbered qK + 1..(q+1)K. */
+ * (pfedme.mu) and K, client i's optimizer 0 (pflref_optim_get: NULL under
+ * plain SGD) and the run's bn.*; its steps are numbered qK + 1..(q+1)K. */
 /*@ requires \valid_read(s) && \valid_read(s->problem);
     assigns \nothing;
     ensures \result.model == &s->problem->model && \result.w == w;
@@ -299,6 +314,13 @@ pflref_status pflref_prox_inner_run(const pflref_prox_inner *job,
 pflref_prox_inner pflref_prox_inner_job(const pflref_state *s, size_t i,
                                         const pflref_batches *b, size_t q,
                                         const double *w);
+
+/* The client optimizer's settings that pFedMe's and prox's inner solver
+ * cannot take (their check, before round 0): a weight decay scoped by a
+ * split (opt.decay_scope = shared | personal), as θ is the whole model,
+ * personal in every block.  alg: the algorithm's name for the message. */
+pflref_status pflref_prox_opt_check(const pflref_hyper *hyper,
+                                    const char *alg, pflref_error *err);
 
 /* 1 when the model's batch loss is a quadratic function of the parameters
  * (quadratic; linear with squared or half_squared loss), so that the inner

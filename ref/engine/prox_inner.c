@@ -16,6 +16,10 @@
  *     θ ← θ − η_p (∇f(θ; D) + λ(θ − w) [+ μθ])          k = 1..K
  *
  * The bracket is the official code's extra term (pfedme.mu = μ, paper 0).
+ * With a client optimizer (opt.*, job->opt) the optimizer's step on that
+ * d = ∇f(θ; D) + λ(θ − w) + μθ replaces the plain one (ref/engine/optim.c);
+ * each gradient pass moves θ's batch-norm running statistics (job->bn,
+ * pflref_bn_running_move), and no step touches them (buffers).
  *
  * pflref_prox_inner_run   the K steps (pflref_prox_inner_job: one client's
  *                         job on one batch of a round)
@@ -45,26 +49,47 @@ pflref_status pflref_prox_inner_run(const pflref_prox_inner *job,
                                     const pflref_trace *trace,
                                     pflref_error *err)
 {
-    const size_t P = job->model->P;
+    const pflref_model *m = job->model;
+    const size_t P = m->P;
     /* req: pfedme.alg1.l7, prox.alg1.l7, prox.window */
     for (size_t k = 1; k <= job->K; k++) {
         const long step = job->step0 + (long)k;
-        pflref_status st = pflref_model_grad(job->model, theta, job->data,
-                                             job->idx, job->nb, ws, g, NULL);
+        pflref_status st = pflref_model_grad(m, theta, job->data, job->idx,
+                                             job->nb, ws, g, NULL);
         if (st != PFLREF_OK)
             return pflref_error_set(err, st, "schedule",
                                     "gradient failed at round %ld, client "
                                     "%ld, step %ld (batch of %zu samples)",
                                     job->round, job->client, step, job->nb);
+        /* θ's running statistics from this training pass (bn.running):
+         * the K forwards of the model that pFedMeOptimizer steps */
+        st = pflref_bn_running_move(job->bn, m, ws, theta, job->round,
+                                    job->client, step, err);
+        if (st != PFLREF_OK)
+            return st;
         /* req: pfedme.eq7, prox.eq7 */
-        /* θ ← θ − η_p (∇f(θ; D) + λ(θ − w) + μθ) */
-        for (size_t p = 0; p < P; p++) {
-            double d = g[p] + job->lambda * (theta[p] - job->w[p]);
-            if (job->mu != 0.0)
-                d += job->mu * theta[p];
-            theta[p] -= job->eta_p * d;
+        /* d = ∇f(θ; D) + λ(θ − w) + μθ, the gradient of h, on the
+         * parameters (r_μ, r_v are buffers: never stepped) */
+        for (size_t q = 0; q < m->nblocks; q++) {
+            const pflref_block *B = &m->blocks[q];
+            if (B->is_buffer)
+                continue;
+            for (size_t p = B->offset; p < B->offset + B->size; p++) {
+                double d = g[p] + job->lambda * (theta[p] - job->w[p]);
+                if (job->mu != 0.0)
+                    d += job->mu * theta[p];
+                if (job->opt != NULL)
+                    g[p] = d;
+                else
+                    theta[p] -= job->eta_p * d;   /* θ ← θ − η_p d */
+            }
         }
-        if (!pflref_all_finite(theta, P))
+        /* the inner solver's optimizer (opt.*) on d, step size η_p */
+        const int finite =
+            job->opt != NULL
+                ? pflref_optim_step(job->opt, m, NULL, job->eta_p, g, theta)
+                : pflref_all_finite(theta, P);
+        if (!finite)
             return pflref_error_diverge(err, job->round, job->client, step,
                                         "theta");
         pflref_trace_emit(trace, PFLREF_EV_STEP, job->phase, job->round,
@@ -94,8 +119,26 @@ pflref_prox_inner pflref_prox_inner_job(const pflref_state *s, size_t i,
         .round = (long)s->t,
         .client = (long)i,
         .step0 = (long)(q * h->K),
+        .opt = pflref_optim_get(s, i, 0),
+        .bn = &h->bn,
     };
     return job;
+}
+
+pflref_status pflref_prox_opt_check(const pflref_hyper *hyper,
+                                    const char *alg, pflref_error *err)
+{
+    const pflref_opt_hyper *o = &hyper->opt;
+    if (o->weight_decay != 0.0 &&
+        (o->decay_scope == PFLREF_OPT_SCOPE_SHARED ||
+         o->decay_scope == PFLREF_OPT_SCOPE_PERSONAL))
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.switches.opt.decay_scope",
+                                "%s's inner solver steps θ, the whole "
+                                "model, which has no split into shared and "
+                                "personal blocks: opt.decay_scope = all or "
+                                "weights", alg);
+    return PFLREF_OK;
 }
 
 int pflref_prox_has_exact(const pflref_model *m)

@@ -178,6 +178,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "pfedhn-outer-opt",
     "pfedhn-sign",
     "pfedhn-simultaneous",
+    "pfedme-bn-statistics",
     "pfedme-eval-reset",
     "pfl-update-order",
     "pflego-body-passes",

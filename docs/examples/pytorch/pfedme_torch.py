@@ -19,16 +19,92 @@ The official code's μ (pfedme.mu) adds (μ/2)‖θ‖² to h_i.  Who trains
 switches; the presets official and pfllib bundle them.  One scheduled batch
 is one local round r.  Records: docs/validate.md, "pfedme".
 
+The client optimizer (opt.*, docs/algorithms/pfedme.md): the torch
+optimizer that steps θ on h_i in place of plain SGD (the object that
+PFLlib's and the authors' pFedMeOptimizer is), lr = η_p: torch.optim.SGD
+(momentum, dampening, nesterov, weight_decay) or Adam / AdamW, living as
+opt.state says: built in each client update (reset), one per client kept
+across rounds (client), or one for all clients (server).  Line 8 stays the
+hand-written update of the parameter list w_{i,r}.  Refused: clipping,
+opt.decay_scope other than all, the classical momentum form, a decoupled
+decay with sgd or adam, and layer lists (batch normalisation).
+
 usage: pfedme_torch.py VECTOR.json -o RESULT.json
 """
+import copy
+
 import torch
 
-from torch_common import (Problem, Recorder, clone, flat, frozen,
-                          load_flat, lr_factor, main, plan, squared_distance,
-                          weights)
+from torch_common import (OPT_DEFAULTS, Problem, Recorder, Unsupported,
+                          clone, flat, frozen, load_flat, lr_factor, main,
+                          plan, squared_distance, weights)
 
 
-def client_update(prob, rec, t, i, global_model, batches, theta_start):
+def split_optimizer(vector_raw):
+    """(the vector without its opt.* keys, the opt.* settings over their
+    defaults, or None for plain SGD); refuses what this example lacks."""
+    raw = copy.deepcopy(vector_raw)
+    alg = raw["spec"]["algorithm"]
+    ocfg = dict(OPT_DEFAULTS)
+    for part in ("hyperparameters", "switches"):
+        group = alg.get(part, {})
+        ocfg.update({k: v for k, v in group.items() if k.startswith("opt.")})
+        alg[part] = {k: v for k, v in group.items() if not k.startswith("opt.")}
+    if ocfg == OPT_DEFAULTS:
+        return raw, None
+    if ocfg["opt.clip"] != "off" or ocfg["opt.decay_scope"] != "all":
+        raise Unsupported("opt.clip / opt.decay_scope other than off / all")
+    if ocfg["opt.momentum_form"] != "pytorch":
+        raise Unsupported("opt.momentum_form %r" % ocfg["opt.momentum_form"])
+    if ocfg["opt.method"] != "adamw" and \
+            ocfg["opt.weight_decay_form"] != "coupled":
+        raise Unsupported("a decoupled weight decay with %s"
+                          % ocfg["opt.method"])
+    return raw, ocfg
+
+
+def make_optimizer(ocfg, params):
+    """The torch optimizer the opt.* settings name (lr set per update)."""
+    if ocfg["opt.method"] == "sgd":
+        return torch.optim.SGD(params, lr=1.0, momentum=ocfg["opt.momentum"],
+                               dampening=ocfg["opt.dampening"],
+                               nesterov=ocfg["opt.nesterov"] == "on",
+                               weight_decay=ocfg["opt.weight_decay"])
+    cls = torch.optim.Adam if ocfg["opt.method"] == "adam" else \
+        torch.optim.AdamW
+    return cls(params, lr=1.0, betas=(ocfg["opt.beta1"], ocfg["opt.beta2"]),
+               eps=ocfg["opt.eps"], weight_decay=ocfg["opt.weight_decay"])
+
+
+class InnerSolvers:
+    """θ's module and its optimizer for each client update: a new pair
+    (plain SGD, or opt.state = reset), the client's own (client) or one for
+    all (server), the module reloaded in place so the optimizer's state,
+    keyed by its parameter objects, carries on."""
+
+    def __init__(self, ocfg):
+        self.ocfg, self.kept = ocfg, {}
+
+    def get(self, i, theta_start, lr):
+        life = "reset" if self.ocfg is None else self.ocfg["opt.state"]
+        key = i if life == "client" else None
+        if life == "reset" or key not in self.kept:
+            personal = clone(theta_start)
+            opt = (torch.optim.SGD(personal.parameters(), lr=lr)
+                   if self.ocfg is None
+                   else make_optimizer(self.ocfg, personal.parameters()))
+            if life != "reset":
+                self.kept[key] = (personal, opt)
+        else:
+            personal, opt = self.kept[key]
+            load_flat(personal, flat(theta_start))
+        for group in opt.param_groups:
+            group["lr"] = lr
+        return personal, opt
+
+
+def client_update(prob, rec, t, i, global_model, batches, theta_start,
+                  solvers):
     """Lines 5-8 for client i; returns (w_{i,R}, the last θ) as modules.
     θ starts at theta_start: w_t, or w⁰ under pfedme.eval_reset = initial
     the first time the client trains (PFLlib's evaluation defect)."""
@@ -36,9 +112,9 @@ def client_update(prob, rec, t, i, global_model, batches, theta_start):
     lam, K, mu = cfg["lambda"], int(cfg["K"]), cfg["pfedme.mu"]
     eta = cfg["eta"] * lr_factor(cfg, t)                  # η_t, η_p,t
     local_model = clone(global_model)                    # l. 5: w_{i,0} = w_t
-    personal = clone(theta_start)                        # θ's start
-    opt = torch.optim.SGD(personal.parameters(),
-                          lr=cfg["eta_p"] * lr_factor(cfg, t, "eta_p"))
+    personal, opt = solvers.get(                         # θ's start, and
+        i, theta_start,                                  # its optimizer
+        cfg["eta_p"] * lr_factor(cfg, t, "eta_p"))
     rec.record("client_begin", "w_local", local_model, round=t, client=i,
                step=0)
     for r, D in enumerate(batches):                      # l. 6: local round r
@@ -66,7 +142,9 @@ def client_update(prob, rec, t, i, global_model, batches, theta_start):
 
 def run(vector_raw):
     """pFedMe on a golden vector; returns its pflref-result/1 dict."""
+    vector_raw, ocfg = split_optimizer(vector_raw)
     prob = Problem(vector_raw, "pfedme")
+    solvers = InnerSolvers(ocfg)
     cfg, rec, model = prob.cfg, Recorder(prob.id), prob.global_model
     report = cfg["pfedme.personal_eval"]
     v = [flat(model) for _ in prob.clients]              # reported models
@@ -80,7 +158,7 @@ def run(vector_raw):
             start = initial if i in untrained else model
             untrained.discard(i)
             local_model, personal = client_update(prob, rec, t, i, model,
-                                                  batches, start)
+                                                  batches, start, solvers)
             w_R[i] = flat(local_model)
             if report in ("theta", "local_w"):
                 v[i] = flat(personal if report == "theta" else local_model)
