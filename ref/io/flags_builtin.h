@@ -160,6 +160,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "moon-previous-model",
     "moon-representation",
     "nesterov-momentum",
+    "optimizer-phase",
     "optimizer-slots-shared",
     "optimizer-state-lifetime",
     "perfedavg-batch-reuse",
