@@ -144,6 +144,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "interp-alpha-direction",
     "interp-selection",
     "local-step-count",
+    "lora-bn-owner",
     "lora-broadcast",
     "lora-frozen",
     "lora-optimizer",
