@@ -287,7 +287,7 @@ def run(spec, clients, w0, log, bug):
         for name, off, size, _ in base.model_blocks(model):
             if name.endswith("running_mean") or name.endswith("running_var"):
                 buffers[off:off + size] = True
-    bases = [np.array(w0, dtype=float) for _ in range(N)]
+    bases = [np.array(w0, dtype=float) for _ in clients]
     v = [_merge(bases[i], qs[i], T, r, s) for i in range(N)]
     w = _merge(w0, q, T, r, s)
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
