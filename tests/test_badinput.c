@@ -1296,6 +1296,19 @@ static const lettered_case LETTERED[] = {
      "algorithm.switches.opt.decay_scope",
      "apple has no split of shared and personal blocks"},
 #undef APL_OPT
+#define APFL_BN(sw) SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, " \
+    "\"k\": 2, \"bn\": true}", MOON_DATA, "\"algorithm\": {\"name\": " \
+    "\"apfl\", \"hyperparameters\": {\"eta\": 0.1, \"alpha\": 0.25}, " \
+    "\"switches\": {" sw "}}", ONE_ROUND)
+    {"Z13", "apfl: the paper's parameter mixture with moving running statistics",
+     APFL_BN(""), "algorithm.switches.bn.running",
+     "a third model whose training pass has batch statistics that belong to "
+     "the buffers of neither v nor w_i"},
+    {"Z14", "apfl: output mixing with moving running statistics",
+     APFL_BN("\"apfl.mix\": \"output\""), "algorithm.switches.bn.running",
+     "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes "
+     "here"},
+#undef APFL_BN
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
