@@ -82,11 +82,24 @@ Bugs (replay(spec, bugs); MUTANTS maps the vectors' flags to them):
   step-extra, step-fewer   one local step more (the first batch again) /
                       fewer (the last dropped, never below one)
   batch-sum           passes through to pflref_exact's gradient
+  opt-p-plain         with a client optimizer: it steps w_i only, and p_i
+                      takes the plain step p_i <- p_i - eta_p dp
+  opt-one-lr          with a client optimizer: one step size (the core's)
+                      for both parameter groups
+
+The client optimizer (opt.*, golden/pflref_exact_optim.py), when the spec
+sets one: the authors' one torch.optim.SGD per client update over two
+parameter groups, the client's core (lr eta, or N eta) and p_i (`ps`, lr
+eta_p) (ljaiverson/pFL-APPLE train_APPLE.py:46-52, :62).  Each step hands
+it d = (p_ii g, dp), both at the step's start point (apple.order = joint
+only), over the blocks of the core and one block `ps` of N entries; the
+state lives as opt.state says (Optimizers: reset, client, server).
 """
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
 import pflref_exact as px
+import pflref_exact_optim as po
 from pflref_golden import Trace, exact
 
 ALGORITHM = "apple"
@@ -131,6 +144,7 @@ MUTANTS = {
     "apple-peers": ["peers-flip"],
     "local-step-count": ["step-extra", "step-fewer"],
     "batch-mean": ["batch-sum"],
+    "apple-optimizer-groups": ["opt-p-plain", "opt-one-lr"],
 }
 
 # cos(pi q) for the rational q where it is rational (q in [0, 1])
@@ -251,8 +265,21 @@ def mix(p_i, cores, P):
             for q in range(P)]
 
 
+class OptView:
+    """The client optimizer's vector (w_i, p_i): the model's blocks, then
+    p_i as the block `ps` (pflref_exact_optim.blocks reads opt_blocks)."""
+
+    def __init__(self, pr, N):
+        names = ["w"] if pr.kind == "quadratic" else ["w", "b"]
+        self.opt_blocks = [(name, list(range(o, o + n)))
+                           for name, (o, n) in zip(names, blocks(pr))]
+        self.opt_blocks.append(("ps", list(range(pr.P, pr.P + N))))
+        self.P = pr.P + N
+        self.group = [0] * pr.P + [1] * N      # 1: the eta_p group
+
+
 def client_update(pr, i, cores, p_i, p0, steps, lam, hp, sw, t, trace,
-                  bugs):
+                  bugs, opt=None):
     """Client i's local steps (l. 5-10): (new core, new p_i, cores as held
     at the end, the last step's w_p or None without steps)."""
     N, P = len(cores), pr.P
@@ -272,6 +299,22 @@ def client_update(pr, i, cores, p_i, p0, steps, lam, hp, sw, t, trace,
         # req: apple.alg1.l9
         f = 1 if "core-no-pii" in bugs else p_i[i]
         old = [list(c) for c in cores]
+        if opt is not None:
+            assert sw["apple.order"] == "joint"
+            d = [f * g[q] for q in range(P)] + list(dp)
+            theta = list(cores[i]) + list(p_i)
+            eta_v = eta_w if "opt-one-lr" in bugs else eta_p
+            theta = opt.step(i, 0, d, theta, eta_w, eta_v=eta_v)
+            cores[i] = theta[:P]
+            if "opt-p-plain" in bugs:
+                p_i = [p_i[j] - eta_p * dp[j] for j in range(N)]
+            else:
+                p_i = theta[P:]
+            p_i = carried(p_i)
+            cores = [carried(c) for c in cores]
+            trace.emit("step", "train", t, i, s, "w_i", cores[i])
+            trace.emit("step", "train", t, i, s, "p_i", p_i)
+            continue
         cores[i] = [cores[i][q] - eta_w * (f * g[q]) for q in range(P)]
         if "train-downloaded" in bugs:
             for j in range(N):
@@ -327,6 +370,11 @@ def replay(spec, bugs=frozenset()):
              else list(p0))
     if "p0-uniform" in bugs:
         p0 = [Fraction(1, N)] * N
+    opt = None
+    if po.uses_optimizer(spec):
+        view = OptView(pr, N)
+        opt = po.Optimizers(po.config(spec["algorithm"]), view, 1, view.group,
+                            bugs)
     W = [list(w0) for _ in range(N)]
     p = [list(start) for _ in range(N)]
     w_p = [mix(p[i], W, pr.P) for i in range(N)]
@@ -343,10 +391,12 @@ def replay(spec, bugs=frozenset()):
                      for j in range(N)]
             trace.emit("note", "train", t, i, None, "lambda", [lam])
             trace.emit("client_begin", "train", t, i, 0, "w_i", W[i])
+            if opt is not None:
+                opt.begin(i)          # the client update's torch.optim.SGD
             p_start = p[i]
             wi, pi, held, last = client_update(pr, i, cores, p[i], p0,
                                                steps_of(steps, bugs), lam, hp,
-                                               sw, t, trace, bugs)
+                                               sw, t, trace, bugs, opt)
             if sw["apple.peers"] == "sequential":
                 snapshot[i] = list(wi)
             mixture = sw["apple.upload"] == "mixture" and last is not None

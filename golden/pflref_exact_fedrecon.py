@@ -28,11 +28,24 @@ Bugs (realistic implementation mistakes; pflref_golden.check_mutants):
   init-flip         l_i from l⁰ where last is configured, or the reverse
   eval-kept         the evaluation does not reconstruct (or starts from
                     the kept l_i where l⁰ is configured)
+  recon-optimizer   the reconstruction steps of l go through the client
+                    optimizer too (one optimizer object for both phases),
+                    where opt.* is the update's alone (TFF's
+                    client_optimizer_fn) and l's steps are plain SGD (its
+                    reconstruction_optimizer_fn, SGD by default)
+
+The client optimizer (opt.*, golden/pflref_exact_optim.py): when the spec
+sets one, the k_u update steps of l. 11 are its steps on g (one slot; TFF
+training_process.py builds client_optimizer_fn() in every client update
+and applies it to the global trainable variables only), and the
+reconstruction of l, in training and in the evaluation, stays plain SGD
+with η_r (reconstruction_optimizer_fn, SGD by default).
 """
 from fractions import Fraction
 
 from pflref_exact import NO_BUGS, Problem, initial
 from pflref_golden import exact
+import pflref_exact_optim as po
 import pflref_exact_pfl as pp
 
 SWITCH_DEFAULTS = {"fedrecon.local_init": "given", "fedrecon.weights": "samples",
@@ -47,11 +60,16 @@ def settings(algorithm):
     return hp, sw
 
 
-def sgd(pr, i, x, steps, eta, move, trace, phase, t, name, bugs):
-    """len(steps) steps x ← x − η ∇f_i(x; b) on the entries with move = 1."""
+def sgd(pr, i, x, steps, eta, move, trace, phase, t, name, bugs, opt=None):
+    """len(steps) steps x ← x − η ∇f_i(x; b) on the entries with move = 1;
+    with opt (an Optimizers), its slot-0 step of client i on those
+    entries' blocks instead."""
     for q, batch in enumerate(steps):
         g = pr.grad(i, x, batch, bugs)
-        x = [xp - eta * gp if m else xp for xp, gp, m in zip(x, g, move)]
+        if opt is not None:
+            x = opt.step(i, 0, g, x, eta, mask=move)
+        else:
+            x = [xp - eta * gp if m else xp for xp, gp, m in zip(x, g, move)]
         trace.emit("step", phase, t, i, q + 1, name, x)
     return x
 
@@ -74,7 +92,7 @@ def weight(pr, sw, support, i, update, bugs):
 
 
 def fedrecon_round(pr, w, v, w0, mask, t, plan, hp, sw, support, trace,
-                   bugs=NO_BUGS):
+                   bugs=NO_BUGS, opt=None):
     """One round.  w: (g, l⁰); v: the clients' (g, l_i).  plan:
     [(client, reconstruction batches, update batches)] ascending.
     mask: 1 on the local entries.  Returns (w, v)."""
@@ -99,13 +117,16 @@ def fedrecon_round(pr, w, v, w0, mask, t, plan, hp, sw, support, trace,
         start = v[i] if last else w0
         x = [start[p] if mask[p] else w[p] for p in range(P)]
         trace.emit("client_begin", "train", t, i, 0, "w_local", x)
+        if opt is not None:
+            opt.begin(i)                  # client_optimizer_fn() (opt.state)
         # req: fedrecon.alg1.l9
         if "no-recon" not in bugs:
             x = sgd(pr, i, x, recon, eta_r, recon_move, trace, "train", t,
-                    "w_recon", bugs)
+                    "w_recon", bugs,
+                    opt if "recon-optimizer" in bugs else None)
         # req: fedrecon.alg1.l10, fedrecon.alg1.l11
         x = sgd(pr, i, x, update, eta_u, update_move, trace, "train", t,
-                "w_local", bugs)
+                "w_local", bugs, opt)
         trace.emit("client_end", "train", t, i, None, "w_local", x)
         v[i] = list(x)
         trace.emit("client_end", "train", t, i, None, "v", x)
@@ -155,6 +176,7 @@ MUTANTS = {
     "aggregation-weights": ["weights-n-total", "weights-uniform", "weights-samples"],
     "stale-personal-state": ["init-flip"],
     "fedrecon-eval": ["eval-kept"],
+    "optimizer-phase": ["recon-optimizer"],
 }
 
 
@@ -183,11 +205,12 @@ def run(spec, bugs=NO_BUGS):
     support = init.get("support")
     sched = spec["schedule"]
     assert sched["kind"] == "given"
+    opt = po.for_spec(spec, pr, 1, mask, bugs)
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
     for t, r in enumerate(sched["rounds"]):
         plan = list(zip(r["clients"], r["personal"], r["batches"]))
         w, v = fedrecon_round(pr, w, v, w0, mask, t, plan, hp, sw, support,
-                              trace, bugs)
+                              trace, bugs, opt)
     if "post" in sched:
         v = evaluate(pr, w, v, w0, mask, sched["post"], hp, sw, trace, bugs)
     return w, v, trace

@@ -41,6 +41,15 @@ fractions short, every adapter after a step and after the server's average
 is rounded to the grid 10^-90 when its denominators grow past it (DIGITS):
 a relative change below 1e-80, far below any tolerance.
 
+Batch normalisation (bn.running, bn.running_var; docs/models.md): the base
+W0 is frozen, but its batchnorm buffers move in every training forward
+(torch's train()), so under bn.running = update each local step moves
+the running statistics of the merged model by its batch
+(pflref_exact.Problem.move_running, PyTorch's rule); they belong to the
+client's own copy of the base model (the adapter alone is sent and
+averaged): client i's base w0i carries them from round to round, v_i =
+w0i + s B_i A_i shows them, and the global w = W0 + s B A keeps init.w's.
+
 replay(spec, bugs) -> (trace, w, v, None).  Bugs (mutants):
 
   lora-scale-alpha     s = alpha instead of alpha / r
@@ -58,6 +67,13 @@ replay(spec, bugs) -> (trace, w, v, None).  Bugs (mutants):
   het-sample-weights   n_k / sum n_j instead of the sparsity weights
   het-product-weights  p_k from ||S_k||_F^2 instead of ||S_k||_F
   het-no-reg           the regulariser's gradient left out
+  bn-shared-base       one base model object for every client (a
+                       simulation that swaps adapters into one module):
+                       the running statistics pass from client to client
+  bn-stats-to-global   the server's w takes the participants' mean running
+                       statistics (the base's buffers averaged as if sent)
+  (running-frozen, momentum-flipped, running-var-flipped: the running
+  statistics' bugs of pflref_exact.Problem / pflref_exact_layers)
   het-no-prune         the rank never shrinks
   het-prune-ceil       r_k <- ceil(gamma r_k) and the tail from it
   het-renormalise      each padded rank averaged over the clients holding it
@@ -84,6 +100,9 @@ MUTANTS = {
     "hetlora-prune": ["het-no-reg", "het-no-prune", "het-prune-ceil"],
     "hetlora-pad": ["het-renormalise"],
     "lora-optimizer": ["opt-plain-step", "opt-state-reset"],
+    "lora-bn-owner": ["bn-shared-base", "bn-stats-to-global"],
+    "bn-running-frozen": ["running-frozen"],
+    "bn-running-update": ["momentum-flipped", "running-var-flipped"],
 }
 
 SCALE = 10 ** 70
@@ -409,6 +428,8 @@ class Run:
         self.model = spec["model"]
         self.pr = (Softmax if spec["model"]["kind"] == "softmax" else px.Problem)(
             spec["model"], spec["problem"]["clients"])
+        if spec["model"]["kind"] == "layers":
+            self.pr.bn_switches(sw)     # bn.running, bn.running_var
         self.L, self.Q = layout(self.model, self.r, self.targets,
                                 spec["init"].get("lora_targets"))
         self.opt = opt_config(alg)
@@ -465,6 +486,10 @@ class Run:
         for step, batch in enumerate(steps, start=1):
             theta = merge(L, r, w0i, q, rank, s)
             G = self.pr.grad(i, theta, batch)
+            if getattr(self.pr, "buffers", None):   # the base's running statistics
+                moved = self.pr.move_running(i, theta, batch, bugs)
+                w0i = [moved[p] if p in self.pr.buffers else x
+                       for p, x in enumerate(w0i)]
             gq = grad_q(L, r, q, rank, s, G, bugs)
             if reg_grad:                 # + grad of lambda ||B_t|| ||A_t||   # req: hetlora.eq3
                 for (off, k, d, oA, oB), (b2, a2) in zip(L, tail(L, r, q, cut, rank)):
@@ -572,6 +597,10 @@ def replay(spec, bugs=frozenset()):
                 qs[i] = truncate(R.L, R.r, q, rank)    # l. 1   # req: hetlora.trunc, lora.alg1.l1
             trace.emit("client_begin", "train", t, i, 0, "q", qs[i])
             qs[i], base[i] = R.local(t, i, qs[i], base[i], rnd["batches"][j], trace)
+            if "bn-shared-base" in bugs and getattr(R.pr, "buffers", None):
+                for k in range(N):       # one module: its buffers go on
+                    base[k] = [base[i][p] if p in R.pr.buffers else x
+                               for p, x in enumerate(base[k])]
             v[i] = merge(R.L, R.r, base[i], qs[i], R.rank[i], R.s)
             trace.emit("client_end", "train", t, i, None, "q", qs[i])
         if not shared and "lora-personal-avg" not in bugs:
@@ -580,7 +609,11 @@ def replay(spec, bugs=frozenset()):
         trace.emit("note", "train", t, None, None, "weights", p)
         q = short(R.aggregate(ids, qs, p))
         trace.emit("server", "train", t, None, None, "q", q)
-        w = merge(R.L, R.r, R.w0, q, R.r, R.s)
+        w0g = R.w0
+        if "bn-stats-to-global" in bugs and getattr(R.pr, "buffers", None):
+            w0g = [sum(base[i][p] for i in ids) / len(ids)
+                   if p in R.pr.buffers else x for p, x in enumerate(R.w0)]
+        w = merge(R.L, R.r, w0g, q, R.r, R.s)
         trace.emit("server", "train", t, None, None, "w", w)
     return trace, w, v, None
 

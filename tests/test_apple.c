@@ -31,6 +31,8 @@ static const char *const VECTORS[] = {
     "golden/apple/worked-pfllib.json",
     "golden/apple/worked-pfllib-run.json",
     "golden/apple/worked-pfllib-run-partial.json",
+    "golden/optim/apple-momentum-decay.json",
+    "golden/optim/apple-adam-client.json",
 };
 
 /* Every vector is reproduced: every expected quantity was emitted and is
@@ -163,6 +165,78 @@ START_TEST(test_core_first_closed_form)
     ck_assert_double_eq_tol(got[0], p[0], 1e-15);
     ck_assert_double_eq_tol(got[1], p[1], 1e-15);
     ck_assert(fabs(p[0] - pj[0]) > 1e-4);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(res);
+    tb_free(c);
+}
+END_TEST
+
+/* The client optimizer (opt.*): the authors' one torch.optim.SGD over the
+ * core and p_i, groups η and η_p, here momentum m = ½ and coupled weight
+ * decay λ = ¼ on both groups.  Round 0 of two_clients, written out (d at
+ * the step's start point, b ← d at the first step, then b ← m b + d):
+ *   d_w = p_00 g + λ w_0,   d_pj = c_j g + μ (p_0j − p⁰_0j) + λ p_0j
+ *   w_0 ← w_0 − η b_w,      p_0j ← p_0j − η_p b_pj */
+START_TEST(test_optimizer_closed_form)
+{
+    /* req: apple.alg1.l9, apple.alg1.l10 */
+    const double a = 1.5, cc = 2.0, w0 = 0.25, eta = 0.2, eta_p = 0.35;
+    const double mu = 0.6, m = 0.5, lam = 0.25;
+    const double p0[2] = {3.0 / 8.0, 5.0 / 8.0};
+    double p[2] = {p0[0], p0[1]}, w = w0, bw = 0.0, bp[2] = {0.0, 0.0};
+    for (int k = 0; k < 2; k++) {
+        const double wp = p[0] * w + p[1] * w0, g = a * (wp - cc);
+        const double dw = p[0] * g + lam * w;
+        const double dp[2] = {w * g + mu * (p[0] - p0[0]) + lam * p[0],
+                              w0 * g + mu * (p[1] - p0[1]) + lam * p[1]};
+        bw = k == 0 ? dw : m * bw + dw;
+        for (int j = 0; j < 2; j++)
+            bp[j] = k == 0 ? dp[j] : m * bp[j] + dp[j];
+        w -= eta * bw;
+        for (int j = 0; j < 2; j++)
+            p[j] -= eta_p * bp[j];
+    }
+    tb_case *c = two_clients();
+    c->hyper.opt.momentum = m;
+    c->hyper.opt.weight_decay = lam;
+    pflref_trajectory tj;
+    pflref_run_result *res = tb_run_recorded(c, "apple", &tj);
+    double got[2];
+    ck_assert_uint_eq(record_of(&tj, PFLREF_EV_CLIENT_END, "w_i", 0, 0, -1,
+                                got, 1), 1);
+    ck_assert_double_eq_tol(got[0], w, 1e-15);
+    ck_assert_uint_eq(record_of(&tj, PFLREF_EV_NOTE, "p_i", 0, 0, -1, got,
+                                2), 2);
+    ck_assert_double_eq_tol(got[0], p[0], 1e-15);
+    ck_assert_double_eq_tol(got[1], p[1], 1e-15);
+    /* the plain step gives other numbers (round0 above) */
+    double wj, pj[2];
+    round0(0, &wj, pj);
+    ck_assert(fabs(wj - w) > 1e-3 && fabs(pj[1] - p[1]) > 1e-3);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(res);
+    tb_free(c);
+    /* refused: the core-first order (no one optimizer step), a decay
+     * scope of a split APPLE does not have */
+    pflref_error err = {0};
+    c = two_clients();
+    c->hyper.opt.momentum = m;
+    c->hyper.apple.order = PFLREF_APPLE_ORDER_CORE_FIRST;
+    tb_run_error(c, "apple", PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "algorithm.switches.apple.order");
+    tb_free(c);
+    memset(&err, 0, sizeof err);
+    c = two_clients();
+    c->hyper.opt.weight_decay = lam;
+    c->hyper.opt.decay_scope = PFLREF_OPT_SCOPE_SHARED;
+    tb_run_error(c, "apple", PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "algorithm.switches.opt.decay_scope");
+    tb_free(c);
+    /* core_first with plain SGD runs (PFLlib's hand-written steps) */
+    c = two_clients();
+    c->hyper.apple.order = PFLREF_APPLE_ORDER_CORE_FIRST;
+    res = tb_run_recorded(c, "apple", &tj);
+    ck_assert_ptr_nonnull(res);
     pflref_trajectory_free(&tj);
     pflref_run_result_free(res);
     tb_free(c);
@@ -445,6 +519,7 @@ Suite *apple_suite(void)
                         (int)(sizeof VECTORS / sizeof VECTORS[0]));
     tcase_add_test(tc, test_round0_closed_form);
     tcase_add_test(tc, test_core_first_closed_form);
+    tcase_add_test(tc, test_optimizer_closed_form);
     tcase_add_test(tc, test_scheduler_values);
     tcase_add_test(tc, test_personalized_model);
     tcase_add_test(tc, test_presets);

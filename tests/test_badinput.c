@@ -1296,6 +1296,33 @@ static const lettered_case LETTERED[] = {
      "fedpac.alpha_eps = 0.5 must be below 1/m = 1/2"},
 #undef PAC_OK
 #undef PAC_H
+    /* -- the client optimizer and batch normalisation of APPLE, FedRecon,
+     * LoRA and APFL (rows Z11..Z19) -- */
+#define APL_OPT(sw) "\"algorithm\": {\"name\": \"apple\", \"hyperparameters\": " \
+    "{\"eta\": 0.1, \"eta_p\": 0.05, \"apple.mu\": 0.3, \"apple.L\": 2, " \
+    "\"opt.momentum\": 0.9}, \"switches\": {" sw "}}"
+    {"Z11", "apple: a client optimizer with the core-first order",
+     SPEC(LIN, TWO, APL_OPT("\"apple.order\": \"core_first\""), ONE_ROUND_TWO),
+     "algorithm.switches.apple.order",
+     "apple.order = core_first forms ∂ℒ/∂p_ii from the new w_i"},
+    {"Z12", "apple: a weight-decay scope of a split",
+     SPEC(LIN, TWO, APL_OPT("\"opt.decay_scope\": \"personal\""), ONE_ROUND_TWO),
+     "algorithm.switches.opt.decay_scope",
+     "apple has no split of shared and personal blocks"},
+#undef APL_OPT
+#define APFL_BN(sw) SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, " \
+    "\"k\": 2, \"bn\": true}", MOON_DATA, "\"algorithm\": {\"name\": " \
+    "\"apfl\", \"hyperparameters\": {\"eta\": 0.1, \"alpha\": 0.25}, " \
+    "\"switches\": {" sw "}}", ONE_ROUND)
+    {"Z13", "apfl: the paper's parameter mixture with moving running statistics",
+     APFL_BN(""), "algorithm.switches.bn.running",
+     "a third model whose training pass has batch statistics that belong to "
+     "the buffers of neither v nor w_i"},
+    {"Z14", "apfl: output mixing with moving running statistics",
+     APFL_BN("\"apfl.mix\": \"output\""), "algorithm.switches.bn.running",
+     "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes "
+     "here"},
+#undef APFL_BN
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])

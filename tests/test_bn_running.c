@@ -303,11 +303,11 @@ START_TEST(test_apfl)
     tu_run_error(paper, PFLREF_EINVAL, &err);
     ck_assert_str_eq(err.where, "algorithm.switches.bn.running");
     ck_assert_str_eq(err.message,
-                     "bn.running = update: apfl.variant = paper steps v "
-                     "through the mixture v̄ (Alg. 1 l. 6), whose training "
-                     "pass has running statistics of neither v nor w_i, and "
-                     "is not wired to move them on a model with batch "
-                     "normalisation; give \"bn.running\": \"frozen\", or "
+                     "bn.running = update: apfl.variant = paper steps v at "
+                     "the mixture v̄ = α_i v + (1 − α_i) w_i (Alg. 1 l. 6), "
+                     "a third model whose training pass has batch "
+                     "statistics that belong to the buffers of neither v "
+                     "nor w_i; give \"bn.running\": \"frozen\", or "
                      "apfl.variant = pfllib (v and w_i each train on their "
                      "own passes, the shared local solver moves both)");
     pflref_spec_free(paper);

@@ -306,12 +306,67 @@ START_TEST(test_result_and_resync)
 }
 END_TEST
 
+/* The client optimizer (opt.*) steps g in the update (l. 11, TFF's
+ * client_optimizer_fn); the reconstruction of l stays plain SGD.  Client 0
+ * alone, two reconstruction steps on sample 0 (x = 1, y = 2) and two update
+ * steps on sample 1 (x = 2, y = 3), uniform weights, from w⁰ = 0:
+ *   reconstruction (plain, η_r = ½, d = g + l − 2): l = 1, then l = 1.5
+ *   (through a momentum-½ optimizer it would be 1, then 2; with weight
+ *   decay ½, 1 then 1.25)
+ *   update (η_u = ¼, d = 2(2g + l − 3)):
+ *     opt.momentum = ½: d = −3, b = −3, g = 0.75; d = 0, b = −1.5,
+ *                       g = 1.125;  g¹ = ½ · 1.125 = 0.5625
+ *     opt.weight_decay = ½: d = −3 + ½·0, g = 0.75; d = 0 + ½·0.75,
+ *                       g = 0.65625;  g¹ = 0.328125
+ *     plain: g = 0.75, 0.75;  g¹ = 0.375 */
+START_TEST(test_optimizer)
+{
+    /* req: fedrecon.alg1.l9, fedrecon.alg1.l11 */
+#define OPT_ROUND "{\"clients\": [0], \"personal\": [[[0], [0]]], " \
+                  "\"batches\": [[[1], [1]]]}"
+    static const struct {
+        const char *extra;
+        double g1, l;
+    } cases[] = {
+        {"", 0.375, 1.5},
+        {", \"opt.momentum\": 0.5", 0.5625, 1.5},
+        {", \"opt.weight_decay\": 0.5", 0.328125, 1.5},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *fmt =
+            "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": "
+            "\"linear\", \"d\": 1, \"loss\": \"half_squared\", \"bias\": "
+            "true}, \"split\": {\"personal\": [\"b\"]}, \"problem\": "
+            "{\"clients\": [{\"X\": [[1], [2]], \"y\": [2, 3]}, {\"X\": "
+            "[[2], [1], [1]], \"y\": [1, 0, 4]}]}, \"init\": {\"kind\": "
+            "\"zeros\"" SUPPORT "}, \"algorithm\": {\"name\": "
+            "\"fedrecon\", \"hyperparameters\": {\"fedrecon.eta_r\": 0.5, "
+            "\"fedrecon.eta_u\": 0.25, \"fedrecon.eta_s\": 0.5%s}, "
+            "\"switches\": {" KEPT ", \"fedrecon.weights\": \"uniform\"}}, "
+            "\"schedule\": " GIVEN(OPT_ROUND) "}";
+        char text[2048];
+        snprintf(text, sizeof text, fmt, cases[k].extra);
+        pflref_spec *spec = tu_spec(text);
+        pflref_run_result *r = tu_run(spec, NULL);
+        pflref_spec_free(spec);
+        ck_assert_msg(r->w[0] == cases[k].g1, "case %zu: g¹ = %.17g", k,
+                      r->w[0]);
+        ck_assert_msg(r->v[1] == cases[k].l, "case %zu: l_0 = %.17g", k,
+                      r->v[1]);
+        pflref_run_result_free(r);
+    }
+#undef OPT_ROUND
+}
+END_TEST
+
 /* The golden vectors replay. */
 static const char *const VECTORS[] = {
     "golden/fedrecon/worked-paper.json",
     "golden/fedrecon/worked-last-uniform.json",
     "golden/fedrecon/worked-examples-kept.json",
     "golden/fedrecon/worked-whole-last.json",
+    "golden/optim/fedrecon-momentum-decay.json",
+    "golden/optim/fedrecon-adam-client.json",
 };
 
 START_TEST(test_golden)
@@ -333,6 +388,7 @@ Suite *fedrecon_suite(void)
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_step_sizes);
     tcase_add_test(tc, test_result_and_resync);
+    tcase_add_test(tc, test_optimizer);
     tcase_add_loop_test(tc, test_golden, 0,
                         (int)(sizeof VECTORS / sizeof VECTORS[0]));
     suite_add_tcase(s, tc);

@@ -51,6 +51,8 @@ static const char *const VECTORS[] = {
     "golden/lora/worked-layers-cnn-hetlora.json",
     "golden/lora/worked-layers-mlp-adam.json",
     "golden/lora/worked-layers-mlp-sgd-server.json",
+    "golden/lora/bn-fedavg-bn1d.json",
+    "golden/lora/bn-personal-bn1d-biased.json",
 };
 
 START_TEST(test_vectors)
@@ -59,6 +61,56 @@ START_TEST(test_vectors)
      * hetlora.trunc, hetlora.eq3, hetlora.prune, hetlora.weights,
      * hetlora.pad */
     tu_assert_golden(VECTORS[_i]);
+}
+END_TEST
+
+/* Batch normalisation under the frozen base: fc1 (1 → 1, weight 1, no
+ * adapter) feeds bn1 (ρ = ½, r_μ = 0, r_v = 1 at init), so the batch
+ * statistics are the data's: client 0's batch {x = 1, 3} has mean 2,
+ * unbiased variance 2.  Two steps on it (bn.running = update):
+ *   r_μ = ½·0 + ½·2 = 1, then ½·1 + ½·2 = 1.5
+ *   r_v = ½·1 + ½·2 = 1.5, then ½·1.5 + ½·2 = 1.75
+ * in client 0's v_0 only; client 1 (idle) and the global w keep init's
+ * (0, 1); under bn.running = frozen v_0 keeps them too. */
+START_TEST(test_bn_running_local)
+{
+    static const char *const fmt =
+        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"layers\", "
+        "\"input\": [1], \"loss\": \"squared\", \"layers\": [{\"type\": "
+        "\"dense\", \"name\": \"fc1\", \"out\": 1, \"bias\": false}, "
+        "{\"type\": \"batchnorm1d\", \"name\": \"bn1\", \"eps\": 0.25, "
+        "\"momentum\": 0.5}, {\"type\": \"dense\", \"name\": \"fc2\", "
+        "\"out\": 1}]}, \"problem\": {\"clients\": [{\"X\": [[1], [3]], "
+        "\"y\": [1, 2]}, {\"X\": [[2], [5]], \"y\": [0, 1]}]}, \"init\": "
+        "{\"kind\": \"given\", \"w\": [1, 1, 0, 0, 1, 0.5, 0.25], "
+        "\"lora\": [0.5, 0.25], \"lora_targets\": [\"fc2\"]}, "
+        "\"algorithm\": {\"name\": \"lora\", \"hyperparameters\": "
+        "{\"eta\": 0.125, \"lora.r\": 1, \"lora.alpha\": 1}, "
+        "\"switches\": {%s}}, \"schedule\": {\"kind\": \"given\", "
+        "\"rounds\": [{\"clients\": [0], \"batches\": [[[0, 1], [1, "
+        "0]]]}]}}";
+    enum { P = 7, R_MU = 3, R_V = 4 };
+    static const struct {
+        const char *sw;
+        double mu0, v0;
+    } cases[] = {
+        {"", 1.5, 1.75},
+        {"\"lora.method\": \"fedavg\"", 1.5, 1.75},
+        {"\"bn.running\": \"frozen\"", 0.0, 1.0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char text[2048];
+        snprintf(text, sizeof text, fmt, cases[k].sw);
+        pflref_spec *spec = tu_spec(text);
+        pflref_run_result *r = tu_run(spec, NULL);
+        pflref_spec_free(spec);
+        ck_assert_msg(r->v[R_MU] == cases[k].mu0 && r->v[R_V] == cases[k].v0,
+                      "case %zu: v_0's r_μ = %.17g, r_v = %.17g", k,
+                      r->v[R_MU], r->v[R_V]);
+        ck_assert(r->v[P + R_MU] == 0.0 && r->v[P + R_V] == 1.0);
+        ck_assert(r->w[R_MU] == 0.0 && r->w[R_V] == 1.0);
+        pflref_run_result_free(r);
+    }
 }
 END_TEST
 
@@ -658,6 +710,7 @@ Suite *lora_suite(void)
     tcase_add_loop_test(tc, test_grad_fd, 0, 5);
     tcase_add_test(tc, test_layer_targets);
     tcase_add_test(tc, test_optimizer);
+    tcase_add_test(tc, test_bn_running_local);
     tcase_add_test(tc, test_b_zero_starts_at_w0);
     tcase_add_test(tc, test_ffa_average_is_exact);
     tcase_add_test(tc, test_hetlora_rank_never_grows);

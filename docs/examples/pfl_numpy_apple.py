@@ -26,6 +26,14 @@ Switches:
   apple.core_lr = n_eta           the core moves with N eta
   apple.lambda_round = previous   round r uses lam(r - 1), round 0 uses 1
 (preset official: exponential, full; preset pfllib: the last five).
+
+A client optimizer (opt.*, pfl_numpy_optim): the authors' training script
+builds one torch.optim.SGD per client update over the client's core and
+p_i, with p_i in its own parameter group (its own learning rate eta_p),
+so the optimizer steps the vector (w_i, p_i) on (p_ii g, dL/dp_i), the
+core's blocks at eta_w and p_i (one tensor) at eta_p; its state lives as
+opt.state says.  Clipping, a decay scope of a split and the core-first
+order are not taken here.
 """
 import importlib
 import sys
@@ -36,7 +44,7 @@ ALGORITHM = "apple"
 BUGS = ("apple-no-half-cos", "apple-no-cutoff", "apple-no-pii",
         "apple-prox-twice", "apple-p0-uniform", "apple-p-normalised",
         "apple-live-cores", "apple-train-others", "apple-wp-old-p",
-        "apple-lambda-late")
+        "apple-lambda-late", "apple-opt-p-plain")
 
 
 def _base():
@@ -111,7 +119,47 @@ def _p_grad(cfg, client, held, g, p, p0, lam_mu, bug):
     return out
 
 
-def _client(cfg, clients, i, held, p, p0, batches, lam, log, t, bug):
+class _Optimizers:
+    """The client optimizers over (w_i, p_i) by opt.state, or None."""
+
+    def __init__(self, spec, cfg, clients, P, N):
+        base = _base()
+        import pfl_numpy_optim as po
+        self.po, self.cfg = po, po.options(spec)
+        c = self.cfg
+        if c["opt.clip"] != "off" or \
+                c["opt.decay_scope"] not in ("all", "weights"):
+            raise base.Unsupported("apple with opt.clip or a split's "
+                                   "opt.decay_scope")
+        if cfg["apple.order"] != "joint":
+            raise base.Unsupported("apple's optimizer with core_first")
+        d = getattr(clients[0], "d", None)
+        parts = _blocks(clients[0], P)
+        names = ["w", "b"] if len(parts) == 2 else ["w"]
+        self.blocks = [(n, a, b) for n, (a, b) in zip(names, parts)]
+        self.blocks.append(("ps", P, P + N))
+        self.decays = np.ones(P + N, dtype=bool)
+        if c["opt.decay_scope"] == "weights" and d is not None and \
+                len(parts) == 2:
+            self.decays[parts[1][0]:parts[1][1]] = False   # the bias
+        self.buffer = np.zeros(P + N, dtype=bool)
+        self.on_w = np.arange(P + N) < P
+        self.kept = {}
+
+    def begin(self, i):
+        life = self.cfg["opt.state"]
+        if life == "reset":
+            return self.po.Optimizer(self.cfg, self.blocks, self.decays,
+                                     self.buffer)
+        key = i if life == "client" else None
+        if key not in self.kept:
+            self.kept[key] = self.po.Optimizer(self.cfg, self.blocks,
+                                               self.decays, self.buffer)
+        return self.kept[key]
+
+
+def _client(cfg, clients, i, held, p, p0, batches, lam, log, t, bug,
+            opt=None, masks=None):
     """Client i's local steps; returns (held cores, p_i)."""
     N = len(held)
     eta, eta_p, mu = cfg["eta"], cfg["eta_p"], cfg["apple.mu"]
@@ -122,6 +170,20 @@ def _client(cfg, clients, i, held, p, p0, batches, lam, log, t, bug):
         if cfg["apple.order"] == "joint":
             dp = _p_grad(cfg, clients[i], held, g, p, p0, lam * mu, bug)
         scale = 1.0 if bug == "apple-no-pii" else p[i]
+        if opt is not None:             # one torch step, two groups
+            P = len(held[i])
+            x = np.concatenate([held[i], p])
+            dx = np.concatenate([scale * g, dp])
+            x = opt.step(x, dx, eta_w, masks)
+            if bug == "apple-opt-p-plain":
+                x[P:] = p - eta_p * dp
+            else:
+                x = opt.step(x, dx, eta_p, ~masks)
+            held = [w.copy() for w in held]
+            held[i], p = x[:P], x[P:]
+            log("step", "train", "w_i", held[i], round=t, client=i, step=s)
+            log("step", "train", "p_i", p, round=t, client=i, step=s)
+            continue
         new = [w.copy() for w in held]
         new[i] = held[i] - eta_w * scale * g
         if bug == "apple-train-others":
@@ -149,6 +211,10 @@ def run(spec, clients, w0, log, bug):
         p0 = np.full(N, 1.0 / N)
     cores = [np.array(w0, dtype=float) for _ in clients]
     ps = [start.copy() for _ in clients]
+    opts = None
+    base = _base()
+    if not base.pfl_numpy_optim.plain(base.pfl_numpy_optim.options(spec)):
+        opts = _Optimizers(spec, cfg, clients, len(cores[0]), N)
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         server = [w.copy() for w in cores]
         lam = _lam(cfg, t, bug)
@@ -163,7 +229,9 @@ def run(spec, clients, w0, log, bug):
                 client=i, step=0)
             p_old = ps[i].copy()
             held, ps[i] = _client(cfg, clients, i, held, ps[i], p0,
-                                  plan[i], lam, log, t, bug)
+                                  plan[i], lam, log, t, bug,
+                                  opts and opts.begin(i),
+                                  opts and opts.on_w)
             cores[i] = held[i]
             log("client_end", "train", "w_i", cores[i], round=t, client=i)
             log("note", "train", "p_i", ps[i], round=t, client=i)

@@ -12,6 +12,12 @@ with η_r, then its `batches` as update steps on g with η_u, and sends
 under fedrecon.query = whole), 1 (uniform) or the update examples
 (examples).  With a post phase, every client reconstructs l on it from
 the final g before it is reported.
+
+A client optimizer (opt.*, pfl_numpy_optim) drives the update steps on g
+only: TFF's client update builds a client optimizer for the training after
+the reconstruction and a separate reconstruction optimizer, SGD by
+default; so the reconstruction steps on l (in training and before the
+evaluation) stay plain SGD with η_r.
 """
 import importlib
 import sys
@@ -21,7 +27,8 @@ import numpy as np
 ALGORITHM = "fedrecon"
 BUGS = ("fedrecon-eta-swap", "fedrecon-server-no-eta",
         "fedrecon-weights-total-n", "fedrecon-init-ignored",
-        "fedrecon-eval-no-recon", "fedrecon-update-moves-local")
+        "fedrecon-eval-no-recon", "fedrecon-update-moves-local",
+        "fedrecon-recon-optimizer")
 
 
 def _base():
@@ -59,6 +66,7 @@ def run(spec, clients, w0, log, bug):
         last = not last
     local = base.personal_mask(spec)
     move_g = None if bug == "fedrecon-update-moves-local" else ~local
+    opts = base.pfl_numpy_optim.for_run(spec)     # None: plain SGD
     w = w0.copy()
     v = [w0.copy() for _ in clients]
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
@@ -67,14 +75,16 @@ def run(spec, clients, w0, log, bug):
         for i, rb, ub in zip(rnd["clients"], rnd["personal"], rnd["batches"]):
             x = np.where(local, v[i] if last else w0, w)
             log("client_begin", "train", "w_local", x, round=t, client=i, step=0)
+            opt = opts.begin(0, i) if opts is not None else None
             x = base.local_sgd(x, clients[i], rb, eta_r,
                                lambda s, y, i=i: log("step", "train", "w_recon", y,
                                                      round=t, client=i, step=s),
-                               mask=local)
+                               mask=local,
+                               opt=opt if bug == "fedrecon-recon-optimizer" else None)
             x = base.local_sgd(x, clients[i], ub, eta_u,
                                lambda s, y, i=i: log("step", "train", "w_local", y,
                                                      round=t, client=i, step=s),
-                               mask=move_g)
+                               mask=move_g, opt=opt)
             log("client_end", "train", "w_local", x, round=t, client=i)
             log("client_end", "train", "v", x, round=t, client=i)
             v[i] = x

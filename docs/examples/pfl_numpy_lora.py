@@ -24,7 +24,10 @@ matrix O x (C kappa kappa).  With the client optimizer (opt.*,
 pfl_numpy_optim.for_adapter) the step is the optimizer's on d = the
 gradient above, per block <layer>.lora_A, <layer>.lora_B (FFA-LoRA's A
 blocks never move); HetLoRA cuts the optimizer's buffers to the client's
-rank with its adapter.
+rank with its adapter.  Batch normalisation in the frozen base: every
+training pass moves the base's running statistics (bn.running = update,
+pfl_numpy_layers' track); the base never leaves the client, so each
+client's copy keeps its own, shown in its v_i; the global w keeps w0's.
 """
 import importlib
 import math
@@ -35,7 +38,7 @@ import numpy as np
 ALGORITHM = "lora"
 BUGS = ("lora-scale-alpha", "lora-sequential", "lora-ffa-trains-a",
         "lora-stale-start", "hetlora-no-truncate", "hetlora-sample-weights",
-        "hetlora-no-regulariser", "hetlora-renormalise")
+        "hetlora-no-regulariser", "hetlora-renormalise", "lora-bn-not-moved")
 
 
 def _base():
@@ -169,10 +172,14 @@ def _tail(q, T, r, c, rank):
             for A, B in _views(q, T, r)]
 
 
-def _train(q, data, batches, w0, T, r, rank, cfg, log, bug, opt=None):
+def _train(q, data, batches, w0, T, r, rank, cfg, log, bug, opt=None,
+           buffers=None):
     """Line 2: the local steps on the adapter q.  The plain step is
     (B, A) <- (B, A) - eta grad; with a client optimizer opt (opt.*), its
-    step on d = grad over the blocks lora_A, lora_B (FFA-LoRA: B only)."""
+    step on d = grad over the blocks lora_A, lora_B (FFA-LoRA: B only).
+    w0 is the client's copy of the frozen base: each training pass moves
+    its batchnorm buffers (the entries of `buffers`) by the batch, in
+    place (bn.running = update)."""
     s, eta, method, lam, cut = cfg
     reg = method == "hetlora" and lam > 0 and cut >= _RMIN[0]
     before = sum((nb * na) ** 2 for nb, na in _tail(q, T, r, cut, rank)) if reg else 0.0
@@ -181,7 +188,11 @@ def _train(q, data, batches, w0, T, r, rank, cfg, log, bug, opt=None):
         for off, k, d, oA, oB, _ in T:
             move[oA:oB] = False
     for step, batch in enumerate(batches, start=1):
-        g = data.grad(_merge(w0, q, T, r, s), batch)
+        merged = _merge(w0, q, T, r, s)
+        g = data.grad(merged, batch)
+        if buffers is not None and buffers.any() and \
+                bug != "lora-bn-not-moved":
+            w0[buffers] = _base().track(data, merged)[buffers]
         gq = np.zeros(len(q))
         new = q.copy()
         for (off, k, d, oA, oB, _), (A, B), (gA, gB), (An, Bn) in zip(
@@ -269,7 +280,15 @@ def run(spec, clients, w0, log, bug):
     N = len(clients)
     rank = [int(x) for x in init.get("lora_ranks", [r] * N)]
     qs = [_truncate(q, T, r, rank[i]) for i in range(N)]
-    v = [_merge(w0, qs[i], T, r, s) for i in range(N)]
+    # each client's copy of the frozen base: its batchnorm buffers move in
+    # its own training passes and are never sent (only the adapter is)
+    buffers = np.zeros(len(w0), dtype=bool)
+    if model["kind"] == "layers":
+        for name, off, size, _ in base.model_blocks(model):
+            if name.endswith("running_mean") or name.endswith("running_var"):
+                buffers[off:off + size] = True
+    bases = [np.array(w0, dtype=float) for _ in clients]
+    v = [_merge(bases[i], qs[i], T, r, s) for i in range(N)]
     w = _merge(w0, q, T, r, s)
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         ids = rnd["clients"]
@@ -282,17 +301,18 @@ def run(spec, clients, w0, log, bug):
                 _truncate_state(opt, T, r, rank[i])
             cut = math.floor(gamma * rank[i])
             qs[i], pruned = _train(
-                qs[i], clients[i], rnd["batches"][j], w0, T, r, rank[i],
+                qs[i], clients[i], rnd["batches"][j], bases[i], T, r, rank[i],
                 (s, eta, method, lam, cut),
                 lambda st, x, i=i, t=t: log("step", "train", "q", x, round=t,
-                                            client=i, step=st), bug, opt)
+                                            client=i, step=st), bug, opt,
+                buffers)
             if pruned:
                 rank[i] = cut
                 qs[i] = _truncate(qs[i], T, r, cut)
                 _truncate_state(opt, T, r, cut)
             if method == "hetlora":
                 log("note", "train", "rank", [rank[i]], round=t, client=i)
-            v[i] = _merge(w0, qs[i], T, r, s)
+            v[i] = _merge(bases[i], qs[i], T, r, s)
             log("client_end", "train", "q", qs[i], round=t, client=i)
         if method == "personal":
             continue

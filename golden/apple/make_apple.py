@@ -167,7 +167,8 @@ def paper_partial():
     # the flags of the switches added with preset pfllib_run are the
     # pfllib-run vectors' (this frozen vector keeps its own)
     flags, mutants = subset(*[f for f in xa.MUTANTS
-                              if f not in ("apple-upload", "apple-peers")])
+                              if f not in ("apple-upload", "apple-peers",
+                                           "apple-optimizer-groups")])
     mutants["apple-scheduler"] = ["lambda-no-half", "lambda-rising",
                                   "lambda-one-based", "lambda-no-cutoff"]
     return make(

@@ -288,19 +288,27 @@ static pflref_status apfl_check(const pflref_problem *problem,
                                 "loss and has its own α rule: apfl.mix, "
                                 "apfl.alpha_rule and apfl.mix_uses_w must "
                                 "keep their paper values");
+    /* Batch normalisation's running statistics (docs/algorithms/apfl.md):
+     * under parameter mixing v's step is a training pass of a third
+     * model, v̄, whose batch statistics no module's buffers own; under
+     * output mixing v and w_i have their own passes (FedTorch's
+     * inference_personal), but pflref_model_outputs is an evaluation-mode
+     * pass, which has no batch statistics to move them by. */
     if (!pfllib(hyper) && problem->model.bn &&
         hyper->bn.running == PFLREF_BN_RUNNING_UPDATE)
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.switches.bn.running",
-                                "bn.running = update: apfl.variant = paper "
-                                "steps v through the mixture v̄ (Alg. 1 "
-                                "l. 6), whose training pass has running "
-                                "statistics of neither v nor w_i, and is "
-                                "not wired to move them on a model with "
-                                "batch normalisation; give \"bn.running\": "
-                                "\"frozen\", or apfl.variant = pfllib (v "
-                                "and w_i each train on their own passes, "
-                                "the shared local solver moves both)");
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "algorithm.switches.bn.running",
+            "bn.running = update: %s; give \"bn.running\": \"frozen\", or "
+            "apfl.variant = pfllib (v and w_i each train on their own passes, "
+            "the shared local solver moves both)",
+            output_mix(hyper)
+                ? "apfl.mix = output takes v's and w_i's outputs in "
+                  "evaluation-mode passes here, which have no batch "
+                  "statistics to move their buffers by"
+                : "apfl.variant = paper steps v at the mixture v̄ = α_i v + "
+                  "(1 − α_i) w_i (Alg. 1 l. 6), a third model whose training "
+                  "pass has batch statistics that belong to the buffers of "
+                  "neither v nor w_i");
     if (!output_mix(hyper))
         return PFLREF_OK;
     if (problem->model.kind == PFLREF_MODEL_QUADRATIC)

@@ -64,6 +64,24 @@
  *                       id (serverapple.py:46-47, :84; clientapple.py:55-56,
  *                       :74-75); preset pfllib_run = pfllib + both
  *
+ * The client optimizer (opt.*, ref/engine/optim.c; default plain SGD,
+ * l. 9-10 as above).  The authors' code steps w_i and p_i with one
+ * torch.optim.SGD built for every client update, two parameter groups:
+ * the client's core (lr η) and p_i (`ps`, lr η_p), momentum 0.9
+ * (ljaiverson/pFL-APPLE train_APPLE.py:46-52, the step at :62; the other
+ * cores have requires_grad = False, utils/apple.py:43, so the optimizer
+ * never moves them).  opt.* is that object: one optimizer, the two groups
+ * (η or N η on w_i, η_p on p_i), over the model's blocks of w_i and one
+ * block `ps` of N entries (torch's per-tensor state: p_i has its own
+ * buffer and step count), on the gradient d = (p_ii ∇ℓ_i(w_p^(i); b),
+ * ∂ℒ/∂p_i) both at the step's start point (apple.order = joint; weight
+ * decay, as torch's default group setting, reaches p_i too; clipping
+ * takes the norm over both groups).  PFLlib builds self.optimizer but
+ * never steps it (clientapple.py:52 zero_grad, then w_i and p_i by hand
+ * at :56 and :66): opt.* is refused with apple.order = core_first, whose
+ * ∂ℒ/∂p_ii reads the new w_i and so is no one optimizer step; APPLE has
+ * no split, so opt.decay_scope = shared | personal are refused too.
+ *
  * State and work: w_i is the state's v_i; p_i and w_p^(i) live across
  * rounds in the work struct (reported as the notes "p_i" and "w_p", and
  * reloaded from them by check --resync: apple_load_state).
@@ -76,6 +94,7 @@
  * Cost per step: O(N · P) for the mixture and ∂ℒ/∂p_i + one gradient.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
@@ -108,6 +127,11 @@ typedef struct {
     double *theta;       /* P: w_p^(i) of the current step               */
     double *g;           /* P: ∇ℓ_i(w_p^(i); b)                          */
     double *g_p;         /* N: ∂ℒ/∂p_i                                   */
+    /* the client optimizer (opt.*): its vector (w_i, p_i) of P + N entries */
+    pflref_model om;     /* its blocks: the model's, then "ps" (N)        */
+    unsigned char *group;/* P + N: 1 on p_i, the η_p parameter group      */
+    double *xq;          /* P + N: (w_i, p_i)                             */
+    double *dq;          /* P + N: (p_ii ∇ℓ, ∂ℒ/∂p_i)                      */
 } apple_work;
 
 static void *apple_work_alloc(const pflref_problem *problem,
@@ -125,7 +149,34 @@ static void *apple_work_alloc(const pflref_problem *problem,
     ws->theta = pflref_work_doubles(&ws->list, P, 1);
     ws->g = pflref_work_doubles(&ws->list, P, 1);
     ws->g_p = pflref_work_doubles(&ws->list, N, 1);
+    ws->group = pflref_work_flags(&ws->list, P + N);
+    ws->xq = pflref_work_doubles(&ws->list, P + N, 1);
+    ws->dq = pflref_work_doubles(&ws->list, P + N, 1);
+    /* the optimizer's view: the model's blocks, then p_i as block "ps"
+     * (apple_check leaves room for it when opt.* is set) */
+    const pflref_model *m = &problem->model;
+    ws->om.kind = m->kind;
+    ws->om.P = P + N;
+    ws->om.nblocks = 0;
+    for (size_t b = 0; b < m->nblocks && b < PFLREF_MAX_BLOCKS; b++)
+        ws->om.blocks[ws->om.nblocks++] = m->blocks[b];
+    if (ws->om.nblocks < PFLREF_MAX_BLOCKS) {
+        pflref_block *ps = &ws->om.blocks[ws->om.nblocks++];
+        *ps = (pflref_block){.offset = P, .size = N, .rows = 1, .cols = N};
+        snprintf(ps->name, sizeof ps->name, "ps");
+    }
+    if (ws->group != NULL)
+        for (size_t q = P; q < P + N; q++)
+            ws->group[q] = 1;
     return pflref_work_ready(ws);
+}
+
+/* The length of the optimizer's vector (w_i, p_i). */
+static size_t apple_opt_length(const pflref_problem *problem,
+                               const pflref_hyper *hyper)
+{
+    (void)hyper;
+    return problem->model.P + problem->N;
 }
 
 /* The registry holds η, η_p > 0, μ ≥ 0, L ≥ 1; here the model: one
@@ -150,6 +201,31 @@ static pflref_status apple_check(const pflref_problem *problem,
         return pflref_error_set(err, PFLREF_EINVAL, "clients",
                                 "apple: p_0 = n_j / Σ_k n_k needs at least "
                                 "one training sample over the clients");
+    if (pflref_optim_is_plain(&hyper->opt))
+        return PFLREF_OK;
+    /* the client optimizer: one step on (w_i, p_i) at one point */
+    if (hyper->apple.order == PFLREF_APPLE_ORDER_CORE_FIRST)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "algorithm.switches.apple.order",
+            "apple.order = core_first forms ∂ℒ/∂p_ii from the new w_i "
+            "(PFLlib's hand-written steps, clientapple.py:55-66, which "
+            "never call optimizer.step()), so it is not one optimizer step; "
+            "the client optimizer (opt.*) steps w_i and p_i together, as "
+            "the authors' torch.optim.SGD does: use apple.order = joint or "
+            "plain SGD");
+    if (hyper->opt.decay_scope == PFLREF_OPT_SCOPE_SHARED ||
+        hyper->opt.decay_scope == PFLREF_OPT_SCOPE_PERSONAL)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "algorithm.switches.opt.decay_scope",
+            "apple has no split of shared and personal blocks (each client "
+            "steps its core w_i and its p_i); opt.decay_scope takes all or "
+            "weights here");
+    if (problem->model.nblocks >= PFLREF_MAX_BLOCKS)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "model",
+            "apple's client optimizer steps the model's %zu blocks and p_i "
+            "as one more; at most %d blocks", problem->model.nblocks,
+            PFLREF_MAX_BLOCKS - 1);
     return PFLREF_OK;
 }
 
@@ -276,15 +352,33 @@ static pflref_status apple_step(pflref_state *s, apple_work *ws, size_t i,
     const int core_first = h->order == PFLREF_APPLE_ORDER_CORE_FIRST;
     if (!core_first)   /* both gradients at the step's start point */
         p_gradient(s, ws, i, w_i, p_i, lam_mu);
-    /* req: apple.alg1.l9 */
-    const double p_ii = p_i[i];
-    for (size_t q = 0; q < P; q++)   /* w_i ← w_i − η p_ii g */
-        w_i[q] -= eta_w * (p_ii * ws->g[q]);
-    if (core_first)    /* ∂ℒ/∂p_ii with the new w_i (PFLlib) */
-        p_gradient(s, ws, i, w_i, p_i, lam_mu);
-    /* req: apple.alg1.l10 */
-    for (size_t j = 0; j < N; j++)   /* p_i ← p_i − η_p ∂ℒ/∂p_i */
-        p_i[j] -= eta_p * ws->g_p[j];
+    pflref_optim_state *opt = pflref_optim_get(s, i, 0);
+    if (opt != NULL) {
+        /* the client optimizer (opt.*; apple_check: order = joint): one
+         * torch step on (w_i, p_i), d = (p_ii g, ∂ℒ/∂p_i), groups η_w
+         * (the core) and η_p (p_i) */
+        const double p_ii = p_i[i];
+        memcpy(ws->xq, w_i, P * sizeof *w_i);
+        memcpy(ws->xq + P, p_i, N * sizeof *p_i);
+        for (size_t q = 0; q < P; q++)
+            ws->dq[q] = p_ii * ws->g[q];
+        memcpy(ws->dq + P, ws->g_p, N * sizeof *ws->g_p);
+        opt->personal = ws->group;   /* the η_p group: block "ps" */
+        (void)pflref_optim_step_groups(opt, &ws->om, NULL, eta_w, eta_p,
+                                       ws->dq, ws->xq);
+        memcpy(w_i, ws->xq, P * sizeof *w_i);
+        memcpy(p_i, ws->xq + P, N * sizeof *p_i);
+    } else {
+        /* req: apple.alg1.l9 */
+        const double p_ii = p_i[i];
+        for (size_t q = 0; q < P; q++)   /* w_i ← w_i − η p_ii g */
+            w_i[q] -= eta_w * (p_ii * ws->g[q]);
+        if (core_first)    /* ∂ℒ/∂p_ii with the new w_i (PFLlib) */
+            p_gradient(s, ws, i, w_i, p_i, lam_mu);
+        /* req: apple.alg1.l10 */
+        for (size_t j = 0; j < N; j++)   /* p_i ← p_i − η_p ∂ℒ/∂p_i */
+            p_i[j] -= eta_p * ws->g_p[j];
+    }
     const long step = (long)k + 1;
     if (!pflref_all_finite(w_i, P))
         return pflref_error_diverge(err, t, (long)i, step, "w_i");
@@ -319,6 +413,7 @@ static pflref_status apple_round(pflref_state *s,
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
                           "lambda", &lambda, 1, LAMBDA_LINE[exponential]);
         pflref_client_begin(s, i, "w_i", w_i, NULL, trace);
+        pflref_optim_begin(s, i);   /* the client update's torch.optim.SGD */
         /* req: apple.alg1.l5 */
         for (size_t k = 0; k < b->nsteps; k++) {
             pflref_status st = apple_step(s, ws, i, b, k, lambda * h->mu,
@@ -388,8 +483,9 @@ const pflref_algorithm pflref_apple = {
     .work_free = pflref_work_free,
     .init = apple_init,
     .round = apple_round,
-    .opt_refusal = "APPLE's box takes plain SGD steps on w_i (η) and p_i "
-                   "(η_p) through the mixture w_p = Σ_j p_ij w_j",
+    .opt_slots = 1,   /* the authors' torch.optim.SGD over (w_i, p_i),
+                         two parameter groups (η, η_p) */
+    .opt_length = apple_opt_length,
     .load_state = apple_load_state,
     .evaluate_own = apple_evaluate,
 };

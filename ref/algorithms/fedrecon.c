@@ -56,6 +56,22 @@
  *                        post batches from the final g | kept: (g, l_i) as
  *                        the last visit left it
  *
+ * The client optimizer (opt.*, ref/engine/optim.c; default plain SGD, the
+ * box's l. 11).  TFF's client update holds two optimizers, built anew in
+ * every client update (google-research/federated reconstruction/
+ * training_process.py:415-416): client_optimizer_fn's steps g after the
+ * reconstruction (l. 11; training_process.py:358, apply_gradients on the
+ * global trainable variables) and reconstruction_optimizer_fn's steps l
+ * (l. 9; training_process.py:334), both plain SGD by default
+ * (training_process.py:538-541; the experiments' flags name them
+ * separately, reconstruction/shared/federated_trainer.py:46-49).  opt.*
+ * is the first: it steps g on l. 11 (one slot, reset per client update
+ * under opt.state = reset as TFF builds it; opt.decay_scope reads the
+ * split), while the reconstruction of l (l. 9, and the evaluation's, §3;
+ * evaluation_computation.py:55-56) stays the plain step with η_r, as the
+ * TFF default reconstruction optimizer SGD(η_r) does.  Keras' SGD momentum
+ * is the classical form v ← μ v − η d (opt.momentum_form = classical).
+ *
  * State: s->w holds (g, l⁰): g in the shared entries, l⁰ in the local ones.
  * s->v + i·P holds (g, l_i), l_i the last l client i reconstructed (l⁰
  * before its first visit); its global entries follow g after every round,
@@ -338,7 +354,8 @@ static pflref_status client_update(pflref_state *s, size_t i,
         .model = &pr->model, .data = &pr->clients[i].train, .batches = ub,
         .eta = h->eta_u, .mask = s->shared, .phase = "train",
         .name = "w_local", .formula = UPDATE_LINE, .round = (long)s->t,
-        .client = (long)i, .bn = &s->hyper->bn};
+        .client = (long)i, .opt = pflref_optim_get(s, i, 0),
+        .bn = &s->hyper->bn};
     return pflref_local_sgd_run(&update, x, g, s->ws, trace, err);
 }
 
@@ -369,6 +386,7 @@ static pflref_status fedrecon_round(pflref_state *s,
         /* l. 8: x = (g^t, l⁰), or (g^t, l_i) kept from i's last visit */
         pflref_compose(s->shared, g_t, last ? v_i : s->w0, x, P);
         pflref_client_begin(s, i, "w_local", x, NULL, trace);
+        pflref_optim_begin(s, i);        /* client_optimizer_fn() (opt.state) */
         pflref_status st = client_update(s, i, &plan->personal[j],
                                          &plan->batches[j], x, g, trace, err);
         if (st != PFLREF_OK)
@@ -460,6 +478,6 @@ const pflref_algorithm pflref_fedrecon = {
     .round = fedrecon_round,
     .finish = fedrecon_finish,
     .load_state = fedrecon_load_state,
-    .opt_refusal = "FedRecon's box takes plain SGD steps (η_r on l, η_u on "
-                   "g); the client optimizers (opt.*) are not wired to it",
+    .opt_slots = 1,   /* l. 11's optimizer on g (TFF client_optimizer_fn);
+                         the reconstruction of l steps plain SGD */
 };

@@ -69,6 +69,22 @@
  *   hetlora.weights  sparsity | uniform | samples
  *   hetlora.scaling  none (ΔW = B A, the paper) | alpha (s = α/r_max)
  *
+ * Batch normalisation (bn.*, docs/models.md "Running statistics in
+ * training").  The base model W₀ is frozen, but a torch module's buffers
+ * move in every training forward whatever requires_grad says, so under
+ * bn.running = update each local step moves the running statistics r_μ,
+ * r_v of the base model's batchnorm layers by the step's batch
+ * (pflref_bn_running_move after the gradient pass).  Whose they are: the
+ * base model never leaves the client (FFA-LoRA and HetLoRA send the
+ * adapter alone; loralib's lora_state_dict and PEFT's
+ * get_peft_model_state_dict hold only the lora_ entries), so each client's
+ * copy of the base keeps its own statistics across rounds, never sent,
+ * never averaged: they live in v_i's buffer entries (v_i = W₀ + s B_i A_i
+ * with client i's r_μ, r_v), start at init.w's, and only client i's
+ * training forwards move them.  The global model w = W₀ + s B A keeps
+ * init.w's statistics (the server runs no forward).  bn.running = frozen
+ * leaves them all at init.w's.
+ *
  * Trace: per participant CLIENT_BEGIN "q" (the adapter received), STEP "q"
  * after every local step, NOTE "rank" (hetlora: r_i after pruning),
  * CLIENT_END "q" (what the client keeps and sends); then NOTE "weights"
@@ -152,6 +168,29 @@ static double scale(const pflref_hyper *h)
         h->lora.scaling == PFLREF_HETLORA_SCALING_NONE)
         return 1.0;
     return h->lora.alpha / (double)h->lora.r;
+}
+
+/* dst's running-statistics entries (the model's buffer blocks: BN's r_μ,
+ * r_v) := src's; nothing for a model without batch normalisation. */
+static void copy_buffers(const pflref_model *m, const double *src,
+                         double *dst)
+{
+    for (size_t b = 0; m->bn && b < m->nblocks; b++) {
+        const pflref_block *B = &m->blocks[b];
+        if (B->is_buffer)
+            memcpy(dst + B->offset, src + B->offset, B->size * sizeof *dst);
+    }
+}
+
+/* theta := W₀ + s B_i A_i with client i's running statistics (those of
+ * v_i, its copy of the base model's buffers). */
+static void merge_client(const pflref_state *s, const lora_work *ws,
+                         size_t i, const double *qi, size_t rank,
+                         double *theta)
+{
+    const pflref_model *m = &s->problem->model;
+    pflref_lora_merge(&ws->L, m, s->w0, qi, rank, scale(s->hyper), theta);
+    copy_buffers(m, s->v + i * s->P, theta);
 }
 
 /* init.lora_ranks: only HetLoRA, N integers in [r_min, r]. */
@@ -328,12 +367,19 @@ static pflref_status local_steps(pflref_state *s, size_t i,
     pflref_optim_state *opt = pflref_optim_get(s, i, 0);
     for (size_t st_i = 0; st_i < b->nsteps; st_i++) {
         /* G = ∇_W f_i(W₀ + s B A; b)   (req: lora.eq3, lora.alg1.l2) */
-        pflref_lora_merge(&ws->L, m, s->w0, qi, rank, sc, ws->theta);
+        merge_client(s, ws, i, qi, rank, ws->theta);
         pflref_status st = pflref_batch_grad(
             m, ws->theta, &s->problem->clients[i].train, b, st_i, s->ws,
             ws->g, (long)s->t, (long)i, err);
         if (st != PFLREF_OK)
             return st;
+        /* the frozen base's running statistics, moved by this training
+         * forward (bn.running = update) and kept in client i's copy */
+        st = pflref_bn_running_move(&h->bn, m, s->ws, ws->theta, (long)s->t,
+                                    (long)i, (long)st_i + 1, err);
+        if (st != PFLREF_OK)
+            return st;
+        copy_buffers(m, ws->theta, s->v + i * s->P);
         /* ∂A = s Bᵀ G, ∂B = s G Aᵀ   (req: lora.grad) */
         pflref_lora_grad(&ws->L, m, qi, rank, sc, ws->g, ws->gq);
         if (reg)   /* + ∇ λ ‖B_t‖ ‖A_t‖   (req: hetlora.eq3) */
@@ -418,8 +464,8 @@ static pflref_status client_update(pflref_state *s, size_t i,
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", (long)s->t,
                           (long)i, -1, "rank", &r_i, 1, RANK_LINE);
     }
-    pflref_lora_merge(&ws->L, &s->problem->model, s->w0, qi, ws->rank[i],
-                      scale(s->hyper), s->v + i * s->P);
+    merge_client(s, ws, i, qi, ws->rank[i], ws->theta);
+    memcpy(s->v + i * s->P, ws->theta, s->P * sizeof *ws->theta);
     pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", (long)s->t,
                       (long)i, -1, "q", qi, Q, NULL);
     return PFLREF_OK;
@@ -540,9 +586,12 @@ static void lora_load_state(pflref_state *s, pflref_state_loader load,
             load(ctx, PFLREF_EV_NOTE, "rank", t, (long)i, &r_i, 1) &&
             r_i >= 0.0 && r_i <= (double)h->r && r_i == floor(r_i))
             ws->rank[i] = (size_t)r_i;
-        if (load(ctx, PFLREF_EV_CLIENT_END, "q", t, (long)i, qi, Q))
-            pflref_lora_merge(&ws->L, &s->problem->model, s->w0, qi,
-                              ws->rank[i], sc, s->v + i * P);
+        if (load(ctx, PFLREF_EV_CLIENT_END, "q", t, (long)i, qi, Q)) {
+            /* client i's running statistics are not in the records: its
+             * v_i keeps the reference's (they do not enter training) */
+            merge_client(s, ws, i, qi, ws->rank[i], ws->theta);
+            memcpy(s->v + i * P, ws->theta, P * sizeof *ws->theta);
+        }
     }
 }
 
@@ -576,7 +625,6 @@ const pflref_algorithm pflref_lora = {
     .load_state = lora_load_state,
     .opt_slots = 1,   /* the adapter's optimizer: torch trains A, B */
     .opt_length = lora_opt_length,
-    .bn_refusal =
-        "the low-rank adapters train A, B over a frozen W₀ in their own "
-        "solver: it is not wired to move running statistics",
+    /* bn.running = update moves the base's running statistics, each
+     * client's own (local_steps) */
 };

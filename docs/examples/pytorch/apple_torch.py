@@ -21,14 +21,56 @@ apple.lambda_round are followed; apple.order = core_first and apple.p_grad
 = block_mean (PFLlib's hand-written updates) are not (Unsupported).
 Records: docs/algorithms/apple.md, "What a run reports".
 
+The client optimizer (opt.*): the same torch optimizer, its two parameter
+groups at lr η (or N η) and η_p, with the vector's settings (SGD momentum,
+dampening, nesterov, weight decay; Adam, AdamW), as the authors' script
+builds it (momentum 0.9 there); opt.state = reset builds it for every
+client update, client and server restore it from a kept state_dict.
+Clipping, a decay scope other than all and the classical momentum form
+are not followed (Unsupported).
+
 usage: apple_torch.py VECTOR.json -o RESULT.json
 """
+import copy
 import math
 
 import torch
 from torch.nn.utils import stateless
 
-from torch_common import Problem, Recorder, Unsupported, flat, main
+from torch_common import (OPT_DEFAULTS, Problem, Recorder, Unsupported, flat,
+                          main)
+
+
+def opt_settings(vector_raw):
+    """(the vector without its opt.* keys, the opt.* settings over their
+    defaults)."""
+    vec = copy.deepcopy(vector_raw)
+    alg = vec["spec"]["algorithm"]
+    cfg = dict(OPT_DEFAULTS)
+    for part in ("hyperparameters", "switches"):
+        for k in [k for k in alg.get(part, {}) if k.startswith("opt.")]:
+            cfg[k] = alg[part].pop(k)
+    if cfg["opt.clip"] != "off" or cfg["opt.decay_scope"] != "all" or \
+            cfg["opt.momentum_form"] != "pytorch" or \
+            (cfg["opt.method"] != "adamw" and
+             cfg["opt.weight_decay_form"] != "coupled"):
+        raise Unsupported("opt.clip, opt.decay_scope, opt.momentum_form or "
+                          "opt.weight_decay_form away from the defaults")
+    return vec, cfg
+
+
+def make_optimizer(ocfg, groups):
+    """The torch optimizer the opt.* settings name, over the groups."""
+    if ocfg["opt.method"] == "sgd":
+        return torch.optim.SGD(groups, lr=groups[0]["lr"],
+                               momentum=ocfg["opt.momentum"],
+                               dampening=ocfg["opt.dampening"],
+                               nesterov=ocfg["opt.nesterov"] == "on",
+                               weight_decay=ocfg["opt.weight_decay"])
+    kind = torch.optim.Adam if ocfg["opt.method"] == "adam" else torch.optim.AdamW
+    return kind(groups, lr=groups[0]["lr"],
+                betas=(ocfg["opt.beta1"], ocfg["opt.beta2"]),
+                eps=ocfg["opt.eps"], weight_decay=ocfg["opt.weight_decay"])
 
 DEFAULTS = {"apple.scheduler": "cosine", "apple.prox": "half",
             "apple.p_init": "samples", "apple.order": "joint",
@@ -61,7 +103,8 @@ def unflat(module, w):
     return out
 
 
-def client_update(prob, rec, t, i, held, p_i, p0, lam, batches):
+def client_update(prob, rec, t, i, held, p_i, p0, lam, batches, ocfg=None,
+                  saved=None):
     """Lines 6-10 for client i: returns (its core, p_i)."""
     cfg = prob.cfg
     N = len(held)
@@ -70,8 +113,14 @@ def client_update(prob, rec, t, i, held, p_i, p0, lam, batches):
     eta_w = cfg["eta"] * (N if cfg["apple.core_lr"] == "n_eta" else 1)
     coef = lam * cfg["apple.mu"] * (1.0 if cfg["apple.prox"] == "full"
                                     else 0.5)
-    opt = torch.optim.SGD([{"params": [w_i], "lr": eta_w},
-                           {"params": [p], "lr": cfg["eta_p"]}])
+    groups = [{"params": [w_i], "lr": eta_w},
+              {"params": [p], "lr": cfg["eta_p"]}]
+    opt = (torch.optim.SGD(groups) if ocfg is None
+           else make_optimizer(ocfg, groups))
+    life = ocfg["opt.state"] if ocfg is not None else "reset"
+    key = i if life == "client" else None
+    if life != "reset" and key in saved:
+        opt.load_state_dict(saved[key])
     rec.record("client_begin", "w_i", w_i, round=t, client=i, step=0)
     for s, b in enumerate(batches, start=1):
         opt.zero_grad()
@@ -82,11 +131,17 @@ def client_update(prob, rec, t, i, held, p_i, p0, lam, batches):
         opt.step()
         rec.step(t, i, s, "w_i", w_i)
         rec.step(t, i, s, "p_i", p)
+    if life != "reset":
+        saved[key] = copy.deepcopy(opt.state_dict())
     return w_i.detach().clone(), p.detach().clone()
 
 
 def run(vector_raw):
     """APPLE on a golden vector; returns its pflref-result/1 dict."""
+    vector_raw, ocfg = opt_settings(vector_raw)
+    if all(ocfg[k] == v for k, v in OPT_DEFAULTS.items()):
+        ocfg = None                    # the paper's plain steps
+    saved = {}
     prob = Problem(vector_raw, "apple")
     cfg = prob.cfg
     for k, v in DEFAULTS.items():
@@ -116,7 +171,7 @@ def run(vector_raw):
             held = [server[j] if j != i else cores[i] for j in range(N)]
             rec.record("note", "lambda", [lam], round=t, client=i)
             cores[i], ps[i] = client_update(prob, rec, t, i, held, ps[i],
-                                            p0, lam, batches)
+                                            p0, lam, batches, ocfg, saved)
             rec.client_end(t, i, "w_i", cores[i])
             rec.record("note", "p_i", ps[i], round=t, client=i)
             held[i] = cores[i]
