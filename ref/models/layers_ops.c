@@ -23,6 +23,13 @@
  *   tanh σ' = 1 − y², σ''(a) R{a} = −2 y R{y};
  *   sigmoid σ' = y (1 − y), σ''(a) R{a} = (1 − 2y) R{y}.
  * Flatten: the identity on the NCHW entries (no copy: Y aliases X).
+ * Dropout (torch.nn.Dropout, p; M the pass's 0/1 mask, given as data by
+ *   the workspace's source, pflref_layers_dropout_take): in training
+ *   Y = X ⊙ N with N = M · s, s = fl(1/(1 − p)) computed once, PyTorch's
+ *   CPU kernel (aten/src/ATen/native/Dropout.cpp, _dropout_impl:
+ *   noise.bernoulli_(1 − p); noise.div_(1 − p); input * noise), so a kept
+ *   entry is x · s, one rounding; dX = dY ⊙ N, R{Y} = R{X} ⊙ N,
+ *   R{dX} = R{dY} ⊙ N (linear given M).  In evaluation Y = X.
  * Convolution, pooling, batch normalisation: layers_conv.c.
  *
  * The old spellings, bit for bit (tests/test_layers.c): the calls and
@@ -187,6 +194,17 @@ static void act_forward(pflref_layer_kind kind, const double *X, double *Y,
     }
 }
 
+/* Dropout's Y := X ⊙ N over len entries, N = M · s, s = fl(1/(1 − p))
+ * (y = x · s where m = 1, x · 0 where m = 0: PyTorch's input * noise,
+ * whose noise is m/(1 − p)); Y may be X. */
+static void drop_apply(const pflref_layer *L, const unsigned char *M,
+                       const double *X, double *Y, size_t len)
+{
+    const double scale = 1.0 / (1.0 - L->p);
+    for (size_t q = 0; q < len; q++)
+        Y[q] = X[q] * (M[q] ? scale : 0.0);
+}
+
 /* Layer i forward on nb samples: Y_i := layer(X_i). */
 static void layer_forward(const pflref_model *m, const double *w, size_t i,
                           size_t nb, pflref_model_workspace *ws)
@@ -220,6 +238,12 @@ static void layer_forward(const pflref_model *m, const double *w, size_t i,
     case PFLREF_LAYER_TANH:
     case PFLREF_LAYER_SIGMOID:
         act_forward(L->kind, X, Y, nb * L->in_size);
+        break;
+    case PFLREF_LAYER_DROPOUT:
+        if (ws->bn_train)   /* Y := X ⊙ M · s (training) */
+            drop_apply(L, ws->drop[i], X, Y, nb * L->in_size);
+        else if (Y != X)    /* Y := X (evaluation) */
+            memcpy(Y, X, nb * L->in_size * sizeof *Y);
         break;
     case PFLREF_LAYER_BATCHNORM1D:
     case PFLREF_LAYER_BATCHNORM2D:
@@ -371,6 +395,13 @@ static void backward_range(const pflref_model *m, const double *w, size_t nb,
                 cur = cur_ws;
             }
             break;
+        case PFLREF_LAYER_DROPOUT:
+            if (down) {  /* dX := dY ⊙ M · s */
+                cur_ws = writable(cur_ws, cur, dst, nb * L->out_size);
+                drop_apply(L, ws->drop[i], cur_ws, cur_ws, nb * L->out_size);
+                cur = cur_ws;
+            }
+            break;
         case PFLREF_LAYER_BATCHNORM1D:
         case PFLREF_LAYER_BATCHNORM2D:
             cur_ws = writable(cur_ws, cur, dst, nb * L->out_size);
@@ -486,6 +517,12 @@ static void layer_r_forward(const pflref_model *m, const double *w,
         if (RY != RX)
             memcpy(RY, RX, len * sizeof *RY);
         act_backward(L->kind, ws->act[i], RY, len);
+        break;
+    case PFLREF_LAYER_DROPOUT:   /* R{Y} := R{X} ⊙ M · s */
+        if (RX == NULL)
+            memset(RY, 0, len * sizeof *RY);
+        else
+            drop_apply(L, ws->drop[i], RX, RY, len);
         break;
     case PFLREF_LAYER_BATCHNORM1D:
     case PFLREF_LAYER_BATCHNORM2D:
@@ -613,6 +650,12 @@ static void hvp(const pflref_model *m, const double *w, size_t nb,
                 act_r_backward(L->kind, ws->act[i], ws->Ract[i], cur, Rcur,
                                nb * L->out_size);
             break;
+        case PFLREF_LAYER_DROPOUT:
+            if (down) {  /* R{dX} := R{dY} ⊙ M · s,  dX := dY ⊙ M · s */
+                drop_apply(L, ws->drop[i], Rcur, Rcur, nb * L->out_size);
+                drop_apply(L, ws->drop[i], cur, cur, nb * L->out_size);
+            }
+            break;
         case PFLREF_LAYER_BATCHNORM1D:
         case PFLREF_LAYER_BATCHNORM2D:
             pflref_bn_r_backward(L, W, V, nb, ws->xhat[i], ws->Rxhat[i],
@@ -684,6 +727,11 @@ pflref_status pflref_layers_check_split(const pflref_model *m)
                                 "the body/head split API does not take a "
                                 "layer list with batch normalisation (the "
                                 "body's output depends on the whole batch)");
+    if (pflref_model_dropout_layers(m) > 0)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "m",
+                                "the body/head split API does not take a "
+                                "layer list with dropout (its features pass "
+                                "is an evaluation pass, with no masks)");
     return PFLREF_OK;
 }
 
@@ -753,4 +801,44 @@ void pflref_layers_body_grad_features(const pflref_model *m, const double *w,
     /* the signal dΦ itself, then back through the body */
     memcpy(ws->sig[0], dPhi, nb * h * sizeof *dPhi);
     backward_range(m, w, nb, ws->sig[0], ws->sig[0], ws, g, L - 2, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * Dropout masks
+ * ------------------------------------------------------------------------ */
+
+void pflref_model_workspace_dropout(pflref_model_workspace *ws,
+                                    pflref_dropout_source src, void *ctx)
+{
+    if (ws == NULL)
+        return;
+    ws->drop_src = src;
+    ws->drop_ctx = src != NULL ? ctx : NULL;
+}
+
+pflref_status pflref_layers_dropout_take(const pflref_model *m,
+                                         const pflref_data *D, size_t nb,
+                                         pflref_model_workspace *ws)
+{
+    if (pflref_model_dropout_layers(m) == 0)
+        return PFLREF_OK;
+    if (ws->drop_src == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "ws",
+                                "a training pass through a dropout layer "
+                                "needs its masks (none given)");
+    const unsigned char *pass = NULL;
+    pflref_status st = ws->drop_src(ws->drop_ctx, m, D, nb, &pass);
+    if (st != PFLREF_OK)
+        return st;
+    if (pass == NULL)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "ws",
+                                "the dropout source gave no masks");
+    /* the pass's masks, one per dropout layer in layer order */
+    size_t off = 0;
+    for (size_t i = 0; i < m->nlayers; i++)
+        if (m->layers[i].kind == PFLREF_LAYER_DROPOUT) {
+            ws->drop[i] = pass + off;
+            off += nb * m->layers[i].in_size;
+        }
+    return PFLREF_OK;
 }
