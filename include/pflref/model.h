@@ -118,11 +118,18 @@ typedef enum {
     PFLREF_LAYER_TANH = 6,
     PFLREF_LAYER_SIGMOID = 7,     /* 1/(1 + e^−a)                            */
     PFLREF_LAYER_BATCHNORM1D = 8, /* per feature of a vector                 */
-    PFLREF_LAYER_BATCHNORM2D = 9, /* per channel over batch × H × W          */
+    PFLREF_LAYER_BATCHNORM2D = 9  /* per channel over batch × H × W          */
+    /* The dropout layer and its members below are hidden from Frama-C
+     * (proofs/README.md, "What Frama-C parses"): no proved function reads
+     * them, and WP's goals hold these types' definitions, so hiding them
+     * leaves every proved goal, and the prover cache, as it was. */
+#ifndef __FRAMAC__
+    ,
     PFLREF_LAYER_DROPOUT = 10     /* torch.nn.Dropout(p): y = x ⊙ m · s in
                                      training, s = fl(1/(1 − p)), the mask m
                                      given (pflref_model_workspace_dropout);
                                      the identity in evaluation              */
+#endif
 } pflref_layer_kind;
 
 #define PFLREF_MAX_LAYERS 32
@@ -143,7 +150,9 @@ typedef struct {
     int bias;            /* dense, conv2d: 0 or 1                           */
     double eps;          /* batchnorm: ε ≥ 0 inside √(s² + ε)              */
     double momentum;     /* batchnorm: ρ in [0, 1]                          */
+#ifndef __FRAMAC__
     double p;            /* dropout: the drop probability, in [0, 1)        */
+#endif
     /* filled by the model */
     size_t in_shape[3];  /* [C, H, W], or [n, 1, 1] for a vector           */
     size_t out_shape[3];
@@ -462,6 +471,7 @@ pflref_status pflref_model_body_grad_features(const pflref_model *m,
 void pflref_model_workspace_passes(const pflref_model_workspace *ws,
                                    size_t *forward, size_t *backward);
 
+#ifndef __FRAMAC__
 /* ---- Dropout masks (docs/models.md, "Dropout") ------------------------
  *
  * A layer list with dropout layers takes, in each training pass (every
@@ -487,6 +497,7 @@ void pflref_model_workspace_dropout(pflref_model_workspace *ws,
 
 /* The number of dropout layers of m (0 for every kind but layers). */
 size_t pflref_model_dropout_layers(const pflref_model *m);
+#endif
 
 /* The running statistics after one training forward pass (the last
  * pflref_model_loss or pflref_model_grad on ws), PyTorch's rule:
