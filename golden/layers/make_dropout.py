@@ -15,6 +15,10 @@ exact rational arithmetic end to end.
       (p = 1/4) on the pooled image [2, 3, 3], flatten, dense "fc1" 18→4,
       relu, dropout "drop2" (p = 3/8) before the last dense, dense "fc"
       4→1; (ŷ − y)²: two masks a pass, one per dropout layer.
+  layers/fedalt/mlp-dropout-fedrep-head
+      FedRep (FedAlt's preset; Pillutla et al., ICML 2022, Alg. 4) on the MLP
+      above with the head personal: one training pass a step (the head
+      step, then the body steps), each with its own mask.
   layers/ditto/mlp-dropout
       Ditto (Li, Hu, Beirami, Smith, ICML 2021, Alg. 1) on the MLP above,
       paper switches (ditto.order interleaved): per batch the personal
@@ -51,6 +55,7 @@ sys.path.insert(0, HERE)
 import layers_common as lc         # noqa: E402
 import pflref_exact as px          # noqa: E402
 import pflref_exact_layers as pl   # noqa: E402
+import pflref_exact_pfl as pp      # noqa: E402
 import pflref_golden as pg         # noqa: E402
 
 GENERATOR = "golden/layers/make_dropout.py (exact fractions, {} on pflref_exact_layers.py)"
@@ -59,6 +64,8 @@ DROPOUT_SOURCE = ("torch.nn.Dropout (inverted dropout; aten/src/ATen/native/Drop
                   "data; docs/models.md (Dropout)")
 DITTO_SOURCE = ("Li, Hu, Beirami, Smith, ICML 2021, Alg. 1; shared/spec "
                 "notes-fedavg-pfedme-ditto-perfedavg-apfl.md §3")
+FEDALT_SOURCE = ("Pillutla, Malik, Mohamed, Rabbat, Sanjabi, Xiao, ICML 2022, Alg. 4 "
+                 "(FedAlt; FedRep preset); shared/spec notes-pflego-fedalt-fedsim-fedrep.md")
 
 # ---------------------------------------------------------------- the layer
 
@@ -226,6 +233,18 @@ def ditto_replay(spec, bugs, domain=None):
     return with_feed(spec, run)
 
 
+def fedalt_replay(spec, bugs, domain=None):
+    def run():
+        saved = DropModel.__init__.__defaults__
+        DropModel.__init__.__defaults__ = (domain,)
+        try:
+            w, v, trace = pp.replay(spec, bugs)
+        finally:
+            DropModel.__init__.__defaults__ = saved
+        return trace, w, v
+    return with_feed(spec, run)
+
+
 def make(folder, vid, fname, title, spec, flags, mutants, replay, final, source):
     pl.reset_stats()
     result = replay(spec, frozenset())
@@ -356,5 +375,33 @@ def ditto_mlp():
                 lambda trace, w, v: (trace, w, v), DITTO_SOURCE)
 
 
+def fedrep_mlp():
+    plans = [
+        [(0, [[0, 2], [1, 3], [2]]), (1, [[1, 0], [2], [0, 1]]), (2, [[4, 1], [0, 3]])],
+        [(0, [[3, 1], [0]]), (2, [[0, 2], [3], [1, 4]])],
+    ]
+    spec = pg.given_spec(
+        "FedRep (FedAlt preset) on the MLP with dropout (p = 1/4), masks as data, "
+        "personal head, two rounds",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Split: the group head "
+        "(out.weight, out.bias) is personal. FedRep: tau_v = 1 head step with gamma_v "
+        "= 0.078125, then the body with gamma_u = 0.046875 on the remaining batches, "
+        "one training pass and one mask per step; uniform weights; stateful.",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "fedalt", "preset": "fedrep",
+         "hyperparameters": {"gamma_u": 0.046875, "gamma_v": 0.078125, "tau_v": 1}},
+        rounds_json(plans, 990, [("drop", 5)]), split={"personal": ["head"]})
+    flags = ["dropout-scale", "dropout-train-mode", "pfl-update-order",
+             "stale-personal-state", "aggregation-weights"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"pfl-update-order": ["fedalt-u-first", "fedalt-stale-v"],
+                    "stale-personal-state": ["reset-personal"],
+                    "aggregation-weights": ["samples-weights"]})
+    return make("fedalt", "layers/fedalt/mlp-dropout-fedrep-head",
+                "fedalt-mlp-dropout-fedrep-head.json", spec["name"], spec, flags,
+                mutants, fedalt_replay, lambda trace, w, v: (trace, w, v), FEDALT_SOURCE)
+
+
 if __name__ == "__main__":
-    pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp])
+    pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp])
