@@ -23,13 +23,9 @@
  *   tanh σ' = 1 − y², σ''(a) R{a} = −2 y R{y};
  *   sigmoid σ' = y (1 − y), σ''(a) R{a} = (1 − 2y) R{y}.
  * Flatten: the identity on the NCHW entries (no copy: Y aliases X).
- * Dropout (torch.nn.Dropout, p; M the pass's 0/1 mask, given as data by
- *   the workspace's source, pflref_layers_dropout_take): in training
- *   Y = X ⊙ N with N = M · s, s = fl(1/(1 − p)) computed once, PyTorch's
- *   CPU kernel (aten/src/ATen/native/Dropout.cpp, _dropout_impl:
- *   noise.bernoulli_(1 − p); noise.div_(1 − p); input * noise), so a kept
- *   entry is x · s, one rounding; dX = dY ⊙ N, R{Y} = R{X} ⊙ N,
- *   R{dX} = R{dY} ⊙ N (linear given M).  In evaluation Y = X.
+ * Dropout (p; M the pass's 0/1 mask, layers_dropout.c): training Y = X ⊙ N,
+ *   N = M · fl(1/(1 − p)), PyTorch's CPU product (Dropout.cpp, _dropout_impl);
+ *   dX = dY ⊙ N, R{Y} = R{X} ⊙ N, R{dX} = R{dY} ⊙ N.  Evaluation: Y = X.
  * Convolution, pooling, batch normalisation: layers_conv.c.
  *
  * The old spellings, bit for bit (tests/test_layers.c): the calls and
@@ -194,9 +190,8 @@ static void act_forward(pflref_layer_kind kind, const double *X, double *Y,
     }
 }
 
-/* Dropout's Y := X ⊙ N over len entries, N = M · s, s = fl(1/(1 − p))
- * (y = x · s where m = 1, x · 0 where m = 0: PyTorch's input * noise,
- * whose noise is m/(1 − p)); Y may be X. */
+/* Dropout's Y := X ⊙ N over len entries (Y may be X): x · s where m = 1,
+ * x · 0 where m = 0, s = fl(1/(1 − p)), PyTorch's input * (m/(1 − p)). */
 static void drop_apply(const pflref_layer *L, const unsigned char *M,
                        const double *X, double *Y, size_t len)
 {
@@ -801,44 +796,4 @@ void pflref_layers_body_grad_features(const pflref_model *m, const double *w,
     /* the signal dΦ itself, then back through the body */
     memcpy(ws->sig[0], dPhi, nb * h * sizeof *dPhi);
     backward_range(m, w, nb, ws->sig[0], ws->sig[0], ws, g, L - 2, 0);
-}
-
-/* ------------------------------------------------------------------------
- * Dropout masks
- * ------------------------------------------------------------------------ */
-
-void pflref_model_workspace_dropout(pflref_model_workspace *ws,
-                                    pflref_dropout_source src, void *ctx)
-{
-    if (ws == NULL)
-        return;
-    ws->drop_src = src;
-    ws->drop_ctx = src != NULL ? ctx : NULL;
-}
-
-pflref_status pflref_layers_dropout_take(const pflref_model *m,
-                                         const pflref_data *D, size_t nb,
-                                         pflref_model_workspace *ws)
-{
-    if (pflref_model_dropout_layers(m) == 0)
-        return PFLREF_OK;
-    if (ws->drop_src == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "ws",
-                                "a training pass through a dropout layer "
-                                "needs its masks (none given)");
-    const unsigned char *pass = NULL;
-    pflref_status st = ws->drop_src(ws->drop_ctx, m, D, nb, &pass);
-    if (st != PFLREF_OK)
-        return st;
-    if (pass == NULL)
-        return pflref_error_set(NULL, PFLREF_EINVAL, "ws",
-                                "the dropout source gave no masks");
-    /* the pass's masks, one per dropout layer in layer order */
-    size_t off = 0;
-    for (size_t i = 0; i < m->nlayers; i++)
-        if (m->layers[i].kind == PFLREF_LAYER_DROPOUT) {
-            ws->drop[i] = pass + off;
-            off += nb * m->layers[i].in_size;
-        }
-    return PFLREF_OK;
 }
