@@ -16,6 +16,7 @@
  *   layers.c     the layer list: shapes, blocks, presets;
  *   layers_ops.c its forward, backward, R-operator and workspace;
  *   layers_conv.c  convolution, pooling, batch normalisation
+ *   layers_dropout.c  the dropout layers' masks (their source, a pass's)
  *   problem.c    problems and their data sets (pflref_data_validate)
  *
  * Symbols and shapes are those of the table in model.c.  Every function
