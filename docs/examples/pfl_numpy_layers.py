@@ -278,10 +278,11 @@ class Layers:
         self.masks = None
         if train and self.dropout and \
                 _base().BUG != "dropout-off-in-training":   # the next pass's masks
-            if self.taken >= len(self.passes):
+            masks = self.passes[self.taken:self.taken + 1]
+            if not masks:
                 raise ValueError("dropout: no mask for training pass %d"
                                  % (self.taken + 1))
-            self.masks = self.passes[self.taken]
+            self.masks = masks[0]
             self.taken += 1
         for L in self.layers:
             A, cache = self.layer_forward(theta, L, A, train)
