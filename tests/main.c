@@ -25,7 +25,7 @@ int main(void)
         perfedavg_suite, apfl_suite,    lr_suite,      optim_suite,
         interp_suite,
         cfl_suite,      ifca_suite,     fedfomo_suite,
-        fedbn_suite,    bn_running_suite, layers_suite,
+        fedbn_suite,    bn_running_suite, layers_suite, dropout_suite,
         pfedhn_suite,
         lora_suite,
         moon_suite,

@@ -30,6 +30,7 @@ Suite *cfl_suite(void);
 Suite *ifca_suite(void);
 Suite *fedfomo_suite(void);
 Suite *layers_suite(void);
+Suite *dropout_suite(void);
 Suite *fedbn_suite(void);
 Suite *bn_running_suite(void);
 Suite *pfedhn_suite(void);

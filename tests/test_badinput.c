@@ -794,9 +794,10 @@ static const lettered_case LETTERED[] = {
      SPEC(LAYERS("[1, 4, 4]", "squared", "{\"type\": \"flatten\"}, {\"type\": \"batchnorm1d\", "
                  "\"num_features\": 4}, " DENSE1), IMG2, FEDAVG, ONE_ROUND),
      "model.layers[1].num_features", "num_features = 4 does not match the input [16] (16 features)"},
-    {"L6", "layer list: dropout",
+    {"L6", "layer list: dropout without its masks",
      SPEC(LAYERS("[16]", "squared", "{\"type\": \"dropout\"}, " DENSE1), IMG2, FEDAVG, ONE_ROUND),
-     "model.layers[0].type", "dropout is not implemented yet: its masks would have to be data"},
+     "schedule.rounds[0].dropout",
+     "round 0, client 0, training pass 1 (of 2 samples): no dropout mask given for layer \"0\""},
     {"L7", "layer list: unknown layer type",
      SPEC(LAYERS("[16]", "squared", "{\"type\": \"lstm\"}, " DENSE1), IMG2, FEDAVG, ONE_ROUND),
      "model.layers[0].type", "unknown layer type \"lstm\""},
@@ -1323,6 +1324,82 @@ static const lettered_case LETTERED[] = {
      "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes "
      "here"},
 #undef APFL_BN
+/* dropout (docs/models.md, "Dropout"): dense 2 → 3, dropout "d" (p = 1/4),
+ * dense 3 → 1 on TWO; one round of client 0 on its two samples */
+#define DROP_MLP(p) LAYERS("[2]", "squared", "{\"type\": \"dense\", \"out\": 3}, " \
+    "{\"type\": \"dropout\", \"name\": \"d\", \"p\": " p "}, " DENSE1)
+#define DROP_ROUND(b, passes) GIVEN("{\"clients\": [0], \"batches\": [" b "], " \
+    "\"dropout\": [[" passes "]]}")
+#define DROP_OK "{\"d\": [[1, 0, 1], [0, 1, 1]]}"
+    {"U1", "dropout: a mask row of the wrong width",
+     SPEC(DROP_MLP("0.25"), TWO, FEDAVG, DROP_ROUND("[[0, 1]]", "{\"d\": [[1, 0], [0, 1]]}")),
+     "schedule.rounds[0].dropout[0][0].d[0]",
+     "a row of layer \"d\"'s mask has 2 entries: its input has 3 per sample"},
+    {"U2", "dropout: a mask of another batch size than its pass",
+     SPEC(DROP_MLP("0.25"), TWO, FEDAVG, DROP_ROUND("[[0, 1]]", "{\"d\": [[1, 0, 1]]}")),
+     "schedule.rounds[0].dropout[0]",
+     "round 0, client 0, training pass 1: the masks have 1 rows, the pass's batch 2 samples"},
+    {"U3", "dropout: a mask entry other than 0 or 1",
+     SPEC(DROP_MLP("0.25"), TWO, FEDAVG,
+          DROP_ROUND("[[0, 1]]", "{\"d\": [[1, 0, 2], [0, 1, 1]]}")),
+     "schedule.rounds[0].dropout[0][0].d[0][2]",
+     "a mask entry is 0 (dropped) or 1 (kept), not 2"},
+    {"U4", "dropout: a fractional mask entry",
+     SPEC(DROP_MLP("0.25"), TWO, FEDAVG,
+          DROP_ROUND("[[0, 1]]", "{\"d\": [[1, 0, 1], [0.5, 1, 1]]}")),
+     "schedule.rounds[0].dropout[0][0].d[1][0]",
+     "a mask entry is 0 (dropped) or 1 (kept), not 0.5"},
+    {"U5", "dropout: p = 1",
+     SPEC(DROP_MLP("1"), TWO, FEDAVG, DROP_ROUND("[[0, 1]]", DROP_OK)),
+     "model.layers[1].p", "the drop probability p = 1 must lie in [0, 1)"},
+    {"U6", "dropout: negative p",
+     SPEC(DROP_MLP("-0.25"), TWO, FEDAVG, DROP_ROUND("[[0, 1]]", DROP_OK)),
+     "model.layers[1].p", "the drop probability p = -0.25 must lie in [0, 1)"},
+    {"U7", "dropout: a round without masks",
+     SPEC(DROP_MLP("0.25"), TWO, FEDAVG, ONE_ROUND),
+     "schedule.rounds[0].dropout",
+     "round 0, client 0, training pass 1 (of 2 samples): no dropout mask given for layer \"d\""},
+    {"U8", "dropout: fewer passes given than the steps make",
+     SPEC(DROP_MLP("0.25"), TWO, FEDAVG, DROP_ROUND("[[0], [1]]", "{\"d\": [[1, 0, 1]]}")),
+     "schedule.rounds[0].dropout[0]",
+     "round 0, client 0, training pass 2 (of 1 samples): no dropout mask given for layer "
+     "\"d\" (1 passes given) [gradient failed at round 0, client 0, step 2"},
+    {"U9", "dropout: passes left unused",
+     SPEC(DROP_MLP("0.25"), TWO, FEDAVG, DROP_ROUND("[[0, 1]]", DROP_OK ", " DROP_OK)),
+     "schedule.rounds[0].dropout[0]",
+     "round 0, client 0 made 1 training passes, 2 given: every pass's masks must be used"},
+    {"U10", "dropout: masks for a model without dropout",
+     SPEC(LIN, TWO, FEDAVG, DROP_ROUND("[[0, 1]]", DROP_OK)),
+     "schedule.rounds[0].dropout", "the model has no dropout layer: no masks to give"},
+    {"U11", "dropout: an algorithm that does not map its passes to masks",
+     SPEC(DROP_MLP("0.25"), TWO, HYP("fedprox", "\"eta\": 0.1"),
+          DROP_ROUND("[[0, 1]]", DROP_OK)),
+     "model.layers[1]",
+     "fedprox does not map its training passes to dropout masks: it cannot take dropout "
+     "layer \"d\""},
+    {"U12", "dropout: a generated schedule",
+     SPEC(DROP_MLP("0.25"), TWO, FEDAVG, GEN),
+     "schedule.kind",
+     "dropout layer \"d\" takes its masks from a given schedule (rounds[t].dropout): a "
+     "generated schedule has none"},
+    {"U13", "dropout: a mask for a layer that is not a dropout layer",
+     SPEC(DROP_MLP("0.25"), TWO, FEDAVG,
+          DROP_ROUND("[[0, 1]]", "{\"d\": [[1, 0, 1], [0, 1, 1]], \"1\": [[1]]}")),
+     "schedule.rounds[0].dropout[0][0].1", "no dropout layer is named \"1\""},
+    {"U14", "dropout: a pass without a layer's mask",
+     SPEC(DROP_MLP("0.25"), TWO, FEDAVG, DROP_ROUND("[[0, 1]]", "{}")),
+     "schedule.rounds[0].dropout[0][0]", "no mask for dropout layer \"d\""},
+    {"U15", "dropout: mask lists not one per participant",
+     SPEC(DROP_MLP("0.25"), TWO, FEDAVG,
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]], \"dropout\": [[" DROP_OK "], []]}")),
+     "schedule.rounds[0].dropout", "2 mask lists for 1 clients"},
+    {"U16", "dropout: an unknown key of the layer",
+     SPEC(LAYERS("[2]", "squared", "{\"type\": \"dropout\", \"rate\": 0.5}, " DENSE1), TWO,
+          FEDAVG, DROP_ROUND("[[0, 1]]", DROP_OK)),
+     "model.layers[0].rate", "unknown field \"rate\""},
+#undef DROP_MLP
+#undef DROP_ROUND
+#undef DROP_OK
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
@@ -1341,6 +1418,7 @@ END_TEST
 START_TEST(test_lettered_catalogue)
 {
     static const char letters[] = "LSAYCXQMJEBGHVI";
+    static const char letters[] = "LSAYCXQMJEBGHVU";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

@@ -916,8 +916,8 @@ START_TEST(test_spec_errors)
     static const struct {
         const char *model, *where, *text;
     } cases[] = {
-        {IMG "\"layers\": [{\"type\": \"dropout\", \"p\": 0.5}]",
-         "model.layers[0].type", "masks-as-data"},
+        {IMG "\"layers\": [{\"type\": \"dropout\", \"p\": 1}]",
+         "model.layers[0].p", "p = 1 must lie in [0, 1)"},
         {IMG "\"layers\": [{\"type\": \"conv3d\"}]", "model.layers[0].type",
          "unknown layer type \"conv3d\""},
         {IMG "\"layers\": [{\"type\": \"relu\", \"out\": 3}]",

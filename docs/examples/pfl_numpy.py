@@ -55,6 +55,7 @@ import numpy as np
 
 BUG = None          # the --bug switch; None = the correct algorithm
 BUGS = ("uniform-weights", "weights-over-all-K", "delta-without-w_t",
+        "dropout-not-rescaled", "dropout-off-in-training",
         "stale-model-unsampled", "one-step-fewer", "one-step-extra",
         "ragged-batch-dropped", "batch-grad-summed", "squared-loss-no-2",
         "bias-not-updated", "start-from-w0", "local-model-aliases-global",

@@ -16,6 +16,10 @@ layers, with α = 1/n_b and every gradient the batch mean:
   avgpool2d  the window's mean
   flatten    the identity on the NCHW entries
   relu, tanh, sigmoid    elementwise; relu′(0) = 0
+  dropout    nn.Dropout(p): in training Y = X · noise with noise = m/(1 − p)
+             (m the pass's 0/1 mask, given as data in the schedule's
+             rounds[t].dropout, the next pass of this client's list at
+             every training forward); the identity in evaluation
   batchnorm1d / 2d       per channel over the M = n_b·H·W entries: training
              mode x̂ = (a − μ)/√(s² + ε) with the batch mean μ and biased
              variance s²; evaluation mode with r_μ, r_v; u = γ x̂ + β
@@ -125,8 +129,6 @@ def layout(model):
     layers, shape, off = [], tuple(model["input"]), 0
     blocks = []
     for i, spec in enumerate(spec_layers):
-        if spec["type"] == "dropout":
-            raise _base().Unsupported("dropout")
         L = dict(spec)
         L["name"] = str(spec.get("name", i))
         L["in"], L["out_shape"] = shape, out_shape(spec, shape)
@@ -240,6 +242,22 @@ class Layers:
             if "bn" in groups:
                 self.bn[off:off + size] = True
         self.stats = []
+        # dropout: this client's passes of masks, rounds in order (each
+        # round's list in the order its algorithm makes its training passes)
+        self.dropout = any(L["type"] == "dropout" for L in self.layers)
+        self.passes, self.taken = [], 0
+        rounds = spec.get("schedule", {}).get("rounds")
+        if self.dropout and isinstance(rounds, list):
+            # this client's id: the spec's client with these data rows
+            ids = [i for i, c in enumerate(spec["problem"].get("clients", []))
+                   if not isinstance(c.get("X"), str) and
+                   np.array_equal(np.asarray(c["X"], dtype=float), self.X) and
+                   np.array_equal(np.asarray(c["y"], dtype=float), self.y)]
+            if not ids:
+                raise _base().Unsupported("dropout with a client given by file")
+            for r in rounds:
+                if "dropout" in r and ids[0] in r["clients"]:
+                    self.passes += r["dropout"][r["clients"].index(ids[0])]
 
     def part(self, theta, L, role, shape):
         lo, hi = L["at"][role]
@@ -257,6 +275,15 @@ class Layers:
         A = X.reshape((len(X),) + self.input)
         caches = []
         self.stats = []
+        self.masks = None
+        if train and self.dropout and \
+                _base().BUG != "dropout-off-in-training":   # the next pass's masks
+            masks = self.passes[self.taken:self.taken + 1]
+            if not masks:
+                raise ValueError("dropout: no mask for training pass %d"
+                                 % (self.taken + 1))
+            self.masks = masks[0]
+            self.taken += 1
         for L in self.layers:
             A, cache = self.layer_forward(theta, L, A, train)
             caches.append(cache)
@@ -303,6 +330,14 @@ class Layers:
             A = 1.0 / (1.0 + np.exp(-A))
         elif t in ("batchnorm1d", "batchnorm2d"):
             A = self.bn_forward(theta, L, A, train, cache)
+        elif t == "dropout":
+            if self.masks is not None:
+                m = np.asarray(self.masks[L["name"]], dtype=float)
+                noise = m.reshape(A.shape) / (1.0 - L.get("p", 0.5))
+                if _base().BUG == "dropout-not-rescaled":
+                    noise = m.reshape(A.shape)
+                cache["noise"] = noise
+                A = A * noise
         else:
             raise _base().Unsupported("layer type %r" % t)
         cache["Y"] = A
@@ -393,6 +428,8 @@ class Layers:
             return G * (1.0 - Y * Y)
         if t == "sigmoid":
             return G * Y * (1.0 - Y)
+        if t == "dropout":
+            return G * cache["noise"] if "noise" in cache else G
         return self.bn_backward(theta, L, cache, G, g)
 
     def bn_backward(self, theta, L, cache, G, g):

@@ -13,7 +13,7 @@
  *              cross_entropy −log softmax(z)_y  (k ≥ 2 classes), or
  *              squared (z − y)² / half_squared ½(z − y)²  (k = 1: z is ŷ)
  *   layers     a list of layers (dense, conv2d, pools, flatten, relu, tanh,
- *              sigmoid, batchnorm1d/2d; pflref_layer below), then one of
+ *              sigmoid, batchnorm1d/2d, dropout; pflref_layer below), then one of
  *              the losses on the last layer's output
  *
  * Parameter vector layout (the order of PyTorch's state_dict, flattened
@@ -119,6 +119,17 @@ typedef enum {
     PFLREF_LAYER_SIGMOID = 7,     /* 1/(1 + e^−a)                            */
     PFLREF_LAYER_BATCHNORM1D = 8, /* per feature of a vector                 */
     PFLREF_LAYER_BATCHNORM2D = 9  /* per channel over batch × H × W          */
+    /* The dropout layer and its members below are hidden from Frama-C
+     * (proofs/README.md, "What Frama-C parses"): no proved function reads
+     * them, and WP's goals hold these types' definitions, so hiding them
+     * leaves every proved goal, and the prover cache, as it was. */
+#ifndef __FRAMAC__
+    ,
+    PFLREF_LAYER_DROPOUT = 10     /* torch.nn.Dropout(p): y = x ⊙ m · s in
+                                     training, s = fl(1/(1 − p)), the mask m
+                                     given (pflref_model_workspace_dropout);
+                                     the identity in evaluation              */
+#endif
 } pflref_layer_kind;
 
 #define PFLREF_MAX_LAYERS 32
@@ -139,6 +150,9 @@ typedef struct {
     int bias;            /* dense, conv2d: 0 or 1                           */
     double eps;          /* batchnorm: ε ≥ 0 inside √(s² + ε)              */
     double momentum;     /* batchnorm: ρ in [0, 1]                          */
+#ifndef __FRAMAC__
+    double p;            /* dropout: the drop probability, in [0, 1)        */
+#endif
     /* filled by the model */
     size_t in_shape[3];  /* [C, H, W], or [n, 1, 1] for a vector           */
     size_t out_shape[3];
@@ -456,6 +470,34 @@ pflref_status pflref_model_body_grad_features(const pflref_model *m,
  * PFLEGO reads them around a client's update to report its body passes. */
 void pflref_model_workspace_passes(const pflref_model_workspace *ws,
                                    size_t *forward, size_t *backward);
+
+#ifndef __FRAMAC__
+/* ---- Dropout masks (docs/models.md, "Dropout") ------------------------
+ *
+ * A layer list with dropout layers takes, in each training pass (every
+ * pflref_model_loss, _grad, _grad_blocks, _hvp and _grad_from_output call
+ * on ws), the next pass of masks from the source set on ws: src(ctx, m,
+ * D, nb, &pass), D the data the pass reads (so a run tells its clients
+ * apart), sets pass to the pass's masks, one per dropout layer in layer
+ * order, each nb × the layer's input entries per sample (row-major, an
+ * image in NCHW order), 0 or 1 each, and returns PFLREF_OK; or it returns
+ * PFLREF_EINVAL (no mask left, or masks of another batch size), which the
+ * training pass returns (the source keeps the message).  With no source
+ * set, a training pass through a dropout layer fails with PFLREF_EINVAL
+ * (where "ws").  Evaluation passes (evaluate, outputs) take no mask: the
+ * layer is the identity there.  src NULL removes the source. */
+typedef pflref_status (*pflref_dropout_source)(void *ctx,
+                                               const pflref_model *m,
+                                               const pflref_data *D,
+                                               size_t nb,
+                                               const unsigned char **pass);
+
+void pflref_model_workspace_dropout(pflref_model_workspace *ws,
+                                    pflref_dropout_source src, void *ctx);
+
+/* The number of dropout layers of m (0 for every kind but layers). */
+size_t pflref_model_dropout_layers(const pflref_model *m);
+#endif
 
 /* The running statistics after one training forward pass (the last
  * pflref_model_loss or pflref_model_grad on ws), PyTorch's rule:

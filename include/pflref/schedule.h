@@ -59,6 +59,26 @@ typedef struct {
     size_t *idx;       /* step_off[nsteps] sample indices               */
 } pflref_batches;
 
+#ifndef __FRAMAC__   /* hidden from Frama-C as the dropout layer (model.h) */
+/* The dropout masks of one round (the spec's rounds[t].dropout;
+ * docs/models.md, "Dropout"), for a model with L ≥ 1 dropout layers:
+ * participant j's training passes are q = pass_off[j] .. pass_off[j+1]−1,
+ * in the order its algorithm makes them; pass q's masks, one per dropout
+ * layer in layer order (layer ℓ named name[ℓ], width[ℓ] input entries per
+ * sample), each nb[q] × width[ℓ] row-major, are mask[mask_off[q] ..
+ * mask_off[q+1]−1], each 0 or 1.  used[j] counts the passes the run took
+ * (ref/engine/dropout.c). */
+typedef struct {
+    size_t L;
+    char **name;           /* L layer names                               */
+    size_t *width;         /* L                                           */
+    size_t *pass_off;      /* m + 1                                       */
+    size_t *nb;            /* pass_off[m]                                 */
+    size_t *mask_off;      /* pass_off[m] + 1                             */
+    unsigned char *mask;   /* mask_off[pass_off[m]]                       */
+} pflref_dropout_masks;
+#endif
+
 typedef struct {
     size_t m;              /* participants (they train)                 */
     size_t *clients;       /* m ids, strictly ascending                 */
@@ -94,6 +114,10 @@ typedef struct {
                               allowed (FedProx's S_t under
                               fedprox.sampling = paper: the spec's
                               "draws"), or NULL                          */
+#ifndef __FRAMAC__
+    pflref_dropout_masks *dropout; /* the round's dropout masks (the
+                              spec's "dropout"), or NULL                  */
+#endif
 } pflref_round_plan;
 
 typedef struct {
@@ -212,6 +236,11 @@ pflref_status pflref_round_plan_alloc(pflref_round_plan *r, size_t m,
                                       pflref_error *err);
 
 void pflref_schedule_free(pflref_schedule *s);
+
+#ifndef __FRAMAC__
+/* Free a round's dropout masks (NULL: nothing). */
+void pflref_dropout_masks_free(pflref_dropout_masks *d);
+#endif
 
 /* Check a schedule against N clients with n[i] samples: ids in range and
  * strictly ascending, drawn a permutation of clients, step offsets

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/dropout.h"
 #include "engine/engine.h"
 #include "engine/state.h"
 #include "engine/work.h"
@@ -649,6 +650,9 @@ static pflref_status run_rounds(pflref_state *s, const pflref_algorithm *alg,
                                 const pflref_trace *trace, pflref_error *err)
 {
     pflref_status st = PFLREF_OK;
+    /* the dropout masks of each round's training passes (dropout.c) */
+    pflref_dropout_feed feed;
+    pflref_dropout_feed_start(&feed, s);
     /* req: pfedme.alg1.l2, ditto.alg1.l2, apfl.alg1.l2, perfedavg.alg1.l2 */
     /* req: fedalt.alg4.l2, fedsim.alg5.l2, ifca.alg1.l2, cfl.alg5.l2 */
     /* req: fedbn.alg1.l1, fedavg.alg1.l3, pfedhn.alg1.l2 */
@@ -658,7 +662,11 @@ static pflref_status run_rounds(pflref_state *s, const pflref_algorithm *alg,
         /* round t's step sizes (lr.schedule; ref/engine/lr.c) */
         pflref_round_hyper(s->hyper_base, s->t, &s->hyper_round);
         s->hyper = &s->hyper_round;
-        st = alg->round(s, &schedule->rounds[t], trace, err);
+        st = pflref_dropout_feed_round(&feed, &schedule->rounds[t], (long)t,
+                                       err);
+        if (st == PFLREF_OK)
+            st = alg->round(s, &schedule->rounds[t], trace, err);
+        st = pflref_dropout_feed_end(&feed, st, err);
         s->hyper = s->hyper_base;
         /* the participants' train() calls of round t (lr.count) */
         for (size_t j = 0; j < schedule->rounds[t].m; j++)
@@ -669,8 +677,12 @@ static pflref_status run_rounds(pflref_state *s, const pflref_algorithm *alg,
         (alg->needs_post || schedule->post != NULL)) {
         if (load != NULL && schedule->T > 0)
             load_state(s, alg, load, ctx, (long)schedule->T - 1);
-        st = alg->finish(s, schedule, trace, err);
+        st = pflref_dropout_feed_round(&feed, NULL, -1, err);
+        if (st == PFLREF_OK)
+            st = alg->finish(s, schedule, trace, err);
+        st = pflref_dropout_feed_end(&feed, st, err);
     }
+    pflref_dropout_feed_stop(&feed, s);
     if (st == PFLREF_OK && s->w != NULL)
         pflref_trace_emit(trace, PFLREF_EV_FINAL, "final", -1, -1, -1, "w",
                           s->w, s->P, NULL);

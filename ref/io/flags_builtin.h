@@ -53,6 +53,8 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "dense-weight-layout",
     "ditto-moving-ref",
     "ditto-personal-batches",
+    "dropout-scale",
+    "dropout-train-mode",
     "feature-transpose",
     "fedala-clip",
     "fedala-lower-layers",

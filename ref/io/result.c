@@ -105,6 +105,35 @@ static void emit_peer_draws(pflref_emit *e, const pflref_round_plan *r)
     pflref_emit_array_end(e);
 }
 
+/* A round's dropout masks: per participant, its passes, each an object
+ * of one mask per dropout layer (rows of 0/1). */
+static void emit_dropout(pflref_emit *e, const pflref_round_plan *r)
+{
+    const pflref_dropout_masks *d = r->dropout;
+    pflref_emit_array_begin(e);
+    for (size_t j = 0; j < r->m; j++) {
+        pflref_emit_array_begin(e);
+        for (size_t q = d->pass_off[j]; q < d->pass_off[j + 1]; q++) {
+            const unsigned char *x = d->mask + d->mask_off[q];
+            pflref_emit_object_begin(e);
+            for (size_t l = 0; l < d->L; l++) {
+                KEY(e, d->name[l]);
+                pflref_emit_array_begin(e);
+                for (size_t n = 0; n < d->nb[q]; n++) {
+                    pflref_emit_array_begin(e);
+                    for (size_t c = 0; c < d->width[l]; c++)
+                        pflref_emit_integer(e, *x++);
+                    pflref_emit_array_end(e);
+                }
+                pflref_emit_array_end(e);
+            }
+            pflref_emit_object_end(e);
+        }
+        pflref_emit_array_end(e);
+    }
+    pflref_emit_array_end(e);
+}
+
 /* Round t of the schedule actually used; chosen (or NULL) as for
  * emit_schedule. */
 static void emit_round(pflref_emit *e, const pflref_round_plan *r,
@@ -138,6 +167,10 @@ static void emit_round(pflref_emit *e, const pflref_round_plan *r,
     if (r->draws != NULL) {    /* FedProx's K draws, in draw order */
         KEY(e, "draws");
         pflref_emit_indices(e, r->draws, r->n_draws);
+    }
+    if (r->dropout != NULL) {   /* the training passes' dropout masks */
+        KEY(e, "dropout");
+        emit_dropout(e, r);
     }
     if (r->personal != NULL) {  /* Ditto's own personal batches */
         KEY(e, "personal");
@@ -355,6 +388,9 @@ static void emit_layers(pflref_emit *e, const pflref_model *m)
         case PFLREF_LAYER_BATCHNORM2D:
             key_real(e, "eps", L->eps);
             key_real(e, "momentum", L->momentum);
+            break;
+        case PFLREF_LAYER_DROPOUT:
+            key_real(e, "p", L->p);
             break;
         default:
             break;

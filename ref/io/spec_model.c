@@ -238,7 +238,7 @@ static void layer_path(char *out, size_t size, size_t i, const char *key)
 /* The layer types of a spec, in the order of pflref_layer_kind. */
 static const char *const LAYER_TYPES[] = {
     "dense", "conv2d", "maxpool2d", "avgpool2d", "flatten", "relu", "tanh",
-    "sigmoid", "batchnorm1d", "batchnorm2d", NULL};
+    "sigmoid", "batchnorm1d", "batchnorm2d", "dropout", NULL};
 
 /* Each type's keys (type and name included). */
 static const char *const *layer_keys(pflref_layer_kind kind)
@@ -252,6 +252,7 @@ static const char *const *layer_keys(pflref_layer_kind kind)
     static const char *const plain[] = {"type", "name", NULL};
     static const char *const bn[] = {"type", "name", "num_features", "eps",
                                      "momentum", NULL};
+    static const char *const drop[] = {"type", "name", "p", NULL};
     switch (kind) {
     case PFLREF_LAYER_DENSE:       return dense;
     case PFLREF_LAYER_CONV2D:      return conv;
@@ -259,6 +260,7 @@ static const char *const *layer_keys(pflref_layer_kind kind)
     case PFLREF_LAYER_AVGPOOL2D:   return pool;
     case PFLREF_LAYER_BATCHNORM1D:
     case PFLREF_LAYER_BATCHNORM2D: return bn;
+    case PFLREF_LAYER_DROPOUT:     return drop;
     default:                       return plain;
     }
 }
@@ -276,12 +278,6 @@ static pflref_status read_layer_kind(const json_t *v, size_t i,
     if ((st = pflref_json_member(v, where, "type", 1, &t_v, err)) ||
         (st = pflref_json_string(t_v, path, &type, err)))
         return st;
-    if (strcmp(type, "dropout") == 0)
-        return pflref_error_set(err, PFLREF_EINVAL, path,
-                                "dropout is not implemented yet: its masks "
-                                "would have to be data (masks-as-data, as "
-                                "every other random choice), which pflref "
-                                "does not read yet");
     *kind = -1;
     for (int q = 0; LAYER_TYPES[q] != NULL; q++)
         if (strcmp(type, LAYER_TYPES[q]) == 0)
@@ -291,7 +287,7 @@ static pflref_status read_layer_kind(const json_t *v, size_t i,
                                 "unknown layer type \"%s\" (known: dense, "
                                 "conv2d, maxpool2d, avgpool2d, flatten, "
                                 "relu, tanh, sigmoid, batchnorm1d, "
-                                "batchnorm2d)", type);
+                                "batchnorm2d, dropout)", type);
     return PFLREF_OK;
 }
 
@@ -354,6 +350,10 @@ static pflref_status read_layer_sizes(const json_t *v, size_t i,
             (st = pflref_json_size(x, path, 1, max, &L->kernel, err)) ||
             (st = pflref_json_opt_size(v, where, "stride", 1, max, 0,
                                        &L->stride, err)))
+            return st;
+        break;
+    case PFLREF_LAYER_DROPOUT:   /* p: torch.nn.Dropout's default 0.5 */
+        if ((st = pflref_json_opt_real(v, where, "p", 0.5, &L->p, err)))
             return st;
         break;
     case PFLREF_LAYER_BATCHNORM1D:

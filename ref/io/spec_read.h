@@ -84,4 +84,17 @@ pflref_status pflref_spec_read_init(const json_t *root, const char *base_dir,
 pflref_status pflref_spec_read_schedule(const json_t *root, pflref_spec *spec,
                                         pflref_error *err);
 
+/* ref/io/spec_dropout.c: a round's "dropout" masks (rp its path
+ * "schedule.rounds[t]") into plan->dropout (absent: NULL), checked
+ * against the model's dropout layers; and, after the schedule, what a
+ * model with dropout layers needs of the spec (an algorithm that maps its
+ * passes to masks, a given schedule, no post phase). */
+pflref_status pflref_spec_read_dropout(const json_t *r, const char *rp,
+                                       const pflref_spec *spec,
+                                       pflref_round_plan *plan,
+                                       pflref_error *err);
+pflref_status pflref_spec_check_dropout(const json_t *root,
+                                        const pflref_spec *spec,
+                                        pflref_error *err);
+
 #endif

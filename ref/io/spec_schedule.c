@@ -12,7 +12,9 @@
  *   given     {rounds: [{clients, selected, drawn, batches, peers,
  *             peer_draws, personal}], post}: every choice explicit, the form
  *             a result writes back ("peers": FedFomo's downloads, one id
- *             list per participant; "peer_draws": the ε-greedy draws
+ *             list per participant; "dropout": the masks of the
+ *             training passes, ref/io/spec_dropout.c; "peer_draws": the
+ *             ε-greedy draws
  *             {order, u} they are chosen with at run time when "peers" is
  *             absent, ref/algorithms/fedfomo.c; "personal": Ditto's
  *             personal batches, one batch list per participant)
@@ -367,7 +369,7 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
 {
     static const char *const rkeys[] = {"clients", "selected", "drawn",
                                         "batches", "peers", "personal", "peer_draws",
-                                        "draws", NULL};
+                                        "draws", "dropout", NULL};
     char cp[PFLREF_WHERE_MAX], bp[PFLREF_WHERE_MAX];
     pflref_json_key_path(cp, sizeof cp, rp, "clients");
     pflref_json_key_path(bp, sizeof bp, rp, "batches");
@@ -389,7 +391,8 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
         (st = read_peers(r, rp, N, spec, plan, err)) ||
         (st = read_personal(r, rp, spec, plan, err)) ||
         (st = read_peer_draws(r, rp, N, spec, plan, err)) ||
-        (st = read_draws(r, rp, N, spec, plan, err)))
+        (st = read_draws(r, rp, N, spec, plan, err)) ||
+        (st = pflref_spec_read_dropout(r, rp, spec, plan, err)))
         return st;
     return read_batch_lists(batches, bp, m, plan->batches, err);
 }
@@ -695,6 +698,8 @@ pflref_status pflref_spec_read_schedule(const json_t *root, pflref_spec *spec,
     }
     if (st == PFLREF_OK)
         st = pflref_schedule_validate(spec->schedule, n, N, err);
+    if (st == PFLREF_OK)   /* a model with dropout: its masks' needs */
+        st = pflref_spec_check_dropout(root, spec, err);
     free(n);
     return st;
 }

@@ -18,6 +18,8 @@
  *   relu, tanh, sigmoid     shape kept
  *   batchnorm1d  [n] → [n]               γ, β, r_μ, r_v  n each
  *   batchnorm2d  [C, H, W] → [C, H, W]   γ, β, r_μ, r_v  C each
+ *   dropout      shape kept; p in [0, 1); no parameters (its masks are
+ *                data, layers_ops.c)
  *
  * Blocks: per parametrised layer, in list order, NAME.weight, NAME.bias
  * (when bias), and for batch normalisation NAME.weight (γ), NAME.bias (β),
@@ -52,6 +54,7 @@ static const char *const LAYER_NAMES[] = {
     [PFLREF_LAYER_SIGMOID] = "sigmoid",
     [PFLREF_LAYER_BATCHNORM1D] = "batchnorm1d",
     [PFLREF_LAYER_BATCHNORM2D] = "batchnorm2d",
+    [PFLREF_LAYER_DROPOUT] = "dropout",
 };
 
 const char *pflref_layer_kind_name(pflref_layer_kind kind)
@@ -238,6 +241,13 @@ static pflref_status layer_shape(pflref_layer *L, size_t i, pflref_error *err)
     case PFLREF_LAYER_BATCHNORM1D:
     case PFLREF_LAYER_BATCHNORM2D:
         st = bn_shape(L, i, in, err);
+        break;
+    case PFLREF_LAYER_DROPOUT:   /* torch.nn.Dropout: 0 ≤ p < 1 */
+        if (!(L->p >= 0.0 && L->p < 1.0)) {
+            snprintf(tmp, sizeof tmp, "%g", L->p);
+            return layer_error(err, i, "p", "the drop probability p = %s "
+                               "must lie in [0, 1)%s", tmp, "");
+        }
         break;
     default:
         snprintf(tmp, sizeof tmp, "%d", (int)L->kind);
@@ -485,6 +495,15 @@ static pflref_status count_P(pflref_model *c, pflref_error *err)
                                 "than the %zu available", P,
                                 P * sizeof(double), avail);
     return PFLREF_OK;
+}
+
+size_t pflref_model_dropout_layers(const pflref_model *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; m != NULL && m->kind == PFLREF_MODEL_LAYERS &&
+                       i < m->nlayers; i++)
+        n += m->layers[i].kind == PFLREF_LAYER_DROPOUT;
+    return n;
 }
 
 pflref_status pflref_model_init_layers(pflref_model *m, pflref_loss loss,

@@ -23,6 +23,9 @@
  *   tanh σ' = 1 − y², σ''(a) R{a} = −2 y R{y};
  *   sigmoid σ' = y (1 − y), σ''(a) R{a} = (1 − 2y) R{y}.
  * Flatten: the identity on the NCHW entries (no copy: Y aliases X).
+ * Dropout (p; M the pass's 0/1 mask, layers_dropout.c): training Y = X ⊙ N,
+ *   N = M · fl(1/(1 − p)), PyTorch's CPU product (Dropout.cpp, _dropout_impl);
+ *   dX = dY ⊙ N, R{Y} = R{X} ⊙ N, R{dX} = R{dY} ⊙ N.  Evaluation: Y = X.
  * Convolution, pooling, batch normalisation: layers_conv.c.
  *
  * The old spellings, bit for bit (tests/test_layers.c): the calls and
@@ -187,6 +190,16 @@ static void act_forward(pflref_layer_kind kind, const double *X, double *Y,
     }
 }
 
+/* Dropout's Y := X ⊙ N over len entries (Y may be X): x · s where m = 1,
+ * x · 0 where m = 0, s = fl(1/(1 − p)), PyTorch's input * (m/(1 − p)). */
+static void drop_apply(const pflref_layer *L, const unsigned char *M,
+                       const double *X, double *Y, size_t len)
+{
+    const double scale = 1.0 / (1.0 - L->p);
+    for (size_t q = 0; q < len; q++)
+        Y[q] = X[q] * (M[q] ? scale : 0.0);
+}
+
 /* Layer i forward on nb samples: Y_i := layer(X_i). */
 static void layer_forward(const pflref_model *m, const double *w, size_t i,
                           size_t nb, pflref_model_workspace *ws)
@@ -220,6 +233,12 @@ static void layer_forward(const pflref_model *m, const double *w, size_t i,
     case PFLREF_LAYER_TANH:
     case PFLREF_LAYER_SIGMOID:
         act_forward(L->kind, X, Y, nb * L->in_size);
+        break;
+    case PFLREF_LAYER_DROPOUT:
+        if (ws->bn_train)   /* Y := X ⊙ M · s (training) */
+            drop_apply(L, ws->drop[i], X, Y, nb * L->in_size);
+        else if (Y != X)    /* Y := X (evaluation) */
+            memcpy(Y, X, nb * L->in_size * sizeof *Y);
         break;
     case PFLREF_LAYER_BATCHNORM1D:
     case PFLREF_LAYER_BATCHNORM2D:
@@ -371,6 +390,13 @@ static void backward_range(const pflref_model *m, const double *w, size_t nb,
                 cur = cur_ws;
             }
             break;
+        case PFLREF_LAYER_DROPOUT:
+            if (down) {  /* dX := dY ⊙ M · s */
+                cur_ws = writable(cur_ws, cur, dst, nb * L->out_size);
+                drop_apply(L, ws->drop[i], cur_ws, cur_ws, nb * L->out_size);
+                cur = cur_ws;
+            }
+            break;
         case PFLREF_LAYER_BATCHNORM1D:
         case PFLREF_LAYER_BATCHNORM2D:
             cur_ws = writable(cur_ws, cur, dst, nb * L->out_size);
@@ -486,6 +512,12 @@ static void layer_r_forward(const pflref_model *m, const double *w,
         if (RY != RX)
             memcpy(RY, RX, len * sizeof *RY);
         act_backward(L->kind, ws->act[i], RY, len);
+        break;
+    case PFLREF_LAYER_DROPOUT:   /* R{Y} := R{X} ⊙ M · s */
+        if (RX == NULL)
+            memset(RY, 0, len * sizeof *RY);
+        else
+            drop_apply(L, ws->drop[i], RX, RY, len);
         break;
     case PFLREF_LAYER_BATCHNORM1D:
     case PFLREF_LAYER_BATCHNORM2D:
@@ -613,6 +645,12 @@ static void hvp(const pflref_model *m, const double *w, size_t nb,
                 act_r_backward(L->kind, ws->act[i], ws->Ract[i], cur, Rcur,
                                nb * L->out_size);
             break;
+        case PFLREF_LAYER_DROPOUT:
+            if (down) {  /* R{dX} := R{dY} ⊙ M · s,  dX := dY ⊙ M · s */
+                drop_apply(L, ws->drop[i], Rcur, Rcur, nb * L->out_size);
+                drop_apply(L, ws->drop[i], cur, cur, nb * L->out_size);
+            }
+            break;
         case PFLREF_LAYER_BATCHNORM1D:
         case PFLREF_LAYER_BATCHNORM2D:
             pflref_bn_r_backward(L, W, V, nb, ws->xhat[i], ws->Rxhat[i],
@@ -684,6 +722,11 @@ pflref_status pflref_layers_check_split(const pflref_model *m)
                                 "the body/head split API does not take a "
                                 "layer list with batch normalisation (the "
                                 "body's output depends on the whole batch)");
+    if (pflref_model_dropout_layers(m) > 0)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "m",
+                                "the body/head split API does not take a "
+                                "layer list with dropout (its features pass "
+                                "is an evaluation pass, with no masks)");
     return PFLREF_OK;
 }
 

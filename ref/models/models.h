@@ -16,6 +16,7 @@
  *   layers.c     the layer list: shapes, blocks, presets;
  *   layers_ops.c its forward, backward, R-operator and workspace;
  *   layers_conv.c  convolution, pooling, batch normalisation
+ *   layers_dropout.c  the dropout layers' masks (their source, a pass's)
  *   problem.c    problems and their data sets (pflref_data_validate)
  *
  * Symbols and shapes are those of the table in model.c.  Every function
@@ -76,6 +77,14 @@ struct pflref_model_workspace {
                                  the workspace since), for w_fwd and
                                  body_cached_nb samples                     */
     size_t body_cached_nb;
+#ifndef __FRAMAC__   /* hidden from Frama-C as the dropout layer (model.h) */
+    /* dropout (layers_ops.c): the source of the training passes' masks
+       (pflref_model_workspace_dropout) and, per dropout layer, the mask
+       of the last training pass (nb × in_size; NULL before one)         */
+    pflref_dropout_source drop_src;
+    void *drop_ctx;
+    const unsigned char *drop[PFLREF_MAX_LAYERS];
+#endif
 };
 
 /* ---- batch.c ------------------------------------------------------- */
@@ -246,6 +255,14 @@ int pflref_layer_is_bn(pflref_layer_kind kind);
 int pflref_layers_ws_layout(const pflref_model *m, size_t nb,
                             pflref_model_workspace *ws, double *mem,
                             size_t *imem, size_t *nd, size_t *ns);
+
+#ifndef __FRAMAC__
+/* A training pass of nb samples of D: each dropout layer's mask from ws's
+ * source (PFLREF_OK at once for a model without dropout). */
+pflref_status pflref_layers_dropout_take(const pflref_model *m,
+                                         const pflref_data *D, size_t nb,
+                                         pflref_model_workspace *ws);
+#endif
 
 /* Running statistics of every batchnorm layer (pflref_model_bn_update). */
 pflref_status pflref_layers_bn_update(const pflref_model *m,

@@ -53,6 +53,8 @@ static pflref_status batch_loss(const pflref_model *m, const double *w,
         return PFLREF_OK;
     }
     pflref_status st = pflref_batch_gather(m, D, idx, 0, nb, ws);
+    if (st == PFLREF_OK)   /* a training pass: its dropout masks */
+        st = pflref_layers_dropout_take(m, D, nb, ws);
     if (st != PFLREF_OK)
         return st;
     ws->bn_train = 1;  /* a training pass: BN on the batch statistics */

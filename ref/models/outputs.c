@@ -245,6 +245,9 @@ pflref_status pflref_model_grad_from_output(const pflref_model *m,
         (st = pflref_arg_nonnull(NULL, "g", g)))
         return st;
     pflref_batch_gather_rows(m, D, idx, 0, n_b, ws);
+    /* a training pass: its dropout masks */
+    if ((st = pflref_layers_dropout_take(m, D, n_b, ws)))
+        return st;
     pflref_model_ops_of(m)->backward(m, w, n_b, E, ws, g);
     return PFLREF_OK;
 }

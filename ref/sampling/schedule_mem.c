@@ -54,6 +54,21 @@ static void batches_release(pflref_batches *b)
 }
 
 /* Free a round plan's arrays (and its batches) and leave it empty. */
+void pflref_dropout_masks_free(pflref_dropout_masks *d)
+{
+    if (d == NULL)
+        return;
+    for (size_t l = 0; d->name != NULL && l < d->L; l++)
+        free(d->name[l]);
+    free(d->name);
+    free(d->width);
+    free(d->pass_off);
+    free(d->nb);
+    free(d->mask_off);
+    free(d->mask);
+    free(d);
+}
+
 static void round_plan_release(pflref_round_plan *r)
 {
     if (r->batches != NULL)
@@ -76,6 +91,7 @@ static void round_plan_release(pflref_round_plan *r)
     free(r->peer_u_off);
     free(r->peer_u);
     free(r->draws);
+    pflref_dropout_masks_free(r->dropout);
     *r = (pflref_round_plan){.m = 0, .n_selected = 0};
 }
 

@@ -62,10 +62,81 @@ class SoftmaxRegression(nn.Module):
         return self.linear(x)
 
 
+class MaskedDropout(nn.Dropout):
+    """torch.nn.Dropout(p) whose training forward takes its mask as data:
+    x * (m / (1 − p)), the product ATen's CPU dropout computes
+    (aten/src/ATen/native/Dropout.cpp, _dropout_impl: noise.bernoulli_(1 −
+    p); noise.div_(1 − p); input * noise) with the Bernoulli draw replaced
+    by the schedule's mask m, which Client.loss sets (self.mask) before each
+    training pass; in eval() the identity, nn.Dropout's own forward."""
+
+    def __init__(self, p, name):
+        super().__init__(p)
+        self.pflref_name = name
+        self.mask = None
+
+    def forward(self, x):
+        if not self.training:
+            return super().forward(x)
+        if self.mask is None:
+            raise RuntimeError("dropout %s: a training pass without its mask"
+                               % self.pflref_name)
+        noise = self.mask.to(x.dtype).reshape(x.shape).div(1.0 - self.p)
+        self.mask = None                     # one mask, one pass
+        return x * noise
+
+
+LAYER_TYPES = ("dense", "conv2d", "maxpool2d", "avgpool2d", "flatten", "relu",
+               "tanh", "sigmoid", "dropout")
+
+
+def build_layers(model):
+    """A layer list (docs/models.md, "layers") as an nn.Sequential, its
+    parameters in list order (each layer's weight, then bias: the state_dict
+    order); an image input is unflattened to N × C × H × W first.  Batch
+    normalisation is not taken (its running statistics are buffers that
+    parameters() does not hold)."""
+    if "layers" not in model:
+        raise Unsupported("a layer-list preset (fedavgcnn_torch.py takes "
+                          "FedAvgCNN)")
+    shape = tuple(model["input"])
+    mods = [nn.Unflatten(1, shape)] if len(shape) == 3 else []
+    for i, L in enumerate(model["layers"]):
+        t = L["type"]
+        if t not in LAYER_TYPES:
+            raise Unsupported("layer type %r" % t)
+        if t == "dense":
+            mods.append(nn.Linear(shape[0], L["out"], bias=L.get("bias", True)))
+            shape = (L["out"],)
+        elif t == "conv2d":
+            k, s, p = L["kernel"], L.get("stride", 1), L.get("padding", 0)
+            mods.append(nn.Conv2d(shape[0], L["out_channels"], k, stride=s,
+                                  padding=p, bias=L.get("bias", True)))
+            shape = (L["out_channels"], (shape[1] + 2 * p - k) // s + 1,
+                     (shape[2] + 2 * p - k) // s + 1)
+        elif t in ("maxpool2d", "avgpool2d"):
+            k = L["kernel"]
+            s = L.get("stride", k)
+            pool = nn.MaxPool2d if t == "maxpool2d" else nn.AvgPool2d
+            mods.append(pool(k, stride=s))
+            shape = (shape[0], (shape[1] - k) // s + 1, (shape[2] - k) // s + 1)
+        elif t == "flatten":
+            mods.append(nn.Flatten())
+            shape = (int(np.prod(shape)),)
+        elif t == "dropout":
+            mods.append(MaskedDropout(L.get("p", 0.5), str(L.get("name", i))))
+        else:
+            mods.append({"relu": nn.ReLU, "tanh": nn.Tanh,
+                         "sigmoid": nn.Sigmoid}[t]())
+    return nn.Sequential(*mods)
+
+
 def build_model(model):
     """The nn.Module of a spec's model, parameters in the documented order
     (PyTorch state_dict order, each matrix row-major)."""
     kind = model["kind"]
+    if kind == "layers":
+        return build_layers(model)
     if kind == "quadratic":
         return Quadratic(model["d"])
     if kind == "linear":                         # ŷ = xᵀw + b: w, then b
@@ -99,6 +170,8 @@ BLOCKS = {
 def is_personal(model, param_name, names):
     """True when the split's list `names` (block names or the groups
     input, head) marks the torch parameter `param_name` personal."""
+    if model["kind"] not in BLOCKS:
+        raise Unsupported("a split of a %s model" % model["kind"])
     block, groups = BLOCKS[model["kind"]][param_name]
     return block in names or any(g in names for g in groups)
 
@@ -149,10 +222,19 @@ class Client:
         self.X = torch.tensor(data["X"])
         self.y = torch.tensor(data["y"])
         self.n = len(data["y"])
+        self.passes, self.taken = [], 0      # dropout masks (Problem sets)
 
     def loss(self, module, batch):
         if self.kind == "quadratic":             # data-free: batch ignored
             return 0.5 * (self.a * (module.w - self.c) ** 2).sum()
+        drops = [m for m in module.modules() if isinstance(m, MaskedDropout)]
+        if drops and module.training:            # this pass's masks
+            if self.taken >= len(self.passes):
+                raise Unsupported("a training pass without dropout masks")
+            masks = self.passes[self.taken]
+            self.taken += 1
+            for m in drops:
+                m.mask = torch.tensor(masks[m.pflref_name])
         idx = torch.tensor(batch, dtype=torch.long)
         out, y = module(self.X[idx]), self.y[idx]
         if self.loss_name == "cross_entropy":    # −log softmax(z)_y
@@ -322,6 +404,11 @@ class Problem:
         self.cfg = settings(spec)
         self.clients = [Client(self.model, c)
                         for c in spec["problem"]["clients"]]
+        # dropout: client i's masks, one pass per training forward, in the
+        # order of the rounds and of the algorithm's passes
+        for r in spec["schedule"]["rounds"]:
+            for i, passes in zip(r["clients"], r.get("dropout", [])):
+                self.clients[i].passes += passes
         self.n = [c.n for c in self.clients]
         self.rounds = spec["schedule"]["rounds"]
         self.post = spec["schedule"].get("post")

@@ -1,0 +1,407 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Golden vectors of the dropout layer with its masks given as data
+(docs/models.md, "Dropout"; docs/formats.md, schedule.rounds[t].dropout),
+exact rational arithmetic end to end.
+
+  layers/fedavg/mlp-dropout
+      FedAvg (McMahan et al., AISTATS 2017, Alg. 1); input [3]; dense "fc1"
+      3→5, relu, dropout "drop" (p = 1/4), dense "out" 5→1; ½(ŷ − y)²;
+      three clients (n = 4, 3, 5), two rounds, client 2 unsampled in
+      round 0; one mask per local step, different on every step and client.
+  layers/fedavg/cnn-dropout
+      FedAvg on a PFLlib-like CNN: input [1, 5, 5]; conv "conv" (2
+      channels, kernel 2, padding 1), relu, maxpool2d 2, dropout "drop1"
+      (p = 1/4) on the pooled image [2, 3, 3], flatten, dense "fc1" 18→4,
+      relu, dropout "drop2" (p = 3/8) before the last dense, dense "fc"
+      4→1; (ŷ − y)²: two masks a pass, one per dropout layer.
+  layers/fedalt/mlp-dropout-fedrep-head
+      FedRep (FedAlt's preset; Pillutla et al., ICML 2022, Alg. 4) on the MLP
+      above with the head personal: one training pass a step (the head
+      step, then the body steps), each with its own mask.
+  layers/ditto/mlp-dropout
+      Ditto (Li, Hu, Beirami, Smith, ICML 2021, Alg. 1) on the MLP above,
+      paper switches (ditto.order interleaved): per batch the personal
+      step, then the global step, each a training pass with its own mask
+      (two passes a step).
+
+The layer is written here from PyTorch's definition, not from pflref: in
+training y = x · s where m = 1 and 0 where m = 0, with s the double
+1/(1 − p) (aten/src/ATen/native/Dropout.cpp, _dropout_impl: noise =
+bernoulli(1 − p) / (1 − p), y = x * noise), so s is taken as the exact
+rational value of that double (fl(4/3) for p = 1/4, not 4/3); the gradient
+is dY · m · s.  pflref_exact_layers.py's Model gains the layer in this file
+(DropModel, used by pflref_exact's algorithms through pl.Model), and each
+training forward pass takes the next pass of masks of the client whose rows
+it reads, in the order the algorithm makes them (FedAvg: its steps; Ditto:
+personal, global per batch); every pass must be taken exactly once.
+
+No mask is all ones and no two participants share one; p differs per layer.
+Flags: dropout-scale (the kept entries not rescaled by 1/(1 − p)),
+dropout-train-mode (the training pass run in evaluation mode: no mask).
+
+    /usr/bin/python3 golden/layers/make_dropout.py [OUTDIR]
+"""
+import os
+import random
+import sys
+from fractions import Fraction
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import layers_common as lc         # noqa: E402
+import pflref_exact as px          # noqa: E402
+import pflref_exact_layers as pl   # noqa: E402
+import pflref_exact_pfl as pp      # noqa: E402
+import pflref_golden as pg         # noqa: E402
+
+GENERATOR = "golden/layers/make_dropout.py (exact fractions, {} on pflref_exact_layers.py)"
+DROPOUT_SOURCE = ("torch.nn.Dropout (inverted dropout; aten/src/ATen/native/Dropout.cpp "
+                  "_dropout_impl: y = x * (bernoulli(1 - p) / (1 - p))), masks given as "
+                  "data; docs/models.md (Dropout)")
+DITTO_SOURCE = ("Li, Hu, Beirami, Smith, ICML 2021, Alg. 1; shared/spec "
+                "notes-fedavg-pfedme-ditto-perfedavg-apfl.md §3")
+FEDALT_SOURCE = ("Pillutla, Malik, Mohamed, Rabbat, Sanjabi, Xiao, ICML 2022, Alg. 4 "
+                 "(FedAlt; FedRep preset); shared/spec notes-pflego-fedalt-fedsim-fedrep.md")
+
+# ---------------------------------------------------------------- the layer
+
+_Model, _ClientData = pl.Model, pl.ClientData
+pl.TYPES = pl.TYPES + ("dropout",)
+pl.RATIONAL = pl.RATIONAL + ("dropout",)
+
+
+class Feed:
+    """The masks of a spec's schedule, per client in pass order (rounds in
+    order, then the round's passes); `data` lists the clients' data in id
+    order as the problem builds them."""
+
+    def __init__(self, spec):
+        self.passes = {}
+        for r in spec["schedule"]["rounds"]:
+            for k, lst in zip(r["clients"], r.get("dropout", [[] for _ in r["clients"]])):
+                self.passes.setdefault(k, []).extend(lst)
+        self.taken = {k: 0 for k in self.passes}
+        self.n = len(spec["problem"]["clients"])
+        self.data = []
+
+    def take(self, X):
+        # each problem built appends its n clients (a run in another domain
+        # builds a second one): the position modulo n is the client
+        k = next(i for i, d in enumerate(self.data)
+                 if any(X[0] is row for row in d.X)) % self.n
+        q = self.taken[k]
+        assert q < len(self.passes[k]), f"client {k}: pass {q + 1} has no mask"
+        self.taken[k] = q + 1
+        return self.passes[k][q]
+
+    def done(self):
+        for k, lst in self.passes.items():
+            assert self.taken[k] == len(lst), (k, self.taken[k], len(lst))
+
+
+FEED = None
+
+
+class DropData(_ClientData):
+    def __init__(self, M, client):
+        super().__init__(M, client)
+        if FEED is not None:
+            FEED.data.append(self)
+
+
+class DropModel(_Model):
+    """pflref_exact_layers.Model with the dropout layer: the identity in
+    evaluation; in training y = x · m · s (s = fl(1/(1 − p)) as a rational),
+    the mask m of the pass from FEED."""
+
+    def __init__(self, model, domain=None):
+        super().__init__(model, domain)
+        for L, spec in zip(self.layers, model["layers"]):
+            if L.type == "dropout":
+                p = spec.get("p", 0.5)
+                L.s = self.D.num(Fraction(1.0 / (1.0 - p)))
+
+    def forward(self, theta, X, train=True, bugs=pl.NO_BUGS):
+        self._pass = FEED.take(X) if train and any(
+            L.type == "dropout" for L in self.layers) else None
+        return super().forward(theta, X, train, bugs)
+
+    def _keep(self, L, train, bugs):
+        """Per sample and entry the factor m · s (None: the identity)."""
+        if not train or "dropout-eval-in-train" in bugs:
+            return None
+        s = self.D.num(1) if "dropout-no-rescale" in bugs else L.s
+        zero = self.D.num(0)
+        return [[s if m else zero for m in row] for row in self._pass[L.name]]
+
+    def _bn_forward(self, L, theta, A, train, at, bugs, cache):
+        if L.type != "dropout":
+            return super()._bn_forward(L, theta, A, train, at, bugs, cache)
+        keep = self._keep(L, train, bugs)
+        cache["keep"] = keep
+        if keep is None:
+            return [list(a) for a in A]
+        assert len(keep) == len(A) and all(len(k) == len(a) for k, a in zip(keep, A))
+        return [[x * f for x, f in zip(a, k)] for a, k in zip(A, keep)]
+
+    def _bn_backward(self, L, cache, theta, G, g, bugs):
+        if L.type != "dropout":
+            return super()._bn_backward(L, cache, theta, G, g, bugs)
+        keep = cache["keep"]
+        if keep is None:
+            return [list(gz) for gz in G]
+        return [[go * f for go, f in zip(gz, k)] for gz, k in zip(G, keep)]
+
+
+pl.Model, pl.ClientData = DropModel, DropData
+
+# ---------------------------------------------------------------- masks
+
+
+def masks(rng, nb, width):
+    """nb rows of width 0/1 entries, not all ones (nor all zeros)."""
+    while True:
+        m = [[1 if rng.random() >= 0.3 else 0 for _ in range(width)] for _ in range(nb)]
+        flat = [x for row in m for x in row]
+        if 0 in flat and 1 in flat:
+            return m
+
+
+def round_masks(seed, plan, layers, passes_per_step=1):
+    """rounds[t].dropout of one round: per participant its passes (each
+    batch passes_per_step times), one mask per dropout layer (name, width)."""
+    rng = random.Random(seed)
+    out, seen = [], set()
+    for _, batches in plan:
+        lst = []
+        for b in batches:
+            for _ in range(passes_per_step):
+                while True:
+                    p = {name: masks(rng, len(b), w) for name, w in layers}
+                    key = repr(p)
+                    if key not in seen:
+                        seen.add(key)
+                        break
+                lst.append(p)
+        out.append(lst)
+    return out
+
+
+def rounds_json(plans, seed, layers, passes_per_step=1):
+    return [{"clients": [k for k, _ in plan], "batches": [b for _, b in plan],
+             "dropout": round_masks(seed + t, plan, layers, passes_per_step)}
+            for t, plan in enumerate(plans)]
+
+# ---------------------------------------------------------------- runs
+
+
+def with_feed(spec, fn):
+    """fn() with FEED holding spec's masks; every pass taken once."""
+    global FEED
+    saved, FEED = FEED, Feed(spec)
+    try:
+        out = fn()
+        FEED.done()
+        return out
+    finally:
+        FEED = saved
+
+
+def fedavg_replay(spec, bugs, domain=None):
+    model, clients = spec["model"], spec["problem"]["clients"]
+    eta = spec["algorithm"]["hyperparameters"]["eta"]
+    weights = spec["algorithm"]["switches"]["fedavg.weights"]
+    plans = [list(zip(r["clients"], r["batches"])) for r in spec["schedule"]["rounds"]]
+    w0 = spec["init"]["w"]
+    return with_feed(spec, lambda: lc.fedavg_run(model, clients, w0, eta, weights, plans,
+                                                 bugs, domain=domain))
+
+
+def ditto_replay(spec, bugs, domain=None):
+    def run():
+        saved = DropModel.__init__.__defaults__
+        DropModel.__init__.__defaults__ = (domain,)
+        try:
+            w, v, trace = px.replay_personal(spec, bugs)
+        finally:
+            DropModel.__init__.__defaults__ = saved
+        return trace, w, v
+    return with_feed(spec, run)
+
+
+def fedalt_replay(spec, bugs, domain=None):
+    def run():
+        saved = DropModel.__init__.__defaults__
+        DropModel.__init__.__defaults__ = (domain,)
+        try:
+            w, v, trace = pp.replay(spec, bugs)
+        finally:
+            DropModel.__init__.__defaults__ = saved
+        return trace, w, v
+    return with_feed(spec, run)
+
+
+def make(folder, vid, fname, title, spec, flags, mutants, replay, final, source):
+    pl.reset_stats()
+    result = replay(spec, frozenset())
+    lc.guard_kinks()
+    exp0 = pg.expected(*final(*result))
+    fp64 = lc.gap(exp0, pg.expected(*final(*replay(spec, frozenset(), "float"))))
+    tol = lc.tolerance(1e-13, 1e-12, "exact rationals of the binary inputs", fp64)
+    exp = pg.checked_expected(vid, tol, flags, mutants, result,
+                              lambda bugs: replay(spec, frozenset(bugs)), final)
+    prov = pg.provenance("independent", f"{source}; {DROPOUT_SOURCE}; {lc.LAYERS_SOURCE}",
+                         GENERATOR.format(folder))
+    return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
+
+
+DROP_MUTANTS = {"dropout-scale": ["dropout-no-rescale"],
+                "dropout-train-mode": ["dropout-eval-in-train"]}
+
+MLP = {"kind": "layers", "input": [3], "loss": "half_squared",
+       "layers": [{"type": "dense", "name": "fc1", "out": 5},
+                  {"type": "relu"},
+                  {"type": "dropout", "name": "drop", "p": 0.25},
+                  {"type": "dense", "name": "out", "out": 1}]}
+MLP_CLIENTS = [{"X": lc.rows(700 + i, n, 3, den=16),
+                "y": lc.values(random.Random(750 + i), n, -1.5, 1.5, 16)}
+               for i, n in enumerate((4, 3, 5))]
+MLP_W0 = lc.init_for(MLP, 41, scale=0.75, den=64)
+MLP_PLANS = [
+    [(0, [[0, 3], [2, 1]]), (1, [[2, 0], [1]])],
+    [(0, [[3, 2, 1]]), (1, [[1, 2]]), (2, [[4, 0], [2, 3, 1]])],
+]
+
+
+def fedavg_mlp():
+    spec = pg.given_spec(
+        "FedAvg, MLP with dropout (3 -> 5, relu, dropout p = 1/4, -> 1), masks as data, "
+        "two rounds",
+        "Layers dense 'fc1' 3 -> 5, relu, dropout 'drop' (p = 0.25; kept entries times "
+        "fl(1/(1 - p))), dense 'out' 5 -> 1; loss (1/2)(y-hat - y)^2; eta = 0.15625; "
+        "three clients (n = 4, 3, 5), client 2 unsampled in round 0; weights n_k / m_t; "
+        "each local step's mask given in schedule.rounds[t].dropout.",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "fedavg", "hyperparameters": {"eta": 0.15625},
+         "switches": {"fedavg.weights": "samples"}},
+        rounds_json(MLP_PLANS, 900, [("drop", 5)]))
+    flags = ["dropout-scale", "dropout-train-mode", "loss-scale", "batch-mean",
+             "aggregation-weights", "stale-global", "dense-weight-layout"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({k: lc.COMMON_MUTANTS[k] for k in
+                    ("loss-scale", "batch-mean", "aggregation-weights", "stale-global")})
+    mutants["dense-weight-layout"] = ["dense-w-transpose"]
+    return make("fedavg", "layers/fedavg/mlp-dropout", "fedavg-mlp-dropout.json",
+                spec["name"], spec, flags, mutants, fedavg_replay,
+                lambda trace, w: (trace, w), lc.PAPER_FEDAVG)
+
+
+CNN = {"kind": "layers", "input": [1, 5, 5], "loss": "squared",
+       "layers": [
+           {"type": "conv2d", "name": "conv", "out_channels": 2, "kernel": 2,
+            "padding": 1},
+           {"type": "relu"},
+           {"type": "maxpool2d", "kernel": 2},
+           {"type": "dropout", "name": "drop1", "p": 0.25},
+           {"type": "flatten"},
+           {"type": "dense", "name": "fc1", "out": 4},
+           {"type": "relu"},
+           {"type": "dropout", "name": "drop2", "p": 0.375},
+           {"type": "dense", "name": "fc", "out": 1}]}
+CNN_CLIENTS = [{"X": lc.rows(1300 + i, n, 25),
+                "y": lc.values(random.Random(1350 + i), n, -1.5, 1.5, 16)}
+               for i, n in enumerate((3, 4, 2))]
+CNN_W0 = lc.init_for(CNN, 53, scale=0.5)
+
+
+def fedavg_cnn():
+    plans = [
+        [(0, [[0, 2], [1]]), (1, [[3, 1], [0, 2]]), (2, [[1, 0]])],
+        [(0, [[1, 2, 0]]), (2, [[0], [1, 0]])],
+    ]
+    spec = pg.given_spec(
+        "FedAvg, CNN with dropout after the pool and before the last dense "
+        "(PFLlib-like), masks as data, two rounds",
+        "Input 1x5x5; conv (2 channels, kernel 2, padding 1) -> 2x6x6, relu, maxpool2d "
+        "2 -> 2x3x3, dropout 'drop1' (p = 0.25) on the 2x3x3 image (its mask per "
+        "sample in NCHW order, 18 entries), flatten, dense 'fc1' 18 -> 4, relu, "
+        "dropout 'drop2' (p = 0.375), dense 'fc' 4 -> 1; loss (y-hat - y)^2; eta = "
+        "0.0625; weights n_k / m_t; two masks per local step.",
+        CNN, CNN_CLIENTS, {"kind": "given", "w": CNN_W0},
+        {"name": "fedavg", "hyperparameters": {"eta": 0.0625},
+         "switches": {"fedavg.weights": "samples"}},
+        rounds_json(plans, 950, [("drop1", 18), ("drop2", 4)]))
+    flags = ["dropout-scale", "dropout-train-mode", "conv-kernel-orientation",
+             "pool-gradient", "flatten-order", "aggregation-weights"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"conv-kernel-orientation": ["conv-flip", "conv-kernel-transpose"],
+                    "pool-gradient": ["pool-grad-first", "pool-grad-all"],
+                    "flatten-order": ["flatten-nhwc"],
+                    "aggregation-weights": ["uniform-weights"]})
+    return make("fedavg", "layers/fedavg/cnn-dropout", "fedavg-cnn-dropout.json",
+                spec["name"], spec, flags, mutants, fedavg_replay,
+                lambda trace, w: (trace, w), lc.PAPER_FEDAVG)
+
+
+def ditto_mlp():
+    plans = [
+        [(0, [[0, 2], [1]]), (1, [[1, 0], [2]]), (2, [[4, 1]])],
+        [(0, [[3, 1]]), (2, [[0, 2], [3]])],
+    ]
+    spec = pg.given_spec(
+        "Ditto, MLP with dropout (p = 1/4), masks as data for both solvers, two rounds",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Ditto: per batch a personal "
+        "step v <- v - eta (grad f(v) + lambda (v - w^t)), then a global step, each its "
+        "own training pass with its own mask (schedule.rounds[t].dropout[j] holds two "
+        "passes per batch, personal first); eta = 0.125, lambda = 0.375; weights "
+        "n_k / m_t; client 1 unsampled in round 1.",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "ditto", "hyperparameters": {"eta": 0.125, "lambda": 0.375}},
+        rounds_json(plans, 980, [("drop", 5)], passes_per_step=2))
+    flags = ["dropout-scale", "dropout-train-mode", "prox-sign", "ditto-moving-ref",
+             "stale-personal-state", "aggregation-weights"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"prox-sign": ["prox-plus"],
+                    "ditto-moving-ref": ["ditto-ref-moving"],
+                    "stale-personal-state": ["reset-personal", "personal-from-global"],
+                    "aggregation-weights": ["uniform-weights"]})
+    return make("ditto", "layers/ditto/mlp-dropout", "ditto-mlp-dropout.json",
+                spec["name"], spec, flags, mutants, ditto_replay,
+                lambda trace, w, v: (trace, w, v), DITTO_SOURCE)
+
+
+def fedrep_mlp():
+    plans = [
+        [(0, [[0, 2], [1, 3], [2]]), (1, [[1, 0], [2], [0, 1]]), (2, [[4, 1], [0, 3]])],
+        [(0, [[3, 1], [0]]), (2, [[0, 2], [3], [1, 4]])],
+    ]
+    spec = pg.given_spec(
+        "FedRep (FedAlt preset) on the MLP with dropout (p = 1/4), masks as data, "
+        "personal head, two rounds",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Split: the group head "
+        "(out.weight, out.bias) is personal. FedRep: tau_v = 1 head step with gamma_v "
+        "= 0.078125, then the body with gamma_u = 0.046875 on the remaining batches, "
+        "one training pass and one mask per step; uniform weights; stateful.",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "fedalt", "preset": "fedrep",
+         "hyperparameters": {"gamma_u": 0.046875, "gamma_v": 0.078125, "tau_v": 1}},
+        rounds_json(plans, 990, [("drop", 5)]), split={"personal": ["head"]})
+    flags = ["dropout-scale", "dropout-train-mode", "pfl-update-order",
+             "stale-personal-state", "aggregation-weights"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"pfl-update-order": ["fedalt-u-first", "fedalt-stale-v"],
+                    "stale-personal-state": ["reset-personal"],
+                    "aggregation-weights": ["samples-weights"]})
+    return make("fedalt", "layers/fedalt/mlp-dropout-fedrep-head",
+                "fedalt-mlp-dropout-fedrep-head.json", spec["name"], spec, flags,
+                mutants, fedalt_replay, lambda trace, w, v: (trace, w, v), FEDALT_SOURCE)
+
+
+if __name__ == "__main__":
+    pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp])

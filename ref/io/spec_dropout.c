@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/io/spec_dropout.c: a given schedule's dropout masks,
+ * "schedule.rounds[t].dropout" (docs/formats.md, "schedule"; docs/
+ * models.md, "Dropout"), and the checks a model with dropout layers
+ * needs of the rest of the spec.
+ *
+ *   "dropout": [participant j: [pass q: {"LAYER": [[0, 1, ...], ...]}]]
+ *
+ * one entry per participant (clients[j]), each the array of its training
+ * passes in the order its algorithm makes them; a pass is an object with
+ * one member per dropout layer, keyed by the layer's name, whose value is
+ * the mask: n_b rows (the pass's batch size, the same for every layer of
+ * the pass) of the layer's input entries per sample (an image flattened
+ * in NCHW order), each 0 or 1.  The batch sizes are checked against the
+ * passes at run time (ref/engine/dropout.c), as only the run knows which
+ * batch each pass reads.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "io/spec_read.h"
+
+/* The algorithms whose training passes are mapped to masks (docs/
+ * models.md, "Dropout"): their local work is the shared local solver's
+ * steps (ref/engine/sgd.c), one training pass per step and solver. */
+static const char *const DROPOUT_ALGORITHMS[] = {"fedavg", "local", "ditto",
+                                                 "fedalt", NULL};
+
+/* The index of m's first dropout layer (m has one). */
+static size_t first_dropout(const pflref_model *m)
+{
+    for (size_t i = 0; i < m->nlayers; i++)
+        if (m->layers[i].kind == PFLREF_LAYER_DROPOUT)
+            return i;
+    return 0;
+}
+
+pflref_status pflref_spec_check_dropout(const json_t *root,
+                                        const pflref_spec *spec,
+                                        pflref_error *err)
+{
+    const pflref_model *m = &spec->problem->model;
+    if (pflref_model_dropout_layers(m) == 0)
+        return PFLREF_OK;
+    const size_t i = first_dropout(m);
+    char where[64];
+    snprintf(where, sizeof where, "model.layers[%zu]", i);
+    const char *alg = spec->algorithm->name;
+    int known = 0;
+    for (size_t q = 0; DROPOUT_ALGORITHMS[q] != NULL; q++)
+        known |= strcmp(alg, DROPOUT_ALGORITHMS[q]) == 0;
+    if (!known)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s does not map its training passes to "
+                                "dropout masks: it cannot take dropout "
+                                "layer \"%s\" (fedavg, local, ditto and "
+                                "fedalt can)", alg, m->layers[i].name);
+    if (!spec->schedule_given)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.kind",
+                                "dropout layer \"%s\" takes its masks from "
+                                "a given schedule (rounds[t].dropout): a "
+                                "generated schedule has none",
+                                m->layers[i].name);
+    const json_t *sched = json_object_get(root, "schedule");
+    if (json_object_get(sched, "post") != NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
+                                "the phase after training has no dropout "
+                                "masks: a model with dropout layer \"%s\" "
+                                "takes no post phase", m->layers[i].name);
+    return PFLREF_OK;
+}
+
+/* The layer names and input widths of m's dropout layers into d. */
+static pflref_status dropout_layers(const pflref_model *m,
+                                    pflref_dropout_masks *d,
+                                    const char *where, pflref_error *err)
+{
+    d->L = pflref_model_dropout_layers(m);
+    d->name = calloc(d->L, sizeof *d->name);
+    d->width = calloc(d->L, sizeof *d->width);
+    if (d->name == NULL || d->width == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    for (size_t i = 0, l = 0; i < m->nlayers; i++)
+        if (m->layers[i].kind == PFLREF_LAYER_DROPOUT) {
+            d->name[l] = pflref_spec_strdup(m->layers[i].name);
+            if (d->name[l] == NULL)
+                return pflref_error_set(err, PFLREF_ENOMEM, where,
+                                        "out of memory");
+            d->width[l++] = m->layers[i].in_size;
+        }
+    return PFLREF_OK;
+}
+
+/* One mask (path where) of layer l: nb rows (nb = 0: set it) of
+ * d->width[l] 0/1 entries, appended at d->mask + *fill. */
+static pflref_status read_mask(const json_t *v, const char *where,
+                               pflref_dropout_masks *d, size_t l, size_t *nb,
+                               size_t *fill, size_t *cap, pflref_error *err)
+{
+    size_t rows;
+    pflref_status st = pflref_json_array(v, where, 1, &rows, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (*nb != 0 && rows != *nb)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%zu rows, but the pass's mask of layer "
+                                "\"%s\" has %zu: a pass has one batch size",
+                                rows, d->name[0], *nb);
+    *nb = rows;
+    const size_t W = d->width[l];
+    if (rows > PFLREF_SPEC_MAX_COUNT / W)
+        return pflref_error_set(err, PFLREF_EINVAL, where, "too large");
+    while (*fill + rows * W > *cap) {
+        const size_t ncap = *cap * 2 + rows * W;
+        unsigned char *p = realloc(d->mask, ncap);
+        if (p == NULL)
+            return pflref_error_set(err, PFLREF_ENOMEM, where,
+                                    "out of memory");
+        d->mask = p;
+        *cap = ncap;
+    }
+    for (size_t r = 0; r < rows; r++) {
+        char rp[PFLREF_WHERE_MAX];
+        pflref_json_index_path(rp, sizeof rp, where, r);
+        const json_t *row = json_array_get(v, r);
+        size_t len;
+        if ((st = pflref_json_array(row, rp, 0, &len, err)))
+            return st;
+        if (len != W)
+            return pflref_error_set(err, PFLREF_EINVAL, rp,
+                                    "a row of layer \"%s\"'s mask has %zu "
+                                    "entries: its input has %zu per sample",
+                                    d->name[l], len, W);
+        for (size_t c = 0; c < W; c++) {
+            const json_t *x = json_array_get(row, c);
+            if (!json_is_integer(x) || (json_integer_value(x) != 0 &&
+                                        json_integer_value(x) != 1)) {
+                char ep[PFLREF_WHERE_MAX];
+                pflref_json_index_path(ep, sizeof ep, rp, c);
+                char got[40];
+                if (json_is_number(x))
+                    snprintf(got, sizeof got, "%g", json_number_value(x));
+                else
+                    snprintf(got, sizeof got, "a%s %s",
+                             json_is_array(x) || json_is_object(x) ? "n" : "",
+                             pflref_json_type_name(x));
+                return pflref_error_set(err, PFLREF_EINVAL, ep,
+                                        "a mask entry is 0 (dropped) or 1 "
+                                        "(kept), not %s", got);
+            }
+            d->mask[*fill + r * W + c] =
+                (unsigned char)json_integer_value(x);
+        }
+    }
+    *fill += rows * W;
+    return PFLREF_OK;
+}
+
+/* Pass q (path where), an object of one mask per dropout layer. */
+static pflref_status read_pass(const json_t *v, const char *where,
+                               pflref_dropout_masks *d, size_t q,
+                               size_t *fill, size_t *cap, pflref_error *err)
+{
+    if (!json_is_object(v))
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "a pass is an object of one mask per "
+                                "dropout layer, keyed by its name, not %s",
+                                pflref_json_type_name(v));
+    const char *key;
+    json_t *x;
+    json_object_foreach((json_t *)v, key, x) {
+        int known = 0;
+        for (size_t l = 0; l < d->L; l++)
+            known |= strcmp(key, d->name[l]) == 0;
+        if (!known) {
+            char kp[PFLREF_WHERE_MAX];
+            pflref_json_key_path(kp, sizeof kp, where, key);
+            return pflref_error_set(err, PFLREF_EINVAL, kp,
+                                    "no dropout layer is named \"%s\"",
+                                    key);
+        }
+    }
+    size_t nb = 0;
+    for (size_t l = 0; l < d->L; l++) {
+        char kp[PFLREF_WHERE_MAX];
+        pflref_json_key_path(kp, sizeof kp, where, d->name[l]);
+        const json_t *mk = json_object_get(v, d->name[l]);
+        if (mk == NULL)
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "no mask for dropout layer \"%s\"",
+                                    d->name[l]);
+        pflref_status st = read_mask(mk, kp, d, l, &nb, fill, cap, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+    d->nb[q] = nb;
+    d->mask_off[q + 1] = *fill;
+    return PFLREF_OK;
+}
+
+pflref_status pflref_spec_read_dropout(const json_t *r, const char *rp,
+                                       const pflref_spec *spec,
+                                       pflref_round_plan *plan,
+                                       pflref_error *err)
+{
+    const json_t *v = json_object_get(r, "dropout");
+    if (v == NULL)
+        return PFLREF_OK;
+    char where[PFLREF_WHERE_MAX];
+    pflref_json_key_path(where, sizeof where, rp, "dropout");
+    const pflref_model *m = &spec->problem->model;
+    if (pflref_model_dropout_layers(m) == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "the model has no dropout layer: no masks "
+                                "to give");
+    size_t n, total = 0, len;
+    pflref_status st = pflref_json_array(v, where, 0, &n, err);
+    if (st != PFLREF_OK)
+        return st;
+    if (n != plan->m)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%zu mask lists for %zu clients", n, plan->m);
+    for (size_t j = 0; j < n; j++) {
+        char jp[PFLREF_WHERE_MAX];
+        pflref_json_index_path(jp, sizeof jp, where, j);
+        if ((st = pflref_json_array(json_array_get(v, j), jp, 0, &len, err)))
+            return st;
+        total += len;
+    }
+    pflref_dropout_masks *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    plan->dropout = d;   /* freed with the schedule from here on */
+    d->pass_off = calloc(n + 1, sizeof *d->pass_off);
+    d->nb = calloc(total + 1, sizeof *d->nb);
+    d->mask_off = calloc(total + 1, sizeof *d->mask_off);
+    if (d->pass_off == NULL || d->nb == NULL || d->mask_off == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    if ((st = dropout_layers(m, d, where, err)))
+        return st;
+    size_t q = 0, fill = 0, cap = 0;
+    for (size_t j = 0; j < n; j++) {
+        char jp[PFLREF_WHERE_MAX];
+        pflref_json_index_path(jp, sizeof jp, where, j);
+        const json_t *passes = json_array_get(v, j);
+        for (size_t k = 0; k < json_array_size(passes); k++, q++) {
+            char pp[PFLREF_WHERE_MAX];
+            pflref_json_index_path(pp, sizeof pp, jp, k);
+            if ((st = read_pass(json_array_get(passes, k), pp, d, q, &fill,
+                                &cap, err)))
+                return st;
+        }
+        d->pass_off[j + 1] = q;
+    }
+    return PFLREF_OK;
+}

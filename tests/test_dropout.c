@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* tests/test_dropout.c: the dropout layer of a layer list with its masks
+ * given as data (docs/models.md, "Dropout"; ref/models/layers_ops.c).
+ *
+ * Evidence, each from outside the code under test:
+ *   - the kept entries are x · fl(1/(1 − p)), torch's CPU kernel
+ *     (torch 1.13, float64: F.dropout(1.3, p = 0.3) kept is
+ *     0x1.db6db6db6db6ep+0, while 1.3/0.7 rounds to ...6fp+0);
+ *   - a two-layer case worked by hand: each pass's masks reach their
+ *     layer at the right offsets, sample by sample;
+ *   - the gradient against central differences of the loss and the
+ *     Hessian-vector product against central differences of the gradient,
+ *     with the masks fixed (dropout is linear given its mask);
+ *   - evaluation is the identity: evaluate and outputs equal, bit for
+ *     bit, those of the same list without the dropout layers; p = 0 with
+ *     all-ones masks trains bit for bit as without them;
+ *   - a training pass without a mask source, or whose source refuses,
+ *     fails with PFLREF_EINVAL; the body/head API refuses dropout.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_rng.h>
+#include "suites.h"
+#include "testutil.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static pflref_layer lay(pflref_layer_kind kind, size_t out, size_t kernel,
+                        int bias, double p)
+{
+    return (pflref_layer){.kind = kind, .out = out, .kernel = kernel,
+                          .bias = bias, .p = p};
+}
+
+#define DENSE(o, b) lay(PFLREF_LAYER_DENSE, (o), 0, (b), 0.0)
+#define DROP(p) lay(PFLREF_LAYER_DROPOUT, 0, 0, 0, (p))
+#define RELU lay(PFLREF_LAYER_RELU, 0, 0, 0, 0.0)
+
+static pflref_model model_of(pflref_loss loss, const size_t *in, int rank,
+                             const pflref_layer *L, size_t n)
+{
+    pflref_model m;
+    pflref_error err;
+    pflref_status st = pflref_model_init_layers(&m, loss, in, rank, L, n,
+                                                &err);
+    ck_assert_msg(st == PFLREF_OK, "%s: %s", err.where, err.message);
+    return m;
+}
+
+/* A source that hands the same pass every time and counts the calls and
+ * the batch sizes it saw; refuse: it fails instead. */
+typedef struct {
+    const unsigned char *pass;
+    size_t calls, last_nb;
+    int refuse;
+} fixed_source;
+
+static pflref_status fixed(void *ctx, const pflref_model *m,
+                           const pflref_data *D, size_t nb,
+                           const unsigned char **pass)
+{
+    fixed_source *f = ctx;
+    (void)m;
+    (void)D;
+    f->calls++;
+    f->last_nb = nb;
+    if (f->refuse)
+        return PFLREF_EINVAL;
+    *pass = f->pass;
+    return PFLREF_OK;
+}
+
+/* ---- torch's scale ------------------------------------------------------ */
+
+/* [dropout(p = 0.3)] → dense(1 → 1, w = 1, b = 0) with the squared loss on
+ * y = 0: g_b = 2 ŷ exactly (ŷ = 1 · (x s) + 0), so g_b / 2 is the dropout's
+ * output x s, compared bit for bit with torch's. */
+START_TEST(test_dropout_scale)
+{
+    const size_t in[1] = {1};
+    const pflref_layer L[2] = {DROP(0.3), DENSE(1, 1)};
+    pflref_model m = model_of(PFLREF_LOSS_SQUARED, in, 1, L, 2);
+    double X[1] = {1.3}, y[1] = {0.0}, w[2] = {1.0, 0.0}, g[2];
+    const pflref_data D = {.n = 1, .X = X, .y = y};
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(&m, 1);
+    const unsigned char keep[1] = {1}, drop[1] = {0};
+    fixed_source src = {.pass = keep};
+    pflref_model_workspace_dropout(ws, fixed, &src);
+    ck_assert_int_eq(pflref_model_grad(&m, w, &D, NULL, 1, ws, g, NULL),
+                     PFLREF_OK);
+    ck_assert(g[1] / 2.0 == 0x1.db6db6db6db6ep+0);   /* torch's */
+    ck_assert(g[1] / 2.0 != 1.3 / 0.7);              /* not x/(1 − p) */
+    /* ∂F/∂w = 2 ŷ · (x s) */
+    ck_assert(g[0] == 2.0 * 0x1.db6db6db6db6ep+0 * 0x1.db6db6db6db6ep+0);
+    src.pass = drop;   /* a dropped entry: ŷ = 0, so g = 0 */
+    ck_assert_int_eq(pflref_model_grad(&m, w, &D, NULL, 1, ws, g, NULL),
+                     PFLREF_OK);
+    ck_assert(g[0] == 0.0 && g[1] == 0.0);
+    ck_assert_uint_eq(src.calls, 2);
+    pflref_model_workspace_free(ws);
+}
+END_TEST
+
+/* ---- the masks' layout -------------------------------------------------- */
+
+/* [dropout "a" (p = 0) on [2], dense(2 → 3) W = [[1, 0], [0, 1], [1, 1]],
+ * b = 0, dropout "b" (p = 0) on [3], dense(3 → 1) w = (1, 2, 4), no bias],
+ * squared loss, y = 0.  A pass holds a's mask (2 × 2) then b's (2 × 3):
+ *   sample 1: x = (1, 2), a (1, 0) → (1, 0) → (1, 0, 1); b (0, 1, 1) →
+ *             (0, 0, 1) → ŷ = 4;
+ *   sample 2: x = (2, 1), a (0, 1) → (0, 1) → (0, 1, 1); b (1, 1, 0) →
+ *             (0, 1, 0) → ŷ = 2;
+ * F = (16 + 4)/2 = 10.  Swapped layers or samples give another F. */
+START_TEST(test_dropout_layout)
+{
+    const size_t in[1] = {2};
+    pflref_layer L[4] = {DROP(0.0), DENSE(3, 1), DROP(0.0), DENSE(1, 0)};
+    snprintf(L[0].name, sizeof L[0].name, "a");
+    snprintf(L[2].name, sizeof L[2].name, "b");
+    pflref_model m = model_of(PFLREF_LOSS_SQUARED, in, 1, L, 4);
+    ck_assert_uint_eq(m.P, 12);
+    ck_assert_uint_eq(pflref_model_dropout_layers(&m), 2);
+    double X[4] = {1, 2, 2, 1}, y[2] = {0, 0}, F;
+    const double w[12] = {1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 2, 4};
+    const pflref_data D = {.n = 2, .X = X, .y = y};
+    const unsigned char pass[10] = {1, 0, 0, 1, 0, 1, 1, 1, 1, 0};
+    fixed_source src = {.pass = pass};
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(&m, 2);
+    pflref_model_workspace_dropout(ws, fixed, &src);
+    ck_assert_int_eq(pflref_model_loss(&m, w, &D, NULL, 2, ws, &F),
+                     PFLREF_OK);
+    ck_assert(F == 10.0);
+    ck_assert_uint_eq(src.last_nb, 2);
+    /* evaluation takes no mask: ŷ = (1·1 + 2·2 + 4·3, 1·2 + 2·1 + 4·3) */
+    double Z[2];
+    const size_t calls = src.calls;
+    ck_assert_int_eq(pflref_model_outputs(&m, w, &D, NULL, 2, ws, Z),
+                     PFLREF_OK);
+    ck_assert(Z[0] == 17.0 && Z[1] == 16.0);
+    ck_assert_uint_eq(src.calls, calls);
+    pflref_model_workspace_free(ws);
+}
+END_TEST
+
+/* ---- gradient and HVP against differences ------------------------------- */
+
+/* Two networks: an MLP [dense, relu, dropout(1/4), dense] with cross
+ * entropy, and a CNN [conv, relu, maxpool, dropout(3/8) on the image,
+ * flatten, dense, dropout(1/4), dense] with the squared loss; random data
+ * and parameters (seeded) and a random fixed mask per pass. */
+static pflref_model net(int i)
+{
+    if (i == 0) {
+        const size_t in[1] = {4};
+        const pflref_layer L[4] = {DENSE(5, 1), RELU, DROP(0.25),
+                                   DENSE(3, 1)};
+        return model_of(PFLREF_LOSS_CROSS_ENTROPY, in, 1, L, 4);
+    }
+    const size_t in[3] = {1, 5, 5};
+    pflref_layer L[8] = {lay(PFLREF_LAYER_CONV2D, 2, 2, 1, 0.0), RELU,
+                         lay(PFLREF_LAYER_MAXPOOL2D, 0, 2, 0, 0.0),
+                         DROP(0.375), lay(PFLREF_LAYER_FLATTEN, 0, 0, 0, 0.0),
+                         DENSE(3, 1), DROP(0.25), DENSE(1, 1)};
+    return model_of(PFLREF_LOSS_SQUARED, in, 3, L, 8);
+}
+
+/* The pass's mask entries: n samples through m's dropout layers. */
+static size_t pass_size(const pflref_model *m, size_t n)
+{
+    size_t s = 0;
+    for (size_t i = 0; i < m->nlayers; i++)
+        if (m->layers[i].kind == PFLREF_LAYER_DROPOUT)
+            s += n * m->layers[i].in_size;
+    return s;
+}
+
+/* ∂F/∂w_p against (F(w + h e_p) − F(w − h e_p))/2h, h = 1e-6, and Hv
+ * against (g(w + εv) − g(w − εv))/2ε, ε = 1e-5, each to 1e-6 (1 + |fd|):
+ * the truncation and rounding errors are as in test_layers.c (≤ 1e-10);
+ * with the mask fixed the dropout is a fixed linear map, so no new kink. */
+START_TEST(test_dropout_fd)
+{
+    pflref_model m = net(_i);
+    const size_t n = 4, P = m.P, d = m.d, S = pass_size(&m, n);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 31u + (unsigned long)_i);
+    double *X = malloc(n * d * sizeof *X), y[4], *w = malloc(P * sizeof *w);
+    double *g = malloc(P * sizeof *g), *wp = malloc(P * sizeof *wp);
+    double *v = malloc(P * sizeof *v), *Hv = malloc(P * sizeof *Hv);
+    double *gp = malloc(P * sizeof *gp), *gm = malloc(P * sizeof *gm);
+    unsigned char *pass = malloc(S);
+    for (size_t q = 0; q < n * d; q++)
+        X[q] = 2.0 * gsl_rng_uniform(r) - 1.0;
+    for (size_t j = 0; j < n; j++)
+        y[j] = m.k >= 2 ? (double)gsl_rng_uniform_int(r, m.k)
+                        : 2.0 * gsl_rng_uniform(r) - 1.0;
+    for (size_t p = 0; p < P; p++) {
+        w[p] = 1.4 * gsl_rng_uniform(r) - 0.7;
+        v[p] = 2.0 * gsl_rng_uniform(r) - 1.0;
+    }
+    size_t ones = 0;
+    for (size_t q = 0; q < S; q++)
+        ones += pass[q] = gsl_rng_uniform(r) < 0.7;
+    ck_assert(ones > 0 && ones < S);   /* neither all kept nor all dropped */
+    const pflref_data D = {.n = n, .X = X, .y = y};
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(&m, n);
+    fixed_source src = {.pass = pass};
+    pflref_model_workspace_dropout(ws, fixed, &src);
+    ck_assert_int_eq(pflref_model_grad(&m, w, &D, NULL, n, ws, g, NULL),
+                     PFLREF_OK);
+    const double h = 1e-6;
+    for (size_t p = 0; p < P; p++) {
+        double fp, fm;
+        memcpy(wp, w, P * sizeof *wp);
+        wp[p] = w[p] + h;
+        ck_assert_int_eq(pflref_model_loss(&m, wp, &D, NULL, n, ws, &fp),
+                         PFLREF_OK);
+        wp[p] = w[p] - h;
+        ck_assert_int_eq(pflref_model_loss(&m, wp, &D, NULL, n, ws, &fm),
+                         PFLREF_OK);
+        const double fd = (fp - fm) / (2.0 * h);
+        ck_assert_msg(fabs(fd - g[p]) <= 1e-6 * (1.0 + fabs(fd)),
+                      "net %d: dF/dw[%zu] = %.12g, difference %.12g", _i, p,
+                      g[p], fd);
+    }
+    ck_assert_int_eq(pflref_model_hvp(&m, w, &D, NULL, n, v, ws, Hv),
+                     PFLREF_OK);
+    const double eps = 1e-5;
+    for (size_t p = 0; p < P; p++)
+        wp[p] = w[p] + eps * v[p];
+    ck_assert_int_eq(pflref_model_grad(&m, wp, &D, NULL, n, ws, gp, NULL),
+                     PFLREF_OK);
+    for (size_t p = 0; p < P; p++)
+        wp[p] = w[p] - eps * v[p];
+    ck_assert_int_eq(pflref_model_grad(&m, wp, &D, NULL, n, ws, gm, NULL),
+                     PFLREF_OK);
+    for (size_t p = 0; p < P; p++) {
+        const double fd = (gp[p] - gm[p]) / (2.0 * eps);
+        ck_assert_msg(fabs(fd - Hv[p]) <= 1e-6 * (1.0 + fabs(fd)),
+                      "net %d: (Hv)[%zu] = %.12g, difference %.12g", _i, p,
+                      Hv[p], fd);
+    }
+    /* the mask matters: all kept changes the gradient */
+    memset(pass, 1, S);
+    ck_assert_int_eq(pflref_model_grad(&m, w, &D, NULL, n, ws, gp, NULL),
+                     PFLREF_OK);
+    ck_assert(memcmp(g, gp, P * sizeof *g) != 0);
+    pflref_model_workspace_free(ws);
+    gsl_rng_free(r);
+    free(X);
+    free(w);
+    free(g);
+    free(wp);
+    free(v);
+    free(Hv);
+    free(gp);
+    free(gm);
+    free(pass);
+}
+END_TEST
+
+/* ---- evaluation, p = 0, refusals ---------------------------------------- */
+
+/* The MLP of net 0 and the same list without its dropout layer have the
+ * same blocks; evaluate and outputs (evaluation mode) agree bit for bit,
+ * with no mask source at all.  With p = 0 and every entry kept (s = 1,
+ * x · 1 = x) loss and gradient agree bit for bit too. */
+START_TEST(test_dropout_identity)
+{
+    const size_t in[1] = {4}, n = 3;
+    const pflref_layer Ld[4] = {DENSE(5, 1), RELU, DROP(0.0), DENSE(3, 1)};
+    const pflref_layer Ln[3] = {DENSE(5, 1), RELU, DENSE(3, 1)};
+    pflref_model a = net(0);
+    pflref_model z = model_of(PFLREF_LOSS_CROSS_ENTROPY, in, 1, Ld, 4);
+    pflref_model b = model_of(PFLREF_LOSS_CROSS_ENTROPY, in, 1, Ln, 3);
+    ck_assert_uint_eq(a.P, b.P);
+    double X[12] = {0.5, -1, 0.25, 2, -0.75, 1.5, 0.125, -2, 1, 1, -1, 0.5};
+    double y[3] = {0, 2, 1}, w[43], Za[9], Zb[9], ga[43], gb[43], Fa, Fb;
+    for (size_t p = 0; p < a.P; p++)
+        w[p] = 0.05 * (double)((p * 7) % 23) - 0.5;
+    const pflref_data D = {.n = n, .X = X, .y = y};
+    pflref_model_workspace *wa = pflref_model_workspace_alloc(&a, n);
+    pflref_model_workspace *wz = pflref_model_workspace_alloc(&z, n);
+    pflref_model_workspace *wb = pflref_model_workspace_alloc(&b, n);
+    pflref_eval ea, eb;
+    ck_assert_int_eq(pflref_model_evaluate(&a, w, &D, wa, &ea), PFLREF_OK);
+    ck_assert_int_eq(pflref_model_evaluate(&b, w, &D, wb, &eb), PFLREF_OK);
+    ck_assert(memcmp(&ea, &eb, sizeof ea) == 0);
+    ck_assert_int_eq(pflref_model_outputs(&a, w, &D, NULL, n, wa, Za),
+                     PFLREF_OK);
+    ck_assert_int_eq(pflref_model_outputs(&b, w, &D, NULL, n, wb, Zb),
+                     PFLREF_OK);
+    ck_assert(memcmp(Za, Zb, sizeof Za) == 0);
+    /* a training pass without masks fails; a refusing source fails */
+    ck_assert_int_eq(pflref_model_grad(&a, w, &D, NULL, n, wa, ga, NULL),
+                     PFLREF_EINVAL);
+    fixed_source no = {.refuse = 1};
+    pflref_model_workspace_dropout(wa, fixed, &no);
+    ck_assert_int_eq(pflref_model_loss(&a, w, &D, NULL, n, wa, &Fa),
+                     PFLREF_EINVAL);
+    ck_assert_uint_eq(no.calls, 1);
+    /* p = 0, all kept: bit for bit the list without dropout */
+    unsigned char ones[15];
+    memset(ones, 1, sizeof ones);
+    fixed_source all = {.pass = ones};
+    pflref_model_workspace_dropout(wz, fixed, &all);
+    ck_assert_int_eq(pflref_model_grad(&z, w, &D, NULL, n, wz, ga, &Fa),
+                     PFLREF_OK);
+    ck_assert_int_eq(pflref_model_grad(&b, w, &D, NULL, n, wb, gb, &Fb),
+                     PFLREF_OK);
+    ck_assert(Fa == Fb && memcmp(ga, gb, b.P * sizeof *ga) == 0);
+    /* the body/head API: the features pass is an evaluation pass */
+    double A[15], Phi[15];
+    ck_assert_int_eq(pflref_model_features(&a, w, &D, NULL, n, wa, A, Phi),
+                     PFLREF_EINVAL);
+    pflref_model_workspace_free(wa);
+    pflref_model_workspace_free(wz);
+    pflref_model_workspace_free(wb);
+}
+END_TEST
+
+/* p outside [0, 1) is refused naming the layer's field. */
+START_TEST(test_dropout_p)
+{
+    const size_t in[1] = {2};
+    const double bad[4] = {1.0, -0.25, 1.5, NAN};
+    for (int q = 0; q < 4; q++) {
+        const pflref_layer L[2] = {DROP(bad[q]), DENSE(1, 1)};
+        pflref_model m;
+        pflref_error err;
+        ck_assert_int_eq(pflref_model_init_layers(&m, PFLREF_LOSS_SQUARED, in,
+                                                  1, L, 2, &err),
+                         PFLREF_EINVAL);
+        ck_assert_str_eq(err.where, "layers[0].p");
+        ck_assert_msg(strstr(err.message, "must lie in [0, 1)") != NULL, "%s",
+                      err.message);
+    }
+}
+END_TEST
+
+Suite *dropout_suite(void)
+{
+    Suite *s = suite_create("dropout");
+    TCase *tc = tcase_create("dropout");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_dropout_scale);
+    tcase_add_test(tc, test_dropout_layout);
+    tcase_add_loop_test(tc, test_dropout_fd, 0, 2);
+    tcase_add_test(tc, test_dropout_identity);
+    tcase_add_test(tc, test_dropout_p);
+    suite_add_tcase(s, tc);
+    return s;
+}
