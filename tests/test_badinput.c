@@ -915,6 +915,36 @@ static const lettered_case LETTERED[] = {
     {"A9", "lora: target names for another algorithm",
      SPECX("\"init\": {\"kind\": \"zeros\", \"lora_targets\": [\"w\"]}"),
      "init.lora_targets", "only lora takes lora_targets (the algorithm is fedavg)"},
+    /* -- bn.aggregate (ref/algorithms/fedavg_keep.c): FedAvg's buffers at
+     * the server; only a model with batch normalisation has any -- */
+#define BN16 LAYERS("[16]", "squared", "{\"type\": \"dense\", \"out\": 2, " \
+    "\"bias\": false}, {\"type\": \"batchnorm1d\"}, " DENSE1)
+#define BN_ALG(alg, h, sw) "\"algorithm\": {\"name\": \"" alg "\", " \
+    "\"hyperparameters\": {" h "}, \"switches\": {" sw "}}"
+    {"Z1", "bn.aggregate: parameters_only on a model without batch normalisation",
+     SPEC(LIN, TWO, BN_ALG("fedavg", "\"eta\": 0.1",
+                           "\"bn.aggregate\": \"parameters_only\""), ONE_ROUND_TWO),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only keeps each client's batch-norm running "
+     "statistics, but this model has no batch normalisation (no running_mean or "
+     "running_var): drop the switch"},
+    {"Z2", "bn.aggregate: an algorithm without FedAvg's server",
+     SPEC(BN16, IMG2, BN_ALG("local", "\"eta\": 0.1",
+                             "\"bn.aggregate\": \"parameters_only\""), ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate does not apply to local (it applies to: fedavg)"},
+    {"Z3", "bn.aggregate: FedBN, which keeps the whole BN layer local",
+     SPEC(BN16, IMG2, BN_ALG("fedbn", "\"eta\": 0.1",
+                             "\"bn.aggregate\": \"average\""), ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate does not apply to fedbn (it applies to: fedavg)"},
+    {"Z4", "bn.aggregate: unknown value",
+     SPEC(BN16, IMG2, BN_ALG("fedavg", "\"eta\": 0.1",
+                             "\"bn.aggregate\": \"buffers\""), ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "unknown value \"buffers\" for bn.aggregate (known: average|parameters_only)"},
+#undef BN_ALG
+#undef BN16
     /* -- FedDyn (ref/algorithms/feddyn.c): α > 0, finite; l. 11 divides by it -- */
     {"Y1", "feddyn: alpha zero",
      SPEC(LIN, TWO, HYP("feddyn", "\"eta\": 0.1, \"feddyn.alpha\": 0"), ONE_ROUND_TWO),
@@ -1299,7 +1329,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYCXQMJEBGHV";
+    static const char letters[] = "LSAYCXQMJEBGHVZ";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

@@ -23,6 +23,12 @@
 /* Sources of switch values the presets do not set, as the algorithm
  * pages' tables name them (docs/algorithms/<alg>.md, "Switches"). */
 static const pflref_value_source value_sources[] = {
+    {"fedavg", "bn.aggregate", "parameters_only",
+     "TsingZ0/PFLlib d832e76f6a23 system/flcore: clientbase.py:67-69 "
+     "set_parameters copies model.parameters() only (a client's running "
+     "statistics persist); serverbase.py:138-150 aggregate_parameters "
+     "deep-copies uploaded_models[0] and averages parameters() only (the "
+     "global's buffers are the first uploader's) (docs/models.md)"},
     {"ditto", "ditto.prox", "norm",
      "s-huu/Ditto, the authors' PyTorch code (StackOverflow experiments): "
      "λ‖v − w‖ (docs/algorithms/ditto.md)"},
