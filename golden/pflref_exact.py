@@ -909,7 +909,13 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
         def personal(q):
             vk, ref = v[k], (cur["w"] if moving else w)
             g = pr.grad(k, vk, own[q], bugs)
-            diff = [a - b for a, b in zip(vk, ref)]
+            # the pass's running statistics into v (bn.running; a model
+            # without batch normalisation: v itself), which the proximal
+            # term neither pulls nor counts in its norm (parameters() only)
+            moved = pr.move_running(k, vk, own[q], bugs)
+            diff = [Fraction(0) if p in pr.buffers else a - b
+                    for p, (a, b) in enumerate(zip(vk, ref))]
+            vk = moved
             scale = lam
             if form == "norm":
                 norm = exact_sqrt(sum(x * x for x in diff))
@@ -924,6 +930,7 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
         # req: ditto.alg1.l5
         def global_step(q):
             g = pr.grad(k, cur["w"], steps[q], bugs)
+            cur["w"] = pr.move_running(k, cur["w"], steps[q], bugs)
             if opt is not None:
                 cur["w"] = opt.step(k, 0, g, cur["w"], eta)
             else:

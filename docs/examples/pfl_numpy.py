@@ -326,6 +326,16 @@ def track(data, theta):
     return data.track(theta) if hasattr(data, "track") else theta
 
 
+def parameters_only(data, x):
+    """x with the batch-norm buffers' entries (running_mean, running_var)
+    set to 0: a proximal term over torch's parameters() neither pulls the
+    buffers nor counts them in a norm.  Other models: x itself."""
+    buffers = getattr(data, "buffers", None)
+    if buffers is None or not buffers.any():
+        return x
+    return np.where(buffers, 0.0, x)
+
+
 def local_sgd(theta, data, batches, eta, log, mu=0.0, anchor=None, mask=None,
               opt=None):
     """Minibatch SGD over the given batches, in order:
@@ -343,7 +353,7 @@ def local_sgd(theta, data, batches, eta, log, mu=0.0, anchor=None, mask=None,
     for s, batch in enumerate(batches, start=1):
         g = data.grad(theta, batch)
         if mu != 0.0:
-            pull = theta - anchor
+            pull = parameters_only(data, theta - anchor)
             if BUG == "ft-prox-sign":
                 pull = anchor - theta
             g = g + (mu / 2 if BUG == "ft-prox-half" else mu) * pull
@@ -831,7 +841,7 @@ def run_ditto(spec, clients, w0, log):
     trained = [0] * len(clients)             # trainings of each device so far
 
     def personal(k, batch, ref, eta):
-        diff = v[k] - ref
+        diff = parameters_only(clients[k], v[k] - ref)
         if cfg["ditto.prox"] == "norm":
             norm = np.sqrt(np.dot(diff, diff))
             scale = lam / norm if norm > 0 else 0.0
