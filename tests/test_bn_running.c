@@ -19,6 +19,12 @@
  *     (buffers never step), and the golden vector
  *     golden/fedbn/worked-momentum-client.json (independent 60-digit
  *     generator through golden/pflref_exact_optim.py) reproduces;
+ *   - bn.aggregate = parameters_only (PFLlib), worked by hand: the
+ *     global's r_μ, r_v are the first participant's and its parameters the
+ *     average bit for bit; a client that sits out a round starts the next
+ *     from its own statistics; evaluation uses each client's own
+ *     (the loss written out here); fedavg's preset pfllib sets it; check
+ *     --resync reloads each client's own statistics from its records;
  *   - the refusals, with their exact messages: pfedme, prox, perfedavg,
  *     pflego and apfl (paper variant) on a model with bn under
  *     bn.running = update; a batch of one under the unbiased r_v; the CLI
@@ -310,6 +316,89 @@ START_TEST(test_keep_preset)
 }
 END_TEST
 
+/* The value at entry q of record (kind, name, round, client) of tj, NaN
+ * when there is none. */
+static double rec_at(const pflref_trajectory *tj, pflref_event_kind kind,
+                     const char *name, long round, long client, size_t q)
+{
+    for (size_t r = 0; r < tj->count; r++) {
+        const pflref_record *rc = &tj->records[r];
+        if (rc->kind == kind && strcmp(rc->name, name) == 0 &&
+            rc->round == round && rc->client == client)
+            return tj->values[rc->offset + q];
+    }
+    return NAN;
+}
+
+/* A loader (pflref_state_loader) handing back a recorded run's records,
+ * with client 1's round-0 w_local (its CLIENT_END: the model it keeps)
+ * having r_μ moved by KEEP_DELTA: a candidate whose client 1 left other
+ * running statistics. */
+#define KEEP_DELTA 0.125
+static int load_keep_moved(void *ctx, pflref_event_kind kind, const char *what,
+                           long round, long client, double *dst, size_t n)
+{
+    const pflref_trajectory *tj = ctx;
+    const pflref_record *best = NULL;
+    for (size_t r = 0; r < tj->count; r++) {
+        const pflref_record *rc = &tj->records[r];
+        if (rc->kind == kind && strcmp(rc->name, what) == 0 &&
+            rc->round >= 0 && rc->round <= round && rc->len == n &&
+            strcmp(rc->phase, "train") == 0 &&
+            (client < 0 || rc->client == client) &&
+            (kind == PFLREF_EV_SERVER ? rc->round == round
+                                      : best == NULL ||
+                                            rc->round >= best->round))
+            best = rc;
+    }
+    if (best == NULL)
+        return 0;
+    memcpy(dst, tj->values + best->offset, n * sizeof *dst);
+    if (kind == PFLREF_EV_CLIENT_END && strcmp(what, "w_local") == 0 &&
+        best->client == 1 && best->round == 0)
+        dst[R_MU] += KEEP_DELTA;
+    return 1;
+}
+
+/* check --resync under bn.aggregate = parameters_only reloads each
+ * client's own running statistics from its last w_local record: client 1
+ * sits out round 1 and starts round 2 from the r_μ it left in round 0 as
+ * the candidate recorded it (moved by δ), while client 0, which trained in
+ * round 1, starts from its own, unmoved. */
+START_TEST(test_keep_resync_reloads)
+{
+    pflref_spec *spec = bn_spec("fedavg", "\"eta\": 0.1", KEEP_SW,
+                                KEEP_R0 ", {\"clients\": [0], \"batches\": "
+                                "[[[2, 3]]]}, {\"clients\": [1], \"batches\": "
+                                "[[[0, 1, 2]]]}");
+    pflref_trajectory ref, again;
+    pflref_trajectory_init(&ref, PFLREF_RECORD_STEP);
+    const pflref_trace rec = {pflref_trajectory_emit, &ref};
+    pflref_run_result *res = tu_run(spec, &rec);
+    pflref_trajectory_init(&again, PFLREF_RECORD_STEP);
+    const pflref_trace sink = {pflref_trajectory_emit, &again};
+    pflref_error err;
+    ck_assert_int_eq(pflref_run_resync(spec->problem, spec->algorithm,
+                                       &spec->hyper, spec->schedule, spec->w0,
+                                       load_keep_moved, &ref, &sink, &err),
+                     PFLREF_OK);
+    const pflref_event_kind B = PFLREF_EV_CLIENT_BEGIN;
+    const double r1 = rec_at(&ref, B, "w_local", 2, 1, R_MU);
+    ck_assert(!isnan(r1));
+    ck_assert_double_eq(rec_at(&again, B, "w_local", 2, 1, R_MU),
+                        r1 + KEEP_DELTA);
+    ck_assert_double_eq(rec_at(&again, B, "w_local", 1, 0, R_MU),
+                        rec_at(&ref, B, "w_local", 1, 0, R_MU));
+    /* the parameters come from w, not from the client's own model */
+    ck_assert_double_eq(rec_at(&again, B, "w_local", 2, 1, GAMMA),
+                        rec_at(&ref, B, "w_local", 2, 1, GAMMA));
+    pflref_trajectory_free(&again);
+    pflref_trajectory_free(&ref);
+    pflref_run_result_free(res);
+    pflref_spec_free(spec);
+}
+END_TEST
+
 /* FedBN: fedbn.running_var = biased and bn.running_var = biased are one
  * switch (bit for bit), and bn.running = frozen holds there too. */
 START_TEST(test_fedbn_switches)
@@ -546,6 +635,7 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_keep_own_statistics);
     tcase_add_test(tc, test_keep_evaluation);
     tcase_add_test(tc, test_keep_preset);
+    tcase_add_test(tc, test_keep_resync_reloads);
     tcase_add_test(tc, test_fedbn_switches);
     tcase_add_test(tc, test_fedbn_optimizer);
     tcase_add_test(tc, test_fedbn_momentum_vector);
