@@ -607,21 +607,6 @@ typedef struct {
     int running;               /* pflref_bn_running                        */
     int running_var;           /* pflref_bn_running_var                    */
 } pflref_bn_hyper;
-/* What FedAvg's server does with the buffers r_μ, r_v (bn.aggregate;
- * ref/algorithms/fedavg_keep.c).  Kept apart from pflref_bn_hyper and
- * hidden from Frama-C, as the members of unproved code below are, so that
- * the proved goals, which hold pflref_hyper's definition, stay as they
- * were. */
-#ifndef __FRAMAC__
-typedef enum {
-    PFLREF_BN_AGGREGATE_AVERAGE = 0,   /* the whole w averaged, buffers too
-                                          (a torch state_dict average)      */
-    PFLREF_BN_AGGREGATE_PARAMETERS = 1 /* only parameters() averaged: each
-                                          client keeps its own buffers, the
-                                          global's are the first uploaded
-                                          client's (PFLlib serverbase.py)   */
-} pflref_bn_aggregate;
-#endif
 
 typedef struct {
     double gamma;              /* γ: the decay factor per round (or step)  */

@@ -20,6 +20,7 @@
 #include "engine/params_fedala.h"
 #include "engine/params_fedpac.h"
 #include "engine/params_pfl_ft.h"
+#include "engine/params_bn.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -128,8 +129,6 @@ static const char *const opt_state_values[] = {"reset", "client", "server",
 static const char *const bn_running_values[] = {"update", "frozen", NULL};
 static const char *const bn_running_var_values[] = {"unbiased", "biased",
                                                     NULL};
-static const char *const bn_aggregate_values[] = {"average",
-                                                  "parameters_only", NULL};
 static const char *const dyn_alpha_k[] = {"uniform", "size_scaled", NULL};
 static const char *const dyn_prox[] = {"squared", "norm_half", NULL};
 static const char *const dyn_h_sum[] = {"differences", "literal", NULL};
@@ -676,16 +675,7 @@ static const pflref_param params[] = {
      "the variance fed to r_v: M/(M − 1) s²_B over the M values a channel "
      "normalises (PyTorch) | s²_B (fedbn.running_var = biased is the same "
      "switch)"},
-    /* What the server averages of a model with batch normalisation
-     * (ref/algorithms/fedavg_keep.c; docs/models.md "Running statistics
-     * in training") */
-    {"bn.aggregate", "fedavg", "", PFLREF_PARAM_ENUM,
-     offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values,
-     "",
-     "the buffers r_μ, r_v at the server: averaged with the rest of w (a "
-     "torch state_dict average) | only parameters() averaged: each client "
-     "keeps its own r_μ, r_v across rounds, the global's are the first "
-     "uploaded client's (PFLlib serverbase.py:141-150, clientbase.py:67-69)"},
+    BN_AGGREGATE_PARAMS
     /* FedDyn (arXiv 2111.04263v2, Alg. 1; ref/algorithms/feddyn.c) */
     {"feddyn.alpha", "feddyn", "feddyn", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, feddyn.alpha), NAN, 0.0, 1, NULL, "α",
