@@ -521,7 +521,7 @@ clean:
 # the target fails when any differs or cannot run (each harness's stderr
 # is kept in $(B)/pfllib/<alg>.err).
 PFLLIB_HARNESSES = fedfomo fedprox scaffold feddyn moon fedproto fedrod \
-  apple fedala fedamp ditto pfedme perfedavg fedrep fedper lgfedavg apfl
+  apple fedala fedamp ditto pfedme perfedavg fedrep fedper lgfedavg apfl fedavg_bn
 .PHONY: check-pfllib
 check-pfllib: $(B)/rel/pflref
 	@if [ -z "$(PFLLIB_DIR)" ]; then \

@@ -45,6 +45,9 @@ WEIGHTS = ("samples", "uniform", "all_keep_old")
 
 # flag -> {algorithm: [bugs]} ("*" = every algorithm)
 MUTANTS = {
+    "bn-own-buffers": {"fedavg": ["start-global-buffers", "start-w0-buffers"]},
+    "bn-global-buffers": {"fedavg": ["global-buffers-averaged",
+                                     "global-buffers-last"]},
     "aggregation-weights": {"*": ["weights=" + w for w in WEIGHTS],
                             "pfedme": ["samples-weights", "uniform-weights"],
                             "ditto": ["uniform-weights", "samples-weights"],
@@ -230,6 +233,12 @@ def replay(spec, bugs=frozenset()):
     personal = mask_of(spec, pr) if "split" in spec else None
     opt = po.for_spec(spec, pr, 2 if alg == "finetune" else 1, personal,
                       frozenset(bugs))
+    # bn.aggregate = parameters_only (fedavg; its preset pfllib sets it): the
+    # clients' own models, whose running statistics persist
+    keep = sw.get("bn.aggregate", "parameters_only"
+                  if spec["algorithm"].get("preset") == "pfllib" and alg == "fedavg"
+                  else "average") == "parameters_only"
+    own = {} if keep and pr.buffers else None
     for t, r in enumerate(sched["rounds"]):
         plan = [(k, transform(b, bugs)) for k, b in zip(r["clients"], r["batches"])]
         eta_t = {k: hp["eta"] * px.round_factor(spec["algorithm"], t, bugs,
@@ -241,7 +250,7 @@ def replay(spec, bugs=frozenset()):
             v = px.local_round(pr, v, w0, t, plan, eta_t, trace, bugs, opt)
         else:
             w = px.fedavg_round(pr, w, w0, t, plan, eta_t, weights, trace, bugs,
-                                opt)
+                                opt, own)
     if alg == "fedavg":
         return pg.expected(trace, w=w)
     if alg == "local":

@@ -391,11 +391,16 @@ def round_factor(algorithm, t, bugs=NO_BUGS, trained=None, call=0, calls=1):
 
 
 def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS,
-                 opt=None):
+                 opt=None, own=None):
     """One round of FedAvg (McMahan et al. 2017, Alg. 1).  plan: list of
     (client, batches) for S_t ascending.  opt: the run's client optimizers
     (pflref_exact_optim.Optimizers; ClientUpdate's is slot 0), or None.
-    Returns w_{t+1}."""
+    own: under bn.aggregate = parameters_only (PFLlib's clientbase.py:67-69
+    set_parameters and serverbase.py:138-150 aggregate_parameters touch
+    parameters() only), {client: its model as it last left it}, updated
+    here: a client starts from w's parameters and its own r_μ, r_v, and
+    w_{t+1}'s r_μ, r_v are the first participant's; None: the state_dict
+    average.  Returns w_{t+1}."""
     # req: fedavg.alg1.l1, fedavg.alg1.l3, finetune.eq1, interp.eq1
     trace.emit("round_begin", "train", t, None, None, "w", w)
     if "train-all" in bugs:
@@ -406,6 +411,9 @@ def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS,
     # req: fedavg.alg1.l6
     for k, steps in plan:
         start = w0 if "restart-w0" in bugs else w
+        if own is not None and "start-global-buffers" not in bugs:
+            held = w0 if "start-w0-buffers" in bugs else own.get(k, w0)
+            start = [held[p] if p in pr.buffers else x for p, x in enumerate(start)]
         trace.emit("client_begin", "train", t, k, 0, "w_local", start)
         # req: fedavg.alg1.l7, fedavg.alg1.l10
         eta_k = (eta.get(k, max(eta.values())) if isinstance(eta, dict)
@@ -417,6 +425,8 @@ def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS,
         # req: fedavg.alg1.l15
         trace.emit("client_end", "train", t, k, None, "w_local", wk)
         local[k] = wk
+        if own is not None:
+            own[k] = list(wk)
     N = len(pr.clients)
     n_all = sum(pr.n(k) for k in range(N))
     if "uniform-weights" in bugs:
@@ -436,6 +446,10 @@ def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS,
         local = {k: local.get(k, w) for k in range(N)}
     # req: fedavg.alg1.l9
     new = [sum(c[k] * local[k][p] for k in sorted(local)) for p in range(pr.P)]
+    if own is not None and "global-buffers-averaged" not in bugs:
+        # the global is a deepcopy of the first upload, parameters() summed
+        first = plan[-1][0] if "global-buffers-last" in bugs else plan[0][0]
+        new = [local[first][p] if p in pr.buffers else x for p, x in enumerate(new)]
     trace.emit("server", "train", t, None, None, "w", new)
     return new
 
@@ -938,7 +952,13 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
         def personal(q):
             vk, ref = v[k], (cur["w"] if moving else w)
             g = pr.grad(k, vk, own[q], bugs)
-            diff = [a - b for a, b in zip(vk, ref)]
+            # the pass's running statistics into v (bn.running; a model
+            # without batch normalisation: v itself), which the proximal
+            # term neither pulls nor counts in its norm (parameters() only)
+            moved = pr.move_running(k, vk, own[q], bugs)
+            diff = [Fraction(0) if p in pr.buffers else a - b
+                    for p, (a, b) in enumerate(zip(vk, ref))]
+            vk = moved
             scale = lam
             if form == "norm":
                 norm = exact_sqrt(sum(x * x for x in diff))
@@ -953,6 +973,7 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
         # req: ditto.alg1.l5
         def global_step(q):
             g = pr.grad(k, cur["w"], steps[q], bugs)
+            cur["w"] = pr.move_running(k, cur["w"], steps[q], bugs)
             if opt is not None:
                 cur["w"] = opt.step(k, 0, g, cur["w"], eta)
             else:

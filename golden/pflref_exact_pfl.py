@@ -163,6 +163,18 @@ def _weights(configured, bugs):
     return configured
 
 
+def _running(pr, i, point, x, batch, bugs):
+    """x with its batch-norm running statistics moved by the training pass
+    at `point` on the batch (bn.running = update, PyTorch's train(): every
+    training forward moves them, whichever blocks the step then moves;
+    pflref_exact.Problem.move_running); x itself without batch
+    normalisation."""
+    if not pr.buffers:
+        return x
+    moved = pr.move_running(i, point, batch, bugs)
+    return [moved[p] if p in pr.buffers else x[p] for p in range(pr.P)]
+
+
 def _step(x, g, mask, gamma, on=1):
     """x − γ g on the entries whose mask equals `on`."""
     return [xi - gamma * gi if m == on else xi for xi, gi, m in zip(x, g, mask)]
@@ -218,6 +230,7 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS,
                         point = [x[p] if not mask[p] else v_start[p] for p in range(P)]
                     # req: fedalt.alg4.l8, fedalt.alg4.l9, fedalt.alg4.l14
                     g = pr.grad(i, point, steps[q], bugs)
+                    x = _running(pr, i, point, x, steps[q], bugs)
                     if opt is not None:     # slot 1 moves v, slot 0 u
                         x = opt.step(i, on, g, x, gv if on else gu,
                                      [1 if m == on else 0 for m in mask])
@@ -228,6 +241,7 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS,
             # req: fedsim.alg5.l6, fedsim.alg5.l7, fedsim.alg5.l8
             for q, batch in enumerate(steps):
                 g = pr.grad(i, x, batch, bugs)
+                x = _running(pr, i, x, x, batch, bugs)
                 if opt is not None:
                     assert "fedsim-sequential" not in bugs
                     x = opt.step(i, 0, g, x, gu, eta_v=gv)   # two groups
@@ -301,6 +315,7 @@ def pfl_finetune(pr, w, v, w0, mask, post, hp, sw, trace, bugs=NO_BUGS,
             opt.begin(i)
         for q, batch in enumerate(steps):
             g = pr.grad(i, x, batch, bugs)
+            x = _running(pr, i, x, x, batch, bugs)
             if opt is not None:
                 x = opt.step(i, 1, g, x, eta_ft, None if full else mask)
             else:

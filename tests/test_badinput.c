@@ -930,6 +930,36 @@ static const lettered_case LETTERED[] = {
     {"A9", "lora: target names for another algorithm",
      SPECX("\"init\": {\"kind\": \"zeros\", \"lora_targets\": [\"w\"]}"),
      "init.lora_targets", "only lora takes lora_targets (the algorithm is fedavg)"},
+    /* -- bn.aggregate (ref/algorithms/fedavg_keep.c): FedAvg's buffers at
+     * the server; only a model with batch normalisation has any -- */
+#define BN16 LAYERS("[16]", "squared", "{\"type\": \"dense\", \"out\": 2, " \
+    "\"bias\": false}, {\"type\": \"batchnorm1d\"}, " DENSE1)
+#define BN_ALG(alg, h, sw) "\"algorithm\": {\"name\": \"" alg "\", " \
+    "\"hyperparameters\": {" h "}, \"switches\": {" sw "}}"
+    {"Z1", "bn.aggregate: parameters_only on a model without batch normalisation",
+     SPEC(LIN, TWO, BN_ALG("fedavg", "\"eta\": 0.1",
+                           "\"bn.aggregate\": \"parameters_only\""), ONE_ROUND_TWO),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only keeps each client's batch-norm running "
+     "statistics, but this model has no batch normalisation (no running_mean or "
+     "running_var): drop the switch"},
+    {"Z2", "bn.aggregate: an algorithm without FedAvg's server",
+     SPEC(BN16, IMG2, BN_ALG("local", "\"eta\": 0.1",
+                             "\"bn.aggregate\": \"parameters_only\""), ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate does not apply to local (it applies to: fedavg)"},
+    {"Z3", "bn.aggregate: FedBN, which keeps the whole BN layer local",
+     SPEC(BN16, IMG2, BN_ALG("fedbn", "\"eta\": 0.1",
+                             "\"bn.aggregate\": \"average\""), ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate does not apply to fedbn (it applies to: fedavg)"},
+    {"Z4", "bn.aggregate: unknown value",
+     SPEC(BN16, IMG2, BN_ALG("fedavg", "\"eta\": 0.1",
+                             "\"bn.aggregate\": \"buffers\""), ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "unknown value \"buffers\" for bn.aggregate (known: average|parameters_only)"},
+#undef BN_ALG
+#undef BN16
     /* -- FedDyn (ref/algorithms/feddyn.c): α > 0, finite; l. 11 divides by it -- */
     {"Y1", "feddyn: alpha zero",
      SPEC(LIN, TWO, HYP("feddyn", "\"eta\": 0.1, \"feddyn.alpha\": 0"), ONE_ROUND_TWO),
@@ -1298,15 +1328,15 @@ static const lettered_case LETTERED[] = {
 #undef PAC_OK
 #undef PAC_H
     /* -- the client optimizer and batch normalisation of APPLE, FedRecon,
-     * LoRA and APFL (rows Z11..Z19) -- */
+     * LoRA and APFL (rows Z5..Z8) -- */
 #define APL_OPT(sw) "\"algorithm\": {\"name\": \"apple\", \"hyperparameters\": " \
     "{\"eta\": 0.1, \"eta_p\": 0.05, \"apple.mu\": 0.3, \"apple.L\": 2, " \
     "\"opt.momentum\": 0.9}, \"switches\": {" sw "}}"
-    {"Z11", "apple: a client optimizer with the core-first order",
+    {"Z5", "apple: a client optimizer with the core-first order",
      SPEC(LIN, TWO, APL_OPT("\"apple.order\": \"core_first\""), ONE_ROUND_TWO),
      "algorithm.switches.apple.order",
      "apple.order = core_first forms ∂ℒ/∂p_ii from the new w_i"},
-    {"Z12", "apple: a weight-decay scope of a split",
+    {"Z6", "apple: a weight-decay scope of a split",
      SPEC(LIN, TWO, APL_OPT("\"opt.decay_scope\": \"personal\""), ONE_ROUND_TWO),
      "algorithm.switches.opt.decay_scope",
      "apple has no split of shared and personal blocks"},
@@ -1315,11 +1345,11 @@ static const lettered_case LETTERED[] = {
     "\"k\": 2, \"bn\": true}", MOON_DATA, "\"algorithm\": {\"name\": " \
     "\"apfl\", \"hyperparameters\": {\"eta\": 0.1, \"alpha\": 0.25}, " \
     "\"switches\": {" sw "}}", ONE_ROUND)
-    {"Z13", "apfl: the paper's parameter mixture with moving running statistics",
+    {"Z7", "apfl: the paper's parameter mixture with moving running statistics",
      APFL_BN(""), "algorithm.switches.bn.running",
      "a third model whose training pass has batch statistics that belong to "
      "the buffers of neither v nor w_i"},
-    {"Z14", "apfl: output mixing with moving running statistics",
+    {"Z8", "apfl: output mixing with moving running statistics",
      APFL_BN("\"apfl.mix\": \"output\""), "algorithm.switches.bn.running",
      "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes "
      "here"},
@@ -1417,8 +1447,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYCXQMJEBGHVI";
-    static const char letters[] = "LSAYCXQMJEBGHVU";
+    static const char letters[] = "LSAYCXQMJEBGHVIUZ";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

@@ -19,8 +19,14 @@
  *     (buffers never step), and the golden vector
  *     golden/fedbn/worked-momentum-client.json (independent 60-digit
  *     generator through golden/pflref_exact_optim.py) reproduces;
- *   - the refusals, with their exact messages: perfedavg, pflego and
- *     apfl (paper variant) on a model with bn under
+ *   - bn.aggregate = parameters_only (PFLlib), worked by hand: the
+ *     global's r_μ, r_v are the first participant's and its parameters the
+ *     average bit for bit; a client that sits out a round starts the next
+ *     from its own statistics; evaluation uses each client's own
+ *     (the loss written out here); fedavg's preset pfllib sets it; check
+ *     --resync reloads each client's own statistics from its records;
+ *   - the refusals, with their exact messages: perfedavg,
+ *     pflego and apfl (paper variant) on a model with bn under
  *     bn.running = update; a batch of one under the unbiased r_v; the CLI
  *     exits 2 naming algorithm.switches.bn.running.
  */
@@ -164,6 +170,230 @@ START_TEST(test_fedavg_average)
                       fabs(res->w[R_V] - 103.0 / 32.0) < 1e-14,
                   "averaged r_μ = %.17g, r_v = %.17g; expected 3/4, 103/32",
                   res->w[R_MU], res->w[R_V]);
+    pflref_run_result_free(res);
+    pflref_spec_free(spec);
+}
+END_TEST
+
+/* bn.aggregate = parameters_only (PFLlib: clientbase.py:67-69,
+ * serverbase.py:138-150).  Round 0 as in test_fedavg_average: client 0
+ * leaves r_μ = 9/8, r_v = 11/4, client 1 leaves 1/8, 4; the global's are
+ * the first participant's, client 0's: 9/8, 11/4 (not the average 3/4,
+ * 103/32), its parameters the same average bit for bit.  Round 1, client 1
+ * alone on {x = 3/2, −2, 1/2} again (W1, b1 have not moved: a = 7/2, −7/2,
+ * 3/2, μ_B = 1/2, unbiased 13) starts from its OWN 1/8, 4:
+ *   r_μ = (3/4)(1/8) + (1/4)(1/2) = 7/32,  r_v = (3/4)·4 + (1/4)·13 = 25/4,
+ * where the state_dict reading starts from the global's 3/4, 103/32:
+ *   r_μ = (3/4)(3/4) + 1/8 = 11/16,  r_v = (3/4)(103/32) + 13/4 = 725/128. */
+#define KEEP_R0 "{\"clients\": [0, 1], \"batches\": [[[0, 1]], [[0, 1, 2]]]}"
+#define KEEP_R1 KEEP_R0 ", {\"clients\": [1], \"batches\": [[[0, 1, 2]]]}"
+#define KEEP_SW "\"bn.aggregate\": \"parameters_only\""
+
+START_TEST(test_keep_first_uploader)
+{
+    pflref_spec *avg = bn_spec("fedavg", "\"eta\": 0.1", "", KEEP_R0);
+    pflref_spec *keep = bn_spec("fedavg", "\"eta\": 0.1", KEEP_SW, KEEP_R0);
+    pflref_run_result *a = tu_run(avg, NULL);
+    pflref_run_result *k = tu_run(keep, NULL);
+    ck_assert_msg(k->w[R_MU] == 9.0 / 8.0 && k->w[R_V] == 11.0 / 4.0,
+                  "the global's r_μ = %.17g, r_v = %.17g; the first "
+                  "uploader's are 9/8 and 11/4", k->w[R_MU], k->w[R_V]);
+    static const int params[] = {W1, B1, GAMMA, BETA, W2, B2};
+    for (size_t j = 0; j < sizeof params / sizeof params[0]; j++)
+        ck_assert_msg(k->w[params[j]] == a->w[params[j]],
+                      "parameter %d differs from the state_dict average "
+                      "(%.17g, %.17g): parameters() must be averaged alike",
+                      params[j], k->w[params[j]], a->w[params[j]]);
+    ck_assert(a->w[R_MU] == 0.75);   /* the contrast: averaged there */
+    pflref_run_result_free(a);
+    pflref_run_result_free(k);
+    pflref_spec_free(avg);
+    pflref_spec_free(keep);
+}
+END_TEST
+
+START_TEST(test_keep_own_statistics)
+{
+    pflref_spec *keep = bn_spec("fedavg", "\"eta\": 0.1", KEEP_SW, KEEP_R1);
+    pflref_run_result *k = tu_run(keep, NULL);
+    ck_assert_msg(fabs(k->w[R_MU] - 7.0 / 32.0) < 1e-13 &&
+                      fabs(k->w[R_V] - 25.0 / 4.0) < 1e-13,
+                  "client 1 did not start round 1 from its own running "
+                  "statistics: r_μ = %.17g, r_v = %.17g, expected 7/32 and "
+                  "25/4", k->w[R_MU], k->w[R_V]);
+    pflref_spec *avg = bn_spec("fedavg", "\"eta\": 0.1", "", KEEP_R1);
+    pflref_run_result *a = tu_run(avg, NULL);
+    ck_assert_msg(fabs(a->w[R_MU] - 11.0 / 16.0) < 1e-13 &&
+                      fabs(a->w[R_V] - 725.0 / 128.0) < 1e-13,
+                  "average: r_μ = %.17g, r_v = %.17g, expected 11/16 and "
+                  "725/128", a->w[R_MU], a->w[R_V]);
+    pflref_run_result_free(a);
+    pflref_spec_free(avg);
+    pflref_run_result_free(k);
+    pflref_spec_free(keep);
+}
+END_TEST
+
+/* The mean squared loss of the mlp with bn in evaluation mode on client
+ * i's training set, written out here: a = W1 x + b1, u = γ (a − r_μ)/√r_v
+ * + β (ε = 0), ŷ = W2 max(u, 0) + b2, with w's parameters and the given
+ * r_μ, r_v. */
+static double eval_loss(const double *w, size_t i, double r_mu, double r_v)
+{
+    static const double X[2][5] = {{1, 3, 2, 6, 7}, {1.5, -2, 0.5}};
+    static const double Y[2][5] = {{0.5, -1.25, 2, 0.75, -0.5},
+                                   {1, 0.25, -0.75}};
+    const size_t n = i == 0 ? 5 : 3;
+    double sum = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        const double a = w[W1] * X[i][j] + w[B1];
+        const double u = w[GAMMA] * (a - r_mu) / sqrt(r_v) + w[BETA];
+        const double y = w[W2] * (u > 0.0 ? u : 0.0) + w[B2];
+        sum += (y - Y[i][j]) * (y - Y[i][j]);
+    }
+    return sum / (double)n;
+}
+
+/* PFLlib's evaluate() tests each client's own model: w's parameters with
+ * the client's running statistics (client 0: 9/8, 11/4 from round 0;
+ * client 1: 7/32, 25/4), not the global's (7/32, 25/4). */
+START_TEST(test_keep_evaluation)
+{
+    pflref_spec *keep = bn_spec("fedavg", "\"eta\": 0.1", KEEP_SW, KEEP_R1);
+    pflref_run_result *k = tu_run(keep, NULL);
+    const double own0 = eval_loss(k->w, 0, 9.0 / 8.0, 11.0 / 4.0);
+    const double glob0 = eval_loss(k->w, 0, k->w[R_MU], k->w[R_V]);
+    const double own1 = eval_loss(k->w, 1, 7.0 / 32.0, 25.0 / 4.0);
+    ck_assert_msg(fabs(own0 - glob0) > 1e-3, "client 0's own and the "
+                  "global's statistics give the same loss: no contrast");
+    ck_assert_msg(fabs(k->eval[0].train[0].loss - own0) < 1e-12 * (1 + own0),
+                  "client 0's loss %.17g; with its own running statistics "
+                  "%.17g, with the global's %.17g", k->eval[0].train[0].loss,
+                  own0, glob0);
+    ck_assert_msg(fabs(k->eval[0].train[1].loss - own1) < 1e-12 * (1 + own1),
+                  "client 1's loss %.17g, expected %.17g",
+                  k->eval[0].train[1].loss, own1);
+    pflref_run_result_free(k);
+    pflref_spec_free(keep);
+}
+END_TEST
+
+/* FedAvg's preset pfllib sets bn.aggregate = parameters_only (bit for bit
+ * the switch given), and on a model without batch normalisation it runs as
+ * FedAvg (the explicit switch is refused there: docs/bad-inputs.md Z1). */
+START_TEST(test_keep_preset)
+{
+    char text[4096];
+    bn_text(text, sizeof text, "fedavg", "\"eta\": 0.1", KEEP_SW, KEEP_R1,
+            NULL);
+    pflref_spec *sw = tu_spec(text);
+    char *at = strstr(text, "\"switches\"");
+    ck_assert_ptr_nonnull(at);
+    /* the same spec with the preset in place of the switch */
+    char pre[4096];
+    snprintf(pre, sizeof pre, "%.*s\"preset\": \"pfllib\"%s",
+             (int)(at - text), text, strchr(at, '}') + 1);
+    pflref_spec *ps = tu_spec(pre);
+    pflref_run_result *a = tu_run(sw, NULL);
+    pflref_run_result *b = tu_run(ps, NULL);
+    ck_assert(memcmp(a->w, b->w, P_BN * sizeof *a->w) == 0);
+    ck_assert(fabs(b->w[R_MU] - 7.0 / 32.0) < 1e-13);
+    pflref_run_result_free(a);
+    pflref_run_result_free(b);
+    pflref_spec_free(sw);
+    pflref_spec_free(ps);
+    pflref_spec *lin = tu_spec(
+        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"linear\", "
+        "\"d\": 1, \"loss\": \"squared\"}, \"problem\": {\"clients\": "
+        "[{\"X\": [[1], [2]], \"y\": [1, 0]}, {\"X\": [[3], [1], [-1]], \"y\": [2, 1, 0]}]}, "
+        "\"algorithm\": {\"name\": \"fedavg\", \"preset\": \"pfllib\", "
+        "\"hyperparameters\": {\"eta\": 0.1}}, \"schedule\": {\"kind\": "
+        "\"given\", \"rounds\": [" KEEP_R0 "]}}");
+    ck_assert_int_eq(lin->hyper.bn_aggregate, PFLREF_BN_AGGREGATE_PARAMETERS);
+    pflref_run_result *r = tu_run(lin, NULL);
+    pflref_run_result_free(r);
+    pflref_spec_free(lin);
+}
+END_TEST
+
+/* The value at entry q of record (kind, name, round, client) of tj, NaN
+ * when there is none. */
+static double rec_at(const pflref_trajectory *tj, pflref_event_kind kind,
+                     const char *name, long round, long client, size_t q)
+{
+    for (size_t r = 0; r < tj->count; r++) {
+        const pflref_record *rc = &tj->records[r];
+        if (rc->kind == kind && strcmp(rc->name, name) == 0 &&
+            rc->round == round && rc->client == client)
+            return tj->values[rc->offset + q];
+    }
+    return NAN;
+}
+
+/* A loader (pflref_state_loader) handing back a recorded run's records,
+ * with client 1's round-0 w_local (its CLIENT_END: the model it keeps)
+ * having r_μ moved by KEEP_DELTA: a candidate whose client 1 left other
+ * running statistics. */
+#define KEEP_DELTA 0.125
+static int load_keep_moved(void *ctx, pflref_event_kind kind, const char *what,
+                           long round, long client, double *dst, size_t n)
+{
+    const pflref_trajectory *tj = ctx;
+    const pflref_record *best = NULL;
+    for (size_t r = 0; r < tj->count; r++) {
+        const pflref_record *rc = &tj->records[r];
+        if (rc->kind == kind && strcmp(rc->name, what) == 0 &&
+            rc->round >= 0 && rc->round <= round && rc->len == n &&
+            strcmp(rc->phase, "train") == 0 &&
+            (client < 0 || rc->client == client) &&
+            (kind == PFLREF_EV_SERVER ? rc->round == round
+                                      : best == NULL ||
+                                            rc->round >= best->round))
+            best = rc;
+    }
+    if (best == NULL)
+        return 0;
+    memcpy(dst, tj->values + best->offset, n * sizeof *dst);
+    if (kind == PFLREF_EV_CLIENT_END && strcmp(what, "w_local") == 0 &&
+        best->client == 1 && best->round == 0)
+        dst[R_MU] += KEEP_DELTA;
+    return 1;
+}
+
+/* check --resync under bn.aggregate = parameters_only reloads each
+ * client's own running statistics from its last w_local record: client 1
+ * sits out round 1 and starts round 2 from the r_μ it left in round 0 as
+ * the candidate recorded it (moved by δ), while client 0, which trained in
+ * round 1, starts from its own, unmoved. */
+START_TEST(test_keep_resync_reloads)
+{
+    pflref_spec *spec = bn_spec("fedavg", "\"eta\": 0.1", KEEP_SW,
+                                KEEP_R0 ", {\"clients\": [0], \"batches\": "
+                                "[[[2, 3]]]}, {\"clients\": [1], \"batches\": "
+                                "[[[0, 1, 2]]]}");
+    pflref_trajectory ref, again;
+    pflref_trajectory_init(&ref, PFLREF_RECORD_STEP);
+    const pflref_trace rec = {pflref_trajectory_emit, &ref};
+    pflref_run_result *res = tu_run(spec, &rec);
+    pflref_trajectory_init(&again, PFLREF_RECORD_STEP);
+    const pflref_trace sink = {pflref_trajectory_emit, &again};
+    pflref_error err;
+    ck_assert_int_eq(pflref_run_resync(spec->problem, spec->algorithm,
+                                       &spec->hyper, spec->schedule, spec->w0,
+                                       load_keep_moved, &ref, &sink, &err),
+                     PFLREF_OK);
+    const pflref_event_kind B = PFLREF_EV_CLIENT_BEGIN;
+    const double r1 = rec_at(&ref, B, "w_local", 2, 1, R_MU);
+    ck_assert(!isnan(r1));
+    ck_assert_double_eq(rec_at(&again, B, "w_local", 2, 1, R_MU),
+                        r1 + KEEP_DELTA);
+    ck_assert_double_eq(rec_at(&again, B, "w_local", 1, 0, R_MU),
+                        rec_at(&ref, B, "w_local", 1, 0, R_MU));
+    /* the parameters come from w, not from the client's own model */
+    ck_assert_double_eq(rec_at(&again, B, "w_local", 2, 1, GAMMA),
+                        rec_at(&ref, B, "w_local", 2, 1, GAMMA));
+    pflref_trajectory_free(&again);
+    pflref_trajectory_free(&ref);
     pflref_run_result_free(res);
     pflref_spec_free(spec);
 }
@@ -388,6 +618,11 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_fedavg_frozen);
     tcase_add_test(tc, test_fedavg_biased);
     tcase_add_test(tc, test_fedavg_average);
+    tcase_add_test(tc, test_keep_first_uploader);
+    tcase_add_test(tc, test_keep_own_statistics);
+    tcase_add_test(tc, test_keep_evaluation);
+    tcase_add_test(tc, test_keep_preset);
+    tcase_add_test(tc, test_keep_resync_reloads);
     tcase_add_test(tc, test_fedbn_switches);
     tcase_add_test(tc, test_fedbn_optimizer);
     tcase_add_test(tc, test_fedbn_momentum_vector);

@@ -7,7 +7,10 @@
  * vector's spec, with one number of its final state moved it is no known
  * variant and diverges there.  That a candidate computed under a preset,
  * a switch or a probe is named as such is shown with the NumPy candidates
- * in python/tests/test_diagnose.py. */
+ * in python/tests/test_diagnose.py, and here with candidates pflref
+ * computes from a vector's spec with one setting changed (opt.state,
+ * opt.momentum, bn.aggregate): the change is the input, its naming the
+ * output under test. */
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -74,7 +77,8 @@ START_TEST(test_expectation_matches_the_spec)
     ck_assert_uint_eq(d->best[0].mismatches, 0);
     /* the first level ran, the spec and fedavg's one preset (pfllib), and
      * the spec matched: no change is searched.  pfllib's run is the
-     * spec's here (only lr.count differs, nothing decays): named as
+     * spec's here (lr.count and bn.aggregate differ; nothing decays and
+     * the linear model has no batch normalisation): named as
      * identical, and the folder's vectors are run under both settings, in
      * sorted order, until one differs -- all-keep-old, bias-zeros-drawn,
      * full-batch-two-epochs, lr-exponential (every client trains every
@@ -82,7 +86,9 @@ START_TEST(test_expectation_matches_the_spec)
     ck_assert_uint_eq(d->runs, 12);
     ck_assert_msg(strstr(d->best[0].identical, "preset pfllib (differs in "
                                                "lr.count rounds vs "
-                                               "trainings); vector "
+                                               "trainings, bn.aggregate "
+                                               "average vs "
+                                               "parameters_only); vector "
                                                "fedavg/worked/lr-per-client "
                                                "tells them apart") != NULL,
                   "%s", d->best[0].identical);
@@ -123,21 +129,30 @@ START_TEST(test_moved_final_value_is_no_known_variant)
      * (0 is below its bound, 1 its default), lr.step_rounds + 1 (− 1 is
      * below its bound), lr.scope = eta_p, no_beta, lr.count (the other
      * value), eta × 2, eta × ½, one local step fewer, the client
-     * optimizer's 19 (docs/optimizers.md) and batch norm's 2: 34 changes.
-     * The links (pflref_param_links): lr.schedule = exponential and step,
-     * each with lr.gamma = 0.99 and 0.5 (a schedule alone, γ = 1, changes
-     * nothing) and, from paper, with lr.count = trainings: 6 from paper, 4
-     * from pfllib.  2 + 34 + 6 + 34 + 4 = 80; no level 2, since no change
+     * optimizer's 19 (docs/optimizers.md), its μ and λ (both 0 here) at
+     * torch's usual 0.9 and 5·10⁻⁴, and batch norm's 3 (bn.running,
+     * bn.running_var, bn.aggregate): 37 changes.  The links
+     * (pflref_param_links): lr.schedule = exponential and step, each with
+     * lr.gamma = 0.99 and 0.5 (a schedule alone, γ = 1, changes nothing)
+     * and, from paper, with lr.count = trainings: 6 from paper, 4 from
+     * pfllib; and from each base opt.state = client and server,
+     * opt.nesterov = on and opt.momentum_form = classical with μ = 0.9,
+     * opt.weight_decay_form = decoupled and opt.decay_scope = weights,
+     * shared and personal with λ = 5·10⁻⁴ (under plain SGD each alone
+     * changes nothing): 8 more from each.  2 + 37 + 14 + 37 + 12 = 102; no
+     * level 2, since no change
      * agrees further than its base.  Then 10 runs find the vector that
      * tells the spec and its identical preset apart (see above); then the
      * precision casts, float32 and bfloat16, each 8 + 1 Monte Carlo runs
      * (a moved value is not rounding: neither matches). */
-    ck_assert_uint_eq(d->runs, 90 + 2 * (PFLREF_MCA_RUNS + 1));
+    ck_assert_uint_eq(d->runs, 112 + 2 * (PFLREF_MCA_RUNS + 1));
     /* bn.* (no batch norm here), lr.schedule with γ = 1 and more change
      * nothing: run, not listed */
     ck_assert_uint_ge(d->unchanged, 6);
     ck_assert_msg(strstr(b->identical, "preset pfllib (differs in lr.count "
-                                       "rounds vs trainings)") != NULL,
+                                       "rounds vs trainings, bn.aggregate "
+                                       "average vs parameters_only)") !=
+                      NULL,
                   "%s", b->identical);
     for (size_t i = 0; i < d->n_best; i++) {
         ck_assert_msg(strcmp(d->best[i].preset, "pfllib") != 0 ||
@@ -238,11 +253,11 @@ START_TEST(test_float32_cast_is_a_variant)
     ck_assert_msg(d->matched, "%s", d->summary);
     ck_assert_str_eq(d->best[0].param, "precision");
     ck_assert_str_eq(d->best[0].value, "fp32");
-    /* the spec, pfllib and the 78 of level 1 (see
+    /* the spec, pfllib and the 100 of level 1 (see
      * test_moved_final_value_is_no_known_variant) match nothing; then the
      * float32 cast, 8 + 1 Monte Carlo runs, matches and ends the search
      * (bfloat16 is not tried) */
-    ck_assert_uint_eq(d->runs, 80 + PFLREF_MCA_RUNS + 1);
+    ck_assert_uint_eq(d->runs, 102 + PFLREF_MCA_RUNS + 1);
     ck_assert_msg(strstr(d->summary, "rounded to float32") != NULL,
                   "%s", d->summary);
     free(d);
@@ -304,6 +319,105 @@ START_TEST(test_value_sources_and_links)
     for (size_t i = 0; i < n; i++)
         ck_assert(pflref_param_find(l[i].name) != NULL &&
                   pflref_param_find(l[i].needs) != NULL);
+}
+END_TEST
+
+/* A candidate made by pflref itself from the vector's spec with one
+ * setting changed (`where`: "switches" or "hyperparameters"; `value` a
+ * JSON text), then diagnosed against the vector (malloc'd diagnosis).
+ * The candidate computes exactly that variant, so diagnose must name it:
+ * the change is the test's input, the naming the output under test. */
+static pflref_diagnosis *diagnose_changed(const char *vector_rel,
+                                          const char *where, const char *key,
+                                          const char *value)
+{
+    char *path = tu_repo_path(vector_rel);
+    json_error_t je;
+    json_t *v = json_load_file(path, 0, &je);
+    ck_assert_msg(v != NULL, "%s: %s", path, je.text);
+    json_t *alg = json_object_get(json_object_get(v, "spec"), "algorithm");
+    json_t *obj = json_object_get(alg, where);
+    if (obj == NULL) {
+        obj = json_object();
+        json_object_set_new(alg, where, obj);
+    }
+    json_object_set_new(obj, key, json_loads(value, JSON_DECODE_ANY, &je));
+    char *dir = tu_tmpdir();
+    tu_json_save_in(dir, "spec.json", json_object_get(v, "spec"));
+    ck_assert_int_eq(tu_cli_in(dir, "run $D/spec.json -o $D/cand.json",
+                               NULL, NULL), 0);
+    char *cpath = tu_join(dir, "cand.json");
+    char *cand = tu_read(cpath);
+    char *text = tu_read(path);
+    char *vdir = tu_repo_path(vector_rel);
+    *strrchr(vdir, '/') = '\0';
+    const pflref_diagnose_options opt = {.check = {.same_id = 0},
+                                         .budget = 0};
+    pflref_diagnosis *d = malloc(sizeof *d);
+    pflref_error err;
+    ck_assert_int_eq(pflref_golden_diagnose(text, strlen(text), vdir, cand,
+                                            strlen(cand), &opt, d, &err),
+                     PFLREF_OK);
+    free(vdir);
+    free(text);
+    free(cand);
+    free(cpath);
+    tu_remove_tree(dir);
+    free(dir);
+    free(path);
+    json_decref(v);
+    return d;
+}
+
+/* The client optimizer kept per client where the vector makes a new one
+ * every client update (torch.optim.SGD(momentum = 0.7, nesterov = True)):
+ * named opt.state = client, with the code that does it (PFLlib's client
+ * optimizer made once in __init__). */
+START_TEST(test_optimizer_state_kept_is_named)
+{
+    pflref_diagnosis *d = diagnose_changed("golden/optim/fedavg-nesterov-reset.json",
+                                           "switches", "opt.state", "\"client\"");
+    ck_assert_msg(d->matched, "%s", d->summary);
+    ck_assert_str_eq(d->best[0].param, "opt.state");
+    ck_assert_str_eq(d->best[0].value, "client");
+    ck_assert_msg(strstr(d->best[0].value_source, "clientbase.py:47") != NULL,
+                  "%s", d->best[0].value_source);
+    free(d);
+}
+END_TEST
+
+/* Momentum added to a plain-SGD vector (μ = 0, where × 2 and × ½ are 0
+ * again): the probe at torch's usual μ = 0.9 names it. */
+START_TEST(test_momentum_added_is_probed)
+{
+    pflref_diagnosis *d = diagnose_changed(VEC, "hyperparameters",
+                                           "opt.momentum", "0.9");
+    ck_assert_msg(d->matched, "%s", d->summary);
+    ck_assert_str_eq(d->best[0].param, "opt.momentum");
+    ck_assert_str_eq(d->best[0].value, "0.9");
+    free(d);
+}
+END_TEST
+
+/* Batch norm's running statistics kept per client (PFLlib's reading,
+ * bn.aggregate = parameters_only) where the vector averages them: named
+ * as fedavg's preset pfllib, which sets the switch, with its source. */
+START_TEST(test_bn_parameters_only_is_named)
+{
+    pflref_diagnosis *d = diagnose_changed(
+        "golden/layers/fedavg-bn1d-mlp-squared.json", "switches",
+        "bn.aggregate", "\"parameters_only\"");
+    ck_assert_msg(d->matched, "%s", d->summary);
+    ck_assert_str_eq(d->best[0].preset, "pfllib");
+    ck_assert_msg(strstr(d->best[0].source, "set_parameters (parameters() "
+                                            "only") != NULL,
+                  "%s", d->best[0].source);
+    /* and the switch's own source names PFLlib's lines */
+    const char *src = pflref_param_value_source("fedavg", "bn.aggregate",
+                                                "parameters_only");
+    ck_assert_ptr_nonnull(src);
+    ck_assert_msg(strstr(src, "clientbase.py:67-69") != NULL, "%s", src);
+    free(d);
 }
 END_TEST
 
@@ -538,6 +652,9 @@ Suite *diagnose_suite(void)
     tcase_add_test(tc, test_partial_counts_only_what_was_written);
     tcase_add_test(tc, test_value_sources_and_links);
     tcase_add_test(tc, test_float32_cast_is_a_variant);
+    tcase_add_test(tc, test_optimizer_state_kept_is_named);
+    tcase_add_test(tc, test_momentum_added_is_probed);
+    tcase_add_test(tc, test_bn_parameters_only_is_named);
     tcase_add_test(tc, test_diagnose_api_errors);
     tcase_add_test(tc, test_cli_exit_codes);
     tcase_add_test(tc, test_diagnose_cli_errors);

@@ -75,7 +75,7 @@ BUGS = ("uniform-weights", "weights-over-all-K", "delta-without-w_t",
         "pfl-finetune-from-global", "pfl-finetune-lr-undecayed",
         "pflego-missing-ip-factor", "pflego-weights-sampled-set",
         "pflego-features-every-step", "pflego-head-alpha",
-        "pflego-cheap-steps-tau")
+        "pflego-cheap-steps-tau", "bn-stats-averaged-not-kept")
 
 
 class Unsupported(Exception):
@@ -330,6 +330,16 @@ def track(data, theta):
     return data.track(theta) if hasattr(data, "track") else theta
 
 
+def parameters_only(data, x):
+    """x with the batch-norm buffers' entries (running_mean, running_var)
+    set to 0: a proximal term over torch's parameters() neither pulls the
+    buffers nor counts them in a norm.  Other models: x itself."""
+    buffers = getattr(data, "buffers", None)
+    if buffers is None or not buffers.any():
+        return x
+    return np.where(buffers, 0.0, x)
+
+
 def local_sgd(theta, data, batches, eta, log, mu=0.0, anchor=None, mask=None,
               opt=None):
     """Minibatch SGD over the given batches, in order:
@@ -347,7 +357,7 @@ def local_sgd(theta, data, batches, eta, log, mu=0.0, anchor=None, mask=None,
     for s, batch in enumerate(batches, start=1):
         g = data.grad(theta, batch)
         if mu != 0.0:
-            pull = theta - anchor
+            pull = parameters_only(data, theta - anchor)
             if BUG == "ft-prox-sign":
                 pull = anchor - theta
             g = g + (mu / 2 if BUG == "ft-prox-half" else mu) * pull
@@ -424,12 +434,27 @@ def fedavg_rounds(spec, clients, w0, log):
     stale = {}                               # read by one bug only
     trained = [0] * len(clients)             # rounds each client trained in
     opts = pfl_numpy_optim.for_run(spec)     # opt.*: None for plain SGD
+    # bn.aggregate = parameters_only (PFLlib): the server sends and averages
+    # parameters() only, so every client holds on to its own model's
+    # running_mean / running_var; `held` is that model per client
+    keep = None
+    if cfg["bn.aggregate"] == "parameters_only":
+        keep = getattr(clients[0], "buffers", None)
+        if keep is None or not keep.any():
+            keep = None                      # no buffers: nothing kept
+        if BUG == "bn-stats-averaged-not-kept":
+            keep = None
+    elif cfg["bn.aggregate"] != "average":
+        raise Unsupported("bn.aggregate %r" % cfg["bn.aggregate"])
+    held = [w0.copy() for _ in clients]
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", w, round=t)
         batches = dict(zip(rnd["clients"], rnd["batches"]))   # S_t and its plan
         local = {}
         for k in sorted(batches):            # for each client k ∈ S_t
             w_k = w0.copy() if BUG == "start-from-w0" else w.copy()
+            if keep is not None:             # set_parameters: not the buffers
+                w_k = np.where(keep, held[k], w_k)
             if BUG == "local-model-aliases-global":
                 w_k = w                      # "w_k = w": the same array
             log("client_begin", "train", "w_local", w_k, round=t, client=k,
@@ -443,9 +468,12 @@ def fedavg_rounds(spec, clients, w0, log):
             log("client_end", "train", "w_local", w_k, round=t, client=k)
             local[k] = w_k.copy()
             stale[k] = local[k]
+            held[k] = w_k.copy()             # what client k's model holds
         if BUG == "stale-model-unsampled" and scheme == "all_keep_old":
             local = dict(stale)              # unsampled: last local model, not w_t
         w = aggregate(w, local, n, scheme)   # w_{t+1}
+        if keep is not None:                 # deepcopy(uploaded_models[0])
+            w = np.where(keep, local[rnd["clients"][0]], w)
         log("server", "train", "w", w, round=t)
     return w
 
@@ -524,7 +552,7 @@ DEFAULTS = {                 # the paper's reading (shared/spec notes §8)
     "pflego.head_step": "seed", "pflego.theta_weights": "global",
     "pflego.server": "sgd", "lr.schedule": "constant",
     "lr.count": "rounds", "lr.scope": "all",
-    "pfedme.eval_reset": "none",
+    "pfedme.eval_reset": "none", "bn.aggregate": "average",
 }
 PRESETS = {
     # CharlieDinh/pFedMe (notes §2(c), §2(e), §2(f)): warm θ, μ = 0.001,
@@ -570,7 +598,11 @@ PRESETS = {
     # TsingZ0/PFLlib (notes-pfllib-as-run §2.2, §2.3): n_i / Σ_U n_j
     # weights, and each client's -ld scheduler stepped when it trains
     ("fedavg", "pfllib"): {
-        "fedavg.weights": "samples", "lr.count": "trainings"},
+        "fedavg.weights": "samples", "lr.count": "trainings",
+        # clientbase.py set_parameters loads parameters() only: the
+        # running statistics stay on each client (serverbase.py
+        # aggregate_parameters: the global keeps the first upload's)
+        "bn.aggregate": "parameters_only"},
     ("local", "pfllib"): {"lr.count": "trainings"},
     # PFLlib's FedRep, FedPer, LG-FedAvg and FedBABU share one server
     # (serverbase.py: n_i / Σ_U n_j over the shared part) and keep the
@@ -855,7 +887,7 @@ def run_ditto(spec, clients, w0, log):
     trained = [0] * len(clients)             # trainings of each device so far
 
     def personal(k, batch, ref, eta):
-        diff = v[k] - ref
+        diff = parameters_only(clients[k], v[k] - ref)
         if cfg["ditto.prox"] == "norm":
             norm = np.sqrt(np.dot(diff, diff))
             scale = lam / norm if norm > 0 else 0.0

@@ -241,6 +241,12 @@ class Layers:
         for name, off, size, groups in self.blocks:
             if "bn" in groups:
                 self.bn[off:off + size] = True
+        # the buffers (running_mean, running_var): state_dict entries that
+        # are not parameters() (bn.aggregate = parameters_only keeps them)
+        self.buffers = np.zeros(self.P, dtype=bool)
+        for name, off, size, groups in self.blocks:
+            if name.endswith((".running_mean", ".running_var")):
+                self.buffers[off:off + size] = True
         self.stats = []
         # dropout: this client's passes of masks, rounds in order (each
         # round's list in the order its algorithm makes its training passes)

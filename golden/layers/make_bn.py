@@ -35,12 +35,22 @@ golden/pflref_exact_layers.py:
       uniform weights), client 1 left out of round 1 (it keeps its BN).
   layers/fedbn/bn1d-mlp-samples  the second under FedBN with
       fedbn.weights = samples and fedbn.running_var = biased.
+  layers/fedavg/bn1d-mlp-pfllib-keep   the second problem, three rounds,
+      under bn.aggregate = parameters_only (PFLlib: each client keeps its
+      own running statistics, the global's are the first participant's).
+  layers/fedavg/bn2d-cnn-pfllib-preset the first problem, three rounds,
+      under fedavg's preset pfllib (which sets bn.aggregate).
+  layers/{ditto,fedalt,local,finetune,ifca}/bn1d-mlp-...  the second
+      model under Ditto, FedRep (FedAlt preset), local, FedAvg-FT and IFCA
+      (model averaging), bn.running = update, through each family's exact
+      replay (golden/audit.py), 60-digit decimals.
 
     /usr/bin/python3 golden/layers/make_bn.py [OUTDIR]
 """
 import os
 import random
 import sys
+from fractions import Fraction
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -48,6 +58,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 import layers_common as lc          # noqa: E402
+import pflref_exact as px          # noqa: E402
 import pflref_exact_fedbn as fb     # noqa: E402
 import pflref_exact_layers as pl    # noqa: E402
 import pflref_golden as pg          # noqa: E402
@@ -314,6 +325,308 @@ def fedbn_bn1d():
         mutants, [[(k, b) for k, b in zip(r["clients"], r["batches"])] for r in rounds])
 
 
+# bn.aggregate = parameters_only, PFLlib's reading (TsingZ0/PFLlib
+# d832e76f6a23 system/flcore): clientbase.py:67-69 set_parameters copies
+# model.parameters() only, so a client's running statistics stay its own
+# across rounds (the initial model's until it first trains);
+# serverbase.py:138-150 aggregate_parameters deep-copies uploaded_models[0]
+# and sums parameters() with weights n_k / m_t, so the global's buffers are
+# the first uploader's.  Written here from those lines, apart from the C
+# (ref/algorithms/fedavg_keep.c).
+KEEP_SOURCE = ("TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/clientbase.py:"
+               "67-69 (set_parameters: parameters() only), system/flcore/"
+               "servers/serverbase.py:138-150 (aggregate_parameters: deepcopy of "
+               "uploaded_models[0], parameters() averaged)")
+KEEP_MUTANTS = {
+    # the client starts from the global's buffers (the state_dict reading)
+    "bn-own-buffers": ["start-global-buffers", "start-w0-buffers"],
+    # the global's buffers averaged, or the last uploader's
+    "bn-global-buffers": ["global-buffers-averaged", "global-buffers-last"],
+}
+
+
+def keep_round(pr, w, own, t, plan, eta, trace, bugs):
+    """One FedAvg round (McMahan et al. 2017, Alg. 1, weights n_k / m_t)
+    under parameters_only: client k starts from w_t's parameters with its
+    own buffers own[k] and leaves its buffers in own[k]; w_{t+1} is the
+    weighted sum on the parameters and the first participant's buffers."""
+    B = pr.buffers
+    trace.emit("round_begin", "train", t, None, None, "w", w)
+    local = {}
+    for k, steps in plan:
+        if "start-global-buffers" in bugs:
+            start = list(w)
+        elif "start-w0-buffers" in bugs:
+            start = [own["w0"][p] if p in B else w[p] for p in range(pr.P)]
+        else:
+            start = [own[k][p] if p in B else w[p] for p in range(pr.P)]
+        trace.emit("client_begin", "train", t, k, 0, "w_local", start)
+        wk = px.local_sgd(pr, k, start, steps, eta, trace, "train", t, "w_local",
+                          bugs=bugs)
+        trace.emit("client_end", "train", t, k, None, "w_local", wk)
+        own[k] = [wk[p] if p in B else own[k][p] for p in range(pr.P)]
+        local[k] = wk
+    m_t = sum(pr.n(k) for k in local)
+    c = {k: Fraction(pr.n(k), m_t) for k in local}
+    if "uniform-weights" in bugs:             # 1/m in place of n_k / m_t
+        c = {k: Fraction(1, len(local)) for k in local}
+    first = plan[-1][0] if "global-buffers-last" in bugs else plan[0][0]
+    new = []
+    for p in range(pr.P):
+        if p in B and "global-buffers-averaged" not in bugs:
+            new.append(local[first][p])       # deepcopy(uploaded_models[0])
+        else:
+            new.append(sum(c[k] * local[k][p] for k in sorted(local)))
+    trace.emit("server", "train", t, None, None, "w", new)
+    return new
+
+
+def keep_run(model, clients, w0_list, eta, plans, bugs=frozenset(), domain=None):
+    """(trace, w) of FedAvg under bn.aggregate = parameters_only."""
+    bugs = frozenset(bugs)
+    pr = px.Problem(model, clients).bn_switches({})
+    if domain is not None:
+        pr.layers = pl.Model(model, domain)
+        for c, spec in zip(pr.clients, clients):
+            c["data"] = pl.ClientData(pr.layers, spec)
+    w0 = px.initial({"kind": "given", "w": w0_list}, pr.P, bugs)
+    own = {k: list(w0) for k in range(len(clients))}
+    own["w0"] = list(w0)
+    w, trace = list(w0), pg.Trace()
+    for t, plan in enumerate(plans):
+        w = keep_round(pr, w, own, t, plan, pg.exact(eta), trace, bugs)
+    return trace, w
+
+
+def keep_vector(vid, fname, title, description, model, clients, w0, eta, plans,
+                preset=None):
+    flags = ["bn-own-buffers", "bn-global-buffers", "bn-running-update",
+             "aggregation-weights"]
+    mutants = dict(KEEP_MUTANTS)
+    mutants["bn-running-update"] = RUNNING_MUTANTS["bn-running-update"]
+    mutants["aggregation-weights"] = ["uniform-weights"]
+
+    def run(bugs=frozenset()):
+        return keep_run(model, clients, w0, eta, plans, bugs)
+
+    pl.reset_stats()
+    trace, w = run()
+    lc.guard_kinks()
+    exp0 = pg.expected(trace, w=w)
+    f_trace, f_w = keep_run(model, clients, w0, eta, plans, domain="float")
+    fp64 = lc.gap(exp0, pg.expected(f_trace, w=f_w))
+    what = "exact rationals of the binary inputs"
+    if pl.Model(model).D.kind == "decimal":
+        what = "60-digit decimals of the binary inputs"
+    tol = lc.tolerance(1e-13, 1e-12, what, fp64)
+    algorithm = {"name": "fedavg", "hyperparameters": {"eta": eta}}
+    if preset:
+        algorithm["preset"] = preset
+    else:
+        algorithm["switches"] = {"fedavg.weights": "samples",
+                                 "bn.aggregate": "parameters_only"}
+    spec = pg.given_spec(title, description, model, clients,
+                         {"kind": "given", "w": w0}, algorithm,
+                         [{"clients": [k for k, _ in plan],
+                           "batches": [b for _, b in plan]} for plan in plans])
+    exp = pg.checked_expected(vid, tol, flags, mutants, (trace, w), run,
+                              lambda trace, w: (trace, w, None))
+    gen = GENERATOR if pl.Model(model).D.kind == "fraction" else \
+        GENERATOR.replace("exact fractions", "60-digit decimal")
+    prov = pg.provenance("independent", f"{lc.PAPER_FEDAVG}; {KEEP_SOURCE}; "
+                         f"{lc.LAYERS_SOURCE}", gen)
+    return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
+
+
+KEEP_PLANS = [
+    [(0, [[0, 2], [3, 1]]), (1, [[2, 0, 1]]), (2, [[4, 1], [0, 3, 2]])],
+    [(0, [[1, 3, 0], [2, 1]]), (2, [[2, 4, 3]])],
+    [(1, [[1, 2], [0, 2]]), (2, [[3, 0]])],
+]
+
+
+def fedavg_keep_bn1d():
+    return keep_vector(
+        "layers/fedavg/bn1d-mlp-pfllib-keep", "fedavg-bn1d-mlp-pfllib-keep.json",
+        "FedAvg, MLP with batchnorm1d, running statistics kept per client "
+        "(bn.aggregate = parameters_only, PFLlib)",
+        "The model and data of layers/fedavg/bn1d-mlp-squared, three rounds "
+        "(client 1 sits out round 1, client 0 round 2) under bn.aggregate = "
+        "parameters_only: each client starts from w_t's parameters with its own "
+        "running_mean and running_var (PFLlib set_parameters copies "
+        "parameters() only), so client 1 starts round 2 from the buffers it "
+        "left in round 0; fc1, bn1's weight and bias, fc2 are averaged with "
+        "n_k / m_t; the global's running statistics are the first "
+        "participant's (deepcopy of uploaded_models[0]).",
+        MLP, MLP_CLIENTS, MLP_W0, 0.0625, KEEP_PLANS)
+
+
+def fedavg_keep_bn2d():
+    return keep_vector(
+        "layers/fedavg/bn2d-cnn-pfllib-preset", "fedavg-bn2d-cnn-pfllib-preset.json",
+        "FedAvg, CNN with batchnorm2d, preset pfllib (running statistics kept "
+        "per client)",
+        "The model and data of layers/fedavg/bn2d-cnn-ce, three rounds (client 1 "
+        "sits out round 1, client 0 round 2) under preset pfllib, which sets "
+        "bn.aggregate = parameters_only (lr.count = trainings changes nothing "
+        "under a constant step): bn1's running statistics stay with each client "
+        "and the global's are the first participant's; conv1, bn1's weight and "
+        "bias, fc are averaged with n_k / m_t.",
+        CNN, CNN_CLIENTS, CNN_W0, 0.3125, KEEP_PLANS, preset="pfllib")
+
+
+# ---- batch normalisation in the other families (bn.running = update) -------
+#
+# Each family's exact replay (golden/audit.py: pflref_exact.py for local and
+# finetune, pflref_exact_pfl.py for fedalt, pflref_exact.py's Ditto,
+# pflref_exact_ifca.py) on the MLP with batchnorm1d above, through
+# families_common.build: the running statistics move after every gradient
+# pass of every local step, in whichever model the step trains (Ditto's v
+# and w, FedRep's head and body passes, IFCA's cluster estimate's model),
+# and travel with the model the algorithm keeps or averages.  The flags are
+# those whose bugs move a number by more than 1e3 times the tolerance, the
+# bn ones required.
+FAMILY_SOURCES = {
+    "ditto": "Li, Hu, Beirami, Smith, ICML 2021, Alg. 1; shared/spec notes §3",
+    "fedalt": "Pillutla, Malik, Mohamed, Rabbat, Sanjabi, Xiao, ICML 2022, Alg. 4 "
+              "(FedAlt; FedRep preset); shared/spec notes-pflego-fedalt-fedsim-fedrep.md",
+    "local": "local-only training, shared/spec notes-fedavg-pfedme-ditto-perfedavg-apfl.md §5",
+    "finetune": "FedAvg (McMahan et al., AISTATS 2017, Alg. 1) then fine-tuning, "
+                "shared/spec notes §5.1",
+    "ifca": "Ghosh, Chung, Yin, Ramchandran, NeurIPS 2020, Alg. 1 (Option II, model "
+            "averaging); shared/spec notes-cfl-ifca-sampling-metrics.md §2",
+    "cfl": "Sattler, Müller, Samek, IEEE TNNLS 2020, Alg. 1; shared/spec "
+           "notes-cfl-ifca-sampling-metrics.md §1",
+}
+FAMILY_GENERATOR = ("golden/layers/make_bn.py ({}, the family's exact replay on "
+                    "pflref_exact_layers.py)")
+BN_MUST = ["bn-running-update", "bn-running-frozen"]
+BN_CANDIDATES = ["bn-running-update", "bn-running-frozen", "bn-batch-variance",
+                 "bn-eval-mode", "state-dict-order"]
+MLP_TEXT = ("Input [3]; fc1 3 -> 4 without bias, bn1 = batchnorm1d (eps = 0.03, "
+            "momentum 0.2; batch statistics in training, the running statistics "
+            "moved after every gradient pass with the unbiased n_b/(n_b - 1) s^2), "
+            "relu, fc2 4 -> 1; loss (y-hat - y)^2.")
+
+
+def family_vector(family, short, title, what, algorithm, rounds, post=None,
+                  split=None, init_seed=0, must=()):
+    import families_common as fc
+    import make_families as mf
+    init = {"kind": "given", "w": lc.init_for(MLP, 600 + init_seed, scale=0.75)}
+    vid = f"layers/{family}/bn1d-mlp-{short}"
+    spec = pg.given_spec(title, f"{MLP_TEXT} {what}", MLP, MLP_CLIENTS, init,
+                         algorithm, rounds, split=split, post=post)
+    cands = mf.candidates(algorithm["name"])
+    cands += [f for f in BN_CANDIDATES if f not in cands]
+    return fc.build(FAMILY_GENERATOR, FAMILY_SOURCES[family],
+                    vid, f"{family}-bn1d-mlp-{short}.json", title, spec, cands,
+                    BN_MUST + list(must))
+
+
+def ditto_bn():
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]], [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0]], [[2, 4], [1, 0]]]},
+    ]
+    return family_vector(
+        "ditto", "two-rounds", "Ditto on the MLP with batchnorm1d, running statistics "
+        "moved in both models",
+        "Ditto (paper switches): per batch a personal step v <- v - eta (grad f(v) + "
+        "lambda (v - w^t)) and a global step, each a training pass that moves its own "
+        "model's running statistics; the proximal term skips the buffers; eta = "
+        "0.0703125, lambda = 0.375; weights n_k / m_t (the running statistics averaged "
+        "with w); client 1 unsampled in round 1 (its v keeps its statistics).",
+        {"name": "ditto", "hyperparameters": {"eta": 0.0703125, "lambda": 0.375}},
+        rounds, init_seed=1, must=["prox-sign"])
+
+
+def fedalt_bn():
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3], [2, 1]], [[2, 0], [0, 1, 2]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 1], "batches": [[[1, 3, 0], [0, 1]], [[1, 2], [0, 2]]]},
+    ]
+    post = [[[0, 2, 1]], [[2, 1]], [[3, 4, 1]]]
+    return family_vector(
+        "fedalt", "fedrep-head", "FedRep (FedAlt preset) on the MLP with batchnorm1d, "
+        "personal head",
+        "FedAlt with the preset fedrep: fc2 (the head) personal, fc1 and bn1 shared; "
+        "tau_v = 1 head step with gamma_v = 0.0859375, then the body with gamma_u = "
+        "0.0546875 on the remaining batches; every pass moves bn1's running "
+        "statistics, which are averaged with the body (uniform weights); "
+        "fine-tuning of the head with eta_ft = 0.0703125.",
+        {"name": "fedalt", "preset": "fedrep", "hyperparameters": {
+            "gamma_u": 0.0546875, "gamma_v": 0.0859375, "eta_ft": 0.0703125,
+            "tau_v": 1}},
+        rounds, post=post, split={"personal": ["head"]}, init_seed=2,
+        must=["pfl-update-order"])
+
+
+def local_bn():
+    rounds = [
+        {"clients": [0, 1], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 1]], [[4, 1], [0, 3, 2]]]},
+    ]
+    return family_vector(
+        "local", "two-rounds", "Local-only training on the MLP with batchnorm1d",
+        "Local: every participant trains its own v_i (kept across rounds, running "
+        "statistics with it) with eta = 0.0859375; round 0 clients 0 and 1, round 1 "
+        "clients 1 and 2 (client 2 first trains in round 1, from init.w's "
+        "statistics).",
+        {"name": "local", "hyperparameters": {"eta": 0.0859375}},
+        rounds, init_seed=3, must=["stale-personal-state"])
+
+
+def finetune_bn():
+    rounds = [
+        {"clients": [0, 2], "batches": [[[0, 2], [1, 3]], [[1, 0, 4]]]},
+        {"clients": [0, 1, 2], "batches": [[[2, 1], [0, 3]], [[2, 0, 1]], [[0, 3], [1, 2]]]},
+    ]
+    post = [[[0, 1], [2, 3]], [[1, 2], [0, 2]], [[1, 0, 4]]]
+    return family_vector(
+        "finetune", "prox-full", "FedAvg-FT on the MLP with batchnorm1d, mu_ft > 0",
+        "Two FedAvg rounds (client 1 unsampled in round 0; running statistics averaged "
+        "with w), then every client fine-tunes the whole model from w with eta_ft = "
+        "0.0703125 and mu_ft = 0.5 toward w (the proximal term skips the buffers, "
+        "which the fine-tuning passes move).",
+        {"name": "finetune", "hyperparameters": {"eta": 0.0859375, "eta_ft": 0.0703125,
+                                                 "mu_ft": 0.5}},
+        rounds, post=post, init_seed=4)
+
+
+def ifca_bn():
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]], [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0]], [[2, 4], [1, 0]]]},
+    ]
+    w_a = lc.init_for(MLP, 650, scale=0.75)
+    w_b = lc.init_for(MLP, 651, scale=0.75)
+    import families_common as fc
+    import make_families as mf
+    init = {"kind": "zeros", "cluster_models": [w_a, w_b]}
+    vid = "layers/ifca/bn1d-mlp-model-given-models"
+    title = "IFCA (model averaging) on the MLP with batchnorm1d, k = 2 given models"
+    what = ("IFCA, Option II (ifca.mode = model): each client picks the cluster model "
+            "of least training loss (evaluation mode: the running statistics), trains a "
+            "copy with gamma = 0.0703125 (its passes move the copy's running statistics) "
+            "and the cluster's model is the n_k-weighted average of its members' "
+            "copies, running statistics included; k = 2 given models.")
+    spec = pg.given_spec(title, f"{MLP_TEXT} {what}", MLP, MLP_CLIENTS, init,
+                         {"name": "ifca", "hyperparameters": {"gamma": 0.0703125, "ifca.k": 2},
+                          "switches": {"ifca.mode": "model"}}, rounds)
+    cands = mf.candidates("ifca")
+    cands += [f for f in BN_CANDIDATES if f not in cands]
+    return fc.build(FAMILY_GENERATOR, FAMILY_SOURCES["ifca"],
+                    vid, "ifca-bn1d-mlp-model-given-models.json", title, spec, cands,
+                    BN_MUST)
+
+
+FAMILY_MAKERS = [ditto_bn, fedalt_bn, local_bn, finetune_bn, ifca_bn]
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_bn2d, fedavg_bn1d, fedavg_bn1d_frozen,
-                                  fedavg_bn2d_biased, fedbn_bn2d, fedbn_bn1d])
+                                  fedavg_bn2d_biased, fedbn_bn2d, fedbn_bn1d,
+                                  fedavg_keep_bn1d, fedavg_keep_bn2d]
+                 + FAMILY_MAKERS)

@@ -692,6 +692,7 @@ typedef struct {
     pflref_pfl_ft_hyper pfl_ft; /* FedAlt/FedSim's fine-tuning start and
                                    step (pfl.finetune_start, _lr)         */
     pflref_fedpac_hyper fedpac; /* FedPAC (fedpac.*)                      */
+    int bn_aggregate;          /* pflref_bn_aggregate (bn.aggregate)     */
 #endif
 } pflref_hyper;
 

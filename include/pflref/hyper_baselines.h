@@ -139,6 +139,22 @@ typedef struct {
     const size_t *support_idx;
 } pflref_fedrecon_hyper;
 
+/* What FedAvg's server does with batch normalisation's buffers r_μ, r_v
+ * (bn.aggregate, pflref_hyper's bn_aggregate; ref/algorithms/
+ * fedavg_keep.c).  Apart from pflref_bn_hyper and hidden from Frama-C, as
+ * pflref_hyper's members of unproved code are, so that the proved goals,
+ * which hold pflref_hyper's definition, stay as they were. */
+#ifndef __FRAMAC__
+typedef enum {
+    PFLREF_BN_AGGREGATE_AVERAGE = 0,   /* the whole w averaged, buffers too
+                                          (a torch state_dict average)      */
+    PFLREF_BN_AGGREGATE_PARAMETERS = 1 /* only parameters() averaged: each
+                                          client keeps its own buffers, the
+                                          global's are the first uploaded
+                                          client's (PFLlib serverbase.py)   */
+} pflref_bn_aggregate;
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -90,4 +90,23 @@ pflref_status pflref_fedavg_round_with(pflref_state *s,
                                        const pflref_trace *trace,
                                        pflref_error *err);
 
+/* FedAvg's round as bn.aggregate says (ref/algorithms/fedavg_keep.c):
+ * pflref_fedavg_round_with, or, under parameters_only on a model with
+ * batch normalisation, PFLlib's reading (each client keeps its own r_μ,
+ * r_v; the global's are the first participant's).  The same arguments and
+ * results as pflref_fedavg_round_with; PFLREF_ENOMEM when the clients'
+ * own models (N×P doubles, s->bn_own) cannot be allocated. */
+pflref_status pflref_fedavg_round_any(pflref_state *s,
+                                      const pflref_round_plan *plan,
+                                      pflref_fedavg_work *work,
+                                      const pflref_trace *trace,
+                                      pflref_error *err);
+
+/* FedAvg's load_state (pflref_run_resync) under bn.aggregate =
+ * parameters_only: each client's own r_μ, r_v from the buffers of its last
+ * w_local record up to round t (ref/algorithms/fedavg_keep.c); nothing
+ * otherwise. */
+void pflref_fedavg_keep_load(pflref_state *s, pflref_state_loader load,
+                             void *ctx, long t);
+
 #endif

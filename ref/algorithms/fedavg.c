@@ -141,8 +141,8 @@ static pflref_status fedavg_round(pflref_state *s,
                                   const pflref_trace *trace,
                                   pflref_error *err)
 {
-    fedavg_work *ws = s->extra;
-    return pflref_fedavg_round_with(s, plan, &ws->round, trace, err);
+    fedavg_work *ws = s->extra;   /* bn.aggregate: fedavg_keep.c */
+    return pflref_fedavg_round_any(s, plan, &ws->round, trace, err);
 }
 
 const pflref_algorithm pflref_fedavg = {
@@ -155,4 +155,5 @@ const pflref_algorithm pflref_fedavg = {
     .work_free = pflref_work_free,
     .round = fedavg_round,
     .opt_slots = 1,   /* ClientUpdate's optimizer */
+    .load_state = pflref_fedavg_keep_load,   /* bn.aggregate's r_k */
 };

@@ -52,6 +52,16 @@ struct pflref_state {
     pflref_optim *optim;        /* the client optimizers' states (opt.*,
                                    ref/engine/optim.c), or NULL: plain SGD
                                    or an algorithm without opt_slots        */
+#ifndef __FRAMAC__
+    double *bn_own;             /* N×P: under bn.aggregate = parameters_only
+                                   on a model with batch normalisation,
+                                   row i is client i's model as it last
+                                   left it, of which only the buffers (r_μ,
+                                   r_v) are read (ref/algorithms/
+                                   fedavg_keep.c), or NULL.  Hidden from
+                                   Frama-C: no proved code reads it, and
+                                   the proved goals hold this struct.       */
+#endif
 };
 
 /* The shapes of the run state from which the algorithms' call sites of

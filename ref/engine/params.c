@@ -20,6 +20,7 @@
 #include "engine/params_fedala.h"
 #include "engine/params_fedpac.h"
 #include "engine/params_pfl_ft.h"
+#include "engine/params_bn.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -677,6 +678,7 @@ static const pflref_param params[] = {
      "the variance fed to r_v: M/(M − 1) s²_B over the M values a channel "
      "normalises (PyTorch) | s²_B (fedbn.running_var = biased is the same "
      "switch)"},
+    BN_AGGREGATE_PARAMS
     /* FedDyn (arXiv 2111.04263v2, Alg. 1; ref/algorithms/feddyn.c) */
     {"feddyn.alpha", "feddyn", "feddyn", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, feddyn.alpha), NAN, 0.0, 1, NULL, "α",

@@ -23,6 +23,17 @@
 /* Sources of switch values the presets do not set, as the algorithm
  * pages' tables name them (docs/algorithms/<alg>.md, "Switches"). */
 static const pflref_value_source value_sources[] = {
+    {"", "opt.state", "client",
+     "TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/clientbase.py:47: "
+     "each client's torch.optim.SGD is made once in __init__ and steps in "
+     "every train() of that client, so its state (momentum buffers) "
+     "persists across rounds (docs/optimizers.md)"},
+    {"fedavg", "bn.aggregate", "parameters_only",
+     "TsingZ0/PFLlib d832e76f6a23 system/flcore: clientbase.py:67-69 "
+     "set_parameters copies model.parameters() only (a client's running "
+     "statistics persist); serverbase.py:138-150 aggregate_parameters "
+     "deep-copies uploaded_models[0] and averages parameters() only (the "
+     "global's buffers are the first uploader's) (docs/models.md)"},
     {"ditto", "ditto.prox", "norm",
      "s-huu/Ditto, the authors' PyTorch code (StackOverflow experiments): "
      "λ‖v − w‖ (docs/algorithms/ditto.md)"},
@@ -282,6 +293,19 @@ static const pflref_param_link links[] = {
     {"ditto.batches", "ditto.order", "personal_first",
      "separate personal lists need the personal pass first (PFLlib's "
      "ptrain() before train(); docs/algorithms/ditto.md)"},
+    /* the client optimizer's switches that change nothing under plain SGD
+     * (μ = λ = 0): tried with torch's usual μ = 0.9, λ = 5·10⁻⁴ (issue
+     * 31's torch.optim.SGD(momentum=0.9, weight_decay=5e-4)) */
+    {"opt.state", "opt.momentum", "0.9",
+     "a kept optimizer state is a momentum buffer: plain SGD has none"},
+    {"opt.nesterov", "opt.momentum", "0.9",
+     "Nesterov's step needs a momentum μ > 0"},
+    {"opt.momentum_form", "opt.momentum", "0.9",
+     "the two momentum forms differ only with μ > 0"},
+    {"opt.weight_decay_form", "opt.weight_decay", "0.0005",
+     "the decay's form matters only with λ > 0"},
+    {"opt.decay_scope", "opt.weight_decay", "0.0005",
+     "the decay's blocks matter only with λ > 0"},
 };
 
 const pflref_value_source *pflref_value_sources(size_t *count)

@@ -67,9 +67,14 @@ static const pflref_preset presets[] = {
      "MLOPTPSU/FedTorch ab8068dbc968 (APFL's training loop, inference_personal, "
      "alpha_update; apfl.alpha is left to the spec, as FedTorch's "
      "--fed_adaptive_alpha; shared/spec notes §6(f) items 1-3)"},
-    {"fedavg", "pfllib", "fedavg.weights=samples lr.count=trainings", NULL,
+    {"fedavg", "pfllib",
+     "fedavg.weights=samples lr.count=trainings bn.aggregate=parameters_only",
+     NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientavg.py train(), serverbase.py "
-     "receive_models (weights n_i / Σ_U n_j); notes-pfllib-as-run §2.3"},
+     "receive_models (weights n_i / Σ_U n_j), aggregate_parameters and "
+     "clientbase.py set_parameters (parameters() only: running statistics "
+     "kept per client, the global's the first uploader's); "
+     "notes-pfllib-as-run §2.3"},
     {"local", "pfllib", "lr.count=trainings", NULL,
      "TsingZ0/PFLlib d832e76f6a23: serverlocal.py (send_models never "
      "called, no aggregation) with clientavg.py; notes-pfllib-as-run §2.3"},

@@ -290,4 +290,7 @@ void pflref_state_free(pflref_state *s, const pflref_algorithm *alg)
     free(s->trained);
     pflref_model_workspace_free(s->ws);
     pflref_optim_free(s->optim);
+#ifndef __FRAMAC__
+    free(s->bn_own);   /* bn.aggregate = parameters_only */
+#endif
 }

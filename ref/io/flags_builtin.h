@@ -35,6 +35,8 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "bn-batch-variance",
     "bn-eps-placement",
     "bn-eval-mode",
+    "bn-global-buffers",
+    "bn-own-buffers",
     "bn-running-frozen",
     "bn-running-moved",
     "bn-running-update",

@@ -180,6 +180,17 @@ pflref_status pflref_spec_read_algorithm(const json_t *root, pflref_spec *spec,
         (st = read_params(sw, "algorithm.switches", PFLREF_PARAM_ENUM,
                           spec->algorithm, &spec->hyper, err)))
         return st;
+    /* bn.aggregate = parameters_only given on a model without batch
+     * normalisation: no buffer to keep (a preset's setting is harmless
+     * there, the round then being FedAvg's) */
+    if (sw != NULL && json_object_get(sw, "bn.aggregate") != NULL &&
+        spec->hyper.bn_aggregate == PFLREF_BN_AGGREGATE_PARAMETERS &&
+        !spec->problem->model.bn)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "algorithm.switches.bn.aggregate",
+            "bn.aggregate = parameters_only keeps each client's batch-norm "
+            "running statistics, but this model has no batch normalisation "
+            "(no running_mean or running_var): drop the switch");
     return PFLREF_OK;
 }
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/oracle/diagnose_changes.c: the changes diagnose tries from a base
  * (ref/oracle/diagnose.c; docs/cli.md, "diagnose"): every other value of
- * every switch the registry lists for the algorithm, and probes of its
- * hyperparameters (× 2, × ½, 0 and the registry's default for a real;
- * ± 1 for a count), each as words ("eta × 2 = 0.43 (instead of 0.215)").
+ * every switch the registry lists for the algorithm (the client
+ * optimizer's opt.* and batch norm's bn.* among them), and probes of its
+ * hyperparameters (× 2, × ½, 0 and the registry's default for a real, and
+ * for the optimizer's μ and λ at 0 torch's usual 0.9 and 5·10⁻⁴; ± 1 for
+ * a count), each as words ("eta × 2 = 0.43 (instead of 0.215)").
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +31,19 @@ static void add_real(dg_change *out, size_t *k, const pflref_param *p,
              mid, a, after, b);
 }
 
+/* The values a real that is 0 in the spec is also probed at, where ×2 and
+ * ×½ are 0 again: the client optimizer's momentum and weight decay at
+ * torch's usual settings (issue 31: torch.optim.SGD(momentum=0.9,
+ * weight_decay=5e-4)), so a candidate that adds either to a plain-SGD
+ * vector is named. */
+static const struct {
+    const char *name;
+    double x;
+} AT_ZERO[] = {
+    {"opt.momentum", 0.9},
+    {"opt.weight_decay", 5e-4},
+};
+
 /* Every change of one parameter p from the settings h. */
 static void changes_of(const pflref_param *p, const pflref_hyper *h,
                        dg_change *out, size_t *k)
@@ -53,6 +68,10 @@ static void changes_of(const pflref_param *p, const pflref_hyper *h,
         add_real(out, k, p, 0.0, x, "", "");
         if (p->def != 0.0)
             add_real(out, k, p, p->def, x, "", ", the default");
+        for (size_t z = 0; x == 0.0 && z < sizeof AT_ZERO / sizeof AT_ZERO[0];
+             z++)
+            if (strcmp(p->name, AT_ZERO[z].name) == 0)
+                add_real(out, k, p, AT_ZERO[z].x, x, "", ", torch's usual");
     } else {
         size_t n = pflref_hyper_get_int(h, p);
         for (int d = -1; d <= 1 && n != PFLREF_INT_UNSET; d += 2) {

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* ref/engine/params_bn.h: the registry row of bn.aggregate, what FedAvg's
+ * server does with batch normalisation's running statistics
+ * (ref/engine/params.c includes it once and places BN_AGGREGATE_PARAMS
+ * after bn.running_var; ref/algorithms/fedavg_keep.c; docs/models.md
+ * "Running statistics in training").  Value names in the order of
+ * pflref_bn_aggregate (include/pflref/hyper_baselines.h), the paper's
+ * reading first. */
+#ifndef PFLREF_PARAMS_BN_H
+#define PFLREF_PARAMS_BN_H
+
+#include <stddef.h>
+#include "pflref/hyper.h"
+
+static const char *const bn_aggregate_values[] = {"average",
+                                                  "parameters_only", NULL};
+
+#define BN_AGGREGATE_PARAMS \
+    {"bn.aggregate", "fedavg", "", PFLREF_PARAM_ENUM, \
+     offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
+     "", \
+     "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \
+     "torch state_dict average) | only parameters() averaged: each client " \
+     "keeps its own r_μ, r_v across rounds, the global's are the first " \
+     "uploaded client's (PFLlib serverbase.py:138-150, clientbase.py:67-69)"},
+
+#endif
