@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/bn_own.h"
 #include "engine/dropout.h"
 #include "engine/engine.h"
 #include "engine/state.h"
@@ -291,20 +292,8 @@ static pflref_status evaluate_one(const pflref_state *s,
                                          : PFLREF_EINTERNAL;
     if (source == PFLREF_SOURCE_GLOBAL && s->bn_own == NULL)
         return pflref_model_evaluate(m, s->w, D, s->ws, out);
-    if (source == PFLREF_SOURCE_GLOBAL) {
-        /* bn.aggregate = parameters_only (ref/algorithms/fedavg_keep.c):
-         * client i's own model, w's parameters with its own r_μ, r_v
-         * (PFLlib's evaluate(): each client's test_metrics on its model,
-         * serverbase.py:194-203, clientbase.py:80-84) */
-        double *own = s->mix;
-        const double *r = s->bn_own + i * P;
-        pflref_copy(own, s->w, P);
-        for (size_t b = 0; b < m->nblocks; b++)
-            if (m->blocks[b].is_buffer)
-                for (size_t q = 0; q < m->blocks[b].size; q++)
-                    own[m->blocks[b].offset + q] = r[m->blocks[b].offset + q];
-        return pflref_model_evaluate(m, own, D, s->ws, out);
-    }
+    if (source == PFLREF_SOURCE_GLOBAL)   /* bn.aggregate = parameters_only */
+        return pflref_bn_own_evaluate(s, i, D, out);
     const double *v = s->v + i * P;
     if (source == PFLREF_SOURCE_PERSONAL)
         return pflref_model_evaluate(m, v, D, s->ws, out);
