@@ -693,6 +693,11 @@ END_TEST
 #define IMG2 CLIENTS("{\"X\": [" ROW16 ", " ROW16 "], \"y\": [1, 0]}")
 #define ONE_ROUND GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]]}")
 #define ONE_ROUND_TWO GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")
+/* One Per-FedAvg round of one local step (D, D′, D″) per client, and one
+ * personalisation batch each. */
+#define PERFEDAVG_ROUND                                                      \
+    "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1], "      \
+    "\"batches\": [[[0], [1], [0]], [[0], [0], [0]]]}], \"post\": [[[1]], [[0]]]}"
 /* fedavg with the given extra hyperparameters and switches. */
 #define FEDAVG_OPT(h, sw) "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {" \
     "\"eta\": 0.1" h "}, \"switches\": {" sw "}}"
@@ -858,11 +863,12 @@ static const lettered_case LETTERED[] = {
           "\"lambda\": 1, \"eta_p\": 0.1, \"K\": 2}, \"switches\": {\"opt.method\": \"adam\"}}",
           ONE_ROUND_TWO),
      "algorithm.switches.opt.method", "does not apply to pfedme: pFedMe's inner loop is its own solver"},
-    {"S12", "optimizer: perfedavg takes none",
+    {"S12", "optimizer: perfedavg's momentum with Adam",
      SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"perfedavg\", \"hyperparameters\": {\"alpha\": "
-          "0.1, \"beta\": 0.1, \"opt.weight_decay\": 0.1}}", ONE_ROUND_TWO),
-     "algorithm.hyperparameters.opt.weight_decay",
-     "does not apply to perfedavg: Per-FedAvg's local step is its own meta step"},
+          "0.1, \"beta\": 0.1, \"opt.momentum\": 0.9}, \"switches\": {\"opt.method\": "
+          "\"adam\"}}", PERFEDAVG_ROUND),
+     "algorithm.hyperparameters.opt.momentum",
+     "opt.momentum is SGD's (opt.method = sgd); adam's moments are opt.beta1, opt.beta2"},
     {"S13", "optimizer: pflego takes none",
      SPEC(SOFTMAX3, CLIENTS("{\"X\": [[1, 2]], \"y\": [1]}, {\"X\": [[0.5, 1]], \"y\": [2]}"),
           "\"algorithm\": {\"name\": \"pflego\", \"hyperparameters\": {\"pflego.beta\": "

@@ -19,7 +19,7 @@
  *     (buffers never step), and the golden vector
  *     golden/fedbn/worked-momentum-client.json (independent 60-digit
  *     generator through golden/pflref_exact_optim.py) reproduces;
- *   - the refusals, with their exact messages: pfedme, prox, perfedavg,
+ *   - the refusals, with their exact messages: pfedme, prox,
  *     pflego and apfl (paper variant) on a model with bn under
  *     bn.running = update; a batch of one under the unbiased r_v; the CLI
  *     exits 2 naming algorithm.switches.bn.running.
@@ -272,12 +272,6 @@ static const struct {
      "the prox algorithm's inner loop (K steps on θ toward w) runs K "
      "training forward passes per batch whose running statistics would "
      "belong to neither θ nor w alone: it is not wired to move them"},
-    {"perfedavg", "\"alpha\": 0.05, \"beta\": 0.1",
-     "{\"clients\": [0, 1], \"batches\": [[[0, 1], [1, 2], [0, 2]], "
-     "[[0, 1], [1, 2], [0, 2]]]}", "[[0, 1]], [[1, 2]]",
-     "Per-FedAvg's step takes three training passes (at w on D, at w̃ on "
-     "D′, the Hessian on D″) whose running statistics would belong to w, "
-     "w̃ or neither: it is not wired to move them"},
 };
 
 START_TEST(test_refusals)

@@ -367,10 +367,6 @@ START_TEST(test_refusals_cli)
          "\"eta_p\": 0.1, \"K\": 1}, \"switches\": {\"opt.method\": "
          "\"adam\"}", "algorithm.switches.opt.method",
          "pFedMe's inner loop is its own solver"},
-        {"perfedavg", "\"hyperparameters\": {\"alpha\": 0.1, \"beta\": "
-         "0.1, \"opt.momentum\": 0.9}",
-         "algorithm.hyperparameters.opt.momentum",
-         "does not apply to perfedavg"},
         {"ifca", "\"hyperparameters\": {\"gamma\": 0.1, \"ifca.k\": 1,"
          " \"opt.momentum\": 0.9}", "algorithm.switches.opt.method",
          "ifca.mode = gradient"},
