@@ -769,6 +769,15 @@ END_TEST
 #define ALA_PS "\"personal\": [[[0]]], "
 #define ALA_SPEC(h, ps) SPEC(LIN, TWO, ALA_ALG(h), ALA_ROUNDS(ps))
 
+/* Per-FedAvg and PFLEGO with batch normalisation (rows I11..): an mlp
+ * with bn (d = 2, h = 2, one output), two clients of two samples, and one
+ * full-batch round of client 0. */
+#define BN_MLP "\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 1, " \
+    "\"loss\": \"squared\", \"bn\": true}"
+#define BN_TWO CLIENTS("{\"X\": [[1, 2], [3, 4]], \"y\": [1, 2]}, " \
+    "{\"X\": [[1, 0], [0, 1]], \"y\": [0, 1]}")
+#define BN_FULL_ROUND GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]]}")
+
 typedef struct {
     const char *no;       /* "L1", "S3", "A2"                        */
     const char *name;     /* the class, as the document names it     */
@@ -869,12 +878,12 @@ static const lettered_case LETTERED[] = {
           "\"adam\"}}", PERFEDAVG_ROUND),
      "algorithm.hyperparameters.opt.momentum",
      "opt.momentum is SGD's (opt.method = sgd); adam's moments are opt.beta1, opt.beta2"},
-    {"S13", "optimizer: pflego takes none",
+    {"S13", "optimizer: pflego's Nesterov without momentum",
      SPEC(SOFTMAX3, CLIENTS("{\"X\": [[1, 2]], \"y\": [1]}, {\"X\": [[0.5, 1]], \"y\": [2]}"),
           "\"algorithm\": {\"name\": \"pflego\", \"hyperparameters\": {\"pflego.beta\": "
-          "0.1, \"rho\": 0.1, \"opt.momentum\": 0.5}}", ONE_ROUND_TWO),
-     "algorithm.hyperparameters.opt.momentum",
-     "does not apply to pflego: PFLEGO's local steps are its own head steps"},
+          "0.1, \"rho\": 0.1}, \"switches\": {\"opt.nesterov\": \"on\"}}", ONE_ROUND_TWO),
+     "algorithm.switches.opt.nesterov",
+     "opt.nesterov = on requires a momentum and zero dampening"},
     {"S14", "batch norm: pfedme cannot move the running statistics",
      SPEC(LAYERS("[16]", "cross_entropy", "{\"type\": \"dense\", \"out\": 2}, "
                  "{\"type\": \"batchnorm1d\"}"), IMG2,
@@ -1288,6 +1297,25 @@ static const lettered_case LETTERED[] = {
      "fedpac.alpha_eps = 0.5 must be below 1/m = 1/2"},
 #undef PAC_OK
 #undef PAC_H
+    /* -- Per-FedAvg and PFLEGO: the client optimizer and batch norm -- */
+    {"I11", "pflego: an mlp with batch normalisation (bn.running frozen)",
+     SPEC(BN_MLP, BN_TWO,
+          "\"algorithm\": {\"name\": \"pflego\", \"hyperparameters\": {\"pflego.beta\": "
+          "0.1, \"rho\": 0.1}, \"switches\": {\"bn.running\": \"frozen\"}}",
+          BN_FULL_ROUND),
+     "model.bn", "pflego caches the body's features φ(X_i; θ_t) once per round"},
+    {"I12", "pflego: an mlp with batch normalisation (bn.running update)",
+     SPEC(BN_MLP, BN_TWO,
+          "\"algorithm\": {\"name\": \"pflego\", \"hyperparameters\": {\"pflego.beta\": "
+          "0.1, \"rho\": 0.1}}", BN_FULL_ROUND),
+     "model.bn", "give \"bn\": false, whatever bn.running says"},
+    {"I13", "perfedavg: a one-sample batch under the unbiased running variance",
+     SPEC(BN_MLP, BN_TWO,
+          "\"algorithm\": {\"name\": \"perfedavg\", \"hyperparameters\": {\"alpha\": "
+          "0.1, \"beta\": 0.1}}",
+          "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
+          "\"batches\": [[[0, 1], [1], [0, 1]]]}], \"post\": [[[0, 1]], [[0, 1]]]}"),
+     "schedule", "running statistics at round 0, client 0, step 1"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])

@@ -42,7 +42,7 @@ DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0, "opt.dampening": 0.0,
 # the algorithms whose local steps take the optimizer here (local_sgd,
 # FedBN's own loop, LoRA's adapter steps: for_adapter)
 TAKES = ("fedavg", "local", "finetune", "fedbn", "lora", "feddyn", "scaffold", "fedprox",
-         "perfedavg")
+         "perfedavg", "pflego")
 CLIP_EPS = 1e-6                  # clip_grad_norm_'s 1e-6 beside the norm
 
 

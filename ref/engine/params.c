@@ -155,7 +155,8 @@ static const char *const fedproto_weights_values[] = {"class_counts",
     "apfl pfedhn lora fedbn feddyn scaffold moon fedprox"                    \
     " fedproto"                                                           \
     " fedala"                                                                \
-    " perfedavg"
+    " perfedavg"                                                             \
+    " pflego"
 /* The algorithms that train a model, which bn.* applies to: those whose
  * local steps move batch normalisation's running statistics (the shared
  * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model

@@ -185,6 +185,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "pflego-body-passes",
     "pflego-head-step",
     "pflego-inverse-probability",
+    "pflego-optimizer-blocks",
     "pflego-server-optimiser",
     "pflego-theta-weights",
     "pool-gradient",
