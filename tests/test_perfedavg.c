@@ -31,6 +31,7 @@ static const char *const VECTORS[] = {
     "golden/perfedavg/worked-mlp-identity-hf.json",
     "golden/perfedavg/worked-linear-momentum-decay-client.json",
     "golden/perfedavg/worked-linear-adam-both-hf.json",
+    "golden/perfedavg/worked-linear-pfllib-momentum-reset.json",
     "golden/perfedavg/worked-bn-running-update.json",
 };
 

@@ -30,6 +30,11 @@ Vectors (ids perfedavg/worked/<name>, files worked-<name>.json):
   linear-adam-both-hf            HF variant (δ = 1/4), Adam (β₁ = 0.8125,
                                  β₂ = 0.875, ε = 1/1024), opt_steps =
                                  both, opt.state = reset
+  linear-pfllib-momentum-reset   preset pfllib (FO, n_i weights, two
+                                 train() calls a round, opt_steps = both)
+                                 with SGD momentum 0.625 and opt.state =
+                                 reset: a new optimizer at each of the two
+                                 calls, so the buffer restarts mid-round
 
 Each vector asserts what makes it able to fail: every flagged bug moves a
 value far outside the tolerance (pflref_golden.check_mutants), the other
@@ -126,7 +131,7 @@ def other_settings_differ(spec, exp, tol):
             other["algorithm"]["switches"]["opt.state"] = life
             assert differs(exp, replay_expected(other), tol), life
     other = copy.deepcopy(spec)
-    steps = sw.get("perfedavg.opt_steps", "meta")
+    steps = pa.settings(spec["algorithm"])[1]["perfedavg.opt_steps"]
     other["algorithm"]["switches"]["perfedavg.opt_steps"] = (
         "both" if steps == "meta" else "meta")
     assert differs(exp, replay_expected(other), tol), "opt_steps"
@@ -139,10 +144,23 @@ def other_settings_differ(spec, exp, tol):
     assert differs(exp, replay_expected(plain), tol), "plain"
 
 
-def make(name, title, description, algorithm, tol, flags, mutants):
+# every participation two local steps (six batches): PFLlib's two train()
+# calls a round take one step each
+ROUNDS2 = [
+    {"clients": [0, 1],
+     "batches": [[[0, 1], [2, 5], [3, 0], [1, 3], [4, 2], [2, 1]],
+                 [[3, 2], [0], [1, 2], [0, 1], [2, 3], [1]]]},
+    {"clients": [0, 2],
+     "batches": [[[2, 0], [1], [3], [0, 3], [1, 2], [2]],
+                 [[0, 1], [2, 3], [4], [3, 0], [1, 4], [2]]]},
+]
+
+
+def make(name, title, description, algorithm, tol, flags, mutants,
+         rounds=None):
     vid = "perfedavg/worked/" + name
     spec = pg.given_spec(title, None, LINEAR, CLIENTS, INIT, algorithm,
-                         ROUNDS, post=POST)
+                         rounds or ROUNDS, post=POST)
     spec["description"] = description
     exp = replay_expected(spec)
     mutants = dict(mutants)
@@ -218,7 +236,34 @@ def linear_adam_both_hf():
          "perfedavg-no-restore": ["no-restore"]})
 
 
-MAKERS = [linear_momentum_decay_client, linear_adam_both_hf]
+def linear_pfllib_momentum_reset():
+    algorithm = {"name": "perfedavg", "preset": "pfllib",
+                 "hyperparameters": {"alpha": 0.15625, "beta": 0.21875,
+                                     "opt.momentum": 0.625}}
+    return make(
+        "linear-pfllib-momentum-reset",
+        "Per-FedAvg, preset pfllib, with torch.optim.SGD(momentum = 0.625) "
+        "as its one client optimizer, new at each train() call",
+        "Per-FedAvg under the preset pfllib (FO, n_i-weighted server, one "
+        "alpha step personalisation, perfedavg.calls = two, "
+        "perfedavg.opt_steps = both; constant step sizes), linear model "
+        "with bias, squared loss, three clients (n = 6, 4, 5), alpha = "
+        "5/32, beta = 7/32, two rounds (S = {0, 1}, {0, 2}) of two local "
+        "steps each: PFLlib's two train() calls a round take one step each. "
+        "opt.momentum = 0.625, opt.state = reset: the client's optimizer "
+        "(its one object for the alpha and the beta step) is new at each "
+        "train() call, so the buffer restarts between the round's two "
+        "steps.",
+        algorithm, tolerance(),
+        ["optimizer-state-lifetime", "perfedavg-optimizer-steps",
+         "aggregation-weights"],
+        {"perfedavg-optimizer-steps": ["opt-steps-flip", "opt-two-states"],
+         "aggregation-weights": ["weights-flip"]},
+        rounds=ROUNDS2)
+
+
+MAKERS = [linear_momentum_decay_client, linear_adam_both_hf,
+          linear_pfllib_momentum_reset]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)
