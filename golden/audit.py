@@ -103,6 +103,7 @@ MUTANTS = {
     "pflego-head-step": {"pflego": ["head-alpha-flip", "head-step-beta"]},
     "pflego-theta-weights": {"pflego": ["theta-weights-flip"]},
     "pflego-body-passes": {"pflego": ["features-per-step"]},
+    "pflego-optimizer-blocks": {"pflego": ["opt-body-moves"]},
     "regression-only": {},
     "reference-output": {},
     # the client optimizers (golden/pflref_exact_optim.py), under every

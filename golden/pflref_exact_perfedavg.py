@@ -85,6 +85,18 @@ file's train_one_step calls `self.optimizer.step()`, the param group's
 decayed lr), user i's after all its scheduler steps: round_factor at
 t = the number of rounds, trained = the rounds i trained in, call 0.
 
+Client optimizer (opt.*, through golden/pflref_exact_optim.py's
+Optimizers, one per client): it steps the meta step on d = q − α H q (FO:
+d = q) with step size β; with perfedavg.opt_steps = both it also steps the α
+step on ∇f(w; D) with step size α, from w into w̃, the one state carried
+from the α step to the β step (TsingZ0/PFLlib d832e76f6a23,
+system/flcore/clients/clientperavg.py:16 one PerAvgOptimizer, :51
+self.optimizer.step(), :69-70 the parameters restored, :72
+self.optimizer.step(beta=self.beta)); the optimizer is new at every train()
+call under opt.state = reset.  The personalisation stays plain (§5).
+Bugs: opt-steps-flip (meta <-> both), opt-two-states (both, the α step on
+an optimizer state of its own), and pflref_exact_optim's.
+
 Presets (pflref list; written from the notes, not read from pflref):
   pfllib           fo, samples, one_alpha_step, calls two, lr.count
                    trainings (notes-pfllib-as-run.md §2.3 Per-FedAvg, §2.2),
@@ -99,12 +111,13 @@ from pflref_golden import Trace, exact
 SWITCH_DEFAULTS = {"perfedavg.variant": "exact", "perfedavg.weights": "uniform",
                    "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "one",
                    "lr.schedule": "constant", "lr.count": "rounds",
-                   "lr.scope": "all", "perfedavg.eval_lr": "initial"}
+                   "lr.scope": "all", "perfedavg.eval_lr": "initial",
+                   "perfedavg.opt_steps": "meta"}
 PRESETS = {
     "pfllib": {"perfedavg.variant": "fo", "perfedavg.weights": "samples",
                "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "two",
                "lr.count": "trainings", "lr.scope": "no_beta",
-               "perfedavg.eval_lr": "decayed"},
+               "perfedavg.eval_lr": "decayed", "perfedavg.opt_steps": "both"},
 }
 
 MUTANTS = {
@@ -124,6 +137,7 @@ MUTANTS = {
     "lr-count": ["lr-per-round", "lr-one-call"],
     "lr-schedule": ["lr-ignored", "lr-shifted", "beta-decayed",
                     "eval-lr-flip"],
+    "perfedavg-optimizer-steps": ["opt-steps-flip", "opt-two-states"],
 }
 
 
@@ -167,8 +181,10 @@ def hvp(pr, i, w, v, batch, bugs=NO_BUGS):
     return out
 
 
-def local_step(pr, i, w, w0, batches, t, hp, variant, trace, rnd, bugs=NO_BUGS):
-    """Step t (from 1) of user i from w; returns the new w."""
+def local_step(pr, i, w, w0, batches, t, hp, variant, trace, rnd, bugs=NO_BUGS,
+               opt=None, both=False):
+    """Step t (from 1) of user i from w; returns the new w.  opt: the run's
+    Optimizers (None: plain steps); both: the α step through it too."""
     alpha, beta = hp["alpha"], hp["beta"]
     D, D1, D2 = batches[3 * (t - 1)], batches[3 * (t - 1) + 1], batches[3 * (t - 1) + 2]
     if "reuse-d" in bugs:
@@ -179,12 +195,24 @@ def local_step(pr, i, w, w0, batches, t, hp, variant, trace, rnd, bugs=NO_BUGS):
         D2 = D1
     g = pr.grad(i, w, D, bugs)
     # req: perfedavg.alg1.l7
-    w_tilde = _axpy(w, -alpha, g)                    # w̃ = w − α ∇f(w; D)
+    if opt is not None and both != ("opt-steps-flip" in bugs):
+        # the optimizer's step of size α (clientperavg.py:51)
+        w_tilde = opt.step(i, 1 if "opt-two-states" in bugs else 0, g, w,
+                           alpha)
+    else:
+        w_tilde = _axpy(w, -alpha, g)                # w̃ = w − α ∇f(w; D)
     trace.emit("step", "train", rnd, i, t, "w_tilde", w_tilde)
     q = pr.grad(i, w_tilde, D1, bugs)                # q = ∇f(w̃; D′)
     base = w_tilde if "no-restore" in bugs else w
+
+    def meta(d):
+        """w ← base − β d, or the optimizer's step on d (:72)."""
+        if opt is not None:
+            return opt.step(i, 0, d, base, beta)
+        return _axpy(base, -beta, d)
+
     if variant == "fo":
-        return _record(trace, rnd, i, t, _axpy(base, -beta, q))
+        return _record(trace, rnd, i, t, meta(q))
     center = w_tilde if "hessian-at-tilde" in bugs else w
     if variant == "exact":
         hv = hvp(pr, i, center, q, D2, bugs)         # ∇²f(w; D″) q
@@ -196,11 +224,11 @@ def local_step(pr, i, w, w0, batches, t, hp, variant, trace, rnd, bugs=NO_BUGS):
         hv = _sym_diff(pr, i, center, q, delta, D2, bugs)
     trace.emit("note", "train", rnd, i, t, "hvp", hv)
     if "fo-step" in bugs:
-        return _record(trace, rnd, i, t, _axpy(base, -beta, q))
+        return _record(trace, rnd, i, t, meta(q))
     sign = -1 if "hessian-sign" in bugs else 1
     # req: perfedavg.alg1.l8
     step = [a - sign * alpha * b for a, b in zip(q, hv)]   # q − α H q
-    return _record(trace, rnd, i, t, _axpy(base, -beta, step))
+    return _record(trace, rnd, i, t, meta(step))
 
 
 def _record(trace, rnd, i, t, w):
@@ -208,9 +236,12 @@ def _record(trace, rnd, i, t, w):
     return w
 
 
-def round_(pr, w, w0, t, plan, hp, sw, trace, bugs=NO_BUGS, trained=None):
+def round_(pr, w, w0, t, plan, hp, sw, trace, bugs=NO_BUGS, trained=None,
+           opt=None):
     """One round; plan = [(i, batch lists)] over A_k ascending.  Returns
-    w_{k+1}.  trained: the rounds each user trained in before (lr.count)."""
+    w_{k+1}.  trained: the rounds each user trained in before (lr.count);
+    opt: the client optimizers (None: plain SGD)."""
+    both = sw.get("perfedavg.opt_steps", "meta") == "both"
     decay = {"switches": sw, "hyperparameters": hp}
     calls = 2 if sw.get("perfedavg.calls") == "two" else 1
     variant = sw["perfedavg.variant"]
@@ -233,6 +264,8 @@ def round_(pr, w, w0, t, plan, hp, sw, trace, bugs=NO_BUGS, trained=None):
         # req: perfedavg.alg1.l6
         for s in range(1, tau + 1):
             call = 1 if calls == 2 and s > half else 0
+            if opt is not None and (s == 1 or (calls == 2 and s == half + 1)):
+                opt.begin(i)            # a train() call: reset's new optimizer
             c = round_factor(decay, t, bugs,
                              trained=None if trained is None else trained[i],
                              call=call, calls=calls)
@@ -240,7 +273,8 @@ def round_(pr, w, w0, t, plan, hp, sw, trace, bugs=NO_BUGS, trained=None):
             cb = 1 if (sw.get("lr.scope", "all") == "no_beta"
                        and "beta-decayed" not in bugs) else c
             hp_s = dict(hp, alpha=hp["alpha"] * c, beta=hp["beta"] * cb)
-            wi = local_step(pr, i, wi, w0, batches, s, hp_s, variant, trace, t, bugs)
+            wi = local_step(pr, i, wi, w0, batches, s, hp_s, variant, trace, t,
+                            bugs, opt, both)
         # req: perfedavg.alg1.l9
         trace.emit("client_end", "train", t, i, None, "w_local", wi)
         local[i] = wi
@@ -296,14 +330,14 @@ def personalise(pr, w, w0, post, hp, sw, trace, bugs=NO_BUGS, trained=None,
     return thetas
 
 
-def run(pr, w0, rounds, post, hp, sw, bugs=NO_BUGS):
+def run(pr, w0, rounds, post, hp, sw, bugs=NO_BUGS, opt=None):
     """The whole run: rounds = [[(i, batch lists)], ...] ; post = one batch
     list per client.  Returns (trace, w, thetas)."""
     trace = Trace()
     w = list(w0)
     trained = [0] * len(pr.clients)
     for t, plan in enumerate(rounds):
-        w = round_(pr, w, w0, t, plan, hp, sw, trace, bugs, trained)
+        w = round_(pr, w, w0, t, plan, hp, sw, trace, bugs, trained, opt)
         for i, _ in plan:
             trained[i] += 1
     return trace, w, personalise(pr, w, w0, post, hp, sw, trace, bugs, trained,
@@ -336,5 +370,8 @@ def replay(spec, bugs=NO_BUGS):
     rounds = [sorted(zip(r.get("drawn", r["clients"]) if "drawn-batches" in bugs
                          else r["clients"], r["batches"]))
               for r in sched["rounds"]]
-    trace, w, thetas = run(pr, w0, rounds, sched["post"], hp, sw, bugs)
+    import pflref_exact_optim as po
+    # slot 0: the client's one optimizer; slot 1 only for opt-two-states
+    opt = po.for_spec(spec, pr, 2, bugs=frozenset(bugs))
+    trace, w, thetas = run(pr, w0, rounds, sched["post"], hp, sw, bugs, opt)
     return trace, w, thetas, None

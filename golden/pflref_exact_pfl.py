@@ -327,17 +327,24 @@ def pfl_finetune(pr, w, v, w0, mask, post, hp, sw, trace, bugs=NO_BUGS,
     return out
 
 
-def pflego_client(pr, i, x, tau, beta, mask, trace, t, bugs=NO_BUGS):
+def pflego_client(pr, i, x, tau, beta, mask, trace, t, bugs=NO_BUGS, opt=None):
     """Steps 3–5 (notes §2.4) for client i from x = (θ_t, W_i): τ − 1 cheap
     full-batch head steps, then the joint gradient.  Returns (W̃ as the full
-    vector, the joint gradient, body passes [forward, backward])."""
+    vector, the joint gradient, body passes [forward, backward]).  opt: the
+    clients' head optimizers (opt.*; pflref_exact_optim.Optimizers, slot
+    0), which step the cheap head steps on the head blocks; None: plain."""
     full = list(range(pr.n(i)))
     cheap = tau if "cheap-steps-tau" in bugs else tau - 1
     forward = 1
     # req: pflego.alg1.l4
     for q in range(1, cheap + 1):
         g = pr.grad(i, x, full, bugs)
-        x = _step(x, g, mask, beta, 1)
+        if opt is not None:
+            # the head optimizer's step; bug opt-body-moves: on every block
+            x = opt.step(i, 0, g, x, beta,
+                         None if "opt-body-moves" in bugs else mask)
+        else:
+            x = _step(x, g, mask, beta, 1)
         if "features-per-step" in bugs:
             forward += 1
         trace.emit("step", "train", t, i, q, "w_local", x)
@@ -347,9 +354,10 @@ def pflego_client(pr, i, x, tau, beta, mask, trace, t, bugs=NO_BUGS):
     return x, g, [forward, 1]
 
 
-def pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs=NO_BUGS):
+def pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs=NO_BUGS, opt=None):
     """One PFLEGO round with the SGD server (notes §2.4, steps 1–9).
-    mask: 1 on the head.  Returns (w, v)."""
+    mask: 1 on the head; opt: the head optimizers or None.  Returns
+    (w, v)."""
     P, I, r = pr.P, len(pr.clients), len(plan)
     scale = Fraction(1) if "no-ip-factor" in bugs else Fraction(I, r)
     N_all = sum(pr.n(i) for i in range(I))
@@ -370,9 +378,11 @@ def pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs=NO_BUGS):
         x = [w[p] if not mask[p] else v[i][p] for p in range(P)]
         trace.emit("client_begin", "train", t, i, 0, "w_local", x)
         tau = len(steps)
+        if opt is not None:
+            opt.begin(i)                # opt.state = reset: a new one
         # req: pflego.alg1.l3
         x, g, passes = pflego_client(pr, i, x, tau, hp["pflego.beta"], mask, trace, t,
-                                     bugs)
+                                     bugs, opt)
         alpha = Fraction(pr.n(i), N_all)
         # req: pflego.alg1.l6
         head = hp["rho"] * scale * (alpha if exact_alpha else 1)
@@ -411,14 +421,13 @@ def replay(spec, bugs=NO_BUGS):
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
     trained = [0] * len(pr.clients)
     held = []
-    opt = None
-    if alg != "pflego":
-        import pflref_exact_optim as po
-        opt = po.for_spec(spec, pr, 2, mask, bugs)
+    import pflref_exact_optim as po
+    opt = po.for_spec(spec, pr, 1 if alg == "pflego" else 2, mask, bugs)
     for t, r in enumerate(sched["rounds"]):
         plan = list(zip(r["clients"], r["batches"]))
         if alg == "pflego":
-            w, v = pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs)
+            w, v = pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs,
+                                opt)
         else:
             w, v = pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace,
                              alg == "fedalt", bugs, trained, opt, held)

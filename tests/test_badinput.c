@@ -693,6 +693,11 @@ END_TEST
 #define IMG2 CLIENTS("{\"X\": [" ROW16 ", " ROW16 "], \"y\": [1, 0]}")
 #define ONE_ROUND GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]]}")
 #define ONE_ROUND_TWO GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]}")
+/* One Per-FedAvg round of one local step (D, D′, D″) per client, and one
+ * personalisation batch each. */
+#define PERFEDAVG_ROUND                                                      \
+    "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0, 1], "      \
+    "\"batches\": [[[0], [1], [0]], [[0], [0], [0]]]}], \"post\": [[[1]], [[0]]]}"
 /* fedavg with the given extra hyperparameters and switches. */
 #define FEDAVG_OPT(h, sw) "\"algorithm\": {\"name\": \"fedavg\", \"hyperparameters\": {" \
     "\"eta\": 0.1" h "}, \"switches\": {" sw "}}"
@@ -763,6 +768,15 @@ END_TEST
     "{\"clients\": [0], " ps "\"batches\": [[[1]]]}")
 #define ALA_PS "\"personal\": [[[0]]], "
 #define ALA_SPEC(h, ps) SPEC(LIN, TWO, ALA_ALG(h), ALA_ROUNDS(ps))
+
+/* Per-FedAvg and PFLEGO with batch normalisation (rows I11..): an mlp
+ * with bn (d = 2, h = 2, one output), two clients of two samples, and one
+ * full-batch round of client 0. */
+#define BN_MLP "\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 1, " \
+    "\"loss\": \"squared\", \"bn\": true}"
+#define BN_TWO CLIENTS("{\"X\": [[1, 2], [3, 4]], \"y\": [1, 2]}, " \
+    "{\"X\": [[1, 0], [0, 1]], \"y\": [0, 1]}")
+#define BN_FULL_ROUND GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]]}")
 
 typedef struct {
     const char *no;       /* "L1", "S3", "A2"                        */
@@ -861,17 +875,18 @@ static const lettered_case LETTERED[] = {
           "\"lambda\": 1, \"eta_p\": 0.1, \"K\": 2}, \"switches\": {\"opt.clip\": \"norm\"}}",
           ONE_ROUND_TWO),
      "algorithm.switches.opt.clip", "opt.clip = norm needs opt.clip_norm"},
-    {"S12", "optimizer: perfedavg takes none",
+    {"S12", "optimizer: perfedavg's momentum with Adam",
      SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"perfedavg\", \"hyperparameters\": {\"alpha\": "
-          "0.1, \"beta\": 0.1, \"opt.weight_decay\": 0.1}}", ONE_ROUND_TWO),
-     "algorithm.hyperparameters.opt.weight_decay",
-     "does not apply to perfedavg: Per-FedAvg's local step is its own meta step"},
-    {"S13", "optimizer: pflego takes none",
+          "0.1, \"beta\": 0.1, \"opt.momentum\": 0.9}, \"switches\": {\"opt.method\": "
+          "\"adam\"}}", PERFEDAVG_ROUND),
+     "algorithm.hyperparameters.opt.momentum",
+     "opt.momentum is SGD's (opt.method = sgd); adam's moments are opt.beta1, opt.beta2"},
+    {"S13", "optimizer: pflego's Nesterov without momentum",
      SPEC(SOFTMAX3, CLIENTS("{\"X\": [[1, 2]], \"y\": [1]}, {\"X\": [[0.5, 1]], \"y\": [2]}"),
           "\"algorithm\": {\"name\": \"pflego\", \"hyperparameters\": {\"pflego.beta\": "
-          "0.1, \"rho\": 0.1, \"opt.momentum\": 0.5}}", ONE_ROUND_TWO),
-     "algorithm.hyperparameters.opt.momentum",
-     "does not apply to pflego: PFLEGO's local steps are its own head steps"},
+          "0.1, \"rho\": 0.1}, \"switches\": {\"opt.nesterov\": \"on\"}}", ONE_ROUND_TWO),
+     "algorithm.switches.opt.nesterov",
+     "opt.nesterov = on requires a momentum and zero dampening"},
     {"S14", "batch norm: pfedme's batch of one under the unbiased r_v",
      SPEC(LAYERS("[16]", "cross_entropy", "{\"type\": \"dense\", \"out\": 2}, "
                  "{\"type\": \"batchnorm1d\"}"), IMG2,
@@ -1430,6 +1445,25 @@ static const lettered_case LETTERED[] = {
 #undef DROP_MLP
 #undef DROP_ROUND
 #undef DROP_OK
+    /* -- Per-FedAvg and PFLEGO: the client optimizer and batch norm -- */
+    {"I3", "pflego: an mlp with batch normalisation (bn.running frozen)",
+     SPEC(BN_MLP, BN_TWO,
+          "\"algorithm\": {\"name\": \"pflego\", \"hyperparameters\": {\"pflego.beta\": "
+          "0.1, \"rho\": 0.1}, \"switches\": {\"bn.running\": \"frozen\"}}",
+          BN_FULL_ROUND),
+     "model.bn", "pflego caches the body's features φ(X_i; θ_t) once per round"},
+    {"I4", "pflego: an mlp with batch normalisation (bn.running update)",
+     SPEC(BN_MLP, BN_TWO,
+          "\"algorithm\": {\"name\": \"pflego\", \"hyperparameters\": {\"pflego.beta\": "
+          "0.1, \"rho\": 0.1}}", BN_FULL_ROUND),
+     "model.bn", "give \"bn\": false, whatever bn.running says"},
+    {"I5", "perfedavg: a one-sample batch under the unbiased running variance",
+     SPEC(BN_MLP, BN_TWO,
+          "\"algorithm\": {\"name\": \"perfedavg\", \"hyperparameters\": {\"alpha\": "
+          "0.1, \"beta\": 0.1}}",
+          "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
+          "\"batches\": [[[0, 1], [1], [0, 1]]]}], \"post\": [[[0, 1]], [[0, 1]]]}"),
+     "schedule", "running statistics at round 0, client 0, step 1"},
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])

@@ -368,10 +368,6 @@ START_TEST(test_refusals_cli)
          "\"switches\": {\"opt.decay_scope\": \"personal\"}",
          "algorithm.switches.opt.decay_scope",
          "pfedme's inner solver steps θ, the whole model"},
-        {"perfedavg", "\"hyperparameters\": {\"alpha\": 0.1, \"beta\": "
-         "0.1, \"opt.momentum\": 0.9}",
-         "algorithm.hyperparameters.opt.momentum",
-         "does not apply to perfedavg"},
         {"ifca", "\"hyperparameters\": {\"gamma\": 0.1, \"ifca.k\": 1,"
          " \"opt.momentum\": 0.9}", "algorithm.switches.opt.method",
          "ifca.mode = gradient"},

@@ -29,6 +29,10 @@ static const char *const VECTORS[] = {
     "golden/perfedavg/worked-linear-pfedme-repo.json",
     "golden/perfedavg/worked-mlp-identity-exact.json",
     "golden/perfedavg/worked-mlp-identity-hf.json",
+    "golden/perfedavg/worked-linear-momentum-decay-client.json",
+    "golden/perfedavg/worked-linear-adam-both-hf.json",
+    "golden/perfedavg/worked-linear-pfllib-momentum-reset.json",
+    "golden/perfedavg/worked-bn-running-update.json",
 };
 
 /* The notes' tolerance: α = 0.1 is 1/10 to within 5.6e-18, and every value
@@ -555,6 +559,156 @@ END_TEST
 
 /* The trace: per step w_tilde, hvp (exact, hf), w_local, numbered by the
  * local step; θ in the "finetune" phase; a formula on every step. */
+/* ---- batch normalisation's running statistics (bn.running) ------------
+ *
+ * The mlp with bn of tests/test_bn_running.c: d = h = k = 1, squared loss,
+ * ε = 0, ρ = 1/4; w = (W1, b1, γ, β, r_μ, r_v, W2, b2) = (2, 1/2, 1, 0, 0,
+ * 1, 3/4, 1/10).  With ε = 0 the layer normalises a = W1 x + b1 exactly,
+ * so ∂F/∂W1 = ∂F/∂b1 = 0: W1, b1 stay (up to the rounding of a sum that is
+ * 0), and every training pass on a batch has the batch statistics of
+ * a = 2x + 1/2 whatever point it is taken at (w, w̃ or w ± δq): the running
+ * statistics count the passes.  Client 0's x = 1, 3, 2, 6, 7; client 1's
+ * 1.5, −2, 0.5. */
+#define PFA_BN_SPEC(variant)                                                 \
+    "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"mlp\", "          \
+    "\"d\": 1, \"h\": 1, \"k\": 1, \"loss\": \"squared\", \"bn\": true, "     \
+    "\"bn_eps\": 0, \"bn_momentum\": 0.25}, \"problem\": {\"clients\": "      \
+    "[{\"X\": [[1], [3], [2], [6], [7]], \"y\": [0.5, -1.25, 2, 0.75, "       \
+    "-0.5]}, {\"X\": [[1.5], [-2], [0.5]], \"y\": [1, 0.25, -0.75]}]}, "     \
+    "\"init\": {\"kind\": \"given\", \"w\": [2, 0.5, 1, 0, 0, 1, 0.75, "      \
+    "0.1]}, \"algorithm\": {\"name\": \"perfedavg\", \"hyperparameters\": "   \
+    "{\"alpha\": 0.125, \"beta\": 0.0625, \"delta\": 0.5}, \"switches\": "    \
+    "{\"perfedavg.variant\": \"" variant "\"}}, \"schedule\": {\"kind\": "     \
+    "\"given\", \"rounds\": [{\"clients\": [0], \"batches\": [[[0, 1], "     \
+    "[2, 3, 4], [0, 1]]]}], \"post\": [[[2, 3, 4]], [[0, 1, 2]]]}}"
+enum { BN_RMU = 4, BN_RV = 5, BN_P = 8 };
+
+/* One local step on D = {x = 1, 3}, D′ = {2, 6, 7}, D″ = {1, 3}, from
+ * r_μ = 0, r_v = 1, r ← (3/4) r + (1/4) stat (r_v with the unbiased
+ * variance of a = 2x + 1/2):
+ *   D:  μ = 9/2, 8    → r = (9/8, 11/4)
+ *   D′: μ = 21/2, 28  → r = (111/32, 145/16)          FO stops here
+ *   D″: μ = 9/2, 8    → r = (477/128, 563/64)         exact: one pass
+ *   D″ again          → r = (2007/512, 2201/256)      HF: w + δq, w − δq
+ * and w_1 = client 0's w (the one participant).  The personalisation's
+ * pass moves θ_i's from w's: client 0 on {2, 6, 7} (21/2, 28), client 1 on
+ * x = 1.5, −2, 0.5 (a = 7/2, −7/2, 3/2: μ = 1/2, unbiased variance 13).
+ * A pass left out (D′ not moving w's buffers, D″ not counted, the
+ * personalisation frozen) misses these by more than 1/10. */
+START_TEST(test_bn_running_passes)
+{
+    /* req: perfedavg.alg1.l7, perfedavg.alg1.l8 */
+    static const char *const spec_text[3] = {
+        PFA_BN_SPEC("fo"), PFA_BN_SPEC("exact"), PFA_BN_SPEC("hf")};
+    static const double want[3][2] = {{111.0 / 32.0, 145.0 / 16.0},
+                                      {477.0 / 128.0, 563.0 / 64.0},
+                                      {2007.0 / 512.0, 2201.0 / 256.0}};
+    for (int q = 0; q < 3; q++) {
+        pflref_spec *spec = tu_spec(spec_text[q]);
+        pflref_run_result *res = tu_run(spec, NULL);
+        pflref_spec_free(spec);
+        ck_assert_uint_eq(res->P, BN_P);
+        const double *w = res->w, *v0 = res->v, *v1 = res->v + BN_P;
+        ck_assert_msg(fabs(w[BN_RMU] - want[q][0]) < 1e-13 &&
+                          fabs(w[BN_RV] - want[q][1]) < 1e-13,
+                      "variant %d: w's r_μ = %.17g, r_v = %.17g, expected "
+                      "%.17g, %.17g", q, w[BN_RMU], w[BN_RV], want[q][0],
+                      want[q][1]);
+        const double m0 = 0.75 * want[q][0] + 0.25 * 10.5;
+        const double v0w = 0.75 * want[q][1] + 0.25 * 28.0;
+        const double m1 = 0.75 * want[q][0] + 0.25 * 0.5;
+        const double v1w = 0.75 * want[q][1] + 0.25 * 13.0;
+        ck_assert_msg(fabs(v0[BN_RMU] - m0) < 1e-13 &&
+                          fabs(v0[BN_RV] - v0w) < 1e-13 &&
+                          fabs(v1[BN_RMU] - m1) < 1e-13 &&
+                          fabs(v1[BN_RV] - v1w) < 1e-13,
+                      "variant %d: θ's running statistics (%.17g, %.17g), "
+                      "(%.17g, %.17g), expected (%.17g, %.17g), (%.17g, "
+                      "%.17g)", q, v0[BN_RMU], v0[BN_RV], v1[BN_RMU],
+                      v1[BN_RV], m0, v0w, m1, v1w);
+        pflref_run_result_free(res);
+    }
+}
+END_TEST
+
+/* bn.running = frozen: the buffers stay (r_μ = 0, r_v = 1) and every
+ * parameter is update's bit for bit (a training forward normalises with
+ * the batch statistics, never the running ones). */
+START_TEST(test_bn_frozen_same_parameters)
+{
+    static const char text[] = PFA_BN_SPEC("exact");
+    pflref_spec *spec = tu_spec(text);
+    pflref_run_result *upd = tu_run(spec, NULL);
+    spec->hyper.bn.running = PFLREF_BN_RUNNING_FROZEN;
+    pflref_run_result *frz = tu_run(spec, NULL);
+    pflref_spec_free(spec);
+    ck_assert(frz->w[BN_RMU] == 0.0 && frz->w[BN_RV] == 1.0);
+    ck_assert(upd->w[BN_RMU] != 0.0);
+    for (size_t p = 0; p < BN_P; p++)
+        if (p != BN_RMU && p != BN_RV)
+            ck_assert_msg(memcmp(&upd->w[p], &frz->w[p], sizeof(double)) == 0,
+                          "w[%zu]: update %.17g, frozen %.17g", p, upd->w[p],
+                          frz->w[p]);
+    pflref_run_result_free(upd);
+    pflref_run_result_free(frz);
+}
+END_TEST
+
+/* ---- the client optimizer (opt.*) ----------------------------------------
+ *
+ * One client, one local step, FO, on the linear problem, SGD with momentum
+ * μ = 1/2 (no decay): the buffer starts at the first gradient it sees, so
+ *   meta: w̃ = w − α g (plain), w_1 = w − β q (b = q, the first step)
+ *   both: w̃ = w − α g (b = g), then b ← μ g + q, w_1 = w − β (μ g + q)
+ * and the two differ by β μ g; plain SGD (μ = 0) makes opt_steps moot. */
+START_TEST(test_opt_steps_momentum)
+{
+    /* req: perfedavg.alg1.l7, perfedavg.alg1.l8 */
+    double w1[3][3];
+    const int steps[3] = {PFLREF_PERFEDAVG_OPT_META, PFLREF_PERFEDAVG_OPT_BOTH,
+                          PFLREF_PERFEDAVG_OPT_BOTH};
+    for (int q = 0; q < 3; q++) {
+        tb_case *c = lin_problem();
+        tb_round(c, "0", "0 1 | 2 3 | 4");
+        tb_post(c, "0", "0", "0");
+        c->hyper.perfedavg.alpha = 0.25;
+        c->hyper.perfedavg.beta = 0.125;
+        c->hyper.perfedavg.variant = PFLREF_PERFEDAVG_FO;
+        c->hyper.perfedavg.opt_steps = steps[q];
+        c->hyper.opt.momentum = q < 2 ? 0.5 : 0.0;
+        pflref_run_result *res = run_case(c);
+        memcpy(w1[q], res->w, sizeof w1[q]);
+        pflref_run_result_free(res);
+    }
+    /* g = ∇f_0(0; {0, 1}) and q = ∇f_0(w̃; {2, 3}) from the plain run
+     * (μ = 0, where both = meta = the paper's step): w_1 = −β q, w̃ = −α g */
+    tb_case *c = lin_problem();
+    tb_round(c, "0", "0 1 | 2 3 | 4");
+    tb_post(c, "0", "0", "0");
+    c->hyper.perfedavg.alpha = 0.25;
+    c->hyper.perfedavg.beta = 0.125;
+    c->hyper.perfedavg.variant = PFLREF_PERFEDAVG_FO;
+    pflref_trajectory tj;
+    pflref_run_result *plain = tb_run_recorded(c, "perfedavg", &tj);
+    tb_free(c);
+    const double *wt = find(&tj, PFLREF_EV_STEP, 0, 0, 1, "w_tilde");
+    for (size_t p = 0; p < 3; p++) {
+        const double g = -wt[p] / 0.25, qv = -plain->w[p] / 0.125;
+        ck_assert_msg(memcmp(&w1[2][p], &plain->w[p], sizeof(double)) == 0,
+                      "μ = 0 under both: w[%zu] %.17g, plain %.17g", p,
+                      w1[2][p], plain->w[p]);
+        ck_assert_msg(fabs(w1[0][p] + 0.125 * qv) < 1e-15,
+                      "meta: w[%zu] = %.17g, expected −β q = %.17g", p,
+                      w1[0][p], -0.125 * qv);
+        ck_assert_msg(fabs(w1[1][p] + 0.125 * (0.5 * g + qv)) < 1e-15,
+                      "both: w[%zu] = %.17g, expected −β (μ g + q) = %.17g",
+                      p, w1[1][p], -0.125 * (0.5 * g + qv));
+    }
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(plain);
+}
+END_TEST
+
 START_TEST(test_trace_records)
 {
     tb_case *c = lin_case(0.1, 0.05, NAN);
@@ -606,6 +760,9 @@ Suite *perfedavg_suite(void)
     tcase_add_test(tc, test_divergence);
     tcase_add_test(tc, test_determinism);
     tcase_add_test(tc, test_trace_records);
+    tcase_add_test(tc, test_bn_running_passes);
+    tcase_add_test(tc, test_bn_frozen_same_parameters);
+    tcase_add_test(tc, test_opt_steps_momentum);
     suite_add_tcase(s, tc);
     return s;
 }

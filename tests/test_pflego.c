@@ -335,6 +335,71 @@ START_TEST(test_tau1_is_sgd)
 }
 END_TEST
 
+/* Example B's client 0 alone, τ = 3 (two cheap head steps), with the
+ * client head optimizer set by momentum μ and weight decay λ; tj records
+ * the run. */
+static pflref_run_result *b_opt_run(double mu, double lambda,
+                                    pflref_trajectory *tj)
+{
+    const size_t S[1] = {0};
+    tb_case *c = b_case(S, 1, 3, &PAPER);
+    c->hyper.opt.momentum = mu;
+    c->hyper.opt.weight_decay = lambda;
+    pflref_run_result *res = tb_run_recorded(c, "pflego", tj);
+    tb_free(c);
+    return res;
+}
+
+/* The client head optimizer takes the cheap steps on the head alone.
+ * From the plain run (G_1 = ∇_W ℓ at w⁰ = 1/2, G_2 at w_1 = w⁰ − β G_1,
+ * read back from its two cheap steps):
+ *   momentum μ = 1/2: w_1 = w⁰ − β G_1 (b = G_1), w_2 = w_1 − β (μ G_1 +
+ *     G_2) (b ← μ b + G_2, the gradient at the same w_1);
+ *   weight decay λ = 1/4 (no momentum): w_1 = w⁰ − β (G_1 + λ w⁰);
+ * θ = 1 throughout the cheap steps (neither momentum nor decay reaches
+ * the body), and the last head step stays ρ (I/r) G_i (its own step size
+ * ρ·4, not β, on the joint gradient's head entry). */
+START_TEST(test_head_optimizer)
+{
+    /* req: pflego.alg1.l4, pflego.alg1.l6 */
+    pflref_trajectory tp, tm, td;
+    pflref_run_result *rp = b_opt_run(0.0, 0.0, &tp);
+    pflref_run_result *rm = b_opt_run(0.5, 0.0, &tm);
+    pflref_run_result *rd = b_opt_run(0.0, 0.25, &td);
+    const double beta = 0.1, w0 = 0.5;
+    const double *p1 = find(&tp, PFLREF_EV_STEP, 0, 1, "w_local");
+    const double *p2 = find(&tp, PFLREF_EV_STEP, 0, 2, "w_local");
+    const double *m1 = find(&tm, PFLREF_EV_STEP, 0, 1, "w_local");
+    const double *m2 = find(&tm, PFLREF_EV_STEP, 0, 2, "w_local");
+    const double *m3 = find(&tm, PFLREF_EV_STEP, 0, 3, "w_local");
+    const double *gm = find(&tm, PFLREF_EV_NOTE, 0, 3, "g");
+    const double *d1 = find(&td, PFLREF_EV_STEP, 0, 1, "w_local");
+    ck_assert(p1 && p2 && m1 && m2 && m3 && gm && d1);
+    const double G1 = (w0 - p1[1]) / beta, G2 = (p1[1] - p2[1]) / beta;
+    ck_assert(G1 != 0.0 && G2 != 0.0);
+    ck_assert_double_eq_tol(m1[1], p1[1], 1e-15);
+    ck_assert_double_eq_tol(m2[1], m1[1] - beta * (0.5 * G1 + G2), 1e-14);
+    ck_assert_double_eq_tol(d1[1], w0 - beta * (G1 + 0.25 * w0), 1e-15);
+    ck_assert(m1[0] == 1.0 && m2[0] == 1.0 && d1[0] == 1.0);
+    /* step 6: W_i ← W̃_i − ρ (I/r) G_i = W̃_i − 0.05 · 4 · G_i */
+    ck_assert_double_eq_tol(m3[1], m2[1] - 0.05 * 4.0 * gm[1], 1e-14);
+    ck_assert(fabs(m2[1] - p2[1]) > 1e-3);
+    pflref_trajectory_free(&tp);
+    pflref_trajectory_free(&tm);
+    pflref_trajectory_free(&td);
+    pflref_run_result_free(rp);
+    pflref_run_result_free(rm);
+    pflref_run_result_free(rd);
+}
+END_TEST
+
+/* The client-optimizer vector (golden/pflego/make_optim.py) reproduces. */
+START_TEST(test_golden_optim)
+{
+    tu_assert_golden("golden/pflego/worked-sgd-momentum-decay-client.json");
+}
+END_TEST
+
 /* Adam (pflego.server = adam): the first step has m̂ = ĝ and v̂ = ĝ², so
  * θ₁ = θ₀ − ρ ĝ / (|ĝ| + 10⁻⁸). */
 START_TEST(test_adam_first_step)
@@ -402,6 +467,8 @@ Suite *pflego_suite(void)
     tcase_add_test(tc, test_tau1_is_sgd);
     tcase_add_test(tc, test_adam_first_step);
     tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_head_optimizer);
+    tcase_add_test(tc, test_golden_optim);
     suite_add_tcase(s, tc);
     return s;
 }

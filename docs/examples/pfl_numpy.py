@@ -75,7 +75,8 @@ BUGS = ("uniform-weights", "weights-over-all-K", "delta-without-w_t",
         "pfl-finetune-from-global", "pfl-finetune-lr-undecayed",
         "pflego-missing-ip-factor", "pflego-weights-sampled-set",
         "pflego-features-every-step", "pflego-head-alpha",
-        "pflego-cheap-steps-tau", "bn-stats-averaged-not-kept")
+        "pflego-cheap-steps-tau", "bn-stats-averaged-not-kept",
+        "pflego-opt-body-moves")
 
 
 class Unsupported(Exception):
@@ -1126,7 +1127,10 @@ def run_pflego(spec, clients, w0, log):
     server: ĝ = (I/r) Σ_{I_t} a_i g_i, θ ← θ − ρ ĝ, with a_i = α_i = N_i/N
     (theta_weights = global) or N_i / Σ_{I_t} N_j (sampled_normalised);
     with pflego.server = adam, θ takes Adam's step on ĝ instead
-    (docs/algorithms/pflego.md, "The Adam step").
+    (docs/algorithms/pflego.md, "The Adam step").  A client head optimizer
+    (opt.*, pfl_numpy_optim) takes the cheap steps on the head entries
+    alone, one per client as opt.state says; the last head step stays
+    plain (with the server step it is the one SGD step on L).
     Notes: g (the joint gradient), body_passes ([forward, backward] passes
     of the body for the client in the round), g_hat."""
     cfg = settings(spec)
@@ -1154,6 +1158,7 @@ def run_pflego(spec, clients, w0, log):
     w = w0.copy()
     heads = [w0[head].copy() for _ in clients]
     m_1, m_2 = np.zeros(w.size), np.zeros(w.size)  # Adam's moments (body)
+    opts = pfl_numpy_optim.for_run(spec)    # the head optimizers, or None
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         plan = dict(zip(rnd["clients"], rnd["batches"]))
         S_t = sorted(plan)
@@ -1171,6 +1176,7 @@ def run_pflego(spec, clients, w0, log):
             log("client_begin", "train", "w_local", x, round=t, client=i,
                 step=0)
             forward = backward = 0
+            opt = opts.begin(0, i) if opts is not None else None
             cheap = tau if BUG == "pflego-cheap-steps-tau" else tau - 1
             if BUG != "pflego-features-every-step":
                 Phi = data.body_forward(x, full)          # the cache
@@ -1180,7 +1186,11 @@ def run_pflego(spec, clients, w0, log):
                     Phi = data.body_forward(x, full)
                     forward += 1
                 _, G = data.head_grad(x, Phi, full)
-                x = x - beta * G                           # G is 0 on the body
+                if opt is not None:                        # the head's own
+                    x = opt.step(x, G, beta, mask=None
+                                 if BUG == "pflego-opt-body-moves" else head)
+                else:
+                    x = x - beta * G                       # G is 0 on the body
                 log("step", "train", "w_local", x, round=t, client=i, step=s)
             if BUG == "pflego-features-every-step":
                 Phi = data.body_forward(x, full)

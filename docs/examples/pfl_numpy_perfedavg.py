@@ -34,6 +34,24 @@ squared loss) differentiates its gradient along v in forward mode
 (mlp_hvp below); a layer list runs its backward pass with tangents
 (pfl_numpy_layers.Layers.hvp, Pearlmutter's R-operator).
 
+Client optimizer (opt.*; pfl_numpy_optim's Optimizer, one per client as
+opt.state says, new at each train() call under reset).  The paper's
+reading (perfedavg.opt_steps = meta): the optimizer takes the outer step,
+on the meta-gradient estimate d = q − α H q (FO: q) with step size β; the
+inner step w̃ = w − α ∇f(w; D) is part of the objective F(w) = f(w − α
+∇f(w)) and stays plain.  perfedavg.opt_steps = both is PFLlib's
+clientperavg.py, where the one optimizer object makes the inner step too
+(optimizer.step() with lr α, then, after the parameters are put back,
+optimizer.step(beta=β)): its state (momentum buffer, Adam's moments and
+count) sees both steps.  The personalisation stays plain (§5).
+
+Batch normalisation's running statistics (bn.running = update, torch's
+train()): the module is the one model the client trains, so every
+training-mode forward moves its buffers: the pass at w on D, the pass at w̃
+on D′ (the parameters are put back afterwards, the buffers are not), and
+the D″ forwards (exact: one at w; HF: at w + δq, then at w − δq).  The
+personalisation's forward at θ_i moves θ_i's.
+
 Bugs (--bug NAME; tests/detection/bugs-perfedavg.json):
   perfedavg-hf-around-w-tilde    HF's finite difference around w̃, not w
   perfedavg-shared-batch         q taken on D (D and D′ the same batch)
@@ -46,6 +64,16 @@ Bugs (--bug NAME; tests/detection/bugs-perfedavg.json):
   perfedavg-hessian-on-d-prime   the Hessian-vector product on D′, not D″
   perfedavg-samples-weights      n_i-weighted server where uniform is
                                  configured
+  perfedavg-opt-inner-step       the inner α step through the client
+                                 optimizer where it takes the meta step
+                                 alone (opt_steps = meta)
+  perfedavg-opt-two-states       opt_steps = both with a second optimizer
+                                 for the α step (its own state) where the
+                                 code steps one object twice
+  perfedavg-bn-d-prime-frozen    the D′ pass at w̃ moves no running
+                                 statistic (a forward taken on a copy)
+  perfedavg-bn-eval-frozen       the personalisation's pass moves no
+                                 running statistic
 """
 import sys
 
@@ -55,12 +83,16 @@ ALGORITHM = "perfedavg"
 BUGS = ("perfedavg-hf-around-w-tilde", "perfedavg-shared-batch",
         "perfedavg-eval-two-steps", "perfedavg-no-restore",
         "perfedavg-hessian-dropped", "perfedavg-hessian-at-w-tilde",
-        "perfedavg-hessian-on-d-prime", "perfedavg-samples-weights")
+        "perfedavg-hessian-on-d-prime", "perfedavg-samples-weights",
+        "perfedavg-opt-inner-step", "perfedavg-opt-two-states",
+        "perfedavg-bn-d-prime-frozen", "perfedavg-bn-eval-frozen")
 
 DEFAULTS = {"perfedavg.variant": "exact", "perfedavg.weights": "uniform",
             "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "one",
             "lr.schedule": "constant", "lr.count": "rounds",
-            "lr.scope": "all", "perfedavg.eval_lr": "initial"}
+            "lr.scope": "all", "perfedavg.eval_lr": "initial",
+            "perfedavg.opt_steps": "meta", "bn.running": "update",
+            "bn.running_var": "unbiased"}
 # PFLlib's reading as a named bundle (explicit switches win;
 # notes-pfllib-as-run §2.3: FO, n_i weights, one α step, train() twice a
 # round, each client's -ld scheduler stepped when it trains; β never
@@ -71,7 +103,7 @@ PRESETS = {("perfedavg", "paper"): {},
                "perfedavg.variant": "fo", "perfedavg.weights": "samples",
                "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "two",
                "lr.count": "trainings", "lr.scope": "no_beta",
-               "perfedavg.eval_lr": "decayed"}}
+               "perfedavg.eval_lr": "decayed", "perfedavg.opt_steps": "both"}}
 
 
 def _host():
@@ -187,6 +219,32 @@ def _grad(model, theta, batch):
     return g[0] if isinstance(g, tuple) else g
 
 
+def _forward_stats(model, theta, batch):
+    """The training-mode forward of theta on batch, for its batch
+    statistics: the BN mlp's (mean, biased variance, m) from its grad, a
+    layer list's kept in the model (Layers.track reads them), None for a
+    model without batch normalisation."""
+    if hasattr(model, "track"):
+        model.grad(theta, batch)
+        return "layers"
+    if hasattr(model, "running"):
+        _, mean, var, m = model.grad(theta, batch)
+        return mean, var, m
+    return None
+
+
+def _moved(model, buffers, stats, biased):
+    """The vector `buffers` with its running statistics moved by stats
+    (torch: r ← (1 − ρ) r + ρ · statistic)."""
+    if stats is None:
+        return buffers
+    if stats == "layers":
+        return model.track(buffers, unbiased=not biased, force=True)
+    out = buffers.copy()
+    model.running(out, stats[0], stats[1], stats[2], biased)
+    return out
+
+
 def hvp(model, theta, batch, v):
     if hasattr(model, "hvp"):          # a layer list: forward over reverse
         return model.hvp(theta, batch, v)
@@ -217,6 +275,20 @@ def run(spec, clients, w0, log, bug):
     n = [c.n for c in clients]
     trained = [0] * len(clients)   # the rounds each user trained in (lr.count)
     calls = 2 if cfg["perfedavg.calls"] == "two" else 1
+    import pfl_numpy_optim
+    opts = (None if pfl_numpy_optim.plain(pfl_numpy_optim.options(spec))
+            else pfl_numpy_optim.Optimizers(spec))
+    both = cfg["perfedavg.opt_steps"] == "both"
+    inner_opt = opts is not None and (both or bug == "perfedavg-opt-inner-step")
+    track = cfg["bn.running"] == "update"
+    biased = cfg["bn.running_var"] == "biased"
+
+    def pass_moves(model, buffers, at, batch):
+        """buffers after a training forward at `at` on batch
+        (bn.running = update), else as they are."""
+        if not track:
+            return buffers
+        return _moved(model, buffers, _forward_stats(model, at, batch), biased)
 
     def local_update(i, w, batches, k):
         """User i's τ = len(batches)/3 steps from w (Alg. 1, inner loop);
@@ -224,9 +296,16 @@ def run(spec, clients, w0, log, bug):
         train() call, one decay step further."""
         data = clients[i]
         tau = len(batches) // 3
+        opt = opt_alpha = None
         for t in range(1, tau + 1):
-            c = _host().lr_factor(cfg, k, trained[i],
-                                  1 if calls == 2 and t > tau // 2 else 0,
+            second = calls == 2 and t > tau // 2
+            if opts is not None and (t == 1 or (second and t == tau // 2 + 1)):
+                # a train() call: opt.state = reset builds a new optimizer
+                opt = opts.begin(0, i)
+                opt_alpha = opt
+                if bug == "perfedavg-opt-two-states":
+                    opt_alpha = opts.begin(1, i)
+            c = _host().lr_factor(cfg, k, trained[i], 1 if second else 0,
                                   calls)
             alpha = c * alpha0
             beta = beta0 if keep_beta else c * beta0
@@ -235,25 +314,42 @@ def run(spec, clients, w0, log, bug):
                 D1 = D
             if bug == "perfedavg-hessian-on-d-prime":
                 D2 = D1
-            w_tilde = w - alpha * _grad(data, w, D)
+            g = _grad(data, w, D)
+            w = pass_moves(data, w, w, D)               # the pass at w on D
+            if inner_opt:
+                w_tilde = opt_alpha.step(w, g, alpha)   # optimizer.step()
+            else:
+                w_tilde = w - alpha * g
             log("step", "train", "w_tilde", w_tilde, round=k, client=i, step=t)
             q = _grad(data, w_tilde, D1)
+            if bug != "perfedavg-bn-d-prime-frozen":
+                w = pass_moves(data, w, w_tilde, D1)    # at w̃ on D′
             origin = w_tilde if bug == "perfedavg-no-restore" else w
             if variant == "fo":
-                w = origin - beta * q
+                w = (opt.step(origin, q, beta) if opt is not None
+                     else origin - beta * q)
             else:
                 if variant == "exact":
                     at = w_tilde if bug == "perfedavg-hessian-at-w-tilde" else w
                     Hq = hvp(data, at, D2, q)
+                    w = pass_moves(data, w, at, D2)     # its forward on D″
                 elif variant == "hf":
                     delta = float(cfg["delta"])
                     at = w_tilde if bug == "perfedavg-hf-around-w-tilde" else w
-                    Hq = (_grad(data, at + delta * q, D2)
-                          - _grad(data, at - delta * q, D2)) / (2.0 * delta)
+                    plus, minus = at + delta * q, at - delta * q
+                    Hq = (_grad(data, plus, D2)
+                          - _grad(data, minus, D2)) / (2.0 * delta)
+                    w = pass_moves(data, w, plus, D2)
+                    w = pass_moves(data, w, minus, D2)
+                    origin = w_tilde if bug == "perfedavg-no-restore" else w
                 else:
                     raise _host().Unsupported("perfedavg.variant %r" % variant)
+                if variant == "exact":
+                    origin = w_tilde if bug == "perfedavg-no-restore" else w
                 log("note", "train", "hvp", Hq, round=k, client=i, step=t)
-                w = origin - beta * (q - alpha * Hq)
+                d = q - alpha * Hq
+                w = (opt.step(origin, d, beta) if opt is not None
+                     else origin - beta * d)
             log("step", "train", "w_local", w, round=k, client=i, step=t)
         return w
 
@@ -290,11 +386,18 @@ def run(spec, clients, w0, log, bug):
             beta = beta0 if keep_beta else c * beta0
         theta = w.copy()
         log("client_begin", "finetune", "theta", theta, client=i, step=0)
-        theta = theta - alpha * _grad(clients[i], theta, batches[0])
+        track_eval = bug != "perfedavg-bn-eval-frozen"
+        g = _grad(clients[i], theta, batches[0])
+        if track_eval:
+            theta = pass_moves(clients[i], theta, theta, batches[0])
+        theta = theta - alpha * g
         log("step", "finetune", "theta", theta, client=i, step=1)
         if two:
             second = batches[1] if len(batches) > 1 else batches[0]
-            theta = theta - beta * _grad(clients[i], theta, second)
+            g = _grad(clients[i], theta, second)
+            if track_eval:
+                theta = pass_moves(clients[i], theta, theta, second)
+            theta = theta - beta * g
             log("step", "finetune", "theta", theta, client=i, step=2)
         log("client_end", "finetune", "theta", theta, client=i)
         thetas.append(theta)

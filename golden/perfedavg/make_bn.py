@@ -25,21 +25,39 @@ to): per round, each user from w: step t reads batches 3(t−1), +1, +2 =
 D, D′, D″; w̃ = w − α ∇f(w; D), q = ∇f(w̃; D′),
 w ← w − β (q − α ∇²f(w; D″) q); the server's uniform mean; then θ_i =
 w − α ∇f_i(w; D₁) on the post batches.  The running statistics are buffers
-that Per-FedAvg does not move: its step's three training passes (at w on D,
-at w̃ on D′, the Hessian on D″) would each move them in torch, and the C
-refuses a model with batch normalisation under bn.running = update; the
-vector runs with "bn.running": "frozen", so they stay at r_μ = 0, r_v = 1
-and are averaged unchanged.
+that this vector keeps with "bn.running": "frozen", so they stay at r_μ = 0,
+r_v = 1 and are averaged unchanged.
+
+Running statistics (bn-running-update).  Under bn.running = update
+(torch's train(): every training-mode forward moves the module's buffers,
+r ← (1 − ρ) r + ρ · batch statistic, r_v with the unbiased m/(m − 1) s²_B)
+the step's three training passes each move the one model's buffers, w's:
+the pass at w on D, the pass at w̃ on D′ (TsingZ0/PFLlib d832e76f6a23,
+system/flcore/clients/clientperavg.py:64, after which :69-70 restore
+parameters() and leave the buffers), and the Hessian-vector product's
+forward at w on D″ (one forward under double backward); the server averages
+the buffers with the parameters; the personalisation's pass at θ_i = w on
+D₁ moves θ_i's.  The batch statistics are those of the forward here
+(pflref_exact_fedbn.grad's μ_B, s²_B), independent of the C's.
 
   bn-relu-exact   two clients of 5 and 6 samples, d = 2, h = 3, one output,
                   (ŷ − y)², relu, ε = 1/64, batches of 3 (one of 2), two
                   rounds of two local steps, α = 1/16, β = 1/4.
 
+  bn-running-update  the same problem and steps with bn.running = update
+                  and ρ = 3/16 (distinct from α and β): the parameters'
+                  trajectory is bn-relu-exact's (a training forward
+                  normalises with the batch statistics), the buffers are
+                  what this vector adds.
+
 Bugs: fo-step, hessian-sign, hessian-at-tilde, hessian-on-d1 (the flag
 perfedavg-hessian-term, as pflref_exact_perfedavg.py), hvp-no-stat (the
 Hessian-vector product with the batch statistics μ_B, s held constant
 along v: the R-operator of a layer whose statistics are detached) and the
-BN gradient's no-stat-backward (bn-backward).
+BN gradient's no-stat-backward (bn-backward); with bn.running = update,
+bn-no-d1-move, bn-no-d2-move, bn-no-post-move (perfedavg-bn-passes: a pass
+that does not move the buffers) and pflref_exact_fedbn's momentum-flipped,
+running-var-flipped (bn-running-update).
 
     /usr/bin/python3 golden/perfedavg/make_bn.py [OUTDIR]
 """
@@ -59,6 +77,12 @@ MUTANTS = {
     "perfedavg-hessian-term": ["fo-step", "hessian-sign", "hessian-at-tilde",
                                "hessian-on-d1", "hvp-no-stat"],
     "bn-backward": ["no-stat-backward"],
+}
+BN_MUTANTS = {
+    "perfedavg-bn-passes": ["bn-no-d1-move", "bn-no-d2-move",
+                            "bn-no-post-move"],
+    "bn-running-update": ["momentum-flipped", "running-var-flipped"],
+    "perfedavg-hessian-term": ["hessian-sign", "hessian-at-tilde"],
 }
 GENERATOR = ("golden/perfedavg/make_bn.py (60-digit decimals; dual numbers "
              "through pflref_exact_fedbn.py's Jacobian-form gradient)")
@@ -184,6 +208,18 @@ def grad(M, w, data, idx, bugs):
     return fb.grad(M, w, [X[i] for i in idx], [Y[i] for i in idx], bugs)[0]
 
 
+def move(M, w, at, data, idx, bugs, on):
+    """bn.running = update (on): w's running statistics moved, in place, by
+    the batch statistics of the training forward at the point `at` on idx
+    (torch's BatchNorm in train(): unbiased r_v)."""
+    if not on:
+        return
+    X, Y = data
+    _, mu, var, m = fb.grad(M, at, [X[i] for i in idx], [Y[i] for i in idx],
+                            bugs)
+    fb.running(M, w, mu, var, m, True, bugs)
+
+
 def hvp(M, w, v, data, idx, bugs):
     """∇²f(w; idx) v: the ϵ part of the gradient at w + vϵ."""
     wd = [Dual(a, b) for a, b in zip(w, v)]
@@ -215,6 +251,8 @@ def replay(spec, bugs=frozenset()):
     data = [([[fb.dec(x) for x in row] for row in c["X"]],
              [fb.dec(y) for y in c["y"]]) for c in spec["problem"]["clients"]]
     w = fb.initial(M, spec["init"])
+    upd = spec["algorithm"].get("switches", {}).get("bn.running",
+                                                    "update") == "update"
     trace = pg.Trace()
     sched = spec["schedule"]
     for t, r in enumerate(sched["rounds"]):
@@ -227,11 +265,19 @@ def replay(spec, bugs=frozenset()):
                 D, D1, D2 = batches[3 * s - 3:3 * s]
                 if "hessian-on-d1" in bugs:
                     D2 = D1
-                w_tilde = axpy(wi, -alpha, grad(M, wi, data[i], D, bugs))
+                g = grad(M, wi, data[i], D, bugs)
+                move(M, wi, list(wi), data[i], D, bugs, upd)  # pass at w on D
+                w_tilde = axpy(wi, -alpha, g)
                 trace.emit("step", "train", t, i, s, "w_tilde", w_tilde)
                 q = grad(M, w_tilde, data[i], D1, bugs)
+                # the pass at w̃ on D′ moves the module's (w's) buffers
+                move(M, wi, w_tilde, data[i], D1, bugs,
+                     upd and "bn-no-d1-move" not in bugs)
                 center = w_tilde if "hessian-at-tilde" in bugs else wi
                 hv = hvp(M, center, q, data[i], D2, bugs)  # ∇²f(w; D″) q
+                # the product's forward at w on D″
+                move(M, wi, list(center), data[i], D2, bugs,
+                     upd and "bn-no-d2-move" not in bugs)
                 trace.emit("note", "train", t, i, s, "hvp", hv)
                 if "fo-step" in bugs:
                     step = q
@@ -247,7 +293,11 @@ def replay(spec, bugs=frozenset()):
     thetas = []
     for i, batches in enumerate(sched["post"]):
         trace.emit("client_begin", "finetune", None, i, 0, "theta", w)
-        theta = axpy(w, -alpha, grad(M, w, data[i], batches[0], bugs))
+        theta = list(w)
+        g = grad(M, theta, data[i], batches[0], bugs)
+        move(M, theta, list(w), data[i], batches[0], bugs,
+             upd and "bn-no-post-move" not in bugs)
+        theta = axpy(theta, -alpha, g)
         trace.emit("step", "finetune", None, i, 1, "theta", theta)
         trace.emit("client_end", "finetune", None, i, None, "theta", theta)
         thetas.append(theta)
@@ -313,7 +363,50 @@ def bn_relu_exact():
         "through the batch statistics", prov, flags, spec, TOL, exp)
 
 
-MAKERS = [bn_relu_exact]
+def bn_running_update():
+    vid = "perfedavg/worked/bn-running-update"
+    model = dict(MODEL, bn_momentum=0.1875)
+    spec = pg.given_spec(
+        "Per-FedAvg (exact) on the mlp with batch normalisation, running "
+        "statistics moved by every training pass", None,
+        model, CLIENTS, {"kind": "given", "w": INIT},
+        {"name": "perfedavg", "hyperparameters": {"alpha": 0.0625,
+                                                  "beta": 0.25}},
+        ROUNDS, post=POST)
+    spec["description"] = (
+        "Two clients of 5 and 6 samples, d = 2, h = 3 relu units behind a "
+        "training-mode BN layer (ε = 1/64, momentum ρ = 3/16), one output, "
+        "(ŷ − y)²; Per-FedAvg exact, α = 1/16, β = 1/4, two rounds of two "
+        "local steps on batches of 3 (one of 2), then one personalisation "
+        "step; bn.running = update (the default): the running statistics "
+        "r_μ, r_v (unbiased) of w move at each training pass of a step (at "
+        "w on D, at w̃ on D′, the Hessian-vector product's forward at w on "
+        "D″), are averaged by the server, and θ_i's move at the "
+        "personalisation's pass.")
+    fb.STATS["min_u"] = None
+    result = replay(spec)
+    assert fb.STATS["min_u"] > Decimal("0.01"), fb.STATS["min_u"]
+    # the frozen run is another: the buffers did move
+    frozen = pg.given_spec("", None, model, CLIENTS,
+                           {"kind": "given", "w": INIT},
+                           {"name": "perfedavg", "switches":
+                            {"bn.running": "frozen"}, "hyperparameters":
+                            spec["algorithm"]["hyperparameters"]},
+                           ROUNDS, post=POST)
+    assert replay(frozen)[1] != result[1]
+    flags = list(BN_MUTANTS)
+    exp = pg.checked_expected(
+        vid, TOL, flags, BN_MUTANTS, result,
+        lambda bugs=frozenset(): replay(spec, frozenset(bugs)),
+        lambda trace, w, v, alpha: (trace, w, v))
+    prov = pg.provenance("independent", SOURCE, GENERATOR)
+    return "worked-bn-running-update.json", pg.vector(
+        vid, "Per-FedAvg (exact) on the BN mlp: the running statistics "
+        "moved by the D, D′ and D″ passes and the personalisation's", prov,
+        flags, spec, TOL, exp)
+
+
+MAKERS = [bn_relu_exact, bn_running_update]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -400,6 +400,9 @@ NAMED = {
     # APPLE's downloads of the cores trained earlier in the same round are
     # PFLlib's (apple.peers = sequential, which the preset pfllib_run sets)
     "apple-live-cores": "apple.peers = sequential",
+    # Per-FedAvg's inner step through the optimizer is PFLlib's one object
+    # stepping both (perfedavg.opt_steps = both)
+    "perfedavg-opt-inner-step": "perfedavg.opt_steps = both",
 }
 
 

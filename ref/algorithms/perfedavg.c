@@ -185,6 +185,24 @@ static pflref_status batch_grad(const pflref_state *s, size_t i,
     return PFLREF_OK;
 }
 
+/* PyTorch's train() on the one module's buffers: after a training pass
+ * (the last gradient or Hessian-vector product on the model workspace),
+ * under bn.running = update, θ's running statistics r_μ, r_v move by that
+ * pass's batch statistics (pflref_bn_running_move), whichever point the
+ * pass was taken at: Per-FedAvg's passes at w̃ (D′) and at w ± δq (HF's
+ * D″) move w_{t−1}'s buffers, as PFLlib's restore of
+ * self.model.parameters() (clientperavg.py:69-70) restores parameters and
+ * leaves the buffers the forwards moved.  Its frame is an assumption of
+ * the proof of perfedavg_finish_with (proofs/README.md): it writes θ's
+ * buffers (within θ's P entries) and *err. */
+/*@ assigns theta[0 .. s->P - 1], *err; */
+static pflref_status bn_move(const pflref_state *s, size_t i, double *theta,
+                             long round, long step, pflref_error *err)
+{
+    return pflref_bn_running_move(&s->hyper->bn, &s->problem->model, s->ws,
+                                  theta, round, (long)i, step, err);
+}
+
 /* The curvature term of local step t (from 1) of user i, at w_{t−1} =
  * ws->w_local on D″_t = batch d2 of b, along q = ws->q, into ws->hv:
  *   exact: hv = ∇²f_i(w_{t−1}; D″_t) q   (Pearlmutter's R-operator)
@@ -213,15 +231,19 @@ static pflref_status curvature(const pflref_state *s, size_t i,
                                     "round %ld, client %zu, local step %ld "
                                     "(batch %zu, %zu samples)",
                                     k, i, step, d2, nb);
-        return PFLREF_OK;
+        /* its forward at w_{t−1} on D″, a training pass (torch's double
+         * backward runs one) */
+        return bn_move(s, i, ws->w_local, k, step, err);
     }
     for (size_t p = 0; p < P; p++)
         x[p] = w[p] + delta * q[p];
-    if ((st = batch_grad(s, i, b, d2, x, g, k, step, BATCH_NAME[2], err)))
+    if ((st = batch_grad(s, i, b, d2, x, g, k, step, BATCH_NAME[2], err)) ||
+        (st = bn_move(s, i, ws->w_local, k, step, err)))
         return st;
     for (size_t p = 0; p < P; p++)
         x[p] = w[p] - delta * q[p];
-    if ((st = batch_grad(s, i, b, d2, x, g2, k, step, BATCH_NAME[2], err)))
+    if ((st = batch_grad(s, i, b, d2, x, g2, k, step, BATCH_NAME[2], err)) ||
+        (st = bn_move(s, i, ws->w_local, k, step, err)))
         return st;
     for (size_t p = 0; p < P; p++)
         hv[p] = (g[p] - g2[p]) / (2.0 * delta);
@@ -229,7 +251,15 @@ static pflref_status curvature(const pflref_state *s, size_t i,
 }
 
 /* Local step t (from 1) of user i on batches 3(t−1), 3(t−1)+1, 3(t−1)+2
- * of b: ws->w_local goes from w_{t−1} to w_t. */
+ * of b: ws->w_local goes from w_{t−1} to w_t.  With a client optimizer
+ * (opt.*; pflref_optim_get NULL under plain SGD) its state steps the meta
+ * step on d = q − α H q (FO: d = q) with step size β, and, under
+ * perfedavg.opt_steps = both, the α step too (on ∇f_i(w_{t−1}; D_t) with
+ * step size α, from w_{t−1}, into w̃), the one state carried from the α
+ * step to the β step.  Under bn.running = update every training pass
+ * moves w_{t−1}'s running statistics, in the order torch runs them: D at
+ * w_{t−1}, D′ at w̃, D″ (exact: one pass at w_{t−1}; HF: at w_{t−1} + δq,
+ * then w_{t−1} − δq; FO: none). */
 static pflref_status local_step(const pflref_state *s, size_t i,
                                 const pflref_batches *b, size_t t,
                                 perfedavg_work *ws, const pflref_trace *trace,
@@ -246,14 +276,26 @@ static pflref_status local_step(const pflref_state *s, size_t i,
     const size_t D2 = D + 2;                               /* D″_t   */
     double *w = ws->w_local, *w_tilde = ws->w_tilde, *g = ws->g, *q = ws->q;
     const double *hv = ws->hv;
+    const pflref_model *m = &s->problem->model;
+    pflref_optim_state *opt = pflref_optim_get(s, i, 0);
+    const int opt_alpha = opt != NULL && hp->opt_steps == PFLREF_PERFEDAVG_OPT_BOTH;
     pflref_status st;
 
     /* req: perfedavg.alg1.l7 */
     /* Alg. 1: w̃ = w_{t−1} − α ∇f_i(w_{t−1}; D_t) */
-    if ((st = batch_grad(s, i, b, D, w, g, k, step, BATCH_NAME[0], err)))
+    if ((st = batch_grad(s, i, b, D, w, g, k, step, BATCH_NAME[0], err)) ||
+        (st = bn_move(s, i, w, k, step, err)))
         return st;
-    for (size_t p = 0; p < P; p++)
-        w_tilde[p] = w[p] - alpha * g[p];
+    if (opt_alpha) {
+        /* both: the optimizer's step from w_{t−1} with step size α (PFLlib
+         * clientperavg.py:51), its state kept for the β step */
+        pflref_copy(w_tilde, w, P);
+        if (!pflref_optim_step(opt, m, NULL, alpha, g, w_tilde))
+            return pflref_error_diverge(err, k, (long)i, step, "w_tilde");
+    } else {
+        for (size_t p = 0; p < P; p++)
+            w_tilde[p] = w[p] - alpha * g[p];
+    }
     if (!pflref_all_finite(w_tilde, P))
         return pflref_error_diverge(err, k, (long)i, step, "w_tilde");
     pflref_trace_emit(trace, PFLREF_EV_STEP, "train", k, (long)i, step,
@@ -261,7 +303,8 @@ static pflref_status local_step(const pflref_state *s, size_t i,
 
     /* q = ∇f_i(w̃; D′_t) */
     if ((st = batch_grad(s, i, b, D1, w_tilde, q, k, step, BATCH_NAME[1],
-                         err)))
+                         err)) ||
+        (st = bn_move(s, i, w, k, step, err)))
         return st;
 
     if (variant != PFLREF_PERFEDAVG_FO) {
@@ -273,8 +316,22 @@ static pflref_status local_step(const pflref_state *s, size_t i,
                           "hvp", hv, P, HVP_LINE[variant]);
         /* req: perfedavg.alg1.l8 */
         /* w_t = w_{t−1} − β (q − α H q)   (exact; HF with d for H q) */
-        for (size_t p = 0; p < P; p++)
-            w[p] -= beta * (q[p] - alpha * hv[p]);
+        if (opt != NULL) {
+            /* the optimizer's step on d = q − α H q, step size β (PFLlib
+             * clientperavg.py:72, step(beta=self.beta)) */
+            for (size_t p = 0; p < P; p++)
+                q[p] -= alpha * hv[p];
+            if (!pflref_optim_step(opt, m, NULL, beta, q, w))
+                return pflref_error_diverge(err, k, (long)i, step,
+                                            "w_local");
+        } else {
+            for (size_t p = 0; p < P; p++)
+                w[p] -= beta * (q[p] - alpha * hv[p]);
+        }
+    } else if (opt != NULL) {
+        /* FO: the optimizer's step on d = q, step size β */
+        if (!pflref_optim_step(opt, m, NULL, beta, q, w))
+            return pflref_error_diverge(err, k, (long)i, step, "w_local");
     } else {
         /* FO: w_t = w_{t−1} − β q */
         for (size_t p = 0; p < P; p++)
@@ -312,8 +369,11 @@ static pflref_status client_steps(pflref_state *s, size_t i,
                              : 1;
     /* req: perfedavg.alg1.l6 */
     for (size_t t = 1; t <= tau; t++) {
-        if (t == 1 || (calls == 2 && t == tau / 2 + 1))
+        if (t == 1 || (calls == 2 && t == tau / 2 + 1)) {
             pflref_client_lr(s, i, t == 1 ? 0 : 1, calls);
+            /* a train() call: under opt.state = reset, a new optimizer */
+            pflref_optim_begin(s, i);
+        }
         pflref_status st = local_step(s, i, b, t, ws, trace, err);
         if (st != PFLREF_OK)
             return st;
@@ -447,6 +507,10 @@ static pflref_status perfedavg_finish_with(pflref_state *s,
             pflref_status st = batch_grad(s, i, b, r, theta, g, -1,
                                           (long)(r + 1), r == 0 ? "D" : "D₂",
                                           err);
+            /* the pass in train() mode moves θ_i's running statistics
+             * (bn.running = update; PFLlib's train_one_step) */
+            if (st == PFLREF_OK)
+                st = bn_move(s, i, theta, -1, (long)(r + 1), err);
             if (st != PFLREF_OK)
                 return st;
             /*@ loop assigns p, theta[0 .. P - 1]; */
@@ -558,11 +622,7 @@ const pflref_algorithm pflref_perfedavg = {
     .work_free = pflref_work_free,
     .round = perfedavg_round,
     .finish = perfedavg_finish,
-    .bn_refusal =
-        "Per-FedAvg's step takes three training passes (at w on D, at w̃ on "
-        "D′, the Hessian on D″) whose running statistics would belong to "
-        "w, w̃ or neither: it is not wired to move them",
-    .opt_refusal =
-        "Per-FedAvg's local step is its own meta step (Fallah et al. 2020, "
-        "Alg. 1: w̃ = w − α g, then the β step)",
+    .opt_slots = 1,   /* one optimizer per client: PFLlib clientperavg.py's
+                         one PerAvgOptimizer steps both of its steps
+                         (perfedavg.opt_steps) */
 };

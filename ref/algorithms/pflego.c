@@ -39,6 +39,27 @@
  *                         stays plain SGD)
  * where ĝ = (I/r) Σ_{i∈I_t} α_i g_i.
  *
+ * Client optimizer (opt.*; one per client, pflref_optim_get slot 0): the
+ * client's head optimizer, which steps step 4's τ − 1 cheap head steps
+ * (step size β, the head blocks alone: a masked step, so weight decay and
+ * momentum reach W_i and never θ).  Step 6's last head step stays the plain
+ * ρ (I/r) [α_i] G_i: with step 8 it is one SGD step on L (Proposition 1),
+ * and the authors' code takes it with prog_grad (notes §2.9 F3, F6).  The
+ * authors' code steps the cheap steps plainly too (its client_lr, plain
+ * gradient steps): opt.* is the torch reimplementation's head optimizer
+ * (torch.optim.SGD / Adam over the head's parameters); under opt.state =
+ * client it lives as long as the client's head W_i, under reset it is new
+ * every round.  Default: plain SGD, the seed's step bit for bit.
+ *
+ * Batch normalisation: refused (the check).  The features φ(X_i; θ_t) are
+ * cached once per round and the head steps on the cache; a batch-norm body
+ * would make the cache the training-mode output of one full-batch pass
+ * whose running statistics nobody evaluates (the body θ is never
+ * evaluated apart from the personal model), and the model's cached-feature
+ * passes (pflref_model_features, head_grad, body_grad) are not defined
+ * through a batch-statistics layer; the authors' bodies (stax Dense/Conv/
+ * Relu/MaxPool, notes §2.3) have none.
+ *
  * Body passes are counted by the model workspace (every pass of a batch
  * through the body, forward or backward, by any model function:
  * pflref_model_workspace_passes) around each client's update and reported
@@ -141,6 +162,13 @@ static pflref_status pflego_check(const pflref_problem *pr,
                                 "pflego needs a layer list whose last layer "
                                 "is dense (the head W_i) after a body "
                                 "without batch normalisation");
+    if (m->kind == PFLREF_MODEL_MLP && m->bn)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "model.bn",
+            "pflego caches the body's features φ(X_i; θ_t) once per round "
+            "and steps the head on the cache; its cached-feature passes are "
+            "not defined through a batch-normalisation layer (the authors' "
+            "bodies have none): give \"bn\": false, whatever bn.running says");
     for (size_t b = 0; b < m->nblocks; b++)
         if (mask[m->blocks[b].offset] != m->blocks[b].is_head)
             return pflref_error_set(err, PFLREF_EINVAL, "split.personal",
@@ -241,6 +269,8 @@ static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
     pflref_status st = pflref_model_features(m, x, D, NULL, n, s->ws, A, Phi);
     if (st != PFLREF_OK)
         return model_failed(err, st, t, i, 0);
+    /* the client's head optimizer (opt.*), NULL under plain SGD */
+    pflref_optim_state *opt = pflref_optim_get(s, i, 0);
     /* req: pflego.alg1.l4 */
     /* step 4: τ − 1 cheap head steps on the cache, W ← W − β ∇_W ℓ_i */
     for (size_t q = 1; q < tau; q++) {
@@ -248,8 +278,10 @@ static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
                                     NULL);
         if (st != PFLREF_OK)
             return model_failed(err, st, t, i, q);
-        /* head-only: the head blocks' entries alone (cost ∝ |W|) */
-        if (!pflref_blocks_step(m, s->mask, beta, g, x))
+        /* head-only: the head blocks' entries alone (cost ∝ |W|); with a
+         * head optimizer, its step on the head blocks (the mask) */
+        if (opt != NULL ? !pflref_optim_step(opt, m, s->mask, beta, g, x)
+                        : !pflref_blocks_step(m, s->mask, beta, g, x))
             return pflref_error_diverge(err, t, (long)i, (long)q, "W_i");
         pflref_trace_emit(trace, PFLREF_EV_STEP, "train", t, (long)i,
                           (long)q, "w_local", x, P, CHEAP_LINE);
@@ -307,6 +339,7 @@ static pflref_status client_round(pflref_state *s, const pflego_work *ws,
     /* req: pflego.alg1.l2 */
     pflref_compose(shared, s->w, v_i, x, P);      /* x = (θ_t, W_i^t) */
     pflref_client_begin(s, i, "w_local", x, NULL, trace);
+    pflref_optim_begin(s, i);    /* the head optimizer (opt.state) */
     size_t fwd0, bwd0, fwd1, bwd1;
     pflref_model_workspace_passes(s->ws, &fwd0, &bwd0);
     pflref_status st = client_update(s, i, plan->batches[j].nsteps,
@@ -485,11 +518,6 @@ const pflref_algorithm pflref_pflego = {
     .work_free = pflref_work_free,
     .round = pflego_round,
     .resync_gap = pflego_resync_gap,
-    .bn_refusal =
-        "PFLEGO caches the features φ(X_i; θ_t) once per round and steps the "
-        "head on the cache: it is not wired to move the body's running "
-        "statistics",
-    .opt_refusal =
-        "PFLEGO's local steps are its own head steps (β, then ρ(I/r)) and "
-        "its server optimizer is pflego.server",
+    .opt_slots = 1,   /* the client's head optimizer: step 4's cheap head
+                         steps (step 6 stays plain) */
 };

@@ -103,6 +103,8 @@ static const char *const lr_scope_values[] = {"all", "eta_p", "no_beta",
                                               NULL};
 static const char *const lr_count_values[] = {"rounds", "trainings", NULL};
 static const char *const perfedavg_calls_values[] = {"one", "two", NULL};
+static const char *const perfedavg_opt_steps_values[] = {"meta", "both",
+                                                         NULL};
 static const char *const perfedavg_eval_lr_values[] = {"initial", "decayed",
                                                        NULL};
 static const char *const lora_method_values[] = {"personal", "ffa", "fedavg",
@@ -152,7 +154,7 @@ static const char *const fedproto_weights_values[] = {"class_counts",
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
     "apfl pfedhn lora fedbn feddyn scaffold moon fedprox"                    \
-    " fedproto fedala pfedme prox fedrecon apple"
+    " fedproto fedala pfedme prox fedrecon apple perfedavg pflego"
 /* The algorithms that train a model, which bn.* applies to: those whose
  * local steps move batch normalisation's running statistics (the shared
  * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model
@@ -329,6 +331,14 @@ static const pflref_param params[] = {
      "(paper: no decay) | client i's after all its decay steps (PFLlib "
      "clientperavg.py train_one_step: optimizer.step() reads the decayed "
      "lr)"},
+    {"perfedavg.opt_steps", "perfedavg", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, perfedavg.opt_steps), 0.0, 0.0, 0,
+     perfedavg_opt_steps_values, "",
+     "what the client optimizer (opt.*) steps: the meta (β) step alone, "
+     "w̃ = w − α g staying the plain step of the objective F (paper) | the "
+     "α and the β step through one optimizer object and state (PFLlib "
+     "clientperavg.py:51 self.optimizer.step(), :72 "
+     "self.optimizer.step(beta=self.beta), one PerAvgOptimizer)"},
     {"alpha", "apfl", "apfl", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, apfl.alpha), NAN, 0.0, 0, NULL, "α",
      "APFL's mixing weight α_i in [0, 1] (the initial value if adaptive)"},

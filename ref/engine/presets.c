@@ -81,10 +81,11 @@ static const pflref_preset presets[] = {
     {"perfedavg", "pfllib",
      "perfedavg.variant=fo perfedavg.weights=samples "
      "perfedavg.eval=one_alpha_step perfedavg.calls=two lr.count=trainings "
-     "lr.scope=no_beta perfedavg.eval_lr=decayed",
+     "lr.scope=no_beta perfedavg.eval_lr=decayed perfedavg.opt_steps=both",
      NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientperavg.py (first order, "
-     "train_one_step's one α step), PerAvgOptimizer, serverbase.py's n_i "
+     "train_one_step's one α step), PerAvgOptimizer (one object stepping "
+     "the α and the β step, :51 and :72), serverbase.py's n_i "
      "weights; α = β = η is left to the spec; notes-pfllib-as-run §2.3"},
     {"fedfomo", "official",
      "fedfomo.distance=l1 fedfomo.self=included fedfomo.P_update=signed_abs_sum "
