@@ -136,14 +136,6 @@ typedef enum {
                                        twice), each with its own decay step */
 } pflref_perfedavg_calls;
 typedef enum {
-    PFLREF_PERFEDAVG_OPT_META = 0, /* the client optimizer (opt.*) steps the
-                                      meta step alone; w̃ = w − α g stays
-                                      the plain step of F's definition     */
-    PFLREF_PERFEDAVG_OPT_BOTH = 1  /* one optimizer object and state steps
-                                      the α step and the β step (PFLlib
-                                      clientperavg.py:51 and :72)          */
-} pflref_perfedavg_opt_steps;
-typedef enum {
     PFLREF_PERFEDAVG_EVAL_LR_INITIAL = 0, /* the personalisation step takes
                                              the undecayed α (the paper has
                                              no decay)                       */

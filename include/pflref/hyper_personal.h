@@ -298,6 +298,17 @@ typedef struct {
     int centroid_weights;      /* pflref_fedpac_centroid_weights         */
 } pflref_fedpac_hyper;
 
+/* Per-FedAvg (ref/algorithms/perfedavg.c): what the client optimizer
+ * steps (perfedavg.opt_steps), a member of pflref_perfedavg_hyper. */
+typedef enum {
+    PFLREF_PERFEDAVG_OPT_META = 0, /* the client optimizer (opt.*) steps the
+                                      meta step alone; w̃ = w − α g stays
+                                      the plain step of F's definition     */
+    PFLREF_PERFEDAVG_OPT_BOTH = 1  /* one optimizer object and state steps
+                                      the α step and the β step (PFLlib
+                                      clientperavg.py:51 and :72)          */
+} pflref_perfedavg_opt_steps;
+
 #ifdef __cplusplus
 }
 #endif

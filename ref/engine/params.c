@@ -21,6 +21,7 @@
 #include "engine/params_fedpac.h"
 #include "engine/params_pfl_ft.h"
 #include "engine/params_bn.h"
+#include "engine/params_perfedavg.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -102,11 +103,6 @@ static const char *const lr_schedule_values[] = {"constant", "exponential",
 static const char *const lr_scope_values[] = {"all", "eta_p", "no_beta",
                                               NULL};
 static const char *const lr_count_values[] = {"rounds", "trainings", NULL};
-static const char *const perfedavg_calls_values[] = {"one", "two", NULL};
-static const char *const perfedavg_opt_steps_values[] = {"meta", "both",
-                                                         NULL};
-static const char *const perfedavg_eval_lr_values[] = {"initial", "decayed",
-                                                       NULL};
 static const char *const lora_method_values[] = {"personal", "ffa", "fedavg",
                                                  "hetlora", NULL};
 static const char *const lora_targets_values[] = {"all", "head",
@@ -319,26 +315,7 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, perfedavg.eval), 0.0, 0.0, 0,
      perfedavg_eval_values, "",
      "personalisation for evaluation: one α step (paper) | α then β step"},
-    {"perfedavg.calls", "perfedavg", "", PFLREF_PARAM_ENUM,
-     offsetof(pflref_hyper, perfedavg.calls), 0.0, 0.0, 0,
-     perfedavg_calls_values, "",
-     "a round's τ steps: one pass (paper) | two train() calls of τ/2 steps, "
-     "each a step of the learning-rate decay (PFLlib)"},
-    {"perfedavg.eval_lr", "perfedavg", "", PFLREF_PARAM_ENUM,
-     offsetof(pflref_hyper, perfedavg.eval_lr), 0.0, 0.0, 0,
-     perfedavg_eval_lr_values, "",
-     "the personalisation's step sizes under lr.schedule: undecayed α, β "
-     "(paper: no decay) | client i's after all its decay steps (PFLlib "
-     "clientperavg.py train_one_step: optimizer.step() reads the decayed "
-     "lr)"},
-    {"perfedavg.opt_steps", "perfedavg", "", PFLREF_PARAM_ENUM,
-     offsetof(pflref_hyper, perfedavg.opt_steps), 0.0, 0.0, 0,
-     perfedavg_opt_steps_values, "",
-     "what the client optimizer (opt.*) steps: the meta (β) step alone, "
-     "w̃ = w − α g staying the plain step of the objective F (paper) | the "
-     "α and the β step through one optimizer object and state (PFLlib "
-     "clientperavg.py:51 self.optimizer.step(), :72 "
-     "self.optimizer.step(beta=self.beta), one PerAvgOptimizer)"},
+    PERFEDAVG_RUN_PARAMS
     {"alpha", "apfl", "apfl", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, apfl.alpha), NAN, 0.0, 0, NULL, "α",
      "APFL's mixing weight α_i in [0, 1] (the initial value if adaptive)"},
