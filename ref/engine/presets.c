@@ -186,14 +186,16 @@ static const pflref_preset presets[] = {
      "μ(w − w^t), plain step)"},
     /* req: fedamp.preset.pfllib */
     {"fedamp", "pfllib",
-     "fedamp.peers=previous fedamp.start=own fedamp.prox=detached", NULL,
+     "fedamp.peers=previous fedamp.start=own fedamp.prox=detached "
+     "lr.count=trainings", NULL,
      "TsingZ0/PFLlib d832e76f6a23: system/flcore/servers/serveramp.py:72-103 "
      "send_models (ξ over self.uploaded_models, the previous round's "
      "receive_models; nothing sent before the first upload), :108-109 "
      "(A'(x) = e^{−x/σ}/σ); clients/clientamp.py:22 (trains self.model, "
      "w_i^{k−1}), :40-42 (the term 0.5 λ/α ‖w − u‖ built from p.data: no "
      "gradient), :57-59 set_parameters (u_i = Σ_j ξ_{i,j} w_j + ξ_{i,i} "
-     "w_i into client_u only); no official preset: the authors' code was "
+     "w_i into client_u only), :50-51 (-ld: the client's ExponentialLR "
+     "steps after its own train()); no official preset: the authors' code was "
      "not found (docs/algorithms/fedamp.md)"},
     {"fedproto", "official",
      "fedproto.distance=mse fedproto.client_protos=during_training "

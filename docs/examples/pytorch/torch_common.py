@@ -221,7 +221,7 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
                              "lr.count": "trainings"},
     # docs/algorithms/fedamp.md: PFLlib's clientamp.py and serveramp.py
     ("fedamp", "pfllib"): {"fedamp.peers": "previous", "fedamp.start": "own",
-                           "fedamp.prox": "detached"},
+                           "fedamp.prox": "detached", "lr.count": "trainings"},
     # docs/algorithms/apple.md: the authors' code and PFLlib
     ("apple", "official"): {"apple.scheduler": "exponential",
                             "apple.prox": "full"},
