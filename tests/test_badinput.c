@@ -1223,6 +1223,26 @@ static const lettered_case LETTERED[] = {
     {"H9", "fedala: a window of k = 0 losses",
      ALA_SPEC("\"fedala.s\": 50, \"fedala.p\": 1, \"fedala.k\": 0", ALA_PS),
      "algorithm.hyperparameters.fedala.k", "fedala.k = 0 must be >= 1"},
+    /* -- FedALA under fedala.ala_clients = all (Z21..): s = 100, round 1
+     * with client 0 alone, so client 1's D_1^s follows client 0's -- */
+#define ALA_ALL_ALG "\"algorithm\": {\"name\": \"fedala\", \"hyperparameters\": " \
+    "{\"eta\": 0.1, \"fedala.eta\": 0.5, \"fedala.s\": 100, \"fedala.p\": 1}, " \
+    "\"switches\": {\"fedala.ala_clients\": \"all\"}}"
+#define ALA_ALL_SPEC(ps) SPEC(LIN, TWO, ALA_ALL_ALG, ALA_ROUNDS(ps))
+    {"Z21", "fedala.ala_clients = all: sample lists of the participants only",
+     ALA_ALL_SPEC("\"personal\": [[[0, 1]]], "),
+     "schedule.rounds[1].personal",
+     "fedala.ala_clients = all: 1 personal batch lists for 2 clients"},
+    {"Z22", "fedala.ala_clients = all: a client outside the round's sample "
+            "of the wrong size",
+     ALA_ALL_SPEC("\"personal\": [[[0, 1]], [[0], [0]]], "),
+     "schedule.rounds[1].personal[1]",
+     "one pass over D_i^s holds ⌊s n_i/100⌋ = 1 samples of client 1"},
+    {"Z23", "fedala.ala_clients = all: a client outside the round's sample "
+            "index out of range",
+     ALA_ALL_SPEC("\"personal\": [[[0, 1]], [[1]]], "),
+     "schedule.rounds[1].personal[1]",
+     "sample index 1 is out of range for client 1 with n = 1 samples"},
     /* -- FedPAC (V) -- */
 #define PAC_H(h) HYP("fedpac", "\"eta\": 0.1, " h)
 #define PAC_OK "\"fedpac.lambda\": 0.5, \"fedpac.eta_phi\": 0.2"

@@ -53,6 +53,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "ditto-moving-ref",
     "ditto-personal-batches",
     "feature-transpose",
+    "fedala-ala-clients",
     "fedala-clip",
     "fedala-lower-layers",
     "fedala-range",

@@ -236,6 +236,11 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     ("fedala", "pfllib"): {"fedala.skip": "sum_first",
                            "fedala.p_unit": "tensors",
                            "lr.count": "trainings"},
+    # PFLlib's server: ALA on every client each round (serverala.py:73-74)
+    ("fedala", "pfllib_run"): {"fedala.skip": "sum_first",
+                               "fedala.p_unit": "tensors",
+                               "lr.count": "trainings",
+                               "fedala.ala_clients": "all"},
 }
 
 
