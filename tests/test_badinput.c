@@ -1243,6 +1243,29 @@ static const lettered_case LETTERED[] = {
      ALA_ALL_SPEC("\"personal\": [[[0, 1]], [[1]]], "),
      "schedule.rounds[1].personal[1]",
      "sample index 1 is out of range for client 1 with n = 1 samples"},
+    /* -- FedRoD's init.class_counts (Z24..): one client of 2 samples,
+     * classes 1 and 0, k = 2 -- */
+#define ROD_CC(alg, cc) "{" FMT ", " MOON_MLP ", " MOON_DATA ", " \
+    HYP(alg, "\"eta\": 0.1") ", \"init\": {\"kind\": \"zeros\", " \
+    "\"class_counts\": " cc "}, " ONE_ROUND "}"
+    {"Z24", "fedrod: class counts for another number of clients",
+     ROD_CC("fedrod", "[[1, 1], [1, 1]]"), "init.class_counts",
+     "expected one list of class counts per client, N = 1, found 2"},
+    {"Z25", "fedrod: class counts of the wrong length",
+     ROD_CC("fedrod", "[[1, 1, 1]]"), "init.class_counts[0]",
+     "expected k = 2 class counts, found 3"},
+    {"Z26", "fedrod: a negative class count",
+     ROD_CC("fedrod", "[[-1, 2]]"), "init.class_counts[0][0]",
+     "a class count must be an integer literal >= 0"},
+    {"Z27", "fedrod: a class count that is not an integer",
+     ROD_CC("fedrod", "[[1.5, 1]]"), "init.class_counts[0][0]",
+     "a class count must be an integer literal >= 0"},
+    {"Z28", "fedrod: a zero count for a class the client holds",
+     ROD_CC("fedrod", "[[0, 1]]"), "init.class_counts[0][0]",
+     "class 0 has count 0 but 1 training samples of client 0"},
+    {"Z29", "class counts for another algorithm",
+     ROD_CC("moon", "[[1, 1]]"), "init.class_counts",
+     "only fedrod takes class counts (the algorithm is moon)"},
     /* -- FedPAC (V) -- */
 #define PAC_H(h) HYP("fedpac", "\"eta\": 0.1, " h)
 #define PAC_OK "\"fedpac.lambda\": 0.5, \"fedpac.eta_phi\": 0.2"

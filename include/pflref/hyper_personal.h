@@ -130,6 +130,10 @@ typedef enum {
 typedef struct {
     int features;              /* pflref_fedrod_features                  */
     int phi_p0;                /* pflref_fedrod_phi_p0                    */
+    const double *counts;      /* N×k: N_{i,c} as given (the spec's
+                                  init.class_counts, client 0 first), or
+                                  NULL: counted over client i's training
+                                  data (the paper)                        */
 } pflref_fedrod_hyper;
 /* APPLE (Luo, Wu, IJCAI 2022, arXiv 2110.08394v3, Alg. 1;
  * ref/algorithms/apple.c, docs/algorithms/apple.md): the weight μ of the

@@ -120,6 +120,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "fedrecon-step-sizes",
     "fedrod-absent-class",
     "fedrod-balanced-risk",
+    "fedrod-class-counts",
     "fedrod-features",
     "fedrod-features-before",
     "fedrod-personal-output",
