@@ -32,11 +32,20 @@ round-start global model:
     most max_epochs passes
   then local SGD from Theta_hat with the round's batches (alpha = the
   spec's eta); Theta <- sum_i (n_i / sum_j n_j) Theta_i.
+  fedala.ala_clients = all (PFLlib serverala.py:73-74): first ALA on
+  every client, ascending id, each client's Theta_i replaced by its
+  Theta_hat (a client outside the round too: its W_i learned, its start
+  phase spent); then the participants train from their Theta_i.  The
+  round's personal lists: the participants' first, then the other
+  clients' in ascending id.
 
 Records, in the reference's order: round_begin "w"; per participant note
 "ala_epochs" ([passes], 0 without ALA), note "W_i" (P; 1 off the range),
 client_begin "theta_i" (Theta_hat), a step per batch, client_end; server
-"w".  Final: w and v = every Theta_i.
+"w".  Under fedala.ala_clients = all the notes come first, for every
+client ascending, with a note "theta_hat" (its new Theta_i) for each
+client outside the round, then the participants' client_begin ... end.
+Final: w and v = every Theta_i.
 
 Bugs (replay(spec, bugs)):
   clip-none, clip-upper-only, clip-lower-only   the clip to [0, 1]
@@ -59,6 +68,11 @@ Bugs (replay(spec, bugs)):
   loss-mean        the recorded loss is the mean over the pass's batches
   skip-flip        fedala.skip read the other way
   w-reset          W_i back to ones in every round
+  ala-clients-flip fedala.ala_clients read the other way
+  outsider-keeps   under all, a client outside the round learns W_i but
+                   keeps its Theta_i (Theta_hat not written back)
+  outsider-no-start  under all, a client outside the round does not spend
+                   its start phase
   uniform-weights  the server's mean is uniform
   step-extra       one local step more (the first batch again)
   batch-sum        passes through to pflref_exact's gradient
@@ -72,12 +86,17 @@ from pflref_golden import Trace, exact
 ALGORITHM = "fedala"
 DIGITS = 60
 SWITCHES = {"fedala.skip": ["first_round", "sum_first"],
-            "fedala.p_unit": ["layers", "tensors"]}
+            "fedala.p_unit": ["layers", "tensors"],
+            "fedala.ala_clients": ["participants", "all"]}
 PRESETS = {
     # TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:82, :86, :95
     "official": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors"},
     # TsingZ0/PFLlib d832e76f6a23 system/utils/ALA.py (the same lines)
     "pfllib": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors"},
+    # the same and servers/serverala.py:73-74 (ALA on every client)
+    # req: fedala.preset.pfllib_run
+    "pfllib_run": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
+                   "fedala.ala_clients": "all"},
 }
 MUTANTS = {
     "fedala-clip": ["clip-none", "clip-upper-only", "clip-lower-only"],
@@ -90,6 +109,8 @@ MUTANTS = {
                          "loss-mean", "stop-le"],
     "fedala-skip": ["skip-flip"],
     "fedala-w-state": ["w-reset"],
+    "fedala-ala-clients": ["ala-clients-flip", "outsider-keeps",
+                           "outsider-no-start"],
     "aggregation-weights": ["uniform-weights"],
     "local-step-count": ["step-extra"],
     "batch-mean": ["batch-sum"],
@@ -293,7 +314,8 @@ def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs):
             break
         if len(losses) >= hp["fedala.max_epochs"]:
             break
-    state["started"].add(i)
+    if not ("outsider-no-start" in bugs and i in state.get("outside", ())):
+        state["started"].add(i)
     state["epochs"].append(len(losses))
     return hat, len(losses)
 
@@ -330,21 +352,46 @@ def replay(spec, bugs=frozenset(), state=None):
     st.setdefault("margins", [])
     trace = Trace()
     # req: fedala.alg1.l2, fedala.alg1.l3
+    every = sw["fedala.ala_clients"] == "all"
+    if "ala-clients-flip" in bugs:
+        every = not every
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         trace.emit("round_begin", "train", t, None, None, "w", w)
-        personal = rnd.get("personal", [None] * len(rnd["clients"]))
+        outside = [i for i in range(N) if i not in rnd["clients"]]
+        order = list(rnd["clients"]) + (outside if every else [])
+        personal = dict(zip(order, rnd.get("personal", [None] * N)))
         local = {}
+        hats = {}
+        if every:
+            # serverala.py:73-74: ALA on every client before training
+            st["outside"] = set(outside)
+            for i in range(N):
+                if "w-reset" in bugs:
+                    Ws[i] = [Fraction(1)] * pr.P
+                hat, e = ala(pr, i, t, w, V[i], Ws[i], rng, personal.get(i),
+                             st, hp, sw, bugs)
+                trace.emit("note", "train", t, i, None, "ala_epochs",
+                           [Fraction(e)])
+                trace.emit("note", "train", t, i, None, "W_i", Ws[i])
+                hats[i] = hat
+                if i in outside:
+                    if "outsider-keeps" not in bugs:
+                        V[i] = hat
+                    trace.emit("note", "train", t, i, None, "theta_hat",
+                               V[i])
         # req: fedala.alg1.l4
-        for i, steps, passes in zip(rnd["clients"], rnd["batches"],
-                                    personal):
-            if "w-reset" in bugs:
-                Ws[i] = [Fraction(1)] * pr.P
-            # req: fedala.alg1.l5
-            hat, e = ala(pr, i, t, w, V[i], Ws[i], rng, passes, st, hp, sw,
-                         bugs)
-            trace.emit("note", "train", t, i, None, "ala_epochs",
-                       [Fraction(e)])
-            trace.emit("note", "train", t, i, None, "W_i", Ws[i])
+        for i, steps in zip(rnd["clients"], rnd["batches"]):
+            if every:
+                hat = hats[i]
+            else:
+                if "w-reset" in bugs:
+                    Ws[i] = [Fraction(1)] * pr.P
+                # req: fedala.alg1.l5
+                hat, e = ala(pr, i, t, w, V[i], Ws[i], rng, personal.get(i),
+                             st, hp, sw, bugs)
+                trace.emit("note", "train", t, i, None, "ala_epochs",
+                           [Fraction(e)])
+                trace.emit("note", "train", t, i, None, "W_i", Ws[i])
             trace.emit("client_begin", "train", t, i, 0, "theta_i", hat)
             if "step-extra" in bugs:
                 steps = list(steps) + list(steps[:1])

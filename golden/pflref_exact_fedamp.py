@@ -27,6 +27,11 @@ ascending, everything read from the snapshot W^{k-1} of the round start:
         scheduled steps w <- w - eta (grad F_i(w; b) + mu (w - u_i)),
         mu = lambda/alpha_k (fedamp.prox = squared) or 0 (detached)
   a client outside the round keeps w_i.
+  lr.*: eta of client i in round t is eta c, c = pflref_exact.round_factor
+        (gamma^t, or gamma^(i's trainings before) under lr.count =
+        trainings: PFLlib's clientamp.py:50-51 steps the client's
+        ExponentialLR after its own train()); alpha_k, lambda and sigma
+        never decay.
 
 Records, in the reference's order: per participant note "xi" (N values,
 0 off the peers), note "u" (P), client_begin "w_i" (the start), a step
@@ -54,6 +59,9 @@ Bugs (replay(spec, bugs); MUTANTS maps the vectors' flags to them):
   step-extra, step-fewer   one local step more (the first batch again) /
                    fewer (the last dropped, never below one)
   batch-sum        passes through to pflref_exact's gradient
+  lr-ignored, lr-shifted, lr-per-round   pflref_exact.round_factor's
+                   (c = 1; the scheduler stepped before the round;
+                   lr.count = trainings read as rounds)
 """
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -70,7 +78,7 @@ PRESETS = {
     # TsingZ0/PFLlib d832e76f6a23 system/flcore/servers/serveramp.py:72-103,
     # clients/clientamp.py:22, :40-42, :57-59
     "pfllib": {"fedamp.peers": "previous", "fedamp.start": "own",
-               "fedamp.prox": "detached"},
+               "fedamp.prox": "detached", "lr.count": "trainings"},
 }
 
 MUTANTS = {
@@ -86,6 +94,8 @@ MUTANTS = {
     "fedamp-detached": ["detach-flip"],
     "local-step-count": ["step-extra", "step-fewer"],
     "batch-mean": ["batch-sum"],
+    "lr-schedule": ["lr-ignored", "lr-shifted"],
+    "lr-count": ["lr-per-round"],
 }
 
 
@@ -210,6 +220,9 @@ def replay(spec, bugs=frozenset()):
     if sw["fedamp.prox"] == "detached":
         mu = Fraction(0)
     previous = []
+    trained = [0] * N              # each client's train() calls so far
+    decay = {"switches": sw,
+             "hyperparameters": spec["algorithm"]["hyperparameters"]}
     # req: fedamp.alg1.l1, fedamp.alg1.l2
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         snapshot = [list(w) for w in W]
@@ -230,8 +243,11 @@ def replay(spec, bugs=frozenset()):
             ref = snapshot[i] if "prox-ref-prev" in bugs else u
             trace.emit("client_begin", "train", t, i, 0, "w_i", start)
             # req: fedamp.alg1.l5
-            wi = px.local_sgd(pr, i, start, steps_of(steps, bugs), eta, trace,
-                              "train", t, "w_i", mu=mu, ref=ref, bugs=bugs)
+            eta_i = eta * px.round_factor(decay, t, bugs, trained=trained[i])
+            trained[i] += 1
+            wi = px.local_sgd(pr, i, start, steps_of(steps, bugs), eta_i,
+                              trace, "train", t, "w_i", mu=mu, ref=ref,
+                              bugs=bugs)
             # req: fedamp.alg1.l6
             trace.emit("client_end", "train", t, i, None, "w_i", wi)
             W[i] = wi

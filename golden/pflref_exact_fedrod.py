@@ -40,6 +40,12 @@ Bugs (realistic implementation mistakes; check_mutants, golden/audit.py):
                     one local step too many (the first batch again) / few
   drawn-batches     a round's batch lists paired with its drawn order
                     instead of its ascending clients
+  counts-ignored    init.class_counts ignored: N counted over the
+                    training data anyway
+
+init.class_counts (N lists of k integers, client 0 first), when the spec
+gives it, is N_{i,.} itself (PFLlib's counts over one shuffled pass with
+drop_last, clientrod.py:22-26); absent, N_{i,c} counts the training data.
 """
 from decimal import Decimal, localcontext
 
@@ -67,6 +73,7 @@ MUTANTS = {
     "aggregation-weights": ["uniform-weights"],
     "local-step-count": ["epochs-plus-one", "epochs-minus-one"],
     "schedule-drawn-order": ["drawn-batches"],
+    "fedrod-class-counts": ["counts-ignored"],
 }
 
 
@@ -110,6 +117,10 @@ def counts_of(party, K, batch, bugs):
     ys = [party.y[j] for j in batch] if "bsm-batch-counts" in bugs \
         else party.y
     n = [sum(1 for y in ys if int(y) == c) for c in range(K)]
+    given = getattr(party, "given_counts", None)
+    if (given is not None and "counts-ignored" not in bugs
+            and "bsm-batch-counts" not in bugs):
+        n = list(given)                 # init.class_counts
     if "absent-one" in bugs:
         n = [max(u, 1) for u in n]
     return n
@@ -192,6 +203,8 @@ def replay(spec, bugs=frozenset()):
         net = Net(spec["model"])
         K = net.ops[-1][4]
         parties = [Party(c) for c in spec["problem"]["clients"]]
+        for p, row in zip(parties, spec["init"].get("class_counts", [])):
+            p.given_counts = [int(u) for u in row]
         w0 = [dec(u) for u in spec["init"]["w"]]
         hp = settings(spec["algorithm"], bugs)
         w, trace = list(w0), Trace()

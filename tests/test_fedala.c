@@ -21,6 +21,8 @@ static const char *const VECTORS[] = {
     "golden/fedala/worked-paper-alone.json",
     "golden/fedala/worked-pfllib-alone.json",
     "golden/fedala/worked-stop-boundary.json",
+    "golden/fedala/worked-partial-all.json",
+    "golden/fedala/worked-pfllib-run.json",
 };
 
 /* Every vector is reproduced: every expected quantity was emitted and is
@@ -202,6 +204,66 @@ START_TEST(test_presets)
 }
 END_TEST
 
+/* fedala.ala_clients = all on the hand example's first two rounds:
+ * round 1 trains client 0 alone, and client 1 (θ_1 = 1, Θ = 1.4, diff =
+ * 0.4, W = 1) runs ALA on D_1^s = {2} (x = 1, y = 4): g = 2(1.4 − 4) =
+ * −5.2, W = clip(1 + 0.5·5.2·0.4) = 1, Θ̂ = 1.4; a second pass (the start
+ * phase needs more than k = 1 losses) the same; so θ_1 becomes Θ = 1.4
+ * exactly, with NOTE theta_hat, while under participants it stays 1.  The
+ * preset pfllib_run sets the switch on top of pfllib's. */
+#define ALL_FMT                                                              \
+    "{\"format\": \"pflref-spec/1\", "                                      \
+    "\"model\": {\"kind\": \"linear\", \"d\": 1, \"loss\": \"squared\"}, "  \
+    "\"problem\": {\"clients\": [{\"X\": [[1], [2]], \"y\": [2, 3]}, "      \
+    "{\"X\": [[2], [1], [1]], \"y\": [1, 0, 4]}]}, "                        \
+    "\"init\": {\"kind\": \"zeros\"}, "                                     \
+    "\"algorithm\": {\"name\": \"fedala\", \"hyperparameters\": "           \
+    "{\"eta\": 0.25, \"fedala.eta\": 0.5, \"fedala.s\": 50, \"fedala.p\": "  \
+    "1, \"fedala.k\": 1, \"fedala.threshold\": 0.5}, \"switches\": {%s}}, " \
+    "\"schedule\": {\"kind\": \"given\", \"rounds\": ["                     \
+    "{\"clients\": [0, 1], \"batches\": [[[0, 1]], [[0, 1, 2]]]}, "         \
+    "{\"clients\": [0], \"personal\": %s, \"batches\": [[[0]]]}]}, "       \
+    "\"output\": {\"trajectory\": \"step\"}}"
+
+START_TEST(test_ala_on_every_client)
+{
+    /* req: fedala.preset.pfllib_run */
+    char text[2048];
+    snprintf(text, sizeof text, ALL_FMT,
+             "\"fedala.ala_clients\": \"all\"", "[[[1]], [[2]]]");
+    pflref_spec *spec = tu_spec(text);
+    pflref_trajectory tj;
+    pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
+    const pflref_trace trace = {.emit = pflref_trajectory_emit, .ctx = &tj};
+    pflref_run_result *r = tu_run(spec, &trace);
+    pflref_spec_free(spec);
+    ck_assert_double_eq_tol(r->v[1], 1.4, 1e-15);
+    ck_assert_double_eq_tol(value_of(&tj, PFLREF_EV_NOTE, "theta_hat", 1, 1),
+                            1.4, 1e-15);
+    ck_assert(value_of(&tj, PFLREF_EV_NOTE, "ala_epochs", 1, 1) == 2.0);
+    pflref_run_result_free(r);
+    pflref_trajectory_free(&tj);
+    /* participants: client 1 untouched, its list not given */
+    snprintf(text, sizeof text, ALL_FMT, "", "[[[1]]]");
+    spec = tu_spec(text);
+    r = tu_run(spec, NULL);
+    pflref_spec_free(spec);
+    ck_assert(r->v[1] == 1.0);
+    pflref_run_result_free(r);
+    /* the preset */
+    pflref_hyper h;
+    pflref_hyper_defaults(&h);
+    ck_assert_int_eq(h.fedala.ala_clients, PFLREF_FEDALA_ALA_PARTICIPANTS);
+    pflref_error err = {0};
+    ck_assert_int_eq(pflref_preset_apply(&h, "fedala", "pfllib_run",
+                                         "algorithm.preset", &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(h.fedala.ala_clients, PFLREF_FEDALA_ALA_ALL);
+    ck_assert_int_eq(h.fedala.skip, PFLREF_FEDALA_SKIP_SUM_FIRST);
+    ck_assert_int_eq(h.lr.count, PFLREF_LR_COUNT_TRAININGS);
+}
+END_TEST
+
 /* Bad input, refused before round 0 with the field's path. */
 START_TEST(test_refusals)
 {
@@ -322,6 +384,7 @@ Suite *fedala_suite(void)
     tcase_add_test(tc, test_clip_both_ways);
     tcase_add_test(tc, test_sum_first_returns);
     tcase_add_test(tc, test_presets);
+    tcase_add_test(tc, test_ala_on_every_client);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_sample_lists);
     tcase_add_test(tc, test_hyper_refused);

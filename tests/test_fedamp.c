@@ -3,7 +3,9 @@
  * vectors (golden/fedamp/, computed by golden/pflref_exact_fedamp.py) and
  * its properties: the message u_i^k in closed form with a stale peer, a
  * negative ξ_{i,i} allowed, the pfllib preset as local training, λ = 0 as
- * local training from u_i^k, and every refusal of the hyperparameters. */
+ * local training from u_i^k, the decay of η under lr.* counted by
+ * rounds or by a client's own trainings, and every refusal of the
+ * hyperparameters. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +22,8 @@ static const char *const VECTORS[] = {
     "golden/fedamp/worked-start-own.json",
     "golden/fedamp/worked-detached.json",
     "golden/fedamp/worked-pfllib.json",
+    "golden/fedamp/worked-pfllib-ld.json",
+    "golden/fedamp/worked-paper-ld.json",
 };
 
 /* Every vector is reproduced: every expected quantity was emitted and is
@@ -156,6 +160,33 @@ START_TEST(test_pfllib_is_local_training)
 }
 END_TEST
 
+/* lr.schedule = exponential, γ = 0.5, preset pfllib (plain steps from
+ * w_i^{k−1}, lr.count = trainings): client 1 trains first in round 1, so
+ * its η is undecayed (PFLlib steps a client's ExponentialLR after its own
+ * train(), clientamp.py:50-51); counted by rounds it is η γ. */
+START_TEST(test_lr_decay_counts_trainings)
+{
+    /* req: fedamp.preset.pfllib */
+    tb_case *c = three_clients();
+    tb_preset(c, "fedamp", "pfllib");
+    c->hyper.lr.schedule = PFLREF_LR_EXPONENTIAL;
+    c->hyper.lr.gamma = 0.5;
+    pflref_run_result *res = tb_run(c, "fedamp", NULL);
+    const double w0 = 0.25;
+    ck_assert_double_eq_tol(res->v[0], two_steps(1.5, 2.0, w0, 0.2, 0.0),
+                            1e-15);
+    ck_assert_double_eq_tol(res->v[1], two_steps(0.75, -1.0, w0, 0.2, 0.0),
+                            1e-15);
+    pflref_run_result_free(res);
+    c->hyper.lr.count = PFLREF_LR_COUNT_ROUNDS;
+    res = tb_run(c, "fedamp", NULL);
+    ck_assert_double_eq_tol(res->v[1], two_steps(0.75, -1.0, w0, 0.1, 0.0),
+                            1e-15);
+    pflref_run_result_free(res);
+    tb_free(c);
+}
+END_TEST
+
 /* λ = 0: plain steps from u_i^k (the proximal weight λ/α_k is 0). */
 START_TEST(test_lambda0_plain_steps_from_message)
 {
@@ -229,6 +260,7 @@ Suite *fedamp_suite(void)
     tcase_add_test(tc, test_negative_self_weight_allowed);
     tcase_add_test(tc, test_pfllib_is_local_training);
     tcase_add_test(tc, test_lambda0_plain_steps_from_message);
+    tcase_add_test(tc, test_lr_decay_counts_trainings);
     tcase_add_test(tc, test_hyper_refused);
     suite_add_tcase(s, tc);
     return s;

@@ -234,6 +234,33 @@ START_TEST(test_server_average)
 }
 END_TEST
 
+/* init.class_counts: counts equal to the data's give the run bit for bit
+ * (N_{i,c} is data either way); PFLlib's drop_last counts (client 0
+ * without one class-1 sample) change it. */
+START_TEST(test_given_class_counts)
+{
+    /* req: fedrod.alg1.l7 */
+    static const double SAME[3 * K] = {1, 2, 0, 2, 1, 1, 0, 2, 3};
+    static const double DROP[3 * K] = {1, 1, 0, 2, 1, 1, 0, 2, 2};
+    tb_case *c = rod_case(0.3);
+    tb_round(c, "0 1", "0 2 | 1", "3 0 | 1 2");
+    pflref_run_result *a = tb_run(c, "fedrod", NULL);
+    c->hyper.fedrod.counts = SAME;
+    pflref_run_result *b = tb_run(c, "fedrod", NULL);
+    ck_assert_mem_eq(a->w, b->w, P * sizeof(double));
+    c->hyper.fedrod.counts = DROP;
+    pflref_run_result *d = tb_run(c, "fedrod", NULL);
+    double diff = 0.0;
+    for (size_t p = 0; p < P; p++)
+        diff = fmax(diff, fabs(d->w[p] - a->w[p]));
+    ck_assert(diff > 1e-6);
+    pflref_run_result_free(a);
+    pflref_run_result_free(b);
+    pflref_run_result_free(d);
+    tb_free(c);
+}
+END_TEST
+
 /* "personalized" evaluates (θ, φ_G + φ_P,i): client 0 trains in round 0
  * only and keeps its φ_P (its NOTE of round 0) through round 1; client 2
  * never trains and keeps φ_P⁰ (0, or w⁰'s head under phi_p0 = generic). */
@@ -316,6 +343,7 @@ Suite *fedrod_suite(void)
     tcase_add_test(tc, test_generic_step_is_bsm_gradient);
     tcase_add_test(tc, test_personal_step_is_ce_gradient);
     tcase_add_test(tc, test_server_average);
+    tcase_add_test(tc, test_given_class_counts);
     tcase_add_test(tc, test_personalized_evaluation_and_stale_heads);
     tcase_add_test(tc, test_refusals);
     suite_add_tcase(s, tc);

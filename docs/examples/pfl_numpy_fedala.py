@@ -25,6 +25,15 @@ Switches (the authors' code; presets official and pfllib):
                            layers) when the first parameter tensor's
                            entries of Theta - Theta_i sum to 0
   fedala.p_unit = tensors  p counts parameter tensors (0: all of them)
+  fedala.ala_clients = all (PFLlib's server, preset pfllib_run): at the
+                           start of every round every client, in id order,
+                           runs ALA (its local model becomes Theta_hat, its
+                           W_i learns, its first ALA is spent), whether it
+                           trains in the round or not; then the
+                           participants train from their local models.
+                           The round's personal lists are then the
+                           participants' samples followed by the other
+                           clients' (ascending id).
 """
 import importlib
 import sys
@@ -38,7 +47,8 @@ BUGS = ("fedala-no-clip", "fedala-clip-upper-only", "fedala-w-no-diff",
         "fedala-no-start-phase", "fedala-start-every-round",
         "fedala-start-global", "fedala-stop-sample-std", "fedala-stop-at-k",
         "fedala-loss-mean", "fedala-skip-ignored", "fedala-w-reset",
-        "fedala-uniform-server")
+        "fedala-uniform-server", "fedala-ala-participants-only",
+        "fedala-outsider-model-kept")
 
 
 def _base():
@@ -53,9 +63,10 @@ def _config(spec):
     alg = spec["algorithm"]
     cfg = {"fedala.threshold": 0.1, "fedala.k": 10,
            "fedala.max_epochs": 1000, "fedala.skip": "first_round",
-           "fedala.p_unit": "layers"}
+           "fedala.p_unit": "layers", "fedala.ala_clients": "participants"}
     code = {"fedala.skip": "sum_first", "fedala.p_unit": "tensors"}
-    presets = {"official": code, "pfllib": code}
+    presets = {"official": code, "pfllib": code,
+               "pfllib_run": dict(code, **{"fedala.ala_clients": "all"})}
     preset = alg.get("preset", "paper")
     if preset != "paper":
         if preset not in presets:
@@ -177,31 +188,49 @@ def run(spec, clients, w0, log, bug):
     local = [theta.copy() for _ in clients]
     weights = [np.ones_like(theta) for _ in clients]
     started = set()
+    everyone = (cfg["fedala.ala_clients"] == "all"
+                and bug != "fedala-ala-participants-only")
+
+    def adapt(t, i, passes):
+        """Client i's ALA in round t: its Theta_hat (notes logged)."""
+        if bug == "fedala-w-reset":
+            weights[i] = np.ones_like(theta)
+        made = 0
+        hat = local[i].copy()
+        if not _skips(spec, t, theta, local[i], cfg, bug):
+            first = i not in started
+            if bug == "fedala-no-start-phase":
+                first = False
+            if bug == "fedala-start-every-round":
+                first = True
+            if bug == "fedala-start-global":
+                first = t == 1
+            hat, made = _ala(clients[i], theta, local[i], weights[i],
+                             mask, passes, first, cfg, bug)
+            started.add(i)
+        log("note", "train", "ala_epochs", [made], round=t, client=i)
+        log("note", "train", "W_i", weights[i], round=t, client=i)
+        return hat
+
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", theta, round=t)
-        samples = rnd.get("personal", [None] * len(rnd["clients"]))
-        plan = {i: (b, s) for i, b, s in zip(rnd["clients"], rnd["batches"],
-                                             samples)}
+        idle = [i for i in range(len(clients)) if i not in rnd["clients"]]
+        owners = list(rnd["clients"]) + (idle if everyone else [])
+        samples = dict(zip(owners, rnd.get("personal", [None] * len(owners))))
+        plan = dict(zip(rnd["clients"], rnd["batches"]))
         uploads = {}
+        ready = {}
+        if everyone:          # every client adapts before anyone trains
+            for i in range(len(clients)):
+                ready[i] = adapt(t, i, samples.get(i))
+                if i in idle:
+                    if bug != "fedala-outsider-model-kept":
+                        local[i] = ready[i]
+                    log("note", "train", "theta_hat", local[i], round=t,
+                        client=i)
         for i in sorted(plan):
-            batches, passes = plan[i]
-            if bug == "fedala-w-reset":
-                weights[i] = np.ones_like(theta)
-            made = 0
-            hat = local[i].copy()
-            if not _skips(spec, t, theta, local[i], cfg, bug):
-                first = i not in started
-                if bug == "fedala-no-start-phase":
-                    first = False
-                if bug == "fedala-start-every-round":
-                    first = True
-                if bug == "fedala-start-global":
-                    first = t == 1
-                hat, made = _ala(clients[i], theta, local[i], weights[i],
-                                 mask, passes, first, cfg, bug)
-                started.add(i)
-            log("note", "train", "ala_epochs", [made], round=t, client=i)
-            log("note", "train", "W_i", weights[i], round=t, client=i)
+            batches = plan[i]
+            hat = ready[i] if everyone else adapt(t, i, samples.get(i))
             log("client_begin", "train", "theta_i", hat, round=t, client=i,
                 step=0)
             x = hat

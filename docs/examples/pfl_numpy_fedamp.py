@@ -17,6 +17,10 @@ Switches (PFLlib's readings; preset pfllib sets all three):
   fedamp.peers = previous  the j are only last round's participants
   fedamp.start = own       the steps start from the client's own w_i
   fedamp.prox = detached   the proximal term adds no gradient
+Learning-rate decay (lr.*, PFLlib's -ld): client i's eta in round t is
+eta * gamma^t, or gamma^(the rounds i trained in before) with lr.count =
+trainings, which preset pfllib sets (each PFLlib client steps its own
+ExponentialLR at the end of its train()); alpha_k, lambda, sigma stay.
 """
 import importlib
 import sys
@@ -27,7 +31,7 @@ ALGORITHM = "fedamp"
 BUGS = ("fedamp-no-sigma", "fedamp-norm-not-squared", "fedamp-self-one",
         "fedamp-prox-half", "fedamp-prox-lambda", "fedamp-prox-to-own",
         "fedamp-start-own", "fedamp-live-models", "fedamp-all-peers",
-        "fedamp-prox-kept")
+        "fedamp-prox-kept", "fedamp-lr-per-round")
 
 
 def _base():
@@ -41,9 +45,11 @@ def _config(spec):
     base = _base()
     alg = spec["algorithm"]
     cfg = {"fedamp.peers": "all", "fedamp.start": "message",
-           "fedamp.prox": "squared"}
+           "fedamp.prox": "squared", "lr.schedule": "constant",
+           "lr.count": "rounds"}
     presets = {"pfllib": {"fedamp.peers": "previous", "fedamp.start": "own",
-                          "fedamp.prox": "detached"}}
+                          "fedamp.prox": "detached",
+                          "lr.count": "trainings"}}
     preset = alg.get("preset", "paper")
     if preset != "paper":
         if preset not in presets:
@@ -85,7 +91,10 @@ def run(spec, clients, w0, log, bug):
         weight = lam
     if cfg["fedamp.prox"] == "detached" and bug != "fedamp-prox-kept":
         weight = 0.0
+    if bug == "fedamp-lr-per-round":
+        cfg["lr.count"] = "rounds"
     models = [np.array(w0, dtype=float) for _ in clients]
+    trainings = [0] * len(clients)
     last = []
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         start_models = [m.copy() for m in models]
@@ -103,8 +112,10 @@ def run(spec, clients, w0, log, bug):
             x = (start_models[i] if own else u).copy()
             pull = start_models[i] if bug == "fedamp-prox-to-own" else u
             log("client_begin", "train", "w_i", x, round=t, client=i, step=0)
+            lr = eta * _base().lr_factor(cfg, t, trainings[i])
+            trainings[i] += 1
             for s, batch in enumerate(plan[i], start=1):
-                x = x - eta * (clients[i].grad(x, batch) + weight * (x - pull))
+                x = x - lr * (clients[i].grad(x, batch) + weight * (x - pull))
                 log("step", "train", "w_i", x, round=t, client=i, step=s)
             log("client_end", "train", "w_i", x, round=t, client=i)
             models[i] = x

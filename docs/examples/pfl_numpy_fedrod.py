@@ -10,8 +10,10 @@ dense layer); w = (body, generic head) is averaged with weights n_i over
 the round's clients.  Every client keeps a personal head (W_P, b_P) of the
 generic head's shape.  Per batch, by hand:
     generic step:  w ← w − η ∇ mean_b −log softmax(z_G + log N_i)_y
-                   (N_i the client's class counts over its training set;
-                   an absent class gets probability 0)
+                   (N_i the client's class counts over its training set,
+                   or the spec's init.class_counts[i] when it gives them:
+                   PFLlib counts one shuffled pass with drop_last; a class
+                   with count 0 gets probability 0)
     personal step: (W_P, b_P) ← (W_P, b_P) − η ∇ mean_b CE(z_G + z_P, y),
                    with f(x) and z_G of the updated w (fedrod.features =
                    before: those of the forward pass before the generic
@@ -26,7 +28,8 @@ import numpy as np
 ALGORITHM = "fedrod"
 BUGS = ("fedrod-plain-ce", "fedrod-batch-counts", "fedrod-absent-clamp",
         "fedrod-features-swap", "fedrod-personal-alone",
-        "fedrod-phi0-swap", "fedrod-phi-reset", "fedrod-uniform-weights")
+        "fedrod-phi0-swap", "fedrod-phi-reset", "fedrod-uniform-weights",
+        "fedrod-given-counts-ignored")
 
 
 def _base():
@@ -111,6 +114,9 @@ def run(spec, clients, w0, log, bug):
             log("client_begin", "train", "w_local", x, round=t, client=i,
                 step=0)
             N = np.bincount(y, minlength=K).astype(float)
+            given = spec.get("init", {}).get("class_counts")
+            if given is not None and bug != "fedrod-given-counts-ignored":
+                N = np.array(given[i], dtype=float)
             for s, batch in enumerate(batches, start=1):
                 Xb, yb = X[batch], y[batch]
                 nb = len(batch)

@@ -21,6 +21,12 @@ lists (one pass in batches).
   official       preset official (sum_first, tensors), p = 0 (every
                  tensor), every client in every round (the authors' code
                  runs ALA on every client; the same run)
+  partial-all    fedala.ala_clients = all with the paper's other
+                 switches, the rounds of paper-partial: a client outside
+                 the round runs ALA too (Θ_i ← Θ̂_i, W_i learned, start
+                 phase spent), its D_i^s after the participants' lists
+  pfllib-run     preset pfllib_run (pfllib and ala_clients = all), the
+                 same rounds
 
     /usr/bin/python3 golden/fedala/make_fedala.py [OUTDIR]
 """
@@ -43,6 +49,10 @@ PAPER = ("Zhang, Hua, Wang, Song, Xue, Ma, Guan, AAAI 2023, arXiv "
 OFFICIAL = ("TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:82 (Σ of the "
             "first tensor's Θ − Θ_i == 0: return), :86, :95 (layer_idx "
             "counts parameters() from the output)")
+PFLLIB_RUN = ("TsingZ0/PFLlib d832e76f6a23 system/flcore/servers/"
+              "serverala.py:73-74 (send_models: local_initialization, "
+              "ALA.py's adaptive_local_aggregation, on every client before "
+              "the round's training)")
 GENERATOR = ("golden/fedala/make_fedala.py (rational steps rounded to 60 "
              "digits; pflref_exact_fedala.py)")
 TOL = {
@@ -129,6 +139,16 @@ EVERY = [
      "batches": [[[4, 3], [2]], [[1], [2, 3]], [[4, 1], [0, 2]], [[2, 1]]],
      "personal": [[[1, 2], [3]], [[0, 1]], [[0, 1], [2]], [[2]]]},
 ]
+
+# PARTIAL with every client's D_i^s from round 1 on (fedala.ala_clients =
+# all): the participants' lists, then those of the clients outside the
+# round in ascending id (client 1's 2 samples in round 1; client 0's 3 and
+# client 3's 1 in round 2; client 2's 3 in round 3)
+PARTIAL_ALL = [dict(PARTIAL[0])] + [
+    dict(r, personal=r["personal"] + extra) for r, extra in zip(
+        PARTIAL[1:], [[[[3, 0]]],
+                      [[[4, 1], [0]], [[1]]],
+                      [[[5, 3], [1]]]])]
 
 ALL_MUTANTS = xa.MUTANTS
 
@@ -380,10 +400,74 @@ def stop_boundary():
         flags, mutants, PAPER, check, problem=BOUNDARY, boundary=True)
 
 
+def all_partial():
+    algorithm = {"name": "fedala",
+                 "hyperparameters": {"eta": 0.045, "fedala.eta": 3.25,
+                                     "fedala.s": 60, "fedala.p": 1,
+                                     "fedala.k": 2, "fedala.threshold": 0.007,
+                                     "fedala.max_epochs": 8},
+                 "switches": {"fedala.ala_clients": "all"}}
+
+    def check(spec, result, state):
+        # the run differs from ALA on the participants only (their lists)
+        alg = dict(spec["algorithm"], switches={})
+        rounds = [dict(r, personal=r["personal"][:len(r["clients"])])
+                  if "personal" in r else r
+                  for r in spec["schedule"]["rounds"]]
+        other = xa.replay(dict(spec, algorithm=alg,
+                               schedule=dict(spec["schedule"],
+                                             rounds=rounds)))
+        assert other[2] != result[2]
+
+    flags, mutants = subset("fedala-ala-clients", "fedala-w-gradient",
+                            "fedala-theta-hat", "fedala-lower-layers",
+                            "fedala-start-phase", "fedala-w-state",
+                            "aggregation-weights")
+    # every client starts in round 1 under all: start-global is the same
+    # run here
+    mutants["fedala-start-phase"] = ["start-never", "start-every"]
+    return make(
+        "fedala/worked/partial-all", "worked-partial-all.json",
+        "FedALA with ALA on every client each round (fedala.ala_clients = "
+        "all), clients that skip rounds",
+        "The clients, w⁰ and rounds of fedala/worked/paper-partial; α = "
+        "0.045, η = 3.25, s = 60, p = 1 layer, k = 2, threshold 0.007, at "
+        "most 8 passes; fedala.ala_clients = all: from round 1 on every "
+        "client runs ALA against Θ^{t−1} before the round trains, a client "
+        "outside the round keeping Θ̂_i as its Θ_i (client 1 spends its "
+        "start phase in round 1 without training); each round's personal "
+        "lists hold the participants' D_i^s, then the others' in id order.",
+        algorithm, PARTIAL_ALL, flags, mutants,
+        PAPER + "; " + PFLLIB_RUN, check)
+
+
+def pfllib_run():
+    algorithm = {"name": "fedala", "preset": "pfllib_run",
+                 "hyperparameters": {"eta": 0.05, "fedala.eta": 3.0,
+                                     "fedala.s": 60, "fedala.p": 2,
+                                     "fedala.k": 2, "fedala.threshold": 0.009,
+                                     "fedala.max_epochs": 8}}
+    flags, mutants = subset("fedala-ala-clients", "fedala-range",
+                            "fedala-w-gradient", "fedala-start-phase")
+    mutants["fedala-start-phase"] = ["start-never", "start-every"]
+    return make(
+        "fedala/worked/pfllib-run", "worked-pfllib-run.json",
+        "FedALA as PFLlib's server runs it (preset pfllib_run): ALA on "
+        "every client each round, clients that skip rounds",
+        "The clients, w⁰ and rounds (with every client's D_i^s) of "
+        "fedala/worked/partial-all; α = 0.05, η = 3, s = 60, p = 2 tensors "
+        "(W2, b2), k = 2, threshold 0.009, at most 8 passes; preset "
+        "pfllib_run (fedala.skip = sum_first, fedala.p_unit = tensors, "
+        "lr.count = trainings, fedala.ala_clients = all).  The learning "
+        "rate is constant, so lr.count = trainings changes nothing.",
+        algorithm, PARTIAL_ALL, flags, mutants,
+        PAPER + "; " + OFFICIAL + "; " + PFLLIB_RUN)
+
+
 def main():
     pg.write_all(sys.argv, HERE, (paper_partial, p_tensors, sum_first,
                                   official, paper_alone, pfllib_alone,
-                                  stop_boundary))
+                                  stop_boundary, all_partial, pfllib_run))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,12 @@ clients skip rounds (so stale w_j enter the messages).
   detached        fedamp.prox = detached alone (plain SGD from u_i)
   pfllib          preset pfllib (previous, own, detached: u_i computed
                   and sent, the steps plain SGD from w_i^{k−1})
+  pfllib-ld       preset pfllib with PFLlib's -ld (lr.schedule =
+                  exponential, γ = 0.8, lr.count = trainings from the
+                  preset): each client's η γ^(its own trainings before)
+  paper-ld        the paper's reading with the decay counted by rounds
+                  (lr.schedule = exponential, γ = 0.7): η γ^t also scales
+                  the proximal term's step
 
     /usr/bin/python3 golden/fedamp/make_fedamp.py [OUTDIR]
 """
@@ -157,8 +163,16 @@ ALL_MUTANTS = {
 }
 
 
+# the learning-rate decay's flags (only the vectors with lr.* carry them)
+LR_MUTANTS = {
+    "lr-schedule": ["lr-ignored", "lr-shifted"],
+    "lr-count": ["lr-per-round"],
+}
+
+
 def subset(*flags):
-    return list(flags), {f: ALL_MUTANTS[f] for f in flags}
+    table = dict(ALL_MUTANTS, **LR_MUTANTS)
+    return list(flags), {f: table[f] for f in flags}
 
 
 def paper_partial():
@@ -284,10 +298,70 @@ def pfllib():
         algorithm, PARTIAL, flags, mutants, PAPER + "; " + PFLLIB)
 
 
+def pfllib_ld():
+    algorithm = {"name": "fedamp", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.13, "fedamp.alpha_k": 0.35,
+                                     "fedamp.lambda": 0.25,
+                                     "fedamp.sigma": 0.9, "lr.gamma": 0.8},
+                 "switches": {"lr.schedule": "exponential"}}
+
+    def check(spec, result):
+        # lr.count = trainings (the preset's) differs from rounds here:
+        # client 1 sits out round 0, clients 0 and 2 round 2
+        assert final_with(spec, **{"lr.count": "rounds"}) != result[2]
+
+    flags, mutants = subset("fedamp-attention", "fedamp-self-weight",
+                            "fedamp-peers", "fedamp-start",
+                            "fedamp-detached", "lr-schedule", "lr-count")
+    return make(
+        "fedamp/worked/pfllib-ld", "worked-pfllib-ld.json",
+        "FedAMP as PFLlib runs it with -ld (preset pfllib, lr.schedule = "
+        "exponential): each client's η decays with its own trainings",
+        "The clients, w⁰ and partial rounds of fedamp/worked/paper-partial; "
+        "η = 0.13, α_k = 0.35, λ = 0.25, σ = 0.9; preset pfllib "
+        "(fedamp.peers = previous, fedamp.start = own, fedamp.prox = "
+        "detached, lr.count = trainings) with lr.schedule = exponential, γ "
+        "= 0.8 (PFLlib -ld -ldg 0.8): client i's η in a round is η γ^(the "
+        "rounds it trained in before), so client 1 trains round 2 with η γ "
+        "(it sat out round 0), not η γ²; α_k, λ and σ do not decay.",
+        algorithm, PARTIAL, flags, mutants,
+        PAPER + "; " + PFLLIB + ", :50-51 and clientbase.py:48-52 (the "
+        "client's ExponentialLR stepped after its own train())", check)
+
+
+def paper_ld():
+    algorithm = {"name": "fedamp",
+                 "hyperparameters": {"eta": 0.1, "fedamp.alpha_k": 0.15,
+                                     "fedamp.lambda": 0.21,
+                                     "fedamp.sigma": 0.6, "lr.gamma": 0.7},
+                 "switches": {"lr.schedule": "exponential"}}
+
+    def check(spec, result):
+        # the count matters: rounds here, trainings would differ
+        assert final_with(spec, **{"lr.count": "trainings"}) != result[2]
+
+    flags, mutants = subset("fedamp-attention", "fedamp-self-weight",
+                            "fedamp-prox-weight", "fedamp-prox-reference",
+                            "fedamp-start", "fedamp-snapshot", "prox-sign",
+                            "lr-schedule")
+    return make(
+        "fedamp/worked/paper-ld", "worked-paper-ld.json",
+        "FedAMP as Alg. 1 writes it with the step size decayed by round "
+        "(lr.schedule = exponential, lr.count = rounds)",
+        "The clients, w⁰, partial rounds and hyperparameters of "
+        "fedamp/worked/paper-partial (η = 0.1, α_k = 0.15, λ = 0.21, σ = "
+        "0.6) with lr.schedule = exponential, γ = 0.7: round t's steps "
+        "w ← w − η γ^t (∇F_i(w; b) + (λ/α_k)(w − u_i^k)), t counted for "
+        "every client whether it trained before or not; λ/α_k does not "
+        "decay.",
+        algorithm, PARTIAL, flags, mutants, PAPER + "; ref/engine/lr.c "
+        "(lr.schedule = exponential, lr.count = rounds)", check)
+
+
 def main():
     pg.write_all(sys.argv, HERE,
                  (paper_partial, negative_self, peers_previous, start_own,
-                  detached, pfllib))
+                  detached, pfllib, pfllib_ld, paper_ld))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ Vectors (file = id without "fedrod/", '/' → '-'):
   fedrod/layers/pfllib   the pfllib preset
   fedrod/mlp/drawn       the paper's reading, batches on samples 0-2 only,
                          rounds 1 and 2's clients drawn as 2, 0 and 1, 0
+  fedrod/mlp/counts-pfllib  the pfllib preset with init.class_counts (the
+                         counts of PFLlib's first pass with drop_last)
 
     /usr/bin/python3 golden/fedrod/make_fedrod.py [OUTDIR]
 """
@@ -93,9 +95,11 @@ COMMON = ["fedrod-balanced-risk", "fedrod-absent-class",
 
 
 def make(name, title, description, model, w0, algorithm, flags,
-         rounds=ROUNDS):
+         rounds=ROUNDS, counts=None):
     vid = f"fedrod/{name}"
     init = {"kind": "given", "w": w0}
+    if counts is not None:
+        init["class_counts"] = counts
     spec = pg.given_spec(title, description, model, CLIENTS, init, algorithm,
                          rounds)
     mutants = {f: pr.MUTANTS[f] for f in flags}
@@ -195,9 +199,33 @@ def drawn():
         rounds=px.with_drawn(ROUNDS_DRAWN, DRAWN))
 
 
+# N_{i,c} as PFLlib's first pass with drop_last (B = 2) could count them:
+# client 0 (y = 1, 0, 1) loses one sample of class 1, client 1 (4 samples)
+# none, client 2 (y = 2, 1, 2, 2, 1) one of class 2; each differs from the
+# data's counts (1, 2, 0), (2, 1, 1), (0, 2, 3) but for client 1
+COUNTS = [[1, 1, 0], [2, 1, 1], [0, 2, 2]]
+
+
+def counts_pfllib():
+    return make(
+        "mlp/counts-pfllib",
+        "FedRoD with the balanced softmax's class counts given "
+        "(init.class_counts), the pfllib preset",
+        "η = 0.45; preset pfllib; init.class_counts = (1, 1, 0), (2, 1, 1), "
+        "(0, 2, 2): N_{i,c} as PFLlib's clientrod.py:22-26 counts them over "
+        "one shuffled pass of batches of 2 with drop_last (clients 0 and 2 "
+        "lose one sample each), not the training data's (1, 2, 0), (2, 1, "
+        "1), (0, 2, 3).",
+        MLP, W_MLP, alg(0.45, preset="pfllib"),
+        ["fedrod-class-counts", "fedrod-balanced-risk",
+         "fedrod-features-before", "fedrod-phi-p0-generic",
+         "aggregation-weights"],
+        counts=COUNTS)
+
+
 def main():
     pg.write_all(sys.argv, HERE, (paper, before, generic, layers_paper,
-                                  pfllib, drawn))
+                                  pfllib, drawn, counts_pfllib))
 
 
 if __name__ == "__main__":

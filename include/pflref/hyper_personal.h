@@ -130,6 +130,10 @@ typedef enum {
 typedef struct {
     int features;              /* pflref_fedrod_features                  */
     int phi_p0;                /* pflref_fedrod_phi_p0                    */
+    const double *counts;      /* N×k: N_{i,c} as given (the spec's
+                                  init.class_counts, client 0 first), or
+                                  NULL: counted over client i's training
+                                  data (the paper)                        */
 } pflref_fedrod_hyper;
 /* APPLE (Luo, Wu, IJCAI 2022, arXiv 2110.08394v3, Alg. 1;
  * ref/algorithms/apple.c, docs/algorithms/apple.md): the weight μ of the
@@ -239,6 +243,16 @@ typedef enum {
                                     bias apart; 0 = all), ALA.py:86,95
                                     params[-layer_idx:]                    */
 } pflref_fedala_p_unit;
+typedef enum {
+    PFLREF_FEDALA_ALA_PARTICIPANTS = 0, /* ALA on the round's participants
+                                           (Alg. 1 l. 4-8)                  */
+    PFLREF_FEDALA_ALA_ALL = 1           /* ALA on every client, before the
+                                           round's training: a client
+                                           outside the round takes Θ̂_i as
+                                           its Θ_i (PFLlib serverala.py
+                                           :73-74, TsingZ0/FedALA
+                                           serverALA.py:93-94)              */
+} pflref_fedala_ala_clients;
 typedef struct {
     double eta;                /* η > 0: W_i's learning rate             */
     double s;                  /* s in (0, 100]: the percentage of D_i   */
@@ -249,6 +263,7 @@ typedef struct {
     size_t max_epochs;         /* ≥ 1: the start phase's cap on passes   */
     int skip;                  /* pflref_fedala_skip                     */
     int p_unit;                /* pflref_fedala_p_unit                   */
+    int ala_clients;           /* pflref_fedala_ala_clients              */
 } pflref_fedala_hyper;
 
 /* FedPAC (Xu, Tong, Huang, ICLR 2023, arXiv 2306.11867, Alg. 1;

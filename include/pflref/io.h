@@ -149,6 +149,9 @@ typedef struct {
     double *scaffold_c_i;          /* scaffold: init.c_i, the client control
                                       variates c_i⁰ (N×P, client 0 first),
                                       or NULL (hyper.scaffold.c_i0)       */
+    double *fedrod_counts;         /* fedrod: init.class_counts, N×k class
+                                      counts of the balanced softmax (NULL:
+                                      counted from the data)              */
 } pflref_spec;
 
 /* Parse a spec from text.  base_dir resolves a relative problem file

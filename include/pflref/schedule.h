@@ -100,6 +100,10 @@ typedef struct {
                               batches (ditto.batches = separate), or NULL:
                               m lists, personal[j] belongs to clients[j]
                               (the spec's "personal")                   */
+    size_t n_personal;     /* personal's lists when not m, else 0:
+                              FedALA under fedala.ala_clients = all holds
+                              N (the participants' m, then the other
+                              clients' in ascending id)                 */
     pflref_batches *peer_order; /* FedFomo's ε-greedy draws, or NULL: for
                               participant j a random order π of the
                               candidate ids (peer_order->idx[step_off[j]

@@ -350,6 +350,8 @@ NAMED = {
     "fedamp-start-own": "fedamp.start = own",
     "fedamp-all-peers": "fedamp.peers = all",
     "fedamp-prox-kept": "fedamp.prox = squared",
+    "fedamp-lr-per-round": "lr.count = rounds",
+    "fedala-ala-participants-only": "fedala.ala_clients = participants",
     # FedProto's: R's lost factor 2 is λ × ½; the other distance and the
     # other prototype weights are the switches' other values
     "fedproto-half-r": "fedproto.lambda × ½",

@@ -55,16 +55,40 @@
  *                  differences that cancel count as none)
  *   fedala.p_unit  layers | tensors: p counts parameter tensors, 0 = all
  *                  (ALA.py:86, :95, params[-layer_idx:])
- * Both codes run ALA on every client each round (serverALA.py:93-94,
- * serverala.py:73-74); here only the round's participants do (the box's
- * l. 4), the same run whenever every client takes part.
+ *   fedala.ala_clients
+ *                  participants: ALA on the round's participants, each
+ *                  just before its local training (the box's l. 4-9) |
+ *                  all: ALA on every client, ascending id, before any
+ *                  training of the round (PFLlib d832e76f6a23
+ *                  serverala.py:73-74: send_models calls
+ *                  local_initialization, i.e. ALA.py's
+ *                  adaptive_local_aggregation, on every client of
+ *                  self.clients; TsingZ0/FedALA serverALA.py:93-94 does
+ *                  the same).  A client outside the round then changes
+ *                  exactly what a participant's ALA changes: Θ_i ← Θ̂_i
+ *                  (ALA.py:86-87 lower layers := Θ^{t−1}, :157-158 the
+ *                  range := Θ_i + (Θ − Θ_i) ⊙ W_i), W_i learned, and its
+ *                  start phase spent (ALA.py:155); its next ALA forms
+ *                  Θ − Θ_i from that Θ̂_i.  Its D_i^s is schedule data:
+ *                  under all, a round's `personal` holds N lists: the
+ *                  participants' first (personal[j] is clients[j]'s, as
+ *                  under participants), then those of the clients outside
+ *                  the round, ascending id (plan->n_personal = N; the
+ *                  spec reader checks the count, check_samples the count
+ *                  again and the sizes and indices; a generated
+ *                  schedule, whose lists are the participants' only, is
+ *                  refused unless every client takes part).  The same run as
+ *                  participants whenever every client takes part.
  *
  * State: Θ and Θ_i in the state; W_i and whether client i's start phase is
  * done in the work struct (W_i reported per participant as the NOTE
  * "W_i"; `check --resync` is refused, fedala_resync_gap).
  * Trace: per participant NOTE "ala_epochs" (the passes; 0 when ALA did
  * nothing), NOTE "W_i" (P: 1 off the ALA range), then "theta_i"
- * (CLIENT_BEGIN = Θ̂_i, STEP, CLIENT_END); SERVER "w".
+ * (CLIENT_BEGIN = Θ̂_i, STEP, CLIENT_END); SERVER "w".  Under
+ * fedala.ala_clients = all: first, for every client ascending, NOTE
+ * "ala_epochs" and "W_i", and for a client outside the round NOTE
+ * "theta_hat" (its new Θ_i = Θ̂_i); then the participants' "theta_i".
  * Determinism: participants ascending, batches in list order.
  * Cost per round: Σ_{i∈I^t} (ALA passes × |D_i^s| + local steps) gradients.
  */
@@ -83,6 +107,9 @@ static const char *const EPOCH_LINE =
     "last k losses < threshold)";
 static const char *const LOCAL_LINE =
     "Alg. 1 l. 9: Θ_i ← Θ_i − α ∇L(Θ_i; b), from Θ̂_i";
+static const char *const HAT_LINE =
+    "Alg. 1 l. 8 on a client outside the round (fedala.ala_clients = all): "
+    "Θ_i ← Θ̂_i";
 static const char *const SERVER_LINE =
     "Alg. 1 l. 11: Θ^t ← Σ_{i∈I^t} (k_i/Σ_j k_j) Θ_i^t";
 
@@ -163,6 +190,15 @@ static void ala_range(const pflref_model *m, const pflref_fedala_hyper *h,
     }
 }
 
+/* 1 when client i takes part in round r. */
+static int in_round(const pflref_round_plan *r, size_t i)
+{
+    for (size_t j = 0; j < r->m; j++)
+        if (r->clients[j] == i)
+            return 1;
+    return 0;
+}
+
 /* Every participation from the second round on needs one pass over D_i^s
  * of exactly ⌊s n_i/100⌋ samples; the first-round lists are unread. */
 static pflref_status check_samples(const pflref_problem *problem,
@@ -179,8 +215,32 @@ static pflref_status check_samples(const pflref_problem *problem,
                                     "fedala takes each participant's "
                                     "sample D_i^s from the round's personal "
                                     "lists; round %zu has none", t);
-        for (size_t j = 0; j < r->m; j++) {
-            const size_t i = r->clients[j];
+        /* participants: one list per participant; all: then one per
+         * client outside the round, ascending (the reader checked the
+         * count N) */
+        const int all = h->ala_clients == PFLREF_FEDALA_ALA_ALL;
+        const size_t lists = all ? problem->N : r->m;
+        if (all && (r->personal == NULL ||
+                    (r->m < problem->N && r->n_personal != problem->N)))
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "fedala.ala_clients = all takes every "
+                                    "client's sample D_i^s from the round's "
+                                    "personal lists (N = %zu: the "
+                                    "participants', then the others' in id "
+                                    "order); round %zu has %zu", problem->N,
+                                    t, r->personal == NULL ? (size_t)0
+                                       : (r->n_personal ? r->n_personal
+                                                        : r->m));
+        size_t next = 0;   /* the next candidate id outside the round */
+        for (size_t j = 0; j < lists; j++) {
+            size_t i;
+            if (j < r->m) {
+                i = r->clients[j];
+            } else {
+                while (in_round(r, next))
+                    next++;
+                i = next++;
+            }
             const size_t n_i = problem->clients[i].train.n;
             /* |D_i^s| = ⌊s n_i / 100⌋ */
             const size_t n_s = (size_t)floor(h->s * (double)n_i / 100.0);
@@ -198,6 +258,14 @@ static pflref_status check_samples(const pflref_problem *problem,
                     "one pass over D_i^s holds ⌊s n_i/100⌋ = %zu samples "
                     "of client %zu (s = %g, n_i = %zu); the list has %zu",
                     n_s, i, h->s, n_i, b->step_off[b->nsteps]);
+            /* a participant's indices the schedule's check validated; a
+             * client outside the round's are validated here */
+            for (size_t k = 0; j >= r->m && k < n_s; k++)
+                if (b->idx[k] >= n_i)
+                    return pflref_error_set(
+                        err, PFLREF_EINVAL, where,
+                        "sample index %zu is out of range for client %zu "
+                        "with n = %zu samples", b->idx[k], i, n_i);
         }
     }
     return PFLREF_OK;
@@ -374,20 +442,47 @@ static pflref_status fedala_round(pflref_state *s,
     /* req: fedala.alg1.l1, fedala.alg1.l2, fedala.alg1.l3 */
     pflref_round_begin(s, ws->theta_t, trace);   /* Θ^{t−1}, accum ← 0 */
     const double m_t = pflref_train_n(pr, plan->clients, plan->m);
+    const int all = s->hyper->fedala.ala_clients == PFLREF_FEDALA_ALA_ALL;
+    if (all) {
+        /* fedala.ala_clients = all (serverala.py:73-74): ALA on every
+         * client before the round trains, Θ_i ← Θ̂_i for each */
+        size_t q = 0, o = 0;   /* participants, outsiders so far */
+        for (size_t i = 0; i < s->N; i++) {
+            const int part = q < plan->m && plan->clients[q] == i;
+            /* D_i^s: personal[q] for clients[q], personal[m + o] for the
+             * o-th client outside the round */
+            const size_t slot = part ? q++ : plan->m + o++;
+            pflref_status st =
+                ala(s, i, plan->personal != NULL ? &plan->personal[slot]
+                                                 : NULL,
+                    ws, trace, err);
+            if (st != PFLREF_OK)
+                return st;
+            memcpy(s->v + i * P, ws->theta_hat, P * sizeof *ws->theta_hat);
+            if (!part)
+                pflref_trace_emit(trace, PFLREF_EV_NOTE, "train",
+                                  (long)s->t, (long)i, -1, "theta_hat",
+                                  ws->theta_hat, P, HAT_LINE);
+        }
+    }
     /* req: fedala.alg1.l4 */
     for (size_t q = 0; q < plan->m; q++) {
         const size_t i = plan->clients[q];
         double *theta_i = s->v + i * P;
-        pflref_status st =
-            ala(s, i, plan->personal != NULL ? &plan->personal[q] : NULL, ws,
+        if (!all) {
+            pflref_status st = ala(
+                s, i, plan->personal != NULL ? &plan->personal[q] : NULL, ws,
                 trace, err);
-        if (st != PFLREF_OK)
-            return st;
+            if (st != PFLREF_OK)
+                return st;
+        }
         /* req: fedala.alg1.l9 */
-        /* l. 9: local training from Θ̂_i */
-        pflref_client_begin(s, i, "theta_i", theta_i, ws->theta_hat, trace);
+        /* l. 9: local training from Θ̂_i (under all: Θ_i, which holds it) */
+        pflref_client_begin(s, i, "theta_i", theta_i,
+                            all ? NULL : ws->theta_hat, trace);
         pflref_client_lr(s, i, 0, 1);
         pflref_optim_begin(s, i);
+        pflref_status st;
         const pflref_local_sgd job = pflref_local_sgd_plain(
             s, i, &plan->batches[q], s->hyper->eta, "theta_i", LOCAL_LINE);
         st = pflref_local_sgd_run(&job, theta_i, ws->g, s->ws, trace, err);

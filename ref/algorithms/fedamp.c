@@ -53,6 +53,14 @@
  *   fedamp.prox   squared: (λ/α_k)(w − u_i^k) in every step | detached:
  *                 none (clientamp.py:40-42 adds 0.5 λ/α ‖w − u‖ built from
  *                 p.data, which carries no gradient: plain SGD steps)
+ *   lr.*          η of client i's l. 5 (pflref_client_lr): the round's
+ *                 decay, or under lr.count = trainings the decay of i's
+ *                 own trainings (PFLlib's -ld: clientamp.py:50-51 steps
+ *                 clientbase.py:48-51's ExponentialLR at the end of each
+ *                 train(), so only the clients that trained decay; preset
+ *                 pfllib sets lr.count = trainings).  α_k, λ and σ never
+ *                 decay (PFLlib reads them as floats, clientamp.py:13-14,
+ *                 serveramp.py:20-21)
  *
  * State and work: w_i is the state's v_i; nothing else lives across
  * rounds but the previous round's participants (ws->uploaded, a fact of
@@ -185,7 +193,6 @@ static pflref_status fedamp_round(pflref_state *s,
     fedamp_work *ws = s->extra;
     const pflref_fedamp_hyper *h = &s->hyper->fedamp;
     const size_t P = s->P, N = s->N;
-    const double eta = s->hyper->eta;                 /* η */
     const int detached = h->prox == PFLREF_FEDAMP_PROX_DETACHED;
     /* req: fedamp.alg1.l1, fedamp.alg1.l2 */
     /* the uploads w_j^{k−1} every message of this round is formed from */
@@ -203,8 +210,10 @@ static pflref_status fedamp_round(pflref_state *s,
                             h->start == PFLREF_FEDAMP_START_OWN ? NULL
                                                                 : ws->u,
                             trace);
+        pflref_client_lr(s, i, 0, 1);  /* η of i's train() (lr.count) */
         pflref_local_sgd job = pflref_local_sgd_plain(
-            s, i, &plan->batches[q], eta, "w_i", LOCAL_LINE[detached]);
+            s, i, &plan->batches[q], s->hyper->eta, "w_i",
+            LOCAL_LINE[detached]);
         job.mu = detached ? 0.0 : h->lambda / h->alpha_k;   /* λ/α_k */
         job.ref = ws->u;
         st = pflref_local_sgd_run(&job, w_i, ws->g, s->ws, trace, err);

@@ -37,6 +37,12 @@
  *                    the model, :55-56 use rep.detach(), out_g.detach())
  *   fedrod.phi_p0    zero: φ_P⁰ = 0 | generic: φ_P⁰ = φ_G⁰, w⁰'s head
  *                    (clientrod.py:15 copy.deepcopy(self.model.head))
+ * Data (not a switch): init.class_counts gives N_{i,c} (N arrays of k
+ *                    integers); absent, N_{i,c} counts client i's training
+ *                    samples (the paper).  PFLlib counts one shuffled pass
+ *                    of the client's loader with drop_last
+ *                    (clientrod.py:22-26), a random subset the spec then
+ *                    gives (ref/io/spec_hyper.c validates it).
  * The authors' repository (hongyouc/Fed-RoD b5050f4) holds a README only:
  * no official preset.
  *
@@ -363,12 +369,15 @@ static pflref_status personal_step(pflref_state *s, size_t i,
     return PFLREF_OK;
 }
 
-/* N_{i,c}: client i's training samples of each class. */
-static void class_counts(const pflref_data *D, fedrod_work *ws)
+/* N_{i,c}: client i's training samples of each class (the paper), or
+ * the counts the spec gives (init.class_counts: PFLlib's one shuffled pass
+ * with drop_last, clientrod.py:22-26). */
+static void class_counts(const pflref_data *D, const double *given, size_t i,
+                         fedrod_work *ws)
 {
     for (size_t c = 0; c < ws->k; c++)
-        ws->N_c[c] = 0.0;
-    for (size_t r = 0; r < D->n; r++)
+        ws->N_c[c] = given != NULL ? given[i * ws->k + c] : 0.0;
+    for (size_t r = 0; given == NULL && r < D->n; r++)
         ws->N_c[(size_t)D->y[r]] += 1.0;
 }
 
@@ -389,7 +398,7 @@ static pflref_status fedrod_round(pflref_state *s,
         /* req: fedrod.alg1.l4 */
         pflref_client_begin(s, i, "w_local", ws->x, ws->w_t, trace);
         pflref_client_lr(s, i, 0, 1);  /* η of i's update (lr.count) */
-        class_counts(&pr->clients[i].train, ws);
+        class_counts(&pr->clients[i].train, s->hyper->fedrod.counts, i, ws);
         /* req: fedrod.alg1.l5, fedrod.alg1.l6 */
         for (size_t q = 0; q < b->nsteps; q++) {
             pflref_status st = generic_step(s, i, b, q, ws, trace, err);

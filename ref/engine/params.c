@@ -166,7 +166,8 @@ static const char *const fedproto_weights_values[] = {"class_counts",
     " fedproto"                                                              \
     " fedrod"                                                                \
     " apple"                                                                 \
-    " fedala"
+    " fedala"                                                                \
+    " fedamp"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
@@ -175,7 +176,8 @@ static const char *const fedproto_weights_values[] = {"class_counts",
     " fedproto"                                                              \
     " fedrod"                                                                \
     " fedala"                                                                \
-    " fedbn"
+    " fedbn"                                                                 \
+    " fedamp"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "

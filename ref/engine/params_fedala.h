@@ -15,6 +15,8 @@
 static const char *const fedala_skip_values[] = {"first_round", "sum_first",
                                                  NULL};
 static const char *const fedala_p_unit_values[] = {"layers", "tensors", NULL};
+static const char *const fedala_ala_clients_values[] = {"participants", "all",
+                                                        NULL};
 
 #define FEDALA_PARAMS \
     {"eta", "fedala", "fedala", PFLREF_PARAM_REAL, \
@@ -54,6 +56,14 @@ static const char *const fedala_p_unit_values[] = {"layers", "tensors", NULL};
      offsetof(pflref_hyper, fedala.p_unit), 0.0, 0.0, 0, \
      fedala_p_unit_values, "", \
      "what p counts from the output: layers (weight and bias together) | " \
-     "parameter tensors, 0 = all (ALA.py:86,95 params[-layer_idx:])"},
+     "parameter tensors, 0 = all (ALA.py:86,95 params[-layer_idx:])"}, \
+    {"fedala.ala_clients", "fedala", "", PFLREF_PARAM_ENUM, \
+     offsetof(pflref_hyper, fedala.ala_clients), 0.0, 0.0, 0, \
+     fedala_ala_clients_values, "", \
+     "which clients run ALA each round: the participants (Alg. 1 l. 4-8) " \
+     "| every client, before the round's training, a client outside the " \
+     "round keeping Θ̂_i as its Θ_i (PFLlib serverala.py:73-74 " \
+     "send_models; the round's personal lists then hold every client's " \
+     "D_i^s, in id order)"},
 
 #endif

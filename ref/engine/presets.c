@@ -192,14 +192,16 @@ static const pflref_preset presets[] = {
      "μ(w − w^t), plain step)"},
     /* req: fedamp.preset.pfllib */
     {"fedamp", "pfllib",
-     "fedamp.peers=previous fedamp.start=own fedamp.prox=detached", NULL,
+     "fedamp.peers=previous fedamp.start=own fedamp.prox=detached "
+     "lr.count=trainings", NULL,
      "TsingZ0/PFLlib d832e76f6a23: system/flcore/servers/serveramp.py:72-103 "
      "send_models (ξ over self.uploaded_models, the previous round's "
      "receive_models; nothing sent before the first upload), :108-109 "
      "(A'(x) = e^{−x/σ}/σ); clients/clientamp.py:22 (trains self.model, "
      "w_i^{k−1}), :40-42 (the term 0.5 λ/α ‖w − u‖ built from p.data: no "
      "gradient), :57-59 set_parameters (u_i = Σ_j ξ_{i,j} w_j + ξ_{i,i} "
-     "w_i into client_u only); no official preset: the authors' code was "
+     "w_i into client_u only), :50-51 (-ld: the client's ExponentialLR "
+     "steps after its own train()); no official preset: the authors' code was "
      "not found (docs/algorithms/fedamp.md)"},
     {"fedproto", "official",
      "fedproto.distance=mse fedproto.client_protos=during_training "
@@ -273,15 +275,24 @@ static const pflref_preset presets[] = {
      "torch.sum(params_g[0] - params[0]) == 0), :86,:95 (layer_idx counts "
      "parameters() entries from the output), :52,:146,:155 (one start "
      "phase per client); serverALA.py:93-94 runs ALA on every client each "
-     "round, which the schedule's participants express only when all "
-     "take part (docs/algorithms/fedala.md)"},
+     "round (fedala.ala_clients = all; docs/algorithms/fedala.md)"},
     /* req: fedala.preset.pfllib */
     {"fedala", "pfllib",
      "fedala.skip=sum_first fedala.p_unit=tensors lr.count=trainings", NULL,
      "TsingZ0/PFLlib d832e76f6a23: system/utils/ALA.py:82, :86, :95 (as "
      "the authors' code), clients/clientala.py:48-49 (each client's "
-     "scheduler steps after its train()), servers/serverala.py:73-74 "
-     "(ALA on every client; docs/algorithms/fedala.md)"},
+     "scheduler steps after its train()); servers/serverala.py:73-74 runs "
+     "ALA on every client, which preset pfllib_run adds "
+     "(docs/algorithms/fedala.md)"},
+    /* req: fedala.preset.pfllib_run */
+    {"fedala", "pfllib_run",
+     "fedala.skip=sum_first fedala.p_unit=tensors lr.count=trainings "
+     "fedala.ala_clients=all", NULL,
+     "TsingZ0/PFLlib d832e76f6a23: the preset pfllib and "
+     "servers/serverala.py:73-74 (send_models calls local_initialization, "
+     "ALA.py's adaptive_local_aggregation, on every client before the "
+     "round's training: a client outside the round takes Θ̂_i, learns W_i "
+     "and spends its start phase; docs/algorithms/fedala.md)"},
     /* req: fedpac.preset.official */
     {"fedpac", "official",
      "fedpac.distance=mse fedpac.alpha_small=renormalised "

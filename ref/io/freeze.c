@@ -209,8 +209,8 @@ static int set_new(json_t *obj, const char *key, json_t *value)
     return value == NULL || json_object_set_new(obj, key, value) != 0;
 }
 
-/* init.lora (with init.lora_targets) and init.hypernetwork {W, b, v} of
- * the vector's spec from the spec as read, as numbers (the spec may have
+/* init.lora (with init.lora_targets), init.class_counts and
+ * init.hypernetwork {W, b, v} of the vector's spec from the spec as read, as numbers (the spec may have
  * named files for them): nonzero when memory is short. */
 static int init_arrays(json_t *init, const pflref_spec *spec)
 {
@@ -225,6 +225,21 @@ static int init_arrays(json_t *init, const pflref_spec *spec)
             bad |= json_array_append_new(
                        names, json_string(spec->lora_targets[j])) != 0;
         bad |= set_new(init, "lora_targets", names);
+    }
+    if (spec->fedrod_counts != NULL) {  /* FedRoD's N_{i,c} as given */
+        const size_t N = spec->problem->N, K = spec->problem->model.k;
+        json_t *rows = json_array();
+        bad |= rows == NULL;
+        for (size_t i = 0; rows != NULL && i < N; i++) {
+            json_t *row = json_array();
+            bad |= row == NULL || json_array_append_new(rows, row) != 0;
+            for (size_t c = 0; row != NULL && c < K; c++)
+                bad |= json_array_append_new(
+                           row, json_integer((json_int_t)
+                                                 spec->fedrod_counts[i * K +
+                                                                     c])) != 0;
+        }
+        bad |= set_new(init, "class_counts", rows);
     }
     if (spec->hypernetwork == NULL)
         return bad;

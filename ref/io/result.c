@@ -175,7 +175,9 @@ static void emit_round(pflref_emit *e, const pflref_round_plan *r,
     if (r->personal != NULL) {  /* Ditto's own personal batches */
         KEY(e, "personal");
         pflref_emit_array_begin(e);
-        for (size_t j = 0; j < r->m; j++)
+        /* m lists, or n_personal (FedALA's N under ala_clients = all) */
+        const size_t np = r->n_personal > 0 ? r->n_personal : r->m;
+        for (size_t j = 0; j < np; j++)
             emit_batches(e, &r->personal[j]);
         pflref_emit_array_end(e);
     }

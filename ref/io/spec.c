@@ -122,6 +122,7 @@ void pflref_spec_free(pflref_spec *spec)
     free(spec->lora_targets);
     free(spec->scaffold_c);
     free(spec->scaffold_c_i);
+    free(spec->fedrod_counts);
     if (spec->fedrecon_support != NULL) {
         free(spec->fedrecon_support->step_off);
         free(spec->fedrecon_support->idx);

@@ -235,8 +235,11 @@ static pflref_status check_personal(const char *where,
 }
 
 /* A round's "personal" (Ditto's personal pass with its own batches): one
- * batch list per participant into plan->personal (absent: NULL). */
-static pflref_status read_personal(const json_t *r, const char *rp,
+ * batch list per participant into plan->personal (absent: NULL); under
+ * fedala.ala_clients = all, FedALA's D_i^s of every one of the N clients,
+ * the participants' first, then the others' in ascending id
+ * (ref/algorithms/fedala.c). */
+static pflref_status read_personal(const json_t *r, const char *rp, size_t N,
                                    const pflref_spec *spec,
                                    pflref_round_plan *plan, pflref_error *err)
 {
@@ -250,13 +253,22 @@ static pflref_status read_personal(const json_t *r, const char *rp,
     if ((st = check_personal(where, spec, err)) ||
         (st = pflref_json_array(v, where, 0, &n, err)))
         return st;
-    if (n != plan->m)
+    if (strcmp(spec->algorithm->name, "fedala") == 0 &&
+        spec->hyper.fedala.ala_clients == PFLREF_FEDALA_ALA_ALL) {
+        if (n != N)
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "fedala.ala_clients = all: %zu personal "
+                                    "batch lists for %zu clients (one per "
+                                    "client: the participants', then the "
+                                    "others' in id order)", n, N);
+    } else if (n != plan->m)
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "%zu personal batch lists for %zu clients", n,
                                 plan->m);
     plan->personal = calloc(n > 0 ? n : 1, sizeof *plan->personal);
     if (plan->personal == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
+    plan->n_personal = n != plan->m ? n : 0;   /* FedALA's N lists */
     return read_batch_lists(v, where, n, plan->personal, err);
 }
 
@@ -389,7 +401,7 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
         (st = pflref_json_indices(clients, cp, m, N, plan->clients, err)) ||
         (st = read_selected_drawn(r, rp, N, plan, err)) ||
         (st = read_peers(r, rp, N, spec, plan, err)) ||
-        (st = read_personal(r, rp, spec, plan, err)) ||
+        (st = read_personal(r, rp, N, spec, plan, err)) ||
         (st = read_peer_draws(r, rp, N, spec, plan, err)) ||
         (st = read_draws(r, rp, N, spec, plan, err)) ||
         (st = pflref_spec_read_dropout(r, rp, spec, plan, err)))

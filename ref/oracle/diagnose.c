@@ -476,12 +476,14 @@ static pflref_status step_fewer(dg_search *s, const base *b,
                                 pflref_error *err)
 {
     const pflref_schedule *sch = b->spec->schedule;
-    size_t total = 0;
+    size_t total = 0;   /* the batch lists and the personal lists */
     for (size_t t = 0; t < sch->T; t++)
-        total += sch->rounds[t].m;
+        total += sch->rounds[t].m + (sch->rounds[t].n_personal > 0
+                                         ? sch->rounds[t].n_personal
+                                         : sch->rounds[t].m);
     pflref_schedule fewer = *sch;
     fewer.rounds = malloc((sch->T + 1) * sizeof *fewer.rounds);
-    pflref_batches *bs = malloc((2 * total + 1) * sizeof *bs);
+    pflref_batches *bs = malloc((total + 1) * sizeof *bs);
     if (fewer.rounds == NULL || bs == NULL) {
         free(fewer.rounds);
         free(bs);
@@ -495,10 +497,11 @@ static pflref_status step_fewer(dg_search *s, const base *b,
         fewer.rounds[t].batches = &bs[k];
         changed |= drop_last(&bs[k], r->batches, r->m);
         k += r->m;
-        if (r->personal != NULL) {
+        if (r->personal != NULL) {   /* m lists, or FedALA's N */
+            const size_t np = r->n_personal > 0 ? r->n_personal : r->m;
             fewer.rounds[t].personal = &bs[k];
-            changed |= drop_last(&bs[k], r->personal, r->m);
-            k += r->m;
+            changed |= drop_last(&bs[k], r->personal, np);
+            k += np;
         }
     }
     pflref_status st = PFLREF_OK;

@@ -81,8 +81,9 @@ static void round_plan_release(pflref_round_plan *r)
     if (r->peers != NULL)
         batches_release(r->peers);
     free(r->peers);
-    if (r->personal != NULL)
-        for (size_t j = 0; j < r->m; j++)
+    if (r->personal != NULL)   /* m lists, or n_personal (FedALA's N) */
+        for (size_t j = 0; j < (r->n_personal > r->m ? r->n_personal : r->m);
+             j++)
             batches_release(&r->personal[j]);
     free(r->personal);
     if (r->peer_order != NULL)

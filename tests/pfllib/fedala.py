@@ -7,14 +7,19 @@ Problem: three clients (n = 8, 5, 10), an mlp 2 → 2 (identity; PFLlib's
 model.base) → 1 (model.head) with the squared loss (ALA.loss too), batches
 of 2 from PFLlib's shuffled loaders (drop_last), α = 0.05 with -ld (γ =
 0.9), ALA's η = 2.5, s = 60 % (-p), p = 2 tensors (-et: the head's weight
-and bias), ALA.py's defaults threshold 0.1 and 10 recorded losses, four
-rounds.  Every client takes part in every round: serverala.py:73-74 runs
-ALA on every client, participant or not, which pflref's schedule expresses
-only then (docs/algorithms/fedala.md, "Not expressed"); PARTIAL=1 in the
-environment selects two of three clients per round to show that
-difference.  ALA's random slice offset (ALA.py:73, random.randint) is
-recorded and given to pflref as the `personal` batches.  Compared to
-1e-12: the global model (final.w) and every client's model (final.v).
+and bias), ALA.py's defaults threshold 0.1 and 10 recorded losses, five
+rounds of two of three clients (serverbase.py's select_clients), so
+clients sit out rounds: serverala.py:73-74 runs ALA on every client,
+participant or not, before the round trains, which is pflref's preset
+pfllib_run (fedala.ala_clients = all).  FULL=1 in the environment has
+every client in every round and compares with the preset pfllib (the same
+run then); ONLY_PARTICIPANTS=1 compares the partial run with the preset
+pfllib to show the difference.  ALA's random slice offset (ALA.py:73, random.randint) is
+recorded for every client and given to pflref as the `personal` batches
+(the participants' lists, then under pfllib_run those of the clients
+outside the round, ascending id).
+Compared to 1e-12: the global model (final.w) and every client's model
+(final.v).
 Exit 0 agree, 1 differ, 2 cannot run.
 """
 import os
@@ -46,7 +51,7 @@ class RecordingRandom:
 
 
 ala.random = RecordingRandom(random)
-sizes, ETA, ETA_ALA, S, P, GAMMA, R = [8, 5, 10], 0.05, 2.5, 60, 2, 0.9, 4
+sizes, ETA, ETA_ALA, S, P, GAMMA, R = [8, 5, 10], 0.05, 2.5, 60, 2, 0.9, 5
 B = 2
 rng = random.Random(31)
 raw = common.regression(rng, sizes)
@@ -59,7 +64,11 @@ args = H.args(model, "FedALA", local_learning_rate=ETA, eta=ETA_ALA, rand_percen
 clients = H.clients(clientALA, args, sizes)
 for c in clients:
     c.loss = c.ALA.loss = common.sq
-join = 2 if os.environ.get("PARTIAL") else 3
+FULL = bool(os.environ.get("FULL"))
+# ONLY_PARTICIPANTS=1: the same PFLlib run against preset pfllib (ALA on the
+# participants only, their lists only), to show what pfllib_run changes
+ONLY = bool(os.environ.get("ONLY_PARTICIPANTS"))
+join = 3 if FULL else 2
 srv = H.server(FedALA, args, clients, join)
 personal = []
 
@@ -77,8 +86,9 @@ def send(s):
 rounds = common.drive(H, srv, R, before=send)
 for r, lists in zip(rounds, personal):
     if r is not rounds[0]:
-        r["personal"] = [lists[k] for k in r["clients"]]
-alg = {"name": "fedala", "preset": "pfllib",
+        out = [k for k in range(len(lists)) if k not in r["clients"]]
+        r["personal"] = [lists[k] for k in r["clients"] + ([] if FULL or ONLY else out)]
+alg = {"name": "fedala", "preset": "pfllib" if FULL or ONLY else "pfllib_run",
        "hyperparameters": {"eta": ETA, "fedala.eta": ETA_ALA, "fedala.s": S, "fedala.p": P,
                            "fedala.k": 10, "fedala.threshold": 0.1, "lr.gamma": GAMMA},
        "switches": {"lr.schedule": "exponential"}}

@@ -4,9 +4,10 @@ preset pfllib (`make check-pfllib`; tests/pfllib/common.py says how).
 
 Problem: three clients (n = 7, 4, 9), a linear model with a bias and
 ½(ŷ − y)², batches of 2 from PFLlib's shuffled loaders (drop_last), η =
-0.1 without -ld (lr.* does not apply to pflref's fedamp; LD=1 in the
-environment turns PFLlib's -ld on, γ = 0.8, to show the refusal), α_k =
-0.4 (-alk), λ = 0.3, σ = 0.85, two of three clients per
+0.1 with -ld, γ = 0.8 (each client's ExponentialLR stepped after its own
+train(), clientamp.py:50-51: the preset's lr.count = trainings, with
+lr.schedule = exponential; NOLD=1 in the environment runs without -ld),
+α_k = 0.4 (-alk), λ = 0.3, σ = 0.85, two of three clients per
 round (serverbase.py's select_clients), five rounds as FedAMP.train() runs
 them (send_models, train, receive_models; no aggregate).  Compared to
 1e-12: every client's model w_i (final.v) and every u_i PFLlib's
@@ -32,7 +33,7 @@ raw = common.regression(random.Random(37), sizes)
 H.set_data(raw)
 model = nn.Linear(2, 1)
 common.set_flat(model, w0)
-LD = bool(os.environ.get("LD"))
+LD = not os.environ.get("NOLD")
 args = H.args(model, "FedAMP", local_learning_rate=ETA, alphaK=ALPHA, lamda=LAM,
               sigma=SIGMA, learning_rate_decay=LD, learning_rate_decay_gamma=GAMMA)
 clients = H.clients(clientAMP, args, sizes)

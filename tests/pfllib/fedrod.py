@@ -11,11 +11,14 @@ batches of 2 from PFLlib's shuffled loaders (drop_last), η = 0.25 with -ld
 global model (final.w) and every trained client's φ_P (its last note
 phi_P).
 
-The sizes are multiples of the batch size on purpose: clientrod.py:22-26
+The sizes 7 and 9 are not multiples of the batch size: clientrod.py:22-26
 counts the balanced softmax's N_j over one pass of load_train_data(), a
-shuffled loader with drop_last=True, so with n mod B ≠ 0 a random sample is
-left out of the counts, while pflref counts the whole training set.  ODD=1
-in the environment runs n = 7, 4, 9 to show that difference.
+shuffled loader with drop_last=True, so a random sample of each such client
+is left out of the counts.  Each client's sample_per_class as PFLlib
+counted it is given to pflref as init.class_counts (the spec's data for
+that random choice); NOCOUNTS=1 leaves them out, so pflref counts the whole
+training set (the paper) and the runs differ; EVEN=1 runs n = 8, 4, 10,
+where the two agree.
 Exit 0 agree, 1 differ, 2 cannot run.
 """
 import os
@@ -30,7 +33,7 @@ from flcore.clients.clientrod import clientROD  # noqa: E402
 from flcore.servers.serverrod import FedROD  # noqa: E402
 H.patch_loaders()
 
-sizes = [7, 4, 9] if os.environ.get("ODD") else [8, 4, 10]
+sizes = [8, 4, 10] if os.environ.get("EVEN") else [7, 4, 9]
 ETA, GAMMA, R = 0.25, 0.8, 4
 D, HID, K = 2, 4, 3
 rng = random.Random(23)
@@ -46,9 +49,13 @@ rounds = common.drive(H, srv, R)
 alg = {"name": "fedrod", "preset": "pfllib",
        "hyperparameters": {"eta": ETA, "lr.gamma": GAMMA},
        "switches": {"lr.schedule": "exponential"}}
-res = H.run(common.spec("fedrod", {"kind": "mlp", "d": D, "h": HID, "k": K, "bias": True,
-                                   "activation": "relu", "loss": "cross_entropy"},
-                        raw, w0, alg, rounds))
+spec = common.spec("fedrod", {"kind": "mlp", "d": D, "h": HID, "k": K, "bias": True,
+                             "activation": "relu", "loss": "cross_entropy"},
+                   raw, w0, alg, rounds)
+if not os.environ.get("NOCOUNTS"):      # clientrod.py:22-26, as PFLlib counted
+    spec["init"]["class_counts"] = [[int(x) for x in c.sample_per_class.tolist()]
+                                    for c in clients]
+res = H.run(spec)
 pairs = [("w", common.flat(srv.global_model), res["final"]["w"])]
 for c in clients:
     p = common.last(res, "note", "phi_P", c.id)

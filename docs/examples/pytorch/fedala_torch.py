@@ -18,7 +18,11 @@ as the weights' gradient), with the lines of docs/algorithms/fedala.md:
   l. 11   Θ ← Σ n_i Θ_i / Σ n_j over the participants
 
 fedala.skip = sum_first and fedala.p_unit = tensors (presets official,
-pfllib) as ALA.py:82, :86, :95.  Records: docs/algorithms/fedala.md, "What
+pfllib) as ALA.py:82, :86, :95.  fedala.ala_clients = all (preset
+pfllib_run) as PFLlib's serverala.py:73-74: before a round trains, every
+client (ascending id) runs ALA and keeps Θ̂ as its local model, a client
+outside the round included; its sample is then among the round's personal
+lists after the participants' (ascending id).  Records: docs/algorithms/fedala.md, "What
 a run reports".
 
 usage: fedala_torch.py VECTOR.json -o RESULT.json
@@ -100,10 +104,13 @@ def run(vector_raw):
     started = set()
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, theta)
-        samples = dict(zip(rnd["clients"], rnd.get("personal",
-                                                   [None] * len(rnd["clients"]))))
+        every = cfg.get("fedala.ala_clients", "participants") == "all"
+        rest = [i for i in range(len(local)) if i not in rnd["clients"]]
+        owners = list(rnd["clients"]) + (rest if every else [])
+        samples = dict(zip(owners, rnd.get("personal", [None] * len(owners))))
         uploads = {}
-        for i, batches in plan(rnd).items():
+
+        def adapt(i):
             hat, made = local[i].clone(), 0
             if not skips(prob, t, theta, local[i]):
                 hat, made = ala(prob, i, theta, local[i], Ws[i], mask,
@@ -111,6 +118,18 @@ def run(vector_raw):
                 started.add(i)
             rec.record("note", "ala_epochs", [made], round=t, client=i)
             rec.record("note", "W_i", Ws[i], round=t, client=i)
+            return hat
+
+        hats = {}
+        if every:                     # serverala.py:73-74, send_models
+            for i in range(len(local)):
+                hats[i] = adapt(i)
+                if i in rest:
+                    local[i] = hats[i]
+                    rec.record("note", "theta_hat", local[i], round=t,
+                               client=i)
+        for i, batches in plan(rnd).items():
+            hat = hats[i] if every else adapt(i)
             model = clone(prob.global_model)
             load_flat(model, hat)
             opt = torch.optim.SGD(model.parameters(), lr=cfg["eta"])

@@ -9,8 +9,11 @@ A(x) = 1 − e^{−x/σ} (lines numbered as in docs/algorithms/fedamp.md):
   l. 3   for each participant i, from the models as the round starts:
          ξ_ij = α_k e^{−‖w_i − w_j‖²/σ}/σ (j ≠ i), ξ_ii = 1 − Σ_{j≠i} ξ_ij,
          u_i = Σ_j ξ_ij w_j
-  l. 5   w_i: torch.optim.SGD(lr=η) on F_i(w) + (λ/(2α_k))‖w − u_i‖² from
-         u_i, one step per scheduled batch
+  l. 5   w_i: torch.optim.SGD(lr=η c) on F_i(w) + (λ/(2α_k))‖w − u_i‖²
+         from u_i, one step per scheduled batch; c = γ^t under lr.schedule
+         = exponential, γ^(the rounds i trained in before) with lr.count =
+         trainings (PFLlib's -ld: each client's ExponentialLR steps after
+         its own train(); preset pfllib)
 
 fedamp.peers = previous, fedamp.start = own, fedamp.prox = detached
 (preset pfllib) as PFLlib's clientamp.py / serveramp.py run them: the term
@@ -23,8 +26,8 @@ import math
 
 import torch
 
-from torch_common import (Problem, Recorder, clone, flat, load_flat, main,
-                          plan, squared_distance)
+from torch_common import (Problem, Recorder, clone, flat, load_flat,
+                          lr_factor, main, plan, squared_distance)
 
 
 def message(cfg, i, models, peers):
@@ -40,7 +43,7 @@ def message(cfg, i, models, peers):
     return xi, u
 
 
-def client_update(prob, rec, t, i, start, u, batches):
+def client_update(prob, rec, t, i, start, u, batches, trained):
     """Line 5 for client i: returns w_i (flat)."""
     cfg = prob.cfg
     model = clone(prob.global_model)
@@ -49,7 +52,8 @@ def client_update(prob, rec, t, i, start, u, batches):
     load_flat(ref, u.clone())
     u_params = [p.detach() for p in ref.parameters()]
     detached = cfg.get("fedamp.prox", "squared") == "detached"
-    opt = torch.optim.SGD(model.parameters(), lr=cfg["eta"])
+    opt = torch.optim.SGD(model.parameters(),
+                          lr=cfg["eta"] * lr_factor(cfg, t, trained=trained))
     rec.record("client_begin", "w_i", model, round=t, client=i, step=0)
     for s, b in enumerate(batches, start=1):
         opt.zero_grad()
@@ -75,6 +79,7 @@ def run(vector_raw):
     w0 = flat(prob.global_model).detach().clone()
     models = [w0.clone() for _ in prob.clients]
     last = []
+    trained = [0] * len(models)       # each client's train() calls so far
     for t, rnd in enumerate(prob.rounds):
         snapshot = [w.clone() for w in models]
         peers = (last if cfg.get("fedamp.peers", "all") == "previous"
@@ -86,7 +91,9 @@ def run(vector_raw):
             rec.record("note", "u", u, round=t, client=i)
             own = cfg.get("fedamp.start", "message") == "own"
             models[i] = client_update(prob, rec, t, i,
-                                      snapshot[i] if own else u, u, work[i])
+                                      snapshot[i] if own else u, u, work[i],
+                                      trained[i])
+            trained[i] += 1
         last = sorted(work)
     for i, w in enumerate(models):
         rec.final("v", w, client=i)

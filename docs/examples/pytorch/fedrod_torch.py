@@ -10,6 +10,7 @@ for Image Classification", ICLR 2022 (arXiv 2107.00778), Algorithm 1
   l. 4    the client's generic model ← w_t (body net[:-1], head net[-1])
   l. 7    per scheduled batch: rep = net[:-1](x), out_g = net[-1](rep);
           loss = CE(out_g + log N_i, y), N_i the client's class counts
+          (init.class_counts[i] when the spec gives them)
           (log 0 = −inf: an absent class has probability 0);
           loss.backward(); optimizer.step()  (torch.optim.SGD(lr=η))
   l. 8    out_p = head_p(rep'), loss = CE(out_g'.detach() + out_p, y),
@@ -52,6 +53,9 @@ def client_update(prob, rec, t, i, model, head, batches, before):
     opt_head = torch.optim.SGD(head.parameters(), lr=eta)
     K = net[-1].out_features
     counts = torch.bincount(data.y.long(), minlength=K).to(torch.float64)
+    given = prob.spec.get("init", {}).get("class_counts")
+    if given is not None:     # PFLlib's first pass with drop_last, as given
+        counts = torch.tensor(given[i], dtype=torch.float64)
     rec.record("client_begin", "w_local", net, round=t, client=i, step=0)
     for s, b in enumerate(batches, start=1):
         idx = torch.tensor(b, dtype=torch.long)

@@ -303,7 +303,7 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
                              "lr.count": "trainings"},
     # docs/algorithms/fedamp.md: PFLlib's clientamp.py and serveramp.py
     ("fedamp", "pfllib"): {"fedamp.peers": "previous", "fedamp.start": "own",
-                           "fedamp.prox": "detached"},
+                           "fedamp.prox": "detached", "lr.count": "trainings"},
     # docs/algorithms/apple.md: the authors' code and PFLlib
     ("apple", "official"): {"apple.scheduler": "exponential",
                             "apple.prox": "full"},
@@ -318,6 +318,11 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     ("fedala", "pfllib"): {"fedala.skip": "sum_first",
                            "fedala.p_unit": "tensors",
                            "lr.count": "trainings"},
+    # PFLlib's server: ALA on every client each round (serverala.py:73-74)
+    ("fedala", "pfllib_run"): {"fedala.skip": "sum_first",
+                               "fedala.p_unit": "tensors",
+                               "lr.count": "trainings",
+                               "fedala.ala_clients": "all"},
 }
 
 
