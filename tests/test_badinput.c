@@ -1283,47 +1283,47 @@ static const lettered_case LETTERED[] = {
     {"H9", "fedala: a window of k = 0 losses",
      ALA_SPEC("\"fedala.s\": 50, \"fedala.p\": 1, \"fedala.k\": 0", ALA_PS),
      "algorithm.hyperparameters.fedala.k", "fedala.k = 0 must be >= 1"},
-    /* -- FedALA under fedala.ala_clients = all (Z9..): s = 100, round 1
+    /* -- FedALA under fedala.ala_clients = all (Z5..): s = 100, round 1
      * with client 0 alone, so client 1's D_1^s follows client 0's -- */
 #define ALA_ALL_ALG "\"algorithm\": {\"name\": \"fedala\", \"hyperparameters\": " \
     "{\"eta\": 0.1, \"fedala.eta\": 0.5, \"fedala.s\": 100, \"fedala.p\": 1}, " \
     "\"switches\": {\"fedala.ala_clients\": \"all\"}}"
 #define ALA_ALL_SPEC(ps) SPEC(LIN, TWO, ALA_ALL_ALG, ALA_ROUNDS(ps))
-    {"Z9", "fedala.ala_clients = all: sample lists of the participants only",
+    {"Z5", "fedala.ala_clients = all: sample lists of the participants only",
      ALA_ALL_SPEC("\"personal\": [[[0, 1]]], "),
      "schedule.rounds[1].personal",
      "fedala.ala_clients = all: 1 personal batch lists for 2 clients"},
-    {"Z10", "fedala.ala_clients = all: a client outside the round's sample "
+    {"Z6", "fedala.ala_clients = all: a client outside the round's sample "
             "of the wrong size",
      ALA_ALL_SPEC("\"personal\": [[[0, 1]], [[0], [0]]], "),
      "schedule.rounds[1].personal[1]",
      "one pass over D_i^s holds ⌊s n_i/100⌋ = 1 samples of client 1"},
-    {"Z11", "fedala.ala_clients = all: a client outside the round's sample "
+    {"Z7", "fedala.ala_clients = all: a client outside the round's sample "
             "index out of range",
      ALA_ALL_SPEC("\"personal\": [[[0, 1]], [[1]]], "),
      "schedule.rounds[1].personal[1]",
      "sample index 1 is out of range for client 1 with n = 1 samples"},
-    /* -- FedRoD's init.class_counts (Z12..): one client of 2 samples,
+    /* -- FedRoD's init.class_counts (Z8..): one client of 2 samples,
      * classes 1 and 0, k = 2 -- */
 #define ROD_CC(alg, cc) "{" FMT ", " MOON_MLP ", " MOON_DATA ", " \
     HYP(alg, "\"eta\": 0.1") ", \"init\": {\"kind\": \"zeros\", " \
     "\"class_counts\": " cc "}, " ONE_ROUND "}"
-    {"Z12", "fedrod: class counts for another number of clients",
+    {"Z8", "fedrod: class counts for another number of clients",
      ROD_CC("fedrod", "[[1, 1], [1, 1]]"), "init.class_counts",
      "expected one list of class counts per client, N = 1, found 2"},
-    {"Z13", "fedrod: class counts of the wrong length",
+    {"Z9", "fedrod: class counts of the wrong length",
      ROD_CC("fedrod", "[[1, 1, 1]]"), "init.class_counts[0]",
      "expected k = 2 class counts, found 3"},
-    {"Z14", "fedrod: a negative class count",
+    {"Z10", "fedrod: a negative class count",
      ROD_CC("fedrod", "[[-1, 2]]"), "init.class_counts[0][0]",
      "a class count must be an integer literal >= 0"},
-    {"Z15", "fedrod: a class count that is not an integer",
+    {"Z11", "fedrod: a class count that is not an integer",
      ROD_CC("fedrod", "[[1.5, 1]]"), "init.class_counts[0][0]",
      "a class count must be an integer literal >= 0"},
-    {"Z16", "fedrod: a zero count for a class the client holds",
+    {"Z12", "fedrod: a zero count for a class the client holds",
      ROD_CC("fedrod", "[[0, 1]]"), "init.class_counts[0][0]",
      "class 0 has count 0 but 1 training samples of client 0"},
-    {"Z17", "class counts for another algorithm",
+    {"Z13", "class counts for another algorithm",
      ROD_CC("moon", "[[1, 1]]"), "init.class_counts",
      "only fedrod takes class counts (the algorithm is moon)"},
     /* -- FedPAC (V) -- */
@@ -1386,15 +1386,15 @@ static const lettered_case LETTERED[] = {
 #undef PAC_OK
 #undef PAC_H
     /* -- the client optimizer and batch normalisation of APPLE, FedRecon,
-     * LoRA and APFL (rows Z5..Z8) -- */
+     * LoRA and APFL (rows Z14..Z17) -- */
 #define APL_OPT(sw) "\"algorithm\": {\"name\": \"apple\", \"hyperparameters\": " \
     "{\"eta\": 0.1, \"eta_p\": 0.05, \"apple.mu\": 0.3, \"apple.L\": 2, " \
     "\"opt.momentum\": 0.9}, \"switches\": {" sw "}}"
-    {"Z5", "apple: a client optimizer with the core-first order",
+    {"Z14", "apple: a client optimizer with the core-first order",
      SPEC(LIN, TWO, APL_OPT("\"apple.order\": \"core_first\""), ONE_ROUND_TWO),
      "algorithm.switches.apple.order",
      "apple.order = core_first forms ∂ℒ/∂p_ii from the new w_i"},
-    {"Z6", "apple: a weight-decay scope of a split",
+    {"Z15", "apple: a weight-decay scope of a split",
      SPEC(LIN, TWO, APL_OPT("\"opt.decay_scope\": \"personal\""), ONE_ROUND_TWO),
      "algorithm.switches.opt.decay_scope",
      "apple has no split of shared and personal blocks"},
@@ -1403,11 +1403,11 @@ static const lettered_case LETTERED[] = {
     "\"k\": 2, \"bn\": true}", MOON_DATA, "\"algorithm\": {\"name\": " \
     "\"apfl\", \"hyperparameters\": {\"eta\": 0.1, \"alpha\": 0.25}, " \
     "\"switches\": {" sw "}}", ONE_ROUND)
-    {"Z7", "apfl: the paper's parameter mixture with moving running statistics",
+    {"Z16", "apfl: the paper's parameter mixture with moving running statistics",
      APFL_BN(""), "algorithm.switches.bn.running",
      "a third model whose training pass has batch statistics that belong to "
      "the buffers of neither v nor w_i"},
-    {"Z8", "apfl: output mixing with moving running statistics",
+    {"Z17", "apfl: output mixing with moving running statistics",
      APFL_BN("\"apfl.mix\": \"output\""), "algorithm.switches.bn.running",
      "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes "
      "here"},

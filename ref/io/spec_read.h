@@ -97,4 +97,11 @@ pflref_status pflref_spec_check_dropout(const json_t *root,
                                         const pflref_spec *spec,
                                         pflref_error *err);
 
+/* init.class_counts of the init object v (ref/io/spec_counts.c): FedRoD's
+ * class counts into spec->fedrod_counts and spec->hyper.fedrod.counts;
+ * PFLREF_OK and nothing set when absent. */
+pflref_status pflref_spec_read_class_counts(const json_t *v,
+                                            pflref_spec *spec,
+                                            pflref_error *err);
+
 #endif
