@@ -24,7 +24,7 @@ Vectors (ids optim/fedrecon/<name>; files golden/optim/fedrecon-<name>.json):
   adam-client      torch.optim.Adam(betas = (0.8125, 0.96875), eps = 2^-7),
                    one optimizer per client kept across its rounds
 
-    /usr/bin/python3 golden/fedrecon/make_optim.py [OUTDIR]
+    /usr/bin/python3 golden/optim/make_fedrecon.py [OUTDIR]
 """
 import copy
 import os
@@ -35,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.dirname(HERE)
 sys.path.insert(0, GOLDEN)
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(GOLDEN, "fedrecon"))
 
 import make_worked as mw                  # noqa: E402
 import pflref_exact_fedrecon as xr        # noqa: E402
@@ -46,7 +47,7 @@ SOURCE = ("Singhal, Sidahmed, Garrett, Wu, Rush, Prakash, NeurIPS 2021, arXiv "
           "client_optimizer_fn on g, the reconstruction_optimizer_fn SGD on "
           "l); torch.optim.SGD and torch.optim.Adam documented update rules; "
           "docs/optimizers.md")
-GENERATOR = ("golden/fedrecon/make_optim.py with pflref_exact_fedrecon.py and "
+GENERATOR = ("golden/optim/make_fedrecon.py with pflref_exact_fedrecon.py and "
              "golden/pflref_exact_optim.py (exact fractions; decimal square "
              "roots at 60 digits)")
 STATE_BUGS = ["state-reset", "state-client", "state-server"]
@@ -153,4 +154,4 @@ def adam_client():
 MAKERS = [momentum_decay, adam_client]
 
 if __name__ == "__main__":
-    pg.write_all(sys.argv, os.path.join(GOLDEN, "optim"), MAKERS)
+    pg.write_all(sys.argv, HERE, MAKERS)

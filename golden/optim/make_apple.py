@@ -24,7 +24,7 @@ Vectors (ids optim/apple/<name>; files golden/optim/apple-<name>.json):
                    2^-7), one optimizer per client kept across rounds,
                    clients that skip rounds, L = 2
 
-    /usr/bin/python3 golden/apple/make_optim.py [OUTDIR]
+    /usr/bin/python3 golden/optim/make_apple.py [OUTDIR]
 """
 import copy
 import os
@@ -35,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.dirname(HERE)
 sys.path.insert(0, GOLDEN)
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(GOLDEN, "apple"))
 
 import make_apple as ma                  # noqa: E402
 import pflref_exact_apple as xa          # noqa: E402
@@ -45,7 +46,7 @@ SOURCE = (ma.PAPER + "; ljaiverson/pFL-APPLE 8078196731b5 "
           "update over the core and ps, two parameter groups); "
           "torch.optim.SGD and torch.optim.Adam documented update rules; "
           "docs/optimizers.md")
-GENERATOR = ("golden/apple/make_optim.py with pflref_exact_apple.py and "
+GENERATOR = ("golden/optim/make_apple.py with pflref_exact_apple.py and "
              "golden/pflref_exact_optim.py (exact fractions carried at 60 "
              "digits; decimal square roots at 60 digits)")
 STATE_BUGS = ["state-reset", "state-client", "state-server"]
@@ -143,4 +144,4 @@ def adam_client():
 MAKERS = [momentum_decay, adam_client]
 
 if __name__ == "__main__":
-    pg.write_all(sys.argv, os.path.join(GOLDEN, "optim"), MAKERS)
+    pg.write_all(sys.argv, HERE, MAKERS)
