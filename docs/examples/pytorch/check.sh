@@ -55,6 +55,9 @@ if ! "$PY" -c 'import torch; torch.tensor' 2>/dev/null; then
 fi
 include=()
 for a in $ALGS; do include+=(--include "$a/"); done
+# the families' layer-list and optimizer vectors (layers/fedavg/…, optim/apple/…)
+# that the candidates run; the rest of those folders is skipped (no candidate)
+include+=(--include layers/ --include optim/)
 
 # 0. validate.md's quickstart is this folder's quickstart_pfedme.py, verbatim;
 #    a wrapper given a bad vector exits 2 and writes nothing
