@@ -285,9 +285,9 @@ class Layers:
         if train and self.dropout and \
                 _base().BUG != "dropout-off-in-training":   # the next pass's masks
             masks = self.passes[self.taken:self.taken + 1]
-            if not masks:
-                raise ValueError("dropout: no mask for training pass %d"
-                                 % (self.taken + 1))
+            if not masks:       # a run that makes more passes than given
+                raise _base().Unsupported(
+                    "dropout: no mask for training pass %d" % (self.taken + 1))
             self.masks = masks[0]
             self.taken += 1
         for L in self.layers:
@@ -339,6 +339,10 @@ class Layers:
         elif t == "dropout":
             if self.masks is not None:
                 m = np.asarray(self.masks[L["name"]], dtype=float)
+                if m.size != A.size:   # a pass on another batch than given
+                    raise _base().Unsupported(
+                        "dropout: the mask of layer %r has %d entries, the "
+                        "pass %d" % (L["name"], m.size, A.size))
                 noise = m.reshape(A.shape) / (1.0 - L.get("p", 0.5))
                 if _base().BUG == "dropout-not-rescaled":
                     noise = m.reshape(A.shape)

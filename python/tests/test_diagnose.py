@@ -288,6 +288,8 @@ NAMED = {
     # θ's statistics never moved are bn.running = frozen
     "pfedme-inner-opt-kept": "opt.state = client",
     "pfedme-bn-stats-frozen": "bn.running = frozen",
+    # LoRA's frozen base whose statistics never move is bn.running = frozen
+    "lora-bn-not-moved": "bn.running = frozen",
     "ditto-moving-ref": "ditto.prox_ref = moving",
     "ditto-prox-half": "lambda × ½",
     "pfl-stateless-keeps-v": ("pfl.state = stateful",

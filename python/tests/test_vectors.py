@@ -140,6 +140,20 @@ def _layers_layout_by_hand(model):
     return out
 
 
+def _bn_start(model, layout, P):
+    """w⁰ of the zeros init: 0, except batch normalisation's γ and running
+    variance, which start at torch's 1 (docs/models.md)."""
+    bn = {L.get("name", str(j)) for j, L in enumerate(model.get("layers", []))
+          if L["type"] in ("batchnorm1d", "batchnorm2d")}
+    w = np.zeros(P)
+    for name, (off, n) in layout.items():
+        layer, _, part = name.rpartition(".")
+        if name in ("bn_gamma", "bn_running_var") or \
+                (layer in bn and part in ("weight", "running_var")):
+            w[off:off + n] = 1.0
+    return w
+
+
 @pytest.mark.parametrize("vid", sorted(golden_files()))
 def test_spec_arrays_equal_the_vectors_json(vid):
     path, doc = golden_files()[vid]
@@ -163,7 +177,7 @@ def test_spec_arrays_equal_the_vectors_json(vid):
     assert spec.model["P"] == P
     init = raw.get("init", {"kind": "zeros"})
     want = np.asarray(init["w"], dtype=float) if init["kind"] == "given" \
-        else np.zeros(P)
+        else _bn_start(raw["model"], spec.layout, P)
     assert spec.init.dtype == np.float64
     assert np.array_equal(spec.init, want)
     clients = raw["problem"]["clients"]
