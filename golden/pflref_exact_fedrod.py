@@ -43,6 +43,29 @@ Bugs (realistic implementation mistakes; check_mutants, golden/audit.py):
   counts-ignored    init.class_counts ignored: N counted over the
                     training data anyway
 
+The client optimizers (opt.*, docs/optimizers.md), written here again
+from torch's documented update rules in 60-digit decimals: each client
+holds two optimizer objects, as PFLlib's clientrod.py does (the generic
+model's self.optimizer over (θ, φ_G), built in clientbase.py, stepped at
+clientrod.py:53; opt_head over φ_P, built at :16, stepped at :59), each
+with its own state per tensor (momentum buffer, Adam's moments, step
+count), living as opt.state says (reset: new at each client update;
+client: one pair per client; server: one pair carried from client to
+client).  opt.decay_scope: all; weights (not the biases); shared (the
+generic model's tensors only); personal (φ_P's only).  Clipping is not
+modelled here (supported() says no).
+Optimizer bugs:
+  opt-generic-plain  the generic model stepped by plain SGD
+  opt-personal-plain the personal head stepped by plain SGD (PFLlib's
+                     opt_head keeps lr alone whatever self.optimizer is)
+  slots-shared       the personal head's optimizer state taken from the
+                     generic model's head tensors (one object over both)
+  state-reset, state-client, state-server   the other lifetimes
+  decay-scope-flip   shared <-> personal
+  decay-form-swap    coupled <-> decoupled weight decay
+  adam-no-bias-correction   θ ← θ − η m / (√v + ε)
+  nesterov-ignored   nesterov = on stepped as plain momentum
+
 init.class_counts (N lists of k integers, client 0 first), when the spec
 gives it, is N_{i,.} itself (PFLlib's counts over one shuffled pass with
 drop_last, clientrod.py:22-26); absent, N_{i,c} counts the training data.
@@ -74,7 +97,150 @@ MUTANTS = {
     "local-step-count": ["epochs-plus-one", "epochs-minus-one"],
     "schedule-drawn-order": ["drawn-batches"],
     "fedrod-class-counts": ["counts-ignored"],
+    "fedrod-optimizers": ["opt-generic-plain", "opt-personal-plain"],
+    "optimizer-slots-shared": ["slots-shared"],
+    "weight-decay-scope": ["decay-scope-flip"],
+    "weight-decay-form": ["decay-form-swap"],
+    "adam-bias-correction": ["adam-no-bias-correction"],
+    "nesterov-momentum": ["nesterov-ignored"],
 }
+
+OPT_DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0,
+                "opt.dampening": 0.0, "opt.weight_decay": 0.0,
+                "opt.beta1": 0.9, "opt.beta2": 0.999, "opt.eps": 1e-8,
+                "opt.momentum_form": "pytorch", "opt.nesterov": "off",
+                "opt.weight_decay_form": "coupled", "opt.decay_scope": "all",
+                "opt.clip": "off", "opt.state": "reset"}
+
+
+def opt_config(hp, bugs):
+    """The opt.* settings (defaults filled), or None for plain SGD."""
+    c = dict(OPT_DEFAULTS)
+    c.update({k: v for k, v in hp.items() if k.startswith("opt.")})
+    if (c["opt.method"] == "sgd" and float(c["opt.momentum"]) == 0
+            and float(c["opt.weight_decay"]) == 0):
+        return None
+    for k in ("opt.momentum", "opt.dampening", "opt.weight_decay",
+              "opt.beta1", "opt.beta2", "opt.eps"):
+        c[k] = dec(c[k])
+    for life in ("reset", "client", "server"):
+        if "state-" + life in bugs:
+            c["opt.state"] = life
+    if "decay-scope-flip" in bugs:
+        c["opt.decay_scope"] = {"shared": "personal", "personal": "shared"}.get(
+            c["opt.decay_scope"], c["opt.decay_scope"])
+    if "decay-form-swap" in bugs:
+        c["opt.weight_decay_form"] = ("coupled" if
+                                      c["opt.weight_decay_form"] == "decoupled"
+                                      else "decoupled")
+    if "nesterov-ignored" in bugs:
+        c["opt.nesterov"] = "off"
+    return c
+
+
+def tensors(net):
+    """The generic model's tensors: (offset, size, is_bias) of each dense
+    layer's weight, then its bias, in layout order."""
+    out = []
+    for op in net.ops:
+        if op[0] == "dense":
+            _, ow, ob, n_in, n_out = op
+            out.append((ow, n_in * n_out, False))
+            if ob is not None:
+                out.append((ob, n_out, True))
+    return out
+
+
+def head_tensors(net):
+    """φ_P's tensors: W_P at 0 (k × h), b_P at k·h."""
+    _, _, ob, h, k = net.ops[-1]
+    return [(0, k * h, False)] + ([(k * h, k, True)] if ob is not None else [])
+
+
+class Opt:
+    """One torch optimizer object: per tensor (by offset) its step count
+    and buffers."""
+
+    def __init__(self):
+        self.t, self.b, self.v = {}, {}, {}
+
+
+def opt_step(c, st, blocks, personal, theta, d, eta, bugs):
+    """One torch step of the optimizer st on theta (a new list)."""
+    theta = list(theta)
+    adam = c["opt.method"] in ("adam", "adamw")
+    decoupled = (c["opt.method"] == "adamw"
+                 or c["opt.weight_decay_form"] == "decoupled")
+    if "decay-form-swap" in bugs and c["opt.method"] == "adamw":
+        decoupled = False
+    mu, tau, lam = c["opt.momentum"], c["opt.dampening"], c["opt.weight_decay"]
+    scope = c["opt.decay_scope"]
+    for off, n, bias in blocks:
+        takes = {"all": True, "weights": not bias, "shared": not personal,
+                 "personal": personal}[scope]
+        lb = lam if takes else D0
+        th = theta[off:off + n]
+        g = list(d[off:off + n])
+        if decoupled:
+            th = [u * (1 - eta * lb) for u in th]
+        elif lb:
+            g = [gi + lb * u for gi, u in zip(g, th)]
+        t = st.t.get(off, 0)
+        if adam:
+            b1, b2, eps = c["opt.beta1"], c["opt.beta2"], c["opt.eps"]
+            t += 1
+            m = st.b.get(off, [D0] * n)
+            v = st.v.get(off, [D0] * n)
+            m = [b1 * a + (1 - b1) * gi for a, gi in zip(m, g)]
+            v = [b2 * a + (1 - b2) * gi * gi for a, gi in zip(v, g)]
+            st.b[off], st.v[off] = m, v
+            if "adam-no-bias-correction" in bugs:
+                th = [u - eta * a / (w.sqrt() + eps)
+                      for u, a, w in zip(th, m, v)]
+            else:
+                step = eta / (1 - b1 ** t)
+                bc2 = (1 - b2 ** t).sqrt()
+                th = [u - step * a / (w.sqrt() / bc2 + eps)
+                      for u, a, w in zip(th, m, v)]
+        elif mu == 0:
+            th = [u - eta * gi for u, gi in zip(th, g)]
+        elif c["opt.momentum_form"] == "classical":
+            vel = st.b.get(off, [D0] * n)
+            vel = [mu * a - eta * gi for a, gi in zip(vel, g)]
+            st.b[off] = vel
+            th = [u + a for u, a in zip(th, vel)]
+        else:
+            buf = (list(g) if t == 0 else
+                   [mu * a + (1 - tau) * gi for a, gi in zip(st.b[off], g)])
+            st.b[off] = buf
+            if c["opt.nesterov"] == "on":
+                g = [gi + mu * a for gi, a in zip(g, buf)]
+            else:
+                g = buf
+            th = [u - eta * gi for u, gi in zip(th, g)]
+        if not adam:
+            t += 1
+        st.t[off] = t
+        theta[off:off + n] = th
+    return theta
+
+
+class Optimizers:
+    """The client optimizers of a run: pair(i) gives client i's (generic,
+    personal) objects under opt.state."""
+
+    def __init__(self, c):
+        self.c, self.per = c, {}
+        self.shared = (Opt(), Opt())
+
+    def begin(self, i):
+        if self.c["opt.state"] == "reset":
+            self.shared = (Opt(), Opt())
+
+    def pair(self, i):
+        if self.c["opt.state"] == "client":
+            return self.per.setdefault(i, (Opt(), Opt()))
+        return self.shared
 
 
 def settings(algorithm, bugs):
@@ -95,6 +261,7 @@ def settings(algorithm, bugs):
         s["generic"] = True
     if "p0-zero" in bugs:
         s["generic"] = False
+    s["opt"] = opt_config(hp, bugs)
     return s
 
 
@@ -141,7 +308,7 @@ def apply_head(W, b, f):
 
 
 def generic_step(net, party, x, batch, hp, K, bugs):
-    """l. 7: x − η ∇ L^BR(x; batch), and the features and z_G at x."""
+    """l. 7's gradient ∇ L^BR(x; batch), and the features and z_G at x."""
     L, nb = len(net.ops), len(batch)
     g = [D0] * net.P
     counts = None if "bsm-plain" in bugs else counts_of(party, K, batch, bugs)
@@ -151,12 +318,11 @@ def generic_step(net, party, x, batch, hp, K, bugs):
         feats.append((acts[L - 1], acts[-1]))
         net.backward(x, acts, softmax_signal(acts[-1], party.y[j], counts),
                      L, g, 1 / Decimal(nb))
-    # req: fedrod.alg1.l7
-    return [a - hp["eta"] * b for a, b in zip(x, g)], feats
+    return g, feats
 
 
 def personal_step(net, party, x, phi, batch, feats, hp, K, bugs):
-    """l. 8: φ_P − η ∇_{φ_P} mean CE(z_G + z_P), with f and z_G at the
+    """l. 8's gradient ∇_{φ_P} mean CE(z_G + z_P), with f and z_G at the
     iterate after l. 7 (feats of the iterate before it under before)."""
     L, nb = len(net.ops), len(batch)
     _, _, ob, h, k = net.ops[-1]
@@ -180,8 +346,41 @@ def personal_step(net, party, x, phi, batch, feats, hp, K, bugs):
                 gP[c * h + u] += sig[c] * f[u] / nb
             if ob is not None:
                 gP[k * h + c] += sig[c] / nb
-    # req: fedrod.alg1.l8
-    return [a - hp["eta"] * b for a, b in zip(phi, gP)]
+    return gP
+
+
+def step_of(opts, slot, i, net, theta, g, hp, bugs):
+    """θ − η g (plain SGD), or the step of client i's optimizer `slot`
+    (0: the generic model, 1: the personal head)."""
+    plain = opts is None or (slot == 0 and "opt-generic-plain" in bugs) or (
+        slot == 1 and "opt-personal-plain" in bugs)
+    if plain:
+        return [a - hp["eta"] * b for a, b in zip(theta, g)]
+    pair = opts.pair(i)
+    if slot == 1 and "slots-shared" in bugs:
+        # one object over both: φ_P's tensors read the generic head's
+        # state (the head's offsets in the model vector)
+        _, ow, ob, h, k = net.ops[-1]
+        st, shared = Opt(), pair[0]
+        st.t = {0: shared.t.get(ow, 0), k * h: shared.t.get(ob, 0)}
+        st.b = {o: shared.b[s] for o, s in ((0, ow), (k * h, ob))
+                if s in shared.b}
+        st.v = {o: shared.v[s] for o, s in ((0, ow), (k * h, ob))
+                if s in shared.v}
+        out = opt_step(opts.c, st, head_tensors(net), True, theta, g,
+                       hp["eta"], bugs)
+        for o, s in ((0, ow), (k * h, ob)):
+            if s is None:
+                continue
+            shared.t[s] = st.t[o]
+            if o in st.b:
+                shared.b[s] = st.b[o]
+            if o in st.v:
+                shared.v[s] = st.v[o]
+        return out
+    blocks = tensors(net) if slot == 0 else head_tensors(net)
+    return opt_step(opts.c, pair[slot], blocks, slot == 1, theta, g,
+                    hp["eta"], bugs)
 
 
 def phi0(net, w0, hp):
@@ -209,6 +408,7 @@ def replay(spec, bugs=frozenset()):
         hp = settings(spec["algorithm"], bugs)
         w, trace = list(w0), Trace()
         phi = [phi0(net, w0, hp) for _ in parties]
+        opts = Optimizers(hp["opt"]) if hp["opt"] is not None else None
         for t, r in enumerate(spec["schedule"]["rounds"]):
             # req: fedrod.alg1.l3
             trace.emit("round_begin", "train", t, None, None, "w", w)
@@ -230,12 +430,18 @@ def replay(spec, bugs=frozenset()):
                 if "epochs-minus-one" in bugs:
                     batches = list(batches)[:-1]
                 # req: fedrod.alg1.l5, fedrod.alg1.l6
+                if opts is not None:
+                    opts.begin(i)
                 for s, batch in enumerate(batches, start=1):
-                    x, feats = generic_step(net, parties[i], x, batch, hp, K,
+                    g, feats = generic_step(net, parties[i], x, batch, hp, K,
                                             bugs)
+                    # req: fedrod.alg1.l7
+                    x = step_of(opts, 0, i, net, x, g, hp, bugs)
                     trace.emit("step", "train", t, i, s, "w_local", x)
-                    phi[i] = personal_step(net, parties[i], x, phi[i], batch,
-                                           feats, hp, K, bugs)
+                    gP = personal_step(net, parties[i], x, phi[i], batch,
+                                       feats, hp, K, bugs)
+                    # req: fedrod.alg1.l8
+                    phi[i] = step_of(opts, 1, i, net, phi[i], gP, hp, bugs)
                     trace.emit("step", "train", t, i, s, "phi_P", phi[i])
                 # req: fedrod.alg1.l10
                 trace.emit("client_end", "train", t, i, None, "w_local", x)
@@ -256,7 +462,10 @@ def supported(spec):
     ok_model = m["kind"] == "mlp" or (
         m["kind"] == "layers" and len(m.get("input", [])) == 1
         and all(L["type"] in ("dense", "relu", "identity") for L in m["layers"]))
+    hp = dict(spec["algorithm"].get("hyperparameters", {}))
+    hp.update(spec["algorithm"].get("switches", {}))
     return (ok_model and m.get("loss", "cross_entropy") == "cross_entropy"
+            and hp.get("opt.clip", "off") == "off"
             and "clients" in spec.get("problem", {})
             and spec.get("init", {}).get("kind") == "given"
             and spec.get("schedule", {}).get("kind") == "given")

@@ -8,7 +8,10 @@
  * the public features call, the personal step against central differences
  * of CE(z_G + z_P) formed here, the server's average and the
  * "personalized" evaluation against sums and evaluations formed here; the
- * golden vectors check whole runs against the 60-digit generator.
+ * client optimizers (opt.*, two objects: the generic model's and the
+ * personal head's) against plain-SGD runs; the golden vectors check whole
+ * runs against the 60-digit generator (golden/optim/fedrod-*.json for the
+ * optimizers).
  */
 #include <check.h>
 #include <math.h>
@@ -309,6 +312,123 @@ START_TEST(test_personalized_evaluation_and_stale_heads)
 }
 END_TEST
 
+/* The vectors of the client optimizers (golden/optim/make_fedrod.py). */
+static const char *const OPT_VECTORS[] = {
+    "golden/optim/fedrod-momentum-decay.json",
+    "golden/optim/fedrod-nesterov-personal-client.json",
+    "golden/optim/fedrod-adam-server.json",
+};
+
+START_TEST(test_optimizer_vectors)
+{
+    /* req: fedrod.opt */
+    tu_assert_golden(OPT_VECTORS[_i]);
+}
+END_TEST
+
+/* Weight decay λ on the personal head alone (opt.decay_scope = personal,
+ * coupled, μ = 0): the generic model's steps are plain SGD's bit for bit,
+ * and client 0's first personal step from φ_P⁰ = w⁰'s head is the plain
+ * one less η λ φ_P⁰; under decay_scope = shared the personal head's
+ * first step is the plain one (fedrod.features = before: at w⁰'s
+ * features) and the generic model's moves. */
+START_TEST(test_optimizer_decay_scopes)
+{
+    /* req: fedrod.opt */
+    const double eta = 0.35, lambda = 0.1875;
+    const pflref_opt_decay_scope scopes[] = {PFLREF_OPT_SCOPE_PERSONAL,
+                                       PFLREF_OPT_SCOPE_SHARED};
+    tb_case *c0 = rod_case(eta);
+    c0->hyper.fedrod.phi_p0 = PFLREF_FEDROD_PHI_P0_GENERIC;
+    c0->hyper.fedrod.features = PFLREF_FEDROD_FEATURES_BEFORE;
+    tb_round(c0, "0", "0 2 | 1");
+    pflref_trajectory tj0;
+    pflref_run_result *r0 = tb_run_recorded(c0, "fedrod", &tj0);
+    const double *phi0 = record(&tj0, PFLREF_EV_STEP, 0, 0, 1, "phi_P", HP);
+    const double *x0 = record(&tj0, PFLREF_EV_STEP, 0, 0, 2, "w_local", P);
+    for (size_t k = 0; k < 2; k++) {
+        tb_case *c = rod_case(eta);
+        c->hyper.fedrod.phi_p0 = PFLREF_FEDROD_PHI_P0_GENERIC;
+        c->hyper.fedrod.features = PFLREF_FEDROD_FEATURES_BEFORE;
+        c->hyper.opt.weight_decay = lambda;
+        c->hyper.opt.decay_scope = scopes[k];
+        tb_round(c, "0", "0 2 | 1");
+        pflref_trajectory tj;
+        pflref_run_result *r = tb_run_recorded(c, "fedrod", &tj);
+        const double *phi = record(&tj, PFLREF_EV_STEP, 0, 0, 1, "phi_P", HP);
+        const double *x = record(&tj, PFLREF_EV_STEP, 0, 0, 2, "w_local", P);
+        double dx = 0;
+        for (size_t p = 0; p < P; p++)
+            dx = fmax(dx, fabs(x[p] - x0[p]));
+        for (size_t p = 0; p < HP; p++) {
+            /* φ_P⁰ = w⁰'s head: W2 then b2 */
+            const double want = k == 0 ? phi0[p] - eta * lambda * W0[W2 + p]
+                                       : phi0[p];
+            ck_assert_msg(fabs(phi[p] - want) <= 1e-15 * (1 + fabs(want)),
+                          "scope %zu, entry %zu: φ_P %.17g, want %.17g", k,
+                          p, phi[p], want);
+        }
+        if (k == 0)
+            ck_assert_msg(dx == 0.0, "decay on φ_P moved the generic model "
+                          "by %g", dx);
+        else
+            ck_assert_msg(dx > 1e-4, "decay on the generic model moved it "
+                          "by only %g", dx);
+        pflref_trajectory_free(&tj);
+        pflref_run_result_free(r);
+        tb_free(c);
+    }
+    pflref_trajectory_free(&tj0);
+    pflref_run_result_free(r0);
+    tb_free(c0);
+}
+END_TEST
+
+/* Two optimizer objects: with momentum μ (fedrod.features = before, so
+ * that step 2's personal gradient g² is at x¹ and φ_P¹), the personal
+ * head's second step is torch's φ_P² = φ_P¹ − η (μ g¹ + g²), its buffer
+ * its own (g¹ = −φ_P¹/η from φ_P⁰ = 0; g² by central differences of
+ * CE(z_G + z_P) formed here).  A buffer shared with the generic head's
+ * tensors, or the plain step, would not give it. */
+START_TEST(test_optimizer_own_buffers)
+{
+    /* req: fedrod.opt */
+    const double eta = 0.3, mu = 0.625;
+    tb_case *c = rod_case(eta);
+    c->hyper.opt.momentum = mu;
+    c->hyper.fedrod.features = PFLREF_FEDROD_FEATURES_BEFORE;
+    tb_round(c, "0", "0 2 | 1");
+    pflref_trajectory tj;
+    pflref_run_result *r = tb_run_recorded(c, "fedrod", &tj);
+    const double *phi1 = record(&tj, PFLREF_EV_STEP, 0, 0, 1, "phi_P", HP);
+    const double *phi2 = record(&tj, PFLREF_EV_STEP, 0, 0, 2, "phi_P", HP);
+    const double *x1 = record(&tj, PFLREF_EV_STEP, 0, 0, 1, "w_local", P);
+    /* g¹ = −φ_P¹/η (φ_P⁰ = 0); g² formed here: CE(z_G + z_P) at x¹ and
+     * φ_P¹ on batch {1}, by central differences */
+    const pflref_model *m = &c->problem->model;
+    const pflref_data *Dt = &c->problem->clients[0].train;
+    const size_t idx[] = {1};
+    double F[4 * H], Z[4 * K], q[HP];
+    logits(m, Dt, idx, 1, x1, x1 + W2, F, Z);
+    for (size_t p = 0; p < HP; p++) {
+        const double h = 1e-6;
+        memcpy(q, phi1, sizeof q);
+        q[p] += h;
+        const double up = personal_loss(F, Z, q, Dt->y, idx, 1);
+        q[p] -= 2 * h;
+        const double dn = personal_loss(F, Z, q, Dt->y, idx, 1);
+        const double g2 = (up - dn) / (2 * h), g1 = -phi1[p] / eta;
+        const double want = phi1[p] - eta * (mu * g1 + g2);
+        ck_assert_msg(fabs(phi2[p] - want) <= 1e-8 * (1 + fabs(want)),
+                      "entry %zu: φ_P² %.12g, torch's momentum step %.12g",
+                      p, phi2[p], want);
+    }
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(r);
+    tb_free(c);
+}
+END_TEST
+
 /* A model without a body and a linear head is refused naming model.kind;
  * a regression mlp naming model.loss. */
 START_TEST(test_refusals)
@@ -346,6 +466,10 @@ Suite *fedrod_suite(void)
     tcase_add_test(tc, test_given_class_counts);
     tcase_add_test(tc, test_personalized_evaluation_and_stale_heads);
     tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_optimizer_decay_scopes);
+    tcase_add_test(tc, test_optimizer_own_buffers);
+    tcase_add_loop_test(tc, test_optimizer_vectors, 0,
+                        (int)(sizeof OPT_VECTORS / sizeof OPT_VECTORS[0]));
     suite_add_tcase(s, tc);
     return s;
 }

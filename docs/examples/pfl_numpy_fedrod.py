@@ -19,6 +19,14 @@ generic head's shape.  Per batch, by hand:
                    before: those of the forward pass before the generic
                    step), held fixed.
 The personal heads start at 0 (fedrod.phi_p0 = generic: w0's head).
+
+Client optimizers (opt.*, docs/optimizers.md): the two steps take two
+optimizer objects of pfl_numpy_optim, as PFLlib's clientrod.py holds two
+(self.optimizer over the generic model, opt_head over the personal head,
+clientrod.py:16, :53, :59), each with its own state and opt.state's
+lifetime (reset: new per client update; client: one pair per client;
+server: one pair for all).  opt.decay_scope: shared decays the generic
+model, personal the personal head, weights every tensor but the biases.
 """
 import importlib
 import sys
@@ -29,7 +37,8 @@ ALGORITHM = "fedrod"
 BUGS = ("fedrod-plain-ce", "fedrod-batch-counts", "fedrod-absent-clamp",
         "fedrod-features-swap", "fedrod-personal-alone",
         "fedrod-phi0-swap", "fedrod-phi-reset", "fedrod-uniform-weights",
-        "fedrod-given-counts-ignored")
+        "fedrod-given-counts-ignored", "fedrod-opt-personal-plain",
+        "fedrod-opt-one-state")
 
 
 def _base():
@@ -58,6 +67,45 @@ def _softmax_grad(Z, y, logN=None):
     return E
 
 
+def _optimizers(spec, base, net, K, h, hb):
+    """(new(slot, client), generic and personal decay masks) of the run's
+    two optimizers, or None for plain SGD."""
+    optim = importlib.import_module("pfl_numpy_optim")
+    cfg = optim.options(spec)
+    if optim.plain(cfg):
+        return None
+    if cfg["opt.method"] not in ("sgd", "adam", "adamw"):
+        raise base.Unsupported("opt.method %r" % cfg["opt.method"])
+    model = spec["model"]
+    blocks = base.model_blocks(model)
+    gen_blocks = [(n, o, o + z) for n, o, z, _ in blocks]
+    P = base.parameter_count(model)
+    kh = K * h
+    head_blocks = [("W_P", 0, kh)] + ([("b_P", kh, kh + K)] if hb else [])
+    H = kh + (K if hb else 0)
+    scope = cfg["opt.decay_scope"]
+    if scope == "weights":
+        gen_dec = optim.decay_scope(spec, cfg, blocks)
+        head_dec = np.arange(H) < kh
+    else:
+        gen_dec = np.full(P, scope in ("all", "shared"))
+        head_dec = np.full(H, scope in ("all", "personal"))
+    kept = {}
+
+    def new(slot, client):
+        key = (slot, client if cfg["opt.state"] == "client" else None)
+        if cfg["opt.state"] == "reset" or key not in kept:
+            if slot == 0:
+                o = optim.Optimizer(cfg, gen_blocks, gen_dec,
+                                    np.zeros(P, dtype=bool))
+            else:
+                o = optim.Optimizer(cfg, head_blocks, head_dec,
+                                    np.zeros(H, dtype=bool))
+            kept[key] = o
+        return kept[key]
+    return new
+
+
 def run(spec, clients, w0, log, bug):
     base = _base()
     moon = importlib.import_module("pfl_numpy_moon")
@@ -83,6 +131,7 @@ def run(spec, clients, w0, log, bug):
     if bug == "fedrod-phi0-swap":
         generic0 = not generic0
     w = np.array(w0, dtype=float)
+    new_opt = _optimizers(spec, base, net, K, h, hb is not None)
 
     def head0():
         if generic0:
@@ -113,6 +162,16 @@ def run(spec, clients, w0, log, bug):
             x = w.copy()
             log("client_begin", "train", "w_local", x, round=t, client=i,
                 step=0)
+            if new_opt is not None:
+                opt_g, opt_p = new_opt(0, i), new_opt(1, i)
+                if bug == "fedrod-opt-one-state":
+                    # one state object for both: the personal head's
+                    # tensors kept under the generic head's names
+                    opt_p.state = opt_g.state
+                    names = [n for n, _, _ in opt_g.blocks]
+                    names = names[len(names) - len(opt_p.blocks):]
+                    opt_p.blocks = [(n, lo, hi) for n, (_, lo, hi)
+                                    in zip(names, opt_p.blocks)]
             N = np.bincount(y, minlength=K).astype(float)
             given = spec.get("init", {}).get("class_counts")
             if given is not None and bug != "fedrod-given-counts-ignored":
@@ -132,7 +191,10 @@ def run(spec, clients, w0, log, bug):
                                   None if bug == "fedrod-plain-ce" else logN)
                 g = np.zeros_like(x)
                 net.backward(x, acts, E, L, g, 1.0 / nb)
-                x = x - eta * g
+                if new_opt is not None:
+                    x = opt_g.step(x, g, eta)
+                else:
+                    x = x - eta * g
                 log("step", "train", "w_local", x, round=t, client=i, step=s)
                 if not before:
                     acts = net.forward(x, Xb)
@@ -140,9 +202,18 @@ def run(spec, clients, w0, log, bug):
                 ZP = F @ W_P.T + (b_P if b_P is not None else 0.0)
                 Z = ZP if bug == "fedrod-personal-alone" else ZG + ZP
                 EP = _softmax_grad(Z, yb)
-                W_P = W_P - eta * (EP.T @ F) / nb
-                if b_P is not None:
-                    b_P = b_P - eta * EP.sum(axis=0) / nb
+                gW, gb = (EP.T @ F) / nb, EP.sum(axis=0) / nb
+                if new_opt is not None and bug != "fedrod-opt-personal-plain":
+                    q = opt_p.step(flat([W_P, b_P]),
+                                   flat([gW, gb if b_P is not None else None]),
+                                   eta)
+                    W_P = q[:K * h].reshape(K, h)
+                    if b_P is not None:
+                        b_P = q[K * h:]
+                else:
+                    W_P = W_P - eta * gW
+                    if b_P is not None:
+                        b_P = b_P - eta * gb
                 log("step", "train", "phi_P", flat([W_P, b_P]), round=t,
                     client=i, step=s)
             heads[i] = [W_P, b_P]

@@ -45,6 +45,12 @@
  *                    gives (ref/io/spec_hyper.c validates it).
  * The authors' repository (hongyouc/Fed-RoD b5050f4) holds a README only:
  * no official preset.
+ * Client optimizers (opt.*, docs/optimizers.md; the paper's plain SGD by
+ * default): two per client, as PFLlib holds them: slot 0 steps l. 7 on
+ * (θ, φ_G) (self.optimizer over the model, clientbase.py; its step at
+ * clientrod.py:53), slot 1 steps l. 8 on φ_P,i (opt_head over the head,
+ * clientrod.py:16; its step at :59), each with its own state (opt.state).
+ * opt.decay_scope = shared decays slot 0's tensors, personal slot 1's.
  *
  * Symbols:  w = (θ, φ_G) ↔ s->w (P)   (θ_i, φ_G,i) ↔ ws->x (trace
  *           "w_local")   φ_P,i ↔ ws->phi_P + i·H (H = k·h [+ k]: W_P k × h
@@ -60,13 +66,15 @@
  * Determinism: clients in ascending id, samples in batch order, the
  * server's sum in ascending client id.
  * Cost per step: one body forward pass, one body backward pass, two head
- * passes (O(nb·k·h)); under after, one more body forward pass.
+ * passes (O(nb·k·h)); under after, one more body forward pass; an
+ * optimizer step is O(P) and O(k·h).
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
 #include "engine/work.h"
+#include "engine/optim.h"
 #include "algorithms/body.h"
 
 static const char *const CLIENT_LINE =
@@ -90,6 +98,13 @@ typedef struct {
     double *N_c;      /* k: N_{i,c}                                        */
     double *g_P;      /* H: ∇_{φ_P} L_i                                    */
     double *phi_P;    /* N × H: the personal heads φ_P,i                   */
+    unsigned char *generic_group; /* P zeros: optimizer 0's blocks are the
+                                     shared (θ, φ_G) (opt.decay_scope)     */
+    unsigned char *personal_group;/* H ones: optimizer 1's blocks are the
+                                     personal φ_P,i (opt.decay_scope)      */
+    pflref_model om;  /* the personal head's optimizer view: φ_P's blocks
+                         W_P (k × h) and b_P (k), the model's head blocks
+                         (names, kinds) at offsets 0 and k·h             */
     size_t W_off;     /* the head's weight block in w (k × h)              */
     size_t b_off;     /* its bias block (k), if has_b                      */
     int has_b;        /* the head has a bias                               */
@@ -113,6 +128,25 @@ static int head_layout(const pflref_model *m, fedrod_work *ws)
         found++;
     }
     return found > 0;
+}
+
+/* The personal head's optimizer view (clientrod.py:16, opt_head over
+ * self.head.parameters(): φ_P's weight, then its bias): the model's head
+ * blocks, their names kept (opt.decay_scope = weights reads them), at
+ * offsets 0 and k·h of φ_P,i. */
+static void personal_view(const pflref_model *m, fedrod_work *ws)
+{
+    ws->om.kind = m->kind;
+    ws->om.P = ws->H;
+    ws->om.nblocks = 0;
+    for (size_t b = 0; b < m->nblocks; b++) {
+        if (!m->blocks[b].is_head || ws->om.nblocks >= PFLREF_MAX_BLOCKS)
+            continue;
+        pflref_block *B = &ws->om.blocks[ws->om.nblocks];
+        *B = m->blocks[b];
+        B->offset = ws->om.nblocks == 0 ? 0 : ws->k * ws->h;
+        ws->om.nblocks++;
+    }
 }
 
 static void *fedrod_work_alloc(const pflref_problem *problem,
@@ -139,6 +173,12 @@ static void *fedrod_work_alloc(const pflref_problem *problem,
     ws->N_c = pflref_work_doubles(&ws->list, K, 1);
     ws->g_P = pflref_work_doubles(&ws->list, ws->H, 1);
     ws->phi_P = pflref_work_doubles(&ws->list, problem->N, ws->H);
+    ws->generic_group = pflref_work_flags(&ws->list, P);
+    ws->personal_group = pflref_work_flags(&ws->list, ws->H);
+    if (ws->personal_group != NULL)
+        for (size_t q = 0; q < ws->H; q++)
+            ws->personal_group[q] = 1;
+    personal_view(m, ws);
     return pflref_work_ready(ws);   /* φ_P,i = 0 (fedrod.phi_p0 = zero) */
 }
 
@@ -325,7 +365,18 @@ static pflref_status generic_step(pflref_state *s, size_t i,
                                 "body gradient failed at round %zu, client "
                                 "%zu, step %zu", s->t, i, q + 1);
     /* req: fedrod.alg1.l7 */
-    if (!pflref_blocks_step(m, NULL, s->hyper->eta, ws->g, ws->x))
+    /* req: fedrod.opt */
+    pflref_optim_state *opt = pflref_optim_get(s, i, 0);
+    int finite;
+    if (opt != NULL) {
+        /* the generic model's optimizer (opt.*): PFLlib's self.optimizer
+         * over self.model.parameters() (clientbase.py, built once per
+         * client), its step at clientrod.py:53 on ∇L^BR */
+        opt->personal = ws->generic_group;
+        finite = pflref_optim_step(opt, m, NULL, s->hyper->eta, ws->g, ws->x);
+    } else
+        finite = pflref_blocks_step(m, NULL, s->hyper->eta, ws->g, ws->x);
+    if (!finite)
         return pflref_error_diverge(err, (long)s->t, (long)i, (long)(q + 1),
                                     "w_local");
     pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t, (long)i,
@@ -356,11 +407,20 @@ static pflref_status personal_step(pflref_state *s, size_t i,
     softmax_signal(ws, ws->Z_G, NULL, D, idx, nb, ws->E);
     head_backward(ws, nb, ws->g_P, ws->has_b ? ws->g_P + kh : NULL);
     /* req: fedrod.alg1.l8 */
+    pflref_optim_state *opt = pflref_optim_get(s, i, 1);
     int finite = 1;
-    for (size_t r = 0; r < ws->H; r++) {
-        phi[r] -= s->hyper->eta * ws->g_P[r];
-        finite &= isfinite(phi[r]) != 0;
-    }
+    if (opt != NULL) {
+        /* the personal head's optimizer (opt.*), its own object and state:
+         * PFLlib's opt_head over self.head.parameters() (clientrod.py:16),
+         * its step at :59 */
+        opt->personal = ws->personal_group;
+        finite = pflref_optim_step(opt, &ws->om, NULL, s->hyper->eta,
+                                   ws->g_P, phi);
+    } else
+        for (size_t r = 0; r < ws->H; r++) {
+            phi[r] -= s->hyper->eta * ws->g_P[r];
+            finite &= isfinite(phi[r]) != 0;
+        }
     if (!finite)
         return pflref_error_diverge(err, (long)s->t, (long)i, (long)(q + 1),
                                     "phi_P");
@@ -398,6 +458,7 @@ static pflref_status fedrod_round(pflref_state *s,
         /* req: fedrod.alg1.l4 */
         pflref_client_begin(s, i, "w_local", ws->x, ws->w_t, trace);
         pflref_client_lr(s, i, 0, 1);  /* η of i's update (lr.count) */
+        pflref_optim_begin(s, i);      /* its two optimizers (opt.state) */
         class_counts(&pr->clients[i].train, s->hyper->fedrod.counts, i, ws);
         /* req: fedrod.alg1.l5, fedrod.alg1.l6 */
         for (size_t q = 0; q < b->nsteps; q++) {
@@ -460,9 +521,9 @@ const pflref_algorithm pflref_fedrod = {
     .work_free = pflref_work_free,
     .init = fedrod_init,
     .round = fedrod_round,
-    .opt_refusal = "FedRoD's two local steps (the generic model's on the "
-                   "balanced risk, the personal head's on the empirical "
-                   "risk) are plain SGD steps of its own",
+    .opt_slots = 2,   /* 0: the generic model (θ, φ_G), PFLlib's
+                         self.optimizer; 1: the personal head φ_P,i,
+                         clientrod.py:16's opt_head: two objects */
     .bn_refusal = "FedRoD refuses batch normalisation (its features are "
                   "per sample)",
     .load_state = fedrod_load_state,

@@ -128,6 +128,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "fedrod-class-counts",
     "fedrod-features",
     "fedrod-features-before",
+    "fedrod-optimizers",
     "fedrod-personal-output",
     "fedrod-phi-p0",
     "fedrod-phi-p0-generic",
