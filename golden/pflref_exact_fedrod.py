@@ -66,12 +66,36 @@ Optimizer bugs:
   adam-no-bias-correction   θ ← θ − η m / (√v + ε)
   nesterov-ignored   nesterov = on stepped as plain momentum
 
+Batch normalisation in the body (a layer list with batchnorm1d layers,
+pflref_exact_layers.Model in 60-digit decimals): every forward of a local
+step is a training pass (PFLlib's model.train(), clientrod.py:35), which
+normalises with the batch's statistics and, under bn.running = update,
+moves the model's r_μ, r_v by torch's rule (update_running):
+  l. 7   the pass at x (rep = model.base(x), out_g, clientrod.py:48-49):
+         its gradient through the batch statistics, its statistics move
+         x's buffers, then x steps (buffers never step);
+  l. 8   fedrod.features = before: f and z_G of that pass (rep.detach(),
+         out_g.detach(), :55-56), no further pass; after: a second
+         training pass at the new x gives them and moves x's buffers
+         again.
+The w_local record of a step is taken after l. 7 (so under after it
+holds the first move of that step only).  The server averages the whole
+vector, buffers included (the state_dict average).
+BN bugs:
+  bn-after-no-move   under after, the second pass leaves the buffers
+  bn-eval-personal   l. 8's f and z_G from an evaluation-mode pass (the
+                     running statistics) at its point
+  running-frozen     the buffers never move (pflref_exact_layers' flag
+                     bn-running-frozen); momentum-flipped and
+                     running-var-flipped act in update_running
+
 init.class_counts (N lists of k integers, client 0 first), when the spec
 gives it, is N_{i,.} itself (PFLlib's counts over one shuffled pass with
 drop_last, clientrod.py:22-26); absent, N_{i,c} counts the training data.
 """
 from decimal import Decimal, localcontext
 
+import pflref_exact_layers as pl
 from pflref_exact_moon import Net, Party, dec
 from pflref_golden import Trace
 
@@ -103,6 +127,9 @@ MUTANTS = {
     "weight-decay-form": ["decay-form-swap"],
     "adam-bias-correction": ["adam-no-bias-correction"],
     "nesterov-momentum": ["nesterov-ignored"],
+    "fedrod-bn-passes": ["bn-after-no-move", "bn-eval-personal"],
+    "bn-running-frozen": ["running-frozen"],
+    "bn-running-update": ["momentum-flipped", "running-var-flipped"],
 }
 
 OPT_DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0,
@@ -141,6 +168,8 @@ def opt_config(hp, bugs):
 def tensors(net):
     """The generic model's tensors: (offset, size, is_bias) of each dense
     layer's weight, then its bias, in layout order."""
+    if hasattr(net, "tensors"):
+        return net.tensors()
     out = []
     for op in net.ops:
         if op[0] == "dense":
@@ -262,6 +291,11 @@ def settings(algorithm, bugs):
     if "p0-zero" in bugs:
         s["generic"] = False
     s["opt"] = opt_config(hp, bugs)
+    running = hp.get("bn.running", "update")
+    if "running-moved" in bugs:
+        running = "update"
+    s["bn_update"] = running == "update"
+    s["bn_unbiased"] = hp.get("bn.running_var", "unbiased") == "unbiased"
     return s
 
 
@@ -349,6 +383,71 @@ def personal_step(net, party, x, phi, batch, feats, hp, K, bugs):
     return gP
 
 
+class BNNet:
+    """A layer list with batch normalisation (pflref_exact_layers.Model,
+    decimal domain), with Net's head description ops[-1] = ("dense", W
+    offset, b offset or None, h, k)."""
+
+    def __init__(self, model):
+        self.M = pl.Model(model, "decimal")
+        at = self.M.layout()
+        L = self.M.layers[-1]
+        assert L.type == "dense", L.type
+        self.ops = [("dense", at[(L.index, "weight")],
+                     at[(L.index, "bias")] if L.bias else None,
+                     L.in_shape[0], L.out)]
+        self.P = self.M.P
+
+    def tensors(self):
+        """The parameters (offset, size, is_bias): buffers never step."""
+        return [(o, b["size"], b["role"] == "bias" and not b["is_bn"])
+                for b, o in self.M.block_offsets() if not b["is_buffer"]]
+
+    def train_pass(self, x, party, batch):
+        """(Z, caches) of the training pass at x on the batch."""
+        return self.M.forward(x, [party.X[j] for j in batch], True)
+
+    def move(self, x, caches, hp, bugs):
+        """x with its buffers moved by the pass (bn.running = update)."""
+        x = list(x)
+        if hp["bn_update"] and "running-frozen" not in bugs:
+            self.M.update_running(x, caches, hp["bn_unbiased"], bugs)
+        return x
+
+
+def generic_step_bn(net, party, x, batch, hp, K, bugs):
+    """l. 7 with batch normalisation: (∇L^BR at x through the batch
+    statistics, the pass's (f, z_G) per sample, x with its buffers moved
+    by the pass)."""
+    M, nb = net.M, len(batch)
+    Z, caches = net.train_pass(x, party, batch)
+    counts = None if "bsm-plain" in bugs else counts_of(party, K, batch, bugs)
+    G = [[e / nb for e in softmax_signal(z, party.y[j], counts)]
+         for z, j in zip(Z, batch)]
+    g = [D0] * net.P
+    for L, cache in zip(reversed(M.layers), reversed(caches)):
+        G = M._backward(L, cache, x, G, g, pl.NO_BUGS)
+    feats = list(zip(caches[-1]["in"], Z))
+    # req: fedrod.bn
+    return g, feats, net.move(x, caches, hp, bugs)
+
+
+def personal_feats_bn(net, party, x_old, x, batch, feats, hp, bugs):
+    """l. 8's (f, z_G) per sample with batch normalisation, and x (its
+    buffers moved once more by the second pass under after)."""
+    if "bn-eval-personal" in bugs:
+        at = x_old if hp["before"] else x
+        Z, caches = net.M.forward(at, [party.X[j] for j in batch], False)
+        feats = list(zip(caches[-1]["in"], Z))
+        return feats, x
+    if hp["before"]:
+        return feats, x
+    Z, caches = net.train_pass(x, party, batch)
+    if "bn-after-no-move" not in bugs:
+        x = net.move(x, caches, hp, bugs)
+    return list(zip(caches[-1]["in"], Z)), x
+
+
 def step_of(opts, slot, i, net, theta, g, hp, bugs):
     """θ − η g (plain SGD), or the step of client i's optimizer `slot`
     (0: the generic model, 1: the personal head)."""
@@ -399,7 +498,8 @@ def replay(spec, bugs=frozenset()):
     schedule."""
     with localcontext() as ctx:
         ctx.prec = PREC
-        net = Net(spec["model"])
+        bn = has_bn(spec["model"])
+        net = BNNet(spec["model"]) if bn else Net(spec["model"])
         K = net.ops[-1][4]
         parties = [Party(c) for c in spec["problem"]["clients"]]
         for p, row in zip(parties, spec["init"].get("class_counts", [])):
@@ -433,13 +533,23 @@ def replay(spec, bugs=frozenset()):
                 if opts is not None:
                     opts.begin(i)
                 for s, batch in enumerate(batches, start=1):
-                    g, feats = generic_step(net, parties[i], x, batch, hp, K,
-                                            bugs)
+                    hp_p = hp
+                    if bn:
+                        x_old = x
+                        g, feats, x = generic_step_bn(net, parties[i], x,
+                                                      batch, hp, K, bugs)
+                    else:
+                        g, feats = generic_step(net, parties[i], x, batch,
+                                                hp, K, bugs)
                     # req: fedrod.alg1.l7
                     x = step_of(opts, 0, i, net, x, g, hp, bugs)
                     trace.emit("step", "train", t, i, s, "w_local", x)
+                    if bn:
+                        feats, x = personal_feats_bn(net, parties[i], x_old, x,
+                                                     batch, feats, hp, bugs)
+                        hp_p = dict(hp, before=True)    # feats given
                     gP = personal_step(net, parties[i], x, phi[i], batch,
-                                       feats, hp, K, bugs)
+                                       feats, hp_p, K, bugs)
                     # req: fedrod.alg1.l8
                     phi[i] = step_of(opts, 1, i, net, phi[i], gP, hp, bugs)
                     trace.emit("step", "train", t, i, s, "phi_P", phi[i])
@@ -455,13 +565,19 @@ def replay(spec, bugs=frozenset()):
         return trace, w, None, None
 
 
+def has_bn(model):
+    return model["kind"] == "layers" and any(
+        L["type"].startswith("batchnorm") for L in model["layers"])
+
+
 def supported(spec):
     """Specs this module replays: a given schedule, inline clients, a
     classifier mlp or dense/relu layer list, given w⁰."""
     m = spec["model"]
     ok_model = m["kind"] == "mlp" or (
         m["kind"] == "layers" and len(m.get("input", [])) == 1
-        and all(L["type"] in ("dense", "relu", "identity") for L in m["layers"]))
+        and all(L["type"] in ("dense", "relu", "identity", "batchnorm1d")
+                for L in m["layers"]))
     hp = dict(spec["algorithm"].get("hyperparameters", {}))
     hp.update(spec["algorithm"].get("switches", {}))
     return (ok_model and m.get("loss", "cross_entropy") == "cross_entropy"

@@ -429,6 +429,78 @@ START_TEST(test_optimizer_own_buffers)
 }
 END_TEST
 
+/* Batch normalisation (an mlp with bn; ε = 0 makes the BN output, and so
+ * the loss, independent of W1 > 0 and b1: their gradient is 0 and every
+ * pass of a step sees the same batch statistics).  d = h = 1, k = 2,
+ * ρ = 1/4, w = (W1, b1, γ, β, r_μ, r_v, W2, b2) = (2, 1/2, 1, 0, 0, 1,
+ * (3/4, −1/2), (1/10, −1/5)); client 0's batch {x = 1, 3}: a = 5/2, 13/2,
+ * μ_B = 9/2, s²_B = 4, unbiased 8.  One training pass (fedrod.features =
+ * before, PFLlib's) moves r_μ to (3/4)·0 + (1/4)(9/2) = 9/8 and r_v to
+ * (3/4)·1 + (1/4)·8 = 11/4; two (after: l. 8's pass at the new x) to
+ * (3/4)(9/8) + (1/4)(9/2) = 63/32 and (3/4)(11/4) + (1/4)·8 = 65/16. */
+#define ROD_BN_SPEC(SWITCHES)                                                \
+    "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"mlp\", "       \
+    "\"d\": 1, \"h\": 1, \"k\": 2, \"loss\": \"cross_entropy\", "           \
+    "\"activation\": \"identity\", \"bn\": true, \"bn_eps\": 0, "          \
+    "\"bn_momentum\": 0.25}, \"problem\": {\"clients\": [{\"X\": [[1], "    \
+    "[3], [2]], \"y\": [0, 1, 1]}]}, \"init\": {\"kind\": \"given\", "       \
+    "\"w\": [2, 0.5, 1, 0, 0, 1, 0.75, -0.5, 0.1, -0.2]}, "                 \
+    "\"algorithm\": {\"name\": \"fedrod\", \"hyperparameters\": "           \
+    "{\"eta\": 0.3}, \"switches\": {" SWITCHES "}}, \"schedule\": "         \
+    "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "                \
+    "\"batches\": [[[0, 1]]]}]}}"
+
+static pflref_run_result *rod_bn_run(const char *text)
+{
+    pflref_spec *spec = tu_spec(text);
+    pflref_run_result *r = tu_run(spec, NULL);
+    pflref_spec_free(spec);
+    ck_assert_uint_eq(r->P, 10);
+    return r;
+}
+
+START_TEST(test_bn_running_passes)
+{
+    /* req: fedrod.bn */
+    enum { R_MU = 4, R_V = 5 };
+    pflref_run_result *one = rod_bn_run(
+        ROD_BN_SPEC("\"fedrod.features\": \"before\""));
+    ck_assert_msg(fabs(one->w[R_MU] - 9.0 / 8.0) < 1e-13 &&
+                      fabs(one->w[R_V] - 11.0 / 4.0) < 1e-13,
+                  "before: r_μ = %.17g, r_v = %.17g; one training pass "
+                  "gives 9/8 and 11/4", one->w[R_MU], one->w[R_V]);
+    pflref_run_result *two = rod_bn_run(ROD_BN_SPEC(""));
+    ck_assert_msg(fabs(two->w[R_MU] - 63.0 / 32.0) < 1e-13 &&
+                      fabs(two->w[R_V] - 65.0 / 16.0) < 1e-13,
+                  "after: r_μ = %.17g, r_v = %.17g; two training passes "
+                  "give 63/32 and 65/16", two->w[R_MU], two->w[R_V]);
+    /* the premise: W1, b1 stay (gradient 0 up to rounding) */
+    ck_assert(fabs(two->w[0] - 2.0) < 1e-14 && fabs(two->w[1] - 0.5) < 1e-14);
+    /* bn.running = frozen: r_μ, r_v stay; every parameter is update's bit
+     * for bit (training passes read the batch statistics only) */
+    pflref_run_result *fr = rod_bn_run(ROD_BN_SPEC("\"bn.running\": \"frozen\""));
+    ck_assert(fr->w[R_MU] == 0.0 && fr->w[R_V] == 1.0);
+    for (size_t p = 0; p < 10; p++)
+        if (p != R_MU && p != R_V)
+            ck_assert_msg(fr->w[p] == two->w[p], "entry %zu: frozen %.17g, "
+                          "update %.17g", p, fr->w[p], two->w[p]);
+    /* the generic head moved: the steps ran */
+    ck_assert(fabs(two->w[6] - 0.75) > 1e-3);
+    pflref_run_result_free(one);
+    pflref_run_result_free(two);
+    pflref_run_result_free(fr);
+}
+END_TEST
+
+/* The vectors with batch normalisation (golden/fedrod/make_fedrod.py). */
+START_TEST(test_bn_vectors)
+{
+    /* req: fedrod.bn */
+    tu_assert_golden("golden/fedrod/layers-bn-paper.json");
+    tu_assert_golden("golden/fedrod/layers-bn-pfllib.json");
+}
+END_TEST
+
 /* A model without a body and a linear head is refused naming model.kind;
  * a regression mlp naming model.loss. */
 START_TEST(test_refusals)
@@ -468,6 +540,8 @@ Suite *fedrod_suite(void)
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_optimizer_decay_scopes);
     tcase_add_test(tc, test_optimizer_own_buffers);
+    tcase_add_test(tc, test_bn_running_passes);
+    tcase_add_test(tc, test_bn_vectors);
     tcase_add_loop_test(tc, test_optimizer_vectors, 0,
                         (int)(sizeof OPT_VECTORS / sizeof OPT_VECTORS[0]));
     suite_add_tcase(s, tc);

@@ -27,6 +27,15 @@ clientrod.py:16, :53, :59), each with its own state and opt.state's
 lifetime (reset: new per client update; client: one pair per client;
 server: one pair for all).  opt.decay_scope: shared decays the generic
 model, personal the personal head, weights every tensor but the biases.
+
+Batch normalisation (a layer list with batchnorm layers, through
+pfl_numpy_layers.Layers): every forward of a local step is a training
+pass (torch's train() mode), normalising with the batch's statistics and
+moving the running statistics (bn.running = update): the generic step's
+pass at w moves them before w steps; under fedrod.features = after the
+personal step's features and z_G come from a second training pass at the
+updated w, which moves them again; under before the first pass's are
+reused (PFLlib's rep.detach(), out_g.detach()).  The buffers never step.
 """
 import importlib
 import sys
@@ -38,7 +47,7 @@ BUGS = ("fedrod-plain-ce", "fedrod-batch-counts", "fedrod-absent-clamp",
         "fedrod-features-swap", "fedrod-personal-alone",
         "fedrod-phi0-swap", "fedrod-phi-reset", "fedrod-uniform-weights",
         "fedrod-given-counts-ignored", "fedrod-opt-personal-plain",
-        "fedrod-opt-one-state")
+        "fedrod-opt-one-state", "fedrod-bn-one-pass")
 
 
 def _base():
@@ -80,6 +89,10 @@ def _optimizers(spec, base, net, K, h, hb):
     blocks = base.model_blocks(model)
     gen_blocks = [(n, o, o + z) for n, o, z, _ in blocks]
     P = base.parameter_count(model)
+    buffers = np.zeros(P, dtype=bool)       # r_μ, r_v: never step
+    for n, o, z, _ in blocks:
+        if n.endswith(("running_mean", "running_var")):
+            buffers[o:o + z] = True
     kh = K * h
     head_blocks = [("W_P", 0, kh)] + ([("b_P", kh, kh + K)] if hb else [])
     H = kh + (K if hb else 0)
@@ -96,8 +109,7 @@ def _optimizers(spec, base, net, K, h, hb):
         key = (slot, client if cfg["opt.state"] == "client" else None)
         if cfg["opt.state"] == "reset" or key not in kept:
             if slot == 0:
-                o = optim.Optimizer(cfg, gen_blocks, gen_dec,
-                                    np.zeros(P, dtype=bool))
+                o = optim.Optimizer(cfg, gen_blocks, gen_dec, buffers)
             else:
                 o = optim.Optimizer(cfg, head_blocks, head_dec,
                                     np.zeros(H, dtype=bool))
@@ -118,11 +130,23 @@ def run(spec, clients, w0, log, bug):
     raw = spec["problem"].get("clients")
     if raw is None:
         raise base.Unsupported("fedrod needs inline clients")
-    net = moon.Chain(spec["model"])
-    if not net.ce:
-        raise base.Unsupported("fedrod on a regression model")
-    _, (hw0, hw1), hb, h, K = net.layers[-1]
-    L = len(net.layers)
+    model = spec["model"]
+    bn = model["kind"] == "layers" and any(
+        Ly["type"].startswith("batchnorm") for Ly in model["layers"])
+    if bn:      # the layer-list model with its training-mode passes
+        layers = importlib.import_module("pfl_numpy_layers")
+        lays = [layers.Layers(spec, c) for c in raw]
+        Hd = lays[0].head_layer()
+        if lays[0].loss != "cross_entropy":
+            raise base.Unsupported("fedrod on a regression model")
+        (hw0, hw1), hb = Hd["at"]["weight"], Hd["at"].get("bias")
+        h, K, net, L = Hd["in"][0], Hd["out"], None, None
+    else:
+        net = moon.Chain(model)
+        if not net.ce:
+            raise base.Unsupported("fedrod on a regression model")
+        _, (hw0, hw1), hb, h, K = net.layers[-1]
+        L = len(net.layers)
     eta = hp["eta"]
     before = hp.get("fedrod.features", "after") == "before"
     if bug == "fedrod-features-swap":
@@ -185,18 +209,32 @@ def run(spec, clients, w0, log, bug):
                     counts = np.maximum(counts, 1.0)
                 with np.errstate(divide="ignore"):
                     logN = np.log(counts)
-                acts = net.forward(x, Xb)
-                F, ZG = acts[L - 1], acts[L]
-                E = _softmax_grad(ZG, yb,
-                                  None if bug == "fedrod-plain-ce" else logN)
-                g = np.zeros_like(x)
-                net.backward(x, acts, E, L, g, 1.0 / nb)
+                if bn:      # the training pass at x: z_G, f, its gradient
+                    ZG, back = lays[i].outputs_and_backward(x, batch)
+                    E = _softmax_grad(ZG, yb, None if bug == "fedrod-plain-ce"
+                                      else logN)
+                    g = back(E / nb)
+                    F = lays[i].body_forward(x, batch).reshape(nb, h)
+                    x = lays[i].track(x)        # its statistics move x's
+                else:
+                    acts = net.forward(x, Xb)
+                    F, ZG = acts[L - 1], acts[L]
+                    E = _softmax_grad(ZG, yb,
+                                      None if bug == "fedrod-plain-ce"
+                                      else logN)
+                    g = np.zeros_like(x)
+                    net.backward(x, acts, E, L, g, 1.0 / nb)
                 if new_opt is not None:
                     x = opt_g.step(x, g, eta)
                 else:
                     x = x - eta * g
                 log("step", "train", "w_local", x, round=t, client=i, step=s)
-                if not before:
+                if not before and bn:   # a second training pass at new x
+                    ZG, _ = lays[i].outputs_and_backward(x, batch)
+                    F = lays[i].body_forward(x, batch).reshape(nb, h)
+                    if bug != "fedrod-bn-one-pass":
+                        x = lays[i].track(x)
+                elif not before:
                     acts = net.forward(x, Xb)
                     F, ZG = acts[L - 1], acts[L]
                 ZP = F @ W_P.T + (b_P if b_P is not None else 0.0)

@@ -25,6 +25,13 @@ Vectors (file = id without "fedrod/", '/' → '-'):
                          rounds 1 and 2's clients drawn as 2, 0 and 1, 0
   fedrod/mlp/counts-pfllib  the pfllib preset with init.class_counts (the
                          counts of PFLlib's first pass with drop_last)
+  fedrod/layers/bn-paper a layer list with batch normalisation (dense
+                         2→4, batchnorm1d, ReLU, dense 4→3), the paper's
+                         reading: two training passes per batch (l. 7's at
+                         x, l. 8's at the new x), each moving r_μ, r_v
+  fedrod/layers/bn-pfllib   the same under the pfllib preset: one pass per
+                         batch (rep and out_g reused by l. 8), and
+                         bn.running_var = biased
 
     /usr/bin/python3 golden/fedrod/make_fedrod.py [OUTDIR]
 """
@@ -95,7 +102,7 @@ COMMON = ["fedrod-balanced-risk", "fedrod-absent-class",
 
 
 def make(name, title, description, model, w0, algorithm, flags,
-         rounds=ROUNDS, counts=None):
+         rounds=ROUNDS, counts=None, only=None):
     vid = f"fedrod/{name}"
     init = {"kind": "given", "w": w0}
     if counts is not None:
@@ -103,6 +110,7 @@ def make(name, title, description, model, w0, algorithm, flags,
     spec = pg.given_spec(title, description, model, CLIENTS, init, algorithm,
                          rounds)
     mutants = {f: pr.MUTANTS[f] for f in flags}
+    mutants.update(only or {})   # a flag whose other bugs do not apply here
 
     def run(bugs=frozenset()):
         return pr.replay(spec, frozenset(bugs))
@@ -223,9 +231,71 @@ def counts_pfllib():
         counts=COUNTS)
 
 
+LAYERS_BN = {"kind": "layers", "input": [2], "loss": "cross_entropy",
+             "layers": [{"type": "dense", "name": "fc1", "out": 4},
+                        {"type": "batchnorm1d", "name": "bn1",
+                         "eps": 0.03125, "momentum": 0.2},
+                        {"type": "relu"},
+                        {"type": "dense", "name": "out", "out": 3}]}
+# fc1 (4 × 2, 4), bn1 γ (4), β (4), r_μ (4), r_v (4), out (3 × 4, 3)
+W_LAYERS_BN = (W_LAYERS[:12]
+               + [1.25, 0.75, 1.1, 0.9,
+                  0.15, -0.1, 0.3, 0.05,
+                  0.1, -0.2, 0.05, 0.3,
+                  0.8, 1.3, 0.6, 1.1]
+               + W_LAYERS[12:])
+# every batch of at least two samples (a training-mode batch-norm pass of
+# one sample has no unbiased variance: torch refuses it)
+ROUNDS_BN = [
+    {"clients": [1], "batches": [[[2, 1, 0], [3, 1]]]},
+    {"clients": [0, 2], "batches": [[[0, 2], [1, 0, 2]],
+                                    [[4, 0, 3], [1, 2]]]},
+    {"clients": [0, 1], "batches": [[[1, 2]], [[0, 3], [2, 1, 0]]]},
+]
+BN_FLAGS = ["fedrod-bn-passes", "bn-running-frozen", "bn-running-update"]
+
+
+def bn_paper():
+    return make(
+        "layers/bn-paper",
+        "FedRoD on a layer list with batch normalisation (dense 2→4, "
+        "batchnorm1d, ReLU, dense 4→3), the paper's reading",
+        "η = 0.3; bn1: ε = 1/32, ρ = 0.2, w⁰'s r_μ, r_v away from 0 and 1; "
+        "every forward of a local step is a training pass (batch "
+        "statistics; PFLlib's model.train(), clientrod.py:35): l. 7's pass "
+        "at x moves x's r_μ, r_v (unbiased r_v), then x steps; l. 8 takes "
+        "f and z_G of a second training pass at the new x, which moves "
+        "them again.  The server averages the whole vector (buffers "
+        "included).",
+        LAYERS_BN, W_LAYERS_BN, alg(0.3),
+        COMMON + ["fedrod-features", "fedrod-phi-p0"] + BN_FLAGS,
+        rounds=ROUNDS_BN)
+
+
+def bn_pfllib():
+    a = alg(0.35, preset="pfllib")
+    a["switches"] = {"bn.running_var": "biased"}
+    return make(
+        "layers/bn-pfllib",
+        "FedRoD on a layer list with batch normalisation, the pfllib "
+        "preset, biased running variance",
+        "η = 0.35; preset pfllib: one training pass per batch (rep = "
+        "model.base(x), out_g at clientrod.py:48-49, reused detached by the "
+        "personal head at :55-56), which moves r_μ, r_v once; "
+        "bn.running_var = biased (ρ s²_B into r_v).  The rest as "
+        "fedrod/layers/bn-paper.",
+        LAYERS_BN, W_LAYERS_BN, a,
+        COMMON + ["fedrod-features-before", "fedrod-phi-p0-generic",
+                  "fedrod-bn-passes", "bn-running-frozen",
+                  "bn-running-update"],
+        rounds=ROUNDS_BN,
+        only={"fedrod-bn-passes": ["bn-eval-personal"]})
+
+
 def main():
     pg.write_all(sys.argv, HERE, (paper, before, generic, layers_paper,
-                                  pfllib, drawn, counts_pfllib))
+                                  pfllib, drawn, counts_pfllib, bn_paper,
+                                  bn_pfllib))
 
 
 if __name__ == "__main__":

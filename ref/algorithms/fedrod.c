@@ -51,6 +51,12 @@
  * clientrod.py:53), slot 1 steps l. 8 on φ_P,i (opt_head over the head,
  * clientrod.py:16; its step at :59), each with its own state (opt.state).
  * opt.decay_scope = shared decays slot 0's tensors, personal slot 1's.
+ * Batch normalisation in the body (generic_step_bn, personal_step_bn):
+ * every forward of a local step is a training pass (PFLlib's train()
+ * mode, clientrod.py:35), which moves r_μ, r_v (bn.running = update): l.
+ * 7's pass at x, then, under fedrod.features = after, l. 8's second pass
+ * at the new x (under before l. 8 reuses the first pass's f and z_G,
+ * clientrod.py:48-49, :55-56: one move per batch).
  *
  * Symbols:  w = (θ, φ_G) ↔ s->w (P)   (θ_i, φ_G,i) ↔ ws->x (trace
  *           "w_local")   φ_P,i ↔ ws->phi_P + i·H (H = k·h [+ k]: W_P k × h
@@ -72,6 +78,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "algorithms/algorithms.h"
 #include "engine/work.h"
 #include "engine/optim.h"
@@ -96,6 +103,13 @@ typedef struct {
     double *Z_G;      /* nb × k: z_G of the batch                          */
     double *E;        /* nb × k: per-sample ∂ℓ/∂z                          */
     double *N_c;      /* k: N_{i,c}                                        */
+    double *x_prev;   /* P: the client's iterate before l. 7 (bn: the
+                         features' point under fedrod.features = before) */
+    double *x_P;      /* P: that point's body with φ_P,i as its head (bn:
+                         z_P = φ_P(f_θ(x)) by a training pass)             */
+    double *g_full;   /* P: ∇ of ⟨E, z(x_P)⟩, whose head entries are
+                         ∇_{φ_P} (bn)                                      */
+    double *Z_P;      /* nb × k: z_P of the batch (bn)                     */
     double *g_P;      /* H: ∇_{φ_P} L_i                                    */
     double *phi_P;    /* N × H: the personal heads φ_P,i                   */
     unsigned char *generic_group; /* P zeros: optimizer 0's blocks are the
@@ -171,6 +185,12 @@ static void *fedrod_work_alloc(const pflref_problem *problem,
     ws->Z_G = pflref_work_doubles(&ws->list, n, K);
     ws->E = pflref_work_doubles(&ws->list, n, K);
     ws->N_c = pflref_work_doubles(&ws->list, K, 1);
+    if (m->bn) {
+        ws->x_prev = pflref_work_doubles(&ws->list, P, 1);
+        ws->x_P = pflref_work_doubles(&ws->list, P, 1);
+        ws->g_full = pflref_work_doubles(&ws->list, P, 1);
+        ws->Z_P = pflref_work_doubles(&ws->list, n, K);
+    }
     ws->g_P = pflref_work_doubles(&ws->list, ws->H, 1);
     ws->phi_P = pflref_work_doubles(&ws->list, problem->N, ws->H);
     ws->generic_group = pflref_work_flags(&ws->list, P);
@@ -183,8 +203,10 @@ static void *fedrod_work_alloc(const pflref_problem *problem,
 }
 
 /* The model must be a classifier with a body and a linear head: an mlp
- * without batch normalisation, or a layer list whose last layer is dense
- * after at least one layer and that has no batchnorm layer. */
+ * (with or without batch normalisation), or a layer list whose last layer
+ * is dense after at least one layer.  With batch normalisation the body's
+ * features are those of a training pass (the batch's statistics), as
+ * PFLlib's model.base(x) in train() mode (clientrod.py:35, :48). */
 static pflref_status check_model(const pflref_model *m, pflref_error *err)
 {
     static const pflref_body_words words = {
@@ -193,13 +215,16 @@ static pflref_status check_model(const pflref_model *m, pflref_error *err)
         "layer after the body); the model is ", "",
         "fedrod needs a linear head: the layer list's last layer must "
         "be dense (φ_G) after at least one layer (the body f_θ)",
-        "fedrod's personal step holds the features f_θ(x) of single "
-        "samples fixed; with batch normalisation in the body they "
-        "depend on the whole batch",
+        "", /* batch normalisation: accepted (fedrod_bn_model) */
         "fedrod needs a classifier (cross-entropy): its balanced risk "
         "and its personalised output z_G + z_P are over classes"};
     /* req: fedrod.model */
-    return pflref_body_check(m, &words, err);
+    if (!m->bn)
+        return pflref_body_check(m, &words, err);
+    /* pflref_body_check's tests but its refusal of batch normalisation */
+    pflref_model plain = *m;
+    plain.bn = 0;
+    return pflref_body_check(&plain, &words, err);
 }
 
 /* A batch may repeat indices; the feature buffers hold the largest
@@ -341,6 +366,147 @@ static pflref_status generic_forward(pflref_state *s, size_t i,
     return PFLREF_OK;
 }
 
+/* The step of l. 7 or l. 8 on the vector theta (slot 0: the model, slot
+ * 1: φ_P,i with the view om), by the client's optimizer `slot` when opt.*
+ * sets one, else θ ← θ − η g on every parameter block (the buffers' g is
+ * 0).  1 when every entry written is finite. */
+static int take_step(pflref_state *s, size_t i, size_t slot,
+                     const pflref_model *view, unsigned char *group,
+                     double *g, double *theta)
+{
+    pflref_optim_state *opt = pflref_optim_get(s, i, slot);
+    if (opt != NULL) {
+        opt->personal = group;
+        return pflref_optim_step(opt, view, NULL, s->hyper->eta, g, theta);
+    }
+    return pflref_blocks_step(view, NULL, s->hyper->eta, g, theta);
+}
+
+/* x_P := x with its head blocks replaced by φ_P,i (W_P at W_off, b_P at
+ * b_off): the model whose logits are z_P = φ_P(f_θ(x)). */
+static void personal_model(const fedrod_work *ws, const double *x,
+                           const double *phi, size_t P, double *x_P)
+{
+    const size_t kh = ws->k * ws->h;
+    for (size_t p = 0; p < P; p++)
+        x_P[p] = x[p];
+    for (size_t r = 0; r < kh; r++)
+        x_P[ws->W_off + r] = phi[r];
+    for (size_t c = 0; ws->has_b && c < ws->k; c++)
+        x_P[ws->b_off + c] = phi[kh + c];
+}
+
+/* A failed model call of step q, named. */
+static pflref_status model_failed(pflref_state *s, size_t i, size_t q,
+                                  pflref_status st, const char *what,
+                                  pflref_error *err)
+{
+    return pflref_error_set(err, st, "schedule",
+                            "%s failed at round %zu, client %zu, step %zu",
+                            what, s->t, i, q + 1);
+}
+
+/* Batch normalisation in the body (PFLlib's train() mode: model.base(x)
+ * normalises with the batch's statistics and moves r_μ, r_v in that
+ * forward, clientrod.py:35, :48).  l. 7 on batch q: the training pass at
+ * x gives z_G (Z_G); E = softmax(z_G + log N) − e_y; g := (1/|b|) Σ J_jᵀ E_j
+ * through the training-mode layer (pflref_model_grad_from_output); that
+ * pass's statistics move x's r_μ, r_v (bn.running = update); then x steps
+ * (the buffers never: their gradient is 0, the optimizer skips them). */
+static pflref_status generic_step_bn(pflref_state *s, size_t i,
+                                     const pflref_batches *b, size_t q,
+                                     fedrod_work *ws,
+                                     const pflref_trace *trace,
+                                     pflref_error *err)
+{
+    const pflref_model *m = &s->problem->model;
+    const pflref_data *D = &s->problem->clients[i].train;
+    const size_t nb = b->step_off[q + 1] - b->step_off[q];
+    const size_t *idx = b->idx + b->step_off[q];
+    pflref_status st = pflref_model_outputs_train(m, ws->x, D, idx, nb, s->ws,
+                                                  ws->Z_G);
+    if (st != PFLREF_OK)
+        return model_failed(s, i, q, st, "the generic model's outputs", err);
+    /* req: fedrod.bsm */
+    softmax_signal(ws, ws->Z_G, ws->N_c, D, idx, nb, ws->E);
+    st = pflref_model_grad_from_output(m, ws->x, D, idx, nb, ws->E, s->ws,
+                                       ws->g);
+    if (st != PFLREF_OK)
+        return model_failed(s, i, q, st, "the balanced-risk gradient", err);
+    /* req: fedrod.bn */
+    memcpy(ws->x_prev, ws->x, s->P * sizeof *ws->x);
+    st = pflref_bn_running_move(&s->hyper->bn, m, s->ws, ws->x, (long)s->t,
+                                (long)i, (long)(q + 1), err);
+    if (st != PFLREF_OK)
+        return st;
+    /* req: fedrod.alg1.l7, fedrod.opt */
+    if (!take_step(s, i, 0, m, ws->generic_group, ws->g, ws->x))
+        return pflref_error_diverge(err, (long)s->t, (long)i, (long)(q + 1),
+                                    "w_local");
+    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t, (long)i,
+                      (long)(q + 1), "w_local", ws->x, s->P, CLIENT_LINE);
+    return PFLREF_OK;
+}
+
+/* l. 8 on batch q with batch normalisation in the body.  The features'
+ * point: x before l. 7 (before: PFLlib's rep and out_g of the one pass,
+ * clientrod.py:48-49, :55-56, no further pass) or after it (after: a
+ * second training pass rep = model.base(x) at the new x, which moves
+ * r_μ, r_v once more, as torch's train() mode does in every forward).
+ * z_P = φ_P(f_θ(x)) is the training-pass output of the model x_P (x's
+ * body, φ_P,i as the head), and ∇_{φ_P} (1/|b|) Σ CE(z_G + z_P, y) is
+ * the head part of ∇⟨E, z(x_P)⟩ (its head gradient is (1/|b|) Eᵀ f:
+ * f_θ(x) and z_G detached, as rep.detach(), out_g.detach()). */
+static pflref_status personal_step_bn(pflref_state *s, size_t i,
+                                      const pflref_batches *b, size_t q,
+                                      fedrod_work *ws,
+                                      const pflref_trace *trace,
+                                      pflref_error *err)
+{
+    const pflref_model *m = &s->problem->model;
+    const pflref_data *D = &s->problem->clients[i].train;
+    const size_t nb = b->step_off[q + 1] - b->step_off[q], K = ws->k;
+    const size_t *idx = b->idx + b->step_off[q], kh = ws->k * ws->h;
+    double *phi = ws->phi_P + i * ws->H;
+    const double *at = ws->x_prev;
+    pflref_status st;
+    if (s->hyper->fedrod.features == PFLREF_FEDROD_FEATURES_AFTER) {
+        /* req: fedrod.features, fedrod.bn */
+        at = ws->x;
+        st = pflref_model_outputs_train(m, ws->x, D, idx, nb, s->ws, ws->Z_G);
+        if (st != PFLREF_OK)
+            return model_failed(s, i, q, st, "the generic model's outputs",
+                                err);
+        st = pflref_bn_running_move(&s->hyper->bn, m, s->ws, ws->x,
+                                    (long)s->t, (long)i, (long)(q + 1), err);
+        if (st != PFLREF_OK)
+            return st;
+    }
+    personal_model(ws, at, phi, s->P, ws->x_P);
+    st = pflref_model_outputs_train(m, ws->x_P, D, idx, nb, s->ws, ws->Z_P);
+    if (st != PFLREF_OK)
+        return model_failed(s, i, q, st, "the personal head's outputs", err);
+    /* z = z_G + z_P, then E = softmax(z) − e_y */
+    for (size_t r = 0; r < nb * K; r++)
+        ws->Z_P[r] += ws->Z_G[r];
+    softmax_signal(ws, ws->Z_P, NULL, D, idx, nb, ws->E);
+    st = pflref_model_grad_from_output(m, ws->x_P, D, idx, nb, ws->E, s->ws,
+                                       ws->g_full);
+    if (st != PFLREF_OK)
+        return model_failed(s, i, q, st, "the personal head's gradient", err);
+    for (size_t r = 0; r < kh; r++)
+        ws->g_P[r] = ws->g_full[ws->W_off + r];
+    for (size_t c = 0; ws->has_b && c < K; c++)
+        ws->g_P[kh + c] = ws->g_full[ws->b_off + c];
+    /* req: fedrod.alg1.l8, fedrod.opt */
+    if (!take_step(s, i, 1, &ws->om, ws->personal_group, ws->g_P, phi))
+        return pflref_error_diverge(err, (long)s->t, (long)i, (long)(q + 1),
+                                    "phi_P");
+    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t, (long)i,
+                      (long)(q + 1), "phi_P", phi, ws->H, PERSONAL_LINE);
+    return PFLREF_OK;
+}
+
 /* l. 7 on batch q: g := ∇L^BR at x, then x ← x − η g. */
 static pflref_status generic_step(pflref_state *s, size_t i,
                                   const pflref_batches *b, size_t q,
@@ -462,9 +628,12 @@ static pflref_status fedrod_round(pflref_state *s,
         class_counts(&pr->clients[i].train, s->hyper->fedrod.counts, i, ws);
         /* req: fedrod.alg1.l5, fedrod.alg1.l6 */
         for (size_t q = 0; q < b->nsteps; q++) {
-            pflref_status st = generic_step(s, i, b, q, ws, trace, err);
+            const int bn = pr->model.bn;
+            pflref_status st = bn ? generic_step_bn(s, i, b, q, ws, trace, err)
+                                  : generic_step(s, i, b, q, ws, trace, err);
             if (st == PFLREF_OK)
-                st = personal_step(s, i, b, q, ws, trace, err);
+                st = bn ? personal_step_bn(s, i, b, q, ws, trace, err)
+                        : personal_step(s, i, b, q, ws, trace, err);
             if (st != PFLREF_OK)
                 return st;
         }
@@ -524,8 +693,6 @@ const pflref_algorithm pflref_fedrod = {
     .opt_slots = 2,   /* 0: the generic model (θ, φ_G), PFLlib's
                          self.optimizer; 1: the personal head φ_P,i,
                          clientrod.py:16's opt_head: two objects */
-    .bn_refusal = "FedRoD refuses batch normalisation (its features are "
-                  "per sample)",
     .load_state = fedrod_load_state,
     .evaluate_own = fedrod_evaluate,
 };

@@ -125,6 +125,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "fedrecon-step-sizes",
     "fedrod-absent-class",
     "fedrod-balanced-risk",
+    "fedrod-bn-passes",
     "fedrod-class-counts",
     "fedrod-features",
     "fedrod-features-before",

@@ -192,6 +192,32 @@ pflref_status pflref_model_outputs(const pflref_model *m, const double *w,
     return PFLREF_OK;
 }
 
+/* Z := z(w; x_j) of a TRAINING pass, nb × k: batch normalisation on the
+ * batch statistics (left on ws for pflref_model_bn_update), dropout with
+ * the pass's masks; the forward pass of pflref_model_grad, copied out.
+ * Arguments and returns as pflref_model_outputs. */
+pflref_status pflref_model_outputs_train(const pflref_model *m,
+                                         const double *w,
+                                         const pflref_data *D,
+                                         const size_t *idx, size_t nb,
+                                         pflref_model_workspace *ws,
+                                         double *Z)
+{
+    size_t n_b;
+    pflref_status st;
+    if ((st = check_output_batch(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "Z", Z)))
+        return st;
+    pflref_batch_gather_rows(m, D, idx, 0, n_b, ws);
+    if ((st = pflref_layers_dropout_take(m, D, n_b, ws)))
+        return st;
+    ws->bn_train = 1;   /* a training pass: BN on the batch statistics */
+    pflref_model_ops_of(m)->forward(m, w, n_b, ws); /* ws->Z := z(w; X_b) */
+    ws->bn_train = 0;
+    memcpy(Z, ws->Z, n_b * m->k * sizeof(double));
+    return PFLREF_OK;
+}
+
 /* E_j := ∂ℓ(z; y_j)/∂z at z = Z_j and *loss := (1/nb) Σ_j ℓ(Z_j; y_j):
  * the loss terms and output signal of pflref_model_grad, on given outputs.
  *   Z [in] nb × k;  E [out] nb × k (may be Z);  loss [out] or NULL.
