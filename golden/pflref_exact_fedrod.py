@@ -58,10 +58,13 @@ Optimizer bugs:
   opt-generic-plain  the generic model stepped by plain SGD
   opt-personal-plain the personal head stepped by plain SGD (PFLlib's
                      opt_head keeps lr alone whatever self.optimizer is)
+  opt-steps-buffers  the generic model's optimizer over the batch-norm
+                     buffers r_μ, r_v too (decayed, given momentum)
   slots-shared       the personal head's optimizer state taken from the
                      generic model's head tensors (one object over both)
   state-reset, state-client, state-server   the other lifetimes
   decay-scope-flip   shared <-> personal
+  decay-scope-all    every tensor decays (the biases too)
   decay-form-swap    coupled <-> decoupled weight decay
   adam-no-bias-correction   θ ← θ − η m / (√v + ε)
   nesterov-ignored   nesterov = on stepped as plain momentum
@@ -121,9 +124,10 @@ MUTANTS = {
     "local-step-count": ["epochs-plus-one", "epochs-minus-one"],
     "schedule-drawn-order": ["drawn-batches"],
     "fedrod-class-counts": ["counts-ignored"],
-    "fedrod-optimizers": ["opt-generic-plain", "opt-personal-plain"],
+    "fedrod-optimizers": ["opt-generic-plain", "opt-personal-plain",
+                          "opt-steps-buffers"],
     "optimizer-slots-shared": ["slots-shared"],
-    "weight-decay-scope": ["decay-scope-flip"],
+    "weight-decay-scope": ["decay-scope-flip", "decay-scope-all"],
     "weight-decay-form": ["decay-form-swap"],
     "adam-bias-correction": ["adam-no-bias-correction"],
     "nesterov-momentum": ["nesterov-ignored"],
@@ -156,6 +160,8 @@ def opt_config(hp, bugs):
     if "decay-scope-flip" in bugs:
         c["opt.decay_scope"] = {"shared": "personal", "personal": "shared"}.get(
             c["opt.decay_scope"], c["opt.decay_scope"])
+    if "decay-scope-all" in bugs:
+        c["opt.decay_scope"] = "all"
     if "decay-form-swap" in bugs:
         c["opt.weight_decay_form"] = ("coupled" if
                                       c["opt.weight_decay_form"] == "decoupled"
@@ -478,6 +484,8 @@ def step_of(opts, slot, i, net, theta, g, hp, bugs):
                 shared.v[s] = st.v[o]
         return out
     blocks = tensors(net) if slot == 0 else head_tensors(net)
+    if slot == 0 and "opt-steps-buffers" in bugs and hasattr(net, "M"):
+        blocks = [(o, b["size"], False) for b, o in net.M.block_offsets()]
     return opt_step(opts.c, pair[slot], blocks, slot == 1, theta, g,
                     hp["eta"], bugs)
 

@@ -317,6 +317,8 @@ static const char *const OPT_VECTORS[] = {
     "golden/optim/fedrod-momentum-decay.json",
     "golden/optim/fedrod-nesterov-personal-client.json",
     "golden/optim/fedrod-adam-server.json",
+    "golden/optim/fedrod-adamw-weights-client.json",
+    "golden/optim/fedrod-bn-momentum-decay.json",
 };
 
 START_TEST(test_optimizer_vectors)

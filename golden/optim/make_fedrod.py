@@ -26,6 +26,14 @@ Vectors (ids optim/fedrod/<name>; files golden/optim/fedrod-<name>.json):
   adam-server           the layer list (dense, ReLU, dense), the paper's
                         reading, Adam(betas = (0.8125, 0.96875), eps =
                         2^-7), one pair carried from client to client
+  adamw-weights-client  mlp, the paper's reading, AdamW with decoupled
+                        decay 0.25 on the weights only (not b1, b2, b_P),
+                        one pair per client
+  bn-momentum-decay     the layer list with batch normalisation of
+                        fedrod/layers/bn-paper, SGD(momentum = 0.625,
+                        weight_decay = 0.09375): the buffers r_μ, r_v
+                        never step nor decay, they move by the training
+                        passes only
 
     /usr/bin/python3 golden/optim/make_fedrod.py [OUTDIR]
 """
@@ -70,10 +78,10 @@ def run(spec, bugs=frozenset()):
 
 
 def make(name, title, description, model, w0, algorithm, flags, mutants,
-         adam=False):
+         adam=False, rounds=mf.ROUNDS):
     vid = "optim/fedrod/%s" % name
     spec = pg.given_spec(title, description, model, mf.CLIENTS,
-                         {"kind": "given", "w": w0}, algorithm, mf.ROUNDS)
+                         {"kind": "given", "w": w0}, algorithm, rounds)
     assert xr.supported(spec)
     tol = tolerance(adam)
     exp = run(spec)
@@ -181,7 +189,58 @@ def adam_server():
         adam=True)
 
 
-MAKERS = [momentum_decay, nesterov_personal_client, adam_server]
+def adamw_weights_client():
+    return make(
+        "adamw-weights-client",
+        "FedRoD, mlp 2-3-3, AdamW(betas = (0.75, 0.9375), eps = 2^-6, "
+        "weight_decay = 0.25) on the weights only, one pair of optimizers "
+        "per client",
+        "The clients, rounds and w⁰ of fedrod/mlp/paper; η = 0.04; the "
+        "paper's reading.  opt.method = adamw (decoupled decay θ(1 − ηλ) "
+        "before the step), opt.weight_decay = 0.25, opt.decay_scope = "
+        "weights: W1, W2 and W_P decay, the biases b1, b2 and b_P do not "
+        "(the no-decay parameter group); opt.state = client.",
+        mf.MLP, mf.W_MLP,
+        alg(0.04, {"opt.beta1": 0.75, "opt.beta2": 0.9375,
+                   "opt.eps": 0.015625, "opt.weight_decay": 0.25},
+            {"opt.method": "adamw", "opt.decay_scope": "weights",
+             "opt.state": "client"}),
+        ["fedrod-optimizers", "optimizer-slots-shared",
+         "optimizer-state-lifetime", "weight-decay-scope",
+         "weight-decay-form", "adam-bias-correction"],
+        dict(OPT_MUTANTS, **{"weight-decay-scope": ["decay-scope-all"],
+                             "weight-decay-form": ["decay-form-swap"],
+                             "adam-bias-correction":
+                             ["adam-no-bias-correction"]}),
+        adam=True)
+
+
+def bn_momentum_decay():
+    return make(
+        "bn-momentum-decay",
+        "FedRoD on a layer list with batch normalisation, torch.optim.SGD("
+        "momentum = 0.625, weight_decay = 0.09375) for the generic model "
+        "and the personal head, a new pair per client update",
+        "The clients, rounds (batches of at least two) and w⁰ of "
+        "fedrod/layers/bn-paper; η = 0.25; the paper's reading (two "
+        "training passes per batch, each moving r_μ, r_v).  The optimizer "
+        "steps and decays the parameters (γ, β included), never the "
+        "buffers r_μ, r_v (torch optimizers range over parameters()).",
+        mf.LAYERS_BN, mf.W_LAYERS_BN,
+        alg(0.25, {"opt.momentum": 0.625, "opt.weight_decay": 0.09375}, {}),
+        ["fedrod-optimizers", "optimizer-slots-shared",
+         "optimizer-state-lifetime", "fedrod-bn-passes",
+         "bn-running-frozen"],
+        dict(OPT_MUTANTS, **{"fedrod-optimizers": ["opt-generic-plain",
+                                                   "opt-personal-plain",
+                                                   "opt-steps-buffers"],
+                             "fedrod-bn-passes": ["bn-after-no-move"],
+                             "bn-running-frozen": ["running-frozen"]}),
+        rounds=mf.ROUNDS_BN)
+
+
+MAKERS = [momentum_decay, nesterov_personal_client, adam_server,
+          adamw_weights_client, bn_momentum_decay]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)
