@@ -22,7 +22,18 @@ head_p is a torch.nn.Linear of net[-1]'s shape, zero at the start
 (fedrod.phi_p0 = generic: a copy of w⁰'s head), kept by the client.
 Records: round_begin / server "w"; client_begin / step / client_end
 "w_local"; step "phi_P" after each l. 8; note "phi_P" per participant;
-final w.  The mlp vectors (the preset pfllib too).
+final w.  The mlp vectors and the layer lists without batch
+normalisation (the preset pfllib too).
+
+The client optimizer (opt.*): two torch optimizers per client, as
+PFLlib's clientrod.py holds them (self.optimizer over the generic model,
+opt_head over head_p, :16, :53, :59), each built from the settings
+(torch.optim.SGD with momentum, dampening, nesterov, weight_decay;
+Adam; AdamW); opt.state = reset builds both at every client update,
+client keeps each client's pair (their state_dict carried into the next
+round's objects), server one pair for all.  opt.decay_scope: all; shared
+(the generic model's), personal (head_p's), weights (no decay on the
+biases: a second parameter group with weight_decay 0).
 
 usage: fedrod_torch.py VECTOR.json -o RESULT.json
 """
@@ -30,8 +41,8 @@ import copy
 
 import torch
 
-from torch_common import (Problem, Recorder, Unsupported, clone, flat,
-                          load_flat, main, plan)
+from torch_common import (OPT_DEFAULTS, Problem, Recorder, Unsupported,
+                          clone, flat, load_flat, main, plan)
 
 PFLLIB = {"fedrod.features": "before", "fedrod.phi_p0": "generic",
           "lr.count": "trainings"}
@@ -45,12 +56,75 @@ def head_values(head):
     return torch.cat(parts)
 
 
-def client_update(prob, rec, t, i, model, head, batches, before):
+def opt_settings(vector_raw):
+    """(the vector without its opt.* keys, the opt.* settings, or None for
+    the paper's plain SGD)."""
+    vec = copy.deepcopy(vector_raw)
+    alg = vec["spec"]["algorithm"]
+    cfg = dict(OPT_DEFAULTS)
+    for part in ("hyperparameters", "switches"):
+        for k in [k for k in alg.get(part, {}) if k.startswith("opt.")]:
+            cfg[k] = alg[part].pop(k)
+    if all(cfg[k] == v for k, v in OPT_DEFAULTS.items()):
+        return vec, None
+    if cfg["opt.clip"] != "off" or cfg["opt.momentum_form"] != "pytorch" \
+            or (cfg["opt.method"] == "sgd"
+                and cfg["opt.weight_decay_form"] != "coupled"):
+        raise Unsupported("opt.clip, opt.momentum_form or SGD's decoupled "
+                          "decay in this example")
+    return vec, cfg
+
+
+def make_optimizer(ocfg, params, eta, decays):
+    """The torch optimizer of the settings over params [(tensor, is_bias)]:
+    weight decay on the tensors `decays` takes (all, or not the biases)."""
+    lam = ocfg["opt.weight_decay"]
+    on = [p for p, bias in params if decays(bias)]
+    off = [p for p, bias in params if not decays(bias)]
+    groups = [{"params": on, "weight_decay": lam}]
+    if off:
+        groups.append({"params": off, "weight_decay": 0.0})
+    if ocfg["opt.method"] == "sgd":
+        return torch.optim.SGD(groups, lr=eta, momentum=ocfg["opt.momentum"],
+                               dampening=ocfg["opt.dampening"],
+                               nesterov=ocfg["opt.nesterov"] == "on")
+    kind = torch.optim.Adam if ocfg["opt.method"] == "adam" else torch.optim.AdamW
+    return kind(groups, lr=eta, betas=(ocfg["opt.beta1"], ocfg["opt.beta2"]),
+                eps=ocfg["opt.eps"])
+
+
+def optimizers(ocfg, net, head, eta, i, saved):
+    """Client i's two optimizers (generic, personal), their state carried
+    from `saved` under opt.state = client / server."""
+    if ocfg is None:
+        return (torch.optim.SGD(net.parameters(), lr=eta),
+                torch.optim.SGD(head.parameters(), lr=eta))
+    scope = ocfg["opt.decay_scope"]
+
+    def rule(role):
+        if scope == "weights":
+            return lambda bias: not bias
+        take = scope == "all" or scope == role
+        return lambda bias: take
+    gen = make_optimizer(ocfg, [(p, n.endswith("bias"))
+                                for n, p in net.named_parameters()],
+                         eta, rule("shared"))
+    per = make_optimizer(ocfg, [(p, n.endswith("bias"))
+                                for n, p in head.named_parameters()],
+                         eta, rule("personal"))
+    key = {"client": i, "server": None}.get(ocfg["opt.state"], "reset")
+    if key != "reset" and key in saved:
+        gen.load_state_dict(saved[key][0])
+        per.load_state_dict(saved[key][1])
+    return gen, per
+
+
+def client_update(prob, rec, t, i, model, head, batches, before, ocfg=None,
+                  saved=None):
     """Client i's round: returns its trained generic model's parameters."""
     data, eta = prob.clients[i], prob.cfg["eta"]
     net = clone(model)
-    opt = torch.optim.SGD(net.parameters(), lr=eta)
-    opt_head = torch.optim.SGD(head.parameters(), lr=eta)
+    opt, opt_head = optimizers(ocfg, net, head, eta, i, saved)
     K = net[-1].out_features
     counts = torch.bincount(data.y.long(), minlength=K).to(torch.float64)
     given = prob.spec.get("init", {}).get("class_counts")
@@ -77,6 +151,10 @@ def client_update(prob, rec, t, i, model, head, batches, before):
         loss.backward()
         opt_head.step()
         rec.step(t, i, s, "phi_P", head_values(head))
+    if ocfg is not None and ocfg["opt.state"] != "reset":
+        key = i if ocfg["opt.state"] == "client" else None
+        saved[key] = (copy.deepcopy(opt.state_dict()),
+                      copy.deepcopy(opt_head.state_dict()))
     rec.client_end(t, i, "w_local", net)
     rec.record("note", "phi_P", head_values(head), round=t, client=i)
     return flat(net)
@@ -84,14 +162,17 @@ def client_update(prob, rec, t, i, model, head, batches, before):
 
 def run(vector_raw):
     """FedRoD on a golden vector; returns its pflref-result/1 dict."""
-    raw = copy.deepcopy(vector_raw)
+    raw, ocfg = opt_settings(vector_raw)
     alg = raw.get("spec", {}).get("algorithm", {})
     if alg.get("preset") == "pfllib":    # its switches, spelled out
         alg.pop("preset")
         alg["switches"] = dict(PFLLIB, **alg.get("switches", {}))
     prob = Problem(raw, "fedrod")
-    if prob.model["kind"] != "mlp":
-        raise Unsupported("a %s model (this example builds the mlp)"
+    if prob.model["kind"] not in ("mlp", "layers") or any(
+            L["type"].startswith("batchnorm") or L["type"] == "dropout"
+            for L in prob.model.get("layers", [])):
+        raise Unsupported("a %s model (this example builds the mlp and "
+                          "layer lists without batch normalisation)"
                           % prob.model["kind"])
     if prob.cfg["lr.schedule"] != "constant":
         raise Unsupported("lr.schedule %r" % prob.cfg["lr.schedule"])
@@ -106,13 +187,14 @@ def run(vector_raw):
                 for p in head.parameters():
                     p.zero_()
         heads.append(head)
+    saved = {}
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, model)
         m_t = sum(prob.n[i] for i in rnd["clients"])
         w = None
         for i, batches in plan(rnd).items():
             w_i = client_update(prob, rec, t, i, model, heads[i], batches,
-                                before)
+                                before, ocfg, saved)
             c = prob.n[i] / m_t
             w = c * w_i if w is None else w + c * w_i
         load_flat(model, w)
