@@ -556,17 +556,21 @@ pflref_status pflref_model_outputs(const pflref_model *m, const double *w,
                                    size_t nb, pflref_model_workspace *ws,
                                    double *Z);
 
+#ifndef __FRAMAC__
 /* The same outputs from a TRAINING pass: batch normalisation on the
  * batch's statistics (which the pass leaves on ws for
  * pflref_model_bn_update), dropout layers with the pass's masks, as
  * pflref_model_grad's forward pass (pflref_model_outputs runs evaluation
- * mode).  FedRoD's logits z_G, z_P of a body with batch normalisation. */
+ * mode).  FedRoD's logits z_G, z_P of a body with batch normalisation.
+ * (Hidden from Frama-C: no proved code calls it, so the proved files'
+ * goals stay as they were.) */
 pflref_status pflref_model_outputs_train(const pflref_model *m,
                                          const double *w,
                                          const pflref_data *D,
                                          const size_t *idx, size_t nb,
                                          pflref_model_workspace *ws,
                                          double *Z);
+#endif
 
 /* E_j := ∂ℓ(z; y_j)/∂z at z = Z_j, per sample (NOT divided by nb): s·(z −
  * y) for the squared losses (s = 2 squared, 1 half_squared), softmax(z) −
