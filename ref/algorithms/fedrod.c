@@ -368,8 +368,11 @@ static pflref_status generic_forward(pflref_state *s, size_t i,
 
 /* The step of l. 7 or l. 8 on the vector theta (slot 0: the model, slot
  * 1: φ_P,i with the view om), by the client's optimizer `slot` when opt.*
- * sets one, else θ ← θ − η g on every parameter block (the buffers' g is
- * 0).  1 when every entry written is finite. */
+ * sets one (slot 0: PFLlib's self.optimizer over self.model.parameters(),
+ * clientbase.py:47, stepped at clientrod.py:53; slot 1: opt_head over
+ * self.head.parameters(), clientrod.py:16, stepped at :59), else
+ * θ ← θ − η g on every parameter block (the buffers' g is 0).  1 when
+ * every entry written is finite. */
 static int take_step(pflref_state *s, size_t i, size_t slot,
                      const pflref_model *view, unsigned char *group,
                      double *g, double *theta)
@@ -530,19 +533,8 @@ static pflref_status generic_step(pflref_state *s, size_t i,
         return pflref_error_set(err, st, "schedule",
                                 "body gradient failed at round %zu, client "
                                 "%zu, step %zu", s->t, i, q + 1);
-    /* req: fedrod.alg1.l7 */
-    /* req: fedrod.opt */
-    pflref_optim_state *opt = pflref_optim_get(s, i, 0);
-    int finite;
-    if (opt != NULL) {
-        /* the generic model's optimizer (opt.*): PFLlib's self.optimizer
-         * over self.model.parameters() (clientbase.py, built once per
-         * client), its step at clientrod.py:53 on ∇L^BR */
-        opt->personal = ws->generic_group;
-        finite = pflref_optim_step(opt, m, NULL, s->hyper->eta, ws->g, ws->x);
-    } else
-        finite = pflref_blocks_step(m, NULL, s->hyper->eta, ws->g, ws->x);
-    if (!finite)
+    /* req: fedrod.alg1.l7, fedrod.opt */
+    if (!take_step(s, i, 0, m, ws->generic_group, ws->g, ws->x))
         return pflref_error_diverge(err, (long)s->t, (long)i, (long)(q + 1),
                                     "w_local");
     pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t, (long)i,
@@ -572,22 +564,8 @@ static pflref_status personal_step(pflref_state *s, size_t i,
     head_forward(ws, phi, ws->has_b ? phi + kh : NULL, nb, 1, ws->Z_G);
     softmax_signal(ws, ws->Z_G, NULL, D, idx, nb, ws->E);
     head_backward(ws, nb, ws->g_P, ws->has_b ? ws->g_P + kh : NULL);
-    /* req: fedrod.alg1.l8 */
-    pflref_optim_state *opt = pflref_optim_get(s, i, 1);
-    int finite = 1;
-    if (opt != NULL) {
-        /* the personal head's optimizer (opt.*), its own object and state:
-         * PFLlib's opt_head over self.head.parameters() (clientrod.py:16),
-         * its step at :59 */
-        opt->personal = ws->personal_group;
-        finite = pflref_optim_step(opt, &ws->om, NULL, s->hyper->eta,
-                                   ws->g_P, phi);
-    } else
-        for (size_t r = 0; r < ws->H; r++) {
-            phi[r] -= s->hyper->eta * ws->g_P[r];
-            finite &= isfinite(phi[r]) != 0;
-        }
-    if (!finite)
+    /* req: fedrod.alg1.l8, fedrod.opt */
+    if (!take_step(s, i, 1, &ws->om, ws->personal_group, ws->g_P, phi))
         return pflref_error_diverge(err, (long)s->t, (long)i, (long)(q + 1),
                                     "phi_P");
     pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t, (long)i,
