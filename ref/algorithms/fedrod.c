@@ -47,8 +47,8 @@
  * no official preset.
  * Client optimizers (opt.*, docs/optimizers.md; the paper's plain SGD by
  * default): two per client, as PFLlib holds them: slot 0 steps l. 7 on
- * (θ, φ_G) (self.optimizer over the model, clientbase.py; its step at
- * clientrod.py:53), slot 1 steps l. 8 on φ_P,i (opt_head over the head,
+ * (θ, φ_G) (self.optimizer over the model, clientbase.py:47; its step
+ * at clientrod.py:53), slot 1 steps l. 8 on φ_P,i (opt_head over the head,
  * clientrod.py:16; its step at :59), each with its own state (opt.state).
  * opt.decay_scope = shared decays slot 0's tensors, personal slot 1's.
  * Batch normalisation in the body (generic_step_bn, personal_step_bn):
@@ -73,7 +73,9 @@
  * server's sum in ascending client id.
  * Cost per step: one body forward pass, one body backward pass, two head
  * passes (O(nb·k·h)); under after, one more body forward pass; an
- * optimizer step is O(P) and O(k·h).
+ * optimizer step is O(P) and O(k·h).  With batch normalisation: l. 7 two
+ * training forwards (z_G, then the gradient's) and a backward; l. 8 one
+ * forward and a backward of x_P, and under after one more forward.
  */
 #include <math.h>
 #include <stdio.h>
@@ -215,7 +217,7 @@ static pflref_status check_model(const pflref_model *m, pflref_error *err)
         "layer after the body); the model is ", "",
         "fedrod needs a linear head: the layer list's last layer must "
         "be dense (φ_G) after at least one layer (the body f_θ)",
-        "", /* batch normalisation: accepted (fedrod_bn_model) */
+        "", /* batch normalisation: accepted (generic_step_bn) */
         "fedrod needs a classifier (cross-entropy): its balanced risk "
         "and its personalised output z_G + z_P are over classes"};
     /* req: fedrod.model */
