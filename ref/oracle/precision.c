@@ -91,11 +91,14 @@ static uint64_t next_seed(uint64_t *s)
 
 /* One perturbed run: fold |x_k − x| into dev (by base offset) and mark in
  * lost the base records it did not produce.  A run that fails (diverges)
- * loses every record; only running out of memory is an error. */
+ * loses every record, unless probe (a probe that diverges says nothing of
+ * any one record: it is left out); only running out of memory is an
+ * error. */
 static pflref_status perturbed_run(const pflref_trajectory *base,
                                    pflref_mca *m, pflref_mca_runner run,
                                    void *ctx, double *dev,
-                                   unsigned char *lost, pflref_error *err)
+                                   unsigned char *lost, int probe,
+                                   pflref_error *err)
 {
     pflref_trajectory tj;
     pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
@@ -109,7 +112,7 @@ static pflref_status perturbed_run(const pflref_trajectory *base,
         return pflref_error_set(err, PFLREF_ENOMEM, "expected",
                                 "out of memory in a Monte Carlo run");
     }
-    for (size_t r = 0; r < base->count; r++) {
+    for (size_t r = 0; r < base->count && !(probe && st != PFLREF_OK); r++) {
         const pflref_record *e0 = &base->records[r];
         const pflref_record *a = st == PFLREF_OK ? find_key(&tj, e0, r)
                                                  : NULL;
@@ -225,7 +228,7 @@ pflref_status pflref_mca_measure(const pflref_trajectory *keys,
     for (size_t k = 0; st == PFLREF_OK && k < K; k++) {
         rep->mca_seeds[k] = next_seed(&seeds);
         pflref_mca m = {.u = {u[0], u[1]}, .state = rep->mca_seeds[k]};
-        st = perturbed_run(&b->base, &m, run, ctx, b->bound, lost, err);
+        st = perturbed_run(&b->base, &m, run, ctx, b->bound, lost, 0, err);
     }
     /* the probes: the next seeds of the stream, S times the roundoff;
      * what they lose is lost for a candidate too, not chaotic */
@@ -233,7 +236,7 @@ pflref_status pflref_mca_measure(const pflref_trajectory *keys,
         pflref_mca m = {.u = {PFLREF_MCA_PROBE_SCALE * u[0],
                               PFLREF_MCA_PROBE_SCALE * u[1]},
                         .state = next_seed(&seeds)};
-        st = perturbed_run(&b->base, &m, run, ctx, pdev, b->lost, err);
+        st = perturbed_run(&b->base, &m, run, ctx, pdev, b->lost, 1, err);
     }
     if (st == PFLREF_OK) {
         for (size_t r = 0; r < b->base.count; r++)

@@ -160,8 +160,9 @@ class Bound:
         self.u, self.base = u, base
         self.spread, self.lost = self.deviations(base, runs)
         # the probes: what they lose is lost for a candidate (any_lost),
-        # not chaotic
-        self.probe, plost = self.deviations(base, probes)
+        # not chaotic; a probe that diverged (None) is left out
+        self.probe, plost = self.deviations(
+            base, [p for p in probes if p is not None])
         self.any_lost = self.lost | plost
 
     @staticmethod
