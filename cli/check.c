@@ -303,7 +303,7 @@ static const char *report_pair(pflref_status st, const pflref_error *err,
                             json_boolean(rounds_short));
     /* within tolerance, but records whose rounding spread reaches their
      * magnitude are no evidence: said so, never a silent pass */
-    const int chaotic = pass && rep->mca_chaotic > 0;
+    const int chaotic = pass && (rep->mca_chaotic > 0 || rep->mca_kinks > 0);
     if (chaotic)
         tally->inconclusive++;
     else if (pass)
@@ -312,8 +312,13 @@ static const char *report_pair(pflref_status st, const pflref_error *err,
         tally->mismatched++;
     cli_put_comparison(entry, rep, needed);
     if (!o->json && chaotic) {
-        printf("INCONCLUSIVE %s: within the tolerance, but chaotic at this "
-               "precision\n", rep->id);
+        if (rep->mca_chaotic > 0)
+            printf("INCONCLUSIVE %s: within the tolerance, but chaotic at "
+                   "this precision\n", rep->id);
+        else
+            printf("INCONCLUSIVE %s: within the tolerance except at a kink "
+                   "of the perturbed runs (reason: %s)\n", rep->id,
+                   rep->mca_kink_reason);
         cli_print_mca(rep);
         cli_print_flags(flags);
         printf("  replay: %s\n", replay);

@@ -232,6 +232,21 @@ void cli_print_mca(const pflref_golden_report *rep)
     printf("  precision: tolerance from %zu Monte Carlo runs at u = %.3g "
            "(C = %.3g; largest spread %.3g u of its record's magnitude)\n",
            rep->mca_runs, rep->mca_u, rep->mca_c, rep->mca_amplification);
+    if (rep->mca_kinks > 0) {
+        /* docs/validate.md, "Kinks and jumps" */
+        printf("  kink: %zu quantities at a discontinuity of the perturbed "
+               "runs, first ", rep->mca_kinks);
+        print_key(&rep->mca_first_kink);
+        const pflref_divergence *d = &rep->mca_first_kink;
+        if (strcmp(rep->mca_kink_reason, "record") == 0)
+            printf(": a perturbed run does not produce this record either "
+                   "(a decision rounding flips)\n");
+        else
+            printf("[%zu] = %.17g, expected %.17g: out of the bound, within "
+                   "the jump of the probe runs at %g u (a ReLU, argmax or "
+                   "exact test at its threshold)\n",
+                   d->index, d->got, d->expected, PFLREF_MCA_PROBE_SCALE);
+    }
     if (rep->mca_chaotic == 0)
         return;
     printf("  chaotic: %zu records whose spread under random rounding "
@@ -395,5 +410,16 @@ void cli_put_comparison(json_t *entry, const pflref_golden_report *rep,
                         rep->mca_chaotic > 0
                             ? cli_divergence_json(&rep->mca_first_chaotic)
                             : json_null());
+    json_object_set_new(m, "probe_runs",
+                        cli_count_json(PFLREF_MCA_PROBE_RUNS));
+    json_object_set_new(m, "probe_scale", json_real(PFLREF_MCA_PROBE_SCALE));
+    json_object_set_new(m, "kinks", cli_count_json(rep->mca_kinks));
+    json_object_set_new(m, "first_kink",
+                        rep->mca_kinks > 0
+                            ? cli_divergence_json(&rep->mca_first_kink)
+                            : json_null());
+    json_object_set_new(m, "kink_reason",
+                        rep->mca_kinks > 0 ? json_string(rep->mca_kink_reason)
+                                           : json_null());
     json_object_set_new(entry, "mca", m);
 }

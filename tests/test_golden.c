@@ -510,7 +510,7 @@ START_TEST(test_vector_reader_limits)
 END_TEST
 
 
-/* pflref_mca_begin/_end (include/pflref/golden.h): the calling thread's
+/* pflref_mca_begin/_begin_scaled/_end (include/pflref/golden.h): the calling thread's
  * runs perturbed as a check's perturbed run with that seed (one seed, one
  * trajectory; another seed, another; after _end the plain run), and the
  * zero test of ref/core/mca_decide.h: a sum within u·mass of 0 counts as
@@ -556,6 +556,22 @@ START_TEST(test_mca_runs_and_zero_test)
     char *c = run_vector_text(text);
     pflref_mca_end();
     char *again = run_vector_text(text);
+    /* the probes' runs (_scaled): scale 1 is the plain perturbation, 4
+     * another run with the same draws; the zero test at 4u; scale 0 off */
+    pflref_mca_begin_scaled(PFLREF_PRECISION_FP32, 7, 1.0);
+    char *one = run_vector_text(text);
+    pflref_mca_begin_scaled(PFLREF_PRECISION_FP32, 7, 4.0);
+    ck_assert_int_eq(pflref_mca_is_zero(2e-7, 1.0), 1);     /* ≤ 4·2^-24 */
+    ck_assert_int_eq(pflref_mca_is_zero(3e-7, 1.0), 0);
+    char *four = run_vector_text(text);
+    pflref_mca_begin_scaled(PFLREF_PRECISION_FP32, 7, 0.0);
+    ck_assert_int_eq(pflref_mca_is_zero(5e-8, 1.0), 0);
+    pflref_mca_end();
+    ck_assert_str_eq(one, a);
+    ck_assert_str_ne(four, a);
+    ck_assert_str_ne(four, plain);
+    free(one);
+    free(four);
     ck_assert_str_eq(a, b);
     ck_assert_str_ne(a, c);
     ck_assert_str_ne(a, plain);

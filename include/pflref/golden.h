@@ -42,6 +42,11 @@ extern "C" {
 #define PFLREF_MCA_MAX_RUNS 64
 /* units of roundoff of a record's magnitude every entry is allowed */
 #define PFLREF_MCA_FLOOR_UNITS 4.0
+/* Discontinuity probes (docs/validate.md, "Kinks and jumps"): runs at
+ * PFLREF_MCA_PROBE_SCALE times the unit roundoff, which find the kinks
+ * (a ReLU, a max-pool argmax, an exact test) within reach of rounding. */
+#define PFLREF_MCA_PROBE_RUNS 16
+#define PFLREF_MCA_PROBE_SCALE 4.0
 
 /* One quantity that differs: its key, the first entry out of tolerance. */
 typedef struct {
@@ -154,6 +159,15 @@ typedef struct {
     uint64_t mca_seeds[PFLREF_MCA_MAX_RUNS];
     size_t mca_chaotic;
     pflref_divergence mca_first_chaotic;
+    /* Entries out of the bound that sit at a discontinuity (no evidence
+     * either way, not a mismatch): the candidate's value is within the
+     * spread of the probe runs that jumped there, or it lacks a record a
+     * perturbed run lacks too.  mca_kinks counts those quantities, the
+     * first named (its entry, expected and got) with mca_kink_reason
+     * ("jump": the probes jump there, "record": a run lacks the record). */
+    size_t mca_kinks;
+    pflref_divergence mca_first_kink;
+    char mca_kink_reason[16];
     /* Every divergent quantity, in order (at most PFLREF_MAX_LISTED). */
     size_t n_listed;
     pflref_divergence listed[64];
@@ -196,6 +210,10 @@ typedef enum {
  * PFLREF_PRECISION_FP64 (or any other value) turns the perturbation off.
  * Not for validation: a check makes its own runs. */
 void pflref_mca_begin(pflref_precision p, uint64_t seed);
+/* As pflref_mca_begin with the unit roundoffs times scale (> 0): a check's
+ * discontinuity probe run is pflref_mca_begin_scaled(p, seed,
+ * PFLREF_MCA_PROBE_SCALE) with that probe's seed. */
+void pflref_mca_begin_scaled(pflref_precision p, uint64_t seed, double scale);
 void pflref_mca_end(void);
 
 

@@ -160,6 +160,17 @@ class Report:
             return "FAIL %s: %s\n%s  replay: %s" % (
                 self.id, self.partial_short, self._flags_line(), self.replay)
         mca = r.get("mca") or {}
+        if not self.passed and mca.get("kinks") and not mca.get("chaotic") \
+                and not r["mismatches"]:
+            # out of the bound only at a discontinuity of the perturbed
+            # runs (docs/validate.md, "Kinks and jumps"): never a pass
+            return "INCONCLUSIVE %s: within the tolerance except at a kink " \
+                "of the perturbed runs (reason: %s)\n  kink: %d quantities " \
+                "at a discontinuity of the perturbed runs, first %s\n%s" \
+                "  replay: %s" % (self.id, mca.get("kink_reason"),
+                                  mca["kinks"],
+                                  divergence_text(mca["first_kink"]),
+                                  self._flags_line(), self.replay)
         if not self.passed and mca.get("chaotic") and not r["mismatches"]:
             # within the tolerance, but chaotic at the candidate precision
             # (docs/validate.md, "Candidate precision"): never a pass

@@ -294,3 +294,118 @@ def test_margin_measurement_short(tmp_path):
     assert m["flagged"] > 0
     assert all(x["margin"] is None or x["margin"] > 1.0
                for x in m["all"] if x["flagged"])
+
+
+# ---- kinks and jumps (docs/validate.md, "Kinks and jumps") -------------------
+
+def perturbed_reference(path, seed, out):
+    """A correct float32 run by construction: the reference itself under
+    random rounding at float32's unit roundoff with `seed` (what a check's
+    perturbed run with that seed computes), written as a candidate."""
+    import ctypes
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from pflref import _lib
+    lib = _lib.library()
+    lib.pflref_mca_begin.argtypes = [ctypes.c_int, ctypes.c_uint64]
+    lib.pflref_mca_begin.restype = None
+    lib.pflref_mca_end.argtypes = []
+    lib.pflref_mca_end.restype = None
+    with open(path) as f:
+        text = f.read()
+    lib.pflref_mca_begin(1, seed)           # PFLREF_PRECISION_FP32
+    try:
+        doc = json.loads(_lib.run_text(text, os.path.dirname(path)))
+    finally:
+        lib.pflref_mca_end()
+    out.write_text(json.dumps(doc))
+    return doc
+
+
+def kinked(path, tmp_path, reason, mca_seed, seeds=range(1, 13)):
+    """The first perturbed run of `seeds` that the check with `mca_seed`
+    finds at a kink: (candidate, its report entry, its text report)."""
+    for seed in seeds:
+        out = tmp_path / ("p%d.json" % seed)
+        doc = perturbed_reference(path, seed, out)
+        flags = ["--candidate-precision", "fp32", "--mca-seed", str(mca_seed)]
+        entry = json.loads(check(path, str(out), *flags, "--json").stdout)[
+            "vectors"][0]
+        if entry["mca"]["kinks"] and entry["mca"]["kink_reason"] == reason:
+            return doc, entry, check(path, str(out), *flags)
+    pytest.fail("no perturbed run of seeds %s at a kink (%s)"
+                % (list(seeds), reason))
+
+
+def needs_library():
+    if not os.path.exists(os.path.join(ROOT, "build", "rel",
+                                       "libpflref.so")):
+        pytest.skip("no build/rel/libpflref.so")
+
+
+def test_a_jump_at_a_kink_is_inconclusive_and_a_bug_of_its_size_fails(
+        tmp_path):
+    """moon/layers/relu-kink puts a ReLU at its kink.  A correct float32
+    run whose rounding crosses it where none of the check's 8 runs does
+    (--mca-seed 1) is off by the jump, beyond the bound: the probes at
+    4u jump there too, so the entry is INCONCLUSIVE with the reason
+    "jump", not a mismatch.  The same deviation planted in a record
+    before the kink (round 0's server model) fails."""
+    needs_library()
+    path = vector("moon/layers-relu-kink.json")
+    doc, entry, text = kinked(path, tmp_path, "jump", 1)
+    assert text.returncode == 0, text.stdout
+    assert entry["status"] == "inconclusive"
+    assert entry["mismatches"] == 0
+    k = entry["mca"]["first_kink"]
+    jump = k["got"] - k["expected"]
+    assert abs(jump) > 1e-3, k       # a jump, not rounding (u = 6e-8)
+    assert "kink: %d quantities at a discontinuity" % entry["mca"]["kinks"] \
+        in text.stdout, text.stdout
+    assert "within the jump of the probe runs" in text.stdout
+    # the same deviation elsewhere: a bug
+    rec = next(r for r in doc["trajectory"]
+               if r["event"] == "server" and r["round"] == 0 and
+               r["name"] == "w")
+    rec["value"][0] += jump
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = check(path, str(bad), "--candidate-precision", "fp32",
+              "--mca-seed", "1")
+    assert r.returncode == 1, r.stdout
+    assert r.stdout.startswith("FAIL"), r.stdout
+    assert "first divergence: w (server, round 0)[0]" in r.stdout, r.stdout
+
+
+def test_a_record_a_perturbed_run_lacks_is_inconclusive(tmp_path):
+    """cfl/worked/boundary-tie-order splits on an exact tie (α₀₁ = α₁₂):
+    rounding breaks it either way, and a correct float32 run that splits
+    the other way lacks records the expectation has.  A perturbed run of
+    the check lacks them too: INCONCLUSIVE with the reason "record", not
+    a missing quantity.  A record no run lacks (a step before the split),
+    deleted, fails."""
+    needs_library()
+    path = vector("cfl/worked-boundary-tie-order.json")
+    doc, entry, text = kinked(path, tmp_path, "record", 0)
+    assert text.returncode == 0, text.stdout
+    assert entry["status"] == "inconclusive"
+    assert entry["mismatches"] == 0 and entry["not_recorded"] == 0
+    assert entry["mca"]["first_kink"]["missing"] is True
+    assert "a perturbed run does not produce this record either" \
+        in text.stdout, text.stdout
+    # the Python report says the same: never a pass, no mismatch
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import pflref
+    rep = pflref.check(path, doc, precision="fp32")
+    assert not rep.passed
+    assert rep.raw["mismatches"] == 0 and rep.raw["mca"]["kinks"] > 0
+    assert rep.raw["mca"]["kink_reason"] == "record"
+    assert str(rep).startswith("INCONCLUSIVE cfl/worked/boundary-tie-order")
+    # round 0's first local step, before the split: every run has it
+    doc["trajectory"] = [r for r in doc["trajectory"]
+                         if not (r["event"] == "step" and
+                                 r["round"] == 0 and r["client"] == 0)]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = check(path, str(bad), "--candidate-precision", "fp32")
+    assert r.returncode == 1, r.stdout
+    assert "not recorded" in r.stdout, r.stdout

@@ -92,7 +92,8 @@ pflref_status dg_precision_variant(dg_search *s, pflref_error *err)
         const char *q = st == PFLREF_OK ? cast_quantity(s->c, fp64, (int)f)
                                         : NULL;
         if (st != PFLREF_OK || q == NULL || s->rep->mismatches > 0 ||
-            s->rep->quantities == 0 || s->rep->mca_chaotic > 0)
+            s->rep->quantities == 0 || s->rep->mca_chaotic > 0 ||
+            s->rep->mca_kinks > 0)
             continue;
         pflref_variant_match *m = &s->all[s->n_all++];
         *m = (pflref_variant_match){.complete = 1, .min_lre = s->rep->min_lre,

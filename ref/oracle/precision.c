@@ -24,7 +24,24 @@
  * u·|w| per step to first order).  A record whose bound reaches its own
  * magnitude says nothing (the runs disagree to the order of the values:
  * a chaotic problem at this precision) and is counted, never passed
- * silently. */
+ * silently.
+ *
+ * Kinks and jumps.  A ReLU at its kink, a max-pool argmax between two
+ * nearly equal entries, an exact test (a tie, a threshold) make the
+ * trajectory jump when rounding crosses them.  When none of the K runs
+ * crosses, the bound knows nothing of the jump, and a correct candidate
+ * that crosses is off by the jump: no C covers it.  So P more runs
+ * (probes) are made at S = 4 times the unit roundoff.  Where the answer
+ * is smooth, an entry moves about linearly in the rounding, so the
+ * probes move it about S/C = 1/4 of its bound; an entry that the probes
+ * move by more than its bound has a discontinuity within reach of
+ * rounding.  There a candidate out of the bound but within C × (the
+ * probes' deviation) + the floor is on a branch the reference itself
+ * takes under rounding: its entry is INCONCLUSIVE (reason "jump"), not
+ * a mismatch.  A record that some perturbed or probe run does not
+ * produce (a split, a cluster decided by a tie) is the same for a
+ * candidate that lacks it (reason "record").  Entries without a jump
+ * keep the bound: a bug anywhere else still fails. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,11 +91,14 @@ static uint64_t next_seed(uint64_t *s)
 
 /* One perturbed run: fold |x_k − x| into dev (by base offset) and mark in
  * lost the base records it did not produce.  A run that fails (diverges)
- * loses every record; only running out of memory is an error. */
+ * loses every record, unless probe (a probe that diverges says nothing of
+ * any one record: it is left out); only running out of memory is an
+ * error. */
 static pflref_status perturbed_run(const pflref_trajectory *base,
                                    pflref_mca *m, pflref_mca_runner run,
                                    void *ctx, double *dev,
-                                   unsigned char *lost, pflref_error *err)
+                                   unsigned char *lost, int probe,
+                                   pflref_error *err)
 {
     pflref_trajectory tj;
     pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
@@ -92,7 +112,7 @@ static pflref_status perturbed_run(const pflref_trajectory *base,
         return pflref_error_set(err, PFLREF_ENOMEM, "expected",
                                 "out of memory in a Monte Carlo run");
     }
-    for (size_t r = 0; r < base->count; r++) {
+    for (size_t r = 0; r < base->count && !(probe && st != PFLREF_OK); r++) {
         const pflref_record *e0 = &base->records[r];
         const pflref_record *a = st == PFLREF_OK ? find_key(&tj, e0, r)
                                                  : NULL;
@@ -128,10 +148,11 @@ static void note_chaotic(pflref_golden_report *rep, const pflref_record *key,
     snprintf(d->name, sizeof d->name, "%s", key->name);
 }
 
-/* dev → bound over the records of keys; the chaotic ones noted. */
+/* dev → bound over the records of keys; the chaotic ones noted; the
+ * probes' deviations pdev → the jump bands. */
 static void set_bounds(const pflref_trajectory *keys, pflref_mca_bounds *b,
-                       const unsigned char *lost, double C, double u,
-                       pflref_golden_report *rep)
+                       const unsigned char *lost, const double *pdev,
+                       double C, double u, pflref_golden_report *rep)
 {
     for (size_t k = 0; k < keys->count; k++) {
         const pflref_record *key = &keys->records[k];
@@ -146,8 +167,15 @@ static void set_bounds(const pflref_trajectory *keys, pflref_mca_bounds *b,
         const double steps = key->kind == PFLREF_EV_STEP && key->step > 0
                                  ? (double)key->step : 0.0;
         const double floor = (PFLREF_MCA_FLOOR_UNITS + steps) * u * scale;
-        for (size_t j = 0; j < e->len; j++)
-            b->bound[e->offset + j] = C * b->bound[e->offset + j] + floor;
+        for (size_t j = 0; j < e->len; j++) {
+            const size_t o = e->offset + j;
+            b->bound[o] = C * b->bound[o] + floor;
+            /* a probe at S·u beyond the bound: not linear in the
+             * rounding, a jump (a NaN of a probe is no band) */
+            b->jump[o] = isfinite(pdev[o]) && pdev[o] > b->bound[o]
+                             ? C * pdev[o] + floor
+                             : 0.0;
+        }
         if (scale > 0.0 && spread / (u * scale) > rep->mca_amplification)
             rep->mca_amplification = spread / (u * scale);
         if (lost[e - b->base.records] || (spread > 0.0 && C * spread >= scale))
@@ -166,7 +194,8 @@ pflref_status pflref_mca_measure(const pflref_trajectory *keys,
     pflref_mca_units(opt->precision, u);
     const size_t K = opt->mca_runs > 0 ? opt->mca_runs : PFLREF_MCA_RUNS;
     const double C = opt->mca_c > 0.0 ? opt->mca_c : PFLREF_MCA_C;
-    b->bound = NULL;
+    b->bound = b->jump = NULL;
+    b->lost = NULL;
     pflref_trajectory_init(&b->base, PFLREF_RECORD_STEP);
     if (K > PFLREF_MCA_MAX_RUNS)
         return pflref_error_set(err, PFLREF_EINVAL, "mca_runs",
@@ -184,16 +213,37 @@ pflref_status pflref_mca_measure(const pflref_trajectory *keys,
                                : NULL;
     unsigned char *lost = st == PFLREF_OK ? calloc(b->base.count + 1, 1)
                                           : NULL;
-    if (st == PFLREF_OK && (b->bound == NULL || lost == NULL))
+    double *pdev = st == PFLREF_OK
+                       ? calloc(b->base.nvalues + 1, sizeof *pdev)
+                       : NULL;
+    if (st == PFLREF_OK) {
+        b->jump = calloc(b->base.nvalues + 1, sizeof *b->jump);
+        b->lost = calloc(b->base.count + 1, 1);
+    }
+    if (st == PFLREF_OK && (b->bound == NULL || lost == NULL ||
+                            pdev == NULL || b->jump == NULL ||
+                            b->lost == NULL))
         st = pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
     uint64_t seeds = opt->mca_seed;
     for (size_t k = 0; st == PFLREF_OK && k < K; k++) {
         rep->mca_seeds[k] = next_seed(&seeds);
         pflref_mca m = {.u = {u[0], u[1]}, .state = rep->mca_seeds[k]};
-        st = perturbed_run(&b->base, &m, run, ctx, b->bound, lost, err);
+        st = perturbed_run(&b->base, &m, run, ctx, b->bound, lost, 0, err);
     }
-    if (st == PFLREF_OK)
-        set_bounds(keys, b, lost, C, rep->mca_u, rep);
+    /* the probes: the next seeds of the stream, S times the roundoff;
+     * what they lose is lost for a candidate too, not chaotic */
+    for (size_t k = 0; st == PFLREF_OK && k < PFLREF_MCA_PROBE_RUNS; k++) {
+        pflref_mca m = {.u = {PFLREF_MCA_PROBE_SCALE * u[0],
+                              PFLREF_MCA_PROBE_SCALE * u[1]},
+                        .state = next_seed(&seeds)};
+        st = perturbed_run(&b->base, &m, run, ctx, pdev, b->lost, 1, err);
+    }
+    if (st == PFLREF_OK) {
+        for (size_t r = 0; r < b->base.count; r++)
+            b->lost[r] |= lost[r];
+        set_bounds(keys, b, lost, pdev, C, rep->mca_u, rep);
+    }
+    free(pdev);
     free(lost);
     if (st != PFLREF_OK)
         pflref_mca_bounds_free(b);
@@ -207,26 +257,48 @@ const double *pflref_mca_bound(const pflref_mca_bounds *b,
     return e != NULL && e->len == key->len ? b->bound + e->offset : NULL;
 }
 
+const double *pflref_mca_jump(const pflref_mca_bounds *b,
+                              const pflref_record *key, size_t hint)
+{
+    const pflref_record *e = find_key(&b->base, key, hint);
+    return e != NULL && e->len == key->len ? b->jump + e->offset : NULL;
+}
+
+int pflref_mca_lost(const pflref_mca_bounds *b, const pflref_record *key,
+                    size_t hint)
+{
+    const pflref_record *e = find_key(&b->base, key, hint);
+    return e != NULL && b->lost[e - b->base.records];
+}
+
 void pflref_mca_bounds_free(pflref_mca_bounds *b)
 {
     pflref_trajectory_free(&b->base);
     free(b->bound);
-    b->bound = NULL;
+    free(b->jump);
+    free(b->lost);
+    b->bound = b->jump = NULL;
+    b->lost = NULL;
 }
 
 /* The perturbation of pflref_mca_begin (one per thread). */
 static PFLREF_THREAD_LOCAL pflref_mca session;
 
-void pflref_mca_begin(pflref_precision p, uint64_t seed)
+void pflref_mca_begin_scaled(pflref_precision p, uint64_t seed, double scale)
 {
     double u[2];
     pflref_mca_units(p, u);
-    if (u[0] == 0.0 && u[1] == 0.0) {
+    if ((u[0] == 0.0 && u[1] == 0.0) || !(scale > 0.0)) {
         pflref_mca_active = NULL;
         return;
     }
-    session = (pflref_mca){.u = {u[0], u[1]}, .state = seed};
+    session = (pflref_mca){.u = {scale * u[0], scale * u[1]}, .state = seed};
     pflref_mca_active = &session;
+}
+
+void pflref_mca_begin(pflref_precision p, uint64_t seed)
+{
+    pflref_mca_begin_scaled(p, seed, 1.0);
 }
 
 void pflref_mca_end(void)

@@ -19,6 +19,17 @@ typedef pflref_status (*pflref_mca_runner)(void *ctx, pflref_trajectory *tj,
 typedef struct {
     pflref_trajectory base;
     double *bound;
+    /* Discontinuities, from PFLREF_MCA_PROBE_RUNS probe runs at
+     * PFLREF_MCA_PROBE_SCALE times the unit roundoff: jump[offset + j] > 0
+     * when the probes move entry j by more than its bound (rounding four
+     * times the candidate's should move it at most a quarter of C times
+     * the spread: more is a jump, a kink within reach), the band C ×
+     * (the probes' largest deviation) + the floor within which a candidate
+     * is on a branch the probes took; 0 elsewhere.  lost[r] when a
+     * perturbed or probe run did not produce base record r (with its
+     * length). */
+    double *jump;
+    unsigned char *lost;
 } pflref_mca_bounds;
 
 /* The unit roundoffs of a precision: u[PFLREF_MCA_PRODUCT] of kernel
@@ -32,7 +43,9 @@ void pflref_mca_units(pflref_precision p, double u[2]);
  * largest magnitude) (C = opt->mca_c, 0: 16; A = PFLREF_MCA_FLOOR_UNITS;
  * k the step of a step record, else 0).  Records whose bound reaches their
  * own magnitude, or that a perturbed run did not produce, are counted in
- * rep->mca_chaotic (the first in rep->mca_first_chaotic).  On error
+ * rep->mca_chaotic (the first in rep->mca_first_chaotic).  Then
+ * PFLREF_MCA_PROBE_RUNS probe runs at PFLREF_MCA_PROBE_SCALE × u (seeds:
+ * the next draws of the same stream) set b->jump and b->lost.  On error
  * nothing is left allocated. */
 pflref_status pflref_mca_measure(const pflref_trajectory *keys,
                                  const pflref_check_options *opt,
@@ -45,6 +58,16 @@ pflref_status pflref_mca_measure(const pflref_trajectory *keys,
  * index hint first), or NULL when the base run has none of key's length. */
 const double *pflref_mca_bound(const pflref_mca_bounds *b,
                                const pflref_record *key, size_t hint);
+
+/* The discontinuity bands of the entries of key's record (jump above), or
+ * NULL when the base run has none of key's length. */
+const double *pflref_mca_jump(const pflref_mca_bounds *b,
+                              const pflref_record *key, size_t hint);
+
+/* Whether a perturbed or probe run did not produce key's record (with the
+ * base run's length): a candidate without it is at a discontinuity. */
+int pflref_mca_lost(const pflref_mca_bounds *b, const pflref_record *key,
+                    size_t hint);
 
 void pflref_mca_bounds_free(pflref_mca_bounds *b);
 

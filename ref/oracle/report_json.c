@@ -133,6 +133,17 @@ static json_t *mca_json(tree *t, const pflref_golden_report *rep)
     put(t, o, "first_chaotic", rep->mca_chaotic > 0
                                    ? divergence_json(t, &rep->mca_first_chaotic)
                                    : json_null());
+    /* entries at a discontinuity of the runs (precision.c, "Kinks and
+     * jumps"): no evidence either way */
+    put(t, o, "probe_runs", count(PFLREF_MCA_PROBE_RUNS));
+    put(t, o, "probe_scale", real_or_null(PFLREF_MCA_PROBE_SCALE));
+    put(t, o, "kinks", count(rep->mca_kinks));
+    put(t, o, "first_kink", rep->mca_kinks > 0
+                                ? divergence_json(t, &rep->mca_first_kink)
+                                : json_null());
+    put(t, o, "kink_reason", rep->mca_kinks > 0
+                                 ? json_string(rep->mca_kink_reason)
+                                 : json_null());
     return o;
 }
 
@@ -148,7 +159,7 @@ pflref_status pflref_golden_report_json(const pflref_golden_report *rep,
     put(&t, root, "id", json_string(rep->id));
     put(&t, root, "passed",
         json_boolean(rep->mismatches == 0 && !rep->wrong_outcome &&
-                     rep->mca_chaotic == 0));
+                     rep->mca_chaotic == 0 && rep->mca_kinks == 0));
     const pflref_quantity_stats all = {
         .quantities = rep->quantities, .numbers = rep->numbers,
         .mismatches = rep->mismatches, .max_abs_err = rep->max_abs_err,

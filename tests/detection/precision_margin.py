@@ -31,14 +31,20 @@ things on the golden vectors:
    construction, held to the bound of the K others.  A trial is flagged
    when some entry exceeds t_j; counted at C = 1, 2, 4, 8, 16.  Trials
    whose records are chaotic at that C and within the bound count as
-   inconclusive, as in the check.
+   inconclusive, as in the check.  Each pool also has P probe runs at
+   S times the roundoff (the check's discontinuity probes: PFLREF_MCA_PROBE_*
+   in include/pflref/golden.h); an entry out of the bound but within the
+   jump band of the probes, or a record a perturbed run lacks too, counts
+   as a kink (inconclusive), as in the check.  --no-probes leaves them out
+   (the check before the probes) for the figures before/after.
 
 usage: precision_margin.py [--margins] [--loo] [--precision fp32|bf16]
                            [--pools N] [--include GLOB]... [--bugs N]
-                           [--json OUT]
+                           [--no-probes] [--json OUT]
   (neither --margins nor --loo: both)
-  --pools N     N pools of K + 1 runs per vector for --loo (default 1:
-                325 vectors × 9 trials = 2,925 trials)
+  --pools N     N pools of K + 1 runs (and P probes) per vector for --loo
+                (default 1:
+                367 vectors × 9 trials = 3,303 trials)
   --include G   only vectors whose id matches the glob G
   --bugs N      only the first N bugs of each catalogue file
   --every-vector  run every bug on every vector (default: on its own
@@ -74,6 +80,8 @@ PRECISIONS = {"fp32": (1, 2.0 ** -24, "float32"),
 K = 8                   # PFLREF_MCA_RUNS
 FLOOR_UNITS = 4.0       # PFLREF_MCA_FLOOR_UNITS
 C_DEFAULT = 16.0        # PFLREF_MCA_C
+PROBES = 16             # PFLREF_MCA_PROBE_RUNS
+PROBE_SCALE = 4.0       # PFLREF_MCA_PROBE_SCALE
 CS = (1.0, 2.0, 4.0, 8.0, 16.0)
 FP64_FLOOR = (1e-13, 1e-11)
 MASK = (1 << 64) - 1
@@ -103,6 +111,9 @@ def library():
     lib = _lib.library()
     lib.pflref_mca_begin.argtypes = [ctypes.c_int, ctypes.c_uint64]
     lib.pflref_mca_begin.restype = None
+    lib.pflref_mca_begin_scaled.argtypes = [ctypes.c_int, ctypes.c_uint64,
+                                            ctypes.c_double]
+    lib.pflref_mca_begin_scaled.restype = None
     lib.pflref_mca_end.argtypes = []
     lib.pflref_mca_end.restype = None
     return lib
@@ -127,10 +138,11 @@ def records(doc):
     return out
 
 
-def run(lib, text, folder, prec=None, seed=None):
-    """The reference's records of the vector, perturbed when prec."""
+def run(lib, text, folder, prec=None, seed=None, scale=1.0):
+    """The reference's records of the vector, perturbed when prec (at
+    scale times its unit roundoff)."""
     if prec is not None:
-        lib.pflref_mca_begin(PRECISIONS[prec][0], seed)
+        lib.pflref_mca_begin_scaled(PRECISIONS[prec][0], seed, scale)
     try:
         return records(json.loads(_lib.run_text(text, folder)))
     except _errors.Error:
@@ -144,56 +156,88 @@ class Bound:
     """The check's bound of every expected entry, from the unperturbed run
     and perturbed runs (ref/oracle/precision.c, set_bounds)."""
 
-    def __init__(self, base, runs, u):
-        self.u, self.base, self.spread, self.lost = u, base, {}, set()
+    def __init__(self, base, runs, u, probes=()):
+        self.u, self.base = u, base
+        self.spread, self.lost = self.deviations(base, runs)
+        # the probes: what they lose is lost for a candidate (any_lost),
+        # not chaotic; a probe that diverged (None) is left out
+        self.probe, plost = self.deviations(
+            base, [p for p in probes if p is not None])
+        self.any_lost = self.lost | plost
+
+    @staticmethod
+    def deviations(base, runs):
+        spread, lost = {}, set()
         for key, x0 in base.items():
             s = [0.0] * len(x0)
             for xk in runs:
                 xs = None if xk is None else xk.get(key)
                 if xs is None or len(xs) != len(x0):
-                    self.lost.add(key)
+                    lost.add(key)
                     continue
                 for j, (a, b) in enumerate(zip(xs, x0)):
                     d = abs(a - b)
                     s[j] = max(s[j], math.inf if math.isnan(d) else d)
-            self.spread[key] = s
+            spread[key] = s
+        return spread, lost
 
     def of(self, key, C):
-        """(bounds of the record's entries, chaotic) at C; None: no base."""
+        """(bounds of the record's entries, chaotic, jump bands) at C;
+        None: no base.  A jump band is C × the probes' deviation + floor
+        where the probes move the entry beyond its bound, else 0
+        (ref/oracle/precision.c, set_bounds)."""
         if key not in self.base:
-            return None, False
-        x0, s = self.base[key], self.spread[key]
+            return None, False, None
+        x0, s, q = self.base[key], self.spread[key], self.probe[key]
         scale = max((abs(x) for x in x0), default=0.0)
         ev, step = key[0][0], key[0][4]
         k = float(step) if ev == "step" and step and step > 0 else 0.0
         floor = (FLOOR_UNITS + k) * self.u * scale
         spread = max(s, default=0.0)
         chaotic = key in self.lost or (spread > 0.0 and C * spread >= scale)
-        return [C * sj + floor for sj in s], chaotic
+        b = [C * sj + floor for sj in s]
+        jump = [C * qj + floor if math.isfinite(qj) and qj > bj else 0.0
+                for qj, bj in zip(q, b)]
+        return b, chaotic, jump
 
 
-def judge(expected, cand, bound, tol, C):
+def judge(expected, cand, bound, tol, C, kinks=True):
     """(worst ratio |x − r| / t over the records, its key, structural,
-    chaotic) of a candidate against the expectation."""
+    chaotic, kinks) of a candidate against the expectation.  With kinks,
+    an entry out of t but within its jump band, and a record missing or
+    of another length that a perturbed run lacks too, are kinks (counted,
+    not in the ratio), as in the check (ref/oracle/golden.c,
+    compare_records)."""
     atol, rtol = max(tol[0], FP64_FLOOR[0]), max(tol[1], FP64_FLOOR[1])
-    worst, where, structural, chaotic = 0.0, None, False, False
+    worst, where, structural, chaotic, nkinks = 0.0, None, False, False, 0
     for key, r in expected.items():
         x = cand.get(key)
         if x is None or len(x) != len(r):
-            structural, where = True, key
+            if kinks and key in bound.any_lost:
+                nkinks += 1
+            else:
+                structural, where = True, key
             continue
-        b, ch = bound.of(key, C)
+        b, ch, jump = bound.of(key, C)
         chaotic |= ch
+        rec_worst, rec_where, rec_kink = 0.0, None, False
         for j, (xj, rj) in enumerate(zip(x, r)):
             t = atol + rtol * abs(rj)
             if b is not None and b[j] > t:
                 t = b[j]
             d = abs(xj - rj)
+            if kinks and jump is not None and t < d <= jump[j]:
+                rec_kink = True
+                continue
             ratio = math.inf if math.isnan(d) else (d / t if t > 0 else
                                                     (math.inf if d else 0.0))
-            if ratio > worst:
-                worst, where = ratio, key
-    return worst, where, structural, chaotic
+            if ratio > rec_worst:
+                rec_worst, rec_where = ratio, key
+        if rec_kink and rec_worst <= 1.0:
+            nkinks += 1
+        if rec_worst > worst:
+            worst, where = rec_worst, rec_where
+    return worst, where, structural, chaotic, nkinks
 
 
 # ---- the golden vectors -----------------------------------------------------------
@@ -229,46 +273,58 @@ def vectors(include):
 
 # ---- 2. leave-one-out -------------------------------------------------------------
 
-def leave_one_out(lib, vecs, prec, pools, log):
+def leave_one_out(lib, vecs, prec, pools, log, probes=True):
     u = PRECISIONS[prec][1]
     flagged = {C: 0 for C in CS}
     inconclusive = {C: 0 for C in CS}
+    kinked = {C: 0 for C in CS}
     worst = {C: (0.0, None) for C in CS}
     trials = 0
     examples = {C: [] for C in CS}
+    examples["kink"] = []
     for n, v in enumerate(vecs):
         base = run(lib, v["text"], v["folder"])
         for p in range(pools):
             # new seeds, never a check's: the stream of root 2^63 + vector
             # number · 1000 + pool
-            pool = seeds((1 << 63) + 1000 * n + p, K + 1)
-            runs = [run(lib, v["text"], v["folder"], prec, s) for s in pool]
+            pool = seeds((1 << 63) + 1000 * n + p, K + 1 + PROBES)
+            runs = [run(lib, v["text"], v["folder"], prec, s)
+                    for s in pool[:K + 1]]
+            probe = [run(lib, v["text"], v["folder"], prec, s, PROBE_SCALE)
+                     for s in pool[K + 1:]] if probes else []
             for i, cand in enumerate(runs):
                 if cand is None:
                     continue
                 others = runs[:i] + runs[i + 1:]
-                bound = Bound(base, others, u)
+                bound = Bound(base, others, u, probe)
                 trials += 1
                 for C in CS:
-                    ratio, key, structural, chaotic = judge(
-                        v["expected"], cand, bound, v["tol"], C)
+                    ratio, key, structural, chaotic, nk = judge(
+                        v["expected"], cand, bound, v["tol"], C, probes)
+                    if not structural and ratio <= 1.0 and nk:
+                        kinked[C] += 1
+                        if C == C_DEFAULT and len(examples["kink"]) < 10:
+                            examples["kink"].append("%s (run %d)"
+                                                    % (v["id"], i))
                     if structural or ratio > 1.0:
                         flagged[C] += 1
                         if len(examples[C]) < 5:
                             examples[C].append("%s (run %d): ratio %.3g at %s"
                                                % (v["id"], i, ratio, key[0]))
-                    elif chaotic:
+                    elif chaotic or nk:
                         inconclusive[C] += 1
                     if ratio > worst[C][0] and not structural:
                         worst[C] = (ratio, v["id"])
         if log and (n + 1) % 50 == 0:
             log("loo: %d/%d vectors" % (n + 1, len(vecs)))
     return {"trials": trials, "K": K, "precision": prec,
+            "probes": PROBES if probes else 0,
             "false_positives": {str(C): flagged[C] for C in CS},
             "inconclusive": {str(C): inconclusive[C] for C in CS},
+            "kinks": {str(C): kinked[C] for C in CS},
             "worst_ratio": {str(C): worst[C][0] for C in CS},
             "worst_vector": {str(C): worst[C][1] for C in CS},
-            "examples": {str(C): examples[C] for C in CS}}
+            "examples": {str(C): examples[C] for C in list(CS) + ["kink"]}}
 
 
 # ---- 1. margins of the bug catalogue ----------------------------------------------
@@ -309,16 +365,19 @@ def catalogue(per_file, every):
     return out
 
 
-def margins(lib, vecs, prec, per_file, every, cli, log):
+def margins(lib, vecs, prec, per_file, every, cli, log, probes=True):
     u = PRECISIONS[prec][1]
     dtype = PRECISIONS[prec][2]
     bounds = {}
-    check_seeds = seeds(0, K)
+    # the check's seeds: K runs, then its probes (ref/oracle/precision.c)
+    check_seeds = seeds(0, K + PROBES)
     for v in vecs:
         base = run(lib, v["text"], v["folder"])
         runs = [run(lib, v["text"], v["folder"], prec, s)
-                for s in check_seeds]
-        bounds[v["id"]] = Bound(base, runs, u)
+                for s in check_seeds[:K]]
+        probe = [run(lib, v["text"], v["folder"], prec, s, PROBE_SCALE)
+                 for s in check_seeds[K:]] if probes else []
+        bounds[v["id"]] = Bound(base, runs, u, probe)
     worker = subprocess.Popen(
         [sys.executable, "-c", WORKER,
          os.path.join(ROOT, "docs", "examples"), dtype],
@@ -332,6 +391,7 @@ def margins(lib, vecs, prec, per_file, every, cli, log):
         os.makedirs(outdir, exist_ok=True)
         best = (0.0, None, None)
         structural, ran = [], 0
+        before = False      # flagged by the bound alone (no kink rule)
         for v in vecs:
             if alg is not None and v["algorithm"] != alg:
                 continue
@@ -343,11 +403,14 @@ def margins(lib, vecs, prec, per_file, every, cli, log):
             ran += 1
             with open(out) as f:
                 cand = records(json.load(f))
-            ratio, key, struct, _ = judge(v["expected"], cand,
-                                          bounds[v["id"]], v["tol"],
-                                          C_DEFAULT)
+            ratio, key, struct, _, _ = judge(v["expected"], cand,
+                                             bounds[v["id"]], v["tol"],
+                                             C_DEFAULT, probes)
             if struct:
                 structural.append(v["id"])
+            r0, _, s0, _, _ = judge(v["expected"], cand, bounds[v["id"]],
+                                    v["tol"], C_DEFAULT, False)
+            before |= s0 or r0 > 1.0
             if ratio > best[0]:
                 best = (ratio, v["id"], key)
         flagged_py = best[0] > 1.0 or bool(structural)
@@ -365,6 +428,7 @@ def margins(lib, vecs, prec, per_file, every, cli, log):
             disagree.append(bug)
         results.append({"bug": bug, "vectors_run": ran,
                         "flagged": flagged_c,
+                        "flagged_without_kinks": before,
                         "margin": best[0] if best[0] > 1.0 or not structural
                         else None,
                         "structural": structural[:3],
@@ -391,6 +455,11 @@ def margins(lib, vecs, prec, per_file, every, cli, log):
             "flagged_by_structure_only": sum(
                 1 for r in flagged if not (r["margin"] and r["margin"] > 1)),
             "not_flagged": [r["bug"] for r in results if not r["flagged"]],
+            "flagged_without_kinks": sum(
+                1 for r in results if r["flagged_without_kinks"]),
+            "lost_to_kinks": [r["bug"] for r in results
+                              if r["flagged_without_kinks"] and
+                              not r["flagged"]],
             "margin_quantiles": quant,
             "smallest": finite[:10], "disagreements": disagree,
             "all": results}
@@ -405,6 +474,9 @@ def main():
     ap.add_argument("--include", action="append", default=[])
     ap.add_argument("--bugs", type=int, default=-1)
     ap.add_argument("--every-vector", action="store_true")
+    ap.add_argument("--no-probes", action="store_true",
+                    help="leave the discontinuity probes out (the check "
+                    "before them; the C's verdicts then differ)")
     ap.add_argument("--json", metavar="OUT")
     a = ap.parse_args()
     both = not a.margins and not a.loo
@@ -419,26 +491,31 @@ def main():
     report, rc = {"vectors": len(vecs)}, 0
     t0 = time.process_time()
     if a.loo or both:
-        loo = leave_one_out(lib, vecs, a.precision, a.pools, log)
+        loo = leave_one_out(lib, vecs, a.precision, a.pools, log,
+                            not a.no_probes)
         report["loo"] = loo
         print("leave-one-out (%s, K = %d): %d trials; flagged at C = %s"
               % (a.precision, K, loo["trials"], ", ".join(
                   "%g: %d" % (C, loo["false_positives"][str(C)])
                   for C in CS)))
-        print("  inconclusive at C = 16: %d; largest ratio at C = 16: %.3g"
-              " (%s)" % (loo["inconclusive"]["16.0"],
-                         loo["worst_ratio"]["16.0"],
-                         loo["worst_vector"]["16.0"]))
+        print("  inconclusive at C = 16: %d (of which %d only at a kink); "
+              "largest ratio at C = 16: %.3g (%s)"
+              % (loo["inconclusive"]["16.0"], loo["kinks"]["16.0"],
+                 loo["worst_ratio"]["16.0"], loo["worst_vector"]["16.0"]))
         rc |= loo["false_positives"]["16.0"] > 0
     t1 = time.process_time()
     if a.margins or both:
-        m = margins(lib, vecs, a.precision, a.bugs, a.every_vector, cli, log)
+        m = margins(lib, vecs, a.precision, a.bugs, a.every_vector, cli, log,
+                    not a.no_probes)
         report["margins"] = m
         q = m["margin_quantiles"]
         print("margins (%s, C = 16): %d bugs, %d flagged (%d by a record "
               "missing or added only); C's verdicts disagree on %d"
               % (a.precision, m["bugs"], m["flagged"],
                  m["flagged_by_structure_only"], len(m["disagreements"])))
+        print("  without the kink rule: %d flagged; lost to the kink rule: %s"
+              % (m["flagged_without_kinks"],
+                 " ".join(m["lost_to_kinks"]) or "none"))
         if q:
             print("  margin: min %.3g, 10%% %.3g, 25%% %.3g, median %.3g, "
                   "90%% %.3g, max %.3g" % (q["0.0"], q["0.1"], q["0.25"],
