@@ -1412,6 +1412,18 @@ static const lettered_case LETTERED[] = {
      "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes "
      "here"},
 #undef APFL_BN
+    /* -- FedPAC's client optimizers and APPLE's limited downloads (F) -- */
+#define PAC_OPT(sw) "\"algorithm\": {\"name\": \"fedpac\", " \
+    "\"hyperparameters\": {\"eta\": 0.1, \"fedpac.lambda\": 0.5, " \
+    "\"fedpac.eta_phi\": 0.2, \"fedpac.tau_phi\": 1, " \
+    "\"opt.momentum\": 0.5, \"opt.weight_decay\": 0.001}, " \
+    "\"switches\": {" sw "}}"
+    {"F1", "fedpac: a weight-decay scope of a split",
+     SPEC(MOON_MLP, MOON_DATA, PAC_OPT("\"opt.decay_scope\": \"shared\""),
+          ONE_ROUND),
+     "algorithm.switches.opt.decay_scope",
+     "fedpac has no split of shared and personal blocks"},
+#undef PAC_OPT
 /* dropout (docs/models.md, "Dropout"): dense 2 → 3, dropout "d" (p = 1/4),
  * dense 3 → 1 on TWO; one round of client 0 on its two samples */
 #define DROP_MLP(p) LAYERS("[2]", "squared", "{\"type\": \"dense\", \"out\": 3}, " \
@@ -1524,7 +1536,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYCXQMJEBGHVIUZ";
+    static const char letters[] = "LSAYCXQMJEBGHVIUZF";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

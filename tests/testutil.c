@@ -461,10 +461,12 @@ void tu_assert_catalogue(const tu_catalogue_row *rows, size_t n, char letter)
     char *doc = tu_read(path);
     ck_assert_msg(doc != NULL, "cannot read %s", path);
     char row[256];
+    const char *last = doc;   /* the last row found: its section is searched */
     for (size_t i = 0; i < n; i++) {
         snprintf(row, sizeof row, "| %s | %s |", rows[i].no, rows[i].name);
         const char *at = strstr(doc, row);
         ck_assert_msg(at != NULL, "the catalogue lacks \"%s\"", row);
+        last = at;
         const char *eol = strchr(at, '\n');
         snprintf(row, sizeof row, "`%s`", rows[i].test);
         const char *t = strstr(at, row);
@@ -472,9 +474,14 @@ void tu_assert_catalogue(const tu_catalogue_row *rows, size_t n, char letter)
                       "the catalogue's row %s does not name %s", rows[i].no,
                       rows[i].test);
     }
+    /* no row n + 1 in the section of the last row (up to the next
+     * heading): another section may reuse the letter for rows of its own
+     * numbering (the freeze rows F1.., the checks of other tests) */
     snprintf(row, sizeof row, "| %c%zu | ", letter, n + 1);
-    ck_assert_msg(strstr(doc, row) == NULL, "the catalogue has a row %s",
-                  row);
+    const char *end = n > 0 ? strstr(last, "\n#") : NULL;
+    const char *extra = strstr(last, row);
+    ck_assert_msg(extra == NULL || (end != NULL && extra > end),
+                  "the catalogue has a row %s", row);
     free(doc);
     free(path);
 }

@@ -107,6 +107,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "fedpac-distance-mse",
     "fedpac-missing-centroid",
     "fedpac-missing-own",
+    "fedpac-optimizers",
     "fedpac-order",
     "fedpac-statistics",
     "fedproto-client-protos",
