@@ -18,6 +18,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "apple-core-step",
     "apple-downloads",
     "apple-lambda-round",
+    "apple-limited-downloads",
     "apple-optimizer-groups",
     "apple-order",
     "apple-p-grad",
