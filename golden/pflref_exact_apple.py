@@ -86,6 +86,22 @@ Bugs (replay(spec, bugs); MUTANTS maps the vectors' flags to them):
                       takes the plain step p_i <- p_i - eta_p dp
   opt-one-lr          with a client optimizer: one step size (the core's)
                       for both parameter groups
+  downloads-ignored   limited downloads (apple.M): every core downloaded
+                      all the same (the round's lists ignored)
+  stale-flip          apple.stale read the other way
+  stale-dropped       a core not downloaded this round left out of the
+                      mixture (taken as 0)
+
+Limited downloads (apple.M set; the paper's M < N - 1 cores per round, the
+authors' get_download_which, ljaiverson/pFL-APPLE utils/apple.py:18-76):
+a round's "peers" lists for each participant the M other cores it
+downloads (a round without the list downloads every core).  Each client
+keeps a copy of every core (the authors' ClientNet, persistent per
+client): l. 4 replaces the listed ones by the snapshot's (or, under
+apple.peers = sequential, the current) cores; the others stay as the
+client's last download left them (apple.stale = last_download: the
+authors' prepare_client_model skips them, :34-37) or are w0 (initial).
+The steps, the gradient of p_i and w_p^(i) use the client's copies.
 
 The client optimizer (opt.*, golden/pflref_exact_optim.py), when the spec
 sets one: the authors' one torch.optim.SGD per client update over two
@@ -145,7 +161,12 @@ MUTANTS = {
     "local-step-count": ["step-extra", "step-fewer"],
     "batch-mean": ["batch-sum"],
     "apple-optimizer-groups": ["opt-p-plain", "opt-one-lr"],
+    "apple-limited-downloads": ["downloads-ignored", "stale-flip",
+                                "stale-dropped"],
 }
+# apple.stale (a core not downloaded this round): kept apart from SWITCHES,
+# whose second values every change a run without limited downloads
+STALE = ["last_download", "initial"]
 
 # cos(pi q) for the rational q where it is rational (q in [0, 1])
 COS_PI = {Fraction(0): Fraction(1), Fraction(1, 3): Fraction(1, 2),
@@ -180,9 +201,10 @@ def settings(algorithm):
     sw = {k: v[0] for k, v in SWITCHES.items()}
     sw.update(PRESETS.get(algorithm.get("preset", "paper"), {}))
     sw.update(algorithm.get("switches", {}))
+    sw.setdefault("apple.stale", STALE[0])
     hp = {}
     for k, v in algorithm["hyperparameters"].items():
-        hp[k] = int(v) if k == "apple.L" else exact(v)
+        hp[k] = int(v) if k in ("apple.L", "apple.M") else exact(v)
     return hp, sw
 
 
@@ -375,7 +397,13 @@ def replay(spec, bugs=frozenset()):
         view = OptView(pr, N)
         opt = po.Optimizers(po.config(spec["algorithm"]), view, 1, view.group,
                             bugs)
+    if "stale-flip" in bugs:
+        sw["apple.stale"] = flipped(sw["apple.stale"], STALE)
     W = [list(w0) for _ in range(N)]
+    # limited downloads (apple.M): client i's copy of every core, w0 at
+    # first (the authors' round 0 downloads every core, all w0 then)
+    limited = "apple.M" in hp
+    copies = [[list(w0) for _ in range(N)] for _ in range(N)]
     p = [list(start) for _ in range(N)]
     w_p = [mix(p[i], W, pr.P) for i in range(N)]
     trace = Trace()
@@ -384,11 +412,28 @@ def replay(spec, bugs=frozenset()):
         snapshot = [list(w) for w in W]   # apple.peers = sequential: updated
         lam = lambda_of(t, hp, sw, bugs)
         # req: apple.alg1.l3
+        lists = dict(zip(rnd["clients"], rnd["peers"])) if "peers" in rnd \
+            else None
         for i, steps in sorted(zip(rnd["clients"], rnd["batches"])):
             # req: apple.alg1.l4
             seen = W if "live-downloads" in bugs else snapshot
             cores = [list(seen[j]) if j != i else list(W[i])
                      for j in range(N)]
+            if limited:
+                # req: apple.downloads
+                for j in range(N):
+                    listed = (lists is None or j in lists[i]
+                              or "downloads-ignored" in bugs)
+                    if j == i:
+                        continue
+                    if listed:
+                        copies[i][j] = list(seen[j])
+                    elif sw["apple.stale"] == "initial":
+                        copies[i][j] = list(w0)
+                    if "stale-dropped" in bugs and not listed:
+                        copies[i][j] = [Fraction(0)] * pr.P
+                cores = [list(copies[i][j]) if j != i else list(W[i])
+                         for j in range(N)]
             trace.emit("note", "train", t, i, None, "lambda", [lam])
             trace.emit("client_begin", "train", t, i, 0, "w_i", W[i])
             if opt is not None:

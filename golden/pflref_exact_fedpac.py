@@ -58,6 +58,17 @@ Bugs (realistic implementation mistakes; check_mutants, golden/audit.py):
   proto-counts     uniform centroid weights configured, n_{i,k} used
   drawn-batches    a round's batch lists paired with its drawn order
                    instead of its ascending clients
+  opt-head-plain   with a client optimizer: the classifier's steps plain
+  opt-body-plain   with a client optimizer: the feature extractor's plain
+  opt-one-lr       with a client optimizer: the classifier's steps at η
+  (and pflref_exact_optim's bugs: slots-shared, the state lifetimes, ...)
+The client optimizers (opt.*, pflref_exact_optim.py, on Fractions: each
+step's inputs are the exact values of the 60-digit decimals, its outputs
+rounded back to 60 digits): the authors' two torch.optim.SGD objects of a
+client update (methods/fedpac.py:194-195 the classifier's, lr η_φ;
+:220-221 the feature extractor's, lr η), optimizer 0 stepping the head's
+blocks in the τ_φ classifier steps and optimizer 1 the body's in the rest,
+each on its phase's loss gradient; opt.state says how long they live.
 Switches: fedpac.distance, fedpac.alpha_small (with fedpac.alpha_eps),
 fedpac.missing (own_start: from round 1, the client's own class means at
 θ^(t) stand in for a missing centroid), fedpac.centroid_weights; presets
@@ -65,8 +76,11 @@ official and pfllib (PRESETS).
 """
 from decimal import Decimal, localcontext
 
+from fractions import Fraction
+
 from pflref_exact_moon import Net, Party, dec
 from pflref_golden import Trace
+import pflref_exact_optim as po
 
 PREC = 60
 D0 = Decimal(0)
@@ -78,6 +92,10 @@ PRESETS = {
                  "fedpac.missing": "own_start"},
     "pfllib": {"fedpac.distance": "mse", "fedpac.alpha_small": "raw",
                "fedpac.centroid_weights": "uniform"},
+    "official_run": {"fedpac.distance": "mse",
+                     "fedpac.alpha_small": "renormalised",
+                     "fedpac.missing": "own_start",
+                     "opt.momentum": 0.5, "opt.weight_decay": 0.0005},
 }
 
 MUTANTS = {
@@ -97,6 +115,8 @@ MUTANTS = {
     "aggregation-weights": ["theta-uniform"],
     "stale-personal-state": ["phi-reset"],
     "local-step-count": ["epochs-plus-one", "epochs-minus-one"],
+    "fedpac-optimizers": ["opt-head-plain", "opt-body-plain",
+                          "opt-one-lr"],
     "schedule-drawn-order": ["drawn-batches"],
 }
 
@@ -132,6 +152,53 @@ def settings(algorithm, bugs):
     if "align-dim" in bugs:
         s["mse"] = not s["mse"]
     return s
+
+
+def opt_config(algorithm):
+    """The spec's algorithm object with its preset's opt.* keys merged
+    (the spec's own keys win): what pflref_exact_optim.config reads."""
+    pre = {k: u for k, u in
+           PRESETS.get(algorithm.get("preset", "paper"), {}).items()
+           if k.startswith("opt.")}
+    return {"hyperparameters": dict(pre, **algorithm.get("hyperparameters",
+                                                         {})),
+            "switches": dict(algorithm.get("switches", {}))}
+
+
+class OptView:
+    """The optimizer's view of the network: its parameter blocks in layout
+    order (dense layer j: W<j+1>, then b<j+1>), P entries."""
+
+    def __init__(self, net):
+        self.P, self.opt_blocks, j = net.P, [], 0
+        for op in net.ops:
+            if op[0] != "dense":
+                continue
+            j += 1
+            _, ow, ob, n_in, n_out = op
+            self.opt_blocks.append(("W%d" % j,
+                                    list(range(ow, ow + n_in * n_out))))
+            if ob is not None:
+                self.opt_blocks.append(("b%d" % j,
+                                        list(range(ob, ob + n_out))))
+
+
+def optimizers(spec, net, bugs):
+    """The run's two client optimizers per client, or None (plain)."""
+    alg = opt_config(spec["algorithm"])
+    if not po.uses_optimizer({"algorithm": alg}):
+        return None
+    return po.Optimizers(po.config(alg), OptView(net), 2, None,
+                         frozenset(bugs))
+
+
+def opt_step(opt, i, k, g, x, eta, mask):
+    # req: fedpac.opt
+    """Client i's optimizer k on gradient g over the entries of mask,
+    in fractions; back to 60-digit decimals."""
+    out = opt.step(i, k, [Fraction(u) for u in g], [Fraction(u) for u in x],
+                   Fraction(eta), mask)
+    return [Decimal(q.numerator) / Decimal(q.denominator) for q in out]
 
 
 def head_entries(net):
@@ -213,7 +280,7 @@ def body_grad(net, party, theta, batch, cbar, hp, d, bugs, own=None):
 
 
 def local_update(net, party, i, x, batches, cbar, hp, d, head, trace, t,
-                 bugs, own=None):
+                 bugs, own=None, opt=None):
     """ll. 6-7: the τ_φ classifier steps, then the body's; returns
     (x, the head before the body steps)."""
     hs = set(head)
@@ -228,13 +295,22 @@ def local_update(net, party, i, x, batches, cbar, hp, d, head, trace, t,
         if is_head:
             # req: fedpac.alg1.l6
             g = head_grad(net, party, x, batch, head)
-            x = [u - hp["eta_phi"] * gp if p in hs else u
-                 for p, (u, gp) in enumerate(zip(x, g))]
+            eta = hp["eta"] if "opt-one-lr" in bugs else hp["eta_phi"]
+            if opt is not None and "opt-head-plain" not in bugs:
+                x = opt_step(opt, i, 0, g, x, eta,
+                             [1 if p in hs else 0 for p in range(len(x))])
+            else:
+                x = [u - eta * gp if p in hs else u
+                     for p, (u, gp) in enumerate(zip(x, g))]
         else:
             # req: fedpac.alg1.l7
             g = body_grad(net, party, x, batch, cbar, hp, d, bugs, own)
-            x = [u - hp["eta"] * gp if p not in hs else u
-                 for p, (u, gp) in enumerate(zip(x, g))]
+            if opt is not None and "opt-body-plain" not in bugs:
+                x = opt_step(opt, i, 1, g, x, hp["eta"],
+                             [0 if p in hs else 1 for p in range(len(x))])
+            else:
+                x = [u - hp["eta"] * gp if p not in hs else u
+                     for p, (u, gp) in enumerate(zip(x, g))]
         trace.emit("step", "train", t, i, s, "v", x)
     return x
 
@@ -371,6 +447,7 @@ def replay(spec, bugs=frozenset()):
         N = len(parties)
         w0 = [dec(u) for u in spec["init"]["w"]]
         hp = settings(spec["algorithm"], bugs)
+        opt = optimizers(spec, net, bugs)
         # req: fedpac.alg1.l1
         w, v, trace, cbar = list(w0), [list(w0) for _ in parties], Trace(), {}
         last = {}
@@ -392,6 +469,8 @@ def replay(spec, bugs=frozenset()):
                      else (v[i][p] if p in hs else w[p])
                      for p in range(net.P)]
                 trace.emit("client_begin", "train", t, i, 0, "v", x)
+                if opt is not None:
+                    opt.begin(i)        # the client update's optimizers
                 start = list(x)
                 stats[i] = statistics(net, parties[i], x, K, d, bugs)
                 own = None
@@ -404,7 +483,7 @@ def replay(spec, bugs=frozenset()):
                 trace.emit("note", "train", t, i, None, "V", [stats[i][0]])
                 trace.emit("note", "train", t, i, None, "h", stats[i][1])
                 x = local_update(net, parties[i], i, x, batches, cbar, hp, d,
-                                 head, trace, t, bugs, own)
+                                 head, trace, t, bugs, own, opt)
                 last[i] = list(x)
                 if "stats-trained" in bugs:
                     stats[i] = statistics(net, parties[i], x, K, d, bugs)

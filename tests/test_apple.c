@@ -33,6 +33,8 @@ static const char *const VECTORS[] = {
     "golden/apple/worked-pfllib-run-partial.json",
     "golden/optim/apple-momentum-decay.json",
     "golden/optim/apple-adam-client.json",
+    "golden/apple/worked-downloads.json",
+    "golden/apple/worked-downloads-initial.json",
 };
 
 /* Every vector is reproduced: every expected quantity was emitted and is
@@ -42,7 +44,7 @@ START_TEST(test_worked_vectors)
     /* req: apple.alg1.l1, apple.alg1.l2, apple.alg1.l3, apple.alg1.l4 */
     /* req: apple.alg1.l5, apple.alg1.l6, apple.alg1.l7, apple.alg1.l8 */
     /* req: apple.alg1.l9, apple.alg1.l10, apple.alg1.l11, apple.eq1 */
-    /* req: apple.eq4 */
+    /* req: apple.eq4, apple.downloads */
     tu_assert_golden(VECTORS[_i]);
 }
 END_TEST
@@ -511,6 +513,64 @@ START_TEST(test_hyper_refused)
 }
 END_TEST
 
+/* Limited downloads (apple.M) as schedule data: three quadratic clients,
+ * client 1 trains alone in round 0, then clients 0 and 2 in round 1.
+ * Lists that name every other core give the run without lists, bit for
+ * bit; a list that leaves out core 1 (stepped in round 0) makes client 0
+ * mix its copy from its last download, w⁰ (last_download), which is also
+ * what apple.stale = initial gives here; after client 0 downloads core 1
+ * in round 1, omitting it in round 2 differs between the two readings. */
+START_TEST(test_limited_downloads)
+{
+    /* req: apple.downloads */
+    static const char *const fmt =
+        "{\"format\": \"pflref-spec/1\", \"name\": \"x\","
+        " \"model\": {\"kind\": \"quadratic\", \"d\": 1},"
+        " \"problem\": {\"clients\": [{\"a\": [2], \"c\": [1]},"
+        " {\"a\": [1.5], \"c\": [3]}, {\"a\": [0.5], \"c\": [-2]}]},"
+        " \"init\": {\"kind\": \"given\", \"w\": [0.25]},"
+        " \"algorithm\": {\"name\": \"apple\", \"hyperparameters\":"
+        " {\"eta\": 0.2, \"eta_p\": 0.1, \"apple.mu\": 0.5, \"apple.L\": 2"
+        "%s}%s}, \"schedule\": {\"kind\": \"given\", \"rounds\": ["
+        "{\"clients\": [1], \"batches\": [[[0]]]},"
+        " {\"clients\": [0, 2], \"batches\": [[[0]], [[0]]]%s},"
+        " {\"clients\": [0, 1], \"batches\": [[[0]], [[0]]]%s}]}}";
+    static const char *const runs[][4] = {
+        {"", "", "", ""},                                   /* 0: no lists */
+        {", \"apple.M\": 2", "", ", \"peers\": [[1, 2], [0, 1]]",
+         ", \"peers\": [[1, 2], [0, 2]]"},                 /* 1: all */
+        {", \"apple.M\": 1", "", ", \"peers\": [[2], [0]]",
+         ", \"peers\": [[2], [2]]"},                       /* 2: stale */
+        {", \"apple.M\": 1", ", \"switches\": {\"apple.stale\": "
+         "\"initial\"}", ", \"peers\": [[2], [0]]",
+         ", \"peers\": [[2], [2]]"},                       /* 3: initial */
+        {", \"apple.M\": 1", "", ", \"peers\": [[1], [0]]",
+         ", \"peers\": [[2], [2]]"},                       /* 4 */
+        {", \"apple.M\": 1", ", \"switches\": {\"apple.stale\": "
+         "\"initial\"}", ", \"peers\": [[1], [0]]",
+         ", \"peers\": [[2], [2]]"},                       /* 5 */
+    };
+    double v[6][3];
+    char text[2048];
+    for (size_t k = 0; k < 6; k++) {
+        snprintf(text, sizeof text, fmt, runs[k][0], runs[k][1], runs[k][2],
+                 runs[k][3]);
+        pflref_spec *spec = tu_spec(text);
+        pflref_run_result *res = tu_run(spec, NULL);
+        memcpy(v[k], res->v, sizeof v[k]);
+        pflref_run_result_free(res);
+        pflref_spec_free(spec);
+    }
+    for (size_t j = 0; j < 3; j++) {
+        ck_assert_msg(v[1][j] == v[0][j], "core %zu: every core listed", j);
+        ck_assert_msg(v[2][j] == v[3][j], "core %zu: never downloaded", j);
+    }
+    ck_assert_msg(v[2][0] != v[0][0], "core 1 left out: client 0's copy");
+    ck_assert_msg(v[4][0] != v[5][0],
+                  "a copy from round 1 against w⁰ in round 2");
+}
+END_TEST
+
 Suite *apple_suite(void)
 {
     Suite *s = suite_create("apple");
@@ -524,6 +584,7 @@ Suite *apple_suite(void)
     tcase_add_test(tc, test_personalized_model);
     tcase_add_test(tc, test_presets);
     tcase_add_test(tc, test_hyper_refused);
+    tcase_add_test(tc, test_limited_downloads);
     tcase_add_test(tc, test_upload_mixture);
     tcase_add_test(tc, test_peers_sequential);
     suite_add_tcase(s, tc);

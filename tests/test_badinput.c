@@ -1412,6 +1412,58 @@ static const lettered_case LETTERED[] = {
      "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes "
      "here"},
 #undef APFL_BN
+    /* -- FedPAC's client optimizers and APPLE's limited downloads (F) -- */
+#define PAC_OPT(sw) "\"algorithm\": {\"name\": \"fedpac\", " \
+    "\"hyperparameters\": {\"eta\": 0.1, \"fedpac.lambda\": 0.5, " \
+    "\"fedpac.eta_phi\": 0.2, \"fedpac.tau_phi\": 1, " \
+    "\"opt.momentum\": 0.5, \"opt.weight_decay\": 0.001}, " \
+    "\"switches\": {" sw "}}"
+    {"Z18", "fedpac: a weight-decay scope of a split",
+     SPEC(MOON_MLP, MOON_DATA, PAC_OPT("\"opt.decay_scope\": \"shared\""),
+          ONE_ROUND),
+     "algorithm.switches.opt.decay_scope",
+     "fedpac has no split of shared and personal blocks"},
+#undef PAC_OPT
+/* APPLE's limited downloads: three clients, apple.M = m, one round of
+ * clients 0 and 1 with the given peers */
+#define APL_THREE CLIENTS("{\"X\": [[1, 2]], \"y\": [1]}, " \
+    "{\"X\": [[0.5, 1]], \"y\": [3]}, {\"X\": [[2, 0]], \"y\": [2]}")
+#define APL_DL(m) "\"algorithm\": {\"name\": \"apple\", " \
+    "\"hyperparameters\": {\"eta\": 0.1, \"eta_p\": 0.05, " \
+    "\"apple.mu\": 0.3, \"apple.L\": 2" m "}}"
+#define APL_PEERS(pe) GIVEN("{\"clients\": [0, 1], \"batches\": " \
+    "[[[0]], [[0]]], \"peers\": " pe "}")
+    {"Z19", "apple: downloaded cores without apple.M",
+     SPEC(LIN, APL_THREE, APL_DL(""), APL_PEERS("[[1], [2]]")),
+     "schedule.rounds[0].peers", "give apple.M, the number each list holds"},
+    {"Z20", "apple: a download list of the wrong count",
+     SPEC(LIN, APL_THREE, APL_DL(", \"apple.M\": 2"),
+          APL_PEERS("[[1, 2], [2]]")),
+     "schedule.rounds[0].peers[1]", "client 1 downloads 1 cores; apple.M = 2"},
+    {"Z21", "apple: a downloaded core out of range",
+     SPEC(LIN, APL_THREE, APL_DL(", \"apple.M\": 1"),
+          APL_PEERS("[[1], [5]]")),
+     "schedule.rounds[0].peers[1][0]", "5 is out of range [0, 2]"},
+    {"Z22", "apple: a client among its own downloads",
+     SPEC(LIN, APL_THREE, APL_DL(", \"apple.M\": 1"),
+          APL_PEERS("[[0], [2]]")),
+     "schedule.rounds[0].peers[0][0]",
+     "client 0 is listed among its own downloads"},
+    {"Z23", "apple: a core downloaded twice",
+     SPEC(LIN, APL_THREE, APL_DL(", \"apple.M\": 2"),
+          APL_PEERS("[[1, 2], [2, 2]]")),
+     "schedule.rounds[0].peers[1][1]", "core 2 is listed twice"},
+    {"Z24", "apple: download lists not one per participant",
+     SPEC(LIN, APL_THREE, APL_DL(", \"apple.M\": 1"), APL_PEERS("[[1]]")),
+     "schedule.rounds[0].peers", "1 peer lists for 2 clients"},
+    {"Z25", "apple: apple.M not below N",
+     SPEC(LIN, APL_THREE, APL_DL(", \"apple.M\": 3"),
+          APL_PEERS("[[1, 2], [0, 2]]")),
+     "algorithm.hyperparameters.apple.M",
+     "apple.M = 3 cores downloaded per round must be below N = 3"},
+#undef APL_PEERS
+#undef APL_DL
+#undef APL_THREE
 /* dropout (docs/models.md, "Dropout"): dense 2 → 3, dropout "d" (p = 1/4),
  * dense 3 → 1 on TWO; one round of client 0 on its two samples */
 #define DROP_MLP(p) LAYERS("[2]", "squared", "{\"type\": \"dense\", \"out\": 3}, " \

@@ -536,6 +536,85 @@ START_TEST(test_uniform_centroids_and_presets)
 }
 END_TEST
 
+/* The client optimizers (opt.*): optimizer 0 steps the head's entries in
+ * the τ_φ classifier steps, optimizer 1 the body's in the rest, each a new
+ * torch SGD per client update (opt.state = reset).  Against the plain
+ * run from the same w⁰: the first classifier step with weight decay λ_wd
+ * is the plain one minus η_φ λ_wd x0 on the head (b = d at a block's first
+ * step); with momentum μ the first step is the plain one and the second
+ * differs from the plain second by μ (x1 − x0) on the head (the same x1,
+ * so the same gradient); the body never moves in a classifier step nor
+ * the head in a body step; preset official_run is official plus the
+ * authors' SGD(momentum = 0.5, weight_decay = 5e-4). */
+START_TEST(test_client_optimizers)
+{
+    /* req: fedpac.opt, fedpac.preset.official_run */
+    const double eta_phi = 0.45, mu = 0.5, wd = 0.125;
+    pflref_trajectory tj[3];
+    pflref_run_result *r[3];
+    for (int k = 0; k < 3; k++) {
+        tb_case *c = pac_case(0.35, 0.6, eta_phi, 2);
+        if (k == 1)
+            c->hyper.opt.weight_decay = wd;
+        if (k == 2)
+            c->hyper.opt.momentum = mu;
+        tb_round(c, "0", "0 2 | 1 0 | 2 1 | 0 1");
+        r[k] = tb_run_recorded(c, "fedpac", &tj[k]);
+        ck_assert_ptr_nonnull(r[k]);
+        tb_free(c);
+    }
+    const double *x0 = record(&tj[0], PFLREF_EV_CLIENT_BEGIN, 0, 0, 0, "v", P);
+    const double *p1 = record(&tj[0], PFLREF_EV_STEP, 0, 0, 1, "v", P);
+    const double *p2 = record(&tj[0], PFLREF_EV_STEP, 0, 0, 2, "v", P);
+    const double *d1 = record(&tj[1], PFLREF_EV_STEP, 0, 0, 1, "v", P);
+    const double *m1 = record(&tj[2], PFLREF_EV_STEP, 0, 0, 1, "v", P);
+    const double *m2 = record(&tj[2], PFLREF_EV_STEP, 0, 0, 2, "v", P);
+    for (size_t p = 0; p < P; p++) {
+        const int head = p >= W2;
+        const double want_d = head ? p1[p] - eta_phi * wd * x0[p] : x0[p];
+        ck_assert_msg(fabs(d1[p] - want_d) <= 1e-15 * (1 + fabs(want_d)),
+                      "decay, entry %zu: %.17g, want %.17g", p, d1[p],
+                      want_d);
+        ck_assert_msg(m1[p] == p1[p], "momentum's first step, entry %zu", p);
+        const double want_m = head ? p2[p] + mu * (p1[p] - x0[p]) : x0[p];
+        ck_assert_msg(fabs(m2[p] - want_m) <= 1e-15 * (1 + fabs(want_m)),
+                      "momentum's second step, entry %zu: %.17g, want "
+                      "%.17g", p, m2[p], want_m);
+    }
+    /* the body steps (3, 4) leave the head where step 2 put it */
+    for (int k = 1; k < 3; k++) {
+        const double *h2 = record(&tj[k], PFLREF_EV_STEP, 0, 0, 2, "v", P);
+        for (long q = 3; q <= 4; q++) {
+            const double *xq = record(&tj[k], PFLREF_EV_STEP, 0, 0, q, "v",
+                                      P);
+            int body_moved = 0;
+            for (size_t p = 0; p < P; p++) {
+                if (p >= W2)
+                    ck_assert_msg(xq[p] == h2[p], "run %d, step %ld moved "
+                                  "head entry %zu", k, q, p);
+                else
+                    body_moved |= xq[p] != h2[p];
+            }
+            ck_assert_msg(body_moved, "run %d, step %ld left the body", k, q);
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        pflref_trajectory_free(&tj[k]);
+        pflref_run_result_free(r[k]);
+    }
+    tb_case *c = pac_case(0.3, 0.55, 0.4, 1);
+    tb_preset(c, "fedpac", "official_run");
+    ck_assert_int_eq(c->hyper.fedpac.distance, PFLREF_FEDPAC_DISTANCE_MSE);
+    ck_assert_int_eq(c->hyper.fedpac.alpha_small,
+                     PFLREF_FEDPAC_ALPHA_RENORMALISED);
+    ck_assert_int_eq(c->hyper.fedpac.missing, PFLREF_FEDPAC_MISSING_OWN_START);
+    ck_assert(c->hyper.opt.momentum == 0.5);
+    ck_assert(c->hyper.opt.weight_decay == 0.0005);
+    ck_assert_int_eq(c->hyper.opt.state, PFLREF_OPT_STATE_RESET);
+    tb_free(c);
+}
+END_TEST
+
 Suite *fedpac_suite(void)
 {
     Suite *s = suite_create("fedpac");
@@ -548,6 +627,7 @@ Suite *fedpac_suite(void)
     tcase_add_test(tc, test_small_weights);
     tcase_add_test(tc, test_missing_centroid_rules);
     tcase_add_test(tc, test_uniform_centroids_and_presets);
+    tcase_add_test(tc, test_client_optimizers);
     suite_add_tcase(s, tc);
     return s;
 }

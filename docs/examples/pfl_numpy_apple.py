@@ -34,6 +34,15 @@ so the optimizer steps the vector (w_i, p_i) on (p_ii g, dL/dp_i), the
 core's blocks at eta_w and p_i (one tensor) at eta_p; its state lives as
 opt.state says.  Clipping, a decay scope of a split and the core-first
 order are not taken here.
+
+Limited downloads (apple.M, the paper's M < N - 1 cores a round): a
+round's "peers" names, per participant, the other clients whose cores it
+downloads (the authors draw them in get_download_which; here they are
+data).  Every client holds its own copy of every core, w0 to begin with;
+a download overwrites the copy with the server's core of the round's
+start, and a core not downloaded keeps the copy of its last download
+(apple.stale = last_download, the authors' client model keeps it) or is
+w0 again (initial).  A round without peers downloads every core.
 """
 import importlib
 import sys
@@ -44,7 +53,7 @@ ALGORITHM = "apple"
 BUGS = ("apple-no-half-cos", "apple-no-cutoff", "apple-no-pii",
         "apple-prox-twice", "apple-p0-uniform", "apple-p-normalised",
         "apple-live-cores", "apple-train-others", "apple-wp-old-p",
-        "apple-lambda-late", "apple-opt-p-plain")
+        "apple-lambda-late", "apple-opt-p-plain", "apple-stale-fresh")
 
 
 def _base():
@@ -215,14 +224,32 @@ def run(spec, clients, w0, log, bug):
     base = _base()
     if not base.pfl_numpy_optim.plain(base.pfl_numpy_optim.options(spec)):
         opts = _Optimizers(spec, cfg, clients, len(cores[0]), N)
+    limited = cfg.get("apple.M") is not None
+    stale = cfg.get("apple.stale", "last_download")
+    if stale not in ("last_download", "initial"):
+        raise base.Unsupported("apple.stale %r" % stale)
+    # each client's copies of the cores (limited downloads)
+    mine = [[np.array(w0, dtype=float) for _ in clients] for _ in clients]
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         server = [w.copy() for w in cores]
         lam = _lam(cfg, t, bug)
         plan = dict(zip(rnd["clients"], rnd["batches"]))
+        lists = dict(zip(rnd["clients"], rnd["peers"])) \
+            if "peers" in rnd else None
         for i in sorted(plan):
             source = cores if bug == "apple-live-cores" else server
             held = [source[j].copy() if j != i else cores[i].copy()
                     for j in range(N)]
+            if limited:
+                for j in range(N):
+                    if j == i:
+                        continue
+                    if lists is None or j in lists[i] or \
+                            bug == "apple-stale-fresh":
+                        mine[i][j] = source[j].copy()
+                    elif stale == "initial":
+                        mine[i][j] = np.array(w0, dtype=float)
+                    held[j] = mine[i][j].copy()
             log("note", "train", "lambda", np.array([lam]), round=t,
                 client=i)
             log("client_begin", "train", "w_i", cores[i], round=t,

@@ -23,9 +23,14 @@ Switches: fedpac.distance (mse: ÷ d), fedpac.alpha_small (renormalised:
 α ≤ ε dropped, then divided by the sum; raw: dropped only),
 fedpac.missing (own_start: from round 1, a class without a centroid is
 pulled toward the client's own class mean at the received θ),
-fedpac.centroid_weights (uniform: the plain mean); presets official and
-pfllib.
+fedpac.centroid_weights (uniform: the plain mean); presets official,
+official_run and pfllib.
+Client optimizers (opt.*, pfl_numpy_optim): the authors build two torch
+SGD objects per client update, one for the classifier's steps (step η_φ)
+and then one for the feature extractor's (step η); here slot 0 steps the
+head's entries, slot 1 the body's, each living as opt.state says.
 """
+import copy
 import importlib
 import itertools
 import sys
@@ -40,7 +45,8 @@ BUGS = ("fedpac-align-half", "fedpac-lambda-one", "fedpac-stats-after",
         "fedpac-heads-before", "fedpac-body-first",
         "fedpac-theta-uniform", "fedpac-phi-reset", "fedpac-distance-swap",
         "fedpac-no-threshold", "fedpac-renormalise-swap",
-        "fedpac-own-round0", "fedpac-own-skip", "fedpac-centroid-swap")
+        "fedpac-own-round0", "fedpac-own-skip", "fedpac-centroid-swap",
+        "fedpac-opt-head-plain")
 
 PRESETS = {
     "paper": {},
@@ -49,6 +55,12 @@ PRESETS = {
                  "fedpac.missing": "own_start"},
     "pfllib": {"fedpac.distance": "mse", "fedpac.alpha_small": "raw",
                "fedpac.centroid_weights": "uniform"},
+    # the official preset plus the authors' SGD(momentum=0.5,
+    # weight_decay=5e-4) of both phases
+    "official_run": {"fedpac.distance": "mse",
+                     "fedpac.alpha_small": "renormalised",
+                     "fedpac.missing": "own_start",
+                     "opt.momentum": 0.5, "opt.weight_decay": 0.0005},
 }
 
 
@@ -132,6 +144,17 @@ def run(spec, clients, w0, log, bug):
     uniform_c = hp.get("fedpac.centroid_weights", "class_counts") == "uniform"
     if bug == "fedpac-centroid-swap":
         uniform_c = not uniform_c
+    opt_spec = copy.deepcopy(spec)
+    opt_spec["algorithm"]["hyperparameters"] = {
+        k: u for k, u in hp.items() if k.startswith("opt.")}
+    opt_spec["algorithm"]["switches"] = {}
+    optim = importlib.import_module("pfl_numpy_optim")
+    opts = None
+    if not optim.plain(optim.options(opt_spec)):
+        if optim.options(opt_spec)["opt.decay_scope"] not in ("all",
+                                                              "weights"):
+            raise base.Unsupported("fedpac has no shared/personal split")
+        opts = optim.Optimizers(opt_spec)
     w0 = np.array(w0, dtype=float)
     data = [(np.asarray(c["X"], float), np.asarray(c["y"]).astype(int))
             for c in raw]
@@ -164,6 +187,11 @@ def run(spec, clients, w0, log, bug):
             x[head] = phis[i]
             start_phi[i] = phis[i].copy()
             log("client_begin", "train", "v", x, round=t, client=i, step=0)
+            # the classifier's optimizer and the feature extractor's
+            opt_phi = opts.begin(0, i) if opts is not None else None
+            opt_theta = opts.begin(1, i) if opts is not None else None
+            if bug == "fedpac-opt-head-plain":
+                opt_phi = None
             V, h = stats(x, X, y)
             own = None
             if own_start and (t > 0 or bug == "fedpac-own-round0"):
@@ -180,7 +208,9 @@ def run(spec, clients, w0, log, bug):
                 g = np.zeros_like(x)
                 net.backward(x, acts, net.out_grad(acts[-1], yb), L, g,
                              1.0 / nb)
-                if is_head:
+                if is_head and opt_phi is not None:
+                    x = opt_phi.step(x, g, eta_phi, mask=head)
+                elif is_head:
                     x = np.where(head, x - eta_phi * g, x)
                 else:
                     Fb = acts[L - 1]
@@ -195,7 +225,10 @@ def run(spec, clients, w0, log, bug):
                             G[r] = coef * (Fb[r] - c)
                     gR = np.zeros_like(x)
                     net.backward(x, acts, G, L - 1, gR, 1.0 / nb)
-                    x = np.where(head, x, x - eta * (g + lam * gR))
+                    if opt_theta is not None:
+                        x = opt_theta.step(x, g + lam * gR, eta, mask=~head)
+                    else:
+                        x = np.where(head, x, x - eta * (g + lam * gR))
                 log("step", "train", "v", x, round=t, client=i, step=s)
             if bug == "fedpac-stats-after":
                 V, h = stats(x, X, y)

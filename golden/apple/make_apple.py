@@ -26,6 +26,11 @@ can be rounds old.
   pfllib-run       preset pfllib_run (pfllib, apple.upload = mixture,
                    apple.peers = sequential), every client every round
   pfllib-run-partial  the same with clients that skip rounds
+  downloads        limited downloads: apple.M = 2 of 3 other cores in rounds
+                   1-3 (the schedule's peers), the others the client's last
+                   downloaded copies (apple.stale = last_download)
+  downloads-initial  apple.M = 1, the cores not downloaded taken as w⁰
+                   (apple.stale = initial), every client every round
 
     /usr/bin/python3 golden/apple/make_apple.py [OUTDIR]
 """
@@ -168,7 +173,8 @@ def paper_partial():
     # pfllib-run vectors' (this frozen vector keeps its own)
     flags, mutants = subset(*[f for f in xa.MUTANTS
                               if f not in ("apple-upload", "apple-peers",
-                                           "apple-optimizer-groups")])
+                                           "apple-optimizer-groups",
+                                           "apple-limited-downloads")])
     mutants["apple-scheduler"] = ["lambda-no-half", "lambda-rising",
                                   "lambda-one-based", "lambda-no-cutoff"]
     return make(
@@ -342,10 +348,81 @@ PFLLIB_RUNS = [
 ]
 
 
+OFFICIAL_DL = ("ljaiverson/pFL-APPLE 8078196731b5 utils/apple.py:18-76 "
+               "(prepare_client_model downloads the cores get_download_which "
+               "lists and skips the others, which keep the client's copy; "
+               "round 0 downloads every core), utils/utils.py:40 "
+               "(--limit_downloaded_models), train_APPLE.py:40-45, :174")
+# the cores each participant downloads (the schedule's "peers", in the
+# order of the round's clients); round 0 downloads every core, as the
+# authors' (every core is w⁰ then)
+PEERS_PARTIAL = [None, [[1, 3], [2, 3], [0, 3]], [[0, 2], [1, 2]],
+                 [[2, 1], [0, 3], [1, 0]]]
+PEERS_EVERY = [None, [[2], [3], [0], [1]], [[3], [0], [1], [2]]]
+
+
+def downloads(vid, rounds, peers, M, stale, eta, eta_p, mu, L, text):
+    def maker():
+        algorithm = {"name": "apple",
+                     "hyperparameters": dict(hyper(eta, eta_p, mu, L),
+                                             **{"apple.M": M})}
+        if stale != "last_download":
+            algorithm["switches"] = {"apple.stale": stale}
+        title = (f"APPLE with limited downloads: M = {M} of the other "
+                 f"{len(CLIENTS) - 1} cores per round, chosen as data; "
+                 f"apple.stale = {stale}")
+        description = (f"η = {eta}, η_p = {eta_p}, μ = {mu}, L = {L}; "
+                       f"apple.M = {M}. " + text)
+        spec = pg.given_spec(title, description, MODEL, CLIENTS, INIT,
+                             algorithm, rounds_json(rounds))
+        for r, lists in zip(spec["schedule"]["rounds"], peers):
+            if lists is not None:
+                r["peers"] = lists
+                for i, lst in zip(r["clients"], lists):
+                    assert len(lst) == M and i not in lst
+                    assert len(set(lst)) == M
+
+        def run(bugs=frozenset()):
+            return xa.replay(spec, bugs)
+
+        result = run()
+        # the lists and the switch change the numbers
+        full = dict(spec, schedule=dict(spec["schedule"], rounds=[
+            {k: u for k, u in r.items() if k != "peers"}
+            for r in spec["schedule"]["rounds"]]))
+        assert xa.replay(full)[2] != result[2]
+        other = xa.STALE[1] if stale == xa.STALE[0] else xa.STALE[0]
+        assert final_with(spec, **{"apple.stale": other}) != result[2]
+        flags, mutants = subset("apple-limited-downloads", *COMMON)
+        exp = pg.checked_expected(vid, TOL, flags, mutants, result, run,
+                                  lambda trace, w, v, alpha: (trace, None, v))
+        prov = pg.provenance("independent", PAPER + "; " + OFFICIAL_DL,
+                             GENERATOR)
+        return (vid.split("/")[-1] and "worked-" + vid.split("/")[-1]
+                + ".json", pg.vector(vid, title, prov, flags, spec, TOL, exp))
+    return maker
+
+
+DOWNLOADS = [
+    downloads("apple/worked/downloads", PARTIAL, PEERS_PARTIAL, 2,
+              "last_download", 0.12, 0.08, 0.4, 2,
+              "Rounds 1-3 list two of the three other cores per participant "
+              "(round 0 downloads every core); the core left out is the "
+              "client's copy from its last download of it (client 1, absent "
+              "from round 0, still holds w⁰ for core 0 in round 1), and "
+              "clients skip rounds, so the copies are rounds old."),
+    downloads("apple/worked/downloads-initial", EVERY, PEERS_EVERY, 1,
+              "initial", 0.1, 0.12, 0.3, 3,
+              "Every client every round; rounds 1 and 2 list one of the "
+              "three other cores per participant, and the two left out are "
+              "taken as the initial w⁰ (apple.stale = initial)."),
+]
+
+
 def main():
     pg.write_all(sys.argv, HERE,
                  (paper_partial, cosine_every, *SINGLES, official, pfllib,
-                  *PFLLIB_RUNS))
+                  *PFLLIB_RUNS, *DOWNLOADS))
 
 
 if __name__ == "__main__":

@@ -27,9 +27,19 @@ Vectors (file = id without "fedpac/", '/' → '-'):
   fedpac/mlp/drawn       the paper's reading, rounds 0 and 2's clients drawn
                          in another order than listed (batches on samples
                          0-2 only)
+  fedpac/layers/momentum-decay
+                         the authors' two optimizers (SGD momentum 0.5,
+                         weight decay 0.0625), new every client update
+  fedpac/mlp/official-run
+                         preset official_run (official + momentum 0.5,
+                         weight decay 5e-4)
+  fedpac/layers/momentum-client
+                         one optimizer per client kept across rounds
+                         (opt.state = client), η_φ = η (PFLlib's object)
 
     /usr/bin/python3 golden/fedpac/make_fedpac.py [OUTDIR]
 """
+import json
 import os
 import sys
 
@@ -240,9 +250,122 @@ def drawn():
         rounds=px.with_drawn(ROUNDS_DRAWN, DRAWN))
 
 
+STATE_BUGS = ["state-reset", "state-client", "state-server"]
+OPT_TOL = dict(TOL)
+OPT_TOL["basis"] = (TOL["basis"] + " The client optimizers add a momentum "
+                    "buffer (μ ≤ 0.5) and a weight-decay term per entry: a "
+                    "few roundings more per step, the buffers' sums "
+                    "bounded by 1/(1 − μ) = 2 times a step's.")
+
+
+def make_opt(name, title, description, model, w0, algorithm, flags, life,
+             rounds):
+    """A vector with the client optimizers: make()'s checks, plus the
+    optimizer's own mutants (the state's other lifetimes, the decay's
+    other form) and a check that the optimizers move the values."""
+    vid = f"fedpac/{name}"
+    init = {"kind": "given", "w": w0}
+    spec = pg.given_spec(title, description, model, CLIENTS, init, algorithm,
+                         rounds)
+    mutants = {f: pp.MUTANTS[f] for f in flags if f in pp.MUTANTS}
+    if "optimizer-state-lifetime" in flags:
+        mutants["optimizer-state-lifetime"] = [b for b in STATE_BUGS
+                                               if b != "state-" + life]
+    if "weight-decay-form" in flags:
+        mutants["weight-decay-form"] = ["decay-form-swap"]
+
+    def run(bugs=frozenset(), sp=spec):
+        return pp.replay(sp, frozenset(bugs))
+
+    result = run()
+    exp = pg.checked_expected(vid, OPT_TOL, flags, mutants, result, run,
+                              lambda trace, w, v, alpha: (trace, w, v))
+    plain = json.loads(json.dumps(spec))        # the optimizers act
+    a = plain["algorithm"]
+    if a.get("preset") == "official_run":
+        a["preset"] = "official"
+    a["hyperparameters"] = {k: u for k, u in a["hyperparameters"].items()
+                            if not k.startswith("opt.")}
+    a["switches"] = {k: u for k, u in a.get("switches", {}).items()
+                     if not k.startswith("opt.")}
+    tr, w, v, _ = run(sp=plain)
+    assert pg.detects(exp, pg.expected(tr, w, v), OPT_TOL) is not None, vid
+    prov = pg.provenance("independent", SOURCE + OPT_SOURCE, GENERATOR)
+    return (name.replace("/", "-") + ".json",
+            pg.vector(vid, title, prov, flags, spec, OPT_TOL, exp))
+
+
+OPT_SOURCE = ("; methods/fedpac.py:189-195, :216-221 (the two "
+              "torch.optim.SGD objects of a client update); TsingZ0/PFLlib "
+              "d832e76f6a23 clientpac.py (one self.optimizer, "
+              "clientbase.py:47); torch.optim.SGD's documented update "
+              "rule; docs/optimizers.md")
+OPT_FLAGS = ["fedpac-optimizers", "optimizer-state-lifetime",
+             "weight-decay-form"]
+
+
+def momentum_decay():
+    a = alg(0.4, 0.65, 0.5, 2)
+    a["hyperparameters"].update({"opt.momentum": 0.5,
+                                 "opt.weight_decay": 0.0625})
+    return make_opt(
+        "layers/momentum-decay",
+        "FedPAC on a layer list with the authors' two client optimizers: "
+        "torch.optim.SGD(momentum = 0.5, weight_decay = 0.0625) for the "
+        "classifier's τ_φ = 2 steps and a new one for the feature "
+        "extractor's, built in every client update",
+        "The problem and rounds of fedpac/layers/paper (η = 0.4, λ = 0.65, "
+        "η_φ = 0.5, τ_φ = 2); opt.momentum = 0.5, opt.weight_decay = 0.0625 "
+        "(coupled, every block, biases too), opt.state = reset: optimizer 0 "
+        "steps the head's blocks (out.W, out.b) at η_φ in the first two "
+        "batches, optimizer 1 the body's (fc1.W, fc1.b) at η in the rest, "
+        "each tensor with its own momentum buffer (JianXu95/FedPAC "
+        "methods/fedpac.py:194-195, :220-221).",
+        LAYERS, W_LAYERS, a, COMMON + OPT_FLAGS, "reset", ROUNDS_LAYERS)
+
+
+def official_run():
+    return make_opt(
+        "mlp/official-run",
+        "FedPAC, the official_run preset: the official preset with the "
+        "authors' client optimizers, SGD momentum 0.5 and weight decay 5e-4 "
+        "(new for each phase of each client update)",
+        "The problem, rounds and values of fedpac/mlp/official (η = 0.25, "
+        "λ = 0.7, η_φ = 0.1, τ_φ = 1, ε = 0.035) under preset official_run "
+        "= official + opt.momentum = 0.5, opt.weight_decay = 0.0005 "
+        "(methods/fedpac.py:194-195, :220-221).",
+        MLP, W_MLP, alg(0.25, 0.7, 0.1, 1, preset="official_run", eps=0.035),
+        PRESET_COMMON + ["fedpac-distance-mse", "fedpac-alpha-small",
+                         "fedpac-alpha-renormalised", "fedpac-missing-own"]
+        + OPT_FLAGS, "reset", ROUNDS)
+
+
+def momentum_client():
+    a = alg(0.35, 0.6, 0.35, 2)
+    a["hyperparameters"].update({"opt.momentum": 0.75,
+                                 "opt.weight_decay": 0.125})
+    a["switches"] = {"opt.state": "client"}
+    return make_opt(
+        "layers/momentum-client",
+        "FedPAC on a layer list, one optimizer per client kept across its "
+        "rounds (PFLlib's self.optimizer) with momentum 0.75 and weight "
+        "decay 0.125, one step size for both phases",
+        "The problem and rounds of fedpac/layers/paper; η = η_φ = 0.35 "
+        "(PFLlib's one learning rate), λ = 0.6, τ_φ = 2; opt.momentum = "
+        "0.75, opt.weight_decay = 0.125, opt.state = client: the head's and "
+        "the body's buffers carry into the client's next round (clients 0 "
+        "and 1 skip round 1, client 2 round 0), as torch keeps a "
+        "parameter's state in the one object and skips the frozen phase's "
+        "tensors (grad None).",
+        LAYERS, W_LAYERS, a,
+        COMMON + ["optimizer-state-lifetime", "weight-decay-form"],
+        "client", ROUNDS_LAYERS)
+
+
 def main():
     pg.write_all(sys.argv, HERE, (paper, mse, layers_paper, official,
-                                  pfllib, drawn))
+                                  pfllib, drawn, momentum_decay,
+                                  official_run, momentum_client))
 
 
 if __name__ == "__main__":

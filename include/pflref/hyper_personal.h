@@ -209,6 +209,15 @@ typedef enum {
                                           serverapple.py:46-47, :84;
                                           clientapple.py:55-56, :74-75)   */
 } pflref_apple_peers;
+typedef enum {
+    PFLREF_APPLE_STALE_LAST_DOWNLOAD = 0, /* a core not downloaded this round
+                                             is the client's copy from its
+                                             last download of it
+                                             (ljaiverson/pFL-APPLE
+                                             utils/apple.py:34-37: the
+                                             client's ClientNet keeps it) */
+    PFLREF_APPLE_STALE_INITIAL = 1        /* it is the initial core w⁰     */
+} pflref_apple_stale;
 typedef struct {
     double mu;                 /* μ ≥ 0: the proximal term's weight      */
     size_t L;                  /* L ≥ 1: the scheduler's rounds          */
@@ -221,6 +230,11 @@ typedef struct {
     int lambda_round;          /* pflref_apple_lambda_round              */
     int upload;                /* pflref_apple_upload                    */
     int peers;                 /* pflref_apple_peers                     */
+    size_t M;                  /* the cores a participant downloads in a
+                                  round whose schedule lists them (the
+                                  round's "peers"), or PFLREF_INT_UNSET:
+                                  every core, every round              */
+    int stale;                 /* pflref_apple_stale                     */
 } pflref_apple_hyper;
 /* FedALA (Zhang, Hua, Wang, Song, Xue, Ma, Guan, AAAI 2023, arXiv
  * 2212.01197v4, Alg. 1 and the ALA module; ref/algorithms/fedala.c): the

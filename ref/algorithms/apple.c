@@ -63,6 +63,19 @@
  *                       the stepped cores of those before it in ascending
  *                       id (serverapple.py:46-47, :84; clientapple.py:55-56,
  *                       :74-75); preset pfllib_run = pfllib + both
+ *   apple.stale         last_download | initial: under limited downloads
+ *                       (apple.M), a core not downloaded this round is the
+ *                       client's copy from its last download of it
+ *                       (utils/apple.py:34-37 skips it; the client's
+ *                       ClientNet keeps it) | w⁰
+ * Limited downloads (apple.M, the paper's M < N − 1 cores a round; the
+ * authors' get_download_which, utils/apple.py:47-76, drawn as data): a
+ * round's "peers" lists, per participant, the M cores it downloads
+ * (check_downloads); each client keeps a copy of every core (ws->copies,
+ * N × N × P), which l. 4 refreshes for the listed cores (download) and
+ * the steps, ∂ℒ/∂p_i and w_p^(i) read (core_of).  A round without a list
+ * downloads every core; apple.M unset: no copies, every download the
+ * round's snapshot (the code path of before, bit for bit).
  *
  * The client optimizer (opt.*, ref/engine/optim.c; default plain SGD,
  * l. 9-10 as above).  The authors' code steps w_i and p_i with one
@@ -132,12 +145,15 @@ typedef struct {
     unsigned char *group;/* P + N: 1 on p_i, the η_p parameter group      */
     double *xq;          /* P + N: (w_i, p_i)                             */
     double *dq;          /* P + N: (p_ii ∇ℓ, ∂ℒ/∂p_i)                      */
+    /* the limited downloads (apple.M set): client i's copies of the cores,
+     * N×N×P, row i·N + j its copy of core j (NULL: every participant
+     * downloads every core, the copies are w_prev) */
+    double *copies;
 } apple_work;
 
 static void *apple_work_alloc(const pflref_problem *problem,
                               const pflref_hyper *hyper)
 {
-    (void)hyper;
     const size_t P = problem->model.P, N = problem->N;
     apple_work *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
@@ -152,6 +168,8 @@ static void *apple_work_alloc(const pflref_problem *problem,
     ws->group = pflref_work_flags(&ws->list, P + N);
     ws->xq = pflref_work_doubles(&ws->list, P + N, 1);
     ws->dq = pflref_work_doubles(&ws->list, P + N, 1);
+    if (hyper->apple.M != PFLREF_INT_UNSET)
+        ws->copies = pflref_work_doubles(&ws->list, N * N, P);
     /* the optimizer's view: the model's blocks, then p_i as block "ps"
      * (apple_check leaves room for it when opt.* is set) */
     const pflref_model *m = &problem->model;
@@ -179,6 +197,66 @@ static size_t apple_opt_length(const pflref_problem *problem,
     return problem->model.P + problem->N;
 }
 
+/* req: apple.downloads */
+/* The limited downloads (the paper's M < N − 1 cores per round): a round's
+ * "peers" lists, for each participant, the M other clients whose cores it
+ * downloads (apple.M, which must be set; M ≤ N − 1), none twice, never
+ * the client itself.  A round without peers downloads every core. */
+static pflref_status check_downloads(const pflref_problem *problem,
+                                     const pflref_hyper *hyper,
+                                     const pflref_schedule *schedule,
+                                     pflref_error *err)
+{
+    const size_t M = hyper->apple.M, N = problem->N;
+    if (M != PFLREF_INT_UNSET && M >= N)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "algorithm.hyperparameters.apple.M",
+            "apple.M = %zu cores downloaded per round must be below N = %zu "
+            "(a participant downloads the others' cores)", M, N);
+    for (size_t t = 0; t < schedule->T; t++) {
+        const pflref_round_plan *r = &schedule->rounds[t];
+        if (r->peers == NULL)
+            continue;
+        char where[PFLREF_WHERE_MAX];
+        if (M == PFLREF_INT_UNSET) {
+            snprintf(where, sizeof where, "schedule.rounds[%zu].peers", t);
+            return pflref_error_set(
+                err, PFLREF_EINVAL, where,
+                "apple takes a round's peers as the cores each participant "
+                "downloads under limited bandwidth: give apple.M, the number "
+                "each list holds");
+        }
+        for (size_t j = 0; j < r->m; j++) {
+            const size_t lo = r->peers->step_off[j];
+            const size_t len = r->peers->step_off[j + 1] - lo;
+            const size_t *ids = r->peers->idx + lo;
+            if (len != M) {
+                snprintf(where, sizeof where, "schedule.rounds[%zu].peers[%zu]",
+                         t, j);
+                return pflref_error_set(
+                    err, PFLREF_EINVAL, where,
+                    "client %zu downloads %zu cores; apple.M = %zu",
+                    r->clients[j], len, M);
+            }
+            for (size_t q = 0; q < len; q++) {
+                snprintf(where, sizeof where,
+                         "schedule.rounds[%zu].peers[%zu][%zu]", t, j, q);
+                if (ids[q] == r->clients[j])
+                    return pflref_error_set(
+                        err, PFLREF_EINVAL, where,
+                        "client %zu is listed among its own downloads (its "
+                        "own core is always on the client)", ids[q]);
+                for (size_t u = 0; u < q; u++)
+                    if (ids[u] == ids[q])
+                        return pflref_error_set(
+                            err, PFLREF_EINVAL, where,
+                            "core %zu is listed twice", ids[q]);
+            }
+        }
+    }
+    return PFLREF_OK;
+}
+
 /* The registry holds η, η_p > 0, μ ≥ 0, L ≥ 1; here the model: one
  * without batch normalisation (w_p^(i) mixes every entry, running
  * statistics included), and training sets that are not all empty (p_0
@@ -189,8 +267,6 @@ static pflref_status apple_check(const pflref_problem *problem,
                                  const unsigned char *mask,
                                  pflref_error *err)
 {
-    (void)hyper;
-    (void)schedule;
     (void)mask;
     if (problem->model.bn)
         return pflref_error_set(err, PFLREF_EINVAL, "model",
@@ -201,6 +277,9 @@ static pflref_status apple_check(const pflref_problem *problem,
         return pflref_error_set(err, PFLREF_EINVAL, "clients",
                                 "apple: p_0 = n_j / Σ_k n_k needs at least "
                                 "one training sample over the clients");
+    pflref_status st = check_downloads(problem, hyper, schedule, err);
+    if (st != PFLREF_OK)
+        return st;
     if (pflref_optim_is_plain(&hyper->opt))
         return PFLREF_OK;
     /* the client optimizer: one step on (w_i, p_i) at one point */
@@ -251,6 +330,8 @@ static pflref_status apple_init(pflref_state *s, pflref_error *err)
                 x += p_i[j] * s->w0[q];
             ws->w_p[i * P + q] = x;
         }
+        for (size_t j = 0; ws->copies != NULL && j < N; j++)
+            memcpy(ws->copies + (i * N + j) * P, s->w0, P * sizeof *s->w0);
     }
     return PFLREF_OK;
 }
@@ -274,16 +355,50 @@ static double apple_lambda(const pflref_apple_hyper *h, size_t t)
     return (cos(APPLE_PI * x) + 1.0) / 2.0;
 }
 
-/* out := Σ_j p_i[j] c_j (j ascending), c_j = w_prev_j for j ≠ i and w_i
- * for j = i. */
+/* Core j (≠ i) as client i holds it: its copy (limited downloads), or
+ * the download of this round, w_prev_j. */
+static const double *core_of(const apple_work *ws, size_t i, size_t j,
+                             size_t N, size_t P)
+{
+    return ws->copies != NULL ? ws->copies + (i * N + j) * P
+                              : ws->w_prev + j * P;
+}
+
+/* out := Σ_j p_i[j] c_j (j ascending), c_j = core_of(i, j) for j ≠ i and
+ * w_i for j = i. */
 static void mix(const apple_work *ws, size_t i, const double *p_i,
                 const double *w_i, size_t N, size_t P, double *out)
 {
     for (size_t q = 0; q < P; q++) {
         double x = 0.0;
         for (size_t j = 0; j < N; j++)
-            x += p_i[j] * (j == i ? w_i[q] : ws->w_prev[j * P + q]);
+            x += p_i[j] * (j == i ? w_i[q] : core_of(ws, i, j, N, P)[q]);
         out[q] = x;
+    }
+}
+
+/* req: apple.downloads */
+/* l. 4 under limited downloads: client i's copy of core j becomes the
+ * download w_prev_j for each j the round lists for it (a round without a
+ * list: every j); the others stay its last download's (apple.stale =
+ * last_download) or become w⁰ (initial). */
+static void download(const pflref_state *s, apple_work *ws, size_t i,
+                     const pflref_round_plan *plan, size_t a)
+{
+    const size_t P = s->P, N = s->N;
+    const int initial = s->hyper->apple.stale == PFLREF_APPLE_STALE_INITIAL;
+    for (size_t j = 0; j < N; j++) {
+        if (j == i)
+            continue;
+        int listed = plan->peers == NULL;
+        for (size_t q = plan->peers != NULL ? plan->peers->step_off[a] : 0;
+             !listed && q < plan->peers->step_off[a + 1]; q++)
+            listed = plan->peers->idx[q] == j;
+        double *c = ws->copies + (i * N + j) * P;
+        if (listed)
+            memcpy(c, ws->w_prev + j * P, P * sizeof *c);
+        else if (initial)
+            memcpy(c, s->w0, P * sizeof *c);
     }
 }
 
@@ -321,7 +436,7 @@ static void p_gradient(const pflref_state *s, apple_work *ws, size_t i,
     const double kappa = h->prox == PFLREF_APPLE_PROX_FULL ? 2.0 : 1.0;
     const int block_mean = h->p_grad == PFLREF_APPLE_P_GRAD_BLOCK_MEAN;
     for (size_t j = 0; j < N; j++) {
-        const double *c = j == i ? w_i : ws->w_prev + j * P;
+        const double *c = j == i ? w_i : core_of(ws, i, j, N, P);
         ws->g_p[j] = p_grad_data(&s->problem->model, block_mean, c, ws->g) +
                      kappa * lam_mu * (p_i[j] - ws->p0[j]);
     }
@@ -413,6 +528,8 @@ static pflref_status apple_round(pflref_state *s,
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
                           "lambda", &lambda, 1, LAMBDA_LINE[exponential]);
         pflref_client_begin(s, i, "w_i", w_i, NULL, trace);
+        if (ws->copies != NULL)
+            download(s, ws, i, plan, q);   /* l. 4: the listed cores */
         pflref_optim_begin(s, i);   /* the client update's torch.optim.SGD */
         /* req: apple.alg1.l5 */
         for (size_t k = 0; k < b->nsteps; k++) {
@@ -471,6 +588,16 @@ static void apple_load_state(pflref_state *s, pflref_state_loader load,
     }
 }
 
+/* Under limited downloads the clients' copies of the cores are state
+ * that no record carries. */
+static const char *apple_resync_gap(const pflref_hyper *hyper)
+{
+    if (hyper->apple.M == PFLREF_INT_UNSET)
+        return NULL;
+    return "each client's copies of the cores it downloaded (apple.M) are "
+           "not reloaded from a candidate";
+}
+
 const pflref_algorithm pflref_apple = {
     .name = "apple",
     .title = "APPLE (Luo, Wu, IJCAI 2022, Alg. 1)",
@@ -487,5 +614,6 @@ const pflref_algorithm pflref_apple = {
                          two parameter groups (η, η_p) */
     .opt_length = apple_opt_length,
     .load_state = apple_load_state,
+    .resync_gap = apple_resync_gap,
     .evaluate_own = apple_evaluate,
 };

@@ -67,8 +67,21 @@
  *   fedpac.centroid_weights
  *                    class_counts | uniform: c_k the plain mean (PFLlib
  *                    serverpac.py:178-193)
- * Presets official and pfllib: ref/engine/presets.c (neither reproduces
- * the codes' optimizers nor cvxpy's iterative solve).
+ * Presets official, official_run and pfllib: ref/engine/presets.c (none
+ * reproduces cvxpy's iterative solve).
+ *
+ * The client optimizers (opt.*, ref/engine/optim.c; default the paper's
+ * plain steps).  The authors build, in every client update, one
+ * torch.optim.SGD over the classifier's parameters for l. 6 (lr 0.1 = η_φ,
+ * methods/fedpac.py:189-195) and then a new one over the feature
+ * extractor's for l. 7 (lr = η, :216-221), both momentum 0.5 and weight
+ * decay 5e-4 on every parameter (requires_grad selects the blocks): slot
+ * 0 and slot 1 here, each stepping its phase's blocks on that phase's loss
+ * gradient, opt.state = reset.  PFLlib's clientpac.py steps both phases
+ * with the client's one self.optimizer (clientbase.py:47, built once,
+ * plain SGD at η): torch keeps its state per parameter tensor and skips a
+ * tensor whose grad is None (the frozen phase's), so the one object is the
+ * two slots kept per client (opt.state = client) with η_φ = η.
  *
  * Symbols:  θ ↔ the body entries of s->w and of every v_i   φ_i ↔ the head
  *           entries of s->v + i·P (Hn of them)   f_θ(x) ↔ ws->Phi rows (d)
@@ -149,6 +162,7 @@ typedef struct {
     double *alpha_N;  /* N: α_i by client id (the note)                    */
     double *phi_new;  /* M × Hn: the combined heads                        */
     unsigned char *head; /* P: 1 = a head entry (φ)                        */
+    unsigned char *body; /* P: 1 = a body entry (θ): the optimizers' masks */
     size_t d, K, Hn, M;  /* features, classes, head entries, participants  */
 } fedpac_work;
 
@@ -180,6 +194,7 @@ static void *fedpac_work_alloc(const pflref_problem *problem,
     ws->Q = pflref_work_doubles(&ws->list, M * M + (M + 1) * (M + 2) + M, 1);
     ws->phi_new = pflref_work_doubles(&ws->list, M, ws->Hn);
     ws->head = pflref_work_flags(&ws->list, P);
+    ws->body = pflref_work_flags(&ws->list, P);
     /* req: fedpac.alg1.l1 */
     /* c^(0) is empty: N_bar = 0 for every class (zero-filled) */
     if (pflref_work_ready(ws) == NULL)
@@ -204,6 +219,8 @@ static void *fedpac_work_alloc(const pflref_problem *problem,
     for (size_t b = 0; b < m->nblocks; b++)
         for (size_t p = 0; m->blocks[b].is_head && p < m->blocks[b].size; p++)
             ws->head[m->blocks[b].offset + p] = 1;
+    for (size_t p = 0; p < P; p++)
+        ws->body[p] = !ws->head[p];
     return ws;
 }
 
@@ -291,6 +308,16 @@ static pflref_status fedpac_check(const pflref_problem *problem,
                 "%zu's participants) under fedpac.alpha_small = renormalised: "
                 "the largest α_ij ≥ 1/m must survive, or the sum is 0",
                 hyper->fedpac.alpha_eps, schedule->rounds[t].m, t);
+    /* req: fedpac.opt */
+    if (!pflref_optim_is_plain(&hyper->opt) &&
+        (hyper->opt.decay_scope == PFLREF_OPT_SCOPE_SHARED ||
+         hyper->opt.decay_scope == PFLREF_OPT_SCOPE_PERSONAL))
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "algorithm.switches.opt.decay_scope",
+            "fedpac has no split of shared and personal blocks (its two "
+            "optimizers step the classifier φ_i and the feature extractor "
+            "θ in turn, each on its own blocks); opt.decay_scope takes all "
+            "or weights here");
     const size_t tau_phi = hyper->fedpac.tau_phi;
     st = pflref_schedule_walk(schedule, has_tau_phi, NULL, &tau_phi, err);
     if (st != PFLREF_OK)
@@ -457,11 +484,20 @@ static pflref_status local_update(pflref_state *s, size_t i, double *x,
         }
         /* θ fixed in l. 6 (the head's entries move), φ fixed in l. 7 */
         int finite = 1;
-        for (size_t p = 0; p < s->P; p++) {
-            if (ws->head[p] != head)
-                continue;
-            x[p] -= (head ? fp->eta_phi : eta) * ws->g[p];
-            finite &= isfinite(x[p]) != 0;
+        pflref_optim_state *opt = pflref_optim_get(s, i, head ? 0 : 1);
+        if (opt != NULL) {
+            /* the client optimizers (opt.*): the classifier's (slot 0, step
+             * size η_φ) on the head's blocks, the body's (slot 1, η) on
+             * the body's, each on the loss gradient of its phase */
+            finite = pflref_optim_step(opt, m, head ? ws->head : ws->body,
+                                       head ? fp->eta_phi : eta, ws->g, x);
+        } else {
+            for (size_t p = 0; p < s->P; p++) {
+                if (ws->head[p] != head)
+                    continue;
+                x[p] -= (head ? fp->eta_phi : eta) * ws->g[p];
+                finite &= isfinite(x[p]) != 0;
+            }
         }
         if (!finite)
             return pflref_error_diverge(err, (long)s->t, (long)i,
@@ -735,6 +771,7 @@ static pflref_status fedpac_round(pflref_state *s,
             if (!ws->head[p])
                 x[p] = ws->w_t[p];
         pflref_client_begin(s, i, "v", x, NULL, trace);
+        pflref_optim_begin(s, i);   /* its two optimizers (opt.state) */
         pflref_status st = statistics(s, i, x, ws, trace, err);
         if (st == PFLREF_OK)
             st = local_update(s, i, x, &plan->batches[a], ws, trace, err);
@@ -790,4 +827,7 @@ const pflref_algorithm pflref_fedpac = {
     .work_free = pflref_work_free,
     .round = fedpac_round,
     .resync_gap = fedpac_resync_gap,
+    .opt_slots = 2,   /* 0: the classifier's optimizer (l. 6), 1: the
+                       * feature extractor's (l. 7): JianXu95/FedPAC
+                       * methods/fedpac.py:194-195, :220-221 */
 };

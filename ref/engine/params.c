@@ -150,7 +150,8 @@ static const char *const fedproto_weights_values[] = {"class_counts",
 #define OPT_ALGORITHMS                                                       \
     "fedavg local finetune interp ditto fedalt fedsim ifca cfl fedfomo "    \
     "apfl pfedhn lora fedbn feddyn scaffold moon fedprox"                    \
-    " fedproto fedala pfedme prox fedrecon apple perfedavg pflego fedrod"
+    " fedproto fedala pfedme prox fedrecon apple perfedavg pflego fedrod"   \
+    " fedpac"
 /* The algorithms that train a model, which bn.* applies to: those whose
  * local steps move batch normalisation's running statistics (the shared
  * local solver, ditto, fedsim, fedbn, pfedhn) and those that refuse a model

@@ -27,6 +27,8 @@ static const char *const apple_lambda_round_values[] = {"current",
 static const char *const apple_upload_values[] = {"core", "mixture", NULL};
 static const char *const apple_peers_values[] = {"snapshot", "sequential",
                                                  NULL};
+static const char *const apple_stale_values[] = {"last_download", "initial",
+                                                 NULL};
 
 /* The rows, comma-terminated: η, η_p (required, > 0), μ (required, ≥ 0),
  * L (required, ≥ 1), then the switches. */
@@ -87,6 +89,19 @@ static const char *const apple_peers_values[] = {"snapshot", "sequential",
      offsetof(pflref_hyper, apple.peers), 0.0, 0.0, 0, apple_peers_values, \
      "", "the downloads: the cores at the round's start | the stepped " \
      "cores of the participants that trained before, in ascending id " \
-     "(PFLlib serverapple.py:46-47, :84; clientapple.py:55-56, :74-75)"},
+     "(PFLlib serverapple.py:46-47, :84; clientapple.py:55-56, :74-75)"}, \
+    {"apple.M", "apple", "", PFLREF_PARAM_INT, \
+     offsetof(pflref_hyper, apple.M), NAN, 0.0, 0, NULL, "M", \
+     "APPLE's limited-bandwidth downloads: the other clients' cores a " \
+     "participant downloads in a round whose schedule lists them (the " \
+     "round's peers, M ids each, the authors' get_download_which drawn as " \
+     "data; ljaiverson/pFL-APPLE utils/apple.py:18-76, utils/utils.py:40 " \
+     "--limit_downloaded_models); unset: every core every round"}, \
+    {"apple.stale", "apple", "", PFLREF_PARAM_ENUM, \
+     offsetof(pflref_hyper, apple.stale), 0.0, 0.0, 0, apple_stale_values, \
+     "", "a core a participant did not download this round: its copy from " \
+     "its last download of that core (ljaiverson/pFL-APPLE " \
+     "utils/apple.py:34-37 skips it, the client's ClientNet keeps it) | " \
+     "the initial core w⁰"},
 
 #endif

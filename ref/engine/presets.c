@@ -302,9 +302,21 @@ static const pflref_preset presets[] = {
      "centroid aligned to the client's centroid before training); "
      "tools.py:133-140 (α ≤ 1e-3 set to 0), :76-91 (divided by the sum); "
      "not expressed: the SGD momentum 0.5 and weight decay 5e-4 of "
-     "methods/fedpac.py:190-206, the classifier's fixed step 0.1 (give "
+     "methods/fedpac.py:190-206 (preset official_run adds them; this "
+     "preset's vectors keep the plain steps), the classifier's fixed step 0.1 (give "
      "fedpac.eta_phi = 0.1), cvxpy's iterative solve and its eigenvalue "
      "clipping (docs/algorithms/fedpac.md)"},
+    /* req: fedpac.preset.official_run */
+    {"fedpac", "official_run",
+     "fedpac.distance=mse fedpac.alpha_small=renormalised "
+     "fedpac.missing=own_start opt.momentum=0.5 opt.weight_decay=0.0005",
+     NULL,
+     "JianXu95/FedPAC 5770f4ff8f11: the preset official plus the clients' "
+     "optimizers of methods/fedpac.py:194-195 (the classifier's) and "
+     ":220-221 (the feature extractor's): torch.optim.SGD(momentum=0.5, "
+     "weight_decay=0.0005), each built anew in every client update "
+     "(opt.state = reset); not expressed: the classifier's fixed step 0.1 "
+     "(give fedpac.eta_phi = 0.1), cvxpy (docs/algorithms/fedpac.md)"},
     /* req: fedpac.preset.pfllib */
     {"fedpac", "pfllib",
      "fedpac.distance=mse fedpac.alpha_small=raw "

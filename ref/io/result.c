@@ -307,8 +307,12 @@ static void emit_params(pflref_emit *e, const pflref_spec *spec, int reals)
             else
                 pflref_emit_real(e, x);
         } else if (p->type == PFLREF_PARAM_INT) {
-            pflref_emit_integer(
-                e, (long long)pflref_hyper_get_int(&spec->hyper, p));
+            const size_t v = pflref_hyper_get_int(&spec->hyper, p);
+            /* an unset optional count (apple.M) likewise */
+            if (v == PFLREF_INT_UNSET)
+                pflref_emit_null(e);
+            else
+                pflref_emit_integer(e, (long long)v);
         } else {
             pflref_emit_string(e, pflref_hyper_get_enum(&spec->hyper, p));
         }

@@ -174,10 +174,11 @@ static pflref_status round_member_of(const json_t *r, const char *rp,
     return PFLREF_OK;
 }
 
-/* A round's "peers" (FedFomo's S_i^t): one list of client ids per
- * participant, each possibly empty, into plan->peers (absent: NULL).  Ids
- * are range-checked here; that a list holds neither the client itself nor
- * a repeat is FedFomo's check (ref/algorithms/fedfomo.c). */
+/* A round's "peers" (FedFomo's S_i^t, APPLE's downloaded cores): one list
+ * of client ids per participant, each possibly empty, into plan->peers
+ * (absent: NULL).  Ids are range-checked here; that a list holds neither
+ * the client itself nor a repeat (and, for APPLE, M ids) is the
+ * algorithm's check (ref/algorithms/fedfomo.c, apple.c). */
 static pflref_status read_peers(const json_t *r, const char *rp, size_t N,
                                 const pflref_spec *spec,
                                 pflref_round_plan *plan, pflref_error *err)
@@ -185,10 +186,17 @@ static pflref_status read_peers(const json_t *r, const char *rp, size_t N,
     const json_t *v;
     char where[PFLREF_WHERE_MAX];
     size_t n, total = 0, len;
-    pflref_status st = round_member_of(r, rp, "peers", "fedfomo",
-                                       "peer lists", spec, &v, where, err);
-    if (st != PFLREF_OK || v == NULL)
-        return st;
+    /* FedFomo's S_i^t, or APPLE's downloaded cores (apple.M) */
+    pflref_status st = PFLREF_OK;
+    v = json_object_get(r, "peers");
+    if (v == NULL)
+        return PFLREF_OK;
+    pflref_json_key_path(where, PFLREF_WHERE_MAX, rp, "peers");
+    if (strcmp(spec->algorithm->name, "fedfomo") != 0 &&
+        strcmp(spec->algorithm->name, "apple") != 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "only fedfomo and apple take peer lists (%s "
+                                "does not)", spec->algorithm->name);
     st = pflref_json_array(v, where, 0, &n, err);
     if (st == PFLREF_OK && n != plan->m)
         return pflref_error_set(err, PFLREF_EINVAL, where,

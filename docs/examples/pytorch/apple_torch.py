@@ -164,11 +164,29 @@ def run(vector_raw):
              if cfg["apple.p_init"] == "uniform" else p0.clone())
     cores = [w0.clone() for _ in prob.clients]
     ps = [start.clone() for _ in prob.clients]
+    # limited downloads (apple.M): each client's ClientNet keeps a copy of
+    # every core; a round's peers[j] are the cores clients[j] downloads
+    # (ljaiverson/pFL-APPLE utils/apple.py:34-37 skips the others)
+    limited = cfg.get("apple.M") is not None
+    stale = cfg.get("apple.stale", "last_download")
+    if stale not in ("last_download", "initial"):
+        raise Unsupported("apple.stale %r" % stale)
+    mine = [[w0.clone() for _ in prob.clients] for _ in prob.clients]
     for t, rnd in enumerate(prob.rounds):
         server = [w.clone() for w in cores]
         lam = scheduler(cfg, t)
+        lists = dict(zip(rnd["clients"], rnd["peers"])) \
+            if "peers" in rnd else None
         for i, batches in sorted(zip(rnd["clients"], rnd["batches"])):
             held = [server[j] if j != i else cores[i] for j in range(N)]
+            if limited:
+                for j in range(N):
+                    if j != i and (lists is None or j in lists[i]):
+                        mine[i][j] = server[j].clone()
+                    elif j != i and stale == "initial":
+                        mine[i][j] = w0.clone()
+                held = [mine[i][j] if j != i else cores[i]
+                        for j in range(N)]
             rec.record("note", "lambda", [lam], round=t, client=i)
             cores[i], ps[i] = client_update(prob, rec, t, i, held, ps[i],
                                             p0, lam, batches, ocfg, saved)

@@ -24,7 +24,12 @@ and Classifier Collaboration", ICLR 2023 (arXiv 2306.11867), Algorithm 1
           renormalised or not)
   l. 14   φ_i = Σ_j α_ij φ_j (the heads after l. 6)
 Records as docs/validate.md §4 fedpac lists them.  The mlp vectors (the
-presets official and pfllib too).
+presets official, official_run and pfllib too).
+Client optimizers (opt.*): the two torch.optim.SGD objects above take
+opt.momentum, opt.dampening, opt.nesterov and opt.weight_decay, built anew
+in every client update as the authors' (JianXu95/FedPAC methods/fedpac.py
+:194-195, :220-221); other opt.* settings (Adam, clipping, a decay scope,
+a lifetime other than reset) are not taken here (Unsupported).
 
 usage: fedpac_torch.py VECTOR.json -o RESULT.json
 """
@@ -33,8 +38,12 @@ import itertools
 
 import torch
 
-from torch_common import (Problem, Recorder, Unsupported, flat, load_flat,
-                          main, plan)
+from torch_common import (OPT_DEFAULTS, Problem, Recorder, Unsupported,
+                          flat, load_flat, main, plan)
+
+# the opt.* settings this example takes (the rest must stay at defaults)
+OPT_TAKEN = ("opt.momentum", "opt.dampening", "opt.nesterov",
+             "opt.weight_decay")
 
 PRESETS = {
     "official": {"fedpac.distance": "mse",
@@ -42,7 +51,19 @@ PRESETS = {
                  "fedpac.missing": "own_start"},
     "pfllib": {"fedpac.distance": "mse", "fedpac.alpha_small": "raw",
                "fedpac.centroid_weights": "uniform"},
+    "official_run": {"fedpac.distance": "mse",
+                     "fedpac.alpha_small": "renormalised",
+                     "fedpac.missing": "own_start",
+                     "opt.momentum": 0.5, "opt.weight_decay": 0.0005},
 }
+
+
+def sgd(params, lr, ocfg):
+    """One of the client update's two torch.optim.SGD objects."""
+    return torch.optim.SGD(params, lr=lr, momentum=ocfg["opt.momentum"],
+                           dampening=ocfg["opt.dampening"],
+                           nesterov=ocfg["opt.nesterov"] == "on",
+                           weight_decay=ocfg["opt.weight_decay"])
 
 
 def class_means(body, X, y, K):
@@ -78,7 +99,7 @@ def simplex_qp(Q):
     return min(feasible, key=lambda a: float(a @ Q @ a)).to(dtype)
 
 
-def client_update(prob, rec, t, i, body, head, batches, cbar, own):
+def client_update(prob, rec, t, i, body, head, batches, cbar, own, ocfg):
     cfg, data = prob.cfg, prob.clients[i]
     net = torch.nn.Sequential(*copy.deepcopy(list(body)), copy.deepcopy(head))
     K, d = head.out_features, head.in_features
@@ -91,8 +112,8 @@ def client_update(prob, rec, t, i, body, head, batches, cbar, own):
     rec.record("note", "V", [V], round=t, client=i)
     rec.record("note", "h", h, round=t, client=i)
     own_c = mu.clone() if own else None
-    opt_head = torch.optim.SGD(net[-1].parameters(), lr=cfg["fedpac.eta_phi"])
-    opt_body = torch.optim.SGD(net[:-1].parameters(), lr=cfg["eta"])
+    opt_head = sgd(net[-1].parameters(), cfg["fedpac.eta_phi"], ocfg)
+    opt_body = sgd(net[:-1].parameters(), cfg["eta"], ocfg)
     scale = 1.0 / d if cfg.get("fedpac.distance") == "mse" else 1.0
     for s, b in enumerate(batches, start=1):
         idx = torch.tensor(b, dtype=torch.long)
@@ -125,6 +146,15 @@ def run(vector_raw):
     if alg.get("preset") in PRESETS:        # its switches, spelled out
         alg["switches"] = dict(PRESETS[alg.pop("preset")],
                                **alg.get("switches", {}))
+    ocfg = dict(OPT_DEFAULTS)               # the opt.* keys, taken out
+    for part in ("hyperparameters", "switches"):
+        for k in [k for k in alg.get(part, {}) if k.startswith("opt.")]:
+            ocfg[k] = alg[part].pop(k)
+    other = [k for k in OPT_DEFAULTS
+             if k not in OPT_TAKEN and ocfg[k] != OPT_DEFAULTS[k]]
+    if other:
+        raise Unsupported("client optimizer %s (this example's SGD takes "
+                          "%s)" % (", ".join(other), ", ".join(OPT_TAKEN)))
     prob = Problem(raw, "fedpac")
     if prob.model["kind"] != "mlp":
         raise Unsupported("a %s model (this example builds the mlp)"
@@ -145,7 +175,8 @@ def run(vector_raw):
         nets, stats, cents, theta = {}, {}, {}, None
         for i, batches in plan(rnd).items():
             nets[i], stats[i], cents[i] = client_update(
-                prob, rec, t, i, model[:-1], heads[i], batches, cbar, own)
+                prob, rec, t, i, model[:-1], heads[i], batches, cbar, own,
+                ocfg)
             th = flat(nets[i][:-1]) * (prob.n[i] / m_t)
             theta = th if theta is None else theta + th
         num = den = cnt = 0
