@@ -1507,6 +1507,70 @@ static const lettered_case LETTERED[] = {
           "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
           "\"batches\": [[[0, 1], [1], [0, 1]]]}], \"post\": [[[0, 1]], [[0, 1]]]}"),
      "schedule", "running statistics at round 0, client 0, step 1"},
+/* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
+ * of the U rows under finetune, one round of client 0 with its mask, then
+ * the post phase: client 0 one step on both samples, client 1 one step on
+ * its sample; the masks in schedule.post_dropout */
+#define K_MLP LAYERS("[2]", "squared", "{\"type\": \"dense\", \"out\": 3}, " \
+    "{\"type\": \"dropout\", \"name\": \"d\", \"p\": 0.25}, " DENSE1)
+#define K_FT HYP("finetune", "\"eta\": 0.1, \"eta_ft\": 0.2")
+#define K_OK "{\"d\": [[1, 0, 1], [0, 1, 1]]}"
+#define K_OK1 "{\"d\": [[1, 1, 0]]}"
+#define K_ROUND "{\"clients\": [0], \"batches\": [[[0, 1]]], \"dropout\": [[" K_OK "]]}"
+#define K_SCHED(pd) "\"schedule\": {\"kind\": \"given\", \"rounds\": [" K_ROUND "], " \
+    "\"post\": [[[0, 1]], [[0]]]" pd "}"
+#define K_PD(lists) ", \"post_dropout\": [" lists "]"
+    {"K1", "post dropout: a post phase without masks",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED("")), "schedule.post_dropout",
+     "post phase, client 0, training pass 1 (of 2 samples): no dropout mask given for layer "
+     "\"d\" (0 passes given)"},
+    {"K2", "post dropout: a client given fewer passes than its steps make",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[" K_OK "], []"))), "schedule.post_dropout[1]",
+     "post phase, client 1, training pass 1 (of 1 samples): no dropout mask given for layer "
+     "\"d\" (0 passes given)"},
+    {"K3", "post dropout: passes left unused",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[" K_OK ", " K_OK "], [" K_OK1 "]"))),
+     "schedule.post_dropout[0]",
+     "post phase, client 0 made 1 training passes, 2 given: every pass's masks must be used"},
+    {"K4", "post dropout: a mask of another batch size than its pass",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[" K_OK "], [" K_OK "]"))),
+     "schedule.post_dropout[1]",
+     "post phase, client 1, training pass 1: the masks have 2 rows, the pass's batch 1 "
+     "samples"},
+    {"K5", "post dropout: a mask row of the wrong width",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[{\"d\": [[1, 0], [0, 1]]}], [" K_OK1 "]"))),
+     "schedule.post_dropout[0][0].d[0]",
+     "a row of layer \"d\"'s mask has 2 entries: its input has 3 per sample"},
+    {"K6", "post dropout: a mask entry other than 0 or 1",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[{\"d\": [[1, 0, 1], [0, 1, 3]]}], [" K_OK1 "]"))),
+     "schedule.post_dropout[0][0].d[1][2]", "a mask entry is 0 (dropped) or 1 (kept), not 3"},
+    {"K7", "post dropout: a mask for a layer that is not a dropout layer",
+     SPEC(K_MLP, TWO, K_FT,
+          K_SCHED(K_PD("[{\"d\": [[1, 0, 1], [0, 1, 1]], \"e\": [[1]]}], [" K_OK1 "]"))),
+     "schedule.post_dropout[0][0].e", "no dropout layer is named \"e\""},
+    {"K8", "post dropout: mask lists not one per client",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[" K_OK "]"))), "schedule.post_dropout",
+     "1 mask lists for 2 clients"},
+    {"K9", "post dropout: masks without a post phase",
+     SPEC(K_MLP, TWO, FEDAVG,
+          "\"schedule\": {\"kind\": \"given\", \"rounds\": [" K_ROUND "]" K_PD("[], []") "}"),
+     "schedule.post_dropout",
+     "the schedule has no post phase (schedule.post): no training passes to give masks to"},
+    {"K10", "post dropout: masks for a model without dropout",
+     SPEC(LIN, TWO, K_FT,
+          "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
+          "\"batches\": [[[0, 1]]]}], \"post\": [[[0, 1]], [[0]]]" K_PD("[], []") "}"),
+     "schedule.post_dropout", "the model has no dropout layer: no masks to give"},
+    {"K11", "post dropout: a client's list that is not an array",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD(K_OK ", [" K_OK1 "]"))), "schedule.post_dropout[0]",
+     "expected an array, found an object"},
+#undef K_MLP
+#undef K_FT
+#undef K_OK
+#undef K_OK1
+#undef K_ROUND
+#undef K_SCHED
+#undef K_PD
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
@@ -1524,7 +1588,7 @@ END_TEST
  * and each letter's rows run 1 .. n without a gap. */
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYCXQMJEBGHVIUZ";
+    static const char letters[] = "LSAYCXQMJEBGHVIUZK";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
         tu_catalogue_row rows[N_LETTERED];
         size_t n = 0;

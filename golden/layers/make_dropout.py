@@ -24,6 +24,15 @@ exact rational arithmetic end to end.
       paper switches (ditto.order interleaved): per batch the personal
       step, then the global step, each a training pass with its own mask
       (two passes a step).
+  layers/finetune/mlp-dropout
+      FedAvg-FT (FedAvg, then local fine-tuning; shared/spec notes §5.1) on
+      the MLP above: the rounds' passes take rounds[t].dropout, then every
+      client's fine-tuning steps θ_i ← θ_i − η_ft (∇f_i(θ_i; D) +
+      μ_ft (θ_i − w)) take schedule.post_dropout[i], one mask a step.
+  layers/fedalt/mlp-dropout-fedrep-post
+      FedRep on the MLP above with the optional final fine-tuning of v
+      (pfl.finetune = personal): the post phase's passes take
+      schedule.post_dropout, one per fine-tuning step.
 
 The layer is written here from PyTorch's definition, not from pflref: in
 training y = x · s where m = 1 and 0 where m = 0, with s the double
@@ -37,8 +46,15 @@ it reads, in the order the algorithm makes them (FedAvg: its steps; Ditto:
 personal, global per batch); every pass must be taken exactly once.
 
 No mask is all ones and no two participants share one; p differs per layer.
+The phase after training (schedule.post) takes its masks from
+schedule.post_dropout, one list per client 0 .. N−1, after the rounds' in
+the client's order of passes.
+
 Flags: dropout-scale (the kept entries not rescaled by 1/(1 − p)),
-dropout-train-mode (the training pass run in evaluation mode: no mask).
+dropout-train-mode (the training pass run in evaluation mode: no mask;
+for the post vectors also only the post phase's passes in evaluation mode,
+bug dropout-eval-in-post: a fine-tuning left in model.eval() after the
+last round's evaluation).
 
     /usr/bin/python3 golden/layers/make_dropout.py [OUTDIR]
 """
@@ -84,7 +100,14 @@ class Feed:
         for r in spec["schedule"]["rounds"]:
             for k, lst in zip(r["clients"], r.get("dropout", [[] for _ in r["clients"]])):
                 self.passes.setdefault(k, []).extend(lst)
+        # the post phase's passes follow the rounds' (client k's passes
+        # from rounds[k] on are the post phase's)
+        self.rounds = {k: len(lst) for k, lst in self.passes.items()}
+        for k, lst in enumerate(spec["schedule"].get("post_dropout", [])):
+            self.passes.setdefault(k, []).extend(lst)
+            self.rounds.setdefault(k, 0)
         self.taken = {k: 0 for k in self.passes}
+        self.post = False   # the pass taken last is a post-phase pass
         self.n = len(spec["problem"]["clients"])
         self.data = []
 
@@ -96,6 +119,7 @@ class Feed:
         q = self.taken[k]
         assert q < len(self.passes[k]), f"client {k}: pass {q + 1} has no mask"
         self.taken[k] = q + 1
+        self.post = q >= self.rounds[k]
         return self.passes[k][q]
 
     def done(self):
@@ -133,6 +157,8 @@ class DropModel(_Model):
     def _keep(self, L, train, bugs):
         """Per sample and entry the factor m · s (None: the identity)."""
         if not train or "dropout-eval-in-train" in bugs:
+            return None
+        if "dropout-eval-in-post" in bugs and FEED.post:
             return None
         s = self.D.num(1) if "dropout-no-rescale" in bugs else L.s
         zero = self.D.num(0)
@@ -191,6 +217,12 @@ def round_masks(seed, plan, layers, passes_per_step=1):
     return out
 
 
+def post_masks(seed, post, layers):
+    """schedule.post_dropout: per client its fine-tuning passes (one per
+    post batch), one mask per dropout layer; none repeats a round's."""
+    return round_masks(seed, list(enumerate(post)), layers)
+
+
 def rounds_json(plans, seed, layers, passes_per_step=1):
     return [{"clients": [k for k, _ in plan], "batches": [b for _, b in plan],
              "dropout": round_masks(seed + t, plan, layers, passes_per_step)}
@@ -242,6 +274,32 @@ def fedalt_replay(spec, bugs, domain=None):
         finally:
             DropModel.__init__.__defaults__ = saved
         return trace, w, v
+    return with_feed(spec, run)
+
+
+def finetune_replay(spec, bugs, domain=None):
+    """FedAvg's rounds (lc.fedavg_run's steps), then px.finetune_phase on
+    the post batches; the feed holds the rounds' and the post masks."""
+    model, clients = spec["model"], spec["problem"]["clients"]
+    hp = spec["algorithm"]["hyperparameters"]
+    weights = spec["algorithm"].get("switches", {}).get("fedavg.weights", "samples")
+    plans = [list(zip(r["clients"], r["batches"])) for r in spec["schedule"]["rounds"]]
+
+    def run():
+        pr = px.Problem(model, clients).bn_switches({})
+        if domain is not None:
+            pr.layers = pl.Model(model, domain)
+            for c, cs in zip(pr.clients, clients):
+                c["data"] = pl.ClientData(pr.layers, cs)
+        w0 = px.initial(spec["init"], pr.P, bugs)
+        w, trace = list(w0), pg.Trace()
+        for t, plan in enumerate(plans):
+            w = px.fedavg_round(pr, w, w0, t, plan, pg.exact(hp["eta"]), weights, trace,
+                                bugs)
+        thetas = px.finetune_phase(pr, w, w0, spec["schedule"]["post"],
+                                   pg.exact(hp["eta_ft"]), pg.exact(hp["mu_ft"]), None,
+                                   trace, bugs)
+        return trace, w, thetas
     return with_feed(spec, run)
 
 
@@ -403,5 +461,79 @@ def fedrep_mlp():
                 mutants, fedalt_replay, lambda trace, w, v: (trace, w, v), FEDALT_SOURCE)
 
 
+POST_MUTANTS = {"dropout-scale": ["dropout-no-rescale"],
+                "dropout-train-mode": ["dropout-eval-in-train", "dropout-eval-in-post"]}
+
+
+def finetune_mlp():
+    plans = [
+        [(0, [[1, 3], [0]]), (2, [[2, 4], [1, 0]])],
+        [(0, [[2, 0, 1]]), (1, [[0, 2], [1]]), (2, [[3, 1]])],
+    ]
+    post = [[[3, 0], [1, 2]], [[2, 1], [0]], [[4, 2], [0, 3], [1]]]
+    spec = pg.given_spec(
+        "FedAvg-FT, MLP with dropout (p = 1/4), masks as data in the rounds and the "
+        "fine-tuning",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Two FedAvg rounds (eta = "
+        "0.140625, weights n_k / m_t, client 1 unsampled in round 0), each local step "
+        "its mask from schedule.rounds[t].dropout; then every client fine-tunes "
+        "theta_i <- w with theta_i <- theta_i - eta_ft (grad f_i(theta_i; D) + mu_ft "
+        "(theta_i - w)), eta_ft = 0.109375, mu_ft = 0.3125, on its post batches, each "
+        "fine-tuning step a training pass with its mask from "
+        "schedule.post_dropout[i].",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "finetune",
+         "hyperparameters": {"eta": 0.140625, "eta_ft": 0.109375, "mu_ft": 0.3125}},
+        rounds_json(plans, 1010, [("drop", 5)]), post=post)
+    spec["schedule"]["post_dropout"] = post_masks(1030, post, [("drop", 5)])
+    flags = ["dropout-scale", "dropout-train-mode", "prox-sign", "prox-reference",
+             "initial-point", "aggregation-weights"]
+    mutants = dict(POST_MUTANTS)
+    mutants.update({"prox-sign": ["prox-plus"],
+                    "prox-reference": ["prox-ref-w0", "prox-ref-moving"],
+                    "initial-point": ["finetune-w0"],
+                    "aggregation-weights": ["uniform-weights"]})
+    return make("finetune", "layers/finetune/mlp-dropout", "finetune-mlp-dropout.json",
+                spec["name"], spec, flags, mutants, finetune_replay,
+                lambda trace, w, v: (trace, w, v),
+                "FedAvg-FT (seed 000 §4, Code 14.7.1; shared/spec notes §5.1)")
+
+
+def fedrep_post_mlp():
+    plans = [
+        [(0, [[0, 2], [1, 3]]), (1, [[1, 0], [2]]), (2, [[4, 1], [0, 3], [2]])],
+        [(1, [[2, 1], [0]]), (2, [[0, 2], [3, 4]])],
+    ]
+    post = [[[1, 2], [3]], [[0, 2]], [[2, 0], [4, 1]]]
+    spec = pg.given_spec(
+        "FedRep (FedAlt preset) on the MLP with dropout (p = 1/4), masks as data in the "
+        "rounds and the final fine-tuning of the head",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Split: the group head is "
+        "personal. FedRep: tau_v = 1 head step (gamma_v = 0.078125), then the body "
+        "(gamma_u = 0.046875), one mask per step from schedule.rounds[t].dropout; "
+        "client 0 unsampled in round 1; then the final fine-tuning of v (pfl.finetune "
+        "= personal) with eta_ft = 0.1171875 on each client's post batches, each step "
+        "a training pass with its mask from schedule.post_dropout[i].",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "fedalt", "preset": "fedrep",
+         "hyperparameters": {"gamma_u": 0.046875, "gamma_v": 0.078125, "tau_v": 1,
+                             "eta_ft": 0.1171875}},
+        rounds_json(plans, 1050, [("drop", 5)]), split={"personal": ["head"]}, post=post)
+    spec["schedule"]["post_dropout"] = post_masks(1070, post, [("drop", 5)])
+    flags = ["dropout-scale", "dropout-train-mode", "pfl-update-order",
+             "stale-personal-state", "finetune-scope", "aggregation-weights"]
+    mutants = dict(POST_MUTANTS)
+    mutants.update({"pfl-update-order": ["fedalt-u-first", "fedalt-stale-v"],
+                    "stale-personal-state": ["reset-personal"],
+                    "finetune-scope": ["scope-flip"],
+                    "aggregation-weights": ["samples-weights"]})
+    return make("fedalt", "layers/fedalt/mlp-dropout-fedrep-post",
+                "fedalt-mlp-dropout-fedrep-post.json", spec["name"], spec, flags,
+                mutants, fedalt_replay, lambda trace, w, v: (trace, w, v), FEDALT_SOURCE)
+
+
 if __name__ == "__main__":
-    pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp])
+    pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
+                                  finetune_mlp, fedrep_post_mlp])

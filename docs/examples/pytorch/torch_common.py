@@ -414,6 +414,9 @@ class Problem:
         for r in spec["schedule"]["rounds"]:
             for i, passes in zip(r["clients"], r.get("dropout", [])):
                 self.clients[i].passes += passes
+        # then the phase after training's: post_dropout[i] for client i
+        for i, passes in enumerate(spec["schedule"].get("post_dropout", [])):
+            self.clients[i].passes += passes
         self.n = [c.n for c in self.clients]
         self.rounds = spec["schedule"]["rounds"]
         self.post = spec["schedule"].get("post")
