@@ -33,6 +33,11 @@ exact rational arithmetic end to end.
       FedRep on the MLP above with the optional final fine-tuning of v
       (pfl.finetune = personal): the post phase's passes take
       schedule.post_dropout, one per fine-tuning step.
+  layers/interp/mlp-dropout-grid
+      Interpolation (Mansour et al. 2020, §3; notes §5.2) on the MLP above:
+      FedAvg's rounds, then h_i trained from w0 on the post batches (one
+      mask a step, schedule.post_dropout), then the per-client grid scored
+      in evaluation mode (loss_exact wrapped here: no mask taken).
 
 The layer is written here from PyTorch's definition, not from pflref: in
 training y = x · s where m = 1 and 0 where m = 0, with s the double
@@ -71,6 +76,7 @@ sys.path.insert(0, HERE)
 import layers_common as lc         # noqa: E402
 import pflref_exact as px          # noqa: E402
 import pflref_exact_layers as pl   # noqa: E402
+import pflref_exact_interp as pi   # noqa: E402
 import pflref_exact_pfl as pp      # noqa: E402
 import pflref_golden as pg         # noqa: E402
 
@@ -150,6 +156,7 @@ class DropModel(_Model):
                 L.s = self.D.num(Fraction(1.0 / (1.0 - p)))
 
     def forward(self, theta, X, train=True, bugs=pl.NO_BUGS):
+        train = train and not getattr(self, "_eval", False)
         self._pass = FEED.take(X) if train and any(
             L.type == "dropout" for L in self.layers) else None
         return super().forward(theta, X, train, bugs)
@@ -184,6 +191,22 @@ class DropModel(_Model):
 
 
 pl.Model, pl.ClientData = DropModel, DropData
+
+_loss_exact = pl.loss_exact
+
+
+def loss_eval(M, X, Y, theta, bugs=pl.NO_BUGS):
+    """pflref_exact_layers.loss_exact in evaluation mode (model.eval():
+    every dropout layer the identity, no mask taken), as interp's grid
+    scores v̄ (pflref_model_evaluate)."""
+    M._eval = True
+    try:
+        return _loss_exact(M, X, Y, theta, bugs)
+    finally:
+        M._eval = False
+
+
+pl.loss_exact = loss_eval
 
 # ---------------------------------------------------------------- masks
 
@@ -274,6 +297,19 @@ def fedalt_replay(spec, bugs, domain=None):
         finally:
             DropModel.__init__.__defaults__ = saved
         return trace, w, v
+    return with_feed(spec, run)
+
+
+def interp_replay(spec, bugs, domain=None):
+    """pflref_exact_interp.replay (FedAvg's rounds, then h_i trained on the
+    post batches, then the grid scored in evaluation mode) with the feed."""
+    def run():
+        saved = DropModel.__init__.__defaults__
+        DropModel.__init__.__defaults__ = (domain,)
+        try:
+            return pi.replay(spec, bugs)
+        finally:
+            DropModel.__init__.__defaults__ = saved
     return with_feed(spec, run)
 
 
@@ -534,6 +570,49 @@ def fedrep_post_mlp():
                 mutants, fedalt_replay, lambda trace, w, v: (trace, w, v), FEDALT_SOURCE)
 
 
+def interp_mlp():
+    def client(i, n, nv, nt):
+        rng = random.Random(1150 + i)
+        return dict(MLP_CLIENTS[i],
+                    X_val=lc.rows(1160 + i, nv, 3, den=16),
+                    y_val=lc.values(rng, nv, -1.5, 1.5, 16),
+                    X_test=lc.rows(1170 + i, nt, 3, den=16),
+                    y_test=lc.values(rng, nt, -1.5, 1.5, 16))
+    clients = [client(i, n, nv, nt)
+               for i, (n, nv, nt) in enumerate(((4, 2, 1), (3, 3, 2), (5, 2, 2)))]
+    plans = [
+        [(0, [[2, 0], [3]]), (1, [[1, 2], [0]]), (2, [[3, 4]])],
+        [(0, [[1, 3, 0]]), (2, [[2, 0], [1, 4]])],
+    ]
+    post = [[[0, 1], [3, 2]], [[1], [2, 0]], [[4, 3], [0], [2, 1]]]
+    spec = pg.given_spec(
+        "Interpolation (per-client grid) on the MLP with dropout (p = 1/4), masks as data "
+        "in the rounds and in the local models' training",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Two FedAvg rounds (eta = "
+        "0.1171875, weights n_k / m_t, client 1 unsampled in round 1), one mask per "
+        "local step from schedule.rounds[t].dropout; then every client trains h_i from "
+        "w0 on its post batches, one mask per step from schedule.post_dropout[i]; the "
+        "grid alpha_j = j/4 scores alpha_j h_i + (1 - alpha_j) w on the validation split "
+        "in evaluation mode (dropout the identity, no mask).",
+        MLP, clients, {"kind": "given", "w": MLP_W0},
+        {"name": "interp", "hyperparameters": {"eta": 0.1171875, "interp.grid": 4},
+         "switches": {"interp.alpha": "per_client_grid", "interp.select": "validation"}},
+        rounds_json(plans, 1110, [("drop", 5)]), post=post)
+    spec["schedule"]["post_dropout"] = post_masks(1130, post, [("drop", 5)])
+    flags = ["dropout-scale", "dropout-train-mode", "interp-alpha-direction",
+             "interp-selection", "initial-point", "aggregation-weights"]
+    mutants = dict(POST_MUTANTS)
+    mutants.update({"interp-alpha-direction": ["alpha-swap"],
+                    "interp-selection": ["select-flip"],
+                    "initial-point": ["local-from-global"],
+                    "aggregation-weights": ["weights=uniform"]})
+    return make("interp", "layers/interp/mlp-dropout-grid", "interp-mlp-dropout-grid.json",
+                spec["name"], spec, flags, mutants, interp_replay,
+                lambda trace, w, hs, alphas: (trace, w, hs, alphas),
+                "Mansour, Mohri, Ro, Suresh 2020, §3 (interpolation); shared/spec notes §5.2")
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
-                                  finetune_mlp, fedrep_post_mlp])
+                                  finetune_mlp, fedrep_post_mlp, interp_mlp])

@@ -28,9 +28,12 @@
  * models.md, "Dropout"): their local work is the shared local solver's
  * steps (ref/engine/sgd.c), one training pass per step and solver, in the
  * rounds and in the phase after training (finetune's and FedAlt's
- * fine-tuning: schedule.post_dropout). */
+ * fine-tuning, interp's local models h_i: schedule.post_dropout); their
+ * other model calls are evaluation-mode passes (interp's grid scores v̄
+ * with pflref_model_evaluate), which take no mask. */
 static const char *const DROPOUT_ALGORITHMS[] = {"fedavg", "local", "ditto",
-                                                 "fedalt", "finetune", NULL};
+                                                 "fedalt", "finetune",
+                                                 "interp", NULL};
 
 /* "a, b and c": the names of DROPOUT_ALGORITHMS into buf. */
 static void algorithm_names(char *buf, size_t size)
