@@ -1564,6 +1564,15 @@ static const lettered_case LETTERED[] = {
     {"K11", "post dropout: a client's list that is not an array",
      SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD(K_OK ", [" K_OK1 "]"))), "schedule.post_dropout[0]",
      "expected an array, found an object"},
+    {"K12", "dropout: apfl with output mixing (evaluation-mode passes)",
+     SPEC(K_MLP, TWO,
+          "\"algorithm\": {\"name\": \"apfl\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"alpha\": 0.5}, \"switches\": {\"apfl.mix\": \"output\"}}",
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]], \"dropout\": [[" K_OK ", "
+                K_OK "]]}")),
+     "algorithm.switches.apfl.mix",
+     "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes, which skip "
+     "dropout layer \"d\" and take no mask"},
 #undef K_MLP
 #undef K_FT
 #undef K_OK

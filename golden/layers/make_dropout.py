@@ -75,6 +75,7 @@ sys.path.insert(0, HERE)
 
 import layers_common as lc         # noqa: E402
 import pflref_exact as px          # noqa: E402
+import pflref_exact_apfl as pa     # noqa: E402
 import pflref_exact_layers as pl   # noqa: E402
 import pflref_exact_interp as pi   # noqa: E402
 import pflref_exact_pfl as pp      # noqa: E402
@@ -117,7 +118,7 @@ class Feed:
         self.n = len(spec["problem"]["clients"])
         self.data = []
 
-    def take(self, X):
+    def take(self, X, bugs=frozenset()):
         # each problem built appends its n clients (a run in another domain
         # builds a second one): the position modulo n is the client
         k = next(i for i, d in enumerate(self.data)
@@ -126,6 +127,8 @@ class Feed:
         assert q < len(self.passes[k]), f"client {k}: pass {q + 1} has no mask"
         self.taken[k] = q + 1
         self.post = q >= self.rounds[k]
+        if "dropout-pass-swap" in bugs and not self.post:
+            q ^= 1          # a step's two passes each take the other's mask
         return self.passes[k][q]
 
     def done(self):
@@ -157,7 +160,7 @@ class DropModel(_Model):
 
     def forward(self, theta, X, train=True, bugs=pl.NO_BUGS):
         train = train and not getattr(self, "_eval", False)
-        self._pass = FEED.take(X) if train and any(
+        self._pass = FEED.take(X, bugs) if train and any(
             L.type == "dropout" for L in self.layers) else None
         return super().forward(theta, X, train, bugs)
 
@@ -297,6 +300,19 @@ def fedalt_replay(spec, bugs, domain=None):
         finally:
             DropModel.__init__.__defaults__ = saved
         return trace, w, v
+    return with_feed(spec, run)
+
+
+def apfl_replay(spec, bugs, domain=None):
+    """pflref_exact_apfl.replay with the feed: per step w_i's gradient pass,
+    then the mixture v̄'s."""
+    def run():
+        saved = DropModel.__init__.__defaults__
+        DropModel.__init__.__defaults__ = (domain,)
+        try:
+            return pa.replay(spec, bugs)
+        finally:
+            DropModel.__init__.__defaults__ = saved
     return with_feed(spec, run)
 
 
@@ -613,6 +629,43 @@ def interp_mlp():
                 "Mansour, Mohri, Ro, Suresh 2020, §3 (interpolation); shared/spec notes §5.2")
 
 
+def apfl_mlp():
+    plans = [
+        [(0, [[3, 1], [0, 2]]), (1, [[2], [0, 1]]), (2, [[1, 4], [3]])],
+        [(0, [[2, 3]]), (2, [[0, 4], [2, 1]])],
+    ]
+    spec = pg.given_spec(
+        "APFL (adaptive alpha) on the MLP with dropout (p = 1/4), masks as data, two "
+        "passes a step",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). APFL (Deng et al., Alg. 1, "
+        "parameter mixing): per batch w_i <- w_i - eta grad f(w_i), then v_i <- v_i - "
+        "eta alpha_i grad f(v-bar), v-bar = alpha_i v_i + (1 - alpha_i) w_i (the old w_i), "
+        "and alpha_i <- clip(alpha_i - eta_alpha <v_i - w_i, grad f(v-bar)>); two "
+        "training passes a step, each its own mask: schedule.rounds[t].dropout[j] holds "
+        "w_i's pass, then v-bar's, per batch; eta = 0.109375, alpha = 0.375, eta_alpha "
+        "= 0.40625; uniform mean; client 1 unsampled in round 1.",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "apfl", "hyperparameters": {"eta": 0.109375, "alpha": 0.375,
+                                             "eta_alpha": 0.40625},
+         "switches": {"apfl.alpha": "adaptive"}},
+        rounds_json(plans, 1210, [("drop", 5)], passes_per_step=2))
+    flags = ["dropout-scale", "dropout-train-mode", "dropout-pass-order", "apfl-v-scale",
+             "apfl-alpha-update", "apfl-mix-uses-w", "stale-personal-state",
+             "aggregation-weights"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"dropout-pass-order": ["dropout-pass-swap"],
+                    "apfl-v-scale": ["v-no-alpha"],
+                    "apfl-alpha-update": ["alpha-new-iterates", "alpha-sign"],
+                    "apfl-mix-uses-w": ["mix-w-flip"],
+                    "stale-personal-state": ["reset-personal", "alpha-reset"],
+                    "aggregation-weights": ["samples-weights"]})
+    return make("apfl", "layers/apfl/mlp-dropout-adaptive", "apfl-mlp-dropout-adaptive.json",
+                spec["name"], spec, flags, mutants, apfl_replay,
+                lambda trace, w, v, alpha: (trace, w, v, alpha),
+                "Deng, Kamani, Mahdavi, arXiv 2003.13461, Alg. 1; shared/spec notes §6(c)")
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
-                                  finetune_mlp, fedrep_post_mlp, interp_mlp])
+                                  finetune_mlp, fedrep_post_mlp, interp_mlp, apfl_mlp])

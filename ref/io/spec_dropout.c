@@ -30,10 +30,14 @@
  * rounds and in the phase after training (finetune's and FedAlt's
  * fine-tuning, interp's local models h_i: schedule.post_dropout); their
  * other model calls are evaluation-mode passes (interp's grid scores v̄
- * with pflref_model_evaluate), which take no mask. */
+ * with pflref_model_evaluate), which take no mask.  APFL makes two
+ * training passes a step, w_i's gradient, then v̄'s (the paper's mixture)
+ * or v_i's (apfl.variant = pfllib); under apfl.mix = output v and w_i
+ * pass in evaluation mode (pflref_model_outputs), which takes no mask,
+ * so that switch value is refused with dropout. */
 static const char *const DROPOUT_ALGORITHMS[] = {"fedavg", "local", "ditto",
                                                  "fedalt", "finetune",
-                                                 "interp", NULL};
+                                                 "interp", "apfl", NULL};
 
 /* "a, b and c": the names of DROPOUT_ALGORITHMS into buf. */
 static void algorithm_names(char *buf, size_t size)
@@ -84,6 +88,16 @@ pflref_status pflref_spec_check_dropout(const json_t *root,
                                 "layer \"%s\" (%s can)", alg,
                                 m->layers[i].name, names);
     }
+    if (strcmp(alg, "apfl") == 0 &&
+        spec->hyper.apfl.mix == PFLREF_APFL_MIX_OUTPUT)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.switches.apfl.mix",
+                                "apfl.mix = output takes v's and w_i's "
+                                "outputs in evaluation-mode passes, which "
+                                "skip dropout layer \"%s\" and take no "
+                                "mask: with dropout give apfl.mix = "
+                                "parameter (two training passes a step, "
+                                "w_i's, then v̄'s)", m->layers[i].name);
     if (!spec->schedule_given)
         return pflref_error_set(err, PFLREF_EINVAL, "schedule.kind",
                                 "dropout layer \"%s\" takes its masks from "
