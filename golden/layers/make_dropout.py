@@ -78,6 +78,7 @@ import pflref_exact as px          # noqa: E402
 import pflref_exact_apfl as pa     # noqa: E402
 import pflref_exact_layers as pl   # noqa: E402
 import pflref_exact_interp as pi   # noqa: E402
+import pflref_exact_perfedavg as pfa  # noqa: E402
 import pflref_exact_pfl as pp      # noqa: E402
 import pflref_golden as pg         # noqa: E402
 
@@ -311,6 +312,19 @@ def apfl_replay(spec, bugs, domain=None):
         DropModel.__init__.__defaults__ = (domain,)
         try:
             return pa.replay(spec, bugs)
+        finally:
+            DropModel.__init__.__defaults__ = saved
+    return with_feed(spec, run)
+
+
+def perfedavg_replay(spec, bugs, domain=None):
+    """pflref_exact_perfedavg.replay with the feed: FO, per step ∇f(w; D),
+    then ∇f(w̃; D′); the personalisation's α step on the post batch."""
+    def run():
+        saved = DropModel.__init__.__defaults__
+        DropModel.__init__.__defaults__ = (domain,)
+        try:
+            return pfa.replay(spec, bugs)
         finally:
             DropModel.__init__.__defaults__ = saved
     return with_feed(spec, run)
@@ -666,6 +680,55 @@ def apfl_mlp():
                 "Deng, Kamani, Mahdavi, arXiv 2003.13461, Alg. 1; shared/spec notes §6(c)")
 
 
+def perfedavg_mlp():
+    # step t reads batches 3(t−1) (D), 3(t−1)+1 (D′); FO scheduled D″ unread
+    # D and D′ of a step the same size, so a candidate that swaps their masks
+    # runs (and is caught) rather than failing on a shape
+    plans = [
+        [(0, [[1, 3], [0, 2], [3], [2], [1], [0, 3]]), (2, [[0, 4], [2, 1], [3]])],
+        [(0, [[2, 0], [1, 3], [0]]), (1, [[1], [2], [0, 1]]),
+         (2, [[4, 3], [1, 0], [0, 2], [2, 4, 1], [3, 0, 2], [1]])],
+    ]
+    rounds = [{"clients": [k for k, _ in plan], "batches": [b for _, b in plan]}
+              for plan in plans]
+    # the masks: two passes a step (D's, then D′'s), none for the unread D″
+    for t, (r, plan) in enumerate(zip(rounds, plans)):
+        fo = [(k, [b for q, b in enumerate(bs) if q % 3 != 2]) for k, bs in plan]
+        r["dropout"] = round_masks(1310 + t, fo, [("drop", 5)])
+    post = [[[2, 1]], [[0, 2]], [[3, 0]]]
+    spec = pg.given_spec(
+        "Per-FedAvg (first-order) on the MLP with dropout (p = 1/4), masks as data for "
+        "both passes of a step and the personalisation step",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Per-FedAvg FO (Fallah et al., "
+        "Alg. 1; PFLlib's variant): per step w~ = w - alpha grad f(w; D), w <- w - beta "
+        "grad f(w~; D'), two training passes each with its own mask (schedule.rounds[t]"
+        ".dropout[j]: D's pass, then D''s; the scheduled D'' is not read); alpha = "
+        "0.0703125, beta = 0.1015625; uniform mean; client 1 unsampled in round 0; then "
+        "each client's personalised theta_i = w - alpha grad f_i(w; D) on its post batch, "
+        "its mask from schedule.post_dropout[i].",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "perfedavg", "hyperparameters": {"alpha": 0.0703125, "beta": 0.1015625},
+         "switches": {"perfedavg.variant": "fo"}},
+        rounds, post=post)
+    spec["schedule"]["post_dropout"] = post_masks(1330, post, [("drop", 5)])
+    flags = ["dropout-scale", "dropout-train-mode", "dropout-pass-order",
+             "perfedavg-batch-reuse", "perfedavg-no-restore", "aggregation-weights",
+             "stale-global"]
+    mutants = dict(POST_MUTANTS)
+    mutants.update({"dropout-pass-order": ["dropout-pass-swap"],
+                    "perfedavg-batch-reuse": ["reuse-d-for-d1"],
+                    "perfedavg-no-restore": ["no-restore"],
+                    "aggregation-weights": ["weights-flip"],
+                    "stale-global": ["restart-w0", "eval-on-w0"]})
+    return make("perfedavg", "layers/perfedavg/mlp-dropout-fo",
+                "perfedavg-mlp-dropout-fo.json", spec["name"], spec, flags, mutants,
+                perfedavg_replay, lambda trace, w, v, alpha: (trace, w, v),
+                "Fallah, Mokhtari, Ozdaglar, NeurIPS 2020, Alg. 1 (first-order); "
+                "shared/spec notes §4(c)")
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
-                                  finetune_mlp, fedrep_post_mlp, interp_mlp, apfl_mlp])
+                                  finetune_mlp, fedrep_post_mlp, interp_mlp, apfl_mlp,
+                                  perfedavg_mlp])

@@ -34,10 +34,14 @@
  * training passes a step, w_i's gradient, then v̄'s (the paper's mixture)
  * or v_i's (apfl.variant = pfllib); under apfl.mix = output v and w_i
  * pass in evaluation mode (pflref_model_outputs), which takes no mask,
- * so that switch value is refused with dropout. */
+ * so that switch value is refused with dropout.  Per-FedAvg makes per step
+ * ∇f(w; D) and ∇f(w̃; D′), then the exact variant's Hessian-vector product
+ * on D″ (one forward) or HF's two gradients on D″, and in the phase after
+ * training one pass per personalisation step. */
 static const char *const DROPOUT_ALGORITHMS[] = {"fedavg", "local", "ditto",
                                                  "fedalt", "finetune",
-                                                 "interp", "apfl", NULL};
+                                                 "interp", "apfl",
+                                                 "perfedavg", NULL};
 
 /* "a, b and c": the names of DROPOUT_ALGORITHMS into buf. */
 static void algorithm_names(char *buf, size_t size)
