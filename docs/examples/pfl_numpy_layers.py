@@ -619,6 +619,8 @@ class Layers:
             return dX * (1.0 - Y * Y)
         if t == "sigmoid":
             return dX * Y * (1.0 - Y)
+        if t == "dropout":   # linear given the pass's mask: Ẏ = Ẋ · m/(1 − p)
+            return dX * cache["noise"] if "noise" in cache else dX
         raise _base().Unsupported("the Hessian-vector product through %s" % t)
 
     def backward_tangent(self, theta, v, L, cache, G, dG, out):

@@ -728,7 +728,41 @@ def perfedavg_mlp():
                 "shared/spec notes §4(c)")
 
 
+def perfedavg_exact_mlp():
+    plans = [
+        [(0, [[2, 0], [1, 3], [3]]), (1, [[0], [2], [1, 2]]), (2, [[1, 4], [0, 3], [2]])],
+        [(1, [[2, 1], [0], [1]]), (2, [[3, 0], [4, 2], [1, 3]])],
+    ]
+    spec = pg.given_spec(
+        "Per-FedAvg (exact Hessian) on the MLP with dropout (p = 1/4), masks as data for "
+        "the three passes of a step",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Per-FedAvg (Fallah et al., "
+        "Alg. 1, the exact meta gradient): per step w~ = w - alpha grad f(w; D), q = grad "
+        "f(w~; D'), w <- w - beta (q - alpha H(w; D'') q), three training passes, each its "
+        "own mask in that order (D's, D''s, then the Hessian-vector product's one forward "
+        "on D''); alpha = 0.0859375, beta = 0.1171875; uniform mean; client 0 unsampled "
+        "in round 1; then theta_i = w - alpha grad f_i(w; D) on each post batch.",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "perfedavg", "hyperparameters": {"alpha": 0.0859375, "beta": 0.1171875}},
+        rounds_json(plans, 1410, [("drop", 5)]), post=[[[0, 3]], [[1, 2]], [[4, 1]]])
+    spec["schedule"]["post_dropout"] = post_masks(1430, spec["schedule"]["post"],
+                                                  [("drop", 5)])
+    flags = ["dropout-scale", "dropout-train-mode", "perfedavg-hessian-term",
+             "aggregation-weights", "stale-global"]
+    mutants = dict(POST_MUTANTS)
+    mutants.update({"perfedavg-hessian-term": ["fo-step", "hessian-sign",
+                                               "hessian-at-tilde"],
+                    "aggregation-weights": ["weights-flip"],
+                    "stale-global": ["restart-w0", "eval-on-w0"]})
+    return make("perfedavg", "layers/perfedavg/mlp-dropout-exact",
+                "perfedavg-mlp-dropout-exact.json", spec["name"], spec, flags, mutants,
+                perfedavg_replay, lambda trace, w, v, alpha: (trace, w, v),
+                "Fallah, Mokhtari, Ozdaglar, NeurIPS 2020, Alg. 1 (exact); "
+                "shared/spec notes §4(c)")
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
                                   finetune_mlp, fedrep_post_mlp, interp_mlp, apfl_mlp,
-                                  perfedavg_mlp])
+                                  perfedavg_mlp, perfedavg_exact_mlp])
