@@ -1573,6 +1573,20 @@ static const lettered_case LETTERED[] = {
      "algorithm.switches.apfl.mix",
      "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes, which skip "
      "dropout layer \"d\" and take no mask"},
+    {"K13", "dropout: ifca (training-mode estimate passes without masks)",
+     SPEC(K_MLP, TWO, HYP("ifca", "\"gamma\": 0.1, \"ifca.k\": 2"), GIVEN(K_ROUND)),
+     "model.layers[1]",
+     "ifca does not map its training passes to dropout masks (its cluster estimate ĵ = "
+     "argmin_j F_i(θ_j) takes k training-mode loss passes on the whole training set each "
+     "round, passes no schedule list holds masks for)"},
+    {"K14", "dropout: fedfomo (training-mode validation-loss passes without masks)",
+     SPEC(K_MLP, TWO,
+          HYP("fedfomo", "\"eta\": 0.1, \"fedfomo.epsilon0\": 0.5, \"fedfomo.delta\": 0.125"),
+          GIVEN(K_ROUND)),
+     "model.layers[1]",
+     "fedfomo does not map its training passes to dropout masks (its weights take the "
+     "downloaded models' validation losses in training-mode loss passes on the validation "
+     "split, passes no schedule list holds masks for)"},
 #undef K_MLP
 #undef K_FT
 #undef K_OK

@@ -43,6 +43,25 @@ static const char *const DROPOUT_ALGORITHMS[] = {"fedavg", "local", "ditto",
                                                  "interp", "apfl",
                                                  "perfedavg", NULL};
 
+/* Why an algorithm whose passes are not mapped refuses dropout, where the
+ * reason is more than "not yet" (docs/models.md, "Dropout"). */
+static const struct {
+    const char *name, *why;
+} REFUSED[] = {
+    {"ifca", "its cluster estimate ĵ = argmin_j F_i(θ_j) takes k "
+             "training-mode loss passes on the whole training set each "
+             "round, passes no schedule list holds masks for"},
+    {"fedfomo", "its weights take the downloaded models' validation losses "
+                "in training-mode loss passes on the validation split, "
+                "passes no schedule list holds masks for"},
+    {"fedbn", "one training pass a local step would map, but no "
+              "independent vector checks FedBN with dropout yet"},
+    {"cfl", "one training pass a local step would map, but no "
+            "independent vector checks CFL with dropout yet"},
+    {"pfedhn", "one training pass a local step would map, but no "
+               "independent vector checks pFedHN with dropout yet"},
+    {NULL, NULL}};
+
 /* "a, b and c": the names of DROPOUT_ALGORITHMS into buf. */
 static void algorithm_names(char *buf, size_t size)
 {
@@ -86,11 +105,18 @@ pflref_status pflref_spec_check_dropout(const json_t *root,
     if (!known) {
         char names[160];
         algorithm_names(names, sizeof names);
+        const char *why = NULL;
+        for (size_t q = 0; REFUSED[q].name != NULL; q++)
+            if (strcmp(alg, REFUSED[q].name) == 0)
+                why = REFUSED[q].why;
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "%s does not map its training passes to "
-                                "dropout masks: it cannot take dropout "
-                                "layer \"%s\" (%s can)", alg,
-                                m->layers[i].name, names);
+                                "dropout masks%s%s%s: it cannot take "
+                                "dropout layer \"%s\" (%s can)", alg,
+                                why != NULL ? " (" : "",
+                                why != NULL ? why : "",
+                                why != NULL ? ")" : "", m->layers[i].name,
+                                names);
     }
     if (strcmp(alg, "apfl") == 0 &&
         spec->hyper.apfl.mix == PFLREF_APFL_MIX_OUTPUT)
