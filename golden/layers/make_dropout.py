@@ -762,7 +762,48 @@ def perfedavg_exact_mlp():
                 "shared/spec notes §4(c)")
 
 
+def perfedavg_hf_mlp():
+    plans = [
+        [(0, [[3, 1], [2, 0], [1, 2]]), (2, [[2, 0], [4, 1], [3]])],
+        [(0, [[0], [3], [2, 1]]), (1, [[2, 0], [1, 2], [0]]), (2, [[1, 3], [0, 4], [2, 3]])],
+    ]
+    spec = pg.given_spec(
+        "Per-FedAvg (Hessian-free) on the MLP with dropout (p = 1/4), masks as data for "
+        "the four passes of a step",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Per-FedAvg HF (Fallah et al., "
+        "Alg. 1): per step w~ = w - alpha grad f(w; D), q = grad f(w~; D'), d = [grad "
+        "f(w + delta q; D'') - grad f(w - delta q; D'')] / (2 delta), w <- w - beta (q - "
+        "alpha d): four training passes, each its own mask in that order; alpha = "
+        "0.0625, beta = 0.109375, delta = 0.125; uniform mean; client 1 unsampled in round "
+        "0; then theta_i = w - alpha grad f_i(w; D) on each post batch.",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "perfedavg", "hyperparameters": {"alpha": 0.0625, "beta": 0.109375,
+                                                  "delta": 0.125},
+         "switches": {"perfedavg.variant": "hf"}},
+        rounds_json(plans, 1510, [("drop", 5)], passes_per_step=1), post=[[[1, 0]], [[2]],
+                                                                          [[0, 3, 4]]])
+    # four passes a step: D's, D′'s, then D″'s twice (w + δq, w − δq)
+    for t, (r, plan) in enumerate(zip(spec["schedule"]["rounds"], plans)):
+        four = [(k, [b for q, b in enumerate(bs) for _ in range(2 if q % 3 == 2 else 1)])
+                for k, bs in plan]
+        r["dropout"] = round_masks(1510 + t, four, [("drop", 5)])
+    spec["schedule"]["post_dropout"] = post_masks(1530, spec["schedule"]["post"],
+                                                  [("drop", 5)])
+    flags = ["dropout-scale", "dropout-train-mode", "perfedavg-hessian-term",
+             "perfedavg-hf-center", "aggregation-weights"]
+    mutants = dict(POST_MUTANTS)
+    mutants.update({"perfedavg-hessian-term": ["fo-step", "hessian-sign"],
+                    "perfedavg-hf-center": ["hf-center-tilde"],
+                    "aggregation-weights": ["weights-flip"]})
+    return make("perfedavg", "layers/perfedavg/mlp-dropout-hf",
+                "perfedavg-mlp-dropout-hf.json", spec["name"], spec, flags, mutants,
+                perfedavg_replay, lambda trace, w, v, alpha: (trace, w, v),
+                "Fallah, Mokhtari, Ozdaglar, NeurIPS 2020, Alg. 1 (Hessian-free); "
+                "shared/spec notes §4(c)")
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
                                   finetune_mlp, fedrep_post_mlp, interp_mlp, apfl_mlp,
-                                  perfedavg_mlp, perfedavg_exact_mlp])
+                                  perfedavg_mlp, perfedavg_exact_mlp, perfedavg_hf_mlp])
