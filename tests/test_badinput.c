@@ -1520,51 +1520,51 @@ static const lettered_case LETTERED[] = {
 #define K_SCHED(pd) "\"schedule\": {\"kind\": \"given\", \"rounds\": [" K_ROUND "], " \
     "\"post\": [[[0, 1]], [[0]]]" pd "}"
 #define K_PD(lists) ", \"post_dropout\": [" lists "]"
-    {"K1", "post dropout: a post phase without masks",
+    {"K6", "post dropout: a post phase without masks",
      SPEC(K_MLP, TWO, K_FT, K_SCHED("")), "schedule.post_dropout",
      "post phase, client 0, training pass 1 (of 2 samples): no dropout mask given for layer "
      "\"d\" (0 passes given)"},
-    {"K2", "post dropout: a client given fewer passes than its steps make",
+    {"K7", "post dropout: a client given fewer passes than its steps make",
      SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[" K_OK "], []"))), "schedule.post_dropout[1]",
      "post phase, client 1, training pass 1 (of 1 samples): no dropout mask given for layer "
      "\"d\" (0 passes given)"},
-    {"K3", "post dropout: passes left unused",
+    {"K8", "post dropout: passes left unused",
      SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[" K_OK ", " K_OK "], [" K_OK1 "]"))),
      "schedule.post_dropout[0]",
      "post phase, client 0 made 1 training passes, 2 given: every pass's masks must be used"},
-    {"K4", "post dropout: a mask of another batch size than its pass",
+    {"K9", "post dropout: a mask of another batch size than its pass",
      SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[" K_OK "], [" K_OK "]"))),
      "schedule.post_dropout[1]",
      "post phase, client 1, training pass 1: the masks have 2 rows, the pass's batch 1 "
      "samples"},
-    {"K5", "post dropout: a mask row of the wrong width",
+    {"K10", "post dropout: a mask row of the wrong width",
      SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[{\"d\": [[1, 0], [0, 1]]}], [" K_OK1 "]"))),
      "schedule.post_dropout[0][0].d[0]",
      "a row of layer \"d\"'s mask has 2 entries: its input has 3 per sample"},
-    {"K6", "post dropout: a mask entry other than 0 or 1",
+    {"K11", "post dropout: a mask entry other than 0 or 1",
      SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[{\"d\": [[1, 0, 1], [0, 1, 3]]}], [" K_OK1 "]"))),
      "schedule.post_dropout[0][0].d[1][2]", "a mask entry is 0 (dropped) or 1 (kept), not 3"},
-    {"K7", "post dropout: a mask for a layer that is not a dropout layer",
+    {"K12", "post dropout: a mask for a layer that is not a dropout layer",
      SPEC(K_MLP, TWO, K_FT,
           K_SCHED(K_PD("[{\"d\": [[1, 0, 1], [0, 1, 1]], \"e\": [[1]]}], [" K_OK1 "]"))),
      "schedule.post_dropout[0][0].e", "no dropout layer is named \"e\""},
-    {"K8", "post dropout: mask lists not one per client",
+    {"K13", "post dropout: mask lists not one per client",
      SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[" K_OK "]"))), "schedule.post_dropout",
      "1 mask lists for 2 clients"},
-    {"K9", "post dropout: masks without a post phase",
+    {"K14", "post dropout: masks without a post phase",
      SPEC(K_MLP, TWO, FEDAVG,
           "\"schedule\": {\"kind\": \"given\", \"rounds\": [" K_ROUND "]" K_PD("[], []") "}"),
      "schedule.post_dropout",
      "the schedule has no post phase (schedule.post): no training passes to give masks to"},
-    {"K10", "post dropout: masks for a model without dropout",
+    {"K15", "post dropout: masks for a model without dropout",
      SPEC(LIN, TWO, K_FT,
           "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
           "\"batches\": [[[0, 1]]]}], \"post\": [[[0, 1]], [[0]]]" K_PD("[], []") "}"),
      "schedule.post_dropout", "the model has no dropout layer: no masks to give"},
-    {"K11", "post dropout: a client's list that is not an array",
+    {"K16", "post dropout: a client's list that is not an array",
      SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD(K_OK ", [" K_OK1 "]"))), "schedule.post_dropout[0]",
      "expected an array, found an object"},
-    {"K12", "dropout: apfl with output mixing (evaluation-mode passes)",
+    {"K17", "dropout: apfl with output mixing (evaluation-mode passes)",
      SPEC(K_MLP, TWO,
           "\"algorithm\": {\"name\": \"apfl\", \"hyperparameters\": {\"eta\": 0.1, "
           "\"alpha\": 0.5}, \"switches\": {\"apfl.mix\": \"output\"}}",
@@ -1573,13 +1573,13 @@ static const lettered_case LETTERED[] = {
      "algorithm.switches.apfl.mix",
      "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes, which skip "
      "dropout layer \"d\" and take no mask"},
-    {"K13", "dropout: ifca (training-mode estimate passes without masks)",
+    {"K18", "dropout: ifca (training-mode estimate passes without masks)",
      SPEC(K_MLP, TWO, HYP("ifca", "\"gamma\": 0.1, \"ifca.k\": 2"), GIVEN(K_ROUND)),
      "model.layers[1]",
      "ifca does not map its training passes to dropout masks (its cluster estimate ĵ = "
      "argmin_j F_i(θ_j) takes k training-mode loss passes on the whole training set each "
      "round, passes no schedule list holds masks for)"},
-    {"K14", "dropout: fedfomo (training-mode validation-loss passes without masks)",
+    {"K19", "dropout: fedfomo (training-mode validation-loss passes without masks)",
      SPEC(K_MLP, TWO,
           HYP("fedfomo", "\"eta\": 0.1, \"fedfomo.epsilon0\": 0.5, \"fedfomo.delta\": 0.125"),
           GIVEN(K_ROUND)),
@@ -1609,12 +1609,25 @@ END_TEST
 
 /* Every lettered row is in docs/bad-inputs.md with its class and test,
  * and each letter's rows run 1 .. n without a gap. */
+/* Letter K's rows K1..K5 are the Monte Carlo options' (tests/test_cli.c,
+ * test_mca_options_refused); the dropout rows continue the sequence. */
+static const tu_catalogue_row K_BEFORE[] = {
+    {"K1", "check: Monte Carlo run count out of 1 .. 64", "test_mca_options_refused"},
+    {"K2", "check: Monte Carlo run count not a count", "test_mca_options_refused"},
+    {"K3", "check: Monte Carlo factor C out of 1 .. 1e6", "test_mca_options_refused"},
+    {"K4", "check: Monte Carlo factor C not a number", "test_mca_options_refused"},
+    {"K5", "check: Monte Carlo seed not a count", "test_mca_options_refused"},
+};
+#define N_K_BEFORE (sizeof K_BEFORE / sizeof K_BEFORE[0])
+
 START_TEST(test_lettered_catalogue)
 {
     static const char letters[] = "LSAYCXQMJEBGHVIUZK";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
-        tu_catalogue_row rows[N_LETTERED];
+        tu_catalogue_row rows[N_LETTERED + N_K_BEFORE];
         size_t n = 0;
+        for (size_t i = 0; *ltr == 'K' && i < N_K_BEFORE; i++)
+            rows[n++] = K_BEFORE[i];
         for (size_t i = 0; i < N_LETTERED; i++)
             if (LETTERED[i].no[0] == *ltr) {
                 ck_assert_int_eq(atoi(LETTERED[i].no + 1), (int)n + 1);
