@@ -1560,7 +1560,7 @@ static const lettered_case LETTERED[] = {
           "\"batches\": [[[0, 1], [1], [0, 1]]]}], \"post\": [[[0, 1]], [[0, 1]]]}"),
      "schedule", "running statistics at round 0, client 0, step 1"},
     /* -- FedRoD with batch normalisation and the client optimizers (rows
-     * D1..): MOON's mlp 2-2-2 and data -- */
+     * I6–I9): MOON's mlp 2-2-2 and data -- */
 #define ROD_SW(h, sw) "\"algorithm\": {\"name\": \"fedrod\", " \
     "\"hyperparameters\": {\"eta\": 0.1" h "}, \"switches\": {" sw "}}"
     {"I6", "fedrod: batch normalisation, a one-sample batch under the unbiased running variance",
@@ -1582,6 +1582,93 @@ static const lettered_case LETTERED[] = {
           ONE_ROUND),
      "algorithm.switches.opt.clip", "opt.clip = norm needs opt.clip_norm"},
 #undef ROD_SW
+/* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
+ * of the U rows under finetune, one round of client 0 with its mask, then
+ * the post phase: client 0 one step on both samples, client 1 one step on
+ * its sample; the masks in schedule.post_dropout */
+#define K_MLP LAYERS("[2]", "squared", "{\"type\": \"dense\", \"out\": 3}, " \
+    "{\"type\": \"dropout\", \"name\": \"d\", \"p\": 0.25}, " DENSE1)
+#define K_FT HYP("finetune", "\"eta\": 0.1, \"eta_ft\": 0.2")
+#define K_OK "{\"d\": [[1, 0, 1], [0, 1, 1]]}"
+#define K_OK1 "{\"d\": [[1, 1, 0]]}"
+#define K_ROUND "{\"clients\": [0], \"batches\": [[[0, 1]]], \"dropout\": [[" K_OK "]]}"
+#define K_SCHED(pd) "\"schedule\": {\"kind\": \"given\", \"rounds\": [" K_ROUND "], " \
+    "\"post\": [[[0, 1]], [[0]]]" pd "}"
+#define K_PD(lists) ", \"post_dropout\": [" lists "]"
+    {"K6", "post dropout: a post phase without masks",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED("")), "schedule.post_dropout",
+     "post phase, client 0, training pass 1 (of 2 samples): no dropout mask given for layer "
+     "\"d\" (0 passes given)"},
+    {"K7", "post dropout: a client given fewer passes than its steps make",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[" K_OK "], []"))), "schedule.post_dropout[1]",
+     "post phase, client 1, training pass 1 (of 1 samples): no dropout mask given for layer "
+     "\"d\" (0 passes given)"},
+    {"K8", "post dropout: passes left unused",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[" K_OK ", " K_OK "], [" K_OK1 "]"))),
+     "schedule.post_dropout[0]",
+     "post phase, client 0 made 1 training passes, 2 given: every pass's masks must be used"},
+    {"K9", "post dropout: a mask of another batch size than its pass",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[" K_OK "], [" K_OK "]"))),
+     "schedule.post_dropout[1]",
+     "post phase, client 1, training pass 1: the masks have 2 rows, the pass's batch 1 "
+     "samples"},
+    {"K10", "post dropout: a mask row of the wrong width",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[{\"d\": [[1, 0], [0, 1]]}], [" K_OK1 "]"))),
+     "schedule.post_dropout[0][0].d[0]",
+     "a row of layer \"d\"'s mask has 2 entries: its input has 3 per sample"},
+    {"K11", "post dropout: a mask entry other than 0 or 1",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[{\"d\": [[1, 0, 1], [0, 1, 3]]}], [" K_OK1 "]"))),
+     "schedule.post_dropout[0][0].d[1][2]", "a mask entry is 0 (dropped) or 1 (kept), not 3"},
+    {"K12", "post dropout: a mask for a layer that is not a dropout layer",
+     SPEC(K_MLP, TWO, K_FT,
+          K_SCHED(K_PD("[{\"d\": [[1, 0, 1], [0, 1, 1]], \"e\": [[1]]}], [" K_OK1 "]"))),
+     "schedule.post_dropout[0][0].e", "no dropout layer is named \"e\""},
+    {"K13", "post dropout: mask lists not one per client",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD("[" K_OK "]"))), "schedule.post_dropout",
+     "1 mask lists for 2 clients"},
+    {"K14", "post dropout: masks without a post phase",
+     SPEC(K_MLP, TWO, FEDAVG,
+          "\"schedule\": {\"kind\": \"given\", \"rounds\": [" K_ROUND "]" K_PD("[], []") "}"),
+     "schedule.post_dropout",
+     "the schedule has no post phase (schedule.post): no training passes to give masks to"},
+    {"K15", "post dropout: masks for a model without dropout",
+     SPEC(LIN, TWO, K_FT,
+          "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
+          "\"batches\": [[[0, 1]]]}], \"post\": [[[0, 1]], [[0]]]" K_PD("[], []") "}"),
+     "schedule.post_dropout", "the model has no dropout layer: no masks to give"},
+    {"K16", "post dropout: a client's list that is not an array",
+     SPEC(K_MLP, TWO, K_FT, K_SCHED(K_PD(K_OK ", [" K_OK1 "]"))), "schedule.post_dropout[0]",
+     "expected an array, found an object"},
+    {"K17", "dropout: apfl with output mixing (evaluation-mode passes)",
+     SPEC(K_MLP, TWO,
+          "\"algorithm\": {\"name\": \"apfl\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"alpha\": 0.5}, \"switches\": {\"apfl.mix\": \"output\"}}",
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]], \"dropout\": [[" K_OK ", "
+                K_OK "]]}")),
+     "algorithm.switches.apfl.mix",
+     "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes, which skip "
+     "dropout layer \"d\" and take no mask"},
+    {"K18", "dropout: ifca (training-mode estimate passes without masks)",
+     SPEC(K_MLP, TWO, HYP("ifca", "\"gamma\": 0.1, \"ifca.k\": 2"), GIVEN(K_ROUND)),
+     "model.layers[1]",
+     "ifca does not map its training passes to dropout masks (its cluster estimate ĵ = "
+     "argmin_j F_i(θ_j) takes k training-mode loss passes on the whole training set each "
+     "round, passes no schedule list holds masks for)"},
+    {"K19", "dropout: fedfomo (training-mode validation-loss passes without masks)",
+     SPEC(K_MLP, TWO,
+          HYP("fedfomo", "\"eta\": 0.1, \"fedfomo.epsilon0\": 0.5, \"fedfomo.delta\": 0.125"),
+          GIVEN(K_ROUND)),
+     "model.layers[1]",
+     "fedfomo does not map its training passes to dropout masks (its weights take the "
+     "downloaded models' validation losses in training-mode loss passes on the validation "
+     "split, passes no schedule list holds masks for)"},
+#undef K_MLP
+#undef K_FT
+#undef K_OK
+#undef K_OK1
+#undef K_ROUND
+#undef K_SCHED
+#undef K_PD
 };
 
 #define N_LETTERED (sizeof LETTERED / sizeof LETTERED[0])
@@ -1597,12 +1684,25 @@ END_TEST
 
 /* Every lettered row is in docs/bad-inputs.md with its class and test,
  * and each letter's rows run 1 .. n without a gap. */
+/* Letter K's rows K1..K5 are the Monte Carlo options' (tests/test_cli.c,
+ * test_mca_options_refused); the dropout rows continue the sequence. */
+static const tu_catalogue_row K_BEFORE[] = {
+    {"K1", "check: Monte Carlo run count out of 1 .. 64", "test_mca_options_refused"},
+    {"K2", "check: Monte Carlo run count not a count", "test_mca_options_refused"},
+    {"K3", "check: Monte Carlo factor C out of 1 .. 1e6", "test_mca_options_refused"},
+    {"K4", "check: Monte Carlo factor C not a number", "test_mca_options_refused"},
+    {"K5", "check: Monte Carlo seed not a count", "test_mca_options_refused"},
+};
+#define N_K_BEFORE (sizeof K_BEFORE / sizeof K_BEFORE[0])
+
 START_TEST(test_lettered_catalogue)
 {
-    static const char letters[] = "LSAYCXQMJEBGHVIUZ";
+    static const char letters[] = "LSAYCXQMJEBGHVIUZK";
     for (const char *ltr = letters; *ltr != '\0'; ltr++) {
-        tu_catalogue_row rows[N_LETTERED];
+        tu_catalogue_row rows[N_LETTERED + N_K_BEFORE];
         size_t n = 0;
+        for (size_t i = 0; *ltr == 'K' && i < N_K_BEFORE; i++)
+            rows[n++] = K_BEFORE[i];
         for (size_t i = 0; i < N_LETTERED; i++)
             if (LETTERED[i].no[0] == *ltr) {
                 ck_assert_int_eq(atoi(LETTERED[i].no + 1), (int)n + 1);

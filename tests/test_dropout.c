@@ -15,7 +15,10 @@
  *     bit, those of the same list without the dropout layers; p = 0 with
  *     all-ones masks trains bit for bit as without them;
  *   - a training pass without a mask source, or whose source refuses,
- *     fails with PFLREF_EINVAL; the body/head API refuses dropout.
+ *     fails with PFLREF_EINVAL; the body/head API refuses dropout;
+ *   - the post phase's masks (schedule.post_dropout) are written back
+ *     with the result's schedule, which replays bit for bit, and a flipped
+ *     post mask entry moves that client's fine-tuned model only.
  */
 #include <check.h>
 #include <math.h>
@@ -23,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_rng.h>
+#include <jansson.h>
 #include "suites.h"
 #include "testutil.h"
 
@@ -341,6 +345,76 @@ START_TEST(test_dropout_p)
 }
 END_TEST
 
+/* ---- the post phase's masks are recorded and replayed ------------------- */
+
+/* The spec of golden/layers/finetune-mlp-dropout.json run by the CLI: the
+ * result's schedule holds the post phase's masks (post_dropout) as given
+ * and the rounds' masks (dropout); a run of the result's schedule gives the
+ * same final personal models, bit for bit; one post mask entry flipped
+ * changes them (the post passes read their masks).  _i = 0: as given; 1:
+ * the flip. */
+static json_t *final_v(const char *dir, json_t *spec, const char *name)
+{
+    tu_json_save_in(dir, "spec.json", spec);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "run $D/spec.json -o $D/%s", name);
+    char *out = NULL, *errout = NULL;
+    ck_assert_msg(tu_cli_in(dir, cmd, &out, &errout) == 0, "%s", errout);
+    free(out);
+    free(errout);
+    json_t *r = tu_json_load_in(dir, name);
+    json_t *v = json_deep_copy(json_object_get(json_object_get(r, "final"), "v"));
+    ck_assert_ptr_nonnull(v);
+    json_decref(r);
+    return v;
+}
+
+START_TEST(test_dropout_post_recorded)
+{
+    char *path = tu_repo_path("golden/layers/finetune-mlp-dropout.json");
+    json_error_t je;
+    json_t *vec = json_load_file(path, 0, &je);
+    ck_assert_msg(vec != NULL, "%s: %s", path, je.text);
+    json_t *spec = json_deep_copy(json_object_get(vec, "spec"));
+    char *dir = tu_tmpdir();
+    json_t *v0 = final_v(dir, spec, "r0.json");
+    json_t *r0 = tu_json_load_in(dir, "r0.json");
+    json_t *sched = json_object_get(r0, "schedule");
+    const json_t *given = json_object_get(json_object_get(spec, "schedule"),
+                                          "post_dropout");
+    ck_assert(json_equal(json_object_get(sched, "post_dropout"), given));
+    json_t *rounds = json_object_get(json_object_get(spec, "schedule"), "rounds");
+    for (size_t t = 0; t < json_array_size(rounds); t++)
+        ck_assert(json_equal(
+            json_object_get(json_array_get(json_object_get(sched, "rounds"), t),
+                            "dropout"),
+            json_object_get(json_array_get(rounds, t), "dropout")));
+    if (_i == 0) {   /* the result's schedule replays as data */
+        json_object_set(spec, "schedule", sched);
+        json_t *v1 = final_v(dir, spec, "r1.json");
+        ck_assert(json_equal(v0, v1));
+        json_decref(v1);
+    } else {         /* client 2's first post mask, entry [0][0] flipped */
+        json_t *row = json_array_get(json_object_get(json_array_get(
+            json_array_get(json_object_get(json_object_get(spec, "schedule"),
+                                           "post_dropout"), 2), 0), "drop"), 0);
+        const json_int_t x = json_integer_value(json_array_get(row, 0));
+        json_array_set_new(row, 0, json_integer(1 - x));
+        json_t *v1 = final_v(dir, spec, "r1.json");
+        ck_assert(!json_equal(json_array_get(v0, 2), json_array_get(v1, 2)));
+        ck_assert(json_equal(json_array_get(v0, 0), json_array_get(v1, 0)));
+        json_decref(v1);
+    }
+    json_decref(r0);
+    json_decref(v0);
+    json_decref(spec);
+    json_decref(vec);
+    tu_remove_tree(dir);
+    free(dir);
+    free(path);
+}
+END_TEST
+
 Suite *dropout_suite(void)
 {
     Suite *s = suite_create("dropout");
@@ -351,6 +425,7 @@ Suite *dropout_suite(void)
     tcase_add_loop_test(tc, test_dropout_fd, 0, 2);
     tcase_add_test(tc, test_dropout_identity);
     tcase_add_test(tc, test_dropout_p);
+    tcase_add_loop_test(tc, test_dropout_post_recorded, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

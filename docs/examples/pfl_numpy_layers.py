@@ -18,7 +18,8 @@ layers, with α = 1/n_b and every gradient the batch mean:
   relu, tanh, sigmoid    elementwise; relu′(0) = 0
   dropout    nn.Dropout(p): in training Y = X · noise with noise = m/(1 − p)
              (m the pass's 0/1 mask, given as data in the schedule's
-             rounds[t].dropout, the next pass of this client's list at
+             rounds[t].dropout and, for the phase after training,
+             post_dropout[i]: the next pass of this client's list at
              every training forward); the identity in evaluation
   batchnorm1d / 2d       per channel over the M = n_b·H·W entries: training
              mode x̂ = (a − μ)/√(s² + ε) with the batch mean μ and biased
@@ -264,6 +265,11 @@ class Layers:
             for r in rounds:
                 if "dropout" in r and ids[0] in r["clients"]:
                     self.passes += r["dropout"][r["clients"].index(ids[0])]
+            # then the phase after training's: schedule.post_dropout[i], one
+            # list per client (the fine-tuning steps' passes)
+            post = spec["schedule"].get("post_dropout")
+            if isinstance(post, list) and ids[0] < len(post):
+                self.passes += post[ids[0]]
 
     def part(self, theta, L, role, shape):
         lo, hi = L["at"][role]
@@ -613,6 +619,8 @@ class Layers:
             return dX * (1.0 - Y * Y)
         if t == "sigmoid":
             return dX * Y * (1.0 - Y)
+        if t == "dropout":   # linear given the pass's mask: Ẏ = Ẋ · m/(1 − p)
+            return dX * cache["noise"] if "noise" in cache else dX
         raise _base().Unsupported("the Hessian-vector product through %s" % t)
 
     def backward_tangent(self, theta, v, L, cache, G, dG, out):

@@ -223,8 +223,12 @@ def _forward_stats(model, theta, batch):
     """The training-mode forward of theta on batch, for its batch
     statistics: the BN mlp's (mean, biased variance, m) from its grad, a
     layer list's kept in the model (Layers.track reads them), None for a
-    model without batch normalisation."""
+    model without batch normalisation (no forward: a layer list with
+    dropout would take a training pass's mask for it, a pass torch does
+    not make)."""
     if hasattr(model, "track"):
+        if not np.any(model.buffers):   # no running statistics to move
+            return None
         model.grad(theta, batch)
         return "layers"
     if hasattr(model, "running"):

@@ -24,6 +24,20 @@ exact rational arithmetic end to end.
       paper switches (ditto.order interleaved): per batch the personal
       step, then the global step, each a training pass with its own mask
       (two passes a step).
+  layers/finetune/mlp-dropout
+      FedAvg-FT (FedAvg, then local fine-tuning; shared/spec notes §5.1) on
+      the MLP above: the rounds' passes take rounds[t].dropout, then every
+      client's fine-tuning steps θ_i ← θ_i − η_ft (∇f_i(θ_i; D) +
+      μ_ft (θ_i − w)) take schedule.post_dropout[i], one mask a step.
+  layers/fedalt/mlp-dropout-fedrep-post
+      FedRep on the MLP above with the optional final fine-tuning of v
+      (pfl.finetune = personal): the post phase's passes take
+      schedule.post_dropout, one per fine-tuning step.
+  layers/interp/mlp-dropout-grid
+      Interpolation (Mansour et al. 2020, §3; notes §5.2) on the MLP above:
+      FedAvg's rounds, then h_i trained from w0 on the post batches (one
+      mask a step, schedule.post_dropout), then the per-client grid scored
+      in evaluation mode (loss_exact wrapped here: no mask taken).
 
 The layer is written here from PyTorch's definition, not from pflref: in
 training y = x · s where m = 1 and 0 where m = 0, with s the double
@@ -37,8 +51,15 @@ it reads, in the order the algorithm makes them (FedAvg: its steps; Ditto:
 personal, global per batch); every pass must be taken exactly once.
 
 No mask is all ones and no two participants share one; p differs per layer.
+The phase after training (schedule.post) takes its masks from
+schedule.post_dropout, one list per client 0 .. N−1, after the rounds' in
+the client's order of passes.
+
 Flags: dropout-scale (the kept entries not rescaled by 1/(1 − p)),
-dropout-train-mode (the training pass run in evaluation mode: no mask).
+dropout-train-mode (the training pass run in evaluation mode: no mask;
+for the post vectors also only the post phase's passes in evaluation mode,
+bug dropout-eval-in-post: a fine-tuning left in model.eval() after the
+last round's evaluation).
 
     /usr/bin/python3 golden/layers/make_dropout.py [OUTDIR]
 """
@@ -54,7 +75,10 @@ sys.path.insert(0, HERE)
 
 import layers_common as lc         # noqa: E402
 import pflref_exact as px          # noqa: E402
+import pflref_exact_apfl as pa     # noqa: E402
 import pflref_exact_layers as pl   # noqa: E402
+import pflref_exact_interp as pi   # noqa: E402
+import pflref_exact_perfedavg as pfa  # noqa: E402
 import pflref_exact_pfl as pp      # noqa: E402
 import pflref_golden as pg         # noqa: E402
 
@@ -84,11 +108,18 @@ class Feed:
         for r in spec["schedule"]["rounds"]:
             for k, lst in zip(r["clients"], r.get("dropout", [[] for _ in r["clients"]])):
                 self.passes.setdefault(k, []).extend(lst)
+        # the post phase's passes follow the rounds' (client k's passes
+        # from rounds[k] on are the post phase's)
+        self.rounds = {k: len(lst) for k, lst in self.passes.items()}
+        for k, lst in enumerate(spec["schedule"].get("post_dropout", [])):
+            self.passes.setdefault(k, []).extend(lst)
+            self.rounds.setdefault(k, 0)
         self.taken = {k: 0 for k in self.passes}
+        self.post = False   # the pass taken last is a post-phase pass
         self.n = len(spec["problem"]["clients"])
         self.data = []
 
-    def take(self, X):
+    def take(self, X, bugs=frozenset()):
         # each problem built appends its n clients (a run in another domain
         # builds a second one): the position modulo n is the client
         k = next(i for i, d in enumerate(self.data)
@@ -96,6 +127,9 @@ class Feed:
         q = self.taken[k]
         assert q < len(self.passes[k]), f"client {k}: pass {q + 1} has no mask"
         self.taken[k] = q + 1
+        self.post = q >= self.rounds[k]
+        if "dropout-pass-swap" in bugs and not self.post:
+            q ^= 1          # a step's two passes each take the other's mask
         return self.passes[k][q]
 
     def done(self):
@@ -126,13 +160,16 @@ class DropModel(_Model):
                 L.s = self.D.num(Fraction(1.0 / (1.0 - p)))
 
     def forward(self, theta, X, train=True, bugs=pl.NO_BUGS):
-        self._pass = FEED.take(X) if train and any(
+        train = train and not getattr(self, "_eval", False)
+        self._pass = FEED.take(X, bugs) if train and any(
             L.type == "dropout" for L in self.layers) else None
         return super().forward(theta, X, train, bugs)
 
     def _keep(self, L, train, bugs):
         """Per sample and entry the factor m · s (None: the identity)."""
         if not train or "dropout-eval-in-train" in bugs:
+            return None
+        if "dropout-eval-in-post" in bugs and FEED.post:
             return None
         s = self.D.num(1) if "dropout-no-rescale" in bugs else L.s
         zero = self.D.num(0)
@@ -158,6 +195,22 @@ class DropModel(_Model):
 
 
 pl.Model, pl.ClientData = DropModel, DropData
+
+_loss_exact = pl.loss_exact
+
+
+def loss_eval(M, X, Y, theta, bugs=pl.NO_BUGS):
+    """pflref_exact_layers.loss_exact in evaluation mode (model.eval():
+    every dropout layer the identity, no mask taken), as interp's grid
+    scores v̄ (pflref_model_evaluate)."""
+    M._eval = True
+    try:
+        return _loss_exact(M, X, Y, theta, bugs)
+    finally:
+        M._eval = False
+
+
+pl.loss_exact = loss_eval
 
 # ---------------------------------------------------------------- masks
 
@@ -189,6 +242,12 @@ def round_masks(seed, plan, layers, passes_per_step=1):
                 lst.append(p)
         out.append(lst)
     return out
+
+
+def post_masks(seed, post, layers):
+    """schedule.post_dropout: per client its fine-tuning passes (one per
+    post batch), one mask per dropout layer; none repeats a round's."""
+    return round_masks(seed, list(enumerate(post)), layers)
 
 
 def rounds_json(plans, seed, layers, passes_per_step=1):
@@ -242,6 +301,71 @@ def fedalt_replay(spec, bugs, domain=None):
         finally:
             DropModel.__init__.__defaults__ = saved
         return trace, w, v
+    return with_feed(spec, run)
+
+
+def apfl_replay(spec, bugs, domain=None):
+    """pflref_exact_apfl.replay with the feed: per step w_i's gradient pass,
+    then the mixture v̄'s."""
+    def run():
+        saved = DropModel.__init__.__defaults__
+        DropModel.__init__.__defaults__ = (domain,)
+        try:
+            return pa.replay(spec, bugs)
+        finally:
+            DropModel.__init__.__defaults__ = saved
+    return with_feed(spec, run)
+
+
+def perfedavg_replay(spec, bugs, domain=None):
+    """pflref_exact_perfedavg.replay with the feed: FO, per step ∇f(w; D),
+    then ∇f(w̃; D′); the personalisation's α step on the post batch."""
+    def run():
+        saved = DropModel.__init__.__defaults__
+        DropModel.__init__.__defaults__ = (domain,)
+        try:
+            return pfa.replay(spec, bugs)
+        finally:
+            DropModel.__init__.__defaults__ = saved
+    return with_feed(spec, run)
+
+
+def interp_replay(spec, bugs, domain=None):
+    """pflref_exact_interp.replay (FedAvg's rounds, then h_i trained on the
+    post batches, then the grid scored in evaluation mode) with the feed."""
+    def run():
+        saved = DropModel.__init__.__defaults__
+        DropModel.__init__.__defaults__ = (domain,)
+        try:
+            return pi.replay(spec, bugs)
+        finally:
+            DropModel.__init__.__defaults__ = saved
+    return with_feed(spec, run)
+
+
+def finetune_replay(spec, bugs, domain=None):
+    """FedAvg's rounds (lc.fedavg_run's steps), then px.finetune_phase on
+    the post batches; the feed holds the rounds' and the post masks."""
+    model, clients = spec["model"], spec["problem"]["clients"]
+    hp = spec["algorithm"]["hyperparameters"]
+    weights = spec["algorithm"].get("switches", {}).get("fedavg.weights", "samples")
+    plans = [list(zip(r["clients"], r["batches"])) for r in spec["schedule"]["rounds"]]
+
+    def run():
+        pr = px.Problem(model, clients).bn_switches({})
+        if domain is not None:
+            pr.layers = pl.Model(model, domain)
+            for c, cs in zip(pr.clients, clients):
+                c["data"] = pl.ClientData(pr.layers, cs)
+        w0 = px.initial(spec["init"], pr.P, bugs)
+        w, trace = list(w0), pg.Trace()
+        for t, plan in enumerate(plans):
+            w = px.fedavg_round(pr, w, w0, t, plan, pg.exact(hp["eta"]), weights, trace,
+                                bugs)
+        thetas = px.finetune_phase(pr, w, w0, spec["schedule"]["post"],
+                                   pg.exact(hp["eta_ft"]), pg.exact(hp["mu_ft"]), None,
+                                   trace, bugs)
+        return trace, w, thetas
     return with_feed(spec, run)
 
 
@@ -403,5 +527,283 @@ def fedrep_mlp():
                 mutants, fedalt_replay, lambda trace, w, v: (trace, w, v), FEDALT_SOURCE)
 
 
+POST_MUTANTS = {"dropout-scale": ["dropout-no-rescale"],
+                "dropout-train-mode": ["dropout-eval-in-train", "dropout-eval-in-post"]}
+
+
+def finetune_mlp():
+    plans = [
+        [(0, [[1, 3], [0]]), (2, [[2, 4], [1, 0]])],
+        [(0, [[2, 0, 1]]), (1, [[0, 2], [1]]), (2, [[3, 1]])],
+    ]
+    post = [[[3, 0], [1, 2]], [[2, 1], [0]], [[4, 2], [0, 3], [1]]]
+    spec = pg.given_spec(
+        "FedAvg-FT, MLP with dropout (p = 1/4), masks as data in the rounds and the "
+        "fine-tuning",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Two FedAvg rounds (eta = "
+        "0.140625, weights n_k / m_t, client 1 unsampled in round 0), each local step "
+        "its mask from schedule.rounds[t].dropout; then every client fine-tunes "
+        "theta_i <- w with theta_i <- theta_i - eta_ft (grad f_i(theta_i; D) + mu_ft "
+        "(theta_i - w)), eta_ft = 0.109375, mu_ft = 0.3125, on its post batches, each "
+        "fine-tuning step a training pass with its mask from "
+        "schedule.post_dropout[i].",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "finetune",
+         "hyperparameters": {"eta": 0.140625, "eta_ft": 0.109375, "mu_ft": 0.3125}},
+        rounds_json(plans, 1010, [("drop", 5)]), post=post)
+    spec["schedule"]["post_dropout"] = post_masks(1030, post, [("drop", 5)])
+    flags = ["dropout-scale", "dropout-train-mode", "prox-sign", "prox-reference",
+             "initial-point", "aggregation-weights"]
+    mutants = dict(POST_MUTANTS)
+    mutants.update({"prox-sign": ["prox-plus"],
+                    "prox-reference": ["prox-ref-w0", "prox-ref-moving"],
+                    "initial-point": ["finetune-w0"],
+                    "aggregation-weights": ["uniform-weights"]})
+    return make("finetune", "layers/finetune/mlp-dropout", "finetune-mlp-dropout.json",
+                spec["name"], spec, flags, mutants, finetune_replay,
+                lambda trace, w, v: (trace, w, v),
+                "FedAvg-FT (seed 000 §4, Code 14.7.1; shared/spec notes §5.1)")
+
+
+def fedrep_post_mlp():
+    plans = [
+        [(0, [[0, 2], [1, 3]]), (1, [[1, 0], [2]]), (2, [[4, 1], [0, 3], [2]])],
+        [(1, [[2, 1], [0]]), (2, [[0, 2], [3, 4]])],
+    ]
+    post = [[[1, 2], [3]], [[0, 2]], [[2, 0], [4, 1]]]
+    spec = pg.given_spec(
+        "FedRep (FedAlt preset) on the MLP with dropout (p = 1/4), masks as data in the "
+        "rounds and the final fine-tuning of the head",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Split: the group head is "
+        "personal. FedRep: tau_v = 1 head step (gamma_v = 0.078125), then the body "
+        "(gamma_u = 0.046875), one mask per step from schedule.rounds[t].dropout; "
+        "client 0 unsampled in round 1; then the final fine-tuning of v (pfl.finetune "
+        "= personal) with eta_ft = 0.1171875 on each client's post batches, each step "
+        "a training pass with its mask from schedule.post_dropout[i].",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "fedalt", "preset": "fedrep",
+         "hyperparameters": {"gamma_u": 0.046875, "gamma_v": 0.078125, "tau_v": 1,
+                             "eta_ft": 0.1171875}},
+        rounds_json(plans, 1050, [("drop", 5)]), split={"personal": ["head"]}, post=post)
+    spec["schedule"]["post_dropout"] = post_masks(1070, post, [("drop", 5)])
+    flags = ["dropout-scale", "dropout-train-mode", "pfl-update-order",
+             "stale-personal-state", "finetune-scope", "aggregation-weights"]
+    mutants = dict(POST_MUTANTS)
+    mutants.update({"pfl-update-order": ["fedalt-u-first", "fedalt-stale-v"],
+                    "stale-personal-state": ["reset-personal"],
+                    "finetune-scope": ["scope-flip"],
+                    "aggregation-weights": ["samples-weights"]})
+    return make("fedalt", "layers/fedalt/mlp-dropout-fedrep-post",
+                "fedalt-mlp-dropout-fedrep-post.json", spec["name"], spec, flags,
+                mutants, fedalt_replay, lambda trace, w, v: (trace, w, v), FEDALT_SOURCE)
+
+
+def interp_mlp():
+    def client(i, n, nv, nt):
+        rng = random.Random(1150 + i)
+        return dict(MLP_CLIENTS[i],
+                    X_val=lc.rows(1160 + i, nv, 3, den=16),
+                    y_val=lc.values(rng, nv, -1.5, 1.5, 16),
+                    X_test=lc.rows(1170 + i, nt, 3, den=16),
+                    y_test=lc.values(rng, nt, -1.5, 1.5, 16))
+    clients = [client(i, n, nv, nt)
+               for i, (n, nv, nt) in enumerate(((4, 2, 1), (3, 3, 2), (5, 2, 2)))]
+    plans = [
+        [(0, [[2, 0], [3]]), (1, [[1, 2], [0]]), (2, [[3, 4]])],
+        [(0, [[1, 3, 0]]), (2, [[2, 0], [1, 4]])],
+    ]
+    post = [[[0, 1], [3, 2]], [[1], [2, 0]], [[4, 3], [0], [2, 1]]]
+    spec = pg.given_spec(
+        "Interpolation (per-client grid) on the MLP with dropout (p = 1/4), masks as data "
+        "in the rounds and in the local models' training",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Two FedAvg rounds (eta = "
+        "0.1171875, weights n_k / m_t, client 1 unsampled in round 1), one mask per "
+        "local step from schedule.rounds[t].dropout; then every client trains h_i from "
+        "w0 on its post batches, one mask per step from schedule.post_dropout[i]; the "
+        "grid alpha_j = j/4 scores alpha_j h_i + (1 - alpha_j) w on the validation split "
+        "in evaluation mode (dropout the identity, no mask).",
+        MLP, clients, {"kind": "given", "w": MLP_W0},
+        {"name": "interp", "hyperparameters": {"eta": 0.1171875, "interp.grid": 4},
+         "switches": {"interp.alpha": "per_client_grid", "interp.select": "validation"}},
+        rounds_json(plans, 1110, [("drop", 5)]), post=post)
+    spec["schedule"]["post_dropout"] = post_masks(1130, post, [("drop", 5)])
+    flags = ["dropout-scale", "dropout-train-mode", "interp-alpha-direction",
+             "interp-selection", "initial-point", "aggregation-weights"]
+    mutants = dict(POST_MUTANTS)
+    mutants.update({"interp-alpha-direction": ["alpha-swap"],
+                    "interp-selection": ["select-flip"],
+                    "initial-point": ["local-from-global"],
+                    "aggregation-weights": ["weights=uniform"]})
+    return make("interp", "layers/interp/mlp-dropout-grid", "interp-mlp-dropout-grid.json",
+                spec["name"], spec, flags, mutants, interp_replay,
+                lambda trace, w, hs, alphas: (trace, w, hs, alphas),
+                "Mansour, Mohri, Ro, Suresh 2020, §3 (interpolation); shared/spec notes §5.2")
+
+
+def apfl_mlp():
+    plans = [
+        [(0, [[3, 1], [0, 2]]), (1, [[2], [0, 1]]), (2, [[1, 4], [3]])],
+        [(0, [[2, 3]]), (2, [[0, 4], [2, 1]])],
+    ]
+    spec = pg.given_spec(
+        "APFL (adaptive alpha) on the MLP with dropout (p = 1/4), masks as data, two "
+        "passes a step",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). APFL (Deng et al., Alg. 1, "
+        "parameter mixing): per batch w_i <- w_i - eta grad f(w_i), then v_i <- v_i - "
+        "eta alpha_i grad f(v-bar), v-bar = alpha_i v_i + (1 - alpha_i) w_i (the old w_i), "
+        "and alpha_i <- clip(alpha_i - eta_alpha <v_i - w_i, grad f(v-bar)>); two "
+        "training passes a step, each its own mask: schedule.rounds[t].dropout[j] holds "
+        "w_i's pass, then v-bar's, per batch; eta = 0.109375, alpha = 0.375, eta_alpha "
+        "= 0.40625; uniform mean; client 1 unsampled in round 1.",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "apfl", "hyperparameters": {"eta": 0.109375, "alpha": 0.375,
+                                             "eta_alpha": 0.40625},
+         "switches": {"apfl.alpha": "adaptive"}},
+        rounds_json(plans, 1210, [("drop", 5)], passes_per_step=2))
+    flags = ["dropout-scale", "dropout-train-mode", "dropout-pass-order", "apfl-v-scale",
+             "apfl-alpha-update", "apfl-mix-uses-w", "stale-personal-state",
+             "aggregation-weights"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"dropout-pass-order": ["dropout-pass-swap"],
+                    "apfl-v-scale": ["v-no-alpha"],
+                    "apfl-alpha-update": ["alpha-new-iterates", "alpha-sign"],
+                    "apfl-mix-uses-w": ["mix-w-flip"],
+                    "stale-personal-state": ["reset-personal", "alpha-reset"],
+                    "aggregation-weights": ["samples-weights"]})
+    return make("apfl", "layers/apfl/mlp-dropout-adaptive", "apfl-mlp-dropout-adaptive.json",
+                spec["name"], spec, flags, mutants, apfl_replay,
+                lambda trace, w, v, alpha: (trace, w, v, alpha),
+                "Deng, Kamani, Mahdavi, arXiv 2003.13461, Alg. 1; shared/spec notes §6(c)")
+
+
+def perfedavg_mlp():
+    # step t reads batches 3(t−1) (D), 3(t−1)+1 (D′); FO scheduled D″ unread
+    # D and D′ of a step the same size, so a candidate that swaps their masks
+    # runs (and is caught) rather than failing on a shape
+    plans = [
+        [(0, [[1, 3], [0, 2], [3], [2], [1], [0, 3]]), (2, [[0, 4], [2, 1], [3]])],
+        [(0, [[2, 0], [1, 3], [0]]), (1, [[1], [2], [0, 1]]),
+         (2, [[4, 3], [1, 0], [0, 2], [2, 4, 1], [3, 0, 2], [1]])],
+    ]
+    rounds = [{"clients": [k for k, _ in plan], "batches": [b for _, b in plan]}
+              for plan in plans]
+    # the masks: two passes a step (D's, then D′'s), none for the unread D″
+    for t, (r, plan) in enumerate(zip(rounds, plans)):
+        fo = [(k, [b for q, b in enumerate(bs) if q % 3 != 2]) for k, bs in plan]
+        r["dropout"] = round_masks(1310 + t, fo, [("drop", 5)])
+    post = [[[2, 1]], [[0, 2]], [[3, 0]]]
+    spec = pg.given_spec(
+        "Per-FedAvg (first-order) on the MLP with dropout (p = 1/4), masks as data for "
+        "both passes of a step and the personalisation step",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Per-FedAvg FO (Fallah et al., "
+        "Alg. 1; PFLlib's variant): per step w~ = w - alpha grad f(w; D), w <- w - beta "
+        "grad f(w~; D'), two training passes each with its own mask (schedule.rounds[t]"
+        ".dropout[j]: D's pass, then D''s; the scheduled D'' is not read); alpha = "
+        "0.0703125, beta = 0.1015625; uniform mean; client 1 unsampled in round 0; then "
+        "each client's personalised theta_i = w - alpha grad f_i(w; D) on its post batch, "
+        "its mask from schedule.post_dropout[i].",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "perfedavg", "hyperparameters": {"alpha": 0.0703125, "beta": 0.1015625},
+         "switches": {"perfedavg.variant": "fo"}},
+        rounds, post=post)
+    spec["schedule"]["post_dropout"] = post_masks(1330, post, [("drop", 5)])
+    flags = ["dropout-scale", "dropout-train-mode", "dropout-pass-order",
+             "perfedavg-batch-reuse", "perfedavg-no-restore", "aggregation-weights",
+             "stale-global"]
+    mutants = dict(POST_MUTANTS)
+    mutants.update({"dropout-pass-order": ["dropout-pass-swap"],
+                    "perfedavg-batch-reuse": ["reuse-d-for-d1"],
+                    "perfedavg-no-restore": ["no-restore"],
+                    "aggregation-weights": ["weights-flip"],
+                    "stale-global": ["restart-w0", "eval-on-w0"]})
+    return make("perfedavg", "layers/perfedavg/mlp-dropout-fo",
+                "perfedavg-mlp-dropout-fo.json", spec["name"], spec, flags, mutants,
+                perfedavg_replay, lambda trace, w, v, alpha: (trace, w, v),
+                "Fallah, Mokhtari, Ozdaglar, NeurIPS 2020, Alg. 1 (first-order); "
+                "shared/spec notes §4(c)")
+
+
+def perfedavg_exact_mlp():
+    plans = [
+        [(0, [[2, 0], [1, 3], [3]]), (1, [[0], [2], [1, 2]]), (2, [[1, 4], [0, 3], [2]])],
+        [(1, [[2, 1], [0], [1]]), (2, [[3, 0], [4, 2], [1, 3]])],
+    ]
+    spec = pg.given_spec(
+        "Per-FedAvg (exact Hessian) on the MLP with dropout (p = 1/4), masks as data for "
+        "the three passes of a step",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Per-FedAvg (Fallah et al., "
+        "Alg. 1, the exact meta gradient): per step w~ = w - alpha grad f(w; D), q = grad "
+        "f(w~; D'), w <- w - beta (q - alpha H(w; D'') q), three training passes, each its "
+        "own mask in that order (D's, D''s, then the Hessian-vector product's one forward "
+        "on D''); alpha = 0.0859375, beta = 0.1171875; uniform mean; client 0 unsampled "
+        "in round 1; then theta_i = w - alpha grad f_i(w; D) on each post batch.",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "perfedavg", "hyperparameters": {"alpha": 0.0859375, "beta": 0.1171875}},
+        rounds_json(plans, 1410, [("drop", 5)]), post=[[[0, 3]], [[1, 2]], [[4, 1]]])
+    spec["schedule"]["post_dropout"] = post_masks(1430, spec["schedule"]["post"],
+                                                  [("drop", 5)])
+    flags = ["dropout-scale", "dropout-train-mode", "perfedavg-hessian-term",
+             "aggregation-weights", "stale-global"]
+    mutants = dict(POST_MUTANTS)
+    mutants.update({"perfedavg-hessian-term": ["fo-step", "hessian-sign",
+                                               "hessian-at-tilde"],
+                    "aggregation-weights": ["weights-flip"],
+                    "stale-global": ["restart-w0", "eval-on-w0"]})
+    return make("perfedavg", "layers/perfedavg/mlp-dropout-exact",
+                "perfedavg-mlp-dropout-exact.json", spec["name"], spec, flags, mutants,
+                perfedavg_replay, lambda trace, w, v, alpha: (trace, w, v),
+                "Fallah, Mokhtari, Ozdaglar, NeurIPS 2020, Alg. 1 (exact); "
+                "shared/spec notes §4(c)")
+
+
+def perfedavg_hf_mlp():
+    plans = [
+        [(0, [[3, 1], [2, 0], [1, 2]]), (2, [[2, 0], [4, 1], [3]])],
+        [(0, [[0], [3], [2, 1]]), (1, [[2, 0], [1, 2], [0]]), (2, [[1, 3], [0, 4], [2, 3]])],
+    ]
+    spec = pg.given_spec(
+        "Per-FedAvg (Hessian-free) on the MLP with dropout (p = 1/4), masks as data for "
+        "the four passes of a step",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). Per-FedAvg HF (Fallah et al., "
+        "Alg. 1): per step w~ = w - alpha grad f(w; D), q = grad f(w~; D'), d = [grad "
+        "f(w + delta q; D'') - grad f(w - delta q; D'')] / (2 delta), w <- w - beta (q - "
+        "alpha d): four training passes, each its own mask in that order; alpha = "
+        "0.0625, beta = 0.109375, delta = 0.125; uniform mean; client 1 unsampled in round "
+        "0; then theta_i = w - alpha grad f_i(w; D) on each post batch.",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "perfedavg", "hyperparameters": {"alpha": 0.0625, "beta": 0.109375,
+                                                  "delta": 0.125},
+         "switches": {"perfedavg.variant": "hf"}},
+        rounds_json(plans, 1510, [("drop", 5)], passes_per_step=1), post=[[[1, 0]], [[2]],
+                                                                          [[0, 3, 4]]])
+    # four passes a step: D's, D′'s, then D″'s twice (w + δq, w − δq)
+    for t, (r, plan) in enumerate(zip(spec["schedule"]["rounds"], plans)):
+        four = [(k, [b for q, b in enumerate(bs) for _ in range(2 if q % 3 == 2 else 1)])
+                for k, bs in plan]
+        r["dropout"] = round_masks(1510 + t, four, [("drop", 5)])
+    spec["schedule"]["post_dropout"] = post_masks(1530, spec["schedule"]["post"],
+                                                  [("drop", 5)])
+    flags = ["dropout-scale", "dropout-train-mode", "perfedavg-hessian-term",
+             "perfedavg-hf-center", "aggregation-weights"]
+    mutants = dict(POST_MUTANTS)
+    mutants.update({"perfedavg-hessian-term": ["fo-step", "hessian-sign"],
+                    "perfedavg-hf-center": ["hf-center-tilde"],
+                    "aggregation-weights": ["weights-flip"]})
+    return make("perfedavg", "layers/perfedavg/mlp-dropout-hf",
+                "perfedavg-mlp-dropout-hf.json", spec["name"], spec, flags, mutants,
+                perfedavg_replay, lambda trace, w, v, alpha: (trace, w, v),
+                "Fallah, Mokhtari, Ozdaglar, NeurIPS 2020, Alg. 1 (Hessian-free); "
+                "shared/spec notes §4(c)")
+
+
 if __name__ == "__main__":
-    pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp])
+    pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
+                                  finetune_mlp, fedrep_post_mlp, interp_mlp, apfl_mlp,
+                                  perfedavg_mlp, perfedavg_exact_mlp, perfedavg_hf_mlp])

@@ -129,6 +129,11 @@ typedef struct {
     size_t N;                  /* clients                               */
     pflref_round_plan *rounds; /* T                                     */
     pflref_batches *post;      /* N, or NULL when there is no post phase */
+#ifndef __FRAMAC__
+    pflref_dropout_masks *post_dropout; /* the post phase's dropout masks,
+                              N lists (client i's passes), or NULL (the
+                              spec's "post_dropout")                      */
+#endif
 } pflref_schedule;
 
 /* The shapes above in ACSL, for the proofs of ref/sampling/schedule_check.c

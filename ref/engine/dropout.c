@@ -6,11 +6,14 @@
  * its masks from the schedule.  The model asks the workspace's source for
  * the next pass whenever a training pass begins (pflref_model_loss,
  * _grad, ...), naming the data D it reads; D is client i's training set,
- * so the feed knows the participant j (clients[j] = i) and hands it
- * rounds[t].dropout's pass number used[j], then counts it.  After the
- * round each participant must have taken all its passes; a pass with no
- * mask left, or masks of another batch size, fails the pass, and the
- * feed's message (round, client, pass, layer) replaces the algorithm's.
+ * so the feed knows the participant j (clients[j] = i in a round, j = i
+ * in the post phase) and hands it its list's pass number used[j], then
+ * counts it.  In round t the lists are rounds[t].dropout (one per
+ * participant), in the phase after training post_dropout (one per client,
+ * as schedule.post).  After the round or the phase each participant must
+ * have taken all its passes; a pass with no mask left, or masks of
+ * another batch size, fails the pass, and the feed's message (round or
+ * post phase, client, pass, layer) replaces the algorithm's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,17 +21,40 @@
 #include "engine/dropout.h"
 
 /* The participant position j of the client whose training data is D, or
- * plan->m when D is no participant's. */
+ * f->m when D is no participant's. */
 static size_t participant_of(const pflref_dropout_feed *f,
                              const pflref_data *D, size_t *client)
 {
-    const pflref_round_plan *r = f->plan;
-    for (size_t j = 0; j < r->m; j++)
-        if (&f->problem->clients[r->clients[j]].train == D) {
-            *client = r->clients[j];
+    for (size_t j = 0; j < f->m; j++) {
+        const size_t i = f->clients != NULL ? f->clients[j] : j;
+        if (&f->problem->clients[i].train == D) {
+            *client = i;
             return j;
         }
-    return r->m;
+    }
+    return f->m;
+}
+
+/* The schedule's place of the masks: "schedule.rounds[t].dropout" or
+ * "schedule.post_dropout", with "[j]" when j < f->m. */
+static void place(const pflref_dropout_feed *f, size_t j, char *buf,
+                  size_t size)
+{
+    int k = f->round >= 0
+                ? snprintf(buf, size, "schedule.rounds[%ld].dropout",
+                           f->round)
+                : snprintf(buf, size, "schedule.post_dropout");
+    if (j < f->m && k > 0 && (size_t)k < size)
+        snprintf(buf + k, size - (size_t)k, "[%zu]", j);
+}
+
+/* "round t" or "post phase" (the phase after training). */
+static void when(const pflref_dropout_feed *f, char *buf, size_t size)
+{
+    if (f->round >= 0)
+        snprintf(buf, size, "round %ld", f->round);
+    else
+        snprintf(buf, size, "post phase");
 }
 
 static pflref_status source(void *ctx, const pflref_model *m,
@@ -42,42 +68,41 @@ static pflref_status source(void *ctx, const pflref_model *m,
             layer = m->layers[i].name;
             break;
         }
-    if (f->plan == NULL)
+    if (!f->active)
         return pflref_error_set(&f->err, PFLREF_EINVAL, "schedule",
-                                "a training pass after the rounds goes "
-                                "through dropout layer \"%s\": the phase "
-                                "after training has no dropout masks",
-                                layer);
+                                "a training pass outside the rounds and the "
+                                "post phase goes through dropout layer "
+                                "\"%s\", which has no masks for it", layer);
     size_t client = 0;
     const size_t j = participant_of(f, D, &client);
-    char where[96];
-    snprintf(where, sizeof where, "schedule.rounds[%ld].dropout", f->round);
-    if (j == f->plan->m)
+    char where[96], at[32];
+    when(f, at, sizeof at);
+    place(f, f->m, where, sizeof where);
+    if (j == f->m)
         return pflref_error_set(&f->err, PFLREF_EINVAL, where,
-                                "round %ld: a training pass on data that "
-                                "is no participant's goes through dropout "
-                                "layer \"%s\", which has no masks for it",
-                                f->round, layer);
-    const pflref_dropout_masks *d = f->plan->dropout;
+                                "%s: a training pass on data that is no "
+                                "participant's goes through dropout layer "
+                                "\"%s\", which has no masks for it", at,
+                                layer);
+    const pflref_dropout_masks *d = f->d;
     const size_t q = f->used[j] + 1;   /* the pass, 1-based */
     const size_t given = d == NULL ? 0
                                    : d->pass_off[j + 1] - d->pass_off[j];
     if (d != NULL)
-        snprintf(where, sizeof where, "schedule.rounds[%ld].dropout[%zu]",
-                 f->round, j);
+        place(f, j, where, sizeof where);
     if (q > given)
         return pflref_error_set(&f->err, PFLREF_EINVAL, where,
-                                "round %ld, client %zu, training pass %zu "
-                                "(of %zu samples): no dropout mask given "
-                                "for layer \"%s\" (%zu passes given)",
-                                f->round, client, q, nb, layer, given);
+                                "%s, client %zu, training pass %zu (of %zu "
+                                "samples): no dropout mask given for layer "
+                                "\"%s\" (%zu passes given)", at, client, q,
+                                nb, layer, given);
     const size_t p = d->pass_off[j] + q - 1;
     if (d->nb[p] != nb)
         return pflref_error_set(&f->err, PFLREF_EINVAL, where,
-                                "round %ld, client %zu, training pass %zu: "
-                                "the masks have %zu rows, the pass's batch "
-                                "%zu samples (layer \"%s\")", f->round,
-                                client, q, d->nb[p], nb, d->name[0]);
+                                "%s, client %zu, training pass %zu: the "
+                                "masks have %zu rows, the pass's batch %zu "
+                                "samples (layer \"%s\")", at, client, q,
+                                d->nb[p], nb, d->name[0]);
     f->used[j] = q;
     *pass = d->mask + d->mask_off[p];
     return PFLREF_OK;
@@ -91,26 +116,43 @@ void pflref_dropout_feed_start(pflref_dropout_feed *f, pflref_state *s)
         pflref_model_workspace_dropout(s->ws, source, f);
 }
 
-pflref_status pflref_dropout_feed_round(pflref_dropout_feed *f,
-                                        const pflref_round_plan *plan,
-                                        long t, pflref_error *err)
+/* Feed m participants (clients, or NULL: j is client j) their lists d. */
+static pflref_status feed(pflref_dropout_feed *f, long t, size_t m,
+                          const size_t *clients,
+                          const pflref_dropout_masks *d, pflref_error *err)
 {
     free(f->used);
-    f->used = NULL;
-    f->plan = plan;
+    f->used = calloc(m > 0 ? m : 1, sizeof *f->used);
+    f->active = f->used != NULL;
     f->round = t;
-    if (plan == NULL)
-        return PFLREF_OK;
-    f->used = calloc(plan->m > 0 ? plan->m : 1, sizeof *f->used);
+    f->m = m;
+    f->clients = clients;
+    f->d = d;
     if (f->used == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, "schedule",
                                 "out of memory");
     return PFLREF_OK;
 }
 
+pflref_status pflref_dropout_feed_round(pflref_dropout_feed *f,
+                                        const pflref_round_plan *plan,
+                                        long t, pflref_error *err)
+{
+    return feed(f, t, plan->m, plan->clients, plan->dropout, err);
+}
+
+pflref_status pflref_dropout_feed_post(pflref_dropout_feed *f,
+                                       const pflref_schedule *schedule,
+                                       pflref_error *err)
+{
+    /* schedule.post_dropout: one list per client 0 .. N−1 */
+    return feed(f, -1, schedule->N, NULL, schedule->post_dropout, err);
+}
+
 pflref_status pflref_dropout_feed_end(pflref_dropout_feed *f,
                                       pflref_status st, pflref_error *err)
 {
+    f->active = 0;
     if (f->err.status != PFLREF_OK) {
         /* the pass's own message, then the algorithm's (it names the
          * step) */
@@ -123,20 +165,21 @@ pflref_status pflref_dropout_feed_end(pflref_dropout_feed *f,
             *err = e;
         return e.status;
     }
-    if (st != PFLREF_OK || f->plan == NULL || f->plan->dropout == NULL)
+    if (st != PFLREF_OK || f->d == NULL)
         return st;
-    const pflref_dropout_masks *d = f->plan->dropout;
-    for (size_t j = 0; j < f->plan->m; j++) {
+    const pflref_dropout_masks *d = f->d;
+    for (size_t j = 0; j < f->m; j++) {
         const size_t given = d->pass_off[j + 1] - d->pass_off[j];
         if (f->used[j] != given) {
-            char where[96];
-            snprintf(where, sizeof where,
-                     "schedule.rounds[%ld].dropout[%zu]", f->round, j);
+            char where[96], at[32];
+            place(f, j, where, sizeof where);
+            when(f, at, sizeof at);
             return pflref_error_set(err, PFLREF_EINVAL, where,
-                                    "round %ld, client %zu made %zu "
-                                    "training passes, %zu given: every "
-                                    "pass's masks must be used", f->round,
-                                    f->plan->clients[j], f->used[j], given);
+                                    "%s, client %zu made %zu training "
+                                    "passes, %zu given: every pass's masks "
+                                    "must be used", at,
+                                    f->clients != NULL ? f->clients[j] : j,
+                                    f->used[j], given);
         }
     }
     return PFLREF_OK;
@@ -147,4 +190,5 @@ void pflref_dropout_feed_stop(pflref_dropout_feed *f, pflref_state *s)
     pflref_model_workspace_dropout(s->ws, NULL, NULL);
     free(f->used);
     f->used = NULL;
+    f->active = 0;
 }

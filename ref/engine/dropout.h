@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/dropout.h: the run's feed of dropout masks (docs/models.md,
  * "Dropout"): the masks of schedule.rounds[t].dropout handed to the
- * training passes of each participant, in the order it makes them. */
+ * training passes of each participant, in the order it makes them, and
+ * after the rounds those of schedule.post_dropout to each client's passes
+ * in the phase after training. */
 #ifndef PFLREF_ENGINE_DROPOUT_H
 #define PFLREF_ENGINE_DROPOUT_H
 
@@ -9,11 +11,13 @@
 
 typedef struct {
     const pflref_problem *problem;
-    const pflref_round_plan *plan; /* the round running, or NULL (after
-                                      the rounds: no masks)              */
-    long round;
-    size_t *used;                  /* plan->m: the passes each
-                                      participant took                   */
+    int active;                    /* a round or the post phase is fed   */
+    long round;                    /* the round, or −1 (the post phase)  */
+    size_t m;                      /* the participants fed               */
+    const size_t *clients;         /* m ids, or NULL: participant j is
+                                      client j (the post phase)          */
+    const pflref_dropout_masks *d; /* their masks, or NULL (none given)  */
+    size_t *used;                  /* m: the passes each participant took */
     pflref_error err;              /* the first failure of a pass        */
 } pflref_dropout_feed;
 
@@ -21,14 +25,21 @@ typedef struct {
  * (else nothing). */
 void pflref_dropout_feed_start(pflref_dropout_feed *f, pflref_state *s);
 
-/* Round t with plan (NULL: the phase after the rounds, which has none). */
+/* Round t with plan. */
 pflref_status pflref_dropout_feed_round(pflref_dropout_feed *f,
                                         const pflref_round_plan *plan,
                                         long t, pflref_error *err);
 
-/* After the round (its status st): the failure of a pass replaces err's
- * message (it names the round, the client, the pass and the layer);
- * on success each participant must have taken every pass it was given. */
+/* The phase after the rounds: client i's passes take schedule->
+ * post_dropout's list i (none given: the first pass fails). */
+pflref_status pflref_dropout_feed_post(pflref_dropout_feed *f,
+                                       const pflref_schedule *schedule,
+                                       pflref_error *err);
+
+/* After the round or the post phase (its status st): the failure of a
+ * pass replaces err's message (it names the round or the phase, the
+ * client, the pass and the layer); on success each participant must have
+ * taken every pass it was given. */
 pflref_status pflref_dropout_feed_end(pflref_dropout_feed *f,
                                       pflref_status st, pflref_error *err);
 

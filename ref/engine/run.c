@@ -680,7 +680,7 @@ static pflref_status run_rounds(pflref_state *s, const pflref_algorithm *alg,
         (alg->needs_post || schedule->post != NULL)) {
         if (load != NULL && schedule->T > 0)
             load_state(s, alg, load, ctx, (long)schedule->T - 1);
-        st = pflref_dropout_feed_round(&feed, NULL, -1, err);
+        st = pflref_dropout_feed_post(&feed, schedule, err);
         if (st == PFLREF_OK)
             st = alg->finish(s, schedule, trace, err);
         st = pflref_dropout_feed_end(&feed, st, err);

@@ -56,6 +56,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "dense-weight-layout",
     "ditto-moving-ref",
     "ditto-personal-batches",
+    "dropout-pass-order",
     "dropout-scale",
     "dropout-train-mode",
     "feature-transpose",

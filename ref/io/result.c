@@ -105,13 +105,14 @@ static void emit_peer_draws(pflref_emit *e, const pflref_round_plan *r)
     pflref_emit_array_end(e);
 }
 
-/* A round's dropout masks: per participant, its passes, each an object
- * of one mask per dropout layer (rows of 0/1). */
-static void emit_dropout(pflref_emit *e, const pflref_round_plan *r)
+/* Dropout masks d of m participants (a round's, or the post phase's with
+ * m = N): per participant, its passes, each an object of one mask per
+ * dropout layer (rows of 0/1). */
+static void emit_dropout(pflref_emit *e, const pflref_dropout_masks *d,
+                         size_t m)
 {
-    const pflref_dropout_masks *d = r->dropout;
     pflref_emit_array_begin(e);
-    for (size_t j = 0; j < r->m; j++) {
+    for (size_t j = 0; j < m; j++) {
         pflref_emit_array_begin(e);
         for (size_t q = d->pass_off[j]; q < d->pass_off[j + 1]; q++) {
             const unsigned char *x = d->mask + d->mask_off[q];
@@ -170,7 +171,7 @@ static void emit_round(pflref_emit *e, const pflref_round_plan *r,
     }
     if (r->dropout != NULL) {   /* the training passes' dropout masks */
         KEY(e, "dropout");
-        emit_dropout(e, r);
+        emit_dropout(e, r->dropout, r->m);
     }
     if (r->personal != NULL) {  /* Ditto's own personal batches */
         KEY(e, "personal");
@@ -204,6 +205,10 @@ static void emit_schedule(pflref_emit *e, const pflref_schedule *s,
         for (size_t i = 0; i < s->N; i++)
             emit_batches(e, &s->post[i]);
         pflref_emit_array_end(e);
+    }
+    if (s->post_dropout != NULL) {   /* the post phase's dropout masks */
+        KEY(e, "post_dropout");
+        emit_dropout(e, s->post_dropout, s->N);
     }
     pflref_emit_object_end(e);
 }

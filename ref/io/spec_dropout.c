@@ -14,6 +14,10 @@
  * in NCHW order), each 0 or 1.  The batch sizes are checked against the
  * passes at run time (ref/engine/dropout.c), as only the run knows which
  * batch each pass reads.
+ *
+ * The phase after training (schedule.post) takes its masks from
+ * "schedule.post_dropout": one list per client 0 .. N−1 (as "post"), each
+ * the array of that client's post-phase passes in the same form.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +26,58 @@
 
 /* The algorithms whose training passes are mapped to masks (docs/
  * models.md, "Dropout"): their local work is the shared local solver's
- * steps (ref/engine/sgd.c), one training pass per step and solver. */
+ * steps (ref/engine/sgd.c), one training pass per step and solver, in the
+ * rounds and in the phase after training (finetune's and FedAlt's
+ * fine-tuning, interp's local models h_i: schedule.post_dropout); their
+ * other model calls are evaluation-mode passes (interp's grid scores v̄
+ * with pflref_model_evaluate), which take no mask.  APFL makes two
+ * training passes a step, w_i's gradient, then v̄'s (the paper's mixture)
+ * or v_i's (apfl.variant = pfllib); under apfl.mix = output v and w_i
+ * pass in evaluation mode (pflref_model_outputs), which takes no mask,
+ * so that switch value is refused with dropout.  Per-FedAvg makes per step
+ * ∇f(w; D) and ∇f(w̃; D′), then the exact variant's Hessian-vector product
+ * on D″ (one forward) or HF's two gradients on D″, and in the phase after
+ * training one pass per personalisation step. */
 static const char *const DROPOUT_ALGORITHMS[] = {"fedavg", "local", "ditto",
-                                                 "fedalt", NULL};
+                                                 "fedalt", "finetune",
+                                                 "interp", "apfl",
+                                                 "perfedavg", NULL};
+
+/* Why an algorithm whose passes are not mapped refuses dropout, where the
+ * reason is more than "not yet" (docs/models.md, "Dropout"). */
+static const struct {
+    const char *name, *why;
+} REFUSED[] = {
+    {"ifca", "its cluster estimate ĵ = argmin_j F_i(θ_j) takes k "
+             "training-mode loss passes on the whole training set each "
+             "round, passes no schedule list holds masks for"},
+    {"fedfomo", "its weights take the downloaded models' validation losses "
+                "in training-mode loss passes on the validation split, "
+                "passes no schedule list holds masks for"},
+    {"fedbn", "one training pass a local step would map, but no "
+              "independent vector checks FedBN with dropout yet"},
+    {"cfl", "one training pass a local step would map, but no "
+            "independent vector checks CFL with dropout yet"},
+    {"pfedhn", "one training pass a local step would map, but no "
+               "independent vector checks pFedHN with dropout yet"},
+    {NULL, NULL}};
+
+/* "a, b and c": the names of DROPOUT_ALGORITHMS into buf. */
+static void algorithm_names(char *buf, size_t size)
+{
+    size_t n = 0, used = 0;
+    while (DROPOUT_ALGORITHMS[n] != NULL)
+        n++;
+    buf[0] = '\0';
+    for (size_t q = 0; q < n && used < size; q++) {
+        const int k = snprintf(buf + used, size - used, "%s%s",
+                               q == 0 ? "" : q + 1 == n ? " and " : ", ",
+                               DROPOUT_ALGORITHMS[q]);
+        if (k < 0)
+            break;
+        used += (size_t)k;
+    }
+}
 
 /* The index of m's first dropout layer (m has one). */
 static size_t first_dropout(const pflref_model *m)
@@ -49,24 +102,39 @@ pflref_status pflref_spec_check_dropout(const json_t *root,
     int known = 0;
     for (size_t q = 0; DROPOUT_ALGORITHMS[q] != NULL; q++)
         known |= strcmp(alg, DROPOUT_ALGORITHMS[q]) == 0;
-    if (!known)
+    if (!known) {
+        char names[160];
+        algorithm_names(names, sizeof names);
+        const char *why = NULL;
+        for (size_t q = 0; REFUSED[q].name != NULL; q++)
+            if (strcmp(alg, REFUSED[q].name) == 0)
+                why = REFUSED[q].why;
         return pflref_error_set(err, PFLREF_EINVAL, where,
                                 "%s does not map its training passes to "
-                                "dropout masks: it cannot take dropout "
-                                "layer \"%s\" (fedavg, local, ditto and "
-                                "fedalt can)", alg, m->layers[i].name);
+                                "dropout masks%s%s%s: it cannot take "
+                                "dropout layer \"%s\" (%s can)", alg,
+                                why != NULL ? " (" : "",
+                                why != NULL ? why : "",
+                                why != NULL ? ")" : "", m->layers[i].name,
+                                names);
+    }
+    if (strcmp(alg, "apfl") == 0 &&
+        spec->hyper.apfl.mix == PFLREF_APFL_MIX_OUTPUT)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.switches.apfl.mix",
+                                "apfl.mix = output takes v's and w_i's "
+                                "outputs in evaluation-mode passes, which "
+                                "skip dropout layer \"%s\" and take no "
+                                "mask: with dropout give apfl.mix = "
+                                "parameter (two training passes a step, "
+                                "w_i's, then v̄'s)", m->layers[i].name);
     if (!spec->schedule_given)
         return pflref_error_set(err, PFLREF_EINVAL, "schedule.kind",
                                 "dropout layer \"%s\" takes its masks from "
                                 "a given schedule (rounds[t].dropout): a "
                                 "generated schedule has none",
                                 m->layers[i].name);
-    const json_t *sched = json_object_get(root, "schedule");
-    if (json_object_get(sched, "post") != NULL)
-        return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
-                                "the phase after training has no dropout "
-                                "masks: a model with dropout layer \"%s\" "
-                                "takes no post phase", m->layers[i].name);
+    (void)root;
     return PFLREF_OK;
 }
 
@@ -198,28 +266,19 @@ static pflref_status read_pass(const json_t *v, const char *where,
     return PFLREF_OK;
 }
 
-pflref_status pflref_spec_read_dropout(const json_t *r, const char *rp,
-                                       const pflref_spec *spec,
-                                       pflref_round_plan *plan,
-                                       pflref_error *err)
+/* The mask lists v (path where) of n participants into *out: v holds one
+ * list per participant, each the array of its passes. */
+static pflref_status read_lists(const json_t *v, const char *where, size_t n,
+                                const pflref_model *m,
+                                pflref_dropout_masks **out, pflref_error *err)
 {
-    const json_t *v = json_object_get(r, "dropout");
-    if (v == NULL)
-        return PFLREF_OK;
-    char where[PFLREF_WHERE_MAX];
-    pflref_json_key_path(where, sizeof where, rp, "dropout");
-    const pflref_model *m = &spec->problem->model;
-    if (pflref_model_dropout_layers(m) == 0)
-        return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "the model has no dropout layer: no masks "
-                                "to give");
-    size_t n, total = 0, len;
-    pflref_status st = pflref_json_array(v, where, 0, &n, err);
+    size_t got, total = 0, len;
+    pflref_status st = pflref_json_array(v, where, 0, &got, err);
     if (st != PFLREF_OK)
         return st;
-    if (n != plan->m)
+    if (got != n)
         return pflref_error_set(err, PFLREF_EINVAL, where,
-                                "%zu mask lists for %zu clients", n, plan->m);
+                                "%zu mask lists for %zu clients", got, n);
     for (size_t j = 0; j < n; j++) {
         char jp[PFLREF_WHERE_MAX];
         pflref_json_index_path(jp, sizeof jp, where, j);
@@ -230,7 +289,7 @@ pflref_status pflref_spec_read_dropout(const json_t *r, const char *rp,
     pflref_dropout_masks *d = calloc(1, sizeof *d);
     if (d == NULL)
         return pflref_error_set(err, PFLREF_ENOMEM, where, "out of memory");
-    plan->dropout = d;   /* freed with the schedule from here on */
+    *out = d;   /* freed with the schedule from here on */
     d->pass_off = calloc(n + 1, sizeof *d->pass_off);
     d->nb = calloc(total + 1, sizeof *d->nb);
     d->mask_off = calloc(total + 1, sizeof *d->mask_off);
@@ -253,4 +312,45 @@ pflref_status pflref_spec_read_dropout(const json_t *r, const char *rp,
         d->pass_off[j + 1] = q;
     }
     return PFLREF_OK;
+}
+
+pflref_status pflref_spec_read_dropout(const json_t *r, const char *rp,
+                                       const pflref_spec *spec,
+                                       pflref_round_plan *plan,
+                                       pflref_error *err)
+{
+    const json_t *v = json_object_get(r, "dropout");
+    if (v == NULL)
+        return PFLREF_OK;
+    char where[PFLREF_WHERE_MAX];
+    pflref_json_key_path(where, sizeof where, rp, "dropout");
+    const pflref_model *m = &spec->problem->model;
+    if (pflref_model_dropout_layers(m) == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "the model has no dropout layer: no masks "
+                                "to give");
+    return read_lists(v, where, plan->m, m, &plan->dropout, err);
+}
+
+pflref_status pflref_spec_read_post_dropout(const json_t *sched,
+                                            const pflref_spec *spec,
+                                            pflref_error *err)
+{
+    const json_t *v = json_object_get(sched, "post_dropout");
+    if (v == NULL)
+        return PFLREF_OK;
+    static const char where[] = "schedule.post_dropout";
+    const pflref_model *m = &spec->problem->model;
+    if (spec->schedule->post == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "the schedule has no post phase "
+                                "(schedule.post): no training passes to "
+                                "give masks to");
+    if (pflref_model_dropout_layers(m) == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "the model has no dropout layer: no masks "
+                                "to give");
+    /* one list per client 0 .. N−1, as schedule.post */
+    return read_lists(v, where, spec->schedule->N, m,
+                      &spec->schedule->post_dropout, err);
 }

@@ -88,11 +88,16 @@ pflref_status pflref_spec_read_schedule(const json_t *root, pflref_spec *spec,
  * "schedule.rounds[t]") into plan->dropout (absent: NULL), checked
  * against the model's dropout layers; and, after the schedule, what a
  * model with dropout layers needs of the spec (an algorithm that maps its
- * passes to masks, a given schedule, no post phase). */
+ * passes to masks, a given schedule); and the post phase's masks,
+ * "schedule.post_dropout" of the given schedule sched, into
+ * spec->schedule->post_dropout (after spec->schedule->post is read). */
 pflref_status pflref_spec_read_dropout(const json_t *r, const char *rp,
                                        const pflref_spec *spec,
                                        pflref_round_plan *plan,
                                        pflref_error *err);
+pflref_status pflref_spec_read_post_dropout(const json_t *sched,
+                                            const pflref_spec *spec,
+                                            pflref_error *err);
 pflref_status pflref_spec_check_dropout(const json_t *root,
                                         const pflref_spec *spec,
                                         pflref_error *err);

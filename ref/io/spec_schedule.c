@@ -10,7 +10,9 @@
  *             personal pass's own work, PFLlib's -pls; FedFomo's "peers" = M
  *             adds the ε-greedy draws of every participant, draw_peer_draws)
  *   given     {rounds: [{clients, selected, drawn, batches, peers,
- *             peer_draws, personal}], post}: every choice explicit, the form
+ *             peer_draws, personal}], post, post_dropout}: every choice
+ *             explicit ("post_dropout": the post phase's masks, one pass
+ *             list per client, ref/io/spec_dropout.c), the form
  *             a result writes back ("peers": FedFomo's downloads, one id
  *             list per participant; "dropout": the masks of the
  *             training passes, ref/io/spec_dropout.c; "peer_draws": the
@@ -420,7 +422,8 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
 static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
                                          pflref_error *err)
 {
-    static const char *const keys[] = {"kind", "rounds", "post", NULL};
+    static const char *const keys[] = {"kind", "rounds", "post",
+                                       "post_dropout", NULL};
     const size_t N = spec->problem->N;
     json_t *rounds;
     size_t T;
@@ -442,8 +445,10 @@ static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
         st = read_round(json_array_get(rounds, t), rp, N, spec,
                         &spec->schedule->rounds[t], err);
     }
-    if (st != PFLREF_OK || post == NULL)
+    if (st != PFLREF_OK)
         return st;
+    if (post == NULL)   /* post_dropout without a post phase: refused */
+        return pflref_spec_read_post_dropout(v, spec, err);
     /* post: one batch list per client, for the phase after training */
     size_t np;
     if ((st = pflref_json_array(post, "schedule.post", 0, &np, err)))
@@ -451,8 +456,11 @@ static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
     if (np != N)
         return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
                                 "%zu batch lists for %zu clients", np, N);
-    return read_batch_lists(post, "schedule.post", N, spec->schedule->post,
-                            err);
+    if ((st = read_batch_lists(post, "schedule.post", N,
+                               spec->schedule->post, err)))
+        return st;
+    /* post_dropout: the post phase's dropout masks (spec_dropout.c) */
+    return pflref_spec_read_post_dropout(v, spec, err);
 }
 
 /* FedFomo's ε-greedy draws for a generated schedule (notes §2.5): for

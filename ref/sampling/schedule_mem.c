@@ -160,5 +160,6 @@ void pflref_schedule_free(pflref_schedule *s)
             batches_release(&s->post[i]);
         free(s->post);
     }
+    pflref_dropout_masks_free(s->post_dropout);
     free(s);
 }

@@ -18,7 +18,8 @@ fedalt-fedsim.md):
 
 The split (spec `split.personal`, or the preset's `head`) names pflref
 blocks or the groups input/head (torch_common.BLOCKS maps them to torch
-parameter names).  Switches: pfl.state (stateful: v_i persists; stateless:
+parameter names; a layer list's blocks, layer names and groups,
+torch_common.layer_blocks).  Switches: pfl.state (stateful: v_i persists; stateless:
 v starts at v⁰ at every visit), pfl.weights (α_i = N_i/N, 1/n, or the
 device's batches this round), pfl.finetune (the post phase moves v, or the
 whole model, with η_ft).  Every record is the full parameter vector (u, v).

@@ -167,9 +167,34 @@ BLOCKS = {
 }
 
 
+def layer_blocks(model):
+    """A layer list's torch parameter names (build_layers' nn.Sequential
+    indices, after the Unflatten of an image input) → (block NAME.weight or
+    NAME.bias, the layer's NAME, its groups): NAME is the layer's name or
+    its index in the list; the first parametrised layer is the group input,
+    the last the group head (docs/models.md, "Layout")."""
+    off = 1 if len(model["input"]) == 3 else 0
+    params = [(i, L) for i, L in enumerate(model["layers"])
+              if L["type"] in ("dense", "conv2d")]
+    out = {}
+    for q, (i, L) in enumerate(params):
+        name = str(L.get("name", i))
+        groups = (("input",) if q == 0 else ()) + \
+            (("head",) if q == len(params) - 1 else ())
+        for role in ("weight", "bias"):
+            out["%d.%s" % (i + off, role)] = ("%s.%s" % (name, role), name,
+                                              groups)
+    return out
+
+
 def is_personal(model, param_name, names):
-    """True when the split's list `names` (block names or the groups
-    input, head) marks the torch parameter `param_name` personal."""
+    """True when the split's list `names` (block names, a layer list's
+    layer names, or the groups input, head) marks the torch parameter
+    `param_name` personal."""
+    if model["kind"] == "layers":
+        block, layer, groups = layer_blocks(model)[param_name]
+        return (block in names or layer in names
+                or any(g in names for g in groups))
     if model["kind"] not in BLOCKS:
         raise Unsupported("a split of a %s model" % model["kind"])
     block, groups = BLOCKS[model["kind"]][param_name]
@@ -414,6 +439,9 @@ class Problem:
         for r in spec["schedule"]["rounds"]:
             for i, passes in zip(r["clients"], r.get("dropout", [])):
                 self.clients[i].passes += passes
+        # then the phase after training's: post_dropout[i] for client i
+        for i, passes in enumerate(spec["schedule"].get("post_dropout", [])):
+            self.clients[i].passes += passes
         self.n = [c.n for c in self.clients]
         self.rounds = spec["schedule"]["rounds"]
         self.post = spec["schedule"].get("post")
