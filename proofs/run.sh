@@ -435,12 +435,20 @@ goal_kind() {
 
 # negative DIR FUNCTION FILE KIND FROM TO GOAL LIMITS: prints "caught", or
 # why not (the mutant and WP's output in DIR); LIMITS "Z3 CVC4" are the
-# step limits of the control's provers.
+# step limits of the control's provers.  FILE is the file WP proves, or
+# FILE:HEADER when the bug is planted in HEADER, a proof header
+# (proofs/acsl/) that FILE includes.  The mutant is a copy of the tree's
+# FILE beside a copy of proofs/acsl/ (a file of ref/ includes its proof
+# header by its path relative to itself), the bug planted in one of them.
 negative() {
-    mkdir -p "$1/m/$(dirname "$3")"
-    mutant="$1/m/$3"
-    if ! mutate "$3" "$5" "$6" "$mutant"; then
-        echo "stale: the text to mutate is not in $3 exactly once"
+    target=${3%%:*}
+    planted=${3#*:}
+    mkdir -p "$1/m/$(dirname "$target")" "$1/m/proofs"
+    cp -R proofs/acsl "$1/m/proofs/"
+    [ "$planted" = "$target" ] || cp "$target" "$1/m/$target"
+    mutant="$1/m/$target"
+    if ! mutate "$planted" "$5" "$6" "$1/m/$planted"; then
+        echo "stale: the text to mutate is not in $planted exactly once"
         return
     fi
     if [ -n "${PROOFS_SHOW_NEGATIVE:-}" ]; then
@@ -522,10 +530,10 @@ control() {
         fn=$(trim "$fn"); file=$(trim "$file"); kind=$(trim "$kind")
         from=$(trim "$from"); to=$(trim "$to"); goal=$(trim "$goal")
         why=$(trim "$why")
-        before=$(proved_before "$fn" "$file" "$kind" "$goal")
+        before=$(proved_before "$fn" "${file%%:*}" "$kind" "$goal")
         case "$before" in
             valid|unchecked)
-                limits=$(control_limits "$fn" "$file" "$kind" "$goal")
+                limits=$(control_limits "$fn" "${file%%:*}" "$kind" "$goal")
                 verdict=$(negative "$dir" "$fn" "$file" "$kind" "$from" "$to" "$goal" "$limits") ;;
             *)
                 verdict="its goal is not proved in the unmodified file's run ($before), so the control proves nothing" ;;

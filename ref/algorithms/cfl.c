@@ -131,45 +131,11 @@ typedef struct {
     size_t *biwork;         /* 2N: the bipartition's integer work          */
 } cfl_work;
 
-/* The workspace cfl_work_alloc returns for the run state s (the shape the
- * proof of cfl_round_with starts from, proofs/README.md): θ and g P
- * writable doubles, Δθ N×P, α and L N×N (N·N ≤ SIZE_MAX: their allocation
- * succeeded), buf N, side N bytes, members and map N indices, biwork 2N;
- * with the state's cluster labels (N indices, which pflref_state_alloc
- * allocates for has_clusters), apart from each other, from the workspace
- * record and from the state's arrays.
- * lemma square_below: m ≤ N bounds the m×m matrices of a cluster of m
- *   clients by the N×N of the workspace (proved by the cfl lemmas job).
- * lemma row_of_square: row a < m of an m×m matrix lies inside it. */
-/*@ logic integer square(integer m) = m * m;
-    lemma square_below: \forall integer m, N;
-      0 <= m <= N ==> square(m) <= square(N);
-    lemma row_of_square: \forall integer a, m, N;
-      0 <= a < m && square(m) <= square(N) ==>
-      0 <= a * m && a * m + m <= square(N);
- */
-/*@ predicate cfl_work_shape{L}(cfl_work *ws, pflref_state *s) =
-      \valid_read(ws) && s->N * s->N <= SIZE_MAX &&
-      \valid(s->cluster + (0 .. s->N - 1)) &&
-      \valid(ws->theta + (0 .. s->P - 1)) && \valid(ws->g + (0 .. s->P - 1)) &&
-      \valid(ws->dtheta + (0 .. s->N * s->P - 1)) &&
-      \valid(ws->alpha + (0 .. s->N * s->N - 1)) &&
-      \valid(ws->L + (0 .. s->N * s->N - 1)) &&
-      \valid(ws->buf + (0 .. s->N - 1)) && \valid(ws->side + (0 .. s->N - 1)) &&
-      \valid(ws->members + (0 .. s->N - 1)) &&
-      \valid(ws->map + (0 .. s->N - 1)) &&
-      \valid(ws->biwork + (0 .. 2 * s->N - 1)) &&
-      \separated(ws->theta + (0 .. s->P - 1), ws->g + (0 .. s->P - 1),
-                 ws->dtheta + (0 .. s->N * s->P - 1),
-                 ws->alpha + (0 .. s->N * s->N - 1),
-                 ws->L + (0 .. s->N * s->N - 1), ws->buf + (0 .. s->N - 1),
-                 ws->side + (0 .. s->N - 1), ws->members + (0 .. s->N - 1),
-                 ws->map + (0 .. s->N - 1), ws->biwork + (0 .. 2 * s->N - 1),
-                 s->cluster + (0 .. s->N - 1), ws, s,
-                 s->v + (0 .. s->N * s->P - 1), s->w0 + (0 .. s->P - 1),
-                 s->accum + (0 .. s->P - 1), s->mix + (0 .. s->P - 1),
-                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
- */
+/* The shape the proofs start from (cfl_work_shape), the lemmas on a
+ * cluster's m×m matrices inside the workspace's N×N, and the frames of a
+ * cluster's update and of its split are defined in proofs/acsl/cfl.h
+ * (ACSL only). */
+#include "../../proofs/acsl/cfl.h"
 
 static void *cfl_work_alloc(const pflref_problem *problem,
                             const pflref_hyper *hyper)
@@ -219,10 +185,9 @@ static double norm2(const double *x, size_t P)
  * |D_i|/|D_c|.  Proved call sites (proofs/README.md): every member is a
  * client i < N, and its Δθ_i a row of Δθ. */
 /*@ requires state_base(s) && cfl_work_shape(ws, s);
-    assigns ws->members[0 .. s->N - 1], s->accum[0 .. s->P - 1];
+    assigns CFL_CLUSTER_FRAME(ws, s, s->N, s->P);
     ensures \result <= s->N;
-    ensures \forall integer a; 0 <= a < \result ==> ws->members[a] < s->N;
- */
+    ensures \forall integer a; 0 <= a < \result ==> ws->members[a] < s->N; */
 static size_t cluster_update(const pflref_state *s, const cfl_work *ws,
                              size_t c)
 {
@@ -236,8 +201,7 @@ static size_t cluster_update(const pflref_state *s, const cfl_work *ws,
     size_t m = 0;
     /*@ loop invariant 0 <= m <= i <= N;
         loop invariant \forall integer a; 0 <= a < m ==> members[a] < i;
-        loop assigns i, m, members[0 .. N - 1];
-     */
+        loop assigns i, m, members[0 .. N - 1]; */
     for (size_t i = 0; i < N; i++)
         if (cluster[i] == c)
             members[m++] = i;
@@ -245,14 +209,10 @@ static size_t cluster_update(const pflref_state *s, const cfl_work *ws,
     /*@ loop assigns a, D_c; */
     for (size_t a = 0; a < m; a++)
         D_c += (double)pr->clients[members[a]].train.n;
-    /*@ loop invariant 0 <= p <= P;
-        loop assigns p, acc[0 .. P - 1];
-     */
+    /*@ loop invariant 0 <= p <= P; loop assigns p, acc[0 .. P - 1]; */
     for (size_t p = 0; p < P; p++)
         acc[p] = 0.0;
-    /*@ loop invariant 0 <= a <= m;
-        loop assigns a, acc[0 .. P - 1];
-     */
+    /*@ loop invariant 0 <= a <= m; loop assigns a, acc[0 .. P - 1]; */
     for (size_t a = 0; a < m; a++) {
         const size_t i = members[a];
         const double w = by_samples
@@ -276,15 +236,12 @@ static int splits(double gamma_max, double cross)
 /* The NOTE events of α's m rows, row a that of client members[a]. */
 /*@ requires \valid_read(alpha + (0 .. square(m) - 1));
     requires \valid_read(members + (0 .. m - 1));
-    assigns \nothing;
- */
+    assigns \nothing; */
 static void emit_similarity(const pflref_trace *trace, long t,
                             const size_t *members, size_t m,
                             const double *alpha)
 {
-    /*@ loop invariant 0 <= a <= m;
-        loop assigns a;
-     */
+    /*@ loop invariant 0 <= a <= m; loop assigns a; */
     for (size_t a = 0; a < m; a++) {
         /*@ assert 0 <= a * m && a * m + m <= square(m); */
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t,
@@ -302,14 +259,8 @@ static void emit_similarity(const pflref_trace *trace, long t,
 /*@ requires state_base(s) && cfl_work_shape(ws, s);
     requires 2 <= m <= s->N && square(m) <= square(s->N);
     requires \forall integer a; 0 <= a < m ==> ws->members[a] < s->N;
-    requires \valid(next) && \separated(next, s, ws, err);
-    requires \separated(next, s->cluster + (0 .. s->N - 1),
-                        ws->members + (0 .. s->N - 1));
-    requires \separated(err, s, ws);
-    assigns ws->alpha[0 .. s->N * s->N - 1], ws->L[0 .. s->N * s->N - 1],
-            ws->side[0 .. s->N - 1], ws->biwork[0 .. 2 * s->N - 1],
-            ws->buf[0 .. s->N - 1], s->cluster[0 .. s->N - 1], *next, *err;
- */
+    requires cfl_next_apart(next, err, s, ws);
+    assigns CFL_SPLIT_FRAME(ws, s, s->N), *next, *err; */
 static pflref_status split_cluster(pflref_state *s, const cfl_work *ws,
                                    size_t m, size_t *next,
                                    const pflref_trace *trace,
@@ -346,8 +297,7 @@ static pflref_status split_cluster(pflref_state *s, const cfl_work *ws,
     for (unsigned char part = 0; part < 2; part++) {
         size_t k = 0;
         /*@ loop invariant 0 <= k <= a <= m;
-            loop assigns a, k, buf[0 .. \at(s->N, Pre) - 1];
-         */
+            loop assigns a, k, buf[0 .. \at(s->N, Pre) - 1]; */
         for (size_t a = 0; a < m; a++)
             if (side[a] == part)
                 buf[k++] = (double)members[a];
@@ -367,8 +317,7 @@ static pflref_status split_cluster(pflref_state *s, const cfl_work *ws,
         /* C_tmp ← (C_tmp \ c) ∪ {c₁, c₂}: side a is position a of c,
          * mapped back to client members[a] */
         /*@ loop invariant 0 <= a <= m;
-            loop assigns a, cluster[0 .. \at(s->N, Pre) - 1];
-         */
+            loop assigns a, cluster[0 .. \at(s->N, Pre) - 1]; */
         for (size_t a = 0; a < m; a++)
             if (side[a] == 1)
                 cluster[members[a]] = *next;
@@ -384,14 +333,10 @@ static pflref_status split_cluster(pflref_state *s, const cfl_work *ws,
  * and split_cluster gets 2 ≤ m ≤ N members, each < N. */
 /*@ requires state_base(s) && cfl_work_shape(ws, s);
     requires \valid(next) && \separated(next, s, ws, err);
-    requires \separated(next, s->cluster + (0 .. s->N - 1),
-                        ws->members + (0 .. s->N - 1));
-    requires \separated(err, s, ws);
-    assigns ws->members[0 .. s->N - 1], s->accum[0 .. s->P - 1],
-            ws->alpha[0 .. s->N * s->N - 1], ws->L[0 .. s->N * s->N - 1],
-            ws->side[0 .. s->N - 1], ws->biwork[0 .. 2 * s->N - 1],
-            ws->buf[0 .. s->N - 1], s->cluster[0 .. s->N - 1], *next, *err;
- */
+    requires \separated(err, s, ws) && \separated(next, s->cluster +
+             (0 .. s->N - 1), ws->members + (0 .. s->N - 1));
+    assigns CFL_CLUSTER_FRAME(ws, s, s->N, s->P),
+            CFL_SPLIT_FRAME(ws, s, s->N), *next, *err; */
 static pflref_status test_cluster(pflref_state *s, const cfl_work *ws,
                                   size_t c, size_t *next,
                                   const pflref_trace *trace,
@@ -411,9 +356,7 @@ static pflref_status test_cluster(pflref_state *s, const cfl_work *ws,
     const long t = (long)s->t, rep = (long)members[0];
     const double norm_c = norm2(acc, P);
     double max_i = 0.0;
-    /*@ loop invariant 0 <= a <= m;
-        loop assigns a, max_i;
-     */
+    /*@ loop invariant 0 <= a <= m; loop assigns a, max_i; */
     for (size_t a = 0; a < m; a++) {
         const double n_i = norm2(pflref_row(dtheta, members[a], N, P), P);
         max_i = n_i > max_i ? n_i : max_i;
@@ -439,13 +382,8 @@ static pflref_status test_cluster(pflref_state *s, const cfl_work *ws,
 
 /* Every client i: Δθ_i ← SGD_n(θ_i, D_i) − θ_i, local SGD with step η.
  * Proved call sites (proofs/README.md): θ_i and Δθ_i are rows i < N. */
-/*@ requires state_personal(s) && state_model(s);
-    requires round_plan(plan, s->N);
-    requires cfl_work_shape(ws, s);
-    requires \separated(err, s, s->problem, ws, plan);
-    assigns ws->theta[0 .. s->P - 1], ws->g[0 .. s->P - 1],
-            ws->dtheta[0 .. s->N * s->P - 1], *err;
- */
+/*@ requires cfl_round_shape(s, ws, plan, err);
+    assigns CFL_LOCAL_FRAME(ws, s->N, s->P), *err; */
 static pflref_status local_updates(pflref_state *s, const cfl_work *ws,
                                    const pflref_round_plan *plan,
                                    const pflref_trace *trace,
@@ -457,9 +395,7 @@ static pflref_status local_updates(pflref_state *s, const cfl_work *ws,
     double *const theta = ws->theta, *const dtheta = ws->dtheta;
     double *const v = s->v;
     /*@ loop invariant 0 <= j <= M && state_model(s);
-        loop assigns j, theta[0 .. P - 1], ws->g[0 .. P - 1],
-                     dtheta[0 .. N * P - 1], *err;
-     */
+        loop assigns j, CFL_LOCAL_FRAME(ws, N, P), *err; */
     for (size_t j = 0; j < M; j++) {
         const size_t i = plan->clients[j];
         const double *theta_i = pflref_row(v, i, N, P);
@@ -472,9 +408,7 @@ static pflref_status local_updates(pflref_state *s, const cfl_work *ws,
                                                 trace, err);
         if (st != PFLREF_OK)
             return st;
-        /*@ loop invariant 0 <= p <= P;
-            loop assigns p, d_i[0 .. P - 1];
-         */
+        /*@ loop invariant 0 <= p <= P; loop assigns p, d_i[0 .. P - 1]; */
         for (size_t p = 0; p < P; p++)
             d_i[p] = theta[p] - theta_i[p];
         if (!pflref_all_finite(d_i, P))
@@ -491,8 +425,7 @@ static pflref_status local_updates(pflref_state *s, const cfl_work *ws,
  * labels and buf, N entries each (every label is below next ≤ N: each
  * label names a non-empty cluster). */
 /*@ assigns ws->map[0 .. s->N - 1], s->cluster[0 .. s->N - 1],
-            ws->buf[0 .. s->N - 1];
- */
+            ws->buf[0 .. s->N - 1]; */
 static size_t relabel(pflref_state *s, const cfl_work *ws, size_t next,
                       const pflref_trace *trace)
 {
@@ -517,9 +450,7 @@ static size_t relabel(pflref_state *s, const cfl_work *ws, size_t next,
  * s->v (cluster_update's members). */
 /*@ requires state_personal(s) && cfl_work_shape(ws, s);
     requires \separated(err, s, ws);
-    assigns ws->members[0 .. s->N - 1], s->accum[0 .. s->P - 1],
-            s->v[0 .. s->N * s->P - 1], *err;
- */
+    assigns CFL_UPDATE_FRAME(ws, s, s->N, s->P), *err; */
 static pflref_status apply_updates(pflref_state *s, const cfl_work *ws,
                                    size_t K, const pflref_trace *trace,
                                    pflref_error *err)
@@ -531,23 +462,15 @@ static pflref_status apply_updates(pflref_state *s, const cfl_work *ws,
     double *const v = s->v;
     const double *const acc = s->accum;
     /*@ loop invariant state_personal(s) && cfl_work_shape(ws, s);
-        loop assigns c, members[0 .. N - 1], s->accum[0 .. P - 1],
-                     v[0 .. N * P - 1];
-     */
+        loop assigns c, CFL_CLUSTER_FRAME(ws, s, N, P), v[0 .. N * P - 1]; */
     for (size_t c = 0; c < K; c++) {
         const size_t m = cluster_update(s, ws, c);
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t,
                           (long)members[0], -1, "dtheta_c", acc, P, line);
-        /*@ loop invariant 0 <= a <= m;
-            loop assigns a, v[0 .. N * P - 1];
-         */
+        /*@ loop invariant 0 <= a <= m; loop assigns a, v[0 .. N * P - 1]; */
         for (size_t a = 0; a < m; a++) {
             double *theta_i = pflref_row(v, members[a], N, P);
-            /*@ loop invariant 0 <= p <= P;
-                loop assigns p, theta_i[0 .. P - 1];
-             */
-            for (size_t p = 0; p < P; p++)
-                theta_i[p] += acc[p];
+            pflref_accumulate(theta_i, 1.0, acc, P);   /* θ_i += Δθ_c */
             if (!pflref_all_finite(theta_i, P))
                 return pflref_error_diverge(err, t, (long)members[a], -1,
                                             "theta");
@@ -563,8 +486,7 @@ static pflref_status apply_updates(pflref_state *s, const cfl_work *ws,
 /*@ requires state_personal(s) && state_model(s);
     requires round_plan(plan, s->N);
     requires cfl_work_shape(ws, s);
-    requires \separated(err, s, s->problem, ws, plan);
- */
+    requires \separated(err, s, s->problem, ws, plan); */
 static pflref_status cfl_round_with(pflref_state *s, const cfl_work *ws,
                                     const pflref_round_plan *plan,
                                     const pflref_trace *trace,
@@ -591,12 +513,8 @@ static pflref_status cfl_round_with(pflref_state *s, const cfl_work *ws,
     /* req: cfl.alg5.l7 */
     /*@ loop invariant s->N == N && s->P == P;
         loop invariant state_personal(s) && cfl_work_shape(ws, s);
-        loop assigns c, st, next, ws->members[0 .. N - 1],
-                     s->accum[0 .. P - 1], ws->alpha[0 .. N * N - 1],
-                     ws->L[0 .. N * N - 1], ws->side[0 .. N - 1],
-                     ws->biwork[0 .. 2 * N - 1], ws->buf[0 .. N - 1],
-                     s->cluster[0 .. N - 1], *err;
-     */
+        loop assigns c, st, next, CFL_CLUSTER_FRAME(ws, s, N, P),
+                     CFL_SPLIT_FRAME(ws, s, N), *err; */
     for (size_t c = 0; c < K && st == PFLREF_OK; c++)
         st = test_cluster(s, ws, c, &next, trace, err);
     if (st != PFLREF_OK)

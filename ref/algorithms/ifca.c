@@ -143,29 +143,10 @@ typedef struct {
     double *g;       /* P: the gradient of LocalUpdate's steps             */
 } ifca_work;
 
-/* The workspace ifca_work_alloc returns for the run state s and k = ifca.k
- * clusters (the shape the proof of ifca_round_with starts from,
- * proofs/README.md): 1 ≤ k (ifca.k's minimum) and k·P ≤ SIZE_MAX (the
- * allocation of k×P doubles succeeded); θ and the sums k×P writable
- * doubles, the counts and the losses k, the partition N, x and g P, apart
- * from each other, from the workspace record and from the state's arrays.
- */
-/*@ predicate ifca_work_shape{L}(ifca_work *ws, pflref_state *s,
-                                 integer k) =
-      \valid_read(ws) && 1 <= k && k * s->P <= SIZE_MAX &&
-      \valid(ws->theta + (0 .. k * s->P - 1)) &&
-      \valid(ws->sum + (0 .. k * s->P - 1)) &&
-      \valid(ws->count + (0 .. k - 1)) && \valid(ws->loss + (0 .. k - 1)) &&
-      \valid(ws->part + (0 .. s->N - 1)) &&
-      \valid(ws->x + (0 .. s->P - 1)) && \valid(ws->g + (0 .. s->P - 1)) &&
-      \separated(ws->theta + (0 .. k * s->P - 1),
-                 ws->sum + (0 .. k * s->P - 1), ws->count + (0 .. k - 1),
-                 ws->loss + (0 .. k - 1), ws->part + (0 .. s->N - 1),
-                 ws->x + (0 .. s->P - 1), ws->g + (0 .. s->P - 1), ws, s,
-                 s->v + (0 .. s->N * s->P - 1), s->w0 + (0 .. s->P - 1),
-                 s->accum + (0 .. s->P - 1), s->mix + (0 .. s->P - 1),
-                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
- */
+/* The shape the proofs start from (ifca_work_shape), the predicates of
+ * lowest_loss's contract and the frames of a machine's update and of the
+ * whole workspace are defined in proofs/acsl/ifca.h (ACSL only). */
+#include "../../proofs/acsl/ifca.h"
 
 /* k = hyper->ifca.k ≤ N (ifca_check). */
 static void *ifca_work_alloc(const pflref_problem *problem,
@@ -189,26 +170,20 @@ static void *ifca_work_alloc(const pflref_problem *problem,
 /* ĵ = argmin_j loss[j] over j < k (k ≥ 1), ties to the lowest j: the index
  * kernel of Alg. 2's estimate, proved (proofs/README.md).  Reads only
  * loss[0..k−1] (all finite, as estimate has checked). */
-/*@ requires 1 <= k;
-    requires \valid_read(loss + (0 .. k - 1));
-    requires \forall integer j; 0 <= j < k ==> \is_finite(loss[j]);
+/*@ requires 1 <= k && \valid_read(loss + (0 .. k - 1));
+    requires finite_losses(loss, k);
     assigns \nothing;
-    ensures 0 <= \result < k;
-    ensures \forall integer j; 0 <= j < k ==> loss[\result] <= loss[j];
-    ensures \forall integer j; 0 <= j < \result ==> loss[\result] < loss[j];
- */
+    ensures 0 <= \result < k && lowest_of(loss, k, \result);
+    ensures first_lowest(loss, \result); */
 static size_t lowest_loss(const double *loss, size_t k)
 {
     size_t j_hat = 0;
     /*@ loop invariant 1 <= j <= k;
         loop invariant 0 <= j_hat < j;
-        loop invariant \forall integer l; 0 <= l < j ==>
-                       loss[j_hat] <= loss[l];
-        loop invariant \forall integer l; 0 <= l < j_hat ==>
-                       loss[j_hat] < loss[l];
+        loop invariant lowest_of(loss, j, j_hat);
+        loop invariant first_lowest(loss, j_hat);
         loop assigns j, j_hat;
-        loop variant k - j;
-     */
+        loop variant k - j; */
     for (size_t j = 1; j < k; j++)
         if (loss[j] < loss[j_hat])
             j_hat = j;
@@ -223,9 +198,7 @@ static size_t lowest_loss(const double *loss, size_t k)
  * (and the model workspace's temporaries); on PFLREF_OK every loss is
  * finite (its test below), as lowest_loss requires. */
 /*@ assigns loss[0 .. k - 1], *err;
-    ensures \result == PFLREF_OK ==>
-            \forall integer j; 0 <= j < k ==> \is_finite(loss[j]);
- */
+    ensures \result == PFLREF_OK ==> finite_losses(loss, k); */
 static pflref_status estimate(const pflref_state *s, size_t i,
                               const double *theta, size_t k, double *loss,
                               pflref_error *err)
@@ -253,8 +226,7 @@ static pflref_status estimate(const pflref_state *s, size_t i,
     requires ifca_work_shape(ws, s, k);
     requires \separated(err, s, ws);
     assigns s->v[0 .. s->N * s->P - 1], ws->loss[0 .. k - 1],
-            ws->part[0 .. s->N - 1], *err;
- */
+            ws->part[0 .. s->N - 1], *err; */
 static pflref_status assign_all(pflref_state *s, const ifca_work *ws,
                                 size_t k, pflref_error *err)
 {
@@ -263,8 +235,7 @@ static pflref_status assign_all(pflref_state *s, const ifca_work *ws,
     double *const loss = ws->loss, *const part = ws->part;
     /*@ loop invariant 0 <= i <= N;
         loop assigns i, v[0 .. N * P - 1], loss[0 .. k - 1],
-                     part[0 .. N - 1], *err;
-     */
+                     part[0 .. N - 1], *err; */
     for (size_t i = 0; i < N; i++) {
         pflref_status st = estimate(s, i, theta, k, loss, err);
         if (st != PFLREF_OK)
@@ -329,10 +300,7 @@ static pflref_status ifca_init(pflref_state *s, pflref_error *err)
     requires round_plan(plan, s->N) && m < plan->m;
     requires ifca_work_shape(ws, s, k);
     requires \separated(err, s, s->problem, ws, plan);
-    assigns ws->x[0 .. s->P - 1], ws->g[0 .. s->P - 1],
-            ws->loss[0 .. k - 1], ws->sum[0 .. k * s->P - 1],
-            ws->count[0 .. k - 1], *err;
- */
+    assigns IFCA_MACHINE_FRAME(ws, k, s->P), *err; */
 static pflref_status machine_update(pflref_state *s, const ifca_work *ws,
                                     size_t k, const pflref_round_plan *plan,
                                     size_t m, const pflref_trace *trace,
@@ -392,8 +360,7 @@ static pflref_status machine_update(pflref_state *s, const ifca_work *ws,
 /*@ requires state_base(s);
     requires ifca_work_shape(ws, s, k);
     requires \separated(err, s, ws);
-    assigns ws->theta[0 .. k * s->P - 1], *err;
- */
+    assigns ws->theta[0 .. k * s->P - 1], *err; */
 static pflref_status server_update(const pflref_state *s,
                                    const ifca_work *ws, size_t k, size_t M,
                                    const pflref_trace *trace,
@@ -409,8 +376,7 @@ static pflref_status server_update(const pflref_state *s,
     const double *const count = ws->count;
     const double step = gamma / (double)M;   /* γ/|M_t| */
     /*@ loop invariant 0 <= j <= k;
-        loop assigns j, theta[0 .. k * P - 1];
-     */
+        loop assigns j, theta[0 .. k * P - 1]; */
     for (size_t j = 0; j < k; j++) {
         double *theta_j = pflref_row(theta, j, k, P);
         const double *sum_j = pflref_row(sum, j, k, P);
@@ -419,8 +385,7 @@ static pflref_status server_update(const pflref_state *s,
             pflref_accumulate(theta_j, -step, sum_j, P);
         else if (count[j] > 0.0)
             /*@ loop invariant 0 <= p <= P;
-                loop assigns p, theta_j[0 .. P - 1];
-             */
+                loop assigns p, theta_j[0 .. P - 1]; */
             for (size_t p = 0; p < P; p++)
                 theta_j[p] = sum_j[p] / count[j];
     }
@@ -439,13 +404,8 @@ static pflref_status server_update(const pflref_state *s,
     requires round_plan(plan, s->N);
     requires ifca_work_shape(ws, s, s->hyper->ifca.k);
     requires \separated(err, s, s->problem, ws, plan);
-    assigns ws->theta[0 .. s->hyper->ifca.k * s->P - 1],
-            ws->sum[0 .. s->hyper->ifca.k * s->P - 1],
-            ws->count[0 .. s->hyper->ifca.k - 1],
-            ws->loss[0 .. s->hyper->ifca.k - 1], ws->part[0 .. s->N - 1],
-            ws->x[0 .. s->P - 1], ws->g[0 .. s->P - 1],
-            s->v[0 .. s->N * s->P - 1], *err;
- */
+    assigns IFCA_WORK_FRAME(ws, s->hyper->ifca.k, s->P, s->N),
+            s->v[0 .. s->N * s->P - 1], *err; */
 static pflref_status ifca_round_with(pflref_state *s, const ifca_work *ws,
                                      const pflref_round_plan *plan,
                                      const pflref_trace *trace,
@@ -464,23 +424,18 @@ static pflref_status ifca_round_with(pflref_state *s, const ifca_work *ws,
     pflref_trace_emit(trace, PFLREF_EV_ROUND_BEGIN, "train", t, -1, -1,
                       "theta", theta, k * P, NULL);
     /*@ loop invariant 0 <= q <= k * P;
-        loop assigns q, sum[0 .. k * P - 1];
-     */
+        loop assigns q, sum[0 .. k * P - 1]; */
     for (size_t q = 0; q < k * P; q++)
         sum[q] = 0.0;
     /*@ loop invariant 0 <= j <= k;
-        loop assigns j, count[0 .. k - 1];
-     */
+        loop assigns j, count[0 .. k - 1]; */
     for (size_t j = 0; j < k; j++)
         count[j] = 0.0;
 
     /* req: ifca.alg1.l4 */
     /* every machine i ∈ M_t, in ascending id */
     /*@ loop invariant 0 <= m <= M;
-        loop assigns m, ws->x[0 .. P - 1], ws->g[0 .. P - 1],
-                     ws->loss[0 .. k - 1], sum[0 .. k * P - 1],
-                     count[0 .. k - 1], *err;
-     */
+        loop assigns m, IFCA_MACHINE_FRAME(ws, k, P), *err; */
     for (size_t m = 0; m < M; m++) {
         pflref_status st = machine_update(s, ws, k, plan, m, trace, err);
         if (st != PFLREF_OK)

@@ -87,28 +87,10 @@ typedef struct {
     double *trained;  /* N: 1 once client i has trained (eval_reset only)  */
 } pfedme_work;
 
-/* The workspace pfedme_work_alloc returns for the run state s (the shape
- * the proofs of pfedme_round_with and client_update start from,
- * proofs/README.md): w_t, w_local, θ and g P writable doubles each and
- * trained N, apart from each other and from the workspace record
- * (pfedme_buffers), and from the state's arrays (pfedme_work_shape). */
-/*@ predicate pfedme_buffers{L}(pfedme_work *ws, integer P, integer N) =
-      \valid_read(ws) &&
-      \valid(ws->w_t + (0 .. P - 1)) && \valid(ws->w_local + (0 .. P - 1)) &&
-      \valid(ws->theta + (0 .. P - 1)) && \valid(ws->g + (0 .. P - 1)) &&
-      \valid(ws->trained + (0 .. N - 1)) &&
-      \separated(ws->w_t + (0 .. P - 1), ws->w_local + (0 .. P - 1),
-                 ws->theta + (0 .. P - 1), ws->g + (0 .. P - 1),
-                 ws->trained + (0 .. N - 1), ws);
-    predicate pfedme_work_shape{L}(pfedme_work *ws, pflref_state *s) =
-      pfedme_buffers(ws, s->P, s->N) &&
-      \separated(ws->w_t + (0 .. s->P - 1), ws->w_local + (0 .. s->P - 1),
-                 ws->theta + (0 .. s->P - 1), ws->g + (0 .. s->P - 1),
-                 ws->trained + (0 .. s->N - 1), ws, s,
-                 s->w + (0 .. s->P - 1), s->w0 + (0 .. s->P - 1),
-                 s->v + (0 .. s->N * s->P - 1), s->accum + (0 .. s->P - 1),
-                 s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
- */
+/* The workspace's shape for the proofs (pfedme_work_shape: w_t, w_local,
+ * θ, g P doubles and trained N, apart from each other and from the state)
+ * is defined in proofs/acsl/pfedme.h (ACSL only). */
+#include "../../proofs/acsl/pfedme.h"
 
 static void *pfedme_work_alloc(const pflref_problem *problem,
                                const pflref_hyper *hyper)

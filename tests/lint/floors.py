@@ -20,7 +20,15 @@ naming the file, the line and the rule, when
   * a source file of ref/, cli/ or include/ is longer than 800 lines, or a
     function in one is longer than 80 lines, counted from the line of its
     opening brace to the line of its closing brace (data tables are
-    initialisers, not functions, and are not counted).
+    initialisers, not functions, and are not counted);
+  * an algorithm (a .c file of ref/algorithms/) is more than a tenth
+    annotation: lines inside
+    an ACSL block (/*@ ... */) or on an ACSL line (//@) over all its lines
+    (an algorithm is read beside the paper; predicates, shapes and lemmas
+    live in proof headers, proofs/README.md);
+  * a proof header (proofs/acsl/*.h) holds anything the compiler reads
+    (it holds ACSL comments, and frame macros only under #ifdef
+    __FRAMAC__), or is included from outside ref/.
 Quoted and angle-bracket includes are both checked: an angle-bracket name
 that is a file of include/ or ref/ is a project header like a quoted one.
 Exit status: 0 clean, 1 a rule broken, 2 usage.
@@ -52,6 +60,11 @@ LIBRARY_FLOOR = {"gsl/": "models", "cblas.h": "models", "openblas": "models",
                  "jansson.h": "io"}
 MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 80
+# The largest share of annotation lines in an algorithm (ref/algorithms/*.c).
+MAX_ANNOTATION_SHARE = 0.10
+# The folder of the proof headers: ACSL only, included by the file of ref/
+# whose proofs read them.
+PROOF_HEADERS = "proofs/acsl"
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
 ORDER = " < ".join(FLOORS)
 
@@ -100,6 +113,8 @@ def classify(path, root):
         return "private", rel, parts[1]
     if parts[0] == "cli":
         return "cli", rel, None
+    if rel.startswith(PROOF_HEADERS + "/") and rel.endswith(".h"):
+        return "proof", rel, None
     return "other", rel, None
 
 
@@ -122,6 +137,11 @@ def check_include(rel, n, quoted, name, path, root, floor, kind, errors):
                           f"{lib} floor and above may use ({ORDER})")
         return
     tkind, tname, tfloor = classify(target, root)
+    if tkind == "proof":
+        if kind != "ref":
+            errors.append(f"{rel}:{n}: includes the proof header {shown} "
+                          "(only a file of ref/ includes one)")
+        return
     if kind == "cli":
         if tkind == "private" or tkind == "other":
             errors.append(f"{rel}:{n}: includes the private header {shown} "
@@ -317,6 +337,95 @@ def check_sizes(root, errors):
                                   f" {sig[:60]}")
 
 
+def annotation_lines(text):
+    """The numbers (from 0) of the lines of C text that hold ACSL: a line
+    inside an ACSL block (/*@ ... */, its first and last lines included)
+    or holding an ACSL line comment (//@).  Strings, character literals
+    and other comments are skipped, so a "/*@" in them is no annotation."""
+    marked, line, i, n = set(), 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            line += 1
+            i += 1
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            span = text.count("\n", i, j)
+            if text.startswith("/*@", i):
+                marked.update(range(line, line + span + 1))
+            line += span
+            i = j
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            if text.startswith("//@", i):
+                marked.add(line)
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            i = min(j + 1, n)
+        else:
+            i += 1
+    return marked
+
+
+def check_annotations(root, errors):
+    """Each algorithm (.c of ref/algorithms/) is at most
+    MAX_ANNOTATION_SHARE annotation; each proof header holds only
+    comments."""
+    for path in source_files(os.path.join(root, "ref", "algorithms")):
+        if not path.endswith(".c"):
+            continue
+        rel = os.path.relpath(path, root).replace(os.sep, "/")
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        total = len(text.splitlines())
+        ann = len(annotation_lines(text))
+        if total > 0 and ann > MAX_ANNOTATION_SHARE * total:
+            errors.append(f"{rel}: {ann} of its {total} lines are "
+                          f"annotation ({ann / total:.0%}, at most "
+                          f"{MAX_ANNOTATION_SHARE:.0%}): move predicates, "
+                          f"shapes and lemmas to a proof header "
+                          f"({PROOF_HEADERS}/)")
+    for path in source_files(os.path.join(root, PROOF_HEADERS)):
+        rel = os.path.relpath(path, root).replace(os.sep, "/")
+        with open(path, encoding="utf-8") as fh:
+            bad = proof_header_code(strip_code(fh.read()).split("\n"))
+        if bad:
+            errors.append(f"{rel}:{bad}: a proof header holds code or a "
+                          "directive the compiler reads (ACSL comments "
+                          "only, and frame macros inside #ifdef "
+                          "__FRAMAC__)")
+
+
+def proof_header_code(code):
+    """The first line (from 1) of a proof header's code (comments and
+    strings blanked) that the compiler would read, or 0: outside comments
+    a proof header holds only blank lines and one kind of section, the
+    frames that only Frama-C defines (#ifdef __FRAMAC__, then #define
+    lines, continuations included, then #endif)."""
+    inside, cont = False, False
+    for k, line in enumerate(code, 1):
+        s = line.strip()
+        if cont:
+            cont = s.endswith("\\")
+            continue
+        if not s:
+            continue
+        if not inside and re.fullmatch(r"#\s*ifdef\s+__FRAMAC__", s):
+            inside = True
+        elif inside and re.fullmatch(r"#\s*endif", s):
+            inside = False
+        elif inside and re.match(r"#\s*define\s", s):
+            cont = s.endswith("\\")
+        else:
+            return k
+    return 0
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=".")
@@ -330,13 +439,14 @@ def main(argv):
     check_cycles(root, errors)
     check_names(root, errors)
     check_sizes(root, errors)
+    check_annotations(root, errors)
     for e in errors:
         print("floors: " + e, file=sys.stderr)
     if errors:
         print(f"floors: {len(errors)} rule(s) broken", file=sys.stderr)
         return 1
-    print("floors: every include runs downward; no cycle; sizes within "
-          "limits")
+    print("floors: every include runs downward; no cycle; sizes and "
+          "annotation shares within limits")
     return 0
 
 

@@ -8,10 +8,13 @@ once per case on a fresh copy with one deliberate fault planted: a
 wrong-way include from an algorithm, a model and a public header, an
 include cycle between two private headers, cli/ including a private header,
 a library below its floor, over-long functions and files, a file outside a
-floor, a repeated base name, a public header without extern "C".  For each
+floor, a repeated base name, a public header without extern "C", an
+algorithm more than a tenth annotation, code (or a macro the compiler
+would read) in a proof header and a proof header included from cli/.  For each
 fault floors.py must exit 1 with a new message that names the planted file
-and the rule.  Two controls at the limits (a function of exactly 80 lines, a
-file of exactly 800) must add no message.
+and the rule.  Three controls at the limits (a function of exactly 80 lines,
+a file of exactly 800, an algorithm exactly a tenth annotation) must add no
+message.
 
     python3 tests/lint/test_floors.py [-v]   (make lint and make check run it)
 
@@ -27,7 +30,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-COPIED = ["ref", "include", "cli", os.path.join("tests", "lint")]
+COPIED = ["ref", "include", "cli", os.path.join("tests", "lint"),
+          os.path.join("proofs", "acsl")]
 
 
 def run_floors(root):
@@ -149,6 +153,46 @@ def alg(root):
     return first(root, "ref/algorithms")
 
 
+def annotate_to(root, tenths_over):
+    """The shortest algorithm with ACSL lines appended (one block) until
+    they are exactly a tenth of its lines (tenths_over = 0), or one line
+    more than that (1).  Blank lines pad the file first so that a tenth is
+    a whole number."""
+    sys.path.insert(0, os.path.join(root, "tests", "lint"))
+    try:
+        import floors
+    finally:
+        sys.path.pop(0)
+    rel = shortest(root, "ref/algorithms")
+    lines = read(root, rel)
+    have = len(floors.annotation_lines("\n".join(lines) + "\n"))
+    # after padding to n lines and adding k annotation lines, have + k is
+    # exactly (n + k) / 10 when 9k = n - 10·have
+    n = len(lines)
+    while (n - 10 * have) % 9 != 0 or n - 10 * have < 18:
+        n += 1
+    k = (n - 10 * have) // 9 + tenths_over
+    block = (["/*@ predicate planted_true = \\true;"] +
+             ["    // a planted annotation line"] * (k - 2) + [" */"])
+    write(root, rel, lines + [""] * (n - len(lines)) + block)
+    return rel
+
+
+def proof_header_with_code(root):
+    rel = "proofs/acsl/planted.h"
+    write(root, rel, ["/* a proof header */", "int planted_code;"])
+    return rel
+
+
+def proof_header_macro_for_gcc(root):
+    """A frame macro defined outside #ifdef __FRAMAC__: the compiler would
+    read it."""
+    rel = "proofs/acsl/planted.h"
+    write(root, rel, ["/* a proof header */",
+                      "#define PLANTED_FRAME(x) (x)[0 .. 1]"])
+    return rel
+
+
 # (name, plant(root) -> planted file(s), the rule's words in the message)
 CASES = [
     ("an algorithm includes an io header",
@@ -204,12 +248,24 @@ CASES = [
      "not in a floor's folder"),
     ("two files of ref/ with one base name", same_base,
      "share a base name"),
+    ("an algorithm more than a tenth annotation",
+     lambda r: annotate_to(r, 1), "lines are annotation"),
+    ("a proof header that holds code", proof_header_with_code,
+     "a proof header holds code"),
+    ("a proof header that defines a macro for the compiler",
+     proof_header_macro_for_gcc, "a proof header holds code"),
+    ("cli/ includes a proof header",
+     lambda r: add_include(r, first(r, "cli"),
+                           '#include "../proofs/acsl/pfedme.h"'),
+     'includes the proof header "../proofs/acsl/pfedme.h"'),
 ]
 # Controls at the limits: no message may be added.
 CONTROLS = [
     ("a function of exactly 80 lines", lambda r: append_function(r, 80),
      None),
     ("a file of exactly 800 lines", lambda r: pad_to(r, 800), None),
+    ("an algorithm exactly a tenth annotation", lambda r: annotate_to(r, 0),
+     None),
 ]
 
 
