@@ -37,7 +37,7 @@
  *   l. 14  φ_i ← Σ_{j∈S_t} α_{ij} φ_j, the heads after l. 6
  * A client outside S_t keeps its φ_i (stale until its next round).
  *
- * The QP, exactly (fedpac_qp): Q_i is positive semidefinite (V_j ≥ 0, the
+ * The QP, exactly (pflref_fedpac_qp, ref/algorithms/fedpac_qp.c): Q_i is positive semidefinite (V_j ≥ 0, the
  * bias term a Gram matrix), so a KKT point is a minimiser.  The supports
  * S ⊆ S_t are tried by size, then by the ascending value of Σ_{j∈S} 2^j
  * (j the position in S_t); for each, the bordered system
@@ -107,15 +107,7 @@
 #include "algorithms/algorithms.h"
 #include "engine/work.h"
 #include "algorithms/body.h"
-
-/* The most participants of a round: the QP enumerates 2^m supports. */
-#define FEDPAC_QP_MAX 16
-/* A pivot counts as 0 when |pivot| ≤ this times the system's largest
- * entry: 2⁻⁴⁰ ≈ 9e-13, ~1e3 unit roundoffs for at most 17 rows. */
-#define FEDPAC_PIVOT_RTOL 0x1p-40
-/* The KKT sign tests: α_j ≥ −τ and (Qα)_j + μ ≥ −τ max|Q| (τ = 2⁻⁴⁰, the
- * rounding of the solve, as above). */
-#define FEDPAC_KKT_RTOL 0x1p-40
+#include "algorithms/fedpac_qp.h"
 
 static const char *const HEAD_LINE =
     "Alg. 1 l. 6: φ_i ← φ_i − η_φ ∇_φ ℓ(g_φ(f_θ(x)), y)";
@@ -561,108 +553,6 @@ static void centroids_publish(pflref_state *s, fedpac_work *ws,
                       "N_bar", ws->N_bar, K, CENTROID_LINE);
 }
 
-/* Solve the n × n system B z = z (B row-major, overwritten) by Gaussian
- * elimination with partial pivoting (the lowest row on a tie); z holds
- * the right-hand side on entry.  Returns 0 when a pivot is at most
- * FEDPAC_PIVOT_RTOL times B's largest entry (singular), else 1. */
-static int solve(double *B, double *z, size_t n)
-{
-    double big = 0.0;
-    for (size_t p = 0; p < n * n; p++)
-        big = fmax(big, fabs(B[p]));
-    for (size_t c = 0; c < n; c++) {
-        size_t piv = c;
-        for (size_t r = c + 1; r < n; r++)
-            if (fabs(B[r * n + c]) > fabs(B[piv * n + c]))
-                piv = r;
-        if (!(fabs(B[piv * n + c]) > FEDPAC_PIVOT_RTOL * big))
-            return 0;
-        for (size_t u = 0; piv != c && u < n; u++) {
-            const double tmp = B[c * n + u];
-            B[c * n + u] = B[piv * n + u];
-            B[piv * n + u] = tmp;
-        }
-        const double tz = z[c];
-        z[c] = z[piv];
-        z[piv] = tz;
-        for (size_t r = c + 1; r < n; r++) {
-            const double f = B[r * n + c] / B[c * n + c];
-            for (size_t u = c; u < n; u++)
-                B[r * n + u] -= f * B[c * n + u];
-            z[r] -= f * z[c];
-        }
-    }
-    for (size_t c = n; c-- > 0;) {
-        for (size_t u = c + 1; u < n; u++)
-            z[c] -= B[c * n + u] * z[u];
-        z[c] /= B[c * n + c];
-    }
-    return 1;
-}
-
-/* The KKT point of support S (a bit set over the m participants) of
- * min αᵀQα, α ≥ 0, Σα = 1, into ws->alpha: 1 when the bordered system is
- * regular and the point satisfies the KKT conditions, else 0. */
-static int kkt_point(fedpac_work *ws, size_t m, unsigned long S)
-{
-    size_t idx[FEDPAC_QP_MAX], s = 0;
-    double qmax = 0.0;
-    for (size_t j = 0; j < m; j++)
-        if (S >> j & 1UL)
-            idx[s++] = j;
-    for (size_t p = 0; p < m * m; p++)
-        qmax = fmax(qmax, fabs(ws->Q[p]));
-    /* [Q_SS 1; 1ᵀ 0] [α_S; μ] = [0; 1] */
-    for (size_t a = 0; a < s; a++) {
-        for (size_t c = 0; c < s; c++)
-            ws->B[a * (s + 1) + c] = ws->Q[idx[a] * m + idx[c]];
-        ws->B[a * (s + 1) + s] = 1.0;   /* the column of 1 */
-        ws->B[s * (s + 1) + a] = 1.0;   /* the row 1ᵀ */
-        ws->z[a] = 0.0;
-    }
-    ws->B[s * (s + 1) + s] = 0.0;
-    ws->z[s] = 1.0;
-    if (!solve(ws->B, ws->z, s + 1))
-        return 0;
-    const double mu = ws->z[s];
-    for (size_t j = 0; j < m; j++)
-        ws->alpha[j] = 0.0;
-    for (size_t a = 0; a < s; a++) {
-        if (ws->z[a] < -FEDPAC_KKT_RTOL)
-            return 0;
-        ws->alpha[idx[a]] = ws->z[a] > FEDPAC_KKT_RTOL ? ws->z[a] : 0.0;
-    }
-    for (size_t j = 0; j < m; j++) {
-        if (S >> j & 1UL)
-            continue;
-        double qa = 0.0;
-        for (size_t c = 0; c < m; c++)
-            qa += ws->Q[j * m + c] * ws->alpha[c];
-        if (qa + mu < -FEDPAC_KKT_RTOL * qmax)
-            return 0;
-    }
-    return 1;
-}
-
-static int popcount(unsigned long x)
-{
-    return x == 0 ? 0 : 1 + popcount(x & (x - 1));
-}
-
-/* l. 13: α_i over the m participants (Q_i in ws->Q) into ws->alpha, the
- * first KKT point by support size, then by the support's bit value.
- * Returns 1, or 0 when no support gave one (only by rounding). */
-static int fedpac_qp(fedpac_work *ws, size_t m)
-{
-    /* req: fedpac.qp.exact */
-    const unsigned long all = (1UL << m) - 1UL;
-    for (int size = 1; size <= (int)m; size++)
-        for (unsigned long S = 1; S <= all; S++)
-            if (popcount(S) == size && kkt_point(ws, m, S))
-                return 1;
-    return 0;
-}
-
 /* fedpac.alpha_small: every α_j ≤ ε set to 0, then (renormalised) α
  * divided by its sum; nothing under exact. */
 static void alpha_small(fedpac_work *ws, size_t m, const pflref_hyper *h)
@@ -709,7 +599,7 @@ static pflref_status combine_heads(pflref_state *s,
     for (size_t a = 0; a < m; a++) {
         const size_t i = plan->clients[a];
         qp_matrix(ws, plan->clients, m, a);
-        if (!fedpac_qp(ws, m))
+        if (!pflref_fedpac_qp(ws->Q, m, ws->alpha, ws->B, ws->z))
             return pflref_error_set(
                 err, PFLREF_EDIVERGE, "schedule",
                 "fedpac's classifier weights: no support of round %zu, "
