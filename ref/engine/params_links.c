@@ -90,6 +90,12 @@ static const pflref_value_source value_sources[] = {
     {"apple", "apple.upload", "mixture",
      "TsingZ0/PFLlib d832e76f6a23 clientapple.py:77 (model_c = "
      "copy.deepcopy(self.model): the mixture of the last step's start)"},
+    {"apple", "apple.stale", "initial",
+     "the paper's limited-bandwidth setting (Luo and Wu, IJCAI 2022) does "
+     "not say which copy a core not downloaded this round is; a client "
+     "that keeps no copy of its own reads w⁰ there (the authors' code, "
+     "ljaiverson/pFL-APPLE 8078196731b5 utils/apple.py:34-37, keeps the "
+     "last download: the default) (docs/algorithms/apple.md)"},
     {"apple", "apple.peers", "sequential",
      "TsingZ0/PFLlib d832e76f6a23 serverapple.py:46-47, :84 (every client "
      "trains in turn; the list sent holds the clients' model_c objects), "
