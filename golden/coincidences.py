@@ -550,11 +550,34 @@ def r_ifca_ties(spec, sw, hp):
     return out
 
 
+def has_dropout(spec):
+    """The model has a dropout layer (its masks are schedule data)."""
+    return any(L.get("type") == "dropout"
+               for L in spec.get("model", {}).get("layers", []))
+
+
+def dropout_grid_gaps(spec):
+    """grid_gaps of pflref_exact_interp, replayed with the schedule's
+    dropout masks fed to the exact model (golden/layers/make_dropout.py's
+    interp replay)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "layers")
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import make_dropout
+    trace = make_dropout.interp_replay(spec, frozenset())[0]
+    out = {}
+    for r in trace.records:
+        if r["name"] == "select_loss":
+            out.setdefault(r["client"], []).append(r["value"][0])
+    return {i: sorted(v)[1] - sorted(v)[0] for i, v in out.items()}
+
+
 def r_interp_ties(spec, sw, hp):
     """per_client_grid: a client's α decided by a tie (or within 1e-9)."""
     import pflref_exact_interp as xp
     out = []
-    for i, g in sorted(xp.grid_gaps(spec).items()):
+    gaps = xp.grid_gaps(spec) if not has_dropout(spec) else dropout_grid_gaps(spec)
+    for i, g in sorted(gaps.items()):
         if g == 0:
             out.append("grid tie (client %d)" % i)
         elif g < Fraction(1, 10 ** 9):
