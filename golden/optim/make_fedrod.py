@@ -26,6 +26,8 @@ Vectors (ids optim/fedrod/<name>; files golden/optim/fedrod-<name>.json):
   adam-server           the layer list (dense, ReLU, dense), the paper's
                         reading, Adam(betas = (0.8125, 0.96875), eps =
                         2^-7), one pair carried from client to client
+  sgd-weights-layers    layer list, SGD with momentum, weight decay on the
+                        weights only (NAME.bias in the no-decay group)
   adamw-weights-client  mlp, the paper's reading, AdamW with decoupled
                         decay 0.25 on the weights only (not b1, b2, b_P),
                         one pair per client
@@ -239,8 +241,28 @@ def bn_momentum_decay():
         rounds=mf.ROUNDS_BN)
 
 
+def sgd_weights_layers():
+    return make(
+        "sgd-weights-layers",
+        "FedRoD on a layer list (dense 2→4, ReLU, dense 4→3), "
+        "torch.optim.SGD(momentum = 0.5, weight_decay = 0.125) on the "
+        "weights only (fc1.bias, out.bias and the personal head's bias in "
+        "the no-decay group), a new pair per client update",
+        "The clients, rounds and w⁰ of fedrod/layers/paper; η = 0.1; the "
+        "paper's reading.  opt.momentum = 0.5, opt.weight_decay = 0.125, "
+        "opt.decay_scope = weights: the layer list's NAME.weight tensors "
+        "and W_P decay, its NAME.bias tensors and b_P do not (the no-decay "
+        "parameter group of common training code), opt.state = reset.",
+        mf.LAYERS, mf.W_LAYERS,
+        alg(0.1, {"opt.momentum": 0.5, "opt.weight_decay": 0.125},
+            {"opt.decay_scope": "weights"}),
+        ["fedrod-optimizers", "optimizer-slots-shared",
+         "optimizer-state-lifetime", "weight-decay-scope"],
+        dict(OPT_MUTANTS, **{"weight-decay-scope": ["decay-scope-all"]}))
+
+
 MAKERS = [momentum_decay, nesterov_personal_client, adam_server,
-          adamw_weights_client, bn_momentum_decay]
+          adamw_weights_client, bn_momentum_decay, sgd_weights_layers]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

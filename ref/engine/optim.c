@@ -286,13 +286,18 @@ void pflref_optim_state_reset(pflref_optim_state *st, size_t P)
 
 /* ---- the step --------------------------------------------------------------- */
 
-/* 1 when block B is a bias: "b", "b1", "b2", ... (the model's bias blocks,
- * include/pflref/model.h's layout). */
+/* 1 when block B is a bias: "b", "b1", "b2", ..., or a layer list's
+ * NAME.bias (the model's bias blocks, include/pflref/model.h's layout;
+ * docs/models.md). */
 static int is_bias(const pflref_block *B)
 {
     const char *n = B->name;
-    return n != NULL && n[0] == 'b' &&
-           (n[1] == '\0' || (n[1] >= '0' && n[1] <= '9'));
+    if (n == NULL)
+        return 0;
+    const size_t len = strlen(n);
+    if (len >= 5 && strcmp(n + len - 5, ".bias") == 0)
+        return 1;   /* a layer list's NAME.bias (docs/models.md) */
+    return n[0] == 'b' && (n[1] == '\0' || (n[1] >= '0' && n[1] <= '9'));
 }
 
 /* λ_B: the weight decay of block B under opt.decay_scope. */
