@@ -108,6 +108,7 @@
 #include "engine/work.h"
 #include "algorithms/body.h"
 #include "algorithms/fedpac_qp.h"
+#include "core/mca.h"
 
 static const char *const HEAD_LINE =
     "Alg. 1 l. 6: φ_i ← φ_i − η_φ ∇_φ ℓ(g_φ(f_θ(x)), y)";
@@ -599,6 +600,10 @@ static pflref_status combine_heads(pflref_state *s,
     for (size_t a = 0; a < m; a++) {
         const size_t i = plan->clients[a];
         qp_matrix(ws, plan->clients, m, a);
+        /* Q_i's entries are sums of products: rounded as a lower-precision
+         * candidate's are when a precision check perturbs the run (off:
+         * no-op), so the perturbed runs can take the QP's other face */
+        pflref_mca_perturb(PFLREF_MCA_GRADIENT, ws->Q, m * m);
         if (!pflref_fedpac_qp(ws->Q, m, ws->alpha, ws->B, ws->z))
             return pflref_error_set(
                 err, PFLREF_EDIVERGE, "schedule",
