@@ -387,6 +387,22 @@ static int take_step(pflref_state *s, size_t i, size_t slot,
     return pflref_blocks_step(view, NULL, s->hyper->eta, g, theta);
 }
 
+/* l. 7's step of the generic model on the gradient in ws->g (the client's
+ * optimizer of slot 0, or the plain step), and its STEP record. */
+static pflref_status generic_move(pflref_state *s, size_t i, size_t q,
+                                  fedrod_work *ws, const pflref_trace *trace,
+                                  pflref_error *err)
+{
+    /* req: fedrod.alg1.l7, fedrod.opt */
+    if (!take_step(s, i, 0, &s->problem->model, ws->generic_group, ws->g,
+                   ws->x))
+        return pflref_error_diverge(err, (long)s->t, (long)i, (long)(q + 1),
+                                    "w_local");
+    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t, (long)i,
+                      (long)(q + 1), "w_local", ws->x, s->P, CLIENT_LINE);
+    return PFLREF_OK;
+}
+
 /* x_P := x with its head blocks replaced by φ_P,i (W_P at W_off, b_P at
  * b_off): the model whose logits are z_P = φ_P(f_θ(x)). */
 static void personal_model(const fedrod_work *ws, const double *x,
@@ -444,13 +460,7 @@ static pflref_status generic_step_bn(pflref_state *s, size_t i,
                                 (long)i, (long)(q + 1), err);
     if (st != PFLREF_OK)
         return st;
-    /* req: fedrod.alg1.l7, fedrod.opt */
-    if (!take_step(s, i, 0, m, ws->generic_group, ws->g, ws->x))
-        return pflref_error_diverge(err, (long)s->t, (long)i, (long)(q + 1),
-                                    "w_local");
-    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t, (long)i,
-                      (long)(q + 1), "w_local", ws->x, s->P, CLIENT_LINE);
-    return PFLREF_OK;
+    return generic_move(s, i, q, ws, trace, err);
 }
 
 /* l. 8 on batch q with batch normalisation in the body.  The features'
@@ -535,13 +545,7 @@ static pflref_status generic_step(pflref_state *s, size_t i,
         return pflref_error_set(err, st, "schedule",
                                 "body gradient failed at round %zu, client "
                                 "%zu, step %zu", s->t, i, q + 1);
-    /* req: fedrod.alg1.l7, fedrod.opt */
-    if (!take_step(s, i, 0, m, ws->generic_group, ws->g, ws->x))
-        return pflref_error_diverge(err, (long)s->t, (long)i, (long)(q + 1),
-                                    "w_local");
-    pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t, (long)i,
-                      (long)(q + 1), "w_local", ws->x, s->P, CLIENT_LINE);
-    return PFLREF_OK;
+    return generic_move(s, i, q, ws, trace, err);
 }
 
 /* l. 8 on batch q: φ_P ← φ_P − η ∇_{φ_P} (1/|b|) Σ CE(z_G + z_P, y), with

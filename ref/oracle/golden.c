@@ -134,9 +134,12 @@ static int orders_off(double x, double r)
     return k > 999.0 ? 999 : (int)k;
 }
 
-static void note_divergence(pflref_golden_report *rep, const pflref_record *key,
-                            size_t position, size_t index, double expected,
-                            double got, const pflref_divergence *shape)
+/* The divergence shape at entry index of the record key (at position
+ * in the expected trajectory), with the two values. */
+static pflref_divergence divergence_at(const pflref_record *key,
+                                       size_t position, size_t index,
+                                       double expected, double got,
+                                       const pflref_divergence *shape)
 {
     pflref_divergence d = *shape;
     d.position = position;
@@ -149,6 +152,15 @@ static void note_divergence(pflref_golden_report *rep, const pflref_record *key,
     snprintf(d.event, sizeof d.event, "%s", pflref_event_kind_name(key->kind));
     snprintf(d.phase, sizeof d.phase, "%s", key->phase);
     snprintf(d.name, sizeof d.name, "%s", key->name);
+    return d;
+}
+
+static void note_divergence(pflref_golden_report *rep, const pflref_record *key,
+                            size_t position, size_t index, double expected,
+                            double got, const pflref_divergence *shape)
+{
+    const pflref_divergence d = divergence_at(key, position, index, expected,
+                                              got, shape);
     rep->mismatches++;
     if (!rep->diverged) {
         rep->diverged = 1;
@@ -282,17 +294,8 @@ static void note_kink(pflref_golden_report *rep, const pflref_record *key,
 {
     if (rep->mca_kinks++ > 0)
         return;
-    pflref_divergence d = *shape;
-    d.position = position;
-    d.round = key->round;
-    d.client = key->client;
-    d.step = key->step;
-    d.index = index;
-    d.expected = expected;
-    d.got = got;
-    snprintf(d.event, sizeof d.event, "%s", pflref_event_kind_name(key->kind));
-    snprintf(d.phase, sizeof d.phase, "%s", key->phase);
-    snprintf(d.name, sizeof d.name, "%s", key->name);
+    const pflref_divergence d = divergence_at(key, position, index, expected,
+                                              got, shape);
     rep->mca_first_kink = d;
     snprintf(rep->mca_kink_reason, sizeof rep->mca_kink_reason, "%s", reason);
 }
