@@ -82,6 +82,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "core/mca.h"
 #include "engine/work.h"
 #include "engine/optim.h"
 #include "algorithms/body.h"
@@ -380,11 +381,22 @@ static int take_step(pflref_state *s, size_t i, size_t slot,
                      double *g, double *theta)
 {
     pflref_optim_state *opt = pflref_optim_get(s, i, slot);
+    int finite;
     if (opt != NULL) {
         opt->personal = group;
-        return pflref_optim_step(opt, view, NULL, s->hyper->eta, g, theta);
+        finite = pflref_optim_step(opt, view, NULL, s->hyper->eta, g, theta);
+    } else {
+        finite = pflref_blocks_step(view, NULL, s->hyper->eta, g, theta);
     }
-    return pflref_blocks_step(view, NULL, s->hyper->eta, g, theta);
+    /* a precision check's perturbed run (check --candidate-precision,
+     * ref/core/mca.h) rounds the stepped parameters as a lower-precision
+     * candidate stores them, as the shared local step does (ref/engine/
+     * sgd.c); off, a pointer test */
+    for (size_t b = 0; pflref_mca_active != NULL && b < view->nblocks; b++)
+        if (!view->blocks[b].is_buffer)
+            pflref_mca_perturb(PFLREF_MCA_UPDATE, theta + view->blocks[b].offset,
+                               view->blocks[b].size);
+    return finite;
 }
 
 /* l. 7's step of the generic model on the gradient in ws->g (the client's
