@@ -22,8 +22,23 @@ head_p is a torch.nn.Linear of net[-1]'s shape, zero at the start
 (fedrod.phi_p0 = generic: a copy of w⁰'s head), kept by the client.
 Records: round_begin / server "w"; client_begin / step / client_end
 "w_local"; step "phi_P" after each l. 8; note "phi_P" per participant;
-final w.  The mlp vectors and the layer lists without batch
-normalisation (the preset pfllib too).
+final w.  The mlp vectors and the layer lists (the preset pfllib too).
+
+Batch normalisation (docs/algorithms/fedrod.md, "Batch normalisation"):
+a layer list's batchnorm1d / batchnorm2d is a torch.nn.BatchNorm1d / 2d
+(C, eps=ε, momentum=ρ; bn.running = frozen: momentum 0) and the client's
+net stays in train() mode, so each forward of a local step is a training
+pass whose batch statistics torch moves into running_mean, running_var:
+l. 7's pass at x (rep, out_g above), and under fedrod.features = after
+l. 8's second pass at the updated x (rep', out_g' under no_grad: no
+graph, but the buffers still move); under before l. 8 reuses l. 7's, one
+move per batch.  The buffers have no gradient, so neither optimizer steps
+them.  Every record, the average of l. 12 and the start w⁰ are the
+state_dict's values flattened in order (NAME.weight, NAME.bias, then a
+batchnorm's running_mean, running_var; num_batches_tracked dropped:
+docs/models.md, "Layout"), so the server averages r_μ, r_v with w.
+bn.running_var = biased (s²_B into r_v, not torch's M/(M − 1) s²_B): the
+torch module moves them, then r_v takes back ρ (M/(M − 1) − 1) s²_B.
 
 The client optimizer (opt.*): two torch optimizers per client, as
 PFLlib's clientrod.py holds them (self.optimizer over the generic model,
@@ -41,11 +56,96 @@ import copy
 
 import torch
 
+from torch import nn
+
 from torch_common import (OPT_DEFAULTS, Problem, Recorder, Unsupported,
-                          clone, flat, load_flat, main, plan)
+                          build_layers, clone, main, plan)
 
 PFLLIB = {"fedrod.features": "before", "fedrod.phi_p0": "generic",
           "lr.count": "trainings"}
+
+
+BN_TYPES = ("batchnorm1d", "batchnorm2d")
+
+
+class BiasedRunningVar:
+    """bn.running_var = biased on a torch BatchNorm module: after torch's
+    training forward has moved r_v by ρ (M/(M − 1)) s²_B, take back
+    ρ (M/(M − 1) − 1) s²_B = ρ (s²_unbiased − s²_B), leaving
+    r_v = (1 − ρ) r_v + ρ s²_B (M the values a channel normalises)."""
+
+    def __call__(self, module, inputs, output):
+        if not module.training or not module.track_running_stats:
+            return
+        a = inputs[0].detach()
+        dims = [0] + list(range(2, a.dim()))
+        with torch.no_grad():
+            gap = a.var(dim=dims, unbiased=True) - a.var(dim=dims,
+                                                         unbiased=False)
+            # a new buffer, not sub_: the training pass's graph holds
+            # the old one (autograd's version check)
+            module.running_var = module.running_var - module.momentum * gap
+
+
+def build_net(model, cfg):
+    """The model as an nn.Sequential.  A layer list with batch
+    normalisation: build_layers' model of the list with each batchnorm
+    layer as a shape-keeping stand-in (relu; build_layers takes no
+    batchnorm), the stand-ins then replaced by torch.nn.BatchNorm1d / 2d
+    of the channel count reaching them."""
+    layers = model["layers"]
+    stand_in = dict(model, layers=[{"type": "relu"} if L["type"] in BN_TYPES
+                                   else L for L in layers])
+    net = build_layers(stand_in)
+    off = 1 if len(model["input"]) == 3 else 0
+    d = 1
+    for n in model["input"]:
+        d *= n
+    frozen = cfg.get("bn.running", "update") == "frozen"
+    biased = "biased" in (cfg.get("bn.running_var"),
+                          cfg.get("fedbn.running_var"))
+    net.eval()
+    with torch.no_grad():
+        shapes = [net[:i + off](torch.zeros(2, d)).shape
+                  for i, L in enumerate(layers) if L["type"] in BN_TYPES]
+    net.train()
+    bns = [(i, L) for i, L in enumerate(layers) if L["type"] in BN_TYPES]
+    for (i, L), shape in zip(bns, shapes):
+        kind = nn.BatchNorm1d if L["type"] == "batchnorm1d" else nn.BatchNorm2d
+        if (len(shape) == 2) != (kind is nn.BatchNorm1d):
+            raise Unsupported("%s on a %d-d input" % (L["type"], len(shape)))
+        bn = kind(shape[1], eps=L.get("eps", 1e-5),
+                  momentum=0.0 if frozen else L.get("momentum", 0.1))
+        if biased:
+            bn.register_forward_hook(BiasedRunningVar())
+        net[i + off] = bn
+    return net
+
+
+def state_entries(net):
+    """The state_dict's tensors in pflref's layout (num_batches_tracked
+    is not kept)."""
+    return [v for k, v in net.state_dict().items()
+            if not k.endswith("num_batches_tracked")]
+
+
+def state_flat(net):
+    """w as pflref lays it out: the state_dict's values, flattened and
+    concatenated (a detached copy; the parameters alone without bn)."""
+    return torch.cat([v.detach().reshape(-1).to(torch.get_default_dtype())
+                      for v in state_entries(net)]).clone()
+
+
+def load_state(net, w):
+    """Write the flat vector w into the net's parameters and buffers."""
+    w = torch.as_tensor(w, dtype=torch.get_default_dtype())
+    at = 0
+    with torch.no_grad():
+        for v in state_entries(net):
+            v.copy_(w[at:at + v.numel()].reshape(v.shape))
+            at += v.numel()
+    if at != w.numel():
+        raise Unsupported("w has %d entries, the model %d" % (w.numel(), at))
 
 
 def head_values(head):
@@ -130,7 +230,8 @@ def client_update(prob, rec, t, i, model, head, batches, before, ocfg=None,
     given = prob.spec.get("init", {}).get("class_counts")
     if given is not None:     # PFLlib's first pass with drop_last, as given
         counts = torch.tensor(given[i], dtype=torch.float64)
-    rec.record("client_begin", "w_local", net, round=t, client=i, step=0)
+    rec.record("client_begin", "w_local", state_flat(net), round=t, client=i,
+               step=0)
     for s, b in enumerate(batches, start=1):
         idx = torch.tensor(b, dtype=torch.long)
         x, y = data.X[idx], data.y[idx].long()
@@ -140,7 +241,7 @@ def client_update(prob, rec, t, i, model, head, batches, before, ocfg=None,
         opt.zero_grad()
         loss_bsm.backward()
         opt.step()
-        rec.step(t, i, s, "w_local", net)
+        rec.step(t, i, s, "w_local", state_flat(net))
         if not before:
             with torch.no_grad():
                 rep = net[:-1](x)
@@ -155,9 +256,9 @@ def client_update(prob, rec, t, i, model, head, batches, before, ocfg=None,
         key = i if ocfg["opt.state"] == "client" else None
         saved[key] = (copy.deepcopy(opt.state_dict()),
                       copy.deepcopy(opt_head.state_dict()))
-    rec.client_end(t, i, "w_local", net)
+    rec.client_end(t, i, "w_local", state_flat(net))
     rec.record("note", "phi_P", head_values(head), round=t, client=i)
-    return flat(net)
+    return state_flat(net)
 
 
 def run(vector_raw):
@@ -167,13 +268,31 @@ def run(vector_raw):
     if alg.get("preset") == "pfllib":    # its switches, spelled out
         alg.pop("preset")
         alg["switches"] = dict(PFLLIB, **alg.get("switches", {}))
+    model_spec = raw.get("spec", {}).get("model", {})
+    layers = model_spec.get("layers", [])
+    has_bn = model_spec.get("kind") == "layers" and any(
+        L.get("type") in BN_TYPES for L in layers)
+    if has_bn:     # Problem's build_layers takes no batchnorm: stand-ins
+        raw["spec"]["model"] = dict(model_spec, layers=[
+            {"type": "relu"} if L["type"] in BN_TYPES else L for L in layers])
     prob = Problem(raw, "fedrod")
-    if prob.model["kind"] not in ("mlp", "layers") or any(
-            L["type"].startswith("batchnorm") or L["type"] == "dropout"
-            for L in prob.model.get("layers", [])):
-        raise Unsupported("a %s model (this example builds the mlp and "
-                          "layer lists without batch normalisation)"
+    prob.model = model_spec
+    if prob.model["kind"] not in ("mlp", "layers") or prob.model.get("bn") \
+            or any(L["type"] == "dropout" for L in layers):
+        raise Unsupported("a %s model (this example builds the mlp without "
+                          "bn and the layer lists without dropout)"
                           % prob.model["kind"])
+    if has_bn:     # w⁰ with its running statistics (docs/models.md)
+        prob.global_model = build_net(model_spec, prob.cfg)
+        init = raw["spec"].get("init", {"kind": "zeros"})
+        if init["kind"] == "given":
+            load_state(prob.global_model, init["w"])
+        else:      # zeros (Problem refused the rest): γ = 1, β = 0,
+            with torch.no_grad():    # r_μ = 0, r_v = 1 in the bn blocks
+                for m in prob.global_model:
+                    if isinstance(m, (nn.Linear, nn.Conv2d)):
+                        for q in m.parameters():
+                            q.zero_()
     if prob.cfg["lr.schedule"] != "constant":
         raise Unsupported("lr.schedule %r" % prob.cfg["lr.schedule"])
     before = prob.cfg.get("fedrod.features", "after") == "before"
@@ -189,7 +308,7 @@ def run(vector_raw):
         heads.append(head)
     saved = {}
     for t, rnd in enumerate(prob.rounds):
-        rec.round_begin(t, model)
+        rec.round_begin(t, state_flat(model))
         m_t = sum(prob.n[i] for i in rnd["clients"])
         w = None
         for i, batches in plan(rnd).items():
@@ -197,9 +316,9 @@ def run(vector_raw):
                                 before, ocfg, saved)
             c = prob.n[i] / m_t
             w = c * w_i if w is None else w + c * w_i
-        load_flat(model, w)
-        rec.server(t, model)
-    rec.final("w", model)
+        load_state(model, w)
+        rec.server(t, state_flat(model))
+    rec.final("w", state_flat(model))
     return rec.result()
 
 
