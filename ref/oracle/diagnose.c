@@ -269,9 +269,11 @@ static pflref_status run_variant(dg_search *s, const pflref_spec *spec,
     return PFLREF_OK;
 }
 
+/* Runs left for the search of levels 0-2: the budget less what is kept
+ * for the precision casts (s->cast_reserve). */
 static int budget_left(dg_search *s)
 {
-    if (s->d->runs < s->budget)
+    if (s->d->runs + s->cast_reserve < s->budget)
         return 1;
     s->d->budget_exhausted = 1;
     return 0;
@@ -667,6 +669,15 @@ static pflref_status diagnose(dg_search *s, pflref_error *err)
                                 "quantities the vector expects",
                                 s->v->expected.count);
     dg_cast_formats(s);
+    /* a candidate that wrote float32 (bfloat16) numbers: the runs of the
+     * cast alone and of one cast with a change are kept from levels 0-2
+     * (a quarter of the budget at most), so a float32 run of a variant
+     * is named within the default budget (ref/oracle/diagnose_cast.c) */
+    if (s->cast_in[0] || s->cast_in[1]) {
+        s->cast_reserve = 2 * DG_MCA_COST;
+        if (s->cast_reserve > s->budget / 4)
+            s->cast_reserve = s->budget / 4;
+    }
     base bases[MAX_BASES];
     size_t n_bases = 0;
     dg_change *changes = malloc(DG_MAX_CHANGES * sizeof *changes);

@@ -23,7 +23,10 @@
  * Monte Carlo check is 1 + K + P runs (DG_MCA_COST, 25), each counted and
  * each taken only when the budget still holds it; at most (1 + 3) checks
  * per format.  A candidate that wrote no quantity in a format costs
- * nothing here (no check is made).
+ * nothing here (no check is made); one that did has 2 checks (at most a
+ * quarter of the budget) kept from levels 0-2 (s->cast_reserve,
+ * ref/oracle/diagnose.c), so the cast alone and the best cast with a
+ * change fit the default budget.
  */
 #include <stdint.h>
 #include <stdio.h>

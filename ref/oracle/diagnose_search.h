@@ -41,6 +41,8 @@ typedef struct {
                                         agreeing and mismatches at that
                                         format's fixed floor             */
     size_t *cast_mismatches[2];
+    size_t cast_reserve;             /* runs of the budget levels 0-2
+                                        leave to the casts               */
 } dg_search;
 
 /* Changes listed from one base. */
