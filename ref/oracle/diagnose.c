@@ -669,15 +669,11 @@ static pflref_status diagnose(dg_search *s, pflref_error *err)
                                 "quantities the vector expects",
                                 s->v->expected.count);
     dg_cast_formats(s);
-    /* a candidate that wrote float32 (bfloat16) numbers: the runs of the
-     * cast alone and of one cast with a change are kept from levels 0-2
-     * (a quarter of the budget at most), so a float32 run of a variant
-     * is named within the default budget (ref/oracle/diagnose_cast.c) */
-    if (s->cast_in[0] || s->cast_in[1]) {
-        s->cast_reserve = 2 * DG_MCA_COST;
-        if (s->cast_reserve > s->budget / 4)
-            s->cast_reserve = s->budget / 4;
-    }
+    /* float32 (bfloat16) numbers written: 2 casts' runs kept from levels
+     * 0-2, at most a quarter (ref/oracle/diagnose_cast.c) */
+    if (s->cast_in[0] || s->cast_in[1])
+        s->cast_reserve = 2 * DG_MCA_COST < s->budget / 4 ? 2 * DG_MCA_COST
+                                                          : s->budget / 4;
     base bases[MAX_BASES];
     size_t n_bases = 0;
     dg_change *changes = malloc(DG_MAX_CHANGES * sizeof *changes);

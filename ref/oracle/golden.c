@@ -738,8 +738,7 @@ void pflref_oracle_compare_run(const pflref_vector *v,
     free(keys.records);
 }
 
-/* One run of a variant's spec (a pflref_mca_runner for
- * pflref_oracle_check_spec). */
+/* One run of spec (ctx), a pflref_mca_runner: pflref_oracle_check_spec. */
 static pflref_status run_spec(void *ctx, pflref_trajectory *tj,
                               pflref_error *err)
 {
@@ -775,14 +774,14 @@ pflref_status pflref_oracle_check_spec(const pflref_vector *v,
     pflref_mca_bounds mca = {.bound = NULL};
     pflref_status st = pflref_mca_measure(&v->expected, opt, run_spec,
                                           (void *)spec, &mca, rep, err);
-    if (st != PFLREF_OK)
-        return st;
     pflref_trajectory keys = v->expected;
-    keys.records = malloc((v->expected.count + 1) * sizeof *keys.records);
-    if (keys.records == NULL) {
-        pflref_mca_bounds_free(&mca);
-        return pflref_error_set(err, PFLREF_ENOMEM, "diagnose",
-                                "out of memory");
+    keys.records = st == PFLREF_OK ? malloc((v->expected.count + 1) *
+                                            sizeof *keys.records) : NULL;
+    if (keys.records == NULL) {   /* the bounds are freed on an error */
+        if (st == PFLREF_OK)
+            pflref_mca_bounds_free(&mca);
+        return st != PFLREF_OK ? st : pflref_error_set(err, PFLREF_ENOMEM,
+                                          "diagnose", "out of memory");
     }
     keys.count = 0;
     for (size_t k = 0; k < v->expected.count; k++) {
@@ -794,10 +793,8 @@ pflref_status pflref_oracle_check_spec(const pflref_vector *v,
                    rep);
     free(keys.records);
     pflref_mca_bounds_free(&mca);
-    if (rep->quantities == 0)
-        return pflref_error_set(err, PFLREF_EINVAL, "candidate",
-                                "the candidate recorded none of the %zu "
-                                "quantities the vector expects",
-                                rep->skipped);
-    return PFLREF_OK;
+    return rep->quantities > 0 ? PFLREF_OK
+                               : pflref_error_set(err, PFLREF_EINVAL,
+                                                  "candidate", "nothing "
+                                                  "compared");
 }
