@@ -661,6 +661,9 @@ def test_float32_with_a_change_is_named_as_the_compound(rel, where, key,
     assert d.value.split() == ["fp32", str(value)], d.value
     assert d.change.startswith(words), d.change
     assert "precision = fp32" in d.value_source, d.value_source
+    # preset pfllib with the same change is the same run on this vector
+    # (it differs in lr.count and bn.aggregate only): named identical
+    assert "preset pfllib with " + key in d.identical, d.identical
     assert d.summary.startswith("matches fedavg preset paper except " +
                                 words), d.summary
     # the variant alone, in float64, is listed below and does not match

@@ -103,7 +103,8 @@ static size_t settings_differ(const char *alg, const pflref_hyper *a,
 /* The `identical` words of entry i: the other entries with its run, each
  * with the settings in which it differs ("the same settings" when the
  * two specs read alike, as a preset whose settings the vector makes
- * explicitly). */
+ * explicitly).  A cast with a change: the entries with its variant's
+ * fp64 run, but that variant's own. */
 static void name_identical(dg_search *s, size_t i, int apart,
                            pflref_variant_match *out)
 {
@@ -111,9 +112,13 @@ static void name_identical(dg_search *s, size_t i, int apart,
     const size_t n = sizeof out->identical;
     buf[0] = '\0';
     const char *alg = s->v->spec->algorithm->name;
-    size_t differ = 0, first = (size_t)-1;
+    size_t differ = 0, first = (size_t)-1, run = i;
+    if (is_cast(&s->all[i]) && s->all[i].param[9] == ' ' &&
+        s->from[i] < s->n_all)
+        run = s->from[i];
     for (size_t j = 0; j < s->n_all; j++) {
-        if (j == i || s->fp[j] != s->fp[i] || strlen(buf) > n / 2)
+        if (j == i || j == run || s->fp[j] != s->fp[run] ||
+            strlen(buf) > n / 2)
             continue;
         const pflref_variant_match *m = &s->all[j];
         size_t len = strlen(buf);
