@@ -142,10 +142,11 @@ START_TEST(test_moved_final_value_is_no_known_variant)
      * changes nothing): 8 more from each.  2 + 37 + 14 + 37 + 12 = 102; no
      * level 2, since no change
      * agrees further than its base.  Then 10 runs find the vector that
-     * tells the spec and its identical preset apart (see above); then the
-     * precision casts, float32 and bfloat16, each 8 + 1 Monte Carlo runs
-     * (a moved value is not rounding: neither matches). */
-    ck_assert_uint_eq(d->runs, 112 + 2 * (PFLREF_MCA_RUNS + 1));
+     * tells the spec and its identical preset apart (see above).  No
+     * precision cast is checked: the candidate wrote no quantity entirely
+     * in float32 numbers (the vector's float64 values, one moved), so
+     * neither a cast alone nor a cast with a change costs a run. */
+    ck_assert_uint_eq(d->runs, 112);
     /* bn.* (no batch norm here), lr.schedule with γ = 1 and more change
      * nothing: run, not listed */
     ck_assert_uint_ge(d->unchanged, 6);
@@ -255,9 +256,11 @@ START_TEST(test_float32_cast_is_a_variant)
     ck_assert_str_eq(d->best[0].value, "fp32");
     /* the spec, pfllib and the 100 of level 1 (see
      * test_moved_final_value_is_no_known_variant) match nothing; then the
-     * float32 cast, 8 + 1 Monte Carlo runs, matches and ends the search
-     * (bfloat16 is not tried) */
-    ck_assert_uint_eq(d->runs, 102 + PFLREF_MCA_RUNS + 1);
+     * float32 cast, one Monte Carlo check (the unperturbed run, 8
+     * perturbed, 16 probes), matches and ends the search (no cast with a
+     * change, no bfloat16) */
+    ck_assert_uint_eq(d->runs,
+                      102 + 1 + PFLREF_MCA_RUNS + PFLREF_MCA_PROBE_RUNS);
     ck_assert_msg(strstr(d->summary, "rounded to float32") != NULL,
                   "%s", d->summary);
     free(d);
@@ -327,9 +330,58 @@ END_TEST
  * JSON text), then diagnosed against the vector (malloc'd diagnosis).
  * The candidate computes exactly that variant, so diagnose must name it:
  * the change is the test's input, the naming the output under test. */
+static pflref_diagnosis *diagnose_changed_as(const char *vector_rel,
+                                             const char *where,
+                                             const char *key,
+                                             const char *value, int to_f32,
+                                             size_t budget);
+
 static pflref_diagnosis *diagnose_changed(const char *vector_rel,
                                           const char *where, const char *key,
                                           const char *value)
+{
+    return diagnose_changed_as(vector_rel, where, key, value, 0, 0);
+}
+
+/* Every number of a result's trajectory and final state rounded to
+ * float32, in place. */
+static void round_to_float32(json_t *res)
+{
+    size_t k, j;
+    json_t *r, *x;
+    json_array_foreach(json_object_get(res, "trajectory"), k, r)
+        json_array_foreach(json_object_get(r, "value"), j, x)
+            json_real_set(x, (double)(float)json_number_value(x));
+    const char *name;
+    json_t *val;
+    json_object_foreach(json_object_get(res, "final"), name, val) {
+        if (json_is_number(val)) {
+            json_object_set_new(json_object_get(res, "final"), name,
+                                json_real((double)(float)
+                                              json_number_value(val)));
+            continue;
+        }
+        json_array_foreach(val, j, x) {
+            if (json_is_number(x)) {
+                json_real_set(x, (double)(float)json_number_value(x));
+                continue;
+            }
+            size_t i;
+            json_t *y;
+            json_array_foreach(x, i, y)
+                json_real_set(y, (double)(float)json_number_value(y));
+        }
+    }
+}
+
+/* diagnose_changed, the candidate's numbers rounded to float32 when
+ * to_f32 (a run kept in float32 at every record: the setting and the
+ * rounding are the input), under `budget` (0: the default). */
+static pflref_diagnosis *diagnose_changed_as(const char *vector_rel,
+                                             const char *where,
+                                             const char *key,
+                                             const char *value, int to_f32,
+                                             size_t budget)
 {
     char *path = tu_repo_path(vector_rel);
     json_error_t je;
@@ -348,11 +400,19 @@ static pflref_diagnosis *diagnose_changed(const char *vector_rel,
                                NULL, NULL), 0);
     char *cpath = tu_join(dir, "cand.json");
     char *cand = tu_read(cpath);
+    if (to_f32) {
+        json_t *res = json_loads(cand, 0, &je);
+        ck_assert_msg(res != NULL, "%s", je.text);
+        round_to_float32(res);
+        free(cand);
+        cand = json_dumps(res, JSON_COMPACT);
+        json_decref(res);
+    }
     char *text = tu_read(path);
     char *vdir = tu_repo_path(vector_rel);
     *strrchr(vdir, '/') = '\0';
     const pflref_diagnose_options opt = {.check = {.same_id = 0},
-                                         .budget = 0};
+                                         .budget = budget};
     pflref_diagnosis *d = malloc(sizeof *d);
     pflref_error err;
     ck_assert_int_eq(pflref_golden_diagnose(text, strlen(text), vdir, cand,
@@ -395,6 +455,57 @@ START_TEST(test_momentum_added_is_probed)
     ck_assert_msg(d->matched, "%s", d->summary);
     ck_assert_str_eq(d->best[0].param, "opt.momentum");
     ck_assert_str_eq(d->best[0].value, "0.9");
+    free(d);
+}
+END_TEST
+
+/* A run kept in float32 under a known variant (FedAvg with the absent
+ * clients' old model in the average): neither the variant in fp64 nor
+ * the cast alone matches; the cast with the change does.  The search: the
+ * 102 runs of test_float32_cast_is_a_variant, the cast alone (one Monte
+ * Carlo check: 1 + 8 + 16 runs), then the cast with the variant that
+ * agrees furthest at float32's floor (preset pfllib's twin of it is one
+ * run: taken once), one more check, which matches. */
+START_TEST(test_float32_with_a_switch_is_the_compound)
+{
+    pflref_diagnosis *d = diagnose_changed_as(VEC, "switches",
+                                              "fedavg.weights",
+                                              "\"all_keep_old\"", 1, 0);
+    const size_t check = 1 + PFLREF_MCA_RUNS + PFLREF_MCA_PROBE_RUNS;
+    ck_assert_msg(d->matched, "%s", d->summary);
+    ck_assert_str_eq(d->best[0].kind, "precision");
+    ck_assert_str_eq(d->best[0].param, "precision fedavg.weights");
+    ck_assert_str_eq(d->best[0].value, "fp32 all_keep_old");
+    ck_assert_msg(strncmp(d->best[0].change, "float32 + fedavg.weights = "
+                                             "all_keep_old", 39) == 0,
+                  "%s", d->best[0].change);
+    /* preset pfllib with the same switch is the same run here (as the
+     * spec and pfllib are): named identical, and the 10 runs of
+     * test_moved_final_value_is_no_known_variant tell them apart */
+    ck_assert_msg(strstr(d->best[0].identical, "preset pfllib with "
+                                               "fedavg.weights = "
+                                               "all_keep_old") != NULL,
+                  "%s", d->best[0].identical);
+    ck_assert_uint_eq(d->runs, 102 + 2 * check + 10);
+    ck_assert(!d->budget_exhausted);
+    /* the same variant in fp64 is listed, not matching */
+    int listed = 0;
+    for (size_t i = 1; i < d->n_best; i++)
+        listed |= strcmp(d->best[i].param, "fedavg.weights") == 0 &&
+                  strcmp(d->best[i].value, "all_keep_old") == 0 &&
+                  !d->best[i].complete;
+    ck_assert_msg(listed, "%s", d->summary);
+    free(d);
+    /* a budget that holds the cast alone but not one more check: the
+     * compound is not checked, the search says it stopped at the budget
+     * (then the 10 runs that tell the nearest, the spec, from its
+     * identical preset pfllib, as in
+     * test_moved_final_value_is_no_known_variant) */
+    d = diagnose_changed_as(VEC, "switches", "fedavg.weights",
+                            "\"all_keep_old\"", 1, 102 + check + check - 1);
+    ck_assert_msg(!d->matched, "%s", d->summary);
+    ck_assert(d->budget_exhausted);
+    ck_assert_uint_eq(d->runs, 102 + check + 10);
     free(d);
 }
 END_TEST
@@ -652,6 +763,7 @@ Suite *diagnose_suite(void)
     tcase_add_test(tc, test_partial_counts_only_what_was_written);
     tcase_add_test(tc, test_value_sources_and_links);
     tcase_add_test(tc, test_float32_cast_is_a_variant);
+    tcase_add_test(tc, test_float32_with_a_switch_is_the_compound);
     tcase_add_test(tc, test_optimizer_state_kept_is_named);
     tcase_add_test(tc, test_momentum_added_is_probed);
     tcase_add_test(tc, test_bn_parameters_only_is_named);

@@ -301,9 +301,12 @@ typedef struct {
                               "switch" (one switch changed), "probe" (one
                               hyperparameter scaled, zeroed or defaulted; a
                               count one more or fewer; a step fewer), "pair"
-                              (two changes) or "precision" (the spec within
-                              float32's or bfloat16's rounding spread: a
-                              precision cast)                             */
+                              (two changes) or "precision" (the spec, or a
+                              variant of it, within float32's or
+                              bfloat16's rounding spread: a precision
+                              cast, alone with param "precision" or with
+                              a change, param "precision KEY[ KEY2]",
+                              change "float32 + CHANGE")                  */
     char preset[32];       /* the preset the variant starts from          */
     char change[128];      /* "" or the one change: "pfedme.weights =
                               samples", "eta × 2 = 0.43 (instead of
@@ -362,14 +365,16 @@ typedef struct {
 
 /* Search the known variants of the vector's algorithm for the one the
  * candidate computes: the vector's spec, every preset of the algorithm
- * ("paper" too), the spec's run with the candidate held to float32's
- * tolerance; then from the spec and from every preset one change at a
+ * ("paper" too); then from the spec and from every preset one change at a
  * time: every other value of every switch the algorithm reads, and probes
  * of its hyperparameters (× 2, × ½, 0 where allowed, the registry's
  * default; a count ± 1; one local step fewer in every list), with the
  * registry's linked pairs (pflref_param_links); then a beam of two
- * changes.  Each variant runs the vector's spec with the same schedule
- * (pflref_spec_run) and the candidate is compared with that run as the
+ * changes; then, when nothing matched and the candidate wrote a quantity
+ * in float32 (bfloat16) numbers, a precision cast: the spec, then the 3
+ * variants agreeing furthest at that format's fixed floor, each within its
+ * Monte Carlo rounding spread.  Each variant runs the vector's spec with
+ * the same schedule (pflref_spec_run) and the candidate is compared with that run as the
  * expectation (as pflref_golden_check).  A change whose run equals its
  * base's is counted in d->unchanged, not listed; variants identical on
  * the vector are listed once (`identical`).  Variants are ranked by a

@@ -24,7 +24,9 @@ class Diagnosis:
     .matched     bool: a variant matches the candidate completely
     .summary     the verdict in words, as `pflref diagnose` prints it
     .best        the best matches, best first, one per numeric outcome:
-                 dicts kind ("spec", "preset", "switch", "probe", "pair"),
+                 dicts kind ("spec", "preset", "switch", "probe", "pair",
+                 "precision": a float32 or bfloat16 cast, param
+                 "precision" alone, "precision KEY" with a change),
                  preset, change, param, value, source, complete, agreeing,
                  expected_records, compared (the records compared: under
                  partial only those the candidate wrote, which are all

@@ -612,3 +612,89 @@ def test_progress_line_only_on_a_terminal(tmp_path):
         assert drawn != quiet, seen
         if not quiet:
             assert seen.endswith(b"\r\x1b[K"), seen   # erased at the end
+
+
+# ---- issue 33: a precision cast combined with a change ----------------------
+
+LOWP = os.path.join(ROOT, "docs", "examples", "pfl_numpy_lowp.py")
+
+
+def _lowp(doc, tmp_path, name, dtype="float32"):
+    """The NumPy candidate computing in `dtype` (pfl_numpy_lowp.py: every
+    array it makes is float32) on the vector doc, as a result dict: an
+    independent float32 run, never pflref's output."""
+    path = tmp_path / (name + "-vector.json")
+    out = tmp_path / (name + ".json")
+    path.write_text(json.dumps(doc))
+    subprocess.run(["/usr/bin/python3", LOWP, "--dtype", dtype, str(path),
+                    "-o", str(out)], check=True, capture_output=True)
+    return json.loads(out.read_text())
+
+
+# (vector, where, key, value, words): a change whose float32 run differs
+# from its float64 run (FedAvg's uniform weights 1/2 are dyadic on the
+# worked vector, so float32 computes that variant exactly there: not used)
+CAST_CHANGES = [
+    ("fedavg/worked-samples.json", "switches", "fedavg.weights",
+     "all_keep_old", "float32 + fedavg.weights = all_keep_old"),
+    ("fedavg/worked-samples.json", "hyperparameters", "opt.momentum", 0.9,
+     "float32 + opt.momentum = 0.9"),
+]
+
+
+@pytest.mark.parametrize("rel, where, key, value, words", CAST_CHANGES)
+def test_float32_with_a_change_is_named_as_the_compound(rel, where, key,
+                                                        value, words,
+                                                        tmp_path):
+    """A candidate run in float32 under a known variant: neither the cast
+    alone (the vector's spec) nor the variant in float64 matches; the cast
+    with the change does, within float32's rounding spread of the
+    variant's run."""
+    path, doc = _doc(rel)
+    moved = copy.deepcopy(doc)
+    moved["spec"]["algorithm"].setdefault(where, {})[key] = value
+    res = _lowp(moved, tmp_path, "c32")
+    d = pflref.diagnose(path, res)
+    assert d.matched, d.summary
+    assert d.kind == "precision", d.summary
+    assert d.param == "precision " + key, d.param
+    assert d.value.split() == ["fp32", str(value)], d.value
+    assert d.change.startswith(words), d.change
+    assert "precision = fp32" in d.value_source, d.value_source
+    # preset pfllib with the same change is the same run on this vector
+    # (it differs in lr.count and bn.aggregate only): named identical
+    assert "preset pfllib with " + key in d.identical, d.identical
+    assert d.summary.startswith("matches fedavg preset paper except " +
+                                words), d.summary
+    # the variant alone, in float64, is listed below and does not match
+    alone = [m for m in d.best if m["param"] == key and m["kind"] != "precision"]
+    assert alone and not alone[0]["complete"], d.best
+    # and the search stayed within the default budget
+    assert not d.budget_exhausted and d.runs <= 200, d.runs
+
+
+def test_float32_without_a_change_is_the_cast_alone(tmp_path):
+    """The same vector run in float32 as specified is the cast alone,
+    never a cast with a change."""
+    path, doc = _doc("fedavg/worked-samples.json")
+    d = pflref.diagnose(path, _lowp(doc, tmp_path, "c32"))
+    assert d.matched and d.kind == "precision", d.summary
+    assert d.param == "precision" and d.value == "fp32", (d.param, d.value)
+    assert "the global model rounded to float32" in d.change, d.change
+    assert " + " not in d.change, d.change
+
+
+@pytest.mark.parametrize("rel, where, key, value, words", CAST_CHANGES)
+def test_float64_with_a_change_is_the_change_alone(rel, where, key, value,
+                                                   words, tmp_path):
+    """The variant computed in float64 is the variant alone: no cast is
+    checked (the candidate wrote no quantity in float32 numbers)."""
+    path, doc = _doc(rel)
+    moved = copy.deepcopy(doc)
+    moved["spec"]["algorithm"].setdefault(where, {})[key] = value
+    res = _candidate(moved, tmp_path)
+    assert res is not None
+    d = pflref.diagnose(path, res)
+    assert d.matched and d.kind in ("switch", "probe"), d.summary
+    assert d.param == key, d.summary
+    assert not any(m["kind"] == "precision" for m in d.best), d.best

@@ -19,10 +19,7 @@
  *   level 0  the spec as it is, then every preset ("paper" too): the
  *            preset's spec is the vector's with algorithm.preset set and
  *            the explicit settings either preset sets removed (those the
- *            algorithm requires stay), parsed as the spec reader parses it;
- *            then the spec's run with the candidate held to float32's
- *            tolerance (a cast is a variant too; its match ranks below
- *            every exact one and does not end the search)
+ *            algorithm requires stay), parsed as the spec reader parses it
  *   level 1  one change from every base -- the spec and every preset, the
  *            most agreeing first, whatever its own agreement: a variant
  *            one switch from a preset that agrees no better than the spec
@@ -49,12 +46,18 @@
  * A variant the reference refuses (a switch combination the algorithm's
  * check rejects, a bound) or that diverges is counted and left out.
  *
- * When nothing matches in fp64, a precision cast is tried last: the
+ * When nothing matches in fp64, a precision cast is tried last, when the
+ * candidate wrote a quantity entirely in numbers of the format: the
  * candidate against the spec within float32's, then bfloat16's, rounding
- * spread (Monte Carlo arithmetic, ref/oracle/precision.c).
+ * spread (Monte Carlo arithmetic, ref/oracle/precision.c), then against
+ * the DG_CAST_BEAM variants above that agree furthest at that format's
+ * fixed floor, each within its rounding spread ("float32 + CHANGE";
+ * ref/oracle/diagnose_cast.c, which states the bound and its cost).  So
+ * each run also compares the candidate at those floors (dg_cast_agreement).
  *
- * Not searched (docs/cli.md): three changes at once, a local step more
- * (which batch it would take is a guess), other data.
+ * Not searched (docs/cli.md): three changes at once (a cast with a pair is
+ * three, when the pair is in the beam), a cast with the step-fewer probe,
+ * a local step more (which batch it would take is a guess), other data.
  */
 #include <jansson.h>
 #include <math.h>
@@ -121,6 +124,21 @@ static size_t agreeing(const dg_search *s, const pflref_golden_report *r)
     for (size_t k = 0; k < end; k++)
         n += s->recorded[k];
     return n;
+}
+
+void dg_cast_agreement(dg_search *s, const pflref_trajectory *tj, size_t at)
+{
+    static const pflref_precision p[2] = {PFLREF_PRECISION_FP32,
+                                          PFLREF_PRECISION_BF16};
+    for (size_t f = 0; f < 2; f++) {
+        if (!s->cast_in[f])
+            continue;
+        pflref_check_options o = *s->check;
+        o.precision = p[f];
+        pflref_oracle_compare_run(s->v, tj, &s->c->records, &o, s->rep);
+        s->cast_agreeing[f][at] = agreeing(s, s->rep);
+        s->cast_mismatches[f][at] = s->rep->mismatches;
+    }
 }
 
 /* A fingerprint of a run: FNV-1a over every record's key and the bits of
@@ -230,8 +248,8 @@ static pflref_status run_variant(dg_search *s, const pflref_spec *spec,
         return PFLREF_OK;
     }
     pflref_oracle_compare_run(s->v, &tj, &s->c->records, s->check, s->rep);
-    pflref_trajectory_free(&tj);
     *at = s->n_all;
+    s->spec_of[s->n_all] = schedule == NULL ? spec : NULL;
     pflref_variant_match *out = &s->all[s->n_all];
     s->fp[s->n_all] = fp;
     s->from[s->n_all] = from;
@@ -246,12 +264,16 @@ static pflref_status run_variant(dg_search *s, const pflref_spec *spec,
     out->diverged = s->rep->diverged;
     out->first = s->rep->first;
     s->found |= out->complete;
+    dg_cast_agreement(s, &tj, *at);
+    pflref_trajectory_free(&tj);
     return PFLREF_OK;
 }
 
+/* Runs left for the search of levels 0-2: the budget less what is kept
+ * for the precision casts (s->cast_reserve). */
 static int budget_left(dg_search *s)
 {
-    if (s->d->runs < s->budget)
+    if (s->d->runs + s->cast_reserve < s->budget)
         return 1;
     s->d->budget_exhausted = 1;
     return 0;
@@ -646,6 +668,12 @@ static pflref_status diagnose(dg_search *s, pflref_error *err)
                                 "the candidate recorded none of the %zu "
                                 "quantities the vector expects",
                                 s->v->expected.count);
+    dg_cast_formats(s);
+    /* float32 (bfloat16) numbers written: 2 casts' runs kept from levels
+     * 0-2, at most a quarter (ref/oracle/diagnose_cast.c) */
+    if (s->cast_in[0] || s->cast_in[1])
+        s->cast_reserve = 2 * DG_MCA_COST < s->budget / 4 ? 2 * DG_MCA_COST
+                                                          : s->budget / 4;
     base bases[MAX_BASES];
     size_t n_bases = 0;
     dg_change *changes = malloc(DG_MAX_CHANGES * sizeof *changes);
@@ -691,8 +719,16 @@ static int search_alloc(dg_search *s)
     s->from = calloc(s->budget, sizeof *s->from);
     s->tried = calloc(s->budget, sizeof *s->tried);
     s->recorded = malloc(s->v->expected.count + 1);
-    return s->rep && s->all && s->fp && s->hyper && s->from && s->tried &&
-           s->recorded;
+    s->spec_of = calloc(s->budget, sizeof *s->spec_of);
+    int ok = s->spec_of != NULL;
+    for (size_t f = 0; f < 2; f++) {
+        s->cast_agreeing[f] = calloc(s->budget, sizeof *s->cast_agreeing[f]);
+        s->cast_mismatches[f] = calloc(s->budget,
+                                       sizeof *s->cast_mismatches[f]);
+        ok = ok && s->cast_agreeing[f] && s->cast_mismatches[f];
+    }
+    return ok && s->rep && s->all && s->fp && s->hyper && s->from &&
+           s->tried && s->recorded;
 }
 
 static void search_free(dg_search *s)
@@ -704,6 +740,11 @@ static void search_free(dg_search *s)
     free(s->from);
     free(s->tried);
     free(s->recorded);
+    free(s->spec_of);
+    for (size_t f = 0; f < 2; f++) {
+        free(s->cast_agreeing[f]);
+        free(s->cast_mismatches[f]);
+    }
 }
 
 pflref_status pflref_golden_diagnose_at(const char *expected,

@@ -31,6 +31,20 @@ pflref_status pflref_oracle_check_parsed(const pflref_vector *v,
                                         pflref_golden_report *rep,
                                         pflref_error *err);
 
+/* The candidate against the run of spec (a variant of v's) under
+ * opt->precision's Monte Carlo tolerance (ref/oracle/precision.c; a
+ * precision other than fp64): what pflref_oracle_check_parsed does for v's
+ * own spec, with spec's unperturbed run as the expectation, on the keys of
+ * v's expectation that the run or the candidate wrote (diagnose's
+ * compound of a precision cast and a change, ref/oracle/diagnose_cast.c).
+ * opt->resync is not read. */
+pflref_status pflref_oracle_check_spec(const pflref_vector *v,
+                                       const pflref_spec *spec,
+                                       const pflref_candidate *c,
+                                       const pflref_check_options *opt,
+                                       pflref_golden_report *rep,
+                                       pflref_error *err);
+
 /* Write d->summary, the verdict in words, from d's best matches
  * (ref/oracle/diagnose_json.c). */
 void pflref_diagnosis_describe(pflref_diagnosis *d);

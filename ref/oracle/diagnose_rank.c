@@ -3,8 +3,10 @@
  * the naming of those identical on the vector (ref/oracle/diagnose.c does
  * the search; docs/cli.md, "diagnose").
  *
- * Ranking: a complete match first (an exact one before the float32 probe's,
- * then fewer changes, then the search order: spec, presets, changes); otherwise more expected records agreeing
+ * Ranking: a complete match first (an exact one before a precision cast's,
+ * alone or with a change; then fewer changes, a cast counting as one,
+ * then the search order: spec, presets, changes, casts); otherwise more
+ * expected records agreeing
  * before the first divergence (the expected trajectory's order; under
  * `partial` only the records the candidate wrote count), fewer
  * mismatches, more correct digits, fewer changes.
@@ -21,10 +23,24 @@
 #include "oracle/diagnose.h"
 #include "oracle/diagnose_search.h"
 
+/* A precision cast: alone (param "precision") or with a change
+ * ("precision P", "precision P Q"; ref/oracle/diagnose_cast.c). */
+static int is_cast(const pflref_variant_match *m)
+{
+    return strncmp(m->param, "precision", 9) == 0 &&
+           (m->param[9] == '\0' || m->param[9] == ' ');
+}
+
 static int changes_in(const pflref_variant_match *m)
 {
     if (m->change[0] == '\0')
         return 0;
+    if (is_cast(m)) {   /* the cast and each parameter changed with it */
+        int n = 1;
+        for (const char *p = m->param; *p != '\0'; p++)
+            n += *p == ' ';
+        return n;
+    }
     return strcmp(m->kind, "pair") == 0 ? 2 : 1;
 }
 
@@ -35,8 +51,7 @@ static int better(const pflref_variant_match *a, size_t ia,
     if (a->complete != b->complete)
         return a->complete;
     /* a match within float32's tolerance only after every exact one */
-    const int ca = strcmp(a->param, "precision") == 0;
-    const int cb = strcmp(b->param, "precision") == 0;
+    const int ca = is_cast(a), cb = is_cast(b);
     if (a->complete && ca != cb)
         return cb;
     if (!a->complete) {
@@ -88,7 +103,8 @@ static size_t settings_differ(const char *alg, const pflref_hyper *a,
 /* The `identical` words of entry i: the other entries with its run, each
  * with the settings in which it differs ("the same settings" when the
  * two specs read alike, as a preset whose settings the vector makes
- * explicitly). */
+ * explicitly).  A cast with a change: the entries with its variant's
+ * fp64 run, but that variant's own. */
 static void name_identical(dg_search *s, size_t i, int apart,
                            pflref_variant_match *out)
 {
@@ -96,9 +112,13 @@ static void name_identical(dg_search *s, size_t i, int apart,
     const size_t n = sizeof out->identical;
     buf[0] = '\0';
     const char *alg = s->v->spec->algorithm->name;
-    size_t differ = 0, first = (size_t)-1;
+    size_t differ = 0, first = (size_t)-1, run = i;
+    if (is_cast(&s->all[i]) && s->all[i].param[9] == ' ' &&
+        s->from[i] < s->n_all)
+        run = s->from[i];
     for (size_t j = 0; j < s->n_all; j++) {
-        if (j == i || s->fp[j] != s->fp[i] || strlen(buf) > n / 2)
+        if (j == i || j == run || s->fp[j] != s->fp[run] ||
+            strlen(buf) > n / 2)
             continue;
         const pflref_variant_match *m = &s->all[j];
         size_t len = strlen(buf);

@@ -30,6 +30,19 @@ typedef struct {
     unsigned char *recorded;         /* per expected record: the
                                         candidate wrote it               */
     int found;                       /* a complete match so far          */
+    /* the precision casts (ref/oracle/diagnose_cast.c) */
+    const pflref_spec **spec_of;     /* per entry: the spec it ran (its
+                                        base's), NULL when it ran another
+                                        schedule (the step-fewer probe)  */
+    int cast_in[2];                  /* the candidate wrote a quantity
+                                        entirely in float32 [0],
+                                        bfloat16 [1] numbers             */
+    size_t *cast_agreeing[2];        /* per entry, when cast_in[f]: its
+                                        agreeing and mismatches at that
+                                        format's fixed floor             */
+    size_t *cast_mismatches[2];
+    size_t cast_reserve;             /* runs of the budget levels 0-2
+                                        leave to the casts               */
 } dg_search;
 
 /* Changes listed from one base. */
@@ -72,9 +85,26 @@ int dg_tell_apart(dg_search *s, const pflref_hyper *a, const pflref_hyper *b,
  * identical ones named in its `identical`), then the words. */
 void pflref_oracle_rank(dg_search *s);
 
-/* No variant matched in fp64: a precision cast (float32, then bfloat16),
- * a complete match of kind "precision" when the candidate is one
- * (ref/oracle/diagnose_cast.c). */
+/* No variant matched in fp64: a precision cast (float32, then bfloat16)
+ * alone, then with the DG_CAST_BEAM changes that agree furthest at that
+ * format's floor, a complete match of kind "precision" when the candidate
+ * is one (ref/oracle/diagnose_cast.c). */
 pflref_status dg_precision_variant(dg_search *s, pflref_error *err);
+
+/* s->cast_in: which formats the candidate wrote some quantity entirely
+ * in (ref/oracle/diagnose_cast.c); none under a precision other than fp64
+ * (the search itself is at that precision's floor then). */
+void dg_cast_formats(dg_search *s);
+
+/* Entry `at` of s (its fp64 comparison done, its run tj): its agreement
+ * at the fixed floor of each format in s->cast_in (ref/oracle/diagnose.c). */
+void dg_cast_agreement(dg_search *s, const pflref_trajectory *tj, size_t at);
+
+/* Reference runs of one Monte Carlo check (the unperturbed, K perturbed
+ * and the probes; ref/oracle/precision.c). */
+#define DG_MCA_COST (1 + PFLREF_MCA_RUNS + PFLREF_MCA_PROBE_RUNS)
+
+/* The changes a precision cast is combined with, per format. */
+#define DG_CAST_BEAM 3
 
 #endif

@@ -737,3 +737,64 @@ void pflref_oracle_compare_run(const pflref_vector *v,
     compare_tables(&keys, run, cand, &tol, NULL, opt->partial, rep);
     free(keys.records);
 }
+
+/* One run of spec (ctx), a pflref_mca_runner: pflref_oracle_check_spec. */
+static pflref_status run_spec(void *ctx, pflref_trajectory *tj,
+                              pflref_error *err)
+{
+    pflref_trace rec = {pflref_trajectory_emit, tj};
+    pflref_run_result *res = NULL;
+    pflref_status st = pflref_spec_run(ctx, &rec, &res, err);
+    pflref_run_result_free(res);
+    if (st == PFLREF_OK && tj->failed)
+        st = pflref_error_set(err, PFLREF_ENOMEM, "expected",
+                              "out of memory recording the trajectory");
+    return st;
+}
+
+/* The candidate against another spec's run under opt->precision's Monte
+ * Carlo tolerance (ref/oracle/diagnose.h): the check of check_candidate
+ * with the unperturbed run of spec as the expectation (as under resync),
+ * on the keys of v's expectation that the run or the candidate wrote (as
+ * pflref_oracle_compare_run). */
+pflref_status pflref_oracle_check_spec(const pflref_vector *v,
+                                       const pflref_spec *spec,
+                                       const pflref_candidate *c,
+                                       const pflref_check_options *opt,
+                                       pflref_golden_report *rep,
+                                       pflref_error *err)
+{
+    report_init(rep, v);
+    if (opt->precision == PFLREF_PRECISION_FP64)
+        return pflref_error_set(err, PFLREF_EINVAL, "precision",
+                                "a Monte Carlo check needs a precision "
+                                "other than fp64");
+    pflref_tolerances tol = v->tol;
+    tolerances_floor(&tol, precision_floor(PFLREF_PRECISION_FP64));
+    pflref_mca_bounds mca = {.bound = NULL};
+    pflref_status st = pflref_mca_measure(&v->expected, opt, run_spec,
+                                          (void *)spec, &mca, rep, err);
+    pflref_trajectory keys = v->expected;
+    keys.records = st == PFLREF_OK ? malloc((v->expected.count + 1) *
+                                            sizeof *keys.records) : NULL;
+    if (keys.records == NULL) {   /* the bounds are freed on an error */
+        if (st == PFLREF_OK)
+            pflref_mca_bounds_free(&mca);
+        return st != PFLREF_OK ? st : pflref_error_set(err, PFLREF_ENOMEM,
+                                          "diagnose", "out of memory");
+    }
+    keys.count = 0;
+    for (size_t k = 0; k < v->expected.count; k++) {
+        const pflref_record *key = &v->expected.records[k];
+        if (find(&mca.base, key) != NULL || find(&c->records, key) != NULL)
+            keys.records[keys.count++] = *key;
+    }
+    compare_tables(&keys, &mca.base, &c->records, &tol, &mca, opt->partial,
+                   rep);
+    free(keys.records);
+    pflref_mca_bounds_free(&mca);
+    return rep->quantities > 0 ? PFLREF_OK
+                               : pflref_error_set(err, PFLREF_EINVAL,
+                                                  "candidate", "nothing "
+                                                  "compared");
+}
