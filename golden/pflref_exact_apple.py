@@ -91,6 +91,19 @@ Bugs (replay(spec, bugs); MUTANTS maps the vectors' flags to them):
   stale-flip          apple.stale read the other way
   stale-dropped       a core not downloaded this round left out of the
                       mixture (taken as 0)
+  lr-ignored, lr-shifted   pflref_exact.round_factor's (the decay left out
+                      / one scheduler step early)
+  lr-p-const          under lr.*, η_p left undecayed (only η decays)
+
+Learning-rate decay (lr.*): the authors' code builds each client update's
+SGD with lr = lr_net · decay^r for the core's groups and lr_coef · decay^r
+for ps (ljaiverson/pFL-APPLE train_APPLE.py:46-52), r the round: in round
+t both η (and so N η under apple.core_lr = n_eta) and η_p are multiplied
+by c_t = pflref_exact.round_factor (γ^t; lr.count is not an APPLE switch:
+every client of the authors' code trains every round).  PFLlib's -ld
+decays nothing of APPLE (clientapple.py steps with self.learning_rate and
+self.drlr, floats no scheduler touches): such a run is lr.schedule =
+constant.
 
 Limited downloads (apple.M set; the paper's M < N - 1 cores per round, the
 authors' get_download_which, ljaiverson/pFL-APPLE utils/apple.py:18-76):
@@ -163,6 +176,7 @@ MUTANTS = {
     "apple-optimizer-groups": ["opt-p-plain", "opt-one-lr"],
     "apple-limited-downloads": ["downloads-ignored", "stale-flip",
                                 "stale-dropped"],
+    "lr-schedule": ["lr-ignored", "lr-shifted", "lr-p-const"],
 }
 # apple.stale (a core not downloaded this round): kept apart from SWITCHES,
 # whose second values every change a run without limited downloads
@@ -411,6 +425,10 @@ def replay(spec, bugs=frozenset()):
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         snapshot = [list(w) for w in W]   # apple.peers = sequential: updated
         lam = lambda_of(t, hp, sw, bugs)
+        # lr.*: round t's step sizes (train_APPLE.py:51-52, decay ** r)
+        c = px.round_factor(spec["algorithm"], t, bugs)
+        hp_t = dict(hp, eta=hp["eta"] * c,
+                    eta_p=hp["eta_p"] * (1 if "lr-p-const" in bugs else c))
         # req: apple.alg1.l3
         lists = dict(zip(rnd["clients"], rnd["peers"])) if "peers" in rnd \
             else None
@@ -440,8 +458,8 @@ def replay(spec, bugs=frozenset()):
                 opt.begin(i)          # the client update's torch.optim.SGD
             p_start = p[i]
             wi, pi, held, last = client_update(pr, i, cores, p[i], p0,
-                                               steps_of(steps, bugs), lam, hp,
-                                               sw, t, trace, bugs, opt)
+                                               steps_of(steps, bugs), lam,
+                                               hp_t, sw, t, trace, bugs, opt)
             if sw["apple.peers"] == "sequential":
                 snapshot[i] = list(wi)
             mixture = sw["apple.upload"] == "mixture" and last is not None

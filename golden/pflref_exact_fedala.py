@@ -76,6 +76,16 @@ Bugs (replay(spec, bugs)):
   uniform-weights  the server's mean is uniform
   step-extra       one local step more (the first batch again)
   batch-sum        passes through to pflref_exact's gradient
+  lr-ignored, lr-shifted, lr-per-round   pflref_exact.round_factor's
+  lr-ala-decayed   under lr.*, η_ALA (the W step) decays with alpha
+
+Learning-rate decay (lr.*; PFLlib clientala.py:48-49 steps the client's
+ExponentialLR after its train()): the local SGD's alpha (the spec's eta)
+is alpha c in client i's update of round t, c = pflref_exact.round_factor
+(gamma^k, k = t or, under lr.count = trainings, the rounds i trained in
+before), exactly.  ALA's eta is a float handed to utils/ALA.py once
+(clientala.py:12, :17-18; ALA.py:135 steps W with self.eta, its
+optimizer has lr = 0 and never steps): it does not decay.
 """
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -91,12 +101,14 @@ SWITCHES = {"fedala.skip": ["first_round", "sum_first"],
 PRESETS = {
     # TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:82, :86, :95
     "official": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors"},
-    # TsingZ0/PFLlib d832e76f6a23 system/utils/ALA.py (the same lines)
-    "pfllib": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors"},
+    # TsingZ0/PFLlib d832e76f6a23 system/utils/ALA.py (the same lines),
+    # clients/clientala.py:48-49
+    "pfllib": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
+               "lr.count": "trainings"},
     # the same and servers/serverala.py:73-74 (ALA on every client)
     # req: fedala.preset.pfllib_run
     "pfllib_run": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
-                   "fedala.ala_clients": "all"},
+                   "fedala.ala_clients": "all", "lr.count": "trainings"},
 }
 MUTANTS = {
     "fedala-clip": ["clip-none", "clip-upper-only", "clip-lower-only"],
@@ -114,6 +126,8 @@ MUTANTS = {
     "aggregation-weights": ["uniform-weights"],
     "local-step-count": ["step-extra"],
     "batch-mean": ["batch-sum"],
+    "lr-schedule": ["lr-ignored", "lr-shifted", "lr-ala-decayed"],
+    "lr-count": ["lr-per-round"],
 }
 DEFAULTS = {"fedala.threshold": Fraction(1, 10), "fedala.k": 10,
             "fedala.max_epochs": 1000}
@@ -121,7 +135,7 @@ DEFAULTS = {"fedala.threshold": Fraction(1, 10), "fedala.k": 10,
 
 def supported(spec):
     """The specs replay() runs: a regression linear or mlp model on
-    inline clients, a given schedule, no lr decay."""
+    inline clients, a given schedule."""
     return (spec["algorithm"]["name"] == ALGORITHM
             and spec["model"]["kind"] in ("linear", "mlp")
             and "clients" in spec.get("problem", {})
@@ -355,6 +369,20 @@ def replay(spec, bugs=frozenset(), state=None):
     every = sw["fedala.ala_clients"] == "all"
     if "ala-clients-flip" in bugs:
         every = not every
+    # lr.*: the keys pflref_exact.round_factor reads; trained: each
+    # client's train() calls so far
+    decay = {"switches": sw, "hyperparameters":
+             spec["algorithm"]["hyperparameters"]}
+    trained = [0] * N
+
+    def factor(t, i):
+        return px.round_factor(decay, t, bugs, trained=trained[i])
+
+    def hp_ala(t, i):
+        # the bug lr-ala-decayed: η_ALA scaled as alpha is
+        if "lr-ala-decayed" not in bugs:
+            return hp
+        return dict(hp, **{"fedala.eta": hp["fedala.eta"] * factor(t, i)})
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         trace.emit("round_begin", "train", t, None, None, "w", w)
         outside = [i for i in range(N) if i not in rnd["clients"]]
@@ -369,7 +397,7 @@ def replay(spec, bugs=frozenset(), state=None):
                 if "w-reset" in bugs:
                     Ws[i] = [Fraction(1)] * pr.P
                 hat, e = ala(pr, i, t, w, V[i], Ws[i], rng, personal.get(i),
-                             st, hp, sw, bugs)
+                             st, hp_ala(t, i), sw, bugs)
                 trace.emit("note", "train", t, i, None, "ala_epochs",
                            [Fraction(e)])
                 trace.emit("note", "train", t, i, None, "W_i", Ws[i])
@@ -388,7 +416,7 @@ def replay(spec, bugs=frozenset(), state=None):
                     Ws[i] = [Fraction(1)] * pr.P
                 # req: fedala.alg1.l5
                 hat, e = ala(pr, i, t, w, V[i], Ws[i], rng, personal.get(i),
-                             st, hp, sw, bugs)
+                             st, hp_ala(t, i), sw, bugs)
                 trace.emit("note", "train", t, i, None, "ala_epochs",
                            [Fraction(e)])
                 trace.emit("note", "train", t, i, None, "W_i", Ws[i])
@@ -396,7 +424,9 @@ def replay(spec, bugs=frozenset(), state=None):
             if "step-extra" in bugs:
                 steps = list(steps) + list(steps[:1])
             # req: fedala.alg1.l9
-            V[i] = tidy(px.local_sgd(pr, i, hat, steps, hp["eta"], trace,
+            alpha = hp["eta"] * factor(t, i)            # lr.*
+            trained[i] += 1
+            V[i] = tidy(px.local_sgd(pr, i, hat, steps, alpha, trace,
                                      "train", t, "theta_i", bugs=bugs))
             # req: fedala.alg1.l10
             trace.emit("client_end", "train", t, i, None, "theta_i", V[i])

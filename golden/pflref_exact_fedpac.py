@@ -58,6 +58,17 @@ Bugs (realistic implementation mistakes; check_mutants, golden/audit.py):
   proto-counts     uniform centroid weights configured, n_{i,k} used
   drawn-batches    a round's batch lists paired with its drawn order
                    instead of its ascending clients
+  lr-ignored, lr-shifted, lr-per-round
+                   pflref_exact.round_factor's (the decay left out / one
+                   scheduler step early / lr.count = trainings read as the
+                   round t)
+  lr-phi-const     η_φ left undecayed (only η decays)
+
+Learning-rate decay (lr.*; PFLlib clientpac.py:95-96 steps the
+ExponentialLR of the client's one optimizer after its train(), so both
+phases' step sizes decay): in client i's update of round t, η and η_φ are
+both multiplied by c = pflref_exact.round_factor (γ^k, k = t or, under
+lr.count = trainings, the rounds client i trained in before), exactly.
   opt-head-plain   with a client optimizer: the classifier's steps plain
   opt-body-plain   with a client optimizer: the feature extractor's plain
   opt-one-lr       with a client optimizer: the classifier's steps at η
@@ -79,6 +90,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 
 from pflref_exact_moon import Net, Party, dec
+import pflref_exact as px
 from pflref_golden import Trace
 import pflref_exact_optim as po
 
@@ -91,7 +103,8 @@ PRESETS = {
                  "fedpac.alpha_small": "renormalised",
                  "fedpac.missing": "own_start"},
     "pfllib": {"fedpac.distance": "mse", "fedpac.alpha_small": "raw",
-               "fedpac.centroid_weights": "uniform"},
+               "fedpac.centroid_weights": "uniform",
+               "lr.count": "trainings"},
     "official_run": {"fedpac.distance": "mse",
                      "fedpac.alpha_small": "renormalised",
                      "fedpac.missing": "own_start",
@@ -118,6 +131,8 @@ MUTANTS = {
     "fedpac-optimizers": ["opt-head-plain", "opt-body-plain",
                           "opt-one-lr"],
     "schedule-drawn-order": ["drawn-batches"],
+    "lr-schedule": ["lr-ignored", "lr-shifted", "lr-phi-const"],
+    "lr-count": ["lr-per-round"],
 }
 
 
@@ -138,6 +153,8 @@ def settings(algorithm, bugs):
         "own": hp.get("fedpac.missing", "none") == "own_start",
         "uniform": hp.get("fedpac.centroid_weights",
                           "class_counts") == "uniform",
+        # lr.*: the keys pflref_exact.round_factor reads
+        "decay": {"switches": hp, "hyperparameters": hp},
     }
     if "proto-uniform" in bugs or "proto-counts" in bugs:
         s["uniform"] = not s["uniform"]
@@ -432,6 +449,18 @@ def flat(table, K, d):
     return out
 
 
+def decayed(hp, t, trained, bugs):
+    """hp with η, η_φ of a client update in round t scaled by the lr.*
+    factor c (trained: the client's train() calls before)."""
+    c = px.round_factor(hp["decay"], t, bugs, trained=trained)
+    c = Decimal(c.numerator) / Decimal(c.denominator)
+    out = dict(hp)
+    out["eta"] = hp["eta"] * c
+    if "lr-phi-const" not in bugs:
+        out["eta_phi"] = hp["eta_phi"] * c
+    return out
+
+
 def replay(spec, bugs=frozenset()):
     """(trace, w, v, None): the run of a FedPAC spec on its given schedule;
     v_i = (θ, φ_i) every client's final model."""
@@ -450,7 +479,7 @@ def replay(spec, bugs=frozenset()):
         opt = optimizers(spec, net, bugs)
         # req: fedpac.alg1.l1
         w, v, trace, cbar = list(w0), [list(w0) for _ in parties], Trace(), {}
-        last = {}
+        last, trained = {}, [0] * N
         # req: fedpac.alg1.l2
         for t, r in enumerate(spec["schedule"]["rounds"]):
             ids = list(r["clients"])
@@ -482,8 +511,10 @@ def replay(spec, bugs=frozenset()):
                     own = class_means(net, parties[i], model, K)[0]
                 trace.emit("note", "train", t, i, None, "V", [stats[i][0]])
                 trace.emit("note", "train", t, i, None, "h", stats[i][1])
-                x = local_update(net, parties[i], i, x, batches, cbar, hp, d,
-                                 head, trace, t, bugs, own, opt)
+                hp_i = decayed(hp, t, trained[i], bugs)   # lr.*
+                trained[i] += 1
+                x = local_update(net, parties[i], i, x, batches, cbar, hp_i,
+                                 d, head, trace, t, bugs, own, opt)
                 last[i] = list(x)
                 if "stats-trained" in bugs:
                     stats[i] = statistics(net, parties[i], x, K, d, bugs)

@@ -53,10 +53,21 @@ Bugs (realistic implementation mistakes; check_mutants, golden/audit.py):
                     one local step too many (the first batch again) / few
   drawn-batches     a round's batch lists paired with its drawn order
                     instead of its ascending clients
+  lr-ignored, lr-shifted, lr-per-round
+                    pflref_exact.round_factor's (the decay left out / one
+                    scheduler step early / lr.count = trainings read as the
+                    round t)
+
+Learning-rate decay (lr.*; PFLlib clientproto.py:69-70 steps the client's
+ExponentialLR after its train(), and its one optimizer takes every step):
+client i's update of round t steps with η c, c = pflref_exact.round_factor
+(γ^k, k = t or, under lr.count = trainings, the rounds i trained in
+before), exactly; λ is no step size and stays.
 """
 from decimal import Decimal, localcontext
 
 from pflref_exact_moon import Net, Party, dec
+import pflref_exact as px
 from pflref_golden import Trace
 
 PREC = 60
@@ -82,6 +93,8 @@ MUTANTS = {
     "stale-personal-state": ["v-reset"],
     "local-step-count": ["epochs-plus-one", "epochs-minus-one"],
     "schedule-drawn-order": ["drawn-batches"],
+    "lr-schedule": ["lr-ignored", "lr-shifted"],
+    "lr-count": ["lr-per-round"],
 }
 
 
@@ -97,6 +110,8 @@ def settings(algorithm, bugs):
         "during": hp.get("fedproto.client_protos", "trained") == "during_training",
         "uniform": hp.get("fedproto.weights", "class_counts") == "uniform",
         "momentum": dec(hp.get("opt.momentum", 0)),
+        # lr.*: the keys pflref_exact.round_factor reads
+        "decay": {"switches": hp, "hyperparameters": hp},
     }
     if "r-dim" in bugs:
         s["mse"] = not s["mse"]
@@ -219,6 +234,7 @@ def replay(spec, bugs=frozenset()):
         hp = settings(spec["algorithm"], bugs)
         hp["start"] = "protos-start" in bugs
         v, trace, cbar = [list(w0) for _ in parties], Trace(), {}
+        trained = [0] * len(parties)     # each client's train() calls
         for t, r in enumerate(spec["schedule"]["rounds"]):
             contrib, seen = [], {}
             plan = list(zip(r["clients"], r["batches"]))
@@ -229,9 +245,14 @@ def replay(spec, bugs=frozenset()):
             for i, batches in plan:
                 # req: fedproto.alg1.server.l4
                 start = list(w0) if "v-reset" in bugs else v[i]
+                c = px.round_factor(hp["decay"], t, bugs,
+                                    trained=trained[i])      # lr.*
+                trained[i] += 1
+                hp_i = dict(hp, eta=hp["eta"] * Decimal(c.numerator)
+                            / Decimal(c.denominator))
                 theta, protos = local_update(net, parties[i], i, start,
-                                             batches, cbar, hp, h, trace, t,
-                                             bugs)
+                                             batches, cbar, hp_i, h, trace,
+                                             t, bugs)
                 v[i] = theta
                 trace.emit("client_end", "train", t, i, None, "v", theta)
                 # req: fedproto.alg1.local.l8

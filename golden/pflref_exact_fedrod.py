@@ -92,6 +92,15 @@ BN bugs:
                      bn-running-frozen); momentum-flipped and
                      running-var-flipped act in update_running
 
+Learning-rate decay (lr.*; PFLlib clientrod.py:64-65 steps both
+ExponentialLR objects, self.optimizer's and opt_head's, after each
+train(), with the one -ldg γ): client i's update of round t steps the
+generic model (l. 7) and φ_P (l. 8) both with η c, c =
+pflref_exact.round_factor (γ^k, k = t or, under lr.count = trainings, the
+rounds i trained in before), exactly.
+lr bugs: lr-ignored, lr-shifted, lr-per-round (round_factor's);
+  lr-head-const  φ_P's step η left undecayed (only the generic one decays)
+
 init.class_counts (N lists of k integers, client 0 first), when the spec
 gives it, is N_{i,.} itself (PFLlib's counts over one shuffled pass with
 drop_last, clientrod.py:22-26); absent, N_{i,c} counts the training data.
@@ -100,6 +109,7 @@ from decimal import Decimal, localcontext
 
 import pflref_exact_layers as pl
 from pflref_exact_moon import Net, Party, dec
+import pflref_exact as px
 from pflref_golden import Trace
 
 PREC = 60
@@ -134,6 +144,8 @@ MUTANTS = {
     "fedrod-bn-passes": ["bn-after-no-move", "bn-eval-personal"],
     "bn-running-frozen": ["running-frozen"],
     "bn-running-update": ["momentum-flipped", "running-var-flipped"],
+    "lr-schedule": ["lr-ignored", "lr-shifted", "lr-head-const"],
+    "lr-count": ["lr-per-round"],
 }
 
 OPT_DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0,
@@ -297,6 +309,8 @@ def settings(algorithm, bugs):
     if "p0-zero" in bugs:
         s["generic"] = False
     s["opt"] = opt_config(hp, bugs)
+    # lr.*: the keys pflref_exact.round_factor reads
+    s["decay"] = {"switches": hp, "hyperparameters": hp}
     running = hp.get("bn.running", "update")
     if "running-moved" in bugs:
         running = "update"
@@ -517,6 +531,7 @@ def replay(spec, bugs=frozenset()):
         w, trace = list(w0), Trace()
         phi = [phi0(net, w0, hp) for _ in parties]
         opts = Optimizers(hp["opt"]) if hp["opt"] is not None else None
+        trained = [0] * len(parties)     # each client's train() calls
         for t, r in enumerate(spec["schedule"]["rounds"]):
             # req: fedrod.alg1.l3
             trace.emit("round_begin", "train", t, None, None, "w", w)
@@ -540,6 +555,12 @@ def replay(spec, bugs=frozenset()):
                 # req: fedrod.alg1.l5, fedrod.alg1.l6
                 if opts is not None:
                     opts.begin(i)
+                c = px.round_factor(hp["decay"], t, bugs,
+                                    trained=trained[i])      # lr.*
+                trained[i] += 1
+                hp_g = dict(hp, eta=hp["eta"] * Decimal(c.numerator)
+                            / Decimal(c.denominator))
+                hp_h = hp if "lr-head-const" in bugs else hp_g
                 for s, batch in enumerate(batches, start=1):
                     hp_p = hp
                     if bn:
@@ -550,7 +571,7 @@ def replay(spec, bugs=frozenset()):
                         g, feats = generic_step(net, parties[i], x, batch,
                                                 hp, K, bugs)
                     # req: fedrod.alg1.l7
-                    x = step_of(opts, 0, i, net, x, g, hp, bugs)
+                    x = step_of(opts, 0, i, net, x, g, hp_g, bugs)
                     trace.emit("step", "train", t, i, s, "w_local", x)
                     if bn:
                         feats, x = personal_feats_bn(net, parties[i], x_old, x,
@@ -559,7 +580,8 @@ def replay(spec, bugs=frozenset()):
                     gP = personal_step(net, parties[i], x, phi[i], batch,
                                        feats, hp_p, K, bugs)
                     # req: fedrod.alg1.l8
-                    phi[i] = step_of(opts, 1, i, net, phi[i], gP, hp, bugs)
+                    phi[i] = step_of(opts, 1, i, net, phi[i], gP, hp_h,
+                                     bugs)
                     trace.emit("step", "train", t, i, s, "phi_P", phi[i])
                 # req: fedrod.alg1.l10
                 trace.emit("client_end", "train", t, i, None, "w_local", x)

@@ -43,6 +43,11 @@ a download overwrites the copy with the server's core of the round's
 start, and a core not downloaded keeps the copy of its last download
 (apple.stale = last_download, the authors' client model keeps it) or is
 w0 again (initial).  A round without peers downloads every core.
+
+Learning-rate decay (lr.*): the authors' script builds round r's
+optimizer with lr_net * decay**r for the core and lr_coef * decay**r for
+p_i, so in round t both eta and eta_p are scaled by gamma**t
+(lr.schedule = exponential; step: gamma**(t // lr.step_rounds)).
 """
 import importlib
 import sys
@@ -53,7 +58,8 @@ ALGORITHM = "apple"
 BUGS = ("apple-no-half-cos", "apple-no-cutoff", "apple-no-pii",
         "apple-prox-twice", "apple-p0-uniform", "apple-p-normalised",
         "apple-live-cores", "apple-train-others", "apple-wp-old-p",
-        "apple-lambda-late", "apple-opt-p-plain", "apple-stale-fresh")
+        "apple-lambda-late", "apple-opt-p-plain", "apple-stale-fresh",
+        "apple-lr-p-const")
 
 
 def _base():
@@ -225,6 +231,11 @@ def run(spec, clients, w0, log, bug):
     if not base.pfl_numpy_optim.plain(base.pfl_numpy_optim.options(spec)):
         opts = _Optimizers(spec, cfg, clients, len(cores[0]), N)
     limited = cfg.get("apple.M") is not None
+    if cfg.get("lr.scope", "all") != "all":
+        raise base.Unsupported("apple with lr.scope %r" % cfg["lr.scope"])
+    decay = {"lr.schedule": cfg.get("lr.schedule", "constant"),
+             "lr.gamma": cfg.get("lr.gamma"),
+             "lr.step_rounds": cfg.get("lr.step_rounds")}
     stale = cfg.get("apple.stale", "last_download")
     if stale not in ("last_download", "initial"):
         raise base.Unsupported("apple.stale %r" % stale)
@@ -233,6 +244,11 @@ def run(spec, clients, w0, log, bug):
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         server = [w.copy() for w in cores]
         lam = _lam(cfg, t, bug)
+        # round t's step sizes (lr.*): both decay with the round
+        c = base.lr_factor(decay, t)
+        cfg_t = dict(cfg, eta=cfg["eta"] * c,
+                     eta_p=cfg["eta_p"] * (1.0 if bug == "apple-lr-p-const"
+                                           else c))
         plan = dict(zip(rnd["clients"], rnd["batches"]))
         lists = dict(zip(rnd["clients"], rnd["peers"])) \
             if "peers" in rnd else None
@@ -255,7 +271,7 @@ def run(spec, clients, w0, log, bug):
             log("client_begin", "train", "w_i", cores[i], round=t,
                 client=i, step=0)
             p_old = ps[i].copy()
-            held, ps[i] = _client(cfg, clients, i, held, ps[i], p0,
+            held, ps[i] = _client(cfg_t, clients, i, held, ps[i], p0,
                                   plan[i], lam, log, t, bug,
                                   opts and opts.begin(i),
                                   opts and opts.on_w)

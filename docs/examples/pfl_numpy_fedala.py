@@ -34,6 +34,11 @@ Switches (the authors' code; presets official and pfllib):
                            The round's personal lists are then the
                            participants' samples followed by the other
                            clients' (ascending id).
+Learning-rate decay (lr.*, PFLlib's -ld, clientala.py:48-49): the local
+SGD's alpha of client i in round t is alpha gamma^t, or alpha gamma^(the
+rounds i trained in before) under lr.count = trainings (presets pfllib,
+pfllib_run); ALA's eta_w is a plain float in PFLlib's ALA (its torch
+optimizer has lr = 0) and stays.
 """
 import importlib
 import sys
@@ -48,7 +53,7 @@ BUGS = ("fedala-no-clip", "fedala-clip-upper-only", "fedala-w-no-diff",
         "fedala-start-global", "fedala-stop-sample-std", "fedala-stop-at-k",
         "fedala-loss-mean", "fedala-skip-ignored", "fedala-w-reset",
         "fedala-uniform-server", "fedala-ala-participants-only",
-        "fedala-outsider-model-kept")
+        "fedala-outsider-model-kept", "fedala-lr-per-round")
 
 
 def _base():
@@ -65,8 +70,9 @@ def _config(spec):
            "fedala.max_epochs": 1000, "fedala.skip": "first_round",
            "fedala.p_unit": "layers", "fedala.ala_clients": "participants"}
     code = {"fedala.skip": "sum_first", "fedala.p_unit": "tensors"}
-    presets = {"official": code, "pfllib": code,
-               "pfllib_run": dict(code, **{"fedala.ala_clients": "all"})}
+    pfllib = dict(code, **{"lr.count": "trainings"})
+    presets = {"official": code, "pfllib": pfllib,
+               "pfllib_run": dict(pfllib, **{"fedala.ala_clients": "all"})}
     preset = alg.get("preset", "paper")
     if preset != "paper":
         if preset not in presets:
@@ -74,8 +80,8 @@ def _config(spec):
         cfg.update(presets[preset])
     cfg.update(alg.get("hyperparameters", {}))
     cfg.update(alg.get("switches", {}))
-    if spec.get("lr", {}) or any(k.startswith("lr.") for k in cfg):
-        raise base.Unsupported("fedala with a learning-rate schedule")
+    if cfg.get("lr.scope", "all") != "all":
+        raise base.Unsupported("fedala with lr.scope %r" % cfg["lr.scope"])
     return cfg
 
 
@@ -190,6 +196,14 @@ def run(spec, clients, w0, log, bug):
     started = set()
     everyone = (cfg["fedala.ala_clients"] == "all"
                 and bug != "fedala-ala-participants-only")
+    decay = {"lr.schedule": cfg.get("lr.schedule", "constant"),
+             "lr.count": cfg.get("lr.count", "rounds"),
+             "lr.gamma": cfg.get("lr.gamma"),
+             "lr.step_rounds": cfg.get("lr.step_rounds")}
+    if bug == "fedala-lr-per-round":
+        decay["lr.count"] = "rounds"
+    trained = [0] * len(clients)    # each client's train() calls so far
+    base = _base()
 
     def adapt(t, i, passes):
         """Client i's ALA in round t: its Theta_hat (notes logged)."""
@@ -234,8 +248,10 @@ def run(spec, clients, w0, log, bug):
             log("client_begin", "train", "theta_i", hat, round=t, client=i,
                 step=0)
             x = hat
+            alpha = cfg["eta"] * base.lr_factor(decay, t, trained[i])
+            trained[i] += 1
             for s, batch in enumerate(batches, start=1):
-                x = x - cfg["eta"] * clients[i].grad(x, batch)
+                x = x - alpha * clients[i].grad(x, batch)
                 log("step", "train", "theta_i", x, round=t, client=i, step=s)
             log("client_end", "train", "theta_i", x, round=t, client=i)
             local[i] = x

@@ -29,6 +29,11 @@ Client optimizers (opt.*, pfl_numpy_optim): the authors build two torch
 SGD objects per client update, one for the classifier's steps (step η_φ)
 and then one for the feature extractor's (step η); here slot 0 steps the
 head's entries, slot 1 the body's, each living as opt.state says.
+Learning-rate decay (lr.*, PFLlib's -ld): PFLlib's client steps both
+phases with one optimizer whose ExponentialLR steps after each train()
+(clientpac.py:95-96), so in client i's update of round t both η and η_φ
+are multiplied by γ^t, or by γ^(the rounds i trained in before) under
+lr.count = trainings (preset pfllib); lr.schedule = step: γ^⌊·/steps⌋.
 """
 import copy
 import importlib
@@ -46,7 +51,8 @@ BUGS = ("fedpac-align-half", "fedpac-lambda-one", "fedpac-stats-after",
         "fedpac-theta-uniform", "fedpac-phi-reset", "fedpac-distance-swap",
         "fedpac-no-threshold", "fedpac-renormalise-swap",
         "fedpac-own-round0", "fedpac-own-skip", "fedpac-centroid-swap",
-        "fedpac-opt-head-plain")
+        "fedpac-opt-head-plain", "fedpac-lr-phi-const",
+        "fedpac-lr-per-round")
 
 PRESETS = {
     "paper": {},
@@ -54,7 +60,8 @@ PRESETS = {
                  "fedpac.alpha_small": "renormalised",
                  "fedpac.missing": "own_start"},
     "pfllib": {"fedpac.distance": "mse", "fedpac.alpha_small": "raw",
-               "fedpac.centroid_weights": "uniform"},
+               "fedpac.centroid_weights": "uniform",
+               "lr.count": "trainings"},
     # the official preset plus the authors' SGD(momentum=0.5,
     # weight_decay=5e-4) of both phases
     "official_run": {"fedpac.distance": "mse",
@@ -111,8 +118,15 @@ def run(spec, clients, w0, log, bug):
     hp = dict(PRESETS[alg.get("preset", "paper")])
     hp.update(alg.get("hyperparameters", {}))
     hp.update(alg.get("switches", {}))
-    if any(k.startswith("lr.") for k in hp):
-        raise base.Unsupported("fedpac with a learning-rate decay")
+    if hp.get("lr.scope", "all") != "all":
+        raise base.Unsupported("fedpac with lr.scope %r" % hp["lr.scope"])
+    decay = {"lr.schedule": hp.get("lr.schedule", "constant"),
+             "lr.count": hp.get("lr.count", "rounds"),
+             "lr.gamma": hp.get("lr.gamma"),
+             "lr.step_rounds": hp.get("lr.step_rounds")}
+    if bug == "fedpac-lr-per-round":
+        decay["lr.count"] = "rounds"
+    trained = [0] * len(spec["problem"].get("clients") or [])
     raw = spec["problem"].get("clients")
     if raw is None:
         raise base.Unsupported("fedpac needs inline clients")
@@ -125,7 +139,7 @@ def run(spec, clients, w0, log, bug):
     head[hw0:hw1] = True
     if hb is not None:
         head[hb[0]:hb[1]] = True
-    eta, eta_phi = hp["eta"], hp["fedpac.eta_phi"]
+    eta0, eta_phi0 = hp["eta"], hp["fedpac.eta_phi"]
     lam = 1.0 if bug == "fedpac-lambda-one" else hp["fedpac.lambda"]
     tau = int(hp["fedpac.tau_phi"])
     mse = hp.get("fedpac.distance", "squared_l2") == "mse"
@@ -187,6 +201,11 @@ def run(spec, clients, w0, log, bug):
             x[head] = phis[i]
             start_phi[i] = phis[i].copy()
             log("client_begin", "train", "v", x, round=t, client=i, step=0)
+            # both step sizes of this train() call, then i's scheduler step
+            c = base.lr_factor(decay, t, trained[i])
+            trained[i] += 1
+            eta = eta0 * c
+            eta_phi = eta_phi0 * (1.0 if bug == "fedpac-lr-phi-const" else c)
             # the classifier's optimizer and the feature extractor's
             opt_phi = opts.begin(0, i) if opts is not None else None
             opt_theta = opts.begin(1, i) if opts is not None else None

@@ -17,6 +17,10 @@ every batch's f before its step); the server's C̄^(j) is the |D_{i,j}|-
 weighted mean over the round's clients holding j (weights = uniform: the
 plain mean) and replaces the old set.  The official preset's torch SGD
 (momentum 0.5) is pfl_numpy_optim's.
+Learning-rate decay (lr.*, PFLlib's -ld: the client's one optimizer, its
+ExponentialLR stepped after each train(), clientproto.py:69-70): client
+i's η in round t is η γ^t, or η γ^(the rounds i trained in before) under
+lr.count = trainings (preset pfllib); λ does not decay.
 """
 import copy
 import importlib
@@ -29,7 +33,7 @@ BUGS = ("fedproto-half-r", "fedproto-dim-swap", "fedproto-no-lambda",
         "fedproto-protos-start", "fedproto-protos-after-step",
         "fedproto-weights-swap", "fedproto-weights-size",
         "fedproto-missing-zero", "fedproto-keep-old", "fedproto-sequential",
-        "fedproto-reset-model")
+        "fedproto-reset-model", "fedproto-lr-per-round")
 
 
 def _preset(name):
@@ -95,8 +99,14 @@ def run(spec, clients, w0, log, bug):
     hp = _preset(alg.get("preset", "paper"))
     hp.update(alg.get("hyperparameters", {}))
     hp.update(alg.get("switches", {}))
-    if any(k.startswith("lr.") and k != "lr.count" for k in hp):
-        raise base.Unsupported("fedproto with a learning-rate decay")
+    if hp.get("lr.scope", "all") != "all":
+        raise base.Unsupported("fedproto with lr.scope %r" % hp["lr.scope"])
+    decay = {"lr.schedule": hp.get("lr.schedule", "constant"),
+             "lr.count": hp.get("lr.count", "rounds"),
+             "lr.gamma": hp.get("lr.gamma"),
+             "lr.step_rounds": hp.get("lr.step_rounds")}
+    if bug == "fedproto-lr-per-round":
+        decay["lr.count"] = "rounds"
     raw = spec["problem"].get("clients")
     if raw is None:
         raise base.Unsupported("fedproto needs inline clients")
@@ -104,7 +114,7 @@ def run(spec, clients, w0, log, bug):
     if not net.ce:
         raise base.Unsupported("fedproto on a regression model")
     K, h = net.layers[-1][4], net.layers[-1][3]
-    eta, lam = hp["eta"], hp["fedproto.lambda"]
+    eta0, lam = hp["eta"], hp["fedproto.lambda"]
     mse = hp.get("fedproto.distance", "squared_l2") == "mse"
     during = hp.get("fedproto.client_protos", "trained") == "during_training"
     uniform = hp.get("fedproto.weights", "class_counts") == "uniform"
@@ -117,6 +127,7 @@ def run(spec, clients, w0, log, bug):
     opts = None if optim.plain(optim.options(opt_spec)) else optim.Optimizers(opt_spec)
     data = [(np.asarray(c["X"], float), np.asarray(c["y"], float)) for c in raw]
     v = [np.array(w0, dtype=float) for _ in raw]
+    trained = [0] * len(raw)        # each client's train() calls so far
     cbar, have = np.zeros((K, h)), np.zeros(K, dtype=bool)
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         protos, counts, have_i, sizes = [], [], [], []
@@ -126,6 +137,8 @@ def run(spec, clients, w0, log, bug):
             x = np.array(w0, dtype=float) if bug == "fedproto-reset-model" else v[i]
             start = x.copy()
             log("client_begin", "train", "v", x, round=t, client=i, step=0)
+            eta = eta0 * base.lr_factor(decay, t, trained[i])
+            trained[i] += 1
             opt = opts.begin(0, i) if opts is not None else None
             S, n = np.zeros((K, h)), np.zeros(K)
             for s, batch in enumerate(batches, start=1):

@@ -36,6 +36,12 @@ pass at w moves them before w steps; under fedrod.features = after the
 personal step's features and z_G come from a second training pass at the
 updated w, which moves them again; under before the first pass's are
 reused (PFLlib's rep.detach(), out_g.detach()).  The buffers never step.
+
+Learning-rate decay (lr.*, PFLlib's -ld): clientrod.py:64-65 steps both
+schedulers (the generic model's optimizer's and opt_head's) after each
+train(), so in client i's update of round t both steps use η γ^t, or
+η γ^(the rounds i trained in before) under lr.count = trainings (preset
+pfllib).
 """
 import importlib
 import sys
@@ -47,7 +53,8 @@ BUGS = ("fedrod-plain-ce", "fedrod-batch-counts", "fedrod-absent-clamp",
         "fedrod-features-swap", "fedrod-personal-alone",
         "fedrod-phi0-swap", "fedrod-phi-reset", "fedrod-uniform-weights",
         "fedrod-given-counts-ignored", "fedrod-opt-personal-plain",
-        "fedrod-opt-one-state", "fedrod-bn-one-pass")
+        "fedrod-opt-one-state", "fedrod-bn-one-pass", "fedrod-lr-head-const",
+        "fedrod-lr-per-round")
 
 
 def _base():
@@ -125,8 +132,14 @@ def run(spec, clients, w0, log, bug):
     hp = _preset(alg.get("preset", "paper"), base)
     hp.update(alg.get("hyperparameters", {}))
     hp.update(alg.get("switches", {}))
-    if any(k.startswith("lr.") and k != "lr.count" for k in hp):
-        raise base.Unsupported("fedrod with a learning-rate decay")
+    if hp.get("lr.scope", "all") != "all":
+        raise base.Unsupported("fedrod with lr.scope %r" % hp["lr.scope"])
+    decay = {"lr.schedule": hp.get("lr.schedule", "constant"),
+             "lr.count": hp.get("lr.count", "rounds"),
+             "lr.gamma": hp.get("lr.gamma"),
+             "lr.step_rounds": hp.get("lr.step_rounds")}
+    if bug == "fedrod-lr-per-round":
+        decay["lr.count"] = "rounds"
     raw = spec["problem"].get("clients")
     if raw is None:
         raise base.Unsupported("fedrod needs inline clients")
@@ -148,6 +161,7 @@ def run(spec, clients, w0, log, bug):
         _, (hw0, hw1), hb, h, K = net.layers[-1]
         L = len(net.layers)
     eta = hp["eta"]
+    trained = [0] * len(raw)        # each client's train() calls so far
     before = hp.get("fedrod.features", "after") == "before"
     if bug == "fedrod-features-swap":
         before = not before
@@ -186,6 +200,10 @@ def run(spec, clients, w0, log, bug):
             x = w.copy()
             log("client_begin", "train", "w_local", x, round=t, client=i,
                 step=0)
+            # the two schedulers' step sizes of this train() call
+            eta_g = eta * base.lr_factor(decay, t, trained[i])
+            eta_p = eta if bug == "fedrod-lr-head-const" else eta_g
+            trained[i] += 1
             if new_opt is not None:
                 opt_g, opt_p = new_opt(0, i), new_opt(1, i)
                 if bug == "fedrod-opt-one-state":
@@ -225,9 +243,9 @@ def run(spec, clients, w0, log, bug):
                     g = np.zeros_like(x)
                     net.backward(x, acts, E, L, g, 1.0 / nb)
                 if new_opt is not None:
-                    x = opt_g.step(x, g, eta)
+                    x = opt_g.step(x, g, eta_g)
                 else:
-                    x = x - eta * g
+                    x = x - eta_g * g
                 log("step", "train", "w_local", x, round=t, client=i, step=s)
                 if not before and bn:   # a second training pass at new x
                     ZG, _ = lays[i].outputs_and_backward(x, batch)
@@ -244,14 +262,14 @@ def run(spec, clients, w0, log, bug):
                 if new_opt is not None and bug != "fedrod-opt-personal-plain":
                     q = opt_p.step(flat([W_P, b_P]),
                                    flat([gW, gb if b_P is not None else None]),
-                                   eta)
+                                   eta_p)
                     W_P = q[:K * h].reshape(K, h)
                     if b_P is not None:
                         b_P = q[K * h:]
                 else:
-                    W_P = W_P - eta * gW
+                    W_P = W_P - eta_p * gW
                     if b_P is not None:
-                        b_P = b_P - eta * gb
+                        b_P = b_P - eta_p * gb
                 log("step", "train", "phi_P", flat([W_P, b_P]), round=t,
                     client=i, step=s)
             heads[i] = [W_P, b_P]

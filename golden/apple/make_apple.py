@@ -31,6 +31,8 @@ can be rounds old.
                    downloaded copies (apple.stale = last_download)
   downloads-initial  apple.M = 1, the cores not downloaded taken as w⁰
                    (apple.stale = initial), every client every round
+  official-lr-exponential  preset official with the authors' decay ** r:
+                   lr.schedule = exponential, γ = 1/2 (η and η_p both)
 
     /usr/bin/python3 golden/apple/make_apple.py [OUTDIR]
 """
@@ -174,7 +176,8 @@ def paper_partial():
     flags, mutants = subset(*[f for f in xa.MUTANTS
                               if f not in ("apple-upload", "apple-peers",
                                            "apple-optimizer-groups",
-                                           "apple-limited-downloads")])
+                                           "apple-limited-downloads",
+                                           "lr-schedule")])
     mutants["apple-scheduler"] = ["lambda-no-half", "lambda-rising",
                                   "lambda-one-based", "lambda-no-cutoff"]
     return make(
@@ -419,10 +422,36 @@ DOWNLOADS = [
 ]
 
 
+def official_lr():
+    h = hyper(0.12, 0.08, 0.6, 3)
+    h["lr.gamma"] = 0.5
+    algorithm = {"name": "apple", "preset": "official",
+                 "hyperparameters": h,
+                 "switches": {"lr.schedule": "exponential"}}
+    flags, mutants = subset("apple-scheduler", "lr-schedule", *COMMON)
+    mutants["apple-scheduler"] = ["scheduler-flip", "lambda-one-based"]
+    mutants["apple-prox"] = ["prox-flip", "prox-no-lambda", "p0-uniform"]
+    return make(
+        "apple/worked/official-lr-exponential",
+        "worked-official-lr-exponential.json",
+        "APPLE as the authors' code runs it (preset official) with its "
+        "learning-rate decay decay ** r on both step sizes",
+        "The clients, w⁰ and rounds of apple/worked/paper-partial (clients "
+        "skip rounds); η = 0.12, η_p = 0.08, μ = 0.6, L = 3; preset "
+        "official; lr.schedule = exponential, lr.gamma = 0.5: round t "
+        "steps the cores at η/2^t and p_i at η_p/2^t (the authors' "
+        "lr_net · decay^r and lr_coef · decay^r, train_APPLE.py:51-52).  "
+        "APPLE takes no lr.count: the authors' clients train every round, "
+        "and PFLlib's -ld decays neither step (clientapple.py reads the "
+        "floats self.learning_rate and self.drlr).",
+        algorithm, PARTIAL, flags, mutants, PAPER + "; " + OFFICIAL
+        + " (train_APPLE.py:51-52: both groups' lr times decay ** r)")
+
+
 def main():
     pg.write_all(sys.argv, HERE,
                  (paper_partial, cosine_every, *SINGLES, official, pfllib,
-                  *PFLLIB_RUNS, *DOWNLOADS))
+                  *PFLLIB_RUNS, *DOWNLOADS, official_lr))
 
 
 if __name__ == "__main__":

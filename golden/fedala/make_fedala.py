@@ -25,6 +25,9 @@ lists (one pass in batches).
                  switches, the rounds of paper-partial: a client outside
                  the round runs ALA too (Θ_i ← Θ̂_i, W_i learned, start
                  phase spent), its D_i^s after the participants' lists
+  pfllib-lr-trainings  preset pfllib with PFLlib's -ld: lr.schedule =
+                 exponential, γ = 1/2, lr.count = trainings (α decays,
+                 ALA's η does not)
   pfllib-run     preset pfllib_run (pfllib and ala_clients = all), the
                  same rounds
 
@@ -464,10 +467,48 @@ def pfllib_run():
         PAPER + "; " + OFFICIAL + "; " + PFLLIB_RUN)
 
 
+LR_SOURCE = ("; TsingZ0/PFLlib d832e76f6a23 clients/clientala.py:48-49 (the "
+             "client's ExponentialLR stepped after its train()), :12, "
+             ":17-18 and utils/ALA.py:104-105, :135 (ALA's eta a float, its "
+             "optimizer lr = 0: no decay)")
+
+
+def pfllib_lr():
+    algorithm = {"name": "fedala", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.06, "fedala.eta": 3.25,
+                                     "fedala.s": 60, "fedala.p": 2,
+                                     "fedala.k": 2, "fedala.threshold": 0.011,
+                                     "fedala.max_epochs": 7,
+                                     "lr.gamma": 0.5},
+                 "switches": {"lr.schedule": "exponential"}}
+
+    def check(spec, result, state):
+        assert final_with(spec, **{"lr.count": "rounds"}) != result[2]
+
+    flags, mutants = subset("lr-schedule", "lr-count", "fedala-range",
+                            "fedala-w-gradient", "fedala-lower-layers")
+    return make(
+        "fedala/worked/pfllib-lr-trainings", "worked-pfllib-lr-trainings.json",
+        "FedALA as PFLlib runs it with -ld (preset pfllib, lr.schedule = "
+        "exponential, γ = 1/2): each client's α decays with its own "
+        "trainings, ALA's η does not",
+        "The clients, w⁰ and rounds of fedala/worked/paper-partial; α = "
+        "0.06, η = 3.25, s = 60, p = 2 tensors, k = 2, threshold 0.011, at "
+        "most 7 passes; lr.schedule = exponential, lr.gamma = 0.5 and the "
+        "preset's lr.count = trainings: client i's local steps use α/2^k, "
+        "k the rounds it trained in before (client 3 in round 1: k = 0; "
+        "client 1 in round 2: k = 1; client 0 in round 3: k = 2), not the "
+        "round t; the W step keeps η (PFLlib's ALA reads a float no "
+        "scheduler touches).",
+        algorithm, PARTIAL, flags, mutants, PAPER + "; " + OFFICIAL
+        + LR_SOURCE, check)
+
+
 def main():
     pg.write_all(sys.argv, HERE, (paper_partial, p_tensors, sum_first,
                                   official, paper_alone, pfllib_alone,
-                                  stop_boundary, all_partial, pfllib_run))
+                                  stop_boundary, all_partial, pfllib_run,
+                                  pfllib_lr))
 
 
 if __name__ == "__main__":

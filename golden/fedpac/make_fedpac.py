@@ -36,6 +36,10 @@ Vectors (file = id without "fedpac/", '/' → '-'):
   fedpac/layers/momentum-client
                          one optimizer per client kept across rounds
                          (opt.state = client), η_φ = η (PFLlib's object)
+  fedpac/layers/pfllib-lr-trainings
+                         preset pfllib with PFLlib's -ld: lr.schedule =
+                         exponential, γ = 3/4, lr.count = trainings (the
+                         preset's); η and η_φ both decay (clientpac.py:95-96)
 
     /usr/bin/python3 golden/fedpac/make_fedpac.py [OUTDIR]
 """
@@ -362,10 +366,46 @@ def momentum_client():
         "client", ROUNDS_LAYERS)
 
 
+LR_SOURCE = ("; TsingZ0/PFLlib d832e76f6a23 clientpac.py:95-96 (the "
+             "client's ExponentialLR stepped after each train(), "
+             "clientbase.py: one optimizer for both phases)")
+
+
+def pfllib_lr():
+    a = alg(0.45, 0.55, 0.35, 2, preset="pfllib", eps=0.05)
+    a["hyperparameters"]["lr.gamma"] = 0.75
+    a["switches"] = {"lr.schedule": "exponential"}
+    flags = ([f for f in PRESET_COMMON if f != "fedpac-missing-centroid"]
+             + ["fedpac-distance-mse", "fedpac-alpha-small",
+                "fedpac-alpha-raw", "fedpac-centroid-uniform",
+                "lr-schedule", "lr-count"])
+    name = "layers/pfllib-lr-trainings"
+    out = make(
+        name,
+        "FedPAC on a layer list, the pfllib preset with PFLlib's -ld "
+        "learning-rate decay (γ = 3/4, each client's scheduler stepped "
+        "after its own train())",
+        "The problem, rounds and values of fedpac/layers/pfllib (η = 0.45, "
+        "λ = 0.55, η_φ = 0.35, τ_φ = 2, ε = 0.05) with lr.schedule = "
+        "exponential, lr.gamma = 0.75 and the preset's lr.count = "
+        "trainings: client i's update scales both η and η_φ by (3/4)^k, k "
+        "the rounds it trained in before (round 1: client 2, k = 0; round "
+        "2: every client, k = 1), not the round t.",
+        LAYERS, W_LAYERS, a, flags, rounds=ROUNDS_LAYERS)
+    spec = out[1]["spec"]
+    rounds = json.loads(json.dumps(spec))
+    rounds["algorithm"]["switches"]["lr.count"] = "rounds"
+    assert (pp.replay(rounds)[2] != pp.replay(spec)[2]), name
+    prov = out[1]["provenance"]
+    prov["source"] = prov["source"] + LR_SOURCE
+    return out
+
+
 def main():
     pg.write_all(sys.argv, HERE, (paper, mse, layers_paper, official,
                                   pfllib, drawn, momentum_decay,
-                                  official_run, momentum_client))
+                                  official_run, momentum_client,
+                                  pfllib_lr))
 
 
 if __name__ == "__main__":

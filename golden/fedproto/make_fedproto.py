@@ -27,9 +27,14 @@ Vectors (file = id without "fedproto/", '/' → '-'):
   fedproto/layers/pfllib    the pfllib preset
   fedproto/mlp/drawn        the paper's reading, batches on samples 0 and 1
                             only, round 2's clients drawn as 2, 0, 1
+  fedproto/layers/pfllib-lr-trainings
+                            the pfllib preset with PFLlib's -ld: lr.schedule
+                            = exponential, γ = 1/2, lr.count = trainings
+                            (the preset's)
 
     /usr/bin/python3 golden/fedproto/make_fedproto.py [OUTDIR]
 """
+import json
 import os
 import sys
 
@@ -217,9 +222,41 @@ def drawn():
         rounds=px.with_drawn(ROUNDS_DRAWN, DRAWN))
 
 
+LR_SOURCE = ("; TsingZ0/PFLlib d832e76f6a23 clientproto.py:69-70 (the "
+             "client's ExponentialLR stepped after its train(); its one "
+             "optimizer takes every step)")
+
+
+def pfllib_lr():
+    a = alg(0.9, 0.4, preset="pfllib")
+    a["hyperparameters"]["lr.gamma"] = 0.5
+    a["switches"] = {"lr.schedule": "exponential"}
+    name = "layers/pfllib-lr-trainings"
+    out = make(
+        name,
+        "FedProto on a layer list, the pfllib preset with PFLlib's -ld "
+        "learning-rate decay (γ = 1/2, each client's scheduler stepped "
+        "after its own train())",
+        "λ = 0.9, η = 0.4 as fedproto/layers/pfllib, with lr.schedule = "
+        "exponential, lr.gamma = 0.5 and the preset's lr.count = "
+        "trainings: client i's η is 0.4 · (1/2)^k, k the rounds it trained "
+        "in before (round 1: client 0, k = 0; round 2: clients 0, 1 with "
+        "k = 1, client 2 with k = 0), not the round t; λ does not decay.",
+        LAYERS, W_LAYERS, a,
+        COMMON + ["fedproto-client-protos-during",
+                  "fedproto-proto-weights-uniform", "lr-schedule",
+                  "lr-count"])
+    spec = out[1]["spec"]
+    rounds = json.loads(json.dumps(spec))
+    rounds["algorithm"]["switches"]["lr.count"] = "rounds"
+    assert pp.replay(rounds)[2] != pp.replay(spec)[2], name
+    out[1]["provenance"]["source"] += LR_SOURCE
+    return out
+
+
 def main():
     pg.write_all(sys.argv, HERE, (paper, mse, during, uniform, official,
-                                  pfllib, drawn))
+                                  pfllib, drawn, pfllib_lr))
 
 
 if __name__ == "__main__":

@@ -32,9 +32,13 @@ Vectors (file = id without "fedrod/", '/' → '-'):
   fedrod/layers/bn-pfllib   the same under the pfllib preset: one pass per
                          batch (rep and out_g reused by l. 8), and
                          bn.running_var = biased
+  fedrod/layers/pfllib-lr-trainings  the pfllib preset with PFLlib's -ld:
+                         lr.schedule = exponential, γ = 3/4, lr.count =
+                         trainings (the preset's); both step sizes decay
 
     /usr/bin/python3 golden/fedrod/make_fedrod.py [OUTDIR]
 """
+import json
 import os
 import sys
 
@@ -292,10 +296,41 @@ def bn_pfllib():
         only={"fedrod-bn-passes": ["bn-eval-personal"]})
 
 
+LR_SOURCE = ("; TsingZ0/PFLlib d832e76f6a23 clientrod.py:64-65 (both "
+             "ExponentialLR objects, self.optimizer's and opt_head's, "
+             "stepped after the client's train())")
+
+
+def pfllib_lr():
+    a = alg(0.25, preset="pfllib")
+    a["hyperparameters"]["lr.gamma"] = 0.75
+    a["switches"] = {"lr.schedule": "exponential"}
+    name = "layers/pfllib-lr-trainings"
+    out = make(
+        name,
+        "FedRoD on a layer list, the pfllib preset with PFLlib's -ld "
+        "learning-rate decay (γ = 3/4, each client's two schedulers stepped "
+        "after its own train())",
+        "η = 0.25 as fedrod/layers/pfllib, with lr.schedule = exponential, "
+        "lr.gamma = 0.75 and the preset's lr.count = trainings: the generic "
+        "model's and φ_P's steps are both 0.25 · (3/4)^k, k the rounds "
+        "client i trained in before (round 1: clients 0 and 2, k = 0; "
+        "round 2: clients 0 and 1, k = 1), not the round t.",
+        LAYERS, W_LAYERS, a,
+        COMMON + ["fedrod-features-before", "fedrod-phi-p0-generic",
+                  "lr-schedule", "lr-count"])
+    spec = out[1]["spec"]
+    rounds = json.loads(json.dumps(spec))
+    rounds["algorithm"]["switches"]["lr.count"] = "rounds"
+    assert pr.replay(rounds)[1] != pr.replay(spec)[1], name
+    out[1]["provenance"]["source"] += LR_SOURCE
+    return out
+
+
 def main():
     pg.write_all(sys.argv, HERE, (paper, before, generic, layers_paper,
                                   pfllib, drawn, counts_pfllib, bn_paper,
-                                  bn_pfllib))
+                                  bn_pfllib, pfllib_lr))
 
 
 if __name__ == "__main__":

@@ -83,6 +83,12 @@
  * tensor whose grad is None (the frozen phase's), so the one object is the
  * two slots kept per client (opt.state = client) with η_φ = η.
  *
+ * Learning-rate decay (lr.*, ref/engine/lr.c; the paper and the authors'
+ * code keep η and η_φ constant).  PFLlib's clientpac.py:95-96 steps the
+ * ExponentialLR of that one optimizer after each train(), so both phases'
+ * step sizes decay: η and η_φ each times γ^k, k client i's train() calls
+ * before (lr.count = trainings, preset pfllib) or the round t.
+ *
  * Symbols:  θ ↔ the body entries of s->w and of every v_i   φ_i ↔ the head
  *           entries of s->v + i·P (Hn of them)   f_θ(x) ↔ ws->Phi rows (d)
  *           ĉ_{i,k} ↔ ws->C_i   c_k ↔ ws->C_bar (K × d; N_bar[k] = 0: none)
@@ -666,6 +672,7 @@ static pflref_status fedpac_round(pflref_state *s,
             if (!ws->head[p])
                 x[p] = ws->w_t[p];
         pflref_client_begin(s, i, "v", x, NULL, trace);
+        pflref_client_lr(s, i, 0, 1);  /* η, η_φ of i's update (lr.count) */
         pflref_optim_begin(s, i);   /* its two optimizers (opt.state) */
         pflref_status st = statistics(s, i, x, ws, trace, err);
         if (st == PFLREF_OK)

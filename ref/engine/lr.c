@@ -66,6 +66,9 @@ static const size_t STEP_SIZES[] = {
     offsetof(pflref_hyper, perfedavg.beta),  /* Per-FedAvg's β           */
     offsetof(pflref_hyper, apfl.eta_alpha),  /* η_α (NaN: η, scaled)     */
     offsetof(pflref_hyper, ifca.gamma),      /* IFCA's γ                 */
+    offsetof(pflref_hyper, fedpac.eta_phi),  /* FedPAC's η_φ (PFLlib
+                                                clientpac.py:95-96: the one
+                                                optimizer of both phases) */
 };
 
 /* c of the schedule after t scheduler steps: γ^t, γ^⌊t/step_rounds⌋ or

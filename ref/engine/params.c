@@ -168,7 +168,8 @@ static const char *const fedproto_weights_values[] = {"class_counts",
     " fedrod"                                                                \
     " apple"                                                                 \
     " fedala"                                                                \
-    " fedamp"
+    " fedamp"                                                                \
+    " fedpac"
 /* Those whose clients count their own decay steps (pflref_client_lr): the
  * algorithms PFLlib runs. */
 #define LR_COUNT_ALGORITHMS                                                  \
@@ -178,7 +179,8 @@ static const char *const fedproto_weights_values[] = {"class_counts",
     " fedrod"                                                                \
     " fedala"                                                                \
     " fedbn"                                                                 \
-    " fedamp"
+    " fedamp"                                                                \
+    " fedpac"
 
 static const pflref_param params[] = {
     {"eta", "fedavg local finetune pfedme ditto apfl interp cfl fedfomo fedbn "
