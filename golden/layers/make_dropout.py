@@ -39,6 +39,19 @@ exact rational arithmetic end to end.
       mask a step, schedule.post_dropout), then the per-client grid scored
       in evaluation mode (loss_exact wrapped here: no mask taken).
 
+  layers/fedbn/bn1d-mlp-dropout
+      FedBN (Li et al., ICLR 2021, Alg. 1) on dense 3→4 (no bias),
+      batchnorm1d, relu, dropout (p = 1/4), dense 4→1, through
+      pflref_exact_fedbn.py (60-digit decimals): one mask per local step;
+      the float64 gap measured on the FedAvg run of the same model, data
+      and masks (as make_bn.py measures FedBN's).
+  layers/cfl/mlp-dropout-split
+      CFL (Sattler et al. 2020, Alg. 1) on the MLP above, four clients of
+      opposite targets, through pflref_exact_cfl.py: one mask per local
+      step; ε₁, ε₂, γ_max from the run's own norms so round 0 splits.
+  Each participant's passes of a round come in pairs of one batch size, so
+  the bug dropout-pass-swap (two steps' masks exchanged) runs and is caught.
+
 The layer is written here from PyTorch's definition, not from pflref: in
 training y = x · s where m = 1 and 0 where m = 0, with s the double
 1/(1 − p) (aten/src/ATen/native/Dropout.cpp, _dropout_impl: noise =
@@ -63,6 +76,7 @@ last round's evaluation).
 
     /usr/bin/python3 golden/layers/make_dropout.py [OUTDIR]
 """
+import math
 import os
 import random
 import sys
@@ -81,8 +95,9 @@ import pflref_exact_interp as pi   # noqa: E402
 import pflref_exact_perfedavg as pfa  # noqa: E402
 import pflref_exact_pfl as pp      # noqa: E402
 import pflref_golden as pg         # noqa: E402
+import audit                       # noqa: E402
 
-GENERATOR = "golden/layers/make_dropout.py (exact fractions, {} on pflref_exact_layers.py)"
+GENERATOR = "golden/layers/make_dropout.py ({}, {} on pflref_exact_layers.py)"
 DROPOUT_SOURCE = ("torch.nn.Dropout (inverted dropout; aten/src/ATen/native/Dropout.cpp "
                   "_dropout_impl: y = x * (bernoulli(1 - p) / (1 - p))), masks given as "
                   "data; docs/models.md (Dropout)")
@@ -118,12 +133,27 @@ class Feed:
         self.post = False   # the pass taken last is a post-phase pass
         self.n = len(spec["problem"]["clients"])
         self.data = []
+        # the clients' training rows by value, for replays that keep their
+        # own copies of the data (pflref_exact_fedbn.py's 60-digit decimals)
+        self.rows = [{tuple(float(x) for x in row) for row in c["X"]}
+                     for c in spec["problem"]["clients"]]
+
+    def client_of(self, X):
+        """The client whose training rows X are: by identity with a
+        ClientData's rows, else by value (exactly one client must hold them
+        all)."""
+        for i, d in enumerate(self.data):
+            if any(X[0] is row for row in d.X):
+                # each problem built appends its n clients (a run in another
+                # domain builds a second one): the position modulo n
+                return i % self.n
+        key = [tuple(float(x) for x in row) for row in X]
+        hits = [k for k, rows in enumerate(self.rows) if all(r in rows for r in key)]
+        assert len(hits) == 1, f"a training pass on rows of {len(hits)} clients"
+        return hits[0]
 
     def take(self, X, bugs=frozenset()):
-        # each problem built appends its n clients (a run in another domain
-        # builds a second one): the position modulo n is the client
-        k = next(i for i, d in enumerate(self.data)
-                 if any(X[0] is row for row in d.X)) % self.n
+        k = self.client_of(X)
         q = self.taken[k]
         assert q < len(self.passes[k]), f"client {k}: pass {q + 1} has no mask"
         self.taken[k] = q + 1
@@ -195,6 +225,10 @@ class DropModel(_Model):
 
 
 pl.Model, pl.ClientData = DropModel, DropData
+# the bugs of the layer, which the algorithm modules pass on to the model
+# (they keep pl.ALL_BUGS of the bugs they are given)
+pl.ALL_BUGS = pl.ALL_BUGS | {"dropout-no-rescale", "dropout-eval-in-train",
+                             "dropout-eval-in-post", "dropout-pass-swap"}
 
 _loss_exact = pl.loss_exact
 
@@ -369,17 +403,49 @@ def finetune_replay(spec, bugs, domain=None):
     return with_feed(spec, run)
 
 
-def make(folder, vid, fname, title, spec, flags, mutants, replay, final, source):
+def module_replay(alg, spec, bugs, domain=None):
+    """golden/audit.py's module for alg (pflref_exact_<alg>.py) with the
+    feed; every model it builds is a DropModel in `domain` (None: the
+    module's own choice)."""
+    mod = audit.MODULES[alg]
+
+    class Forced(DropModel):
+        def __init__(self, model, d=None):
+            super().__init__(model, domain if domain is not None else d)
+
+    def run():
+        saved = pl.Model
+        pl.Model = Forced
+        try:
+            return mod.replay(spec, frozenset(bugs))
+        finally:
+            pl.Model = saved
+    return with_feed(spec, run)
+
+
+def make(folder, vid, fname, title, spec, flags, mutants, replay, final, source,
+         arith="exact fractions", fp64_of=None):
+    """fp64_of(): the float64 gap measured another way (the FedAvg run of the
+    same model, data and masks), for a replay that runs in 60-digit decimals
+    only."""
     pl.reset_stats()
     result = replay(spec, frozenset())
     lc.guard_kinks()
     exp0 = pg.expected(*final(*result))
-    fp64 = lc.gap(exp0, pg.expected(*final(*replay(spec, frozenset(), "float"))))
-    tol = lc.tolerance(1e-13, 1e-12, "exact rationals of the binary inputs", fp64)
+    if fp64_of is None:
+        fp64 = lc.gap(exp0, pg.expected(*final(*replay(spec, frozenset(), "float"))))
+    else:
+        fp64 = fp64_of()
+    what = ("exact rationals of the binary inputs" if arith == "exact fractions"
+            else "60-digit decimals of the binary inputs")
+    if fp64_of is not None:
+        what += " (the FedAvg run of this model, data and masks measured)"
+    tol = lc.tolerance(1e-13, 1e-12, what, fp64)
     exp = pg.checked_expected(vid, tol, flags, mutants, result,
                               lambda bugs: replay(spec, frozenset(bugs)), final)
+    gen = GENERATOR.format(arith, folder)
     prov = pg.provenance("independent", f"{source}; {DROPOUT_SOURCE}; {lc.LAYERS_SOURCE}",
-                         GENERATOR.format(folder))
+                         gen)
     return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
 
 
@@ -803,7 +869,134 @@ def perfedavg_hf_mlp():
                 "shared/spec notes §4(c)")
 
 
+FEDBN_SOURCE = ("Li, Jiang, Zhang, Kamp, Dou, ICLR 2021 (FedBN), Alg. 1; shared/spec "
+                "notes-fedbn-fedfomo.md §1")
+CFL_SOURCE = ("Sattler, Müller, Samek, IEEE TNNLS 2020, Alg. 1; shared/spec "
+              "notes-cfl-ifca-sampling-metrics.md §1")
+
+BN_MLP = {"kind": "layers", "input": [3], "loss": "squared",
+          "layers": [{"type": "dense", "name": "fc1", "out": 4, "bias": False},
+                     {"type": "batchnorm1d", "name": "bn1", "eps": 0.03, "momentum": 0.2},
+                     {"type": "relu"},
+                     {"type": "dropout", "name": "drop", "p": 0.25},
+                     {"type": "dense", "name": "out", "out": 1}]}
+
+
+def fedavg_gap(spec, plans, eta):
+    """The float64 gap of FedAvg on spec's model, data, start and masks (the
+    same passes: one a step), the running statistics frozen, against its
+    60-digit decimal run (as make_bn.py measures FedBN's)."""
+    frozen = {"bn.running": "frozen"}
+    model, clients, w0 = spec["model"], spec["problem"]["clients"], spec["init"]["w"]
+
+    def run(domain):
+        return with_feed(spec, lambda: lc.fedavg_run(model, clients, w0, eta, "samples",
+                                                     plans, domain=domain,
+                                                     switches=frozen))
+    (t_ex, w_ex), (t_fl, w_fl) = run(None), run("float")
+    return lc.gap(pg.expected(t_ex, w=w_ex), pg.expected(t_fl, w=w_fl))
+
+
+def fedbn_mlp():
+    # two batches (of at least two rows: batch statistics) per participant
+    # and round, of one size, so the pass-swap bug swaps two of a client's
+    # steps' masks (and runs, rather than failing on a shape)
+    plans = [
+        [(0, [[0, 2], [3, 1]]), (1, [[2, 0], [1, 2]]), (2, [[4, 1], [0, 3]])],
+        [(0, [[1, 3, 0], [2, 1, 3]]), (2, [[2, 4, 0], [3, 0, 1]])],
+    ]
+    spec = pg.given_spec(
+        "FedBN on an MLP with batch normalisation and dropout (p = 1/4), masks as data",
+        "Layers dense 'fc1' 3 -> 4 (no bias), batchnorm1d 'bn1' (eps = 0.03, momentum = "
+        "0.2), relu, dropout 'drop' (p = 0.25), dense 'out' 4 -> 1; loss (y-hat - y)^2. "
+        "FedBN (Alg. 1): each participant starts from the global non-BN parameters and "
+        "its own BN entries (gamma, beta, running statistics), takes one local SGD step "
+        "per batch (eta = 0.078125), each step a training pass with its own mask from "
+        "schedule.rounds[t].dropout[j]; the non-BN parameters are averaged (uniform), the "
+        "BN entries stay local; client 1 unsampled in round 1.",
+        BN_MLP, MLP_CLIENTS, {"kind": "given", "w": lc.init_for(BN_MLP, 61, scale=0.75,
+                                                               den=64)},
+        {"name": "fedbn", "hyperparameters": {"eta": 0.078125}},
+        rounds_json(plans, 1610, [("drop", 4)]))
+    flags = ["dropout-scale", "dropout-train-mode", "dropout-pass-order",
+             "fedbn-bn-averaged", "bn-running-update", "bn-backward", "aggregation-weights"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"dropout-pass-order": ["dropout-pass-swap"],
+                    "fedbn-bn-averaged": ["bn-averaged"],
+                    "bn-running-update": ["momentum-flipped", "running-in-training"],
+                    "bn-backward": ["no-stat-backward"],
+                    "aggregation-weights": ["weights=samples"]})
+    return make("fedbn", "layers/fedbn/bn1d-mlp-dropout", "fedbn-bn1d-mlp-dropout.json",
+                spec["name"], spec, flags, mutants,
+                lambda sp, bugs, domain=None: module_replay("fedbn", sp, bugs, domain),
+                lambda trace, w, v, alpha: (trace, w, v), FEDBN_SOURCE,
+                "60-digit decimals", lambda: fedavg_gap(spec, plans, 0.078125))
+
+
+def cfl_clients():
+    """Four clients of the MLP's input, two groups of opposite targets."""
+    out = []
+    for i, n in enumerate((4, 3, 5, 4)):
+        rng = random.Random(1650 + i)
+        sign = 1 if i in (0, 2) else -1
+        out.append({"X": lc.rows(1660 + i, n, 3, den=16),
+                    "y": [sign * abs(v) for v in lc.values(rng, n, 0.5, 1.5, 16)]})
+    return out
+
+
+def cfl_mlp():
+    clients = cfl_clients()
+    # a participant's batches in pairs of one size (the pass-swap bug runs)
+    plans = [
+        [(0, [[0, 2], [1, 3]]), (1, [[2, 0], [1, 2]]), (2, [[4, 1], [0, 3]]),
+         (3, [[3, 1], [0, 2]])],
+        [(0, [[1, 3, 0], [2, 1, 3]]), (1, [[1, 0], [2, 1]]), (2, [[2, 0], [3, 4]]),
+         (3, [[0], [2]])],
+    ]
+    rounds = rounds_json(plans, 1710, [("drop", 5)])
+    init = {"kind": "given", "w": MLP_W0}
+    alg = {"name": "cfl", "hyperparameters": {"eta": 0.140625, "eps1": 100.0,
+                                              "eps2": 0.0, "gamma_max": 1.0}}
+    # the thresholds from the run's own first-round norms (as make_families.py's
+    # cfl): ‖mean Δθ‖ well below ε₁, max ‖Δθ_i‖ well above ε₂, so round 0 splits
+    probe = pg.given_spec("probe", None, MLP, clients, init, alg, rounds[:1])
+    tr = module_replay("cfl", probe, frozenset())[0]
+    notes = {r["name"]: float(r["value"][0]) for r in tr.records
+             if r["event"] == "note" and r["round"] == 0 and len(r["value"]) == 1}
+    mean_n, max_n, cross = (notes["norm_dtheta_c"], notes["max_norm_dtheta"],
+                            notes["alpha_cross"])
+    assert mean_n * 2 < max_n, (mean_n, max_n)
+    eps1 = round(mean_n * 1.5 * 64) / 64
+    eps2 = round(max_n * 0.75 * 64) / 64
+    gmax = math.floor(0.8 * math.sqrt((1 - cross) / 2) * 64) / 64
+    assert mean_n < eps1 * 0.9 and max_n > eps2 * 1.1 and eps1 != eps2, (mean_n, max_n)
+    assert cross < (1 - 2 * gmax * gmax) - 0.05, (cross, gmax)
+    alg["hyperparameters"].update({"eps1": eps1, "eps2": eps2, "gamma_max": gmax})
+    spec = pg.given_spec(
+        "CFL on the MLP with dropout (p = 1/4), masks as data, a split in round 0",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). CFL (Alg. 1): every client "
+        "takes one local SGD step per batch (eta = 0.140625), each step a training pass "
+        "with its own mask from schedule.rounds[t].dropout[j]; four clients in two groups "
+        f"of opposite targets; eps1 = {eps1}, eps2 = {eps2}, gamma_max = {gmax} (set "
+        f"from the run's norms {mean_n:.4f}, {max_n:.4f} and alpha_cross {cross:.4f}), "
+        "so the first round's cluster splits.",
+        MLP, clients, init, alg, rounds)
+    flags = ["dropout-scale", "dropout-train-mode", "dropout-pass-order",
+             "cfl-similarity-normalisation", "cfl-split-update", "cfl-thresholds"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"dropout-pass-order": ["dropout-pass-swap"],
+                    "cfl-similarity-normalisation": ["cfl-raw-similarity"],
+                    "cfl-split-update": ["cfl-update-parent"],
+                    "cfl-thresholds": ["cfl-eps2-is-eps1"]})
+    return make("cfl", "layers/cfl/mlp-dropout-split", "cfl-mlp-dropout-split.json",
+                spec["name"], spec, flags, mutants,
+                lambda sp, bugs, domain=None: module_replay("cfl", sp, bugs, domain),
+                lambda trace, w, v, alpha: (trace, w, v), CFL_SOURCE)
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
                                   finetune_mlp, fedrep_post_mlp, interp_mlp, apfl_mlp,
-                                  perfedavg_mlp, perfedavg_exact_mlp, perfedavg_hf_mlp])
+                                  perfedavg_mlp, perfedavg_exact_mlp, perfedavg_hf_mlp,
+                                  fedbn_mlp, cfl_mlp])

@@ -37,11 +37,15 @@
  * so that switch value is refused with dropout.  Per-FedAvg makes per step
  * ∇f(w; D) and ∇f(w̃; D′), then the exact variant's Hessian-vector product
  * on D″ (one forward) or HF's two gradients on D″, and in the phase after
- * training one pass per personalisation step. */
+ * training one pass per personalisation step.  FedBN (Li et al. 2021,
+ * Alg. 1) and CFL (Sattler et al. 2020, Alg. 1) train with the shared
+ * solver alone: one pass per local step, in step order (CFL's cosine
+ * similarities and FedBN's aggregation read no model pass). */
 static const char *const DROPOUT_ALGORITHMS[] = {"fedavg", "local", "ditto",
                                                  "fedalt", "finetune",
                                                  "interp", "apfl",
-                                                 "perfedavg", NULL};
+                                                 "perfedavg", "fedbn", "cfl",
+                                                 NULL};
 
 /* Why an algorithm whose passes are not mapped refuses dropout, where the
  * reason is more than "not yet" (docs/models.md, "Dropout"). */
@@ -54,10 +58,6 @@ static const struct {
     {"fedfomo", "its weights take the downloaded models' validation losses "
                 "in training-mode loss passes on the validation split, "
                 "passes no schedule list holds masks for"},
-    {"fedbn", "one training pass a local step would map, but no "
-              "independent vector checks FedBN with dropout yet"},
-    {"cfl", "one training pass a local step would map, but no "
-            "independent vector checks CFL with dropout yet"},
     {"pfedhn", "one training pass a local step would map, but no "
                "independent vector checks pFedHN with dropout yet"},
     {NULL, NULL}};
