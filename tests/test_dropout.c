@@ -19,8 +19,9 @@
  *   - the post phase's masks (schedule.post_dropout) are written back
  *     with the result's schedule, which replays bit for bit, and a flipped
  *     post mask entry moves that client's fine-tuned model only;
- *   - FedBN and CFL take one pass per local step: two steps' masks swapped
- *     move the client's model, a pass removed fails naming it.
+ *   - FedBN and CFL take one pass per local step, FedFomo its
+ *     validation-loss passes first: two passes' masks swapped move the
+ *     client's model, a pass removed fails naming it.
  */
 #include <check.h>
 #include <math.h>
@@ -417,21 +418,24 @@ START_TEST(test_dropout_post_recorded)
 }
 END_TEST
 
-/* ---- FedBN and CFL: one pass per local step ----------------------------- */
+/* ---- FedBN, CFL and FedFomo: the passes in the algorithm's order -------- */
 
 #define PATH_MAX_TEST 4096
 
-/* The specs of golden/layers/fedbn-bn1d-mlp-dropout.json (_i = 0) and
- * cfl-mlp-dropout-split.json (_i = 1) run by the CLI: client 0's two
- * round-0 passes swapped (both of one batch size) move client 0's final
- * model (each step reads its own pass's mask, in step order); client 0's
- * last round-1 pass removed fails with exit 2 naming the round, the client
- * and the pass, and writes nothing. */
+/* The specs of golden/layers/fedbn-bn1d-mlp-dropout.json (_i = 0),
+ * cfl-mlp-dropout-split.json (_i = 1) and fedfomo-mlp-dropout-peers.json
+ * (_i = 2: pass 0 is L_i(a) on the validation split, pass 1 the first
+ * local step) run by the CLI: client 0's two round-0 passes swapped (both
+ * of one batch size) move client 0's final model (each pass reads its own
+ * mask, in the algorithm's order); client 0's last round-1 pass removed
+ * fails with exit 2 naming the round, the client and the pass, and writes
+ * nothing. */
 START_TEST(test_dropout_fedbn_cfl_passes)
 {
-    static const char *const files[2] = {
+    static const char *const files[3] = {
         "golden/layers/fedbn-bn1d-mlp-dropout.json",
-        "golden/layers/cfl-mlp-dropout-split.json"};
+        "golden/layers/cfl-mlp-dropout-split.json",
+        "golden/layers/fedfomo-mlp-dropout-peers.json"};
     char *path = tu_repo_path(files[_i]);
     json_error_t je;
     json_t *vec = json_load_file(path, 0, &je);
@@ -498,7 +502,7 @@ Suite *dropout_suite(void)
     tcase_add_test(tc, test_dropout_identity);
     tcase_add_test(tc, test_dropout_p);
     tcase_add_loop_test(tc, test_dropout_post_recorded, 0, 2);
-    tcase_add_loop_test(tc, test_dropout_fedbn_cfl_passes, 0, 2);
+    tcase_add_loop_test(tc, test_dropout_fedbn_cfl_passes, 0, 3);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -49,7 +49,17 @@ exact rational arithmetic end to end.
       CFL (Sattler et al. 2020, Alg. 1) on the MLP above, four clients of
       opposite targets, through pflref_exact_cfl.py: one mask per local
       step; ε₁, ε₂, γ_max from the run's own norms so round 0 splits.
-  Each participant's passes of a round come in pairs of one batch size, so
+  layers/fedfomo/mlp-dropout-peers
+      FedFomo (Zhang et al., ICLR 2021, Alg. 1) on the MLP above with
+      validation splits and given peers, through pflref_exact_fedfomo.py
+      (60-digit decimals) with pl.loss_exact in training mode: per
+      participant L_i(a), then L_i(θ_n) of each download unequal to a, then
+      the own upload's, each a training pass on the validation split with its
+      mask, then the local steps'; the lists found by a probe run
+      (ProbeFeed), as their count depends on which downloads equal a.  Bug
+      dropout-eval-in-val: the validation passes alone in evaluation mode
+      (the authors' code's model.eval()), their masks unread.
+  For FedBN and CFL each participant's passes of a round come in pairs of one batch size, so
   the bug dropout-pass-swap (two steps' masks exchanged) runs and is caught.
 
 The layer is written here from PyTorch's definition, not from pflref: in
@@ -137,27 +147,40 @@ class Feed:
         # own copies of the data (pflref_exact_fedbn.py's 60-digit decimals)
         self.rows = [{tuple(float(x) for x in row) for row in c["X"]}
                      for c in spec["problem"]["clients"]]
+        # and their validation rows (FedFomo's validation-loss passes)
+        self.val_rows = [{tuple(float(x) for x in row) for row in c.get("X_val", [])}
+                         for c in spec["problem"]["clients"]]
 
     def client_of(self, X):
-        """The client whose training rows X are: by identity with a
-        ClientData's rows, else by value (exactly one client must hold them
-        all)."""
+        """(client, is_val): the client whose training rows (or validation
+        rows) X are: by identity with a ClientData's rows, else by value
+        (exactly one client must hold them all)."""
         for i, d in enumerate(self.data):
             if any(X[0] is row for row in d.X):
                 # each problem built appends its n clients (a run in another
                 # domain builds a second one): the position modulo n
-                return i % self.n
+                return i % self.n, False
         key = [tuple(float(x) for x in row) for row in X]
-        hits = [k for k, rows in enumerate(self.rows) if all(r in rows for r in key)]
+        hits = [(k, False) for k, rows in enumerate(self.rows)
+                if all(r in rows for r in key)]
+        hits += [(k, True) for k, rows in enumerate(self.val_rows)
+                 if rows and all(r in rows for r in key)]
         assert len(hits) == 1, f"a training pass on rows of {len(hits)} clients"
         return hits[0]
 
-    def take(self, X, bugs=frozenset()):
-        k = self.client_of(X)
+    def next_pass(self, k, X):
+        """Client k's pass number q (0-based), taken."""
         q = self.taken[k]
         assert q < len(self.passes[k]), f"client {k}: pass {q + 1} has no mask"
         self.taken[k] = q + 1
+        return q
+
+    def take(self, X, bugs=frozenset()):
+        k, is_val = self.client_of(X)
+        q = self.next_pass(k, X)
         self.post = q >= self.rounds[k]
+        if "dropout-eval-in-val" in bugs and is_val:
+            return None     # the validation pass in evaluation mode (its mask unread)
         if "dropout-pass-swap" in bugs and not self.post:
             q ^= 1          # a step's two passes each take the other's mask
         return self.passes[k][q]
@@ -201,6 +224,8 @@ class DropModel(_Model):
             return None
         if "dropout-eval-in-post" in bugs and FEED.post:
             return None
+        if self._pass is None:          # dropout-eval-in-val
+            return None
         s = self.D.num(1) if "dropout-no-rescale" in bugs else L.s
         zero = self.D.num(0)
         return [[s if m else zero for m in row] for row in self._pass[L.name]]
@@ -228,7 +253,8 @@ pl.Model, pl.ClientData = DropModel, DropData
 # the bugs of the layer, which the algorithm modules pass on to the model
 # (they keep pl.ALL_BUGS of the bugs they are given)
 pl.ALL_BUGS = pl.ALL_BUGS | {"dropout-no-rescale", "dropout-eval-in-train",
-                             "dropout-eval-in-post", "dropout-pass-swap"}
+                             "dropout-eval-in-post", "dropout-pass-swap",
+                             "dropout-eval-in-val"}
 
 _loss_exact = pl.loss_exact
 
@@ -292,10 +318,11 @@ def rounds_json(plans, seed, layers, passes_per_step=1):
 # ---------------------------------------------------------------- runs
 
 
-def with_feed(spec, fn):
-    """fn() with FEED holding spec's masks; every pass taken once."""
+def with_feed(spec, fn, feed=None):
+    """fn() with FEED holding spec's masks (or the given feed); every pass
+    taken once."""
     global FEED
-    saved, FEED = FEED, Feed(spec)
+    saved, FEED = FEED, (feed if feed is not None else Feed(spec))
     try:
         out = fn()
         FEED.done()
@@ -403,10 +430,12 @@ def finetune_replay(spec, bugs, domain=None):
     return with_feed(spec, run)
 
 
-def module_replay(alg, spec, bugs, domain=None):
+def module_replay(alg, spec, bugs, domain=None, train_loss=False, feed=None):
     """golden/audit.py's module for alg (pflref_exact_<alg>.py) with the
     feed; every model it builds is a DropModel in `domain` (None: the
-    module's own choice)."""
+    module's own choice).  train_loss: pl.loss_exact is the training-mode
+    loss (each call a training pass taking its masks: FedFomo's validation
+    losses), not interp's evaluation-mode one."""
     mod = audit.MODULES[alg]
 
     class Forced(DropModel):
@@ -414,13 +443,60 @@ def module_replay(alg, spec, bugs, domain=None):
             super().__init__(model, domain if domain is not None else d)
 
     def run():
-        saved = pl.Model
+        saved, saved_loss = pl.Model, pl.loss_exact
         pl.Model = Forced
+        if train_loss:
+            pl.loss_exact = _loss_exact
         try:
             return mod.replay(spec, frozenset(bugs))
         finally:
-            pl.Model = saved
-    return with_feed(spec, run)
+            pl.Model, pl.loss_exact = saved, saved_loss
+    return with_feed(spec, run, feed)
+
+
+class ProbeFeed(Feed):
+    """A feed that makes each pass's masks when the run asks for them:
+    client k's pass q from random.Random(seed + 1000 k + q), nb rows per
+    layer (name, width); used to learn how many passes, of which sizes, a
+    run whose pass count depends on its data makes (FedFomo's skipped
+    equal downloads), before the masks are written into the spec."""
+
+    def __init__(self, spec, seed, layers):
+        super().__init__(spec)
+        self.seed, self.layers = seed, layers
+        for k in range(self.n):
+            self.passes.setdefault(k, [])
+            self.rounds.setdefault(k, len(self.passes[k]))
+            self.taken.setdefault(k, 0)
+
+    def next_pass(self, k, X):
+        q = self.taken[k]
+        if q == len(self.passes[k]):
+            rng = random.Random(self.seed + 1000 * k + q)
+            self.passes[k].append({name: masks(rng, len(X), w) for name, w in self.layers})
+            self.rounds[k] = len(self.passes[k])
+        return super().next_pass(k, X)
+
+
+def probe_round_masks(alg, spec, seed, layers, train_loss=False, domain=None):
+    """Every round's rounds[t].dropout for spec (which has none): the passes
+    a correct run makes, round by round (the run of rounds 0..t counted),
+    each its own masks; no two passes of the spec share theirs."""
+    rounds = spec["schedule"]["rounds"]
+    counts = [dict.fromkeys(range(len(spec["problem"]["clients"])), 0)]
+    feed = None
+    for T in range(1, len(rounds) + 1):
+        part = dict(spec, schedule=dict(spec["schedule"], rounds=rounds[:T]))
+        feed = ProbeFeed(part, seed, layers)
+        module_replay(alg, part, frozenset(), domain, train_loss=train_loss, feed=feed)
+        counts.append({k: len(v) for k, v in feed.passes.items()})
+    seen = [repr(p) for v in feed.passes.values() for p in v]
+    assert len(seen) == len(set(seen)), "two passes share their masks"
+    for t, r in enumerate(rounds):
+        r["dropout"] = [feed.passes[k][counts[t][k]:counts[t + 1][k]] for k in r["clients"]]
+        for k in range(len(counts[0])):
+            if k not in r["clients"]:
+                assert counts[t][k] == counts[t + 1][k], (t, k)
 
 
 def make(folder, vid, fname, title, spec, flags, mutants, replay, final, source,
@@ -995,8 +1071,61 @@ def cfl_mlp():
                 lambda trace, w, v, alpha: (trace, w, v), CFL_SOURCE)
 
 
+FEDFOMO_SOURCE = ("Zhang, Sapra, Fidler, Yeung, Alvarez, ICLR 2021, Alg. 1; shared/spec "
+                  "notes-fedfomo.md; the validation losses in training mode as "
+                  "TsingZ0/PFLlib d832e76f6a23 clientfomo.py:139-151 runs them")
+
+
+def fedfomo_mlp():
+    def client(i, n, nv):
+        rng = random.Random(1750 + i)
+        return dict(MLP_CLIENTS[i], X_val=lc.rows(1760 + i, nv, 3, den=16),
+                    y_val=lc.values(rng, nv, -1.5, 1.5, 16))
+    clients = [client(i, n, nv) for i, (n, nv) in enumerate(((4, 2), (3, 3), (5, 2)))]
+    rounds = [
+        {"clients": [0, 1], "batches": [[[0, 2], [1]], [[2, 0], [1]]],
+         "peers": [[1, 2], [0, 2]]},
+        {"clients": [0, 1, 2], "batches": [[[1, 3]], [[0, 1], [2]], [[4, 1], [0, 2]]],
+         "peers": [[2, 1], [2, 0], [0, 1]]},
+        {"clients": [0, 2], "batches": [[[3, 0], [2]], [[2, 3], [1, 4]]],
+         "peers": [[1, 2], [1, 0]]},
+    ]
+    spec = pg.given_spec(
+        "FedFomo on the MLP with dropout (p = 1/4), masks as data for the validation-loss "
+        "passes and the local steps",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2); validation splits of 2, 3, 2 "
+        "rows. FedFomo (Alg. 1): per participant, L_i(a) of the anchor a = phi_i, then "
+        "L_i(theta_n) of each given download n (peers) whose theta_n differs from a, then "
+        "the own upload's (fedfomo.self = included), each a training-mode pass on the "
+        "whole validation split with its own mask, then one local SGD step per batch "
+        "(eta = 0.109375), each its mask: schedule.rounds[t].dropout[j] holds them in "
+        "that order. Round 0: every model is w0, so only L_i(a) is taken; round 1: "
+        "client 2 takes its first part, client 1's download 2 is skipped (untrained).",
+        MLP, clients, {"kind": "given", "w": MLP_W0},
+        {"name": "fedfomo", "hyperparameters": {"eta": 0.109375}}, rounds)
+    # in 60-digit decimals: the weights' square roots make exact fractions grow
+    # round over round
+    probe_round_masks("fedfomo", spec, 1810, [("drop", 5)], train_loss=True,
+                      domain="decimal")
+    flags = ["dropout-scale", "dropout-train-mode", "fedfomo-clip", "fedfomo-normalise",
+             "fedfomo-distance", "fedfomo-affinity"]
+    mutants = {"dropout-scale": ["dropout-no-rescale"],
+               "dropout-train-mode": ["dropout-eval-in-train", "dropout-eval-in-val"],
+               "fedfomo-clip": ["fomo-no-clip"],
+               "fedfomo-normalise": ["fomo-no-normalise"],
+               "fedfomo-distance": ["fomo-squared-dist"],
+               "fedfomo-affinity": ["fomo-affinity-ratio"]}
+    return make("fedfomo", "layers/fedfomo/mlp-dropout-peers", "fedfomo-mlp-dropout-peers.json",
+                spec["name"], spec, flags, mutants,
+                lambda sp, bugs, domain="decimal": module_replay("fedfomo", sp, bugs, domain,
+                                                                 train_loss=True),
+                lambda trace, w, v, alpha: (trace, w, v), FEDFOMO_SOURCE,
+                "60-digit decimals")
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
                                   finetune_mlp, fedrep_post_mlp, interp_mlp, apfl_mlp,
                                   perfedavg_mlp, perfedavg_exact_mlp, perfedavg_hf_mlp,
-                                  fedbn_mlp, cfl_mlp])
+                                  fedbn_mlp, cfl_mlp, fedfomo_mlp])

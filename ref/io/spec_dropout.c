@@ -40,12 +40,20 @@
  * training one pass per personalisation step.  FedBN (Li et al. 2021,
  * Alg. 1) and CFL (Sattler et al. 2020, Alg. 1) train with the shared
  * solver alone: one pass per local step, in step order (CFL's cosine
- * similarities and FedBN's aggregation read no model pass). */
+ * similarities and FedBN's aggregation read no model pass).  FedFomo
+ * (Zhang et al. 2021, Alg. 1 l. 2-3) takes its validation losses in
+ * training-mode passes (pflref_model_loss, as PFLlib's clientfomo.py:147
+ * runs its models, never put in eval()): per participant first L_i(a) of
+ * the anchor, then L_i(θ_n) of each download n in S_i^t's order whose θ_n
+ * differs from a (an equal one has r_n = 0 and no pass), then the own
+ * upload's under fedfomo.self = included, each one pass on the
+ * validation split (one per batch under fedfomo.val_loss = batch_mean),
+ * then one pass per local step. */
 static const char *const DROPOUT_ALGORITHMS[] = {"fedavg", "local", "ditto",
                                                  "fedalt", "finetune",
                                                  "interp", "apfl",
                                                  "perfedavg", "fedbn", "cfl",
-                                                 NULL};
+                                                 "fedfomo", NULL};
 
 /* Why an algorithm whose passes are not mapped refuses dropout, where the
  * reason is more than "not yet" (docs/models.md, "Dropout"). */
@@ -55,9 +63,6 @@ static const struct {
     {"ifca", "its cluster estimate ĵ = argmin_j F_i(θ_j) takes k "
              "training-mode loss passes on the whole training set each "
              "round, passes no schedule list holds masks for"},
-    {"fedfomo", "its weights take the downloaded models' validation losses "
-                "in training-mode loss passes on the validation split, "
-                "passes no schedule list holds masks for"},
     {"pfedhn", "one training pass a local step would map, but no "
                "independent vector checks pFedHN with dropout yet"},
     {NULL, NULL}};
