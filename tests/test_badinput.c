@@ -1652,8 +1652,10 @@ static const lettered_case LETTERED[] = {
      SPEC(K_MLP, TWO, HYP("ifca", "\"gamma\": 0.1, \"ifca.k\": 2"), GIVEN(K_ROUND)),
      "model.layers[1]",
      "ifca does not map its training passes to dropout masks (its cluster estimate ĵ = "
-     "argmin_j F_i(θ_j) takes k training-mode loss passes on the whole training set each "
-     "round, passes no schedule list holds masks for)"},
+     "argmin_j F_i(θ_j) takes k training-mode loss passes on the whole training set, for "
+     "each participant at the round's start and for every client, participant or not, "
+     "before round 0 and after each server update (the reported v_i): passes no schedule "
+     "list holds masks for)"},
     {"K19", "dropout: fedfomo given a mask for its local step only (its validation-loss pass "
      "takes the first)",
      SPEC(K_MLP, TWO,

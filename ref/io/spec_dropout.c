@@ -61,8 +61,11 @@ static const struct {
     const char *name, *why;
 } REFUSED[] = {
     {"ifca", "its cluster estimate ĵ = argmin_j F_i(θ_j) takes k "
-             "training-mode loss passes on the whole training set each "
-             "round, passes no schedule list holds masks for"},
+             "training-mode loss passes on the whole training set, for "
+             "each participant at the round's start and for every client, "
+             "participant or not, before round 0 and after each server "
+             "update (the reported v_i): passes no schedule list holds "
+             "masks for"},
     {"pfedhn", "one training pass a local step would map, but no "
                "independent vector checks pFedHN with dropout yet"},
     {NULL, NULL}};
