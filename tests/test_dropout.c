@@ -19,7 +19,7 @@
  *   - the post phase's masks (schedule.post_dropout) are written back
  *     with the result's schedule, which replays bit for bit, and a flipped
  *     post mask entry moves that client's fine-tuned model only;
- *   - FedBN and CFL take one pass per local step, FedFomo its
+ *   - FedBN, CFL and pFedHN take one pass per local step, FedFomo its
  *     validation-loss passes first: two passes' masks swapped move the
  *     client's model, a pass removed fails naming it.
  */
@@ -418,24 +418,27 @@ START_TEST(test_dropout_post_recorded)
 }
 END_TEST
 
-/* ---- FedBN, CFL and FedFomo: the passes in the algorithm's order -------- */
+/* ---- FedBN, CFL, FedFomo, pFedHN: the passes in the algorithm's order --- */
 
 #define PATH_MAX_TEST 4096
 
 /* The specs of golden/layers/fedbn-bn1d-mlp-dropout.json (_i = 0),
  * cfl-mlp-dropout-split.json (_i = 1) and fedfomo-mlp-dropout-peers.json
  * (_i = 2: pass 0 is L_i(a) on the validation split, pass 1 the first
- * local step) run by the CLI: client 0's two round-0 passes swapped (both
+ * local step) and pfedhn-mlp-dropout-linear-hn.json (_i = 3: round 0's one
+ * client is client 2, whose steps move the hypernetwork and so every θ_i)
+ * run by the CLI: round 0's first participant's two passes swapped (both
  * of one batch size) move client 0's final model (each pass reads its own
  * mask, in the algorithm's order); client 0's last round-1 pass removed
  * fails with exit 2 naming the round, the client and the pass, and writes
  * nothing. */
-START_TEST(test_dropout_fedbn_cfl_passes)
+START_TEST(test_dropout_algorithm_passes)
 {
-    static const char *const files[3] = {
+    static const char *const files[4] = {
         "golden/layers/fedbn-bn1d-mlp-dropout.json",
         "golden/layers/cfl-mlp-dropout-split.json",
-        "golden/layers/fedfomo-mlp-dropout-peers.json"};
+        "golden/layers/fedfomo-mlp-dropout-peers.json",
+        "golden/layers/pfedhn-mlp-dropout-linear-hn.json"};
     char *path = tu_repo_path(files[_i]);
     json_error_t je;
     json_t *vec = json_load_file(path, 0, &je);
@@ -444,7 +447,7 @@ START_TEST(test_dropout_fedbn_cfl_passes)
     json_t *rounds = json_object_get(json_object_get(spec, "schedule"), "rounds");
     char *dir = tu_tmpdir();
     json_t *v0 = final_v(dir, spec, "r0.json");
-    /* swapped: round 0, participant 0 (client 0), passes 0 and 1 */
+    /* swapped: round 0, participant 0, passes 0 and 1 */
     json_t *l0 = json_array_get(json_object_get(json_array_get(rounds, 0),
                                                 "dropout"), 0);
     ck_assert_uint_ge(json_array_size(l0), 2);
@@ -502,7 +505,7 @@ Suite *dropout_suite(void)
     tcase_add_test(tc, test_dropout_identity);
     tcase_add_test(tc, test_dropout_p);
     tcase_add_loop_test(tc, test_dropout_post_recorded, 0, 2);
-    tcase_add_loop_test(tc, test_dropout_fedbn_cfl_passes, 0, 3);
+    tcase_add_loop_test(tc, test_dropout_algorithm_passes, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }

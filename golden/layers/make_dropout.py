@@ -59,7 +59,12 @@ exact rational arithmetic end to end.
       (ProbeFeed), as their count depends on which downloads equal a.  Bug
       dropout-eval-in-val: the validation passes alone in evaluation mode
       (the authors' code's model.eval()), their masks unread.
-  For FedBN and CFL each participant's passes of a round come in pairs of one batch size, so
+  layers/pfedhn/mlp-dropout-linear-hn
+      pFedHN (Shamsian et al., ICML 2021, Alg. 1) on the MLP above with a
+      linear hypernetwork (e = 2), one client a round, through
+      pflref_exact_pfedhn.py (60-digit decimals: exact fractions grow too
+      large): one mask per local step of θ̃_i.
+  For FedBN, CFL and pFedHN each participant's passes of a round come in pairs of one batch size, so
   the bug dropout-pass-swap (two steps' masks exchanged) runs and is caught.
 
 The layer is written here from PyTorch's definition, not from pflref: in
@@ -1124,8 +1129,47 @@ def fedfomo_mlp():
                 "60-digit decimals")
 
 
+PFEDHN_SOURCE = ("Shamsian, Navon, Fetaya, Chechik, ICML 2021, arXiv 2103.04628v1, Alg. 1; "
+                 "shared/spec notes-lora-pfedhn.md §4")
+
+
+def pfedhn_mlp():
+    P = pl.Model(MLP, "float").P
+    rng = random.Random(1900)
+    hn = {"W": [lc.values(rng, 2, -0.5, 0.5, 64) for _ in range(P)],
+          "b": lc.values(rng, P, -0.25, 0.25, 64),
+          "v": [lc.values(rng, 2, -1.25, 1.25, 16) for _ in range(3)]}
+    # one client a round (Alg. 1 l. 2), two batches of one size each
+    plans = [[(2, [[0, 3], [4, 1]])], [(0, [[1, 2], [3, 0]])], [(2, [[2], [0]])],
+             [(1, [[2, 0], [1, 2]])]]
+    spec = pg.given_spec(
+        "pFedHN on the MLP with dropout (p = 1/4), masks as data, a linear hypernetwork",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). pFedHN (Alg. 1): theta_i = "
+        "W_h v_i + b_h (e = 2), K local SGD steps with eta = 0.0859375, each a training "
+        "pass with its mask from schedule.rounds[t].dropout[0], then W_h, b_h <- + alpha "
+        "dtheta v_i^T, + alpha dtheta and v_i <- + alpha_v W_h^T dtheta; alpha = 0.3125, "
+        "alpha_v = 0.4375; the reported theta_i = h(v_i) take no pass.",
+        MLP, MLP_CLIENTS, {"kind": "zeros", "hypernetwork": hn},
+        {"name": "pfedhn", "hyperparameters": {"eta": 0.0859375, "alpha": 0.3125,
+                                               "pfedhn.alpha_v": 0.4375}},
+        rounds_json(plans, 1910, [("drop", 5)]))
+    flags = ["dropout-scale", "dropout-train-mode", "dropout-pass-order", "pfedhn-sign",
+             "pfedhn-simultaneous", "pfedhn-embed-rate", "pfedhn-bias"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"dropout-pass-order": ["dropout-pass-swap"],
+                    "pfedhn-sign": ["hn-ascent", "hn-embed-ascent"],
+                    "pfedhn-simultaneous": ["hn-embed-new-w", "hn-w-new-v"],
+                    "pfedhn-embed-rate": ["hn-embed-alpha"],
+                    "pfedhn-bias": ["hn-bias-frozen"]})
+    return make("pfedhn", "layers/pfedhn/mlp-dropout-linear-hn",
+                "pfedhn-mlp-dropout-linear-hn.json", spec["name"], spec, flags, mutants,
+                lambda sp, bugs, domain="decimal": module_replay("pfedhn", sp, bugs, domain),
+                lambda trace, w, v, alpha: (trace, w, v), PFEDHN_SOURCE, "60-digit decimals")
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
                                   finetune_mlp, fedrep_post_mlp, interp_mlp, apfl_mlp,
                                   perfedavg_mlp, perfedavg_exact_mlp, perfedavg_hf_mlp,
-                                  fedbn_mlp, cfl_mlp, fedfomo_mlp])
+                                  fedbn_mlp, cfl_mlp, fedfomo_mlp, pfedhn_mlp])

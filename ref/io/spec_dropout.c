@@ -48,12 +48,14 @@
  * differs from a (an equal one has r_n = 0 and no pass), then the own
  * upload's under fedfomo.self = included, each one pass on the
  * validation split (one per batch under fedfomo.val_loss = batch_mean),
- * then one pass per local step. */
+ * then one pass per local step.  pFedHN (Shamsian et al. 2021, Alg. 1
+ * l. 6-8) takes one pass per local step of θ̃ on the round's client; its
+ * reported θ_i = h(v_i) take none. */
 static const char *const DROPOUT_ALGORITHMS[] = {"fedavg", "local", "ditto",
                                                  "fedalt", "finetune",
                                                  "interp", "apfl",
                                                  "perfedavg", "fedbn", "cfl",
-                                                 "fedfomo", NULL};
+                                                 "fedfomo", "pfedhn", NULL};
 
 /* Why an algorithm whose passes are not mapped refuses dropout, where the
  * reason is more than "not yet" (docs/models.md, "Dropout"). */
@@ -66,8 +68,6 @@ static const struct {
              "participant or not, before round 0 and after each server "
              "update (the reported v_i): passes no schedule list holds "
              "masks for"},
-    {"pfedhn", "one training pass a local step would map, but no "
-               "independent vector checks pFedHN with dropout yet"},
     {NULL, NULL}};
 
 /* "a, b and c": the names of DROPOUT_ALGORITHMS into buf. */
