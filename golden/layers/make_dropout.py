@@ -1017,7 +1017,7 @@ def fedbn_mlp():
 def cfl_clients():
     """Four clients of the MLP's input, two groups of opposite targets."""
     out = []
-    for i, n in enumerate((4, 3, 5, 4)):
+    for i, n in enumerate((4, 3, 5, 6)):   # distinct sizes (weights by size)
         rng = random.Random(1650 + i)
         sign = 1 if i in (0, 2) else -1
         out.append({"X": lc.rows(1660 + i, n, 3, den=16),
