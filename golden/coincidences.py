@@ -492,7 +492,7 @@ def r_pfl_batches(spec, sw, hp):
 
 def r_cfl_thresholds(spec, sw, hp):
     import pflref_exact_cfl as xc
-    trace = xc.replay(spec)[0]
+    trace = xc.replay(spec)[0] if not has_dropout(spec) else dropout_trace("cfl", spec)
     eps1, eps2 = xc.dec(Fraction(hp["eps1"])), xc.dec(Fraction(hp["eps2"]))
     g = xc.dec(Fraction(hp["gamma_max"]))
     margins = []
@@ -554,6 +554,21 @@ def has_dropout(spec):
     """The model has a dropout layer (its masks are schedule data)."""
     return any(L.get("type") == "dropout"
                for L in spec.get("model", {}).get("layers", []))
+
+
+def dropout_trace(alg, spec):
+    """The trace of the spec's exact replay (golden/audit.py's module for
+    alg) with the schedule's dropout masks fed to the model
+    (golden/layers/make_dropout.py's module_replay; FedFomo's validation
+    losses as training passes, in 60-digit decimals as its vector)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "layers")
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import make_dropout
+    if alg == "fedfomo":
+        return make_dropout.module_replay(alg, spec, frozenset(), "decimal",
+                                          train_loss=True)[0]
+    return make_dropout.module_replay(alg, spec, frozenset())[0]
 
 
 def dropout_grid_gaps(spec):
@@ -626,7 +641,7 @@ def r_fedfomo_weights(spec, sw, hp):
     import pflref_exact_fedfomo as xf
     if not xf.supported(spec):
         return []
-    trace = xf.replay(spec)[0]
+    trace = xf.replay(spec)[0] if not has_dropout(spec) else dropout_trace("fedfomo", spec)
     for r in trace.records:
         if r["name"] == "weights" and \
                 sum(1 for x in r["value"] if 0 < x < 1) >= 2:

@@ -1652,16 +1652,18 @@ static const lettered_case LETTERED[] = {
      SPEC(K_MLP, TWO, HYP("ifca", "\"gamma\": 0.1, \"ifca.k\": 2"), GIVEN(K_ROUND)),
      "model.layers[1]",
      "ifca does not map its training passes to dropout masks (its cluster estimate ĵ = "
-     "argmin_j F_i(θ_j) takes k training-mode loss passes on the whole training set each "
-     "round, passes no schedule list holds masks for)"},
-    {"K19", "dropout: fedfomo (training-mode validation-loss passes without masks)",
+     "argmin_j F_i(θ_j) takes k training-mode loss passes on the whole training set, for "
+     "each participant at the round's start and for every client, participant or not, "
+     "before round 0 and after each server update (the reported v_i): passes no schedule "
+     "list holds masks for)"},
+    {"K19", "dropout: fedfomo given a mask for its local step only (its validation-loss pass "
+     "takes the first)",
      SPEC(K_MLP, TWO,
           HYP("fedfomo", "\"eta\": 0.1, \"fedfomo.epsilon0\": 0.5, \"fedfomo.delta\": 0.125"),
           GIVEN(K_ROUND)),
-     "model.layers[1]",
-     "fedfomo does not map its training passes to dropout masks (its weights take the "
-     "downloaded models' validation losses in training-mode loss passes on the validation "
-     "split, passes no schedule list holds masks for)"},
+     "schedule.rounds[0].dropout[0]",
+     "round 0, client 0, training pass 2 (of 2 samples): no dropout mask given for layer "
+     "\"d\" (1 passes given)"},
 #undef K_MLP
 #undef K_FT
 #undef K_OK

@@ -18,7 +18,10 @@
  *     fails with PFLREF_EINVAL; the body/head API refuses dropout;
  *   - the post phase's masks (schedule.post_dropout) are written back
  *     with the result's schedule, which replays bit for bit, and a flipped
- *     post mask entry moves that client's fine-tuned model only.
+ *     post mask entry moves that client's fine-tuned model only;
+ *   - FedBN, CFL and pFedHN take one pass per local step, FedFomo its
+ *     validation-loss passes first: two passes' masks swapped move the
+ *     client's model, a pass removed fails naming it.
  */
 #include <check.h>
 #include <math.h>
@@ -415,6 +418,82 @@ START_TEST(test_dropout_post_recorded)
 }
 END_TEST
 
+/* ---- FedBN, CFL, FedFomo, pFedHN: the passes in the algorithm's order --- */
+
+#define PATH_MAX_TEST 4096
+
+/* The specs of golden/layers/fedbn-bn1d-mlp-dropout.json (_i = 0),
+ * cfl-mlp-dropout-split.json (_i = 1) and fedfomo-mlp-dropout-peers.json
+ * (_i = 2: pass 0 is L_i(a) on the validation split, pass 1 the first
+ * local step) and pfedhn-mlp-dropout-linear-hn.json (_i = 3: round 0's one
+ * client is client 2, whose steps move the hypernetwork and so every θ_i)
+ * run by the CLI: round 0's first participant's two passes swapped (both
+ * of one batch size) move client 0's final model (each pass reads its own
+ * mask, in the algorithm's order); client 0's last round-1 pass removed
+ * fails with exit 2 naming the round, the client and the pass, and writes
+ * nothing. */
+START_TEST(test_dropout_algorithm_passes)
+{
+    static const char *const files[4] = {
+        "golden/layers/fedbn-bn1d-mlp-dropout.json",
+        "golden/layers/cfl-mlp-dropout-split.json",
+        "golden/layers/fedfomo-mlp-dropout-peers.json",
+        "golden/layers/pfedhn-mlp-dropout-linear-hn.json"};
+    char *path = tu_repo_path(files[_i]);
+    json_error_t je;
+    json_t *vec = json_load_file(path, 0, &je);
+    ck_assert_msg(vec != NULL, "%s: %s", path, je.text);
+    json_t *spec = json_deep_copy(json_object_get(vec, "spec"));
+    json_t *rounds = json_object_get(json_object_get(spec, "schedule"), "rounds");
+    char *dir = tu_tmpdir();
+    json_t *v0 = final_v(dir, spec, "r0.json");
+    /* swapped: round 0, participant 0, passes 0 and 1 */
+    json_t *l0 = json_array_get(json_object_get(json_array_get(rounds, 0),
+                                                "dropout"), 0);
+    ck_assert_uint_ge(json_array_size(l0), 2);
+    json_t *p0 = json_incref(json_array_get(l0, 0));
+    json_t *p1 = json_incref(json_array_get(l0, 1));
+    ck_assert(!json_equal(p0, p1));
+    json_array_set(l0, 0, p1);
+    json_array_set(l0, 1, p0);
+    json_t *v1 = final_v(dir, spec, "r1.json");
+    ck_assert(!json_equal(json_array_get(v0, 0), json_array_get(v1, 0)));
+    json_decref(v1);
+    /* back, then client 0's last pass of round 1 removed */
+    json_array_set(l0, 0, p0);
+    json_array_set(l0, 1, p1);
+    json_decref(p0);
+    json_decref(p1);
+    json_t *r1 = json_array_get(rounds, 1);
+    ck_assert_uint_eq(json_integer_value(json_array_get(
+                          json_object_get(r1, "clients"), 0)), 0);
+    json_t *l1 = json_array_get(json_object_get(r1, "dropout"), 0);
+    const size_t n1 = json_array_size(l1);
+    json_array_remove(l1, n1 - 1);
+    tu_json_save_in(dir, "spec.json", spec);
+    char *out = NULL, *errout = NULL;
+    ck_assert_int_eq(tu_cli_in(dir, "run $D/spec.json -o $D/r2.json", &out,
+                               &errout), 2);
+    char want[160];
+    snprintf(want, sizeof want, "schedule.rounds[1].dropout[0]: round 1, "
+             "client 0, training pass %zu ", n1);
+    ck_assert_msg(strstr(errout, want) != NULL, "%s", errout);
+    ck_assert_msg(strstr(errout, "no dropout mask given for layer \"drop\"") !=
+                  NULL, "%s", errout);
+    char r2[PATH_MAX_TEST];
+    snprintf(r2, sizeof r2, "%s/r2.json", dir);
+    ck_assert(!tu_exists(r2));
+    free(out);
+    free(errout);
+    json_decref(v0);
+    json_decref(spec);
+    json_decref(vec);
+    tu_remove_tree(dir);
+    free(dir);
+    free(path);
+}
+END_TEST
+
 Suite *dropout_suite(void)
 {
     Suite *s = suite_create("dropout");
@@ -426,6 +505,7 @@ Suite *dropout_suite(void)
     tcase_add_test(tc, test_dropout_identity);
     tcase_add_test(tc, test_dropout_p);
     tcase_add_loop_test(tc, test_dropout_post_recorded, 0, 2);
+    tcase_add_loop_test(tc, test_dropout_algorithm_passes, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -39,6 +39,34 @@ exact rational arithmetic end to end.
       mask a step, schedule.post_dropout), then the per-client grid scored
       in evaluation mode (loss_exact wrapped here: no mask taken).
 
+  layers/fedbn/bn1d-mlp-dropout
+      FedBN (Li et al., ICLR 2021, Alg. 1) on dense 3→4 (no bias),
+      batchnorm1d, relu, dropout (p = 1/4), dense 4→1, through
+      pflref_exact_fedbn.py (60-digit decimals): one mask per local step;
+      the float64 gap measured on the FedAvg run of the same model, data
+      and masks (as make_bn.py measures FedBN's).
+  layers/cfl/mlp-dropout-split
+      CFL (Sattler et al. 2020, Alg. 1) on the MLP above, four clients of
+      opposite targets, through pflref_exact_cfl.py: one mask per local
+      step; ε₁, ε₂, γ_max from the run's own norms so round 0 splits.
+  layers/fedfomo/mlp-dropout-peers
+      FedFomo (Zhang et al., ICLR 2021, Alg. 1) on the MLP above with
+      validation splits and given peers, through pflref_exact_fedfomo.py
+      (60-digit decimals) with pl.loss_exact in training mode: per
+      participant L_i(a), then L_i(θ_n) of each download unequal to a, then
+      the own upload's, each a training pass on the validation split with its
+      mask, then the local steps'; the lists found by a probe run
+      (ProbeFeed), as their count depends on which downloads equal a.  Bug
+      dropout-eval-in-val: the validation passes alone in evaluation mode
+      (the authors' code's model.eval()), their masks unread.
+  layers/pfedhn/mlp-dropout-linear-hn
+      pFedHN (Shamsian et al., ICML 2021, Alg. 1) on the MLP above with a
+      linear hypernetwork (e = 2), one client a round, through
+      pflref_exact_pfedhn.py (60-digit decimals: exact fractions grow too
+      large): one mask per local step of θ̃_i.
+  For FedBN, CFL and pFedHN each participant's passes of a round come in pairs of one batch size, so
+  the bug dropout-pass-swap (two steps' masks exchanged) runs and is caught.
+
 The layer is written here from PyTorch's definition, not from pflref: in
 training y = x · s where m = 1 and 0 where m = 0, with s the double
 1/(1 − p) (aten/src/ATen/native/Dropout.cpp, _dropout_impl: noise =
@@ -63,6 +91,7 @@ last round's evaluation).
 
     /usr/bin/python3 golden/layers/make_dropout.py [OUTDIR]
 """
+import math
 import os
 import random
 import sys
@@ -81,8 +110,9 @@ import pflref_exact_interp as pi   # noqa: E402
 import pflref_exact_perfedavg as pfa  # noqa: E402
 import pflref_exact_pfl as pp      # noqa: E402
 import pflref_golden as pg         # noqa: E402
+import audit                       # noqa: E402
 
-GENERATOR = "golden/layers/make_dropout.py (exact fractions, {} on pflref_exact_layers.py)"
+GENERATOR = "golden/layers/make_dropout.py ({}, {} on pflref_exact_layers.py)"
 DROPOUT_SOURCE = ("torch.nn.Dropout (inverted dropout; aten/src/ATen/native/Dropout.cpp "
                   "_dropout_impl: y = x * (bernoulli(1 - p) / (1 - p))), masks given as "
                   "data; docs/models.md (Dropout)")
@@ -118,16 +148,44 @@ class Feed:
         self.post = False   # the pass taken last is a post-phase pass
         self.n = len(spec["problem"]["clients"])
         self.data = []
+        # the clients' training rows by value, for replays that keep their
+        # own copies of the data (pflref_exact_fedbn.py's 60-digit decimals)
+        self.rows = [{tuple(float(x) for x in row) for row in c["X"]}
+                     for c in spec["problem"]["clients"]]
+        # and their validation rows (FedFomo's validation-loss passes)
+        self.val_rows = [{tuple(float(x) for x in row) for row in c.get("X_val", [])}
+                         for c in spec["problem"]["clients"]]
 
-    def take(self, X, bugs=frozenset()):
-        # each problem built appends its n clients (a run in another domain
-        # builds a second one): the position modulo n is the client
-        k = next(i for i, d in enumerate(self.data)
-                 if any(X[0] is row for row in d.X)) % self.n
+    def client_of(self, X):
+        """(client, is_val): the client whose training rows (or validation
+        rows) X are: by identity with a ClientData's rows, else by value
+        (exactly one client must hold them all)."""
+        for i, d in enumerate(self.data):
+            if any(X[0] is row for row in d.X):
+                # each problem built appends its n clients (a run in another
+                # domain builds a second one): the position modulo n
+                return i % self.n, False
+        key = [tuple(float(x) for x in row) for row in X]
+        hits = [(k, False) for k, rows in enumerate(self.rows)
+                if all(r in rows for r in key)]
+        hits += [(k, True) for k, rows in enumerate(self.val_rows)
+                 if rows and all(r in rows for r in key)]
+        assert len(hits) == 1, f"a training pass on rows of {len(hits)} clients"
+        return hits[0]
+
+    def next_pass(self, k, X):
+        """Client k's pass number q (0-based), taken."""
         q = self.taken[k]
         assert q < len(self.passes[k]), f"client {k}: pass {q + 1} has no mask"
         self.taken[k] = q + 1
+        return q
+
+    def take(self, X, bugs=frozenset()):
+        k, is_val = self.client_of(X)
+        q = self.next_pass(k, X)
         self.post = q >= self.rounds[k]
+        if "dropout-eval-in-val" in bugs and is_val:
+            return None     # the validation pass in evaluation mode (its mask unread)
         if "dropout-pass-swap" in bugs and not self.post:
             q ^= 1          # a step's two passes each take the other's mask
         return self.passes[k][q]
@@ -171,6 +229,8 @@ class DropModel(_Model):
             return None
         if "dropout-eval-in-post" in bugs and FEED.post:
             return None
+        if self._pass is None:          # dropout-eval-in-val
+            return None
         s = self.D.num(1) if "dropout-no-rescale" in bugs else L.s
         zero = self.D.num(0)
         return [[s if m else zero for m in row] for row in self._pass[L.name]]
@@ -195,6 +255,11 @@ class DropModel(_Model):
 
 
 pl.Model, pl.ClientData = DropModel, DropData
+# the bugs of the layer, which the algorithm modules pass on to the model
+# (they keep pl.ALL_BUGS of the bugs they are given)
+pl.ALL_BUGS = pl.ALL_BUGS | {"dropout-no-rescale", "dropout-eval-in-train",
+                             "dropout-eval-in-post", "dropout-pass-swap",
+                             "dropout-eval-in-val"}
 
 _loss_exact = pl.loss_exact
 
@@ -258,10 +323,11 @@ def rounds_json(plans, seed, layers, passes_per_step=1):
 # ---------------------------------------------------------------- runs
 
 
-def with_feed(spec, fn):
-    """fn() with FEED holding spec's masks; every pass taken once."""
+def with_feed(spec, fn, feed=None):
+    """fn() with FEED holding spec's masks (or the given feed); every pass
+    taken once."""
     global FEED
-    saved, FEED = FEED, Feed(spec)
+    saved, FEED = FEED, (feed if feed is not None else Feed(spec))
     try:
         out = fn()
         FEED.done()
@@ -369,17 +435,98 @@ def finetune_replay(spec, bugs, domain=None):
     return with_feed(spec, run)
 
 
-def make(folder, vid, fname, title, spec, flags, mutants, replay, final, source):
+def module_replay(alg, spec, bugs, domain=None, train_loss=False, feed=None):
+    """golden/audit.py's module for alg (pflref_exact_<alg>.py) with the
+    feed; every model it builds is a DropModel in `domain` (None: the
+    module's own choice).  train_loss: pl.loss_exact is the training-mode
+    loss (each call a training pass taking its masks: FedFomo's validation
+    losses), not interp's evaluation-mode one."""
+    mod = audit.MODULES[alg]
+
+    class Forced(DropModel):
+        def __init__(self, model, d=None):
+            super().__init__(model, domain if domain is not None else d)
+
+    def run():
+        saved, saved_loss = pl.Model, pl.loss_exact
+        pl.Model = Forced
+        if train_loss:
+            pl.loss_exact = _loss_exact
+        try:
+            return mod.replay(spec, frozenset(bugs))
+        finally:
+            pl.Model, pl.loss_exact = saved, saved_loss
+    return with_feed(spec, run, feed)
+
+
+class ProbeFeed(Feed):
+    """A feed that makes each pass's masks when the run asks for them:
+    client k's pass q from random.Random(seed + 1000 k + q), nb rows per
+    layer (name, width); used to learn how many passes, of which sizes, a
+    run whose pass count depends on its data makes (FedFomo's skipped
+    equal downloads), before the masks are written into the spec."""
+
+    def __init__(self, spec, seed, layers):
+        super().__init__(spec)
+        self.seed, self.layers = seed, layers
+        for k in range(self.n):
+            self.passes.setdefault(k, [])
+            self.rounds.setdefault(k, len(self.passes[k]))
+            self.taken.setdefault(k, 0)
+
+    def next_pass(self, k, X):
+        q = self.taken[k]
+        if q == len(self.passes[k]):
+            rng = random.Random(self.seed + 1000 * k + q)
+            self.passes[k].append({name: masks(rng, len(X), w) for name, w in self.layers})
+            self.rounds[k] = len(self.passes[k])
+        return super().next_pass(k, X)
+
+
+def probe_round_masks(alg, spec, seed, layers, train_loss=False, domain=None):
+    """Every round's rounds[t].dropout for spec (which has none): the passes
+    a correct run makes, round by round (the run of rounds 0..t counted),
+    each its own masks; no two passes of the spec share theirs."""
+    rounds = spec["schedule"]["rounds"]
+    counts = [dict.fromkeys(range(len(spec["problem"]["clients"])), 0)]
+    feed = None
+    for T in range(1, len(rounds) + 1):
+        part = dict(spec, schedule=dict(spec["schedule"], rounds=rounds[:T]))
+        feed = ProbeFeed(part, seed, layers)
+        module_replay(alg, part, frozenset(), domain, train_loss=train_loss, feed=feed)
+        counts.append({k: len(v) for k, v in feed.passes.items()})
+    seen = [repr(p) for v in feed.passes.values() for p in v]
+    assert len(seen) == len(set(seen)), "two passes share their masks"
+    for t, r in enumerate(rounds):
+        r["dropout"] = [feed.passes[k][counts[t][k]:counts[t + 1][k]] for k in r["clients"]]
+        for k in range(len(counts[0])):
+            if k not in r["clients"]:
+                assert counts[t][k] == counts[t + 1][k], (t, k)
+
+
+def make(folder, vid, fname, title, spec, flags, mutants, replay, final, source,
+         arith="exact fractions", fp64_of=None):
+    """fp64_of(): the float64 gap measured another way (the FedAvg run of the
+    same model, data and masks), for a replay that runs in 60-digit decimals
+    only."""
     pl.reset_stats()
     result = replay(spec, frozenset())
     lc.guard_kinks()
     exp0 = pg.expected(*final(*result))
-    fp64 = lc.gap(exp0, pg.expected(*final(*replay(spec, frozenset(), "float"))))
-    tol = lc.tolerance(1e-13, 1e-12, "exact rationals of the binary inputs", fp64)
+    if fp64_of is None:
+        fp64 = lc.gap(exp0, pg.expected(*final(*replay(spec, frozenset(), "float"))))
+    else:
+        fp64 = fp64_of()
+    what = ("exact rationals of the binary inputs" if arith == "exact fractions"
+            else "60-digit decimals of the binary inputs")
+    if fp64_of is not None:
+        what += " (the FedAvg run of this model, data and masks measured)"
+    tol = lc.tolerance(1e-13, 1e-12, what, fp64)
     exp = pg.checked_expected(vid, tol, flags, mutants, result,
                               lambda bugs: replay(spec, frozenset(bugs)), final)
+    gen = GENERATOR.format(arith, folder)
     prov = pg.provenance("independent", f"{source}; {DROPOUT_SOURCE}; {lc.LAYERS_SOURCE}",
-                         GENERATOR.format(folder))
+                         gen)
     return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
 
 
@@ -803,7 +950,226 @@ def perfedavg_hf_mlp():
                 "shared/spec notes §4(c)")
 
 
+FEDBN_SOURCE = ("Li, Jiang, Zhang, Kamp, Dou, ICLR 2021 (FedBN), Alg. 1; shared/spec "
+                "notes-fedbn-fedfomo.md §1")
+CFL_SOURCE = ("Sattler, Müller, Samek, IEEE TNNLS 2020, Alg. 1; shared/spec "
+              "notes-cfl-ifca-sampling-metrics.md §1")
+
+BN_MLP = {"kind": "layers", "input": [3], "loss": "squared",
+          "layers": [{"type": "dense", "name": "fc1", "out": 4, "bias": False},
+                     {"type": "batchnorm1d", "name": "bn1", "eps": 0.03, "momentum": 0.2},
+                     {"type": "relu"},
+                     {"type": "dropout", "name": "drop", "p": 0.25},
+                     {"type": "dense", "name": "out", "out": 1}]}
+
+
+def fedavg_gap(spec, plans, eta):
+    """The float64 gap of FedAvg on spec's model, data, start and masks (the
+    same passes: one a step), the running statistics frozen, against its
+    60-digit decimal run (as make_bn.py measures FedBN's)."""
+    frozen = {"bn.running": "frozen"}
+    model, clients, w0 = spec["model"], spec["problem"]["clients"], spec["init"]["w"]
+
+    def run(domain):
+        return with_feed(spec, lambda: lc.fedavg_run(model, clients, w0, eta, "samples",
+                                                     plans, domain=domain,
+                                                     switches=frozen))
+    (t_ex, w_ex), (t_fl, w_fl) = run(None), run("float")
+    return lc.gap(pg.expected(t_ex, w=w_ex), pg.expected(t_fl, w=w_fl))
+
+
+def fedbn_mlp():
+    # two batches (of at least two rows: batch statistics) per participant
+    # and round, of one size, so the pass-swap bug swaps two of a client's
+    # steps' masks (and runs, rather than failing on a shape)
+    plans = [
+        [(0, [[0, 2], [3, 1]]), (1, [[2, 0], [1, 2]]), (2, [[4, 1], [0, 3]])],
+        [(0, [[1, 3, 0], [2, 1, 3]]), (2, [[2, 4, 0], [3, 0, 1]])],
+    ]
+    spec = pg.given_spec(
+        "FedBN on an MLP with batch normalisation and dropout (p = 1/4), masks as data",
+        "Layers dense 'fc1' 3 -> 4 (no bias), batchnorm1d 'bn1' (eps = 0.03, momentum = "
+        "0.2), relu, dropout 'drop' (p = 0.25), dense 'out' 4 -> 1; loss (y-hat - y)^2. "
+        "FedBN (Alg. 1): each participant starts from the global non-BN parameters and "
+        "its own BN entries (gamma, beta, running statistics), takes one local SGD step "
+        "per batch (eta = 0.078125), each step a training pass with its own mask from "
+        "schedule.rounds[t].dropout[j]; the non-BN parameters are averaged (uniform), the "
+        "BN entries stay local; client 1 unsampled in round 1.",
+        BN_MLP, MLP_CLIENTS, {"kind": "given", "w": lc.init_for(BN_MLP, 61, scale=0.75,
+                                                               den=64)},
+        {"name": "fedbn", "hyperparameters": {"eta": 0.078125}},
+        rounds_json(plans, 1610, [("drop", 4)]))
+    flags = ["dropout-scale", "dropout-train-mode", "dropout-pass-order",
+             "fedbn-bn-averaged", "bn-running-update", "bn-backward", "aggregation-weights"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"dropout-pass-order": ["dropout-pass-swap"],
+                    "fedbn-bn-averaged": ["bn-averaged"],
+                    "bn-running-update": ["momentum-flipped", "running-in-training"],
+                    "bn-backward": ["no-stat-backward"],
+                    "aggregation-weights": ["weights=samples"]})
+    return make("fedbn", "layers/fedbn/bn1d-mlp-dropout", "fedbn-bn1d-mlp-dropout.json",
+                spec["name"], spec, flags, mutants,
+                lambda sp, bugs, domain=None: module_replay("fedbn", sp, bugs, domain),
+                lambda trace, w, v, alpha: (trace, w, v), FEDBN_SOURCE,
+                "60-digit decimals", lambda: fedavg_gap(spec, plans, 0.078125))
+
+
+def cfl_clients():
+    """Four clients of the MLP's input, two groups of opposite targets."""
+    out = []
+    for i, n in enumerate((4, 3, 5, 6)):   # distinct sizes (weights by size)
+        rng = random.Random(1650 + i)
+        sign = 1 if i in (0, 2) else -1
+        out.append({"X": lc.rows(1660 + i, n, 3, den=16),
+                    "y": [sign * abs(v) for v in lc.values(rng, n, 0.5, 1.5, 16)]})
+    return out
+
+
+def cfl_mlp():
+    clients = cfl_clients()
+    # a participant's batches in pairs of one size (the pass-swap bug runs)
+    plans = [
+        [(0, [[0, 2], [1, 3]]), (1, [[2, 0], [1, 2]]), (2, [[4, 1], [0, 3]]),
+         (3, [[3, 1], [0, 2]])],
+        [(0, [[1, 3, 0], [2, 1, 3]]), (1, [[1, 0], [2, 1]]), (2, [[2, 0], [3, 4]]),
+         (3, [[0], [2]])],
+    ]
+    rounds = rounds_json(plans, 1710, [("drop", 5)])
+    init = {"kind": "given", "w": MLP_W0}
+    alg = {"name": "cfl", "hyperparameters": {"eta": 0.140625, "eps1": 100.0,
+                                              "eps2": 0.0, "gamma_max": 1.0}}
+    # the thresholds from the run's own first-round norms (as make_families.py's
+    # cfl): ‖mean Δθ‖ well below ε₁, max ‖Δθ_i‖ well above ε₂, so round 0 splits
+    probe = pg.given_spec("probe", None, MLP, clients, init, alg, rounds[:1])
+    tr = module_replay("cfl", probe, frozenset())[0]
+    notes = {r["name"]: float(r["value"][0]) for r in tr.records
+             if r["event"] == "note" and r["round"] == 0 and len(r["value"]) == 1}
+    mean_n, max_n, cross = (notes["norm_dtheta_c"], notes["max_norm_dtheta"],
+                            notes["alpha_cross"])
+    assert mean_n * 2 < max_n, (mean_n, max_n)
+    eps1 = round(mean_n * 1.5 * 64) / 64
+    eps2 = round(max_n * 0.75 * 64) / 64
+    gmax = math.floor(0.8 * math.sqrt((1 - cross) / 2) * 64) / 64
+    assert mean_n < eps1 * 0.9 and max_n > eps2 * 1.1 and eps1 != eps2, (mean_n, max_n)
+    assert cross < (1 - 2 * gmax * gmax) - 0.05, (cross, gmax)
+    alg["hyperparameters"].update({"eps1": eps1, "eps2": eps2, "gamma_max": gmax})
+    spec = pg.given_spec(
+        "CFL on the MLP with dropout (p = 1/4), masks as data, a split in round 0",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). CFL (Alg. 1): every client "
+        "takes one local SGD step per batch (eta = 0.140625), each step a training pass "
+        "with its own mask from schedule.rounds[t].dropout[j]; four clients in two groups "
+        f"of opposite targets; eps1 = {eps1}, eps2 = {eps2}, gamma_max = {gmax} (set "
+        f"from the run's norms {mean_n:.4f}, {max_n:.4f} and alpha_cross {cross:.4f}), "
+        "so the first round's cluster splits.",
+        MLP, clients, init, alg, rounds)
+    flags = ["dropout-scale", "dropout-train-mode", "dropout-pass-order",
+             "cfl-similarity-normalisation", "cfl-split-update", "cfl-thresholds"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"dropout-pass-order": ["dropout-pass-swap"],
+                    "cfl-similarity-normalisation": ["cfl-raw-similarity"],
+                    "cfl-split-update": ["cfl-update-parent"],
+                    "cfl-thresholds": ["cfl-eps2-is-eps1"]})
+    return make("cfl", "layers/cfl/mlp-dropout-split", "cfl-mlp-dropout-split.json",
+                spec["name"], spec, flags, mutants,
+                lambda sp, bugs, domain=None: module_replay("cfl", sp, bugs, domain),
+                lambda trace, w, v, alpha: (trace, w, v), CFL_SOURCE)
+
+
+FEDFOMO_SOURCE = ("Zhang, Sapra, Fidler, Yeung, Alvarez, ICLR 2021, Alg. 1; shared/spec "
+                  "notes-fedfomo.md; the validation losses in training mode as "
+                  "TsingZ0/PFLlib d832e76f6a23 clientfomo.py:139-151 runs them")
+
+
+def fedfomo_mlp():
+    def client(i, n, nv):
+        rng = random.Random(1750 + i)
+        return dict(MLP_CLIENTS[i], X_val=lc.rows(1760 + i, nv, 3, den=16),
+                    y_val=lc.values(rng, nv, -1.5, 1.5, 16))
+    clients = [client(i, n, nv) for i, (n, nv) in enumerate(((4, 2), (3, 3), (5, 2)))]
+    rounds = [
+        {"clients": [0, 1], "batches": [[[0, 2], [1]], [[2, 0], [1]]],
+         "peers": [[1, 2], [0, 2]]},
+        {"clients": [0, 1, 2], "batches": [[[1, 3]], [[0, 1], [2]], [[4, 1], [0, 2]]],
+         "peers": [[2, 1], [2, 0], [0, 1]]},
+        {"clients": [0, 2], "batches": [[[3, 0], [2]], [[2, 3], [1, 4]]],
+         "peers": [[1, 2], [1, 0]]},
+    ]
+    spec = pg.given_spec(
+        "FedFomo on the MLP with dropout (p = 1/4), masks as data for the validation-loss "
+        "passes and the local steps",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2); validation splits of 2, 3, 2 "
+        "rows. FedFomo (Alg. 1): per participant, L_i(a) of the anchor a = phi_i, then "
+        "L_i(theta_n) of each given download n (peers) whose theta_n differs from a, then "
+        "the own upload's (fedfomo.self = included), each a training-mode pass on the "
+        "whole validation split with its own mask, then one local SGD step per batch "
+        "(eta = 0.109375), each its mask: schedule.rounds[t].dropout[j] holds them in "
+        "that order. Round 0: every model is w0, so only L_i(a) is taken; round 1: "
+        "client 2 takes its first part, client 1's download 2 is skipped (untrained).",
+        MLP, clients, {"kind": "given", "w": MLP_W0},
+        {"name": "fedfomo", "hyperparameters": {"eta": 0.109375}}, rounds)
+    # in 60-digit decimals: the weights' square roots make exact fractions grow
+    # round over round
+    probe_round_masks("fedfomo", spec, 1810, [("drop", 5)], train_loss=True,
+                      domain="decimal")
+    flags = ["dropout-scale", "dropout-train-mode", "fedfomo-clip", "fedfomo-normalise",
+             "fedfomo-distance", "fedfomo-affinity"]
+    mutants = {"dropout-scale": ["dropout-no-rescale"],
+               "dropout-train-mode": ["dropout-eval-in-train", "dropout-eval-in-val"],
+               "fedfomo-clip": ["fomo-no-clip"],
+               "fedfomo-normalise": ["fomo-no-normalise"],
+               "fedfomo-distance": ["fomo-squared-dist"],
+               "fedfomo-affinity": ["fomo-affinity-ratio"]}
+    return make("fedfomo", "layers/fedfomo/mlp-dropout-peers", "fedfomo-mlp-dropout-peers.json",
+                spec["name"], spec, flags, mutants,
+                lambda sp, bugs, domain="decimal": module_replay("fedfomo", sp, bugs, domain,
+                                                                 train_loss=True),
+                lambda trace, w, v, alpha: (trace, w, v), FEDFOMO_SOURCE,
+                "60-digit decimals")
+
+
+PFEDHN_SOURCE = ("Shamsian, Navon, Fetaya, Chechik, ICML 2021, arXiv 2103.04628v1, Alg. 1; "
+                 "shared/spec notes-lora-pfedhn.md §4")
+
+
+def pfedhn_mlp():
+    P = pl.Model(MLP, "float").P
+    rng = random.Random(1900)
+    hn = {"W": [lc.values(rng, 2, -0.5, 0.5, 64) for _ in range(P)],
+          "b": lc.values(rng, P, -0.25, 0.25, 64),
+          "v": [lc.values(rng, 2, -1.25, 1.25, 16) for _ in range(3)]}
+    # one client a round (Alg. 1 l. 2), two batches of one size each
+    plans = [[(2, [[0, 3], [4, 1]])], [(0, [[1, 2], [3, 0]])], [(2, [[2], [0]])],
+             [(1, [[2, 0], [1, 2]])]]
+    spec = pg.given_spec(
+        "pFedHN on the MLP with dropout (p = 1/4), masks as data, a linear hypernetwork",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). pFedHN (Alg. 1): theta_i = "
+        "W_h v_i + b_h (e = 2), K local SGD steps with eta = 0.0859375, each a training "
+        "pass with its mask from schedule.rounds[t].dropout[0], then W_h, b_h <- + alpha "
+        "dtheta v_i^T, + alpha dtheta and v_i <- + alpha_v W_h^T dtheta; alpha = 0.3125, "
+        "alpha_v = 0.4375; the reported theta_i = h(v_i) take no pass.",
+        MLP, MLP_CLIENTS, {"kind": "zeros", "hypernetwork": hn},
+        {"name": "pfedhn", "hyperparameters": {"eta": 0.0859375, "alpha": 0.3125,
+                                               "pfedhn.alpha_v": 0.4375}},
+        rounds_json(plans, 1910, [("drop", 5)]))
+    flags = ["dropout-scale", "dropout-train-mode", "dropout-pass-order", "pfedhn-sign",
+             "pfedhn-simultaneous", "pfedhn-embed-rate", "pfedhn-bias"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"dropout-pass-order": ["dropout-pass-swap"],
+                    "pfedhn-sign": ["hn-ascent", "hn-embed-ascent"],
+                    "pfedhn-simultaneous": ["hn-embed-new-w", "hn-w-new-v"],
+                    "pfedhn-embed-rate": ["hn-embed-alpha"],
+                    "pfedhn-bias": ["hn-bias-frozen"]})
+    return make("pfedhn", "layers/pfedhn/mlp-dropout-linear-hn",
+                "pfedhn-mlp-dropout-linear-hn.json", spec["name"], spec, flags, mutants,
+                lambda sp, bugs, domain="decimal": module_replay("pfedhn", sp, bugs, domain),
+                lambda trace, w, v, alpha: (trace, w, v), PFEDHN_SOURCE, "60-digit decimals")
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
                                   finetune_mlp, fedrep_post_mlp, interp_mlp, apfl_mlp,
-                                  perfedavg_mlp, perfedavg_exact_mlp, perfedavg_hf_mlp])
+                                  perfedavg_mlp, perfedavg_exact_mlp, perfedavg_hf_mlp,
+                                  fedbn_mlp, cfl_mlp, fedfomo_mlp, pfedhn_mlp])

@@ -5,10 +5,10 @@
  * Randomness is data: every training pass through a dropout layer takes
  * its masks from the schedule.  The model asks the workspace's source for
  * the next pass whenever a training pass begins (pflref_model_loss,
- * _grad, ...), naming the data D it reads; D is client i's training set,
- * so the feed knows the participant j (clients[j] = i in a round, j = i
- * in the post phase) and hands it its list's pass number used[j], then
- * counts it.  In round t the lists are rounds[t].dropout (one per
+ * _grad, ...), naming the data D it reads; D is client i's training set
+ * (or its validation split: FedFomo's validation losses), so the feed
+ * knows the participant j (clients[j] = i in a round, j = i in the post
+ * phase) and hands it its list's pass number used[j], then counts it.  In round t the lists are rounds[t].dropout (one per
  * participant), in the phase after training post_dropout (one per client,
  * as schedule.post).  After the round or the phase each participant must
  * have taken all its passes; a pass with no mask left, or masks of
@@ -20,14 +20,16 @@
 #include <string.h>
 #include "engine/dropout.h"
 
-/* The participant position j of the client whose training data is D, or
- * f->m when D is no participant's. */
+/* The participant position j of the client whose training data or
+ * validation split is D (FedFomo's validation-loss passes read the latter),
+ * or f->m when D is no participant's. */
 static size_t participant_of(const pflref_dropout_feed *f,
                              const pflref_data *D, size_t *client)
 {
     for (size_t j = 0; j < f->m; j++) {
         const size_t i = f->clients != NULL ? f->clients[j] : j;
-        if (&f->problem->clients[i].train == D) {
+        if (&f->problem->clients[i].train == D ||
+            &f->problem->clients[i].val == D) {
             *client = i;
             return j;
         }

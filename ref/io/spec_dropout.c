@@ -37,11 +37,25 @@
  * so that switch value is refused with dropout.  Per-FedAvg makes per step
  * ∇f(w; D) and ∇f(w̃; D′), then the exact variant's Hessian-vector product
  * on D″ (one forward) or HF's two gradients on D″, and in the phase after
- * training one pass per personalisation step. */
+ * training one pass per personalisation step.  FedBN (Li et al. 2021,
+ * Alg. 1) and CFL (Sattler et al. 2020, Alg. 1) train with the shared
+ * solver alone: one pass per local step, in step order (CFL's cosine
+ * similarities and FedBN's aggregation read no model pass).  FedFomo
+ * (Zhang et al. 2021, Alg. 1 l. 2-3) takes its validation losses in
+ * training-mode passes (pflref_model_loss, as PFLlib's clientfomo.py:147
+ * runs its models, never put in eval()): per participant first L_i(a) of
+ * the anchor, then L_i(θ_n) of each download n in S_i^t's order whose θ_n
+ * differs from a (an equal one has r_n = 0 and no pass), then the own
+ * upload's under fedfomo.self = included, each one pass on the
+ * validation split (one per batch under fedfomo.val_loss = batch_mean),
+ * then one pass per local step.  pFedHN (Shamsian et al. 2021, Alg. 1
+ * l. 6-8) takes one pass per local step of θ̃ on the round's client; its
+ * reported θ_i = h(v_i) take none. */
 static const char *const DROPOUT_ALGORITHMS[] = {"fedavg", "local", "ditto",
                                                  "fedalt", "finetune",
                                                  "interp", "apfl",
-                                                 "perfedavg", NULL};
+                                                 "perfedavg", "fedbn", "cfl",
+                                                 "fedfomo", "pfedhn", NULL};
 
 /* Why an algorithm whose passes are not mapped refuses dropout, where the
  * reason is more than "not yet" (docs/models.md, "Dropout"). */
@@ -49,17 +63,11 @@ static const struct {
     const char *name, *why;
 } REFUSED[] = {
     {"ifca", "its cluster estimate ĵ = argmin_j F_i(θ_j) takes k "
-             "training-mode loss passes on the whole training set each "
-             "round, passes no schedule list holds masks for"},
-    {"fedfomo", "its weights take the downloaded models' validation losses "
-                "in training-mode loss passes on the validation split, "
-                "passes no schedule list holds masks for"},
-    {"fedbn", "one training pass a local step would map, but no "
-              "independent vector checks FedBN with dropout yet"},
-    {"cfl", "one training pass a local step would map, but no "
-            "independent vector checks CFL with dropout yet"},
-    {"pfedhn", "one training pass a local step would map, but no "
-               "independent vector checks pFedHN with dropout yet"},
+             "training-mode loss passes on the whole training set, for "
+             "each participant at the round's start and for every client, "
+             "participant or not, before round 0 and after each server "
+             "update (the reported v_i): passes no schedule list holds "
+             "masks for"},
     {NULL, NULL}};
 
 /* "a, b and c": the names of DROPOUT_ALGORITHMS into buf. */
