@@ -46,9 +46,12 @@ WEIGHTS = ("samples", "uniform", "all_keep_old")
 # flag -> {algorithm: [bugs]} ("*" = every algorithm)
 MUTANTS = {
     "pfedme-bn-statistics": {"pfedme": ["bn-stats-of-w"]},
-    "bn-own-buffers": {"fedavg": ["start-global-buffers", "start-w0-buffers"]},
+    "bn-own-buffers": {"fedavg": ["start-global-buffers", "start-w0-buffers"],
+                       "ditto": ["start-global-buffers", "start-w0-buffers"]},
     "bn-global-buffers": {"fedavg": ["global-buffers-averaged",
-                                     "global-buffers-last"]},
+                                     "global-buffers-last"],
+                          "ditto": ["global-buffers-averaged",
+                                    "global-buffers-last"]},
     "aggregation-weights": {"*": ["weights=" + w for w in WEIGHTS],
                             "pfedme": ["samples-weights", "uniform-weights"],
                             "ditto": ["uniform-weights", "samples-weights"],

@@ -577,7 +577,10 @@ PRESETS = {
     ("ditto", "pfllib"): {
         "ditto.order": "personal_first", "ditto.prox": "squared",
         "ditto.prox_ref": "round_start", "ditto.weights": "samples",
-        "ditto.batches": "separate", "lr.count": "trainings"},
+        "ditto.batches": "separate", "lr.count": "trainings",
+        # serverditto.py sends and aggregates through serverbase.py:
+        # parameters() only, so each client's self.model keeps its buffers
+        "bn.aggregate": "parameters_only"},
     # Collins et al., ICML 2021 (FedRep): head steps, then the representation;
     # the server's plain mean of the bodies
     ("fedalt", "fedrep"): {
@@ -886,6 +889,19 @@ def run_ditto(spec, clients, w0, log):
     v = [w0.copy() for _ in clients]
 
     trained = [0] * len(clients)             # trainings of each device so far
+    # bn.aggregate = parameters_only (PFLlib's serverditto.py through
+    # serverbase.py): only parameters() travel, so each client's global copy
+    # self.model keeps the running statistics its last train() left (w0's
+    # before), and the new global takes the first uploader's; model_per (v)
+    # is never sent, so nothing changes for it
+    keep = None
+    if cfg["bn.aggregate"] == "parameters_only":
+        keep = getattr(clients[0], "buffers", None)
+        if keep is None or not keep.any():
+            keep = None
+    elif cfg["bn.aggregate"] != "average":
+        raise Unsupported("bn.aggregate %r" % cfg["bn.aggregate"])
+    held = [w0.copy() for _ in clients]      # each client's self.model
 
     def personal(k, batch, ref, eta):
         diff = parameters_only(clients[k], v[k] - ref)
@@ -912,6 +928,8 @@ def run_ditto(spec, clients, w0, log):
             eta = cfg["eta"] * lr_factor(cfg, t, trained[k])  # lr.*
             trained[k] += 1
             w_k = w.copy()
+            if keep is not None:                      # set_parameters
+                w_k = np.where(keep, held[k], w_k)
             if BUG == "ditto-v-reset":                # v_k ← w^t, not kept
                 v[k] = w.copy()
             log("client_begin", "train", "w_local", w_k, round=t, client=k,
@@ -938,6 +956,7 @@ def run_ditto(spec, clients, w0, log):
             log("client_end", "train", "w_local", w_k, round=t, client=k)
             log("client_end", "train", "v", v[k], round=t, client=k)
             local[k] = w_k
+            held[k] = w_k.copy()
         if BUG == "ditto-unsampled-v-updated":     # every device runs ptrain()
             for k in range(len(clients)):
                 if k not in plan:
@@ -951,6 +970,8 @@ def run_ditto(spec, clients, w0, log):
         for k in S_t:
             w_next = w_next + coef[k] * local[k]
         w = w_next
+        if keep is not None and S_t:              # uploaded_models[0]'s
+            w = np.where(keep, local[S_t[0]], w)
         log("server", "train", "w", w, round=t)
     return {"w": w, "v": v}
 

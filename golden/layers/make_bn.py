@@ -44,6 +44,9 @@ golden/pflref_exact_layers.py:
       model under Ditto, FedRep (FedAlt preset), local, FedAvg-FT and IFCA
       (model averaging), bn.running = update, through each family's exact
       replay (golden/audit.py), 60-digit decimals.
+  layers/ditto/bn1d-mlp-pfllib-keep  the second model under Ditto with
+      bn.aggregate = parameters_only (PFLlib: each client's global copy keeps
+      its running statistics, the global's are the first participant's).
 
     /usr/bin/python3 golden/layers/make_bn.py [OUTDIR]
 """
@@ -510,7 +513,7 @@ MLP_TEXT = ("Input [3]; fc1 3 -> 4 without bias, bn1 = batchnorm1d (eps = 0.03, 
 
 
 def family_vector(family, short, title, what, algorithm, rounds, post=None,
-                  split=None, init_seed=0, must=()):
+                  split=None, init_seed=0, must=(), extra=(), source=None):
     import families_common as fc
     import make_families as mf
     init = {"kind": "given", "w": lc.init_for(MLP, 600 + init_seed, scale=0.75)}
@@ -518,8 +521,8 @@ def family_vector(family, short, title, what, algorithm, rounds, post=None,
     spec = pg.given_spec(title, f"{MLP_TEXT} {what}", MLP, MLP_CLIENTS, init,
                          algorithm, rounds, split=split, post=post)
     cands = mf.candidates(algorithm["name"])
-    cands += [f for f in BN_CANDIDATES if f not in cands]
-    return fc.build(FAMILY_GENERATOR, FAMILY_SOURCES[family],
+    cands += [f for f in BN_CANDIDATES + list(extra) if f not in cands]
+    return fc.build(FAMILY_GENERATOR, source or FAMILY_SOURCES[family],
                     vid, f"{family}-bn1d-mlp-{short}.json", title, spec, cands,
                     BN_MUST + list(must))
 
@@ -539,6 +542,40 @@ def ditto_bn():
         "with w); client 1 unsampled in round 1 (its v keeps its statistics).",
         {"name": "ditto", "hyperparameters": {"eta": 0.0703125, "lambda": 0.375}},
         rounds, init_seed=1, must=["prox-sign"])
+
+
+def ditto_keep_bn():
+    # bn.aggregate = parameters_only under Ditto: PFLlib's serverditto.py
+    # train() calls send_models and aggregate_parameters of serverbase.py
+    # (KEEP_SOURCE): each client's global copy keeps its own running
+    # statistics, the global takes the first uploader's; v_k (model_per) is
+    # never sent.  Client 1 sits out round 1 and client 0 round 2, so
+    # client 1 starts round 2 from the statistics its copy left in round 0
+    # and the first uploader changes from 0 to 1.
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]], [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
+    ]
+    return family_vector(
+        "ditto", "pfllib-keep", "Ditto on the MLP with batchnorm1d, the global "
+        "copy's running statistics kept per client (bn.aggregate = "
+        "parameters_only, PFLlib)",
+        "Ditto (paper switches otherwise) under bn.aggregate = parameters_only: "
+        "each device's global copy w_k starts from w^t's parameters with the "
+        "running_mean and running_var its own copy last left (init.w's before it "
+        "first trains; PFLlib set_parameters copies parameters() only), and w^{t+1} "
+        "takes the first participant's running statistics (deepcopy of "
+        "uploaded_models[0]) with fc1, bn1's weight and bias and fc2 averaged with "
+        "n_k / m_t; v_k is never sent, its statistics its own; eta = 0.0703125, "
+        "lambda = 0.375; three rounds, client 1 sits out round 1 and client 0 "
+        "round 2.",
+        {"name": "ditto", "hyperparameters": {"eta": 0.0703125, "lambda": 0.375},
+         "switches": {"bn.aggregate": "parameters_only"}},
+        rounds, init_seed=5, must=["prox-sign", "bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=(f"{FAMILY_SOURCES['ditto']}; {KEEP_SOURCE}; system/flcore/servers/"
+                "serverditto.py train() (send_models, aggregate_parameters)"))
 
 
 def fedalt_bn():
@@ -622,7 +659,7 @@ def ifca_bn():
                     BN_MUST)
 
 
-FAMILY_MAKERS = [ditto_bn, fedalt_bn, local_bn, finetune_bn, ifca_bn]
+FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, local_bn, finetune_bn, ifca_bn]
 
 
 if __name__ == "__main__":

@@ -29,10 +29,13 @@ static const pflref_preset presets[] = {
     {"ditto", "pfllib",
      "ditto.order=personal_first ditto.prox=squared "
      "ditto.prox_ref=round_start ditto.weights=samples ditto.batches=separate "
-     "lr.count=trainings", NULL,
+     "lr.count=trainings bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientditto.py (ptrain() over -pls epochs "
      "of its own loader, then train() over -ls), serverditto.py's n_i "
-     "weights (shared/spec notes §3(f); notes-pfllib-as-run §2.3)"},
+     "weights, send_models and aggregate_parameters (clientbase.py:67-69, "
+     "serverbase.py:138-150: parameters() only, each client's global copy "
+     "keeps its running statistics) (shared/spec notes §3(f); "
+     "notes-pfllib-as-run §2.3)"},
     /* req: fedalt.preset.fedrep */
     {"fedalt", "fedrep",
      "pfl.state=stateful pfl.weights=uniform pfl.finetune=personal", "head",
