@@ -962,12 +962,12 @@ static const lettered_case LETTERED[] = {
      SPEC(BN16, IMG2, BN_ALG("local", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"parameters_only\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to local (it applies to: fedavg ditto)"},
+     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox)"},
     {"Z3", "bn.aggregate: FedBN, which keeps the whole BN layer local",
      SPEC(BN16, IMG2, BN_ALG("fedbn", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"average\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto)"},
+     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox)"},
     {"Z4", "bn.aggregate: unknown value",
      SPEC(BN16, IMG2, BN_ALG("fedavg", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"buffers\""), ONE_ROUND),
@@ -1593,6 +1593,22 @@ static const lettered_case LETTERED[] = {
      "bn.aggregate = parameters_only keeps each client's batch-norm running "
      "statistics, but this model has no batch normalisation (no running_mean or "
      "running_var): drop the switch"},
+    /* -- bn.aggregate under FedAlt/FedSim (ref/algorithms/fedalt.c,
+     * pfl_round_keep): the devices' own statistics live in their models,
+     * which the stateless reading discards (row I11) -- */
+#define I_BN LAYERS("[16]", "squared", "{\"type\": \"dense\", \"out\": 2, " \
+    "\"bias\": false}, {\"type\": \"batchnorm1d\"}, " DENSE1)
+    {"I11", "fedalt: bn.aggregate = parameters_only under pfl.state = stateless",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedalt\", \"preset\": "
+          "\"fedrep\", \"hyperparameters\": {\"gamma_u\": 0.1, \"gamma_v\": 0.1, "
+          "\"tau_v\": 1}, \"switches\": {\"pfl.state\": \"stateless\", "
+          "\"bn.aggregate\": \"parameters_only\"}}",
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [0, 1]]]}")),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only keeps each device's batch-norm running "
+     "statistics in its own model across rounds, which pfl.state = "
+     "stateless discards"},
+#undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then
  * the post phase: client 0 one step on both samples, client 1 one step on

@@ -47,6 +47,13 @@ golden/pflref_exact_layers.py:
   layers/ditto/bn1d-mlp-pfllib-keep  the second model under Ditto with
       bn.aggregate = parameters_only (PFLlib: each client's global copy keeps
       its running statistics, the global's are the first participant's).
+  layers/fedalt/bn1d-mlp-fedrep-keep  the same under FedRep (FedAlt preset)
+      with bn.aggregate = parameters_only: bn1 in the shared body keeps each
+      client's running statistics.
+  layers/fedsim/bn1d-mlp-fedper-pfllib-keep  FedPer under the preset
+      fedper_pfllib (which sets bn.aggregate = parameters_only).
+  layers/fedprox/bn1d-mlp-pfllib-keep  FedProx under its preset pfllib
+      (which sets bn.aggregate = parameters_only).
 
     /usr/bin/python3 golden/layers/make_bn.py [OUTDIR]
 """
@@ -600,6 +607,104 @@ def fedalt_bn():
         must=["pfl-update-order"])
 
 
+def fedalt_keep_bn():
+    # bn.aggregate = parameters_only under FedRep (FedAlt): PFLlib's
+    # clientrep.py:86-88 set_parameters copies base.parameters() only and
+    # serverbase.py:138-150 deep-copies the first upload of the base
+    # (KEEP_SOURCE), so bn1 (in the shared body) keeps each client's running
+    # statistics and the global body's are the first participant's.
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3], [2, 1]], [[2, 0], [0, 1, 2]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [0, 1]], [[2, 4], [1, 0, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0], [4, 2]]]},
+    ]
+    return family_vector(
+        "fedalt", "fedrep-keep", "FedRep (FedAlt preset) on the MLP with batchnorm1d, "
+        "the body's running statistics kept per client (bn.aggregate = "
+        "parameters_only, PFLlib)",
+        "FedAlt with the preset fedrep and bn.aggregate = parameters_only: fc2 (the "
+        "head) personal, fc1 and bn1 shared; tau_v = 1 head step with gamma_v = "
+        "0.0859375, then the body with gamma_u = 0.0546875; each client starts from "
+        "u^(t)'s parameters with bn1's running statistics its own model last left "
+        "(init.w's before it first trains), the server averages fc1 and bn1's weight "
+        "and bias (uniform weights) and takes bn1's running statistics from the first "
+        "participant, and the broadcast leaves each client's own; three rounds, "
+        "client 1 sits out round 1 and client 0 round 2.",
+        {"name": "fedalt", "preset": "fedrep", "hyperparameters": {
+            "gamma_u": 0.0546875, "gamma_v": 0.0859375, "tau_v": 1},
+         "switches": {"bn.aggregate": "parameters_only"}},
+        rounds, split={"personal": ["head"]}, init_seed=6,
+        must=["bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=(f"{FAMILY_SOURCES['fedalt']}; {KEEP_SOURCE}; system/flcore/clients/"
+                "clientrep.py:86-88 (set_parameters: base.parameters() only)"))
+
+
+def fedsim_keep_bn():
+    # FedPer as PFLlib runs it (FedSim, preset fedper_pfllib, which sets
+    # bn.aggregate = parameters_only): clientper.py:45-47 set_parameters
+    # copies base.parameters() only, serverbase.py:138-150 (KEEP_SOURCE).
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
+    ]
+    return family_vector(
+        "fedsim", "fedper-pfllib-keep", "FedPer (FedSim, preset fedper_pfllib) on the "
+        "MLP with batchnorm1d, the body's running statistics kept per client",
+        "FedSim with the preset fedper_pfllib, which sets bn.aggregate = "
+        "parameters_only (lr.count = trainings changes nothing under a constant step): "
+        "fc2 (the head) personal, fc1 and bn1 shared; joint steps with gamma_u = "
+        "0.0546875 on the body and gamma_v = 0.0859375 on the head; each client starts "
+        "from u^(t)'s parameters with bn1's running statistics its own model last left, "
+        "the server averages fc1 and bn1's weight and bias with n_i / sum n_j and takes "
+        "bn1's running statistics from the first participant; three rounds, client 1 "
+        "sits out round 1 and client 0 round 2.",
+        {"name": "fedsim", "preset": "fedper_pfllib", "hyperparameters": {
+            "gamma_u": 0.0546875, "gamma_v": 0.0859375}},
+        rounds, init_seed=7,
+        must=["bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=("Pillutla, Malik, Mohamed, Rabbat, Sanjabi, Xiao, ICML 2022, Alg. 5 "
+                "(FedSim; FedPer preset); shared/spec notes-pflego-fedalt-fedsim-"
+                f"fedrep.md; {KEEP_SOURCE}; system/flcore/clients/clientper.py:45-47 "
+                "(set_parameters: base.parameters() only)"))
+
+
+def fedprox_keep_bn():
+    # FedProx as PFLlib runs it (preset pfllib, which sets bn.aggregate =
+    # parameters_only): serverprox.py train() calls send_models and
+    # aggregate_parameters; clientprox.py:61-64 set_parameters copies
+    # parameters() only (KEEP_SOURCE).
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
+    ]
+    return family_vector(
+        "fedprox", "pfllib-keep", "FedProx (preset pfllib) on the MLP with "
+        "batchnorm1d, running statistics kept per client",
+        "FedProx with the preset pfllib (uniform_weighted sampling, n_k / sum n_j "
+        "weights; lr.count = trainings changes nothing under a constant step), which "
+        "sets bn.aggregate = parameters_only: each client starts from w^t's "
+        "parameters with the running statistics its own model last left (init.w's "
+        "before it first trains), steps w <- w - eta (grad F_k(w) + mu (w - w^t)) with "
+        "the proximal term over the parameters only, and w^{t+1} takes the first "
+        "participant's running statistics; eta = 0.0703125, mu = 0.625; three rounds, "
+        "client 1 sits out round 1 and client 0 round 2.",
+        {"name": "fedprox", "preset": "pfllib",
+         "hyperparameters": {"eta": 0.0703125, "fedprox.mu": 0.625}},
+        rounds, init_seed=8,
+        must=["bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=("Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Alg. 2; "
+                f"{KEEP_SOURCE}; system/flcore/clients/clientprox.py:61-64 "
+                "(set_parameters: parameters() only), servers/serverprox.py train()"))
+
+
 def local_bn():
     rounds = [
         {"clients": [0, 1], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]]]},
@@ -659,7 +764,7 @@ def ifca_bn():
                     BN_MUST)
 
 
-FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, local_bn, finetune_bn, ifca_bn]
+FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, fedalt_keep_bn, fedsim_keep_bn, fedprox_keep_bn, local_bn, finetune_bn, ifca_bn]
 
 
 if __name__ == "__main__":

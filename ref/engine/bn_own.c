@@ -14,10 +14,16 @@
 #include "engine/bn_own.h"
 #include "core/vec.h"
 
+int pflref_bn_keeps_own_in(const pflref_problem *problem,
+                           const pflref_hyper *hyper)
+{
+    return hyper->bn_aggregate == PFLREF_BN_AGGREGATE_PARAMETERS &&
+           problem->model.bn;
+}
+
 int pflref_bn_keeps_own(const pflref_state *s)
 {
-    return s->hyper->bn_aggregate == PFLREF_BN_AGGREGATE_PARAMETERS &&
-           s->problem->model.bn;
+    return pflref_bn_keeps_own_in(s->problem, s->hyper);
 }
 
 void pflref_bn_copy_buffers(const pflref_model *m, double *dst,
@@ -28,6 +34,34 @@ void pflref_bn_copy_buffers(const pflref_model *m, double *dst,
         if (B->is_buffer)
             memcpy(dst + B->offset, src + B->offset,
                    B->size * sizeof *dst);
+    }
+}
+
+void pflref_bn_copy_buffers_in(const pflref_model *m,
+                               const unsigned char *mask, double *dst,
+                               const double *src)
+{
+    for (size_t b = 0; b < m->nblocks; b++) {
+        const pflref_block *B = &m->blocks[b];
+        for (size_t p = B->offset; B->is_buffer && p < B->offset + B->size;
+             p++)
+            if (mask == NULL || mask[p])
+                dst[p] = src[p];
+    }
+}
+
+void pflref_bn_share_params(pflref_state *s)
+{
+    const pflref_model *m = &s->problem->model;
+    for (size_t i = 0; i < s->N; i++) {
+        double *v_i = s->v + i * s->P;
+        for (size_t b = 0; b < m->nblocks; b++) {
+            const pflref_block *B = &m->blocks[b];
+            for (size_t p = B->offset;
+                 !B->is_buffer && p < B->offset + B->size; p++)
+                if (s->shared[p])
+                    v_i[p] = s->w[p];
+        }
     }
 }
 

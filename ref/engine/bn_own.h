@@ -15,10 +15,28 @@
  * round is then the algorithm's state_dict reading). */
 int pflref_bn_keeps_own(const pflref_state *s);
 
+/* The same from the problem and the hyperparameters (a check before the
+ * run; the files Frama-C reads see neither field, ref/engine/engine.h). */
+int pflref_bn_keeps_own_in(const pflref_problem *problem,
+                           const pflref_hyper *hyper);
+
 /* dst's buffer entries (the blocks with is_buffer: r_μ, r_v) := src's;
  * the other entries of dst are left alone. */
 void pflref_bn_copy_buffers(const pflref_model *m, double *dst,
                             const double *src);
+
+/* The entries of dst that are buffers and marked in mask (mask NULL: all
+ * buffers) := src's: the running statistics of a split's shared blocks
+ * (FedAlt/FedSim, ref/algorithms/fedalt.c). */
+void pflref_bn_copy_buffers_in(const pflref_model *m,
+                               const unsigned char *mask, double *dst,
+                               const double *src);
+
+/* FedAlt/FedSim's broadcast under bn.aggregate = parameters_only: every
+ * device's model s->v + i·P takes w's shared entries (s->shared) that are
+ * parameters, and keeps its own buffers there (PFLlib set_parameters
+ * copies base.parameters() only). */
+void pflref_bn_share_params(pflref_state *s);
 
 /* The clients' own models s->bn_own (N×P), each w⁰ at the first call;
  * PFLREF_ENOMEM when they cannot be allocated.  Only their buffer entries
