@@ -589,7 +589,7 @@ SWITCH_DEFAULTS = {
                "pfedme.eval_reset": "none"},
     "ditto": {"ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
               "ditto.prox_ref": "round_start", "ditto.weights": "samples",
-              "ditto.batches": "shared"},
+              "ditto.batches": "shared", "bn.aggregate": "average"},
 }
 HYPER_DEFAULTS = {"prox": {"pfedme.mu": 0}, "pfedme": {"beta": 1, "pfedme.mu": 0},
                   "ditto": {}}
@@ -611,7 +611,10 @@ PRESETS = {
                           # epochs (notes-pfllib-as-run §2.3, Ditto)
                           "ditto.batches": "separate",
                           # -ld: each client's schedulers step when it trains
-                          "lr.count": "trainings"},
+                          "lr.count": "trainings",
+                          # serverditto.py sends and aggregates through
+                          # serverbase.py: parameters() only
+                          "bn.aggregate": "parameters_only"},
     # PFLlib's serverpFedMe.train() as shipped: the preset pfllib and the
     # evaluation before each round's training, whose side effect starts a
     # client's first θ at w⁰ (serverpFedMe.py evaluate_personalized)
@@ -882,7 +885,7 @@ def exact_sqrt(q):
 
 
 def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
-                personal_lists=None, lr_counts=None, opt=None):
+                personal_lists=None, lr_counts=None, opt=None, held=None):
     """One round of Ditto (Li et al. 2021, Alg. 1) with FedAvg as the global
     solver.  plan: [(k, batches)] for S_t, ascending.  Each k: w_k ← w^t;
     per batch b a personal step v_k ← v_k − η (∇F_k(v_k; b) + λ ∂R(v_k))
@@ -900,7 +903,15 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
     optimizers (pflref_exact_optim.Optimizers: slot 0 the global solver,
     slot 1 the personal one, PFLlib's optimizer and poptimizer), handed
     ∇F_k(w_k; b) and ∇F_k(v_k; b) + λ ∂R(v_k) in place of the plain steps;
-    None = plain SGD.
+    None = plain SGD.  held: under bn.aggregate = parameters_only on a model
+    with buffers (PFLlib's serverditto.py through serverbase.py:
+    set_parameters, clientbase.py:67-69, and aggregate_parameters,
+    serverbase.py:138-150, move parameters() only), {k: the global copy
+    self.model as client k last left it}, updated here: w_k starts from
+    w^t's parameters with its held r_μ, r_v (w0's before k first trains),
+    and w^{t+1}'s r_μ, r_v are the first participant's; v_k (model_per,
+    never sent) is the same under either reading.  None: the state_dict
+    average.
     Returns (w^{t+1}, v)."""
     separate = sw.get("ditto.batches", "shared") == "separate"
     if separate:
@@ -934,6 +945,9 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
     for k, steps in plan:
         eta = hp["eta"] * client_factor(hp, sw, t, k, lr_counts, bugs)
         wk = list(w0 if "restart-w0" in bugs else w)
+        if held is not None and "start-global-buffers" not in bugs:
+            mine = w0 if "start-w0-buffers" in bugs else held.get(k, w0)
+            wk = [mine[p] if p in pr.buffers else x for p, x in enumerate(wk)]
         if "reset-personal" in bugs:
             v[k] = list(w0)
         if "personal-from-global" in bugs:
@@ -995,6 +1009,8 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
         # req: ditto.alg1.l10
         trace.emit("client_end", "train", t, k, None, "v", v[k])
         local[k] = cur["w"]
+        if held is not None:
+            held[k] = list(cur["w"])
     if weights == "samples":
         m_t = sum(pr.n(k) for k in local)
         c = {k: Fraction(pr.n(k), m_t) for k in local}
@@ -1002,6 +1018,10 @@ def ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs=NO_BUGS,
         c = {k: Fraction(1, len(local)) for k in local}
     # req: ditto.alg1.l9
     new = [sum(c[k] * local[k][p] for k in sorted(local)) for p in range(pr.P)]
+    if held is not None and "global-buffers-averaged" not in bugs and local:
+        # the global: a deepcopy of uploaded_models[0], parameters() summed
+        first = plan[-1][0] if "global-buffers-last" in bugs else plan[0][0]
+        new = [local[first][p] if p in pr.buffers else x for p, x in enumerate(new)]
     trace.emit("server", "train", t, None, None, "w", new)
     return new, v
 
@@ -1041,6 +1061,9 @@ def replay_personal(spec, bugs=NO_BUGS):
     assert sched["kind"] == "given"
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
     trained, lr_counts = set(), {}
+    # Ditto under bn.aggregate = parameters_only: each client's global copy
+    held = ({} if alg == "ditto" and pr.buffers
+            and sw.get("bn.aggregate") == "parameters_only" else None)
     opt = None
     if alg in ("ditto", "pfedme", "prox"):
         import pflref_exact_optim as po     # (it imports this module)
@@ -1059,5 +1082,5 @@ def replay_personal(spec, bugs=NO_BUGS):
             own = (dict(zip(r["clients"], r["personal"])) if "personal" in r
                    else None)
             w, v = ditto_round(pr, w, v, w0, t, plan, hp, sw, trace, bugs, own,
-                               lr_counts, opt)
+                               lr_counts, opt, held)
     return w, v, trace

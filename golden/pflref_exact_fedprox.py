@@ -65,7 +65,10 @@ PRESETS = {
     "official": {"fedprox.sampling": "uniform_weighted"},
     # TsingZ0/PFLlib d832e76f6a23 serverbase.py:99, :136; clientprox.py:55
     "pfllib": {"fedprox.sampling": "uniform_weighted",
-               "lr.count": "trainings"},
+               "lr.count": "trainings",
+               # clientprox.py:61-64 set_parameters, serverbase.py:138-150
+               # aggregate_parameters: parameters() only
+               "bn.aggregate": "parameters_only"},
 }
 
 MUTANTS = {
@@ -88,10 +91,11 @@ MUTANTS = {
 
 
 def supported(spec):
-    """The specs replay() runs: a linear or quadratic model on inline
+    """The specs replay() runs: a linear or quadratic model, or a layer
+    list (batch normalisation through pflref_exact.Problem), on inline
     clients, a given schedule."""
     return (spec["algorithm"]["name"] == ALGORITHM
-            and spec["model"]["kind"] in ("quadratic", "linear")
+            and spec["model"]["kind"] in ("quadratic", "linear", "layers")
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")
 
@@ -99,7 +103,8 @@ def supported(spec):
 def settings(algorithm):
     """(hyperparameters as exact values, switches) of a fedprox spec's
     algorithm object: the defaults, the preset, then the explicit ones."""
-    sw = {"fedprox.sampling": "paper", "lr.count": "rounds"}
+    sw = {"fedprox.sampling": "paper", "lr.count": "rounds",
+          "bn.aggregate": "average"}
     sw.update(PRESETS.get(algorithm.get("preset", "paper"), {}))
     sw.update(algorithm.get("switches", {}))
     hp = {k: exact(v) for k, v in algorithm["hyperparameters"].items()}
@@ -141,8 +146,15 @@ def replay(spec, bugs=frozenset()):
     algorithm = spec["algorithm"]
     hp, sw = settings(algorithm)
     eta, mu = hp["eta"], hp["fedprox.mu"]
-    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    pr = px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(
+        algorithm.get("switches", {}))
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
+    # bn.aggregate = parameters_only (PFLlib: clientprox.py:61-64
+    # set_parameters and serverbase.py:138-150 aggregate_parameters move
+    # parameters() only): each device's own running statistics, w0's until
+    # it first trains; the server's are the first participant's
+    held = ({} if sw["bn.aggregate"] == "parameters_only" and pr.buffers
+            else None)
     opt = None
     if po.uses_optimizer(spec):
         opt = po.Optimizers(po.config(algorithm), pr, 1, None, bugs)
@@ -165,6 +177,10 @@ def replay(spec, bugs=frozenset()):
             if "misread-drawn" in bugs:     # indices wrapped into k's range
                 steps = [[i % pr.n(k) for i in b] for b in steps]
             start = w0 if "restart-w0" in bugs else w
+            if held is not None and "start-global-buffers" not in bugs:
+                mine = w0 if "start-w0-buffers" in bugs else held.get(k, w0)
+                start = [mine[p] if p in pr.buffers else x
+                         for p, x in enumerate(start)]
             ref = w0 if "prox-ref-w0" in bugs else w      # w^t
             trace.emit("client_begin", "train", t, k, 0, "w_local", start)
             eta_k = eta * px.round_factor(lr_alg, t, bugs, trained=trained[k])
@@ -185,6 +201,8 @@ def replay(spec, bugs=frozenset()):
             # req: fedprox.alg2.l6
             trace.emit("client_end", "train", t, k, None, "w_local", wk)
             trace.emit("note", "train", t, k, None, "c", [c[k]])
+            if held is not None:
+                held[k] = list(wk)
             if "straggler-dropped" in bugs and len(steps) < longest:
                 continue
             local[k] = wk
@@ -192,5 +210,9 @@ def replay(spec, bugs=frozenset()):
         # req: fedprox.alg2.l7
         w = [sum(c[k] / total * local[k][p] for k in sorted(local))
              for p in range(pr.P)]
+        if held is not None and local and "global-buffers-averaged" not in bugs:
+            first = (sorted(local)[-1] if "global-buffers-last" in bugs
+                     else sorted(local)[0])
+            w = [local[first][p] if p in pr.buffers else x for p, x in enumerate(w)]
         trace.emit("server", "train", t, None, None, "w", w)
     return trace, w, None, None

@@ -44,10 +44,10 @@ from pflref_golden import Trace, exact
 SWITCH_DEFAULTS = {
     "fedalt": {"pfl.state": "stateful", "pfl.weights": "samples",
                "pfl.finetune": "personal", "pfl.finetune_start": "global",
-               "pfl.finetune_lr": "constant"},
+               "pfl.finetune_lr": "constant", "bn.aggregate": "average"},
     "fedsim": {"pfl.state": "stateful", "pfl.weights": "samples",
                "pfl.finetune": "personal", "pfl.finetune_start": "global",
-               "pfl.finetune_lr": "constant"},
+               "pfl.finetune_lr": "constant", "bn.aggregate": "average"},
     "pflego": {"pflego.head_step": "seed", "pflego.theta_weights": "global",
                "pflego.server": "sgd"},
 }
@@ -67,16 +67,27 @@ PRESETS = {
     ("fedalt", "fedrep_pfllib"): ({"pfl.state": "stateful",
                                    "pfl.weights": "samples",
                                    "pfl.finetune": "personal",
-                                   "lr.count": "trainings"}, "head"),
+                                   "lr.count": "trainings",
+                                   # set_parameters / aggregate_parameters:
+                                   # parameters() only
+                                   "bn.aggregate": "parameters_only"},
+                                  "head"),
     # PFLlib's FedPer, LG-FedAvg, FedBABU (§2.3; serverbase.py's n_i weights)
     ("fedsim", "fedper_pfllib"): ({"pfl.state": "stateful",
                                    "pfl.weights": "samples",
                                    "pfl.finetune": "personal",
-                                   "lr.count": "trainings"}, "head"),
+                                   "lr.count": "trainings",
+                                   # set_parameters / aggregate_parameters:
+                                   # parameters() only
+                                   "bn.aggregate": "parameters_only"},
+                                  "head"),
     ("fedsim", "lg_fedavg_pfllib"): ({"pfl.state": "stateful",
                                       "pfl.weights": "samples",
                                       "pfl.finetune": "personal",
-                                      "lr.count": "trainings"}, "input"),
+                                      "lr.count": "trainings",
+                                      # parameters() only, as above
+                                      "bn.aggregate": "parameters_only"},
+                                     "input"),
     # FedBABU's fine_tune (serverbabu.py train, clientbabu.py fine_tune):
     # every client after the last round, from the model it holds (no
     # send_models first), with its own optimizer's decayed lr
@@ -84,6 +95,8 @@ PRESETS = {
                                     "pfl.weights": "samples",
                                     "pfl.finetune": "full",
                                     "lr.count": "trainings",
+                                    # parameters() only, as above
+                                    "bn.aggregate": "parameters_only",
                                     "pfl.finetune_start": "last_local",
                                     "pfl.finetune_lr": "decayed"}, "head"),
 }
@@ -191,8 +204,19 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS,
     γ_v; optimizer_per, slot 1, on v), or None (plain SGD).  held: a list
     to fill with each device's model as it stands after the round, before
     the broadcast (its iterate if it trained, else the (u^(t), v_i) it was
-    sent at the round's start), or None."""
+    sent at the round's start), or None.
+    bn.aggregate = parameters_only on a model with buffers (PFLlib: the
+    clients' set_parameters copy the shared block's parameters() only,
+    clientrep.py:86-88 and the like; serverbase.py:138-150 deep-copies the
+    first upload and sums parameters()): a device starts from its own
+    model's running statistics in the shared block too, u^(t+1)'s are the
+    first participant's, and the broadcast leaves each device's own."""
     P = pr.P
+    kb = (sw.get("bn.aggregate") == "parameters_only" and bool(pr.buffers)
+          and sw["pfl.state"] == "stateful")
+
+    def own_buffer(p):              # a shared entry kept by the device
+        return kb and p in pr.buffers and not mask[p]
     stateless = sw["pfl.state"] == "stateless"
     if "reset-personal" in bugs and not stateless:
         stateless = True
@@ -207,6 +231,9 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS,
         # req: fedalt.alg4.l5, fedalt.alg4.l11, fedsim.alg5.l5
         x = [w[p] if not mask[p] else (w0[p] if stateless and not keep else v[i][p])
              for p in range(P)]
+        if kb and "start-global-buffers" not in bugs:
+            mine = w0 if "start-w0-buffers" in bugs else v[i]
+            x = [mine[p] if own_buffer(p) else x[p] for p in range(P)]
         trace.emit("client_begin", "train", t, i, 0, "w_local", x)
         c = round_factor({"switches": sw, "hyperparameters": hp}, t, bugs,
                          trained=None if trained is None else trained[i])
@@ -275,9 +302,13 @@ def pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace, alt, bugs=NO_BUGS,
     # req: fedalt.alg4.l16, fedsim.alg5.l12
     w = [w[p] if mask[p] else sum(a[i] / total * local[i][0][p] for i in sorted(local))
          for p in range(P)]
+    if kb and local and "global-buffers-averaged" not in bugs:
+        first = plan[-1][0] if "global-buffers-last" in bugs else plan[0][0]
+        w = [local[first][0][p] if own_buffer(p) else w[p] for p in range(P)]
     trace.emit("server", "train", t, None, None, "w", w)
     # req: fedalt.alg4.l17, fedsim.alg5.l13
-    v = [[w[p] if not mask[p] else vi[p] for p in range(P)] for vi in v]
+    v = [[w[p] if not mask[p] and not own_buffer(p) else vi[p] for p in range(P)]
+         for vi in v]
     return w, v
 
 

@@ -962,12 +962,12 @@ static const lettered_case LETTERED[] = {
      SPEC(BN16, IMG2, BN_ALG("local", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"parameters_only\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to local (it applies to: fedavg)"},
+     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox)"},
     {"Z3", "bn.aggregate: FedBN, which keeps the whole BN layer local",
      SPEC(BN16, IMG2, BN_ALG("fedbn", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"average\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to fedbn (it applies to: fedavg)"},
+     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox)"},
     {"Z4", "bn.aggregate: unknown value",
      SPEC(BN16, IMG2, BN_ALG("fedavg", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"buffers\""), ONE_ROUND),
@@ -1582,6 +1582,33 @@ static const lettered_case LETTERED[] = {
           ONE_ROUND),
      "algorithm.switches.opt.clip", "opt.clip = norm needs opt.clip_norm"},
 #undef ROD_SW
+    /* -- bn.aggregate under Ditto (ref/algorithms/ditto.c,
+     * ditto_round_keep): only a model with batch normalisation has
+     * running statistics to keep (row I10) -- */
+    {"I10", "ditto: bn.aggregate = parameters_only on a model without batch normalisation",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"ditto\", \"hyperparameters\": "
+          "{\"eta\": 0.1, \"lambda\": 0.5}, \"switches\": "
+          "{\"bn.aggregate\": \"parameters_only\"}}", ONE_ROUND_TWO),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only keeps each client's batch-norm running "
+     "statistics, but this model has no batch normalisation (no running_mean or "
+     "running_var): drop the switch"},
+    /* -- bn.aggregate under FedAlt/FedSim (ref/algorithms/fedalt.c,
+     * pfl_round_keep): the devices' own statistics live in their models,
+     * which the stateless reading discards (row I11) -- */
+#define I_BN LAYERS("[16]", "squared", "{\"type\": \"dense\", \"out\": 2, " \
+    "\"bias\": false}, {\"type\": \"batchnorm1d\"}, " DENSE1)
+    {"I11", "fedalt: bn.aggregate = parameters_only under pfl.state = stateless",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedalt\", \"preset\": "
+          "\"fedrep\", \"hyperparameters\": {\"gamma_u\": 0.1, \"gamma_v\": 0.1, "
+          "\"tau_v\": 1}, \"switches\": {\"pfl.state\": \"stateless\", "
+          "\"bn.aggregate\": \"parameters_only\"}}",
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [0, 1]]]}")),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only keeps each device's batch-norm running "
+     "statistics in its own model across rounds, which pfl.state = "
+     "stateless discards"},
+#undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then
  * the post phase: client 0 one step on both samples, client 1 one step on

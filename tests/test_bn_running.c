@@ -365,9 +365,9 @@ static int load_keep_moved(void *ctx, pflref_event_kind kind, const char *what,
  * sits out round 1 and starts round 2 from the r_μ it left in round 0 as
  * the candidate recorded it (moved by δ), while client 0, which trained in
  * round 1, starts from its own, unmoved. */
-START_TEST(test_keep_resync_reloads)
+static void keep_resync(const char *alg, const char *hyp)
 {
-    pflref_spec *spec = bn_spec("fedavg", "\"eta\": 0.1", KEEP_SW,
+    pflref_spec *spec = bn_spec(alg, hyp, KEEP_SW,
                                 KEEP_R0 ", {\"clients\": [0], \"batches\": "
                                 "[[[2, 3]]]}, {\"clients\": [1], \"batches\": "
                                 "[[[0, 1, 2]]]}");
@@ -396,6 +396,155 @@ START_TEST(test_keep_resync_reloads)
     pflref_trajectory_free(&ref);
     pflref_run_result_free(res);
     pflref_spec_free(spec);
+}
+
+START_TEST(test_keep_resync_reloads)
+{
+    keep_resync("fedavg", "\"eta\": 0.1");
+}
+END_TEST
+
+/* The same under Ditto: its load_state reloads each client's r_k from the
+ * buffers of its recorded global copy w_local (ref/engine/bn_own.c). */
+START_TEST(test_ditto_keep_resync_reloads)
+{
+    keep_resync("ditto", "\"eta\": 0.1, \"lambda\": 0.5");
+}
+END_TEST
+
+/* Ditto under bn.aggregate (ref/algorithms/ditto.c, ditto_round_keep):
+ * its global copies w_k take plain steps from w^t and are averaged with
+ * n_k/m_t as FedAvg's, and v_k never reaches them (prox_ref = round_start),
+ * so Ditto's w is FedAvg's bit for bit under either value: with
+ * parameters_only client 1 starts round 1 from its own r_μ, r_v (w's r_μ
+ * = 7/32, r_v = 25/4, test_keep_own_statistics), with average from the
+ * global's (11/16, 725/128).  Its preset pfllib sets parameters_only
+ * (serverditto.py sends and aggregates through serverbase.py), harmless
+ * on a model without batch normalisation. */
+START_TEST(test_ditto_keep)
+{
+    static const char *const sws[] = {KEEP_SW, ""};
+    static const double r_mu[] = {7.0 / 32.0, 11.0 / 16.0};
+    for (size_t j = 0; j < 2; j++) {
+        pflref_spec *f = bn_spec("fedavg", "\"eta\": 0.1", sws[j], KEEP_R1);
+        pflref_spec *d = bn_spec("ditto", "\"eta\": 0.1, \"lambda\": 0.5",
+                                 sws[j], KEEP_R1);
+        pflref_run_result *a = tu_run(f, NULL);
+        pflref_run_result *b = tu_run(d, NULL);
+        ck_assert_msg(memcmp(a->w, b->w, P_BN * sizeof *a->w) == 0,
+                      "ditto's w differs from fedavg's under bn.aggregate "
+                      "= %s", j == 0 ? "parameters_only" : "average");
+        ck_assert_msg(fabs(b->w[R_MU] - r_mu[j]) < 1e-13,
+                      "ditto's r_μ = %.17g, expected %.17g", b->w[R_MU],
+                      r_mu[j]);
+        pflref_run_result_free(a);
+        pflref_run_result_free(b);
+        pflref_spec_free(f);
+        pflref_spec_free(d);
+    }
+    pflref_spec *lin = tu_spec(
+        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"linear\", "
+        "\"d\": 1, \"loss\": \"squared\"}, \"problem\": {\"clients\": "
+        "[{\"X\": [[1], [2]], \"y\": [1, 0]}, {\"X\": [[3], [1], [-1]], \"y\": [2, 1, 0]}]}, "
+        "\"algorithm\": {\"name\": \"ditto\", \"preset\": \"pfllib\", "
+        "\"hyperparameters\": {\"eta\": 0.1, \"lambda\": 0.5}}, \"schedule\": {\"kind\": "
+        "\"given\", \"rounds\": [{\"clients\": [0, 1], \"batches\": "
+        "[[[0, 1]], [[0, 1, 2]]], \"personal\": [[[1]], [[2, 0]]]}]}}");
+    ck_assert_int_eq(lin->hyper.bn_aggregate, PFLREF_BN_AGGREGATE_PARAMETERS);
+    pflref_run_result *r = tu_run(lin, NULL);
+    pflref_run_result_free(r);
+    pflref_spec_free(lin);
+}
+END_TEST
+
+/* FedSim under the preset fedper_pfllib (PFLlib's FedPer: the head W2, b2
+ * personal, the body with bn shared), which sets bn.aggregate =
+ * parameters_only (ref/algorithms/fedalt.c, pfl_round_keep).  In round 0
+ * both heads start at w⁰'s, and with γ_u = γ_v = η the joint steps are
+ * FedAvg's and the n_i weights on the body FedAvg's samples, so the body
+ * (W1, b1, γ, β, r_μ, r_v) is FedAvg's bit for bit under either value
+ * (r_μ = 9/8, the first uploader's, or 3/4, test_keep_first_uploader).
+ * In round 1 (client 1 alone; W1, b1 never move, so its batch statistics
+ * are those of round 0) client 1 starts from its own r_μ, r_v under
+ * parameters_only: r_μ = 7/32, r_v = 25/4; from the server's under
+ * average: 11/16, 725/128 (test_keep_own_statistics).  Under pfl.state =
+ * stateless the switch is refused (docs/bad-inputs.md I11). */
+START_TEST(test_fedsim_keep)
+{
+    static const char *const fedavg_sw[] = {KEEP_SW, ""};
+    static const char *const fedsim_sw[] = {"", "\"bn.aggregate\": \"average\""};
+    static const double r_mu[] = {7.0 / 32.0, 11.0 / 16.0};
+    static const double r_v[] = {25.0 / 4.0, 725.0 / 128.0};
+    static const char *const rounds[] = {KEEP_R0, KEEP_R1};
+    for (size_t j = 0; j < 2; j++)
+        for (size_t r = 0; r < 2; r++) {
+            pflref_spec *f = bn_spec("fedavg", "\"eta\": 0.1", fedavg_sw[j],
+                                     rounds[r]);
+            char text[4096], pre[4096];
+            bn_text(text, sizeof text, "fedsim",
+                    "\"gamma_u\": 0.1, \"gamma_v\": 0.1", fedsim_sw[j],
+                    rounds[r], NULL);
+            char *at = strstr(text, "\"hyperparameters\"");
+            ck_assert_ptr_nonnull(at);
+            snprintf(pre, sizeof pre,
+                     "%.*s\"preset\": \"fedper_pfllib\", %s",
+                     (int)(at - text), text, at);
+            pflref_spec *d = tu_spec(pre);
+            ck_assert_int_eq(d->hyper.bn_aggregate,
+                             j == 0 ? PFLREF_BN_AGGREGATE_PARAMETERS
+                                    : PFLREF_BN_AGGREGATE_AVERAGE);
+            pflref_run_result *a = tu_run(f, NULL);
+            pflref_run_result *b = tu_run(d, NULL);
+            if (r == 0)   /* one round: the body is FedAvg's */
+                for (int p = W1; p <= R_V; p++)
+                    ck_assert_msg(a->w[p] == b->w[p],
+                                  "fedsim's body entry %d = %.17g, "
+                                  "fedavg's %.17g (bn.aggregate %s)", p,
+                                  b->w[p], a->w[p],
+                                  j == 0 ? "parameters_only" : "average");
+            else
+                ck_assert_msg(fabs(b->w[R_MU] - r_mu[j]) < 1e-13 &&
+                                  fabs(b->w[R_V] - r_v[j]) < 1e-13,
+                              "fedsim's r_μ = %.17g, r_v = %.17g, "
+                              "expected %.17g, %.17g", b->w[R_MU],
+                              b->w[R_V], r_mu[j], r_v[j]);
+            pflref_run_result_free(a);
+            pflref_run_result_free(b);
+            pflref_spec_free(f);
+            pflref_spec_free(d);
+        }
+}
+END_TEST
+
+/* FedProx (ref/algorithms/fedprox.c) under bn.aggregate: with μ = 0 and
+ * fedprox.sampling = uniform_weighted its steps and weights are FedAvg's,
+ * so its w is FedAvg's bit for bit under either value (r_μ = 7/32 with
+ * parameters_only, 11/16 with average, test_keep_own_statistics); its
+ * preset pfllib sets parameters_only. */
+START_TEST(test_fedprox_keep)
+{
+    static const char *const fedavg_sw[] = {KEEP_SW, ""};
+    static const char *const fedprox_sw[] = {
+        "\"fedprox.sampling\": \"uniform_weighted\", " KEEP_SW,
+        "\"fedprox.sampling\": \"uniform_weighted\""};
+    static const double r_mu[] = {7.0 / 32.0, 11.0 / 16.0};
+    for (size_t j = 0; j < 2; j++) {
+        pflref_spec *f = bn_spec("fedavg", "\"eta\": 0.1", fedavg_sw[j],
+                                 KEEP_R1);
+        pflref_spec *d = bn_spec("fedprox",
+                                 "\"eta\": 0.1, \"fedprox.mu\": 0",
+                                 fedprox_sw[j], KEEP_R1);
+        pflref_run_result *a = tu_run(f, NULL);
+        pflref_run_result *b = tu_run(d, NULL);
+        ck_assert_msg(memcmp(a->w, b->w, P_BN * sizeof *a->w) == 0,
+                      "fedprox's w differs from fedavg's under bn.aggregate "
+                      "= %s", j == 0 ? "parameters_only" : "average");
+        ck_assert(fabs(b->w[R_MU] - r_mu[j]) < 1e-13);
+        pflref_run_result_free(a);
+        pflref_run_result_free(b);
+        pflref_spec_free(f);
+        pflref_spec_free(d);
+    }
 }
 END_TEST
 
@@ -574,6 +723,10 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_keep_evaluation);
     tcase_add_test(tc, test_keep_preset);
     tcase_add_test(tc, test_keep_resync_reloads);
+    tcase_add_test(tc, test_ditto_keep);
+    tcase_add_test(tc, test_ditto_keep_resync_reloads);
+    tcase_add_test(tc, test_fedsim_keep);
+    tcase_add_test(tc, test_fedprox_keep);
     tcase_add_test(tc, test_fedbn_switches);
     tcase_add_test(tc, test_fedbn_optimizer);
     tcase_add_test(tc, test_fedbn_momentum_vector);

@@ -577,7 +577,10 @@ PRESETS = {
     ("ditto", "pfllib"): {
         "ditto.order": "personal_first", "ditto.prox": "squared",
         "ditto.prox_ref": "round_start", "ditto.weights": "samples",
-        "ditto.batches": "separate", "lr.count": "trainings"},
+        "ditto.batches": "separate", "lr.count": "trainings",
+        # serverditto.py sends and aggregates through serverbase.py:
+        # parameters() only, so each client's self.model keeps its buffers
+        "bn.aggregate": "parameters_only"},
     # Collins et al., ICML 2021 (FedRep): head steps, then the representation;
     # the server's plain mean of the bodies
     ("fedalt", "fedrep"): {
@@ -610,17 +613,21 @@ PRESETS = {
     # personal part on the client
     ("fedalt", "fedrep_pfllib"): {
         "pfl.state": "stateful", "pfl.weights": "samples",
-        "pfl.finetune": "personal", "lr.count": "trainings"},
+        "pfl.finetune": "personal", "lr.count": "trainings",
+        "bn.aggregate": "parameters_only"},
     ("fedsim", "fedper_pfllib"): {
         "pfl.state": "stateful", "pfl.weights": "samples",
-        "pfl.finetune": "personal", "lr.count": "trainings"},
+        "pfl.finetune": "personal", "lr.count": "trainings",
+        "bn.aggregate": "parameters_only"},
     ("fedsim", "lg_fedavg_pfllib"): {
         "pfl.state": "stateful", "pfl.weights": "samples",
-        "pfl.finetune": "personal", "lr.count": "trainings"},
+        "pfl.finetune": "personal", "lr.count": "trainings",
+        "bn.aggregate": "parameters_only"},
     # FedBABU: the head never trains, then the whole model is fine-tuned
     ("fedsim", "fedbabu_pfllib"): {
         "gamma_v": 0.0, "pfl.state": "stateful", "pfl.weights": "samples",
         "pfl.finetune": "full", "lr.count": "trainings",
+        "bn.aggregate": "parameters_only",
         # serverbabu.py: fine_tune() on the model each client holds, with
         # its own optimizer's -ld-decayed lr (clientbabu.py)
         "pfl.finetune_start": "last_local", "pfl.finetune_lr": "decayed"},
@@ -886,6 +893,19 @@ def run_ditto(spec, clients, w0, log):
     v = [w0.copy() for _ in clients]
 
     trained = [0] * len(clients)             # trainings of each device so far
+    # bn.aggregate = parameters_only (PFLlib's serverditto.py through
+    # serverbase.py): only parameters() travel, so each client's global copy
+    # self.model keeps the running statistics its last train() left (w0's
+    # before), and the new global takes the first uploader's; model_per (v)
+    # is never sent, so nothing changes for it
+    keep = None
+    if cfg["bn.aggregate"] == "parameters_only":
+        keep = getattr(clients[0], "buffers", None)
+        if keep is None or not keep.any():
+            keep = None
+    elif cfg["bn.aggregate"] != "average":
+        raise Unsupported("bn.aggregate %r" % cfg["bn.aggregate"])
+    held = [w0.copy() for _ in clients]      # each client's self.model
 
     def personal(k, batch, ref, eta):
         diff = parameters_only(clients[k], v[k] - ref)
@@ -912,6 +932,8 @@ def run_ditto(spec, clients, w0, log):
             eta = cfg["eta"] * lr_factor(cfg, t, trained[k])  # lr.*
             trained[k] += 1
             w_k = w.copy()
+            if keep is not None:                      # set_parameters
+                w_k = np.where(keep, held[k], w_k)
             if BUG == "ditto-v-reset":                # v_k ← w^t, not kept
                 v[k] = w.copy()
             log("client_begin", "train", "w_local", w_k, round=t, client=k,
@@ -938,6 +960,7 @@ def run_ditto(spec, clients, w0, log):
             log("client_end", "train", "w_local", w_k, round=t, client=k)
             log("client_end", "train", "v", v[k], round=t, client=k)
             local[k] = w_k
+            held[k] = w_k.copy()
         if BUG == "ditto-unsampled-v-updated":     # every device runs ptrain()
             for k in range(len(clients)):
                 if k not in plan:
@@ -951,6 +974,8 @@ def run_ditto(spec, clients, w0, log):
         for k in S_t:
             w_next = w_next + coef[k] * local[k]
         w = w_next
+        if keep is not None and S_t:              # uploaded_models[0]'s
+            w = np.where(keep, local[S_t[0]], w)
         log("server", "train", "w", w, round=t)
     return {"w": w, "v": v}
 
@@ -1005,6 +1030,22 @@ def run_partial(spec, clients, w0, log, simultaneous):
     w = w0.copy()                            # (u, v⁰)
     v0 = w0[personal].copy()
     v = [v0.copy() for _ in clients]
+    # bn.aggregate = parameters_only (PFLlib: the clients' set_parameters
+    # load the shared block's parameters() only, aggregate_parameters
+    # deep-copies the first upload): the running statistics inside the
+    # shared block stay each device's (own[i]); the server's are the first
+    # participant's
+    kept = None
+    if cfg["bn.aggregate"] == "parameters_only":
+        buffers = getattr(clients[0], "buffers", None)
+        if buffers is not None and (buffers & shared).any():
+            if not stateful:
+                raise Unsupported("bn.aggregate = parameters_only with "
+                                  "pfl.state = stateless")
+            kept = buffers & shared
+    elif cfg["bn.aggregate"] != "average":
+        raise Unsupported("bn.aggregate %r" % cfg["bn.aggregate"])
+    own = [w0.copy() for _ in clients]
 
     def move(x, g, which, gamma):
         x = x.copy()
@@ -1021,10 +1062,15 @@ def run_partial(spec, clients, w0, log, simultaneous):
         for i in range(len(clients)):        # what each was sent
             x = w.copy()
             x[personal] = v[i] if keep else v0
+            if kept is not None:
+                x[kept] = own[i][kept]
             held.append(x)
+        sent = {}
         for i in S_t:
             x = w.copy()                     # (u^(t), v_i^(t))
             x[personal] = v0 if reset else v[i]
+            if kept is not None:             # its own statistics
+                x[kept] = own[i][kept]
             log("client_begin", "train", "w_local", x, round=t, client=i,
                 step=0)
             c = lr_factor(cfg, t, trained[i])    # lr.* of i's train()
@@ -1066,18 +1112,24 @@ def run_partial(spec, clients, w0, log, simultaneous):
                 log("client_end", "train", "v", x, round=t, client=i)
             u_new[i] = x[shared]
             held[i] = x.copy()
+            sent[i] = x.copy()
+            own[i] = x.copy()
         coef = pfl_weights(cfg["pfl.weights"], S_t, n, plan)
         u = np.zeros(int(shared.sum()))
         for i in S_t:
             u = u + coef[i] * u_new[i]
         w = w.copy()
         w[shared] = u
+        if kept is not None and S_t:         # uploaded_models[0]'s
+            w[kept] = sent[S_t[0]][kept]
         log("server", "train", "w", w, round=t)
 
     models = []
     for i in range(len(clients)):
         x = w.copy()
         x[personal] = v[i] if keep else v0
+        if kept is not None:
+            x[kept] = own[i][kept]
         models.append(x)
     post = spec["schedule"].get("post")
     if post is not None:

@@ -40,12 +40,15 @@ def _config(spec):
     base = _base()
     alg = spec["algorithm"]
     cfg = {"fedprox.sampling": "paper", "lr.schedule": "constant",
-           "lr.count": "rounds", "lr.scope": "all"}
+           "lr.count": "rounds", "lr.scope": "all", "bn.aggregate": "average"}
     # the authors' code and PFLlib: uniform without replacement, n_k weights;
     # PFLlib's -ld scheduler steps per client
     presets = {"official": {"fedprox.sampling": "uniform_weighted"},
                "pfllib": {"fedprox.sampling": "uniform_weighted",
-                          "lr.count": "trainings"}}
+                          "lr.count": "trainings",
+                          # set_parameters / aggregate_parameters move
+                          # parameters() only (clientprox.py, serverbase.py)
+                          "bn.aggregate": "parameters_only"}}
     preset = alg.get("preset", "paper")
     if preset != "paper":
         if preset not in presets:
@@ -91,6 +94,16 @@ def run(spec, clients, w0, log, bug):
     opts = pfl_numpy_optim.for_run(spec)
     trained = [0] * len(clients)
     w = np.array(w0, dtype=float)
+    # bn.aggregate = parameters_only (PFLlib): the running statistics stay
+    # in each client's own model; the server keeps the first upload's
+    keep = None
+    if cfg["bn.aggregate"] == "parameters_only":
+        keep = getattr(clients[0], "buffers", None)
+        if keep is None or not keep.any():
+            keep = None
+    elif cfg["bn.aggregate"] != "average":
+        raise base.Unsupported("bn.aggregate %r" % cfg["bn.aggregate"])
+    mine = [np.array(w0, dtype=float) for _ in clients]
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", w, round=t)
         c = _weights(cfg, rnd, clients, bug)
@@ -101,18 +114,24 @@ def run(spec, clients, w0, log, bug):
         for k in sorted(plan):
             anchor = w0 if bug == "fedprox-prox-to-w0" else w
             x = np.array(w0 if bug == "fedprox-from-w0" else w, dtype=float)
+            if keep is not None:
+                x = np.where(keep, mine[k], x)
             log("client_begin", "train", "w_local", x, round=t, client=k,
                 step=0)
             eta_k = eta * base.lr_factor(cfg, t, trained[k])
             trained[k] += 1
             opt = opts and opts.begin(0, k)
             for s, batch in enumerate(plan[k], start=1):
-                d = clients[k].grad(x, batch) + mu * (x - anchor)
+                # the proximal term over parameters() (PFLlib's
+                # PerturbedGradientDescent): the buffers are not pulled
+                d = clients[k].grad(x, batch) + mu * base.parameters_only(
+                    clients[k], x - anchor)
                 x = opt.step(x, d, eta_k) if opt is not None else x - eta_k * d
                 x = base.track(clients[k], x)
                 log("step", "train", "w_local", x, round=t, client=k, step=s)
             log("client_end", "train", "w_local", x, round=t, client=k)
             log("note", "train", "c", [c[k]], round=t, client=k)
+            mine[k] = x.copy()
             if bug == "fedprox-straggler-dropped" and len(plan[k]) < longest:
                 dropped.append(c[k])
                 continue
@@ -120,5 +139,7 @@ def run(spec, clients, w0, log, bug):
         if bug == "fedprox-straggler-dropped":
             w_next = w_next / (1.0 - sum(dropped))
         w = w_next
+        if keep is not None and plan:
+            w = np.where(keep, mine[sorted(plan)[0]], w)
         log("server", "train", "w", w, round=t)
     return {"w": w}

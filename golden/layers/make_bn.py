@@ -44,6 +44,16 @@ golden/pflref_exact_layers.py:
       model under Ditto, FedRep (FedAlt preset), local, FedAvg-FT and IFCA
       (model averaging), bn.running = update, through each family's exact
       replay (golden/audit.py), 60-digit decimals.
+  layers/ditto/bn1d-mlp-pfllib-keep  the second model under Ditto with
+      bn.aggregate = parameters_only (PFLlib: each client's global copy keeps
+      its running statistics, the global's are the first participant's).
+  layers/fedalt/bn1d-mlp-fedrep-keep  the same under FedRep (FedAlt preset)
+      with bn.aggregate = parameters_only: bn1 in the shared body keeps each
+      client's running statistics.
+  layers/fedsim/bn1d-mlp-fedper-pfllib-keep  FedPer under the preset
+      fedper_pfllib (which sets bn.aggregate = parameters_only).
+  layers/fedprox/bn1d-mlp-pfllib-keep  FedProx under its preset pfllib
+      (which sets bn.aggregate = parameters_only).
 
     /usr/bin/python3 golden/layers/make_bn.py [OUTDIR]
 """
@@ -510,7 +520,7 @@ MLP_TEXT = ("Input [3]; fc1 3 -> 4 without bias, bn1 = batchnorm1d (eps = 0.03, 
 
 
 def family_vector(family, short, title, what, algorithm, rounds, post=None,
-                  split=None, init_seed=0, must=()):
+                  split=None, init_seed=0, must=(), extra=(), source=None):
     import families_common as fc
     import make_families as mf
     init = {"kind": "given", "w": lc.init_for(MLP, 600 + init_seed, scale=0.75)}
@@ -518,8 +528,8 @@ def family_vector(family, short, title, what, algorithm, rounds, post=None,
     spec = pg.given_spec(title, f"{MLP_TEXT} {what}", MLP, MLP_CLIENTS, init,
                          algorithm, rounds, split=split, post=post)
     cands = mf.candidates(algorithm["name"])
-    cands += [f for f in BN_CANDIDATES if f not in cands]
-    return fc.build(FAMILY_GENERATOR, FAMILY_SOURCES[family],
+    cands += [f for f in BN_CANDIDATES + list(extra) if f not in cands]
+    return fc.build(FAMILY_GENERATOR, source or FAMILY_SOURCES[family],
                     vid, f"{family}-bn1d-mlp-{short}.json", title, spec, cands,
                     BN_MUST + list(must))
 
@@ -539,6 +549,40 @@ def ditto_bn():
         "with w); client 1 unsampled in round 1 (its v keeps its statistics).",
         {"name": "ditto", "hyperparameters": {"eta": 0.0703125, "lambda": 0.375}},
         rounds, init_seed=1, must=["prox-sign"])
+
+
+def ditto_keep_bn():
+    # bn.aggregate = parameters_only under Ditto: PFLlib's serverditto.py
+    # train() calls send_models and aggregate_parameters of serverbase.py
+    # (KEEP_SOURCE): each client's global copy keeps its own running
+    # statistics, the global takes the first uploader's; v_k (model_per) is
+    # never sent.  Client 1 sits out round 1 and client 0 round 2, so
+    # client 1 starts round 2 from the statistics its copy left in round 0
+    # and the first uploader changes from 0 to 1.
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]], [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
+    ]
+    return family_vector(
+        "ditto", "pfllib-keep", "Ditto on the MLP with batchnorm1d, the global "
+        "copy's running statistics kept per client (bn.aggregate = "
+        "parameters_only, PFLlib)",
+        "Ditto (paper switches otherwise) under bn.aggregate = parameters_only: "
+        "each device's global copy w_k starts from w^t's parameters with the "
+        "running_mean and running_var its own copy last left (init.w's before it "
+        "first trains; PFLlib set_parameters copies parameters() only), and w^{t+1} "
+        "takes the first participant's running statistics (deepcopy of "
+        "uploaded_models[0]) with fc1, bn1's weight and bias and fc2 averaged with "
+        "n_k / m_t; v_k is never sent, its statistics its own; eta = 0.0703125, "
+        "lambda = 0.375; three rounds, client 1 sits out round 1 and client 0 "
+        "round 2.",
+        {"name": "ditto", "hyperparameters": {"eta": 0.0703125, "lambda": 0.375},
+         "switches": {"bn.aggregate": "parameters_only"}},
+        rounds, init_seed=5, must=["prox-sign", "bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=(f"{FAMILY_SOURCES['ditto']}; {KEEP_SOURCE}; system/flcore/servers/"
+                "serverditto.py train() (send_models, aggregate_parameters)"))
 
 
 def fedalt_bn():
@@ -561,6 +605,104 @@ def fedalt_bn():
             "tau_v": 1}},
         rounds, post=post, split={"personal": ["head"]}, init_seed=2,
         must=["pfl-update-order"])
+
+
+def fedalt_keep_bn():
+    # bn.aggregate = parameters_only under FedRep (FedAlt): PFLlib's
+    # clientrep.py:86-88 set_parameters copies base.parameters() only and
+    # serverbase.py:138-150 deep-copies the first upload of the base
+    # (KEEP_SOURCE), so bn1 (in the shared body) keeps each client's running
+    # statistics and the global body's are the first participant's.
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3], [2, 1]], [[2, 0], [0, 1, 2]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [0, 1]], [[2, 4], [1, 0, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0], [4, 2]]]},
+    ]
+    return family_vector(
+        "fedalt", "fedrep-keep", "FedRep (FedAlt preset) on the MLP with batchnorm1d, "
+        "the body's running statistics kept per client (bn.aggregate = "
+        "parameters_only, PFLlib)",
+        "FedAlt with the preset fedrep and bn.aggregate = parameters_only: fc2 (the "
+        "head) personal, fc1 and bn1 shared; tau_v = 1 head step with gamma_v = "
+        "0.0859375, then the body with gamma_u = 0.0546875; each client starts from "
+        "u^(t)'s parameters with bn1's running statistics its own model last left "
+        "(init.w's before it first trains), the server averages fc1 and bn1's weight "
+        "and bias (uniform weights) and takes bn1's running statistics from the first "
+        "participant, and the broadcast leaves each client's own; three rounds, "
+        "client 1 sits out round 1 and client 0 round 2.",
+        {"name": "fedalt", "preset": "fedrep", "hyperparameters": {
+            "gamma_u": 0.0546875, "gamma_v": 0.0859375, "tau_v": 1},
+         "switches": {"bn.aggregate": "parameters_only"}},
+        rounds, split={"personal": ["head"]}, init_seed=6,
+        must=["bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=(f"{FAMILY_SOURCES['fedalt']}; {KEEP_SOURCE}; system/flcore/clients/"
+                "clientrep.py:86-88 (set_parameters: base.parameters() only)"))
+
+
+def fedsim_keep_bn():
+    # FedPer as PFLlib runs it (FedSim, preset fedper_pfllib, which sets
+    # bn.aggregate = parameters_only): clientper.py:45-47 set_parameters
+    # copies base.parameters() only, serverbase.py:138-150 (KEEP_SOURCE).
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
+    ]
+    return family_vector(
+        "fedsim", "fedper-pfllib-keep", "FedPer (FedSim, preset fedper_pfllib) on the "
+        "MLP with batchnorm1d, the body's running statistics kept per client",
+        "FedSim with the preset fedper_pfllib, which sets bn.aggregate = "
+        "parameters_only (lr.count = trainings changes nothing under a constant step): "
+        "fc2 (the head) personal, fc1 and bn1 shared; joint steps with gamma_u = "
+        "0.0546875 on the body and gamma_v = 0.0859375 on the head; each client starts "
+        "from u^(t)'s parameters with bn1's running statistics its own model last left, "
+        "the server averages fc1 and bn1's weight and bias with n_i / sum n_j and takes "
+        "bn1's running statistics from the first participant; three rounds, client 1 "
+        "sits out round 1 and client 0 round 2.",
+        {"name": "fedsim", "preset": "fedper_pfllib", "hyperparameters": {
+            "gamma_u": 0.0546875, "gamma_v": 0.0859375}},
+        rounds, init_seed=7,
+        must=["bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=("Pillutla, Malik, Mohamed, Rabbat, Sanjabi, Xiao, ICML 2022, Alg. 5 "
+                "(FedSim; FedPer preset); shared/spec notes-pflego-fedalt-fedsim-"
+                f"fedrep.md; {KEEP_SOURCE}; system/flcore/clients/clientper.py:45-47 "
+                "(set_parameters: base.parameters() only)"))
+
+
+def fedprox_keep_bn():
+    # FedProx as PFLlib runs it (preset pfllib, which sets bn.aggregate =
+    # parameters_only): serverprox.py train() calls send_models and
+    # aggregate_parameters; clientprox.py:61-64 set_parameters copies
+    # parameters() only (KEEP_SOURCE).
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
+    ]
+    return family_vector(
+        "fedprox", "pfllib-keep", "FedProx (preset pfllib) on the MLP with "
+        "batchnorm1d, running statistics kept per client",
+        "FedProx with the preset pfllib (uniform_weighted sampling, n_k / sum n_j "
+        "weights; lr.count = trainings changes nothing under a constant step), which "
+        "sets bn.aggregate = parameters_only: each client starts from w^t's "
+        "parameters with the running statistics its own model last left (init.w's "
+        "before it first trains), steps w <- w - eta (grad F_k(w) + mu (w - w^t)) with "
+        "the proximal term over the parameters only, and w^{t+1} takes the first "
+        "participant's running statistics; eta = 0.0703125, mu = 0.625; three rounds, "
+        "client 1 sits out round 1 and client 0 round 2.",
+        {"name": "fedprox", "preset": "pfllib",
+         "hyperparameters": {"eta": 0.0703125, "fedprox.mu": 0.625}},
+        rounds, init_seed=8,
+        must=["bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=("Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Alg. 2; "
+                f"{KEEP_SOURCE}; system/flcore/clients/clientprox.py:61-64 "
+                "(set_parameters: parameters() only), servers/serverprox.py train()"))
 
 
 def local_bn():
@@ -622,7 +764,7 @@ def ifca_bn():
                     BN_MUST)
 
 
-FAMILY_MAKERS = [ditto_bn, fedalt_bn, local_bn, finetune_bn, ifca_bn]
+FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, fedalt_keep_bn, fedsim_keep_bn, fedprox_keep_bn, local_bn, finetune_bn, ifca_bn]
 
 
 if __name__ == "__main__":

@@ -47,6 +47,10 @@
  *                   clientditto.py: ptrain() iterates its own
  *                   load_train_data() for -pls epochs, train() another for
  *                   -ls; notes-pfllib-as-run §2.3), with personal_first
+ *   bn.aggregate    average: w_k starts from the whole w^t, r_μ, r_v
+ *                   included, and they are averaged with the rest (a
+ *                   state_dict average); parameters_only: PFLlib's
+ *                   parameters() exchange (ditto_round_keep below)
  *   lr.count        rounds | trainings: the decay of η (ref/engine/lr.c);
  *                   PFLlib steps the personal and the global scheduler once
  *                   each per train(), so both passes share one count
@@ -60,7 +64,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/bn_own.h"
 #include "engine/work.h"
 
 static const char *const GLOBAL_LINE =
@@ -71,6 +77,11 @@ static const char *const PERSONAL_LINE[] = {
 static const char *const SERVER_LINE[] = {
     "w^{t+1} ← Σ_{k∈S_t} (n_k/Σ n_j) w_k",
     "w^{t+1} ← (1/|S_t|) Σ_{k∈S_t} w_k  (= w^t + mean Δ_k)"};
+static const char *const SERVER_LINE_KEEP[] = {
+    "w^{t+1} ← Σ_{k∈S_t} (n_k/Σ n_j) w_k on parameters(); r_μ, r_v ← the "
+    "first uploader's",
+    "w^{t+1} ← (1/|S_t|) Σ_{k∈S_t} w_k on parameters(); r_μ, r_v ← the "
+    "first uploader's"};
 
 /* Ditto's work buffers, P doubles each (zero-filled; none is carried
  * between rounds: v_k lives in the state). */
@@ -323,10 +334,83 @@ static pflref_status ditto_round_with(pflref_state *s, ditto_work *ws,
     return pflref_round_end(s, SERVER_LINE[weights], trace, err);
 }
 
+/* The round under bn.aggregate = parameters_only on a model with batch
+ * normalisation, PFLlib's reading (TsingZ0/PFLlib d832e76f6a23
+ * system/flcore; ref/engine/bn_own.c): serverditto.py train() calls
+ * send_models and aggregate_parameters of serverbase.py, so
+ *   w_k ← (w^t on ¬B, r_k on B)   set_parameters (clientbase.py:67-69)
+ *                                 copies parameters() into the client's
+ *                                 self.model: its buffers B (r_μ, r_v) stay
+ *                                 those its last train() left, w⁰'s until
+ *                                 it first trains
+ *   v_k                           self.model_per (clientditto.py), never
+ *                                 sent nor set: its r_μ, r_v are its own
+ *                                 under either reading (only its own
+ *                                 ptrain() passes move them)
+ *   r_k ← w_k's B after the device's local work
+ *   w^{t+1} on ¬B ← Σ_{k∈S_t} c_k w_k  (Alg. 1 AGGREGATE, ditto.weights)
+ *   w^{t+1} on B  ← w_{k₁} on B, k₁ the first participant (ascending id;
+ *                   aggregate_parameters deep-copies uploaded_models[0],
+ *                   serverbase.py:138-150)
+ * The proximal term already ranges over parameters() only, so r_k never
+ * enters it.  The "global" evaluation is then each client's self.model,
+ * w's parameters with r_k (evaluate(), serverbase.py:194-203;
+ * ref/engine/run.c).  Otherwise as ditto_round_with. */
+static pflref_status ditto_round_keep(pflref_state *s, ditto_work *ws,
+                                      const pflref_round_plan *plan,
+                                      const pflref_trace *trace,
+                                      pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const pflref_model *md = &pr->model;
+    const int weights = s->hyper->ditto.weights;
+    const size_t P = s->P, N = s->N, m = plan->m;
+    double *const w_local = ws->w_local;
+    pflref_status st = pflref_bn_own_alloc(s, err);
+    if (st != PFLREF_OK)
+        return st;
+    pflref_round_begin(s, ws->w_t, trace);
+    const double m_t = pflref_train_n(pr, plan->clients, m);
+    for (size_t j = 0; j < m; j++) {
+        const size_t k = plan->clients[j];
+        double *v_k = pflref_row(s->v, k, N, P);
+        double *r_k = pflref_bn_own_row(s, k);
+        /* w_k ← w^t's parameters with the client's own r_μ, r_v */
+        memcpy(w_local, ws->w_t, P * sizeof *w_local);
+        pflref_bn_copy_buffers(md, w_local, r_k);
+        pflref_client_begin(s, k, "w_local", w_local, NULL, trace);
+        pflref_client_begin(s, k, "v", v_k, NULL, trace);
+        pflref_client_lr(s, k, 0, 1);
+        pflref_optim_begin(s, k);
+        const pflref_batches *pb =
+            s->hyper->ditto.batches == PFLREF_DITTO_BATCHES_SEPARATE
+                ? &plan->personal[j]
+                : &plan->batches[j];
+        st = device_update(s, k, &plan->batches[j], pb, v_k, ws, trace, err);
+        if (st != PFLREF_OK)
+            return st;
+        pflref_client_end(s, k, "w_local", w_local, trace);
+        pflref_client_end(s, k, "v", v_k, trace);
+        pflref_bn_copy_buffers(md, r_k, w_local);   /* what k's model holds */
+        const double c =
+            weights == PFLREF_DITTO_WEIGHTS_UNIFORM
+                ? 1.0 / (double)m
+                : (double)pr->clients[k].train.n / m_t;
+        pflref_accumulate(s->accum, c, w_local, P);
+    }
+    /* the global's r_μ, r_v: the first participant's (uploaded_models[0]) */
+    if (m > 0)
+        pflref_bn_copy_buffers(md, s->accum,
+                               pflref_bn_own_row(s, plan->clients[0]));
+    return pflref_round_end(s, SERVER_LINE_KEEP[weights], trace, err);
+}
+
 static pflref_status ditto_round(pflref_state *s,
                                  const pflref_round_plan *plan,
                                  const pflref_trace *trace, pflref_error *err)
 {
+    if (pflref_bn_keeps_own(s))   /* bn.aggregate = parameters_only */
+        return ditto_round_keep(s, s->extra, plan, trace, err);
     return ditto_round_with(s, s->extra, plan, trace, err);
 }
 
@@ -347,4 +431,5 @@ const pflref_algorithm pflref_ditto = {
     .opt_slots = 2,   /* 0: the global solver (w_k); 1: the personal
                          solver (v_k): PFLlib clientditto.py's optimizer
                          and poptimizer, two objects */
+    .load_state = pflref_bn_own_load,   /* bn.aggregate's r_k */
 };

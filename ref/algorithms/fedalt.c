@@ -56,6 +56,10 @@
  *   pfl.finetune  personal | full (FedBABU fine-tunes the whole model)
  *   pfl.finetune_start  global | last_local (PFLlib's FedBABU)
  *   pfl.finetune_lr     constant | decayed (PFLlib's FedBABU)
+ *   bn.aggregate  average: the running statistics r_μ, r_v of the shared
+ *                 blocks travel and are averaged with u (a state_dict
+ *                 average of the shared part); parameters_only: PFLlib's
+ *                 parameters() exchange (pfl_round_keep below)
  *
  * State: s->w holds (u, v⁰): u in the shared entries, the initial personal
  * parameters in the personal ones.  s->v + i·P holds device i's full model
@@ -78,6 +82,7 @@
 #include <string.h>
 #include "algorithms/algorithms.h"
 #include "algorithms/fedalt_ft.h"
+#include "engine/bn_own.h"
 #include "engine/work.h"
 
 static const char *const V_LINE =
@@ -89,6 +94,9 @@ static const char *const SIM_LINE =
     "v_{i,k}, z)";
 static const char *const SERVER_LINE =
     "Alg. 4 l.16 / Alg. 5 l.12: u^(t+1) = Σ_S α_i u_i^(t+1) / Σ_S α_i";
+static const char *const SERVER_LINE_KEEP =
+    "Alg. 4 l.16 / Alg. 5 l.12: u^(t+1) = Σ_S α_i u_i^(t+1) / Σ_S α_i on "
+    "parameters(); the shared r_μ, r_v ← the first uploader's";
 static const char *const FT_LINE[] = {
     "fine-tuning: v_i ← v_i − η_ft ∇_v F_i(u, v_i; z)",
     "fine-tuning: (u, v_i) ← (u, v_i) − η_ft ∇F_i(u, v_i; z)"};
@@ -101,7 +109,6 @@ static pflref_status fedsim_check(const pflref_problem *problem,
                                   const unsigned char *mask,
                                   pflref_error *err)
 {
-    (void)problem;
     (void)mask;
     const double eta_ft = hyper->eta_ft;
     const int by_batches = hyper->pfl.weights == PFLREF_PFL_WEIGHTS_BATCHES;
@@ -110,6 +117,16 @@ static pflref_status fedsim_check(const pflref_problem *problem,
                                 "algorithm.hyperparameters.eta_ft",
                                 "the final fine-tuning (schedule.post) needs "
                                 "hyperparameter eta_ft (η_ft)");
+    /* bn.aggregate = parameters_only keeps each device's running
+     * statistics in its own model, which the stateless reading discards */
+    if (pflref_bn_keeps_own_in(problem, hyper) &&
+        hyper->pfl.state == PFLREF_PFL_STATELESS)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "algorithm.switches.bn.aggregate",
+            "bn.aggregate = parameters_only keeps each device's batch-norm "
+            "running statistics in its own model across rounds, which "
+            "pfl.state = stateless discards at every visit: use pfl.state = "
+            "stateful (as PFLlib does) or bn.aggregate = average");
     for (size_t t = 0; by_batches && t < schedule->T; t++) {
         size_t steps = 0;
         for (size_t j = 0; j < schedule->rounds[t].m; j++)
@@ -380,10 +397,79 @@ static pflref_status pfl_round(pflref_state *s, const pfl_work *ws,
     return PFLREF_OK;
 }
 
+/* The round under bn.aggregate = parameters_only on a model with batch
+ * normalisation (stateful; fedsim_check refuses stateless), PFLlib's
+ * reading (TsingZ0/PFLlib d832e76f6a23 system/flcore; ref/engine/
+ * bn_own.c): FedRep's, FedPer's, LG-FedAvg's and FedBABU's clients set
+ * the shared block from the server by its parameters() only
+ * (clientrep.py:86-88, clientper.py:45-47, clientlg.py:45-47,
+ * clientbabu.py:51-53) and upload it (serverrep.py:85 and the like), and
+ * serverbase.py:138-150 aggregate_parameters deep-copies the first upload
+ * and sums parameters() only.  With B the buffer entries (r_μ, r_v):
+ *   x = (u^(t) on the shared parameters, v_i on the personal entries and
+ *        on the shared B)   the device's own statistics, kept in its model
+ *   u^(t+1) on the shared parameters = Σ α_i u_i / Σ α_i (l. 16 / 12)
+ *   u^(t+1) on the shared B = the first participant's (ascending id)
+ *   the broadcast (l. 17 / 13) sets the shared parameters of every device
+ *   and leaves its shared B.
+ * A BN layer in the personal blocks is the device's under either value.
+ * Otherwise as pfl_round. */
+static pflref_status pfl_round_keep(pflref_state *s, const pfl_work *ws,
+                                    const pflref_round_plan *plan,
+                                    const pflref_trace *trace,
+                                    pflref_error *err, int alt)
+{
+    const pflref_model *md = &s->problem->model;
+    const size_t P = s->P, N = s->N, m = plan->m;
+    const long t = (long)s->t;
+    double *const x = ws->x, *const g = ws->g, *const w = s->w;
+    pflref_round_begin(s, NULL, trace);     /* and accum := 0 */
+    double total = 0.0;
+    for (size_t j = 0; j < m; j++)
+        total += server_weight(s, plan->clients[j], &plan->batches[j]);
+    if (ws->last != NULL)
+        pflref_copy(ws->last, s->v, N * P);
+    for (size_t j = 0; j < m; j++) {
+        const size_t i = plan->clients[j];
+        double *v_i = pflref_row(s->v, i, N, P);
+        /* x = (u^(t), v_i), the shared statistics v_i's own */
+        pflref_compose(s->shared, w, v_i, x, P);
+        pflref_bn_copy_buffers(md, x, v_i);
+        pflref_client_begin(s, i, "w_local", x, NULL, trace);
+        pflref_client_lr(s, i, 0, 1);
+        pflref_optim_begin(s, i);
+        pflref_status st = local_update(s, alt, i, &plan->batches[j], x, g,
+                                        trace, err);
+        if (st != PFLREF_OK)
+            return st;
+        pflref_client_end(s, i, "w_local", x, trace);
+        if (ws->last != NULL)
+            pflref_copy(pflref_row(ws->last, i, N, P), x, P);
+        pflref_copy(v_i, x, P);             /* keeps v_i^(t+1), its B */
+        pflref_client_end(s, i, "v", v_i, trace);
+        pflref_accumulate(s->accum,
+                          server_weight(s, i, &plan->batches[j]) / total, x,
+                          P);
+    }
+    /* u^(t+1) on the shared entries; the shared B the first upload's */
+    pflref_compose(s->shared, s->accum, w, w, P);
+    if (m > 0)
+        pflref_bn_copy_buffers_in(md, s->shared, w,
+                                  pflref_row(s->v, plan->clients[0], N, P));
+    if (!pflref_all_finite(w, P))
+        return pflref_error_diverge(err, t, -1, -1, "w");
+    pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", w, P,
+                      SERVER_LINE_KEEP);
+    pflref_bn_share_params(s);   /* (u^(t+1) on parameters, v_i, own B) */
+    return PFLREF_OK;
+}
+
 static pflref_status fedalt_round(pflref_state *s,
                                   const pflref_round_plan *plan,
                                   const pflref_trace *trace, pflref_error *err)
 {
+    if (pflref_bn_keeps_own(s))   /* bn.aggregate = parameters_only */
+        return pfl_round_keep(s, s->extra, plan, trace, err, 1);
     return pfl_round(s, s->extra, plan, trace, err, 1);
 }
 
@@ -391,6 +477,8 @@ static pflref_status fedsim_round(pflref_state *s,
                                   const pflref_round_plan *plan,
                                   const pflref_trace *trace, pflref_error *err)
 {
+    if (pflref_bn_keeps_own(s))
+        return pfl_round_keep(s, s->extra, plan, trace, err, 0);
     return pfl_round(s, s->extra, plan, trace, err, 0);
 }
 
@@ -462,6 +550,19 @@ static void pfl_load_state(pflref_state *s, pflref_state_loader load,
     pflref_share_to_all(s);
 }
 
+/* load_state: pfl_load_state, or under bn.aggregate = parameters_only the
+ * broadcast of the parameters only, each device keeping the shared running
+ * statistics of its recorded model (pfl_round_keep). */
+static void fedalt_load_state(pflref_state *s, pflref_state_loader load,
+                              void *ctx, long t)
+{
+    if (pflref_bn_keeps_own(s)) {
+        pflref_bn_share_params(s);
+        return;
+    }
+    pfl_load_state(s, load, ctx, t);
+}
+
 /* FedAlt and FedSim differ only in their name, title, check and round. */
 #define PFL_ALGORITHM(name_, title_, check_, round_)                      \
     {                                                                     \
@@ -470,7 +571,7 @@ static void pfl_load_state(pflref_state *s, pflref_state_loader load,
         .n_eval = 1, .eval = {{"personalized", PFLREF_SOURCE_PERSONAL}},  \
         .work_alloc = pfl_work_alloc, .work_free = pflref_work_free,      \
         .check = (check_), .round = (round_), .finish = pfl_finish,       \
-        .load_state = pfl_load_state,                                     \
+        .load_state = fedalt_load_state,                                  \
         /* optimizers (opt.*): 0 the body u (FedSim: u and v, two       \
          * parameter groups), 1 the personal v and the fine-tuning       \
          * (PFLlib clientrep.py: optimizer, optimizer_per) */            \

@@ -34,11 +34,13 @@
  *
  * Determinism: clients train and are summed in ascending id.
  * Cost per round: FedAvg's, plus O(P) per participant; N×P doubles for the
- * clients' own models (allocated at the first round).
+ * clients' own models (allocated at the first round; ref/engine/bn_own.c,
+ * shared with Ditto's round, ref/algorithms/ditto.c).
  */
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/bn_own.h"
 #include "engine/work.h"
 
 static const char *const CLIENT_LINE =
@@ -51,37 +53,6 @@ static const char *const SERVER_LINE[] = {
     "w_{t+1} ← Σ_{k∈S_t} (n_k/n) w^k_{t+1} + Σ_{k∉S_t} (n_k/n) w_t on "
     "parameters(); r_μ, r_v ← the first uploader's"};
 
-static int keeps_own(const pflref_state *s)
-{
-    return s->hyper->bn_aggregate == PFLREF_BN_AGGREGATE_PARAMETERS &&
-           s->problem->model.bn;
-}
-
-/* dst's buffer entries := src's. */
-static void copy_buffers(const pflref_model *m, double *dst,
-                         const double *src)
-{
-    for (size_t b = 0; b < m->nblocks; b++) {
-        const pflref_block *B = &m->blocks[b];
-        if (B->is_buffer)
-            memcpy(dst + B->offset, src + B->offset,
-                   B->size * sizeof *dst);
-    }
-}
-
-/* The clients' own models r_k := w⁰ (first round), or PFLREF_ENOMEM. */
-static pflref_status own_models(pflref_state *s, pflref_error *err)
-{
-    if (s->bn_own != NULL)
-        return PFLREF_OK;
-    s->bn_own = malloc(s->N * s->P * sizeof *s->bn_own);
-    if (s->bn_own == NULL)
-        return pflref_error_set(err, PFLREF_ENOMEM, NULL, "out of memory");
-    for (size_t i = 0; i < s->N; i++)
-        memcpy(s->bn_own + i * s->P, s->w0, s->P * sizeof *s->bn_own);
-    return PFLREF_OK;
-}
-
 static pflref_status round_keep(pflref_state *s,
                                 const pflref_round_plan *plan,
                                 pflref_fedavg_work *work,
@@ -92,7 +63,7 @@ static pflref_status round_keep(pflref_state *s,
     const int weights = s->hyper->fedavg.weights;
     const size_t P = s->P;
     double *w_local = work->w_local;
-    pflref_status st = own_models(s, err);
+    pflref_status st = pflref_bn_own_alloc(s, err);
     if (st != PFLREF_OK)
         return st;
     pflref_round_begin(s, work->w_t, trace);
@@ -110,7 +81,7 @@ static pflref_status round_keep(pflref_state *s,
         /* ClientUpdate(k, w_t): set_parameters copies parameters() into
          * client k's model, whose buffers stay its own (clientbase.py:67) */
         memcpy(w_local, work->w_t, P * sizeof *w_local);
-        copy_buffers(m, w_local, own);
+        pflref_bn_copy_buffers(m, w_local, own);
         pflref_client_begin(s, k, "w_local", w_local, NULL, trace);
         pflref_client_lr(s, k, 0, 1);
         pflref_optim_begin(s, k);
@@ -120,7 +91,7 @@ static pflref_status round_keep(pflref_state *s,
         if (st != PFLREF_OK)
             return st;
         pflref_client_end(s, k, "w_local", w_local, trace);
-        copy_buffers(m, own, w_local);   /* r_k: what k's model now holds */
+        pflref_bn_copy_buffers(m, own, w_local);   /* r_k: what k's model now holds */
         double c;
         switch (weights) {
         case PFLREF_FEDAVG_WEIGHTS_UNIFORM:
@@ -139,7 +110,7 @@ static pflref_status round_keep(pflref_state *s,
     /* the global's buffers: deepcopy(uploaded_models[0]) (serverbase.py:
      * 141), the first participant's r_k; its parameters() the sum */
     if (plan->m > 0)
-        copy_buffers(m, s->accum, s->bn_own + plan->clients[0] * P);
+        pflref_bn_copy_buffers(m, s->accum, s->bn_own + plan->clients[0] * P);
     return pflref_round_end(s, SERVER_LINE[weights], trace, err);
 }
 
@@ -148,13 +119,8 @@ void pflref_fedavg_keep_load(pflref_state *s, pflref_state_loader load,
 {
     /* r_k: the buffers of client k's last w_local (CLIENT_END) up to round
      * t in the candidate's records; a client that never trained keeps
-     * w⁰'s */
-    if (s->bn_own == NULL)
-        return;
-    for (size_t k = 0; k < s->N; k++)
-        if (load(ctx, PFLREF_EV_CLIENT_END, "w_local", t, (long)k, s->mix,
-                 s->P))
-            copy_buffers(&s->problem->model, s->bn_own + k * s->P, s->mix);
+     * w⁰'s (ref/engine/bn_own.c) */
+    pflref_bn_own_load(s, load, ctx, t);
 }
 
 pflref_status pflref_fedavg_round_any(pflref_state *s,
@@ -163,7 +129,7 @@ pflref_status pflref_fedavg_round_any(pflref_state *s,
                                       const pflref_trace *trace,
                                       pflref_error *err)
 {
-    if (keeps_own(s))
+    if (pflref_bn_keeps_own(s))
         return round_keep(s, plan, work, trace, err);
     return pflref_fedavg_round_with(s, plan, work, trace, err);
 }

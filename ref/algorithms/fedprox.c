@@ -48,7 +48,20 @@
  *                     serverbase.py:99 and :136); presets official and
  *                     pfllib.  The round's draws, if any, are not read.
  *
- * State and work: w is the state's w; no other state lives across rounds.
+ * Switch bn.aggregate (a model with batch normalisation):
+ *   average           r_μ, r_v travel with w and are averaged by l. 7
+ *   parameters_only   PFLlib's exchange (serverprox.py train() calls
+ *                     send_models and aggregate_parameters of serverbase.py;
+ *                     clientprox.py:61-64 set_parameters copies
+ *                     parameters() only): w_k starts from w^t's parameters
+ *                     with the r_μ, r_v device k's model last left (w⁰'s
+ *                     before it first trains; s->bn_own, ref/engine/
+ *                     bn_own.c), the proximal term ranges over the
+ *                     parameters, and w^{t+1}'s r_μ, r_v are the first
+ *                     participant's (ascending id; serverbase.py:138-150)
+ *
+ * State and work: w is the state's w; no other state lives across rounds
+ * (under bn.aggregate = parameters_only, the devices' own r_μ, r_v).
  * The buffers of a round are fedprox_work.  Client optimizer (opt.*):
  * one per client update, stepping on d = ∇F_k + μ(w − w^t)
  * (docs/optimizers.md); PFLlib's PerturbedGradientDescent is that plain
@@ -61,7 +74,9 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/bn_own.h"
 #include "engine/work.h"
 
 static const char *const CLIENT_LINE =
@@ -196,6 +211,12 @@ static pflref_status fedprox_round(pflref_state *s,
     const int sampling = s->hyper->fedprox.sampling;
     const size_t P = s->P;
 
+    const int keep = pflref_bn_keeps_own(s);      /* bn.aggregate */
+    if (keep) {
+        pflref_status st = pflref_bn_own_alloc(s, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
     /* req: fedprox.alg2.l1, fedprox.alg2.l2, fedprox.alg2.l4 */
     /* w^t ← w; the accumulator ← 0 */
     pflref_round_begin(s, ws->w_t, trace);
@@ -206,7 +227,14 @@ static pflref_status fedprox_round(pflref_state *s,
         /* req: fedprox.alg2.l5 */
         /* w_k ≈ argmin h_k(w; w^t): from w^t, the schedule's steps of
          * w ← w − η (∇F_k(w; b) + μ (w − w^t)) */
-        pflref_client_begin(s, k, "w_local", ws->w_local, ws->w_t, trace);
+        if (keep) {   /* parameters() from w^t, its own r_μ, r_v */
+            memcpy(ws->w_local, ws->w_t, P * sizeof *ws->w_local);
+            pflref_bn_copy_buffers(&s->problem->model, ws->w_local,
+                                   pflref_bn_own_row(s, k));
+            pflref_client_begin(s, k, "w_local", ws->w_local, NULL, trace);
+        } else
+            pflref_client_begin(s, k, "w_local", ws->w_local, ws->w_t,
+                                trace);
         pflref_client_lr(s, k, 0, 1);  /* η of k's train() (lr.count) */
         pflref_optim_begin(s, k);      /* its optimizer (opt.state) */
         pflref_local_sgd job = pflref_local_sgd_plain(
@@ -219,11 +247,19 @@ static pflref_status fedprox_round(pflref_state *s,
             return st;
         /* req: fedprox.alg2.l6 */
         pflref_client_end(s, k, "w_local", ws->w_local, trace);
+        if (keep)     /* what device k's model now holds */
+            pflref_bn_copy_buffers(&s->problem->model,
+                                   pflref_bn_own_row(s, k), ws->w_local);
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", (long)s->t, (long)k,
                           -1, "c", &ws->c[k], 1, SERVER_LINE[sampling]);
         /* req: fedprox.alg2.l7 */
         pflref_accumulate(s->accum, ws->c[k], ws->w_local, P);
     }
+    /* bn.aggregate = parameters_only: w^{t+1}'s r_μ, r_v are the first
+     * participant's (deepcopy(uploaded_models[0])) */
+    if (keep && plan->m > 0)
+        pflref_bn_copy_buffers(&s->problem->model, s->accum,
+                               pflref_bn_own_row(s, plan->clients[0]));
     /* w^{t+1} ← the sum above */
     return pflref_round_end(s, SERVER_LINE[sampling], trace, err);
 }
@@ -239,4 +275,5 @@ const pflref_algorithm pflref_fedprox = {
     .work_free = pflref_work_free,
     .round = fedprox_round,
     .opt_slots = 1,   /* the local solver's optimizer (l. 5) */
+    .load_state = pflref_bn_own_load,   /* bn.aggregate's own r_μ, r_v */
 };

@@ -1,16 +1,63 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* ref/engine/bn_own.h: the evaluation of client i's own model under
- * bn.aggregate = parameters_only (ref/engine/bn_own.c), which the driver's
- * "global" source means there (ref/engine/run.c). */
+/* ref/engine/bn_own.h: the clients' own running statistics under
+ * bn.aggregate = parameters_only (ref/engine/bn_own.c), kept by the rounds
+ * of ref/algorithms/fedavg_keep.c and ref/algorithms/ditto.c, and the
+ * evaluation of client i's own model, which the driver's "global" source
+ * means there (ref/engine/run.c). */
 #ifndef PFLREF_ENGINE_BN_OWN_H
 #define PFLREF_ENGINE_BN_OWN_H
 
 #include <stddef.h>
 #include "engine/engine.h"
 
+/* 1 when the round keeps each client's own r_μ, r_v: bn.aggregate =
+ * parameters_only on a model with batch normalisation; 0 otherwise (the
+ * round is then the algorithm's state_dict reading). */
+int pflref_bn_keeps_own(const pflref_state *s);
+
+/* The same from the problem and the hyperparameters (a check before the
+ * run; the files Frama-C reads see neither field, ref/engine/engine.h). */
+int pflref_bn_keeps_own_in(const pflref_problem *problem,
+                           const pflref_hyper *hyper);
+
+/* dst's buffer entries (the blocks with is_buffer: r_μ, r_v) := src's;
+ * the other entries of dst are left alone. */
+void pflref_bn_copy_buffers(const pflref_model *m, double *dst,
+                            const double *src);
+
+/* The entries of dst that are buffers and marked in mask (mask NULL: all
+ * buffers) := src's: the running statistics of a split's shared blocks
+ * (FedAlt/FedSim, ref/algorithms/fedalt.c). */
+void pflref_bn_copy_buffers_in(const pflref_model *m,
+                               const unsigned char *mask, double *dst,
+                               const double *src);
+
+/* FedAlt/FedSim's broadcast under bn.aggregate = parameters_only: every
+ * device's model s->v + i·P takes w's shared entries (s->shared) that are
+ * parameters, and keeps its own buffers there (PFLlib set_parameters
+ * copies base.parameters() only). */
+void pflref_bn_share_params(pflref_state *s);
+
+/* The clients' own models s->bn_own (N×P), each w⁰ at the first call;
+ * PFLREF_ENOMEM when they cannot be allocated.  Only their buffer entries
+ * are read. */
+pflref_status pflref_bn_own_alloc(pflref_state *s, pflref_error *err);
+
+/* Client k's own model, row k of s->bn_own (after pflref_bn_own_alloc);
+ * through this function so that the algorithm files Frama-C reads, which
+ * do not see the field (ref/engine/engine.h), need not name it. */
+double *pflref_bn_own_row(pflref_state *s, size_t k);
+
+/* A load_state (pflref_run_resync) under bn.aggregate = parameters_only:
+ * each client's own r_μ, r_v from the buffers of its last CLIENT_END
+ * "w_local" record up to round t (the model it sends); a client that never
+ * trained keeps w⁰'s.  Nothing when s->bn_own is NULL. */
+void pflref_bn_own_load(pflref_state *s, pflref_state_loader load,
+                        void *ctx, long t);
+
 /* Client i's "global" evaluation under bn.aggregate = parameters_only:
- * w's parameters with client i's own running statistics (s->bn_own, kept by
- * ref/algorithms/fedavg_keep.c), built in s->mix and evaluated on D. */
+ * w's parameters with client i's own running statistics (s->bn_own), built
+ * in s->mix and evaluated on D. */
 pflref_status pflref_bn_own_evaluate(const pflref_state *s, size_t i,
                                      const pflref_data *D, pflref_eval *out);
 

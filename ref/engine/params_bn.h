@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* ref/engine/params_bn.h: the registry row of bn.aggregate, what FedAvg's
- * server does with batch normalisation's running statistics
+/* ref/engine/params_bn.h: the registry row of bn.aggregate, what the
+ * server of FedAvg, of Ditto (whose global objective FedAvg solves) and of
+ * FedAlt/FedSim (on the shared blocks) does with batch normalisation's
+ * running statistics
  * (ref/engine/params.c includes it once and places BN_AGGREGATE_PARAMS
- * after bn.running_var; ref/algorithms/fedavg_keep.c; docs/models.md
+ * after bn.running_var; ref/algorithms/fedavg_keep.c, ditto.c's
+ * ditto_round_keep, fedalt.c's pfl_round_keep, ref/engine/bn_own.c;
+ * docs/models.md
  * "Running statistics in training").  Value names in the order of
  * pflref_bn_aggregate (include/pflref/hyper_baselines.h), the paper's
  * reading first. */
@@ -16,12 +20,14 @@ static const char *const bn_aggregate_values[] = {"average",
                                                   "parameters_only", NULL};
 
 #define BN_AGGREGATE_PARAMS \
-    {"bn.aggregate", "fedavg", "", PFLREF_PARAM_ENUM, \
+    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
      "", \
      "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \
      "torch state_dict average) | only parameters() averaged: each client " \
      "keeps its own r_μ, r_v across rounds, the global's are the first " \
-     "uploaded client's (PFLlib serverbase.py:138-150, clientbase.py:67-69)"},
+     "uploaded client's (PFLlib serverbase.py:138-150, clientbase.py:67-69; " \
+     "Ditto: of the global copy w_k, v_k's are its own either way; " \
+     "FedAlt/FedSim: of the shared blocks)"},
 
 #endif

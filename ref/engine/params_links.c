@@ -34,6 +34,13 @@ static const pflref_value_source value_sources[] = {
      "statistics persist); serverbase.py:138-150 aggregate_parameters "
      "deep-copies uploaded_models[0] and averages parameters() only (the "
      "global's buffers are the first uploader's) (docs/models.md)"},
+    {"ditto", "bn.aggregate", "parameters_only",
+     "TsingZ0/PFLlib d832e76f6a23 system/flcore: serverditto.py train() "
+     "calls send_models and aggregate_parameters; clientbase.py:67-69 "
+     "set_parameters copies parameters() into self.model only (the global "
+     "copy's running statistics persist per client; self.model_per is never "
+     "set); serverbase.py:138-150 (the global's buffers are the first "
+     "uploader's) (docs/algorithms/ditto.md)"},
     {"ditto", "ditto.prox", "norm",
      "s-huu/Ditto, the authors' PyTorch code (StackOverflow experiments): "
      "λ‖v − w‖ (docs/algorithms/ditto.md)"},

@@ -29,10 +29,13 @@ static const pflref_preset presets[] = {
     {"ditto", "pfllib",
      "ditto.order=personal_first ditto.prox=squared "
      "ditto.prox_ref=round_start ditto.weights=samples ditto.batches=separate "
-     "lr.count=trainings", NULL,
+     "lr.count=trainings bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientditto.py (ptrain() over -pls epochs "
      "of its own loader, then train() over -ls), serverditto.py's n_i "
-     "weights (shared/spec notes §3(f); notes-pfllib-as-run §2.3)"},
+     "weights, send_models and aggregate_parameters (clientbase.py:67-69, "
+     "serverbase.py:138-150: parameters() only, each client's global copy "
+     "keeps its running statistics) (shared/spec notes §3(f); "
+     "notes-pfllib-as-run §2.3)"},
     /* req: fedalt.preset.fedrep */
     {"fedalt", "fedrep",
      "pfl.state=stateful pfl.weights=uniform pfl.finetune=personal", "head",
@@ -117,23 +120,29 @@ static const pflref_preset presets[] = {
      "notes-pfllib-as-run §2.3"},
     {"fedalt", "fedrep_pfllib",
      "pfl.state=stateful pfl.weights=samples pfl.finetune=personal "
-     "lr.count=trainings", "head",
+     "lr.count=trainings bn.aggregate=parameters_only", "head",
      "TsingZ0/PFLlib d832e76f6a23: clientrep.py (head epochs -pls first, "
      "then the base; one η), serverrep.py's n_i weights; "
-     "notes-pfllib-as-run §2.3"},
+     "notes-pfllib-as-run §2.3; clientrep.py:86-88 set_parameters and "
+     "serverbase.py:138-150 move parameters() only (bn.aggregate)"},
     {"fedsim", "fedper_pfllib",
      "pfl.state=stateful pfl.weights=samples pfl.finetune=personal "
-     "lr.count=trainings", "head",
+     "lr.count=trainings bn.aggregate=parameters_only", "head",
      "TsingZ0/PFLlib d832e76f6a23: clientper.py (joint steps), serverper.py "
-     "(base averaged n_i / Σ_U n_j); notes-pfllib-as-run §2.3"},
+     "(base averaged n_i / Σ_U n_j); notes-pfllib-as-run §2.3; "
+     "clientper.py:45-47 set_parameters and serverbase.py:138-150 move "
+     "parameters() only (bn.aggregate)"},
     {"fedsim", "lg_fedavg_pfllib",
      "pfl.state=stateful pfl.weights=samples pfl.finetune=personal "
-     "lr.count=trainings", "input",
+     "lr.count=trainings bn.aggregate=parameters_only", "input",
      "TsingZ0/PFLlib d832e76f6a23: clientlg.py (joint steps; set_parameters "
-     "copies the head only), serverlg.py (head averaged n_i / Σ_U n_j)"},
+     "copies the head only), serverlg.py (head averaged n_i / Σ_U n_j); "
+     "clientlg.py:45-47 set_parameters and serverbase.py:138-150 move "
+     "parameters() only (bn.aggregate)"},
     {"fedsim", "fedbabu_pfllib",
      "gamma_v=0 pfl.state=stateful pfl.weights=samples pfl.finetune=full "
-     "lr.count=trainings pfl.finetune_start=last_local "
+     "lr.count=trainings bn.aggregate=parameters_only "
+     "pfl.finetune_start=last_local "
      "pfl.finetune_lr=decayed",
      "head",
      "TsingZ0/PFLlib d832e76f6a23: clientbabu.py (head requires_grad = "
@@ -141,7 +150,8 @@ static const pflref_preset presets[] = {
      "whose lr its -ld scheduler decayed), serverbabu.py (base averaged n_i "
      "/ Σ_U n_j; send_models to every client at each round's start; after "
      "the last round every client fine-tunes the model it holds, no final "
-     "send_models)"},
+     "send_models); clientbabu.py:51-53 set_parameters and "
+     "serverbase.py:138-150 move parameters() only (bn.aggregate)"},
     {"pfedhn", "official",
      "pfedhn.outer_opt=sgd_momentum_wd pfedhn.inner_opt=sgd_momentum_wd "
      "pfedhn.clip=norm", NULL,
@@ -184,12 +194,13 @@ static const pflref_preset presets[] = {
      "round) and :121-123 aggregate (weights n_k / Σ n_j over the "
      "selected); fedprox.py:68-71 keeps the stragglers' partial solutions"},
     {"fedprox", "pfllib", "fedprox.sampling=uniform_weighted "
-     "lr.count=trainings", NULL,
+     "lr.count=trainings bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: serverbase.py:99 select_clients "
      "(uniform without replacement) and :136 receive_models (n_k / Σ n_j), "
      "clientprox.py:21,55 (each client's ExponentialLR stepped after its "
      "train()), fedoptimizer.py:74 PerturbedGradientDescent (d = ∇f + "
-     "μ(w − w^t), plain step)"},
+     "μ(w − w^t), plain step), clientprox.py:61-64 set_parameters and "
+     "serverbase.py:138-150 (parameters() only: bn.aggregate)"},
     /* req: fedamp.preset.pfllib */
     {"fedamp", "pfllib",
      "fedamp.peers=previous fedamp.start=own fedamp.prox=detached "
