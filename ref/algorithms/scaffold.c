@@ -93,6 +93,12 @@ static const char *const SERVER_X_LINE =
     "Alg. 1 l. 17: x ← x + η_g (1/|S|) Σ_{i∈S} (y_i − x)";
 static const char *const SERVER_C_LINE =
     "Alg. 1 l. 17: c ← c + (|S|/N) (1/|S|) Σ_{i∈S} (c_i⁺ − c_i)";
+/* The intermediates --trace prints and no record keeps (l. 13, l. 16). */
+static const char *const MESSAGE_LINE[] = {
+    "Alg. 1 l. 13: Δy_i ← y_i − x", "Alg. 1 l. 13: Δc_i ← c_i⁺ − c_i"};
+static const char *const SUM_LINE[] = {
+    "Alg. 1 l. 16: Δx ← (1/|S|) Σ_{i∈S} Δy_i",
+    "Alg. 1 l. 16: Δc ← (1/|S|) Σ_{i∈S} Δc_i"};
 
 /* SCAFFOLD's state and work buffers (zero-filled; c and c_i then take
  * their start, Alg. 1 l. 1–2: scaffold_start). */
@@ -250,6 +256,19 @@ static pflref_status client_update(pflref_state *s, size_t i,
         s->accum[p] += inv_S * (ws->y[p] - ws->x[p]);      /* Δy_i/|S| */
         ws->dc[p] += inv_S * (ws->c_plus[p] - c_i[p]);     /* Δc_i/|S| */
     }
+    /* req: scaffold.alg1.l13 */
+    /* the message (Δy_i, Δc_i) for --trace alone, in g and shift (both
+     * free until the next client's local work) */
+    if (trace != NULL) {
+        for (size_t p = 0; p < P; p++) {
+            ws->g[p] = ws->y[p] - ws->x[p];
+            ws->shift[p] = ws->c_plus[p] - c_i[p];
+        }
+        pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t,
+                          (long)i, -1, "dy_i", ws->g, P, MESSAGE_LINE[0]);
+        pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t,
+                          (long)i, -1, "dc_i", ws->shift, P, MESSAGE_LINE[1]);
+    }
     /* req: scaffold.alg1.l14 */
     for (size_t p = 0; p < P; p++)
         c_i[p] = ws->c_plus[p];
@@ -278,6 +297,12 @@ static pflref_status scaffold_round(pflref_state *s,
         if (st != PFLREF_OK)
             return st;
     }
+    /* req: scaffold.alg1.l16 */
+    /* (Δx, Δc), summed over the clients above: printed by --trace */
+    pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t, -1,
+                      -1, "dx", s->accum, P, SUM_LINE[0]);
+    pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t, -1,
+                      -1, "dc", ws->dc, P, SUM_LINE[1]);
     /* req: scaffold.alg1.l17 */
     /* x ← x + η_g Δx (into s->accum, which pflref_round_end publishes) */
     for (size_t p = 0; p < P; p++)

@@ -270,6 +270,9 @@ def trace_lines(pflref, vector, formulas=None, box=None, page=None):
             known = known if known in (box or {}) else lines.text_line(box or {}, bracket.group(1))
             known = known if known is not None else (formulas or {}).get(bracket.group(1))
         event = TRACE_EVENT.match(t)
+        # a line whose value is an engine event's of another line (SHARED)
+        shared = [k for k in lines.SHARED.get((page, "round" if event.group(1) else event.group(2),
+                                               event.group(3)), ()) if k in (box or {})] if event else []
         at_event = None
         if event and not f and known is None:
             kind = "round" if event.group(1) else event.group(2)
@@ -287,6 +290,8 @@ def trace_lines(pflref, vector, formulas=None, box=None, page=None):
             line = returns           # the box's return line: what the run ends with
         elif t.startswith("round 0:") and given is not None:
             line = given             # w⁰, one of the box's inputs
+        elif shared:
+            line = shared[0]
         else:
             if os.environ.get("SITE_DEBUG"):    # SITE_DEBUG=1: what no line shows
                 print(f"site: unplaced trace line: {t.strip()[:150]}", file=sys.stderr)
@@ -298,6 +303,7 @@ def trace_lines(pflref, vector, formulas=None, box=None, page=None):
         for g in ALG_LINE.finditer(t) if f else []:
             last = int(g.group(3)) if g.group(3) and int(g.group(3)) - int(g.group(2)) < 4 else int(g.group(2))
             span += [box_key(box or {}, g.group(1), None, k) for k in range(int(g.group(2)), last + 1)]
+        span += shared
         span = [k for k in dict.fromkeys(span) if k == line or k in (box or {})]
         for at in span:
             if name:

@@ -47,8 +47,10 @@ KIND_OVERRIDES = {
     ("pfedme", "6"): "loop:local",
     # "optional: α_i ← …": an update, run only when apfl.alpha = adaptive
     ("apfl", "7"): "computes",
-    # "if t does not divide τ: U^(t+1) ← U^(t)": keeps the client set (a choice)
-    ("apfl", "8"): "computes",
+    # "if t does not divide τ: U^(t+1) ← U^(t)": keeps the client set (a
+    # choice) through the round's τ local steps: the set kept is the round's
+    # clients, which the result's schedule records
+    ("apfl", "8"): "computes:sample",
     # CFL's clustering box loops over the sorted pairs, not over rounds
     ("cfl", "4"): "loop:pairs",
     # "for each client i ∈ S_t: (Δ_i, n_i) ← ClientUpdate(i, g^t)": a loop header
@@ -77,6 +79,28 @@ PLACED = {
     # fedalt.c's `client i ends: v` sits under fedsim.alg5.l11's tag only;
     # for FedAlt it is Alg. 4 l. 10's v_i^(t+1)
     ("fedalt-fedsim", "ends", "v"): ("alg4.10", "alg5.11"),
+}
+
+# (page, event, name): the further box lines whose value is that engine
+# event's value, printed once under another line's citation: a line that
+# only names the value another line computed or starts from (θ̃_i = θ_i)
+SHARED = {
+    # "Θ̂_i ← Θ_i^{t−1} + (Θ^{t−1} − Θ_i^{t−1}) ⊙ W_i" (l. 8) is where line 9's
+    # local training starts: the C emits it as `client i starts: theta_i`
+    ("fedala", "starts", "theta_i"): (8,),
+    # "u_{i,0}^(t) = u^(t)" (Alg. 4 l. 11): the u entries of the round's w, which
+    # holds (u^(t), v⁰) (docs/formats.md)
+    ("fedalt-fedsim", "round", "w"): ("alg4.11",),
+    # "u_i^(t+1) = u_{i,τ_u}^(t)" (Alg. 4 l. 15): the u entries of the device's
+    # last iterate, `client i ends: w_local`
+    ("fedalt-fedsim", "ends", "w_local"): ("alg4.15",),
+    # "g_i ← g" (l. 10): the client's start iterate, `client i starts: w_local`
+    # (emitted under l. 8's citation: l_i and g_i start together)
+    ("fedrecon", "starts", "w_local"): (10,),
+    # "θ̃_i = θ_i" (l. 5): the start of the steps, `client i starts: theta`
+    ("pfedhn", "starts", "theta"): (5,),
+    # "c_i ← c_i⁺" (l. 14): what the client keeps, `client i ends: c_i`
+    ("scaffold", "ends", "c_i"): (14,),
 }
 
 
