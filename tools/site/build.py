@@ -37,7 +37,10 @@ it assigns (text_line), else to the line the nearest `req:` tag above its
 use in the C cites (formula_lines).  A line that computes nothing shows what
 it is, and a random choice the result's schedule (tools/site/lines.py); a
 computing line without values is one of tools/site/untraced.json's, each
-with its reason, or `make check-site` fails.
+with its reason, or `make check-site` fails.  A line that names a value
+another line's event prints (θ̃_i = θ_i) shows that event too (lines.SHARED);
+a line of the paper's other option, which the worked example does not run,
+shows a second vector's values, named in its cell (lines.SECOND).
 """
 import argparse
 import html
@@ -588,6 +591,20 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
         traced.update({k: got[k] for k in keys if k in got and k not in traced})
         runs.update({k: (RESULT[0], TRACE_TEXT[0] or []) for k in keys if k not in runs})
         examples.append(example)
+    # a line the worked example does not run (the paper's other option):
+    # its values from a second vector that runs it (lines.SECOND), said so
+    seconds = []
+    for vec, keys, why in lines.SECOND.get(alg, ()):
+        if not box or not all(k in box for k in keys):
+            sys.exit(f"site: tools/site/lines.py SECOND: {alg}: no box line {keys}")
+        part = vec.split("/")[1]
+        own = {k: box[k] for k in box if (ids.get(k) or part + ".").startswith(part + ".")}
+        got = trace_lines(pflref, os.path.join(ROOT, vec), formula_lines(alg, own), own, alg)[0]
+        filled = [k for k in keys if got.get(k) and k not in traced]
+        for k in filled:
+            traced[k] = [f"(not run by the worked example; from {vec}, {why})"] + got[k]
+        if filled:
+            seconds.append((vec, filled, why))
     worked = examples[0] if examples else None
     test = next((f"tests/test_{a}.c" for a in alg.split("-")
                  if os.path.exists(os.path.join(ROOT, f"tests/test_{a}.c"))), None)
@@ -622,6 +639,12 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
             f'<code>pflref run --trace {html.escape(ex)}</code> '
             f'(<a href="../{ex}">the vector</a>), the first values printed at each line; a line that computes '
             f'nothing shows what it is (a loop: its index values in the run).</p>' for ex in examples)
+        worked_note += "".join(
+            f'<p>Line{"s" if len(keys) > 1 else ""} {", ".join(str(k).replace(".", " ") for k in keys)} '
+            f'{"are" if len(keys) > 1 else "is"} not run by the worked example: '
+            f'{"their" if len(keys) > 1 else "its"} values are those of <code>pflref run --trace '
+            f'{html.escape(vec)}</code> (<a href="../{vec}">the vector</a>: {html.escape(why)}).</p>'
+            for vec, keys, why in seconds)
         table = (f"<table class=\"beside\"><tr><th>l.</th><th>the paper's box</th><th>the C lines that cite it</th>"
                  f"<th>checked by (this line)</th><th>worked example (--trace)</th></tr>{''.join(rows)}</table>")
         body = f"<h1>{html.escape(title)}</h1>{fix_links(intro, md_rel, 1)}{worked_note}{table}"

@@ -76,6 +76,9 @@ KIND_OVERRIDES = {
 PLACED = {
     # "[Alg. 1: (c₁, c₂) = argmin …]": the two clusters the bipartition returns
     ("cfl", "Alg. 1:"): 7,
+    # "[Option II: θ_j ← Σ_i s_ij θ̃_i / Σ_i s_ij]": the server line of
+    # Option II (its tag cites l. 8 and l. 9, Option I's first)
+    ("ifca", "Option II:"): 9,
     # fedalt.c's `client i ends: v` sits under fedsim.alg5.l11's tag only;
     # for FedAlt it is Alg. 4 l. 10's v_i^(t+1)
     ("fedalt-fedsim", "ends", "v"): ("alg4.10", "alg5.11"),
@@ -101,6 +104,22 @@ SHARED = {
     ("pfedhn", "starts", "theta"): (5,),
     # "c_i ← c_i⁺" (l. 14): what the client keeps, `client i ends: c_i`
     ("scaffold", "ends", "c_i"): (14,),
+    # "(ffa, fedavg) q_i ← q … (personal) q_i kept" (l. 1): the adapter the
+    # client's steps start from, `client i starts: q`
+    ("lora", "starts", "q"): (1,),
+}
+
+# page: [(vector, box lines, why)]: lines of the paper's other options, which
+# the worked example (the paper's reading, build.py's paper_reading) does
+# not run; their values come from a vector that runs them, named in the
+# cell and below the table; the worked example stays the page's
+SECOND = {
+    # "optional: α_i ← α_i − η_t ⟨…⟩": the paper's adaptive α (§4)
+    "apfl": [("golden/apfl/worked-notes-6g-adaptive.json", (7,), "apfl.alpha = adaptive")],
+    # Option II of Algorithm 2: model averaging
+    "ifca": [("golden/ifca/worked-notes-2.3-model.json", (7, 9), "ifca.mode = model, Option II")],
+    # HetLoRA's rank pruning and the aggregation (ffa, fedavg and hetlora)
+    "lora": [("golden/lora/worked-hand-hetlora.json", (3, 4), "lora.method = hetlora")],
 }
 
 
