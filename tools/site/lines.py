@@ -55,6 +55,9 @@ KIND_OVERRIDES = {
     ("cfl", "4"): "loop:pairs",
     # "for each client i ∈ S_t: (Δ_i, n_i) ← ClientUpdate(i, g^t)": a loop header
     ("fedrecon", "4"): "loop:clients",
+    # "split D_i into the support D_{i,s} and the query D_{i,q}": a choice the
+    # result's schedule records (each client's personal and local batches)
+    ("fedrecon", "7"): "computes:split",
     # "sample client i ∈ [n]": one client per round (pFedHN)
     ("pfedhn", "3"): "computes:sample",
     # "f_i(x) for x ∈ b": the body's features, computed
@@ -246,6 +249,13 @@ def choice_values(sub, result):
         if sub == "sample":
             who = r.get("selected", r.get("clients", []))
             out.append(f"round {k}: {{{', '.join(map(str, who))}}}")
+        elif sub == "split":
+            # the support's batches (the personal steps), the query's (the
+            # shared steps): the samples each part holds in this round
+            def batches(bs):
+                return ", ".join(json.dumps(x) for x in bs[:3]) + (" …" if len(bs) > 3 else "")
+            for c, q, sp in zip(r.get("clients", []), r.get("batches", []), r.get("personal", [])):
+                out.append(f"round {k}, client {c}: support batches {batches(sp)}; query batches {batches(q)}")
         else:
             for c, b in zip(r.get("clients", []), r.get("batches", [])):
                 out.append(f"round {k}, client {c}: " + ", ".join(json.dumps(x) for x in b[:4])
@@ -282,7 +292,7 @@ def cell(page, key, text, traced, result, trace_text, allowed, box=None):
     if traced:
         return base, "values", traced
     if base == "computes":
-        vals = choice_values(sub, result) if sub in ("sample", "batches") else []
+        vals = choice_values(sub, result) if sub in ("sample", "batches", "split") else []
         if vals:
             return base, "values", vals
         reason = allowed.get(str(key).replace(".", "-"))
