@@ -13,7 +13,9 @@ Every box line is one of
              records at the return line) or, for
              the random choices, from the run's result: its `schedule` is the
              record of every choice made (client sets S_t, minibatches), which
-             docs/formats.md calls replayable.  A computing line the C does
+             docs/formats.md calls replayable; a line that keeps values
+             (θ_k^t = θ_k^{t−1} for a client outside the round) shows the
+             values kept, read from the trace (KEPT).  A computing line the C does
              compute but the trace prints no event for is listed in
              untraced.json with its reason, and shows that reason; any other
              computing line without values fails `make check-site`.
@@ -65,6 +67,11 @@ KIND_OVERRIDES = {
     # "for client i ∈ I^t:" and the round loop "for t = 1 … T:" (no "do")
     ("fedala", "2"): "loop:rounds",
     ("fedala", "4"): "loop:clients",
+    # "for each device k ∉ P_t: θ_k^t = θ_k^{t−1}, ∇L_k(θ_k^t) = …": the values
+    # kept, which the run forms nothing for: shown from the trace (KEPT)
+    ("feddyn", "9"): "computes:keep",
+    # "every j ∉ I_t keeps W_j^{t+1} = W_j^t": the same
+    ("pflego", "9"): "computes:keep",
     # "later rounds: train W_i by eq. (6) once": an update of W_i
     ("fedala", "7"): "computes",
     # "(the gradients of ℒ at that point; …)": the gradients of line 7's ℒ
@@ -110,6 +117,15 @@ SHARED = {
     # "(ffa, fedavg) q_i ← q … (personal) q_i kept" (l. 1): the adapter the
     # client's steps start from, `client i starts: q`
     ("lora", "starts", "q"): (1,),
+}
+
+# page: the trace names a "keeps" line (computes:keep) shows: for each round,
+# each client outside it and the value it keeps, its last `client k ends:
+# NAME` (or a note NAME printed after it, such as FedDyn's grad_L); a client
+# not yet trained keeps its start
+KEPT = {
+    "feddyn": ("theta_k", "grad_L"),
+    "pflego": ("v",),
 }
 
 # page: [(vector, box lines, why)]: lines of the paper's other options, which
@@ -263,6 +279,44 @@ def choice_values(sub, result):
     return clip([x + "  (the result's schedule)" if i == 0 else x for i, x in enumerate(out)])
 
 
+def kept_values(page, result, trace_text):
+    """A "keeps" line's values: per round, the clients outside it and the
+    values they keep (KEPT), read from the trace as the run went."""
+    names = KEPT.get(page, ())
+    rounds = rounds_of(result)
+    n = (result or {}).get("problem", {}).get("N", 0)
+    kept, last, t, out = {}, None, -1, []
+
+    def keepers(t):
+        inside = set(rounds[t].get("clients", [])) if 0 <= t < len(rounds) else set()
+        for k in range(n):
+            if k in inside:
+                continue
+            have = kept.get(k, {})
+            vals = "; ".join(f"{x} = {have[x][0]} (from round {have[x][1]})" for x in names if x in have)
+            out.append(f"round {t}: client {k} keeps " + (vals or "its start (not trained yet)"))
+
+    for line in trace_text or []:
+        m = re.match(r"round (\d+):", line)
+        if m:
+            if t >= 0:
+                keepers(t)
+            t = int(m.group(1))
+            continue
+        m = re.match(r"\s*client (\d+) ends: (\S+) = (\[.*?\])", line)
+        if m:
+            last = int(m.group(1))
+            if m.group(2) in names:
+                kept.setdefault(last, {})[m.group(2)] = (m.group(3), t)
+            continue
+        m = re.match(r"  (\S+) = (\[.*?\])", line)
+        if m and last is not None and m.group(1) in names:
+            kept.setdefault(last, {})[m.group(1)] = (m.group(2), t)
+    if t >= 0:
+        keepers(t)
+    return clip(out)
+
+
 def input_values(result):
     """The given values: w⁰ and the algorithm's own hyperparameters."""
     out = []
@@ -293,6 +347,7 @@ def cell(page, key, text, traced, result, trace_text, allowed, box=None):
         return base, "values", traced
     if base == "computes":
         vals = choice_values(sub, result) if sub in ("sample", "batches", "split") else []
+        vals = kept_values(page, result, trace_text) if sub == "keep" else vals
         if vals:
             return base, "values", vals
         reason = allowed.get(str(key).replace(".", "-"))
