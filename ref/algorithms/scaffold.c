@@ -241,6 +241,33 @@ static void grad_emit(void *ctx, const pflref_event *ev)
                       ev->step, ev->name, ev->value, ev->len, ev->formula);
 }
 
+/* The sink for client i's local work on b from y: 1 when it is set (with a
+ * trace, and not for a model with dropout, whose every training pass
+ * takes the run's next masks), else 0 and the trace goes as it is.  The
+ * caller frees k->tws and k->before either way. */
+static int grad_sink_open(grad_sink *k, const pflref_state *s, size_t i,
+                          const pflref_batches *b, const double *y,
+                          const pflref_trace *trace)
+{
+    const size_t P = s->P;
+    *k = (grad_sink){.next = trace, .model = &s->problem->model,
+                     .data = &s->problem->clients[i].train, .b = b, .P = P};
+    if (trace == NULL || trace->emit == NULL ||
+        pflref_model_dropout_layers(k->model) > 0)
+        return 0;
+    size_t most = 1;
+    for (size_t q = 0; q < b->nsteps; q++)
+        if (b->step_off[q + 1] - b->step_off[q] > most)
+            most = b->step_off[q + 1] - b->step_off[q];
+    k->tws = pflref_model_workspace_alloc(k->model, most);
+    k->before = malloc(2 * P * sizeof *k->before);
+    if (k->tws == NULL || k->before == NULL)
+        return 0;
+    k->g = k->before + P;
+    memcpy(k->before, y, P * sizeof *k->before);
+    return 1;
+}
+
 static pflref_status client_update(pflref_state *s, size_t i,
                                    const pflref_batches *b, double inv_S,
                                    scaffold_work *ws,
@@ -265,24 +292,9 @@ static pflref_status client_update(pflref_state *s, size_t i,
                                                   LOCAL_LINE);
     job.shift = ws->shift;
     /* req: scaffold.alg1.l9 */
-    /* with a trace (not for a model with dropout: every training pass
-     * takes the run's next masks), the sink above in front of it */
-    grad_sink gk = {.next = trace, .model = &s->problem->model,
-                    .data = &s->problem->clients[i].train, .b = b, .P = P};
-    if (trace != NULL && trace->emit != NULL &&
-        pflref_model_dropout_layers(gk.model) == 0) {
-        size_t most = 1;
-        for (size_t q = 0; q < b->nsteps; q++)
-            if (b->step_off[q + 1] - b->step_off[q] > most)
-                most = b->step_off[q + 1] - b->step_off[q];
-        gk.tws = pflref_model_workspace_alloc(gk.model, most);
-        gk.before = malloc(2 * P * sizeof *gk.before);
-        gk.g = gk.before != NULL ? gk.before + P : NULL;
-        if (gk.before != NULL)
-            memcpy(gk.before, ws->y, P * sizeof *gk.before);
-    }
+    grad_sink gk;
+    const int wrap = grad_sink_open(&gk, s, i, b, ws->y, trace);
     const pflref_trace shown = {grad_emit, &gk};
-    const int wrap = gk.tws != NULL && gk.before != NULL;
     /* req: scaffold.alg1.l8, scaffold.alg1.l9 */
     pflref_status st = pflref_local_sgd_run(&job, ws->y, ws->g, s->ws,
                                             wrap ? &shown : trace, err);
