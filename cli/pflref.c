@@ -96,6 +96,12 @@ static void print_event(void *ctx, const pflref_event *ev)
     case PFLREF_EV_NOTE:
         fprintf(f, "  %s = ", ev->name);
         break;
+    case PFLREF_EV_INTERMEDIATE:   /* printed only: no record keeps it */
+        if (ev->client >= 0)
+            fprintf(f, "  (client %ld) %s = ", ev->client, ev->name);
+        else
+            fprintf(f, "  (server) %s = ", ev->name);
+        break;
     case PFLREF_EV_FINAL:
         if (ev->client >= 0)
             fprintf(f, "final: client %ld: %s = ", ev->client, ev->name);

@@ -150,6 +150,50 @@ START_TEST(test_round0_closed_form)
 }
 END_TEST
 
+/* --trace's ℒ of l. 7 (an intermediate: printed, recorded at no level) at
+ * each step's start point, round 0 of two_clients:
+ *   step 1: w_p = w⁰ = ¼, p = p_0: ℒ = ½ · 1.5 · (¼ − 2)² = 147/64
+ *   step 2: ℒ = ½ a_0 (w_p − c_0)² + λ(0) (μ/2) ‖p − p_0‖², w_p and p
+ *           after step 1 (written out as in round0) */
+typedef struct {
+    double L[4];
+    size_t n;
+} objective_seen;
+
+static void see_objective(void *ctx, const pflref_event *ev)
+{
+    objective_seen *o = ctx;
+    if (ev->kind == PFLREF_EV_INTERMEDIATE && strcmp(ev->name, "L") == 0 &&
+        ev->round == 0 && ev->client == 0 && o->n < 4 &&
+        ev->step == (long)o->n + 1)
+        o->L[o->n++] = ev->value[0];
+}
+
+START_TEST(test_trace_objective)
+{
+    /* req: apple.alg1.l7 */
+    const double a = 1.5, cc = 2.0, w0 = 0.25, eta = 0.2, eta_p = 0.35;
+    const double mu = 0.6, p0[2] = {3.0 / 8.0, 5.0 / 8.0};
+    double g = a * (w0 - cc);
+    const double w = w0 - eta * (p0[0] * g);
+    const double p[2] = {p0[0] - eta_p * w0 * g, p0[1] - eta_p * w0 * g};
+    const double wp = p[0] * w + p[1] * w0;
+    const double L2 = 0.5 * a * (wp - cc) * (wp - cc) +
+                      0.5 * mu * ((p[0] - p0[0]) * (p[0] - p0[0]) +
+                                  (p[1] - p0[1]) * (p[1] - p0[1]));
+    tb_case *c = two_clients();
+    objective_seen o = {.n = 0};
+    const pflref_trace tr = {see_objective, &o};
+    pflref_run_result *res = tb_run(c, "apple", &tr);
+    ck_assert_uint_eq(o.n, 2);
+    ck_assert_double_eq_tol(o.L[0], 147.0 / 64.0, 1e-15);
+    ck_assert_double_eq_tol(o.L[1], L2, 1e-14);
+    ck_assert(fabs(L2 - 0.5 * a * (wp - cc) * (wp - cc)) > 1e-3);
+    pflref_run_result_free(res);
+    tb_free(c);
+}
+END_TEST
+
 /* apple.order = core_first: ∂ℒ/∂p_00 of step 2 reads the stepped core;
  * p_01 and the core are those of the joint order at step 1. */
 START_TEST(test_core_first_closed_form)
@@ -578,6 +622,7 @@ Suite *apple_suite(void)
     tcase_add_loop_test(tc, test_worked_vectors, 0,
                         (int)(sizeof VECTORS / sizeof VECTORS[0]));
     tcase_add_test(tc, test_round0_closed_form);
+    tcase_add_test(tc, test_trace_objective);
     tcase_add_test(tc, test_core_first_closed_form);
     tcase_add_test(tc, test_optimizer_closed_form);
     tcase_add_test(tc, test_scheduler_values);

@@ -560,10 +560,43 @@ START_TEST(test_cli_trace)
         "similarity = [-1.0, -0.9701425001453318, 1.0, 0.9938837346736189]",
         "c1 = [0.0, 1.0]", "c2 = [2.0, 3.0]",
         "alpha_cross = [-0.9701425001453318]",
-        "partition = [0.0, 0.0, 1.0, 1.0]"};
+        "partition = [0.0, 0.0, 1.0, 1.0]",
+        /* Algorithm 1's lines 2–6 on those rows, recomputed for the trace
+         * (ref/engine/trace_cluster.c): the diagonal's 1s first (positions
+         * 0, 5, 10, 15), then α_23 = α_32 ≈ 0.99388 (11, 14), then
+         * α_01 = α_10 ≈ 0.97014 (1, 4); t = 5 joins clients 2 and 3,
+         * t = 6 changes nothing, t = 7 joins 0 and 1: two clusters */
+        "(client 0) s = [0.0, 5.0, 10.0, 15.0, 11.0, 14.0, … (16 entries)]",
+        "(client 0) C = [0.0, 1.0, 2.0, 3.0]",
+        "(client 0) pair = [5.0, 2.0, 3.0]",
+        "(client 0) C = [0.0, 1.0, 2.0, 2.0]",
+        "(client 0) pair = [7.0, 0.0, 1.0]",
+        "(client 0) C = [0.0, 0.0, 2.0, 2.0]"};
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
         ck_assert_msg(strstr(errout, want[k]) != NULL,
                       "the trace lacks \"%s\":\n%s", want[k], errout);
+    /* ... and no more: the loop stops at two clusters (l. 7), and a
+     * cluster of two starts there (the later rounds' tests) */
+    size_t pairs = 0;
+    for (const char *at = strstr(errout, "pair = ["); at != NULL;
+         at = strstr(at + 1, "pair = ["))
+        pairs++;
+    ck_assert_uint_eq(pairs, 2);
+    /* the trace's intermediates are printed, not recorded: the result is
+     * the one the run without --trace writes */
+    free(out);
+    free(errout);
+    snprintf(args, sizeof args, "run '%s' -o '%s/plain.json'", vec, dir);
+    ck_assert_int_eq(tu_cli(args, &out, &errout), 0);
+    char *p1 = tu_join(dir, "r.json"), *p2 = tu_join(dir, "plain.json");
+    char *r1 = tu_read(p1), *r2 = tu_read(p2);
+    ck_assert_ptr_nonnull(r1);
+    ck_assert_ptr_nonnull(r2);
+    ck_assert_str_eq(r1, r2);
+    free(r1);
+    free(r2);
+    free(p1);
+    free(p2);
     free(out);
     free(errout);
     free(vec);

@@ -105,21 +105,23 @@ START_TEST(test_trace_emit_and_tee)
 END_TEST
 
 /* The recorder keeps what its level asks for, copies values, and grows past
- * its first capacity. */
+ * its first capacity; an intermediate (--trace alone) is kept at no level. */
 START_TEST(test_trajectory_levels)
 {
     const pflref_record_level levels[3] = {PFLREF_RECORD_NONE,
                                            PFLREF_RECORD_ROUND,
                                            PFLREF_RECORD_STEP};
-    /* events: 500 × (step, client_end, server, round_begin, client_begin, note) */
-    const size_t expect[3] = {0, 500 * 3, 500 * 6};
+    /* events: 500 × (round_begin, client_begin, step, client_end, server,
+     * note, final, intermediate): round keeps 4 of them, step all but the
+     * intermediate */
+    const size_t expect[3] = {0, 500 * 4, 500 * 7};
     for (int l = 0; l < 3; l++) {
         pflref_trajectory tj;
         pflref_trajectory_init(&tj, levels[l]);
         pflref_trace tr = {pflref_trajectory_emit, &tj};
         for (long t = 0; t < 500; t++) {
             double v[3] = {(double)t, 0.5 * (double)t, -1.0};
-            for (int k = 0; k < 6; k++)
+            for (int k = 0; k < 8; k++)
                 pflref_trace_emit(&tr, (pflref_event_kind)k, "train", t, 0, 1,
                                   "w", v, 3, NULL);
             v[0] = -99.0;   /* the recorder copied the values */
@@ -127,7 +129,9 @@ START_TEST(test_trajectory_levels)
         ck_assert_int_eq(tj.count, expect[l]);
         ck_assert_int_eq(tj.failed, 0);
         if (l == 2) {
-            const pflref_record *r = &tj.records[6 * 499 + 2];
+            const pflref_record *r = &tj.records[7 * 499 + 2];
+            for (size_t j = 0; j < tj.count; j++)
+                ck_assert_int_ne(tj.records[j].kind, PFLREF_EV_INTERMEDIATE);
             ck_assert_int_eq(r->kind, PFLREF_EV_STEP);
             ck_assert_int_eq(r->round, 499);
             ck_assert_double_eq(tj.values[r->offset], 499.0);
@@ -137,12 +141,18 @@ START_TEST(test_trajectory_levels)
         ck_assert_int_eq(tj.count, 0);
     }
     pflref_trajectory_free(NULL);
-    const char *names[7];
-    for (int k = 0; k < 7; k++) {
+    const char *names[8];
+    pflref_event_kind parsed;
+    for (int k = 0; k < 8; k++) {
         names[k] = pflref_event_kind_name((pflref_event_kind)k);
         for (int j = 0; j < k; j++)
             ck_assert_str_ne(names[k], names[j]);
+        /* a file's event names parse back; an intermediate is never in one */
+        ck_assert_int_eq(pflref_event_kind_parse(names[k], &parsed), k < 7);
+        if (k < 7)
+            ck_assert_int_eq(parsed, k);
     }
+    ck_assert_str_eq(names[7], "intermediate");
     ck_assert_str_eq(pflref_event_kind_name((pflref_event_kind)42), "unknown");
 }
 END_TEST

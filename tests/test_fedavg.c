@@ -183,6 +183,60 @@ START_TEST(test_model_blocks_outside_refused)
 }
 END_TEST
 
+/* --trace's m_t (Alg. 1 l. 8), an intermediate: printed before the
+ * server's w_{t+1}, recorded at no level.  n = (2, 3, 7); S_0 = {0, 2}:
+ * m_0 = 9, S_1 = {1, 2}: m_1 = 10; under fedavg.weights = uniform the
+ * run forms no m_t and none is printed. */
+typedef struct {
+    double m[4];
+    long round[4];
+    size_t n, before_server;
+} m_t_seen;
+
+static void see_m_t(void *ctx, const pflref_event *ev)
+{
+    m_t_seen *o = ctx;
+    if (ev->kind == PFLREF_EV_INTERMEDIATE && strcmp(ev->name, "m_t") == 0 &&
+        o->n < 4) {
+        o->m[o->n] = ev->value[0];
+        o->round[o->n++] = ev->round;
+    } else if (ev->kind == PFLREF_EV_SERVER && o->n > 0 &&
+               o->round[o->n - 1] == ev->round)
+        o->before_server++;
+}
+
+START_TEST(test_trace_m_t)
+{
+    /* req: fedavg.alg1.l8 */
+    for (int uniform = 0; uniform < 2; uniform++) {
+        tb_case *c = tb_quadratic(1, 3);
+        tb_quad(c, 0, (const double[]){1}, (const double[]){0}, 2);
+        tb_quad(c, 1, (const double[]){2}, (const double[]){1}, 3);
+        tb_quad(c, 2, (const double[]){0.5}, (const double[]){-1}, 7);
+        c->hyper.eta = 0.25;
+        c->hyper.fedavg.weights = uniform ? PFLREF_FEDAVG_WEIGHTS_UNIFORM
+                                          : PFLREF_FEDAVG_WEIGHTS_SAMPLES;
+        tb_round(c, "0 2", "0", "0");
+        tb_round(c, "1 2", "0", "0");
+        m_t_seen o = {.n = 0};
+        const pflref_trace tr = {see_m_t, &o};
+        pflref_run_result *res = tb_run(c, "fedavg", &tr);
+        if (uniform) {
+            ck_assert_uint_eq(o.n, 0);
+        } else {
+            ck_assert_uint_eq(o.n, 2);
+            ck_assert_int_eq(o.round[0], 0);
+            ck_assert_int_eq(o.round[1], 1);
+            ck_assert_double_eq(o.m[0], 9.0);
+            ck_assert_double_eq(o.m[1], 10.0);
+            ck_assert_uint_eq(o.before_server, 2);
+        }
+        pflref_run_result_free(res);
+        tb_free(c);
+    }
+}
+END_TEST
+
 Suite *fedavg_suite(void)
 {
     Suite *s = suite_create("fedavg");
@@ -194,6 +248,7 @@ Suite *fedavg_suite(void)
     tcase_add_test(tc, test_identical_clients_is_local_sgd);
     tcase_add_test(tc, test_divergence_located);
     tcase_add_test(tc, test_model_blocks_outside_refused);
+    tcase_add_test(tc, test_trace_m_t);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -110,6 +110,36 @@ static size_t note_of(const pflref_trajectory *tj, const char *name, long t,
     return 0;
 }
 
+/* --trace prints l. 2's C and a (intermediates, recorded at no level): on
+ * golden/fedfomo/worked-linear-val.json's round 0 every anchor is
+ * φ_i⁰ = w⁰ = (¼, −½, ⅛) and C the spec's peers S_i⁰ then i (self
+ * included): client 0 (1) → (1, 0), client 1 (0, 2) → (0, 2, 1), client 2
+ * none → (2), client 3 (2, 1) → (2, 1, 3). */
+START_TEST(test_trace_candidates_and_anchor)
+{
+    /* req: fedfomo.alg1.l2 */
+    char *dir = tu_tmpdir();
+    char *vec = tu_repo_path("golden/fedfomo/worked-linear-val.json");
+    char args[4096];
+    snprintf(args, sizeof args, "run --trace '%s' -o '%s/r.json'", vec, dir);
+    char *out = NULL, *errout = NULL;
+    ck_assert_int_eq(tu_cli(args, &out, &errout), 0);
+    const char *want[] = {"(client 0) C = [1.0, 0.0]",
+                          "(client 1) C = [0.0, 2.0, 1.0]",
+                          "(client 2) C = [2.0]",
+                          "(client 3) C = [2.0, 1.0, 3.0]",
+                          "(client 0) a = [0.25, -0.5, 0.125]",
+                          "(client 3) a = [0.25, -0.5, 0.125]"};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
+        ck_assert_msg(strstr(errout, want[k]) != NULL,
+                      "the trace lacks \"%s\"", want[k]);
+    free(out);
+    free(errout);
+    free(vec);
+    free(dir);
+}
+END_TEST
+
 /* M = 0, own upload a candidate: FedFomo is local training. */
 START_TEST(test_m0_is_local_training)
 {
@@ -597,6 +627,7 @@ Suite *fedfomo_suite(void)
     tcase_add_test(tc, test_spec_peers_errors);
     tcase_add_test(tc, test_example_c_selection);
     tcase_add_test(tc, test_generated_peers_replay);
+    tcase_add_test(tc, test_trace_candidates_and_anchor);
     tcase_add_test(tc, test_draws_errors);
     tcase_add_test(tc, test_equal_up_to_rounding);
     tcase_add_test(tc, test_preset_pfllib);

@@ -108,12 +108,36 @@ static double proto_loss(const pflref_model *m, const pflref_data *Dt,
     return ce + lambda * R / (double)nb;
 }
 
+/* The intermediates --trace prints at round 1, client 0, step 1: the
+ * batch's features f (LocalUpdate l. 3) and L (l. 4). */
+typedef struct {
+    double f[2 * H], L;
+    int got_f, got_L;
+} step_shown;
+
+static void catch_shown(void *ctx, const pflref_event *ev)
+{
+    step_shown *sh = ctx;
+    if (ev->kind != PFLREF_EV_INTERMEDIATE || ev->round != 1 ||
+        ev->client != 0 || ev->step != 1)
+        return;
+    if (strcmp(ev->name, "f") == 0 && ev->len == 2 * H) {
+        memcpy(sh->f, ev->value, sizeof sh->f);
+        sh->got_f++;
+    } else if (strcmp(ev->name, "L") == 0 && ev->len == 1) {
+        sh->L = ev->value[0];
+        sh->got_L++;
+    }
+}
+
 /* Client 0's first step in round 1 (C̄ = client 1's round-0 prototypes,
  * every class present) is v ← v − η ∇L of Eq. 6: central differences of
- * L to 1e-7. */
+ * L to 1e-7; and the trace's L there is Eq. 6 formed here, its features
+ * the features call's at w⁰. */
 START_TEST(test_step_is_gradient_of_loss)
 {
     /* req: fedproto.eq6, fedproto.alg1.local.l5 */
+    /* req: fedproto.alg1.local.l3, fedproto.alg1.local.l4 */
     const double lambda = 0.35, eta = 0.3;
     tb_case *c = proto_case(lambda);
     tb_round(c, "1", "2 1 0 | 3 1");
@@ -122,7 +146,9 @@ START_TEST(test_step_is_gradient_of_loss)
     c = proto_case(lambda);
     tb_round(c, "1", "2 1 0 | 3 1");
     tb_round(c, "0", "0 2");
-    pflref_run_result *b = tb_run(c, "fedproto", NULL);
+    step_shown sh = {.got_f = 0};
+    const pflref_trace shown = {catch_shown, &sh};
+    pflref_run_result *b = tb_run(c, "fedproto", &shown);
     const pflref_model *m = &c->problem->model;
     double Cbar[K * H], n[K];
     prototypes(m, &c->problem->clients[1].train, a->v + P, Cbar, n);
@@ -144,6 +170,17 @@ START_TEST(test_step_is_gradient_of_loss)
                       "entry %zu: (w⁰ − v_0)/η = %.12g, central difference "
                       "%.12g", p, step, fd);
     }
+    ck_assert_int_eq(sh.got_f, 1);
+    ck_assert_int_eq(sh.got_L, 1);
+    const double L = proto_loss(m, Dt, idx, 2, W0, Cbar, lambda, ws);
+    ck_assert_msg(fabs(sh.L - L) <= 1e-15 * fabs(L) && L > 0.1,
+                  "the trace's L = %.17g, Eq. 6 here %.17g", sh.L, L);
+    double A[2 * H], F[2 * H];
+    ck_assert_int_eq(pflref_model_features(m, W0, Dt, idx, 2, ws, A, F),
+                     PFLREF_OK);
+    for (size_t u = 0; u < 2 * H; u++)
+        ck_assert_msg(sh.f[u] == F[u], "f[%zu] = %.17g, not %.17g", u,
+                      sh.f[u], F[u]);
     pflref_model_workspace_free(ws);
     pflref_run_result_free(a);
     pflref_run_result_free(b);

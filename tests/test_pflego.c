@@ -297,6 +297,30 @@ START_TEST(test_result_body_passes)
 }
 END_TEST
 
+/* --trace prints step 3's cache Φ_i = φ(X_i; θ_t) (an intermediate,
+ * recorded at no level): golden/pflego/worked-notes-b-seed.json's body is
+ * one identity unit without bias, θ_0 = 1, so round 0's caches are the
+ * inputs themselves: client 0 X = (1, 2), client 1 X = (1, 2, 3). */
+START_TEST(test_trace_cache)
+{
+    /* req: pflego.alg1.l3 */
+    char *dir = tu_tmpdir();
+    char *vec = tu_repo_path("golden/pflego/worked-notes-b-seed.json");
+    char args[4096];
+    snprintf(args, sizeof args, "run --trace '%s' -o '%s/r.json'", vec, dir);
+    char *errout = NULL;
+    ck_assert_int_eq(tu_cli(args, NULL, &errout), 0);
+    const char *want[] = {"(client 0) Phi = [1.0, 2.0]",
+                          "(client 1) Phi = [1.0, 2.0, 3.0]"};
+    for (size_t k = 0; k < 2; k++)
+        ck_assert_msg(strstr(errout, want[k]) != NULL,
+                      "the trace lacks \"%s\"", want[k]);
+    free(errout);
+    free(vec);
+    free(dir);
+}
+END_TEST
+
 /* τ = 1 with exact_alpha is plain client-sampled SGD on L over the whole
  * vector (θ, W_1..W_I): x ← x − ρ (I/r) Σ_{i∈S} α_i ∇ℓ_i(x), the θ part
  * summed and each sampled head its own term; unsampled heads keep w⁰. */
@@ -464,6 +488,7 @@ Suite *pflego_suite(void)
     tcase_add_test(tc, test_proposition1_enumeration);
     tcase_add_test(tc, test_body_passes);
     tcase_add_test(tc, test_result_body_passes);
+    tcase_add_test(tc, test_trace_cache);
     tcase_add_test(tc, test_tau1_is_sgd);
     tcase_add_test(tc, test_adam_first_step);
     tcase_add_test(tc, test_errors);

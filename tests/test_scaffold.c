@@ -210,6 +210,72 @@ START_TEST(test_resync_loads_controls)
 }
 END_TEST
 
+/* The intermediates --trace prints (PFLREF_EV_INTERMEDIATE): per step the
+ * minibatch gradient g_i(y_i) of l. 9, per client the message (Δy_i, Δc_i)
+ * of l. 13, per round the sums (Δx, Δc) of l. 16; collected beside a
+ * step-level recorder, which keeps none of them. */
+typedef struct {
+    size_t n;
+    struct { long t, i; const char *name; double v; } ev[16];
+} shown_values;
+
+static void collect_shown(void *ctx, const pflref_event *ev)
+{
+    shown_values *sv = ctx;
+    if (ev->kind != PFLREF_EV_INTERMEDIATE || sv->n == 16)
+        return;
+    sv->ev[sv->n].t = ev->round;
+    sv->ev[sv->n].i = ev->client;
+    sv->ev[sv->n].name = ev->name;
+    sv->ev[sv->n].v = ev->value[0];
+    sv->n++;
+}
+
+/* The case of test_initial_controls (c_i⁰ = (½, −1), c⁰ = −¼, η_g = 2):
+ * round 0, S = {0}: g_0 = −2 at y = 0 and −5/8 at y = 11/16 (that
+ * test's steps), y_0 = 33/32, x = 0, c_0⁺ = −21/16:
+ *   Δy_0 = 33/32, Δc_0 = −21/16 − ½ = −29/16; |S| = 1: Δx = 33/32, Δc = −29/16
+ * round 1, S = {1}: g_1 = 41/4 at y = x = 33/16, y_1 = −59/128,
+ * c_1⁺ = 41/4, c_1 = −1:
+ *   Δy_1 = −323/128, Δc_1 = 45/4, and the same sums. */
+START_TEST(test_trace_intermediates)
+{
+    /* req: scaffold.alg1.l9, scaffold.alg1.l13, scaffold.alg1.l16 */
+    tb_case *c = hand_case(PFLREF_SCAFFOLD_OPTION_II);
+    const double c_i0[] = {0.5, -1.0};
+    c->hyper.scaffold.c_i0 = c_i0;
+    pflref_trajectory tj;
+    pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
+    shown_values sv = {0};
+    const pflref_trace rec = {.emit = pflref_trajectory_emit, .ctx = &tj};
+    const pflref_trace shown = {.emit = collect_shown, .ctx = &sv};
+    pflref_trace_tee tee = {&rec, &shown};
+    const pflref_trace tr = {.emit = pflref_trace_tee_emit, .ctx = &tee};
+    pflref_run_result *res = tb_run(c, "scaffold", &tr);
+    const struct { long t, i; const char *name; double v; } want[] = {
+        {0, 0, "g_i", -2.0}, {0, 0, "g_i", -0.625},
+        {0, 0, "dy_i", 1.03125}, {0, 0, "dc_i", -1.8125},
+        {0, -1, "dx", 1.03125}, {0, -1, "dc", -1.8125},
+        {1, 1, "g_i", 10.25},
+        {1, 1, "dy_i", -2.5234375}, {1, 1, "dc_i", 11.25},
+        {1, -1, "dx", -2.5234375}, {1, -1, "dc", 11.25}};
+    ck_assert_uint_eq(sv.n, 11);
+    for (size_t k = 0; k < 11; k++) {
+        ck_assert_int_eq(sv.ev[k].t, want[k].t);
+        ck_assert_int_eq(sv.ev[k].i, want[k].i);
+        ck_assert_str_eq(sv.ev[k].name, want[k].name);
+        ck_assert_msg(sv.ev[k].v == want[k].v,
+                      "%s (round %ld) = %.17g, not %.17g", want[k].name,
+                      want[k].t, sv.ev[k].v, want[k].v);
+    }
+    for (size_t j = 0; j < tj.count; j++)
+        ck_assert_int_ne(tj.records[j].kind, PFLREF_EV_INTERMEDIATE);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(res);
+    tb_free(c);
+}
+END_TEST
+
 /* Given control variates (Alg. 1 l. 1–2), the hand case from
  * c_i⁰ = (½, −1) and no c⁰: c⁰ = (1/N) Σ c_i⁰ = −¼ (§4's rule).
  * Round 0, S = {0}, K = 2, correction c − c_0 = −¾:
@@ -317,6 +383,7 @@ Suite *scaffold_suite(void)
     tcase_add_test(tc, test_pfllib_c_lr);
     tcase_add_test(tc, test_resync_loads_controls);
     tcase_add_test(tc, test_initial_controls);
+    tcase_add_test(tc, test_trace_intermediates);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);
     return s;

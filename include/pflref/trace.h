@@ -23,8 +23,11 @@ typedef enum {
     PFLREF_EV_CLIENT_END = 3,   /* value: what the client sends / keeps    */
     PFLREF_EV_SERVER = 4,       /* value: the server's new global model    */
     PFLREF_EV_NOTE = 5,         /* value: any other named quantity         */
-    PFLREF_EV_FINAL = 6         /* value: the final state ("w", or client
+    PFLREF_EV_FINAL = 6,        /* value: the final state ("w", or client
                                    i's "v"), emitted once after the run    */
+    PFLREF_EV_INTERMEDIATE = 7  /* value: an intermediate a box line names
+                                   that the result does not keep: --trace
+                                   prints it, no trajectory records it     */
 } pflref_event_kind;
 
 typedef struct {
@@ -63,7 +66,8 @@ void pflref_trace_emit(const pflref_trace *tr, pflref_event_kind kind,
 /* A recorder that keeps events as a trajectory.  Level:
  *   PFLREF_RECORD_NONE    nothing
  *   PFLREF_RECORD_ROUND   CLIENT_END, SERVER, NOTE and FINAL events
- *   PFLREF_RECORD_STEP    every event                                    */
+ *   PFLREF_RECORD_STEP    every event but INTERMEDIATE ones (at no level:
+ *                         a result is the same with or without them)    */
 typedef enum {
     PFLREF_RECORD_NONE = 0,
     PFLREF_RECORD_ROUND = 1,
@@ -94,7 +98,8 @@ void pflref_trajectory_free(pflref_trajectory *tj);
 void pflref_trajectory_emit(void *ctx, const pflref_event *ev);
 
 /* The name of an event kind in results and golden files: "round_begin",
- * "client_begin", "step", "client_end", "server", "note", "final". */
+ * "client_begin", "step", "client_end", "server", "note", "final"; and
+ * "intermediate" (never in a file: pflref_event_kind_parse refuses it). */
 const char *pflref_event_kind_name(pflref_event_kind kind);
 /* The kind named `name`; 0 when the name is unknown, else 1 and *kind. */
 int pflref_event_kind_parse(const char *name, pflref_event_kind *kind);

@@ -125,6 +125,11 @@ static const char *const P_LINE =
     "Alg. 1 l. 10: p_ij ← p_ij − η_p (⟨w_j, ∇ℓ_i(w_p^(i); b)⟩ + "
     "λ(r) μ (p_ij − p_0j))";
 
+/* --trace alone (an intermediate: no record keeps it), l. 7's ℒ at the
+ * step's start point; the step itself needs only ℒ's gradients. */
+static const char *const OBJECTIVE_LINE =
+    "Alg. 1 l. 7: ℒ = ℓ_i(w_p^(i); b) + λ(r) (μ/2) ‖p_i − p_0‖²";
+
 /* The authors' ε of the exponential scheduler (utils/losses.py:20). */
 #define APPLE_EXP_EPSILON 0.001
 /* π to double precision (C11 has no M_PI). */
@@ -442,6 +447,45 @@ static void p_gradient(const pflref_state *s, apple_work *ws, size_t i,
     }
 }
 
+/* l. 7's ℒ for --trace: ℓ_i at w_p^(i) (ws->theta) on step k's batch, on
+ * a workspace of the trace's own (the run's is left as the gradient pass
+ * left it), plus (κ/2) λ(r) μ ‖p_i − p_0‖², κ = 2 under apple.prox = full
+ * (the gradient's 2λμ(p_ij − p_0j)).  Not for a model with dropout, whose
+ * every training pass takes the run's next masks. */
+static pflref_status trace_objective(const pflref_state *s,
+                                     const apple_work *ws, size_t i,
+                                     const pflref_batches *b, size_t k,
+                                     double lam_mu, const pflref_trace *trace,
+                                     pflref_error *err)
+{
+    const pflref_model *m = &s->problem->model;
+    const size_t N = s->N, nb = b->step_off[k + 1] - b->step_off[k];
+    if (trace->emit == NULL || pflref_model_dropout_layers(m) > 0)
+        return PFLREF_OK;
+    pflref_model_workspace *tws = pflref_model_workspace_alloc(m, nb);
+    if (tws == NULL)
+        return PFLREF_OK;   /* the trace is not the run's result */
+    double L;
+    pflref_status st = pflref_model_loss(m, ws->theta,
+                                         &s->problem->clients[i].train,
+                                         b->idx + b->step_off[k], nb, tws, &L);
+    pflref_model_workspace_free(tws);
+    if (st != PFLREF_OK)
+        return pflref_error_set(err, st, "schedule",
+                                "the loss failed at round %zu, client %zu, "
+                                "step %zu", s->t, i, k + 1);
+    const double kappa =
+        s->hyper->apple.prox == PFLREF_APPLE_PROX_FULL ? 2.0 : 1.0;
+    const double *p_i = ws->p + i * N;
+    double sq = 0.0;
+    for (size_t j = 0; j < N; j++)
+        sq += (p_i[j] - ws->p0[j]) * (p_i[j] - ws->p0[j]);
+    L += 0.5 * kappa * lam_mu * sq;
+    pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t,
+                      (long)i, (long)k + 1, "L", &L, 1, OBJECTIVE_LINE);
+    return PFLREF_OK;
+}
+
 /* One local step (l. 6-10) of client i on step k's batch of b. */
 static pflref_status apple_step(pflref_state *s, apple_work *ws, size_t i,
                                 const pflref_batches *b, size_t k,
@@ -463,6 +507,10 @@ static pflref_status apple_step(pflref_state *s, apple_work *ws, size_t i,
                                          &s->problem->clients[i].train, b,
                                          k, s->ws, ws->g, t, (long)i, err);
     if (st != PFLREF_OK)
+        return st;
+    /* req: apple.alg1.l7 */
+    if (trace != NULL && (st = trace_objective(s, ws, i, b, k, lam_mu,
+                                               trace, err)) != PFLREF_OK)
         return st;
     const int core_first = h->order == PFLREF_APPLE_ORDER_CORE_FIRST;
     if (!core_first)   /* both gradients at the step's start point */

@@ -64,6 +64,7 @@
 #include <string.h>
 #include "algorithms/algorithms.h"
 #include "engine/cluster.h"
+#include "engine/trace_cluster.h"
 #include "engine/work.h"
 
 /* The paper's lines, printed by --trace beside the values. */
@@ -532,10 +533,58 @@ static pflref_status cfl_round_with(pflref_state *s, const cfl_work *ws,
     return PFLREF_OK;
 }
 
+/* --trace's view of Algorithm 1 (ref/engine/trace_cluster.h): a sink in
+ * front of the caller's that keeps the tested cluster's α from its
+ * "similarity" rows (l. 10) and, when the bipartition's "c1" arrives (l. 11:
+ * Algorithm 1 has run on that α), first emits Algorithm 1's lines 2–6
+ * recomputed on it.  Outside the proved round (cfl_round_with): it reads
+ * the events only and forwards each unchanged. */
+typedef struct {
+    const pflref_trace *next;
+    double *alpha;      /* N×N: the rows received, row a at a·m */
+    size_t *members;    /* N: the client of each row */
+    size_t N, m, rows;
+} steps_sink;
+
+static void steps_emit(void *ctx, const pflref_event *ev)
+{
+    steps_sink *k = ctx;
+    if (ev->kind == PFLREF_EV_NOTE && strcmp(ev->name, "similarity") == 0 &&
+        ev->len >= 2 && ev->len <= k->N && ev->client >= 0) {
+        if (k->rows == k->m || ev->len != k->m)
+            k->m = ev->len, k->rows = 0;   /* the first row of a cluster */
+        memcpy(k->alpha + k->rows * k->m, ev->value, k->m * sizeof(double));
+        k->members[k->rows++] = (size_t)ev->client;
+    } else if (ev->kind == PFLREF_EV_NOTE && strcmp(ev->name, "c1") == 0 &&
+               k->m >= 2 && k->rows == k->m) {
+        pflref_trace_bipartition_steps(k->next, ev->round, ev->client,
+                                       k->members, k->m, k->alpha);
+        k->rows = 0;
+    }
+    pflref_trace_emit(k->next, ev->kind, ev->phase, ev->round, ev->client,
+                      ev->step, ev->name, ev->value, ev->len, ev->formula);
+}
+
 static pflref_status cfl_round(pflref_state *s, const pflref_round_plan *plan,
                                const pflref_trace *trace, pflref_error *err)
 {
-    return cfl_round_with(s, s->extra, plan, trace, err);
+    const size_t N = s->N;
+    steps_sink k = {.next = trace, .N = N};
+    /* with a trace and the paper's Algorithm 1 only (complete linkage has
+     * no lines 2–6); without the memory, the trace as it was */
+    if (trace != NULL && trace->emit != NULL &&
+        s->hyper->cfl.bipartition == PFLREF_BIPARTITION_OPTIMAL &&
+        N <= ((size_t)-1) / sizeof(double) / N) {
+        k.alpha = malloc(N * N * sizeof *k.alpha);
+        k.members = malloc(N * sizeof *k.members);
+    }
+    const pflref_trace shown = {steps_emit, &k};
+    const int wrap = k.alpha != NULL && k.members != NULL;
+    pflref_status st =
+        cfl_round_with(s, s->extra, plan, wrap ? &shown : trace, err);
+    free(k.alpha);
+    free(k.members);
+    return st;
 }
 
 /* Re-synchronised checking: the state after round t is every θ_i (the

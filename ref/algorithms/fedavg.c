@@ -35,6 +35,7 @@
  * Cost per round: Σ_{k∈S_t} (local steps × one gradient) + O(N·P).
  */
 #include <stdlib.h>
+#include <string.h>
 #include "algorithms/algorithms.h"
 #include "engine/work.h"
 
@@ -136,13 +137,43 @@ pflref_status pflref_fedavg_round_with(pflref_state *s,
     return pflref_round_end(s, SERVER_LINE[weights], trace, err);
 }
 
+/* --trace's m_t (Alg. 1 l. 8), an intermediate no record keeps: the round
+ * (pflref_fedavg_round_with, proved) uses it only inside line 9's weights,
+ * so a sink in front of the caller's prints it, the same Σ_{k∈S_t} n_k
+ * (pflref_train_n), just before the server's w_{t+1}.  Outside the proved
+ * round: it reads the events only and forwards each unchanged. */
+static const char *const M_T_LINE = "Alg. 1 l. 8: m_t ← Σ_{k∈S_t} n_k";
+
+typedef struct {
+    const pflref_trace *next;
+    double m_t;
+} m_t_sink;
+
+static void m_t_emit(void *ctx, const pflref_event *ev)
+{
+    const m_t_sink *k = ctx;
+    if (ev->kind == PFLREF_EV_SERVER && ev->round >= 0 &&
+        strcmp(ev->name, "w") == 0)
+        pflref_trace_emit(k->next, PFLREF_EV_INTERMEDIATE, ev->phase,
+                          ev->round, -1, -1, "m_t", &k->m_t, 1, M_T_LINE);
+    pflref_trace_emit(k->next, ev->kind, ev->phase, ev->round, ev->client,
+                      ev->step, ev->name, ev->value, ev->len, ev->formula);
+}
+
 static pflref_status fedavg_round(pflref_state *s,
                                   const pflref_round_plan *plan,
                                   const pflref_trace *trace,
                                   pflref_error *err)
 {
     fedavg_work *ws = s->extra;   /* bn.aggregate: fedavg_keep.c */
-    return pflref_fedavg_round_any(s, plan, &ws->round, trace, err);
+    /* req: fedavg.alg1.l8 */
+    const m_t_sink k = {trace, pflref_train_n(s->problem, plan->clients,
+                                              plan->m)};
+    const pflref_trace shown = {m_t_emit, (void *)&k};
+    const int wrap = trace != NULL && trace->emit != NULL &&
+                     s->hyper->fedavg.weights == PFLREF_FEDAVG_WEIGHTS_SAMPLES;
+    return pflref_fedavg_round_any(s, plan, &ws->round, wrap ? &shown : trace,
+                                   err);
 }
 
 const pflref_algorithm pflref_fedavg = {

@@ -108,6 +108,12 @@ static const char *const WEIGHT_LINE =
 static const char *const UPDATE_LINE =
     "Alg. 1 l. 5: φ_i ← φ_i + Σ_n w_n (θ_n − φ_i)";
 static const char *const AFFINITY_LINE = "P_{i,n} ← P_{i,n} + w_n";
+/* --trace alone (intermediates: no record keeps them), l. 2 */
+static const char *const CANDIDATE_LINE =
+    "Alg. 1 l. 2: C = S_i^t ∪ {i} (the peers in the schedule's order, then "
+    "i; fedfomo.self = excluded: S_i^t)";
+static const char *const ANCHOR_LINE =
+    "Alg. 1 l. 2: a = φ_i^{t−1} (fedfomo.anchor = post_train: θ_i^{t−1})";
 static const char *const LOCAL_LINE = "Alg. 1 l. 6: θ ← θ − η ∇f_i(θ; b)";
 
 /* FedFomo's state beyond θ_i (s->v) and its work buffers (zero-filled). */
@@ -325,6 +331,26 @@ static pflref_status ratio(const pflref_state *s, size_t i, size_t n,
     return st;
 }
 
+/* l. 2's C and a for --trace (intermediates); ws->r holds C for the call
+ * (federated_update clears it next). */
+static void emit_candidates(const pflref_state *s, size_t i,
+                            const size_t *ids, size_t M, const double *a,
+                            fedfomo_work *ws, const pflref_trace *trace)
+{
+    const size_t N = s->N;
+    if (trace == NULL)
+        return;
+    size_t nc = 0;
+    for (size_t q = 0; q < M && nc < N; q++)
+        ws->r[nc++] = (double)ids[q];
+    if (s->hyper->fedfomo.self == PFLREF_FEDFOMO_SELF_INCLUDED && nc < N)
+        ws->r[nc++] = (double)i;
+    pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t,
+                      (long)i, -1, "C", ws->r, nc, CANDIDATE_LINE);
+    pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t,
+                      (long)i, -1, "a", a, s->P, ANCHOR_LINE);
+}
+
 /* Alg. 1 l. 2-5 and 8 for client i (participant j of plan), with S its
  * downloads S_i^t (ids[0..M−1]): the weights w_n, φ_i^t = a + Σ w_n
  * (θ_n − a), and the affinity row P_{i,·}. */
@@ -342,6 +368,8 @@ static pflref_status federated_update(pflref_state *s, size_t i,
     const double *a = h->anchor == PFLREF_FEDFOMO_ANCHOR_POST_TRAIN
                           ? ws->theta_prev + i * P
                           : phi;
+    /* req: fedfomo.alg1.l2 */
+    emit_candidates(s, i, ids, M, a, ws, trace);
     memset(ws->weight, 0, N * sizeof *ws->weight);
     memset(ws->r, 0, N * sizeof *ws->r);
     double L_a;

@@ -74,6 +74,15 @@
 
 static const char *const STEP_LINE =
     "LocalUpdate l. 5: v_i ← v_i − η ∇(L_S + λ R(f_i(x), C̄^(y)))";
+/* The intermediates --trace prints and no record keeps (LocalUpdate
+ * ll. 3–4): the batch's features, row r the r-th sample's (nb × h), and L
+ * at the step's start point, recomputed for the trace (the step needs only
+ * ∇L). */
+static const char *const FEATURE_LINE =
+    "LocalUpdate l. 3: f_i(x) for x ∈ b (row r: the batch's r-th sample)";
+static const char *const LOSS_LINE =
+    "LocalUpdate l. 4: L = (1/|b|) Σ_{(x,y)∈b} [L_S(F_i(x), y) + λ R(f_i(x), "
+    "C̄^(y))] (R = 0 without C̄^(y))";
 static const char *const PROTO_LINE =
     "Eq. 4: C_i^(j) = (1/|D_{i,j}|) Σ_{(x,y)∈D_{i,j}} f_i(x)";
 static const char *const SERVER_LINE[] = {
@@ -246,7 +255,8 @@ static void add_features(fedproto_work *ws, const pflref_data *D,
  * prototype; under during_training the batch's features join C_i. */
 static pflref_status step_grad(pflref_state *s, size_t i, double *v_i,
                                const pflref_batches *b, size_t q,
-                               fedproto_work *ws, pflref_error *err)
+                               fedproto_work *ws, const pflref_trace *trace,
+                               pflref_error *err)
 {
     const pflref_model *m = &s->problem->model;
     const pflref_data *D = &s->problem->clients[i].train;
@@ -265,6 +275,9 @@ static pflref_status step_grad(pflref_state *s, size_t i, double *v_i,
         return pflref_error_set(err, st, "schedule",
                                 "features failed at round %zu, client %zu, "
                                 "step %zu", s->t, i, q + 1);
+    pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t,
+                      (long)i, (long)(q + 1), "f", ws->Phi, nb * h,
+                      FEATURE_LINE);
     if (fp->client_protos == PFLREF_FEDPROTO_PROTOS_DURING_TRAINING)
         add_features(ws, D, idx, nb, h);
     int any = 0;
@@ -293,6 +306,40 @@ static pflref_status step_grad(pflref_state *s, size_t i, double *v_i,
     return PFLREF_OK;
 }
 
+/* L of LocalUpdate l. 4 at v_i on batch q, for --trace: L_S's batch mean
+ * and λ times the mean of R(f_i(x), C̄^(y)) over the batch's features
+ * ws->Phi (step_grad's, still there); R = 0 without C̄^(y), as in ∇L.
+ * L_S's pass runs on tws, a workspace of the trace's own: the run's (its
+ * batch-norm statistics, its pass counts) is left as the step left it. */
+static pflref_status trace_loss(pflref_state *s, size_t i, const double *v_i,
+                                const pflref_batches *b, size_t q,
+                                const fedproto_work *ws,
+                                pflref_model_workspace *tws,
+                                const pflref_trace *trace, pflref_error *err)
+{
+    const pflref_model *m = &s->problem->model;
+    const pflref_data *D = &s->problem->clients[i].train;
+    const pflref_fedproto_hyper *fp = &s->hyper->fedproto;
+    const size_t h = pflref_body_size(m), nb = b->step_off[q + 1] - b->step_off[q];
+    const size_t *idx = b->idx + b->step_off[q];
+    const int mse = fp->distance == PFLREF_FEDPROTO_DISTANCE_MSE;
+    double L, R = 0.0;
+    pflref_status st = pflref_model_loss(m, v_i, D, idx, nb, tws, &L);
+    if (st != PFLREF_OK)
+        return pflref_error_set(err, st, "schedule",
+                                "the loss failed at round %zu, client %zu, "
+                                "step %zu", s->t, i, q + 1);
+    for (size_t r = 0; r < nb; r++) {
+        const size_t y = (size_t)D->y[idx[r]];
+        if (ws->N_bar[y] > 0.0)
+            R += distance(ws->Phi + r * h, ws->C_bar + y * h, h, mse);
+    }
+    L += fp->lambda * (R / (double)nb);
+    pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t,
+                      (long)i, (long)(q + 1), "L", &L, 1, LOSS_LINE);
+    return PFLREF_OK;
+}
+
 /* LocalUpdate(i, C̄), ll. 1-5: the local steps of client i on its
  * scheduled batches. */
 static pflref_status local_update(pflref_state *s, size_t i, double *v_i,
@@ -301,24 +348,44 @@ static pflref_status local_update(pflref_state *s, size_t i, double *v_i,
                                   pflref_error *err)
 {
     const pflref_model *m = &s->problem->model;
+    /* --trace's L (trace_loss) on a workspace of its own; not for a model
+     * with dropout, whose every training pass takes the run's next masks */
+    pflref_model_workspace *tws = NULL;
+    if (trace != NULL && trace->emit != NULL &&
+        pflref_model_dropout_layers(m) == 0) {
+        size_t most = 1;
+        for (size_t q = 0; q < b->nsteps; q++)
+            if (b->step_off[q + 1] - b->step_off[q] > most)
+                most = b->step_off[q + 1] - b->step_off[q];
+        tws = pflref_model_workspace_alloc(m, most);
+    }
+    pflref_status st = PFLREF_OK;
     /* req: fedproto.alg1.local.l1, fedproto.alg1.local.l2 */
     for (size_t q = 0; q < b->nsteps; q++) {
-        pflref_status st = step_grad(s, i, v_i, b, q, ws, err);
+        st = step_grad(s, i, v_i, b, q, ws, trace, err);
         if (st != PFLREF_OK)
-            return st;
+            break;
+        /* req: fedproto.alg1.local.l4 */
+        if (tws != NULL)
+            st = trace_loss(s, i, v_i, b, q, ws, tws, trace, err);
+        if (st != PFLREF_OK)
+            break;
         /* req: fedproto.alg1.local.l5 */
         pflref_optim_state *opt = pflref_optim_get(s, i, 0);
         const int finite =
             opt != NULL
                 ? pflref_optim_step(opt, m, NULL, s->hyper->eta, ws->g, v_i)
                 : pflref_blocks_step(m, NULL, s->hyper->eta, ws->g, v_i);
-        if (!finite)
-            return pflref_error_diverge(err, (long)s->t, (long)i,
-                                        (long)(q + 1), "v");
+        if (!finite) {
+            st = pflref_error_diverge(err, (long)s->t, (long)i, (long)(q + 1),
+                                      "v");
+            break;
+        }
         pflref_trace_emit(trace, PFLREF_EV_STEP, "train", (long)s->t,
                           (long)i, (long)(q + 1), "v", v_i, s->P, STEP_LINE);
     }
-    return PFLREF_OK;
+    pflref_model_workspace_free(tws);
+    return st;
 }
 
 /* l. 8 / Eq. 4: C_i^(j) = (sum of C_i's row j) / n_C[j] for the classes

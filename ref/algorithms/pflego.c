@@ -97,6 +97,9 @@ static const char *const HEAD_LINE[] = {
 static const char *const JOINT_LINE =
     "step 5: (G_i, g_i) = (∇_W ℓ_i, ∇_θ ℓ_i) at (W̃_i, θ_t)";
 static const char *const GHAT_LINE = "ĝ = (I/r) Σ_{i∈I_t} α_i g_i";
+/* --trace alone (an intermediate: no record keeps it): the cache of step 3,
+ * row r the features of sample r */
+static const char *const CACHE_LINE = "step 3: Φ_i = φ(X_i; θ_t)";
 static const char *const SERVER_LINE[] = {
     "step 8: θ_{t+1} = θ_t − ρ ĝ",
     "θ_{t+1} = Adam(ρ, 0.9, 0.999, 1e-8) step on ĝ"};
@@ -269,6 +272,8 @@ static pflref_status client_update(pflref_state *s, size_t i, size_t tau,
     pflref_status st = pflref_model_features(m, x, D, NULL, n, s->ws, A, Phi);
     if (st != PFLREF_OK)
         return model_failed(err, st, t, i, 0);
+    pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", t, (long)i, -1,
+                      "Phi", Phi, n * m->h, CACHE_LINE);
     /* the client's head optimizer (opt.*), NULL under plain SGD */
     pflref_optim_state *opt = pflref_optim_get(s, i, 0);
     /* req: pflego.alg1.l4 */

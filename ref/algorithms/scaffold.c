@@ -81,6 +81,7 @@
  * option I) + O(|S|·P).
  */
 #include <stdlib.h>
+#include <string.h>
 #include "algorithms/algorithms.h"
 #include "engine/work.h"
 
@@ -93,6 +94,16 @@ static const char *const SERVER_X_LINE =
     "Alg. 1 l. 17: x ← x + η_g (1/|S|) Σ_{i∈S} (y_i − x)";
 static const char *const SERVER_C_LINE =
     "Alg. 1 l. 17: c ← c + (|S|/N) (1/|S|) Σ_{i∈S} (c_i⁺ − c_i)";
+/* The intermediates --trace prints and no record keeps (l. 9, l. 13,
+ * l. 16). */
+static const char *const GRAD_LINE =
+    "Alg. 1 l. 9: g_i(y_i), the minibatch gradient at the step's start "
+    "point";
+static const char *const MESSAGE_LINE[] = {
+    "Alg. 1 l. 13: Δy_i ← y_i − x", "Alg. 1 l. 13: Δc_i ← c_i⁺ − c_i"};
+static const char *const SUM_LINE[] = {
+    "Alg. 1 l. 16: Δx ← (1/|S|) Σ_{i∈S} Δy_i",
+    "Alg. 1 l. 16: Δc ← (1/|S|) Σ_{i∈S} Δc_i"};
 
 /* SCAFFOLD's state and work buffers (zero-filled; c and c_i then take
  * their start, Alg. 1 l. 1–2: scaffold_start). */
@@ -194,6 +205,69 @@ static pflref_status scaffold_check(const pflref_problem *problem,
 /* Client i's update (l. 7–14) from x = ws->x on its batches b: y_i, then
  * c_i⁺, then the sums Δx += Δy_i/|S| (s->accum) and Δc += Δc_i/|S|, and
  * c_i ← c_i⁺. */
+/* --trace's g_i(y_i) of l. 9: the local solver (ref/engine/sgd.c, proved)
+ * forms it and steps without handing it out, so a sink in front of the
+ * caller's recomputes it for each step event of y from the iterate before
+ * that step and the step's batch: the same gradient call on a workspace
+ * of the trace's own (the run's is left as the solver left it), printed
+ * before the step.  It reads the events only and forwards each unchanged. */
+typedef struct {
+    const pflref_trace *next;
+    const pflref_model *model;
+    const pflref_data *data;
+    const pflref_batches *b;
+    pflref_model_workspace *tws;
+    double *before;   /* P: y before the next step */
+    double *g;        /* P: g_i(y_i) */
+    size_t P;
+} grad_sink;
+
+static void grad_emit(void *ctx, const pflref_event *ev)
+{
+    grad_sink *k = ctx;
+    if (ev->kind == PFLREF_EV_STEP && ev->len == k->P && ev->step >= 1 &&
+        (size_t)ev->step <= k->b->nsteps) {
+        const size_t q = (size_t)ev->step - 1;
+        const size_t nb = k->b->step_off[q + 1] - k->b->step_off[q];
+        if (pflref_model_grad(k->model, k->before, k->data,
+                              k->b->idx + k->b->step_off[q], nb, k->tws,
+                              k->g, NULL) == PFLREF_OK)
+            pflref_trace_emit(k->next, PFLREF_EV_INTERMEDIATE, ev->phase,
+                              ev->round, ev->client, ev->step, "g_i", k->g,
+                              k->P, GRAD_LINE);
+        memcpy(k->before, ev->value, k->P * sizeof *k->before);
+    }
+    pflref_trace_emit(k->next, ev->kind, ev->phase, ev->round, ev->client,
+                      ev->step, ev->name, ev->value, ev->len, ev->formula);
+}
+
+/* The sink for client i's local work on b from y: 1 when it is set (with a
+ * trace, and not for a model with dropout, whose every training pass
+ * takes the run's next masks), else 0 and the trace goes as it is.  The
+ * caller frees k->tws and k->before either way. */
+static int grad_sink_open(grad_sink *k, const pflref_state *s, size_t i,
+                          const pflref_batches *b, const double *y,
+                          const pflref_trace *trace)
+{
+    const size_t P = s->P;
+    *k = (grad_sink){.next = trace, .model = &s->problem->model,
+                     .data = &s->problem->clients[i].train, .b = b, .P = P};
+    if (trace == NULL || trace->emit == NULL ||
+        pflref_model_dropout_layers(k->model) > 0)
+        return 0;
+    size_t most = 1;
+    for (size_t q = 0; q < b->nsteps; q++)
+        if (b->step_off[q + 1] - b->step_off[q] > most)
+            most = b->step_off[q + 1] - b->step_off[q];
+    k->tws = pflref_model_workspace_alloc(k->model, most);
+    k->before = malloc(2 * P * sizeof *k->before);
+    if (k->tws == NULL || k->before == NULL)
+        return 0;
+    k->g = k->before + P;
+    memcpy(k->before, y, P * sizeof *k->before);
+    return 1;
+}
+
 static pflref_status client_update(pflref_state *s, size_t i,
                                    const pflref_batches *b, double inv_S,
                                    scaffold_work *ws,
@@ -217,9 +291,15 @@ static pflref_status client_update(pflref_state *s, size_t i,
     pflref_local_sgd job = pflref_local_sgd_plain(s, i, b, eta_l, "y",
                                                   LOCAL_LINE);
     job.shift = ws->shift;
+    /* req: scaffold.alg1.l9 */
+    grad_sink gk;
+    const int wrap = grad_sink_open(&gk, s, i, b, ws->y, trace);
+    const pflref_trace shown = {grad_emit, &gk};
     /* req: scaffold.alg1.l8, scaffold.alg1.l9 */
-    pflref_status st = pflref_local_sgd_run(&job, ws->y, ws->g, s->ws, trace,
-                                            err);
+    pflref_status st = pflref_local_sgd_run(&job, ws->y, ws->g, s->ws,
+                                            wrap ? &shown : trace, err);
+    pflref_model_workspace_free(gk.tws);
+    free(gk.before);
     if (st != PFLREF_OK)
         return st;
     /* req: scaffold.alg1.l11 */
@@ -250,6 +330,19 @@ static pflref_status client_update(pflref_state *s, size_t i,
         s->accum[p] += inv_S * (ws->y[p] - ws->x[p]);      /* Δy_i/|S| */
         ws->dc[p] += inv_S * (ws->c_plus[p] - c_i[p]);     /* Δc_i/|S| */
     }
+    /* req: scaffold.alg1.l13 */
+    /* the message (Δy_i, Δc_i) for --trace alone, in g and shift (both
+     * free until the next client's local work) */
+    if (trace != NULL) {
+        for (size_t p = 0; p < P; p++) {
+            ws->g[p] = ws->y[p] - ws->x[p];
+            ws->shift[p] = ws->c_plus[p] - c_i[p];
+        }
+        pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t,
+                          (long)i, -1, "dy_i", ws->g, P, MESSAGE_LINE[0]);
+        pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t,
+                          (long)i, -1, "dc_i", ws->shift, P, MESSAGE_LINE[1]);
+    }
     /* req: scaffold.alg1.l14 */
     for (size_t p = 0; p < P; p++)
         c_i[p] = ws->c_plus[p];
@@ -278,6 +371,12 @@ static pflref_status scaffold_round(pflref_state *s,
         if (st != PFLREF_OK)
             return st;
     }
+    /* req: scaffold.alg1.l16 */
+    /* (Δx, Δc), summed over the clients above: printed by --trace */
+    pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t, -1,
+                      -1, "dx", s->accum, P, SUM_LINE[0]);
+    pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t, -1,
+                      -1, "dc", ws->dc, P, SUM_LINE[1]);
     /* req: scaffold.alg1.l17 */
     /* x ← x + η_g Δx (into s->accum, which pflref_round_end publishes) */
     for (size_t p = 0; p < P; p++)

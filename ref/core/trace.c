@@ -96,7 +96,7 @@ static int recorded_at(pflref_record_level level, pflref_event_kind kind)
         return kind == PFLREF_EV_CLIENT_END || kind == PFLREF_EV_SERVER ||
                kind == PFLREF_EV_NOTE || kind == PFLREF_EV_FINAL;
     case PFLREF_RECORD_STEP:
-        return 1;
+        return kind != PFLREF_EV_INTERMEDIATE;
     }
     return 0;
 }
@@ -143,6 +143,7 @@ const char *pflref_event_kind_name(pflref_event_kind kind)
     case PFLREF_EV_SERVER:       return "server";
     case PFLREF_EV_NOTE:         return "note";
     case PFLREF_EV_FINAL:        return "final";
+    case PFLREF_EV_INTERMEDIATE: return "intermediate";
     }
     return "unknown";
 }

@@ -37,7 +37,10 @@ it assigns (text_line), else to the line the nearest `req:` tag above its
 use in the C cites (formula_lines).  A line that computes nothing shows what
 it is, and a random choice the result's schedule (tools/site/lines.py); a
 computing line without values is one of tools/site/untraced.json's, each
-with its reason, or `make check-site` fails.
+with its reason, or `make check-site` fails.  A line that names a value
+another line's event prints (θ̃_i = θ_i) shows that event too (lines.SHARED);
+a line of the paper's other option, which the worked example does not run,
+shows a second vector's values, named in its cell (lines.SECOND).
 """
 import argparse
 import html
@@ -270,6 +273,9 @@ def trace_lines(pflref, vector, formulas=None, box=None, page=None):
             known = known if known in (box or {}) else lines.text_line(box or {}, bracket.group(1))
             known = known if known is not None else (formulas or {}).get(bracket.group(1))
         event = TRACE_EVENT.match(t)
+        # a line whose value is an engine event's of another line (SHARED)
+        shared = [k for k in lines.SHARED.get((page, "round" if event.group(1) else event.group(2),
+                                               event.group(3)), ()) if k in (box or {})] if event else []
         at_event = None
         if event and not f and known is None:
             kind = "round" if event.group(1) else event.group(2)
@@ -287,6 +293,8 @@ def trace_lines(pflref, vector, formulas=None, box=None, page=None):
             line = returns           # the box's return line: what the run ends with
         elif t.startswith("round 0:") and given is not None:
             line = given             # w⁰, one of the box's inputs
+        elif shared:
+            line = shared[0]
         else:
             if os.environ.get("SITE_DEBUG"):    # SITE_DEBUG=1: what no line shows
                 print(f"site: unplaced trace line: {t.strip()[:150]}", file=sys.stderr)
@@ -298,6 +306,7 @@ def trace_lines(pflref, vector, formulas=None, box=None, page=None):
         for g in ALG_LINE.finditer(t) if f else []:
             last = int(g.group(3)) if g.group(3) and int(g.group(3)) - int(g.group(2)) < 4 else int(g.group(2))
             span += [box_key(box or {}, g.group(1), None, k) for k in range(int(g.group(2)), last + 1)]
+        span += shared
         span = [k for k in dict.fromkeys(span) if k == line or k in (box or {})]
         for at in span:
             if name:
@@ -582,6 +591,20 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
         traced.update({k: got[k] for k in keys if k in got and k not in traced})
         runs.update({k: (RESULT[0], TRACE_TEXT[0] or []) for k in keys if k not in runs})
         examples.append(example)
+    # a line the worked example does not run (the paper's other option):
+    # its values from a second vector that runs it (lines.SECOND), said so
+    seconds = []
+    for vec, keys, why in lines.SECOND.get(alg, ()):
+        if not box or not all(k in box for k in keys):
+            sys.exit(f"site: tools/site/lines.py SECOND: {alg}: no box line {keys}")
+        part = vec.split("/")[1]
+        own = {k: box[k] for k in box if (ids.get(k) or part + ".").startswith(part + ".")}
+        got = trace_lines(pflref, os.path.join(ROOT, vec), formula_lines(alg, own), own, alg)[0]
+        filled = [k for k in keys if got.get(k) and k not in traced]
+        for k in filled:
+            traced[k] = [f"(not run by the worked example; from {vec}, {why})"] + got[k]
+        if filled:
+            seconds.append((vec, filled, why))
     worked = examples[0] if examples else None
     test = next((f"tests/test_{a}.c" for a in alg.split("-")
                  if os.path.exists(os.path.join(ROOT, f"tests/test_{a}.c"))), None)
@@ -616,6 +639,12 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
             f'<code>pflref run --trace {html.escape(ex)}</code> '
             f'(<a href="../{ex}">the vector</a>), the first values printed at each line; a line that computes '
             f'nothing shows what it is (a loop: its index values in the run).</p>' for ex in examples)
+        worked_note += "".join(
+            f'<p>Line{"s" if len(keys) > 1 else ""} {", ".join(str(k).replace(".", " ") for k in keys)} '
+            f'{"are" if len(keys) > 1 else "is"} not run by the worked example: '
+            f'{"their" if len(keys) > 1 else "its"} values are those of <code>pflref run --trace '
+            f'{html.escape(vec)}</code> (<a href="../{vec}">the vector</a>: {html.escape(why)}).</p>'
+            for vec, keys, why in seconds)
         table = (f"<table class=\"beside\"><tr><th>l.</th><th>the paper's box</th><th>the C lines that cite it</th>"
                  f"<th>checked by (this line)</th><th>worked example (--trace)</th></tr>{''.join(rows)}</table>")
         body = f"<h1>{html.escape(title)}</h1>{fix_links(intro, md_rel, 1)}{worked_note}{table}"

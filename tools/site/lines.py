@@ -13,7 +13,9 @@ Every box line is one of
              records at the return line) or, for
              the random choices, from the run's result: its `schedule` is the
              record of every choice made (client sets S_t, minibatches), which
-             docs/formats.md calls replayable.  A computing line the C does
+             docs/formats.md calls replayable; a line that keeps values
+             (θ_k^t = θ_k^{t−1} for a client outside the round) shows the
+             values kept, read from the trace (KEPT).  A computing line the C does
              compute but the trace prints no event for is listed in
              untraced.json with its reason, and shows that reason; any other
              computing line without values fails `make check-site`.
@@ -47,12 +49,17 @@ KIND_OVERRIDES = {
     ("pfedme", "6"): "loop:local",
     # "optional: α_i ← …": an update, run only when apfl.alpha = adaptive
     ("apfl", "7"): "computes",
-    # "if t does not divide τ: U^(t+1) ← U^(t)": keeps the client set (a choice)
-    ("apfl", "8"): "computes",
+    # "if t does not divide τ: U^(t+1) ← U^(t)": keeps the client set (a
+    # choice) through the round's τ local steps: the set kept is the round's
+    # clients, which the result's schedule records
+    ("apfl", "8"): "computes:sample",
     # CFL's clustering box loops over the sorted pairs, not over rounds
     ("cfl", "4"): "loop:pairs",
     # "for each client i ∈ S_t: (Δ_i, n_i) ← ClientUpdate(i, g^t)": a loop header
     ("fedrecon", "4"): "loop:clients",
+    # "split D_i into the support D_{i,s} and the query D_{i,q}": a choice the
+    # result's schedule records (each client's personal and local batches)
+    ("fedrecon", "7"): "computes:split",
     # "sample client i ∈ [n]": one client per round (pFedHN)
     ("pfedhn", "3"): "computes:sample",
     # "f_i(x) for x ∈ b": the body's features, computed
@@ -60,6 +67,11 @@ KIND_OVERRIDES = {
     # "for client i ∈ I^t:" and the round loop "for t = 1 … T:" (no "do")
     ("fedala", "2"): "loop:rounds",
     ("fedala", "4"): "loop:clients",
+    # "for each device k ∉ P_t: θ_k^t = θ_k^{t−1}, ∇L_k(θ_k^t) = …": the values
+    # kept, which the run forms nothing for: shown from the trace (KEPT)
+    ("feddyn", "9"): "computes:keep",
+    # "every j ∉ I_t keeps W_j^{t+1} = W_j^t": the same
+    ("pflego", "9"): "computes:keep",
     # "later rounds: train W_i by eq. (6) once": an update of W_i
     ("fedala", "7"): "computes",
     # "(the gradients of ℒ at that point; …)": the gradients of line 7's ℒ
@@ -74,9 +86,59 @@ KIND_OVERRIDES = {
 PLACED = {
     # "[Alg. 1: (c₁, c₂) = argmin …]": the two clusters the bipartition returns
     ("cfl", "Alg. 1:"): 7,
+    # "[Option II: θ_j ← Σ_i s_ij θ̃_i / Σ_i s_ij]": the server line of
+    # Option II (its tag cites l. 8 and l. 9, Option I's first)
+    ("ifca", "Option II:"): 9,
     # fedalt.c's `client i ends: v` sits under fedsim.alg5.l11's tag only;
     # for FedAlt it is Alg. 4 l. 10's v_i^(t+1)
     ("fedalt-fedsim", "ends", "v"): ("alg4.10", "alg5.11"),
+}
+
+# (page, event, name): the further box lines whose value is that engine
+# event's value, printed once under another line's citation: a line that
+# only names the value another line computed or starts from (θ̃_i = θ_i)
+SHARED = {
+    # "Θ̂_i ← Θ_i^{t−1} + (Θ^{t−1} − Θ_i^{t−1}) ⊙ W_i" (l. 8) is where line 9's
+    # local training starts: the C emits it as `client i starts: theta_i`
+    ("fedala", "starts", "theta_i"): (8,),
+    # "u_{i,0}^(t) = u^(t)" (Alg. 4 l. 11): the u entries of the round's w, which
+    # holds (u^(t), v⁰) (docs/formats.md)
+    ("fedalt-fedsim", "round", "w"): ("alg4.11",),
+    # "u_i^(t+1) = u_{i,τ_u}^(t)" (Alg. 4 l. 15): the u entries of the device's
+    # last iterate, `client i ends: w_local`
+    ("fedalt-fedsim", "ends", "w_local"): ("alg4.15",),
+    # "g_i ← g" (l. 10): the client's start iterate, `client i starts: w_local`
+    # (emitted under l. 8's citation: l_i and g_i start together)
+    ("fedrecon", "starts", "w_local"): (10,),
+    # "θ̃_i = θ_i" (l. 5): the start of the steps, `client i starts: theta`
+    ("pfedhn", "starts", "theta"): (5,),
+    # "c_i ← c_i⁺" (l. 14): what the client keeps, `client i ends: c_i`
+    ("scaffold", "ends", "c_i"): (14,),
+    # "(ffa, fedavg) q_i ← q … (personal) q_i kept" (l. 1): the adapter the
+    # client's steps start from, `client i starts: q`
+    ("lora", "starts", "q"): (1,),
+}
+
+# page: the trace names a "keeps" line (computes:keep) shows: for each round,
+# each client outside it and the value it keeps, its last `client k ends:
+# NAME` (or a note NAME printed after it, such as FedDyn's grad_L); a client
+# not yet trained keeps its start
+KEPT = {
+    "feddyn": ("theta_k", "grad_L"),
+    "pflego": ("v",),
+}
+
+# page: [(vector, box lines, why)]: lines of the paper's other options, which
+# the worked example (the paper's reading, build.py's paper_reading) does
+# not run; their values come from a vector that runs them, named in the
+# cell and below the table; the worked example stays the page's
+SECOND = {
+    # "optional: α_i ← α_i − η_t ⟨…⟩": the paper's adaptive α (§4)
+    "apfl": [("golden/apfl/worked-notes-6g-adaptive.json", (7,), "apfl.alpha = adaptive")],
+    # Option II of Algorithm 2: model averaging
+    "ifca": [("golden/ifca/worked-notes-2.3-model.json", (7, 9), "ifca.mode = model, Option II")],
+    # HetLoRA's rank pruning and the aggregation (ffa, fedavg and hetlora)
+    "lora": [("golden/lora/worked-hand-hetlora.json", (3, 4), "lora.method = hetlora")],
 }
 
 
@@ -203,11 +265,56 @@ def choice_values(sub, result):
         if sub == "sample":
             who = r.get("selected", r.get("clients", []))
             out.append(f"round {k}: {{{', '.join(map(str, who))}}}")
+        elif sub == "split":
+            # the support's batches (the personal steps), the query's (the
+            # shared steps): the samples each part holds in this round
+            def batches(bs):
+                return ", ".join(json.dumps(x) for x in bs[:3]) + (" …" if len(bs) > 3 else "")
+            for c, q, sp in zip(r.get("clients", []), r.get("batches", []), r.get("personal", [])):
+                out.append(f"round {k}, client {c}: support batches {batches(sp)}; query batches {batches(q)}")
         else:
             for c, b in zip(r.get("clients", []), r.get("batches", [])):
                 out.append(f"round {k}, client {c}: " + ", ".join(json.dumps(x) for x in b[:4])
                            + (" …" if len(b) > 4 else ""))
     return clip([x + "  (the result's schedule)" if i == 0 else x for i, x in enumerate(out)])
+
+
+def kept_values(page, result, trace_text):
+    """A "keeps" line's values: per round, the clients outside it and the
+    values they keep (KEPT), read from the trace as the run went."""
+    names = KEPT.get(page, ())
+    rounds = rounds_of(result)
+    n = (result or {}).get("problem", {}).get("N", 0)
+    kept, last, t, out = {}, None, -1, []
+
+    def keepers(t):
+        inside = set(rounds[t].get("clients", [])) if 0 <= t < len(rounds) else set()
+        for k in range(n):
+            if k in inside:
+                continue
+            have = kept.get(k, {})
+            vals = "; ".join(f"{x} = {have[x][0]} (from round {have[x][1]})" for x in names if x in have)
+            out.append(f"round {t}: client {k} keeps " + (vals or "its start (not trained yet)"))
+
+    for line in trace_text or []:
+        m = re.match(r"round (\d+):", line)
+        if m:
+            if t >= 0:
+                keepers(t)
+            t = int(m.group(1))
+            continue
+        m = re.match(r"\s*client (\d+) ends: (\S+) = (\[.*?\])", line)
+        if m:
+            last = int(m.group(1))
+            if m.group(2) in names:
+                kept.setdefault(last, {})[m.group(2)] = (m.group(3), t)
+            continue
+        m = re.match(r"  (\S+) = (\[.*?\])", line)
+        if m and last is not None and m.group(1) in names:
+            kept.setdefault(last, {})[m.group(1)] = (m.group(2), t)
+    if t >= 0:
+        keepers(t)
+    return clip(out)
 
 
 def input_values(result):
@@ -239,7 +346,8 @@ def cell(page, key, text, traced, result, trace_text, allowed, box=None):
     if traced:
         return base, "values", traced
     if base == "computes":
-        vals = choice_values(sub, result) if sub in ("sample", "batches") else []
+        vals = choice_values(sub, result) if sub in ("sample", "batches", "split") else []
+        vals = kept_values(page, result, trace_text) if sub == "keep" else vals
         if vals:
             return base, "values", vals
         reason = allowed.get(str(key).replace(".", "-"))
