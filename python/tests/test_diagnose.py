@@ -407,6 +407,13 @@ NAMED = {
     # Per-FedAvg's inner step through the optimizer is PFLlib's one object
     # stepping both (perfedavg.opt_steps = both)
     "perfedavg-opt-inner-step": "perfedavg.opt_steps = both",
+    # a scheduler counted by the round, not by the client's own trainings,
+    # is lr.count = rounds (FedALA's preset official counts so, as its
+    # authors' clients all train every round)
+    "fedpac-lr-per-round": "lr.count = rounds",
+    "fedproto-lr-per-round": "lr.count = rounds",
+    "fedrod-lr-per-round": "lr.count = rounds",
+    "fedala-lr-per-round": ("lr.count = rounds", "preset official"),
 }
 
 
