@@ -15,6 +15,11 @@ read from the uploads as they stood at the round's start:
   θ_i ← local SGD from φ_i (η, the scheduled batches)
 L_i is the mean loss on the client's validation split (X_val, y_val) when
 every client has one, else on its training set (quadratic: ½ Σ a (θ − c)²).
+fedfomo.val_mode: its passes in training mode (train, the default: batch
+normalisation on the validation batch's own statistics, a dropout mask per
+pass) or in evaluation mode (eval: BN on the model's running statistics
+r_μ, r_v, dropout the identity, no mask taken), model.train() / model.eval()
+of the code L_i is read from.
 ‖·‖₂ of an irrational root is a rational within 10⁻⁷⁰ of it (sqrt70), so
 such runs are exact to far below any tolerance; fedfomo.distance = l1 and
 Pythagorean differences stay exact.
@@ -44,6 +49,9 @@ replay(spec, bugs) -> (trace, None, v, None).  Bugs (mutants):
                         upload added to the M ranked downloads
   lr-per-round          (pflref_exact.round_factor) lr.count = trainings
                         read as rounds
+  fomo-val-mode-flip    L_i's passes in the other mode (fedfomo.val_mode):
+                        evaluation mode (running statistics, no dropout)
+                        where training mode is configured, or the reverse
   fomo-no-skip          a chosen id is not skipped: the list's next entry
                         is taken whatever it is (a repeat counts once);
                         not flagged on a vector (the skipped-to peers of
@@ -179,7 +187,15 @@ def val_loss(spec, i, theta, bugs):
         X, y = c["X_val"], c["y_val"]
     else:
         X, y = c["X"], c["y"]
-    if model["kind"] == "layers":          # pflref_exact_layers.py
+    eval_mode = (alg.get("switches", {}).get("fedfomo.val_mode", "train")
+                 == "eval") != ("fomo-val-mode-flip" in bugs)
+    if model["kind"] == "layers" and eval_mode:
+        import pflref_exact_layers as pl
+        M = pl.Model(model)
+
+        def data_loss(Xb, yb):
+            return eval_loss(M, Xb, yb, theta, model_bugs(bugs))
+    elif model["kind"] == "layers":          # pflref_exact_layers.py
         import pflref_exact_layers as pl
         M = pl.Model(model)
 
@@ -195,6 +211,24 @@ def val_loss(spec, i, theta, bugs):
                  for lo in range(0, len(X), B)]
         return sum(parts) / len(parts)
     return data_loss(X, y)
+
+
+def eval_loss(M, X, Y, theta, bugs):
+    """The mean loss (squared or half_squared) of the rows X, Y through M in
+    evaluation mode: forward(train = False), so a batchnorm layer
+    normalises with θ's running statistics and a dropout layer is the
+    identity (no mask taken); exact from the model's domain."""
+    import pflref_exact_layers as pl
+    D = M.D
+    th = [D.num(x) for x in theta]
+    Xd = [[D.num(float(x)) for x in row] for row in X]
+    Z, _ = M.forward(th, Xd, False, bugs)
+    sq = Fraction(0)
+    for z, y in zip(Z, Y):
+        r = pl.to_exact(z[0]) - Fraction(float(y))
+        sq += r * r
+    sq /= len(X)
+    return sq / 2 if M.loss == "half_squared" else sq
 
 
 def model_bugs(bugs):

@@ -41,6 +41,8 @@ static const char *const VECTORS[] = {
     "golden/fedfomo/worked-draws-pfllib-run.json",
     "golden/fedfomo/worked-equal-rounding.json",
     "golden/fedfomo/worked-equal-rounding-x64.json",
+    "golden/layers/fedfomo-bn1d-mlp-train.json",
+    "golden/layers/fedfomo-bn1d-mlp-eval.json",
 };
 
 START_TEST(test_worked_vectors)
@@ -584,6 +586,77 @@ START_TEST(test_preset_pfllib)
 }
 END_TEST
 
+/* fedfomo.val_mode on a model without batch normalisation or dropout (an
+ * MLP 2 → 2 (relu) → 1, validation splits, peers in round 1): training and
+ * evaluation passes are the same function, so both modes give the same
+ * bits; the preset official sets eval (NVlabs federation.py:163-166). */
+static tb_case *val_mode_case(int mode)
+{
+    const pflref_model m = tb_mlp(PFLREF_LOSS_SQUARED, 2, 1, 2,
+                                  PFLREF_ACT_RELU, 1, 1);
+    tb_case *c = tb_new(&m, 2);
+    tb_train(c, 0, 3, (const double[]){0.5, -1.25, 1.5, 0.25, -0.75, 0.875},
+             (const double[]){1.125, 2.25, -0.5});
+    tb_train(c, 1, 4,
+             (const double[]){1.0, 0.5, -0.5, 1.5, 0.25, -0.75, 1.25, 1.0},
+             (const double[]){0.75, -1.0, 0.5, 1.5});
+    tb_val(c, 0, 2, (const double[]){0.75, 0.5, -1.0, 1.25},
+           (const double[]){0.5, 1.75});
+    tb_val(c, 1, 2, (const double[]){-0.25, 1.0, 1.5, -0.5},
+           (const double[]){-0.75, 1.0});
+    tb_w0(c, (const double[]){0.375, -0.25, 0.125, 0.5, 0.0625, -0.125, 0.625,
+                              -0.375, 0.25});
+    tb_round(c, "0 1", "0 1 | 2", "0 1 | 2 3");
+    tb_round(c, "0 1", "2 | 0 1", "2 3 | 1");
+    tb_round(c, "0 1", "1 0", "3 0 | 2");
+    c->hyper.eta = 0.125;
+    c->hyper.fedfomo.val_mode = mode;
+    pflref_schedule *sch = tb_schedule(c, "fedfomo");
+    set_peers(sch, 1, "1 | 0");
+    set_peers(sch, 2, "1 | 0");
+    return c;
+}
+
+START_TEST(test_val_mode_without_bn_same)
+{
+    tb_case *ct = val_mode_case(PFLREF_FEDFOMO_VAL_MODE_TRAIN);
+    tb_case *ce = val_mode_case(PFLREF_FEDFOMO_VAL_MODE_EVAL);
+    pflref_trajectory tjt, tje;
+    pflref_run_result *rt = tb_run_recorded(ct, "fedfomo", &tjt);
+    pflref_run_result *re = tb_run_recorded(ce, "fedfomo", &tje);
+    int decided = 0;   /* some client has a positive weight somewhere */
+    for (long t = 1; t <= 2; t++)
+        for (long i = 0; i < 2; i++) {
+            double wt[2], we[2];
+            ck_assert_uint_eq(note_of(&tjt, "weights", t, i, wt, 2), 2);
+            ck_assert_uint_eq(note_of(&tje, "weights", t, i, we, 2), 2);
+            decided |= wt[0] + wt[1] > 0.0;
+            ck_assert_msg(memcmp(wt, we, sizeof wt) == 0,
+                          "round %ld client %ld weights differ: (%.17g, "
+                          "%.17g) vs (%.17g, %.17g)", t, i, wt[0], wt[1],
+                          we[0], we[1]);
+        }
+    ck_assert_msg(decided, "no positive weight: the validation losses "
+                  "decide nothing here");
+    ck_assert_msg(memcmp(rt->v, re->v, 2 * 9 * sizeof *rt->v) == 0,
+                  "final θ differ between val_mode train and eval");
+    pflref_trajectory_free(&tjt);
+    pflref_trajectory_free(&tje);
+    pflref_run_result_free(rt);
+    pflref_run_result_free(re);
+    tb_free(ct);
+    tb_free(ce);
+    pflref_hyper h;
+    pflref_hyper_defaults(&h);
+    ck_assert_int_eq(h.fedfomo.val_mode, PFLREF_FEDFOMO_VAL_MODE_TRAIN);
+    pflref_error err;
+    ck_assert_int_eq(pflref_preset_apply(&h, "fedfomo", "official",
+                                         "algorithm.preset", &err),
+                     PFLREF_OK);
+    ck_assert_int_eq(h.fedfomo.val_mode, PFLREF_FEDFOMO_VAL_MODE_EVAL);
+}
+END_TEST
+
 /* fedfomo.self = ranked: a given peer list may name the client itself
  * (PFLlib's top-M can choose the own entry), and that candidate is then
  * scored once; under included the same list is refused. */
@@ -632,6 +705,7 @@ Suite *fedfomo_suite(void)
     tcase_add_test(tc, test_equal_up_to_rounding);
     tcase_add_test(tc, test_preset_pfllib);
     tcase_add_test(tc, test_ranked_own_peer);
+    tcase_add_test(tc, test_val_mode_without_bn_same);
     suite_add_tcase(s, tc);
     return s;
 }

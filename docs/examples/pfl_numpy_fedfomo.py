@@ -29,6 +29,11 @@ among the M largest (it then counts as one of the M).  The decay lr.*
 scales η per client's own trainings under lr.count = trainings (PFLlib's
 ExponentialLR of each client, stepped after its train()).  "θ_n = a" is
 tested up to fedfomo.equal_rtol relative per coordinate (default 2^-50).
+fedfomo.val_mode = eval scores the losses as model.eval() does (the NVlabs
+code): batchnorm on the model's running statistics, dropout off, so no
+mask is used up; the default train normalises with the validation rows'
+own statistics and takes a mask per loss (PFLlib's copies, never put in
+eval()).
 """
 import importlib
 import sys
@@ -40,7 +45,8 @@ BUGS = ("fedfomo-no-clip", "fedfomo-no-normalise", "fedfomo-squared-distance",
         "fedfomo-anchor-current", "fedfomo-train-loss",
         "fedfomo-live-uploads", "fedfomo-affinity-ratio",
         "fedfomo-greedy-ascending", "fedfomo-eps-no-decay",
-        "fedfomo-ranked-no-own", "fedfomo-lr-per-round")
+        "fedfomo-ranked-no-own", "fedfomo-lr-per-round",
+        "fedfomo-val-eval-mode")
 
 
 def _base():
@@ -66,7 +72,15 @@ def _loss(spec, raw, theta, bug, data=None):
     hp, sw = settings(spec["algorithm"])
     B = hp.get("fedfomo.val_batch", 0)
     batch_mean = sw.get("fedfomo.val_loss") == "batch_mean" and 0 < B < len(y)
-    if model["kind"] == "layers":
+    # the copies in eval() (running statistics, no dropout) or not
+    in_eval = (sw.get("fedfomo.val_mode", "train") == "eval"
+               or bug == "fedfomo-val-eval-mode")
+    if model["kind"] == "layers" and in_eval:
+        kept = data.stats           # evaluation leaves the tracked stats
+        z, _ = data.forward(theta, X, train=False)
+        data.stats = kept
+        terms = data.terms(z, y)
+    elif model["kind"] == "layers":
         if batch_mean and data.bn.any():
             raise _base().Unsupported("fedfomo.val_loss = batch_mean on a "
                                       "layer list with batchnorm")
@@ -87,7 +101,8 @@ PRESETS = {
     "official": {"fedfomo.distance": "l1", "fedfomo.self": "included",
                  "fedfomo.P_update": "signed_abs_sum",
                  "fedfomo.P_init": "own_0.1", "fedfomo.M_counts": "total",
-                 "fedfomo.epsilon0": 0.3, "fedfomo.delta": 0.05},
+                 "fedfomo.epsilon0": 0.3, "fedfomo.delta": 0.05,
+                 "fedfomo.val_mode": "eval"},
     "pfllib": {"fedfomo.distance": "l2", "fedfomo.distance_eps": 1e-5,
                "fedfomo.selection": "topM", "fedfomo.P_update": "raw",
                "fedfomo.P_init": "identity", "fedfomo.anchor": "pre_train",

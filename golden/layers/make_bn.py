@@ -767,8 +767,143 @@ def ifca_bn():
 FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, fedalt_keep_bn, fedsim_keep_bn, fedprox_keep_bn, local_bn, finetune_bn, ifca_bn]
 
 
+# ---------------------------------------------------------------- FedFomo
+# FedFomo's validation losses L_i on a model with batch normalisation, in
+# the two modes of fedfomo.val_mode (golden/pflref_exact_fedfomo.py):
+# train (the default, PFLlib's passes: the validation split's own batch
+# statistics) and eval (the NVlabs code's eval(): the model's running
+# statistics r_mu, r_v).  The local steps are training passes either way and
+# move the running statistics (bn.running = update), so by round 1 every
+# upload's r_mu, r_v differ from the validation split's statistics.
+FEDFOMO_SOURCE = ("Zhang, Sapra, Fidler, Yeung, Alvarez, ICLR 2021, arXiv 2012.08565v3, "
+                  "Alg. 1; shared/spec notes-fedbn-fedfomo.md §2.3")
+FEDFOMO_MODE_SOURCES = {
+    "train": "the validation losses in training mode as TsingZ0/PFLlib d832e76f6a23 "
+             "system/flcore/clients/clientfomo.py:139-151 runs them (copies never "
+             "put in eval())",
+    "eval": "the validation losses in evaluation mode as NVlabs/FedFomo fe04f66 "
+            "federation.py:163-166 (eval() on the baseline and each comparison model) "
+            "and federated/train.py:81 run them",
+}
+FEDFOMO_GENERATOR = ("golden/layers/make_bn.py (60-digit decimal, "
+                     "pflref_exact_fedfomo.py on pflref_exact_layers.py)")
+FEDFOMO_ROUNDS = [
+    {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]], [[4, 1], [0, 3, 2]]],
+     "peers": [[1], [2], [0]]},
+    {"clients": [0, 1, 2], "batches": [[[1, 3, 0]], [[0, 2], [1, 2]], [[2, 4], [1, 0]]],
+     "peers": [[1, 2], [2, 0], [0, 1]]},
+    {"clients": [0, 2], "batches": [[[2, 0], [3, 1]], [[3, 4, 0]]],
+     "peers": [[2, 1], [1, 0]]},
+]
+
+
+def fedfomo_clients():
+    """MLP_CLIENTS with validation splits of 3, 2, 3 rows."""
+    out = []
+    for i, nv in enumerate((3, 2, 3)):
+        c = dict(MLP_CLIENTS[i])
+        c["X_val"] = lc.rows(970 + i, nv, 3)
+        c["y_val"] = lc.values(random.Random(980 + i), nv, -1.5, 1.5, 16)
+        out.append(c)
+    return out
+
+
+def fedfomo_spec(mode):
+    import pflref_exact_fedfomo as ff
+    algorithm = {"name": "fedfomo", "hyperparameters": {"eta": 0.0859375}}
+    if mode != "train":
+        algorithm["switches"] = {"fedfomo.val_mode": mode}
+    text = {
+        "train": "each L_i a training-mode pass over the whole validation split: "
+                 "batchnorm on the split's own mean and biased variance (the "
+                 "default, fedfomo.val_mode = train)",
+        "eval": "each L_i an evaluation-mode pass (fedfomo.val_mode = eval): "
+                "batchnorm on the model's running statistics r_mu, r_v, which "
+                "the local steps moved",
+    }[mode]
+    spec = pg.given_spec(
+        f"FedFomo on the MLP with batchnorm1d, validation losses in {mode} mode",
+        f"{MLP_TEXT} FedFomo (Alg. 1, paper switches otherwise): validation splits "
+        f"of 3, 2, 3 rows; {text}; given peers, three rounds (client 1 out of round "
+        f"2); local SGD eta = 0.0859375, every step a training pass moving the "
+        f"running statistics (bn.running = update); l. 5 mixes every entry of the "
+        f"models, the running statistics included.",
+        MLP, fedfomo_clients(), {"kind": "given", "w": MLP_W0}, algorithm,
+        FEDFOMO_ROUNDS)
+    return spec, ff
+
+
+def fedfomo_float(spec, ff):
+    """The same replay with every layer list in float64."""
+    saved = pl.Model
+
+    class Float(saved):
+        def __init__(self, model, domain=None):
+            super().__init__(model, "float")
+    pl.Model = Float
+    try:
+        return ff.replay(spec)
+    finally:
+        pl.Model = saved
+
+
+def fedfomo_bn(mode):
+    spec, ff = fedfomo_spec(mode)
+    other, _ = fedfomo_spec("eval" if mode == "train" else "train")
+    vid = f"layers/fedfomo/bn1d-mlp-{mode}"
+    fname = f"fedfomo-bn1d-mlp-{mode}.json"
+
+    def run(bugs=frozenset()):
+        return ff.replay(spec, frozenset(bugs))
+
+    pl.reset_stats()
+    result = run()
+    lc.guard_kinks()
+    final = lambda trace, w, v, alpha: (trace, w, v)   # noqa: E731
+    fp64 = lc.gap(pg.expected(*final(*result)),
+                  pg.expected(*final(*fedfomo_float(spec, ff))))
+    tol = lc.tolerance(1e-13, 1e-12, "60-digit decimals of the binary inputs", fp64)
+    # the other mode's run of the same spec: the switch must show
+    diff = max(abs(float(a) - float(b)) for x, y in zip(result[2], ff.replay(other)[2])
+               for a, b in zip(x, y))
+    assert diff > 1e-3, diff
+    flags = ["fedfomo-val-mode", "fedfomo-clip", "fedfomo-normalise", "fedfomo-distance",
+             "fedfomo-affinity", "bn-eval-mode", "bn-running-update", "bn-batch-variance"]
+    mutants = {"fedfomo-val-mode": ["fomo-val-mode-flip"],
+               "fedfomo-clip": ["fomo-no-clip"],
+               "fedfomo-normalise": ["fomo-no-normalise"],
+               "fedfomo-distance": ["fomo-squared-dist"],
+               "fedfomo-affinity": ["fomo-affinity-ratio"],
+               "bn-eval-mode": BN_MUTANTS["bn-eval-mode"],
+               "bn-running-update": RUNNING_MUTANTS["bn-running-update"],
+               "bn-batch-variance": BN_MUTANTS["bn-batch-variance"]}
+    flags = [f for f in flags if f not in FEDFOMO_DROP.get(mode, ())]
+    exp = pg.checked_expected(vid, tol, flags, {f: mutants[f] for f in flags}, result,
+                              run, final)
+    title = spec["name"]
+    spec["description"] += (
+        f" The other mode ({'eval' if mode == 'train' else 'train'}) ends with final "
+        f"models up to {diff:.2g} away (max abs over the entries).")
+    prov = pg.provenance("independent", f"{FEDFOMO_SOURCE}; {FEDFOMO_MODE_SOURCES[mode]}; "
+                         f"{lc.LAYERS_SOURCE}", FEDFOMO_GENERATOR)
+    return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
+
+
+# flags whose bugs the run cannot show in that mode (checked_expected fails
+# on them): none known
+FEDFOMO_DROP = {}
+
+
+def fedfomo_bn_train():
+    return fedfomo_bn("train")
+
+
+def fedfomo_bn_eval():
+    return fedfomo_bn("eval")
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_bn2d, fedavg_bn1d, fedavg_bn1d_frozen,
                                   fedavg_bn2d_biased, fedbn_bn2d, fedbn_bn1d,
                                   fedavg_keep_bn1d, fedavg_keep_bn2d]
-                 + FAMILY_MAKERS)
+                 + FAMILY_MAKERS + [fedfomo_bn_train, fedfomo_bn_eval])

@@ -279,6 +279,18 @@ typedef enum {
                                        (NVlabs federated/train.py:258)    */
 } pflref_fedfomo_val_loss;
 typedef enum {
+    PFLREF_FEDFOMO_VAL_MODE_TRAIN = 0, /* L_i's passes in training mode: BN
+                                       on the validation batch's statistics,
+                                       dropout with a mask per pass (PFLlib
+                                       clientfomo.py:139-151, copies never
+                                       put in eval())                     */
+    PFLREF_FEDFOMO_VAL_MODE_EVAL = 1   /* evaluation mode: BN on the running
+                                       statistics r_μ, r_v, dropout the
+                                       identity, no mask (NVlabs
+                                       federation.py:163-166, eval() in
+                                       federated/train.py:81)             */
+} pflref_fedfomo_val_mode;
+typedef enum {
     PFLREF_FEDFOMO_SELF_INCLUDED = 0, /* the client's own last upload is a
                                          candidate (NVlabs code,
                                          client.py: clients = [self])     */
@@ -472,6 +484,7 @@ typedef struct {
     int anchor;                /* pflref_fedfomo_anchor                    */
     int m_counts;              /* pflref_fedfomo_m_counts                  */
     int val_loss;              /* pflref_fedfomo_val_loss                  */
+    int val_mode;              /* pflref_fedfomo_val_mode                  */
     size_t val_batch;          /* the validation batch size (0: one batch) */
     double equal_rtol;         /* τ: θ_n counts as the anchor a when every
                                   |θ_n,p − a_p| ≤ τ max(|θ_n,p|, |a_p|)

@@ -63,6 +63,12 @@
  *                     | l2_per_tensor_sum: Σ_blocks ‖·‖₂ (the code's l2_root)
  *   fedfomo.val_loss  sample_mean | batch_mean: the mean of the batch means
  *                     of fedfomo.val_batch samples (train.py:258)
+ *   fedfomo.val_mode  train: L_i's passes in training mode, BN on the
+ *                     validation batch's statistics, dropout with a mask
+ *                     per pass (PFLlib clientfomo.py:139-151; the paper
+ *                     names no mode) | eval: evaluation mode, BN on the
+ *                     running statistics r_μ, r_v, dropout the identity,
+ *                     no mask (NVlabs federation.py:163-166, train.py:81)
  *   fedfomo.distance_eps  added to every distance (0; PFLlib 1e-5)
  *   fedfomo.self      included: C = S_i^t ∪ {i} (the code, client.py:320)
  *                     | excluded: C = S_i^t | ranked: C = S_i^t, which may
@@ -129,6 +135,8 @@ typedef struct {
     size_t *pi_own;     /* N: π with the own id i last (fedfomo.self =
                            ranked)                                         */
     size_t *vidx;       /* a validation batch's indices                    */
+    double *Z;          /* a validation batch's outputs (nmax × k,
+                           fedfomo.val_mode = eval)                        */
 } fedfomo_work;
 
 static void *fedfomo_work_alloc(const pflref_problem *problem,
@@ -154,6 +162,8 @@ static void *fedfomo_work_alloc(const pflref_problem *problem,
         nmax = c->val.n > nmax ? c->val.n : nmax;
     }
     ws->vidx = pflref_work_indices(&ws->list, nmax, 1);
+    ws->Z = pflref_work_doubles(&ws->list, nmax,
+                                problem->model.k > 0 ? problem->model.k : 1);
     return pflref_work_ready(ws);
 }
 
@@ -225,11 +235,34 @@ static pflref_status fedfomo_check(const pflref_problem *problem,
     return PFLREF_OK;
 }
 
+/* The mean loss of θ on nb samples of D (idx, or all of D in order when
+ * idx is NULL): a training pass (pflref_model_loss: BN on the batch's
+ * statistics, a dropout mask taken) under fedfomo.val_mode = train; under
+ * eval an evaluation pass (pflref_model_outputs: BN on θ's running
+ * statistics r_μ, r_v, dropout the identity, no mask) and the mean of the
+ * per-sample losses of its outputs (pflref_model_output_grad).  A model
+ * without BN and dropout gives the same number either way; the quadratic
+ * has no modes. */
+static pflref_status mode_loss(const pflref_state *s, const double *theta,
+                               const pflref_data *D, const size_t *idx,
+                               size_t nb, double *L)
+{
+    const pflref_model *m = &s->problem->model;
+    if (s->hyper->fedfomo.val_mode != PFLREF_FEDFOMO_VAL_MODE_EVAL ||
+        m->kind == PFLREF_MODEL_QUADRATIC)
+        return pflref_model_loss(m, theta, D, idx, nb, s->ws, L);
+    double *Z = ((fedfomo_work *)s->extra)->Z;
+    pflref_status st = pflref_model_outputs(m, theta, D, idx, nb, s->ws, Z);
+    if (st == PFLREF_OK)   /* E := Z (unused), *L := (1/nb) Σ_j ℓ(Z_j; y_j) */
+        st = pflref_model_output_grad(m, Z, D, idx, nb, s->ws, Z, L);
+    return st;
+}
+
 /* L_i(θ): the mean loss on client i's validation split, or on its whole
  * training set when the problem has no validation splits;
  * fedfomo.val_loss = batch_mean with val_batch = B ≥ 1: the mean over the
  * batches of B samples in index order (the last ragged) of their mean
- * losses. */
+ * losses; each pass in the mode of fedfomo.val_mode (mode_loss). */
 static pflref_status val_loss(const pflref_state *s, size_t i,
                               const double *theta, double *L,
                               pflref_error *err)
@@ -251,13 +284,13 @@ static pflref_status val_loss(const pflref_state *s, size_t i,
             for (size_t j = 0; j < nb; j++)
                 idx[j] = lo + j;
             double Lb;
-            st = pflref_model_loss(&pr->model, theta, D, idx, nb, s->ws, &Lb);
+            st = mode_loss(s, theta, D, idx, nb, &Lb);
             sum += Lb;
             nbatches++;
         }
         *L = sum / (double)nbatches;
     } else {
-        st = pflref_model_loss(&pr->model, theta, D, NULL, D->n, s->ws, L);
+        st = mode_loss(s, theta, D, NULL, D->n, L);
     }
     if (st != PFLREF_OK)
         return pflref_error_set(err, st, NULL,

@@ -6,7 +6,9 @@
  * its masks from the schedule.  The model asks the workspace's source for
  * the next pass whenever a training pass begins (pflref_model_loss,
  * _grad, ...), naming the data D it reads; D is client i's training set
- * (or its validation split: FedFomo's validation losses), so the feed
+ * (or its validation split: FedFomo's validation losses under
+ * fedfomo.val_mode = train; under eval they are evaluation passes and take
+ * no mask), so the feed
  * knows the participant j (clients[j] = i in a round, j = i in the post
  * phase) and hands it its list's pass number used[j], then counts it.  In round t the lists are rounds[t].dropout (one per
  * participant), in the phase after training post_dropout (one per client,

@@ -75,6 +75,8 @@ static const char *const fedfomo_distance_values[] = {
     "l2", "l1", "l2_squared", "l2_per_tensor_sum", NULL};
 static const char *const fedfomo_val_loss_values[] = {"sample_mean",
                                                       "batch_mean", NULL};
+static const char *const fedfomo_val_mode_values[] = {"train", "eval",
+                                                      NULL};
 static const char *const fedfomo_selection_values[] = {"eps_greedy", "topM",
                                                         NULL};
 static const char *const fedfomo_p_update_values[] = {
@@ -474,6 +476,13 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, fedfomo.val_batch), 0.0, 0.0, 0, NULL, "",
      "FedFomo's validation batch size under val_loss = batch_mean (0: the "
      "whole split, one batch)"},
+    {"fedfomo.val_mode", "fedfomo", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, fedfomo.val_mode), 0.0, 0.0, 0,
+     fedfomo_val_mode_values, "",
+     "FedFomo's L_i passes: training mode, BN on the batch statistics and "
+     "a dropout mask per pass (PFLlib clientfomo.py:139-151) | evaluation "
+     "mode, BN on r_mu, r_v and no dropout (NVlabs federation.py:163-166, "
+     "train.py:81)"},
     {"fedbn.weights", "fedbn", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, fedbn.weights), 0.0, 0.0, 0,
      fedbn_weights_values, "",

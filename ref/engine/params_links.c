@@ -242,6 +242,10 @@ static const pflref_value_source value_sources[] = {
     {"fedfomo", "fedfomo.self", "excluded",
      "the M downloaded models only, the client's own upload not a "
      "candidate (docs/algorithms/fedfomo.md)"},
+    {"fedfomo", "fedfomo.val_mode", "eval",
+     "NVlabs/FedFomo @ fe04f66 federation.py:163-166 (eval() on "
+     "the baseline and each comparison model) and federated/train.py:81: "
+     "L_i in evaluation mode, BN on the running statistics, no dropout"},
     {"fedfomo", "fedfomo.anchor", "post_train",
      "an earlier reading of PFLlib's old_model (the former pfllib preset): "
      "θ_i where the last training ended (docs/algorithms/fedfomo.md)"},

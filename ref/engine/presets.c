@@ -93,9 +93,10 @@ static const pflref_preset presets[] = {
     {"fedfomo", "official",
      "fedfomo.distance=l1 fedfomo.self=included fedfomo.P_update=signed_abs_sum "
      "fedfomo.P_init=own_0.1 fedfomo.M_counts=total fedfomo.epsilon0=0.3 "
-     "fedfomo.delta=0.05", NULL,
+     "fedfomo.delta=0.05 fedfomo.val_mode=eval", NULL,
      "NVlabs/FedFomo @ fe04f66: federated/args.py:168,180 (l1, own weight "
-     "0.1), client.py:285-288,320,347, federation.py:396-418, README "
+     "0.1), client.py:285-288,320,347, federation.py:163-166 (eval() before "
+     "the validation losses; federated/train.py:81), 396-418, README "
      "(ε₀ 0.3, δ 0.05); shared/spec notes-fedbn-fedfomo.md §2.8"},
     /* req: fedfomo.preset.pfllib */
     {"fedfomo", "pfllib",

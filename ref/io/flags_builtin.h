@@ -99,6 +99,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "fedfomo-stale-uploads",
     "fedfomo-val-batches",
     "fedfomo-val-loss",
+    "fedfomo-val-mode",
     "fedpac-alignment",
     "fedpac-alpha-raw",
     "fedpac-alpha-renormalised",

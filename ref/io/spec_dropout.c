@@ -43,7 +43,9 @@
  * similarities and FedBN's aggregation read no model pass).  FedFomo
  * (Zhang et al. 2021, Alg. 1 l. 2-3) takes its validation losses in
  * training-mode passes (pflref_model_loss, as PFLlib's clientfomo.py:147
- * runs its models, never put in eval()): per participant first L_i(a) of
+ * runs its models, never put in eval(); under fedfomo.val_mode = eval they
+ * are evaluation passes, no mask, and only the local steps below take
+ * one): per participant first L_i(a) of
  * the anchor, then L_i(θ_n) of each download n in S_i^t's order whose θ_n
  * differs from a (an equal one has r_n = 0 and no pass), then the own
  * upload's under fedfomo.self = included, each one pass on the
