@@ -43,6 +43,7 @@ static const char *const VECTORS[] = {
     "golden/fedfomo/worked-equal-rounding-x64.json",
     "golden/layers/fedfomo-bn1d-mlp-train.json",
     "golden/layers/fedfomo-bn1d-mlp-eval.json",
+    "golden/layers/fedfomo-mlp-dropout-eval.json",
 };
 
 START_TEST(test_worked_vectors)

@@ -1081,7 +1081,9 @@ FEDFOMO_SOURCE = ("Zhang, Sapra, Fidler, Yeung, Alvarez, ICLR 2021, Alg. 1; shar
                   "TsingZ0/PFLlib d832e76f6a23 clientfomo.py:139-151 runs them")
 
 
-def fedfomo_mlp():
+def fedfomo_data():
+    """(clients, rounds) of the FedFomo dropout vectors: MLP_CLIENTS with
+    validation splits of 2, 3, 2 rows, three rounds of given peers."""
     def client(i, n, nv):
         rng = random.Random(1750 + i)
         return dict(MLP_CLIENTS[i], X_val=lc.rows(1760 + i, nv, 3, den=16),
@@ -1095,6 +1097,11 @@ def fedfomo_mlp():
         {"clients": [0, 2], "batches": [[[3, 0], [2]], [[2, 3], [1, 4]]],
          "peers": [[1, 2], [1, 0]]},
     ]
+    return clients, rounds
+
+
+def fedfomo_mlp():
+    clients, rounds = fedfomo_data()
     spec = pg.given_spec(
         "FedFomo on the MLP with dropout (p = 1/4), masks as data for the validation-loss "
         "passes and the local steps",
@@ -1126,6 +1133,52 @@ def fedfomo_mlp():
                 lambda sp, bugs, domain="decimal": module_replay("fedfomo", sp, bugs, domain,
                                                                  train_loss=True),
                 lambda trace, w, v, alpha: (trace, w, v), FEDFOMO_SOURCE,
+                "60-digit decimals")
+
+
+FEDFOMO_EVAL_SOURCE = ("Zhang, Sapra, Fidler, Yeung, Alvarez, ICLR 2021, Alg. 1; shared/spec "
+                       "notes-fedbn-fedfomo.md §2.3; the validation losses in evaluation mode "
+                       "as NVlabs/FedFomo fe04f66 federation.py:163-166 and "
+                       "federated/train.py:81 run them (eval(): dropout off)")
+
+
+def fedfomo_mlp_eval():
+    """layers/fedfomo/mlp-dropout-peers's data under fedfomo.val_mode =
+    eval: the validation losses are evaluation passes (dropout the
+    identity, no mask), so each participant's list holds its local steps'
+    masks alone."""
+    clients, rounds = fedfomo_data()
+    spec = pg.given_spec(
+        "FedFomo on the MLP with dropout (p = 1/4), validation losses in evaluation "
+        "mode, masks for the local steps only",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2); the data, peers and "
+        "schedule of layers/fedfomo/mlp-dropout-peers. FedFomo (Alg. 1) with "
+        "fedfomo.val_mode = eval: every L_i (the anchor's, each download's unequal to "
+        "the anchor, the own upload's) is an evaluation-mode pass, the dropout layer "
+        "the identity and no mask taken; each local SGD step (eta = 0.109375) is a "
+        "training pass with its mask: schedule.rounds[t].dropout[j] holds those, one "
+        "per local step.",
+        MLP, clients, {"kind": "given", "w": MLP_W0},
+        {"name": "fedfomo", "hyperparameters": {"eta": 0.109375},
+         "switches": {"fedfomo.val_mode": "eval"}}, rounds)
+    probe_round_masks("fedfomo", spec, 1831, [("drop", 5)], train_loss=True,
+                      domain="decimal")
+    for r in spec["schedule"]["rounds"]:     # one mask per local step
+        assert [len(d) for d in r["dropout"]] == [len(b) for b in r["batches"]], r
+    # (fomo-no-clip leaves this run within tolerance: fedfomo-clip not flagged)
+    flags = ["dropout-scale", "dropout-train-mode", "fedfomo-normalise",
+             "fedfomo-distance", "fedfomo-affinity"]
+    mutants = {"dropout-scale": ["dropout-no-rescale"],
+               "dropout-train-mode": ["dropout-eval-in-train"],
+               "fedfomo-normalise": ["fomo-no-normalise"],
+               "fedfomo-distance": ["fomo-squared-dist"],
+               "fedfomo-affinity": ["fomo-affinity-ratio"]}
+    return make("fedfomo", "layers/fedfomo/mlp-dropout-eval", "fedfomo-mlp-dropout-eval.json",
+                spec["name"], spec, flags, mutants,
+                lambda sp, bugs, domain="decimal": module_replay("fedfomo", sp, bugs, domain,
+                                                                 train_loss=True),
+                lambda trace, w, v, alpha: (trace, w, v), FEDFOMO_EVAL_SOURCE,
                 "60-digit decimals")
 
 
@@ -1172,4 +1225,5 @@ if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
                                   finetune_mlp, fedrep_post_mlp, interp_mlp, apfl_mlp,
                                   perfedavg_mlp, perfedavg_exact_mlp, perfedavg_hf_mlp,
-                                  fedbn_mlp, cfl_mlp, fedfomo_mlp, pfedhn_mlp])
+                                  fedbn_mlp, cfl_mlp, fedfomo_mlp, pfedhn_mlp,
+                                  fedfomo_mlp_eval])
