@@ -310,6 +310,9 @@ NAMED = {
     "fedbn-running-var-biased": "fedbn.running_var = biased",
     # FedFomo's bugs that are the authors' or PFLlib's switch values
     "fedfomo-squared-distance": "fedfomo.distance = l2_squared",
+    # the validation losses in eval() are the authors' reading
+    # (fedfomo.val_mode = eval, which the preset official sets)
+    "fedfomo-val-eval-mode": ("fedfomo.val_mode = eval", "preset official"),
     "fedfomo-anchor-current": ("fedfomo.anchor = post_train",
                                "preset pfllib"),
     "fedfomo-affinity-ratio": ("fedfomo.P_update = raw", "preset pfllib"),
