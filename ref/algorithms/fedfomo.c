@@ -106,6 +106,7 @@
 #include <string.h>
 #include "algorithms/algorithms.h"
 #include "algorithms/fedfomo.h"
+#include "core/mca.h"
 #include "engine/work.h"
 
 static const char *const WEIGHT_LINE =
@@ -255,6 +256,9 @@ static pflref_status mode_loss(const pflref_state *s, const double *theta,
     pflref_status st = pflref_model_outputs(m, theta, D, idx, nb, s->ws, Z);
     if (st == PFLREF_OK)   /* E := Z (unused), *L := (1/nb) Σ_j ℓ(Z_j; y_j) */
         st = pflref_model_output_grad(m, Z, D, idx, nb, s->ws, Z, L);
+    /* Monte Carlo arithmetic, as pflref_model_loss's (no-op when off) */
+    if (st == PFLREF_OK)
+        pflref_mca_perturb(PFLREF_MCA_PRODUCT, L, 1);
     return st;
 }
 
