@@ -278,6 +278,7 @@ typedef enum {
                                        index order, the last ragged
                                        (NVlabs federated/train.py:258)    */
 } pflref_fedfomo_val_loss;
+#ifndef __FRAMAC__   /* (as its member of pflref_fedfomo_hyper, below) */
 typedef enum {
     PFLREF_FEDFOMO_VAL_MODE_TRAIN = 0, /* L_i's passes in training mode: BN
                                        on the validation batch's statistics,
@@ -290,6 +291,7 @@ typedef enum {
                                        federation.py:163-166, eval() in
                                        federated/train.py:81)             */
 } pflref_fedfomo_val_mode;
+#endif
 typedef enum {
     PFLREF_FEDFOMO_SELF_INCLUDED = 0, /* the client's own last upload is a
                                          candidate (NVlabs code,
@@ -484,12 +486,17 @@ typedef struct {
     int anchor;                /* pflref_fedfomo_anchor                    */
     int m_counts;              /* pflref_fedfomo_m_counts                  */
     int val_loss;              /* pflref_fedfomo_val_loss                  */
-    int val_mode;              /* pflref_fedfomo_val_mode                  */
     size_t val_batch;          /* the validation batch size (0: one batch) */
     double equal_rtol;         /* τ: θ_n counts as the anchor a when every
                                   |θ_n,p − a_p| ≤ τ max(|θ_n,p|, |a_p|)
                                   (l. 3's distance-0 rule up to the
                                   rounding of l. 5; 2⁻⁵⁰, 0 = exact)      */
+    /* Hidden from Frama-C as the members of the algorithms without proved
+     * code (below, pflref_hyper): no proved file reads FedFomo's, so its
+     * goals, and the prover cache, stay as they were. */
+#ifndef __FRAMAC__
+    int val_mode;              /* pflref_fedfomo_val_mode                  */
+#endif
 } pflref_fedfomo_hyper;
 
 /* FedBN (Li et al., ICLR 2021, arXiv 2102.07623v2) switches. */
