@@ -102,6 +102,7 @@ MUTANTS = {
     "fedfomo-epsilon": ["fomo-eps-const"],
     "fedfomo-val-batches": ["fomo-val-batch-flip"],
     "fedfomo-ranked": ["fomo-rank-no-own", "fomo-ranked-included"],
+    "fedfomo-val-mode": ["fomo-val-mode-flip"],
     "lr-count": ["lr-per-round"],
 }
 
