@@ -318,7 +318,9 @@ def replay(spec, bugs=frozenset()):
     alg = spec["algorithm"]
     hp, sw = alg["hyperparameters"], alg.get("switches", {})
     eta = exact(hp["eta"])
-    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    # bn.running, bn.running_var: whether the local steps move the running
+    # statistics (pflref_exact.Problem.move_running)
+    pr = px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(sw)
     N = len(pr.clients)
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P)
     theta = [list(w0) for _ in range(N)]
