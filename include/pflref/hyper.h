@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pflref/hyper.h: hyperparameters, variant switches, their registry and the
- * presets.
- *
- * Value 0 of every switch is the paper's reading.  Each algorithm keeps its
- * own hyperparameters in its own struct inside pflref_hyper, named as its
- * paper names them; the registry (pflref_params) maps spec keys to fields.
- */
+ * presets.  Value 0 of every switch is the paper's reading.  Each algorithm
+ * keeps its own hyperparameters in its own struct inside pflref_hyper, named
+ * as its paper names them; the registry (pflref_params) maps spec keys to
+ * fields. */
 #ifndef PFLREF_HYPER_H
 #define PFLREF_HYPER_H
 
@@ -278,20 +276,6 @@ typedef enum {
                                        index order, the last ragged
                                        (NVlabs federated/train.py:258)    */
 } pflref_fedfomo_val_loss;
-#ifndef __FRAMAC__   /* (as its member of pflref_fedfomo_hyper, below) */
-typedef enum {
-    PFLREF_FEDFOMO_VAL_MODE_TRAIN = 0, /* L_i's passes in training mode: BN
-                                       on the validation batch's statistics,
-                                       dropout with a mask per pass (PFLlib
-                                       clientfomo.py:139-151, copies never
-                                       put in eval())                     */
-    PFLREF_FEDFOMO_VAL_MODE_EVAL = 1   /* evaluation mode: BN on the running
-                                       statistics r_μ, r_v, dropout the
-                                       identity, no mask (NVlabs
-                                       federation.py:163-166, eval() in
-                                       federated/train.py:81)             */
-} pflref_fedfomo_val_mode;
-#endif
 typedef enum {
     PFLREF_FEDFOMO_SELF_INCLUDED = 0, /* the client's own last upload is a
                                          candidate (NVlabs code,
@@ -376,8 +360,7 @@ typedef enum {
                                           defect)                          */
 } pflref_opt_state;
 
-/* The value of an integer hyperparameter that was not set. */
-#define PFLREF_INT_UNSET ((size_t)-1)
+#define PFLREF_INT_UNSET ((size_t)-1) /* an integer hyperparameter unset */
 
 /* Each algorithm's own hyperparameters and switches, under its paper's
  * names (the spec keys "<algorithm>.<name>" or the paper's symbol). */
@@ -491,10 +474,7 @@ typedef struct {
                                   |θ_n,p − a_p| ≤ τ max(|θ_n,p|, |a_p|)
                                   (l. 3's distance-0 rule up to the
                                   rounding of l. 5; 2⁻⁵⁰, 0 = exact)      */
-    /* Hidden from Frama-C as the members of the algorithms without proved
-     * code (below, pflref_hyper): no proved file reads FedFomo's, so its
-     * goals, and the prover cache, stay as they were. */
-#ifndef __FRAMAC__
+#ifndef __FRAMAC__   /* no proved file reads it (as pflref_hyper's) */
     int val_mode;              /* pflref_fedfomo_val_mode                  */
 #endif
 } pflref_fedfomo_hyper;

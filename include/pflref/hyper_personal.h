@@ -13,6 +13,19 @@
 extern "C" {
 #endif
 
+/* FedFomo: the mode of the validation-loss passes, member val_mode of
+ * pflref_fedfomo_hyper (pflref/hyper.h); hidden from Frama-C as that
+ * member is: no proved file reads it. */
+#ifndef __FRAMAC__
+typedef enum {
+    PFLREF_FEDFOMO_VAL_MODE_TRAIN = 0, /* L_i's passes in training mode
+                                          (PFLlib clientfomo.py:139-151)  */
+    PFLREF_FEDFOMO_VAL_MODE_EVAL = 1   /* eval(): BN on r_μ, r_v, no
+                                          dropout mask (NVlabs
+                                          federation.py:163-166)          */
+} pflref_fedfomo_val_mode;
+#endif
+
 /* FedAlt and FedSim (ref/algorithms/fedalt.c, fedalt_ft.c): where and with
  * what step a device's final fine-tuning starts, for FedBABU as
  * TsingZ0/PFLlib d832e76f6a23 runs it (serverbabu.py, train, calls every
