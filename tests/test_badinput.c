@@ -962,17 +962,17 @@ static const lettered_case LETTERED[] = {
      SPEC(BN16, IMG2, BN_ALG("local", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"parameters_only\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox)"},
+     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox scaffold)"},
     {"Z3", "bn.aggregate: FedBN, which keeps the whole BN layer local",
      SPEC(BN16, IMG2, BN_ALG("fedbn", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"average\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox)"},
+     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox scaffold)"},
     {"Z4", "bn.aggregate: unknown value",
      SPEC(BN16, IMG2, BN_ALG("fedavg", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"buffers\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "unknown value \"buffers\" for bn.aggregate (known: average|parameters_only)"},
+     "unknown value \"buffers\" for bn.aggregate (known: average|parameters_only|parameters_only_w0)"},
 #undef BN_ALG
 #undef BN16
     /* -- FedDyn (ref/algorithms/feddyn.c): α > 0, finite; l. 11 divides by it -- */
@@ -1608,6 +1608,26 @@ static const lettered_case LETTERED[] = {
      "bn.aggregate = parameters_only keeps each device's batch-norm running "
      "statistics in its own model across rounds, which pfl.state = "
      "stateless discards"},
+    /* -- bn.aggregate = parameters_only_w0, SCAFFOLD's server
+     * (ref/algorithms/scaffold.c; PFLlib serverscaffold.py:124-129): another
+     * algorithm refuses it (row I12); a model without batch normalisation
+     * has nothing to keep (row I13) -- */
+    {"I12", "bn.aggregate = parameters_only_w0 on an algorithm other than scaffold",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedavg\", "
+          "\"hyperparameters\": {\"eta\": 0.1}, \"switches\": "
+          "{\"bn.aggregate\": \"parameters_only_w0\"}}", ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only_w0 (the global's running statistics "
+     "never move from w⁰'s) is SCAFFOLD's server only; fedavg takes average "
+     "or parameters_only"},
+    {"I13", "scaffold: bn.aggregate = parameters_only_w0 on a model without batch normalisation",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"scaffold\", "
+          "\"hyperparameters\": {\"eta\": 0.1}, \"switches\": "
+          "{\"bn.aggregate\": \"parameters_only_w0\"}}", ONE_ROUND_TWO),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only_w0 keeps each client's batch-norm running "
+     "statistics, but this model has no batch normalisation (no running_mean or "
+     "running_var): drop the switch"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then

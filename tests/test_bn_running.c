@@ -548,6 +548,65 @@ START_TEST(test_fedprox_keep)
 }
 END_TEST
 
+/* SCAFFOLD (ref/algorithms/scaffold.c) under bn.aggregate on KEEP_R1 (η_l
+ * = 0.1, η_g = 1, option II, c = c_i = 0 at the start).  ∂F/∂W1 = ∂F/∂b1
+ * = 0 (test_keep_own_statistics), so x − y_i = 0 there, c_i⁺ = 0 there and
+ * the training passes see the same a as FedAvg's: client 0 leaves r_μ =
+ * 9/8, r_v = 11/4 in round 0, client 1 leaves 1/8, 4.
+ *   parameters_only: round 1, client 1 from its own 1/8, 4 leaves 7/32,
+ *     25/4, the first (only) participant's: x's.
+ *   parameters_only_w0 (PFLlib serverscaffold.py:124-129): x's r_μ, r_v
+ *     never move: w⁰'s 0, 1 after both rounds (the preset pfllib's reading,
+ *     bit for bit).
+ *   average: x ← x + (1/2) Σ (y_i − x) on every entry: r_μ = (9/8 + 1/8)/2
+ *     = 5/8, r_v = (11/4 + 4)/2 = 27/8; round 1, client 1 from those:
+ *     r_μ = (3/4)(5/8) + 1/8 = 19/32, r_v = (3/4)(27/8) + 13/4 = 185/32. */
+START_TEST(test_scaffold_keep)
+{
+    static const char *const sw[] = {
+        KEEP_SW, "\"bn.aggregate\": \"parameters_only_w0\"", ""};
+    static const double want[3][2] = {
+        {7.0 / 32.0, 25.0 / 4.0}, {0.0, 1.0}, {19.0 / 32.0, 185.0 / 32.0}};
+    pflref_run_result *r[3];
+    pflref_spec *sp[3];
+    for (size_t j = 0; j < 3; j++) {
+        sp[j] = bn_spec("scaffold", "\"eta\": 0.1", sw[j], KEEP_R1);
+        r[j] = tu_run(sp[j], NULL);
+        ck_assert_msg(fabs(r[j]->w[R_MU] - want[j][0]) < 1e-13 &&
+                          fabs(r[j]->w[R_V] - want[j][1]) < 1e-13,
+                      "scaffold under %s: x's r_μ = %.17g, r_v = %.17g, "
+                      "expected %.17g, %.17g", sw[j], r[j]->w[R_MU],
+                      r[j]->w[R_V], want[j][0], want[j][1]);
+    }
+    /* parameters() alike under the three readings (the running statistics
+     * never enter a training-mode forward) */
+    static const int params[] = {W1, B1, GAMMA, BETA, W2, B2};
+    for (size_t q = 0; q < sizeof params / sizeof params[0]; q++)
+        ck_assert(r[0]->w[params[q]] == r[1]->w[params[q]] &&
+                  r[0]->w[params[q]] == r[2]->w[params[q]]);
+    /* the preset pfllib sets parameters_only_w0 */
+    char text[4096];
+    bn_text(text, sizeof text, "scaffold", "\"eta\": 0.1", "", KEEP_R1,
+            NULL);
+    char *at = strstr(text, "\"switches\"");
+    ck_assert_ptr_nonnull(at);
+    char pre[4096];
+    snprintf(pre, sizeof pre, "%.*s\"preset\": \"pfllib\"%s",
+             (int)(at - text), text, strchr(at, '}') + 1);
+    pflref_spec *ps = tu_spec(pre);
+    ck_assert_int_eq(ps->hyper.bn_aggregate,
+                     PFLREF_BN_AGGREGATE_PARAMETERS_W0);
+    pflref_run_result *b = tu_run(ps, NULL);
+    ck_assert(memcmp(b->w, r[1]->w, P_BN * sizeof *b->w) == 0);
+    pflref_run_result_free(b);
+    pflref_spec_free(ps);
+    for (size_t j = 0; j < 3; j++) {
+        pflref_run_result_free(r[j]);
+        pflref_spec_free(sp[j]);
+    }
+}
+END_TEST
+
 /* FedBN: fedbn.running_var = biased and bn.running_var = biased are one
  * switch (bit for bit), and bn.running = frozen holds there too. */
 START_TEST(test_fedbn_switches)
@@ -727,6 +786,7 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_ditto_keep_resync_reloads);
     tcase_add_test(tc, test_fedsim_keep);
     tcase_add_test(tc, test_fedprox_keep);
+    tcase_add_test(tc, test_scaffold_keep);
     tcase_add_test(tc, test_fedbn_switches);
     tcase_add_test(tc, test_fedbn_optimizer);
     tcase_add_test(tc, test_fedbn_momentum_vector);

@@ -54,6 +54,9 @@ golden/pflref_exact_layers.py:
       fedper_pfllib (which sets bn.aggregate = parameters_only).
   layers/fedprox/bn1d-mlp-pfllib-keep  FedProx under its preset pfllib
       (which sets bn.aggregate = parameters_only).
+  layers/scaffold/bn1d-mlp-pfllib-keep  SCAFFOLD under its preset pfllib
+      (which sets bn.aggregate = parameters_only_w0: each client keeps its
+      running statistics, the global's stay init.w's).
 
     /usr/bin/python3 golden/layers/make_bn.py [OUTDIR]
 """
@@ -705,6 +708,45 @@ def fedprox_keep_bn():
                 "(set_parameters: parameters() only), servers/serverprox.py train()"))
 
 
+def scaffold_keep_bn():
+    # SCAFFOLD as PFLlib runs it (preset pfllib, which sets bn.aggregate =
+    # parameters_only_w0): clientscaffold.py:62-64 set_parameters copies
+    # parameters() only; serverscaffold.py:124-129 adds the parameters()'
+    # updates to a deepcopy of the previous global, whose running
+    # statistics so stay init.w's.  Clients take 2, 1 and 2 steps in round
+    # 0 (distinct K), client 1 sits out round 1 and client 0 round 2.
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
+    ]
+    return family_vector(
+        "scaffold", "pfllib-keep", "SCAFFOLD (preset pfllib) on the MLP with "
+        "batchnorm1d, running statistics kept per client, the global's never moved",
+        "SCAFFOLD with the preset pfllib (option II with the undecayed eta, "
+        "lr.count = trainings: nothing changes under a constant step), which sets "
+        "bn.aggregate = parameters_only_w0: each client starts from x's parameters "
+        "with the running statistics its own model last left (init.w's before it "
+        "first trains), steps y <- y - eta (g + c - c_i) on the parameters (the "
+        "training pass moves the running statistics), c_i+ = c_i - c + (x - y)/(K "
+        "eta) on the parameters and c_i on the running statistics, and x <- x + "
+        "eta_g mean(y_i - x) on the parameters while x's running statistics stay "
+        "init.w's; eta = 0.0703125, eta_g = 0.75; three rounds, client 1 sits out "
+        "round 1 and client 0 round 2.",
+        {"name": "scaffold", "preset": "pfllib",
+         "hyperparameters": {"eta": 0.0703125, "scaffold.eta_g": 0.75}},
+        rounds, init_seed=9,
+        must=["bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=("Karimireddy, Kale, Mohri, Reddi, Stich, Suresh, ICML 2020, Alg. 1; "
+                "TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/"
+                "clientscaffold.py:62-64 (set_parameters: parameters() only), "
+                ":18-20 (client_c over parameters()), system/flcore/servers/"
+                "serverscaffold.py:124-129 (deepcopy of the previous global plus "
+                "the parameters()' updates)"))
+
+
 def local_bn():
     rounds = [
         {"clients": [0, 1], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]]]},
@@ -764,7 +806,7 @@ def ifca_bn():
                     BN_MUST)
 
 
-FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, fedalt_keep_bn, fedsim_keep_bn, fedprox_keep_bn, local_bn, finetune_bn, ifca_bn]
+FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, fedalt_keep_bn, fedsim_keep_bn, fedprox_keep_bn, scaffold_keep_bn, local_bn, finetune_bn, ifca_bn]
 
 
 if __name__ == "__main__":

@@ -148,10 +148,16 @@ typedef struct {
 typedef enum {
     PFLREF_BN_AGGREGATE_AVERAGE = 0,   /* the whole w averaged, buffers too
                                           (a torch state_dict average)      */
-    PFLREF_BN_AGGREGATE_PARAMETERS = 1 /* only parameters() averaged: each
+    PFLREF_BN_AGGREGATE_PARAMETERS = 1, /* only parameters() averaged: each
                                           client keeps its own buffers, the
                                           global's are the first uploaded
                                           client's (PFLlib serverbase.py)   */
+    PFLREF_BN_AGGREGATE_PARAMETERS_W0 = 2 /* SCAFFOLD only: parameters()
+                                          only, each client keeps its own
+                                          buffers, the global's never move
+                                          (w⁰'s: PFLlib serverscaffold.py:
+                                          124 adds the updates to a copy of
+                                          the previous global)              */
 } pflref_bn_aggregate;
 #endif
 

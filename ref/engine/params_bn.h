@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/params_bn.h: the registry row of bn.aggregate, what the
  * server of FedAvg, of Ditto (whose global objective FedAvg solves) and of
- * FedAlt/FedSim (on the shared blocks) does with batch normalisation's
+ * FedAlt/FedSim (on the shared blocks), of FedProx and of SCAFFOLD does with batch normalisation's
  * running statistics
  * (ref/engine/params.c includes it once and places BN_AGGREGATE_PARAMS
  * after bn.running_var; ref/algorithms/fedavg_keep.c, ditto.c's
@@ -16,11 +16,11 @@
 #include <stddef.h>
 #include "pflref/hyper.h"
 
-static const char *const bn_aggregate_values[] = {"average",
-                                                  "parameters_only", NULL};
+static const char *const bn_aggregate_values[] = {
+    "average", "parameters_only", "parameters_only_w0", NULL};
 
 #define BN_AGGREGATE_PARAMS \
-    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox", "", PFLREF_PARAM_ENUM, \
+    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
      "", \
      "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \
@@ -28,6 +28,9 @@ static const char *const bn_aggregate_values[] = {"average",
      "keeps its own r_μ, r_v across rounds, the global's are the first " \
      "uploaded client's (PFLlib serverbase.py:138-150, clientbase.py:67-69; " \
      "Ditto: of the global copy w_k, v_k's are its own either way; " \
-     "FedAlt/FedSim: of the shared blocks)"},
+     "FedAlt/FedSim: of the shared blocks) | SCAFFOLD only: parameters() " \
+     "only, each client keeps its own, the global's never move from w⁰'s " \
+     "(PFLlib serverscaffold.py:124-129: a deepcopy of the previous global " \
+     "plus the parameters()' updates; clientscaffold.py:62-64)"},
 
 #endif

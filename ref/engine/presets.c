@@ -172,12 +172,16 @@ static const pflref_preset presets[] = {
      "client's ExponentialLR stepped after its train()); serverdyn.py:80, "
      "93, 104, 107 (the box's h and θ with the differences)"},
     {"scaffold", "pfllib",
-     "scaffold.option=II scaffold.c_lr=initial lr.count=trainings", NULL,
+     "scaffold.option=II scaffold.c_lr=initial lr.count=trainings "
+     "bn.aggregate=parameters_only_w0", NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientscaffold.py (option II only, "
      "update_yc's 1/num_batches/max_local_epochs/self.learning_rate at :73, "
      "its ExponentialLR stepped per train() at :55-56), "
      "fedoptimizer.py:30 (p ← p − lr (grad + c − c_i)), "
-     "serverscaffold.py:126-131 (Δy / num_join_clients · η_g, Δc / N)"},
+     "serverscaffold.py:126-131 (Δy / num_join_clients · η_g, Δc / N); "
+     "clientscaffold.py:62-64 set_parameters and serverscaffold.py:124-129 "
+     "(a deepcopy of the previous global plus the updates of parameters() "
+     "only: the global's running statistics stay w⁰'s, bn.aggregate)"},
     {"moon", "official", "opt.momentum=0.9 opt.weight_decay=0.00001", NULL,
      "QinbinLi/MOON 8fcba3c main.py:267-269 (torch.optim.SGD, momentum "
      "0.9, weight_decay --reg = 1e-5, a new optimizer per local "
