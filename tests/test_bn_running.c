@@ -548,6 +548,24 @@ START_TEST(test_fedprox_keep)
 }
 END_TEST
 
+/* bn.aggregate as the preset `preset` of `alg` sets it (no switch of the
+ * spec's own; nothing is run). */
+static int tu_spec_preset_aggregate(const char *alg, const char *hyp,
+                                    const char *preset)
+{
+    char text[4096];
+    bn_text(text, sizeof text, alg, hyp, "", KEEP_R1, NULL);
+    char *at = strstr(text, "\"hyperparameters\"");
+    ck_assert_ptr_nonnull(at);
+    char pre[4096];
+    snprintf(pre, sizeof pre, "%.*s\"preset\": \"%s\", %s", (int)(at - text),
+             text, preset, at);
+    pflref_spec *ps = tu_spec(pre);
+    const int agg = ps->hyper.bn_aggregate;
+    pflref_spec_free(ps);
+    return agg;
+}
+
 /* SCAFFOLD (ref/algorithms/scaffold.c) under bn.aggregate on KEEP_R1 (η_l
  * = 0.1, η_g = 1, option II, c = c_i = 0 at the start).  ∂F/∂W1 = ∂F/∂b1
  * = 0 (test_keep_own_statistics), so x − y_i = 0 there, c_i⁺ = 0 there and
@@ -604,6 +622,56 @@ START_TEST(test_scaffold_keep)
         pflref_run_result_free(r[j]);
         pflref_spec_free(sp[j]);
     }
+}
+END_TEST
+
+/* pFedMe (ref/algorithms/pfedme.c) under bn.aggregate on KEEP_R1, only
+ * S^t training (pfedme.train = sampled), η = η_p = 0.1, λ = 1, K = 1, β =
+ * 1/2, uniform weights.  θ starts at w_{i,0} (θ − w_{i,r} = 0 on W1, b1,
+ * whose loss gradient is 0: they never move), so each θ pass sees FedAvg's
+ * a: round 0 leaves client 0's θ model 9/8, 11/4 and client 1's 1/8, 4
+ * (w_{i,1} carries θ's).
+ *   parameters_only: w_1's r_μ, r_v are client 0's (the first uploader),
+ *     not β-mixed; round 1, client 1 from its own 1/8, 4: 7/32, 25/4, w_2's;
+ *     personal_eval = global reports w_2's parameters with each client's
+ *     own: client 0's 9/8 (its model since round 0), client 1's 7/32.
+ *   average: w_1 = (1/2) w_0 + (1/2) mean: r_μ = 5/16, r_v = 1/2 + 27/16 =
+ *     35/16; client 1 from those: (3/4)(5/16) + 1/8 = 23/64, (3/4)(35/16) +
+ *     13/4 = 313/64; w_2: 43/128, 453/128. */
+START_TEST(test_pfedme_keep)
+{
+    static const char *const hyp =
+        "\"eta\": 0.1, \"lambda\": 1, \"eta_p\": 0.1, \"K\": 1, "
+        "\"beta\": 0.5";
+    pflref_spec *k = bn_spec("pfedme", hyp,
+                             "\"pfedme.train\": \"sampled\", "
+                             "\"pfedme.personal_eval\": \"global\", " KEEP_SW,
+                             KEEP_R1);
+    pflref_spec *a = bn_spec("pfedme", hyp,
+                             "\"pfedme.train\": \"sampled\"", KEEP_R1);
+    pflref_run_result *rk = tu_run(k, NULL), *ra = tu_run(a, NULL);
+    ck_assert_msg(fabs(rk->w[R_MU] - 7.0 / 32.0) < 1e-13 &&
+                      fabs(rk->w[R_V] - 25.0 / 4.0) < 1e-13,
+                  "parameters_only: w's r_μ = %.17g, r_v = %.17g, expected "
+                  "7/32, 25/4", rk->w[R_MU], rk->w[R_V]);
+    ck_assert_msg(fabs(rk->v[R_MU] - 9.0 / 8.0) < 1e-13 &&
+                      fabs(rk->v[P_BN + R_MU] - 7.0 / 32.0) < 1e-13,
+                  "the global reported with each client's own r_μ: %.17g, "
+                  "%.17g, expected 9/8, 7/32", rk->v[R_MU],
+                  rk->v[P_BN + R_MU]);
+    ck_assert_msg(rk->v[W2] == rk->w[W2], "v_0's parameters are w's");
+    ck_assert_msg(fabs(ra->w[R_MU] - 43.0 / 128.0) < 1e-13 &&
+                      fabs(ra->w[R_V] - 453.0 / 128.0) < 1e-13,
+                  "average: w's r_μ = %.17g, r_v = %.17g, expected 43/128, "
+                  "453/128", ra->w[R_MU], ra->w[R_V]);
+    ck_assert_int_eq(tu_spec_preset_aggregate("pfedme", hyp, "pfllib"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+    ck_assert_int_eq(tu_spec_preset_aggregate("pfedme", hyp, "pfllib_run"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+    pflref_run_result_free(rk);
+    pflref_run_result_free(ra);
+    pflref_spec_free(k);
+    pflref_spec_free(a);
 }
 END_TEST
 
@@ -787,6 +855,7 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_fedsim_keep);
     tcase_add_test(tc, test_fedprox_keep);
     tcase_add_test(tc, test_scaffold_keep);
+    tcase_add_test(tc, test_pfedme_keep);
     tcase_add_test(tc, test_fedbn_switches);
     tcase_add_test(tc, test_fedbn_optimizer);
     tcase_add_test(tc, test_fedbn_momentum_vector);

@@ -54,6 +54,9 @@ golden/pflref_exact_layers.py:
       fedper_pfllib (which sets bn.aggregate = parameters_only).
   layers/fedprox/bn1d-mlp-pfllib-keep  FedProx under its preset pfllib
       (which sets bn.aggregate = parameters_only).
+  layers/pfedme/bn1d-mlp-pfllib-keep  pFedMe under its preset pfllib
+      (which sets bn.aggregate = parameters_only: each client's θ model
+      keeps its running statistics, the global's are the first uploader's).
   layers/scaffold/bn1d-mlp-pfllib-keep  SCAFFOLD under its preset pfllib
       (which sets bn.aggregate = parameters_only_w0: each client keeps its
       running statistics, the global's stay init.w's).
@@ -747,6 +750,47 @@ def scaffold_keep_bn():
                 "the parameters()' updates)"))
 
 
+def pfedme_keep_bn():
+    # pFedMe as PFLlib runs it (preset pfllib, which sets bn.aggregate =
+    # parameters_only): clientpFedMe.py:74-77 set_parameters copies
+    # parameters() into the θ model and local_params, serverbase.py:138-150
+    # deep-copies uploaded_models[0], serverpFedMe.py:88-91 mixes
+    # parameters() only with beta.  Only S^t trains (pfedme.train =
+    # sampled); client 1 sits out round 1 and client 0 round 2.
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
+    ]
+    return family_vector(
+        "pfedme", "pfllib-keep", "pFedMe (preset pfllib) on the MLP with "
+        "batchnorm1d, each client's theta model keeping its running statistics",
+        "pFedMe with the preset pfllib (theta warm, mu = 0.001, weights n_i / sum "
+        "n_j, only S^t trains, the global reported for every client, PFLlib's "
+        "scheduler on eta_p: nothing decays here), which sets bn.aggregate = "
+        "parameters_only: w_{i,0} and theta start from w_t's parameters with the "
+        "running statistics the client's theta model last left (init.w's before it "
+        "first trains), theta's K passes move them and w_{i,r+1} carries theta's; "
+        "w_{t+1} = (1 - beta) w_t + beta sum c_i w_{i,R} on the parameters, its "
+        "running statistics the first uploader's (not mixed with beta); the "
+        "reported personal model is w_{t+1}'s parameters with the client's own "
+        "statistics; eta = 0.15625, lambda = 0.875, eta_p = 0.09375, K = 2, beta = "
+        "0.8125; three rounds, client 1 sits out round 1 and client 0 round 2.",
+        {"name": "pfedme", "preset": "pfllib",
+         "hyperparameters": {"eta": 0.15625, "lambda": 0.875, "eta_p": 0.09375,
+                             "K": 2, "beta": 0.8125}},
+        rounds, init_seed=10,
+        must=["bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=("Dinh, Tran, Nguyen, NeurIPS 2020, Alg. 1; shared/spec notes §2; "
+                "TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/clientpFedMe.py:"
+                "74-77 (set_parameters: parameters() only), :18 (local_params), "
+                "system/flcore/servers/serverbase.py:138-150 (deepcopy of "
+                "uploaded_models[0]), serverpFedMe.py:88-91 "
+                "(beta_aggregate_parameters: parameters() only)"))
+
+
 def local_bn():
     rounds = [
         {"clients": [0, 1], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]]]},
@@ -806,7 +850,7 @@ def ifca_bn():
                     BN_MUST)
 
 
-FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, fedalt_keep_bn, fedsim_keep_bn, fedprox_keep_bn, scaffold_keep_bn, local_bn, finetune_bn, ifca_bn]
+FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, fedalt_keep_bn, fedsim_keep_bn, fedprox_keep_bn, pfedme_keep_bn, scaffold_keep_bn, local_bn, finetune_bn, ifca_bn]
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ static const char *const bn_aggregate_values[] = {
     "average", "parameters_only", "parameters_only_w0", NULL};
 
 #define BN_AGGREGATE_PARAMS \
-    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold", "", PFLREF_PARAM_ENUM, \
+    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
      "", \
      "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \
@@ -28,7 +28,9 @@ static const char *const bn_aggregate_values[] = {
      "keeps its own r_μ, r_v across rounds, the global's are the first " \
      "uploaded client's (PFLlib serverbase.py:138-150, clientbase.py:67-69; " \
      "Ditto: of the global copy w_k, v_k's are its own either way; " \
-     "FedAlt/FedSim: of the shared blocks) | SCAFFOLD only: parameters() " \
+     "FedAlt/FedSim: of the shared blocks; pFedMe: w's, the θ model's " \
+     "being each client's, serverpFedMe.py:88-91 mixing parameters() " \
+     "only) | SCAFFOLD only: parameters() " \
      "only, each client keeps its own, the global's never move from w⁰'s " \
      "(PFLlib serverscaffold.py:124-129: a deepcopy of the previous global " \
      "plus the parameters()' updates; clientscaffold.py:62-64)"},

@@ -19,9 +19,12 @@ static const pflref_preset presets[] = {
     {"pfedme", "pfllib",
      "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
      "pfedme.train=sampled pfedme.personal_eval=global lr.scope=eta_p "
-     "lr.count=trainings", NULL,
+     "lr.count=trainings bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib, clientpFedMe.py and fedoptimizer.py (pFedMeOptimizer's "
-     "mu = 0.001 is never overridden; shared/spec notes §2(e), §7)"},
+     "mu = 0.001 is never overridden; shared/spec notes §2(e), §7); "
+     "d832e76f6a23 clientpFedMe.py:74-77 set_parameters, serverbase.py:"
+     "138-150 and serverpFedMe.py:88-91 move parameters() only "
+     "(bn.aggregate)"},
     {"ditto", "official",
      "ditto.order=interleaved_shared_batch ditto.prox=squared "
      "ditto.prox_ref=round_start ditto.weights=uniform", NULL,
@@ -238,13 +241,15 @@ static const pflref_preset presets[] = {
     {"pfedme", "pfllib_run",
      "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
      "pfedme.train=sampled pfedme.personal_eval=global lr.scope=eta_p "
-     "lr.count=trainings pfedme.eval_reset=initial", NULL,
+     "lr.count=trainings pfedme.eval_reset=initial "
+     "bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: serverpFedMe.py train() as shipped, "
      "evaluate() before each round's training (eval_gap = 1) included: "
      "the preset pfllib plus its evaluation side effect "
      "(evaluate_personalized copies the initial parameters into a client's "
      "personalized model; docs/algorithms/pfedme.md, PFLlib's evaluation "
-     "side effect)"},
+     "side effect); parameters() only moved, as the preset pfllib "
+     "(bn.aggregate)"},
     /* req: fedbn.preset.pfllib */
     {"fedbn", "pfllib", "fedbn.weights=samples lr.count=trainings", NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientbn.py (set_parameters copies every "
