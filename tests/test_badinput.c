@@ -962,12 +962,12 @@ static const lettered_case LETTERED[] = {
      SPEC(BN16, IMG2, BN_ALG("local", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"parameters_only\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme)"},
+     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl)"},
     {"Z3", "bn.aggregate: FedBN, which keeps the whole BN layer local",
      SPEC(BN16, IMG2, BN_ALG("fedbn", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"average\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme)"},
+     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl)"},
     {"Z4", "bn.aggregate: unknown value",
      SPEC(BN16, IMG2, BN_ALG("fedavg", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"buffers\""), ONE_ROUND),
@@ -1628,6 +1628,17 @@ static const lettered_case LETTERED[] = {
      "bn.aggregate = parameters_only_w0 keeps each client's batch-norm running "
      "statistics, but this model has no batch normalisation (no running_mean or "
      "running_var): drop the switch"},
+    /* -- bn.aggregate under APFL (ref/algorithms/apfl.c, apfl_round_keep):
+     * PFLlib's exchange, read for apfl.variant = pfllib only (row I14) -- */
+    {"I14", "apfl: bn.aggregate = parameters_only under apfl.variant = paper",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"apfl\", "
+          "\"hyperparameters\": {\"eta\": 0.1, \"alpha\": 0.5}, \"switches\": "
+          "{\"bn.running\": \"frozen\", \"bn.aggregate\": \"parameters_only\"}}",
+          ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only is PFLlib's exchange of APFL's w_i "
+     "(clientapfl.py with serverbase.py), read under apfl.variant = pfllib "
+     "only"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then

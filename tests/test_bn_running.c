@@ -675,6 +675,45 @@ START_TEST(test_pfedme_keep)
 }
 END_TEST
 
+/* APFL, apfl.variant = pfllib, α = 1/2 fixed, η = 0.1, on KEEP_R1 (uniform
+ * weights).  W1, b1 never move (zero loss gradient), so w_i's and v_i's own
+ * passes see FedAvg's a: round 0 leaves client 0's w_0 9/8, 11/4 and
+ * client 1's w_1 and v_1 1/8, 4 each.
+ *   parameters_only: round 1, w_1 from its model's own 1/8, 4: 7/32, 25/4,
+ *     which w takes (the only participant); v_1 from its own 1/8 to 7/32,
+ *     kept by the end mixture (parameters() only).
+ *   average: w_1 from the averaged 5/8, 27/8: 19/32, 185/32; v_1's 7/32
+ *     mixed with it: (1/2)(19/32) + (1/2)(7/32) = 13/32. */
+START_TEST(test_apfl_keep)
+{
+    static const char *const hyp = "\"eta\": 0.1, \"alpha\": 0.5";
+    pflref_spec *k = bn_spec("apfl", hyp,
+                             "\"apfl.variant\": \"pfllib\", " KEEP_SW,
+                             KEEP_R1);
+    pflref_spec *a = bn_spec("apfl", hyp, "\"apfl.variant\": \"pfllib\"",
+                             KEEP_R1);
+    pflref_run_result *rk = tu_run(k, NULL), *ra = tu_run(a, NULL);
+    ck_assert_msg(fabs(rk->w[R_MU] - 7.0 / 32.0) < 1e-13 &&
+                      fabs(rk->w[R_V] - 25.0 / 4.0) < 1e-13 &&
+                      fabs(rk->v[P_BN + R_MU] - 7.0 / 32.0) < 1e-13,
+                  "parameters_only: w's r_μ = %.17g, r_v = %.17g, v_1's r_μ "
+                  "= %.17g; expected 7/32, 25/4, 7/32", rk->w[R_MU],
+                  rk->w[R_V], rk->v[P_BN + R_MU]);
+    ck_assert_msg(fabs(ra->w[R_MU] - 19.0 / 32.0) < 1e-13 &&
+                      fabs(ra->w[R_V] - 185.0 / 32.0) < 1e-13 &&
+                      fabs(ra->v[P_BN + R_MU] - 13.0 / 32.0) < 1e-13,
+                  "average: w's r_μ = %.17g, r_v = %.17g, v_1's r_μ = %.17g; "
+                  "expected 19/32, 185/32, 13/32", ra->w[R_MU], ra->w[R_V],
+                  ra->v[P_BN + R_MU]);
+    ck_assert_int_eq(tu_spec_preset_aggregate("apfl", hyp, "pfllib"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+    pflref_run_result_free(rk);
+    pflref_run_result_free(ra);
+    pflref_spec_free(k);
+    pflref_spec_free(a);
+}
+END_TEST
+
 /* FedBN: fedbn.running_var = biased and bn.running_var = biased are one
  * switch (bit for bit), and bn.running = frozen holds there too. */
 START_TEST(test_fedbn_switches)
@@ -856,6 +895,7 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_fedprox_keep);
     tcase_add_test(tc, test_scaffold_keep);
     tcase_add_test(tc, test_pfedme_keep);
+    tcase_add_test(tc, test_apfl_keep);
     tcase_add_test(tc, test_fedbn_switches);
     tcase_add_test(tc, test_fedbn_optimizer);
     tcase_add_test(tc, test_fedbn_momentum_vector);

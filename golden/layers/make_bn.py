@@ -57,6 +57,9 @@ golden/pflref_exact_layers.py:
   layers/pfedme/bn1d-mlp-pfllib-keep  pFedMe under its preset pfllib
       (which sets bn.aggregate = parameters_only: each client's θ model
       keeps its running statistics, the global's are the first uploader's).
+  layers/apfl/bn1d-mlp-pfllib-keep  APFL under its preset pfllib (which
+      sets bn.aggregate = parameters_only: w_i and v_i keep their own
+      running statistics, the global's are the first participant's).
   layers/scaffold/bn1d-mlp-pfllib-keep  SCAFFOLD under its preset pfllib
       (which sets bn.aggregate = parameters_only_w0: each client keeps its
       running statistics, the global's stay init.w's).
@@ -791,6 +794,44 @@ def pfedme_keep_bn():
                 "(beta_aggregate_parameters: parameters() only)"))
 
 
+def apfl_keep_bn():
+    # APFL as PFLlib runs it (preset pfllib: apfl.variant = pfllib, which
+    # the preset pairs with bn.aggregate = parameters_only):
+    # clientbase.py:67-69 set_parameters copies parameters() into
+    # self.model, clientapfl.py:58-59 mixes model_per's parameters() only,
+    # serverbase.py:138-150 deep-copies uploaded_models[0].
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
+    ]
+    return family_vector(
+        "apfl", "pfllib-keep", "APFL (preset pfllib) on the MLP with batchnorm1d, "
+        "w_i and v_i keeping their own running statistics",
+        "APFL with the preset pfllib (apfl.variant = pfllib: per batch w_i <- w_i - "
+        "eta grad f(w_i), v_i <- v_i - eta grad f(v_i) on v's own loss, each pass "
+        "moving its own model's running statistics, then PFLlib's alpha_update; "
+        "after the last batch v_i <- (1 - alpha_i) w_i + alpha_i v_i; n_i / sum n_j "
+        "weights), which sets bn.aggregate = parameters_only: w_i starts from w's "
+        "parameters with the running statistics client i's model last left "
+        "(init.w's before it first trains), v_i's mixture leaves its own running "
+        "statistics, and w takes the first participant's; eta = 0.0703125, alpha = "
+        "0.375 (adaptive); three rounds, client 1 sits out round 1 and client 0 "
+        "round 2.",
+        {"name": "apfl", "preset": "pfllib",
+         "hyperparameters": {"eta": 0.0703125, "alpha": 0.375}},
+        rounds, init_seed=11,
+        must=["bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=("Deng, Kamani, Mahdavi, arXiv 2003.13461v3, Alg. 1; shared/spec "
+                "notes-pfllib-as-run.md §2.3 (APFL); TsingZ0/PFLlib d832e76f6a23 "
+                "system/flcore/clients/clientapfl.py train() and :58-59 "
+                "(model_per.parameters() mixed), clientbase.py:67-69 "
+                "(set_parameters: parameters() only), system/flcore/servers/"
+                "serverbase.py:138-150 (deepcopy of uploaded_models[0])"))
+
+
 def local_bn():
     rounds = [
         {"clients": [0, 1], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]]]},
@@ -850,7 +891,7 @@ def ifca_bn():
                     BN_MUST)
 
 
-FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, fedalt_keep_bn, fedsim_keep_bn, fedprox_keep_bn, pfedme_keep_bn, scaffold_keep_bn, local_bn, finetune_bn, ifca_bn]
+FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, fedalt_keep_bn, fedsim_keep_bn, fedprox_keep_bn, pfedme_keep_bn, apfl_keep_bn, scaffold_keep_bn, local_bn, finetune_bn, ifca_bn]
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ static const char *const bn_aggregate_values[] = {
     "average", "parameters_only", "parameters_only_w0", NULL};
 
 #define BN_AGGREGATE_PARAMS \
-    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme", "", PFLREF_PARAM_ENUM, \
+    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
      "", \
      "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \
@@ -30,7 +30,8 @@ static const char *const bn_aggregate_values[] = {
      "Ditto: of the global copy w_k, v_k's are its own either way; " \
      "FedAlt/FedSim: of the shared blocks; pFedMe: w's, the θ model's " \
      "being each client's, serverpFedMe.py:88-91 mixing parameters() " \
-     "only) | SCAFFOLD only: parameters() " \
+     "only; APFL, apfl.variant = pfllib only: w_i's, v_i's own) | " \
+     "SCAFFOLD only: parameters() " \
      "only, each client keeps its own, the global's never move from w⁰'s " \
      "(PFLlib serverscaffold.py:124-129: a deepcopy of the previous global " \
      "plus the parameters()' updates; clientscaffold.py:62-64)"},

@@ -116,11 +116,14 @@ static const pflref_preset presets[] = {
      "clientbase.py's ExponentialLR stepped per train() under -ld"},
     {"apfl", "pfllib",
      "apfl.variant=pfllib apfl.weights=samples apfl.alpha=adaptive "
-     "lr.count=trainings apfl.alpha_lr=constant", NULL,
+     "lr.count=trainings apfl.alpha_lr=constant bn.aggregate=parameters_only",
+     NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientapfl.py train() and alpha_update "
      "(whose step reads self.learning_rate, undecayed under -ld), "
      "serverbase.py's n_i weights (the initial α is the spec's, as -al); "
-     "notes-pfllib-as-run §2.3"},
+     "notes-pfllib-as-run §2.3; clientbase.py:67-69 set_parameters, "
+     "clientapfl.py:58-59 and serverbase.py:138-150 move parameters() only "
+     "(bn.aggregate)"},
     {"fedalt", "fedrep_pfllib",
      "pfl.state=stateful pfl.weights=samples pfl.finetune=personal "
      "lr.count=trainings bn.aggregate=parameters_only", "head",
