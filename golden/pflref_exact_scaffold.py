@@ -28,14 +28,16 @@ step's training pass moves y_i's running statistics r_mu, r_v (the buffers,
 never stepped: the correction c - c_i acts on parameters only).
 bn.aggregate (PFLlib, d832e76f6a23):
   average              the buffers go through l. 13-17 as every entry;
-  parameters_only      y_i starts from x's parameters and client i's own
+  parameters_only      (scaffold.bn_global = first_upload, the default)
+                       y_i starts from x's parameters and client i's own
                        buffers (init.w's before it first trains; PFLlib
                        set_parameters, clientscaffold.py:62-64, copies
                        parameters() only); c_i+ = c_i on the buffers
                        (client_c and global_c are over parameters() only,
                        clientscaffold.py:18-20, serverscaffold.py); the new
                        x's buffers are the first participant's;
-  parameters_only_w0   the same, but the new x's buffers are the previous
+  parameters_only with scaffold.bn_global = previous
+                       the same, but the new x's buffers are the previous
                        x's (serverscaffold.py:124-129: a deepcopy of the
                        previous global plus the parameters()' updates), so
                        init.w's for ever (the preset pfllib).
@@ -73,8 +75,7 @@ and server "c".  Bugs:
   start-w0-buffers           ... with init.w's buffers every round
   global-buffers-averaged    the new x's buffers x + eta_g Delta x as the rest
   global-buffers-last        ... the last participant's
-  global-buffers-w0-flip     parameters_only <-> parameters_only_w0 at the
-                             server
+  global-buffers-w0-flip     scaffold.bn_global first_upload <-> previous
 """
 from fractions import Fraction
 
@@ -108,12 +109,14 @@ MUTANTS = {
 # again from PFLlib: clientscaffold.py:73 for c_lr, :55-56 for the
 # per-client scheduler).
 SWITCH_DEFAULTS = {"scaffold.option": "II", "scaffold.c_lr": "round",
-                   "lr.count": "rounds", "bn.aggregate": "average"}
+                   "lr.count": "rounds", "bn.aggregate": "average",
+                   "scaffold.bn_global": "first_upload"}
 # req: scaffold.preset.pfllib
 PRESETS = {"pfllib": {"scaffold.option": "II", "scaffold.c_lr": "initial",
                       "lr.count": "trainings",
                       # clientscaffold.py:62-64, serverscaffold.py:124-129
-                      "bn.aggregate": "parameters_only_w0"}}
+                      "bn.aggregate": "parameters_only",
+                      "scaffold.bn_global": "previous"}}
 
 
 def settings(algorithm):
@@ -176,11 +179,10 @@ def replay(spec, bugs=frozenset()):
     mbugs = frozenset(bugs) if layers else frozenset()   # the model's bugs
     buf = pr.buffers
     # bn.aggregate: each client's own buffers (its model's), init.w's first
-    agg = sw["bn.aggregate"]
-    held = {} if agg != "average" and buf else None
-    if held is not None and "global-buffers-w0-flip" in bugs:
-        agg = ("parameters_only" if agg == "parameters_only_w0"
-               else "parameters_only_w0")
+    held = {} if sw["bn.aggregate"] == "parameters_only" and buf else None
+    bn_global = sw["scaffold.bn_global"]
+    if "global-buffers-w0-flip" in bugs:
+        bn_global = "first_upload" if bn_global == "previous" else "previous"
     c, ci = initial_controls(spec.get("init", {}), N, P, bugs)
     opt = None
     if "momentum-ignored" not in bugs:
@@ -270,7 +272,7 @@ def replay(spec, bugs=frozenset()):
         if held is not None and "global-buffers-averaged" not in bugs:
             if "global-buffers-last" in bugs:
                 src = held[plan[-1][0]]
-            elif agg == "parameters_only_w0":
+            elif bn_global == "previous":
                 src = x                 # the previous global's (init.w's)
             else:
                 src = held[plan[0][0]]  # the first participant's

@@ -972,7 +972,7 @@ static const lettered_case LETTERED[] = {
      SPEC(BN16, IMG2, BN_ALG("fedavg", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"buffers\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "unknown value \"buffers\" for bn.aggregate (known: average|parameters_only|parameters_only_w0)"},
+     "unknown value \"buffers\" for bn.aggregate (known: average|parameters_only)"},
 #undef BN_ALG
 #undef BN16
     /* -- FedDyn (ref/algorithms/feddyn.c): α > 0, finite; l. 11 divides by it -- */
@@ -1608,26 +1608,25 @@ static const lettered_case LETTERED[] = {
      "bn.aggregate = parameters_only keeps each device's batch-norm running "
      "statistics in its own model across rounds, which pfl.state = "
      "stateless discards"},
-    /* -- bn.aggregate = parameters_only_w0, SCAFFOLD's server
-     * (ref/algorithms/scaffold.c; PFLlib serverscaffold.py:124-129): another
-     * algorithm refuses it (row I12); a model without batch normalisation
-     * has nothing to keep (row I13) -- */
-    {"I12", "bn.aggregate = parameters_only_w0 on an algorithm other than scaffold",
-     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedavg\", "
+    /* -- scaffold.bn_global = previous (ref/algorithms/scaffold.c; PFLlib
+     * serverscaffold.py:124-129): it needs bn.aggregate = parameters_only
+     * (row I12) and a model with batch normalisation (row I13) -- */
+    {"I12", "scaffold: scaffold.bn_global = previous under bn.aggregate = average",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"scaffold\", "
           "\"hyperparameters\": {\"eta\": 0.1}, \"switches\": "
-          "{\"bn.aggregate\": \"parameters_only_w0\"}}", ONE_ROUND),
-     "algorithm.switches.bn.aggregate",
-     "bn.aggregate = parameters_only_w0 (the global's running statistics "
-     "never move from w⁰'s) is SCAFFOLD's server only; fedavg takes average "
-     "or parameters_only"},
-    {"I13", "scaffold: bn.aggregate = parameters_only_w0 on a model without batch normalisation",
-     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"scaffold\", "
-          "\"hyperparameters\": {\"eta\": 0.1}, \"switches\": "
-          "{\"bn.aggregate\": \"parameters_only_w0\"}}", ONE_ROUND_TWO),
-     "algorithm.switches.bn.aggregate",
-     "bn.aggregate = parameters_only_w0 keeps each client's batch-norm running "
-     "statistics, but this model has no batch normalisation (no running_mean or "
-     "running_var): drop the switch"},
+          "{\"scaffold.bn_global\": \"previous\"}}", ONE_ROUND),
+     "algorithm.switches.scaffold.bn_global",
+     "scaffold.bn_global = previous (the global's running statistics never "
+     "move, PFLlib serverscaffold.py:124-129) needs bn.aggregate = "
+     "parameters_only"},
+    {"I13", "scaffold: scaffold.bn_global = previous on a model without batch normalisation",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"scaffold\", \"preset\": "
+          "\"pfllib\", \"hyperparameters\": {\"eta\": 0.1}, \"switches\": "
+          "{\"scaffold.bn_global\": \"previous\"}}", ONE_ROUND_TWO),
+     "algorithm.switches.scaffold.bn_global",
+     "scaffold.bn_global = previous keeps the global's batch-norm running "
+     "statistics, but this model has no batch normalisation (no running_mean "
+     "or running_var): drop the switch"},
     /* -- bn.aggregate under APFL (ref/algorithms/apfl.c, apfl_round_keep):
      * PFLlib's exchange, read for apfl.variant = pfllib only (row I14) -- */
     {"I14", "apfl: bn.aggregate = parameters_only under apfl.variant = paper",

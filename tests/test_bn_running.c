@@ -573,7 +573,8 @@ static int tu_spec_preset_aggregate(const char *alg, const char *hyp,
  * 9/8, r_v = 11/4 in round 0, client 1 leaves 1/8, 4.
  *   parameters_only: round 1, client 1 from its own 1/8, 4 leaves 7/32,
  *     25/4, the first (only) participant's: x's.
- *   parameters_only_w0 (PFLlib serverscaffold.py:124-129): x's r_μ, r_v
+ *   parameters_only with scaffold.bn_global = previous (PFLlib
+ *     serverscaffold.py:124-129): x's r_μ, r_v
  *     never move: w⁰'s 0, 1 after both rounds (the preset pfllib's reading,
  *     bit for bit).
  *   average: x ← x + (1/2) Σ (y_i − x) on every entry: r_μ = (9/8 + 1/8)/2
@@ -582,7 +583,7 @@ static int tu_spec_preset_aggregate(const char *alg, const char *hyp,
 START_TEST(test_scaffold_keep)
 {
     static const char *const sw[] = {
-        KEEP_SW, "\"bn.aggregate\": \"parameters_only_w0\"", ""};
+        KEEP_SW, KEEP_SW ", \"scaffold.bn_global\": \"previous\"", ""};
     static const double want[3][2] = {
         {7.0 / 32.0, 25.0 / 4.0}, {0.0, 1.0}, {19.0 / 32.0, 185.0 / 32.0}};
     pflref_run_result *r[3];
@@ -602,7 +603,7 @@ START_TEST(test_scaffold_keep)
     for (size_t q = 0; q < sizeof params / sizeof params[0]; q++)
         ck_assert(r[0]->w[params[q]] == r[1]->w[params[q]] &&
                   r[0]->w[params[q]] == r[2]->w[params[q]]);
-    /* the preset pfllib sets parameters_only_w0 */
+    /* the preset pfllib sets parameters_only and previous */
     char text[4096];
     bn_text(text, sizeof text, "scaffold", "\"eta\": 0.1", "", KEEP_R1,
             NULL);
@@ -612,8 +613,9 @@ START_TEST(test_scaffold_keep)
     snprintf(pre, sizeof pre, "%.*s\"preset\": \"pfllib\"%s",
              (int)(at - text), text, strchr(at, '}') + 1);
     pflref_spec *ps = tu_spec(pre);
-    ck_assert_int_eq(ps->hyper.bn_aggregate,
-                     PFLREF_BN_AGGREGATE_PARAMETERS_W0);
+    ck_assert_int_eq(ps->hyper.bn_aggregate, PFLREF_BN_AGGREGATE_PARAMETERS);
+    ck_assert_int_eq(ps->hyper.scaffold.bn_global,
+                     PFLREF_SCAFFOLD_BN_GLOBAL_PREVIOUS);
     pflref_run_result *b = tu_run(ps, NULL);
     ck_assert(memcmp(b->w, r[1]->w, P_BN * sizeof *b->w) == 0);
     pflref_run_result_free(b);

@@ -22,10 +22,11 @@ them).  bn.aggregate = parameters_only: PFLlib's set_parameters sends
 parameters() only, so each client's model keeps its own running
 statistics from round to round (the initial ones until it trains), and
 client_c / global_c exist for parameters() only (c_i⁺ keeps c_i there);
-the server's new statistics are the first uploader's.  parameters_only_w0
-(the pfllib preset): the same, except that the server builds the new
-global from a copy of the old one (serverscaffold.py), so its statistics
-are never replaced: the initial ones throughout.
+the server's new statistics are the first uploader's, or with
+scaffold.bn_global = previous (the pfllib preset) the old global's: the
+server builds the new global from a copy of the old one
+(serverscaffold.py), so its statistics are never replaced, the initial
+ones throughout.
 """
 import importlib
 import sys
@@ -42,7 +43,8 @@ BUGS = ("scaffold-correction-flipped", "scaffold-global-step-ignored",
 
 PRESETS = {"pfllib": {"scaffold.option": "II", "scaffold.c_lr": "initial",
                       "lr.count": "trainings",
-                      "bn.aggregate": "parameters_only_w0"}}
+                      "bn.aggregate": "parameters_only",
+                      "scaffold.bn_global": "previous"}}
 
 
 def _base():
@@ -58,7 +60,8 @@ def _config(spec):
     alg = spec["algorithm"]
     cfg = dict(base.DEFAULTS)
     cfg.update({"scaffold.option": "II", "scaffold.c_lr": "round",
-                "scaffold.eta_g": 1.0, "bn.aggregate": "average"})
+                "scaffold.eta_g": 1.0, "bn.aggregate": "average",
+                "scaffold.bn_global": "first_upload"})
     preset = alg.get("preset", "paper")
     if preset != "paper":
         if preset not in PRESETS:
@@ -92,10 +95,12 @@ def run(spec, clients, w0, log, bug):
     if buf is not None and not buf.any():
         buf = None
     agg = cfg["bn.aggregate"]
-    if agg not in ("average", "parameters_only", "parameters_only_w0"):
-        raise base.Unsupported("bn.aggregate %r" % agg)
+    if agg not in ("average", "parameters_only") or \
+            cfg["scaffold.bn_global"] not in ("first_upload", "previous"):
+        raise base.Unsupported("bn.aggregate %r, scaffold.bn_global %r"
+                               % (agg, cfg["scaffold.bn_global"]))
     own = None
-    if buf is not None and agg != "average":
+    if buf is not None and agg == "parameters_only":
         own = [x.copy() for _ in range(N)]   # each client's model
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", x, round=t)
@@ -152,7 +157,7 @@ def run(spec, clients, w0, log, bug):
             c_i[i] = new
         eta_g = 1.0 if bug == "scaffold-global-step-ignored" else cfg["scaffold.eta_g"]
         x_new = x + eta_g * dy
-        if own is not None and agg == "parameters_only":
+        if own is not None and cfg["scaffold.bn_global"] == "first_upload":
             x_new = np.where(buf, own[S[0]], x_new)
         elif own is not None:
             x_new = np.where(buf, x, x_new)

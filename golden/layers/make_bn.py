@@ -61,8 +61,9 @@ golden/pflref_exact_layers.py:
       sets bn.aggregate = parameters_only: w_i and v_i keep their own
       running statistics, the global's are the first participant's).
   layers/scaffold/bn1d-mlp-pfllib-keep  SCAFFOLD under its preset pfllib
-      (which sets bn.aggregate = parameters_only_w0: each client keeps its
-      running statistics, the global's stay init.w's).
+      (which sets bn.aggregate = parameters_only and scaffold.bn_global =
+      previous: each client keeps its running statistics, the global's
+      stay init.w's).
 
     /usr/bin/python3 golden/layers/make_bn.py [OUTDIR]
 """
@@ -716,7 +717,7 @@ def fedprox_keep_bn():
 
 def scaffold_keep_bn():
     # SCAFFOLD as PFLlib runs it (preset pfllib, which sets bn.aggregate =
-    # parameters_only_w0): clientscaffold.py:62-64 set_parameters copies
+    # parameters_only, scaffold.bn_global = previous): clientscaffold.py:62-64 set_parameters copies
     # parameters() only; serverscaffold.py:124-129 adds the parameters()'
     # updates to a deepcopy of the previous global, whose running
     # statistics so stay init.w's.  Clients take 2, 1 and 2 steps in round
@@ -732,7 +733,8 @@ def scaffold_keep_bn():
         "batchnorm1d, running statistics kept per client, the global's never moved",
         "SCAFFOLD with the preset pfllib (option II with the undecayed eta, "
         "lr.count = trainings: nothing changes under a constant step), which sets "
-        "bn.aggregate = parameters_only_w0: each client starts from x's parameters "
+        "bn.aggregate = parameters_only and scaffold.bn_global = previous: each "
+        "client starts from x's parameters "
         "with the running statistics its own model last left (init.w's before it "
         "first trains), steps y <- y - eta (g + c - c_i) on the parameters (the "
         "training pass moves the running statistics), c_i+ = c_i - c + (x - y)/(K "

@@ -59,11 +59,20 @@ typedef enum {
     PFLREF_SCAFFOLD_C_LR_INITIAL = 1 /* the undecayed η (TsingZ0/PFLlib
                                         clientscaffold.py:73)              */
 } pflref_scaffold_c_lr;
+/* x's r_μ, r_v under bn.aggregate = parameters_only (scaffold.bn_global) */
+typedef enum {
+    PFLREF_SCAFFOLD_BN_GLOBAL_FIRST = 0,   /* the first uploader's (FedAvg's
+                                              serverbase.py:138-150)       */
+    PFLREF_SCAFFOLD_BN_GLOBAL_PREVIOUS = 1 /* the previous x's, so w⁰'s
+                                              (PFLlib serverscaffold.py:
+                                              124-129)                     */
+} pflref_scaffold_bn_global;
 
 typedef struct {
     double eta_g;              /* η_g > 0: the global step size            */
     int option;                /* pflref_scaffold_option                   */
     int c_lr;                  /* pflref_scaffold_c_lr                     */
+    int bn_global;             /* pflref_scaffold_bn_global                */
     const double *c0;          /* P: the initial c (l. 1; the spec's
                                   init.c, borrowed), or NULL: (1/N) Σ_i
                                   c_i⁰, 0 when c_i0 is NULL too           */
@@ -148,16 +157,10 @@ typedef struct {
 typedef enum {
     PFLREF_BN_AGGREGATE_AVERAGE = 0,   /* the whole w averaged, buffers too
                                           (a torch state_dict average)      */
-    PFLREF_BN_AGGREGATE_PARAMETERS = 1, /* only parameters() averaged: each
+    PFLREF_BN_AGGREGATE_PARAMETERS = 1 /* only parameters() averaged: each
                                           client keeps its own buffers, the
                                           global's are the first uploaded
                                           client's (PFLlib serverbase.py)   */
-    PFLREF_BN_AGGREGATE_PARAMETERS_W0 = 2 /* SCAFFOLD only: parameters()
-                                          only, each client keeps its own
-                                          buffers, the global's never move
-                                          (w⁰'s: PFLlib serverscaffold.py:
-                                          124 adds the updates to a copy of
-                                          the previous global)              */
 } pflref_bn_aggregate;
 #endif
 

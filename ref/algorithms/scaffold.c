@@ -76,9 +76,11 @@
  *                    after l. 11; c_i⁺ = c_i on B (PFLlib's client_c,
  *                    global_c are over parameters() only,
  *                    clientscaffold.py:18-20), so Δc_i = 0 there; l. 17's
- *                    x on B ← the first participant's r_i;
- *                    parameters_only_w0: the same, but x on B never
- *                    moves (w⁰'s): TsingZ0/PFLlib d832e76f6a23
+ *                    x on B ← the first participant's r_i
+ *                    (scaffold.bn_global = first_upload)
+ *   scaffold.bn_global  (under bn.aggregate = parameters_only) first_upload:
+ *                    as above; previous: x on B never moves (w⁰'s):
+ *                    TsingZ0/PFLlib d832e76f6a23
  *                    serverscaffold.py:124-129 (the new global is a
  *                    deepcopy of the previous one plus the parameters()'
  *                    Δy_i), clientscaffold.py:62-64 (set_parameters copies
@@ -86,7 +88,8 @@
  *                    x's parameters with client i's own r_i (PFLlib's
  *                    evaluate() on the clients' models; ref/engine/run.c)
  * Preset pfllib (ref/engine/presets.c): option II, c_lr = initial,
- * lr.count = trainings, bn.aggregate = parameters_only_w0.  No preset official: no code of the authors is
+ * lr.count = trainings, bn.aggregate = parameters_only,
+ * scaffold.bn_global = previous.  No preset official: no code of the authors is
  * published.
  *
  * Trace: "y" (client begin, steps, end), CLIENT_END "c_i" (c_i⁺, what the
@@ -286,6 +289,32 @@ static int grad_sink_open(grad_sink *k, const pflref_state *s, size_t i,
     return 1;
 }
 
+/* c_i⁺ (l. 12, eq. (4)) of client i after its K = b->nsteps steps, into
+ * ws->c_plus: option (i) g_i(x) over the whole training set in index order,
+ * or (ii) c_i − c + (1/(K η_l)) (x − y_i) with η_l = eta_c. */
+static pflref_status control_plus(pflref_state *s, size_t i,
+                                  const pflref_batches *b, double eta_c,
+                                  scaffold_work *ws, pflref_error *err)
+{
+    const size_t P = s->P;
+    const double *c_i = ws->c_i + i * P;
+    if (s->hyper->scaffold.option == PFLREF_SCAFFOLD_OPTION_I) {
+        const pflref_data *D = &s->problem->clients[i].train;
+        pflref_status st = pflref_model_grad(&s->problem->model, ws->x, D,
+                                             NULL, D->n, s->ws, ws->c_plus,
+                                             NULL);
+        if (st != PFLREF_OK)
+            return pflref_error_set(err, st, "schedule",
+                                    "the gradient at x (option I) failed at "
+                                    "round %zu, client %zu", s->t, i);
+        return PFLREF_OK;
+    }
+    const double inv_K_eta = 1.0 / ((double)b->nsteps * eta_c);
+    for (size_t p = 0; p < P; p++)
+        ws->c_plus[p] = c_i[p] - ws->c[p] + inv_K_eta * (ws->x[p] - ws->y[p]);
+    return PFLREF_OK;
+}
+
 static pflref_status client_update(pflref_state *s, size_t i,
                                    const pflref_batches *b, double inv_S,
                                    scaffold_work *ws,
@@ -332,22 +361,9 @@ static pflref_status client_update(pflref_state *s, size_t i,
     if (keep)     /* what client i's model now holds */
         pflref_bn_copy_buffers(m, pflref_bn_own_row(s, i), ws->y);
     /* req: scaffold.alg1.l12, scaffold.eq4 */
-    if (option == PFLREF_SCAFFOLD_OPTION_I) {
-        /* (i) c_i⁺ ← g_i(x): the whole training set, index order */
-        const pflref_data *D = &s->problem->clients[i].train;
-        st = pflref_model_grad(&s->problem->model, ws->x, D, NULL, D->n,
-                               s->ws, ws->c_plus, NULL);
-        if (st != PFLREF_OK)
-            return pflref_error_set(err, st, "schedule",
-                                    "the gradient at x (option I) failed at "
-                                    "round %zu, client %zu", s->t, i);
-    } else {
-        /* (ii) c_i⁺ ← c_i − c + (1/(K η_l)) (x − y_i) */
-        const double inv_K_eta = 1.0 / ((double)b->nsteps * eta_c);
-        for (size_t p = 0; p < P; p++)
-            ws->c_plus[p] =
-                c_i[p] - ws->c[p] + inv_K_eta * (ws->x[p] - ws->y[p]);
-    }
+    st = control_plus(s, i, b, eta_c, ws, err);
+    if (st != PFLREF_OK)
+        return st;
     /* bn.aggregate ≠ average: PFLlib's control variates are over
      * model.parameters() only (clientscaffold.py:18-20), so c_i⁺ keeps
      * c_i on r_μ, r_v (Δc_i = 0 there, c never moves there) */
@@ -421,10 +437,11 @@ static pflref_status scaffold_round(pflref_state *s,
         s->accum[p] = ws->x[p] + eta_g * s->accum[p];
     /* x's r_μ, r_v under bn.aggregate: parameters_only, the first
      * participant's (deepcopy(uploaded_models[0]), serverbase.py:141);
-     * parameters_only_w0, the previous x's, so w⁰'s for ever
+     * with scaffold.bn_global = previous, the previous x's, so w⁰'s for ever
      * (serverscaffold.py:124-129 adds the parameters()' Δy_i to a deepcopy
      * of the previous global) */
-    if (keep && s->hyper->bn_aggregate == PFLREF_BN_AGGREGATE_PARAMETERS_W0)
+    if (keep && s->hyper->scaffold.bn_global ==
+                    PFLREF_SCAFFOLD_BN_GLOBAL_PREVIOUS)
         pflref_bn_copy_buffers(&s->problem->model, s->accum, ws->x);
     else if (keep && plan->m > 0)
         pflref_bn_copy_buffers(&s->problem->model, s->accum,

@@ -17,7 +17,7 @@
 int pflref_bn_keeps_own_in(const pflref_problem *problem,
                            const pflref_hyper *hyper)
 {
-    return hyper->bn_aggregate != PFLREF_BN_AGGREGATE_AVERAGE &&
+    return hyper->bn_aggregate == PFLREF_BN_AGGREGATE_PARAMETERS &&
            problem->model.bn;
 }
 

@@ -16,8 +16,10 @@
 #include <stddef.h>
 #include "pflref/hyper.h"
 
-static const char *const bn_aggregate_values[] = {
-    "average", "parameters_only", "parameters_only_w0", NULL};
+static const char *const bn_aggregate_values[] = {"average",
+                                                  "parameters_only", NULL};
+static const char *const scaffold_bn_global_values[] = {"first_upload",
+                                                        "previous", NULL};
 
 #define BN_AGGREGATE_PARAMS \
     {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl", "", PFLREF_PARAM_ENUM, \
@@ -30,10 +32,19 @@ static const char *const bn_aggregate_values[] = {
      "Ditto: of the global copy w_k, v_k's are its own either way; " \
      "FedAlt/FedSim: of the shared blocks; pFedMe: w's, the θ model's " \
      "being each client's, serverpFedMe.py:88-91 mixing parameters() " \
-     "only; APFL, apfl.variant = pfllib only: w_i's, v_i's own) | " \
-     "SCAFFOLD only: parameters() " \
-     "only, each client keeps its own, the global's never move from w⁰'s " \
-     "(PFLlib serverscaffold.py:124-129: a deepcopy of the previous global " \
-     "plus the parameters()' updates; clientscaffold.py:62-64)"},
+     "only; APFL, apfl.variant = pfllib only: w_i's, v_i's own; " \
+     "SCAFFOLD: c, c_i stay at their start on r_μ, r_v, " \
+     "clientscaffold.py:18-20, 62-64)"},
+
+/* SCAFFOLD's server under bn.aggregate = parameters_only (ref/algorithms/
+ * scaffold.c): which r_μ, r_v the new x takes. */
+#define SCAFFOLD_BN_PARAMS \
+    {"scaffold.bn_global", "scaffold", "", PFLREF_PARAM_ENUM, \
+     offsetof(pflref_hyper, scaffold.bn_global), 0.0, 0.0, 0, \
+     scaffold_bn_global_values, "", \
+     "under bn.aggregate = parameters_only, x's r_μ, r_v after l. 17: the " \
+     "first uploader's (FedAvg's serverbase.py:138-150) | the previous " \
+     "x's, so w⁰'s for ever (PFLlib serverscaffold.py:124-129: a deepcopy " \
+     "of the previous global plus the parameters()' Δy_i)"},
 
 #endif

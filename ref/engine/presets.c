@@ -179,7 +179,7 @@ static const pflref_preset presets[] = {
      "93, 104, 107 (the box's h and θ with the differences)"},
     {"scaffold", "pfllib",
      "scaffold.option=II scaffold.c_lr=initial lr.count=trainings "
-     "bn.aggregate=parameters_only_w0", NULL,
+     "bn.aggregate=parameters_only scaffold.bn_global=previous", NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientscaffold.py (option II only, "
      "update_yc's 1/num_batches/max_local_epochs/self.learning_rate at :73, "
      "its ExponentialLR stepped per train() at :55-56), "

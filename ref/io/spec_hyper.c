@@ -183,26 +183,33 @@ pflref_status pflref_spec_read_algorithm(const json_t *root, pflref_spec *spec,
     /* bn.aggregate = parameters_only given on a model without batch
      * normalisation: no buffer to keep (a preset's setting is harmless
      * there, the round then being FedAvg's) */
-    const int agg = spec->hyper.bn_aggregate;
     if (sw != NULL && json_object_get(sw, "bn.aggregate") != NULL &&
-        agg != PFLREF_BN_AGGREGATE_AVERAGE && !spec->problem->model.bn)
+        spec->hyper.bn_aggregate == PFLREF_BN_AGGREGATE_PARAMETERS &&
+        !spec->problem->model.bn)
         return pflref_error_set(
             err, PFLREF_EINVAL, "algorithm.switches.bn.aggregate",
-            "bn.aggregate = %s keeps each client's batch-norm "
+            "bn.aggregate = parameters_only keeps each client's batch-norm "
             "running statistics, but this model has no batch normalisation "
-            "(no running_mean or running_var): drop the switch",
-            agg == PFLREF_BN_AGGREGATE_PARAMETERS ? "parameters_only"
-                                                  : "parameters_only_w0");
-    /* parameters_only_w0 is SCAFFOLD's server (serverscaffold.py:124: the
-     * previous global plus the updates); the other servers start the new
-     * global from the first upload (parameters_only) */
-    if (agg == PFLREF_BN_AGGREGATE_PARAMETERS_W0 &&
-        strcmp(name, "scaffold") != 0)
-        return pflref_error_set(
-            err, PFLREF_EINVAL, "algorithm.switches.bn.aggregate",
-            "bn.aggregate = parameters_only_w0 (the global's running "
-            "statistics never move from w⁰'s) is SCAFFOLD's server only; "
-            "%s takes average or parameters_only", name);
+            "(no running_mean or running_var): drop the switch");
+    /* scaffold.bn_global = previous, given: it picks the running
+     * statistics of x that bn.aggregate = parameters_only leaves open */
+    if (sw != NULL && json_object_get(sw, "scaffold.bn_global") != NULL &&
+        spec->hyper.scaffold.bn_global == PFLREF_SCAFFOLD_BN_GLOBAL_PREVIOUS) {
+        if (!spec->problem->model.bn)
+            return pflref_error_set(
+                err, PFLREF_EINVAL, "algorithm.switches.scaffold.bn_global",
+                "scaffold.bn_global = previous keeps the global's batch-norm "
+                "running statistics, but this model has no batch "
+                "normalisation (no running_mean or running_var): drop the "
+                "switch");
+        if (spec->hyper.bn_aggregate != PFLREF_BN_AGGREGATE_PARAMETERS)
+            return pflref_error_set(
+                err, PFLREF_EINVAL, "algorithm.switches.scaffold.bn_global",
+                "scaffold.bn_global = previous (the global's running "
+                "statistics never move, PFLlib serverscaffold.py:124-129) "
+                "needs bn.aggregate = parameters_only: under average x's "
+                "running statistics are averaged with the rest");
+    }
     return PFLREF_OK;
 }
 
