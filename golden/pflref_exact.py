@@ -586,7 +586,7 @@ SWITCH_DEFAULTS = {
     "prox": {"pfedme.theta_start": "reset"},
     "pfedme": {"pfedme.theta_start": "reset", "pfedme.weights": "uniform",
                "pfedme.train": "all", "pfedme.personal_eval": "theta",
-               "pfedme.eval_reset": "none"},
+               "pfedme.eval_reset": "none", "bn.aggregate": "average"},
     "ditto": {"ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
               "ditto.prox_ref": "round_start", "ditto.weights": "samples",
               "ditto.batches": "shared", "bn.aggregate": "average"},
@@ -601,7 +601,10 @@ PRESETS = {
                            "pfedme.weights": "samples", "pfedme.train": "sampled",
                            "pfedme.personal_eval": "global",
                            # -ld: each client's scheduler, on η_p only
-                           "lr.scope": "eta_p", "lr.count": "trainings"},
+                           "lr.scope": "eta_p", "lr.count": "trainings",
+                           # clientpFedMe.py:74-77, serverbase.py:138-150,
+                           # serverpFedMe.py:88-91: parameters() only
+                           "bn.aggregate": "parameters_only"},
     ("ditto", "official"): {"ditto.order": "interleaved_shared_batch",
                             "ditto.prox": "squared", "ditto.prox_ref": "round_start",
                             "ditto.weights": "uniform"},
@@ -624,7 +627,8 @@ PRESETS = {
                                "pfedme.train": "sampled",
                                "pfedme.personal_eval": "global",
                                "lr.scope": "eta_p", "lr.count": "trainings",
-                               "pfedme.eval_reset": "initial"},
+                               "pfedme.eval_reset": "initial",
+                               "bn.aggregate": "parameters_only"},
 }
 
 
@@ -772,7 +776,7 @@ def client_factor(hp, sw, t, i, lr_counts, bugs):
 
 
 def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
-                 trained=None, lr_counts=None, opt=None):
+                 trained=None, lr_counts=None, opt=None, held=None):
     """One round of pFedMe (Dinh et al. 2020, Alg. 1).  plan: [(i, batches)]
     for the trainers (all N with pfedme.train = all), ascending; selected:
     S^t.  Each trainer: w_{i,0} = w_t, θ = w_t; for each batch D_{i,r}:
@@ -795,6 +799,15 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
     statistics (the uploaded model is the θ model, whose buffers those
     passes moved; line 10 then mixes them like every entry of w).  Bug
     bn-stats-of-w: w_{i,r+1}'s statistics moved by line 8 like parameters.
+    held: under bn.aggregate = parameters_only on a model with batch
+    normalisation (PFLlib: clientpFedMe.py:74-77 set_parameters,
+    serverbase.py:138-150, serverpFedMe.py:88-91 move parameters() only),
+    {i: client i's model}: w_{i,0} and theta start from w_t's parameters
+    with its running statistics (w0's before it first trains), held[i]
+    takes w_{i,R} after the update, w_{t+1}'s statistics are the first
+    uploader's (no beta mixing), and "global" reports w_{t+1}'s parameters
+    with each client's own statistics.  Bugs start-global-buffers,
+    start-w0-buffers, global-buffers-averaged, global-buffers-last.
     Returns (w_{t+1}, v)."""
     scope = sw.get("lr.scope", "all")
     if "lr-scope-flip" in bugs:
@@ -831,6 +844,10 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
         w_t = w0 if "restart-w0" in bugs else w
         # req: pfedme.alg1.l5
         wl, theta = list(w_t), list(w_t)
+        if held is not None and "start-global-buffers" not in bugs:
+            mine = w0 if "start-w0-buffers" in bugs else held.get(i, w0)
+            wl = [mine[p] if p in pr.buffers else x for p, x in enumerate(wl)]
+            theta = list(wl)
         if reset_first and (i not in trained or "eval-reset-every-round" in bugs):
             theta = list(w0)
         trained.add(i)
@@ -858,6 +875,8 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
         elif pe == "local_w":
             v[i] = wl
         local[i] = wl
+        if held is not None:
+            held[i] = list(wl)
     # req: pfedme.alg1.l9
     S = sorted(local) if "aggregate-all" in bugs else [i for i in sorted(local)
                                                        if i in selected]
@@ -869,9 +888,15 @@ def pfedme_round(pr, w, v, w0, t, plan, selected, hp, sw, trace, bugs=NO_BUGS,
     avg = [sum(c[i] * local[i][p] for i in S) for p in range(pr.P)]
     # req: pfedme.alg1.l10
     new = [(1 - beta) * a + beta * b for a, b in zip(w, avg)]
+    if held is not None and S and "global-buffers-averaged" not in bugs:
+        first = S[-1] if "global-buffers-last" in bugs else S[0]
+        new = [held[first][p] if p in pr.buffers else x for p, x in enumerate(new)]
     trace.emit("server", "train", t, None, None, "w", new)
     if pe == "global":
         v = [list(new) for _ in v]
+        if held is not None:
+            v = [[held.get(i, w0)[p] if p in pr.buffers else x
+                  for p, x in enumerate(new)] for i in range(len(v))]
     return new, v
 
 
@@ -1062,7 +1087,8 @@ def replay_personal(spec, bugs=NO_BUGS):
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
     trained, lr_counts = set(), {}
     # Ditto under bn.aggregate = parameters_only: each client's global copy
-    held = ({} if alg == "ditto" and pr.buffers
+    # (pFedMe: each client's θ model)
+    held = ({} if alg in ("ditto", "pfedme") and pr.buffers
             and sw.get("bn.aggregate") == "parameters_only" else None)
     opt = None
     if alg in ("ditto", "pfedme", "prox"):
@@ -1076,7 +1102,8 @@ def replay_personal(spec, bugs=NO_BUGS):
             v = prox_round(pr, v, w0, t, plan, hp, sw, trace, bugs, opt)
         elif alg == "pfedme":
             w, v = pfedme_round(pr, w, v, w0, t, plan, r.get("selected", r["clients"]),
-                                hp, sw, trace, bugs, trained, lr_counts, opt)
+                                hp, sw, trace, bugs, trained, lr_counts, opt,
+                                held)
         else:
             assert alg == "ditto"
             own = (dict(zip(r["clients"], r["personal"])) if "personal" in r

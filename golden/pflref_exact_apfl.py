@@ -27,6 +27,14 @@ Switches (spec names; the paper's value first):
                      (a times the above), gw = its gradient in w ((1 - a)
                      times grad f(vbar) for parameter mixing); 0.02 is taken
                      at the double's exact value, as the code holds it
+    bn.aggregate     average | parameters_only (apfl.variant = pfllib, a
+                     layer list with batch normalisation): each model's own
+                     training pass moves its own r_mu, r_v; under
+                     parameters_only w_i starts from w's parameters with
+                     client i's own statistics (init.w's first), v_i's end
+                     mixture skips its statistics, and w's are the first
+                     participant's (PFLlib clientbase.py:67-69,
+                     clientapfl.py:58-59, serverbase.py:138-150)
     apfl.variant     paper | pfllib: TsingZ0/PFLlib clientapfl.py as run
                      (shared/spec notes-pfllib-as-run.md §2.3, APFL): per
                      batch, with the gradients at the iterates before it,
@@ -110,6 +118,7 @@ SWITCHES = {"apfl.alpha": ("fixed", "adaptive"),
             "apfl.variant": ("paper", "pfllib"),
             "apfl.weights": ("uniform", "samples"),
             "apfl.alpha_lr": ("decayed", "constant"),
+            "bn.aggregate": ("average", "parameters_only"),
             "lr.schedule": ("constant", "exponential", "step"),
             "lr.count": ("rounds", "trainings")}
 
@@ -120,7 +129,10 @@ PRESETS = {"paper": {},
                         "apfl.alpha_rule": "fedtorch"},
            "pfllib": {"apfl.variant": "pfllib", "apfl.weights": "samples",
                       "apfl.alpha": "adaptive", "lr.count": "trainings",
-                      "apfl.alpha_lr": "constant"}}
+                      "apfl.alpha_lr": "constant",
+                      # clientbase.py:67-69, clientapfl.py:58-59,
+                      # serverbase.py:138-150: parameters() only
+                      "bn.aggregate": "parameters_only"}}
 
 # FedTorch's constant in alpha_update, at the exact value of the double.
 FEDTORCH_DECAY = exact(0.02)
@@ -146,6 +158,8 @@ MUTANTS = {
     "schedule-drawn-order": ["drawn-batches"],
     "lr-schedule": ["lr-ignored", "lr-shifted", "alpha-lr-flip"],
     "lr-count": ["lr-per-round"],
+    "bn-own-buffers": ["start-global-buffers", "start-w0-buffers"],
+    "bn-global-buffers": ["global-buffers-averaged", "global-buffers-last"],
 }
 
 
@@ -249,6 +263,9 @@ def pfllib_step(pr, i, wi, vi, a, batch, cfg, bugs):
         wi_new = opt.step(i, 0, gw, wi, eta)
     else:
         wi_new = [x - eta * g for x, g in zip(wi, gw)]
+    if pr.buffers:      # w_i's training pass moves its r_mu, r_v (never stepped)
+        moved = pr.move_running(i, wi, batch, bugs)
+        wi_new = [moved[p] if p in pr.buffers else x for p, x in enumerate(wi_new)]
     if "pfllib-mixture-v" in bugs:
         vbar = [a * p + (1 - a) * q for p, q in zip(vi, wi)]
         gv = [a * g for g in pr.grad(i, vbar, batch, bugs)]
@@ -258,6 +275,9 @@ def pfllib_step(pr, i, wi, vi, a, batch, cfg, bugs):
         vi_new = opt.step(i, 1, gv, vi, eta)
     else:
         vi_new = [x - eta * g for x, g in zip(vi, gv)]
+    if pr.buffers:      # and v_i's its own
+        moved = pr.move_running(i, vi, batch, bugs)
+        vi_new = [moved[p] if p in pr.buffers else x for p, x in enumerate(vi_new)]
     if cfg["switches"]["apfl.alpha"] != "adaptive":
         return wi_new, vi_new, a
     pv, pw = (vi, wi) if "pfllib-alpha-old-iterates" in bugs else (vi_new, wi_new)
@@ -320,6 +340,10 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
             cfg["opt"].begin(i)
         # req: apfl.alg1.l10
         wi = list(w0 if "restart-w0" in bugs else w)
+        held = cfg.get("held")
+        if held is not None and "start-global-buffers" not in bugs:
+            mine = w0 if "start-w0-buffers" in bugs else held.get(i, w0)
+            wi = [mine[p] if p in pr.buffers else x for p, x in enumerate(wi)]
         trace.emit("client_begin", "train", t, i, 0, "w_local", wi)
         trace.emit("client_begin", "train", t, i, 0, "v", v[i])
         # req: apfl.alg1.l8
@@ -387,7 +411,13 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
             a = alpha[i]
             if "pfllib-overwrite-swap" in bugs:
                 a = 1 - a
-            v[i] = [(1 - a) * q + a * p for p, q in zip(v[i], wi)]
+            mixed = [(1 - a) * q + a * p for p, q in zip(v[i], wi)]
+            if cfg.get("held") is not None:   # model_per.parameters() only
+                mixed = [v[i][p] if p in pr.buffers else x
+                         for p, x in enumerate(mixed)]
+            v[i] = mixed
+        if cfg.get("held") is not None:
+            cfg["held"][i] = list(wi)
         trace.emit("client_end", "train", t, i, None, "w_local", wi)
         trace.emit("client_end", "train", t, i, None, "v", v[i])
         if not pfllib:
@@ -408,6 +438,10 @@ def apfl_round(pr, w, v, alpha, w0, alpha0, t, plan, cfg, trace, bugs=NO_BUGS):
     else:
         c = {i: Fraction(1, len(local)) for i in local}
     new = [sum(c[i] * local[i][p] for i in sorted(local)) for p in range(pr.P)]
+    held = base.get("held")
+    if held is not None and local and "global-buffers-averaged" not in bugs:
+        first = sorted(local)[-1] if "global-buffers-last" in bugs else sorted(local)[0]
+        new = [held[first][p] if p in pr.buffers else x for p, x in enumerate(new)]
     trace.emit("server", "train", t, None, None, "w", new)
     return new, v, alpha
 
@@ -434,7 +468,12 @@ def replay(spec, bugs=NO_BUGS, unclipped=None):
 
     if sw["lr.schedule"] != "constant":
         cfg["lr"] = lr
-    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    pr = px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(
+        spec["algorithm"].get("switches", {}))
+    # bn.aggregate = parameters_only (apfl.variant = pfllib): each client's
+    # self.model, init.w's until it first trains
+    if sw["bn.aggregate"] == "parameters_only" and pr.buffers:
+        cfg["held"] = {}
     if sw["apfl.mix"] == "output" or "mix-flip" in bugs:
         assert pr.kind != "quadratic", "the quadratic model has no outputs"
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)

@@ -23,6 +23,25 @@ lr.count = trainings); scaffold.c_lr = initial puts the undecayed eta in
 option II's 1/(K eta_l) (PFLlib update_yc).  The client optimizer (opt.*,
 pflref_exact_optim.py) steps on d = g_i(y_i) + c - c_i.
 
+A layer list with batch normalisation (pflref_exact.Problem): each local
+step's training pass moves y_i's running statistics r_mu, r_v (the buffers,
+never stepped: the correction c - c_i acts on parameters only).
+bn.aggregate (PFLlib, d832e76f6a23):
+  average              the buffers go through l. 13-17 as every entry;
+  parameters_only      (scaffold.bn_global = first_upload, the default)
+                       y_i starts from x's parameters and client i's own
+                       buffers (init.w's before it first trains; PFLlib
+                       set_parameters, clientscaffold.py:62-64, copies
+                       parameters() only); c_i+ = c_i on the buffers
+                       (client_c and global_c are over parameters() only,
+                       clientscaffold.py:18-20, serverscaffold.py); the new
+                       x's buffers are the first participant's;
+  parameters_only with scaffold.bn_global = previous
+                       the same, but the new x's buffers are the previous
+                       x's (serverscaffold.py:124-129: a deepcopy of the
+                       previous global plus the parameters()' updates), so
+                       init.w's for ever (the preset pfllib).
+
 replay(spec, bugs) -> (trace, x, None, None).  Records: round_begin "w",
 client_begin / step / client_end "y", client_end "c_i" (c_i+), server "w"
 and server "c".  Bugs:
@@ -51,6 +70,12 @@ and server "c".  Bugs:
                              the optimizer steps on g alone and the
                              correction is added after it: y <- opt(y, g)
                              - eta (c - c_i)
+  start-global-buffers       (bn.aggregate != average) y_i starts with x's
+                             buffers
+  start-w0-buffers           ... with init.w's buffers every round
+  global-buffers-averaged    the new x's buffers x + eta_g Delta x as the rest
+  global-buffers-last        ... the last participant's
+  global-buffers-w0-flip     scaffold.bn_global first_upload <-> previous
 """
 from fractions import Fraction
 
@@ -75,16 +100,23 @@ MUTANTS = {
                            "scaffold-correction-outside-optimizer"],
     "scaffold-initial-control": ["scaffold-init-ignored"],
     "scaffold-initial-c-mean": ["scaffold-init-c-zero"],
+    "bn-own-buffers": ["start-global-buffers", "start-w0-buffers"],
+    "bn-global-buffers": ["global-buffers-averaged", "global-buffers-last",
+                          "global-buffers-w0-flip"],
 }
 
 # The switches' paper values and the presets (ref/engine/presets.c, read
 # again from PFLlib: clientscaffold.py:73 for c_lr, :55-56 for the
 # per-client scheduler).
 SWITCH_DEFAULTS = {"scaffold.option": "II", "scaffold.c_lr": "round",
-                   "lr.count": "rounds"}
+                   "lr.count": "rounds", "bn.aggregate": "average",
+                   "scaffold.bn_global": "first_upload"}
 # req: scaffold.preset.pfllib
 PRESETS = {"pfllib": {"scaffold.option": "II", "scaffold.c_lr": "initial",
-                      "lr.count": "trainings"}}
+                      "lr.count": "trainings",
+                      # clientscaffold.py:62-64, serverscaffold.py:124-129
+                      "bn.aggregate": "parameters_only",
+                      "scaffold.bn_global": "previous"}}
 
 
 def settings(algorithm):
@@ -138,9 +170,19 @@ def replay(spec, bugs=frozenset()):
     # lr.count joins them here
     alg_lr = dict(algorithm, switches=dict(algorithm.get("switches", {}),
                                            **{"lr.count": sw["lr.count"]}))
-    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    pr = px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(
+        algorithm.get("switches", {}))
     N, P = len(pr.clients), pr.P
     x = px.initial(spec.get("init", {"kind": "zeros"}), P)
+    x0 = list(x)
+    layers = pr.kind == "layers"
+    mbugs = frozenset(bugs) if layers else frozenset()   # the model's bugs
+    buf = pr.buffers
+    # bn.aggregate: each client's own buffers (its model's), init.w's first
+    held = {} if sw["bn.aggregate"] == "parameters_only" and buf else None
+    bn_global = sw["scaffold.bn_global"]
+    if "global-buffers-w0-flip" in bugs:
+        bn_global = "first_upload" if bn_global == "previous" else "previous"
     c, ci = initial_controls(spec.get("init", {}), N, P, bugs)
     opt = None
     if "momentum-ignored" not in bugs:
@@ -167,12 +209,17 @@ def replay(spec, bugs=frozenset()):
                 ci[i] = [Fraction(0)] * P
             # req: scaffold.alg1.l7
             y = list(x)
+            if held is not None and "start-global-buffers" not in bugs:
+                mine = x0 if "start-w0-buffers" in bugs else held.get(i, x0)
+                y = [mine[p] if p in buf else u for p, u in enumerate(y)]
             trace.emit("client_begin", "train", t, i, 0, "y", y)
             if opt is not None:
                 opt.begin(i)
             # req: scaffold.alg1.l8, scaffold.alg1.l9, scaffold.alg1.l10
             for s, batch in enumerate(steps, start=1):
-                g = pr.grad(i, y, batch)
+                g = pr.grad(i, y, batch, mbugs)
+                # the same training pass moves r_mu, r_v (bn.running)
+                moved = pr.move_running(i, y, batch, mbugs)
                 if "scaffold-no-correction" in bugs:
                     d = list(g)
                 elif "scaffold-correction-sign" in bugs:
@@ -186,6 +233,8 @@ def replay(spec, bugs=frozenset()):
                     y = opt.stepper(i, 0)(d, y, eta_l, None)
                 else:
                     y = [y[p] - eta_l * d[p] for p in range(P)]
+                if buf:     # buffers: moved by the pass, never stepped
+                    y = [moved[p] if p in buf else u for p, u in enumerate(y)]
                 trace.emit("step", "train", t, i, s, "y", y)
             # req: scaffold.alg1.l11
             trace.emit("client_end", "train", t, i, None, "y", y)
@@ -203,6 +252,9 @@ def replay(spec, bugs=frozenset()):
                 minus_c = [Fraction(0)] * P if "scaffold-ci-minus-c-dropped" in bugs else c
                 c_plus = [ci[i][p] - minus_c[p] + (x[p] - y[p]) / (K * eta_c)
                           for p in range(P)]
+            if held is not None:    # control variates over parameters() only
+                c_plus = [ci[i][p] if p in buf else u for p, u in enumerate(c_plus)]
+                held[i] = list(y)
             trace.emit("client_end", "train", t, i, None, "c_i", c_plus)
             # req: scaffold.alg1.l13, scaffold.alg1.l16
             wy = (Fraction(pr.n(i), n_S) if "scaffold-dx-samples" in bugs
@@ -216,7 +268,16 @@ def replay(spec, bugs=frozenset()):
             # req: scaffold.alg1.l15
         # req: scaffold.alg1.l17
         g_step = 1 if "scaffold-eta-g-ignored" in bugs else eta_g
-        x = [x[p] + g_step * dy_sum[p] for p in range(P)]
+        new = [x[p] + g_step * dy_sum[p] for p in range(P)]
+        if held is not None and "global-buffers-averaged" not in bugs:
+            if "global-buffers-last" in bugs:
+                src = held[plan[-1][0]]
+            elif bn_global == "previous":
+                src = x                 # the previous global's (init.w's)
+            else:
+                src = held[plan[0][0]]  # the first participant's
+            new = [src[p] if p in buf else u for p, u in enumerate(new)]
+        x = new
         trace.emit("server", "train", t, None, None, "w", x)
         if "scaffold-c-full-step" in bugs:
             c = [c[p] + dc_sum[p] for p in range(P)]
@@ -231,5 +292,5 @@ def replay(spec, bugs=frozenset()):
 
 def supported(spec):
     return (spec["algorithm"]["name"] == "scaffold"
-            and spec["model"]["kind"] in ("quadratic", "linear")
+            and spec["model"]["kind"] in ("quadratic", "linear", "layers")
             and spec.get("schedule", {}).get("kind") == "given")

@@ -962,12 +962,12 @@ static const lettered_case LETTERED[] = {
      SPEC(BN16, IMG2, BN_ALG("local", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"parameters_only\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox)"},
+     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl)"},
     {"Z3", "bn.aggregate: FedBN, which keeps the whole BN layer local",
      SPEC(BN16, IMG2, BN_ALG("fedbn", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"average\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox)"},
+     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl)"},
     {"Z4", "bn.aggregate: unknown value",
      SPEC(BN16, IMG2, BN_ALG("fedavg", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"buffers\""), ONE_ROUND),
@@ -1608,6 +1608,36 @@ static const lettered_case LETTERED[] = {
      "bn.aggregate = parameters_only keeps each device's batch-norm running "
      "statistics in its own model across rounds, which pfl.state = "
      "stateless discards"},
+    /* -- scaffold.bn_global = previous (ref/algorithms/scaffold.c; PFLlib
+     * serverscaffold.py:124-129): it needs bn.aggregate = parameters_only
+     * (row I12) and a model with batch normalisation (row I13) -- */
+    {"I12", "scaffold: scaffold.bn_global = previous under bn.aggregate = average",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"scaffold\", "
+          "\"hyperparameters\": {\"eta\": 0.1}, \"switches\": "
+          "{\"scaffold.bn_global\": \"previous\"}}", ONE_ROUND),
+     "algorithm.switches.scaffold.bn_global",
+     "scaffold.bn_global = previous (the global's running statistics never "
+     "move, PFLlib serverscaffold.py:124-129) needs bn.aggregate = "
+     "parameters_only"},
+    {"I13", "scaffold: scaffold.bn_global = previous on a model without batch normalisation",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"scaffold\", \"preset\": "
+          "\"pfllib\", \"hyperparameters\": {\"eta\": 0.1}, \"switches\": "
+          "{\"scaffold.bn_global\": \"previous\"}}", ONE_ROUND_TWO),
+     "algorithm.switches.scaffold.bn_global",
+     "scaffold.bn_global = previous keeps the global's batch-norm running "
+     "statistics, but this model has no batch normalisation (no running_mean "
+     "or running_var): drop the switch"},
+    /* -- bn.aggregate under APFL (ref/algorithms/apfl.c, apfl_round_keep):
+     * PFLlib's exchange, read for apfl.variant = pfllib only (row I14) -- */
+    {"I14", "apfl: bn.aggregate = parameters_only under apfl.variant = paper",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"apfl\", "
+          "\"hyperparameters\": {\"eta\": 0.1, \"alpha\": 0.5}, \"switches\": "
+          "{\"bn.running\": \"frozen\", \"bn.aggregate\": \"parameters_only\"}}",
+          ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only is PFLlib's exchange of APFL's w_i "
+     "(clientapfl.py with serverbase.py), read under apfl.variant = pfllib "
+     "only"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then

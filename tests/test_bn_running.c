@@ -548,6 +548,174 @@ START_TEST(test_fedprox_keep)
 }
 END_TEST
 
+/* bn.aggregate as the preset `preset` of `alg` sets it (no switch of the
+ * spec's own; nothing is run). */
+static int tu_spec_preset_aggregate(const char *alg, const char *hyp,
+                                    const char *preset)
+{
+    char text[4096];
+    bn_text(text, sizeof text, alg, hyp, "", KEEP_R1, NULL);
+    char *at = strstr(text, "\"hyperparameters\"");
+    ck_assert_ptr_nonnull(at);
+    char pre[4096];
+    snprintf(pre, sizeof pre, "%.*s\"preset\": \"%s\", %s", (int)(at - text),
+             text, preset, at);
+    pflref_spec *ps = tu_spec(pre);
+    const int agg = ps->hyper.bn_aggregate;
+    pflref_spec_free(ps);
+    return agg;
+}
+
+/* SCAFFOLD (ref/algorithms/scaffold.c) under bn.aggregate on KEEP_R1 (η_l
+ * = 0.1, η_g = 1, option II, c = c_i = 0 at the start).  ∂F/∂W1 = ∂F/∂b1
+ * = 0 (test_keep_own_statistics), so x − y_i = 0 there, c_i⁺ = 0 there and
+ * the training passes see the same a as FedAvg's: client 0 leaves r_μ =
+ * 9/8, r_v = 11/4 in round 0, client 1 leaves 1/8, 4.
+ *   parameters_only: round 1, client 1 from its own 1/8, 4 leaves 7/32,
+ *     25/4, the first (only) participant's: x's.
+ *   parameters_only with scaffold.bn_global = previous (PFLlib
+ *     serverscaffold.py:124-129): x's r_μ, r_v
+ *     never move: w⁰'s 0, 1 after both rounds (the preset pfllib's reading,
+ *     bit for bit).
+ *   average: x ← x + (1/2) Σ (y_i − x) on every entry: r_μ = (9/8 + 1/8)/2
+ *     = 5/8, r_v = (11/4 + 4)/2 = 27/8; round 1, client 1 from those:
+ *     r_μ = (3/4)(5/8) + 1/8 = 19/32, r_v = (3/4)(27/8) + 13/4 = 185/32. */
+START_TEST(test_scaffold_keep)
+{
+    static const char *const sw[] = {
+        KEEP_SW, KEEP_SW ", \"scaffold.bn_global\": \"previous\"", ""};
+    static const double want[3][2] = {
+        {7.0 / 32.0, 25.0 / 4.0}, {0.0, 1.0}, {19.0 / 32.0, 185.0 / 32.0}};
+    pflref_run_result *r[3];
+    pflref_spec *sp[3];
+    for (size_t j = 0; j < 3; j++) {
+        sp[j] = bn_spec("scaffold", "\"eta\": 0.1", sw[j], KEEP_R1);
+        r[j] = tu_run(sp[j], NULL);
+        ck_assert_msg(fabs(r[j]->w[R_MU] - want[j][0]) < 1e-13 &&
+                          fabs(r[j]->w[R_V] - want[j][1]) < 1e-13,
+                      "scaffold under %s: x's r_μ = %.17g, r_v = %.17g, "
+                      "expected %.17g, %.17g", sw[j], r[j]->w[R_MU],
+                      r[j]->w[R_V], want[j][0], want[j][1]);
+    }
+    /* parameters() alike under the three readings (the running statistics
+     * never enter a training-mode forward) */
+    static const int params[] = {W1, B1, GAMMA, BETA, W2, B2};
+    for (size_t q = 0; q < sizeof params / sizeof params[0]; q++)
+        ck_assert(r[0]->w[params[q]] == r[1]->w[params[q]] &&
+                  r[0]->w[params[q]] == r[2]->w[params[q]]);
+    /* the preset pfllib sets parameters_only and previous */
+    char text[4096];
+    bn_text(text, sizeof text, "scaffold", "\"eta\": 0.1", "", KEEP_R1,
+            NULL);
+    char *at = strstr(text, "\"switches\"");
+    ck_assert_ptr_nonnull(at);
+    char pre[4096];
+    snprintf(pre, sizeof pre, "%.*s\"preset\": \"pfllib\"%s",
+             (int)(at - text), text, strchr(at, '}') + 1);
+    pflref_spec *ps = tu_spec(pre);
+    ck_assert_int_eq(ps->hyper.bn_aggregate, PFLREF_BN_AGGREGATE_PARAMETERS);
+    ck_assert_int_eq(ps->hyper.scaffold.bn_global,
+                     PFLREF_SCAFFOLD_BN_GLOBAL_PREVIOUS);
+    pflref_run_result *b = tu_run(ps, NULL);
+    ck_assert(memcmp(b->w, r[1]->w, P_BN * sizeof *b->w) == 0);
+    pflref_run_result_free(b);
+    pflref_spec_free(ps);
+    for (size_t j = 0; j < 3; j++) {
+        pflref_run_result_free(r[j]);
+        pflref_spec_free(sp[j]);
+    }
+}
+END_TEST
+
+/* pFedMe (ref/algorithms/pfedme.c) under bn.aggregate on KEEP_R1, only
+ * S^t training (pfedme.train = sampled), η = η_p = 0.1, λ = 1, K = 1, β =
+ * 1/2, uniform weights.  θ starts at w_{i,0} (θ − w_{i,r} = 0 on W1, b1,
+ * whose loss gradient is 0: they never move), so each θ pass sees FedAvg's
+ * a: round 0 leaves client 0's θ model 9/8, 11/4 and client 1's 1/8, 4
+ * (w_{i,1} carries θ's).
+ *   parameters_only: w_1's r_μ, r_v are client 0's (the first uploader),
+ *     not β-mixed; round 1, client 1 from its own 1/8, 4: 7/32, 25/4, w_2's;
+ *     personal_eval = global reports w_2's parameters with each client's
+ *     own: client 0's 9/8 (its model since round 0), client 1's 7/32.
+ *   average: w_1 = (1/2) w_0 + (1/2) mean: r_μ = 5/16, r_v = 1/2 + 27/16 =
+ *     35/16; client 1 from those: (3/4)(5/16) + 1/8 = 23/64, (3/4)(35/16) +
+ *     13/4 = 313/64; w_2: 43/128, 453/128. */
+START_TEST(test_pfedme_keep)
+{
+    static const char *const hyp =
+        "\"eta\": 0.1, \"lambda\": 1, \"eta_p\": 0.1, \"K\": 1, "
+        "\"beta\": 0.5";
+    pflref_spec *k = bn_spec("pfedme", hyp,
+                             "\"pfedme.train\": \"sampled\", "
+                             "\"pfedme.personal_eval\": \"global\", " KEEP_SW,
+                             KEEP_R1);
+    pflref_spec *a = bn_spec("pfedme", hyp,
+                             "\"pfedme.train\": \"sampled\"", KEEP_R1);
+    pflref_run_result *rk = tu_run(k, NULL), *ra = tu_run(a, NULL);
+    ck_assert_msg(fabs(rk->w[R_MU] - 7.0 / 32.0) < 1e-13 &&
+                      fabs(rk->w[R_V] - 25.0 / 4.0) < 1e-13,
+                  "parameters_only: w's r_μ = %.17g, r_v = %.17g, expected "
+                  "7/32, 25/4", rk->w[R_MU], rk->w[R_V]);
+    ck_assert_msg(fabs(rk->v[R_MU] - 9.0 / 8.0) < 1e-13 &&
+                      fabs(rk->v[P_BN + R_MU] - 7.0 / 32.0) < 1e-13,
+                  "the global reported with each client's own r_μ: %.17g, "
+                  "%.17g, expected 9/8, 7/32", rk->v[R_MU],
+                  rk->v[P_BN + R_MU]);
+    ck_assert_msg(rk->v[W2] == rk->w[W2], "v_0's parameters are w's");
+    ck_assert_msg(fabs(ra->w[R_MU] - 43.0 / 128.0) < 1e-13 &&
+                      fabs(ra->w[R_V] - 453.0 / 128.0) < 1e-13,
+                  "average: w's r_μ = %.17g, r_v = %.17g, expected 43/128, "
+                  "453/128", ra->w[R_MU], ra->w[R_V]);
+    ck_assert_int_eq(tu_spec_preset_aggregate("pfedme", hyp, "pfllib"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+    ck_assert_int_eq(tu_spec_preset_aggregate("pfedme", hyp, "pfllib_run"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+    pflref_run_result_free(rk);
+    pflref_run_result_free(ra);
+    pflref_spec_free(k);
+    pflref_spec_free(a);
+}
+END_TEST
+
+/* APFL, apfl.variant = pfllib, α = 1/2 fixed, η = 0.1, on KEEP_R1 (uniform
+ * weights).  W1, b1 never move (zero loss gradient), so w_i's and v_i's own
+ * passes see FedAvg's a: round 0 leaves client 0's w_0 9/8, 11/4 and
+ * client 1's w_1 and v_1 1/8, 4 each.
+ *   parameters_only: round 1, w_1 from its model's own 1/8, 4: 7/32, 25/4,
+ *     which w takes (the only participant); v_1 from its own 1/8 to 7/32,
+ *     kept by the end mixture (parameters() only).
+ *   average: w_1 from the averaged 5/8, 27/8: 19/32, 185/32; v_1's 7/32
+ *     mixed with it: (1/2)(19/32) + (1/2)(7/32) = 13/32. */
+START_TEST(test_apfl_keep)
+{
+    static const char *const hyp = "\"eta\": 0.1, \"alpha\": 0.5";
+    pflref_spec *k = bn_spec("apfl", hyp,
+                             "\"apfl.variant\": \"pfllib\", " KEEP_SW,
+                             KEEP_R1);
+    pflref_spec *a = bn_spec("apfl", hyp, "\"apfl.variant\": \"pfllib\"",
+                             KEEP_R1);
+    pflref_run_result *rk = tu_run(k, NULL), *ra = tu_run(a, NULL);
+    ck_assert_msg(fabs(rk->w[R_MU] - 7.0 / 32.0) < 1e-13 &&
+                      fabs(rk->w[R_V] - 25.0 / 4.0) < 1e-13 &&
+                      fabs(rk->v[P_BN + R_MU] - 7.0 / 32.0) < 1e-13,
+                  "parameters_only: w's r_μ = %.17g, r_v = %.17g, v_1's r_μ "
+                  "= %.17g; expected 7/32, 25/4, 7/32", rk->w[R_MU],
+                  rk->w[R_V], rk->v[P_BN + R_MU]);
+    ck_assert_msg(fabs(ra->w[R_MU] - 19.0 / 32.0) < 1e-13 &&
+                      fabs(ra->w[R_V] - 185.0 / 32.0) < 1e-13 &&
+                      fabs(ra->v[P_BN + R_MU] - 13.0 / 32.0) < 1e-13,
+                  "average: w's r_μ = %.17g, r_v = %.17g, v_1's r_μ = %.17g; "
+                  "expected 19/32, 185/32, 13/32", ra->w[R_MU], ra->w[R_V],
+                  ra->v[P_BN + R_MU]);
+    ck_assert_int_eq(tu_spec_preset_aggregate("apfl", hyp, "pfllib"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+    pflref_run_result_free(rk);
+    pflref_run_result_free(ra);
+    pflref_spec_free(k);
+    pflref_spec_free(a);
+}
+END_TEST
+
 /* FedBN: fedbn.running_var = biased and bn.running_var = biased are one
  * switch (bit for bit), and bn.running = frozen holds there too. */
 START_TEST(test_fedbn_switches)
@@ -727,6 +895,9 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_ditto_keep_resync_reloads);
     tcase_add_test(tc, test_fedsim_keep);
     tcase_add_test(tc, test_fedprox_keep);
+    tcase_add_test(tc, test_scaffold_keep);
+    tcase_add_test(tc, test_pfedme_keep);
+    tcase_add_test(tc, test_apfl_keep);
     tcase_add_test(tc, test_fedbn_switches);
     tcase_add_test(tc, test_fedbn_optimizer);
     tcase_add_test(tc, test_fedbn_momentum_vector);

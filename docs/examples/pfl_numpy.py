@@ -568,7 +568,10 @@ PRESETS = {
         "pfedme.theta_start": "warm", "pfedme.mu": 0.001,
         "pfedme.weights": "samples", "pfedme.train": "sampled",
         "pfedme.personal_eval": "global", "lr.scope": "eta_p",
-        "lr.count": "trainings"},
+        "lr.count": "trainings",
+        # set_parameters and both server averages touch parameters() only:
+        # the θ model's running statistics stay the client's
+        "bn.aggregate": "parameters_only"},
     # litian96/ditto, TF (notes §3(c)): interleaved, fixed w^t, simple mean
     ("ditto", "official"): {
         "ditto.order": "interleaved_shared_batch", "ditto.prox": "squared",
@@ -779,10 +782,20 @@ def run_pfedme(spec, clients, w0, log):
     says how long it lives: a new one per train() call, the client's own,
     or one for all).  Batch normalisation: θ's training passes move its
     running statistics, and w_{i,r+1} carries θ's (w_{i,r} is a parameter
-    list; the model uploaded is θ's), line 8 stepping only parameters."""
+    list; the model uploaded is θ's), line 8 stepping only parameters.
+    bn.aggregate = parameters_only (PFLlib): the model a client trains θ in
+    keeps its running statistics from one training to the next (the server
+    only sends parameters), the server's new ones are those of the first
+    client it receives (β mixes the parameters only), and the global
+    reported for a client carries that client's own statistics."""
     cfg = settings(spec)
     opts = pfl_numpy_optim.for_run(spec)     # the inner solver's (opt.*)
     buf = buffers_of(spec)
+    if cfg["bn.aggregate"] not in ("average", "parameters_only"):
+        raise Unsupported("bn.aggregate %r" % cfg["bn.aggregate"])
+    mine = None                              # each client's θ model
+    if cfg["bn.aggregate"] == "parameters_only" and buf.any():
+        mine = [w0.copy() for _ in clients]
     kept = {}                                # (bug pfedme-inner-opt-kept)
     eta, lam, eta_p = cfg["eta"], cfg["lambda"], cfg["eta_p"]
     K, beta, mu = int(cfg["K"]), cfg["beta"], cfg["pfedme.mu"]
@@ -818,7 +831,9 @@ def run_pfedme(spec, clients, w0, log):
             eta_p_i = eta_p * c
             eta_i = eta if cfg["lr.scope"] == "eta_p" else eta * c
             w_i = w.copy()                            # w_{i,0} = w_t
-            theta = w0.copy() if i in untrained else w.copy()
+            if mine is not None:                      # its own statistics
+                w_i = np.where(buf, mine[i], w_i)
+            theta = w0.copy() if i in untrained else w_i.copy()
             untrained.discard(i)
             if BUG == "prox-start-at-zero":
                 theta = np.zeros_like(w)
@@ -848,6 +863,8 @@ def run_pfedme(spec, clients, w0, log):
             log("client_end", "train", "w_local", w_i, round=t, client=i)
             log("client_end", "train", "theta", theta, round=t, client=i)
             w_R[i] = w_i
+            if mine is not None:
+                mine[i] = w_i.copy()
             if report == "theta":
                 v[i] = theta.copy()
             elif report == "local_w":
@@ -864,9 +881,14 @@ def run_pfedme(spec, clients, w0, log):
                 avg = avg + coef[i] * w_R[i]
         w = avg if BUG == "pfedme-beta-ignored" else \
             (1.0 - beta) * w + beta * avg
+        uploaded = [i for i in S_t if i in w_R]
+        if mine is not None and uploaded:       # the first received model's
+            w = np.where(buf, mine[uploaded[0]], w)
         log("server", "train", "w", w, round=t)
         if report == "global":
             v = [w.copy() for _ in clients]
+            if mine is not None:
+                v = [np.where(buf, mine[i], w) for i in range(len(clients))]
     return {"w": w, "v": v}
 
 

@@ -30,6 +30,14 @@ Switches (notes §6(f)):
                             + 0.02 α), 0, 1) at the new v, w with the two
                             gradients just taken; after the last batch
                             v ← (1 − α) w_i + α v; no v_bar note
+  batch normalisation       (pfllib) each model's own training pass moves its
+                            own running statistics
+  bn.aggregate = parameters_only
+                            (pfllib) PFLlib sends and averages parameters
+                            only: w_i starts with the statistics client i's
+                            model last left (the initial ones at first),
+                            the end mixture leaves v's statistics, and the
+                            server keeps the first received model's
   apfl.weights = samples    w = Σ n_i w_i / Σ n_j over U (PFLlib)
   lr.*                      client k's train() in round t steps w and v with
                             η c (pfl_numpy.lr_factor: γ^t, or γ^(k's own
@@ -39,7 +47,8 @@ Switches (notes §6(f)):
                             reads the undecayed learning rate)
   preset pfllib             apfl.variant = pfllib, apfl.weights = samples,
                             apfl.alpha = adaptive, lr.count = trainings,
-                            apfl.alpha_lr = constant
+                            apfl.alpha_lr = constant, bn.aggregate =
+                            parameters_only
 
 The trajectory: round_begin w; per client client_begin w_local and v;
 per step w_local, v and (adaptive) a note "alpha"; client_end w_local and
@@ -59,14 +68,15 @@ DEFAULTS = {"apfl.alpha": "fixed", "apfl.mix": "parameter",
             "apfl.mix_uses_w": "old", "apfl.alpha_rule": "paper",
             "apfl.variant": "paper", "apfl.weights": "uniform",
             "apfl.alpha_lr": "decayed", "lr.schedule": "constant",
-            "lr.count": "rounds"}
+            "lr.count": "rounds", "bn.aggregate": "average"}
 # FedTorch's training choices as one named bundle (explicit switches win).
 PRESETS = {"paper": {},
            "fedtorch": {"apfl.mix": "output", "apfl.mix_uses_w": "new",
                         "apfl.alpha_rule": "fedtorch"},
            "pfllib": {"apfl.variant": "pfllib", "apfl.weights": "samples",
                       "apfl.alpha": "adaptive", "lr.count": "trainings",
-                      "apfl.alpha_lr": "constant"}}
+                      "apfl.alpha_lr": "constant",
+                      "bn.aggregate": "parameters_only"}}
 
 
 def _host():
@@ -138,6 +148,13 @@ def run(spec, clients, w0, log, bug):
     w = w0.copy()
     v = [w0.copy() for _ in clients]
     alpha = [alpha0] * len(clients)
+    buf = getattr(clients[0], "buffers", None)
+    if sw["bn.aggregate"] not in ("average", "parameters_only"):
+        raise _host().Unsupported("bn.aggregate %r" % sw["bn.aggregate"])
+    mine = None                            # each client's self.model
+    if sw["bn.aggregate"] == "parameters_only" and buf is not None \
+            and buf.any():
+        mine = [w0.copy() for _ in clients]
     lr_cfg = dict(sw, **hp)                # lr.schedule, lr.gamma, lr.count
     trained = [0] * len(clients)           # trainings of each client so far
 
@@ -166,6 +183,8 @@ def run(spec, clients, w0, log, bug):
             eta_alpha_k = eta_alpha if sw["apfl.alpha_lr"] == "constant" \
                 else eta_alpha * c
             w_k = w.copy()
+            if mine is not None:
+                w_k = np.where(buf, mine[k], w_k)
             log("client_begin", "train", "w_local", w_k, round=t, client=k,
                 step=0)
             log("client_begin", "train", "v", v[k], round=t, client=k, step=0)
@@ -174,8 +193,10 @@ def run(spec, clients, w0, log, bug):
                 g_own = clients[k].grad(w_k, batch)
                 w_next = w_k - eta_k * g_own
                 if pfllib:
+                    # each model's pass moves its own running statistics
+                    w_next = _host().track(clients[k], w_next)
                     g_v = clients[k].grad(v[k], batch)
-                    v[k] = v[k] - eta_k * g_v
+                    v[k] = _host().track(clients[k], v[k] - eta_k * g_v)
                     w_k = w_next
                     log("step", "train", "w_local", w_k, round=t, client=k,
                         step=s)
@@ -212,7 +233,10 @@ def run(spec, clients, w0, log, bug):
                         step=s)
                 w_k, v[k] = w_next, v_next
             if pfllib and bug != "apfl-pfllib-no-overwrite":
-                v[k] = (1 - alpha[k]) * w_k + alpha[k] * v[k]
+                mixed = (1 - alpha[k]) * w_k + alpha[k] * v[k]
+                v[k] = mixed if mine is None else np.where(buf, v[k], mixed)
+            if mine is not None:
+                mine[k] = w_k.copy()
             log("client_end", "train", "w_local", w_k, round=t, client=k)
             log("client_end", "train", "v", v[k], round=t, client=k)
             if not pfllib:
@@ -222,6 +246,8 @@ def run(spec, clients, w0, log, bug):
             sent.append((share, w_k))
         total = sum(c for c, _ in sent)
         w = sum(c * w_k for c, w_k in sent) / total
+        if mine is not None and U:         # the first received model's
+            w = np.where(buf, mine[U[0]], w)
         log("server", "train", "w", w, round=t)
     return {"w": w, "v": v, "alpha": alpha}
 # SPDX-License-Identifier: GPL-3.0-or-later

@@ -15,6 +15,18 @@ Records: "y" (client begin, steps, end), client_end "c_i", server "w" and
 "c".  The pfllib preset: lr.count = trainings, and option II divides by the
 undecayed η (scaffold.c_lr = initial).  With a client optimizer (opt.*) the
 optimizer steps on the corrected gradient.
+
+A layer list with batch normalisation: the correction never touches the
+running statistics (buffers, not parameters; only the training pass moves
+them).  bn.aggregate = parameters_only: PFLlib's set_parameters sends
+parameters() only, so each client's model keeps its own running
+statistics from round to round (the initial ones until it trains), and
+client_c / global_c exist for parameters() only (c_i⁺ keeps c_i there);
+the server's new statistics are the first uploader's, or with
+scaffold.bn_global = previous (the pfllib preset) the old global's: the
+server builds the new global from a copy of the old one
+(serverscaffold.py), so its statistics are never replaced, the initial
+ones throughout.
 """
 import importlib
 import sys
@@ -30,7 +42,9 @@ BUGS = ("scaffold-correction-flipped", "scaffold-global-step-ignored",
         "scaffold-c-start-zero")
 
 PRESETS = {"pfllib": {"scaffold.option": "II", "scaffold.c_lr": "initial",
-                      "lr.count": "trainings"}}
+                      "lr.count": "trainings",
+                      "bn.aggregate": "parameters_only",
+                      "scaffold.bn_global": "previous"}}
 
 
 def _base():
@@ -46,7 +60,8 @@ def _config(spec):
     alg = spec["algorithm"]
     cfg = dict(base.DEFAULTS)
     cfg.update({"scaffold.option": "II", "scaffold.c_lr": "round",
-                "scaffold.eta_g": 1.0})
+                "scaffold.eta_g": 1.0, "bn.aggregate": "average",
+                "scaffold.bn_global": "first_upload"})
     preset = alg.get("preset", "paper")
     if preset != "paper":
         if preset not in PRESETS:
@@ -75,6 +90,18 @@ def run(spec, clients, w0, log, bug):
     else:
         c = sum(c_i) / N
     trained = [0] * N
+    # the running statistics: never stepped; kept per client unless averaged
+    buf = getattr(clients[0], "buffers", None)
+    if buf is not None and not buf.any():
+        buf = None
+    agg = cfg["bn.aggregate"]
+    if agg not in ("average", "parameters_only") or \
+            cfg["scaffold.bn_global"] not in ("first_upload", "previous"):
+        raise base.Unsupported("bn.aggregate %r, scaffold.bn_global %r"
+                               % (agg, cfg["scaffold.bn_global"]))
+    own = None
+    if buf is not None and agg == "parameters_only":
+        own = [x.copy() for _ in range(N)]   # each client's model
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", x, round=t)
         plan = dict(zip(rnd["clients"], rnd["batches"]))
@@ -86,10 +113,15 @@ def run(spec, clients, w0, log, bug):
             if bug == "scaffold-ci-forgotten":
                 c_i[i] = np.zeros_like(x)
             corr = c_i[i] - c if bug == "scaffold-correction-flipped" else c - c_i[i]
+            if buf is not None:
+                corr = np.where(buf, 0.0, corr)
             y = x.copy()
+            if own is not None:
+                y = np.where(buf, own[i], y)
             log("client_begin", "train", "y", y, round=t, client=i, step=0)
             opt = None if opts is None else opts.begin(0, i)
             for s, batch in enumerate(plan[i], start=1):
+                before = y
                 g = clients[i].grad(y, batch)
                 if opt is not None and bug == "scaffold-correction-after-optimizer":
                     y = opt.step(y, g, eta, None) - eta * corr
@@ -97,6 +129,8 @@ def run(spec, clients, w0, log, bug):
                     y = opt.step(y, g + corr, eta, None)
                 else:
                     y = y - eta * (g + corr)
+                if buf is not None:   # the pass's statistics, not a step
+                    y = base.track(clients[i], np.where(buf, before, y))
                 log("step", "train", "y", y, round=t, client=i, step=s)
             log("client_end", "train", "y", y, round=t, client=i)
             if cfg["scaffold.option"] == "I":
@@ -110,6 +144,9 @@ def run(spec, clients, w0, log, bug):
                 if bug == "scaffold-c-lr-decayed":
                     eta_c = eta
                 new = c_i[i] - c + (x - y) / (K * eta_c)
+            if own is not None:
+                new = np.where(buf, c_i[i], new)
+                own[i] = y.copy()
             log("client_end", "train", "c_i", new, round=t, client=i)
             if bug == "scaffold-dy-sample-weights":
                 wy = clients[i].n / sum(clients[j].n for j in S)
@@ -119,7 +156,12 @@ def run(spec, clients, w0, log, bug):
             dc = dc + (new - c_i[i]) / len(S)
             c_i[i] = new
         eta_g = 1.0 if bug == "scaffold-global-step-ignored" else cfg["scaffold.eta_g"]
-        x = x + eta_g * dy
+        x_new = x + eta_g * dy
+        if own is not None and cfg["scaffold.bn_global"] == "first_upload":
+            x_new = np.where(buf, own[S[0]], x_new)
+        elif own is not None:
+            x_new = np.where(buf, x, x_new)
+        x = x_new
         log("server", "train", "w", x, round=t)
         frac = 1.0 if bug == "scaffold-c-without-fraction" else len(S) / N
         c = c + frac * dc

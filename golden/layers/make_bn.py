@@ -54,6 +54,16 @@ golden/pflref_exact_layers.py:
       fedper_pfllib (which sets bn.aggregate = parameters_only).
   layers/fedprox/bn1d-mlp-pfllib-keep  FedProx under its preset pfllib
       (which sets bn.aggregate = parameters_only).
+  layers/pfedme/bn1d-mlp-pfllib-keep  pFedMe under its preset pfllib
+      (which sets bn.aggregate = parameters_only: each client's θ model
+      keeps its running statistics, the global's are the first uploader's).
+  layers/apfl/bn1d-mlp-pfllib-keep  APFL under its preset pfllib (which
+      sets bn.aggregate = parameters_only: w_i and v_i keep their own
+      running statistics, the global's are the first participant's).
+  layers/scaffold/bn1d-mlp-pfllib-keep  SCAFFOLD under its preset pfllib
+      (which sets bn.aggregate = parameters_only and scaffold.bn_global =
+      previous: each client keeps its running statistics, the global's
+      stay init.w's).
 
     /usr/bin/python3 golden/layers/make_bn.py [OUTDIR]
 """
@@ -705,6 +715,125 @@ def fedprox_keep_bn():
                 "(set_parameters: parameters() only), servers/serverprox.py train()"))
 
 
+def scaffold_keep_bn():
+    # SCAFFOLD as PFLlib runs it (preset pfllib, which sets bn.aggregate =
+    # parameters_only, scaffold.bn_global = previous): clientscaffold.py:62-64 set_parameters copies
+    # parameters() only; serverscaffold.py:124-129 adds the parameters()'
+    # updates to a deepcopy of the previous global, whose running
+    # statistics so stay init.w's.  Clients take 2, 1 and 2 steps in round
+    # 0 (distinct K), client 1 sits out round 1 and client 0 round 2.
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
+    ]
+    return family_vector(
+        "scaffold", "pfllib-keep", "SCAFFOLD (preset pfllib) on the MLP with "
+        "batchnorm1d, running statistics kept per client, the global's never moved",
+        "SCAFFOLD with the preset pfllib (option II with the undecayed eta, "
+        "lr.count = trainings: nothing changes under a constant step), which sets "
+        "bn.aggregate = parameters_only and scaffold.bn_global = previous: each "
+        "client starts from x's parameters "
+        "with the running statistics its own model last left (init.w's before it "
+        "first trains), steps y <- y - eta (g + c - c_i) on the parameters (the "
+        "training pass moves the running statistics), c_i+ = c_i - c + (x - y)/(K "
+        "eta) on the parameters and c_i on the running statistics, and x <- x + "
+        "eta_g mean(y_i - x) on the parameters while x's running statistics stay "
+        "init.w's; eta = 0.0703125, eta_g = 0.75; three rounds, client 1 sits out "
+        "round 1 and client 0 round 2.",
+        {"name": "scaffold", "preset": "pfllib",
+         "hyperparameters": {"eta": 0.0703125, "scaffold.eta_g": 0.75}},
+        rounds, init_seed=9,
+        must=["bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=("Karimireddy, Kale, Mohri, Reddi, Stich, Suresh, ICML 2020, Alg. 1; "
+                "TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/"
+                "clientscaffold.py:62-64 (set_parameters: parameters() only), "
+                ":18-20 (client_c over parameters()), system/flcore/servers/"
+                "serverscaffold.py:124-129 (deepcopy of the previous global plus "
+                "the parameters()' updates)"))
+
+
+def pfedme_keep_bn():
+    # pFedMe as PFLlib runs it (preset pfllib, which sets bn.aggregate =
+    # parameters_only): clientpFedMe.py:74-77 set_parameters copies
+    # parameters() into the θ model and local_params, serverbase.py:138-150
+    # deep-copies uploaded_models[0], serverpFedMe.py:88-91 mixes
+    # parameters() only with beta.  Only S^t trains (pfedme.train =
+    # sampled); client 1 sits out round 1 and client 0 round 2.
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
+    ]
+    return family_vector(
+        "pfedme", "pfllib-keep", "pFedMe (preset pfllib) on the MLP with "
+        "batchnorm1d, each client's theta model keeping its running statistics",
+        "pFedMe with the preset pfllib (theta warm, mu = 0.001, weights n_i / sum "
+        "n_j, only S^t trains, the global reported for every client, PFLlib's "
+        "scheduler on eta_p: nothing decays here), which sets bn.aggregate = "
+        "parameters_only: w_{i,0} and theta start from w_t's parameters with the "
+        "running statistics the client's theta model last left (init.w's before it "
+        "first trains), theta's K passes move them and w_{i,r+1} carries theta's; "
+        "w_{t+1} = (1 - beta) w_t + beta sum c_i w_{i,R} on the parameters, its "
+        "running statistics the first uploader's (not mixed with beta); the "
+        "reported personal model is w_{t+1}'s parameters with the client's own "
+        "statistics; eta = 0.15625, lambda = 0.875, eta_p = 0.09375, K = 2, beta = "
+        "0.8125; three rounds, client 1 sits out round 1 and client 0 round 2.",
+        {"name": "pfedme", "preset": "pfllib",
+         "hyperparameters": {"eta": 0.15625, "lambda": 0.875, "eta_p": 0.09375,
+                             "K": 2, "beta": 0.8125}},
+        rounds, init_seed=10,
+        must=["bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=("Dinh, Tran, Nguyen, NeurIPS 2020, Alg. 1; shared/spec notes §2; "
+                "TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/clientpFedMe.py:"
+                "74-77 (set_parameters: parameters() only), :18 (local_params), "
+                "system/flcore/servers/serverbase.py:138-150 (deepcopy of "
+                "uploaded_models[0]), serverpFedMe.py:88-91 "
+                "(beta_aggregate_parameters: parameters() only)"))
+
+
+def apfl_keep_bn():
+    # APFL as PFLlib runs it (preset pfllib: apfl.variant = pfllib, which
+    # the preset pairs with bn.aggregate = parameters_only):
+    # clientbase.py:67-69 set_parameters copies parameters() into
+    # self.model, clientapfl.py:58-59 mixes model_per's parameters() only,
+    # serverbase.py:138-150 deep-copies uploaded_models[0].
+    rounds = [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
+    ]
+    return family_vector(
+        "apfl", "pfllib-keep", "APFL (preset pfllib) on the MLP with batchnorm1d, "
+        "w_i and v_i keeping their own running statistics",
+        "APFL with the preset pfllib (apfl.variant = pfllib: per batch w_i <- w_i - "
+        "eta grad f(w_i), v_i <- v_i - eta grad f(v_i) on v's own loss, each pass "
+        "moving its own model's running statistics, then PFLlib's alpha_update; "
+        "after the last batch v_i <- (1 - alpha_i) w_i + alpha_i v_i; n_i / sum n_j "
+        "weights), which sets bn.aggregate = parameters_only: w_i starts from w's "
+        "parameters with the running statistics client i's model last left "
+        "(init.w's before it first trains), v_i's mixture leaves its own running "
+        "statistics, and w takes the first participant's; eta = 0.0703125, alpha = "
+        "0.375 (adaptive); three rounds, client 1 sits out round 1 and client 0 "
+        "round 2.",
+        {"name": "apfl", "preset": "pfllib",
+         "hyperparameters": {"eta": 0.0703125, "alpha": 0.375}},
+        rounds, init_seed=11,
+        must=["bn-own-buffers", "bn-global-buffers"],
+        extra=["bn-own-buffers", "bn-global-buffers"],
+        source=("Deng, Kamani, Mahdavi, arXiv 2003.13461v3, Alg. 1; shared/spec "
+                "notes-pfllib-as-run.md §2.3 (APFL); TsingZ0/PFLlib d832e76f6a23 "
+                "system/flcore/clients/clientapfl.py train() and :58-59 "
+                "(model_per.parameters() mixed), clientbase.py:67-69 "
+                "(set_parameters: parameters() only), system/flcore/servers/"
+                "serverbase.py:138-150 (deepcopy of uploaded_models[0])"))
+
+
 def local_bn():
     rounds = [
         {"clients": [0, 1], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]]]},
@@ -764,7 +893,7 @@ def ifca_bn():
                     BN_MUST)
 
 
-FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, fedalt_keep_bn, fedsim_keep_bn, fedprox_keep_bn, local_bn, finetune_bn, ifca_bn]
+FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, fedalt_keep_bn, fedsim_keep_bn, fedprox_keep_bn, pfedme_keep_bn, apfl_keep_bn, scaffold_keep_bn, local_bn, finetune_bn, ifca_bn]
 
 
 # ---------------------------------------------------------------- FedFomo

@@ -59,11 +59,20 @@ typedef enum {
     PFLREF_SCAFFOLD_C_LR_INITIAL = 1 /* the undecayed η (TsingZ0/PFLlib
                                         clientscaffold.py:73)              */
 } pflref_scaffold_c_lr;
+/* x's r_μ, r_v under bn.aggregate = parameters_only (scaffold.bn_global) */
+typedef enum {
+    PFLREF_SCAFFOLD_BN_GLOBAL_FIRST = 0,   /* the first uploader's (FedAvg's
+                                              serverbase.py:138-150)       */
+    PFLREF_SCAFFOLD_BN_GLOBAL_PREVIOUS = 1 /* the previous x's, so w⁰'s
+                                              (PFLlib serverscaffold.py:
+                                              124-129)                     */
+} pflref_scaffold_bn_global;
 
 typedef struct {
     double eta_g;              /* η_g > 0: the global step size            */
     int option;                /* pflref_scaffold_option                   */
     int c_lr;                  /* pflref_scaffold_c_lr                     */
+    int bn_global;             /* pflref_scaffold_bn_global                */
     const double *c0;          /* P: the initial c (l. 1; the spec's
                                   init.c, borrowed), or NULL: (1/N) Σ_i
                                   c_i⁰, 0 when c_i0 is NULL too           */

@@ -109,4 +109,10 @@ pflref_status pflref_fedavg_round_any(pflref_state *s,
 void pflref_fedavg_keep_load(pflref_state *s, pflref_state_loader load,
                              void *ctx, long t);
 
+/* APFL's check before round 0 (ref/algorithms/apfl_check.c). */
+pflref_status pflref_apfl_check(const pflref_problem *problem,
+                                const pflref_hyper *hyper,
+                                const pflref_schedule *schedule,
+                                const unsigned char *mask, pflref_error *err);
+
 #endif

@@ -75,6 +75,17 @@
  *                    apfl.mix and apfl.alpha_rule do not apply to it (a
  *                    non-default value is refused); v_bar is not noted
  *                    (PFLlib evaluates v_i itself, the "local" model)
+ *   bn.aggregate     (apfl.variant = pfllib, a model with batch
+ *                    normalisation; apfl_round_keep) average: r_μ, r_v go
+ *                    through the steps, v_i's end mixture and the server
+ *                    average like every entry; parameters_only: PFLlib's
+ *                    set_parameters (clientbase.py:67-69) copies
+ *                    parameters() only, so w_i starts from w's parameters
+ *                    with client i's own r_μ, r_v (w⁰'s before it first
+ *                    trains), which w_i's last pass leaves; the end mixture
+ *                    (clientapfl.py:58-59, model_per.parameters()) skips
+ *                    v_i's r_μ, r_v, its own; w's are the first
+ *                    participant's (serverbase.py:138-150)
  *   apfl.weights     uniform: w ← (1/|U|) Σ_U w_i (the paper);
  *                    samples: w ← Σ_U n_i w_i / Σ_U n_j (PFLlib's
  *                    serverbase.py receive_models, uploaded_weights)
@@ -100,6 +111,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/bn_own.h"
 #include "engine/work.h"
 
 /* FedTorch's alpha_update adds 0.02 α to its α gradient (the derivative of
@@ -189,87 +201,6 @@ static void *apfl_work_alloc(const pflref_problem *problem,
         ws->E = pflref_work_doubles(&ws->list, k, n_max);
     }
     return pflref_work_ready(ws);
-}
-
-/* apfl.mix = output: a batch of at most *ctx samples (the largest data
- * set), whose outputs apfl_work holds. */
-static pflref_status batch_fits(const void *ctx, size_t client,
-                                const size_t *idx, size_t nb,
-                                pflref_error *err)
-{
-    (void)client;
-    (void)idx;
-    const size_t cap = *(const size_t *)ctx;
-    if (nb <= cap)
-        return PFLREF_OK;
-    return pflref_error_set(err, PFLREF_EINVAL, NULL,
-                            "apfl.mix = output keeps one batch's outputs, at "
-                            "most %zu samples (the largest data set); this "
-                            "batch has %zu",
-                            cap, nb);
-}
-
-static pflref_status apfl_check(const pflref_problem *problem,
-                                const pflref_hyper *hyper,
-                                const pflref_schedule *schedule,
-                                const unsigned char *mask, pflref_error *err)
-{
-    (void)mask;
-    const pflref_apfl_hyper *hp = &hyper->apfl;
-    const double alpha = hp->alpha, eta_alpha = hp->eta_alpha;
-    if (alpha > 1.0)
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.hyperparameters.alpha",
-                                "alpha = %g: the mixing weight α must lie in "
-                                "[0, 1]", alpha);
-    if (hp->alpha_mode == PFLREF_APFL_ALPHA_ADAPTIVE &&
-        hp->alpha_rule == PFLREF_APFL_RULE_FEDTORCH && !isnan(eta_alpha))
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.hyperparameters.eta_alpha",
-                                "apfl.alpha_rule = fedtorch steps α with the "
-                                "model's learning rate η (FedTorch's "
-                                "alpha_update); eta_alpha is not used by it");
-    if (pfllib(hyper) && (output_mix(hyper) ||
-                          hp->alpha_rule != PFLREF_APFL_RULE_PAPER ||
-                          hp->mix_uses_w != PFLREF_APFL_MIX_W_OLD))
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.switches.apfl.variant",
-                                "apfl.variant = pfllib trains v on its own "
-                                "loss and has its own α rule: apfl.mix, "
-                                "apfl.alpha_rule and apfl.mix_uses_w must "
-                                "keep their paper values");
-    /* Batch normalisation's running statistics (docs/algorithms/apfl.md):
-     * under parameter mixing v's step is a training pass of a third
-     * model, v̄, whose batch statistics no module's buffers own; under
-     * output mixing v and w_i have their own passes (FedTorch's
-     * inference_personal), but pflref_model_outputs is an evaluation-mode
-     * pass, which has no batch statistics to move them by. */
-    if (!pfllib(hyper) && problem->model.bn &&
-        hyper->bn.running == PFLREF_BN_RUNNING_UPDATE)
-        return pflref_error_set(
-            err, PFLREF_EINVAL, "algorithm.switches.bn.running",
-            "bn.running = update: %s; give \"bn.running\": \"frozen\", or "
-            "apfl.variant = pfllib (v and w_i each train on their own passes, "
-            "the shared local solver moves both)",
-            output_mix(hyper)
-                ? "apfl.mix = output takes v's and w_i's outputs in "
-                  "evaluation-mode passes here, which have no batch "
-                  "statistics to move their buffers by"
-                : "apfl.variant = paper steps v at the mixture v̄ = α_i v + "
-                  "(1 − α_i) w_i (Alg. 1 l. 6), a third model whose training "
-                  "pass has batch statistics that belong to the buffers of "
-                  "neither v nor w_i");
-    if (!output_mix(hyper))
-        return PFLREF_OK;
-    if (problem->model.kind == PFLREF_MODEL_QUADRATIC)
-        return pflref_error_set(err, PFLREF_EINVAL, "algorithm.switches."
-                                "apfl.mix",
-                                "apfl.mix = output mixes the two models' "
-                                "outputs, and model quadratic has none; use "
-                                "a data model (linear, softmax, mlp) or "
-                                "apfl.mix = parameter");
-    const size_t cap = pflref_problem_max_n(problem);
-    return pflref_schedule_walk(schedule, NULL, batch_fits, &cap, err);
 }
 
 /* α_i ← α (the hyperparameter) for every client. */
@@ -717,9 +648,74 @@ static pflref_status apfl_round_with(pflref_state *s, apfl_work *ws,
     return pflref_round_end(s, SERVER_LINE[samples], trace, err);
 }
 
+/* The round of apfl.variant = pfllib under bn.aggregate = parameters_only
+ * on a model with batch normalisation, PFLlib's reading (TsingZ0/PFLlib
+ * d832e76f6a23 system/flcore; ref/engine/bn_own.c), B the buffer entries
+ * (r_μ, r_v):
+ *   w_i ← (w on ¬B, r_i on B)   set_parameters (clientbase.py:67-69)
+ *                               copies parameters() into self.model, whose
+ *                               buffers its last train() left (w⁰'s first)
+ *   the steps                   client_steps (pfllib_step), unchanged: each
+ *                               model's own pass moves its own buffers
+ *   v_i ← (1 − α_i) w_i + α_i v_i on ¬B only (clientapfl.py:58-59 loops
+ *                               over parameters()); v_i's B stay its own
+ *   r_i ← w_i's B
+ *   w on ¬B ← Σ_U c_i w_i; w on B ← r_{i₁}, i₁ the first participant
+ *                               (deepcopy(uploaded_models[0]),
+ *                               serverbase.py:138-150)
+ * The check refuses it under apfl.variant = paper. */
+static pflref_status apfl_round_keep(pflref_state *s, apfl_work *ws,
+                                     const pflref_round_plan *plan,
+                                     const pflref_trace *trace,
+                                     pflref_error *err)
+{
+    const pflref_model *md = &s->problem->model;
+    const size_t P = s->P, N = s->N, m = plan->m;
+    double *const w_local = ws->w_local;
+    const int samples = s->hyper->apfl.weights == PFLREF_APFL_WEIGHTS_SAMPLES;
+    const double n_U = pflref_train_n(s->problem, plan->clients, m);
+    pflref_status st = pflref_bn_own_alloc(s, err);
+    if (st != PFLREF_OK)
+        return st;
+    pflref_round_begin(s, NULL, trace);
+    for (size_t j = 0; j < m; j++) {
+        const size_t i = plan->clients[j];
+        double *v = pflref_row(s->v, i, N, P);
+        double *r_i = pflref_bn_own_row(s, i);
+        memcpy(w_local, s->w, P * sizeof *w_local);
+        pflref_bn_copy_buffers(md, w_local, r_i);
+        pflref_client_begin(s, i, "w_local", w_local, NULL, trace);
+        pflref_client_begin(s, i, "v", v, NULL, trace);
+        client_rates(s, ws, i);
+        pflref_optim_begin(s, i);
+        st = client_steps(s, i, &plan->batches[j], ws, trace, err);
+        if (st != PFLREF_OK)
+            return st;
+        /* v_i ← (1 − α_i) w_i + α_i v_i on parameters() (ws->vbar keeps
+         * v_i's own buffers across the mixture) */
+        const double a = s->alpha[i];
+        pflref_copy(ws->vbar, v, P);
+        for (size_t q = 0; q < P; q++)
+            v[q] = a * v[q] + (1.0 - a) * w_local[q];
+        pflref_bn_copy_buffers(md, v, ws->vbar);
+        pflref_client_end(s, i, "w_local", w_local, trace);
+        pflref_client_end(s, i, "v", v, trace);
+        pflref_bn_copy_buffers(md, r_i, w_local);   /* self.model's */
+        const double n_i = (double)s->problem->clients[i].train.n;
+        pflref_accumulate(s->accum, samples ? n_i / n_U : 1.0 / (double)m,
+                          w_local, P);
+    }
+    if (m > 0)   /* the global's r_μ, r_v: the first participant's */
+        pflref_bn_copy_buffers(md, s->accum,
+                               pflref_bn_own_row(s, plan->clients[0]));
+    return pflref_round_end(s, SERVER_LINE[samples], trace, err);
+}
+
 static pflref_status apfl_round(pflref_state *s, const pflref_round_plan *plan,
                                 const pflref_trace *trace, pflref_error *err)
 {
+    if (pflref_bn_keeps_own(s))   /* bn.aggregate = parameters_only */
+        return apfl_round_keep(s, s->extra, plan, trace, err);
     return apfl_round_with(s, s->extra, plan, trace, err);
 }
 
@@ -736,11 +732,12 @@ const pflref_algorithm pflref_apfl = {
              {"local", PFLREF_SOURCE_PERSONAL},
              /* req: apfl.alg1.l11, apfl.eq4 */
              {"personalized", PFLREF_SOURCE_MIX}},
-    .check = apfl_check,
+    .check = pflref_apfl_check,   /* ref/algorithms/apfl_check.c */
     .work_alloc = apfl_work_alloc,
     .work_free = pflref_work_free,
     .init = apfl_init,
     .round = apfl_round,
+    .load_state = pflref_bn_own_load,   /* bn.aggregate's r_i */
     .opt_slots = 2,   /* 0: w_i's optimizer; 1: v_i's (PFLlib
                          clientapfl.py: optimizer, optimizer_per) */
 };

@@ -52,6 +52,8 @@
  * the R inner solves; line 8 stays the paper's.  Batch normalisation:
  * θ's K training passes per batch move its r_μ, r_v (bn.running), and
  * w_{i,r+1} takes θ's (buffers_follow: the uploaded model is θ's).
+ * bn.aggregate = parameters_only: PFLlib's exchange of parameters() only
+ * (pfedme_round_keep below).
  * A client that does not train in a round keeps its personalised model.
  * The check refuses, before round 0, a round that does not list every
  * client under pfedme.train = all, and a round with no sampled client.
@@ -67,6 +69,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
+#include "engine/bn_own.h"
 #include "engine/work.h"
 
 static const char *const LOCAL_LINE =
@@ -333,11 +336,89 @@ static pflref_status pfedme_round_with(pflref_state *s, pfedme_work *ws,
     return st;
 }
 
+/* The round under bn.aggregate = parameters_only on a model with batch
+ * normalisation, PFLlib's reading (TsingZ0/PFLlib d832e76f6a23
+ * system/flcore; ref/engine/bn_own.c), B the buffer entries (r_μ, r_v):
+ *   clientpFedMe.py:74-77 set_parameters copies model.parameters() into
+ *     the client's self.model (θ's model) and local_params (w_{i,r}, a
+ *     list of parameters() only, clientpFedMe.py:18): so w_{i,0} and θ
+ *     start from w_t's parameters with r_i, the buffers client i's model
+ *     last left (w⁰'s until it first trains) — here w_t's copy takes r_i
+ *     on B before client_update, which sets w_{i,0} and θ from it;
+ *   r_i ← w_{i,R}'s B (θ's: buffers_follow) after the client's R rounds,
+ *     for every trainer (pfedme.train = all: the unselected too);
+ *   serverbase.py:138-150 aggregate_parameters: w_{t+1} ← a deepcopy of
+ *     uploaded_models[0] with parameters() averaged, then
+ *     serverpFedMe.py:88-91 beta_aggregate_parameters mixes parameters()
+ *     only: l. 10 on ¬B, and w_{t+1} on B ← r_{i₁}, i₁ the first client of
+ *     S^t that uploads (ascending id), no β-mixing there;
+ *   pfedme.personal_eval = global: v_i ← w_{t+1}'s parameters with r_i
+ *     (the client's model after send_models); theta and local_w carry
+ *     r_i already.
+ * Otherwise as pfedme_round_with (client_update is its, unchanged). */
+static pflref_status pfedme_round_keep(pflref_state *s, pfedme_work *ws,
+                                       const pflref_round_plan *plan,
+                                       const pflref_trace *trace,
+                                       pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const pflref_model *md = &pr->model;
+    const pflref_pfedme_hyper *hp = &s->hyper->pfedme;
+    const double beta = s->hyper->beta;
+    const size_t P = s->P, N = s->N;
+    pflref_status st = pflref_bn_own_alloc(s, err);
+    if (st != PFLREF_OK)
+        return st;
+    pflref_round_begin(s, ws->w_t, trace);
+    const double n_S = pflref_train_n(pr, plan->selected, plan->n_selected);
+    size_t first = N;   /* i₁: the first uploader */
+    for (size_t j = 0; j < plan->m; j++) {
+        const size_t i = plan->clients[j];
+        double *r_i = pflref_bn_own_row(s, i);
+        pflref_bn_copy_buffers(md, ws->w_t, r_i);   /* set_parameters */
+        st = client_update(s, i, &plan->batches[j], ws, trace, err);
+        if (st != PFLREF_OK)
+            return st;
+        pflref_bn_copy_buffers(md, r_i, ws->w_local);   /* θ model's */
+        double *v_i = pflref_row(s->v, i, N, P);
+        if (hp->personal_eval == PFLREF_PFEDME_EVAL_THETA)
+            pflref_copy(v_i, ws->theta, P);
+        else if (hp->personal_eval == PFLREF_PFEDME_EVAL_LOCAL_W)
+            pflref_copy(v_i, ws->w_local, P);
+        if (!is_selected(plan, i))
+            continue;
+        if (first == N)
+            first = i;
+        const double c =
+            hp->weights == PFLREF_PFEDME_WEIGHTS_SAMPLES
+                ? (double)pr->clients[i].train.n / n_S
+                : 1.0 / (double)plan->n_selected;
+        pflref_accumulate(s->accum, c, ws->w_local, P);
+    }
+    /* l. 10 on parameters(); B: the first uploader's r_i (w's own when no
+     * trainer uploads; ws->g, free now, keeps them) */
+    pflref_copy(ws->g, s->w, P);
+    for (size_t p = 0; p < P; p++)
+        s->w[p] = (1.0 - beta) * s->w[p] + beta * s->accum[p];
+    pflref_bn_copy_buffers(md, s->w,
+                           first < N ? pflref_bn_own_row(s, first) : ws->g);
+    st = pflref_server_publish(s, SERVER_LINE[hp->weights], trace, err);
+    if (st == PFLREF_OK && hp->personal_eval == PFLREF_PFEDME_EVAL_GLOBAL)
+        for (size_t i = 0; i < N; i++) {
+            double *v_i = pflref_row(s->v, i, N, P);
+            pflref_copy(v_i, s->w, P);
+            pflref_bn_copy_buffers(md, v_i, pflref_bn_own_row(s, i));
+        }
+    return st;
+}
+
 static pflref_status pfedme_round(pflref_state *s,
                                   const pflref_round_plan *plan,
                                   const pflref_trace *trace,
                                   pflref_error *err)
 {
+    if (pflref_bn_keeps_own(s))   /* bn.aggregate = parameters_only */
+        return pfedme_round_keep(s, s->extra, plan, trace, err);
     return pfedme_round_with(s, s->extra, plan, trace, err);
 }
 
@@ -354,6 +435,7 @@ const pflref_algorithm pflref_pfedme = {
     .work_alloc = pfedme_work_alloc,
     .work_free = pflref_work_free,
     .round = pfedme_round,
+    .load_state = pflref_bn_own_load,   /* bn.aggregate's r_i */
     .opt_slots = 1,   /* the inner solver's (Alg. 1 l. 7: the object that
                          steps θ, pFedMeOptimizer in both codes); line 8
                          stays the paper's step on w_{i,r} */

@@ -68,8 +68,28 @@
  *                    clientscaffold.py:73, update_yc reads
  *                    self.learning_rate, which its ExponentialLR never
  *                    changes)
+ *   bn.aggregate     (a model with batch normalisation; B the buffer
+ *                    entries r_μ, r_v of x, y_i, c, c_i) average: B is
+ *                    stepped, summed and stored as every other entry;
+ *                    parameters_only: y_i ← x on ¬B, r_i (client i's own,
+ *                    w⁰'s before it first trains) on B, r_i ← y_i's B
+ *                    after l. 11; c_i⁺ = c_i on B (PFLlib's client_c,
+ *                    global_c are over parameters() only,
+ *                    clientscaffold.py:18-20), so Δc_i = 0 there; l. 17's
+ *                    x on B ← the first participant's r_i
+ *                    (scaffold.bn_global = first_upload)
+ *   scaffold.bn_global  (under bn.aggregate = parameters_only) first_upload:
+ *                    as above; previous: x on B never moves (w⁰'s):
+ *                    TsingZ0/PFLlib d832e76f6a23
+ *                    serverscaffold.py:124-129 (the new global is a
+ *                    deepcopy of the previous one plus the parameters()'
+ *                    Δy_i), clientscaffold.py:62-64 (set_parameters copies
+ *                    parameters() only).  Evaluation ("global") is then
+ *                    x's parameters with client i's own r_i (PFLlib's
+ *                    evaluate() on the clients' models; ref/engine/run.c)
  * Preset pfllib (ref/engine/presets.c): option II, c_lr = initial,
- * lr.count = trainings.  No preset official: no code of the authors is
+ * lr.count = trainings, bn.aggregate = parameters_only,
+ * scaffold.bn_global = previous.  No preset official: no code of the authors is
  * published.
  *
  * Trace: "y" (client begin, steps, end), CLIENT_END "c_i" (c_i⁺, what the
@@ -83,6 +103,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/bn_own.h"
 #include "engine/work.h"
 
 static const char *const LOCAL_LINE =
@@ -268,6 +289,32 @@ static int grad_sink_open(grad_sink *k, const pflref_state *s, size_t i,
     return 1;
 }
 
+/* c_i⁺ (l. 12, eq. (4)) of client i after its K = b->nsteps steps, into
+ * ws->c_plus: option (i) g_i(x) over the whole training set in index order,
+ * or (ii) c_i − c + (1/(K η_l)) (x − y_i) with η_l = eta_c. */
+static pflref_status control_plus(pflref_state *s, size_t i,
+                                  const pflref_batches *b, double eta_c,
+                                  scaffold_work *ws, pflref_error *err)
+{
+    const size_t P = s->P;
+    const double *c_i = ws->c_i + i * P;
+    if (s->hyper->scaffold.option == PFLREF_SCAFFOLD_OPTION_I) {
+        const pflref_data *D = &s->problem->clients[i].train;
+        pflref_status st = pflref_model_grad(&s->problem->model, ws->x, D,
+                                             NULL, D->n, s->ws, ws->c_plus,
+                                             NULL);
+        if (st != PFLREF_OK)
+            return pflref_error_set(err, st, "schedule",
+                                    "the gradient at x (option I) failed at "
+                                    "round %zu, client %zu", s->t, i);
+        return PFLREF_OK;
+    }
+    const double inv_K_eta = 1.0 / ((double)b->nsteps * eta_c);
+    for (size_t p = 0; p < P; p++)
+        ws->c_plus[p] = c_i[p] - ws->c[p] + inv_K_eta * (ws->x[p] - ws->y[p]);
+    return PFLREF_OK;
+}
+
 static pflref_status client_update(pflref_state *s, size_t i,
                                    const pflref_batches *b, double inv_S,
                                    scaffold_work *ws,
@@ -277,8 +324,15 @@ static pflref_status client_update(pflref_state *s, size_t i,
     const size_t P = s->P;
     const int option = s->hyper->scaffold.option;
     double *c_i = ws->c_i + i * P;
+    const pflref_model *m = &s->problem->model;
+    const int keep = pflref_bn_keeps_own(s);      /* bn.aggregate */
     /* req: scaffold.alg1.l7 */
-    pflref_client_begin(s, i, "y", ws->y, ws->x, trace);
+    if (keep) {   /* x's parameters(), client i's own r_μ, r_v */
+        memcpy(ws->y, ws->x, P * sizeof *ws->y);
+        pflref_bn_copy_buffers(m, ws->y, pflref_bn_own_row(s, i));
+        pflref_client_begin(s, i, "y", ws->y, NULL, trace);
+    } else
+        pflref_client_begin(s, i, "y", ws->y, ws->x, trace);
     pflref_client_lr(s, i, 0, 1);  /* η of i's train() (lr.count) */
     pflref_optim_begin(s, i);      /* its optimizer (opt.state) */
     /* η_l: the round's (after pflref_client_lr), or the undecayed one */
@@ -304,23 +358,17 @@ static pflref_status client_update(pflref_state *s, size_t i,
         return st;
     /* req: scaffold.alg1.l11 */
     pflref_client_end(s, i, "y", ws->y, trace);
+    if (keep)     /* what client i's model now holds */
+        pflref_bn_copy_buffers(m, pflref_bn_own_row(s, i), ws->y);
     /* req: scaffold.alg1.l12, scaffold.eq4 */
-    if (option == PFLREF_SCAFFOLD_OPTION_I) {
-        /* (i) c_i⁺ ← g_i(x): the whole training set, index order */
-        const pflref_data *D = &s->problem->clients[i].train;
-        st = pflref_model_grad(&s->problem->model, ws->x, D, NULL, D->n,
-                               s->ws, ws->c_plus, NULL);
-        if (st != PFLREF_OK)
-            return pflref_error_set(err, st, "schedule",
-                                    "the gradient at x (option I) failed at "
-                                    "round %zu, client %zu", s->t, i);
-    } else {
-        /* (ii) c_i⁺ ← c_i − c + (1/(K η_l)) (x − y_i) */
-        const double inv_K_eta = 1.0 / ((double)b->nsteps * eta_c);
-        for (size_t p = 0; p < P; p++)
-            ws->c_plus[p] =
-                c_i[p] - ws->c[p] + inv_K_eta * (ws->x[p] - ws->y[p]);
-    }
+    st = control_plus(s, i, b, eta_c, ws, err);
+    if (st != PFLREF_OK)
+        return st;
+    /* bn.aggregate ≠ average: PFLlib's control variates are over
+     * model.parameters() only (clientscaffold.py:18-20), so c_i⁺ keeps
+     * c_i on r_μ, r_v (Δc_i = 0 there, c never moves there) */
+    if (keep)
+        pflref_bn_copy_buffers(m, ws->c_plus, c_i);
     if (!pflref_all_finite(ws->c_plus, P))
         return pflref_error_diverge(err, (long)s->t, (long)i, -1, "c_i");
     pflref_trace_emit(trace, PFLREF_EV_CLIENT_END, "train", (long)s->t,
@@ -359,6 +407,12 @@ static pflref_status scaffold_round(pflref_state *s,
     const double eta_g = s->hyper->scaffold.eta_g;   /* η_g */
     const size_t P = s->P;
     const double S = (double)plan->m;                 /* |S| */
+    const int keep = pflref_bn_keeps_own(s);          /* bn.aggregate */
+    if (keep) {
+        pflref_status st = pflref_bn_own_alloc(s, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
     /* req: scaffold.alg1.l3, scaffold.alg1.l5 */
     pflref_round_begin(s, ws->x, trace);              /* Δx := 0 */
     for (size_t p = 0; p < P; p++)
@@ -381,6 +435,17 @@ static pflref_status scaffold_round(pflref_state *s,
     /* x ← x + η_g Δx (into s->accum, which pflref_round_end publishes) */
     for (size_t p = 0; p < P; p++)
         s->accum[p] = ws->x[p] + eta_g * s->accum[p];
+    /* x's r_μ, r_v under bn.aggregate: parameters_only, the first
+     * participant's (deepcopy(uploaded_models[0]), serverbase.py:141);
+     * with scaffold.bn_global = previous, the previous x's, so w⁰'s for ever
+     * (serverscaffold.py:124-129 adds the parameters()' Δy_i to a deepcopy
+     * of the previous global) */
+    if (keep && s->hyper->scaffold.bn_global ==
+                    PFLREF_SCAFFOLD_BN_GLOBAL_PREVIOUS)
+        pflref_bn_copy_buffers(&s->problem->model, s->accum, ws->x);
+    else if (keep && plan->m > 0)
+        pflref_bn_copy_buffers(&s->problem->model, s->accum,
+                               pflref_bn_own_row(s, plan->clients[0]));
     pflref_status st = pflref_round_end(s, SERVER_X_LINE, trace, err);
     if (st != PFLREF_OK)
         return st;
@@ -407,6 +472,12 @@ static void scaffold_load_state(pflref_state *s, pflref_state_loader load,
     for (size_t i = 0; i < s->N; i++)
         (void)load(ctx, PFLREF_EV_CLIENT_END, "c_i", t, (long)i,
                    ws->c_i + i * s->P, s->P);
+    /* bn.aggregate ≠ average: each client's own r_μ, r_v from its last
+     * CLIENT_END "y" up to t (w⁰'s for a client that never trained) */
+    for (size_t i = 0; s->bn_own != NULL && i < s->N; i++)
+        if (load(ctx, PFLREF_EV_CLIENT_END, "y", t, (long)i, s->mix, s->P))
+            pflref_bn_copy_buffers(&s->problem->model,
+                                   pflref_bn_own_row(s, i), s->mix);
 }
 
 const pflref_algorithm pflref_scaffold = {

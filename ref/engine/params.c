@@ -676,6 +676,7 @@ static const pflref_param params[] = {
      "normalises (PyTorch) | s²_B (fedbn.running_var = biased is the same "
      "switch)"},
     BN_AGGREGATE_PARAMS
+    SCAFFOLD_BN_PARAMS
     /* FedDyn (arXiv 2111.04263v2, Alg. 1; ref/algorithms/feddyn.c) */
     {"feddyn.alpha", "feddyn", "feddyn", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, feddyn.alpha), NAN, 0.0, 1, NULL, "α",

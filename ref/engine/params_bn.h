@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/params_bn.h: the registry row of bn.aggregate, what the
  * server of FedAvg, of Ditto (whose global objective FedAvg solves) and of
- * FedAlt/FedSim (on the shared blocks) does with batch normalisation's
+ * FedAlt/FedSim (on the shared blocks), of FedProx and of SCAFFOLD does with batch normalisation's
  * running statistics
  * (ref/engine/params.c includes it once and places BN_AGGREGATE_PARAMS
  * after bn.running_var; ref/algorithms/fedavg_keep.c, ditto.c's
@@ -18,9 +18,11 @@
 
 static const char *const bn_aggregate_values[] = {"average",
                                                   "parameters_only", NULL};
+static const char *const scaffold_bn_global_values[] = {"first_upload",
+                                                        "previous", NULL};
 
 #define BN_AGGREGATE_PARAMS \
-    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox", "", PFLREF_PARAM_ENUM, \
+    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
      "", \
      "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \
@@ -28,6 +30,21 @@ static const char *const bn_aggregate_values[] = {"average",
      "keeps its own r_μ, r_v across rounds, the global's are the first " \
      "uploaded client's (PFLlib serverbase.py:138-150, clientbase.py:67-69; " \
      "Ditto: of the global copy w_k, v_k's are its own either way; " \
-     "FedAlt/FedSim: of the shared blocks)"},
+     "FedAlt/FedSim: of the shared blocks; pFedMe: w's, the θ model's " \
+     "being each client's, serverpFedMe.py:88-91 mixing parameters() " \
+     "only; APFL, apfl.variant = pfllib only: w_i's, v_i's own; " \
+     "SCAFFOLD: c, c_i stay at their start on r_μ, r_v, " \
+     "clientscaffold.py:18-20, 62-64)"},
+
+/* SCAFFOLD's server under bn.aggregate = parameters_only (ref/algorithms/
+ * scaffold.c): which r_μ, r_v the new x takes. */
+#define SCAFFOLD_BN_PARAMS \
+    {"scaffold.bn_global", "scaffold", "", PFLREF_PARAM_ENUM, \
+     offsetof(pflref_hyper, scaffold.bn_global), 0.0, 0.0, 0, \
+     scaffold_bn_global_values, "", \
+     "under bn.aggregate = parameters_only, x's r_μ, r_v after l. 17: the " \
+     "first uploader's (FedAvg's serverbase.py:138-150) | the previous " \
+     "x's, so w⁰'s for ever (PFLlib serverscaffold.py:124-129: a deepcopy " \
+     "of the previous global plus the parameters()' Δy_i)"},
 
 #endif

@@ -19,9 +19,12 @@ static const pflref_preset presets[] = {
     {"pfedme", "pfllib",
      "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
      "pfedme.train=sampled pfedme.personal_eval=global lr.scope=eta_p "
-     "lr.count=trainings", NULL,
+     "lr.count=trainings bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib, clientpFedMe.py and fedoptimizer.py (pFedMeOptimizer's "
-     "mu = 0.001 is never overridden; shared/spec notes §2(e), §7)"},
+     "mu = 0.001 is never overridden; shared/spec notes §2(e), §7); "
+     "d832e76f6a23 clientpFedMe.py:74-77 set_parameters, serverbase.py:"
+     "138-150 and serverpFedMe.py:88-91 move parameters() only "
+     "(bn.aggregate)"},
     {"ditto", "official",
      "ditto.order=interleaved_shared_batch ditto.prox=squared "
      "ditto.prox_ref=round_start ditto.weights=uniform", NULL,
@@ -114,11 +117,14 @@ static const pflref_preset presets[] = {
      "clientbase.py's ExponentialLR stepped per train() under -ld"},
     {"apfl", "pfllib",
      "apfl.variant=pfllib apfl.weights=samples apfl.alpha=adaptive "
-     "lr.count=trainings apfl.alpha_lr=constant", NULL,
+     "lr.count=trainings apfl.alpha_lr=constant bn.aggregate=parameters_only",
+     NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientapfl.py train() and alpha_update "
      "(whose step reads self.learning_rate, undecayed under -ld), "
      "serverbase.py's n_i weights (the initial α is the spec's, as -al); "
-     "notes-pfllib-as-run §2.3"},
+     "notes-pfllib-as-run §2.3; clientbase.py:67-69 set_parameters, "
+     "clientapfl.py:58-59 and serverbase.py:138-150 move parameters() only "
+     "(bn.aggregate)"},
     {"fedalt", "fedrep_pfllib",
      "pfl.state=stateful pfl.weights=samples pfl.finetune=personal "
      "lr.count=trainings bn.aggregate=parameters_only", "head",
@@ -173,12 +179,16 @@ static const pflref_preset presets[] = {
      "client's ExponentialLR stepped after its train()); serverdyn.py:80, "
      "93, 104, 107 (the box's h and θ with the differences)"},
     {"scaffold", "pfllib",
-     "scaffold.option=II scaffold.c_lr=initial lr.count=trainings", NULL,
+     "scaffold.option=II scaffold.c_lr=initial lr.count=trainings "
+     "bn.aggregate=parameters_only scaffold.bn_global=previous", NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientscaffold.py (option II only, "
      "update_yc's 1/num_batches/max_local_epochs/self.learning_rate at :73, "
      "its ExponentialLR stepped per train() at :55-56), "
      "fedoptimizer.py:30 (p ← p − lr (grad + c − c_i)), "
-     "serverscaffold.py:126-131 (Δy / num_join_clients · η_g, Δc / N)"},
+     "serverscaffold.py:126-131 (Δy / num_join_clients · η_g, Δc / N); "
+     "clientscaffold.py:62-64 set_parameters and serverscaffold.py:124-129 "
+     "(a deepcopy of the previous global plus the updates of parameters() "
+     "only: the global's running statistics stay w⁰'s, bn.aggregate)"},
     {"moon", "official", "opt.momentum=0.9 opt.weight_decay=0.00001", NULL,
      "QinbinLi/MOON 8fcba3c main.py:267-269 (torch.optim.SGD, momentum "
      "0.9, weight_decay --reg = 1e-5, a new optimizer per local "
@@ -235,13 +245,15 @@ static const pflref_preset presets[] = {
     {"pfedme", "pfllib_run",
      "pfedme.theta_start=warm pfedme.mu=0.001 pfedme.weights=samples "
      "pfedme.train=sampled pfedme.personal_eval=global lr.scope=eta_p "
-     "lr.count=trainings pfedme.eval_reset=initial", NULL,
+     "lr.count=trainings pfedme.eval_reset=initial "
+     "bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: serverpFedMe.py train() as shipped, "
      "evaluate() before each round's training (eval_gap = 1) included: "
      "the preset pfllib plus its evaluation side effect "
      "(evaluate_personalized copies the initial parameters into a client's "
      "personalized model; docs/algorithms/pfedme.md, PFLlib's evaluation "
-     "side effect)"},
+     "side effect); parameters() only moved, as the preset pfllib "
+     "(bn.aggregate)"},
     /* req: fedbn.preset.pfllib */
     {"fedbn", "pfllib", "fedbn.weights=samples lr.count=trainings", NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientbn.py (set_parameters copies every "

@@ -191,6 +191,25 @@ pflref_status pflref_spec_read_algorithm(const json_t *root, pflref_spec *spec,
             "bn.aggregate = parameters_only keeps each client's batch-norm "
             "running statistics, but this model has no batch normalisation "
             "(no running_mean or running_var): drop the switch");
+    /* scaffold.bn_global = previous, given: it picks the running
+     * statistics of x that bn.aggregate = parameters_only leaves open */
+    if (sw != NULL && json_object_get(sw, "scaffold.bn_global") != NULL &&
+        spec->hyper.scaffold.bn_global == PFLREF_SCAFFOLD_BN_GLOBAL_PREVIOUS) {
+        if (!spec->problem->model.bn)
+            return pflref_error_set(
+                err, PFLREF_EINVAL, "algorithm.switches.scaffold.bn_global",
+                "scaffold.bn_global = previous keeps the global's batch-norm "
+                "running statistics, but this model has no batch "
+                "normalisation (no running_mean or running_var): drop the "
+                "switch");
+        if (spec->hyper.bn_aggregate != PFLREF_BN_AGGREGATE_PARAMETERS)
+            return pflref_error_set(
+                err, PFLREF_EINVAL, "algorithm.switches.scaffold.bn_global",
+                "scaffold.bn_global = previous (the global's running "
+                "statistics never move, PFLlib serverscaffold.py:124-129) "
+                "needs bn.aggregate = parameters_only: under average x's "
+                "running statistics are averaged with the rest");
+    }
     return PFLREF_OK;
 }
 
