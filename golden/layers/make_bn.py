@@ -561,6 +561,19 @@ def ditto_bn():
         rounds, init_seed=1, must=["prox-sign"])
 
 
+def keep_rounds():
+    """The bn.aggregate = parameters_only vectors' schedule: three rounds,
+    client 1 sits out round 1 and client 0 round 2 (so a client's own
+    running statistics, kept across a round it sits out, differ from the
+    first uploader's)."""
+    return [
+        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
+                                           [[4, 1], [0, 3, 2]]]},
+        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
+        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
+    ]
+
+
 def ditto_keep_bn():
     # bn.aggregate = parameters_only under Ditto: PFLlib's serverditto.py
     # train() calls send_models and aggregate_parameters of serverbase.py
@@ -569,11 +582,7 @@ def ditto_keep_bn():
     # never sent.  Client 1 sits out round 1 and client 0 round 2, so
     # client 1 starts round 2 from the statistics its copy left in round 0
     # and the first uploader changes from 0 to 1.
-    rounds = [
-        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]], [[4, 1], [0, 3, 2]]]},
-        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
-        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
-    ]
+    rounds = keep_rounds()
     return family_vector(
         "ditto", "pfllib-keep", "Ditto on the MLP with batchnorm1d, the global "
         "copy's running statistics kept per client (bn.aggregate = "
@@ -655,12 +664,7 @@ def fedsim_keep_bn():
     # FedPer as PFLlib runs it (FedSim, preset fedper_pfllib, which sets
     # bn.aggregate = parameters_only): clientper.py:45-47 set_parameters
     # copies base.parameters() only, serverbase.py:138-150 (KEEP_SOURCE).
-    rounds = [
-        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
-                                           [[4, 1], [0, 3, 2]]]},
-        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
-        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
-    ]
+    rounds = keep_rounds()
     return family_vector(
         "fedsim", "fedper-pfllib-keep", "FedPer (FedSim, preset fedper_pfllib) on the "
         "MLP with batchnorm1d, the body's running statistics kept per client",
@@ -688,12 +692,7 @@ def fedprox_keep_bn():
     # parameters_only): serverprox.py train() calls send_models and
     # aggregate_parameters; clientprox.py:61-64 set_parameters copies
     # parameters() only (KEEP_SOURCE).
-    rounds = [
-        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
-                                           [[4, 1], [0, 3, 2]]]},
-        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
-        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
-    ]
+    rounds = keep_rounds()
     return family_vector(
         "fedprox", "pfllib-keep", "FedProx (preset pfllib) on the MLP with "
         "batchnorm1d, running statistics kept per client",
@@ -722,12 +721,7 @@ def scaffold_keep_bn():
     # updates to a deepcopy of the previous global, whose running
     # statistics so stay init.w's.  Clients take 2, 1 and 2 steps in round
     # 0 (distinct K), client 1 sits out round 1 and client 0 round 2.
-    rounds = [
-        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
-                                           [[4, 1], [0, 3, 2]]]},
-        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
-        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
-    ]
+    rounds = keep_rounds()
     return family_vector(
         "scaffold", "pfllib-keep", "SCAFFOLD (preset pfllib) on the MLP with "
         "batchnorm1d, running statistics kept per client, the global's never moved",
@@ -762,12 +756,7 @@ def pfedme_keep_bn():
     # deep-copies uploaded_models[0], serverpFedMe.py:88-91 mixes
     # parameters() only with beta.  Only S^t trains (pfedme.train =
     # sampled); client 1 sits out round 1 and client 0 round 2.
-    rounds = [
-        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
-                                           [[4, 1], [0, 3, 2]]]},
-        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
-        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
-    ]
+    rounds = keep_rounds()
     return family_vector(
         "pfedme", "pfllib-keep", "pFedMe (preset pfllib) on the MLP with "
         "batchnorm1d, each client's theta model keeping its running statistics",
@@ -802,12 +791,7 @@ def apfl_keep_bn():
     # clientbase.py:67-69 set_parameters copies parameters() into
     # self.model, clientapfl.py:58-59 mixes model_per's parameters() only,
     # serverbase.py:138-150 deep-copies uploaded_models[0].
-    rounds = [
-        {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]],
-                                           [[4, 1], [0, 3, 2]]]},
-        {"clients": [0, 2], "batches": [[[1, 3, 0], [2, 1]], [[2, 4, 3]]]},
-        {"clients": [1, 2], "batches": [[[1, 2], [0, 2]], [[3, 0]]]},
-    ]
+    rounds = keep_rounds()
     return family_vector(
         "apfl", "pfllib-keep", "APFL (preset pfllib) on the MLP with batchnorm1d, "
         "w_i and v_i keeping their own running statistics",
