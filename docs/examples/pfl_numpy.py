@@ -438,15 +438,9 @@ def fedavg_rounds(spec, clients, w0, log):
     # bn.aggregate = parameters_only (PFLlib): the server sends and averages
     # parameters() only, so every client holds on to its own model's
     # running_mean / running_var; `held` is that model per client
-    keep = None
-    if cfg["bn.aggregate"] == "parameters_only":
-        keep = getattr(clients[0], "buffers", None)
-        if keep is None or not keep.any():
-            keep = None                      # no buffers: nothing kept
-        if BUG == "bn-stats-averaged-not-kept":
-            keep = None
-    elif cfg["bn.aggregate"] != "average":
-        raise Unsupported("bn.aggregate %r" % cfg["bn.aggregate"])
+    keep = kept_buffers(cfg, clients)
+    if BUG == "bn-stats-averaged-not-kept":
+        keep = None
     held = [w0.copy() for _ in clients]
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", w, round=t)
@@ -666,6 +660,19 @@ def settings(spec):
     cfg.update(alg.get("switches", {}))
     pfl_numpy_optim.for_run(spec)      # opt.* only where local_sgd steps
     return cfg
+
+
+def kept_buffers(cfg, clients):
+    """The entries each client keeps as its own under bn.aggregate =
+    parameters_only (PFLlib sends and averages parameters() only): the
+    running statistics of a layer list with batch norm, else None (nothing
+    kept; also under bn.aggregate = average)."""
+    if cfg["bn.aggregate"] == "parameters_only":
+        keep = getattr(clients[0], "buffers", None)
+        return keep if keep is not None and keep.any() else None
+    if cfg["bn.aggregate"] != "average":
+        raise Unsupported("bn.aggregate %r" % cfg["bn.aggregate"])
+    return None
 
 
 # ---- pFedMe's inner problem (notes §2(c), Alg. 1 line 7) -----------------------
@@ -920,13 +927,7 @@ def run_ditto(spec, clients, w0, log):
     # self.model keeps the running statistics its last train() left (w0's
     # before), and the new global takes the first uploader's; model_per (v)
     # is never sent, so nothing changes for it
-    keep = None
-    if cfg["bn.aggregate"] == "parameters_only":
-        keep = getattr(clients[0], "buffers", None)
-        if keep is None or not keep.any():
-            keep = None
-    elif cfg["bn.aggregate"] != "average":
-        raise Unsupported("bn.aggregate %r" % cfg["bn.aggregate"])
+    keep = kept_buffers(cfg, clients)
     held = [w0.copy() for _ in clients]      # each client's self.model
 
     def personal(k, batch, ref, eta):

@@ -96,13 +96,7 @@ def run(spec, clients, w0, log, bug):
     w = np.array(w0, dtype=float)
     # bn.aggregate = parameters_only (PFLlib): the running statistics stay
     # in each client's own model; the server keeps the first upload's
-    keep = None
-    if cfg["bn.aggregate"] == "parameters_only":
-        keep = getattr(clients[0], "buffers", None)
-        if keep is None or not keep.any():
-            keep = None
-    elif cfg["bn.aggregate"] != "average":
-        raise base.Unsupported("bn.aggregate %r" % cfg["bn.aggregate"])
+    keep = base.kept_buffers(cfg, clients)
     mine = [np.array(w0, dtype=float) for _ in clients]
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", w, round=t)
