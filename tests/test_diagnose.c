@@ -263,6 +263,10 @@ START_TEST(test_float32_cast_is_a_variant)
                       102 + 1 + PFLREF_MCA_RUNS + PFLREF_MCA_PROBE_RUNS);
     ck_assert_msg(strstr(d->summary, "rounded to float32") != NULL,
                   "%s", d->summary);
+    /* the cast alone, named alone: no compound (a change, the step-fewer
+     * probe) is checked once it matches */
+    ck_assert_msg(strstr(d->best[0].change, " + ") == NULL, "%s",
+                  d->best[0].change);
     free(d);
     free(cand);
     json_decref(c);
@@ -336,6 +340,9 @@ static pflref_diagnosis *diagnose_changed_as(const char *vector_rel,
                                              const char *value, int to_f32,
                                              size_t budget);
 
+static pflref_diagnosis *diagnose_spec_as(const char *vector_rel, json_t *v,
+                                          int to_f32, size_t budget);
+
 static pflref_diagnosis *diagnose_changed(const char *vector_rel,
                                           const char *where, const char *key,
                                           const char *value)
@@ -394,6 +401,20 @@ static pflref_diagnosis *diagnose_changed_as(const char *vector_rel,
         json_object_set_new(alg, where, obj);
     }
     json_object_set_new(obj, key, json_loads(value, JSON_DECODE_ANY, &je));
+    pflref_diagnosis *d = diagnose_spec_as(vector_rel, v, to_f32, budget);
+    json_decref(v);
+    free(path);
+    return d;
+}
+
+/* The vector v (read from vector_rel, its spec changed by the caller)
+ * run by pflref, its numbers rounded to float32 when to_f32, diagnosed
+ * against the vector at vector_rel under `budget` (0: the default). */
+static pflref_diagnosis *diagnose_spec_as(const char *vector_rel, json_t *v,
+                                          int to_f32, size_t budget)
+{
+    char *path = tu_repo_path(vector_rel);
+    json_error_t je;
     char *dir = tu_tmpdir();
     tu_json_save_in(dir, "spec.json", json_object_get(v, "spec"));
     ck_assert_int_eq(tu_cli_in(dir, "run $D/spec.json -o $D/cand.json",
@@ -425,7 +446,6 @@ static pflref_diagnosis *diagnose_changed_as(const char *vector_rel,
     tu_remove_tree(dir);
     free(dir);
     free(path);
-    json_decref(v);
     return d;
 }
 
@@ -507,6 +527,64 @@ START_TEST(test_float32_with_a_switch_is_the_compound)
     ck_assert(d->budget_exhausted);
     ck_assert_uint_eq(d->runs, 102 + check + 10);
     free(d);
+}
+END_TEST
+
+/* A run kept in float32 whose loop also stops one batch early: the
+ * vector's schedule with the last batch of every list dropped (the test's
+ * input, run by pflref), every number rounded to float32.  Neither the
+ * step-fewer probe in fp64 nor the cast alone matches; the cast with the
+ * probe does.  The probe's run is its base's spec under another schedule,
+ * rebuilt for the check.  The search: the 102 runs of
+ * test_float32_cast_is_a_variant, the cast alone (one check), then the
+ * cast with the step-fewer probe, which agrees furthest at float32's floor
+ * and goes first (preset pfllib's probe is the same run: named identical),
+ * one more check, which matches; then the 10 runs that tell paper and
+ * pfllib apart. */
+START_TEST(test_float32_with_a_step_fewer_is_the_compound)
+{
+    char *path = tu_repo_path(VEC);
+    json_t *v = json_load_file(path, 0, NULL);
+    ck_assert_ptr_nonnull(v);
+    size_t t, i;
+    json_t *r, *list;
+    json_array_foreach(json_object_get(json_object_get(json_object_get(
+                                           v, "spec"), "schedule"),
+                                       "rounds"), t, r)
+        json_array_foreach(json_object_get(r, "batches"), i, list)
+            ck_assert_int_eq(json_array_remove(list, json_array_size(list) - 1),
+                             0);
+    pflref_diagnosis *d = diagnose_spec_as(VEC, v, 1, 0);
+    const size_t check = 1 + PFLREF_MCA_RUNS + PFLREF_MCA_PROBE_RUNS;
+    ck_assert_msg(d->matched, "%s", d->summary);
+    ck_assert_str_eq(d->best[0].kind, "precision");
+    ck_assert_str_eq(d->best[0].param, "precision schedule");
+    ck_assert_str_eq(d->best[0].value, "fp32 steps - 1");
+    ck_assert_msg(strncmp(d->best[0].change,
+                          "float32 + one local step fewer", 30) == 0,
+                  "%s", d->best[0].change);
+    ck_assert_msg(strstr(d->best[0].identical, "preset pfllib with one "
+                                               "local step fewer") != NULL,
+                  "%s", d->best[0].identical);
+    ck_assert_uint_eq(d->runs, 102 + 2 * check + 10);
+    ck_assert(!d->budget_exhausted);
+    /* the probe alone, in fp64, is listed and does not match */
+    int listed = 0;
+    for (size_t k = 1; k < d->n_best; k++)
+        listed |= strcmp(d->best[k].param, "schedule") == 0 &&
+                  !d->best[k].complete;
+    ck_assert_msg(listed, "%s", d->summary);
+    free(d);
+    /* the same run in fp64 is the probe alone: no cast is checked */
+    d = diagnose_spec_as(VEC, v, 0, 0);
+    ck_assert_msg(d->matched, "%s", d->summary);
+    ck_assert_str_eq(d->best[0].kind, "probe");
+    ck_assert_str_eq(d->best[0].param, "schedule");
+    for (size_t k = 0; k < d->n_best; k++)
+        ck_assert_str_ne(d->best[k].kind, "precision");
+    free(d);
+    json_decref(v);
+    free(path);
 }
 END_TEST
 
@@ -764,6 +842,7 @@ Suite *diagnose_suite(void)
     tcase_add_test(tc, test_value_sources_and_links);
     tcase_add_test(tc, test_float32_cast_is_a_variant);
     tcase_add_test(tc, test_float32_with_a_switch_is_the_compound);
+    tcase_add_test(tc, test_float32_with_a_step_fewer_is_the_compound);
     tcase_add_test(tc, test_optimizer_state_kept_is_named);
     tcase_add_test(tc, test_momentum_added_is_probed);
     tcase_add_test(tc, test_bn_parameters_only_is_named);

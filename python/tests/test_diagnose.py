@@ -708,3 +708,44 @@ def test_float64_with_a_change_is_the_change_alone(rel, where, key, value,
     assert d.matched and d.kind in ("switch", "probe"), d.summary
     assert d.param == key, d.summary
     assert not any(m["kind"] == "precision" for m in d.best), d.best
+
+
+def _one_step_fewer(doc):
+    """doc with the last batch of every list of every round dropped (the
+    personal lists too, where the round has them): a loop that stops one
+    batch early, as the input of a candidate."""
+    moved = copy.deepcopy(doc)
+    for rnd in moved["spec"]["schedule"]["rounds"]:
+        for key in ("batches", "personal"):
+            if key in rnd:
+                rnd[key] = [lists[:-1] for lists in rnd[key]]
+    return moved
+
+
+def test_float32_with_one_step_fewer_is_named_as_the_compound(tmp_path):
+    """A candidate run in float32 whose loop stops one batch early: neither
+    the cast alone nor the step-fewer probe in float64 matches; the cast
+    with the probe does (the probe's run is its base's spec under another
+    schedule, one more compound per format)."""
+    path, doc = _doc("fedavg/worked-samples.json")
+    res = _lowp(_one_step_fewer(doc), tmp_path, "c32")
+    d = pflref.diagnose(path, res)
+    assert d.matched and d.kind == "precision", d.summary
+    assert d.param == "precision schedule", d.param
+    assert d.value == "fp32 steps - 1", d.value
+    assert d.change.startswith("float32 + one local step fewer"), d.change
+    assert "precision = fp32" in d.value_source, d.value_source
+    alone = [m for m in d.best if m["param"] == "schedule"]
+    assert alone and not alone[0]["complete"], d.best
+    assert not d.budget_exhausted and d.runs <= 200, d.runs
+
+
+def test_float64_with_one_step_fewer_is_the_probe_alone(tmp_path):
+    """The same loop in float64 is the probe alone: no cast is checked."""
+    path, doc = _doc("fedavg/worked-samples.json")
+    res = _candidate(_one_step_fewer(doc), tmp_path)
+    assert res is not None
+    d = pflref.diagnose(path, res)
+    assert d.matched and d.kind == "probe" and d.param == "schedule", \
+        d.summary
+    assert not any(m["kind"] == "precision" for m in d.best), d.best

@@ -51,13 +51,14 @@
  * candidate against the spec within float32's, then bfloat16's, rounding
  * spread (Monte Carlo arithmetic, ref/oracle/precision.c), then against
  * the DG_CAST_BEAM variants above that agree furthest at that format's
- * fixed floor, each within its rounding spread ("float32 + CHANGE";
+ * fixed floor and the best step-fewer probe there, each within its
+ * rounding spread ("float32 + CHANGE", "float32 + one local step fewer";
  * ref/oracle/diagnose_cast.c, which states the bound and its cost).  So
  * each run also compares the candidate at those floors (dg_cast_agreement).
  *
  * Not searched (docs/cli.md): three changes at once (a cast with a pair is
- * three, when the pair is in the beam), a cast with the step-fewer probe,
- * a local step more (which batch it would take is a guess), other data.
+ * three, when the pair is in the beam), a local step more (which batch it
+ * would take is a guess), other data.
  */
 #include <jansson.h>
 #include <math.h>
@@ -488,50 +489,68 @@ static int drop_last(pflref_batches *out, const pflref_batches *in, size_t m)
     return changed;
 }
 
-/* The probe "one local step fewer": the base's schedule with the last
- * batch of every list of every participation dropped -- the local steps'
- * and, where the round has them, the personal pass's (a count change
- * reaches every list it applies to) -- in the train rounds (the post
- * phase as it is), as a loop that stops one batch early runs.  Shallow:
- * the index lists are the spec's.  No run when no list has a step. */
-static pflref_status step_fewer(dg_search *s, const base *b,
-                                pflref_error *err)
+/* The schedule of the probe "one local step fewer" (see
+ * diagnose_search.h): sch with the last batch of every list of every
+ * participation dropped -- the local steps' and, where the round has
+ * them, the personal pass's (a count change reaches every list it applies
+ * to) -- in the train rounds (the post phase as it is), as a loop that
+ * stops one batch early runs.  Shallow: the index lists are sch's;
+ * *rounds and *lists are to be freed.  Returns 1 when some list had a
+ * step, 0 when none had, -1 when out of memory. */
+int dg_fewer_schedule(const pflref_schedule *sch, pflref_schedule *fewer,
+                      pflref_round_plan **rounds, pflref_batches **lists)
 {
-    const pflref_schedule *sch = b->spec->schedule;
     size_t total = 0;   /* the batch lists and the personal lists */
     for (size_t t = 0; t < sch->T; t++)
         total += sch->rounds[t].m + (sch->rounds[t].n_personal > 0
                                          ? sch->rounds[t].n_personal
                                          : sch->rounds[t].m);
-    pflref_schedule fewer = *sch;
-    fewer.rounds = malloc((sch->T + 1) * sizeof *fewer.rounds);
-    pflref_batches *bs = malloc((total + 1) * sizeof *bs);
-    if (fewer.rounds == NULL || bs == NULL) {
-        free(fewer.rounds);
-        free(bs);
-        return pflref_error_set(err, PFLREF_ENOMEM, "diagnose",
-                                "out of memory");
+    *fewer = *sch;
+    *rounds = malloc((sch->T + 1) * sizeof **rounds);
+    *lists = malloc((total + 1) * sizeof **lists);
+    if (*rounds == NULL || *lists == NULL) {
+        free(*rounds);
+        free(*lists);
+        *rounds = NULL;
+        *lists = NULL;
+        return -1;
     }
+    fewer->rounds = *rounds;
+    pflref_batches *bs = *lists;
     int changed = 0;
     for (size_t t = 0, k = 0; t < sch->T; t++) {
         const pflref_round_plan *r = &sch->rounds[t];
-        fewer.rounds[t] = *r;
-        fewer.rounds[t].batches = &bs[k];
+        (*rounds)[t] = *r;
+        (*rounds)[t].batches = &bs[k];
         changed |= drop_last(&bs[k], r->batches, r->m);
         k += r->m;
         if (r->personal != NULL) {   /* m lists, or FedALA's N */
             const size_t np = r->n_personal > 0 ? r->n_personal : r->m;
-            fewer.rounds[t].personal = &bs[k];
+            (*rounds)[t].personal = &bs[k];
             changed |= drop_last(&bs[k], r->personal, np);
             k += np;
         }
     }
+    return changed;
+}
+
+/* The probe "one local step fewer" from base b (dg_fewer_schedule); no
+ * run when no list has a step. */
+static pflref_status step_fewer(dg_search *s, const base *b,
+                                pflref_error *err)
+{
+    pflref_schedule fewer;
+    pflref_round_plan *rounds;
+    pflref_batches *bs;
+    const int changed = dg_fewer_schedule(b->spec->schedule, &fewer, &rounds,
+                                          &bs);
+    if (changed < 0)
+        return pflref_error_set(err, PFLREF_ENOMEM, "diagnose",
+                                "out of memory");
     pflref_status st = PFLREF_OK;
     if (changed) {
         pflref_variant_match m = label("probe", b->preset, b->source);
-        snprintf(m.change, sizeof m.change,
-                 "one local step fewer (the last batch of every list of "
-                 "every participation dropped)");
+        snprintf(m.change, sizeof m.change, "%s", DG_STEP_FEWER);
         snprintf(m.param, sizeof m.param, "schedule");
         snprintf(m.value, sizeof m.value, "steps - 1");
         size_t at;
@@ -539,7 +558,7 @@ static pflref_status step_fewer(dg_search *s, const base *b,
                          &at, err);
     }
     free(bs);
-    free(fewer.rounds);
+    free(rounds);
     return st;
 }
 

@@ -17,16 +17,27 @@
  * changes, the search order; one run is taken once.  The DG_CAST_BEAM (3)
  * best that agree further than the spec at that floor are each checked
  * like the cast alone, under the Monte Carlo tolerance of the format with
- * the variant's run as the expectation (pflref_oracle_check_spec).  The
- * first complete match ends the search: kind "precision", param
- * "precision P", value "fp32 V", change "float32 + CHANGE".  Cost: one
- * Monte Carlo check is 1 + K + P runs (DG_MCA_COST, 25), each counted and
- * each taken only when the budget still holds it; at most (1 + 3) checks
- * per format.  A candidate that wrote no quantity in a format costs
- * nothing here (no check is made); one that did has 2 checks (at most a
- * quarter of the budget) kept from levels 0-2 (s->cast_reserve,
- * ref/oracle/diagnose.c), so the cast alone and the best cast with a
- * change fit the default budget.
+ * the variant's run as the expectation (pflref_oracle_check_spec).
+ *
+ * The cast with the probe "one local step fewer" (a float32 loop that
+ * stops one batch early): the step-fewer entries (one per base; their
+ * runs are the base's spec under another schedule, rebuilt here by
+ * dg_fewer_schedule) are ranked by the same rule, and the best of them
+ * that agrees further than the spec at the floor joins the beam in its
+ * place, one compound more: at most DG_CAST_BEAM + 1 (4) per format.
+ *
+ * The first complete match ends the search: kind "precision", param
+ * "precision P", value "fp32 V", change "float32 + CHANGE" ("precision
+ * schedule", "fp32 steps - 1", "float32 + one local step fewer (...)"
+ * for the probe).  Cost: one Monte Carlo check is 1 + K + P runs
+ * (DG_MCA_COST, 25), each counted and each taken only when the budget
+ * still holds it; at most (1 + 3 + 1) checks per format, 125 runs.  A
+ * candidate that wrote no quantity in a format costs nothing here (no
+ * check is made); one that did has 2 checks (at most a quarter of the
+ * budget) kept from levels 0-2 (s->cast_reserve, ref/oracle/diagnose.c),
+ * so the cast alone and the first compound of the order -- the step-fewer
+ * one when it agrees furthest -- fit the default budget; the reserve is
+ * as before, the others are tried while the budget holds them.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -158,18 +169,44 @@ static int beam_before(const dg_search *s, size_t f, size_t a, size_t b)
     return a < b;
 }
 
-/* The beam of format f among entries 1..end-1 into beam (DG_CAST_BEAM);
- * returns its size. */
+/* Entry i is the probe "one local step fewer" of a base whose own run is
+ * an entry (its spec s->spec_of[s->from[i]], its schedule rebuilt by
+ * dg_fewer_schedule). */
+static int is_step_fewer(const dg_search *s, size_t i)
+{
+    return s->spec_of[i] == NULL && strcmp(s->all[i].kind, "probe") == 0 &&
+           strcmp(s->all[i].param, "schedule") == 0 && s->from[i] < i &&
+           s->spec_of[s->from[i]] != NULL;
+}
+
+/* Entry i agrees further than the spec (entry 0) at format f's floor: a
+ * change the cast needs must. */
+static int further_than_spec(const dg_search *s, size_t f, size_t i)
+{
+    const size_t a = s->cast_agreeing[f][i], a0 = s->cast_agreeing[f][0];
+    return a > a0 || (a == a0 && s->cast_mismatches[f][i] <
+                                     s->cast_mismatches[f][0]);
+}
+
+/* The beam of format f among entries 1..end-1 into beam (DG_CAST_BEAM + 1
+ * entries): the DG_CAST_BEAM best variants that ran the spec's schedule,
+ * and the best step-fewer probe (of any base), each agreeing further
+ * than the spec, all in the order of beam_before; returns its size. */
 static size_t cast_beam(const dg_search *s, size_t f, size_t end,
                         size_t *beam)
 {
-    size_t nb = 0;
-    const size_t a0 = s->cast_agreeing[f][0], m0 = s->cast_mismatches[f][0];
+    size_t nb = 0, fewer = 0;   /* 0: no step-fewer probe (0 is the spec) */
     for (size_t i = 1; i < end; i++) {
-        const size_t a = s->cast_agreeing[f][i];
-        if (s->spec_of[i] == NULL || strcmp(s->all[i].kind, "precision") == 0 ||
-            !(a > a0 || (a == a0 && s->cast_mismatches[f][i] < m0)))
-            continue;   /* a change the cast needs must agree further */
+        if (strcmp(s->all[i].kind, "precision") == 0 ||
+            !further_than_spec(s, f, i))
+            continue;
+        if (is_step_fewer(s, i)) {   /* the best one; a twin run is later */
+            if (fewer == 0 || beam_before(s, f, i, fewer))
+                fewer = i;
+            continue;
+        }
+        if (s->spec_of[i] == NULL)
+            continue;
         int seen = 0;   /* one run once: the better-placed entry of it */
         for (size_t j = 0; j < end && !seen; j++)
             seen = j != i && s->fp[j] == s->fp[i] && s->spec_of[j] != NULL &&
@@ -187,7 +224,42 @@ static size_t cast_beam(const dg_search *s, size_t f, size_t end,
         memmove(&beam[pos + 1], &beam[pos], (nb - 1 - pos) * sizeof *beam);
         beam[pos] = i;
     }
+    if (fewer != 0) {   /* in its place among the others: one more */
+        size_t pos = nb;
+        while (pos > 0 && beam_before(s, f, fewer, beam[pos - 1]))
+            pos--;
+        memmove(&beam[pos + 1], &beam[pos], (nb - pos) * sizeof *beam);
+        beam[pos] = fewer;
+        nb++;
+    }
     return nb;
+}
+
+/* The Monte Carlo check of the candidate against entry i's variant at
+ * o's precision (pflref_oracle_check_spec into s->rep); its runs
+ * counted.  The step-fewer probe runs its base's spec under the schedule
+ * dg_fewer_schedule rebuilds.  A variant refused here is no error. */
+static pflref_status check_entry(dg_search *s, size_t i,
+                                 const pflref_check_options *o)
+{
+    const int fewer = is_step_fewer(s, i);
+    pflref_spec variant = *s->spec_of[fewer ? s->from[i] : i];  /* shallow */
+    variant.hyper = s->hyper[i];
+    pflref_schedule sch;
+    pflref_round_plan *rounds = NULL;
+    pflref_batches *lists = NULL;
+    if (fewer) {
+        if (dg_fewer_schedule(variant.schedule, &sch, &rounds, &lists) < 0)
+            return PFLREF_ENOMEM;
+        variant.schedule = &sch;
+    }
+    pflref_error cerr;
+    pflref_status st = pflref_oracle_check_spec(s->v, &variant, s->c, o,
+                                                s->rep, &cerr);
+    s->d->runs += s->rep->mca_runs + 1 + PFLREF_MCA_PROBE_RUNS;
+    free(rounds);
+    free(lists);
+    return st;
 }
 
 /* Append the complete match of a cast to format f (value `value`, words
@@ -280,17 +352,12 @@ pflref_status dg_precision_variant(dg_search *s, pflref_error *err)
         }
         if (st == PFLREF_EINVAL)
             st = PFLREF_OK;   /* e.g. nothing compared: no match */
-        size_t beam[DG_CAST_BEAM];
+        size_t beam[DG_CAST_BEAM + 1];
         const size_t nb = st == PFLREF_OK ? cast_beam(s, f, end, beam) : 0;
         for (size_t j = 0; j < nb && st == PFLREF_OK && !s->found; j++) {
             if (!afford_check(s))
                 break;
-            pflref_spec variant = *s->spec_of[beam[j]];  /* shallow */
-            variant.hyper = s->hyper[beam[j]];
-            pflref_error cerr;   /* a variant refused here is no error */
-            st = pflref_oracle_check_spec(s->v, &variant, s->c, &o, s->rep,
-                                          &cerr);
-            s->d->runs += s->rep->mca_runs + 1 + PFLREF_MCA_PROBE_RUNS;
+            st = check_entry(s, beam[j], &o);
             if (st == PFLREF_OK && cast_matches(s->rep))
                 add_compound(s, beam[j], formats[f].fmt, formats[f].value,
                              q);

@@ -71,6 +71,16 @@ int dg_apply_change(pflref_hyper *h, const dg_change *c);
 int dg_change_to(const pflref_param *p, const char *value,
                  const pflref_hyper *h, dg_change *c);
 
+/* The probe "one local step fewer" (ref/oracle/diagnose.c): its words,
+ * and its schedule -- sch with the last batch of every list of every
+ * participation dropped (the personal lists too), shallow, *rounds and
+ * *lists to be freed; 1 when some list had a step, 0 when none had, -1
+ * when out of memory.  Its entries are kind "probe", param "schedule". */
+#define DG_STEP_FEWER "one local step fewer (the last batch of every list " \
+                      "of every participation dropped)"
+int dg_fewer_schedule(const pflref_schedule *sch, pflref_schedule *fewer,
+                      pflref_round_plan **rounds, pflref_batches **lists);
+
 /* A fingerprint of a run (ref/oracle/diagnose.c): equal for runs equal
  * bit for bit. */
 uint64_t dg_fingerprint(const pflref_trajectory *tj);
