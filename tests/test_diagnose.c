@@ -588,6 +588,77 @@ START_TEST(test_float32_with_a_step_fewer_is_the_compound)
 }
 END_TEST
 
+/* VEC's spec with FedAvg's weights over all clients (the absent keeping
+ * the old model), η doubled and, when `momentum`, torch's momentum 0.9:
+ * three changes or two (the test's input, run by pflref), diagnosed. */
+static pflref_diagnosis *diagnose_several(int momentum)
+{
+    char *path = tu_repo_path(VEC);
+    json_t *v = json_load_file(path, 0, NULL);
+    ck_assert_ptr_nonnull(v);
+    json_t *alg = json_object_get(json_object_get(v, "spec"), "algorithm");
+    json_t *hp = json_object_get(alg, "hyperparameters");
+    json_object_set_new(json_object_get(alg, "switches"), "fedavg.weights",
+                        json_string("all_keep_old"));
+    json_object_set_new(hp, "eta", json_real(1.0));
+    if (momentum)
+        json_object_set_new(hp, "opt.momentum", json_real(0.9));
+    pflref_diagnosis *d = diagnose_spec_as(VEC, v, 0, 0);
+    json_decref(v);
+    free(path);
+    return d;
+}
+
+/* Three changes at once: η × 2, μ = 0.9 and fedavg.weights =
+ * all_keep_old.  Level 1 finds η × 2 agreeing further than the spec (the
+ * first client step right), level 2 the pair η × 2 and μ = 0.9 further
+ * still (every client step right), no pair matches, and level 3 gives
+ * that pair the third change: named as the triple, within the default
+ * budget. */
+START_TEST(test_three_changes_are_named_as_a_triple)
+{
+    pflref_diagnosis *d = diagnose_several(1);
+    ck_assert_msg(d->matched, "%s", d->summary);
+    ck_assert_str_eq(d->best[0].kind, "triple");
+    ck_assert_str_eq(d->best[0].preset, "paper");
+    ck_assert_str_eq(d->best[0].param, "eta opt.momentum fedavg.weights");
+    ck_assert_str_eq(d->best[0].value, "1.0 0.9 all_keep_old");
+    ck_assert_str_eq(d->best[0].change, "eta = 1.0, opt.momentum = 0.9 and "
+                                        "fedavg.weights = all_keep_old");
+    ck_assert_msg(strstr(d->best[0].value_source, "fedavg.weights = "
+                                                  "all_keep_old: ") != NULL,
+                  "%s", d->best[0].value_source);
+    ck_assert_uint_le(d->runs, PFLREF_DIAGNOSE_BUDGET);
+    /* the pair it extends is listed, not matching */
+    int listed = 0;
+    for (size_t k = 1; k < d->n_best; k++)
+        listed |= strcmp(d->best[k].kind, "pair") == 0 &&
+                  strcmp(d->best[k].param, "eta opt.momentum") == 0 &&
+                  !d->best[k].complete;
+    ck_assert_msg(listed, "%s", d->summary);
+    free(d);
+}
+END_TEST
+
+/* Two of those changes (η × 2 and fedavg.weights = all_keep_old) are
+ * still the pair: level 2 matches, so level 3 is not searched (the 160
+ * runs of levels 0-2 and the tell-apart runs, as before it existed). */
+START_TEST(test_two_changes_are_still_the_pair)
+{
+    pflref_diagnosis *d = diagnose_several(0);
+    ck_assert_msg(d->matched, "%s", d->summary);
+    ck_assert_str_eq(d->best[0].kind, "pair");
+    ck_assert_msg(strstr(d->best[0].change, "eta = 1.0") != NULL &&
+                      strstr(d->best[0].change, "fedavg.weights = "
+                                                "all_keep_old") != NULL,
+                  "%s", d->best[0].change);
+    for (size_t k = 0; k < d->n_best; k++)
+        ck_assert_str_ne(d->best[k].kind, "triple");
+    ck_assert_uint_eq(d->runs, 160);
+    free(d);
+}
+END_TEST
+
 /* Batch norm's running statistics kept per client (PFLlib's reading,
  * bn.aggregate = parameters_only) where the vector averages them: named
  * as fedavg's preset pfllib, which sets the switch, with its source. */
@@ -843,6 +914,8 @@ Suite *diagnose_suite(void)
     tcase_add_test(tc, test_float32_cast_is_a_variant);
     tcase_add_test(tc, test_float32_with_a_switch_is_the_compound);
     tcase_add_test(tc, test_float32_with_a_step_fewer_is_the_compound);
+    tcase_add_test(tc, test_three_changes_are_named_as_a_triple);
+    tcase_add_test(tc, test_two_changes_are_still_the_pair);
     tcase_add_test(tc, test_optimizer_state_kept_is_named);
     tcase_add_test(tc, test_momentum_added_is_probed);
     tcase_add_test(tc, test_bn_parameters_only_is_named);

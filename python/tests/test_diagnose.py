@@ -749,3 +749,52 @@ def test_float64_with_one_step_fewer_is_the_probe_alone(tmp_path):
     assert d.matched and d.kind == "probe" and d.param == "schedule", \
         d.summary
     assert not any(m["kind"] == "precision" for m in d.best), d.best
+
+
+# ---- issue 33: three changes at once (level 3) ---------------------------------
+
+def _several(doc, momentum):
+    """doc with FedAvg's weights over all clients (the absent keeping the
+    old model), η doubled and, when momentum, torch's μ = 0.9."""
+    moved = copy.deepcopy(doc)
+    alg = moved["spec"]["algorithm"]
+    alg.setdefault("switches", {})["fedavg.weights"] = "all_keep_old"
+    hp = alg.setdefault("hyperparameters", {})
+    hp["eta"] = 2 * hp["eta"]
+    if momentum:
+        hp["opt.momentum"] = 0.9
+    return moved
+
+
+def test_three_changes_are_named_as_a_triple(tmp_path):
+    """A candidate with three changes (the NumPy candidate under them): no
+    pair matches, the pair η × 2 and μ = 0.9 agrees further than η × 2
+    alone, and level 3 gives it the third change, within the default
+    budget."""
+    path, doc = _doc("fedavg/worked-samples.json")
+    res = _candidate(_several(doc, True), tmp_path)
+    assert res is not None
+    d = pflref.diagnose(path, res)
+    assert d.matched and d.kind == "triple", d.summary
+    assert sorted(d.param.split()) == ["eta", "fedavg.weights",
+                                       "opt.momentum"], d.param
+    for words in ("eta = 1.0", "opt.momentum = 0.9",
+                  "fedavg.weights = all_keep_old"):
+        assert words in d.change, d.change
+    assert "fedavg.weights = all_keep_old: " in d.value_source
+    assert d.runs <= 200, d.runs
+    # fewer changes rank first among complete matches: none is complete
+    assert not any(m["complete"] for m in d.best if m["kind"] != "triple")
+
+
+def test_two_changes_are_still_named_as_the_pair(tmp_path):
+    """Two of those changes are the pair (level 2 matches; level 3 is not
+    searched)."""
+    path, doc = _doc("fedavg/worked-samples.json")
+    res = _candidate(_several(doc, False), tmp_path)
+    assert res is not None
+    d = pflref.diagnose(path, res)
+    assert d.matched and d.kind == "pair", d.summary
+    assert "fedavg.weights = all_keep_old" in d.change and \
+        "eta = 1.0" in d.change, d.change
+    assert not any(m["kind"] == "triple" for m in d.best), d.best

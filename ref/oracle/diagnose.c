@@ -32,6 +32,22 @@
  *   level 2  a beam: the BEAM_WIDTH best variants of level 1 that agree
  *            further than their base (a first change on the way), each
  *            with a second change of another parameter
+ *   level 3  three changes, after every cheaper explanation: only when no
+ *            variant of levels 0-2 and no precision cast (below: alone, or
+ *            with one change, a pair or the step-fewer probe) matched, so
+ *            it runs after the casts, in the runs the budget still has
+ *            (the casts' reserve included, when they did not use it).  A
+ *            beam: the LEVEL3_WIDTH (2) best pairs (level 2's, and level
+ *            1's linked ones) that agree further than the variant they
+ *            extend (a second change on the way), each with every change
+ *            of a third parameter from the pair's settings; kind "triple",
+ *            words "KEY = VALUE, KEY = VALUE and KEY = VALUE".  Bound: at
+ *            most 2 × the changes listed from a pair (≤ DG_MAX_CHANGES;
+ *            about 40 on FedAvg, so ≤ ~80 runs), never past the budget.
+ *            Ranked by the same rule as the rest (a complete match first,
+ *            fewer changes first: a triple counts three), so a pair or a
+ *            cast with a change that matches is named before it; a cast
+ *            with a triple (four changes) is not tried
  *
  * Pruning is by what a branch can still reach, never by its own
  * agreement: a base whose settings equal an earlier base's reaches the
@@ -56,9 +72,10 @@
  * ref/oracle/diagnose_cast.c, which states the bound and its cost).  So
  * each run also compares the candidate at those floors (dg_cast_agreement).
  *
- * Not searched (docs/cli.md): three changes at once (a cast with a pair is
- * three, when the pair is in the beam), a local step more (which batch it
- * would take is a guess), other data.
+ * Not searched (docs/cli.md): three changes beyond level 3's beam (a
+ * cast with a pair only when the pair is in the cast's beam), four or
+ * more changes (a cast with a triple among them), a local step more
+ * (which batch it would take is a guess), other data.
  */
 #include <jansson.h>
 #include <math.h>
@@ -75,6 +92,8 @@
 #define MAX_BASES 16
 /* Level 2: the variants of level 1 given a second change. */
 #define BEAM_WIDTH 4
+/* Level 3: the pairs given a third change. */
+#define LEVEL3_WIDTH 2
 
 /* A starting point of level 1: the spec or a preset's spec. */
 typedef struct {
@@ -659,6 +678,127 @@ static pflref_status level2(dg_search *s, const base *bases, size_t n_bases,
     return st;
 }
 
+/* ---- level 3: three changes --------------------------------------------- */
+
+/* "KEY = VALUE" of parameter p under the settings h, into buf. */
+static void setting_text(const pflref_param *p, const pflref_hyper *h,
+                         char *buf, size_t n)
+{
+    if (p->type == PFLREF_PARAM_ENUM) {
+        snprintf(buf, n, "%s", pflref_hyper_get_enum(h, p));
+    } else if (p->type == PFLREF_PARAM_REAL) {
+        char x[PFLREF_DTOA_MAX];
+        pflref_dtoa(pflref_hyper_get_real(h, p), x);
+        snprintf(buf, n, "%s", x);
+    } else {
+        snprintf(buf, n, "%zu", pflref_hyper_get_int(h, p));
+    }
+}
+
+/* 1 when parameter p has one value under the settings a and b. */
+static int same_setting(const pflref_param *p, const pflref_hyper *a,
+                        const pflref_hyper *b)
+{
+    char x[64], y[64];
+    setting_text(p, a, x, sizeof x);
+    setting_text(p, b, y, sizeof y);
+    return strcmp(x, y) == 0;
+}
+
+/* The variant of base b with the settings h3: the pair of entry `pair`
+ * (its settings) and the change c of a third parameter; kind "triple",
+ * its words the three settings ("KEY = VALUE, KEY = VALUE and KEY =
+ * VALUE", the base's values in its preset: three "(instead of ...)" do
+ * not fit a match's change), its param and value the three keys and
+ * values, in the registry's order with c last. */
+static pflref_status run_third(dg_search *s, const base *b, size_t pair,
+                               const dg_change *c, pflref_error *err)
+{
+    pflref_hyper h = s->hyper[pair];
+    if (!dg_apply_change(&h, c))
+        return PFLREF_OK;
+    const char *alg = s->v->spec->algorithm->name;
+    pflref_variant_match m = label("triple", b->preset, b->source);
+    const pflref_param *changed[3];
+    size_t nc = 0, count;
+    const pflref_param *ps = pflref_params(&count);
+    for (size_t i = 0; i < count && nc < 2; i++)
+        if (pflref_name_in_list(ps[i].algorithms, alg) &&
+            pflref_param_find_for(ps[i].name, alg) == &ps[i] &&
+            &ps[i] != c->p && !same_setting(&ps[i], &b->spec->hyper, &h))
+            changed[nc++] = &ps[i];
+    if (nc != 2)
+        return PFLREF_OK;   /* the pair is not two changes of this base */
+    changed[nc++] = c->p;
+    for (size_t i = 0; i < nc; i++) {
+        char val[64];
+        setting_text(changed[i], &h, val, sizeof val);
+        size_t len = strlen(m.change);
+        snprintf(m.change + len, sizeof m.change - len, "%s%s = %s",
+                 i == 0 ? "" : i + 1 < nc ? ", " : " and ", changed[i]->name,
+                 val);
+        len = strlen(m.param);
+        snprintf(m.param + len, sizeof m.param - len, "%s%s", i ? " " : "",
+                 changed[i]->name);
+        len = strlen(m.value);
+        snprintf(m.value + len, sizeof m.value - len, "%s%s", i ? " " : "",
+                 val);
+        const char *src = changed[i]->type == PFLREF_PARAM_ENUM
+            ? pflref_param_value_source(alg, changed[i]->name, val) : NULL;
+        len = strlen(m.value_source);
+        if (src != NULL)
+            snprintf(m.value_source + len, sizeof m.value_source - len,
+                     "%s%s = %s: %s", len ? "; " : "", changed[i]->name, val,
+                     src);
+    }
+    size_t at;
+    return run_variant(s, b->spec, &h, NULL, &m, pair, &at, err);
+}
+
+/* Level 3, when no variant of one or two changes matched, the casts
+ * included: the LEVEL3_WIDTH best pairs (entries from..n_all of kind
+ * "pair": level 2's, and level 1's linked ones) that agree further than
+ * the variant they extend (its first change, or its base for a linked
+ * pair), each with every change of a third parameter from the pair's
+ * settings (see the header for the bound). */
+static pflref_status level3(dg_search *s, const base *bases, size_t n_bases,
+                            size_t from, dg_change *changes, pflref_error *err)
+{
+    size_t beam[LEVEL3_WIDTH], nb = 0;
+    const size_t end = s->n_all;
+    for (size_t i = from; i < end; i++) {
+        const pflref_variant_match *m = &s->all[i];
+        if (strcmp(m->kind, "pair") != 0 || s->spec_of[i] == NULL ||
+            s->from[i] >= end || m->agreeing <= s->all[s->from[i]].agreeing)
+            continue;   /* two changes on the way: further than one */
+        size_t pos = nb;
+        while (pos > 0 && s->all[beam[pos - 1]].agreeing < m->agreeing)
+            pos--;
+        if (pos == LEVEL3_WIDTH)
+            continue;
+        if (nb < LEVEL3_WIDTH)
+            nb++;
+        memmove(&beam[pos + 1], &beam[pos], (nb - 1 - pos) * sizeof *beam);
+        beam[pos] = i;
+    }
+    pflref_status st = PFLREF_OK;
+    for (size_t j = 0; j < nb && st == PFLREF_OK && budget_left(s); j++) {
+        const pflref_variant_match *pair = &s->all[beam[j]];
+        const base *b = NULL;
+        for (size_t q = 0; q < n_bases && b == NULL; q++)
+            if (strcmp(bases[q].preset, pair->preset) == 0)
+                b = &bases[q];
+        if (b == NULL)
+            continue;
+        const pflref_hyper h2 = s->hyper[beam[j]];
+        size_t k = dg_list_changes(s->v->spec->algorithm->name, &h2, changes);
+        for (size_t i = 0; i < k && st == PFLREF_OK && budget_left(s); i++)
+            if (same_setting(changes[i].p, &b->spec->hyper, &h2))
+                st = run_third(s, b, beam[j], &changes[i], err);
+    }
+    return st;
+}
+
 /* s->recorded: which expected records the candidate wrote (each looked up
  * from where the last was found, so an ordered candidate costs one pass).
  * Returns how many. */
@@ -705,9 +845,14 @@ static pflref_status diagnose(dg_search *s, pflref_error *err)
         st = level1(s, bases, n_bases, changes, err);
     if (st == PFLREF_OK && !s->found)
         st = level2(s, bases, n_bases, level1_from, changes, err);
-    free(changes);
     if (st == PFLREF_OK && !s->found)
         st = dg_precision_variant(s, err);
+    /* three changes last: after every explanation of one or two (the
+     * casts' included), in the runs the budget still has */
+    s->cast_reserve = 0;
+    if (st == PFLREF_OK && !s->found)
+        st = level3(s, bases, n_bases, level1_from, changes, err);
+    free(changes);
     for (size_t b = 0; b < n_bases; b++)
         if (bases[b].owned)
             pflref_spec_free(bases[b].spec);

@@ -154,7 +154,10 @@ static int cast_matches(const pflref_golden_report *r)
 
 static int n_changes(const pflref_variant_match *m)
 {
-    return m->change[0] == '\0' ? 0 : strcmp(m->kind, "pair") == 0 ? 2 : 1;
+    return m->change[0] == '\0'             ? 0
+           : strcmp(m->kind, "triple") == 0 ? 3
+           : strcmp(m->kind, "pair") == 0   ? 2
+                                            : 1;
 }
 
 /* Entry a before entry b in the beam of format f (see the header). */

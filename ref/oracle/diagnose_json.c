@@ -100,7 +100,8 @@ static void source_words(const pflref_variant_match *b, char *buf, size_t n)
     else
         snprintf(buf, n, "no named code makes the change (a %s); the rest "
                  "from %s", strcmp(b->kind, "pair") == 0 ? "pair of changes"
-                                                          : b->kind,
+                 : strcmp(b->kind, "triple") == 0 ? "set of three changes"
+                                                  : b->kind,
                  b->source);
 }
 

@@ -4,10 +4,10 @@
  * the search; docs/cli.md, "diagnose").
  *
  * Ranking: a complete match first (an exact one before a precision cast's,
- * alone or with a change; then fewer changes, a cast counting as one,
- * then the search order: spec, presets, changes, casts); otherwise more
- * expected records agreeing
- * before the first divergence (the expected trajectory's order; under
+ * alone or with a change; then fewer changes, a cast counting as one, a
+ * triple as three, then the search order: spec, presets, changes, casts,
+ * triples); otherwise more expected records agreeing before the first
+ * divergence (the expected trajectory's order; under
  * `partial` only the records the candidate wrote count), fewer
  * mismatches, more correct digits, fewer changes.
  *
@@ -41,7 +41,8 @@ static int changes_in(const pflref_variant_match *m)
             n += *p == ' ';
         return n;
     }
-    return strcmp(m->kind, "pair") == 0 ? 2 : 1;
+    return strcmp(m->kind, "triple") == 0 ? 3
+           : strcmp(m->kind, "pair") == 0 ? 2 : 1;
 }
 
 /* a before b: the order of the header's "Ranking" (stable on the index). */
