@@ -609,6 +609,38 @@ static pflref_diagnosis *diagnose_several(int momentum)
     return d;
 }
 
+/* Three changes as a cast with a pair: a float32 run (the numbers of
+ * pflref's run rounded) with η × ½ and fedavg.weights = all_keep_old.
+ * Level 2 reaches the pair (its fp64 run agrees on 20 of 22 records: η =
+ * 0.25 keeps the early records float32 numbers), the cast alone does not
+ * match, and the pair, agreeing furthest at float32's floor, is the
+ * cast's first compound: named "float32 + ... and ...", before level 3
+ * (which is not reached). */
+START_TEST(test_float32_with_a_pair_is_the_compound)
+{
+    char *path = tu_repo_path(VEC);
+    json_t *v = json_load_file(path, 0, NULL);
+    ck_assert_ptr_nonnull(v);
+    json_t *alg = json_object_get(json_object_get(v, "spec"), "algorithm");
+    json_object_set_new(json_object_get(alg, "switches"), "fedavg.weights",
+                        json_string("all_keep_old"));
+    json_object_set_new(json_object_get(alg, "hyperparameters"), "eta",
+                        json_real(0.25));
+    pflref_diagnosis *d = diagnose_spec_as(VEC, v, 1, 0);
+    ck_assert_msg(d->matched, "%s", d->summary);
+    ck_assert_str_eq(d->best[0].kind, "precision");
+    ck_assert_str_eq(d->best[0].param, "precision eta fedavg.weights");
+    ck_assert_str_eq(d->best[0].value, "fp32 0.25 all_keep_old");
+    ck_assert_msg(strncmp(d->best[0].change, "float32 + eta = 0.25", 20) == 0,
+                  "%s", d->best[0].change);
+    for (size_t k = 0; k < d->n_best; k++)
+        ck_assert_str_ne(d->best[k].kind, "triple");
+    free(d);
+    json_decref(v);
+    free(path);
+}
+END_TEST
+
 /* Three changes at once: η × 2, μ = 0.9 and fedavg.weights =
  * all_keep_old.  Level 1 finds η × 2 agreeing further than the spec (the
  * first client step right), level 2 the pair η × 2 and μ = 0.9 further
@@ -918,6 +950,7 @@ Suite *diagnose_suite(void)
     tcase_add_test(tc, test_float32_cast_is_a_variant);
     tcase_add_test(tc, test_float32_with_a_switch_is_the_compound);
     tcase_add_test(tc, test_float32_with_a_step_fewer_is_the_compound);
+    tcase_add_test(tc, test_float32_with_a_pair_is_the_compound);
     tcase_add_test(tc, test_three_changes_are_named_as_a_triple);
     tcase_add_test(tc, test_two_changes_are_still_the_pair);
     tcase_add_test(tc, test_optimizer_state_kept_is_named);
