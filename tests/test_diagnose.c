@@ -552,8 +552,8 @@ START_TEST(test_float32_with_a_step_fewer_is_the_compound)
                                            v, "spec"), "schedule"),
                                        "rounds"), t, r)
         json_array_foreach(json_object_get(r, "batches"), i, list)
-            ck_assert_int_eq(json_array_remove(list, json_array_size(list) - 1),
-                             0);
+            ck_assert_int_eq(
+                json_array_remove(list, json_array_size(list) - 1), 0);
     pflref_diagnosis *d = diagnose_spec_as(VEC, v, 1, 0);
     const size_t check = 1 + PFLREF_MCA_RUNS + PFLREF_MCA_PROBE_RUNS;
     ck_assert_msg(d->matched, "%s", d->summary);

@@ -705,8 +705,8 @@ static int same_setting(const pflref_param *p, const pflref_hyper *a,
     return strcmp(x, y) == 0;
 }
 
-/* The variant of base b with the settings h3: the pair of entry `pair`
- * (its settings) and the change c of a third parameter; kind "triple",
+/* The variant of base b with the settings of entry `pair` (a pair)
+ * and the change c of a third parameter; kind "triple",
  * its words the three settings ("KEY = VALUE, KEY = VALUE and KEY =
  * VALUE", the base's values in its preset: three "(instead of ...)" do
  * not fit a match's change), its param and value the three keys and
