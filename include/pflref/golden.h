@@ -301,7 +301,8 @@ typedef struct {
                               "switch" (one switch changed), "probe" (one
                               hyperparameter scaled, zeroed or defaulted; a
                               count one more or fewer; a step fewer), "pair"
-                              (two changes) or "precision" (the spec, or a
+                              (two changes), "triple" (three changes,
+                              tried last) or "precision" (the spec, or a
                               variant of it, within float32's or
                               bfloat16's rounding spread: a precision
                               cast, alone with param "precision" or with

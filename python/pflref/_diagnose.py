@@ -5,7 +5,7 @@
 The search runs in the C library (pflref_golden_diagnose_json,
 ref/oracle/diagnose.c): the vector's spec is re-run under each preset of
 its algorithm, each other value of each switch from every preset, probes
-of its hyperparameters, linked pairs and a beam of two changes, and the
+of its hyperparameters, linked pairs, a beam of two changes (three, last), and the
 candidate is compared with each run as the expectation.  Nothing is recomputed here; the document is read back as
 JSON (format pflref-diagnosis/1).
 """
@@ -24,7 +24,7 @@ class Diagnosis:
     .matched     bool: a variant matches the candidate completely
     .summary     the verdict in words, as `pflref diagnose` prints it
     .best        the best matches, best first, one per numeric outcome:
-                 dicts kind ("spec", "preset", "switch", "probe", "pair",
+                 dicts kind ("spec", "preset", "switch", "probe", "pair", "triple",
                  "precision": a float32 or bfloat16 cast, param
                  "precision" alone, "precision KEY" with a change),
                  preset, change, param, value, source, complete, agreeing,
