@@ -962,12 +962,12 @@ static const lettered_case LETTERED[] = {
      SPEC(BN16, IMG2, BN_ALG("local", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"parameters_only\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl)"},
+     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod)"},
     {"Z3", "bn.aggregate: FedBN, which keeps the whole BN layer local",
      SPEC(BN16, IMG2, BN_ALG("fedbn", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"average\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl)"},
+     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod)"},
     {"Z4", "bn.aggregate: unknown value",
      SPEC(BN16, IMG2, BN_ALG("fedavg", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"buffers\""), ONE_ROUND),
@@ -1638,6 +1638,17 @@ static const lettered_case LETTERED[] = {
      "bn.aggregate = parameters_only is PFLlib's exchange of APFL's w_i "
      "(clientapfl.py with serverbase.py), read under apfl.variant = pfllib "
      "only"},
+    /* -- bn.aggregate under FedRoD (ref/algorithms/fedrod.c): the preset
+     * pfllib sets parameters_only, harmless on a model without batch
+     * normalisation; given explicitly there it is refused (row I15) -- */
+    {"I15", "fedrod: bn.aggregate = parameters_only on a model without batch normalisation",
+     SPEC(MOON_MLP, MOON_DATA, "\"algorithm\": {\"name\": \"fedrod\", "
+          "\"preset\": \"pfllib\", \"hyperparameters\": {\"eta\": 0.1}, "
+          "\"switches\": {\"bn.aggregate\": \"parameters_only\"}}", ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only keeps each client's batch-norm running "
+     "statistics, but this model has no batch normalisation (no running_mean or "
+     "running_var): drop the switch"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then

@@ -264,13 +264,15 @@ static const pflref_preset presets[] = {
      "train()); docs/algorithms/fedbn.md, PFLlib"},
     /* req: fedrod.preset.pfllib */
     {"fedrod", "pfllib",
-     "fedrod.features=before fedrod.phi_p0=generic lr.count=trainings", NULL,
+     "fedrod.features=before fedrod.phi_p0=generic lr.count=trainings "
+     "bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: system/flcore/clients/clientrod.py:15 "
      "(φ_P⁰ = copy.deepcopy(self.model.head)), :48-56 (rep and out_g "
      "before :53's optimizer.step(), detached in :55-56), :64-65 (each "
      "client's two ExponentialLR stepped after its train()), :142-155 "
      "balanced_softmax_loss (logits + log N); servers/serverbase.py:114-138 "
-     "(weights n_i / Σ n_j over the uploads); no official preset: "
+     "(weights n_i / Σ n_j over the uploads), :138-150 and clientbase.py:"
+     "67-69 (parameters() only: bn.aggregate); no official preset: "
      "hongyouc/Fed-RoD holds a README only (docs/algorithms/fedrod.md)"},
     /* req: apple.preset.official */
     {"apple", "official", "apple.scheduler=exponential apple.prox=full",
