@@ -716,6 +716,67 @@ START_TEST(test_apfl_keep)
 }
 END_TEST
 
+/* Per-FedAvg (ref/algorithms/perfedavg.c, perfedavg_round_keep and
+ * perfedavg_finish_keep), FO (two training passes per local step: at w on
+ * D, at w̃ on D′; W1, b1 never move, so each pass moves r_μ, r_v by the
+ * batch statistics of a = 2x + 1/2), uniform weights, one local step with
+ * D = D′ = D″.  Round 0: client 0 on {1, 3} (μ_B = 9/2, unbiased 8):
+ * r_μ 0 → 9/8 → 63/32, r_v 1 → 11/4 → 65/16; client 1 on {3/2, −2, 1/2}
+ * (μ_B = 1/2, unbiased 13): 1/8 → 7/32, 4 → 25/4.  Round 1, client 1 alone:
+ *   parameters_only: w after round 0 the first participant's 63/32, 65/16;
+ *     client 1 from its own 7/32, 25/4: 37/128 → 175/512, 127/16 → 589/64,
+ *     which w takes; θ_0 from client 0's own 63/32, 65/16, one pass on
+ *     {1, 3}: 333/128, 323/64;
+ *   average: w after round 0 35/32, 165/32; round 1 from them: 121/128 →
+ *     427/512, 911/128 → 4397/512. */
+START_TEST(test_perfedavg_keep)
+{
+    static const char *const hyp = "\"alpha\": 0.1, \"beta\": 0.2";
+    static const char *const rounds =
+        "{\"clients\": [0, 1], \"batches\": [[[0, 1], [0, 1], [0, 1]], "
+        "[[0, 1, 2], [0, 1, 2], [0, 1, 2]]]}, {\"clients\": [1], "
+        "\"batches\": [[[0, 1, 2], [0, 1, 2], [0, 1, 2]]]}";
+    static const char *const post = "[[0, 1]], [[0, 1, 2]]";
+    char text[4096];
+    bn_text(text, sizeof text, "perfedavg", hyp,
+            "\"perfedavg.variant\": \"fo\", " KEEP_SW, rounds, post);
+    pflref_spec *k = tu_spec(text);
+    bn_text(text, sizeof text, "perfedavg", hyp,
+            "\"perfedavg.variant\": \"fo\"", rounds, post);
+    pflref_spec *a = tu_spec(text);
+    pflref_run_result *rk = tu_run(k, NULL), *ra = tu_run(a, NULL);
+    ck_assert_msg(fabs(rk->w[R_MU] - 175.0 / 512.0) < 1e-13 &&
+                      fabs(rk->w[R_V] - 589.0 / 64.0) < 1e-13,
+                  "parameters_only: w's r_μ = %.17g, r_v = %.17g; expected "
+                  "175/512, 589/64 (client 1 from its own statistics)",
+                  rk->w[R_MU], rk->w[R_V]);
+    ck_assert_msg(fabs(rk->v[R_MU] - 333.0 / 128.0) < 1e-13 &&
+                      fabs(rk->v[R_V] - 323.0 / 64.0) < 1e-13,
+                  "parameters_only: θ_0's r_μ = %.17g, r_v = %.17g; expected "
+                  "333/128, 323/64 (the personalisation from client 0's own)",
+                  rk->v[R_MU], rk->v[R_V]);
+    ck_assert_msg(fabs(ra->w[R_MU] - 427.0 / 512.0) < 1e-13 &&
+                      fabs(ra->w[R_V] - 4397.0 / 512.0) < 1e-13,
+                  "average: w's r_μ = %.17g, r_v = %.17g; expected 427/512, "
+                  "4397/512", ra->w[R_MU], ra->w[R_V]);
+    /* the preset pfllib sets parameters_only (a spec with its post phase,
+     * which Per-FedAvg needs; nothing run) */
+    bn_text(text, sizeof text, "perfedavg", hyp, "", rounds, post);
+    char *at = strstr(text, "\"hyperparameters\"");
+    ck_assert_ptr_nonnull(at);
+    char pre[4096];
+    snprintf(pre, sizeof pre, "%.*s\"preset\": \"pfllib\", %s",
+             (int)(at - text), text, at);
+    pflref_spec *ps = tu_spec(pre);
+    ck_assert_int_eq(ps->hyper.bn_aggregate, PFLREF_BN_AGGREGATE_PARAMETERS);
+    pflref_spec_free(ps);
+    pflref_run_result_free(rk);
+    pflref_run_result_free(ra);
+    pflref_spec_free(k);
+    pflref_spec_free(a);
+}
+END_TEST
+
 /* FedBN: fedbn.running_var = biased and bn.running_var = biased are one
  * switch (bit for bit), and bn.running = frozen holds there too. */
 START_TEST(test_fedbn_switches)
@@ -898,6 +959,7 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_scaffold_keep);
     tcase_add_test(tc, test_pfedme_keep);
     tcase_add_test(tc, test_apfl_keep);
+    tcase_add_test(tc, test_perfedavg_keep);
     tcase_add_test(tc, test_fedbn_switches);
     tcase_add_test(tc, test_fedbn_optimizer);
     tcase_add_test(tc, test_fedbn_momentum_vector);

@@ -22,7 +22,7 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
                                                         "previous", NULL};
 
 #define BN_AGGREGATE_PARAMS \
-    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod", "", PFLREF_PARAM_ENUM, \
+    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
      "", \
      "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \
@@ -35,7 +35,8 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
      "only; APFL, apfl.variant = pfllib only: w_i's, v_i's own; " \
      "SCAFFOLD: c, c_i stay at their start on r_μ, r_v, " \
      "clientscaffold.py:18-20, 62-64; FedRoD: (θ_i, φ_G,i)'s, " \
-     "serverrod.py:26, :44)"},
+     "serverrod.py:26, :44; Per-FedAvg: w^i's, θ_i starting from them, " \
+     "serverperavg.py:26, :46, clientperavg.py:83-99)"},
 
 /* SCAFFOLD's server under bn.aggregate = parameters_only (ref/algorithms/
  * scaffold.c): which r_μ, r_v the new x takes. */

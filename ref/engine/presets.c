@@ -87,12 +87,15 @@ static const pflref_preset presets[] = {
     {"perfedavg", "pfllib",
      "perfedavg.variant=fo perfedavg.weights=samples "
      "perfedavg.eval=one_alpha_step perfedavg.calls=two lr.count=trainings "
-     "lr.scope=no_beta perfedavg.eval_lr=decayed perfedavg.opt_steps=both",
+     "lr.scope=no_beta perfedavg.eval_lr=decayed perfedavg.opt_steps=both "
+     "bn.aggregate=parameters_only",
      NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientperavg.py (first order, "
      "train_one_step's one α step), PerAvgOptimizer (one object stepping "
      "the α and the β step, :51 and :72), serverbase.py's n_i "
-     "weights; α = β = η is left to the spec; notes-pfllib-as-run §2.3"},
+     "weights; α = β = η is left to the spec; notes-pfllib-as-run §2.3; "
+     "serverperavg.py:26, :46 with clientbase.py:67-69 and "
+     "serverbase.py:138-150 (parameters() only: bn.aggregate)"},
     {"fedfomo", "official",
      "fedfomo.distance=l1 fedfomo.self=included fedfomo.P_update=signed_abs_sum "
      "fedfomo.P_init=own_0.1 fedfomo.M_counts=total fedfomo.epsilon0=0.3 "
