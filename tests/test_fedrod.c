@@ -556,6 +556,55 @@ START_TEST(test_bn_keep_own_statistics)
 }
 END_TEST
 
+/* The personalized evaluation under parameters_only is client i's model
+ * (θ, φ_G + φ_P,i) with its OWN running statistics (its test_metrics runs
+ * its self.model, clientrod.py:70-90), not w's: on ROD_KEEP_R1 client 0's
+ * are those of its round-0 client_end (9/8, 11/4; w holds client 1's
+ * 7/32, 25/4), formed here from the records and evaluated with the
+ * model's own evaluation. */
+START_TEST(test_bn_keep_personalized_evaluation)
+{
+    enum { P_ROD = 10, R_MU = 4, R_V = 5, HEAD = 6, H_ROD = 4 };
+    pflref_spec *spec = tu_spec(ROD_KEEP_SPEC("", ROD_KEEP_R1));
+    pflref_trajectory tj;
+    pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
+    const pflref_trace tr = {.emit = pflref_trajectory_emit, .ctx = &tj};
+    pflref_run_result *r = tu_run(spec, &tr);
+    const pflref_model *m = &spec->problem->model;
+    const double *phi = record(&tj, PFLREF_EV_NOTE, 0, 0, -1, "phi_P", H_ROD);
+    const double *own = record(&tj, PFLREF_EV_CLIENT_END, 0, 0, -1, "w_local",
+                               P_ROD);
+    /* W_P (2 × 1) then b_P (2): the head's W2, b2 at offsets 6..9 */
+    double v[P_ROD], vw[P_ROD];
+    memcpy(v, r->w, sizeof v);
+    for (size_t p = 0; p < H_ROD; p++)
+        v[HEAD + p] += phi[p];
+    memcpy(vw, v, sizeof vw);    /* the same with w's statistics */
+    v[R_MU] = own[R_MU];
+    v[R_V] = own[R_V];
+    ck_assert_msg(fabs(v[R_MU] - vw[R_MU]) > 0.5,
+                  "the premise: client 0's r_μ %.17g and w's %.17g differ",
+                  v[R_MU], vw[R_MU]);
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(m, 5);
+    pflref_eval e, ew;
+    const pflref_data *D0 = &spec->problem->clients[0].train;
+    ck_assert_int_eq(pflref_model_evaluate(m, v, D0, ws, &e), PFLREF_OK);
+    ck_assert_int_eq(pflref_model_evaluate(m, vw, D0, ws, &ew), PFLREF_OK);
+    const pflref_eval *got = &r->eval[1].train[0];
+    ck_assert_msg(fabs(got->loss - e.loss) <= 1e-15 * (1 + e.loss),
+                  "personalized loss of client 0 %.17g; with its own "
+                  "statistics %.17g, with w's %.17g", got->loss, e.loss,
+                  ew.loss);
+    ck_assert_msg(fabs(e.loss - ew.loss) > 1e-6,
+                  "the premise: the statistics change the loss (%.17g, %.17g)",
+                  e.loss, ew.loss);
+    pflref_model_workspace_free(ws);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(r);
+    pflref_spec_free(spec);
+}
+END_TEST
+
 /* The vectors with batch normalisation (golden/fedrod/make_fedrod.py). */
 START_TEST(test_bn_vectors)
 {
@@ -607,6 +656,7 @@ Suite *fedrod_suite(void)
     tcase_add_test(tc, test_optimizer_own_buffers);
     tcase_add_test(tc, test_bn_running_passes);
     tcase_add_test(tc, test_bn_keep_own_statistics);
+    tcase_add_test(tc, test_bn_keep_personalized_evaluation);
     tcase_add_test(tc, test_bn_vectors);
     tcase_add_loop_test(tc, test_optimizer_vectors, 0,
                         (int)(sizeof OPT_VECTORS / sizeof OPT_VECTORS[0]));
