@@ -5,7 +5,9 @@
  * running statistics
  * (ref/engine/params.c includes it once and places BN_AGGREGATE_PARAMS
  * after bn.running_var; ref/algorithms/fedavg_keep.c, ditto.c's
- * ditto_round_keep, fedalt.c's pfl_round_keep, ref/engine/bn_own.c;
+ * ditto_round_keep, fedalt.c's pfl_round_keep, fedrod.c's fedrod_round,
+ * perfedavg.c's perfedavg_round_keep and perfedavg_finish_keep,
+ * ref/engine/bn_own.c;
  * docs/models.md
  * "Running statistics in training").  Value names in the order of
  * pflref_bn_aggregate (include/pflref/hyper_baselines.h), the paper's
