@@ -728,7 +728,8 @@ END_TEST
  *     which w takes; θ_0 from client 0's own 63/32, 65/16, one pass on
  *     {1, 3}: 333/128, 323/64;
  *   average: w after round 0 35/32, 165/32; round 1 from them: 121/128 →
- *     427/512, 911/128 → 4397/512. */
+ *     427/512, 911/128 → 4397/512.
+ * Under bn.running = frozen the two values give the same run bit for bit. */
 START_TEST(test_perfedavg_keep)
 {
     static const char *const hyp = "\"alpha\": 0.1, \"beta\": 0.2";
@@ -770,6 +771,29 @@ START_TEST(test_perfedavg_keep)
     pflref_spec *ps = tu_spec(pre);
     ck_assert_int_eq(ps->hyper.bn_aggregate, PFLREF_BN_AGGREGATE_PARAMETERS);
     pflref_spec_free(ps);
+    pflref_run_result_free(rk);
+    pflref_run_result_free(ra);
+    pflref_spec_free(k);
+    pflref_spec_free(a);
+    /* bn.running = frozen: no pass moves them, every model holds w⁰'s
+     * r_μ, r_v under both values, so the runs agree bit for bit (the
+     * uniform weights 1/2 sum two equal buffers exactly) */
+    bn_text(text, sizeof text, "perfedavg", hyp,
+            "\"perfedavg.variant\": \"fo\", \"bn.running\": \"frozen\", "
+            KEEP_SW, rounds, post);
+    k = tu_spec(text);
+    bn_text(text, sizeof text, "perfedavg", hyp,
+            "\"perfedavg.variant\": \"fo\", \"bn.running\": \"frozen\"",
+            rounds, post);
+    a = tu_spec(text);
+    rk = tu_run(k, NULL);
+    ra = tu_run(a, NULL);
+    ck_assert(rk->w[R_MU] == 0.0 && rk->w[R_V] == 1.0);
+    for (size_t p = 0; p < P_BN; p++)
+        ck_assert_msg(rk->w[p] == ra->w[p] && rk->v[p] == ra->v[p] &&
+                          rk->v[P_BN + p] == ra->v[P_BN + p],
+                      "frozen: entry %zu differs between parameters_only "
+                      "and average", p);
     pflref_run_result_free(rk);
     pflref_run_result_free(ra);
     pflref_spec_free(k);
