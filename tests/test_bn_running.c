@@ -365,12 +365,8 @@ static int load_keep_moved(void *ctx, pflref_event_kind kind, const char *what,
  * sits out round 1 and starts round 2 from the r_μ it left in round 0 as
  * the candidate recorded it (moved by δ), while client 0, which trained in
  * round 1, starts from its own, unmoved. */
-static void keep_resync(const char *alg, const char *hyp)
+static void keep_resync_spec(pflref_spec *spec)
 {
-    pflref_spec *spec = bn_spec(alg, hyp, KEEP_SW,
-                                KEEP_R0 ", {\"clients\": [0], \"batches\": "
-                                "[[[2, 3]]]}, {\"clients\": [1], \"batches\": "
-                                "[[[0, 1, 2]]]}");
     pflref_trajectory ref, again;
     pflref_trajectory_init(&ref, PFLREF_RECORD_STEP);
     const pflref_trace rec = {pflref_trajectory_emit, &ref};
@@ -397,6 +393,52 @@ static void keep_resync(const char *alg, const char *hyp)
     pflref_run_result_free(res);
     pflref_spec_free(spec);
 }
+
+static void keep_resync(const char *alg, const char *hyp)
+{
+    keep_resync_spec(bn_spec(alg, hyp, KEEP_SW,
+                             KEEP_R0 ", {\"clients\": [0], \"batches\": "
+                             "[[[2, 3]]]}, {\"clients\": [1], \"batches\": "
+                             "[[[0, 1, 2]]]}"));
+}
+
+/* The same under Per-FedAvg (perfedavg.c's load_state: pflref_bn_own_load),
+ * FO, each participation one local step of three batches, and its post
+ * phase. */
+START_TEST(test_perfedavg_keep_resync_reloads)
+{
+    char text[4096];
+    bn_text(text, sizeof text, "perfedavg", "\"alpha\": 0.1, \"beta\": 0.2",
+            "\"perfedavg.variant\": \"fo\", " KEEP_SW,
+            "{\"clients\": [0, 1], \"batches\": [[[0, 1], [0, 1], [0, 1]], "
+            "[[0, 1, 2], [0, 1, 2], [0, 1, 2]]]}, {\"clients\": [0], "
+            "\"batches\": [[[2, 3], [2, 3], [2, 3]]]}, {\"clients\": [1], "
+            "\"batches\": [[[0, 1, 2], [0, 1, 2], [0, 1, 2]]]}",
+            "[[0, 1]], [[0, 1, 2]]");
+    keep_resync_spec(tu_spec(text));
+}
+END_TEST
+
+/* The same under FedRoD's preset pfllib (fedrod.c's load_state reloads
+ * φ_P,i and the own statistics), on BN_MODEL's inputs as a two-class
+ * classifier. */
+START_TEST(test_fedrod_keep_resync_reloads)
+{
+    keep_resync_spec(tu_spec(
+        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"mlp\", "
+        "\"d\": 1, \"h\": 1, \"k\": 2, \"loss\": \"cross_entropy\", "
+        "\"activation\": \"identity\", \"bn\": true, \"bn_eps\": 0, "
+        "\"bn_momentum\": 0.25}, \"problem\": {\"clients\": [{\"X\": [[1], "
+        "[3], [2], [6], [7]], \"y\": [0, 1, 1, 0, 1]}, {\"X\": [[1.5], [-2], "
+        "[0.5]], \"y\": [1, 0, 0]}]}, \"init\": {\"kind\": \"given\", "
+        "\"w\": [2, 0.5, 1, 0, 0, 1, 0.75, -0.5, 0.1, -0.2]}, "
+        "\"algorithm\": {\"name\": \"fedrod\", \"preset\": \"pfllib\", "
+        "\"hyperparameters\": {\"eta\": 0.3}}, \"schedule\": {\"kind\": "
+        "\"given\", \"rounds\": [" KEEP_R0 ", {\"clients\": [0], "
+        "\"batches\": [[[2, 3]]]}, {\"clients\": [1], \"batches\": "
+        "[[[0, 1, 2]]]}]}}"));
+}
+END_TEST
 
 START_TEST(test_keep_resync_reloads)
 {
@@ -978,6 +1020,8 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_keep_resync_reloads);
     tcase_add_test(tc, test_ditto_keep);
     tcase_add_test(tc, test_ditto_keep_resync_reloads);
+    tcase_add_test(tc, test_perfedavg_keep_resync_reloads);
+    tcase_add_test(tc, test_fedrod_keep_resync_reloads);
     tcase_add_test(tc, test_fedsim_keep);
     tcase_add_test(tc, test_fedprox_keep);
     tcase_add_test(tc, test_scaffold_keep);
