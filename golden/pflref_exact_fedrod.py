@@ -83,7 +83,20 @@ moves the model's r_μ, r_v by torch's rule (update_running):
          again.
 The w_local record of a step is taken after l. 7 (so under after it
 holds the first move of that step only).  The server averages the whole
-vector, buffers included (the state_dict average).
+vector, buffers included (the state_dict average), unless bn.aggregate =
+parameters_only (the preset pfllib sets it; TsingZ0/PFLlib d832e76f6a23
+serverrod.py:26 and :44 call serverbase.py's send_models and
+aggregate_parameters): client i's (θ_i, φ_G,i) starts from w's
+parameters with the r_μ, r_v its own model last left (w⁰'s before it
+first trains; clientbase.py:67-69 set_parameters copies parameters()
+only), and w's r_μ, r_v after l. 12 are the first participant's
+(serverbase.py:138-150, deepcopy(uploaded_models[0])).  φ_P,i (self.head,
+a Linear) holds no buffer.
+Keep bugs (flags bn-own-buffers, bn-global-buffers, as audit.py's):
+  start-global-buffers    client i starts from w's r_μ, r_v
+  start-w0-buffers        client i starts from w⁰'s r_μ, r_v every round
+  global-buffers-averaged w's r_μ, r_v averaged with the rest
+  global-buffers-last     w's r_μ, r_v the last participant's
 BN bugs:
   bn-after-no-move   under after, the second pass leaves the buffers
   bn-eval-personal   l. 8's f and z_G from an evaluation-mode pass (the
@@ -118,7 +131,7 @@ D0 = Decimal(0)
 # req: fedrod.preset.pfllib
 PRESETS = {
     "pfllib": {"fedrod.features": "before", "fedrod.phi_p0": "generic",
-               "lr.count": "trainings"},
+               "lr.count": "trainings", "bn.aggregate": "parameters_only"},
 }
 
 MUTANTS = {
@@ -146,6 +159,8 @@ MUTANTS = {
     "bn-running-update": ["momentum-flipped", "running-var-flipped"],
     "lr-schedule": ["lr-ignored", "lr-shifted", "lr-head-const"],
     "lr-count": ["lr-per-round"],
+    "bn-own-buffers": ["start-global-buffers", "start-w0-buffers"],
+    "bn-global-buffers": ["global-buffers-averaged", "global-buffers-last"],
 }
 
 OPT_DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0,
@@ -316,7 +331,25 @@ def settings(algorithm, bugs):
         running = "update"
     s["bn_update"] = running == "update"
     s["bn_unbiased"] = hp.get("bn.running_var", "unbiased") == "unbiased"
+    s["keep"] = hp.get("bn.aggregate", "average") == "parameters_only"
     return s
+
+
+def buffer_entries(net):
+    """The offsets of the model's buffers r_μ, r_v (none without batch
+    normalisation)."""
+    if not hasattr(net, "M"):
+        return []
+    return [p for b, o in net.M.block_offsets() if b["is_buffer"]
+            for p in range(o, o + b["size"])]
+
+
+def with_buffers(x, src, B):
+    """x with its entries B taken from src."""
+    x = list(x)
+    for p in B:
+        x[p] = src[p]
+    return x
 
 
 def softmax_signal(z, y, counts):
@@ -532,6 +565,9 @@ def replay(spec, bugs=frozenset()):
         phi = [phi0(net, w0, hp) for _ in parties]
         opts = Optimizers(hp["opt"]) if hp["opt"] is not None else None
         trained = [0] * len(parties)     # each client's train() calls
+        # bn.aggregate = parameters_only: each client's own model's r_μ, r_v
+        B = buffer_entries(net) if hp["keep"] else []
+        own = [list(w0) for _ in parties]
         for t, r in enumerate(spec["schedule"]["rounds"]):
             # req: fedrod.alg1.l3
             trace.emit("round_begin", "train", t, None, None, "w", w)
@@ -545,6 +581,10 @@ def replay(spec, bugs=frozenset()):
             for i, batches in plan:
                 # req: fedrod.alg1.l4
                 x = list(w)
+                if B and "start-global-buffers" not in bugs:
+                    # set_parameters: parameters() only (clientbase.py:67-69)
+                    x = with_buffers(x, w0 if "start-w0-buffers" in bugs
+                                     else own[i], B)
                 if "phi-reset" in bugs:
                     phi[i] = phi0(net, w0, hp)
                 trace.emit("client_begin", "train", t, i, 0, "w_local", x)
@@ -586,10 +626,15 @@ def replay(spec, bugs=frozenset()):
                 # req: fedrod.alg1.l10
                 trace.emit("client_end", "train", t, i, None, "w_local", x)
                 trace.emit("note", "train", t, i, None, "phi_P", phi[i])
+                own[i] = list(x)
                 c = (1 / Decimal(len(r["clients"])) if "uniform-weights" in bugs
                      else Decimal(parties[i].n) / n_S)
                 acc = [a + c * u for a, u in zip(acc, x)]
             # req: fedrod.alg1.l12
+            if B and r["clients"] and "global-buffers-averaged" not in bugs:
+                # deepcopy(uploaded_models[0]) (serverbase.py:138-150)
+                k = r["clients"][-1 if "global-buffers-last" in bugs else 0]
+                acc = with_buffers(acc, own[k], B)
             w = acc
             trace.emit("server", "train", t, None, None, "w", w)
         return trace, w, None, None

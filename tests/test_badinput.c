@@ -962,12 +962,12 @@ static const lettered_case LETTERED[] = {
      SPEC(BN16, IMG2, BN_ALG("local", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"parameters_only\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl)"},
+     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg)"},
     {"Z3", "bn.aggregate: FedBN, which keeps the whole BN layer local",
      SPEC(BN16, IMG2, BN_ALG("fedbn", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"average\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl)"},
+     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg)"},
     {"Z4", "bn.aggregate: unknown value",
      SPEC(BN16, IMG2, BN_ALG("fedavg", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"buffers\""), ONE_ROUND),
@@ -1638,6 +1638,43 @@ static const lettered_case LETTERED[] = {
      "bn.aggregate = parameters_only is PFLlib's exchange of APFL's w_i "
      "(clientapfl.py with serverbase.py), read under apfl.variant = pfllib "
      "only"},
+    /* -- bn.aggregate under FedRoD (ref/algorithms/fedrod.c): the preset
+     * pfllib sets parameters_only, harmless on a model without batch
+     * normalisation; given explicitly there it is refused (row I15) -- */
+    {"I15", "fedrod: bn.aggregate = parameters_only on a model without batch normalisation",
+     SPEC(MOON_MLP, MOON_DATA, "\"algorithm\": {\"name\": \"fedrod\", "
+          "\"preset\": \"pfllib\", \"hyperparameters\": {\"eta\": 0.1}, "
+          "\"switches\": {\"bn.aggregate\": \"parameters_only\"}}", ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only keeps each client's batch-norm running "
+     "statistics, but this model has no batch normalisation (no running_mean or "
+     "running_var): drop the switch"},
+    /* -- bn.aggregate under Per-FedAvg (ref/algorithms/perfedavg.c,
+     * perfedavg_round_keep): the same refusal on a model without batch
+     * normalisation, the preset pfllib's setting being harmless there
+     * (row I16) -- */
+    {"I16", "perfedavg: bn.aggregate = parameters_only on a model without batch normalisation",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"perfedavg\", "
+          "\"hyperparameters\": {\"alpha\": 0.1, \"beta\": 0.2}, "
+          "\"switches\": {\"bn.aggregate\": \"parameters_only\"}}",
+          ONE_ROUND_TWO),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only keeps each client's batch-norm running "
+     "statistics, but this model has no batch normalisation"},
+    /* -- bn.aggregate is not a switch of FedALA nor of FedPAC: both refuse
+     * a model with batch normalisation (ref/algorithms/fedala.c,
+     * fedpac.c), so no running statistics travel (rows I17, I18) -- */
+    {"I17", "fedala: bn.aggregate given",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedala\", "
+          "\"preset\": \"pfllib\", \"hyperparameters\": {\"eta\": 0.1}, "
+          "\"switches\": {\"bn.aggregate\": \"parameters_only\"}}",
+          ONE_ROUND),
+     "algorithm.switches.bn.aggregate", "bn.aggregate does not apply to fedala"},
+    {"I18", "fedpac: bn.aggregate given",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedpac\", "
+          "\"hyperparameters\": {\"eta\": 0.1}, "
+          "\"switches\": {\"bn.aggregate\": \"average\"}}", ONE_ROUND),
+     "algorithm.switches.bn.aggregate", "bn.aggregate does not apply to fedpac"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then

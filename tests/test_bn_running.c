@@ -365,12 +365,8 @@ static int load_keep_moved(void *ctx, pflref_event_kind kind, const char *what,
  * sits out round 1 and starts round 2 from the r_μ it left in round 0 as
  * the candidate recorded it (moved by δ), while client 0, which trained in
  * round 1, starts from its own, unmoved. */
-static void keep_resync(const char *alg, const char *hyp)
+static void keep_resync_spec(pflref_spec *spec)
 {
-    pflref_spec *spec = bn_spec(alg, hyp, KEEP_SW,
-                                KEEP_R0 ", {\"clients\": [0], \"batches\": "
-                                "[[[2, 3]]]}, {\"clients\": [1], \"batches\": "
-                                "[[[0, 1, 2]]]}");
     pflref_trajectory ref, again;
     pflref_trajectory_init(&ref, PFLREF_RECORD_STEP);
     const pflref_trace rec = {pflref_trajectory_emit, &ref};
@@ -397,6 +393,52 @@ static void keep_resync(const char *alg, const char *hyp)
     pflref_run_result_free(res);
     pflref_spec_free(spec);
 }
+
+static void keep_resync(const char *alg, const char *hyp)
+{
+    keep_resync_spec(bn_spec(alg, hyp, KEEP_SW,
+                             KEEP_R0 ", {\"clients\": [0], \"batches\": "
+                             "[[[2, 3]]]}, {\"clients\": [1], \"batches\": "
+                             "[[[0, 1, 2]]]}"));
+}
+
+/* The same under Per-FedAvg (perfedavg.c's load_state: pflref_bn_own_load),
+ * FO, each participation one local step of three batches, and its post
+ * phase. */
+START_TEST(test_perfedavg_keep_resync_reloads)
+{
+    char text[4096];
+    bn_text(text, sizeof text, "perfedavg", "\"alpha\": 0.1, \"beta\": 0.2",
+            "\"perfedavg.variant\": \"fo\", " KEEP_SW,
+            "{\"clients\": [0, 1], \"batches\": [[[0, 1], [0, 1], [0, 1]], "
+            "[[0, 1, 2], [0, 1, 2], [0, 1, 2]]]}, {\"clients\": [0], "
+            "\"batches\": [[[2, 3], [2, 3], [2, 3]]]}, {\"clients\": [1], "
+            "\"batches\": [[[0, 1, 2], [0, 1, 2], [0, 1, 2]]]}",
+            "[[0, 1]], [[0, 1, 2]]");
+    keep_resync_spec(tu_spec(text));
+}
+END_TEST
+
+/* The same under FedRoD's preset pfllib (fedrod.c's load_state reloads
+ * φ_P,i and the own statistics), on BN_MODEL's inputs as a two-class
+ * classifier. */
+START_TEST(test_fedrod_keep_resync_reloads)
+{
+    keep_resync_spec(tu_spec(
+        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"mlp\", "
+        "\"d\": 1, \"h\": 1, \"k\": 2, \"loss\": \"cross_entropy\", "
+        "\"activation\": \"identity\", \"bn\": true, \"bn_eps\": 0, "
+        "\"bn_momentum\": 0.25}, \"problem\": {\"clients\": [{\"X\": [[1], "
+        "[3], [2], [6], [7]], \"y\": [0, 1, 1, 0, 1]}, {\"X\": [[1.5], [-2], "
+        "[0.5]], \"y\": [1, 0, 0]}]}, \"init\": {\"kind\": \"given\", "
+        "\"w\": [2, 0.5, 1, 0, 0, 1, 0.75, -0.5, 0.1, -0.2]}, "
+        "\"algorithm\": {\"name\": \"fedrod\", \"preset\": \"pfllib\", "
+        "\"hyperparameters\": {\"eta\": 0.3}}, \"schedule\": {\"kind\": "
+        "\"given\", \"rounds\": [" KEEP_R0 ", {\"clients\": [0], "
+        "\"batches\": [[[2, 3]]]}, {\"clients\": [1], \"batches\": "
+        "[[[0, 1, 2]]]}]}}"));
+}
+END_TEST
 
 START_TEST(test_keep_resync_reloads)
 {
@@ -716,6 +758,91 @@ START_TEST(test_apfl_keep)
 }
 END_TEST
 
+/* Per-FedAvg (ref/algorithms/perfedavg.c, perfedavg_round_keep and
+ * perfedavg_finish_keep), FO (two training passes per local step: at w on
+ * D, at w̃ on D′; W1, b1 never move, so each pass moves r_μ, r_v by the
+ * batch statistics of a = 2x + 1/2), uniform weights, one local step with
+ * D = D′ = D″.  Round 0: client 0 on {1, 3} (μ_B = 9/2, unbiased 8):
+ * r_μ 0 → 9/8 → 63/32, r_v 1 → 11/4 → 65/16; client 1 on {3/2, −2, 1/2}
+ * (μ_B = 1/2, unbiased 13): 1/8 → 7/32, 4 → 25/4.  Round 1, client 1 alone:
+ *   parameters_only: w after round 0 the first participant's 63/32, 65/16;
+ *     client 1 from its own 7/32, 25/4: 37/128 → 175/512, 127/16 → 589/64,
+ *     which w takes; θ_0 from client 0's own 63/32, 65/16, one pass on
+ *     {1, 3}: 333/128, 323/64;
+ *   average: w after round 0 35/32, 165/32; round 1 from them: 121/128 →
+ *     427/512, 911/128 → 4397/512.
+ * Under bn.running = frozen the two values give the same run bit for bit. */
+START_TEST(test_perfedavg_keep)
+{
+    static const char *const hyp = "\"alpha\": 0.1, \"beta\": 0.2";
+    static const char *const rounds =
+        "{\"clients\": [0, 1], \"batches\": [[[0, 1], [0, 1], [0, 1]], "
+        "[[0, 1, 2], [0, 1, 2], [0, 1, 2]]]}, {\"clients\": [1], "
+        "\"batches\": [[[0, 1, 2], [0, 1, 2], [0, 1, 2]]]}";
+    static const char *const post = "[[0, 1]], [[0, 1, 2]]";
+    char text[4096];
+    bn_text(text, sizeof text, "perfedavg", hyp,
+            "\"perfedavg.variant\": \"fo\", " KEEP_SW, rounds, post);
+    pflref_spec *k = tu_spec(text);
+    bn_text(text, sizeof text, "perfedavg", hyp,
+            "\"perfedavg.variant\": \"fo\"", rounds, post);
+    pflref_spec *a = tu_spec(text);
+    pflref_run_result *rk = tu_run(k, NULL), *ra = tu_run(a, NULL);
+    ck_assert_msg(fabs(rk->w[R_MU] - 175.0 / 512.0) < 1e-13 &&
+                      fabs(rk->w[R_V] - 589.0 / 64.0) < 1e-13,
+                  "parameters_only: w's r_μ = %.17g, r_v = %.17g; expected "
+                  "175/512, 589/64 (client 1 from its own statistics)",
+                  rk->w[R_MU], rk->w[R_V]);
+    ck_assert_msg(fabs(rk->v[R_MU] - 333.0 / 128.0) < 1e-13 &&
+                      fabs(rk->v[R_V] - 323.0 / 64.0) < 1e-13,
+                  "parameters_only: θ_0's r_μ = %.17g, r_v = %.17g; expected "
+                  "333/128, 323/64 (the personalisation from client 0's own)",
+                  rk->v[R_MU], rk->v[R_V]);
+    ck_assert_msg(fabs(ra->w[R_MU] - 427.0 / 512.0) < 1e-13 &&
+                      fabs(ra->w[R_V] - 4397.0 / 512.0) < 1e-13,
+                  "average: w's r_μ = %.17g, r_v = %.17g; expected 427/512, "
+                  "4397/512", ra->w[R_MU], ra->w[R_V]);
+    /* the preset pfllib sets parameters_only (a spec with its post phase,
+     * which Per-FedAvg needs; nothing run) */
+    bn_text(text, sizeof text, "perfedavg", hyp, "", rounds, post);
+    char *at = strstr(text, "\"hyperparameters\"");
+    ck_assert_ptr_nonnull(at);
+    char pre[4096];
+    snprintf(pre, sizeof pre, "%.*s\"preset\": \"pfllib\", %s",
+             (int)(at - text), text, at);
+    pflref_spec *ps = tu_spec(pre);
+    ck_assert_int_eq(ps->hyper.bn_aggregate, PFLREF_BN_AGGREGATE_PARAMETERS);
+    pflref_spec_free(ps);
+    pflref_run_result_free(rk);
+    pflref_run_result_free(ra);
+    pflref_spec_free(k);
+    pflref_spec_free(a);
+    /* bn.running = frozen: no pass moves them, every model holds w⁰'s
+     * r_μ, r_v under both values, so the runs agree bit for bit (the
+     * uniform weights 1/2 sum two equal buffers exactly) */
+    bn_text(text, sizeof text, "perfedavg", hyp,
+            "\"perfedavg.variant\": \"fo\", \"bn.running\": \"frozen\", "
+            KEEP_SW, rounds, post);
+    k = tu_spec(text);
+    bn_text(text, sizeof text, "perfedavg", hyp,
+            "\"perfedavg.variant\": \"fo\", \"bn.running\": \"frozen\"",
+            rounds, post);
+    a = tu_spec(text);
+    rk = tu_run(k, NULL);
+    ra = tu_run(a, NULL);
+    ck_assert(rk->w[R_MU] == 0.0 && rk->w[R_V] == 1.0);
+    for (size_t p = 0; p < P_BN; p++)
+        ck_assert_msg(rk->w[p] == ra->w[p] && rk->v[p] == ra->v[p] &&
+                          rk->v[P_BN + p] == ra->v[P_BN + p],
+                      "frozen: entry %zu differs between parameters_only "
+                      "and average", p);
+    pflref_run_result_free(rk);
+    pflref_run_result_free(ra);
+    pflref_spec_free(k);
+    pflref_spec_free(a);
+}
+END_TEST
+
 /* FedBN: fedbn.running_var = biased and bn.running_var = biased are one
  * switch (bit for bit), and bn.running = frozen holds there too. */
 START_TEST(test_fedbn_switches)
@@ -893,11 +1020,14 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_keep_resync_reloads);
     tcase_add_test(tc, test_ditto_keep);
     tcase_add_test(tc, test_ditto_keep_resync_reloads);
+    tcase_add_test(tc, test_perfedavg_keep_resync_reloads);
+    tcase_add_test(tc, test_fedrod_keep_resync_reloads);
     tcase_add_test(tc, test_fedsim_keep);
     tcase_add_test(tc, test_fedprox_keep);
     tcase_add_test(tc, test_scaffold_keep);
     tcase_add_test(tc, test_pfedme_keep);
     tcase_add_test(tc, test_apfl_keep);
+    tcase_add_test(tc, test_perfedavg_keep);
     tcase_add_test(tc, test_fedbn_switches);
     tcase_add_test(tc, test_fedbn_optimizer);
     tcase_add_test(tc, test_fedbn_momentum_vector);

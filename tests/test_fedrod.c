@@ -494,12 +494,124 @@ START_TEST(test_bn_running_passes)
 }
 END_TEST
 
+/* bn.aggregate = parameters_only (PFLlib serverrod.py:26, :44 with
+ * serverbase.py's send_models, aggregate_parameters).  ROD_BN_SPEC's model
+ * with two clients, the preset pfllib (features before: one training pass
+ * per batch), ε = 0 so W1, b1 never move and r_μ, r_v follow a = 2x + 1/2
+ * alone.  Round 0: client 0 on {x = 1, 3} leaves 9/8, 11/4 (as
+ * test_bn_running_passes), client 1 on {x = 3/2, −2, 1/2} (a = 7/2,
+ * −7/2, 3/2: μ_B = 1/2, unbiased s² = 13) leaves (1/4)(1/2) = 1/8,
+ * 3/4 + 13/4 = 4.  Round 1, client 1 alone on the same batch:
+ *   parameters_only: from its own 1/8, 4: r_μ = (3/4)(1/8) + 1/8 = 7/32,
+ *     r_v = 3 + 13/4 = 25/4, which w takes; after round 0 w held the
+ *     first participant's (client 0's) 9/8, 11/4;
+ *   average (n_i weights 5/8, 3/8): after round 0 w's r_μ = 45/64 + 3/64
+ *     = 3/4, r_v = 55/32 + 3/2 = 103/32; round 1 from those: r_μ = 9/16 +
+ *     1/8 = 11/16, r_v = (3/4)(103/32) + 13/4 = 725/128. */
+#define ROD_KEEP_SPEC(SWITCHES, ROUNDS)                                      \
+    "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"mlp\", "       \
+    "\"d\": 1, \"h\": 1, \"k\": 2, \"loss\": \"cross_entropy\", "           \
+    "\"activation\": \"identity\", \"bn\": true, \"bn_eps\": 0, "          \
+    "\"bn_momentum\": 0.25}, \"problem\": {\"clients\": [{\"X\": [[1], "    \
+    "[3], [2], [6], [7]], \"y\": [0, 1, 1, 0, 1]}, {\"X\": [[1.5], [-2], "     \
+    "[0.5]], \"y\": [1, 0, 0]}]}, \"init\": {\"kind\": \"given\", "          \
+    "\"w\": [2, 0.5, 1, 0, 0, 1, 0.75, -0.5, 0.1, -0.2]}, "                 \
+    "\"algorithm\": {\"name\": \"fedrod\", \"preset\": \"pfllib\", "        \
+    "\"hyperparameters\": {\"eta\": 0.3}, \"switches\": {" SWITCHES "}}, " \
+    "\"schedule\": {\"kind\": \"given\", \"rounds\": [" ROUNDS "]}}"
+#define ROD_KEEP_R0 "{\"clients\": [0, 1], \"batches\": [[[0, 1]], [[0, 1, 2]]]}"
+#define ROD_KEEP_R1 ROD_KEEP_R0 ", {\"clients\": [1], \"batches\": [[[0, 1, 2]]]}"
+
+START_TEST(test_bn_keep_own_statistics)
+{
+    enum { R_MU = 4, R_V = 5 };
+    static const struct {
+        const char *text;
+        double r_mu, r_v;
+        const char *what;
+    } cases[] = {
+        {ROD_KEEP_SPEC("", ROD_KEEP_R0), 9.0 / 8.0, 11.0 / 4.0,
+         "parameters_only (the preset's), round 0: the first participant's"},
+        {ROD_KEEP_SPEC("", ROD_KEEP_R1), 7.0 / 32.0, 25.0 / 4.0,
+         "parameters_only, round 1: client 1 from its own statistics"},
+        {ROD_KEEP_SPEC("\"bn.aggregate\": \"average\"", ROD_KEEP_R0), 3.0 / 4.0,
+         103.0 / 32.0, "average, round 0: the n_i-weighted average"},
+        {ROD_KEEP_SPEC("\"bn.aggregate\": \"average\"", ROD_KEEP_R1),
+         11.0 / 16.0, 725.0 / 128.0, "average, round 1: from w's"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        pflref_spec *spec = tu_spec(cases[c].text);
+        pflref_run_result *r = tu_run(spec, NULL);
+        ck_assert_msg(fabs(r->w[R_MU] - cases[c].r_mu) < 1e-13 &&
+                          fabs(r->w[R_V] - cases[c].r_v) < 1e-13,
+                      "%s: w's r_μ = %.17g, r_v = %.17g, expected %.17g, "
+                      "%.17g", cases[c].what, r->w[R_MU], r->w[R_V],
+                      cases[c].r_mu, cases[c].r_v);
+        ck_assert_int_eq(spec->hyper.bn_aggregate,
+                         c < 2 ? PFLREF_BN_AGGREGATE_PARAMETERS
+                               : PFLREF_BN_AGGREGATE_AVERAGE);
+        pflref_run_result_free(r);
+        pflref_spec_free(spec);
+    }
+}
+END_TEST
+
+/* The personalized evaluation under parameters_only is client i's model
+ * (θ, φ_G + φ_P,i) with its OWN running statistics (its test_metrics runs
+ * its self.model, clientrod.py:70-90), not w's: on ROD_KEEP_R1 client 0's
+ * are those of its round-0 client_end (9/8, 11/4; w holds client 1's
+ * 7/32, 25/4), formed here from the records and evaluated with the
+ * model's own evaluation. */
+START_TEST(test_bn_keep_personalized_evaluation)
+{
+    enum { P_ROD = 10, R_MU = 4, R_V = 5, HEAD = 6, H_ROD = 4 };
+    pflref_spec *spec = tu_spec(ROD_KEEP_SPEC("", ROD_KEEP_R1));
+    pflref_trajectory tj;
+    pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
+    const pflref_trace tr = {.emit = pflref_trajectory_emit, .ctx = &tj};
+    pflref_run_result *r = tu_run(spec, &tr);
+    const pflref_model *m = &spec->problem->model;
+    const double *phi = record(&tj, PFLREF_EV_NOTE, 0, 0, -1, "phi_P", H_ROD);
+    const double *own = record(&tj, PFLREF_EV_CLIENT_END, 0, 0, -1, "w_local",
+                               P_ROD);
+    /* W_P (2 × 1) then b_P (2): the head's W2, b2 at offsets 6..9 */
+    double v[P_ROD], vw[P_ROD];
+    memcpy(v, r->w, sizeof v);
+    for (size_t p = 0; p < H_ROD; p++)
+        v[HEAD + p] += phi[p];
+    memcpy(vw, v, sizeof vw);    /* the same with w's statistics */
+    v[R_MU] = own[R_MU];
+    v[R_V] = own[R_V];
+    ck_assert_msg(fabs(v[R_MU] - vw[R_MU]) > 0.5,
+                  "the premise: client 0's r_μ %.17g and w's %.17g differ",
+                  v[R_MU], vw[R_MU]);
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(m, 5);
+    pflref_eval e, ew;
+    const pflref_data *D0 = &spec->problem->clients[0].train;
+    ck_assert_int_eq(pflref_model_evaluate(m, v, D0, ws, &e), PFLREF_OK);
+    ck_assert_int_eq(pflref_model_evaluate(m, vw, D0, ws, &ew), PFLREF_OK);
+    const pflref_eval *got = &r->eval[1].train[0];
+    ck_assert_msg(fabs(got->loss - e.loss) <= 1e-15 * (1 + e.loss),
+                  "personalized loss of client 0 %.17g; with its own "
+                  "statistics %.17g, with w's %.17g", got->loss, e.loss,
+                  ew.loss);
+    ck_assert_msg(fabs(e.loss - ew.loss) > 1e-6,
+                  "the premise: the statistics change the loss (%.17g, %.17g)",
+                  e.loss, ew.loss);
+    pflref_model_workspace_free(ws);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(r);
+    pflref_spec_free(spec);
+}
+END_TEST
+
 /* The vectors with batch normalisation (golden/fedrod/make_fedrod.py). */
 START_TEST(test_bn_vectors)
 {
     /* req: fedrod.bn */
     tu_assert_golden("golden/fedrod/layers-bn-paper.json");
     tu_assert_golden("golden/fedrod/layers-bn-pfllib.json");
+    tu_assert_golden("golden/fedrod/layers-bn-pfllib-keep.json");
 }
 END_TEST
 
@@ -543,6 +655,8 @@ Suite *fedrod_suite(void)
     tcase_add_test(tc, test_optimizer_decay_scopes);
     tcase_add_test(tc, test_optimizer_own_buffers);
     tcase_add_test(tc, test_bn_running_passes);
+    tcase_add_test(tc, test_bn_keep_own_statistics);
+    tcase_add_test(tc, test_bn_keep_personalized_evaluation);
     tcase_add_test(tc, test_bn_vectors);
     tcase_add_loop_test(tc, test_optimizer_vectors, 0,
                         (int)(sizeof OPT_VECTORS / sizeof OPT_VECTORS[0]));

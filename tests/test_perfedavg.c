@@ -33,6 +33,7 @@ static const char *const VECTORS[] = {
     "golden/perfedavg/worked-linear-adam-both-hf.json",
     "golden/perfedavg/worked-linear-pfllib-momentum-reset.json",
     "golden/perfedavg/worked-bn-running-update.json",
+    "golden/perfedavg/worked-bn-pfllib-keep.json",
 };
 
 /* The notes' tolerance: α = 0.1 is 1/10 to within 5.6e-18, and every value

@@ -36,6 +36,11 @@ pass at w moves them before w steps; under fedrod.features = after the
 personal step's features and z_G come from a second training pass at the
 updated w, which moves them again; under before the first pass's are
 reused (PFLlib's rep.detach(), out_g.detach()).  The buffers never step.
+bn.aggregate = parameters_only (preset pfllib; PFLlib's send_models and
+aggregate_parameters exchange parameters() only): a client's model starts
+each update from w's parameters but the running statistics it left last
+time (w0's at first), and w's running statistics are the first client's
+of the round instead of the weighted sum.
 
 Learning-rate decay (lr.*, PFLlib's -ld): clientrod.py:64-65 steps both
 schedulers (the generic model's optimizer's and opt_head's) after each
@@ -54,7 +59,7 @@ BUGS = ("fedrod-plain-ce", "fedrod-batch-counts", "fedrod-absent-clamp",
         "fedrod-phi0-swap", "fedrod-phi-reset", "fedrod-uniform-weights",
         "fedrod-given-counts-ignored", "fedrod-opt-personal-plain",
         "fedrod-opt-one-state", "fedrod-bn-one-pass", "fedrod-lr-head-const",
-        "fedrod-lr-per-round")
+        "fedrod-lr-per-round", "fedrod-keep-from-w")
 
 
 def _base():
@@ -69,7 +74,7 @@ def _preset(name, base):
         return {}
     if name == "pfllib":
         return {"fedrod.features": "before", "fedrod.phi_p0": "generic",
-                "lr.count": "trainings"}
+                "lr.count": "trainings", "bn.aggregate": "parameters_only"}
     raise base.Unsupported("preset %r for fedrod" % name)
 
 
@@ -169,6 +174,12 @@ def run(spec, clients, w0, log, bug):
     if bug == "fedrod-phi0-swap":
         generic0 = not generic0
     w = np.array(w0, dtype=float)
+    agg = hp.get("bn.aggregate", "average")
+    if agg not in ("average", "parameters_only"):
+        raise base.Unsupported("fedrod with bn.aggregate %r" % agg)
+    # the running statistics each client keeps (parameters_only), else None
+    mine = base.buffers_of(spec) if bn and agg == "parameters_only" else None
+    stats = [w.copy() for _ in raw]     # each client's model's buffers
     new_opt = _optimizers(spec, base, net, K, h, hb is not None)
 
     def head0():
@@ -192,12 +203,15 @@ def run(spec, clients, w0, log, bug):
         log("round_begin", "train", "w", w, round=t)
         n_S = float(sum(len(data[i][0]) for i in rnd["clients"]))
         acc = np.zeros_like(w)
+        first = None
         for i, batches in zip(rnd["clients"], rnd["batches"]):
             X, y = data[i]
             if bug == "fedrod-phi-reset":
                 heads[i] = head0()
             W_P, b_P = heads[i]
             x = w.copy()
+            if mine is not None and bug != "fedrod-keep-from-w":
+                x[mine] = stats[i][mine]
             log("client_begin", "train", "w_local", x, round=t, client=i,
                 step=0)
             # the two schedulers' step sizes of this train() call
@@ -278,6 +292,11 @@ def run(spec, clients, w0, log, bug):
             c = (1.0 / len(rnd["clients"]) if bug == "fedrod-uniform-weights"
                  else len(X) / n_S)
             acc += c * x
+            stats[i] = x.copy()
+            if first is None:
+                first = i
+        if mine is not None and first is not None:   # the first upload's
+            acc[mine] = stats[first][mine]
         w = acc
         log("server", "train", "w", w, round=t)
     return {"w": w}

@@ -52,6 +52,13 @@ on D′ (the parameters are put back afterwards, the buffers are not), and
 the D″ forwards (exact: one at w; HF: at w + δq, then at w − δq).  The
 personalisation's forward at θ_i moves θ_i's.
 
+bn.aggregate = parameters_only (PFLlib's send_models and
+aggregate_parameters move parameters() only; preset pfllib): a user's
+model starts each update from w's parameters with the running statistics
+it last left (w0's at first), the server's w takes the first
+participant's running statistics (its parameters the mean as before), and
+the personalisation starts θ_i from w's parameters with user i's own.
+
 Bugs (--bug NAME; tests/detection/bugs-perfedavg.json):
   perfedavg-hf-around-w-tilde    HF's finite difference around w̃, not w
   perfedavg-shared-batch         q taken on D (D and D′ the same batch)
@@ -74,6 +81,8 @@ Bugs (--bug NAME; tests/detection/bugs-perfedavg.json):
                                  statistic (a forward taken on a copy)
   perfedavg-bn-eval-frozen       the personalisation's pass moves no
                                  running statistic
+  perfedavg-keep-post-from-w     under parameters_only the personalisation
+                                 starts from w's running statistics
 """
 import sys
 
@@ -85,14 +94,15 @@ BUGS = ("perfedavg-hf-around-w-tilde", "perfedavg-shared-batch",
         "perfedavg-hessian-dropped", "perfedavg-hessian-at-w-tilde",
         "perfedavg-hessian-on-d-prime", "perfedavg-samples-weights",
         "perfedavg-opt-inner-step", "perfedavg-opt-two-states",
-        "perfedavg-bn-d-prime-frozen", "perfedavg-bn-eval-frozen")
+        "perfedavg-bn-d-prime-frozen", "perfedavg-bn-eval-frozen",
+        "perfedavg-keep-post-from-w")
 
 DEFAULTS = {"perfedavg.variant": "exact", "perfedavg.weights": "uniform",
             "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "one",
             "lr.schedule": "constant", "lr.count": "rounds",
             "lr.scope": "all", "perfedavg.eval_lr": "initial",
             "perfedavg.opt_steps": "meta", "bn.running": "update",
-            "bn.running_var": "unbiased"}
+            "bn.running_var": "unbiased", "bn.aggregate": "average"}
 # PFLlib's reading as a named bundle (explicit switches win;
 # notes-pfllib-as-run §2.3: FO, n_i weights, one α step, train() twice a
 # round, each client's -ld scheduler stepped when it trains; β never
@@ -103,7 +113,8 @@ PRESETS = {("perfedavg", "paper"): {},
                "perfedavg.variant": "fo", "perfedavg.weights": "samples",
                "perfedavg.eval": "one_alpha_step", "perfedavg.calls": "two",
                "lr.count": "trainings", "lr.scope": "no_beta",
-               "perfedavg.eval_lr": "decayed", "perfedavg.opt_steps": "both"}}
+               "perfedavg.eval_lr": "decayed", "perfedavg.opt_steps": "both",
+               "bn.aggregate": "parameters_only"}}
 
 
 def _host():
@@ -358,13 +369,25 @@ def run(spec, clients, w0, log, bug):
         return w
 
     w = w0.copy()
+    # the running statistics each user keeps (parameters_only), or None
+    if cfg["bn.aggregate"] not in ("average", "parameters_only"):
+        raise _host().Unsupported("bn.aggregate %r" % cfg["bn.aggregate"])
+    mine = _host().buffers_of(spec)
+    if cfg["bn.aggregate"] != "parameters_only" or not mine.any():
+        mine = None
+    own = [w0.copy() for _ in clients]          # each user's model
     for k, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", w, round=k)
         plan = dict(zip(rnd["clients"], rnd["batches"]))
         local = {}
         for i in sorted(plan):
-            log("client_begin", "train", "w_local", w, round=k, client=i, step=0)
-            local[i] = local_update(i, w.copy(), plan[i], k)
+            start = w.copy()
+            if mine is not None:
+                start[mine] = own[i][mine]
+            log("client_begin", "train", "w_local", start, round=k, client=i,
+                step=0)
+            local[i] = local_update(i, start, plan[i], k)
+            own[i] = local[i].copy()
             trained[i] += 1
             log("client_end", "train", "w_local", local[i], round=k, client=i)
         A_k = sorted(local)
@@ -374,6 +397,8 @@ def run(spec, clients, w0, log, bug):
         else:
             coef = {i: 1.0 / len(A_k) for i in A_k}
         w = sum(coef[i] * local[i] for i in A_k)
+        if mine is not None and A_k:     # the first upload's statistics
+            w[mine] = local[A_k[0]][mine]
         log("server", "train", "w", w, round=k)
 
     two = cfg["perfedavg.eval"] == "alpha_then_beta"
@@ -389,6 +414,8 @@ def run(spec, clients, w0, log, bug):
             alpha = c * alpha0
             beta = beta0 if keep_beta else c * beta0
         theta = w.copy()
+        if mine is not None and bug != "perfedavg-keep-post-from-w":
+            theta[mine] = own[i][mine]
         log("client_begin", "finetune", "theta", theta, client=i, step=0)
         track_eval = bug != "perfedavg-bn-eval-frozen"
         g = _grad(clients[i], theta, batches[0])

@@ -31,7 +31,13 @@ Vectors (file = id without "fedrod/", '/' → '-'):
                          x, l. 8's at the new x), each moving r_μ, r_v
   fedrod/layers/bn-pfllib   the same under the pfllib preset: one pass per
                          batch (rep and out_g reused by l. 8), and
-                         bn.running_var = biased
+                         bn.running_var = biased, bn.aggregate = average
+                         (the buffers averaged with w, given explicitly
+                         since the preset sets parameters_only)
+  fedrod/layers/bn-pfllib-keep  the pfllib preset on the same model with
+                         its bn.aggregate = parameters_only: each client
+                         keeps its own r_μ, r_v, w's are the first
+                         participant's (serverbase.py:138-150)
   fedrod/layers/pfllib-lr-trainings  the pfllib preset with PFLlib's -ld:
                          lr.schedule = exponential, γ = 3/4, lr.count =
                          trainings (the preset's); both step sizes decay
@@ -278,7 +284,7 @@ def bn_paper():
 
 def bn_pfllib():
     a = alg(0.35, preset="pfllib")
-    a["switches"] = {"bn.running_var": "biased"}
+    a["switches"] = {"bn.running_var": "biased", "bn.aggregate": "average"}
     return make(
         "layers/bn-pfllib",
         "FedRoD on a layer list with batch normalisation, the pfllib "
@@ -286,7 +292,9 @@ def bn_pfllib():
         "η = 0.35; preset pfllib: one training pass per batch (rep = "
         "model.base(x), out_g at clientrod.py:48-49, reused detached by the "
         "personal head at :55-56), which moves r_μ, r_v once; "
-        "bn.running_var = biased (ρ s²_B into r_v).  The rest as "
+        "bn.running_var = biased (ρ s²_B into r_v); bn.aggregate = "
+        "average (the server averages r_μ, r_v with the rest of w, not "
+        "the preset's parameters_only).  The rest as "
         "fedrod/layers/bn-paper.",
         LAYERS_BN, W_LAYERS_BN, a,
         COMMON + ["fedrod-features-before", "fedrod-phi-p0-generic",
@@ -294,6 +302,43 @@ def bn_pfllib():
                   "bn-running-update"],
         rounds=ROUNDS_BN,
         only={"fedrod-bn-passes": ["bn-eval-personal"]})
+
+
+KEEP_SOURCE = ("; TsingZ0/PFLlib d832e76f6a23 serverrod.py:26, :44 "
+               "(send_models, aggregate_parameters of serverbase.py), "
+               "clientbase.py:67-69 (set_parameters: parameters() only), "
+               "serverbase.py:138-150 (deepcopy of uploaded_models[0])")
+
+
+def bn_pfllib_keep():
+    name = "layers/bn-pfllib-keep"
+    out = make(
+        name,
+        "FedRoD on a layer list with batch normalisation, the pfllib "
+        "preset (bn.aggregate = parameters_only: each client keeps its own "
+        "running statistics)",
+        "η = 0.4; preset pfllib, which sets bn.aggregate = parameters_only: "
+        "client i's (θ_i, φ_G,i) starts from w's parameters with the "
+        "running_mean and running_var its own model last left (w⁰'s before "
+        "it first trains: clients 0 and 2 in round 1), one training pass "
+        "per batch moving them (features before, as fedrod/layers/"
+        "bn-pfllib); the server averages parameters() only and w takes the "
+        "first participant's r_μ, r_v (client 0's in rounds 1 and 2).  "
+        "Client 1 sits out round 1, so it starts round 2 from its round-0 "
+        "statistics.  The rest as fedrod/layers/bn-paper.",
+        LAYERS_BN, W_LAYERS_BN, alg(0.4, preset="pfllib"),
+        COMMON + ["fedrod-features-before", "fedrod-phi-p0-generic",
+                  "fedrod-bn-passes", "bn-running-frozen",
+                  "bn-running-update", "bn-own-buffers",
+                  "bn-global-buffers"],
+        rounds=ROUNDS_BN,
+        only={"fedrod-bn-passes": ["bn-eval-personal"]})
+    spec = out[1]["spec"]
+    avg = json.loads(json.dumps(spec))
+    avg["algorithm"]["switches"] = {"bn.aggregate": "average"}
+    assert pr.replay(avg)[1] != pr.replay(spec)[1], name
+    out[1]["provenance"]["source"] += KEEP_SOURCE
+    return out
 
 
 LR_SOURCE = ("; TsingZ0/PFLlib d832e76f6a23 clientrod.py:64-65 (both "
@@ -330,7 +375,7 @@ def pfllib_lr():
 def main():
     pg.write_all(sys.argv, HERE, (paper, before, generic, layers_paper,
                                   pfllib, drawn, counts_pfllib, bn_paper,
-                                  bn_pfllib, pfllib_lr))
+                                  bn_pfllib, bn_pfllib_keep, pfllib_lr))
 
 
 if __name__ == "__main__":

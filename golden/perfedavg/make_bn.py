@@ -50,6 +50,26 @@ D₁ moves θ_i's.  The batch statistics are those of the forward here
                   normalises with the batch statistics), the buffers are
                   what this vector adds.
 
+PFLlib's exchange (bn-pfllib-keep).  Under bn.aggregate = parameters_only
+(TsingZ0/PFLlib d832e76f6a23 serverperavg.py:26 and :46 call
+serverbase.py's send_models and aggregate_parameters): user i's
+w^i_{k+1,0} is w_k's parameters with the running statistics its own model
+last left (clientbase.py:67-69 set_parameters copies parameters() only;
+INIT's before it first trains), w_{k+1}'s running statistics are the first
+participant's (serverbase.py:138-150, deepcopy(uploaded_models[0])), the
+parameters' mean as before, and the personalisation starts θ_i from w's
+parameters with user i's own (train_one_step on self.model,
+clientperavg.py:83-99).  Bugs start-global-buffers, start-w0-buffers
+(bn-own-buffers), global-buffers-averaged, global-buffers-last
+(bn-global-buffers), post-global-buffers (the personalisation from w's
+running statistics: perfedavg-bn-passes).
+
+  bn-pfllib-keep  bn-running-update's problem (ρ = 5/32) on three rounds
+                  of two local steps: both users in round 0, user 1 alone
+                  in round 1, user 0 alone in round 2, under
+                  bn.aggregate = parameters_only (given in the switches;
+                  the paper's exact variant otherwise).
+
 Bugs: fo-step, hessian-sign, hessian-at-tilde, hessian-on-d1 (the flag
 perfedavg-hessian-term, as pflref_exact_perfedavg.py), hvp-no-stat (the
 Hessian-vector product with the batch statistics μ_B, s held constant
@@ -83,6 +103,13 @@ BN_MUTANTS = {
                             "bn-no-post-move"],
     "bn-running-update": ["momentum-flipped", "running-var-flipped"],
     "perfedavg-hessian-term": ["hessian-sign", "hessian-at-tilde"],
+}
+KEEP_MUTANTS = {
+    "bn-own-buffers": ["start-global-buffers", "start-w0-buffers"],
+    "bn-global-buffers": ["global-buffers-averaged", "global-buffers-last"],
+    "perfedavg-bn-passes": ["bn-no-d1-move", "bn-no-d2-move",
+                            "bn-no-post-move", "post-global-buffers"],
+    "bn-running-update": ["momentum-flipped", "running-var-flipped"],
 }
 GENERATOR = ("golden/perfedavg/make_bn.py (60-digit decimals; dual numbers "
              "through pflref_exact_fedbn.py's Jacobian-form gradient)")
@@ -251,8 +278,19 @@ def replay(spec, bugs=frozenset()):
     data = [([[fb.dec(x) for x in row] for row in c["X"]],
              [fb.dec(y) for y in c["y"]]) for c in spec["problem"]["clients"]]
     w = fb.initial(M, spec["init"])
-    upd = spec["algorithm"].get("switches", {}).get("bn.running",
-                                                    "update") == "update"
+    w0 = list(w)
+    sw = spec["algorithm"].get("switches", {})
+    upd = sw.get("bn.running", "update") == "update"
+    # bn.aggregate = parameters_only: each user's own running statistics
+    B = (range(M.at["r_mu"], M.at["r_v"] + M.h)
+         if sw.get("bn.aggregate", "average") == "parameters_only" else ())
+    own = [list(w0) for _ in spec["problem"]["clients"]]
+
+    def with_own(x, src):
+        x = list(x)
+        for p in B:
+            x[p] = src[p]
+        return x
     trace = pg.Trace()
     sched = spec["schedule"]
     for t, r in enumerate(sched["rounds"]):
@@ -260,6 +298,8 @@ def replay(spec, bugs=frozenset()):
         local = []
         for i, batches in sorted(zip(r["clients"], r["batches"])):
             wi = list(w)
+            if "start-global-buffers" not in bugs:     # set_parameters
+                wi = with_own(wi, w0 if "start-w0-buffers" in bugs else own[i])
             trace.emit("client_begin", "train", t, i, 0, "w_local", wi)
             for s in range(1, len(batches) // 3 + 1):
                 D, D1, D2 = batches[3 * s - 3:3 * s]
@@ -288,14 +328,20 @@ def replay(spec, bugs=frozenset()):
                 trace.emit("step", "train", t, i, s, "w_local", wi)
             trace.emit("client_end", "train", t, i, None, "w_local", wi)
             local.append(wi)
+            own[i] = list(wi)
         w = [sum((x[p] for x in local), D0) / len(local) for p in range(M.P)]
+        if B and local and "global-buffers-averaged" not in bugs:
+            # deepcopy(uploaded_models[0]): the first participant's
+            w = with_own(w, local[-1 if "global-buffers-last" in bugs else 0])
         trace.emit("server", "train", t, None, None, "w", w)
     thetas = []
     for i, batches in enumerate(sched["post"]):
-        trace.emit("client_begin", "finetune", None, i, 0, "theta", w)
         theta = list(w)
+        if "post-global-buffers" not in bugs:   # train_one_step's self.model
+            theta = with_own(theta, own[i])
+        trace.emit("client_begin", "finetune", None, i, 0, "theta", theta)
         g = grad(M, theta, data[i], batches[0], bugs)
-        move(M, theta, list(w), data[i], batches[0], bugs,
+        move(M, theta, list(theta), data[i], batches[0], bugs,
              upd and "bn-no-post-move" not in bugs)
         theta = axpy(theta, -alpha, g)
         trace.emit("step", "finetune", None, i, 1, "theta", theta)
@@ -406,7 +452,64 @@ def bn_running_update():
         flags, spec, TOL, exp)
 
 
-MAKERS = [bn_relu_exact, bn_running_update]
+KEEP_ROUNDS = [
+    ROUNDS[0],
+    {"clients": [1],
+     "batches": [[[2, 3, 5], [0, 1, 4], [1, 3, 5], [0, 2, 4], [3, 4, 5],
+                  [1, 2, 5]]]},
+    {"clients": [0],
+     "batches": [[[1, 3, 4], [0, 2, 3], [0, 1, 4], [2, 3, 4], [0, 1, 2],
+                  [0, 3, 4]]]},
+]
+
+
+def bn_pfllib_keep():
+    vid = "perfedavg/worked/bn-pfllib-keep"
+    model = dict(MODEL, bn_momentum=0.15625)
+    alg = {"name": "perfedavg", "hyperparameters": {"alpha": 0.0625,
+                                                    "beta": 0.25},
+           "switches": {"bn.aggregate": "parameters_only"}}
+    spec = pg.given_spec(
+        "Per-FedAvg (exact) on the mlp with batch normalisation, each "
+        "user keeping its own running statistics (bn.aggregate = "
+        "parameters_only, PFLlib)", None,
+        model, CLIENTS, {"kind": "given", "w": INIT}, alg, KEEP_ROUNDS,
+        post=POST)
+    spec["description"] = (
+        "Two clients of 5 and 6 samples, d = 2, h = 3 relu units behind a "
+        "training-mode BN layer (ε = 1/64, momentum ρ = 5/32), one output, "
+        "(ŷ − y)²; Per-FedAvg exact, α = 1/16, β = 1/4, two local steps per "
+        "participation, rounds {0, 1}, {1}, {0}, then one personalisation "
+        "step; bn.running = update and bn.aggregate = parameters_only "
+        "(PFLlib's send_models and aggregate_parameters: parameters() "
+        "only): a user's w^i_{k+1,0} has w_k's parameters and the running "
+        "statistics its own model last left (init.w's before it first "
+        "trains), w_{k+1} the parameters' mean and the first participant's "
+        "running statistics, and θ_i starts from w's parameters with user "
+        "i's own.")
+    fb.STATS["min_u"] = None
+    result = replay(spec)
+    assert fb.STATS["min_u"] > Decimal("0.01"), fb.STATS["min_u"]
+    avg = dict(spec, algorithm=dict(alg, switches={}))
+    assert replay(avg)[1] != result[1]
+    flags = list(KEEP_MUTANTS)
+    exp = pg.checked_expected(
+        vid, TOL, flags, KEEP_MUTANTS, result,
+        lambda bugs=frozenset(): replay(spec, frozenset(bugs)),
+        lambda trace, w, v, alpha: (trace, w, v))
+    source = (SOURCE + "; TsingZ0/PFLlib d832e76f6a23 system/flcore/servers/"
+              "serverperavg.py:26, :46 (send_models, aggregate_parameters), "
+              "clientbase.py:67-69 (set_parameters: parameters() only), "
+              "serverbase.py:138-150 (deepcopy of uploaded_models[0]), "
+              "clients/clientperavg.py:83-99 (train_one_step on self.model)")
+    prov = pg.provenance("independent", source, GENERATOR)
+    return "worked-bn-pfllib-keep.json", pg.vector(
+        vid, "Per-FedAvg (exact) on the BN mlp under bn.aggregate = "
+        "parameters_only: each user's own running statistics", prov,
+        flags, spec, TOL, exp)
+
+
+MAKERS = [bn_relu_exact, bn_running_update, bn_pfllib_keep]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

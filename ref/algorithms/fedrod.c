@@ -57,6 +57,18 @@
  * 7's pass at x, then, under fedrod.features = after, l. 8's second pass
  * at the new x (under before l. 8 reuses the first pass's f and z_G,
  * clientrod.py:48-49, :55-56: one move per batch).
+ bn.aggregate (average | parameters_only; the preset pfllib sets
+ * parameters_only): under parameters_only, l. 4 gives (θ_i, φ_G,i) w_t's
+ * parameters with the r_μ, r_v client i's own model last left (w⁰'s
+ * before it first trains), and l. 12's w_{t+1} takes the first
+ * participant's r_μ, r_v instead of their average (PFLlib serverrod.py:26
+ * and :44 call serverbase.py's send_models and aggregate_parameters:
+ * clientbase.py:67-69 set_parameters copies parameters() only,
+ * serverbase.py:138-150 deep-copies uploaded_models[0]); φ_P,i
+ * (clientrod.py:15, a Linear) holds no buffer.  Client i's models are
+ * evaluated with its own r_μ, r_v (each client's test_metrics on its
+ * self.model, clientrod.py:70-90).  s->bn_own holds them
+ * (ref/engine/bn_own.c).
  *
  * Symbols:  w = (θ, φ_G) ↔ s->w (P)   (θ_i, φ_G,i) ↔ ws->x (trace
  *           "w_local")   φ_P,i ↔ ws->phi_P + i·H (H = k·h [+ k]: W_P k × h
@@ -86,6 +98,7 @@
 #include "engine/work.h"
 #include "engine/optim.h"
 #include "algorithms/body.h"
+#include "engine/bn_own.h"
 
 static const char *const CLIENT_LINE =
     "Alg. 1 l. 7: (θ, φ_G) ← (θ, φ_G) − η ∇L^BR (BSM: z_G + log N_i)";
@@ -610,6 +623,12 @@ static pflref_status fedrod_round(pflref_state *s,
 {
     fedrod_work *ws = s->extra;
     const pflref_problem *pr = s->problem;
+    const int keep = pflref_bn_keeps_own(s);   /* bn.aggregate */
+    if (keep) {
+        pflref_status st = pflref_bn_own_alloc(s, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
     /* req: fedrod.alg1.l3 */
     pflref_round_begin(s, ws->w_t, trace);
     const double n_S = pflref_train_n(pr, plan->clients, plan->m);
@@ -618,7 +637,12 @@ static pflref_status fedrod_round(pflref_state *s,
         const size_t i = plan->clients[j];
         const pflref_batches *b = &plan->batches[j];
         /* req: fedrod.alg1.l4 */
-        pflref_client_begin(s, i, "w_local", ws->x, ws->w_t, trace);
+        if (keep) {   /* w_t's parameters(), client i's own r_μ, r_v */
+            memcpy(ws->x, ws->w_t, s->P * sizeof *ws->x);
+            pflref_bn_copy_buffers(&pr->model, ws->x, pflref_bn_own_row(s, i));
+            pflref_client_begin(s, i, "w_local", ws->x, NULL, trace);
+        } else
+            pflref_client_begin(s, i, "w_local", ws->x, ws->w_t, trace);
         pflref_client_lr(s, i, 0, 1);  /* η of i's update (lr.count) */
         pflref_optim_begin(s, i);      /* its two optimizers (opt.state) */
         class_counts(&pr->clients[i].train, s->hyper->fedrod.counts, i, ws);
@@ -638,15 +662,23 @@ static pflref_status fedrod_round(pflref_state *s,
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", (long)s->t,
                           (long)i, -1, "phi_P", ws->phi_P + i * ws->H, ws->H,
                           PERSONAL_LINE);
+        if (keep)     /* what client i's model now holds */
+            pflref_bn_copy_buffers(&pr->model, pflref_bn_own_row(s, i), ws->x);
         /* req: fedrod.alg1.l12 */
         pflref_accumulate(s->accum,
                           (double)pr->clients[i].train.n / n_S, ws->x, s->P);
     }
+    /* bn.aggregate = parameters_only: w_{t+1}'s r_μ, r_v are the first
+     * participant's (deepcopy(uploaded_models[0]), serverbase.py:141) */
+    if (keep && plan->m > 0)
+        pflref_bn_copy_buffers(&pr->model, s->accum,
+                               pflref_bn_own_row(s, plan->clients[0]));
     return pflref_round_end(s, SERVER_LINE, trace, err);
 }
 
 /* "personalized": the model (θ, φ_G + φ_P,i) of the final state, whose
- * logits are z_G + z_P. */
+ * logits are z_G + z_P; under bn.aggregate = parameters_only with client
+ * i's own r_μ, r_v (its test_metrics runs its own self.model). */
 static pflref_status fedrod_evaluate(const pflref_state *s, size_t i,
                                      const pflref_data *D, pflref_eval *out)
 {
@@ -660,11 +692,15 @@ static pflref_status fedrod_evaluate(const pflref_state *s, size_t i,
         s->mix[ws->W_off + r] += phi[r];
     for (size_t c = 0; ws->has_b && c < ws->k; c++)
         s->mix[ws->b_off + c] += phi[kh + c];
+    if (s->bn_own != NULL)   /* bn.aggregate = parameters_only */
+        pflref_bn_copy_buffers(&s->problem->model, s->mix,
+                               s->bn_own + i * s->P);
     return pflref_model_evaluate(&s->problem->model, s->mix, D, s->ws, out);
 }
 
 /* check --resync: φ_P,i after round t is client i's latest NOTE
- * "phi_P" up to t (none: its φ_P⁰). */
+ * "phi_P" up to t (none: its φ_P⁰); under bn.aggregate = parameters_only
+ * its own r_μ, r_v those of its latest CLIENT_END "w_local". */
 static void fedrod_load_state(pflref_state *s, pflref_state_loader load,
                               void *ctx, long t)
 {
@@ -672,6 +708,7 @@ static void fedrod_load_state(pflref_state *s, pflref_state_loader load,
     for (size_t i = 0; i < s->N; i++)
         load(ctx, PFLREF_EV_NOTE, "phi_P", t, (long)i,
              ws->phi_P + i * ws->H, ws->H);
+    pflref_bn_own_load(s, load, ctx, t);
 }
 
 const pflref_algorithm pflref_fedrod = {

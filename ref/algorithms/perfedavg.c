@@ -60,6 +60,27 @@
  *                      (the paper has no decay) | decayed: client i's after
  *                      its scheduler steps so far (PFLlib 487a29e
  *                      clientperavg.py train_one_step; ref/engine/lr.c)
+ *   bn.aggregate       average: w's running statistics r_μ, r_v averaged
+ *                      with the rest | parameters_only (PFLlib, its preset
+ *                      pfllib): serverperavg.py:26 and :46 call
+ *                      serverbase.py's send_models and
+ *                      aggregate_parameters, so user i's w^i_{k+1,0} is w_k's
+ *                      parameters with the r_μ, r_v its own model last left
+ *                      (clientbase.py:67-69; w⁰'s before it first trains),
+ *                      w_{k+1}'s are the first participant's
+ *                      (serverbase.py:138-150), and the personalisation
+ *                      starts θ_i from w's parameters with user i's own
+ *                      (train_one_step runs on self.model,
+ *                      clientperavg.py:83-99): perfedavg_round_keep and
+ *                      perfedavg_finish_keep below, unproved, beside the
+ *                      proved perfedavg_round_with and perfedavg_finish_with
+ *                      and calling the same client_steps, batch_grad and
+ *                      bn_move.  Not modelled: PFLlib's evaluate_one_step
+ *                      (serverperavg.py:71-84) runs train_one_step on every
+ *                      client at each evaluation and clone_model restores
+ *                      parameters() only, so with -eg 1 each evaluation moves
+ *                      every client's running statistics once more; the
+ *                      schedule holds no evaluation passes.
  *
  * State and work: w_k and θ_i are the state's w and v_i; the buffers of a
  * round are perfedavg_work.  The check refuses, before round 0, a missing
@@ -78,6 +99,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
+#include "engine/bn_own.h"
 #include "engine/work.h"
 
 /* Batches per local step: D, D′, D″. */
@@ -439,11 +461,58 @@ static pflref_status perfedavg_round_with(pflref_state *s,
     return pflref_round_end(s, SERVER_LINE[weights], trace, err);
 }
 
+/* The round under bn.aggregate = parameters_only on a model with batch
+ * normalisation (PFLlib's exchange, the header's bn.aggregate): as
+ * perfedavg_round_with, but w^i_{k+1,0} takes user i's own r_μ, r_v
+ * (s->bn_own, ref/engine/bn_own.c), which keep what its local steps left,
+ * and w_{k+1}'s r_μ, r_v are the first participant's. */
+static pflref_status perfedavg_round_keep(pflref_state *s,
+                                          perfedavg_work *ws,
+                                          const pflref_round_plan *plan,
+                                          const pflref_trace *trace,
+                                          pflref_error *err)
+{
+    const pflref_problem *pr = s->problem;
+    const pflref_model *m = &pr->model;
+    const int weights = s->hyper->perfedavg.weights;
+    const size_t P = s->P;
+    pflref_status st = pflref_bn_own_alloc(s, err);
+    if (st != PFLREF_OK)
+        return st;
+    pflref_round_begin(s, ws->w_k, trace);
+    const double n_A = pflref_train_n(pr, plan->clients, plan->m);
+    for (size_t j = 0; j < plan->m; j++) {
+        const size_t i = plan->clients[j];
+        /* w^i_{k+1,0} ← w_k on parameters(), its own r_μ, r_v
+         * (clientbase.py:67-69 set_parameters) */
+        pflref_copy(ws->w_local, ws->w_k, P);
+        pflref_bn_copy_buffers(m, ws->w_local, pflref_bn_own_row(s, i));
+        pflref_client_begin(s, i, "w_local", ws->w_local, NULL, trace);
+        st = client_steps(s, i, &plan->batches[j], ws, trace, err);
+        if (st != PFLREF_OK)
+            return st;
+        pflref_client_end(s, i, "w_local", ws->w_local, trace);
+        pflref_bn_copy_buffers(m, pflref_bn_own_row(s, i), ws->w_local);
+        const double c =
+            weights == PFLREF_PERFEDAVG_WEIGHTS_SAMPLES
+                ? (double)pr->clients[i].train.n / n_A
+                : 1.0 / (double)plan->m;
+        pflref_accumulate(s->accum, c, ws->w_local, P);
+    }
+    /* w_{k+1}'s r_μ, r_v: deepcopy(uploaded_models[0]) (serverbase.py:141) */
+    if (plan->m > 0)
+        pflref_bn_copy_buffers(m, s->accum,
+                               pflref_bn_own_row(s, plan->clients[0]));
+    return pflref_round_end(s, SERVER_LINE[weights], trace, err);
+}
+
 static pflref_status perfedavg_round(pflref_state *s,
                                      const pflref_round_plan *plan,
                                      const pflref_trace *trace,
                                      pflref_error *err)
 {
+    if (pflref_bn_keeps_own(s))   /* bn.aggregate = parameters_only */
+        return perfedavg_round_keep(s, s->extra, plan, trace, err);
     return perfedavg_round_with(s, s->extra, plan, trace, err);
 }
 
@@ -528,11 +597,62 @@ static pflref_status perfedavg_finish_with(pflref_state *s,
     return PFLREF_OK;
 }
 
+/* The personalisation under bn.aggregate = parameters_only: as
+ * perfedavg_finish_with, but θ_i starts from w's parameters with user i's
+ * own r_μ, r_v (train_one_step on self.model, clientperavg.py:83-99). */
+static pflref_status perfedavg_finish_keep(pflref_state *s,
+                                           perfedavg_work *ws,
+                                           const pflref_schedule *schedule,
+                                           const pflref_trace *trace,
+                                           pflref_error *err)
+{
+    const pflref_perfedavg_hyper *hp = &s->hyper->perfedavg;
+    const int two = hp->eval == PFLREF_PERFEDAVG_EVAL_ALPHA_THEN_BETA;
+    const size_t calls = hp->calls == PFLREF_PERFEDAVG_CALLS_TWO ? 2 : 1;
+    const size_t P = s->P;
+    pflref_status st = pflref_bn_own_alloc(s, err);   /* no round: w⁰'s */
+    if (st != PFLREF_OK)
+        return st;
+    for (size_t i = 0; i < s->N; i++) {
+        const pflref_batches *b = &schedule->post[i];
+        double *theta = s->v + i * P;
+        double alpha = hp->alpha, beta = hp->beta;
+        if (hp->eval_lr == PFLREF_PERFEDAVG_EVAL_LR_DECAYED)
+            decayed_rates(s, i, calls, &alpha, &beta);
+        pflref_copy(theta, s->w, P);
+        pflref_bn_copy_buffers(&s->problem->model, theta,
+                               pflref_bn_own_row(s, i));
+        pflref_trace_emit(trace, PFLREF_EV_CLIENT_BEGIN, "finetune", -1,
+                          (long)i, 0, "theta", theta, P, NULL);
+        for (size_t r = 0; r < (two ? 2u : 1u); r++) {
+            const double eta = r == 0 ? alpha : beta;
+            st = batch_grad(s, i, b, r, theta, ws->g, -1, (long)(r + 1),
+                            r == 0 ? "D" : "D₂", err);
+            if (st == PFLREF_OK)
+                st = bn_move(s, i, theta, -1, (long)(r + 1), err);
+            if (st != PFLREF_OK)
+                return st;
+            for (size_t p = 0; p < P; p++)
+                theta[p] -= eta * ws->g[p];
+            if (!pflref_all_finite(theta, P))
+                return pflref_error_diverge(err, -1, (long)i, (long)(r + 1),
+                                            "theta");
+            pflref_trace_emit(trace, PFLREF_EV_STEP, "finetune", -1, (long)i,
+                              (long)(r + 1), "theta", theta, P,
+                              r == 0 ? EVAL_ALPHA_LINE : EVAL_BETA_LINE);
+        }
+        pflref_post_end(s, i, theta, trace);
+    }
+    return PFLREF_OK;
+}
+
 static pflref_status perfedavg_finish(pflref_state *s,
                                       const pflref_schedule *schedule,
                                       const pflref_trace *trace,
                                       pflref_error *err)
 {
+    if (pflref_bn_keeps_own(s))   /* bn.aggregate = parameters_only */
+        return perfedavg_finish_keep(s, s->extra, schedule, trace, err);
     return perfedavg_finish_with(s, s->extra, schedule, trace, err);
 }
 
@@ -625,4 +745,5 @@ const pflref_algorithm pflref_perfedavg = {
     .opt_slots = 1,   /* one optimizer per client: PFLlib clientperavg.py's
                          one PerAvgOptimizer steps both of its steps
                          (perfedavg.opt_steps) */
+    .load_state = pflref_bn_own_load,   /* bn.aggregate's own r_μ, r_v */
 };

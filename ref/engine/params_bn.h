@@ -5,7 +5,9 @@
  * running statistics
  * (ref/engine/params.c includes it once and places BN_AGGREGATE_PARAMS
  * after bn.running_var; ref/algorithms/fedavg_keep.c, ditto.c's
- * ditto_round_keep, fedalt.c's pfl_round_keep, ref/engine/bn_own.c;
+ * ditto_round_keep, fedalt.c's pfl_round_keep, fedrod.c's fedrod_round,
+ * perfedavg.c's perfedavg_round_keep and perfedavg_finish_keep,
+ * ref/engine/bn_own.c;
  * docs/models.md
  * "Running statistics in training").  Value names in the order of
  * pflref_bn_aggregate (include/pflref/hyper_baselines.h), the paper's
@@ -22,7 +24,7 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
                                                         "previous", NULL};
 
 #define BN_AGGREGATE_PARAMS \
-    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl", "", PFLREF_PARAM_ENUM, \
+    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
      "", \
      "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \
@@ -34,7 +36,9 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
      "being each client's, serverpFedMe.py:88-91 mixing parameters() " \
      "only; APFL, apfl.variant = pfllib only: w_i's, v_i's own; " \
      "SCAFFOLD: c, c_i stay at their start on r_μ, r_v, " \
-     "clientscaffold.py:18-20, 62-64)"},
+     "clientscaffold.py:18-20, 62-64; FedRoD: (θ_i, φ_G,i)'s, " \
+     "serverrod.py:26, :44; Per-FedAvg: w^i's, θ_i starting from them, " \
+     "serverperavg.py:26, :46, clientperavg.py:83-99)"},
 
 /* SCAFFOLD's server under bn.aggregate = parameters_only (ref/algorithms/
  * scaffold.c): which r_μ, r_v the new x takes. */

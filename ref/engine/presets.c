@@ -87,12 +87,15 @@ static const pflref_preset presets[] = {
     {"perfedavg", "pfllib",
      "perfedavg.variant=fo perfedavg.weights=samples "
      "perfedavg.eval=one_alpha_step perfedavg.calls=two lr.count=trainings "
-     "lr.scope=no_beta perfedavg.eval_lr=decayed perfedavg.opt_steps=both",
+     "lr.scope=no_beta perfedavg.eval_lr=decayed perfedavg.opt_steps=both "
+     "bn.aggregate=parameters_only",
      NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientperavg.py (first order, "
      "train_one_step's one α step), PerAvgOptimizer (one object stepping "
      "the α and the β step, :51 and :72), serverbase.py's n_i "
-     "weights; α = β = η is left to the spec; notes-pfllib-as-run §2.3"},
+     "weights; α = β = η is left to the spec; notes-pfllib-as-run §2.3; "
+     "serverperavg.py:26, :46 with clientbase.py:67-69 and "
+     "serverbase.py:138-150 (parameters() only: bn.aggregate)"},
     {"fedfomo", "official",
      "fedfomo.distance=l1 fedfomo.self=included fedfomo.P_update=signed_abs_sum "
      "fedfomo.P_init=own_0.1 fedfomo.M_counts=total fedfomo.epsilon0=0.3 "
@@ -264,13 +267,15 @@ static const pflref_preset presets[] = {
      "train()); docs/algorithms/fedbn.md, PFLlib"},
     /* req: fedrod.preset.pfllib */
     {"fedrod", "pfllib",
-     "fedrod.features=before fedrod.phi_p0=generic lr.count=trainings", NULL,
+     "fedrod.features=before fedrod.phi_p0=generic lr.count=trainings "
+     "bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: system/flcore/clients/clientrod.py:15 "
      "(φ_P⁰ = copy.deepcopy(self.model.head)), :48-56 (rep and out_g "
      "before :53's optimizer.step(), detached in :55-56), :64-65 (each "
      "client's two ExponentialLR stepped after its train()), :142-155 "
      "balanced_softmax_loss (logits + log N); servers/serverbase.py:114-138 "
-     "(weights n_i / Σ n_j over the uploads); no official preset: "
+     "(weights n_i / Σ n_j over the uploads), :138-150 and clientbase.py:"
+     "67-69 (parameters() only: bn.aggregate); no official preset: "
      "hongyouc/Fed-RoD holds a README only (docs/algorithms/fedrod.md)"},
     /* req: apple.preset.official */
     {"apple", "official", "apple.scheduler=exponential apple.prox=full",

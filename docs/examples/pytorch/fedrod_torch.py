@@ -37,6 +37,10 @@ them.  Every record, the average of l. 12 and the start w⁰ are the
 state_dict's values flattened in order (NAME.weight, NAME.bias, then a
 batchnorm's running_mean, running_var; num_batches_tracked dropped:
 docs/models.md, "Layout"), so the server averages r_μ, r_v with w.
+bn.aggregate = parameters_only (preset pfllib; PFLlib's set_parameters
+and aggregate_parameters move parameters() only): each client's net
+starts from w's parameters with the buffers its own net last left (w⁰'s
+at first), and the server's model takes the first client's buffers.
 bn.running_var = biased (s²_B into r_v, not torch's M/(M − 1) s²_B): the
 torch module moves them, then r_v takes back ρ (M/(M − 1) − 1) s²_B.
 
@@ -62,7 +66,20 @@ from torch_common import (OPT_DEFAULTS, Problem, Recorder, Unsupported,
                           build_layers, clone, main, plan)
 
 PFLLIB = {"fedrod.features": "before", "fedrod.phi_p0": "generic",
-          "lr.count": "trainings"}
+          "lr.count": "trainings", "bn.aggregate": "parameters_only"}
+
+
+def bn_buffers(net):
+    """The running statistics of the net's batchnorm modules (no
+    num_batches_tracked), in state_dict order."""
+    return [b for n, b in net.named_buffers()
+            if not n.endswith("num_batches_tracked")]
+
+
+def put_buffers(net, values):
+    with torch.no_grad():
+        for b, v in zip(bn_buffers(net), values):
+            b.copy_(v)
 
 
 BN_TYPES = ("batchnorm1d", "batchnorm2d")
@@ -220,10 +237,13 @@ def optimizers(ocfg, net, head, eta, i, saved):
 
 
 def client_update(prob, rec, t, i, model, head, batches, before, ocfg=None,
-                  saved=None):
-    """Client i's round: returns its trained generic model's parameters."""
+                  saved=None, own=None):
+    """Client i's round: returns its trained generic model's parameters
+    (own: each client's buffers under bn.aggregate = parameters_only)."""
     data, eta = prob.clients[i], prob.cfg["eta"]
     net = clone(model)
+    if own is not None:     # set_parameters: parameters() only
+        put_buffers(net, own[i])
     opt, opt_head = optimizers(ocfg, net, head, eta, i, saved)
     K = net[-1].out_features
     counts = torch.bincount(data.y.long(), minlength=K).to(torch.float64)
@@ -258,6 +278,8 @@ def client_update(prob, rec, t, i, model, head, batches, before, ocfg=None,
                       copy.deepcopy(opt_head.state_dict()))
     rec.client_end(t, i, "w_local", state_flat(net))
     rec.record("note", "phi_P", head_values(head), round=t, client=i)
+    if own is not None:
+        own[i] = [b.detach().clone() for b in bn_buffers(net)]
     return state_flat(net)
 
 
@@ -307,16 +329,26 @@ def run(vector_raw):
                     p.zero_()
         heads.append(head)
     saved = {}
+    agg = prob.cfg.get("bn.aggregate", "average")
+    if agg not in ("average", "parameters_only"):
+        raise Unsupported("bn.aggregate %r" % agg)
+    own = None      # each client's net's buffers: w⁰'s until it trains
+    if has_bn and agg == "parameters_only":
+        own = {i: [b.detach().clone() for b in bn_buffers(model)]
+               for i in range(len(prob.clients))}
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, state_flat(model))
         m_t = sum(prob.n[i] for i in rnd["clients"])
-        w = None
+        w, first = None, None
         for i, batches in plan(rnd).items():
             w_i = client_update(prob, rec, t, i, model, heads[i], batches,
-                                before, ocfg, saved)
+                                before, ocfg, saved, own)
             c = prob.n[i] / m_t
             w = c * w_i if w is None else w + c * w_i
+            first = i if first is None else first
         load_state(model, w)
+        if own is not None and first is not None:   # uploaded_models[0]
+            put_buffers(model, own[first])
         rec.server(t, state_flat(model))
     rec.final("w", state_flat(model))
     return rec.result()
