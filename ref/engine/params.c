@@ -10,7 +10,6 @@
  */
 #include <math.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pflref/algorithm.h"
@@ -22,6 +21,7 @@
 #include "engine/params_pfl_ft.h"
 #include "engine/params_bn.h"
 #include "engine/params_perfedavg.h"
+#include "engine/params_ifca.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -71,8 +71,6 @@ static const char *const cfl_bipartition_values[] = {"optimal",
                                                     "complete_linkage", NULL};
 static const char *const cfl_weights_values[] = {"uniform", "samples", NULL};
 static const char *const ifca_mode_values[] = {"gradient", "model", NULL};
-static const char *const ifca_estimate_mode_values[] = {"train", "eval",
-                                                          NULL};
 static const char *const fedfomo_distance_values[] = {
     "l2", "l1", "l2_squared", "l2_per_tensor_sum", NULL};
 static const char *const fedfomo_val_loss_values[] = {"sample_mean",
@@ -418,13 +416,7 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, ifca.mode), 0.0, 0.0, 0, ifca_mode_values, "",
      "IFCA's update: gradient averaging (Option I) | model averaging "
      "(Option II)"},
-    {"ifca.estimate_mode", "ifca", "", PFLREF_PARAM_ENUM,
-     offsetof(pflref_hyper, ifca_estimate_mode), 0.0, 0.0, 0,
-     ifca_estimate_mode_values, "",
-     "IFCA's estimate F_i(θ_j): training-mode loss passes, BN on the "
-     "set's statistics, a dropout mask each (jichan3751/ifca "
-     "train_cluster_mnist.py:384-392, no eval()) | evaluation mode, BN on "
-     "r_mu, r_v, no dropout (Gerid/FedDCA clientifca.py:56-61)"},
+    IFCA_PARAMS      /* ref/engine/params_ifca.h */
     {"fedfomo.distance", "fedfomo", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, fedfomo.distance), 0.0, 0.0, 0,
      fedfomo_distance_values, "",
