@@ -53,6 +53,7 @@ MUTANTS = {
     "ifca-estimate": ["ifca-report-last-pick"],
     "ifca-update": ["ifca-mode-flip"],
     "ifca-init": ["ifca-init-ignored"],
+    "ifca-estimate-mode": ["ifca-estimate-mode-flip"],
     "schedule-drawn-order": ["drawn-batches"],
     "loss-scale": ["loss-x2"],
 }
@@ -65,8 +66,13 @@ def eval_loss(pl, M, X, Y, theta, bugs):
     losses only (as pl.loss_exact)."""
     assert M.loss in ("squared", "half_squared"), M.loss
     D = M.D
-    Z, _ = M.forward([D.num(x) for x in theta],
-                     [[D.num(float(x)) for x in row] for row in X], False, bugs)
+    try:
+        Z, _ = M.forward([D.num(x) for x in theta],
+                         [[D.num(float(x)) for x in row] for row in X], False, bugs)
+    except ArithmeticError as e:     # decimal's InvalidOperation
+        # a bug that leaves a negative running variance: its root (NaN in
+        # torch) is no number this replay can carry on with
+        raise ValueError("the evaluation pass has no real value: %r" % e) from e
     sq = sum(((pl.to_exact(z[0]) - Fraction(float(y))) ** 2 for z, y in zip(Z, Y)),
              Fraction(0)) / len(X)
     half = (M.loss == "half_squared") != ("loss-x2" in bugs)
