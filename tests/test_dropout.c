@@ -21,7 +21,8 @@
  *     post mask entry moves that client's fine-tuned model only;
  *   - FedBN, CFL and pFedHN take one pass per local step, FedFomo its
  *     validation-loss passes first, IFCA under ifca.estimate_mode = eval
- *     one per local step (its estimates no pass): two passes' masks
+ *     one per local step (Option I: its one gradient; its estimates no
+ *     pass): two passes' masks
  *     swapped move the client's model, a pass removed fails naming it;
  *   - IFCA's estimate mode: on a layer list without batch normalisation or
  *     dropout train and eval give the same run, bit for bit in the
@@ -543,6 +544,73 @@ START_TEST(test_ifca_estimate_mode)
 }
 END_TEST
 
+/* IFCA's Option I under ifca.estimate_mode = eval with dropout: each
+ * participant's list holds one pass, its gradient g_i on its one batch (the
+ * estimates take none).  Two clients, k = 2 given cluster models, one
+ * round; the spec runs; client 1's mask with one entry flipped moves its
+ * g_1 and so θ of its cluster (client 0's stays when it picked the other);
+ * a second mask for client 0 is left over (exit 2). */
+#define IFCA_G_SPEC(m1, extra) \
+    "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"layers\", " \
+    "\"input\": [2], \"loss\": \"squared\", \"layers\": [{\"type\": \"dense\", " \
+    "\"name\": \"fc\", \"out\": 3}, {\"type\": \"relu\"}, {\"type\": " \
+    "\"dropout\", \"name\": \"d\", \"p\": 0.25}, {\"type\": \"dense\", " \
+    "\"name\": \"out\", \"out\": 1}]}, \"problem\": {\"clients\": [{\"X\": " \
+    "[[1, 2], [3, -1]], \"y\": [1, 2]}, {\"X\": [[-2, 0.5], [1, 1.5]], \"y\": " \
+    "[-1, -3]}]}, \"init\": {\"kind\": \"zeros\", \"cluster_models\": " \
+    "[[0.5, -0.25, 0.75, 0.25, -0.5, 1, 0.125, 0.25, -0.125, 0.5, -0.75, 0.375, 0.0625], " \
+    "[-0.5, 0.25, 0.5, -0.75, 0.25, -1, 0.375, -0.25, 0.625, -0.5, 0.5, -0.375, " \
+    "-0.0625]]}, \"algorithm\": {\"name\": \"ifca\", \"hyperparameters\": " \
+    "{\"gamma\": 0.25, \"ifca.k\": 2}, \"switches\": {\"ifca.mode\": " \
+    "\"gradient\", \"ifca.estimate_mode\": \"eval\"}}, \"schedule\": {\"kind\": " \
+    "\"given\", \"rounds\": [{\"clients\": [0, 1], \"batches\": [[[0, 1]], " \
+    "[[0, 1]]], \"dropout\": [[{\"d\": [[1, 0, 1], [1, 1, 0]]}" extra "], " \
+    "[{\"d\": " m1 "}]]}]}}"
+
+static json_t *ifca_g_run(const char *dir, const char *spec_text,
+                          const char *name, int want)
+{
+    json_error_t je;
+    json_t *spec = json_loads(spec_text, 0, &je);
+    ck_assert_msg(spec != NULL, "%s", je.text);
+    tu_json_save_in(dir, "spec.json", spec);
+    json_decref(spec);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "run $D/spec.json -o $D/%s", name);
+    char *out = NULL, *errout = NULL;
+    const int rc = tu_cli_in(dir, cmd, &out, &errout);
+    ck_assert_msg(rc == want, "exit %d, %s", rc, errout);
+    if (want == 2)
+        ck_assert_msg(strstr(errout, "schedule.rounds[0].dropout[0]: round 0, "
+                             "client 0 made 1 training passes, 2 given") != NULL,
+                      "%s", errout);
+    free(out);
+    free(errout);
+    if (want != 0)
+        return NULL;
+    json_t *r = tu_json_load_in(dir, name);
+    json_t *v = json_deep_copy(json_object_get(json_object_get(r, "final"), "v"));
+    json_decref(r);
+    return v;
+}
+
+START_TEST(test_ifca_gradient_eval_dropout)
+{
+    char *dir = tu_tmpdir();
+    json_t *v0 = ifca_g_run(dir, IFCA_G_SPEC("[[0, 1, 1], [1, 0, 1]]", ""), "r0.json", 0);
+    json_t *v1 = ifca_g_run(dir, IFCA_G_SPEC("[[1, 1, 1], [1, 0, 1]]", ""), "r1.json", 0);
+    ck_assert_msg(!json_equal(json_array_get(v0, 1), json_array_get(v1, 1)),
+                  "client 1's flipped mask entry left its model");
+    ifca_g_run(dir, IFCA_G_SPEC("[[0, 1, 1], [1, 0, 1]]",
+                                ", {\"d\": [[1, 1, 0], [0, 1, 1]]}"), "r2.json", 2);
+    json_decref(v0);
+    json_decref(v1);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+#undef IFCA_G_SPEC
+
 Suite *dropout_suite(void)
 {
     Suite *s = suite_create("dropout");
@@ -556,6 +624,7 @@ Suite *dropout_suite(void)
     tcase_add_loop_test(tc, test_dropout_post_recorded, 0, 2);
     tcase_add_loop_test(tc, test_dropout_algorithm_passes, 0, 5);
     tcase_add_loop_test(tc, test_ifca_estimate_mode, 0, 2);
+    tcase_add_test(tc, test_ifca_gradient_eval_dropout);
     suite_add_tcase(s, tc);
     return s;
 }
