@@ -339,6 +339,9 @@ def audit(root, verbose):
                             caught.append(bug)
                     except (OverflowError, ZeroDivisionError):
                         caught.append(bug)
+                    except ValueError:
+                        pass    # a bug this exact replay cannot run (a negative
+                        # variance's root), as families_common.earned skips it
                 if verbose:
                     print(f"{v['id']}: {flag}: catches {', '.join(caught) or 'nothing'}"
                           f" of {', '.join(bugs)}")

@@ -526,8 +526,8 @@ def r_ifca_ties(spec, sw, hp):
     near = []
     orig = xi.estimate
 
-    def spy(pr, i, thetas, bugs):
-        losses, best = orig(pr, i, thetas, bugs)
+    def spy(pr, i, thetas, bugs, *mode):      # mode: ifca.estimate_mode's
+        losses, best = orig(pr, i, thetas, bugs, *mode)
         lo = losses[best]
         others = [f for j, f in enumerate(losses) if j != best]
         if others:
@@ -539,7 +539,10 @@ def r_ifca_ties(spec, sw, hp):
         return losses, best
     xi.estimate = spy
     try:
-        xi.replay(spec)
+        if has_dropout(spec):
+            dropout_trace("ifca", spec)
+        else:
+            xi.replay(spec)
     finally:
         xi.estimate = orig
     out = []

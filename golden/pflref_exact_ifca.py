@@ -30,6 +30,16 @@ replay(spec, bugs) -> (trace, None, v, None).  Bugs:
   loss-x2                   the loss's constant factor wrong: the ½ of
                             half_squared dropped or one added to squared
                             (in F_i and in the gradient alike)
+  ifca-estimate-mode-flip   the estimate's F_i(θ_j) in the other mode of
+                            ifca.estimate_mode (train <-> eval)
+
+Switch ifca.estimate_mode: train (default) takes F_i(θ_j) of a layer list
+in a training-mode forward pass (batch normalisation on the set's
+statistics, a dropout layer's mask taken: jichan3751/ifca's models never
+leave torch's training mode); eval in evaluation mode (model.eval():
+batch normalisation on θ_j's running statistics, dropout the identity, no
+mask: Gerid/FedDCA clientifca.py:56-61).  The quadratic and linear
+models have no modes.
 """
 from fractions import Fraction
 
@@ -43,17 +53,41 @@ MUTANTS = {
     "ifca-estimate": ["ifca-report-last-pick"],
     "ifca-update": ["ifca-mode-flip"],
     "ifca-init": ["ifca-init-ignored"],
+    "ifca-estimate-mode": ["ifca-estimate-mode-flip"],
     "schedule-drawn-order": ["drawn-batches"],
     "loss-scale": ["loss-x2"],
 }
 
 
-def loss(pr, i, theta, bugs=frozenset()):
-    """F_i(θ): the mean loss over client i's whole training set."""
+def eval_loss(pl, M, X, Y, theta, bugs):
+    """The mean loss of θ on the rows X, y in evaluation mode (the forward
+    pass with train = False: batch normalisation on the running statistics
+    in θ, a dropout layer the identity), as exact rationals; the squared
+    losses only (as pl.loss_exact)."""
+    assert M.loss in ("squared", "half_squared"), M.loss
+    D = M.D
+    try:
+        Z, _ = M.forward([D.num(x) for x in theta],
+                         [[D.num(float(x)) for x in row] for row in X], False, bugs)
+    except ArithmeticError as e:     # decimal's InvalidOperation
+        # a bug that leaves a negative running variance: its root (NaN in
+        # torch) is no number this replay can carry on with
+        raise ValueError("the evaluation pass has no real value: %r" % e) from e
+    sq = sum(((pl.to_exact(z[0]) - Fraction(float(y))) ** 2 for z, y in zip(Z, Y)),
+             Fraction(0)) / len(X)
+    half = (M.loss == "half_squared") != ("loss-x2" in bugs)
+    return sq / 2 if half else sq
+
+
+def loss(pr, i, theta, bugs=frozenset(), mode="train"):
+    """F_i(θ): the mean loss over client i's whole training set, a layer
+    list's in the mode ifca.estimate_mode gives."""
     c = pr.clients[i]
     if pr.kind == "layers":                # pflref_exact_layers.py
         import pflref_exact_layers as pl
         d = c["data"]
+        if mode == "eval":
+            return eval_loss(pl, pr.layers, d.X, d.y, theta, bugs)
         return pl.loss_exact(pr.layers, d.X, d.y, theta, bugs)[0]
     if pr.kind == "quadratic":
         return sum(a * (t - cc) ** 2 for a, t, cc in zip(c["a"], theta, c["c"])) / 2
@@ -70,8 +104,8 @@ def loss(pr, i, theta, bugs=frozenset()):
     return total / len(c["X"])
 
 
-def estimate(pr, i, thetas, bugs):
-    losses = [loss(pr, i, th, bugs) for th in thetas]
+def estimate(pr, i, thetas, bugs, mode="train"):
+    losses = [loss(pr, i, th, bugs, mode) for th in thetas]
     best = 0
     # req: ifca.alg1.l5
     for j, f in enumerate(losses):
@@ -93,6 +127,9 @@ def replay(spec, bugs=frozenset()):
     mode = alg.get("switches", {}).get("ifca.mode", "gradient")
     if "ifca-mode-flip" in bugs:
         mode = "model" if mode == "gradient" else "gradient"
+    est_mode = alg.get("switches", {}).get("ifca.estimate_mode", "train")
+    if "ifca-estimate-mode-flip" in bugs:
+        est_mode = "eval" if est_mode == "train" else "train"
     gamma, k = exact(hp["gamma"]), hp["ifca.k"]
     shift = exact(hp.get("ifca.init_shift", 0.0))
     pr = px.Problem(spec["model"], spec["problem"]["clients"])
@@ -126,7 +163,7 @@ def replay(spec, bugs=frozenset()):
         # req: ifca.alg1.l4
         for i in M:
             steps = plan[i]
-            losses, j = estimate(pr, i, thetas, bugs)
+            losses, j = estimate(pr, i, thetas, bugs, est_mode)
             picks[i] = j
             trace.emit("note", "train", t, i, None, "loss", losses)
             trace.emit("note", "train", t, i, None, "j_hat", [Fraction(j)])
@@ -164,12 +201,12 @@ def replay(spec, bugs=frozenset()):
         trace.emit("server", "train", t, None, None, "theta", [x for th in thetas for x in th])
         part = []
         for i in range(N):
-            _, j = estimate(pr, i, thetas, bugs)
+            _, j = estimate(pr, i, thetas, bugs, est_mode)
             part.append(Fraction(j))
         trace.emit("note", "train", t, None, None, "partition", part)
     v = []
     for i in range(N):
-        _, j = estimate(pr, i, thetas, bugs)
+        _, j = estimate(pr, i, thetas, bugs, est_mode)
         if "ifca-report-last-pick" in bugs:
             j = picks.get(i, 0)
         # req: ifca.alg1.l10

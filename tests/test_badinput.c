@@ -1689,6 +1689,11 @@ static const lettered_case LETTERED[] = {
 #define K_SCHED(pd) "\"schedule\": {\"kind\": \"given\", \"rounds\": [" K_ROUND "], " \
     "\"post\": [[[0, 1]], [[0]]]" pd "}"
 #define K_PD(lists) ", \"post_dropout\": [" lists "]"
+#define K_IFCA(mode) "\"algorithm\": {\"name\": \"ifca\", \"hyperparameters\": " \
+    "{\"gamma\": 0.1, \"ifca.k\": 2}, \"switches\": {\"ifca.mode\": \"model\", " \
+    "\"ifca.estimate_mode\": \"" mode "\"}}"
+#define K_IFCA_ROUND(list) "{\"clients\": [0], \"batches\": [[[0, 1], [0, 1]]], " \
+    "\"dropout\": [" list "]}"
     {"K6", "post dropout: a post phase without masks",
      SPEC(K_MLP, TWO, K_FT, K_SCHED("")), "schedule.post_dropout",
      "post phase, client 0, training pass 1 (of 2 samples): no dropout mask given for layer "
@@ -1742,14 +1747,16 @@ static const lettered_case LETTERED[] = {
      "algorithm.switches.apfl.mix",
      "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes, which skip "
      "dropout layer \"d\" and take no mask"},
-    {"K18", "dropout: ifca (training-mode estimate passes without masks)",
-     SPEC(K_MLP, TWO, HYP("ifca", "\"gamma\": 0.1, \"ifca.k\": 2"), GIVEN(K_ROUND)),
-     "model.layers[1]",
-     "ifca does not map its training passes to dropout masks (its cluster estimate ĵ = "
-     "argmin_j F_i(θ_j) takes k training-mode loss passes on the whole training set, for "
-     "each participant at the round's start and for every client, participant or not, "
-     "before round 0 and after each server update (the reported v_i): passes no schedule "
-     "list holds masks for)"},
+    /* IFCA takes dropout under ifca.estimate_mode = eval only: its
+     * estimates are evaluation passes (no mask) and a participant's list
+     * holds one mask per local step of LocalUpdate (ifca.mode = model).
+     * K18 (until the switch, IFCA's refusal of any dropout, now K20's
+     * narrower one): two local steps, one mask */
+    {"K18", "dropout: ifca (estimate_mode = eval) given fewer masks than its local steps",
+     SPEC(K_MLP, TWO, K_IFCA("eval"), GIVEN(K_IFCA_ROUND("[" K_OK "]"))),
+     "schedule.rounds[0].dropout[0]",
+     "round 0, client 0, training pass 2 (of 2 samples): no dropout mask given for layer "
+     "\"d\" (1 passes given)"},
     {"K19", "dropout: fedfomo given a mask for its local step only (its validation-loss pass "
      "takes the first)",
      SPEC(K_MLP, TWO,
@@ -1758,6 +1765,21 @@ static const lettered_case LETTERED[] = {
      "schedule.rounds[0].dropout[0]",
      "round 0, client 0, training pass 2 (of 2 samples): no dropout mask given for layer "
      "\"d\" (1 passes given)"},
+    {"K20", "dropout: ifca under estimate_mode = train (estimate passes no list holds)",
+     SPEC(K_MLP, TWO, K_IFCA("train"), GIVEN(K_IFCA_ROUND("[" K_OK ", " K_OK "]"))),
+     "algorithm.switches.ifca.estimate_mode",
+     "ifca.estimate_mode = train takes IFCA's cluster estimate ĵ = argmin_j F_i(θ_j) in k "
+     "training-mode loss passes on the whole training set, for each participant at the "
+     "round's start and for every client, participant or not, before round 0 and after "
+     "each server update (the reported v_i): passes no schedule list holds masks for, so "
+     "it cannot take dropout layer \"d\"; give ifca.estimate_mode = eval"},
+    {"K21", "dropout: ifca (estimate_mode = eval) given masks for its k estimate passes too",
+     SPEC(K_MLP, TWO, K_IFCA("eval"),
+          GIVEN(K_IFCA_ROUND("[" K_OK ", " K_OK ", " K_OK ", " K_OK "]"))),
+     "schedule.rounds[0].dropout[0]",
+     "round 0, client 0 made 2 training passes, 4 given: every pass's masks must be used"},
+#undef K_IFCA
+#undef K_IFCA_ROUND
 #undef K_MLP
 #undef K_FT
 #undef K_OK

@@ -20,8 +20,14 @@
  *     with the result's schedule, which replays bit for bit, and a flipped
  *     post mask entry moves that client's fine-tuned model only;
  *   - FedBN, CFL and pFedHN take one pass per local step, FedFomo its
- *     validation-loss passes first: two passes' masks swapped move the
- *     client's model, a pass removed fails naming it.
+ *     validation-loss passes first, IFCA under ifca.estimate_mode = eval
+ *     one per local step (Option I: its one gradient; its estimates no
+ *     pass): two passes' masks
+ *     swapped move the client's model, a pass removed fails naming it;
+ *   - IFCA's estimate mode: on a layer list without batch normalisation or
+ *     dropout train and eval give the same run, bit for bit in the
+ *     reported models; on one with batch normalisation (running
+ *     statistics apart from the batch's) they differ.
  */
 #include <check.h>
 #include <math.h>
@@ -418,27 +424,29 @@ START_TEST(test_dropout_post_recorded)
 }
 END_TEST
 
-/* ---- FedBN, CFL, FedFomo, pFedHN: the passes in the algorithm's order --- */
+/* ---- FedBN, CFL, FedFomo, pFedHN, IFCA: the passes in the algorithm's order */
 
 #define PATH_MAX_TEST 4096
 
 /* The specs of golden/layers/fedbn-bn1d-mlp-dropout.json (_i = 0),
  * cfl-mlp-dropout-split.json (_i = 1) and fedfomo-mlp-dropout-peers.json
  * (_i = 2: pass 0 is L_i(a) on the validation split, pass 1 the first
- * local step) and pfedhn-mlp-dropout-linear-hn.json (_i = 3: round 0's one
+ * local step), pfedhn-mlp-dropout-linear-hn.json (_i = 3: round 0's one
  * client is client 2, whose steps move the hypernetwork and so every θ_i)
- * run by the CLI: round 0's first participant's two passes swapped (both
+ * and ifca-mlp-dropout-eval.json (_i = 4: the estimates take no pass, so
+ * passes 0 and 1 are client 0's two local steps) run by the CLI: round 0's first participant's two passes swapped (both
  * of one batch size) move client 0's final model (each pass reads its own
  * mask, in the algorithm's order); client 0's last round-1 pass removed
  * fails with exit 2 naming the round, the client and the pass, and writes
  * nothing. */
 START_TEST(test_dropout_algorithm_passes)
 {
-    static const char *const files[4] = {
+    static const char *const files[5] = {
         "golden/layers/fedbn-bn1d-mlp-dropout.json",
         "golden/layers/cfl-mlp-dropout-split.json",
         "golden/layers/fedfomo-mlp-dropout-peers.json",
-        "golden/layers/pfedhn-mlp-dropout-linear-hn.json"};
+        "golden/layers/pfedhn-mlp-dropout-linear-hn.json",
+        "golden/layers/ifca-mlp-dropout-eval.json"};
     char *path = tu_repo_path(files[_i]);
     json_error_t je;
     json_t *vec = json_load_file(path, 0, &je);
@@ -494,6 +502,115 @@ START_TEST(test_dropout_algorithm_passes)
 }
 END_TEST
 
+/* ifca.estimate_mode, the CLI on two vectors' specs: the deep layer list
+ * of golden/layers/ifca-deep-gradient-given-models.json (no batch
+ * normalisation, no dropout: one F_i in either mode, so the same picks and
+ * the same reported models, bit for bit) and the MLP with batchnorm1d of
+ * ifca-bn1d-mlp-model-given-models.json (written under the default train:
+ * the running statistics score otherwise, and the reported models move). */
+START_TEST(test_ifca_estimate_mode)
+{
+    static const char *const files[2] = {
+        "golden/layers/ifca-deep-gradient-given-models.json",
+        "golden/layers/ifca-bn1d-mlp-model-given-models.json"};
+    char *path = tu_repo_path(files[_i]);
+    json_error_t je;
+    json_t *vec = json_load_file(path, 0, &je);
+    ck_assert_msg(vec != NULL, "%s: %s", path, je.text);
+    json_t *spec = json_deep_copy(json_object_get(vec, "spec"));
+    json_t *alg = json_object_get(spec, "algorithm");
+    ck_assert_ptr_null(json_object_get(json_object_get(alg, "switches"),
+                                       "ifca.estimate_mode"));
+    char *dir = tu_tmpdir();
+    json_t *v0 = final_v(dir, spec, "r0.json");
+    json_t *sw = json_object_get(alg, "switches");
+    if (sw == NULL) {
+        sw = json_object();
+        json_object_set_new(alg, "switches", sw);
+    }
+    json_object_set_new(sw, "ifca.estimate_mode", json_string("eval"));
+    json_t *v1 = final_v(dir, spec, "r1.json");
+    if (_i == 0)
+        ck_assert_msg(json_equal(v0, v1), "%s: eval moved the models", files[_i]);
+    else
+        ck_assert_msg(!json_equal(v0, v1), "%s: eval left the models", files[_i]);
+    json_decref(v1);
+    json_decref(v0);
+    json_decref(spec);
+    json_decref(vec);
+    tu_remove_tree(dir);
+    free(dir);
+    free(path);
+}
+END_TEST
+
+/* IFCA's Option I under ifca.estimate_mode = eval with dropout: each
+ * participant's list holds one pass, its gradient g_i on its one batch (the
+ * estimates take none).  Two clients, k = 2 given cluster models, one
+ * round; the spec runs; client 1's mask with one entry flipped moves its
+ * g_1 and so θ of its cluster (client 0's stays when it picked the other);
+ * a second mask for client 0 is left over (exit 2). */
+#define IFCA_G_SPEC(m1, extra) \
+    "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"layers\", " \
+    "\"input\": [2], \"loss\": \"squared\", \"layers\": [{\"type\": \"dense\", " \
+    "\"name\": \"fc\", \"out\": 3}, {\"type\": \"relu\"}, {\"type\": " \
+    "\"dropout\", \"name\": \"d\", \"p\": 0.25}, {\"type\": \"dense\", " \
+    "\"name\": \"out\", \"out\": 1}]}, \"problem\": {\"clients\": [{\"X\": " \
+    "[[1, 2], [3, -1]], \"y\": [1, 2]}, {\"X\": [[-2, 0.5], [1, 1.5]], \"y\": " \
+    "[-1, -3]}]}, \"init\": {\"kind\": \"zeros\", \"cluster_models\": " \
+    "[[0.5, -0.25, 0.75, 0.25, -0.5, 1, 0.125, 0.25, -0.125, 0.5, -0.75, 0.375, 0.0625], " \
+    "[-0.5, 0.25, 0.5, -0.75, 0.25, -1, 0.375, -0.25, 0.625, -0.5, 0.5, -0.375, " \
+    "-0.0625]]}, \"algorithm\": {\"name\": \"ifca\", \"hyperparameters\": " \
+    "{\"gamma\": 0.25, \"ifca.k\": 2}, \"switches\": {\"ifca.mode\": " \
+    "\"gradient\", \"ifca.estimate_mode\": \"eval\"}}, \"schedule\": {\"kind\": " \
+    "\"given\", \"rounds\": [{\"clients\": [0, 1], \"batches\": [[[0, 1]], " \
+    "[[0, 1]]], \"dropout\": [[{\"d\": [[1, 0, 1], [1, 1, 0]]}" extra "], " \
+    "[{\"d\": " m1 "}]]}]}}"
+
+static json_t *ifca_g_run(const char *dir, const char *spec_text,
+                          const char *name, int want)
+{
+    json_error_t je;
+    json_t *spec = json_loads(spec_text, 0, &je);
+    ck_assert_msg(spec != NULL, "%s", je.text);
+    tu_json_save_in(dir, "spec.json", spec);
+    json_decref(spec);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "run $D/spec.json -o $D/%s", name);
+    char *out = NULL, *errout = NULL;
+    const int rc = tu_cli_in(dir, cmd, &out, &errout);
+    ck_assert_msg(rc == want, "exit %d, %s", rc, errout);
+    if (want == 2)
+        ck_assert_msg(strstr(errout, "schedule.rounds[0].dropout[0]: round 0, "
+                             "client 0 made 1 training passes, 2 given") != NULL,
+                      "%s", errout);
+    free(out);
+    free(errout);
+    if (want != 0)
+        return NULL;
+    json_t *r = tu_json_load_in(dir, name);
+    json_t *v = json_deep_copy(json_object_get(json_object_get(r, "final"), "v"));
+    json_decref(r);
+    return v;
+}
+
+START_TEST(test_ifca_gradient_eval_dropout)
+{
+    char *dir = tu_tmpdir();
+    json_t *v0 = ifca_g_run(dir, IFCA_G_SPEC("[[0, 1, 1], [1, 0, 1]]", ""), "r0.json", 0);
+    json_t *v1 = ifca_g_run(dir, IFCA_G_SPEC("[[1, 1, 1], [1, 0, 1]]", ""), "r1.json", 0);
+    ck_assert_msg(!json_equal(json_array_get(v0, 1), json_array_get(v1, 1)),
+                  "client 1's flipped mask entry left its model");
+    ifca_g_run(dir, IFCA_G_SPEC("[[0, 1, 1], [1, 0, 1]]",
+                                ", {\"d\": [[1, 1, 0], [0, 1, 1]]}"), "r2.json", 2);
+    json_decref(v0);
+    json_decref(v1);
+    tu_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+#undef IFCA_G_SPEC
+
 Suite *dropout_suite(void)
 {
     Suite *s = suite_create("dropout");
@@ -505,7 +622,9 @@ Suite *dropout_suite(void)
     tcase_add_test(tc, test_dropout_identity);
     tcase_add_test(tc, test_dropout_p);
     tcase_add_loop_test(tc, test_dropout_post_recorded, 0, 2);
-    tcase_add_loop_test(tc, test_dropout_algorithm_passes, 0, 4);
+    tcase_add_loop_test(tc, test_dropout_algorithm_passes, 0, 5);
+    tcase_add_loop_test(tc, test_ifca_estimate_mode, 0, 2);
+    tcase_add_test(tc, test_ifca_gradient_eval_dropout);
     suite_add_tcase(s, tc);
     return s;
 }

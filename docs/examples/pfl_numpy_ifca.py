@@ -11,6 +11,14 @@ gradient mode sends ∇F_i(θ_ĵ; its one batch) and the server steps
 θ_j −= γ/|M_t| Σ g_i; model mode runs γ-steps over its batches and the
 server averages the local models per cluster (a cluster no one chose
 keeps its model).  Every client reports θ_ĵ at the new models.
+
+ifca.estimate_mode = eval scores F_i(θ_j) as model.eval() with
+torch.no_grad() does: batchnorm on θ_j's running statistics, dropout off,
+so the estimates use up no dropout mask and a client's masks are its
+local steps' alone; the default train scores a layer list in a
+training-mode forward pass (the authors' models never leave torch's
+training mode), which with dropout would take masks the schedule does not
+hold.
 """
 import importlib
 import sys
@@ -20,7 +28,7 @@ import numpy as np
 ALGORITHM = "ifca"
 BUGS = ("ifca-divide-by-cluster-size", "ifca-ties-to-highest",
         "ifca-empty-cluster-reset", "ifca-report-round-pick",
-        "ifca-ignore-given-models")
+        "ifca-ignore-given-models", "ifca-estimate-other-mode")
 
 
 def _base():
@@ -30,13 +38,16 @@ def _base():
     return importlib.import_module("pfl_numpy")
 
 
-def _loss(spec, raw, theta, data=None):
+def _loss(spec, raw, theta, data=None, in_eval=False):
     """F_i(θ) on the client's training set; data: its model object (a
-    layer list's loss is its training-mode forward pass)."""
+    layer list's loss is its training-mode forward pass, or with in_eval
+    its evaluation-mode one)."""
     model = spec["model"]
     if model["kind"] == "quadratic":
         a, c = np.asarray(raw["a"], float), np.asarray(raw["c"], float)
         return 0.5 * np.sum(a * (theta - c) ** 2)
+    if model["kind"] == "layers" and in_eval:
+        return data.evaluate(theta, data.X, data.y)[0]
     if model["kind"] == "layers":
         return np.mean(data.losses(theta, data.X, data.y))
     if model["kind"] != "linear":
@@ -50,7 +61,10 @@ def _loss(spec, raw, theta, data=None):
 def run(spec, clients, w0, log, bug):
     base = _base()
     hp = spec["algorithm"]["hyperparameters"]
-    mode = spec["algorithm"].get("switches", {}).get("ifca.mode", "gradient")
+    switches = spec["algorithm"].get("switches", {})
+    mode = switches.get("ifca.mode", "gradient")
+    in_eval = (switches.get("ifca.estimate_mode", "train") == "eval") != \
+        (bug == "ifca-estimate-other-mode")
     given = spec.get("init", {}).get("cluster_models")
     if given is None and hp.get("ifca.init_sd", 0) != 0:
         raise base.Unsupported("drawn initial cluster models (replay them "
@@ -65,7 +79,8 @@ def run(spec, clients, w0, log, bug):
         theta = np.array([w0 + j * hp.get("ifca.init_shift", 0.0) for j in range(k)])
 
     def pick(i):
-        losses = np.array([_loss(spec, raw[i], th, clients[i]) for th in theta])
+        losses = np.array([_loss(spec, raw[i], th, clients[i], in_eval)
+                           for th in theta])
         if bug == "ifca-ties-to-highest":
             return losses, len(losses) - 1 - int(np.argmin(losses[::-1]))
         return losses, int(np.argmin(losses))

@@ -1221,9 +1221,96 @@ def pfedhn_mlp():
                 lambda trace, w, v, alpha: (trace, w, v), PFEDHN_SOURCE, "60-digit decimals")
 
 
+IFCA_SOURCE = ("Ghosh, Chung, Yin, Ramchandran, NeurIPS 2020, arXiv 2006.04088, Alg. 1 "
+               "(Option II); shared/spec notes-cfl-ifca-sampling-metrics.md §2; the "
+               "estimate F_i(theta_j) in evaluation mode (ifca.estimate_mode = eval) as "
+               "Gerid/FedDCA 88c5187 system/flcore/clients/clientifca.py:56-61 takes it "
+               "(model.eval(), torch.no_grad(): dropout off)")
+
+
+def ifca_clients():
+    """Four clients of the MLP's input, two concepts: clients 0 and 2 of
+    positive targets, 1 and 3 of negative ones; sizes 4, 5, 3, 6."""
+    out = []
+    for i, n in enumerate((4, 5, 3, 6)):
+        rng = random.Random(2100 + i)
+        sign = 1 if i in (0, 2) else -1
+        out.append({"X": lc.rows(2110 + i, n, 3, den=16),
+                    "y": [sign * abs(v) for v in lc.values(rng, n, 0.5, 1.5, 16)]})
+    return out
+
+
+def ifca_mlp():
+    """IFCA, Option II, under ifca.estimate_mode = eval: every estimate
+    ĵ = argmin_j F_i(θ_j) (the participants' at the round's start, every
+    client's for the reported v_i before round 0 and after each server
+    update) is an evaluation pass (dropout the identity, no mask), so a
+    participant's list holds one mask per local step of LocalUpdate,
+    each step's its own; each participant's steps in pairs of one batch
+    size (dropout-pass-swap runs and is caught).  Two given cluster
+    models; client 1 moves from cluster 0 to 1 after round 0, client 3
+    from 1 to 0 in round 1 and back in round 2."""
+    clients = ifca_clients()
+    plans = [
+        [(0, [[0, 2], [1, 3]]), (1, [[2, 0], [4, 1]]), (3, [[3, 1], [0, 5]])],
+        [(0, [[1, 3, 0], [2, 1, 3]]), (1, [[1, 0], [2, 3]]), (2, [[2, 0], [1, 0]]),
+         (3, [[4, 2], [5, 0]])],
+        [(1, [[3, 4], [0, 2]]), (2, [[0, 1, 2], [2, 1, 0]]), (3, [[1], [3]])],
+    ]
+    rounds = rounds_json(plans, 2010, [("drop", 5)])
+    init = {"kind": "zeros", "cluster_models": [lc.init_for(MLP, 66, scale=0.75, den=64),
+                                                 lc.init_for(MLP, 83, scale=0.75, den=64)]}
+    spec = pg.given_spec(
+        "IFCA (model averaging) on the MLP with dropout (p = 1/4), estimates in "
+        "evaluation mode, masks for the local steps only",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). IFCA (Alg. 1, Option II: "
+        "ifca.mode = model) with k = 2 given cluster models and ifca.estimate_mode = "
+        "eval: each estimate j-hat = argmin_j F_i(theta_j) on the client's whole "
+        "training set is an evaluation-mode pass (dropout the identity, no mask), for "
+        "the participants at the round's start and for every client after the server "
+        "update; each local SGD step of LocalUpdate (gamma = 0.140625) is a training "
+        "pass with its own mask: schedule.rounds[t].dropout[j] holds those, one per "
+        "step. Four clients of two concepts (targets of opposite signs); client 1 "
+        "moves from cluster 0 to cluster 1 after round 0, client 3 from 1 to 0 in "
+        "round 1 and back to 1 in round 2; client 2 sits out round 0, client 0 "
+        "round 2.",
+        MLP, clients, init,
+        {"name": "ifca", "hyperparameters": {"gamma": 0.140625, "ifca.k": 2},
+         "switches": {"ifca.mode": "model", "ifca.estimate_mode": "eval"}},
+        rounds)
+    for r in spec["schedule"]["rounds"]:     # one mask per local step
+        assert [len(d) for d in r["dropout"]] == [len(b) for b in r["batches"]], r
+
+    def replay(sp, bugs, domain=None):
+        return module_replay("ifca", sp, bugs, domain)
+
+    # the estimates the description names, and no near tie among the losses
+    tr = replay(spec, frozenset(), "float")[0]
+    picks, losses = {}, []
+    for r in tr.records:
+        if r["event"] == "note" and r["name"] == "j_hat":
+            picks.setdefault(r["client"], []).append(int(float(r["value"][0])))
+        if r["event"] == "note" and r["name"] == "loss":
+            losses.append([float(x) for x in r["value"]])
+    assert picks[1] == [0, 1, 1] and picks[3] == [1, 0, 1], picks
+    assert min(abs(a - b) / max(abs(a), abs(b)) for a, b in losses) > 1e-2, losses
+    # (ifca-report-last-pick leaves this run as it is: every client's last
+    # pick is its final estimate, so ifca-estimate is not flagged)
+    flags = ["dropout-scale", "dropout-train-mode", "dropout-pass-order", "ifca-init",
+             "loss-scale"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"dropout-pass-order": ["dropout-pass-swap"],
+                    "ifca-init": ["ifca-init-ignored"],
+                    "loss-scale": ["loss-x2"]})
+    return make("ifca", "layers/ifca/mlp-dropout-eval", "ifca-mlp-dropout-eval.json",
+                spec["name"], spec, flags, mutants, replay,
+                lambda trace, w, v, alpha: (trace, w, v), IFCA_SOURCE)
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
                                   finetune_mlp, fedrep_post_mlp, interp_mlp, apfl_mlp,
                                   perfedavg_mlp, perfedavg_exact_mlp, perfedavg_hf_mlp,
                                   fedbn_mlp, cfl_mlp, fedfomo_mlp, pfedhn_mlp,
-                                  fedfomo_mlp_eval])
+                                  fedfomo_mlp_eval, ifca_mlp])

@@ -690,10 +690,10 @@ typedef struct {
     pflref_fedrod_hyper fedrod; /* FedRoD (fedrod.*)                      */
     pflref_apple_hyper apple;  /* APPLE (apple.*)                        */
     pflref_fedala_hyper fedala; /* FedALA (fedala.*)                      */
-    pflref_pfl_ft_hyper pfl_ft; /* FedAlt/FedSim's fine-tuning start and
-                                   step (pfl.finetune_start, _lr)         */
+    pflref_pfl_ft_hyper pfl_ft; /* pfl.finetune_start, pfl.finetune_lr */
     pflref_fedpac_hyper fedpac; /* FedPAC (fedpac.*)                      */
     int bn_aggregate;          /* pflref_bn_aggregate (bn.aggregate)     */
+    int ifca_estimate_mode;    /* pflref_ifca_estimate_mode              */
 #endif
 } pflref_hyper;
 

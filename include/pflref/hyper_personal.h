@@ -26,6 +26,23 @@ typedef enum {
 } pflref_fedfomo_val_mode;
 #endif
 
+/* IFCA: the mode of the cluster estimate's passes F_i(θ_j), member
+ * ifca_estimate_mode of pflref_hyper (pflref/hyper.h; hidden from Frama-C
+ * there: ifca.c's proved functions do not read it, only
+ * ref/algorithms/ifca_estimate.c does). */
+#ifndef __FRAMAC__
+typedef enum {
+    PFLREF_IFCA_ESTIMATE_TRAIN = 0, /* training-mode loss passes: BN on the
+                                       set's statistics, a dropout mask
+                                       per pass (jichan3751/ifca never
+                                       calls eval(): train_cluster_mnist.py
+                                       :384-392)                          */
+    PFLREF_IFCA_ESTIMATE_EVAL = 1   /* eval() and no_grad: BN on r_μ, r_v,
+                                       dropout the identity, no mask
+                                       (Gerid/FedDCA clientifca.py:56-61) */
+} pflref_ifca_estimate_mode;
+#endif
+
 /* FedAlt and FedSim (ref/algorithms/fedalt.c, fedalt_ft.c): where and with
  * what step a device's final fine-tuning starts, for FedBABU as
  * TsingZ0/PFLlib d832e76f6a23 runs it (serverbabu.py, train, calls every

@@ -313,6 +313,8 @@ NAMED = {
     # the validation losses in eval() are the authors' reading
     # (fedfomo.val_mode = eval, which the preset official sets)
     "fedfomo-val-eval-mode": ("fedfomo.val_mode = eval", "preset official"),
+    # IFCA's estimate in eval() is FedDCA's reading (ifca.estimate_mode = eval)
+    "ifca-estimate-other-mode": "ifca.estimate_mode = eval",
     "fedfomo-anchor-current": ("fedfomo.anchor = post_train",
                                "preset pfllib"),
     "fedfomo-affinity-ratio": ("fedfomo.P_update = raw", "preset pfllib"),

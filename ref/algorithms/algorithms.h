@@ -109,6 +109,15 @@ pflref_status pflref_fedavg_round_any(pflref_state *s,
 void pflref_fedavg_keep_load(pflref_state *s, pflref_state_loader load,
                              void *ctx, long t);
 
+/* IFCA's F_i(θ) := *loss, the mean loss of θ on all of D (client i's
+ * training set), in the mode ifca.estimate_mode says: a training-mode loss
+ * pass (a dropout mask taken) or an evaluation (no mask)
+ * (ref/algorithms/ifca_estimate.c).  pflref_model_loss's or
+ * pflref_model_evaluate's status. */
+pflref_status pflref_ifca_estimate_loss(const pflref_state *s,
+                                        const double *theta,
+                                        const pflref_data *D, double *loss);
+
 /* APFL's check before round 0 (ref/algorithms/apfl_check.c). */
 pflref_status pflref_apfl_check(const pflref_problem *problem,
                                 const pflref_hyper *hyper,

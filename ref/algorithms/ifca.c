@@ -42,6 +42,9 @@
  *           F_i(θ_j) ↔ ifca_work.loss[j]   g_i, θ̃_i ↔ ifca_work.x
  *           δ, σ ↔ hyper->ifca.init_shift, .init_sd
  * Switch ifca.mode: gradient (Option I) | model (Option II).
+ * Switch ifca.estimate_mode: train (F_i(θ_j) a training-mode loss pass,
+ * the authors' code) | eval (an evaluation, no dropout mask; FedDCA's
+ * clientifca.py): ref/algorithms/ifca_estimate.c.
  *
  * State and work: ifca_work holds the state, the k cluster models θ_j
  * (kept from round to round), and the round's work: the server's sums and
@@ -191,7 +194,8 @@ static size_t lowest_loss(const double *loss, size_t k)
 }
 
 /* The losses of the estimate ĵ = argmin_j F_i(θ_j) on client i's training
- * set: loss[j] := F_i(θ_j), j = 0..k−1 in order, stopping at the first
+ * set: loss[j] := F_i(θ_j), j = 0..k−1 in order (each in the mode of
+ * ifca.estimate_mode, pflref_ifca_estimate_loss), stopping at the first
  * failure or non-finite loss; its callers then take ĵ =
  * lowest_loss(loss, k).  Its frame is an assumption of the proof
  * of ifca_round_with (proofs/README.md): it writes loss[0..k−1] and *err
@@ -206,8 +210,8 @@ static pflref_status estimate(const pflref_state *s, size_t i,
     const pflref_problem *pr = s->problem;
     const pflref_data *D = &pr->clients[i].train;
     for (size_t j = 0; j < k; j++) {
-        pflref_status st = pflref_model_loss(&pr->model, theta + j * s->P, D,
-                                             NULL, D->n, s->ws, &loss[j]);
+        pflref_status st = pflref_ifca_estimate_loss(s, theta + j * s->P, D,
+                                                     &loss[j]);
         if (st != PFLREF_OK)
             return pflref_error_set(err, st, NULL,
                                     "the loss of cluster model %zu on "

@@ -10,7 +10,6 @@
  */
 #include <math.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pflref/algorithm.h"
@@ -22,6 +21,7 @@
 #include "engine/params_pfl_ft.h"
 #include "engine/params_bn.h"
 #include "engine/params_perfedavg.h"
+#include "engine/params_ifca.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -416,6 +416,7 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, ifca.mode), 0.0, 0.0, 0, ifca_mode_values, "",
      "IFCA's update: gradient averaging (Option I) | model averaging "
      "(Option II)"},
+    IFCA_PARAMS      /* ref/engine/params_ifca.h */
     {"fedfomo.distance", "fedfomo", "", PFLREF_PARAM_ENUM,
      offsetof(pflref_hyper, fedfomo.distance), 0.0, 0.0, 0,
      fedfomo_distance_values, "",

@@ -232,6 +232,10 @@ static const pflref_value_source value_sources[] = {
     {"ifca", "ifca.mode", "model",
      "Ghosh et al. 2020, Algorithm 2, Option II (model averaging; the "
      "authors' code's experiments)"},
+    {"ifca", "ifca.estimate_mode", "eval",
+     "Gerid/FedDCA @ 88c5187 system/flcore/clients/clientifca.py:56-61 "
+     "(model.eval(), torch.no_grad(); argmin :82): F_i(θ_j) in "
+     "evaluation mode (docs/algorithms/ifca.md)"},
     /* FedFomo (docs/algorithms/fedfomo.md) */
     {"fedfomo", "fedfomo.distance", "l2_squared",
      "NVlabs/FedFomo utils.py:143-176, the distance the code calls l2 "

@@ -149,6 +149,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "ifca-divisor",
     "ifca-empty-cluster",
     "ifca-estimate",
+    "ifca-estimate-mode",
     "ifca-init",
     "ifca-tie-break",
     "ifca-update",

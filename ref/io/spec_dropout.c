@@ -52,24 +52,27 @@
  * validation split (one per batch under fedfomo.val_loss = batch_mean),
  * then one pass per local step.  pFedHN (Shamsian et al. 2021, Alg. 1
  * l. 6-8) takes one pass per local step of θ̃ on the round's client; its
- * reported θ_i = h(v_i) take none. */
+ * reported θ_i = h(v_i) take none.  IFCA (Ghosh et al. 2020, Alg. 1)
+ * under ifca.estimate_mode = eval takes its estimates ĵ = argmin_j
+ * F_i(θ_j) in evaluation passes (no mask: the participants' at the
+ * round's start, every client's for the reported v_i before round 0 and
+ * after each server update), so a participant's list holds its training
+ * passes only: one per local step of LocalUpdate (ifca.mode = model) or
+ * the one gradient g_i = ∇F_i(θ_ĵ; b) (ifca.mode = gradient).  Under the
+ * default estimate_mode = train the estimates are training passes no
+ * schedule list holds masks for: refused below. */
 static const char *const DROPOUT_ALGORITHMS[] = {"fedavg", "local", "ditto",
                                                  "fedalt", "finetune",
                                                  "interp", "apfl",
                                                  "perfedavg", "fedbn", "cfl",
-                                                 "fedfomo", "pfedhn", NULL};
+                                                 "fedfomo", "pfedhn", "ifca",
+                                                 NULL};
 
 /* Why an algorithm whose passes are not mapped refuses dropout, where the
  * reason is more than "not yet" (docs/models.md, "Dropout"). */
 static const struct {
     const char *name, *why;
 } REFUSED[] = {
-    {"ifca", "its cluster estimate ĵ = argmin_j F_i(θ_j) takes k "
-             "training-mode loss passes on the whole training set, for "
-             "each participant at the round's start and for every client, "
-             "participant or not, before round 0 and after each server "
-             "update (the reported v_i): passes no schedule list holds "
-             "masks for"},
     {NULL, NULL}};
 
 /* "a, b and c": the names of DROPOUT_ALGORITHMS into buf. */
@@ -138,6 +141,23 @@ pflref_status pflref_spec_check_dropout(const json_t *root,
                                 "mask: with dropout give apfl.mix = "
                                 "parameter (two training passes a step, "
                                 "w_i's, then v̄'s)", m->layers[i].name);
+    if (strcmp(alg, "ifca") == 0 &&
+        spec->hyper.ifca_estimate_mode != PFLREF_IFCA_ESTIMATE_EVAL)
+        return pflref_error_set(err, PFLREF_EINVAL,
+                                "algorithm.switches.ifca.estimate_mode",
+                                "ifca.estimate_mode = train takes IFCA's "
+                                "cluster estimate ĵ = argmin_j F_i(θ_j) in k "
+                                "training-mode loss passes on the whole "
+                                "training set, for each participant at the "
+                                "round's start and for every client, "
+                                "participant or not, before round 0 and "
+                                "after each server update (the reported "
+                                "v_i): passes no schedule list holds masks "
+                                "for, so it cannot take dropout layer "
+                                "\"%s\"; give ifca.estimate_mode = eval "
+                                "(evaluation passes, no mask: the lists "
+                                "hold the local steps' passes only)",
+                                m->layers[i].name);
     if (!spec->schedule_given)
         return pflref_error_set(err, PFLREF_EINVAL, "schedule.kind",
                                 "dropout layer \"%s\" takes its masks from "
