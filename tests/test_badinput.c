@@ -962,12 +962,12 @@ static const lettered_case LETTERED[] = {
      SPEC(BN16, IMG2, BN_ALG("local", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"parameters_only\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl)"},
+     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl"},
     {"Z3", "bn.aggregate: FedBN, which keeps the whole BN layer local",
      SPEC(BN16, IMG2, BN_ALG("fedbn", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"average\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl)"},
+     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl"},
     {"Z4", "bn.aggregate: unknown value",
      SPEC(BN16, IMG2, BN_ALG("fedavg", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"buffers\""), ONE_ROUND),
@@ -1638,8 +1638,9 @@ static const lettered_case LETTERED[] = {
      "bn.aggregate = parameters_only is PFLlib's exchange of APFL's w_i "
      "(clientapfl.py with serverbase.py), read under apfl.variant = pfllib "
      "only"},
-    /* -- bn.aggregate where it has nothing to act on (ref/io/spec_hyper.c,
-     * bn_aggregate_refusal): the refusal says why (rows I20-) -- */
+    /* -- bn.aggregate where it has nothing to act on (ref/io/spec_bn.c):
+     * the refusal says why (I20); FedDyn's parameters_only on a model
+     * without batch normalisation (I21) -- */
     {"I20", "moon: bn.aggregate, which has nothing to act on under MOON",
      SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"moon\", "
           "\"hyperparameters\": {\"eta\": 0.1, \"moon.mu\": 1.5, "
@@ -1650,6 +1651,15 @@ static const lettered_case LETTERED[] = {
      "normalisation (its representation R_w(x), the body's output, would "
      "depend on the whole batch; the head is one dense layer), so no model "
      "it runs has running statistics to keep or average (it applies to: "},
+    {"I21", "feddyn: bn.aggregate = parameters_only on a model without batch normalisation",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"feddyn\", "
+          "\"hyperparameters\": {\"eta\": 0.1, \"feddyn.alpha\": 0.5}, "
+          "\"switches\": {\"bn.aggregate\": \"parameters_only\"}}",
+          ONE_ROUND_TWO),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only keeps each client's batch-norm running "
+     "statistics, but this model has no batch normalisation (no running_mean "
+     "or running_var): drop the switch"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then

@@ -716,6 +716,53 @@ START_TEST(test_apfl_keep)
 }
 END_TEST
 
+/* FedDyn (ref/algorithms/feddyn.c, reading e)) under bn.aggregate on
+ * KEEP_R1, η = 0.1, α = 0.5, feddyn.prox = squared.  W1 and b1 have loss
+ * gradient 0 (test_keep_own_statistics), ∇L_k = 0 and θ − θ^{t−1} = 0
+ * there, so they never move and h stays 0 on them: the training passes see
+ * FedAvg's a, client 0 leaving r_μ = 9/8, r_v = 11/4 in round 0, client 1
+ * 1/8, 4 (h is 0 on the buffers under either value).
+ *   parameters_only: θ^1's are client 0's (the first participant); round
+ *     1, client 1 from its own 1/8, 4: 7/32, 25/4, θ^2's.
+ *   average: θ^1 = mean − h/α, h = 0 on the buffers: 5/8, 27/8; round 1,
+ *     client 1 from those: (3/4)(5/8) + 1/8 = 19/32, (3/4)(27/8) + 13/4 =
+ *     185/32.
+ * The preset pfllib sets parameters_only. */
+START_TEST(test_feddyn_keep)
+{
+    static const char *const sw[] = {KEEP_SW, ""};
+    static const double want[2][2] = {{7.0 / 32.0, 25.0 / 4.0},
+                                      {19.0 / 32.0, 185.0 / 32.0}};
+    pflref_run_result *r[2];
+    pflref_spec *sp[2];
+    for (size_t j = 0; j < 2; j++) {
+        sp[j] = bn_spec("feddyn", "\"eta\": 0.1, \"feddyn.alpha\": 0.5", sw[j],
+                        KEEP_R1);
+        r[j] = tu_run(sp[j], NULL);
+        ck_assert_msg(fabs(r[j]->w[R_MU] - want[j][0]) < 1e-13 &&
+                          fabs(r[j]->w[R_V] - want[j][1]) < 1e-13,
+                      "feddyn under \"%s\": θ's r_μ = %.17g, r_v = %.17g, "
+                      "expected %.17g, %.17g", sw[j], r[j]->w[R_MU],
+                      r[j]->w[R_V], want[j][0], want[j][1]);
+    }
+    /* parameters() alike under both readings (the running statistics never
+     * enter a training-mode forward, nor ∇L_k or h) */
+    static const int params[] = {W1, B1, GAMMA, BETA, W2, B2};
+    for (size_t q = 0; q < sizeof params / sizeof params[0]; q++)
+        ck_assert_msg(r[0]->w[params[q]] == r[1]->w[params[q]],
+                      "feddyn: parameter entry %d differs between the "
+                      "readings", params[q]);
+    ck_assert_int_eq(tu_spec_preset_aggregate(
+                         "feddyn", "\"eta\": 0.1, \"feddyn.alpha\": 0.5",
+                         "pfllib"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+    for (size_t j = 0; j < 2; j++) {
+        pflref_run_result_free(r[j]);
+        pflref_spec_free(sp[j]);
+    }
+}
+END_TEST
+
 /* FedBN: fedbn.running_var = biased and bn.running_var = biased are one
  * switch (bit for bit), and bn.running = frozen holds there too. */
 START_TEST(test_fedbn_switches)
@@ -898,6 +945,7 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_scaffold_keep);
     tcase_add_test(tc, test_pfedme_keep);
     tcase_add_test(tc, test_apfl_keep);
+    tcase_add_test(tc, test_feddyn_keep);
     tcase_add_test(tc, test_fedbn_switches);
     tcase_add_test(tc, test_fedbn_optimizer);
     tcase_add_test(tc, test_fedbn_momentum_vector);

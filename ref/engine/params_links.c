@@ -41,6 +41,14 @@ static const pflref_value_source value_sources[] = {
      "copy's running statistics persist per client; self.model_per is never "
      "set); serverbase.py:138-150 (the global's buffers are the first "
      "uploader's) (docs/algorithms/ditto.md)"},
+    {"feddyn", "bn.aggregate", "parameters_only",
+     "TsingZ0/PFLlib d832e76f6a23 system/flcore: clientdyn.py:65-67 "
+     "set_parameters copies parameters() only (a device's running "
+     "statistics persist); serverdyn.py:85-93 aggregate_parameters "
+     "deep-copies uploaded_models[0] and averages and corrects parameters() "
+     "only (θ^t's buffers are the first uploader's); :95-107 and "
+     "clientdyn.py:43-54 keep h and ∇L_k over parameters() "
+     "(docs/algorithms/feddyn.md)"},
     {"ditto", "ditto.prox", "norm",
      "s-huu/Ditto, the authors' PyTorch code (StackOverflow experiments): "
      "λ‖v − w‖ (docs/algorithms/ditto.md)"},

@@ -173,11 +173,15 @@ static const pflref_preset presets[] = {
      "1e-3); its clip_grad_norm_ at 10 (utils_general.py:224) is not "
      "reproduced (docs/algorithms/feddyn.md)"},
     /* req: feddyn.preset.pfllib */
-    {"feddyn", "pfllib", "feddyn.prox=norm_half lr.count=trainings", NULL,
+    {"feddyn", "pfllib",
+     "feddyn.prox=norm_half lr.count=trainings bn.aggregate=parameters_only",
+     NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientdyn.py:45 (alpha/2 * "
      "torch.norm(v1 - global, 2), not squared), :46, :54, :58-59 (each "
      "client's ExponentialLR stepped after its train()); serverdyn.py:80, "
-     "93, 104, 107 (the box's h and θ with the differences)"},
+     "93, 104, 107 (the box's h and θ with the differences); "
+     "clientdyn.py:65-67 set_parameters and serverdyn.py:85-93 move "
+     "parameters() only (bn.aggregate)"},
     {"scaffold", "pfllib",
      "scaffold.option=II scaffold.c_lr=initial lr.count=trainings "
      "bn.aggregate=parameters_only scaffold.bn_global=previous", NULL,

@@ -55,27 +55,6 @@ pflref_status pflref_spec_read_split(const json_t *root, const pflref_model *m,
     return pflref_split_from_names(m, names, n, "split.personal", split, err);
 }
 
-/* bn.aggregate for an algorithm that takes no model with running
- * statistics, or whose clients exchange no model: why the switch has
- * nothing to act on there (docs/models.md, "PFLlib's reading"), the
- * algorithm's page saying more.  NULL: the registry's list decides. */
-static const char *bn_aggregate_refusal(const char *algorithm)
-{
-    static const struct {
-        const char *name, *why;
-    } rows[] = {
-        /* ref/algorithms/moon.c moon_check; PFLlib clientmoon.py:62-66 */
-        {"moon", "moon takes no model with batch normalisation (its "
-                 "representation R_w(x), the body's output, would depend "
-                 "on the whole batch; the head is one dense layer), so no "
-                 "model it runs has running statistics to keep or average"},
-    };
-    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
-        if (strcmp(rows[r].name, algorithm) == 0)
-            return rows[r].why;
-    return NULL;
-}
-
 static pflref_status read_params(const json_t *obj, const char *where,
                                  pflref_param_type type,
                                  const pflref_algorithm *alg,
@@ -129,11 +108,11 @@ static pflref_status read_params(const json_t *obj, const char *where,
                                   alg->name, alg->opt_refusal, p->algorithms);
         else if (!pflref_name_in_list(p->algorithms, alg->name) &&
                  strcmp(keys[i], "bn.aggregate") == 0 &&
-                 bn_aggregate_refusal(alg->name) != NULL)
+                 pflref_spec_bn_refusal(alg->name) != NULL)
             st = pflref_error_set(err, PFLREF_EINVAL, path,
                                   "bn.aggregate does not apply to %s: %s "
                                   "(it applies to: %s)", alg->name,
-                                  bn_aggregate_refusal(alg->name),
+                                  pflref_spec_bn_refusal(alg->name),
                                   p->algorithms);
         else if (!pflref_name_in_list(p->algorithms, alg->name))
             st = pflref_error_set(err, PFLREF_EINVAL, path,

@@ -1,0 +1,88 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Golden vectors of bn.aggregate = parameters_only (PFLlib's reading: only
+parameters() travel, each client keeps its own running statistics) for the
+algorithms whose exact replay lives in its own module, on make_bn.py's MLP
+with batchnorm1d and its keep_rounds() schedule, in 60-digit decimals
+(pflref_exact_layers.py), through families_common.build (the replay of
+golden/audit.py, so audit.py replays them the same way):
+
+  layers/feddyn/bn1d-mlp-pfllib-keep  FedDyn (Acar et al., ICLR 2021,
+      Alg. 1; golden/pflref_exact_feddyn.py) under its preset pfllib
+      (feddyn.prox = norm_half, lr.count = trainings, bn.aggregate =
+      parameters_only): each device starts from theta^{t-1}'s parameters
+      with its own running statistics (TsingZ0/PFLlib d832e76f6a23
+      clientdyn.py:65-67), grad L_k and h range over the parameters only
+      (clientdyn.py:54, serverdyn.py:95-107), and theta^t takes the first
+      participant's running statistics (serverdyn.py:85-93).
+
+    /usr/bin/python3 golden/layers/make_bn_keep.py [OUTDIR]
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import make_bn as mb                # noqa: E402
+import pflref_golden as pg          # noqa: E402
+
+KEEP_FLAGS = ["bn-own-buffers", "bn-global-buffers"]
+GENERATOR = ("golden/layers/make_bn_keep.py ({}, the algorithm's exact replay "
+             "on pflref_exact_layers.py)")
+
+
+def keep_vector(family, short, title, what, algorithm, init_seed, source):
+    """make_bn.family_vector's build on the MLP with batchnorm1d and
+    keep_rounds(), named for this generator; the two keep flags must be
+    earned."""
+    import families_common as fc
+    import layers_common as lc
+    import make_families as mf
+    init = {"kind": "given", "w": lc.init_for(mb.MLP, 600 + init_seed, scale=0.75)}
+    vid = f"layers/{family}/bn1d-mlp-{short}"
+    spec = pg.given_spec(title, f"{mb.MLP_TEXT} {what}", mb.MLP, mb.MLP_CLIENTS,
+                         init, algorithm, mb.keep_rounds())
+    cands = mf.candidates(algorithm["name"])
+    cands += [f for f in mb.BN_CANDIDATES + KEEP_FLAGS if f not in cands]
+    return fc.build(GENERATOR, source, vid, f"{family}-bn1d-mlp-{short}.json",
+                    title, spec, cands, mb.BN_MUST + KEEP_FLAGS)
+
+
+def feddyn_keep_bn():
+    # FedDyn as PFLlib runs it (preset pfllib, which sets bn.aggregate =
+    # parameters_only).  alpha = 0.40625 and eta = 0.0703125 keep the
+    # h^t / alpha correction of the same order as the step.
+    return keep_vector(
+        "feddyn", "pfllib-keep", "FedDyn (preset pfllib) on the MLP with "
+        "batchnorm1d, running statistics kept per device",
+        "FedDyn with the preset pfllib (feddyn.prox = norm_half: l. 5's proximal "
+        "gradient (alpha/2)(theta - theta^{t-1})/|theta - theta^{t-1}| over the "
+        "parameters, 0 at the first step; lr.count = trainings changes nothing "
+        "under a constant step), which sets bn.aggregate = parameters_only: each "
+        "device starts from theta^{t-1}'s parameters with the running statistics "
+        "its own model last left (init.w's before it first trains), every step's "
+        "training pass moves them, grad L_k and h stay 0 on them, and theta^t = "
+        "(1/|P_t|) sum theta_k^t - h^t/alpha on the parameters takes the first "
+        "participant's running statistics; eta = 0.0703125, alpha = 0.40625; "
+        "three rounds, device 1 sits out round 1 and device 0 round 2.",
+        {"name": "feddyn", "preset": "pfllib",
+         "hyperparameters": {"eta": 0.0703125, "feddyn.alpha": 0.40625}},
+        init_seed=11,
+        source=("Acar, Zhao, Matas, Mattina, Whatmough, Saligrama, ICLR 2021, "
+                "arXiv 2111.04263v2, Alg. 1; TsingZ0/PFLlib d832e76f6a23 "
+                "system/flcore/clients/clientdyn.py:65-67 (set_parameters: "
+                "parameters() only), :43-46, :52-54 (the linear and proximal "
+                "terms over parameters()), system/flcore/servers/serverdyn.py:"
+                "85-93 (aggregate_parameters: deepcopy of uploaded_models[0], "
+                "parameters() averaged and corrected), :95-107 "
+                "(update_server_state over parameters())"))
+
+
+MAKERS = [feddyn_keep_bn]
+
+
+if __name__ == "__main__":
+    pg.write_all(sys.argv, HERE, MAKERS)
