@@ -1155,7 +1155,8 @@ static const lettered_case LETTERED[] = {
     {"M7", "fedamp: batch normalisation in the model",
      SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2, \"bn\": true}",
           MOON_DATA, AMP_ALG(AMP_H("0.3", "0.2", AMP_S("0.5")), ""), ONE_ROUND),
-     "model", "fedamp: a model with batch normalisation is not supported"},
+     "model", "fedamp: a model with batch normalisation needs bn.aggregate = "
+     "parameters_only"},
     /* -- FedProto (rows J1..) -- */
     {"J1", "fedproto: a negative prototype weight λ",
      SPEC(MOON_MLP, MOON_DATA, PROTO_HYP(", \"fedproto.lambda\": -0.5"), ONE_ROUND),
@@ -1660,6 +1661,17 @@ static const lettered_case LETTERED[] = {
      "bn.aggregate = parameters_only keeps each client's batch-norm running "
      "statistics, but this model has no batch normalisation (no running_mean "
      "or running_var): drop the switch"},
+    {"I22", "fedamp: batch normalisation under an explicit bn.aggregate = average",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedamp\", \"preset\": "
+          "\"pfllib\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"fedamp.alpha_k\": 0.3, \"fedamp.lambda\": 0.2, "
+          "\"fedamp.sigma\": 0.5}, \"switches\": {\"bn.aggregate\": "
+          "\"average\"}}", ONE_ROUND),
+     "model",
+     "fedamp: a model with batch normalisation needs bn.aggregate = "
+     "parameters_only (PFLlib's reading: distances, messages and the "
+     "proximal term over parameters(), each client's running statistics "
+     "its own)"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then

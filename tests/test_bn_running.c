@@ -716,6 +716,47 @@ START_TEST(test_apfl_keep)
 }
 END_TEST
 
+/* FedAMP (ref/algorithms/fedamp.c) under bn.aggregate = parameters_only
+ * on KEEP_R1, paper switches, η = 0.1, λ = 0.5, α_k = 0.25, σ = 0.75.
+ * Every model starts at w⁰ and W1, b1 have loss gradient 0
+ * (test_keep_own_statistics): u_i^k, a ξ-mixture (weights summing to 1)
+ * of models equal there, is w⁰ there and the proximal term is 0 there, so
+ * the training passes see FedAvg's a.  Round 0: client 0 from u's
+ * parameters with its own (w⁰'s) r_μ, r_v = 0, 1 leaves 9/8, 11/4;
+ * client 1 leaves 1/8, 4.  Round 1: client 1 from its own 1/8, 4 leaves
+ * 7/32, 25/4; client 0 keeps 9/8, 11/4.  Under bn.aggregate = average
+ * the model is refused (fedamp_check). */
+START_TEST(test_fedamp_keep)
+{
+    static const char *const hyp =
+        "\"eta\": 0.1, \"fedamp.lambda\": 0.5, \"fedamp.alpha_k\": 0.25, "
+        "\"fedamp.sigma\": 0.75";
+    pflref_spec *sp = bn_spec("fedamp", hyp, KEEP_SW, KEEP_R1);
+    pflref_run_result *r = tu_run(sp, NULL);
+    ck_assert_msg(fabs(r->v[R_MU] - 9.0 / 8.0) < 1e-13 &&
+                      fabs(r->v[R_V] - 11.0 / 4.0) < 1e-13 &&
+                      fabs(r->v[P_BN + R_MU] - 7.0 / 32.0) < 1e-13 &&
+                      fabs(r->v[P_BN + R_V] - 25.0 / 4.0) < 1e-13,
+                  "fedamp: w_0's r_μ, r_v = %.17g, %.17g, w_1's = %.17g, "
+                  "%.17g; expected 9/8, 11/4, 7/32, 25/4", r->v[R_MU],
+                  r->v[R_V], r->v[P_BN + R_MU], r->v[P_BN + R_V]);
+    pflref_run_result_free(r);
+    pflref_spec_free(sp);
+    /* average: refused, naming the switch to give */
+    pflref_spec *avg = bn_spec("fedamp", hyp, "", KEEP_R1);
+    pflref_run_result *none = NULL;
+    pflref_error err;
+    ck_assert_int_eq(pflref_run(avg->problem, avg->algorithm, &avg->hyper,
+                                avg->schedule, avg->w0, NULL, &none, &err),
+                     PFLREF_EINVAL);
+    ck_assert_msg(strstr(err.message, "bn.aggregate = parameters_only") !=
+                      NULL, "%s", err.message);
+    pflref_spec_free(avg);
+    ck_assert_int_eq(tu_spec_preset_aggregate("fedamp", hyp, "pfllib"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+}
+END_TEST
+
 /* FedDyn (ref/algorithms/feddyn.c, reading e)) under bn.aggregate on
  * KEEP_R1, η = 0.1, α = 0.5, feddyn.prox = squared.  W1 and b1 have loss
  * gradient 0 (test_keep_own_statistics), ∇L_k = 0 and θ − θ^{t−1} = 0
@@ -946,6 +987,7 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_pfedme_keep);
     tcase_add_test(tc, test_apfl_keep);
     tcase_add_test(tc, test_feddyn_keep);
+    tcase_add_test(tc, test_fedamp_keep);
     tcase_add_test(tc, test_fedbn_switches);
     tcase_add_test(tc, test_fedbn_optimizer);
     tcase_add_test(tc, test_fedbn_momentum_vector);

@@ -15,6 +15,10 @@ golden/audit.py, so audit.py replays them the same way):
       clientdyn.py:65-67), grad L_k and h range over the parameters only
       (clientdyn.py:54, serverdyn.py:95-107), and theta^t takes the first
       participant's running statistics (serverdyn.py:85-93).
+  layers/fedamp/bn1d-mlp-keep  FedAMP (Huang et al., AAAI 2021, Alg. 1;
+      golden/pflref_exact_fedamp.py), paper switches, under bn.aggregate =
+      parameters_only: |w_i - w_j|^2 over the parameters, u_i^k's running
+      statistics client i's own (serveramp.py:84-96, clientamp.py:57-59).
 
     /usr/bin/python3 golden/layers/make_bn_keep.py [OUTDIR]
 """
@@ -34,9 +38,10 @@ GENERATOR = ("golden/layers/make_bn_keep.py ({}, the algorithm's exact replay "
              "on pflref_exact_layers.py)")
 
 
-def keep_vector(family, short, title, what, algorithm, init_seed, source):
+def keep_vector(family, short, title, what, algorithm, init_seed, source,
+                flags=KEEP_FLAGS):
     """make_bn.family_vector's build on the MLP with batchnorm1d and
-    keep_rounds(), named for this generator; the two keep flags must be
+    keep_rounds(), named for this generator; the keep flags given must be
     earned."""
     import families_common as fc
     import layers_common as lc
@@ -46,9 +51,9 @@ def keep_vector(family, short, title, what, algorithm, init_seed, source):
     spec = pg.given_spec(title, f"{mb.MLP_TEXT} {what}", mb.MLP, mb.MLP_CLIENTS,
                          init, algorithm, mb.keep_rounds())
     cands = mf.candidates(algorithm["name"])
-    cands += [f for f in mb.BN_CANDIDATES + KEEP_FLAGS if f not in cands]
+    cands += [f for f in mb.BN_CANDIDATES + list(flags) if f not in cands]
     return fc.build(GENERATOR, source, vid, f"{family}-bn1d-mlp-{short}.json",
-                    title, spec, cands, mb.BN_MUST + KEEP_FLAGS)
+                    title, spec, cands, mb.BN_MUST + list(flags))
 
 
 def feddyn_keep_bn():
@@ -81,7 +86,42 @@ def feddyn_keep_bn():
                 "(update_server_state over parameters())"))
 
 
-MAKERS = [feddyn_keep_bn]
+def fedamp_keep_bn():
+    # FedAMP's box (paper switches: every peer, from u_i^k, the squared
+    # proximal term) under bn.aggregate = parameters_only, PFLlib's exchange
+    # (its preset pfllib sets it, but with fedamp.start = own and
+    # fedamp.prox = detached u_i^k reaches no number: the paper's switches
+    # let the keep reading show).
+    return keep_vector(
+        "fedamp", "keep", "FedAMP on the MLP with batchnorm1d, parameters() "
+        "exchanged, running statistics kept per client (bn.aggregate = "
+        "parameters_only)",
+        "FedAMP (Alg. 1, paper switches: xi over every other client, l. 5 from "
+        "u_i^k with the proximal term (lambda/alpha_k)(w - u_i^k)) under "
+        "bn.aggregate = parameters_only: |w_i - w_j|^2 in xi_{i,j} = alpha_k "
+        "e^{-|w_i - w_j|^2/sigma}/sigma ranges over the parameters (fc1, bn1's "
+        "weight and bias, fc2), u_i^k = sum_j xi_{i,j} w_j on the parameters "
+        "carries client i's own running statistics (init.w's before it first "
+        "trains), the proximal term never pulls them and every step's training "
+        "pass moves them; eta = 0.0703125, lambda = 0.375, alpha_k = 0.3125, "
+        "sigma = 0.75; three rounds, client 1 sits out round 1 and client 0 "
+        "round 2.",
+        {"name": "fedamp",
+         "hyperparameters": {"eta": 0.0703125, "fedamp.lambda": 0.375,
+                             "fedamp.alpha_k": 0.3125, "fedamp.sigma": 0.75},
+         "switches": {"bn.aggregate": "parameters_only"}},
+        init_seed=12,
+        source=("Huang, Chu, Zhou, Wang, Liu, Pei, Zhang, AAAI 2021, arXiv "
+                "2007.03797v5, Alg. 1, eqs. (6)-(7); TsingZ0/PFLlib d832e76f6a23 "
+                "system/flcore/servers/serveramp.py:84-88 (|w_i - w_j|^2 over "
+                "parameters()), :94-96 (u_i mixes parameters()), "
+                "system/flcore/clients/clientamp.py:57-59 (set_parameters into "
+                "client_u's parameters() only; the client's model keeps its "
+                "running statistics)"),
+        flags=["bn-own-buffers", "bn-parameters-distance"])
+
+
+MAKERS = [feddyn_keep_bn, fedamp_keep_bn]
 
 
 if __name__ == "__main__":

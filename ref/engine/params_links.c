@@ -49,6 +49,12 @@ static const pflref_value_source value_sources[] = {
      "only (θ^t's buffers are the first uploader's); :95-107 and "
      "clientdyn.py:43-54 keep h and ∇L_k over parameters() "
      "(docs/algorithms/feddyn.md)"},
+    {"fedamp", "bn.aggregate", "parameters_only",
+     "TsingZ0/PFLlib d832e76f6a23 system/flcore: serveramp.py:84-85 "
+     "measures ‖w_i − w_j‖² over parameters(), :94-96 mixes parameters() "
+     "into u_i; clientamp.py:57-59 set_parameters writes them into client_u "
+     "only, :40-42's norm is over parameters(): each client's model keeps "
+     "its own running statistics (docs/algorithms/fedamp.md)"},
     {"ditto", "ditto.prox", "norm",
      "s-huu/Ditto, the authors' PyTorch code (StackOverflow experiments): "
      "λ‖v − w‖ (docs/algorithms/ditto.md)"},

@@ -219,7 +219,7 @@ static const pflref_preset presets[] = {
     /* req: fedamp.preset.pfllib */
     {"fedamp", "pfllib",
      "fedamp.peers=previous fedamp.start=own fedamp.prox=detached "
-     "lr.count=trainings", NULL,
+     "lr.count=trainings bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: system/flcore/servers/serveramp.py:72-103 "
      "send_models (ξ over self.uploaded_models, the previous round's "
      "receive_models; nothing sent before the first upload), :108-109 "
@@ -227,8 +227,9 @@ static const pflref_preset presets[] = {
      "w_i^{k−1}), :40-42 (the term 0.5 λ/α ‖w − u‖ built from p.data: no "
      "gradient), :57-59 set_parameters (u_i = Σ_j ξ_{i,j} w_j + ξ_{i,i} "
      "w_i into client_u only), :50-51 (-ld: the client's ExponentialLR "
-     "steps after its own train()); no official preset: the authors' code was "
-     "not found (docs/algorithms/fedamp.md)"},
+     "steps after its own train()); :84-85, :94-96 and clientamp.py:57-59 "
+     "move parameters() only (bn.aggregate); no official preset: the "
+     "authors' code was not found (docs/algorithms/fedamp.md)"},
     {"fedproto", "official",
      "fedproto.distance=mse fedproto.client_protos=during_training "
      "fedproto.weights=uniform opt.momentum=0.5", NULL,
