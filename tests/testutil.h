@@ -132,5 +132,9 @@ typedef struct {
 /* docs/bad-inputs.md has a row "| no | name | ... `test` ... |" for each
  * of the n rows, and no row numbered <letter>(n + 1). */
 void tu_assert_catalogue(const tu_catalogue_row *rows, size_t n, char letter);
+/* The same, with no row numbered <letter>(last + 1): a series whose
+ * numbers skip some (kept for rows written elsewhere) ends at last. */
+void tu_assert_catalogue_to(const tu_catalogue_row *rows, size_t n,
+                            char letter, size_t last);
 
 #endif
