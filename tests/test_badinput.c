@@ -1247,7 +1247,8 @@ static const lettered_case LETTERED[] = {
     {"G6", "apple: batch normalisation in the model",
      SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2, \"bn\": true}",
           MOON_DATA, APL_ALG(APL_H("0.05", "0.3", ", \"apple.L\": 2"), ""), ONE_ROUND),
-     "model", "apple: a model with batch normalisation is not supported"},
+     "model", "apple: a model with batch normalisation needs bn.aggregate = "
+     "parameters_only"},
 #undef APL_ALG
 #undef APL_H
     /* -- FedALA (K) -- */
@@ -1672,14 +1673,15 @@ static const lettered_case LETTERED[] = {
      "parameters_only (PFLlib's reading: distances, messages and the "
      "proximal term over parameters(), each client's running statistics "
      "its own)"},
-    {"I23", "apple: bn.aggregate, which has nothing to act on under APPLE",
-     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"apple\", "
-          "\"hyperparameters\": {\"eta\": 0.1, \"eta_p\": 0.1, "
+    {"I23", "apple: batch normalisation under an explicit bn.aggregate = average",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"apple\", \"preset\": "
+          "\"pfllib\", \"hyperparameters\": {\"eta\": 0.1, \"eta_p\": 0.1, "
           "\"apple.mu\": 0.1, \"apple.L\": 2}, \"switches\": "
-          "{\"bn.aggregate\": \"parameters_only\"}}", ONE_ROUND),
-     "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to apple: apple takes no model with batch "
-     "normalisation"},
+          "{\"bn.aggregate\": \"average\"}}", ONE_ROUND),
+     "model",
+     "apple: a model with batch normalisation needs bn.aggregate = "
+     "parameters_only (PFLlib's reading: w_p = Σ_j p_ij w_j over "
+     "parameters(), each client's running statistics its own)"},
     {"I24", "fedproto: bn.aggregate, which has nothing to act on under FedProto",
      SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedproto\", "
           "\"hyperparameters\": {\"eta\": 0.1, \"fedproto.lambda\": 0.5}, "

@@ -757,6 +757,31 @@ START_TEST(test_fedamp_keep)
 }
 END_TEST
 
+/* APPLE (ref/algorithms/apple.c) on KEEP_R1's model: under bn.aggregate =
+ * average the model is refused, naming the switch to give; the presets
+ * pfllib and pfllib_run set parameters_only.  The numbers of the
+ * parameters_only reading are pinned by layers/apple/bn1d-mlp-pfllib-keep
+ * (golden suite). */
+START_TEST(test_apple_keep)
+{
+    static const char *const hyp =
+        "\"eta\": 0.1, \"eta_p\": 0.1, \"apple.mu\": 0.5, \"apple.L\": 2";
+    pflref_spec *avg = bn_spec("apple", hyp, "", KEEP_R1);
+    pflref_run_result *none = NULL;
+    pflref_error err;
+    ck_assert_int_eq(pflref_run(avg->problem, avg->algorithm, &avg->hyper,
+                                avg->schedule, avg->w0, NULL, &none, &err),
+                     PFLREF_EINVAL);
+    ck_assert_msg(strstr(err.message, "bn.aggregate = parameters_only") !=
+                      NULL, "%s", err.message);
+    pflref_spec_free(avg);
+    ck_assert_int_eq(tu_spec_preset_aggregate("apple", hyp, "pfllib"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+    ck_assert_int_eq(tu_spec_preset_aggregate("apple", hyp, "pfllib_run"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+}
+END_TEST
+
 /* FedDyn (ref/algorithms/feddyn.c, reading e)) under bn.aggregate on
  * KEEP_R1, η = 0.1, α = 0.5, feddyn.prox = squared.  W1 and b1 have loss
  * gradient 0 (test_keep_own_statistics), ∇L_k = 0 and θ − θ^{t−1} = 0
@@ -988,6 +1013,7 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_apfl_keep);
     tcase_add_test(tc, test_feddyn_keep);
     tcase_add_test(tc, test_fedamp_keep);
+    tcase_add_test(tc, test_apple_keep);
     tcase_add_test(tc, test_fedbn_switches);
     tcase_add_test(tc, test_fedbn_optimizer);
     tcase_add_test(tc, test_fedbn_momentum_vector);

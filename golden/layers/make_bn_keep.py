@@ -19,6 +19,10 @@ golden/audit.py, so audit.py replays them the same way):
       golden/pflref_exact_fedamp.py), paper switches, under bn.aggregate =
       parameters_only: |w_i - w_j|^2 over the parameters, u_i^k's running
       statistics client i's own (serveramp.py:84-96, clientamp.py:57-59).
+  layers/apple/bn1d-mlp-pfllib-keep  APPLE (Luo, Wu, IJCAI 2022, Alg. 1;
+      golden/pflref_exact_apple.py) under its preset pfllib: w_p^(i) on the
+      parameters, its running statistics client i's own
+      (clientapple.py:93-100).
 
     /usr/bin/python3 golden/layers/make_bn_keep.py [OUTDIR]
 """
@@ -121,7 +125,35 @@ def fedamp_keep_bn():
         flags=["bn-own-buffers", "bn-parameters-distance"])
 
 
-MAKERS = [feddyn_keep_bn, fedamp_keep_bn]
+def apple_keep_bn():
+    # APPLE as PFLlib runs it (preset pfllib, which sets bn.aggregate =
+    # parameters_only): clientapple.py:93-100 mixes parameters() only into
+    # the client's model, whose running statistics stay its own.
+    return keep_vector(
+        "apple", "pfllib-keep", "APPLE (preset pfllib) on the MLP with "
+        "batchnorm1d, each client's mixture keeping its running statistics",
+        "APPLE with the preset pfllib (p_i from 1/N, the core stepped first by "
+        "N eta, p_grad the mean over the parameters() blocks, lambda of the "
+        "previous round), which sets bn.aggregate = parameters_only: w_p^(i) = "
+        "sum_j p_ij w_j on the parameters, its running statistics client i's "
+        "own (init.w's at the start), moved by each step's training pass and "
+        "kept across rounds; the cores' running statistics never move and are "
+        "never read; eta = 0.0234375 (N eta = 0.0703125), eta_p = 0.0859375, "
+        "mu = 0.375, L = 2; three rounds, client 1 sits out round 1 and client "
+        "0 round 2.",
+        {"name": "apple", "preset": "pfllib",
+         "hyperparameters": {"eta": 0.0234375, "eta_p": 0.0859375,
+                             "apple.mu": 0.375, "apple.L": 2}},
+        init_seed=13,
+        source=("Luo, Wu, IJCAI 2022, arXiv 2110.08394v3, Alg. 1, eqs. (1), (3), "
+                "(4); TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/"
+                "clientapple.py:93-100 (aggregate_parameters: parameters() only), "
+                ":48-66 (the training pass on the mixture, p_grad over "
+                "parameters()), :77 (model_c)"),
+        flags=["bn-own-buffers"])
+
+
+MAKERS = [feddyn_keep_bn, fedamp_keep_bn, apple_keep_bn]
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 /* ref/engine/params_bn.h: the registry row of bn.aggregate, what the
  * server of FedAvg, of Ditto (whose global objective FedAvg solves) and of
  * FedAlt/FedSim (on the shared blocks), of FedProx, SCAFFOLD, pFedMe, APFL,
- * FedDyn and FedAMP (its messages u_i) does with batch normalisation's
+ * FedDyn, FedAMP (its messages u_i) and APPLE (its mixtures w_p^(i)) does
+ * with batch normalisation's
  * running statistics
  * (ref/engine/params.c includes it once and places BN_AGGREGATE_PARAMS
  * after bn.running_var; ref/algorithms/fedavg_keep.c, ditto.c's
@@ -24,7 +25,7 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
                                                         "previous", NULL};
 
 #define BN_AGGREGATE_PARAMS \
-    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl feddyn fedamp", "", PFLREF_PARAM_ENUM, \
+    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl feddyn fedamp apple", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
      "", \
      "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \

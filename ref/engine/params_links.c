@@ -55,6 +55,12 @@ static const pflref_value_source value_sources[] = {
      "into u_i; clientamp.py:57-59 set_parameters writes them into client_u "
      "only, :40-42's norm is over parameters(): each client's model keeps "
      "its own running statistics (docs/algorithms/fedamp.md)"},
+    {"apple", "bn.aggregate", "parameters_only",
+     "TsingZ0/PFLlib d832e76f6a23 system/flcore: clientapple.py:93-100 "
+     "aggregate_parameters mixes parameters() only into the client's model, "
+     "whose running statistics stay its own and move with its training "
+     "passes; no core's statistics are read; :61-64 p_grad zips "
+     "parameters() (docs/algorithms/apple.md)"},
     {"ditto", "ditto.prox", "norm",
      "s-huu/Ditto, the authors' PyTorch code (StackOverflow experiments): "
      "λ‖v − w‖ (docs/algorithms/ditto.md)"},

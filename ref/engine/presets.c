@@ -289,14 +289,16 @@ static const pflref_preset presets[] = {
     /* req: apple.preset.pfllib */
     {"apple", "pfllib",
      "apple.p_init=uniform apple.order=core_first apple.p_grad=block_mean "
-     "apple.core_lr=n_eta apple.lambda_round=previous", NULL,
+     "apple.core_lr=n_eta apple.lambda_round=previous "
+     "bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: system/flcore/clients/clientapple.py:15 "
      "(λ = 1 before the first round), :18 (η N), :22 (p_i = 1/N), :55-56 "
      "(the core steps first), :58-66 (p's gradient: block means, with the "
      "new core), :68-71 (λ set after the round); servers/serverapple.py:"
      "26-32 (p_0 = the sample shares); :77 (the uploaded core is the last "
      "step's mixture) and the sequential downloads are the preset "
-     "pfllib_run's (docs/algorithms/apple.md)"},
+     "pfllib_run's; clientapple.py:93-100 mixes parameters() only "
+     "(bn.aggregate) (docs/algorithms/apple.md)"},
     /* req: fedala.preset.official */
     {"fedala", "official", "fedala.skip=sum_first fedala.p_unit=tensors",
      NULL,
@@ -363,7 +365,7 @@ static const pflref_preset presets[] = {
     {"apple", "pfllib_run",
      "apple.p_init=uniform apple.order=core_first apple.p_grad=block_mean "
      "apple.core_lr=n_eta apple.lambda_round=previous apple.upload=mixture "
-     "apple.peers=sequential", NULL,
+     "apple.peers=sequential bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: APPLE.train() as shipped, every client "
      "every round: the preset pfllib plus clientapple.py:77 (the core "
      "carried on is the last step's mixture) and serverapple.py:46-47, :84 "

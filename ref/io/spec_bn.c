@@ -15,13 +15,6 @@ static const struct {
              "representation R_w(x), the body's output, would depend on the "
              "whole batch; the head is one dense layer), so no model it runs "
              "has running statistics to keep or average"},
-    /* ref/algorithms/apple.c apple_check; PFLlib clientapple.py:93-100
-     * aggregate_parameters mixes parameters() only (docs/algorithms/
-     * apple.md: the reading not implemented) */
-    {"apple", "apple takes no model with batch normalisation (w_p^(i) = "
-              "Σ_j p_ij w_j would mix running statistics; PFLlib's reading, "
-              "each client's mixture model keeping its own, is not "
-              "implemented), so no model it runs has running statistics"},
     /* ref/algorithms/fedproto.c check_model; PFLlib serverproto.py:44-46,
      * 63-81: prototypes travel, never a model */
     {"fedproto", "fedproto's clients exchange prototypes, never a model, so "
