@@ -148,16 +148,20 @@ PRESETS = {
     # TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/clientapple.py
     "pfllib": {"apple.p_init": "uniform", "apple.order": "core_first",
                "apple.p_grad": "block_mean", "apple.core_lr": "n_eta",
-               "apple.lambda_round": "previous"},
+               "apple.lambda_round": "previous",
+               # clientapple.py:93-100: parameters() mixed only
+               "bn.aggregate": "parameters_only"},
     # req: apple.preset.pfllib_run
     # the same, plus clientapple.py:77 and serverapple.py:46-47, :84
     "pfllib_run": {"apple.p_init": "uniform", "apple.order": "core_first",
                    "apple.p_grad": "block_mean", "apple.core_lr": "n_eta",
                    "apple.lambda_round": "previous",
-                   "apple.upload": "mixture", "apple.peers": "sequential"},
+                   "apple.upload": "mixture", "apple.peers": "sequential",
+                   "bn.aggregate": "parameters_only"},
 }
 
 MUTANTS = {
+    "bn-own-buffers": ["start-global-buffers", "start-w0-buffers"],
     "apple-scheduler": ["lambda-no-half", "lambda-rising", "lambda-one-based",
                         "lambda-no-cutoff", "scheduler-flip"],
     "apple-lambda-round": ["lambda-round-flip"],
@@ -204,7 +208,7 @@ def supported(spec):
     """The specs replay() runs: a linear or quadratic model on inline
     clients, a given schedule."""
     return (spec["algorithm"]["name"] == ALGORITHM
-            and spec["model"]["kind"] in ("quadratic", "linear")
+            and spec["model"]["kind"] in ("quadratic", "linear", "layers")
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")
 
@@ -216,6 +220,7 @@ def settings(algorithm):
     sw.update(PRESETS.get(algorithm.get("preset", "paper"), {}))
     sw.update(algorithm.get("switches", {}))
     sw.setdefault("apple.stale", STALE[0])
+    sw.setdefault("bn.aggregate", "average")
     hp = {}
     for k, v in algorithm["hyperparameters"].items():
         hp[k] = int(v) if k in ("apple.L", "apple.M") else exact(v)
@@ -264,7 +269,13 @@ def lambda_of(t, hp, sw, bugs):
 
 
 def blocks(pr):
-    """The parameter blocks (offset, size): w (d entries), then b."""
+    """The parameter blocks (offset, size): w (d entries), then b; a layer
+    list's blocks of parameters() in state_dict order (its running
+    statistics, buffers, are none: clientapple.py:61-64 zips
+    parameters())."""
+    if pr.kind == "layers":
+        return [(o, b["size"]) for b, o in pr.layers.block_offsets()
+                if not b["is_buffer"]]
     if pr.kind == "quadratic":
         return [(0, pr.P)]
     out = [(0, pr.d)]
@@ -315,9 +326,12 @@ class OptView:
 
 
 def client_update(pr, i, cores, p_i, p0, steps, lam, hp, sw, t, trace,
-                  bugs, opt=None):
+                  bugs, opt=None, own=None):
     """Client i's local steps (l. 5-10): (new core, new p_i, cores as held
-    at the end, the last step's w_p or None without steps)."""
+    at the end, the last step's w_p or None without steps).  own: under
+    bn.aggregate = parameters_only, client i's running statistics r_i (a
+    list of P, read on the buffers, updated in place by each step's
+    training pass: w_p's buffers are r_i, clientapple.py:93-100)."""
     N, P = len(cores), pr.P
     cores = [list(c) for c in cores]
     p_i = list(p_i)
@@ -328,8 +342,14 @@ def client_update(pr, i, cores, p_i, p0, steps, lam, hp, sw, t, trace,
     # req: apple.alg1.l5
     for s, batch in enumerate(steps, start=1):
         w_p = mix(p_i, cores, P)
+        if own is not None:
+            w_p = [own[q] if q in pr.buffers else x for q, x in enumerate(w_p)]
         # req: apple.alg1.l7, apple.alg1.l8
         g = pr.grad(i, w_p, batch, bugs)
+        if own is not None:     # the training pass moves r_i
+            w_p = pr.move_running(i, w_p, batch, bugs)
+            for q in pr.buffers:
+                own[q] = w_p[q]
         if sw["apple.order"] == "joint":
             dp = p_grad(pr, cores, g, p_i, p0, lam_mu, sw, bugs)
         # req: apple.alg1.l9
@@ -396,10 +416,15 @@ def replay(spec, bugs=frozenset()):
                       ("peers-flip", "apple.peers")):
         if bug in bugs:
             sw[name] = flipped(sw[name], SWITCHES[name])
-    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    pr = px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(sw)
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
     N = len(pr.clients)
     n = sum(pr.n(j) for j in range(N))
+    # bn.aggregate = parameters_only: r_i, each client's own running
+    # statistics (w0's at the start); start-global-buffers: w_p's mixed ones
+    keep = (sw["bn.aggregate"] == "parameters_only" and pr.buffers
+            and "start-global-buffers" not in bugs)
+    own = [list(w0) for _ in range(N)] if keep else None
     # req: apple.alg1.l1
     p0 = [Fraction(pr.n(j), n) for j in range(N)]
     start = ([Fraction(1, N)] * N if sw["apple.p_init"] == "uniform"
@@ -420,6 +445,9 @@ def replay(spec, bugs=frozenset()):
     copies = [[list(w0) for _ in range(N)] for _ in range(N)]
     p = [list(start) for _ in range(N)]
     w_p = [mix(p[i], W, pr.P) for i in range(N)]
+    if keep:
+        w_p = [[w0[q] if q in pr.buffers else x for q, x in enumerate(wp)]
+               for wp in w_p]
     trace = Trace()
     # req: apple.alg1.l2
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
@@ -457,9 +485,12 @@ def replay(spec, bugs=frozenset()):
             if opt is not None:
                 opt.begin(i)          # the client update's torch.optim.SGD
             p_start = p[i]
+            if keep and "start-w0-buffers" in bugs:
+                own[i] = list(w0)
             wi, pi, held, last = client_update(pr, i, cores, p[i], p0,
                                                steps_of(steps, bugs), lam,
-                                               hp_t, sw, t, trace, bugs, opt)
+                                               hp_t, sw, t, trace, bugs, opt,
+                                               own[i] if keep else None)
             if sw["apple.peers"] == "sequential":
                 snapshot[i] = list(wi)
             mixture = sw["apple.upload"] == "mixture" and last is not None
@@ -473,5 +504,8 @@ def replay(spec, bugs=frozenset()):
             # req: apple.eval
             w_p[i] = list(last) if mixture else carried(
                 mix(p_start if "wp-start-p" in bugs else pi, held, pr.P))
+            if keep:
+                w_p[i] = [own[i][q] if q in pr.buffers else x
+                          for q, x in enumerate(w_p[i])]
             trace.emit("note", "train", t, i, None, "w_p", w_p[i])
     return trace, None, W, None

@@ -62,6 +62,20 @@ Bugs (replay(spec, bugs); MUTANTS maps the vectors' flags to them):
   lr-ignored, lr-shifted, lr-per-round   pflref_exact.round_factor's
                    (c = 1; the scheduler stepped before the round;
                    lr.count = trainings read as rounds)
+  start-global-buffers  (parameters_only) u_i's running statistics the
+                   xi-mixture of the models', not client i's own
+  start-w0-buffers (parameters_only) ... w0's
+  distance-with-buffers (parameters_only) |w_i - w_j|^2 over every entry,
+                   running statistics included
+
+A layer list with batch normalisation runs under bn.aggregate =
+parameters_only only (the C refuses it under average): PFLlib moves
+parameters() only (serveramp.py:84-85 measures |w_i - w_j|^2 over
+parameters(), :94-96 mixes parameters() into u_i, clientamp.py:57-59
+writes them into client_u), so |w_i - w_j|^2 ranges over the parameters,
+u_i's running statistics are client i's own (the statistics its model
+holds) and the proximal term never pulls them (pflref_exact.local_sgd);
+every step's training pass moves them (Problem.move_running).
 """
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -78,7 +92,9 @@ PRESETS = {
     # TsingZ0/PFLlib d832e76f6a23 system/flcore/servers/serveramp.py:72-103,
     # clients/clientamp.py:22, :40-42, :57-59
     "pfllib": {"fedamp.peers": "previous", "fedamp.start": "own",
-               "fedamp.prox": "detached", "lr.count": "trainings"},
+               "fedamp.prox": "detached", "lr.count": "trainings",
+               # serveramp.py:84-85, :94-96, clientamp.py:57-59
+               "bn.aggregate": "parameters_only"},
 }
 
 MUTANTS = {
@@ -96,6 +112,8 @@ MUTANTS = {
     "batch-mean": ["batch-sum"],
     "lr-schedule": ["lr-ignored", "lr-shifted"],
     "lr-count": ["lr-per-round"],
+    "bn-own-buffers": ["start-global-buffers", "start-w0-buffers"],
+    "bn-parameters-distance": ["distance-with-buffers"],
 }
 
 
@@ -103,7 +121,7 @@ def supported(spec):
     """The specs replay() runs: a linear or quadratic model on inline
     clients, a given schedule."""
     return (spec["algorithm"]["name"] == ALGORITHM
-            and spec["model"]["kind"] in ("quadratic", "linear")
+            and spec["model"]["kind"] in ("quadratic", "linear", "layers")
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")
 
@@ -112,7 +130,7 @@ def settings(algorithm):
     """(hyperparameters as exact values, switches) of a fedamp spec's
     algorithm object: the defaults, the preset, then the explicit ones."""
     sw = {"fedamp.peers": "all", "fedamp.start": "message",
-          "fedamp.prox": "squared"}
+          "fedamp.prox": "squared", "bn.aggregate": "average"}
     sw.update(PRESETS.get(algorithm.get("preset", "paper"), {}))
     sw.update(algorithm.get("switches", {}))
     hp = {k: exact(v) for k, v in algorithm["hyperparameters"].items()}
@@ -157,15 +175,18 @@ def flipped(value, values):
     return values[1] if value == values[0] else values[0]
 
 
-def message(i, W, peers, hp, bugs):
-    """l. 3: (xi_{i,.} as a list of N, u_i) from the models W."""
+def message(i, W, peers, hp, bugs, buffers=frozenset(), w0=None):
+    """l. 3: (xi_{i,.} as a list of N, u_i) from the models W; buffers:
+    the running statistics' entries under bn.aggregate = parameters_only
+    (left out of the distances, u_i's are client i's own)."""
     N, P = len(W), len(W[0])
+    skip = frozenset() if "distance-with-buffers" in bugs else buffers
     alpha, sigma = hp["fedamp.alpha_k"], hp["fedamp.sigma"]
     xi = [Fraction(0)] * N
     for j in sorted(peers):
         if j == i:
             continue
-        d = sum((W[i][p] - W[j][p]) ** 2 for p in range(P))
+        d = sum((W[i][p] - W[j][p]) ** 2 for p in range(P) if p not in skip)
         if "attn-norm" in bugs:
             d = sqrt_of(d)
         # req: fedamp.alg1.l3
@@ -180,6 +201,9 @@ def message(i, W, peers, hp, bugs):
         xi[i] = 1 - sum(xi[j] for j in range(N) if j != i)
     # req: fedamp.alg1.l3
     u = [sum(xi[j] * W[j][p] for j in range(N)) for p in range(P)]
+    if buffers and "start-global-buffers" not in bugs:
+        own = w0 if "start-w0-buffers" in bugs else W[i]
+        u = [own[p] if p in buffers else x for p, x in enumerate(u)]
     return xi, u
 
 
@@ -204,9 +228,11 @@ def replay(spec, bugs=frozenset()):
         sw["fedamp.prox"] = flipped(sw["fedamp.prox"],
                                     ["squared", "detached"])
     eta, lam, alpha = hp["eta"], hp["fedamp.lambda"], hp["fedamp.alpha_k"]
-    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    pr = px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(sw)
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
     N = len(pr.clients)
+    keep = (frozenset(pr.buffers) if sw["bn.aggregate"] == "parameters_only"
+            else frozenset())
     W = [list(w0) for _ in range(N)]
     trace = Trace()
     # req: fedamp.alg1.l5
@@ -235,7 +261,7 @@ def replay(spec, bugs=frozenset()):
             peers = list(range(N))
         for i, steps in sorted(zip(clients, rnd["batches"])):
             seen = W if "live-uploads" in bugs else snapshot
-            xi, u = message(i, seen, peers, hp, bugs)
+            xi, u = message(i, seen, peers, hp, bugs, keep, w0)
             # req: fedamp.alg1.l4
             trace.emit("note", "train", t, i, None, "xi", xi)
             trace.emit("note", "train", t, i, None, "u", u)

@@ -15,7 +15,16 @@ participants:
       h <- h - alpha (1/m) S,  S = sum_{k in P_t} (theta_k - theta^{t-1})
            (feddyn.h_sum = literal: S = sum theta_k - theta^{t-1})  (l. 10)
       theta^t = (1/|P_t|) sum_{k in P_t} theta_k - h / alpha          (l. 11)
-G_k = grad L_k(theta_k^{t-1}) starts at 0, h at 0.  alpha_k = alpha, or
+G_k = grad L_k(theta_k^{t-1}) starts at 0, h at 0.  On a layer list with
+batch normalisation each step's training pass also moves the running
+statistics r_mu, r_v (pflref_exact.Problem.move_running); G_k and h stay 0
+on them (they are no parameters), so l. 11 averages them.  Under
+bn.aggregate = parameters_only (TsingZ0/PFLlib d832e76f6a23 clientdyn.py:
+65-67 set_parameters copies parameters() only; serverdyn.py:85 deep-copies
+uploaded_models[0] and sums and corrects parameters() only, :86-93) device
+k starts from theta^{t-1}'s parameters with the running statistics its own
+model last left (theta^0's until it first trains), and theta^t takes the
+first participant's (ascending id).  alpha_k = alpha, or
 (feddyn.alpha_k = size_scaled) alpha / (n_k m / sum_j n_j).  The client
 optimizer (opt.*) steps on d = grad - G_k + prox (pflref_exact_optim);
 lr.* scales eta (pflref_exact.round_factor).
@@ -48,6 +57,12 @@ replay(spec, bugs) -> (trace, w, None, None).  Bugs:
   batch-sum             the batch loss summed, not averaged
   drawn-batches         the round's batch lists paired with the drawn order
                         of its participants instead of the ascending clients
+  start-global-buffers  (parameters_only) a device starts from
+                        theta^{t-1}'s running statistics
+  start-w0-buffers      (parameters_only) ... from theta^0's
+  global-buffers-averaged (parameters_only) theta^t's running statistics
+                        averaged as under average
+  global-buffers-last   (parameters_only) ... the last participant's
 """
 from fractions import Fraction
 
@@ -71,6 +86,8 @@ MUTANTS = {
     "schedule-drawn-order": ["drawn-batches"],
     "lr-schedule": ["lr-ignored", "lr-shifted"],
     "lr-count": ["lr-per-round"],
+    "bn-own-buffers": ["start-global-buffers", "start-w0-buffers"],
+    "bn-global-buffers": ["global-buffers-averaged", "global-buffers-last"],
 }
 
 # The presets as the C registry's (ref/engine/presets.c) documents them.
@@ -78,10 +95,12 @@ PRESETS = {
     # req: feddyn.preset.official
     "official": {"feddyn.alpha_k": "size_scaled", "opt.weight_decay": 0.001},
     # req: feddyn.preset.pfllib
-    "pfllib": {"feddyn.prox": "norm_half", "lr.count": "trainings"},
+    # clientdyn.py:65-67, serverdyn.py:85-93: parameters() only
+    "pfllib": {"feddyn.prox": "norm_half", "lr.count": "trainings",
+               "bn.aggregate": "parameters_only"},
 }
 SWITCH_DEFAULTS = {"feddyn.alpha_k": "uniform", "feddyn.prox": "squared",
-                   "feddyn.h_sum": "differences"}
+                   "feddyn.h_sum": "differences", "bn.aggregate": "average"}
 
 
 def effective(algorithm):
@@ -100,17 +119,27 @@ def _flip(value, a, b):
 
 
 def param_norm(pr, x):
-    """|x| over the parameters, exact (the generator keeps it rational)."""
+    """|x| over the parameters: exact (the worked vectors keep it rational),
+    or, on a layer list replayed in 60-digit decimals (batch normalisation),
+    the layer model's own square root."""
     sq = sum(x[p] * x[p] for p in range(pr.P) if p not in pr.buffers)
-    return px.exact_sqrt(sq)
+    D = pr.layers.D if pr.kind == "layers" else None
+    if D is None or D.kind == "fraction":
+        return px.exact_sqrt(sq)
+    if D.kind == "decimal":
+        return Fraction(D.num(sq).sqrt())
+    return D.sqrt(float(sq))
 
 
-def local_steps(pr, k, ref, shift, steps, eta, alpha_k, prox, t, trace,
-                bugs, opt):
-    """l. 5: the device's steps from theta^{t-1} = ref."""
-    theta = list(ref)
+def local_steps(pr, k, ref, start, shift, steps, eta, alpha_k, prox, t,
+                trace, bugs, opt):
+    """l. 5: the device's steps from start (theta^{t-1} = ref, or its
+    parameters with the device's own running statistics)."""
+    theta = list(start)
     for s, batch in enumerate(steps, start=1):
         g = pr.grad(k, theta, batch, bugs)
+        # the same training pass moves r_mu, r_v (bn.running = update)
+        theta = pr.move_running(k, theta, batch, bugs)
         diff = [theta[p] - ref[p] for p in range(pr.P)]
         if prox == "squared":
             mu = alpha_k
@@ -153,8 +182,10 @@ def replay(spec, bugs=frozenset()):
         prox = _flip(prox, "squared", "norm_half")
     if "feddyn-h-sum-flip" in bugs:
         h_sum = _flip(h_sum, "differences", "literal")
-    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    pr = px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(sw)
     m = len(pr.clients)
+    # bn.aggregate = parameters_only: each device's own running statistics
+    held = {} if sw["bn.aggregate"] == "parameters_only" and pr.buffers else None
     n = [pr.n(k) for k in range(m)]
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P)
 
@@ -185,11 +216,17 @@ def replay(spec, bugs=frozenset()):
         P_t = sorted(plan)
         S = [Fraction(0)] * pr.P
         mean = [Fraction(0)] * pr.P
+        local = {}
         m_t = sum(n[k] for k in P_t)
         # req: feddyn.alg1.l3, feddyn.alg1.l4
         for k in P_t:
             a_k = alpha_of(k)
-            trace.emit("client_begin", "train", t, k, 0, "theta_k", prev)
+            start = prev
+            if held is not None and "start-global-buffers" not in bugs:
+                mine = w0 if "start-w0-buffers" in bugs else held.get(k, w0)
+                start = [mine[p] if p in pr.buffers else x
+                         for p, x in enumerate(prev)]
+            trace.emit("client_begin", "train", t, k, 0, "theta_k", start)
             f = px.round_factor(alg, t, bugs, trained=trained[k])
             trained[k] += 1
             shift = [g for g in G[k]] if "feddyn-shift-plus" in bugs \
@@ -198,9 +235,13 @@ def replay(spec, bugs=frozenset()):
                 shift = [Fraction(0)] * pr.P
             if opts is not None:
                 opts.begin(k)
-            x = local_steps(pr, k, prev, shift, steps_with(plan[k], bugs),
-                            eta * f, a_k, prox, t, trace, bugs,
+            x = local_steps(pr, k, prev, start, shift,
+                            steps_with(plan[k], bugs), eta * f, a_k, prox, t,
+                            trace, bugs,
                             None if opts is None else opts.stepper(k, 0))
+            if held is not None:
+                held[k] = list(x)
+            local[k] = x
             # req: feddyn.alg1.l7
             trace.emit("client_end", "train", t, k, None, "theta_k", x)
             for p in range(pr.P):
@@ -234,12 +275,19 @@ def replay(spec, bugs=frozenset()):
             theta = [a + b / alpha for a, b in zip(mean, h)]
         else:
             theta = [a - b / alpha for a, b in zip(mean, h)]
+        # bn.aggregate = parameters_only: theta^t's running statistics are
+        # the first participant's (h is 0 there)
+        if held is not None and local and "global-buffers-averaged" not in bugs:
+            first = (sorted(local)[-1] if "global-buffers-last" in bugs
+                     else sorted(local)[0])
+            theta = [local[first][p] if p in pr.buffers else x
+                     for p, x in enumerate(theta)]
         trace.emit("server", "train", t, None, None, "w", theta)
     return trace, theta, None, None
 
 
 def supported(spec):
     return (spec["algorithm"]["name"] == "feddyn"
-            and spec["model"]["kind"] in ("quadratic", "linear")
+            and spec["model"]["kind"] in ("quadratic", "linear", "layers")
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")

@@ -962,12 +962,12 @@ static const lettered_case LETTERED[] = {
      SPEC(BN16, IMG2, BN_ALG("local", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"parameters_only\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg)"},
+     "bn.aggregate does not apply to local (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl"},
     {"Z3", "bn.aggregate: FedBN, which keeps the whole BN layer local",
      SPEC(BN16, IMG2, BN_ALG("fedbn", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"average\""), ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg)"},
+     "bn.aggregate does not apply to fedbn (it applies to: fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl"},
     {"Z4", "bn.aggregate: unknown value",
      SPEC(BN16, IMG2, BN_ALG("fedavg", "\"eta\": 0.1",
                              "\"bn.aggregate\": \"buffers\""), ONE_ROUND),
@@ -1155,7 +1155,8 @@ static const lettered_case LETTERED[] = {
     {"M7", "fedamp: batch normalisation in the model",
      SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2, \"bn\": true}",
           MOON_DATA, AMP_ALG(AMP_H("0.3", "0.2", AMP_S("0.5")), ""), ONE_ROUND),
-     "model", "fedamp: a model with batch normalisation is not supported"},
+     "model", "fedamp: a model with batch normalisation needs bn.aggregate = "
+     "parameters_only"},
     /* -- FedProto (rows J1..) -- */
     {"J1", "fedproto: a negative prototype weight λ",
      SPEC(MOON_MLP, MOON_DATA, PROTO_HYP(", \"fedproto.lambda\": -0.5"), ONE_ROUND),
@@ -1246,7 +1247,8 @@ static const lettered_case LETTERED[] = {
     {"G6", "apple: batch normalisation in the model",
      SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2, \"bn\": true}",
           MOON_DATA, APL_ALG(APL_H("0.05", "0.3", ", \"apple.L\": 2"), ""), ONE_ROUND),
-     "model", "apple: a model with batch normalisation is not supported"},
+     "model", "apple: a model with batch normalisation needs bn.aggregate = "
+     "parameters_only"},
 #undef APL_ALG
 #undef APL_H
     /* -- FedALA (K) -- */
@@ -1675,6 +1677,56 @@ static const lettered_case LETTERED[] = {
           "\"hyperparameters\": {\"eta\": 0.1}, "
           "\"switches\": {\"bn.aggregate\": \"average\"}}", ONE_ROUND),
      "algorithm.switches.bn.aggregate", "bn.aggregate does not apply to fedpac"},
+    /* -- bn.aggregate where it has nothing to act on (ref/io/spec_bn.c):
+     * the refusal says why (I19); FedDyn's parameters_only on a model
+     * without batch normalisation (I20) -- */
+    {"I19", "moon: bn.aggregate, which has nothing to act on under MOON",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"moon\", "
+          "\"hyperparameters\": {\"eta\": 0.1, \"moon.mu\": 1.5, "
+          "\"moon.tau\": 0.5}, \"switches\": {\"bn.aggregate\": "
+          "\"parameters_only\"}}", ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate does not apply to moon: moon takes no model with batch "
+     "normalisation (its representation R_w(x), the body's output, would "
+     "depend on the whole batch; the head is one dense layer), so no model "
+     "it runs has running statistics to keep or average (it applies to: "},
+    {"I20", "feddyn: bn.aggregate = parameters_only on a model without batch normalisation",
+     SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"feddyn\", "
+          "\"hyperparameters\": {\"eta\": 0.1, \"feddyn.alpha\": 0.5}, "
+          "\"switches\": {\"bn.aggregate\": \"parameters_only\"}}",
+          ONE_ROUND_TWO),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only keeps each client's batch-norm running "
+     "statistics, but this model has no batch normalisation (no running_mean "
+     "or running_var): drop the switch"},
+    {"I21", "fedamp: batch normalisation under an explicit bn.aggregate = average",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedamp\", \"preset\": "
+          "\"pfllib\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"fedamp.alpha_k\": 0.3, \"fedamp.lambda\": 0.2, "
+          "\"fedamp.sigma\": 0.5}, \"switches\": {\"bn.aggregate\": "
+          "\"average\"}}", ONE_ROUND),
+     "model",
+     "fedamp: a model with batch normalisation needs bn.aggregate = "
+     "parameters_only (PFLlib's reading: distances, messages and the "
+     "proximal term over parameters(), each client's running statistics "
+     "its own)"},
+    {"I22", "apple: batch normalisation under an explicit bn.aggregate = average",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"apple\", \"preset\": "
+          "\"pfllib\", \"hyperparameters\": {\"eta\": 0.1, \"eta_p\": 0.1, "
+          "\"apple.mu\": 0.1, \"apple.L\": 2}, \"switches\": "
+          "{\"bn.aggregate\": \"average\"}}", ONE_ROUND),
+     "model",
+     "apple: a model with batch normalisation needs bn.aggregate = "
+     "parameters_only (PFLlib's reading: w_p = Σ_j p_ij w_j over "
+     "parameters(), each client's running statistics its own)"},
+    {"I23", "fedproto: bn.aggregate, which has nothing to act on under FedProto",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedproto\", "
+          "\"hyperparameters\": {\"eta\": 0.1, \"fedproto.lambda\": 0.5}, "
+          "\"switches\": {\"bn.aggregate\": \"average\"}}", ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate does not apply to fedproto: fedproto's clients exchange "
+     "prototypes, never a model, so every client keeps its own running "
+     "statistics whatever the switch would say"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then

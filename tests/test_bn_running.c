@@ -843,6 +843,119 @@ START_TEST(test_perfedavg_keep)
 }
 END_TEST
 
+/* FedAMP (ref/algorithms/fedamp.c) under bn.aggregate = parameters_only
+ * on KEEP_R1, paper switches, η = 0.1, λ = 0.5, α_k = 0.25, σ = 0.75.
+ * Every model starts at w⁰ and W1, b1 have loss gradient 0
+ * (test_keep_own_statistics): u_i^k, a ξ-mixture (weights summing to 1)
+ * of models equal there, is w⁰ there and the proximal term is 0 there, so
+ * the training passes see FedAvg's a.  Round 0: client 0 from u's
+ * parameters with its own (w⁰'s) r_μ, r_v = 0, 1 leaves 9/8, 11/4;
+ * client 1 leaves 1/8, 4.  Round 1: client 1 from its own 1/8, 4 leaves
+ * 7/32, 25/4; client 0 keeps 9/8, 11/4.  Under bn.aggregate = average
+ * the model is refused (fedamp_check). */
+START_TEST(test_fedamp_keep)
+{
+    static const char *const hyp =
+        "\"eta\": 0.1, \"fedamp.lambda\": 0.5, \"fedamp.alpha_k\": 0.25, "
+        "\"fedamp.sigma\": 0.75";
+    pflref_spec *sp = bn_spec("fedamp", hyp, KEEP_SW, KEEP_R1);
+    pflref_run_result *r = tu_run(sp, NULL);
+    ck_assert_msg(fabs(r->v[R_MU] - 9.0 / 8.0) < 1e-13 &&
+                      fabs(r->v[R_V] - 11.0 / 4.0) < 1e-13 &&
+                      fabs(r->v[P_BN + R_MU] - 7.0 / 32.0) < 1e-13 &&
+                      fabs(r->v[P_BN + R_V] - 25.0 / 4.0) < 1e-13,
+                  "fedamp: w_0's r_μ, r_v = %.17g, %.17g, w_1's = %.17g, "
+                  "%.17g; expected 9/8, 11/4, 7/32, 25/4", r->v[R_MU],
+                  r->v[R_V], r->v[P_BN + R_MU], r->v[P_BN + R_V]);
+    pflref_run_result_free(r);
+    pflref_spec_free(sp);
+    /* average: refused, naming the switch to give */
+    pflref_spec *avg = bn_spec("fedamp", hyp, "", KEEP_R1);
+    pflref_run_result *none = NULL;
+    pflref_error err;
+    ck_assert_int_eq(pflref_run(avg->problem, avg->algorithm, &avg->hyper,
+                                avg->schedule, avg->w0, NULL, &none, &err),
+                     PFLREF_EINVAL);
+    ck_assert_msg(strstr(err.message, "bn.aggregate = parameters_only") !=
+                      NULL, "%s", err.message);
+    pflref_spec_free(avg);
+    ck_assert_int_eq(tu_spec_preset_aggregate("fedamp", hyp, "pfllib"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+}
+END_TEST
+
+/* APPLE (ref/algorithms/apple.c) on KEEP_R1's model: under bn.aggregate =
+ * average the model is refused, naming the switch to give; the presets
+ * pfllib and pfllib_run set parameters_only.  The numbers of the
+ * parameters_only reading are pinned by layers/apple/bn1d-mlp-pfllib-keep
+ * (golden suite). */
+START_TEST(test_apple_keep)
+{
+    static const char *const hyp =
+        "\"eta\": 0.1, \"eta_p\": 0.1, \"apple.mu\": 0.5, \"apple.L\": 2";
+    pflref_spec *avg = bn_spec("apple", hyp, "", KEEP_R1);
+    pflref_run_result *none = NULL;
+    pflref_error err;
+    ck_assert_int_eq(pflref_run(avg->problem, avg->algorithm, &avg->hyper,
+                                avg->schedule, avg->w0, NULL, &none, &err),
+                     PFLREF_EINVAL);
+    ck_assert_msg(strstr(err.message, "bn.aggregate = parameters_only") !=
+                      NULL, "%s", err.message);
+    pflref_spec_free(avg);
+    ck_assert_int_eq(tu_spec_preset_aggregate("apple", hyp, "pfllib"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+    ck_assert_int_eq(tu_spec_preset_aggregate("apple", hyp, "pfllib_run"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+}
+END_TEST
+
+/* FedDyn (ref/algorithms/feddyn.c, reading e)) under bn.aggregate on
+ * KEEP_R1, η = 0.1, α = 0.5, feddyn.prox = squared.  W1 and b1 have loss
+ * gradient 0 (test_keep_own_statistics), ∇L_k = 0 and θ − θ^{t−1} = 0
+ * there, so they never move and h stays 0 on them: the training passes see
+ * FedAvg's a, client 0 leaving r_μ = 9/8, r_v = 11/4 in round 0, client 1
+ * 1/8, 4 (h is 0 on the buffers under either value).
+ *   parameters_only: θ^1's are client 0's (the first participant); round
+ *     1, client 1 from its own 1/8, 4: 7/32, 25/4, θ^2's.
+ *   average: θ^1 = mean − h/α, h = 0 on the buffers: 5/8, 27/8; round 1,
+ *     client 1 from those: (3/4)(5/8) + 1/8 = 19/32, (3/4)(27/8) + 13/4 =
+ *     185/32.
+ * The preset pfllib sets parameters_only. */
+START_TEST(test_feddyn_keep)
+{
+    static const char *const sw[] = {KEEP_SW, ""};
+    static const double want[2][2] = {{7.0 / 32.0, 25.0 / 4.0},
+                                      {19.0 / 32.0, 185.0 / 32.0}};
+    pflref_run_result *r[2];
+    pflref_spec *sp[2];
+    for (size_t j = 0; j < 2; j++) {
+        sp[j] = bn_spec("feddyn", "\"eta\": 0.1, \"feddyn.alpha\": 0.5", sw[j],
+                        KEEP_R1);
+        r[j] = tu_run(sp[j], NULL);
+        ck_assert_msg(fabs(r[j]->w[R_MU] - want[j][0]) < 1e-13 &&
+                          fabs(r[j]->w[R_V] - want[j][1]) < 1e-13,
+                      "feddyn under \"%s\": θ's r_μ = %.17g, r_v = %.17g, "
+                      "expected %.17g, %.17g", sw[j], r[j]->w[R_MU],
+                      r[j]->w[R_V], want[j][0], want[j][1]);
+    }
+    /* parameters() alike under both readings (the running statistics never
+     * enter a training-mode forward, nor ∇L_k or h) */
+    static const int params[] = {W1, B1, GAMMA, BETA, W2, B2};
+    for (size_t q = 0; q < sizeof params / sizeof params[0]; q++)
+        ck_assert_msg(r[0]->w[params[q]] == r[1]->w[params[q]],
+                      "feddyn: parameter entry %d differs between the "
+                      "readings", params[q]);
+    ck_assert_int_eq(tu_spec_preset_aggregate(
+                         "feddyn", "\"eta\": 0.1, \"feddyn.alpha\": 0.5",
+                         "pfllib"),
+                     PFLREF_BN_AGGREGATE_PARAMETERS);
+    for (size_t j = 0; j < 2; j++) {
+        pflref_run_result_free(r[j]);
+        pflref_spec_free(sp[j]);
+    }
+}
+END_TEST
+
 /* FedBN: fedbn.running_var = biased and bn.running_var = biased are one
  * switch (bit for bit), and bn.running = frozen holds there too. */
 START_TEST(test_fedbn_switches)
@@ -1028,6 +1141,9 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_pfedme_keep);
     tcase_add_test(tc, test_apfl_keep);
     tcase_add_test(tc, test_perfedavg_keep);
+    tcase_add_test(tc, test_feddyn_keep);
+    tcase_add_test(tc, test_fedamp_keep);
+    tcase_add_test(tc, test_apple_keep);
     tcase_add_test(tc, test_fedbn_switches);
     tcase_add_test(tc, test_fedbn_optimizer);
     tcase_add_test(tc, test_fedbn_momentum_vector);

@@ -75,14 +75,16 @@ def _config(spec):
     cfg = {"apple.scheduler": "cosine", "apple.prox": "half",
            "apple.p_init": "samples", "apple.order": "joint",
            "apple.p_grad": "inner", "apple.core_lr": "eta",
-           "apple.lambda_round": "current"}
+           "apple.lambda_round": "current", "bn.aggregate": "average"}
     presets = {"official": {"apple.scheduler": "exponential",
                             "apple.prox": "full"},
                "pfllib": {"apple.p_init": "uniform",
                           "apple.order": "core_first",
                           "apple.p_grad": "block_mean",
                           "apple.core_lr": "n_eta",
-                          "apple.lambda_round": "previous"}}
+                          "apple.lambda_round": "previous",
+                          # clientapple.py:93-100: parameters() mixed only
+                          "bn.aggregate": "parameters_only"}}
     preset = alg.get("preset", "paper")
     if preset != "paper":
         if preset not in presets:
@@ -120,13 +122,26 @@ def _blocks(client, P):
     return [(0, d), (d, P)]
 
 
+def _param_blocks(spec):
+    """A layer list's parameters() blocks as (start, stop), in state_dict
+    order (its running statistics are buffers, which PFLlib's zip over
+    parameters() never visits); None for the other models."""
+    if spec["model"].get("kind") != "layers":
+        return None
+    return [(off, off + size)
+            for name, off, size, _ in _base().model_blocks(spec["model"])
+            if not (name.endswith("running_mean") or
+                    name.endswith("running_var"))]
+
+
 def _p_grad(cfg, client, held, g, p, p0, lam_mu, bug):
     twice = cfg["apple.prox"] == "full" or bug == "apple-prox-twice"
     out = np.empty(len(held))
     for j, w_j in enumerate(held):
         if cfg["apple.p_grad"] == "block_mean":
             parts = [np.mean(w_j[a:b] * g[a:b])
-                     for a, b in _blocks(client, len(g))]
+                     for a, b in (cfg.get("param_blocks") or
+                                  _blocks(client, len(g)))]
             data = float(np.mean(parts))
         else:
             data = float(w_j @ g)
@@ -174,14 +189,21 @@ class _Optimizers:
 
 
 def _client(cfg, clients, i, held, p, p0, batches, lam, log, t, bug,
-            opt=None, masks=None):
-    """Client i's local steps; returns (held cores, p_i)."""
+            opt=None, masks=None, keep=None, own=None):
+    """Client i's local steps; returns (held cores, p_i, own).  keep/own:
+    under bn.aggregate = parameters_only the running statistics' entries
+    and client i's own values of them, which the mixture carries and each
+    training pass moves."""
     N = len(held)
     eta, eta_p, mu = cfg["eta"], cfg["eta_p"], cfg["apple.mu"]
     eta_w = N * eta if cfg["apple.core_lr"] == "n_eta" else eta
     for s, batch in enumerate(batches, start=1):
         w_p = sum(p[j] * held[j] for j in range(N))
+        if keep is not None:
+            w_p = np.where(keep, own, w_p)
         g = clients[i].grad(w_p, batch)
+        if keep is not None:
+            own = np.where(keep, _base().track(clients[i], w_p), own)
         if cfg["apple.order"] == "joint":
             dp = _p_grad(cfg, clients[i], held, g, p, p0, lam * mu, bug)
         scale = 1.0 if bug == "apple-no-pii" else p[i]
@@ -213,7 +235,7 @@ def _client(cfg, clients, i, held, p, p0, batches, lam, log, t, bug,
             p = p / p.sum()
         log("step", "train", "w_i", held[i], round=t, client=i, step=s)
         log("step", "train", "p_i", p, round=t, client=i, step=s)
-    return held, p
+    return held, p, own
 
 
 def run(spec, clients, w0, log, bug):
@@ -226,6 +248,12 @@ def run(spec, clients, w0, log, bug):
         p0 = np.full(N, 1.0 / N)
     cores = [np.array(w0, dtype=float) for _ in clients]
     ps = [start.copy() for _ in clients]
+    # bn.aggregate = parameters_only (PFLlib): each client's mixture keeps
+    # its own running statistics, w0's at the start
+    base = _base()
+    keep = base.kept_buffers(cfg, clients)
+    own = [np.array(w0, dtype=float) for _ in clients]
+    cfg["param_blocks"] = _param_blocks(spec)
     opts = None
     base = _base()
     if not base.pfl_numpy_optim.plain(base.pfl_numpy_optim.options(spec)):
@@ -271,14 +299,16 @@ def run(spec, clients, w0, log, bug):
             log("client_begin", "train", "w_i", cores[i], round=t,
                 client=i, step=0)
             p_old = ps[i].copy()
-            held, ps[i] = _client(cfg_t, clients, i, held, ps[i], p0,
-                                  plan[i], lam, log, t, bug,
-                                  opts and opts.begin(i),
-                                  opts and opts.on_w)
+            held, ps[i], own[i] = _client(cfg_t, clients, i, held, ps[i],
+                                          p0, plan[i], lam, log, t, bug,
+                                          opts and opts.begin(i),
+                                          opts and opts.on_w, keep, own[i])
             cores[i] = held[i]
             log("client_end", "train", "w_i", cores[i], round=t, client=i)
             log("note", "train", "p_i", ps[i], round=t, client=i)
             mixer = p_old if bug == "apple-wp-old-p" else ps[i]
             w_p = sum(mixer[j] * held[j] for j in range(N))
+            if keep is not None:
+                w_p = np.where(keep, own[i], w_p)
             log("note", "train", "w_p", w_p, round=t, client=i)
     return {"v": np.array(cores)}

@@ -21,6 +21,12 @@ Learning-rate decay (lr.*, PFLlib's -ld): client i's eta in round t is
 eta * gamma^t, or gamma^(the rounds i trained in before) with lr.count =
 trainings, which preset pfllib sets (each PFLlib client steps its own
 ExponentialLR at the end of its train()); alpha_k, lambda, sigma stay.
+A layer list with batch normalisation runs under bn.aggregate =
+parameters_only (preset pfllib sets it): PFLlib's server measures and mixes
+parameters() only (serveramp.py:84-96) and the client's own model keeps its
+running statistics (clientamp.py:57-59 writes u_i into client_u), so
+||w_i - w_j||^2 leaves them out, u_i carries client i's own, the proximal
+term does not pull them, and every step's training pass moves them.
 """
 import importlib
 import sys
@@ -46,10 +52,11 @@ def _config(spec):
     alg = spec["algorithm"]
     cfg = {"fedamp.peers": "all", "fedamp.start": "message",
            "fedamp.prox": "squared", "lr.schedule": "constant",
-           "lr.count": "rounds"}
+           "lr.count": "rounds", "bn.aggregate": "average"}
     presets = {"pfllib": {"fedamp.peers": "previous", "fedamp.start": "own",
                           "fedamp.prox": "detached",
-                          "lr.count": "trainings"}}
+                          "lr.count": "trainings",
+                          "bn.aggregate": "parameters_only"}}
     preset = alg.get("preset", "paper")
     if preset != "paper":
         if preset not in presets:
@@ -60,13 +67,17 @@ def _config(spec):
     return cfg
 
 
-def _message(i, models, peers, alpha, sigma, bug):
-    """(the attention row xi_i over all clients, the message u_i)."""
+def _message(i, models, peers, alpha, sigma, bug, keep=None):
+    """(the attention row xi_i over all clients, the message u_i); keep:
+    the running statistics' entries, which only parameters() leave out of
+    the distance and which u_i takes from client i's own model."""
     xi = np.zeros(len(models))
     for j in peers:
         if j == i:
             continue
         diff = models[i] - models[j]
+        if keep is not None:
+            diff = np.where(keep, 0.0, diff)
         dist = float(diff @ diff)
         if bug == "fedamp-norm-not-squared":
             dist = np.sqrt(dist)
@@ -76,6 +87,8 @@ def _message(i, models, peers, alpha, sigma, bug):
     u = np.zeros_like(models[i])
     for j in range(len(models)):
         u = u + xi[j] * models[j]
+    if keep is not None:
+        u = np.where(keep, models[i], u)
     return xi, u
 
 
@@ -93,6 +106,8 @@ def run(spec, clients, w0, log, bug):
         weight = 0.0
     if bug == "fedamp-lr-per-round":
         cfg["lr.count"] = "rounds"
+    base = _base()
+    keep = base.kept_buffers(cfg, clients)
     models = [np.array(w0, dtype=float) for _ in clients]
     trainings = [0] * len(clients)
     last = []
@@ -105,7 +120,7 @@ def run(spec, clients, w0, log, bug):
         plan = dict(zip(rnd["clients"], rnd["batches"]))
         for i in sorted(plan):
             seen = models if bug == "fedamp-live-models" else start_models
-            xi, u = _message(i, seen, peers, alpha, sigma, bug)
+            xi, u = _message(i, seen, peers, alpha, sigma, bug, keep)
             log("note", "train", "xi", xi, round=t, client=i)
             log("note", "train", "u", u, round=t, client=i)
             own = cfg["fedamp.start"] == "own" or bug == "fedamp-start-own"
@@ -115,7 +130,9 @@ def run(spec, clients, w0, log, bug):
             lr = eta * _base().lr_factor(cfg, t, trainings[i])
             trainings[i] += 1
             for s, batch in enumerate(plan[i], start=1):
-                x = x - lr * (clients[i].grad(x, batch) + weight * (x - pull))
+                d = clients[i].grad(x, batch) + weight * base.parameters_only(
+                    clients[i], x - pull)
+                x = base.track(clients[i], x - lr * d)
                 log("step", "train", "w_i", x, round=t, client=i, step=s)
             log("client_end", "train", "w_i", x, round=t, client=i)
             models[i] = x

@@ -16,7 +16,15 @@ then G_k ← G_k − α_k (θ_k − w); the others keep G_k.  The server:
     w ← mean_{k∈P_t} θ_k − h/α
 with m every device, α_k = α, or α m⁻¹ Σ_j n_j / n_k (feddyn.alpha_k =
 size_scaled, the authors' alpha_coef / weight_list).  G_k and h start at 0
-and are recorded as notes "grad_L" (device k) and "h" (the round).  The
+and are recorded as notes "grad_L" (device k) and "h" (the round).  On a
+layer list with batch normalisation every step's training pass moves the
+running statistics, which are no parameters: the proximal term, its norm,
+G_k and h leave them out (PFLlib's model_parameter_vector, clientdyn.py:
+102-104), so the server's mean averages them; under bn.aggregate =
+parameters_only (PFLlib's set_parameters, clientdyn.py:65-67, and
+aggregate_parameters, serverdyn.py:85-93) a device starts from w's
+parameters with the running statistics its own model last left, and the new
+w takes the first participant's.  The
 client optimizer (opt.*, pfl_numpy_optim) steps on the local objective's
 gradient; lr.* decay is not supported here.
 """
@@ -34,9 +42,11 @@ BUGS = ("feddyn-linear-term-plus", "feddyn-no-linear-term",
 # the presets as docs/algorithms/feddyn.md gives them
 PRESETS = {"official": {"feddyn.alpha_k": "size_scaled",
                         "opt.weight_decay": 0.001},
-           "pfllib": {"feddyn.prox": "norm_half"}}
+           "pfllib": {"feddyn.prox": "norm_half",
+                      "bn.aggregate": "parameters_only"}}
 DEFAULTS = {"feddyn.alpha_k": "uniform", "feddyn.prox": "squared",
-            "feddyn.h_sum": "differences", "lr.schedule": "constant"}
+            "feddyn.h_sum": "differences", "lr.schedule": "constant",
+            "bn.aggregate": "average"}
 
 
 def _base():
@@ -71,12 +81,14 @@ def optimizers(spec, cfg, bug):
 
 
 def local_steps(x, w, data, batches, eta, G_k, a_k, cfg, opt, log, bug):
-    """l. 5: one step per batch on the local objective from x = w."""
+    """l. 5: one step per batch on the local objective from x (w's
+    parameters)."""
+    base = _base()
     for s, batch in enumerate(batches, start=1):
         d = data.grad(x, batch)
         if bug != "feddyn-no-linear-term":
             d = d + G_k if bug == "feddyn-linear-term-plus" else d - G_k
-        diff = x - w
+        diff = base.parameters_only(data, x - w)
         if cfg["feddyn.prox"] == "norm_half" and bug != "feddyn-norm-squared":
             norm = np.sqrt(np.sum(diff * diff))
             if norm > 0:
@@ -84,6 +96,7 @@ def local_steps(x, w, data, batches, eta, G_k, a_k, cfg, opt, log, bug):
         else:
             d = d + a_k * diff
         x = opt.step(x, d, eta) if opt is not None else x - eta * d
+        x = base.track(data, x)
         log(s, x)
     return x
 
@@ -104,6 +117,9 @@ def run(spec, clients, w0, log, bug):
     G = np.zeros((m, w0.size))
     h = np.zeros_like(w0)
     w = w0.copy()
+    # bn.aggregate = parameters_only: each device's own running statistics
+    keep = base.kept_buffers(cfg, clients)
+    mine = [np.array(w0, dtype=float) for _ in clients]
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", w, round=t)
         if bug == "feddyn-grad-state-reset":
@@ -111,26 +127,31 @@ def run(spec, clients, w0, log, bug):
         plan = dict(zip(rnd["clients"], rnd["batches"]))
         uploads = []
         for k in sorted(plan):
-            log("client_begin", "train", "theta_k", w, round=t, client=k, step=0)
-            x = local_steps(w.copy(), w, clients[k], plan[k], eta, G[k], a[k], cfg,
+            x = w.copy() if keep is None else np.where(keep, mine[k], w)
+            log("client_begin", "train", "theta_k", x, round=t, client=k, step=0)
+            x = local_steps(x, w, clients[k], plan[k], eta, G[k], a[k], cfg,
                             opts and opts.begin(0, k),
                             lambda s, v, k=k: log("step", "train", "theta_k", v,
                                                   round=t, client=k, step=s),
                             bug)
             log("client_end", "train", "theta_k", x, round=t, client=k)
+            mine[k] = x.copy()
+            moved = base.parameters_only(clients[k], x - w)
             if bug == "feddyn-grad-state-plus":
-                G[k] = G[k] + a[k] * (x - w)
+                G[k] = G[k] + a[k] * moved
             else:
-                G[k] = G[k] - a[k] * (x - w)
+                G[k] = G[k] - a[k] * moved
             log("note", "train", "grad_L", G[k], round=t, client=k)
             uploads.append(x)
         X = np.array(uploads)
         S = np.sum(X, axis=0) - w if literal else np.sum(X - w, axis=0)
         div = len(uploads) if bug == "feddyn-h-over-participants" else m
-        h = h - alpha * S / div
+        h = h - alpha * base.parameters_only(clients[0], S) / div
         log("note", "train", "h", h, round=t)
         w = np.mean(X, axis=0)
         if bug != "feddyn-no-correction":
             w = w - h / alpha
+        if keep is not None and plan:
+            w = np.where(keep, mine[sorted(plan)[0]], w)
         log("server", "train", "w", w, round=t)
     return {"w": w}

@@ -172,12 +172,13 @@ def paper_partial():
                     name
 
     # the flags of the switches added with preset pfllib_run are the
-    # pfllib-run vectors' (this frozen vector keeps its own)
+    # pfllib-run vectors' (this frozen vector keeps its own); bn-own-buffers
+    # is the batch-normalised vector's (golden/layers/make_bn_keep.py)
     flags, mutants = subset(*[f for f in xa.MUTANTS
                               if f not in ("apple-upload", "apple-peers",
                                            "apple-optimizer-groups",
                                            "apple-limited-downloads",
-                                           "lr-schedule")])
+                                           "lr-schedule", "bn-own-buffers")])
     mutants["apple-scheduler"] = ["lambda-no-half", "lambda-rising",
                                   "lambda-one-based", "lambda-no-cutoff"]
     return make(

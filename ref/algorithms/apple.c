@@ -95,6 +95,18 @@
  * ∂ℒ/∂p_ii reads the new w_i and so is no one optimizer step; APPLE has
  * no split, so opt.decay_scope = shared | personal are refused too.
  *
+ * Batch normalisation (bn.aggregate): under average (the default) a
+ * model with it is refused (w_p^(i) would mix the running statistics of
+ * the cores).  Under parameters_only (PFLlib's reading; presets pfllib and
+ * pfllib_run) it runs: clientapple.py:93-100 aggregate_parameters mixes
+ * only parameters() into client i's self.model, whose buffers r_i stay its
+ * own and move with each training pass (clientapple.py:50), and no core's
+ * statistics are ever read.  So, B the buffer entries: w_p^(i) on B is r_i
+ * (s->bn_own row i, w⁰'s at the start; ref/engine/bn_own.c), each step's
+ * training pass moves it (bn.running's rule), the cores' B never step
+ * (their gradient is 0 there), and apple.p_grad = block_mean averages the
+ * parameters() blocks only (clientapple.py:61-64 zips parameters()).
+ *
  * State and work: w_i is the state's v_i; p_i and w_p^(i) live across
  * rounds in the work struct (reported as the notes "p_i" and "w_p", and
  * reloaded from them by check --resync: apple_load_state).
@@ -111,6 +123,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/bn_own.h"
 #include "engine/work.h"
 
 static const char *const MIX_LINE =
@@ -263,9 +276,9 @@ static pflref_status check_downloads(const pflref_problem *problem,
 }
 
 /* The registry holds η, η_p > 0, μ ≥ 0, L ≥ 1; here the model: one
- * without batch normalisation (w_p^(i) mixes every entry, running
- * statistics included), and training sets that are not all empty (p_0
- * divides by n = Σ_j n_j). */
+ * without batch normalisation under bn.aggregate = average (w_p^(i) would
+ * mix every entry, running statistics included), and training sets that
+ * are not all empty (p_0 divides by n = Σ_j n_j). */
 static pflref_status apple_check(const pflref_problem *problem,
                                  const pflref_hyper *hyper,
                                  const pflref_schedule *schedule,
@@ -273,11 +286,14 @@ static pflref_status apple_check(const pflref_problem *problem,
                                  pflref_error *err)
 {
     (void)mask;
-    if (problem->model.bn)
+    if (problem->model.bn && !pflref_bn_keeps_own_in(problem, hyper))
         return pflref_error_set(err, PFLREF_EINVAL, "model",
                                 "apple: a model with batch normalisation "
-                                "is not supported (w_p = Σ_j p_ij w_j "
-                                "would mix its running statistics)");
+                                "needs bn.aggregate = parameters_only "
+                                "(PFLlib's reading: w_p = Σ_j p_ij w_j over "
+                                "parameters(), each client's running "
+                                "statistics its own); under average it "
+                                "would mix the cores' running statistics");
     if (!(pflref_train_n(problem, NULL, problem->N) > 0.0))
         return pflref_error_set(err, PFLREF_EINVAL, "clients",
                                 "apple: p_0 = n_j / Σ_k n_k needs at least "
@@ -318,8 +334,14 @@ static pflref_status apple_check(const pflref_problem *problem,
  * every core is w⁰ (the driver's copies), so w_p^(i) = Σ_j p_ij w⁰. */
 static pflref_status apple_init(pflref_state *s, pflref_error *err)
 {
-    (void)err;
     apple_work *ws = s->extra;
+    /* bn.aggregate = parameters_only: r_i, w⁰'s at the start */
+    const int keep = pflref_bn_keeps_own(s);
+    if (keep) {
+        pflref_status st = pflref_bn_own_alloc(s, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
     const size_t P = s->P, N = s->N;
     const double n = pflref_train_n(s->problem, NULL, N);
     const int uniform = s->hyper->apple.p_init == PFLREF_APPLE_P_INIT_UNIFORM;
@@ -335,6 +357,9 @@ static pflref_status apple_init(pflref_state *s, pflref_error *err)
                 x += p_i[j] * s->w0[q];
             ws->w_p[i * P + q] = x;
         }
+        if (keep)   /* w_p^(i)'s running statistics: r_i = w⁰'s */
+            pflref_bn_copy_buffers(&s->problem->model, ws->w_p + i * P,
+                                   s->w0);
         for (size_t j = 0; ws->copies != NULL && j < N; j++)
             memcpy(ws->copies + (i * N + j) * P, s->w0, P * sizeof *s->w0);
     }
@@ -418,15 +443,20 @@ static double p_grad_data(const pflref_model *m, int block_mean,
             x += c[q] * g[q];
         return x;
     }
+    /* over parameters(): a buffer block (r_μ, r_v) is none */
     double sum = 0.0;
+    size_t count = 0;
     for (size_t b = 0; b < m->nblocks; b++) {
         const pflref_block *blk = &m->blocks[b];
+        if (blk->is_buffer)
+            continue;
         double x = 0.0;
         for (size_t q = blk->offset; q < blk->offset + blk->size; q++)
             x += c[q] * g[q];
         sum += x / (double)blk->size;
+        count++;
     }
-    return sum / (double)m->nblocks;
+    return sum / (double)count;
 }
 
 /* ws->g_p := ∂ℒ/∂p_i at the cores (w_prev, w_i), p_i and g:
@@ -502,12 +532,24 @@ static pflref_status apple_step(pflref_state *s, apple_work *ws, size_t i,
     double *w_i = s->v + i * P, *p_i = ws->p + i * N;
     /* req: apple.alg1.l6 */
     mix(ws, i, p_i, w_i, N, P, ws->theta);   /* w_p^(i) = Σ_j p_ij w_j */
+    const int keep = s->bn_own != NULL;      /* bn.aggregate: r_i on B */
+    if (keep)
+        pflref_bn_copy_buffers(&s->problem->model, ws->theta,
+                               pflref_bn_own_row(s, i));
     /* req: apple.alg1.l7, apple.alg1.l8 */
     pflref_status st = pflref_batch_grad(&s->problem->model, ws->theta,
                                          &s->problem->clients[i].train, b,
                                          k, s->ws, ws->g, t, (long)i, err);
     if (st != PFLREF_OK)
         return st;
+    if (keep) {   /* the pass moves r_i (clientapple.py:50, train mode) */
+        if ((st = pflref_bn_running_move(&s->hyper->bn, &s->problem->model,
+                                         s->ws, ws->theta, t, (long)i,
+                                         (long)k + 1, err)) != PFLREF_OK)
+            return st;
+        pflref_bn_copy_buffers(&s->problem->model, pflref_bn_own_row(s, i),
+                               ws->theta);
+    }
     /* req: apple.alg1.l7 */
     if (trace != NULL && (st = trace_objective(s, ws, i, b, k, lam_mu,
                                                trace, err)) != PFLREF_OK)
@@ -605,6 +647,9 @@ static pflref_status apple_round(pflref_state *s,
             memcpy(ws->w_p + i * P, ws->theta, P * sizeof *w_i);
         else
             mix(ws, i, ws->p + i * N, w_i, N, P, ws->w_p + i * P);
+        if (s->bn_own != NULL)   /* w_p^(i)'s running statistics: r_i */
+            pflref_bn_copy_buffers(&s->problem->model, ws->w_p + i * P,
+                                   pflref_bn_own_row(s, i));
         if (!pflref_all_finite(ws->w_p + i * P, P))
             return pflref_error_diverge(err, t, (long)i, 0, "w_p");
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
@@ -633,6 +678,9 @@ static void apple_load_state(pflref_state *s, pflref_state_loader load,
     for (size_t i = 0; i < N; i++) {
         load(ctx, PFLREF_EV_NOTE, "p_i", t, (long)i, ws->p + i * N, N);
         load(ctx, PFLREF_EV_NOTE, "w_p", t, (long)i, ws->w_p + i * P, P);
+        if (s->bn_own != NULL)   /* r_i: w_p^(i)'s running statistics */
+            pflref_bn_copy_buffers(&s->problem->model,
+                                   pflref_bn_own_row(s, i), ws->w_p + i * P);
     }
 }
 

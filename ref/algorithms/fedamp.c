@@ -62,6 +62,18 @@
  *                 decay (PFLlib reads them as floats, clientamp.py:13-14,
  *                 serveramp.py:20-21)
  *
+ *   bn.aggregate  average (the default): a model with batch normalisation
+ *                 is refused (‖w_i − w_j‖² and the proximal term would
+ *                 range over its running statistics) | parameters_only
+ *                 (PFLlib's reading; preset pfllib): only parameters()
+ *                 travel (serveramp.py:84-85 measures ‖w_i − w_j‖² over
+ *                 parameters(), :94-96 mixes parameters() into u_i;
+ *                 clientamp.py:57-59 writes them into client_u, :40-42's
+ *                 norm is over parameters()), so with B the buffer
+ *                 entries r_μ, r_v: ‖w_i − w_j‖² over ¬B, u_i^k on B ←
+ *                 w_i^{k−1}'s own (the statistics client i's model holds),
+ *                 and the proximal term never pulls B (ref/engine/sgd.c)
+ *
  * State and work: w_i is the state's v_i; nothing else lives across
  * rounds but the previous round's participants (ws->uploaded, a fact of
  * the schedule: a re-synchronised run recomputes it round by round).
@@ -77,6 +89,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/bn_own.h"
 #include "engine/work.h"
 
 static const char *const XI_LINE =
@@ -115,32 +128,48 @@ static void *fedamp_work_alloc(const pflref_problem *problem,
 }
 
 /* The registry holds α_k > 0, λ ≥ 0, σ > 0, all finite; here the model:
- * one without batch normalisation (the distances and the proximal term
- * range over every entry of w, so running statistics would enter them). */
+ * one without batch normalisation under bn.aggregate = average (the
+ * distances and the proximal term range over every entry of w, so running
+ * statistics would enter them); under parameters_only they range over
+ * parameters() and each client keeps its own. */
 static pflref_status fedamp_check(const pflref_problem *problem,
                                   const pflref_hyper *hyper,
                                   const pflref_schedule *schedule,
                                   const unsigned char *mask,
                                   pflref_error *err)
 {
-    (void)hyper;
     (void)schedule;
     (void)mask;
-    if (problem->model.bn)
+    if (problem->model.bn && !pflref_bn_keeps_own_in(problem, hyper))
         return pflref_error_set(err, PFLREF_EINVAL, "model",
                                 "fedamp: a model with batch normalisation "
-                                "is not supported (‖w_i − w_j‖² and the "
+                                "needs bn.aggregate = parameters_only "
+                                "(PFLlib's reading: distances, messages "
+                                "and the proximal term over parameters(), "
+                                "each client's running statistics its "
+                                "own); under average ‖w_i − w_j‖² and the "
                                 "proximal term would include its running "
-                                "statistics)");
+                                "statistics");
     return PFLREF_OK;
 }
 
-/* ‖x − y‖², summed in index order. */
-static double sq_dist(const double *x, const double *y, size_t P)
+/* ‖x − y‖², summed in index order; over the parameters only (skip =
+ * the model's blocks, buffers left out) when skip is given. */
+static double sq_dist(const double *x, const double *y, size_t P,
+                      const pflref_model *skip)
 {
     double sum = 0.0;
-    for (size_t p = 0; p < P; p++)
-        sum += (x[p] - y[p]) * (x[p] - y[p]);
+    if (skip == NULL) {
+        for (size_t p = 0; p < P; p++)
+            sum += (x[p] - y[p]) * (x[p] - y[p]);
+        return sum;
+    }
+    for (size_t b = 0; b < skip->nblocks; b++) {
+        const pflref_block *B = &skip->blocks[b];
+        for (size_t p = B->offset; !B->is_buffer && p < B->offset + B->size;
+             p++)
+            sum += (x[p] - y[p]) * (x[p] - y[p]);
+    }
     return sum;
 }
 
@@ -157,13 +186,16 @@ static pflref_status message(pflref_state *s, size_t i, fedamp_work *ws,
     const long t = (long)s->t;
     const int previous = h->peers == PFLREF_FEDAMP_PEERS_PREVIOUS;
     const double *w_i = ws->w_prev + i * P;
+    /* bn.aggregate = parameters_only: parameters() only travel */
+    const pflref_model *keep =
+        pflref_bn_keeps_own(s) ? &s->problem->model : NULL;
     double others = 0.0;
     for (size_t j = 0; j < N; j++) {
         ws->xi[j] = 0.0;
         if (j == i || (previous && !ws->uploaded[j]))
             continue;
         /* ξ_{i,j} = α_k A'(‖w_i − w_j‖²), A'(x) = e^{−x/σ}/σ */
-        const double d = sq_dist(w_i, ws->w_prev + j * P, P);
+        const double d = sq_dist(w_i, ws->w_prev + j * P, P, keep);
         ws->xi[j] = h->alpha_k * (exp(-d / h->sigma) / h->sigma);
         others += ws->xi[j];
     }
@@ -177,6 +209,8 @@ static pflref_status message(pflref_state *s, size_t i, fedamp_work *ws,
             x += ws->xi[j] * ws->w_prev[j * P + p];
         ws->u[p] = x;
     }
+    if (keep != NULL)   /* u_i^k's r_μ, r_v: client i's own */
+        pflref_bn_copy_buffers(keep, ws->u, w_i);
     if (!pflref_all_finite(ws->u, P))
         return pflref_error_diverge(err, t, (long)i, 0, "u");
     /* req: fedamp.alg1.l4 */

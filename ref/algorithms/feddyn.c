@@ -43,6 +43,19 @@
  *  d) ∇L_k and h cover the parameters; batch normalisation's running
  *     statistics are no parameters (they never step, ref/engine/sgd.c):
  *     their ∇L_k and h entries stay 0, so l. 11 averages them.
+ *  e) bn.aggregate = parameters_only (PFLlib's reading; its preset
+ *     pfllib sets it), B the buffer entries r_μ, r_v and r_k device k's
+ *     own (w⁰'s until it first trains; ref/engine/bn_own.c):
+ *       l. 3/5  θ starts from θ^{t−1} on ¬B and r_k on B (TsingZ0/PFLlib
+ *               d832e76f6a23 clientdyn.py:65-67 set_parameters copies
+ *               parameters() only); r_k ← θ_k^t's B after l. 5
+ *       l. 10   h over parameters() only (serverdyn.py:95-107
+ *               update_server_state), as in d)
+ *       l. 11   θ^t's B ← θ_{k₁}^t's, k₁ the first participant
+ *               (serverdyn.py:85 deepcopy(uploaded_models[0]), then only
+ *               parameters() summed and corrected, :86-93)
+ *     and the "global" evaluation tests w's parameters with r_k (PFLlib's
+ *     evaluate(): each client's own model; ref/engine/run.c).
  *
  * Symbols:  θ^{t−1} ↔ ws->theta_prev (P; the state's w)
  *           θ_k^t ↔ ws->theta_k (P)   ∇L_k(θ_k^t) ↔ ws->grad_L + k·P
@@ -80,13 +93,18 @@
  * and the server's h (NOTE "h" of the round, l. 10); θ^t is the SERVER
  * "w".  θ_k^t of l. 9 is never read again, so it is not kept.
  *
+ * Under bn.aggregate = parameters_only, each device's r_k is reloaded
+ * from the B entries of its last CLIENT_END "theta_k".
+ *
  * Determinism: devices train and are summed in ascending id.
  * Cost per round: Σ_{k∈P_t} (local steps × one gradient) + O(|P_t|·P).
- * Memory: (N + 6)·P doubles.
+ * Memory: (N + 6)·P doubles (2N + 6 under e)).
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "algorithms/algorithms.h"
+#include "engine/bn_own.h"
 #include "engine/work.h"
 
 static const char *const LOCAL_LINE[] = {
@@ -248,7 +266,14 @@ static pflref_status feddyn_round(pflref_state *s,
                                   const pflref_trace *trace, pflref_error *err)
 {
     feddyn_work *ws = s->extra;
+    const pflref_model *md = &s->problem->model;
     const size_t P = s->P, N = s->N, m = plan->m;
+    const int keep = pflref_bn_keeps_own(s);   /* reading e) */
+    if (keep) {
+        pflref_status st = pflref_bn_own_alloc(s, err);
+        if (st != PFLREF_OK)
+            return st;
+    }
 
     /* req: feddyn.alg1.l2, feddyn.alg1.l3 */
     /* θ^{t−1} ← θ (sent to P_t); Σ ← 0 */
@@ -260,8 +285,13 @@ static pflref_status feddyn_round(pflref_state *s,
         const size_t k = plan->clients[j];
         double *grad_L_k = pflref_row(ws->grad_L, k, N, P);
         const double alpha_k = alpha_of(s, k);
-        pflref_client_begin(s, k, "theta_k", ws->theta_k, ws->theta_prev,
-                            trace);
+        if (keep) {   /* θ^{t−1}'s parameters, device k's own r_k */
+            memcpy(ws->theta_k, ws->theta_prev, P * sizeof *ws->theta_k);
+            pflref_bn_copy_buffers(md, ws->theta_k, pflref_bn_own_row(s, k));
+            pflref_client_begin(s, k, "theta_k", ws->theta_k, NULL, trace);
+        } else
+            pflref_client_begin(s, k, "theta_k", ws->theta_k,
+                                ws->theta_prev, trace);
         pflref_client_lr(s, k, 0, 1);  /* η of k's train() (lr.count) */
         pflref_optim_begin(s, k);      /* its optimizer (opt.state) */
         for (size_t p = 0; p < P; p++)
@@ -273,6 +303,8 @@ static pflref_status feddyn_round(pflref_state *s,
             return st;
         /* req: feddyn.alg1.l7 */
         pflref_client_end(s, k, "theta_k", ws->theta_k, trace);
+        if (keep)     /* r_k: what device k's model now holds */
+            pflref_bn_copy_buffers(md, pflref_bn_own_row(s, k), ws->theta_k);
         device_state(s, ws->theta_k, alpha_k, ws, grad_L_k);
         pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", (long)s->t,
                           (long)k, -1, "grad_L", grad_L_k, P, GRAD_LINE);
@@ -281,6 +313,10 @@ static pflref_status feddyn_round(pflref_state *s,
     }
     /* req: feddyn.alg1.l8, feddyn.alg1.l9 */
     /* devices k ∉ P_t keep ∇L_k: their rows are not touched */
+    /* reading e): θ^t's r_μ, r_v are the first participant's (h is 0 there) */
+    if (keep && m > 0)
+        pflref_bn_copy_buffers(md, s->accum,
+                               pflref_bn_own_row(s, plan->clients[0]));
     return server_update(s, ws, trace, err);
 }
 
@@ -297,6 +333,12 @@ static void feddyn_load_state(pflref_state *s, pflref_state_loader load,
         load(ctx, PFLREF_EV_NOTE, "grad_L", t, (long)k,
              pflref_row(ws->grad_L, k, N, P), P);
     load(ctx, PFLREF_EV_NOTE, "h", t, -1, ws->h, P);
+    /* reading e): r_k from device k's last CLIENT_END "theta_k" up to t
+     * (w⁰'s for a device never sampled) */
+    for (size_t k = 0; s->bn_own != NULL && k < N; k++)
+        if (load(ctx, PFLREF_EV_CLIENT_END, "theta_k", t, (long)k, s->mix, P))
+            pflref_bn_copy_buffers(&s->problem->model,
+                                   pflref_bn_own_row(s, k), s->mix);
 }
 
 const pflref_algorithm pflref_feddyn = {

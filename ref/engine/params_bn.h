@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ref/engine/params_bn.h: the registry row of bn.aggregate, what the
  * server of FedAvg, of Ditto (whose global objective FedAvg solves) and of
- * FedAlt/FedSim (on the shared blocks), of FedProx and of SCAFFOLD does with batch normalisation's
+ * FedAlt/FedSim (on the shared blocks), of FedProx, SCAFFOLD, pFedMe, APFL,
+ * FedDyn, FedAMP (its messages u_i) and APPLE (its mixtures w_p^(i)) does
+ * with batch normalisation's
  * running statistics
  * (ref/engine/params.c includes it once and places BN_AGGREGATE_PARAMS
  * after bn.running_var; ref/algorithms/fedavg_keep.c, ditto.c's
  * ditto_round_keep, fedalt.c's pfl_round_keep, fedrod.c's fedrod_round,
  * perfedavg.c's perfedavg_round_keep and perfedavg_finish_keep,
- * ref/engine/bn_own.c;
- * docs/models.md
- * "Running statistics in training").  Value names in the order of
+ * ref/engine/bn_own.c; ref/algorithms/feddyn.c's reading e); docs/models.md
+ * "Running statistics in training"; each algorithm's PFLlib lines in
+ * ref/engine/params_links.c).  Value names in the order of
  * pflref_bn_aggregate (include/pflref/hyper_baselines.h), the paper's
  * reading first. */
 #ifndef PFLREF_PARAMS_BN_H
@@ -24,7 +26,7 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
                                                         "previous", NULL};
 
 #define BN_AGGREGATE_PARAMS \
-    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg", "", PFLREF_PARAM_ENUM, \
+    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg feddyn fedamp apple", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
      "", \
      "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \

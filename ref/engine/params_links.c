@@ -41,6 +41,26 @@ static const pflref_value_source value_sources[] = {
      "copy's running statistics persist per client; self.model_per is never "
      "set); serverbase.py:138-150 (the global's buffers are the first "
      "uploader's) (docs/algorithms/ditto.md)"},
+    {"feddyn", "bn.aggregate", "parameters_only",
+     "TsingZ0/PFLlib d832e76f6a23 system/flcore: clientdyn.py:65-67 "
+     "set_parameters copies parameters() only (a device's running "
+     "statistics persist); serverdyn.py:85-93 aggregate_parameters "
+     "deep-copies uploaded_models[0] and averages and corrects parameters() "
+     "only (θ^t's buffers are the first uploader's); :95-107 and "
+     "clientdyn.py:43-54 keep h and ∇L_k over parameters() "
+     "(docs/algorithms/feddyn.md)"},
+    {"fedamp", "bn.aggregate", "parameters_only",
+     "TsingZ0/PFLlib d832e76f6a23 system/flcore: serveramp.py:84-85 "
+     "measures ‖w_i − w_j‖² over parameters(), :94-96 mixes parameters() "
+     "into u_i; clientamp.py:57-59 set_parameters writes them into client_u "
+     "only, :40-42's norm is over parameters(): each client's model keeps "
+     "its own running statistics (docs/algorithms/fedamp.md)"},
+    {"apple", "bn.aggregate", "parameters_only",
+     "TsingZ0/PFLlib d832e76f6a23 system/flcore: clientapple.py:93-100 "
+     "aggregate_parameters mixes parameters() only into the client's model, "
+     "whose running statistics stay its own and move with its training "
+     "passes; no core's statistics are read; :61-64 p_grad zips "
+     "parameters() (docs/algorithms/apple.md)"},
     {"ditto", "ditto.prox", "norm",
      "s-huu/Ditto, the authors' PyTorch code (StackOverflow experiments): "
      "λ‖v − w‖ (docs/algorithms/ditto.md)"},

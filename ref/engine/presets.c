@@ -176,11 +176,15 @@ static const pflref_preset presets[] = {
      "1e-3); its clip_grad_norm_ at 10 (utils_general.py:224) is not "
      "reproduced (docs/algorithms/feddyn.md)"},
     /* req: feddyn.preset.pfllib */
-    {"feddyn", "pfllib", "feddyn.prox=norm_half lr.count=trainings", NULL,
+    {"feddyn", "pfllib",
+     "feddyn.prox=norm_half lr.count=trainings bn.aggregate=parameters_only",
+     NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientdyn.py:45 (alpha/2 * "
      "torch.norm(v1 - global, 2), not squared), :46, :54, :58-59 (each "
      "client's ExponentialLR stepped after its train()); serverdyn.py:80, "
-     "93, 104, 107 (the box's h and θ with the differences)"},
+     "93, 104, 107 (the box's h and θ with the differences); "
+     "clientdyn.py:65-67 set_parameters and serverdyn.py:85-93 move "
+     "parameters() only (bn.aggregate)"},
     {"scaffold", "pfllib",
      "scaffold.option=II scaffold.c_lr=initial lr.count=trainings "
      "bn.aggregate=parameters_only scaffold.bn_global=previous", NULL,
@@ -218,7 +222,7 @@ static const pflref_preset presets[] = {
     /* req: fedamp.preset.pfllib */
     {"fedamp", "pfllib",
      "fedamp.peers=previous fedamp.start=own fedamp.prox=detached "
-     "lr.count=trainings", NULL,
+     "lr.count=trainings bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: system/flcore/servers/serveramp.py:72-103 "
      "send_models (ξ over self.uploaded_models, the previous round's "
      "receive_models; nothing sent before the first upload), :108-109 "
@@ -226,8 +230,9 @@ static const pflref_preset presets[] = {
      "w_i^{k−1}), :40-42 (the term 0.5 λ/α ‖w − u‖ built from p.data: no "
      "gradient), :57-59 set_parameters (u_i = Σ_j ξ_{i,j} w_j + ξ_{i,i} "
      "w_i into client_u only), :50-51 (-ld: the client's ExponentialLR "
-     "steps after its own train()); no official preset: the authors' code was "
-     "not found (docs/algorithms/fedamp.md)"},
+     "steps after its own train()); :84-85, :94-96 and clientamp.py:57-59 "
+     "move parameters() only (bn.aggregate); no official preset: the "
+     "authors' code was not found (docs/algorithms/fedamp.md)"},
     {"fedproto", "official",
      "fedproto.distance=mse fedproto.client_protos=during_training "
      "fedproto.weights=uniform opt.momentum=0.5", NULL,
@@ -289,14 +294,16 @@ static const pflref_preset presets[] = {
     /* req: apple.preset.pfllib */
     {"apple", "pfllib",
      "apple.p_init=uniform apple.order=core_first apple.p_grad=block_mean "
-     "apple.core_lr=n_eta apple.lambda_round=previous", NULL,
+     "apple.core_lr=n_eta apple.lambda_round=previous "
+     "bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: system/flcore/clients/clientapple.py:15 "
      "(λ = 1 before the first round), :18 (η N), :22 (p_i = 1/N), :55-56 "
      "(the core steps first), :58-66 (p's gradient: block means, with the "
      "new core), :68-71 (λ set after the round); servers/serverapple.py:"
      "26-32 (p_0 = the sample shares); :77 (the uploaded core is the last "
      "step's mixture) and the sequential downloads are the preset "
-     "pfllib_run's (docs/algorithms/apple.md)"},
+     "pfllib_run's; clientapple.py:93-100 mixes parameters() only "
+     "(bn.aggregate) (docs/algorithms/apple.md)"},
     /* req: fedala.preset.official */
     {"fedala", "official", "fedala.skip=sum_first fedala.p_unit=tensors",
      NULL,
@@ -363,7 +370,7 @@ static const pflref_preset presets[] = {
     {"apple", "pfllib_run",
      "apple.p_init=uniform apple.order=core_first apple.p_grad=block_mean "
      "apple.core_lr=n_eta apple.lambda_round=previous apple.upload=mixture "
-     "apple.peers=sequential", NULL,
+     "apple.peers=sequential bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: APPLE.train() as shipped, every client "
      "every round: the preset pfllib plus clientapple.py:77 (the core "
      "carried on is the last step's mixture) and serverapple.py:46-47, :84 "

@@ -38,6 +38,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "bn-eval-mode",
     "bn-global-buffers",
     "bn-own-buffers",
+    "bn-parameters-distance",
     "bn-running-frozen",
     "bn-running-moved",
     "bn-running-update",

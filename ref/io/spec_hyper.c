@@ -106,6 +106,14 @@ static pflref_status read_params(const json_t *obj, const char *where,
                                   "%s does not apply to %s: %s (the client "
                                   "optimizer applies to: %s)", keys[i],
                                   alg->name, alg->opt_refusal, p->algorithms);
+        else if (!pflref_name_in_list(p->algorithms, alg->name) &&
+                 strcmp(keys[i], "bn.aggregate") == 0 &&
+                 pflref_spec_bn_refusal(alg->name) != NULL)
+            st = pflref_error_set(err, PFLREF_EINVAL, path,
+                                  "bn.aggregate does not apply to %s: %s "
+                                  "(it applies to: %s)", alg->name,
+                                  pflref_spec_bn_refusal(alg->name),
+                                  p->algorithms);
         else if (!pflref_name_in_list(p->algorithms, alg->name))
             st = pflref_error_set(err, PFLREF_EINVAL, path,
                                   "%s does not apply to %s (it applies to: "

@@ -64,6 +64,12 @@ pflref_status pflref_spec_parse_lifted(const char *text, size_t len,
 pflref_status pflref_spec_read_split(const json_t *root, const pflref_model *m,
                                      pflref_split *split, pflref_error *err);
 
+/* Why bn.aggregate has nothing to act on under `algorithm` (a model with
+ * running statistics it refuses, or no model exchanged), said when the
+ * switch is given to it; NULL: the registry's list of algorithms decides
+ * alone (ref/io/spec_bn.c). */
+const char *pflref_spec_bn_refusal(const char *algorithm);
+
 /* "algorithm" of root: spec->algorithm, spec->preset and spec->hyper (the
  * preset first, then the explicit settings).  Needs spec->problem. */
 pflref_status pflref_spec_read_algorithm(const json_t *root, pflref_spec *spec,
