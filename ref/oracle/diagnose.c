@@ -37,10 +37,10 @@
  *            with one change, a pair or the step-fewer probe) matched, so
  *            it runs after the casts, in the runs the budget still has
  *            (the casts' reserve included, when they did not use it).  A
- *            beam: the LEVEL3_WIDTH (2) best pairs (level 2's, and level
- *            1's linked ones) that agree further than the variant they
- *            extend (a second change on the way), each with every change
- *            of a third parameter from the pair's settings; kind "triple",
+ *            beam (ref/oracle/diagnose_triple.c): the LEVEL3_WIDTH (2)
+ *            best pairs (level 2's, and level 1's linked ones) that agree
+ *            further than the variant they extend (a second change on
+ *            the way), each with every change of a third parameter from the pair's settings; kind "triple",
  *            words "KEY = VALUE, KEY = VALUE and KEY = VALUE".  Bound: at
  *            most 2 × the changes listed from a pair (≤ DG_MAX_CHANGES;
  *            about 40 on FedAvg, so ≤ ~80 runs), never past the budget.
@@ -87,23 +87,14 @@
 #include "oracle/diagnose.h"
 #include "oracle/diagnose_search.h"
 
+typedef dg_base base;
+
 /* Presets an algorithm may have, "paper" included (a bound of the search's
  * tables, not of the registry: more are ignored with a note in runs). */
 #define MAX_BASES 16
 /* Level 2: the variants of level 1 given a second change. */
 #define BEAM_WIDTH 4
-/* Level 3: the pairs given a third change. */
-#define LEVEL3_WIDTH 2
 
-/* A starting point of level 1: the spec or a preset's spec. */
-typedef struct {
-    pflref_spec *spec;      /* owned when owned, else the vector's */
-    int owned;
-    char preset[32];
-    const char *source;
-    size_t index;           /* its match in the search's list, or -1 */
-    int same_as;            /* its settings equal an earlier base's  */
-} base;
 
 /* ---- one variant -------------------------------------------------------- */
 
@@ -221,11 +212,11 @@ static int already_tried(dg_search *s, const pflref_spec *spec,
  * and its run equals the run of the entry `from` (then counted as
  * unchanged).  *at: the entry's index, or -1.  Returns PFLREF_OK or
  * PFLREF_ENOMEM (the vector's own spec failing: its error). */
-static pflref_status run_variant(dg_search *s, const pflref_spec *spec,
-                                 const pflref_hyper *hyper,
-                                 pflref_schedule *schedule,
-                                 const pflref_variant_match *m, size_t from,
-                                 size_t *at, pflref_error *err)
+pflref_status dg_run_variant(dg_search *s, const pflref_spec *spec,
+                             const pflref_hyper *hyper,
+                             pflref_schedule *schedule,
+                             const pflref_variant_match *m, size_t from,
+                             size_t *at, pflref_error *err)
 {
     const int strict = s->n_all == 0 && s->d->runs == 0;  /* the spec */
     *at = (size_t)-1;
@@ -291,7 +282,7 @@ static pflref_status run_variant(dg_search *s, const pflref_spec *spec,
 
 /* Runs left for the search of levels 0-2: the budget less what is kept
  * for the precision casts (s->cast_reserve). */
-static int budget_left(dg_search *s)
+int dg_budget_left(dg_search *s)
 {
     if (s->d->runs + s->cast_reserve < s->budget)
         return 1;
@@ -357,8 +348,8 @@ static pflref_status preset_spec(const dg_search *s, const char *name,
 }
 
 /* Label a match: kind, preset, source. */
-static pflref_variant_match label(const char *kind, const char *preset,
-                                  const char *source)
+pflref_variant_match dg_label(const char *kind, const char *preset,
+                              const char *source)
 {
     pflref_variant_match m = {.min_lre = 0.0};
     snprintf(m.kind, sizeof m.kind, "%s", kind);
@@ -392,9 +383,9 @@ static pflref_status add_preset(dg_search *s, base *bases, size_t *n_bases,
         return PFLREF_OK;
     }
     (*n_bases)++;
-    pflref_variant_match m = label("preset", name, b->source);
-    return run_variant(s, b->spec, &b->spec->hyper, NULL, &m, (size_t)-1,
-                       &b->index, err);
+    pflref_variant_match m = dg_label("preset", name, b->source);
+    return dg_run_variant(s, b->spec, &b->spec->hyper, NULL, &m,
+                          (size_t)-1, &b->index, err);
 }
 
 /* Level 0: the spec, then each other preset of the algorithm. */
@@ -407,9 +398,9 @@ static pflref_status level0(dg_search *s, base *bases, size_t *n_bases,
     bases[0] = (base){.spec = s->v->spec, .source = own ? own->source
                                                         : "the paper"};
     snprintf(bases[0].preset, sizeof bases[0].preset, "%s", spec->preset);
-    pflref_variant_match m = label("spec", spec->preset, bases[0].source);
-    pflref_status st = run_variant(s, spec, &spec->hyper, NULL, &m,
-                                   (size_t)-1, &bases[0].index, err);
+    pflref_variant_match m = dg_label("spec", spec->preset, bases[0].source);
+    pflref_status st = dg_run_variant(s, spec, &spec->hyper, NULL, &m,
+                                      (size_t)-1, &bases[0].index, err);
     *n_bases = 1;
     size_t count;
     const pflref_preset *all = pflref_presets(&count);
@@ -418,7 +409,7 @@ static pflref_status level0(dg_search *s, base *bases, size_t *n_bases,
         const char *name = i < count ? all[i].name : "paper";
         if ((i < count && strcmp(all[i].algorithm, alg) != 0) ||
             strcmp(name, spec->preset) == 0 || *n_bases == MAX_BASES ||
-            !budget_left(s))
+            !dg_budget_left(s))
             continue;
         st = add_preset(s, bases, n_bases, name,
                         i < count ? all[i].source : "the paper", err);
@@ -442,8 +433,8 @@ static pflref_status run_changes(dg_search *s, const base *b, size_t from,
     for (size_t i = 0; i < n; i++)
         if (!dg_apply_change(&h, &c[i]))
             return PFLREF_OK;
-    pflref_variant_match m = label(n == 1 ? c[0].kind : "pair", b->preset,
-                                   b->source);
+    pflref_variant_match m = dg_label(n == 1 ? c[0].kind : "pair",
+                                      b->preset, b->source);
     snprintf(m.change, sizeof m.change, "%s%s%s%s", c[0].text,
              n > 1 ? " and " : "", n > 1 ? c[1].text : "", note);
     snprintf(m.param, sizeof m.param, "%s%s%s", c[0].p->name,
@@ -460,7 +451,7 @@ static pflref_status run_changes(dg_search *s, const base *b, size_t from,
                      "%s%s = %s: %s", len ? "; " : "", c[i].p->name,
                      c[i].value, src);
     }
-    return run_variant(s, b->spec, &h, NULL, &m, from, at, err);
+    return dg_run_variant(s, b->spec, &h, NULL, &m, from, at, err);
 }
 
 /* The changes a link adds to change c (see pflref_param_links): c with
@@ -485,72 +476,12 @@ static pflref_status linked(dg_search *s, const base *b, size_t from,
             v += n + (v[n] == ' ');
             dg_change two[2] = {*c};
             size_t at;
-            if (dg_change_to(q, val, h, &two[1]) && budget_left(s))
+            if (dg_change_to(q, val, h, &two[1]) && dg_budget_left(s))
                 st = run_changes(s, b, from, h, two, 2, " (linked)", &at,
                                  err);
         }
     }
     return st;
-}
-
-/* Drop the last batch of every participation in lists[0..m-1]; 1 when
- * one had a step. */
-static int drop_last(pflref_batches *out, const pflref_batches *in, size_t m)
-{
-    int changed = 0;
-    for (size_t j = 0; j < m; j++) {
-        out[j] = in[j];
-        if (out[j].nsteps >= 1) {
-            out[j].nsteps--;   /* step_off[nsteps] stays in range */
-            changed = 1;
-        }
-    }
-    return changed;
-}
-
-/* The schedule of the probe "one local step fewer" (see
- * diagnose_search.h): sch with the last batch of every list of every
- * participation dropped -- the local steps' and, where the round has
- * them, the personal pass's (a count change reaches every list it applies
- * to) -- in the train rounds (the post phase as it is), as a loop that
- * stops one batch early runs.  Shallow: the index lists are sch's;
- * *rounds and *lists are to be freed.  Returns 1 when some list had a
- * step, 0 when none had, -1 when out of memory. */
-int dg_fewer_schedule(const pflref_schedule *sch, pflref_schedule *fewer,
-                      pflref_round_plan **rounds, pflref_batches **lists)
-{
-    size_t total = 0;   /* the batch lists and the personal lists */
-    for (size_t t = 0; t < sch->T; t++)
-        total += sch->rounds[t].m + (sch->rounds[t].n_personal > 0
-                                         ? sch->rounds[t].n_personal
-                                         : sch->rounds[t].m);
-    *fewer = *sch;
-    *rounds = malloc((sch->T + 1) * sizeof **rounds);
-    *lists = malloc((total + 1) * sizeof **lists);
-    if (*rounds == NULL || *lists == NULL) {
-        free(*rounds);
-        free(*lists);
-        *rounds = NULL;
-        *lists = NULL;
-        return -1;
-    }
-    fewer->rounds = *rounds;
-    pflref_batches *bs = *lists;
-    int changed = 0;
-    for (size_t t = 0, k = 0; t < sch->T; t++) {
-        const pflref_round_plan *r = &sch->rounds[t];
-        (*rounds)[t] = *r;
-        (*rounds)[t].batches = &bs[k];
-        changed |= drop_last(&bs[k], r->batches, r->m);
-        k += r->m;
-        if (r->personal != NULL) {   /* m lists, or FedALA's N */
-            const size_t np = r->n_personal > 0 ? r->n_personal : r->m;
-            (*rounds)[t].personal = &bs[k];
-            changed |= drop_last(&bs[k], r->personal, np);
-            k += np;
-        }
-    }
-    return changed;
 }
 
 /* The probe "one local step fewer" from base b (dg_fewer_schedule); no
@@ -568,13 +499,13 @@ static pflref_status step_fewer(dg_search *s, const base *b,
                                 "out of memory");
     pflref_status st = PFLREF_OK;
     if (changed) {
-        pflref_variant_match m = label("probe", b->preset, b->source);
+        pflref_variant_match m = dg_label("probe", b->preset, b->source);
         snprintf(m.change, sizeof m.change, "%s", DG_STEP_FEWER);
         snprintf(m.param, sizeof m.param, "schedule");
         snprintf(m.value, sizeof m.value, "steps - 1");
         size_t at;
-        st = run_variant(s, b->spec, &b->spec->hyper, &fewer, &m, b->index,
-                         &at, err);
+        st = dg_run_variant(s, b->spec, &b->spec->hyper, &fewer, &m,
+                            b->index, &at, err);
     }
     free(bs);
     free(rounds);
@@ -588,14 +519,14 @@ static pflref_status expand(dg_search *s, const base *b, dg_change *changes,
     const pflref_spec *spec = b->spec;
     size_t k = dg_list_changes(spec->algorithm->name, &spec->hyper, changes);
     pflref_status st = PFLREF_OK;
-    for (size_t i = 0; i < k && st == PFLREF_OK && budget_left(s); i++) {
+    for (size_t i = 0; i < k && st == PFLREF_OK && dg_budget_left(s); i++) {
         size_t at;
         st = run_changes(s, b, b->index, &spec->hyper, &changes[i], 1, "",
                          &at, err);
         if (st == PFLREF_OK && changes[i].p->type == PFLREF_PARAM_ENUM)
             st = linked(s, b, b->index, &spec->hyper, &changes[i], err);
     }
-    if (st == PFLREF_OK && budget_left(s))
+    if (st == PFLREF_OK && dg_budget_left(s))
         st = step_fewer(s, b, err);
     return st;
 }
@@ -619,7 +550,7 @@ static pflref_status level1(dg_search *s, base *bases, size_t n_bases,
             if (pick == n_bases || ag > s->all[bases[pick].index].agreeing)
                 pick = b;
         }
-        if (pick == n_bases || !budget_left(s))
+        if (pick == n_bases || !dg_budget_left(s))
             break;
         done[pick] = 1;
         st = expand(s, &bases[pick], changes, err);
@@ -652,7 +583,7 @@ static pflref_status level2(dg_search *s, const base *bases, size_t n_bases,
         beam[pos] = i;
     }
     pflref_status st = PFLREF_OK;
-    for (size_t j = 0; j < nb && st == PFLREF_OK && budget_left(s); j++) {
+    for (size_t j = 0; j < nb && st == PFLREF_OK && dg_budget_left(s); j++) {
         const pflref_variant_match *first = &s->all[beam[j]];
         const base *b = NULL;
         for (size_t q = 0; q < n_bases && b == NULL; q++)
@@ -666,7 +597,8 @@ static pflref_status level2(dg_search *s, const base *bases, size_t n_bases,
             continue;
         const pflref_hyper h1 = s->hyper[beam[j]];
         size_t k = dg_list_changes(s->v->spec->algorithm->name, &h1, changes);
-        for (size_t i = 0; i < k && st == PFLREF_OK && budget_left(s); i++) {
+        for (size_t i = 0; i < k && st == PFLREF_OK && dg_budget_left(s);
+             i++) {
             size_t at;
             if (changes[i].p == p1)
                 continue;
@@ -674,127 +606,6 @@ static pflref_status level2(dg_search *s, const base *bases, size_t n_bases,
             st = run_changes(s, b, beam[j], &b->spec->hyper, one, 2, "", &at,
                              err);
         }
-    }
-    return st;
-}
-
-/* ---- level 3: three changes --------------------------------------------- */
-
-/* "KEY = VALUE" of parameter p under the settings h, into buf. */
-static void setting_text(const pflref_param *p, const pflref_hyper *h,
-                         char *buf, size_t n)
-{
-    if (p->type == PFLREF_PARAM_ENUM) {
-        snprintf(buf, n, "%s", pflref_hyper_get_enum(h, p));
-    } else if (p->type == PFLREF_PARAM_REAL) {
-        char x[PFLREF_DTOA_MAX];
-        pflref_dtoa(pflref_hyper_get_real(h, p), x);
-        snprintf(buf, n, "%s", x);
-    } else {
-        snprintf(buf, n, "%zu", pflref_hyper_get_int(h, p));
-    }
-}
-
-/* 1 when parameter p has one value under the settings a and b. */
-static int same_setting(const pflref_param *p, const pflref_hyper *a,
-                        const pflref_hyper *b)
-{
-    char x[64], y[64];
-    setting_text(p, a, x, sizeof x);
-    setting_text(p, b, y, sizeof y);
-    return strcmp(x, y) == 0;
-}
-
-/* The variant of base b with the settings of entry `pair` (a pair)
- * and the change c of a third parameter; kind "triple",
- * its words the three settings ("KEY = VALUE, KEY = VALUE and KEY =
- * VALUE", the base's values in its preset: three "(instead of ...)" do
- * not fit a match's change), its param and value the three keys and
- * values, in the registry's order with c last. */
-static pflref_status run_third(dg_search *s, const base *b, size_t pair,
-                               const dg_change *c, pflref_error *err)
-{
-    pflref_hyper h = s->hyper[pair];
-    if (!dg_apply_change(&h, c))
-        return PFLREF_OK;
-    const char *alg = s->v->spec->algorithm->name;
-    pflref_variant_match m = label("triple", b->preset, b->source);
-    const pflref_param *changed[3];
-    size_t nc = 0, count;
-    const pflref_param *ps = pflref_params(&count);
-    for (size_t i = 0; i < count && nc < 2; i++)
-        if (pflref_name_in_list(ps[i].algorithms, alg) &&
-            pflref_param_find_for(ps[i].name, alg) == &ps[i] &&
-            &ps[i] != c->p && !same_setting(&ps[i], &b->spec->hyper, &h))
-            changed[nc++] = &ps[i];
-    if (nc != 2)
-        return PFLREF_OK;   /* the pair is not two changes of this base */
-    changed[nc++] = c->p;
-    for (size_t i = 0; i < nc; i++) {
-        char val[64];
-        setting_text(changed[i], &h, val, sizeof val);
-        size_t len = strlen(m.change);
-        snprintf(m.change + len, sizeof m.change - len, "%s%s = %s",
-                 i == 0 ? "" : i + 1 < nc ? ", " : " and ", changed[i]->name,
-                 val);
-        len = strlen(m.param);
-        snprintf(m.param + len, sizeof m.param - len, "%s%s", i ? " " : "",
-                 changed[i]->name);
-        len = strlen(m.value);
-        snprintf(m.value + len, sizeof m.value - len, "%s%s", i ? " " : "",
-                 val);
-        const char *src = changed[i]->type == PFLREF_PARAM_ENUM
-            ? pflref_param_value_source(alg, changed[i]->name, val) : NULL;
-        len = strlen(m.value_source);
-        if (src != NULL)
-            snprintf(m.value_source + len, sizeof m.value_source - len,
-                     "%s%s = %s: %s", len ? "; " : "", changed[i]->name, val,
-                     src);
-    }
-    size_t at;
-    return run_variant(s, b->spec, &h, NULL, &m, pair, &at, err);
-}
-
-/* Level 3, when no variant of one or two changes matched, the casts
- * included: the LEVEL3_WIDTH best pairs (entries from..n_all of kind
- * "pair": level 2's, and level 1's linked ones) that agree further than
- * the variant they extend (its first change, or its base for a linked
- * pair), each with every change of a third parameter from the pair's
- * settings (see the header for the bound). */
-static pflref_status level3(dg_search *s, const base *bases, size_t n_bases,
-                            size_t from, dg_change *changes, pflref_error *err)
-{
-    size_t beam[LEVEL3_WIDTH], nb = 0;
-    const size_t end = s->n_all;
-    for (size_t i = from; i < end; i++) {
-        const pflref_variant_match *m = &s->all[i];
-        if (strcmp(m->kind, "pair") != 0 || s->spec_of[i] == NULL ||
-            s->from[i] >= end || m->agreeing <= s->all[s->from[i]].agreeing)
-            continue;   /* two changes on the way: further than one */
-        size_t pos = nb;
-        while (pos > 0 && s->all[beam[pos - 1]].agreeing < m->agreeing)
-            pos--;
-        if (pos == LEVEL3_WIDTH)
-            continue;
-        if (nb < LEVEL3_WIDTH)
-            nb++;
-        memmove(&beam[pos + 1], &beam[pos], (nb - 1 - pos) * sizeof *beam);
-        beam[pos] = i;
-    }
-    pflref_status st = PFLREF_OK;
-    for (size_t j = 0; j < nb && st == PFLREF_OK && budget_left(s); j++) {
-        const pflref_variant_match *pair = &s->all[beam[j]];
-        const base *b = NULL;
-        for (size_t q = 0; q < n_bases && b == NULL; q++)
-            if (strcmp(bases[q].preset, pair->preset) == 0)
-                b = &bases[q];
-        if (b == NULL)
-            continue;
-        const pflref_hyper h2 = s->hyper[beam[j]];
-        size_t k = dg_list_changes(s->v->spec->algorithm->name, &h2, changes);
-        for (size_t i = 0; i < k && st == PFLREF_OK && budget_left(s); i++)
-            if (same_setting(changes[i].p, &b->spec->hyper, &h2))
-                st = run_third(s, b, beam[j], &changes[i], err);
     }
     return st;
 }
@@ -851,7 +662,7 @@ static pflref_status diagnose(dg_search *s, pflref_error *err)
      * casts' included), in the runs the budget still has */
     s->cast_reserve = 0;
     if (st == PFLREF_OK && !s->found)
-        st = level3(s, bases, n_bases, level1_from, changes, err);
+        st = dg_level3(s, bases, n_bases, level1_from, changes, err);
     free(changes);
     for (size_t b = 0; b < n_bases; b++)
         if (bases[b].owned)

@@ -110,6 +110,40 @@ void dg_cast_formats(dg_search *s);
  * at the fixed floor of each format in s->cast_in (ref/oracle/diagnose.c). */
 void dg_cast_agreement(dg_search *s, const pflref_trajectory *tj, size_t at);
 
+/* A starting point of level 1: the spec or a preset's spec
+ * (ref/oracle/diagnose.c). */
+typedef struct {
+    pflref_spec *spec;      /* owned when owned, else the vector's */
+    int owned;
+    char preset[32];
+    const char *source;
+    size_t index;           /* its match in the search's list, or -1 */
+    int same_as;            /* its settings equal an earlier base's  */
+} dg_base;
+
+/* A match of kind KIND from base PRESET, its source SOURCE, the rest
+ * empty (ref/oracle/diagnose.c). */
+pflref_variant_match dg_label(const char *kind, const char *preset,
+                              const char *source);
+
+/* Run the variant of spec with the settings hyper (and schedule, or the
+ * spec's when NULL), labelled m, compare the candidate with it and list it
+ * in s, extending entry `from`; its entry in *at (ref/oracle/diagnose.c). */
+pflref_status dg_run_variant(dg_search *s, const pflref_spec *spec,
+                             const pflref_hyper *hyper,
+                             pflref_schedule *schedule,
+                             const pflref_variant_match *m, size_t from,
+                             size_t *at, pflref_error *err);
+
+/* 1 while the budget has room beside what is kept for the precision casts
+ * (s->cast_reserve; ref/oracle/diagnose.c). */
+int dg_budget_left(dg_search *s);
+
+/* Level 3: the best pairs (entries from..s->n_all) given a third change
+ * (ref/oracle/diagnose_triple.c). */
+pflref_status dg_level3(dg_search *s, const dg_base *bases, size_t n_bases,
+                        size_t from, dg_change *changes, pflref_error *err);
+
 /* Reference runs of one Monte Carlo check (the unperturbed, K perturbed
  * and the probes; ref/oracle/precision.c). */
 #define DG_MCA_COST (1 + PFLREF_MCA_RUNS + PFLREF_MCA_PROBE_RUNS)
