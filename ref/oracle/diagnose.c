@@ -40,8 +40,9 @@
  *            beam (ref/oracle/diagnose_triple.c): the LEVEL3_WIDTH (2)
  *            best pairs (level 2's, and level 1's linked ones) that agree
  *            further than the variant they extend (a second change on
- *            the way), each with every change of a third parameter from the pair's settings; kind "triple",
- *            words "KEY = VALUE, KEY = VALUE and KEY = VALUE".  Bound: at
+ *            the way), each with every change of a third parameter from
+ *            the pair's settings; kind "triple", words "KEY = VALUE, KEY =
+ *            VALUE and KEY = VALUE".  Bound: at
  *            most 2 × the changes listed from a pair (≤ DG_MAX_CHANGES;
  *            about 40 on FedAvg, so ≤ ~80 runs), never past the budget.
  *            Ranked by the same rule as the rest (a complete match first,
