@@ -426,6 +426,41 @@ def lr_factor(cfg, t, trained=None, call=0, calls=1):
     return 1.0
 
 
+def schedule_rounds(spec, clients):
+    """The rounds {clients, batches} the run trains on: the given schedule's,
+    or, for a generated one (sampler numpy_legacy, batches split_once, the
+    local work in epochs), drawn here as docs/sampling.md describes:
+    m = clients_per_round (McMahan et al., Alg. 1 l. 4: m ← max(C·K, 1)),
+    S_t = numpy's RandomState(client_seed + t).choice(K, m, replace=False)
+    sorted (l. 5; m = K takes every client and draws nothing), and each
+    participant's epochs of batches 0..n−1 cut in index order (l. 11)."""
+    sch = spec["schedule"]
+    if sch.get("kind", "given") == "given":
+        return sch["rounds"]
+    local = sch.get("local", {})
+    if (sch.get("sampler", "gsl") != "numpy_legacy"
+            or sch.get("batches", "split_once") != "split_once"
+            or set(sch) - {"kind", "rounds", "clients_per_round", "sampler",
+                           "client_seed", "batches", "local"}
+            or "epochs" not in local):
+        raise Unsupported("a generated schedule other than numpy_legacy "
+                          "sampling, split_once batches and local epochs")
+    K = len(clients)
+    m = sch.get("clients_per_round", K)
+    E, B = local["epochs"], local.get("batch_size", 0)
+    rounds = []
+    for t in range(sch["rounds"]):
+        S_t = (list(range(K)) if m == K else sorted(int(k) for k in np.random.RandomState(
+            sch.get("client_seed", 1) + t).choice(K, m, replace=False)))
+        plan = []
+        for k in S_t:
+            n, b = clients[k].n, (B if 0 < B < clients[k].n else clients[k].n)
+            plan.append([list(range(i, min(i + b, n))) for _ in range(E)
+                         for i in range(0, n, b)])
+        rounds.append({"clients": S_t, "batches": plan})
+    return rounds
+
+
 def fedavg_rounds(spec, clients, w0, log):
     """FedAvg (Alg. 1) over the schedule's rounds; returns the final w."""
     cfg = settings(spec)
@@ -442,7 +477,7 @@ def fedavg_rounds(spec, clients, w0, log):
     if BUG == "bn-stats-averaged-not-kept":
         keep = None
     held = [w0.copy() for _ in clients]
-    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+    for t, rnd in enumerate(schedule_rounds(spec, clients)):
         log("round_begin", "train", "w", w, round=t)
         batches = dict(zip(rnd["clients"], rnd["batches"]))   # S_t and its plan
         local = {}
@@ -1386,7 +1421,8 @@ def run_file(path):
     algo = spec["algorithm"]["name"]
     if algo not in ALGORITHMS:
         raise Unsupported("algorithm %r" % algo)
-    if spec["schedule"]["kind"] != "given":
+    if spec["schedule"]["kind"] != "given" and algo != "fedavg":
+        # fedavg draws its own (schedule_rounds); the others replay
         raise Unsupported("a generated schedule (replay a given one)")
     pfl_numpy_optim.for_run(spec)          # opt.* only where local_sgd runs
     clients = load_clients(spec, os.path.dirname(path))
