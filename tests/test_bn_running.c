@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "suites.h"
+#include <jansson.h>
 #include "testutil.h"
 
 /* The mlp with bn of the hand-worked runs: d = h = k = 1, squared loss,
@@ -209,6 +210,107 @@ START_TEST(test_keep_first_uploader)
     pflref_run_result_free(k);
     pflref_spec_free(avg);
     pflref_spec_free(keep);
+}
+END_TEST
+
+/* schedule.rounds[t].first_upload (PFLlib's uploaded_models[0], a random
+ * uploader: serverbase.py:117-118, 141): round 0 of test_keep_first_uploader
+ * with client 1 given as the first uploader takes client 1's statistics,
+ * r_μ = 1/8, r_v = 4 (not client 0's 9/8, 11/4), the parameters the same
+ * average bit for bit; the result writes the field back. */
+START_TEST(test_keep_first_upload_given)
+{
+    pflref_spec *avg = bn_spec("fedavg", "\"eta\": 0.1", "", KEEP_R0);
+    pflref_spec *keep = bn_spec(
+        "fedavg", "\"eta\": 0.1", KEEP_SW,
+        "{\"clients\": [0, 1], \"batches\": [[[0, 1]], [[0, 1, 2]]], "
+        "\"first_upload\": 1}");
+    pflref_run_result *a = tu_run(avg, NULL);
+    pflref_run_result *k = tu_run(keep, NULL);
+    ck_assert_msg(k->w[R_MU] == 1.0 / 8.0 && k->w[R_V] == 4.0,
+                  "the global's r_μ = %.17g, r_v = %.17g; client 1's (the "
+                  "given first uploader's) are 1/8 and 4", k->w[R_MU],
+                  k->w[R_V]);
+    static const int params[] = {W1, B1, GAMMA, BETA, W2, B2};
+    for (size_t j = 0; j < sizeof params / sizeof params[0]; j++)
+        ck_assert_msg(k->w[params[j]] == a->w[params[j]],
+                      "parameter %d differs from the state_dict average "
+                      "(%.17g, %.17g)", params[j], k->w[params[j]],
+                      a->w[params[j]]);
+    ck_assert_uint_eq(keep->schedule->rounds[0].has_first_upload, 1);
+    ck_assert_uint_eq(keep->schedule->rounds[0].first_upload, 1);
+    pflref_run_result_free(a);
+    pflref_run_result_free(k);
+    pflref_spec_free(avg);
+    pflref_spec_free(keep);
+}
+END_TEST
+
+/* Every round that takes the global's statistics from one uploader honours
+ * first_upload (pflref_bn_first_upload): each algorithm's parameters_only
+ * vector, with its last round's first uploader given as client 2 (its
+ * lowest is 1), ends with another global w (a client starts each round
+ * from its own statistics, so only the last round's choice reaches the
+ * final w); SCAFFOLD under scaffold.bn_global =
+ * first_upload (its preset's previous reads no uploader). */
+static double *final_w(json_t *vec, int first, size_t *P)
+{
+    json_t *spec = json_deep_copy(json_object_get(vec, "spec"));
+    json_t *alg = json_object_get(spec, "algorithm");
+    if (strcmp(json_string_value(json_object_get(alg, "name")), "scaffold") == 0) {
+        json_t *sw = json_object_get(alg, "switches");
+        if (sw == NULL)
+            json_object_set_new(alg, "switches", sw = json_object());
+        json_object_set_new(sw, "scaffold.bn_global", json_string("first_upload"));
+    }
+    json_t *rounds = json_object_get(json_object_get(spec, "schedule"),
+                                     "rounds");
+    if (first >= 0)
+        json_object_set_new(json_array_get(rounds, json_array_size(rounds) - 1),
+                            "first_upload", json_integer(first));
+    char *text = json_dumps(spec, JSON_COMPACT);
+    pflref_spec *s = tu_spec(text);
+    pflref_run_result *res = tu_run(s, NULL);
+    *P = res->P;
+    double *w = malloc(res->P * sizeof *w);
+    ck_assert_ptr_nonnull(w);
+    memcpy(w, res->w, res->P * sizeof *w);
+    pflref_run_result_free(res);
+    pflref_spec_free(s);
+    free(text);
+    json_decref(spec);
+    return w;
+}
+
+static const char *const FIRST_UPLOAD_VECTORS[] = {
+    "golden/layers/fedavg-bn1d-mlp-pfllib-keep.json",
+    "golden/layers/ditto-bn1d-mlp-pfllib-keep.json",
+    "golden/layers/fedalt-bn1d-mlp-fedrep-keep.json",
+    "golden/layers/fedsim-bn1d-mlp-fedper-pfllib-keep.json",
+    "golden/layers/fedprox-bn1d-mlp-pfllib-keep.json",
+    "golden/layers/pfedme-bn1d-mlp-pfllib-keep.json",
+    "golden/layers/scaffold-bn1d-mlp-pfllib-keep.json",
+    "golden/layers/apfl-bn1d-mlp-pfllib-keep.json",
+};
+
+START_TEST(test_first_upload_honoured)
+{
+    char *path = tu_repo_path(FIRST_UPLOAD_VECTORS[_i]);
+    json_error_t jerr;
+    json_t *vec = json_load_file(path, 0, &jerr);
+    ck_assert_msg(vec != NULL, "%s: %s", path, jerr.text);
+    size_t P0, P2;
+    double *w0 = final_w(vec, -1, &P0), *w2 = final_w(vec, 2, &P2);
+    ck_assert_uint_eq(P0, P2);
+    double gap = 0.0;
+    for (size_t p = 0; p < P0; p++)
+        gap = fmax(gap, fabs(w2[p] - w0[p]));
+    ck_assert_msg(gap > 1e-9, "%s: first_upload = 2 in the last round left the "
+                  "final w unchanged (max gap %g): not honoured", path, gap);
+    free(w0);
+    free(w2);
+    json_decref(vec);
+    free(path);
 }
 END_TEST
 
@@ -887,6 +989,10 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_fedavg_biased);
     tcase_add_test(tc, test_fedavg_average);
     tcase_add_test(tc, test_keep_first_uploader);
+    tcase_add_test(tc, test_keep_first_upload_given);
+    tcase_add_loop_test(tc, test_first_upload_honoured, 0,
+                        (int)(sizeof FIRST_UPLOAD_VECTORS /
+                              sizeof FIRST_UPLOAD_VECTORS[0]));
     tcase_add_test(tc, test_keep_own_statistics);
     tcase_add_test(tc, test_keep_evaluation);
     tcase_add_test(tc, test_keep_preset);

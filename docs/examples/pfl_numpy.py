@@ -503,7 +503,7 @@ def fedavg_rounds(spec, clients, w0, log):
             local = dict(stale)              # unsampled: last local model, not w_t
         w = aggregate(w, local, n, scheme)   # w_{t+1}
         if keep is not None:                 # deepcopy(uploaded_models[0])
-            w = np.where(keep, local[rnd["clients"][0]], w)
+            w = np.where(keep, local[first_upload(rnd, local)], w)
         log("server", "train", "w", w, round=t)
     return w
 
@@ -711,6 +711,14 @@ def kept_buffers(cfg, clients):
 
 
 # ---- pFedMe's inner problem (notes §2(c), Alg. 1 line 7) -----------------------
+
+
+def first_upload(rnd, uploaders):
+    """The client whose model the server receives first, PFLlib's
+    uploaded_models[0] (receive_models orders the uploads by random.sample
+    of the selected clients): the round's recorded "first_upload", else the
+    lowest id of the round's uploaders."""
+    return rnd.get("first_upload", min(uploaders))
 
 def buffers_of(spec):
     """True on a layer list's batchnorm running statistics (r_μ, r_v):
@@ -925,7 +933,7 @@ def run_pfedme(spec, clients, w0, log):
             (1.0 - beta) * w + beta * avg
         uploaded = [i for i in S_t if i in w_R]
         if mine is not None and uploaded:       # the first received model's
-            w = np.where(buf, mine[uploaded[0]], w)
+            w = np.where(buf, mine[first_upload(rnd, uploaded)], w)
         log("server", "train", "w", w, round=t)
         if report == "global":
             v = [w.copy() for _ in clients]
@@ -1033,7 +1041,7 @@ def run_ditto(spec, clients, w0, log):
             w_next = w_next + coef[k] * local[k]
         w = w_next
         if keep is not None and S_t:              # uploaded_models[0]'s
-            w = np.where(keep, local[S_t[0]], w)
+            w = np.where(keep, local[first_upload(rnd, S_t)], w)
         log("server", "train", "w", w, round=t)
     return {"w": w, "v": v}
 
@@ -1179,7 +1187,7 @@ def run_partial(spec, clients, w0, log, simultaneous):
         w = w.copy()
         w[shared] = u
         if kept is not None and S_t:         # uploaded_models[0]'s
-            w[kept] = sent[S_t[0]][kept]
+            w[kept] = sent[first_upload(rnd, S_t)][kept]
         log("server", "train", "w", w, round=t)
 
     models = []

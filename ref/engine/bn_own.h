@@ -38,6 +38,16 @@ void pflref_bn_copy_buffers_in(const pflref_model *m,
  * copies base.parameters() only). */
 void pflref_bn_share_params(pflref_state *s);
 
+/* The first uploader of the round (PFLlib's uploaded_models[0], whose
+ * running statistics the new global takes under bn.aggregate =
+ * parameters_only): the round's "first_upload" when the schedule gives
+ * one, else `lowest`, the caller's default (the round's first uploader
+ * by ascending id).  Every round that takes the global's r_μ, r_v from
+ * one uploader calls it: the file Frama-C reads sees no such field of
+ * the plan (pflref/schedule.h).  The spec reader has checked that a
+ * given one is an uploader of the round (ref/io/spec_schedule.c). */
+size_t pflref_bn_first_upload(const pflref_round_plan *plan, size_t lowest);
+
 /* The clients' own models s->bn_own (N×P), each w⁰ at the first call;
  * PFLREF_ENOMEM when they cannot be allocated.  Only their buffer entries
  * are read. */
