@@ -787,7 +787,9 @@ END_TEST
  *     which w takes (the only participant); v_1 from its own 1/8 to 7/32,
  *     kept by the end mixture (parameters() only).
  *   average: w_1 from the averaged 5/8, 27/8: 19/32, 185/32; v_1's 7/32
- *     mixed with it: (1/2)(19/32) + (1/2)(7/32) = 13/32. */
+ *     mixed with it: (1/2)(19/32) + (1/2)(7/32) = 13/32.
+ * The "personalized" evaluation under parameters_only carries v_i's own
+ * statistics (PFLlib evaluates model_per, clientapfl.py:80-96). */
 START_TEST(test_apfl_keep)
 {
     static const char *const hyp = "\"eta\": 0.1, \"alpha\": 0.5";
@@ -811,6 +813,42 @@ START_TEST(test_apfl_keep)
                   ra->v[P_BN + R_MU]);
     ck_assert_int_eq(tu_spec_preset_aggregate("apfl", hyp, "pfllib"),
                      PFLREF_BN_AGGREGATE_PARAMETERS);
+    /* "personalized" of client 0 (out of round 1) under parameters_only:
+     * the parameters α v_0 + (1 − α) w, the running statistics v_0's own
+     * (9/8, 11/4: PFLlib's model_per), not mixed with w's 7/32, 25/4 */
+    const pflref_model *md = &k->problem->model;
+    const pflref_data *D = &k->problem->clients[0].train;
+    pflref_model_workspace *mws = pflref_model_workspace_alloc(md, D->n);
+    ck_assert_ptr_nonnull(mws);
+    double mine[P_BN], mixed[P_BN];
+    for (size_t p = 0; p < P_BN; p++)
+        mine[p] = mixed[p] = 0.5 * rk->v[p] + 0.5 * rk->w[p];
+    ck_assert_msg(rk->v[R_MU] == 9.0 / 8.0 && rk->v[R_V] == 11.0 / 4.0,
+                  "v_0's own r_μ = %.17g, r_v = %.17g; expected 9/8, 11/4",
+                  rk->v[R_MU], rk->v[R_V]);
+    mine[R_MU] = 9.0 / 8.0;
+    mine[R_V] = 11.0 / 4.0;
+    pflref_eval e_mine, e_mixed;
+    ck_assert_int_eq(pflref_model_evaluate(md, mine, D, mws, &e_mine),
+                     PFLREF_OK);
+    ck_assert_int_eq(pflref_model_evaluate(md, mixed, D, mws, &e_mixed),
+                     PFLREF_OK);
+    ck_assert_str_eq(rk->eval[2].label, "personalized");
+    ck_assert_msg(rk->eval[2].train[0].loss == e_mine.loss,
+                  "personalized loss %.17g; with v_0's own statistics "
+                  "%.17g (mixed with w's: %.17g)", rk->eval[2].train[0].loss,
+                  e_mine.loss, e_mixed.loss);
+    ck_assert_msg(e_mine.loss != e_mixed.loss,
+                  "the two statistics give one loss: the check cannot fail");
+    /* under bn.aggregate = average every entry mixes, buffers included */
+    for (size_t p = 0; p < P_BN; p++)
+        mixed[p] = 0.5 * ra->v[p] + 0.5 * ra->w[p];
+    ck_assert_int_eq(pflref_model_evaluate(md, mixed, D, mws, &e_mixed),
+                     PFLREF_OK);
+    ck_assert_msg(ra->eval[2].train[0].loss == e_mixed.loss,
+                  "average: personalized loss %.17g, the mixture's %.17g",
+                  ra->eval[2].train[0].loss, e_mixed.loss);
+    pflref_model_workspace_free(mws);
     pflref_run_result_free(rk);
     pflref_run_result_free(ra);
     pflref_spec_free(k);

@@ -104,6 +104,13 @@ void pflref_bn_own_load(pflref_state *s, pflref_state_loader load, void *ctx,
                                    s->bn_own + k * s->P, s->mix);
 }
 
+void pflref_bn_own_mix_buffers(const pflref_state *s, size_t i, double *mix)
+{
+    if (s->bn_own == NULL || s->v == NULL)
+        return;
+    pflref_bn_copy_buffers(&s->problem->model, mix, s->v + i * s->P);
+}
+
 /* Client i's "global" evaluation under bn.aggregate = parameters_only:
  * client i's own model, w's parameters with its own r_μ, r_v (PFLlib's
  * evaluate(): each client's test_metrics on its model, serverbase.py:

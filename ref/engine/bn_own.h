@@ -65,6 +65,14 @@ double *pflref_bn_own_row(pflref_state *s, size_t k);
 void pflref_bn_own_load(pflref_state *s, pflref_state_loader load,
                         void *ctx, long t);
 
+/* Client i's "personalized" mixture v̄_i = α_i v_i + (1 − α_i) w, formed
+ * in mix (P) by the driver: under bn.aggregate = parameters_only (s->bn_own
+ * allocated) its buffer entries (r_μ, r_v) := v_i's own; nothing
+ * otherwise.  PFLlib's APFL evaluates model_per, whose running statistics
+ * its own passes moved and whose end mixture touched parameters() only
+ * (clientapfl.py:58-59, 80-96), never w's. */
+void pflref_bn_own_mix_buffers(const pflref_state *s, size_t i, double *mix);
+
 /* Client i's "global" evaluation under bn.aggregate = parameters_only:
  * w's parameters with client i's own running statistics (s->bn_own), built
  * in s->mix and evaluated on D. */
