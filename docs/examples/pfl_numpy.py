@@ -448,13 +448,17 @@ def schedule_rounds(spec, clients):
     K = len(clients)
     m = sch.get("clients_per_round", K)
     E, B = local["epochs"], local.get("batch_size", 0)
+    if B == 0:
+        raise Unsupported("full batches (batch_size 0) in a generated schedule")
     rounds = []
     for t in range(sch["rounds"]):
-        S_t = (list(range(K)) if m == K else sorted(int(k) for k in np.random.RandomState(
-            sch.get("client_seed", 1) + t).choice(K, m, replace=False)))
+        # (m = K: pflref draws nothing, and the sorted choice is 0..K−1 too)
+        S_t = sorted(int(k) for k in np.random.RandomState(
+            sch.get("client_seed", 1) + t).choice(K, m, replace=False))
         plan = []
         for k in S_t:
-            n, b = clients[k].n, (B if 0 < B < clients[k].n else clients[k].n)
+            n = clients[k].n
+            b = min(B, n)
             plan.append([list(range(i, min(i + b, n))) for _ in range(E)
                          for i in range(0, n, b)])
         rounds.append({"clients": S_t, "batches": plan})
