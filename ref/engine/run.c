@@ -276,9 +276,7 @@ static pflref_status summarize(const pflref_eval *evals, size_t N, size_t off,
 /* Client i's model of the given source, evaluated on D:
  *   GLOBAL    w
  *   PERSONAL  v_i
- *   MIX       v̄_i = α_i v_i + (1 − α_i) w (built in the driver's buffer s->mix;
- *             under bn.aggregate = parameters_only its r_μ, r_v are v_i's
- *             own, pflref_bn_own_mix_buffers), or,
+ *   MIX       v̄_i = α_i v_i + (1 − α_i) w (built in the driver's buffer s->mix), or,
  *             when the algorithm mixes outputs, the mixture of the two
  *             models' outputs α_i v_i(x) + (1 − α_i) w(x)
  *   OWN       the algorithm's evaluate_own (FedProto's nearest prototype). */
@@ -308,9 +306,7 @@ static pflref_status evaluate_one(const pflref_state *s,
     double *mix = s->mix;
     for (size_t p = 0; p < P; p++)
         mix[p] = a * v[p] + (1.0 - a) * s->w[p];
-    /* bn.aggregate = parameters_only: the mixture's running statistics are
-     * v_i's own, not a mixture with w's (ref/engine/bn_own.c) */
-    pflref_bn_own_mix_buffers(s, i, mix);
+    pflref_bn_own_mix_buffers(s, i, mix);   /* parameters_only: v_i's r_μ, r_v */
     return pflref_model_evaluate(m, mix, D, s->ws, out);
 }
 
