@@ -52,6 +52,7 @@ MUTANTS = {
                        "fedsim": ["start-global-buffers", "start-w0-buffers"],
                        "fedprox": ["start-global-buffers", "start-w0-buffers"],
                        "pfedme": ["start-global-buffers", "start-w0-buffers"]},
+    "bn-first-upload": {"fedavg": ["first-upload-ignored"]},
     "bn-global-buffers": {"fedavg": ["global-buffers-averaged",
                                      "global-buffers-last"],
                           "ditto": ["global-buffers-averaged",
@@ -267,7 +268,7 @@ def replay(spec, bugs=frozenset()):
             v = px.local_round(pr, v, w0, t, plan, eta_t, trace, bugs, opt)
         else:
             w = px.fedavg_round(pr, w, w0, t, plan, eta_t, weights, trace, bugs,
-                                opt, own)
+                                opt, own, first_upload=r.get("first_upload"))
     if alg == "fedavg":
         return pg.expected(trace, w=w)
     if alg == "local":

@@ -270,7 +270,10 @@ def effective(spec):
 # Facts about a vector, used by the rules.
 
 def rounds(spec):
-    return spec["schedule"].get("rounds", [])
+    """The given schedule's rounds; a generated schedule's ("rounds" is its
+    count T) are drawn at run time, so no rule reads them here."""
+    given = spec["schedule"].get("kind", "given") == "given"
+    return spec["schedule"].get("rounds", []) if given else []
 
 
 def sizes(spec):

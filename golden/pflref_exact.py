@@ -391,7 +391,7 @@ def round_factor(algorithm, t, bugs=NO_BUGS, trained=None, call=0, calls=1):
 
 
 def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS,
-                 opt=None, own=None):
+                 opt=None, own=None, first_upload=None):
     """One round of FedAvg (McMahan et al. 2017, Alg. 1).  plan: list of
     (client, batches) for S_t ascending.  opt: the run's client optimizers
     (pflref_exact_optim.Optimizers; ClientUpdate's is slot 0), or None.
@@ -399,8 +399,9 @@ def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS,
     set_parameters and serverbase.py:138-150 aggregate_parameters touch
     parameters() only), {client: its model as it last left it}, updated
     here: a client starts from w's parameters and its own r_μ, r_v, and
-    w_{t+1}'s r_μ, r_v are the first participant's; None: the state_dict
-    average.  Returns w_{t+1}."""
+    w_{t+1}'s r_μ, r_v are the first uploader's (first_upload, the
+    round's recorded uploaded_models[0], when given; else the lowest id);
+    None: the state_dict average.  Returns w_{t+1}."""
     # req: fedavg.alg1.l1, fedavg.alg1.l3, finetune.eq1, interp.eq1
     trace.emit("round_begin", "train", t, None, None, "w", w)
     if "train-all" in bugs:
@@ -449,6 +450,9 @@ def fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs=NO_BUGS,
     if own is not None and "global-buffers-averaged" not in bugs:
         # the global is a deepcopy of the first upload, parameters() summed
         first = plan[-1][0] if "global-buffers-last" in bugs else plan[0][0]
+        if first_upload is not None and not bugs & {"global-buffers-last",
+                                                    "first-upload-ignored"}:
+            first = first_upload
         new = [local[first][p] if p in pr.buffers else x for p, x in enumerate(new)]
     trace.emit("server", "train", t, None, None, "w", new)
     return new

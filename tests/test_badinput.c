@@ -834,6 +834,38 @@ static const lettered_case LETTERED[] = {
      SPEC("\"model\": {\"kind\": \"layers\", \"input\": [16], \"loss\": \"squared\", "
           "\"preset\": \"mlp\", \"layers\": [" DENSE1 "]}", IMG2, FEDAVG, ONE_ROUND),
      "model.layers", "a layer list gives either \"layers\" or \"preset\" (both given)"},
+    /* -- schedule.rounds[t].first_upload (ref/io/spec_schedule.c): the
+     * client whose running statistics the new global takes under
+     * bn.aggregate = parameters_only (PFLlib's uploaded_models[0]) -- */
+#define FU_BN LAYERS("[16]", "squared", "{\"type\": \"dense\", \"out\": 2, " \
+    "\"bias\": false}, {\"type\": \"batchnorm1d\"}, " DENSE1)
+#define FU_TWO CLIENTS("{\"X\": [" ROW16 ", " ROW16 "], \"y\": [1, 0]}, " \
+    "{\"X\": [" ROW16 ", " ROW16 "], \"y\": [0, 2]}")
+#define FU_FEDAVG(sw) "\"algorithm\": {\"name\": \"fedavg\", " \
+    "\"hyperparameters\": {\"eta\": 0.1}, \"switches\": {" sw "}}"
+#define FU_KEEP FU_FEDAVG("\"bn.aggregate\": \"parameters_only\"")
+    {"L13", "first_upload: not an uploader of the round",
+     SPEC(FU_BN, FU_TWO, FU_KEEP,
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]], \"first_upload\": 1}")),
+     "schedule.rounds[0].first_upload",
+     "client 1 does not upload in this round (its uploaders are the round's clients)"},
+    {"L14", "first_upload: without bn.aggregate = parameters_only",
+     SPEC(FU_BN, FU_TWO, FU_FEDAVG("\"bn.aggregate\": \"average\""),
+          GIVEN("{\"clients\": [0, 1], \"batches\": [[[0, 1]], [[0, 1]]], "
+                "\"first_upload\": 1}")),
+     "schedule.rounds[0].first_upload",
+     "which only bn.aggregate = parameters_only on a model with batch "
+     "normalisation reads (bn.aggregate is average): drop it"},
+    {"L15", "first_upload: a model without batch normalisation",
+     SPEC(LIN, TWO, FEDAVG,
+          GIVEN("{\"clients\": [0, 1], \"batches\": [[[0]], [[0]]], "
+                "\"first_upload\": 1}")),
+     "schedule.rounds[0].first_upload",
+     "reads (this model has none): drop it"},
+#undef FU_KEEP
+#undef FU_FEDAVG
+#undef FU_TWO
+#undef FU_BN
     /* -- client optimizers (ref/engine/optim.c, pflref_optim_check) -- */
     {"S1", "optimizer: beta1 not below 1",
      LIN_SPEC(FEDAVG_OPT(", \"opt.beta1\": 1", "\"opt.method\": \"adam\"")),

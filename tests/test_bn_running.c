@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "suites.h"
+#include <jansson.h>
 #include "testutil.h"
 
 /* The mlp with bn of the hand-worked runs: d = h = k = 1, squared loss,
@@ -209,6 +210,107 @@ START_TEST(test_keep_first_uploader)
     pflref_run_result_free(k);
     pflref_spec_free(avg);
     pflref_spec_free(keep);
+}
+END_TEST
+
+/* schedule.rounds[t].first_upload (PFLlib's uploaded_models[0], a random
+ * uploader: serverbase.py:117-118, 141): round 0 of test_keep_first_uploader
+ * with client 1 given as the first uploader takes client 1's statistics,
+ * r_μ = 1/8, r_v = 4 (not client 0's 9/8, 11/4), the parameters the same
+ * average bit for bit; the result writes the field back. */
+START_TEST(test_keep_first_upload_given)
+{
+    pflref_spec *avg = bn_spec("fedavg", "\"eta\": 0.1", "", KEEP_R0);
+    pflref_spec *keep = bn_spec(
+        "fedavg", "\"eta\": 0.1", KEEP_SW,
+        "{\"clients\": [0, 1], \"batches\": [[[0, 1]], [[0, 1, 2]]], "
+        "\"first_upload\": 1}");
+    pflref_run_result *a = tu_run(avg, NULL);
+    pflref_run_result *k = tu_run(keep, NULL);
+    ck_assert_msg(k->w[R_MU] == 1.0 / 8.0 && k->w[R_V] == 4.0,
+                  "the global's r_μ = %.17g, r_v = %.17g; client 1's (the "
+                  "given first uploader's) are 1/8 and 4", k->w[R_MU],
+                  k->w[R_V]);
+    static const int params[] = {W1, B1, GAMMA, BETA, W2, B2};
+    for (size_t j = 0; j < sizeof params / sizeof params[0]; j++)
+        ck_assert_msg(k->w[params[j]] == a->w[params[j]],
+                      "parameter %d differs from the state_dict average "
+                      "(%.17g, %.17g)", params[j], k->w[params[j]],
+                      a->w[params[j]]);
+    ck_assert_uint_eq(keep->schedule->rounds[0].has_first_upload, 1);
+    ck_assert_uint_eq(keep->schedule->rounds[0].first_upload, 1);
+    pflref_run_result_free(a);
+    pflref_run_result_free(k);
+    pflref_spec_free(avg);
+    pflref_spec_free(keep);
+}
+END_TEST
+
+/* Every round that takes the global's statistics from one uploader honours
+ * first_upload (pflref_bn_first_upload): each algorithm's parameters_only
+ * vector, with its last round's first uploader given as client 2 (its
+ * lowest is 1), ends with another global w (a client starts each round
+ * from its own statistics, so only the last round's choice reaches the
+ * final w); SCAFFOLD under scaffold.bn_global =
+ * first_upload (its preset's previous reads no uploader). */
+static double *final_w(json_t *vec, int first, size_t *P)
+{
+    json_t *spec = json_deep_copy(json_object_get(vec, "spec"));
+    json_t *alg = json_object_get(spec, "algorithm");
+    if (strcmp(json_string_value(json_object_get(alg, "name")), "scaffold") == 0) {
+        json_t *sw = json_object_get(alg, "switches");
+        if (sw == NULL)
+            json_object_set_new(alg, "switches", sw = json_object());
+        json_object_set_new(sw, "scaffold.bn_global", json_string("first_upload"));
+    }
+    json_t *rounds = json_object_get(json_object_get(spec, "schedule"),
+                                     "rounds");
+    if (first >= 0)
+        json_object_set_new(json_array_get(rounds, json_array_size(rounds) - 1),
+                            "first_upload", json_integer(first));
+    char *text = json_dumps(spec, JSON_COMPACT);
+    pflref_spec *s = tu_spec(text);
+    pflref_run_result *res = tu_run(s, NULL);
+    *P = res->P;
+    double *w = malloc(res->P * sizeof *w);
+    ck_assert_ptr_nonnull(w);
+    memcpy(w, res->w, res->P * sizeof *w);
+    pflref_run_result_free(res);
+    pflref_spec_free(s);
+    free(text);
+    json_decref(spec);
+    return w;
+}
+
+static const char *const FIRST_UPLOAD_VECTORS[] = {
+    "golden/layers/fedavg-bn1d-mlp-pfllib-keep.json",
+    "golden/layers/ditto-bn1d-mlp-pfllib-keep.json",
+    "golden/layers/fedalt-bn1d-mlp-fedrep-keep.json",
+    "golden/layers/fedsim-bn1d-mlp-fedper-pfllib-keep.json",
+    "golden/layers/fedprox-bn1d-mlp-pfllib-keep.json",
+    "golden/layers/pfedme-bn1d-mlp-pfllib-keep.json",
+    "golden/layers/scaffold-bn1d-mlp-pfllib-keep.json",
+    "golden/layers/apfl-bn1d-mlp-pfllib-keep.json",
+};
+
+START_TEST(test_first_upload_honoured)
+{
+    char *path = tu_repo_path(FIRST_UPLOAD_VECTORS[_i]);
+    json_error_t jerr;
+    json_t *vec = json_load_file(path, 0, &jerr);
+    ck_assert_msg(vec != NULL, "%s: %s", path, jerr.text);
+    size_t P0, P2;
+    double *w0 = final_w(vec, -1, &P0), *w2 = final_w(vec, 2, &P2);
+    ck_assert_uint_eq(P0, P2);
+    double gap = 0.0;
+    for (size_t p = 0; p < P0; p++)
+        gap = fmax(gap, fabs(w2[p] - w0[p]));
+    ck_assert_msg(gap > 1e-9, "%s: first_upload = 2 in the last round left the "
+                  "final w unchanged (max gap %g): not honoured", path, gap);
+    free(w0);
+    free(w2);
+    json_decref(vec);
+    free(path);
 }
 END_TEST
 
@@ -727,7 +829,9 @@ END_TEST
  *     which w takes (the only participant); v_1 from its own 1/8 to 7/32,
  *     kept by the end mixture (parameters() only).
  *   average: w_1 from the averaged 5/8, 27/8: 19/32, 185/32; v_1's 7/32
- *     mixed with it: (1/2)(19/32) + (1/2)(7/32) = 13/32. */
+ *     mixed with it: (1/2)(19/32) + (1/2)(7/32) = 13/32.
+ * The "personalized" evaluation under parameters_only carries v_i's own
+ * statistics (PFLlib evaluates model_per, clientapfl.py:80-96). */
 START_TEST(test_apfl_keep)
 {
     static const char *const hyp = "\"eta\": 0.1, \"alpha\": 0.5";
@@ -751,6 +855,42 @@ START_TEST(test_apfl_keep)
                   ra->v[P_BN + R_MU]);
     ck_assert_int_eq(tu_spec_preset_aggregate("apfl", hyp, "pfllib"),
                      PFLREF_BN_AGGREGATE_PARAMETERS);
+    /* "personalized" of client 0 (out of round 1) under parameters_only:
+     * the parameters α v_0 + (1 − α) w, the running statistics v_0's own
+     * (9/8, 11/4: PFLlib's model_per), not mixed with w's 7/32, 25/4 */
+    const pflref_model *md = &k->problem->model;
+    const pflref_data *D = &k->problem->clients[0].train;
+    pflref_model_workspace *mws = pflref_model_workspace_alloc(md, D->n);
+    ck_assert_ptr_nonnull(mws);
+    double mine[P_BN], mixed[P_BN];
+    for (size_t p = 0; p < P_BN; p++)
+        mine[p] = mixed[p] = 0.5 * rk->v[p] + 0.5 * rk->w[p];
+    ck_assert_msg(rk->v[R_MU] == 9.0 / 8.0 && rk->v[R_V] == 11.0 / 4.0,
+                  "v_0's own r_μ = %.17g, r_v = %.17g; expected 9/8, 11/4",
+                  rk->v[R_MU], rk->v[R_V]);
+    mine[R_MU] = 9.0 / 8.0;
+    mine[R_V] = 11.0 / 4.0;
+    pflref_eval e_mine, e_mixed;
+    ck_assert_int_eq(pflref_model_evaluate(md, mine, D, mws, &e_mine),
+                     PFLREF_OK);
+    ck_assert_int_eq(pflref_model_evaluate(md, mixed, D, mws, &e_mixed),
+                     PFLREF_OK);
+    ck_assert_str_eq(rk->eval[2].label, "personalized");
+    ck_assert_msg(rk->eval[2].train[0].loss == e_mine.loss,
+                  "personalized loss %.17g; with v_0's own statistics "
+                  "%.17g (mixed with w's: %.17g)", rk->eval[2].train[0].loss,
+                  e_mine.loss, e_mixed.loss);
+    ck_assert_msg(e_mine.loss != e_mixed.loss,
+                  "the two statistics give one loss: the check cannot fail");
+    /* under bn.aggregate = average every entry mixes, buffers included */
+    for (size_t p = 0; p < P_BN; p++)
+        mixed[p] = 0.5 * ra->v[p] + 0.5 * ra->w[p];
+    ck_assert_int_eq(pflref_model_evaluate(md, mixed, D, mws, &e_mixed),
+                     PFLREF_OK);
+    ck_assert_msg(ra->eval[2].train[0].loss == e_mixed.loss,
+                  "average: personalized loss %.17g, the mixture's %.17g",
+                  ra->eval[2].train[0].loss, e_mixed.loss);
+    pflref_model_workspace_free(mws);
     pflref_run_result_free(rk);
     pflref_run_result_free(ra);
     pflref_spec_free(k);
@@ -1127,6 +1267,10 @@ Suite *bn_running_suite(void)
     tcase_add_test(tc, test_fedavg_biased);
     tcase_add_test(tc, test_fedavg_average);
     tcase_add_test(tc, test_keep_first_uploader);
+    tcase_add_test(tc, test_keep_first_upload_given);
+    tcase_add_loop_test(tc, test_first_upload_honoured, 0,
+                        (int)(sizeof FIRST_UPLOAD_VECTORS /
+                              sizeof FIRST_UPLOAD_VECTORS[0]));
     tcase_add_test(tc, test_keep_own_statistics);
     tcase_add_test(tc, test_keep_evaluation);
     tcase_add_test(tc, test_keep_preset);

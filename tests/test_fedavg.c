@@ -17,6 +17,7 @@ static const char *const VECTORS[] = {
     "golden/fedavg/worked-all-keep-old.json",
     "golden/fedavg/worked-ragged-batch.json",
     "golden/fedavg/worked-full-batch-two-epochs.json",
+    "golden/fedavg/worked-generated-m.json",
 };
 
 /* Every worked-example vector is reproduced: every expected quantity was
@@ -237,6 +238,76 @@ START_TEST(test_trace_m_t)
 }
 END_TEST
 
+/* --trace's l. 4 (m ← max(C·K, 1)) on a generated schedule: after each
+ * round's start, K = 3 clients, C = m/K = 2/3 and m = clients_per_round =
+ * 2, once per round (three rounds); on the same run with its schedule
+ * given (the result's record) there is no l. 4 and none is printed. */
+typedef struct {
+    double K[4], C[4], m[4];
+    long round[4];
+    size_t n, others, after_begin;
+    long begun;
+} m_seen;
+
+static void see_m(void *ctx, const pflref_event *ev)
+{
+    m_seen *o = ctx;
+    if (ev->kind == PFLREF_EV_ROUND_BEGIN) {
+        o->begun = ev->round;
+        return;
+    }
+    if (ev->kind != PFLREF_EV_INTERMEDIATE || ev->len != 1)
+        return;
+    if (strcmp(ev->name, "m") == 0 && o->n < 4) {
+        o->m[o->n] = ev->value[0];
+        o->after_begin += o->begun == ev->round;
+        o->round[o->n++] = ev->round;
+    } else if (strcmp(ev->name, "K") == 0 && o->n < 4) {
+        o->K[o->n] = ev->value[0];
+    } else if (strcmp(ev->name, "C") == 0 && o->n < 4) {
+        o->C[o->n] = ev->value[0];
+    } else if (strcmp(ev->name, "m_t") != 0) {
+        o->others++;
+    }
+}
+
+START_TEST(test_trace_m_generated)
+{
+    /* req: fedavg.alg1.l4 */
+    char *path = tu_repo_path("golden/fedavg/worked-generated-m.json");
+    char *text = tu_read(path);
+    ck_assert_ptr_nonnull(text);
+    pflref_spec *spec = NULL;
+    pflref_error err;
+    ck_assert_int_eq(pflref_golden_spec(text, strlen(text), NULL, &spec, &err),
+                     PFLREF_OK);
+    m_seen o = {.n = 0, .begun = -1};
+    const pflref_trace tr = {see_m, &o};
+    pflref_run_result *res = NULL;
+    ck_assert_int_eq(pflref_spec_run(spec, &tr, &res, &err), PFLREF_OK);
+    ck_assert_uint_eq(o.n, 3);
+    ck_assert_uint_eq(o.after_begin, 3);
+    ck_assert_uint_eq(o.others, 0);
+    for (size_t t = 0; t < 3; t++) {
+        ck_assert_int_eq(o.round[t], (long)t);
+        ck_assert_double_eq(o.K[t], 3.0);
+        ck_assert_double_eq(o.C[t], 2.0 / 3.0);
+        ck_assert_double_eq(o.m[t], 2.0);
+    }
+    pflref_run_result_free(res);
+    /* the same schedule given: no l. 4 */
+    spec->schedule_given = 1;
+    m_seen g = {.n = 0, .begun = -1};
+    const pflref_trace tg = {see_m, &g};
+    ck_assert_int_eq(pflref_spec_run(spec, &tg, &res, &err), PFLREF_OK);
+    ck_assert_uint_eq(g.n, 0);
+    pflref_run_result_free(res);
+    pflref_spec_free(spec);
+    free(text);
+    free(path);
+}
+END_TEST
+
 Suite *fedavg_suite(void)
 {
     Suite *s = suite_create("fedavg");
@@ -249,6 +320,7 @@ Suite *fedavg_suite(void)
     tcase_add_test(tc, test_divergence_located);
     tcase_add_test(tc, test_model_blocks_outside_refused);
     tcase_add_test(tc, test_trace_m_t);
+    tcase_add_test(tc, test_trace_m_generated);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -18,7 +18,8 @@ def main(vector_path, result_path):
         vector = json.load(f)
     spec = vector["spec"]
     model, eta = spec["model"], spec["algorithm"]["hyperparameters"]["eta"]
-    assert spec["algorithm"]["name"] == "fedavg" and model["kind"] == "linear"
+    assert spec["algorithm"]["name"] == "fedavg" and model["kind"] == "linear" \
+        and spec["schedule"]["kind"] == "given"         # replays given rounds
     assert spec["algorithm"].get("switches", {}).get(
         "fedavg.weights", "samples") == "samples"
     d, bias = model["d"], model.get("bias", False)

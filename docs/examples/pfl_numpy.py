@@ -426,6 +426,45 @@ def lr_factor(cfg, t, trained=None, call=0, calls=1):
     return 1.0
 
 
+def schedule_rounds(spec, clients):
+    """The rounds {clients, batches} the run trains on: the given schedule's,
+    or, for a generated one (sampler numpy_legacy, batches split_once, the
+    local work in epochs), drawn here as docs/sampling.md describes:
+    m = clients_per_round (McMahan et al., Alg. 1 l. 4: m ← max(C·K, 1)),
+    S_t = numpy's RandomState(client_seed + t).choice(K, m, replace=False)
+    sorted (l. 5; m = K takes every client and draws nothing), and each
+    participant's epochs of batches 0..n−1 cut in index order (l. 11)."""
+    sch = spec["schedule"]
+    if sch.get("kind", "given") == "given":
+        return sch["rounds"]
+    local = sch.get("local", {})
+    if (sch.get("sampler", "gsl") != "numpy_legacy"
+            or sch.get("batches", "split_once") != "split_once"
+            or set(sch) - {"kind", "rounds", "clients_per_round", "sampler",
+                           "client_seed", "batches", "local"}
+            or "epochs" not in local):
+        raise Unsupported("a generated schedule other than numpy_legacy "
+                          "sampling, split_once batches and local epochs")
+    K = len(clients)
+    m = sch.get("clients_per_round", K)
+    E, B = local["epochs"], local.get("batch_size", 0)
+    if B == 0:
+        raise Unsupported("full batches (batch_size 0) in a generated schedule")
+    rounds = []
+    for t in range(sch["rounds"]):
+        # (m = K: pflref draws nothing, and the sorted choice is 0..K−1 too)
+        S_t = sorted(int(k) for k in np.random.RandomState(
+            sch.get("client_seed", 1) + t).choice(K, m, replace=False))
+        plan = []
+        for k in S_t:
+            n = clients[k].n
+            b = min(B, n)
+            plan.append([list(range(i, min(i + b, n))) for _ in range(E)
+                         for i in range(0, n, b)])
+        rounds.append({"clients": S_t, "batches": plan})
+    return rounds
+
+
 def fedavg_rounds(spec, clients, w0, log):
     """FedAvg (Alg. 1) over the schedule's rounds; returns the final w."""
     cfg = settings(spec)
@@ -442,7 +481,7 @@ def fedavg_rounds(spec, clients, w0, log):
     if BUG == "bn-stats-averaged-not-kept":
         keep = None
     held = [w0.copy() for _ in clients]
-    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+    for t, rnd in enumerate(schedule_rounds(spec, clients)):
         log("round_begin", "train", "w", w, round=t)
         batches = dict(zip(rnd["clients"], rnd["batches"]))   # S_t and its plan
         local = {}
@@ -468,7 +507,7 @@ def fedavg_rounds(spec, clients, w0, log):
             local = dict(stale)              # unsampled: last local model, not w_t
         w = aggregate(w, local, n, scheme)   # w_{t+1}
         if keep is not None:                 # deepcopy(uploaded_models[0])
-            w = np.where(keep, local[rnd["clients"][0]], w)
+            w = np.where(keep, local[first_upload(rnd, local)], w)
         log("server", "train", "w", w, round=t)
     return w
 
@@ -676,6 +715,14 @@ def kept_buffers(cfg, clients):
 
 
 # ---- pFedMe's inner problem (notes §2(c), Alg. 1 line 7) -----------------------
+
+
+def first_upload(rnd, uploaders):
+    """The client whose model the server receives first, PFLlib's
+    uploaded_models[0] (receive_models orders the uploads by random.sample
+    of the selected clients): the round's recorded "first_upload", else the
+    lowest id of the round's uploaders."""
+    return rnd.get("first_upload", min(uploaders))
 
 def buffers_of(spec):
     """True on a layer list's batchnorm running statistics (r_μ, r_v):
@@ -890,7 +937,7 @@ def run_pfedme(spec, clients, w0, log):
             (1.0 - beta) * w + beta * avg
         uploaded = [i for i in S_t if i in w_R]
         if mine is not None and uploaded:       # the first received model's
-            w = np.where(buf, mine[uploaded[0]], w)
+            w = np.where(buf, mine[first_upload(rnd, uploaded)], w)
         log("server", "train", "w", w, round=t)
         if report == "global":
             v = [w.copy() for _ in clients]
@@ -998,7 +1045,7 @@ def run_ditto(spec, clients, w0, log):
             w_next = w_next + coef[k] * local[k]
         w = w_next
         if keep is not None and S_t:              # uploaded_models[0]'s
-            w = np.where(keep, local[S_t[0]], w)
+            w = np.where(keep, local[first_upload(rnd, S_t)], w)
         log("server", "train", "w", w, round=t)
     return {"w": w, "v": v}
 
@@ -1144,7 +1191,7 @@ def run_partial(spec, clients, w0, log, simultaneous):
         w = w.copy()
         w[shared] = u
         if kept is not None and S_t:         # uploaded_models[0]'s
-            w[kept] = sent[S_t[0]][kept]
+            w[kept] = sent[first_upload(rnd, S_t)][kept]
         log("server", "train", "w", w, round=t)
 
     models = []
@@ -1386,7 +1433,8 @@ def run_file(path):
     algo = spec["algorithm"]["name"]
     if algo not in ALGORITHMS:
         raise Unsupported("algorithm %r" % algo)
-    if spec["schedule"]["kind"] != "given":
+    if spec["schedule"]["kind"] != "given" and algo != "fedavg":
+        # fedavg draws its own (schedule_rounds); the others replay
         raise Unsupported("a generated schedule (replay a given one)")
     pfl_numpy_optim.for_run(spec)          # opt.* only where local_sgd runs
     clients = load_clients(spec, os.path.dirname(path))

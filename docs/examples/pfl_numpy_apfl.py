@@ -247,7 +247,7 @@ def run(spec, clients, w0, log, bug):
         total = sum(c for c, _ in sent)
         w = sum(c * w_k for c, w_k in sent) / total
         if mine is not None and U:         # the first received model's
-            w = np.where(buf, mine[U[0]], w)
+            w = np.where(buf, mine[_host().first_upload(rnd, U)], w)
         log("server", "train", "w", w, round=t)
     return {"w": w, "v": v, "alpha": alpha}
 # SPDX-License-Identifier: GPL-3.0-or-later

@@ -134,6 +134,6 @@ def run(spec, clients, w0, log, bug):
             w_next = w_next / (1.0 - sum(dropped))
         w = w_next
         if keep is not None and plan:
-            w = np.where(keep, mine[sorted(plan)[0]], w)
+            w = np.where(keep, mine[base.first_upload(rnd, plan)], w)
         log("server", "train", "w", w, round=t)
     return {"w": w}

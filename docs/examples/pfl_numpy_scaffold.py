@@ -158,7 +158,7 @@ def run(spec, clients, w0, log, bug):
         eta_g = 1.0 if bug == "scaffold-global-step-ignored" else cfg["scaffold.eta_g"]
         x_new = x + eta_g * dy
         if own is not None and cfg["scaffold.bn_global"] == "first_upload":
-            x_new = np.where(buf, own[S[0]], x_new)
+            x_new = np.where(buf, own[_base().first_upload(rnd, S)], x_new)
         elif own is not None:
             x_new = np.where(buf, x, x_new)
         x = x_new

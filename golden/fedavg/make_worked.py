@@ -119,6 +119,64 @@ def vector(vid, title, flags, weighting, rounds, B, E, expect_w):
                      {"final": {"w": [float(w)]}, "trajectory": traj})
 
 
+# McMahan et al., Alg. 1 l. 4-5 on a generated schedule: the fraction C of
+# the K clients, m = max(floor(C K), 1) clients per round, each round's S_t
+# drawn by numpy's RandomState(client_seed + t).choice(K, m, replace=False)
+# (the spec's sampler numpy_legacy, docs/sampling.md), ascending.  The draws
+# are numpy's own, never pflref's; the rest is the exact run above.
+GEN_C = F(2, 3)
+GEN_SEED = 8
+GEN_ROUNDS = 3
+
+
+def generated_rounds(K, C, seed, T):
+    """(m, [S_t ascending], [S_t in draw order]) of Alg. 1 l. 4-5."""
+    import numpy as np
+    # req: fedavg.alg1.l4
+    m = max((C * K).numerator // (C * K).denominator, 1)
+    # req: fedavg.alg1.l5
+    drawn = [[int(x) for x in np.random.RandomState(seed + t).choice(K, m, replace=False)]
+             for t in range(T)]
+    return m, [sorted(d) for d in drawn], drawn
+
+
+def generated_vector():
+    K = len(DATA)
+    m, rounds, drawn = generated_rounds(K, GEN_C, GEN_SEED, GEN_ROUNDS)
+    assert m == 2 and drawn == [[2, 1], [1, 0], [0, 2]], (m, drawn)
+    w, traj, _ = run("samples", rounds, 1, 1)
+    vid = "fedavg/worked/notes-1g/generated-m"
+    title = ("FedAvg on a generated schedule: C = 2/3 of K = 3 clients, "
+             "m = max(floor(C K), 1) = 2, S_t drawn (numpy_legacy, seed 8)")
+    spec = pg.given_spec(
+        name=title,
+        description="Alg. 1 l. 4: m = 2 is written as clients_per_round; "
+                    "S_0 = {1, 2}, S_1 = {0, 1}, S_2 = {0, 2} come from the "
+                    "sampler (drawn 2, 1; 1, 0; 0, 2).",
+        model={"kind": "linear", "d": 1, "loss": "half_squared",
+               "bias": False},
+        clients=[{"X": [[1.0]] * len(d), "y": [float(y) for y in d]}
+                 for d in DATA],
+        init={"kind": "zeros"},
+        algorithm={"name": "fedavg", "hyperparameters": {"eta": float(ETA)},
+                   "switches": {"fedavg.weights": "samples"}},
+        rounds=[])
+    spec["schedule"] = {"kind": "generate", "rounds": GEN_ROUNDS,
+                        "clients_per_round": m, "sampler": "numpy_legacy",
+                        "client_seed": GEN_SEED,
+                        "local": {"epochs": 1, "batch_size": 1}}
+    prov = pg.provenance(
+        "independent",
+        f"{pg.NOTES} §1(g) data; McMahan et al., AISTATS 2017, Alg. 1 l. 4-5 "
+        "(m = max(C K, 1)), S_t by numpy.random.RandomState(seed + t)"
+        ".choice(K, m, replace=False)",
+        "golden/fedavg/make_worked.py generated_vector (exact fractions; "
+        "numpy's draws)",
+        {"w": w})
+    return pg.vector(vid, title, prov, ["aggregation-weights", "unsampled-client"],
+                     spec, TOL, {"final": {"w": [float(w)]}, "trajectory": traj})
+
+
 def main():
     out = pg.out_dir(sys.argv, HERE)
     two = [[0, 2], [1, 2]]
@@ -144,6 +202,7 @@ def main():
     for v, w1 in zip(vectors[:3], [F(37, 10), F(27, 8), F(37, 12)]):
         server = [r for r in v["expected"]["trajectory"] if r["event"] == "server"]
         assert server[0]["value"] == [float(w1)], (v["id"], server[0])
+    vectors.append(generated_vector())
     for v in vectors:
         name = v["id"].split("/")[-1] + ".json"
         pg.write_vector(os.path.join(out, "worked-" + name), v)

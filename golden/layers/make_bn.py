@@ -1020,8 +1020,82 @@ def fedfomo_bn_eval():
     return fedfomo_bn("eval")
 
 
+# ---- the first uploader as data (schedule.rounds[t].first_upload) ----------
+#
+# PFLlib's receive_models orders the uploads by random.sample(
+# self.selected_clients, ...) (serverbase.py:117-118 at d832e76) and
+# aggregate_parameters deep-copies uploaded_models[0] (l. 141): the global's
+# running statistics are a random uploader's, which the schedule records.
+# KEEP_PLANS with first uploaders 1, 2, 2 (the lowest ids are 0, 0, 1), so
+# every round's global statistics differ from the default's.
+FIRST_UPLOADS = [1, 2, 2]
+
+
+def first_upload_run(bugs=frozenset(), domain=None):
+    """(trace, w) of FedAvg under bn.aggregate = parameters_only with
+    FIRST_UPLOADS, through pflref_exact.fedavg_round (own buffers)."""
+    bugs = frozenset(bugs)
+    pr = px.Problem(MLP, MLP_CLIENTS).bn_switches({})
+    if domain is not None:
+        pr.layers = pl.Model(MLP, domain)
+        for c, spec in zip(pr.clients, MLP_CLIENTS):
+            c["data"] = pl.ClientData(pr.layers, spec)
+    w0 = px.initial({"kind": "given", "w": MLP_W0}, pr.P, bugs)
+    own, w, trace = {}, list(w0), pg.Trace()
+    for t, (plan, first) in enumerate(zip(KEEP_PLANS, FIRST_UPLOADS)):
+        w = px.fedavg_round(pr, w, w0, t, plan, pg.exact(0.0625), "samples",
+                            trace, bugs, own=own, first_upload=first)
+    return trace, w
+
+
+def fedavg_keep_first_upload():
+    vid = "layers/fedavg/bn1d-mlp-pfllib-keep-first-upload"
+    fname = "fedavg-bn1d-mlp-pfllib-keep-first-upload.json"
+    title = ("FedAvg, MLP with batchnorm1d, running statistics kept per client, "
+             "the global's from the recorded first uploader")
+    flags = ["bn-first-upload", "bn-own-buffers", "bn-global-buffers",
+             "bn-running-update", "aggregation-weights"]
+    mutants = dict(KEEP_MUTANTS)
+    mutants["bn-first-upload"] = ["first-upload-ignored"]
+    mutants["bn-running-update"] = RUNNING_MUTANTS["bn-running-update"]
+    mutants["aggregation-weights"] = ["uniform-weights"]
+    pl.reset_stats()
+    trace, w = first_upload_run()
+    lc.guard_kinks()
+    exp0 = pg.expected(trace, w=w)
+    f_trace, f_w = first_upload_run(domain="float")
+    fp64 = lc.gap(exp0, pg.expected(f_trace, w=f_w))
+    tol = lc.tolerance(1e-13, 1e-12, "exact rationals of the binary inputs", fp64)
+    rounds = [{"clients": [k for k, _ in plan], "batches": [b for _, b in plan],
+               "first_upload": first}
+              for plan, first in zip(KEEP_PLANS, FIRST_UPLOADS)]
+    spec = pg.given_spec(
+        title,
+        "The run of layers/fedavg/bn1d-mlp-pfllib-keep (bn.aggregate = "
+        "parameters_only, three rounds, client 1 sits out round 1, client 0 "
+        "round 2) with each round's first uploader given: clients 1, 2, 2 "
+        "(PFLlib's uploaded_models[0], the first of random.sample(selected_"
+        "clients, ...)), not the lowest ids 0, 0, 1: w_{t+1}'s running_mean and "
+        "running_var are that client's; the parameters are averaged with "
+        "n_k / m_t as before.",
+        MLP, MLP_CLIENTS, {"kind": "given", "w": MLP_W0},
+        {"name": "fedavg", "hyperparameters": {"eta": 0.0625},
+         "switches": {"fedavg.weights": "samples",
+                      "bn.aggregate": "parameters_only"}},
+        rounds)
+    exp = pg.checked_expected(vid, tol, flags, mutants, (trace, w),
+                              first_upload_run, lambda trace, w: (trace, w, None))
+    prov = pg.provenance(
+        "independent", f"{lc.PAPER_FEDAVG}; {KEEP_SOURCE}; TsingZ0/PFLlib "
+        "d832e76f6a23 system/flcore/servers/serverbase.py:117-118, 141 "
+        f"(receive_models, aggregate_parameters); {lc.LAYERS_SOURCE}",
+        GENERATOR.replace("make_bn.py", "make_bn.py fedavg_keep_first_upload"))
+    return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_bn2d, fedavg_bn1d, fedavg_bn1d_frozen,
                                   fedavg_bn2d_biased, fedbn_bn2d, fedbn_bn1d,
                                   fedavg_keep_bn1d, fedavg_keep_bn2d]
-                 + FAMILY_MAKERS + [fedfomo_bn_train, fedfomo_bn_eval])
+                 + FAMILY_MAKERS + [fedfomo_bn_train, fedfomo_bn_eval,
+                                    fedavg_keep_first_upload])

@@ -121,6 +121,14 @@ typedef struct {
 #ifndef __FRAMAC__
     pflref_dropout_masks *dropout; /* the round's dropout masks (the
                               spec's "dropout"), or NULL                  */
+    int has_first_upload;  /* 1: first_upload is given (the spec's
+                              "first_upload"); 0: the algorithm's default,
+                              the lowest uploader id                      */
+    size_t first_upload;   /* the client whose upload the server receives
+                              first (PFLlib: uploaded_models[0], whose
+                              running statistics the new global takes
+                              under bn.aggregate = parameters_only;
+                              ref/engine/bn_own.c), one of selected       */
 #endif
 } pflref_round_plan;
 

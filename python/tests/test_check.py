@@ -27,7 +27,8 @@ def run_example(script, vector_path, out):
 
 def fedavg_vectors():
     """The FedAvg vectors fedavg_numpy.py runs: the linear model, n_k
-    weights, plain SGD (it refuses a client optimizer, opt.*)."""
+    weights, plain SGD (it refuses a client optimizer, opt.*), a given
+    schedule (it replays the rounds; it draws none)."""
     out = []
     for v in pflref.vectors(algorithm="fedavg"):
         alg = v.raw["spec"]["algorithm"]
@@ -35,7 +36,8 @@ def fedavg_vectors():
         opt = [k for part in (sw, alg.get("hyperparameters", {}))
                for k in part if k.startswith("opt.")]
         if v.raw["spec"]["model"]["kind"] == "linear" and \
-                sw.get("fedavg.weights", "samples") == "samples" and not opt:
+                sw.get("fedavg.weights", "samples") == "samples" and not opt \
+                and v.raw["spec"]["schedule"]["kind"] == "given":
             out.append(v)
     return out
 

@@ -707,7 +707,8 @@ static pflref_status apfl_round_keep(pflref_state *s, apfl_work *ws,
     }
     if (m > 0)   /* the global's r_μ, r_v: the first participant's */
         pflref_bn_copy_buffers(md, s->accum,
-                               pflref_bn_own_row(s, plan->clients[0]));
+                               pflref_bn_own_row(s, pflref_bn_first_upload(
+                                                         plan, plan->clients[0])));
     return pflref_round_end(s, SERVER_LINE[samples], trace, err);
 }
 

@@ -401,7 +401,8 @@ static pflref_status ditto_round_keep(pflref_state *s, ditto_work *ws,
     /* the global's r_μ, r_v: the first participant's (uploaded_models[0]) */
     if (m > 0)
         pflref_bn_copy_buffers(md, s->accum,
-                               pflref_bn_own_row(s, plan->clients[0]));
+                               pflref_bn_own_row(s, pflref_bn_first_upload(
+                                                         plan, plan->clients[0])));
     return pflref_round_end(s, SERVER_LINE_KEEP[weights], trace, err);
 }
 

@@ -455,7 +455,9 @@ static pflref_status pfl_round_keep(pflref_state *s, const pfl_work *ws,
     pflref_compose(s->shared, s->accum, w, w, P);
     if (m > 0)
         pflref_bn_copy_buffers_in(md, s->shared, w,
-                                  pflref_row(s->v, plan->clients[0], N, P));
+                                  pflref_row(s->v,
+                                             pflref_bn_first_upload(plan, plan->clients[0]),
+                                             N, P));
     if (!pflref_all_finite(w, P))
         return pflref_error_diverge(err, t, -1, -1, "w");
     pflref_trace_emit(trace, PFLREF_EV_SERVER, "train", t, -1, -1, "w", w, P,

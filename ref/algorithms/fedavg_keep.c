@@ -110,7 +110,8 @@ static pflref_status round_keep(pflref_state *s,
     /* the global's buffers: deepcopy(uploaded_models[0]) (serverbase.py:
      * 141), the first participant's r_k; its parameters() the sum */
     if (plan->m > 0)
-        pflref_bn_copy_buffers(m, s->accum, s->bn_own + plan->clients[0] * P);
+        pflref_bn_copy_buffers(m, s->accum,
+                               s->bn_own + pflref_bn_first_upload(plan, plan->clients[0]) * P);
     return pflref_round_end(s, SERVER_LINE[weights], trace, err);
 }
 

@@ -259,7 +259,8 @@ static pflref_status fedprox_round(pflref_state *s,
      * participant's (deepcopy(uploaded_models[0])) */
     if (keep && plan->m > 0)
         pflref_bn_copy_buffers(&s->problem->model, s->accum,
-                               pflref_bn_own_row(s, plan->clients[0]));
+                               pflref_bn_own_row(s, pflref_bn_first_upload(
+                                                         plan, plan->clients[0])));
     /* w^{t+1} ← the sum above */
     return pflref_round_end(s, SERVER_LINE[sampling], trace, err);
 }

@@ -401,7 +401,8 @@ static pflref_status pfedme_round_keep(pflref_state *s, pfedme_work *ws,
     for (size_t p = 0; p < P; p++)
         s->w[p] = (1.0 - beta) * s->w[p] + beta * s->accum[p];
     pflref_bn_copy_buffers(md, s->w,
-                           first < N ? pflref_bn_own_row(s, first) : ws->g);
+                           first < N ? pflref_bn_own_row(s, pflref_bn_first_upload(plan, first))
+                                     : ws->g);
     st = pflref_server_publish(s, SERVER_LINE[hp->weights], trace, err);
     if (st == PFLREF_OK && hp->personal_eval == PFLREF_PFEDME_EVAL_GLOBAL)
         for (size_t i = 0; i < N; i++) {

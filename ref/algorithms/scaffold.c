@@ -445,7 +445,8 @@ static pflref_status scaffold_round(pflref_state *s,
         pflref_bn_copy_buffers(&s->problem->model, s->accum, ws->x);
     else if (keep && plan->m > 0)
         pflref_bn_copy_buffers(&s->problem->model, s->accum,
-                               pflref_bn_own_row(s, plan->clients[0]));
+                               pflref_bn_own_row(s, pflref_bn_first_upload(
+                                                         plan, plan->clients[0])));
     pflref_status st = pflref_round_end(s, SERVER_X_LINE, trace, err);
     if (st != PFLREF_OK)
         return st;

@@ -21,6 +21,16 @@ int pflref_bn_keeps_own_in(const pflref_problem *problem,
            problem->model.bn;
 }
 
+/* PFLlib serverbase.py receive_models draws the uploaders' order with
+ * random.sample(self.selected_clients, …) (and drops the ones whose
+ * time cost exceeds the threshold), so uploaded_models[0] is a random
+ * uploader: a choice the schedule records as data ("first_upload"),
+ * the lowest id when it does not. */
+size_t pflref_bn_first_upload(const pflref_round_plan *plan, size_t lowest)
+{
+    return plan->has_first_upload ? plan->first_upload : lowest;
+}
+
 int pflref_bn_keeps_own(const pflref_state *s)
 {
     return pflref_bn_keeps_own_in(s->problem, s->hyper);
@@ -92,6 +102,13 @@ void pflref_bn_own_load(pflref_state *s, pflref_state_loader load, void *ctx,
                  s->P))
             pflref_bn_copy_buffers(&s->problem->model,
                                    s->bn_own + k * s->P, s->mix);
+}
+
+void pflref_bn_own_mix_buffers(const pflref_state *s, size_t i, double *mix)
+{
+    if (s->bn_own == NULL || s->v == NULL)
+        return;
+    pflref_bn_copy_buffers(&s->problem->model, mix, s->v + i * s->P);
 }
 
 /* Client i's "global" evaluation under bn.aggregate = parameters_only:

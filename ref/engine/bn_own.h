@@ -38,6 +38,16 @@ void pflref_bn_copy_buffers_in(const pflref_model *m,
  * copies base.parameters() only). */
 void pflref_bn_share_params(pflref_state *s);
 
+/* The first uploader of the round (PFLlib's uploaded_models[0], whose
+ * running statistics the new global takes under bn.aggregate =
+ * parameters_only): the round's "first_upload" when the schedule gives
+ * one, else `lowest`, the caller's default (the round's first uploader
+ * by ascending id).  Every round that takes the global's r_μ, r_v from
+ * one uploader calls it: the file Frama-C reads sees no such field of
+ * the plan (pflref/schedule.h).  The spec reader has checked that a
+ * given one is an uploader of the round (ref/io/spec_schedule.c). */
+size_t pflref_bn_first_upload(const pflref_round_plan *plan, size_t lowest);
+
 /* The clients' own models s->bn_own (N×P), each w⁰ at the first call;
  * PFLREF_ENOMEM when they cannot be allocated.  Only their buffer entries
  * are read. */
@@ -54,6 +64,14 @@ double *pflref_bn_own_row(pflref_state *s, size_t k);
  * trained keeps w⁰'s.  Nothing when s->bn_own is NULL. */
 void pflref_bn_own_load(pflref_state *s, pflref_state_loader load,
                         void *ctx, long t);
+
+/* Client i's "personalized" mixture v̄_i = α_i v_i + (1 − α_i) w, formed
+ * in mix (P) by the driver: under bn.aggregate = parameters_only (s->bn_own
+ * allocated) its buffer entries (r_μ, r_v) := v_i's own; nothing
+ * otherwise.  PFLlib's APFL evaluates model_per, whose running statistics
+ * its own passes moved and whose end mixture touched parameters() only
+ * (clientapfl.py:58-59, 80-96), never w's. */
+void pflref_bn_own_mix_buffers(const pflref_state *s, size_t i, double *mix);
 
 /* Client i's "global" evaluation under bn.aggregate = parameters_only:
  * w's parameters with client i's own running statistics (s->bn_own), built

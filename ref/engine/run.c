@@ -306,6 +306,7 @@ static pflref_status evaluate_one(const pflref_state *s,
     double *mix = s->mix;
     for (size_t p = 0; p < P; p++)
         mix[p] = a * v[p] + (1.0 - a) * s->w[p];
+    pflref_bn_own_mix_buffers(s, i, mix);   /* parameters_only: v_i's r_μ, r_v */
     return pflref_model_evaluate(m, mix, D, s->ws, out);
 }
 

@@ -36,6 +36,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "bn-batch-variance",
     "bn-eps-placement",
     "bn-eval-mode",
+    "bn-first-upload",
     "bn-global-buffers",
     "bn-own-buffers",
     "bn-parameters-distance",

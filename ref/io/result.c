@@ -149,6 +149,10 @@ static void emit_round(pflref_emit *e, const pflref_round_plan *r,
     }
     KEY(e, "drawn");
     pflref_emit_indices(e, r->drawn, r->n_selected);
+    if (r->has_first_upload) {   /* uploaded_models[0] (bn_own.c) */
+        KEY(e, "first_upload");
+        pflref_emit_integer(e, (long long)r->first_upload);
+    }
     KEY(e, "batches");
     pflref_emit_array_begin(e);
     for (size_t j = 0; j < r->m; j++)

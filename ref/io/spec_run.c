@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include "pflref/io.h"
 #include "io/spec_read.h"
+#include "sampling/schedule_trace.h"
 
 pflref_status pflref_spec_run(const pflref_spec *spec,
                               const pflref_trace *trace,
@@ -27,8 +28,19 @@ pflref_status pflref_spec_run(const pflref_spec *spec,
                                 spec == NULL ? "spec" : "out",
                                 "the argument is NULL");
     }
+    /* a generated schedule's l. 4 (McMahan et al., Alg. 1: m ← max(C·K,
+     * 1)) in front of the caller's sink (ref/sampling/schedule_trace.c) */
+    const pflref_schedule_trace drawn = {
+        .next = trace,
+        .cfg = &spec->schedule_cfg,
+        .K = spec->problem != NULL ? spec->problem->N : 0,
+    };
+    const pflref_trace shown = {pflref_schedule_trace_emit, (void *)&drawn};
+    const int wrap = !spec->schedule_given && trace != NULL &&
+                     trace->emit != NULL;
     return pflref_run(spec->problem, spec->algorithm, &spec->hyper,
-                      spec->schedule, spec->w0, trace, out, err);
+                      spec->schedule, spec->w0, wrap ? &shown : trace, out,
+                      err);
 }
 
 /* Run spec, recording its trajectory, and write the result: to path, or,

@@ -30,6 +30,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include "io/spec_read.h"
+#include "engine/bn_own.h"
 
 #define MAX_COUNT PFLREF_SPEC_MAX_COUNT
 
@@ -383,6 +384,49 @@ static pflref_status read_draws(const json_t *r, const char *rp, size_t N,
     return pflref_json_indices(v, where, K, N, plan->draws, err);
 }
 
+/* A round's "first_upload" (the client whose upload the server receives
+ * first: PFLlib's uploaded_models[0], serverbase.py:117-118 and 141 at
+ * d832e76, whose running statistics the new global takes under
+ * bn.aggregate = parameters_only) into plan->first_upload (absent: the
+ * algorithm's default, the lowest id).  It must be one of the round's
+ * uploaders (its selected ids, read before), and the run must keep the
+ * clients' own statistics (bn.aggregate = parameters_only on a model with
+ * batch normalisation): elsewhere no round reads it. */
+static pflref_status read_first_upload(const json_t *r, const char *rp,
+                                       size_t N, const pflref_spec *spec,
+                                       pflref_round_plan *plan,
+                                       pflref_error *err)
+{
+    const json_t *v = json_object_get(r, "first_upload");
+    if (v == NULL)
+        return PFLREF_OK;
+    char where[PFLREF_WHERE_MAX];
+    pflref_json_key_path(where, sizeof where, rp, "first_upload");
+    if (!pflref_bn_keeps_own_in(spec->problem, &spec->hyper))
+        return pflref_error_set(
+            err, PFLREF_EINVAL, where,
+            "first_upload picks the client whose running statistics the "
+            "new global takes, which only bn.aggregate = parameters_only on "
+            "a model with batch normalisation reads (%s): drop it",
+            spec->problem->model.bn ? "bn.aggregate is average"
+                                    : "this model has none");
+    size_t k;
+    pflref_status st = pflref_json_size(v, where, 0, N - 1, &k, err);
+    if (st != PFLREF_OK)
+        return st;
+    for (size_t j = 0; j < plan->n_selected; j++)
+        if (plan->selected[j] == k) {
+            plan->has_first_upload = 1;
+            plan->first_upload = k;
+            return PFLREF_OK;
+        }
+    return pflref_error_set(err, PFLREF_EINVAL, where,
+                            "client %zu does not upload in this round (its "
+                            "uploaders are the round's %s)", k,
+                            plan->n_selected != plan->m ? "selected"
+                                                        : "clients");
+}
+
 /* Round rp = "schedule.rounds[t]" of a given schedule for N clients:
  * {clients, selected, drawn, batches, peers, personal} into plan. */
 static pflref_status read_round(const json_t *r, const char *rp, size_t N,
@@ -391,7 +435,8 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
 {
     static const char *const rkeys[] = {"clients", "selected", "drawn",
                                         "batches", "peers", "personal", "peer_draws",
-                                        "draws", "dropout", NULL};
+                                        "draws", "dropout", "first_upload",
+                                        NULL};
     char cp[PFLREF_WHERE_MAX], bp[PFLREF_WHERE_MAX];
     pflref_json_key_path(cp, sizeof cp, rp, "clients");
     pflref_json_key_path(bp, sizeof bp, rp, "batches");
@@ -410,6 +455,7 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
     if ((st = pflref_round_plan_alloc(plan, m, err)) ||
         (st = pflref_json_indices(clients, cp, m, N, plan->clients, err)) ||
         (st = read_selected_drawn(r, rp, N, plan, err)) ||
+        (st = read_first_upload(r, rp, N, spec, plan, err)) ||
         (st = read_peers(r, rp, N, spec, plan, err)) ||
         (st = read_personal(r, rp, N, spec, plan, err)) ||
         (st = read_peer_draws(r, rp, N, spec, plan, err)) ||

@@ -133,6 +133,11 @@ KEPT = {
 # not run; their values come from a vector that runs them, named in the
 # cell and below the table; the worked example stays the page's
 SECOND = {
+    # "m ← max(C·K, 1)": the worked example's schedule is given, so its run
+    # forms no m; a generated schedule's run traces it each round
+    # (ref/sampling/schedule_trace.c)
+    "fedavg": [("golden/fedavg/worked-generated-m.json", (4,),
+                "a generated schedule: clients_per_round m of K clients, S_t drawn")],
     # "optional: α_i ← α_i − η_t ⟨…⟩": the paper's adaptive α (§4)
     "apfl": [("golden/apfl/worked-notes-6g-adaptive.json", (7,), "apfl.alpha = adaptive")],
     # Option II of Algorithm 2: model averaging
