@@ -248,11 +248,13 @@ END_TEST
 
 /* Every round that takes the global's statistics from one uploader honours
  * first_upload (pflref_bn_first_upload): each algorithm's parameters_only
- * vector, with its last round's first uploader given as client 2 (its
- * lowest is 1), ends with another global w (a client starts each round
- * from its own statistics, so only the last round's choice reaches the
- * final w); SCAFFOLD under scaffold.bn_global =
- * first_upload (its preset's previous reads no uploader). */
+ * vector, with its last round's first uploader given as another of its
+ * participants than the lowest (client 2 where the lowest is 1; FedRoD's
+ * last round is {0, 1}: client 1), ends with another global w (a client
+ * starts each round from its own statistics, so only the last round's
+ * choice reaches the final w); SCAFFOLD under scaffold.bn_global =
+ * first_upload (its preset's previous reads no uploader).  Per-FedAvg's
+ * vector is not among them: its last round has one participant. */
 static double *final_w(json_t *vec, int first, size_t *P)
 {
     json_t *spec = json_deep_copy(json_object_get(vec, "spec"));
@@ -291,7 +293,19 @@ static const char *const FIRST_UPLOAD_VECTORS[] = {
     "golden/layers/pfedme-bn1d-mlp-pfllib-keep.json",
     "golden/layers/scaffold-bn1d-mlp-pfllib-keep.json",
     "golden/layers/apfl-bn1d-mlp-pfllib-keep.json",
+    "golden/layers/feddyn-bn1d-mlp-pfllib-keep.json",
+    "golden/fedrod/layers-bn-pfllib-keep.json",
 };
+/* The uploader given: the last participant of the vector's last round. */
+static int last_participant(json_t *vec)
+{
+    json_t *rounds = json_object_get(
+        json_object_get(json_object_get(vec, "spec"), "schedule"), "rounds");
+    json_t *ids = json_object_get(
+        json_array_get(rounds, json_array_size(rounds) - 1), "clients");
+    ck_assert_uint_ge(json_array_size(ids), 2);
+    return (int)json_integer_value(json_array_get(ids, json_array_size(ids) - 1));
+}
 
 START_TEST(test_first_upload_honoured)
 {
@@ -300,13 +314,15 @@ START_TEST(test_first_upload_honoured)
     json_t *vec = json_load_file(path, 0, &jerr);
     ck_assert_msg(vec != NULL, "%s: %s", path, jerr.text);
     size_t P0, P2;
-    double *w0 = final_w(vec, -1, &P0), *w2 = final_w(vec, 2, &P2);
+    const int last = last_participant(vec);
+    double *w0 = final_w(vec, -1, &P0), *w2 = final_w(vec, last, &P2);
     ck_assert_uint_eq(P0, P2);
     double gap = 0.0;
     for (size_t p = 0; p < P0; p++)
         gap = fmax(gap, fabs(w2[p] - w0[p]));
-    ck_assert_msg(gap > 1e-9, "%s: first_upload = 2 in the last round left the "
-                  "final w unchanged (max gap %g): not honoured", path, gap);
+    ck_assert_msg(gap > 1e-9, "%s: first_upload = %d in the last round left "
+                  "the final w unchanged (max gap %g): not honoured", path,
+                  last, gap);
     free(w0);
     free(w2);
     json_decref(vec);

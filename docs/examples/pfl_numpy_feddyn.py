@@ -152,6 +152,6 @@ def run(spec, clients, w0, log, bug):
         if bug != "feddyn-no-correction":
             w = w - h / alpha
         if keep is not None and plan:
-            w = np.where(keep, mine[sorted(plan)[0]], w)
+            w = np.where(keep, mine[base.first_upload(rnd, plan)], w)
         log("server", "train", "w", w, round=t)
     return {"w": w}

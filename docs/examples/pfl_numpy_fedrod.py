@@ -296,7 +296,7 @@ def run(spec, clients, w0, log, bug):
             if first is None:
                 first = i
         if mine is not None and first is not None:   # the first upload's
-            acc[mine] = stats[first][mine]
+            acc[mine] = stats[base.first_upload(rnd, rnd["clients"])][mine]
         w = acc
         log("server", "train", "w", w, round=t)
     return {"w": w}

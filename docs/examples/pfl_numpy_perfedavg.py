@@ -398,7 +398,7 @@ def run(spec, clients, w0, log, bug):
             coef = {i: 1.0 / len(A_k) for i in A_k}
         w = sum(coef[i] * local[i] for i in A_k)
         if mine is not None and A_k:     # the first upload's statistics
-            w[mine] = local[A_k[0]][mine]
+            w[mine] = local[_host().first_upload(rnd, A_k)][mine]
         log("server", "train", "w", w, round=k)
 
     two = cfg["perfedavg.eval"] == "alpha_then_beta"

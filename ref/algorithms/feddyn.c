@@ -316,7 +316,9 @@ static pflref_status feddyn_round(pflref_state *s,
     /* reading e): θ^t's r_μ, r_v are the first participant's (h is 0 there) */
     if (keep && m > 0)
         pflref_bn_copy_buffers(md, s->accum,
-                               pflref_bn_own_row(s, plan->clients[0]));
+                               pflref_bn_own_row(
+                                   s, pflref_bn_first_upload(
+                                          plan, plan->clients[0])));
     return server_update(s, ws, trace, err);
 }
 

@@ -672,7 +672,9 @@ static pflref_status fedrod_round(pflref_state *s,
      * participant's (deepcopy(uploaded_models[0]), serverbase.py:141) */
     if (keep && plan->m > 0)
         pflref_bn_copy_buffers(&pr->model, s->accum,
-                               pflref_bn_own_row(s, plan->clients[0]));
+                               pflref_bn_own_row(
+                                   s, pflref_bn_first_upload(
+                                          plan, plan->clients[0])));
     return pflref_round_end(s, SERVER_LINE, trace, err);
 }
 

@@ -502,7 +502,9 @@ static pflref_status perfedavg_round_keep(pflref_state *s,
     /* w_{k+1}'s r_μ, r_v: deepcopy(uploaded_models[0]) (serverbase.py:141) */
     if (plan->m > 0)
         pflref_bn_copy_buffers(m, s->accum,
-                               pflref_bn_own_row(s, plan->clients[0]));
+                               pflref_bn_own_row(
+                                   s, pflref_bn_first_upload(
+                                          plan, plan->clients[0])));
     return pflref_round_end(s, SERVER_LINE[weights], trace, err);
 }
 
