@@ -79,7 +79,7 @@ static size_t quantile_lo(size_t lo, size_t N)
     requires lo == \floor(h);
     assigns \nothing;
     ensures last: lo >= N - 1 ==> \result == sorted[N - 1];
-    ensures between: lo < N - 1 ==>
+    ensures between: lo < N - 1 ==>  // req: metrics.p10 (from lo = ⌊h⌋)
             \result == sorted[lo] + (h - lo) * (sorted[lo + 1] - sorted[lo]);
  */
 static double type7_at(const double *sorted, size_t N, double h, size_t lo)

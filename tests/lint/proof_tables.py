@@ -101,7 +101,7 @@ def contracts(root):
             if not CONTRACT.search(body) or NOT_A_CONTRACT.match(body):
                 continue
             rest = src[m.end():m.end() + 800]
-            # plain comments and a req: tag may stand between the two
+            # plain comments (a requirement tag among them) may stand between the two
             rest = re.sub(r"^(\s*/\*(?!@).*?\*/)*\s*", "", rest, flags=re.S)
             if rest.startswith(("/*@", "//@")):
                 continue
