@@ -265,8 +265,12 @@ def stated(root, rel, n, proved_fns, cache):
                 return STATEMENT.match(s) is not None
         return False
     end = n - 1
-    while end < len(lines) and "*/" not in lines[end]:
-        end += 1
+    if lines[end].lstrip().startswith("//@"):  # ACSL lines: the last of them
+        while end + 1 < len(lines) and lines[end + 1].lstrip().startswith("//@"):
+            end += 1
+    else:
+        while end < len(lines) and "*/" not in lines[end]:
+            end += 1
     for s in lines[end + 1:end + 30]:
         code = re.sub(r"/\*.*?\*/", "", s)
         if code.strip().startswith(("/*", "*", "//")) or not code.strip():
