@@ -394,8 +394,13 @@ check-kernels: $(B)/rel/libpflref.so $(B)/rel/pflref
 	  bash tests/kernels.sh
 
 # The architecture lint's own test: floors.py must catch every planted
-# fault and pass the clean tree (tests/lint/test_floors.py).
+# fault and pass the clean tree (tests/lint/test_floors.py); before it,
+# proofs/README.md's tables against the sources (every function a WP job
+# proves, every trusted contract: tests/lint/proof_tables.py) and that
+# checker's self-test, each drift planted in a copy.
 check-lint:
+	@$(PYTHON) tests/lint/proof_tables.py
+	@$(PYTHON) tests/lint/test_proof_tables.py
 	@$(PYTHON) tests/lint/test_floors.py
 	@$(PYTHON) tools/spdx.py --self-test
 

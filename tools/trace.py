@@ -231,6 +231,73 @@ def link_vectors(root, t):
             t.vectors.setdefault(rid, []).append((rel, vid))
 
 
+STATEMENT = re.compile(r"\s*(Theorem|Lemma|Corollary|Proposition)\b")
+DECLARATOR = re.compile(r"(\w+)\s*\(")
+
+
+def wp_functions(root):
+    """The functions a WP job of proofs/run.sh proves (its JOBS list)."""
+    try:
+        text = open(os.path.join(root, "proofs", "run.sh"), encoding="utf-8").read()
+    except OSError:
+        return set()
+    m = re.search(r"^JOBS='(.*?)'$", text, re.S | re.M)
+    out = set()
+    for line in (m.group(1).splitlines() if m else []):
+        f = line.split("|")
+        if len(f) == 4 and f[2].strip() != "lemmas":
+            out.update(x.strip() for x in f[3].split(","))
+    return out
+
+
+def stated(root, rel, n, proved_fns, cache):
+    """Whether the proof tag at rel:n is stated by a proof: in a Coq file,
+    the next line that is not blank or a comment begins a theorem (the tag
+    labels its statement); in an ACSL annotation, the annotation is the
+    contract of a function that a WP job proves."""
+    if rel not in cache:
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            cache[rel] = f.read().splitlines()
+    lines = cache[rel]
+    if rel.endswith(".v"):
+        for s in lines[n:]:
+            if s.strip() and not s.strip().startswith("(*"):
+                return STATEMENT.match(s) is not None
+        return False
+    end = n - 1
+    if lines[end].lstrip().startswith("//@"):  # ACSL lines: the last of them
+        while end + 1 < len(lines) and lines[end + 1].lstrip().startswith("//@"):
+            end += 1
+    else:
+        while end < len(lines) and "*/" not in lines[end]:
+            end += 1
+    for s in lines[end + 1:end + 30]:
+        code = re.sub(r"/\*.*?\*/", "", s)
+        if code.strip().startswith(("/*", "*", "//")) or not code.strip():
+            continue
+        m = DECLARATOR.search(code)
+        if m:
+            return m.group(1) in proved_fns
+    return False
+
+
+def keep_stated_proofs(root, t):
+    """A requirement counts as proved only when a proof states it: drop
+    the proof cites that label no theorem and no proved contract, and
+    name each as a problem (a tag that claims a proof it does not have)."""
+    proved_fns, cache = wp_functions(root), {}
+    for rid, by in t.cites.items():
+        kept = []
+        for f, n, name in by.get("proof", []):
+            if stated(root, f, n, proved_fns, cache):
+                kept.append((f, n, name))
+            else:
+                t.problems.append(f"{f}:{n}: req: {rid} labels no Coq theorem and no contract "
+                                  "of a function proved by a WP job of proofs/run.sh")
+        if "proof" in by:
+            by["proof"] = kept
+
+
 def collect(root):
     t = Trace()
     read_registry(root, t)
@@ -241,6 +308,7 @@ def collect(root):
             for by in t.cites[rid].values():
                 for f, n, _ in by:
                     t.problems.append(f"{f}:{n}: req: {rid} is not registered in trace/*.req")
+    keep_stated_proofs(root, t)
     link_vectors(root, t)
     for alg in sorted(t.order):
         for rid in t.order[alg]:
@@ -280,8 +348,11 @@ version, algorithm or equation) and the paper's statement in its symbols.
   (`trace/<spec.algorithm.name>.req`) and of the registries that are not an algorithm
   (`sampling`, `metrics`); a preset's requirement (`fedalt.preset.fedrep`) only to the vectors
   that run that preset (`spec.algorithm.preset`). A golden vector counts as a test.
-- **Proofs**: `req: ID` in a comment of a Coq file (`proofs/coq/`) or inside an ACSL
-  annotation (`/*@ ... */`) in `ref/`.
+- **Proofs**: a requirement counts as proved only when a proof states it: `req: ID` in the
+  comment just before a Coq theorem (`proofs/coq/`: the next line that is not a comment begins
+  a `Theorem`, `Lemma`, `Corollary` or `Proposition`), or inside the ACSL contract
+  (`/*@ ... */`) of a function that a WP job of `proofs/run.sh` proves. A proof tag anywhere
+  else is a problem.
 - `make trace` fails, naming each problem, when a registered requirement has no code or no
   test, when a tag anywhere cites an id that is not registered, or when this file is stale.
 """
@@ -313,6 +384,8 @@ def render(t):
         tot = [a + b for a, b in zip(tot, row)]
         out.append(f"| [`{alg}`](#{alg}) | " + " | ".join(map(str, row)) + " |")
     out.append("| **all** | " + " | ".join(f"**{x}**" for x in tot) + " |\n")
+    out.append(f"**Proved: {tot[4]} of {tot[0]} requirements** (a Coq theorem or a WP-proved "
+               "contract states each; the rest are tested, not proved).\n")
     for alg in sorted(t.order):
         out.append(f"## {alg}\n")
         out.append(f"Registry: [`trace/{alg}.req`](../trace/{alg}.req).\n")
@@ -409,6 +482,15 @@ def self_test(root):
         ("a tag with no id",
          lambda d: _append(os.path.join(d, "ref/core/status.c"), f"/* {R} */\n"),
          1, "names no id"),
+        ("a Coq tag that labels no theorem",
+         lambda d: _append(os.path.join(d, "proofs/coq/Sampling.v"),
+                           f"(* {R} sampling.lemma21.incl *)\n"),
+         1, "labels no Coq theorem"),
+        ("an ACSL tag on a contract no WP job proves",
+         lambda d: _append(os.path.join(d, "ref/core/status.c"),
+                           f"/*@ assigns \\nothing; // {R} sampling.lemma21.incl\n */\n"
+                           "int planted_unproved(int x);\n"),
+         1, "labels no Coq theorem and no contract"),
     ]
     bad = 0
     with tempfile.TemporaryDirectory(prefix="trace-self-test-") as tmp:

@@ -68,6 +68,30 @@ static size_t quantile_lo(size_t lo, size_t N)
     return lo < N - 1 ? lo : N - 1;
 }
 
+/* Type-7's quantile of N >= 1 sorted values a at the position h, given
+ * lo = ⌊h⌋ (h = p (N − 1), computed by the caller): a_(N−1) when
+ * lo >= N − 1, else the interpolation
+ *   q = a_(lo) + δ (a_(lo+1) − a_(lo)),  δ = h − lo.
+ * Proved with Frama-C WP in its real model (proofs/README.md): the result
+ * is that formula of exactly the positions ⌊h⌋ and ⌊h⌋ + 1 (its rounding
+ * is not claimed). */
+/*@ requires N >= 1 && \valid_read(sorted + (0 .. N - 1));
+    requires lo == \floor(h);
+    assigns \nothing;
+    ensures last: lo >= N - 1 ==> \result == sorted[N - 1];
+    ensures between: lo < N - 1 ==>  // req: metrics.p10 (from lo = ⌊h⌋)
+            \result == sorted[lo] + (h - lo) * (sorted[lo + 1] - sorted[lo]);
+ */
+static double type7_at(const double *sorted, size_t N, double h, size_t lo)
+{
+    lo = quantile_lo(lo, N);
+    if (lo == N - 1)
+        return sorted[N - 1];  /* p = 1 (or h rounded up to N − 1) */
+    const double delta = h - (double)lo;
+    /* q = a_(lo) + δ (a_(lo+1) − a_(lo)) */
+    return sorted[lo] + delta * (sorted[lo + 1] - sorted[lo]);
+}
+
 /* req: metrics.bottom10 */
 /* The c = ⌈N/10⌉ worst clients among N ≥ 1 values sorted ascending: *count
  * := c and the first of their positions, first … first + c − 1: the c
@@ -105,12 +129,7 @@ double pflref_quantile_sorted(const double *sorted, size_t N, double p)
         return sorted[N - 1];
     /* h = p (N − 1), lo = ⌊h⌋, δ = h − lo */
     const double h = p * (double)(N - 1);
-    const size_t lo = quantile_lo((size_t)floor(h), N);
-    if (lo == N - 1)
-        return sorted[N - 1];  /* p = 1 (or h rounded up to N − 1) */
-    const double delta = h - (double)lo;
-    /* q = a_(lo) + δ (a_(lo+1) − a_(lo)) */
-    return sorted[lo] + delta * (sorted[lo + 1] - sorted[lo]);
+    return type7_at(sorted, N, h, (size_t)floor(h));
 }
 
 /* err := PFLREF_EINVAL at "<name>[i]": "<name>[i] = <value> <what>". */
