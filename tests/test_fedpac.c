@@ -20,6 +20,7 @@
 #include "suites.h"
 #include "testutil.h"
 #include "builder.h"
+#include "models/features_bn.h"
 
 enum { D = 2, H = 3, K = 3, P = H * D + H + K * H + K, W2 = 9, HP = K * H + K };
 
@@ -694,6 +695,53 @@ START_TEST(test_bn_modes)
 }
 END_TEST
 
+/* ref/models/features_bn.c on PAC_BN_SPEC's model at w⁰ (γ = 1, β = 0,
+ * r_μ = 0, r_v = 1, ε = 0): evaluation mode gives f = a = 2x + 1/2 =
+ * 5/2, 13/2 for x = 1, 3; a training pass on that batch (μ_B = 9/2,
+ * s_B = 2) gives (a − 9/2)/2 = −1, 1, and the body gradient of the signal
+ * dΦ = (1, 0) through it is 0 for W1, b1 (ε = 0: f does not depend on
+ * them) and (1/2)(−1) for γ, 1/2 for β.  An mlp is refused. */
+START_TEST(test_bn_features_modes)
+{
+    /* req: fedpac.bn */
+    pflref_spec *spec = tu_spec(PAC_BN_SPEC(""));
+    const pflref_model *m = &spec->problem->model;
+    const pflref_data *Dat = &spec->problem->clients[0].train;
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(m, 3);
+    const size_t idx[2] = {0, 1};
+    const double w0[10] = {2, 0.5, 1, 0, 0, 1, 0.75, -0.5, 0.1, -0.2};
+    double A[2], F[2], g[10] = {0}, dPhi[2] = {1, 0};
+    ck_assert_int_eq(pflref_model_features_mode(m, w0, Dat, idx, 2, 0, ws, A,
+                                                F), PFLREF_OK);
+    ck_assert_msg(F[0] == 2.5 && F[1] == 6.5, "evaluation: f = (%.17g, "
+                  "%.17g), want (5/2, 13/2)", F[0], F[1]);
+    ck_assert_int_eq(pflref_model_features_mode(m, w0, Dat, idx, 2, 1, ws, A,
+                                                F), PFLREF_OK);
+    ck_assert_msg(F[0] == -1.0 && F[1] == 1.0, "training: f = (%.17g, "
+                  "%.17g), want (−1, 1)", F[0], F[1]);
+    ck_assert_int_eq(pflref_model_body_grad_features_train(m, w0, dPhi, Dat,
+                                                           idx, 2, ws, g),
+                     PFLREF_OK);
+    ck_assert_msg(fabs(g[0]) < 1e-15 && fabs(g[1]) < 1e-15 &&
+                      fabs(g[2] + 0.5) < 1e-15 && fabs(g[3] - 0.5) < 1e-15,
+                  "g = (%.17g, %.17g, %.17g, %.17g), want (0, 0, −1/2, 1/2)",
+                  g[0], g[1], g[2], g[3]);
+    pflref_model_workspace_free(ws);
+    pflref_spec_free(spec);
+    /* an mlp: refused, naming m */
+    tb_case *c = pac_case(0.35, 0.6, 0.45, 1);
+    const pflref_model *mm = &c->problem->model;
+    pflref_model_workspace *wm = pflref_model_workspace_alloc(mm, 5);
+    double Am[5 * H], Fm[5 * H];
+    ck_assert_int_eq(pflref_model_features_mode(mm, W0,
+                                                &c->problem->clients[0].train,
+                                                ALL, 3, 0, wm, Am, Fm),
+                     PFLREF_EINVAL);
+    pflref_model_workspace_free(wm);
+    tb_free(c);
+}
+END_TEST
+
 /* The two batch-norm vectors (golden/fedpac/make_fedpac.py). */
 START_TEST(test_bn_vectors)
 {
@@ -717,6 +765,7 @@ Suite *fedpac_suite(void)
     tcase_add_test(tc, test_uniform_centroids_and_presets);
     tcase_add_test(tc, test_client_optimizers);
     tcase_add_test(tc, test_bn_modes);
+    tcase_add_test(tc, test_bn_features_modes);
     tcase_add_test(tc, test_bn_vectors);
     suite_add_tcase(s, tc);
     return s;
