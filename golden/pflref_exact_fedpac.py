@@ -84,6 +84,39 @@ Switches: fedpac.distance, fedpac.alpha_small (with fedpac.alpha_eps),
 fedpac.missing (own_start: from round 1, the client's own class means at
 θ^(t) stand in for a missing centroid), fedpac.centroid_weights; presets
 official and pfllib (PRESETS).
+
+Batch normalisation in the feature extractor (a layer list with
+batchnorm1d layers, pflref_exact_layers.Model in 60-digit decimals, BNNet
+below).  Which of torch's modes each pass runs in:
+  l. 5, l. 8   the statistics V_i, h_i and the centroids ĉ_{i,k}:
+               evaluation mode, r_μ, r_v (PFLlib clientpac.py:116-119,
+               collect_protos under model.eval() and no_grad; the
+               statistics of set_parameters after it), so f_θ(x) is a
+               function of x alone and no statistic moves;
+  l. 6, l. 7   each step a training pass on its batch (clientpac.py:26
+               model.train(), :45, :68): the batch's μ_B, s²_B in the
+               forward and in the gradient, the alignment term on the
+               features of that same pass (rep at :68 enters :78), and,
+               under bn.running = update, the pass moves r_μ, r_v by
+               torch's rule (update_running), in l. 6 as well (θ frozen:
+               torch moves buffers whatever requires_grad); the step
+               leaves the buffers (no gradient).
+bn.aggregate: average (the authors' state_dict average, running.py:221
+with methods/fedpac.py:85-91) averages r_μ, r_v with θ and sends them to
+every client; parameters_only (PFLlib clientpac.py:105-107 copies
+parameters() only; serverbase.py:138-150) keeps each client's own r_μ,
+r_v in its v_i (w⁰'s before it first trains) and gives w the first
+participant's.
+BN bugs:
+  bn-stats-train    l. 5 and l. 8's features from one training pass over
+                    the client's whole set (batch statistics)
+  bn-align-eval     l. 7's alignment features from an evaluation-mode
+                    pass (running statistics), the loss's still training
+  bn-head-no-move   l. 6's passes leave r_μ, r_v (θ frozen read as
+                    buffers frozen)
+  bn-keep-averaged  under parameters_only, the clients take w's averaged
+                    r_μ, r_v as under average
+  running-frozen    the buffers never move
 """
 from decimal import Decimal, localcontext
 
@@ -91,6 +124,7 @@ from fractions import Fraction
 
 from pflref_exact_moon import Net, Party, dec
 import pflref_exact as px
+import pflref_exact_layers as pl
 from pflref_golden import Trace
 import pflref_exact_optim as po
 
@@ -104,7 +138,7 @@ PRESETS = {
                  "fedpac.missing": "own_start"},
     "pfllib": {"fedpac.distance": "mse", "fedpac.alpha_small": "raw",
                "fedpac.centroid_weights": "uniform",
-               "lr.count": "trainings"},
+               "lr.count": "trainings", "bn.aggregate": "parameters_only"},
     "official_run": {"fedpac.distance": "mse",
                      "fedpac.alpha_small": "renormalised",
                      "fedpac.missing": "own_start",
@@ -133,6 +167,10 @@ MUTANTS = {
     "schedule-drawn-order": ["drawn-batches"],
     "lr-schedule": ["lr-ignored", "lr-shifted", "lr-phi-const"],
     "lr-count": ["lr-per-round"],
+    "fedpac-bn-modes": ["bn-stats-train", "bn-align-eval",
+                        "bn-head-no-move"],
+    "bn-running-frozen": ["running-frozen"],
+    "bn-own-buffers": ["bn-keep-averaged"],
 }
 
 
@@ -155,6 +193,12 @@ def settings(algorithm, bugs):
                           "class_counts") == "uniform",
         # lr.*: the keys pflref_exact.round_factor reads
         "decay": {"switches": hp, "hyperparameters": hp},
+        # batch normalisation (BNNet): torch's running-statistics rule
+        "bn_update": hp.get("bn.running", "update") == "update"
+        and "running-frozen" not in bugs,
+        "bn_unbiased": hp.get("bn.running_var", "unbiased") == "unbiased",
+        "bn_keep": hp.get("bn.aggregate", "average") == "parameters_only"
+        and "bn-keep-averaged" not in bugs,
     }
     if "proto-uniform" in bugs or "proto-counts" in bugs:
         s["uniform"] = not s["uniform"]
@@ -232,12 +276,63 @@ def features(net, theta, x):
     return acts, acts[len(net.ops) - 1]
 
 
-def class_means(net, party, theta, K):
+class BNNet:
+    """A layer list with batch normalisation (pflref_exact_layers.Model in
+    decimals), with Net's head description ops[-1] = ("dense", W offset,
+    b offset or None, h, k) and the offsets of its buffers (r_μ, r_v)."""
+
+    def __init__(self, model):
+        self.M = pl.Model(model, "decimal")
+        at = self.M.layout()
+        L = self.M.layers[-1]
+        assert L.type == "dense", L.type
+        self.ops = [("dense", at[(L.index, "weight")],
+                     at[(L.index, "bias")] if L.bias else None,
+                     L.in_shape[0], L.out)]
+        self.P = self.M.P
+        self.buffers = {o + q for b, o in self.M.block_offsets()
+                        if b["is_buffer"] for q in range(b["size"])}
+
+    def eval_features(self, theta, X):
+        """f_θ(x) of each sample of X in evaluation mode (r_μ, r_v)."""
+        _, caches = self.M.forward(theta, X, False)
+        return caches[-1]["in"]
+
+    def train_pass(self, theta, party, batch):
+        """(Z, caches) of the training pass at theta on the batch."""
+        return self.M.forward(theta, [party.X[j] for j in batch], True)
+
+    def move(self, theta, caches, hp):
+        """theta with its buffers moved by the pass (bn.running)."""
+        theta = list(theta)
+        if hp["bn_update"]:
+            self.M.update_running(theta, caches, hp["bn_unbiased"])
+        return theta
+
+    def signal(self, Z, party, batch):
+        """(1/|b|) ∂CE/∂z per sample: (softmax(z) − e_y)/|b|."""
+        nb = len(batch)
+        return [[e / nb for e in self.M._signal(z, party.y[j], pl.NO_BUGS)[1]]
+                for z, j in zip(Z, batch)]
+
+
+def party_features(net, party, theta, bugs):
+    """f_θ(x) of every sample of the party (index order): l. 5 and l. 8's
+    features (BNNet: evaluation mode; bn-stats-train: one training pass
+    over the whole set)."""
+    if not isinstance(net, BNNet):
+        return [features(net, theta, x)[1] for x in party.X]
+    if "bn-stats-train" in bugs:
+        return net.train_pass(theta, party, range(party.n))[1][-1]["in"]
+    return net.eval_features(theta, party.X)
+
+
+def class_means(net, party, theta, K, bugs=frozenset()):
     """({k: μ_k}, {k: mean ‖f‖²}, {k: n_k}) over the party's samples."""
     sums, sq, cnt = {}, {}, {}
-    for x, y in zip(party.X, party.y):
+    feats = party_features(net, party, theta, bugs)
+    for f, y in zip(feats, party.y):
         k = int(y)
-        f = features(net, theta, x)[1]
         sums[k] = [a + b for a, b in zip(sums.get(k, [D0] * len(f)), f)]
         sq[k] = sq.get(k, D0) + sum(u * u for u in f)
         cnt[k] = cnt.get(k, 0) + 1
@@ -248,7 +343,7 @@ def class_means(net, party, theta, K):
 def statistics(net, party, theta, K, d, bugs):
     """(V_i, h_i as K·d entries) at theta."""
     # req: fedpac.stats
-    mu, s2, cnt = class_means(net, party, theta, K)
+    mu, s2, cnt = class_means(net, party, theta, K, bugs)
     n = Decimal(party.n)
     V, h = D0, []
     for k in range(K):
@@ -270,6 +365,55 @@ def head_grad(net, party, theta, batch, head):
         net.backward(theta, acts, net.out_signal(acts[-1], party.y[j]), L, g,
                      1 / Decimal(nb))
     return g
+
+
+def head_grad_bn(net, party, theta, batch, hp, bugs):
+    """l. 6 with batch normalisation: (∇ mean CE through the training pass
+    of the batch, whose head entries are used; theta with its buffers moved
+    by that pass)."""
+    M = net.M
+    Z, caches = net.train_pass(theta, party, batch)
+    G, g = net.signal(Z, party, batch), [D0] * net.P
+    for L, cache in zip(reversed(M.layers), reversed(caches)):
+        G = M._backward(L, cache, theta, G, g, pl.NO_BUGS)
+    if "bn-head-no-move" in bugs:
+        return g, list(theta)
+    return g, net.move(theta, caches, hp)
+
+
+def align_target(y, cbar, own, bugs, d):
+    target = cbar.get(y)
+    if target is None and own is not None:
+        target = own.get(y)
+    if target is None and "missing-zero" in bugs:
+        target = [D0] * d
+    return target
+
+
+def body_grad_bn(net, party, theta, batch, cbar, hp, d, bugs, own=None):
+    """l. 7 with batch normalisation: (∇ mean [CE + λ R] through ONE
+    training pass of the batch, the signal on the features f (the last
+    layer's input) being the head's back-signal plus λ ∂R/∂f / |b|;
+    theta with its buffers moved by that pass)."""
+    M, nb = net.M, len(batch)
+    Z, caches = net.train_pass(theta, party, batch)
+    G, g = net.signal(Z, party, batch), [D0] * net.P
+    G = M._backward(M.layers[-1], caches[-1], theta, G, g, pl.NO_BUGS)
+    feats = caches[-1]["in"]
+    if "bn-align-eval" in bugs:
+        feats = net.eval_features(theta, [party.X[j] for j in batch])
+    two = Decimal(1) if "align-half" in bugs else Decimal(2)
+    c = two / d if hp["mse"] else two
+    for r, j in enumerate(batch):
+        # req: fedpac.eq.align, fedpac.bn
+        target = align_target(int(party.y[j]), cbar, own, bugs, d)
+        if target is None:
+            continue
+        G[r] = [u + hp["lam"] * c * (fu - cu) / nb
+                for u, fu, cu in zip(G[r], feats[r], target)]
+    for L, cache in zip(reversed(M.layers[:-1]), reversed(caches[:-1])):
+        G = M._backward(L, cache, theta, G, g, pl.NO_BUGS)
+    return g, net.move(theta, caches, hp)
 
 
 def body_grad(net, party, theta, batch, cbar, hp, d, bugs, own=None):
@@ -309,7 +453,17 @@ def local_update(net, party, i, x, batches, cbar, hp, d, head, trace, t,
     if "body-first" in bugs:
         kinds = kinds[hp["tau_phi"]:] + kinds[:hp["tau_phi"]]
     for s, (batch, is_head) in enumerate(zip(batches, kinds), start=1):
-        if is_head:
+        if is_head and isinstance(net, BNNet):
+            # req: fedpac.alg1.l6, fedpac.bn
+            g, x = head_grad_bn(net, party, x, batch, hp, bugs)
+            x = [u - hp["eta_phi"] * gp if p in hs else u
+                 for p, (u, gp) in enumerate(zip(x, g))]
+        elif isinstance(net, BNNet):
+            # req: fedpac.alg1.l7, fedpac.bn
+            g, x = body_grad_bn(net, party, x, batch, cbar, hp, d, bugs, own)
+            x = [u - hp["eta"] * gp if p not in hs else u
+                 for p, (u, gp) in enumerate(zip(x, g))]
+        elif is_head:
             # req: fedpac.alg1.l6
             g = head_grad(net, party, x, batch, head)
             eta = hp["eta"] if "opt-one-lr" in bugs else hp["eta_phi"]
@@ -466,8 +620,9 @@ def replay(spec, bugs=frozenset()):
     v_i = (θ, φ_i) every client's final model."""
     with localcontext() as ctx:
         ctx.prec = PREC
-        net = Net(spec["model"])
         m = spec["model"]
+        bn = has_bn(m)
+        net = BNNet(m) if bn else Net(m)
         K = m.get("k", 2) if m["kind"] == "mlp" else m["layers"][-1]["out"]
         d = net.ops[-1][3]
         head = head_entries(net)
@@ -477,6 +632,8 @@ def replay(spec, bugs=frozenset()):
         w0 = [dec(u) for u in spec["init"]["w"]]
         hp = settings(spec["algorithm"], bugs)
         opt = optimizers(spec, net, bugs)
+        # bn.aggregate = parameters_only: the entries each v_i keeps
+        own_set = net.buffers if bn and hp["bn_keep"] else set()
         # req: fedpac.alg1.l1
         w, v, trace, cbar = list(w0), [list(w0) for _ in parties], Trace(), {}
         last, trained = {}, [0] * N
@@ -495,7 +652,7 @@ def replay(spec, bugs=frozenset()):
             for i, batches in plan:
                 # req: fedpac.alg1.l4, fedpac.alg1.l5
                 x = [w0[p] if (p in hs and "phi-reset" in bugs)
-                     else (v[i][p] if p in hs else w[p])
+                     else (v[i][p] if p in hs or p in own_set else w[p])
                      for p in range(net.P)]
                 trace.emit("client_begin", "train", t, i, 0, "v", x)
                 if opt is not None:
@@ -508,7 +665,7 @@ def replay(spec, bugs=frozenset()):
                     model = x
                     if "own-trained" in bugs:   # the last visit's θ_i
                         model = last.get(i, x)
-                    own = class_means(net, parties[i], model, K)[0]
+                    own = class_means(net, parties[i], model, K, bugs)[0]
                 trace.emit("note", "train", t, i, None, "V", [stats[i][0]])
                 trace.emit("note", "train", t, i, None, "h", stats[i][1])
                 hp_i = decayed(hp, t, trained[i], bugs)   # lr.*
@@ -523,7 +680,7 @@ def replay(spec, bugs=frozenset()):
                 trace.emit("client_end", "train", t, i, None, "v", x)
                 # req: fedpac.alg1.l8, fedpac.alg1.l9
                 model = start if "protos-start" in bugs else x
-                mu, _, cnt = class_means(net, parties[i], model, K)
+                mu, _, cnt = class_means(net, parties[i], model, K, bugs)
                 trace.emit("note", "train", t, i, None, "C", flat(mu, K, d))
                 trace.emit("note", "train", t, i, None, "n_C",
                            [Decimal(cnt.get(k, 0)) for k in range(K)])
@@ -531,7 +688,10 @@ def replay(spec, bugs=frozenset()):
                 # req: fedpac.alg1.l11
                 a_i = (Decimal(1) / len(ids) if "theta-uniform" in bugs
                        else Decimal(parties[i].n) / n_S)
-                acc = [s + a_i * u for s, u in zip(acc, x)]
+                # w's r_μ, r_v under parameters_only: the first
+                # participant's (serverbase.py:138-150), not averaged
+                acc = [(x[p] if i == ids[0] else acc[p]) if p in own_set
+                       else acc[p] + a_i * x[p] for p in range(net.P)]
             new, cnt = centroid_table(contrib, parties, hp)
             if "keep-old-global" in bugs:
                 new = {**cbar, **new}
@@ -560,9 +720,14 @@ def replay(spec, bugs=frozenset()):
             trace.emit("server", "train", t, None, None, "w", w)
             for i in range(N):
                 for p in range(net.P):
-                    if p not in hs:
+                    if p not in hs and p not in own_set:
                         v[i][p] = w[p]
         return trace, w, v, None
+
+
+def has_bn(model):
+    return model["kind"] == "layers" and any(
+        L["type"].startswith("batchnorm") for L in model["layers"])
 
 
 def supported(spec):
@@ -571,8 +736,11 @@ def supported(spec):
     m = spec["model"]
     ok_model = m["kind"] == "mlp" or (
         m["kind"] == "layers" and len(m.get("input", [])) == 1
-        and all(L["type"] in ("dense", "relu", "identity")
+        and all(L["type"] in ("dense", "relu", "identity", "batchnorm1d")
                 for L in m["layers"]))
+    if has_bn(m) and any(k.startswith("opt.") for k in
+                         spec["algorithm"].get("hyperparameters", {})):
+        return False    # the optimizers' view lists dense blocks only
     return (ok_model and m.get("loss", "cross_entropy") == "cross_entropy"
             and "clients" in spec.get("problem", {})
             and spec.get("init", {}).get("kind") == "given"

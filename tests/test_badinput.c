@@ -1704,11 +1704,16 @@ static const lettered_case LETTERED[] = {
           "\"switches\": {\"bn.aggregate\": \"parameters_only\"}}",
           ONE_ROUND),
      "algorithm.switches.bn.aggregate", "bn.aggregate does not apply to fedala"},
-    {"I18", "fedpac: bn.aggregate given",
-     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedpac\", "
-          "\"hyperparameters\": {\"eta\": 0.1}, "
-          "\"switches\": {\"bn.aggregate\": \"average\"}}", ONE_ROUND),
-     "algorithm.switches.bn.aggregate", "bn.aggregate does not apply to fedpac"},
+    {"I18", "fedpac: bn.aggregate = parameters_only on a model without batch normalisation",
+     SPEC(MOON_MLP, MOON_DATA, "\"algorithm\": {\"name\": \"fedpac\", "
+          "\"hyperparameters\": {\"eta\": 0.1, \"fedpac.lambda\": 0.5, "
+          "\"fedpac.eta_phi\": 0.2, \"fedpac.tau_phi\": 1}, "
+          "\"switches\": {\"bn.aggregate\": \"parameters_only\"}}",
+          ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only keeps each client's batch-norm running "
+     "statistics, but this model has no batch normalisation (no running_mean "
+     "or running_var): drop the switch"},
     /* -- bn.aggregate where it has nothing to act on (ref/io/spec_bn.c):
      * the refusal says why (I19); FedDyn's parameters_only on a model
      * without batch normalisation (I20) -- */
@@ -1759,6 +1764,28 @@ static const lettered_case LETTERED[] = {
      "bn.aggregate does not apply to fedproto: fedproto's clients exchange "
      "prototypes, never a model, so every client keeps its own running "
      "statistics whatever the switch would say"},
+    /* -- FedPAC with batch normalisation (ref/algorithms/fedpac.c,
+     * check_model and the steps' training passes): what it still refuses
+     * -- */
+#define PAC_HYP "\"algorithm\": {\"name\": \"fedpac\", \"hyperparameters\": " \
+    "{\"eta\": 0.1, \"fedpac.lambda\": 0.5, \"fedpac.eta_phi\": 0.2, " \
+    "\"fedpac.tau_phi\": 1}}"
+#define PAC_BN LAYERS("[16]", "cross_entropy", "{\"type\": \"dense\", " \
+    "\"out\": 2}, {\"type\": \"batchnorm1d\"}, {\"type\": \"dense\", " \
+    "\"out\": 2}")
+    {"I27", "fedpac: the mlp's bn option",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 16, \"h\": 2, \"k\": 2, "
+          "\"bn\": true}", IMG2, PAC_HYP, ONE_ROUND),
+     "model.bn",
+     "fedpac takes batch normalisation as batchnorm1d/batchnorm2d layers of "
+     "a layer list, not as the mlp's bn option"},
+    {"I28", "fedpac: a training pass of one sample under the unbiased running variance",
+     SPEC(PAC_BN, IMG2, PAC_HYP,
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [1]]]}")),
+     "schedule",
+     "running statistics at round 0, client 0, step 2"},
+#undef PAC_BN
+#undef PAC_HYP
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then

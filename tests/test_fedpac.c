@@ -20,6 +20,7 @@
 #include "suites.h"
 #include "testutil.h"
 #include "builder.h"
+#include "models/features_bn.h"
 
 enum { D = 2, H = 3, K = 3, P = H * D + H + K * H + K, W2 = 9, HP = K * H + K };
 
@@ -615,6 +616,141 @@ START_TEST(test_client_optimizers)
 }
 END_TEST
 
+/* Batch normalisation (a layer list dense 1→1, batchnorm1d with ε = 0 and
+ * ρ = 1/4, dense 1→2; w = (W1, b1, γ, β, r_μ, r_v, W, b) = (2, 1/2, 1, 0,
+ * 0, 1, (3/4, −1/2), (1/10, −1/5))), one client {x = 1, 3, 2}, y = (0, 1,
+ * 1), so a = 2x + 1/2 = 5/2, 13/2, 9/2; τ_φ = 1, batches {0, 1}, {1, 2}.
+ * l. 5 in evaluation mode: f = (a − r_μ)/√r_v = a, so h = (p_0 μ_0,
+ * p_1 μ_1) = (1/3 · 5/2, 2/3 · 11/2) = (5/6, 11/3) and V = (1/3)[(1/3)
+ * (25/4) − (1/9)(25/4) + (2/3)(125/4) − (4/9)(121/4)] = 79/27 (a training
+ * pass over the set would normalise a to (a − 9/2)/√(8/3) instead).
+ * l. 6's pass on {0, 1} (μ_B = 9/2, s²_B = 4, unbiased 8) moves r_μ, r_v
+ * to 9/8, 11/4 though θ is frozen; l. 7's on {1, 2} (a = 13/2, 9/2 at the
+ * unmoved W1, b1: μ_B = 11/2, unbiased 2) to (3/4)(9/8) + (1/4)(11/2) =
+ * 71/32 and (3/4)(11/4) + (1/4)·2 = 41/16; under bn.running = frozen they
+ * stay. */
+#define PAC_BN_SPEC(SWITCHES)                                                \
+    "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"layers\", "    \
+    "\"input\": [1], \"loss\": \"cross_entropy\", \"layers\": ["            \
+    "{\"type\": \"dense\", \"name\": \"fc1\", \"out\": 1}, "                \
+    "{\"type\": \"batchnorm1d\", \"name\": \"bn1\", \"eps\": 0, "            \
+    "\"momentum\": 0.25}, {\"type\": \"dense\", \"name\": \"out\", "        \
+    "\"out\": 2}]}, \"problem\": {\"clients\": [{\"X\": [[1], [3], [2]], "  \
+    "\"y\": [0, 1, 1]}]}, \"init\": {\"kind\": \"given\", \"w\": [2, 0.5, " \
+    "1, 0, 0, 1, 0.75, -0.5, 0.1, -0.2]}, \"algorithm\": {\"name\": "       \
+    "\"fedpac\", \"hyperparameters\": {\"eta\": 0.3, \"fedpac.lambda\": "   \
+    "0.5, \"fedpac.eta_phi\": 0.4, \"fedpac.tau_phi\": 1}, \"switches\": {" \
+    SWITCHES "}}, \"schedule\": {\"kind\": \"given\", \"rounds\": "          \
+    "[{\"clients\": [0], \"batches\": [[[0, 1], [1, 2]]]}]}}"
+
+START_TEST(test_bn_modes)
+{
+    /* req: fedpac.bn */
+    enum { G = 2, R_MU = 4, R_V = 5 };
+    const char *const texts[2] = {
+        PAC_BN_SPEC(""), PAC_BN_SPEC("\"bn.running\": \"frozen\"")};
+    for (int frozen = 0; frozen < 2; frozen++) {
+        pflref_spec *spec = tu_spec(texts[frozen]);
+        pflref_trajectory tj;
+        pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
+        const pflref_trace tr = {.emit = pflref_trajectory_emit, .ctx = &tj};
+        pflref_run_result *r = tu_run(spec, &tr);
+        const double *V = record(&tj, PFLREF_EV_NOTE, 0, 0, -1, "V", 1);
+        const double *h = record(&tj, PFLREF_EV_NOTE, 0, 0, -1, "h", 2);
+        ck_assert_msg(fabs(h[0] - 5.0 / 6.0) < 1e-14 &&
+                          fabs(h[1] - 11.0 / 3.0) < 1e-14,
+                      "h = (%.17g, %.17g): evaluation mode gives (5/6, 11/3)",
+                      h[0], h[1]);
+        ck_assert_msg(fabs(V[0] - 79.0 / 27.0) < 1e-14,
+                      "V = %.17g: evaluation mode gives 79/27", V[0]);
+        const double *x1 = record(&tj, PFLREF_EV_STEP, 0, 0, 1, "v", 10);
+        const double *x2 = record(&tj, PFLREF_EV_STEP, 0, 0, 2, "v", 10);
+        /* l. 6: θ (W1, b1, γ, β) frozen, the head moved */
+        ck_assert(x1[0] == 2.0 && x1[1] == 0.5 && x1[G] == 1.0 &&
+                  x1[G + 1] == 0.0);
+        ck_assert(fabs(x1[6] - 0.75) > 1e-6);
+        if (frozen) {
+            ck_assert(x1[R_MU] == 0.0 && x1[R_V] == 1.0 &&
+                      x2[R_MU] == 0.0 && x2[R_V] == 1.0);
+        } else {
+            ck_assert_msg(fabs(x1[R_MU] - 9.0 / 8.0) < 1e-14 &&
+                              fabs(x1[R_V] - 11.0 / 4.0) < 1e-14,
+                          "after l. 6: r_μ = %.17g, r_v = %.17g; its "
+                          "training pass gives 9/8, 11/4", x1[R_MU],
+                          x1[R_V]);
+            ck_assert_msg(fabs(x2[R_MU] - 71.0 / 32.0) < 1e-14 &&
+                              fabs(x2[R_V] - 41.0 / 16.0) < 1e-14,
+                          "after l. 7: r_μ = %.17g, r_v = %.17g; its "
+                          "training pass gives 71/32, 41/16", x2[R_MU],
+                          x2[R_V]);
+        }
+        /* l. 7 moved θ's β (the step ran; with ε = 0 the normalised a
+         * does not depend on W1 > 0 and b1, whose gradient is 0), not the
+         * head */
+        ck_assert(fabs(x2[G + 1]) > 1e-9 && x2[6] == x1[6]);
+        pflref_trajectory_free(&tj);
+        pflref_run_result_free(r);
+        pflref_spec_free(spec);
+    }
+}
+END_TEST
+
+/* ref/models/features_bn.c on PAC_BN_SPEC's model at w⁰ (γ = 1, β = 0,
+ * r_μ = 0, r_v = 1, ε = 0): evaluation mode gives f = a = 2x + 1/2 =
+ * 5/2, 13/2 for x = 1, 3; a training pass on that batch (μ_B = 9/2,
+ * s_B = 2) gives (a − 9/2)/2 = −1, 1, and the body gradient of the signal
+ * dΦ = (1, 0) through it is 0 for W1, b1 (ε = 0: f does not depend on
+ * them) and (1/2)(−1) for γ, 1/2 for β.  An mlp is refused. */
+START_TEST(test_bn_features_modes)
+{
+    /* req: fedpac.bn */
+    pflref_spec *spec = tu_spec(PAC_BN_SPEC(""));
+    const pflref_model *m = &spec->problem->model;
+    const pflref_data *Dat = &spec->problem->clients[0].train;
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(m, 3);
+    const size_t idx[2] = {0, 1};
+    const double w0[10] = {2, 0.5, 1, 0, 0, 1, 0.75, -0.5, 0.1, -0.2};
+    double A[2], F[2], g[10] = {0}, dPhi[2] = {1, 0};
+    ck_assert_int_eq(pflref_model_features_mode(m, w0, Dat, idx, 2, 0, ws, A,
+                                                F), PFLREF_OK);
+    ck_assert_msg(F[0] == 2.5 && F[1] == 6.5, "evaluation: f = (%.17g, "
+                  "%.17g), want (5/2, 13/2)", F[0], F[1]);
+    ck_assert_int_eq(pflref_model_features_mode(m, w0, Dat, idx, 2, 1, ws, A,
+                                                F), PFLREF_OK);
+    ck_assert_msg(F[0] == -1.0 && F[1] == 1.0, "training: f = (%.17g, "
+                  "%.17g), want (−1, 1)", F[0], F[1]);
+    ck_assert_int_eq(pflref_model_body_grad_features_train(m, w0, dPhi, Dat,
+                                                           idx, 2, ws, g),
+                     PFLREF_OK);
+    ck_assert_msg(fabs(g[0]) < 1e-15 && fabs(g[1]) < 1e-15 &&
+                      fabs(g[2] + 0.5) < 1e-15 && fabs(g[3] - 0.5) < 1e-15,
+                  "g = (%.17g, %.17g, %.17g, %.17g), want (0, 0, −1/2, 1/2)",
+                  g[0], g[1], g[2], g[3]);
+    pflref_model_workspace_free(ws);
+    pflref_spec_free(spec);
+    /* an mlp: refused, naming m */
+    tb_case *c = pac_case(0.35, 0.6, 0.45, 1);
+    const pflref_model *mm = &c->problem->model;
+    pflref_model_workspace *wm = pflref_model_workspace_alloc(mm, 5);
+    double Am[5 * H], Fm[5 * H];
+    ck_assert_int_eq(pflref_model_features_mode(mm, W0,
+                                                &c->problem->clients[0].train,
+                                                ALL, 3, 0, wm, Am, Fm),
+                     PFLREF_EINVAL);
+    pflref_model_workspace_free(wm);
+    tb_free(c);
+}
+END_TEST
+
+/* The two batch-norm vectors (golden/fedpac/make_fedpac.py). */
+START_TEST(test_bn_vectors)
+{
+    /* req: fedpac.bn */
+    tu_assert_golden("golden/fedpac/layers-bn-paper.json");
+    tu_assert_golden("golden/fedpac/layers-bn-pfllib.json");
+}
+END_TEST
+
 Suite *fedpac_suite(void)
 {
     Suite *s = suite_create("fedpac");
@@ -628,6 +764,9 @@ Suite *fedpac_suite(void)
     tcase_add_test(tc, test_missing_centroid_rules);
     tcase_add_test(tc, test_uniform_centroids_and_presets);
     tcase_add_test(tc, test_client_optimizers);
+    tcase_add_test(tc, test_bn_modes);
+    tcase_add_test(tc, test_bn_features_modes);
+    tcase_add_test(tc, test_bn_vectors);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -34,6 +34,17 @@ phases with one optimizer whose ExponentialLR steps after each train()
 (clientpac.py:95-96), so in client i's update of round t both η and η_φ
 are multiplied by γ^t, or by γ^(the rounds i trained in before) under
 lr.count = trainings (preset pfllib); lr.schedule = step: γ^⌊·/steps⌋.
+Batch normalisation (a layer list with batchnorm layers, through
+pfl_numpy_layers.Layers), torch's modes as PFLlib's clientpac.py uses
+them: the statistics and the centroids read f(x) in evaluation mode (the
+running statistics: collect_protos under model.eval()); every local step
+is one training pass on its batch (model.train()): the batch's statistics
+in the loss, in its gradient and in the features of the alignment term,
+and the pass moves the running statistics (bn.running = update), the
+classifier's steps included; the step itself never moves them.
+bn.aggregate = parameters_only (preset pfllib; set_parameters copies
+parameters() only): each client's model keeps the running statistics it
+left (w0's at first), and w's are the first participant's.
 """
 import copy
 import importlib
@@ -52,7 +63,7 @@ BUGS = ("fedpac-align-half", "fedpac-lambda-one", "fedpac-stats-after",
         "fedpac-no-threshold", "fedpac-renormalise-swap",
         "fedpac-own-round0", "fedpac-own-skip", "fedpac-centroid-swap",
         "fedpac-opt-head-plain", "fedpac-lr-phi-const",
-        "fedpac-lr-per-round")
+        "fedpac-lr-per-round", "fedpac-bn-stats-train")
 
 PRESETS = {
     "paper": {},
@@ -61,7 +72,7 @@ PRESETS = {
                  "fedpac.missing": "own_start"},
     "pfllib": {"fedpac.distance": "mse", "fedpac.alpha_small": "raw",
                "fedpac.centroid_weights": "uniform",
-               "lr.count": "trainings"},
+               "lr.count": "trainings", "bn.aggregate": "parameters_only"},
     # the official preset plus the authors' SGD(momentum=0.5,
     # weight_decay=5e-4) of both phases
     "official_run": {"fedpac.distance": "mse",
@@ -130,15 +141,37 @@ def run(spec, clients, w0, log, bug):
     raw = spec["problem"].get("clients")
     if raw is None:
         raise base.Unsupported("fedpac needs inline clients")
-    net = moon.Chain(spec["model"])
-    if not net.ce:
-        raise base.Unsupported("fedpac on a regression model")
-    _, (hw0, hw1), hb, d, K = net.layers[-1]
-    L = len(net.layers)
-    head = np.zeros(net_size(net), dtype=bool)
-    head[hw0:hw1] = True
-    if hb is not None:
-        head[hb[0]:hb[1]] = True
+    model = spec["model"]
+    bn = model["kind"] == "layers" and any(
+        Ly["type"].startswith("batchnorm") for Ly in model["layers"])
+    if bn:      # the layer list with its two modes
+        layers = importlib.import_module("pfl_numpy_layers")
+        lays = [layers.Layers(spec, c) for c in raw]
+        if lays[0].loss != "cross_entropy":
+            raise base.Unsupported("fedpac on a regression model")
+        if lays[0].dropout:
+            raise base.Unsupported("fedpac with dropout")
+        Hd = lays[0].head_layer()
+        d, K = Hd["in"][0], Hd["out"]
+        head = np.zeros(lays[0].P, dtype=bool)
+        for lo, hi in Hd["at"].values():
+            head[lo:hi] = True
+        net, L = None, len(lays[0].layers)
+    else:
+        net = moon.Chain(model)
+        if not net.ce:
+            raise base.Unsupported("fedpac on a regression model")
+        _, (hw0, hw1), hb, d, K = net.layers[-1]
+        L = len(net.layers)
+        head = np.zeros(net_size(net), dtype=bool)
+        head[hw0:hw1] = True
+        if hb is not None:
+            head[hb[0]:hb[1]] = True
+    agg = hp.get("bn.aggregate", "average")
+    if agg not in ("average", "parameters_only"):
+        raise base.Unsupported("fedpac with bn.aggregate %r" % agg)
+    # the running statistics each client keeps (parameters_only), else None
+    mine = base.buffers_of(spec) if bn and agg == "parameters_only" else None
     eta0, eta_phi0 = hp["eta"], hp["fedpac.eta_phi"]
     lam = 1.0 if bug == "fedpac-lambda-one" else hp["fedpac.lambda"]
     tau = int(hp["fedpac.tau_phi"])
@@ -176,12 +209,18 @@ def run(spec, clients, w0, log, bug):
     theta = w0.copy()                       # θ in the body entries
     phis = [w0[head].copy() for _ in data]
     cbar = {}                               # class -> centroid
+    kept = [w0.copy() for _ in data]        # each client's own buffers
 
-    def feats(x, X):
-        return net.forward(x, X, L - 1)[-1]
+    def feats(x, X, i):
+        """f(x) of the client's samples: evaluation mode with BN."""
+        if not bn:
+            return net.forward(x, X, L - 1)[-1]
+        train = bug == "fedpac-bn-stats-train"
+        _, caches = lays[i].forward(x, X, train=train)
+        return caches[-1]["X"].reshape(len(X), d)
 
-    def stats(x, X, y):
-        n_k, mu, s2 = _class_stats(feats(x, X), y, K)
+    def stats(x, X, y, i):
+        n_k, mu, s2 = _class_stats(feats(x, X, i), y, K)
         p = n_k / len(y)
         h = (mu if bug == "fedpac-no-prior" else p[:, None] * mu).ravel()
         V = float(np.sum(p * s2 - p ** 2 * (mu ** 2).sum(axis=1)))
@@ -199,6 +238,8 @@ def run(spec, clients, w0, log, bug):
                 phis[i] = w0[head].copy()
             x = theta.copy()
             x[head] = phis[i]
+            if mine is not None:
+                x[mine] = kept[i][mine]
             start_phi[i] = phis[i].copy()
             log("client_begin", "train", "v", x, round=t, client=i, step=0)
             # both step sizes of this train() call, then i's scheduler step
@@ -211,10 +252,10 @@ def run(spec, clients, w0, log, bug):
             opt_theta = opts.begin(1, i) if opts is not None else None
             if bug == "fedpac-opt-head-plain":
                 opt_phi = None
-            V, h = stats(x, X, y)
+            V, h = stats(x, X, y, i)
             own = None
             if own_start and (t > 0 or bug == "fedpac-own-round0"):
-                own = _class_stats(feats(x, X), y, K)[1]
+                own = _class_stats(feats(x, X, i), y, K)[1]
             log("note", "train", "V", [V], round=t, client=i)
             log("note", "train", "h", h, round=t, client=i)
             kinds = [q < tau for q, _ in enumerate(batches)]
@@ -223,16 +264,27 @@ def run(spec, clients, w0, log, bug):
             for s, (batch, is_head) in enumerate(zip(batches, kinds), 1):
                 Xb, yb = X[batch], y[batch]
                 nb = len(batch)
-                acts = net.forward(x, Xb)
-                g = np.zeros_like(x)
-                net.backward(x, acts, net.out_grad(acts[-1], yb), L, g,
-                             1.0 / nb)
+                if bn:      # one training pass: loss, features, statistics
+                    z, caches = lays[i].forward(x, Xb, train=True)
+                    Ezb = lays[i].signal(z, yb.astype(float))
+                    g, G = np.zeros_like(x), Ezb
+                    G = lays[i].backward(x, lays[i].layers[-1], caches[-1],
+                                         G, g)
+                    acts = None
+                else:
+                    acts = net.forward(x, Xb)
+                    g = np.zeros_like(x)
+                    net.backward(x, acts, net.out_grad(acts[-1], yb), L, g,
+                                 1.0 / nb)
+                if bn and is_head:
+                    x = lays[i].track(x)    # the pass's statistics
                 if is_head and opt_phi is not None:
                     x = opt_phi.step(x, g, eta_phi, mask=head)
                 elif is_head:
                     x = np.where(head, x - eta_phi * g, x)
                 else:
-                    Fb = acts[L - 1]
+                    Fb = (caches[-1]["X"].reshape(nb, d) if bn
+                          else acts[L - 1])
                     G = np.zeros_like(Fb)
                     for r, k in enumerate(yb):
                         c = cbar.get(int(k))
@@ -243,26 +295,44 @@ def run(spec, clients, w0, log, bug):
                         if c is not None:
                             G[r] = coef * (Fb[r] - c)
                     gR = np.zeros_like(x)
-                    net.backward(x, acts, G, L - 1, gR, 1.0 / nb)
-                    if opt_theta is not None:
-                        x = opt_theta.step(x, g + lam * gR, eta, mask=~head)
+                    if bn:  # CE's and λ R's signals on f, then the body
+                        G = (G * lam / nb + lays[i].backward(
+                            x, lays[i].layers[-1], caches[-1], Ezb,
+                            np.zeros_like(x))).reshape(caches[-1]["X"].shape)
+                        for Ly, cache in zip(reversed(lays[i].layers[:-1]),
+                                             reversed(caches[:-1])):
+                            G = lays[i].backward(x, Ly, cache, G, g)
+                        x = lays[i].track(x)
+                        lam_used = 0.0      # g already holds λ ∇R
                     else:
-                        x = np.where(head, x, x - eta * (g + lam * gR))
+                        net.backward(x, acts, G, L - 1, gR, 1.0 / nb)
+                        lam_used = lam
+                    if opt_theta is not None:
+                        x = opt_theta.step(x, g + lam_used * gR, eta,
+                                           mask=~head)
+                    else:
+                        x = np.where(head, x, x - eta * (g + lam_used * gR))
                 log("step", "train", "v", x, round=t, client=i, step=s)
             if bug == "fedpac-stats-after":
-                V, h = stats(x, X, y)
+                V, h = stats(x, X, y, i)
             got[i] = (V, h, x[head].copy())
             log("client_end", "train", "v", x, round=t, client=i)
             at = x.copy()
             if bug == "fedpac-protos-before":
                 at[~head] = theta[~head]
-            n_k, mu, _ = _class_stats(feats(at, X), y, K)
+            n_k, mu, _ = _class_stats(feats(at, X, i), y, K)
             log("note", "train", "C", mu.ravel(), round=t, client=i)
             log("note", "train", "n_C", n_k, round=t, client=i)
             contrib.append((n_k, mu))
             c = (1.0 / len(ids) if bug == "fedpac-theta-uniform"
                  else len(X) / n_S)
             acc += c * x
+            if mine is not None:
+                if i == ids[0]:     # w's buffers: the first participant's
+                    acc[mine] = x[mine]
+                else:
+                    acc[mine] -= c * x[mine]
+                kept[i] = x.copy()
         num, den, holders = np.zeros((K, d)), np.zeros(K), np.zeros(K)
         for n_k, mu in contrib:
             flat_w = uniform_c != (bug == "fedpac-proto-uniform")
@@ -311,6 +381,8 @@ def run(spec, clients, w0, log, bug):
     for i in range(N):
         x = theta.copy()
         x[head] = phis[i]
+        if mine is not None:
+            x[mine] = kept[i][mine]
         v.append(x)
     return {"w": theta, "v": np.array(v)}
 

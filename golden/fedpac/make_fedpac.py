@@ -40,6 +40,15 @@ Vectors (file = id without "fedpac/", '/' → '-'):
                          preset pfllib with PFLlib's -ld: lr.schedule =
                          exponential, γ = 3/4, lr.count = trainings (the
                          preset's); η and η_φ both decay (clientpac.py:95-96)
+  fedpac/layers/bn-paper a layer list with batch normalisation (dense 2→4,
+                         batchnorm1d, ReLU, dense 4→3): the statistics and
+                         centroids in evaluation mode (r_μ, r_v), every
+                         step a training pass that moves r_μ, r_v; the
+                         buffers averaged with θ (bn.aggregate = average)
+  fedpac/layers/bn-pfllib
+                         the same under preset pfllib (bn.aggregate =
+                         parameters_only: each client keeps its own r_μ,
+                         r_v, w takes the first participant's)
 
     /usr/bin/python3 golden/fedpac/make_fedpac.py [OUTDIR]
 """
@@ -401,11 +410,71 @@ def pfllib_lr():
     return out
 
 
+# batch normalisation: every batch of two samples or more (a training
+# pass of one sample has no unbiased variance, as torch refuses)
+ROUNDS_BN = [
+    {"clients": [0, 1], "batches": [[[0, 2], [1, 0, 2], [2, 1]],
+                                    [[2, 1, 0], [3, 1], [0, 3]]]},
+    {"clients": [2], "batches": [[[4, 0, 3], [1, 2], [3, 0]]]},
+    {"clients": [0, 1, 2], "batches": [[[1, 2], [0, 1]],
+                                       [[0, 3], [2, 1, 0], [1, 2]],
+                                       [[2, 4], [0, 1, 3]]]},
+]
+LAYERS_BN = {"kind": "layers", "input": [2], "loss": "cross_entropy",
+             "layers": [{"type": "dense", "name": "fc1", "out": 4},
+                        {"type": "batchnorm1d", "name": "bn1",
+                         "eps": 0.03125, "momentum": 0.2},
+                        {"type": "relu"},
+                        {"type": "dense", "name": "out", "out": 3}]}
+# fc1 (4 × 2, 4), bn1 (γ 4, β 4, r_μ 4, r_v 4), out (3 × 4, 3); r_μ, r_v
+# away from any batch's statistics, so evaluation and training differ
+W_LAYERS_BN = W_LAYERS[:12] + [
+    1.1, 0.85, 1.25, 0.95,
+    0.05, -0.15, 0.2, 0.1,
+    0.3, -0.45, 0.15, -0.2,
+    0.6, 1.35, 0.8, 2.1] + W_LAYERS[12:]
+BN_FLAGS = ["fedpac-bn-modes", "bn-running-frozen"]
+
+
+def bn_paper():
+    return make(
+        "layers/bn-paper",
+        "FedPAC on a layer list with batch normalisation (dense 2→4, "
+        "batchnorm1d, ReLU, dense 4→3), the paper's reading",
+        "η = 0.4, λ = 0.65, η_φ = 0.5, τ_φ = 1; ε = 1/32, ρ = 0.2.  l. 5's "
+        "statistics and l. 8's centroids in evaluation mode (r_μ, r_v: "
+        "f_θ(x) a function of x alone); every step of ll. 6-7 a training "
+        "pass (the batch's statistics, in the alignment term too) that "
+        "moves r_μ, r_v (unbiased r_v), θ frozen or not; the server "
+        "averages r_μ, r_v with θ (bn.aggregate = average).",
+        LAYERS_BN, W_LAYERS_BN, alg(0.4, 0.65, 0.5, 1), COMMON + BN_FLAGS,
+        rounds=ROUNDS_BN)
+
+
+def bn_pfllib():
+    return make(
+        "layers/bn-pfllib",
+        "FedPAC on the batch-norm layer list, the pfllib preset: each "
+        "client keeps its own running statistics (bn.aggregate = "
+        "parameters_only)",
+        "η = 0.45, λ = 0.55, η_φ = 0.35, τ_φ = 1, ε = 0.05; the problem "
+        "and rounds of fedpac/layers/bn-paper.  PFLlib's set_parameters "
+        "copies parameters() only (clientpac.py:105-107): v_i keeps its "
+        "r_μ, r_v (w⁰'s until it first trains), w's are the first "
+        "participant's (serverbase.py:138-150).",
+        LAYERS_BN, W_LAYERS_BN,
+        alg(0.45, 0.55, 0.35, 1, preset="pfllib", eps=0.05),
+        [f for f in PRESET_COMMON if f != "fedpac-missing-centroid"]
+        + ["fedpac-distance-mse", "fedpac-centroid-uniform",
+           "bn-own-buffers"] + BN_FLAGS,
+        rounds=ROUNDS_BN)
+
+
 def main():
     pg.write_all(sys.argv, HERE, (paper, mse, layers_paper, official,
                                   pfllib, drawn, momentum_decay,
                                   official_run, momentum_client,
-                                  pfllib_lr))
+                                  pfllib_lr, bn_paper, bn_pfllib))
 
 
 if __name__ == "__main__":

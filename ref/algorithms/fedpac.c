@@ -89,6 +89,31 @@
  * step sizes decay: η and η_φ each times γ^k, k client i's train() calls
  * before (lr.count = trainings, preset pfllib) or the round t.
  *
+ * Batch normalisation in the feature extractor (batchnorm1d/batchnorm2d
+ * layers of a layer list; the mlp's bn option is refused, check_model):
+ * torch's modes as PFLlib's clientpac.py runs them.  ll. 5 and 8 read
+ * f_θ(x) in evaluation mode, on r_μ, r_v, so f_θ(x) is a function of x
+ * alone (collect_protos under model.eval() and no_grad, :116-119; the
+ * statistics of set_parameters, :108, after it); they move nothing.  Each
+ * step of ll. 6-7 is a training pass on its batch (model.train(), :26):
+ * the gradient through the batch's μ_B, s²_B, l. 7's alignment term on the
+ * features of that same pass (rep at :68 enters :78), and the pass moves
+ * r_μ, r_v (bn.running = update; pflref_bn_running_move), in l. 6 too
+ * (torch moves buffers whatever requires_grad); the step leaves them
+ * (gradient 0).  The authors' code (JianXu95/FedPAC methods/fedpac.py:165,
+ * :173 with :69) runs its local steps after local_test's model.eval(), in
+ * evaluation mode; their models have no batch normalisation, so that
+ * reading is not a switch here (docs/algorithms/fedpac.md).
+ *   bn.aggregate  average | parameters_only: average, the authors'
+ *                 state_dict average (running.py:221 average_weights_
+ *                 weighted, methods/fedpac.py:85-91 update_base_model
+ *                 loads every key but the classifier's): r_μ, r_v are
+ *                 body entries, averaged with θ and sent to every client;
+ *                 parameters_only (preset pfllib; clientpac.py:105-107
+ *                 set_parameters copies parameters() only, serverbase.py:
+ *                 138-150): each v_i keeps its own r_μ, r_v (w⁰'s until it
+ *                 first trains; ws->own), w takes the first participant's.
+ *
  * Symbols:  θ ↔ the body entries of s->w and of every v_i   φ_i ↔ the head
  *           entries of s->v + i·P (Hn of them)   f_θ(x) ↔ ws->Phi rows (d)
  *           ĉ_{i,k} ↔ ws->C_i   c_k ↔ ws->C_bar (K × d; N_bar[k] = 0: none)
@@ -106,6 +131,7 @@
  * Determinism: clients, samples and the server's sums in ascending order.
  * Cost per client: two body passes over D_i, one gradient per step (a body
  * forward and backward more per body step); the server O(2^m m³) each.
+ * Batch normalisation adds an O(P) move of r_μ, r_v per step.
  */
 #include <math.h>
 #include <stdio.h>
@@ -115,6 +141,8 @@
 #include "algorithms/body.h"
 #include "algorithms/fedpac_qp.h"
 #include "core/mca.h"
+#include "engine/bn_own.h"
+#include "models/features_bn.h"
 
 static const char *const HEAD_LINE =
     "Alg. 1 l. 6: φ_i ← φ_i − η_φ ∇_φ ℓ(g_φ(f_θ(x)), y)";
@@ -162,13 +190,14 @@ typedef struct {
     double *phi_new;  /* M × Hn: the combined heads                        */
     unsigned char *head; /* P: 1 = a head entry (φ)                        */
     unsigned char *body; /* P: 1 = a body entry (θ): the optimizers' masks */
+    unsigned char *own;  /* P: 1 = an entry the client keeps as its own:
+                            r_μ, r_v under bn.aggregate = parameters_only */
     size_t d, K, Hn, M;  /* features, classes, head entries, participants  */
 } fedpac_work;
 
 static void *fedpac_work_alloc(const pflref_problem *problem,
                                const pflref_hyper *hyper)
 {
-    (void)hyper;
     const pflref_model *m = &problem->model;
     const size_t P = m->P, d = pflref_body_size(m), K = m->k;
     const size_t n = pflref_largest_train(problem), N = problem->N;
@@ -194,6 +223,7 @@ static void *fedpac_work_alloc(const pflref_problem *problem,
     ws->phi_new = pflref_work_doubles(&ws->list, M, ws->Hn);
     ws->head = pflref_work_flags(&ws->list, P);
     ws->body = pflref_work_flags(&ws->list, P);
+    ws->own = pflref_work_flags(&ws->list, P);
     /* req: fedpac.alg1.l1 */
     /* c^(0) is empty: N_bar = 0 for every class (zero-filled) */
     if (pflref_work_ready(ws) == NULL)
@@ -220,12 +250,20 @@ static void *fedpac_work_alloc(const pflref_problem *problem,
             ws->head[m->blocks[b].offset + p] = 1;
     for (size_t p = 0; p < P; p++)
         ws->body[p] = !ws->head[p];
+    /* bn.aggregate = parameters_only: client i's r_μ, r_v stay in v_i */
+    for (size_t b = 0; pflref_bn_keeps_own_in(problem, hyper) &&
+                       b < m->nblocks; b++)
+        for (size_t p = 0; m->blocks[b].is_buffer && p < m->blocks[b].size;
+             p++)
+            ws->own[m->blocks[b].offset + p] = 1;
     return ws;
 }
 
 /* The model must be a classifier with a body f_θ and a linear head: an
  * mlp without batch normalisation, or a layer list whose last layer is
- * dense after at least one layer and that has no batchnorm layer. */
+ * dense after at least one layer (batchnorm layers in its body taken:
+ * the statistics and centroids in evaluation mode, the steps in training
+ * mode; bn_features). */
 static pflref_status check_model(const pflref_model *m, pflref_error *err)
 {
     static const pflref_body_words words = {
@@ -234,13 +272,19 @@ static pflref_status check_model(const pflref_model *m, pflref_error *err)
         "last dense one); the model is ", ", which has no feature extractor",
         "fedpac needs a linear classifier φ: the layer list's last layer "
         "must be dense after at least one layer (the feature extractor)",
-        "fedpac's centroids and statistics average f_θ(x) of single "
-        "samples; with batch normalisation f_θ(x) depends on the whole "
-        "batch",
+        "fedpac takes batch normalisation as batchnorm1d/batchnorm2d "
+        "layers of a layer list, not as the mlp's bn option (whose "
+        "features have no evaluation-mode pass here): write the mlp as a "
+        "layer list",
         "fedpac needs a classifier (cross-entropy): its centroids and "
         "statistics are per class"};
     /* req: fedpac.model */
-    return pflref_body_check(m, &words, err);
+    if (!m->bn || m->kind != PFLREF_MODEL_LAYERS)
+        return pflref_body_check(m, &words, err);
+    /* pflref_body_check's tests but its refusal of batch normalisation */
+    pflref_model plain = *m;
+    plain.bn = 0;
+    return pflref_body_check(&plain, &words, err);
 }
 
 /* A participation must hold the τ_φ classifier steps. */
@@ -325,14 +369,34 @@ static pflref_status fedpac_check(const pflref_problem *problem,
     return pflref_schedule_walk(schedule, NULL, batch_fits, &n_max, err);
 }
 
-/* Phi := f_θ(x) of every sample of D at x (index order). */
+/* f_θ(x) of the nb samples idx of D at x into ws->A, ws->Phi: with
+ * batch normalisation in evaluation mode (train = 0: r_μ, r_v, so f_θ(x)
+ * is a function of x alone) or as a training pass (train = 1: the batch's
+ * μ_B, s²_B, left on the workspace for pflref_bn_running_move); without
+ * it the one features pass. */
+static pflref_status bn_features(const pflref_model *m, const double *x,
+                                 const pflref_data *D, const size_t *idx,
+                                 size_t nb, int train, pflref_state *s,
+                                 fedpac_work *ws)
+{
+    if (!m->bn)
+        return pflref_model_features(m, x, D, idx, nb, s->ws, ws->A,
+                                     ws->Phi);
+    /* req: fedpac.bn */
+    return pflref_model_features_mode(m, x, D, idx, nb, train, s->ws, ws->A,
+                                      ws->Phi);
+}
+
+/* Phi := f_θ(x) of every sample of D at x (index order), batch
+ * normalisation in evaluation mode (PFLlib clientpac.py:116-119
+ * collect_protos under model.eval() and no_grad; the statistics of
+ * set_parameters, :108, :137-187, after the last eval()). */
 static pflref_status all_features(pflref_state *s, size_t i, const double *x,
                                   fedpac_work *ws, pflref_error *err)
 {
     const pflref_model *m = &s->problem->model;
     const pflref_data *D = &s->problem->clients[i].train;
-    pflref_status st = pflref_model_features(m, x, D, ws->all, D->n, s->ws,
-                                             ws->A, ws->Phi);
+    pflref_status st = bn_features(m, x, D, ws->all, D->n, 0, s, ws);
     if (st != PFLREF_OK)
         return pflref_error_set(err, st, "model",
                                 "features failed at round %zu, client %zu",
@@ -419,7 +483,10 @@ static pflref_status body_grad(pflref_state *s, size_t i, const double *x,
                                          (long)s->t, (long)i, err);
     if (st != PFLREF_OK)
         return st;
-    st = pflref_model_features(m, x, D, idx, nb, s->ws, ws->A, ws->Phi);
+    /* the features of the step's own (training) pass: with batch
+     * normalisation on the batch's statistics (clientpac.py:68, :78: rep
+     * of the one forward in train() mode enters both terms) */
+    st = bn_features(m, x, D, idx, nb, 1, s, ws);
     if (st != PFLREF_OK)
         return pflref_error_set(err, st, "schedule",
                                 "features failed at round %zu, client %zu, "
@@ -440,8 +507,11 @@ static pflref_status body_grad(pflref_state *s, size_t i, const double *x,
     }
     if (!any || lambda == 0.0)
         return PFLREF_OK;
-    st = pflref_model_body_grad_features(m, x, ws->A, ws->dPhi, D, idx, nb,
-                                         s->ws, ws->g_R);
+    st = m->bn ? pflref_model_body_grad_features_train(m, x, ws->dPhi, D,
+                                                       idx, nb, s->ws,
+                                                       ws->g_R)
+               : pflref_model_body_grad_features(m, x, ws->A, ws->dPhi, D,
+                                                 idx, nb, s->ws, ws->g_R);
     if (st != PFLREF_OK)
         return pflref_error_set(err, st, "schedule",
                                 "body gradient failed at round %zu, client "
@@ -481,6 +551,15 @@ static pflref_status local_update(pflref_state *s, size_t i, double *x,
             if (st != PFLREF_OK)
                 return st;
         }
+        /* batch normalisation: the step's training pass moves r_μ, r_v
+         * (bn.running = update), in l. 6 too, θ frozen or not (torch's
+         * train() mode moves a module's buffers in every forward: PFLlib
+         * clientpac.py:26, :45, :68); no-op without it */
+        /* req: fedpac.bn */
+        st = pflref_bn_running_move(&s->hyper->bn, m, s->ws, x, (long)s->t,
+                                    (long)i, (long)(q + 1), err);
+        if (st != PFLREF_OK)
+            return st;
         /* θ fixed in l. 6 (the head's entries move), φ fixed in l. 7 */
         int finite = 1;
         pflref_optim_state *opt = pflref_optim_get(s, i, head ? 0 : 1);
@@ -668,8 +747,11 @@ static pflref_status fedpac_round(pflref_state *s,
         const size_t i = plan->clients[a];
         double *x = pflref_row(s->v, i, s->N, s->P);
         /* req: fedpac.alg1.l5 */
-        for (size_t p = 0; p < s->P; p++)   /* θ_i ← θ^(t), φ_i its own */
-            if (!ws->head[p])
+        /* θ_i ← θ^(t), φ_i its own; under bn.aggregate = parameters_only
+         * r_μ, r_v its own too (PFLlib clientpac.py:105-107 copies
+         * parameters() only) */
+        for (size_t p = 0; p < s->P; p++)
+            if (!ws->head[p] && !ws->own[p])
                 x[p] = ws->w_t[p];
         pflref_client_begin(s, i, "v", x, NULL, trace);
         pflref_client_lr(s, i, 0, 1);  /* η, η_φ of i's update (lr.count) */
@@ -687,8 +769,11 @@ static pflref_status fedpac_round(pflref_state *s,
         /* req: fedpac.alg1.l11 */
         const double a_i = (double)s->problem->clients[i].train.n / n_S;
         for (size_t p = 0; p < s->P; p++)
-            if (!ws->head[p])
+            if (!ws->head[p] && !ws->own[p])
                 s->accum[p] += a_i * x[p];
+            else if (ws->own[p] && a == 0)
+                s->accum[p] = x[p];   /* the first participant's r_μ, r_v
+                                       * (serverbase.py:138-150) */
     }
     centroids_publish(s, ws, trace);
     /* req: fedpac.alg1.l13 */
@@ -703,7 +788,7 @@ static pflref_status fedpac_round(pflref_state *s,
         return st;
     for (size_t i = 0; i < s->N; i++)   /* every v_i = (θ^(t+1), φ_i) */
         for (size_t p = 0; p < s->P; p++)
-            if (!ws->head[p])
+            if (!ws->head[p] && !ws->own[p])
                 s->v[i * s->P + p] = s->w[p];
     return PFLREF_OK;
 }

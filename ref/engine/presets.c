@@ -356,13 +356,16 @@ static const pflref_preset presets[] = {
     /* req: fedpac.preset.pfllib */
     {"fedpac", "pfllib",
      "fedpac.distance=mse fedpac.alpha_small=raw "
-     "fedpac.centroid_weights=uniform lr.count=trainings", NULL,
+     "fedpac.centroid_weights=uniform lr.count=trainings "
+     "bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: system/flcore/clients/clientpac.py:16, "
      ":72-78 (nn.MSELoss; a class without a global prototype keeps its own "
      "feature: no term, counted in the mean), :108 (V_i, h_i at the "
      "received model), :95-96 (the scheduler stepped after train()); "
      "servers/serverpac.py:178-193 (the plain mean of the "
-     "prototypes), :242 (α ≤ 1e-3 set to 0), :166-174 (not renormalised); "
+     "prototypes), :242 (α ≤ 1e-3 set to 0), :166-174 (not renormalised), "
+     "clientpac.py:105-107 (set_parameters copies parameters() only: each "
+     "client keeps its running statistics); "
      "not expressed: cvxpy's solve and its eigenvalue clipping, the "
      "client's single optimizer (give fedpac.eta_phi = eta) "
      "(docs/algorithms/fedpac.md)"},

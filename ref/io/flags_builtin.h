@@ -106,6 +106,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "fedpac-alpha-raw",
     "fedpac-alpha-renormalised",
     "fedpac-alpha-small",
+    "fedpac-bn-modes",
     "fedpac-centroid-uniform",
     "fedpac-centroids",
     "fedpac-combination",
