@@ -23,6 +23,7 @@ static const char *const VECTORS[] = {
     "golden/fedala/worked-stop-boundary.json",
     "golden/fedala/worked-partial-all.json",
     "golden/fedala/worked-pfllib-run.json",
+    "golden/fedala/layers-bn-pfllib.json",
 };
 
 /* Every vector is reproduced: every expected quantity was emitted and is

@@ -62,6 +62,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "dropout-train-mode",
     "feature-transpose",
     "fedala-ala-clients",
+    "fedala-bn-ala-passes",
     "fedala-clip",
     "fedala-lower-layers",
     "fedala-range",
