@@ -85,7 +85,7 @@ its gradients and running-statistics moves are pflref_exact_layers.Model's
 in 60-digit decimals, converted exactly).  Only under bn.aggregate =
 parameters_only (the presets official, pfllib and pfllib_run set it),
 the authors' and PFLlib's reading:
-  - ALA touches parameters() only (ALA.py:79-80, :86-87, :157-158): the
+  - ALA touches parameters() only (ALA.py:78-79, :86-87, :158-159): the
     range, p (layers holding parameters, or parameter tensors) and the
     sum_first test (params[0]) skip the buffers r_mu, r_v, and Theta_hat's
     buffers are Theta_i's own;

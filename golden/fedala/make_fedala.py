@@ -537,8 +537,8 @@ BN_ROUNDS = [
      "batches": [[[2, 4], [1, 3]], [[2, 0], [1, 3]], [[1, 2], [0, 1]]],
      "personal": [[[0, 1, 4]], [[1, 2]], [[0, 2]]]},
 ]
-BN_SOURCE = ("; TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:79-80, "
-             ":86-87, :90, :157-158 (parameters() only; model_t a deepcopy "
+BN_SOURCE = ("; TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:78-79, "
+             ":86-87, :91, :158-159 (parameters() only; model_t a deepcopy "
              "of the client's model, left in train() by clientALA.py:41), "
              "serverALA.py:111-123 (parameters() averaged into a deepcopy "
              "of the first upload); TsingZ0/PFLlib d832e76f6a23 "

@@ -84,17 +84,21 @@
  * are buffers, not parameters(); docs/algorithms/fedala.md): FedALA takes
  * it under bn.aggregate = parameters_only only (presets official, pfllib
  * and pfllib_run set it), the authors' and PFLlib's reading:
- *   - ALA reads and writes parameters() only (ALA.py:79-80, :86-87,
- *     :157-158): W_i covers parameter entries, p_unit = tensors counts
+ *   - ALA reads and writes parameters() only (ALA.py:78-79, :86-87,
+ *     :158-159): W_i covers parameter entries, p_unit = tensors counts
  *     parameter tensors (params[-layer_idx:]), the layers of p are those
  *     holding parameters; Θ̂_i's r_μ, r_v are Θ_i's own (the client's
  *     model keeps its buffers; Θ^{t−1}'s are never read by a client);
  *   - the weight-learning passes run model_t = deepcopy(local_model)
- *     (ALA.py:90) in training mode (the client's model was left in
+ *     (ALA.py:91) in training mode (the client's model was left in
  *     train() by its clientala.py:23 train()): each batch normalises with
  *     its own statistics, so the gradient of eq. (6) never reads r_μ,
  *     r_v; the statistics those passes move are model_t's, discarded
- *     with it (only its parameters are copied back, ALA.py:157-158);
+ *     with it (only its parameters are copied back, ALA.py:158-159);
+ *     a client evaluated since its last training would be in eval()
+ *     (serverALA.py:45-53: evaluate() after send_models) and normalise
+ *     with its running statistics: not modelled (docs/algorithms/
+ *     fedala.md);
  *   - l. 9's local training moves Θ_i's r_μ, r_v from Θ̂_i's (the
  *     client's own) at each step (pflref_bn_running_move, bn.running);
  *   - l. 11 averages parameters() only; Θ^t's r_μ, r_v are the first
@@ -189,7 +193,7 @@ static int same_layer(const pflref_model *m, size_t a, size_t b)
 
 /* The number of layers of m holding parameters (fedala.p_unit = layers)
  * or of parameter tensors (tensors): r_μ, r_v are buffers, not
- * parameters() (ALA.py:79-80). */
+ * parameters() (ALA.py:78-79). */
 static size_t count_units(const pflref_model *m, int p_unit)
 {
     size_t L = 0, last = m->nblocks;   /* the last parameter block seen */
