@@ -1737,7 +1737,8 @@ static const lettered_case LETTERED[] = {
      "statistics whatever the switch would say"},
     /* -- FedALA with batch normalisation (ref/algorithms/fedala.c): only
      * under bn.aggregate = parameters_only (I24); under fedala.p_unit =
-     * tensors p counts I_BN's 5 parameter tensors, not its 7 blocks (I25)
+     * tensors p counts I_BN's 5 parameter tensors, not its 7 blocks (I25);
+     * every ALA batch a training-mode pass over two samples or more (I26)
      * -- */
     {"I24", "fedala: batch normalisation under an explicit bn.aggregate = average",
      SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedala\", \"preset\": "
@@ -1756,6 +1757,17 @@ static const lettered_case LETTERED[] = {
      "algorithm.hyperparameters.fedala.p",
      "fedala.p = 6 must be in [0, 5], the model's parameter tensors (0: "
      "all)"},
+    {"I26", "fedala: a one-sample batch in D_i^s with batch normalisation",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedala\", \"preset\": "
+          "\"pfllib\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"fedala.eta\": 0.5, \"fedala.s\": 100, \"fedala.p\": 1}}",
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]]}, "
+                "{\"clients\": [0], \"batches\": [[[0, 1]]], "
+                "\"personal\": [[[0], [1]]]}")),
+     "schedule.rounds[1].personal[0]",
+     "ALA batch 1 of client 0 holds one sample: with batch normalisation "
+     "ALA's training-mode pass normalises over one entry per channel "
+     "(PyTorch's train() refuses it)"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then

@@ -244,6 +244,28 @@ static int in_round(const pflref_round_plan *r, size_t i)
     return 0;
 }
 
+/* The fewest entries a batchnorm layer of m normalises over per sample
+ * (1 for an mlp's bn and a batchnorm1d on features, H·W for a
+ * batchnorm2d), 0 without batch normalisation. */
+static size_t bn_span(const pflref_model *m)
+{
+    if (!m->bn)
+        return 0;
+    if (m->kind != PFLREF_MODEL_LAYERS)
+        return 1;
+    size_t span = 0;
+    for (size_t l = 0; l < m->nlayers; l++) {
+        const pflref_layer *L = &m->layers[l];
+        if (L->kind != PFLREF_LAYER_BATCHNORM1D &&
+            L->kind != PFLREF_LAYER_BATCHNORM2D)
+            continue;
+        const size_t e = L->in_size / L->out_shape[0];
+        if (span == 0 || e < span)
+            span = e;
+    }
+    return span;
+}
+
 /* Every participation from the second round on needs one pass over D_i^s
  * of exactly ⌊s n_i/100⌋ samples; the first-round lists are unread. */
 static pflref_status check_samples(const pflref_problem *problem,
@@ -303,6 +325,18 @@ static pflref_status check_samples(const pflref_problem *problem,
                     "one pass over D_i^s holds ⌊s n_i/100⌋ = %zu samples "
                     "of client %zu (s = %g, n_i = %zu); the list has %zu",
                     n_s, i, h->s, n_i, b->step_off[b->nsteps]);
+            /* with batch normalisation each ALA batch is a training-mode
+             * pass of model_t, which normalises over nb·span entries: one
+             * gives no batch statistics (PyTorch's train() refuses it) */
+            const size_t span = bn_span(&problem->model);
+            for (size_t q = 0; span > 0 && q < b->nsteps; q++)
+                if ((b->step_off[q + 1] - b->step_off[q]) * span < 2)
+                    return pflref_error_set(
+                        err, PFLREF_EINVAL, where,
+                        "ALA batch %zu of client %zu holds one sample: with "
+                        "batch normalisation ALA's training-mode pass "
+                        "normalises over one entry per channel (PyTorch's "
+                        "train() refuses it)", q + 1, i);
             /* a participant's indices the schedule's check validated; a
              * client outside the round's are validated here */
             for (size_t k = 0; j >= r->m && k < n_s; k++)
