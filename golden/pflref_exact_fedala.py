@@ -530,6 +530,7 @@ def replay(spec, bugs=frozenset(), state=None):
             trace.emit("client_end", "train", t, i, None, "theta_i", V[i])
             local[i] = V[i]
         first = None
+        # req: fedala.bn
         if own and rnd["clients"]:
             # deepcopy(uploaded_models[0]) (serverALA.py:118)
             first = rnd["clients"][-1 if "global-buffers-last" in bugs

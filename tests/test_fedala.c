@@ -281,6 +281,7 @@ END_TEST
  * ones. */
 START_TEST(test_bn_statistics_kept)
 {
+    /* req: fedala.bn */
     enum { P = 25, R0 = 15, R1 = 21, N = 4 };
     char *path = tu_repo_path("golden/fedala/layers-bn-pfllib.json");
     json_error_t je;

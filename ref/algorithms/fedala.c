@@ -584,6 +584,7 @@ static pflref_status fedala_round(pflref_state *s,
         pflref_accumulate(s->accum, (double)pr->clients[i].train.n / m_t,
                           theta_i, P);
     }
+    /* req: fedala.bn */
     /* bn.aggregate = parameters_only: Θ^t's r_μ, r_v are the first
      * participant's (deepcopy(uploaded_models[0]), serverALA.py:118,
      * PFLlib serverbase.py:141) */
