@@ -25,6 +25,7 @@ static const char *const VECTORS[] = {
     "golden/fedala/worked-partial-all.json",
     "golden/fedala/worked-pfllib-run.json",
     "golden/fedala/layers-bn-pfllib.json",
+    "golden/fedala/layers-bn-pfllib-run.json",
 };
 
 /* Every vector is reproduced: every expected quantity was emitted and is

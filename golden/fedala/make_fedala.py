@@ -36,6 +36,10 @@ lists (one pass in batches).
                  samples or more: ALA weighs parameters() only, Θ̂_i keeps
                  Θ_i's r_μ, r_v, the local steps move them, Θ takes the
                  first participant's
+  layers/bn-pfllib-run  preset pfllib_run (ALA on every client) on the
+                 same model and rounds, the outsiders' D_i^s added: a
+                 client outside the round takes Θ̂_i's parameters and keeps
+                 its own running statistics
 
     /usr/bin/python3 golden/fedala/make_fedala.py [OUTDIR]
 """
@@ -596,11 +600,49 @@ def bn_pfllib():
         problem=(BN_MODEL, CLIENTS, BN_INIT), tol=BN_TOL)
 
 
+# BN_ROUNDS with the outsiders' D_i^s (fedala.ala_clients = all): client
+# 1's 2 samples in round 1; client 0's 3 and client 3's 2 in round 2;
+# client 2's 4 in round 3
+BN_ROUNDS_ALL = [dict(BN_ROUNDS[0])] + [
+    dict(r, personal=r["personal"] + extra) for r, extra in zip(
+        BN_ROUNDS[1:], [[[[0, 3]]],
+                        [[[2, 4, 0]], [[1, 2]]],
+                        [[[0, 5], [3, 1]]]])]
+
+
+def bn_pfllib_run():
+    algorithm = {"name": "fedala", "preset": "pfllib_run",
+                 "hyperparameters": {"eta": 0.05, "fedala.eta": 3.0,
+                                     "fedala.s": 70, "fedala.p": 3,
+                                     "fedala.k": 2, "fedala.threshold": 0.01,
+                                     "fedala.max_epochs": 5}}
+
+    def check(spec, result, state):
+        assert final_with(spec, **{"bn.aggregate": "average"}) != result[2]
+
+    flags, mutants = subset("fedala-ala-clients", "bn-own-buffers",
+                            "bn-global-buffers", "fedala-bn-ala-passes")
+    return make(
+        "fedala/layers/bn-pfllib-run", "layers-bn-pfllib-run.json",
+        "FedALA on a layer list with batch normalisation as PFLlib's "
+        "server runs it (preset pfllib_run: ALA on every client, "
+        "bn.aggregate = parameters_only)",
+        "The clients, model, w⁰ and hyperparameters of "
+        "fedala/layers/bn-pfllib, its rounds with every client's D_i^s "
+        "(the participants' lists, then the others' in id order).  A "
+        "client outside the round runs ALA too: its Θ_i takes Θ̂_i, whose "
+        "running statistics are its own, so they do not move until it "
+        "trains; Θ's are the first participant's.",
+        algorithm, BN_ROUNDS_ALL, flags, mutants,
+        PAPER + "; " + OFFICIAL + "; " + PFLLIB_RUN + BN_SOURCE, check,
+        problem=(BN_MODEL, CLIENTS, BN_INIT), tol=BN_TOL)
+
+
 def main():
     pg.write_all(sys.argv, HERE, (paper_partial, p_tensors, sum_first,
                                   official, paper_alone, pfllib_alone,
                                   stop_boundary, all_partial, pfllib_run,
-                                  pfllib_lr, bn_pfllib))
+                                  pfllib_lr, bn_pfllib, bn_pfllib_run))
 
 
 if __name__ == "__main__":
