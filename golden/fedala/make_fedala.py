@@ -555,12 +555,11 @@ BN_TOL = {
     "basis": "fp64 reference in fixed order against 60-digit values of the "
              "binary inputs: a 25-parameter layer list whose batch "
              "normalisation divides by sqrt(s² + ε) with ε = 1/32 (so by "
-             "at most 1/sqrt(ε) ≈ 5.7, no amplification beyond that), at "
-             "most 5 ALA passes of one or two batches and two local steps "
-             "per round over four rounds, α = 0.05; the start phase's test "
-             "var < threshold² is asserted at least 1 % away from "
-             "equality; every flagged bug moves some value by more than "
-             "1e3 times the tolerance.",
+             "at most 1/sqrt(ε) ≈ 5.7, no amplification beyond that), one "
+             "ALA pass of one or two batches and two local steps per "
+             "client and round over four rounds, α = 0.05; no stopping "
+             "test is decided (one pass at most); every flagged bug moves "
+             "some value by more than 1e3 times the tolerance.",
 }
 
 
@@ -569,7 +568,7 @@ def bn_pfllib():
                  "hyperparameters": {"eta": 0.05, "fedala.eta": 3.0,
                                      "fedala.s": 70, "fedala.p": 3,
                                      "fedala.k": 2, "fedala.threshold": 0.01,
-                                     "fedala.max_epochs": 5}}
+                                     "fedala.max_epochs": 1}}
 
     def check(spec, result, state):
         # the buffers matter: averaging them changes the run
@@ -589,7 +588,9 @@ def bn_pfllib():
         "1/4), relu, dense(1), squared loss, w⁰ given with distinct running "
         "statistics; α = 0.05, η = 3, s = 70 (|D_i^s| = 3, 2, 4, 2), p = 3 "
         "parameter tensors (out.bias, out.weight, bn1.bias: bn1.weight and "
-        "fc1 take Θ), k = 2, threshold 0.01, at most 5 passes.  ALA weighs "
+        "fc1 take Θ), k = 2, threshold 0.01, at most 1 pass, so the start "
+        "phase is one pass like the later ones (the start phase and its "
+        "stopping rule are the worked vectors' subject).  ALA weighs "
         "parameters() only; Θ̂_i keeps the running statistics Θ_i last "
         "left (w⁰'s before it first trains), the weight-learning passes "
         "normalise with each batch's statistics and move none that are "
@@ -615,13 +616,16 @@ def bn_pfllib_run():
                  "hyperparameters": {"eta": 0.05, "fedala.eta": 3.0,
                                      "fedala.s": 70, "fedala.p": 3,
                                      "fedala.k": 2, "fedala.threshold": 0.01,
-                                     "fedala.max_epochs": 5}}
+                                     "fedala.max_epochs": 1}}
 
     def check(spec, result, state):
         assert final_with(spec, **{"bn.aggregate": "average"}) != result[2]
 
     flags, mutants = subset("fedala-ala-clients", "bn-own-buffers",
                             "bn-global-buffers", "fedala-bn-ala-passes")
+    # one pass per ALA: whether an outsider spends its start phase shows
+    # in fedala/worked/partial-all, not here
+    mutants["fedala-ala-clients"] = ["ala-clients-flip", "outsider-keeps"]
     return make(
         "fedala/layers/bn-pfllib-run", "layers-bn-pfllib-run.json",
         "FedALA on a layer list with batch normalisation as PFLlib's "
