@@ -79,6 +79,30 @@ Bugs (replay(spec, bugs)):
   lr-ignored, lr-shifted, lr-per-round   pflref_exact.round_factor's
   lr-ala-decayed   under lr.*, η_ALA (the W step) decays with alpha
 
+Batch normalisation (a layer list of dense, relu, identity and
+batchnorm1d layers with a squared loss, pflref_exact.Problem's layer view:
+its gradients and running-statistics moves are pflref_exact_layers.Model's
+in 60-digit decimals, converted exactly).  Only under bn.aggregate =
+parameters_only (the presets official, pfllib and pfllib_run set it),
+the authors' and PFLlib's reading:
+  - ALA touches parameters() only (ALA.py:78-79, :86-87, :158-159): the
+    range, p (layers holding parameters, or parameter tensors) and the
+    sum_first test (params[0]) skip the buffers r_mu, r_v, and Theta_hat's
+    buffers are Theta_i's own;
+  - the weight-learning passes run a deepcopy of the client's model in
+    training mode (train() was its last mode): every batch normalises with
+    its own statistics, so the W step never reads r_mu, r_v, and the
+    statistics the copy moves are dropped with it;
+  - the local steps move Theta_i's buffers (bn.running, bn.running_var:
+    pflref_exact.local_sgd through Problem.move_running);
+  - the server averages the parameters; Theta's buffers are the first
+    participant's (serverALA.py:118, deepcopy(uploaded_models[0])).
+BN bugs: start-global-buffers (Theta_hat takes Theta's r_mu, r_v),
+  start-w0-buffers (w0's), global-buffers-averaged, global-buffers-last,
+  ala-moves-buffers (the statistics of ALA's passes kept in Theta_hat),
+  p-counts-buffers (under tensors, p counts r_mu, r_v as tensors),
+  running-frozen (pflref_exact's: the local steps never move them).
+
 Learning-rate decay (lr.*; PFLlib clientala.py:48-49 steps the client's
 ExponentialLR after its train()): the local SGD's alpha (the spec's eta)
 is alpha c in client i's update of round t, c = pflref_exact.round_factor
@@ -97,18 +121,24 @@ ALGORITHM = "fedala"
 DIGITS = 60
 SWITCHES = {"fedala.skip": ["first_round", "sum_first"],
             "fedala.p_unit": ["layers", "tensors"],
-            "fedala.ala_clients": ["participants", "all"]}
+            "fedala.ala_clients": ["participants", "all"],
+            "bn.aggregate": ["average", "parameters_only"]}
 PRESETS = {
     # TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:82, :86, :95
-    "official": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors"},
+    # and serverALA.py:111-123 (parameters() only, a deepcopy of the first
+    # upload)
+    "official": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
+                 "bn.aggregate": "parameters_only"},
     # TsingZ0/PFLlib d832e76f6a23 system/utils/ALA.py (the same lines),
     # clients/clientala.py:48-49
+    # serverbase.py:138-150, clientbase.py:67-69 (parameters() only)
     "pfllib": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
-               "lr.count": "trainings"},
+               "lr.count": "trainings", "bn.aggregate": "parameters_only"},
     # the same and servers/serverala.py:73-74 (ALA on every client)
     # req: fedala.preset.pfllib_run
     "pfllib_run": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
-                   "fedala.ala_clients": "all", "lr.count": "trainings"},
+                   "fedala.ala_clients": "all", "lr.count": "trainings",
+                   "bn.aggregate": "parameters_only"},
 }
 MUTANTS = {
     "fedala-clip": ["clip-none", "clip-upper-only", "clip-lower-only"],
@@ -128,16 +158,36 @@ MUTANTS = {
     "batch-mean": ["batch-sum"],
     "lr-schedule": ["lr-ignored", "lr-shifted", "lr-ala-decayed"],
     "lr-count": ["lr-per-round"],
+    "bn-own-buffers": ["start-global-buffers", "start-w0-buffers"],
+    "bn-global-buffers": ["global-buffers-averaged", "global-buffers-last"],
+    "fedala-bn-ala-passes": ["ala-moves-buffers", "p-counts-buffers"],
+    "bn-running-frozen": ["running-frozen"],
 }
+LAYER_TYPES = ("dense", "relu", "identity", "batchnorm1d")
 DEFAULTS = {"fedala.threshold": Fraction(1, 10), "fedala.k": 10,
             "fedala.max_epochs": 1000}
 
 
+def has_bn(model):
+    return model["kind"] == "layers" and any(
+        L["type"].startswith("batchnorm") for L in model["layers"])
+
+
 def supported(spec):
-    """The specs replay() runs: a regression linear or mlp model on
-    inline clients, a given schedule."""
-    return (spec["algorithm"]["name"] == ALGORITHM
-            and spec["model"]["kind"] in ("linear", "mlp")
+    """The specs replay() runs: a regression linear or mlp model, or a
+    regression layer list of LAYER_TYPES (with batch normalisation under
+    bn.aggregate = parameters_only only), on inline clients, a given
+    schedule."""
+    m = spec["model"]
+    if m["kind"] == "layers":
+        ok = (m.get("loss") in ("squared", "half_squared")
+              and all(L["type"] in LAYER_TYPES for L in m["layers"]))
+        if ok and has_bn(m):
+            ok = settings(spec["algorithm"])[1]["bn.aggregate"] \
+                == "parameters_only"
+    else:
+        ok = m["kind"] in ("linear", "mlp")
+    return (spec["algorithm"]["name"] == ALGORITHM and ok
             and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")
 
@@ -166,9 +216,19 @@ def tidy(xs):
     return out
 
 
-def blocks(pr):
+def blocks(pr, bugs=frozenset()):
     """The model's parameter tensors from the input: (offset, size, layer)
-    with layer 0 the input layer."""
+    with layer 0 the input layer (a layer list: its layers holding
+    parameters, counted; r_mu, r_v are buffers, not parameters(), unless
+    the bug p-counts-buffers lists them as tensors of their layer)."""
+    if pr.kind == "layers":
+        out, ordinal = [], {}
+        for b, o in pr.layers.block_offsets():
+            if b["is_buffer"] and "p-counts-buffers" not in bugs:
+                continue
+            ordinal.setdefault(b["layer"], len(ordinal))
+            out.append((o, b["size"], ordinal[b["layer"]]))
+        return out
     if pr.kind == "linear":
         out = [(0, pr.d, 0)]
         if pr.bias:
@@ -189,7 +249,7 @@ def blocks(pr):
 def ala_range(pr, p, unit, bugs):
     """The entries ALA weighs: the top p layers or tensors (tensors: p = 0,
     every tensor)."""
-    bl = blocks(pr)
+    bl = blocks(pr, bugs)
     if unit == "tensors":
         chosen = bl if p == 0 else bl[len(bl) - p:]
         if "range-bottom" in bugs:
@@ -203,7 +263,7 @@ def ala_range(pr, p, unit, bugs):
     mark = [False] * pr.P
     for off, size, _ in chosen:
         for q in range(off, off + size):
-            mark[q] = True
+            mark[q] = q not in pr.buffers    # buffers are never weighed
     return mark
 
 
@@ -219,8 +279,15 @@ def predict(pr, c, theta, j):
 
 
 def batch_loss(pr, k, theta, batch):
-    """L(theta; b): the batch mean of (y-hat - y)^2 (squared) or half."""
+    """L(theta; b): the batch mean of (y-hat - y)^2 (squared) or half (a
+    layer list: its training-mode forward, the batch's statistics)."""
     c = pr.clients[k]
+    if pr.kind == "layers":
+        M, data = pr.layers, c["data"]
+        th = [M.D.num(x) for x in theta]
+        loss = M.batch_loss(th, [data.X[j] for j in batch],
+                            [data.y[j] for j in batch], True)
+        return Fraction(loss)
     s = Fraction(1) if pr.loss == "squared" else Fraction(1, 2)
     return s * sum((predict(pr, c, theta, j) - c["y"][j]) ** 2
                    for j in batch) / len(batch)
@@ -244,11 +311,14 @@ def clip(x, bugs):
     return x
 
 
-def hat_of(theta_g, theta_i, W, rng, bugs):
-    """Eq. (3) on the range, Theta below it."""
+def hat_of(theta_g, theta_i, W, rng, bugs, own=frozenset()):
+    """Eq. (3) on the range, Theta below it; own: the entries (r_mu, r_v)
+    that stay Theta_i's."""
     out = []
     for q in range(len(theta_g)):
-        if not rng[q]:
+        if q in own:
+            out.append(theta_i[q])
+        elif not rng[q]:
             out.append(theta_i[q] if "lower-local" in bugs else theta_g[q])
         elif "hat-swap" in bugs:
             out.append(theta_g[q] + (theta_i[q] - theta_g[q]) * W[q])
@@ -257,7 +327,8 @@ def hat_of(theta_g, theta_i, W, rng, bugs):
     return out
 
 
-def ala_pass(pr, i, hat, theta_g, theta_i, W, rng, passes, hp, bugs):
+def ala_pass(pr, i, hat, theta_g, theta_i, W, rng, passes, hp, bugs,
+             own=frozenset()):
     """One pass over D_i^s: (Theta_hat, W, the recorded loss)."""
     eta = hp["eta"] if "w-eta-alpha" in bugs else hp["fedala.eta"]
     start = list(hat)
@@ -275,7 +346,12 @@ def ala_pass(pr, i, hat, theta_g, theta_i, W, rng, passes, hp, bugs):
             W[q] = clip(W[q] + step if "w-grad-sign" in bugs
                         else W[q] - step, bugs)
         W[:] = tidy(W)
-        hat = tidy(hat_of(theta_g, theta_i, W, rng, bugs))
+        moved = hat
+        if "ala-moves-buffers" in bugs:    # model_t's statistics kept
+            moved = pr.move_running(i, at, batch, bugs)
+            theta_i = [moved[q] if q in own else x
+                       for q, x in enumerate(theta_i)]
+        hat = tidy(hat_of(theta_g, theta_i, W, rng, bugs, own))
     loss = sum(losses) / len(losses) if "loss-mean" in bugs else losses[-1]
     return hat, W, loss
 
@@ -297,8 +373,10 @@ def stop(losses, hp, bugs, margins):
                      "stop-le" in bugs)
 
 
-def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs):
-    """ALA for client i: (Theta_hat, passes made)."""
+def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs,
+        own=frozenset()):
+    """ALA for client i: (Theta_hat, passes made); own: the entries that
+    stay Theta_i's (r_mu, r_v)."""
     skip = sw["fedala.skip"]
     if "skip-flip" in bugs:
         skip = "sum_first" if skip == "first_round" else "first_round"
@@ -310,7 +388,7 @@ def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs):
                for q in range(first[0], first[0] + first[1])) == 0:
             return list(theta_i), 0
     # req: fedala.alg1.l8
-    hat = hat_of(theta_g, theta_i, W, rng, bugs)
+    hat = hat_of(theta_g, theta_i, W, rng, bugs, own)
     start_phase = i not in state["started"]
     if "start-never" in bugs:
         start_phase = False
@@ -322,7 +400,7 @@ def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs):
     # req: fedala.alg1.l6, fedala.alg1.l7
     while True:
         hat, W, loss = ala_pass(pr, i, hat, theta_g, theta_i, W, rng,
-                                passes, hp, bugs)
+                                passes, hp, bugs, own)
         losses.append(loss)
         if not start_phase or stop(losses, hp, bugs, state["margins"]):
             break
@@ -334,14 +412,20 @@ def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs):
     return hat, len(losses)
 
 
-def server(pr, local, bugs):
-    """Alg. 1 l. 11: Theta <- sum (n_i / sum n_j) Theta_i."""
+def server(pr, local, bugs, first=None):
+    """Alg. 1 l. 11: Theta <- sum (n_i / sum n_j) Theta_i; first (under
+    bn.aggregate = parameters_only): the participant whose r_mu, r_v
+    Theta takes."""
     # req: fedala.alg1.l11
     m_t = sum(pr.n(i) for i in local)
     c = {i: (Fraction(1, len(local)) if "uniform-weights" in bugs
              else Fraction(pr.n(i), m_t)) for i in local}
-    return [sum(c[i] * local[i][q] for i in sorted(local))
-            for q in range(pr.P)]
+    out = [sum(c[i] * local[i][q] for i in sorted(local))
+           for q in range(pr.P)]
+    if first is not None and "global-buffers-averaged" not in bugs:
+        for q in pr.buffers:
+            out[q] = local[first][q]
+    return out
 
 
 def replay(spec, bugs=frozenset(), state=None):
@@ -354,7 +438,12 @@ def replay(spec, bugs=frozenset(), state=None):
     if "p-flip" in bugs:
         unit = "tensors" if unit == "layers" else "layers"
     pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    pr.bn_switches(sw)
     w = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
+    w0 = list(w)
+    # bn.aggregate = parameters_only: r_mu, r_v stay each client's own
+    keep = bool(pr.buffers) and sw["bn.aggregate"] == "parameters_only"
+    own = pr.buffers if keep else frozenset()
     N = len(pr.clients)
     # req: fedala.alg1.l1
     V = [list(w) for _ in range(N)]
@@ -383,6 +472,13 @@ def replay(spec, bugs=frozenset(), state=None):
         if "lr-ala-decayed" not in bugs:
             return hp
         return dict(hp, **{"fedala.eta": hp["fedala.eta"] * factor(t, i)})
+    def held(i):
+        # Theta_i, its r_mu, r_v replaced under the bugs start-*-buffers
+        if not own or not ({"start-global-buffers", "start-w0-buffers"}
+                           & bugs):
+            return V[i]
+        src = w0 if "start-w0-buffers" in bugs else w
+        return [src[q] if q in own else x for q, x in enumerate(V[i])]
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         trace.emit("round_begin", "train", t, None, None, "w", w)
         outside = [i for i in range(N) if i not in rnd["clients"]]
@@ -396,8 +492,9 @@ def replay(spec, bugs=frozenset(), state=None):
             for i in range(N):
                 if "w-reset" in bugs:
                     Ws[i] = [Fraction(1)] * pr.P
-                hat, e = ala(pr, i, t, w, V[i], Ws[i], rng, personal.get(i),
-                             st, hp_ala(t, i), sw, bugs)
+                hat, e = ala(pr, i, t, w, held(i), Ws[i], rng,
+                             personal.get(i), st, hp_ala(t, i), sw, bugs,
+                             own)
                 trace.emit("note", "train", t, i, None, "ala_epochs",
                            [Fraction(e)])
                 trace.emit("note", "train", t, i, None, "W_i", Ws[i])
@@ -415,8 +512,9 @@ def replay(spec, bugs=frozenset(), state=None):
                 if "w-reset" in bugs:
                     Ws[i] = [Fraction(1)] * pr.P
                 # req: fedala.alg1.l5
-                hat, e = ala(pr, i, t, w, V[i], Ws[i], rng, personal.get(i),
-                             st, hp_ala(t, i), sw, bugs)
+                hat, e = ala(pr, i, t, w, held(i), Ws[i], rng,
+                             personal.get(i), st, hp_ala(t, i), sw, bugs,
+                             own)
                 trace.emit("note", "train", t, i, None, "ala_epochs",
                            [Fraction(e)])
                 trace.emit("note", "train", t, i, None, "W_i", Ws[i])
@@ -431,7 +529,13 @@ def replay(spec, bugs=frozenset(), state=None):
             # req: fedala.alg1.l10
             trace.emit("client_end", "train", t, i, None, "theta_i", V[i])
             local[i] = V[i]
-        w = tidy(server(pr, local, bugs))
+        first = None
+        # req: fedala.bn
+        if own and rnd["clients"]:
+            # deepcopy(uploaded_models[0]) (serverALA.py:118)
+            first = rnd["clients"][-1 if "global-buffers-last" in bugs
+                                   else 0]
+        w = tidy(server(pr, local, bugs, first))
         trace.emit("server", "train", t, None, None, "w", w)
     st["W"] = Ws
     return trace, w, V, None

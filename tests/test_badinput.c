@@ -1695,15 +1695,20 @@ static const lettered_case LETTERED[] = {
      "algorithm.switches.bn.aggregate",
      "bn.aggregate = parameters_only keeps each client's batch-norm running "
      "statistics, but this model has no batch normalisation"},
-    /* -- bn.aggregate is not a switch of FedALA nor of FedPAC: both refuse
-     * a model with batch normalisation (ref/algorithms/fedala.c,
-     * fedpac.c), so no running statistics travel (rows I17, I18) -- */
-    {"I17", "fedala: bn.aggregate given",
-     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedala\", "
-          "\"preset\": \"pfllib\", \"hyperparameters\": {\"eta\": 0.1}, "
+    /* -- bn.aggregate under FedALA (ref/algorithms/fedala.c): the presets
+     * set parameters_only, harmless on a model without batch
+     * normalisation, given explicitly there it is refused (row I17); a
+     * model with batch normalisation needs it (I24); p counts parameter
+     * tensors, not the running statistics (I25) -- */
+    {"I17", "fedala: bn.aggregate = parameters_only on a model without batch normalisation",
+     SPEC(MOON_MLP, MOON_DATA, "\"algorithm\": {\"name\": \"fedala\", "
+          "\"preset\": \"pfllib\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"fedala.eta\": 0.5, \"fedala.s\": 100, \"fedala.p\": 1}, "
           "\"switches\": {\"bn.aggregate\": \"parameters_only\"}}",
           ONE_ROUND),
-     "algorithm.switches.bn.aggregate", "bn.aggregate does not apply to fedala"},
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate = parameters_only keeps each client's batch-norm running "
+     "statistics, but this model has no batch normalisation"},
     {"I18", "fedpac: bn.aggregate = parameters_only on a model without batch normalisation",
      SPEC(MOON_MLP, MOON_DATA, "\"algorithm\": {\"name\": \"fedpac\", "
           "\"hyperparameters\": {\"eta\": 0.1, \"fedpac.lambda\": 0.5, "
@@ -1764,6 +1769,39 @@ static const lettered_case LETTERED[] = {
      "bn.aggregate does not apply to fedproto: fedproto's clients exchange "
      "prototypes, never a model, so every client keeps its own running "
      "statistics whatever the switch would say"},
+    /* -- FedALA with batch normalisation (ref/algorithms/fedala.c): only
+     * under bn.aggregate = parameters_only (I24); under fedala.p_unit =
+     * tensors p counts I_BN's 5 parameter tensors, not its 7 blocks (I25);
+     * every ALA batch a training-mode pass over two samples or more (I26)
+     * -- */
+    {"I24", "fedala: batch normalisation under an explicit bn.aggregate = average",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedala\", \"preset\": "
+          "\"pfllib\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"fedala.eta\": 0.5, \"fedala.s\": 100, \"fedala.p\": 1}, "
+          "\"switches\": {\"bn.aggregate\": \"average\"}}", ONE_ROUND),
+     "model",
+     "fedala: a model with batch normalisation needs bn.aggregate = "
+     "parameters_only (the authors' and PFLlib's reading: ALA weighs "
+     "parameters() only, each client's running statistics its own)"},
+    {"I25", "fedala: p counting the running statistics as tensors",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedala\", \"preset\": "
+          "\"pfllib\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"fedala.eta\": 0.5, \"fedala.s\": 100, \"fedala.p\": 6}}",
+          ONE_ROUND),
+     "algorithm.hyperparameters.fedala.p",
+     "fedala.p = 6 must be in [0, 5], the model's parameter tensors (0: "
+     "all)"},
+    {"I26", "fedala: a one-sample batch in D_i^s with batch normalisation",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedala\", \"preset\": "
+          "\"pfllib\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"fedala.eta\": 0.5, \"fedala.s\": 100, \"fedala.p\": 1}}",
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]]}, "
+                "{\"clients\": [0], \"batches\": [[[0, 1]]], "
+                "\"personal\": [[[0], [1]]]}")),
+     "schedule.rounds[1].personal[0]",
+     "ALA batch 1 of client 0 holds one sample: with batch normalisation "
+     "ALA's training-mode pass normalises over one entry per channel "
+     "(PyTorch's train() refuses it)"},
     /* -- FedPAC with batch normalisation (ref/algorithms/fedpac.c,
      * check_model and the steps' training passes): what it still refuses
      * -- */

@@ -6,6 +6,7 @@
  * one start phase, one pass afterwards, the authors' early return
  * (fedala.skip = sum_first), the presets, and the refusals of bad input. */
 #include <check.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@ static const char *const VECTORS[] = {
     "golden/fedala/worked-stop-boundary.json",
     "golden/fedala/worked-partial-all.json",
     "golden/fedala/worked-pfllib-run.json",
+    "golden/fedala/layers-bn-pfllib.json",
+    "golden/fedala/layers-bn-pfllib-run.json",
 };
 
 /* Every vector is reproduced: every expected quantity was emitted and is
@@ -200,7 +203,12 @@ START_TEST(test_presets)
                          PFLREF_OK);
         ck_assert_int_eq(h.fedala.skip, PFLREF_FEDALA_SKIP_SUM_FIRST);
         ck_assert_int_eq(h.fedala.p_unit, PFLREF_FEDALA_P_TENSORS);
+        /* serverALA.py:111-123, serverbase.py:138-150: parameters() */
+        ck_assert_int_eq(h.bn_aggregate, PFLREF_BN_AGGREGATE_PARAMETERS);
     }
+    pflref_hyper d;
+    pflref_hyper_defaults(&d);
+    ck_assert_int_eq(d.bn_aggregate, PFLREF_BN_AGGREGATE_AVERAGE);
 }
 END_TEST
 
@@ -265,6 +273,77 @@ START_TEST(test_ala_on_every_client)
 END_TEST
 
 /* Bad input, refused before round 0 with the field's path. */
+/* Batch normalisation under bn.aggregate = parameters_only, on the spec
+ * of fedala/layers/bn-pfllib (layout: fc1 6 + 3, bn1 γ, β 3 + 3, r_μ at
+ * 15, r_v at 18, out 3 + 1): whatever the values, Θ̂_i's running
+ * statistics (CLIENT_BEGIN) are those client i's model last left (w⁰'s
+ * before it first trains), never Θ's when they differ; W_i stays 1 on
+ * them; Θ's (SERVER) are the round's first participant's CLIENT_END
+ * ones. */
+START_TEST(test_bn_statistics_kept)
+{
+    /* req: fedala.bn */
+    enum { P = 25, R0 = 15, R1 = 21, N = 4 };
+    char *path = tu_repo_path("golden/fedala/layers-bn-pfllib.json");
+    json_error_t je;
+    json_t *vec = json_load_file(path, 0, &je);
+    ck_assert_ptr_nonnull(vec);
+    char *text = json_dumps(json_object_get(vec, "spec"), JSON_COMPACT);
+    pflref_spec *spec = tu_spec(text);
+    pflref_trajectory tj;
+    pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
+    const pflref_trace trace = {.emit = pflref_trajectory_emit, .ctx = &tj};
+    pflref_run_result *r = tu_run(spec, &trace);
+    double own[N][P], w[P];
+    long first = -1;          /* the round's first participant */
+    size_t begins = 0, differ = 0, servers = 0;
+    for (size_t q = 0; q < tj.count; q++) {
+        const pflref_record *rc = &tj.records[q];
+        const double *x = tj.values + rc->offset;
+        if (rc->kind == PFLREF_EV_ROUND_BEGIN) {
+            memcpy(w, x, sizeof w);
+            if (rc->round == 0)
+                for (size_t i = 0; i < N; i++)
+                    memcpy(own[i], x, sizeof w);
+            first = -1;
+        } else if (rc->kind == PFLREF_EV_NOTE &&
+                   strcmp(rc->name, "W_i") == 0) {
+            for (size_t p = R0; p < R1; p++)
+                ck_assert_double_eq(x[p], 1.0);
+        } else if (rc->kind == PFLREF_EV_CLIENT_BEGIN) {
+            const double *mine = own[rc->client];
+            int other = 0;
+            for (size_t p = R0; p < R1; p++) {
+                ck_assert_msg(x[p] == mine[p], "round %ld client %ld "
+                              "entry %zu: %.17g, its own %.17g", rc->round,
+                              rc->client, p, x[p], mine[p]);
+                other |= x[p] != w[p];
+            }
+            begins++;
+            differ += (size_t)other;
+        } else if (rc->kind == PFLREF_EV_CLIENT_END) {
+            memcpy(own[rc->client], x, sizeof w);
+            if (first < 0)
+                first = rc->client;
+        } else if (rc->kind == PFLREF_EV_SERVER) {
+            ck_assert_int_ge(first, 0);
+            for (size_t p = R0; p < R1; p++)
+                ck_assert_double_eq(x[p], own[first][p]);
+            servers++;
+        }
+    }
+    ck_assert_uint_eq(begins, 11);
+    ck_assert_uint_eq(servers, 4);
+    ck_assert_uint_ge(differ, 6);   /* Θ's would have been another start */
+    pflref_run_result_free(r);
+    pflref_trajectory_free(&tj);
+    pflref_spec_free(spec);
+    free(text);
+    json_decref(vec);
+    free(path);
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
     static const struct {
@@ -385,6 +464,7 @@ Suite *fedala_suite(void)
     tcase_add_test(tc, test_sum_first_returns);
     tcase_add_test(tc, test_presets);
     tcase_add_test(tc, test_ala_on_every_client);
+    tcase_add_test(tc, test_bn_statistics_kept);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_sample_lists);
     tcase_add_test(tc, test_hyper_refused);

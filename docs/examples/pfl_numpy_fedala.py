@@ -39,6 +39,17 @@ SGD's alpha of client i in round t is alpha gamma^t, or alpha gamma^(the
 rounds i trained in before) under lr.count = trainings (presets pfllib,
 pfllib_run); ALA's eta_w is a plain float in PFLlib's ALA (its torch
 optimizer has lr = 0) and stays.
+Batch normalisation (a regression layer list with batchnorm layers): only
+with bn.aggregate = parameters_only (the three presets set it), as the
+authors' ALA.py and PFLlib's server treat it: ALA only touches
+parameters(), so the running means and variances are not weighed, do not
+count as tensors of p and are not written into the start point, which
+keeps the client's own; the passes that learn W_i run on a throw-away
+copy of the client's model in training mode (batch statistics; whatever
+that copy's statistics do is thrown away with it); the client's local
+steps move its own statistics; the server averages the parameters and
+takes the running statistics of the round's first participant (a
+deepcopy of the first upload).
 """
 import importlib
 import sys
@@ -53,7 +64,9 @@ BUGS = ("fedala-no-clip", "fedala-clip-upper-only", "fedala-w-no-diff",
         "fedala-start-global", "fedala-stop-sample-std", "fedala-stop-at-k",
         "fedala-loss-mean", "fedala-skip-ignored", "fedala-w-reset",
         "fedala-uniform-server", "fedala-ala-participants-only",
-        "fedala-outsider-model-kept", "fedala-lr-per-round")
+        "fedala-outsider-model-kept", "fedala-lr-per-round",
+        "fedala-bn-start-from-global", "fedala-bn-server-average",
+        "fedala-bn-ala-tracks")
 
 
 def _base():
@@ -69,7 +82,9 @@ def _config(spec):
     cfg = {"fedala.threshold": 0.1, "fedala.k": 10,
            "fedala.max_epochs": 1000, "fedala.skip": "first_round",
            "fedala.p_unit": "layers", "fedala.ala_clients": "participants"}
-    code = {"fedala.skip": "sum_first", "fedala.p_unit": "tensors"}
+    cfg["bn.aggregate"] = "average"
+    code = {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
+            "bn.aggregate": "parameters_only"}
     pfllib = dict(code, **{"lr.count": "trainings"})
     presets = {"official": code, "pfllib": pfllib,
                "pfllib_run": dict(pfllib, **{"fedala.ala_clients": "all"})}
@@ -86,10 +101,23 @@ def _config(spec):
 
 
 def _tensors(spec):
-    """The model's parameter tensors from the input: (offset, size, layer)."""
+    """The model's parameter tensors from the input: (offset, size, layer);
+    a layer list's running statistics are no parameters and are left
+    out, its layers numbered in order of appearance."""
     base = _base()
-    if spec["model"]["kind"] not in ("linear", "mlp"):
-        raise base.Unsupported("fedala on a %s model" % spec["model"]["kind"])
+    kind = spec["model"]["kind"]
+    if kind == "layers":
+        out, seen = [], []
+        for name, off, size, _ in base.model_blocks(spec["model"]):
+            if name.endswith(("running_mean", "running_var")):
+                continue
+            layer = name.rsplit(".", 1)[0]
+            if layer not in seen:
+                seen.append(layer)
+            out.append((off, size, seen.index(layer)))
+        return out
+    if kind not in ("linear", "mlp"):
+        raise base.Unsupported("fedala on a %s model" % kind)
     return [(off, size, 1 if "head" in groups and "input" not in groups
              else 0)
             for _, off, size, groups in base.model_blocks(spec["model"])]
@@ -108,7 +136,7 @@ def _range(spec, cfg, bug):
         keep = (lambda layer: layer < p) if bug == "fedala-p-from-input" \
             else (lambda layer: layer > top - p)
         chosen = [t for t in tensors if keep(t[2])]
-    mask = np.zeros(sum(size for _, size, _ in tensors), dtype=bool)
+    mask = np.zeros(_base().parameter_count(spec["model"]), dtype=bool)
     for off, size, _ in chosen:
         mask[off:off + size] = True
     return mask
@@ -116,6 +144,9 @@ def _range(spec, cfg, bug):
 
 def _loss(data, theta, batch):
     """The batch-mean loss of a regression model."""
+    if hasattr(data, "losses"):       # a layer list, in training mode
+        return float(np.mean(data.losses(theta, data.X[batch],
+                                          data.y[batch])))
     if hasattr(data, "body_forward"):
         z = data.body_forward(theta, batch) @ data.part(
             theta, "W2", (1, data.h)).T + data.part(theta, "b2", (1,))
@@ -135,7 +166,7 @@ def _converged(losses, cfg, bug):
     return float(np.std(losses[-k:], ddof=ddof)) < cfg["fedala.threshold"]
 
 
-def _one_pass(data, hat, diff, base_i, W, mask, passes, eta_w, bug):
+def _one_pass(data, hat, diff, base_i, W, mask, passes, eta_w, bug, own):
     """One pass over D_i^s: returns (hat, the loss recorded)."""
     seen = []
     first = hat.copy()
@@ -150,17 +181,22 @@ def _one_pass(data, hat, diff, base_i, W, mask, passes, eta_w, bug):
             if bug != "fedala-clip-upper-only":
                 W[mask] = np.minimum(W[mask], 1.0)
         hat = hat.copy()
+        if bug == "fedala-bn-ala-tracks" and own is not None:
+            hat = data.track(hat)
         hat[mask] = base_i[mask] + diff[mask] * W[mask]
     return hat, (float(np.mean(seen)) if bug == "fedala-loss-mean"
                  else seen[-1])
 
 
-def _ala(data, theta, theta_i, W, mask, passes, first_time, cfg, bug):
-    """(Theta_hat, passes made) of one ALA; W is learned in place."""
+def _ala(data, theta, theta_i, W, mask, passes, first_time, cfg, bug, own):
+    """(Theta_hat, passes made) of one ALA; W is learned in place; own:
+    the running statistics, which stay theta_i's (None: no such entry)."""
     diff = theta - theta_i
     base_i = theta_i
     hat = theta_i if bug == "fedala-lower-keep-local" else theta
     hat = hat.copy()
+    if own is not None and bug != "fedala-bn-start-from-global":
+        hat[own] = theta_i[own]
     if bug == "fedala-hat-swapped":
         base_i, diff = theta, theta_i - theta
     hat[mask] = base_i[mask] + diff[mask] * W[mask]
@@ -168,7 +204,7 @@ def _ala(data, theta, theta_i, W, mask, passes, first_time, cfg, bug):
     losses = []
     while True:
         hat, loss = _one_pass(data, hat, diff, base_i, W, mask, passes,
-                              eta_w, bug)
+                              eta_w, bug, own)
         losses.append(loss)
         if not first_time or _converged(losses, cfg, bug):
             break
@@ -190,6 +226,13 @@ def _skips(spec, t, theta, theta_i, cfg, bug):
 def run(spec, clients, w0, log, bug):
     cfg = _config(spec)
     mask = _range(spec, cfg, bug)
+    base = _base()
+    own = getattr(clients[0], "buffers", None)
+    if own is not None and not own.any():
+        own = None
+    if own is not None and cfg["bn.aggregate"] != "parameters_only":
+        raise base.Unsupported("fedala with batch normalisation under "
+                               "bn.aggregate %r" % cfg["bn.aggregate"])
     theta = np.array(w0, dtype=float)
     local = [theta.copy() for _ in clients]
     weights = [np.ones_like(theta) for _ in clients]
@@ -203,7 +246,6 @@ def run(spec, clients, w0, log, bug):
     if bug == "fedala-lr-per-round":
         decay["lr.count"] = "rounds"
     trained = [0] * len(clients)    # each client's train() calls so far
-    base = _base()
 
     def adapt(t, i, passes):
         """Client i's ALA in round t: its Theta_hat (notes logged)."""
@@ -220,7 +262,7 @@ def run(spec, clients, w0, log, bug):
             if bug == "fedala-start-global":
                 first = t == 1
             hat, made = _ala(clients[i], theta, local[i], weights[i],
-                             mask, passes, first, cfg, bug)
+                             mask, passes, first, cfg, bug, own)
             started.add(i)
         log("note", "train", "ala_epochs", [made], round=t, client=i)
         log("note", "train", "W_i", weights[i], round=t, client=i)
@@ -252,6 +294,7 @@ def run(spec, clients, w0, log, bug):
             trained[i] += 1
             for s, batch in enumerate(batches, start=1):
                 x = x - alpha * clients[i].grad(x, batch)
+                x = base.track(clients[i], x)   # its statistics move x's
                 log("step", "train", "theta_i", x, round=t, client=i, step=s)
             log("client_end", "train", "theta_i", x, round=t, client=i)
             local[i] = x
@@ -260,5 +303,8 @@ def run(spec, clients, w0, log, bug):
              for i in uploads}
         total = sum(n.values())
         theta = sum(n[i] / total * uploads[i] for i in sorted(uploads))
+        if own is not None and uploads and bug != "fedala-bn-server-average":
+            # a deepcopy of the first upload, its parameters averaged
+            theta = np.where(own, uploads[rnd["clients"][0]], theta)
         log("server", "train", "w", theta, round=t)
     return {"w": theta, "v": np.array(local)}

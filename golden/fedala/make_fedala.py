@@ -30,6 +30,16 @@ lists (one pass in batches).
                  ALA's η does not)
   pfllib-run     preset pfllib_run (pfllib and ala_clients = all), the
                  same rounds
+  layers/bn-pfllib  preset pfllib (bn.aggregate = parameters_only) on a
+                 layer list with a batchnorm1d layer (dense 3, bn, relu,
+                 dense 1; squared loss), s = 70 so every batch holds two
+                 samples or more: ALA weighs parameters() only, Θ̂_i keeps
+                 Θ_i's r_μ, r_v, the local steps move them, Θ takes the
+                 first participant's
+  layers/bn-pfllib-run  preset pfllib_run (ALA on every client) on the
+                 same model and rounds, the outsiders' D_i^s added: a
+                 client outside the round takes Θ̂_i's parameters and keeps
+                 its own running statistics
 
     /usr/bin/python3 golden/fedala/make_fedala.py [OUTDIR]
 """
@@ -161,7 +171,7 @@ def subset(*flags):
 
 
 def make(vid, fname, title, description, algorithm, rounds, flags, mutants,
-         source, check=None, problem=None, boundary=False):
+         source, check=None, problem=None, boundary=False, tol=TOL):
     model, clients, init = problem or (MODEL, CLIENTS, INIT)
     spec = pg.given_spec(title, description, model, clients, init, algorithm,
                          rounds)
@@ -176,11 +186,11 @@ def make(vid, fname, title, description, algorithm, rounds, flags, mutants,
             state["margins"]
     if check is not None:
         check(spec, result, state)
-    exp = pg.checked_expected(vid, TOL, flags, mutants, result,
+    exp = pg.checked_expected(vid, tol, flags, mutants, result,
                               lambda bugs: xa.replay(spec, bugs),
                               lambda trace, w, v, alpha: (trace, w, v))
     prov = pg.provenance("independent", source, GENERATOR)
-    return fname, pg.vector(vid, title, prov, flags, spec, TOL, exp)
+    return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
 
 
 def clipped_both_ways(state):
@@ -504,11 +514,139 @@ def pfllib_lr():
         + LR_SOURCE, check)
 
 
+BN_MODEL = {"kind": "layers", "input": [2], "loss": "squared",
+            "layers": [{"type": "dense", "name": "fc1", "out": 3},
+                       {"type": "batchnorm1d", "name": "bn1",
+                        "eps": 0.03125, "momentum": 0.25},
+                       {"type": "relu"},
+                       {"type": "dense", "name": "out", "out": 1}]}
+# fc1.weight (3 x 2), fc1.bias, bn1.weight, bn1.bias, bn1.running_mean,
+# bn1.running_var, out.weight (1 x 3), out.bias
+BN_INIT = {"kind": "given",
+           "w": [0.45, -0.3, 0.25, 0.55, -0.35, 0.2, 0.1, -0.15, 0.05,
+                 1.1, 0.9, 1.2, 0.12, -0.08, 0.04,
+                 0.07, -0.11, 0.03, 1.3, 0.8, 1.15,
+                 0.6, -0.4, 0.5, 0.02]}
+# s = 70: |D_i^s| = 3, 2, 4, 2; every batch two samples or more
+BN_ROUNDS = [
+    {"clients": [0, 1, 2],
+     "batches": [[[0, 1], [2, 3]], [[1, 2], [0, 3]], [[4, 5], [0, 2]]]},
+    {"clients": [0, 2, 3],
+     "batches": [[[3, 4], [0, 2]], [[1, 3], [2, 5]], [[0, 2], [1, 2]]],
+     "personal": [[[1, 2, 3]], [[2, 3], [4, 5]], [[0, 1]]]},
+    {"clients": [1, 2],
+     "batches": [[[0, 3], [1, 2]], [[5, 1], [3, 0]]],
+     "personal": [[[2, 3]], [[0, 1], [2, 3]]]},
+    {"clients": [0, 1, 3],
+     "batches": [[[2, 4], [1, 3]], [[2, 0], [1, 3]], [[1, 2], [0, 1]]],
+     "personal": [[[0, 1, 4]], [[1, 2]], [[0, 2]]]},
+]
+BN_SOURCE = ("; TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:78-79, "
+             ":86-87, :91, :158-159 (parameters() only; model_t a deepcopy "
+             "of the client's model, left in train() by clientALA.py:41), "
+             "serverALA.py:111-123 (parameters() averaged into a deepcopy "
+             "of the first upload); TsingZ0/PFLlib d832e76f6a23 "
+             "servers/serverbase.py:138-150, clients/clientbase.py:67-69")
+
+
+BN_TOL = {
+    "atol": 1e-10,
+    "rtol": 1e-10,
+    "basis": "fp64 reference in fixed order against 60-digit values of the "
+             "binary inputs: a 25-parameter layer list whose batch "
+             "normalisation divides by sqrt(s² + ε) with ε = 1/32 (so by "
+             "at most 1/sqrt(ε) ≈ 5.7, no amplification beyond that), one "
+             "ALA pass of one or two batches and two local steps per "
+             "client and round over four rounds, α = 0.05; no stopping "
+             "test is decided (one pass at most); every flagged bug moves "
+             "some value by more than 1e3 times the tolerance.",
+}
+
+
+def bn_pfllib():
+    algorithm = {"name": "fedala", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.05, "fedala.eta": 3.0,
+                                     "fedala.s": 70, "fedala.p": 3,
+                                     "fedala.k": 2, "fedala.threshold": 0.01,
+                                     "fedala.max_epochs": 1}}
+
+    def check(spec, result, state):
+        # the buffers matter: averaging them changes the run
+        assert final_with(spec, **{"bn.aggregate": "average"}) != result[2]
+
+    flags, mutants = subset("fedala-w-gradient", "fedala-range",
+                            "fedala-lower-layers", "bn-own-buffers",
+                            "bn-global-buffers", "fedala-bn-ala-passes",
+                            "bn-running-frozen")
+    return make(
+        "fedala/layers/bn-pfllib", "layers-bn-pfllib.json",
+        "FedALA on a layer list with batch normalisation, as the authors' "
+        "code and PFLlib run it (preset pfllib: bn.aggregate = "
+        "parameters_only)",
+        "Four clients (the inputs and targets of fedala/worked/"
+        "paper-partial), a layer list dense(3), batchnorm1d (ε = 1/32, ρ = "
+        "1/4), relu, dense(1), squared loss, w⁰ given with distinct running "
+        "statistics; α = 0.05, η = 3, s = 70 (|D_i^s| = 3, 2, 4, 2), p = 3 "
+        "parameter tensors (out.bias, out.weight, bn1.bias: bn1.weight and "
+        "fc1 take Θ), k = 2, threshold 0.01, at most 1 pass, so the start "
+        "phase is one pass like the later ones (the start phase and its "
+        "stopping rule are the worked vectors' subject).  ALA weighs "
+        "parameters() only; Θ̂_i keeps the running statistics Θ_i last "
+        "left (w⁰'s before it first trains), the weight-learning passes "
+        "normalise with each batch's statistics and move none that are "
+        "kept, the local steps move Θ_i's (bn.running = update), and Θ's "
+        "are the first participant's.",
+        algorithm, BN_ROUNDS, flags, mutants,
+        PAPER + "; " + OFFICIAL + BN_SOURCE, check,
+        problem=(BN_MODEL, CLIENTS, BN_INIT), tol=BN_TOL)
+
+
+# BN_ROUNDS with the outsiders' D_i^s (fedala.ala_clients = all): client
+# 1's 2 samples in round 1; client 0's 3 and client 3's 2 in round 2;
+# client 2's 4 in round 3
+BN_ROUNDS_ALL = [dict(BN_ROUNDS[0])] + [
+    dict(r, personal=r["personal"] + extra) for r, extra in zip(
+        BN_ROUNDS[1:], [[[[0, 3]]],
+                        [[[2, 4, 0]], [[1, 2]]],
+                        [[[0, 5], [3, 1]]]])]
+
+
+def bn_pfllib_run():
+    algorithm = {"name": "fedala", "preset": "pfllib_run",
+                 "hyperparameters": {"eta": 0.05, "fedala.eta": 3.0,
+                                     "fedala.s": 70, "fedala.p": 3,
+                                     "fedala.k": 2, "fedala.threshold": 0.01,
+                                     "fedala.max_epochs": 1}}
+
+    def check(spec, result, state):
+        assert final_with(spec, **{"bn.aggregate": "average"}) != result[2]
+
+    flags, mutants = subset("fedala-ala-clients", "bn-own-buffers",
+                            "bn-global-buffers", "fedala-bn-ala-passes")
+    # one pass per ALA: whether an outsider spends its start phase shows
+    # in fedala/worked/partial-all, not here
+    mutants["fedala-ala-clients"] = ["ala-clients-flip", "outsider-keeps"]
+    return make(
+        "fedala/layers/bn-pfllib-run", "layers-bn-pfllib-run.json",
+        "FedALA on a layer list with batch normalisation as PFLlib's "
+        "server runs it (preset pfllib_run: ALA on every client, "
+        "bn.aggregate = parameters_only)",
+        "The clients, model, w⁰ and hyperparameters of "
+        "fedala/layers/bn-pfllib, its rounds with every client's D_i^s "
+        "(the participants' lists, then the others' in id order).  A "
+        "client outside the round runs ALA too: its Θ_i takes Θ̂_i, whose "
+        "running statistics are its own, so they do not move until it "
+        "trains; Θ's are the first participant's.",
+        algorithm, BN_ROUNDS_ALL, flags, mutants,
+        PAPER + "; " + OFFICIAL + "; " + PFLLIB_RUN + BN_SOURCE, check,
+        problem=(BN_MODEL, CLIENTS, BN_INIT), tol=BN_TOL)
+
+
 def main():
     pg.write_all(sys.argv, HERE, (paper_partial, p_tensors, sum_first,
                                   official, paper_alone, pfllib_alone,
                                   stop_boundary, all_partial, pfllib_run,
-                                  pfllib_lr))
+                                  pfllib_lr, bn_pfllib, bn_pfllib_run))
 
 
 if __name__ == "__main__":

@@ -80,6 +80,33 @@
  *                  refused unless every client takes part).  The same run as
  *                  participants whenever every client takes part.
  *
+ * Batch normalisation (a model with running statistics r_μ, r_v, which
+ * are buffers, not parameters(); docs/algorithms/fedala.md): FedALA takes
+ * it under bn.aggregate = parameters_only only (presets official, pfllib
+ * and pfllib_run set it), the authors' and PFLlib's reading:
+ *   - ALA reads and writes parameters() only (ALA.py:78-79, :86-87,
+ *     :158-159): W_i covers parameter entries, p_unit = tensors counts
+ *     parameter tensors (params[-layer_idx:]), the layers of p are those
+ *     holding parameters; Θ̂_i's r_μ, r_v are Θ_i's own (the client's
+ *     model keeps its buffers; Θ^{t−1}'s are never read by a client);
+ *   - the weight-learning passes run model_t = deepcopy(local_model)
+ *     (ALA.py:91) in training mode (the client's model was left in
+ *     train() by its clientala.py:23 train()): each batch normalises with
+ *     its own statistics, so the gradient of eq. (6) never reads r_μ,
+ *     r_v; the statistics those passes move are model_t's, discarded
+ *     with it (only its parameters are copied back, ALA.py:158-159);
+ *     a client evaluated since its last training would be in eval()
+ *     (serverALA.py:45-53: evaluate() after send_models) and normalise
+ *     with its running statistics: not modelled (docs/algorithms/
+ *     fedala.md);
+ *   - l. 9's local training moves Θ_i's r_μ, r_v from Θ̂_i's (the
+ *     client's own) at each step (pflref_bn_running_move, bn.running);
+ *   - l. 11 averages parameters() only; Θ^t's r_μ, r_v are the first
+ *     participant's (serverALA.py:118 / serverbase.py:141:
+ *     deepcopy(uploaded_models[0])), which "global" evaluates with.
+ * Under bn.aggregate = average such a model is refused: ALA weighs
+ * parameters(), and a state_dict average has no reading in the code.
+ *
  * State: Θ and Θ_i in the state; W_i and whether client i's start phase is
  * done in the work struct (W_i reported per participant as the NOTE
  * "W_i"; `check --resync` is refused, fedala_resync_gap).
@@ -99,6 +126,7 @@
 #include "algorithms/algorithms.h"
 #include "core/mca_decide.h"
 #include "engine/work.h"
+#include "engine/bn_own.h"
 
 static const char *const W_LINE =
     "eq. (6): W_i ← clip_[0,1](W_i − η ∇_{Θ̂_i} L(Θ̂_i; b) ⊙ (Θ − Θ_i))";
@@ -113,6 +141,10 @@ static const char *const HAT_LINE =
 static const char *const SERVER_LINE =
     "Alg. 1 l. 11: Θ^t ← Σ_{i∈I^t} (k_i/Σ_j k_j) Θ_i^t";
 
+/* ws->range's values: below ALA's range (Θ^{t−1}'s), in it (eq. (3)),
+ * a running statistic (Θ_i's own: ALA touches parameters() only). */
+enum { RANGE_BELOW = 0, RANGE_IN = 1, RANGE_BUFFER = 2 };
+
 /* FedALA's work buffers (zero-filled). */
 typedef struct {
     pflref_work list;        /* the allocations (ref/engine/work.h)        */
@@ -122,7 +154,7 @@ typedef struct {
     double *W;               /* N×P: W_i (1 off the ALA range)             */
     double *g;               /* P: a batch gradient                        */
     double *losses;          /* max_epochs: the start phase's losses       */
-    unsigned char *range;    /* P: 1 = in the top p layers (ALA's range)   */
+    unsigned char *range;    /* P: RANGE_* (ALA's range, below it, r_μ/r_v) */
     unsigned char *started;  /* N: 1 = client i's start phase is done      */
 } fedala_work;
 
@@ -159,34 +191,47 @@ static int same_layer(const pflref_model *m, size_t a, size_t b)
     return A->is_head == B->is_head && A->is_input == B->is_input;
 }
 
-/* The number of layers of m (fedala.p_unit = layers) or of parameter
- * tensors (tensors). */
+/* The number of layers of m holding parameters (fedala.p_unit = layers)
+ * or of parameter tensors (tensors): r_μ, r_v are buffers, not
+ * parameters() (ALA.py:78-79). */
 static size_t count_units(const pflref_model *m, int p_unit)
 {
-    if (p_unit == PFLREF_FEDALA_P_TENSORS)
-        return m->nblocks;
-    size_t L = m->nblocks > 0;
-    for (size_t b = 1; b < m->nblocks; b++)
-        L += !same_layer(m, b - 1, b);
+    size_t L = 0, last = m->nblocks;   /* the last parameter block seen */
+    for (size_t b = 0; b < m->nblocks; b++) {
+        if (m->blocks[b].is_buffer)
+            continue;
+        if (p_unit == PFLREF_FEDALA_P_TENSORS || last == m->nblocks ||
+            !same_layer(m, last, b))
+            L++;
+        last = b;
+    }
     return L;
 }
 
 /* req: fedala.alg1.l8 */
-/* range := 1 on the entries of the top p units (tensors: p = 0, all). */
+/* range := RANGE_IN on the entries of the top p units (tensors: p = 0,
+ * all), RANGE_BUFFER on r_μ, r_v, RANGE_BELOW elsewhere. */
 static void ala_range(const pflref_model *m, const pflref_fedala_hyper *h,
                       unsigned char *range)
 {
     const size_t units = count_units(m, h->p_unit);
     const size_t p = (h->p_unit == PFLREF_FEDALA_P_TENSORS && h->p == 0)
                          ? units : h->p;
-    memset(range, 0, m->P);
+    memset(range, RANGE_BELOW, m->P);
     size_t unit = 0;   /* units counted from the output, this one included */
+    size_t next = m->nblocks;   /* the parameter block above b */
     for (size_t b = m->nblocks; b-- > 0;) {
-        if (b + 1 == m->nblocks ||
-            h->p_unit == PFLREF_FEDALA_P_TENSORS || !same_layer(m, b, b + 1))
+        const pflref_block *B = &m->blocks[b];
+        if (B->is_buffer) {
+            memset(range + B->offset, RANGE_BUFFER, B->size);
+            continue;
+        }
+        if (next == m->nblocks || h->p_unit == PFLREF_FEDALA_P_TENSORS ||
+            !same_layer(m, b, next))
             unit++;
+        next = b;
         if (unit <= p)
-            memset(range + m->blocks[b].offset, 1, m->blocks[b].size);
+            memset(range + B->offset, RANGE_IN, B->size);
     }
 }
 
@@ -197,6 +242,28 @@ static int in_round(const pflref_round_plan *r, size_t i)
         if (r->clients[j] == i)
             return 1;
     return 0;
+}
+
+/* The fewest entries a batchnorm layer of m normalises over per sample
+ * (1 for an mlp's bn and a batchnorm1d on features, H·W for a
+ * batchnorm2d), 0 without batch normalisation. */
+static size_t bn_span(const pflref_model *m)
+{
+    if (!m->bn)
+        return 0;
+    if (m->kind != PFLREF_MODEL_LAYERS)
+        return 1;
+    size_t span = 0;
+    for (size_t l = 0; l < m->nlayers; l++) {
+        const pflref_layer *L = &m->layers[l];
+        if (L->kind != PFLREF_LAYER_BATCHNORM1D &&
+            L->kind != PFLREF_LAYER_BATCHNORM2D)
+            continue;
+        const size_t e = L->in_size / L->out_shape[0];
+        if (span == 0 || e < span)
+            span = e;
+    }
+    return span;
 }
 
 /* Every participation from the second round on needs one pass over D_i^s
@@ -258,6 +325,18 @@ static pflref_status check_samples(const pflref_problem *problem,
                     "one pass over D_i^s holds ⌊s n_i/100⌋ = %zu samples "
                     "of client %zu (s = %g, n_i = %zu); the list has %zu",
                     n_s, i, h->s, n_i, b->step_off[b->nsteps]);
+            /* with batch normalisation each ALA batch is a training-mode
+             * pass of model_t, which normalises over nb·span entries: one
+             * gives no batch statistics (PyTorch's train() refuses it) */
+            const size_t span = bn_span(&problem->model);
+            for (size_t q = 0; span > 0 && q < b->nsteps; q++)
+                if ((b->step_off[q + 1] - b->step_off[q]) * span < 2)
+                    return pflref_error_set(
+                        err, PFLREF_EINVAL, where,
+                        "ALA batch %zu of client %zu holds one sample: with "
+                        "batch normalisation ALA's training-mode pass "
+                        "normalises over one entry per channel (PyTorch's "
+                        "train() refuses it)", q + 1, i);
             /* a participant's indices the schedule's check validated; a
              * client outside the round's are validated here */
             for (size_t k = 0; j >= r->m && k < n_s; k++)
@@ -283,11 +362,15 @@ static pflref_status fedala_check(const pflref_problem *problem,
     (void)mask;
     const pflref_fedala_hyper *h = &hyper->fedala;
     const pflref_model *m = &problem->model;
-    if (m->bn)
+    if (m->bn && !pflref_bn_keeps_own_in(problem, hyper))
         return pflref_error_set(err, PFLREF_EINVAL, "model",
                                 "fedala: a model with batch normalisation "
-                                "is not supported (its running statistics "
-                                "are no parameters W_i could weigh)");
+                                "needs bn.aggregate = parameters_only (the "
+                                "authors' and PFLlib's reading: ALA weighs "
+                                "parameters() only, each client's running "
+                                "statistics its own); under average W_i "
+                                "would have running statistics to weigh, "
+                                "which are no parameters");
     if (!(h->s <= 100.0))
         return pflref_error_set(err, PFLREF_EINVAL,
                                 "algorithm.hyperparameters.fedala.s",
@@ -351,7 +434,7 @@ static pflref_status ala_pass(pflref_state *s, size_t i,
                                     "gradient failed at round %zu, client "
                                     "%zu, ALA batch %zu", s->t, i, q + 1);
         for (size_t p = 0; p < P; p++) {
-            if (!ws->range[p])
+            if (ws->range[p] != RANGE_IN)
                 continue;
             /* W ← clip_[0,1](W − η ∇_{Θ̂} L ⊙ (Θ − Θ_i)) */
             const double x = W_i[p] - eta * (ws->g[p] * ws->diff[p]);
@@ -374,10 +457,14 @@ static int ala_skips(const pflref_state *s, const fedala_work *ws,
         return 1;   /* first round: Θ_i = Θ = Θ⁰ */
     if (s->hyper->fedala.skip != PFLREF_FEDALA_SKIP_SUM_FIRST)
         return 0;
-    /* ALA.py:82: Σ over the first block of (Θ − Θ_i) == 0 (under a
-     * precision check, also a sum the candidate's rounding can make 0:
-     * ref/core/mca_decide.h) */
-    const pflref_block *B = &s->problem->model.blocks[0];
+    /* ALA.py:82: Σ over the first parameter tensor of (Θ − Θ_i) == 0
+     * (params_g[0]; under a precision check, also a sum the candidate's
+     * rounding can make 0: ref/core/mca_decide.h) */
+    const pflref_model *m = &s->problem->model;
+    size_t first = 0;
+    while (first + 1 < m->nblocks && m->blocks[first].is_buffer)
+        first++;
+    const pflref_block *B = &m->blocks[first];
     const double *theta_i = s->v + i * s->P;
     double sum = 0.0, mass = 0.0;
     for (size_t p = B->offset; p < B->offset + B->size; p++) {
@@ -403,10 +490,13 @@ static pflref_status ala(pflref_state *s, size_t i, const pflref_batches *b,
         const double *W_i = ws->W + i * P;
         for (size_t p = 0; p < P; p++) {
             ws->diff[p] = ws->theta_t[p] - theta_i[p];
-            /* l. 8: Θ̂ = Θ_i + (Θ − Θ_i) ⊙ W on the range, Θ below */
-            ws->theta_hat[p] = ws->range[p]
+            /* l. 8: Θ̂ = Θ_i + (Θ − Θ_i) ⊙ W on the range, Θ below;
+             * r_μ, r_v stay Θ_i's (ALA.py:86-87 copies parameters()) */
+            ws->theta_hat[p] = ws->range[p] == RANGE_IN
                                    ? theta_i[p] + ws->diff[p] * W_i[p]
-                                   : ws->theta_t[p];
+                               : ws->range[p] == RANGE_BELOW
+                                   ? ws->theta_t[p]
+                                   : theta_i[p];
         }
         const size_t cap = ws->started[i] ? 1 : h->max_epochs;
         size_t e = 0;
@@ -494,6 +584,13 @@ static pflref_status fedala_round(pflref_state *s,
         pflref_accumulate(s->accum, (double)pr->clients[i].train.n / m_t,
                           theta_i, P);
     }
+    /* req: fedala.bn */
+    /* bn.aggregate = parameters_only: Θ^t's r_μ, r_v are the first
+     * participant's (deepcopy(uploaded_models[0]), serverALA.py:118,
+     * PFLlib serverbase.py:141) */
+    if (pflref_bn_keeps_own(s) && plan->m > 0)
+        pflref_bn_copy_buffers(&pr->model, s->accum,
+                               s->v + plan->clients[0] * P);
     return pflref_round_end(s, SERVER_LINE, trace, err);
 }
 

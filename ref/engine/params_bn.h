@@ -2,9 +2,9 @@
 /* ref/engine/params_bn.h: the registry row of bn.aggregate, what the
  * server of FedAvg, of Ditto (whose global objective FedAvg solves) and of
  * FedAlt/FedSim (on the shared blocks), of FedProx, SCAFFOLD, pFedMe, APFL,
- * FedDyn, FedAMP (its messages u_i), APPLE (its mixtures w_p^(i)) and
- * FedPAC (θ; ref/algorithms/fedpac.c's fedpac_round) does
- * with batch normalisation's
+ * FedDyn, FedAMP (its messages u_i), APPLE (its mixtures w_p^(i)),
+ * FedPAC (θ; ref/algorithms/fedpac.c's fedpac_round) and FedALA (ALA over
+ * parameters(), ref/algorithms/fedala.c) does with batch normalisation's
  * running statistics
  * (ref/engine/params.c includes it once and places BN_AGGREGATE_PARAMS
  * after bn.running_var; ref/algorithms/fedavg_keep.c, ditto.c's
@@ -27,7 +27,7 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
                                                         "previous", NULL};
 
 #define BN_AGGREGATE_PARAMS \
-    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg feddyn fedamp apple fedpac", "", PFLREF_PARAM_ENUM, \
+    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg feddyn fedamp apple fedpac fedala", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
      "", \
      "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \
@@ -42,7 +42,9 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
      "clientscaffold.py:18-20, 62-64; FedRoD: (θ_i, φ_G,i)'s, " \
      "serverrod.py:26, :44; Per-FedAvg: w^i's, θ_i starting from them, " \
      "serverperavg.py:26, :46, clientperavg.py:83-99; FedPAC: θ's, each " \
-     "v_i keeping its own, clientpac.py:105-107)"},
+     "v_i keeping its own, clientpac.py:105-107; FedALA: Θ_i's own " \
+     "through ALA, which weighs parameters() only, Θ's the first " \
+     "participant's, serverALA.py:111-123)"},
 
 /* SCAFFOLD's server under bn.aggregate = parameters_only (ref/algorithms/
  * scaffold.c): which r_μ, r_v the new x takes. */

@@ -305,25 +305,30 @@ static const pflref_preset presets[] = {
      "pfllib_run's; clientapple.py:93-100 mixes parameters() only "
      "(bn.aggregate) (docs/algorithms/apple.md)"},
     /* req: fedala.preset.official */
-    {"fedala", "official", "fedala.skip=sum_first fedala.p_unit=tensors",
-     NULL,
+    {"fedala", "official",
+     "fedala.skip=sum_first fedala.p_unit=tensors "
+     "bn.aggregate=parameters_only", NULL,
      "TsingZ0/FedALA a7a9b21: system/utils/ALA.py:82 (returns when "
      "torch.sum(params_g[0] - params[0]) == 0), :86,:95 (layer_idx counts "
      "parameters() entries from the output), :52,:146,:155 (one start "
      "phase per client); serverALA.py:93-94 runs ALA on every client each "
-     "round (fedala.ala_clients = all; docs/algorithms/fedala.md)"},
+     "round (fedala.ala_clients = all); serverALA.py:111-123 averages "
+     "parameters() only into a deepcopy of the first upload "
+     "(bn.aggregate; docs/algorithms/fedala.md)"},
     /* req: fedala.preset.pfllib */
     {"fedala", "pfllib",
-     "fedala.skip=sum_first fedala.p_unit=tensors lr.count=trainings", NULL,
+     "fedala.skip=sum_first fedala.p_unit=tensors lr.count=trainings "
+     "bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: system/utils/ALA.py:82, :86, :95 (as "
      "the authors' code), clients/clientala.py:48-49 (each client's "
      "scheduler steps after its train()); servers/serverala.py:73-74 runs "
-     "ALA on every client, which preset pfllib_run adds "
-     "(docs/algorithms/fedala.md)"},
+     "ALA on every client, which preset pfllib_run adds; "
+     "serverbase.py:138-150, clientbase.py:67-69 (parameters() only: "
+     "bn.aggregate) (docs/algorithms/fedala.md)"},
     /* req: fedala.preset.pfllib_run */
     {"fedala", "pfllib_run",
      "fedala.skip=sum_first fedala.p_unit=tensors lr.count=trainings "
-     "fedala.ala_clients=all", NULL,
+     "fedala.ala_clients=all bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: the preset pfllib and "
      "servers/serverala.py:73-74 (send_models calls local_initialization, "
      "ALA.py's adaptive_local_aggregation, on every client before the "

@@ -63,6 +63,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "dropout-train-mode",
     "feature-transpose",
     "fedala-ala-clients",
+    "fedala-bn-ala-passes",
     "fedala-clip",
     "fedala-lower-layers",
     "fedala-range",
