@@ -26,7 +26,7 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
                                                         "previous", NULL};
 
 #define BN_AGGREGATE_PARAMS \
-    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg feddyn fedamp apple", "", PFLREF_PARAM_ENUM, \
+    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg feddyn fedamp apple moon", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
      "", \
      "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \
@@ -40,7 +40,8 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
      "SCAFFOLD: c, c_i stay at their start on r_μ, r_v, " \
      "clientscaffold.py:18-20, 62-64; FedRoD: (θ_i, φ_G,i)'s, " \
      "serverrod.py:26, :44; Per-FedAvg: w^i's, θ_i starting from them, " \
-     "serverperavg.py:26, :46, clientperavg.py:83-99)"},
+     "serverperavg.py:26, :46, clientperavg.py:83-99; MOON: w_i^t's, " \
+     "w_i^{t-1} keeping the client's own, clientmoon.py:62-66)"},
 
 /* SCAFFOLD's server under bn.aggregate = parameters_only (ref/algorithms/
  * scaffold.c): which r_μ, r_v the new x takes. */
