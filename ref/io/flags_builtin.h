@@ -170,6 +170,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "lr-count",
     "lr-schedule",
     "momentum-form",
+    "moon-bn-passes",
     "moon-contrastive-gradient",
     "moon-first-previous",
     "moon-mu-tau",
