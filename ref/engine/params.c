@@ -162,7 +162,7 @@ static const char *const fedproto_weights_values[] = {"class_counts",
 #define BN_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
     "perfedavg apfl interp cfl ifca fedfomo fedbn pfedhn lora feddyn "      \
-    "scaffold fedprox fedrod moon"
+    "scaffold fedprox fedrod moon fedproto"
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \

@@ -114,6 +114,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "fedpac-optimizers",
     "fedpac-order",
     "fedpac-statistics",
+    "fedproto-bn-passes",
     "fedproto-client-protos",
     "fedproto-client-protos-during",
     "fedproto-distance",

@@ -14,8 +14,7 @@ static const struct {
      * 63-81: prototypes travel, never a model */
     {"fedproto", "fedproto's clients exchange prototypes, never a model, so "
                  "every client keeps its own running statistics whatever "
-                 "the switch would say (and its embedding f_i(x) takes no "
-                 "batch normalisation)"},
+                 "the switch would say"},
 };
 
 const char *pflref_spec_bn_refusal(const char *algorithm)
