@@ -1738,6 +1738,12 @@ static const lettered_case LETTERED[] = {
      "algorithm.switches.moon.passes",
      "moon.passes = train runs z_glob's and z_prev's batch normalisation on "
      "the batch's statistics, but this model has no batch normalisation"},
+    {"I32", "fedproto: batch normalisation in an mlp",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2, "
+          "\"bn\": true}", MOON_DATA, "\"algorithm\": {\"name\": "
+          "\"fedproto\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"fedproto.lambda\": 0.5}}", ONE_ROUND),
+     "model.bn", "fedproto takes batch normalisation in a layer list's body"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then
