@@ -63,10 +63,23 @@ ExponentialLR after its train(), and its one optimizer takes every step):
 client i's update of round t steps with η c, c = pflref_exact.round_factor
 (γ^k, k = t or, under lr.count = trainings, the rounds i trained in
 before), exactly; λ is no step size and stays.
+
+Batch normalisation in a layer list's body (BNNet, pflref_exact_layers'
+batch forward and backward in 60-digit decimals): each step is one
+training pass of θ on the batch (L_S and f on the batch's statistics), the
+loss's signal back through the decision layer with λ (1/|b|) ∂R/∂f added
+on f, then one backward through the body's training pass; θ's running
+statistics move by that pass (PyTorch's rule), then its parameters step.
+Eq. 4 under trained: f of the trained model per sample from an evaluation
+pass (its running statistics); under during_training the steps'
+training-pass features.
+Bugs of this path: protos-train-mode (trained prototypes from one training
+pass over D_i), running-frozen (θ's running statistics never move).
 """
 from decimal import Decimal, localcontext
 
-from pflref_exact_moon import Net, Party, dec
+from pflref_exact_moon import BNNet, Net, Party, dec
+import pflref_exact_layers as pl
 import pflref_exact as px
 from pflref_golden import Trace
 
@@ -95,6 +108,8 @@ MUTANTS = {
     "schedule-drawn-order": ["drawn-batches"],
     "lr-schedule": ["lr-ignored", "lr-shifted"],
     "lr-count": ["lr-per-round"],
+    "fedproto-bn-passes": ["protos-train-mode"],
+    "bn-running-update": ["running-frozen"],
 }
 
 
@@ -110,6 +125,9 @@ def settings(algorithm, bugs):
         "during": hp.get("fedproto.client_protos", "trained") == "during_training",
         "uniform": hp.get("fedproto.weights", "class_counts") == "uniform",
         "momentum": dec(hp.get("opt.momentum", 0)),
+        "bn_update": hp.get("bn.running", "update") == "update",
+        "bn_unbiased": hp.get("bn.running_var", "unbiased") == "unbiased",
+        "bugs": bugs,
         # lr.*: the keys pflref_exact.round_factor reads
         "decay": {"switches": hp, "hyperparameters": hp},
     }
@@ -154,6 +172,36 @@ def step_grad(net, party, theta, batch, cbar, hp, h, protos, bugs):
     return [a + hp["lam"] * b for a, b in zip(g, gr)]
 
 
+def step_grad_bn(net, party, theta, batch, cbar, hp, h, protos, bugs):
+    """(∇L(θ; batch) of Eq. 6 through the batch's training pass, its
+    caches); under during_training the pass's features join protos."""
+    M, nb = net.M, len(batch)
+    X = [party.X[j] for j in batch]
+    Z, caches = M.forward(theta, X, True)
+    G = [[e / nb for e in M._signal(z, party.y[j], pl.NO_BUGS)[1]]
+         for z, j in zip(Z, batch)]
+    g = [D0] * net.P
+    # req: fedproto.eq6, fedproto.bn
+    G = M._backward(M.layers[-1], caches[-1], theta, G, g, pl.NO_BUGS)
+    F = caches[-1]["in"]
+    two = Decimal(1) if "r-half" in bugs else Decimal(2)
+    c = two / h if hp["mse"] else two
+    for r, j in enumerate(batch):
+        y = int(party.y[j])
+        if hp["during"]:
+            protos.setdefault(y, []).append(list(F[r]))
+        target = cbar.get(y)
+        if target is None and "missing-zero" in bugs:
+            target = [D0] * h
+        if target is None:
+            continue
+        G[r] = [gu + hp["lam"] * c * (fu - cu) / nb
+                for gu, fu, cu in zip(G[r], F[r], target)]
+    for L, cache in zip(reversed(M.layers[:-1]), reversed(caches[:-1])):
+        G = M._backward(L, cache, theta, G, g, pl.NO_BUGS)
+    return g, caches
+
+
 def local_update(net, party, i, theta, batches, cbar, hp, h, trace, t, bugs):
     """LocalUpdate(i, C̄): the scheduled steps; returns (θ, protos) with
     protos {class: [features]} under during_training."""
@@ -166,6 +214,17 @@ def local_update(net, party, i, theta, batches, cbar, hp, h, trace, t, bugs):
     protos, buf = {}, None
     for s, batch in enumerate(batches, start=1):
         # req: fedproto.alg1.local.l3, fedproto.alg1.local.l4
+        if isinstance(net, BNNet):
+            assert not hp["momentum"] and "protos-last-step" not in bugs
+            g, caches = step_grad_bn(net, party, theta, batch, cbar, hp, h,
+                                     protos, bugs)
+            theta = list(theta)
+            if hp["bn_update"] and "running-frozen" not in bugs:
+                net.M.update_running(theta, caches, hp["bn_unbiased"])
+            theta = [th if p in net.buffers else th - hp["eta"] * gp
+                     for p, (th, gp) in enumerate(zip(theta, g))]
+            trace.emit("step", "train", t, i, s, "v", theta)
+            continue
         g = step_grad(net, party, theta, batch, cbar, hp, h, protos, bugs)
         if hp["momentum"]:
             buf = g if buf is None else [hp["momentum"] * b + d
@@ -187,7 +246,13 @@ def client_prototypes(net, party, theta, start, protos, hp):
         # req: fedproto.eq4
         model = start if hp.get("start") else theta
         protos = {}
+        if isinstance(net, BNNet):     # evaluation passes (or one training)
+            F = net.rep(model, party.X, "protos-train-mode" in hp["bugs"])
+            for f, y in zip(F, party.y):
+                protos.setdefault(int(y), []).append(list(f))
         for x, y in zip(party.X, party.y):
+            if isinstance(net, BNNet):
+                break
             protos.setdefault(int(y), []).append(embedding(net, model, x)[1])
     return ({y: [sum(col) / len(fs) for col in zip(*fs)]
              for y, fs in protos.items()},
@@ -224,10 +289,12 @@ def replay(spec, bugs=frozenset()):
     schedule; v_i every client's final model."""
     with localcontext() as ctx:
         ctx.prec = PREC
-        net = Net(spec["model"])
+        bn = any(L["type"].startswith("batchnorm")
+                 for L in spec["model"].get("layers", []))
+        net = BNNet(spec["model"]) if bn else Net(spec["model"])
         K = spec["model"].get("k", 2) if spec["model"]["kind"] == "mlp" \
             else spec["model"]["layers"][-1]["out"]
-        h = net.ops[-1][3]
+        h = net.M.layers[-1].in_shape[0] if bn else net.ops[-1][3]
         parties = [Party(c) for c in spec["problem"]["clients"]]
         init = spec["init"]
         w0 = [dec(u) for u in init["w"]]
@@ -284,7 +351,10 @@ def supported(spec):
     m = spec["model"]
     ok_model = m["kind"] == "mlp" or (
         m["kind"] == "layers" and len(m.get("input", [])) == 1
-        and all(L["type"] in ("dense", "relu", "identity") for L in m["layers"]))
+        and all(L["type"] in ("dense", "relu", "identity", "tanh",
+                              "batchnorm1d") for L in m["layers"])
+        and (all(L["type"] != "tanh" for L in m["layers"])
+             or any(L["type"] == "batchnorm1d" for L in m["layers"])))
     return (ok_model and m.get("loss", "cross_entropy") == "cross_entropy"
             and "clients" in spec.get("problem", {})
             and spec.get("init", {}).get("kind") == "given"

@@ -34,6 +34,27 @@ sim(z, z_glob)/τ, s_b = sim(z, z_prev)/τ:
 taken back through the body by the chain rule (docs/algorithms/moon.md).
 
 w_i^{−1} = w⁰ (a party's previous model before its first training).
+
+Batch normalisation in a layer list's body (BNNet: pflref_exact_layers.Model
+in the decimal domain, whose batch forward normalises a training pass on
+the batch's statistics and an evaluation pass on the model's running ones).
+Per step on the batch b:
+  one training pass of w_i: the outputs (ℓ_sup) and z, the head layer's
+  input; the loss's signal goes back through the head; μ (1/|b|) ∂ℓ_con,j/∂z_j
+  is added on the head's input; then back through the body's training pass
+  (the batchnorm backward couples the samples) — one backward of the sum;
+  z_glob, z_prev: the body's output of w^t and of w_i^{t−1} on b in
+  evaluation mode (moon.passes = eval, the authors' global_model.eval()
+  and the previous nets' eval(), QinbinLi/MOON main.py:486, 540, 547) or
+  in training mode (train: PFLlib clientmoon.py:43-44);
+  w_i's running statistics move by the training pass (PyTorch's rule,
+  bn.running = update; bn.running_var unbiased or biased), then w_i's
+  parameters step (the buffers never).
+bn.aggregate = average: w^{t+1} averages every entry (the authors' state_dict
+average, main.py:508-514); parameters_only (PFLlib clientmoon.py:62-66,
+serverbase.py:141): w_i starts from w^t's parameters and party i's own
+running statistics (those of its previous model, w⁰'s before it trains),
+and w^{t+1}'s running statistics are the first participant's.
 The client optimizer of the official preset (torch SGD, momentum 0.9,
 weight decay 1e-5, a new optimizer per local training) is written here
 too: d = ∇ℓ + λ θ; b = d at the first step, else b = m b + d; θ ← θ − η b.
@@ -56,17 +77,30 @@ Bugs (realistic implementation mistakes; check_mutants, golden/audit.py):
                    instead of its ascending clients
   epochs-plus-one, epochs-minus-one
                    one local step too many (the first batch again) / few
+  passes-flipped   (batch normalisation) z_glob and z_prev from passes in
+                   the other mode than moon.passes says
+  z-eval-pass      z taken from an evaluation pass of w_i (its running
+                   statistics) instead of the training pass
+  running-frozen   w_i's running statistics never move
+  start-global-buffers
+                   under parameters_only, w_i starts from w^t's running
+                   statistics (the whole state_dict) instead of its own
+  global-buffers-averaged
+                   under parameters_only, w^{t+1}'s running statistics
+                   averaged instead of the first participant's
 """
 from decimal import Decimal, localcontext
 
 from pflref_golden import Trace
+import pflref_exact_layers as pl
 
 PREC = 60
 D0 = Decimal(0)
 
 PRESETS = {
     "official": {"opt.momentum": 0.9, "opt.weight_decay": 0.00001},
-    "pfllib": {"lr.count": "trainings"},
+    "pfllib": {"lr.count": "trainings", "moon.passes": "train",
+               "bn.aggregate": "parameters_only"},
 }
 
 MUTANTS = {
@@ -79,6 +113,10 @@ MUTANTS = {
     "aggregation-weights": ["uniform-weights"],
     "schedule-drawn-order": ["drawn-batches"],
     "local-step-count": ["epochs-plus-one", "epochs-minus-one"],
+    "moon-bn-passes": ["passes-flipped", "z-eval-pass"],
+    "bn-running-update": ["running-frozen"],
+    "bn-own-buffers": ["start-global-buffers"],
+    "bn-global-buffers": ["global-buffers-averaged"],
 }
 
 
@@ -171,6 +209,54 @@ class Net:
         return [2 * r if self.loss == "squared" else r]
 
 
+class BNNet:
+    """A layer list with batch normalisation in its body
+    (pflref_exact_layers.Model, decimal domain); the last layer is dense
+    (the output layer), its input the representation R_w(x)."""
+
+    def __init__(self, model):
+        self.M = pl.Model(model, "decimal")
+        assert self.M.layers[-1].type == "dense" and len(self.M.layers) >= 2
+        self.P = self.M.P
+        self.buffers = {o + q for b, o in self.M.block_offsets()
+                        if b["is_buffer"] for q in range(b["size"])}
+
+    def rep(self, theta, X, train):
+        """R_w(x_j) for the batch X from a training or evaluation pass."""
+        _, caches = self.M.forward(theta, X, train)
+        return caches[-1]["in"]
+
+
+def step_bn(net, party, theta, w_t, prev, batch, mu, tau, bn, bugs):
+    """(∇(ℓ_sup + μ ℓ_con)(θ; batch), caches of θ's training pass)."""
+    M, nb = net.M, len(batch)
+    X = [party.X[j] for j in batch]
+    Y = [party.y[j] for j in batch]
+    # req: moon.alg1.l13, moon.bn
+    Z, caches = M.forward(theta, X, True)
+    G = [[e / nb for e in M._signal(z, y, pl.NO_BUGS)[1]]
+         for z, y in zip(Z, Y)]
+    g = [D0] * net.P
+    G = M._backward(M.layers[-1], caches[-1], theta, G, g, pl.NO_BUGS)
+    if mu != 0:
+        # req: moon.alg1.l14, moon.alg1.l15, moon.alg1.l16
+        z = (net.rep(theta, X, False) if "z-eval-pass" in bugs
+             else caches[-1]["in"])
+        train = bn["passes"] == "train"
+        if "passes-flipped" in bugs:
+            train = not train
+        zg = net.rep(w_t, X, train)
+        zp = net.rep(prev, X, train)
+        scale = Decimal(1) if "con-batch-sum" in bugs else 1 / Decimal(nb)
+        sgn = -1 if "con-sign" in bugs else 1
+        for j in range(nb):
+            dz = con_signal(z[j], zg[j], zp[j], tau, bugs)
+            G[j] = [a + sgn * mu * scale * b for a, b in zip(G[j], dz)]
+    for L, cache in zip(reversed(M.layers[:-1]), reversed(caches[:-1])):
+        G = M._backward(L, cache, theta, G, g, pl.NO_BUGS)
+    return g, caches
+
+
 def norm(x):
     return sum(u * u for u in x).sqrt()
 
@@ -206,7 +292,11 @@ def settings(algorithm, bugs):
         mu, tau = tau, mu
     mom, wd = dec(hp.get("opt.momentum", 0)), dec(hp.get("opt.weight_decay", 0))
     opt = (mom, wd) if mom or wd else None
-    return dec(hp["eta"]), mu, tau, opt
+    bn = {"passes": hp.get("moon.passes", "eval"),
+          "keep": hp.get("bn.aggregate", "average") == "parameters_only",
+          "update": hp.get("bn.running", "update") == "update",
+          "unbiased": hp.get("bn.running_var", "unbiased") == "unbiased"}
+    return dec(hp["eta"]), mu, tau, opt, bn
 
 
 class Party:
@@ -248,8 +338,12 @@ def step_grad(net, party, theta, w_t, prev, batch, mu, tau, bugs):
 
 def local_training(net, party, i, w_t, prev, batches, hp, trace, t, bugs):
     """PartyLocalTraining(i, w^t) over the scheduled batches."""
-    eta, mu, tau, opt = hp
+    eta, mu, tau, opt, bn = hp
     theta = list(w_t)
+    if isinstance(net, BNNet) and bn["keep"] and \
+            "start-global-buffers" not in bugs:
+        for p in net.buffers:     # party i's own running statistics
+            theta[p] = prev[p]
     # req: moon.alg1.l9, moon.alg1.l10
     trace.emit("client_begin", "train", t, i, 0, "w_local", theta)
     if "epochs-plus-one" in bugs:
@@ -259,6 +353,17 @@ def local_training(net, party, i, w_t, prev, batches, hp, trace, t, bugs):
     buf = None
     # req: moon.alg1.l11, moon.alg1.l12
     for s, batch in enumerate(batches, start=1):
+        if isinstance(net, BNNet):
+            assert opt is None, "the BN path takes plain SGD"
+            g, caches = step_bn(net, party, theta, w_t, prev, batch, mu, tau,
+                                bn, bugs)
+            if bn["update"] and "running-frozen" not in bugs:
+                net.M.update_running(theta, caches, bn["unbiased"])
+            # req: moon.alg1.l19
+            theta = [th if p in net.buffers else th - eta * gp
+                     for p, (th, gp) in enumerate(zip(theta, g))]
+            trace.emit("step", "train", t, i, s, "w_local", theta)
+            continue
         g = step_grad(net, party, theta, w_t, prev, batch, mu, tau, bugs)
         # req: moon.alg1.l19
         if opt is not None:
@@ -276,7 +381,9 @@ def replay(spec, bugs=frozenset()):
     v_i = party i's previous local model w_i^{t−1} after the last round."""
     with localcontext() as ctx:
         ctx.prec = PREC
-        net = Net(spec["model"])
+        net = (BNNet(spec["model"]) if any(
+            L["type"].startswith("batchnorm")
+            for L in spec["model"].get("layers", [])) else Net(spec["model"]))
         parties = [Party(c) for c in spec["problem"]["clients"]]
         init = spec["init"]
         w0 = ([dec(u) for u in init["w"]] if init["kind"] == "given"
@@ -312,6 +419,11 @@ def replay(spec, bugs=frozenset()):
                 c = (1 / Decimal(len(r["clients"])) if "uniform-weights" in bugs
                      else Decimal(parties[i].n) / n_t)
                 acc = [a + c * th for a, th in zip(acc, theta)]
+            if isinstance(net, BNNet) and hp[4]["keep"] and r["clients"] and \
+                    "global-buffers-averaged" not in bugs:
+                first = v[r["clients"][0]]    # deepcopy(uploaded_models[0])
+                acc = [first[p] if p in net.buffers else a
+                       for p, a in enumerate(acc)]
             w = acc
             trace.emit("server", "train", t, None, None, "w", w)
         # req: moon.alg1.l8
@@ -323,6 +435,9 @@ def supported(spec):
     m = spec["model"]
     ok_model = m["kind"] == "mlp" or (
         m["kind"] == "layers" and len(m.get("input", [])) == 1
-        and all(L["type"] in ("dense", "relu", "identity") for L in m["layers"]))
+        and all(L["type"] in ("dense", "relu", "identity", "tanh",
+                              "batchnorm1d") for L in m["layers"])
+        and (all(L["type"] != "tanh" for L in m["layers"])
+             or any(L["type"] == "batchnorm1d" for L in m["layers"])))
     return (ok_model and "clients" in spec.get("problem", {})
             and spec.get("schedule", {}).get("kind") == "given")

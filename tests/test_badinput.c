@@ -1085,10 +1085,10 @@ static const lettered_case LETTERED[] = {
      SPEC(LAYERS("[2]", "cross_entropy", "{\"type\": \"dense\", \"out\": 2}, {\"type\": \"relu\"}"),
           MOON_DATA, MOON_HYP("\"moon.mu\": 0.5, \"moon.tau\": 0.5"), ONE_ROUND),
      "model.layers", "the layer list's last layer must be dense"},
-    {"A15", "moon: batch normalisation in the representation",
+    {"A15", "moon: batch normalisation in an mlp",
      SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2, \"bn\": true}",
           MOON_DATA, MOON_HYP("\"moon.mu\": 0.5, \"moon.tau\": 0.5"), ONE_ROUND),
-     "model.bn", "depends on the whole batch"},
+     "model.bn", "moon takes batch normalisation in a layer list's body"},
     {"A16", "moon: a batch longer than the largest training set",
      SPEC(MOON_MLP, MOON_DATA, MOON_HYP("\"moon.mu\": 0.5, \"moon.tau\": 0.5"),
           GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [0, 0, 1]]]}")),
@@ -1719,19 +1719,16 @@ static const lettered_case LETTERED[] = {
      "bn.aggregate = parameters_only keeps each client's batch-norm running "
      "statistics, but this model has no batch normalisation (no running_mean "
      "or running_var): drop the switch"},
-    /* -- bn.aggregate where it has nothing to act on (ref/io/spec_bn.c):
-     * the refusal says why (I19); FedDyn's parameters_only on a model
-     * without batch normalisation (I20) -- */
-    {"I19", "moon: bn.aggregate, which has nothing to act on under MOON",
-     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"moon\", "
-          "\"hyperparameters\": {\"eta\": 0.1, \"moon.mu\": 1.5, "
-          "\"moon.tau\": 0.5}, \"switches\": {\"bn.aggregate\": "
-          "\"parameters_only\"}}", ONE_ROUND),
+    /* -- bn.aggregate on a model without batch normalisation under MOON
+     * (I19) and FedDyn (I20) -- */
+    {"I19", "moon: bn.aggregate = parameters_only on a model without batch normalisation",
+     SPEC(MOON_MLP, MOON_DATA, MOON_HYP("\"moon.mu\": 0.5, \"moon.tau\": "
+          "0.5}, \"switches\": {\"bn.aggregate\": \"parameters_only\""),
+          ONE_ROUND),
      "algorithm.switches.bn.aggregate",
-     "bn.aggregate does not apply to moon: moon takes no model with batch "
-     "normalisation (its representation R_w(x), the body's output, would "
-     "depend on the whole batch; the head is one dense layer), so no model "
-     "it runs has running statistics to keep or average (it applies to: "},
+     "bn.aggregate = parameters_only keeps each client's batch-norm running "
+     "statistics, but this model has no batch normalisation (no running_mean "
+     "or running_var): drop the switch"},
     {"I20", "feddyn: bn.aggregate = parameters_only on a model without batch normalisation",
      SPEC(LIN, TWO, "\"algorithm\": {\"name\": \"feddyn\", "
           "\"hyperparameters\": {\"eta\": 0.1, \"feddyn.alpha\": 0.5}, "
@@ -1824,6 +1821,25 @@ static const lettered_case LETTERED[] = {
      "running statistics at round 0, client 0, step 2"},
 #undef PAC_BN
 #undef PAC_HYP
+    {"I29", "moon: batch normalisation, a one-sample batch under the unbiased running variance",
+     SPEC(I_BN, IMG2, MOON_HYP("\"moon.mu\": 0, \"moon.tau\": 0.5"),
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1], [1]]]}")),
+     "schedule",
+     "running statistics at round 0, client 0, step 2: layer 1 normalises "
+     "over one entry: no unbiased variance"},
+    {"I30", "moon: moon.passes = train on a model without batch normalisation",
+     SPEC(MOON_MLP, MOON_DATA, MOON_HYP("\"moon.mu\": 0.5, \"moon.tau\": "
+          "0.5}, \"switches\": {\"moon.passes\": \"train\""),
+          ONE_ROUND),
+     "algorithm.switches.moon.passes",
+     "moon.passes = train runs z_glob's and z_prev's batch normalisation on "
+     "the batch's statistics, but this model has no batch normalisation"},
+    {"I31", "fedproto: batch normalisation in an mlp",
+     SPEC("\"model\": {\"kind\": \"mlp\", \"d\": 2, \"h\": 2, \"k\": 2, "
+          "\"bn\": true}", MOON_DATA, "\"algorithm\": {\"name\": "
+          "\"fedproto\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"fedproto.lambda\": 0.5}}", ONE_ROUND),
+     "model.bn", "fedproto takes batch normalisation in a layer list's body"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then

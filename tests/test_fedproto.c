@@ -342,6 +342,72 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* Batch normalisation in the embedding: fc1 (2→3) W 0–5, b 6–8, γ 9–11,
+ * β 12–14, r_μ 15–17, r_v 18–20, tanh, out (3→2) 21–28; one client, one
+ * step on samples {0, 2}.  The step's training pass moves v's running
+ * statistics once: r_μ ← 0.9 r_μ + 0.1 μ_B, r_v ← 0.9 r_v + 0.1 · 2 s²_B,
+ * μ_B, s²_B of fc1's outputs worked here from the inputs; Eq. 4's
+ * prototypes of the trained model come from evaluation passes, which move
+ * nothing, so the reported v is the same under trained and
+ * during_training bit for bit (round 0 has no prototype to pull f). */
+static pflref_run_result *bn_run(const char *protos, double *r_mu1,
+                                 double *r_v1)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": "
+             "\"layers\", \"input\": [2], \"loss\": \"cross_entropy\", "
+             "\"layers\": [{\"type\": \"dense\", \"name\": \"fc1\", \"out\": "
+             "3}, {\"type\": \"batchnorm1d\", \"name\": \"norm1\"}, "
+             "{\"type\": \"tanh\"}, {\"type\": \"dense\", \"name\": \"out\", "
+             "\"out\": 2}]}, \"problem\": {\"clients\": [{\"X\": [[0.8, "
+             "-0.35], [-0.6, 0.9], [0.45, 0.7]], \"y\": [1, 0, 1]}]}, "
+             "\"init\": {\"kind\": \"given\", \"w\": [0.7, -0.4, 0.3, 0.9, "
+             "-0.5, 0.6, 0.35, 0.25, 0.4, 1.2, 0.8, 1.05, 0.1, -0.2, 0.15, "
+             "0.05, -0.1, 0.3, 0.9, 1.3, 0.7, 0.6, -0.35, 0.45, 0.2, 0.5, "
+             "-0.4, 0.15, -0.25]}, \"algorithm\": {\"name\": \"fedproto\", "
+             "\"hyperparameters\": {\"eta\": 0.2, \"fedproto.lambda\": 0.7}, "
+             "\"switches\": {\"fedproto.client_protos\": \"%s\"}}, "
+             "\"schedule\": {\"kind\": \"given\", \"rounds\": [{\"clients\": "
+             "[0], \"batches\": [[[0, 2]]]}]}}", protos);
+    pflref_spec *spec = tu_spec(text);
+    pflref_run_result *res = tu_run(spec, NULL);
+    const double W[6] = {0.7, -0.4, 0.3, 0.9, -0.5, 0.6};
+    const double b[3] = {0.35, 0.25, 0.4};
+    const double x0[2] = {0.8, -0.35}, x2[2] = {0.45, 0.7};
+    const double r_mu[3] = {0.05, -0.1, 0.3}, r_v[3] = {0.9, 1.3, 0.7};
+    for (size_t c = 0; c < 3; c++) {
+        const double a0 = W[2 * c] * x0[0] + W[2 * c + 1] * x0[1] + b[c];
+        const double a2 = W[2 * c] * x2[0] + W[2 * c + 1] * x2[1] + b[c];
+        const double mean = (a0 + a2) / 2;
+        const double var = ((a0 - mean) * (a0 - mean) +
+                            (a2 - mean) * (a2 - mean)) / 2;
+        r_mu1[c] = 0.9 * r_mu[c] + 0.1 * mean;
+        r_v1[c] = 0.9 * r_v[c] + 0.1 * 2.0 * var;
+    }
+    pflref_spec_free(spec);
+    return res;
+}
+
+START_TEST(test_bn_running_moves_once_per_step)
+{
+    /* req: fedproto.bn */
+    double r_mu1[3], r_v1[3];
+    pflref_run_result *a = bn_run("trained", r_mu1, r_v1);
+    pflref_run_result *d = bn_run("during_training", r_mu1, r_v1);
+    for (size_t c = 0; c < 3; c++)
+        ck_assert_msg(fabs(a->v[15 + c] - r_mu1[c]) <= 1e-15 &&
+                          fabs(a->v[18 + c] - r_v1[c]) <= 1e-15,
+                      "channel %zu: r_μ %.17g (expected %.17g), r_v %.17g "
+                      "(expected %.17g)", c, a->v[15 + c], r_mu1[c],
+                      a->v[18 + c], r_v1[c]);
+    for (size_t p = 0; p < 29; p++)
+        ck_assert_double_eq(a->v[p], d->v[p]);
+    pflref_run_result_free(a);
+    pflref_run_result_free(d);
+}
+END_TEST
+
 Suite *fedproto_suite(void)
 {
     Suite *s = suite_create("fedproto");
@@ -350,6 +416,7 @@ Suite *fedproto_suite(void)
     tcase_add_test(tc, test_round0_is_local);
     tcase_add_test(tc, test_prototypes_and_aggregation);
     tcase_add_test(tc, test_nearest_prototype_evaluation);
+    tcase_add_test(tc, test_bn_running_moves_once_per_step);
     tcase_add_test(tc, test_refusals);
     suite_add_tcase(s, tc);
     return s;

@@ -315,6 +315,142 @@ START_TEST(test_body_grad_features)
 }
 END_TEST
 
+/* Batch normalisation in the body: the layer list of the moon/layers/bn-*
+ * vectors (fc1 2→3, batchnorm1d, tanh, proj 3→2 = R_w, out 2→2), P = 35:
+ * fc1 (0–8), γ (9–11), β (12–14), r_μ (15–17), r_v (18–20), proj (21–28),
+ * out (29–34); party 0 of the vectors; one round, party 0, one step on
+ * samples {0, 2}. */
+#define BN_W0                                                                \
+    "[0.7, -0.4, 0.3, 0.9, -0.5, 0.6, 0.35, 0.25, 0.4, 1.2, 0.8, 1.05, "    \
+    "0.1, -0.2, 0.15, 0.05, -0.1, 0.3, 0.9, 1.3, 0.7, 0.6, -0.35, 0.45, "   \
+    "0.2, 0.5, -0.4, 0.15, -0.25, 0.7, -0.3, 0.4, 0.65, 0.05, -0.1]"
+static pflref_spec *bn_spec(const char *passes)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": "
+             "\"layers\", \"input\": [2], \"loss\": \"cross_entropy\", "
+             "\"layers\": [{\"type\": \"dense\", \"name\": \"fc1\", \"out\": "
+             "3}, {\"type\": \"batchnorm1d\", \"name\": \"norm1\"}, "
+             "{\"type\": \"tanh\"}, {\"type\": \"dense\", \"name\": \"proj\", "
+             "\"out\": 2}, {\"type\": \"dense\", \"name\": \"out\", \"out\": "
+             "2}]}, \"problem\": {\"clients\": [{\"X\": [[0.8, -0.35], "
+             "[-0.6, 0.9], [0.45, 0.7]], \"y\": [1, 0, 1]}]}, \"init\": "
+             "{\"kind\": \"given\", \"w\": " BN_W0 "}, \"algorithm\": "
+             "{\"name\": \"moon\", \"hyperparameters\": {\"eta\": 0.2, "
+             "\"moon.mu\": 1.3, \"moon.tau\": 0.6}%s%s%s}, \"schedule\": "
+             "{\"kind\": \"given\", \"rounds\": [{\"clients\": [0], "
+             "\"batches\": [[[0, 2]]]}]}}",
+             passes ? ", \"switches\": {\"moon.passes\": \"" : "",
+             passes ? passes : "", passes ? "\"}" : "");
+    return tu_spec(text);
+}
+
+/* The step's one training pass moves w_i's running statistics once:
+ * r_μ ← 0.9 r_μ + 0.1 μ_B, r_v ← 0.9 r_v + 0.1 · 2 s²_B (unbiased, two
+ * samples), μ_B, s²_B of fc1's outputs a = W x + b on samples 0 and 2,
+ * worked here from the inputs; the evaluation passes of w^t and w_i^{t−1}
+ * (moon.passes = eval) and the training passes under train move nothing
+ * more, and the two readings give different parameters (z_glob, z_prev
+ * on other statistics). */
+START_TEST(test_bn_running_moves_once)
+{
+    /* req: moon.bn */
+    const double W[6] = {0.7, -0.4, 0.3, 0.9, -0.5, 0.6};
+    const double b[3] = {0.35, 0.25, 0.4};
+    const double x0[2] = {0.8, -0.35}, x2[2] = {0.45, 0.7};
+    const double r_mu[3] = {0.05, -0.1, 0.3}, r_v[3] = {0.9, 1.3, 0.7};
+    pflref_run_result *res[2];
+    const char *passes[2] = {"eval", "train"};
+    for (int k = 0; k < 2; k++) {
+        pflref_spec *spec = bn_spec(passes[k]);
+        res[k] = tu_run(spec, NULL);
+        ck_assert_uint_eq(spec->problem->model.P, 35);
+        for (size_t c = 0; c < 3; c++) {
+            const double a0 = W[2 * c] * x0[0] + W[2 * c + 1] * x0[1] + b[c];
+            const double a2 = W[2 * c] * x2[0] + W[2 * c + 1] * x2[1] + b[c];
+            const double mean = (a0 + a2) / 2;
+            const double var = ((a0 - mean) * (a0 - mean) +
+                                (a2 - mean) * (a2 - mean)) / 2;
+            const double mu_new = 0.9 * r_mu[c] + 0.1 * mean;
+            const double v_new = 0.9 * r_v[c] + 0.1 * 2.0 * var;
+            /* v: party 0's w_i^t, w: the average of one party */
+            ck_assert_msg(fabs(res[k]->v[15 + c] - mu_new) <= 1e-15 &&
+                              fabs(res[k]->v[18 + c] - v_new) <= 1e-15,
+                          "%s: channel %zu: r_μ %.17g (expected %.17g), "
+                          "r_v %.17g (expected %.17g)", passes[k], c,
+                          res[k]->v[15 + c], mu_new, res[k]->v[18 + c],
+                          v_new);
+            ck_assert_double_eq(res[k]->w[15 + c], res[k]->v[15 + c]);
+        }
+        pflref_spec_free(spec);
+    }
+    /* round 0: w_i^{−1} = w⁰ = w^t, so z_prev = z_glob in either mode and
+     * ℓ_con's gradient is 0: the two readings agree bit for bit */
+    for (size_t p = 0; p < 35; p++)
+        ck_assert_double_eq(res[0]->v[p], res[1]->v[p]);
+    pflref_run_result_free(res[0]);
+    pflref_run_result_free(res[1]);
+}
+END_TEST
+
+/* pflref_model_body_grad_train is the gradient of θ ↦ (1/nb) Σ_j ⟨dΦ_j,
+ * Φ_j(θ)⟩ with Φ the body's TRAINING pass (each Φ_j depends on every
+ * sample through μ_B, s²_B): central differences of
+ * pflref_model_features_mode(train = 1) to 1e-8; the head's entries are
+ * left as they were, the running statistics' are 0 (they never step). */
+START_TEST(test_bn_body_grad_train)
+{
+    /* req: moon.bn, moon.grad */
+    pflref_spec *spec = bn_spec(NULL);
+    const pflref_model *m = &spec->problem->model;
+    const pflref_data *Dt = &spec->problem->clients[0].train;
+    const size_t idx[3] = {0, 1, 2}, nb = 3, h = 2, n_p = 35;
+    const double dPhi[6] = {0.45, -1.1, 0.3, 0.85, -0.6, 0.25};
+    double w[35], g[35], Phi[6];
+    memcpy(w, spec->w0, sizeof w);
+    for (size_t p = 0; p < n_p; p++)   /* a sentinel the head keeps */
+        g[p] = p >= 29 ? 7.25 : 0.0;
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(m, nb);
+    ck_assert_int_eq(pflref_model_body_grad_train(m, w, Dt, idx, nb, dPhi, ws,
+                                                  g), PFLREF_OK);
+    for (size_t p = 0; p < n_p; p++) {
+        if (p >= 29 || (p >= 15 && p < 21)) {
+            ck_assert_msg(g[p] == (p >= 29 ? 7.25 : 0.0),
+                          "entry %zu: %.17g", p, g[p]);
+            continue;
+        }
+        double f[2];
+        for (int sgn = 0; sgn < 2; sgn++) {
+            double th[35];
+            memcpy(th, w, sizeof th);
+            th[p] += sgn ? -1e-6 : 1e-6;
+            ck_assert_int_eq(pflref_model_features_mode(m, th, Dt, idx, nb,
+                                                        ws, 1, Phi),
+                             PFLREF_OK);
+            f[sgn] = 0;
+            for (size_t q = 0; q < nb * h; q++)
+                f[sgn] += dPhi[q] * Phi[q] / (double)nb;
+        }
+        const double fd = (f[0] - f[1]) / 2e-6;
+        ck_assert_msg(fabs(g[p] - fd) <= 1e-8 * (1 + fabs(fd)),
+                      "entry %zu: %.12g, central difference %.12g", p, g[p],
+                      fd);
+    }
+    /* an evaluation pass normalises with r_μ, r_v: sample 0 alone gives
+     * its own Φ_0 (a function of x_0), unlike the training pass */
+    double Phi1[2];
+    ck_assert_int_eq(pflref_model_features_mode(m, w, Dt, idx, nb, ws, 0,
+                                                Phi), PFLREF_OK);
+    ck_assert_int_eq(pflref_model_features_mode(m, w, Dt, idx, 1, ws, 0,
+                                                Phi1), PFLREF_OK);
+    ck_assert_double_eq(Phi[0], Phi1[0]);
+    ck_assert_double_eq(Phi[1], Phi1[1]);
+    pflref_model_workspace_free(ws);
+    pflref_spec_free(spec);
+}
+END_TEST
+
 Suite *moon_suite(void)
 {
     Suite *s = suite_create("moon");
@@ -323,6 +459,8 @@ Suite *moon_suite(void)
     tcase_add_test(tc, test_mu0_and_round0_are_fedavg);
     tcase_add_test(tc, test_previous_model_kept);
     tcase_add_test(tc, test_needs_representation);
+    tcase_add_test(tc, test_bn_running_moves_once);
+    tcase_add_test(tc, test_bn_body_grad_train);
     tcase_add_test(tc, test_zero_representation);
     tcase_add_test(tc, test_body_grad_features);
     suite_add_tcase(s, tc);

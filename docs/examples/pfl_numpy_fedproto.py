@@ -21,6 +21,13 @@ Learning-rate decay (lr.*, PFLlib's -ld: the client's one optimizer, its
 ExponentialLR stepped after each train(), clientproto.py:69-70): client
 i's η in round t is η γ^t, or η γ^(the rounds i trained in before) under
 lr.count = trainings (preset pfllib); λ does not decay.
+
+Batch normalisation in a layer list's embedding (pfl_numpy_moon's Chain:
+batchnorm1d, tanh): each step's forward is a training pass (the batch's
+mean and biased variance), the gradient goes back through it, and the
+client's running mean and variance then move (PyTorch's rule); the trained
+model's prototypes come from an evaluation pass (the running statistics),
+during_training's from the steps' training passes.
 """
 import copy
 import importlib
@@ -55,12 +62,13 @@ def _base():
     return importlib.import_module("pfl_numpy")
 
 
-def _grad(net, w, X, y, cbar, have, lam, mse, bug):
-    """(∇L on the batch, the batch's embeddings at w)."""
+def _grad(net, w, X, y, cbar, have, lam, mse, bug, keep):
+    """(∇L on the batch, the batch's embeddings at w); keep receives the
+    training pass's batchnorm values."""
     nb, L = len(X), len(net.layers)
     g = np.zeros_like(w)
-    acts = net.forward(w, X)
-    net.backward(w, acts, net.out_grad(acts[-1], y), L, g, 1.0 / nb)
+    acts = net.forward(w, X, keep=keep)
+    net.backward(w, acts, net.out_grad(acts[-1], y), L, g, 1.0 / nb, keep)
     F = acts[L - 1]
     cls = y.astype(int)
     use = have[cls] | (bug == "fedproto-missing-zero")
@@ -70,7 +78,7 @@ def _grad(net, w, X, y, cbar, have, lam, mse, bug):
         c /= F.shape[1]
     dF = c * (F - target) * use[:, None]
     g_r = np.zeros_like(w)
-    net.backward(w, acts, dF, L - 1, g_r, 1.0 / nb)
+    net.backward(w, acts, dF, L - 1, g_r, 1.0 / nb, keep)
     return g + (1.0 if bug == "fedproto-no-lambda" else lam) * g_r, F
 
 
@@ -125,6 +133,11 @@ def run(spec, clients, w0, log, bug):
         k: v for k, v in hp.items() if k.startswith("opt.")}
     optim = importlib.import_module("pfl_numpy_optim")
     opts = None if optim.plain(optim.options(opt_spec)) else optim.Optimizers(opt_spec)
+    bn = len(net.buffers()) > 0
+    if opts is not None and bn:
+        raise base.Unsupported("fedproto with batch normalisation and opt.*")
+    moving = hp.get("bn.running", "update") == "update"
+    unbiased = hp.get("bn.running_var", "unbiased") == "unbiased"
     data = [(np.asarray(c["X"], float), np.asarray(c["y"], float)) for c in raw]
     v = [np.array(w0, dtype=float) for _ in raw]
     trained = [0] * len(raw)        # each client's train() calls so far
@@ -142,9 +155,12 @@ def run(spec, clients, w0, log, bug):
             opt = opts.begin(0, i) if opts is not None else None
             S, n = np.zeros((K, h)), np.zeros(K)
             for s, batch in enumerate(batches, start=1):
+                keep = {}
                 g, F = _grad(net, x, X[batch], y[batch], cbar_t, have_t, lam,
-                             mse, bug)
+                             mse, bug, keep)
                 x = opt.step(x, g, eta) if opt is not None else x - eta * g
+                if bn and moving:
+                    net.move_running(x, keep, len(batch), unbiased)
                 if during:
                     if bug == "fedproto-protos-after-step":
                         F = net.forward(x, X[batch])[len(net.layers) - 1]
@@ -155,7 +171,7 @@ def run(spec, clients, w0, log, bug):
             log("client_end", "train", "v", x, round=t, client=i)
             if not during:
                 at = start if bug == "fedproto-protos-start" else x
-                F = net.forward(at, X)[len(net.layers) - 1]
+                F = net.forward(at, X, train=False)[len(net.layers) - 1]
                 np.add.at(S, y.astype(int), F)
                 np.add.at(n, y.astype(int), 1.0)
             hv = n > 0

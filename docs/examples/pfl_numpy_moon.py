@@ -14,6 +14,18 @@ it first trains), both held fixed.  The server averages the round's local
 models with weights n_i / Σ n_j.  The official preset's torch SGD
 (momentum 0.9, weight decay 1e-5, a new optimizer per local training) is
 pfl_numpy_optim's.
+
+Batch normalisation (a batchnorm1d layer in a layer list's body, with
+tanh allowed beside relu): the step's forward of w_i is in training mode
+(each feature normalised with the batch's mean and biased variance), the
+gradient of ℓ_sup + μ ℓ_con goes back through that batch-coupled layer,
+and afterwards w_i's running mean and variance move with momentum ρ
+(PyTorch's rule; unbiased variance unless bn.running_var = biased, none
+under bn.running = frozen).  z_glob and z_prev come from evaluation passes
+(each model's running mean and variance; moon.passes = eval) or training
+passes (moon.passes = train).  bn.aggregate = parameters_only: a party
+starts from w^t with its own running statistics (its last local model's)
+and the server's statistics are the first listed party's.
 """
 import copy
 import importlib
@@ -27,7 +39,8 @@ BUGS = ("moon-con-sign", "moon-no-tau-chain", "moon-cos-no-proj",
         "moon-prev-first-global", "moon-glob-from-local", "moon-rep-output",
         "moon-uniform-weights")
 PRESETS = {"official": {"opt.momentum": 0.9, "opt.weight_decay": 0.00001},
-           "pfllib": {"lr.count": "trainings"}}
+           "pfllib": {"lr.count": "trainings", "moon.passes": "train",
+               "bn.aggregate": "parameters_only"}}
 
 
 def _base():
@@ -66,8 +79,13 @@ class Chain:
                 if L["type"] == "dense":
                     dense(n, L["out"], L.get("bias", True))
                     n = L["out"]
-                elif L["type"] in ("relu", "identity"):
+                elif L["type"] in ("relu", "identity", "tanh"):
                     self.layers.append((L["type"],))
+                elif L["type"] == "batchnorm1d":
+                    # γ, β, running mean, running variance (n each)
+                    self.layers.append(("bn", off, n, L.get("eps", 1e-5),
+                                        L.get("momentum", 0.1)))
+                    off += 4 * n
                 else:
                     raise base.Unsupported("moon with a %s layer" % L["type"])
         else:
@@ -75,10 +93,21 @@ class Chain:
         if self.layers[-1][0] != "dense":
             raise base.Unsupported("moon without an output dense layer")
 
-    def forward(self, w, X, upto=None):
-        """Inputs of every layer, then the output of layer upto − 1."""
+    def buffers(self):
+        """Indices of the running statistics in w."""
+        idx = []
+        for L in self.layers:
+            if L[0] == "bn":
+                idx.extend(range(L[1] + 2 * L[2], L[1] + 4 * L[2]))
+        return np.array(idx, dtype=int)
+
+    def forward(self, w, X, upto=None, train=True, keep=None):
+        """Inputs of every layer, then the output of layer upto − 1; a
+        batchnorm layer normalises with the batch's statistics (train) or
+        w's running ones; keep (a dict) receives each training-mode
+        batchnorm layer's (x̂, 1/σ, μ_B, s²_B) by layer index."""
         acts = [X]
-        for L in self.layers[:upto]:
+        for li, L in enumerate(self.layers[:upto]):
             a = acts[-1]
             if L[0] == "dense":
                 _, (w0, w1), b, n_in, n_out = L
@@ -88,12 +117,27 @@ class Chain:
                 acts.append(out)
             elif L[0] == "relu":
                 acts.append(np.maximum(a, 0.0))
+            elif L[0] == "tanh":
+                acts.append(np.tanh(a))
+            elif L[0] == "bn":
+                _, o, n, eps, _ = L
+                gam, bet = w[o:o + n], w[o + n:o + 2 * n]
+                if train:
+                    mean, var = a.mean(axis=0), a.var(axis=0)
+                else:
+                    mean, var = w[o + 2 * n:o + 3 * n], w[o + 3 * n:o + 4 * n]
+                inv = 1.0 / np.sqrt(var + eps)
+                xh = (a - mean) * inv
+                if keep is not None and train:
+                    keep[li] = (xh, inv, mean, var)
+                acts.append(gam * xh + bet)
             else:
                 acts.append(a)
         return acts
 
-    def backward(self, w, acts, G, upto, g, scale):
-        """g += scale · Σ_rows ∂(G · layer output upto − 1)/∂w."""
+    def backward(self, w, acts, G, upto, g, scale, keep=None):
+        """g += scale · Σ_rows ∂(G · layer output upto − 1)/∂w (keep: the
+        training pass's batchnorm values, from forward)."""
         for i in range(upto - 1, -1, -1):
             L, a = self.layers[i], acts[i]
             if L[0] == "dense":
@@ -104,6 +148,28 @@ class Chain:
                 G = G @ w[w0:w1].reshape(n_out, n_in)
             elif L[0] == "relu":
                 G = G * (a > 0)
+            elif L[0] == "tanh":
+                G = G * (1.0 - acts[i + 1] ** 2)
+            elif L[0] == "bn":
+                _, o, n, _, _ = L
+                xh, inv, _, _ = keep[i]
+                g[o:o + n] += scale * (G * xh).sum(axis=0)
+                g[o + n:o + 2 * n] += scale * G.sum(axis=0)
+                # y = γ x̂ with x̂ the batch-normalised input: the input's
+                # signal through the batch's mean and variance too
+                d = G * w[o:o + n]
+                G = inv * (d - d.mean(axis=0) - xh * (d * xh).mean(axis=0))
+
+    def move_running(self, w, keep, nb, unbiased):
+        """w's running statistics after the training pass (PyTorch)."""
+        for i, L in enumerate(self.layers):
+            if L[0] != "bn" or i not in keep:
+                continue
+            _, o, n, _, rho = L
+            _, _, mean, var = keep[i]
+            v = var * nb / (nb - 1) if unbiased else var
+            w[o + 2 * n:o + 3 * n] = (1 - rho) * w[o + 2 * n:o + 3 * n] + rho * mean
+            w[o + 3 * n:o + 4 * n] = (1 - rho) * w[o + 3 * n:o + 4 * n] + rho * v
 
     def out_grad(self, Z, y):
         """Per-row ∂ℓ/∂z: softmax − one-hot, or s (ŷ − y)."""
@@ -125,26 +191,28 @@ def _cos_grad(z, a, bug):
     return a / (nz * na) - cos * z / nz ** 2, cos
 
 
-def _grad(net, w, w_glob, w_prev, X, y, mu, tau, bug):
-    """∇ of ℓ_sup + μ ℓ_con on the batch (X, y)."""
+def _grad(net, w, w_glob, w_prev, X, y, mu, tau, bug, keep, train_ref):
+    """∇ of ℓ_sup + μ ℓ_con on the batch (X, y); keep receives the training
+    pass's batchnorm values."""
     nb, L = len(X), len(net.layers)
     g = np.zeros_like(w)
-    acts = net.forward(w, X)
-    net.backward(w, acts, net.out_grad(acts[-1], y), L, g, 1.0 / nb)
+    acts = net.forward(w, X, keep=keep)
+    net.backward(w, acts, net.out_grad(acts[-1], y), L, g, 1.0 / nb, keep)
     if mu == 0.0:
         return g
     rep = L if bug == "moon-rep-output" else L - 1
     z = acts[rep]
     z_glob = net.forward(w if bug == "moon-glob-from-local" else w_glob, X,
-                         rep)[-1]
-    z_prev = net.forward(w_prev, X, rep)[-1]
+                         rep, train_ref)[-1]
+    z_prev = net.forward(w_prev, X, rep, train_ref)[-1]
     ga, ca = _cos_grad(z, z_glob, bug)
     gb, cb = _cos_grad(z, z_prev, bug)
     # softmax over [ca, cb]/τ: ∂(−log p_a)/∂(cb/τ) = p_b
     p_b = 1.0 / (1.0 + np.exp((ca - cb) / tau))
     dz = (p_b if bug == "moon-no-tau-chain" else p_b / tau) * (gb - ga)
     g_con = np.zeros_like(w)
-    net.backward(w, acts, dz, rep, g_con, 1.0 if bug == "moon-con-sum" else 1.0 / nb)
+    net.backward(w, acts, dz, rep, g_con,
+                 1.0 if bug == "moon-con-sum" else 1.0 / nb, keep)
     return g - mu * g_con if bug == "moon-con-sign" else g + mu * g_con
 
 
@@ -161,11 +229,18 @@ def run(spec, clients, w0, log, bug):
         raise base.Unsupported("moon needs inline clients")
     net = Chain(spec["model"])
     eta, mu, tau = hp["eta"], hp["moon.mu"], hp["moon.tau"]
+    buf = net.buffers()
+    train_ref = hp.get("moon.passes", "eval") == "train"
+    own = hp.get("bn.aggregate", "average") == "parameters_only" and len(buf)
+    moving = hp.get("bn.running", "update") == "update"
+    unbiased = hp.get("bn.running_var", "unbiased") == "unbiased"
     opt_spec = copy.deepcopy(spec)
     opt_spec["algorithm"]["hyperparameters"] = {
         k: v for k, v in hp.items() if k.startswith("opt.")}
     optim = importlib.import_module("pfl_numpy_optim")
     opts = None if optim.plain(optim.options(opt_spec)) else optim.Optimizers(opt_spec)
+    if opts is not None and len(buf):
+        raise base.Unsupported("moon with batch normalisation and opt.*")
     data = [(np.asarray(c["X"], float), np.asarray(c["y"], float)) for c in raw]
     w = np.array(w0, dtype=float)
     prev = [w.copy() for _ in raw]
@@ -183,18 +258,26 @@ def run(spec, clients, w0, log, bug):
                 w_prev = np.array(w0, dtype=float)
             trained.add(i)
             x = w_t.copy()
+            if own:
+                x[buf] = prev[i][buf]     # the party's own statistics
             log("client_begin", "train", "w_local", x, round=t, client=i, step=0)
             opt = opts.begin(0, i) if opts is not None else None
             X, y = data[i]
             for s, batch in enumerate(batches, start=1):
-                g = _grad(net, x, w_t, w_prev, X[batch], y[batch], mu, tau, bug)
+                keep = {}
+                g = _grad(net, x, w_t, w_prev, X[batch], y[batch], mu, tau,
+                          bug, keep, train_ref)
                 x = opt.step(x, g, eta) if opt is not None else x - eta * g
+                if moving:
+                    net.move_running(x, keep, len(batch), unbiased)
                 log("step", "train", "w_local", x, round=t, client=i, step=s)
             prev[i] = x
             log("client_end", "train", "w_local", x, round=t, client=i)
             c = (1.0 / len(rnd["clients"]) if bug == "moon-uniform-weights"
                  else len(X) / n_t)
             acc = acc + c * x
+        if own and rnd["clients"]:
+            acc[buf] = prev[rnd["clients"][0]][buf]
         w = acc
         log("server", "train", "w", w, round=t)
     return {"w": w, "v": prev}

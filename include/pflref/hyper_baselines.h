@@ -15,9 +15,21 @@ extern "C" {
 
 /* MOON (Li, He, Song, CVPR 2021, arXiv 2103.16257v1, Alg. 1): the
  * contrastive weight μ and the temperature τ (ref/algorithms/moon.c). */
+typedef enum {
+    /* z_glob, z_prev from evaluation passes of w^t, w_i^{t−1} (batch
+     * normalisation on their running statistics: R_w(x) a function of x;
+     * QinbinLi/MOON main.py:486 global_model.eval(), :540, :547 the
+     * previous nets' eval()) */
+    PFLREF_MOON_PASSES_EVAL = 0,
+    /* training passes (the batch's statistics; PFLlib clientmoon.py:43-44
+     * on models left in train() mode, :17, :53, serverbase.py:141) */
+    PFLREF_MOON_PASSES_TRAIN
+} pflref_moon_passes;
+
 typedef struct {
     double mu;                 /* μ ≥ 0: the weight of ℓ_con               */
     double tau;                /* τ > 0: the temperature                   */
+    pflref_moon_passes passes; /* moon.passes: z_glob's and z_prev's mode  */
 } pflref_moon_hyper;
 
 /* FedDyn (Acar et al., ICLR 2021, arXiv 2111.04263v2, Alg. 1) switches;

@@ -572,6 +572,35 @@ pflref_status pflref_model_outputs_train(const pflref_model *m,
                                          double *Z);
 #endif
 
+#ifndef __FRAMAC__
+/* MOON's representation with batch normalisation in the body
+ * (ref/algorithms/moon.c): a layer list whose last layer is dense after
+ * at least one layer, without dropout.
+ * pflref_model_features_mode: Phi (nb × h) := the body's output of a
+ * training pass (train ≠ 0: batch normalisation on the batch's statistics,
+ * left on ws for pflref_model_bn_update) or an evaluation pass (train = 0:
+ * on w's running statistics).
+ * pflref_model_body_grad_train: the body's entries of g (head entries
+ * untouched) := (1/nb) Σ_j J_jᵀ dPhi_j, J_j = ∂Φ_j/∂(body parameters) of
+ * the TRAINING pass at w, where Φ_j depends on every sample of the batch
+ * through μ_B, s²_B (the body forward runs again, a training pass).
+ * Both return PFLREF_EINVAL where "m" for another model, and as
+ * pflref_model_outputs for a NULL argument or a bad batch. */
+pflref_status pflref_model_features_mode(const pflref_model *m,
+                                         const double *w,
+                                         const pflref_data *D,
+                                         const size_t *idx, size_t nb,
+                                         pflref_model_workspace *ws,
+                                         int train, double *Phi);
+pflref_status pflref_model_body_grad_train(const pflref_model *m,
+                                           const double *w,
+                                           const pflref_data *D,
+                                           const size_t *idx, size_t nb,
+                                           const double *dPhi,
+                                           pflref_model_workspace *ws,
+                                           double *g);
+#endif
+
 /* E_j := ∂ℓ(z; y_j)/∂z at z = Z_j, per sample (NOT divided by nb): s·(z −
  * y) for the squared losses (s = 2 squared, 1 half_squared), softmax(z) −
  * onehot(y) for cross-entropy; *loss (may be NULL) := (1/nb) Σ_j ℓ(Z_j; y_j)

@@ -47,6 +47,18 @@
  *     show has no prototype.
  *   fedproto.weights = class_counts | uniform: C̄^(j) the plain mean over
  *     N_j (utils.py:221 proto_aggregation; PFLlib serverproto.py:107).
+ * Batch normalisation in a layer list's body (issue 31; an mlp with bn is
+ * refused): each local step is one training pass of v_i (torch's train(),
+ * PFLlib clientproto.py:26, :42): L_S and f_i(x) on the batch's
+ * statistics, ∇L back through that batch-coupled pass, and v_i's running
+ * statistics move once (bn.running = update); the buffers never step.
+ * Eq. 4's C_i^(j) under trained: f_i(x) of the trained model per sample,
+ * an evaluation pass on v_i's running statistics (the paper's f_i(x), a
+ * function of x; PFLlib's collect_protos, clientproto.py:79-99, under
+ * model.eval()); under during_training the steps' training-pass features
+ * (clientproto.py:56).  The prototype evaluation runs evaluation passes.
+ * Nothing else moves, and no model travels: each client keeps its own
+ * running statistics (bn.aggregate does not apply).
  * The open points of this reading of the paper (Eq. 5's normalisation,
  * Eq. 6's R per sample, LocalUpdate l. 3) are listed in
  * docs/algorithms/fedproto.md, "Open points of the reading".
@@ -143,7 +155,7 @@ static void *fedproto_work_alloc(const pflref_problem *problem,
 
 /* The model must be a classifier with an embedding f_i (a body): an mlp
  * without batch normalisation, or a layer list whose last layer is dense
- * after at least one layer and that has no batchnorm layer. */
+ * after at least one layer (batchnorm layers allowed in the body). */
 static pflref_status check_model(const pflref_model *m, pflref_error *err)
 {
     static const pflref_body_words words = {
@@ -153,13 +165,18 @@ static pflref_status check_model(const pflref_model *m, pflref_error *err)
         "fedproto needs an embedding f_i(x): the layer list's last "
         "layer must be dense (the decision layer) after at least one "
         "layer (the embedding)",
-        "fedproto's prototypes average f_i(x) of single samples; with "
-        "batch normalisation in the embedding f_i(x) depends on the "
-        "whole batch",
+        "fedproto takes batch normalisation in a layer list's body "
+        "(batchnorm1d/batchnorm2d layers), not in an mlp (model.bn): "
+        "spell the model as a layer list",
         "fedproto needs a classifier (cross-entropy): its prototypes "
         "are per class, C̄^(y) for the label y"};
     /* req: fedproto.model */
-    return pflref_body_check(m, &words, err);
+    if (!(m->bn && m->kind == PFLREF_MODEL_LAYERS))
+        return pflref_body_check(m, &words, err);
+    /* pflref_body_check's tests but its refusal of batch normalisation */
+    pflref_model plain = *m;
+    plain.bn = 0;
+    return pflref_body_check(&plain, &words, err);
 }
 
 /* Whether round t gives at least one global prototype: a client of S_t
@@ -270,11 +287,21 @@ static pflref_status step_grad(pflref_state *s, size_t i, double *v_i,
     if (st != PFLREF_OK)
         return st;
     /* req: fedproto.alg1.local.l3 */
-    st = pflref_model_features(m, v_i, D, idx, nb, s->ws, ws->A, ws->Phi);
+    st = m->bn ? pflref_model_features_mode(m, v_i, D, idx, nb, s->ws, 1,
+                                            ws->Phi)
+               : pflref_model_features(m, v_i, D, idx, nb, s->ws, ws->A,
+                                       ws->Phi);
     if (st != PFLREF_OK)
         return pflref_error_set(err, st, "schedule",
                                 "features failed at round %zu, client %zu, "
                                 "step %zu", s->t, i, q + 1);
+    /* req: fedproto.bn */
+    /* the step's training pass (the batch's statistics, the last on s->ws)
+     * moves v_i's r_μ, r_v once */
+    st = pflref_bn_running_move(&s->hyper->bn, m, s->ws, v_i, (long)s->t,
+                                (long)i, (long)(q + 1), err);
+    if (st != PFLREF_OK)
+        return st;
     pflref_trace_emit(trace, PFLREF_EV_INTERMEDIATE, "train", (long)s->t,
                       (long)i, (long)(q + 1), "f", ws->Phi, nb * h,
                       FEATURE_LINE);
@@ -293,8 +320,10 @@ static pflref_status step_grad(pflref_state *s, size_t i, double *v_i,
     }
     if (!any || fp->lambda == 0.0)
         return PFLREF_OK;
-    st = pflref_model_body_grad_features(m, v_i, ws->A, ws->dPhi, D, idx, nb,
-                                         s->ws, ws->g_R);
+    st = m->bn ? pflref_model_body_grad_train(m, v_i, D, idx, nb, ws->dPhi,
+                                              s->ws, ws->g_R)
+               : pflref_model_body_grad_features(m, v_i, ws->A, ws->dPhi, D,
+                                                 idx, nb, s->ws, ws->g_R);
     if (st != PFLREF_OK)
         return pflref_error_set(err, st, "schedule",
                                 "body gradient failed at round %zu, client "
@@ -404,8 +433,11 @@ static pflref_status client_prototypes(pflref_state *s, size_t i,
         ws->n_ij[(size_t)D->y[r]] += 1.0;
     if (s->hyper->fedproto.client_protos == PFLREF_FEDPROTO_PROTOS_TRAINED) {
         /* req: fedproto.eq4 */
-        pflref_status st = pflref_model_features(m, v_i, D, ws->all, D->n,
-                                                 s->ws, ws->A, ws->Phi);
+        pflref_status st =
+            m->bn ? pflref_model_features_mode(m, v_i, D, ws->all, D->n,
+                                               s->ws, 0, ws->Phi)
+                  : pflref_model_features(m, v_i, D, ws->all, D->n, s->ws,
+                                          ws->A, ws->Phi);
         if (st != PFLREF_OK)
             return pflref_error_set(err, st, "model",
                                     "features failed at round %zu, client "
@@ -521,8 +553,11 @@ static pflref_status fedproto_evaluate(const pflref_state *s, size_t i,
         return PFLREF_EINVAL;   /* nothing to evaluate (as the models') */
     /* req: fedproto.eval.proto */
     for (size_t r = 0; r < D->n; r++) {
-        pflref_status st = pflref_model_features(m, v_i, D, &r, 1, s->ws,
-                                                 ws->A, ws->Phi);
+        pflref_status st =
+            m->bn ? pflref_model_features_mode(m, v_i, D, &r, 1, s->ws, 0,
+                                               ws->Phi)
+                  : pflref_model_features(m, v_i, D, &r, 1, s->ws, ws->A,
+                                          ws->Phi);
         if (st != PFLREF_OK)
             return st;
         size_t best = K;

@@ -37,8 +37,39 @@
  * layer", after the base encoder and the projection head) is the
  * model's body (include/pflref/model.h, "Body and head"): an mlp's hidden
  * layer φ = σ(W1 x + b1), or everything before a layer list's last dense
- * layer.  A model without one (quadratic, linear, softmax, batch
- * normalisation in the body) is refused by moon_check.
+ * layer.  A model without one (quadratic, linear, softmax) is refused by
+ * moon_check, as is an mlp with batch normalisation (model.bn; its
+ * layer-list spelling runs).
+ *
+ * Batch normalisation in a layer list's body (issue 31; PyTorch's
+ * semantics, where a representation of a batch is computed with that
+ * batch's statistics in train() mode).  Per local step on batch b:
+ *   l. 13–14  one training pass of w_i^t: ℓ_sup and z = R_{w_i^t}(x) on
+ *             the batch's μ_B, s²_B, and ∇ℓ through that pass (the
+ *             batchnorm backward couples the samples); the pass moves
+ *             w_i^t's r_μ, r_v once (bn.running = update), as net(x) in
+ *             train() mode in both codes (QinbinLi/MOON main.py:294;
+ *             PFLlib clientmoon.py:24, :39-40);
+ *   l. 15–16  moon.passes = eval (the default): z_glob, z_prev from
+ *             evaluation passes of w^t and w_i^{t−1}, each on its own
+ *             running statistics, so R_w(x) is a function of x as the
+ *             paper writes it and nothing moves (the authors' code:
+ *             global_model.eval() main.py:486, the previous nets' eval()
+ *             :540, :547, called at :295, :302); moon.passes = train:
+ *             training passes on the batch's statistics (PFLlib
+ *             clientmoon.py:43-44: old_model, a deepcopy of the model in
+ *             train() mode, :17, :53, and the server's global model,
+ *             deepcopy(uploaded_models[0]) of a train()-mode model,
+ *             serverbase.py:141); the running statistics they move in
+ *             PFLlib are never read (the old model is replaced at :53, the
+ *             global's at serverbase.py:141), so here nothing moves.
+ * What travels (bn.aggregate): average (the authors' state_dict average,
+ * main.py:508-514, 523: w^{t+1}'s r_μ, r_v are the |D^i|-weighted mean,
+ * which the next round's eval()-mode z_glob reads); parameters_only
+ * (PFLlib: set_parameters copies parameters() only, clientmoon.py:62-66,
+ * so w_i^t starts from w^t's parameters and party i's own r_μ, r_v, those
+ * of its w_i^{t−1} (w⁰'s before its first training: :17); w^{t+1}'s are
+ * the first participant's, serverbase.py:141).
  *
  * The gradient of ℓ_con (docs/algorithms/moon.md derives it): per sample,
  * with a = z_glob, b = z_prev, c_a = sim(z, a), c_b = sim(z, b) and
@@ -80,8 +111,11 @@
  *
  * Presets: official (the authors' code): torch SGD with momentum 0.9 and
  * weight decay 1e-5, a new optimizer per local training (main.py:267–269,
- * --reg); pfllib: lr.count = trainings (clientmoon.py:39–50 computes the
- * paper's ℓ with model.base as R_w and the batch mean of ℓ_con).
+ * --reg), moon.passes = eval, bn.aggregate = average; pfllib:
+ * lr.count = trainings (clientmoon.py:39–50 computes the paper's ℓ with
+ * model.base as R_w and the batch mean of ℓ_con), moon.passes = train,
+ * bn.aggregate = parameters_only.
+ * Switch: moon.passes  eval | train (above).
  *
  * State: w^t is the state's w; w_i^{t−1} is v_i (w⁰ at the start), set to
  * w_i^t when party i finishes a round, reported as final.v and reloaded by
@@ -97,6 +131,7 @@
 #include <stdlib.h>
 #include "algorithms/algorithms.h"
 #include "engine/work.h"
+#include "engine/bn_own.h"
 #include "algorithms/body.h"
 
 static const char *const STEP_LINE =
@@ -169,7 +204,9 @@ static pflref_status check_batches(const pflref_problem *problem,
 }
 
 /* The representation R_w must exist: an mlp without batch normalisation,
- * or a layer list whose last layer is dense after a body without it.
+ * or a layer list whose last layer is dense after a body (batch
+ * normalisation allowed there; dropout is refused before, moon taking no
+ * masks).
  * μ ≥ 0 and τ > 0 are the registry's bounds (ref/engine/params.c). */
 static pflref_status moon_check(const pflref_problem *problem,
                                 const pflref_hyper *hyper,
@@ -185,12 +222,21 @@ static pflref_status moon_check(const pflref_problem *problem,
         "moon needs a representation R_w(x): the layer list's last "
         "layer must be dense (the output layer) after at least one "
         "layer (the body, whose output is R_w)",
-        "moon's representation R_w(x) must be a function of x alone; "
-        "with batch normalisation in the body it depends on the whole "
-        "batch",
+        "moon takes batch normalisation in a layer list's body "
+        "(batchnorm1d/batchnorm2d layers), not in an mlp (model.bn): "
+        "spell the model as a layer list",
         NULL};  /* ℓ_sup: the model's own loss (no class condition) */
     /* req: moon.rep */
-    pflref_status st = pflref_body_check(&problem->model, &words, err);
+    const pflref_model *m = &problem->model;
+    pflref_status st;
+    if (m->bn && m->kind == PFLREF_MODEL_LAYERS) {
+        /* pflref_body_check's tests but its refusal of batch
+         * normalisation (FedPAC's and FedProto's stay) */
+        pflref_model plain = *m;
+        plain.bn = 0;
+        st = pflref_body_check(&plain, &words, err);
+    } else
+        st = pflref_body_check(m, &words, err);
     if (st != PFLREF_OK)
         return st;
     return check_batches(problem, schedule, err);
@@ -259,8 +305,11 @@ static pflref_status contrastive_grad(pflref_state *s, size_t i,
     const pflref_data *D = &s->problem->clients[i].train;
     const size_t h = pflref_body_size(m);
     /* req: moon.alg1.l14 */
-    pflref_status st = pflref_model_features(m, ws->w_local, D, idx, nb,
-                                             s->ws, ws->A, ws->z);
+    pflref_status st =
+        m->bn ? pflref_model_features_mode(m, ws->w_local, D, idx, nb, s->ws,
+                                           1, ws->z)
+              : pflref_model_features(m, ws->w_local, D, idx, nb, s->ws,
+                                      ws->A, ws->z);
     if (st != PFLREF_OK)
         return pflref_error_set(err, st, "schedule",
                                 "features failed at round %zu, client %zu, "
@@ -273,8 +322,11 @@ static pflref_status contrastive_grad(pflref_state *s, size_t i,
             "representation z, z_glob or z_prev is the zero vector, where "
             "the cosine similarity sim is undefined (Alg. 1 l. 17)",
             s->t, i, step, bad);
-    st = pflref_model_body_grad_features(m, ws->w_local, ws->A, ws->dz, D,
-                                         idx, nb, s->ws, ws->g_con);
+    st = m->bn ? pflref_model_body_grad_train(m, ws->w_local, D, idx, nb,
+                                              ws->dz, s->ws, ws->g_con)
+               : pflref_model_body_grad_features(m, ws->w_local, ws->A,
+                                                 ws->dz, D, idx, nb, s->ws,
+                                                 ws->g_con);
     if (st != PFLREF_OK)
         return pflref_error_set(err, st, "schedule",
                                 "body gradient failed at round %zu, client "
@@ -303,11 +355,22 @@ static pflref_status local_step(pflref_state *s, size_t i,
         return st;
     if (mu != 0.0) {
         /* req: moon.alg1.l15, moon.alg1.l16 */
-        /* z_glob ← R_{w^t}(x), z_prev ← R_{w_i^{t−1}}(x) (A: scratch) */
-        if ((st = pflref_model_features(m, ws->w_t, D, idx, nb, s->ws, ws->A,
-                                        ws->z_glob)) ||
-            (st = pflref_model_features(m, prev, D, idx, nb, s->ws, ws->A,
-                                        ws->z_prev)))
+        /* z_glob ← R_{w^t}(x), z_prev ← R_{w_i^{t−1}}(x) (A: scratch);
+         * with batch normalisation, evaluation or training passes
+         * (moon.passes) */
+        const int train = s->hyper->moon.passes == PFLREF_MOON_PASSES_TRAIN;
+        if (m->bn) {
+            /* req: moon.bn */
+            st = pflref_model_features_mode(m, ws->w_t, D, idx, nb, s->ws,
+                                            train, ws->z_glob);
+            if (st == PFLREF_OK)
+                st = pflref_model_features_mode(m, prev, D, idx, nb, s->ws,
+                                                train, ws->z_prev);
+        } else if (!(st = pflref_model_features(m, ws->w_t, D, idx, nb,
+                                                s->ws, ws->A, ws->z_glob)))
+            st = pflref_model_features(m, prev, D, idx, nb, s->ws, ws->A,
+                                       ws->z_prev);
+        if (st != PFLREF_OK)
             return pflref_error_set(err, st, "schedule",
                                     "features failed at round %zu, client "
                                     "%zu, step %ld", s->t, i, step);
@@ -318,6 +381,13 @@ static pflref_status local_step(pflref_state *s, size_t i,
         for (size_t p = 0; p < P; p++)
             ws->g[p] += mu * ws->g_con[p];
     }
+    /* req: moon.bn */
+    /* the training pass of w_i^t on b (the last on s->ws: l. 13's, or
+     * l. 14's again, the same statistics) moves its r_μ, r_v once */
+    st = pflref_bn_running_move(&s->hyper->bn, m, s->ws, ws->w_local,
+                                (long)s->t, (long)i, step, err);
+    if (st != PFLREF_OK)
+        return st;
     /* req: moon.alg1.l19 */
     pflref_optim_state *opt = pflref_optim_get(s, i, 0);
     const int finite = opt != NULL
@@ -340,6 +410,7 @@ static pflref_status moon_round(pflref_state *s,
     moon_work *ws = s->extra;
     const pflref_problem *pr = s->problem;
     const size_t P = s->P, N = s->N;
+    const int keep = pflref_bn_keeps_own(s);   /* bn.aggregate */
     /* req: moon.alg1.l3, moon.alg1.l5 */
     pflref_round_begin(s, ws->w_t, trace);
     /* Σ_{j∈S_t} |D^j| */
@@ -349,7 +420,14 @@ static pflref_status moon_round(pflref_state *s,
         const size_t i = plan->clients[j];
         double *v_i = pflref_row(s->v, i, N, P);   /* w_i^{t−1} */
         /* req: moon.alg1.l6, moon.alg1.l9, moon.alg1.l10 */
-        pflref_client_begin(s, i, "w_local", ws->w_local, ws->w_t, trace);
+        if (keep) {   /* w^t's parameters(), party i's own r_μ, r_v */
+            for (size_t p = 0; p < P; p++)
+                ws->w_local[p] = ws->w_t[p];
+            pflref_bn_copy_buffers(&pr->model, ws->w_local, v_i);
+            pflref_client_begin(s, i, "w_local", ws->w_local, NULL, trace);
+        } else
+            pflref_client_begin(s, i, "w_local", ws->w_local, ws->w_t,
+                                trace);
         pflref_client_lr(s, i, 0, 1);  /* η of i's train() (lr.count) */
         pflref_optim_begin(s, i);      /* its optimizer (opt.state) */
         const pflref_batches *b = &plan->batches[j];
@@ -368,6 +446,11 @@ static pflref_status moon_round(pflref_state *s,
         pflref_accumulate(s->accum, (double)pr->clients[i].train.n / n_t,
                           ws->w_local, P);
     }
+    /* bn.aggregate = parameters_only: w^{t+1}'s r_μ, r_v are the first
+     * participant's (deepcopy(uploaded_models[0]), serverbase.py:141) */
+    if (keep && plan->m > 0)
+        pflref_bn_copy_buffers(&pr->model, s->accum,
+                               pflref_row(s->v, plan->clients[0], N, P));
     return pflref_round_end(s, SERVER_LINE, trace, err);
 }
 

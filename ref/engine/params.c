@@ -143,6 +143,7 @@ static const char *const fedproto_distance_values[] = {"squared_l2", "mse",
                                                        NULL};
 static const char *const fedproto_protos_values[] = {"trained",
                                                      "during_training", NULL};
+static const char *const moon_passes_values[] = {"eval", "train", NULL};
 static const char *const fedproto_weights_values[] = {"class_counts",
                                                       "uniform", NULL};
 /* The algorithms whose clients step through the shared local solver
@@ -161,7 +162,7 @@ static const char *const fedproto_weights_values[] = {"class_counts",
 #define BN_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
     "perfedavg apfl interp cfl ifca fedfomo fedbn pfedhn lora feddyn "      \
-    "scaffold fedprox fedrod fedpac fedala"
+    "scaffold fedprox fedrod fedpac fedala moon fedproto"
 /* The algorithms with a step size, which lr.* applies to. */
 #define LR_ALGORITHMS                                                        \
     "fedavg local finetune prox pfedme ditto fedalt fedsim pflego "         \
@@ -713,6 +714,13 @@ static const pflref_param params[] = {
     {"moon.tau", "moon", "moon", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, moon.tau), NAN, 0.0, 1, NULL, "τ",
      "MOON's temperature (eq. (2), Alg. 1 l. 19)"},
+    {"moon.passes", "moon", "", PFLREF_PARAM_ENUM,
+     offsetof(pflref_hyper, moon.passes), 0.0, 0.0, 0, moon_passes_values,
+     "", "with batch normalisation in the body, l. 15-16's z_glob, z_prev: "
+     "evaluation passes of w^t, w_i^{t-1} on their running statistics "
+     "(QinbinLi/MOON main.py:486, :540, :547 eval()) | training passes on "
+     "the batch's statistics (PFLlib clientmoon.py:43-44, models in "
+     "train() mode: :17, :53, serverbase.py:141)"},
     /* FedProx (ref/algorithms/fedprox.c, docs/algorithms/fedprox.md) */
     {"fedprox.mu", "fedprox", "fedprox", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, fedprox.mu), NAN, 0.0, 0, NULL, "μ",

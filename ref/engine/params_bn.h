@@ -27,7 +27,7 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
                                                         "previous", NULL};
 
 #define BN_AGGREGATE_PARAMS \
-    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg feddyn fedamp apple fedpac fedala", "", PFLREF_PARAM_ENUM, \
+    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg feddyn fedamp apple fedpac fedala moon", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
      "", \
      "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \
@@ -44,7 +44,8 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
      "serverperavg.py:26, :46, clientperavg.py:83-99; FedPAC: θ's, each " \
      "v_i keeping its own, clientpac.py:105-107; FedALA: Θ_i's own " \
      "through ALA, which weighs parameters() only, Θ's the first " \
-     "participant's, serverALA.py:111-123)"},
+     "participant's, serverALA.py:111-123; MOON: w_i^t's, " \
+     "w_i^{t-1} keeping the client's own, clientmoon.py:62-66)"},
 
 /* SCAFFOLD's server under bn.aggregate = parameters_only (ref/algorithms/
  * scaffold.c): which r_μ, r_v the new x takes. */

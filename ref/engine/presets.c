@@ -200,12 +200,21 @@ static const pflref_preset presets[] = {
      "QinbinLi/MOON 8fcba3c main.py:267-269 (torch.optim.SGD, momentum "
      "0.9, weight_decay --reg = 1e-5, a new optimizer per local "
      "training); its empty model pool in round 0 (466-476, 537-543) gives "
-     "the paper's numbers (docs/algorithms/moon.md)"},
-    {"moon", "pfllib", "lr.count=trainings", NULL,
+     "the paper's numbers (docs/algorithms/moon.md); with batch "
+     "normalisation: global_model.eval() (486) and the previous nets' "
+     "eval() (540, 547) give z_glob, z_prev on running statistics, which "
+     "the state_dict average carries (508-514, 523): moon.passes = eval "
+     "and bn.aggregate = average, the defaults"},
+    {"moon", "pfllib",
+     "lr.count=trainings moon.passes=train bn.aggregate=parameters_only",
+     NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientmoon.py:39-50 (model.base as R_w, "
      "the batch mean of l_con: the paper's l), 17 and 53 (old_model: the "
      "initial model, then the last local one), 55-56 (each client's -ld "
-     "scheduler steps when it trains); serverbase.py's n_i weights"},
+     "scheduler steps when it trains); serverbase.py's n_i weights; with "
+     "batch normalisation: rep_old, rep_global of models left in train() "
+     "mode (43-44; 17, 53 deepcopy a train()-mode model, serverbase.py:141 "
+     "too), set_parameters copying parameters() only (62-66)"},
     {"fedprox", "official", "fedprox.sampling=uniform_weighted", NULL,
      "litian96/FedProx d2a4501f319f: flearn/trainers/fedbase.py:112 "
      "select_clients (np.random.choice without replacement, uniform, seed = "

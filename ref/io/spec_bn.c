@@ -10,17 +10,11 @@
 static const struct {
     const char *name, *why;
 } refusals[] = {
-    /* ref/algorithms/moon.c moon_check; PFLlib clientmoon.py:62-66 */
-    {"moon", "moon takes no model with batch normalisation (its "
-             "representation R_w(x), the body's output, would depend on the "
-             "whole batch; the head is one dense layer), so no model it runs "
-             "has running statistics to keep or average"},
     /* ref/algorithms/fedproto.c check_model; PFLlib serverproto.py:44-46,
      * 63-81: prototypes travel, never a model */
     {"fedproto", "fedproto's clients exchange prototypes, never a model, so "
                  "every client keeps its own running statistics whatever "
-                 "the switch would say (and its embedding f_i(x) takes no "
-                 "batch normalisation)"},
+                 "the switch would say"},
 };
 
 const char *pflref_spec_bn_refusal(const char *algorithm)

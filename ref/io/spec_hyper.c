@@ -199,6 +199,18 @@ pflref_status pflref_spec_read_algorithm(const json_t *root, pflref_spec *spec,
             "bn.aggregate = parameters_only keeps each client's batch-norm "
             "running statistics, but this model has no batch normalisation "
             "(no running_mean or running_var): drop the switch");
+    /* moon.passes = train, given: the mode of z_glob's and z_prev's
+     * batch normalisation, which a model without it does not have (the
+     * preset pfllib's setting is harmless there) */
+    if (sw != NULL && json_object_get(sw, "moon.passes") != NULL &&
+        spec->hyper.moon.passes == PFLREF_MOON_PASSES_TRAIN &&
+        !spec->problem->model.bn)
+        return pflref_error_set(
+            err, PFLREF_EINVAL, "algorithm.switches.moon.passes",
+            "moon.passes = train runs z_glob's and z_prev's batch "
+            "normalisation on the batch's statistics, but this model has no "
+            "batch normalisation (both passes are then the same): drop the "
+            "switch");
     /* scaffold.bn_global = previous, given: it picks the running
      * statistics of x that bn.aggregate = parameters_only leaves open */
     if (sw != NULL && json_object_get(sw, "scaffold.bn_global") != NULL &&

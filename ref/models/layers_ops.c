@@ -797,3 +797,30 @@ void pflref_layers_body_grad_features(const pflref_model *m, const double *w,
     memcpy(ws->sig[0], dPhi, nb * h * sizeof *dPhi);
     backward_range(m, w, nb, ws->sig[0], ws->sig[0], ws, g, L - 2, 0);
 }
+
+void pflref_layers_features_mode(const pflref_model *m, const double *w,
+                                 size_t nb, pflref_model_workspace *ws,
+                                 int train, double *Phi)
+{
+    const size_t L = m->nlayers, h = m->layers[L - 1].in_size;
+    ws->bn_train = train;   /* BN on the batch's statistics, or running */
+    forward_to(m, w, nb, ws, L - 1);
+    ws->bn_train = 0;
+    ws->body_forward++;
+    memcpy(Phi, ws->act[L - 2], nb * h * sizeof *Phi);
+}
+
+void pflref_layers_body_grad_train(const pflref_model *m, const double *w,
+                                   size_t nb, const double *dPhi,
+                                   pflref_model_workspace *ws, double *g)
+{
+    const size_t L = m->nlayers, h = m->layers[L - 1].in_size;
+    /* the body's training pass at w again (the batch's statistics, whose
+     * x̂ and s²_B the batchnorm backward reads) */
+    ws->bn_train = 1;
+    forward_to(m, w, nb, ws, L - 1);
+    ws->bn_train = 0;
+    ws->body_forward++;
+    memcpy(ws->sig[0], dPhi, nb * h * sizeof *dPhi);
+    backward_range(m, w, nb, ws->sig[0], ws->sig[0], ws, g, L - 2, 0);
+}

@@ -299,6 +299,20 @@ void pflref_layers_body_grad_features(const pflref_model *m, const double *w,
                                       size_t nb, const double *dPhi,
                                       pflref_model_workspace *ws, double *g);
 
+/* Batch normalisation in the body (MOON, ref/algorithms/moon.c): Phi :=
+ * the body's output from a training pass (train = 1: BN on the batch's
+ * statistics, left on ws for pflref_model_bn_update) or an evaluation pass
+ * (train = 0: BN on w's running statistics). */
+void pflref_layers_features_mode(const pflref_model *m, const double *w,
+                                 size_t nb, pflref_model_workspace *ws,
+                                 int train, double *Phi);
+/* The body's entries of g from a signal dPhi on the output of the body's
+ * TRAINING pass at w (run again here): (1/nb) Σ_j J_jᵀ dPhi_j, J the
+ * Jacobian of the batch's body output (BN couples the samples). */
+void pflref_layers_body_grad_train(const pflref_model *m, const double *w,
+                                   size_t nb, const double *dPhi,
+                                   pflref_model_workspace *ws, double *g);
+
 /* Convolution of a batch (layers_conv.c), X, Y nb × in_size, out_size in
  * NCHW order, W O × C·κ², col one sample's im2col (C·κ² × H'·W'):
  *   Y_n := W col(X_n) + b 1ᵀ   (b may be NULL). */

@@ -24,6 +24,7 @@
 #include <math.h>
 #include <string.h>
 #include "core/args.h"
+#include "core/mca.h"
 #include "models/models.h"
 
 /* ------------------------------------------------------------------------
@@ -215,6 +216,74 @@ pflref_status pflref_model_outputs_train(const pflref_model *m,
     pflref_model_ops_of(m)->forward(m, w, n_b, ws); /* ws->Z := z(w; X_b) */
     ws->bn_train = 0;
     memcpy(Z, ws->Z, n_b * m->k * sizeof(double));
+    return PFLREF_OK;
+}
+
+/* A layer list with a body and a dense head, without dropout (a training
+ * pass would need masks): the models the mode-given body passes take. */
+static pflref_status check_body_mode(const pflref_model *m, const double *w,
+                                     const pflref_data *D, const size_t *idx,
+                                     size_t nb,
+                                     const pflref_model_workspace *ws,
+                                     size_t *nb_out)
+{
+    pflref_status st = check_output_batch(m, w, D, idx, nb, ws, nb_out);
+    if (st != PFLREF_OK)
+        return st;
+    if (m->kind != PFLREF_MODEL_LAYERS || m->nlayers < 2 ||
+        m->layers[m->nlayers - 1].kind != PFLREF_LAYER_DENSE)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "m",
+                                "the body passes in a given mode take a "
+                                "layer list whose last layer is dense after "
+                                "at least one layer");
+    if (pflref_model_dropout_layers(m) > 0)
+        return pflref_error_set(NULL, PFLREF_EINVAL, "m",
+                                "the body passes in a given mode take no "
+                                "dropout layer (no masks)");
+    return PFLREF_OK;
+}
+
+/* Phi := the body's output of a training (train ≠ 0) or evaluation pass,
+ * nb × h. */
+pflref_status pflref_model_features_mode(const pflref_model *m,
+                                         const double *w,
+                                         const pflref_data *D,
+                                         const size_t *idx, size_t nb,
+                                         pflref_model_workspace *ws,
+                                         int train, double *Phi)
+{
+    size_t n_b;
+    pflref_status st;
+    if ((st = check_body_mode(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "Phi", Phi)))
+        return st;
+    pflref_batch_gather_rows(m, D, idx, 0, n_b, ws);
+    pflref_layers_features_mode(m, w, n_b, ws, train != 0, Phi);
+    pflref_mca_perturb(PFLREF_MCA_PRODUCT, Phi,
+                       n_b * m->layers[m->nlayers - 1].in_size);
+    return PFLREF_OK;
+}
+
+/* g's body entries := (1/nb) Σ_j J_jᵀ dPhi_j through the body's training
+ * pass at w (the head's entries untouched). */
+pflref_status pflref_model_body_grad_train(const pflref_model *m,
+                                           const double *w,
+                                           const pflref_data *D,
+                                           const size_t *idx, size_t nb,
+                                           const double *dPhi,
+                                           pflref_model_workspace *ws,
+                                           double *g)
+{
+    size_t n_b;
+    pflref_status st;
+    if ((st = check_body_mode(m, w, D, idx, nb, ws, &n_b)) ||
+        (st = pflref_arg_nonnull(NULL, "dPhi", dPhi)) ||
+        (st = pflref_arg_nonnull(NULL, "g", g)))
+        return st;
+    pflref_batch_gather_rows(m, D, idx, 0, n_b, ws);
+    pflref_layers_body_grad_train(m, w, n_b, dPhi, ws, g);
+    ws->body_backward++;
+    pflref_mca_perturb(PFLREF_MCA_GRADIENT, g, m->P);   /* off: no-op */
     return PFLREF_OK;
 }
 
