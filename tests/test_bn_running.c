@@ -295,6 +295,9 @@ static const char *const FIRST_UPLOAD_VECTORS[] = {
     "golden/layers/apfl-bn1d-mlp-pfllib-keep.json",
     "golden/layers/feddyn-bn1d-mlp-pfllib-keep.json",
     "golden/fedrod/layers-bn-pfllib-keep.json",
+    "golden/fedala/layers-bn-pfllib.json",
+    "golden/fedpac/layers-bn-pfllib.json",
+    "golden/moon/layers-bn-pfllib.json",
 };
 /* The uploader given: the last participant of the vector's last round. */
 static int last_participant(json_t *vec)

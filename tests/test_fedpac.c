@@ -711,16 +711,16 @@ START_TEST(test_bn_features_modes)
     const size_t idx[2] = {0, 1};
     const double w0[10] = {2, 0.5, 1, 0, 0, 1, 0.75, -0.5, 0.1, -0.2};
     double A[2], F[2], g[10] = {0}, dPhi[2] = {1, 0};
-    ck_assert_int_eq(pflref_model_features_mode(m, w0, Dat, idx, 2, 0, ws, A,
-                                                F), PFLREF_OK);
+    ck_assert_int_eq(pflref_bn_features_mode(m, w0, Dat, idx, 2, 0, ws, A,
+                                             F), PFLREF_OK);
     ck_assert_msg(F[0] == 2.5 && F[1] == 6.5, "evaluation: f = (%.17g, "
                   "%.17g), want (5/2, 13/2)", F[0], F[1]);
-    ck_assert_int_eq(pflref_model_features_mode(m, w0, Dat, idx, 2, 1, ws, A,
-                                                F), PFLREF_OK);
+    ck_assert_int_eq(pflref_bn_features_mode(m, w0, Dat, idx, 2, 1, ws, A,
+                                             F), PFLREF_OK);
     ck_assert_msg(F[0] == -1.0 && F[1] == 1.0, "training: f = (%.17g, "
                   "%.17g), want (−1, 1)", F[0], F[1]);
-    ck_assert_int_eq(pflref_model_body_grad_features_train(m, w0, dPhi, Dat,
-                                                           idx, 2, ws, g),
+    ck_assert_int_eq(pflref_bn_body_grad_features(m, w0, dPhi, Dat,
+                                                  idx, 2, ws, g),
                      PFLREF_OK);
     ck_assert_msg(fabs(g[0]) < 1e-15 && fabs(g[1]) < 1e-15 &&
                       fabs(g[2] + 0.5) < 1e-15 && fabs(g[3] - 0.5) < 1e-15,
@@ -733,9 +733,9 @@ START_TEST(test_bn_features_modes)
     const pflref_model *mm = &c->problem->model;
     pflref_model_workspace *wm = pflref_model_workspace_alloc(mm, 5);
     double Am[5 * H], Fm[5 * H];
-    ck_assert_int_eq(pflref_model_features_mode(mm, W0,
-                                                &c->problem->clients[0].train,
-                                                ALL, 3, 0, wm, Am, Fm),
+    ck_assert_int_eq(pflref_bn_features_mode(mm, W0,
+                                             &c->problem->clients[0].train,
+                                             ALL, 3, 0, wm, Am, Fm),
                      PFLREF_EINVAL);
     pflref_model_workspace_free(wm);
     tb_free(c);

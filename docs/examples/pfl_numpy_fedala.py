@@ -305,6 +305,6 @@ def run(spec, clients, w0, log, bug):
         theta = sum(n[i] / total * uploads[i] for i in sorted(uploads))
         if own is not None and uploads and bug != "fedala-bn-server-average":
             # a deepcopy of the first upload, its parameters averaged
-            theta = np.where(own, uploads[rnd["clients"][0]], theta)
+            theta = np.where(own, uploads[base.first_upload(rnd, rnd["clients"])], theta)
         log("server", "train", "w", theta, round=t)
     return {"w": theta, "v": np.array(local)}

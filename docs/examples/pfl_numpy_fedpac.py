@@ -328,7 +328,7 @@ def run(spec, clients, w0, log, bug):
                  else len(X) / n_S)
             acc += c * x
             if mine is not None:
-                if i == ids[0]:     # w's buffers: the first participant's
+                if i == base.first_upload(rnd, ids):   # w's buffers: the first uploader's
                     acc[mine] = x[mine]
                 else:
                     acc[mine] -= c * x[mine]

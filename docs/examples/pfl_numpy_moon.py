@@ -277,7 +277,7 @@ def run(spec, clients, w0, log, bug):
                  else len(X) / n_t)
             acc = acc + c * x
         if own and rnd["clients"]:
-            acc[buf] = prev[rnd["clients"][0]][buf]
+            acc[buf] = prev[base.first_upload(rnd, rnd["clients"])][buf]
         w = acc
         log("server", "train", "w", w, round=t)
     return {"w": w, "v": prev}

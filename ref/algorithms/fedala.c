@@ -590,7 +590,8 @@ static pflref_status fedala_round(pflref_state *s,
      * PFLlib serverbase.py:141) */
     if (pflref_bn_keeps_own(s) && plan->m > 0)
         pflref_bn_copy_buffers(&pr->model, s->accum,
-                               s->v + plan->clients[0] * P);
+                               s->v + pflref_bn_first_upload(
+                                          plan, plan->clients[0]) * P);
     return pflref_round_end(s, SERVER_LINE, trace, err);
 }
 

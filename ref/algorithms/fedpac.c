@@ -383,8 +383,8 @@ static pflref_status bn_features(const pflref_model *m, const double *x,
         return pflref_model_features(m, x, D, idx, nb, s->ws, ws->A,
                                      ws->Phi);
     /* req: fedpac.bn */
-    return pflref_model_features_mode(m, x, D, idx, nb, train, s->ws, ws->A,
-                                      ws->Phi);
+    return pflref_bn_features_mode(m, x, D, idx, nb, train, s->ws, ws->A,
+                                   ws->Phi);
 }
 
 /* Phi := f_θ(x) of every sample of D at x (index order), batch
@@ -507,9 +507,9 @@ static pflref_status body_grad(pflref_state *s, size_t i, const double *x,
     }
     if (!any || lambda == 0.0)
         return PFLREF_OK;
-    st = m->bn ? pflref_model_body_grad_features_train(m, x, ws->dPhi, D,
-                                                       idx, nb, s->ws,
-                                                       ws->g_R)
+    st = m->bn ? pflref_bn_body_grad_features(m, x, ws->dPhi, D,
+                                              idx, nb, s->ws,
+                                              ws->g_R)
                : pflref_model_body_grad_features(m, x, ws->A, ws->dPhi, D,
                                                  idx, nb, s->ws, ws->g_R);
     if (st != PFLREF_OK)
@@ -771,8 +771,9 @@ static pflref_status fedpac_round(pflref_state *s,
         for (size_t p = 0; p < s->P; p++)
             if (!ws->head[p] && !ws->own[p])
                 s->accum[p] += a_i * x[p];
-            else if (ws->own[p] && a == 0)
-                s->accum[p] = x[p];   /* the first participant's r_μ, r_v
+            else if (ws->own[p] &&
+                     i == pflref_bn_first_upload(plan, plan->clients[0]))
+                s->accum[p] = x[p];   /* the first uploader's r_μ, r_v
                                        * (serverbase.py:138-150) */
     }
     centroids_publish(s, ws, trace);

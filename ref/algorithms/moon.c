@@ -450,7 +450,10 @@ static pflref_status moon_round(pflref_state *s,
      * participant's (deepcopy(uploaded_models[0]), serverbase.py:141) */
     if (keep && plan->m > 0)
         pflref_bn_copy_buffers(&pr->model, s->accum,
-                               pflref_row(s->v, plan->clients[0], N, P));
+                               pflref_row(s->v,
+                                          pflref_bn_first_upload(
+                                              plan, plan->clients[0]),
+                                          N, P));
     return pflref_round_end(s, SERVER_LINE, trace, err);
 }
 

@@ -44,13 +44,13 @@ static pflref_status check_args(const pflref_model *m, const double *w,
     return pflref_batch_check(m, w, D, idx, nb, ws, nb_out);
 }
 
-pflref_status pflref_model_features_mode(const pflref_model *m,
-                                         const double *w,
-                                         const pflref_data *D,
-                                         const size_t *idx, size_t nb,
-                                         int train,
-                                         pflref_model_workspace *ws,
-                                         double *A, double *Phi)
+pflref_status pflref_bn_features_mode(const pflref_model *m,
+                                      const double *w,
+                                      const pflref_data *D,
+                                      const size_t *idx, size_t nb,
+                                      int train,
+                                      pflref_model_workspace *ws,
+                                      double *A, double *Phi)
 {
     size_t n_b;
     pflref_status st;
@@ -69,14 +69,14 @@ pflref_status pflref_model_features_mode(const pflref_model *m,
     return PFLREF_OK;
 }
 
-pflref_status pflref_model_body_grad_features_train(const pflref_model *m,
-                                                    const double *w,
-                                                    const double *dPhi,
-                                                    const pflref_data *D,
-                                                    const size_t *idx,
-                                                    size_t nb,
-                                                    pflref_model_workspace *ws,
-                                                    double *g)
+pflref_status pflref_bn_body_grad_features(const pflref_model *m,
+                                           const double *w,
+                                           const double *dPhi,
+                                           const pflref_data *D,
+                                           const size_t *idx,
+                                           size_t nb,
+                                           pflref_model_workspace *ws,
+                                           double *g)
 {
     size_t n_b;
     pflref_status st;
