@@ -118,6 +118,12 @@ pflref_status pflref_ifca_estimate_loss(const pflref_state *s,
                                         const double *theta,
                                         const pflref_data *D, double *loss);
 
+/* FedPAC's check before round 0 (ref/algorithms/fedpac_check.c). */
+pflref_status pflref_fedpac_check(const pflref_problem *problem,
+                                  const pflref_hyper *hyper,
+                                  const pflref_schedule *schedule,
+                                  const unsigned char *mask,
+                                  pflref_error *err);
 /* APFL's check before round 0 (ref/algorithms/apfl_check.c). */
 pflref_status pflref_apfl_check(const pflref_problem *problem,
                                 const pflref_hyper *hyper,

@@ -22,6 +22,7 @@
 #include "engine/params_bn.h"
 #include "engine/params_perfedavg.h"
 #include "engine/params_ifca.h"
+#include "engine/params_moon.h"
 
 static const char *const fedavg_weights_values[] = {
     "samples", "uniform", "all_keep_old", NULL};
@@ -143,7 +144,6 @@ static const char *const fedproto_distance_values[] = {"squared_l2", "mse",
                                                        NULL};
 static const char *const fedproto_protos_values[] = {"trained",
                                                      "during_training", NULL};
-static const char *const moon_passes_values[] = {"eval", "train", NULL};
 static const char *const fedproto_weights_values[] = {"class_counts",
                                                       "uniform", NULL};
 /* The algorithms whose clients step through the shared local solver
@@ -704,23 +704,7 @@ static const pflref_param params[] = {
      offsetof(pflref_hyper, scaffold.c_lr), 0.0, 0.0, 0,
      scaffold_c_lr_values, "",
      "option II's η_l under lr.*: the steps' η | the undecayed η (PFLlib)"},
-    /* MOON (ref/algorithms/moon.c) */
-    {"eta", "moon", "moon", PFLREF_PARAM_REAL,
-     offsetof(pflref_hyper, eta), NAN, 0.0, 1, NULL, "η",
-     "MOON's local step size (Alg. 1 l. 21)"},
-    {"moon.mu", "moon", "moon", PFLREF_PARAM_REAL,
-     offsetof(pflref_hyper, moon.mu), NAN, 0.0, 0, NULL, "μ",
-     "MOON's weight of the model-contrastive loss (eq. (3), Alg. 1 l. 20)"},
-    {"moon.tau", "moon", "moon", PFLREF_PARAM_REAL,
-     offsetof(pflref_hyper, moon.tau), NAN, 0.0, 1, NULL, "τ",
-     "MOON's temperature (eq. (2), Alg. 1 l. 19)"},
-    {"moon.passes", "moon", "", PFLREF_PARAM_ENUM,
-     offsetof(pflref_hyper, moon.passes), 0.0, 0.0, 0, moon_passes_values,
-     "", "with batch normalisation in the body, l. 15-16's z_glob, z_prev: "
-     "evaluation passes of w^t, w_i^{t-1} on their running statistics "
-     "(QinbinLi/MOON main.py:486, :540, :547 eval()) | training passes on "
-     "the batch's statistics (PFLlib clientmoon.py:43-44, models in "
-     "train() mode: :17, :53, serverbase.py:141)"},
+    MOON_PARAMS      /* ref/engine/params_moon.h */
     /* FedProx (ref/algorithms/fedprox.c, docs/algorithms/fedprox.md) */
     {"fedprox.mu", "fedprox", "fedprox", PFLREF_PARAM_REAL,
      offsetof(pflref_hyper, fedprox.mu), NAN, 0.0, 0, NULL, "μ",

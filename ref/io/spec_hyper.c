@@ -188,49 +188,7 @@ pflref_status pflref_spec_read_algorithm(const json_t *root, pflref_spec *spec,
         (st = read_params(sw, "algorithm.switches", PFLREF_PARAM_ENUM,
                           spec->algorithm, &spec->hyper, err)))
         return st;
-    /* bn.aggregate = parameters_only given on a model without batch
-     * normalisation: no buffer to keep (a preset's setting is harmless
-     * there, the round then being FedAvg's) */
-    if (sw != NULL && json_object_get(sw, "bn.aggregate") != NULL &&
-        spec->hyper.bn_aggregate == PFLREF_BN_AGGREGATE_PARAMETERS &&
-        !spec->problem->model.bn)
-        return pflref_error_set(
-            err, PFLREF_EINVAL, "algorithm.switches.bn.aggregate",
-            "bn.aggregate = parameters_only keeps each client's batch-norm "
-            "running statistics, but this model has no batch normalisation "
-            "(no running_mean or running_var): drop the switch");
-    /* moon.passes = train, given: the mode of z_glob's and z_prev's
-     * batch normalisation, which a model without it does not have (the
-     * preset pfllib's setting is harmless there) */
-    if (sw != NULL && json_object_get(sw, "moon.passes") != NULL &&
-        spec->hyper.moon.passes == PFLREF_MOON_PASSES_TRAIN &&
-        !spec->problem->model.bn)
-        return pflref_error_set(
-            err, PFLREF_EINVAL, "algorithm.switches.moon.passes",
-            "moon.passes = train runs z_glob's and z_prev's batch "
-            "normalisation on the batch's statistics, but this model has no "
-            "batch normalisation (both passes are then the same): drop the "
-            "switch");
-    /* scaffold.bn_global = previous, given: it picks the running
-     * statistics of x that bn.aggregate = parameters_only leaves open */
-    if (sw != NULL && json_object_get(sw, "scaffold.bn_global") != NULL &&
-        spec->hyper.scaffold.bn_global == PFLREF_SCAFFOLD_BN_GLOBAL_PREVIOUS) {
-        if (!spec->problem->model.bn)
-            return pflref_error_set(
-                err, PFLREF_EINVAL, "algorithm.switches.scaffold.bn_global",
-                "scaffold.bn_global = previous keeps the global's batch-norm "
-                "running statistics, but this model has no batch "
-                "normalisation (no running_mean or running_var): drop the "
-                "switch");
-        if (spec->hyper.bn_aggregate != PFLREF_BN_AGGREGATE_PARAMETERS)
-            return pflref_error_set(
-                err, PFLREF_EINVAL, "algorithm.switches.scaffold.bn_global",
-                "scaffold.bn_global = previous (the global's running "
-                "statistics never move, PFLlib serverscaffold.py:124-129) "
-                "needs bn.aggregate = parameters_only: under average x's "
-                "running statistics are averaged with the rest");
-    }
-    return PFLREF_OK;
+    return sw != NULL ? pflref_spec_check_bn_switches(sw, spec, err) : PFLREF_OK;
 }
 
 /* ---- init ---------------------------------------------------------------

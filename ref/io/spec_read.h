@@ -69,6 +69,14 @@ pflref_status pflref_spec_read_split(const json_t *root, const pflref_model *m,
  * switch is given to it; NULL: the registry's list of algorithms decides
  * alone (ref/io/spec_bn.c). */
 const char *pflref_spec_bn_refusal(const char *algorithm);
+/* bn.aggregate = parameters_only, moon.passes = train or
+ * scaffold.bn_global = previous given in the switches sw where the model
+ * has no batch normalisation, or (scaffold.bn_global) without
+ * bn.aggregate = parameters_only: PFLREF_EINVAL naming the switch
+ * (ref/io/spec_bn.c). */
+pflref_status pflref_spec_check_bn_switches(const json_t *sw,
+                                            const pflref_spec *spec,
+                                            pflref_error *err);
 
 /* "algorithm" of root: spec->algorithm, spec->preset and spec->hyper (the
  * preset first, then the explicit settings).  Needs spec->problem. */

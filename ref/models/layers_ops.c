@@ -2,8 +2,8 @@
 /* ref/models/layers_ops.c: the kernels of the layer-list model (kind
  * "layers", layers.c): forward pass, gradient by back-propagation, exact
  * Hessian-vector product by Pearlmutter's R-operator through every layer
- * (the references of model.c), the head's gradient alone, and the body /
- * head split API of pflref/model.h.
+ * (the references of model.c) and the head's gradient alone; the body /
+ * head split API of pflref/model.h is layers_body.c's, on these kernels.
  *
  * Symbols (nb samples; layer i maps X_i = Y_{i−1} (X_0 = X_b) to Y_i):
  *   Y_i      ws->act[i]    nb × out_size     (the last: ws->Z, the outputs)
@@ -730,97 +730,31 @@ pflref_status pflref_layers_check_split(const pflref_model *m)
     return PFLREF_OK;
 }
 
-void pflref_layers_features(const pflref_model *m, const double *w,
-                            size_t nb, pflref_model_workspace *ws,
-                            double *A, double *Phi)
+/* The body / head split API's access to the kernels above
+ * (ref/models/layers_body.c). */
+const double *pflref_layers_blk(const pflref_model *m, const pflref_layer *L,
+                                const double *x, size_t q)
 {
-    const size_t L = m->nlayers, h = m->layers[L - 1].in_size;
-    forward_to(m, w, nb, ws, L - 1);
-    ws->body_forward++;
-    ws->body_cached = 1;
-    ws->body_cached_nb = nb;
-    memcpy(Phi, ws->act[L - 2], nb * h * sizeof *Phi);
-    memcpy(A, Phi, nb * h * sizeof *A);
+    return blk(m, L, x, q);
 }
 
-void pflref_layers_head_forward(const pflref_model *m, const double *w,
-                                size_t nb, const double *Phi,
-                                pflref_model_workspace *ws)
+double *pflref_layers_blk_out(const pflref_model *m, const pflref_layer *L,
+                              double *x, size_t q)
 {
-    const pflref_layer *L = &m->layers[m->nlayers - 1];
-    pflref_dense_forward(Phi, nb, L->in_size, blk(m, L, w, 0),
-                         L->bias ? blk(m, L, w, 1) : NULL, L->out, ws->Z);
+    return blk_out(m, L, x, q);
 }
 
-void pflref_layers_head_backward(const pflref_model *m, size_t nb,
-                                 const double *Phi, const double *E,
-                                 double *g)
+void pflref_layers_forward_to(const pflref_model *m, const double *w,
+                              size_t nb, pflref_model_workspace *ws,
+                              size_t end)
 {
-    const pflref_layer *L = &m->layers[m->nlayers - 1];
-    pflref_dense_backward(E, nb, L->out, Phi, L->in_size, 1.0 / (double)nb,
-                          blk_out(m, L, g, 0),
-                          L->bias ? blk_out(m, L, g, 1) : NULL);
+    forward_to(m, w, nb, ws, end);
 }
 
-void pflref_layers_body_grad(const pflref_model *m, const double *w,
-                             size_t nb, const double *E,
-                             pflref_model_workspace *ws, double *g)
+void pflref_layers_backward_range(const pflref_model *m, const double *w,
+                                  size_t nb, const double *E, double *E_ws,
+                                  pflref_model_workspace *ws, double *g,
+                                  size_t hi, size_t lo)
 {
-    const size_t L = m->nlayers;
-    const pflref_layer *H = &m->layers[L - 1];
-    /* the body's intermediate outputs are not in A: those the features
-     * call left in the workspace serve, as A serves the mlp (the same
-     * batch and body parameters, the caller's promise); after any other
-     * pass through the workspace, the body forward again */
-    if (!(ws->body_cached && ws->body_cached_nb == nb && ws->w_fwd == w)) {
-        forward_to(m, w, nb, ws, L - 1);
-        ws->body_forward++;
-    }
-    /* dΦ := E W_head, then back through the body */
-    pflref_gemm(CblasNoTrans, CblasNoTrans, 1.0, E, nb, H->out,
-                blk(m, H, w, 0), H->out, H->in_size, 0.0, ws->sig[0], nb,
-                H->in_size);
-    backward_range(m, w, nb, ws->sig[0], ws->sig[0], ws, g, L - 2, 0);
-}
-
-void pflref_layers_body_grad_features(const pflref_model *m, const double *w,
-                                      size_t nb, const double *dPhi,
-                                      pflref_model_workspace *ws, double *g)
-{
-    const size_t L = m->nlayers, h = m->layers[L - 1].in_size;
-    /* the body's outputs of the last features call, as body_grad */
-    if (!(ws->body_cached && ws->body_cached_nb == nb && ws->w_fwd == w)) {
-        forward_to(m, w, nb, ws, L - 1);
-        ws->body_forward++;
-    }
-    /* the signal dΦ itself, then back through the body */
-    memcpy(ws->sig[0], dPhi, nb * h * sizeof *dPhi);
-    backward_range(m, w, nb, ws->sig[0], ws->sig[0], ws, g, L - 2, 0);
-}
-
-void pflref_layers_features_mode(const pflref_model *m, const double *w,
-                                 size_t nb, pflref_model_workspace *ws,
-                                 int train, double *Phi)
-{
-    const size_t L = m->nlayers, h = m->layers[L - 1].in_size;
-    ws->bn_train = train;   /* BN on the batch's statistics, or running */
-    forward_to(m, w, nb, ws, L - 1);
-    ws->bn_train = 0;
-    ws->body_forward++;
-    memcpy(Phi, ws->act[L - 2], nb * h * sizeof *Phi);
-}
-
-void pflref_layers_body_grad_train(const pflref_model *m, const double *w,
-                                   size_t nb, const double *dPhi,
-                                   pflref_model_workspace *ws, double *g)
-{
-    const size_t L = m->nlayers, h = m->layers[L - 1].in_size;
-    /* the body's training pass at w again (the batch's statistics, whose
-     * x̂ and s²_B the batchnorm backward reads) */
-    ws->bn_train = 1;
-    forward_to(m, w, nb, ws, L - 1);
-    ws->bn_train = 0;
-    ws->body_forward++;
-    memcpy(ws->sig[0], dPhi, nb * h * sizeof *dPhi);
-    backward_range(m, w, nb, ws->sig[0], ws->sig[0], ws, g, L - 2, 0);
+    backward_range(m, w, nb, E, E_ws, ws, g, hi, lo);
 }

@@ -274,7 +274,24 @@ pflref_status pflref_layers_bn_update(const pflref_model *m,
  * PFLREF_OK when the last layer is dense after a body without batchnorm,
  * else PFLREF_EINVAL where "m" naming what is missing. */
 pflref_status pflref_layers_check_split(const pflref_model *m);
-/* Phi := the body's output (the head's input, nb × h), A := Phi. */
+/* The kernels of ref/models/layers_ops.c that layers_body.c runs: the
+ * layer's q-th block in x (w or v, or the gradient g), or NULL; layers
+ * [0, end) forward; the backward pass of layers hi down to lo from the
+ * signal E (E_ws: E when it is one of ws's buffers, which may be
+ * overwritten), accumulating each parametrised layer's g blocks. */
+const double *pflref_layers_blk(const pflref_model *m, const pflref_layer *L,
+                                const double *x, size_t q);
+double *pflref_layers_blk_out(const pflref_model *m, const pflref_layer *L,
+                              double *x, size_t q);
+void pflref_layers_forward_to(const pflref_model *m, const double *w,
+                              size_t nb, pflref_model_workspace *ws,
+                              size_t end);
+void pflref_layers_backward_range(const pflref_model *m, const double *w,
+                                  size_t nb, const double *E, double *E_ws,
+                                  pflref_model_workspace *ws, double *g,
+                                  size_t hi, size_t lo);
+/* ref/models/layers_body.c:
+ * Phi := the body's output (the head's input, nb × h), A := Phi. */
 void pflref_layers_features(const pflref_model *m, const double *w,
                             size_t nb, pflref_model_workspace *ws,
                             double *A, double *Phi);
