@@ -94,12 +94,16 @@ def _simplex_qp(Q):
     of the simplex the minimiser of the affine problem is
     α_S = Q_SS⁻¹1 / 1ᵀQ_SS⁻¹1; every such point that is feasible is a
     point of the simplex, and the minimiser's own face gives it, so the
-    feasible one of least objective is the answer."""
+    feasible one of least objective is the answer.  A face whose Q_SS is
+    singular (Q only semi-definite) is passed over."""
     m = len(Q)
     feasible = []
     for S in itertools.chain.from_iterable(
             itertools.combinations(range(m), k) for k, _ in enumerate(Q, 1)):
-        u = np.linalg.solve(Q[np.ix_(S, S)], np.ones(len(S)))
+        try:
+            u = np.linalg.solve(Q[np.ix_(S, S)], np.ones(len(S)))
+        except np.linalg.LinAlgError:   # Q_SS singular: no unique point
+            continue
         a = np.zeros(m)
         a[list(S)] = u / u.sum()
         if a.min() >= 0.0:
