@@ -1865,6 +1865,19 @@ static const lettered_case LETTERED[] = {
      "first_upload picks the client whose running statistics the new global "
      "takes, but fedfomo keeps no global model (φ_i^t takes client i's own "
      "running statistics"},
+    /* -- bn.aggregate under the algorithms no library runs with a
+     * parameters()-only exchange (ref/io/spec_bn.c's refusals) -- */
+    {"I34", "ifca: bn.aggregate, which no library's IFCA reads",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"ifca\", "
+          "\"hyperparameters\": {\"gamma\": 0.1, \"ifca.k\": 2}, "
+          "\"switches\": {\"ifca.mode\": \"model\", \"bn.aggregate\": "
+          "\"parameters_only\"}}", ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate does not apply to ifca: no library code exchanges "
+     "parameters() only for ifca (PFLlib ships no ifca server), so its "
+     "running statistics stay entries of the models it moves "
+     "(docs/models.md), and the authors' code sends tf.trainable_variables() "
+     "where its moving statistics never move"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then
