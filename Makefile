@@ -525,7 +525,7 @@ clean:
 # algorithm: agree, DIFFER with the max difference, or cannot run and why;
 # the target fails when any differs or cannot run (each harness's stderr
 # is kept in $(B)/pfllib/<alg>.err).
-PFLLIB_HARNESSES = fedfomo fedprox scaffold feddyn moon moon_bn fedproto fedproto_bn fedrod \
+PFLLIB_HARNESSES = fedfomo fedfomo_bn fedprox scaffold feddyn moon moon_bn fedproto fedproto_bn fedrod \
   apple fedala fedamp ditto pfedme perfedavg fedrep fedper lgfedavg apfl fedavg_bn
 .PHONY: check-pfllib
 check-pfllib: $(B)/rel/pflref

@@ -52,11 +52,28 @@ replay(spec, bugs) -> (trace, None, v, None).  Bugs (mutants):
   fomo-val-mode-flip    L_i's passes in the other mode (fedfomo.val_mode):
                         evaluation mode (running statistics, no dropout)
                         where training mode is configured, or the reverse
+  fomo-buffers-in-distance  (bn.aggregate = parameters_only) l. 3's
+                        distance over every entry, the running statistics
+                        r_mu, r_v included, not over parameters() only
+  fomo-buffers-mixed    (bn.aggregate = parameters_only) l. 5 mixes the
+                        running statistics with the parameters (a
+                        state_dict mixture) instead of keeping client i's
+                        own, those of θ_i^{t−1}
   fomo-no-skip          a chosen id is not skipped: the list's next entry
                         is taken whatever it is (a repeat counts once);
                         not flagged on a vector (the skipped-to peers of
                         these data get weight 0), tests/test_fedfomo.c
                         checks the skip on notes Example C
+
+bn.aggregate = parameters_only (a layer list with batch normalisation),
+restated from TsingZ0/PFLlib d832e76f6a23 system/flcore/clients/
+clientfomo.py: weight_cal (:102-111) measures ‖θ_n − φ_i‖ over
+parameters() only; aggregate_parameters (:157-165) zeroes and sums
+self.model.parameters() only, so the buffers of the model local training
+starts from stay the client's own, those θ_i^{t−1} carries; each model
+scored keeps the buffers it was stored with (the download its uploader's:
+serverfomo.py:110 deep-copies the whole module).  Under average (the
+default) both range over every entry.
 
 Run-time choice of the downloads (notes §2.5, §2.7 Example C): a round
 with "peer_draws" [{order: π, u: [u_1..u_M]}] and no "peers" chooses
@@ -103,6 +120,8 @@ MUTANTS = {
     "fedfomo-val-batches": ["fomo-val-batch-flip"],
     "fedfomo-ranked": ["fomo-rank-no-own", "fomo-ranked-included"],
     "fedfomo-val-mode": ["fomo-val-mode-flip"],
+    "bn-parameters-distance": ["fomo-buffers-in-distance"],
+    "bn-own-buffers": ["fomo-buffers-mixed"],
     "lr-count": ["lr-per-round"],
 }
 
@@ -115,7 +134,7 @@ PRESETS = {
                 "fedfomo.anchor": "pre_train",
                 "fedfomo.no_positive": "keep_current",
                 "fedfomo.self": "ranked", "fedfomo.val_loss": "batch_mean",
-                "lr.count": "trainings"},
+                "lr.count": "trainings", "bn.aggregate": "parameters_only"},
                {"fedfomo.distance_eps": 1e-5}),
 }
 
@@ -263,9 +282,24 @@ def blocks(model):
     return [(0, d)]
 
 
-def weights(spec, i, peers, anchor, uploads, sw, bugs):
-    """(w, r) over all N clients (0 off the candidates)."""
+def params_only(spec, buffers):
+    """(the entries l. 3 measures, the tensors of l2_per_tensor_sum) under
+    bn.aggregate = parameters_only: parameters() only, the buffers (r_mu,
+    r_v entries) left out; None and the model's blocks otherwise."""
+    allb = blocks(spec["model"])
+    if not buffers:
+        return None, allb
+    keep = [p for p in range(max(hi for _, hi in allb)) if p not in buffers]
+    return keep, [(lo, hi) for lo, hi in allb if lo not in buffers]
+
+
+def weights(spec, i, peers, anchor, uploads, sw, bugs, buffers=frozenset()):
+    """(w, r) over all N clients (0 off the candidates); buffers: the
+    entries left out of the distance (bn.aggregate = parameters_only)."""
     N = len(uploads)
+    if "fomo-buffers-in-distance" in bugs:
+        buffers = frozenset()
+    idx, tensors = params_only(spec, buffers)
     kind = sw.get("fedfomo.distance", "l2")
     if "fomo-l1-flip" in bugs:
         kind = {"l1": "l2", "l2": "l1"}.get(kind, kind)
@@ -277,7 +311,13 @@ def weights(spec, i, peers, anchor, uploads, sw, bugs):
     L_a = val_loss(spec, i, anchor, bugs)
     r = [Fraction(0)] * N
     for n in cands:
-        d = distance(uploads[n], anchor, kind, blocks(spec["model"]))
+        if idx is None:
+            d = distance(uploads[n], anchor, kind, tensors)
+        else:                             # parameters() only
+            pick = {p: q for q, p in enumerate(idx)}
+            d = distance([uploads[n][p] for p in idx],
+                         [anchor[p] for p in idx], kind,
+                         [(pick[lo], pick[hi - 1] + 1) for lo, hi in tensors])
         if d == 0:
             continue                      # θ_n = φ_i: the documented rule
         if "fomo-squared-dist" in bugs:
@@ -337,6 +377,10 @@ def replay(spec, bugs=frozenset()):
     self_in = sw.get("fedfomo.self", "included") == "included"
     ranked = self_mode(sw, bugs) == "ranked"
     trained = [0] * N                    # lr.count = trainings
+    # bn.aggregate = parameters_only: the buffers' entries (r_mu, r_v)
+    keep = (frozenset(pr.buffers)
+            if sw.get("bn.aggregate", "average") == "parameters_only"
+            else frozenset())
     m_total = sw.get("fedfomo.M_counts", "others") == "total"
     top_m = sw.get("fedfomo.selection", "eps_greedy") == "topM"
     trace = Trace()
@@ -367,7 +411,7 @@ def replay(spec, bugs=frozenset()):
             post = sw.get("fedfomo.anchor", "pre_train") == "post_train"
             anchor = (theta[i] if ("fomo-anchor-current" in bugs) != post
                       else phi[i])
-            w, r = weights(spec, i, peers[j], anchor, uploads, sw, bugs)
+            w, r = weights(spec, i, peers[j], anchor, uploads, sw, bugs, keep)
             trace.emit("note", "train", t, i, None, "weights", w)
             if sum(w) == 0 and sw.get("fedfomo.no_positive",
                                       "anchor") == "keep_current":
@@ -376,6 +420,11 @@ def replay(spec, bugs=frozenset()):
                 # req: fedfomo.alg1.l5
                 new = [a + sum(w[n] * (uploads[n][p] - a) for n in range(N))
                        for p, a in enumerate(anchor)]
+                if "fomo-buffers-mixed" not in bugs:
+                    # parameters() only: r_mu, r_v stay client i's own
+                    # (clientfomo.py:157-165), θ_i^{t−1}'s
+                    for p in keep:
+                        new[p] = snap[i][p]
             phi[i] = new
             trace.emit("note", "train", t, i, None, "phi", new)
             pu = sw.get("fedfomo.P_update", "weights")

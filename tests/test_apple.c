@@ -557,6 +557,43 @@ START_TEST(test_hyper_refused)
 }
 END_TEST
 
+/* schedule.rounds[t].first_upload names the uploader whose running
+ * statistics a global model takes; APPLE keeps none (each mixture w_p^(i)
+ * takes client i's own), so a round that gives one is refused there, by
+ * the check FedAMP's row I32 of docs/bad-inputs.md exercises
+ * (pflref_bn_no_first_upload), naming the round; the same spec without it
+ * runs. */
+START_TEST(test_first_upload_refused)
+{
+    static const char *const fmt =
+        "{\"format\": \"pflref-spec/1\", \"model\": {\"kind\": \"layers\", "
+        "\"input\": [2], \"loss\": \"squared\", \"layers\": [{\"type\": "
+        "\"dense\", \"out\": 2, \"bias\": false}, {\"type\": "
+        "\"batchnorm1d\"}, {\"type\": \"dense\", \"out\": 1}]}, "
+        "\"problem\": {\"clients\": [{\"X\": [[1, 0], [0, 1]], \"y\": [1, 0]},"
+        " {\"X\": [[1, 1], [0, 2]], \"y\": [0, 1]}]}, "
+        "\"algorithm\": {\"name\": \"apple\", \"preset\": \"pfllib\", "
+        "\"hyperparameters\": {\"eta\": 0.1, \"eta_p\": 0.1, \"apple.mu\": "
+        "0.1, \"apple.L\": 2}}, \"schedule\": {\"kind\": \"given\", "
+        "\"rounds\": [{\"clients\": [0, 1], \"batches\": [[[0, 1]], "
+        "[[0, 1]]]}, {\"clients\": [1], \"batches\": [[[0, 1]]]%s}]}}";
+    char text[2048];
+    snprintf(text, sizeof text, fmt, ", \"first_upload\": 1");
+    pflref_spec *spec = tu_spec(text);
+    pflref_error err = {0};
+    tu_run_error(spec, PFLREF_EINVAL, &err);
+    ck_assert_str_eq(err.where, "schedule.rounds[1].first_upload");
+    ck_assert_msg(strstr(err.message, "apple keeps no global model") != NULL,
+                  "%s", err.message);
+    pflref_spec_free(spec);
+    snprintf(text, sizeof text, fmt, "");
+    spec = tu_spec(text);
+    pflref_run_result *res = tu_run(spec, NULL);
+    pflref_run_result_free(res);
+    pflref_spec_free(spec);
+}
+END_TEST
+
 /* Limited downloads (apple.M) as schedule data: three quadratic clients,
  * client 1 trains alone in round 0, then clients 0 and 2 in round 1.
  * Lists that name every other core give the run without lists, bit for
@@ -630,6 +667,7 @@ Suite *apple_suite(void)
     tcase_add_test(tc, test_presets);
     tcase_add_test(tc, test_hyper_refused);
     tcase_add_test(tc, test_limited_downloads);
+    tcase_add_test(tc, test_first_upload_refused);
     tcase_add_test(tc, test_upload_mixture);
     tcase_add_test(tc, test_peers_sequential);
     suite_add_tcase(s, tc);

@@ -1840,6 +1840,44 @@ static const lettered_case LETTERED[] = {
           "\"fedproto\", \"hyperparameters\": {\"eta\": 0.1, "
           "\"fedproto.lambda\": 0.5}}", ONE_ROUND),
      "model.bn", "fedproto takes batch normalisation in a layer list's body"},
+    /* -- schedule.rounds[t].first_upload under an algorithm that keeps no
+     * global model (ref/engine/bn_own.c, pflref_bn_no_first_upload; one
+     * check, called by fedamp_check and apple_check: I32, by
+     * fedfomo_check: I33) -- */
+    {"I32", "fedamp, apple: first_upload, with no global model to take it",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedamp\", \"preset\": "
+          "\"pfllib\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"fedamp.alpha_k\": 0.3, \"fedamp.lambda\": 0.2, "
+          "\"fedamp.sigma\": 0.5}}",
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]]}, "
+                "{\"clients\": [0], \"batches\": [[[0, 1]]], "
+                "\"first_upload\": 0}")),
+     "schedule.rounds[1].first_upload",
+     "first_upload picks the client whose running statistics the new global "
+     "takes, but fedamp keeps no global model (each message u_i^k takes "
+     "client i's own running statistics"},
+    {"I33", "fedfomo: first_upload, with no global model to take it",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"fedfomo\", \"preset\": "
+          "\"pfllib\", \"hyperparameters\": {\"eta\": 0.1}}",
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]], "
+                "\"first_upload\": 0}")),
+     "schedule.rounds[0].first_upload",
+     "first_upload picks the client whose running statistics the new global "
+     "takes, but fedfomo keeps no global model (φ_i^t takes client i's own "
+     "running statistics"},
+    /* -- bn.aggregate under the algorithms no library runs with a
+     * parameters()-only exchange (ref/io/spec_bn.c's refusals) -- */
+    {"I34", "ifca: bn.aggregate, which no library's IFCA reads",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"ifca\", "
+          "\"hyperparameters\": {\"gamma\": 0.1, \"ifca.k\": 2}, "
+          "\"switches\": {\"ifca.mode\": \"model\", \"bn.aggregate\": "
+          "\"parameters_only\"}}", ONE_ROUND),
+     "algorithm.switches.bn.aggregate",
+     "bn.aggregate does not apply to ifca: no library code exchanges "
+     "parameters() only for ifca (PFLlib ships no ifca server), so its "
+     "running statistics stay entries of the models it moves "
+     "(docs/models.md), and the authors' code sends tf.trainable_variables() "
+     "where its moving statistics never move"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then

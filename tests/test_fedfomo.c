@@ -44,6 +44,7 @@ static const char *const VECTORS[] = {
     "golden/layers/fedfomo-bn1d-mlp-train.json",
     "golden/layers/fedfomo-bn1d-mlp-eval.json",
     "golden/layers/fedfomo-mlp-dropout-eval.json",
+    "golden/layers/fedfomo-bn1d-mlp-pfllib-keep.json",
 };
 
 START_TEST(test_worked_vectors)
@@ -584,6 +585,8 @@ START_TEST(test_preset_pfllib)
     ck_assert_int_eq(h.lr.count, PFLREF_LR_COUNT_TRAININGS);
     ck_assert(h.fedfomo.distance_eps == 1e-5);
     ck_assert(h.fedfomo.equal_rtol == 0x1p-50);   /* the registry default */
+    /* clientfomo.py:106-109, :157-165: parameters() only */
+    ck_assert_int_eq(h.bn_aggregate, PFLREF_BN_AGGREGATE_PARAMETERS);
 }
 END_TEST
 

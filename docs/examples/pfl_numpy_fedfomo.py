@@ -34,6 +34,11 @@ code): batchnorm on the model's running statistics, dropout off, so no
 mask is used up; the default train normalises with the validation rows'
 own statistics and takes a mask per loss (PFLlib's copies, never put in
 eval()).
+bn.aggregate = parameters_only (PFLlib, set by its preset) on a layer list
+with batch normalisation: ‖θ_n − φ_i‖ over the parameters only (the
+running statistics left out, clientfomo.py weight_cal), and φ_i's running
+statistics are the client's own, those of θ_i^{t−1} (aggregate_parameters
+sums parameters() only); every scored model keeps the statistics it has.
 """
 import importlib
 import sys
@@ -46,7 +51,7 @@ BUGS = ("fedfomo-no-clip", "fedfomo-no-normalise", "fedfomo-squared-distance",
         "fedfomo-live-uploads", "fedfomo-affinity-ratio",
         "fedfomo-greedy-ascending", "fedfomo-eps-no-decay",
         "fedfomo-ranked-no-own", "fedfomo-lr-per-round",
-        "fedfomo-val-eval-mode")
+        "fedfomo-val-eval-mode", "fedfomo-bn-buffers-mixed")
 
 
 def _base():
@@ -108,7 +113,7 @@ PRESETS = {
                "fedfomo.P_init": "identity", "fedfomo.anchor": "pre_train",
                "fedfomo.no_positive": "keep_current",
                "fedfomo.self": "ranked", "fedfomo.val_loss": "batch_mean",
-               "lr.count": "trainings"},
+               "lr.count": "trainings", "bn.aggregate": "parameters_only"},
 }
 
 
@@ -171,6 +176,10 @@ def run(spec, clients, w0, log, bug):
     m_total = sw.get("fedfomo.M_counts", "others") == "total"
     eps0 = hp.get("fedfomo.epsilon0", 0.3)
     delta = hp.get("fedfomo.delta", 0.05)
+    # bn.aggregate = parameters_only: the running statistics' entries
+    keep = base.kept_buffers(
+        {"bn.aggregate": sw.get("bn.aggregate", "average")}, clients)
+    measured = np.ones(len(w0), dtype=bool) if keep is None else ~keep
     theta = [w0.copy() for _ in raw]
     phi = [w0.copy() for _ in raw]
     P = np.zeros((N, N))
@@ -198,7 +207,7 @@ def run(spec, clients, w0, log, bug):
             r = np.zeros(N)
             offered = list(peers[j]) if peers else []
             for n in offered + ([i] if with_self else []):
-                diff = up[n] - a
+                diff = np.where(measured, up[n] - a, 0.0)
                 sq = np.sum(diff * diff)
                 if dist_kind == "l2_per_tensor_sum":   # ‖Δw‖ (+ |Δb|)
                     d = spec["model"]["d"]
@@ -209,8 +218,8 @@ def run(spec, clients, w0, log, bug):
                             sq if dist_kind == "l2_squared" else np.sqrt(sq))
                 if bug == "fedfomo-squared-distance":
                     dist = sq
-                same = np.all(np.abs(diff) <=
-                              tau * np.maximum(np.abs(up[n]), np.abs(a)))
+                same = np.all(np.abs(diff) <= np.where(
+                    measured, tau * np.maximum(np.abs(up[n]), np.abs(a)), 0.0))
                 if dist > 0 and not same:
                     r[n] = (L_a - _loss(spec, raw[i], up[n], bug, clients[i])) \
                         / (dist + dist_eps)
@@ -222,6 +231,8 @@ def run(spec, clients, w0, log, bug):
                 new = snap[i]
             else:
                 new = a + sum(w[n] * (up[n] - a) for n in range(N) if w[n] != 0)
+                if keep is not None and bug != "fedfomo-bn-buffers-mixed":
+                    new = np.where(keep, snap[i], new)   # i's own r_μ, r_v
             phi[i] = np.array(new, dtype=float)
             log("note", "train", "phi", phi[i], round=t, client=i)
             if bug == "fedfomo-affinity-ratio" or p_update == "raw":

@@ -60,6 +60,10 @@ golden/pflref_exact_layers.py:
   layers/apfl/bn1d-mlp-pfllib-keep  APFL under its preset pfllib (which
       sets bn.aggregate = parameters_only: w_i and v_i keep their own
       running statistics, the global's are the first participant's).
+  layers/fedfomo/bn1d-mlp-pfllib-keep  FedFomo under its preset pfllib
+      (which sets bn.aggregate = parameters_only: the distance over the
+      parameters, phi_i mixing parameters only and keeping client i's own
+      running statistics; PFLlib clientfomo.py:102-111, :157-165).
   layers/scaffold/bn1d-mlp-pfllib-keep  SCAFFOLD under its preset pfllib
       (which sets bn.aggregate = parameters_only and scaffold.bn_global =
       previous: each client keeps its running statistics, the global's
@@ -1016,6 +1020,99 @@ def fedfomo_bn_train():
     return fedfomo_bn("train")
 
 
+# FedFomo as PFLlib runs it on a model with batch normalisation (the preset
+# pfllib, which sets bn.aggregate = parameters_only): l. 3's distance over
+# parameters() (clientfomo.py:106-109), l. 5 mixing parameters() only
+# (:157-165), so phi_i keeps client i's own running statistics, those of
+# theta_i^{t-1}; the local steps move them (bn.running = update).  Round 0
+# downloads nothing (PFLlib's M_ = min(M, len(uploaded_ids)) = 0); the
+# later peer lists name the client itself (fedfomo.self = ranked: topk over
+# the whole row P[i]).
+FEDFOMO_KEEP_ROUNDS = [
+    {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[2, 0, 1]], [[4, 1], [0, 3, 2]]],
+     "peers": [[], [], []]},
+    {"clients": [0, 1, 2], "batches": [[[1, 3, 0]], [[0, 2], [1, 2]], [[2, 4], [1, 0]]],
+     "peers": [[1, 0], [2, 0], [0, 2]]},
+    {"clients": [0, 2], "batches": [[[2, 0], [3, 1]], [[3, 4, 0]]],
+     "peers": [[2, 1], [1, 0]]},
+    {"clients": [0, 1, 2], "batches": [[[3, 1, 2]], [[1, 0], [2, 1]], [[0, 4], [3, 2]]],
+     "peers": [[0, 1], [0, 1], [1, 2]]},
+]
+FEDFOMO_KEEP_SOURCE = (
+    "FedFomo as TsingZ0/PFLlib d832e76f6a23 runs it with batch normalisation: "
+    "system/flcore/clients/clientfomo.py:102-111 (weight_cal: the distance over "
+    "parameters()), :157-165 (aggregate_parameters: parameters() only, the "
+    "buffers of self.model, client i's own, untouched), servers/serverfomo.py:"
+    "110 (the server keeps a deepcopy of the whole uploaded module)")
+
+
+def fedfomo_keep_spec():
+    import pflref_exact_fedfomo as ff
+    algorithm = {"name": "fedfomo", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.0859375}}
+    spec = pg.given_spec(
+        "FedFomo (preset pfllib) on the MLP with batchnorm1d, running statistics "
+        "kept per client",
+        f"{MLP_TEXT} FedFomo with the preset pfllib (distance l2 + 1e-5, P = I "
+        f"plus the raw ratios, no positive weight keeps the current model, "
+        f"fedfomo.self = ranked, the validation split one batch), which sets "
+        f"bn.aggregate = parameters_only: ||theta_n - phi_i|| over the parameters "
+        f"only, l. 5 mixes the parameters only and phi_i keeps the running "
+        f"statistics of client i's own theta_i^(t-1); validation splits of 3, 2, "
+        f"3 rows scored in training mode; given peers (none in round 0, the own "
+        f"upload among them later), four rounds (client 1 out of round 2); local "
+        f"SGD eta = 0.0859375, every step a training pass that moves the running "
+        f"statistics (bn.running = update).",
+        MLP, fedfomo_clients(), {"kind": "given", "w": MLP_W0}, algorithm,
+        FEDFOMO_KEEP_ROUNDS)
+    return spec, ff
+
+
+def fedfomo_keep_bn():
+    spec, ff = fedfomo_keep_spec()
+    vid = "layers/fedfomo/bn1d-mlp-pfllib-keep"
+    fname = "fedfomo-bn1d-mlp-pfllib-keep.json"
+
+    def run(bugs=frozenset()):
+        return ff.replay(spec, frozenset(bugs))
+
+    pl.reset_stats()
+    result = run()
+    lc.guard_kinks()
+    final = lambda trace, w, v, alpha: (trace, w, v)   # noqa: E731
+    fp64 = lc.gap(pg.expected(*final(*result)),
+                  pg.expected(*final(*fedfomo_float(spec, ff))))
+    tol = lc.tolerance(1e-13, 1e-12, "60-digit decimals of the binary inputs", fp64)
+    # the same run under bn.aggregate = average (the state_dict reading)
+    other = dict(spec, algorithm=dict(spec["algorithm"],
+                                      switches={"bn.aggregate": "average"}))
+    diff = max(abs(float(a) - float(b)) for x, y in zip(result[2], ff.replay(other)[2])
+               for a, b in zip(x, y))
+    assert diff > 1e-3, diff
+    flags = ["bn-parameters-distance", "bn-own-buffers", "fedfomo-affinity",
+             "fedfomo-distance", "bn-running-update"]
+    mutants = {"bn-parameters-distance": ["fomo-buffers-in-distance"],
+               "bn-own-buffers": ["fomo-buffers-mixed"],
+               "fedfomo-affinity": ["fomo-affinity-ratio"],
+               "fedfomo-distance": ["fomo-squared-dist"],
+               "bn-running-moved": RUNNING_MUTANTS["bn-running-moved"],
+               "bn-running-update": RUNNING_MUTANTS["bn-running-update"],
+               "lr-count": ["lr-per-round"]}
+    flags = [f for f in flags if f not in FEDFOMO_KEEP_DROP]
+    exp = pg.checked_expected(vid, tol, flags, {f: mutants[f] for f in flags}, result,
+                              run, final)
+    spec["description"] += (
+        f" Under bn.aggregate = average (every entry measured and mixed) the final "
+        f"models are up to {diff:.2g} away (max abs over the entries).")
+    prov = pg.provenance("independent", f"{FEDFOMO_SOURCE}; {FEDFOMO_KEEP_SOURCE}; "
+                         f"{lc.LAYERS_SOURCE}", FEDFOMO_GENERATOR)
+    return fname, pg.vector(vid, spec["name"], prov, flags, spec, tol, exp)
+
+
+# flags of fedfomo_keep_bn whose bugs these data cannot show
+FEDFOMO_KEEP_DROP = ()
+
+
 def fedfomo_bn_eval():
     return fedfomo_bn("eval")
 
@@ -1098,4 +1195,4 @@ if __name__ == "__main__":
                                   fedavg_bn2d_biased, fedbn_bn2d, fedbn_bn1d,
                                   fedavg_keep_bn1d, fedavg_keep_bn2d]
                  + FAMILY_MAKERS + [fedfomo_bn_train, fedfomo_bn_eval,
-                                    fedavg_keep_first_upload])
+                                    fedfomo_keep_bn, fedavg_keep_first_upload])

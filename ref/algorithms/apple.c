@@ -294,6 +294,13 @@ static pflref_status apple_check(const pflref_problem *problem,
                                 "parameters(), each client's running "
                                 "statistics its own); under average it "
                                 "would mix the cores' running statistics");
+    pflref_status st0 = pflref_bn_no_first_upload(
+        schedule, "apple",
+        "each mixture w_p^(i) takes client i's own running statistics; "
+        "PFLlib clientapple.py:93-100 mixes the downloaded cores' "
+        "parameters() into the client's own model", err);
+    if (st0 != PFLREF_OK)
+        return st0;
     if (!(pflref_train_n(problem, NULL, problem->N) > 0.0))
         return pflref_error_set(err, PFLREF_EINVAL, "clients",
                                 "apple: p_0 = n_j / Σ_k n_k needs at least "

@@ -138,7 +138,6 @@ static pflref_status fedamp_check(const pflref_problem *problem,
                                   const unsigned char *mask,
                                   pflref_error *err)
 {
-    (void)schedule;
     (void)mask;
     if (problem->model.bn && !pflref_bn_keeps_own_in(problem, hyper))
         return pflref_error_set(err, PFLREF_EINVAL, "model",
@@ -150,7 +149,11 @@ static pflref_status fedamp_check(const pflref_problem *problem,
                                 "own); under average ‖w_i − w_j‖² and the "
                                 "proximal term would include its running "
                                 "statistics");
-    return PFLREF_OK;
+    return pflref_bn_no_first_upload(
+        schedule, "fedamp",
+        "each message u_i^k takes client i's own running statistics; PFLlib "
+        "serveramp.py:72-103 sends each client its u_i, never a global model",
+        err);
 }
 
 /* ‖x − y‖², summed in index order; over the parameters only (skip =

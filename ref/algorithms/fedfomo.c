@@ -89,6 +89,18 @@
  *   fedfomo.selection eps_greedy | topM (PFLlib send_models)
  *   fedfomo.M_counts  others: M downloads | total: M − 1 downloads when
  *                     the own upload is a candidate (client.py:347)
+ *   bn.aggregate      (a model with batch normalisation) average: l. 3's
+ *                     distance and l. 5's mixture range over every entry
+ *                     of θ, running statistics r_μ, r_v included |
+ *                     parameters_only (PFLlib d832e76f6a23): the distance
+ *                     over parameters() only (clientfomo.py:106-109), l. 5
+ *                     mixes parameters() only (:153-165, self.model's
+ *                     buffers untouched), so φ_i^t's r_μ, r_v are client
+ *                     i's own, θ_i^{t−1}'s; every model scored in l. 3
+ *                     carries the statistics it was stored with: a
+ *                     download θ_n its uploader's (serverfomo.py:110
+ *                     deep-copies the whole module, :84 sends it as is),
+ *                     the anchor those φ_i was formed with
  *
  * Trace: NOTE "weights" (N entries: w_n at n, 0 off C), NOTE "phi"
  * (φ_i^t), NOTE "P" (row i of P after l. 8), then the local steps as
@@ -107,6 +119,7 @@
 #include "algorithms/algorithms.h"
 #include "algorithms/fedfomo.h"
 #include "core/mca.h"
+#include "engine/bn_own.h"
 #include "engine/work.h"
 
 static const char *const WEIGHT_LINE =
@@ -222,6 +235,13 @@ static pflref_status fedfomo_check(const pflref_problem *problem,
                                 "algorithm.hyperparameters.fedfomo.equal_rtol",
                                 "τ = %.17g: equality up to rounding takes a "
                                 "relative tolerance 0 ≤ τ ≤ 1e-6", tau);
+    pflref_status st0 = pflref_bn_no_first_upload(
+        schedule, "fedfomo",
+        "φ_i^t takes client i's own running statistics; PFLlib "
+        "serverfomo.py:110 keeps each client's upload, clientfomo.py:157-165 "
+        "mixes their parameters() into the client's own model", err);
+    if (st0 != PFLREF_OK)
+        return st0;
     const int own_ok = hyper->fedfomo.self == PFLREF_FEDFOMO_SELF_RANKED;
     for (size_t t = 0; t < schedule->T; t++) {
         const pflref_round_plan *r = &schedule->rounds[t];
@@ -306,13 +326,42 @@ static pflref_status val_loss(const pflref_state *s, size_t i,
     return PFLREF_OK;
 }
 
+/* The distance of fedfomo.distance over parameters() only, the buffers
+ * r_μ, r_v left out (bn.aggregate = parameters_only: PFLlib clientfomo.py:
+ * 106-109 concatenates (param_n − param_i) over parameters() and takes
+ * torch.norm, the Euclidean norm); blocks in layout order, entries in
+ * index order. */
+static double params_distance(const pflref_model *m, const double *x,
+                              const double *a, int kind)
+{
+    const int l1 = kind == PFLREF_FEDFOMO_DISTANCE_L1;
+    double total = 0.0, sum = 0.0;
+    for (size_t b = 0; b < m->nblocks; b++) {
+        const pflref_block *B = &m->blocks[b];
+        double part = 0.0;
+        for (size_t p = B->offset; !B->is_buffer && p < B->offset + B->size;
+             p++)
+            part += l1 ? fabs(x[p] - a[p]) : (x[p] - a[p]) * (x[p] - a[p]);
+        if (kind == PFLREF_FEDFOMO_DISTANCE_L2_PER_TENSOR)
+            total += B->is_buffer ? 0.0 : sqrt(part);
+        else
+            sum += part;
+    }
+    if (kind == PFLREF_FEDFOMO_DISTANCE_L2_PER_TENSOR)
+        return total;
+    return kind == PFLREF_FEDFOMO_DISTANCE_L2 ? sqrt(sum) : sum;
+}
+
 /* ‖x − a‖₂, ‖x − a‖₁ or ‖x − a‖₂² (fedfomo.distance), summed in index
  * order; l2_per_tensor_sum: Σ_blocks ‖x_B − a_B‖₂ over the model's blocks
  * in layout order (the NVlabs code's l2_root, utils.py:143-176, one norm
  * per parameter tensor). */
 static double distance(const pflref_model *m, const double *x,
-                       const double *a, size_t P, int kind)
+                       const double *a, size_t P, int kind,
+                       const pflref_model *skip)
 {
+    if (skip != NULL)
+        return params_distance(skip, x, a, kind);
     if (kind == PFLREF_FEDFOMO_DISTANCE_L2_PER_TENSOR) {
         double total = 0.0;
         for (size_t b = 0; b < m->nblocks; b++) {
@@ -333,11 +382,20 @@ static double distance(const pflref_model *m, const double *x,
 }
 
 /* θ_n = a up to rounding: every |x_p − a_p| ≤ τ max(|x_p|, |a_p|)
- * (τ = 0: bitwise equal values). */
+ * (τ = 0: bitwise equal values); over parameters() only when skip is
+ * given (bn.aggregate = parameters_only: the buffers are no part of l. 3's
+ * distance). */
 static int equal_up_to(const double *x, const double *a, size_t P,
-                       double tau)
+                       double tau, const pflref_model *skip)
 {
-    for (size_t p = 0; p < P; p++) {
+    for (size_t b = 0; skip != NULL && b < skip->nblocks; b++) {
+        const pflref_block *B = &skip->blocks[b];
+        for (size_t p = B->offset; !B->is_buffer && p < B->offset + B->size;
+             p++)
+            if (fabs(x[p] - a[p]) > tau * fmax(fabs(x[p]), fabs(a[p])))
+                return 0;
+    }
+    for (size_t p = 0; skip == NULL && p < P; p++) {
         const double scale = fmax(fabs(x[p]), fabs(a[p]));
         if (fabs(x[p] - a[p]) > tau * scale)
             return 0;
@@ -354,12 +412,15 @@ static pflref_status ratio(const pflref_state *s, size_t i, size_t n,
                            pflref_error *err)
 {
     const double *theta_n = ws->theta_prev + n * s->P;
+    /* bn.aggregate = parameters_only: over parameters() only */
+    const pflref_model *skip =
+        pflref_bn_keeps_own(s) ? &s->problem->model : NULL;
     const double d = distance(&s->problem->model, theta_n, a, s->P,
-                              s->hyper->fedfomo.distance);
+                              s->hyper->fedfomo.distance, skip);
     ws->r[n] = 0.0;
     /* req: fedfomo.eq.zero_rounding */
     if (d == 0.0 ||
-        equal_up_to(theta_n, a, s->P, s->hyper->fedfomo.equal_rtol))
+        equal_up_to(theta_n, a, s->P, s->hyper->fedfomo.equal_rtol, skip))
         return PFLREF_OK;
     double L_n;
     pflref_status st = val_loss(s, i, theta_n, &L_n, err);
@@ -448,6 +509,13 @@ static pflref_status federated_update(pflref_state *s, size_t i,
                 x += ws->weight[n] * (ws->theta_prev[n * P + p] - a_p);
         phi[p] = x;
     }
+    /* bn.aggregate = parameters_only: l. 5 moves parameters() only
+     * (PFLlib clientfomo.py:157-165 zeroes and sums self.model.parameters(),
+     * its buffers untouched), so φ_i^t's r_μ, r_v are client i's own, those
+     * its last training left in θ_i^{t−1} */
+    if (pflref_bn_keeps_own(s))
+        pflref_bn_copy_buffers(&s->problem->model, phi,
+                               ws->theta_prev + i * P);
     if (!pflref_all_finite(phi, P))
         return pflref_error_diverge(err, t, (long)i, 0, "phi");
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1, "phi",

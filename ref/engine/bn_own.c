@@ -9,6 +9,7 @@
  * uploaded_models[0] and sums parameters() only, so the global's buffers
  * are the first uploader's.  Every server that calls send_models and
  * aggregate_parameters inherits it (serveravg.py, serverditto.py). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "engine/bn_own.h"
@@ -29,6 +30,24 @@ int pflref_bn_keeps_own_in(const pflref_problem *problem,
 size_t pflref_bn_first_upload(const pflref_round_plan *plan, size_t lowest)
 {
     return plan->has_first_upload ? plan->first_upload : lowest;
+}
+
+pflref_status pflref_bn_no_first_upload(const pflref_schedule *schedule,
+                                        const char *algorithm,
+                                        const char *why, pflref_error *err)
+{
+    for (size_t t = 0; schedule != NULL && t < schedule->T; t++) {
+        if (!schedule->rounds[t].has_first_upload)
+            continue;
+        char where[PFLREF_WHERE_MAX];
+        snprintf(where, sizeof where, "schedule.rounds[%zu].first_upload", t);
+        return pflref_error_set(
+            err, PFLREF_EINVAL, where,
+            "first_upload picks the client whose running statistics the new "
+            "global takes, but %s keeps no global model (%s): drop it",
+            algorithm, why);
+    }
+    return PFLREF_OK;
 }
 
 int pflref_bn_keeps_own(const pflref_state *s)

@@ -3,6 +3,7 @@
  * server of FedAvg, of Ditto (whose global objective FedAvg solves) and of
  * FedAlt/FedSim (on the shared blocks), of FedProx, SCAFFOLD, pFedMe, APFL,
  * FedDyn, FedAMP (its messages u_i), APPLE (its mixtures w_p^(i)),
+ * FedFomo (l. 3's distance and l. 5's φ_i; ref/algorithms/fedfomo.c),
  * FedPAC (θ; ref/algorithms/fedpac.c's fedpac_round) and FedALA (ALA over
  * parameters(), ref/algorithms/fedala.c) does with batch normalisation's
  * running statistics
@@ -27,7 +28,7 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
                                                         "previous", NULL};
 
 #define BN_AGGREGATE_PARAMS \
-    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg feddyn fedamp apple fedpac fedala moon", "", PFLREF_PARAM_ENUM, \
+    {"bn.aggregate", "fedavg ditto fedalt fedsim fedprox scaffold pfedme apfl fedrod perfedavg feddyn fedamp apple fedfomo fedpac fedala moon", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, bn_aggregate), 0.0, 0.0, 0, bn_aggregate_values, \
      "", \
      "the buffers r_μ, r_v at the server: averaged with the rest of w (a " \
@@ -45,7 +46,10 @@ static const char *const scaffold_bn_global_values[] = {"first_upload",
      "v_i keeping its own, clientpac.py:105-107; FedALA: Θ_i's own " \
      "through ALA, which weighs parameters() only, Θ's the first " \
      "participant's, serverALA.py:111-123; MOON: w_i^t's, " \
-     "w_i^{t-1} keeping the client's own, clientmoon.py:62-66)"},
+     "w_i^{t-1} keeping the client's own, clientmoon.py:62-66; FedFomo: " \
+     "l. 3's ‖θ_n − φ_i‖ over parameters(), l. 5's φ_i^t mixing " \
+     "parameters() only and keeping θ_i^{t-1}'s own, clientfomo.py:" \
+     "106-109, :153-165)"},
 
 /* SCAFFOLD's server under bn.aggregate = parameters_only (ref/algorithms/
  * scaffold.c): which r_μ, r_v the new x takes. */

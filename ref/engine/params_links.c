@@ -61,6 +61,13 @@ static const pflref_value_source value_sources[] = {
      "whose running statistics stay its own and move with its training "
      "passes; no core's statistics are read; :61-64 p_grad zips "
      "parameters() (docs/algorithms/apple.md)"},
+    {"fedfomo", "bn.aggregate", "parameters_only",
+     "TsingZ0/PFLlib d832e76f6a23 system/flcore: clientfomo.py:106-109 "
+     "weight_cal measures ‖θ_n − φ_i‖ over parameters() only; :157-165 "
+     "aggregate_parameters zeroes and sums self.model.parameters() only, so "
+     "φ_i keeps the client's own running statistics (θ_i^{t−1}'s); "
+     "serverfomo.py:110 keeps a deepcopy of each whole upload "
+     "(docs/algorithms/fedfomo.md)"},
     {"ditto", "ditto.prox", "norm",
      "s-huu/Ditto, the authors' PyTorch code (StackOverflow experiments): "
      "λ‖v − w‖ (docs/algorithms/ditto.md)"},

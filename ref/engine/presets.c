@@ -109,7 +109,8 @@ static const pflref_preset presets[] = {
      "fedfomo.distance=l2 fedfomo.distance_eps=1e-5 fedfomo.selection=topM "
      "fedfomo.P_update=raw fedfomo.P_init=identity fedfomo.anchor=pre_train "
      "fedfomo.no_positive=keep_current fedfomo.self=ranked "
-     "fedfomo.val_loss=batch_mean lr.count=trainings", NULL,
+     "fedfomo.val_loss=batch_mean lr.count=trainings "
+     "bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: clientfomo.py train() (old_model cloned "
      "right after aggregate_parameters: the anchor is the model local "
      "training starts from), weight_cal (norm + 1e-5), recalculate_loss "
@@ -117,7 +118,10 @@ static const pflref_preset presets[] = {
      "fedfomo.val_batch), weight_scale (no positive weight keeps the "
      "model); serverfomo.py (P = I, send_models: topk of the whole row "
      "P[client.id], own entry included; receive_models: P += raw weights); "
-     "clientbase.py's ExponentialLR stepped per train() under -ld"},
+     "clientbase.py's ExponentialLR stepped per train() under -ld; "
+     "clientfomo.py:106-109 (the distance over parameters()) and :153-165 "
+     "(the mixture of parameters() only: each client keeps its running "
+     "statistics, bn.aggregate)"},
     {"apfl", "pfllib",
      "apfl.variant=pfllib apfl.weights=samples apfl.alpha=adaptive "
      "lr.count=trainings apfl.alpha_lr=constant bn.aggregate=parameters_only",

@@ -16,6 +16,29 @@ static const struct {
     {"fedproto", "fedproto's clients exchange prototypes, never a model, so "
                  "every client keeps its own running statistics whatever "
                  "the switch would say"},
+    /* CFL, IFCA, interp, LoRA, pFedHN, FedRecon: no library exchanges
+     * parameters() only for them (PFLlib d832e76f6a23 system/flcore/
+     * servers/ has none of them; the authors' IFCA, jichan3751/ifca
+     * 61e44b8, femnist/ifca/models/model.py:42-50 sends
+     * tf.trainable_variables() where celeba/cnn.py:25's moving statistics
+     * never move nor are read), so the model vector's reading, average, is
+     * their one reading (docs/models.md, "PFLlib's reading") */
+#define BN_NO_LIBRARY(alg)                                                   \
+    "no library code exchanges parameters() only for " alg " (PFLlib "     \
+    "ships no " alg " server), so its running statistics stay entries of "  \
+    "the models it moves (docs/models.md)"
+    {"cfl", BN_NO_LIBRARY("cfl")},
+    {"ifca", BN_NO_LIBRARY("ifca") ", and the authors' code sends "
+             "tf.trainable_variables() where its moving statistics never "
+             "move (jichan3751/ifca femnist/ifca/models/model.py:42-50, "
+             "celeba/cnn.py:25)"},
+    {"interp", BN_NO_LIBRARY("interp")},
+    {"lora", BN_NO_LIBRARY("lora") ": only the adapters travel, each "
+             "client's copy of the frozen base keeps its own "
+             "(docs/algorithms/lora.md)"},
+    {"pfedhn", BN_NO_LIBRARY("pfedhn")},
+    {"fedrecon", BN_NO_LIBRARY("fedrecon")},
+#undef BN_NO_LIBRARY
 };
 
 const char *pflref_spec_bn_refusal(const char *algorithm)
