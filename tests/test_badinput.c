@@ -1878,6 +1878,20 @@ static const lettered_case LETTERED[] = {
      "running statistics stay entries of the models it moves "
      "(docs/models.md), and the authors' code sends tf.trainable_variables() "
      "where its moving statistics never move"},
+    /* -- schedule.rounds[t].first_upload under scaffold.bn_global =
+     * previous, where x keeps the previous x's running statistics
+     * (scaffold_check, ref/algorithms/scaffold.c) -- */
+    {"I35", "scaffold: first_upload under scaffold.bn_global = previous",
+     SPEC(I_BN, IMG2, "\"algorithm\": {\"name\": \"scaffold\", \"preset\": "
+          "\"pfllib\", \"hyperparameters\": {\"eta\": 0.1, "
+          "\"scaffold.eta_g\": 0.75}, \"switches\": "
+          "{\"scaffold.bn_global\": \"previous\"}}",
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]], "
+                "\"first_upload\": 0}")),
+     "schedule.rounds[0].first_upload",
+     "first_upload picks the client whose running statistics the new global "
+     "takes, but scaffold under scaffold.bn_global = previous takes no "
+     "uploader's (x keeps the previous x's running statistics"},
 #undef I_BN
 /* dropout in the phase after training (docs/models.md, "Dropout"): the MLP
  * of the U rows under finetune, one round of client 0 with its mask, then

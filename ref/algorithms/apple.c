@@ -295,7 +295,7 @@ static pflref_status apple_check(const pflref_problem *problem,
                                 "statistics its own); under average it "
                                 "would mix the cores' running statistics");
     pflref_status st0 = pflref_bn_no_first_upload(
-        schedule, "apple",
+        schedule, "apple keeps no global model",
         "each mixture w_p^(i) takes client i's own running statistics; "
         "PFLlib clientapple.py:93-100 mixes the downloaded cores' "
         "parameters() into the client's own model", err);

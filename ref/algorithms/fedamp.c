@@ -150,7 +150,7 @@ static pflref_status fedamp_check(const pflref_problem *problem,
                                 "proximal term would include its running "
                                 "statistics");
     return pflref_bn_no_first_upload(
-        schedule, "fedamp",
+        schedule, "fedamp keeps no global model",
         "each message u_i^k takes client i's own running statistics; PFLlib "
         "serveramp.py:72-103 sends each client its u_i, never a global model",
         err);

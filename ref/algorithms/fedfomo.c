@@ -236,7 +236,7 @@ static pflref_status fedfomo_check(const pflref_problem *problem,
                                 "τ = %.17g: equality up to rounding takes a "
                                 "relative tolerance 0 ≤ τ ≤ 1e-6", tau);
     pflref_status st0 = pflref_bn_no_first_upload(
-        schedule, "fedfomo",
+        schedule, "fedfomo keeps no global model",
         "φ_i^t takes client i's own running statistics; PFLlib "
         "serverfomo.py:110 keeps each client's upload, clientfomo.py:157-165 "
         "mixes their parameters() into the client's own model", err);

@@ -217,6 +217,21 @@ static pflref_status scaffold_check(const pflref_problem *problem,
             return pflref_error_set(err, PFLREF_EINVAL, "init.c_i",
                                     "client %zu's initial control variate "
                                     "c_i has an entry that is not finite", i);
+    /* under scaffold.bn_global = previous, x's running statistics are the
+     * previous x's: no uploader's are taken, so no first uploader */
+    if (pflref_bn_keeps_own_in(problem, hyper) &&
+        h->bn_global == PFLREF_SCAFFOLD_BN_GLOBAL_PREVIOUS) {
+        pflref_status st = pflref_bn_no_first_upload(
+            schedule,
+            "scaffold under scaffold.bn_global = previous takes no "
+            "uploader's",
+            "x keeps the previous x's running statistics; PFLlib "
+            "serverscaffold.py:124-129 adds the parameters()' Δy_i to a "
+            "deepcopy of the previous global",
+            err);
+        if (st != PFLREF_OK)
+            return st;
+    }
     /* req: scaffold.alg1.l12 */
     if (hyper->scaffold.option == PFLREF_SCAFFOLD_OPTION_II)
         return pflref_schedule_walk(schedule, has_steps, NULL, NULL, err);

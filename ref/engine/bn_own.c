@@ -33,8 +33,8 @@ size_t pflref_bn_first_upload(const pflref_round_plan *plan, size_t lowest)
 }
 
 pflref_status pflref_bn_no_first_upload(const pflref_schedule *schedule,
-                                        const char *algorithm,
-                                        const char *why, pflref_error *err)
+                                        const char *who, const char *why,
+                                        pflref_error *err)
 {
     for (size_t t = 0; schedule != NULL && t < schedule->T; t++) {
         if (!schedule->rounds[t].has_first_upload)
@@ -44,8 +44,8 @@ pflref_status pflref_bn_no_first_upload(const pflref_schedule *schedule,
         return pflref_error_set(
             err, PFLREF_EINVAL, where,
             "first_upload picks the client whose running statistics the new "
-            "global takes, but %s keeps no global model (%s): drop it",
-            algorithm, why);
+            "global takes, but %s (%s): drop it",
+            who, why);
     }
     return PFLREF_OK;
 }

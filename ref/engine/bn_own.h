@@ -48,15 +48,17 @@ void pflref_bn_share_params(pflref_state *s);
  * given one is an uploader of the round (ref/io/spec_schedule.c). */
 size_t pflref_bn_first_upload(const pflref_round_plan *plan, size_t lowest);
 
-/* An algorithm that keeps no global model (FedAMP, APPLE, FedFomo: each
- * client's model takes its own running statistics under bn.aggregate =
- * parameters_only) has no first uploader to choose: a round of the given
- * schedule with "first_upload" is refused at
- * schedule.rounds[t].first_upload, naming the algorithm and `why` (what
- * takes the client's own statistics instead, and the library's lines). */
+/* An algorithm that takes no uploader's running statistics has no first
+ * uploader to choose: FedAMP, APPLE and FedFomo keep no global model (each
+ * client's model takes its own statistics under bn.aggregate =
+ * parameters_only), and SCAFFOLD under scaffold.bn_global = previous keeps
+ * the previous global's.  A round of the given schedule with
+ * "first_upload" is refused at schedule.rounds[t].first_upload with `who`
+ * (the algorithm and what it does instead: "fedamp keeps no global model")
+ * and `why` (where the statistics come from, and the library's lines). */
 pflref_status pflref_bn_no_first_upload(const pflref_schedule *schedule,
-                                        const char *algorithm,
-                                        const char *why, pflref_error *err);
+                                        const char *who, const char *why,
+                                        pflref_error *err);
 
 /* The clients' own models s->bn_own (N×P), each w⁰ at the first call;
  * PFLREF_ENOMEM when they cannot be allocated.  Only their buffer entries
