@@ -292,6 +292,7 @@ check-golden:
 	@$(PYTHON) golden/lint.py
 	@$(PYTHON) golden/audit.py
 	@$(PYTHON) golden/coincidences.py
+	@$(PYTHON) golden/coincidences.py --self-test
 	@$(PYTHON) golden/boundaries.py --self-test
 
 # Every shipped document against the JSON Schemas in docs/schema, and the
