@@ -527,7 +527,8 @@ clean:
 # the target fails when any differs or cannot run (each harness's stderr
 # is kept in $(B)/pfllib/<alg>.err).
 PFLLIB_HARNESSES = fedfomo fedprox scaffold feddyn moon moon_bn fedproto fedproto_bn fedrod \
-  apple fedala fedamp ditto pfedme perfedavg fedrep fedper lgfedavg apfl fedavg_bn
+  apple fedala fedamp ditto pfedme perfedavg fedrep fedper lgfedavg apfl fedavg_bn \
+  fedbn fedbabu
 .PHONY: check-pfllib
 check-pfllib: $(B)/rel/pflref
 	@if [ -z "$(PFLLIB_DIR)" ]; then \
