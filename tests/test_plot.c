@@ -34,6 +34,30 @@ static int marks_in(const char *svg, const char *title)
     return n;
 }
 
+/* How the plot element titled `title` draws its line: 1 dashed or dotted
+ * (a path with a stroke-dasharray), 0 solid, -1 no such element; its
+ * stroke width (the first stroke-width of the element) in *width. */
+static int line_dashed(const char *svg, const char *title, double *width)
+{
+    char head[256];
+    snprintf(head, sizeof head, "><title>%s</title>", title);
+    const char *g = strstr(svg, head);
+    if (g == NULL)
+        return -1;
+    const char *end = strstr(g + 1, "<g id=\"gnuplot_plot_");
+    if (end == NULL)
+        end = g + strlen(g);
+    const char *w = strstr(g, "stroke-width=\"");
+    *width = w != NULL && w < end ? strtod(w + strlen("stroke-width=\""), NULL) : 0.0;
+    for (const char *p = strstr(g, "<path "); p != NULL && p < end; p = strstr(p + 1, "<path ")) {
+        const char *close = strchr(p, '>');
+        const char *dash = strstr(p, "stroke-dasharray");
+        if (dash != NULL && close != NULL && dash < close)
+            return 1;
+    }
+    return 0;
+}
+
 /* 1 when the SVG shows `text` as a text element's content (enhanced
  * text comes in <tspan>s, plain text straight in <text>). */
 static int has_text(const char *svg, const char *text)
@@ -617,6 +641,14 @@ START_TEST(test_seed000_curves)
                   has_text(svg, "fedavg, interp worst 4.186"),
                   "the last round is not Output 14.7.1's global column");
     ck_assert_msg(strstr(svg, "log scale") == NULL, "a logarithmic round axis");
+    /* the twin is drawn so that both show: the original's mean solid, the
+     * twin's dotted and wider, under it */
+    double w_first, w_twin;
+    ck_assert_int_eq(line_dashed(svg, "fedavg", &w_first), 0);
+    ck_assert_msg(line_dashed(svg, "interp (identical to fedavg)", &w_twin) == 1 &&
+                      w_twin > w_first,
+                  "the identical curve is not drawn dotted and wider (%g vs %g)",
+                  w_twin, w_first);
     free(svg);
     /* two curves ending 0.1 % apart: four end labels, none over another */
     const char *etas[2] = {"0.1", "0.1001"};
