@@ -267,8 +267,10 @@ check: deps
 # The docs that must agree with the registry and the tree
 # (tools/docgen.py): formats.md's algorithm and preset tables and the
 # manual's ALGORITHMS, generated (rewrite with `$(PYTHON) tools/docgen.py
-# --write`); every vector id and path a page names exists; then the
-# script's self-test, each drift planted in a copy of the pages.
+# --write`); every vector id and path a page names exists; every vector of
+# an algorithm's folder is named on its page (tools/docgen_gaps.json lists
+# those not yet); then the script's self-test, each drift planted in a copy
+# of the pages.
 check-docs: $(B)/rel/pflref
 	@PFLREF_CLI=$(B)/rel/pflref $(PYTHON) tools/docgen.py
 	@PFLREF_CLI=$(B)/rel/pflref $(PYTHON) tools/docgen.py --self-test
