@@ -266,6 +266,8 @@ def page_tokens(page):
 
 
 def names(tok, vid):
+    if "/" not in tok:
+        return False        # an algorithm's bare name names none of its vectors
     if any(c in tok for c in "*?"):
         return fnmatch.fnmatchcase(vid, tok)
     return tok == vid or vid.startswith(tok if tok.endswith("/") else tok + "/")
