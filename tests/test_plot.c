@@ -432,18 +432,22 @@ START_TEST(test_check_report)
         for (int i = 0; i < m; i++)
             top = fmin(top, ys[i]);
     }
-    label_box lb[1];
-    const char *texts[] = {"first divergence", "pfedme/worked/linear-paper-beta: "};
+    /* the divergence line's own label and the panel's title (which says
+     * "first divergence at ..." too: each found by its whole text), both
+     * above the points and apart from each other */
+    label_box lb[2];
+    const char *texts[] = {">first divergence</tspan>", ">pfedme/worked/linear-paper-beta: "};
     for (size_t k = 0; k < 2; k++) {
         const char *t = strstr(svg, texts[k]);
-        ck_assert_ptr_nonnull(t);
+        ck_assert_msg(t != NULL, "no label '%s'", texts[k]);
         const char *g = t;
         while (g > svg && strncmp(g, "<g transform=\"translate(", 24) != 0)
             g--;
-        ck_assert(label_at(g, &lb[0]));
-        ck_assert_msg(lb[0].y1 < top, "label '%s' reaches y %g, a point is at %g",
-                      texts[k], lb[0].y1, top);
+        ck_assert(label_at(g, &lb[k]));
+        ck_assert_msg(lb[k].y1 < top, "label '%s' reaches y %g, a point is at %g",
+                      texts[k], lb[k].y1, top);
     }
+    assert_apart(lb, 2);
     ck_assert_msg(right > 0.85 * 1040, "the plot ends at x %g of 1040", right);
     free(svg);
     unlink(path);
