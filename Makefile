@@ -267,8 +267,10 @@ check: deps
 # The docs that must agree with the registry and the tree
 # (tools/docgen.py): formats.md's algorithm and preset tables and the
 # manual's ALGORITHMS, generated (rewrite with `$(PYTHON) tools/docgen.py
-# --write`); every vector id and path a page names exists; then the
-# script's self-test, each drift planted in a copy of the pages.
+# --write`); every vector id and path a page names exists; every vector of
+# an algorithm's folder is named on its page (tools/docgen_gaps.json lists
+# those not yet); then the script's self-test, each drift planted in a copy
+# of the pages.
 check-docs: $(B)/rel/pflref
 	@PFLREF_CLI=$(B)/rel/pflref $(PYTHON) tools/docgen.py
 	@PFLREF_CLI=$(B)/rel/pflref $(PYTHON) tools/docgen.py --self-test
@@ -292,6 +294,7 @@ check-golden:
 	@$(PYTHON) golden/lint.py
 	@$(PYTHON) golden/audit.py
 	@$(PYTHON) golden/coincidences.py
+	@$(PYTHON) golden/coincidences.py --self-test
 	@$(PYTHON) golden/boundaries.py --self-test
 
 # Every shipped document against the JSON Schemas in docs/schema, and the
@@ -526,7 +529,8 @@ clean:
 # the target fails when any differs or cannot run (each harness's stderr
 # is kept in $(B)/pfllib/<alg>.err).
 PFLLIB_HARNESSES = fedfomo fedfomo_bn fedprox scaffold feddyn moon moon_bn fedproto fedproto_bn fedrod \
-  apple fedala fedamp ditto pfedme perfedavg fedrep fedper lgfedavg apfl fedavg_bn
+  apple fedala fedamp ditto pfedme perfedavg fedrep fedper lgfedavg apfl fedavg_bn \
+  fedbn fedbabu
 .PHONY: check-pfllib
 check-pfllib: $(B)/rel/pflref
 	@if [ -z "$(PFLLIB_DIR)" ]; then \

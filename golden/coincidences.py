@@ -3,6 +3,7 @@
 """golden/coincidences.py: the coincidence audit of the golden vectors.
 
     /usr/bin/python3 golden/coincidences.py [-q] [GOLDEN_DIR]
+    /usr/bin/python3 golden/coincidences.py --self-test
 
 A vector in which two quantities that a wrong implementation might confuse
 happen to be equal cannot catch the confusion: equal step sizes of two
@@ -21,12 +22,15 @@ weighting mode, or the vector is listed in SIZES_HARMLESS with its argument
 and the mode has a witness (WEIGHTING, sizes_audit); per algorithm, one
 vector free of each schedule coincidence in ALG_RULES (drawn ↔ clients,
 post ↔ batches, batches by position ↔ by id), or a SCHEDULE_GAPS entry; and
-golden/boundaries.py's table of decisions at their thresholds.
+golden/boundaries.py's table of decisions at their thresholds.  And SWITCHES
+and PRESETS against the registry (docs/variants.md): every switch value it
+declares is audited, every preset read as it sets its switches
+(registry_audit; --self-test plants each drift and fails unless caught).
 
 Exit 1 when an algorithm/switch value has no coincidence-free vector and is
 not listed in EXCEPTIONS (with the reason the coincidence is inherent, or
-"not yet covered"), or one of the three tables has a problem; exit 2 on a
-usage error.  -q prints only the summary.
+"not yet covered"), one of the three tables or the registry check has a
+problem; exit 2 on a usage error.  -q prints only the summary.
 """
 import glob
 import json
@@ -67,10 +71,14 @@ SWITCHES = {
     "fedalt": {"pfl.state": ["stateful", "stateless"],
                "pfl.weights": ["samples", "uniform", "batches"],
                "pfl.finetune": ["personal", "full"],
+               "pfl.finetune_start": ["global", "last_local"],
+               "pfl.finetune_lr": ["constant", "decayed"],
                "lr.count": ["rounds", "trainings"]},
     "fedsim": {"pfl.state": ["stateful", "stateless"],
                "pfl.weights": ["samples", "uniform", "batches"],
                "pfl.finetune": ["personal", "full"],
+               "pfl.finetune_start": ["global", "last_local"],
+               "pfl.finetune_lr": ["constant", "decayed"],
                "lr.count": ["rounds", "trainings"]},
     "pflego": {"pflego.head_step": ["seed", "exact_alpha"],
                "pflego.theta_weights": ["global", "sampled_normalised"],
@@ -80,7 +88,8 @@ SWITCHES = {
                   "perfedavg.eval": ["one_alpha_step", "alpha_then_beta"],
                   "perfedavg.calls": ["one", "two"],
                   "perfedavg.eval_lr": ["initial", "decayed"],
-                  "lr.scope": ["all", "no_beta"],
+                  "perfedavg.opt_steps": ["meta", "both"],
+                  "lr.scope": ["all", "no_beta", "eta_p"],
                   "lr.count": ["rounds", "trainings"]},
     "apfl": {"apfl.alpha": ["fixed", "adaptive"],
              "apfl.mix": ["parameter", "output"],
@@ -95,9 +104,18 @@ SWITCHES = {
                "interp.select": ["validation", "test"]},
     "cfl": {"cfl.bipartition": ["optimal", "complete_linkage"],
             "cfl.cluster_weights": ["uniform", "samples"]},
-    "ifca": {"ifca.mode": ["gradient", "model"]},
-    "fedfomo": {"fedfomo.distance": ["l2", "l1"],
+    "ifca": {"ifca.mode": ["gradient", "model"],
+             "ifca.estimate_mode": ["train", "eval"]},
+    "fedfomo": {"fedfomo.distance": ["l2", "l1", "l2_squared", "l2_per_tensor_sum"],
                 "fedfomo.self": ["included", "excluded", "ranked"],
+                "fedfomo.selection": ["eps_greedy", "topM"],
+                "fedfomo.P_update": ["weights", "signed_abs_sum", "raw"],
+                "fedfomo.P_init": ["zeros", "own_0.1", "identity"],
+                "fedfomo.no_positive": ["anchor", "keep_current"],
+                "fedfomo.anchor": ["pre_train", "post_train"],
+                "fedfomo.M_counts": ["others", "total"],
+                "fedfomo.val_loss": ["sample_mean", "batch_mean"],
+                "fedfomo.val_mode": ["train", "eval"],
                 "lr.count": ["rounds", "trainings"]},
     "fedbn": {"fedbn.weights": ["uniform", "samples"],
               "fedbn.bn": ["local", "shared"],
@@ -116,8 +134,9 @@ SWITCHES = {
                "feddyn.h_sum": ["differences", "literal"]},
     "scaffold": {"scaffold.option": ["II", "I"],
                  "scaffold.c_lr": ["round", "initial"],
+                 "scaffold.bn_global": ["first_upload", "previous"],
                  "lr.count": ["rounds", "trainings"]},
-    "moon": {},
+    "moon": {"moon.passes": ["eval", "train"]},
     "fedprox": {"fedprox.sampling": ["paper", "uniform_weighted"],
                 "lr.count": ["rounds", "trainings"]},
     "fedrecon": {"fedrecon.local_init": ["given", "last"],
@@ -138,9 +157,13 @@ SWITCHES = {
               "apple.order": ["joint", "core_first"],
               "apple.p_grad": ["inner", "block_mean"],
               "apple.core_lr": ["eta", "n_eta"],
-              "apple.lambda_round": ["current", "previous"]},
+              "apple.lambda_round": ["current", "previous"],
+              "apple.upload": ["core", "mixture"],
+              "apple.peers": ["snapshot", "sequential"],
+              "apple.stale": ["last_download", "initial"]},
     "fedala": {"fedala.skip": ["first_round", "sum_first"],
-               "fedala.p_unit": ["layers", "tensors"]},
+               "fedala.p_unit": ["layers", "tensors"],
+               "fedala.ala_clients": ["participants", "all"]},
     "fedpac": {"fedpac.distance": ["squared_l2", "mse"],
                "fedpac.alpha_small": ["exact", "renormalised", "raw"],
                "fedpac.missing": ["none", "own_start"],
@@ -152,6 +175,8 @@ SWITCHES = {
 # are listed here.
 PRESETS = {
     **pflref_exact.PRESETS,
+    ("fedavg", "pfllib"): {"fedavg.weights": "samples", "lr.count": "trainings"},
+    ("local", "pfllib"): {"lr.count": "trainings"},
     ("fedalt", "fedrep"): {"pfl.state": "stateful", "pfl.weights": "uniform",
                            "pfl.finetune": "personal"},
     ("fedsim", "fedper"): {"pfl.state": "stateful", "pfl.weights": "samples",
@@ -167,7 +192,9 @@ PRESETS = {
     ("fedsim", "fedbabu_pfllib"): {"gamma_v": 0.0, "pfl.state": "stateful",
                                    "pfl.weights": "samples",
                                    "pfl.finetune": "full",
-                                   "lr.count": "trainings"},
+                                   "lr.count": "trainings",
+                                   "pfl.finetune_start": "last_local",
+                                   "pfl.finetune_lr": "decayed"},
     ("fedalt", "fedrep_pfllib"): {"pfl.state": "stateful",
                                   "pfl.weights": "samples",
                                   "pfl.finetune": "personal",
@@ -185,7 +212,8 @@ PRESETS = {
                               "perfedavg.calls": "two",
                               "lr.count": "trainings",
                               "lr.scope": "no_beta",
-                              "perfedavg.eval_lr": "decayed"},
+                              "perfedavg.eval_lr": "decayed",
+                              "perfedavg.opt_steps": "both"},
     ("apfl", "fedtorch"): {"apfl.mix": "output", "apfl.mix_uses_w": "new",
                            "apfl.alpha_rule": "fedtorch"},
     ("pfedhn", "official"): {"pfedhn.outer_opt": "sgd_momentum_wd",
@@ -199,9 +227,10 @@ PRESETS = {
     ("feddyn", "pfllib"): {"feddyn.prox": "norm_half"},
     ("scaffold", "pfllib"): {"scaffold.option": "II",
                              "scaffold.c_lr": "initial",
-                             "lr.count": "trainings"},
+                             "lr.count": "trainings",
+                             "scaffold.bn_global": "previous"},
     ("moon", "official"): {"opt.momentum": 0.9, "opt.weight_decay": 0.00001},
-    ("moon", "pfllib"): {"lr.count": "trainings"},
+    ("moon", "pfllib"): {"lr.count": "trainings", "moon.passes": "train"},
     ("fedprox", "official"): {"fedprox.sampling": "uniform_weighted"},
     ("fedprox", "pfllib"): {"fedprox.sampling": "uniform_weighted",
                             "lr.count": "trainings"},
@@ -215,11 +244,24 @@ PRESETS = {
                              "fedproto.client_protos": "during_training",
                              "fedproto.weights": "uniform",
                              "lr.count": "trainings"},
+    ("fedfomo", "official"): {"fedfomo.distance": "l1",
+                              "fedfomo.self": "included",
+                              "fedfomo.P_update": "signed_abs_sum",
+                              "fedfomo.P_init": "own_0.1",
+                              "fedfomo.M_counts": "total",
+                              "fedfomo.epsilon0": 0.3, "fedfomo.delta": 0.05,
+                              "fedfomo.val_mode": "eval"},
     ("fedfomo", "pfllib"): {"fedfomo.distance": "l2",
                             "fedfomo.self": "ranked",
+                            "fedfomo.selection": "topM",
+                            "fedfomo.P_update": "raw",
+                            "fedfomo.P_init": "identity",
+                            "fedfomo.anchor": "pre_train",
+                            "fedfomo.no_positive": "keep_current",
+                            "fedfomo.val_loss": "batch_mean",
                             "lr.count": "trainings",
                             "fedfomo.distance_eps": 1e-5},
-    ("fedbn", "pfllib"): {"fedbn.weights": "samples"},
+    ("fedbn", "pfllib"): {"fedbn.weights": "samples", "lr.count": "trainings"},
     ("fedrod", "pfllib"): {"fedrod.features": "before",
                            "fedrod.phi_p0": "generic",
                            "lr.count": "trainings"},
@@ -230,14 +272,28 @@ PRESETS = {
                           "apple.p_grad": "block_mean",
                           "apple.core_lr": "n_eta",
                           "apple.lambda_round": "previous"},
+    ("apple", "pfllib_run"): {"apple.p_init": "uniform",
+                              "apple.order": "core_first",
+                              "apple.p_grad": "block_mean",
+                              "apple.core_lr": "n_eta",
+                              "apple.lambda_round": "previous",
+                              "apple.upload": "mixture",
+                              "apple.peers": "sequential"},
     ("fedala", "official"): {"fedala.skip": "sum_first",
                              "fedala.p_unit": "tensors"},
     ("fedala", "pfllib"): {"fedala.skip": "sum_first",
                            "fedala.p_unit": "tensors",
                            "lr.count": "trainings"},
+    ("fedala", "pfllib_run"): {"fedala.skip": "sum_first",
+                               "fedala.p_unit": "tensors",
+                               "lr.count": "trainings",
+                               "fedala.ala_clients": "all"},
     ("fedpac", "official"): {"fedpac.distance": "mse",
                              "fedpac.alpha_small": "renormalised",
                              "fedpac.missing": "own_start"},
+    ("fedpac", "official_run"): {"fedpac.distance": "mse",
+                                 "fedpac.alpha_small": "renormalised",
+                                 "fedpac.missing": "own_start"},
     ("fedpac", "pfllib"): {"fedpac.distance": "mse",
                            "fedpac.alpha_small": "raw",
                            "fedpac.centroid_weights": "uniform"},
@@ -1304,7 +1360,28 @@ def schedule_audit(vectors):
 
 # (algorithm, switch, value) -> reason.  A value listed here is not
 # required to have a coincidence-free vector.
-EXCEPTIONS = {}
+_BABU = ("set only by preset fedbabu_pfllib, whose frozen head (gamma_v = 0, the rule's "
+         "coincidence) is FedBABU's definition; fedsim/worked/fedbabu-pfllib-decay decides "
+         "the switch (client 2 sits out the last round: it fine-tunes the model it was sent, "
+         "with eta_ft 0.6^2); a vector with gamma_v > 0 is not yet covered")
+_ALT_FT = ("not yet covered: no fedalt vector runs it (FedRep's PFLlib preset does not set "
+           "it; FedBABU's, which does, is a fedsim preset)")
+EXCEPTIONS = {
+    ("fedsim", "pfl.finetune_start", "last_local"): _BABU,
+    ("fedsim", "pfl.finetune_lr", "decayed"): _BABU,
+    ("fedalt", "pfl.finetune_start", "last_local"): _ALT_FT,
+    ("fedalt", "pfl.finetune_lr", "decayed"): _ALT_FT,
+    ("perfedavg", "lr.scope", "eta_p"): (
+        "decays only pFedMe's eta_p (ref/engine/lr.c), which Per-FedAvg does not read: "
+        "its run is the constant-rate run bit for bit (perfedavg/worked/"
+        "linear-paper-decay-eval-decayed with lr.scope = eta_p against lr.schedule = "
+        "constant: equal finals), which every vector without lr.* covers"),
+    ("apple", "apple.stale", "initial"): (
+        "not yet covered coincidence-free: its one vector, apple/worked/downloads-initial, "
+        "has the coincidences the rules name (every round before L = 3; every client in "
+        "every round); tests/test_apple.c test_limited_downloads tells the two readings "
+        "apart (round 2)"),
+}
 
 
 # --------------------------------------------------------------------------
@@ -1471,6 +1548,77 @@ def load(root):
     return out
 
 
+# --------------------------------------------------------------------------
+# SWITCHES and PRESETS against the registry.  The audit is only as wide as
+# SWITCHES: a switch value it does not list is never asked for a
+# coincidence-free vector, and a preset read with stale settings puts its
+# vectors under the wrong values.  So every switch value the registry
+# declares for an algorithm (docs/variants.md, generated from it by `pflref
+# list --variants --markdown` and kept equal to it by the Check suite
+# diagnose's test_variants_doc_is_generated) must be in SWITCHES, and every
+# preset's setting of a switch in SWITCHES must be PRESETS' value.  The
+# shared solver switches are the exception below, with the reason.
+VARIANTS_MD = os.path.join(os.path.dirname(HERE), "docs", "variants.md")
+# switch prefix -> why its values are not audited per algorithm here
+SHARED_SWITCHES = {
+    "opt.": "the client optimizer's switches, one implementation (ref/engine/optim.c) "
+            "shared by every algorithm, audited by the vectors under golden/optim/",
+    "bn.": "batch normalisation's switches, shared by the layer models "
+           "(docs/models.md), audited by the vectors under golden/layers/",
+    "lr.": "the learning-rate schedule's switches, one implementation (ref/engine/lr.c) "
+           "shared by every algorithm; lr.count is audited where SWITCHES lists it",
+}
+
+
+def registry_rows(text):
+    """(switch values, preset settings) of the variants table: {(alg,
+    key): {values}} and {(alg, preset): {key: value}}."""
+    values, presets = {}, {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if len(cells) < 5:
+            continue
+        alg, what, val = cells[0], cells[1], cells[2].strip("`")
+        if what.startswith("switch `"):
+            values.setdefault((alg, what[len("switch `"):-1]), set()).add(val)
+        elif what == "preset":
+            settings = cells[4].split("`")
+            pairs = settings[1].split() if len(settings) > 1 else []
+            presets[(alg, val)] = dict(p.split("=", 1) for p in pairs if "=" in p)
+    return values, presets
+
+
+def registry_audit(text):
+    """The problems of SWITCHES and PRESETS against the variants table
+    `text`: a value the registry declares that SWITCHES lacks, a preset
+    setting PRESETS misreads or lacks."""
+    values, presets = registry_rows(text)
+    problems = []
+    for (alg, key), vals in sorted(values.items()):
+        listed = SWITCHES.get(alg, {}).get(key)
+        if listed is None and any(key.startswith(p) for p in SHARED_SWITCHES):
+            continue
+        if alg not in SWITCHES:
+            problems.append("registry: algorithm %s is not in SWITCHES" % alg)
+            continue
+        for v in sorted(vals - set(listed or [])):
+            problems.append("registry: %s %s=%s is not in SWITCHES: no coincidence-free "
+                            "vector is asked of it" % (alg, key, v))
+    for (alg, preset), settings in sorted(presets.items()):
+        if alg not in SWITCHES or preset == "paper":
+            continue
+        ours = PRESETS.get((alg, preset), {})
+        for key, v in sorted(settings.items()):
+            if key in SWITCHES[alg] and str(ours.get(key)) != v:
+                problems.append("registry: preset %s/%s sets %s=%s, PRESETS says %s"
+                                % (alg, preset, key, v, ours.get(key)))
+        for key, v in sorted(ours.items()):
+            if key in SWITCHES[alg] and key not in settings:
+                problems.append("registry: preset %s/%s does not set %s (PRESETS: %s)"
+                                % (alg, preset, key, v))
+    return problems
+
+
 def coincidences(spec):
     name, sw, hp = effective(spec)
     out = []
@@ -1480,14 +1628,53 @@ def coincidences(spec):
     return name, sw, hp, out
 
 
+def self_test():
+    """Each registry drift planted in a copy of docs/variants.md must be
+    caught, and the real table must be clean."""
+    text = open(VARIANTS_MD, encoding="utf-8").read()
+    row = "| fedfomo | switch `fedfomo.anchor` | `post_train` |"
+    preset = "fedfomo.anchor=pre_train"
+    planted = [
+        ("a new switch value", text.replace(row, row.replace("post_train", "mid_train")
+                                            + " x | x | x |\n" + row, 1),
+         "fedfomo fedfomo.anchor=mid_train is not in SWITCHES"),
+        ("a new switch", text.replace(row, row.replace("fedfomo.anchor", "fedfomo.novel")
+                                      + " x | x | x |\n" + row, 1),
+         "fedfomo fedfomo.novel=post_train is not in SWITCHES"),
+        ("a preset's setting changed", text.replace(preset, "fedfomo.anchor=post_train", 1),
+         "preset fedfomo/pfllib sets fedfomo.anchor=post_train, PRESETS says pre_train"),
+        ("a preset's setting dropped", text.replace(preset + " ", "", 1),
+         "preset fedfomo/pfllib does not set fedfomo.anchor"),
+    ]
+    bad = 0
+    for what, t, want in planted:
+        if t == text:
+            print("coincidences self-test: %-28s NOT PLANTED" % what)
+            bad += 1
+            continue
+        caught = any(want in p for p in registry_audit(t))
+        print("coincidences self-test: %-28s %s" % (what, "caught" if caught else "MISSED"))
+        bad += not caught
+    clean = registry_audit(text)
+    print("coincidences self-test: %-28s %s" % ("the real table", "clean" if not clean else
+                                                 "%d problems" % len(clean)))
+    return 1 if bad or clean else 0
+
+
 def main(argv):
+    if argv == ["--self-test"]:
+        return self_test()
     quiet = "-q" in argv
     args = [a for a in argv if a != "-q"]
     if len(args) > 1 or any(a.startswith("-") for a in args):
-        print("usage: golden/coincidences.py [-q] [GOLDEN_DIR]", file=sys.stderr)
+        print("usage: golden/coincidences.py [-q] [GOLDEN_DIR]\n"
+              "       golden/coincidences.py --self-test", file=sys.stderr)
         return 2
     root = args[0] if args else HERE
     vectors = load(root)
+    reg_problems = registry_audit(open(VARIANTS_MD, encoding="utf-8").read())
+    for p in reg_problems:
+        print("coincidences: " + p)
     free = {}          # (alg, switch, value) -> [ids]
     seen = {}
     rows = []
@@ -1545,11 +1732,11 @@ def main(argv):
     unused = [k for k in EXCEPTIONS if free.get(k)]
     for k in unused:
         print("coincidences: exception no longer needed: %s %s=%s" % k)
-    if missing or unused or size_problems or b_problems:
+    if missing or unused or size_problems or b_problems or reg_problems:
         print("coincidences: %d algorithm/switch values without a coincidence-free vector: %s"
               % (len(missing), ", ".join(missing)))
-        print("coincidences: %d size problems, %d boundary problems"
-              % (len(size_problems), len(b_problems)))
+        print("coincidences: %d size problems, %d boundary problems, %d registry problems"
+              % (len(size_problems), len(b_problems), len(reg_problems)))
         return 1
     print("coincidences: %d vectors, every algorithm/switch value has a coincidence-free "
           "vector or a listed exception, ok" % len(vectors))

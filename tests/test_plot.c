@@ -34,6 +34,30 @@ static int marks_in(const char *svg, const char *title)
     return n;
 }
 
+/* How the plot element titled `title` draws its line: 1 dashed or dotted
+ * (a path with a stroke-dasharray), 0 solid, -1 no such element; its
+ * stroke width (the first stroke-width of the element) in *width. */
+static int line_dashed(const char *svg, const char *title, double *width)
+{
+    char head[256];
+    snprintf(head, sizeof head, "><title>%s</title>", title);
+    const char *g = strstr(svg, head);
+    if (g == NULL)
+        return -1;
+    const char *end = strstr(g + 1, "<g id=\"gnuplot_plot_");
+    if (end == NULL)
+        end = g + strlen(g);
+    const char *w = strstr(g, "stroke-width=\"");
+    *width = w != NULL && w < end ? strtod(w + strlen("stroke-width=\""), NULL) : 0.0;
+    for (const char *p = strstr(g, "<path "); p != NULL && p < end; p = strstr(p + 1, "<path ")) {
+        const char *close = strchr(p, '>');
+        const char *dash = strstr(p, "stroke-dasharray");
+        if (dash != NULL && close != NULL && dash < close)
+            return 1;
+    }
+    return 0;
+}
+
 /* 1 when the SVG shows `text` as a text element's content (enhanced
  * text comes in <tspan>s, plain text straight in <text>). */
 static int has_text(const char *svg, const char *text)
@@ -408,18 +432,22 @@ START_TEST(test_check_report)
         for (int i = 0; i < m; i++)
             top = fmin(top, ys[i]);
     }
-    label_box lb[1];
-    const char *texts[] = {"first divergence", "pfedme/worked/linear-paper-beta: "};
+    /* the divergence line's own label and the panel's title (which says
+     * "first divergence at ..." too: each found by its whole text), both
+     * above the points and apart from each other */
+    label_box lb[2];
+    const char *texts[] = {">first divergence</tspan>", ">pfedme/worked/linear-paper-beta: "};
     for (size_t k = 0; k < 2; k++) {
         const char *t = strstr(svg, texts[k]);
-        ck_assert_ptr_nonnull(t);
+        ck_assert_msg(t != NULL, "no label '%s'", texts[k]);
         const char *g = t;
         while (g > svg && strncmp(g, "<g transform=\"translate(", 24) != 0)
             g--;
-        ck_assert(label_at(g, &lb[0]));
-        ck_assert_msg(lb[0].y1 < top, "label '%s' reaches y %g, a point is at %g",
-                      texts[k], lb[0].y1, top);
+        ck_assert(label_at(g, &lb[k]));
+        ck_assert_msg(lb[k].y1 < top, "label '%s' reaches y %g, a point is at %g",
+                      texts[k], lb[k].y1, top);
     }
+    assert_apart(lb, 2);
     ck_assert_msg(right > 0.85 * 1040, "the plot ends at x %g of 1040", right);
     free(svg);
     unlink(path);
@@ -617,6 +645,14 @@ START_TEST(test_seed000_curves)
                   has_text(svg, "fedavg, interp worst 4.186"),
                   "the last round is not Output 14.7.1's global column");
     ck_assert_msg(strstr(svg, "log scale") == NULL, "a logarithmic round axis");
+    /* the twin is drawn so that both show: the original's mean solid, the
+     * twin's dotted and wider, under it */
+    double w_first, w_twin;
+    ck_assert_int_eq(line_dashed(svg, "fedavg", &w_first), 0);
+    ck_assert_msg(line_dashed(svg, "interp (identical to fedavg)", &w_twin) == 1 &&
+                      w_twin > w_first,
+                  "the identical curve is not drawn dotted and wider (%g vs %g)",
+                  w_twin, w_first);
     free(svg);
     /* two curves ending 0.1 % apart: four end labels, none over another */
     const char *etas[2] = {"0.1", "0.1001"};

@@ -23,7 +23,11 @@ meant):
     or a glob (*, ?) that selects at least one;
   * every path a page names in backticks under golden/, ref/, include/,
     cli/, tests/, tools/, python/, docs/, proofs/ or trace/ exists (a glob:
-    selects something).
+    selects something);
+  * every vector of golden/ALG/ is named (its id, a prefix of it, or a glob
+    selecting it) on docs/algorithms/ALG.md (fedalt-fedsim.md: both
+    folders), but those tools/docgen_gaps.json lists as not yet named; a
+    listed vector the page now names, or that no longer exists, fails too.
 Exit status: 0 in agreement (or written), 1 drift (each named), 2 usage.
 """
 import fnmatch
@@ -225,6 +229,72 @@ def token_problem(root, tok, ids, families):
     return None
 
 
+# ---- every vector of an algorithm named on its page ------------------------------------
+
+# docs/algorithms/<page>.md names every vector of golden/<part>/ (a page of
+# two, fedalt-fedsim, both folders): its id, a prefix of it ending a path
+# segment, or a glob that selects it (the rule `named_drift` checks the
+# other way).  GAPS lists, per page, the vectors known to be unnamed; a
+# vector missing from a page and from GAPS fails, and so does a GAPS entry
+# the page now names or that no longer exists, so the list only shrinks.
+GAPS = os.path.join(ROOT, "tools", "docgen_gaps.json")
+
+
+def folder_ids(tree, folder):
+    out = set()
+    for path in glob.glob(os.path.join(tree, "golden", folder, "**", "*.json"), recursive=True):
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and doc.get("format") == "pflref-golden/1":
+            out.add(doc.get("id"))
+    return out
+
+
+def page_tokens(page):
+    toks, in_code = set(), False
+    with open(page) as f:
+        for line in f:
+            if line.lstrip().startswith("```"):
+                in_code = not in_code
+                continue
+            if not in_code:
+                toks |= {t.rstrip(".,:;") for t in TICK.findall(line)}
+    return toks
+
+
+def names(tok, vid):
+    if "/" not in tok:
+        return False        # an algorithm's bare name names none of its vectors
+    if any(c in tok for c in "*?"):
+        return fnmatch.fnmatchcase(vid, tok)
+    return tok == vid or vid.startswith(tok if tok.endswith("/") else tok + "/")
+
+
+def unnamed(root, tree):
+    """[(page, problem)]: the vectors of each algorithm page's folders it
+    does not name, beyond GAPS, and the stale GAPS entries."""
+    with open(GAPS) as f:
+        gaps = {k: set(v) for k, v in json.load(f).items() if not k.startswith("_")}
+    out = []
+    for page in sorted(glob.glob(os.path.join(root, "docs", "algorithms", "*.md"))):
+        rel = os.path.relpath(page, root)
+        ids = set()
+        for part in os.path.basename(page)[:-3].split("-"):
+            ids |= folder_ids(tree, part)
+        toks = page_tokens(page)
+        missing = {i for i in ids if i and not any(names(t, i) for t in toks)}
+        known = gaps.get(rel, set())
+        out += [(rel, "`%s` is a vector of this algorithm the page does not name" % i)
+                for i in sorted(missing - known)]
+        out += [(rel, "`%s` is in %s but %s" % (i, os.path.relpath(GAPS, ROOT),
+                                                 "named now" if i in ids else "no vector"))
+                for i in sorted(known - missing)]
+    return out
+
+
 # ---- the driver ----------------------------------------------------------------------
 
 def run(root, cli, write, tree=ROOT):
@@ -251,9 +321,15 @@ def run(root, cli, write, tree=ROOT):
     for rel, n, tok, problem in named_drift(root, tree):
         print("docgen: %s:%d: `%s`: %s" % (rel, n, tok, problem))
         bad = 1
+    for rel, problem in unnamed(root, tree):
+        print("docgen: %s: %s" % (rel, problem))
+        bad = 1
     if not bad:
         print("docgen: docs/formats.md and the manual agree with the registry; "
-              "every vector id and path the pages name exists")
+              "every vector id and path the pages name exists; each algorithm page names "
+              "every vector of its folder but the %d listed in %s"
+              % (sum(len(v) for k, v in json.load(open(GAPS)).items() if not k.startswith("_")),
+                 os.path.relpath(GAPS, ROOT)))
     return bad
 
 
@@ -278,6 +354,9 @@ def self_test(cli):
             ("docs/algorithms/ditto.md", lambda t: t + "\nSee `ditto/nothing-*`.\n", "a glob"),
             ("docs/algorithms/ditto.md", lambda t: t + "\nSee `ref/algorithms/dito.c`.\n",
              "a path"),
+            ("docs/algorithms/ditto.md",
+             lambda t: t.replace("| `ditto/worked/linear-paper` |", "| the paper's reading |", 1),
+             "a vector left out of its page"),
         ]
         for rel, plant, what in plants:
             path = os.path.join(tmp, rel)

@@ -32,6 +32,10 @@ Vectors (file = id without "ditto/", '/' → '-'):
       η = 0.115, λ = 0.65, on the data of linear-moving-interleaved
   ditto/worked/linear-pfllib-drawn  preset pfllib (personal steps first,
       n_k-weighted), given minibatches, round 0 drawn as [2, 0]
+  ditto/worked/linear-paper      the paper's reading (no preset, no switch:
+      interleaved, squared, w^t reference, n_k-weighted), η = 0.135,
+      λ = 0.45, on the data of linear-moving-interleaved: the worked
+      example of the algorithm page
 
 Inputs are the exact values of their doubles; expected values are
 float(Fraction).  For each flag the generator runs the bugs of that class
@@ -320,6 +324,49 @@ def official_uniform():
         flags, mutants, MODEL2, CLIENTS2, INIT2, algorithm, ROUNDS2, TOL, check)
 
 
+def paper():
+    """The paper's reading, every switch at its default (Li et al., ICML
+    2021, Alg. 1: the personal step on each batch after the global one's
+    batch, R = ½‖v − w^t‖², w^{t+1} weighted n_k / Σ_{S_t} n_j), with η ≠ λ,
+    neither 1 (golden/coincidences.py); the algorithm page's worked example
+    (tools/site/build.py takes the vector closest to the paper)."""
+    algorithm = {"name": "ditto", "hyperparameters": {"eta": 0.135, "lambda": 0.45}}
+
+    def check(pr, w, v, trace, sched):
+        # each switch's other value moves the run, but the order (against
+        # w^t the personal and global steps read nothing of each other)
+        # (ditto.prox = norm is not exact in d = 3: norm-d1 decides it)
+        for sw, val in (("ditto.weights", "uniform"), ("ditto.prox_ref", "moving")):
+            alg = dict(algorithm, switches={sw: val})
+            assert run_ditto(MODEL2, CLIENTS2, INIT2, alg, ROUNDS2)[1:3] != (w, v), sw
+        alg = dict(algorithm, switches={"ditto.order": "personal_first"})
+        assert run_ditto(MODEL2, CLIENTS2, INIT2, alg, ROUNDS2)[1:3] == (w, v)
+
+    flags = ["ditto-moving-ref", "prox-sign", "stale-personal-state",
+             "unsampled-client", "aggregation-weights", "batch-mean",
+             "stale-global", "local-step-count"]
+    mutants = {"ditto-moving-ref": ["ditto-ref-moving"],
+               "prox-sign": ["prox-plus"],
+               "stale-personal-state": ["reset-personal", "personal-from-global"],
+               "unsampled-client": ["train-all"],
+               "aggregation-weights": ["uniform-weights"],
+               "batch-mean": ["batch-sum"],
+               "stale-global": ["restart-w0"],
+               "local-step-count": ["epochs-plus-one", "epochs-minus-one"]}
+    return linear_vector(
+        "ditto/worked/linear-paper", "worked-linear-paper.json",
+        "Ditto as the paper reads (no preset, every switch at its default), "
+        "η = 0.135, λ = 0.45",
+        "The clients (n = 4, 3, 5), model, initial point, schedule and batch "
+        "iterators of ditto/worked/linear-moving-interleaved; η = 0.135, "
+        "λ = 0.45, the defaults: ditto.order = interleaved_shared_batch (per "
+        "batch the personal step, then the global step), ditto.prox = squared "
+        "(λ(v − ref)), ditto.prox_ref = round_start (ref = w^t), "
+        "ditto.weights = samples (n_k / Σ_{S_t} n_j).  S_0 = {0, 1}, "
+        "S_1 = {1, 2}; v_0 keeps its round-0 value through round 1.",
+        flags, mutants, MODEL2, CLIENTS2, INIT2, algorithm, ROUNDS2, TOL, check)
+
+
 def pfllib_drawn():
     """Preset pfllib (PFLlib: personal steps first, squared, w^t reference,
     n_k-weighted mean) with η ≠ λ, neither 1, and round 0 drawn as [2, 0]
@@ -600,7 +647,7 @@ def main():
     pg.write_all(sys.argv, HERE,
                  (moving_interleaved, moving_personal_first, norm_d1,
                   official_uniform, pfllib_drawn, pfllib_separate,
-                  official_unread_personal, pfllib_decay))
+                  official_unread_personal, pfllib_decay, paper))
 
 
 if __name__ == "__main__":

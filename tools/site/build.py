@@ -584,6 +584,12 @@ def algorithm_page(out, pflref, alg, md_rel, cited):
         example = min(mine, key=lambda p: READING.get(p, ()), default=None)
         if not (example and box):
             continue
+        # the paper's reading or nothing: a preset or a switch off its
+        # default would show a variant's values beside the paper's box
+        if READING[example][:2] != (False, 0):
+            sys.exit(f"site: {alg}: no vector of golden/{part}/ runs the paper's reading "
+                     f"(no preset, every switch at its default); the nearest, {example}, "
+                     "would show a variant's values beside the box: add one")
         RESULT[0], TRACE_TEXT[0] = None, None
         keys = [k for k in box if (ids.get(k) or part + ".").startswith(part + ".")]
         own = {k: box[k] for k in keys}
