@@ -289,6 +289,25 @@ def norm_d1():
         flags, mutants, model, clients, init, algorithm, rounds, TOL_NORM, check)
 
 
+def round_start_flags(weights_mutant):
+    """The flags of a run against w^t on the clients of ROUNDS2, and each
+    flag's mutants; weights_mutant is the weighting the vector's own is
+    not (a uniform mean's vector is caught by n_k weights, and the other
+    way round)."""
+    flags = ["ditto-moving-ref", "prox-sign", "stale-personal-state",
+             "unsampled-client", "aggregation-weights", "batch-mean",
+             "stale-global", "local-step-count"]
+    mutants = {"ditto-moving-ref": ["ditto-ref-moving"],
+               "prox-sign": ["prox-plus"],
+               "stale-personal-state": ["reset-personal", "personal-from-global"],
+               "unsampled-client": ["train-all"],
+               "aggregation-weights": [weights_mutant],
+               "batch-mean": ["batch-sum"],
+               "stale-global": ["restart-w0"],
+               "local-step-count": ["epochs-plus-one", "epochs-minus-one"]}
+    return flags, mutants
+
+
 def official_uniform():
     """Preset official (interleaved, squared, round-start reference, the
     simple mean) with η ≠ λ, neither 1 (golden/coincidences.py)."""
@@ -301,17 +320,7 @@ def official_uniform():
         alg = dict(algorithm, switches={"ditto.prox_ref": "moving"})
         assert run_ditto(MODEL2, CLIENTS2, INIT2, alg, ROUNDS2)[1:3] != (w, v)
 
-    flags = ["ditto-moving-ref", "prox-sign", "stale-personal-state",
-             "unsampled-client", "aggregation-weights", "batch-mean",
-             "stale-global", "local-step-count"]
-    mutants = {"ditto-moving-ref": ["ditto-ref-moving"],
-               "prox-sign": ["prox-plus"],
-               "stale-personal-state": ["reset-personal", "personal-from-global"],
-               "unsampled-client": ["train-all"],
-               "aggregation-weights": ["samples-weights"],
-               "batch-mean": ["batch-sum"],
-               "stale-global": ["restart-w0"],
-               "local-step-count": ["epochs-plus-one", "epochs-minus-one"]}
+    flags, mutants = round_start_flags("samples-weights")
     return linear_vector(
         "ditto/worked/linear-official-uniform", "worked-linear-official-uniform.json",
         "Ditto, preset official (the TensorFlow code: interleaved, w^t "
@@ -342,17 +351,7 @@ def paper():
         alg = dict(algorithm, switches={"ditto.order": "personal_first"})
         assert run_ditto(MODEL2, CLIENTS2, INIT2, alg, ROUNDS2)[1:3] == (w, v)
 
-    flags = ["ditto-moving-ref", "prox-sign", "stale-personal-state",
-             "unsampled-client", "aggregation-weights", "batch-mean",
-             "stale-global", "local-step-count"]
-    mutants = {"ditto-moving-ref": ["ditto-ref-moving"],
-               "prox-sign": ["prox-plus"],
-               "stale-personal-state": ["reset-personal", "personal-from-global"],
-               "unsampled-client": ["train-all"],
-               "aggregation-weights": ["uniform-weights"],
-               "batch-mean": ["batch-sum"],
-               "stale-global": ["restart-w0"],
-               "local-step-count": ["epochs-plus-one", "epochs-minus-one"]}
+    flags, mutants = round_start_flags("uniform-weights")
     return linear_vector(
         "ditto/worked/linear-paper", "worked-linear-paper.json",
         "Ditto as the paper reads (no preset, every switch at its default), "
