@@ -969,12 +969,10 @@ def fedfomo_float(spec, ff):
         pl.Model = saved
 
 
-def fedfomo_bn(mode):
-    spec, ff = fedfomo_spec(mode)
-    other, _ = fedfomo_spec("eval" if mode == "train" else "train")
-    vid = f"layers/fedfomo/bn1d-mlp-{mode}"
-    fname = f"fedfomo-bn1d-mlp-{mode}.json"
-
+def fedfomo_exact_run(spec, ff):
+    """FedFomo's run of spec in 60-digit decimals (ff, fedfomo_spec's): the
+    replay of a set of bugs, the run, its final records and its tolerance
+    from the float64 run's gap."""
     def run(bugs=frozenset()):
         return ff.replay(spec, frozenset(bugs))
 
@@ -985,9 +983,24 @@ def fedfomo_bn(mode):
     fp64 = lc.gap(pg.expected(*final(*result)),
                   pg.expected(*final(*fedfomo_float(spec, ff))))
     tol = lc.tolerance(1e-13, 1e-12, "60-digit decimals of the binary inputs", fp64)
-    # the other mode's run of the same spec: the switch must show
-    diff = max(abs(float(a) - float(b)) for x, y in zip(result[2], ff.replay(other)[2])
+    return run, result, final, tol
+
+
+def v_gap(result, other):
+    """The largest difference of the personal models v of two runs."""
+    return max(abs(float(a) - float(b)) for x, y in zip(result[2], other[2])
                for a, b in zip(x, y))
+
+
+def fedfomo_bn(mode):
+    spec, ff = fedfomo_spec(mode)
+    other, _ = fedfomo_spec("eval" if mode == "train" else "train")
+    vid = f"layers/fedfomo/bn1d-mlp-{mode}"
+    fname = f"fedfomo-bn1d-mlp-{mode}.json"
+
+    run, result, final, tol = fedfomo_exact_run(spec, ff)
+    # the other mode's run of the same spec: the switch must show
+    diff = v_gap(result, ff.replay(other))
     assert diff > 1e-3, diff
     flags = ["fedfomo-val-mode", "fedfomo-clip", "fedfomo-normalise", "fedfomo-distance",
              "fedfomo-affinity", "bn-eval-mode", "bn-running-moved", "bn-batch-variance"]
@@ -1073,21 +1086,11 @@ def fedfomo_keep_bn():
     vid = "layers/fedfomo/bn1d-mlp-pfllib-keep"
     fname = "fedfomo-bn1d-mlp-pfllib-keep.json"
 
-    def run(bugs=frozenset()):
-        return ff.replay(spec, frozenset(bugs))
-
-    pl.reset_stats()
-    result = run()
-    lc.guard_kinks()
-    final = lambda trace, w, v, alpha: (trace, w, v)   # noqa: E731
-    fp64 = lc.gap(pg.expected(*final(*result)),
-                  pg.expected(*final(*fedfomo_float(spec, ff))))
-    tol = lc.tolerance(1e-13, 1e-12, "60-digit decimals of the binary inputs", fp64)
+    run, result, final, tol = fedfomo_exact_run(spec, ff)
     # the same run under bn.aggregate = average (the state_dict reading)
     other = dict(spec, algorithm=dict(spec["algorithm"],
                                       switches={"bn.aggregate": "average"}))
-    diff = max(abs(float(a) - float(b)) for x, y in zip(result[2], ff.replay(other)[2])
-               for a, b in zip(x, y))
+    diff = v_gap(result, ff.replay(other))
     assert diff > 1e-3, diff
     flags = ["bn-parameters-distance", "bn-own-buffers", "fedfomo-affinity",
              "fedfomo-distance", "bn-running-update"]
