@@ -177,10 +177,11 @@ gappa_step() {
             ""|none|"none "*) continue ;;
         esac
         tight=$(mktemp)
-        # the last line holds the goal: its bound replaced by the control's
-        sed "\$ s/<= [^ ]* }\$/<= $control }/" "$g" >"$tight"
+        # the proposition's line ends with the goal: its bound replaced by
+        # the control's
+        sed "/^{ / s/<= [^ ]* }\$/<= $control }/" "$g" >"$tight"
         if cmp -s "$g" "$tight"; then
-            echo "proofs: gappa: $g: its goal is not one '|e| <= B }' line"
+            echo "proofs: gappa: $g: its proposition does not end with '|e| <= B }'"
             gst=1
         elif out=$(gappa "$tight" 2>&1); then
             echo "proofs: gappa: control $g: the bound $control proves too (want a failure)"

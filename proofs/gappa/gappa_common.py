@@ -11,11 +11,20 @@ HEADER = "@rnd = float<ieee_64, ne>;"
 U = Fraction(1, 2 ** 53)   # the unit roundoff of binary64, round to nearest
 
 
-def text(body, hyp, goal):
-    """A Gappa script: the rounding mode, the definitions BODY, and one
-    proposition HYP -> GOAL (HYP may be empty)."""
+def text(body, hyp, goal, hints=()):
+    """A Gappa script: the rounding mode, the definitions BODY, one
+    proposition HYP -> GOAL on a line starting with "{" (HYP may be
+    empty), and the HINTS after it."""
     prop = f"{{ {hyp} -> {goal} }}" if hyp else f"{{ {goal} }}"
-    return "\n".join([HEADER] + list(body) + [prop]) + "\n"
+    return "\n".join([HEADER] + list(body) + [prop] + list(hints)) + "\n"
+
+
+def goal_line(script):
+    """The proposition's line of a written script."""
+    for line in script.splitlines():
+        if line.startswith("{"):
+            return line
+    raise ValueError("no proposition line starting with '{'")
 
 
 def run(script, timeout=None):
@@ -32,7 +41,7 @@ def run(script, timeout=None):
     return r.returncode, r.stdout + r.stderr
 
 
-def bound_and_control(body, hyp, goal):
+def bound_and_control(body, hyp, goal, hints=(), side=None):
     """(B, C) for the goal |GOAL| <= B: B is Gappa's best enclosure rounded
     up to four significant bits, and proved; C, the control, is the
     four-bit value at or below 7/8 of the best enclosure, which Gappa must
@@ -40,18 +49,21 @@ def bound_and_control(body, hyp, goal):
     make Gappa search for minutes, so the control keeps an eighth's
     distance).  When Gappa proves C after all (its `in ?` answer is not
     always its tightest), the search starts again from C."""
-    best = best_bound(text(body, hyp, f"|{goal}| in ?"))
+    pre = f"{side} /\\ " if side else ""
+    best = best_bound(text(body, hyp, f"|{goal}| in ?", hints))
     while True:
         bound, _ = round_up(best)
         if bound == 0:
             return bound, None
-        rc, out = run(text(body, hyp, f"|{goal}| <= {gappa_num(bound)}"),
+        rc, out = run(text(body, hyp,
+                           f"{pre}|{goal}| <= {gappa_num(bound)}", hints),
                       timeout=60)
         if rc != 0:
             raise SystemExit(f"gappa does not prove |{goal}| <= {bound}:\n"
                              + out)
         control = round_down(best * Fraction(7, 8))
-        rc, out = run(text(body, hyp, f"|{goal}| <= {gappa_num(control)}"),
+        rc, out = run(text(body, hyp,
+                           f"{pre}|{goal}| <= {gappa_num(control)}", hints),
                       timeout=60)
         if rc == 0:
             best = control
@@ -145,12 +157,13 @@ def in_u(x):
 
 
 def stated(script):
-    """(B, C) of a written script: the bound of its last line's goal
-    `... <= B }` and its `# control: C` line (None for none)."""
-    last = script.rstrip("\n").splitlines()[-1]
+    """(B, C) of a written script: the bound at the end of its
+    proposition's line, `... <= B }`, and its `# control: C` line (None
+    for none)."""
+    last = goal_line(script)
     m = re.search(r"<= (\S+) }$", last)
     c = re.search(r"^# control: (\S+)$", script, re.M)
     if not m:
-        raise ValueError("no goal '<= B }' on the last line")
+        raise ValueError("no goal '<= B }' ending the proposition")
     control = None if not c or c.group(1) == "none" else parse_num(c.group(1))
     return parse_num(m.group(1)), control

@@ -164,6 +164,53 @@ def pfedme_server():
         body=body, hyp=hyp, goal="y - Y")
 
 
+def cosine(P):
+    """CFL's cosine similarity (Sattler et al. 2020, eq. 11 / Alg. 5 l. 10)
+    of two P-vectors as pflref_cluster_similarity (ref/engine/cluster.c)
+    computes it: each vector scaled by 2^-e (ldexp, exact: max |u| lies in
+    [1/2, 1)), dot, na, nb summed in p order, then
+    dot / (sqrt(na) * sqrt(nb)).  The inputs here are the scaled vectors
+    u, v; so NA = sum u_p^2 lies in [1/4, P], and |AB| <= 1 is
+    Cauchy-Schwarz.  The two hints split the quotient's error into the
+    numerator's and the denominator's; den and DEN nonzero, which Gappa
+    assumes when it checks them (its warnings say so), are goals of the
+    script too, proved from the hypotheses."""
+    body = [f"u{p} = rnd(u{p}_);" for p in range(1, P + 1)]
+    body += [f"v{p} = rnd(v{p}_);" for p in range(1, P + 1)]
+    for acc, a, b in (("d", "u", "v"), ("n", "u", "u"), ("m", "v", "v")):
+        body.append(f"{acc}1 rnd= {a}1 * {b}1;")
+        for p in range(2, P + 1):
+            body.append(f"{acc}{p} rnd= {acc}{p - 1} + {a}{p} * {b}{p};")
+    body += [f"dot = d{P};", f"na = n{P};", f"nb = m{P};",
+             "sa = rnd(sqrt(na));", "sb = rnd(sqrt(nb));",
+             "den = rnd(sa * sb);", "y = rnd(dot / den);",
+             "D = " + " + ".join(f"u{p} * v{p}" for p in range(1, P + 1))
+             + ";",
+             "NA = " + " + ".join(f"u{p} * u{p}" for p in range(1, P + 1))
+             + ";",
+             "NB = " + " + ".join(f"v{p} * v{p}" for p in range(1, P + 1))
+             + ";",
+             "DEN = sqrt(NA) * sqrt(NB);", "Y = D / DEN;"]
+    hyp = [f"u{p} in [-1, 1]" for p in range(1, P + 1)]
+    hyp += [f"v{p} in [-1, 1]" for p in range(1, P + 1)]
+    hyp += [f"NA in [0.25, {P}]", f"NB in [0.25, {P}]", "Y in [-1, 1]"]
+    hints = ["dot / den - Y -> (dot - D) / den + Y * (DEN / den - 1);",
+             "DEN / den - 1 -> -((den - DEN) / DEN) / "
+             "(1 + (den - DEN) / DEN);"]
+    return dict(
+        name=f"cosine_{P}",
+        kernel=(f"cosine similarity ⟨u, v⟩ / (‖u‖ ‖v‖) of two {P}-vectors "
+                "(CFL, eq. 11), before its clip to [−1, 1]"),
+        c=("`pflref_cluster_similarity` (`ref/engine/cluster.c`): "
+           "`dot += u * v; na += u * u; nb += v * v`, "
+           "`dot / (sqrt(na) * sqrt(nb))`"),
+        ranges=(f"u, v the vectors scaled by 2^−e: |u_p|, |v_p| ≤ 1, "
+                f"Σu_p², Σv_p² ∈ [1/4, {P}]"),
+        body=body, hyp=hyp, goal="y - Y",
+        side="den in [1b-3, 1b4] /\\ DEN in [1b-3, 1b4]",
+        hints=hints)
+
+
 def kernels():
     out = [sgd_step()]
     for kind in ("given", "rounded", "uniform"):
@@ -171,6 +218,7 @@ def kernels():
             out.append(aggregate(K, kind))
     out += [pfedme_inner(False), pfedme_inner(True), pfedme_local(),
             pfedme_server()]
+    out += [cosine(P) for P in range(2, 6)]
     return out
 
 
@@ -180,15 +228,18 @@ def script(k, bound=None, control=None):
     refutes), else with the bound and control Gappa finds."""
     hyp = " /\\ ".join(k["hyp"])
     if bound is None:
-        bound, control = gc.bound_and_control(k["body"], hyp, k["goal"])
+        bound, control = gc.bound_and_control(
+            k["body"], hyp, k["goal"], k.get("hints", ()), k.get("side"))
     head = [f"# {k['name']}: {k['kernel']}",
             f"# C: {k['c']}",
             f"# ranges: {k['ranges']}",
             f"# bound: |fl - exact| <= {gc.in_u(bound)} u (u = 2^-53)",
             f"# control: {gc.gappa_num(control)}",
             "# (written by proofs/gappa/make_kernels.py; do not edit)"]
+    side = f"{k['side']} /\\ " if k.get("side") else ""
     return "\n".join(head) + "\n" + gc.text(
-        k["body"], hyp, f"|{k['goal']}| <= {gc.gappa_num(bound)}")
+        k["body"], hyp, f"{side}|{k['goal']}| <= {gc.gappa_num(bound)}",
+        k.get("hints", ()))
 
 
 def main():

@@ -293,8 +293,8 @@ def script(vid, bounds=None):
 
 def stated_bounds(text):
     """The bounds of a written script's goals, in order."""
-    last = text.rstrip("\n").splitlines()[-1]
     import re
+    last = gc.goal_line(text)
     return [gc.parse_num(b) for b in re.findall(r"<= (\S+?)(?= /\\| })",
                                                 last)]
 
