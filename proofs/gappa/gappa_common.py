@@ -91,7 +91,8 @@ def best_bound(script):
     """The upper end of Gappa's enclosure of |e| for a script whose goal is
     `|e| in ?` (one goal)."""
     rc, out = run(script)
-    m = re.search(r"in \[(\S+), (\S+?)(?: \{[^}]*\})?\]", out)
+    m = re.search(r"in \[(\S+)(?: \{[^}]*\})?, (\S+?)(?: \{[^}]*\})?\]",
+                  out)
     if rc != 0 or not m:
         raise SystemExit("gappa found no enclosure:\n" + out)
     return parse_num(m.group(2))
@@ -101,7 +102,8 @@ def bounds(script):
     """The upper ends of Gappa's enclosures, in goal order, for a script
     whose goals are all `|e| in ?`."""
     rc, out = run(script)
-    found = re.findall(r"\| in \[(\S+?), (\S+?)(?: \{[^}]*\})?\]", out)
+    found = re.findall(r"\| in \[(\S+?)(?: \{[^}]*\})?, (\S+?)"
+                       r"(?: \{[^}]*\})?\]", out)
     if rc != 0 or not found:
         raise SystemExit("gappa found no enclosure:\n" + out)
     return [parse_num(hi) for _, hi in found]

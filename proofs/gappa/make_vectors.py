@@ -15,8 +15,10 @@ exact values as Fractions and requires that each rounds to the number the
 vector expects (so the replay is the vector's computation).  The goal is
 |rounded - exact| <= B_v for every expected number v.
 
-The C's operations replayed (FedAvg on a linear model, d = 1, no bias,
-half_squared loss; McMahan et al. 2017, Alg. 1, docs/models.md):
+Two replays: pFedMe on the quadratic model with d = 1 (pfedme_quadratic,
+plain C, no BLAS), and FedAvg on a linear model, d = 1, no bias,
+half_squared loss (McMahan et al. 2017, Alg. 1, docs/models.md), whose
+operations in the C are:
 
   round start   w_t <- w; acc <- 0                (pflref_round_begin)
   client k      w_local <- w_t; per scheduled batch B of nb samples:
@@ -66,13 +68,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # The vectors whose run is these kernels alone (FedAvg, linear d = 1, no
-# bias, half_squared, constant step size, a given schedule).
+# bias, half_squared, constant step size, a given schedule; pFedMe on the
+# quadratic model, d = 1, paper or preset official).
 VECTORS = [
     "fedavg/worked-uniform",
     "fedavg/worked-samples",
     "fedavg/worked-all-keep-old",
     "fedavg/worked-ragged-batch",
     "fedavg/worked-full-batch-two-epochs",
+    "pfedme/worked-notes-2g-paper",
+    "pfedme/worked-notes-2g-paper-beta2",
+    "pfedme/worked-notes-2g-paper-s1",
+    "pfedme/worked-notes-2g-official",
+    "pfedme/worked-notes-2g-official-mu0",
+    "pfedme/worked-notes-2g-official-mu0-beta2",
+    "pfedme/worked-notes-2g-official-mu0-n13",
 ]
 
 
@@ -206,6 +216,97 @@ def fedavg_linear(spec):
     return t, out
 
 
+def pfedme_quadratic(spec):
+    """[(record key, value)] of a pFedMe run (Dinh et al. 2020, Alg. 1) on
+    the quadratic model f_i(θ) = a/2 (θ − c)², d = 1, in the C's order
+    (ref/algorithms/pfedme.c, ref/engine/prox_inner.c,
+    ref/models/quadratic.c):
+
+      round start   w_t <- w; acc <- 0
+      client i      w_local <- w_t; θ <- w_t; per local round r:
+                      θ <- w_local first (theta_start = reset, the paper)
+                      K times: g = a (θ − c); d = g + λ(θ − w_local)
+                               [d = d + μθ when μ != 0]; θ <- θ − η_p d
+                      w_local <- w_local − (η λ)(w_local − θ)     l. 8
+                    acc <- acc + c_i w_local for the selected clients,
+                    c_i = fl(1/S) (paper) or fl(n_i / Σ_S n_j) (samples)
+      server        w <- (1 − β) w_t + β acc                      l. 10
+    """
+    m = spec["model"]
+    alg = spec["algorithm"]
+    hp = dict(alg["hyperparameters"])
+    official = alg.get("preset") == "official"
+    if (m["kind"], m["d"]) != ("quadratic", 1) or alg["name"] != "pfedme" \
+            or alg.get("preset") not in (None, "official") \
+            or alg.get("switches") \
+            or set(hp) - {"eta", "lambda", "eta_p", "K", "beta", "pfedme.mu"} \
+            or spec.get("init", {}).get("kind") != "zeros" \
+            or spec["schedule"]["kind"] != "given":
+        raise SystemExit("make_vectors: a pFedMe spec outside this replay")
+    mu_v = hp.get("pfedme.mu", 0.001 if official else 0.0)
+    warm = official
+    samples = official
+    t = Trace()
+    clients = spec["problem"]["clients"]
+    A = [t.const(c["a"][0]) for c in clients]
+    Cc = [t.const(c["c"][0]) for c in clients]
+    nk = [c.get("n", 1) for c in clients]
+    eta, lam, etap = (t.const(hp["eta"]), t.const(hp["lambda"]),
+                      t.const(hp["eta_p"]))
+    mu = t.const(mu_v)
+    beta = t.const(hp.get("beta", 1.0))
+    K = hp["K"]
+    w = t.const(0.0)
+    out = []
+    v = {}
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", ri, None, None, "w"), w))
+        w_t = w
+        acc = None
+        sel = rd.get("selected", rd["clients"])
+        n_S = sum(nk[i] for i in sel)
+        for j, i in enumerate(rd["clients"]):
+            wl = w_t
+            th = w_t
+            out.append((("client_begin", ri, i, 0, "w_local"), wl))
+            for r in range(len(rd["batches"][j])):
+                if not warm:
+                    th = wl
+                for k in range(1, K + 1):
+                    g = t.op(A[i], "*", t.op(th, "-", Cc[i]))
+                    d = t.op(g, "+", t.op(lam, "*", t.op(th, "-", wl)))
+                    if mu_v != 0.0:
+                        d = t.op(d, "+", t.op(mu, "*", th))
+                    th = t.op(th, "-", t.op(etap, "*", d))
+                    out.append((("step", ri, i, r * K + k, "theta"), th))
+                wl = t.op(wl, "-", t.op(t.op(eta, "*", lam), "*",
+                                        t.op(wl, "-", th)))
+                out.append((("step", ri, i, r + 1, "w_local"), wl))
+            out.append((("client_end", ri, i, None, "w_local"), wl))
+            out.append((("client_end", ri, i, None, "theta"), th))
+            v[i] = wl if official else th
+            if i not in sel:
+                continue
+            c = (t.exact_ratio(nk[i], n_S) if samples
+                 else t.exact_ratio(1, len(sel)))
+            term = t.op(c, "*", wl)
+            acc = term if acc is None else t.op(acc, "+", term)
+        one = t.const(1.0)
+        w = t.op(t.op(t.op(one, "-", beta), "*", w_t), "+",
+                 t.op(beta, "*", acc))
+        out.append((("server", ri, None, None, "w"), w))
+    for i in sorted(v):
+        out.append((("final", None, i, None, "v"), v[i]))
+    return t, out
+
+
+def replay(spec):
+    """The replay of SPEC's algorithm."""
+    if spec["algorithm"]["name"] == "pfedme":
+        return pfedme_quadratic(spec)
+    return fedavg_linear(spec)
+
+
 def key(rec):
     return (rec["event"], rec.get("round"), rec.get("client"),
             rec.get("step") if rec["event"] in ("step", "client_begin")
@@ -227,12 +328,16 @@ def build(vid):
     """(script text without bounds, goals, checks) of vector VID."""
     v = json.load(open(os.path.join(ROOT, "golden", vid + ".json"),
                        encoding="utf-8"))
-    t, recs = fedavg_linear(v["spec"])
+    t, recs = replay(v["spec"])
     by_key = {}
     for k, val in recs:
         by_key.setdefault(k, val)
     goals = []     # (record index, rounded, exact, expected double)
-    for i, rec in enumerate(v["expected"]["trajectory"]):
+    records = list(v["expected"]["trajectory"])
+    for i, vi in enumerate(v["expected"]["final"].get("v") or []):
+        records.append({"event": "final", "client": i, "name": "v",
+                        "value": vi})
+    for i, rec in enumerate(records):
         k = key(rec)
         if k not in by_key:
             raise SystemExit(f"make_vectors: {vid}: record {i} {k} is not "
@@ -244,7 +349,8 @@ def build(vid):
                              f"vector expects {rec['value'][0]}")
         goals.append((i, r, x, rec["value"][0]))
     final = v["expected"]["final"]["w"][0]
-    if float(recs[-1][1][2]) != final:
+    last_w = [val for k, val in recs if k[0] == "server"][-1]
+    if float(last_w[2]) != final:
         raise SystemExit(f"make_vectors: {vid}: final w differs")
     return v, t, goals
 
