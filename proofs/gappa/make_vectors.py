@@ -15,8 +15,9 @@ exact values as Fractions and requires that each rounds to the number the
 vector expects (so the replay is the vector's computation).  The goal is
 |rounded - exact| <= B_v for every expected number v.
 
-Two replays: pFedMe on the quadratic model with d = 1 (pfedme_quadratic,
-plain C, no BLAS), and FedAvg on a linear model, d = 1, no bias,
+Three replays: pFedMe on the quadratic model with d = 1
+(pfedme_quadratic, plain C, no BLAS), local on the quadratic model
+(local_quadratic), and FedAvg on a linear model, d = 1, no bias,
 half_squared loss (McMahan et al. 2017, Alg. 1, docs/models.md), whose
 operations in the C are:
 
@@ -69,7 +70,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # The vectors whose run is these kernels alone (FedAvg, linear d = 1, no
 # bias, half_squared, constant step size, a given schedule; pFedMe on the
-# quadratic model, d = 1, paper or preset official).
+# quadratic model, d = 1, paper or preset official; local on the quadratic
+# model).
 VECTORS = [
     "fedavg/worked-uniform",
     "fedavg/worked-samples",
@@ -83,6 +85,7 @@ VECTORS = [
     "pfedme/worked-notes-2g-official-mu0",
     "pfedme/worked-notes-2g-official-mu0-beta2",
     "pfedme/worked-notes-2g-official-mu0-n13",
+    "local/closed-form-quadratic",
 ]
 
 
@@ -300,11 +303,52 @@ def pfedme_quadratic(spec):
     return t, out
 
 
+def local_quadratic(spec):
+    """[(record key, [value per entry])] of the algorithm local (each
+    client trains its own v_i from w0, kept across rounds; ref/algorithms/
+    local.c) on the quadratic model, entry by entry in the C's order:
+    g_j = a_j (v_j − c_j) (quadratic.c), v_j <- v_j − η g_j
+    (pflref_blocks_step)."""
+    m = spec["model"]
+    alg = spec["algorithm"]
+    if m["kind"] != "quadratic" or alg["name"] != "local" \
+            or set(alg) - {"name", "hyperparameters"} \
+            or set(alg["hyperparameters"]) != {"eta"} \
+            or spec["schedule"]["kind"] != "given" \
+            or spec.get("init", {}).get("kind") != "given":
+        raise SystemExit("make_vectors: a local spec outside this replay")
+    t = Trace()
+    d = m["d"]
+    clients = spec["problem"]["clients"]
+    eta = t.const(alg["hyperparameters"]["eta"])
+    w0 = [t.const(x) for x in spec["init"]["w"]]
+    v = {i: list(w0) for i in range(len(clients))}
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        for j, i in enumerate(rd["clients"]):
+            A = [t.const(x) for x in clients[i]["a"]]
+            C = [t.const(x) for x in clients[i]["c"]]
+            out.append((("client_begin", ri, i, 0, "v"), list(v[i])))
+            for sidx in range(len(rd["batches"][j])):
+                g = [t.op(A[q], "*", t.op(v[i][q], "-", C[q]))
+                     for q in range(d)]
+                v[i] = [t.op(v[i][q], "-", t.op(eta, "*", g[q]))
+                        for q in range(d)]
+                out.append((("step", ri, i, sidx + 1, "v"), list(v[i])))
+            out.append((("client_end", ri, i, None, "v"), list(v[i])))
+    for i in sorted(v):
+        out.append((("final", None, i, None, "v"), v[i]))
+    return t, out
+
+
 def replay(spec):
-    """The replay of SPEC's algorithm."""
-    if spec["algorithm"]["name"] == "pfedme":
-        return pfedme_quadratic(spec)
-    return fedavg_linear(spec)
+    """The replay of SPEC's algorithm: [(record key, [value per entry])],
+    each value a (rounded, exact, Fraction) triple."""
+    name = spec["algorithm"]["name"]
+    if name == "local":
+        return local_quadratic(spec)
+    t, recs = (pfedme_quadratic if name == "pfedme" else fedavg_linear)(spec)
+    return t, [(k, [val]) for k, val in recs]
 
 
 def key(rec):
@@ -342,16 +386,19 @@ def build(vid):
         if k not in by_key:
             raise SystemExit(f"make_vectors: {vid}: record {i} {k} is not "
                              "in the replay")
-        r, x, ex = by_key[k]
-        if float(ex) != rec["value"][0]:
-            raise SystemExit(f"make_vectors: {vid}: record {i}: the replay's "
-                             f"exact value {ex} rounds to {float(ex)}, the "
-                             f"vector expects {rec['value'][0]}")
-        goals.append((i, r, x, rec["value"][0]))
-    final = v["expected"]["final"]["w"][0]
-    last_w = [val for k, val in recs if k[0] == "server"][-1]
-    if float(last_w[2]) != final:
-        raise SystemExit(f"make_vectors: {vid}: final w differs")
+        if len(by_key[k]) != len(rec["value"]):
+            raise SystemExit(f"make_vectors: {vid}: record {i}: length")
+        for (r, x, ex), want in zip(by_key[k], rec["value"]):
+            if float(ex) != want:
+                raise SystemExit(f"make_vectors: {vid}: record {i}: the "
+                                 f"replay's exact value {ex} rounds to "
+                                 f"{float(ex)}, the vector expects {want}")
+            goals.append((i, r, x, want))
+    if "w" in v["expected"]["final"]:
+        final = v["expected"]["final"]["w"][0]
+        last_w = [val for k, val in recs if k[0] == "server"][-1][0]
+        if float(last_w[2]) != final:
+            raise SystemExit(f"make_vectors: {vid}: final w differs")
     return v, t, goals
 
 
@@ -386,7 +433,7 @@ def script(vid, bounds=None):
     head = [f"# {vid}: every expected number of golden/{vid}.json",
             f"# (the run replayed by proofs/gappa/make_vectors.py; do not edit)",
             f"# bound: |fl - exact| <= {gc.in_u(bmax)} u at most "
-            f"({float(bmax):.3g}), {len(goals)} records",
+            f"({float(bmax):.3g}), {len(goals)} numbers",
             f"# tolerance: atol {tol['atol']}, rtol {tol['rtol']}; tightest "
             f"margin at record {worst[1]} (value {worst[3]}): tolerance "
             f"{float(worst[4]):.3g} = {float(worst[0]):.3g} x (bound "

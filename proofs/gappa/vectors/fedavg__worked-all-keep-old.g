@@ -1,6 +1,6 @@
 # fedavg/worked-all-keep-old: every expected number of golden/fedavg/worked-all-keep-old.json
 # (the run replayed by proofs/gappa/make_vectors.py; do not edit)
-# bound: |fl - exact| <= 54 u at most (6e-15), 21 records
+# bound: |fl - exact| <= 54 u at most (6e-15), 21 numbers
 # tolerance: atol 1e-15, rtol 1e-14; tightest margin at record 13 (value 0.5416666666666666): tolerance 6.42e-15 = 2.96 x (bound 2.11e-15 + half an ulp)
 # control: none (the kernels' scripts carry the controls)
 @rnd = float<ieee_64, ne>;

@@ -1,6 +1,6 @@
 # fedavg/worked-full-batch-two-epochs: every expected number of golden/fedavg/worked-full-batch-two-epochs.json
 # (the run replayed by proofs/gappa/make_vectors.py; do not edit)
-# bound: |fl - exact| <= 8 u at most (8.88e-16), 6 records
+# bound: |fl - exact| <= 8 u at most (8.88e-16), 6 numbers
 # tolerance: atol 1e-15, rtol 1e-14; tightest margin at record 3 (value 1.5): tolerance 1.6e-14 = 16 x (bound 8.88e-16 + half an ulp)
 # control: none (the kernels' scripts carry the controls)
 @rnd = float<ieee_64, ne>;

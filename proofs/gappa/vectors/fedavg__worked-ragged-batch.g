@@ -1,6 +1,6 @@
 # fedavg/worked-ragged-batch: every expected number of golden/fedavg/worked-ragged-batch.json
 # (the run replayed by proofs/gappa/make_vectors.py; do not edit)
-# bound: |fl - exact| <= 16 u at most (1.78e-15), 6 records
+# bound: |fl - exact| <= 16 u at most (1.78e-15), 6 numbers
 # tolerance: atol 1e-15, rtol 1e-14; tightest margin at record 2 (value 1.0): tolerance 1.1e-14 = 19.8 x (bound 4.44e-16 + half an ulp)
 # control: none (the kernels' scripts carry the controls)
 @rnd = float<ieee_64, ne>;

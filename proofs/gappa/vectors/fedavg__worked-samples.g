@@ -1,6 +1,6 @@
 # fedavg/worked-samples: every expected number of golden/fedavg/worked-samples.json
 # (the run replayed by proofs/gappa/make_vectors.py; do not edit)
-# bound: |fl - exact| <= 62 u at most (6.88e-15), 21 records
+# bound: |fl - exact| <= 62 u at most (6.88e-15), 21 numbers
 # tolerance: atol 1e-15, rtol 1e-14; tightest margin at record 13 (value 0.85): tolerance 9.5e-15 = 3.49 x (bound 2.66e-15 + half an ulp)
 # control: none (the kernels' scripts carry the controls)
 @rnd = float<ieee_64, ne>;

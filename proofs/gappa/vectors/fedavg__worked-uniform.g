@@ -1,6 +1,6 @@
 # fedavg/worked-uniform: every expected number of golden/fedavg/worked-uniform.json
 # (the run replayed by proofs/gappa/make_vectors.py; do not edit)
-# bound: |fl - exact| <= 40 u at most (4.44e-15), 21 records
+# bound: |fl - exact| <= 40 u at most (4.44e-15), 21 numbers
 # tolerance: atol 1e-15, rtol 1e-14; tightest margin at record 13 (value 0.6875): tolerance 7.87e-15 = 4.3 x (bound 1.78e-15 + half an ulp)
 # control: none (the kernels' scripts carry the controls)
 @rnd = float<ieee_64, ne>;

@@ -1,6 +1,6 @@
 # pfedme/worked-notes-2g-official-mu0-n13: every expected number of golden/pfedme/worked-notes-2g-official-mu0-n13.json
 # (the run replayed by proofs/gappa/make_vectors.py; do not edit)
-# bound: |fl - exact| <= 0 u at most (0), 42 records
+# bound: |fl - exact| <= 0 u at most (0), 42 numbers
 # tolerance: atol 1e-15, rtol 1e-14; tightest margin at record 26 (value 2.0725250244140625): tolerance 2.17e-14 = 97.8 x (bound 0 + half an ulp)
 # control: none (the kernels' scripts carry the controls)
 @rnd = float<ieee_64, ne>;

@@ -1,6 +1,6 @@
 # pfedme/worked-notes-2g-official: every expected number of golden/pfedme/worked-notes-2g-official.json
 # (the run replayed by proofs/gappa/make_vectors.py; do not edit)
-# bound: |fl - exact| <= 2.25 u at most (2.5e-16), 42 records
+# bound: |fl - exact| <= 2.25 u at most (2.5e-16), 42 numbers
 # tolerance: atol 1e-14, rtol 1e-14; tightest margin at record 24 (value 1.0448922576210642): tolerance 2.04e-14 = 61.4 x (bound 2.22e-16 + half an ulp)
 # control: none (the kernels' scripts carry the controls)
 @rnd = float<ieee_64, ne>;

@@ -1,6 +1,6 @@
 # pfedme/worked-notes-2g-paper-beta2: every expected number of golden/pfedme/worked-notes-2g-paper-beta2.json
 # (the run replayed by proofs/gappa/make_vectors.py; do not edit)
-# bound: |fl - exact| <= 0 u at most (0), 42 records
+# bound: |fl - exact| <= 0 u at most (0), 42 numbers
 # tolerance: atol 1e-15, rtol 1e-14; tightest margin at record 2 (value 1.0): tolerance 1.1e-14 = 99.1 x (bound 0 + half an ulp)
 # control: none (the kernels' scripts carry the controls)
 @rnd = float<ieee_64, ne>;

@@ -1,6 +1,6 @@
 # pfedme/worked-notes-2g-paper-s1: every expected number of golden/pfedme/worked-notes-2g-paper-s1.json
 # (the run replayed by proofs/gappa/make_vectors.py; do not edit)
-# bound: |fl - exact| <= 0 u at most (0), 42 records
+# bound: |fl - exact| <= 0 u at most (0), 42 numbers
 # tolerance: atol 1e-15, rtol 1e-14; tightest margin at record 22 (value 2.01953125): tolerance 2.12e-14 = 95.5 x (bound 0 + half an ulp)
 # control: none (the kernels' scripts carry the controls)
 @rnd = float<ieee_64, ne>;
