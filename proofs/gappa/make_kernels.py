@@ -149,7 +149,7 @@ def pfedme_local():
 
 
 def pfedme_server():
-    """pFedMe Alg. 1 l. 12: w <- (1 - beta) w_t + beta acc
+    """pFedMe Alg. 1 l. 10: w <- (1 - beta) w_t + beta acc
     (pfedme.c: `(1.0 - beta) * w_t[p] + beta * acc[p]`)."""
     body = ["wt = rnd(wt_);", "ac = rnd(ac_);", "beta = rnd(beta_);",
             "y rnd= (1 - beta) * wt + beta * ac;",
@@ -157,7 +157,7 @@ def pfedme_server():
     hyp = ["wt in [-1, 1]", "ac in [-1, 1]", "beta in [0, 2]"]
     return dict(
         name="pfedme_server",
-        kernel="pFedMe server step (Alg. 1 l. 12) w ← (1 − β) w_t + β Σ",
+        kernel="pFedMe server step (Alg. 1 l. 10) w ← (1 − β) w_t + β Σ",
         c=("`pfedme_round_with` (`ref/algorithms/pfedme.c`): "
            "`(1.0 - beta) * w_t[p] + beta * acc[p]`"),
         ranges="|w_t|, |Σ| ≤ 1, 0 ≤ β ≤ 2",

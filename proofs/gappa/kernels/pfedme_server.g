@@ -1,4 +1,4 @@
-# pfedme_server: pFedMe server step (Alg. 1 l. 12) w ← (1 − β) w_t + β Σ
+# pfedme_server: pFedMe server step (Alg. 1 l. 10) w ← (1 − β) w_t + β Σ
 # C: `pfedme_round_with` (`ref/algorithms/pfedme.c`): `(1.0 - beta) * w_t[p] + beta * acc[p]`
 # ranges: |w_t|, |Σ| ≤ 1, 0 ≤ β ≤ 2
 # bound: |fl - exact| <= 4 u (u = 2^-53)
