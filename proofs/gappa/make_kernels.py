@@ -164,6 +164,37 @@ def pfedme_server():
         body=body, hyp=hyp, goal="y - Y")
 
 
+def pflego_head(exact_alpha):
+    """PFLEGO's step 6, the last head step W_i <- W~_i - rho (I/r) [alpha_i]
+    G_i (Proposition 1 / notes §2.6; ref/algorithms/pflego.c, client_round:
+    head_scale = rho * scale * alpha, scale = fl(I/r), alpha = fl(N_i/N),
+    then pflref_blocks_step's `x[p] -= step * g[p]`)."""
+    body = ["rho = rnd(rho_);", "scale = rnd(q);", "W = rnd(W_);",
+            "G = rnd(G_);"]
+    hyp = ["rho in [0, 0.125]", "q in [1, 8]", "W in [-1, 1]",
+           "G in [-1, 1]"]
+    if exact_alpha:
+        body += ["alpha = rnd(a);", "hs rnd= rho * scale * alpha;",
+                 "y rnd= W - hs * G;", "Y = W - rho * q * a * G;"]
+        hyp.append("a in [0, 1]")
+        what, c = "ρ (I/r) α_i G_i (pflego.head_step = exact_alpha)", \
+            " * alpha"
+        ranges = ("|W|, |G| ≤ 1, 0 ≤ ρ ≤ 1/8, I/r ∈ [1, 8], α_i = N_i/N "
+                  "∈ [0, 1] exact, the C holding fl(I/r), fl(α_i)")
+    else:
+        body += ["hs rnd= rho * scale;", "y rnd= W - hs * G;",
+                 "Y = W - rho * q * G;"]
+        what, c = "ρ (I/r) G_i (the paper's seed step)", ""
+        ranges = ("|W|, |G| ≤ 1, 0 ≤ ρ ≤ 1/8, I/r ∈ [1, 8] exact, the C "
+                  "holding fl(I/r)")
+    return dict(
+        name="pflego_head" + ("_alpha" if exact_alpha else ""),
+        kernel=f"PFLEGO step 6, the last head step W ← W − {what}",
+        c=("`client_round` (`ref/algorithms/pflego.c`): `head_scale = rho "
+           f"* scale{c}`, then `pflref_blocks_step`"),
+        ranges=ranges, body=body, hyp=hyp, goal="y - Y")
+
+
 def cosine(P):
     """CFL's cosine similarity (Sattler et al. 2020, eq. 11 / Alg. 5 l. 10)
     of two P-vectors as pflref_cluster_similarity (ref/engine/cluster.c)
@@ -218,6 +249,7 @@ def kernels():
             out.append(aggregate(K, kind))
     out += [pfedme_inner(False), pfedme_inner(True), pfedme_local(),
             pfedme_server()]
+    out += [pflego_head(False), pflego_head(True)]
     out += [cosine(P) for P in range(2, 6)]
     return out
 
