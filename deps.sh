@@ -21,7 +21,9 @@
 #   fuzz      clang, its libFuzzer runtime, llvm (llvm-symbolizer for
 #             readable reports): make fuzz, make fuzz-smoke (with core)
 #   proofs    Frama-C, Why3, Z3, CVC4 and the C preprocessor; Coq with
-#             mathcomp's ssreflect library and Coquelicot: make proofs
+#             mathcomp's ssreflect library and Coquelicot; Gappa (the
+#             floating-point bounds of proofs/gappa/) and python3 (their
+#             generators): make proofs
 #   torch     PyTorch and pytest for the PyTorch example
 #             (docs/examples/pytorch/): make check-torch (with core)
 #   bench     PyTorch (CPU, the fp64 contender), gnuplot (the plot),
@@ -50,7 +52,7 @@ ASAN="libasan8 libubsan1"
 VALGRIND="valgrind"
 FUZZ="clang libclang-rt-14-dev llvm"
 PROOFS="gcc make frama-c-base why3 z3 cvc4 coq libcoq-mathcomp-ssreflect \
-libcoq-coquelicot"
+libcoq-coquelicot gappa python3"
 TORCH="python3-torch python3-pytest"
 BENCH="python3-torch gnuplot-nox linux-perf time"
 PLOT="gnuplot-nox fonts-dejavu-core"

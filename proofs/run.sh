@@ -17,6 +17,14 @@
 #     bug).
 #  3. Coq (proofs/coq/): every .v file compiles, and none holds Admitted,
 #     admit or an Axiom.
+#  0. Gappa (proofs/gappa/, run first: seconds): every script proves its
+#     rounding-error bound (the floating-point kernels, and the vectors
+#     whose tolerance a bound justifies); the scripts are the ones their
+#     generators write (make_*.py --check); and every script's control,
+#     its bound one step tighter (its "# control:" line), must NOT prove,
+#     with Gappa's own "not satisfied" (a syntax error is no caught
+#     control).  PROOFS_GAPPA_ONLY=1 runs this step alone (it needs only
+#     gappa and python3).
 #
 #     proofs/run.sh            (make proofs installs the tools first)
 #
@@ -142,6 +150,68 @@ apfl calls | ref/algorithms/apfl.c | calls_real | apfl_round_with,client_rates,c
 ifca calls | ref/algorithms/ifca.c | calls_real | assign_all,machine_update,server_update,ifca_round_with
 cfl calls | ref/algorithms/cfl.c | calls_real | cluster_update,local_updates,split_cluster,emit_similarity,test_cluster,apply_updates,cfl_round_with
 cfl lemmas | ref/algorithms/cfl.c | lemmas | lemma_square_below,lemma_row_of_square'
+
+# ---- 0. Gappa: the floating-point bounds -----------------------------------
+# gappa_step: prints one line per script and per control; fails (returns 1)
+# when a script does not prove, a control proves, or a script is stale.
+gappa_step() {
+    gst=0
+    for gen in proofs/gappa/make_*.py; do
+        if ! python3 "$gen" --check; then
+            echo "proofs: gappa: $gen --check: the scripts are not the ones it writes"
+            gst=1
+        fi
+    done
+    for g in proofs/gappa/kernels/*.g proofs/gappa/vectors/*.g; do
+        [ -f "$g" ] || continue
+        bound=$(sed -n 's/^# bound: //p' "$g" | head -n 1)
+        if out=$(gappa "$g" 2>&1); then
+            echo "proofs: gappa: $g proved: $bound"
+        else
+            echo "proofs: gappa: $g NOT PROVED: $bound"
+            printf '%s\n' "$out" | head -n 10
+            gst=1
+        fi
+        control=$(sed -n 's/^# control: //p' "$g" | head -n 1)
+        case "$control" in
+            ""|none|"none "*) continue ;;
+        esac
+        tight=$(mktemp)
+        # the proposition's line ends with the goal: its bound replaced by
+        # the control's
+        sed "/^{ / s/<= [^ ]* }\$/<= $control }/" "$g" >"$tight"
+        if cmp -s "$g" "$tight"; then
+            echo "proofs: gappa: $g: its proposition does not end with '|e| <= B }'"
+            gst=1
+        elif out=$(gappa "$tight" 2>&1); then
+            echo "proofs: gappa: control $g: the bound $control proves too (want a failure)"
+            gst=1
+        elif printf '%s\n' "$out" | grep -q "some properties were not satisfied"; then
+            echo "proofs: gappa: control $g: $control is not proved, as intended"
+        else
+            echo "proofs: gappa: control $g: gappa failed otherwise (want \"not satisfied\"):"
+            printf '%s\n' "$out" | head -n 5
+            gst=1
+        fi
+        rm -f "$tight"
+    done
+    return $gst
+}
+
+for tool in gappa python3; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "proofs/run.sh: $tool not found (./deps.sh proofs installs it)" >&2
+        exit 2
+    fi
+done
+gappa_status=0
+gappa_step || gappa_status=1
+if [ -n "${PROOFS_GAPPA_ONLY:-}" ]; then
+    [ "$gappa_status" -eq 0 ] && echo "proofs: gappa: every bound proved, every control failed" ||
+        echo "proofs: gappa: FAILED"
+    echo "proofs: PARTIAL RUN (PROOFS_GAPPA_ONLY): the Gappa step alone"
+    exit "$gappa_status"
+fi
 
 for tool in frama-c why3 z3 cvc4 coqc setsid; do
     if ! command -v "$tool" >/dev/null 2>&1; then
@@ -321,7 +391,7 @@ goal_status() {
         }' "$2"
 }
 
-status=0
+status=$gappa_status
 
 # Two workers share the jobs and, after them, the controls (job k goes to
 # worker k mod WORKERS); each item writes its report to a file of its own,

@@ -23,7 +23,11 @@ and fails (exit 1), naming what is missing or stale, unless
       contract (a restated contract in another file is another row), every
       file-scope ghost, axiomatic and admit, and the functions of the
       `calls` jobs (whose assigns clauses those jobs use but do not prove:
-      `-wp-prop` there leaves out @assigns); and nothing else.
+      `-wp-prop` there leaves out @assigns); and nothing else;
+  (c) section "### (c)" (the floating-point bounds, up to "### (d)") names
+      every Gappa script of proofs/gappa/kernels/ and proofs/gappa/vectors/
+      (`proofs/gappa/DIR/NAME.g`; `DIR/P_2.g` … `P_8.g` names the range
+      P_2..P_8), and no script that is not there.
 
 A table row names its file in the first cell (an empty cell: the row
 above's file) and its functions, in backquotes, in the second.
@@ -196,6 +200,49 @@ def table(readme, heading):
     return rows, dup
 
 
+GAPPA_DIRS = [os.path.join("proofs", "gappa", "kernels"),
+              os.path.join("proofs", "gappa", "vectors")]
+
+
+def gappa_scripts(root):
+    """{proofs/gappa/DIR/NAME.g} on disk."""
+    out = set()
+    for d in GAPPA_DIRS:
+        full = os.path.join(root, d)
+        if os.path.isdir(full):
+            out |= {d.replace(os.sep, "/") + "/" + f
+                    for f in os.listdir(full) if f.endswith(".g")}
+    return out
+
+
+def section(readme, start, end):
+    """The text from the heading starting with START to the one starting
+    with END (### level), or None."""
+    m = re.search(r"^###\s*" + re.escape(start) + r".*?(?=^###\s*"
+                  + re.escape(end) + r")", readme, re.S | re.M)
+    return m.group(0) if m else None
+
+
+def listed_scripts(text):
+    """The scripts section (c) names: `proofs/gappa/DIR/NAME.g`, and
+    `DIR/P_A.g` … `P_B.g` for P_A..P_B."""
+    out = set()
+    pat = re.compile(r"`(proofs/gappa/[\w/]+?/)([\w-]+?)\.g`"
+                     r"(?:\s*…\s*`(\w+?)\.g`)?")
+    for m in pat.finditer(text):
+        d, first, last = m.group(1), m.group(2), m.group(3)
+        out.add(d + first + ".g")
+        if last:
+            a = re.fullmatch(r"(.*?)(\d+)", first)
+            b = re.fullmatch(r"(.*?)(\d+)", last)
+            if a and b and a.group(1) == b.group(1):
+                for k in range(int(a.group(2)), int(b.group(2)) + 1):
+                    out.add(d + a.group(1) + str(k) + ".g")
+            else:
+                out.add(d + last + ".g")
+    return out
+
+
 def check(root):
     errors = []
     try:
@@ -240,6 +287,18 @@ def check(root):
             errors.append(f"{README}: table (a) calls {k[1]} functional, "
                           "but its contract has no ensures clause")
 
+    sec = section(readme, "(c)", "(d)")
+    if sec is None:
+        errors.append(f"{README}: no section '### (c)' before '### (d)'")
+    else:
+        have, named = gappa_scripts(root), listed_scripts(sec)
+        for g in sorted(have - named):
+            errors.append(f"{README}: table (c) does not name the Gappa "
+                          f"script {g}")
+        for g in sorted(named - have):
+            errors.append(f"{README}: table (c) names {g}, which is not "
+                          "there")
+
     t = table(readme, "(d)")
     if t is None:
         errors.append(f"{README}: no table under a heading '(d)'")
@@ -279,8 +338,9 @@ def main():
               f"{README} and the sources", file=sys.stderr)
         return 1
     n = len(proved(a.root))
-    print(f"proof_tables: tables (a), (a') and (d) agree with the sources "
-          f"({n} proved functions, {len(trusted(a.root))} trusted entries)")
+    print(f"proof_tables: tables (a), (a'), (c) and (d) agree with the "
+          f"sources ({n} proved functions, {len(gappa_scripts(a.root))} "
+          f"Gappa scripts, {len(trusted(a.root))} trusted entries)")
     return 0
 
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Self-test of tests/lint/proof_tables.py: it must catch each drift.
 
-Copies ref/, include/, proofs/acsl/, proofs/README.md, proofs/run.sh and the
+Copies ref/, include/, proofs/acsl/, proofs/gappa/, proofs/README.md, proofs/run.sh and the
 checker into a temporary folder and runs it there, first on the unmodified
 copy (it must exit 0), then once per case on a fresh copy with one drift
 planted between proofs/README.md's tables and the sources:
@@ -13,7 +13,9 @@ planted between proofs/README.md's tables and the sources:
   * a new contract on an unproved function, not in the trusted list;
   * a new file-scope ghost variable, not in the trusted list;
   * a functional contract filed as shape/safety;
-  * a function moved from a job to nowhere (its row in (a) now stale).
+  * a function moved from a job to nowhere (its row in (a) now stale);
+  * a new Gappa script that table (c) does not name;
+  * a Gappa script of table (c) deleted.
 
 For each, the checker must exit 1 with a message naming the function.
 
@@ -29,7 +31,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-TREES = ["ref", "include", os.path.join("proofs", "acsl")]
+TREES = ["ref", "include", os.path.join("proofs", "acsl"),
+         os.path.join("proofs", "gappa")]
 FILES = [os.path.join("proofs", "README.md"), os.path.join("proofs", "run.sh"),
          os.path.join("tests", "lint", "proof_tables.py")]
 
@@ -100,6 +103,12 @@ CASES = [
      lambda r: edit(r, os.path.join("proofs", "run.sh"),
                     "max_spanning_tree,last_tree_edge,",
                     "max_spanning_tree,")),
+    ("a Gappa script no table names", "planted_kernel.g",
+     lambda r: append(r, os.path.join("proofs", "gappa", "kernels",
+                                      "planted_kernel.g"), "{ 1 in [1, 1] }\n")),
+    ("a Gappa script of table (c) deleted", "aggregate_given_5.g",
+     lambda r: os.remove(os.path.join(r, "proofs", "gappa", "kernels",
+                                      "aggregate_given_5.g"))),
 ]
 
 

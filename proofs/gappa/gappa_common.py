@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Shared by the Gappa script generators of proofs/gappa/: the script text,
+Gappa's best enclosure of an expression, and the rounding of a bound to
+four significant bits."""
+import re
+import subprocess
+import tempfile
+from fractions import Fraction
+
+HEADER = "@rnd = float<ieee_64, ne>;"
+U = Fraction(1, 2 ** 53)   # the unit roundoff of binary64, round to nearest
+
+
+def text(body, hyp, goal, hints=()):
+    """A Gappa script: the rounding mode, the definitions BODY, one
+    proposition HYP -> GOAL on a line starting with "{" (HYP may be
+    empty), and the HINTS after it."""
+    prop = f"{{ {hyp} -> {goal} }}" if hyp else f"{{ {goal} }}"
+    return "\n".join([HEADER] + list(body) + [prop] + list(hints)) + "\n"
+
+
+def goal_line(script):
+    """The proposition's line of a written script."""
+    for line in script.splitlines():
+        if line.startswith("{"):
+            return line
+    raise ValueError("no proposition line starting with '{'")
+
+
+def run(script, timeout=None):
+    """(exit status, stdout + stderr) of gappa on SCRIPT; status None when
+    it ran longer than TIMEOUT seconds."""
+    with tempfile.NamedTemporaryFile("w", suffix=".g") as f:
+        f.write(script)
+        f.flush()
+        try:
+            r = subprocess.run(["gappa", f.name], capture_output=True,
+                               text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None, ""
+    return r.returncode, r.stdout + r.stderr
+
+
+def bound_and_control(body, hyp, goal, hints=(), side=None):
+    """(B, C) for the goal |GOAL| <= B: B is Gappa's best enclosure rounded
+    up to four significant bits, and proved; C, the control, is the
+    four-bit value at or below 7/8 of the best enclosure, which Gappa must
+    refuse, promptly (a control bound a hair below the best enclosure can
+    make Gappa search for minutes, so the control keeps an eighth's
+    distance).  When Gappa proves C after all (its `in ?` answer is not
+    always its tightest), the search starts again from C."""
+    pre = f"{side} /\\ " if side else ""
+    best = best_bound(text(body, hyp, f"|{goal}| in ?", hints))
+    while True:
+        bound, _ = round_up(best)
+        if bound == 0:
+            return bound, None
+        rc, out = run(text(body, hyp,
+                           f"{pre}|{goal}| <= {gappa_num(bound)}", hints),
+                      timeout=60)
+        if rc != 0:
+            raise SystemExit(f"gappa does not prove |{goal}| <= {bound}:\n"
+                             + out)
+        control = round_down(best * Fraction(7, 8))
+        rc, out = run(text(body, hyp,
+                           f"{pre}|{goal}| <= {gappa_num(control)}", hints),
+                      timeout=60)
+        if rc == 0:
+            best = control
+            continue
+        if rc is None or "some properties were not satisfied" not in out:
+            raise SystemExit(f"the control |{goal}| <= {control} does not "
+                             "fail promptly with 'not satisfied':\n" + out)
+        return bound, control
+
+
+NUM = r"(-?\d+)(?:b(-?\d+))?"
+
+
+def parse_num(s):
+    """Gappa's dyadic literal MbE (or an integer) as a Fraction."""
+    m = re.fullmatch(NUM, s.strip())
+    if not m:
+        raise ValueError(f"not a Gappa number: {s!r}")
+    v = Fraction(int(m.group(1)))
+    e = int(m.group(2) or 0)
+    return v * 2 ** e if e >= 0 else v / 2 ** (-e)
+
+
+def best_bound(script):
+    """The upper end of Gappa's enclosure of |e| for a script whose goal is
+    `|e| in ?` (one goal)."""
+    rc, out = run(script)
+    m = re.search(r"in \[(\S+)(?: \{[^}]*\})?, (\S+?)(?: \{[^}]*\})?\]",
+                  out)
+    if rc != 0 or not m:
+        raise SystemExit("gappa found no enclosure:\n" + out)
+    return parse_num(m.group(2))
+
+
+def bounds(script):
+    """The upper ends of Gappa's enclosures, in goal order, for a script
+    whose goals are all `|e| in ?`."""
+    rc, out = run(script)
+    found = re.findall(r"\| in \[(\S+?)(?: \{[^}]*\})?, (\S+?)"
+                       r"(?: \{[^}]*\})?\]", out)
+    if rc != 0 or not found:
+        raise SystemExit("gappa found no enclosure:\n" + out)
+    return [parse_num(hi) for _, hi in found]
+
+
+def round_up(b):
+    """(B, C): B = b rounded up to four significant bits, k 2^(e-4) with
+    16 <= k < 32, and C = B less one such step (the control bound, below
+    b whatever b is).  A zero b gives (0, None)."""
+    if b == 0:
+        return Fraction(0), None
+    e = b.numerator.bit_length() - b.denominator.bit_length()
+    while Fraction(2) ** e > b:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= b:
+        e += 1
+    step = Fraction(2) ** (e - 4)
+    k = -((-b) // step)   # ceil
+    return k * step, (k - 1) * step
+
+
+def round_down(b):
+    """b rounded down to four significant bits (b > 0)."""
+    e = b.numerator.bit_length() - b.denominator.bit_length()
+    while Fraction(2) ** e > b:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= b:
+        e += 1
+    step = Fraction(2) ** (e - 4)
+    return (b // step) * step
+
+
+def gappa_num(x):
+    """A Fraction with a power-of-two denominator as Gappa's MbE."""
+    if x == 0:
+        return "0"
+    n, d = x.numerator, x.denominator
+    if d & (d - 1):
+        raise ValueError(f"{x} is not dyadic")
+    e = -(d.bit_length() - 1)
+    while n % 2 == 0:
+        n //= 2
+        e += 1
+    return f"{n}b{e}" if e else str(n)
+
+
+def in_u(x):
+    """x in units of u = 2^-53, as a short decimal or fraction."""
+    q = x / U
+    if q.denominator == 1:
+        return str(q.numerator)
+    return f"{float(q):.6g}"
+
+
+def stated(script):
+    """(B, C) of a written script: the bound at the end of its
+    proposition's line, `... <= B }`, and its `# control: C` line (None
+    for none)."""
+    last = goal_line(script)
+    m = re.search(r"<= (\S+) }$", last)
+    c = re.search(r"^# control: (\S+)$", script, re.M)
+    if not m:
+        raise ValueError("no goal '<= B }' ending the proposition")
+    control = None if not c or c.group(1) == "none" else parse_num(c.group(1))
+    return parse_num(m.group(1)), control

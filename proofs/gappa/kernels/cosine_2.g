@@ -1,0 +1,32 @@
+# cosine_2: cosine similarity ⟨u, v⟩ / (‖u‖ ‖v‖) of two 2-vectors (CFL, eq. 11), before its clip to [−1, 1]
+# C: `pflref_cluster_similarity` (`ref/engine/cluster.c`): `dot += u * v; na += u * u; nb += v * v`, `dot / (sqrt(na) * sqrt(nb))`
+# ranges: u, v the vectors scaled by 2^−e: |u_p|, |v_p| ≤ 1, Σu_p², Σv_p² ∈ [1/4, 2]
+# bound: |fl - exact| <= 18 u (u = 2^-53)
+# control: 29b-54
+# (written by proofs/gappa/make_kernels.py; do not edit)
+@rnd = float<ieee_64, ne>;
+u1 = rnd(u1_);
+u2 = rnd(u2_);
+v1 = rnd(v1_);
+v2 = rnd(v2_);
+d1 rnd= u1 * v1;
+d2 rnd= d1 + u2 * v2;
+n1 rnd= u1 * u1;
+n2 rnd= n1 + u2 * u2;
+m1 rnd= v1 * v1;
+m2 rnd= m1 + v2 * v2;
+dot = d2;
+na = n2;
+nb = m2;
+sa = rnd(sqrt(na));
+sb = rnd(sqrt(nb));
+den = rnd(sa * sb);
+y = rnd(dot / den);
+D = u1 * v1 + u2 * v2;
+NA = u1 * u1 + u2 * u2;
+NB = v1 * v1 + v2 * v2;
+DEN = sqrt(NA) * sqrt(NB);
+Y = D / DEN;
+{ u1 in [-1, 1] /\ u2 in [-1, 1] /\ v1 in [-1, 1] /\ v2 in [-1, 1] /\ NA in [0.25, 2] /\ NB in [0.25, 2] /\ Y in [-1, 1] -> den in [1b-3, 1b4] /\ DEN in [1b-3, 1b4] /\ |y - Y| <= 9b-52 }
+dot / den - Y -> (dot - D) / den + Y * (DEN / den - 1);
+DEN / den - 1 -> -((den - DEN) / DEN) / (1 + (den - DEN) / DEN);

@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Write the Gappa scripts of the floating-point kernels (proofs/README.md,
+table (c)).
+
+Each script states, for one kernel of ref/ written exactly as the C
+evaluates it (the same operations in the same order, every product and sum
+rounded to binary64 with round-to-nearest-even, no fused multiply-add: the
+Makefile compiles with -ffp-contract=off), that the computed value y and the
+exact real value Y of the same expression on the same double inputs satisfy
+
+    |y - Y| <= B        given the input ranges in the script's hypotheses,
+
+with B a constant.  Gappa's rounding operator float<ieee_64, ne> models
+subnormals, so the bound holds on the whole range, underflow included.
+
+The bound B is what Gappa proves, rounded up to four significant bits
+(B = k 2^(e-4), 16 <= k < 32); each script names a control bound, 7/8 of
+Gappa's best enclosure rounded down to four bits, which Gappa must fail to
+prove (proofs/run.sh), so that every script can fail
+(gappa_common.bound_and_control).  Run
+
+    python3 proofs/gappa/make_kernels.py          # rewrite the scripts
+    python3 proofs/gappa/make_kernels.py --check  # compare with them
+
+--check (run by proofs/run.sh; no Gappa search, so it takes no time)
+exits 1 when a committed script differs from what this file writes with
+the script's own bound and control (whether Gappa proves the one and
+refutes the other, proofs/run.sh checks).  Writing needs gappa
+(./deps.sh proofs).
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gappa_common as gc  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+UNIT = "[-1, 1]"
+
+
+def sgd_step():
+    """x <- x - eta g: pflref_blocks_step, ref/engine/sgd.c
+    (`x[p] -= step * g[p]`)."""
+    body = ["x = rnd(x_);", "g = rnd(g_);", "eta = rnd(eta_);",
+            "y rnd= x - eta * g;", "Y = x - eta * g;"]
+    hyp = ["x in [-1, 1]", "g in [-1, 1]", "eta in [0, 1]"]
+    return dict(
+        name="sgd_step",
+        kernel="SGD step x ← x − η g (one entry)",
+        c="`pflref_blocks_step` (`ref/engine/sgd.c`): `x[p] -= step * g[p]`",
+        ranges="|x|, |g| ≤ 1, 0 ≤ η ≤ 1",
+        body=body, hyp=hyp, goal="y - Y")
+
+
+def aggregate(K, kind):
+    """acc <- 0; acc += c_i w_i for i = 1..K: pflref_round_begin zeroes
+    acc, pflref_accumulate (ref/core/vec.c, `acc[p] += c * x[p]`) adds the
+    participants' terms in ascending client id."""
+    body, hyp = [], []
+    if kind == "given":
+        for i in range(1, K + 1):
+            body.append(f"c{i} = rnd(c{i}_);")
+            hyp.append(f"c{i} in [0, 1]")
+        exact = [f"c{i} * w{i}" for i in range(1, K + 1)]
+        what = "the weights as the C holds them (doubles c_i)"
+        ranges = "0 ≤ c_i ≤ 1, |w_i| ≤ 1"
+    elif kind == "rounded":
+        # c_i = fl(q_i): the weight is a correctly rounded quotient (n_k/m_t,
+        # n_k/n, 1/m), the exact sum uses the exact quotient q_i in [0, 1]
+        for i in range(1, K + 1):
+            body.append(f"c{i} = rnd(q{i});")
+            hyp.append(f"q{i} in [0, 1]")
+        exact = [f"q{i} * w{i}" for i in range(1, K + 1)]
+        what = ("the exact weights q_i ∈ [0, 1] (n_k/m_t, n_k/n, 1/m), of "
+                "which the C holds c_i = fl(q_i)")
+        ranges = "0 ≤ q_i ≤ 1, |w_i| ≤ 1"
+    else:  # uniform
+        body += [f"q = 1 / {K};", "c = rnd(q);"]
+        exact = [f"q * w{i}" for i in range(1, K + 1)]
+        what = f"the exact uniform weight 1/{K}, of which the C holds fl(1/{K})"
+        ranges = "|w_i| ≤ 1"
+    for i in range(1, K + 1):
+        body.append(f"w{i} = rnd(w{i}_);")
+        hyp.append(f"w{i} in [-1, 1]")
+    # acc = 0 + fl(c_1 w_1) = fl(c_1 w_1): adding the zero is exact
+    c = (lambda i: "c") if kind == "uniform" else (lambda i: f"c{i}")
+    body.append(f"a1 rnd= {c(1)} * w1;")
+    for i in range(2, K + 1):
+        body.append(f"a{i} rnd= a{i - 1} + {c(i)} * w{i};")
+    body.append("A = " + " + ".join(exact) + ";")
+    return dict(
+        name=f"aggregate_{kind}_{K}",
+        kernel=f"weighted aggregation Σ c_i w_i, K = {K}, against {what}",
+        c=("`pflref_accumulate` (`ref/core/vec.c`): `acc[p] += c * x[p]` "
+           "from acc = 0 (`pflref_round_begin`), i ascending"),
+        ranges=ranges, body=body, hyp=hyp, goal=f"a{K} - A")
+
+
+def pfedme_inner(mu):
+    """pFedMe Alg. 1 l. 7, one entry of one inner step:
+    d = g + lambda (theta - w) [+ mu theta]; theta <- theta - eta_p d
+    (pflref_prox_inner_run, ref/engine/prox_inner.c)."""
+    body = ["th = rnd(th_);", "w = rnd(w_);", "g = rnd(g_);",
+            "lam = rnd(lam_);", "etap = rnd(etap_);"]
+    hyp = ["th in [-1, 1]", "w in [-1, 1]", "g in [-1, 1]",
+           "lam in [0, 16]", "etap in [0, 0.0625]"]
+    if mu:
+        body += ["mu = rnd(mu_);",
+                 "d0 rnd= g + lam * (th - w);", "d rnd= d0 + mu * th;",
+                 "D = g + lam * (th - w) + mu * th;"]
+        hyp.append("mu in [0, 1]")
+        ranges = ("|θ|, |w|, |g| ≤ 1, 0 ≤ λ ≤ 16, 0 ≤ μ ≤ 1, "
+                  "0 ≤ η_p ≤ 1/16")
+        line = "d = g + λ(θ − w) + μθ (official code's μ)"
+    else:
+        body += ["d rnd= g + lam * (th - w);", "D = g + lam * (th - w);"]
+        ranges = "|θ|, |w|, |g| ≤ 1, 0 ≤ λ ≤ 16, 0 ≤ η_p ≤ 1/16"
+        line = "d = g + λ(θ − w) (paper, μ = 0)"
+    body += ["y rnd= th - etap * d;", "Y = th - etap * D;"]
+    return dict(
+        name="pfedme_inner" + ("_mu" if mu else ""),
+        kernel=f"pFedMe inner step (Alg. 1 l. 7, eq. 7) θ ← θ − η_p d, {line}",
+        c=("`pflref_prox_inner_run` (`ref/engine/prox_inner.c`): "
+           "`d = g[p] + job->lambda * (theta[p] - job->w[p])`"
+           + ("; `d += job->mu * theta[p]`" if mu else "")
+           + "; `theta[p] -= job->eta_p * d`"),
+        ranges=ranges, body=body, hyp=hyp, goal="y - Y")
+
+
+def pfedme_local():
+    """pFedMe Alg. 1 l. 8: w <- w - eta lambda (w - theta) (pfedme.c,
+    client_update: `w_local[p] -= eta * lambda * (w_local[p] - theta[p])`,
+    evaluated (eta*lambda)*(w - theta))."""
+    body = ["w = rnd(w_);", "th = rnd(th_);", "eta = rnd(eta_);",
+            "lam = rnd(lam_);",
+            "y rnd= w - eta * lam * (w - th);",
+            "Y = w - eta * lam * (w - th);"]
+    hyp = ["w in [-1, 1]", "th in [-1, 1]", "eta in [0, 0.0625]",
+           "lam in [0, 16]"]
+    return dict(
+        name="pfedme_local",
+        kernel="pFedMe local update (Alg. 1 l. 8) w ← w − ηλ(w − θ)",
+        c=("`client_update` (`ref/algorithms/pfedme.c`): "
+           "`w_local[p] -= eta * lambda * (w_local[p] - theta[p])`"),
+        ranges="|w|, |θ| ≤ 1, 0 ≤ η ≤ 1/16, 0 ≤ λ ≤ 16",
+        body=body, hyp=hyp, goal="y - Y")
+
+
+def pfedme_server():
+    """pFedMe Alg. 1 l. 10: w <- (1 - beta) w_t + beta acc
+    (pfedme.c: `(1.0 - beta) * w_t[p] + beta * acc[p]`)."""
+    body = ["wt = rnd(wt_);", "ac = rnd(ac_);", "beta = rnd(beta_);",
+            "y rnd= (1 - beta) * wt + beta * ac;",
+            "Y = (1 - beta) * wt + beta * ac;"]
+    hyp = ["wt in [-1, 1]", "ac in [-1, 1]", "beta in [0, 2]"]
+    return dict(
+        name="pfedme_server",
+        kernel="pFedMe server step (Alg. 1 l. 10) w ← (1 − β) w_t + β Σ",
+        c=("`pfedme_round_with` (`ref/algorithms/pfedme.c`): "
+           "`(1.0 - beta) * w_t[p] + beta * acc[p]`"),
+        ranges="|w_t|, |Σ| ≤ 1, 0 ≤ β ≤ 2",
+        body=body, hyp=hyp, goal="y - Y")
+
+
+def pflego_head(exact_alpha):
+    """PFLEGO's step 6, the last head step W_i <- W~_i - rho (I/r) [alpha_i]
+    G_i (Proposition 1 / notes §2.6; ref/algorithms/pflego.c, client_round:
+    head_scale = rho * scale * alpha, scale = fl(I/r), alpha = fl(N_i/N),
+    then pflref_blocks_step's `x[p] -= step * g[p]`)."""
+    body = ["rho = rnd(rho_);", "scale = rnd(q);", "W = rnd(W_);",
+            "G = rnd(G_);"]
+    hyp = ["rho in [0, 0.125]", "q in [1, 8]", "W in [-1, 1]",
+           "G in [-1, 1]"]
+    if exact_alpha:
+        body += ["alpha = rnd(a);", "hs rnd= rho * scale * alpha;",
+                 "y rnd= W - hs * G;", "Y = W - rho * q * a * G;"]
+        hyp.append("a in [0, 1]")
+        what, c = "ρ (I/r) α_i G_i (pflego.head_step = exact_alpha)", \
+            " * alpha"
+        ranges = ("|W|, |G| ≤ 1, 0 ≤ ρ ≤ 1/8, I/r ∈ [1, 8], α_i = N_i/N "
+                  "∈ [0, 1] exact, the C holding fl(I/r), fl(α_i)")
+    else:
+        body += ["hs rnd= rho * scale;", "y rnd= W - hs * G;",
+                 "Y = W - rho * q * G;"]
+        what, c = "ρ (I/r) G_i (the paper's seed step)", ""
+        ranges = ("|W|, |G| ≤ 1, 0 ≤ ρ ≤ 1/8, I/r ∈ [1, 8] exact, the C "
+                  "holding fl(I/r)")
+    return dict(
+        name="pflego_head" + ("_alpha" if exact_alpha else ""),
+        kernel=f"PFLEGO step 6, the last head step W ← W − {what}",
+        c=("`client_round` (`ref/algorithms/pflego.c`): `head_scale = rho "
+           f"* scale{c}`, then `pflref_blocks_step`"),
+        ranges=ranges, body=body, hyp=hyp, goal="y - Y")
+
+
+def cosine(P):
+    """CFL's cosine similarity (Sattler et al. 2020, eq. 11 / Alg. 5 l. 10)
+    of two P-vectors as pflref_cluster_similarity (ref/engine/cluster.c)
+    computes it: each vector scaled by 2^-e (ldexp, exact: max |u| lies in
+    [1/2, 1)), dot, na, nb summed in p order, then
+    dot / (sqrt(na) * sqrt(nb)).  The inputs here are the scaled vectors
+    u, v; so NA = sum u_p^2 lies in [1/4, P], and |AB| <= 1 is
+    Cauchy-Schwarz.  The two hints split the quotient's error into the
+    numerator's and the denominator's; den and DEN nonzero, which Gappa
+    assumes when it checks them (its warnings say so), are goals of the
+    script too, proved from the hypotheses."""
+    body = [f"u{p} = rnd(u{p}_);" for p in range(1, P + 1)]
+    body += [f"v{p} = rnd(v{p}_);" for p in range(1, P + 1)]
+    for acc, a, b in (("d", "u", "v"), ("n", "u", "u"), ("m", "v", "v")):
+        body.append(f"{acc}1 rnd= {a}1 * {b}1;")
+        for p in range(2, P + 1):
+            body.append(f"{acc}{p} rnd= {acc}{p - 1} + {a}{p} * {b}{p};")
+    body += [f"dot = d{P};", f"na = n{P};", f"nb = m{P};",
+             "sa = rnd(sqrt(na));", "sb = rnd(sqrt(nb));",
+             "den = rnd(sa * sb);", "y = rnd(dot / den);",
+             "D = " + " + ".join(f"u{p} * v{p}" for p in range(1, P + 1))
+             + ";",
+             "NA = " + " + ".join(f"u{p} * u{p}" for p in range(1, P + 1))
+             + ";",
+             "NB = " + " + ".join(f"v{p} * v{p}" for p in range(1, P + 1))
+             + ";",
+             "DEN = sqrt(NA) * sqrt(NB);", "Y = D / DEN;"]
+    hyp = [f"u{p} in [-1, 1]" for p in range(1, P + 1)]
+    hyp += [f"v{p} in [-1, 1]" for p in range(1, P + 1)]
+    hyp += [f"NA in [0.25, {P}]", f"NB in [0.25, {P}]", "Y in [-1, 1]"]
+    hints = ["dot / den - Y -> (dot - D) / den + Y * (DEN / den - 1);",
+             "DEN / den - 1 -> -((den - DEN) / DEN) / "
+             "(1 + (den - DEN) / DEN);"]
+    return dict(
+        name=f"cosine_{P}",
+        kernel=(f"cosine similarity ⟨u, v⟩ / (‖u‖ ‖v‖) of two {P}-vectors "
+                "(CFL, eq. 11), before its clip to [−1, 1]"),
+        c=("`pflref_cluster_similarity` (`ref/engine/cluster.c`): "
+           "`dot += u * v; na += u * u; nb += v * v`, "
+           "`dot / (sqrt(na) * sqrt(nb))`"),
+        ranges=(f"u, v the vectors scaled by 2^−e: |u_p|, |v_p| ≤ 1, "
+                f"Σu_p², Σv_p² ∈ [1/4, {P}]"),
+        body=body, hyp=hyp, goal="y - Y",
+        side="den in [1b-3, 1b4] /\\ DEN in [1b-3, 1b4]",
+        hints=hints)
+
+
+def kernels():
+    out = [sgd_step()]
+    for kind in ("given", "rounded", "uniform"):
+        for K in range(2, 9):
+            out.append(aggregate(K, kind))
+    out += [pfedme_inner(False), pfedme_inner(True), pfedme_local(),
+            pfedme_server()]
+    out += [pflego_head(False), pflego_head(True)]
+    out += [cosine(P) for P in range(2, 6)]
+    return out
+
+
+def script(k, bound=None, control=None):
+    """The script of kernel K: with BOUND and CONTROL when given (--check
+    reads them from the committed script, which run.sh then proves and
+    refutes), else with the bound and control Gappa finds."""
+    hyp = " /\\ ".join(k["hyp"])
+    if bound is None:
+        bound, control = gc.bound_and_control(
+            k["body"], hyp, k["goal"], k.get("hints", ()), k.get("side"))
+    head = [f"# {k['name']}: {k['kernel']}",
+            f"# C: {k['c']}",
+            f"# ranges: {k['ranges']}",
+            f"# bound: |fl - exact| <= {gc.in_u(bound)} u (u = 2^-53)",
+            f"# control: {gc.gappa_num(control)}",
+            "# (written by proofs/gappa/make_kernels.py; do not edit)"]
+    side = f"{k['side']} /\\ " if k.get("side") else ""
+    return "\n".join(head) + "\n" + gc.text(
+        k["body"], hyp, f"{side}|{k['goal']}| <= {gc.gappa_num(bound)}",
+        k.get("hints", ()))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args()
+    bad = 0
+    for k in kernels():
+        path = os.path.join(HERE, "kernels", k["name"] + ".g")
+        if a.check:
+            try:
+                old = open(path, encoding="utf-8").read()
+                bound, control = gc.stated(old)
+                s = script(k, bound, control)
+            except (OSError, ValueError):
+                old, s = None, ""
+            if old != s:
+                print(f"make_kernels: {path} differs from what "
+                      "make_kernels.py writes", file=sys.stderr)
+                bad = 1
+        else:
+            s = script(k)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(s)
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,485 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Write, for the golden vectors whose whole run is a few floating-point
+kernels, a Gappa script that bounds the rounding error of every expected
+number, and check that the vector's stated tolerance covers the bound
+(proofs/README.md, table (c), "Vectors whose tolerance a proof justifies").
+
+The script is built from the vector's own spec (golden/DIR/ID.json), not
+from pflref's output: this file replays the run's operations in the order
+the C performs them, as Gappa definitions, each value twice, rounded (every
+operation rounded to binary64, nearest-even) and exact (the same formula in
+real arithmetic on the spec's doubles: the paper's value, which the
+golden generator computed as a rational).  Along the way it computes the
+exact values as Fractions and requires that each rounds to the number the
+vector expects (so the replay is the vector's computation).  The goal is
+|rounded - exact| <= B_v for every expected number v.
+
+Three replays: pFedMe on the quadratic model with d = 1
+(pfedme_quadratic, plain C, no BLAS), local on the quadratic model
+(local_quadratic), and FedAvg on a linear model, d = 1, no bias,
+half_squared loss (McMahan et al. 2017, Alg. 1, docs/models.md), whose
+operations in the C are:
+
+  round start   w_t <- w; acc <- 0                (pflref_round_begin)
+  client k      w_local <- w_t; per scheduled batch B of nb samples:
+                  z_j = x_j w              gemv (NoTrans, alpha 1, beta 0)
+                  r_j = z_j - y_j          pflref_residual_terms
+                  alpha = 1 (1/nb)         linear.c grad (s = 1)
+                  g = alpha sum_j x_j r_j  gemv (Trans, beta 0)
+                  w_local <- w_local - eta g         pflref_blocks_step
+                acc <- acc + c_k w_local   pflref_accumulate, c_k = n_k/m_t,
+                                           1/m or n_k/n (fedavg.c)
+                (all_keep_old: acc <- acc + (n_k/n) w_t for the others)
+  server        w <- acc                   pflref_round_end
+
+The two gemv calls run in OpenBLAS, whose order of summation (and use of
+fused multiply-add) is not the C's to choose.  With d = 1 the NoTrans call
+has one product per entry (alpha = 1, beta = 0): z_j = fl(x_j w) in any
+order.  The Trans call is modelled by the standard bound for a dot product
+of n terms scaled by alpha, evaluated in ANY order, with or without FMA
+(Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., §3.1,
+Lemma 3.1 and eq. 3.5: every term passes through at most n + 1 roundings):
+
+    g = alpha S + delta gamma_(n+1) |alpha| T,   |delta| <= 1,
+
+with S = sum x_j r_j and T = sum |x_j r_j| of the rounded operands and
+gamma_k = k u / (1 - k u), u = 2^-53; delta is a free variable of the
+script (one per call), and gamma_k is written as an upper bound, a dyadic
+number.  That bound is the one step Gappa does not prove here.
+
+    python3 proofs/gappa/make_vectors.py           # write the scripts
+    python3 proofs/gappa/make_vectors.py --check   # compare, no Gappa search
+    python3 proofs/gappa/make_vectors.py --report  # the table of margins
+
+Each script's header states, per vector, the largest bound, the stated
+tolerance at that number, and the ratio tolerance / (bound + half an ulp of
+the expected double: the rounding of the exact value the vector stores).
+"""
+import argparse
+import json
+import os
+import sys
+from fractions import Fraction
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gappa_common as gc  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# The vectors whose run is these kernels alone (FedAvg, linear d = 1, no
+# bias, half_squared, constant step size, a given schedule; pFedMe on the
+# quadratic model, d = 1, paper or preset official; local on the quadratic
+# model).
+VECTORS = [
+    "fedavg/worked-uniform",
+    "fedavg/worked-samples",
+    "fedavg/worked-all-keep-old",
+    "fedavg/worked-ragged-batch",
+    "fedavg/worked-full-batch-two-epochs",
+    "pfedme/worked-notes-2g-paper",
+    "pfedme/worked-notes-2g-paper-beta2",
+    "pfedme/worked-notes-2g-paper-s1",
+    "pfedme/worked-notes-2g-official",
+    "pfedme/worked-notes-2g-official-mu0",
+    "pfedme/worked-notes-2g-official-mu0-beta2",
+    "pfedme/worked-notes-2g-official-mu0-n13",
+    "local/closed-form-quadratic",
+]
+
+
+def gamma(k):
+    """A dyadic upper bound of gamma_k = k u / (1 - k u)."""
+    g = k * gc.U / (1 - k * gc.U)
+    e = -40                       # round up to a multiple of 2^-(53+40)
+    step = Fraction(1, 2 ** (53 - e))
+    return -((-g) // step) * step
+
+
+class Trace:
+    """Gappa definitions of a rounded and an exact chain, with the exact
+    value of each as a Fraction."""
+
+    def __init__(self):
+        self.lines = []
+        self.hyp = []
+        self.n = 0
+
+    def fresh(self, p):
+        self.n += 1
+        return f"{p}{self.n}"
+
+    def const(self, v):
+        f = Fraction(v)
+        s = gc.gappa_num(f) if f.denominator & (f.denominator - 1) == 0 \
+            else None
+        if s is None:
+            raise ValueError(f"{v} is not a double")
+        return (s, s, f)
+
+    def op(self, a, o, b):
+        """a o b: rounded and exact."""
+        r, x = self.fresh("r"), self.fresh("x")
+        self.lines.append(f"{r} rnd= {a[0]} {o} {b[0]};")
+        self.lines.append(f"{x} = {a[1]} {o} {b[1]};")
+        ex = {"+": a[2] + b[2], "-": a[2] - b[2], "*": a[2] * b[2],
+              "/": a[2] / b[2] if b[2] else None}[o]
+        return (r, x, ex)
+
+    def exact_ratio(self, p, q):
+        """The real p/q (integers): the exact weight; its double is
+        rnd(p/q)."""
+        r, x = self.fresh("r"), self.fresh("x")
+        self.lines.append(f"{x} = {p} / {q};")
+        self.lines.append(f"{r} = rnd({x});")
+        return (r, x, Fraction(p, q))
+
+    def dot_any_order(self, alpha, xs, rs):
+        """alpha sum_j xs_j rs_j as a BLAS gemv computes it in some order:
+        the model of this file's head."""
+        n = len(xs)
+        d = self.fresh("delta")
+        self.hyp.append(f"{d} in [-1, 1]")
+        S = " + ".join(f"{x[0]} * {r[0]}" for x, r in zip(xs, rs))
+        T = " + ".join(f"|{x[0]} * {r[0]}|" for x, r in zip(xs, rs))
+        SX = " + ".join(f"{x[1]} * {r[1]}" for x, r in zip(xs, rs))
+        r, x = self.fresh("r"), self.fresh("x")
+        self.lines.append(
+            f"{r} = {alpha[0]} * ({S}) + {d} * {gc.gappa_num(gamma(n + 1))}"
+            f" * (|{alpha[0]}| * ({T}));")
+        self.lines.append(f"{x} = {alpha[1]} * ({SX});")
+        ex = alpha[2] * sum(xx[2] * rr[2] for xx, rr in zip(xs, rs))
+        return (r, x, ex)
+
+
+def fedavg_linear(spec):
+    """[(record key, (rounded, exact, Fraction))] of a FedAvg run on a
+    linear model with d = 1, in the C's order of operations."""
+    m = spec["model"]
+    alg = spec["algorithm"]
+    if (m["kind"], m["d"], m["loss"], m.get("bias")) != \
+            ("linear", 1, "half_squared", False):
+        raise SystemExit("make_vectors: not a linear d = 1 half_squared "
+                         "model without bias")
+    if alg["name"] != "fedavg" or set(alg["hyperparameters"]) != {"eta"} \
+            or spec.get("init", {}).get("kind") != "zeros" \
+            or spec["schedule"]["kind"] != "given" \
+            or set(alg.get("switches", {})) - {"fedavg.weights"}:
+        raise SystemExit("make_vectors: a FedAvg spec outside this replay "
+                         "(eta only, zeros, a given schedule)")
+    weights = alg.get("switches", {}).get("fedavg.weights", "samples")
+    t = Trace()
+    clients = spec["problem"]["clients"]
+    N = len(clients)
+    nk = [len(c["y"]) for c in clients]
+    eta = t.const(alg["hyperparameters"]["eta"])
+    w = t.const(0.0)
+    out = []
+    for rnd_i, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", rnd_i, None, None, "w"), w))
+        w_t = w
+        acc = None
+        part = rd["clients"]
+        m_t = sum(nk[k] for k in part)
+        n = sum(nk)
+        for k in range(N):
+            if k not in part:
+                if weights == "all_keep_old":
+                    term = t.op(t.exact_ratio(nk[k], n), "*", w_t)
+                    acc = term if acc is None else t.op(acc, "+", term)
+                continue
+            j = part.index(k)
+            wl = w_t
+            out.append((("client_begin", rnd_i, k, 0, "w_local"), wl))
+            X = [t.const(row[0]) for row in clients[k]["X"]]
+            Y = [t.const(y) for y in clients[k]["y"]]
+            for s, batch in enumerate(rd["batches"][j]):
+                nb = len(batch)
+                rs = []
+                for idx in batch:
+                    z = t.op(X[idx], "*", wl)       # gemv NoTrans, d = 1
+                    rs.append(t.op(z, "-", Y[idx]))
+                alpha = t.op(t.const(1.0), "*",
+                             t.op(t.const(1.0), "/", t.const(float(nb))))
+                g = t.dot_any_order(alpha, [X[i] for i in batch], rs)
+                wl = t.op(wl, "-", t.op(eta, "*", g))
+                out.append((("step", rnd_i, k, s + 1, "w_local"), wl))
+            out.append((("client_end", rnd_i, k, None, "w_local"), wl))
+            if weights == "uniform":
+                c = t.exact_ratio(1, len(part))
+            elif weights == "all_keep_old":
+                c = t.exact_ratio(nk[k], n)
+            else:
+                c = t.exact_ratio(nk[k], m_t)
+            term = t.op(c, "*", wl)
+            acc = term if acc is None else t.op(acc, "+", term)
+        w = acc
+        out.append((("server", rnd_i, None, None, "w"), w))
+    return t, out
+
+
+def pfedme_quadratic(spec):
+    """[(record key, value)] of a pFedMe run (Dinh et al. 2020, Alg. 1) on
+    the quadratic model f_i(θ) = a/2 (θ − c)², d = 1, in the C's order
+    (ref/algorithms/pfedme.c, ref/engine/prox_inner.c,
+    ref/models/quadratic.c):
+
+      round start   w_t <- w; acc <- 0
+      client i      w_local <- w_t; θ <- w_t; per local round r:
+                      θ <- w_local first (theta_start = reset, the paper)
+                      K times: g = a (θ − c); d = g + λ(θ − w_local)
+                               [d = d + μθ when μ != 0]; θ <- θ − η_p d
+                      w_local <- w_local − (η λ)(w_local − θ)     l. 8
+                    acc <- acc + c_i w_local for the selected clients,
+                    c_i = fl(1/S) (paper) or fl(n_i / Σ_S n_j) (samples)
+      server        w <- (1 − β) w_t + β acc                      l. 10
+    """
+    m = spec["model"]
+    alg = spec["algorithm"]
+    hp = dict(alg["hyperparameters"])
+    official = alg.get("preset") == "official"
+    if (m["kind"], m["d"]) != ("quadratic", 1) or alg["name"] != "pfedme" \
+            or alg.get("preset") not in (None, "official") \
+            or alg.get("switches") \
+            or set(hp) - {"eta", "lambda", "eta_p", "K", "beta", "pfedme.mu"} \
+            or spec.get("init", {}).get("kind") != "zeros" \
+            or spec["schedule"]["kind"] != "given":
+        raise SystemExit("make_vectors: a pFedMe spec outside this replay")
+    mu_v = hp.get("pfedme.mu", 0.001 if official else 0.0)
+    warm = official
+    samples = official
+    t = Trace()
+    clients = spec["problem"]["clients"]
+    A = [t.const(c["a"][0]) for c in clients]
+    Cc = [t.const(c["c"][0]) for c in clients]
+    nk = [c.get("n", 1) for c in clients]
+    eta, lam, etap = (t.const(hp["eta"]), t.const(hp["lambda"]),
+                      t.const(hp["eta_p"]))
+    mu = t.const(mu_v)
+    beta = t.const(hp.get("beta", 1.0))
+    K = hp["K"]
+    w = t.const(0.0)
+    out = []
+    v = {}
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", ri, None, None, "w"), w))
+        w_t = w
+        acc = None
+        sel = rd.get("selected", rd["clients"])
+        n_S = sum(nk[i] for i in sel)
+        for j, i in enumerate(rd["clients"]):
+            wl = w_t
+            th = w_t
+            out.append((("client_begin", ri, i, 0, "w_local"), wl))
+            for r in range(len(rd["batches"][j])):
+                if not warm:
+                    th = wl
+                for k in range(1, K + 1):
+                    g = t.op(A[i], "*", t.op(th, "-", Cc[i]))
+                    d = t.op(g, "+", t.op(lam, "*", t.op(th, "-", wl)))
+                    if mu_v != 0.0:
+                        d = t.op(d, "+", t.op(mu, "*", th))
+                    th = t.op(th, "-", t.op(etap, "*", d))
+                    out.append((("step", ri, i, r * K + k, "theta"), th))
+                wl = t.op(wl, "-", t.op(t.op(eta, "*", lam), "*",
+                                        t.op(wl, "-", th)))
+                out.append((("step", ri, i, r + 1, "w_local"), wl))
+            out.append((("client_end", ri, i, None, "w_local"), wl))
+            out.append((("client_end", ri, i, None, "theta"), th))
+            v[i] = wl if official else th
+            if i not in sel:
+                continue
+            c = (t.exact_ratio(nk[i], n_S) if samples
+                 else t.exact_ratio(1, len(sel)))
+            term = t.op(c, "*", wl)
+            acc = term if acc is None else t.op(acc, "+", term)
+        one = t.const(1.0)
+        w = t.op(t.op(t.op(one, "-", beta), "*", w_t), "+",
+                 t.op(beta, "*", acc))
+        out.append((("server", ri, None, None, "w"), w))
+    for i in sorted(v):
+        out.append((("final", None, i, None, "v"), v[i]))
+    return t, out
+
+
+def local_quadratic(spec):
+    """[(record key, [value per entry])] of the algorithm local (each
+    client trains its own v_i from w0, kept across rounds; ref/algorithms/
+    local.c) on the quadratic model, entry by entry in the C's order:
+    g_j = a_j (v_j − c_j) (quadratic.c), v_j <- v_j − η g_j
+    (pflref_blocks_step)."""
+    m = spec["model"]
+    alg = spec["algorithm"]
+    if m["kind"] != "quadratic" or alg["name"] != "local" \
+            or set(alg) - {"name", "hyperparameters"} \
+            or set(alg["hyperparameters"]) != {"eta"} \
+            or spec["schedule"]["kind"] != "given" \
+            or spec.get("init", {}).get("kind") != "given":
+        raise SystemExit("make_vectors: a local spec outside this replay")
+    t = Trace()
+    d = m["d"]
+    clients = spec["problem"]["clients"]
+    eta = t.const(alg["hyperparameters"]["eta"])
+    w0 = [t.const(x) for x in spec["init"]["w"]]
+    v = {i: list(w0) for i in range(len(clients))}
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        for j, i in enumerate(rd["clients"]):
+            A = [t.const(x) for x in clients[i]["a"]]
+            C = [t.const(x) for x in clients[i]["c"]]
+            out.append((("client_begin", ri, i, 0, "v"), list(v[i])))
+            for sidx in range(len(rd["batches"][j])):
+                g = [t.op(A[q], "*", t.op(v[i][q], "-", C[q]))
+                     for q in range(d)]
+                v[i] = [t.op(v[i][q], "-", t.op(eta, "*", g[q]))
+                        for q in range(d)]
+                out.append((("step", ri, i, sidx + 1, "v"), list(v[i])))
+            out.append((("client_end", ri, i, None, "v"), list(v[i])))
+    for i in sorted(v):
+        out.append((("final", None, i, None, "v"), v[i]))
+    return t, out
+
+
+def replay(spec):
+    """The replay of SPEC's algorithm: [(record key, [value per entry])],
+    each value a (rounded, exact, Fraction) triple."""
+    name = spec["algorithm"]["name"]
+    if name == "local":
+        return local_quadratic(spec)
+    t, recs = (pfedme_quadratic if name == "pfedme" else fedavg_linear)(spec)
+    return t, [(k, [val]) for k, val in recs]
+
+
+def key(rec):
+    return (rec["event"], rec.get("round"), rec.get("client"),
+            rec.get("step") if rec["event"] in ("step", "client_begin")
+            else None, rec["name"])
+
+
+def half_ulp(v):
+    """Half an ulp of the double v (binary64), as a Fraction."""
+    f = Fraction(v)
+    if f == 0:
+        return Fraction(1, 2 ** 1075)
+    e = abs(f).numerator.bit_length() - abs(f).denominator.bit_length()
+    while Fraction(2) ** e > abs(f):
+        e -= 1
+    return Fraction(2) ** (max(e, -1022) - 53)
+
+
+def build(vid):
+    """(script text without bounds, goals, checks) of vector VID."""
+    v = json.load(open(os.path.join(ROOT, "golden", vid + ".json"),
+                       encoding="utf-8"))
+    t, recs = replay(v["spec"])
+    by_key = {}
+    for k, val in recs:
+        by_key.setdefault(k, val)
+    goals = []     # (record index, rounded, exact, expected double)
+    records = list(v["expected"]["trajectory"])
+    for i, vi in enumerate(v["expected"]["final"].get("v") or []):
+        records.append({"event": "final", "client": i, "name": "v",
+                        "value": vi})
+    for i, rec in enumerate(records):
+        k = key(rec)
+        if k not in by_key:
+            raise SystemExit(f"make_vectors: {vid}: record {i} {k} is not "
+                             "in the replay")
+        if len(by_key[k]) != len(rec["value"]):
+            raise SystemExit(f"make_vectors: {vid}: record {i}: length")
+        for (r, x, ex), want in zip(by_key[k], rec["value"]):
+            if float(ex) != want:
+                raise SystemExit(f"make_vectors: {vid}: record {i}: the "
+                                 f"replay's exact value {ex} rounds to "
+                                 f"{float(ex)}, the vector expects {want}")
+            goals.append((i, r, x, want))
+    if "w" in v["expected"]["final"]:
+        final = v["expected"]["final"]["w"][0]
+        last_w = [val for k, val in recs if k[0] == "server"][-1][0]
+        if float(last_w[2]) != final:
+            raise SystemExit(f"make_vectors: {vid}: final w differs")
+    return v, t, goals
+
+
+def script(vid, bounds=None):
+    """The script of VID with the bounds given (--check) or found."""
+    v, t, goals = build(vid)
+    hyp = " /\\ ".join(t.hyp)
+    # one goal per distinct (rounded, exact) pair
+    pairs = []
+    for _, r, x, _ in goals:
+        if (r, x) not in pairs:
+            pairs.append((r, x))
+    if bounds is None:
+        found = gc.bounds(gc.text(t.lines, hyp, " /\\ ".join(
+            f"|{r} - {x}| in ?" for r, x in pairs)))
+        bounds = [gc.round_up(b)[0] for b in found]
+    tol = v["tolerance"]
+    atol, rtol = Fraction(tol["atol"]), Fraction(tol["rtol"])
+    worst = None
+    for i, r, x, val in goals:
+        b = bounds[pairs.index((r, x))]
+        need = b + half_ulp(val)
+        allowed = atol + rtol * abs(Fraction(val))
+        if need > allowed:
+            raise SystemExit(f"make_vectors: {vid}: record {i}: the proved "
+                             f"bound {float(b):.3g} plus half an ulp exceeds "
+                             f"the tolerance {float(allowed):.3g}")
+        ratio = allowed / need
+        if worst is None or ratio < worst[0]:
+            worst = (ratio, i, b, val, allowed)
+    bmax = max(bounds)
+    head = [f"# {vid}: every expected number of golden/{vid}.json",
+            f"# (the run replayed by proofs/gappa/make_vectors.py; do not edit)",
+            f"# bound: |fl - exact| <= {gc.in_u(bmax)} u at most "
+            f"({float(bmax):.3g}), {len(goals)} numbers",
+            f"# tolerance: atol {tol['atol']}, rtol {tol['rtol']}; tightest "
+            f"margin at record {worst[1]} (value {worst[3]}): tolerance "
+            f"{float(worst[4]):.3g} = {float(worst[0]):.3g} x (bound "
+            f"{float(worst[2]):.3g} + half an ulp)",
+            "# control: none (the kernels' scripts carry the controls)"]
+    goal = " /\\ ".join(f"|{r} - {x}| <= {gc.gappa_num(b)}"
+                        for (r, x), b in zip(pairs, bounds))
+    return "\n".join(head) + "\n" + gc.text(t.lines, hyp, goal), worst
+
+
+def stated_bounds(text):
+    """The bounds of a written script's goals, in order."""
+    import re
+    last = gc.goal_line(text)
+    return [gc.parse_num(b) for b in re.findall(r"<= (\S+?)(?= /\\| })",
+                                                last)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--report", action="store_true")
+    a = ap.parse_args()
+    bad = 0
+    for vid in VECTORS:
+        path = os.path.join(HERE, "vectors", vid.replace("/", "__") + ".g")
+        if a.check or a.report:
+            try:
+                old = open(path, encoding="utf-8").read()
+                s, worst = script(vid, stated_bounds(old))
+            except (OSError, ValueError) as e:
+                print(f"make_vectors: {path}: {e}", file=sys.stderr)
+                old, s, worst = None, "", None
+            if old != s:
+                print(f"make_vectors: {path} differs from what "
+                      "make_vectors.py writes", file=sys.stderr)
+                bad = 1
+            elif a.report:
+                print(old.splitlines()[2][2:], "|", old.splitlines()[3][2:])
+        else:
+            s, _ = script(vid)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(s)
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main())
