@@ -449,6 +449,30 @@ static void emit_candidates(const pflref_state *s, size_t i,
                       (long)i, -1, "a", a, s->P, ANCHOR_LINE);
 }
 
+/* req: fedfomo.alg1.l8 */
+/* l. 8: P_{i,n} += w_n (fedfomo.P_update: or r_n / max(|Σ_m r_m|, 1e-9),
+ * or r_n), from client i's weights and ratios in ws. */
+static void update_affinity(pflref_state *s, size_t i, fedfomo_work *ws,
+                            const pflref_trace *trace)
+{
+    const size_t N = s->N;
+    const pflref_fedfomo_hyper *h = &s->hyper->fedfomo;
+    double *row = ws->affinity + i * N;
+    double scale = 1.0;
+    if (h->p_update == PFLREF_FEDFOMO_P_UPDATE_SIGNED) {
+        double sum = 0.0;
+        for (size_t n = 0; n < N; n++)
+            sum += ws->r[n];
+        scale = fabs(sum) > 1e-9 ? fabs(sum) : 1e-9;
+    }
+    for (size_t n = 0; n < N; n++)   /* req: fedfomo.alg1.l8 */
+        row[n] += h->p_update == PFLREF_FEDFOMO_P_UPDATE_WEIGHTS
+                      ? ws->weight[n]
+                      : ws->r[n] / scale;
+    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", (long)s->t, (long)i, -1,
+                      "P", row, N, AFFINITY_LINE);
+}
+
 /* Alg. 1 l. 2-5 and 8 for client i (participant j of plan), with S its
  * downloads S_i^t (ids[0..M−1]): the weights w_n, φ_i^t = a + Σ w_n
  * (θ_n − a), and the affinity row P_{i,·}. */
@@ -520,23 +544,7 @@ static pflref_status federated_update(pflref_state *s, size_t i,
         return pflref_error_diverge(err, t, (long)i, 0, "phi");
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1, "phi",
                       phi, P, UPDATE_LINE);
-    /* req: fedfomo.alg1.l8 */
-    /* l. 8: P_{i,n} += w_n (fedfomo.P_update: or r_n / max(|Σ_m r_m|,
-     * 1e-9), or r_n) */
-    double *row = ws->affinity + i * N;
-    double scale = 1.0;
-    if (h->p_update == PFLREF_FEDFOMO_P_UPDATE_SIGNED) {
-        double sum = 0.0;
-        for (size_t n = 0; n < N; n++)
-            sum += ws->r[n];
-        scale = fabs(sum) > 1e-9 ? fabs(sum) : 1e-9;
-    }
-    for (size_t n = 0; n < N; n++)   /* req: fedfomo.alg1.l8 */
-        row[n] += h->p_update == PFLREF_FEDFOMO_P_UPDATE_WEIGHTS
-                      ? ws->weight[n]
-                      : ws->r[n] / scale;
-    pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1, "P",
-                      row, N, AFFINITY_LINE);
+    update_affinity(s, i, ws, trace);
     return PFLREF_OK;
 }
 
