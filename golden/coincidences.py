@@ -1376,11 +1376,6 @@ EXCEPTIONS = {
         "its run is the constant-rate run bit for bit (perfedavg/worked/"
         "linear-paper-decay-eval-decayed with lr.scope = eta_p against lr.schedule = "
         "constant: equal finals), which every vector without lr.* covers"),
-    ("apple", "apple.stale", "initial"): (
-        "not yet covered coincidence-free: its one vector, apple/worked/downloads-initial, "
-        "has the coincidences the rules name (every round before L = 3; every client in "
-        "every round); tests/test_apple.c test_limited_downloads tells the two readings "
-        "apart (round 2)"),
 }
 
 
