@@ -1360,17 +1360,7 @@ def schedule_audit(vectors):
 
 # (algorithm, switch, value) -> reason.  A value listed here is not
 # required to have a coincidence-free vector.
-_BABU = ("set only by preset fedbabu_pfllib, whose frozen head (gamma_v = 0, the rule's "
-         "coincidence) is FedBABU's definition; fedsim/worked/fedbabu-pfllib-decay decides "
-         "the switch (client 2 sits out the last round: it fine-tunes the model it was sent, "
-         "with eta_ft 0.6^2); a vector with gamma_v > 0 is not yet covered")
-_ALT_FT = ("not yet covered: no fedalt vector runs it (FedRep's PFLlib preset does not set "
-           "it; FedBABU's, which does, is a fedsim preset)")
 EXCEPTIONS = {
-    ("fedsim", "pfl.finetune_start", "last_local"): _BABU,
-    ("fedsim", "pfl.finetune_lr", "decayed"): _BABU,
-    ("fedalt", "pfl.finetune_start", "last_local"): _ALT_FT,
-    ("fedalt", "pfl.finetune_lr", "decayed"): _ALT_FT,
     ("perfedavg", "lr.scope", "eta_p"): (
         "decays only pFedMe's eta_p (ref/engine/lr.c), which Per-FedAvg does not read: "
         "its run is the constant-rate run bit for bit (perfedavg/worked/"
