@@ -660,6 +660,18 @@ def fedsim_pfllib_decay(preset):
 # fedbabu-pfllib-decay's γ_v = 0 is the rules' "a zero step freezes a
 # block"): other step sizes than the decayed runs above, all distinct.
 FT_HP = {"gamma_u": 0.155, "gamma_v": 0.195, "eta_ft": 0.185, "lr.gamma": 0.7}
+# S = {0, 1}, {0, 2}, {0, 2}: the clients train 3, 1 and 2 times, so the
+# decayed fine-tuning steps differ from client to client (η_ft 0.7^3,
+# 0.7, 0.7^2), and client 1, absent from the last two rounds, fine-tunes
+# the model it was sent at round 2's start
+FT_ROUNDS = [
+    {"clients": [0, 1], "batches": [[[0, 1], [2], [1, 2]],
+                                    [[0, 1], [1], [0]]]},
+    {"clients": [0, 2], "batches": [[[2, 0], [1], [0, 1, 2]],
+                                    [[1, 2], [0, 2], [2, 1], [0]]]},
+    {"clients": [0, 2], "batches": [[[1], [0, 2]],
+                                    [[0, 1], [2, 3], [3, 0], [1, 2]]]},
+]
 FT_SOURCE = ("TsingZ0/PFLlib d832e76f6a23 system/flcore/servers/serverbabu.py "
              "train (fine_tune() on every client after the last round, no "
              "send_models first), clients/clientbabu.py fine_tune (the "
@@ -668,17 +680,17 @@ FT_SOURCE = ("TsingZ0/PFLlib d832e76f6a23 system/flcore/servers/serverbabu.py "
 
 def finetune_switches(kind):
     """pfl.finetune_start = last_local and pfl.finetune_lr = decayed with
-    γ_v > 0, free of the coincidence audit's rules, on the decayed runs'
-    rounds (S = {0, 2}, {1, 2}, {0, 1}; lr.count = trainings, γ = 0.7):
+    γ_v > 0, free of the coincidence audit's rules, on FT_ROUNDS (lr.count
+    = trainings, γ = 0.7):
       fedsim  preset fedbabu_pfllib with γ_v = 0.195 given (the preset's
               γ_v = 0 overridden: FedBABU's schedule, fine-tuning and
               weights, with a head that trains);
       fedalt  no preset: the two switches with lr.schedule = exponential
               and lr.count = trainings on the paper's defaults (stateful,
               n_i weights, fine-tuning v only).
-    Client 2 sits out round 2: under last_local it fine-tunes the model it
-    was sent at round 2's start, clients 0 and 1 their trained models; each
-    fine-tunes at η_ft 0.7^(its trainings) = η_ft 0.7^2."""
+    Under last_local clients 0 and 2 fine-tune their trained models, client
+    1 the model it was sent at round 2's start; each at η_ft 0.7^(its
+    trainings): 0.7^3, 0.7, 0.7^2."""
     alt = kind == "fedalt"
     hp = dict(FT_HP)
     if alt:
@@ -692,7 +704,7 @@ def finetune_switches(kind):
         algorithm = {"name": "fedsim", "preset": "fedbabu_pfllib",
                      "hyperparameters": hp,
                      "switches": {"lr.schedule": "exponential"}}
-    rounds = DECAY_ROUNDS
+    rounds = FT_ROUNDS
     hps, sw = pp.settings(algorithm)[:2]
     assert hps["gamma_v"] > 0 and sw["lr.count"] == "trainings"
     assert sw["pfl.finetune_start"] == "last_local"
@@ -709,6 +721,9 @@ def finetune_switches(kind):
         for i, steps in enumerate(S_POST):
             assert all(F(FT_HP["eta_ft"]) * px.curvature_bound(pr, i, b) < 2
                        for b in steps)
+        trained = [sum(i in r["clients"] for r in rounds) for i in range(3)]
+        assert len(set(trained)) == 3 and trained != [len(rounds)] * 3
+        assert rounds[-1]["clients"] != [0, 1, 2]
         # each switch alone changes the final models
         spec = pg.given_spec("", None, S_MODEL, S_CLIENTS, S_INIT, algorithm,
                              rounds, split=S_SPLIT, post=S_POST)
@@ -755,12 +770,12 @@ def finetune_switches(kind):
         "ŷ = x·w + b, ½(ŷ − y)², three clients (n = 3, 2, 4), w⁰ = (0.35, "
         f"−0.15, 0.25), personal b; {setting}; lr.schedule = exponential, "
         "lr.gamma = 0.7: client i's γ_u = 0.155, γ_v = 0.195 times "
-        "0.7^(rounds i trained before); S = {0, 2}, {1, 2}, {0, 1}; the "
+        "0.7^(rounds i trained before); S = {0, 1}, {0, 2}, {0, 2}; the "
         "server's n_i-weighted mean of the shared part; then 2 fine-tuning "
         f"minibatch steps ({what}) of each client from the model it holds "
-        "after round 2 (clients 0 and 1 their trained models, client 2 the "
+        "after round 2 (clients 0 and 2 their trained models, client 1 the "
         "model sent at round 2's start) with η_ft = 0.185 times 0.7^(its "
-        "trainings) = 0.185 · 0.49.",
+        "trainings): 0.7^3, 0.7, 0.7^2 for clients 0, 1, 2.",
         S_MODEL, S_CLIENTS, S_INIT, S_SPLIT, algorithm, rounds, S_POST, flags,
         mutants, check, f"{NOTES} §3.4 ({'FedAlt' if alt else 'FedSim'}), "
                         "§4 (FedBABU); shared/spec/notes-pfllib-as-run.md §2.2 "
