@@ -30,11 +30,21 @@ Input validation (a hyperparameter's range), loop bounds and array sizes
 are not decisions and are not listed.  Exit 1 when an entry's line is not
 found in its file, a named vector does not exist, no named vector passes
 the probe, or an entry has neither vectors, an argument nor a reason;
-exit 2 on a usage error.  -q prints only the summary.  --self-test plants
+exit 2 on a usage error.  -q prints only the summary.
+
+The table is also held against the C: scan() finds every floating
+comparison of ref/algorithms/*.c and ref/engine/*.c (the rules are at
+SCAN_DIRS below) and the audit fails on one that neither COMPARISONS nor
+NOT_DECISIONS (floating comparisons that decide nothing: clamps, running
+maxima, zero-division guards, counts held as doubles, range checks)
+covers, and on a NOT_DECISIONS line no longer in its file.  --self-test plants
 each failure (a vector moved off its boundary, a vector missing, a line not
-found, an entry without a reason) and exits 1 unless every one is caught.
+found, an entry without a reason; for the scan, an unlisted comparison, one
+whose floating operand is a header's double member, a NOT_DECISIONS line
+changed) and exits 1 unless every one is caught.
 """
 import os
+import re
 import sys
 from decimal import Decimal
 from fractions import Fraction
@@ -425,12 +435,266 @@ COMPARISONS = [
     (A + "fedala.c", "W_i[p] = x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);", ">",
      "eq. (6)'s clip to [0, 1] from above",
      ("equal", "a clamp: at x = 1 both branches give 1")),
+    # found by the scan below (issue 33 §3): floating comparisons the
+    # hand-kept table had missed
+    (A + "fedfomo.c", "ws->weight[i] = ws->r[i] > 0.0 ? ws->r[i] : 0.0;", ">",
+     "max(r_i, 0) of the client's own weight (fedfomo.self)",
+     ("equal", "max(r, 0) is continuous at r = 0: both branches give 0")),
+    ("ref/engine/cluster.c", "return x > y;", ">",
+     "Prim's edge order: the larger similarity first",
+     ("equal", "reached only when x != y, where > and ≥ agree (ties go to the "
+      "index order, decided by cfl/worked/boundary-tie-order)")),
+    (A + "fedfomo.c", "if (fabs(x[p] - a[p]) > tau * fmax(fabs(x[p]), fabs(a[p])))", ">",
+     "l. 3's equality up to rounding: an entry differs when |x − a| > τ max(|x|, |a|)",
+     ("pending", "not yet covered: fedfomo/worked/equal-rounding and equal-rounding-x64 "
+      "put the differences well inside and well outside the bound; no vector has "
+      "|x − a| exactly τ max(|x|, |a|) in exactly representable numbers")),
+    (A + "fedfomo.c", "if (fabs(x[p] - a[p]) > tau * scale)", ">",
+     "l. 3's equality up to rounding under the whole-vector scale",
+     ("pending", "not yet covered: as the entrywise bound, no vector sits exactly on it")),
+    (A + "fedpac.c", "if (!(ws->alpha[j] > h->fedpac.alpha_eps))", ">",
+     "fedpac.alpha_small: a classifier weight α_j ≤ ε is set to 0",
+     ("pending", "not yet covered: no vector has an α_j of the exact QP equal to "
+      "fedpac.alpha_eps")),
+    (A + "fedpac_qp.c", "if (!(fabs(B[piv * n + c]) > FEDPAC_PIVOT_RTOL * big))", ">",
+     "the QP's linear solve: a pivot at or below the relative tolerance is singular",
+     ("pending", "a rounding tolerance of the solver, not a threshold of the paper; "
+      "no vector puts a pivot exactly at it (the exact generator's systems are "
+      "regular)")),
+    (A + "fedpac_qp.c", "if (qa + mu < -FEDPAC_KKT_RTOL * qmax)", "<",
+     "the QP's active set: a multiplier below −tolerance rejects the set",
+     ("pending", "a rounding tolerance of the solver, not a threshold of the paper; "
+      "no vector puts a multiplier exactly at it")),
+    (A + "fedproto.c", "if (best == K || d < d_best) {", "<",
+     "the nearest prototype's argmin: ties keep the smaller class",
+     ("pending", "not yet covered: no fedproto vector has two prototypes at exactly "
+      "the same distance from a sample")),
+    ("ref/engine/prox_inner.c", "for (size_t it = 0; it < 2 * P && sqrt(rr) > stop && rr > 0.0; it++) {",
+     ">", "the inner solve's conjugate gradients stop at ‖r‖ ≤ rtol ‖r₀‖ (or r = 0)",
+     ("pending", "a solver's stopping tolerance, not a threshold of the paper; no "
+      "vector puts a residual exactly at it")),
 ]
 # Not decided in one NumPy candidate's own relu code: Per-FedAvg's BN path
 # (pfl_numpy_perfedavg.py, the mask U > 0 of the exact Hessian-vector
 # product), where a pre-activation exactly 0 makes the Hessian undefined
 # (central differences disagree across the kink), so no exact generator
 # can pin a value there.
+
+
+
+# ---- the scan: no floating comparison of the C outside the tables ---------
+#
+# COMPARISONS is kept by hand, so a comparison added to the C later would
+# go unaudited.  scan() reads every .c file under SCAN_DIRS and finds each
+# <, <=, >, >= (outside comments, strings and preprocessor lines) whose
+# operands are floating-point by these rules, applied to the text:
+#   an operand holds a floating literal (0.0, 1e-9), a (double) cast or a
+#   call of fabs, sqrt, exp, log, pow, cos, sin, fmax, fmin, tanh, log1p,
+#   expm1; or names a variable the file declares double or float (and
+#   nowhere in it as an integer); or a struct member declared double or
+#   float in include/ or ref/ headers (and in none as an integer);
+# except (integers, not decisions on computed values):
+#   an operand that is one identifier the file declares as an integer (a
+#   loop index, a size, a count: C would convert it, but the comparison is
+#   of an integer); a condition of an if whose statement (its line and the
+#   next four) sets an error (pflref_error_set, return PFLREF_E…): input
+#   validation, which docs/bad-inputs.md covers.
+# Each comparison found must be covered by an entry of COMPARISONS (an
+# audited decision) or of NOT_DECISIONS (a floating comparison that decides
+# nothing of the algorithm, with its reason): same file, the entry's text on
+# the comparison's line, the same operator.  And each NOT_DECISIONS entry's
+# line must still be in its file.  What the rules cannot see: a comparison
+# through a macro or a function (fmax, a comparator passed to qsort: the
+# sort entries of COMPARISONS are kept by hand), one of two integers that
+# hold a computed value (an argmin's index compared after the decision),
+# a floating value read through a pointer or member whose type the
+# headers do not declare plainly (a typedef'd double, a double field of a
+# struct declared in a .c file is seen only in that file), and files
+# outside SCAN_DIRS (ref/models' comparisons are in COMPARISONS by hand).
+SCAN_DIRS = ("ref/algorithms", "ref/engine")
+
+_CLAMP = "a clamp: continuous at its bound, both readings give the bound"
+_MAX = ("a running maximum (or the pivot row of a Gaussian elimination): at "
+        "a tie both readings keep the same value")
+_GUARD = ("a guard against dividing by zero (or a log or square root of 0): "
+          "at the boundary the other branch is undefined, so there is no "
+          "second reading of the algorithm to decide")
+_COUNT = ("a count held as a double (class or sample counts, integers ≥ 0): "
+          "> 0 and ≥ 1 agree, and no value lies between")
+_CHECK = ("checks an input or a result for range or finiteness (an error "
+          "path or an assertion of the data), not a decision of the run")
+# (file, text on the line, operators, reason)
+NOT_DECISIONS = [
+    (A + "cfl.c", "s = fabs(x[p]) > s ? fabs(x[p]) : s;", ">", _MAX),
+    (A + "cfl.c", "max_i = n_i > max_i ? n_i : max_i;", ">", _MAX),
+    (A + "cfl.c", "if (!(ws->buf[i] >= 0.0 && ws->buf[i] < (double)s->N &&", ">=", _CHECK),
+    ("ref/engine/cluster.c", "mx = fabs(x[p]) > mx ? fabs(x[p]) : mx;", ">", _MAX),
+    ("ref/engine/cluster.c", "ab = ab > 1.0 ? 1.0 : (ab < -1.0 ? -1.0 : ab);", "<, >",
+     _CLAMP + " (a cosine rounded outside [−1, 1])"),
+    (A + "fedrod.c", "mx = a > mx ? a : mx;", ">", _MAX + " (the softmax's shift)"),
+    (A + "fedpac_qp.c", "if (fabs(B[r * n + c]) > fabs(B[piv * n + c]))", ">", _MAX),
+    ("ref/engine/cluster.c", "if (side[a] != side[b] && alpha[upper(a, b, m)] > cross)", ">",
+     _MAX + " (α_max^cross)"),
+    (A + "ditto.c", "scale = sq > 0.0 ? lambda / sqrt(sq) : 0.0;", ">", _GUARD),
+    (A + "feddyn.c", "job.mu = dist > 0.0 ? 0.5 * alpha_k / dist : 0.0;", ">", _GUARD),
+    (A + "lora.c", "if (nB > 0.0)", ">", _GUARD),
+    (A + "lora.c", "if (nA > 0.0)", ">", _GUARD),
+    (A + "moon.c", "if (!(nz > 0.0 && na > 0.0 && n_b > 0.0)) {", ">", _GUARD),
+    (A + "prox.c", "lambda + mu > 0.0;", ">", _GUARD),
+    (A + "fedrod.c", ": N[c] > 0.0 ? exp(z[c] + log(N[c]) - mx) : 0.0;", ">",
+     _GUARD + "; and N[c] is a count (" + _COUNT + ")"),
+    (A + "fedrod.c", "if (N == NULL || N[c] > 0.0) {", ">", _COUNT),
+    (A + "fedpac.c", "for (size_t u = 0; ws->n_C[j] > 0.0 && u < d; u++)", ">", _COUNT),
+    (A + "fedpac.c", "if (ws->n_C[k] > 0.0)", ">", _COUNT),
+    (A + "fedpac.c", "const int has = ws->N_bar[y] > 0.0;", ">", _COUNT),
+    (A + "fedpac.c", "if (!(ws->n_C[k] > 0.0))", ">", _COUNT),
+    (A + "fedpac.c", "ws->C_bar[k * d + u] = ws->N_new[k] > 0.0", ">", _COUNT),
+    (A + "fedproto.c", "const double c = ws->N_bar[y] > 0.0 ?", ">", _COUNT),
+    (A + "fedproto.c", "if (ws->N_bar[y] > 0.0)", ">", _COUNT),
+    (A + "fedproto.c", "for (size_t u = 0; ws->n_C[j] > 0.0 && u < h; u++)", ">", _COUNT),
+    (A + "fedproto.c", "if (!(ws->n_C[j] > 0.0))", ">", _COUNT),
+    (A + "fedproto.c", "ws->C_bar[j * h + u] = ws->N_new[j] > 0.0", ">", _COUNT),
+    (A + "fedproto.c", "if (!(ws->N_bar[j] > 0.0))", ">", _COUNT),
+    (A + "lora.c", "if (r_i == floor(r_i) && r_i >= (double)h->r_min &&", ">=", _CHECK),
+    (A + "lora.c", "r_i <= (double)h->r)", "<=", _CHECK),
+    (A + "lora.c", "r_i >= 0.0 && r_i <= (double)h->r && r_i == floor(r_i))", ">=, <=",
+     _CHECK),
+    ("ref/engine/optim.c", "if (!(o->beta1 < 1.0)) {", "<", _CHECK),
+    ("ref/engine/optim.c", "if (!(o->beta2 < 1.0)) {", "<", _CHECK),
+    ("ref/engine/optim.c", "(o->momentum <= 0.0 || o->dampening != 0.0))", "<=", _CHECK),
+    ("ref/engine/sgd.c", "finite &= fabs(x[p]) <= DBL_MAX;", "<=", _CHECK),
+]
+
+_FLOAT_LIT = re.compile(r"(?<![\w.])(\d+\.\d*|\.\d+|\d+[eE][-+]?\d+)")
+_MATH = re.compile(r"\b(fabs|sqrt|exp|log|pow|cos|sin|fmax|fmin|tanh|log1p|expm1)"
+                   r"\s*\(|\(\s*double\s*\)")
+_CMP = re.compile(r"(?<![<>\-=!])(<=|>=|<|>)(?![<>=])")
+_DECL_D = r"\b(?:double|float)\b"
+_DECL_I = (r"\b(?:size_t|int|long|unsigned|char|uint64_t|int64_t|uint32_t|"
+           r"int32_t|ptrdiff_t|bool)\b")
+
+
+def strip_c(src):
+    """src with comments, string and character literals and preprocessor
+    lines blanked (newlines kept, so line numbers hold)."""
+    out, i, n = [], 0, len(src)
+    while i < n:
+        c = src[i]
+        if src.startswith("/*", i):
+            j = src.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", src[i:j]))
+            i = j
+        elif src.startswith("//", i):
+            j = src.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and src[j] != c:
+                j += 2 if src[j] == "\\" else 1
+            out.append(c + " " * (j - i - 1) + c)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return re.sub(r"(?m)^[ \t]*#.*$", lambda m: " " * len(m.group(0)), "".join(out))
+
+
+def _declared(text, decl):
+    out = set()
+    for m in re.finditer(decl + r"((?:\s+(?:const|long|int|unsigned))*)\s*([^;(){}]*?)(?=[;){])",
+                         text):
+        for part in re.split(r",(?![^\[]*\])", m.group(2)):
+            mm = re.match(r"\s*(?:const\s+)?\**\s*(?:const\s+)?([A-Za-z_]\w*)", part)
+            if mm:
+                out.add(mm.group(1))
+    return out
+
+
+def _header_members():
+    import glob
+    d, i = set(), set()
+    for h in sorted(glob.glob(os.path.join(ROOT, "include", "**", "*.h"), recursive=True)
+                    + glob.glob(os.path.join(ROOT, "ref", "**", "*.h"), recursive=True)):
+        with open(h, encoding="utf-8") as f:
+            t = strip_c(f.read())
+        d |= _declared(t, _DECL_D)
+        i |= _declared(t, _DECL_I)
+    return d - i
+
+
+def scan(sources=None):
+    """[(file, line number, line text, operator)]: the floating comparisons
+    of the .c files under SCAN_DIRS (rules above).  sources: {file: text}
+    read instead of the files (the self-test's plants)."""
+    import glob
+    if sources is None:
+        sources = {}
+        for d in SCAN_DIRS:
+            for f in sorted(glob.glob(os.path.join(ROOT, d, "*.c"))):
+                with open(f, encoding="utf-8") as fh:
+                    sources[os.path.relpath(f, ROOT)] = fh.read()
+    members = _header_members()
+    found = []
+    for path in sorted(sources):
+        raw = sources[path]
+        s = strip_c(raw)
+        dbl, ints = _declared(s, _DECL_D), _declared(s, _DECL_I)
+        fd, fi = dbl - ints, ints - dbl
+        lines, sl = raw.split("\n"), s.split("\n")
+        for ln, line in enumerate(sl, 1):
+            for m in _CMP.finditer(line):
+                left = re.split(r"&&|\|\||[?:;,(]|\breturn\b|=(?!=)", line[:m.start()])[-1]
+                right = re.split(r"&&|\|\||[?:;,)]", line[m.end():])[0]
+                if any(o.strip() in fi or o.strip().startswith("sizeof")
+                       for o in (left, right)):
+                    continue            # an integer: an index, a size, a count
+                ops = left + " " + right
+                ids = set(re.findall(r"(?<![\w>.])[A-Za-z_]\w*", ops))
+                mem = set(re.findall(r"(?:->|\.)\s*([A-Za-z_]\w*)", ops))
+                if not (_FLOAT_LIT.search(ops) or _MATH.search(ops) or ids & fd
+                        or mem & members):
+                    continue
+                ctx = " ".join(sl[ln - 1:ln + 4])
+                if re.search(r"\bif\b", line) and \
+                        re.search(r"pflref_error_set\s*\(|return\s+PFLREF_E", ctx):
+                    continue            # input validation
+                found.append((path, ln, lines[ln - 1], m.group(1)))
+    return found
+
+
+def _covers(entry, path, text, op):
+    return entry[0] == path and entry[1] and entry[1] in text and \
+        op in [o.strip() for o in entry[2].split(",")]
+
+
+def scan_problems(sources=None, table=None, not_decisions=None):
+    """(problems, counts): each floating comparison the scan finds that no
+    entry of COMPARISONS or NOT_DECISIONS covers; each NOT_DECISIONS entry
+    whose line is not in its file."""
+    table = COMPARISONS if table is None else table
+    nd = NOT_DECISIONS if not_decisions is None else not_decisions
+    problems, counts = [], {"table": 0, "not": 0}
+    for path, ln, text, op in scan(sources):
+        if any(_covers(e, path, text, op) for e in table):
+            counts["table"] += 1
+        elif any(_covers(e, path, text, op) for e in nd):
+            counts["not"] += 1
+        else:
+            problems.append("%s:%d %s: a floating comparison in neither COMPARISONS "
+                            "nor NOT_DECISIONS: %s" % (path, ln, op, text.strip()))
+    for path, text, op, reason in nd:
+        if sources is not None and path in sources:
+            here = text in sources[path]
+        else:
+            here = bool(line_of(path, text))
+        if not here:
+            problems.append("%s: NOT_DECISIONS line not found: %s" % (path, text))
+        if not reason:
+            problems.append("%s: NOT_DECISIONS entry without a reason: %s" % (path, text))
+    return problems, counts
 
 
 def line_of(path, text):
@@ -474,6 +738,8 @@ def audit(vectors, quiet=False):
             note = "?"
         counts[kind] = counts.get(kind, 0) + 1
         rows.append((where, op, kind, what, note))
+    scan_found, scan_counts = scan_problems()
+    problems += scan_found
     print("boundaries: each decision's comparison and the vectors on its boundary")
     if not quiet:
         for where, op, kind, what, note in rows:
@@ -485,6 +751,11 @@ def audit(vectors, quiet=False):
           "%d equal at the boundary (argued), %d pending (not yet covered)%s"
           % (len(COMPARISONS), counts["decided"], counts["equal"], counts["pending"],
              "" if not problems else "; %d problems" % len(problems)))
+    print("boundaries: the scan of %s: %d floating comparisons, %d in the table above, "
+          "%d not decisions (NOT_DECISIONS, %d entries), %d in neither"
+          % (" and ".join(SCAN_DIRS), scan_counts["table"] + scan_counts["not"]
+             + len(scan_found), scan_counts["table"], scan_counts["not"],
+             len(NOT_DECISIONS), len([p for p in scan_found if "in neither" in p])))
     return problems
 
 
@@ -522,6 +793,33 @@ def self_test():
             COMPARISONS = saved
         print("boundaries self-test: %-18s %s" % (what, "caught" if problems else "MISSED"))
         missed += not problems
+    # the scan: a floating comparison added to the C without an entry, one
+    # whose operand is a double member of a header, and a NOT_DECISIONS
+    # entry whose line has left its file
+    real = {}
+    for d in SCAN_DIRS:
+        for f in sorted(os.listdir(os.path.join(ROOT, d))):
+            if f.endswith(".c"):
+                with open(os.path.join(ROOT, d, f), encoding="utf-8") as fh:
+                    real[d + "/" + f] = fh.read()
+    anchor = "if (loss[j] < loss[j_hat])"
+    assert anchor in real[A + "ifca.c"]
+    gone = NOT_DECISIONS[0]
+    scan_plants = {
+        "unlisted comparison": dict(real, **{A + "ifca.c": real[A + "ifca.c"].replace(
+            anchor, "if (loss[j] <= 0.5 * loss[j_hat])", 1)}),
+        "unlisted member": dict(real, **{A + "ifca.c": real[A + "ifca.c"].replace(
+            anchor, "if (hp->init_sd > 2)", 1)}),
+        "NOT_DECISIONS gone": dict(real, **{gone[0]: real[gone[0]].replace(
+            gone[1], gone[1].replace(" > ", " >= "), 1)}),
+    }
+    want = {"unlisted comparison": "loss[j] <= 0.5 * loss[j_hat]",
+            "unlisted member": "hp->init_sd > 2",
+            "NOT_DECISIONS gone": gone[1]}
+    for what, sources in scan_plants.items():
+        caught = any(want[what] in p for p in scan_problems(sources)[0])
+        print("boundaries self-test: %-18s %s" % (what, "caught" if caught else "MISSED"))
+        missed += not caught
     with contextlib.redirect_stdout(io.StringIO()):
         clean = audit(vectors, quiet=True)
     print("boundaries self-test: %-18s %s" % ("the real table", "clean" if not clean

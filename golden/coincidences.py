@@ -1360,27 +1360,12 @@ def schedule_audit(vectors):
 
 # (algorithm, switch, value) -> reason.  A value listed here is not
 # required to have a coincidence-free vector.
-_BABU = ("set only by preset fedbabu_pfllib, whose frozen head (gamma_v = 0, the rule's "
-         "coincidence) is FedBABU's definition; fedsim/worked/fedbabu-pfllib-decay decides "
-         "the switch (client 2 sits out the last round: it fine-tunes the model it was sent, "
-         "with eta_ft 0.6^2); a vector with gamma_v > 0 is not yet covered")
-_ALT_FT = ("not yet covered: no fedalt vector runs it (FedRep's PFLlib preset does not set "
-           "it; FedBABU's, which does, is a fedsim preset)")
 EXCEPTIONS = {
-    ("fedsim", "pfl.finetune_start", "last_local"): _BABU,
-    ("fedsim", "pfl.finetune_lr", "decayed"): _BABU,
-    ("fedalt", "pfl.finetune_start", "last_local"): _ALT_FT,
-    ("fedalt", "pfl.finetune_lr", "decayed"): _ALT_FT,
     ("perfedavg", "lr.scope", "eta_p"): (
         "decays only pFedMe's eta_p (ref/engine/lr.c), which Per-FedAvg does not read: "
         "its run is the constant-rate run bit for bit (perfedavg/worked/"
         "linear-paper-decay-eval-decayed with lr.scope = eta_p against lr.schedule = "
         "constant: equal finals), which every vector without lr.* covers"),
-    ("apple", "apple.stale", "initial"): (
-        "not yet covered coincidence-free: its one vector, apple/worked/downloads-initial, "
-        "has the coincidences the rules name (every round before L = 3; every client in "
-        "every round); tests/test_apple.c test_limited_downloads tells the two readings "
-        "apart (round 2)"),
 }
 
 

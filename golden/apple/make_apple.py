@@ -31,6 +31,9 @@ can be rounds old.
                    downloaded copies (apple.stale = last_download)
   downloads-initial  apple.M = 1, the cores not downloaded taken as w⁰
                    (apple.stale = initial), every client every round
+  downloads-initial-partial  apple.stale = initial free of the rules'
+                   coincidences: clients skip rounds, rounds past L = 2,
+                   the download lists of downloads (M = 2)
   official-lr-exponential  preset official with the authors' decay ** r:
                    lr.schedule = exponential, γ = 1/2 (η and η_p both)
 
@@ -420,6 +423,17 @@ DOWNLOADS = [
               "Every client every round; rounds 1 and 2 list one of the "
               "three other cores per participant, and the two left out are "
               "taken as the initial w⁰ (apple.stale = initial)."),
+    downloads("apple/worked/downloads-initial-partial", PARTIAL,
+              PEERS_PARTIAL, 2, "initial", 0.13, 0.07, 0.45, 2,
+              "The rounds of apple/worked/paper-partial (clients skip "
+              "rounds; L = 2 of four rounds, so λ = 0 in rounds 2 and 3) "
+              "and the download lists of apple/worked/downloads: rounds 1-3 "
+              "list two of the three other cores per participant (round 0 "
+              "downloads every core), and the core left out is taken as the "
+              "initial w⁰ (apple.stale = initial), not the client's last "
+              "download of it: in round 3 client 0 leaves out core 3, which "
+              "it downloaded in round 1, and client 3 leaves out core 2, "
+              "which it downloaded in round 2; both take w⁰."),
 ]
 
 

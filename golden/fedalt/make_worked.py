@@ -23,7 +23,9 @@ Coincidence-free runs (golden/coincidences.py), FedAlt and FedSim each:
 η_ft = 0.165, minibatches, two rounds; (stateful, samples, personal),
 (stateless, uniform, full), (stateful, batches, full).  fedrep-drawn: the
 FedRep preset on that model with 3 and 4 batches per device and round 0 drawn
-as [2, 0].
+as [2, 0].  finetune-last-local-decayed (fedalt) and
+fedbabu-pfllib-decay-head (fedsim): pfl.finetune_start = last_local and
+pfl.finetune_lr = decayed with γ_v > 0 under -ld (lr.count = trainings).
 
 Every generator asserts the notes' published numbers (to their 10 printed
 digits) before writing.  Vectors (file = id without the folder, '/' → '-'):
@@ -654,13 +656,140 @@ def fedsim_pfllib_decay(preset):
                         f"{PAPER}", TOL_FEDREP)
 
 
+# The fine-tuning switches with a personal block that trains (issue 33 §3:
+# fedbabu-pfllib-decay's γ_v = 0 is the rules' "a zero step freezes a
+# block"): other step sizes than the decayed runs above, all distinct.
+FT_HP = {"gamma_u": 0.155, "gamma_v": 0.195, "eta_ft": 0.185, "lr.gamma": 0.7}
+# S = {0, 1}, {0, 2}, {0, 2}: the clients train 3, 1 and 2 times, so the
+# decayed fine-tuning steps differ from client to client (η_ft 0.7^3,
+# 0.7, 0.7^2), and client 1, absent from the last two rounds, fine-tunes
+# the model it was sent at round 2's start
+FT_ROUNDS = [
+    {"clients": [0, 1], "batches": [[[0, 1], [2], [1, 2]],
+                                    [[0, 1], [1], [0]]]},
+    {"clients": [0, 2], "batches": [[[2, 0], [1], [0, 1, 2]],
+                                    [[1, 2], [0, 2], [2, 1], [0]]]},
+    {"clients": [0, 2], "batches": [[[1], [0, 2]],
+                                    [[0, 1], [2, 3], [3, 0], [1, 2]]]},
+]
+FT_SOURCE = ("TsingZ0/PFLlib d832e76f6a23 system/flcore/servers/serverbabu.py "
+             "train (fine_tune() on every client after the last round, no "
+             "send_models first), clients/clientbabu.py fine_tune (the "
+             "client's own optimizer, its lr decayed by -ld once per train())")
+
+
+def finetune_switches(kind):
+    """pfl.finetune_start = last_local and pfl.finetune_lr = decayed with
+    γ_v > 0, free of the coincidence audit's rules, on FT_ROUNDS (lr.count
+    = trainings, γ = 0.7):
+      fedsim  preset fedbabu_pfllib with γ_v = 0.195 given (the preset's
+              γ_v = 0 overridden: FedBABU's schedule, fine-tuning and
+              weights, with a head that trains);
+      fedalt  no preset: the two switches with lr.schedule = exponential
+              and lr.count = trainings on the paper's defaults (stateful,
+              n_i weights, fine-tuning v only).
+    Under last_local clients 0 and 2 fine-tune their trained models, client
+    1 the model it was sent at round 2's start; each at η_ft 0.7^(its
+    trainings): 0.7^3, 0.7, 0.7^2."""
+    alt = kind == "fedalt"
+    hp = dict(FT_HP)
+    if alt:
+        hp["tau_v"] = 1
+        algorithm = {"name": "fedalt", "hyperparameters": hp,
+                     "switches": {"lr.schedule": "exponential",
+                                  "lr.count": "trainings",
+                                  "pfl.finetune_start": "last_local",
+                                  "pfl.finetune_lr": "decayed"}}
+    else:
+        algorithm = {"name": "fedsim", "preset": "fedbabu_pfllib",
+                     "hyperparameters": hp,
+                     "switches": {"lr.schedule": "exponential"}}
+    rounds = FT_ROUNDS
+    hps, sw = pp.settings(algorithm)[:2]
+    assert hps["gamma_v"] > 0 and sw["lr.count"] == "trainings"
+    assert sw["pfl.finetune_start"] == "last_local"
+    assert sw["pfl.finetune_lr"] == "decayed"
+    assert sw["pfl.finetune"] == ("personal" if alt else "full")
+    assert len(set(FT_HP.values())) == len(FT_HP)
+
+    def check(trace, w, v):
+        pr = px.Problem(S_MODEL, S_CLIENTS)
+        for r in rounds:
+            for i, steps in zip(r["clients"], r["batches"]):
+                assert all(F(FT_HP["gamma_v"]) * px.curvature_bound(pr, i, b) < 2
+                           for b in steps)
+        for i, steps in enumerate(S_POST):
+            assert all(F(FT_HP["eta_ft"]) * px.curvature_bound(pr, i, b) < 2
+                       for b in steps)
+        trained = [sum(i in r["clients"] for r in rounds) for i in range(3)]
+        assert len(set(trained)) == 3 and trained != [len(rounds)] * 3
+        assert rounds[-1]["clients"] != [0, 1, 2]
+        # each switch alone changes the final models
+        spec = pg.given_spec("", None, S_MODEL, S_CLIENTS, S_INIT, algorithm,
+                             rounds, split=S_SPLIT, post=S_POST)
+        for key, other in (("pfl.finetune_start", "global"),
+                           ("pfl.finetune_lr", "constant")):
+            alg = dict(algorithm, switches=dict(algorithm["switches"],
+                                                **{key: other}))
+            _, w2, v2 = run_spec(dict(spec, algorithm=alg))
+            assert v2 != v, key
+
+    flags = ["finetune-start", "finetune-lr", "lr-count", "lr-schedule",
+             "pfl-update-order", "stale-personal-state",
+             "aggregation-weights", "finetune-scope"]
+    mutants = {"finetune-start": ["ft-start-global"],
+               "finetune-lr": ["ft-lr-constant"],
+               "lr-count": ["lr-per-round"],
+               "lr-schedule": ["lr-ignored", "lr-shifted"],
+               "pfl-update-order": (["fedalt-u-first", "fedalt-stale-v"] if alt
+                                    else ["fedsim-sequential"]),
+               "stale-personal-state": ["reset-personal"],
+               "aggregation-weights": ["uniform-weights"],
+               "finetune-scope": ["scope-flip"]}
+    if alt:
+        name = "finetune-last-local-decayed"
+        title = ("FedAlt with PFLlib FedBABU's fine-tuning (pfl.finetune_start "
+                 "= last_local, pfl.finetune_lr = decayed) under -ld")
+        setting = ("no preset: stateful, pfl.weights = samples, pfl.finetune = "
+                   "personal, τ_v = 1 step on v, then the remaining steps on u; "
+                   "lr.count = trainings, pfl.finetune_start = last_local, "
+                   "pfl.finetune_lr = decayed")
+        what = "v only"
+    else:
+        name = "fedbabu-pfllib-decay-head"
+        title = ("FedBABU as PFLlib runs it (fedsim preset fedbabu_pfllib) "
+                 "with a head that trains (γ_v = 0.195 given) under -ld")
+        setting = ("preset fedbabu_pfllib (stateful, pfl.weights = samples, "
+                   "pfl.finetune = full, lr.count = trainings, "
+                   "pfl.finetune_start = last_local, pfl.finetune_lr = "
+                   "decayed) with its γ_v = 0 overridden by γ_v = 0.195: "
+                   "joint steps on every batch")
+        what = "u and v"
+    return make(
+        kind, name, title,
+        "ŷ = x·w + b, ½(ŷ − y)², three clients (n = 3, 2, 4), w⁰ = (0.35, "
+        f"−0.15, 0.25), personal b; {setting}; lr.schedule = exponential, "
+        "lr.gamma = 0.7: client i's γ_u = 0.155, γ_v = 0.195 times "
+        "0.7^(rounds i trained before); S = {0, 1}, {0, 2}, {0, 2}; the "
+        "server's n_i-weighted mean of the shared part; then 2 fine-tuning "
+        f"minibatch steps ({what}) of each client from the model it holds "
+        "after round 2 (clients 0 and 2 their trained models, client 1 the "
+        "model sent at round 2's start) with η_ft = 0.185 times 0.7^(its "
+        "trainings): 0.7^3, 0.7, 0.7^2 for clients 0, 1, 2.",
+        S_MODEL, S_CLIENTS, S_INIT, S_SPLIT, algorithm, rounds, S_POST, flags,
+        mutants, check, f"{NOTES} §3.4 ({'FedAlt' if alt else 'FedSim'}), "
+                        "§4 (FedBABU); shared/spec/notes-pfllib-as-run.md §2.2 "
+                        f"(-ld), §2.3; {FT_SOURCE}; {PAPER}", TOL_FEDREP)
+
+
 MAKERS = {
     "fedalt": (fedalt_a_stateful, fedalt_a_stateless, fedalt_a_uniform, fedrep_d,
                lambda: spread("fedalt", "stateful", "samples", "personal"),
                lambda: spread("fedalt", "stateless", "uniform", "full"),
                lambda: spread("fedalt", "stateful", "batches", "full"),
                fedrep_drawn, fedrep_pfllib_decay,
-               lambda: spread("fedalt", "stateful", "samples", "personal", tau_v=3)),
+               lambda: spread("fedalt", "stateful", "samples", "personal", tau_v=3),
+               lambda: finetune_switches("fedalt")),
     "fedsim": (lambda: fedsim_a(False), lambda: fedsim_a(True), fedper_d,
                lg_fedavg_d, fedbabu_d,
                lambda: spread("fedsim", "stateful", "samples", "personal"),
@@ -668,7 +797,8 @@ MAKERS = {
                lambda: spread("fedsim", "stateful", "batches", "full"),
                lambda: fedsim_pfllib_decay("fedper_pfllib"),
                lambda: fedsim_pfllib_decay("lg_fedavg_pfllib"),
-               lambda: fedsim_pfllib_decay("fedbabu_pfllib")),
+               lambda: fedsim_pfllib_decay("fedbabu_pfllib"),
+               lambda: finetune_switches("fedsim")),
 }
 
 
