@@ -35,6 +35,7 @@ static const char *const VECTORS[] = {
     "golden/optim/apple-adam-client.json",
     "golden/apple/worked-downloads.json",
     "golden/apple/worked-downloads-initial.json",
+    "golden/apple/worked-downloads-initial-partial.json",
 };
 
 /* Every vector is reproduced: every expected quantity was emitted and is
