@@ -98,8 +98,8 @@ CASES = [
                     "| `ref/engine/cluster.c` | `upper` | shape/safety |")),
     ("a function no job proves any more", "last_tree_edge",
      lambda r: edit(r, os.path.join("proofs", "run.sh"),
-                    "max_spanning_tree,last_tree_edge,",
-                    "max_spanning_tree,")),
+                    "max_spanning_tree,last_tree_edge\n",
+                    "max_spanning_tree\n")),
 ]
 
 
