@@ -21,7 +21,13 @@
  * tree less its last edge.  The order is the stable sort of line 1: larger
  * α first, then the smaller row-major position; the pair (i, j), i < j,
  * comes before (j, i), and diagonal entries and second visits change
- * nothing.  Prim's algorithm builds that tree in O(m²).
+ * nothing.  Prim's algorithm builds that tree in O(m²): by the cut
+ * property, an edge that comes first among those crossing a cut of the
+ * items lies in the maximum spanning tree (were it missing, the tree's
+ * path between its ends crosses the cut by a later edge, and exchanging
+ * the two gives a better tree), and Prim adds only such edges, the cut
+ * being its tree so far against the rest (proved by WP: max_spanning_tree's
+ * assertion cut_property, proofs/README.md).
  *
  * Symbols:  α ↔ alpha (m×m)   c₁, c₂ ↔ side[a] = 0, 1   α_max^cross ↔
  *           *alpha_cross
@@ -32,6 +38,7 @@
 #include <math.h>
 #include <stdint.h>
 #include "engine/cluster.h"
+#include "../../proofs/acsl/cluster.h"
 
 /* The exponent e of x's largest magnitude (frexp: max|x| = f·2^e with
  * f ∈ [0.5, 1)), or 0 for x = 0; *zero gets whether x = 0. */
@@ -132,6 +139,8 @@ static size_t upper(size_t a, size_t b, size_t m)
     requires \valid_read(alpha + (0 .. m * m - 1));
     assigns \nothing;
     ensures \result == 0 || \result == 1;
+    // req: cfl.alg1.l2 (the order of argsort(−α[:]), stable)
+    ensures order: \result == 1 <==> edge_first(alpha, m, a1, b1, a2, b2);
  */
 /* req: cfl.alg1.l2, cfl.alg1.l5 */
 static int edge_before(const double *alpha, size_t m, size_t a1, size_t b1,
@@ -144,11 +153,58 @@ static int edge_before(const double *alpha, size_t m, size_t a1, size_t b1,
     return p1 < p2;
 }
 
+/* Prim's next vertex: the one off the tree whose edge (link[v], v) to the
+ * tree comes first in the order edge_before, or m when every vertex is in
+ * the tree. */
+/*@ requires 2 <= m && m * m <= SIZE_MAX;
+    requires \valid_read(alpha + (0 .. m * m - 1));
+    requires \valid_read(in_tree + (0 .. m - 1));
+    requires \valid_read(link + (0 .. m - 1));
+    requires \forall integer v; 0 <= v < m ==> link[v] < m;
+    requires \forall integer v; 0 <= v < m && in_tree[v] == 0 ==>
+        in_tree[link[v]] != 0;
+    assigns \nothing;
+    ensures \result <= m;
+    ensures \result == m ==> \forall integer w; 0 <= w < m ==>
+        in_tree[w] != 0;
+    ensures \result < m ==> in_tree[\result] == 0;
+    ensures best_crossing: \result < m ==> \forall integer w; 0 <= w < m &&
+        in_tree[w] == 0 ==>
+        !edge_first(alpha, m, link[w], w, link[\result], \result);
+ */
+static size_t prim_next(const double *alpha, size_t m,
+                        const unsigned char *in_tree, const size_t *link)
+{
+    size_t best = m;
+    /*@ loop invariant 0 <= v <= m;
+        loop invariant best == m || (best < v && in_tree[best] == 0);
+        loop invariant best == m ==> \forall integer w; 0 <= w < v ==>
+            in_tree[w] != 0;
+        loop invariant best_crossing: best < m ==> \forall integer w;
+            0 <= w < v && in_tree[w] == 0 ==>
+            !edge_first(alpha, m, link[w], w, link[best], best);
+        loop assigns v, best;
+        loop variant m - v; */
+    for (size_t v = 0; v < m; v++) {
+        if (in_tree[v])
+            continue;
+        const size_t u = link[v];
+        if (best == m ||
+            edge_before(alpha, m, u < v ? u : v, u < v ? v : u,
+                        link[best] < best ? link[best] : best,
+                        link[best] < best ? best : link[best]))
+            best = v;
+    }
+    return best;
+}
+
 /* Prim's algorithm from item 0 under the strict order edge_before: the
  * tree edges (parent[v], v), v ≠ 0.  in_tree and link are its work: link[v]
  * is the best tree vertex for v off the tree.  The test best == m never
  * holds (while added < m, some vertex is off the tree); it makes the kernel
- * total for the proof. */
+ * total for the proof.  Each join satisfies Prim's cut property (the
+ * assertion cut_property): no edge from the tree to a vertex off it comes
+ * before the edge (link[best], best) that joins. */
 /*@ requires 2 <= m && m * m <= SIZE_MAX;
     requires \valid_read(alpha + (0 .. m * m - 1));
     requires \valid(in_tree + (0 .. m - 1));
@@ -183,28 +239,19 @@ static void max_spanning_tree(const double *alpha, size_t m,
         loop invariant \forall integer v; 1 <= v < m ==> parent[v] != v;
         loop invariant \forall integer v; 0 <= v < m && in_tree[v] == 0 ==>
             in_tree[link[v]] != 0;
+        loop invariant best_link: \forall integer v; 0 <= v < m &&
+            in_tree[v] == 0 ==> best_link(alpha, m, in_tree, link, v);
         loop assigns added, in_tree[0 .. m - 1], parent[0 .. m - 1],
                      link[0 .. m - 1];
         loop variant m - added; */
     for (size_t added = 1; added < m; added++) {
         /* the best edge from the tree to a vertex off it */
-        size_t best = m;
-        /*@ loop invariant 0 <= v <= m;
-            loop invariant best == m || (best < v && in_tree[best] == 0);
-            loop assigns v, best;
-            loop variant m - v; */
-        for (size_t v = 0; v < m; v++) {
-            if (in_tree[v])
-                continue;
-            const size_t u = link[v];
-            if (best == m ||
-                edge_before(alpha, m, u < v ? u : v, u < v ? v : u,
-                            link[best] < best ? link[best] : best,
-                            link[best] < best ? best : link[best]))
-                best = v;
-        }
+        const size_t best = prim_next(alpha, m, in_tree, link);
         if (best == m)
             break;
+        /*@ assert cut_property: \forall integer u, w; 0 <= u < m &&
+                0 <= w < m && in_tree[u] != 0 && in_tree[w] == 0 ==>
+                !edge_first(alpha, m, u, w, link[best], best); */
         in_tree[best] = 1;
         parent[best] = link[best];
         /* vertices off the tree: is the edge to `best` better? */
@@ -213,12 +260,28 @@ static void max_spanning_tree(const double *alpha, size_t m,
             loop invariant \forall integer w; 0 <= w < m ==> link[w] < m;
             loop invariant \forall integer w; 0 <= w < m && in_tree[w] == 0
                 ==> in_tree[link[w]] != 0;
+            loop invariant best_link: \forall integer w; 0 <= w < v &&
+                in_tree[w] == 0 ==> best_link(alpha, m, in_tree, link, w);
+            loop invariant best_link_rest: \forall integer w, u;
+                v <= w < m && in_tree[w] == 0 && 0 <= u < m &&
+                in_tree[u] != 0 && u != best ==>
+                !edge_first(alpha, m, u, w, link[w], w);
             loop assigns v, link[0 .. m - 1];
             loop variant m - v; */
         for (size_t v = 0; v < m; v++) {
             if (in_tree[v])
                 continue;
             const size_t u = link[v];
+            /*@ assert key: \forall integer t; 0 <= t < m && in_tree[t] != 0
+                    && t != best ==> !edge_first(alpha, m, t, v, u, v); */
+            /*@ assert key_best: edge_first(alpha, m, best, v, u, v) ==>
+                    \forall integer t; 0 <= t < m && in_tree[t] != 0 ==>
+                    !edge_first(alpha, m, t, v, best, v); */
+            /*@ assert sorted_ends:
+                    edge_pos(best < v ? best : v, best < v ? v : best, m) ==
+                    edge_pos(best, v, m) &&
+                    edge_pos(u < v ? u : v, u < v ? v : u, m) ==
+                    edge_pos(u, v, m); */
             if (edge_before(alpha, m, best < v ? best : v,
                             best < v ? v : best, u < v ? u : v,
                             u < v ? v : u))
@@ -236,6 +299,8 @@ static void max_spanning_tree(const double *alpha, size_t m,
                                                parent[v] != v;
     assigns \nothing;
     ensures 1 <= \result < m;
+    ensures last: \forall integer v; 1 <= v < m ==>
+        !edge_first(alpha, m, parent[\result], \result, parent[v], v);
  */
 /* req: cfl.alg1.l7 */
 static size_t last_tree_edge(const double *alpha, size_t m,
@@ -244,6 +309,8 @@ static size_t last_tree_edge(const double *alpha, size_t m,
     size_t cut = 1;
     /*@ loop invariant 2 <= v <= m || (v == 2 && m == 2);
         loop invariant 1 <= cut < m;
+        loop invariant last: \forall integer w; 1 <= w < v ==>
+            !edge_first(alpha, m, parent[cut], cut, parent[w], w);
         loop assigns v, cut;
         loop variant m - v; */
     for (size_t v = 2; v < m; v++) {

@@ -201,9 +201,12 @@ size_t pflref_batch_copy(const size_t *perm, size_t n, size_t lo, size_t hi,
         loop invariant lo <= hi ==> q <= hi;
         loop invariant \forall integer p; off0 <= p < off ==>
                        lo + (p - off0) < n;
-        loop invariant \separated(perm + (0 .. n - 1), idx + (0 .. cap - 1))
-                       ==> \forall integer p; off0 <= p < off ==>
-                           idx[p] == perm[lo + (p - off0)];
+        loop invariant gathers:
+            \separated(perm + (0 .. n - 1), idx + (0 .. cap - 1))
+            ==> \forall integer p; off0 <= p < off ==>
+                idx[p] == perm[lo + (p - off0)];
+        loop invariant only_copied: \forall integer p; off <= p < cap ==>
+            idx[p] == \at(idx[p], Pre);
         loop assigns q, off, idx[off0 .. cap - 1];
         loop variant hi - q;
      */

@@ -191,7 +191,9 @@ void pflref_ids_iota(size_t *ids, size_t *drawn, size_t N);
 /* idx[off …] := perm[lo … hi − 1], stopping at cap or n; the new
  * offset.  The copy is in bounds whatever the arrays; its contents are
  * perm's when the two arrays do not overlap (the generator's idx is a
- * fresh allocation). */
+ * fresh allocation): position off + i holds the scheduled index perm[lo + i]
+ * (`gathers`), and no position of idx past the copy changes (`only_copied`;
+ * those before off are outside the assigns clause). */
 /*@ requires off <= cap;
     requires \valid_read(perm + (0 .. n - 1));
     requires \valid(idx + (0 .. cap - 1));
@@ -200,9 +202,12 @@ void pflref_ids_iota(size_t *ids, size_t *drawn, size_t N);
     ensures lo <= hi <= n && cap - off >= hi - lo ==>
             \result == off + (hi - lo);
     ensures \forall integer q; off <= q < \result ==> lo + (q - off) < n;
-    ensures \separated(perm + (0 .. n - 1), idx + (0 .. cap - 1)) ==>
+    // req: fedavg.alg1.l11 (each batch is its slice of P_k's permutation)
+    ensures gathers: \separated(perm + (0 .. n - 1), idx + (0 .. cap - 1)) ==>
             \forall integer q; off <= q < \result ==>
               idx[q] == perm[lo + (q - off)];
+    ensures only_copied: \forall integer q; \result <= q < cap ==>
+            idx[q] == \old(idx[q]);
  */
 size_t pflref_batch_copy(const size_t *perm, size_t n, size_t lo, size_t hi,
                          size_t *idx, size_t off, size_t cap);
