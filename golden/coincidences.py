@@ -1449,6 +1449,8 @@ SIZES_HARMLESS = {
     "finetune/worked/personal-bias-prox": _DATA,
     "ifca/worked/bias-half-drawn": _DATA,
     "ifca/worked/given-models-linear": _DATA,
+    "ifca/worked/zero-loss-tie": _DATA,
+    "interp/worked/grid-blank-validation": _DATA,
     "interp/worked/grid-validation-linear": _DATA,
     "layers/fedavg/cnn-inner-pad-squared": _DATA,
     "lora/worked/hand-hetlora-prune": _NOTES,

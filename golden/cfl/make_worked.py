@@ -40,6 +40,9 @@ clients' c_i are the examples' vectors.
                      with another changes the split (below)
   thresholds-min-size  cfl.min_cluster_size = 3 with no warmup (so a guard
                      switched on by the warmup instead is off), four clients
+  boundary-tie-zero-update  three clients, the middle one's update exactly 0:
+                     α₀₁ = α₁₂ = 0 by the zero-norm rule in any arithmetic, so
+                     Algorithm 1's tie order shows in float32 too
 
     /usr/bin/python3 golden/cfl/make_worked.py [OUTDIR]
 """
@@ -668,11 +671,52 @@ def boundary_tie_order():
                 only={"cfl-bipartition": ["cfl-ties-reversed"]})
 
 
+# Algorithm 1's order of equal similarities that rounding cannot move.  A
+# client whose update is exactly 0 (c = 0: its gradient at θ = 0 is 0, so
+# its one step leaves θ = 0 in any arithmetic) has α = 0 with every other
+# client by the zero-norm rule (golden/pflref_exact_cfl.py, ref/engine/
+# cluster.c): α₀₁ = α₁₂ = 0 exactly, in fp64, in float32 and in every Monte
+# Carlo run of check --candidate-precision (a relative perturbation of 0 is
+# 0; docs/validate.md, "Candidate precision").  α₀₂ = −1.375/√(1.25 ·
+# 2.3125) ≈ −0.81 < 0, so the first merge after the diagonal is the first
+# zero in row-major order, (0, 1): {0, 1} | {2}; the reverse order takes
+# (2, 1) first: {0} | {1, 2}.  ‖Δθ_c‖ = ‖(−1/6, 1/4)‖ ≈ 0.30 < ε₁ = 2,
+# max ‖Δθ_i‖ = ‖Δθ₂‖ ≈ 1.52 > ε₂ = 1, γ_max = 1/4 < √((1 − 0)/2) ≈ 0.71.
+BND_TIE_ZERO = [[1.0, 0.5], [0.0, 0.0], [-1.5, 0.25]]
+
+
+def boundary_tie_zero_update():
+    hp = {"eta": 0.5, "eps1": 2.0, "eps2": 1.0, "gamma_max": 0.25}
+
+    def check(trace, v):
+        rows = notes_of(trace, "similarity")
+        assert rows[0][1] == rows[1][2] == 0 and rows[0][2] < 0, rows
+        assert notes_of(trace, "partition")[0] == [0, 0, 1]
+
+    model = {"kind": "quadratic", "d": 2}
+    rounds = [{"clients": [0, 1, 2], "drawn": [2, 0, 1],
+               "batches": [[[0]] for _ in range(3)]}]
+    return make("boundary-tie-zero-update",
+                "CFL with a zero update: α₀₁ = α₁₂ = 0 in any arithmetic, "
+                "Algorithm 1's stable order splits {0,1} | {2}",
+                "Updates (1, 0.5), (0, 0), (−1.5, 0.25): client 1's update is exactly "
+                "0 (c = 0 at θ = 0), so its similarity to every client is 0 by the "
+                "zero-norm rule, α₀₁ = α₁₂ = 0 exactly in any precision, and α₀₂ ≈ "
+                "−0.81. Algorithm 1 takes equal values in row-major order, so (0, 1) "
+                "merges first: {0, 1} | {2}; taking the tie the other way gives "
+                "{0} | {1, 2}. Every split test passes by a wide margin. Unlike "
+                "boundary-tie-order, rounding cannot break this tie, so a float32 "
+                "check can tell the two orders apart.",
+                None, None, hp, None, None, ["cfl-bipartition"], check, BND_SRC,
+                data=(model, bnd_clients(BND_TIE_ZERO), rounds),
+                only={"cfl-bipartition": ["cfl-ties-reversed"]})
+
+
 MAKERS = [seed003, seed003_samples, seed003_gamma, lambda: counter("optimal"),
           lambda: counter("complete_linkage"), nested, linear_minibatch,
           spread_complete_linkage, thresholds_warmup, thresholds_min_size,
           boundary_eps1, boundary_eps2, boundary_min_size, boundary_gamma,
-          boundary_tie_order]
+          boundary_tie_order, boundary_tie_zero_update]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -30,6 +30,10 @@ The notes' F_i(θ) = (θ − c_i)² is the quadratic model with a = 2
                       concepts y = ±(x₁ − x₂) + b, Option I from given
                       models, rounds whose drawn order differs from the
                       ascending clients (batches[j] is clients[j]'s)
+  zero-loss-tie       a machine whose inputs use only a feature both given
+                      cluster models leave at 0, labels 0: its losses are 0
+                      and 0 in any arithmetic, the tie to the lowest index
+                      (shows in a float32 check too)
 
     /usr/bin/python3 golden/ifca/make_worked.py [OUTDIR]
 """
@@ -305,8 +309,65 @@ def bias_half_drawn():
                 data=(model, clients, init))
 
 
+# A tie that rounding cannot break.  Machine 4's inputs use only the third
+# feature, which both given cluster models leave at 0, and its labels are 0:
+# every prediction x·θ_j is 0·θ_j1 + 0·θ_j2 + x₃·0 = 0 exactly, so
+# F_4(θ_0) = F_4(θ_1) = 0 exactly in any arithmetic, and in every Monte
+# Carlo run of check --candidate-precision, whose random rounding is
+# relative (x(1 + uξ)) and leaves a 0 at 0 (docs/validate.md, "Candidate
+# precision").  The tie goes to θ_0, and machine 4's local model (its
+# gradient is 0) joins cluster 0's average.  Machines 0-3 are
+# given-models-linear's concepts with a third feature that the labels do
+# not use, so their steps move the third coordinates apart and the round's
+# partition (every machine estimated again on the new models) is decided
+# by a gap above 0.01 for machine 4 too; so is each of their estimates.
+ZERO_TIE_X3 = [[2, 0, 1.5, 0], [0, -2, 0, 1.5], [1.5, 0, 2, 0], [0, 1.5, 0, -2]]
+ZERO_TIE_T = [[0, 0, 2], [0, 0, -3]]
+ZERO_TIE_GIVEN = [[0.5, -0.5, 0.0], [-0.25, 0.75, 0.0]]
+
+
+def zero_loss_tie():
+    def check(trace, v):
+        losses = records(trace, "note", "loss")
+        assert losses[4] == [0, 0], losses
+        for row in losses[:4]:
+            lo = sorted(row)
+            assert lo[1] - lo[0] > pi.Fraction(1, 100), row
+        assert [r[0] for r in records(trace, "note", "j_hat")] == [0, 1, 0, 1, 0]
+        # machine 4 on the round's new models: F_4(θ_j) = mean (x₃ θ_j3)²
+        theta = records(trace, "server", "theta")[0]
+        after = [sum((x[2] * theta[3 * j + 2]) ** 2 for x in ZERO_TIE_T) / 2
+                 for j in range(2)]
+        assert abs(after[0] - after[1]) > pi.Fraction(1, 100), after
+        part = records(trace, "note", "partition")[0]
+        assert part[4] == (0 if after[0] < after[1] else 1) and part[:4] == [0, 1, 0, 1]
+    clients = [{"X": [x + [x3] for x, x3 in zip(xs, ZERO_TIE_X3[i])],
+                "y": [(1 if i % 2 == 0 else -1) * (x[0] - x[1]) for x in xs]}
+               for i, xs in enumerate(LINEAR_X)]
+    clients.append({"X": ZERO_TIE_T, "y": [0] * len(ZERO_TIE_T)})
+    model = {"kind": "linear", "d": 3, "loss": "squared"}
+    init = {"kind": "zeros", "cluster_models": ZERO_TIE_GIVEN}
+    rounds = [{"clients": [0, 1, 2, 3, 4],
+               "batches": [[[0, 1], [2, 3]] for _ in range(4)] + [[[0, 1], [0, 1]]]}]
+    return make("zero-loss-tie",
+                "IFCA, a machine with loss 0 under both cluster models: the tie goes "
+                "to the lowest index in any arithmetic",
+                "k = 2 given cluster models θ⁰ = (0.5, −0.5, 0), (−0.25, 0.75, 0); "
+                "machines 0-3 on y = ±(x₁ − x₂) with a third feature the labels do "
+                "not use, machine 4 with inputs (0, 0, 2), (0, 0, −3) and labels 0, "
+                "so F_4(θ_0) = F_4(θ_1) = 0 exactly (a tie that rounding cannot "
+                "break) and ĵ = 0; squared loss, Option II, γ = 0.1, two local "
+                "steps, one round of all five; every other estimate, and machine "
+                "4's on the new models, decided by a gap above 0.01.",
+                None, {"gamma": 0.1, "ifca.k": 2}, "model", rounds,
+                ["ifca-tie-break", "ifca-update"], check,
+                f"{NOTES} §2.1-2.2 (Alg. 1, ties to the lowest index); hand-checked: "
+                "machine 4's losses are 0 (comments in the generator)",
+                data=(model, clients, init))
+
 MAKERS = [notes_gradient, notes_model, lambda: partial("gradient"),
-          lambda: partial("model"), given_models, spread_gradient, bias_half_drawn]
+          lambda: partial("model"), given_models, spread_gradient, bias_half_drawn,
+          zero_loss_tie]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -26,11 +26,15 @@ shared/spec notes §5.2), in exact rational arithmetic
    n = 3, 2, 4 and a partial round drawn as [2, 0], G = 4 on a validation
    split; client 1's validation loss still falls at α = 1, so one grid
    point too many (α = 5/4) would be chosen.
+5. grid-blank-validation: item 2's run with client 0's validation split one
+   blank input (x = 0, y = 0): every α scores 0 exactly in any arithmetic,
+   so the tie rule alone picks α = 0 (a float32 check sees it too).
 
 Every generator asserts the numbers the notes print before writing.
 
     /usr/bin/python3 golden/interp/make_worked.py [OUTDIR]
 """
+import json
 import os
 import sys
 from fractions import Fraction as F
@@ -383,10 +387,70 @@ def grid_bias_beyond_one():
                 spec, flags, check, TOL_BIAS)
 
 
+# ---------------------------------------------------------------- a tie in any arithmetic
+# Client 0's validation split is one blank input, x = 0 with target 0: every
+# v̄(α_j) predicts 0·v̄ = 0 there, so every grid point scores loss 0 exactly,
+# in fp64, in float32 and in every Monte Carlo run of check
+# --candidate-precision (its random rounding is relative, x(1 + uξ), and
+# leaves a 0 at 0; docs/validate.md, "Candidate precision").  The tie rule
+# alone decides: α_0 = 0, the global model.  grid-validation-linear's tie
+# (the vertex between two grid points) is exact in fp64 only; rounding
+# moves the vertex, so it shows nothing in float32.
+
+
+def grid_blank_spec():
+    spec = grid_spec(0.0)
+    spec = json.loads(json.dumps(spec))
+    c0 = spec["problem"]["clients"][0]
+    c0["X_val"], c0["y_val"] = [[0.0]], [0.0]
+    # a test target no grid point fits exactly (grid_spec's is v̄(3/4)'s
+    # prediction: a test loss of exactly 0 there, whose rounding spread is
+    # its own magnitude, would make the vector chaotic in float32)
+    c0["y_test"] = [4.5]
+    spec["description"] = (
+        "Linear d = 1, half_squared; one FedAvg round (two full-batch steps "
+        "of eta = 1/2 per client, n-weighted), then each client's purely "
+        "local model (two full-batch steps from w0 = 1/2); alpha_j = j/4 "
+        "scored on X_val/y_val.  Client 0's validation split is one blank "
+        "input (x = 0, y = 0), so every alpha_j scores 0 exactly and the "
+        "smallest, alpha = 0 (the global model), wins.")
+    spec["name"] = ("interpolation, per-client grid G = 4 on a validation "
+                    "split, one of them blank")
+    return spec
+
+
+def grid_blank_validation():
+    spec = grid_blank_spec()
+
+    def check(trace, w, v, al):
+        losses = [x[0] for x in notes(trace, "select_loss", 0)]
+        assert losses == [0] * 5, losses                       # the tie
+        assert al[0] == 0 and v[0] != w, (al, v, w)
+        assert notes(trace, "v_bar", 0)[0] == w                # the global model
+        gaps = pi.grid_gaps(spec)
+        assert gaps[1] > F(1, 100), gaps                       # client 1: clear
+        assert run(spec, {"ties-larger"})[3][0] == 1
+        tests = [x[0] for x in notes(trace, "test_loss", 0)]
+        assert min(tests) > F(1, 100), tests
+
+    flags = ["interp-selection", "interp-alpha-direction", "initial-point",
+             "local-step-count"]
+    return make("interp/worked/grid-blank-validation",
+                "worked-grid-blank-validation.json",
+                "Interpolation, per-client grid G = 4 on a validation split "
+                "that is one blank input: every alpha ties at loss 0 in any "
+                "arithmetic, the smallest wins",
+                "seed 000 Exercise 14.7.2 (per-client alpha sweep); shared/spec "
+                "README.md, interpolation row (best alpha on a validation "
+                f"split); {pg.NOTES} §5.2; docs/algorithms/interp.md (ties "
+                "to the smaller alpha)", spec, flags, check)
+
+
 MAKERS = [lambda: notes_52g(F(0), "0"), lambda: notes_52g(F(1, 4), "1-4"),
           lambda: notes_52g(F(1, 2), "1-2"), lambda: notes_52g(F(1), "1"),
           grid_validation, spread_fixed_samples, spread_grid_test_uniform,
-          spread_grid_validation_keep_old, grid_bias_beyond_one]
+          spread_grid_validation_keep_old, grid_bias_beyond_one,
+          grid_blank_validation]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -14,6 +14,8 @@ whole golden set and bug catalogue: tests/detection/precision.sh):
   (rtol 1e-4) is flagged;
 - a chaotic vector (IFCA's cluster choice on a tie) is INCONCLUSIVE, never
   PASS; the seeds are in the report and replay the same bounds;
+- a tie of zeros, which rounding cannot break, shows the three tie-break
+  bugs in float32;
 - the bfloat16 emulation rounds to nearest even, and once per kernel;
 - the former bfloat16 false positives (a convolution, FedALA's exact zero
   test) are not failures;
@@ -91,6 +93,27 @@ def test_a_float32_bug_is_flagged_as_in_float64(rel, bug, tmp_path):
     assert r.returncode == 1, r.stdout
     assert r.stdout.startswith("FAIL"), r.stdout
 
+
+
+@pytest.mark.parametrize("rel,bug", [
+    ("cfl/worked-boundary-tie-zero-update.json", "cfl-argsort-reversed"),
+    ("ifca/worked-zero-loss-tie.json", "ifca-ties-to-highest"),
+    ("interp/worked-grid-blank-validation.json", "interp-ties-to-larger"),
+])
+def test_a_tie_of_zeros_shows_the_tie_break_in_float32(rel, bug, tmp_path):
+    """A tie between values that are 0 in any arithmetic survives the Monte
+    Carlo runs (a relative perturbation leaves 0 at 0), so the tie-break
+    rule shows in fp32: the correct float32 candidate passes (not
+    INCONCLUSIVE, as on the ties between nonzero values), the one with the
+    catalogued tie-break bug fails (docs/validate.md, "Ties that rounding
+    cannot break")."""
+    path = vector(rel)
+    ok = run_candidate(path, tmp_path / "ok.json", "float32")
+    r = check(path, ok, "--candidate-precision", "fp32")
+    assert r.returncode == 0 and r.stdout.startswith("PASS"), r.stdout
+    bad = run_candidate(path, tmp_path / "bad.json", "float32", bug=bug)
+    r = check(path, bad, "--candidate-precision", "fp32")
+    assert r.returncode == 1 and r.stdout.startswith("FAIL"), r.stdout
 
 def test_a_small_error_below_the_old_floor_is_caught(tmp_path):
     """A relative error of 2e-5 on one entry (about 340 u in float32, below

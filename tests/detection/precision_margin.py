@@ -44,7 +44,7 @@ usage: precision_margin.py [--margins] [--loo] [--precision fp32|bf16]
   (neither --margins nor --loo: both)
   --pools N     N pools of K + 1 runs (and P probes) per vector for --loo
                 (default 1:
-                367 vectors × 9 trials = 3,303 trials)
+                425 vectors × 9 trials = 3,825 trials)
   --include G   only vectors whose id matches the glob G
   --bugs N      only the first N bugs of each catalogue file
   --every-vector  run every bug on every vector (default: on its own
