@@ -268,7 +268,7 @@ check: deps
 # (tools/docgen.py): formats.md's algorithm and preset tables and the
 # manual's ALGORITHMS, generated (rewrite with `$(PYTHON) tools/docgen.py
 # --write`); every vector id and path a page names exists; every vector of
-# an algorithm's folder is named on its page (tools/docgen_gaps.json lists
+# an algorithm's folder is named in a table row of its page (docgen_gaps.json lists
 # those not yet); then the script's self-test, each drift planted in a copy
 # of the pages.
 check-docs: $(B)/rel/pflref
