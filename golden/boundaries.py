@@ -23,6 +23,12 @@ and what it decides.  Each comparison is
               distinct ids): no vector can tell them apart, and the
               argument says why (the matching mutants of the NumPy
               candidates are argued in tests/detection/mutation-equivalent.json);
+  argued      the two readings differ, but no valid vector can sit on the
+              boundary, and the argument says precisely why (the decision
+              feeds nothing a vector holds, or a solver's rounding
+              tolerance that no finite-precision iterate can be made to hit
+              exactly, whose two sides agree within the vector's
+              tolerance); what does decide it, if anything, is named;
   pending     not yet decided by any vector, with the reason; listed here
               so that the gap is visible, never silent.
 
@@ -308,7 +314,8 @@ def hetlora_zero_norm(spec):
 
 A = "ref/algorithms/"
 # (file, text on the line, operator, what it decides,
-#  ("decided", [vector ids], probe) | ("equal", argument) | ("pending", reason))
+#  ("decided", [vector ids], probe) | ("equal", argument) | ("argued", argument)
+#  | ("pending", reason))
 COMPARISONS = [
     (A + "cfl.c", "if (!(norm_c < eps1 && max_i > eps2) || m < 2 ||", "<",
      "Alg. 5: split only when ‖Δθ_c‖ < ε₁",
@@ -467,8 +474,17 @@ COMPARISONS = [
       "no vector puts a multiplier exactly at it")),
     (A + "fedproto.c", "if (best == K || d < d_best) {", "<",
      "the nearest prototype's argmin: ties keep the smaller class",
-     ("pending", "not yet covered: no fedproto vector has two prototypes at exactly "
-      "the same distance from a sample")),
+     ("argued", "no vector can decide it: the argmin runs only in "
+      "fedproto_evaluate, whose result is the prototype metrics (accuracy, "
+      "loss = the smallest R), and a golden vector holds final and trajectory "
+      "only (docs/formats.md: check compares no metrics); no state of the run "
+      "reads it, so a tie changes no record a vector holds.  An exact tie is "
+      "easy to build (W1 = 0 with a client trained for no step: f(x) = b1 for "
+      "every x, so every C̄^(j) = b1 and every class is at distance 0), but "
+      "the readings < and ≤ differ only in the reported accuracy (class 0 "
+      "against the last class), which only a unit test of the evaluation can hold "
+      "(tests/test_fedproto.c's test_nearest_prototype_evaluation has no "
+      "tie: such a tie case is still to be added there)")),
     ("ref/engine/prox_inner.c", "for (size_t it = 0; it < 2 * P && sqrt(rr) > stop && rr > 0.0; it++) {",
      ">", "the inner solve's conjugate gradients stop at ‖r‖ ≤ rtol ‖r₀‖ (or r = 0)",
      ("pending", "a solver's stopping tolerance, not a threshold of the paper; no "
@@ -713,7 +729,7 @@ def audit(vectors, quiet=False):
     """Prints the table; returns the list of problems."""
     specs = {v["id"]: v["spec"] for _, v in vectors}
     problems, rows = [], []
-    counts = {"decided": 0, "equal": 0, "pending": 0}
+    counts = {"decided": 0, "equal": 0, "argued": 0, "pending": 0}
     for path, text, op, what, status in COMPARISONS:
         kind = status[0]
         ln = line_of(path, text) if text else 0
@@ -730,7 +746,7 @@ def audit(vectors, quiet=False):
                 problems.append("%s %s (%s): no named vector sits on the "
                                 "boundary" % (where, op, what))
             note = ", ".join(on) if on else "NONE ON THE BOUNDARY"
-        elif kind in ("equal", "pending") and len(status) > 1 and status[1]:
+        elif kind in ("equal", "argued", "pending") and len(status) > 1 and status[1]:
             note = status[1]
         else:
             problems.append("%s %s (%s): neither vectors, an argument nor a "
@@ -748,8 +764,10 @@ def audit(vectors, quiet=False):
     for p in problems:
         print("boundaries: " + p)
     print("boundaries: %d comparisons: %d decided by a vector on the boundary, "
-          "%d equal at the boundary (argued), %d pending (not yet covered)%s"
-          % (len(COMPARISONS), counts["decided"], counts["equal"], counts["pending"],
+          "%d equal at the boundary (argued), %d no vector can sit on "
+          "(argued), %d pending (not yet covered)%s"
+          % (len(COMPARISONS), counts["decided"], counts["equal"], counts["argued"],
+             counts["pending"],
              "" if not problems else "; %d problems" % len(problems)))
     print("boundaries: the scan of %s: %d floating comparisons, %d in the table above, "
           "%d not decisions (NOT_DECISIONS, %d entries), %d in neither"
