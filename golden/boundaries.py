@@ -197,6 +197,26 @@ def moon_on_kink(spec):
                w[out * d_in + o] == 0 for o in range(out))
 
 
+def fedfomo_tau_on(spec):
+    """A quadratic FedFomo run with fedfomo.equal_rtol τ given where a
+    client's first upload θ_n = w⁰ − η (a_n ⊙ (w⁰ − c_n)) and the fp64
+    mean that reproduces it, φ = w⁰ + 1 · (θ_n − w⁰) (one weight 1, exact
+    in exact arithmetic), differ in some coordinate by exactly
+    fl(τ max(|θ|, |φ|)) (Python's floats round as the C's doubles)."""
+    tau = _hp(spec).get("fedfomo.equal_rtol")
+    if spec["model"].get("kind") != "quadratic" or not tau or \
+            spec["init"].get("kind") != "given":
+        return False
+    eta, w0 = float(_hp(spec)["eta"]), spec["init"]["w"]
+    for c in spec["problem"]["clients"]:
+        for w, a, cc in zip(w0, c["a"], c["c"]):
+            th = w - eta * (a * (w - cc))
+            phi = w + 1.0 * (th - w)
+            if th != phi and abs(th - phi) == tau * max(abs(th), abs(phi)):
+                return True
+    return False
+
+
 def fedfomo_batch_zero(spec):
     """val_loss = batch_mean with val_batch = 0 given."""
     sw = spec["algorithm"].get("switches", {})
@@ -453,12 +473,15 @@ COMPARISONS = [
       "index order, decided by cfl/worked/boundary-tie-order)")),
     (A + "fedfomo.c", "if (fabs(x[p] - a[p]) > tau * fmax(fabs(x[p]), fabs(a[p])))", ">",
      "l. 3's equality up to rounding: an entry differs when |x − a| > τ max(|x|, |a|)",
-     ("pending", "not yet covered: fedfomo/worked/equal-rounding and equal-rounding-x64 "
-      "put the differences well inside and well outside the bound; no vector has "
-      "|x − a| exactly τ max(|x|, |a|) in exactly representable numbers")),
+     ("pending", "not yet covered: this is the parameters()-only path (bn.aggregate = "
+      "parameters_only with batch normalisation), whose vectors are layer lists "
+      "(golden/layers/); fedfomo/worked/equal-rounding-on-tau decides the same "
+      "predicate on the path of every other model (the entry below), and the "
+      "same construction (a weight-1 candidate one ulp off after the mean, "
+      "τ = that ulp / max) would decide this one on a BN layer list")),
     (A + "fedfomo.c", "if (fabs(x[p] - a[p]) > tau * scale)", ">",
-     "l. 3's equality up to rounding under the whole-vector scale",
-     ("pending", "not yet covered: as the entrywise bound, no vector sits exactly on it")),
+     "l. 3's equality up to rounding, every entry (no parameters()-only skip)",
+     ("decided", ["fedfomo/worked/equal-rounding-on-tau"], fedfomo_tau_on)),
     (A + "fedpac.c", "if (!(ws->alpha[j] > h->fedpac.alpha_eps))", ">",
      "fedpac.alpha_small: a classifier weight α_j ≤ ε is set to 0",
      ("pending", "not yet covered: no vector has an α_j of the exact QP equal to "
