@@ -217,6 +217,22 @@ def fedfomo_tau_on(spec):
     return False
 
 
+def fedpac_alpha_on(spec):
+    """A FedPAC run under fedpac.alpha_small (renormalised or raw) where
+    some client's QP weight α_ij equals fedpac.alpha_eps exactly, by the
+    exact replay with the threshold off."""
+    import pflref_exact_fedpac as xp
+    a = spec["algorithm"]
+    sw = dict(xp.PRESETS.get(a.get("preset", "paper"), {}), **a.get("switches", {}))
+    if sw.get("fedpac.alpha_small", "exact") == "exact":
+        return False
+    eps = Decimal(_hp(spec).get("fedpac.alpha_eps", 1e-3))
+    trace = xp.replay(spec, frozenset({"no-threshold"}))[0]
+    return any(u == eps for r in trace.records
+               if r["event"] == "note" and r["name"] == "alpha_i"
+               for u in r["value"])
+
+
 def fedfomo_batch_zero(spec):
     """val_loss = batch_mean with val_batch = 0 given."""
     sw = spec["algorithm"].get("switches", {})
@@ -484,17 +500,31 @@ COMPARISONS = [
      ("decided", ["fedfomo/worked/equal-rounding-on-tau"], fedfomo_tau_on)),
     (A + "fedpac.c", "if (!(ws->alpha[j] > h->fedpac.alpha_eps))", ">",
      "fedpac.alpha_small: a classifier weight α_j ≤ ε is set to 0",
-     ("pending", "not yet covered: no vector has an α_j of the exact QP equal to "
-      "fedpac.alpha_eps")),
+     ("decided", ["fedpac/mlp/boundary-alpha-eps"], fedpac_alpha_on)),
     (A + "fedpac_qp.c", "if (!(fabs(B[piv * n + c]) > FEDPAC_PIVOT_RTOL * big))", ">",
      "the QP's linear solve: a pivot at or below the relative tolerance is singular",
-     ("pending", "a rounding tolerance of the solver, not a threshold of the paper; "
-      "no vector puts a pivot exactly at it (the exact generator's systems are "
-      "regular)")),
+     ("argued", "a rounding tolerance of the solver (2⁻⁴⁰ of B's largest entry), not "
+      "a threshold of the paper: the exact generator's solve tests its pivots "
+      "against 10⁻⁴⁰ (pflref_exact_fedpac.TOL), i.e. exactly.  A pivot at 2⁻⁴⁰ "
+      "|B|max belongs to a support whose bordered system has a condition of about "
+      "2⁴⁰ ≈ 1.1e12: fp64's α from it carry errors up to about 2⁴⁰ u ≈ 1e-4 "
+      "relative, so no vector with a justified tolerance (the fedpac vectors' "
+      "basis requires the smallest pivot far from 0) can hold either reading; "
+      "where the elimination happens to be exact (dyadic Q), skipping that "
+      "support moves the solution to a neighbouring face whose α differ by "
+      "O(2⁻⁴⁰ ≈ 9.1e-13) relative, the size of the vectors' tolerance itself, so "
+      "the two readings are not told apart by any value a vector can pin")),
     (A + "fedpac_qp.c", "if (qa + mu < -FEDPAC_KKT_RTOL * qmax)", "<",
      "the QP's active set: a multiplier below −tolerance rejects the set",
-     ("pending", "a rounding tolerance of the solver, not a threshold of the paper; "
-      "no vector puts a multiplier exactly at it")),
+     ("argued", "a rounding tolerance of the solver (the KKT multiplier of an "
+      "excluded j against −2⁻⁴⁰ max|Q|), not a threshold of the paper; the exact "
+      "generator tests against 10⁻⁴⁰ (exact).  A multiplier exactly at "
+      "−2⁻⁴⁰ max|Q| makes the support S optimal only up to that amount: the exact "
+      "minimiser puts a weight of order 2⁻⁴⁰ ≈ 9.1e-13 (relative to Q's scale) "
+      "on j, so accepting S (<) and rejecting it for the next support (≤) give "
+      "α within about 1e-12 of each other and of the exact α, inside the "
+      "vectors' tolerance (atol 1e-13 + rtol 1e-12 on weights below 1, after "
+      "the heads' combination): no value a vector holds decides it")),
     (A + "fedproto.c", "if (best == K || d < d_best) {", "<",
      "the nearest prototype's argmin: ties keep the smaller class",
      ("argued", "no vector can decide it: the argmin runs only in "
@@ -510,8 +540,17 @@ COMPARISONS = [
       "tie: such a tie case is still to be added there)")),
     ("ref/engine/prox_inner.c", "for (size_t it = 0; it < 2 * P && sqrt(rr) > stop && rr > 0.0; it++) {",
      ">", "the inner solve's conjugate gradients stop at ‖r‖ ≤ rtol ‖r₀‖ (or r = 0)",
-     ("pending", "a solver's stopping tolerance, not a threshold of the paper; no "
-      "vector puts a residual exactly at it")),
+     ("argued", "a solver's stopping tolerance (‖r‖ ≤ 1e-15 ‖r₀‖, "
+      "PFLREF_PROX_CG_RTOL), not a threshold of the paper: the exact generators "
+      "compute θ̂ in closed form (no iteration), so the C's CG is an "
+      "approximation on either side.  At ‖r‖ = 1e-15 ‖r₀‖ exactly, stopping (>) "
+      "and taking one more step (≥) both leave x within about κ · 1e-15 "
+      "(relative; κ the condition of H + (λ + μ) I) of the exact solution, the "
+      "size of the rounding any fp64 solve of that system carries and that the "
+      "vectors' tolerances already allow, so the readings differ by less than "
+      "any vector can resolve; and the residual, the square root of a rounded "
+      "sum after rounded iterations, has no known construction that sets it to "
+      "a given multiple of ‖r₀‖ from the spec")),
 ]
 # Not decided in one NumPy candidate's own relu code: Per-FedAvg's BN path
 # (pfl_numpy_perfedavg.py, the mask U > 0 of the exact Hessian-vector
