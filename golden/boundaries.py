@@ -535,9 +535,10 @@ COMPARISONS = [
       "easy to build (W1 = 0 with a client trained for no step: f(x) = b1 for "
       "every x, so every C̄^(j) = b1 and every class is at distance 0), but "
       "the readings < and ≤ differ only in the reported accuracy (class 0 "
-      "against the last class), which only a unit test of the evaluation can hold "
-      "(tests/test_fedproto.c's test_nearest_prototype_evaluation has no "
-      "tie: such a tie case is still to be added there)")),
+      "against the last class), which a unit test of the evaluation holds: "
+      "tests/test_fedproto.c test_nearest_prototype_tie builds that tie (b1 "
+      "dyadic, so Eq. 5's means are b1 exactly) and checks the accuracies of "
+      "ties to class 0 (the C with ≤ fails it)")),
     ("ref/engine/prox_inner.c", "for (size_t it = 0; it < 2 * P && sqrt(rr) > stop && rr > 0.0; it++) {",
      ">", "the inner solve's conjugate gradients stop at ‖r‖ ≤ rtol ‖r₀‖ (or r = 0)",
      ("argued", "a solver's stopping tolerance (‖r‖ ≤ 1e-15 ‖r₀‖, "
