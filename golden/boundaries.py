@@ -23,6 +23,12 @@ and what it decides.  Each comparison is
               distinct ids): no vector can tell them apart, and the
               argument says why (the matching mutants of the NumPy
               candidates are argued in tests/detection/mutation-equivalent.json);
+  argued      the two readings differ, but no valid vector can sit on the
+              boundary, and the argument says precisely why (the decision
+              feeds nothing a vector holds, or a solver's rounding
+              tolerance that no finite-precision iterate can be made to hit
+              exactly, whose two sides agree within the vector's
+              tolerance); what does decide it, if anything, is named;
   pending     not yet decided by any vector, with the reason; listed here
               so that the gap is visible, never silent.
 
@@ -191,6 +197,42 @@ def moon_on_kink(spec):
                w[out * d_in + o] == 0 for o in range(out))
 
 
+def fedfomo_tau_on(spec):
+    """A quadratic FedFomo run with fedfomo.equal_rtol τ given where a
+    client's first upload θ_n = w⁰ − η (a_n ⊙ (w⁰ − c_n)) and the fp64
+    mean that reproduces it, φ = w⁰ + 1 · (θ_n − w⁰) (one weight 1, exact
+    in exact arithmetic), differ in some coordinate by exactly
+    fl(τ max(|θ|, |φ|)) (Python's floats round as the C's doubles)."""
+    tau = _hp(spec).get("fedfomo.equal_rtol")
+    if spec["model"].get("kind") != "quadratic" or not tau or \
+            spec["init"].get("kind") != "given":
+        return False
+    eta, w0 = float(_hp(spec)["eta"]), spec["init"]["w"]
+    for c in spec["problem"]["clients"]:
+        for w, a, cc in zip(w0, c["a"], c["c"]):
+            th = w - eta * (a * (w - cc))
+            phi = w + 1.0 * (th - w)
+            if th != phi and abs(th - phi) == tau * max(abs(th), abs(phi)):
+                return True
+    return False
+
+
+def fedpac_alpha_on(spec):
+    """A FedPAC run under fedpac.alpha_small (renormalised or raw) where
+    some client's QP weight α_ij equals fedpac.alpha_eps exactly, by the
+    exact replay with the threshold off."""
+    import pflref_exact_fedpac as xp
+    a = spec["algorithm"]
+    sw = dict(xp.PRESETS.get(a.get("preset", "paper"), {}), **a.get("switches", {}))
+    if sw.get("fedpac.alpha_small", "exact") == "exact":
+        return False
+    eps = Decimal(_hp(spec).get("fedpac.alpha_eps", 1e-3))
+    trace = xp.replay(spec, frozenset({"no-threshold"}))[0]
+    return any(u == eps for r in trace.records
+               if r["event"] == "note" and r["name"] == "alpha_i"
+               for u in r["value"])
+
+
 def fedfomo_batch_zero(spec):
     """val_loss = batch_mean with val_batch = 0 given."""
     sw = spec["algorithm"].get("switches", {})
@@ -308,7 +350,8 @@ def hetlora_zero_norm(spec):
 
 A = "ref/algorithms/"
 # (file, text on the line, operator, what it decides,
-#  ("decided", [vector ids], probe) | ("equal", argument) | ("pending", reason))
+#  ("decided", [vector ids], probe) | ("equal", argument) | ("argued", argument)
+#  | ("pending", reason))
 COMPARISONS = [
     (A + "cfl.c", "if (!(norm_c < eps1 && max_i > eps2) || m < 2 ||", "<",
      "Alg. 5: split only when ‖Δθ_c‖ < ε₁",
@@ -446,33 +489,69 @@ COMPARISONS = [
       "index order, decided by cfl/worked/boundary-tie-order)")),
     (A + "fedfomo.c", "if (fabs(x[p] - a[p]) > tau * fmax(fabs(x[p]), fabs(a[p])))", ">",
      "l. 3's equality up to rounding: an entry differs when |x − a| > τ max(|x|, |a|)",
-     ("pending", "not yet covered: fedfomo/worked/equal-rounding and equal-rounding-x64 "
-      "put the differences well inside and well outside the bound; no vector has "
-      "|x − a| exactly τ max(|x|, |a|) in exactly representable numbers")),
+     ("pending", "not yet covered: this is the parameters()-only path (bn.aggregate = "
+      "parameters_only with batch normalisation), whose vectors are layer lists "
+      "(golden/layers/); fedfomo/worked/equal-rounding-on-tau decides the same "
+      "predicate on the path of every other model (the entry below), and the "
+      "same construction (a weight-1 candidate one ulp off after the mean, "
+      "τ = that ulp / max) would decide this one on a BN layer list")),
     (A + "fedfomo.c", "if (fabs(x[p] - a[p]) > tau * scale)", ">",
-     "l. 3's equality up to rounding under the whole-vector scale",
-     ("pending", "not yet covered: as the entrywise bound, no vector sits exactly on it")),
+     "l. 3's equality up to rounding, every entry (no parameters()-only skip)",
+     ("decided", ["fedfomo/worked/equal-rounding-on-tau"], fedfomo_tau_on)),
     (A + "fedpac.c", "if (!(ws->alpha[j] > h->fedpac.alpha_eps))", ">",
      "fedpac.alpha_small: a classifier weight α_j ≤ ε is set to 0",
-     ("pending", "not yet covered: no vector has an α_j of the exact QP equal to "
-      "fedpac.alpha_eps")),
+     ("decided", ["fedpac/mlp/boundary-alpha-eps"], fedpac_alpha_on)),
     (A + "fedpac_qp.c", "if (!(fabs(B[piv * n + c]) > FEDPAC_PIVOT_RTOL * big))", ">",
      "the QP's linear solve: a pivot at or below the relative tolerance is singular",
-     ("pending", "a rounding tolerance of the solver, not a threshold of the paper; "
-      "no vector puts a pivot exactly at it (the exact generator's systems are "
-      "regular)")),
+     ("argued", "a rounding tolerance of the solver (2⁻⁴⁰ of B's largest entry), not "
+      "a threshold of the paper: the exact generator's solve tests its pivots "
+      "against 10⁻⁴⁰ (pflref_exact_fedpac.TOL), i.e. exactly.  A pivot at 2⁻⁴⁰ "
+      "|B|max belongs to a support whose bordered system has a condition of about "
+      "2⁴⁰ ≈ 1.1e12: fp64's α from it carry errors up to about 2⁴⁰ u ≈ 1e-4 "
+      "relative, so no vector with a justified tolerance (the fedpac vectors' "
+      "basis requires the smallest pivot far from 0) can hold either reading; "
+      "where the elimination happens to be exact (dyadic Q), skipping that "
+      "support moves the solution to a neighbouring face whose α differ by "
+      "O(2⁻⁴⁰ ≈ 9.1e-13) relative, the size of the vectors' tolerance itself, so "
+      "the two readings are not told apart by any value a vector can pin")),
     (A + "fedpac_qp.c", "if (qa + mu < -FEDPAC_KKT_RTOL * qmax)", "<",
      "the QP's active set: a multiplier below −tolerance rejects the set",
-     ("pending", "a rounding tolerance of the solver, not a threshold of the paper; "
-      "no vector puts a multiplier exactly at it")),
+     ("argued", "a rounding tolerance of the solver (the KKT multiplier of an "
+      "excluded j against −2⁻⁴⁰ max|Q|), not a threshold of the paper; the exact "
+      "generator tests against 10⁻⁴⁰ (exact).  A multiplier exactly at "
+      "−2⁻⁴⁰ max|Q| makes the support S optimal only up to that amount: the exact "
+      "minimiser puts a weight of order 2⁻⁴⁰ ≈ 9.1e-13 (relative to Q's scale) "
+      "on j, so accepting S (<) and rejecting it for the next support (≤) give "
+      "α within about 1e-12 of each other and of the exact α, inside the "
+      "vectors' tolerance (atol 1e-13 + rtol 1e-12 on weights below 1, after "
+      "the heads' combination): no value a vector holds decides it")),
     (A + "fedproto.c", "if (best == K || d < d_best) {", "<",
      "the nearest prototype's argmin: ties keep the smaller class",
-     ("pending", "not yet covered: no fedproto vector has two prototypes at exactly "
-      "the same distance from a sample")),
+     ("argued", "no vector can decide it: the argmin runs only in "
+      "fedproto_evaluate, whose result is the prototype metrics (accuracy, "
+      "loss = the smallest R), and a golden vector holds final and trajectory "
+      "only (docs/formats.md: check compares no metrics); no state of the run "
+      "reads it, so a tie changes no record a vector holds.  An exact tie is "
+      "easy to build (W1 = 0 with a client trained for no step: f(x) = b1 for "
+      "every x, so every C̄^(j) = b1 and every class is at distance 0), but "
+      "the readings < and ≤ differ only in the reported accuracy (class 0 "
+      "against the last class), which a unit test of the evaluation holds: "
+      "tests/test_fedproto.c test_nearest_prototype_tie builds that tie (b1 "
+      "dyadic, so Eq. 5's means are b1 exactly) and checks the accuracies of "
+      "ties to class 0 (the C with ≤ fails it)")),
     ("ref/engine/prox_inner.c", "for (size_t it = 0; it < 2 * P && sqrt(rr) > stop && rr > 0.0; it++) {",
      ">", "the inner solve's conjugate gradients stop at ‖r‖ ≤ rtol ‖r₀‖ (or r = 0)",
-     ("pending", "a solver's stopping tolerance, not a threshold of the paper; no "
-      "vector puts a residual exactly at it")),
+     ("argued", "a solver's stopping tolerance (‖r‖ ≤ 1e-15 ‖r₀‖, "
+      "PFLREF_PROX_CG_RTOL), not a threshold of the paper: the exact generators "
+      "compute θ̂ in closed form (no iteration), so the C's CG is an "
+      "approximation on either side.  At ‖r‖ = 1e-15 ‖r₀‖ exactly, stopping (>) "
+      "and taking one more step (≥) both leave x within about κ · 1e-15 "
+      "(relative; κ the condition of H + (λ + μ) I) of the exact solution, the "
+      "size of the rounding any fp64 solve of that system carries and that the "
+      "vectors' tolerances already allow, so the readings differ by less than "
+      "any vector can resolve; and the residual, the square root of a rounded "
+      "sum after rounded iterations, has no known construction that sets it to "
+      "a given multiple of ‖r₀‖ from the spec")),
 ]
 # Not decided in one NumPy candidate's own relu code: Per-FedAvg's BN path
 # (pfl_numpy_perfedavg.py, the mask U > 0 of the exact Hessian-vector
@@ -713,7 +792,7 @@ def audit(vectors, quiet=False):
     """Prints the table; returns the list of problems."""
     specs = {v["id"]: v["spec"] for _, v in vectors}
     problems, rows = [], []
-    counts = {"decided": 0, "equal": 0, "pending": 0}
+    counts = {"decided": 0, "equal": 0, "argued": 0, "pending": 0}
     for path, text, op, what, status in COMPARISONS:
         kind = status[0]
         ln = line_of(path, text) if text else 0
@@ -730,7 +809,7 @@ def audit(vectors, quiet=False):
                 problems.append("%s %s (%s): no named vector sits on the "
                                 "boundary" % (where, op, what))
             note = ", ".join(on) if on else "NONE ON THE BOUNDARY"
-        elif kind in ("equal", "pending") and len(status) > 1 and status[1]:
+        elif kind in ("equal", "argued", "pending") and len(status) > 1 and status[1]:
             note = status[1]
         else:
             problems.append("%s %s (%s): neither vectors, an argument nor a "
@@ -748,8 +827,10 @@ def audit(vectors, quiet=False):
     for p in problems:
         print("boundaries: " + p)
     print("boundaries: %d comparisons: %d decided by a vector on the boundary, "
-          "%d equal at the boundary (argued), %d pending (not yet covered)%s"
-          % (len(COMPARISONS), counts["decided"], counts["equal"], counts["pending"],
+          "%d equal at the boundary (argued), %d no vector can sit on "
+          "(argued), %d pending (not yet covered)%s"
+          % (len(COMPARISONS), counts["decided"], counts["equal"], counts["argued"],
+             counts["pending"],
              "" if not problems else "; %d problems" % len(problems)))
     print("boundaries: the scan of %s: %d floating comparisons, %d in the table above, "
           "%d not decisions (NOT_DECISIONS, %d entries), %d in neither"

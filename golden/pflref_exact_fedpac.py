@@ -155,6 +155,7 @@ MUTANTS = {
     "fedpac-order": ["body-first"],
     "fedpac-distance-mse": ["align-dim"],
     "fedpac-alpha-small": ["no-threshold"],
+    "fedpac-alpha-eps-boundary": ["eps-inclusive"],
     "fedpac-alpha-renormalised": ["no-renormalise"],
     "fedpac-alpha-raw": ["renormalise"],
     "fedpac-missing-own": ["own-round0", "own-trained", "missing-skip"],

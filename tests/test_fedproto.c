@@ -313,6 +313,50 @@ START_TEST(test_nearest_prototype_evaluation)
 }
 END_TEST
 
+/* The argmin's tie rule at its threshold (golden/boundaries.py): W1 = 0
+ * and b1 = (1/4, 1/2, 3/4) (dyadic), every client in one round of no
+ * step, so every embedding is f(x) = ReLU(b1) = b1 and Eq. 5's weighted
+ * means of equal dyadic vectors are b1 exactly: every class is at distance
+ * 0 from every sample.  Ties go to the lowest class, so the prototype
+ * accuracy is the share of label 0 (1/3, 2/4, 0); ties to the highest
+ * (≤ in the argmin) would give the share of label 2 (0, 1/4, 1/2). */
+START_TEST(test_nearest_prototype_tie)
+{
+    /* req: fedproto.eval.proto */
+    tb_case *c = proto_case(0.35);
+    double w[P];
+    memcpy(w, W0, sizeof w);
+    for (size_t q = 0; q < H * D; q++)
+        w[q] = 0.0;
+    w[H * D] = 0.25;
+    w[H * D + 1] = 0.5;
+    w[H * D + 2] = 0.75;
+    tb_w0(c, w);
+    tb_round(c, "0 1 2", "", "", "");
+    pflref_trajectory tj;
+    pflref_run_result *r = tb_run_recorded(c, "fedproto", &tj);
+    const double *cb = record(&tj, PFLREF_EV_NOTE, 0, -1, "C_bar", K * H);
+    const double *nb = record(&tj, PFLREF_EV_NOTE, 0, -1, "N_bar", K);
+    for (size_t j = 0; j < K; j++) {
+        ck_assert(nb[j] > 0);
+        for (size_t u = 0; u < H; u++)
+            ck_assert(cb[j * H + u] == w[H * D + u]);
+    }
+    ck_assert_str_eq(r->eval[1].label, "prototype");
+    const double want[3] = {1.0 / 3.0, 0.5, 0.0};
+    for (size_t i = 0; i < 3; i++) {
+        const pflref_eval *e = &r->eval[1].train[i];
+        ck_assert_msg(e->accuracy == want[i],
+                      "client %zu: accuracy %g, ties to class 0 give %g", i,
+                      e->accuracy, want[i]);
+        ck_assert(e->loss == 0.0);
+    }
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(r);
+    tb_free(c);
+}
+END_TEST
+
 /* A model without an embedding is refused naming model.kind; a last round
  * that gives no prototype under during_training (no scheduled sample) is
  * refused naming the round: the nearest-prototype evaluation needs C̄. */
@@ -416,6 +460,7 @@ Suite *fedproto_suite(void)
     tcase_add_test(tc, test_round0_is_local);
     tcase_add_test(tc, test_prototypes_and_aggregation);
     tcase_add_test(tc, test_nearest_prototype_evaluation);
+    tcase_add_test(tc, test_nearest_prototype_tie);
     tcase_add_test(tc, test_bn_running_moves_once_per_step);
     tcase_add_test(tc, test_refusals);
     suite_add_tcase(s, tc);

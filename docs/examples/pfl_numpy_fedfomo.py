@@ -50,7 +50,7 @@ BUGS = ("fedfomo-no-clip", "fedfomo-no-normalise", "fedfomo-squared-distance",
         "fedfomo-anchor-current", "fedfomo-train-loss",
         "fedfomo-live-uploads", "fedfomo-affinity-ratio",
         "fedfomo-greedy-ascending", "fedfomo-eps-no-decay",
-        "fedfomo-ranked-no-own", "fedfomo-lr-per-round",
+        "fedfomo-ranked-no-own", "fedfomo-lr-per-round", "fedfomo-equal-strict",
         "fedfomo-val-eval-mode", "fedfomo-bn-buffers-mixed")
 
 
@@ -218,8 +218,11 @@ def run(spec, clients, w0, log, bug):
                             sq if dist_kind == "l2_squared" else np.sqrt(sq))
                 if bug == "fedfomo-squared-distance":
                     dist = sq
-                same = np.all(np.abs(diff) <= np.where(
-                    measured, tau * np.maximum(np.abs(up[n]), np.abs(a)), 0.0))
+                bound = np.where(
+                    measured, tau * np.maximum(np.abs(up[n]), np.abs(a)), 0.0)
+                same = np.all(np.abs(diff) < bound
+                              if bug == "fedfomo-equal-strict"
+                              else np.abs(diff) <= bound)
                 if dist > 0 and not same:
                     r[n] = (L_a - _loss(spec, raw[i], up[n], bug, clients[i])) \
                         / (dist + dist_eps)

@@ -63,7 +63,8 @@ BUGS = ("fedpac-align-half", "fedpac-lambda-one", "fedpac-stats-after",
         "fedpac-no-threshold", "fedpac-renormalise-swap",
         "fedpac-own-round0", "fedpac-own-skip", "fedpac-centroid-swap",
         "fedpac-opt-head-plain", "fedpac-lr-phi-const",
-        "fedpac-lr-per-round", "fedpac-bn-stats-train")
+        "fedpac-lr-per-round", "fedpac-bn-stats-train",
+        "fedpac-eps-inclusive")
 
 PRESETS = {
     "paper": {},
@@ -370,7 +371,9 @@ def run(spec, clients, w0, log, bug):
                 D = Hs[a] - Hs                      # rows h_i − h_j
                 al = _simplex_qp(np.diag(Vs) + D @ D.T)
                 if small != "exact":
-                    al = np.where(al > eps, al, 0.0)
+                    keep = (al >= eps if bug == "fedpac-eps-inclusive"
+                            else al > eps)
+                    al = np.where(keep, al, 0.0)
                     if small == "renormalised":
                         al = al / al.sum()
             full = np.zeros(N)

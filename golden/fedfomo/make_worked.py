@@ -368,7 +368,7 @@ def draws_pfllib_run():
 
 
 # req: fedfomo.eq.zero_rounding
-def equal_rounding(scale=1):
+def equal_rounding(scale=1, tau=None):
     """The zero-distance rule where rounding decides it (issue 33 §2):
     round 1 gives client 0 one positive weight, w_1 = 1 on client 1's
     upload θ_1⁰, so φ_0 = a + 1·(θ_1⁰ − a) = θ_1⁰ exactly; in fp64 it is
@@ -380,7 +380,15 @@ def equal_rounding(scale=1):
     too large (P_update = raw keeps r in P).  scale = 64: w⁰ and every c_i
     times 64, which fp64 and exact arithmetic carry through exactly (a
     power of 2), so the same coordinate is one ulp off at 16, an ulp of
-    1.8e-15 > 2⁻⁵⁰: the tolerance is relative, not absolute."""
+    1.8e-15 > 2⁻⁵⁰: the tolerance is relative, not absolute.
+
+    tau = 2⁻⁵³ (issue 33 §3, the boundary of l. 3's equality up to
+    rounding): fedfomo.equal_rtol set so that the one-ulp difference sits
+    exactly on the bound, |x − a| = 2⁻⁵⁵ = τ max(|x|, |a|) = 2⁻⁵³ · 1/4 in
+    fp64 (a power of 2 times a power of 2: the product is exact).  The
+    C's test |x − a| > τ max says "equal" (r_1 = 0, this generator's exact
+    run); the non-strict ≥ would call the candidate different and give it
+    the ulp distance's ratio, weight 1 and P_{0,1} changed."""
     A2 = [[1.5, 0.75], [1.25, 2.5], [0.5, 1.75]]
     C2 = [[c * scale for c in cc]
           for cc in [[-0.43, 4.81], [-1.02, 8.96], [-1.27, 1.0]]]
@@ -396,6 +404,12 @@ def equal_rounding(scale=1):
                         "fedfomo.P_update": "raw"}}
     title = ("FedFomo's zero distance up to rounding: a candidate equal to "
              "the anchor in exact arithmetic, one ulp off in fp64, gets r = 0")
+    if tau is not None:
+        alg["hyperparameters"]["fedfomo.equal_rtol"] = tau
+        on_bound = boundary_entries(W0, A2[1], C2[1], 0.25, tau)
+        assert on_bound == [0], on_bound
+        title = ("FedFomo's zero distance up to rounding with the one-ulp "
+                 "difference exactly on fedfomo.equal_rtol's bound: r = 0")
     spec = pg.given_spec(title, None, {"kind": "quadratic", "d": 2},
                          [{"a": a, "c": c} for a, c in zip(A2, C2)],
                          {"kind": "given", "w": W0}, alg, rounds)
@@ -411,11 +425,16 @@ def equal_rounding(scale=1):
         assert notes(trace, "weights", 2, 0) == [0, 0, 0]
         assert notes(trace, "P", 2, 0) == notes(trace, "P", 1, 0)
 
-    name = "equal-rounding" + ("" if scale == 1 else "-x%d" % scale)
+    name = "equal-rounding" + ("" if scale == 1 else "-x%d" % scale) + \
+        ("" if tau is None else "-on-tau")
     return make(name, title + ("" if scale == 1 else
                                " (×%d: a relative tolerance)" % scale),
                 "Quadratic f_i = ½ Σ a_i (θ − c_i)², three clients, "
                 "w⁰ = %r, η = 1/4, fedfomo.self = excluded, " % (W0,) +
+                ("" if tau is None else
+                 "fedfomo.equal_rtol = 2^-53 (the fp64 difference 2^-55 = "
+                 "τ · 1/4 exactly: the strict > of the bound decides "
+                 "equal), ") +
                 "P_update = raw; round 1: client 0's one candidate θ_1⁰ "
                 "gets weight 1; round 2 (client 1 still out): that "
                 "candidate equals client 0's anchor exactly, one ulp off in "
@@ -426,6 +445,25 @@ def equal_rounding(scale=1):
                 f"{NOTES} §2.3 step 3 (the zero-distance rule), §2.6; "
                 "docs/algorithms/fedfomo.md, Equality up to rounding",
                 only={"fedfomo-distance": ["fomo-squared-dist"]})
+
+
+def boundary_entries(w0, a, c, eta, tau):
+    """The coordinates where the fp64 path of equal_rounding's round 1
+    (θ = w − η (a (w − c)), φ = w + 1 · (θ − w), each operation rounded as
+    IEEE double arithmetic rounds it: Python's floats) leaves θ and φ
+    different, with |θ − φ| exactly fl(τ max(|θ|, |φ|)); every other
+    coordinate is asserted bitwise equal or, when different, off the bound
+    by at least a factor 2 either way."""
+    on = []
+    for p, (w, ap, cp) in enumerate(zip(w0, a, c)):
+        th = w - eta * (ap * (w - cp))
+        phi = w + 1.0 * (th - w)
+        diff, bound = abs(th - phi), tau * max(abs(th), abs(phi))
+        if diff != 0.0 and diff == bound:
+            on.append(p)
+        else:
+            assert diff == 0.0 or diff > 2 * bound or 2 * diff < bound, p
+    return on
 
 
 MAKERS = [
@@ -480,6 +518,9 @@ MAKERS = [
     draws_pfllib_run,
     equal_rounding,
     lambda: equal_rounding(64),
+    # l. 3's equality up to rounding with the difference exactly on the
+    # bound (issue 33 §3): the strict > decides "equal"
+    lambda: equal_rounding(tau=2.0 ** -53),
 ]
 
 if __name__ == "__main__":

@@ -49,8 +49,15 @@ Vectors (file = id without "fedpac/", '/' → '-'):
                          the same under preset pfllib (bn.aggregate =
                          parameters_only: each client keeps its own r_μ,
                          r_v, w takes the first participant's)
+  fedpac/mlp/boundary-alpha-eps
+                         two clients (n = 2, 4) on an mlp 2-2-2 with an
+                         identity body at w⁰: round 0's α_0 = (7/8, 1/8)
+                         exactly, ε = 1/8 under alpha_small = renormalised
+                         (the threshold's strictness decides the run)
 
     /usr/bin/python3 golden/fedpac/make_fedpac.py [OUTDIR]
+    /usr/bin/python3 golden/fedpac/make_fedpac.py --eps [OUTDIR]
+                        (fedpac/mlp/boundary-alpha-eps alone)
 """
 import json
 import os
@@ -139,11 +146,13 @@ COMMON = ["fedpac-alignment", "fedpac-statistics", "fedpac-centroids",
 
 
 def make(name, title, description, model, w0, algorithm, flags,
-         rounds=ROUNDS):
+         rounds=ROUNDS, clients=CLIENTS, check=None):
     vid = f"fedpac/{name}"
     init = {"kind": "given", "w": w0}
-    spec = pg.given_spec(title, description, model, CLIENTS, init, algorithm,
+    spec = pg.given_spec(title, description, model, clients, init, algorithm,
                          rounds)
+    if check is not None:
+        check(spec)
     mutants = {f: pp.MUTANTS[f] for f in flags if f in pp.MUTANTS}
 
     def run(bugs=frozenset()):
@@ -470,11 +479,80 @@ def bn_pfllib():
         rounds=ROUNDS_BN)
 
 
+# fedpac.alpha_eps on its boundary (issue 33 §3): two clients (n = 2, 4)
+# on an mlp 2-2-2 whose body is the identity (W1 = I, b1 = 0), so round 0's
+# statistics at w⁰ are the inputs' class statistics, dyadic and exact in
+# fp64: V_0 = 25/64, V_1 = 45/64, ‖h_0 − h_1‖² = 65/32.  With m = 2 client
+# 0's Q_0 is diagonal (its own row has no cross term), diag(V_0, V_1 +
+# ‖h_0 − h_1‖²) = diag(25/64, 175/64), and its weights are (7/8, 1/8):
+# α_01 = 1/8 = ε exactly.  The strict α > ε sets it to 0 (renormalised:
+# client 0 keeps its own head); α ≥ ε would keep 1/8.  Client 1's α_10 =
+# 45/200 = 9/40 is off the boundary.  Round 1 (both clients again) carries
+# the difference through the trained heads.
+CLIENTS_EPS = [
+    {"X": [[-0.5, -0.75], [1.5, -0.25]], "y": [0.0, 1.0]},
+    {"X": [[-2.0, 1.75], [0.5, 0.25], [-1.75, -0.75], [0.75, -1.75]],
+     "y": [0.0, 0.0, 1.0, 1.0]},
+]
+MLP_EPS = {"kind": "mlp", "d": 2, "h": 2, "k": 2, "loss": "cross_entropy",
+           "activation": "identity"}
+# W1 = I (2 × 2), b1 = 0, W2 (2 × 2), b2 (2)
+W_EPS = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.35, -0.6, 0.45, 0.2, 0.15, -0.1]
+ROUNDS_EPS = [
+    {"clients": [0, 1], "batches": [[[0, 1], [1]], [[2, 0, 3], [1, 2]]]},
+    {"clients": [0, 1], "batches": [[[1, 0]], [[3, 1], [0, 2, 1]]]},
+]
+
+
+def check_alpha_eps(spec):
+    """Round 0's weights before the threshold, by the exact replay with
+    the threshold off (bug no-threshold): client 0's are (7/8, 1/8) exactly,
+    the second ε; client 1's are off the boundary; and the fp64 statistics
+    are exact (every input and w⁰ entry dyadic, every class count a power
+    of 2 or its client's size)."""
+    from decimal import Decimal
+    trace = pp.replay(spec, frozenset({"no-threshold"}))[0]
+    al = {(r["round"], r["client"]): r["value"] for r in trace.records
+          if r["event"] == "note" and r["name"] == "alpha_i"}
+    eps = Decimal(spec["algorithm"]["hyperparameters"]["fedpac.alpha_eps"])
+    assert al[(0, 0)] == [Decimal(7) / 8, Decimal(1) / 8], al[(0, 0)]
+    assert al[(0, 0)][1] == eps
+    for key, row in al.items():
+        # the other weights decide as fp64 does: at least 1e-6 from ε
+        # (round 1's α_01 = 0.1239..., 1.1e-3 below it)
+        assert key == (0, 0) or all(abs(u - eps) > Decimal("1e-6")
+                                    for u in row), (key, row)
+    vals = [u for c in spec["problem"]["clients"] for x in c["X"] for u in x]
+    assert all((Decimal(u) * 64) % 1 == 0 for u in vals + spec["init"]["w"][:6])
+
+
+def boundary_alpha_eps():
+    return make(
+        "mlp/boundary-alpha-eps",
+        "FedPAC with a classifier weight exactly fedpac.alpha_eps: α_01 = "
+        "1/8 = ε, set to 0 by the strict α > ε",
+        "η = 0.3, λ = 0.55, η_φ = 0.4, τ_φ = 1; fedpac.alpha_small = "
+        "renormalised, ε = 1/8; the body the identity at w⁰, so round 0's "
+        "Q_0 = diag(25/64, 175/64) and α_0 = (7/8, 1/8) exactly.",
+        MLP_EPS, W_EPS, alg(0.3, 0.55, 0.4, 1, eps=0.125,
+                            alpha_small="renormalised"),
+        [f for f in COMMON if f != "fedpac-missing-centroid"]
+        + ["fedpac-alpha-small", "fedpac-alpha-renormalised",
+           "fedpac-alpha-eps-boundary"],
+        rounds=ROUNDS_EPS, clients=CLIENTS_EPS, check=check_alpha_eps)
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--eps":
+        out = sys.argv[2] if len(sys.argv) > 2 else HERE
+        fname, v = boundary_alpha_eps()
+        pg.write_vector(os.path.join(out, fname), v)
+        return
     pg.write_all(sys.argv, HERE, (paper, mse, layers_paper, official,
                                   pfllib, drawn, momentum_decay,
                                   official_run, momentum_client,
-                                  pfllib_lr, bn_paper, bn_pfllib))
+                                  pfllib_lr, bn_paper, bn_pfllib,
+                                  boundary_alpha_eps))
 
 
 if __name__ == "__main__":

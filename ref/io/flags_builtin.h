@@ -104,6 +104,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "fedfomo-val-loss",
     "fedfomo-val-mode",
     "fedpac-alignment",
+    "fedpac-alpha-eps-boundary",
     "fedpac-alpha-raw",
     "fedpac-alpha-renormalised",
     "fedpac-alpha-small",
