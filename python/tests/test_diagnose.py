@@ -419,6 +419,10 @@ NAMED = {
     "fedproto-lr-per-round": "lr.count = rounds",
     "fedrod-lr-per-round": "lr.count = rounds",
     "fedala-lr-per-round": ("lr.count = rounds", "preset official"),
+    # a strict |x − a| < τ max(|x|, |a|) on the vector whose one-ulp
+    # difference sits exactly on τ is, there, a smaller τ: the probe
+    # fedfomo.equal_rtol × ½ gives the same run (equal-rounding-on-tau)
+    "fedfomo-equal-strict": "fedfomo.equal_rtol",
 }
 
 

@@ -107,6 +107,11 @@ def run(vector_raw):
     stateful = prob.cfg["pfl.state"] == "stateful"
     if prob.cfg["pfl.state"] not in ("stateful", "stateless"):
         raise Unsupported("pfl.state %r" % prob.cfg["pfl.state"])
+    for key, paper in (("pfl.finetune_start", "global"),
+                       ("pfl.finetune_lr", "constant")):
+        if prob.cfg.get(key, paper) != paper:    # FedBABU's PFLlib reading
+            raise Unsupported("%s %r (the NumPy candidate runs it)"
+                              % (key, prob.cfg[key]))
     v_state = [[p.detach().clone() for p in split(prob, global_model)[0]]
                for _ in prob.clients]                    # v_i, from v⁰
     for t, rnd in enumerate(prob.rounds):
