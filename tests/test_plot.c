@@ -15,18 +15,30 @@
 #include "suites.h"
 #include "testutil.h"
 
-/* The marks (gnuplot's <use xlink:href='#gpPt..'>) inside the plot
- * element titled `title`: -1 when there is no such element. */
-static int marks_in(const char *svg, const char *title)
+/* The plot element titled `title` in svg, from its title to the next plot
+ * element (*end), or NULL when there is none. */
+static const char *plot_element(const char *svg, const char *title,
+                                const char **end)
 {
     char head[256];
     snprintf(head, sizeof head, "><title>%s</title>", title);
     const char *g = strstr(svg, head);
     if (g == NULL)
+        return NULL;
+    *end = strstr(g + 1, "<g id=\"gnuplot_plot_");
+    if (*end == NULL)
+        *end = g + strlen(g);
+    return g;
+}
+
+/* The marks (gnuplot's <use xlink:href='#gpPt..'>) inside the plot
+ * element titled `title`: -1 when there is no such element. */
+static int marks_in(const char *svg, const char *title)
+{
+    const char *end;
+    const char *g = plot_element(svg, title, &end);
+    if (g == NULL)
         return -1;
-    const char *end = strstr(g + 1, "<g id=\"gnuplot_plot_");
-    if (end == NULL)
-        end = g + strlen(g);
     int n = 0;
     for (const char *p = strstr(g, "<use xlink:href='#gpPt"); p != NULL && p < end;
          p = strstr(p + 1, "<use xlink:href='#gpPt"))
@@ -39,14 +51,10 @@ static int marks_in(const char *svg, const char *title)
  * stroke width (the first stroke-width of the element) in *width. */
 static int line_dashed(const char *svg, const char *title, double *width)
 {
-    char head[256];
-    snprintf(head, sizeof head, "><title>%s</title>", title);
-    const char *g = strstr(svg, head);
+    const char *end;
+    const char *g = plot_element(svg, title, &end);
     if (g == NULL)
         return -1;
-    const char *end = strstr(g + 1, "<g id=\"gnuplot_plot_");
-    if (end == NULL)
-        end = g + strlen(g);
     const char *w = strstr(g, "stroke-width=\"");
     *width = w != NULL && w < end ? strtod(w + strlen("stroke-width=\""), NULL) : 0.0;
     for (const char *p = strstr(g, "<path "); p != NULL && p < end; p = strstr(p + 1, "<path ")) {

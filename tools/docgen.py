@@ -165,16 +165,8 @@ def man_text(text, reg):
 # ---- what the pages name ------------------------------------------------------------
 
 def vector_ids(root):
-    ids = set()
-    for path in glob.glob(os.path.join(root, "golden", "**", "*.json"), recursive=True):
-        try:
-            with open(path) as f:
-                doc = json.load(f)
-        except (OSError, ValueError):
-            continue
-        if isinstance(doc, dict) and doc.get("format") == "pflref-golden/1":
-            ids.add(doc.get("id"))
-    return ids
+    """The ids of every golden vector under root/golden/."""
+    return folder_ids(root, "")
 
 
 def pages(root):
@@ -246,6 +238,7 @@ GAPS = os.path.join(ROOT, "tools", "docgen_gaps.json")
 
 
 def folder_ids(tree, folder):
+    """The ids of the golden vectors under tree/golden/folder/ ("" for all)."""
     out = set()
     for path in glob.glob(os.path.join(tree, "golden", folder, "**", "*.json"), recursive=True):
         try:
