@@ -355,13 +355,15 @@ static double params_distance(const pflref_model *m, const double *x,
 /* ‖x − a‖₂, ‖x − a‖₁ or ‖x − a‖₂² (fedfomo.distance), summed in index
  * order; l2_per_tensor_sum: Σ_blocks ‖x_B − a_B‖₂ over the model's blocks
  * in layout order (the NVlabs code's l2_root, utils.py:143-176, one norm
- * per parameter tensor). */
+ * per parameter tensor); over the parameters of params_of's blocks only,
+ * its buffers left out, when params_of is given (bn.aggregate =
+ * parameters_only). */
 static double distance(const pflref_model *m, const double *x,
                        const double *a, size_t P, int kind,
-                       const pflref_model *skip)
+                       const pflref_model *params_of)
 {
-    if (skip != NULL)
-        return params_distance(skip, x, a, kind);
+    if (params_of != NULL)
+        return params_distance(params_of, x, a, kind);
     if (kind == PFLREF_FEDFOMO_DISTANCE_L2_PER_TENSOR) {
         double total = 0.0;
         for (size_t b = 0; b < m->nblocks; b++) {
@@ -382,20 +384,20 @@ static double distance(const pflref_model *m, const double *x,
 }
 
 /* θ_n = a up to rounding: every |x_p − a_p| ≤ τ max(|x_p|, |a_p|)
- * (τ = 0: bitwise equal values); over parameters() only when skip is
+ * (τ = 0: bitwise equal values); over parameters() only when params_of is
  * given (bn.aggregate = parameters_only: the buffers are no part of l. 3's
  * distance). */
 static int equal_up_to(const double *x, const double *a, size_t P,
-                       double tau, const pflref_model *skip)
+                       double tau, const pflref_model *params_of)
 {
-    for (size_t b = 0; skip != NULL && b < skip->nblocks; b++) {
-        const pflref_block *B = &skip->blocks[b];
+    for (size_t b = 0; params_of != NULL && b < params_of->nblocks; b++) {
+        const pflref_block *B = &params_of->blocks[b];
         for (size_t p = B->offset; !B->is_buffer && p < B->offset + B->size;
              p++)
             if (fabs(x[p] - a[p]) > tau * fmax(fabs(x[p]), fabs(a[p])))
                 return 0;
     }
-    for (size_t p = 0; skip == NULL && p < P; p++) {
+    for (size_t p = 0; params_of == NULL && p < P; p++) {
         const double scale = fmax(fabs(x[p]), fabs(a[p]));
         if (fabs(x[p] - a[p]) > tau * scale)
             return 0;
@@ -413,14 +415,14 @@ static pflref_status ratio(const pflref_state *s, size_t i, size_t n,
 {
     const double *theta_n = ws->theta_prev + n * s->P;
     /* bn.aggregate = parameters_only: over parameters() only */
-    const pflref_model *skip =
+    const pflref_model *params_of =
         pflref_bn_keeps_own(s) ? &s->problem->model : NULL;
     const double d = distance(&s->problem->model, theta_n, a, s->P,
-                              s->hyper->fedfomo.distance, skip);
+                              s->hyper->fedfomo.distance, params_of);
     ws->r[n] = 0.0;
     /* req: fedfomo.eq.zero_rounding */
     if (d == 0.0 ||
-        equal_up_to(theta_n, a, s->P, s->hyper->fedfomo.equal_rtol, skip))
+        equal_up_to(theta_n, a, s->P, s->hyper->fedfomo.equal_rtol, params_of))
         return PFLREF_OK;
     double L_n;
     pflref_status st = val_loss(s, i, theta_n, &L_n, err);
