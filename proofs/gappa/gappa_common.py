@@ -109,30 +109,31 @@ def bounds(script):
     return [parse_num(hi) for _, hi in found]
 
 
+def four_bit_step(b):
+    """The unit 2^(e-4) of b's fourth significant bit, 2^e <= b < 2^(e+1)
+    (b > 0)."""
+    e = b.numerator.bit_length() - b.denominator.bit_length()
+    while Fraction(2) ** e > b:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= b:
+        e += 1
+    return Fraction(2) ** (e - 4)
+
+
 def round_up(b):
     """(B, C): B = b rounded up to four significant bits, k 2^(e-4) with
     16 <= k < 32, and C = B less one such step (the control bound, below
     b whatever b is).  A zero b gives (0, None)."""
     if b == 0:
         return Fraction(0), None
-    e = b.numerator.bit_length() - b.denominator.bit_length()
-    while Fraction(2) ** e > b:
-        e -= 1
-    while Fraction(2) ** (e + 1) <= b:
-        e += 1
-    step = Fraction(2) ** (e - 4)
+    step = four_bit_step(b)
     k = -((-b) // step)   # ceil
     return k * step, (k - 1) * step
 
 
 def round_down(b):
     """b rounded down to four significant bits (b > 0)."""
-    e = b.numerator.bit_length() - b.denominator.bit_length()
-    while Fraction(2) ** e > b:
-        e -= 1
-    while Fraction(2) ** (e + 1) <= b:
-        e += 1
-    step = Fraction(2) ** (e - 4)
+    step = four_bit_step(b)
     return (b // step) * step
 
 
