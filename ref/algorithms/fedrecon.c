@@ -7,10 +7,12 @@
  *
  * The model's parameters are split into global g (the split's shared
  * blocks) and local l (its personal blocks), as FedAlt names them u and
- * v_i.  The box, line by line (its text could not be read verbatim here:
- * this rendering follows the paper's description and TensorFlow
- * Federated's reconstruction training, and trace/fedrecon.req numbers it
- * so):
+ * v_i.  The box, line by line, as this project renders it: the paper's body
+ * (the box itself) could not be reached from this project's sources, only
+ * its opening (the g/l split, stateless clients); ll. 4-12 were read
+ * against the authors' google-research/federated
+ * reconstruction/training_process.py (a5af8c4), what matched and what did
+ * not in docs/algorithms/fedrecon.md; trace/fedrecon.req numbers it so:
  *
  *   l. 1   input: g⁰ and the local initialisation l⁰ (init.w's entries)
  *   Server:
@@ -49,9 +51,10 @@
  *                        NUM_EXAMPLES: training_process.py's num_examples_sum
  *                        over the post-reconstruction pass)
  *   fedrecon.query       complement: D_{i,q} = D_i ∖ D_{i,s} (TFF's
- *                        default build_dataset_split_fn(split_dataset=True))
- *                        | whole: D_{i,s} = D_{i,q} = D_i
- *                        (reconstruction_utils.py simple_dataset_split_fn)
+ *                        build_dataset_split_fn(split_dataset=True), not
+ *                        its default) | whole: D_{i,s} = D_{i,q} = D_i
+ *                        (reconstruction_utils.py simple_dataset_split_fn,
+ *                        the training process's default)
  *   fedrecon.eval        reconstruct: the evaluation reconstructs l on the
  *                        post batches from the final g | kept: (g, l_i) as
  *                        the last visit left it
