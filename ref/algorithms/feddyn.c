@@ -18,9 +18,12 @@
  *   l. 9      Set θ_k^t = θ_k^{t−1}, ∇L_k(θ_k^t) = ∇L_k(θ_k^{t−1}),
  *   l. 10   Set h^t = h^{t−1} − α (1/m) (Σ_{k∈P_t} θ_k^t − θ^{t−1}),
  *   l. 11   Set θ^t = (1/|P_t|) Σ_{k∈P_t} θ_k^t − (1/α) h^t
- * (The box's text could not be read verbatim here: l. 10 is covered either
- * way, its printed parenthesis by feddyn.h_sum = literal, the sum of
- * differences by the default, reading b) below.)
+ * (The box itself could not be read line by line from this project's
+ * sources, only the paper's opening; l. 10 as printed is attested by
+ * transcriptions (FedLab issue #319, alpemreacar/FedDyn issue #3) and is
+ * feddyn.h_sum = literal, the sum of differences the default, reading b)
+ * below; ll. 3, 5, 6, 10, 11 were read against the authors' code, 48a19fa:
+ * docs/algorithms/feddyn.md.)
  * And h⁰ = 0, which the box leaves implicit: with ∇L_k(θ_k⁰) = 0 it keeps
  * h^t = (1/m) Σ_{k∈[m]} ∇L_k(θ_k^t) (reading b) below) from t = 0 on.
  *
