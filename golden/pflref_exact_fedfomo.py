@@ -108,8 +108,9 @@ learning-rate decay lr.* (client i's η decays with its own trainings under
 lr.count = trainings, PFLlib's per-client ExponentialLR), and the preset
 pfllib, restated here from PFLlib's clientfomo.py and serverfomo.py (not
 read from the C).  Exact arithmetic needs no tolerance for "θ_n = a": the
-C's fedfomo.equal_rtol only undoes its own rounding, so the generator
-ignores it.
+C's fedfomo.equal_rtol only undoes its own rounding, so the replay ignores
+it (but for fomo-equal-strict and fomo-equal-fp64, which test the C's
+doubles against it).
 """
 import copy
 import math
