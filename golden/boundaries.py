@@ -217,6 +217,47 @@ def fedfomo_tau_on(spec):
     return False
 
 
+def fedfomo_tau_params_on(spec):
+    """A layer-list FedFomo run under bn.aggregate = parameters_only with
+    fedfomo.equal_rtol τ given, where a client's round-0 step is one batch
+    of copies of one row with one target and every β of batch
+    normalisation's bias is negative (x̂ = 0, relu passes nothing: the step
+    moves the output bias b alone, θ = b − η · 2 (b − y) for the squared
+    loss), and that θ and the fp64 mean that reproduces it with weight 1,
+    φ = b + 1 · (θ − b), differ by exactly fl(τ max(|θ|, |φ|)) (Python's
+    floats round as the C's doubles)."""
+    tau = _hp(spec).get("fedfomo.equal_rtol")
+    sw = spec["algorithm"].get("switches", {})
+    net = spec["model"]
+    if net.get("kind") != "layers" or not tau or net.get("loss") != "squared" or \
+            sw.get("bn.aggregate") != "parameters_only" or \
+            spec["init"].get("kind") != "given":
+        return False
+    import pflref_exact_layers as pl
+    w = spec["init"]["w"]
+    offs = pl.Model(net, "float").block_offsets()
+    if not any(b["is_bn"] and b["role"] == "bias" for b, _ in offs):
+        return False
+    if any(x >= 0 for b, o in offs if b["is_bn"] and b["role"] == "bias"
+           for x in w[o:o + b["size"]]):
+        return False
+    last, o = offs[-1]
+    if last["role"] != "bias" or last["size"] != 1:
+        return False
+    b0, eta = w[o], float(_hp(spec)["eta"])
+    r0 = spec["schedule"]["rounds"][0]
+    for k, steps in zip(r0["clients"], r0["batches"]):
+        c = spec["problem"]["clients"][k]
+        if len(steps) != 1 or len({tuple(c["X"][j]) for j in steps[0]}) != 1 or \
+                len({c["y"][j] for j in steps[0]}) != 1 or len(steps[0]) < 2:
+            continue
+        th = b0 - eta * (2.0 * (b0 - c["y"][steps[0][0]]))
+        phi = b0 + 1.0 * (th - b0)
+        if th != phi and abs(th - phi) == tau * max(abs(th), abs(phi)):
+            return True
+    return False
+
+
 def fedpac_alpha_on(spec):
     """A FedPAC run under fedpac.alpha_small (renormalised or raw) where
     some client's QP weight α_ij equals fedpac.alpha_eps exactly, by the
@@ -489,12 +530,7 @@ COMPARISONS = [
       "index order, decided by cfl/worked/boundary-tie-order)")),
     (A + "fedfomo.c", "if (fabs(x[p] - a[p]) > tau * fmax(fabs(x[p]), fabs(a[p])))", ">",
      "l. 3's equality up to rounding: an entry differs when |x − a| > τ max(|x|, |a|)",
-     ("pending", "not yet covered: this is the parameters()-only path (bn.aggregate = "
-      "parameters_only with batch normalisation), whose vectors are layer lists "
-      "(golden/layers/); fedfomo/worked/equal-rounding-on-tau decides the same "
-      "predicate on the path of every other model (the entry below), and the "
-      "same construction (a weight-1 candidate one ulp off after the mean, "
-      "τ = that ulp / max) would decide this one on a BN layer list")),
+     ("decided", ["layers/fedfomo/bn1d-equal-rounding-on-tau"], fedfomo_tau_params_on)),
     (A + "fedfomo.c", "if (fabs(x[p] - a[p]) > tau * scale)", ">",
      "l. 3's equality up to rounding, every entry (no parameters()-only skip)",
      ("decided", ["fedfomo/worked/equal-rounding-on-tau"], fedfomo_tau_on)),

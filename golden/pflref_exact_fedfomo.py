@@ -59,6 +59,20 @@ replay(spec, bugs) -> (trace, None, v, None).  Bugs (mutants):
                         running statistics with the parameters (a
                         state_dict mixture) instead of keeping client i's
                         own, those of θ_i^{t−1}
+  fomo-equal-strict     l. 3's equality up to rounding read strictly, on
+                        the C's doubles: where the exact run has θ_n = a
+                        (distance 0) and a is a weight-1 mean of l. 5
+                        (φ = a' + 1 · (θ_m − a')), the doubles are
+                        float(θ_n) and φ's fp64 shadow fl(float(a') +
+                        fl(float(θ_m) − float(a'))) (buffers kept under
+                        parameters_only), and θ_n counts as a only when
+                        every |x − a| < τ max(|x|, |a|) (τ =
+                        fedfomo.equal_rtol, not ≤): a difference on the
+                        bound gives r_n = (L_i(a) − L_i(θ_n)) / the doubles'
+                        distance; no shadow (other weights): no change
+  fomo-equal-fp64       not a bug: the same test with the rule's ≤, which
+                        must reproduce the exact run (a generator's check
+                        that the doubles sit on the bound, not past it)
   fomo-no-skip          a chosen id is not skipped: the list's next entry
                         is taken whatever it is (a repeat counts once);
                         not flagged on a vector (the skipped-to peers of
@@ -94,8 +108,9 @@ learning-rate decay lr.* (client i's η decays with its own trainings under
 lr.count = trainings, PFLlib's per-client ExponentialLR), and the preset
 pfllib, restated here from PFLlib's clientfomo.py and serverfomo.py (not
 read from the C).  Exact arithmetic needs no tolerance for "θ_n = a": the
-C's fedfomo.equal_rtol only undoes its own rounding, so the generator
-ignores it.
+C's fedfomo.equal_rtol only undoes its own rounding, so the replay ignores
+it (but for fomo-equal-strict and fomo-equal-fp64, which test the C's
+doubles against it).
 """
 import copy
 import math
@@ -123,6 +138,7 @@ MUTANTS = {
     "bn-parameters-distance": ["fomo-buffers-in-distance"],
     "bn-own-buffers": ["fomo-buffers-mixed"],
     "lr-count": ["lr-per-round"],
+    "fedfomo-equal-bound": ["fomo-equal-strict"],
 }
 
 # The preset pfllib as read from TsingZ0/PFLlib d832e76f6a23
@@ -293,9 +309,12 @@ def params_only(spec, buffers):
     return keep, [(lo, hi) for lo, hi in allb if lo not in buffers]
 
 
-def weights(spec, i, peers, anchor, uploads, sw, bugs, buffers=frozenset()):
+def weights(spec, i, peers, anchor, uploads, sw, bugs, buffers=frozenset(),
+            anchor64=None):
     """(w, r) over all N clients (0 off the candidates); buffers: the
-    entries left out of the distance (bn.aggregate = parameters_only)."""
+    entries left out of the distance (bn.aggregate = parameters_only);
+    anchor64: the anchor's fp64 shadow (fomo-equal-strict, fomo-equal-fp64)
+    or None."""
     N = len(uploads)
     if "fomo-buffers-in-distance" in bugs:
         buffers = frozenset()
@@ -318,6 +337,10 @@ def weights(spec, i, peers, anchor, uploads, sw, bugs, buffers=frozenset()):
             d = distance([uploads[n][p] for p in idx],
                          [anchor[p] for p in idx], kind,
                          [(pick[lo], pick[hi - 1] + 1) for lo, hi in tensors])
+        if d == 0 and anchor64 is not None and \
+                {"fomo-equal-strict", "fomo-equal-fp64"} & set(bugs):
+            d = equal_on_doubles(spec, uploads[n], anchor64, idx, kind, tensors,
+                                 "fomo-equal-strict" in bugs)
         if d == 0:
             continue                      # θ_n = φ_i: the documented rule
         if "fomo-squared-dist" in bugs:
@@ -330,6 +353,28 @@ def weights(spec, i, peers, anchor, uploads, sw, bugs, buffers=frozenset()):
     if total != 0 and "fomo-no-normalise" not in bugs:
         w = [x / total for x in w]
     return w, r
+
+
+def equal_on_doubles(spec, x, a64, idx, kind, tensors, strict):
+    """The zero-distance rule's test on the C's doubles: float(x) against
+    the anchor's fp64 shadow a64 over the entries idx (None: all), τ =
+    fedfomo.equal_rtol; 0 when they count as equal (every |x − a| ≤ τ
+    max(|x|, |a|), or < when strict), else the doubles' distance, exact."""
+    tau = float(spec["algorithm"]["hyperparameters"].get("fedfomo.equal_rtol",
+                                                         2.0 ** -50))
+    keep = range(len(x)) if idx is None else idx
+    xs = [float(x[p]) for p in keep]
+    as_ = [a64[p] for p in keep]
+    equal = all((abs(u - v) < tau * max(abs(u), abs(v))) if strict
+                else (abs(u - v) <= tau * max(abs(u), abs(v)))
+                for u, v in zip(xs, as_))
+    if equal:
+        return 0
+    if idx is not None:
+        pick = {p: q for q, p in enumerate(idx)}
+        tensors = [(pick[lo], pick[hi - 1] + 1) for lo, hi in tensors]
+    return distance([Fraction(u) for u in xs], [Fraction(v) for v in as_], kind,
+                    tensors)
 
 
 def select(row, order, u, slots, eps, top_m, bugs=frozenset()):
@@ -383,6 +428,10 @@ def replay(spec, bugs=frozenset()):
             else frozenset())
     m_total = sw.get("fedfomo.M_counts", "others") == "total"
     top_m = sw.get("fedfomo.selection", "eps_greedy") == "topM"
+    # fomo-equal-strict, fomo-equal-fp64: φ_i's fp64 shadow after a
+    # weight-1 mean of l. 5, else None
+    shadow = bool({"fomo-equal-strict", "fomo-equal-fp64"} & set(bugs))
+    phi64 = [None] * N
     trace = Trace()
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         # req: fedfomo.alg1.l1
@@ -411,7 +460,9 @@ def replay(spec, bugs=frozenset()):
             post = sw.get("fedfomo.anchor", "pre_train") == "post_train"
             anchor = (theta[i] if ("fomo-anchor-current" in bugs) != post
                       else phi[i])
-            w, r = weights(spec, i, peers[j], anchor, uploads, sw, bugs, keep)
+            a64 = phi64[i] if shadow and anchor is phi[i] else None
+            w, r = weights(spec, i, peers[j], anchor, uploads, sw, bugs, keep,
+                           a64)
             trace.emit("note", "train", t, i, None, "weights", w)
             if sum(w) == 0 and sw.get("fedfomo.no_positive",
                                       "anchor") == "keep_current":
@@ -425,6 +476,15 @@ def replay(spec, bugs=frozenset()):
                     # (clientfomo.py:157-165), θ_i^{t−1}'s
                     for p in keep:
                         new[p] = snap[i][p]
+            phi64[i] = None
+            if shadow and sorted(w)[-1] == 1 and \
+                    sum(w) == 1:
+                # one weight 1: fl(a + fl(1 · fl(θ_m − a))) on the doubles
+                m = w.index(1)
+                phi64[i] = [float(snap[i][p]) if p in keep and
+                            "fomo-buffers-mixed" not in bugs
+                            else float(a) + 1.0 * (float(uploads[m][p]) - float(a))
+                            for p, a in enumerate(anchor)]
             phi[i] = new
             trace.emit("note", "train", t, i, None, "phi", new)
             pu = sw.get("fedfomo.P_update", "weights")

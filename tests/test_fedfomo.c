@@ -45,6 +45,8 @@ static const char *const VECTORS[] = {
     "golden/layers/fedfomo-bn1d-mlp-eval.json",
     "golden/layers/fedfomo-mlp-dropout-eval.json",
     "golden/layers/fedfomo-bn1d-mlp-pfllib-keep.json",
+    "golden/fedfomo/worked-equal-rounding-on-tau.json",
+    "golden/layers/fedfomo-bn1d-equal-rounding-on-tau.json",
 };
 
 START_TEST(test_worked_vectors)
@@ -565,6 +567,68 @@ START_TEST(test_equal_up_to_rounding)
 }
 END_TEST
 
+/* golden/layers/fedfomo-bn1d-equal-rounding-on-tau's spec run with
+ * fedfomo.equal_rtol = tau (bn.aggregate = parameters_only): client 0's
+ * weights of rounds 1 and 2 and its row of P after each. */
+static void bn_on_tau_run(double tau, double w1[3], double w2[3],
+                          double P1[3], double P2[3])
+{
+    char *path = tu_repo_path(
+        "golden/layers/fedfomo-bn1d-equal-rounding-on-tau.json");
+    json_error_t jerr;
+    json_t *vec = json_load_file(path, 0, &jerr);
+    ck_assert_msg(vec != NULL, "%s: %s", path, jerr.text);
+    json_t *spec = json_deep_copy(json_object_get(vec, "spec"));
+    json_object_set_new(
+        json_object_get(json_object_get(spec, "algorithm"), "hyperparameters"),
+        "fedfomo.equal_rtol", json_real(tau));
+    char *text = json_dumps(spec, JSON_COMPACT);
+    pflref_spec *s = tu_spec(text);
+    pflref_trajectory tj;
+    pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
+    const pflref_trace tr = {.emit = pflref_trajectory_emit, .ctx = &tj};
+    pflref_run_result *res = tu_run(s, &tr);
+    ck_assert(!tj.failed);
+    ck_assert_uint_eq(note_of(&tj, "weights", 1, 0, w1, 3), 3);
+    ck_assert_uint_eq(note_of(&tj, "weights", 2, 0, w2, 3), 3);
+    ck_assert_uint_eq(note_of(&tj, "P", 1, 0, P1, 3), 3);
+    ck_assert_uint_eq(note_of(&tj, "P", 2, 0, P2, 3), 3);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(res);
+    pflref_spec_free(s);
+    free(text);
+    json_decref(spec);
+    json_decref(vec);
+    free(path);
+}
+
+/* The parameters()-only equality (bn.aggregate = parameters_only) at its
+ * bound: round 1 gives client 0 the candidate θ_1⁰ with weight 1, whose
+ * only moved parameter, fc2's bias, the fp64 mean leaves 2⁻⁵⁵ off; in
+ * round 2 that difference is exactly τ max(|x|, |a|) = 2⁻⁵³ · ¼ while the
+ * running statistics differ (left out of the test).  τ = 2⁻⁵³: the strict
+ * "differs when > τ max" calls it equal, r = 0, P_{0,1} kept; τ = 2⁻⁵⁴:
+ * the 2⁻⁵⁵ distance gives a ratio of size ~10¹⁶ that P_update = raw adds
+ * to P. */
+START_TEST(test_equal_params_only_on_tau)
+{
+    /* req: fedfomo.eq.zero_rounding */
+    double w1[3], w2[3], P1[3], P2[3];
+    bn_on_tau_run(0x1p-53, w1, w2, P1, P2);
+    ck_assert_msg(w1[0] == 0.0 && w1[1] == 1.0 && w1[2] == 0.0,
+                  "round 1: w = (%g, %g, %g), want (0, 1, 0)", w1[0], w1[1],
+                  w1[2]);
+    ck_assert_msg(w2[1] == 0.0 && P2[1] == P1[1],
+                  "τ = 2^-53: w_1 = %g, P_{0,1} %g -> %g; the bound must "
+                  "count the candidate equal", w2[1], P1[1], P2[1]);
+    bn_on_tau_run(0x1p-54, w1, w2, P1, P2);
+    ck_assert_msg(fabs(P2[1] - P1[1]) > 1e6,
+                  "τ = 2^-54: P_{0,1} %g -> %g; the one-ulp distance no "
+                  "longer decides, so the vector is off its bound", P1[1],
+                  P2[1]);
+}
+END_TEST
+
 /* The preset pfllib as PFLlib runs (serverfomo.py, clientfomo.py): the
  * anchor before training, the ranking of the whole row, the mean of batch
  * means, the per-client decay count, norm + 1e-5. */
@@ -707,6 +771,7 @@ Suite *fedfomo_suite(void)
     tcase_add_test(tc, test_trace_candidates_and_anchor);
     tcase_add_test(tc, test_draws_errors);
     tcase_add_test(tc, test_equal_up_to_rounding);
+    tcase_add_test(tc, test_equal_params_only_on_tau);
     tcase_add_test(tc, test_preset_pfllib);
     tcase_add_test(tc, test_ranked_own_peer);
     tcase_add_test(tc, test_val_mode_without_bn_same);

@@ -51,7 +51,8 @@ BUGS = ("fedfomo-no-clip", "fedfomo-no-normalise", "fedfomo-squared-distance",
         "fedfomo-live-uploads", "fedfomo-affinity-ratio",
         "fedfomo-greedy-ascending", "fedfomo-eps-no-decay",
         "fedfomo-ranked-no-own", "fedfomo-lr-per-round", "fedfomo-equal-strict",
-        "fedfomo-val-eval-mode", "fedfomo-bn-buffers-mixed")
+        "fedfomo-val-eval-mode", "fedfomo-bn-buffers-mixed",
+        "fedfomo-equal-strict-params")
 
 
 def _base():
@@ -223,6 +224,8 @@ def run(spec, clients, w0, log, bug):
                 same = np.all(np.abs(diff) < bound
                               if bug == "fedfomo-equal-strict"
                               else np.abs(diff) <= bound)
+                if bug == "fedfomo-equal-strict-params" and keep is not None:
+                    same = np.all(np.abs(diff[measured]) < bound[measured])
                 if dist > 0 and not same:
                     r[n] = (L_a - _loss(spec, raw[i], up[n], bug, clients[i])) \
                         / (dist + dist_eps)

@@ -1120,6 +1120,183 @@ def fedfomo_bn_eval():
     return fedfomo_bn("eval")
 
 
+# ---- FedFomo's equality up to rounding on the parameters()-only path -------
+#
+# issue 33 §3 (decisions at their thresholds): ref/algorithms/fedfomo.c
+# equal_up_to's test |x_p − a_p| > τ max(|x_p|, |a_p|) over parameters()
+# only (bn.aggregate = parameters_only: the buffers are no part of l. 3's
+# "θ_n = a"), with a difference exactly on the bound, as
+# fedfomo/worked/equal-rounding-on-tau puts one on the path of every entry.
+#
+# Client 1's round-0 batch is two copies of one row with one target, so
+# batch normalisation's x̂ = (z − μ_B)/σ_B is 0 on both, every unit's input
+# to relu is its β, and every β of init.w is negative: relu passes nothing,
+# its derivative is 0, and the one local step moves the output bias b alone
+# (b − η ∂/∂b of the mean of (b − y)², i.e. b − η · 2 (b − y)); the running
+# statistics move (r_μ toward the row's z, r_v by (1 − ρ)), which
+# parameters_only leaves out of the test.  Round 1 gives client 0 the one
+# candidate θ_1⁰ with weight 1 (r > 0, fedfomo.self = excluded), so
+# φ_0 = a + 1 · (θ_1⁰ − a), exactly θ_1⁰ in exact arithmetic; in fp64 the
+# bias is fl(b⁰ + fl(θ − b⁰)), one ulp off θ's.  Client 1 sits out rounds 1
+# and 2, so in round 2 client 0's one candidate θ_1⁰ is its anchor up to
+# that ulp: 2⁻⁵⁵ = τ · ¼ with τ = 2⁻⁵³, every other parameter equal, the
+# running statistics (client 0's own in the anchor, client 1's in θ_1⁰) far
+# apart.  The strict > says "equal" (r = 0, the exact run); ≥ gives the
+# candidate the ratio of a loss difference over 2⁻⁵⁵ (P_update = raw keeps it
+# in P).  L_i's passes are evaluation passes (fedfomo.val_mode = eval, so
+# the two models' running statistics make the losses differ: the ≥ reading
+# cannot fall on r = 0 by chance).
+FOMO_TAU = 2.0 ** -53
+FOMO_TAU_ETA = 0.125
+FOMO_TAU_B0 = 0.1                 # init.w's fc2 bias: binary64's 0.1
+FOMO_TAU_ROW, FOMO_TAU_Y = [0.75, -1.25, 0.5], -1.3
+FOMO_TAU_BETA = [-0.42578125, -0.48828125, -0.216796875, -0.37109375]
+FOMO_TAU_ROUNDS = [
+    {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[0, 1]], [[4, 1], [0, 3, 2]]],
+     "peers": [[], [], []]},
+    {"clients": [0, 2], "batches": [[[1, 3, 0]], [[2, 4], [1, 0]]],
+     "peers": [[1], [0]]},
+    {"clients": [0, 2], "batches": [[[2, 0], [3, 1]], [[3, 4, 0]]],
+     "peers": [[1], [1]]},
+]
+
+
+def fomo_tau_bias_fp64(b0, y, eta):
+    """(θ, φ): client 1's output bias after its one step and client 0's
+    after l. 5 with weight 1, each operation rounded as IEEE binary64 rounds
+    it (Python's floats), in the C's order: the residual r = ŷ − y with
+    ŷ = b (relu passes nothing), ∂/∂b = 2 r (the batch mean of two equal
+    terms: a power of 2, exact), θ = b − η · 2r (η a power of 2: the
+    product exact), then φ = a + 1 · (θ − a) with a = b."""
+    r = b0 - y
+    g = 2.0 * r
+    step = eta * g
+    assert Fraction(step) == Fraction(eta) * 2 * Fraction(r)    # exact
+    th = b0 - step
+    phi = b0 + 1.0 * (th - b0)
+    return th, phi
+
+
+def fomo_tau_spec():
+    import pflref_exact_fedfomo as ff
+    clients = fedfomo_clients()
+    rng = random.Random(55)
+    clients[0]["y_val"] = lc.values(rng, 3, -1.5, 1.5, 16)
+    clients[2]["y_val"] = lc.values(rng, 3, -1.5, 1.5, 16)
+    c1 = dict(clients[1])
+    c1["X"] = [list(FOMO_TAU_ROW), list(FOMO_TAU_ROW), c1["X"][2]]
+    c1["y"] = [FOMO_TAU_Y, FOMO_TAU_Y, c1["y"][2]]
+    clients[1] = c1
+    w0 = list(MLP_W0)
+    w0[16:20] = FOMO_TAU_BETA
+    w0[32] = FOMO_TAU_B0
+    algorithm = {"name": "fedfomo",
+                 "hyperparameters": {"eta": FOMO_TAU_ETA, "fedfomo.equal_rtol": FOMO_TAU},
+                 "switches": {"bn.aggregate": "parameters_only",
+                              "fedfomo.self": "excluded", "fedfomo.P_update": "raw",
+                              "fedfomo.val_mode": "eval"}}
+    th, phi = fomo_tau_bias_fp64(FOMO_TAU_B0, FOMO_TAU_Y, FOMO_TAU_ETA)
+    spec = pg.given_spec(
+        "FedFomo under bn.aggregate = parameters_only with a one-ulp parameter "
+        "difference exactly on fedfomo.equal_rtol's bound: r = 0",
+        f"{MLP_TEXT} FedFomo with bn.aggregate = parameters_only (l. 3's distance "
+        f"and its equality up to rounding over the parameters only, l. 5 mixing "
+        f"the parameters only, phi_i keeping client i's own running statistics), "
+        f"fedfomo.self = excluded, P_update = raw, val_mode = eval, eta = 1/8, "
+        f"fedfomo.equal_rtol = 2^-53; every beta of init.w negative and the fc2 "
+        f"bias b = 0.1 (binary64). Round 0: client 1's one batch is two copies of "
+        f"one row with target -1.3, so batch normalisation gives x-hat = 0, relu "
+        f"passes nothing and the step moves b alone, to {th!r} in fp64 (the running "
+        f"statistics move too). Round 1: client 0's one candidate theta_1^0 gets "
+        f"weight 1, phi_0 = a + 1 (theta_1^0 - a), whose bias is {phi!r} in fp64, "
+        f"one ulp (2^-55) off theta_1^0's. Round 2 (client 1 still out): that "
+        f"candidate equals client 0's anchor in exact arithmetic; in fp64 its bias "
+        f"differs by 2^-55 = tau max(|x|, |a|) = 2^-53 * 1/4 exactly, every other "
+        f"parameter is equal and the running statistics (client 0's own in the "
+        f"anchor, client 1's in the candidate) differ: the strict > of the bound "
+        f"calls it equal (r = 0), a >= would give it a loss difference over 2^-55.",
+        MLP, clients, {"kind": "given", "w": w0}, algorithm, FOMO_TAU_ROUNDS)
+    return spec, ff
+
+
+def fedfomo_keep_on_tau():
+    spec, ff = fomo_tau_spec()
+    vid = "layers/fedfomo/bn1d-equal-rounding-on-tau"
+    fname = "fedfomo-bn1d-equal-rounding-on-tau.json"
+    b0, y, eta = (Fraction(FOMO_TAU_B0), Fraction(FOMO_TAU_Y), Fraction(FOMO_TAU_ETA))
+
+    # the fp64 path of the one parameter that moves: θ is fl of the exact
+    # step b⁰ − 2η (b⁰ − y), φ one ulp off it, exactly on the bound (the
+    # product τ · ¼ is exact: powers of 2)
+    th, phi = fomo_tau_bias_fp64(FOMO_TAU_B0, FOMO_TAU_Y, FOMO_TAU_ETA)
+    th_exact = b0 - 2 * eta * (b0 - y)
+    assert th == -0.25 and abs(Fraction(th) - th_exact) < Fraction(1, 2 ** 56), th
+    assert phi != th and Fraction(abs(th - phi)) == Fraction(1, 2 ** 55)
+    assert Fraction(abs(th - phi)) == Fraction(FOMO_TAU) * max(abs(Fraction(th)),
+                                                               abs(Fraction(phi)))
+
+    run, result, final, tol = fedfomo_exact_run(spec, ff)
+    trace = result[0]
+    notes = {(r["round"], r["client"], r["name"]): r["value"]
+             for r in trace.records if r["event"] == "note"}
+    up1 = [r["value"] for r in trace.records
+           if r["event"] == "client_end" and r["round"] == 0 and r["client"] == 1][0]
+    w0 = [pg.exact(x) for x in spec["init"]["w"]]
+    buffers = set(range(20, 28))          # bn1.running_mean, bn1.running_var
+    # client 1's step moved the bias alone (to the exact step) and its
+    # running statistics
+    assert [p for p in range(33) if p not in buffers and up1[p] != w0[p]] == [32]
+    assert up1[32] == th_exact
+    assert all(up1[p] != w0[p] for p in buffers)
+    # round 1: weight 1 on θ_1⁰, φ_0's parameters θ_1⁰'s exactly (the
+    # exact mean), its running statistics client 0's own
+    assert notes[(1, 0, "weights")] == [0, 1, 0]
+    assert all(notes[(1, 0, "phi")][p] == up1[p] for p in range(33) if p not in buffers)
+    # round 2: the candidate is the anchor on the parameters (r = 0, P
+    # kept); the running statistics differ by far more than τ max, so the
+    # test over every entry (bn.aggregate = average's path) calls it
+    # different
+    anchor = notes[(1, 0, "phi")]
+    assert notes[(2, 0, "weights")] == [0, 0, 0]
+    assert notes[(2, 0, "P")] == notes[(1, 0, "P")]
+    assert all(abs(up1[p] - anchor[p]) > 1000 * Fraction(FOMO_TAU)
+               * max(abs(up1[p]), abs(anchor[p])) for p in buffers)
+
+    # the C's rule on its doubles (the replay's fp64 shadow of φ_0, checked
+    # against fomo_tau_bias_fp64 through the ratio below): ≤ (equal)
+    # reproduces the exact run; the strict < (the replay's mutant
+    # fomo-equal-strict) gives θ_1⁰ the ratio (L_0(a) − L_0(θ_1⁰)) / 2⁻⁵⁵
+    assert pg.expected(*final(*run({"fomo-equal-fp64"}))) == pg.expected(*final(*result))
+    strict = run({"fomo-equal-strict"})[0]
+    P2 = [r["value"] for r in strict.records if r["event"] == "note"
+          and r["round"] == 2 and r["client"] == 0 and r["name"] == "P"][0]
+    dL = ff.val_loss(spec, 0, anchor, frozenset()) - ff.val_loss(spec, 0, up1, frozenset())
+    assert P2[1] - notes[(1, 0, "P")][1] == dL / Fraction(abs(th - phi)), (P2, dL)
+    gap = abs(float(P2[1] - notes[(2, 0, "P")][1]))
+    assert gap > 1e6, gap
+
+    flags = ["fedfomo-equal-bound", "bn-parameters-distance", "bn-own-buffers",
+             "fedfomo-affinity", "fedfomo-val-mode", "fedfomo-stale-uploads",
+             "bn-running-update"]
+    mutants = {"fedfomo-equal-bound": ["fomo-equal-strict"],
+               "bn-parameters-distance": ["fomo-buffers-in-distance"],
+               "bn-own-buffers": ["fomo-buffers-mixed"],
+               "fedfomo-affinity": ["fomo-affinity-ratio"],
+               "fedfomo-val-mode": ["fomo-val-mode-flip"],
+               "fedfomo-stale-uploads": ["fomo-live-uploads"],
+               "bn-running-update": RUNNING_MUTANTS["bn-running-update"]}
+    exp = pg.checked_expected(vid, tol, flags, mutants, result, run, final)
+    spec["description"] += (
+        f" Under the non-strict >= the round-2 ratio moves P_(0,1) by {gap:.2g}.")
+    prov = pg.provenance(
+        "independent", f"{FEDFOMO_SOURCE}; docs/algorithms/fedfomo.md (Equality up to "
+        f"rounding; bn.aggregate); {FEDFOMO_KEEP_SOURCE}; {lc.LAYERS_SOURCE}",
+        FEDFOMO_GENERATOR.replace("make_bn.py", "make_bn.py fedfomo_keep_on_tau")
+        .replace("60-digit decimal", "60-digit decimal, the fp64 bias path replayed "
+                 "in Python floats"))
+    return fname, pg.vector(vid, spec["name"], prov, flags, spec, tol, exp)
+
+
 # ---- the first uploader as data (schedule.rounds[t].first_upload) ----------
 #
 # PFLlib's receive_models orders the uploads by random.sample(
@@ -1198,4 +1375,5 @@ if __name__ == "__main__":
                                   fedavg_bn2d_biased, fedbn_bn2d, fedbn_bn1d,
                                   fedavg_keep_bn1d, fedavg_keep_bn2d]
                  + FAMILY_MAKERS + [fedfomo_bn_train, fedfomo_bn_eval,
-                                    fedfomo_keep_bn, fedavg_keep_first_upload])
+                                    fedfomo_keep_bn, fedavg_keep_first_upload,
+                                    fedfomo_keep_on_tau])

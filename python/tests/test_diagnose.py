@@ -423,6 +423,9 @@ NAMED = {
     # difference sits exactly on τ is, there, a smaller τ: the probe
     # fedfomo.equal_rtol × ½ gives the same run (equal-rounding-on-tau)
     "fedfomo-equal-strict": "fedfomo.equal_rtol",
+    # the same on the parameters()-only path (bn.aggregate =
+    # parameters_only), first caught by layers/fedfomo/bn1d-equal-rounding-on-tau
+    "fedfomo-equal-strict-params": "fedfomo.equal_rtol",
 }
 
 
@@ -458,6 +461,25 @@ def test_catalogued_bug(bug, tmp_path):
     first = d.best[0]["first_divergence"]
     assert first is not None and first["name"] in d.summary
     assert "diverging at" in d.summary
+
+
+def test_equal_strict_params_on_the_bn_boundary(tmp_path):
+    """fedfomo-equal-strict-params (the strict bound on the
+    parameters()-only path alone) passes every golden/fedfomo vector; the
+    layer list whose bias difference sits on τ tells it apart, and diagnose
+    names τ there (a strict < at the bound is a smaller τ)."""
+    bug = "fedfomo-equal-strict-params"
+    assert _first_failing({"name": bug, "algorithm": "fedfomo"},
+                          tmp_path) == (None, None)
+    path = os.path.join(GOLDEN, "layers",
+                        "fedfomo-bn1d-equal-rounding-on-tau.json")
+    with open(path) as f:
+        doc = json.load(f)
+    assert pflref.check(path, _candidate(doc, tmp_path)).passed
+    res = _candidate(doc, tmp_path, bug=bug)
+    assert not pflref.check(path, res).passed
+    d = pflref.diagnose(path, res)
+    assert d.matched and NAMED[bug] in d.summary, d.summary
 
 
 # ---- the API ------------------------------------------------------------------

@@ -94,6 +94,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "fedfomo-clip",
     "fedfomo-distance",
     "fedfomo-epsilon",
+    "fedfomo-equal-bound",
     "fedfomo-normalise",
     "fedfomo-order",
     "fedfomo-ranked",
