@@ -195,6 +195,57 @@ def pflego_head(exact_alpha):
         ranges=ranges, body=body, hyp=hyp, goal="y - Y")
 
 
+def pflego_server(r, step):
+    """PFLEGO's step 8 for |I_t| = r participants (ref/algorithms/pflego.c):
+    pflref_round_begin zeroes acc, each participant j in ascending id adds
+    `acc[p] += a * g[p]` (client_round, a = fl(N_i/N), or fl(N_i/N_sel)
+    under pflego.theta_weights = sampled_normalised: a correctly rounded
+    quotient of exact integers either way), then server_step scales
+    `acc[p] *= scale` (scale = fl(I/r), pflego_round_with) into
+    g_hat = (I/r) sum alpha_i g_i; with STEP, the plain server step
+    `w[p] -= rho * acc[p]`, theta_{t+1} = theta_t - rho g_hat (server =
+    sgd).  The exact values use the exact I/r and alpha_i; the exact
+    g_hat is written (sum) * q, in the C's order, for Gappa matches the
+    rounded and the exact expressions term by term."""
+    body = ["scale = rnd(q);"]
+    hyp = ["q in [1, 8]"]
+    for i in range(1, r + 1):
+        body.append(f"alpha{i} = rnd(a{i});")
+        hyp.append(f"a{i} in [0, 1]")
+    for i in range(1, r + 1):
+        body.append(f"g{i} = rnd(g{i}_);")
+        hyp.append(f"g{i} in [-1, 1]")
+    # acc = 0 + fl(alpha_1 g_1) = fl(alpha_1 g_1): adding the zero is exact
+    body.append("s1 rnd= alpha1 * g1;")
+    for i in range(2, r + 1):
+        body.append(f"s{i} rnd= s{i - 1} + alpha{i} * g{i};")
+    body += [f"gh rnd= s{r} * scale;",
+             "GH = (" + " + ".join(f"a{i} * g{i}" for i in
+                                   range(1, r + 1)) + ") * q;"]
+    c = ("`client_round` (`ref/algorithms/pflego.c`): `acc[p] += a * g[p]` "
+         "from acc = 0 (`pflref_round_begin`), i ascending, a = fl(N_i/N); "
+         "`server_step`: `acc[p] *= scale`, scale = fl(I/r)")
+    ranges = ("|g_i| ≤ 1, I/r ∈ [1, 8] and α_i ∈ [0, 1] exact (N_i/N, or "
+              "N_i/Σ_{j∈I_t} N_j under pflego.theta_weights = "
+              "sampled_normalised), the C holding fl(I/r), fl(α_i)")
+    if not step:
+        return dict(
+            name=f"pflego_ghat_{r}",
+            kernel=(f"PFLEGO's server gradient ĝ = (I/r) Σ_{{i∈I_t}} α_i g_i "
+                    f"(step 8), r = {r}"),
+            c=c, ranges=ranges, body=body, hyp=hyp, goal="gh - GH")
+    body = ["th = rnd(th_);", "rho = rnd(rho_);"] + body
+    hyp = ["th in [-1, 1]", "rho in [0, 0.125]"] + hyp
+    body += ["y rnd= th - rho * gh;", "Y = th - rho * GH;"]
+    return dict(
+        name=f"pflego_server_sgd_{r}",
+        kernel=(f"PFLEGO's step 8, θ_{{t+1}} = θ_t − ρ ĝ, "
+                f"ĝ = (I/r) Σ_{{i∈I_t}} α_i g_i, r = {r} (pflego.server = sgd)"),
+        c=c + "; then `w[p] -= rho * acc[p]`",
+        ranges="|θ_t| ≤ 1, 0 ≤ ρ ≤ 1/8, " + ranges,
+        body=body, hyp=hyp, goal="y - Y")
+
+
 def cosine(P):
     """CFL's cosine similarity (Sattler et al. 2020, eq. 11 / Alg. 5 l. 10)
     of two P-vectors as pflref_cluster_similarity (ref/engine/cluster.c)
@@ -250,6 +301,8 @@ def kernels():
     out += [pfedme_inner(False), pfedme_inner(True), pfedme_local(),
             pfedme_server()]
     out += [pflego_head(False), pflego_head(True)]
+    out += [pflego_server(r, False) for r in range(2, 9)]
+    out += [pflego_server(r, True) for r in range(2, 9)]
     out += [cosine(P) for P in range(2, 6)]
     return out
 
