@@ -32,6 +32,7 @@ refutes the other, proofs/run.sh checks).  Writing needs gappa
 import argparse
 import os
 import sys
+from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gappa_common as gc  # noqa: E402
@@ -195,6 +196,150 @@ def pflego_head(exact_alpha):
         ranges=ranges, body=body, hyp=hyp, goal="y - Y")
 
 
+def pflego_server(r, step):
+    """PFLEGO's step 8 for |I_t| = r participants (ref/algorithms/pflego.c):
+    pflref_round_begin zeroes acc, each participant j in ascending id adds
+    `acc[p] += a * g[p]` (client_round, a = fl(N_i/N), or fl(N_i/N_sel)
+    under pflego.theta_weights = sampled_normalised: a correctly rounded
+    quotient of exact integers either way), then server_step scales
+    `acc[p] *= scale` (scale = fl(I/r), pflego_round_with) into
+    g_hat = (I/r) sum alpha_i g_i; with STEP, the plain server step
+    `w[p] -= rho * acc[p]`, theta_{t+1} = theta_t - rho g_hat (server =
+    sgd).  The exact values use the exact I/r and alpha_i; the exact
+    g_hat is written (sum) * q, in the C's order, for Gappa matches the
+    rounded and the exact expressions term by term."""
+    body = ["scale = rnd(q);"]
+    hyp = ["q in [1, 8]"]
+    for i in range(1, r + 1):
+        body.append(f"alpha{i} = rnd(a{i});")
+        hyp.append(f"a{i} in [0, 1]")
+    for i in range(1, r + 1):
+        body.append(f"g{i} = rnd(g{i}_);")
+        hyp.append(f"g{i} in [-1, 1]")
+    # acc = 0 + fl(alpha_1 g_1) = fl(alpha_1 g_1): adding the zero is exact
+    body.append("s1 rnd= alpha1 * g1;")
+    for i in range(2, r + 1):
+        body.append(f"s{i} rnd= s{i - 1} + alpha{i} * g{i};")
+    body += [f"gh rnd= s{r} * scale;",
+             "GH = (" + " + ".join(f"a{i} * g{i}" for i in
+                                   range(1, r + 1)) + ") * q;"]
+    c = ("`client_round` (`ref/algorithms/pflego.c`): `acc[p] += a * g[p]` "
+         "from acc = 0 (`pflref_round_begin`), i ascending, a = fl(N_i/N); "
+         "`server_step`: `acc[p] *= scale`, scale = fl(I/r)")
+    ranges = ("|g_i| ≤ 1, I/r ∈ [1, 8] and α_i ∈ [0, 1] exact (N_i/N, or "
+              "N_i/Σ_{j∈I_t} N_j under pflego.theta_weights = "
+              "sampled_normalised), the C holding fl(I/r), fl(α_i)")
+    if not step:
+        return dict(
+            name=f"pflego_ghat_{r}",
+            kernel=(f"PFLEGO's server gradient ĝ = (I/r) Σ_{{i∈I_t}} α_i g_i "
+                    f"(step 8), r = {r}"),
+            c=c, ranges=ranges, body=body, hyp=hyp, goal="gh - GH")
+    body = ["th = rnd(th_);", "rho = rnd(rho_);"] + body
+    hyp = ["th in [-1, 1]", "rho in [0, 0.125]"] + hyp
+    body += ["y rnd= th - rho * gh;", "Y = th - rho * GH;"]
+    return dict(
+        name=f"pflego_server_sgd_{r}",
+        kernel=(f"PFLEGO's step 8, θ_{{t+1}} = θ_t − ρ ĝ, "
+                f"ĝ = (I/r) Σ_{{i∈I_t}} α_i g_i, r = {r} (pflego.server = sgd)"),
+        c=c + "; then `w[p] -= rho * acc[p]`",
+        ranges="|θ_t| ≤ 1, 0 ≤ ρ ≤ 1/8, " + ranges,
+        body=body, hyp=hyp, goal="y - Y")
+
+
+def pflego_server_adam(cs):
+    """PFLEGO's step 8 with pflego.server = adam, one entry of adam_step
+    (ref/algorithms/pflego.c) at round t + 1 = t' >= 1:
+        c1 = 1 - pow(b1, t'),  c2 = 1 - pow(b2, t')       (once a round)
+        m = (1 - b1) g_hat + b1 m;  v = (1 - b2) (g_hat g_hat) + b2 v
+        mhat = m / c1;  vhat = v / c2
+        w -= rho * mhat / (sqrt(vhat) + eps)
+    b1, b2, eps are the C's doubles fl(0.9), fl(0.999), and 1 - b1, 1 - b2
+    are exact (Sterbenz; the compiler folds them), so the script writes
+    them as the constants they are.  pow is libm's: the script assumes only
+    that it is faithful (within one ulp: |pow - b^t'| <= 2^-53, the ulp of
+    a number in [1/2, 1); glibc's pow, sysdeps/ieee754/dbl-64/e_pow.c,
+    states a worst case of 0.54 ulp), with P1 = b1^t', P2 = b2^t' free in
+    [0, b1] and [0, b2] (any round t'); sqrt is correctly rounded
+    (IEEE 754).  The exact value is the same step in real arithmetic on
+    the same doubles g_hat, m, v, w, rho, eps, with the exact 1 - b^t'.
+    The box: |g_hat|, |m| <= 1, 0 <= v <= 1, and the new second moment
+    (1 - b2) g_hat^2 + b2 v in [2^-12, 1] (a hypothesis on the exact
+    expression; proofs/README.md says which states it covers by scaling),
+    eps in [0, 1] (the C's fl(1e-8) and its scaled images).  The hints
+    split each quotient's error into its numerator's and its
+    denominator's, and the square root's into a relative error; the
+    denominators they divide by are goals of the script, proved from the
+    hypotheses.
+
+    On that box alone |Q| may reach 80 (|m| = 1 with c1 = 1/10 over
+    sqrt(vhat) = 1/64: m and v independent), which the bound scales with.
+    With CS, the script also assumes |mhat / (sqrt(vhat) + eps)| <= 8 on
+    the exact values: by Cauchy-Schwarz, Adam's moments from m = v = 0
+    satisfy |m_t| <= (1 - b1) / sqrt(1 - b2) * sqrt(1 / (1 - b1^2 / b2))
+    * sqrt(v_t) < 7.3 sqrt(v_t), and the bias corrections only lower the
+    ratio (proofs/README.md)."""
+    b1, b2 = Fraction(0.9), Fraction(0.999)
+    assert 1 - b1 == Fraction(1.0 - 0.9) and 1 - b2 == Fraction(1.0 - 0.999)
+    body = [f"b1 = {gc.gappa_num(b1)};", f"b2 = {gc.gappa_num(b2)};",
+            f"o1 = {gc.gappa_num(1 - b1)};", f"o2 = {gc.gappa_num(1 - b2)};",
+            "eps = rnd(eps_);", "rho = rnd(rho_);", "w = rnd(w_);",
+            "g = rnd(g_);", "m = rnd(m_);", "v = rnd(v_);",
+            # pow(b, t') = b^t' + e, faithful
+            "pw1 = P1 + e1;", "pw2 = P2 + e2;",
+            "c1 = rnd(1 - pw1);", "c2 = rnd(1 - pw2);",
+            "mn rnd= o1 * g + b1 * m;",
+            "vn rnd= o2 * (g * g) + b2 * v;",
+            "mhat rnd= mn / c1;", "vhat rnd= vn / c2;",
+            "sq = rnd(sqrt(vhat));", "num rnd= rho * mhat;",
+            "den rnd= sq + eps;", "q rnd= num / den;", "y rnd= w - q;",
+            "C1 = 1 - P1;", "C2 = 1 - P2;",
+            "MN = o1 * g + b1 * m;", "VN = o2 * (g * g) + b2 * v;",
+            "MHAT = MN / C1;", "VHAT = VN / C2;", "SQ = sqrt(VHAT);",
+            "NUM = rho * MHAT;", "DEN = SQ + eps;", "Q = NUM / DEN;",
+            "Y = w - Q;"]
+    hyp = ["w in [-1, 1]", "rho in [0, 0.125]", "eps in [0, 1]",
+           "g in [-1, 1]", "m in [-1, 1]", "v in [0, 1]",
+           "VN in [1b-12, 1]"]
+    if cs:
+        hyp.append("MHAT / DEN in [-8, 8]")
+    hyp += [f"P1 in [0, {gc.gappa_num(b1)}]",
+            f"P2 in [0, {gc.gappa_num(b2)}]",
+            "e1 in [-1b-53, 1b-53]", "e2 in [-1b-53, 1b-53]"]
+    hints = [
+        "c1 - C1 -> (c1 - (1 - pw1)) - e1;",
+        "c2 - C2 -> (c2 - (1 - pw2)) - e2;",
+        "mhat - MHAT -> (mhat - mn / c1) + (mn - MN) / c1 "
+        "+ MN * (C1 - c1) / (c1 * C1);",
+        "(den - DEN) / DEN -> ((den - (sq + eps)) / (sq + eps)) "
+        "* (1 + ((sq - SQ) / SQ) * (SQ / DEN)) + ((sq - SQ) / SQ) "
+        "* (SQ / DEN);",
+        "q - Q -> (q - num / den) + (num - NUM) / den "
+        "+ Q * (-((den - DEN) / DEN) / (1 + (den - DEN) / DEN));"]
+    if cs:
+        hints.append("Q -> rho * (MHAT / DEN);")
+    return dict(
+        name="pflego_server_adam" + ("_cs" if cs else ""),
+        kernel=("PFLEGO's step 8 with pflego.server = adam: m ← β₁ m + "
+                "(1 − β₁) ĝ, v ← β₂ v + (1 − β₂) ĝ², θ ← θ − ρ m̂ / "
+                "(√v̂ + ε), m̂ = m / (1 − β₁^t), v̂ = v / (1 − β₂^t)"),
+        c=("`adam_step` (`ref/algorithms/pflego.c`): `c1 = 1.0 - "
+           "pow(ADAM_B1, t + 1)`, `c2 = ...`; `m[p] = (1.0 - ADAM_B1) * "
+           "ghat[p] + ADAM_B1 * m[p]`; `v[p] = (1.0 - ADAM_B2) * (ghat[p] "
+           "* ghat[p]) + ADAM_B2 * v[p]`; `mhat = m[p] / c1, vhat = v[p] / "
+           "c2`; `s->w[p] -= rho * mhat / (sqrt(vhat) + ADAM_EPS)`"),
+        ranges=("|θ|, |ĝ|, |m| ≤ 1, 0 ≤ v ≤ 1, the new v ∈ [2^−12, 1], "
+                "0 ≤ ρ ≤ 1/8, 0 ≤ ε ≤ 1, any t ≥ 1, β₁, β₂, ε the C's "
+                "doubles, pow faithful (within one ulp)"
+                + (", and |m̂ / (√v̂ + ε)| ≤ 8 (Cauchy–Schwarz on Adam's "
+                   "moments)" if cs else "")),
+        body=body, hyp=hyp, goal="y - Y",
+        side=("c1 in [1b-4, 1] /\\ C1 in [1b-4, 1] /\\ "
+              "SQ in [1b-7, 32] /\\ DEN in [1b-7, 64] /\\ "
+              "sq + eps in [1b-7, 64] /\\ den in [1b-7, 64]"),
+        hints=hints)
+
+
 def cosine(P):
     """CFL's cosine similarity (Sattler et al. 2020, eq. 11 / Alg. 5 l. 10)
     of two P-vectors as pflref_cluster_similarity (ref/engine/cluster.c)
@@ -250,6 +395,9 @@ def kernels():
     out += [pfedme_inner(False), pfedme_inner(True), pfedme_local(),
             pfedme_server()]
     out += [pflego_head(False), pflego_head(True)]
+    out += [pflego_server(r, False) for r in range(2, 9)]
+    out += [pflego_server(r, True) for r in range(2, 9)]
+    out += [pflego_server_adam(False), pflego_server_adam(True)]
     out += [cosine(P) for P in range(2, 6)]
     return out
 

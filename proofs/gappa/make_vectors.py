@@ -15,9 +15,11 @@ exact values as Fractions and requires that each rounds to the number the
 vector expects (so the replay is the vector's computation).  The goal is
 |rounded - exact| <= B_v for every expected number v.
 
-Three replays: pFedMe on the quadratic model with d = 1
+Four replays: pFedMe on the quadratic model with d = 1
 (pfedme_quadratic, plain C, no BLAS), local on the quadratic model
-(local_quadratic), and FedAvg on a linear model, d = 1, no bias,
+(local_quadratic), PFLEGO on an mlp with d = h = k = 1 (pflego_mlp1, whose
+dgemm calls are modelled as the gemv ones below), and FedAvg on a linear
+model, d = 1, no bias,
 half_squared loss (McMahan et al. 2017, Alg. 1, docs/models.md), whose
 operations in the C are:
 
@@ -71,7 +73,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 # The vectors whose run is these kernels alone (FedAvg, linear d = 1, no
 # bias, half_squared, constant step size, a given schedule; pFedMe on the
 # quadratic model, d = 1, paper or preset official; local on the quadratic
-# model).
+# model; PFLEGO with the SGD server on an mlp with d = h = k = 1, identity,
+# no biases, half_squared).
 VECTORS = [
     "fedavg/worked-uniform",
     "fedavg/worked-samples",
@@ -86,6 +89,12 @@ VECTORS = [
     "pfedme/worked-notes-2g-official-mu0-beta2",
     "pfedme/worked-notes-2g-official-mu0-n13",
     "local/closed-form-quadratic",
+    "pflego/worked-notes-b-seed",
+    "pflego/worked-notes-b-exact-alpha",
+    "pflego/worked-notes-b-code",
+    "pflego/worked-spread-seed-global",
+    "pflego/worked-spread-seed-global-drawn",
+    "pflego/worked-spread-exact-alpha-sampled",
 ]
 
 
@@ -341,12 +350,121 @@ def local_quadratic(spec):
     return t, out
 
 
+def pflego_mlp1(spec):
+    """[(record key, [value per entry])] of a PFLEGO run (Nikoloutsopoulos
+    et al., notes §2.4 steps 1-9; ref/algorithms/pflego.c) on an mlp with
+    d = h = k = 1, identity activation, no biases, half_squared loss, the
+    server's plain SGD step, in the C's order (P = 2 entries: θ = W1, then
+    the head W = W2; x_j, y_j client i's samples, n = N_i, the batch the
+    whole data set in order):
+
+      round start   scale = fl(I/r); N = sum N_i; N_sel = sum over I_t
+      client i      step 3: A_j = x_j θ (gemm, one term), Φ_j = A_j
+                    head gradient at W: z_j = Φ_j W (gemm, one term),
+                      E_j = z_j - y_j (pflref_residual_terms; s = 1),
+                      G = fl(1/n) sum_j E_j Φ_j       (gemm Trans, any order)
+                    step 4, tau - 1 times: W <- W - β G  (pflref_blocks_step)
+                    step 5: G, E at W; T_j = E_j W (gemm, one term),
+                      g = fl(1/n) sum_j T_j x_j          (gemm Trans, any order)
+                    step 6: W <- W - hs G, hs = fl(ρ scale) [fl(hs α_i)
+                      under head_step = exact_alpha, α_i = fl(N_i/N)]
+                    acc <- acc + a g, a = fl(N_i/N) [fl(N_i/N_sel) under
+                      theta_weights = sampled_normalised]    (client_round)
+      server        ĝ = acc scale; θ <- θ - ρ ĝ             (server_step)
+
+    The two one-term gemm calls round once in any order; the Trans calls
+    are the any-order dot products of this file's head."""
+    m = spec["model"]
+    alg = spec["algorithm"]
+    hp = alg["hyperparameters"]
+    sw = alg.get("switches", {})
+    if (m["kind"], m["d"], m["h"], m["k"], m["loss"], m["activation"]) \
+            != ("mlp", 1, 1, 1, "half_squared", "identity") \
+            or m.get("bias") or m.get("hidden_bias") or m.get("bn"):
+        raise SystemExit("make_vectors: not an mlp with d = h = k = 1, "
+                         "identity, half_squared, no biases")
+    if alg["name"] != "pflego" or set(hp) != {"rho", "pflego.beta"} \
+            or set(alg) - {"name", "hyperparameters", "switches"} \
+            or set(sw) - {"pflego.head_step", "pflego.theta_weights"} \
+            or spec.get("init", {}).get("kind") != "given" \
+            or spec["schedule"]["kind"] != "given" \
+            or spec.get("split") != {"personal": ["head"]}:
+        raise SystemExit("make_vectors: a PFLEGO spec outside this replay "
+                         "(rho and pflego.beta, head_step and theta_weights, "
+                         "a given init and schedule)")
+    exact_alpha = sw.get("pflego.head_step", "seed") == "exact_alpha"
+    sampled = sw.get("pflego.theta_weights",
+                     "global") == "sampled_normalised"
+    t = Trace()
+    clients = spec["problem"]["clients"]
+    N = len(clients)
+    nk = [len(c["y"]) for c in clients]
+    rho, beta = t.const(hp["rho"]), t.const(hp["pflego.beta"])
+    w0 = [t.const(x) for x in spec["init"]["w"]]
+    theta, head0 = w0
+    W = {i: head0 for i in range(N)}
+    one = t.const(1.0)
+    out = []
+
+    def head_grad(Phi, Y, Wc):
+        n = len(Phi)
+        E = [t.op(t.op(Phi[j], "*", Wc), "-", Y[j]) for j in range(n)]
+        alpha = t.op(one, "/", t.const(float(n)))
+        return t.dot_any_order(alpha, E, Phi), E, alpha
+
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", ri, None, None, "w"), [theta, head0]))
+        part = rd["clients"]
+        scale = t.exact_ratio(N, len(part))
+        n_all, n_sel = sum(nk), sum(nk[i] for i in part)
+        acc = None
+        for j, i in enumerate(part):
+            batches = rd["batches"][j]
+            if any(b != list(range(nk[i])) for b in batches):
+                raise SystemExit("make_vectors: a PFLEGO batch that is not "
+                                 "the client's data set in order")
+            X = [t.const(row[0]) for row in clients[i]["X"]]
+            Y = [t.const(y) for y in clients[i]["y"]]
+            Wc = W[i]
+            out.append((("client_begin", ri, i, 0, "w_local"), [theta, Wc]))
+            Phi = [t.op(X[q], "*", theta) for q in range(nk[i])]
+            tau = len(batches)
+            for q in range(1, tau):
+                G, _, _ = head_grad(Phi, Y, Wc)
+                Wc = t.op(Wc, "-", t.op(beta, "*", G))
+                out.append((("step", ri, i, q, "w_local"), [theta, Wc]))
+            G, E, alpha = head_grad(Phi, Y, Wc)
+            T = [t.op(e, "*", Wc) for e in E]
+            g = t.dot_any_order(alpha, T, X)
+            out.append((("note", ri, i, None, "g"), [g, G]))
+            hs = t.op(rho, "*", scale)
+            if exact_alpha:
+                hs = t.op(hs, "*", t.exact_ratio(nk[i], n_all))
+            Wc = t.op(Wc, "-", t.op(hs, "*", G))
+            out.append((("step", ri, i, tau, "w_local"), [theta, Wc]))
+            W[i] = Wc
+            out.append((("client_end", ri, i, None, "v"), [theta, Wc]))
+            out.append((("note", ri, i, None, "body_passes"), [one, one]))
+            a = t.exact_ratio(nk[i], n_sel if sampled else n_all)
+            term = t.op(a, "*", g)
+            acc = term if acc is None else t.op(acc, "+", term)
+        gh = t.op(acc, "*", scale)
+        out.append((("note", ri, None, None, "g_hat"), [gh, t.const(0.0)]))
+        theta = t.op(theta, "-", t.op(rho, "*", gh))
+        out.append((("server", ri, None, None, "w"), [theta, head0]))
+    for i in range(N):
+        out.append((("final", None, i, None, "v"), [theta, W[i]]))
+    return t, out
+
+
 def replay(spec):
     """The replay of SPEC's algorithm: [(record key, [value per entry])],
     each value a (rounded, exact, Fraction) triple."""
     name = spec["algorithm"]["name"]
     if name == "local":
         return local_quadratic(spec)
+    if name == "pflego":
+        return pflego_mlp1(spec)
     t, recs = (pfedme_quadratic if name == "pfedme" else fedavg_linear)(spec)
     return t, [(k, [val]) for k, val in recs]
 

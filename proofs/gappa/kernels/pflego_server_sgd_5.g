@@ -1,0 +1,30 @@
+# pflego_server_sgd_5: PFLEGO's step 8, θ_{t+1} = θ_t − ρ ĝ, ĝ = (I/r) Σ_{i∈I_t} α_i g_i, r = 5 (pflego.server = sgd)
+# C: `client_round` (`ref/algorithms/pflego.c`): `acc[p] += a * g[p]` from acc = 0 (`pflref_round_begin`), i ascending, a = fl(N_i/N); `server_step`: `acc[p] *= scale`, scale = fl(I/r); then `w[p] -= rho * acc[p]`
+# ranges: |θ_t| ≤ 1, 0 ≤ ρ ≤ 1/8, |g_i| ≤ 1, I/r ∈ [1, 8] and α_i ∈ [0, 1] exact (N_i/N, or N_i/Σ_{j∈I_t} N_j under pflego.theta_weights = sampled_normalised), the C holding fl(I/r), fl(α_i)
+# bound: |fl - exact| <= 29 u (u = 2^-53)
+# control: 3b-50
+# (written by proofs/gappa/make_kernels.py; do not edit)
+@rnd = float<ieee_64, ne>;
+th = rnd(th_);
+rho = rnd(rho_);
+scale = rnd(q);
+alpha1 = rnd(a1);
+alpha2 = rnd(a2);
+alpha3 = rnd(a3);
+alpha4 = rnd(a4);
+alpha5 = rnd(a5);
+g1 = rnd(g1_);
+g2 = rnd(g2_);
+g3 = rnd(g3_);
+g4 = rnd(g4_);
+g5 = rnd(g5_);
+s1 rnd= alpha1 * g1;
+s2 rnd= s1 + alpha2 * g2;
+s3 rnd= s2 + alpha3 * g3;
+s4 rnd= s3 + alpha4 * g4;
+s5 rnd= s4 + alpha5 * g5;
+gh rnd= s5 * scale;
+GH = (a1 * g1 + a2 * g2 + a3 * g3 + a4 * g4 + a5 * g5) * q;
+y rnd= th - rho * gh;
+Y = th - rho * GH;
+{ th in [-1, 1] /\ rho in [0, 0.125] /\ q in [1, 8] /\ a1 in [0, 1] /\ a2 in [0, 1] /\ a3 in [0, 1] /\ a4 in [0, 1] /\ a5 in [0, 1] /\ g1 in [-1, 1] /\ g2 in [-1, 1] /\ g3 in [-1, 1] /\ g4 in [-1, 1] /\ g5 in [-1, 1] -> |y - Y| <= 29b-53 }
