@@ -342,7 +342,7 @@ def ala_pass(pr, i, hat, theta_g, theta_i, W, rng, passes, hp, bugs,
                 continue
             diff = 1 if "w-grad-no-diff" in bugs else theta_g[q] - theta_i[q]
             step = eta * g[q] * diff
-            # req: fedala.eq6
+            # req: fedala.eq5
             W[q] = clip(W[q] + step if "w-grad-sign" in bugs
                         else W[q] - step, bugs)
         W[:] = tidy(W)
@@ -387,7 +387,7 @@ def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs,
         if sum(theta_g[q] - theta_i[q]
                for q in range(first[0], first[0] + first[1])) == 0:
             return list(theta_i), 0
-    # req: fedala.alg1.l8
+    # req: fedala.alg1.l15
     hat = hat_of(theta_g, theta_i, W, rng, bugs, own)
     start_phase = i not in state["started"]
     if "start-never" in bugs:
@@ -397,7 +397,7 @@ def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs,
     if "start-global" in bugs:
         start_phase = t == 1
     losses = []
-    # req: fedala.alg1.l6, fedala.alg1.l7
+    # req: fedala.alg1.l8_11, fedala.alg1.l12_14
     while True:
         hat, W, loss = ala_pass(pr, i, hat, theta_g, theta_i, W, rng,
                                 passes, hp, bugs, own)
@@ -413,10 +413,10 @@ def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs,
 
 
 def server(pr, local, bugs, first=None):
-    """Alg. 1 l. 11: Theta <- sum (n_i / sum n_j) Theta_i; first (under
+    """Alg. 1 l. 18: Theta <- sum (n_i / sum n_j) Theta_i; first (under
     bn.aggregate = parameters_only): the participant whose r_mu, r_v
     Theta takes."""
-    # req: fedala.alg1.l11
+    # req: fedala.alg1.l18
     m_t = sum(pr.n(i) for i in local)
     c = {i: (Fraction(1, len(local)) if "uniform-weights" in bugs
              else Fraction(pr.n(i), m_t)) for i in local}
@@ -447,6 +447,7 @@ def replay(spec, bugs=frozenset(), state=None):
     N = len(pr.clients)
     # req: fedala.alg1.l1
     V = [list(w) for _ in range(N)]
+    # req: fedala.alg1.l2
     Ws = [[Fraction(1)] * pr.P for _ in range(N)]
     rng = ala_range(pr, hp["fedala.p"], unit, bugs)
     st = state if state is not None else {}
@@ -454,7 +455,7 @@ def replay(spec, bugs=frozenset(), state=None):
     st.setdefault("epochs", [])
     st.setdefault("margins", [])
     trace = Trace()
-    # req: fedala.alg1.l2, fedala.alg1.l3
+    # req: fedala.alg1.l3, fedala.alg1.l4_5
     every = sw["fedala.ala_clients"] == "all"
     if "ala-clients-flip" in bugs:
         every = not every
@@ -504,14 +505,14 @@ def replay(spec, bugs=frozenset(), state=None):
                         V[i] = hat
                     trace.emit("note", "train", t, i, None, "theta_hat",
                                V[i])
-        # req: fedala.alg1.l4
+        # req: fedala.alg1.l6
         for i, steps in zip(rnd["clients"], rnd["batches"]):
             if every:
                 hat = hats[i]
             else:
                 if "w-reset" in bugs:
                     Ws[i] = [Fraction(1)] * pr.P
-                # req: fedala.alg1.l5
+                # req: fedala.alg1.l7
                 hat, e = ala(pr, i, t, w, held(i), Ws[i], rng,
                              personal.get(i), st, hp_ala(t, i), sw, bugs,
                              own)
@@ -521,12 +522,12 @@ def replay(spec, bugs=frozenset(), state=None):
             trace.emit("client_begin", "train", t, i, 0, "theta_i", hat)
             if "step-extra" in bugs:
                 steps = list(steps) + list(steps[:1])
-            # req: fedala.alg1.l9
+            # req: fedala.alg1.l16
             alpha = hp["eta"] * factor(t, i)            # lr.*
             trained[i] += 1
             V[i] = tidy(px.local_sgd(pr, i, hat, steps, alpha, trace,
                                      "train", t, "theta_i", bugs=bugs))
-            # req: fedala.alg1.l10
+            # req: fedala.alg1.l17
             trace.emit("client_end", "train", t, i, None, "theta_i", V[i])
             local[i] = V[i]
         first = None

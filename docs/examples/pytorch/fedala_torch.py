@@ -8,14 +8,14 @@ Algorithm 1 and the ALA module, written as the authors' ALA.py computes
 it (a temporary model whose parameters are Θ̂, its .grad times (Θ − Θ_i)
 as the weights' gradient), with the lines of docs/algorithms/fedala.md:
 
-  l. 5-8  per participant (not in the first round): Θ̂ = Θ_i + (Θ − Θ_i) ⊙ W
+  l. 7-15 per participant (not in the first round): Θ̂ = Θ_i + (Θ − Θ_i) ⊙ W
           on the top p layers (Θ below); per batch of D_i^s (the round's
           personal lists) W ← clamp(W − η ∇_Θ̂ L · (Θ − Θ_i), 0, 1) and Θ̂
           formed again; the client's first ALA repeats the pass until more
           than k losses (each pass's last) have np.std of the last k below
           the threshold, at most max_epochs passes; later one pass
-  l. 9    torch.optim.SGD(lr=α) from Θ̂, one step per scheduled batch
-  l. 11   Θ ← Σ n_i Θ_i / Σ n_j over the participants
+  l. 16   torch.optim.SGD(lr=α) from Θ̂, one step per scheduled batch
+  l. 18   Θ ← Σ n_i Θ_i / Σ n_j over the participants
 
 fedala.skip = sum_first and fedala.p_unit = tensors (presets official,
 pfllib) as ALA.py:82, :86, :95.  fedala.ala_clients = all (preset
