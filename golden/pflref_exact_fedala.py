@@ -59,8 +59,10 @@ Bugs (replay(spec, bugs)):
   p-flip           fedala.p_unit read the other way
   start-never      no start phase (one pass always)
   start-every      the start phase in every round
-  start-global     the start phase only in round 1 (a client first in
-                   round 2 or later gets one pass)
+  start-flip       fedala.start read the other way (round2: the start
+                   phase in round 1 only, counted from 0, a client first
+                   in round 2 or later getting one pass; own: in each
+                   client's first ALA)
   stop-ddof1       the sample standard deviation
   stop-window-all  the std of every recorded loss
   stop-at-k        stops with k losses (>= k, not > k)
@@ -122,22 +124,24 @@ DIGITS = 60
 SWITCHES = {"fedala.skip": ["first_round", "sum_first"],
             "fedala.p_unit": ["layers", "tensors"],
             "fedala.ala_clients": ["participants", "all"],
+            "fedala.start": ["round2", "own"],
             "bn.aggregate": ["average", "parameters_only"]}
 PRESETS = {
     # TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:82, :86, :95
     # and serverALA.py:111-123 (parameters() only, a deepcopy of the first
     # upload)
+    # (and :52, :155: each client's own start_phase flag)
     "official": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
-                 "bn.aggregate": "parameters_only"},
+                 "fedala.start": "own", "bn.aggregate": "parameters_only"},
     # TsingZ0/PFLlib d832e76f6a23 system/utils/ALA.py (the same lines),
     # clients/clientala.py:48-49
     # serverbase.py:138-150, clientbase.py:67-69 (parameters() only)
     "pfllib": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
-               "lr.count": "trainings", "bn.aggregate": "parameters_only"},
+               "fedala.start": "own", "lr.count": "trainings", "bn.aggregate": "parameters_only"},
     # the same and servers/serverala.py:73-74 (ALA on every client)
     # req: fedala.preset.pfllib_run
     "pfllib_run": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
-                   "fedala.ala_clients": "all", "lr.count": "trainings",
+                   "fedala.start": "own", "fedala.ala_clients": "all", "lr.count": "trainings",
                    "bn.aggregate": "parameters_only"},
 }
 MUTANTS = {
@@ -146,7 +150,7 @@ MUTANTS = {
     "fedala-theta-hat": ["hat-swap", "hat-stale"],
     "fedala-lower-layers": ["lower-local"],
     "fedala-range": ["range-bottom", "p-flip"],
-    "fedala-start-phase": ["start-never", "start-every", "start-global"],
+    "fedala-start-phase": ["start-never", "start-every", "start-flip"],
     "fedala-stop-rule": ["stop-ddof1", "stop-window-all", "stop-at-k",
                          "loss-mean", "stop-le"],
     "fedala-skip": ["skip-flip"],
@@ -389,13 +393,16 @@ def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs,
             return list(theta_i), 0
     # req: fedala.alg1.l15
     hat = hat_of(theta_g, theta_i, W, rng, bugs, own)
-    start_phase = i not in state["started"]
+    # Alg. 1 l. 8: the start stage when t = 2 (round 1 counted from 0);
+    # fedala.start = own: in the client's first ALA (ALA.py:52, :155)
+    own_start = sw["fedala.start"] == "own"
+    if "start-flip" in bugs:
+        own_start = not own_start
+    start_phase = i not in state["started"] if own_start else t == 1
     if "start-never" in bugs:
         start_phase = False
     if "start-every" in bugs:
         start_phase = True
-    if "start-global" in bugs:
-        start_phase = t == 1
     losses = []
     # req: fedala.alg1.l8_11, fedala.alg1.l12_14
     while True:

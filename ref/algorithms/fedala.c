@@ -35,10 +35,8 @@
  *      recorded; the start phase stops once more than k are recorded and
  *      the population std of the last k is below the threshold, or after
  *      max_epochs passes (the code has no cap).
- *   c) the start phase is per client (ALA.py:52, :155: each client's ALA
- *      object), its first ALA round, where the box's l. 8 says t = 2 (they
- *      differ for a client first in a round t > 2: docs/algorithms/
- *      fedala.md, "Where the C differs from the box"); ALA runs from the second round on
+ *   c) the start stage is the round t = 2 (s->t = 1), l. 8; every later
+ *      ALA makes one pass, a client's first included (l. 12); ALA runs from the second round on
  *      (in the first Θ_i = Θ = Θ⁰, so Θ̂_i = Θ⁰ whatever W_i).
  *   d) p counts layers from the output (a layer's weight and bias
  *      together); W_i covers their entries, initialised to ones.
@@ -57,6 +55,9 @@
  *                  differences that cancel count as none)
  *   fedala.p_unit  layers | tensors: p counts parameter tensors, 0 = all
  *                  (ALA.py:86, :95, params[-layer_idx:])
+ *   fedala.start   round2: the start stage in the round t = 2 only (l. 8,
+ *                  l. 12) | own: in the client's first ALA, whatever the
+ *                  round (ALA.py:52, :155: each client's start_phase flag)
  *   fedala.ala_clients
  *                  participants: ALA on the round's participants, each
  *                  just before its local training (the box's l. 6-16) |
@@ -501,7 +502,12 @@ static pflref_status ala(pflref_state *s, size_t i, const pflref_batches *b,
                                    ? ws->theta_t[p]
                                    : theta_i[p];
         }
-        const size_t cap = ws->started[i] ? 1 : h->max_epochs;
+        /* l. 8-14: the start stage in the round t = 2 (s->t = 1),
+         * or (fedala.start = own) in the client's first ALA */
+        const int start = h->start == PFLREF_FEDALA_START_OWN
+                              ? !ws->started[i]
+                              : s->t == 1;
+        const size_t cap = start ? h->max_epochs : 1;
         size_t e = 0;
         while (e < cap) {
             pflref_status st = ala_pass(s, i, b, ws, &ws->losses[e], err);
