@@ -329,13 +329,16 @@ def paper_alone():
     algorithm = {"name": "fedala",
                  "hyperparameters": {"eta": 0.07, "fedala.eta": 4.5,
                                      "fedala.s": 60, "fedala.p": 1,
-                                     "fedala.k": 2, "fedala.threshold": 0.0025,
+                                     "fedala.k": 2, "fedala.threshold": 0.00005,
                                      "fedala.max_epochs": 8}}
 
     def check(spec, result, state):
         # the box's start stage is round 1 (t = 2): clients 0 and 3, first
         # in round 2, make one pass; a start phase per client differs
         assert final_with(spec, **{"fedala.start": "own"}) != result[2]
+        # client 2's start stage (round 1) runs 7 passes, its std test
+        # failing four times: the recorded losses' values decide its end
+        assert state["epochs"][:2] == [3, 7], state["epochs"]
 
     # fedala.skip = sum_first gives the same run here (client 1's start
     # stage, with Θ − Θ_1 = 0, changes nothing): sum-first and
@@ -351,10 +354,11 @@ def paper_alone():
         "is spent)",
         "The clients of fedala/worked/paper-partial, ŷ = x·w + b with the "
         "half-squared loss, w⁰ = (0.35, -0.25, 0.15); α = 0.07, η = 4.5, s "
-        "= 60, p = 1 (the one layer), k = 2, threshold 0.0025, at most 8 "
+        "= 60, p = 1 (the one layer), k = 2, threshold 0.00005, at most 8 "
         "passes.  Client 1 trains alone in round 0, so in round 1 (the "
         "box's t = 2, its start stage) it finds Θ = Θ_1: ALA runs with Θ − "
-        "Θ_1 = 0 (W_1 unchanged, Θ̂_1 = Θ_1, the start stage spent); "
+        "Θ_1 = 0 (W_1 unchanged, Θ̂_1 = Θ_1, the start stage spent), client "
+        "2's runs 7 passes (the std test fails four times); "
         "clients 0 and 3, first in round 2, make one pass (Alg. 1 l. 12), "
         "where a start phase per client (fedala.start = own) would run "
         "theirs.",
