@@ -59,8 +59,10 @@ Bugs (replay(spec, bugs)):
   p-flip           fedala.p_unit read the other way
   start-never      no start phase (one pass always)
   start-every      the start phase in every round
-  start-global     the start phase only in round 1 (a client first in
-                   round 2 or later gets one pass)
+  start-flip       fedala.start read the other way (round2: the start
+                   phase in round 1 only, counted from 0, a client first
+                   in round 2 or later getting one pass; own: in each
+                   client's first ALA)
   stop-ddof1       the sample standard deviation
   stop-window-all  the std of every recorded loss
   stop-at-k        stops with k losses (>= k, not > k)
@@ -122,22 +124,24 @@ DIGITS = 60
 SWITCHES = {"fedala.skip": ["first_round", "sum_first"],
             "fedala.p_unit": ["layers", "tensors"],
             "fedala.ala_clients": ["participants", "all"],
+            "fedala.start": ["round2", "own"],
             "bn.aggregate": ["average", "parameters_only"]}
 PRESETS = {
     # TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:82, :86, :95
     # and serverALA.py:111-123 (parameters() only, a deepcopy of the first
     # upload)
+    # (and :52, :155: each client's own start_phase flag)
     "official": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
-                 "bn.aggregate": "parameters_only"},
+                 "fedala.start": "own", "bn.aggregate": "parameters_only"},
     # TsingZ0/PFLlib d832e76f6a23 system/utils/ALA.py (the same lines),
     # clients/clientala.py:48-49
     # serverbase.py:138-150, clientbase.py:67-69 (parameters() only)
     "pfllib": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
-               "lr.count": "trainings", "bn.aggregate": "parameters_only"},
+               "fedala.start": "own", "lr.count": "trainings", "bn.aggregate": "parameters_only"},
     # the same and servers/serverala.py:73-74 (ALA on every client)
     # req: fedala.preset.pfllib_run
     "pfllib_run": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
-                   "fedala.ala_clients": "all", "lr.count": "trainings",
+                   "fedala.start": "own", "fedala.ala_clients": "all", "lr.count": "trainings",
                    "bn.aggregate": "parameters_only"},
 }
 MUTANTS = {
@@ -146,7 +150,7 @@ MUTANTS = {
     "fedala-theta-hat": ["hat-swap", "hat-stale"],
     "fedala-lower-layers": ["lower-local"],
     "fedala-range": ["range-bottom", "p-flip"],
-    "fedala-start-phase": ["start-never", "start-every", "start-global"],
+    "fedala-start-phase": ["start-never", "start-every", "start-flip"],
     "fedala-stop-rule": ["stop-ddof1", "stop-window-all", "stop-at-k",
                          "loss-mean", "stop-le"],
     "fedala-skip": ["skip-flip"],
@@ -342,7 +346,7 @@ def ala_pass(pr, i, hat, theta_g, theta_i, W, rng, passes, hp, bugs,
                 continue
             diff = 1 if "w-grad-no-diff" in bugs else theta_g[q] - theta_i[q]
             step = eta * g[q] * diff
-            # req: fedala.eq6
+            # req: fedala.eq5
             W[q] = clip(W[q] + step if "w-grad-sign" in bugs
                         else W[q] - step, bugs)
         W[:] = tidy(W)
@@ -387,17 +391,20 @@ def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs,
         if sum(theta_g[q] - theta_i[q]
                for q in range(first[0], first[0] + first[1])) == 0:
             return list(theta_i), 0
-    # req: fedala.alg1.l8
+    # req: fedala.alg1.l15
     hat = hat_of(theta_g, theta_i, W, rng, bugs, own)
-    start_phase = i not in state["started"]
+    # Alg. 1 l. 8: the start stage when t = 2 (round 1 counted from 0);
+    # fedala.start = own: in the client's first ALA (ALA.py:52, :155)
+    own_start = sw["fedala.start"] == "own"
+    if "start-flip" in bugs:
+        own_start = not own_start
+    start_phase = i not in state["started"] if own_start else t == 1
     if "start-never" in bugs:
         start_phase = False
     if "start-every" in bugs:
         start_phase = True
-    if "start-global" in bugs:
-        start_phase = t == 1
     losses = []
-    # req: fedala.alg1.l6, fedala.alg1.l7
+    # req: fedala.alg1.l8_11, fedala.alg1.l12_14
     while True:
         hat, W, loss = ala_pass(pr, i, hat, theta_g, theta_i, W, rng,
                                 passes, hp, bugs, own)
@@ -413,10 +420,10 @@ def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs,
 
 
 def server(pr, local, bugs, first=None):
-    """Alg. 1 l. 11: Theta <- sum (n_i / sum n_j) Theta_i; first (under
+    """Alg. 1 l. 18: Theta <- sum (n_i / sum n_j) Theta_i; first (under
     bn.aggregate = parameters_only): the participant whose r_mu, r_v
     Theta takes."""
-    # req: fedala.alg1.l11
+    # req: fedala.alg1.l18
     m_t = sum(pr.n(i) for i in local)
     c = {i: (Fraction(1, len(local)) if "uniform-weights" in bugs
              else Fraction(pr.n(i), m_t)) for i in local}
@@ -447,6 +454,7 @@ def replay(spec, bugs=frozenset(), state=None):
     N = len(pr.clients)
     # req: fedala.alg1.l1
     V = [list(w) for _ in range(N)]
+    # req: fedala.alg1.l2
     Ws = [[Fraction(1)] * pr.P for _ in range(N)]
     rng = ala_range(pr, hp["fedala.p"], unit, bugs)
     st = state if state is not None else {}
@@ -454,7 +462,7 @@ def replay(spec, bugs=frozenset(), state=None):
     st.setdefault("epochs", [])
     st.setdefault("margins", [])
     trace = Trace()
-    # req: fedala.alg1.l2, fedala.alg1.l3
+    # req: fedala.alg1.l3, fedala.alg1.l4_5
     every = sw["fedala.ala_clients"] == "all"
     if "ala-clients-flip" in bugs:
         every = not every
@@ -504,14 +512,14 @@ def replay(spec, bugs=frozenset(), state=None):
                         V[i] = hat
                     trace.emit("note", "train", t, i, None, "theta_hat",
                                V[i])
-        # req: fedala.alg1.l4
+        # req: fedala.alg1.l6
         for i, steps in zip(rnd["clients"], rnd["batches"]):
             if every:
                 hat = hats[i]
             else:
                 if "w-reset" in bugs:
                     Ws[i] = [Fraction(1)] * pr.P
-                # req: fedala.alg1.l5
+                # req: fedala.alg1.l7
                 hat, e = ala(pr, i, t, w, held(i), Ws[i], rng,
                              personal.get(i), st, hp_ala(t, i), sw, bugs,
                              own)
@@ -521,12 +529,12 @@ def replay(spec, bugs=frozenset(), state=None):
             trace.emit("client_begin", "train", t, i, 0, "theta_i", hat)
             if "step-extra" in bugs:
                 steps = list(steps) + list(steps[:1])
-            # req: fedala.alg1.l9
+            # req: fedala.alg1.l16
             alpha = hp["eta"] * factor(t, i)            # lr.*
             trained[i] += 1
             V[i] = tidy(px.local_sgd(pr, i, hat, steps, alpha, trace,
                                      "train", t, "theta_i", bugs=bugs))
-            # req: fedala.alg1.l10
+            # req: fedala.alg1.l17
             trace.emit("client_end", "train", t, i, None, "theta_i", V[i])
             local[i] = V[i]
         first = None

@@ -32,8 +32,8 @@ static const char *const VECTORS[] = {
  * within tolerance. */
 START_TEST(test_worked_vectors)
 {
-    /* req: fedala.alg1.l6, fedala.alg1.l8, fedala.alg1.l9, fedala.eq6 */
-    /* req: fedala.alg1.l11 */
+    /* req: fedala.alg1.l2, fedala.alg1.l8_11, fedala.alg1.l15, fedala.alg1.l16, fedala.eq5 */
+    /* req: fedala.alg1.l18 */
     tu_assert_golden(VECTORS[_i]);
 }
 END_TEST
@@ -98,7 +98,7 @@ static double value_of(const pflref_trajectory *tj, pflref_event_kind kind,
  * Θ̂: 1.48064 − 0.25·2·(1.48064 − 2) = 1.74032.  No ALA in round 0. */
 START_TEST(test_start_phase_by_hand)
 {
-    /* req: fedala.alg1.l6, fedala.alg1.l8, fedala.eq6, fedala.alg1.l9 */
+    /* req: fedala.alg1.l2, fedala.alg1.l8_11, fedala.alg1.l15, fedala.eq5, fedala.alg1.l16 */
     pflref_trajectory tj;
     pflref_run_result *r = run_hand("", "0.5", "", &tj);
     ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "ala_epochs", 0, 0),
@@ -115,7 +115,7 @@ START_TEST(test_start_phase_by_hand)
         value_of(&tj, PFLREF_EV_CLIENT_END, "theta_i", 1, 0);
     ck_assert_msg(fabs(theta - 1.74032) < 1e-14, "Θ_0 = %.17g", theta);
     /* round 2: started, so one pass (Θ − Θ_0 = 0: W_0 unchanged) */
-    /* req: fedala.alg1.l7 */
+    /* req: fedala.alg1.l12_14 */
     ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "ala_epochs", 2, 0),
                         1.0);
     ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "W_i", 2, 0), W);
@@ -131,7 +131,7 @@ END_TEST
  * Θ = 1.4); then Θ_0 = 1.4 + 0.25·2·0.6 = 1.7. */
 START_TEST(test_clip_both_ways)
 {
-    /* req: fedala.eq6 */
+    /* req: fedala.eq5 */
     pflref_trajectory tj;
     pflref_run_result *r = run_hand("", "5", "", &tj);
     ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "W_i", 1, 0), 1.0);
@@ -167,7 +167,7 @@ END_TEST
  * the paper's reading makes one pass that leaves W_0 as it was. */
 START_TEST(test_sum_first_returns)
 {
-    /* req: fedala.alg1.l6, fedala.preset.official */
+    /* req: fedala.alg1.l2, fedala.alg1.l8_11, fedala.preset.official */
     pflref_trajectory tj;
     pflref_run_result *r =
         run_hand("", "0.5", "\"fedala.skip\": \"sum_first\"", &tj);

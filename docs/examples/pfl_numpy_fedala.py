@@ -14,17 +14,22 @@ global model):
     Theta_hat = Theta                               below them
 and learns W_i on its sample D_i^s (the round's "personal" batch lists):
 per batch b, W_i <- clip(W_i - eta_w * grad L(Theta_hat; b) * (Theta -
-Theta_i), 0, 1), then Theta_hat is formed again.  The client's first ALA
-repeats the pass until more than k losses are recorded (one per pass: the
-loss of its last batch, taken before that batch's step) and the
-population std of the last k is below the threshold (at most max_epochs
-passes); later ALAs make one pass.  Nothing happens in the first round.
+Theta_i), 0, 1), then Theta_hat is formed again.  In the second round
+(t = 2 in the box's count, round 1 from 0) ALA repeats the pass until more
+than k losses are recorded (one per pass: the loss of its last batch,
+taken before that batch's step) and the population std of the last k is
+below the threshold (at most max_epochs passes); in later rounds it makes
+one pass, whether the client ran ALA before or not.  Nothing happens in
+the first round.
 Then the scheduled SGD steps from Theta_hat give the new Theta_i.
 Switches (the authors' code; presets official and pfllib):
   fedala.skip = sum_first  no ALA (not even the overwrite of the lower
                            layers) when the first parameter tensor's
                            entries of Theta - Theta_i sum to 0
   fedala.p_unit = tensors  p counts parameter tensors (0: all of them)
+  fedala.start = own       the repeated passes happen in a client's first
+                           ALA, whatever the round (ALA.py's flag kept by
+                           each client's ALA object; the three presets)
   fedala.ala_clients = all (PFLlib's server, preset pfllib_run): at the
                            start of every round every client, in id order,
                            runs ALA (its local model becomes Theta_hat, its
@@ -61,7 +66,7 @@ BUGS = ("fedala-no-clip", "fedala-clip-upper-only", "fedala-w-no-diff",
         "fedala-w-lr-alpha", "fedala-hat-swapped", "fedala-hat-stale",
         "fedala-lower-keep-local", "fedala-p-from-input",
         "fedala-no-start-phase", "fedala-start-every-round",
-        "fedala-start-global", "fedala-stop-sample-std", "fedala-stop-at-k",
+        "fedala-start-flipped", "fedala-stop-sample-std", "fedala-stop-at-k",
         "fedala-loss-mean", "fedala-skip-ignored", "fedala-w-reset",
         "fedala-uniform-server", "fedala-ala-participants-only",
         "fedala-outsider-model-kept", "fedala-lr-per-round",
@@ -81,10 +86,11 @@ def _config(spec):
     alg = spec["algorithm"]
     cfg = {"fedala.threshold": 0.1, "fedala.k": 10,
            "fedala.max_epochs": 1000, "fedala.skip": "first_round",
-           "fedala.p_unit": "layers", "fedala.ala_clients": "participants"}
+           "fedala.p_unit": "layers", "fedala.ala_clients": "participants",
+           "fedala.start": "round2"}
     cfg["bn.aggregate"] = "average"
     code = {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
-            "bn.aggregate": "parameters_only"}
+            "fedala.start": "own", "bn.aggregate": "parameters_only"}
     pfllib = dict(code, **{"lr.count": "trainings"})
     presets = {"official": code, "pfllib": pfllib,
                "pfllib_run": dict(pfllib, **{"fedala.ala_clients": "all"})}
@@ -254,13 +260,14 @@ def run(spec, clients, w0, log, bug):
         made = 0
         hat = local[i].copy()
         if not _skips(spec, t, theta, local[i], cfg, bug):
-            first = i not in started
+            per_client = cfg["fedala.start"] == "own"
+            if bug == "fedala-start-flipped":
+                per_client = not per_client
+            first = i not in started if per_client else t == 1
             if bug == "fedala-no-start-phase":
                 first = False
             if bug == "fedala-start-every-round":
                 first = True
-            if bug == "fedala-start-global":
-                first = t == 1
             hat, made = _ala(clients[i], theta, local[i], weights[i],
                              mask, passes, first, cfg, bug, own)
             started.add(i)

@@ -10,8 +10,9 @@ sample D_i^s (s = 60: 3, 2, 3, 1 samples) given as the round's personal
 lists (one pass in batches).
 
   paper-partial  the paper's reading: p = 1 layer (W2, b2), a start phase
-                 that runs past k + 1 passes, client 1's start phase in
-                 round 2, client 3's on one sample; W_i clipped at 0 and
+                 that runs past k + 1 passes, client 1 first in round 2
+                 (one pass: Alg. 1 l. 8 puts the start stage in round 1,
+                 t = 2), client 3's on one sample; W_i clipped at 0 and
                  at 1
   p-tensors      fedala.p_unit = tensors, p = 3 (b1, W2, b2: b1 weighed,
                  W1 overwritten by Θ), a start phase stopped by the cap
@@ -54,10 +55,12 @@ import pflref_exact_fedala as xa     # noqa: E402
 import pflref_golden as pg           # noqa: E402
 
 PAPER = ("Zhang, Hua, Wang, Song, Xue, Ma, Guan, AAAI 2023, arXiv "
-         "2212.01197v4, Alg. 1 and the ALA module (Θ̂_i = Θ_i + (Θ − Θ_i) ⊙ "
-         "W_i on the top p layers, eq. (3); W_i ← clip_[0,1](W_i − η "
-         "∇_{Θ̂_i} L ⊙ (Θ − Θ_i)), eq. (6); a start phase until convergence, "
-         "then one pass), the stopping rule of TsingZ0/FedALA a7a9b2134285 "
+         "2212.01197v4, Alg. 1 (as the authors' slides print it, TsingZ0/FedALA "
+         "044f761faf99 FedALAOral.pdf p. 47) and the ALA module (Θ̂_i = Θ_i + "
+         "(Θ − Θ_i) ⊙ W_i on the top p layers, Eq. (4); W_i ← clip_[0,1](W_i "
+         "− η ∇_{Θ̂_i} L ⊙ (Θ − Θ_i)), Eq. (5); the start stage until "
+         "convergence in the round t = 2, l. 8-11, one pass later, l. "
+         "12-14), the stopping rule of TsingZ0/FedALA a7a9b2134285 "
          "system/utils/ALA.py:142-153")
 OFFICIAL = ("TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:82 (Σ of the "
             "first tensor's Θ − Θ_i == 0: return), :86, :95 (layer_idx "
@@ -215,6 +218,7 @@ def paper_partial():
         assert clipped_both_ways(state)
         assert max(state["epochs"]) > 3 and 9 not in state["epochs"]
         assert final_with(spec, **{"fedala.p_unit": "tensors"}) != result[2]
+        assert final_with(spec, **{"fedala.start": "own"}) != result[2]
 
     flags, mutants = subset("fedala-clip", "fedala-w-gradient",
                             "fedala-theta-hat", "fedala-lower-layers",
@@ -233,7 +237,8 @@ def paper_partial():
         "layer (W2, b2), k = 2, threshold 0.0063, at most 9 passes.  Rounds "
         "{0, 1, 2}, {0, 2, 3}, {1, 2}, {0, 1, 3}: no ALA in round 0; client "
         "0's start phase runs 4 passes, clients 2 and 3 stop at k + 1 = 3, "
-        "client 1's start phase is in round 2; later rounds one pass.",
+        "client 1, first in round 2, makes one pass (Alg. 1 l. 8, l. 12: "
+        "the start stage is the round t = 2 only); later rounds one pass.",
         algorithm, PARTIAL, flags, mutants, PAPER, check)
 
 
@@ -289,8 +294,8 @@ def sum_first():
         "3.25, s = 60, p = 1, k = 2, threshold 0.015, at most 7 passes.  "
         "Rounds {0, 2, 3}, {0, 1, 2}, {1}, {1, 2, 3}: client 1 trains "
         "alone in round 2, so in round 3 Σ(Θ − Θ_1) over W1 is 0 and ALA "
-        "returns (the paper's reading runs ALA with Θ − Θ_1 = 0 and ends "
-        "its start phase).",
+        "returns (the paper's reading runs ALA with Θ − Θ_1 = 0); client "
+        "3, back in round 3, makes one pass (the start stage is round 1).",
         algorithm, ALONE, flags, mutants, PAPER + "; " + OFFICIAL, check)
 
 
@@ -324,13 +329,21 @@ def paper_alone():
     algorithm = {"name": "fedala",
                  "hyperparameters": {"eta": 0.07, "fedala.eta": 4.5,
                                      "fedala.s": 60, "fedala.p": 1,
-                                     "fedala.k": 2, "fedala.threshold": 0.0025,
+                                     "fedala.k": 2, "fedala.threshold": 0.00005,
                                      "fedala.max_epochs": 8}}
 
     def check(spec, result, state):
-        assert final_with(spec, **{"fedala.skip": "sum_first"}) != result[2]
+        # the box's start stage is round 1 (t = 2): clients 0 and 3, first
+        # in round 2, make one pass; a start phase per client differs
+        assert final_with(spec, **{"fedala.start": "own"}) != result[2]
+        # client 2's start stage (round 1) runs 7 passes, its std test
+        # failing four times: the recorded losses' values decide its end
+        assert state["epochs"][:2] == [3, 7], state["epochs"]
 
-    flags, mutants = subset("fedala-skip", "fedala-start-phase",
+    # fedala.skip = sum_first gives the same run here (client 1's start
+    # stage, with Θ − Θ_1 = 0, changes nothing): sum-first and
+    # pfllib-alone carry that flag
+    flags, mutants = subset("fedala-start-phase",
                             "fedala-w-gradient", "fedala-theta-hat",
                             "aggregation-weights")
     mutants["fedala-theta-hat"] = ["hat-swap"]
@@ -341,11 +354,14 @@ def paper_alone():
         "is spent)",
         "The clients of fedala/worked/paper-partial, ŷ = x·w + b with the "
         "half-squared loss, w⁰ = (0.35, -0.25, 0.15); α = 0.07, η = 4.5, s "
-        "= 60, p = 1 (the one layer), k = 2, threshold 0.0025, at most 8 "
-        "passes.  Client 1 trains alone in round 0, so in round 1 it finds Θ "
-        "= Θ_1 before its first ALA: the paper's reading runs it (W_1 "
-        "unchanged, Θ̂_1 = Θ_1, the start phase spent), the authors' early "
-        "return would keep the start phase for round 2.",
+        "= 60, p = 1 (the one layer), k = 2, threshold 0.00005, at most 8 "
+        "passes.  Client 1 trains alone in round 0, so in round 1 (the "
+        "box's t = 2, its start stage) it finds Θ = Θ_1: ALA runs with Θ − "
+        "Θ_1 = 0 (W_1 unchanged, Θ̂_1 = Θ_1, the start stage spent), client "
+        "2's runs 7 passes (the std test fails four times); "
+        "clients 0 and 3, first in round 2, make one pass (Alg. 1 l. 12), "
+        "where a start phase per client (fedala.start = own) would run "
+        "theirs.",
         algorithm, ALONE_FIRST, flags, mutants, PAPER, check, problem=LINEAR)
 
 
@@ -436,9 +452,12 @@ def all_partial():
                             "fedala-theta-hat", "fedala-lower-layers",
                             "fedala-start-phase", "fedala-w-state",
                             "aggregation-weights")
-    # every client starts in round 1 under all: start-global is the same
-    # run here
+    # every client starts in round 1 under all: start-flip is the same
+    # run here, and so is outsider-no-start (the start stage is the round
+    # t = 2 whatever a client did before; pfllib-run, under fedala.start =
+    # own, tells it)
     mutants["fedala-start-phase"] = ["start-never", "start-every"]
+    mutants["fedala-ala-clients"] = ["ala-clients-flip", "outsider-keeps"]
     return make(
         "fedala/worked/partial-all", "worked-partial-all.json",
         "FedALA with ALA on every client each round (fedala.ala_clients = "
@@ -447,8 +466,8 @@ def all_partial():
         "0.045, η = 3.25, s = 60, p = 1 layer, k = 2, threshold 0.007, at "
         "most 8 passes; fedala.ala_clients = all: from round 1 on every "
         "client runs ALA against Θ^{t−1} before the round trains, a client "
-        "outside the round keeping Θ̂_i as its Θ_i (client 1 spends its "
-        "start phase in round 1 without training); each round's personal "
+        "outside the round keeping Θ̂_i as its Θ_i (client 1 runs its "
+        "start stage in round 1, the box's t = 2, without training); each round's personal "
         "lists hold the participants' D_i^s, then the others' in id order.",
         algorithm, PARTIAL_ALL, flags, mutants,
         PAPER + "; " + PFLLIB_RUN, check)

@@ -297,6 +297,15 @@ typedef enum {
                                            :73-74, TsingZ0/FedALA
                                            serverALA.py:93-94)              */
 } pflref_fedala_ala_clients;
+typedef enum {
+    PFLREF_FEDALA_START_ROUND2 = 0, /* the start stage in the round t = 2
+                                       (Alg. 1 l. 8: a client of I²), one
+                                       pass in every later round (l. 12) */
+    PFLREF_FEDALA_START_OWN = 1     /* the start stage in a client's first
+                                       ALA, whatever the round (ALA.py:52,
+                                       :155: each client's own start_phase
+                                       flag)                              */
+} pflref_fedala_start;
 typedef struct {
     double eta;                /* η > 0: W_i's learning rate             */
     double s;                  /* s in (0, 100]: the percentage of D_i   */
@@ -308,6 +317,7 @@ typedef struct {
     int skip;                  /* pflref_fedala_skip                     */
     int p_unit;                /* pflref_fedala_p_unit                   */
     int ala_clients;           /* pflref_fedala_ala_clients              */
+    int start;                 /* pflref_fedala_start                    */
 } pflref_fedala_hyper;
 
 /* FedPAC (Xu, Tong, Huang, ICLR 2023, arXiv 2306.11867, Alg. 1;

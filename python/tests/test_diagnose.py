@@ -384,6 +384,8 @@ NAMED = {
     # pfllib-alone, a range p that leaves the run the same)
     "fedala-stop-sample-std": "fedala.threshold × ½",
     "fedala-stop-at-k": "fedala.k = 1",
+    "fedala-start-flipped": ("fedala.start = own", "fedala.start = round2",
+                             "preset official"),
     "fedala-loss-mean": ("fedala.threshold = 0.1", "fedala.max_epochs = 3"),
     "fedala-skip-ignored": ("fedala.skip = first_round", "fedala.p = 1"),
     # APPLE's proximal term without its ½ is the authors' reg_loss

@@ -6,7 +6,8 @@
  * round (the authors' code with limit_downloaded_models + 1 ≥ N).
  *
  * The box (Alg. 1, "APPLE"), as trace/apple.req numbers it (its text was
- * not retrievable verbatim here; the lines are pflref's reading of the
+ * not retrievable: docs/algorithms/apple.md lists the sources searched;
+ * the lines are pflref's reading of the
  * paper's Section 3 and of the authors' code, docs/algorithms/apple.md):
  *   l. 1  the server initialises the core models w_1⁰ = … = w_N⁰ = w⁰;
  *         client i initialises p_i ← p_0, p_0 = (n_1/n, …, n_N/n)

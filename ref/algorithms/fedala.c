@@ -4,26 +4,26 @@
  *   "FedALA: Adaptive Local Aggregation for Personalized Federated
  *   Learning", AAAI 2023, arXiv 2212.01197v4.
  *
- * The box (Alg. 1, "FedALA"), as trace/fedala.req numbers it (its text was
- * not retrievable verbatim here; docs/algorithms/fedala.md gives it as
- * read from the paper and the authors' README, which maps ALA.py to its
- * lines 6-16):
+ * The box (Alg. 1, "FedALA"), as the authors print it in their AAAI 2023
+ * oral slides (TsingZ0/FedALA 044f761faf99 FedALAOral.pdf p. 47; the
+ * paper's own text was not reached), as trace/fedala.req numbers it:
  *   l. 1   the server sends Θ⁰ to every client: Θ_i⁰ ← Θ⁰
- *   l. 2   for t = 1 … T:
- *   l. 3     the server samples I^t and sends Θ^{t−1} to them
- *   l. 4     for client i ∈ I^t:
- *   l. 5       it samples s% of its data, D_i^s
- *   l. 6       in its first ALA round (t = 2 for a client of I²): W_i ← 1,
- *              then trains W_i by eq. (6) until it converges
- *   l. 7       later: trains W_i by eq. (6) once (one pass over D_i^s)
- *   l. 8       Θ̂_i ← Θ_i^{t−1} + (Θ^{t−1} − Θ_i^{t−1}) ⊙ W_i   (eq. (3),
+ *   l. 2   W_i^p ← 1 for every client i
+ *   l. 3   for t = 1 … T:
+ *   l. 4-5   the server samples I^t by ρ and sends Θ^{t−1} to them
+ *   l. 6     for client i ∈ I^t:
+ *   l. 7       it samples s% of its data, D_i^s
+ *   l. 8-11    if t = 2: while W_i^p has not converged, Eq. (5), then σ
+ *   l. 12-14   else if t > 2: Eq. (5) once, then σ
+ *   l. 15      Θ̂_i ← Θ_i^{t−1} + (Θ^{t−1} − Θ_i^{t−1}) ⊙ W_i   (Eq. (4),
  *              the top p layers; the lower layers take Θ^{t−1})
- *   l. 9       local training from Θ̂_i gives Θ_i^t           (eq. (2))
- *   l. 10      it uploads Θ_i^t
- *   l. 11    Θ^t ← Σ_{i∈I^t} (k_i / Σ_{j∈I^t} k_j) Θ_i^t       (eq. (1))
- * Eq. (6): W_i ← clip_[0,1](W_i − η (∇_{Θ̂_i} L(Θ̂_i; D_i^s)) ⊙ (Θ − Θ_i)),
- * the chain rule through eq. (3), one step per batch of D_i^s, Θ̂_i
- * re-formed after each step.
+ *   l. 16      Θ_i^t ← Θ̂_i − α ∇L(Θ̂_i; D_i): local training from Θ̂_i
+ *   l. 17      it sends Θ_i^t to the server
+ *   l. 18    Θ^t ← Σ_{i∈I^t} (k_i / Σ_{j∈I^t} k_j) Θ_i^t
+ *   l. 19  return Θ̂_1 … Θ̂_N (pflref reports Θ_i^T, final.v)
+ * Eq. (5) with σ: W_i ← clip_[0,1](W_i − η (∇_{Θ̂_i} L(Θ̂_i; D_i^s)) ⊙
+ * (Θ − Θ_i)), the chain rule through Eq. (4), one step per batch of
+ * D_i^s, Θ̂_i re-formed after each step.
  *
  * pflref's reading (each pinned from the paper, then the code):
  *   a) D_i^s is data: the round's `personal` list of client i holds one
@@ -35,8 +35,8 @@
  *      recorded; the start phase stops once more than k are recorded and
  *      the population std of the last k is below the threshold, or after
  *      max_epochs passes (the code has no cap).
- *   c) the start phase is per client (ALA.py:52, :155: each client's ALA
- *      object), its first ALA round; ALA runs from the second round on
+ *   c) the start stage is the round t = 2 (s->t = 1), l. 8; every later
+ *      ALA makes one pass, a client's first included (l. 12); ALA runs from the second round on
  *      (in the first Θ_i = Θ = Θ⁰, so Θ̂_i = Θ⁰ whatever W_i).
  *   d) p counts layers from the output (a layer's weight and bias
  *      together); W_i covers their entries, initialised to ones.
@@ -55,9 +55,12 @@
  *                  differences that cancel count as none)
  *   fedala.p_unit  layers | tensors: p counts parameter tensors, 0 = all
  *                  (ALA.py:86, :95, params[-layer_idx:])
+ *   fedala.start   round2: the start stage in the round t = 2 only (l. 8,
+ *                  l. 12) | own: in the client's first ALA, whatever the
+ *                  round (ALA.py:52, :155: each client's start_phase flag)
  *   fedala.ala_clients
  *                  participants: ALA on the round's participants, each
- *                  just before its local training (the box's l. 4-9) |
+ *                  just before its local training (the box's l. 6-16) |
  *                  all: ALA on every client, ascending id, before any
  *                  training of the round (PFLlib d832e76f6a23
  *                  serverala.py:73-74: send_models calls
@@ -92,16 +95,16 @@
  *   - the weight-learning passes run model_t = deepcopy(local_model)
  *     (ALA.py:91) in training mode (the client's model was left in
  *     train() by its clientala.py:23 train()): each batch normalises with
- *     its own statistics, so the gradient of eq. (6) never reads r_μ,
+ *     its own statistics, so the gradient of Eq. (5) never reads r_μ,
  *     r_v; the statistics those passes move are model_t's, discarded
  *     with it (only its parameters are copied back, ALA.py:158-159);
  *     a client evaluated since its last training would be in eval()
  *     (serverALA.py:45-53: evaluate() after send_models) and normalise
  *     with its running statistics: not modelled (docs/algorithms/
  *     fedala.md);
- *   - l. 9's local training moves Θ_i's r_μ, r_v from Θ̂_i's (the
+ *   - l. 16's local training moves Θ_i's r_μ, r_v from Θ̂_i's (the
  *     client's own) at each step (pflref_bn_running_move, bn.running);
- *   - l. 11 averages parameters() only; Θ^t's r_μ, r_v are the first
+ *   - l. 18 averages parameters() only; Θ^t's r_μ, r_v are the first
  *     participant's (serverALA.py:118 / serverbase.py:141:
  *     deepcopy(uploaded_models[0])), which "global" evaluates with.
  * Under bn.aggregate = average such a model is refused: ALA weighs
@@ -129,19 +132,19 @@
 #include "engine/bn_own.h"
 
 static const char *const W_LINE =
-    "eq. (6): W_i ← clip_[0,1](W_i − η ∇_{Θ̂_i} L(Θ̂_i; b) ⊙ (Θ − Θ_i))";
+    "Eq. (5): W_i ← clip_[0,1](W_i − η ∇_{Θ̂_i} L(Θ̂_i; b) ⊙ (Θ − Θ_i))";
 static const char *const EPOCH_LINE =
-    "Alg. 1 l. 6-7: passes over D_i^s (start phase: until the std of the "
+    "Alg. 1 l. 8-14: passes over D_i^s (start phase: until the std of the "
     "last k losses < threshold)";
 static const char *const LOCAL_LINE =
-    "Alg. 1 l. 9: Θ_i ← Θ_i − α ∇L(Θ_i; b), from Θ̂_i";
+    "Alg. 1 l. 16: Θ_i ← Θ_i − α ∇L(Θ_i; b), from Θ̂_i";
 static const char *const HAT_LINE =
-    "Alg. 1 l. 8 on a client outside the round (fedala.ala_clients = all): "
+    "Alg. 1 l. 15 on a client outside the round (fedala.ala_clients = all): "
     "Θ_i ← Θ̂_i";
 static const char *const SERVER_LINE =
-    "Alg. 1 l. 11: Θ^t ← Σ_{i∈I^t} (k_i/Σ_j k_j) Θ_i^t";
+    "Alg. 1 l. 18: Θ^t ← Σ_{i∈I^t} (k_i/Σ_j k_j) Θ_i^t";
 
-/* ws->range's values: below ALA's range (Θ^{t−1}'s), in it (eq. (3)),
+/* ws->range's values: below ALA's range (Θ^{t−1}'s), in it (Eq. (4)),
  * a running statistic (Θ_i's own: ALA touches parameters() only). */
 enum { RANGE_BELOW = 0, RANGE_IN = 1, RANGE_BUFFER = 2 };
 
@@ -208,7 +211,7 @@ static size_t count_units(const pflref_model *m, int p_unit)
     return L;
 }
 
-/* req: fedala.alg1.l8 */
+/* req: fedala.alg1.l15 */
 /* range := RANGE_IN on the entries of the top p units (tensors: p = 0,
  * all), RANGE_BUFFER on r_μ, r_v, RANGE_BELOW elsewhere. */
 static void ala_range(const pflref_model *m, const pflref_fedala_hyper *h,
@@ -387,8 +390,9 @@ static pflref_status fedala_check(const pflref_problem *problem,
     return check_samples(problem, h, schedule, err);
 }
 
-/* W_i ← 1 for every client (l. 6's initialisation; entries off the range
- * stay 1 and are never read); the range of ALA from p. */
+/* req: fedala.alg1.l2 */
+/* W_i ← 1 for every client (l. 2; entries off the range stay 1 and are
+ * never read); the range of ALA from p. */
 static pflref_status fedala_init(pflref_state *s, pflref_error *err)
 {
     (void)err;
@@ -411,9 +415,9 @@ static int std_below(const double *x, size_t k, double thr)
     return sqrt(var / (double)k) < thr;
 }
 
-/* req: fedala.eq6 */
+/* req: fedala.eq5 */
 /* One pass over D_i^s (the batches of b): per batch, the gradient at Θ̂_i,
- * then eq. (6) on W_i and eq. (3) on Θ̂_i, on the range.  *loss := the
+ * then Eq. (5) on W_i and Eq. (4) on Θ̂_i, on the range.  *loss := the
  * last batch's loss, taken before its step. */
 static pflref_status ala_pass(pflref_state *s, size_t i,
                               const pflref_batches *b, fedala_work *ws,
@@ -474,7 +478,7 @@ static int ala_skips(const pflref_state *s, const fedala_work *ws,
     return pflref_mca_is_zero(sum, mass);
 }
 
-/* req: fedala.alg1.l5, fedala.alg1.l6, fedala.alg1.l7, fedala.alg1.l8 */
+/* req: fedala.alg1.l7, fedala.alg1.l8_11, fedala.alg1.l12_14, fedala.alg1.l15 */
 /* ALA for client i on D_i^s (b): ws->theta_hat := Θ̂_i, W_i learned;
  * the NOTEs "ala_epochs" and "W_i". */
 static pflref_status ala(pflref_state *s, size_t i, const pflref_batches *b,
@@ -490,7 +494,7 @@ static pflref_status ala(pflref_state *s, size_t i, const pflref_batches *b,
         const double *W_i = ws->W + i * P;
         for (size_t p = 0; p < P; p++) {
             ws->diff[p] = ws->theta_t[p] - theta_i[p];
-            /* l. 8: Θ̂ = Θ_i + (Θ − Θ_i) ⊙ W on the range, Θ below;
+            /* l. 15: Θ̂ = Θ_i + (Θ − Θ_i) ⊙ W on the range, Θ below;
              * r_μ, r_v stay Θ_i's (ALA.py:86-87 copies parameters()) */
             ws->theta_hat[p] = ws->range[p] == RANGE_IN
                                    ? theta_i[p] + ws->diff[p] * W_i[p]
@@ -498,7 +502,12 @@ static pflref_status ala(pflref_state *s, size_t i, const pflref_batches *b,
                                    ? ws->theta_t[p]
                                    : theta_i[p];
         }
-        const size_t cap = ws->started[i] ? 1 : h->max_epochs;
+        /* l. 8-14: the start stage in the round t = 2 (s->t = 1),
+         * or (fedala.start = own) in the client's first ALA */
+        const int start = h->start == PFLREF_FEDALA_START_OWN
+                              ? !ws->started[i]
+                              : s->t == 1;
+        const size_t cap = start ? h->max_epochs : 1;
         size_t e = 0;
         while (e < cap) {
             pflref_status st = ala_pass(s, i, b, ws, &ws->losses[e], err);
@@ -529,7 +538,7 @@ static pflref_status fedala_round(pflref_state *s,
     fedala_work *ws = s->extra;
     const pflref_problem *pr = s->problem;
     const size_t P = s->P;
-    /* req: fedala.alg1.l1, fedala.alg1.l2, fedala.alg1.l3 */
+    /* req: fedala.alg1.l1, fedala.alg1.l3, fedala.alg1.l4_5 */
     pflref_round_begin(s, ws->theta_t, trace);   /* Θ^{t−1}, accum ← 0 */
     const double m_t = pflref_train_n(pr, plan->clients, plan->m);
     const int all = s->hyper->fedala.ala_clients == PFLREF_FEDALA_ALA_ALL;
@@ -555,7 +564,7 @@ static pflref_status fedala_round(pflref_state *s,
                                   ws->theta_hat, P, HAT_LINE);
         }
     }
-    /* req: fedala.alg1.l4 */
+    /* req: fedala.alg1.l6 */
     for (size_t q = 0; q < plan->m; q++) {
         const size_t i = plan->clients[q];
         double *theta_i = s->v + i * P;
@@ -566,8 +575,8 @@ static pflref_status fedala_round(pflref_state *s,
             if (st != PFLREF_OK)
                 return st;
         }
-        /* req: fedala.alg1.l9 */
-        /* l. 9: local training from Θ̂_i (under all: Θ_i, which holds it) */
+        /* req: fedala.alg1.l16 */
+        /* l. 16: local training from Θ̂_i (under all: Θ_i, which holds it) */
         pflref_client_begin(s, i, "theta_i", theta_i,
                             all ? NULL : ws->theta_hat, trace);
         pflref_client_lr(s, i, 0, 1);
@@ -578,9 +587,9 @@ static pflref_status fedala_round(pflref_state *s,
         st = pflref_local_sgd_run(&job, theta_i, ws->g, s->ws, trace, err);
         if (st != PFLREF_OK)
             return st;
-        /* req: fedala.alg1.l10 */
+        /* req: fedala.alg1.l17 */
         pflref_client_end(s, i, "theta_i", theta_i, trace);
-        /* req: fedala.alg1.l11 */
+        /* req: fedala.alg1.l18 */
         pflref_accumulate(s->accum, (double)pr->clients[i].train.n / m_t,
                           theta_i, P);
     }

@@ -3,7 +3,8 @@
  *   J. Xu, X. Tong, S.-L. Huang, "Personalized Federated Learning with
  *   Feature Alignment and Classifier Collaboration", ICLR 2023,
  *   arXiv 2306.11867 (v1),
- * with a linear classifier head.  The paper's text was not reachable here:
+ * with a linear classifier head.  The paper's text was not reachable here
+ * (the sources searched are listed in docs/algorithms/fedpac.md):
  * the box is rebuilt from the method as the authors' code (JianXu95/FedPAC
  * 5770f4ff8f11) runs it; docs/algorithms/fedpac.md gives the open points.
  *

@@ -17,6 +17,7 @@ static const char *const fedala_skip_values[] = {"first_round", "sum_first",
 static const char *const fedala_p_unit_values[] = {"layers", "tensors", NULL};
 static const char *const fedala_ala_clients_values[] = {"participants", "all",
                                                         NULL};
+static const char *const fedala_start_values[] = {"round2", "own", NULL};
 
 #define FEDALA_PARAMS \
     {"eta", "fedala", "fedala", PFLREF_PARAM_REAL, \
@@ -26,7 +27,7 @@ static const char *const fedala_ala_clients_values[] = {"participants", "all",
     {"fedala.eta", "fedala", "fedala", PFLREF_PARAM_REAL, \
      offsetof(pflref_hyper, fedala.eta), NAN, 0.0, 1, NULL, "η", \
      "FedALA's weight learning rate: W_i ← clip_[0,1](W_i − η ∇_{W_i} " \
-     "L(Θ̂_i; D_i^s)) (Eq. 6)"}, \
+     "L(Θ̂_i; D_i^s)) (Eq. (5), Alg. 1 l. 10, l. 13)"}, \
     {"fedala.s", "fedala", "fedala", PFLREF_PARAM_REAL, \
      offsetof(pflref_hyper, fedala.s), NAN, 0.0, 1, NULL, "s", \
      "FedALA's percentage of D_i the weights learn on: |D_i^s| = ⌊s n_i / " \
@@ -60,10 +61,17 @@ static const char *const fedala_ala_clients_values[] = {"participants", "all",
     {"fedala.ala_clients", "fedala", "", PFLREF_PARAM_ENUM, \
      offsetof(pflref_hyper, fedala.ala_clients), 0.0, 0.0, 0, \
      fedala_ala_clients_values, "", \
-     "which clients run ALA each round: the participants (Alg. 1 l. 4-8) " \
+     "which clients run ALA each round: the participants (Alg. 1 l. 6-15) " \
      "| every client, before the round's training, a client outside the " \
      "round keeping Θ̂_i as its Θ_i (PFLlib serverala.py:73-74 " \
      "send_models; the round's personal lists then hold every client's " \
-     "D_i^s, in id order)"},
+     "D_i^s, in id order)"}, \
+    {"fedala.start", "fedala", "", PFLREF_PARAM_ENUM, \
+     offsetof(pflref_hyper, fedala.start), 0.0, 0.0, 0, \
+     fedala_start_values, "", \
+     "when a client's W_i learns until convergence: in the round t = 2 " \
+     "only, one pass in later rounds (Alg. 1 l. 8, l. 12) | in the " \
+     "client's first ALA, whatever the round (TsingZ0/FedALA ALA.py:52, " \
+     ":155: each client's own start_phase flag)"},
 
 #endif

@@ -319,7 +319,7 @@ static const pflref_preset presets[] = {
      "(bn.aggregate) (docs/algorithms/apple.md)"},
     /* req: fedala.preset.official */
     {"fedala", "official",
-     "fedala.skip=sum_first fedala.p_unit=tensors "
+     "fedala.skip=sum_first fedala.p_unit=tensors fedala.start=own "
      "bn.aggregate=parameters_only", NULL,
      "TsingZ0/FedALA a7a9b21: system/utils/ALA.py:82 (returns when "
      "torch.sum(params_g[0] - params[0]) == 0), :86,:95 (layer_idx counts "
@@ -330,8 +330,8 @@ static const pflref_preset presets[] = {
      "(bn.aggregate; docs/algorithms/fedala.md)"},
     /* req: fedala.preset.pfllib */
     {"fedala", "pfllib",
-     "fedala.skip=sum_first fedala.p_unit=tensors lr.count=trainings "
-     "bn.aggregate=parameters_only", NULL,
+     "fedala.skip=sum_first fedala.p_unit=tensors fedala.start=own "
+     "lr.count=trainings bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: system/utils/ALA.py:82, :86, :95 (as "
      "the authors' code), clients/clientala.py:48-49 (each client's "
      "scheduler steps after its train()); servers/serverala.py:73-74 runs "
@@ -340,8 +340,9 @@ static const pflref_preset presets[] = {
      "bn.aggregate) (docs/algorithms/fedala.md)"},
     /* req: fedala.preset.pfllib_run */
     {"fedala", "pfllib_run",
-     "fedala.skip=sum_first fedala.p_unit=tensors lr.count=trainings "
-     "fedala.ala_clients=all bn.aggregate=parameters_only", NULL,
+     "fedala.skip=sum_first fedala.p_unit=tensors fedala.start=own "
+     "lr.count=trainings fedala.ala_clients=all "
+     "bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: the preset pfllib and "
      "servers/serverala.py:73-74 (send_models calls local_initialization, "
      "ALA.py's adaptive_local_aggregation, on every client before the "
