@@ -46,49 +46,18 @@ torch.optim.SGD's arguments; every other opt.* value is refused.
 
 usage: moon_torch.py VECTOR.json -o RESULT.json
 """
-import copy
-
 import torch
 import torch.nn.functional as F
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
                       put_buffers, state_flat)
-from torch_common import (OPT_DEFAULTS, Recorder, Unsupported, clone,
-                          constant_steps, main, plan, weights)
+from torch_common import (Recorder, Unsupported, clone, constant_steps,
+                          main, plan, sgd_settings, weights)
 
 # docs/algorithms/moon.md, "Switches, presets and the client optimizer"
 PRESETS = {"official": {"opt.momentum": 0.9, "opt.weight_decay": 1e-5},
            "pfllib": {"lr.count": "trainings", "moon.passes": "train",
                       "bn.aggregate": "parameters_only"}}
-SGD_KEYS = ("opt.momentum", "opt.dampening", "opt.nesterov",
-            "opt.weight_decay")
-
-
-def spelled_out(vector_raw):
-    """(the vector with its preset's switches written out and its opt.*
-    keys removed, the torch.optim.SGD keyword arguments they give)."""
-    vec = copy.deepcopy(vector_raw)
-    alg = vec.get("spec", {}).get("algorithm", {})
-    preset = alg.get("preset", "paper")
-    if preset != "paper":
-        if preset not in PRESETS:
-            raise Unsupported("preset %r of moon" % preset)
-        alg.pop("preset")
-        alg["switches"] = dict(PRESETS[preset], **alg.get("switches", {}))
-    opt = dict(OPT_DEFAULTS)
-    for part in ("hyperparameters", "switches"):
-        for k in [k for k in alg.get(part, {}) if k.startswith("opt.")]:
-            opt[k] = alg[part].pop(k)
-    other = sorted(k for k in opt if k not in SGD_KEYS
-                   and opt[k] != OPT_DEFAULTS[k])
-    if other:
-        raise Unsupported("client optimizer %s (this example takes "
-                          "torch.optim.SGD's momentum, dampening, nesterov, "
-                          "weight_decay)" % ", ".join(other))
-    return vec, {"momentum": opt["opt.momentum"],
-                 "dampening": opt["opt.dampening"],
-                 "nesterov": opt["opt.nesterov"] == "on",
-                 "weight_decay": opt["opt.weight_decay"]}
 
 
 def sup_loss(loss_name, out, y):
@@ -143,7 +112,7 @@ def local_training(prob, rec, t, k, global_model, prev, batches, sgd):
 
 def run(vector_raw):
     """MOON on a golden vector; returns its pflref-result/1 dict."""
-    raw, sgd = spelled_out(vector_raw)
+    raw, sgd = sgd_settings(vector_raw, "moon", PRESETS)
     prob = bn_problem(raw, "moon")
     constant_steps(prob.cfg, "moon")
     kind = prob.model["kind"]
