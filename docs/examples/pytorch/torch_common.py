@@ -339,15 +339,18 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
                           "apple.lambda_round": "previous"},
     # docs/algorithms/fedala.md: TsingZ0/FedALA's and PFLlib's ALA.py
     ("fedala", "official"): {"fedala.skip": "sum_first",
-                             "fedala.p_unit": "tensors"},
+                             "fedala.p_unit": "tensors",
+                             "bn.aggregate": "parameters_only"},
     ("fedala", "pfllib"): {"fedala.skip": "sum_first",
                            "fedala.p_unit": "tensors",
-                           "lr.count": "trainings"},
+                           "lr.count": "trainings",
+                           "bn.aggregate": "parameters_only"},
     # PFLlib's server: ALA on every client each round (serverala.py:73-74)
     ("fedala", "pfllib_run"): {"fedala.skip": "sum_first",
                                "fedala.p_unit": "tensors",
                                "lr.count": "trainings",
-                               "fedala.ala_clients": "all"},
+                               "fedala.ala_clients": "all",
+                               "bn.aggregate": "parameters_only"},
 }
 
 
