@@ -22,7 +22,15 @@ parameter names; a layer list's blocks, layer names and groups,
 torch_common.layer_blocks).  Switches: pfl.state (stateful: v_i persists; stateless:
 v starts at v⁰ at every visit), pfl.weights (α_i = N_i/N, 1/n, or the
 device's batches this round), pfl.finetune (the post phase moves v, or the
-whole model, with η_ft).  Every record is the full parameter vector (u, v).
+whole model, with η_ft), and FedBABU's PFLlib reading of the post phase
+(docs/algorithms/fedalt-fedsim.md; serverbabu.py, clientbabu.py):
+pfl.finetune_start = last_local fine-tunes the model the device holds after
+the last round (its own trained model when it trained in round T − 1,
+else the (u^(T−1), v_i) it was sent at that round's start) instead of
+(u^(T), v_i); pfl.finetune_lr = decayed steps with η_ft times the lr.*
+factor the device's scheduler reached (γ^k, k its trainings, under
+lr.count = trainings; γ^T under rounds) instead of η_ft.  Every record is
+the full parameter vector (u, v).
 Records: docs/validate.md, "fedalt".
 
 usage: fedrep_torch.py VECTOR.json -o RESULT.json
@@ -40,6 +48,16 @@ def split(prob, model):
     for name, p in model.named_parameters():
         (v if is_personal(prob.model, name, names) else u).append(p)
     return v, u
+
+
+def sent(prob, global_model, v_i):
+    """A copy of the global model (u, v⁰) with v_i written in (None: v⁰)."""
+    model = clone(global_model)
+    if v_i is not None:
+        with torch.no_grad():
+            for p, v in zip(split(prob, model)[0], v_i):
+                p.copy_(v)
+    return model
 
 
 def server_weights(prob, local_batches):
@@ -78,17 +96,33 @@ def local_alt(prob, rec, t, i, model, batches, trained):
     rec.client_end(t, i, "w_local", model)
 
 
-def finetune(prob, rec, models):
+def finetune(prob, rec, models, held, trained):
     """The optional post phase: every device fine-tunes v (personal) or
-    (u, v) (full) with η_ft on its post batches."""
-    scope = prob.cfg["pfl.finetune"]
+    (u, v) (full) on its post batches, from models[i] = (u^(T), v_i) or,
+    under pfl.finetune_start = last_local, from held[i], the model it holds
+    after the last round; with η_ft, or under pfl.finetune_lr = decayed
+    η_ft times its scheduler's factor after its `trained[i]` trainings.
+    models[i] becomes the fine-tuned model."""
+    cfg = prob.cfg
+    scope = cfg["pfl.finetune"]
     if scope not in ("personal", "full"):
         raise Unsupported("pfl.finetune %r" % scope)
+    start = cfg.get("pfl.finetune_start", "global")
+    decayed = cfg.get("pfl.finetune_lr", "constant")
+    if start not in ("global", "last_local") \
+            or decayed not in ("constant", "decayed"):
+        raise Unsupported("pfl.finetune_start %r, pfl.finetune_lr %r"
+                          % (start, decayed))
     for i, batches in enumerate(prob.post):
+        if start == "last_local" and held is not None:
+            models[i] = held[i]
         model = models[i]
+        eta_ft = cfg["eta_ft"]
+        if decayed == "decayed":     # clientbabu.py: its own -ld optimizer
+            eta_ft *= lr_factor(cfg, len(prob.rounds), trained=trained[i])
         params = split(prob, model)[0] if scope == "personal" \
             else list(model.parameters())
-        opt = torch.optim.SGD(params, lr=prob.cfg["eta_ft"])
+        opt = torch.optim.SGD(params, lr=eta_ft)
         rec.record("client_begin", "v", model, client=i, step=0,
                    phase="finetune")
         for s, z in enumerate(batches, start=1):
@@ -107,22 +141,16 @@ def run(vector_raw):
     stateful = prob.cfg["pfl.state"] == "stateful"
     if prob.cfg["pfl.state"] not in ("stateful", "stateless"):
         raise Unsupported("pfl.state %r" % prob.cfg["pfl.state"])
-    for key, paper in (("pfl.finetune_start", "global"),
-                       ("pfl.finetune_lr", "constant")):
-        if prob.cfg.get(key, paper) != paper:    # FedBABU's PFLlib reading
-            raise Unsupported("%s %r (the NumPy candidate runs it)"
-                              % (key, prob.cfg[key]))
     v_state = [[p.detach().clone() for p in split(prob, global_model)[0]]
                for _ in prob.clients]                    # v_i, from v⁰
+    held = None         # each device's model after the round (last_local)
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, global_model)
         rnd_plan, u_new = plan(rnd), {}
+        held = [sent(prob, global_model, v_state[i] if stateful else None)
+                for i in range(len(prob.clients))]       # send_models
         for i, batches in rnd_plan.items():
-            model = clone(global_model)                  # (u^(t), v⁰)
-            if stateful:                                 # (u^(t), v_i^(t))
-                with torch.no_grad():
-                    for p, v_i in zip(split(prob, model)[0], v_state[i]):
-                        p.copy_(v_i)
+            model = held[i]              # (u^(t), v_i^(t)), or (u^(t), v⁰)
             local_alt(prob, rec, t, i, model, batches, trained[i])
             trained[i] += 1
             if stateful:
@@ -138,16 +166,10 @@ def run(vector_raw):
                     acc = acc + c[i] * u_new[i][j]
                 u.copy_(acc)
         rec.server(t, global_model)
-    models = []
-    for i in range(len(prob.clients)):                   # (u^(T), v_i)
-        model = clone(global_model)
-        if stateful:
-            with torch.no_grad():
-                for p, v_i in zip(split(prob, model)[0], v_state[i]):
-                    p.copy_(v_i)
-        models.append(model)
+    models = [sent(prob, global_model, v_state[i] if stateful else None)
+              for i in range(len(prob.clients))]         # (u^(T), v_i)
     if prob.post is not None:
-        finetune(prob, rec, models)
+        finetune(prob, rec, models, held, trained)
     rec.final("w", global_model)
     for i, model in enumerate(models):
         rec.final("v", flat(model), client=i)
