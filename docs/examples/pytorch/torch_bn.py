@@ -91,7 +91,8 @@ def build_net(model, cfg):
     frozen = cfg.get("bn.running", "update") == "frozen"
     if cfg.get("bn.running", "update") not in ("update", "frozen"):
         raise Unsupported("bn.running %r" % cfg["bn.running"])
-    biased = cfg.get("bn.running_var", "unbiased") == "biased"
+    biased = "biased" in (cfg.get("bn.running_var"),
+                          cfg.get("fedbn.running_var"))
     net.eval()
     with torch.no_grad():
         shapes = [net[:i + off](torch.zeros(2, d)).shape
