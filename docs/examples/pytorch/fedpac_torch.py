@@ -36,10 +36,10 @@ opt.weight_decay, built anew in every client update as the authors'
 (JianXu95/FedPAC methods/fedpac.py :194-195, :220-221); under opt.state =
 client (with fedpac.eta_phi = η) one torch.optim.SGD per client over its
 whole model, built once and kept, each phase freezing the other part
-(requires_grad False, zero_grad(set_to_none=True), torch ≥ 2.0's
-default, leaving its gradients None, which the step skips), as PFLlib's clientpac.py:33-36, :53-56; other opt.*
-settings (Adam, clipping, a decay scope, opt.state = server) are not
-taken here (Unsupported).
+(requires_grad False, and zero_grad(set_to_none=True), torch ≥ 2.0's
+default, leaves its gradients None, which the step skips), as PFLlib's
+clientpac.py:33-36, :53-56; other opt.* settings (Adam, clipping, a decay
+scope, opt.state = server) are not taken here (Unsupported).
 
 Batch normalisation (docs/algorithms/fedpac.md, "Batch normalisation"):
 the batchnorm layers are torch.nn.BatchNorm1d / 2d (torch_bn.py); l. 5's
