@@ -5,7 +5,9 @@
 #      record tables name what the vectors expect (validate_tables.py); a
 #      candidate's command line refuses a bad vector (exit 2, no output);
 #   1. the candidates run on every golden vector of fedavg, pfedme,
-#      ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold and fedamp, and
+#      ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp,
+#      fedproto, fedrod, apple, fedala and fedpac (batch normalisation in
+#      moon, fedproto, fedala, fedpac, fedrod and fedalt: torch_bn.py), and
 #      `pflref check`
 #      passes them all (--min-vectors:
 #      as many as were run; a vector a candidate skips is listed with why);

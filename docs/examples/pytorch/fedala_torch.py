@@ -25,16 +25,33 @@ fedala.ala_clients = all (preset
 pfllib_run) as PFLlib's serverala.py:73-74: before a round trains, every
 client (ascending id) runs ALA and keeps Θ̂ as its local model, a client
 outside the round included; its sample is then among the round's personal
-lists after the participants' (ascending id).  Records: docs/algorithms/fedala.md, "What
-a run reports".
+lists after the participants' (ascending id).  lr.count = trainings
+(presets pfllib, pfllib_run): client i's α decays with its own updates,
+PFLlib's per-client ExponentialLR; η does not decay.  Records:
+docs/algorithms/fedala.md, "What a run reports".
+
+Each client holds its own model (an nn.Module), as clientALA does; ALA
+reads and writes parameters() only (parameters_to_vector: Θ, Θ_i, Θ̂, W
+over the parameter entries).  Batch normalisation (docs/algorithms/
+fedala.md, "Batch normalisation"; bn.aggregate = parameters_only, the
+presets'): the batchnorm layers are torch.nn.BatchNorm1d / 2d
+(torch_bn.py) and every model stays in train() mode.  Θ̂_i takes Θ_i's
+running statistics (the client's model with Θ̂'s parameters written in);
+ALA's passes run on model_t = a deepcopy of the client's model, whose
+buffers torch moves and which is then dropped; l. 9's steps move the
+client model's; the server's model takes the first uploader's.  Every
+record of a model is its state_dict's values in order (W_i's NOTE holds 1
+on the running statistics).
 
 usage: fedala_torch.py VECTOR.json -o RESULT.json
 """
 import numpy as np
 import torch
 
-from torch_common import Problem, Recorder, Unsupported, clone, flat, \
-    load_flat, main, plan
+from torch_bn import (bn_problem, copy_buffers, first_uploader,
+                      put_buffers, state_flat)
+from torch_common import Recorder, Unsupported, clone, flat, load_flat, \
+    lr_factor, main, plan
 
 
 def ala_range(model, cfg):
@@ -54,12 +71,14 @@ def ala_range(model, cfg):
                       for j, s in enumerate(sizes)])
 
 
-def ala(prob, i, theta, theta_i, W, mask, passes, first):
-    """Lines 5-8: (Θ̂, the passes made); W is updated in place."""
+def ala(prob, i, theta, net_i, W, mask, passes, first):
+    """Lines 5-8 on client i's model net_i: (Θ̂, the passes made); W is
+    updated in place."""
     cfg = prob.cfg
+    theta_i = flat(net_i)
     diff = theta - theta_i
     hat = torch.where(mask, theta_i + diff * W, theta)
-    model_t = clone(prob.global_model)
+    model_t = clone(net_i)                              # ALA.py:91
     k = int(cfg.get("fedala.k", 10))
     losses = []
     while True:
@@ -84,6 +103,22 @@ def ala(prob, i, theta, theta_i, W, mask, passes, first):
     return hat, len(losses)
 
 
+def with_params(net, w):
+    """A copy of the net with the parameter vector w written in (its
+    running statistics kept)."""
+    out = clone(net)
+    load_flat(out, w)
+    return out
+
+
+def weights_record(net, W):
+    """W_i in the state_dict layout: W on the parameters, 1 on the
+    running statistics."""
+    out = with_params(net, W)
+    put_buffers(out, [torch.ones_like(b) for b in copy_buffers(out)])
+    return state_flat(out)
+
+
 def skips(prob, t, theta, theta_i):
     if t == 0:
         return True
@@ -95,67 +130,80 @@ def skips(prob, t, theta, theta_i):
 
 def run(vector_raw):
     """FedALA on a golden vector; returns its pflref-result/1 dict."""
-    prob = Problem(vector_raw, "fedala")
+    prob = bn_problem(vector_raw, "fedala")
     cfg = prob.cfg
-    if cfg.get("lr.schedule", "constant") != "constant":
-        raise Unsupported("a learning-rate schedule")
+    if prob.bn and cfg.get("bn.aggregate", "average") != "parameters_only":
+        raise Unsupported("batch normalisation under bn.aggregate %r"
+                          % cfg.get("bn.aggregate", "average"))
+    if prob.model["kind"] == "layers" and any(
+            L["type"] == "dropout" for L in prob.model["layers"]):
+        raise Unsupported("dropout (this example gives no masks)")
     rec = Recorder(prob.id)
-    theta = flat(prob.global_model)
-    mask = ala_range(prob.global_model, cfg)
-    local = [theta.clone() for _ in prob.clients]
+    glob = prob.global_model
+    theta = flat(glob)
+    mask = ala_range(glob, cfg)
+    nets = [clone(glob) for _ in prob.clients]      # each client's model
     Ws = [torch.ones_like(theta) for _ in prob.clients]
+    trained = [0 for _ in prob.clients]
     started = set()
     for t, rnd in enumerate(prob.rounds):
-        rec.round_begin(t, theta)
+        rec.round_begin(t, state_flat(glob))
         every = cfg.get("fedala.ala_clients", "participants") == "all"
-        rest = [i for i in range(len(local)) if i not in rnd["clients"]]
+        rest = [i for i in range(len(nets)) if i not in rnd["clients"]]
         owners = list(rnd["clients"]) + (rest if every else [])
         samples = dict(zip(owners, rnd.get("personal", [None] * len(owners))))
         uploads = {}
 
         def adapt(i):
-            hat, made = local[i].clone(), 0
-            if not skips(prob, t, theta, local[i]):
+            hat, made = flat(nets[i]), 0
+            if not skips(prob, t, theta, flat(nets[i])):
                 own = cfg.get("fedala.start", "round2") == "own"
-                hat, made = ala(prob, i, theta, local[i], Ws[i], mask,
+                hat, made = ala(prob, i, theta, nets[i], Ws[i], mask,
                                 samples[i],
                                 i not in started if own else t == 1)
                 started.add(i)
             rec.record("note", "ala_epochs", [made], round=t, client=i)
-            rec.record("note", "W_i", Ws[i], round=t, client=i)
-            return hat
+            rec.record("note", "W_i", weights_record(nets[i], Ws[i]),
+                       round=t, client=i)
+            return with_params(nets[i], hat)        # Θ̂_i, Θ_i's buffers
 
         hats = {}
         if every:                     # serverala.py:73-74, send_models
-            for i in range(len(local)):
+            for i in range(len(nets)):
                 hats[i] = adapt(i)
                 if i in rest:
-                    local[i] = hats[i]
-                    rec.record("note", "theta_hat", local[i], round=t,
-                               client=i)
+                    nets[i] = hats[i]
+                    rec.record("note", "theta_hat", state_flat(nets[i]),
+                               round=t, client=i)
         for i, batches in plan(rnd).items():
-            hat = hats[i] if every else adapt(i)
-            model = clone(prob.global_model)
-            load_flat(model, hat)
-            opt = torch.optim.SGD(model.parameters(), lr=cfg["eta"])
-            rec.record("client_begin", "theta_i", model, round=t, client=i,
-                       step=0)
+            model = hats[i] if every else adapt(i)
+            model.train()
+            alpha = cfg["eta"] * lr_factor(cfg, t, trained=trained[i])
+            trained[i] += 1
+            opt = torch.optim.SGD(model.parameters(), lr=alpha)
+            rec.record("client_begin", "theta_i", state_flat(model), round=t,
+                       client=i, step=0)
             for s, b in enumerate(batches, start=1):
                 opt.zero_grad()
                 prob.clients[i].loss(model, b).backward()
                 opt.step()
-                rec.step(t, i, s, "theta_i", model)
-            rec.client_end(t, i, "theta_i", model)
-            local[i] = uploads[i] = flat(model)
+                rec.step(t, i, s, "theta_i", state_flat(model))
+            rec.client_end(t, i, "theta_i", state_flat(model))
+            nets[i] = model
+            uploads[i] = flat(model)
         m_t = sum(prob.n[i] for i in uploads)
         new = torch.zeros_like(theta)
         for i in sorted(uploads):
             new = new + (prob.n[i] / m_t) * uploads[i]
         theta = new
-        rec.server(t, theta)
-    rec.final("w", theta)
-    for i, v in enumerate(local):
-        rec.final("v", v, client=i)
+        load_flat(glob, theta)
+        if uploads:                   # a deepcopy of uploaded_models[0]
+            put_buffers(glob, copy_buffers(nets[first_uploader(rnd,
+                                                               uploads)]))
+        rec.server(t, state_flat(glob))
+    rec.final("w", state_flat(glob))
+    for i, net in enumerate(nets):
+        rec.final("v", state_flat(net), client=i)
     return rec.result()
 
 

@@ -23,13 +23,34 @@ and Classifier Collaboration", ICLR 2023 (arXiv 2306.11867), Algorithm 1
           one of least αᵀQα (fedpac.alpha_small: entries ≤ ε dropped, then
           renormalised or not)
   l. 14   φ_i = Σ_j α_ij φ_j (the heads after l. 6)
-Records as docs/validate.md §4 fedpac lists them.  The mlp vectors (the
-presets official, official_run and pfllib too).
-Client optimizers (opt.*): the two torch.optim.SGD objects above take
-opt.momentum, opt.dampening, opt.nesterov and opt.weight_decay, built anew
-in every client update as the authors' (JianXu95/FedPAC methods/fedpac.py
-:194-195, :220-221); other opt.* settings (Adam, clipping, a decay scope,
-a lifetime other than reset) are not taken here (Unsupported).
+Records as docs/validate.md §4 fedpac lists them.  The mlp and the layer
+lists ending in a dense layer (no dropout); the presets official,
+official_run and pfllib (lr.count = trainings: η and η_φ decay with the
+client's own updates, PFLlib's one ExponentialLR).
+Each client holds its own model (body and classifier, an nn.Module) as
+PFLlib's clientPAC does: a round writes the global body into it
+(set_parameters), its classifier is its φ_i.
+Client optimizers (opt.*): under opt.state = reset the two torch.optim.SGD
+objects above take opt.momentum, opt.dampening, opt.nesterov and
+opt.weight_decay, built anew in every client update as the authors'
+(JianXu95/FedPAC methods/fedpac.py :194-195, :220-221); under opt.state =
+client (with fedpac.eta_phi = η) one torch.optim.SGD per client over its
+whole model, built once and kept, each phase freezing the other part
+(requires_grad False, and zero_grad(set_to_none=True), torch ≥ 2.0's
+default, leaves its gradients None, which the step skips), as PFLlib's
+clientpac.py:33-36, :53-56; other opt.* settings (Adam, clipping, a decay
+scope, opt.state = server) are not taken here (Unsupported).
+
+Batch normalisation (docs/algorithms/fedpac.md, "Batch normalisation"):
+the batchnorm layers are torch.nn.BatchNorm1d / 2d (torch_bn.py); l. 5's
+statistics and l. 8's centroids are eval() forwards under no_grad (on the
+running statistics, moving nothing), the steps of l. 6 and l. 7 train()
+forwards, each moving r_μ, r_v once (θ frozen in l. 6 or not).  Every
+record of a model is its state_dict's values in order.  bn.aggregate =
+average: r_μ, r_v are body entries, averaged with θ and written into every
+client's model; parameters_only (preset pfllib): set_parameters writes
+parameters() only, so each client's model keeps the statistics it last
+left, and the server's takes the first uploader's.
 
 usage: fedpac_torch.py VECTOR.json -o RESULT.json
 """
@@ -38,19 +59,22 @@ import itertools
 
 import torch
 
-from torch_common import (OPT_DEFAULTS, Problem, Recorder, Unsupported,
-                          flat, load_flat, main, plan)
+from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
+                      put_buffers, state_flat)
+from torch_common import (OPT_DEFAULTS, Recorder, Unsupported, clone, flat,
+                          load_flat, lr_factor, main, plan)
 
 # the opt.* settings this example takes (the rest must stay at defaults)
 OPT_TAKEN = ("opt.momentum", "opt.dampening", "opt.nesterov",
-             "opt.weight_decay")
+             "opt.weight_decay", "opt.state")
 
 PRESETS = {
     "official": {"fedpac.distance": "mse",
                  "fedpac.alpha_small": "renormalised",
                  "fedpac.missing": "own_start"},
     "pfllib": {"fedpac.distance": "mse", "fedpac.alpha_small": "raw",
-               "fedpac.centroid_weights": "uniform"},
+               "fedpac.centroid_weights": "uniform",
+               "lr.count": "trainings", "bn.aggregate": "parameters_only"},
     "official_run": {"fedpac.distance": "mse",
                      "fedpac.alpha_small": "renormalised",
                      "fedpac.missing": "own_start",
@@ -59,11 +83,22 @@ PRESETS = {
 
 
 def sgd(params, lr, ocfg):
-    """One of the client update's two torch.optim.SGD objects."""
+    """A torch.optim.SGD of the settings."""
     return torch.optim.SGD(params, lr=lr, momentum=ocfg["opt.momentum"],
                            dampening=ocfg["opt.dampening"],
                            nesterov=ocfg["opt.nesterov"] == "on",
                            weight_decay=ocfg["opt.weight_decay"])
+
+
+def receive(net, model, own):
+    """set_parameters: the global body into the client's model (its
+    classifier stays); with own (bn.aggregate = parameters_only) the
+    parameters only, the client's running statistics kept."""
+    keep = copy_buffers(net)
+    body = state_flat(model[:-1])
+    load_state(net[:-1], body)
+    if own:
+        put_buffers(net, keep)
 
 
 def class_means(body, X, y, K):
@@ -99,44 +134,63 @@ def simplex_qp(Q):
     return min(feasible, key=lambda a: float(a @ Q @ a)).to(dtype)
 
 
-def client_update(prob, rec, t, i, body, head, batches, cbar, own, ocfg):
+def client_update(prob, rec, t, i, net, batches, cbar, own, ocfg, c,
+                  kept):
+    """Client i's round on its model net (the global body written in):
+    returns ((V_i, h_i), (n_{i,k}, ĉ_{i,k})); net is trained in place."""
     cfg, data = prob.cfg, prob.clients[i]
-    net = torch.nn.Sequential(*copy.deepcopy(list(body)), copy.deepcopy(head))
-    K, d = head.out_features, head.in_features
+    K, d = net[-1].out_features, net[-1].in_features
     y_all = data.y.long()
+    net.eval()                                       # l. 5: evaluation
     n_k, mu, s2 = class_means(net[:-1], data.X, y_all, K)
     p = n_k / len(y_all)
     V = float((p * s2 - p ** 2 * (mu ** 2).sum(1)).sum()) / len(y_all)
     h = (p[:, None] * mu).reshape(-1)
-    rec.record("client_begin", "v", net, round=t, client=i, step=0)
+    rec.record("client_begin", "v", state_flat(net), round=t, client=i,
+               step=0)
     rec.record("note", "V", [V], round=t, client=i)
     rec.record("note", "h", h, round=t, client=i)
     own_c = mu.clone() if own else None
-    opt_head = sgd(net[-1].parameters(), cfg["fedpac.eta_phi"], ocfg)
-    opt_body = sgd(net[:-1].parameters(), cfg["eta"], ocfg)
+    if kept is None:         # opt.state = reset: the authors' two objects
+        opt_head = sgd(net[-1].parameters(), cfg["fedpac.eta_phi"] * c, ocfg)
+        opt_body = sgd(net[:-1].parameters(), cfg["eta"] * c, ocfg)
+    else:                    # client: its one object, this round's lr
+        for g in kept.param_groups:
+            g["lr"] = cfg["eta"] * c
+        opt_head = opt_body = kept
     scale = 1.0 / d if cfg.get("fedpac.distance") == "mse" else 1.0
+    net.train()                                      # l. 6-7: training
     for s, b in enumerate(batches, start=1):
         idx = torch.tensor(b, dtype=torch.long)
         x, y = data.X[idx], y_all[idx]
+        head_phase = s <= cfg["fedpac.tau_phi"]
+        for q in net[:-1].parameters():
+            q.requires_grad_(not head_phase)
+        for q in net[-1].parameters():
+            q.requires_grad_(head_phase)
         rep = net[:-1](x)
         loss = torch.nn.functional.cross_entropy(net[-1](rep), y)
-        opt = opt_head if s <= cfg["fedpac.tau_phi"] else opt_body
-        if opt is opt_body:
+        opt = opt_head if head_phase else opt_body
+        if not head_phase:
             align = rep.new_zeros(())
             for r, k in enumerate(y.tolist()):
-                c = cbar.get(k, own_c[k] if own_c is not None else None)
-                if c is not None:
-                    align = align + ((rep[r] - c) ** 2).sum() * scale
+                cen = cbar.get(k, own_c[k] if own_c is not None else None)
+                if cen is not None:
+                    align = align + ((rep[r] - cen) ** 2).sum() * scale
             loss = loss + cfg["fedpac.lambda"] * align / len(b)
-        opt.zero_grad()
+        opt.zero_grad(set_to_none=True)   # torch ≥ 2.0's default
         loss.backward()
         opt.step()
-        rec.step(t, i, s, "v", net)
-    rec.client_end(t, i, "v", net)
+        rec.step(t, i, s, "v", state_flat(net))
+    for q in net.parameters():
+        q.requires_grad_(True)
+    rec.client_end(t, i, "v", state_flat(net))
+    net.eval()                                       # l. 8: evaluation
     n_k, mu, _ = class_means(net[:-1], data.X, y_all, K)
     rec.record("note", "C", mu, round=t, client=i)
     rec.record("note", "n_C", n_k, round=t, client=i)
-    return net, (V, h), (n_k, mu)
+    net.train()
+    return (V, h), (n_k, mu)
 
 
 def run(vector_raw):
@@ -152,32 +206,51 @@ def run(vector_raw):
             ocfg[k] = alg[part].pop(k)
     other = [k for k in OPT_DEFAULTS
              if k not in OPT_TAKEN and ocfg[k] != OPT_DEFAULTS[k]]
-    if other:
+    if other or ocfg["opt.state"] not in ("reset", "client"):
         raise Unsupported("client optimizer %s (this example's SGD takes "
-                          "%s)" % (", ".join(other), ", ".join(OPT_TAKEN)))
-    prob = Problem(raw, "fedpac")
-    if prob.model["kind"] != "mlp":
-        raise Unsupported("a %s model (this example builds the mlp)"
-                          % prob.model["kind"])
+                          "%s, opt.state reset or client)"
+                          % (", ".join(other) or "opt.state = server",
+                             ", ".join(OPT_TAKEN[:-1])))
+    prob = bn_problem(raw, "fedpac")
+    kind = prob.model["kind"]
+    if kind not in ("mlp", "layers") or prob.model.get("bn") or (
+            kind == "layers" and (
+                prob.model["layers"][-1]["type"] != "dense"
+                or any(L["type"] == "dropout"
+                       for L in prob.model["layers"]))):
+        raise Unsupported("a %s model (this example builds the mlp without "
+                          "bn and layer lists ending in dense, no dropout)"
+                          % kind)
     cfg = prob.cfg
-    if cfg["lr.schedule"] != "constant":
-        raise Unsupported("lr.schedule %r" % cfg["lr.schedule"])
+    if ocfg["opt.state"] == "client" and cfg["fedpac.eta_phi"] != cfg["eta"]:
+        raise Unsupported("opt.state = client with fedpac.eta_phi ≠ eta "
+                          "(PFLlib's one optimizer has one step size)")
+    agg = cfg.get("bn.aggregate", "average")
+    if agg not in ("average", "parameters_only"):
+        raise Unsupported("bn.aggregate %r" % agg)
+    own_bn = prob.bn and agg == "parameters_only"
     small = cfg.get("fedpac.alpha_small", "exact")
     eps = cfg.get("fedpac.alpha_eps", 1e-3)
     rec, model = Recorder(prob.id), prob.global_model
-    heads = [copy.deepcopy(model[-1]) for _ in prob.clients]
+    nets = [clone(model) for _ in prob.clients]      # each client's model
+    kept = [sgd(net.parameters(), cfg["eta"], ocfg)
+            if ocfg["opt.state"] == "client" else None for net in nets]
+    trained = [0 for _ in prob.clients]
     cbar, N = {}, len(prob.clients)
     for t, rnd in enumerate(prob.rounds):
-        rec.round_begin(t, model)
+        rec.round_begin(t, state_flat(model))
         ids = sorted(rnd["clients"])
         m_t = sum(prob.n[i] for i in ids)
         own = cfg.get("fedpac.missing") == "own_start" and t > 0
-        nets, stats, cents, theta = {}, {}, {}, None
+        stats, cents, theta = {}, {}, None
         for i, batches in plan(rnd).items():
-            nets[i], stats[i], cents[i] = client_update(
-                prob, rec, t, i, model[:-1], heads[i], batches, cbar, own,
-                ocfg)
-            th = flat(nets[i][:-1]) * (prob.n[i] / m_t)
+            receive(nets[i], model, own_bn)
+            c = lr_factor(cfg, t, trained=trained[i])
+            trained[i] += 1
+            stats[i], cents[i] = client_update(
+                prob, rec, t, i, nets[i], batches, cbar, own, ocfg, c,
+                kept[i])
+            th = state_flat(nets[i][:-1]) * (prob.n[i] / m_t)
             theta = th if theta is None else theta + th
         num = den = cnt = 0
         for i in ids:
@@ -195,6 +268,7 @@ def run(vector_raw):
         H = torch.stack([stats[j][1] for j in ids])
         V = torch.tensor([stats[j][0] for j in ids], dtype=torch.get_default_dtype())
         Phi = torch.stack([flat(nets[j][-1]) for j in ids])
+        phis = {}
         for a, i in enumerate(ids):
             D = H[a] - H
             al = simplex_qp(torch.diag(V) + D @ D.T)
@@ -207,13 +281,17 @@ def run(vector_raw):
             rec.record("note", "alpha_i", full, round=t, client=i)
             phi = al @ Phi
             rec.record("note", "phi", phi, round=t, client=i)
-            load_flat(heads[i], phi)
-        load_flat(model[:-1], theta)
-        rec.server(t, model)
-    rec.final("w", model)
-    for i in range(N):
-        rec.final("v", flat(model[:-1]).tolist() + flat(heads[i]).tolist(),
-                  client=i)
+            phis[i] = phi
+        for i in ids:                        # l. 14, after every α_i
+            load_flat(nets[i][-1], phis[i])
+        load_state(model[:-1], theta)
+        if own_bn:                           # a deepcopy of uploaded_models[0]
+            put_buffers(model, copy_buffers(nets[first_uploader(rnd, ids)]))
+        rec.server(t, state_flat(model))
+    rec.final("w", state_flat(model))
+    for i in range(N):                       # v_i: w's body, φ_i
+        receive(nets[i], model, own_bn)
+        rec.final("v", state_flat(nets[i]), client=i)
     return rec.result()
 
 

@@ -20,15 +20,36 @@ Algorithm 1 (lines as in docs/algorithms/fedproto.md):
 
 Each client keeps its own network (never averaged).  Records: client_begin
 / step / client_end "v", the notes C, n_C (per client) and C_bar, N_bar
-(per round), final v.  The mlp vectors without a preset; the presets'
-torch SGD with momentum is fedavgcnn_torch.py's business, not this
-example's.
+(per round), final v.  The mlp and the layer lists ending in a dense
+layer (no dropout); the presets official (fedproto.distance = mse,
+client_protos = during_training, weights = uniform and a new
+torch.optim.SGD(lr=η, momentum=0.5) at each local update) and pfllib (the
+same switches, plain SGD, lr.count = trainings: each client's η decays
+with its own updates, PFLlib's per-client ExponentialLR).
+
+Batch normalisation (docs/algorithms/fedproto.md, "Batch
+normalisation"): a layer list's batchnorm layers are torch.nn.BatchNorm1d
+/ 2d (torch_bn.py) and each client's net is in train() mode for its
+steps, so the one forward of a step (rep, out) normalises with the batch's
+statistics, the loss's gradient goes back through them and torch moves
+the net's running_mean, running_var once a step.  Eq. 4's prototypes of
+the trained model (client_protos = trained) come from an eval() forward
+over D_i, on the net's running statistics, which moves nothing.  "v" is
+the state_dict's values in order (running statistics included).
 
 usage: fedproto_torch.py VECTOR.json -o RESULT.json
 """
 import torch
 
-from torch_common import Problem, Recorder, Unsupported, clone, constant_steps, main
+from torch_bn import bn_problem, state_flat
+from torch_common import (Recorder, Unsupported, clone, lr_factor, main,
+                          sgd_settings)
+
+# docs/algorithms/fedproto.md, "Switches and presets"
+SAME = {"fedproto.distance": "mse", "fedproto.client_protos":
+        "during_training", "fedproto.weights": "uniform"}
+PRESETS = {"official": dict(SAME, **{"opt.momentum": 0.5}),
+           "pfllib": dict(SAME, **{"lr.count": "trainings"})}
 
 
 def prototype_term(rep, y, cbar, have, mse):
@@ -40,14 +61,16 @@ def prototype_term(rep, y, cbar, have, mse):
     return (mask * d).mean()
 
 
-def local_update(prob, rec, t, i, net, batches, cbar, have, K):
+def local_update(prob, rec, t, i, net, batches, cbar, have, K, sgd, eta):
     """LocalUpdate(i, C̄): the steps; returns (class sums, class counts)."""
     cfg, data = prob.cfg, prob.clients[i]
     lam = cfg["fedproto.lambda"]
     mse = cfg.get("fedproto.distance", "squared_l2") == "mse"
     during = cfg.get("fedproto.client_protos", "trained") == "during_training"
-    opt = torch.optim.SGD(net.parameters(), lr=cfg["eta"])
-    rec.record("client_begin", "v", net, round=t, client=i, step=0)
+    net.train()
+    opt = torch.optim.SGD(net.parameters(), lr=eta, **sgd)
+    rec.record("client_begin", "v", state_flat(net), round=t, client=i,
+               step=0)
     h = net[-1].in_features
     S, n = torch.zeros(K, h), torch.zeros(K)
     for s, b in enumerate(batches, start=1):
@@ -63,33 +86,47 @@ def local_update(prob, rec, t, i, net, batches, cbar, have, K):
             n.index_add_(0, y, torch.ones(len(b)))
         loss.backward()
         opt.step()
-        rec.step(t, i, s, "v", net)
-    rec.client_end(t, i, "v", net)
-    if not during:
+        rec.step(t, i, s, "v", state_flat(net))
+    rec.client_end(t, i, "v", state_flat(net))
+    if not during:      # l. 8: f_i(x) of the trained model, eval() passes
+        net.eval()
         with torch.no_grad():
             y = data.y.long()
             S.index_add_(0, y, net[:-1](data.X))
             n.index_add_(0, y, torch.ones(len(y)))
+        net.train()
     return S, n
 
 
 def run(vector_raw):
     """FedProto on a golden vector; returns its pflref-result/1 dict."""
-    prob = Problem(vector_raw, "fedproto")
-    constant_steps(prob.cfg, "fedproto")
-    if prob.model["kind"] != "mlp":
-        raise Unsupported("a %s model (this example builds the mlp)"
-                          % prob.model["kind"])
+    raw, sgd = sgd_settings(vector_raw, "fedproto", PRESETS)
+    prob = bn_problem(raw, "fedproto")
+    kind = prob.model["kind"]
+    if kind not in ("mlp", "layers") or prob.model.get("bn") or (
+            kind == "layers" and (
+                prob.model["layers"][-1]["type"] != "dense"
+                or any(L["type"] == "dropout"
+                       for L in prob.model["layers"]))):
+        raise Unsupported("a %s model (this example builds the mlp without "
+                          "bn and layer lists ending in dense, no dropout)"
+                          % kind)
+    if "bn.aggregate" in prob.cfg:
+        raise Unsupported("bn.aggregate (no model travels in FedProto)")
     uniform = prob.cfg.get("fedproto.weights", "class_counts") == "uniform"
     rec = Recorder(prob.id)
     nets = [clone(prob.global_model) for _ in prob.clients]
-    K, h = prob.model["k"], prob.model["h"]
+    trained = [0 for _ in prob.clients]     # each client's updates so far
+    K, h = nets[0][-1].out_features, nets[0][-1].in_features
     cbar, have = torch.zeros(K, h), torch.zeros(K, dtype=torch.bool)
     for t, rnd in enumerate(prob.rounds):
         num, den, n_j = torch.zeros(K, h), torch.zeros(K), torch.zeros(K)
         for i, batches in zip(rnd["clients"], rnd["batches"]):
+            eta = prob.cfg["eta"] * lr_factor(prob.cfg, t,
+                                              trained=trained[i])
+            trained[i] += 1
             S, n = local_update(prob, rec, t, i, nets[i], batches, cbar,
-                                have, K)
+                                have, K, sgd, eta)
             hv = n > 0
             C = torch.zeros(K, h)
             C[hv] = S[hv] / n[hv].unsqueeze(1)
@@ -107,7 +144,7 @@ def run(vector_raw):
         rec.record("note", "C_bar", cbar, round=t)
         rec.record("note", "N_bar", n_j, round=t)
     for i, net in enumerate(nets):
-        rec.final("v", net, client=i)
+        rec.final("v", state_flat(net), client=i)
     return rec.result()
 
 

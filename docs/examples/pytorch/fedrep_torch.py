@@ -22,24 +22,78 @@ parameter names; a layer list's blocks, layer names and groups,
 torch_common.layer_blocks).  Switches: pfl.state (stateful: v_i persists; stateless:
 v starts at v⁰ at every visit), pfl.weights (α_i = N_i/N, 1/n, or the
 device's batches this round), pfl.finetune (the post phase moves v, or the
-whole model, with η_ft).  Every record is the full parameter vector (u, v).
+whole model, with η_ft), and FedBABU's PFLlib reading of the post phase
+(docs/algorithms/fedalt-fedsim.md; serverbabu.py, clientbabu.py):
+pfl.finetune_start = last_local fine-tunes the model the device holds after
+the last round (its own trained model when it trained in round T − 1,
+else the (u^(T−1), v_i) it was sent at that round's start) instead of
+(u^(T), v_i); pfl.finetune_lr = decayed steps with η_ft times the lr.*
+factor the device's scheduler reached (γ^k, k its trainings, under
+lr.count = trainings; γ^T under rounds) instead of η_ft.  Every record is
+the full model (u, v) in the state_dict's layout.
+
+Batch normalisation in the shared blocks (docs/algorithms/
+fedalt-fedsim.md, bn.aggregate; a split that makes a batchnorm layer
+personal is not taken here): the batchnorm layers are
+torch.nn.BatchNorm1d / 2d (torch_bn.py) in train() mode, so every step's
+forward moves the device's r_μ, r_v (the personal steps' too: torch moves
+a module's buffers whatever is frozen), and the fine-tuning's.
+bn.aggregate = average: r_μ, r_v travel with u and are averaged with the
+same α_i; parameters_only (PFLlib's set_parameters): the device keeps the
+statistics its model last left, and the server's are the first
+uploader's.
 Records: docs/validate.md, "fedalt".
 
 usage: fedrep_torch.py VECTOR.json -o RESULT.json
 """
 import torch
 
-from torch_common import (Problem, Recorder, Unsupported, clone,
-                          flat, is_personal, lr_factor, main, plan)
+from torch_bn import (BN_TYPES, bn_problem, copy_buffers, first_uploader,
+                      put_buffers, state_flat)
+from torch_common import (Recorder, Unsupported, clone, is_personal,
+                          lr_factor, main, plan)
+
+
+def personal_bn(prob, name):
+    """True when the torch parameter `name` is a batchnorm layer's γ or β
+    that the split marks personal (its block, its layer's name, or the
+    group bn)."""
+    layers = prob.model.get("layers", [])
+    off = 1 if len(prob.model.get("input", [])) == 3 else 0
+    k = int(name.split(".")[0]) - off
+    L = layers[k]
+    if L["type"] not in BN_TYPES:
+        return False
+    layer = str(L.get("name", k))
+    names = prob.cfg["split"]
+    return ("%s.%s" % (layer, name.rsplit(".", 1)[1]) in names
+            or layer in names or "bn" in names)
 
 
 def split(prob, model):
-    """(personal parameters v, shared parameters u) of a module."""
+    """(personal parameters v, shared parameters u) of a module; a
+    batchnorm layer's γ, β are shared unless the split names them."""
     names = prob.cfg["split"]
     v, u = [], []
     for name, p in model.named_parameters():
-        (v if is_personal(prob.model, name, names) else u).append(p)
+        if prob.bn and isinstance(model[int(name.split(".")[0])],
+                                  (torch.nn.BatchNorm1d,
+                                   torch.nn.BatchNorm2d)):
+            mine = personal_bn(prob, name)
+        else:
+            mine = is_personal(prob.model, name, names)
+        (v if mine else u).append(p)
     return v, u
+
+
+def sent(prob, global_model, v_i):
+    """A copy of the global model (u, v⁰) with v_i written in (None: v⁰)."""
+    model = clone(global_model)
+    if v_i is not None:
+        with torch.no_grad():
+            for p, v in zip(split(prob, model)[0], v_i):
+                p.copy_(v)
+    return model
 
 
 def server_weights(prob, local_batches):
@@ -68,68 +122,99 @@ def local_alt(prob, rec, t, i, model, batches, trained):
     c = lr_factor(prob.cfg, t, trained=trained)
     head_opt = torch.optim.SGD(v, lr=prob.cfg["gamma_v"] * c)
     body_opt = torch.optim.SGD(u, lr=prob.cfg["gamma_u"] * c)
-    rec.record("client_begin", "w_local", model, round=t, client=i, step=0)
+    rec.record("client_begin", "w_local", state_flat(model), round=t,
+               client=i, step=0)
     for s, z in enumerate(batches, start=1):
         opt = head_opt if s <= tau_v else body_opt
         model.zero_grad()
         prob.clients[i].loss(model, z).backward()
         opt.step()
-        rec.step(t, i, s, "w_local", model)
-    rec.client_end(t, i, "w_local", model)
+        rec.step(t, i, s, "w_local", state_flat(model))
+    rec.client_end(t, i, "w_local", state_flat(model))
 
 
-def finetune(prob, rec, models):
+def finetune(prob, rec, models, held, trained):
     """The optional post phase: every device fine-tunes v (personal) or
-    (u, v) (full) with η_ft on its post batches."""
-    scope = prob.cfg["pfl.finetune"]
+    (u, v) (full) on its post batches, from models[i] = (u^(T), v_i) or,
+    under pfl.finetune_start = last_local, from held[i], the model it holds
+    after the last round; with η_ft, or under pfl.finetune_lr = decayed
+    η_ft times its scheduler's factor after its `trained[i]` trainings.
+    models[i] becomes the fine-tuned model."""
+    cfg = prob.cfg
+    scope = cfg["pfl.finetune"]
     if scope not in ("personal", "full"):
         raise Unsupported("pfl.finetune %r" % scope)
+    start = cfg.get("pfl.finetune_start", "global")
+    decayed = cfg.get("pfl.finetune_lr", "constant")
+    if start not in ("global", "last_local") \
+            or decayed not in ("constant", "decayed"):
+        raise Unsupported("pfl.finetune_start %r, pfl.finetune_lr %r"
+                          % (start, decayed))
     for i, batches in enumerate(prob.post):
+        if start == "last_local" and held is not None:
+            models[i] = held[i]
         model = models[i]
+        eta_ft = cfg["eta_ft"]
+        if decayed == "decayed":     # clientbabu.py: its own -ld optimizer
+            eta_ft *= lr_factor(cfg, len(prob.rounds), trained=trained[i])
         params = split(prob, model)[0] if scope == "personal" \
             else list(model.parameters())
-        opt = torch.optim.SGD(params, lr=prob.cfg["eta_ft"])
-        rec.record("client_begin", "v", model, client=i, step=0,
+        opt = torch.optim.SGD(params, lr=eta_ft)
+        rec.record("client_begin", "v", state_flat(model), client=i, step=0,
                    phase="finetune")
         for s, z in enumerate(batches, start=1):
             model.zero_grad()
             prob.clients[i].loss(model, z).backward()
             opt.step()
-            rec.step(None, i, s, "v", model, phase="finetune")
-        rec.record("client_end", "v", model, client=i, phase="finetune")
+            rec.step(None, i, s, "v", state_flat(model), phase="finetune")
+        rec.record("client_end", "v", state_flat(model), client=i,
+                   phase="finetune")
 
 
 def run(vector_raw):
     """FedAlt / FedRep on a golden vector; returns its result dict."""
-    prob = Problem(vector_raw, "fedalt")
+    prob = bn_problem(vector_raw, "fedalt")
     trained = [0] * len(prob.clients)                    # lr.count
     rec, global_model = Recorder(prob.id), prob.global_model  # (u, v⁰)
     stateful = prob.cfg["pfl.state"] == "stateful"
     if prob.cfg["pfl.state"] not in ("stateful", "stateless"):
         raise Unsupported("pfl.state %r" % prob.cfg["pfl.state"])
-    for key, paper in (("pfl.finetune_start", "global"),
-                       ("pfl.finetune_lr", "constant")):
-        if prob.cfg.get(key, paper) != paper:    # FedBABU's PFLlib reading
-            raise Unsupported("%s %r (the NumPy candidate runs it)"
-                              % (key, prob.cfg[key]))
+    agg = prob.cfg.get("bn.aggregate", "average")
+    if agg not in ("average", "parameters_only"):
+        raise Unsupported("bn.aggregate %r" % agg)
+    keep_own = prob.bn and agg == "parameters_only"
+    if keep_own and not stateful:
+        raise Unsupported("bn.aggregate = parameters_only with pfl.state = "
+                          "stateless")
+    if prob.bn and any(personal_bn(prob, name)
+                       for name, _ in global_model.named_parameters()):
+        raise Unsupported("a split with batch normalisation in the "
+                          "personal blocks")
     v_state = [[p.detach().clone() for p in split(prob, global_model)[0]]
                for _ in prob.clients]                    # v_i, from v⁰
+    own = [copy_buffers(global_model) for _ in prob.clients]   # w⁰'s
+
+    def send(i):         # set_parameters: u (with r_μ, r_v unless own), v_i
+        model = sent(prob, global_model, v_state[i] if stateful else None)
+        if keep_own:
+            put_buffers(model, own[i])
+        return model
+
+    held = None         # each device's model after the round (last_local)
     for t, rnd in enumerate(prob.rounds):
-        rec.round_begin(t, global_model)
+        rec.round_begin(t, state_flat(global_model))
         rnd_plan, u_new = plan(rnd), {}
+        held = [send(i) for i in range(len(prob.clients))]   # send_models
         for i, batches in rnd_plan.items():
-            model = clone(global_model)                  # (u^(t), v⁰)
-            if stateful:                                 # (u^(t), v_i^(t))
-                with torch.no_grad():
-                    for p, v_i in zip(split(prob, model)[0], v_state[i]):
-                        p.copy_(v_i)
+            model = held[i]              # (u^(t), v_i^(t)), or (u^(t), v⁰)
             local_alt(prob, rec, t, i, model, batches, trained[i])
             trained[i] += 1
             if stateful:
                 v_state[i] = [p.detach().clone()
                               for p in split(prob, model)[0]]
-                rec.client_end(t, i, "v", model)
+                rec.client_end(t, i, "v", state_flat(model))
             u_new[i] = [p.detach().clone() for p in split(prob, model)[1]]
+            own[i] = copy_buffers(model)
         c = server_weights(prob, rnd_plan)
         with torch.no_grad():                            # l. 16
             for j, u in enumerate(split(prob, global_model)[1]):
@@ -137,20 +222,19 @@ def run(vector_raw):
                 for i in sorted(u_new):
                     acc = acc + c[i] * u_new[i][j]
                 u.copy_(acc)
-        rec.server(t, global_model)
-    models = []
-    for i in range(len(prob.clients)):                   # (u^(T), v_i)
-        model = clone(global_model)
-        if stateful:
-            with torch.no_grad():
-                for p, v_i in zip(split(prob, model)[0], v_state[i]):
-                    p.copy_(v_i)
-        models.append(model)
+        if prob.bn and u_new and keep_own:               # uploaded_models[0]
+            put_buffers(global_model, own[first_uploader(rnd, u_new)])
+        elif prob.bn and u_new:          # r_μ, r_v travel with u, averaged
+            put_buffers(global_model, [
+                sum(c[i] * own[i][j] for i in sorted(u_new))
+                for j in range(len(own[0]))])
+        rec.server(t, state_flat(global_model))
+    models = [send(i) for i in range(len(prob.clients))]     # (u^(T), v_i)
     if prob.post is not None:
-        finetune(prob, rec, models)
-    rec.final("w", global_model)
+        finetune(prob, rec, models, held, trained)
+    rec.final("w", state_flat(global_model))
     for i, model in enumerate(models):
-        rec.final("v", flat(model), client=i)
+        rec.final("v", state_flat(model), client=i)
     return rec.result()
 
 

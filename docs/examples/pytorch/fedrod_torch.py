@@ -62,107 +62,13 @@ import torch
 
 from torch import nn
 
+from torch_bn import (BN_TYPES, bn_buffers, build_net, load_state,
+                      put_buffers, state_flat)
 from torch_common import (OPT_DEFAULTS, Problem, Recorder, Unsupported,
-                          build_layers, clone, main, plan)
+                          clone, main, plan)
 
 PFLLIB = {"fedrod.features": "before", "fedrod.phi_p0": "generic",
           "lr.count": "trainings", "bn.aggregate": "parameters_only"}
-
-
-def bn_buffers(net):
-    """The running statistics of the net's batchnorm modules (no
-    num_batches_tracked), in state_dict order."""
-    return [b for n, b in net.named_buffers()
-            if not n.endswith("num_batches_tracked")]
-
-
-def put_buffers(net, values):
-    with torch.no_grad():
-        for b, v in zip(bn_buffers(net), values):
-            b.copy_(v)
-
-
-BN_TYPES = ("batchnorm1d", "batchnorm2d")
-
-
-class BiasedRunningVar:
-    """bn.running_var = biased on a torch BatchNorm module: after torch's
-    training forward has moved r_v by ρ (M/(M − 1)) s²_B, take back
-    ρ (M/(M − 1) − 1) s²_B = ρ (s²_unbiased − s²_B), leaving
-    r_v = (1 − ρ) r_v + ρ s²_B (M the values a channel normalises)."""
-
-    def __call__(self, module, inputs, output):
-        if not module.training or not module.track_running_stats:
-            return
-        a = inputs[0].detach()
-        dims = [0] + list(range(2, a.dim()))
-        with torch.no_grad():
-            gap = a.var(dim=dims, unbiased=True) - a.var(dim=dims,
-                                                         unbiased=False)
-            # a new buffer, not sub_: the training pass's graph holds
-            # the old one (autograd's version check)
-            module.running_var = module.running_var - module.momentum * gap
-
-
-def build_net(model, cfg):
-    """The model as an nn.Sequential.  A layer list with batch
-    normalisation: build_layers' model of the list with each batchnorm
-    layer as a shape-keeping stand-in (relu; build_layers takes no
-    batchnorm), the stand-ins then replaced by torch.nn.BatchNorm1d / 2d
-    of the channel count reaching them."""
-    layers = model["layers"]
-    stand_in = dict(model, layers=[{"type": "relu"} if L["type"] in BN_TYPES
-                                   else L for L in layers])
-    net = build_layers(stand_in)
-    off = 1 if len(model["input"]) == 3 else 0
-    d = 1
-    for n in model["input"]:
-        d *= n
-    frozen = cfg.get("bn.running", "update") == "frozen"
-    biased = "biased" in (cfg.get("bn.running_var"),
-                          cfg.get("fedbn.running_var"))
-    net.eval()
-    with torch.no_grad():
-        shapes = [net[:i + off](torch.zeros(2, d)).shape
-                  for i, L in enumerate(layers) if L["type"] in BN_TYPES]
-    net.train()
-    bns = [(i, L) for i, L in enumerate(layers) if L["type"] in BN_TYPES]
-    for (i, L), shape in zip(bns, shapes):
-        kind = nn.BatchNorm1d if L["type"] == "batchnorm1d" else nn.BatchNorm2d
-        if (len(shape) == 2) != (kind is nn.BatchNorm1d):
-            raise Unsupported("%s on a %d-d input" % (L["type"], len(shape)))
-        bn = kind(shape[1], eps=L.get("eps", 1e-5),
-                  momentum=0.0 if frozen else L.get("momentum", 0.1))
-        if biased:
-            bn.register_forward_hook(BiasedRunningVar())
-        net[i + off] = bn
-    return net
-
-
-def state_entries(net):
-    """The state_dict's tensors in pflref's layout (num_batches_tracked
-    is not kept)."""
-    return [v for k, v in net.state_dict().items()
-            if not k.endswith("num_batches_tracked")]
-
-
-def state_flat(net):
-    """w as pflref lays it out: the state_dict's values, flattened and
-    concatenated (a detached copy; the parameters alone without bn)."""
-    return torch.cat([v.detach().reshape(-1).to(torch.get_default_dtype())
-                      for v in state_entries(net)]).clone()
-
-
-def load_state(net, w):
-    """Write the flat vector w into the net's parameters and buffers."""
-    w = torch.as_tensor(w, dtype=torch.get_default_dtype())
-    at = 0
-    with torch.no_grad():
-        for v in state_entries(net):
-            v.copy_(w[at:at + v.numel()].reshape(v.shape))
-            at += v.numel()
-    if at != w.numel():
-        raise Unsupported("w has %d entries, the model %d" % (w.numel(), at))
 
 
 def head_values(head):

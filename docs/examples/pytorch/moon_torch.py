@@ -6,28 +6,66 @@ Li, He, Song, "Model-Contrastive Federated Learning", CVPR 2021 (arXiv
 2103.16257v1), Algorithm 1 (lines numbered as in docs/algorithms/moon.md):
 
   l. 10     w_i ← a deep copy of w^t; torch.optim.SGD(lr=η)
-  l. 13–18  per scheduled batch: rep = net[:-1](x), out = net[-1](rep);
-            ℓ = CE(out, y) + μ mean(−log(e^{cos(rep, rep_glob)/τ} /
-                (e^{cos(rep, rep_glob)/τ} + e^{cos(rep, rep_prev)/τ})))
-            with rep_glob, rep_prev from w^t and the party's previous local
-            model (w⁰ before its first training), detached
+  l. 13–18  per scheduled batch, one forward of the local net:
+            z = net[:-1](x), out = net[-1](z);
+            ℓ = ℓ_sup(out, y) + μ mean(−log(e^{cos(z, z_glob)/τ} /
+                (e^{cos(z, z_glob)/τ} + e^{cos(z, z_prev)/τ})))
+            with z_glob, z_prev from w^t and the party's previous local
+            model (w⁰ before its first training), under no_grad
   l. 19     loss.backward(); optimizer.step()
   l. 7      w^{t+1} ← Σ_{i∈S_t} (n_i / Σ n_j) w_i
 
-R_w is the network before its output layer (the mlp's nn.Sequential
-without its last nn.Linear), as PFLlib's model.base; the cosine is
-torch's F.cosine_similarity (its 1e-8 clamp never binds on the vectors).
-Records: round_begin / client_begin / step / client_end "w_local", server
-"w", final w and v (each party's previous local model).
+R_w is the network before its output layer (the nn.Sequential without its
+last nn.Linear), as PFLlib's model.base; the cosine is torch's
+F.cosine_similarity (its 1e-8 clamp never binds on the vectors).  The mlp
+and layer lists whose last layer is dense (no dropout: MOON takes no
+masks).  Records: round_begin / client_begin / step / client_end
+"w_local", server "w", final w and v (each party's previous local model).
+
+Batch normalisation (docs/algorithms/moon.md, "Batch normalisation"): a
+layer list's batchnorm layers are torch.nn.BatchNorm1d / 2d (torch_bn.py)
+and the local net is in train() mode, so l. 13–14's one forward normalises
+with the batch's statistics, ℓ's gradient goes back through them, and torch
+moves the net's running_mean, running_var once per step.  moon.passes =
+eval (the authors' global_model.eval(), previous_net.eval()): z_glob and
+z_prev from eval() forwards on each model's running statistics; train
+(PFLlib's, preset pfllib): from train() forwards of the party's copy of
+w^t and of its old model, on the batch's statistics (their buffers move in
+copies nobody reads again).  Every record and the server's average are the
+state_dict's values in order (running statistics included), so
+bn.aggregate = average averages them with w; parameters_only (preset
+pfllib: set_parameters copies parameters() only) starts the party's net
+from w^t's parameters and its own running statistics (its previous local
+model's), and the new global takes the first uploader's.
+
+The client optimizer: the preset official's torch.optim.SGD(lr=η,
+momentum=0.9, weight_decay=1e-5), a new one for every local training
+(QinbinLi/MOON main.py:267–269); opt.momentum, opt.dampening,
+opt.nesterov and opt.weight_decay (coupled, on every parameter) are
+torch.optim.SGD's arguments; every other opt.* value is refused.
 
 usage: moon_torch.py VECTOR.json -o RESULT.json
 """
 import torch
 import torch.nn.functional as F
 
-from torch_common import (Problem, Recorder, Unsupported, clone,
-                          constant_steps, flat, load_flat, main, plan,
-                          weights)
+from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
+                      put_buffers, state_flat)
+from torch_common import (Recorder, Unsupported, clone, constant_steps,
+                          main, plan, sgd_settings, weights)
+
+# docs/algorithms/moon.md, "Switches, presets and the client optimizer"
+PRESETS = {"official": {"opt.momentum": 0.9, "opt.weight_decay": 1e-5},
+           "pfllib": {"lr.count": "trainings", "moon.passes": "train",
+                      "bn.aggregate": "parameters_only"}}
+
+
+def sup_loss(loss_name, out, y):
+    """ℓ_sup, the batch mean of the model's loss (docs/models.md)."""
+    if loss_name == "cross_entropy":
+        return F.cross_entropy(out, y.long())
+    r = out.squeeze(1) - y
+    return (r ** 2).mean() if loss_name == "squared" else 0.5 * (r ** 2).mean()
 
 
 def contrastive(rep, rep_glob, rep_prev, tau):
@@ -37,56 +75,78 @@ def contrastive(rep, rep_glob, rep_prev, tau):
     return torch.mean(-torch.log(pos / (pos + neg)))
 
 
-def local_training(prob, rec, t, k, global_model, prev, batches):
+def local_training(prob, rec, t, k, global_model, prev, batches, sgd):
     """PartyLocalTraining(k, w^t): returns party k's trained model."""
     cfg = prob.cfg
     mu, tau = cfg["moon.mu"], cfg["moon.tau"]
+    train_refs = cfg.get("moon.passes", "eval") == "train"
     net = clone(global_model)                            # l. 10
-    opt = torch.optim.SGD(net.parameters(), lr=cfg["eta"])
-    rec.record("client_begin", "w_local", net, round=t, client=k, step=0)
+    if cfg.get("bn.aggregate", "average") == "parameters_only":
+        put_buffers(net, copy_buffers(prev))             # its own r_μ, r_v
+    net.train()
+    if train_refs:      # PFLlib: the party's copies, left in train()
+        glob, old = clone(global_model).train(), prev.train()
+    else:               # the authors' global_model.eval(), previous_net.eval()
+        glob, old = global_model.eval(), prev.eval()
+    opt = torch.optim.SGD(net.parameters(), lr=cfg["eta"], **sgd)
+    rec.record("client_begin", "w_local", state_flat(net), round=t,
+               client=k, step=0)
     data = prob.clients[k]
     for s, b in enumerate(batches, start=1):
+        idx = torch.tensor(b, dtype=torch.long)
+        x, y = data.X[idx], data.y[idx]
         opt.zero_grad()
-        loss = data.loss(net, b)                         # l. 13: ℓ_sup
+        rep = net[:-1](x)                                # l. 14: z
+        loss = sup_loss(data.loss_name, net[-1](rep), y)  # l. 13: ℓ_sup
         if mu != 0.0:
-            x = data.X[torch.tensor(b, dtype=torch.long)]
-            rep = net[:-1](x)                            # l. 14
             with torch.no_grad():
-                rep_glob = global_model[:-1](x)          # l. 15
-                rep_prev = prev[:-1](x)                  # l. 16
+                rep_glob = glob[:-1](x)                  # l. 15
+                rep_prev = old[:-1](x)                   # l. 16
             loss = loss + mu * contrastive(rep, rep_glob, rep_prev, tau)
         loss.backward()                                  # l. 18–19
         opt.step()
-        rec.step(t, k, s, "w_local", net)
-    rec.client_end(t, k, "w_local", net)
+        rec.step(t, k, s, "w_local", state_flat(net))
+    rec.client_end(t, k, "w_local", state_flat(net))
     return net
 
 
 def run(vector_raw):
     """MOON on a golden vector; returns its pflref-result/1 dict."""
-    prob = Problem(vector_raw, "moon")
+    raw, sgd = sgd_settings(vector_raw, "moon", PRESETS)
+    prob = bn_problem(raw, "moon")
     constant_steps(prob.cfg, "moon")
-    if prob.model["kind"] != "mlp":
-        raise Unsupported("a %s model (this example builds the mlp)"
-                          % prob.model["kind"])
+    kind = prob.model["kind"]
+    if kind not in ("mlp", "layers") or prob.model.get("bn") or (
+            kind == "layers" and (
+                prob.model["layers"][-1]["type"] != "dense"
+                or any(L["type"] == "dropout"
+                       for L in prob.model["layers"]))):
+        raise Unsupported("a %s model (this example builds the mlp without "
+                          "bn and layer lists ending in dense, no dropout)"
+                          % kind)
+    agg = prob.cfg.get("bn.aggregate", "average")
+    if agg not in ("average", "parameters_only"):
+        raise Unsupported("bn.aggregate %r" % agg)
     rec, model = Recorder(prob.id), prob.global_model
     prev = [clone(model) for _ in prob.clients]          # w_i^{−1} = w⁰
     for t, rnd in enumerate(prob.rounds):
-        rec.round_begin(t, model)
+        rec.round_begin(t, state_flat(model))
         local = {}
         for k, batches in plan(rnd).items():
             prev[k] = local_training(prob, rec, t, k, model, prev[k],
-                                     batches)
-            local[k] = flat(prev[k])
+                                     batches, sgd)
+            local[k] = state_flat(prev[k])
         c = weights("samples", sorted(local), prob.n)
-        w = torch.zeros_like(flat(model))
+        w = torch.zeros_like(state_flat(model))
         for k in sorted(local):                          # l. 7
             w = w + c[k] * local[k]
-        load_flat(model, w)
-        rec.server(t, model)
-    rec.final("w", model)
+        load_state(model, w)
+        if prob.bn and agg == "parameters_only":         # uploaded_models[0]
+            put_buffers(model, copy_buffers(prev[first_uploader(rnd, local)]))
+        rec.server(t, state_flat(model))
+    rec.final("w", state_flat(model))
     for k, v_k in enumerate(prev):
-        rec.final("v", v_k, client=k)
+        rec.final("v", state_flat(v_k), client=k)
     return rec.result()
 
 

@@ -340,17 +340,20 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     # docs/algorithms/fedala.md: TsingZ0/FedALA's and PFLlib's ALA.py
     ("fedala", "official"): {"fedala.skip": "sum_first",
                              "fedala.p_unit": "tensors",
-                             "fedala.start": "own"},
+                             "fedala.start": "own",
+                             "bn.aggregate": "parameters_only"},
     ("fedala", "pfllib"): {"fedala.skip": "sum_first",
                            "fedala.p_unit": "tensors",
                            "fedala.start": "own",
-                           "lr.count": "trainings"},
+                           "lr.count": "trainings",
+                           "bn.aggregate": "parameters_only"},
     # PFLlib's server: ALA on every client each round (serverala.py:73-74)
     ("fedala", "pfllib_run"): {"fedala.skip": "sum_first",
                                "fedala.p_unit": "tensors",
                                "fedala.start": "own",
                                "lr.count": "trainings",
-                               "fedala.ala_clients": "all"},
+                               "fedala.ala_clients": "all",
+                               "bn.aggregate": "parameters_only"},
 }
 
 
@@ -375,6 +378,41 @@ def settings(spec):
         cfg["split"] = spec["split"].get("personal", [])
     return cfg
 
+
+SGD_KEYS = ("opt.momentum", "opt.dampening", "opt.nesterov",
+            "opt.weight_decay")
+
+
+def sgd_settings(vector_raw, algorithm, presets):
+    """For a candidate whose local steps take torch.optim.SGD's arguments:
+    (a copy of the vector with its preset, one of `presets` {name: its
+    switches}, written out as switches and its opt.* keys taken out, the
+    keyword arguments of torch.optim.SGD they give: momentum, dampening,
+    nesterov, weight_decay, coupled, on every parameter).  Any other opt.*
+    value (Adam, decoupled decay, clipping, a state kept across rounds, a
+    decay scope) is refused."""
+    vec = copy.deepcopy(vector_raw)
+    alg = vec.get("spec", {}).get("algorithm", {})
+    preset = alg.get("preset", "paper")
+    if preset != "paper":
+        if preset not in presets:
+            raise Unsupported("preset %r of %s" % (preset, algorithm))
+        alg.pop("preset")
+        alg["switches"] = dict(presets[preset], **alg.get("switches", {}))
+    opt = dict(OPT_DEFAULTS)
+    for part in ("hyperparameters", "switches"):
+        for k in [k for k in alg.get(part, {}) if k.startswith("opt.")]:
+            opt[k] = alg[part].pop(k)
+    other = sorted(k for k in opt if k not in SGD_KEYS
+                   and opt[k] != OPT_DEFAULTS.get(k))
+    if other:
+        raise Unsupported("client optimizer %s (this example takes "
+                          "torch.optim.SGD's momentum, dampening, nesterov, "
+                          "weight_decay)" % ", ".join(other))
+    return vec, {"momentum": opt["opt.momentum"],
+                 "dampening": opt["opt.dampening"],
+                 "nesterov": opt["opt.nesterov"] == "on",
+                 "weight_decay": opt["opt.weight_decay"]}
 
 def lr_factor(cfg, t, which="eta", trained=None):
     """Round t's factor on a step size (lr.schedule, docs/formats.md):
