@@ -1982,14 +1982,17 @@ static const lettered_case LETTERED[] = {
      "schedule.rounds[0].dropout[0]",
      "round 0, client 0, training pass 2 (of 2 samples): no dropout mask given for layer "
      "\"d\" (1 passes given)"},
-    {"K20", "dropout: ifca under estimate_mode = train (estimate passes no list holds)",
+    /* K20 (until the estimate lists, IFCA's refusal of dropout under
+     * estimate_mode = train): the local steps' masks alone, none for the
+     * estimates; the first estimate passes are every client's before
+     * round 0 */
+    {"K20", "dropout: ifca under estimate_mode = train without its estimate passes' masks",
      SPEC(K_MLP, TWO, K_IFCA("train"), GIVEN(K_IFCA_ROUND("[" K_OK ", " K_OK "]"))),
-     "algorithm.switches.ifca.estimate_mode",
-     "ifca.estimate_mode = train takes IFCA's cluster estimate ĵ = argmin_j F_i(θ_j) in k "
-     "training-mode loss passes on the whole training set, for each participant at the "
-     "round's start and for every client, participant or not, before round 0 and after "
-     "each server update (the reported v_i): passes no schedule list holds masks for, so "
-     "it cannot take dropout layer \"d\"; give ifca.estimate_mode = eval"},
+     "schedule.init_partition_dropout",
+     "before round 0: ifca.estimate_mode = train takes every client's reported assignment "
+     "at the initial models θ_j^(0) in k = 2 training passes on the client's whole "
+     "training set, one per cluster model (θ_0 first), which take dropout masks: give one "
+     "list of k passes per client 0 .. N−1"},
     {"K21", "dropout: ifca (estimate_mode = eval) given masks for its k estimate passes too",
      SPEC(K_MLP, TWO, K_IFCA("eval"),
           GIVEN(K_IFCA_ROUND("[" K_OK ", " K_OK ", " K_OK ", " K_OK "]"))),

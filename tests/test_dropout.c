@@ -72,12 +72,13 @@ typedef struct {
 } fixed_source;
 
 static pflref_status fixed(void *ctx, const pflref_model *m,
-                           const pflref_data *D, size_t nb,
+                           const pflref_data *D, size_t nb, int kind,
                            const unsigned char **pass)
 {
     fixed_source *f = ctx;
     (void)m;
     (void)D;
+    (void)kind;
     f->calls++;
     f->last_nb = nb;
     if (f->refuse)
