@@ -146,6 +146,10 @@ def replay(spec, bugs=frozenset()):
     opt = po.for_spec(spec, pr, 1, bugs=bugs) if mode == "model" else None
     trace = Trace()
     picks = {}
+    # the reported assignment at θ_j^(0), every client's estimate before
+    # round 0 (its training passes come first in a client's order; with no
+    # round it is the reported one)
+    part = [estimate(pr, i, thetas, bugs, est_mode)[1] for i in range(N)]
     # req: ifca.alg1.l2
     for t, r in enumerate(spec["schedule"]["rounds"]):
         if t == 0:
@@ -199,14 +203,12 @@ def replay(spec, bugs=frozenset()):
                 new.append([Fraction(0)] * pr.P if "ifca-empty-zero" in bugs else thetas[j])
         thetas = new
         trace.emit("server", "train", t, None, None, "theta", [x for th in thetas for x in th])
-        part = []
-        for i in range(N):
-            _, j = estimate(pr, i, thetas, bugs, est_mode)
-            part.append(Fraction(j))
-        trace.emit("note", "train", t, None, None, "partition", part)
+        part = [estimate(pr, i, thetas, bugs, est_mode)[1] for i in range(N)]
+        trace.emit("note", "train", t, None, None, "partition",
+                   [Fraction(j) for j in part])
     v = []
     for i in range(N):
-        _, j = estimate(pr, i, thetas, bugs, est_mode)
+        j = part[i]     # the last reported assignment, at the final models
         if "ifca-report-last-pick" in bugs:
             j = picks.get(i, 0)
         # req: ifca.alg1.l10
