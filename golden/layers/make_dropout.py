@@ -1432,6 +1432,10 @@ def ifca_mlp_train():
     for r in rounds:
         r["estimate_dropout"] = estimate_masks(rng, [n[k] for k in r["clients"]], seen)
         r["partition_dropout"] = estimate_masks(rng, n, seen)
+    # round 1's participants as a sampler drew them (information only): the
+    # lists are by clients[j], so a reader that pairs them with the drawn
+    # order hands each client another's masks
+    rounds[1]["drawn"] = [3, 0, 2, 1]
     spec = pg.given_spec(
         "IFCA (model averaging) on the MLP with dropout (p = 1/4), estimates in training "
         "mode with their masks given as data",
@@ -1446,7 +1450,8 @@ def ifca_mlp_train():
         "server update from schedule.rounds[t].partition_dropout[i]; each local SGD step "
         "of LocalUpdate (gamma = 0.140625) a training pass with its mask from "
         "schedule.rounds[t].dropout[j]. Four clients of two concepts (targets of "
-        "opposite signs), two rounds, client 2 sitting out round 0. Under these masks "
+        "opposite signs), two rounds, client 2 sitting out round 0, round 1's clients "
+        "drawn in the order 3, 0, 2, 1 (information only). Under these masks "
         "some estimates pick another cluster than the evaluation-mode losses at the same "
         "models would.",
         MLP, clients, init,
