@@ -64,6 +64,18 @@ exact rational arithmetic end to end.
       linear hypernetwork (e = 2), one client a round, through
       pflref_exact_pfedhn.py (60-digit decimals: exact fractions grow too
       large): one mask per local step of θ̃_i.
+  layers/ifca/mlp-dropout-eval
+      IFCA (Ghosh et al., NeurIPS 2020, Alg. 1, Option II) on the MLP above
+      with two given cluster models under ifca.estimate_mode = eval: the
+      estimates take no mask, one mask per local step.
+  layers/ifca/mlp-dropout-estimate-train
+      The same under ifca.estimate_mode = train: every estimate F_i(θ_j) a
+      training pass on the client's whole set with its own masks from the
+      schedule's estimate lists (init_partition_dropout, rounds[t].
+      estimate_dropout, rounds[t].partition_dropout), served by
+      EstimateFeed to the loss calls of pflref_exact_ifca.py tagged as
+      estimates; the masks chosen so that picks differ from the
+      evaluation-mode ones (asserted).
   For FedBN, CFL and pFedHN each participant's passes of a round come in pairs of one batch size, so
   the bug dropout-pass-swap (two steps' masks exchanged) runs and is caught.
 

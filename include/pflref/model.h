@@ -478,9 +478,10 @@ void pflref_model_workspace_passes(const pflref_model_workspace *ws,
  * pflref_model_loss, _grad, _grad_blocks, _hvp and _grad_from_output call
  * on ws), the next pass of masks from the source set on ws: src(ctx, m,
  * D, nb, kind, &pass), D the data the pass reads (so a run tells its
- * clients apart), kind the passes' kind (below), sets pass to the pass's masks, one per dropout layer in layer
- * order, each nb × the layer's input entries per sample (row-major, an
- * image in NCHW order), 0 or 1 each, and returns PFLREF_OK; or it returns
+ * clients apart), kind the passes' kind (below), sets pass to the pass's
+ * masks, one per dropout layer in layer order, each nb × the layer's
+ * input entries per sample (row-major, an image in NCHW order), 0 or 1
+ * each, and returns PFLREF_OK; or it returns
  * PFLREF_EINVAL (no mask left, or masks of another batch size), which the
  * training pass returns (the source keeps the message).  With no source
  * set, a training pass through a dropout layer fails with PFLREF_EINVAL

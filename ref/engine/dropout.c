@@ -122,8 +122,9 @@ static pflref_status estimate_source(pflref_dropout_feed *f,
             j = q;
     /* the round-start estimate until the participant has taken its list
      * and no partition pass has run */
-    const int start = f->round >= 0 && j < f->m && f->part_used[N] == 0 &&
-                      (f->est == NULL || f->est_used[j] < passes_of(f->est, j));
+    const int start =
+        f->round >= 0 && j < f->m && f->part_used[N] == 0 &&
+        (f->est == NULL || f->est_used[j] < passes_of(f->est, j));
     const pflref_dropout_masks *d = start ? f->est : f->part;
     size_t *used = start ? &f->est_used[j] : &f->part_used[i];
     const size_t list = start ? j : i;
