@@ -33,10 +33,16 @@ replay(spec, bugs) -> (trace, None, v, None).  Bugs:
   ifca-estimate-mode-flip   the estimate's F_i(θ_j) in the other mode of
                             ifca.estimate_mode (train <-> eval)
 
+Order of the estimates: every client's at θ_j^(0) before round 0, then per
+round the participants' and, after the server update, every client's
+(the partition record); the reported v_i are the last partition's (the
+order in which pflref's training passes take their dropout masks).
+
 Switch ifca.estimate_mode: train (default) takes F_i(θ_j) of a layer list
 in a training-mode forward pass (batch normalisation on the set's
-statistics, a dropout layer's mask taken: jichan3751/ifca's models never
-leave torch's training mode); eval in evaluation mode (model.eval():
+statistics, a dropout layer's mask taken, which golden/layers/
+make_dropout.py serves from the schedule's estimate lists: jichan3751/
+ifca's models never leave torch's training mode); eval in evaluation mode (model.eval():
 batch normalisation on θ_j's running statistics, dropout the identity, no
 mask: Gerid/FedDCA clientifca.py:56-61).  The quadratic and linear
 models have no modes.

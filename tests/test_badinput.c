@@ -1964,11 +1964,12 @@ static const lettered_case LETTERED[] = {
      "algorithm.switches.apfl.mix",
      "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes, which skip "
      "dropout layer \"d\" and take no mask"},
-    /* IFCA takes dropout under ifca.estimate_mode = eval only: its
-     * estimates are evaluation passes (no mask) and a participant's list
-     * holds one mask per local step of LocalUpdate (ifca.mode = model).
-     * K18 (until the switch, IFCA's refusal of any dropout, now K20's
-     * narrower one): two local steps, one mask */
+    /* IFCA under ifca.estimate_mode = eval: its estimates are evaluation
+     * passes (no mask) and a participant's list holds one mask per local
+     * step of LocalUpdate (ifca.mode = model).
+     * K18 (until the switch, IFCA's refusal of any dropout; K20 then
+     * refused dropout under train until the estimate lists): two local
+     * steps, one mask */
     {"K18", "dropout: ifca (estimate_mode = eval) given fewer masks than its local steps",
      SPEC(K_MLP, TWO, K_IFCA("eval"), GIVEN(K_IFCA_ROUND("[" K_OK "]"))),
      "schedule.rounds[0].dropout[0]",

@@ -27,7 +27,10 @@
  *   - IFCA's estimate mode: on a layer list without batch normalisation or
  *     dropout train and eval give the same run, bit for bit in the
  *     reported models; on one with batch normalisation (running
- *     statistics apart from the batch's) they differ.
+ *     statistics apart from the batch's) they differ;
+ *   - IFCA under estimate_mode = train with dropout: the estimate lists
+ *     are written back, each estimate pass reads its own mask (two
+ *     swapped move the recorded losses), and eval reports other models.
  */
 #include <check.h>
 #include <math.h>
