@@ -576,7 +576,8 @@ static json_t *note_of(const char *dir, const char *name, const char *nm,
  * scored with θ_1's masks and back) move its recorded losses F_i(θ_j), so
  * each estimate pass reads its own mask in cluster order, from its own
  * list; and the same spec under estimate_mode = eval, its estimate lists
- * removed, reports other models (the masks move the picks). */
+ * removed, reports other models (the masks move the picks), which
+ * diagnose names as ifca.estimate_mode = eval. */
 START_TEST(test_ifca_estimate_masks)
 {
     char *path = tu_repo_path("golden/layers/ifca-mlp-dropout-estimate-train.json");
@@ -634,6 +635,17 @@ START_TEST(test_ifca_estimate_masks)
     json_t *v2 = final_v(dir, spec, "r2.json");
     ck_assert(!json_equal(v0, v2));
     json_decref(v2);
+    /* that run as a candidate of the vector: diagnose names the switch
+     * (its variant runs without the estimate lists) */
+    char cmd[PATH_MAX_TEST + 64];
+    snprintf(cmd, sizeof cmd, "diagnose %s $D/r2.json", path);
+    char *out = NULL, *errout = NULL;
+    ck_assert_int_eq(tu_cli_in(dir, cmd, &out, &errout), 0);
+    ck_assert_msg(strstr(out, "matches ifca preset paper except "
+                              "ifca.estimate_mode = eval (instead of train)") !=
+                  NULL, "%s%s", out, errout);
+    free(out);
+    free(errout);
     json_decref(v1);
     json_decref(loss1);
     json_decref(loss0);
