@@ -33,10 +33,16 @@ replay(spec, bugs) -> (trace, None, v, None).  Bugs:
   ifca-estimate-mode-flip   the estimate's F_i(θ_j) in the other mode of
                             ifca.estimate_mode (train <-> eval)
 
+Order of the estimates: every client's at θ_j^(0) before round 0, then per
+round the participants' and, after the server update, every client's
+(the partition record); the reported v_i are the last partition's (the
+order in which pflref's training passes take their dropout masks).
+
 Switch ifca.estimate_mode: train (default) takes F_i(θ_j) of a layer list
 in a training-mode forward pass (batch normalisation on the set's
-statistics, a dropout layer's mask taken: jichan3751/ifca's models never
-leave torch's training mode); eval in evaluation mode (model.eval():
+statistics, a dropout layer's mask taken, which golden/layers/
+make_dropout.py serves from the schedule's estimate lists: jichan3751/
+ifca's models never leave torch's training mode); eval in evaluation mode (model.eval():
 batch normalisation on θ_j's running statistics, dropout the identity, no
 mask: Gerid/FedDCA clientifca.py:56-61).  The quadratic and linear
 models have no modes.
@@ -146,6 +152,10 @@ def replay(spec, bugs=frozenset()):
     opt = po.for_spec(spec, pr, 1, bugs=bugs) if mode == "model" else None
     trace = Trace()
     picks = {}
+    # the reported assignment at θ_j^(0), every client's estimate before
+    # round 0 (its training passes come first in a client's order; with no
+    # round it is the reported one)
+    part = [estimate(pr, i, thetas, bugs, est_mode)[1] for i in range(N)]
     # req: ifca.alg1.l2
     for t, r in enumerate(spec["schedule"]["rounds"]):
         if t == 0:
@@ -199,14 +209,12 @@ def replay(spec, bugs=frozenset()):
                 new.append([Fraction(0)] * pr.P if "ifca-empty-zero" in bugs else thetas[j])
         thetas = new
         trace.emit("server", "train", t, None, None, "theta", [x for th in thetas for x in th])
-        part = []
-        for i in range(N):
-            _, j = estimate(pr, i, thetas, bugs, est_mode)
-            part.append(Fraction(j))
-        trace.emit("note", "train", t, None, None, "partition", part)
+        part = [estimate(pr, i, thetas, bugs, est_mode)[1] for i in range(N)]
+        trace.emit("note", "train", t, None, None, "partition",
+                   [Fraction(j) for j in part])
     v = []
     for i in range(N):
-        _, j = estimate(pr, i, thetas, bugs, est_mode)
+        j = part[i]     # the last reported assignment, at the final models
         if "ifca-report-last-pick" in bugs:
             j = picks.get(i, 0)
         # req: ifca.alg1.l10

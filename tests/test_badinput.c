@@ -1964,11 +1964,12 @@ static const lettered_case LETTERED[] = {
      "algorithm.switches.apfl.mix",
      "apfl.mix = output takes v's and w_i's outputs in evaluation-mode passes, which skip "
      "dropout layer \"d\" and take no mask"},
-    /* IFCA takes dropout under ifca.estimate_mode = eval only: its
-     * estimates are evaluation passes (no mask) and a participant's list
-     * holds one mask per local step of LocalUpdate (ifca.mode = model).
-     * K18 (until the switch, IFCA's refusal of any dropout, now K20's
-     * narrower one): two local steps, one mask */
+    /* IFCA under ifca.estimate_mode = eval: its estimates are evaluation
+     * passes (no mask) and a participant's list holds one mask per local
+     * step of LocalUpdate (ifca.mode = model).
+     * K18 (until the switch, IFCA's refusal of any dropout; K20 then
+     * refused dropout under train until the estimate lists): two local
+     * steps, one mask */
     {"K18", "dropout: ifca (estimate_mode = eval) given fewer masks than its local steps",
      SPEC(K_MLP, TWO, K_IFCA("eval"), GIVEN(K_IFCA_ROUND("[" K_OK "]"))),
      "schedule.rounds[0].dropout[0]",
@@ -1982,19 +1983,96 @@ static const lettered_case LETTERED[] = {
      "schedule.rounds[0].dropout[0]",
      "round 0, client 0, training pass 2 (of 2 samples): no dropout mask given for layer "
      "\"d\" (1 passes given)"},
-    {"K20", "dropout: ifca under estimate_mode = train (estimate passes no list holds)",
+    /* K20 (until the estimate lists, IFCA's refusal of dropout under
+     * estimate_mode = train): the local steps' masks alone, none for the
+     * estimates; the first estimate passes are every client's before
+     * round 0 */
+    {"K20", "dropout: ifca under estimate_mode = train without its estimate passes' masks",
      SPEC(K_MLP, TWO, K_IFCA("train"), GIVEN(K_IFCA_ROUND("[" K_OK ", " K_OK "]"))),
-     "algorithm.switches.ifca.estimate_mode",
-     "ifca.estimate_mode = train takes IFCA's cluster estimate ĵ = argmin_j F_i(θ_j) in k "
-     "training-mode loss passes on the whole training set, for each participant at the "
-     "round's start and for every client, participant or not, before round 0 and after "
-     "each server update (the reported v_i): passes no schedule list holds masks for, so "
-     "it cannot take dropout layer \"d\"; give ifca.estimate_mode = eval"},
+     "schedule.init_partition_dropout",
+     "before round 0: ifca.estimate_mode = train takes every client's reported assignment "
+     "at the initial models θ_j^(0) in k = 2 training passes on the client's whole "
+     "training set, one per cluster model (θ_0 first), which take dropout masks: give one "
+     "list of k passes per client 0 .. N−1"},
     {"K21", "dropout: ifca (estimate_mode = eval) given masks for its k estimate passes too",
      SPEC(K_MLP, TWO, K_IFCA("eval"),
           GIVEN(K_IFCA_ROUND("[" K_OK ", " K_OK ", " K_OK ", " K_OK "]"))),
      "schedule.rounds[0].dropout[0]",
      "round 0, client 0 made 2 training passes, 4 given: every pass's masks must be used"},
+    /* IFCA under estimate_mode = train: the estimate passes' masks, k = 2
+     * passes a client of its n_i rows (client 0: 2, client 1: 1), from
+     * init_partition_dropout (every client, before round 0), the round's
+     * estimate_dropout (its participant, client 0) and partition_dropout
+     * (every client); checked when the spec is read */
+#define K_EST0 "[" K_OK ", " K_OK "]"
+#define K_EST1 "[" K_OK1 ", " K_OK1 "]"
+#define K_INIT ", \"init_partition_dropout\": [" K_EST0 ", " K_EST1 "]"
+#define K_ESTL(x) ", \"estimate_dropout\": [" x "]"
+#define K_PARTL(x) ", \"partition_dropout\": [" x "]"
+#define K_TR(lists) "{\"clients\": [0], \"batches\": [[[0, 1], [0, 1]]], " \
+    "\"dropout\": [[" K_OK ", " K_OK "]]" lists "}"
+#define K_TRAIN(r, init) "\"schedule\": {\"kind\": \"given\", \"rounds\": [" r "]" \
+    init "}"
+    {"K22", "dropout: ifca (estimate_mode = train) without the masks of a round's estimates",
+     SPEC(K_MLP, TWO, K_IFCA("train"),
+          K_TRAIN(K_TR(K_PARTL(K_EST0 ", " K_EST1)), K_INIT)),
+     "schedule.rounds[0].estimate_dropout",
+     "round 0: ifca.estimate_mode = train takes each participant's estimate ĵ = argmin_j "
+     "F_i(θ_j) at the round's start in k = 2 training passes on the client's whole "
+     "training set, one per cluster model (θ_0 first), which take dropout masks: give one "
+     "list of k passes per participant (clients[j])"},
+    {"K23", "dropout: ifca (estimate_mode = train) given fewer estimate passes than ifca.k",
+     SPEC(K_MLP, TWO, K_IFCA("train"),
+          K_TRAIN(K_TR(K_ESTL("[" K_OK "]") K_PARTL(K_EST0 ", " K_EST1)), K_INIT)),
+     "schedule.rounds[0].estimate_dropout[0]",
+     "round 0, client 0: 1 estimate passes given for ifca.k = 2 cluster models (one pass "
+     "per θ_j, θ_0 first)"},
+    {"K24", "dropout: ifca (estimate_mode = train) given more estimate passes than ifca.k",
+     SPEC(K_MLP, TWO, K_IFCA("train"),
+          K_TRAIN(K_TR(K_ESTL(K_EST0)
+                       K_PARTL(K_EST0 ", [" K_OK1 ", " K_OK1 ", " K_OK1 "]")), K_INIT)),
+     "schedule.rounds[0].partition_dropout[1]",
+     "round 0, client 1: 3 estimate passes given for ifca.k = 2 cluster models (one pass "
+     "per θ_j, θ_0 first)"},
+    {"K25", "dropout: ifca (estimate_mode = train) an estimate mask whose rows are not the "
+     "training set's size",
+     SPEC(K_MLP, TWO, K_IFCA("train"),
+          K_TRAIN(K_TR(K_ESTL(K_EST0) K_PARTL(K_EST0 ", " K_EST1)),
+                  ", \"init_partition_dropout\": [" K_EST0 ", [" K_OK1 ", " K_OK "]]")),
+     "schedule.init_partition_dropout[1][1].d",
+     "before round 0, client 1, estimate pass 2 (cluster model θ_1): 2 mask rows, but the "
+     "estimate scores the client's whole training set of 1 samples"},
+    {"K26", "dropout: ifca (estimate_mode = eval) given masks for its estimates",
+     SPEC(K_MLP, TWO, K_IFCA("eval"), K_TRAIN(K_TR(K_ESTL(K_EST0)), "")),
+     "schedule.rounds[0].estimate_dropout",
+     "ifca.estimate_mode = eval takes its estimates ĵ = argmin_j F_i(θ_j) in evaluation "
+     "passes, which take no mask: give none (or ifca.estimate_mode = train)"},
+    {"K27", "dropout: ifca (estimate_mode = train) without the masks of a round's reported "
+     "assignment",
+     SPEC(K_MLP, TWO, K_IFCA("train"), K_TRAIN(K_TR(K_ESTL(K_EST0)), K_INIT)),
+     "schedule.rounds[0].partition_dropout",
+     "round 0: ifca.estimate_mode = train takes every client's reported assignment after "
+     "the server update (record partition) in k = 2 training passes on the client's whole "
+     "training set, one per cluster model (θ_0 first), which take dropout masks: give one "
+     "list of k passes per client 0 .. N−1"},
+    {"K28", "dropout: estimate masks for an algorithm that makes no estimate passes",
+     SPEC(K_MLP, TWO, FEDAVG,
+          GIVEN("{\"clients\": [0], \"batches\": [[[0, 1]]], \"dropout\": [[" K_OK "]]"
+                K_ESTL(K_EST0) "}")),
+     "schedule.rounds[0].estimate_dropout",
+     "fedavg makes no estimate passes: only ifca under ifca.estimate_mode = train takes "
+     "these masks"},
+    {"K29", "dropout: ifca (estimate_mode = train) estimate lists not one per participant",
+     SPEC(K_MLP, TWO, K_IFCA("train"),
+          K_TRAIN(K_TR(K_ESTL(K_EST0 ", " K_EST1) K_PARTL(K_EST0 ", " K_EST1)), K_INIT)),
+     "schedule.rounds[0].estimate_dropout", "2 mask lists for 1 clients"},
+#undef K_EST0
+#undef K_EST1
+#undef K_INIT
+#undef K_ESTL
+#undef K_PARTL
+#undef K_TR
+#undef K_TRAIN
 #undef K_IFCA
 #undef K_IFCA_ROUND
 #undef K_MLP

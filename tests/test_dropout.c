@@ -27,7 +27,10 @@
  *   - IFCA's estimate mode: on a layer list without batch normalisation or
  *     dropout train and eval give the same run, bit for bit in the
  *     reported models; on one with batch normalisation (running
- *     statistics apart from the batch's) they differ.
+ *     statistics apart from the batch's) they differ;
+ *   - IFCA under estimate_mode = train with dropout: the estimate lists
+ *     are written back, each estimate pass reads its own mask (two
+ *     swapped move the recorded losses), and eval reports other models.
  */
 #include <check.h>
 #include <math.h>
@@ -72,12 +75,13 @@ typedef struct {
 } fixed_source;
 
 static pflref_status fixed(void *ctx, const pflref_model *m,
-                           const pflref_data *D, size_t nb,
+                           const pflref_data *D, size_t nb, int kind,
                            const unsigned char **pass)
 {
     fixed_source *f = ctx;
     (void)m;
     (void)D;
+    (void)kind;
     f->calls++;
     f->last_nb = nb;
     if (f->refuse)
@@ -544,6 +548,116 @@ START_TEST(test_ifca_estimate_mode)
 }
 END_TEST
 
+/* The value of the first trajectory record NAME of round t and client i
+ * in the result file name of dir (a copy), or NULL. */
+static json_t *note_of(const char *dir, const char *name, const char *nm,
+                       long t, long i)
+{
+    json_t *r = tu_json_load_in(dir, name);
+    json_t *tr = json_object_get(r, "trajectory"), *x = NULL;
+    size_t q;
+    json_t *rec;
+    json_array_foreach(tr, q, rec) {
+        if (strcmp(json_string_value(json_object_get(rec, "name")), nm) == 0 &&
+            json_integer_value(json_object_get(rec, "round")) == t &&
+            json_integer_value(json_object_get(rec, "client")) == i) {
+            x = json_deep_copy(json_object_get(rec, "value"));
+            break;
+        }
+    }
+    json_decref(r);
+    return x;
+}
+
+/* IFCA under ifca.estimate_mode = train with dropout, the CLI on the spec
+ * of golden/layers/ifca-mlp-dropout-estimate-train.json: the result
+ * writes the three estimate lists back as given (the run replays as
+ * data); round 0's first participant's two estimate passes swapped (θ_0
+ * scored with θ_1's masks and back) move its recorded losses F_i(θ_j), so
+ * each estimate pass reads its own mask in cluster order, from its own
+ * list; and the same spec under estimate_mode = eval, its estimate lists
+ * removed, reports other models (the masks move the picks), which
+ * diagnose names as ifca.estimate_mode = eval. */
+START_TEST(test_ifca_estimate_masks)
+{
+    char *path = tu_repo_path("golden/layers/ifca-mlp-dropout-estimate-train.json");
+    json_error_t je;
+    json_t *vec = json_load_file(path, 0, &je);
+    ck_assert_msg(vec != NULL, "%s: %s", path, je.text);
+    json_t *spec = json_deep_copy(json_object_get(vec, "spec"));
+    json_t *sched = json_object_get(spec, "schedule");
+    json_t *r0 = json_array_get(json_object_get(sched, "rounds"), 0);
+    char *dir = tu_tmpdir();
+    json_t *v0 = final_v(dir, spec, "r0.json");
+    /* written back */
+    json_t *res = tu_json_load_in(dir, "r0.json");
+    json_t *rs = json_object_get(res, "schedule");
+    ck_assert(json_equal(json_object_get(rs, "init_partition_dropout"),
+                         json_object_get(sched, "init_partition_dropout")));
+    json_t *rr0 = json_array_get(json_object_get(rs, "rounds"), 0);
+    ck_assert(json_equal(json_object_get(rr0, "estimate_dropout"),
+                         json_object_get(r0, "estimate_dropout")));
+    ck_assert(json_equal(json_object_get(rr0, "partition_dropout"),
+                         json_object_get(r0, "partition_dropout")));
+    json_decref(res);
+    const long c0 = (long)json_integer_value(
+        json_array_get(json_object_get(r0, "clients"), 0));
+    json_t *loss0 = note_of(dir, "r0.json", "loss", 0, c0);
+    ck_assert_ptr_nonnull(loss0);
+    /* round 0, participant 0: its two estimate passes swapped */
+    json_t *l0 = json_array_get(json_object_get(r0, "estimate_dropout"), 0);
+    ck_assert_uint_eq(json_array_size(l0), 2);
+    json_t *p0 = json_incref(json_array_get(l0, 0));
+    json_t *p1 = json_incref(json_array_get(l0, 1));
+    ck_assert(!json_equal(p0, p1));
+    json_array_set(l0, 0, p1);
+    json_array_set(l0, 1, p0);
+    json_t *v1 = final_v(dir, spec, "r1.json");
+    json_t *loss1 = note_of(dir, "r1.json", "loss", 0, c0);
+    ck_assert_ptr_nonnull(loss1);
+    ck_assert(!json_equal(json_array_get(loss0, 0), json_array_get(loss1, 0)));
+    ck_assert(!json_equal(json_array_get(loss0, 1), json_array_get(loss1, 1)));
+    json_array_set(l0, 0, p0);
+    json_array_set(l0, 1, p1);
+    json_decref(p0);
+    json_decref(p1);
+    /* evaluation-mode estimates: no estimate lists, other reported models */
+    json_object_del(sched, "init_partition_dropout");
+    size_t t;
+    json_t *r;
+    json_array_foreach(json_object_get(sched, "rounds"), t, r) {
+        json_object_del(r, "estimate_dropout");
+        json_object_del(r, "partition_dropout");
+    }
+    json_object_set_new(json_object_get(json_object_get(spec, "algorithm"),
+                                        "switches"),
+                        "ifca.estimate_mode", json_string("eval"));
+    json_t *v2 = final_v(dir, spec, "r2.json");
+    ck_assert(!json_equal(v0, v2));
+    json_decref(v2);
+    /* that run as a candidate of the vector: diagnose names the switch
+     * (its variant runs without the estimate lists) */
+    char cmd[PATH_MAX_TEST + 64];
+    snprintf(cmd, sizeof cmd, "diagnose %s $D/r2.json", path);
+    char *out = NULL, *errout = NULL;
+    ck_assert_int_eq(tu_cli_in(dir, cmd, &out, &errout), 0);
+    ck_assert_msg(strstr(out, "matches ifca preset paper except "
+                              "ifca.estimate_mode = eval (instead of train)") !=
+                  NULL, "%s%s", out, errout);
+    free(out);
+    free(errout);
+    json_decref(v1);
+    json_decref(loss1);
+    json_decref(loss0);
+    json_decref(v0);
+    json_decref(spec);
+    json_decref(vec);
+    tu_remove_tree(dir);
+    free(dir);
+    free(path);
+}
+END_TEST
+
 /* IFCA's Option I under ifca.estimate_mode = eval with dropout: each
  * participant's list holds one pass, its gradient g_i on its one batch (the
  * estimates take none).  Two clients, k = 2 given cluster models, one
@@ -624,6 +738,7 @@ Suite *dropout_suite(void)
     tcase_add_loop_test(tc, test_dropout_post_recorded, 0, 2);
     tcase_add_loop_test(tc, test_dropout_algorithm_passes, 0, 5);
     tcase_add_loop_test(tc, test_ifca_estimate_mode, 0, 2);
+    tcase_add_test(tc, test_ifca_estimate_masks);
     tcase_add_test(tc, test_ifca_gradient_eval_dropout);
     suite_add_tcase(s, tc);
     return s;

@@ -17,8 +17,13 @@ torch.no_grad() does: batchnorm on θ_j's running statistics, dropout off,
 so the estimates use up no dropout mask and a client's masks are its
 local steps' alone; the default train scores a layer list in a
 training-mode forward pass (the authors' models never leave torch's
-training mode), which with dropout would take masks the schedule does not
-hold.
+training mode), where a dropout layer draws a mask per forward: each
+scoring of a cluster model takes the next mask of the client's own
+estimate queue, kept apart from its local steps': the schedule's
+init_partition_dropout[i] (every client scores the k models before
+round 0), then per round estimate_dropout[j] when it takes part (its pick
+at the round's start) and partition_dropout[i] (every client's pick at
+the new models, which is also what it reports).
 """
 import importlib
 import sys
@@ -28,7 +33,8 @@ import numpy as np
 ALGORITHM = "ifca"
 BUGS = ("ifca-divide-by-cluster-size", "ifca-ties-to-highest",
         "ifca-empty-cluster-reset", "ifca-report-round-pick",
-        "ifca-ignore-given-models", "ifca-estimate-other-mode")
+        "ifca-ignore-given-models", "ifca-estimate-other-mode",
+        "ifca-estimate-shared-mask")
 
 
 def _base():
@@ -58,6 +64,34 @@ def _loss(spec, raw, theta, data=None, in_eval=False):
     return np.mean(r * r if model["loss"] == "squared" else 0.5 * r * r)
 
 
+def _estimate_queues(spec, n):
+    """Each client's masks for its training-mode scorings, in the order it
+    scores: before round 0, then per round its pick (if it takes part) and
+    the pick at the new models; None when the schedule gives none."""
+    sched = spec["schedule"]
+    first = sched.get("init_partition_dropout")
+    if first is None:
+        return None
+    queues = [list(first[i]) for i in range(n)]
+    for rnd in sched["rounds"]:
+        for i, lst in zip(rnd["clients"], rnd.get("estimate_dropout", [])):
+            queues[i] += lst
+        for i, lst in enumerate(rnd.get("partition_dropout", [])):
+            queues[i] += lst
+    return queues
+
+
+def _masked_loss(data, theta, mask):
+    """The training-mode mean loss of θ on the client's whole set with the
+    dropout masks `mask` (one pass), its local steps' queue left as is."""
+    kept = data.passes, data.taken
+    data.passes, data.taken = [mask], 0
+    try:
+        return np.mean(data.losses(theta, data.X, data.y))
+    finally:
+        data.passes, data.taken = kept
+
+
 def run(spec, clients, w0, log, bug):
     base = _base()
     hp = spec["algorithm"]["hyperparameters"]
@@ -78,14 +112,31 @@ def run(spec, clients, w0, log, bug):
     else:
         theta = np.array([w0 + j * hp.get("ifca.init_shift", 0.0) for j in range(k)])
 
+    queues = None
+    if spec["model"]["kind"] == "layers" and not in_eval and \
+            any(L["type"] == "dropout" for L in spec["model"]["layers"]):
+        queues = _estimate_queues(spec, len(raw))
+        if queues is None:
+            raise base.Unsupported("ifca.estimate_mode = train with dropout "
+                                   "and no estimate masks")
+    used = [0] * len(raw)
+
+    def scored(i, th, j):
+        if queues is None:
+            return _loss(spec, raw[i], th, clients[i], in_eval)
+        q = used[i] + (0 if bug == "ifca-estimate-shared-mask" else j)
+        return _masked_loss(clients[i], th, queues[i][q])
+
     def pick(i):
-        losses = np.array([_loss(spec, raw[i], th, clients[i], in_eval)
-                           for th in theta])
+        losses = np.array([scored(i, th, j) for j, th in enumerate(theta)])
+        used[i] += k
         if bug == "ifca-ties-to-highest":
             return losses, len(losses) - 1 - int(np.argmin(losses[::-1]))
         return losses, int(np.argmin(losses))
 
     picked = {}
+    # every client's pick at the initial models (its report before any round)
+    part = [pick(i)[1] for i in range(len(raw))]
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         if t == 0:
             log("note", "train", "theta0", theta.ravel(), round=0)
@@ -120,10 +171,11 @@ def run(spec, clients, w0, log, bug):
             elif bug == "ifca-empty-cluster-reset":
                 theta[j] = np.zeros_like(theta[j])
         log("server", "train", "theta", theta.ravel(), round=t)
-        log("note", "train", "partition", [pick(i)[1] for i in range(len(raw))], round=t)
+        part = [pick(i)[1] for i in range(len(raw))]
+        log("note", "train", "partition", part, round=t)
     v = []
     for i in range(len(raw)):
-        j = picked.get(i, 0) if bug == "ifca-report-round-pick" else pick(i)[1]
+        j = picked.get(i, 0) if bug == "ifca-report-round-pick" else part[i]
         v.append(theta[j].copy())
     return {"v": v}
 # SPDX-License-Identifier: GPL-3.0-or-later

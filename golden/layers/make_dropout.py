@@ -64,6 +64,18 @@ exact rational arithmetic end to end.
       linear hypernetwork (e = 2), one client a round, through
       pflref_exact_pfedhn.py (60-digit decimals: exact fractions grow too
       large): one mask per local step of θ̃_i.
+  layers/ifca/mlp-dropout-eval
+      IFCA (Ghosh et al., NeurIPS 2020, Alg. 1, Option II) on the MLP above
+      with two given cluster models under ifca.estimate_mode = eval: the
+      estimates take no mask, one mask per local step.
+  layers/ifca/mlp-dropout-estimate-train
+      The same under ifca.estimate_mode = train: every estimate F_i(θ_j) a
+      training pass on the client's whole set with its own masks from the
+      schedule's estimate lists (init_partition_dropout, rounds[t].
+      estimate_dropout, rounds[t].partition_dropout), served by
+      EstimateFeed to the loss calls of pflref_exact_ifca.py tagged as
+      estimates; the masks chosen so that picks differ from the
+      evaluation-mode ones (asserted).
   For FedBN, CFL and pFedHN each participant's passes of a round come in pairs of one batch size, so
   the bug dropout-pass-swap (two steps' masks exchanged) runs and is caught.
 
@@ -1308,9 +1320,204 @@ def ifca_mlp():
                 lambda trace, w, v, alpha: (trace, w, v), IFCA_SOURCE)
 
 
+IFCA_TRAIN_SOURCE = (
+    "Ghosh, Chung, Yin, Ramchandran, NeurIPS 2020, arXiv 2006.04088, Alg. 1 (Option II); "
+    "shared/spec notes-cfl-ifca-sampling-metrics.md §2; the estimate F_i(theta_j) as a "
+    "training-mode loss pass (ifca.estimate_mode = train, the default) as jichan3751/ifca "
+    "61e44b8 mnist/train_cluster_mnist.py:384-392 scores the machines (no eval()), a dropout "
+    "layer drawing its mask per forward, given here as data")
+
+
+class EstimateFeed(Feed):
+    """The masks of IFCA under ifca.estimate_mode = train: the estimate
+    passes (a loss call of pflref_exact_ifca while `estimating` is set)
+    take client i's estimate queue, in the order its estimates run:
+    schedule.init_partition_dropout[i] (every client before round 0), then
+    per round rounds[t].estimate_dropout[j] when it takes part
+    (clients[j] = i, the round's start) and rounds[t].partition_dropout[i]
+    (after the server update); every other training pass (the local steps)
+    takes the rounds' dropout lists as Feed does.  strict: every estimate
+    pass must be taken (a replay whose estimates run in evaluation mode
+    takes none)."""
+
+    def __init__(self, spec, strict=True):
+        super().__init__(spec)
+        sch = spec["schedule"]
+        self.est = {i: list(lst) for i, lst in enumerate(sch["init_partition_dropout"])}
+        for r in sch["rounds"]:
+            for k, lst in zip(r["clients"], r["estimate_dropout"]):
+                self.est[k].extend(lst)
+            for i, lst in enumerate(r["partition_dropout"]):
+                self.est[i].extend(lst)
+        self.est_taken = dict.fromkeys(self.est, 0)
+        self.estimating = False
+        self.strict = strict
+
+    def take(self, X, bugs=frozenset()):
+        if not self.estimating:
+            return super().take(X, bugs)
+        k, _ = self.client_of(X)
+        q = self.est_taken[k]
+        assert q < len(self.est[k]), f"client {k}: estimate pass {q + 1} has no mask"
+        assert len(self.est[k][q]["drop"]) == len(X), (k, q, len(X))
+        self.est_taken[k] = q + 1
+        self.post = False
+        return self.est[k][q]
+
+    def done(self):
+        super().done()
+        if self.strict:
+            for k, lst in self.est.items():
+                assert self.est_taken[k] == len(lst), (k, self.est_taken[k], len(lst))
+
+
+def ifca_train_replay(spec, bugs, domain=None, record=None):
+    """pflref_exact_ifca's run of spec with its estimate losses tagged as
+    estimate passes (EstimateFeed); record (a list): each estimate loss
+    call appends (client, its loss in the replay's mode, the same θ's loss
+    in evaluation mode, no mask)."""
+    import pflref_exact_ifca as pxi
+    saved = pxi.loss
+    feed = EstimateFeed(spec, strict="ifca-estimate-mode-flip" not in bugs)
+
+    def tagged(pr, i, theta, bugs=frozenset(), mode="train"):
+        feed.estimating = True
+        try:
+            f = saved(pr, i, theta, bugs, mode)
+        finally:
+            feed.estimating = False
+        if record is not None:
+            record.append((i, f, saved(pr, i, theta, bugs, "eval")))
+        return f
+
+    pxi.loss = tagged
+    try:
+        return module_replay("ifca", spec, bugs, domain, train_loss=True, feed=feed)
+    finally:
+        pxi.loss = saved
+
+
+def estimate_masks(rng, lists, seen):
+    """One estimate list: for each (client, n_i) k = 2 passes of n_i rows
+    of the layer "drop" (5 entries), no pass repeating another."""
+    out = []
+    for n in lists:
+        lst = []
+        for _ in range(2):
+            while True:
+                p = {"drop": masks(rng, n, 5)}
+                if repr(p) not in seen:
+                    seen.add(repr(p))
+                    break
+            lst.append(p)
+        out.append(lst)
+    return out
+
+
+def ifca_mlp_train():
+    """IFCA, Option II, under ifca.estimate_mode = train (the default):
+    every estimate ĵ = argmin_j F_i(θ_j) is k = 2 training-mode loss passes
+    on the client's whole training set, each with its own masks (n_i rows)
+    from the estimate lists: every client's before round 0
+    (init_partition_dropout), the participants' at each round's start
+    (rounds[t].estimate_dropout), every client's after each server update
+    (rounds[t].partition_dropout); the local steps' masks stay in
+    rounds[t].dropout, each participant's steps in pairs of one batch size.
+    The masks are chosen (seed below) so that estimates pick another
+    cluster than the evaluation-mode loss at the same θ would, a
+    participant's round-start estimate among them (asserted): a candidate
+    that scores in evaluation mode trains another cluster and is caught."""
+    clients = ifca_clients()
+    n = [len(c["X"]) for c in clients]
+    plans = [
+        [(0, [[0, 2], [1, 3]]), (1, [[2, 0], [4, 1]]), (3, [[3, 1], [0, 5]])],
+        [(0, [[1, 3, 0], [2, 1, 3]]), (1, [[1, 0], [2, 3]]), (2, [[2, 0], [1, 0]]),
+         (3, [[4, 2], [5, 0]])],
+    ]
+    init = {"kind": "zeros", "cluster_models": [lc.init_for(MLP, 66, scale=0.75, den=64),
+                                                 lc.init_for(MLP, 83, scale=0.75, den=64)]}
+    seed = IFCA_TRAIN_SEED
+    rounds = rounds_json(plans, 2410, [("drop", 5)])
+    rng = random.Random(seed)
+    seen = {repr(p) for r in rounds for lst in r["dropout"] for p in lst}
+    init_lists = estimate_masks(rng, n, seen)
+    for r in rounds:
+        r["estimate_dropout"] = estimate_masks(rng, [n[k] for k in r["clients"]], seen)
+        r["partition_dropout"] = estimate_masks(rng, n, seen)
+    # round 1's participants as a sampler drew them (information only): the
+    # lists are by clients[j], so a reader that pairs them with the drawn
+    # order hands each client another's masks
+    rounds[1]["drawn"] = [3, 0, 2, 1]
+    spec = pg.given_spec(
+        "IFCA (model averaging) on the MLP with dropout (p = 1/4), estimates in training "
+        "mode with their masks given as data",
+        "The MLP of layers/fedavg/mlp-dropout (dense 'fc1' 3 -> 5, relu, dropout 'drop' "
+        "p = 0.25, dense 'out' 5 -> 1; (1/2)(y-hat - y)^2). IFCA (Alg. 1, Option II: "
+        "ifca.mode = model) with k = 2 given cluster models and ifca.estimate_mode = "
+        "train (the default): each F_i(theta_j) of an estimate j-hat = argmin_j "
+        "F_i(theta_j) is a training-mode loss pass on the client's whole training set "
+        "with its own mask (n_i rows), theta_0's pass first: every client's before round "
+        "0 from schedule.init_partition_dropout[i], each participant's at the round's "
+        "start from schedule.rounds[t].estimate_dropout[j], every client's after the "
+        "server update from schedule.rounds[t].partition_dropout[i]; each local SGD step "
+        "of LocalUpdate (gamma = 0.140625) a training pass with its mask from "
+        "schedule.rounds[t].dropout[j]. Four clients of two concepts (targets of "
+        "opposite signs), two rounds, client 2 sitting out round 0, round 1's clients "
+        "drawn in the order 3, 0, 2, 1 (information only). Under these masks "
+        "some estimates pick another cluster than the evaluation-mode losses at the same "
+        "models would.",
+        MLP, clients, init,
+        {"name": "ifca", "hyperparameters": {"gamma": 0.140625, "ifca.k": 2},
+         "switches": {"ifca.mode": "model", "ifca.estimate_mode": "train"}},
+        rounds)
+    spec["schedule"]["init_partition_dropout"] = init_lists
+    for r in spec["schedule"]["rounds"]:     # one mask per local step
+        assert [len(d) for d in r["dropout"]] == [len(b) for b in r["batches"]], r
+
+    def replay(sp, bugs, domain=None):
+        return ifca_train_replay(sp, bugs, domain)
+
+    # the masks move the estimate: at least one participant's round-start
+    # estimate and one reported assignment pick another cluster than the
+    # evaluation-mode losses at the same models; no near tie among the
+    # training-mode losses
+    rec = []
+    ifca_train_replay(spec, frozenset(), "float", rec)
+    N, M = len(clients), [len(p) for p in plans]
+    sizes = [N] + [x for m in M for x in (m, N)]    # init, then per round start, partition
+    groups, at = [], 0
+    for g, size in enumerate(sizes):
+        groups.append((g, rec[at:at + 2 * size]))
+        at += 2 * size
+    assert at == len(rec), (at, len(rec))
+    moved = set()
+    for g, calls in groups:
+        for c in range(0, len(calls), 2):
+            (i, a0, e0), (_, a1, e1) = calls[c], calls[c + 1]
+            assert abs(a0 - a1) / max(abs(a0), abs(a1)) > 1e-2, (g, i, a0, a1)
+            if (a1 < a0) != (e1 < e0):
+                moved.add("start" if g % 2 == 1 else "partition")
+    assert moved == {"start", "partition"}, moved
+    flags = ["dropout-scale", "dropout-train-mode", "dropout-pass-order", "ifca-init",
+             "ifca-estimate-mode", "loss-scale"]
+    mutants = dict(DROP_MUTANTS)
+    mutants.update({"dropout-pass-order": ["dropout-pass-swap"],
+                    "ifca-init": ["ifca-init-ignored"],
+                    "ifca-estimate-mode": ["ifca-estimate-mode-flip"],
+                    "loss-scale": ["loss-x2"]})
+    return make("ifca", "layers/ifca/mlp-dropout-estimate-train",
+                "ifca-mlp-dropout-estimate-train.json", spec["name"], spec, flags, mutants,
+                replay, lambda trace, w, v, alpha: (trace, w, v), IFCA_TRAIN_SOURCE)
+
+
+# the seed of the estimate passes' masks (the first tried: its masks pass
+# ifca_mlp_train's assertions)
+IFCA_TRAIN_SEED = 2400
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_mlp, fedavg_cnn, ditto_mlp, fedrep_mlp,
                                   finetune_mlp, fedrep_post_mlp, interp_mlp, apfl_mlp,
                                   perfedavg_mlp, perfedavg_exact_mlp, perfedavg_hf_mlp,
                                   fedbn_mlp, cfl_mlp, fedfomo_mlp, pfedhn_mlp,
-                                  fedfomo_mlp_eval, ifca_mlp])
+                                  fedfomo_mlp_eval, ifca_mlp, ifca_mlp_train])

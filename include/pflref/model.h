@@ -477,10 +477,11 @@ void pflref_model_workspace_passes(const pflref_model_workspace *ws,
  * A layer list with dropout layers takes, in each training pass (every
  * pflref_model_loss, _grad, _grad_blocks, _hvp and _grad_from_output call
  * on ws), the next pass of masks from the source set on ws: src(ctx, m,
- * D, nb, &pass), D the data the pass reads (so a run tells its clients
- * apart), sets pass to the pass's masks, one per dropout layer in layer
- * order, each nb × the layer's input entries per sample (row-major, an
- * image in NCHW order), 0 or 1 each, and returns PFLREF_OK; or it returns
+ * D, nb, kind, &pass), D the data the pass reads (so a run tells its
+ * clients apart), kind the passes' kind (below), sets pass to the pass's
+ * masks, one per dropout layer in layer order, each nb × the layer's
+ * input entries per sample (row-major, an image in NCHW order), 0 or 1
+ * each, and returns PFLREF_OK; or it returns
  * PFLREF_EINVAL (no mask left, or masks of another batch size), which the
  * training pass returns (the source keeps the message).  With no source
  * set, a training pass through a dropout layer fails with PFLREF_EINVAL
@@ -489,11 +490,25 @@ void pflref_model_workspace_passes(const pflref_model_workspace *ws,
 typedef pflref_status (*pflref_dropout_source)(void *ctx,
                                                const pflref_model *m,
                                                const pflref_data *D,
-                                               size_t nb,
+                                               size_t nb, int kind,
                                                const unsigned char **pass);
 
 void pflref_model_workspace_dropout(pflref_model_workspace *ws,
                                     pflref_dropout_source src, void *ctx);
+
+/* What the training passes on ws are, handed to the source as its kind
+ * (so a run feeds each from its own schedule list): an algorithm's
+ * training passes (the default), or IFCA's cluster estimate F_i(θ_j)
+ * under ifca.estimate_mode = train (ref/algorithms/ifca_estimate.c sets
+ * it around each of its loss passes; docs/models.md, "Dropout"). */
+enum {
+    PFLREF_DROPOUT_PASS_TRAIN = 0,
+    PFLREF_DROPOUT_PASS_ESTIMATE = 1
+};
+
+/* Set the kind of ws's next training passes; returns the kind it had. */
+int pflref_model_workspace_dropout_kind(pflref_model_workspace *ws,
+                                        int kind);
 
 /* The number of dropout layers of m (0 for every kind but layers). */
 size_t pflref_model_dropout_layers(const pflref_model *m);

@@ -121,6 +121,15 @@ typedef struct {
 #ifndef __FRAMAC__
     pflref_dropout_masks *dropout; /* the round's dropout masks (the
                               spec's "dropout"), or NULL                  */
+    pflref_dropout_masks *estimate_dropout; /* IFCA under
+                              ifca.estimate_mode = train: participant j's
+                              k passes of its estimate at the round's
+                              start, one per cluster model θ_0 .. θ_{k−1}
+                              (the spec's "estimate_dropout"), or NULL    */
+    pflref_dropout_masks *partition_dropout; /* IFCA alike: client i's k
+                              passes (i = 0 .. N−1) of the reported
+                              assignment after the round's server update
+                              (the spec's "partition_dropout"), or NULL   */
     int has_first_upload;  /* 1: first_upload is given (the spec's
                               "first_upload"); 0: the algorithm's default,
                               the lowest uploader id                      */
@@ -141,6 +150,12 @@ typedef struct {
     pflref_dropout_masks *post_dropout; /* the post phase's dropout masks,
                               N lists (client i's passes), or NULL (the
                               spec's "post_dropout")                      */
+    pflref_dropout_masks *init_partition_dropout; /* IFCA under
+                              ifca.estimate_mode = train: client i's k
+                              passes of the reported assignment at the
+                              initial models θ_j^(0), before round 0, N
+                              lists, or NULL (the spec's
+                              "init_partition_dropout")                   */
 #endif
 } pflref_schedule;
 

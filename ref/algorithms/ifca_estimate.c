@@ -10,8 +10,10 @@
  *   train (default)  F_i(θ_j) is a training-mode loss pass
  *                    (pflref_model_loss): batch normalisation on the
  *                    statistics of the whole training set, a dropout mask
- *                    taken per pass.  The paper's F_i is the function
- *                    whose gradient Option I and II step on, and those
+ *                    taken per pass (tagged PFLREF_DROPOUT_PASS_ESTIMATE:
+ *                    from the schedule's estimate lists).  The paper's F_i
+ *                    is the function whose gradient Option I and II step
+ *                    on, and those
  *                    passes run in training mode; the authors' code never
  *                    calls eval() (jichan3751/ifca @ 61e44b8,
  *                    mnist/train_cluster_mnist.py:186 builds the models,
@@ -35,8 +37,19 @@ pflref_status pflref_ifca_estimate_loss(const pflref_state *s,
                                         const pflref_data *D, double *loss)
 {
     const pflref_model *m = &s->problem->model;
-    if (s->hyper->ifca_estimate_mode != PFLREF_IFCA_ESTIMATE_EVAL)
-        return pflref_model_loss(m, theta, D, NULL, D->n, s->ws, loss);
+    if (s->hyper->ifca_estimate_mode != PFLREF_IFCA_ESTIMATE_EVAL) {
+        /* a training pass tagged as the estimate's: with dropout it takes
+         * the next pass of client i's estimate list (ref/engine/dropout.c:
+         * schedule.init_partition_dropout before round 0, then per round
+         * rounds[t].estimate_dropout at its start and partition_dropout
+         * after the server update), not of its local steps' */
+        const int was = pflref_model_workspace_dropout_kind(
+            s->ws, PFLREF_DROPOUT_PASS_ESTIMATE);
+        pflref_status st = pflref_model_loss(m, theta, D, NULL, D->n, s->ws,
+                                             loss);
+        pflref_model_workspace_dropout_kind(s->ws, was);
+        return st;
+    }
     pflref_eval e;
     pflref_status st = pflref_model_evaluate(m, theta, D, s->ws, &e);
     if (st == PFLREF_OK)

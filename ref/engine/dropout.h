@@ -12,18 +12,31 @@
 typedef struct {
     const pflref_problem *problem;
     int active;                    /* a round or the post phase is fed   */
-    long round;                    /* the round, or −1 (the post phase)  */
+    long round;                    /* the round, −1 (the post phase) or
+                                      −2 (before round 0: the algorithm's
+                                      init)                              */
     size_t m;                      /* the participants fed               */
     const size_t *clients;         /* m ids, or NULL: participant j is
                                       client j (the post phase)          */
     const pflref_dropout_masks *d; /* their masks, or NULL (none given)  */
     size_t *used;                  /* m: the passes each participant took */
+    /* IFCA's estimate passes (kind PFLREF_DROPOUT_PASS_ESTIMATE): in a
+     * round the participants' round-start lists (m) and every client's
+     * partition lists (N); before round 0 the init partition lists (N) */
+    const pflref_dropout_masks *est, *part;
+    size_t *est_used, *part_used;  /* m and N: the passes taken          */
     pflref_error err;              /* the first failure of a pass        */
 } pflref_dropout_feed;
 
 /* Set the feed as s->ws's dropout source, for a model with dropout layers
  * (else nothing). */
 void pflref_dropout_feed_start(pflref_dropout_feed *f, pflref_state *s);
+
+/* Before round 0 (the algorithm's init): IFCA's estimate passes take
+ * schedule->init_partition_dropout; no other training pass has masks. */
+pflref_status pflref_dropout_feed_init(pflref_dropout_feed *f,
+                                       const pflref_schedule *schedule,
+                                       pflref_error *err);
 
 /* Round t with plan. */
 pflref_status pflref_dropout_feed_round(pflref_dropout_feed *f,

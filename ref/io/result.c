@@ -138,7 +138,7 @@ static void emit_dropout(pflref_emit *e, const pflref_dropout_masks *d,
 /* Round t of the schedule actually used; chosen (or NULL) as for
  * emit_schedule. */
 static void emit_round(pflref_emit *e, const pflref_round_plan *r,
-                       const pflref_batches *chosen)
+                       const pflref_batches *chosen, size_t N)
 {
     pflref_emit_object_begin(e);
     KEY(e, "clients");
@@ -177,6 +177,14 @@ static void emit_round(pflref_emit *e, const pflref_round_plan *r,
         KEY(e, "dropout");
         emit_dropout(e, r->dropout, r->m);
     }
+    if (r->estimate_dropout != NULL) {   /* IFCA's round-start estimates */
+        KEY(e, "estimate_dropout");
+        emit_dropout(e, r->estimate_dropout, r->m);
+    }
+    if (r->partition_dropout != NULL) {  /* IFCA's reported assignment */
+        KEY(e, "partition_dropout");
+        emit_dropout(e, r->partition_dropout, N);
+    }
     if (r->personal != NULL) {  /* Ditto's own personal batches */
         KEY(e, "personal");
         pflref_emit_array_begin(e);
@@ -201,7 +209,8 @@ static void emit_schedule(pflref_emit *e, const pflref_schedule *s,
     KEY(e, "rounds");
     pflref_emit_array_begin(e);
     for (size_t t = 0; t < s->T; t++)
-        emit_round(e, &s->rounds[t], chosen != NULL ? &chosen[t] : NULL);
+        emit_round(e, &s->rounds[t], chosen != NULL ? &chosen[t] : NULL,
+                   s->N);
     pflref_emit_array_end(e);
     if (s->post != NULL) {
         KEY(e, "post");
@@ -213,6 +222,10 @@ static void emit_schedule(pflref_emit *e, const pflref_schedule *s,
     if (s->post_dropout != NULL) {   /* the post phase's dropout masks */
         KEY(e, "post_dropout");
         emit_dropout(e, s->post_dropout, s->N);
+    }
+    if (s->init_partition_dropout != NULL) {   /* IFCA, before round 0 */
+        KEY(e, "init_partition_dropout");
+        emit_dropout(e, s->init_partition_dropout, s->N);
     }
     pflref_emit_object_end(e);
 }

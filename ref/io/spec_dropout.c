@@ -18,6 +18,24 @@
  * The phase after training (schedule.post) takes its masks from
  * "schedule.post_dropout": one list per client 0 .. N−1 (as "post"), each
  * the array of that client's post-phase passes in the same form.
+ *
+ * IFCA under ifca.estimate_mode = train (Ghosh et al. 2020, Alg. 1 l. 5)
+ * takes each estimate ĵ = argmin_j F_i(θ_j) in k training passes on the
+ * client's whole training set, one per cluster model θ_0 .. θ_{k−1} in
+ * that order, each with the pass's masks of n_i rows (docs/algorithms/
+ * ifca.md, "The estimate's mode"), from three lists of their own:
+ *
+ *   "schedule.init_partition_dropout": [client i: [k passes]]
+ *       every client's reported assignment at θ_j^(0), before round 0
+ *   "schedule.rounds[t].estimate_dropout": [participant j: [k passes]]
+ *       the participants' estimates at round t's start (clients[j])
+ *   "schedule.rounds[t].partition_dropout": [client i: [k passes]]
+ *       every client's reported assignment (record "partition") after
+ *       round t's server update
+ *
+ * so rounds[t].dropout keeps the local steps' passes alone.  Their counts
+ * (k a client) and row counts (n_i) are known from the spec and checked
+ * when it is read (pflref_spec_check_dropout).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,8 +77,8 @@
  * after each server update), so a participant's list holds its training
  * passes only: one per local step of LocalUpdate (ifca.mode = model) or
  * the one gradient g_i = ∇F_i(θ_ĵ; b) (ifca.mode = gradient).  Under the
- * default estimate_mode = train the estimates are training passes no
- * schedule list holds masks for: refused below. */
+ * default estimate_mode = train the estimates are training passes too,
+ * whose masks are the three estimate lists above (check_estimates). */
 static const char *const DROPOUT_ALGORITHMS[] = {"fedavg", "local", "ditto",
                                                  "fedalt", "finetune",
                                                  "interp", "apfl",
@@ -99,6 +117,126 @@ static size_t first_dropout(const pflref_model *m)
         if (m->layers[i].kind == PFLREF_LAYER_DROPOUT)
             return i;
     return 0;
+}
+
+/* The first of the estimate lists given (its path into where), or NULL. */
+static const pflref_dropout_masks *first_estimate_list(
+    const pflref_schedule *sc, char *where, size_t size)
+{
+    if (sc->init_partition_dropout != NULL) {
+        snprintf(where, size, "schedule.init_partition_dropout");
+        return sc->init_partition_dropout;
+    }
+    for (size_t t = 0; t < sc->T; t++) {
+        if (sc->rounds[t].estimate_dropout != NULL) {
+            snprintf(where, size, "schedule.rounds[%zu].estimate_dropout", t);
+            return sc->rounds[t].estimate_dropout;
+        }
+        if (sc->rounds[t].partition_dropout != NULL) {
+            snprintf(where, size, "schedule.rounds[%zu].partition_dropout",
+                     t);
+            return sc->rounds[t].partition_dropout;
+        }
+    }
+    return NULL;
+}
+
+/* One estimate list d (path where; at: "round t" or "before round 0";
+ * what: the estimate's name) of m clients (ids clients[j], or j when
+ * NULL): k passes each, each of client i's n_i rows. */
+static pflref_status check_estimate_list(const pflref_spec *spec,
+                                         const pflref_dropout_masks *d,
+                                         const char *where, const char *at,
+                                         const char *what, size_t m,
+                                         const size_t *clients,
+                                         pflref_error *err)
+{
+    const size_t k = spec->hyper.ifca.k;
+    if (d == NULL)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "%s: ifca.estimate_mode = train takes %s in "
+                                "k = %zu training passes on the client's "
+                                "whole training set, one per cluster model "
+                                "(θ_0 first), which take dropout masks: "
+                                "give one list of k passes per %s", at, what,
+                                k, clients != NULL ? "participant (clients[j])"
+                                                   : "client 0 .. N−1");
+    for (size_t j = 0; j < m; j++) {
+        const size_t i = clients != NULL ? clients[j] : j;
+        const size_t n = spec->problem->clients[i].train.n;
+        const size_t given = d->pass_off[j + 1] - d->pass_off[j];
+        char jp[PFLREF_WHERE_MAX];
+        pflref_json_index_path(jp, sizeof jp, where, j);
+        if (given != k)
+            return pflref_error_set(err, PFLREF_EINVAL, jp,
+                                    "%s, client %zu: %zu estimate passes "
+                                    "given for ifca.k = %zu cluster models "
+                                    "(one pass per θ_j, θ_0 first)", at, i,
+                                    given, k);
+        for (size_t q = 0; q < given; q++) {
+            const size_t nb = d->nb[d->pass_off[j] + q];
+            if (nb == n)
+                continue;
+            char qp[PFLREF_WHERE_MAX], lp[PFLREF_WHERE_MAX];
+            pflref_json_index_path(qp, sizeof qp, jp, q);
+            pflref_json_key_path(lp, sizeof lp, qp, d->name[0]);
+            return pflref_error_set(err, PFLREF_EINVAL, lp,
+                                    "%s, client %zu, estimate pass %zu "
+                                    "(cluster model θ_%zu): %zu mask rows, "
+                                    "but the estimate scores the client's "
+                                    "whole training set of %zu samples", at,
+                                    i, q + 1, q, nb, n);
+        }
+    }
+    return PFLREF_OK;
+}
+
+/* The masks of IFCA's estimate passes (ifca.estimate_mode = train): every
+ * list there, of k passes a client of its training set's size, in the
+ * order the passes run; none for any other algorithm or mode. */
+static pflref_status check_estimates(const pflref_spec *spec,
+                                     pflref_error *err)
+{
+    const pflref_schedule *sc = spec->schedule;
+    const char *alg = spec->algorithm->name;
+    const int ifca = strcmp(alg, "ifca") == 0;
+    char where[PFLREF_WHERE_MAX];
+    if (!ifca || spec->hyper.ifca_estimate_mode == PFLREF_IFCA_ESTIMATE_EVAL) {
+        if (first_estimate_list(sc, where, sizeof where) == NULL)
+            return PFLREF_OK;
+        if (!ifca)
+            return pflref_error_set(err, PFLREF_EINVAL, where,
+                                    "%s makes no estimate passes: only "
+                                    "ifca under ifca.estimate_mode = train "
+                                    "takes these masks", alg);
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "ifca.estimate_mode = eval takes its "
+                                "estimates ĵ = argmin_j F_i(θ_j) in "
+                                "evaluation passes, which take no mask: "
+                                "give none (or ifca.estimate_mode = "
+                                "train)");
+    }
+    pflref_status st = check_estimate_list(
+        spec, sc->init_partition_dropout, "schedule.init_partition_dropout",
+        "before round 0", "every client's reported assignment at the "
+        "initial models θ_j^(0)", sc->N, NULL, err);
+    for (size_t t = 0; st == PFLREF_OK && t < sc->T; t++) {
+        const pflref_round_plan *r = &sc->rounds[t];
+        char at[32], ep[PFLREF_WHERE_MAX], pp[PFLREF_WHERE_MAX];
+        snprintf(at, sizeof at, "round %zu", t);
+        snprintf(ep, sizeof ep, "schedule.rounds[%zu].estimate_dropout", t);
+        snprintf(pp, sizeof pp, "schedule.rounds[%zu].partition_dropout", t);
+        st = check_estimate_list(spec, r->estimate_dropout, ep, at,
+                                 "each participant's estimate ĵ = argmin_j "
+                                 "F_i(θ_j) at the round's start", r->m,
+                                 r->clients, err);
+        if (st == PFLREF_OK)
+            st = check_estimate_list(spec, r->partition_dropout, pp, at,
+                                     "every client's reported assignment "
+                                     "after the server update (record "
+                                     "partition)", sc->N, NULL, err);
+    }
+    return st;
 }
 
 pflref_status pflref_spec_check_dropout(const json_t *root,
@@ -141,23 +279,6 @@ pflref_status pflref_spec_check_dropout(const json_t *root,
                                 "mask: with dropout give apfl.mix = "
                                 "parameter (two training passes a step, "
                                 "w_i's, then v̄'s)", m->layers[i].name);
-    if (strcmp(alg, "ifca") == 0 &&
-        spec->hyper.ifca_estimate_mode != PFLREF_IFCA_ESTIMATE_EVAL)
-        return pflref_error_set(err, PFLREF_EINVAL,
-                                "algorithm.switches.ifca.estimate_mode",
-                                "ifca.estimate_mode = train takes IFCA's "
-                                "cluster estimate ĵ = argmin_j F_i(θ_j) in k "
-                                "training-mode loss passes on the whole "
-                                "training set, for each participant at the "
-                                "round's start and for every client, "
-                                "participant or not, before round 0 and "
-                                "after each server update (the reported "
-                                "v_i): passes no schedule list holds masks "
-                                "for, so it cannot take dropout layer "
-                                "\"%s\"; give ifca.estimate_mode = eval "
-                                "(evaluation passes, no mask: the lists "
-                                "hold the local steps' passes only)",
-                                m->layers[i].name);
     if (!spec->schedule_given)
         return pflref_error_set(err, PFLREF_EINVAL, "schedule.kind",
                                 "dropout layer \"%s\" takes its masks from "
@@ -165,7 +286,7 @@ pflref_status pflref_spec_check_dropout(const json_t *root,
                                 "generated schedule has none",
                                 m->layers[i].name);
     (void)root;
-    return PFLREF_OK;
+    return check_estimates(spec, err);
 }
 
 /* The layer names and input widths of m's dropout layers into d. */
@@ -360,6 +481,54 @@ pflref_status pflref_spec_read_dropout(const json_t *r, const char *rp,
                                 "the model has no dropout layer: no masks "
                                 "to give");
     return read_lists(v, where, plan->m, m, &plan->dropout, err);
+}
+
+/* The estimate list "key" of the object o (path op) of n clients into
+ * *out (absent: NULL). */
+static pflref_status read_estimate_list(const json_t *o, const char *op,
+                                        const char *key, size_t n,
+                                        const pflref_spec *spec,
+                                        pflref_dropout_masks **out,
+                                        pflref_error *err)
+{
+    const json_t *v = json_object_get(o, key);
+    if (v == NULL)
+        return PFLREF_OK;
+    char where[PFLREF_WHERE_MAX];
+    pflref_json_key_path(where, sizeof where, op, key);
+    const pflref_model *m = &spec->problem->model;
+    if (pflref_model_dropout_layers(m) == 0)
+        return pflref_error_set(err, PFLREF_EINVAL, where,
+                                "the model has no dropout layer: no masks "
+                                "to give");
+    return read_lists(v, where, n, m, out, err);
+}
+
+pflref_status pflref_spec_read_estimate_dropout(const json_t *r,
+                                                const char *rp,
+                                                const pflref_spec *spec,
+                                                pflref_round_plan *plan,
+                                                pflref_error *err)
+{
+    /* participant j's round-start estimate; then every client's
+     * reported assignment after the server update */
+    pflref_status st = read_estimate_list(r, rp, "estimate_dropout", plan->m,
+                                          spec, &plan->estimate_dropout, err);
+    if (st == PFLREF_OK)
+        st = read_estimate_list(r, rp, "partition_dropout",
+                                spec->problem->N, spec,
+                                &plan->partition_dropout, err);
+    return st;
+}
+
+pflref_status pflref_spec_read_init_partition_dropout(const json_t *sched,
+                                                      const pflref_spec *spec,
+                                                      pflref_error *err)
+{
+    /* every client's reported assignment at θ_j^(0), before round 0 */
+    return read_estimate_list(sched, "schedule", "init_partition_dropout",
+                              spec->problem->N, spec,
+                              &spec->schedule->init_partition_dropout, err);
 }
 
 pflref_status pflref_spec_read_post_dropout(const json_t *sched,

@@ -112,6 +112,19 @@ pflref_status pflref_spec_read_dropout(const json_t *r, const char *rp,
 pflref_status pflref_spec_read_post_dropout(const json_t *sched,
                                             const pflref_spec *spec,
                                             pflref_error *err);
+/* IFCA's estimate passes' masks (ifca.estimate_mode = train): a round's
+ * "estimate_dropout" (one list per participant) and "partition_dropout"
+ * (one per client) into plan, and the given schedule's
+ * "init_partition_dropout" (one per client) into spec->schedule; absent:
+ * NULL.  Their counts are checked by pflref_spec_check_dropout. */
+pflref_status pflref_spec_read_estimate_dropout(const json_t *r,
+                                                const char *rp,
+                                                const pflref_spec *spec,
+                                                pflref_round_plan *plan,
+                                                pflref_error *err);
+pflref_status pflref_spec_read_init_partition_dropout(const json_t *sched,
+                                                      const pflref_spec *spec,
+                                                      pflref_error *err);
 pflref_status pflref_spec_check_dropout(const json_t *root,
                                         const pflref_spec *spec,
                                         pflref_error *err);

@@ -436,7 +436,8 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
     static const char *const rkeys[] = {"clients", "selected", "drawn",
                                         "batches", "peers", "personal", "peer_draws",
                                         "draws", "dropout", "first_upload",
-                                        NULL};
+                                        "estimate_dropout",
+                                        "partition_dropout", NULL};
     char cp[PFLREF_WHERE_MAX], bp[PFLREF_WHERE_MAX];
     pflref_json_key_path(cp, sizeof cp, rp, "clients");
     pflref_json_key_path(bp, sizeof bp, rp, "batches");
@@ -460,7 +461,8 @@ static pflref_status read_round(const json_t *r, const char *rp, size_t N,
         (st = read_personal(r, rp, N, spec, plan, err)) ||
         (st = read_peer_draws(r, rp, N, spec, plan, err)) ||
         (st = read_draws(r, rp, N, spec, plan, err)) ||
-        (st = pflref_spec_read_dropout(r, rp, spec, plan, err)))
+        (st = pflref_spec_read_dropout(r, rp, spec, plan, err)) ||
+        (st = pflref_spec_read_estimate_dropout(r, rp, spec, plan, err)))
         return st;
     return read_batch_lists(batches, bp, m, plan->batches, err);
 }
@@ -469,7 +471,8 @@ static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
                                          pflref_error *err)
 {
     static const char *const keys[] = {"kind", "rounds", "post",
-                                       "post_dropout", NULL};
+                                       "post_dropout",
+                                       "init_partition_dropout", NULL};
     const size_t N = spec->problem->N;
     json_t *rounds;
     size_t T;
@@ -491,6 +494,8 @@ static pflref_status read_given_schedule(const json_t *v, pflref_spec *spec,
         st = read_round(json_array_get(rounds, t), rp, N, spec,
                         &spec->schedule->rounds[t], err);
     }
+    if (st == PFLREF_OK)   /* IFCA's estimates before round 0 */
+        st = pflref_spec_read_init_partition_dropout(v, spec, err);
     if (st != PFLREF_OK)
         return st;
     if (post == NULL)   /* post_dropout without a post phase: refused */

@@ -15,6 +15,15 @@ void pflref_model_workspace_dropout(pflref_model_workspace *ws,
     ws->drop_ctx = src != NULL ? ctx : NULL;
 }
 
+int pflref_model_workspace_dropout_kind(pflref_model_workspace *ws, int kind)
+{
+    if (ws == NULL)
+        return PFLREF_DROPOUT_PASS_TRAIN;
+    const int was = ws->drop_kind;
+    ws->drop_kind = kind;
+    return was;
+}
+
 pflref_status pflref_layers_dropout_take(const pflref_model *m,
                                          const pflref_data *D, size_t nb,
                                          pflref_model_workspace *ws)
@@ -26,7 +35,8 @@ pflref_status pflref_layers_dropout_take(const pflref_model *m,
                                 "a training pass through a dropout layer "
                                 "needs its masks (none given)");
     const unsigned char *pass = NULL;
-    pflref_status st = ws->drop_src(ws->drop_ctx, m, D, nb, &pass);
+    pflref_status st = ws->drop_src(ws->drop_ctx, m, D, nb, ws->drop_kind,
+                                      &pass);
     if (st != PFLREF_OK)
         return st;
     if (pass == NULL)

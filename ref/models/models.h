@@ -83,6 +83,7 @@ struct pflref_model_workspace {
        of the last training pass (nb × in_size; NULL before one)         */
     pflref_dropout_source drop_src;
     void *drop_ctx;
+    int drop_kind;            /* PFLREF_DROPOUT_PASS_*: the passes' kind   */
     const unsigned char *drop[PFLREF_MAX_LAYERS];
 #endif
 };

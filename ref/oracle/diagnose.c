@@ -227,6 +227,15 @@ pflref_status dg_run_variant(dg_search *s, const pflref_spec *spec,
     copy.hyper = *hyper;
     if (schedule != NULL)
         copy.schedule = schedule;
+    /* IFCA's estimate lists dropped for evaluation-mode estimates */
+    pflref_schedule est;
+    pflref_round_plan *est_rounds = NULL;
+    const pflref_schedule *sch = dg_estimate_schedule(
+        spec, hyper, copy.schedule, &est, &est_rounds);
+    if (sch == NULL)
+        return pflref_error_set(err, PFLREF_ENOMEM, "diagnose",
+                                "out of memory running a variant");
+    copy.schedule = (pflref_schedule *)sch;
     pflref_trajectory tj;
     pflref_trajectory_init(&tj, PFLREF_RECORD_STEP);
     pflref_trace rec = {pflref_trajectory_emit, &tj};
@@ -234,6 +243,7 @@ pflref_status dg_run_variant(dg_search *s, const pflref_spec *spec,
     pflref_error run_err;
     pflref_status st = pflref_spec_run(&copy, &rec, &res, &run_err);
     pflref_run_result_free(res);
+    free(est_rounds);
     s->d->runs++;
     if (s->opt->progress != NULL)
         s->opt->progress(s->opt->progress_ctx, s->d->runs, s->budget);

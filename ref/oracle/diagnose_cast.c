@@ -256,10 +256,22 @@ static pflref_status check_entry(dg_search *s, size_t i,
             return PFLREF_ENOMEM;
         variant.schedule = &sch;
     }
+    /* IFCA's estimate lists dropped for evaluation-mode estimates */
+    pflref_schedule est;
+    pflref_round_plan *est_rounds = NULL;
+    const pflref_schedule *run_sch = dg_estimate_schedule(
+        &variant, &variant.hyper, variant.schedule, &est, &est_rounds);
+    if (run_sch == NULL) {
+        free(rounds);
+        free(lists);
+        return PFLREF_ENOMEM;
+    }
+    variant.schedule = (pflref_schedule *)run_sch;
     pflref_error cerr;
     pflref_status st = pflref_oracle_check_spec(s->v, &variant, s->c, o,
                                                 s->rep, &cerr);
     s->d->runs += s->rep->mca_runs + 1 + PFLREF_MCA_PROBE_RUNS;
+    free(est_rounds);
     free(rounds);
     free(lists);
     return st;

@@ -3,6 +3,7 @@
  * step fewer" (docs/cli.md, "diagnose"), which level 1 runs in fp64 and
  * the precision casts combine with (ref/oracle/diagnose_cast.c). */
 #include <stdlib.h>
+#include <string.h>
 #include "pflref.h"
 #include "oracle/diagnose.h"
 #include "oracle/diagnose_search.h"
@@ -65,4 +66,31 @@ int dg_fewer_schedule(const pflref_schedule *sch, pflref_schedule *fewer,
         }
     }
     return changed;
+}
+
+const pflref_schedule *dg_estimate_schedule(const pflref_spec *spec,
+                                            const pflref_hyper *hyper,
+                                            const pflref_schedule *sch,
+                                            pflref_schedule *tmp,
+                                            pflref_round_plan **rounds)
+{
+    *rounds = NULL;
+    if (strcmp(spec->algorithm->name, "ifca") != 0 ||
+        hyper->ifca_estimate_mode != PFLREF_IFCA_ESTIMATE_EVAL ||
+        sch->init_partition_dropout == NULL)
+        return sch;
+    /* evaluation-mode estimates: no estimate list (bad input K26 when
+     * given so in a spec) */
+    *tmp = *sch;
+    tmp->init_partition_dropout = NULL;
+    *rounds = malloc((sch->T + 1) * sizeof **rounds);
+    if (*rounds == NULL)
+        return NULL;
+    for (size_t t = 0; t < sch->T; t++) {
+        (*rounds)[t] = sch->rounds[t];
+        (*rounds)[t].estimate_dropout = NULL;
+        (*rounds)[t].partition_dropout = NULL;
+    }
+    tmp->rounds = *rounds;
+    return tmp;
 }

@@ -81,6 +81,18 @@ int dg_change_to(const pflref_param *p, const char *value,
 int dg_fewer_schedule(const pflref_schedule *sch, pflref_schedule *fewer,
                       pflref_round_plan **rounds, pflref_batches **lists);
 
+/* The schedule a variant of spec under hyper runs on (ref/oracle/
+ * diagnose_fewer.c): sch itself, or, when the variant is IFCA's
+ * ifca.estimate_mode = eval of a vector whose schedule gives the estimate
+ * passes' masks (written under train), sch without them in *tmp (the
+ * estimates then take no mask), shallow, *rounds to be freed.  NULL when
+ * out of memory. */
+const pflref_schedule *dg_estimate_schedule(const pflref_spec *spec,
+                                            const pflref_hyper *hyper,
+                                            const pflref_schedule *sch,
+                                            pflref_schedule *tmp,
+                                            pflref_round_plan **rounds);
+
 /* A fingerprint of a run (ref/oracle/diagnose.c): equal for runs equal
  * bit for bit. */
 uint64_t dg_fingerprint(const pflref_trajectory *tj);

@@ -93,6 +93,8 @@ static void round_plan_release(pflref_round_plan *r)
     free(r->peer_u);
     free(r->draws);
     pflref_dropout_masks_free(r->dropout);
+    pflref_dropout_masks_free(r->estimate_dropout);
+    pflref_dropout_masks_free(r->partition_dropout);
     *r = (pflref_round_plan){.m = 0, .n_selected = 0};
 }
 
@@ -161,5 +163,6 @@ void pflref_schedule_free(pflref_schedule *s)
         free(s->post);
     }
     pflref_dropout_masks_free(s->post_dropout);
+    pflref_dropout_masks_free(s->init_partition_dropout);
     free(s);
 }
