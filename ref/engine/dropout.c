@@ -255,6 +255,22 @@ pflref_status pflref_dropout_feed_init(pflref_dropout_feed *f,
                 err);
 }
 
+pflref_status pflref_dropout_run_init(pflref_state *s,
+                                      const pflref_schedule *schedule,
+                                      pflref_status (*init)(pflref_state *,
+                                                            pflref_error *),
+                                      pflref_error *err)
+{
+    pflref_dropout_feed f;
+    pflref_dropout_feed_start(&f, s);
+    pflref_status st = pflref_dropout_feed_init(&f, schedule, err);
+    if (st == PFLREF_OK)
+        st = init(s, err);
+    st = pflref_dropout_feed_end(&f, st, err);
+    pflref_dropout_feed_stop(&f, s);
+    return st;
+}
+
 pflref_status pflref_dropout_feed_round(pflref_dropout_feed *f,
                                         const pflref_round_plan *plan,
                                         long t, pflref_error *err)

@@ -38,6 +38,15 @@ pflref_status pflref_dropout_feed_init(pflref_dropout_feed *f,
                                        const pflref_schedule *schedule,
                                        pflref_error *err);
 
+/* The algorithm's init (IFCA's estimates of the reported assignment at
+ * θ_j^(0)), its training passes fed from schedule->init_partition_dropout:
+ * feed_start, feed_init, init(s), feed_end and feed_stop in one. */
+pflref_status pflref_dropout_run_init(pflref_state *s,
+                                      const pflref_schedule *schedule,
+                                      pflref_status (*init)(pflref_state *,
+                                                            pflref_error *),
+                                      pflref_error *err);
+
 /* Round t with plan. */
 pflref_status pflref_dropout_feed_round(pflref_dropout_feed *f,
                                         const pflref_round_plan *plan,

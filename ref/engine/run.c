@@ -621,18 +621,8 @@ static pflref_status run_prepare(const pflref_problem *problem,
     if (st == PFLREF_OK && alg->opt_slots > 0 &&
         !pflref_optim_is_plain(&hyper->opt))
         st = alloc_optim(s, problem, alg, hyper, &mem, err);
-    if (st == PFLREF_OK && alg->init != NULL) {
-        /* the init's training passes through dropout layers: IFCA's
-         * estimates of the reported assignment at θ_j^(0) take
-         * schedule.init_partition_dropout (dropout.c) */
-        pflref_dropout_feed feed;
-        pflref_dropout_feed_start(&feed, s);
-        st = pflref_dropout_feed_init(&feed, schedule, err);
-        if (st == PFLREF_OK)
-            st = alg->init(s, err);
-        st = pflref_dropout_feed_end(&feed, st, err);
-        pflref_dropout_feed_stop(&feed, s);
-    }
+    if (st == PFLREF_OK && alg->init != NULL)   /* with its dropout masks */
+        st = pflref_dropout_run_init(s, schedule, alg->init, err);
     if (st != PFLREF_OK)
         pflref_state_free(s, alg);
     return st;
