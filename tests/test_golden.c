@@ -559,8 +559,8 @@ START_TEST(test_mca_runs_and_zero_test)
     char *again = run_vector_text(text);
     /* the probes' runs (_scaled): scale 1 is the plain perturbation, 4
      * another run with the same draws; the zero test keeps the window u
-     * of the candidate (a window of 4u made every bf16 probe skip every
-     * ALA of fedala/worked/official); scale 0 off */
+     * of the candidate (a window of 4u made the bf16 probes skip nearly
+     * every ALA of fedala/worked/official); scale 0 off */
     pflref_mca_begin_scaled(PFLREF_PRECISION_FP32, 7, 1.0);
     char *one = run_vector_text(text);
     pflref_mca_begin_scaled(PFLREF_PRECISION_FP32, 7, 4.0);

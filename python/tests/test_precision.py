@@ -445,7 +445,7 @@ def test_a_skipped_ala_a_probe_follows_is_inconclusive(tmp_path):
     runs in round 2 instead (6 passes, W_i clipped to 0).  A check whose 8
     runs are exactly those 8 others (the --mca-seed after that seed in the
     stream) held it to their bound: its probes, at 4u, took the zero branch
-    in a window of 4u too, so all 16 skipped every such ALA and none
+    in a window of 4u too, so all 16 skipped client 3's ALA there and none
     followed this run into round 2: W_i (note, round 2, client 3)[1] was a
     false mismatch.  With the window at the candidate's u the probes take
     the branch either way, and the run is INCONCLUSIVE (a kink), not a
