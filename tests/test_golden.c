@@ -514,7 +514,8 @@ END_TEST
  * runs perturbed as a check's perturbed run with that seed (one seed, one
  * trajectory; another seed, another; after _end the plain run), and the
  * zero test of ref/core/mca_decide.h: a sum within u·mass of 0 counts as
- * 0 only in a perturbed run, at that run's u. */
+ * 0 only in a perturbed run, at the candidate's u (a probe's too, whose
+ * values are perturbed at 4u). */
 static char *run_vector_text(const char *text)
 {
     char *out = NULL;
@@ -557,12 +558,19 @@ START_TEST(test_mca_runs_and_zero_test)
     pflref_mca_end();
     char *again = run_vector_text(text);
     /* the probes' runs (_scaled): scale 1 is the plain perturbation, 4
-     * another run with the same draws; the zero test at 4u; scale 0 off */
+     * another run with the same draws; the zero test keeps the window u
+     * of the candidate (a window of 4u made the bf16 probes skip nearly
+     * every ALA of fedala/worked/official); scale 0 off */
     pflref_mca_begin_scaled(PFLREF_PRECISION_FP32, 7, 1.0);
     char *one = run_vector_text(text);
     pflref_mca_begin_scaled(PFLREF_PRECISION_FP32, 7, 4.0);
-    ck_assert_int_eq(pflref_mca_is_zero(2e-7, 1.0), 1);     /* ≤ 4·2^-24 */
-    ck_assert_int_eq(pflref_mca_is_zero(3e-7, 1.0), 0);
+    ck_assert_int_eq(pflref_mca_is_zero(5e-8, 1.0), 1);     /* ≤ 2^-24 */
+    ck_assert_int_eq(pflref_mca_is_zero(2e-7, 1.0), 0);     /* ≤ 4·2^-24 */
+    ck_assert_int_eq(pflref_mca_is_zero(2e-7, 4.0), 1);
+    pflref_mca_begin_scaled(PFLREF_PRECISION_BF16, 7, 4.0);
+    ck_assert_int_eq(pflref_mca_is_zero(3e-3, 1.0), 1);    /* ≤ 2^-8 */
+    ck_assert_int_eq(pflref_mca_is_zero(5e-3, 1.0), 0);    /* ≤ 4·2^-8 */
+    pflref_mca_begin_scaled(PFLREF_PRECISION_FP32, 7, 4.0);
     char *four = run_vector_text(text);
     pflref_mca_begin_scaled(PFLREF_PRECISION_FP32, 7, 0.0);
     ck_assert_int_eq(pflref_mca_is_zero(5e-8, 1.0), 0);

@@ -212,7 +212,9 @@ typedef enum {
 void pflref_mca_begin(pflref_precision p, uint64_t seed);
 /* As pflref_mca_begin with the unit roundoffs times scale (> 0): a check's
  * discontinuity probe run is pflref_mca_begin_scaled(p, seed,
- * PFLREF_MCA_PROBE_SCALE) with that probe's seed. */
+ * PFLREF_MCA_PROBE_SCALE) with that probe's seed.  The window of an exact
+ * test (a sum within u·Σ|terms| of 0 counts as 0) keeps p's own u: it is
+ * where the candidate's format can make the sum 0, whatever the scale. */
 void pflref_mca_begin_scaled(pflref_precision p, uint64_t seed, double scale);
 void pflref_mca_end(void);
 

@@ -432,3 +432,66 @@ def test_a_record_a_perturbed_run_lacks_is_inconclusive(tmp_path):
     r = check(path, str(bad), "--candidate-precision", "fp32")
     assert r.returncode == 1, r.stdout
     assert "not recorded" in r.stdout, r.stdout
+
+
+def test_a_skipped_ala_a_probe_follows_is_inconclusive(tmp_path):
+    """fedala/worked/official in bfloat16: FedALA's exact test
+    Σ(Θ − Θ_i) == 0 (fedala.skip = sum_first, ALA.py:82) counts a perturbed
+    sum within u·Σ|terms| of 0 as 0 (ref/core/mca_decide.h).  The
+    perturbed run of seed root 2⁶³ + 58000 (the leave-one-out pool of
+    docs/validate.md, "Leave-one-out in bfloat16", run 0) skips client 3's
+    ALA in round 1 (|Σ|/Σ|·| = 0.0036 ≤ u = 0.0039; the unperturbed run
+    0.0056, the pool's 8 other runs 0.0047 to 0.0068), so its start phase
+    runs in round 2 instead (6 passes, W_i clipped to 0).  A check whose 8
+    runs are exactly those 8 others (the --mca-seed after that seed in the
+    stream) held it to their bound: its probes, at 4u, took the zero branch
+    in a window of 4u too, so all 16 skipped client 3's ALA there and none
+    followed this run into round 2: W_i (note, round 2, client 3)[1] was a
+    false mismatch.  With the window at the candidate's u the probes take
+    the branch either way, and the run is INCONCLUSIVE (a kink), not a
+    FAIL."""
+    needs_library()
+    import ctypes
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from pflref import _lib
+    path = vector("fedala/worked-official.json")
+    lib = _lib.library()
+    lib.pflref_mca_begin.argtypes = [ctypes.c_int, ctypes.c_uint64]
+    lib.pflref_mca_begin.restype = None
+    lib.pflref_mca_end.argtypes = []
+    lib.pflref_mca_end.restype = None
+    mask, gamma = (1 << 64) - 1, 0x9E3779B97F4A7C15
+    # splitmix64: the stream's first seed, and the state after it
+    root = (1 << 63) + 58000
+    z = (root + gamma) & mask
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    seed = z ^ (z >> 31)
+    with open(path) as f:
+        text = f.read()
+    lib.pflref_mca_begin(2, seed)              # PFLREF_PRECISION_BF16
+    try:
+        doc = json.loads(_lib.run_text(text, os.path.dirname(path)))
+    finally:
+        lib.pflref_mca_end()
+    epochs = {(r["round"], r["client"]): r["value"][0]
+              for r in doc["trajectory"] if r["name"] == "ala_epochs"}
+    assert epochs[(1, 3)] == 0 and epochs[(2, 3)] == 6, epochs
+    cand = tmp_path / "c.json"
+    cand.write_text(json.dumps(doc))
+    flags = ["--candidate-precision", "bf16",
+             "--mca-seed", str((root + gamma) & mask)]
+    r = check(path, str(cand), *flags)
+    assert r.returncode == 0, r.stdout
+    assert r.stdout.startswith("INCONCLUSIVE"), r.stdout
+    entry = json.loads(check(path, str(cand), *flags, "--json").stdout)[
+        "vectors"][0]
+    assert entry["mismatches"] == 0 and entry["mca"]["kinks"] > 0, entry
+    # a bug of that size where no run jumps still fails: round 0's server
+    # model, before any ALA
+    rec = next(r for r in doc["trajectory"]
+               if r["event"] == "server" and r["round"] == 0)
+    rec["value"][0] += 0.2
+    cand.write_text(json.dumps(doc))
+    r = check(path, str(cand), *flags)
+    assert r.returncode == 1 and r.stdout.startswith("FAIL"), r.stdout

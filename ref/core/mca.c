@@ -40,5 +40,5 @@ int pflref_mca_is_zero(double sum, double mass)
     const pflref_mca *m = pflref_mca_active;
     if (sum == 0.0)
         return 1;
-    return m != NULL && fabs(sum) <= m->u[PFLREF_MCA_PRODUCT] * mass;
+    return m != NULL && fabs(sum) <= m->u_exact * mass;
 }

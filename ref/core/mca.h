@@ -36,6 +36,9 @@ typedef enum {
 
 typedef struct {
     double u[2];        /* unit roundoff: [0] PRODUCT, GRADIENT; [1] UPDATE */
+    double u_exact;     /* the window of an exact test (core/mca_decide.h):
+                         * the candidate's u of PRODUCT, also in a probe
+                         * run, whose u[] are S times it                  */
     uint64_t state;     /* the generator's state (splitmix64)             */
     uint64_t draws;     /* numbers perturbed so far                       */
 } pflref_mca;

@@ -227,15 +227,17 @@ pflref_status pflref_mca_measure(const pflref_trajectory *keys,
     uint64_t seeds = opt->mca_seed;
     for (size_t k = 0; st == PFLREF_OK && k < K; k++) {
         rep->mca_seeds[k] = next_seed(&seeds);
-        pflref_mca m = {.u = {u[0], u[1]}, .state = rep->mca_seeds[k]};
+        pflref_mca m = {.u = {u[0], u[1]}, .u_exact = u[0],
+                        .state = rep->mca_seeds[k]};
         st = perturbed_run(&b->base, &m, run, ctx, b->bound, lost, 0, err);
     }
     /* the probes: the next seeds of the stream, S times the roundoff;
-     * what they lose is lost for a candidate too, not chaotic */
+     * what they lose is lost for a candidate too, not chaotic; an exact
+     * test keeps the candidate's window u (core/mca_decide.h) */
     for (size_t k = 0; st == PFLREF_OK && k < PFLREF_MCA_PROBE_RUNS; k++) {
         pflref_mca m = {.u = {PFLREF_MCA_PROBE_SCALE * u[0],
                               PFLREF_MCA_PROBE_SCALE * u[1]},
-                        .state = next_seed(&seeds)};
+                        .u_exact = u[0], .state = next_seed(&seeds)};
         st = perturbed_run(&b->base, &m, run, ctx, pdev, b->lost, 1, err);
     }
     if (st == PFLREF_OK) {
@@ -292,7 +294,8 @@ void pflref_mca_begin_scaled(pflref_precision p, uint64_t seed, double scale)
         pflref_mca_active = NULL;
         return;
     }
-    session = (pflref_mca){.u = {scale * u[0], scale * u[1]}, .state = seed};
+    session = (pflref_mca){.u = {scale * u[0], scale * u[1]},
+                           .u_exact = u[0], .state = seed};
     pflref_mca_active = &session;
 }
 

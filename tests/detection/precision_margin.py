@@ -40,13 +40,15 @@ things on the golden vectors:
 
 usage: precision_margin.py [--margins] [--loo] [--precision fp32|bf16]
                            [--pools N] [--include GLOB]... [--bugs N]
-                           [--no-probes] [--json OUT]
+                           [--bug NAME]... [--no-probes] [--json OUT]
   (neither --margins nor --loo: both)
   --pools N     N pools of K + 1 runs (and P probes) per vector for --loo
                 (default 1:
                 425 vectors × 9 trials = 3,825 trials)
   --include G   only vectors whose id matches the glob G
   --bugs N      only the first N bugs of each catalogue file
+  --bug NAME    only the bug NAME (repeatable; with --bugs, among the first
+                N of each file)
   --every-vector  run every bug on every vector (default: on its own
                 algorithm's vectors, the "algorithm" of its catalogue
                 entry; for a core bug of bugs.json, whose code other
@@ -348,7 +350,7 @@ for line in sys.stdin:
 """
 
 
-def catalogue(per_file, every):
+def catalogue(per_file, every, names=()):
     det = os.path.join(ROOT, "tests", "detection")
     files = ["bugs.json"] + sorted(f for f in os.listdir(det)
                                    if f.startswith("bugs-") and
@@ -358,6 +360,8 @@ def catalogue(per_file, every):
         with open(os.path.join(det, name)) as f:
             bugs = json.load(f)
         for b in bugs[: None if per_file < 0 else per_file]:
+            if names and b["name"] not in names:
+                continue
             # run on its own algorithm's vectors: an extension's bug
             # (bugs-<alg>.json) can show nowhere else; a core bug's margin
             # over them is a lower bound of its margin over every vector
@@ -365,7 +369,8 @@ def catalogue(per_file, every):
     return out
 
 
-def margins(lib, vecs, prec, per_file, every, cli, log, probes=True):
+def margins(lib, vecs, prec, per_file, every, cli, log, probes=True,
+            names=()):
     u = PRECISIONS[prec][1]
     dtype = PRECISIONS[prec][2]
     bounds = {}
@@ -385,7 +390,11 @@ def margins(lib, vecs, prec, per_file, every, cli, log, probes=True):
         stderr=subprocess.DEVNULL)
     results, disagree = [], []
     tmp = tempfile.mkdtemp(prefix="precision-margin-")
-    bugs = catalogue(per_file, every)
+    bugs = catalogue(per_file, every, names)
+    unknown = set(names) - {b for b, _ in bugs}
+    if unknown:
+        raise SystemExit("precision_margin: no bug named %s in the catalogue"
+                         % ", ".join(sorted(unknown)))
     for nb, (bug, alg) in enumerate(bugs):
         outdir = os.path.join(tmp, bug)
         os.makedirs(outdir, exist_ok=True)
@@ -473,6 +482,7 @@ def main():
     ap.add_argument("--pools", type=int, default=1)
     ap.add_argument("--include", action="append", default=[])
     ap.add_argument("--bugs", type=int, default=-1)
+    ap.add_argument("--bug", action="append", default=[])
     ap.add_argument("--every-vector", action="store_true")
     ap.add_argument("--no-probes", action="store_true",
                     help="leave the discontinuity probes out (the check "
@@ -506,7 +516,7 @@ def main():
     t1 = time.process_time()
     if a.margins or both:
         m = margins(lib, vecs, a.precision, a.bugs, a.every_vector, cli, log,
-                    not a.no_probes)
+                    not a.no_probes, a.bug)
         report["margins"] = m
         q = m["margin_quantiles"]
         print("margins (%s, C = 16): %d bugs, %d flagged (%d by a record "
