@@ -26,6 +26,11 @@ golden/boundaries.py's table of decisions at their thresholds.  And SWITCHES
 and PRESETS against the registry (docs/variants.md): every switch value it
 declares is audited, every preset read as it sets its switches
 (registry_audit; --self-test plants each drift and fails unless caught).
+The shared switches (opt.*, bn.*, lr.*) per algorithm: every (algorithm,
+switch, value) the registry declares has a vector of that algorithm free of
+SHARED_RULES' coincidences, or a SHARED_EXCEPTIONS entry (inherent, or not
+yet covered with a witness: another algorithm's coincidence-free vector of
+the value); shared_audit, planted in --self-test.
 
 Exit 1 when an algorithm/switch value has no coincidence-free vector and is
 not listed in EXCEPTIONS (with the reason the coincidence is inherent, or
@@ -2131,9 +2136,98 @@ def coincidences(spec):
     return name, sw, hp, out
 
 
+def _planted(vectors, pair, change):
+    """The vectors with every one of pair's algorithm that runs pair's
+    shared value replaced by a copy change(spec) makes coincident."""
+    import copy
+    out = []
+    for path, v in vectors:
+        name, sw, _ = effective(v["spec"])
+        if name == pair[0] and sw.get(pair[1]) == pair[2]:
+            v = copy.deepcopy(v)
+            change(v["spec"])
+        out.append((path, v))
+    return out
+
+
+def _hyper(**kw):
+    def change(spec):
+        spec["algorithm"].setdefault("hyperparameters", {}).update(
+            {k.replace("__", "."): x for k, x in kw.items()})
+    return change
+
+
+def _eta_momentum(spec):
+    hp = spec["algorithm"]["hyperparameters"]
+    hp["opt.momentum"] = hp["eta"]
+
+
+def _bn_momentum_one(spec):
+    for L in spec["model"].get("layers", []):
+        if "batchnorm" in L.get("type", ""):
+            L["momentum"] = 1.0
+
+
+def shared_self_test(text):
+    """Each plant of a shared value with only coincident vectors (and each
+    stale or missing table entry) must be caught by shared_audit, and the
+    real vectors must be clean.  Returns the number missed."""
+    vectors = load(HERE)
+    values = registry_rows(text)[0]
+    row = "| fedavg | switch `opt.state` | `server` |"
+    plants = [
+        ("β = η", ("fedavg", "opt.nesterov", "on"), _eta_momentum),
+        ("β = 0 (plain SGD)", ("cfl", "opt.state", "client"), _hyper(opt__momentum=0.0)),
+        ("β₁ = β₂", ("fedrod", "opt.method", "adam"),
+         _hyper(opt__beta1=0.875, opt__beta2=0.875)),
+        ("λ = 0 under decoupled", ("fedalt", "opt.weight_decay_form", "decoupled"),
+         _hyper(opt__weight_decay=0.0)),
+        ("a clip never reached", ("local", "opt.clip", "norm"),
+         _hyper(opt__clip_norm=4096.0)),
+        ("γ = 1", ("fedavg", "lr.schedule", "exponential"), _hyper(lr__gamma=1.0)),
+        ("a step decay never firing", ("fedavg", "lr.schedule", "step"),
+         _hyper(lr__step_rounds=64)),
+        ("BN momentum 1", ("fedavg", "bn.running", "frozen"), _bn_momentum_one),
+        ("a witness lost", ("fedavg", "opt.momentum_form", "classical"),
+         _hyper(lr__gamma=1.0)),
+    ]
+    bad = 0
+    for what, pair, change in plants:
+        _, problems, _ = shared_audit(_planted(vectors, pair, change), values, True)
+        want = "%s %s=%s has no coincidence-free vector" % pair
+        caught = any(want in p for p in problems)
+        if what == "a witness lost":
+            caught = caught and any("is not yet covered and no other algorithm" in p
+                                    for p in problems)
+        print("coincidences self-test: shared, %-26s %s"
+              % (what, "caught" if caught else "MISSED"))
+        bad += not caught
+    more = [("a new shared value", text.replace(
+        row, row.replace("`server`", "`novel`") + " x | x | x |\n" + row, 1),
+        None, "fedavg opt.state=novel has no coincidence-free vector"),
+        ("an exception not needed", text, ("fedavg", "opt.nesterov", "on"),
+         "exception no longer needed: fedavg opt.nesterov=on")]
+    for what, t, extra, want in more:
+        if extra:
+            SHARED_EXCEPTIONS[extra] = _NYC
+        try:
+            _, problems, _ = shared_audit(vectors, registry_rows(t)[0], True)
+        finally:
+            SHARED_EXCEPTIONS.pop(extra, None)
+        caught = t != text or extra
+        caught = caught and any(want in p for p in problems)
+        print("coincidences self-test: shared, %-26s %s"
+              % (what, "caught" if caught else "MISSED"))
+        bad += not caught
+    _, problems, _ = shared_audit(vectors, values, True)
+    print("coincidences self-test: shared, %-26s %s" % (
+        "the real vectors", "clean" if not problems else "%d problems" % len(problems)))
+    return bad + bool(problems)
+
+
 def self_test():
     """Each registry drift planted in a copy of docs/variants.md must be
-    caught, and the real table must be clean."""
+    caught, and the real table must be clean; then shared_self_test."""
     text = open(VARIANTS_MD, encoding="utf-8").read()
     row = "| fedfomo | switch `fedfomo.anchor` | `post_train` |"
     preset = "fedfomo.anchor=pre_train"
@@ -2161,6 +2255,7 @@ def self_test():
     clean = registry_audit(text)
     print("coincidences self-test: %-28s %s" % ("the real table", "clean" if not clean else
                                                  "%d problems" % len(clean)))
+    bad += shared_self_test(text)
     return 1 if bad or clean else 0
 
 
