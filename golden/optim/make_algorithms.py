@@ -41,6 +41,15 @@ Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json):
                                only
   fedsim/decay-weights-groups  one optimizer, two groups (gamma_u, gamma_v),
                                weight decay on w (not the bias)
+  ditto/nesterov-clip-step-server, apfl/nesterov-clip-step-server
+                               Nesterov, decoupled decay on the weights,
+                               a clip acting on some steps, the state
+                               carried from client to client, step decay
+  ditto/adamw-client-decay, apfl/adamw-client-decay
+                               AdamW kept per client, exponential decay
+  ditto/classical-client-decay, apfl/classical-client-decay
+                               classical momentum kept per client,
+                               exponential decay (the forms differ)
   cfl/momentum-client, ifca/momentum-client, fedfomo/momentum-client,
   pfedhn/momentum-client       the spec (problem, schedule) of a frozen
                                vector of that algorithm (named in each
@@ -677,6 +686,150 @@ def pfedhn_momentum_client():
         ["optimizer-state-lifetime"], {})
 
 
+# ---------------------------------------------------------------- ditto, apfl: every optimizer switch
+
+# Each algorithm's base run (the problem, init and schedule of
+# ditto/momentum-client and apfl/momentum-server) with the optimizer
+# switches no other vector of it runs: one SGD vector (Nesterov, decoupled
+# decay on the weights only, clipping that acts on some steps and not on
+# others, one state carried from client to client, a step decay firing at
+# round 2), one AdamW vector kept per client under an exponential decay,
+# one classical-momentum vector kept per client under an exponential decay
+# (where the two momentum forms differ).
+SWITCH_BASE = {
+    "ditto": ({"eta": 0.0625, "lambda": 0.4375},
+              {"ditto.order": "interleaved_shared_batch",
+               "ditto.prox_ref": "round_start"},
+              "Ditto (Li et al. 2021, Alg. 1; FedAvg global solver, samples "
+              "weights), eta = 0.0625, lambda = 0.4375, interleaved personal "
+              "and global steps on the shared batches, proximal reference w^t; "
+              "two optimizers per client (PFLlib clientditto.py's optimizer for "
+              "w_k, poptimizer for v_k)",
+              ["prox-sign"], {"prox-sign": ["prox-plus"]}),
+    "apfl": ({"eta": 0.0625, "alpha": 0.3125, "eta_alpha": 0.1875},
+             {"apfl.alpha": "adaptive"},
+             "APFL (Deng et al. 2020, Alg. 1, parameter mixing, adaptive alpha "
+             "with eta_alpha = 0.1875), eta = 0.0625, alpha_0 = 0.3125; two "
+             "optimizers per client (PFLlib clientapfl.py's optimizer for w_i, "
+             "optimizer_per for v_i)",
+             ["apfl-v-scale"], {"apfl-v-scale": ["v-no-alpha", "v-own-loss"]}),
+}
+CLIP = {"ditto": 1.625, "apfl": 0.8125}
+
+
+def clip_acts(spec, exp, tol):
+    """The clip acts on some steps and not on others, never within 1e-6 of
+    its threshold (pflref_exact_optim asserts that)."""
+    log = []
+    po.CLIP_LOG = log
+    try:
+        replay_expected(spec)
+    finally:
+        po.CLIP_LOG = None
+    clipped = [coef < 1 for _, _, coef in log]
+    assert any(clipped) and not all(clipped), clipped
+
+
+def switches_vector(alg, name, title, what, hyper, switches, tol, flags,
+                    mutants, checks=()):
+    hp, sw, text, own_flags, own_mutants = SWITCH_BASE[alg]
+    algorithm = {"name": alg, "hyperparameters": dict(hp, **hyper),
+                 "switches": dict(sw, **switches)}
+    spec = base_spec(LINEAR, CLIENTS, INIT, algorithm, ROUNDS)
+    return make(
+        alg, name, title,
+        text + ".  Linear model with bias, squared loss, three clients (n = "
+        "3, 4, 5), S = {0, 1}, {1, 2}, {0, 2}.  " + what, spec, tol,
+        flags + own_flags, dict(mutants, **own_mutants),
+        [every_lifetime_differs] + list(checks))
+
+
+def sgd_switches(alg):
+    c = CLIP[alg]
+    return switches_vector(
+        alg, "nesterov-clip-step-server",
+        "%s, torch.optim.SGD(momentum = 0.71875, nesterov = True, weight_decay "
+        "= 0.15625 decoupled, on the weights only), clip_grad_norm_ at %g, one "
+        "object per solver carried from client to client, step decay 0.5625 "
+        "every 2 rounds" % ({"ditto": "Ditto", "apfl": "APFL"}[alg], c),
+        "opt.momentum = 0.71875, opt.nesterov = on, opt.weight_decay = "
+        "0.15625 with opt.weight_decay_form = decoupled (theta <- theta (1 - "
+        "eta lambda) before the step) and opt.decay_scope = weights (the bias "
+        "b undecayed), opt.clip = norm at c = %g (acting on some steps, not "
+        "on others), opt.state = server (each solver's optimizer reused for "
+        "every client in training order), lr.schedule = step with lr.gamma = "
+        "0.5625 and lr.step_rounds = 2 (round 2's step sizes times 0.5625)."
+        % c,
+        {"opt.momentum": 0.71875, "opt.weight_decay": 0.15625,
+         "opt.clip_norm": c, "lr.gamma": 0.5625, "lr.step_rounds": 2},
+        {"opt.nesterov": "on", "opt.weight_decay_form": "decoupled",
+         "opt.decay_scope": "weights", "opt.clip": "norm",
+         "opt.state": "server", "lr.schedule": "step"},
+        tolerance(STEPS + ", clipping norms at 60 digits", exact=False),
+        ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
+         "clip-scope", "optimizer-state-lifetime", "optimizer-slots-shared",
+         "lr-schedule"],
+        {"nesterov-momentum": ["nesterov-ignored"],
+         "weight-decay-form": ["decay-form-swap"],
+         "weight-decay-scope": ["decay-scope-all"],
+         # clip-after-decay is no bug under the decoupled decay (no λθ
+         # in d): only the per-block clip is
+         "clip-scope": ["clip-per-block"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        [clip_acts])
+
+
+def adamw_switches(alg):
+    return switches_vector(
+        alg, "adamw-client-decay",
+        "%s, torch.optim.AdamW(betas = (0.75, 0.96875), eps = 2^-9, "
+        "weight_decay = 0.09375), one per solver and client kept across "
+        "rounds, exponential decay 0.6875" % {"ditto": "Ditto", "apfl": "APFL"}[alg],
+        "opt.method = adamw, opt.beta1 = 0.75, opt.beta2 = 0.96875, opt.eps = "
+        "0.001953125, opt.weight_decay = 0.09375, opt.state = client (a "
+        "client's moments and step counts carried into its next round), "
+        "lr.schedule = exponential with lr.gamma = 0.6875.",
+        {"opt.beta1": 0.75, "opt.beta2": 0.96875, "opt.eps": 0.001953125,
+         "opt.weight_decay": 0.09375, "lr.gamma": 0.6875},
+        {"opt.method": "adamw", "opt.state": "client",
+         "lr.schedule": "exponential"},
+        tolerance(STEPS + ", Adam's square roots", exact=False),
+        ["weight-decay-form", "adam-bias-correction", "optimizer-state-lifetime",
+         "optimizer-slots-shared", "lr-schedule"],
+        {"weight-decay-form": ["decay-form-swap"],
+         "adam-bias-correction": ["adam-no-bias-correction"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"]})
+
+
+def classical_switches(alg):
+    return switches_vector(
+        alg, "classical-client-decay",
+        "%s, classical momentum v <- 0.59375 v - eta d, one per solver and "
+        "client kept across rounds, exponential decay 0.78125"
+        % {"ditto": "Ditto", "apfl": "APFL"}[alg],
+        "opt.momentum = 0.59375, opt.momentum_form = classical (eta inside the "
+        "velocity: unlike torch's form once eta decays), opt.state = client, "
+        "lr.schedule = exponential with lr.gamma = 0.78125.",
+        {"opt.momentum": 0.59375, "lr.gamma": 0.78125},
+        {"opt.momentum_form": "classical", "opt.state": "client",
+         "lr.schedule": "exponential"},
+        tolerance(STEPS),
+        ["momentum-form", "optimizer-state-lifetime", "optimizer-slots-shared",
+         "lr-schedule"],
+        {"momentum-form": ["momentum-form-swap"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"]})
+
+
+def _bind(f, alg):
+    g = lambda: f(alg)             # noqa: E731
+    g.__name__ = "%s_%s" % (f.__name__, alg)
+    return g
+
+
+SWITCH_MAKERS = tuple(_bind(f, alg) for alg in ("ditto", "apfl")
+                      for f in (sgd_switches, adamw_switches, classical_switches))
+
+
 MAKERS = (clip_rational, ditto_momentum_client, apfl_momentum_server,
           finetune_nesterov_server, finetune_decay_shared_momentum,
           finetune_decay_personal, finetune_decay_all_dampening,
@@ -684,7 +837,7 @@ MAKERS = (clip_rational, ditto_momentum_client, apfl_momentum_server,
           fedalt_decay_shared_client, fedalt_decay_personal_server,
           fedsim_decay_weights_groups, cfl_momentum_client,
           ifca_momentum_client, fedfomo_momentum_client,
-          pfedhn_momentum_client)
+          pfedhn_momentum_client) + SWITCH_MAKERS
 
 
 def main():

@@ -232,9 +232,21 @@ NUMPY_UNSUPPORTED = {
         "pfl_numpy_feddyn.py has no learning-rate decay",
     "optim/apfl/momentum-server":
         OPT_ONLY_SOME,
+    "optim/apfl/nesterov-clip-step-server":
+        OPT_ONLY_SOME,
+    "optim/apfl/adamw-client-decay":
+        OPT_ONLY_SOME,
+    "optim/apfl/classical-client-decay":
+        OPT_ONLY_SOME,
     "optim/cfl/momentum-client":
         OPT_ONLY_SOME,
     "optim/ditto/momentum-client":
+        OPT_ONLY_SOME,
+    "optim/ditto/nesterov-clip-step-server":
+        OPT_ONLY_SOME,
+    "optim/ditto/adamw-client-decay":
+        OPT_ONLY_SOME,
+    "optim/ditto/classical-client-decay":
         OPT_ONLY_SOME,
     "optim/fedalt/decay-personal-server":
         OPT_ONLY_SOME,
