@@ -1741,39 +1741,38 @@ _NOT_YET = {
     "fedpac fedproto fedprox fedsim finetune ifca interp local moon perfedavg pfedhn "
     "pfedme pflego prox scaffold",
     ('lr.schedule', 'exponential'): "cfl finetune ifca interp moon pflego prox",
-    ('lr.schedule', 'step'): "apple cfl fedala fedalt fedamp fedbn feddyn fedfomo "
-    "fedpac fedproto fedprox fedrod fedsim finetune ifca interp local moon perfedavg "
-    "pfedme pflego prox scaffold",
-    ('opt.clip', 'norm'): "apple cfl fedala fedalt fedbn feddyn fedfomo fedpac "
-    "fedproto fedprox fedrecon fedrod fedsim finetune ifca interp moon perfedavg "
-    "pfedhn pfedme pflego prox scaffold",
+    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedbn feddyn fedfomo fedpac "
+    "fedproto fedprox fedrod finetune ifca interp local moon perfedavg pfedme pflego "
+    "prox scaffold",
+    ('opt.clip', 'norm'): "apple cfl fedala fedbn feddyn fedfomo fedpac fedproto "
+    "fedprox fedrecon fedrod finetune ifca interp moon perfedavg pfedhn pfedme pflego "
+    "prox scaffold",
     ('opt.decay_scope', 'personal'): "apfl cfl ditto fedala fedavg fedbn feddyn "
-    "fedfomo fedproto fedprox fedrecon fedsim ifca interp local moon perfedavg pfedhn "
-    "pflego prox scaffold",
+    "fedfomo fedproto fedprox fedrecon ifca interp local moon perfedavg pfedhn pflego "
+    "prox scaffold",
     ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedbn feddyn fedfomo "
-    "fedproto fedprox fedrecon fedrod fedsim ifca interp local moon perfedavg pfedhn "
-    "pflego prox scaffold",
-    ('opt.decay_scope', 'weights'): "apple cfl fedala fedalt fedbn feddyn fedfomo "
-    "fedpac fedproto fedprox fedrecon finetune ifca interp local moon perfedavg "
-    "pfedhn pfedme pflego prox scaffold",
+    "fedproto fedprox fedrecon fedrod ifca interp local moon perfedavg pfedhn pflego "
+    "prox scaffold",
+    ('opt.decay_scope', 'weights'): "apple cfl fedala fedbn feddyn fedfomo fedpac "
+    "fedproto fedprox fedrecon finetune ifca interp local moon perfedavg pfedhn "
+    "pfedme pflego prox scaffold",
     ('opt.method', 'adam'): "apfl cfl ditto fedala fedalt fedbn feddyn fedfomo fedpac "
     "fedproto fedprox fedsim finetune ifca interp local moon pfedhn pflego prox "
     "scaffold",
-    ('opt.method', 'adamw'): "apple cfl fedala fedalt fedbn feddyn fedfomo fedpac "
-    "fedproto fedprox fedrecon fedsim finetune ifca local lora moon perfedavg pfedhn "
-    "pfedme pflego prox scaffold",
-    ('opt.momentum_form', 'classical'): "apple cfl fedala fedalt fedbn feddyn fedfomo "
-    "fedpac fedproto fedprox fedrecon fedrod fedsim finetune ifca interp local lora "
-    "moon perfedavg pfedhn pfedme pflego prox scaffold",
-    ('opt.nesterov', 'on'): "apple cfl fedala fedalt fedbn feddyn fedfomo fedpac "
-    "fedproto fedprox fedrecon fedsim ifca interp local moon perfedavg pfedhn pfedme "
-    "pflego scaffold",
+    ('opt.method', 'adamw'): "apple cfl fedala fedbn feddyn fedfomo fedpac fedproto "
+    "fedprox fedrecon finetune ifca local lora moon perfedavg pfedhn pfedme pflego "
+    "prox scaffold",
+    ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn feddyn fedfomo fedpac "
+    "fedproto fedprox fedrecon fedrod finetune ifca interp local lora moon perfedavg "
+    "pfedhn pfedme pflego prox scaffold",
+    ('opt.nesterov', 'on'): "apple cfl fedala fedbn feddyn fedfomo fedpac fedproto "
+    "fedprox fedrecon ifca interp local moon perfedavg pfedhn pfedme pflego scaffold",
     ('opt.state', 'client'): "fedala feddyn fedproto moon scaffold",
     ('opt.state', 'server'): "apple cfl fedala fedbn feddyn fedfomo fedpac fedproto "
-    "fedprox fedrecon fedsim ifca interp local moon perfedavg pfedhn pfedme pflego "
-    "prox scaffold",
+    "fedprox fedrecon ifca interp local moon perfedavg pfedhn pfedme pflego prox "
+    "scaffold",
     ('opt.weight_decay_form', 'decoupled'): "apple cfl fedala fedbn feddyn fedfomo "
-    "fedpac fedproto fedprox fedrecon fedrod fedsim finetune ifca interp local moon "
+    "fedpac fedproto fedprox fedrecon fedrod finetune ifca interp local moon "
     "perfedavg pfedhn pfedme pflego prox scaffold",
 }
 # A split the optimizer's blocks do not have: the run refuses the value at

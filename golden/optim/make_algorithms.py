@@ -41,15 +41,17 @@ Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json):
                                only
   fedsim/decay-weights-groups  one optimizer, two groups (gamma_u, gamma_v),
                                weight decay on w (not the bias)
-  ditto/nesterov-clip-step-server, apfl/nesterov-clip-step-server
+  {ditto,apfl,fedalt,fedsim}/nesterov-clip-step-server
                                Nesterov, decoupled decay on the weights,
                                a clip acting on some steps, the state
                                carried from client to client, step decay
-  ditto/adamw-client-decay, apfl/adamw-client-decay
+  {ditto,apfl,fedalt,fedsim}/adamw-client-decay
                                AdamW kept per client, exponential decay
-  ditto/classical-client-decay, apfl/classical-client-decay
+                               (FedSim: decay on the shared w only)
+  {ditto,apfl,fedalt,fedsim}/classical-client-decay
                                classical momentum kept per client,
-                               exponential decay (the forms differ)
+                               exponential decay (the forms differ;
+                               FedSim: coupled decay on the personal b)
   cfl/momentum-client, ifca/momentum-client, fedfomo/momentum-client,
   pfedhn/momentum-client       the spec (problem, schedule) of a frozen
                                vector of that algorithm (named in each
@@ -713,8 +715,29 @@ SWITCH_BASE = {
              "optimizers per client (PFLlib clientapfl.py's optimizer for w_i, "
              "optimizer_per for v_i)",
              ["apfl-v-scale"], {"apfl-v-scale": ["v-no-alpha", "v-own-loss"]}),
+    "fedalt": ({"gamma_u": 0.0625, "gamma_v": 0.109375, "eta_ft": 0.078125,
+                "tau_v": 1}, {"pfl.finetune": "full"},
+               "FedAlt (Pillutla et al. 2022, Alg. 4; tau_v = 1 step on v, then "
+               "the body, gamma_u = 0.0625, gamma_v = 0.109375), split personal "
+               "= b (u = w, v_i = b), then full fine-tuning (eta_ft = 0.078125); "
+               "two optimizers per client (PFLlib clientrep.py's optimizer and "
+               "optimizer_per, the fine-tuning continuing the personal one)",
+               ["pfl-update-order"],
+               {"pfl-update-order": ["fedalt-u-first", "fedalt-stale-v"]}),
+    "fedsim": ({"gamma_u": 0.0625, "gamma_v": 0.1171875, "eta_ft": 0.09375}, {},
+               "FedSim (Pillutla et al. 2022, Alg. 5: u and v stepped together, "
+               "gamma_u = 0.0625 on w, gamma_v = 0.1171875 on b, one torch "
+               "optimizer with two parameter groups), split personal = b, then "
+               "the bias fine-tuned (eta_ft = 0.09375)", [], {}),
 }
-CLIP = {"ditto": 1.625, "apfl": 0.8125}
+# the split runs (FedAlt, FedSim): their rounds of up to 4 steps, a
+# personal bias, a fine-tuning phase
+SPLIT_RUNS = ("fedalt", "fedsim")
+CLIP = {"ditto": 1.625, "apfl": 0.8125, "fedalt": 1.0625, "fedsim": 1.0625}
+TITLE = {"ditto": "Ditto", "apfl": "APFL", "fedalt": "FedAlt", "fedsim": "FedSim"}
+# per algorithm and vector, the switches the vector adds where the
+# algorithm has a split (weight decay on one side of it)
+SCOPE = {("fedsim", "adamw"): "shared", ("fedsim", "classical"): "personal"}
 
 
 def clip_acts(spec, exp, tol):
@@ -730,18 +753,54 @@ def clip_acts(spec, exp, tol):
     assert any(clipped) and not all(clipped), clipped
 
 
-def switches_vector(alg, name, title, what, hyper, switches, tol, flags,
-                    mutants, checks=()):
-    hp, sw, text, own_flags, own_mutants = SWITCH_BASE[alg]
+def switches_spec(alg, hyper, switches):
+    hp, sw, _, _, _ = SWITCH_BASE[alg]
     algorithm = {"name": alg, "hyperparameters": dict(hp, **hyper),
                  "switches": dict(sw, **switches)}
-    spec = base_spec(LINEAR, CLIENTS, INIT, algorithm, ROUNDS)
+    if alg in SPLIT_RUNS:
+        return base_spec(LINEAR, CLIENTS, INIT, algorithm, PFL_ROUNDS,
+                         split={"personal": ["b"]}, post=POST)
+    return base_spec(LINEAR, CLIENTS, INIT, algorithm, ROUNDS)
+
+
+def switches_vector(alg, name, title, what, hyper, switches, tol, flags,
+                    mutants, checks=()):
+    _, _, text, own_flags, own_mutants = SWITCH_BASE[alg]
+    spec = switches_spec(alg, hyper, switches)
+    if alg == "fedsim":             # one optimizer slot in the rounds
+        flags = [f for f in flags if f != "optimizer-slots-shared"]
     return make(
         alg, name, title,
         text + ".  Linear model with bias, squared loss, three clients (n = "
         "3, 4, 5), S = {0, 1}, {1, 2}, {0, 2}.  " + what, spec, tol,
         flags + own_flags, dict(mutants, **own_mutants),
         [every_lifetime_differs] + list(checks))
+
+
+def _steps(alg):
+    if alg in SPLIT_RUNS:
+        return "at most 4 local steps per client update, 3 rounds, 2 fine-tuning steps"
+    return STEPS
+
+
+def _scope(alg, kind, hyper, switches, what, flags, mutants):
+    """The split's weight decay SCOPE adds to a vector (FedSim's)."""
+    scope = SCOPE.get((alg, kind))
+    if scope is None:
+        return ""
+    if "opt.weight_decay" not in hyper:
+        hyper["opt.weight_decay"] = 0.25
+        what = "opt.weight_decay = 0.25 (coupled), "
+    switches["opt.decay_scope"] = scope
+    flags.append("weight-decay-scope")
+    mutants["weight-decay-scope"] = ["decay-scope-all", "decay-scope-flip"]
+    return "  %sopt.decay_scope = %s: %s decays, %s does not." % (
+        what, scope, *(("w", "b") if scope == "shared" else ("b", "w")))
+
+
+def _scope_title(alg, kind):
+    scope = SCOPE.get((alg, kind))
+    return ", weight decay on the %s block only" % scope if scope else ""
 
 
 def sgd_switches(alg):
@@ -751,7 +810,7 @@ def sgd_switches(alg):
         "%s, torch.optim.SGD(momentum = 0.71875, nesterov = True, weight_decay "
         "= 0.15625 decoupled, on the weights only), clip_grad_norm_ at %g, one "
         "object per solver carried from client to client, step decay 0.5625 "
-        "every 2 rounds" % ({"ditto": "Ditto", "apfl": "APFL"}[alg], c),
+        "every 2 rounds" % (TITLE[alg], c),
         "opt.momentum = 0.71875, opt.nesterov = on, opt.weight_decay = "
         "0.15625 with opt.weight_decay_form = decoupled (theta <- theta (1 - "
         "eta lambda) before the step) and opt.decay_scope = weights (the bias "
@@ -765,7 +824,7 @@ def sgd_switches(alg):
         {"opt.nesterov": "on", "opt.weight_decay_form": "decoupled",
          "opt.decay_scope": "weights", "opt.clip": "norm",
          "opt.state": "server", "lr.schedule": "step"},
-        tolerance(STEPS + ", clipping norms at 60 digits", exact=False),
+        tolerance(_steps(alg) + ", clipping norms at 60 digits", exact=False),
         ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
          "clip-scope", "optimizer-state-lifetime", "optimizer-slots-shared",
          "lr-schedule"],
@@ -779,45 +838,56 @@ def sgd_switches(alg):
         [clip_acts])
 
 
+# AdamW's weight decay: 0.09375, but FedSim's eta_ft is 0.09375 (a λ read
+# for eta_ft would be invisible there)
+ADAMW_DECAY = {"fedsim": 0.109375}
+
+
 def adamw_switches(alg):
+    lam = ADAMW_DECAY.get(alg, 0.09375)
+    hyper = {"opt.beta1": 0.75, "opt.beta2": 0.96875, "opt.eps": 0.001953125,
+             "opt.weight_decay": lam, "lr.gamma": 0.6875}
+    switches = {"opt.method": "adamw", "opt.state": "client",
+                "lr.schedule": "exponential"}
+    flags = ["weight-decay-form", "adam-bias-correction", "optimizer-state-lifetime",
+             "optimizer-slots-shared", "lr-schedule"]
+    mutants = {"weight-decay-form": ["decay-form-swap"],
+               "adam-bias-correction": ["adam-no-bias-correction"],
+               "lr-schedule": ["lr-ignored", "lr-shifted"]}
+    more = _scope(alg, "adamw", hyper, switches, "", flags, mutants)
     return switches_vector(
         alg, "adamw-client-decay",
         "%s, torch.optim.AdamW(betas = (0.75, 0.96875), eps = 2^-9, "
-        "weight_decay = 0.09375), one per solver and client kept across "
-        "rounds, exponential decay 0.6875" % {"ditto": "Ditto", "apfl": "APFL"}[alg],
+        "weight_decay = %g), one per solver and client kept across "
+        "rounds, exponential decay 0.6875%s" % (TITLE[alg], lam,
+                                                _scope_title(alg, "adamw")),
         "opt.method = adamw, opt.beta1 = 0.75, opt.beta2 = 0.96875, opt.eps = "
-        "0.001953125, opt.weight_decay = 0.09375, opt.state = client (a "
+        "0.001953125, opt.weight_decay = %g, opt.state = client (a " % lam +
         "client's moments and step counts carried into its next round), "
-        "lr.schedule = exponential with lr.gamma = 0.6875.",
-        {"opt.beta1": 0.75, "opt.beta2": 0.96875, "opt.eps": 0.001953125,
-         "opt.weight_decay": 0.09375, "lr.gamma": 0.6875},
-        {"opt.method": "adamw", "opt.state": "client",
-         "lr.schedule": "exponential"},
-        tolerance(STEPS + ", Adam's square roots", exact=False),
-        ["weight-decay-form", "adam-bias-correction", "optimizer-state-lifetime",
-         "optimizer-slots-shared", "lr-schedule"],
-        {"weight-decay-form": ["decay-form-swap"],
-         "adam-bias-correction": ["adam-no-bias-correction"],
-         "lr-schedule": ["lr-ignored", "lr-shifted"]})
+        "lr.schedule = exponential with lr.gamma = 0.6875." + more,
+        hyper, switches,
+        tolerance(_steps(alg) + ", Adam's square roots", exact=False),
+        flags, mutants)
 
 
 def classical_switches(alg):
+    hyper = {"opt.momentum": 0.59375, "lr.gamma": 0.78125}
+    switches = {"opt.momentum_form": "classical", "opt.state": "client",
+                "lr.schedule": "exponential"}
+    flags = ["momentum-form", "optimizer-state-lifetime", "optimizer-slots-shared",
+             "lr-schedule"]
+    mutants = {"momentum-form": ["momentum-form-swap"],
+               "lr-schedule": ["lr-ignored", "lr-shifted"]}
+    more = _scope(alg, "classical", hyper, switches, "", flags, mutants)
     return switches_vector(
         alg, "classical-client-decay",
         "%s, classical momentum v <- 0.59375 v - eta d, one per solver and "
-        "client kept across rounds, exponential decay 0.78125"
-        % {"ditto": "Ditto", "apfl": "APFL"}[alg],
+        "client kept across rounds, exponential decay 0.78125%s"
+        % (TITLE[alg], _scope_title(alg, "classical")),
         "opt.momentum = 0.59375, opt.momentum_form = classical (eta inside the "
         "velocity: unlike torch's form once eta decays), opt.state = client, "
-        "lr.schedule = exponential with lr.gamma = 0.78125.",
-        {"opt.momentum": 0.59375, "lr.gamma": 0.78125},
-        {"opt.momentum_form": "classical", "opt.state": "client",
-         "lr.schedule": "exponential"},
-        tolerance(STEPS),
-        ["momentum-form", "optimizer-state-lifetime", "optimizer-slots-shared",
-         "lr-schedule"],
-        {"momentum-form": ["momentum-form-swap"],
-         "lr-schedule": ["lr-ignored", "lr-shifted"]})
+        "lr.schedule = exponential with lr.gamma = 0.78125." + more,
+        hyper, switches, tolerance(_steps(alg)), flags, mutants)
 
 
 def _bind(f, alg):
@@ -826,7 +896,7 @@ def _bind(f, alg):
     return g
 
 
-SWITCH_MAKERS = tuple(_bind(f, alg) for alg in ("ditto", "apfl")
+SWITCH_MAKERS = tuple(_bind(f, alg) for alg in ("ditto", "apfl", "fedalt", "fedsim")
                       for f in (sgd_switches, adamw_switches, classical_switches))
 
 

@@ -252,9 +252,21 @@ NUMPY_UNSUPPORTED = {
         OPT_ONLY_SOME,
     "optim/fedalt/decay-shared-client":
         OPT_ONLY_SOME,
+    "optim/fedalt/nesterov-clip-step-server":
+        OPT_ONLY_SOME,
+    "optim/fedalt/adamw-client-decay":
+        OPT_ONLY_SOME,
+    "optim/fedalt/classical-client-decay":
+        OPT_ONLY_SOME,
     "optim/fedfomo/momentum-client":
         OPT_ONLY_SOME,
     "optim/fedsim/decay-weights-groups":
+        OPT_ONLY_SOME,
+    "optim/fedsim/nesterov-clip-step-server":
+        OPT_ONLY_SOME,
+    "optim/fedsim/adamw-client-decay":
+        OPT_ONLY_SOME,
+    "optim/fedsim/classical-client-decay":
         OPT_ONLY_SOME,
     "optim/ifca/momentum-client":
         OPT_ONLY_SOME,
