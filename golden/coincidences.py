@@ -1741,39 +1741,36 @@ _NOT_YET = {
     "fedpac fedproto fedprox fedsim finetune ifca interp local moon perfedavg pfedhn "
     "pfedme pflego prox scaffold",
     ('lr.schedule', 'exponential'): "cfl finetune ifca interp moon pflego prox",
-    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedbn feddyn fedfomo fedpac "
-    "fedproto fedprox fedrod finetune ifca interp local moon perfedavg pfedme pflego "
-    "prox scaffold",
-    ('opt.clip', 'norm'): "apple cfl fedala fedbn feddyn fedfomo fedpac fedproto "
-    "fedprox fedrecon fedrod finetune ifca interp moon perfedavg pfedhn pfedme pflego "
-    "prox scaffold",
+    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedbn feddyn fedpac fedproto "
+    "fedprox fedrod finetune ifca interp local moon perfedavg pfedme pflego prox "
+    "scaffold",
+    ('opt.clip', 'norm'): "apple fedala fedbn feddyn fedpac fedproto fedprox fedrecon "
+    "fedrod finetune interp moon perfedavg pfedme pflego prox scaffold",
     ('opt.decay_scope', 'personal'): "apfl cfl ditto fedala fedavg fedbn feddyn "
     "fedfomo fedproto fedprox fedrecon ifca interp local moon perfedavg pfedhn pflego "
     "prox scaffold",
     ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedbn feddyn fedfomo "
     "fedproto fedprox fedrecon fedrod ifca interp local moon perfedavg pfedhn pflego "
     "prox scaffold",
-    ('opt.decay_scope', 'weights'): "apple cfl fedala fedbn feddyn fedfomo fedpac "
-    "fedproto fedprox fedrecon finetune ifca interp local moon perfedavg pfedhn "
-    "pfedme pflego prox scaffold",
+    ('opt.decay_scope', 'weights'): "apple cfl fedala fedbn feddyn fedpac fedproto "
+    "fedprox fedrecon finetune ifca interp local moon perfedavg pfedme pflego prox "
+    "scaffold",
     ('opt.method', 'adam'): "apfl cfl ditto fedala fedalt fedbn feddyn fedfomo fedpac "
     "fedproto fedprox fedsim finetune ifca interp local moon pfedhn pflego prox "
     "scaffold",
-    ('opt.method', 'adamw'): "apple cfl fedala fedbn feddyn fedfomo fedpac fedproto "
-    "fedprox fedrecon finetune ifca local lora moon perfedavg pfedhn pfedme pflego "
-    "prox scaffold",
-    ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn feddyn fedfomo fedpac "
+    ('opt.method', 'adamw'): "apple fedala fedbn feddyn fedpac fedproto fedprox "
+    "fedrecon finetune local lora moon perfedavg pfedme pflego prox scaffold",
+    ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn feddyn fedpac "
     "fedproto fedprox fedrecon fedrod finetune ifca interp local lora moon perfedavg "
     "pfedhn pfedme pflego prox scaffold",
-    ('opt.nesterov', 'on'): "apple cfl fedala fedbn feddyn fedfomo fedpac fedproto "
-    "fedprox fedrecon ifca interp local moon perfedavg pfedhn pfedme pflego scaffold",
+    ('opt.nesterov', 'on'): "apple fedala fedbn feddyn fedpac fedproto fedprox "
+    "fedrecon interp local moon perfedavg pfedme pflego scaffold",
     ('opt.state', 'client'): "fedala feddyn fedproto moon scaffold",
-    ('opt.state', 'server'): "apple cfl fedala fedbn feddyn fedfomo fedpac fedproto "
-    "fedprox fedrecon ifca interp local moon perfedavg pfedhn pfedme pflego prox "
-    "scaffold",
-    ('opt.weight_decay_form', 'decoupled'): "apple cfl fedala fedbn feddyn fedfomo "
-    "fedpac fedproto fedprox fedrecon fedrod finetune ifca interp local moon "
-    "perfedavg pfedhn pfedme pflego prox scaffold",
+    ('opt.state', 'server'): "apple fedala fedbn feddyn fedpac fedproto fedprox "
+    "fedrecon interp local moon perfedavg pfedme pflego prox scaffold",
+    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedbn feddyn fedpac "
+    "fedproto fedprox fedrecon fedrod finetune interp local moon perfedavg pfedme "
+    "pflego prox scaffold",
 }
 # A split the optimizer's blocks do not have: the run refuses the value at
 # algorithm.switches.opt.decay_scope (exit 2; docs/optimizers.md, the slots
@@ -1984,8 +1981,12 @@ SIZES_HARMLESS = {
     "lora/worked/hand-hetlora-lambda0": "the hand example's network with one "
     "sample per client; its subject is the λ > 0 test, and sparsity weights "
     "read no size; the mode's weighting is decided by its witness",
+    "optim/cfl/adamw-client": _DATA,
     "optim/cfl/momentum-client": _DATA,
+    "optim/cfl/nesterov-clip-server": _DATA,
+    "optim/ifca/adamw-client": _DATA,
     "optim/ifca/momentum-client": _DATA,
+    "optim/ifca/nesterov-clip-server": _DATA,
     "perfedavg/worked/notes-4g-exact-one-round": _NOTES,
     "perfedavg/worked/notes-4g-exact": _NOTES,
     "perfedavg/worked/notes-4g-fo": _NOTES,
@@ -2177,7 +2178,7 @@ def shared_self_test(text):
     row = "| fedavg | switch `opt.state` | `server` |"
     plants = [
         ("β = η", ("fedavg", "opt.nesterov", "on"), _eta_momentum),
-        ("β = 0 (plain SGD)", ("cfl", "opt.state", "client"), _hyper(opt__momentum=0.0)),
+        ("β = 0 (plain SGD)", ("prox", "opt.state", "client"), _hyper(opt__momentum=0.0)),
         ("β₁ = β₂", ("fedrod", "opt.method", "adam"),
          _hyper(opt__beta1=0.875, opt__beta2=0.875)),
         ("λ = 0 under decoupled", ("fedalt", "opt.weight_decay_form", "decoupled"),

@@ -52,6 +52,11 @@ Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json):
                                classical momentum kept per client,
                                exponential decay (the forms differ;
                                FedSim: coupled decay on the personal b)
+  {fedfomo,cfl,ifca,pfedhn}/nesterov-clip-server[-step], .../adamw-client[-decay],
+  fedfomo/classical-client-decay
+                               the same switches on the frozen vectors of
+                               the momentum-client vectors below (lr.* on
+                               FedFomo only)
   cfl/momentum-client, ifca/momentum-client, fedfomo/momentum-client,
   pfedhn/momentum-client       the spec (problem, schedule) of a frozen
                                vector of that algorithm (named in each
@@ -890,6 +895,127 @@ def classical_switches(alg):
         hyper, switches, tolerance(_steps(alg)), flags, mutants)
 
 
+# ---------------------------------------------------------------- fedfomo, cfl, ifca, pfedhn: every optimizer switch
+
+# The frozen vectors of *_momentum_client below, with the optimizer switches
+# no other vector of these algorithms runs.  Only FedFomo's exact replay
+# follows lr.* (pflref_exact_fedfomo.py); CFL, IFCA and pFedHN run theirs
+# at a constant step, so their vectors keep it (and the classical momentum
+# form, the same as torch's at a constant step, stays FedFomo's).  CFL's and
+# IFCA's linear models have no bias: their decay stays on every block.
+FROZEN_SWITCHES = {
+    # alg: (frozen vector, its description, lr.* followed, a bias, clip c)
+    "fedfomo": ("fedfomo/worked-linear-val.json",
+                "FedFomo (Zhang et al. 2021, Alg. 1) on a linear model with "
+                "validation sets, partial participation in round 1",
+                True, True, 1.125),
+    "cfl": ("cfl/worked-linear-minibatch.json",
+            "CFL (Sattler et al. 2020, Alg. 5 with Alg. 1) on a linear model "
+            "with minibatches, every client in both rounds", False, False, 1.875),
+    "ifca": ("ifca/worked-given-models-linear.json",
+             "IFCA (Ghosh et al. 2020, Alg. 1, ifca.mode = model) with given "
+             "cluster models on a linear model, every client in both rounds",
+             False, False, 1.0625),
+    "pfedhn": ("pfedhn/worked-linear-bias.json",
+               "pFedHN (Shamsian et al. 2021, Alg. 1, linear hypernetwork with "
+               "bias) on a linear model, one client per round", False, True, 0.9375),
+}
+
+
+def frozen_switches(alg, kind):
+    rel, text, lr, bias, c = FROZEN_SWITCHES[alg]
+    name = {"sgd": "nesterov-clip-server", "adamw": "adamw-client",
+            "classical": "classical-client-decay"}[kind]
+    if lr and kind != "classical":
+        name += "-step" if kind == "sgd" else "-decay"
+    if kind == "sgd":
+        hyper = {"opt.momentum": 0.71875, "opt.weight_decay": 0.15625,
+                 "opt.clip_norm": c}
+        switches = {"opt.nesterov": "on", "opt.weight_decay_form": "decoupled",
+                    "opt.clip": "norm", "opt.state": "server"}
+        flags = ["nesterov-momentum", "weight-decay-form", "clip-scope",
+                 "optimizer-state-lifetime"]
+        mutants = {"nesterov-momentum": ["nesterov-ignored"],
+                   "weight-decay-form": ["decay-form-swap"],
+                   # no λθ in d under the decoupled decay: clip-after-decay
+                   # is no bug here
+                   "clip-scope": ["clip-per-block"]}
+        title = ("torch.optim.SGD(momentum = 0.71875, nesterov = True, "
+                 "weight_decay = 0.15625 decoupled%s), clip_grad_norm_ at %g, one "
+                 "object carried from client to client"
+                 % (", on the weights only" if bias else "", c))
+        what = ("opt.momentum = 0.71875, opt.nesterov = on, opt.weight_decay = "
+                "0.15625 with opt.weight_decay_form = decoupled%s, opt.clip = "
+                "norm at c = %g (acting on some steps, not on others), "
+                "opt.state = server (one optimizer for every client in "
+                "training order)" % (" and opt.decay_scope = weights (the bias "
+                                     "undecayed)" if bias else "", c))
+        checks = [clip_acts]
+        if not bias:                # one block: clipped per block or whole alike
+            flags.remove("clip-scope")
+            del mutants["clip-scope"]
+        if bias:
+            switches["opt.decay_scope"] = "weights"
+            flags.append("weight-decay-scope")
+            mutants["weight-decay-scope"] = ["decay-scope-all"]
+        if lr:
+            hyper.update({"lr.gamma": 0.5625, "lr.step_rounds": 2})
+            switches["lr.schedule"] = "step"
+            title += ", step decay 0.5625 every 2 rounds"
+            what += (", lr.schedule = step with lr.gamma = 0.5625 and "
+                     "lr.step_rounds = 2")
+        tol = tolerance("a few local steps per client and round, clipping "
+                        "norms at 60 digits", exact=False, atol=1e-13, rtol=1e-12)
+    elif kind == "adamw":
+        hyper = {"opt.beta1": 0.75, "opt.beta2": 0.96875, "opt.eps": 0.001953125,
+                 "opt.weight_decay": 0.09375}
+        switches = {"opt.method": "adamw", "opt.state": "client"}
+        flags = ["weight-decay-form", "adam-bias-correction",
+                 "optimizer-state-lifetime"]
+        mutants = {"weight-decay-form": ["decay-form-swap"],
+                   "adam-bias-correction": ["adam-no-bias-correction"]}
+        title = ("torch.optim.AdamW(betas = (0.75, 0.96875), eps = 2^-9, "
+                 "weight_decay = 0.09375), one per client kept across rounds")
+        what = ("opt.method = adamw, opt.beta1 = 0.75, opt.beta2 = 0.96875, "
+                "opt.eps = 0.001953125, opt.weight_decay = 0.09375, opt.state = "
+                "client")
+        checks = []
+        if lr:
+            hyper["lr.gamma"] = 0.6875
+            switches["lr.schedule"] = "exponential"
+            title += ", exponential decay 0.6875"
+            what += ", lr.schedule = exponential with lr.gamma = 0.6875"
+        tol = tolerance("a few local steps per client and round, Adam's "
+                        "square roots", exact=False, atol=1e-13, rtol=1e-12)
+    else:
+        hyper = {"opt.momentum": 0.59375, "lr.gamma": 0.78125}
+        switches = {"opt.momentum_form": "classical", "opt.state": "client",
+                    "lr.schedule": "exponential"}
+        flags = ["momentum-form", "optimizer-state-lifetime"]
+        mutants = {"momentum-form": ["momentum-form-swap"]}
+        title = ("classical momentum v <- 0.59375 v - eta d, one per client kept "
+                 "across rounds, exponential decay 0.78125")
+        what = ("opt.momentum = 0.59375, opt.momentum_form = classical (eta "
+                "inside the velocity: unlike torch's form once eta decays), "
+                "opt.state = client, lr.schedule = exponential with lr.gamma = "
+                "0.78125")
+        checks = []
+        tol = tolerance("a few local steps per client and round", atol=1e-13,
+                        rtol=1e-12)
+    if lr:
+        flags.append("lr-schedule")
+        mutants["lr-schedule"] = ["lr-ignored", "lr-shifted"]
+    spec = copy.deepcopy(frozen_spec(rel))
+    spec["algorithm"].setdefault("hyperparameters", {}).update(hyper)
+    spec["algorithm"].setdefault("switches", {}).update(switches)
+    return make(alg, name, "%s, %s" % ({"fedfomo": "FedFomo", "cfl": "CFL",
+                                         "ifca": "IFCA", "pfedhn": "pFedHN"}[alg],
+                                        title),
+                text + "; " + what + ".  (The problem, init and schedule of "
+                "golden/%s.)" % rel, spec, tol, flags, mutants,
+                [every_lifetime_differs] + checks)
+
+
 def _bind(f, alg):
     g = lambda: f(alg)             # noqa: E731
     g.__name__ = "%s_%s" % (f.__name__, alg)
@@ -898,6 +1024,17 @@ def _bind(f, alg):
 
 SWITCH_MAKERS = tuple(_bind(f, alg) for alg in ("ditto", "apfl", "fedalt", "fedsim")
                       for f in (sgd_switches, adamw_switches, classical_switches))
+
+
+def _frozen(alg, kind):
+    g = lambda: frozen_switches(alg, kind)     # noqa: E731
+    g.__name__ = "frozen_switches_%s_%s" % (alg, kind)
+    return g
+
+
+SWITCH_MAKERS += tuple(_frozen(alg, kind) for alg in FROZEN_SWITCHES
+                       for kind in ("sgd", "adamw")
+                       + (("classical",) if FROZEN_SWITCHES[alg][2] else ()))
 
 
 MAKERS = (clip_rational, ditto_momentum_client, apfl_momentum_server,

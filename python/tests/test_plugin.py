@@ -240,6 +240,10 @@ NUMPY_UNSUPPORTED = {
         OPT_ONLY_SOME,
     "optim/cfl/momentum-client":
         OPT_ONLY_SOME,
+    "optim/cfl/adamw-client":
+        OPT_ONLY_SOME,
+    "optim/cfl/nesterov-clip-server":
+        OPT_ONLY_SOME,
     "optim/ditto/momentum-client":
         OPT_ONLY_SOME,
     "optim/ditto/nesterov-clip-step-server":
@@ -260,6 +264,12 @@ NUMPY_UNSUPPORTED = {
         OPT_ONLY_SOME,
     "optim/fedfomo/momentum-client":
         OPT_ONLY_SOME,
+    "optim/fedfomo/adamw-client-decay":
+        OPT_ONLY_SOME,
+    "optim/fedfomo/classical-client-decay":
+        OPT_ONLY_SOME,
+    "optim/fedfomo/nesterov-clip-server-step":
+        OPT_ONLY_SOME,
     "optim/fedsim/decay-weights-groups":
         OPT_ONLY_SOME,
     "optim/fedsim/nesterov-clip-step-server":
@@ -270,9 +280,17 @@ NUMPY_UNSUPPORTED = {
         OPT_ONLY_SOME,
     "optim/ifca/momentum-client":
         OPT_ONLY_SOME,
+    "optim/ifca/adamw-client":
+        OPT_ONLY_SOME,
+    "optim/ifca/nesterov-clip-server":
+        OPT_ONLY_SOME,
     "optim/interp/adamw-client":
         OPT_ONLY_SOME,
     "optim/pfedhn/momentum-client":
+        OPT_ONLY_SOME,
+    "optim/pfedhn/adamw-client":
+        OPT_ONLY_SOME,
+    "optim/pfedhn/nesterov-clip-server":
         OPT_ONLY_SOME,
 }
 
