@@ -26,6 +26,11 @@ golden/boundaries.py's table of decisions at their thresholds.  And SWITCHES
 and PRESETS against the registry (docs/variants.md): every switch value it
 declares is audited, every preset read as it sets its switches
 (registry_audit; --self-test plants each drift and fails unless caught).
+The shared switches (opt.*, bn.*, lr.*) per algorithm: every (algorithm,
+switch, value) the registry declares has a vector of that algorithm free of
+SHARED_RULES' coincidences, or a SHARED_EXCEPTIONS entry (inherent, or not
+yet covered with a witness: another algorithm's coincidence-free vector of
+the value); shared_audit, planted in --self-test.
 
 Exit 1 when an algorithm/switch value has no coincidence-free vector and is
 not listed in EXCEPTIONS (with the reason the coincidence is inherent, or
@@ -303,6 +308,21 @@ PRESETS = {
                            "fedpac.centroid_weights": "uniform"},
 }
 
+# The presets' shared switches (the registry's settings): PFLlib's server
+# and set_parameters move parameters() only (serverbase.py:138-150,
+# clientbase.py:67-69), so every preset that reproduces PFLlib's run sets
+# bn.aggregate; three more count the decay per training.
+for _k in [("apfl", "pfllib"), ("apple", "pfllib"), ("apple", "pfllib_run"),
+           ("fedala", "official"), ("fedala", "pfllib"), ("fedala", "pfllib_run"),
+           ("fedalt", "fedrep_pfllib"), ("fedamp", "pfllib"), ("fedavg", "pfllib"),
+           ("feddyn", "pfllib"), ("fedfomo", "pfllib"), ("fedpac", "pfllib"),
+           ("fedprox", "pfllib"), ("fedrod", "pfllib"), ("fedsim", "fedbabu_pfllib"),
+           ("fedsim", "fedper_pfllib"), ("fedsim", "lg_fedavg_pfllib"),
+           ("moon", "pfllib"), ("perfedavg", "pfllib"), ("scaffold", "pfllib")]:
+    PRESETS[_k] = dict(PRESETS.get(_k, {}), **{"bn.aggregate": "parameters_only"})
+for _k in [("fedamp", "pfllib"), ("feddyn", "pfllib"), ("fedpac", "pfllib")]:
+    PRESETS[_k] = dict(PRESETS[_k], **{"lr.count": "trainings"})
+
 # Hyperparameter defaults that take part in a coincidence when unset.
 DEFAULTS = {
     "pfedme": {"beta": 1.0},
@@ -314,6 +334,8 @@ def effective(spec):
     alg = spec["algorithm"]
     name = alg["name"]
     sw = {k: v[0] for k, v in SWITCHES[name].items()}
+    for k, v in SHARED.items():
+        sw.setdefault(k, v)
     hp = dict(DEFAULTS.get(name, {}))
     preset = alg.get("preset", "paper")
     for k, v in PRESETS.get((name, preset), {}).items():
@@ -1374,6 +1396,507 @@ EXCEPTIONS = {
 
 
 # --------------------------------------------------------------------------
+# The shared switches, per algorithm (issue 33 §3).  The client optimizer
+# (opt.*), batch normalisation (bn.*) and the learning-rate schedule (lr.*)
+# are one implementation each, but each algorithm wires them in its own way
+# (its optimizer slots, which blocks move, which step sizes decay, whose
+# buffers are averaged), so the argument "one implementation, audited by
+# golden/optim/ and golden/layers/" is not enough: every (algorithm, shared
+# switch, value) the registry declares must have a vector of that algorithm
+# that runs the value and is free of the coincidences below (SHARED_RULES),
+# or an entry in SHARED_EXCEPTIONS with its reason (shared_audit).
+
+# switch -> the paper's reading (value 0 of the switch, docs/formats.md)
+SHARED = {
+    "opt.method": "sgd", "opt.momentum_form": "pytorch", "opt.nesterov": "off",
+    "opt.weight_decay_form": "coupled", "opt.decay_scope": "all",
+    "opt.clip": "off", "opt.state": "reset",
+    "bn.running": "update", "bn.running_var": "unbiased", "bn.aggregate": "average",
+    "lr.schedule": "constant", "lr.scope": "all", "lr.count": "rounds",
+}
+# the optimizer's constants when the spec leaves them unset (docs/formats.md)
+OPT_DEFAULTS = {"opt.momentum": 0.0, "opt.dampening": 0.0, "opt.weight_decay": 0.0,
+                "opt.beta1": 0.9, "opt.beta2": 0.999, "opt.eps": 1e-8}
+
+
+def shared_key(key):
+    return key.split(".", 1)[0] + "." in ("opt.", "bn.", "lr.")
+
+
+def _opt(hp, k):
+    return float(hp.get(k, OPT_DEFAULTS[k]))
+
+
+def _adam(sw):
+    return sw.get("opt.method") in ("adam", "adamw")
+
+
+def _stateful(sw, hp):
+    """The optimizer keeps a state (a momentum buffer, Adam's moments)."""
+    return _adam(sw) or _opt(hp, "opt.momentum") > 0
+
+
+def _n_rounds(spec):
+    s = spec["schedule"]
+    if s.get("kind", "given") == "given":
+        return len(s.get("rounds", []))
+    return int(s["rounds"]) if isinstance(s.get("rounds"), int) else 0
+
+
+def _updates(spec):
+    """The client updates in training order: (round, client, local steps)."""
+    return [(t, k, len(b)) for t, r in enumerate(rounds(spec))
+            for k, b in zip(r["clients"], r.get("batches", [[]] * len(r["clients"])))]
+
+
+def _step_sizes(hp, alg):
+    """The algorithm's own real constants (not opt.*, not lr.*), and those
+    of them that are step sizes (η, η_p, γ_u, ... by name; α and β only
+    Per-FedAvg's, APFL's α being a mixing weight)."""
+    import re
+    own = {k: float(v) for k, v in hp.items()
+           if isinstance(v, (int, float)) and not isinstance(v, bool)
+           and not shared_key(k) and not k.startswith("opt.") and float(v) != 0.0
+           and not float(v).is_integer()}
+    steps = {k: v for k, v in own.items()
+             if re.search(r"(^|[._])(eta|gamma|rho)(_[a-z]+)?$", k)
+             or (alg == "perfedavg" and k in ("alpha", "beta"))}
+    return own, steps
+
+
+def r_opt_constants(spec, sw, hp):
+    """β (opt.momentum) = a step size η or 1 − η; τ = β; β₁ = β₂; λ
+    (opt.weight_decay) = a step size or another constant of the algorithm
+    (its own λ, μ, ...): a candidate reading one for the other is
+    invisible."""
+    own, steps = _step_sizes(hp, spec["algorithm"]["name"])
+    mu, tau, lam = (_opt(hp, k) for k in ("opt.momentum", "opt.dampening",
+                                          "opt.weight_decay"))
+    out = []
+    if mu > 0:
+        for k, x in sorted(steps.items()):
+            if mu == x:
+                out.append("β = %s = %g" % (k, x))
+            elif mu == 1 - x:
+                out.append("β = 1 − %s = %g" % (k, mu))
+        if tau > 0 and tau == mu:
+            out.append("τ = β = %g" % mu)
+    if _adam(sw) and _opt(hp, "opt.beta1") == _opt(hp, "opt.beta2"):
+        out.append("β₁ = β₂ = %g" % _opt(hp, "opt.beta1"))
+    if lam > 0:
+        for k, x in sorted(own.items()):
+            if lam == x:
+                out.append("λ = %s = %g" % (k, x))
+    return out[:3]
+
+
+def r_no_momentum(spec, sw, hp):
+    return ["β = 0: no momentum buffer"] if _opt(hp, "opt.momentum") == 0 \
+        and not _adam(sw) else []
+
+
+def r_no_decay(spec, sw, hp):
+    return ["λ = 0: no weight decay"] if _opt(hp, "opt.weight_decay") == 0 else []
+
+
+def r_decoupled_plain(spec, sw, hp):
+    """With plain SGD the coupled and the decoupled decay are one step."""
+    return [] if _stateful(sw, hp) else ["plain SGD: decoupled = coupled decay"]
+
+
+def has_bias_or_bn(spec):
+    """The model has a block opt.decay_scope = weights leaves undecayed."""
+    m = spec["model"]
+    if m["kind"] == "layers":
+        return any((L.get("type") in ("dense", "conv2d") and L.get("bias", True))
+                   or "batchnorm" in L.get("type", "") for L in m.get("layers", []))
+    if m["kind"] == "mlp":
+        return bool(m.get("bias", True)) or bool(m.get("bn"))
+    return bool(m.get("bias", False))
+
+
+def r_decay_weights(spec, sw, hp):
+    return [] if has_bias_or_bn(spec) else \
+        ["no bias or batch-norm block: decay on the weights = on all"]
+
+
+def r_momentum_form(spec, sw, hp):
+    """The two momentum forms agree while η is constant over the state's
+    life (docs/optimizers.md)."""
+    if sw.get("lr.schedule", "constant") == "constant" or \
+            float(hp.get("lr.gamma", 1)) == 1:
+        return ["η constant: the classical form = the pytorch form"]
+    if sw.get("opt.state", "reset") == "reset":
+        return ["a state living one client update sees one η: the classical "
+                "form = the pytorch form"]
+    return []
+
+
+def r_adam_eps(spec, sw, hp):
+    """Adam's ε beside √v̂ (the gradients' scale): ε ≥ 1/16 is of the
+    order of the vectors' gradients, so the step is about m̂/ε and a wrong
+    v̂ hardly shows (a static bound: the vectors' gradients are O(0.1-1))."""
+    eps = _opt(hp, "opt.eps")
+    return ["ε = %g of the gradients' order hides v̂" % eps] if eps >= 0.0625 else []
+
+
+def r_adam_one_step(spec, sw, hp):
+    """At an Adam state's first step m̂ = d and v̂ = d² whatever β₁, β₂:
+    every state living one step hides them."""
+    if sw.get("opt.state", "reset") != "reset":
+        return [] if sum(n for _, _, n in _updates(spec)) >= 2 else \
+            ["one local step in all: the bias correction hides β₁, β₂"]
+    if any(n >= 2 for _, _, n in _updates(spec)):
+        return []
+    return ["every client update one step: the bias correction hides β₁, β₂"]
+
+
+def r_clip_inactive(spec, sw, hp):
+    """A clip threshold the gradient norm never reaches (the coefficient
+    c/(‖d‖ + 10⁻⁶) never below 1): the clip is never read.  Read from the
+    spec's exact replay (golden/audit.py) with pflref_exact_optim's
+    CLIP_LOG."""
+    import audit
+    import pflref_exact_optim as po
+    import pflref_exact_lora as pl
+    if not audit.supported(spec):
+        return []                       # no exact replay: see the vector's own check
+    log = []
+    po.CLIP_LOG = pl.CLIP_LOG = log
+    try:
+        audit.replay(spec)
+    finally:
+        po.CLIP_LOG = pl.CLIP_LOG = None
+    if not log:
+        return ["the clip is never evaluated"]
+    if all(coef >= 1 for _, _, coef in log):
+        return ["‖d‖ never reaches c = %g: the clip never acts" %
+                float(hp.get("opt.clip_norm", 0))]
+    if all(coef < 1 for _, _, coef in log):
+        return ["every step clipped: min(1, ·) never reads 1"]
+    return []
+
+
+def r_state_client(spec, sw, hp):
+    """opt.state = client: a stateful optimizer, and a client that trains
+    in two rounds (else the kept state is never read)."""
+    out = [] if _stateful(sw, hp) else ["plain SGD: no state to keep"]
+    seen, again = set(), False
+    for t, k, n in _updates(spec):
+        again |= k in seen
+        seen.add(k)
+    return out + ([] if again else ["no client trains twice: the state is never carried"])
+
+
+def r_state_server(spec, sw, hp):
+    """opt.state = server: a stateful optimizer, and a client update that
+    follows another client's (else the carried state is a kept one)."""
+    out = [] if _stateful(sw, hp) else ["plain SGD: no state to carry"]
+    ks = [k for _, k, n in _updates(spec) if n]
+    if not any(a != b for a, b in zip(ks, ks[1:])):
+        out.append("no update follows another client's: server state = client state")
+    return out
+
+
+def r_gamma_pairs(spec, sw, hp):
+    """lr.gamma equal to another real constant of the spec (a step size,
+    the optimizer's β): a candidate reading one for the other is
+    invisible."""
+    g = float(hp.get("lr.gamma", 1))
+    if g == 1:
+        return []
+    return ["lr.gamma = %s = %g" % (k, g) for k, v in sorted(hp.items())
+            if k != "lr.gamma" and isinstance(v, float) and float(v) == g][:2]
+
+
+def r_gamma_one(spec, sw, hp):
+    return ["lr.gamma = 1: the decay does nothing"] \
+        if float(hp.get("lr.gamma", 1)) == 1 else []
+
+
+def r_decay_fires(spec, sw, hp):
+    """The decay must change η within the vector's rounds: two rounds at
+    least (exponential), a step boundary before the last round (step), and
+    step_rounds > 1 (else step = exponential)."""
+    T = _n_rounds(spec)
+    if sw.get("lr.schedule") == "step":
+        s = int(hp.get("lr.step_rounds", 1))
+        if s == 1:
+            return ["lr.step_rounds = 1: step = exponential"]
+        return [] if T > s else ["%d rounds, lr.step_rounds = %d: the decay never fires"
+                                 % (T, s)]
+    return [] if T >= 2 else ["%d round: γ^0 = 1, the decay never fires" % T]
+
+
+def r_schedule_constant(spec, sw, hp):
+    return ["lr.schedule = constant: nothing decays"] \
+        if sw.get("lr.schedule", "constant") == "constant" else []
+
+
+def has_bn(spec):
+    m = spec["model"]
+    return bool(m.get("bn")) or any("batchnorm" in L.get("type", "")
+                                    for L in m.get("layers", []))
+
+
+def bn_momenta(spec):
+    m = spec["model"]
+    if m.get("bn"):
+        return [float(m.get("bn_momentum", 0.1))]
+    return [float(L["momentum"]) if L.get("momentum") is not None else 0.1
+            for L in m.get("layers", []) if "batchnorm" in L.get("type", "")]
+
+
+def r_bn_used(spec, sw, hp):
+    """A bn.* value needs batch normalisation whose running statistics
+    move: ρ = 0 leaves them, ρ = 1 drops their past (one batch's), and
+    bn.running = frozen stops them (except for bn.running itself)."""
+    if not has_bn(spec):
+        return ["no batch normalisation: the switch changes nothing"]
+    out = ["BN momentum ρ = %g" % r for r in bn_momenta(spec) if r in (0.0, 1.0)]
+    return out
+
+
+def r_bn_moving(spec, sw, hp):
+    return ["bn.running = frozen: no statistics move"] \
+        if sw.get("bn.running") == "frozen" else []
+
+
+def r_bn_aggregate(spec, sw, hp):
+    """bn.aggregate = parameters_only: the clients' buffers must differ
+    where they meet (a round with two participants: the average ≠ the first
+    uploader's) and be read afterwards (a later round)."""
+    rs = rounds(spec)
+    multi = [t for t, r in enumerate(rs) if len(r["clients"]) >= 2]
+    if not multi:
+        return ["no round with two participants: every client's buffers are "
+                "the global's"]
+    if multi[0] == len(rs) - 1:
+        return ["no round after the clients' buffers differ: the kept buffers "
+                "are never read"]
+    return []
+
+
+# ((switch, values or None for every value), rule, reason): a vector runs
+# (alg, switch, value) coincidence-free when no rule whose selector takes
+# (switch, value) fires on it
+SHARED_RULES = [
+    (("opt.", None), r_opt_constants,
+     "β = η or 1 − η, τ = β, β₁ = β₂, λ = η or λ of the algorithm: a swap is invisible"),
+    (("opt.momentum_form", ("classical",)), r_no_momentum, "β = 0: no buffer"),
+    (("opt.momentum_form", ("classical",)), r_momentum_form,
+     "η constant over the state's life: the two forms agree"),
+    (("opt.nesterov", ("on",)), r_no_momentum, "β = 0: no look-ahead"),
+    (("opt.weight_decay_form", ("decoupled",)), r_no_decay, "λ = 0: no decay"),
+    (("opt.weight_decay_form", ("decoupled",)), r_decoupled_plain,
+     "plain SGD: decoupled = coupled"),
+    (("opt.decay_scope", None), r_no_decay, "λ = 0: the scope selects nothing"),
+    (("opt.decay_scope", ("weights",)), r_decay_weights,
+     "no bias or BN block: weights = all"),
+    (("opt.method", ("adam", "adamw")), r_adam_eps, "ε of the gradients' order hides v̂"),
+    (("opt.method", ("adam", "adamw")), r_adam_one_step,
+     "one step per state: the bias correction hides β₁, β₂"),
+    (("opt.method", ("adamw",)), r_no_decay, "λ = 0: AdamW = Adam"),
+    (("opt.clip", ("norm",)), r_clip_inactive,
+     "a threshold never reached (or always): the clip is not read"),
+    (("opt.state", ("client",)), r_state_client,
+     "plain SGD or no client training twice: the kept state is not read"),
+    (("opt.state", ("server",)), r_state_server,
+     "plain SGD or no update after another client's: the carried state is not read"),
+    (("lr.", None), r_gamma_pairs, "γ equal to another constant: a swap is invisible"),
+    (("lr.schedule", None), r_gamma_one, "γ = 1: no decay"),
+    (("lr.schedule", None), r_decay_fires, "the decay never fires within the rounds"),
+    (("lr.scope", None), r_schedule_constant, "no decay: the scope reads nothing"),
+    (("lr.scope", None), r_gamma_one, "γ = 1: no decay"),
+    (("lr.count", ("trainings",)), r_lr_count,
+     "clients' own training counts equal to the round hide the count"),
+    (("lr.count", ("trainings",)), r_gamma_one, "γ = 1: no decay"),
+    (("bn.", None), r_bn_used, "no BN, or ρ ∈ {0, 1}: the running statistics hide the switch"),
+    (("bn.running_var", None), r_bn_moving, "frozen statistics never read the variance"),
+    (("bn.aggregate", None), r_bn_aggregate,
+     "equal buffers, or none read later, hide whose buffers are kept"),
+]
+
+
+def _selects(sel, key, val):
+    k, vals = sel
+    return (key.startswith(k) if k.endswith(".") else key == k) and \
+        (vals is None or val in vals)
+
+
+def shared_coincidences(spec, sw, hp, key, val):
+    out = []
+    for sel, rule, _ in SHARED_RULES:
+        if _selects(sel, key, val):
+            out += rule(spec, sw, hp)
+    return out
+
+
+_NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; "
+        "the shared code is run coincidence-free by the witnesses' vectors")
+# (switch, value) -> the algorithms declaring it that no vector covers yet
+# (each such pair must have a witness: another algorithm with a
+# coincidence-free vector of the value, shared_audit)
+_NOT_YET = {
+    ('bn.running', 'frozen'): "apfl cfl ditto fedala fedalt fedbn feddyn fedpac "
+    "fedproto fedprox fedrod fedsim finetune ifca interp local lora moon pfedhn "
+    "pfedme pflego prox scaffold",
+    ('bn.running_var', 'biased'): "apfl cfl ditto fedala fedalt fedbn feddyn fedfomo "
+    "fedpac fedproto fedprox fedsim finetune ifca interp local moon perfedavg pfedhn "
+    "pfedme pflego prox scaffold",
+    ('lr.schedule', 'exponential'): "cfl finetune ifca interp moon pflego prox",
+    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedbn feddyn fedpac fedproto "
+    "fedprox fedrod finetune ifca interp local moon perfedavg pfedme pflego prox "
+    "scaffold",
+    ('opt.clip', 'norm'): "apple fedala fedbn feddyn fedpac fedproto fedprox fedrecon "
+    "fedrod finetune interp moon perfedavg pfedme pflego prox scaffold",
+    ('opt.decay_scope', 'personal'): "apfl cfl ditto fedala fedavg fedbn feddyn "
+    "fedfomo fedproto fedprox fedrecon ifca interp local moon perfedavg pfedhn pflego "
+    "prox scaffold",
+    ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedbn feddyn fedfomo "
+    "fedproto fedprox fedrecon fedrod ifca interp local moon perfedavg pfedhn pflego "
+    "prox scaffold",
+    ('opt.decay_scope', 'weights'): "apple cfl fedala fedbn feddyn fedpac fedproto "
+    "fedprox fedrecon finetune ifca interp local moon perfedavg pfedme pflego prox "
+    "scaffold",
+    ('opt.method', 'adam'): "apfl cfl ditto fedala fedalt fedbn feddyn fedfomo fedpac "
+    "fedproto fedprox fedsim finetune ifca interp local moon pfedhn pflego prox "
+    "scaffold",
+    ('opt.method', 'adamw'): "apple fedala fedbn feddyn fedpac fedproto fedprox "
+    "fedrecon finetune local lora moon perfedavg pfedme pflego prox scaffold",
+    ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn feddyn fedpac "
+    "fedproto fedprox fedrecon fedrod finetune ifca interp local lora moon perfedavg "
+    "pfedhn pfedme pflego prox scaffold",
+    ('opt.nesterov', 'on'): "apple fedala fedbn feddyn fedpac fedproto fedprox "
+    "fedrecon interp local moon perfedavg pfedme pflego scaffold",
+    ('opt.state', 'client'): "fedala feddyn fedproto moon scaffold",
+    ('opt.state', 'server'): "apple fedala fedbn feddyn fedpac fedproto fedprox "
+    "fedrecon interp local moon perfedavg pfedme pflego prox scaffold",
+    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedbn feddyn fedpac "
+    "fedproto fedprox fedrecon fedrod finetune interp local moon perfedavg pfedme "
+    "pflego prox scaffold",
+}
+# A split the optimizer's blocks do not have: the run refuses the value at
+# algorithm.switches.opt.decay_scope (exit 2; docs/optimizers.md, the slots
+# table), so no vector can run it.
+_NO_SPLIT = {
+    "pfedme": "its inner solver steps θ, the whole model",
+    "apple": "each client steps its core w_i and its p_i",
+    "fedpac": "its two optimizers step the classifier and the feature "
+              "extractor in turn",
+    "lora": "its optimizer moves the adapter",
+}
+# (algorithm, switch, value) -> reason
+SHARED_EXCEPTIONS = {
+    ("lora", "opt.clip", "norm"): (
+        "not yet covered: its one vector (lora/worked/layers-mlp-sgd-server) "
+        "has c = 1.25 above every ‖d‖ of its steps, so the clip never acts; "
+        "the shared code is run coincidence-free by the witnesses' vectors"),
+    ("moon", "lr.count", "trainings"): (
+        "not yet covered: its one vector (moon/layers/bn-pfllib, preset "
+        "pfllib) runs a constant step, so nothing is counted; the shared code "
+        "is run coincidence-free by the witnesses' vectors"),
+    ("apple", "lr.scope", "eta_p"): (
+        "not yet covered: APPLE's η_p (the p_i step) is the one step size "
+        "lr.scope = eta_p decays there, and no vector of apple decays it"),
+    ("lora", "opt.decay_scope", "weights"): (
+        "inherent: lora's optimizer moves the adapter, and no adapter block is "
+        "a bias (docs/optimizers.md): weights is all bit for bit"),
+    ("prox", "lr.scope", "eta_p"): (
+        "not yet covered: the proximal solver's η_p is the one step size "
+        "lr.scope = eta_p decays there, and no vector of prox decays it"),
+}
+for (_key, _val), _algs in _NOT_YET.items():
+    for _a in _algs.split():
+        assert (_a, _key, _val) not in SHARED_EXCEPTIONS, (_a, _key, _val)
+        SHARED_EXCEPTIONS[(_a, _key, _val)] = _NYC
+for _a, _why in _NO_SPLIT.items():
+    for _val in ("shared", "personal"):
+        SHARED_EXCEPTIONS[(_a, "opt.decay_scope", _val)] = (
+            "inherent: refused by the run (exit 2 at algorithm.switches."
+            "opt.decay_scope): %s, which has no split into shared and personal "
+            "blocks" % _why)
+# lr.scope = eta_p scales η_p alone (ref/engine/lr.c scale_steps): an
+# algorithm without η_p runs every step size constant, bit for bit the
+# constant schedule (which its vectors without lr.* run)
+_ETA_P_READERS = ("pfedme", "prox", "apple")
+# lr.scope = no_beta scales every step size but Per-FedAvg's β: for every
+# other algorithm it is lr.scope = all, bit for bit
+_BETA_READERS = ("perfedavg",)
+
+
+def shared_pairs(values):
+    """The (algorithm, shared switch, value) the registry declares."""
+    return sorted((alg, key, v) for (alg, key), vals in values.items()
+                  if shared_key(key) for v in vals)
+
+
+def shared_reason(alg, key, val):
+    """The reason a declared (alg, key, val) needs no vector, or None."""
+    if key == "lr.scope" and val == "eta_p" and alg not in _ETA_P_READERS:
+        return ("inherent: lr.scope = eta_p scales η_p alone (ref/engine/lr.c "
+                "scale_steps), which %s does not read: its run is the constant "
+                "schedule's bit for bit" % alg)
+    if key == "lr.scope" and val == "no_beta" and alg not in _BETA_READERS:
+        return ("inherent: lr.scope = no_beta keeps only Per-FedAvg's β undecayed "
+                "(ref/engine/lr.c scale_steps); for %s it is lr.scope = all bit "
+                "for bit" % alg)
+    return SHARED_EXCEPTIONS.get((alg, key, val))
+
+
+def shared_audit(vectors, values, quiet=False):
+    """(rows, problems, counts): per (algorithm, shared switch, value) the
+    registry declares, the vectors of the algorithm that run the value and
+    those free of SHARED_RULES' coincidences; a pair with none and no
+    reason (shared_reason) is a problem, and so is an exception no longer
+    needed or naming a pair the registry does not declare."""
+    pairs = shared_pairs(values)
+    free, seen = {}, {}
+    for _, v in vectors:
+        name, sw, hp = effective(v["spec"])
+        for key, default in SHARED.items():
+            val = sw.get(key, default)
+            if val == default:
+                continue
+            seen.setdefault((name, key, val), []).append(v["id"])
+            if not shared_coincidences(v["spec"], sw, hp, key, val):
+                free.setdefault((name, key, val), []).append(v["id"])
+    rows, problems = [], []
+    counts = {"pairs": len(pairs), "covered": 0, "inherent": 0, "exceptions": 0}
+    for p in pairs:
+        n_free, n_all = len(free.get(p, [])), len(seen.get(p, []))
+        reason = shared_reason(*p)
+        if n_free:
+            status = "ok"
+            counts["covered"] += 1
+            if p in SHARED_EXCEPTIONS:
+                problems.append("shared: exception no longer needed: %s %s=%s" % p)
+        elif reason:
+            kind = "inherent" if reason.startswith("inherent") else "exceptions"
+            counts[kind] += 1
+            status = "exception: " + reason
+            if kind == "exceptions":
+                wit = sorted({a for (a, k, x), ids in free.items()
+                              if (k, x) == p[1:] and a != p[0]})
+                status += " (witnesses: %s)" % (" ".join(wit) or "NONE")
+                if not wit:
+                    problems.append("shared: %s %s=%s is not yet covered and no "
+                                    "other algorithm has a coincidence-free "
+                                    "vector of it" % p)
+        else:
+            status = "MISSING"
+            problems.append("shared: %s %s=%s has no coincidence-free vector "
+                            "(%d run it)" % (p + (n_all,)))
+        if not quiet or status == "MISSING":
+            rows.append("  %-40s %d free of %d  %s"
+                        % ("%s %s=%s" % p, n_free, n_all, status))
+    for p in sorted(set(SHARED_EXCEPTIONS) - set(pairs)):
+        problems.append("shared: SHARED_EXCEPTIONS names a pair the registry does "
+                        "not declare: %s %s=%s" % p)
+    return rows, problems, counts
+
+
+# --------------------------------------------------------------------------
 # Every weighting of every mode: the averaged clients' sizes distinct in
 # every vector (issue 33 §3).  A mode that weighs by n_i hides uniform
 # weights, and one client's n read for another's, when two averaged clients
@@ -1462,8 +1985,12 @@ SIZES_HARMLESS = {
     "lora/worked/hand-hetlora-lambda0": "the hand example's network with one "
     "sample per client; its subject is the λ > 0 test, and sparsity weights "
     "read no size; the mode's weighting is decided by its witness",
+    "optim/cfl/adamw-client": _DATA,
     "optim/cfl/momentum-client": _DATA,
+    "optim/cfl/nesterov-clip-server": _DATA,
+    "optim/ifca/adamw-client": _DATA,
     "optim/ifca/momentum-client": _DATA,
+    "optim/ifca/nesterov-clip-server": _DATA,
     "perfedavg/worked/notes-4g-exact-one-round": _NOTES,
     "perfedavg/worked/notes-4g-exact": _NOTES,
     "perfedavg/worked/notes-4g-fo": _NOTES,
@@ -1550,15 +2077,9 @@ def load(root):
 # preset's setting of a switch in SWITCHES must be PRESETS' value.  The
 # shared solver switches are the exception below, with the reason.
 VARIANTS_MD = os.path.join(os.path.dirname(HERE), "docs", "variants.md")
-# switch prefix -> why its values are not audited per algorithm here
-SHARED_SWITCHES = {
-    "opt.": "the client optimizer's switches, one implementation (ref/engine/optim.c) "
-            "shared by every algorithm, audited by the vectors under golden/optim/",
-    "bn.": "batch normalisation's switches, shared by the layer models "
-           "(docs/models.md), audited by the vectors under golden/layers/",
-    "lr.": "the learning-rate schedule's switches, one implementation (ref/engine/lr.c) "
-           "shared by every algorithm; lr.count is audited where SWITCHES lists it",
-}
+# The shared switches (opt.*, bn.*, lr.*) are not listed in SWITCHES: every
+# value the registry declares for an algorithm is a pair of shared_audit,
+# which asks it for a coincidence-free vector of that algorithm.
 
 
 def registry_rows(text):
@@ -1587,8 +2108,8 @@ def registry_audit(text):
     problems = []
     for (alg, key), vals in sorted(values.items()):
         listed = SWITCHES.get(alg, {}).get(key)
-        if listed is None and any(key.startswith(p) for p in SHARED_SWITCHES):
-            continue
+        if listed is None and shared_key(key):
+            continue                    # every value: shared_audit's pairs
         if alg not in SWITCHES:
             problems.append("registry: algorithm %s is not in SWITCHES" % alg)
             continue
@@ -1600,11 +2121,11 @@ def registry_audit(text):
             continue
         ours = PRESETS.get((alg, preset), {})
         for key, v in sorted(settings.items()):
-            if key in SWITCHES[alg] and str(ours.get(key)) != v:
+            if (key in SWITCHES[alg] or key in SHARED) and str(ours.get(key)) != v:
                 problems.append("registry: preset %s/%s sets %s=%s, PRESETS says %s"
                                 % (alg, preset, key, v, ours.get(key)))
         for key, v in sorted(ours.items()):
-            if key in SWITCHES[alg] and key not in settings:
+            if (key in SWITCHES[alg] or key in SHARED) and key not in settings:
                 problems.append("registry: preset %s/%s does not set %s (PRESETS: %s)"
                                 % (alg, preset, key, v))
     return problems
@@ -1619,9 +2140,99 @@ def coincidences(spec):
     return name, sw, hp, out
 
 
+def _planted(vectors, pair, change):
+    """The vectors with every one of pair's algorithm (None: of every
+    algorithm) that runs pair's shared value replaced by a copy
+    change(spec) makes coincident."""
+    import copy
+    out = []
+    for path, v in vectors:
+        name, sw, _ = effective(v["spec"])
+        if pair[0] in (None, name) and sw.get(pair[1]) == pair[2]:
+            v = copy.deepcopy(v)
+            change(v["spec"])
+        out.append((path, v))
+    return out
+
+
+def _hyper(**kw):
+    def change(spec):
+        spec["algorithm"].setdefault("hyperparameters", {}).update(
+            {k.replace("__", "."): x for k, x in kw.items()})
+    return change
+
+
+def _eta_momentum(spec):
+    hp = spec["algorithm"]["hyperparameters"]
+    hp["opt.momentum"] = hp["eta"]
+
+
+def _bn_momentum_one(spec):
+    for L in spec["model"].get("layers", []):
+        if "batchnorm" in L.get("type", ""):
+            L["momentum"] = 1.0
+
+
+def shared_self_test(text):
+    """Each plant of a shared value with only coincident vectors (and each
+    stale or missing table entry) must be caught by shared_audit, and the
+    real vectors must be clean.  Returns the number missed."""
+    vectors = load(HERE)
+    values = registry_rows(text)[0]
+    row = "| fedavg | switch `opt.state` | `server` |"
+    plants = [
+        ("β = η", ("fedavg", "opt.nesterov", "on"), _eta_momentum),
+        ("β = 0 (plain SGD)", ("prox", "opt.state", "client"), _hyper(opt__momentum=0.0)),
+        ("β₁ = β₂", ("fedrod", "opt.method", "adam"),
+         _hyper(opt__beta1=0.875, opt__beta2=0.875)),
+        ("λ = 0 under decoupled", ("fedalt", "opt.weight_decay_form", "decoupled"),
+         _hyper(opt__weight_decay=0.0)),
+        ("a clip never reached", ("local", "opt.clip", "norm"),
+         _hyper(opt__clip_norm=4096.0)),
+        ("γ = 1", ("fedavg", "lr.schedule", "exponential"), _hyper(lr__gamma=1.0)),
+        ("a step decay never firing", ("fedavg", "lr.schedule", "step"),
+         _hyper(lr__step_rounds=64)),
+        ("BN momentum 1", ("fedavg", "bn.running", "frozen"), _bn_momentum_one),
+        ("every witness lost", (None, "opt.momentum_form", "classical"),
+         _hyper(lr__gamma=1.0)),
+    ]
+    bad = 0
+    for what, pair, change in plants:
+        _, problems, _ = shared_audit(_planted(vectors, pair, change), values, True)
+        if pair[0] is None:         # the not-yet-covered pairs lose their witness
+            want = "%s=%s is not yet covered and no other algorithm" % pair[1:]
+        else:
+            want = "%s %s=%s has no coincidence-free vector" % pair
+        caught = any(want in p for p in problems)
+        print("coincidences self-test: shared, %-26s %s"
+              % (what, "caught" if caught else "MISSED"))
+        bad += not caught
+    more = [("a new shared value", text.replace(
+        row, row.replace("`server`", "`novel`") + " x | x | x |\n" + row, 1),
+        None, "fedavg opt.state=novel has no coincidence-free vector"),
+        ("an exception not needed", text, ("fedavg", "opt.nesterov", "on"),
+         "exception no longer needed: fedavg opt.nesterov=on")]
+    for what, t, extra, want in more:
+        if extra:
+            SHARED_EXCEPTIONS[extra] = _NYC
+        try:
+            _, problems, _ = shared_audit(vectors, registry_rows(t)[0], True)
+        finally:
+            SHARED_EXCEPTIONS.pop(extra, None)
+        caught = t != text or extra
+        caught = caught and any(want in p for p in problems)
+        print("coincidences self-test: shared, %-26s %s"
+              % (what, "caught" if caught else "MISSED"))
+        bad += not caught
+    _, problems, _ = shared_audit(vectors, values, True)
+    print("coincidences self-test: shared, %-26s %s" % (
+        "the real vectors", "clean" if not problems else "%d problems" % len(problems)))
+    return bad + bool(problems)
+
+
 def self_test():
     """Each registry drift planted in a copy of docs/variants.md must be
-    caught, and the real table must be clean."""
+    caught, and the real table must be clean; then shared_self_test."""
     text = open(VARIANTS_MD, encoding="utf-8").read()
     row = "| fedfomo | switch `fedfomo.anchor` | `post_train` |"
     preset = "fedfomo.anchor=pre_train"
@@ -1649,6 +2260,7 @@ def self_test():
     clean = registry_audit(text)
     print("coincidences self-test: %-28s %s" % ("the real table", "clean" if not clean else
                                                  "%d problems" % len(clean)))
+    bad += shared_self_test(text)
     return 1 if bad or clean else 0
 
 
@@ -1718,16 +2330,30 @@ def main(argv):
             print(r)
     for p in size_problems:
         print("coincidences: " + p)
+    values = registry_rows(open(VARIANTS_MD, encoding="utf-8").read())[0]
+    sh_rows, sh_problems, n = shared_audit(vectors, values, quiet)
+    print("coincidences: shared switches (opt.*, bn.*, lr.*), per algorithm and "
+          "value the registry declares, the coincidence-free vectors")
+    for r in sh_rows:
+        print(r)
+    for p in sh_problems:
+        print("coincidences: " + p)
+    print("coincidences: shared: %d (algorithm, switch, value) pairs: %d covered, "
+          "%d inherent, %d not yet covered (each with a witness)"
+          % (n["pairs"], n["covered"], n["inherent"], n["exceptions"]))
     import boundaries
     b_problems = boundaries.audit(vectors, quiet)
     unused = [k for k in EXCEPTIONS if free.get(k)]
     for k in unused:
         print("coincidences: exception no longer needed: %s %s=%s" % k)
-    if missing or unused or size_problems or b_problems or reg_problems:
+    if missing or unused or size_problems or b_problems or reg_problems \
+            or sh_problems:
         print("coincidences: %d algorithm/switch values without a coincidence-free vector: %s"
               % (len(missing), ", ".join(missing)))
-        print("coincidences: %d size problems, %d boundary problems, %d registry problems"
-              % (len(size_problems), len(b_problems), len(reg_problems)))
+        print("coincidences: %d size problems, %d boundary problems, %d registry "
+              "problems, %d shared-switch problems"
+              % (len(size_problems), len(b_problems), len(reg_problems),
+                 len(sh_problems)))
         return 1
     print("coincidences: %d vectors, every algorithm/switch value has a coincidence-free "
           "vector or a listed exception, ok" % len(vectors))

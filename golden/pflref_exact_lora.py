@@ -267,6 +267,9 @@ OPT_DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0, "opt.dampening": 0.0,
                 "opt.weight_decay_form": "coupled", "opt.decay_scope": "all",
                 "opt.clip": "off", "opt.state": "reset"}
 CLIP_EPS = Fraction(1e-6)      # clip_grad_norm_'s 1e-6, at its double's value
+# A list to receive (||d||, exact?, coefficient) of every clip, or None (as
+# pflref_exact_optim's: golden/coincidences.py's check that a clip acts).
+CLIP_LOG = None
 
 
 def dec60(q):
@@ -326,6 +329,8 @@ def opt_step(c, st, blks, d, q, eta):
         norm = sqrt60(sum(d[p] * d[p] for p in idx))
         coef = Fraction(c["opt.clip_norm"]) / (norm + CLIP_EPS)
         assert abs(coef - 1) > Fraction(1, 10 ** 6), coef   # no near tie
+        if CLIP_LOG is not None:
+            CLIP_LOG.append((norm, False, coef))
         if coef < 1:
             for p in idx:
                 d[p] = dec60(d[p] * coef)

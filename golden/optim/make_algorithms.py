@@ -41,6 +41,22 @@ Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json):
                                only
   fedsim/decay-weights-groups  one optimizer, two groups (gamma_u, gamma_v),
                                weight decay on w (not the bias)
+  {ditto,apfl,fedalt,fedsim}/nesterov-clip-step-server
+                               Nesterov, decoupled decay on the weights,
+                               a clip acting on some steps, the state
+                               carried from client to client, step decay
+  {ditto,apfl,fedalt,fedsim}/adamw-client-decay
+                               AdamW kept per client, exponential decay
+                               (FedSim: decay on the shared w only)
+  {ditto,apfl,fedalt,fedsim}/classical-client-decay
+                               classical momentum kept per client,
+                               exponential decay (the forms differ;
+                               FedSim: coupled decay on the personal b)
+  {fedfomo,cfl,ifca,pfedhn}/nesterov-clip-server[-step], .../adamw-client[-decay],
+  fedfomo/classical-client-decay
+                               the same switches on the frozen vectors of
+                               the momentum-client vectors below (lr.* on
+                               FedFomo only)
   cfl/momentum-client, ifca/momentum-client, fedfomo/momentum-client,
   pfedhn/momentum-client       the spec (problem, schedule) of a frozen
                                vector of that algorithm (named in each
@@ -677,6 +693,350 @@ def pfedhn_momentum_client():
         ["optimizer-state-lifetime"], {})
 
 
+# ---------------------------------------------------------------- ditto, apfl: every optimizer switch
+
+# Each algorithm's base run (the problem, init and schedule of
+# ditto/momentum-client and apfl/momentum-server) with the optimizer
+# switches no other vector of it runs: one SGD vector (Nesterov, decoupled
+# decay on the weights only, clipping that acts on some steps and not on
+# others, one state carried from client to client, a step decay firing at
+# round 2), one AdamW vector kept per client under an exponential decay,
+# one classical-momentum vector kept per client under an exponential decay
+# (where the two momentum forms differ).
+SWITCH_BASE = {
+    "ditto": ({"eta": 0.0625, "lambda": 0.4375},
+              {"ditto.order": "interleaved_shared_batch",
+               "ditto.prox_ref": "round_start"},
+              "Ditto (Li et al. 2021, Alg. 1; FedAvg global solver, samples "
+              "weights), eta = 0.0625, lambda = 0.4375, interleaved personal "
+              "and global steps on the shared batches, proximal reference w^t; "
+              "two optimizers per client (PFLlib clientditto.py's optimizer for "
+              "w_k, poptimizer for v_k)",
+              ["prox-sign"], {"prox-sign": ["prox-plus"]}),
+    "apfl": ({"eta": 0.0625, "alpha": 0.3125, "eta_alpha": 0.1875},
+             {"apfl.alpha": "adaptive"},
+             "APFL (Deng et al. 2020, Alg. 1, parameter mixing, adaptive alpha "
+             "with eta_alpha = 0.1875), eta = 0.0625, alpha_0 = 0.3125; two "
+             "optimizers per client (PFLlib clientapfl.py's optimizer for w_i, "
+             "optimizer_per for v_i)",
+             ["apfl-v-scale"], {"apfl-v-scale": ["v-no-alpha", "v-own-loss"]}),
+    "fedalt": ({"gamma_u": 0.0625, "gamma_v": 0.109375, "eta_ft": 0.078125,
+                "tau_v": 1}, {"pfl.finetune": "full"},
+               "FedAlt (Pillutla et al. 2022, Alg. 4; tau_v = 1 step on v, then "
+               "the body, gamma_u = 0.0625, gamma_v = 0.109375), split personal "
+               "= b (u = w, v_i = b), then full fine-tuning (eta_ft = 0.078125); "
+               "two optimizers per client (PFLlib clientrep.py's optimizer and "
+               "optimizer_per, the fine-tuning continuing the personal one)",
+               ["pfl-update-order"],
+               {"pfl-update-order": ["fedalt-u-first", "fedalt-stale-v"]}),
+    "fedsim": ({"gamma_u": 0.0625, "gamma_v": 0.1171875, "eta_ft": 0.09375}, {},
+               "FedSim (Pillutla et al. 2022, Alg. 5: u and v stepped together, "
+               "gamma_u = 0.0625 on w, gamma_v = 0.1171875 on b, one torch "
+               "optimizer with two parameter groups), split personal = b, then "
+               "the bias fine-tuned (eta_ft = 0.09375)", [], {}),
+}
+# the split runs (FedAlt, FedSim): their rounds of up to 4 steps, a
+# personal bias, a fine-tuning phase
+SPLIT_RUNS = ("fedalt", "fedsim")
+CLIP = {"ditto": 1.625, "apfl": 0.8125, "fedalt": 1.0625, "fedsim": 1.0625}
+TITLE = {"ditto": "Ditto", "apfl": "APFL", "fedalt": "FedAlt", "fedsim": "FedSim"}
+# per algorithm and vector, the switches the vector adds where the
+# algorithm has a split (weight decay on one side of it)
+SCOPE = {("fedsim", "adamw"): "shared", ("fedsim", "classical"): "personal"}
+
+
+def clip_acts(spec, exp, tol):
+    """The clip acts on some steps and not on others, never within 1e-6 of
+    its threshold (pflref_exact_optim asserts that)."""
+    log = []
+    po.CLIP_LOG = log
+    try:
+        replay_expected(spec)
+    finally:
+        po.CLIP_LOG = None
+    clipped = [coef < 1 for _, _, coef in log]
+    assert any(clipped) and not all(clipped), clipped
+
+
+def switches_spec(alg, hyper, switches):
+    hp, sw, _, _, _ = SWITCH_BASE[alg]
+    algorithm = {"name": alg, "hyperparameters": dict(hp, **hyper),
+                 "switches": dict(sw, **switches)}
+    if alg in SPLIT_RUNS:
+        return base_spec(LINEAR, CLIENTS, INIT, algorithm, PFL_ROUNDS,
+                         split={"personal": ["b"]}, post=POST)
+    return base_spec(LINEAR, CLIENTS, INIT, algorithm, ROUNDS)
+
+
+def switches_vector(alg, name, title, what, hyper, switches, tol, flags,
+                    mutants, checks=()):
+    _, _, text, own_flags, own_mutants = SWITCH_BASE[alg]
+    spec = switches_spec(alg, hyper, switches)
+    if alg == "fedsim":             # one optimizer slot in the rounds
+        flags = [f for f in flags if f != "optimizer-slots-shared"]
+    return make(
+        alg, name, title,
+        text + ".  Linear model with bias, squared loss, three clients (n = "
+        "3, 4, 5), S = {0, 1}, {1, 2}, {0, 2}.  " + what, spec, tol,
+        flags + own_flags, dict(mutants, **own_mutants),
+        [every_lifetime_differs] + list(checks))
+
+
+def _steps(alg):
+    if alg in SPLIT_RUNS:
+        return "at most 4 local steps per client update, 3 rounds, 2 fine-tuning steps"
+    return STEPS
+
+
+def _scope(alg, kind, hyper, switches, what, flags, mutants):
+    """The split's weight decay SCOPE adds to a vector (FedSim's)."""
+    scope = SCOPE.get((alg, kind))
+    if scope is None:
+        return ""
+    if "opt.weight_decay" not in hyper:
+        hyper["opt.weight_decay"] = 0.25
+        what = "opt.weight_decay = 0.25 (coupled), "
+    switches["opt.decay_scope"] = scope
+    flags.append("weight-decay-scope")
+    mutants["weight-decay-scope"] = ["decay-scope-all", "decay-scope-flip"]
+    return "  %sopt.decay_scope = %s: %s decays, %s does not." % (
+        what, scope, *(("w", "b") if scope == "shared" else ("b", "w")))
+
+
+def _scope_title(alg, kind):
+    scope = SCOPE.get((alg, kind))
+    return ", weight decay on the %s block only" % scope if scope else ""
+
+
+def sgd_switches(alg):
+    c = CLIP[alg]
+    return switches_vector(
+        alg, "nesterov-clip-step-server",
+        "%s, torch.optim.SGD(momentum = 0.71875, nesterov = True, weight_decay "
+        "= 0.15625 decoupled, on the weights only), clip_grad_norm_ at %g, one "
+        "object per solver carried from client to client, step decay 0.5625 "
+        "every 2 rounds" % (TITLE[alg], c),
+        "opt.momentum = 0.71875, opt.nesterov = on, opt.weight_decay = "
+        "0.15625 with opt.weight_decay_form = decoupled (theta <- theta (1 - "
+        "eta lambda) before the step) and opt.decay_scope = weights (the bias "
+        "b undecayed), opt.clip = norm at c = %g (acting on some steps, not "
+        "on others), opt.state = server (each solver's optimizer reused for "
+        "every client in training order), lr.schedule = step with lr.gamma = "
+        "0.5625 and lr.step_rounds = 2 (round 2's step sizes times 0.5625)."
+        % c,
+        {"opt.momentum": 0.71875, "opt.weight_decay": 0.15625,
+         "opt.clip_norm": c, "lr.gamma": 0.5625, "lr.step_rounds": 2},
+        {"opt.nesterov": "on", "opt.weight_decay_form": "decoupled",
+         "opt.decay_scope": "weights", "opt.clip": "norm",
+         "opt.state": "server", "lr.schedule": "step"},
+        tolerance(_steps(alg) + ", clipping norms at 60 digits", exact=False),
+        ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
+         "clip-scope", "optimizer-state-lifetime", "optimizer-slots-shared",
+         "lr-schedule"],
+        {"nesterov-momentum": ["nesterov-ignored"],
+         "weight-decay-form": ["decay-form-swap"],
+         "weight-decay-scope": ["decay-scope-all"],
+         # clip-after-decay is no bug under the decoupled decay (no λθ
+         # in d): only the per-block clip is
+         "clip-scope": ["clip-per-block"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        [clip_acts])
+
+
+# AdamW's weight decay: 0.09375, but FedSim's eta_ft is 0.09375 (a λ read
+# for eta_ft would be invisible there)
+ADAMW_DECAY = {"fedsim": 0.109375}
+
+
+def adamw_switches(alg):
+    lam = ADAMW_DECAY.get(alg, 0.09375)
+    hyper = {"opt.beta1": 0.75, "opt.beta2": 0.96875, "opt.eps": 0.001953125,
+             "opt.weight_decay": lam, "lr.gamma": 0.6875}
+    switches = {"opt.method": "adamw", "opt.state": "client",
+                "lr.schedule": "exponential"}
+    flags = ["weight-decay-form", "adam-bias-correction", "optimizer-state-lifetime",
+             "optimizer-slots-shared", "lr-schedule"]
+    mutants = {"weight-decay-form": ["decay-form-swap"],
+               "adam-bias-correction": ["adam-no-bias-correction"],
+               "lr-schedule": ["lr-ignored", "lr-shifted"]}
+    more = _scope(alg, "adamw", hyper, switches, "", flags, mutants)
+    return switches_vector(
+        alg, "adamw-client-decay",
+        "%s, torch.optim.AdamW(betas = (0.75, 0.96875), eps = 2^-9, "
+        "weight_decay = %g), one per solver and client kept across "
+        "rounds, exponential decay 0.6875%s" % (TITLE[alg], lam,
+                                                _scope_title(alg, "adamw")),
+        "opt.method = adamw, opt.beta1 = 0.75, opt.beta2 = 0.96875, opt.eps = "
+        "0.001953125, opt.weight_decay = %g, opt.state = client (a " % lam +
+        "client's moments and step counts carried into its next round), "
+        "lr.schedule = exponential with lr.gamma = 0.6875." + more,
+        hyper, switches,
+        tolerance(_steps(alg) + ", Adam's square roots", exact=False),
+        flags, mutants)
+
+
+def classical_switches(alg):
+    hyper = {"opt.momentum": 0.59375, "lr.gamma": 0.78125}
+    switches = {"opt.momentum_form": "classical", "opt.state": "client",
+                "lr.schedule": "exponential"}
+    flags = ["momentum-form", "optimizer-state-lifetime", "optimizer-slots-shared",
+             "lr-schedule"]
+    mutants = {"momentum-form": ["momentum-form-swap"],
+               "lr-schedule": ["lr-ignored", "lr-shifted"]}
+    more = _scope(alg, "classical", hyper, switches, "", flags, mutants)
+    return switches_vector(
+        alg, "classical-client-decay",
+        "%s, classical momentum v <- 0.59375 v - eta d, one per solver and "
+        "client kept across rounds, exponential decay 0.78125%s"
+        % (TITLE[alg], _scope_title(alg, "classical")),
+        "opt.momentum = 0.59375, opt.momentum_form = classical (eta inside the "
+        "velocity: unlike torch's form once eta decays), opt.state = client, "
+        "lr.schedule = exponential with lr.gamma = 0.78125." + more,
+        hyper, switches, tolerance(_steps(alg)), flags, mutants)
+
+
+# ---------------------------------------------------------------- fedfomo, cfl, ifca, pfedhn: every optimizer switch
+
+# The frozen vectors of *_momentum_client below, with the optimizer switches
+# no other vector of these algorithms runs.  Only FedFomo's exact replay
+# follows lr.* (pflref_exact_fedfomo.py); CFL, IFCA and pFedHN run theirs
+# at a constant step, so their vectors keep it (and the classical momentum
+# form, the same as torch's at a constant step, stays FedFomo's).  CFL's and
+# IFCA's linear models have no bias: their decay stays on every block.
+FROZEN_SWITCHES = {
+    # alg: (frozen vector, its description, lr.* followed, a bias, clip c)
+    "fedfomo": ("fedfomo/worked-linear-val.json",
+                "FedFomo (Zhang et al. 2021, Alg. 1) on a linear model with "
+                "validation sets, partial participation in round 1",
+                True, True, 1.125),
+    "cfl": ("cfl/worked-linear-minibatch.json",
+            "CFL (Sattler et al. 2020, Alg. 5 with Alg. 1) on a linear model "
+            "with minibatches, every client in both rounds", False, False, 1.875),
+    "ifca": ("ifca/worked-given-models-linear.json",
+             "IFCA (Ghosh et al. 2020, Alg. 1, ifca.mode = model) with given "
+             "cluster models on a linear model, every client in both rounds",
+             False, False, 1.0625),
+    "pfedhn": ("pfedhn/worked-linear-bias.json",
+               "pFedHN (Shamsian et al. 2021, Alg. 1, linear hypernetwork with "
+               "bias) on a linear model, one client per round", False, True, 0.9375),
+}
+
+
+def frozen_switches(alg, kind):
+    rel, text, lr, bias, c = FROZEN_SWITCHES[alg]
+    name = {"sgd": "nesterov-clip-server", "adamw": "adamw-client",
+            "classical": "classical-client-decay"}[kind]
+    if lr and kind != "classical":
+        name += "-step" if kind == "sgd" else "-decay"
+    if kind == "sgd":
+        hyper = {"opt.momentum": 0.71875, "opt.weight_decay": 0.15625,
+                 "opt.clip_norm": c}
+        switches = {"opt.nesterov": "on", "opt.weight_decay_form": "decoupled",
+                    "opt.clip": "norm", "opt.state": "server"}
+        flags = ["nesterov-momentum", "weight-decay-form", "clip-scope",
+                 "optimizer-state-lifetime"]
+        mutants = {"nesterov-momentum": ["nesterov-ignored"],
+                   "weight-decay-form": ["decay-form-swap"],
+                   # no λθ in d under the decoupled decay: clip-after-decay
+                   # is no bug here
+                   "clip-scope": ["clip-per-block"]}
+        title = ("torch.optim.SGD(momentum = 0.71875, nesterov = True, "
+                 "weight_decay = 0.15625 decoupled%s), clip_grad_norm_ at %g, one "
+                 "object carried from client to client"
+                 % (", on the weights only" if bias else "", c))
+        what = ("opt.momentum = 0.71875, opt.nesterov = on, opt.weight_decay = "
+                "0.15625 with opt.weight_decay_form = decoupled%s, opt.clip = "
+                "norm at c = %g (acting on some steps, not on others), "
+                "opt.state = server (one optimizer for every client in "
+                "training order)" % (" and opt.decay_scope = weights (the bias "
+                                     "undecayed)" if bias else "", c))
+        checks = [clip_acts]
+        if not bias:                # one block: clipped per block or whole alike
+            flags.remove("clip-scope")
+            del mutants["clip-scope"]
+        if bias:
+            switches["opt.decay_scope"] = "weights"
+            flags.append("weight-decay-scope")
+            mutants["weight-decay-scope"] = ["decay-scope-all"]
+        if lr:
+            hyper.update({"lr.gamma": 0.5625, "lr.step_rounds": 2})
+            switches["lr.schedule"] = "step"
+            title += ", step decay 0.5625 every 2 rounds"
+            what += (", lr.schedule = step with lr.gamma = 0.5625 and "
+                     "lr.step_rounds = 2")
+        tol = tolerance("a few local steps per client and round, clipping "
+                        "norms at 60 digits", exact=False, atol=1e-13, rtol=1e-12)
+    elif kind == "adamw":
+        hyper = {"opt.beta1": 0.75, "opt.beta2": 0.96875, "opt.eps": 0.001953125,
+                 "opt.weight_decay": 0.09375}
+        switches = {"opt.method": "adamw", "opt.state": "client"}
+        flags = ["weight-decay-form", "adam-bias-correction",
+                 "optimizer-state-lifetime"]
+        mutants = {"weight-decay-form": ["decay-form-swap"],
+                   "adam-bias-correction": ["adam-no-bias-correction"]}
+        title = ("torch.optim.AdamW(betas = (0.75, 0.96875), eps = 2^-9, "
+                 "weight_decay = 0.09375), one per client kept across rounds")
+        what = ("opt.method = adamw, opt.beta1 = 0.75, opt.beta2 = 0.96875, "
+                "opt.eps = 0.001953125, opt.weight_decay = 0.09375, opt.state = "
+                "client")
+        checks = []
+        if lr:
+            hyper["lr.gamma"] = 0.6875
+            switches["lr.schedule"] = "exponential"
+            title += ", exponential decay 0.6875"
+            what += ", lr.schedule = exponential with lr.gamma = 0.6875"
+        tol = tolerance("a few local steps per client and round, Adam's "
+                        "square roots", exact=False, atol=1e-13, rtol=1e-12)
+    else:
+        hyper = {"opt.momentum": 0.59375, "lr.gamma": 0.78125}
+        switches = {"opt.momentum_form": "classical", "opt.state": "client",
+                    "lr.schedule": "exponential"}
+        flags = ["momentum-form", "optimizer-state-lifetime"]
+        mutants = {"momentum-form": ["momentum-form-swap"]}
+        title = ("classical momentum v <- 0.59375 v - eta d, one per client kept "
+                 "across rounds, exponential decay 0.78125")
+        what = ("opt.momentum = 0.59375, opt.momentum_form = classical (eta "
+                "inside the velocity: unlike torch's form once eta decays), "
+                "opt.state = client, lr.schedule = exponential with lr.gamma = "
+                "0.78125")
+        checks = []
+        tol = tolerance("a few local steps per client and round", atol=1e-13,
+                        rtol=1e-12)
+    if lr:
+        flags.append("lr-schedule")
+        mutants["lr-schedule"] = ["lr-ignored", "lr-shifted"]
+    spec = copy.deepcopy(frozen_spec(rel))
+    spec["algorithm"].setdefault("hyperparameters", {}).update(hyper)
+    spec["algorithm"].setdefault("switches", {}).update(switches)
+    return make(alg, name, "%s, %s" % ({"fedfomo": "FedFomo", "cfl": "CFL",
+                                         "ifca": "IFCA", "pfedhn": "pFedHN"}[alg],
+                                        title),
+                text + "; " + what + ".  (The problem, init and schedule of "
+                "golden/%s.)" % rel, spec, tol, flags, mutants,
+                [every_lifetime_differs] + checks)
+
+
+def _bind(f, alg):
+    g = lambda: f(alg)             # noqa: E731
+    g.__name__ = "%s_%s" % (f.__name__, alg)
+    return g
+
+
+SWITCH_MAKERS = tuple(_bind(f, alg) for alg in ("ditto", "apfl", "fedalt", "fedsim")
+                      for f in (sgd_switches, adamw_switches, classical_switches))
+
+
+def _frozen(alg, kind):
+    g = lambda: frozen_switches(alg, kind)     # noqa: E731
+    g.__name__ = "frozen_switches_%s_%s" % (alg, kind)
+    return g
+
+
+SWITCH_MAKERS += tuple(_frozen(alg, kind) for alg in FROZEN_SWITCHES
+                       for kind in ("sgd", "adamw")
+                       + (("classical",) if FROZEN_SWITCHES[alg][2] else ()))
+
+
 MAKERS = (clip_rational, ditto_momentum_client, apfl_momentum_server,
           finetune_nesterov_server, finetune_decay_shared_momentum,
           finetune_decay_personal, finetune_decay_all_dampening,
@@ -684,7 +1044,7 @@ MAKERS = (clip_rational, ditto_momentum_client, apfl_momentum_server,
           fedalt_decay_shared_client, fedalt_decay_personal_server,
           fedsim_decay_weights_groups, cfl_momentum_client,
           ifca_momentum_client, fedfomo_momentum_client,
-          pfedhn_momentum_client)
+          pfedhn_momentum_client) + SWITCH_MAKERS
 
 
 def main():

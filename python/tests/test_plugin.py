@@ -232,23 +232,65 @@ NUMPY_UNSUPPORTED = {
         "pfl_numpy_feddyn.py has no learning-rate decay",
     "optim/apfl/momentum-server":
         OPT_ONLY_SOME,
+    "optim/apfl/nesterov-clip-step-server":
+        OPT_ONLY_SOME,
+    "optim/apfl/adamw-client-decay":
+        OPT_ONLY_SOME,
+    "optim/apfl/classical-client-decay":
+        OPT_ONLY_SOME,
     "optim/cfl/momentum-client":
         OPT_ONLY_SOME,
+    "optim/cfl/adamw-client":
+        OPT_ONLY_SOME,
+    "optim/cfl/nesterov-clip-server":
+        OPT_ONLY_SOME,
     "optim/ditto/momentum-client":
+        OPT_ONLY_SOME,
+    "optim/ditto/nesterov-clip-step-server":
+        OPT_ONLY_SOME,
+    "optim/ditto/adamw-client-decay":
+        OPT_ONLY_SOME,
+    "optim/ditto/classical-client-decay":
         OPT_ONLY_SOME,
     "optim/fedalt/decay-personal-server":
         OPT_ONLY_SOME,
     "optim/fedalt/decay-shared-client":
         OPT_ONLY_SOME,
+    "optim/fedalt/nesterov-clip-step-server":
+        OPT_ONLY_SOME,
+    "optim/fedalt/adamw-client-decay":
+        OPT_ONLY_SOME,
+    "optim/fedalt/classical-client-decay":
+        OPT_ONLY_SOME,
     "optim/fedfomo/momentum-client":
+        OPT_ONLY_SOME,
+    "optim/fedfomo/adamw-client-decay":
+        OPT_ONLY_SOME,
+    "optim/fedfomo/classical-client-decay":
+        OPT_ONLY_SOME,
+    "optim/fedfomo/nesterov-clip-server-step":
         OPT_ONLY_SOME,
     "optim/fedsim/decay-weights-groups":
         OPT_ONLY_SOME,
+    "optim/fedsim/nesterov-clip-step-server":
+        OPT_ONLY_SOME,
+    "optim/fedsim/adamw-client-decay":
+        OPT_ONLY_SOME,
+    "optim/fedsim/classical-client-decay":
+        OPT_ONLY_SOME,
     "optim/ifca/momentum-client":
+        OPT_ONLY_SOME,
+    "optim/ifca/adamw-client":
+        OPT_ONLY_SOME,
+    "optim/ifca/nesterov-clip-server":
         OPT_ONLY_SOME,
     "optim/interp/adamw-client":
         OPT_ONLY_SOME,
     "optim/pfedhn/momentum-client":
+        OPT_ONLY_SOME,
+    "optim/pfedhn/adamw-client":
+        OPT_ONLY_SOME,
+    "optim/pfedhn/nesterov-clip-server":
         OPT_ONLY_SOME,
 }
 
