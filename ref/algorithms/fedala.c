@@ -36,8 +36,9 @@
  *      the population std of the last k is below the threshold, or after
  *      max_epochs passes (the code has no cap).
  *   c) the start stage is the round t = 2 (s->t = 1), l. 8; every later
- *      ALA makes one pass, a client's first included (l. 12); ALA runs from the second round on
- *      (in the first Θ_i = Θ = Θ⁰, so Θ̂_i = Θ⁰ whatever W_i).
+ *      ALA makes one pass, a client's first included (l. 12); ALA runs
+ *      from the second round on (in the first Θ_i = Θ = Θ⁰, so Θ̂_i = Θ⁰
+ *      whatever W_i).
  *   d) p counts layers from the output (a layer's weight and bias
  *      together); W_i covers their entries, initialised to ones.
  *

@@ -24,12 +24,12 @@
  * S = 4): the probe perturbs the sum at S·u, so it lands on either side of
  * the candidate's window more often, but the window itself is where the
  * candidate's format can make the sum 0.  A window of S·u made every probe
- * take the zero branch wherever |sum| ≤ 4u·mass: in bfloat16 that is nearly every
- * ALA of fedala/worked/official (|Σ(Θ − Θ_i)|/Σ|·| from 0.1 % to 0.9 %
- * unperturbed, 4u = 1.6 %), so no probe followed a candidate that skips one ALA and
- * runs the next (its start phase then moves to that round), and such a
- * correct run was a false mismatch (docs/validate.md, "Leave-one-out in
- * bfloat16"). */
+ * take the zero branch wherever |sum| ≤ 4u·mass: in bfloat16 that is nearly
+ * every ALA of fedala/worked/official (|Σ(Θ − Θ_i)|/Σ|·| from 0.1 to
+ * 0.9 per cent unperturbed, 4u = 1.6 per cent), so no probe followed a
+ * candidate that skips one ALA and runs the next (its start phase then
+ * moves to that round), and such a correct run was a false mismatch
+ * (docs/validate.md, "Leave-one-out in bfloat16"). */
 int pflref_mca_is_zero(double sum, double mass);
 
 #endif
