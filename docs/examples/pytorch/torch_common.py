@@ -307,8 +307,10 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     # PFLlib: ptrain() on its own loader first (rounds[t].personal)
     ("ditto", "pfllib"): {"ditto.order": "personal_first",
                           "ditto.batches": "separate", "lr.count": "trainings"},
+    # PFLlib sends parameters() only: bn.aggregate (docs/models.md)
     ("fedavg", "pfllib"): {"fedavg.weights": "samples",
-                           "lr.count": "trainings"},
+                           "lr.count": "trainings",
+                           "bn.aggregate": "parameters_only"},
     ("fedalt", "fedrep"): {"pfl.weights": "uniform",
                            "pfl.finetune": "personal", "split": ["head"]},
     # PFLlib's FedRep: n_i weights, each client's -ld schedulers stepped
