@@ -306,7 +306,8 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     ("ditto", "official"): {"ditto.weights": "uniform"},
     # PFLlib: ptrain() on its own loader first (rounds[t].personal)
     ("ditto", "pfllib"): {"ditto.order": "personal_first",
-                          "ditto.batches": "separate", "lr.count": "trainings"},
+                          "ditto.batches": "separate", "lr.count": "trainings",
+                          "bn.aggregate": "parameters_only"},
     # PFLlib sends parameters() only: bn.aggregate (docs/models.md)
     ("fedavg", "pfllib"): {"fedavg.weights": "samples",
                            "lr.count": "trainings",
