@@ -302,7 +302,7 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
         "pfedme.theta_start": "warm", "pfedme.mu": 0.001,
         "pfedme.weights": "samples", "pfedme.train": "sampled",
         "pfedme.personal_eval": "global", "lr.scope": "eta_p",
-        "lr.count": "trainings"},
+        "lr.count": "trainings", "bn.aggregate": "parameters_only"},
     ("ditto", "official"): {"ditto.weights": "uniform"},
     # PFLlib: ptrain() on its own loader first (rounds[t].personal)
     ("ditto", "pfllib"): {"ditto.order": "personal_first",
